@@ -1,0 +1,237 @@
+/* weft fabrics: the topology graph.
+ *
+ * A fabric is a directed graph. Nodes have a kind (compute, switch, nic, ocs),
+ * a unique name, an optional host (ranks on one host/box share it) and other
+ * key=value attributes kept verbatim. Links are directed and carry an exact
+ * bandwidth in GB/s (10^9 bytes/s) and an exact latency in ns, both
+ * weft_rat. Ranks are the compute nodes in the order they were added.
+ *
+ * A weft_topo is immutable once built and safe to share between threads. It
+ * is built through a weft_topo_builder: add nodes and links in any order,
+ * then weft_topo_build() validates, merges parallel links (same source and
+ * destination: bandwidths add up, latencies must agree) and lays the graph
+ * out in compressed arrays. Node ids are the order of addition; link ids are
+ * the order of (source id, destination id), so the out-links of a node are
+ * one contiguous range of link ids (CSR). In-links are a second index.
+ * Building is O(V + E log E) time and O(V + E) memory with no per-link
+ * allocation.
+ *
+ * Where a fabric comes from (a .topo file, a preset such as "a100:2", an
+ * NCCL topology XML, an ASTRA-sim config) is a "spec"; weft_topo_from_spec()
+ * takes any of them.
+ */
+#ifndef WEFT_TOPO_H
+#define WEFT_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/err.h"
+#include "weft/rat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum weft_node_kind {
+    WEFT_NODE_COMPUTE = 0, /* a rank: GPU, NPU or CPU process */
+    WEFT_NODE_SWITCH,      /* forwards, never computes */
+    WEFT_NODE_NIC,
+    WEFT_NODE_OCS, /* optical circuit switch */
+    WEFT__NODE_KIND_COUNT
+} weft_node_kind;
+
+/* Ids are wrapped so that a rank cannot be passed where a node is meant. */
+typedef struct weft_node_id {
+    uint32_t v;
+} weft_node_id;
+typedef struct weft_link_id {
+    uint32_t v;
+} weft_link_id;
+typedef struct weft_rank {
+    uint32_t v;
+} weft_rank;
+
+#define WEFT_NO_HOST (-1)
+/* Names and attribute values are limited so that every line of a .topo file
+ * stays short. */
+#define WEFT_TOPO_NAME_MAX 255
+
+typedef struct weft_topo weft_topo;
+typedef struct weft_topo_builder weft_topo_builder;
+
+/* "compute", "switch", "nic", "ocs". */
+WEFT_API const char *weft_node_kind_name(weft_node_kind kind);
+/* Parses a kind name; false when unknown. */
+WEFT_API bool weft_node_kind_parse(const char *text, size_t len, weft_node_kind *out);
+
+/* ---- Building ---------------------------------------------------------- */
+
+WEFT_API weft_err weft_topo_builder_new(weft_topo_builder **out);
+/* Frees a builder and everything added to it; NULL is allowed. */
+WEFT_API void weft_topo_builder_free(weft_topo_builder *b);
+
+/* Adds a node. name must be non-empty, at most WEFT_TOPO_NAME_MAX bytes, and
+ * unique (WEFT_EEXIST otherwise); host may be NULL. */
+WEFT_API weft_err weft_topo_builder_add_node(weft_topo_builder *b, const char *name,
+                                             weft_node_kind kind, const char *host,
+                                             weft_node_id *out);
+/* Looks a node up by name (len bytes, not necessarily NUL-terminated). */
+WEFT_API bool weft_topo_builder_find(const weft_topo_builder *b, const char *name, size_t len,
+                                     weft_node_id *out);
+/* Adds a key=value attribute other than host to a node. Attributes are kept
+ * in the order added and written back verbatim. WEFT_EEXIST if the key is
+ * already set on the node. */
+WEFT_API weft_err weft_topo_builder_set_attr(weft_topo_builder *b, weft_node_id node,
+                                             const char *key, const char *value);
+/* Adds a directed link. Bandwidth must be > 0 (GB/s), latency >= 0 (ns);
+ * WEFT_EINVAL for a self-loop, a bad value or an unknown node. */
+WEFT_API weft_err weft_topo_builder_add_link(weft_topo_builder *b, weft_node_id src,
+                                             weft_node_id dst, weft_rat bw_gbps, weft_rat lat_ns);
+/* Adds two directed links, src->dst and dst->src. */
+WEFT_API weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_id a,
+                                               weft_node_id c, weft_rat bw_gbps, weft_rat lat_ns);
+/* Appends a line to the fabric's provenance note: what an importer assumed
+ * or was told by flags ("NVLink bandwidth 300 GB/s per GPU (--nvlink-bw)").
+ * The note is printed by `weft topo show` as comments. */
+WEFT_API weft_err weft_topo_builder_note(weft_topo_builder *b, const char *line);
+WEFT_API uint32_t weft_topo_builder_num_nodes(const weft_topo_builder *b);
+
+/* Validates and builds. The builder is consumed (freed) whether or not the
+ * build succeeds. Fails with WEFT_ETOPO when there is no compute node or
+ * parallel links disagree on latency, naming them in d. */
+WEFT_API weft_err weft_topo_build(weft_topo_builder *b, weft_topo **out, weft_diag *d);
+
+WEFT_API void weft_topo_free(weft_topo *t);
+
+/* ---- Reading ----------------------------------------------------------- */
+
+WEFT_API uint32_t weft_topo_num_nodes(const weft_topo *t);
+WEFT_API uint32_t weft_topo_num_links(const weft_topo *t);
+WEFT_API uint32_t weft_topo_num_ranks(const weft_topo *t);
+WEFT_API uint32_t weft_topo_num_hosts(const weft_topo *t);
+
+WEFT_API const char *weft_topo_node_name(const weft_topo *t, weft_node_id n);
+WEFT_API weft_node_kind weft_topo_node_kind(const weft_topo *t, weft_node_id n);
+/* Host index (0 .. num_hosts-1, in order of first appearance) or
+ * WEFT_NO_HOST. */
+WEFT_API int32_t weft_topo_node_host(const weft_topo *t, weft_node_id n);
+WEFT_API const char *weft_topo_host_name(const weft_topo *t, int32_t host);
+/* The node's other attributes as "k=v k=v" (empty string if none). */
+WEFT_API const char *weft_topo_node_attrs(const weft_topo *t, weft_node_id n);
+/* The value of one attribute (host included), or NULL. */
+WEFT_API const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *key);
+WEFT_API bool weft_topo_find_node(const weft_topo *t, const char *name, weft_node_id *out);
+
+WEFT_API weft_node_id weft_topo_rank_node(const weft_topo *t, weft_rank r);
+/* The rank of a compute node; false for other kinds. */
+WEFT_API bool weft_topo_node_rank(const weft_topo *t, weft_node_id n, weft_rank *out);
+
+WEFT_API weft_node_id weft_topo_link_src(const weft_topo *t, weft_link_id l);
+WEFT_API weft_node_id weft_topo_link_dst(const weft_topo *t, weft_link_id l);
+WEFT_API weft_rat weft_topo_link_bw(const weft_topo *t, weft_link_id l);
+WEFT_API weft_rat weft_topo_link_lat(const weft_topo *t, weft_link_id l);
+
+/* Out-links of n are link ids first .. first+count-1, sorted by destination. */
+WEFT_API void weft_topo_out_links(const weft_topo *t, weft_node_id n, uint32_t *first,
+                                  uint32_t *count);
+/* In-links of n: *count link ids, sorted by source. The array belongs to t. */
+WEFT_API const uint32_t *weft_topo_in_links(const weft_topo *t, weft_node_id n, uint32_t *count);
+/* The link src->dst, if any (binary search, O(log degree)). */
+WEFT_API bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_node_id dst,
+                                  weft_link_id *out);
+/* The provenance note (lines separated by '\n'; empty string if none). */
+WEFT_API const char *weft_topo_note(const weft_topo *t);
+
+/* True when a and b are the same graph: same nodes (names, kinds, hosts,
+ * attributes) in the same order and the same links with equal bandwidth and
+ * latency. The note is not compared. */
+WEFT_API bool weft_topo_equal(const weft_topo *a, const weft_topo *b);
+
+/* ---- Summary ----------------------------------------------------------- */
+
+typedef struct weft_topo_stats {
+    uint32_t ranks, nodes, links, hosts;
+    uint32_t nodes_by_kind[WEFT__NODE_KIND_COUNT];
+    /* Per-rank sums of out-link (injection) and in-link (ejection)
+     * bandwidth, GB/s: the smallest and largest over all ranks. */
+    weft_rat min_injection, max_injection, min_ejection, max_ejection;
+    /* Every switch/nic/ocs node has in-bandwidth == out-bandwidth. */
+    bool switches_balanced;
+    /* Name of one unbalanced forwarding node, or NULL. Belongs to t. */
+    const char *first_unbalanced;
+    /* Every node reaches every other node. */
+    bool strongly_connected;
+    /* Every rank reaches every other rank (through any nodes). */
+    bool ranks_connected;
+} weft_topo_stats;
+
+/* Computes the summary in O(V + E). WEFT_EOVERFLOW if a bandwidth sum does
+ * not fit in a rational. */
+WEFT_API weft_err weft_topo_get_stats(const weft_topo *t, weft_topo_stats *out);
+
+/* ---- Text format (.topo) ----------------------------------------------- */
+
+/* Parses .topo text (DESIGN.md). `name` is used in messages ("fab.topo:3:12:
+ * reason"). On any error nothing is returned and d says file:line:col and
+ * why. WEFT_EPARSE for malformed text, WEFT_ETOPO for a graph that is not a
+ * fabric (no compute node ...), WEFT_ENOMEM. */
+WEFT_API weft_err weft_topo_parse(const char *text, size_t len, const char *name,
+                                  weft_topo **out, weft_diag *d);
+/* Reads and parses a file (WEFT_EIO / WEFT_ENOENT when it cannot be read). */
+WEFT_API weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d);
+/* Writes t in .topo format. Parsing the output gives a graph equal to t
+ * (weft_topo_equal). The note is written as leading comments. */
+WEFT_API weft_err weft_topo_write(const weft_topo *t, FILE *f);
+
+/* ---- Presets ----------------------------------------------------------- */
+
+typedef struct weft_preset_info {
+    const char *name;    /* "ring" */
+    const char *usage;   /* "ring:N[:BW[:LAT]]" */
+    const char *summary; /* one paragraph: what it models, every parameter */
+} weft_preset_info;
+
+WEFT_API size_t weft_preset_count(void);
+WEFT_API const weft_preset_info *weft_preset_get(size_t i);
+/* Builds a preset from its spelling ("torus:4x4", "a100:2", "dgx1").
+ * WEFT_ENOENT for an unknown preset name, WEFT_EINVAL for bad parameters
+ * (d says which and why). */
+WEFT_API weft_err weft_topo_preset(const char *spec, weft_topo **out, weft_diag *d);
+
+/* ---- Imports ----------------------------------------------------------- */
+
+/* What an NCCL topology XML does not say, supplied by the user. Zero
+ * rationals mean "use the documented default". */
+typedef struct weft_nccl_import_opts {
+    weft_rat nvlink_bw_gbps; /* per GPU to an NVSwitch node, each way; 0: no NVLink */
+    weft_rat nic_bw_gbps;    /* NIC to network, each way; 0: from the file or default */
+    uint32_t hosts;          /* replicate the box this many times (>= 1) */
+    const char *network;     /* "rail" (one switch per NIC index), "switch" (one shared) */
+} weft_nccl_import_opts;
+
+WEFT_API void weft_nccl_import_opts_init(weft_nccl_import_opts *o);
+/* Imports an NCCL_TOPO_FILE dump. GPUs become ranks; NICs, PCIe switches and
+ * CPUs become nodes. Every assumption is recorded in the fabric's note. */
+WEFT_API weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *o,
+                                          weft_topo **out, weft_diag *d);
+/* Imports an ASTRA-sim analytical network config (.yml). */
+WEFT_API weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *d);
+
+/* Options for weft_topo_from_spec. */
+typedef struct weft_spec_opts {
+    weft_nccl_import_opts nccl;
+} weft_spec_opts;
+
+WEFT_API void weft_spec_opts_init(weft_spec_opts *o);
+/* Any spec: an existing file (.topo, NCCL .xml, ASTRA-sim .yml/.yaml, by
+ * extension and content) or a preset. opts may be NULL for defaults. */
+WEFT_API weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts,
+                                      weft_topo **out, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

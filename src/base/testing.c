@@ -1,0 +1,86 @@
+/* Support for the test programs; linked into libweft so every test can use it
+ * but not part of the public API. */
+#include "base/testing.h"
+
+#include <stdlib.h>
+
+#include "base/alloc.h"
+
+int weft__test_passed;
+int weft__test_failed;
+
+int weft_test_done(void)
+{
+    printf("%d passed, %d failed\n", weft__test_passed, weft__test_failed);
+    return weft__test_failed ? 1 : 0;
+}
+
+char *weft_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+long weft_test_oom_sweep(const char *what, weft_test_ctor ctor, weft_test_dtor dtor, void *arg)
+{
+    long base = weft__alloc_live();
+    for (long n = 0;; n++) {
+        weft__alloc_fail_after(n);
+        weft_err e = ctor(arg);
+        weft__alloc_fail_after(-1);
+        if (e == WEFT_OK) {
+            dtor(arg);
+            if (weft__alloc_live() != base) {
+                fprintf(stderr, "%s: %ld blocks leaked after success\n", what,
+                        weft__alloc_live() - base);
+                weft__test_failed++;
+                return -1;
+            }
+            weft__test_passed++;
+            return n;
+        }
+        if (e != WEFT_ENOMEM) {
+            fprintf(stderr, "%s: allocation %ld failed gave %s, expected WEFT_ENOMEM\n", what, n,
+                    weft_err_name(e));
+            weft__test_failed++;
+            return -1;
+        }
+        if (weft__alloc_live() != base) {
+            fprintf(stderr, "%s: allocation %ld failed and %ld blocks leaked\n", what, n,
+                    weft__alloc_live() - base);
+            weft__test_failed++;
+            return -1;
+        }
+        if (n > 10000000) {
+            fprintf(stderr, "%s: never succeeded\n", what);
+            weft__test_failed++;
+            return -1;
+        }
+    }
+}
