@@ -138,6 +138,7 @@ static weft_err split_args(const char *spec, const char *args, weft__preset_args
 {
     const weft__preset *p = a->preset;
     unsigned n = param_count(p), pos = 0;
+    bool named = false;
     if (*args == '\0')
         return weft_diag_set(d, WEFT_EINVAL, "%s: empty parameter list (usage: %s)", spec,
                              p->info.usage);
@@ -164,7 +165,14 @@ static weft_err split_args(const char *spec, const char *args, weft__preset_args
             }
             val = eq + 1;
             vlen = len - klen - 1;
+            named = true;
         } else {
+            /* "clos:oversub=2:1" must not quietly mean hosts=1. */
+            if (named)
+                return weft_diag_set(d, WEFT_EINVAL,
+                                     "%s: unnamed value '%.*s' after named parameters "
+                                     "(usage: %s)",
+                                     spec, (int)len, s, p->info.usage);
             if (pos >= n)
                 return weft_diag_set(d, WEFT_EINVAL, "%s: too many parameters (usage: %s)", spec,
                                      p->info.usage);
