@@ -1,0 +1,130 @@
+/* weft synthesis: exact throughput bounds and the schedules that reach them.
+ *
+ * This header has one section per part of the synth module. The bound
+ * section comes first; schedule synthesis (classic algorithms, cost, tree
+ * packing) adds its own sections below it.
+ */
+#ifndef WEFT_SYNTH_H
+#define WEFT_SYNTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/err.h"
+#include "weft/rat.h"
+#include "weft/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Bound: the exact optimum and its bottleneck cut ===================
+ *
+ * For a fabric with N >= 2 ranks and a collective of total size M
+ * (allgather: total output; reduce-scatter: total input), the fastest any
+ * schedule can be is given by the worst cut (docs/bound.md):
+ *
+ *   allgather:      T* = (M/N) * max_S |S ∩ ranks| / B+(S)
+ *   reduce-scatter: T* = (M/N) * max_S |S ∩ ranks| / B-(S)
+ *   allreduce:      T* = T*_rs + T*_ag      (reduce-scatter then allgather)
+ *
+ * where S ranges over node sets (switches and NICs included) that hold at
+ * least one rank and leave out at least one, B+(S) is the total bandwidth of
+ * the links leaving S and B-(S) of those entering S. The bound is reported
+ * as algbw = M / T* in GB/s, exactly: so allreduce's algbw is
+ * ab/(a+b) for reduce-scatter algbw a and allgather algbw b.
+ *
+ * The optimum is found by a Dinkelbach (Newton) iteration over cuts, each
+ * step checking a candidate rate with integer max-flows from a super-source;
+ * there is no floating point anywhere, and the reported cut is a true
+ * minimiser. Bandwidths are scaled to integers by the least common multiple
+ * of their denominators; when that does not fit in 64-bit integers the
+ * computation fails with WEFT_EOVERFLOW rather than rounding.
+ */
+
+/* The collectives a bound is computed for. */
+typedef enum weft_bound_coll {
+    WEFT_BOUND_ALLGATHER = 0,
+    WEFT_BOUND_REDUCESCATTER,
+    WEFT_BOUND_ALLREDUCE,
+    WEFT__BOUND_COLL_COUNT
+} weft_bound_coll;
+
+/* "allgather", "reducescatter", "allreduce". */
+WEFT_API const char *weft_bound_coll_name(weft_bound_coll coll);
+/* Parses one of those names; false when unknown. */
+WEFT_API bool weft_bound_coll_parse(const char *text, weft_bound_coll *out);
+
+/* Max-flow algorithm (both exact; the choice only changes speed). */
+typedef enum weft_maxflow_algo {
+    WEFT_MAXFLOW_DEFAULT = 0, /* the measured fastest (docs/bound.md) */
+    WEFT_MAXFLOW_DINIC,
+    WEFT_MAXFLOW_PUSH_RELABEL,
+} weft_maxflow_algo;
+
+typedef struct weft_bound_opts {
+    weft_maxflow_algo algo;
+    /* Use verified fabric automorphisms so that one max-flow stands for
+     * every rank of an orbit (default true). Turning it off gives the plain
+     * path, which checks every rank; the answer is the same either way. */
+    bool use_symmetry;
+} weft_bound_opts;
+
+WEFT_API void weft_bound_opts_init(weft_bound_opts *o);
+
+/* A bottleneck cut S. For allgather the links listed leave S; for
+ * reduce-scatter they enter S (the cut of the reversed graph). */
+typedef struct weft_bound_cut {
+    uint32_t n_nodes;
+    weft_node_id *nodes; /* S, ascending node ids */
+    uint32_t n_links;
+    weft_link_id *links; /* the links crossing the cut, ascending ids */
+    bool inward;         /* true when the links enter S (reduce-scatter) */
+    uint32_t ranks_in;   /* |S ∩ ranks| */
+    weft_rat bw;         /* total bandwidth of the crossing links, GB/s */
+} weft_bound_cut;
+
+/* One phase: an allgather or a reduce-scatter bound. */
+typedef struct weft_bound_phase {
+    weft_bound_coll coll; /* WEFT_BOUND_ALLGATHER or WEFT_BOUND_REDUCESCATTER */
+    weft_rat algbw;       /* N * bw / ranks_in, GB/s */
+    weft_bound_cut cut;
+    uint32_t iterations; /* Dinkelbach steps */
+    uint64_t maxflows;   /* max-flow computations run */
+} weft_bound_phase;
+
+typedef struct weft_bound {
+    weft_bound_coll coll;
+    uint32_t ranks;
+    /* algbw = M / T*, GB/s, exact. */
+    weft_rat algbw;
+    /* Allgather and reduce-scatter: one phase. Allreduce: two, [0] the
+     * reduce-scatter and [1] the allgather; T*_ar = T*_rs + T*_ag. */
+    uint32_t n_phases;
+    weft_bound_phase phase[2];
+    /* Rank orbits found (equal to ranks when no symmetry was used). */
+    uint32_t rank_classes;
+    /* Every switch/nic/ocs has equal in and out bandwidth. When false the
+     * bound is still a valid upper bound on throughput, but a tree packing
+     * that reaches it is not guaranteed (docs/bound.md);
+     * unbalanced names one such node. */
+    bool switches_balanced;
+    weft_node_id unbalanced;
+} weft_bound;
+
+/* Computes the exact bound. opts may be NULL for defaults. On success *out
+ * owns arrays released by weft_bound_fini. Errors (with d saying what and
+ * where): WEFT_ETOPO for fewer than two ranks or a rank that cannot reach
+ * another (both named), WEFT_EOVERFLOW when bandwidths cannot be scaled to
+ * 64-bit integers, WEFT_EINVAL for a bad collective, WEFT_ENOMEM. */
+WEFT_API weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
+                                     const weft_bound_opts *opts, weft_bound *out, weft_diag *d);
+/* Releases what weft_bound_compute stored; safe on a zeroed struct. */
+WEFT_API void weft_bound_fini(weft_bound *b);
+
+/* ==== (schedule synthesis sections follow) ============================== */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
