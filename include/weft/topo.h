@@ -186,6 +186,19 @@ WEFT_API weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_di
  * (weft_topo_equal). The note is written as leading comments. */
 WEFT_API weft_err weft_topo_write(const weft_topo *t, FILE *f);
 
+/* ---- Units ------------------------------------------------------------- */
+
+/* Parses a bandwidth written as in .topo files and on the command line: a
+ * number (weft_rat_parse: "300", "12.5", "2400/7", "1e3") immediately
+ * followed by one of the units GB/s (10^9 bytes/s), Gbps or Gb/s (10^9
+ * bits/s), GiB/s (2^30 bytes/s), MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps. Units
+ * are case-sensitive (Gb is bits, GB bytes). The whole string must be used.
+ * Writes the exact value in GB/s (10^9 bytes/s) on success. WEFT_EPARSE for
+ * malformed text (no number, missing or unknown unit, trailing bytes),
+ * WEFT_EINVAL when the value is not > 0, WEFT_EOVERFLOW when it does not fit
+ * in a weft_rat. */
+WEFT_API weft_err weft_parse_bandwidth(const char *text, weft_rat *gbps);
+
 /* ---- Presets ----------------------------------------------------------- */
 
 typedef struct weft_preset_info {
@@ -203,31 +216,90 @@ WEFT_API weft_err weft_topo_preset(const char *spec, weft_topo **out, weft_diag 
 
 /* ---- Imports ----------------------------------------------------------- */
 
-/* What an NCCL topology XML does not say, supplied by the user. Zero
- * rationals mean "use the documented default". */
+/* Imports turn other projects' descriptions of a machine into a weft fabric.
+ * Whatever the source does not say is taken from options or from a
+ * documented default, and every such assumption is written into the fabric's
+ * note (weft_topo_note), so `weft topo show` says what was assumed.
+ * docs/imports.md describes both formats, every rule and every default. */
+
+/* NCCL topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE).
+ *
+ * GPUs (<pci> of class 0x03xxxx, or with a <gpu> child) become compute nodes
+ * "gpu0".."gpuN-1" in PCI bus id order; NICs (class 0x02xxxx, or a <nic>
+ * child) become nic nodes "nic0".. in bus id order; PCIe switches ("pcisw0"..)
+ * and CPU sockets ("cpu0"..) become switch nodes in file order. PCIe links
+ * get NCCL's own rate: link_width * per-lane rate of link_speed / 80 GB/s
+ * (16 GT/s x16 = 24 GB/s). With hosts > 1 every name gets a "bH." prefix
+ * ("b1.gpu3"); host= is set on every node of a box ("0" for one host).
+ *
+ * Zero rationals and NULL mean "use the documented default". */
 typedef struct weft_nccl_import_opts {
-    weft_rat nvlink_bw_gbps; /* per GPU to an NVSwitch node, each way; 0: no NVLink */
-    weft_rat nic_bw_gbps;    /* NIC to network, each way; 0: from the file or default */
-    uint32_t hosts;          /* replicate the box this many times (>= 1) */
-    const char *network;     /* "rail" (one switch per NIC index), "switch" (one shared) */
+    /* NVLink. When the file has no <nvlink> elements: > 0 adds one NVSwitch
+     * node "nvsw0" per box joined to every GPU at this bandwidth each way;
+     * 0 models no NVLink (the note says so). When the file has <nvlink>
+     * elements: the bandwidth of ONE link (an element with count=C gives
+     * C times this); 0 takes NCCL's per-link figure for the GPU's sm=
+     * (e.g. 20 GB/s for sm 80, 20.6 for sm 90). GB/s. */
+    weft_rat nvlink_bw_gbps;
+    /* Each NIC to the network, each way. 0: the sum of the NIC's <net
+     * speed=> (Mb/s, as NCCL: speed/8000 GB/s), else the NIC's own PCIe
+     * link bandwidth. GB/s. */
+    weft_rat nic_bw_gbps;
+    /* Between two CPU sockets of a box, each way. 0: NCCL's figure for the
+     * CPU's arch/vendor/model (e.g. 16 GB/s AMD Zen 1/2, 10 GB/s Intel
+     * Skylake). GB/s. */
+    weft_rat cpu_bw_gbps;
+    /* Copies of the box (>= 1). With 1 there is no network beyond the NICs. */
+    uint32_t hosts;
+    /* How boxes are joined when hosts > 1: "rail" (NIC i of every box to
+     * switch "rail<i>") or "switch" (every NIC to one switch "net0").
+     * NULL means "rail". */
+    const char *network;
 } weft_nccl_import_opts;
 
+/* Sets every field to its default: zeros, hosts = 1, network = NULL. */
 WEFT_API void weft_nccl_import_opts_init(weft_nccl_import_opts *o);
-/* Imports an NCCL_TOPO_FILE dump. GPUs become ranks; NICs, PCIe switches and
- * CPUs become nodes. Every assumption is recorded in the fabric's note. */
+/* Imports an NCCL topology dump from a file (o may be NULL for defaults).
+ * Errors say "FILE:LINE:COL: reason": WEFT_EPARSE for malformed XML or an
+ * element NCCL would not accept (unknown link_speed, missing busid ...),
+ * WEFT_ETOPO when there is no GPU, WEFT_EINVAL for bad options,
+ * WEFT_ENOENT / WEFT_EIO when the file cannot be read. Nothing is returned
+ * on failure. */
 WEFT_API weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *o,
                                           weft_topo **out, weft_diag *d);
-/* Imports an ASTRA-sim analytical network config (.yml). */
-WEFT_API weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *d);
+/* The same from memory; `name` is used in messages. */
+WEFT_API weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name,
+                                           const weft_nccl_import_opts *o, weft_topo **out,
+                                           weft_diag *d);
 
-/* Options for weft_topo_from_spec. */
+/* ASTRA-sim analytical network config (.yml): `topology: [Ring, Switch,
+ * FullyConnected ...]` (one per dimension), `npus_count`, `bandwidth` (GB/s
+ * with 1 GB = 2^30 bytes, converted exactly to weft GB/s) and `latency` (ns).
+ * NPU i ("npu<i>") has mixed-radix coordinates with dimension 0 fastest;
+ * each group of NPUs differing only in dimension d gets that dimension's
+ * building block (Ring: bidirectional, a 2-NPU ring is one duplex link;
+ * Switch: a switch "d<d>.sw<g>"; FullyConnected: every pair). host= is the
+ * NPU's group in dimension 0. Errors say "FILE:LINE:COL: reason"
+ * (WEFT_EPARSE). */
+WEFT_API weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *d);
+/* The same from memory; `name` is used in messages. */
+WEFT_API weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *name,
+                                            weft_topo **out, weft_diag *d);
+
+/* Options for weft_topo_from_spec; the CLI fills them from flags
+ * (--nvlink-bw, --nic-bw, --cpu-bw, --hosts, --net). They only affect
+ * imports that need them (today: NCCL XML). */
 typedef struct weft_spec_opts {
     weft_nccl_import_opts nccl;
 } weft_spec_opts;
 
 WEFT_API void weft_spec_opts_init(weft_spec_opts *o);
-/* Any spec: an existing file (.topo, NCCL .xml, ASTRA-sim .yml/.yaml, by
- * extension and content) or a preset. opts may be NULL for defaults. */
+/* Any spec. When a file exists at `spec` it is imported by extension:
+ * .xml -> NCCL XML, .yml/.yaml -> ASTRA-sim, anything else by content
+ * (starts with '<': NCCL XML; a "topology:" key: ASTRA-sim; else .topo).
+ * Otherwise `spec` is a preset ("a100:2"). Neither: WEFT_ENOENT with
+ * "no such file or preset 'X' (see weft topo list)". opts may be NULL for
+ * defaults. */
 WEFT_API weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts,
                                       weft_topo **out, weft_diag *d);
 
