@@ -1,0 +1,227 @@
+/* weft communicators: running collectives for real across processes.
+ *
+ * A weft_comm joins `size` processes (ranks 0 .. size-1) into one job. It is
+ * built in three steps:
+ *
+ *  1. Bootstrap: the ranks find each other through an out-of-band channel,
+ *     either a TCP rendezvous at a known address (rank 0 listens there; see
+ *     weft_comm_init and weft_comm_init_env) or an MPI communicator
+ *     (weft_comm_init_mpi in weft/comm_mpi.h). The bootstrap also agrees on
+ *     the per-job secret and carries the address exchange and the agreement
+ *     checks (weft_comm_agree); it is never used for bulk data.
+ *  2. Transports: every pair of ranks on one host talks through shared memory,
+ *     every other pair through TCP (several connections per pair); the
+ *     choice can be forced. Every TCP connection presents the job secret and
+ *     connections that do not are refused and logged.
+ *  3. Use: blocking point-to-point calls and collectives. Every blocking wait
+ *     has a deadline (config timeout_ms, default 30 s, counted from the last
+ *     byte that moved), and a dead peer is detected (socket EOF/reset, or for
+ *     shared memory the peer's process state), so a call returns WEFT_EPEER
+ *     or WEFT_ETIMEDOUT instead of hanging. After such an error the
+ *     communicator is failed: it tells its peers (closing its connections,
+ *     flagging its shared segment) so that they fail too, and every later
+ *     call returns WEFT_EPEER at once. Output buffers of a failed call hold
+ *     unspecified data.
+ *
+ * A communicator is used by one thread at a time. Ranks are uint32_t.
+ * The architecture, the environment variables and the security model are in
+ * docs/run.md.
+ */
+#ifndef WEFT_COMM_H
+#define WEFT_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Element types and reduction operators ------------------------------ */
+
+/* Element types. half (IEEE binary16) and bfloat16 are reduced in float and
+ * rounded back to nearest even once per combination of two values. */
+typedef enum weft_dtype {
+    WEFT_INT8 = 0,
+    WEFT_UINT8,
+    WEFT_INT16,
+    WEFT_UINT16,
+    WEFT_INT32,
+    WEFT_UINT32,
+    WEFT_INT64,
+    WEFT_UINT64,
+    WEFT_HALF,
+    WEFT_BFLOAT16,
+    WEFT_FLOAT,
+    WEFT_DOUBLE,
+    WEFT__DTYPE_COUNT
+} weft_dtype;
+
+/* Reduction operators. Integer sum and prod wrap modulo 2^bits (two's
+ * complement for signed types; never undefined behaviour). Floating-point
+ * min and max return NaN when either operand is NaN. */
+typedef enum weft_redop {
+    WEFT_SUM = 0,
+    WEFT_PROD,
+    WEFT_MIN,
+    WEFT_MAX,
+    WEFT__REDOP_COUNT
+} weft_redop;
+
+/* Bytes per element; 0 for an invalid dtype. */
+WEFT_API size_t weft_dtype_size(weft_dtype t);
+/* nccl-tests names: "int8", "uint8", "int16", "uint16", "int32", "uint32",
+ * "int64", "uint64", "half", "bfloat16", "float", "double"; "?" if invalid. */
+WEFT_API const char *weft_dtype_name(weft_dtype t);
+/* Parses a dtype name; "fp16", "bf16", "fp32", "fp64" are accepted too.
+ * False when unknown. */
+WEFT_API bool weft_dtype_parse(const char *text, weft_dtype *out);
+/* "sum", "prod", "min", "max"; "?" if invalid. */
+WEFT_API const char *weft_redop_name(weft_redop op);
+WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
+
+/* dst[i] = dst[i] op src[i] for i < count. dst and src must not overlap;
+ * neither needs any alignment. WEFT_EINVAL for an
+ * invalid dtype or op. */
+WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
+                                    weft_redop op);
+
+/* ---- Configuration --------------------------------------------------------- */
+
+typedef enum weft_transport_choice {
+    WEFT_TRANSPORT_AUTO = 0, /* shared memory within a host, TCP between hosts */
+    WEFT_TRANSPORT_SHM,      /* shared memory only (every rank on one host) */
+    WEFT_TRANSPORT_TCP,      /* TCP for every pair, even within a host */
+} weft_transport_choice;
+
+#define WEFT_SECRET_BYTES 32
+#define WEFT_DEFAULT_TIMEOUT_MS 30000u
+#define WEFT_DEFAULT_TCP_CONNS 2u
+#define WEFT_MAX_RANKS 4096u
+#define WEFT_MAX_TCP_CONNS 16u
+
+/* Everything a communicator needs, passed down explicitly: the library never
+ * reads the environment except in weft_comm_config_from_env. Strings are
+ * borrowed for the duration of weft_comm_init only. Initialise with
+ * weft_comm_config_init, then set fields. */
+typedef struct weft_comm_config {
+    uint32_t rank, size;
+    /* Rendezvous "host:port" (IPv4 address or name). Rank 0 listens there,
+     * the others connect; ignored by weft_comm_init_mpi. */
+    const char *addr;
+    /* A listening socket rank 0 uses for the rendezvous instead of binding
+     * addr (weft launch passes one down so no port is ever guessed); -1 for
+     * none. The communicator does not close it. */
+    int listen_fd;
+    /* The per-job secret. When has_secret is false, rank 0 draws one at
+     * random and hands it out through the bootstrap (then the rendezvous
+     * itself is not authenticated; see docs/run.md). */
+    bool has_secret;
+    unsigned char secret[WEFT_SECRET_BYTES];
+    /* Longest wait without progress before WEFT_ETIMEDOUT; 0 means
+     * WEFT_DEFAULT_TIMEOUT_MS. */
+    uint32_t timeout_ms;
+    weft_transport_choice transport;
+    /* Network interfaces for TCP, comma separated ("eth0,eth1"): one set of
+     * connections per interface. NULL or "" means the interface of the
+     * route to the rendezvous address (loopback when it is local). */
+    const char *ifname;
+    /* TCP connections per peer and interface, 1 .. WEFT_MAX_TCP_CONNS; 0
+     * means WEFT_DEFAULT_TCP_CONNS. */
+    uint32_t tcp_conns;
+} weft_comm_config;
+
+/* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
+ * default timeout, automatic transport, default interface, default conns. */
+WEFT_API void weft_comm_config_init(weft_comm_config *c);
+
+/* Fills c from the environment (the one place weft reads it):
+ *   WEFT_RANK, WEFT_SIZE (required), WEFT_ADDR=host:port (required),
+ *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
+ *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
+ *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS.
+ * Strings in c point into the environment. WEFT_EINVAL naming the variable
+ * and the bad value when one is missing or malformed. */
+WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
+
+/* Parses 2*WEFT_SECRET_BYTES hex digits into out. False when malformed. */
+WEFT_API bool weft_secret_parse(const char *hex, unsigned char out[WEFT_SECRET_BYTES]);
+/* Draws a random secret from the kernel (getrandom). */
+WEFT_API weft_err weft_secret_generate(unsigned char out[WEFT_SECRET_BYTES]);
+/* Writes the secret as 64 lowercase hex digits and a NUL (buf >= 65 bytes). */
+WEFT_API void weft_secret_format(const unsigned char s[WEFT_SECRET_BYTES], char *buf);
+
+/* ---- Communicators --------------------------------------------------------- */
+
+typedef struct weft_comm weft_comm;
+
+/* Builds a communicator with the TCP rendezvous bootstrap. Blocks until every
+ * rank has joined and every transport is connected, or the deadline (config
+ * timeout) passes. Collective: every rank must call it. */
+WEFT_API weft_err weft_comm_init(const weft_comm_config *c, weft_comm **out, weft_diag *d);
+/* weft_comm_config_from_env followed by weft_comm_init. */
+WEFT_API weft_err weft_comm_init_env(weft_comm **out, weft_diag *d);
+/* Closes every connection and frees; NULL is allowed. Not collective: peers
+ * that later wait on this rank get WEFT_EPEER. */
+WEFT_API void weft_comm_free(weft_comm *c);
+
+WEFT_API uint32_t weft_comm_rank(const weft_comm *c);
+WEFT_API uint32_t weft_comm_size(const weft_comm *c);
+/* The transport used to reach peer: "self", "shm" or "tcp". */
+WEFT_API const char *weft_comm_transport(const weft_comm *c, uint32_t peer);
+/* True once the communicator has failed (see above). */
+WEFT_API bool weft_comm_failed(const weft_comm *c);
+
+/* Agreement check, collective: every rank passes its own view of something
+ * that must be identical everywhere (a fabric, a plan, a size); a 64-bit hash
+ * of it is gathered over the bootstrap channel. WEFT_EINVAL on every rank
+ * when any two differ, with a message naming `what` and the first rank that
+ * disagrees with rank 0 ("ranks disagree on plan: rank 2 has hash ..., rank 0
+ * has ..."). */
+WEFT_API weft_err weft_comm_agree(weft_comm *c, const char *what, const void *data, size_t len,
+                                  weft_diag *d);
+/* Returns once every rank has called it (over the bootstrap channel). */
+WEFT_API weft_err weft_comm_barrier(weft_comm *c, weft_diag *d);
+
+/* ---- Point to point ------------------------------------------------------- */
+
+/* Sends sbytes of sbuf to rank dst and receives rbytes from rank src into
+ * rbuf, both at once (so a ring of sendrecv calls cannot deadlock). Messages
+ * between a pair arrive in the order sent and must be received with exactly
+ * the length sent: a length mismatch is WEFT_EPARSE on the receiver. A
+ * zero-byte message is a no-op on both sides. dst or src may be the caller's
+ * own rank only together (a local copy). Blocking. */
+WEFT_API weft_err weft_sendrecv(weft_comm *c, uint32_t dst, const void *sbuf, size_t sbytes,
+                                uint32_t src, void *rbuf, size_t rbytes, weft_diag *d);
+WEFT_API weft_err weft_send(weft_comm *c, uint32_t dst, const void *buf, size_t bytes,
+                            weft_diag *d);
+WEFT_API weft_err weft_recv(weft_comm *c, uint32_t src, void *buf, size_t bytes, weft_diag *d);
+
+/* ---- Collectives ------------------------------------------------------------ */
+
+/* Blocking collectives over all ranks. count is in elements. In-place when
+ * sendbuf == recvbuf (for allgather: sendbuf == recvbuf + rank*count
+ * elements). Until plan execution lands they run the ring schedule. */
+/* recvbuf[i] = op over ranks of sendbuf[i], i < count, on every rank. */
+WEFT_API weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_dtype dtype, weft_redop op, weft_diag *d);
+/* recvbuf holds size*count elements: rank r's sendbuf at offset r*count. */
+WEFT_API weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_dtype dtype, weft_diag *d);
+/* sendbuf holds size*count elements; rank r gets the reduction of every
+ * rank's block r in recvbuf (count elements). In place: recvbuf ==
+ * sendbuf + rank*count elements. */
+WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
+                                      size_t count, weft_dtype dtype, weft_redop op,
+                                      weft_diag *d);
+/* recvbuf on every rank = root's sendbuf (count elements). */
+WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_dtype dtype, uint32_t root, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
