@@ -55,6 +55,9 @@ struct weft__preset {
     /* Parameter names in positional order, NULL-terminated. */
     const char *const *params;
     weft__preset_build_fn build;
+    /* Where the model comes from, for the fabric's note; NULL if it is
+     * generic. */
+    const char *source;
 };
 
 /* ---- Parameter conversion (preset.c) ------------------------------------ */
@@ -107,6 +110,8 @@ weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, wef
 weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_dgx1(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
+weft_err weft__preset_fattree(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_dragonfly(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_clos(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
 /* The xGMI link counts between the 16 GCDs of an MI250 node and the NVLink

@@ -88,11 +88,11 @@ static void check_shape(const weft_topo *t, uint32_t ranks, uint32_t switches, u
 
 static void test_registry(void)
 {
-    CHECK_INT(weft_preset_count(), 11);
+    CHECK_INT(weft_preset_count(), 13);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
     static const char *const names[] = {"ring", "biring", "full",  "switch", "torus", "hypercube",
-                                        "a100", "h100",   "mi250", "dgx1",   "clos"};
-    for (size_t i = 0; i < weft_preset_count() && i < 11; i++) {
+                                        "a100", "h100",   "mi250", "dgx1",   "fattree", "dragonfly", "clos"};
+    for (size_t i = 0; i < weft_preset_count() && i < 13; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
         CHECK(strncmp(p->usage, p->name, strlen(p->name)) == 0);
@@ -222,6 +222,8 @@ static void test_a100(void)
         /* 16 ranks; 2 NVSwitches + 2 IB switches; 16 NICs. Per box 8 GPU-NVSwitch,
          * 8 GPU-NIC and 8 NIC-IB duplex pairs. */
         check_shape(t, 16, 4, 16, 96, 2);
+        CHECK_STR(weft_topo_note(t), "preset a100:2\nmodel: ForestColl's a100_topology "
+                                     "(github.com/liangyuRain/ForestColl topologies.py)");
         for (uint32_t r = 0; r < 16; r++) {
             char want[32], nic[32], ib[8];
             snprintf(want, sizeof want, "b%u.gpu%u", r / 8, r % 8);
@@ -458,6 +460,52 @@ static void test_clos(void)
     }
 }
 
+static void test_fattree_dragonfly(void)
+{
+    /* k = 4: 16 ranks, 8 edge + 8 aggregation + 4 core switches; 3 * 16 pairs. */
+    weft_topo *t = make("fattree:4");
+    if (t) {
+        check_shape(t, 16, 20, 0, 96, 0);
+        CHECK_BW(t, "rank5", "pod1.edge0", 100, 1);
+        CHECK_BW(t, "rank15", "pod3.edge1", 100, 1);
+        CHECK_BW(t, "pod1.edge0", "pod1.agg1", 100, 1);
+        CHECK_NOLINK(t, "pod1.edge0", "pod2.agg1");
+        CHECK_BW(t, "pod1.agg1", "core2", 100, 1);
+        CHECK_BW(t, "core3", "pod2.agg1", 100, 1);
+        CHECK_NOLINK(t, "pod1.agg1", "core1");
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "core0", &n) && n.v == 32);
+        weft_topo_free(t);
+    }
+    /* Default: p=2, a=4, h=2, g=9: 72 ranks, 36 routers; pairs 72 + 9*6 + 36. */
+    t = make("dragonfly");
+    if (t) {
+        check_shape(t, 72, 36, 0, 2 * (72 + 54 + 36), 0);
+        CHECK_BW(t, "rank13", "g1.r2", 100, 1);
+        CHECK_BW(t, "g0.r3", "g8.r0", 100, 1);
+        CHECK_BW(t, "g3.r2", "g5.r1", 100, 1);
+        CHECK_BW(t, "g4.r0", "g4.r3", 100, 1);
+        CHECK_NOLINK(t, "g3.r2", "g5.r0");
+        /* Every router: p ranks + (a-1) local + h global links. */
+        for (uint32_t v = 72; v < 108; v++) {
+            uint32_t first, count;
+            weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+            CHECK_INT(count, 2 + 3 + 2);
+        }
+        weft_topo_free(t);
+    }
+    t = make("dragonfly:g=3,gbw=25,lat=2us");
+    if (t) {
+        check_shape(t, 24, 12, 0, 2 * (24 + 18 + 3), 0);
+        CHECK_BW(t, "g0.r0", "g1.r0", 25, 1);
+        CHECK_BW(t, "g2.r0", "g0.r0", 25, 1);
+        CHECK_BW(t, "g1.r0", "g2.r0", 25, 1);
+        CHECK_BW(t, "g1.r0", "g1.r1", 100, 1);
+        CHECK(weft_rat_eq(lat(t, "g1.r0", "g2.r0"), R(2000, 1)));
+        weft_topo_free(t);
+    }
+}
+
 typedef struct bad_case {
     const char *spec;
     weft_err err;
@@ -510,9 +558,16 @@ static const bad_case bad[] = {
     {"ring:4294967295", WEFT_ELIMIT, "ring:4294967295: too large: 4294967295 nodes (presets are limited to 8388608)"},
     {"clos:hosts=4294967295,gpus=4294967295,nics=1", WEFT_ELIMIT, "clos:hosts=4294967295,gpus=4294967295,nics=1: too large: more than 8388608 nodes (presets are limited to 8388608)"},
     {"a100:1000000", WEFT_ELIMIT, "a100:1000000: too large: 17000002 nodes (presets are limited to 8388608)"},
-    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
-    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
-    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
+    {"fattree:3", WEFT_EINVAL, "fattree:3: k must be even"},
+    {"fattree", WEFT_EINVAL, "fattree: missing k (usage: fattree:K[,bw=BW][,lat=LAT])"},
+    {"fattree:1024", WEFT_ELIMIT, "fattree:1024: too large: 269746176 nodes (presets are limited to 8388608)"},
+    {"dragonfly:g=10", WEFT_EINVAL, "dragonfly:g=10: g must be <= a*h+1 (9)"},
+    {"dragonfly:g=1", WEFT_EINVAL, "dragonfly:g=1: g must be >= 2"},
+    {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
+    {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
+    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
+    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
+    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
 };
 
 static void test_errors(void)
@@ -549,7 +604,8 @@ static void dtor_preset(void *arg)
 static void test_oom(void)
 {
     static const char *const specs[] = {"a100:2", "mi250:2", "dgx1", "torus:3x2",
-                                        "clos:hosts=3,gpus=4,nics=2,leafports=2,levels=3"};
+                                        "clos:hosts=3,gpus=4,nics=2,leafports=2,levels=3",
+                                        "fattree:4", "dragonfly:g=3"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         void *io[2] = {(void *)specs[i], NULL};
         CHECK(weft_test_oom_sweep(specs[i], ctor_preset, dtor_preset, io) > 5);
@@ -566,6 +622,7 @@ int main(void)
     test_mi250();
     test_dgx1();
     test_clos();
+    test_fattree_dragonfly();
     test_errors();
     test_oom();
     return weft_test_done();
