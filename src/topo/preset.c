@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "topo/preset_internal.h"
+#include "topo/units.h"
 
 /* ---- The table ----------------------------------------------------------- */
 
@@ -310,34 +311,30 @@ weft_err weft__preset_uint(const weft__preset_args *a, unsigned i, uint32_t def,
     return WEFT_OK;
 }
 
-typedef struct unit {
-    const char *name;
-    int64_t num, den; /* factor to the base unit */
-} unit;
-
-static const unit bw_units[] = {
-    {"", 1, 1},          {"GB/s", 1, 1},  {"Gbps", 1, 8},    {"Gb/s", 1, 8},
-    {"TB/s", 1000, 1},   {"Tbps", 125, 1}, {"MB/s", 1, 1000}, {"Mbps", 1, 8000},
-    {"GiB/s", 1073741824, 1000000000},
-};
-static const unit lat_units[] = {
-    {"", 1, 1}, {"ns", 1, 1}, {"us", 1000, 1}, {"ms", 1000000, 1}, {"s", 1000000000, 1},
-};
-
-/* Parses number + optional unit of the table; false if malformed or out of
- * range. */
-static bool parse_quantity(const char *s, size_t len, const unit *units, size_t n_units,
-                           weft_rat *out)
+/* A plain number (in the base unit) or what the shared unit readers accept.
+ * Writes the value, which may be zero or negative; false when malformed. */
+static bool parse_quantity(const char *s, size_t len, bool bandwidth, weft_rat *out)
 {
     weft_rat v;
     size_t used;
     if (weft_rat_parse(s, len, &v, &used) != WEFT_OK)
         return false;
-    for (size_t u = 0; u < n_units; u++) {
-        if (strlen(units[u].name) == len - used && memcmp(units[u].name, s + used, len - used) == 0)
-            return weft_rat_mul(v, (weft_rat){units[u].num, units[u].den}, out) == WEFT_OK;
+    if (used == len) {
+        *out = v;
+        return true;
     }
-    return false;
+    const char *why;
+    size_t where;
+    weft_err e = bandwidth ? weft__bandwidth_parse(s, len, out, &why, &where)
+                           : weft__latency_parse(s, len, out, &why, &where);
+    if (e == WEFT_EINVAL) {
+        /* The unit was understood and only the sign was refused: the
+         * callers judge the sign, and 0 or a negative number in any unit
+         * is 0 or negative. */
+        *out = v;
+        return true;
+    }
+    return e == WEFT_OK;
 }
 
 weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, bool allow_zero,
@@ -349,12 +346,11 @@ weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, b
         return WEFT_OK;
     }
     weft_rat v;
-    if (!parse_quantity(a->val[i].text, a->val[i].len, bw_units,
-                        sizeof bw_units / sizeof bw_units[0], &v))
+    if (!parse_quantity(a->val[i].text, a->val[i].len, true, &v))
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: %s must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s "
-                             "unless a unit is given)",
-                             a->spec, name);
+                             "unless a unit is given: %s)",
+                             a->spec, name, weft__bandwidth_units);
     if (weft_rat_sign(v) < 0 || (!allow_zero && weft_rat_is_zero(v)))
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be %s", a->spec, name,
                              allow_zero ? ">= 0" : "> 0");
@@ -371,12 +367,11 @@ weft_err weft__preset_lat(const weft__preset_args *a, unsigned i, weft_rat def, 
         return WEFT_OK;
     }
     weft_rat v;
-    if (!parse_quantity(a->val[i].text, a->val[i].len, lat_units,
-                        sizeof lat_units / sizeof lat_units[0], &v))
+    if (!parse_quantity(a->val[i].text, a->val[i].len, false, &v))
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: %s must be a latency such as 500 or 1.5us (ns unless a unit "
-                             "is given)",
-                             a->spec, name);
+                             "is given: %s)",
+                             a->spec, name, weft__latency_units);
     if (weft_rat_sign(v) < 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be >= 0", a->spec, name);
     *out = v;

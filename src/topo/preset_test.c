@@ -441,6 +441,14 @@ static void test_clos(void)
         CHECK_BW(t, "b3.nic1", "leaf3", 50, 1);
         weft_topo_free(t);
     }
+    /* nvbw = 0 in any unit: no host switch. 1 host of 8 ranks, 8 rails. */
+    t = make("clos:hosts=1,nvbw=0GB/s,nicbw=1GiB/s,spines=1");
+    if (t) {
+        check_shape(t, 8, 8 + 1, 8, 2 * (8 + 8 + 8), 1);
+        CHECK_BW(t, "b0.nic7", "leaf7", 1073741824, 1000000000);
+        CHECK_BW(t, "leaf7", "spine0", 32 * 1073741824LL, 1000000000); /* 32 ports */
+        weft_topo_free(t);
+    }
     /* One rank per host, one NIC: no host switch. */
     t = make("clos:hosts=5,gpus=1,nics=1,leafports=2,spines=1");
     if (t) {
@@ -525,10 +533,13 @@ static const bad_case bad[] = {
     {"ring:4,N=5", WEFT_EINVAL, "ring:4,N=5: parameter 'N' given twice"},
     {"ring:4,bw=0", WEFT_EINVAL, "ring:4,bw=0: bw must be > 0"},
     {"ring:4,bw=-5", WEFT_EINVAL, "ring:4,bw=-5: bw must be > 0"},
-    {"ring:4,bw=fast", WEFT_EINVAL, "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given)"},
-    {"ring:4,bw=5furlongs", WEFT_EINVAL, "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given)"},
+    {"ring:4,bw=fast", WEFT_EINVAL, "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
+    {"ring:4,bw=5furlongs", WEFT_EINVAL, "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
     {"ring:4,lat=-1", WEFT_EINVAL, "ring:4,lat=-1: lat must be >= 0"},
-    {"ring:4,lat=3parsecs", WEFT_EINVAL, "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given)"},
+    {"ring:4,lat=-1us", WEFT_EINVAL, "ring:4,lat=-1us: lat must be >= 0"},
+    {"ring:4,bw=0Gbps", WEFT_EINVAL, "ring:4,bw=0Gbps: bw must be > 0"},
+    {"clos:nvbw=-1GB/s", WEFT_EINVAL, "clos:nvbw=-1GB/s: nvbw must be >= 0"},
+    {"ring:4,lat=3parsecs", WEFT_EINVAL, "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given: ns, us, ms, s)"},
     {"biring:1", WEFT_EINVAL, "biring:1: N must be >= 2"},
     {"switch:0", WEFT_EINVAL, "switch:0: N must be >= 1"},
     {"torus:4x0", WEFT_EINVAL, "torus:4x0: dimension 2 must be >= 2"},
