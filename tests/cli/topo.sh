@@ -7,7 +7,7 @@ FIX=$3
 . "$SRC/tests/cli/lib/check.sh"
 
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 cd "$TMP" || exit 1
 
 STATS_USAGE="usage: weft topo stats SPEC [--json] [-o FILE] [fabric options]
@@ -195,6 +195,28 @@ expect_out_has '"ranks_connected": false,'
 run topo stats oneway.topo
 expect_out_has "connectivity  NOT connected: some rank cannot reach another"
 expect_out_has "switches      none (every node is a rank)"
+
+# ---- fabric options reach the NCCL XML importer -------------------------
+
+NDV4="$FIX/nccl-topo/azhpc-images_ndv4-topo.xml"
+if [ -f "$NDV4" ]; then
+    run topo stats "$NDV4" --json
+    expect_rc 0
+    expect_out_has '"ranks": 8,'
+    expect_out_has '"min_injection_exact": "24",'
+    expect_out_has 'no NVLink modelled'
+    run topo stats "$NDV4" --nvlink-bw 300GB/s --hosts 2 --net rail --json
+    expect_rc 0
+    expect_out_has '"ranks": 16,'
+    expect_out_has '"hosts": 2,'
+    expect_out_has '"min_injection_exact": "324",'
+    expect_out_has 'rail switch rail<i>'
+    run topo stats "$NDV4" --hosts=2 --net=switch --nic-bw=200Gbps
+    expect_rc 0
+    expect_out_has "every NIC to one switch net0; nic0 25 GB/s each way (--nic-bw)"
+    run topo show "$NDV4" --cpu-bw 1.5GB/s
+    expect_out_has "# CPU to CPU: 1.5 GB/s each way"
+fi
 
 # ---- show: a file that reads back to the same fabric --------------------
 
