@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "topo/preset_internal.h"
+#include "topo/units.h"
 
 /* ---- The table ----------------------------------------------------------- */
 
@@ -16,6 +17,8 @@ static const char *const p_hypercube[] = {"D", "bw", "lat", NULL};
 static const char *const p_nvidia[] = {"boxes", "nvbw", "nicbw", NULL};
 static const char *const p_mi250[] = {"boxes", "xgmibw", "ibbw", NULL};
 static const char *const p_dgx1[] = {"bw", NULL};
+static const char *const p_fattree[] = {"k", "bw", "lat", NULL};
+static const char *const p_dragonfly[] = {"p", "a", "h", "g", "bw", "gbw", "lat", NULL};
 static const char *const p_clos[] = {"hosts",   "gpus",   "nics",      "nicbw", "nvbw",
                                      "rail",    "leafports", "oversub", "spines", "levels",
                                      "podleaves", "cores", "lat",       NULL};
@@ -30,35 +33,36 @@ static const weft__preset presets[] = {
     {{"ring", "ring:N[,bw=BW][,lat=LAT]",
       "Unidirectional ring of N >= 2 ranks: one directed link rank i -> rank (i+1) mod N."
       BW_LAT_DOC},
-     p_n, weft__preset_ring},
+     p_n, weft__preset_ring, NULL},
     {{"biring", "biring:N[,bw=BW][,lat=LAT]",
       "Bidirectional ring of N >= 2 ranks: rank i <-> rank (i+1) mod N, bw each way"
       " (for N == 2 a single duplex pair, not two)." BW_LAT_DOC},
-     p_n, weft__preset_biring},
+     p_n, weft__preset_biring, NULL},
     {{"full", "full:N[,bw=BW][,lat=LAT]",
       "Fully connected: N >= 2 ranks with a duplex link between every pair"
       " (N(N-1) directed links)." BW_LAT_DOC},
-     p_n, weft__preset_full},
+     p_n, weft__preset_full, NULL},
     {{"switch", "switch:N[,bw=BW][,lat=LAT]",
       "Star: N >= 1 ranks, each with a duplex link to one switch named sw0." BW_LAT_DOC},
-     p_n, weft__preset_switch},
+     p_n, weft__preset_switch, NULL},
     {{"torus", "torus:AxB[xC...][,bw=BW][,lat=LAT]",
       "Torus with wrap-around in every dimension: 1 to 8 dimensions, each >= 2, e.g."
       " torus:4x4 or torus:4x4x4. Every rank has a duplex link to its next neighbour in each"
       " dimension; a dimension of size 2 gets one duplex pair, not two. Rank number is"
       " x1 + A*(x2 + B*(x3 + ...)) for coordinates (x1, x2, ...)." BW_LAT_DOC},
-     p_torus, weft__preset_torus},
+     p_torus, weft__preset_torus, NULL},
     {{"hypercube", "hypercube:D[,bw=BW][,lat=LAT]",
       "Hypercube of 2^D ranks, 1 <= D <= 20: rank i <-> rank i XOR 2^k for every k < D."
       BW_LAT_DOC},
-     p_hypercube, weft__preset_hypercube},
+     p_hypercube, weft__preset_hypercube, NULL},
     {{"a100", "a100:B[,nvbw=BW][,nicbw=BW]",
       "ForestColl's A100 model: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and one"
       " NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 300 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> IB switch"
       " ib(i mod 2) at nicbw each way (default 25 GB/s); the two IB switches ib0, ib1 are"
       " shared by all boxes. Box X is host bX. Latency 0."},
-     p_nvidia, weft__preset_a100},
+     p_nvidia, weft__preset_a100,
+     "model: ForestColl's a100_topology (github.com/liangyuRain/ForestColl topologies.py)"},
     {{"h100", "h100:B[,nvbw=BW][,nicbw=BW]",
       "H100 (DGX/HGX H100-like) boxes: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and"
       " one NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 450 GB/s). When"
@@ -66,20 +70,40 @@ static const weft__preset presets[] = {
       " rail i at nicbw each way (default 50 GB/s, a 400 Gb/s NIC); the 8 rail switches"
       " rail0-7 are shared by all boxes. A single box has no NICs. Box X is host bX."
       " Latency 0."},
-     p_nvidia, weft__preset_h100},
+     p_nvidia, weft__preset_h100,
+     "model: DGX H100-like box, NVLink 4 (18 links x 25 GB/s = 450 GB/s per GPU each way) "
+     "through one NVSwitch node; one 400 Gb/s NIC per GPU on its own rail"},
     {{"mi250", "mi250:B[,xgmibw=BW][,ibbw=BW]",
       "ForestColl's AMD MI250 model: B >= 1 boxes (default 1) of 16 GCDs (bX.gcd0-15) joined"
       " by xGMI: GCDs i and j have m(i,j) links of xgmibw each way (default 50 GB/s per link;"
       " m from ForestColl's MI250_ADJ_MAT, 1, 2 or 4 links). When B > 1 every GCD also has a"
       " duplex link of ibbw (default 16 GB/s) to one IB switch ib0 shared by all boxes. Box X"
       " is host bX. Latency 0."},
-     p_mi250, weft__preset_mi250},
+     p_mi250, weft__preset_mi250,
+     "model: ForestColl's mi250_topology and MI250_ADJ_MAT (github.com/liangyuRain/ForestColl "
+     "topologies.py)"},
     {{"dgx1", "dgx1[:bw=BW]",
       "NVIDIA DGX-1 with 8 V100 (gpu0-7, host b0) in the hybrid cube-mesh: 6 NVLinks per GPU,"
       " bw per NVLink each way (default 25 GB/s), doubled where two NVLinks join a pair"
       " (0-1, 0-4, 1-3, 2-3, 2-6, 4-5, 5-7, 6-7). NVLink only: no PCIe, CPUs or NICs."
       " Latency 0."},
-     p_dgx1, weft__preset_dgx1},
+     p_dgx1, weft__preset_dgx1,
+     "model: NVLink counts of dgx1() in github.com/microsoft/msccl-tools "
+     "sccl/topologies/nvidia.py (hybrid cube-mesh, 6 NVLinks per V100)"},
+    {{"fattree", "fattree:K[,bw=BW][,lat=LAT]",
+      "k-ary fat tree (Al-Fares et al., SIGCOMM 2008), one link per cable: K even >= 2 pods,"
+      " each with K/2 edge switches (podP.edgeE) and K/2 aggregation switches (podP.aggA);"
+      " (K/2)^2 cores (coreC); K^3/4 ranks, K/2 per edge switch. Every edge switch reaches"
+      " every aggregation switch of its pod; aggregation switch A of each pod reaches cores"
+      " A*K/2 .. A*K/2+K/2-1. Full bisection bandwidth." BW_LAT_DOC},
+     p_fattree, weft__preset_fattree, NULL},
+    {{"dragonfly", "dragonfly[:p=P,a=A,h=H,g=G,bw=BW,gbw=BW,lat=LAT]",
+      "Dragonfly (Kim et al., ISCA 2008): G groups (default A*H+1, at most A*H+1) of A"
+      " routers gX.rY (default 4), each with P ranks (default 2) and H global links (default"
+      " 2). The routers of a group are fully connected; every two groups share one global"
+      " link: the link between groups i < j joins router (j-1)/H of group i and router i/H of"
+      " group j. gbw: bandwidth of global links (default bw)." BW_LAT_DOC},
+     p_dragonfly, weft__preset_dragonfly, NULL},
     {{"clos", "clos[:hosts=H,gpus=G,nics=K,nicbw=BW,nvbw=BW,rail=0|1,leafports=P,oversub=R,"
               "spines=S,levels=2|3,podleaves=L,cores=C,lat=LAT]",
       "Two- or three-level Clos (leaf/spine fat tree) of H hosts (default 4) with G ranks each"
@@ -99,7 +123,7 @@ static const weft__preset presets[] = {
       " leaf-spine, spine-core; default 0; ns unless a unit is given). Links are aggregated:"
       " one link per switch pair carries all their ports' bandwidth. Names: leafN, spineN"
       " (podP.spineN with levels=3), coreN."},
-     p_clos, weft__preset_clos},
+     p_clos, weft__preset_clos, NULL},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])
@@ -229,6 +253,8 @@ weft_err weft_topo_preset(const char *spec, weft_topo **out, weft_diag *d)
     char note[WEFT_TOPO_NAME_MAX + 32];
     snprintf(note, sizeof note, "preset %.*s", WEFT_TOPO_NAME_MAX, spec);
     e = weft_topo_builder_note(b, note);
+    if (!e && p->source)
+        e = weft_topo_builder_note(b, p->source);
     if (e) {
         weft__preset_built(&a, e, d);
         goto free_builder;
@@ -285,34 +311,30 @@ weft_err weft__preset_uint(const weft__preset_args *a, unsigned i, uint32_t def,
     return WEFT_OK;
 }
 
-typedef struct unit {
-    const char *name;
-    int64_t num, den; /* factor to the base unit */
-} unit;
-
-static const unit bw_units[] = {
-    {"", 1, 1},          {"GB/s", 1, 1},  {"Gbps", 1, 8},    {"Gb/s", 1, 8},
-    {"TB/s", 1000, 1},   {"Tbps", 125, 1}, {"MB/s", 1, 1000}, {"Mbps", 1, 8000},
-    {"GiB/s", 1073741824, 1000000000},
-};
-static const unit lat_units[] = {
-    {"", 1, 1}, {"ns", 1, 1}, {"us", 1000, 1}, {"ms", 1000000, 1}, {"s", 1000000000, 1},
-};
-
-/* Parses number + optional unit of the table; false if malformed or out of
- * range. */
-static bool parse_quantity(const char *s, size_t len, const unit *units, size_t n_units,
-                           weft_rat *out)
+/* A plain number (in the base unit) or what the shared unit readers accept.
+ * Writes the value, which may be zero or negative; false when malformed. */
+static bool parse_quantity(const char *s, size_t len, bool bandwidth, weft_rat *out)
 {
     weft_rat v;
     size_t used;
     if (weft_rat_parse(s, len, &v, &used) != WEFT_OK)
         return false;
-    for (size_t u = 0; u < n_units; u++) {
-        if (strlen(units[u].name) == len - used && memcmp(units[u].name, s + used, len - used) == 0)
-            return weft_rat_mul(v, (weft_rat){units[u].num, units[u].den}, out) == WEFT_OK;
+    if (used == len) {
+        *out = v;
+        return true;
     }
-    return false;
+    const char *why;
+    size_t where;
+    weft_err e = bandwidth ? weft__bandwidth_parse(s, len, out, &why, &where)
+                           : weft__latency_parse(s, len, out, &why, &where);
+    if (e == WEFT_EINVAL) {
+        /* The unit was understood and only the sign was refused: the
+         * callers judge the sign, and 0 or a negative number in any unit
+         * is 0 or negative. */
+        *out = v;
+        return true;
+    }
+    return e == WEFT_OK;
 }
 
 weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, bool allow_zero,
@@ -324,12 +346,11 @@ weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, b
         return WEFT_OK;
     }
     weft_rat v;
-    if (!parse_quantity(a->val[i].text, a->val[i].len, bw_units,
-                        sizeof bw_units / sizeof bw_units[0], &v))
+    if (!parse_quantity(a->val[i].text, a->val[i].len, true, &v))
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: %s must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s "
-                             "unless a unit is given)",
-                             a->spec, name);
+                             "unless a unit is given: %s)",
+                             a->spec, name, weft__bandwidth_units);
     if (weft_rat_sign(v) < 0 || (!allow_zero && weft_rat_is_zero(v)))
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be %s", a->spec, name,
                              allow_zero ? ">= 0" : "> 0");
@@ -346,12 +367,11 @@ weft_err weft__preset_lat(const weft__preset_args *a, unsigned i, weft_rat def, 
         return WEFT_OK;
     }
     weft_rat v;
-    if (!parse_quantity(a->val[i].text, a->val[i].len, lat_units,
-                        sizeof lat_units / sizeof lat_units[0], &v))
+    if (!parse_quantity(a->val[i].text, a->val[i].len, false, &v))
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: %s must be a latency such as 500 or 1.5us (ns unless a unit "
-                             "is given)",
-                             a->spec, name);
+                             "is given: %s)",
+                             a->spec, name, weft__latency_units);
     if (weft_rat_sign(v) < 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be >= 0", a->spec, name);
     *out = v;

@@ -55,6 +55,9 @@ struct weft__preset {
     /* Parameter names in positional order, NULL-terminated. */
     const char *const *params;
     weft__preset_build_fn build;
+    /* Where the model comes from, for the fabric's note; NULL if it is
+     * generic. */
+    const char *source;
 };
 
 /* ---- Parameter conversion (preset.c) ------------------------------------ */
@@ -67,11 +70,12 @@ weft_err weft__preset_need(const weft__preset_args *a, unsigned i, weft_diag *d)
 weft_err weft__preset_uint(const weft__preset_args *a, unsigned i, uint32_t def, uint32_t min,
                            uint32_t max, uint32_t *out, weft_diag *d);
 /* A bandwidth: a number (decimal or fraction) in GB/s, or followed by a unit
- * (GB/s, Gbps, Gb/s, TB/s, Tbps, MB/s, Mbps, GiB/s). Must be > 0, or >= 0
- * when allow_zero. def when not given. */
+ * of topo/units.h (GB/s, Gbps, ...). Must be > 0, or >= 0 when allow_zero.
+ * def when not given. */
 weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, bool allow_zero,
                          weft_rat *out, weft_diag *d);
-/* A latency: a number in ns, or followed by ns, us, ms or s. Must be >= 0. */
+/* A latency: a number in ns, or followed by a unit of topo/units.h (ns, us,
+ * ms, s). Must be >= 0. */
 weft_err weft__preset_lat(const weft__preset_args *a, unsigned i, weft_rat def, weft_rat *out,
                           weft_diag *d);
 /* A positive exact number (no unit), e.g. an oversubscription ratio. */
@@ -107,6 +111,8 @@ weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, wef
 weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_dgx1(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
+weft_err weft__preset_fattree(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_dragonfly(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_clos(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
 /* The xGMI link counts between the 16 GCDs of an MI250 node and the NVLink

@@ -88,11 +88,11 @@ static void check_shape(const weft_topo *t, uint32_t ranks, uint32_t switches, u
 
 static void test_registry(void)
 {
-    CHECK_INT(weft_preset_count(), 11);
+    CHECK_INT(weft_preset_count(), 13);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
     static const char *const names[] = {"ring", "biring", "full",  "switch", "torus", "hypercube",
-                                        "a100", "h100",   "mi250", "dgx1",   "clos"};
-    for (size_t i = 0; i < weft_preset_count() && i < 11; i++) {
+                                        "a100", "h100",   "mi250", "dgx1",   "fattree", "dragonfly", "clos"};
+    for (size_t i = 0; i < weft_preset_count() && i < 13; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
         CHECK(strncmp(p->usage, p->name, strlen(p->name)) == 0);
@@ -222,6 +222,8 @@ static void test_a100(void)
         /* 16 ranks; 2 NVSwitches + 2 IB switches; 16 NICs. Per box 8 GPU-NVSwitch,
          * 8 GPU-NIC and 8 NIC-IB duplex pairs. */
         check_shape(t, 16, 4, 16, 96, 2);
+        CHECK_STR(weft_topo_note(t), "preset a100:2\nmodel: ForestColl's a100_topology "
+                                     "(github.com/liangyuRain/ForestColl topologies.py)");
         for (uint32_t r = 0; r < 16; r++) {
             char want[32], nic[32], ib[8];
             snprintf(want, sizeof want, "b%u.gpu%u", r / 8, r % 8);
@@ -439,6 +441,14 @@ static void test_clos(void)
         CHECK_BW(t, "b3.nic1", "leaf3", 50, 1);
         weft_topo_free(t);
     }
+    /* nvbw = 0 in any unit: no host switch. 1 host of 8 ranks, 8 rails. */
+    t = make("clos:hosts=1,nvbw=0GB/s,nicbw=1GiB/s,spines=1");
+    if (t) {
+        check_shape(t, 8, 8 + 1, 8, 2 * (8 + 8 + 8), 1);
+        CHECK_BW(t, "b0.nic7", "leaf7", 1073741824, 1000000000);
+        CHECK_BW(t, "leaf7", "spine0", 32 * 1073741824LL, 1000000000); /* 32 ports */
+        weft_topo_free(t);
+    }
     /* One rank per host, one NIC: no host switch. */
     t = make("clos:hosts=5,gpus=1,nics=1,leafports=2,spines=1");
     if (t) {
@@ -454,6 +464,52 @@ static void test_clos(void)
                     12500);
         CHECK_BW(t, "b12499.nic7", "leaf3127", 50, 1);
         CHECK_STR(rank_name(t, 99999), "b12499.gpu7");
+        weft_topo_free(t);
+    }
+}
+
+static void test_fattree_dragonfly(void)
+{
+    /* k = 4: 16 ranks, 8 edge + 8 aggregation + 4 core switches; 3 * 16 pairs. */
+    weft_topo *t = make("fattree:4");
+    if (t) {
+        check_shape(t, 16, 20, 0, 96, 0);
+        CHECK_BW(t, "rank5", "pod1.edge0", 100, 1);
+        CHECK_BW(t, "rank15", "pod3.edge1", 100, 1);
+        CHECK_BW(t, "pod1.edge0", "pod1.agg1", 100, 1);
+        CHECK_NOLINK(t, "pod1.edge0", "pod2.agg1");
+        CHECK_BW(t, "pod1.agg1", "core2", 100, 1);
+        CHECK_BW(t, "core3", "pod2.agg1", 100, 1);
+        CHECK_NOLINK(t, "pod1.agg1", "core1");
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "core0", &n) && n.v == 32);
+        weft_topo_free(t);
+    }
+    /* Default: p=2, a=4, h=2, g=9: 72 ranks, 36 routers; pairs 72 + 9*6 + 36. */
+    t = make("dragonfly");
+    if (t) {
+        check_shape(t, 72, 36, 0, 2 * (72 + 54 + 36), 0);
+        CHECK_BW(t, "rank13", "g1.r2", 100, 1);
+        CHECK_BW(t, "g0.r3", "g8.r0", 100, 1);
+        CHECK_BW(t, "g3.r2", "g5.r1", 100, 1);
+        CHECK_BW(t, "g4.r0", "g4.r3", 100, 1);
+        CHECK_NOLINK(t, "g3.r2", "g5.r0");
+        /* Every router: p ranks + (a-1) local + h global links. */
+        for (uint32_t v = 72; v < 108; v++) {
+            uint32_t first, count;
+            weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+            CHECK_INT(count, 2 + 3 + 2);
+        }
+        weft_topo_free(t);
+    }
+    t = make("dragonfly:g=3,gbw=25,lat=2us");
+    if (t) {
+        check_shape(t, 24, 12, 0, 2 * (24 + 18 + 3), 0);
+        CHECK_BW(t, "g0.r0", "g1.r0", 25, 1);
+        CHECK_BW(t, "g2.r0", "g0.r0", 25, 1);
+        CHECK_BW(t, "g1.r0", "g2.r0", 25, 1);
+        CHECK_BW(t, "g1.r0", "g1.r1", 100, 1);
+        CHECK(weft_rat_eq(lat(t, "g1.r0", "g2.r0"), R(2000, 1)));
         weft_topo_free(t);
     }
 }
@@ -477,10 +533,13 @@ static const bad_case bad[] = {
     {"ring:4,N=5", WEFT_EINVAL, "ring:4,N=5: parameter 'N' given twice"},
     {"ring:4,bw=0", WEFT_EINVAL, "ring:4,bw=0: bw must be > 0"},
     {"ring:4,bw=-5", WEFT_EINVAL, "ring:4,bw=-5: bw must be > 0"},
-    {"ring:4,bw=fast", WEFT_EINVAL, "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given)"},
-    {"ring:4,bw=5furlongs", WEFT_EINVAL, "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given)"},
+    {"ring:4,bw=fast", WEFT_EINVAL, "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
+    {"ring:4,bw=5furlongs", WEFT_EINVAL, "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
     {"ring:4,lat=-1", WEFT_EINVAL, "ring:4,lat=-1: lat must be >= 0"},
-    {"ring:4,lat=3parsecs", WEFT_EINVAL, "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given)"},
+    {"ring:4,lat=-1us", WEFT_EINVAL, "ring:4,lat=-1us: lat must be >= 0"},
+    {"ring:4,bw=0Gbps", WEFT_EINVAL, "ring:4,bw=0Gbps: bw must be > 0"},
+    {"clos:nvbw=-1GB/s", WEFT_EINVAL, "clos:nvbw=-1GB/s: nvbw must be >= 0"},
+    {"ring:4,lat=3parsecs", WEFT_EINVAL, "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given: ns, us, ms, s)"},
     {"biring:1", WEFT_EINVAL, "biring:1: N must be >= 2"},
     {"switch:0", WEFT_EINVAL, "switch:0: N must be >= 1"},
     {"torus:4x0", WEFT_EINVAL, "torus:4x0: dimension 2 must be >= 2"},
@@ -510,9 +569,16 @@ static const bad_case bad[] = {
     {"ring:4294967295", WEFT_ELIMIT, "ring:4294967295: too large: 4294967295 nodes (presets are limited to 8388608)"},
     {"clos:hosts=4294967295,gpus=4294967295,nics=1", WEFT_ELIMIT, "clos:hosts=4294967295,gpus=4294967295,nics=1: too large: more than 8388608 nodes (presets are limited to 8388608)"},
     {"a100:1000000", WEFT_ELIMIT, "a100:1000000: too large: 17000002 nodes (presets are limited to 8388608)"},
-    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
-    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
-    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, clos)"},
+    {"fattree:3", WEFT_EINVAL, "fattree:3: k must be even"},
+    {"fattree", WEFT_EINVAL, "fattree: missing k (usage: fattree:K[,bw=BW][,lat=LAT])"},
+    {"fattree:1024", WEFT_ELIMIT, "fattree:1024: too large: 269746176 nodes (presets are limited to 8388608)"},
+    {"dragonfly:g=10", WEFT_EINVAL, "dragonfly:g=10: g must be <= a*h+1 (9)"},
+    {"dragonfly:g=1", WEFT_EINVAL, "dragonfly:g=1: g must be >= 2"},
+    {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
+    {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
+    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
+    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
+    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
 };
 
 static void test_errors(void)
@@ -549,7 +615,8 @@ static void dtor_preset(void *arg)
 static void test_oom(void)
 {
     static const char *const specs[] = {"a100:2", "mi250:2", "dgx1", "torus:3x2",
-                                        "clos:hosts=3,gpus=4,nics=2,leafports=2,levels=3"};
+                                        "clos:hosts=3,gpus=4,nics=2,leafports=2,levels=3",
+                                        "fattree:4", "dragonfly:g=3"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         void *io[2] = {(void *)specs[i], NULL};
         CHECK(weft_test_oom_sweep(specs[i], ctor_preset, dtor_preset, io) > 5);
@@ -566,6 +633,7 @@ int main(void)
     test_mi250();
     test_dgx1();
     test_clos();
+    test_fattree_dragonfly();
     test_errors();
     test_oom();
     return weft_test_done();
