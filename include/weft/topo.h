@@ -186,6 +186,19 @@ WEFT_API weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_di
  * (weft_topo_equal). The note is written as leading comments. */
 WEFT_API weft_err weft_topo_write(const weft_topo *t, FILE *f);
 
+/* ---- Units ------------------------------------------------------------- */
+
+/* Parses a bandwidth written as in .topo files and on the command line: a
+ * number (weft_rat_parse: "300", "12.5", "2400/7", "1e3") immediately
+ * followed by one of the units GB/s (10^9 bytes/s), Gbps or Gb/s (10^9
+ * bits/s), GiB/s (2^30 bytes/s), MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps. Units
+ * are case-sensitive (Gb is bits, GB bytes). The whole string must be used.
+ * Writes the exact value in GB/s (10^9 bytes/s) on success. WEFT_EPARSE for
+ * malformed text (no number, missing or unknown unit, trailing bytes),
+ * WEFT_EINVAL when the value is not > 0, WEFT_EOVERFLOW when it does not fit
+ * in a weft_rat. */
+WEFT_API weft_err weft_parse_bandwidth(const char *text, weft_rat *gbps);
+
 /* ---- Presets ----------------------------------------------------------- */
 
 typedef struct weft_preset_info {

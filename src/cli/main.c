@@ -1,13 +1,27 @@
-/* The weft command: dispatches to subcommands. */
+/* The weft command. Reads the environment (WEFT_LOG) here and nowhere else,
+ * then dispatches through the command table (commands.h). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        printf("usage: weft COMMAND ...\n");
-        return argc < 2 ? 2 : 0;
+    /* The flag --log, read later, overrides the environment. */
+    const char *env = getenv("WEFT_LOG");
+    if (env && env[0] && !cli_log_level_set(env)) {
+        cli_error("unknown log level '%s' in WEFT_LOG (%s)", env, CLI_LOG_LEVELS);
+        return CLI_EXIT_USAGE;
     }
-    fprintf(stderr, "weft: unknown command '%s'\n", argv[1]);
-    return 2;
+    int rc = cli_group_run(&cli_toplevel, argc, argv);
+    /* Output that did not reach stdout (a full disk, a closed descriptor)
+     * is a failure, not a success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+        if (rc == CLI_EXIT_OK)
+            rc = CLI_EXIT_INPUT;
+    }
+    return rc;
 }

@@ -1,0 +1,306 @@
+/* weft plans: the intermediate representation every part of weft exchanges.
+ *
+ * A plan is one collective (kind, number of ranks N, optional root) whose
+ * data is cut into equal chunks, and a list of ops. Synthesis produces plans,
+ * the verifier proves them correct, the simulator times them, the runtime
+ * executes them, and MSCCL XML maps to and from them. docs/plan-format.md
+ * is the full reference; this comment is the summary.
+ *
+ * Buffers. Every rank has three buffers of slots, each slot one chunk:
+ *   in       the collective's input,
+ *   out      its output,
+ *   scratch  a private work area of `scratch` slots (MSCCL's "s" buffer).
+ * Their sizes per rank follow from the collective and `chunks` (C):
+ *
+ *   coll           in      out     chunk ids   chunks the size S is cut into
+ *   allgather      C       N*C     N*C         N*C (S = total output)
+ *   reducescatter  N*C     C       N*C         N*C (S = total input)
+ *   allreduce      C       C       C           C
+ *   broadcast      C       C       C           C
+ *   reduce         C       C       C           C
+ *   alltoall       N*C     N*C     N*N*C       N*C (S = one rank's input)
+ *
+ * In an in-place plan (`inplace`, the default) in and out are one storage:
+ * allgather's in[i] is out[r*C+i] on rank r, reducescatter's out[i] is
+ * in[r*C+i], and for the others in[i] is out[i]. An out-of-place plan has
+ * separate in and out storage (MSCCL "outofplace" programs).
+ *
+ * Values. Symbolically a slot holds nothing or one value: a chunk id and the
+ * set of ranks whose contribution it sums. Initially (rank r):
+ *   allgather      in[i] = chunk r*C+i from {r}
+ *   reducescatter  in[c] = chunk c from {r}
+ *   allreduce      in[c] = chunk c from {r}
+ *   broadcast      in[c] = chunk c from {root} on the root only
+ *   reduce         in[c] = chunk c from {r}
+ *   alltoall       in[d*C+p] = chunk (r*N+d)*C+p from {r}
+ * Out-of-place out slots and all scratch slots start empty. At the end:
+ *   allgather      out[c] = chunk c from {c/C} on every rank
+ *   reducescatter  out[i] = chunk r*C+i from all N ranks
+ *   allreduce      out[c] = chunk c from all N ranks, every rank
+ *   broadcast      out[c] = chunk c from {root}, every rank
+ *   reduce         out[c] = chunk c from all N ranks on the root
+ *   alltoall       out[s*C+p] = chunk (s*N+r)*C+p from {s}
+ * Slots the postcondition does not name (scratch, non-root outputs of
+ * reduce, inputs of out-of-place plans) may hold anything.
+ *
+ * Ops. An op reads `count` consecutive slots of one buffer on src_rank and
+ * writes `count` consecutive slots of one buffer on dst_rank: a copy stores
+ * the values, a reduce combines them into what the destination holds (the
+ * destination is read too). A nop moves nothing; it only orders (MSCCL
+ * "nop" steps). src_rank == dst_rank is a local copy or reduce. Ordering is
+ * ONLY what `deps` say, transitively; channel is a hint for the runtime and
+ * simulator. An op may carry a route: one or more paths through the
+ * topology, each a list of node names from the source rank's node to the
+ * destination rank's node, with an exact share of the op's bytes; the shares
+ * sum to 1.
+ *
+ * Storage. Ops live in parallel arrays; all deps share one array and all
+ * route paths one table, so adding an op is amortized O(1 + deps) with no
+ * per-op allocation. Op ids are dense, 0 .. num_ops-1, in order of
+ * addition. A dep may name any op id, earlier or later; the verifier rejects
+ * cycles. A weft_plan is not thread safe for writing; concurrent reads are
+ * fine.
+ */
+#ifndef WEFT_PLAN_H
+#define WEFT_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/err.h"
+#include "weft/rat.h"
+#include "weft/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum weft_coll {
+    WEFT_COLL_ALLGATHER = 0,
+    WEFT_COLL_REDUCESCATTER,
+    WEFT_COLL_ALLREDUCE,
+    WEFT_COLL_BROADCAST,
+    WEFT_COLL_REDUCE,
+    WEFT_COLL_ALLTOALL,
+    WEFT__COLL_COUNT
+} weft_coll;
+
+/* "allgather", "reducescatter", "allreduce", "broadcast", "reduce",
+ * "alltoall" ("?" for an invalid value). */
+WEFT_API const char *weft_coll_name(weft_coll coll);
+/* Parses a collective name (len bytes); false when unknown. */
+WEFT_API bool weft_coll_parse(const char *text, size_t len, weft_coll *out);
+/* True for broadcast and reduce. */
+WEFT_API bool weft_coll_has_root(weft_coll coll);
+
+typedef enum weft_buf {
+    WEFT_BUF_IN = 0,
+    WEFT_BUF_OUT,
+    WEFT_BUF_SCRATCH,
+    WEFT__BUF_COUNT
+} weft_buf;
+
+/* "in", "out", "scratch". */
+WEFT_API const char *weft_buf_name(weft_buf buf);
+
+typedef enum weft_op_kind {
+    WEFT_OP_COPY = 0, /* dst = src */
+    WEFT_OP_REDUCE,   /* dst = dst + src */
+    WEFT_OP_NOP,      /* orders only; runs on src_rank (== dst_rank), count 0 */
+    WEFT__OP_KIND_COUNT
+} weft_op_kind;
+
+/* "copy", "reduce", "nop". */
+WEFT_API const char *weft_op_kind_name(weft_op_kind kind);
+
+/* The header of a plan. root is meaningful only for broadcast and reduce
+ * (0 otherwise). */
+typedef struct weft_plan_info {
+    weft_coll coll;
+    uint32_t nranks;  /* N >= 1 */
+    weft_rank root;   /* < nranks */
+    uint32_t chunks;  /* C >= 1 (see the table above) */
+    uint32_t scratch; /* scratch slots per rank, >= 0 */
+    bool inplace;
+} weft_plan_info;
+
+/* Limits that keep every per-rank slot index and every count in uint32 and
+ * a text line short enough to read. */
+#define WEFT_PLAN_MAX_RANKS (1u << 20)
+#define WEFT_PLAN_MAX_SLOTS (1u << 30)  /* per rank and buffer */
+#define WEFT_PLAN_MAX_OPS (UINT32_MAX - 1)
+#define WEFT_PLAN_NO_OP UINT32_MAX
+
+/* One op. Ids of deps are separate (weft_plan_op_deps). For a nop, only
+ * src_rank, dst_rank (equal) and channel matter; the other fields are 0. */
+typedef struct weft_op {
+    weft_op_kind kind;
+    weft_rank src_rank, dst_rank;
+    weft_buf src_buf, dst_buf;
+    uint32_t src_index, dst_index; /* first slot of each range */
+    uint32_t count;                /* slots moved (>= 1; 0 for a nop) */
+    uint32_t channel;
+} weft_op;
+
+typedef struct weft_plan weft_plan;
+
+/* ---- Building ---------------------------------------------------------- */
+
+/* A new plan with no ops. WEFT_EINVAL when the header is not valid (nranks
+ * 0 or above WEFT_PLAN_MAX_RANKS, chunks 0, root out of range or nonzero
+ * for a collective without root); WEFT_ELIMIT when a buffer would exceed
+ * WEFT_PLAN_MAX_SLOTS slots. */
+WEFT_API weft_err weft_plan_new(const weft_plan_info *info, weft_plan **out);
+/* Frees a plan; NULL is allowed. */
+WEFT_API void weft_plan_free(weft_plan *p);
+
+/* Appends an op with its deps (ndeps ids; deps may be NULL when ndeps is
+ * 0) and writes its id to *id (id may be NULL). The op's fields are
+ * checked only for shape: a known kind and buffer, count >= 1 for copy and
+ * reduce, and for a nop src_rank == dst_rank and count 0 (WEFT_EINVAL).
+ * Ranks, slot ranges and dep ids are checked by the verifier, so that
+ * broken plans can be built and reported. Amortized O(1 + ndeps). */
+WEFT_API weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
+                                   uint32_t ndeps, uint32_t *id);
+
+/* Appends a route path to op `id`: nnodes >= 2 node names, from the source
+ * rank's node to the destination rank's node, carrying `share` of the op's
+ * bytes. Names must be non-empty, at most WEFT_TOPO_NAME_MAX bytes, without
+ * blanks or ',' (the text format's separators): WEFT_EINVAL otherwise.
+ * Shares are checked by the verifier (each > 0, summing to 1). Names are
+ * interned, so a route costs a few integers per node. */
+WEFT_API weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share,
+                                     const char *const *nodes, uint32_t nnodes);
+
+/* ---- Editing (for tools and mutation tests) ---------------------------- */
+
+/* Replaces op id's fields (same shape checks as add_op); deps and route
+ * are kept. */
+WEFT_API weft_err weft_plan_set_op(weft_plan *p, uint32_t id, const weft_op *op);
+/* Replaces op id's deps. */
+WEFT_API weft_err weft_plan_set_deps(weft_plan *p, uint32_t id, const uint32_t *deps,
+                                     uint32_t ndeps);
+/* Removes the k-th dep of op id (k < ndeps, else WEFT_EINVAL). */
+WEFT_API weft_err weft_plan_remove_dep(weft_plan *p, uint32_t id, uint32_t k);
+/* Removes op id's route. */
+WEFT_API void weft_plan_clear_route(weft_plan *p, uint32_t id);
+/* Removes op id: later ops move down by one and every dep is renumbered;
+ * deps on the removed op are dropped. O(ops + deps). WEFT_EINVAL when id
+ * does not exist. */
+WEFT_API weft_err weft_plan_remove_op(weft_plan *p, uint32_t id);
+/* A deep copy of p (compacted: storage freed by edits is not copied). */
+WEFT_API weft_err weft_plan_copy(const weft_plan *p, weft_plan **out);
+/* True when a and b have the same header and the same ops in the same
+ * order with the same fields, deps (in order) and routes (paths in order,
+ * same shares, same node names). */
+WEFT_API bool weft_plan_equal(const weft_plan *a, const weft_plan *b);
+
+/* ---- Reading ----------------------------------------------------------- */
+
+WEFT_API const weft_plan_info *weft_plan_get_info(const weft_plan *p);
+WEFT_API uint32_t weft_plan_num_ops(const weft_plan *p);
+/* Slots per rank of a buffer (the table above; scratch is info.scratch). */
+WEFT_API uint32_t weft_plan_buf_slots(const weft_plan *p, weft_buf buf);
+/* How many equal chunks the collective's size S is cut into (the last
+ * column of the table above): one chunk is S / this many bytes. */
+WEFT_API uint64_t weft_plan_size_chunks(const weft_plan *p);
+/* Number of distinct chunk ids (N*N*C for alltoall, else size_chunks). */
+WEFT_API uint64_t weft_plan_num_chunk_ids(const weft_plan *p);
+
+/* Op id's fields; id must be < num_ops. */
+WEFT_API weft_op weft_plan_op(const weft_plan *p, uint32_t id);
+/* Op id's deps: *ndeps ids. The array belongs to p and is valid until the
+ * next change to p. */
+WEFT_API const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *ndeps);
+/* Number of route paths of op id (0: no route). */
+WEFT_API uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id);
+/* Path k of op id: its share, and its nodes (names belong to p). */
+WEFT_API weft_rat weft_plan_path_share(const weft_plan *p, uint32_t id, uint32_t k);
+WEFT_API uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k);
+WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k,
+                                         uint32_t i);
+
+/* ---- Text format (.plan) and JSON -------------------------------------- */
+
+/* Parses .plan text (docs/plan-format.md). `name` is used in messages
+ * ("ring.plan:7:12: reason"). On any error nothing is returned and d says
+ * file:line:col and why: WEFT_EPARSE for malformed text, WEFT_ENOMEM. The
+ * parser checks syntax and structure (ids in order, deps naming existing
+ * ops, a valid header); whether the plan is correct is the verifier's job. */
+WEFT_API weft_err weft_plan_parse(const char *text, size_t len, const char *name,
+                                  weft_plan **out, weft_diag *d);
+/* Reads and parses a file (WEFT_ENOENT / WEFT_EIO when it cannot be read). */
+WEFT_API weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d);
+/* Writes p as canonical .plan text: parsing it gives a plan equal to p
+ * (weft_plan_equal). WEFT_EIO when writing fails. */
+WEFT_API weft_err weft_plan_write(const weft_plan *p, FILE *f);
+/* Writes p as one JSON object (docs/plan-format.md gives the schema). */
+WEFT_API weft_err weft_plan_write_json(const weft_plan *p, FILE *f);
+
+/* ---- Verification ------------------------------------------------------ */
+
+/* Proves p correct or reports the first error in d (WEFT_EVERIFY):
+ * structure (ranks, slot ranges, deps, cycles), the collective's
+ * postcondition by symbolic execution (every contribution reduced exactly
+ * once, nothing missing or extra, every output slot filled), and hazards:
+ * every pair of accesses to one slot where at least one writes must be
+ * ordered by deps, so that the result is the same in every execution order
+ * the deps allow. Routes: shares must be positive and sum to 1; when topo is
+ * not NULL, its ranks must match the plan's and every path must follow
+ * links of topo from the source rank's node to the destination rank's
+ * node. Messages name the op, its ranks and slots, e.g.
+ * "op 17 (rank 3 -> rank 5, chunk 12): rank 5 reads chunk 12 before op 9
+ * has delivered it". WEFT_ENOMEM and WEFT_ELIMIT are possible too.
+ * Time O((ops + deps + slots accessed) * K) worst case, K the number of
+ * dependency chains; see docs/plan-format.md. */
+WEFT_API weft_err weft_plan_verify(const weft_plan *p, const weft_topo *topo, weft_diag *d);
+
+/* ---- Real-data execution ----------------------------------------------- */
+
+/* Runs a plan on real int64 buffers inside this process, to cross-check the
+ * verifier with data. Element e of chunk c contributed by rank r has a
+ * pseudo-random value (weft_exec_input_value) so that every contribution is
+ * distinct; reduce adds (wrapping modulo 2^64). Ops run on `threads` worker
+ * threads in a random order among those the deps allow, chosen by `seed`:
+ * with threads == 1 the order is a function of the seed alone, so a racy
+ * plan gives seed-dependent results; with more threads ops also overlap in
+ * time. */
+typedef struct weft_exec_opts {
+    uint32_t elems_per_chunk; /* >= 1 */
+    uint64_t seed;
+    uint32_t threads; /* >= 1 */
+} weft_exec_opts;
+
+/* elems_per_chunk 4, seed 1, threads 1. */
+WEFT_API void weft_exec_opts_init(weft_exec_opts *o);
+
+/* The final out buffers of every rank (or the expected ones). */
+typedef struct weft_exec_result weft_exec_result;
+
+/* The value rank r contributes to element e of chunk id c. */
+WEFT_API int64_t weft_exec_input_value(uint32_t rank, uint64_t chunk, uint32_t elem);
+
+/* Executes p. p should be verified first; an unverified plan still never
+ * crashes: ranks or slots out of range give WEFT_EINVAL and a cycle
+ * WEFT_EVERIFY (named in d), reading an empty slot reads a poison value. */
+WEFT_API weft_err weft_plan_exec(const weft_plan *p, const weft_exec_opts *o,
+                                 weft_exec_result **out, weft_diag *d);
+/* The expected result of p's collective (only p's header is used). */
+WEFT_API weft_err weft_exec_reference(const weft_plan *p, uint32_t elems_per_chunk,
+                                      weft_exec_result **out);
+/* True when every slot named by the postcondition is byte-for-byte equal in
+ * got and want; otherwise false and d (WEFT_EVERIFY) names the first
+ * difference: "rank 2 out[5] element 3: got 17, expected 12". */
+WEFT_API bool weft_exec_compare(const weft_exec_result *got, const weft_exec_result *want,
+                                weft_diag *d);
+/* The out buffer of a rank: *nelems int64 values (out slots * elems per
+ * chunk). Belongs to r. */
+WEFT_API const int64_t *weft_exec_out(const weft_exec_result *r, weft_rank rank, size_t *nelems);
+WEFT_API void weft_exec_result_free(weft_exec_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

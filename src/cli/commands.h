@@ -1,0 +1,21 @@
+/* The table of top-level commands: the one place a command is registered.
+ *
+ * To add a command NAME: write src/cli/cmd_NAME.c defining
+ *     int cli_cmd_NAME(int argc, char **argv)
+ * (include "cli/commands.h" there for its prototype) and add one line
+ *     X(NAME, "one-line summary")
+ * to the list below, above `help`. `weft --help` lists the commands in this
+ * order. docs/cli.md has the details.
+ */
+#ifndef WEFT_CLI_COMMANDS_H
+#define WEFT_CLI_COMMANDS_H
+
+#define CLI_COMMANDS(X)                                                                            \
+    X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
+    X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
+
+#define CLI__DECLARE(name, summary) int cli_cmd_##name(int argc, char **argv);
+CLI_COMMANDS(CLI__DECLARE)
+#undef CLI__DECLARE
+
+#endif

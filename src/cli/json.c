@@ -1,0 +1,307 @@
+/* The JSON writer. See json.h. */
+#include "cli/json.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_json_init(cli_json *j, FILE *f)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+}
+
+static void indent(cli_json *j)
+{
+    fputc('\n', j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
+}
+
+/* Called before any value: checks that a value is allowed here and writes
+ * the separator and indentation. Returns false on misuse. */
+static bool before_value(cli_json *j)
+{
+    if (j->misuse || j->done)
+        goto misuse;
+    if (j->depth == 0)
+        return true;
+    if (j->in_object[j->depth - 1]) {
+        if (!j->have_key)
+            goto misuse;
+        j->have_key = false;
+        return true;
+    }
+    if (!j->empty[j->depth - 1])
+        fputc(',', j->f);
+    j->empty[j->depth - 1] = false;
+    indent(j);
+    return true;
+misuse:
+    j->misuse = true;
+    return false;
+}
+
+/* Called after a complete value. */
+static void after_value(cli_json *j)
+{
+    if (j->depth == 0)
+        j->done = true;
+}
+
+static void begin(cli_json *j, bool object)
+{
+    if (!before_value(j))
+        return;
+    if (j->depth == CLI_JSON_MAX_DEPTH) {
+        j->misuse = true;
+        return;
+    }
+    fputc(object ? '{' : '[', j->f);
+    j->in_object[j->depth] = object;
+    j->empty[j->depth] = true;
+    j->depth++;
+}
+
+static void end(cli_json *j, bool object)
+{
+    if (j->misuse || j->depth == 0 || j->in_object[j->depth - 1] != object || j->have_key) {
+        j->misuse = true;
+        return;
+    }
+    bool was_empty = j->empty[j->depth - 1];
+    j->depth--;
+    if (!was_empty)
+        indent(j);
+    fputc(object ? '}' : ']', j->f);
+    after_value(j);
+}
+
+void cli_json_begin_object(cli_json *j)
+{
+    begin(j, true);
+}
+
+void cli_json_end_object(cli_json *j)
+{
+    end(j, true);
+}
+
+void cli_json_begin_array(cli_json *j)
+{
+    begin(j, false);
+}
+
+void cli_json_end_array(cli_json *j)
+{
+    end(j, false);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* no overlong forms */
+        if (c == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+void cli_json_write_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        switch (c) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\b':
+            fputs("\\b", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7F) {
+                fprintf(f, "\\u%04x", c);
+            } else {
+                size_t n = utf8_len(p);
+                if (n == 0) {
+                    fputs("\\ufffd", f);
+                } else {
+                    fwrite(p, 1, n, f);
+                    p += n;
+                    continue;
+                }
+            }
+        }
+        p++;
+    }
+    fputc('"', f);
+}
+
+void cli_json_key(cli_json *j, const char *key)
+{
+    if (j->misuse || j->depth == 0 || !j->in_object[j->depth - 1] || j->have_key) {
+        j->misuse = true;
+        return;
+    }
+    if (!j->empty[j->depth - 1])
+        fputc(',', j->f);
+    j->empty[j->depth - 1] = false;
+    indent(j);
+    cli_json_write_string(j->f, key);
+    fputs(": ", j->f);
+    j->have_key = true;
+}
+
+void cli_json_string(cli_json *j, const char *s)
+{
+    if (!s) {
+        cli_json_null(j);
+        return;
+    }
+    if (!before_value(j))
+        return;
+    cli_json_write_string(j->f, s);
+    after_value(j);
+}
+
+void cli_json_int(cli_json *j, int64_t v)
+{
+    if (!before_value(j))
+        return;
+    fprintf(j->f, "%" PRId64, v);
+    after_value(j);
+}
+
+void cli_json_uint(cli_json *j, uint64_t v)
+{
+    if (!before_value(j))
+        return;
+    fprintf(j->f, "%" PRIu64, v);
+    after_value(j);
+}
+
+void cli_json_double(cli_json *j, double v)
+{
+    if (!isfinite(v)) {
+        cli_json_null(j);
+        return;
+    }
+    if (!before_value(j))
+        return;
+    /* The shortest %g text that reads back exactly; %.17g always does. */
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, j->f);
+    after_value(j);
+}
+
+void cli_json_bool(cli_json *j, bool v)
+{
+    if (!before_value(j))
+        return;
+    fputs(v ? "true" : "false", j->f);
+    after_value(j);
+}
+
+void cli_json_null(cli_json *j)
+{
+    if (!before_value(j))
+        return;
+    fputs("null", j->f);
+    after_value(j);
+}
+
+void cli_json_rat(cli_json *j, weft_rat v)
+{
+    char buf[48];
+    weft_rat_format(v, buf, sizeof buf);
+    cli_json_string(j, buf);
+}
+
+void cli_json_kv_string(cli_json *j, const char *key, const char *s)
+{
+    cli_json_key(j, key);
+    cli_json_string(j, s);
+}
+
+void cli_json_kv_int(cli_json *j, const char *key, int64_t v)
+{
+    cli_json_key(j, key);
+    cli_json_int(j, v);
+}
+
+void cli_json_kv_uint(cli_json *j, const char *key, uint64_t v)
+{
+    cli_json_key(j, key);
+    cli_json_uint(j, v);
+}
+
+void cli_json_kv_double(cli_json *j, const char *key, double v)
+{
+    cli_json_key(j, key);
+    cli_json_double(j, v);
+}
+
+void cli_json_kv_bool(cli_json *j, const char *key, bool v)
+{
+    cli_json_key(j, key);
+    cli_json_bool(j, v);
+}
+
+void cli_json_kv_rat(cli_json *j, const char *key, weft_rat v)
+{
+    cli_json_key(j, key);
+    cli_json_rat(j, v);
+}
+
+int cli_json_finish(cli_json *j)
+{
+    if (j->misuse || !j->done)
+        return -1;
+    fputc('\n', j->f);
+    return 0;
+}

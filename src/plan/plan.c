@@ -1,0 +1,569 @@
+/* The plan IR: building, editing, reading, copying and comparing. See
+ * weft/plan.h for the contract and plan_internal.h for the layout. */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "plan/plan_internal.h"
+
+static const char *const coll_names[WEFT__COLL_COUNT] = {
+    "allgather", "reducescatter", "allreduce", "broadcast", "reduce", "alltoall"};
+static const char *const buf_names[WEFT__BUF_COUNT] = {"in", "out", "scratch"};
+static const char *const kind_names[WEFT__OP_KIND_COUNT] = {"copy", "reduce", "nop"};
+
+const char *weft_coll_name(weft_coll coll)
+{
+    return (unsigned)coll < WEFT__COLL_COUNT ? coll_names[coll] : "?";
+}
+
+bool weft_coll_parse(const char *text, size_t len, weft_coll *out)
+{
+    for (int c = 0; c < WEFT__COLL_COUNT; c++) {
+        if (strlen(coll_names[c]) == len && memcmp(coll_names[c], text, len) == 0) {
+            *out = (weft_coll)c;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool weft_coll_has_root(weft_coll coll)
+{
+    return coll == WEFT_COLL_BROADCAST || coll == WEFT_COLL_REDUCE;
+}
+
+const char *weft_buf_name(weft_buf buf)
+{
+    return (unsigned)buf < WEFT__BUF_COUNT ? buf_names[buf] : "?";
+}
+
+const char *weft_op_kind_name(weft_op_kind kind)
+{
+    return (unsigned)kind < WEFT__OP_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+/* ---- Sizes --------------------------------------------------------------- */
+
+/* Slots per rank of in and out (64-bit, before limits are applied). */
+static void buf_sizes(const weft_plan_info *info, uint64_t *in, uint64_t *out)
+{
+    uint64_t n = info->nranks, c = info->chunks;
+    switch (info->coll) {
+    case WEFT_COLL_ALLGATHER:
+        *in = c, *out = n * c;
+        break;
+    case WEFT_COLL_REDUCESCATTER:
+        *in = n * c, *out = c;
+        break;
+    case WEFT_COLL_ALLTOALL:
+        *in = n * c, *out = n * c;
+        break;
+    default:
+        *in = c, *out = c;
+        break;
+    }
+}
+
+uint32_t weft_plan_buf_slots(const weft_plan *p, weft_buf buf)
+{
+    switch (buf) {
+    case WEFT_BUF_IN:
+        return p->nin;
+    case WEFT_BUF_OUT:
+        return p->nout;
+    case WEFT_BUF_SCRATCH:
+        return p->info.scratch;
+    default:
+        return 0;
+    }
+}
+
+uint64_t weft_plan_size_chunks(const weft_plan *p)
+{
+    return p->nin > p->nout ? p->nin : p->nout;
+}
+
+uint64_t weft_plan_num_chunk_ids(const weft_plan *p)
+{
+    if (p->info.coll == WEFT_COLL_ALLTOALL)
+        return (uint64_t)p->info.nranks * p->info.nranks * p->info.chunks;
+    return weft_plan_size_chunks(p);
+}
+
+/* ---- Names --------------------------------------------------------------- */
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+const char *weft__plan_name(const weft_plan *p, uint32_t name)
+{
+    return p->names + p->name_off[name];
+}
+
+static bool name_lookup(const weft_plan *p, const char *s, size_t len, uint32_t *out)
+{
+    if (!p->name_slot_cap)
+        return false;
+    uint32_t mask = p->name_slot_cap - 1;
+    for (uint32_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
+        uint32_t v = p->name_slots[i];
+        if (!v)
+            return false;
+        const char *n = p->names + p->name_off[v - 1];
+        if (strncmp(n, s, len) == 0 && n[len] == '\0') {
+            *out = v - 1;
+            return true;
+        }
+    }
+}
+
+static void name_put(uint32_t *slots, uint32_t cap, uint32_t hash, uint32_t id)
+{
+    uint32_t i = hash & (cap - 1);
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = id + 1;
+}
+
+/* Interns s[0..len) and writes its name id. */
+static weft_err name_intern(weft_plan *p, const char *s, size_t len, uint32_t *out)
+{
+    if (name_lookup(p, s, len, out))
+        return WEFT_OK;
+    if ((uint64_t)(p->nnames + 1) * 2 > p->name_slot_cap) {
+        uint32_t ncap = p->name_slot_cap ? p->name_slot_cap * 2 : 64;
+        uint32_t *slots = weft__calloc(ncap, sizeof *slots);
+        if (!slots)
+            return WEFT_ENOMEM;
+        for (uint32_t v = 0; v < p->nnames; v++) {
+            const char *n = p->names + p->name_off[v];
+            name_put(slots, ncap, name_hash(n, strlen(n)), v);
+        }
+        weft__free(p->name_slots);
+        p->name_slots = slots;
+        p->name_slot_cap = ncap;
+    }
+    if (weft__grow((void **)&p->name_off, &p->name_off_cap, (size_t)p->nnames + 1,
+                   sizeof *p->name_off))
+        return WEFT_ENOMEM;
+    if (p->names_len + len + 1 > UINT32_MAX)
+        return WEFT_ELIMIT;
+    if (weft__grow((void **)&p->names, &p->names_cap, p->names_len + len + 1, 1))
+        return WEFT_ENOMEM;
+    memcpy(p->names + p->names_len, s, len);
+    p->names[p->names_len + len] = '\0';
+    p->name_off[p->nnames] = (uint32_t)p->names_len;
+    p->names_len += len + 1;
+    name_put(p->name_slots, p->name_slot_cap, name_hash(s, len), p->nnames);
+    *out = p->nnames++;
+    return WEFT_OK;
+}
+
+/* ---- Life cycle ---------------------------------------------------------- */
+
+weft_err weft_plan_new(const weft_plan_info *info, weft_plan **out)
+{
+    if (!info || (unsigned)info->coll >= WEFT__COLL_COUNT || info->nranks == 0 ||
+        info->nranks > WEFT_PLAN_MAX_RANKS || info->chunks == 0)
+        return WEFT_EINVAL;
+    if (weft_coll_has_root(info->coll) ? info->root.v >= info->nranks : info->root.v != 0)
+        return WEFT_EINVAL;
+    uint64_t nin, nout;
+    buf_sizes(info, &nin, &nout);
+    if (nin > WEFT_PLAN_MAX_SLOTS || nout > WEFT_PLAN_MAX_SLOTS ||
+        info->scratch > WEFT_PLAN_MAX_SLOTS)
+        return WEFT_ELIMIT;
+    weft_plan *p = weft__calloc(1, sizeof *p);
+    if (!p)
+        return WEFT_ENOMEM;
+    p->info = *info;
+    p->info.inplace = info->inplace ? true : false;
+    p->nin = (uint32_t)nin;
+    p->nout = (uint32_t)nout;
+    *out = p;
+    return WEFT_OK;
+}
+
+void weft_plan_free(weft_plan *p)
+{
+    if (!p)
+        return;
+    weft__free(p->ops);
+    weft__free(p->dep_start);
+    weft__free(p->dep_count);
+    weft__free(p->deps);
+    weft__free(p->path_start);
+    weft__free(p->path_count);
+    weft__free(p->paths);
+    weft__free(p->path_nodes);
+    weft__free(p->names);
+    weft__free(p->name_off);
+    weft__free(p->name_slots);
+    weft__free(p);
+}
+
+/* ---- Ops ----------------------------------------------------------------- */
+
+static bool op_shape_ok(const weft_op *op)
+{
+    if ((unsigned)op->kind >= WEFT__OP_KIND_COUNT || (unsigned)op->src_buf >= WEFT__BUF_COUNT ||
+        (unsigned)op->dst_buf >= WEFT__BUF_COUNT)
+        return false;
+    if (op->kind == WEFT_OP_NOP)
+        return op->src_rank.v == op->dst_rank.v && op->count == 0 && op->src_buf == 0 &&
+               op->dst_buf == 0 && op->src_index == 0 && op->dst_index == 0;
+    return op->count >= 1;
+}
+
+/* Grows the per-op arrays to hold `need` ops. */
+static weft_err reserve_ops(weft_plan *p, size_t need)
+{
+    if (need <= p->op_cap)
+        return WEFT_OK;
+    size_t ncap = p->op_cap ? p->op_cap * 2 : 64;
+    while (ncap < need)
+        ncap *= 2;
+    weft_op *ops = weft__realloc_array(p->ops, ncap, sizeof *ops);
+    if (!ops)
+        return WEFT_ENOMEM;
+    p->ops = ops;
+    uint64_t *ds = weft__realloc_array(p->dep_start, ncap, sizeof *ds);
+    if (!ds)
+        return WEFT_ENOMEM;
+    p->dep_start = ds;
+    uint32_t *dc = weft__realloc_array(p->dep_count, ncap, sizeof *dc);
+    if (!dc)
+        return WEFT_ENOMEM;
+    p->dep_count = dc;
+    if (p->path_start) {
+        uint32_t *ps = weft__realloc_array(p->path_start, ncap, sizeof *ps);
+        if (!ps)
+            return WEFT_ENOMEM;
+        p->path_start = ps;
+        uint32_t *pc = weft__realloc_array(p->path_count, ncap, sizeof *pc);
+        if (!pc)
+            return WEFT_ENOMEM;
+        p->path_count = pc;
+    }
+    p->op_cap = ncap;
+    return WEFT_OK;
+}
+
+/* Appends deps to the shared array; writes where they start. */
+static weft_err append_deps(weft_plan *p, const uint32_t *deps, uint32_t ndeps, uint64_t *start)
+{
+    if (weft__grow((void **)&p->deps, &p->dep_cap, p->ndeps + ndeps, sizeof *p->deps))
+        return WEFT_ENOMEM;
+    if (ndeps)
+        memcpy(p->deps + p->ndeps, deps, (size_t)ndeps * sizeof *deps);
+    *start = p->ndeps;
+    p->ndeps += ndeps;
+    return WEFT_OK;
+}
+
+weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps, uint32_t ndeps,
+                          uint32_t *id)
+{
+    if (!op_shape_ok(op) || (ndeps && !deps))
+        return WEFT_EINVAL;
+    if (p->nops >= WEFT_PLAN_MAX_OPS)
+        return WEFT_ELIMIT;
+    weft_err e = reserve_ops(p, (size_t)p->nops + 1);
+    if (e)
+        return e;
+    uint64_t start;
+    e = append_deps(p, deps, ndeps, &start);
+    if (e)
+        return e;
+    uint32_t i = p->nops++;
+    p->ops[i] = *op;
+    p->dep_start[i] = start;
+    p->dep_count[i] = ndeps;
+    if (p->path_start) {
+        p->path_start[i] = 0;
+        p->path_count[i] = 0;
+    }
+    if (id)
+        *id = i;
+    return WEFT_OK;
+}
+
+static bool node_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > WEFT_TOPO_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch <= ' ' || ch == ',' || ch == '#' || ch == 0x7f)
+            return false;
+    }
+    return true;
+}
+
+weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share, const char *const *nodes,
+                            uint32_t nnodes)
+{
+    if (id >= p->nops || nnodes < 2 || share.den <= 0)
+        return WEFT_EINVAL;
+    for (uint32_t i = 0; i < nnodes; i++) {
+        if (!node_name_ok(nodes[i]))
+            return WEFT_EINVAL;
+    }
+    if (!p->path_start) {
+        p->path_start = weft__calloc(p->op_cap, sizeof *p->path_start);
+        p->path_count = weft__calloc(p->op_cap, sizeof *p->path_count);
+        if (!p->path_start || !p->path_count) {
+            weft__free(p->path_start);
+            weft__free(p->path_count);
+            p->path_start = p->path_count = NULL;
+            return WEFT_ENOMEM;
+        }
+    }
+    if (p->path_nodes_len + nnodes > UINT32_MAX || p->npaths + p->path_count[id] + 1 > UINT32_MAX)
+        return WEFT_ELIMIT;
+    /* Interning may fail half way; the names already interned stay, unused,
+     * which is harmless. */
+    if (weft__grow((void **)&p->path_nodes, &p->path_nodes_cap, p->path_nodes_len + nnodes,
+                   sizeof *p->path_nodes))
+        return WEFT_ENOMEM;
+    for (uint32_t i = 0; i < nnodes; i++) {
+        weft_err e = name_intern(p, nodes[i], strlen(nodes[i]), &p->path_nodes[p->path_nodes_len + i]);
+        if (e)
+            return e;
+    }
+    /* An op's paths are contiguous in the table; when they are not at its
+     * end they move there first (the old entries become garbage). */
+    uint32_t have = p->path_count[id];
+    bool at_end = have == 0 || p->path_start[id] + have == p->npaths;
+    size_t need = (size_t)p->npaths + 1 + (at_end ? 0 : have);
+    if (weft__grow((void **)&p->paths, &p->path_cap, need, sizeof *p->paths))
+        return WEFT_ENOMEM;
+    if (!at_end) {
+        memmove(p->paths + p->npaths, p->paths + p->path_start[id], have * sizeof *p->paths);
+        p->path_start[id] = p->npaths;
+        p->npaths += have;
+    } else if (have == 0) {
+        p->path_start[id] = p->npaths;
+    }
+    weft__plan_path *pt = &p->paths[p->npaths++];
+    pt->share = share;
+    pt->node_start = (uint32_t)p->path_nodes_len;
+    pt->nnodes = nnodes;
+    p->path_nodes_len += nnodes;
+    p->path_count[id] = have + 1;
+    return WEFT_OK;
+}
+
+/* ---- Editing ------------------------------------------------------------- */
+
+weft_err weft_plan_set_op(weft_plan *p, uint32_t id, const weft_op *op)
+{
+    if (id >= p->nops || !op_shape_ok(op))
+        return WEFT_EINVAL;
+    p->ops[id] = *op;
+    return WEFT_OK;
+}
+
+weft_err weft_plan_set_deps(weft_plan *p, uint32_t id, const uint32_t *deps, uint32_t ndeps)
+{
+    if (id >= p->nops || (ndeps && !deps))
+        return WEFT_EINVAL;
+    if (ndeps <= p->dep_count[id]) {
+        memmove(p->deps + p->dep_start[id], deps, (size_t)ndeps * sizeof *deps);
+        p->dep_count[id] = ndeps;
+        return WEFT_OK;
+    }
+    /* deps may point into p->deps, which append_deps may move. */
+    uint32_t *tmp = weft__malloc((size_t)ndeps * sizeof *tmp);
+    if (!tmp)
+        return WEFT_ENOMEM;
+    memcpy(tmp, deps, (size_t)ndeps * sizeof *tmp);
+    uint64_t start;
+    weft_err e = append_deps(p, tmp, ndeps, &start);
+    weft__free(tmp);
+    if (e)
+        return e;
+    p->dep_start[id] = start;
+    p->dep_count[id] = ndeps;
+    return WEFT_OK;
+}
+
+weft_err weft_plan_remove_dep(weft_plan *p, uint32_t id, uint32_t k)
+{
+    if (id >= p->nops || k >= p->dep_count[id])
+        return WEFT_EINVAL;
+    uint32_t *d = p->deps + p->dep_start[id];
+    memmove(d + k, d + k + 1, (size_t)(p->dep_count[id] - k - 1) * sizeof *d);
+    p->dep_count[id]--;
+    return WEFT_OK;
+}
+
+void weft_plan_clear_route(weft_plan *p, uint32_t id)
+{
+    if (id < p->nops && p->path_count)
+        p->path_count[id] = 0;
+}
+
+weft_err weft_plan_remove_op(weft_plan *p, uint32_t id)
+{
+    if (id >= p->nops)
+        return WEFT_EINVAL;
+    /* Rebuild the dep array compacted, renumbered, without the removed op. */
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->nops; i++)
+        total += i == id ? 0 : p->dep_count[i];
+    uint32_t *deps = weft__malloc((size_t)(total ? total : 1) * sizeof *deps);
+    if (!deps)
+        return WEFT_ENOMEM;
+    uint64_t n = 0;
+    for (uint32_t i = 0, j = 0; i < p->nops; i++) {
+        if (i == id)
+            continue;
+        uint64_t start = n;
+        const uint32_t *d = p->deps + p->dep_start[i];
+        for (uint32_t k = 0; k < p->dep_count[i]; k++) {
+            if (d[k] == id)
+                continue;
+            deps[n++] = d[k] > id && d[k] != WEFT_PLAN_NO_OP ? d[k] - 1 : d[k];
+        }
+        p->ops[j] = p->ops[i];
+        p->dep_start[j] = start;
+        p->dep_count[j] = (uint32_t)(n - start);
+        if (p->path_start) {
+            p->path_start[j] = p->path_start[i];
+            p->path_count[j] = p->path_count[i];
+        }
+        j++;
+    }
+    weft__free(p->deps);
+    p->deps = deps;
+    p->ndeps = n;
+    p->dep_cap = total ? total : 1;
+    p->nops--;
+    return WEFT_OK;
+}
+
+weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
+{
+    weft_plan *q;
+    weft_err e = weft_plan_new(&p->info, &q);
+    if (e)
+        return e;
+    e = reserve_ops(q, p->nops ? p->nops : 1);
+    if (e)
+        goto free_copy;
+    const char **names = NULL;
+    size_t names_cap = 0;
+    for (uint32_t i = 0; i < p->nops && !e; i++) {
+        e = weft_plan_add_op(q, &p->ops[i], p->deps + p->dep_start[i], p->dep_count[i], NULL);
+        uint32_t np = weft_plan_op_num_paths(p, i);
+        for (uint32_t k = 0; k < np && !e; k++) {
+            const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
+            if (weft__grow((void **)&names, &names_cap, pt->nnodes, sizeof *names)) {
+                e = WEFT_ENOMEM;
+                break;
+            }
+            for (uint32_t v = 0; v < pt->nnodes; v++)
+                names[v] = weft__plan_name(p, p->path_nodes[pt->node_start + v]);
+            e = weft_plan_add_path(q, i, pt->share, names, pt->nnodes);
+        }
+    }
+    weft__free(names);
+    if (e)
+        goto free_copy;
+    *out = q;
+    return WEFT_OK;
+free_copy:
+    weft_plan_free(q);
+    return e;
+}
+
+static bool op_equal(const weft_op *a, const weft_op *b)
+{
+    return a->kind == b->kind && a->src_rank.v == b->src_rank.v &&
+           a->dst_rank.v == b->dst_rank.v && a->src_buf == b->src_buf &&
+           a->dst_buf == b->dst_buf && a->src_index == b->src_index &&
+           a->dst_index == b->dst_index && a->count == b->count && a->channel == b->channel;
+}
+
+bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
+{
+    if (a->info.coll != b->info.coll || a->info.nranks != b->info.nranks ||
+        a->info.root.v != b->info.root.v || a->info.chunks != b->info.chunks ||
+        a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
+        a->nops != b->nops)
+        return false;
+    for (uint32_t i = 0; i < a->nops; i++) {
+        if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i])
+            return false;
+        if (memcmp(a->deps + a->dep_start[i], b->deps + b->dep_start[i],
+                   (size_t)a->dep_count[i] * sizeof *a->deps) != 0)
+            return false;
+        uint32_t np = weft_plan_op_num_paths(a, i);
+        if (np != weft_plan_op_num_paths(b, i))
+            return false;
+        for (uint32_t k = 0; k < np; k++) {
+            const weft__plan_path *pa = &a->paths[a->path_start[i] + k];
+            const weft__plan_path *pb = &b->paths[b->path_start[i] + k];
+            if (!weft_rat_eq(pa->share, pb->share) || pa->nnodes != pb->nnodes)
+                return false;
+            for (uint32_t v = 0; v < pa->nnodes; v++) {
+                if (strcmp(weft__plan_name(a, a->path_nodes[pa->node_start + v]),
+                           weft__plan_name(b, b->path_nodes[pb->node_start + v])) != 0)
+                    return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* ---- Reading ------------------------------------------------------------- */
+
+const weft_plan_info *weft_plan_get_info(const weft_plan *p)
+{
+    return &p->info;
+}
+
+uint32_t weft_plan_num_ops(const weft_plan *p)
+{
+    return p->nops;
+}
+
+weft_op weft_plan_op(const weft_plan *p, uint32_t id)
+{
+    return p->ops[id];
+}
+
+const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *ndeps)
+{
+    *ndeps = p->dep_count[id];
+    return p->deps ? p->deps + p->dep_start[id] : NULL;
+}
+
+uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id)
+{
+    return p->path_count ? p->path_count[id] : 0;
+}
+
+weft_rat weft_plan_path_share(const weft_plan *p, uint32_t id, uint32_t k)
+{
+    return p->paths[p->path_start[id] + k].share;
+}
+
+uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k)
+{
+    return p->paths[p->path_start[id] + k].nnodes;
+}
+
+const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k, uint32_t i)
+{
+    const weft__plan_path *pt = &p->paths[p->path_start[id] + k];
+    return weft__plan_name(p, p->path_nodes[pt->node_start + i]);
+}

@@ -1,0 +1,50 @@
+/* The layout of a plan, shared by the files of the plan module (plan.c
+ * builds and edits it; plan_text.c, plan_json.c, verify.c and exec.c read
+ * it). Nothing outside src/plan includes this header.
+ *
+ * Ops are an array of weft_op. Deps of op i are deps[dep_start[i] ..
+ * dep_start[i] + dep_count[i]); ranges of different ops never overlap but
+ * need not be in op order (set_deps appends a fresh range). Route paths
+ * live in one table the same way (path_start/path_count, allocated on the
+ * first path); a path's nodes are name ids in path_nodes, names interned
+ * once in `names`.
+ */
+#ifndef WEFT_PLAN_INTERNAL_H
+#define WEFT_PLAN_INTERNAL_H
+
+#include "weft/plan.h"
+
+typedef struct weft__plan_path {
+    weft_rat share;
+    uint32_t node_start; /* into path_nodes */
+    uint32_t nnodes;
+} weft__plan_path;
+
+struct weft_plan {
+    weft_plan_info info;
+    uint32_t nin, nout; /* slots per rank of in and out */
+    uint32_t nops;
+    size_t op_cap;
+    weft_op *ops;
+    uint64_t *dep_start;
+    uint32_t *dep_count;
+    uint32_t *deps;
+    size_t ndeps, dep_cap;
+    uint32_t *path_start, *path_count; /* NULL until a path is added */
+    weft__plan_path *paths;
+    size_t npaths, path_cap;
+    uint32_t *path_nodes;
+    size_t path_nodes_len, path_nodes_cap;
+    char *names; /* NUL-separated interned node names */
+    size_t names_len, names_cap;
+    uint32_t *name_off;
+    size_t name_off_cap;
+    uint32_t nnames;
+    uint32_t *name_slots; /* open addressing, name id + 1, 0 empty */
+    uint32_t name_slot_cap;
+};
+
+/* The interned name with id `name`. */
+const char *weft__plan_name(const weft_plan *p, uint32_t name);
+
+#endif

@@ -1,0 +1,91 @@
+/* The flow-level engine: max-min fair sharing of links by fluid flows.
+ *
+ * Model. A link has a capacity in bytes/s. A flow has a route, a list of
+ * (link, coefficient) pairs: at rate r it loads each of its links by
+ * coefficient * r. A single path has coefficient 1 on each link; an ECMP
+ * split has the per-link fractions of paths.h (the flow moves in lockstep
+ * over its paths at fixed ratios, as hashed ECMP does); a symmetry-reduced
+ * flow class (see ring.c) has coefficients that also count how many members
+ * of the class share one link. Rates are max-min fair: progressive filling
+ * raises all unfrozen flows of a connected component together until a link
+ * saturates, freezes the flows that cross it, and repeats.
+ *
+ * Time. A flow is released when all the flows it depends on are done, and
+ * starts `alpha` seconds later (the per-op overhead). Its bytes are in flight
+ * along the whole route at once: it competes for bandwidth from its start
+ * until its bytes are drained, then completes `lat` seconds later (the route
+ * latency); only then are its dependents released. A flow with no links
+ * drains at once.
+ *
+ * Incremental rates. When flows start or drain, only the connected
+ * components of the (active flow, link) graph that contain their links are
+ * recomputed; every event time is processed as one batch (all events at
+ * exactly that time, including flows released at it), then each touched
+ * component is refilled once. Cost per batch: O(size of the touched
+ * components x water-filling rounds).
+ *
+ * Determinism. Events are ordered by (time, sequence number) in an
+ * intrusive heap; component discovery, filling and all sums run in
+ * index order; nothing depends on addresses or hashing. The same inputs
+ * give bit-identical results. A flow whose remaining bytes fall below
+ * 1e-12 of its size through rounding is treated as drained.
+ *
+ * Storage: arrays indexed by link, route and flow ids, grown amortised;
+ * nothing is allocated per event.
+ */
+#ifndef WEFT_SIM_ENGINE_H
+#define WEFT_SIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/err.h"
+
+typedef struct sim_engine sim_engine;
+
+/* n_links links with capacities cap[i] > 0 bytes/s. mult[i] (may be NULL
+ * for all 1) is how many physical links link i stands for; it only scales
+ * the per-link statistics. */
+weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
+                        sim_engine **out);
+void sim_engine_free(sim_engine *e);
+
+/* Adds a route of n (link, coefficient > 0) pairs and latency lat_s >= 0;
+ * links may not repeat. Many flows may share one route. */
+weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link,
+                              const double *coef, double lat_s, uint32_t *route_id);
+/* Adds a flow of `bytes` >= 0 over a route. mult is how many real flows it
+ * stands for (statistics only). */
+weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double mult,
+                             uint32_t *flow_id);
+/* Flow f is released only after flow dep is done. */
+weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep);
+
+/* Runs every flow to completion. alpha_s is the per-flow start overhead.
+ * WEFT_EVERIFY when flows never become ready (a dependency cycle), naming
+ * one of them. May be called once. */
+weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d);
+
+typedef struct sim_engine_stats {
+    double makespan_s; /* completion time of the last flow */
+    uint64_t events;   /* start, drain and done events processed */
+    uint64_t batches;  /* distinct event times */
+    uint64_t refills;  /* component recomputations */
+    /* Largest relative difference, over links, between the bytes the link
+     * carried (rates integrated over time) and the bytes its flows put on
+     * it (coefficient x size): the conservation check. */
+    double conservation_err;
+} sim_engine_stats;
+
+void sim_engine_get_stats(const sim_engine *e, sim_engine_stats *out);
+uint32_t sim_engine_num_flows(const sim_engine *e);
+/* Times of a flow after the run: start (after alpha), drained, done. */
+void sim_engine_flow_times(const sim_engine *e, uint32_t f, double *start, double *drained,
+                           double *done);
+/* Bytes a link carried (per physical link it stands for). */
+double sim_engine_link_bytes(const sim_engine *e, uint32_t l);
+/* The rate a flow was first given when it started (bytes/s; for a flow
+ * without links or bytes, 0). */
+double sim_engine_flow_rate0(const sim_engine *e, uint32_t f);
+
+#endif

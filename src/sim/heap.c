@@ -1,0 +1,109 @@
+/* The event heap. See heap.h. */
+#include "sim/heap.h"
+#include "base/alloc.h"
+
+weft_err sim_heap_init(sim_heap *h, uint32_t cap)
+{
+    h->n = 0;
+    h->cap = cap;
+    h->next_seq = 0;
+    h->ent = weft__malloc((cap ? cap : 1) * sizeof *h->ent);
+    h->pos = weft__malloc((cap ? cap : 1) * sizeof *h->pos);
+    if (!h->ent || !h->pos) {
+        sim_heap_fini(h);
+        return WEFT_ENOMEM;
+    }
+    for (uint32_t i = 0; i < cap; i++)
+        h->pos[i] = UINT32_MAX;
+    return WEFT_OK;
+}
+
+void sim_heap_fini(sim_heap *h)
+{
+    weft__free(h->ent);
+    weft__free(h->pos);
+    h->ent = NULL;
+    h->pos = NULL;
+    h->n = h->cap = 0;
+}
+
+static bool less(const sim_heap_ent *a, const sim_heap_ent *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void place(sim_heap *h, uint32_t i, sim_heap_ent e)
+{
+    h->ent[i] = e;
+    h->pos[e.id] = i;
+}
+
+static void sift_up(sim_heap *h, uint32_t i)
+{
+    sim_heap_ent e = h->ent[i];
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!less(&e, &h->ent[parent]))
+            break;
+        place(h, i, h->ent[parent]);
+        i = parent;
+    }
+    place(h, i, e);
+}
+
+static void sift_down(sim_heap *h, uint32_t i)
+{
+    sim_heap_ent e = h->ent[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && less(&h->ent[c + 1], &h->ent[c]))
+            c++;
+        if (!less(&h->ent[c], &e))
+            break;
+        place(h, i, h->ent[c]);
+        i = c;
+    }
+    place(h, i, e);
+}
+
+void sim_heap_set(sim_heap *h, uint32_t id, double t)
+{
+    sim_heap_ent e = {t, h->next_seq++, id};
+    uint32_t i = h->pos[id];
+    if (i == UINT32_MAX) {
+        i = h->n++;
+        place(h, i, e);
+        sift_up(h, i);
+        return;
+    }
+    place(h, i, e);
+    sift_up(h, i);
+    sift_down(h, h->pos[id]);
+}
+
+bool sim_heap_contains(const sim_heap *h, uint32_t id)
+{
+    return h->pos[id] != UINT32_MAX;
+}
+
+void sim_heap_remove(sim_heap *h, uint32_t id)
+{
+    uint32_t i = h->pos[id];
+    h->pos[id] = UINT32_MAX;
+    h->n--;
+    if (i == h->n)
+        return;
+    uint32_t moved = h->ent[h->n].id;
+    place(h, i, h->ent[h->n]);
+    sift_up(h, i);
+    sift_down(h, h->pos[moved]);
+}
+
+uint32_t sim_heap_pop(sim_heap *h)
+{
+    uint32_t id = h->ent[0].id;
+    sim_heap_remove(h, id);
+    return id;
+}

@@ -1,0 +1,39 @@
+/* Rank orbits under verified automorphisms of a weighted fabric.
+ *
+ * Two ranks are in one orbit when some automorphism of the fabric (a
+ * permutation of the nodes that keeps every node's kind and maps every link
+ * onto a link of the same weight) maps one onto the other. A flow problem
+ * that is defined by the graph alone then has the same answer at both, so
+ * the bound runs one max-flow per orbit instead of one per rank.
+ *
+ * Safety: ranks are only ever merged by an automorphism that has been built
+ * and then checked link by link, so a reported orbit is always a union of
+ * true orbit members; when the search fails to find an automorphism the
+ * ranks simply stay apart (more max-flows, same answer). Candidate
+ * automorphisms are found by colour refinement (1-dimensional
+ * Weisfeiler-Leman, weighted and directed) followed by a greedy matching
+ * outward from the two ranks; each candidate costs O((V + E) log E).
+ */
+#ifndef WEFT_TOPO_ORBITS_H
+#define WEFT_TOPO_ORBITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/topo.h"
+
+typedef struct weft__orbits {
+    uint32_t n_reps;
+    uint32_t *reps;    /* one rank per orbit, ascending */
+    uint32_t *rank_of; /* per rank: the representative of its orbit */
+    uint32_t tried, found; /* candidate automorphisms tried and verified */
+} weft__orbits;
+
+/* Computes the orbits of the ranks of t, whose link l has weight w[l].
+ * With search false every rank is its own orbit. WEFT_ENOMEM only. */
+weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search,
+                              weft__orbits *out);
+/* Frees what weft__orbits_compute stored; safe on a zeroed struct. */
+void weft__orbits_fini(weft__orbits *o);
+
+#endif

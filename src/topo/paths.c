@@ -1,0 +1,415 @@
+/* ECMP shortest-path routing. See paths.h for the model and its cost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "topo/graph_internal.h"
+#include "topo/paths.h"
+
+#define UNSEEN UINT32_MAX
+
+struct weft_paths {
+    const weft_topo *t;
+    /* Per-node scratch, valid for touched nodes only. ds/dt: hop distance
+     * from src / to dst, UNSEEN when not reached. */
+    uint32_t *ds, *dt;
+    uint32_t *touched, n_touched;
+    uint32_t *front, *next;  /* BFS frontiers (either direction) */
+    uint32_t *bfront;        /* the backward frontier while the forward one runs */
+    uint8_t *in_dag;         /* node is on a kept shortest path; reset via dag */
+    uint32_t *lvl;           /* distance from src of a DAG node */
+    uint32_t *dag, n_dag;    /* DAG nodes, sorted by (level, id) after routing */
+    weft_rat *lat;           /* least latency to dst of a DAG node */
+    weft_rat *frac;          /* traffic reaching a DAG node */
+    uint64_t *npaths;        /* path counts, for weft_paths_list */
+    /* The last route. */
+    uint32_t *olink;
+    weft_rat *ofrac;
+    double *ofracd;
+    size_t o_cap;
+    uint32_t on;
+    bool valid;
+    uint32_t src, dst, hops;
+};
+
+weft_err weft_paths_new(const weft_topo *t, weft_paths **out)
+{
+    weft_paths *p = weft__calloc(1, sizeof *p);
+    if (!p)
+        return WEFT_ENOMEM;
+    size_t n = t->n_nodes;
+    p->t = t;
+    p->ds = weft__malloc(n * sizeof *p->ds);
+    p->dt = weft__malloc(n * sizeof *p->dt);
+    p->touched = weft__malloc(n * sizeof *p->touched);
+    p->front = weft__malloc(n * sizeof *p->front);
+    p->next = weft__malloc(n * sizeof *p->next);
+    p->bfront = weft__malloc(n * sizeof *p->bfront);
+    p->in_dag = weft__calloc(n, 1);
+    p->lvl = weft__malloc(n * sizeof *p->lvl);
+    p->dag = weft__malloc(n * sizeof *p->dag);
+    p->lat = weft__malloc(n * sizeof *p->lat);
+    p->frac = weft__malloc(n * sizeof *p->frac);
+    p->npaths = weft__malloc(n * sizeof *p->npaths);
+    if (!p->ds || !p->dt || !p->touched || !p->front || !p->next || !p->bfront || !p->in_dag ||
+        !p->lvl || !p->dag || !p->lat || !p->frac || !p->npaths) {
+        weft_paths_free(p);
+        return WEFT_ENOMEM;
+    }
+    for (size_t v = 0; v < n; v++)
+        p->ds[v] = p->dt[v] = UNSEEN;
+    *out = p;
+    return WEFT_OK;
+}
+
+void weft_paths_free(weft_paths *p)
+{
+    if (!p)
+        return;
+    weft__free(p->ds);
+    weft__free(p->dt);
+    weft__free(p->touched);
+    weft__free(p->front);
+    weft__free(p->next);
+    weft__free(p->bfront);
+    weft__free(p->in_dag);
+    weft__free(p->lvl);
+    weft__free(p->dag);
+    weft__free(p->lat);
+    weft__free(p->frac);
+    weft__free(p->npaths);
+    weft__free(p->olink);
+    weft__free(p->ofrac);
+    weft__free(p->ofracd);
+    weft__free(p);
+}
+
+static void reset(weft_paths *p)
+{
+    for (uint32_t i = 0; i < p->n_touched; i++)
+        p->ds[p->touched[i]] = p->dt[p->touched[i]] = UNSEEN;
+    p->n_touched = 0;
+    for (uint32_t i = 0; i < p->n_dag; i++)
+        p->in_dag[p->dag[i]] = 0;
+    p->n_dag = 0;
+    p->valid = false;
+}
+
+static void touch(weft_paths *p, uint32_t v)
+{
+    if (p->ds[v] == UNSEEN && p->dt[v] == UNSEEN)
+        p->touched[p->n_touched++] = v;
+}
+
+/* Expands one full level. Forward: along out-links, setting ds. Backward:
+ * against in-links, setting dt. Returns whether a newly reached node was
+ * already reached from the other side. */
+static bool expand(weft_paths *p, bool forward, uint32_t *front, uint32_t *n_front,
+                   uint32_t radius)
+{
+    const weft_topo *t = p->t;
+    uint32_t *mine = forward ? p->ds : p->dt, *theirs = forward ? p->dt : p->ds;
+    uint32_t nn = 0;
+    bool met = false;
+    for (uint32_t i = 0; i < *n_front; i++) {
+        uint32_t v = front[i];
+        uint32_t lo = forward ? t->out_start[v] : t->in_start[v];
+        uint32_t hi = forward ? t->out_start[v + 1] : t->in_start[v + 1];
+        for (uint32_t j = lo; j < hi; j++) {
+            uint32_t w = forward ? t->link_dst[j] : t->link_src[t->in_links[j]];
+            if (mine[w] != UNSEEN)
+                continue;
+            touch(p, w);
+            mine[w] = radius + 1;
+            p->next[nn++] = w;
+            if (theirs[w] != UNSEEN)
+                met = true;
+        }
+    }
+    memcpy(front, p->next, nn * sizeof *front);
+    *n_front = nn;
+    return met;
+}
+
+static void dag_add(weft_paths *p, uint32_t v, uint32_t level)
+{
+    p->in_dag[v] = 1;
+    p->lvl[v] = level;
+    p->dag[p->n_dag++] = v;
+}
+
+static const weft_paths *sort_ctx;
+
+static int by_level_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t lx = sort_ctx->lvl[x], ly = sort_ctx->lvl[y];
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Recovers the shortest-path DAG from the meeting layer (nodes with
+ * ds == m and dt == D - m), walking backward to src and forward to dst. */
+static void build_dag(weft_paths *p, uint32_t m, uint32_t hops)
+{
+    const weft_topo *t = p->t;
+    for (uint32_t i = 0; i < p->n_touched; i++) {
+        uint32_t v = p->touched[i];
+        if (p->ds[v] == m && p->dt[v] == hops - m)
+            dag_add(p, v, m);
+    }
+    /* Nodes are appended level by level, so a level is a contiguous run. */
+    uint32_t lo = 0, hi = p->n_dag;
+    for (uint32_t k = m; k > 0; k--) {
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t v = p->dag[i];
+            for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
+                uint32_t u = t->link_src[t->in_links[j]];
+                if (!p->in_dag[u] && p->ds[u] == k - 1)
+                    dag_add(p, u, k - 1);
+            }
+        }
+        lo = hi;
+        hi = p->n_dag;
+    }
+    /* Forward from the meeting layer; it occupies dag[0 .. n_meet). */
+    uint32_t n_meet = 0;
+    while (n_meet < p->n_dag && p->lvl[p->dag[n_meet]] == m)
+        n_meet++;
+    lo = 0;
+    hi = n_meet;
+    for (uint32_t k = m; k < hops; k++) {
+        uint32_t start = p->n_dag;
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t v = p->dag[i];
+            for (uint32_t j = t->out_start[v]; j < t->out_start[v + 1]; j++) {
+                uint32_t w = t->link_dst[j];
+                if (!p->in_dag[w] && p->dt[w] == hops - k - 1)
+                    dag_add(p, w, k + 1);
+            }
+        }
+        lo = start;
+        hi = p->n_dag;
+    }
+    sort_ctx = p;
+    qsort(p->dag, p->n_dag, sizeof *p->dag, by_level_id);
+}
+
+/* Is link j (u -> w) a kept hop: w on the DAG one level further, and the
+ * least latency through it equals u's least latency? */
+static bool kept(const weft_paths *p, uint32_t u, uint32_t j)
+{
+    uint32_t w = p->t->link_dst[j];
+    if (!p->in_dag[w] || p->lvl[w] != p->lvl[u] + 1)
+        return false;
+    weft_rat s;
+    if (weft_rat_add(p->t->link_lat[j], p->lat[w], &s))
+        return false;
+    return weft_rat_eq(s, p->lat[u]);
+}
+
+static weft_err out_reserve(weft_paths *p, size_t need)
+{
+    if (need <= p->o_cap)
+        return WEFT_OK;
+    size_t cap = p->o_cap ? p->o_cap : 16;
+    while (cap < need)
+        cap *= 2;
+    uint32_t *l = weft__realloc_array(p->olink, cap, sizeof *l);
+    if (!l)
+        return WEFT_ENOMEM;
+    p->olink = l;
+    weft_rat *f = weft__realloc_array(p->ofrac, cap, sizeof *f);
+    if (!f)
+        return WEFT_ENOMEM;
+    p->ofrac = f;
+    double *fd = weft__realloc_array(p->ofracd, cap, sizeof *fd);
+    if (!fd)
+        return WEFT_ENOMEM;
+    p->ofracd = fd;
+    p->o_cap = cap;
+    return WEFT_OK;
+}
+
+static weft_err overflow(weft_paths *p, uint32_t src, uint32_t dst, weft_diag *d)
+{
+    const weft_topo *t = p->t;
+    return weft_diag_set(d, WEFT_EOVERFLOW,
+                         "route %s -> %s: a latency sum or traffic fraction overflows",
+                         t->strings + t->node_name[src], t->strings + t->node_name[dst]);
+}
+
+weft_err weft_paths_route_get(weft_paths *p, weft_node_id src_id, weft_node_id dst_id,
+                              weft_paths_route *out, weft_diag *d)
+{
+    const weft_topo *t = p->t;
+    uint32_t src = src_id.v, dst = dst_id.v;
+    reset(p);
+    if (src >= t->n_nodes || dst >= t->n_nodes)
+        return weft_diag_set(d, WEFT_EINVAL, "route: node id %u out of range (%u nodes)",
+                             src >= t->n_nodes ? src : dst, t->n_nodes);
+    if (src == dst)
+        return weft_diag_set(d, WEFT_EINVAL, "route: source and destination are both %s",
+                             t->strings + t->node_name[src]);
+    touch(p, src);
+    p->ds[src] = 0;
+    touch(p, dst);
+    p->dt[dst] = 0;
+    uint32_t *ff = p->front, *bf = p->bfront;
+    uint32_t nf = 1, nb = 1, fr = 0, br = 0;
+    ff[0] = src;
+    bf[0] = dst;
+    for (;;) {
+        if (!nf || !nb)
+            return weft_diag_set(d, WEFT_ETOPO, "no path from %s to %s",
+                                 t->strings + t->node_name[src], t->strings + t->node_name[dst]);
+        bool met;
+        if (nf <= nb)
+            met = expand(p, true, ff, &nf, fr++);
+        else
+            met = expand(p, false, bf, &nb, br++);
+        if (met)
+            break;
+    }
+    uint32_t hops = fr + br;
+    build_dag(p, fr, hops);
+
+    /* Least latency to dst, from the far end. */
+    for (uint32_t i = p->n_dag; i-- > 0;) {
+        uint32_t u = p->dag[i];
+        if (u == dst) {
+            p->lat[u] = weft_rat_int(0);
+            continue;
+        }
+        bool have = false;
+        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+            uint32_t w = t->link_dst[j];
+            if (!p->in_dag[w] || p->lvl[w] != p->lvl[u] + 1)
+                continue;
+            weft_rat s;
+            if (weft_rat_add(t->link_lat[j], p->lat[w], &s))
+                return overflow(p, src, dst, d);
+            if (!have || weft_rat_cmp(s, p->lat[u]) < 0)
+                p->lat[u] = s;
+            have = true;
+        }
+    }
+    /* Even split per hop, from src. */
+    for (uint32_t i = 0; i < p->n_dag; i++)
+        p->frac[p->dag[i]] = weft_rat_int(0);
+    p->frac[src] = weft_rat_int(1);
+    uint32_t on = 0;
+    for (uint32_t i = 0; i < p->n_dag; i++) {
+        uint32_t u = p->dag[i];
+        if (u == dst || weft_rat_is_zero(p->frac[u]))
+            continue;
+        int64_t k = 0;
+        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++)
+            k += kept(p, u, j);
+        weft_rat share;
+        if (weft_rat_div(p->frac[u], weft_rat_int(k), &share))
+            return overflow(p, src, dst, d);
+        if (out_reserve(p, on + (size_t)k))
+            return weft_diag_code(d, WEFT_ENOMEM);
+        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+            if (!kept(p, u, j))
+                continue;
+            uint32_t w = t->link_dst[j];
+            if (weft_rat_add(p->frac[w], share, &p->frac[w]))
+                return overflow(p, src, dst, d);
+            p->olink[on] = j;
+            p->ofrac[on] = share;
+            p->ofracd[on] = weft_rat_to_double(share);
+            on++;
+        }
+    }
+    p->on = on;
+    p->valid = true;
+    p->src = src;
+    p->dst = dst;
+    p->hops = hops;
+    out->n = on;
+    out->link = p->olink;
+    out->frac = p->ofrac;
+    out->fracd = p->ofracd;
+    out->hops = hops;
+    out->lat_ns = p->lat[src];
+    return WEFT_OK;
+}
+
+/* Counts kept paths from every DAG node to dst (saturating). */
+static void count_paths(weft_paths *p)
+{
+    const weft_topo *t = p->t;
+    for (uint32_t i = p->n_dag; i-- > 0;) {
+        uint32_t u = p->dag[i];
+        if (u == p->dst) {
+            p->npaths[u] = 1;
+            continue;
+        }
+        uint64_t c = 0;
+        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+            if (!kept(p, u, j))
+                continue;
+            uint64_t add = p->npaths[t->link_dst[j]];
+            c = c > UINT64_MAX - add ? UINT64_MAX : c + add;
+        }
+        p->npaths[u] = c;
+    }
+}
+
+weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes, weft_rat *weight,
+                         uint32_t *written, uint64_t *total)
+{
+    if (!p->valid || max > WEFT_PATHS_LIST_MAX)
+        return WEFT_EINVAL;
+    const weft_topo *t = p->t;
+    count_paths(p);
+    *total = p->npaths[p->src];
+    uint32_t hops = p->hops, nw = 0;
+    /* Depth-first over kept hops; at[k] is the next out-link to try at depth
+     * k, path[k] the node there and w[k] the weight of the prefix. */
+    enum { DEPTH_MAX = 256 };
+    uint32_t path[DEPTH_MAX], at[DEPTH_MAX];
+    weft_rat w[DEPTH_MAX];
+    if (hops >= DEPTH_MAX)
+        return WEFT_ELIMIT;
+    uint32_t depth = 0;
+    path[0] = p->src;
+    at[0] = t->out_start[p->src];
+    w[0] = weft_rat_int(1);
+    while (nw < max) {
+        uint32_t u = path[depth];
+        if (u == p->dst) {
+            for (uint32_t k = 0; k <= hops; k++)
+                nodes[(size_t)nw * (hops + 1) + k].v = path[k];
+            weight[nw++] = w[depth];
+            depth--;
+            continue;
+        }
+        uint32_t j = at[depth];
+        while (j < t->out_start[u + 1] && !kept(p, u, j))
+            j++;
+        if (j == t->out_start[u + 1]) {
+            if (depth == 0)
+                break;
+            depth--;
+            continue;
+        }
+        at[depth] = j + 1;
+        int64_t k = 0;
+        for (uint32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++)
+            k += kept(p, u, i);
+        weft_rat share;
+        if (weft_rat_div(w[depth], weft_rat_int(k), &share))
+            return WEFT_EOVERFLOW;
+        uint32_t v = t->link_dst[j];
+        depth++;
+        path[depth] = v;
+        at[depth] = t->out_start[v];
+        w[depth] = share;
+    }
+    *written = nw;
+    return WEFT_OK;
+}

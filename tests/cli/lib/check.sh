@@ -1,0 +1,85 @@
+# Helpers for the shell tests of the weft command (sourced, not run).
+#
+#   run ARGS...             runs "$WEFT" ARGS..., keeps stdout in $OUT,
+#                           stderr in $ERR and the exit code in $RC
+#   expect_rc N             the last run exited with N
+#   expect_out TEXT         stdout is exactly TEXT (a trailing newline is
+#   expect_err TEXT         stripped from both, as $(...) does)
+#   expect_out_has TEXT     stdout contains TEXT
+#   expect_err_has TEXT     stderr contains TEXT
+#   check DESC CMD...       CMD succeeds
+#   finish                  prints "N passed, N failed"; exits 1 on failure
+#
+# Every failed expectation prints the command, what was expected and what
+# came out, and the script goes on, so one run shows every failure.
+
+passed=0
+failed=0
+LAST=""
+
+fail_() {
+    failed=$((failed + 1))
+    printf 'FAIL: weft %s\n  %s\n' "$LAST" "$1" >&2
+}
+
+pass_() {
+    passed=$((passed + 1))
+}
+
+run() {
+    LAST="$*"
+    local o e
+    o=$(mktemp) e=$(mktemp)
+    "$WEFT" "$@" >"$o" 2>"$e"
+    RC=$?
+    OUT=$(cat "$o")
+    ERR=$(cat "$e")
+    rm -f "$o" "$e"
+}
+
+expect_rc() {
+    if [ "$RC" = "$1" ]; then pass_; else fail_ "exit code $RC, expected $1 (stderr: $ERR)"; fi
+}
+
+expect_out() {
+    if [ "$OUT" = "$1" ]; then pass_; else fail_ "stdout:
+$OUT
+  expected:
+$1"; fi
+}
+
+expect_err() {
+    if [ "$ERR" = "$1" ]; then pass_; else fail_ "stderr:
+$ERR
+  expected:
+$1"; fi
+}
+
+expect_out_has() {
+    case "$OUT" in
+    *"$1"*) pass_ ;;
+    *) fail_ "stdout does not contain '$1':
+$OUT" ;;
+    esac
+}
+
+expect_err_has() {
+    case "$ERR" in
+    *"$1"*) pass_ ;;
+    *) fail_ "stderr does not contain '$1':
+$ERR" ;;
+    esac
+}
+
+check() {
+    local desc=$1
+    shift
+    LAST="($desc)"
+    if "$@"; then pass_; else fail_ "$desc"; fi
+}
+
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit $?
+}
