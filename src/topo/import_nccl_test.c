@@ -381,7 +381,7 @@ static void test_errors(void)
     CHECK_ERR(weft_topo_load_nccl_xml("/nonexistent/t.xml", NULL, &t, &d), WEFT_ENOENT);
     CHECK_STR(d.msg, "/nonexistent/t.xml: no such file");
     CHECK_ERR(weft_topo_load_nccl_xml(WEFT_SOURCE_DIR, NULL, &t, &d), WEFT_EIO);
-    CHECK_STR(d.msg, WEFT_SOURCE_DIR ": not a regular file");
+    CHECK_STR(d.msg, WEFT_SOURCE_DIR ": is a directory");
 }
 
 static weft_err ctor_ndv4(void *arg)

@@ -17,17 +17,22 @@ weft_err weft__read_whole_file(const char *path, char **out, size_t *len, weft_d
     }
     weft_err e = WEFT_OK;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: not a regular file", path);
+    if (fstat(fileno(f), &st) != 0) {
+        e = weft_diag_set(d, WEFT_EIO, "%s: cannot stat: %s", path, strerror(errno));
         goto close_file;
     }
-    if ((unsigned long long)st.st_size > WEFT__IMPORT_MAX_BYTES) {
+    if (S_ISDIR(st.st_mode)) {
+        e = weft_diag_set(d, WEFT_EIO, "%s: is a directory", path);
+        goto close_file;
+    }
+    if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > WEFT__IMPORT_MAX_BYTES) {
         e = weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu MiB", path,
                           WEFT__IMPORT_MAX_BYTES >> 20);
         goto close_file;
     }
-    /* The size is a hint; the loop reads whatever is there up to the limit. */
-    size_t cap = (size_t)st.st_size + 1, n = 0;
+    /* The size is a hint (0 for a pipe); the loop reads whatever is there up
+     * to the limit. */
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, n = 0;
     char *buf = weft__malloc(cap);
     if (!buf) {
         e = weft_diag_code(d, WEFT_ENOMEM);

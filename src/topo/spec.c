@@ -1,0 +1,98 @@
+/* Resolving a spec (a file of any supported format, or a preset) to a
+ * fabric. See weft_topo_from_spec in weft/topo.h.
+ *
+ * A file that exists wins over a preset of the same spelling, so what a user
+ * names on disk is always what is loaded. The format is chosen by extension
+ * first; a file with any other extension is recognised by its first bytes,
+ * because NCCL dumps and ASTRA-sim configs are often saved under names such
+ * as "topo.txt" or "network". */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "topo/import_internal.h"
+#include "weft/topo.h"
+
+typedef enum spec_format { FMT_TOPO, FMT_NCCL, FMT_ASTRA } spec_format;
+
+void weft_spec_opts_init(weft_spec_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    weft_nccl_import_opts_init(&o->nccl);
+}
+
+static bool has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcasecmp(path + n - e, ext) == 0;
+}
+
+/* Guesses the format of a regular file from its first 4 KiB: '<' first
+ * (after blanks and a UTF-8 byte order mark) is XML; a line starting with
+ * "topology:" is an ASTRA-sim config; anything else is .topo, whose parser
+ * then says precisely what is wrong. */
+static spec_format sniff(const char *path)
+{
+    char buf[4096];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return FMT_TOPO;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    size_t i = 0;
+    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < n && isspace((unsigned char)buf[i]))
+        i++;
+    if (i < n && buf[i] == '<')
+        return FMT_NCCL;
+    for (const char *line = buf; line; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, "topology:", 9) == 0)
+            return FMT_ASTRA;
+    }
+    return FMT_TOPO;
+}
+
+weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_topo **out,
+                             weft_diag *d)
+{
+    weft_spec_opts defaults;
+    if (!opts) {
+        weft_spec_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (!spec || !*spec)
+        return weft_diag_set(d, WEFT_EINVAL, "empty spec (a file or a preset; see weft topo list)");
+    struct stat st;
+    if (stat(spec, &st) != 0) {
+        weft_err e = weft_topo_preset(spec, out, d);
+        if (e == WEFT_ENOENT)
+            return weft_diag_set(d, WEFT_ENOENT, "no such file or preset '%s' (see weft topo list)",
+                                 spec);
+        return e;
+    }
+    if (S_ISDIR(st.st_mode))
+        return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
+    spec_format fmt;
+    if (has_ext(spec, ".xml"))
+        fmt = FMT_NCCL;
+    else if (has_ext(spec, ".yml") || has_ext(spec, ".yaml"))
+        fmt = FMT_ASTRA;
+    else if (has_ext(spec, ".topo") || !S_ISREG(st.st_mode))
+        fmt = FMT_TOPO; /* a pipe cannot be read twice: it is taken as .topo */
+    else
+        fmt = sniff(spec);
+    switch (fmt) {
+    case FMT_NCCL:
+        return weft_topo_load_nccl_xml(spec, &opts->nccl, out, d);
+    case FMT_ASTRA:
+        return weft_topo_load_astra_yml(spec, out, d);
+    default:
+        return weft_topo_load_file(spec, out, d);
+    }
+}
