@@ -11,6 +11,7 @@
 #define WEFT_CLI_COMMANDS_H
 
 #define CLI_COMMANDS(X)                                                                            \
+    X(topo, "inspect fabrics: list presets, print, summarise, draw (DOT)")                        \
     X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
     X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
 
