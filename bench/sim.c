@@ -65,8 +65,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         fflush(stdout);
         pid_t pid = fork();
-        if (pid == 0)
-            _exit(run_case(specs[i]));
+        if (pid == 0) {
+            int rc = run_case(specs[i]);
+            fflush(stdout);
+            _exit(rc);
+        }
         int status;
         if (pid > 0)
             waitpid(pid, &status, 0);

@@ -73,8 +73,10 @@ free_paths:
 }
 
 /* Above this many engine flows (about 200 bytes each) a ring is not
- * simulated step by step but extrapolated from three truncated runs. */
-#define WEFT_SIM_RING_FULL_FLOWS 2000000u
+ * simulated step by step but extrapolated from truncated runs, each of at
+ * most the second budget. */
+#define WEFT_SIM_RING_FULL_FLOWS 4000000u
+#define WEFT_SIM_RING_EXTRAPOLATE_FLOWS 6000000u
 
 /* The reduced system: link classes and one route per transfer class. */
 typedef struct ring_sys {
@@ -229,36 +231,42 @@ weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const 
     } else {
         /* Three truncated rings of k1, k1 + m and k1 + 2m steps; when the
          * two increments agree, the time is linear in the step count from
-         * k1 on and the rest is extrapolated. */
-        uint64_t k1 = 4 * (uint64_t)cls.nf + 64, m = k1 / 2;
-        if (per_step * (k1 + 2 * m) > WEFT_SIM_RING_FULL_FLOWS || k1 + 2 * m >= steps) {
+         * k1 on and the rest is extrapolated. Otherwise k1 doubles, up to
+         * the flow budget. */
+        uint64_t k1 = 4 * (uint64_t)cls.nf + 64, m = 0;
+        double tk[3] = {0, 0, 0};
+        uint64_t events = 0, flows = 0;
+        bool steady = false;
+        for (; !steady; k1 *= 2) {
+            m = k1 / 2;
+            if (per_step * (k1 + 2 * m) > WEFT_SIM_RING_EXTRAPOLATE_FLOWS ||
+                k1 + 2 * m >= steps)
+                break;
+            for (int i = 0; i < 3; i++) {
+                sim_engine_free(e);
+                e = NULL;
+                if ((err = run_steps(&rs, k1 + (uint64_t)i * m, &e, d)))
+                    goto free_all;
+                sim_engine_stats st;
+                sim_engine_get_stats(e, &st);
+                tk[i] = st.makespan_s;
+                events += st.events;
+                flows += sim_engine_num_flows(e);
+            }
+            double d1 = tk[1] - tk[0], d2 = tk[2] - tk[1];
+            steady = fabs(d1 - d2) <= 1e-9 * d2;
+            if (steady)
+                break;
+        }
+        if (!steady) {
             err = weft_diag_set(d, WEFT_ELIMIT,
-                                "sim: %u transfer classes x %u slices is too many to simulate "
-                                "%llu ring steps",
+                                "sim: %u transfer classes x %u slices: no steady state found "
+                                "within the flow budget; %llu ring steps are too many to "
+                                "simulate one by one",
                                 cls.nf, o->slices, (unsigned long long)steps);
             goto free_all;
         }
-        double tk[3];
-        uint64_t events = 0, flows = 0;
-        for (int i = 0; i < 3; i++) {
-            sim_engine_free(e);
-            e = NULL;
-            if ((err = run_steps(&rs, k1 + (uint64_t)i * m, &e, d)))
-                goto free_all;
-            sim_engine_stats st;
-            sim_engine_get_stats(e, &st);
-            tk[i] = st.makespan_s;
-            events += st.events;
-            flows += sim_engine_num_flows(e);
-        }
-        double d1 = tk[1] - tk[0], d2 = tk[2] - tk[1];
-        if (!(fabs(d1 - d2) <= 1e-9 * d2)) {
-            err = weft_diag_set(d, WEFT_ELIMIT,
-                                "sim: no steady state within %llu steps (increments %.17g and "
-                                "%.17g s per %llu steps); too large to simulate step by step",
-                                (unsigned long long)(k1 + 2 * m), d1, d2, (unsigned long long)m);
-            goto free_all;
-        }
+        double d2 = tk[2] - tk[1];
         uint64_t kb = k1 + 2 * m;
         double time = tk[2] + (double)(steps - kb) / (double)m * d2;
         sim_result_fill(out, e, &cls, ccap, coll, n, size, (double)steps / (double)kb, time);
