@@ -174,6 +174,7 @@ static void test_ndv2_ndv5(void)
         CHECK_INT(s.ranks, 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_NIC], 1);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_SWITCH], 2); /* no PCIe switch, 2 CPUs */
+        CHECK_INT(s.nodes, 11);
         CHECK_INT(s.links, 2 * 9 + 2);
         /* 0005:00:00.0 hangs straight from the second socket. */
         CHECK_BW(t, "gpu4", "cpu1", 24, 1);
@@ -190,6 +191,8 @@ static void test_ndv2_ndv5(void)
         CHECK_INT(s.ranks, 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_NIC], 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_SWITCH], 10); /* 8 PCIe switches, 2 CPUs */
+        CHECK_INT(s.nodes, 26);
+        CHECK_INT(s.links, 2 * 24 + 2);
         /* "32.0 GT/s PCIe" x16: 16 * 240 / 80 = 48 GB/s. */
         CHECK_BW(t, "gpu7", "pcisw7", 48, 1);
         CHECK_BW(t, "pcisw7", "cpu1", 48, 1);
