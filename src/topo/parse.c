@@ -45,6 +45,15 @@ typedef struct pair_slot {
     size_t line;
 } pair_slot;
 
+/* The last bandwidth or latency token read and its value: fabrics repeat a
+ * few values many times, and exact parsing (128-bit gcds) is the costliest
+ * part of a link line. */
+typedef struct memo {
+    const char *p;
+    size_t len;
+    weft_rat value;
+} memo;
+
 typedef struct parser {
     const char *name; /* for messages */
     const char *text;
@@ -62,6 +71,7 @@ typedef struct parser {
     size_t n_statements;
     bool saw_text; /* a line held a token or a comment */
     bool locate;   /* the second pass: check parallel links */
+    memo bw_memo, lat_memo;
     pair_slot *pairs;
     size_t pair_cap, pair_count;
 } parser;
@@ -325,12 +335,19 @@ static weft_err find_node(parser *p, tok t, weft_node_id *out)
 /* Reads a bandwidth (is_bw) or latency token. */
 static weft_err quantity(parser *p, tok t, bool is_bw, weft_rat *out)
 {
+    memo *m = is_bw ? &p->bw_memo : &p->lat_memo;
+    if (m->len == t.len && memcmp(m->p, t.p, t.len) == 0) {
+        *out = m->value;
+        return WEFT_OK;
+    }
     const char *why = "";
     size_t where = 0;
     weft_err e = is_bw ? weft__bandwidth_parse(t.p, t.len, out, &why, &where)
                        : weft__latency_parse(t.p, t.len, out, &why, &where);
-    if (!e)
+    if (!e) {
+        *m = (memo){t.p, t.len, *out};
         return WEFT_OK;
+    }
     const char *what = is_bw ? "bandwidth" : "latency";
     const char *units = is_bw ? weft__bandwidth_units : weft__latency_units;
     char q[48], u[48];
@@ -538,6 +555,7 @@ static weft_err run_pass(parser *p)
     p->n_statements = 0;
     p->saw_text = false;
     p->line_start = p->text;
+    p->bw_memo.len = p->lat_memo.len = 0; /* tokens are never empty */
     if (weft_topo_builder_new(&p->b))
         return weft_diag_set(p->d, WEFT_ENOMEM, "%s: out of memory", p->name);
     weft_err e = parse_text(p);

@@ -1,0 +1,86 @@
+/* weft simulation: how long a collective takes on a fabric, flow-level.
+ *
+ * Every transfer is a fluid flow over its route (explicit, or ECMP shortest
+ * paths split evenly per hop); links are shared max-min fairly; rates are
+ * recomputed whenever a flow starts or drains. A transfer starts `alpha`
+ * after its dependencies are done, occupies bandwidth until its bytes are
+ * drained, and is done one route latency later. docs/sim.md describes the
+ * model, where it is exact and where it approximates.
+ *
+ * Scale. Collectives are regular; the simulator exploits it without losing
+ * exactness: transfers whose routes, sizes, latencies and dependency
+ * structure are indistinguishable (an equitable partition of the
+ * transfer/link system, found by colour refinement) are simulated as one
+ * flow class with a multiplicity, on link classes. Max-min fair rates and
+ * every event time of the reduced system equal those of the full one.
+ *
+ * Times are doubles in seconds and are deterministic: the same inputs give
+ * bit-identical results on every run.
+ */
+#ifndef WEFT_SIM_H
+#define WEFT_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/err.h"
+#include "weft/plan.h"
+#include "weft/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_sim_opts {
+    double alpha_s;  /* per-transfer start overhead, seconds (default 0) */
+    uint32_t slices; /* pipelining depth: each transfer is cut into this many
+                        slices that flow one after another (default 1) */
+    bool symmetry;   /* simulate flow classes (exact; default true); false
+                        simulates every transfer on its own */
+} weft_sim_opts;
+
+WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
+
+#define WEFT_SIM_BUSIEST 5
+
+typedef struct weft_sim_link_use {
+    weft_link_id link; /* one representative physical link */
+    uint32_t count;    /* links that behave exactly like it */
+    double bytes;      /* bytes it carried */
+    double util;       /* bytes / (capacity x time) */
+} weft_sim_link_use;
+
+typedef struct weft_sim_result {
+    weft_coll coll;
+    uint32_t ranks;
+    uint64_t size; /* bytes (allgather: total output; reducescatter: total input) */
+    double time_s;
+    double algbw_gbps; /* size / time / 1e9 */
+    double busbw_gbps; /* algbw x the nccl-tests factor */
+    uint64_t transfers;     /* transfers the collective makes (all slices) */
+    uint64_t flows;         /* flows the engine simulated */
+    uint64_t events;        /* engine events */
+    uint32_t flow_classes;  /* transfer classes per step */
+    uint32_t link_classes;  /* link classes */
+    double conservation_err; /* largest relative |carried - sent| over links */
+    uint32_t n_busiest;
+    weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
+} weft_sim_result;
+
+/* The nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
+ * allgather, reducescatter and alltoall, 1 for broadcast and reduce. */
+WEFT_API double weft_sim_busbw_factor(weft_coll coll, uint32_t n);
+
+/* Simulates the ring algorithm (ranks 0 -> 1 -> ... -> N-1 -> 0, ECMP
+ * routes) for allgather, reducescatter (N-1 steps) or allreduce
+ * (reduce-scatter then allgather, 2(N-1) steps) of `size` bytes: every step
+ * moves size/N bytes from each rank to the next. Step k of rank r waits for
+ * step k-1 of rank r-1 (slice by slice). WEFT_EINVAL for another collective,
+ * fewer than 2 ranks or size 0; WEFT_ETOPO when a ring hop has no path. */
+WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size,
+                                const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+/* Bootstrap backends: how the ranks of a job first find each other.
+ *
+ * A bootstrap carries small, rare messages (addresses, agreement hashes,
+ * barriers); bulk data goes through the transports. Each backend is one file
+ * that exports one const table of operations:
+ *
+ *   weft__boot_tcp  TCP rendezvous: rank 0 listens at the configured address
+ *                   (or on an inherited socket), every other rank connects
+ *                   to it; a star, so allgather costs 2(n-1) messages.
+ *   weft__boot_mpi  an MPI communicator (built only when MPI is found;
+ *                   src/run/mpi/).
+ */
+#ifndef WEFT_RUN_BOOT_H
+#define WEFT_RUN_BOOT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/comm.h"
+
+typedef struct weft__boot weft__boot;
+
+typedef struct weft__boot_params {
+    const weft_comm_config *cfg; /* rank, size, addr, listen_fd, secret */
+    int64_t deadline;            /* absolute, for open */
+    const void *mpi_comm;        /* weft__boot_mpi: points to an MPI_Comm */
+} weft__boot_params;
+
+/* The largest allgather contribution, per rank: a bootstrap message longer
+ * than this is malformed and refused. */
+#define WEFT__BOOT_MAX_BYTES (1u << 20)
+
+typedef struct weft__boot_ops {
+    const char *name;
+    /* Joins the job. Blocks until every rank has joined or the deadline
+     * passes. On success *out is owned by the caller (free with close), the
+     * job secret is in secret (the configured one, or one rank 0 drew and
+     * handed out), and *local is the IPv4 address this rank used to reach
+     * the others (INADDR_ANY when the backend cannot tell). */
+    weft_err (*open)(const weft__boot_params *p, weft__boot **out,
+                     unsigned char secret[WEFT_SECRET_BYTES], struct in_addr *local,
+                     weft_diag *d);
+    /* Collective: every rank contributes len bytes (len must be equal on
+     * every rank, <= WEFT__BOOT_MAX_BYTES); out (size*len bytes, owned by the
+     * caller) receives them in rank order. Blocks until done or the deadline;
+     * a rank that left is WEFT_EPEER. */
+    weft_err (*allgather)(weft__boot *b, const void *in, size_t len, void *out,
+                          int64_t deadline, weft_diag *d);
+    /* Frees; NULL is allowed. Never blocks. */
+    void (*close)(weft__boot *b);
+} weft__boot_ops;
+
+extern const weft__boot_ops weft__boot_tcp;
+
+#endif

@@ -1,0 +1,351 @@
+/* Building and tearing down communicators (see weft/comm.h).
+ *
+ * Setup, after the bootstrap has joined every rank:
+ *  1. allgather a card per rank (pid, host identity, the settings that must
+ *     agree) and check the settings agree;
+ *  2. choose per peer: self, shared memory (same host, unless TCP is forced)
+ *     or TCP; open the transports that are needed;
+ *  3. allgather the transports' address blobs, connect, barrier, and let the
+ *     transports drop their setup resources (listeners, segment names).
+ * Every step runs against one deadline: now + the configured timeout.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "run/clock.h"
+#include "run/comm_internal.h"
+#include "run/liveness.h"
+#include "run/sock.h"
+
+#define CARD_MAGIC 0x44524143u /* "CARD" */
+#define MAX_IFS 4u
+
+typedef struct card {
+    uint32_t magic, rank, size, pid;
+    uint64_t host;
+    uint32_t transport, tcp_conns, nifs, timeout_ms;
+} card;
+
+static weft_err check_config(const weft_comm_config *cfg, weft_diag *d)
+{
+    if (cfg->size < 1 || cfg->size > WEFT_MAX_RANKS)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: size %u is not in 1 .. %u", cfg->size,
+                             WEFT_MAX_RANKS);
+    if (cfg->rank >= cfg->size)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: rank %u is not in 0 .. %u", cfg->rank,
+                             cfg->size - 1);
+    if (cfg->tcp_conns > WEFT_MAX_TCP_CONNS)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: %u TCP connections per peer (at most %u)",
+                             cfg->tcp_conns, WEFT_MAX_TCP_CONNS);
+    if ((unsigned)cfg->transport > WEFT_TRANSPORT_TCP)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: unknown transport choice %d",
+                             (int)cfg->transport);
+    return WEFT_OK;
+}
+
+/* The interface addresses TCP listens on: the named ones, else the address
+ * the bootstrap used, else the first non-loopback interface. */
+static weft_err pick_ifaddrs(const weft_comm_config *cfg, struct in_addr local,
+                             struct in_addr *out, uint32_t *n, weft_diag *d)
+{
+    *n = 0;
+    const char *s = cfg->ifname;
+    if (!s || !*s) {
+        out[0] = local.s_addr != htonl(INADDR_ANY) ? local : weft__sock_default_ifaddr();
+        *n = 1;
+        return WEFT_OK;
+    }
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char name[64];
+        if (len == 0 || len >= sizeof name || *n == MAX_IFS)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "WEFT_SOCKET_IFNAME: expected 1 .. %u comma-separated interface "
+                                 "names, got '%s'",
+                                 MAX_IFS, cfg->ifname);
+        memcpy(name, s, len);
+        name[len] = '\0';
+        weft_err e = weft__sock_ifaddr(name, &out[*n], d);
+        if (e)
+            return e;
+        (*n)++;
+        s += len + (comma ? 1 : 0);
+    }
+    return WEFT_OK;
+}
+
+static void comm_close_transports(weft_comm *c)
+{
+    weft__xport_shm.close(c->shm);
+    weft__xport_tcp.close(c->tcp);
+    c->shm = c->tcp = NULL;
+}
+
+void weft_comm_free(weft_comm *c)
+{
+    if (!c)
+        return;
+    comm_close_transports(c);
+    if (c->bops)
+        c->bops->close(c->boot);
+    weft__free(c->via);
+    weft__free(c);
+}
+
+weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d)
+{
+    if (!c->failed) {
+        c->failed = true;
+        const char *why = d && d->msg[0] ? d->msg : weft_strerror(err);
+        size_t len = strlen(why);
+        if (len >= sizeof c->fail_msg)
+            len = sizeof c->fail_msg - 1;
+        memcpy(c->fail_msg, why, len);
+        c->fail_msg[len] = '\0';
+        if (c->shm)
+            weft__xport_shm.abort(c->shm);
+        if (c->tcp)
+            weft__xport_tcp.abort(c->tcp);
+        /* Dropping the bootstrap ends peers' bootstrap waits too. */
+        c->bops->close(c->boot);
+        c->boot = NULL;
+    }
+    return err;
+}
+
+/* Steps 1-3 of the setup (see the top of the file). */
+static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct in_addr local,
+                             int64_t deadline, weft_diag *d)
+{
+    weft_err e = WEFT_ENOMEM;
+    struct in_addr ifs[MAX_IFS];
+    uint32_t nifs = 0;
+    card *cards = NULL;
+    unsigned char *addrs = NULL;
+    bool *serve_shm = NULL, *serve_tcp = NULL;
+    uint32_t n = c->size;
+
+    e = pick_ifaddrs(cfg, local, ifs, &nifs, d);
+    if (e)
+        return e;
+    uint32_t conns = cfg->tcp_conns ? cfg->tcp_conns : WEFT_DEFAULT_TCP_CONNS;
+    card me = {.magic = CARD_MAGIC,
+               .rank = c->rank,
+               .size = n,
+               .pid = (uint32_t)getpid(),
+               .host = weft__host_id(),
+               .transport = (uint32_t)cfg->transport,
+               .tcp_conns = conns,
+               .nifs = nifs,
+               .timeout_ms = (uint32_t)(c->timeout_ns / 1000000)};
+    e = WEFT_ENOMEM;
+    cards = weft__calloc(n, sizeof *cards);
+    addrs = weft__calloc(n, 2 * WEFT__XPORT_ADDR_BYTES);
+    serve_shm = weft__calloc(n, sizeof *serve_shm);
+    serve_tcp = weft__calloc(n, sizeof *serve_tcp);
+    if (!cards || !addrs || !serve_shm || !serve_tcp) {
+        weft_diag_code(d, e);
+        goto free_scratch;
+    }
+    e = c->bops->allgather(c->boot, &me, sizeof me, cards, deadline, d);
+    if (e)
+        goto free_scratch;
+    for (uint32_t r = 0; r < n; r++) {
+        const card *k = &cards[r];
+        const char *what = NULL;
+        if (k->magic != CARD_MAGIC || k->rank != r || k->size != n)
+            what = "rank and size";
+        else if (k->transport != me.transport)
+            what = "the transport (WEFT_TRANSPORT)";
+        else if (k->tcp_conns != me.tcp_conns)
+            what = "TCP connections per peer (WEFT_TCP_CONNS)";
+        else if (k->timeout_ms != me.timeout_ms)
+            what = "the timeout (WEFT_TIMEOUT)";
+        if (what) {
+            e = weft_diag_set(d, WEFT_EINVAL, "comm: rank %u and rank %u disagree on %s", c->rank,
+                              r, what);
+            goto free_scratch;
+        }
+    }
+    bool need_shm = false, need_tcp = false;
+    for (uint32_t r = 0; r < n; r++) {
+        if (r == c->rank) {
+            c->via[r] = WEFT__VIA_SELF;
+        } else if (cards[r].host == me.host && cfg->transport != WEFT_TRANSPORT_TCP) {
+            c->via[r] = WEFT__VIA_SHM;
+            serve_shm[r] = need_shm = true;
+        } else if (cfg->transport == WEFT_TRANSPORT_SHM) {
+            e = weft_diag_set(d, WEFT_EINVAL,
+                              "comm: WEFT_TRANSPORT=shm but rank %u is on another host than rank "
+                              "%u",
+                              r, c->rank);
+            goto free_scratch;
+        } else {
+            c->via[r] = WEFT__VIA_TCP;
+            serve_tcp[r] = need_tcp = true;
+        }
+    }
+    unsigned char blob[2 * WEFT__XPORT_ADDR_BYTES];
+    memset(blob, 0, sizeof blob);
+    weft__xport_params xp = {.rank = c->rank,
+                             .size = n,
+                             .secret = NULL,
+                             .ifaddrs = ifs,
+                             .nifaddrs = nifs,
+                             .conns = conns};
+    unsigned char secret[WEFT_SECRET_BYTES];
+    memcpy(secret, cfg->secret, sizeof secret);
+    xp.secret = secret;
+    if (need_shm && (e = weft__xport_shm.open(&xp, &c->shm, blob, d)))
+        goto free_scratch;
+    if (need_tcp && (e = weft__xport_tcp.open(&xp, &c->tcp, blob + WEFT__XPORT_ADDR_BYTES, d)))
+        goto free_scratch;
+    e = c->bops->allgather(c->boot, blob, sizeof blob, addrs, deadline, d);
+    if (e)
+        goto free_scratch;
+    /* Per transport, the blobs of every rank, contiguous. */
+    unsigned char *xaddrs = weft__malloc((size_t)n * WEFT__XPORT_ADDR_BYTES);
+    if (!xaddrs) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_scratch;
+    }
+    for (int t = 0; t < 2 && !e; t++) {
+        weft__xport *x = t == 0 ? c->shm : c->tcp;
+        if (!x)
+            continue;
+        for (uint32_t r = 0; r < n; r++)
+            memcpy(xaddrs + (size_t)r * WEFT__XPORT_ADDR_BYTES,
+                   addrs + ((size_t)r * 2 + (size_t)t) * WEFT__XPORT_ADDR_BYTES,
+                   WEFT__XPORT_ADDR_BYTES);
+        const weft__xport_ops *ops = t == 0 ? &weft__xport_shm : &weft__xport_tcp;
+        e = ops->connect(x, t == 0 ? serve_shm : serve_tcp, xaddrs, deadline, d);
+    }
+    weft__free(xaddrs);
+    if (e)
+        goto free_scratch;
+    unsigned char one = 1, *all = (unsigned char *)cards; /* n >= 1 bytes of scratch */
+    e = c->bops->allgather(c->boot, &one, 1, all, deadline, d);
+    if (e)
+        goto free_scratch;
+    if (c->shm)
+        weft__xport_shm.ready(c->shm);
+    if (c->tcp)
+        weft__xport_tcp.ready(c->tcp);
+free_scratch:
+    weft__free(cards);
+    weft__free(addrs);
+    weft__free(serve_shm);
+    weft__free(serve_tcp);
+    return e;
+}
+
+weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bops,
+                          const weft__boot_params *bp, weft_comm **out, weft_diag *d)
+{
+    weft_err e = check_config(cfg, d);
+    if (e)
+        return e;
+    weft_comm *c = weft__calloc(1, sizeof *c);
+    if (!c)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    c->rank = cfg->rank;
+    c->size = cfg->size;
+    c->timeout_ns = (int64_t)(cfg->timeout_ms ? cfg->timeout_ms : WEFT_DEFAULT_TIMEOUT_MS) * 1000000;
+    c->via = weft__calloc(c->size, 1);
+    if (!c->via) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_comm;
+    }
+    int64_t deadline = weft__now_ns() + c->timeout_ns;
+    weft__boot_params p = *bp;
+    p.deadline = deadline;
+    weft_comm_config job = *cfg;
+    struct in_addr local;
+    e = bops->open(&p, &c->boot, job.secret, &local, d);
+    if (e)
+        goto free_comm;
+    job.has_secret = true;
+    c->bops = bops;
+    e = comm_connect(c, &job, local, deadline, d);
+    if (e)
+        goto free_comm;
+    *out = c;
+    return WEFT_OK;
+free_comm:
+    weft_comm_free(c);
+    return e;
+}
+
+weft_err weft_comm_init(const weft_comm_config *cfg, weft_comm **out, weft_diag *d)
+{
+    if (!cfg)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: no configuration");
+    weft__boot_params p = {.cfg = cfg};
+    return weft__comm_setup(cfg, &weft__boot_tcp, &p, out, d);
+}
+
+uint32_t weft_comm_rank(const weft_comm *c)
+{
+    return c->rank;
+}
+
+uint32_t weft_comm_size(const weft_comm *c)
+{
+    return c->size;
+}
+
+bool weft_comm_failed(const weft_comm *c)
+{
+    return c->failed;
+}
+
+const char *weft_comm_transport(const weft_comm *c, uint32_t peer)
+{
+    if (peer >= c->size)
+        return "?";
+    static const char *const names[] = {"self", "shm", "tcp"};
+    return names[c->via[peer]];
+}
+
+static weft_err boot_gather(weft_comm *c, const void *in, size_t len, void *out, weft_diag *d)
+{
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    weft_err e = c->bops->allgather(c->boot, in, len, out, weft__now_ns() + c->timeout_ns, d);
+    if (e)
+        return weft__comm_fail(c, e, d);
+    return WEFT_OK;
+}
+
+weft_err weft_comm_barrier(weft_comm *c, weft_diag *d)
+{
+    unsigned char one = 1;
+    unsigned char *all = weft__malloc(c->size);
+    if (!all)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft_err e = boot_gather(c, &one, 1, all, d);
+    weft__free(all);
+    return e;
+}
+
+weft_err weft_comm_agree(weft_comm *c, const char *what, const void *data, size_t len,
+                         weft_diag *d)
+{
+    uint64_t h = weft__fnv64(WEFT__FNV_INIT, data, len);
+    uint64_t *all = weft__calloc(c->size, sizeof *all);
+    if (!all)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft_err e = boot_gather(c, &h, sizeof h, all, d);
+    for (uint32_t r = 1; !e && r < c->size; r++) {
+        if (all[r] != all[0])
+            e = weft_diag_set(d, WEFT_EINVAL,
+                              "ranks disagree on %s: rank %u has hash %016llx, rank 0 has %016llx",
+                              what, r, (unsigned long long)all[r], (unsigned long long)all[0]);
+    }
+    weft__free(all);
+    return e;
+}

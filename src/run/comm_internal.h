@@ -1,0 +1,42 @@
+/* The communicator's insides, shared by comm.c (setup), p2p.c (waiting and
+ * point to point) and coll_ring.c (collectives). */
+#ifndef WEFT_RUN_COMM_INTERNAL_H
+#define WEFT_RUN_COMM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "run/bootstrap/boot.h"
+#include "run/transport/xport.h"
+#include "weft/comm.h"
+
+enum { WEFT__VIA_SELF = 0, WEFT__VIA_SHM = 1, WEFT__VIA_TCP = 2 };
+#define WEFT__NO_PEER UINT32_MAX
+
+struct weft_comm {
+    uint32_t rank, size;
+    int64_t timeout_ns;
+    const weft__boot_ops *bops;
+    weft__boot *boot;
+    weft__xport *shm, *tcp;
+    uint8_t *via; /* per peer: WEFT__VIA_* */
+    bool failed;
+    char fail_msg[256]; /* why it failed, repeated by later calls */
+};
+
+/* Builds a communicator on an opened bootstrap backend (comm.c). */
+weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bops,
+                          const weft__boot_params *bp, weft_comm **out, weft_diag *d);
+
+/* Marks c failed after err (message in d), tells the peers, and returns err. */
+weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d);
+
+/* Sends sbytes to dst and receives rbytes from src at the same time; either
+ * side is skipped when its peer is WEFT__NO_PEER or its length is 0. When
+ * reduce is set the received bytes are combined into rbuf (esize bytes per
+ * element). dst == src == own rank copies or reduces locally. Blocking. */
+weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_t sbytes,
+                             uint32_t src, void *rbuf, size_t rbytes, weft__reduce_fn reduce,
+                             size_t esize, weft_diag *d);
+
+#endif

@@ -1,0 +1,303 @@
+/* Communicators over shared memory and TCP on loopback, with forked ranks:
+ * the ring collectives compared element by element with locally computed
+ * references (sizes 0, 1, a prime, and large enough to cycle the shared
+ * memory slots and split TCP messages over connections), agreement checks,
+ * point-to-point messages of the wrong length, and configuration errors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "run/half.h"
+#include "run/testing_ranks.h"
+#include "weft/comm.h"
+
+static const size_t counts[] = {0, 1, 1009, (1u << 20) + 3};
+
+static int32_t ival(uint32_t rank, size_t i)
+{
+    return (int32_t)(rank * 1000003u + (uint32_t)i * 7u) - 5000;
+}
+
+/* Small integers, so every sum is exact in any order. */
+static float fval(uint32_t rank, size_t i)
+{
+    return (float)((rank + 1) * (i % 17)) - 8.0f;
+}
+
+static void check_allreduce_int(weft_comm *c, size_t count, bool in_place)
+{
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    int32_t *s = malloc((count + 1) * 4), *r = malloc((count + 1) * 4);
+    for (size_t i = 0; i < count; i++)
+        s[i] = ival(me, i);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_allreduce(c, s, in_place ? s : r, count, WEFT_INT32, WEFT_SUM, &d);
+    CHECK_ERR(e, WEFT_OK);
+    if (e)
+        fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    const int32_t *out = in_place ? s : r;
+    size_t bad = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t want = 0;
+        for (uint32_t k = 0; k < n; k++)
+            want += (uint32_t)ival(k, i);
+        if (out[i] != (int32_t)want)
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    if (!in_place) {
+        size_t changed = 0;
+        for (size_t i = 0; i < count; i++)
+            changed += s[i] != ival(me, i);
+        CHECK_INT(changed, 0); /* sendbuf untouched */
+    }
+    free(s);
+    free(r);
+}
+
+static void check_allreduce_float(weft_comm *c, size_t count)
+{
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    float *s = malloc((count + 1) * 4), *r = malloc((count + 1) * 4);
+    uint16_t *h = malloc((count + 1) * 2), *b = malloc((count + 1) * 2);
+    for (size_t i = 0; i < count; i++) {
+        s[i] = fval(me, i);
+        h[i] = weft__float_to_half(fval(me, i));
+        b[i] = weft__float_to_bf16(fval(me, i) * 0.5f);
+    }
+    CHECK_ERR(weft_allreduce(c, s, r, count, WEFT_FLOAT, WEFT_MAX, NULL), WEFT_OK);
+    CHECK_ERR(weft_allreduce(c, h, h, count, WEFT_HALF, WEFT_SUM, NULL), WEFT_OK);
+    CHECK_ERR(weft_allreduce(c, b, b, count, WEFT_BFLOAT16, WEFT_MIN, NULL), WEFT_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < count; i++) {
+        float mx = fval(0, i), sum = 0, mn = fval(0, i) * 0.5f;
+        for (uint32_t k = 0; k < n; k++) {
+            mx = fval(k, i) > mx ? fval(k, i) : mx;
+            mn = fval(k, i) * 0.5f < mn ? fval(k, i) * 0.5f : mn;
+            sum += fval(k, i);
+        }
+        bad += r[i] != mx;
+        bad += weft__half_to_float(h[i]) != sum;
+        bad += weft__bf16_to_float(b[i]) != mn;
+    }
+    CHECK_INT(bad, 0);
+    free(s);
+    free(r);
+    free(h);
+    free(b);
+}
+
+static void check_allgather(weft_comm *c, size_t count, bool in_place)
+{
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    int64_t *s = malloc((count + 1) * 8), *r = malloc((count * n + 1) * 8);
+    int64_t *mine = in_place ? r + me * count : s;
+    for (size_t i = 0; i < count; i++)
+        mine[i] = (int64_t)me << 40 | (int64_t)i;
+    CHECK_ERR(weft_allgather(c, mine, r, count, WEFT_INT64, NULL), WEFT_OK);
+    size_t bad = 0;
+    for (uint32_t k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            bad += r[k * count + i] != ((int64_t)k << 40 | (int64_t)i);
+    CHECK_INT(bad, 0);
+    free(s);
+    free(r);
+}
+
+static void check_reduce_scatter(weft_comm *c, size_t count, bool in_place)
+{
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    uint8_t *s = malloc(count * n + 1), *r = malloc(count + 1);
+    for (size_t i = 0; i < count * n; i++)
+        s[i] = (uint8_t)(me * 31 + i);
+    uint8_t *out = in_place ? s + me * count : r;
+    CHECK_ERR(weft_reduce_scatter(c, s, out, count, WEFT_UINT8, WEFT_SUM, NULL), WEFT_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint8_t want = 0;
+        for (uint32_t k = 0; k < n; k++)
+            want = (uint8_t)(want + (uint8_t)(k * 31 + me * count + i));
+        bad += out[i] != want;
+    }
+    CHECK_INT(bad, 0);
+    free(s);
+    free(r);
+}
+
+static void check_broadcast(weft_comm *c, size_t bytes, uint32_t root)
+{
+    uint32_t me = weft_comm_rank(c);
+    uint8_t *s = malloc(bytes + 1), *r = malloc(bytes + 1);
+    for (size_t i = 0; i < bytes; i++)
+        s[i] = (uint8_t)(me == root ? i * 13 + 1 : 0);
+    memset(r, 0xee, bytes + 1);
+    CHECK_ERR(weft_broadcast(c, s, r, bytes, WEFT_INT8, root, NULL), WEFT_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; i++)
+        bad += r[i] != (uint8_t)(i * 13 + 1);
+    CHECK_INT(bad, 0);
+    CHECK_INT(r[bytes], 0xee); /* nothing written past the end */
+    free(s);
+    free(r);
+}
+
+typedef struct suite {
+    const char *transport; /* expected for every peer */
+} suite;
+
+static int collectives(weft_comm *c, void *arg)
+{
+    const suite *s = arg;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    for (uint32_t p = 0; p < n; p++)
+        CHECK_STR(weft_comm_transport(c, p), p == me ? "self" : s->transport);
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        check_allreduce_int(c, counts[k], false);
+        check_allreduce_int(c, counts[k], true);
+    }
+    check_allreduce_float(c, 1009);
+    check_allreduce_float(c, 1);
+    check_allgather(c, 1, false);
+    check_allgather(c, 1009, true);
+    check_allgather(c, 40000, false);
+    check_reduce_scatter(c, 1009, false);
+    check_reduce_scatter(c, 1, true);
+    check_reduce_scatter(c, 0, false);
+    check_broadcast(c, 3 * (1u << 20) + 5, n - 1);
+    check_broadcast(c, 1, 0);
+
+    /* Agreement: equal data passes; rank-dependent data fails everywhere,
+     * naming the first rank that differs from rank 0. */
+    weft_diag d;
+    CHECK_ERR(weft_comm_agree(c, "plan", "same", 4, &d), WEFT_OK);
+    char mine[16];
+    snprintf(mine, sizeof mine, "r%u", me < 2 ? 0 : me);
+    weft_diag_clear(&d);
+    weft_err e = weft_comm_agree(c, "fabric", mine, strlen(mine), &d);
+    if (n > 2) {
+        CHECK_ERR(e, WEFT_EINVAL);
+        CHECK_CONTAINS(d.msg, "ranks disagree on fabric: rank 2 has hash ");
+    } else {
+        CHECK_ERR(e, WEFT_OK);
+    }
+    CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
+    /* Bad arguments fail before anything moves. */
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_broadcast(c, mine, mine, 1, WEFT_INT8, n, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "is not in 0 .. ");
+    CHECK_ERR(weft_allreduce(c, mine, mine, 1, (weft_dtype)77, WEFT_SUM, NULL), WEFT_EINVAL);
+    CHECK(!weft_comm_failed(c));
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* Point to point, then a receive of the wrong length: EPARSE naming both
+ * sides, and the communicator is failed afterwards. */
+static int wrong_length(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c);
+    char buf[300000];
+    memset(buf, me, sizeof buf);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (me == 0) {
+        CHECK_ERR(weft_send(c, 1, buf, 5, NULL), WEFT_OK);
+        CHECK_ERR(weft_recv(c, 1, buf, 3, NULL), WEFT_OK);
+        CHECK_INT(buf[0], 1);
+        CHECK_INT(buf[3], 0);
+        weft_send(c, 1, buf, 1000, NULL); /* rank 1 expects 10 */
+        weft_recv(c, 1, buf, 1, &d);      /* ends when rank 1 gives up */
+    } else {
+        CHECK_ERR(weft_recv(c, 0, buf, 5, NULL), WEFT_OK);
+        CHECK_INT(buf[4], 0);
+        CHECK_ERR(weft_send(c, 0, buf + 100, 3, NULL), WEFT_OK);
+        CHECK_ERR(weft_recv(c, 0, buf, 10, &d), WEFT_EPARSE);
+        CHECK_CONTAINS(d.msg, "rank 0 sent a ");
+        CHECK_CONTAINS(d.msg, "1000");
+        CHECK_CONTAINS(d.msg, "rank 1 expected 10 bytes");
+        CHECK(weft_comm_failed(c));
+        weft_diag_clear(&d);
+        CHECK_ERR(weft_send(c, 0, buf, 1, &d), WEFT_EPEER);
+        CHECK_CONTAINS(d.msg, "comm: failed earlier: ");
+    }
+    CHECK_ERR(weft_send(c, me, buf, 1, NULL), WEFT_EINVAL);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int run_suite(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, collectives, arg);
+}
+
+static int run_wrong_length(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, wrong_length, arg);
+}
+
+static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn, void *arg,
+                const char *what)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = t;
+    cfg.timeout_ms = 8000;
+    int codes[16];
+    memset(codes, -1, sizeof codes);
+    CHECK_INT(weft__test_ranks(n, &cfg, fn, NULL, arg, 20000, codes, NULL), 0);
+    for (uint32_t r = 0; r < n; r++) {
+        if (codes[r] != 0)
+            fprintf(stderr, "%s, %u ranks: rank %u exited with %d\n", what, n, r, codes[r]);
+        CHECK_INT(codes[r], 0);
+    }
+}
+
+/* weft_comm_init refuses bad configurations with a message. */
+static void test_config_errors(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    weft_comm *c = NULL;
+    weft_diag d;
+    cfg.size = 4;
+    cfg.rank = 4;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: rank 4 is not in 0 .. 3");
+    cfg.rank = 1;
+    cfg.addr = "localhost";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "rendezvous address: expected host:port, got 'localhost'");
+    cfg.addr = "127.0.0.1:99999";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "rendezvous address: bad port '99999' in '127.0.0.1:99999'");
+    cfg.tcp_conns = 17;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: 17 TCP connections per peer (at most 16)");
+    CHECK(c == NULL);
+
+    /* A single rank needs no peer. */
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_OK);
+    if (c) {
+        int32_t v[3] = {1, 2, 3}, w[3];
+        CHECK_ERR(weft_allreduce(c, v, w, 3, WEFT_INT32, WEFT_PROD, NULL), WEFT_OK);
+        CHECK(memcmp(v, w, sizeof v) == 0);
+        CHECK_STR(weft_comm_transport(c, 0), "self");
+        weft_comm_free(c);
+    }
+}
+
+int main(void)
+{
+    test_config_errors();
+    suite shm = {"shm"}, tcp = {"tcp"};
+    run(2, WEFT_TRANSPORT_SHM, run_suite, &shm, "shm");
+    run(3, WEFT_TRANSPORT_AUTO, run_suite, &shm, "auto");
+    run(5, WEFT_TRANSPORT_SHM, run_suite, &shm, "shm");
+    run(2, WEFT_TRANSPORT_TCP, run_suite, &tcp, "tcp");
+    run(4, WEFT_TRANSPORT_TCP, run_suite, &tcp, "tcp");
+    run(2, WEFT_TRANSPORT_SHM, run_wrong_length, NULL, "shm wrong length");
+    run(2, WEFT_TRANSPORT_TCP, run_wrong_length, NULL, "tcp wrong length");
+    return weft_test_done();
+}

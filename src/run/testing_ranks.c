@@ -1,0 +1,119 @@
+/* Forked ranks for the tests (see testing_ranks.h). */
+#include "run/testing_ranks.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/clock.h"
+
+int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg),
+                         void *arg)
+{
+    weft_comm *c;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_comm_init(cfg, &c, &d);
+    if (e) {
+        fprintf(stderr, "rank %u: weft_comm_init: %s: %s\n", cfg->rank, weft_err_name(e), d.msg);
+        return 100 + (int)e;
+    }
+    int rc = fn(c, arg);
+    weft_comm_free(c);
+    return rc;
+}
+
+int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
+                     weft__rank_parent parent, void *arg, int limit_ms, int *codes, long *ms)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 128) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
+        perror("test ranks: listen");
+        if (lfd >= 0)
+            close(lfd);
+        return -1;
+    }
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+    pid_t *pids = calloc(n, sizeof *pids);
+    int64_t start = weft__now_ns();
+    fflush(stdout);
+    fflush(stderr);
+    for (uint32_t r = 0; r < n; r++) {
+        pid_t p = fork();
+        if (p < 0) {
+            perror("test ranks: fork");
+            for (uint32_t k = 0; k < r; k++)
+                kill(pids[k], SIGKILL);
+            for (uint32_t k = 0; k < r; k++)
+                waitpid(pids[k], NULL, 0);
+            free(pids);
+            close(lfd);
+            return -1;
+        }
+        if (p == 0) {
+            weft_comm_config cfg = *tmpl;
+            cfg.rank = r;
+            cfg.size = n;
+            cfg.addr = addr;
+            cfg.listen_fd = r == 0 ? lfd : -1;
+            if (r != 0)
+                close(lfd);
+            int rc = child(&cfg, arg);
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc);
+        }
+        pids[r] = p;
+    }
+    close(lfd);
+    if (parent)
+        parent(pids, n, ntohs(a.sin_port), arg);
+    uint32_t left = n;
+    bool killed = false;
+    while (left) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p == 0) {
+            if (!killed && weft__now_ns() - start > (int64_t)limit_ms * 1000000) {
+                fprintf(stderr, "test ranks: still running after %d ms, killing\n", limit_ms);
+                for (uint32_t r = 0; r < n; r++)
+                    if (pids[r])
+                        kill(pids[r], SIGKILL);
+                killed = true;
+            }
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (p < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (uint32_t r = 0; r < n; r++) {
+            if (pids[r] == p) {
+                codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                if (ms)
+                    ms[r] = (long)((weft__now_ns() - start) / 1000000);
+                pids[r] = 0;
+                left--;
+            }
+        }
+    }
+    free(pids);
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* Test support: runs a function in n forked ranks joined by a rendezvous on
+ * a port the kernel picked (never a fixed port). Linked into libweft like
+ * base/testing.c, used only by the *_test.c programs of src/run. */
+#ifndef WEFT_RUN_TESTING_RANKS_H
+#define WEFT_RUN_TESTING_RANKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "weft/comm.h"
+
+/* Runs in each child with its configuration (rank set; rank 0 has the
+ * inherited listener); returns the child's exit code. */
+typedef int (*weft__rank_main)(const weft_comm_config *cfg, void *arg);
+/* Runs in the parent once every child is forked (may be NULL), e.g. to kill
+ * one. */
+typedef void (*weft__rank_parent)(const pid_t *pids, uint32_t n, int port, void *arg);
+
+/* Forks n ranks with configuration tmpl (rank, size, addr and listen_fd are
+ * filled in) and waits for them; a child still running after limit_ms is
+ * killed. Writes each child's exit code to codes[r] (128 + signal when it was
+ * killed) and each exit time in ms after the start to ms[r] (may be NULL).
+ * Returns 0, or -1 if the ranks could not be started. */
+int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
+                     weft__rank_parent parent, void *arg, int limit_ms, int *codes, long *ms);
+
+/* A child's usual body: weft_comm_init, then fn, then weft_comm_free; the
+ * exit code is fn's, or 100 + the error of weft_comm_init (its message on
+ * stderr). */
+int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg),
+                         void *arg);
+
+#endif

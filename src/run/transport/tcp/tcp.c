@@ -1,0 +1,627 @@
+/* The TCP transport: several connections per peer, one set per interface.
+ *
+ * Every rank listens on port 0 of each configured interface address and
+ * publishes (address, port) pairs. For every pair of ranks a < b, rank a
+ * opens nconn = interfaces x conns connections to b; connection c goes to
+ * b's interface c / conns. Each connection opens with the hello handshake
+ * (hello.h) carrying the job secret, the rank and the index c, answered by
+ * b's hello; b refuses and logs anything else, so strangers never get in.
+ *
+ * A message of len bytes is cut into np = clamp(len / 64 KiB, 1, nconn)
+ * parts at multiples of 8 bytes (so every part holds whole elements of any
+ * dtype); part i travels on connection i as a 16-byte frame header (magic,
+ * length) and the bytes. Both sides compute the same cut, so the receiver
+ * knows each part's length and refuses a frame whose magic or length differs
+ * (a malformed or oversized message) before reading its payload. Each
+ * connection keeps FIFO queues of the requests whose parts it carries.
+ *
+ * All sockets are non-blocking; progress polls the connections that have
+ * work and moves what it can. A peer that closes or resets a connection we
+ * are using ends the wait with WEFT_EPEER. Reductions received over TCP go
+ * through a 256 KiB bounce buffer per connection and are combined into the
+ * destination whole elements at a time.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "run/clock.h"
+#include "run/hello.h"
+#include "run/sock.h"
+#include "run/transport/xport.h"
+#include "weft/log.h"
+
+#define TCP_MAX_IFS 4u
+#define TCP_FRAME_MAGIC 0x44544657u /* "WFTD" */
+#define TCP_FRAME_HDR 16u
+#define TCP_MIN_PART (64u * 1024u)
+#define TCP_BOUNCE (256u * 1024u)
+
+typedef struct rqueue {
+    weft__xreq **v;
+    size_t cap, head, len;
+} rqueue;
+
+typedef struct tcp_conn {
+    int fd; /* -1 when this connection does not exist */
+    uint32_t peer, index;
+    rqueue sq, rq;
+    unsigned char shdr[TCP_FRAME_HDR];
+    size_t shdr_done, soff;
+    unsigned char rhdr[TCP_FRAME_HDR];
+    size_t rhdr_done, roff;
+    unsigned char *bounce;
+    size_t bounce_have;
+} tcp_conn;
+
+struct weft__xport {
+    uint32_t rank, size, nifs, per_if, nconn;
+    unsigned char secret[WEFT_SECRET_BYTES];
+    int lfd[TCP_MAX_IFS];
+    tcp_conn *conns; /* size * nconn, [peer * nconn + index] */
+    struct pollfd *pfds;
+    tcp_conn **pconn;
+    size_t queued; /* parts queued over all connections */
+};
+
+/* ---- Addresses ----------------------------------------------------------- */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Blob: u32 nifs, then per interface the IPv4 address (network order, as
+ * stored) and the port (host order). */
+static void addr_encode(const weft__xport *x, const struct sockaddr_in *bound,
+                        unsigned char *blob)
+{
+    memset(blob, 0, WEFT__XPORT_ADDR_BYTES);
+    put32(blob, x->nifs);
+    for (uint32_t i = 0; i < x->nifs; i++) {
+        memcpy(blob + 4 + 8 * i, &bound[i].sin_addr.s_addr, 4);
+        put32(blob + 8 + 8 * i, ntohs(bound[i].sin_port));
+    }
+}
+
+static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
+                        struct sockaddr_in *out)
+{
+    *nifs = get32(blob);
+    if (*nifs == 0 || *nifs > TCP_MAX_IFS || i >= *nifs)
+        return false;
+    memset(out, 0, sizeof *out);
+    out->sin_family = AF_INET;
+    memcpy(&out->sin_addr.s_addr, blob + 4 + 8 * i, 4);
+    uint32_t port = get32(blob + 8 + 8 * i);
+    if (port == 0 || port > 65535)
+        return false;
+    out->sin_port = htons((uint16_t)port);
+    return true;
+}
+
+/* ---- Lifetime -------------------------------------------------------------- */
+
+static void tcp_close(weft__xport *x)
+{
+    if (!x)
+        return;
+    for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
+        if (x->lfd[i] >= 0)
+            close(x->lfd[i]);
+    }
+    for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
+        tcp_conn *c = &x->conns[i];
+        if (c->fd >= 0)
+            close(c->fd);
+        weft__free(c->sq.v);
+        weft__free(c->rq.v);
+        weft__free(c->bounce);
+    }
+    weft__free(x->conns);
+    weft__free(x->pfds);
+    weft__free(x->pconn);
+    weft__free(x);
+}
+
+static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
+                         unsigned char addr[WEFT__XPORT_ADDR_BYTES], weft_diag *d)
+{
+    if (p->nifaddrs == 0 || p->nifaddrs > TCP_MAX_IFS || p->conns == 0 ||
+        p->conns > WEFT_MAX_TCP_CONNS)
+        return weft_diag_set(d, WEFT_EINVAL, "tcp: %u interfaces (1 .. %u) and %u connections "
+                                             "per peer (1 .. %u) are not possible",
+                             p->nifaddrs, TCP_MAX_IFS, p->conns, WEFT_MAX_TCP_CONNS);
+    weft_err e = WEFT_ENOMEM;
+    weft__xport *x = weft__calloc(1, sizeof *x);
+    if (!x)
+        return weft_diag_code(d, e);
+    for (uint32_t i = 0; i < TCP_MAX_IFS; i++)
+        x->lfd[i] = -1;
+    x->rank = p->rank;
+    x->size = p->size;
+    x->nifs = p->nifaddrs;
+    x->per_if = p->conns;
+    x->nconn = p->nifaddrs * p->conns;
+    memcpy(x->secret, p->secret, WEFT_SECRET_BYTES);
+    size_t n = (size_t)x->size * x->nconn;
+    x->conns = weft__calloc(n, sizeof *x->conns);
+    x->pfds = weft__calloc(n, sizeof *x->pfds);
+    x->pconn = weft__calloc(n, sizeof *x->pconn);
+    if (!x->conns || !x->pfds || !x->pconn) {
+        weft_diag_code(d, e);
+        goto close_xport;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x->conns[i].fd = -1;
+        x->conns[i].peer = (uint32_t)(i / x->nconn);
+        x->conns[i].index = (uint32_t)(i % x->nconn);
+    }
+    struct sockaddr_in bound[TCP_MAX_IFS];
+    for (uint32_t i = 0; i < x->nifs; i++) {
+        struct sockaddr_in at;
+        memset(&at, 0, sizeof at);
+        at.sin_family = AF_INET;
+        at.sin_addr = p->ifaddrs[i];
+        at.sin_port = 0;
+        e = weft__sock_listen(&at, &x->lfd[i], &bound[i], d);
+        if (e)
+            goto close_xport;
+    }
+    addr_encode(x, bound, addr);
+    *out = x;
+    return WEFT_OK;
+close_xport:
+    tcp_close(x);
+    return e;
+}
+
+/* ---- Connection setup ------------------------------------------------------ */
+
+static weft_err send_hello(weft__xport *x, int fd, uint32_t index, int64_t deadline, weft_diag *d)
+{
+    weft__hello h = {.kind = WEFT__HELLO_TCP, .rank = x->rank, .size = x->size, .index = index};
+    memcpy(h.secret, x->secret, WEFT_SECRET_BYTES);
+    unsigned char buf[WEFT__HELLO_BYTES];
+    weft__hello_encode(&h, buf);
+    return weft__sock_write_all(fd, buf, sizeof buf, deadline, d);
+}
+
+/* Accepts one connection from a lower rank on listener li; refuses (and
+ * logs) anything that is not one of the expected connections. */
+static weft_err accept_one(weft__xport *x, const bool *serve, uint32_t li, int64_t deadline,
+                           uint32_t *accepted, weft_diag *d)
+{
+    int fd;
+    struct sockaddr_in peer;
+    weft_err e = weft__sock_accept(x->lfd[li], deadline, &fd, &peer, d);
+    if (e)
+        return e;
+    char who[64];
+    weft__sock_format(&peer, who, sizeof who);
+    unsigned char buf[WEFT__HELLO_BYTES];
+    int64_t hdl = weft__now_ns() + WEFT__HELLO_WAIT_NS;
+    weft__hello h;
+    const char *why = NULL;
+    if (weft__sock_read_all(fd, buf, sizeof buf, hdl < deadline ? hdl : deadline, NULL))
+        why = "no complete hello";
+    else if (!weft__hello_decode(buf, WEFT__HELLO_TCP, x->secret, &h, &why))
+        ;
+    else if (h.size != x->size)
+        why = "different job size";
+    else if (h.rank >= x->rank || !serve[h.rank])
+        why = "unexpected rank";
+    else if (h.index >= x->nconn || h.index / x->per_if != li)
+        why = "unexpected connection index";
+    else if (x->conns[(size_t)h.rank * x->nconn + h.index].fd >= 0)
+        why = "duplicate connection";
+    if (why) {
+        weft_log(WEFT_LOG_WARN, "run", "tcp: rank %u refused connection from %s: %s", x->rank,
+                 who, why);
+        close(fd);
+        return WEFT_OK;
+    }
+    e = send_hello(x, fd, h.index, deadline, d);
+    if (e) {
+        close(fd);
+        return weft_diag_set(d, WEFT_EPEER, "tcp: rank %u left during the handshake", h.rank);
+    }
+    x->conns[(size_t)h.rank * x->nconn + h.index].fd = fd;
+    (*accepted)++;
+    return WEFT_OK;
+}
+
+static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned char *addrs,
+                            int64_t deadline, weft_diag *d)
+{
+    weft_err e;
+    /* Outgoing connections to higher ranks; the kernel completes them
+     * against the listeners' backlogs, so this never waits for b to run. */
+    for (uint32_t p = x->rank + 1; p < x->size; p++) {
+        if (!serve[p])
+            continue;
+        const unsigned char *blob = addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES;
+        for (uint32_t c = 0; c < x->nconn; c++) {
+            struct sockaddr_in to;
+            uint32_t nifs;
+            if (!addr_decode(blob, c / x->per_if, &nifs, &to) || nifs != x->nifs)
+                return weft_diag_set(d, WEFT_EINVAL,
+                                     "tcp: rank %u publishes %u interfaces, rank %u has %u "
+                                     "(every rank needs the same number)",
+                                     p, nifs, x->rank, x->nifs);
+            tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
+            e = weft__sock_connect(&to, deadline, &cn->fd, d);
+            if (!e)
+                e = send_hello(x, cn->fd, c, deadline, d);
+            if (e)
+                return e;
+        }
+    }
+    /* Incoming connections from lower ranks. */
+    uint32_t expected = 0, accepted = 0;
+    for (uint32_t p = 0; p < x->rank; p++)
+        expected += serve[p] ? x->nconn : 0;
+    while (accepted < expected) {
+        struct pollfd pf[TCP_MAX_IFS];
+        for (uint32_t i = 0; i < x->nifs; i++)
+            pf[i] = (struct pollfd){.fd = x->lfd[i], .events = POLLIN};
+        int rc = poll(pf, x->nifs, weft__ms_until(deadline, 1000));
+        if (rc < 0 && errno != EINTR)
+            return weft_diag_set(d, WEFT_EIO, "tcp: poll: %s", strerror(errno));
+        if (rc == 0 && weft__now_ns() >= deadline)
+            return weft_diag_set(d, WEFT_ETIMEDOUT,
+                                 "tcp: rank %u got %u of %u connections from lower ranks before "
+                                 "the deadline",
+                                 x->rank, accepted, expected);
+        for (uint32_t i = 0; rc > 0 && i < x->nifs; i++) {
+            if (pf[i].revents & POLLIN) {
+                e = accept_one(x, serve, i, deadline, &accepted, d);
+                if (e)
+                    return e;
+            }
+        }
+    }
+    /* Answers on our outgoing connections: the other side proves it knows
+     * the secret too. */
+    for (uint32_t p = x->rank + 1; p < x->size; p++) {
+        if (!serve[p])
+            continue;
+        for (uint32_t c = 0; c < x->nconn; c++) {
+            tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
+            unsigned char buf[WEFT__HELLO_BYTES];
+            e = weft__sock_read_all(cn->fd, buf, sizeof buf, deadline, d);
+            if (e)
+                return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
+                                     "tcp: rank %u did not answer connection %u (%s)", p, c,
+                                     e == WEFT_ETIMEDOUT ? "timed out" : "refused or closed");
+            weft__hello h;
+            const char *why = NULL;
+            if (weft__hello_decode(buf, WEFT__HELLO_TCP, x->secret, &h, &why) &&
+                (h.rank != p || h.index != c || h.size != x->size))
+                why = "answer names another rank or connection";
+            if (why)
+                return weft_diag_set(d, WEFT_EAUTH, "tcp: rank %u's answer on connection %u: %s",
+                                     p, c, why);
+        }
+    }
+    return WEFT_OK;
+}
+
+static void tcp_ready(weft__xport *x)
+{
+    for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
+        if (x->lfd[i] >= 0) {
+            close(x->lfd[i]);
+            x->lfd[i] = -1;
+        }
+    }
+}
+
+/* ---- Messages ---------------------------------------------------------------- */
+
+static uint32_t nparts(const weft__xport *x, size_t len)
+{
+    size_t np = len / TCP_MIN_PART;
+    if (np < 1)
+        np = 1;
+    if (np > x->nconn)
+        np = x->nconn;
+    return (uint32_t)np;
+}
+
+/* Part i of np of a len-byte message: cut at multiples of 8 bytes. */
+static void part_range(size_t len, uint32_t np, uint32_t i, size_t *off, size_t *n)
+{
+    size_t per = len / 8 / np * 8;
+    *off = per * i;
+    *n = i + 1 == np ? len - *off : per;
+}
+
+static bool q_push(rqueue *q, weft__xreq *r)
+{
+    if (q->len == q->cap) {
+        size_t ncap = q->cap ? q->cap * 2 : 8;
+        weft__xreq **v = weft__realloc_array(NULL, ncap, sizeof *v);
+        if (!v)
+            return false;
+        for (size_t i = 0; i < q->len; i++)
+            v[i] = q->v[(q->head + i) % q->cap];
+        weft__free(q->v);
+        q->v = v;
+        q->cap = ncap;
+        q->head = 0;
+    }
+    q->v[(q->head + q->len) % q->cap] = r;
+    q->len++;
+    return true;
+}
+
+static weft__xreq *q_front(const rqueue *q)
+{
+    return q->len ? q->v[q->head] : NULL;
+}
+
+static void q_pop(rqueue *q)
+{
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+}
+
+static weft_err tcp_post(weft__xport *x, weft__xreq *r, weft_diag *d)
+{
+    uint32_t np = nparts(x, r->len);
+    r->complete = false;
+    r->parts_left = np;
+    for (uint32_t i = 0; i < np; i++) {
+        tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + i];
+        if (!q_push(r->is_send ? &c->sq : &c->rq, r))
+            return weft_diag_code(d, WEFT_ENOMEM);
+        x->queued++;
+    }
+    return WEFT_OK;
+}
+
+static bool tcp_busy(const weft__xport *x)
+{
+    return x->queued > 0;
+}
+
+static void part_done(weft__xport *x, rqueue *q)
+{
+    weft__xreq *r = q_front(q);
+    q_pop(q);
+    x->queued--;
+    if (--r->parts_left == 0)
+        r->complete = true;
+}
+
+static weft_err io_error(weft__xport *x, tcp_conn *c, int err, weft_diag *d)
+{
+    if (err == 0)
+        return weft_diag_set(d, WEFT_EPEER, "tcp: rank %u closed the connection", c->peer);
+    if (err == ECONNRESET || err == EPIPE || err == ETIMEDOUT || err == EHOSTUNREACH)
+        return weft_diag_set(d, WEFT_EPEER, "tcp: lost rank %u: %s", c->peer, strerror(err));
+    (void)x;
+    return weft_diag_set(d, WEFT_EIO, "tcp: connection to rank %u: %s", c->peer, strerror(err));
+}
+
+static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
+{
+    while (c->sq.len) {
+        weft__xreq *r = q_front(&c->sq);
+        size_t off, n;
+        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        if (c->shdr_done == 0 && c->soff == 0) {
+            put32(c->shdr, TCP_FRAME_MAGIC);
+            put32(c->shdr + 4, 0);
+            put64(c->shdr + 8, n);
+        }
+        struct iovec iov[2];
+        int niov = 0;
+        if (c->shdr_done < TCP_FRAME_HDR)
+            iov[niov++] = (struct iovec){c->shdr + c->shdr_done, TCP_FRAME_HDR - c->shdr_done};
+        if (c->soff < n)
+            iov[niov++] = (struct iovec){r->buf + off + c->soff, n - c->soff};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return WEFT_OK;
+            return io_error(x, c, errno, d);
+        }
+        *moved = true;
+        size_t got = (size_t)k;
+        size_t h = TCP_FRAME_HDR - c->shdr_done;
+        if (got >= h) {
+            c->shdr_done = TCP_FRAME_HDR;
+            c->soff += got - h;
+        } else {
+            c->shdr_done += got;
+        }
+        if (c->shdr_done == TCP_FRAME_HDR && c->soff == n) {
+            c->shdr_done = 0;
+            c->soff = 0;
+            part_done(x, &c->sq);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Reads into p, returning bytes read; 0 with *err set on EOF/failure, 0 with
+ * *err == -1 when nothing is available now. */
+static size_t read_some(int fd, void *p, size_t n, int *err)
+{
+    for (;;) {
+        ssize_t k = recv(fd, p, n, 0);
+        if (k > 0)
+            return (size_t)k;
+        if (k == 0) {
+            *err = 0;
+            return 0;
+        }
+        if (errno == EINTR)
+            continue;
+        *err = (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : errno;
+        return 0;
+    }
+}
+
+static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
+{
+    while (c->rq.len) {
+        weft__xreq *r = q_front(&c->rq);
+        size_t off, n;
+        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        int err;
+        if (c->rhdr_done < TCP_FRAME_HDR) {
+            size_t k = read_some(c->fd, c->rhdr + c->rhdr_done, TCP_FRAME_HDR - c->rhdr_done, &err);
+            if (!k)
+                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            *moved = true;
+            c->rhdr_done += k;
+            if (c->rhdr_done < TCP_FRAME_HDR)
+                continue;
+            uint64_t flen = get64(c->rhdr + 8);
+            if (get32(c->rhdr) != TCP_FRAME_MAGIC || get32(c->rhdr + 4) != 0)
+                return weft_diag_set(d, WEFT_EPARSE,
+                                     "tcp: malformed frame from rank %u on connection %u (bad "
+                                     "header)",
+                                     c->peer, c->index);
+            if (flen != n)
+                return weft_diag_set(d, WEFT_EPARSE,
+                                     "tcp: rank %u sent a %llu-byte part on connection %u, rank "
+                                     "%u expected %zu bytes (message of %zu bytes)",
+                                     c->peer, (unsigned long long)flen, c->index, x->rank, n,
+                                     r->len);
+        }
+        if (c->roff < n) {
+            size_t k;
+            if (!r->reduce) {
+                k = read_some(c->fd, r->buf + off + c->roff, n - c->roff, &err);
+            } else {
+                if (!c->bounce && !(c->bounce = weft__malloc(TCP_BOUNCE)))
+                    return weft_diag_code(d, WEFT_ENOMEM);
+                size_t room = TCP_BOUNCE - c->bounce_have;
+                if (room > n - c->roff)
+                    room = n - c->roff;
+                k = read_some(c->fd, c->bounce + c->bounce_have, room, &err);
+            }
+            if (!k)
+                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            *moved = true;
+            c->roff += k;
+            if (r->reduce) {
+                c->bounce_have += k;
+                size_t whole = c->bounce_have - c->bounce_have % r->esize;
+                unsigned char *dst = r->buf + off + (c->roff - c->bounce_have);
+                r->reduce(dst, c->bounce, whole / r->esize);
+                memmove(c->bounce, c->bounce + whole, c->bounce_have - whole);
+                c->bounce_have -= whole;
+            }
+        }
+        if (c->roff == n) {
+            c->rhdr_done = 0;
+            c->roff = 0;
+            part_done(x, &c->rq);
+        }
+    }
+    return WEFT_OK;
+}
+
+static weft_err service(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
+{
+    weft_err e = WEFT_OK;
+    if (c->sq.len)
+        e = do_send(x, c, moved, d);
+    if (!e && c->rq.len)
+        e = do_recv(x, c, moved, d);
+    return e;
+}
+
+static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d)
+{
+    bool any = false;
+    nfds_t n = 0;
+    size_t total = (size_t)x->size * x->nconn;
+    for (size_t i = 0; i < total && x->queued; i++) {
+        tcp_conn *c = &x->conns[i];
+        if (!c->sq.len && !c->rq.len)
+            continue;
+        weft_err e = service(x, c, &any, d);
+        if (e)
+            return e;
+        if (c->sq.len || c->rq.len) {
+            x->pfds[n] = (struct pollfd){
+                .fd = c->fd,
+                .events = (short)((c->sq.len ? POLLOUT : 0) | (c->rq.len ? POLLIN : 0))};
+            x->pconn[n++] = c;
+        }
+    }
+    if (any || n == 0 || wait_ns <= 0) {
+        *moved = *moved || any;
+        return WEFT_OK;
+    }
+    struct timespec ts = {.tv_sec = wait_ns / 1000000000, .tv_nsec = wait_ns % 1000000000};
+    int rc = ppoll(x->pfds, n, &ts, NULL);
+    if (rc < 0 && errno != EINTR)
+        return weft_diag_set(d, WEFT_EIO, "tcp: poll: %s", strerror(errno));
+    for (nfds_t i = 0; rc > 0 && i < n; i++) {
+        if (!x->pfds[i].revents)
+            continue;
+        weft_err e = service(x, x->pconn[i], &any, d);
+        if (e)
+            return e;
+    }
+    *moved = *moved || any;
+    return WEFT_OK;
+}
+
+static void tcp_abort(weft__xport *x)
+{
+    if (!x)
+        return;
+    for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
+        if (x->conns[i].fd >= 0)
+            shutdown(x->conns[i].fd, SHUT_RDWR);
+    }
+}
+
+const weft__xport_ops weft__xport_tcp = {
+    .name = "tcp",
+    .open = tcp_open,
+    .connect = tcp_connect,
+    .ready = tcp_ready,
+    .post = tcp_post,
+    .busy = tcp_busy,
+    .progress = tcp_progress,
+    .abort = tcp_abort,
+    .close = tcp_close,
+};

@@ -1,0 +1,105 @@
+/* Transports: how bytes move between two ranks.
+ *
+ * A transport serves a subset of the peers of one rank (the communicator
+ * decides which: shared memory within a host, TCP otherwise). It moves
+ * messages: a message from rank a to rank b is received by b with exactly
+ * the length a sent (a mismatch is WEFT_EPARSE, naming the peer), and the
+ * messages of one direction of one pair arrive in the order they were
+ * posted. Zero-length messages are never posted (the communicator completes
+ * them itself).
+ *
+ * A receive either stores the bytes or combines them into the buffer with a
+ * reduction kernel (reduce.h) as they arrive, so reductions need no extra
+ * copy. All progress happens inside `progress`, on the caller's thread: no
+ * transport starts a thread.
+ *
+ * Each backend is one file exporting one const table:
+ *   weft__xport_shm  src/run/transport/shm/shm.c
+ *   weft__xport_tcp  src/run/transport/tcp/tcp.c
+ *
+ * Ownership: the caller owns every weft__xreq and its buffer; between post
+ * and completion (r->complete, or an error from progress) the transport may
+ * read (send) or write (receive) the buffer and keeps r in its queues, so the
+ * caller must leave both alone. After an error from any operation the
+ * transport is failed: the caller must call abort and then close, and must
+ * treat every posted request as lost.
+ */
+#ifndef WEFT_RUN_XPORT_H
+#define WEFT_RUN_XPORT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/reduce.h"
+#include "weft/comm.h"
+
+typedef struct weft__xport weft__xport;
+
+typedef struct weft__xreq {
+    /* Set by the caller before post. */
+    uint32_t peer;
+    bool is_send;
+    unsigned char *buf;     /* send: only read */
+    size_t len;             /* > 0 */
+    weft__reduce_fn reduce; /* receive: NULL stores, else combines into buf */
+    size_t esize;           /* element size when reduce is set; divides len */
+    /* Owned by the transport while posted. */
+    bool complete;
+    size_t done;         /* bytes moved (shm) */
+    uint32_t parts_left; /* parts not yet moved (tcp) */
+    struct weft__xreq *next;
+} weft__xreq;
+
+typedef struct weft__xport_params {
+    uint32_t rank, size;
+    const unsigned char *secret; /* WEFT_SECRET_BYTES, borrowed */
+    /* TCP: the addresses to listen on, one connection set each, and the
+     * connections per peer and set. */
+    const struct in_addr *ifaddrs;
+    uint32_t nifaddrs;
+    uint32_t conns;
+} weft__xport_params;
+
+/* Fixed size of every transport's address blob, exchanged through the
+ * bootstrap. */
+#define WEFT__XPORT_ADDR_BYTES 64
+
+typedef struct weft__xport_ops {
+    const char *name;
+    /* Creates this rank's endpoint and whatever peers need to reach it
+     * (listening sockets, a shared segment), and writes the address blob.
+     * Does not block. */
+    weft_err (*open)(const weft__xport_params *p, weft__xport **out,
+                     unsigned char addr[WEFT__XPORT_ADDR_BYTES], weft_diag *d);
+    /* Connects to every peer r with serve[r] set, using addrs (size blobs in
+     * rank order). Collective among those peers; blocks until every link is
+     * up or the deadline passes. */
+    weft_err (*connect)(weft__xport *x, const bool *serve, const unsigned char *addrs,
+                        int64_t deadline, weft_diag *d);
+    /* Called once every rank has connected: drops what only setup needed
+     * (listeners, segment names). Does not block. */
+    void (*ready)(weft__xport *x);
+    /* Queues r behind earlier requests of the same direction and peer. Does
+     * not block; WEFT_ENOMEM is the only failure. */
+    weft_err (*post)(weft__xport *x, weft__xreq *r, weft_diag *d);
+    /* True when requests are queued. */
+    bool (*busy)(const weft__xport *x);
+    /* Moves as many bytes as it can. When nothing can move it waits up to
+     * wait_ns for something to (0: never waits). Sets *moved when any byte
+     * moved. WEFT_EPEER when a peer it waits on died, closed or failed,
+     * WEFT_EPARSE for a malformed message; d names the peer. */
+    weft_err (*progress)(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d);
+    /* Tells peers that this rank failed, so their waits end (closes
+     * connections, flags the segment). Does not block; idempotent. */
+    void (*abort)(weft__xport *x);
+    /* Frees everything; peers that wait on this rank afterwards see it as
+     * closed. NULL is allowed. Does not block. */
+    void (*close)(weft__xport *x);
+} weft__xport_ops;
+
+extern const weft__xport_ops weft__xport_shm;
+extern const weft__xport_ops weft__xport_tcp;
+
+#endif

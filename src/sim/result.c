@@ -1,0 +1,68 @@
+/* Options, bus-bandwidth factors and results. */
+#include <string.h>
+
+#include "sim/result.h"
+
+void weft_sim_opts_init(weft_sim_opts *o)
+{
+    o->alpha_s = 0;
+    o->slices = 1;
+    o->symmetry = true;
+}
+
+double weft_sim_busbw_factor(weft_coll coll, uint32_t n)
+{
+    switch (coll) {
+    case WEFT_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case WEFT_COLL_ALLGATHER:
+    case WEFT_COLL_REDUCESCATTER:
+    case WEFT_COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+/* Is link class a busier than b? Ties go to the smaller physical link id,
+ * so the order never depends on how classes were numbered. */
+static bool busier(const weft_sim_link_use *a, const weft_sim_link_use *b)
+{
+    return a->util > b->util || (a->util == b->util && a->link.v < b->link.v);
+}
+
+void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classes *cls,
+                     const double *class_cap, weft_coll coll, uint32_t ranks, uint64_t size)
+{
+    sim_engine_stats st;
+    sim_engine_get_stats(e, &st);
+    out->coll = coll;
+    out->ranks = ranks;
+    out->size = size;
+    out->time_s = st.makespan_s;
+    out->algbw_gbps = st.makespan_s > 0 ? (double)size / st.makespan_s / 1e9 : 0;
+    out->busbw_gbps = out->algbw_gbps * weft_sim_busbw_factor(coll, ranks);
+    out->flows = sim_engine_num_flows(e);
+    out->events = st.events;
+    out->flow_classes = cls->nf;
+    out->link_classes = cls->nl;
+    out->conservation_err = st.conservation_err;
+    out->n_busiest = 0;
+    for (uint32_t l = 0; l < cls->nl; l++) {
+        weft_sim_link_use u;
+        u.link.v = cls->lrep[l];
+        u.count = cls->lcount[l];
+        u.bytes = sim_engine_link_bytes(e, l);
+        u.util = st.makespan_s > 0 ? u.bytes / (class_cap[l] * st.makespan_s) : 0;
+        uint32_t at = out->n_busiest;
+        while (at > 0 && busier(&u, &out->busiest[at - 1]))
+            at--;
+        if (at >= WEFT_SIM_BUSIEST)
+            continue;
+        uint32_t last = out->n_busiest < WEFT_SIM_BUSIEST ? out->n_busiest : WEFT_SIM_BUSIEST - 1;
+        memmove(&out->busiest[at + 1], &out->busiest[at], (last - at) * sizeof u);
+        out->busiest[at] = u;
+        if (out->n_busiest < WEFT_SIM_BUSIEST)
+            out->n_busiest++;
+    }
+}
