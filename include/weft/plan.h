@@ -283,8 +283,10 @@ typedef struct weft_exec_result weft_exec_result;
 WEFT_API int64_t weft_exec_input_value(uint32_t rank, uint64_t chunk, uint32_t elem);
 
 /* Executes p. p should be verified first; an unverified plan still never
- * crashes: ranks or slots out of range give WEFT_EINVAL and a cycle
- * WEFT_EVERIFY (named in d), reading an empty slot reads a poison value. */
+ * crashes or hangs: ranks or slots out of range and cycles give
+ * WEFT_EVERIFY (named in d as the verifier names them), and reading an empty
+ * slot reads a poison value. Running an unverified plan with threads > 1 may
+ * race on the buffers; use threads == 1 for such plans. */
 WEFT_API weft_err weft_plan_exec(const weft_plan *p, const weft_exec_opts *o,
                                  weft_exec_result **out, weft_diag *d);
 /* The expected result of p's collective (only p's header is used). */

@@ -11,7 +11,9 @@
 #define WEFT_CLI_COMMANDS_H
 
 #define CLI_COMMANDS(X)                                                                            \
+    X(topo, "inspect fabrics: list presets, print, summarise, draw (DOT)")                        \
     X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
+    X(verify, "prove a plan correct in every order its deps allow: weft verify PLAN")              \
     X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
 
 #define CLI__DECLARE(name, summary) int cli_cmd_##name(int argc, char **argv);

@@ -228,13 +228,25 @@ void cli_json_double(cli_json *j, double v)
     }
     if (!before_value(j))
         return;
-    /* The shortest %g text that reads back exactly; %.17g always does. */
+    /* The shortest %g text that reads back exactly (%.17g always does),
+     * with at least as many digits as the integer part has, so that 10 is
+     * "10", not "1e+01"; beyond 17 integer digits an exponent is shorter. */
     char buf[40];
-    for (int prec = 1; prec <= 17; prec++) {
+    int prec = 1;
+    for (; prec < 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
             break;
     }
+    double mag = fabs(v);
+    int int_digits = 0;
+    while (int_digits < 18 && mag >= 1.0) {
+        mag /= 10.0;
+        int_digits++;
+    }
+    if (int_digits > prec && int_digits <= 17)
+        prec = int_digits;
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
     fputs(buf, j->f);
     after_value(j);
 }

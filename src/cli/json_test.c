@@ -64,6 +64,10 @@ static void fill_numbers(cli_json *j)
 {
     cli_json_begin_array(j);
     cli_json_double(j, 325.0);
+    cli_json_double(j, 10.0);
+    cli_json_double(j, -1200.0);
+    cli_json_double(j, 1e16);
+    cli_json_double(j, 1e20);
     cli_json_double(j, 0.1);
     cli_json_double(j, 12.5);
     cli_json_double(j, 1e300);
@@ -162,6 +166,10 @@ int main(void)
     expect(fill_numbers, 0,
            "[\n"
            "  325,\n"
+           "  10,\n"
+           "  -1200,\n"
+           "  10000000000000000,\n"
+           "  1e+20,\n"
            "  0.1,\n"
            "  12.5,\n"
            "  1e+300,\n"

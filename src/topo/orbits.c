@@ -1,6 +1,7 @@
 /* Rank orbits under verified automorphisms. See orbits.h. */
 #include "topo/orbits.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -13,7 +14,324 @@ void weft__orbits_fini(weft__orbits *o)
     o->rank_of = NULL;
 }
 
-weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search,
+/* ---- Colour refinement -------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+typedef struct keyed {
+    uint64_t key;
+    uint32_t node;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* Refines colours until their number stops growing. A node's signature
+ * adds up a hash of (weight, neighbour colour) over its out-links and,
+ * separately, its in-links; sums make the multiset order-free. A hash
+ * collision can only merge classes, which the verification below makes
+ * harmless. */
+static void refine(const weft_topo *t, const int64_t *w, uint32_t *color, keyed *scratch)
+{
+    uint32_t n = weft_topo_num_nodes(t);
+    uint32_t classes = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        color[v] = (uint32_t)weft_topo_node_kind(t, (weft_node_id){v});
+        if (color[v] + 1 > classes)
+            classes = color[v] + 1;
+    }
+    for (uint32_t round = 0; round < n; round++) {
+        for (uint32_t v = 0; v < n; v++) {
+            uint64_t out = 0, in = 0;
+            uint32_t first, count, cin;
+            weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+            for (uint32_t i = 0; i < count; i++) {
+                uint32_t l = first + i;
+                out += mix((uint64_t)w[l] * 0x9E3779B97F4A7C15ull ^
+                           color[weft_topo_link_dst(t, (weft_link_id){l}).v]);
+            }
+            const uint32_t *inl = weft_topo_in_links(t, (weft_node_id){v}, &cin);
+            for (uint32_t i = 0; i < cin; i++)
+                in += mix((uint64_t)w[inl[i]] * 0xC2B2AE3D27D4EB4Full ^
+                          color[weft_topo_link_src(t, (weft_link_id){inl[i]}).v]);
+            scratch[v].key = mix(color[v] ^ mix(out ^ mix(in + 1)));
+            scratch[v].node = v;
+        }
+        qsort(scratch, n, sizeof *scratch, keyed_cmp);
+        uint32_t next = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (i && scratch[i].key != scratch[i - 1].key)
+                next++;
+            color[scratch[i].node] = next;
+        }
+        if (next + 1 <= classes)
+            break;
+        classes = next + 1;
+    }
+}
+
+/* ---- Candidate automorphisms -------------------------------------------- */
+
+typedef struct search {
+    const weft_topo *t;
+    const int64_t *w;
+    const uint32_t *color;
+    uint32_t n;
+    uint32_t *map, *inv;
+    uint64_t *heap;
+    keyed *ka, *kb; /* neighbour lists, max degree each */
+} search;
+
+#define NONE UINT32_MAX
+
+/* The neighbours of v in one direction not yet matched (matched[x] ==
+ * NONE), keyed by (colour, direction, link weight) and sorted. */
+static uint32_t neighbours(const search *s, uint32_t v, bool out, keyed *k,
+                           const uint32_t *matched)
+{
+    uint32_t first, count, m = 0;
+    const uint32_t *in = NULL;
+    if (out)
+        weft_topo_out_links(s->t, (weft_node_id){v}, &first, &count);
+    else
+        in = weft_topo_in_links(s->t, (weft_node_id){v}, &count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t l = out ? first + i : in[i];
+        uint32_t x = out ? weft_topo_link_dst(s->t, (weft_link_id){l}).v
+                         : weft_topo_link_src(s->t, (weft_link_id){l}).v;
+        if (matched[x] != NONE)
+            continue;
+        k[m].key = mix(((uint64_t)s->color[x] << 1 | out) ^ mix((uint64_t)s->w[l]));
+        k[m].node = x;
+        m++;
+    }
+    qsort(k, m, sizeof *k, keyed_cmp);
+    return m;
+}
+
+/* True when link u -> v (or v -> u for in-links) of b's side exists with the
+ * weight of link l. */
+static bool has_link(const search *s, uint32_t u, uint32_t v, int64_t weight)
+{
+    weft_link_id l;
+    return weft_topo_find_link(s->t, (weft_node_id){u}, (weft_node_id){v}, &l) &&
+           s->w[l.v] == weight;
+}
+
+/* A min-heap of (degree, order) keys: matching proceeds from the most
+ * constrained nodes, so a box's inner links are matched before a switch
+ * that joins many boxes pairs its remaining neighbours by id. */
+static void heap_push(uint64_t *h, uint32_t *len, uint64_t key)
+{
+    uint32_t i = (*len)++;
+    while (i && h[(i - 1) / 2] > key) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = key;
+}
+
+static uint64_t heap_pop(uint64_t *h, uint32_t *len)
+{
+    uint64_t top = h[0], last = h[--(*len)];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= *len)
+            break;
+        if (c + 1 < *len && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= last)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = last;
+    return top;
+}
+
+static uint64_t degree_key(const search *s, uint32_t v)
+{
+    uint32_t first, count, cin;
+    weft_topo_out_links(s->t, (weft_node_id){v}, &first, &count);
+    weft_topo_in_links(s->t, (weft_node_id){v}, &cin);
+    return ((uint64_t)(count + cin) << 32) | v;
+}
+
+/* Builds a node permutation with r0 -> r by matching neighbours outward
+ * (same colour and link weight, ties by id), then checks that it maps
+ * every link onto a link of the same weight. */
+static bool try_automorphism(search *s, uint32_t r0, uint32_t r)
+{
+    uint32_t n = s->n, len = 0;
+    for (uint32_t v = 0; v < n; v++)
+        s->map[v] = s->inv[v] = NONE;
+    s->map[r0] = r;
+    s->inv[r] = r0;
+    heap_push(s->heap, &len, degree_key(s, r0));
+    while (len) {
+        uint32_t a = (uint32_t)heap_pop(s->heap, &len), b = s->map[a];
+        for (int dir = 0; dir < 2; dir++) {
+            bool out = dir == 0;
+            uint32_t na = neighbours(s, a, out, s->ka, s->map);
+            uint32_t nb = neighbours(s, b, out, s->kb, s->inv);
+            if (na != nb)
+                return false;
+            for (uint32_t i = 0; i < na; i++) {
+                if (s->ka[i].key != s->kb[i].key)
+                    return false;
+                uint32_t x = s->ka[i].node, y = s->kb[i].node;
+                s->map[x] = y;
+                s->inv[y] = x;
+                heap_push(s->heap, &len, degree_key(s, x));
+            }
+        }
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        if (s->map[v] != NONE)
+            continue;
+        if (s->inv[v] != NONE)
+            return false;
+        s->map[v] = s->inv[v] = v;
+    }
+    for (uint32_t v = 0; v < n; v++)
+        if (weft_topo_node_kind(s->t, (weft_node_id){v}) !=
+            weft_topo_node_kind(s->t, (weft_node_id){s->map[v]}))
+            return false;
+    uint32_t m = weft_topo_num_links(s->t);
+    for (uint32_t l = 0; l < m; l++) {
+        uint32_t u = weft_topo_link_src(s->t, (weft_link_id){l}).v;
+        uint32_t v = weft_topo_link_dst(s->t, (weft_link_id){l}).v;
+        if (!has_link(s, s->map[u], s->map[v], s->w[l]))
+            return false;
+    }
+    return true;
+}
+
+static uint32_t find(uint32_t *parent, uint32_t v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+static void unite(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    a = find(parent, a);
+    b = find(parent, b);
+    if (a != b) {
+        if (a < b)
+            parent[b] = a;
+        else
+            parent[a] = b;
+    }
+}
+
+/* Merges rank orbits through verified automorphisms. Per colour class of
+ * ranks, the first rank is mapped onto each rank not yet in its orbit; a
+ * verified map merges every node with its image (so one map often merges
+ * many ranks at once). A class gives up after MAX_FAILURES failed
+ * candidates: its remaining ranks stay apart, which costs max-flows, never
+ * correctness. */
+#define MAX_FAILURES 8
+
+static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
+{
+    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), maxdeg = 1;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t first, count, cin;
+        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+        weft_topo_in_links(t, (weft_node_id){v}, &cin);
+        if (count > maxdeg)
+            maxdeg = count;
+        if (cin > maxdeg)
+            maxdeg = cin;
+    }
+    weft_err e = WEFT_OK;
+    search s = {.t = t, .w = w, .n = n};
+    uint32_t *color = weft__malloc((size_t)n * sizeof *color);
+    uint32_t *parent = weft__malloc((size_t)n * sizeof *parent);
+    keyed *scratch = weft__malloc((size_t)n * sizeof *scratch);
+    s.map = weft__malloc((size_t)n * sizeof *s.map);
+    s.inv = weft__malloc((size_t)n * sizeof *s.inv);
+    s.heap = weft__malloc((size_t)n * sizeof *s.heap);
+    s.ka = weft__malloc((size_t)maxdeg * sizeof *s.ka);
+    s.kb = weft__malloc((size_t)maxdeg * sizeof *s.kb);
+    if (!color || !parent || !scratch || !s.map || !s.inv || !s.heap || !s.ka || !s.kb) {
+        e = WEFT_ENOMEM;
+        goto free_scratch;
+    }
+    refine(t, w, color, scratch);
+    s.color = color;
+    for (uint32_t v = 0; v < n; v++)
+        parent[v] = v;
+    /* Per colour: its first rank (as a node) and its failed candidates.
+     * scratch is free again after refinement; its fields serve as the two
+     * arrays. */
+    for (uint32_t v = 0; v < n; v++) {
+        scratch[v].node = NONE;
+        scratch[v].key = 0;
+    }
+    for (uint32_t r = 0; r < nr; r++) {
+        uint32_t rv = weft_topo_rank_node(t, (weft_rank){r}).v;
+        keyed *cls = &scratch[color[rv]];
+        if (cls->node == NONE) {
+            cls->node = rv;
+            continue;
+        }
+        uint32_t r0 = cls->node;
+        if (find(parent, r0) == find(parent, rv) || cls->key >= MAX_FAILURES)
+            continue;
+        o->tried++;
+        if (try_automorphism(&s, r0, rv)) {
+            o->found++;
+            for (uint32_t v = 0; v < n; v++)
+                unite(parent, v, s.map[v]);
+        } else {
+            cls->key++;
+        }
+    }
+    /* Representatives: the smallest rank of each orbit. */
+    uint32_t *rep_of_root = s.map; /* reuse: root node -> representative rank */
+    for (uint32_t v = 0; v < n; v++)
+        rep_of_root[v] = NONE;
+    o->n_reps = 0;
+    for (uint32_t r = 0; r < nr; r++) {
+        uint32_t root = find(parent, weft_topo_rank_node(t, (weft_rank){r}).v);
+        if (rep_of_root[root] == NONE) {
+            rep_of_root[root] = r;
+            o->reps[o->n_reps++] = r;
+        }
+        o->rank_of[r] = rep_of_root[root];
+    }
+free_scratch:
+    weft__free(color);
+    weft__free(parent);
+    weft__free(scratch);
+    weft__free(s.map);
+    weft__free(s.inv);
+    weft__free(s.heap);
+    weft__free(s.ka);
+    weft__free(s.kb);
+    return e;
+}
+
+weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search_on,
                               weft__orbits *out)
 {
     uint32_t nr = weft_topo_num_ranks(t);
@@ -30,8 +348,13 @@ weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search,
         o.rank_of[r] = r;
     }
     o.n_reps = nr;
-    (void)w;
-    (void)search;
+    if (search_on && nr > 1) {
+        weft_err e = search_orbits(t, w, &o);
+        if (e) {
+            weft__orbits_fini(&o);
+            return e;
+        }
+    }
     *out = o;
     return WEFT_OK;
 }

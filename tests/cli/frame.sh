@@ -1,7 +1,7 @@
 # The frame of the weft command: dispatch, global flags, exit codes.
 # Run by CTest as: bash frame.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
-WEFT=$1
-SRC=$2
+WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd)
 . "$SRC/tests/cli/lib/check.sh"
 
 USAGE="usage: weft [--log LEVEL] COMMAND [ARGS...]

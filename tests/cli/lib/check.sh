@@ -26,15 +26,18 @@ pass_() {
     passed=$((passed + 1))
 }
 
+# Captures go through two files made once (forks are what makes a shell
+# test slow on a busy machine).
+CHECK_OUT_=$(mktemp)
+CHECK_ERR_=$(mktemp)
+trap 'rm -f "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
 run() {
     LAST="$*"
-    local o e
-    o=$(mktemp) e=$(mktemp)
-    "$WEFT" "$@" >"$o" 2>"$e"
+    "$WEFT" "$@" >"$CHECK_OUT_" 2>"$CHECK_ERR_"
     RC=$?
-    OUT=$(cat "$o")
-    ERR=$(cat "$e")
-    rm -f "$o" "$e"
+    OUT=$(<"$CHECK_OUT_")
+    ERR=$(<"$CHECK_ERR_")
 }
 
 expect_rc() {

@@ -1,0 +1,32 @@
+#!/bin/sh
+# `make demo`: what weft says about one fabric, section by section.
+#
+#   sh tools/demo.sh [WEFT_BINARY] [SPEC]     (defaults: build/weft, a100:2)
+#
+# Each capability adds one section: a function section_NAME that prints a
+# heading with `heading` and runs the weft commands that show it, plus one
+# line in the list at the bottom. Sections run in order; the first command
+# that fails stops the demo with its exit code, so a broken capability
+# cannot hide behind a pretty summary.
+set -eu
+
+WEFT=${1:-build/weft}
+SPEC=${2:-a100:2}
+
+if [ ! -x "$WEFT" ]; then
+    echo "demo: no weft binary at '$WEFT' (run 'make' first)" >&2
+    exit 1
+fi
+
+heading() {
+    printf '\n== %s ==\n\n' "$1"
+}
+
+# The fabric: what it is made of and how much each rank can send.
+section_fabric() {
+    heading "fabric $SPEC"
+    "$WEFT" topo stats "$SPEC"
+}
+
+echo "weft demo: $("$WEFT" --version) on $SPEC"
+section_fabric
