@@ -209,8 +209,9 @@ typedef struct weft_preset_info {
 
 WEFT_API size_t weft_preset_count(void);
 WEFT_API const weft_preset_info *weft_preset_get(size_t i);
-/* Builds a preset from its spelling ("torus:4x4", "a100:2", "dgx1").
- * WEFT_ENOENT for an unknown preset name, WEFT_EINVAL for bad parameters
+/* Builds a preset from its spelling ("torus:4x4", "a100:2", "dgx1";
+ * docs/presets.md). WEFT_ENOENT for an unknown preset name, WEFT_EINVAL for
+ * bad parameters, WEFT_ELIMIT for a fabric beyond the preset size limits
  * (d says which and why). */
 WEFT_API weft_err weft_topo_preset(const char *spec, weft_topo **out, weft_diag *d);
 

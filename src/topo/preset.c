@@ -24,9 +24,9 @@ static const char *const p_clos[] = {"hosts",   "gpus",   "nics",      "nicbw", 
                                      "podleaves", "cores", "lat",       NULL};
 
 #define BW_LAT_DOC                                                                                 \
-    " bw: bandwidth of every link, each way (default 100 GB/s; a plain number is GB/s,"          \
-    " units GB/s, Gbps, Gb/s, TB/s, Tbps, MB/s, Mbps, GiB/s are accepted)."                      \
-    " lat: latency of every link (default 0; a plain number is ns, units ns, us, ms, s)."          \
+    " bw: bandwidth of every directed link (default 100 GB/s; a plain number is GB/s, or"        \
+    " give a unit: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)."               \
+    " lat: latency of every link (default 0; a plain number is ns, or give ns, us, ms, s)."      \
     " Ranks are named rank0, rank1, ... and belong to no host."
 
 static const weft__preset presets[] = {
