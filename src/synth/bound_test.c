@@ -264,6 +264,45 @@ static void test_cut_a100_2(void)
     weft_topo_free(t);
 }
 
+/* Colour refinement cannot tell these ranks apart (every rank has two ring
+ * neighbours at 10 GB/s and the switch at 1 GB/s), but ranks 0-5 form a
+ * 6-cycle and 6-8, 9-11 two triangles: no automorphism maps one kind onto
+ * the other. The bottleneck leaves out a triangle (3 GB/s into it, 9 ranks
+ * in S: 12 * 3 / 9 = 4); a shortcut that trusted the colours and checked
+ * rank 0 only would answer 12. */
+static void test_symmetry_safe(void)
+{
+    weft_topo_builder *b;
+    if (weft_topo_builder_new(&b))
+        return;
+    weft_node_id r[12], sw;
+    for (int i = 0; i < 12; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "r%d", i);
+        r[i] = add(b, name, WEFT_NODE_COMPUTE, -1);
+    }
+    sw = add(b, "sw", WEFT_NODE_SWITCH, -1);
+    for (int i = 0; i < 6; i++)
+        weft_topo_builder_add_duplex(b, r[i], r[(i + 1) % 6], R(10, 1), R(0, 1));
+    for (int base = 6; base < 12; base += 3)
+        for (int i = 0; i < 3; i++)
+            weft_topo_builder_add_duplex(b, r[base + i], r[base + (i + 1) % 3], R(10, 1),
+                                         R(0, 1));
+    for (int i = 0; i < 12; i++)
+        weft_topo_builder_add_duplex(b, r[i], sw, R(1, 1), R(0, 1));
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_build(b, &t, NULL), WEFT_OK);
+    if (!t)
+        return;
+    check_algbw("cycle and triangles", t, WEFT_BOUND_ALLGATHER, "4");
+    weft_bound bd;
+    CHECK_ERR(weft_bound_compute(t, WEFT_BOUND_ALLGATHER, NULL, &bd, NULL), WEFT_OK);
+    CHECK_INT(bd.rank_classes, 2);
+    CHECK_INT(bd.phase[0].cut.ranks_in, 9);
+    weft_bound_fini(&bd);
+    weft_topo_free(t);
+}
+
 /* A ring 0 -> 1 -> 2 -> 0 at 10 GB/s with a 30 GB/s back link 1 -> 0. */
 static weft_topo *asym(void)
 {
@@ -441,6 +480,7 @@ int main(void)
     test_names();
     test_must_match();
     test_symmetry();
+    test_symmetry_safe();
     test_cut_a100_2();
     test_directions();
     test_unbalanced();

@@ -172,9 +172,10 @@ static uint64_t degree_key(const search *s, uint32_t v)
 }
 
 /* Builds a node permutation with r0 -> r by matching neighbours outward
- * (same colour and link weight, ties by id), then checks that it maps
- * every link onto a link of the same weight. */
-static bool try_automorphism(search *s, uint32_t r0, uint32_t r)
+ * (same colour and link weight; equal candidates paired in id order
+ * rotated by shift), then checks that it maps every link onto a link of
+ * the same weight. */
+static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
 {
     uint32_t n = s->n, len = 0;
     for (uint32_t v = 0; v < n; v++)
@@ -190,13 +191,24 @@ static bool try_automorphism(search *s, uint32_t r0, uint32_t r)
             uint32_t nb = neighbours(s, b, out, s->kb, s->inv);
             if (na != nb)
                 return false;
-            for (uint32_t i = 0; i < na; i++) {
+            for (uint32_t i = 0; i < na; i++)
                 if (s->ka[i].key != s->kb[i].key)
                     return false;
-                uint32_t x = s->ka[i].node, y = s->kb[i].node;
-                s->map[x] = y;
-                s->inv[y] = x;
-                heap_push(s->heap, &len, degree_key(s, x));
+            /* Within each run of equal keys, pair the j-th with the
+             * (j + shift)-th: shift 1 tends to give long cycles (all boxes
+             * in one), so one map merges many ranks. */
+            for (uint32_t i0 = 0; i0 < na;) {
+                uint32_t i1 = i0 + 1;
+                while (i1 < na && s->ka[i1].key == s->ka[i0].key)
+                    i1++;
+                for (uint32_t i = i0; i < i1; i++) {
+                    uint32_t x = s->ka[i].node;
+                    uint32_t y = s->kb[i0 + (i - i0 + shift) % (i1 - i0)].node;
+                    s->map[x] = y;
+                    s->inv[y] = x;
+                    heap_push(s->heap, &len, degree_key(s, x));
+                }
+                i0 = i1;
             }
         }
     }
@@ -242,13 +254,14 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
     }
 }
 
-/* Merges rank orbits through verified automorphisms. Per colour class of
- * ranks, the first rank is mapped onto each rank not yet in its orbit; a
- * verified map merges every node with its image (so one map often merges
- * many ranks at once). A class gives up after MAX_FAILURES failed
+/* Merges rank orbits through verified automorphisms. Each rank is tried
+ * against the anchors of its colour class (earlier ranks that joined no
+ * earlier anchor) until one maps onto it, and becomes an anchor itself if
+ * none does; a verified map merges every node with its image (so one map
+ * often merges many ranks at once). A class gives up after MAX_FAILURES failed
  * candidates: its remaining ranks stay apart, which costs max-flows, never
  * correctness. */
-#define MAX_FAILURES 8
+#define MAX_FAILURES 64
 
 static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
 {
@@ -266,13 +279,14 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
     search s = {.t = t, .w = w, .n = n};
     uint32_t *color = weft__malloc((size_t)n * sizeof *color);
     uint32_t *parent = weft__malloc((size_t)n * sizeof *parent);
+    uint32_t *next_anchor = weft__malloc((size_t)n * sizeof *next_anchor);
     keyed *scratch = weft__malloc((size_t)n * sizeof *scratch);
     s.map = weft__malloc((size_t)n * sizeof *s.map);
     s.inv = weft__malloc((size_t)n * sizeof *s.inv);
     s.heap = weft__malloc((size_t)n * sizeof *s.heap);
     s.ka = weft__malloc((size_t)maxdeg * sizeof *s.ka);
     s.kb = weft__malloc((size_t)maxdeg * sizeof *s.kb);
-    if (!color || !parent || !scratch || !s.map || !s.inv || !s.heap || !s.ka || !s.kb) {
+    if (!color || !parent || !next_anchor || !scratch || !s.map || !s.inv || !s.heap || !s.ka || !s.kb) {
         e = WEFT_ENOMEM;
         goto free_scratch;
     }
@@ -280,30 +294,41 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
     s.color = color;
     for (uint32_t v = 0; v < n; v++)
         parent[v] = v;
-    /* Per colour: its first rank (as a node) and its failed candidates.
-     * scratch is free again after refinement; its fields serve as the two
-     * arrays. */
+    /* Per colour: a list of anchors (ranks not merged with any earlier
+     * anchor) and a count of failed candidates. scratch is free again after
+     * refinement: .node heads the anchor list, .key counts failures. */
     for (uint32_t v = 0; v < n; v++) {
         scratch[v].node = NONE;
         scratch[v].key = 0;
+        next_anchor[v] = NONE;
     }
     for (uint32_t r = 0; r < nr; r++) {
         uint32_t rv = weft_topo_rank_node(t, (weft_rank){r}).v;
         keyed *cls = &scratch[color[rv]];
-        if (cls->node == NONE) {
-            cls->node = rv;
-            continue;
+        bool merged = false;
+        uint32_t last = NONE;
+        for (uint32_t a = cls->node; a != NONE && !merged; last = a, a = next_anchor[a]) {
+            if (find(parent, a) == find(parent, rv)) {
+                merged = true;
+                break;
+            }
+            if (cls->key >= MAX_FAILURES)
+                continue;
+            o->tried++;
+            if (try_automorphism(&s, a, rv, 1) || try_automorphism(&s, a, rv, 0)) {
+                o->found++;
+                for (uint32_t v = 0; v < n; v++)
+                    unite(parent, v, s.map[v]);
+                merged = true;
+            } else {
+                cls->key++;
+            }
         }
-        uint32_t r0 = cls->node;
-        if (find(parent, r0) == find(parent, rv) || cls->key >= MAX_FAILURES)
-            continue;
-        o->tried++;
-        if (try_automorphism(&s, r0, rv)) {
-            o->found++;
-            for (uint32_t v = 0; v < n; v++)
-                unite(parent, v, s.map[v]);
-        } else {
-            cls->key++;
+        if (!merged) {
+            if (last == NONE)
+                cls->node = rv;
+            else
+                next_anchor[last] = rv;
         }
     }
     /* Representatives: the smallest rank of each orbit. */
@@ -322,6 +347,7 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
 free_scratch:
     weft__free(color);
     weft__free(parent);
+    weft__free(next_anchor);
     weft__free(scratch);
     weft__free(s.map);
     weft__free(s.inv);
