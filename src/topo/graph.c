@@ -97,6 +97,7 @@ static weft_err index_reserve(weft__name_index *ix, uint32_t count, const char *
 
 typedef struct pending_attr {
     uint32_t node, key, value; /* offsets into strings */
+    uint32_t prev;             /* index+1 of the node's previous attribute, 0 if none */
 } pending_attr;
 
 struct weft_topo_builder {
@@ -106,6 +107,7 @@ struct weft_topo_builder {
     uint32_t *node_name;
     uint8_t *node_kind;
     int32_t *node_host;
+    uint32_t *attr_last; /* index+1 of each node's last attribute, 0 if none */
     weft__name_index names;
     /* Hosts are interned by name through their own index. */
     uint32_t n_hosts;
@@ -155,6 +157,7 @@ void weft_topo_builder_free(weft_topo_builder *b)
     weft__free(b->node_name);
     weft__free(b->node_kind);
     weft__free(b->node_host);
+    weft__free(b->attr_last);
     weft__free(b->names.slots);
     weft__free(b->host_name);
     weft__free(b->hosts.slots);
@@ -202,6 +205,10 @@ static weft_err reserve_nodes(weft_topo_builder *b, size_t need)
     if (!host)
         return WEFT_ENOMEM;
     b->node_host = host;
+    uint32_t *last = weft__realloc_array(b->attr_last, ncap, sizeof *last);
+    if (!last)
+        return WEFT_ENOMEM;
+    b->attr_last = last;
     b->node_cap = ncap;
     return WEFT_OK;
 }
@@ -264,6 +271,7 @@ weft_err weft_topo_builder_add_node(weft_topo_builder *b, const char *name, weft
     b->node_name[v] = off;
     b->node_kind[v] = (uint8_t)kind;
     b->node_host[v] = host_ix;
+    b->attr_last[v] = 0;
     index_put(&b->names, weft__name_hash(name, len), v);
     if (out)
         out->v = v;
@@ -276,13 +284,17 @@ weft_err weft_topo_builder_set_attr(weft_topo_builder *b, weft_node_id node, con
     if (node.v >= b->n_nodes || !key[0] || strcmp(key, "host") == 0 ||
         strlen(key) > WEFT_TOPO_NAME_MAX || strlen(value) > WEFT_TOPO_NAME_MAX)
         return WEFT_EINVAL;
-    for (size_t i = 0; i < b->n_attrs; i++) {
-        if (b->attrs[i].node == node.v && strcmp(b->strings.data + b->attrs[i].key, key) == 0)
+    /* Only this node's attributes are compared (a chain through prev), so
+     * adding many attributes to many nodes stays linear. */
+    for (uint32_t i = b->attr_last[node.v]; i; i = b->attrs[i - 1].prev) {
+        if (strcmp(b->strings.data + b->attrs[i - 1].key, key) == 0)
             return WEFT_EEXIST;
     }
+    if (b->n_attrs >= UINT32_MAX - 1)
+        return WEFT_ELIMIT;
     if (weft__grow((void **)&b->attrs, &b->attr_cap, b->n_attrs + 1, sizeof *b->attrs))
         return WEFT_ENOMEM;
-    pending_attr a = {node.v, 0, 0};
+    pending_attr a = {node.v, 0, 0, b->attr_last[node.v]};
     weft_err e = strbuf_add(&b->strings, key, strlen(key), &a.key);
     if (e)
         return e;
@@ -290,6 +302,7 @@ weft_err weft_topo_builder_set_attr(weft_topo_builder *b, weft_node_id node, con
     if (e)
         return e;
     b->attrs[b->n_attrs++] = a;
+    b->attr_last[node.v] = (uint32_t)b->n_attrs;
     return WEFT_OK;
 }
 
