@@ -71,17 +71,30 @@ static void test_failure(void)
     CHECK_INT(res.failed_rank, 1);
     CHECK_CONTAINS(res.message, "was killed by signal 9 (Killed)");
 
-    /* A rank that ignores SIGTERM is killed after the grace period. */
-    char *argv3[] = {"sh", "-c",
-                     "trap '' TERM; test \"$WEFT_RANK\" = 0 && exit 1; sleep 30 & wait; sleep 30",
-                     NULL};
+    /* Ranks that ignore SIGTERM are killed after the grace period. Rank 0
+     * fails only once the others have set up their trap (marker files). */
+    char dir[] = "/tmp/weft-launch-test-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char script[512];
+    snprintf(script, sizeof script,
+             "if test \"$WEFT_RANK\" = 0; then "
+             "while test $(ls %s | wc -l) -lt 3; do sleep 0.02; done; exit 1; fi; "
+             "trap '' TERM; touch %s/$WEFT_RANK; sleep 30 & wait; sleep 30",
+             dir, dir);
+    char *argv3[] = {"sh", "-c", script, NULL};
     o.argv = argv3;
     t0 = weft__now_ns();
     CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
     ms = (weft__now_ns() - t0) / 1000000;
-    CHECK(ms >= 450 && ms < 4000);
+    CHECK(ms >= 500 && ms < 6000);
     CHECK_INT(res.status, 1);
     CHECK_INT(res.failed_rank, 0);
+    for (int r = 1; r < 4; r++) {
+        char f[600];
+        snprintf(f, sizeof f, "%s/%d", dir, r);
+        unlink(f);
+    }
+    rmdir(dir);
 
     char *argv4[] = {"/nonexistent/weft-rank", NULL};
     o.argv = argv4;
