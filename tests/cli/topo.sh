@@ -111,6 +111,22 @@ run topo dot torus:4x0
 expect_rc 1
 expect_err "weft: torus:4x0: dimension 2 must be >= 2"
 
+# ---- logging: --log and WEFT_LOG reach the library's logger -------------
+
+run topo stats ring:3 --log info
+expect_rc 0
+expect_err_has "weft INFO cli: loaded ring:3: 3 ranks, 3 nodes, 3 links in "
+run --log=info topo stats ring:3
+expect_err_has "weft INFO cli: loaded ring:3: 3 ranks, 3 nodes, 3 links in "
+run topo stats ring:3
+expect_err ""
+LAST="WEFT_LOG=info weft topo stats ring:3"
+ERR=$(WEFT_LOG=info "$WEFT" topo stats ring:3 2>&1 >/dev/null)
+expect_err_has "weft INFO cli: loaded ring:3"
+LAST="WEFT_LOG=info weft topo stats ring:3 --log warn"
+ERR=$(WEFT_LOG=info "$WEFT" topo stats ring:3 --log warn 2>&1 >/dev/null)
+expect_err ""
+
 # ---- topo stats a100:2: exact values ------------------------------------
 
 run topo stats a100:2
@@ -235,6 +251,17 @@ done
 run topo show a100:2
 expect_out_has "# preset a100:2"
 expect_out_has "node b0.gpu0"
+
+# "-" reads the fabric from standard input.
+LAST="topo show ring:3 | topo stats - --json"
+OUT=$("$WEFT" topo show ring:3 | "$WEFT" topo stats - --json)
+expect_out_has '"ranks": 3,'
+expect_out_has '"spec": "-",'
+LAST="printf bad | topo stats -"
+ERR=$(printf 'node a compute\nlink a b 1GB/s\n' | "$WEFT" topo stats - 2>&1)
+RC=$?
+expect_rc 1
+expect_err "weft: /dev/stdin:2:8: unknown node 'b' (declare it with 'node' before a link uses it)"
 
 # ---- -o: all or nothing --------------------------------------------------
 
