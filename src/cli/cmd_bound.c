@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
 #include "cli/json.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
@@ -38,21 +39,11 @@ static const cli_syntax bound_syntax = {
         "A fabric with fewer than two ranks, or a rank that cannot reach another, is\n"
         "an error (exit 1). A switch whose in and out bandwidth differ gets a note:\n"
         "the bound still holds, but tree packing may not reach it.\n",
-    .groups = {&bound_group},
+    .groups = {&bound_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
     .max_pos = 1,
 };
-
-/* A path that names an existing file is loaded as a .topo file; anything
- * else is a preset. */
-static weft_err load_fabric(const char *spec, weft_topo **out, weft_diag *d)
-{
-    struct stat st;
-    if (stat(spec, &st) == 0 && S_ISREG(st.st_mode))
-        return weft_topo_load_file(spec, out, d);
-    return weft_topo_preset(spec, out, d);
-}
 
 static char *rat_text(weft_rat r, char *buf, size_t size)
 {
@@ -380,13 +371,11 @@ int cli_cmd_bound(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     weft_topo *t = NULL;
-    weft_err e = load_fabric(a.pos[0], &t, &d);
-    if (e) {
-        rc = cli_fail(e, &d);
+    rc = cli_load_fabric(&a, a.pos[0], &t);
+    if (rc)
         goto free_args;
-    }
     weft_bound b;
-    e = weft_bound_compute(t, coll, &opts, &b, &d);
+    weft_err e = weft_bound_compute(t, coll, &opts, &b, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_topo;
