@@ -221,6 +221,37 @@ WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *r
 WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, uint32_t root, weft_diag *d);
 
+/* ---- Launching ranks on this host ------------------------------------------ */
+
+typedef struct weft_launch_opts {
+    uint32_t ranks;     /* 1 .. WEFT_MAX_RANKS */
+    char *const *argv;  /* the command: argv[0] is looked up in PATH; NULL-terminated */
+    /* After the first rank fails, the others get SIGTERM and, grace_ms later,
+     * SIGKILL. 0 means 2000. */
+    uint32_t grace_ms;
+} weft_launch_opts;
+
+typedef struct weft_launch_result {
+    /* What the launcher should exit with: 0 when every rank exited 0, else
+     * the first failing rank's exit code, or 128 + the signal that killed it. */
+    int status;
+    int failed_rank; /* -1 when none failed */
+    char message[256]; /* "rank 2 (pid 812) exited with status 3" or "" */
+} weft_launch_result;
+
+/* Runs o->ranks copies of a command on this host, each with WEFT_RANK,
+ * WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1, port chosen by the
+ * kernel), WEFT_SECRET (drawn at random for this job) and, for rank 0,
+ * WEFT_LISTEN_FD (the rendezvous socket, inherited) in the environment, so
+ * weft_comm_init_env joins them without MPI and without guessing a port.
+ * Each rank runs in its own process group and writes straight to the
+ * launcher's stdout and stderr. When a rank fails (non-zero exit or a
+ * signal) the others are stopped (see grace_ms). SIGINT and SIGTERM sent to
+ * the launcher are passed on to every rank. Blocks until every rank has
+ * ended; writes *res. Fails (WEFT_EINVAL, WEFT_EIO) only when the job cannot
+ * be started; a failing rank is reported in *res, not as an error. */
+WEFT_API weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

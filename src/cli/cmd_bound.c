@@ -15,7 +15,7 @@
 static const cli_opt bound_opts[] = {
     {"coll", 0, "C", "allgather, reducescatter or allreduce (required)"},
     {"json", 0, NULL, "print one JSON object instead of the report"},
-    {"maxflow", 0, "ALGO", "dinic or push-relabel (default: dinic, the measured fastest)"},
+    {"maxflow", 0, "ALGO", "push-relabel (default, the measured fastest) or dinic"},
     {"no-symmetry", 0, NULL, "check every rank instead of one per automorphism orbit"},
     {NULL, 0, NULL, NULL},
 };
@@ -373,7 +373,7 @@ int cli_cmd_bound(int argc, char **argv)
     } else if (algo && strcmp(algo, "push-relabel") == 0) {
         opts.algo = WEFT_MAXFLOW_PUSH_RELABEL;
     } else if (algo) {
-        rc = cli_usage_error(&bound_syntax, "bad --maxflow '%s': dinic or push-relabel", algo);
+        rc = cli_usage_error(&bound_syntax, "bad --maxflow '%s': push-relabel or dinic", algo);
         goto free_args;
     }
     opts.use_symmetry = !cli_args_has(&a, "no-symmetry");

@@ -65,6 +65,10 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out)
     }
     weft_diag d;
     weft_diag_clear(&d);
+    /* "-" is the usual name of standard input; the importers read it as
+     * the file /dev/stdin (by content, since it has no extension). */
+    if (strcmp(spec, "-") == 0)
+        spec = "/dev/stdin";
     weft_err e = weft_topo_from_spec(spec, &opts, out, &d);
     if (e)
         return cli_fail(e, &d);

@@ -4,7 +4,8 @@
  * and calls cli_load_fabric. The options fill weft_spec_opts (weft/topo.h);
  * they matter only to imports that need them (NCCL topology XML) and are
  * ignored by presets, .topo files and ASTRA-sim configs. Bandwidths are
- * parsed by weft_parse_bandwidth, exactly as in .topo files.
+ * parsed by weft_parse_bandwidth, exactly as in .topo files. A SPEC of "-"
+ * reads standard input (as /dev/stdin, format by content).
  */
 #ifndef WEFT_CLI_FABRIC_H
 #define WEFT_CLI_FABRIC_H

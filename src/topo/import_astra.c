@@ -31,8 +31,11 @@
 #include "weft/topo.h"
 
 #define MAX_DIMS 16
-#define MAX_NPUS ((uint64_t)1 << 24)
-#define MAX_LINKS ((uint64_t)1 << 27)
+/* Far beyond any published ASTRA-sim config, and small enough that the
+ * fabric fits in well under a gigabyte (about 80 bytes per directed link
+ * while building). */
+#define MAX_NPUS ((uint64_t)1 << 20)
+#define MAX_LINKS ((uint64_t)1 << 23)
 
 enum { KEY_TOPOLOGY, KEY_NPUS, KEY_BANDWIDTH, KEY_LATENCY, KEY_COUNT };
 static const char *const key_names[KEY_COUNT] = {"topology", "npus_count", "bandwidth", "latency"};
@@ -95,8 +98,8 @@ static void advance(reader *r)
  * comment to the end of the line. */
 static void skip_blanks_and_comment(reader *r)
 {
-    while (peek(r) == ' ' || peek(r) == '\t' || (peek(r) == '\r' && r->pos + 1 < r->len &&
-                                                  r->s[r->pos + 1] == '\n'))
+    while (peek(r) == ' ' || peek(r) == '\t' ||
+           (peek(r) == '\r' && r->pos + 1 < r->len && r->s[r->pos + 1] == '\n'))
         advance(r);
     if (peek(r) == '#') {
         while (peek(r) != -1 && peek(r) != '\n')
@@ -108,8 +111,7 @@ static void skip_blanks_and_comment(reader *r)
 static weft_err end_of_line(reader *r)
 {
     skip_blanks_and_comment(r);
-    if (peek(r) == -1)
-        return WEFT_OK;
+    if (peek(r) == -1) return WEFT_OK;
     if (peek(r) != '\n')
         return fail_at(r, r->line, r->col, "unexpected '%c' after the value", peek(r));
     advance(r);
@@ -118,10 +120,8 @@ static weft_err end_of_line(reader *r)
 
 static bool is_plain_char(int c, bool in_flow)
 {
-    if (c == -1 || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#')
-        return false;
-    if (in_flow && (c == ',' || c == '[' || c == ']' || c == '{' || c == '}'))
-        return false;
+    if (c == -1 || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#') return false;
+    if (in_flow && (c == ',' || c == '[' || c == ']' || c == '{' || c == '}')) return false;
     return true;
 }
 
@@ -147,11 +147,9 @@ static weft_err read_item(reader *r, entry *en, bool in_flow)
         while (is_plain_char(peek(r), in_flow))
             advance(r);
         it.len = (size_t)(r->s + r->pos - it.text);
-        if (it.len == 0)
-            return fail_at(r, it.line, it.col, "expected a value");
+        if (it.len == 0) return fail_at(r, it.line, it.col, "expected a value");
     }
-    if (en->n >= MAX_DIMS)
-        return fail_at(r, it.line, it.col, "more than %d dimensions", MAX_DIMS);
+    if (en->n >= MAX_DIMS) return fail_at(r, it.line, it.col, "more than %d dimensions", MAX_DIMS);
     en->items[en->n++] = it;
     return WEFT_OK;
 }
@@ -161,8 +159,7 @@ static void skip_flow_space(reader *r)
 {
     for (;;) {
         skip_blanks_and_comment(r);
-        if (peek(r) != '\n')
-            return;
+        if (peek(r) != '\n') return;
         advance(r);
     }
 }
@@ -178,16 +175,14 @@ static weft_err read_flow(reader *r, entry *en)
     }
     for (;;) {
         weft_err e = read_item(r, en, true);
-        if (e)
-            return e;
+        if (e) return e;
         skip_flow_space(r);
         int c = peek(r);
         if (c == ']') {
             advance(r);
             return end_of_line(r);
         }
-        if (c == -1)
-            return fail_at(r, line, col, "unterminated list (no ']')");
+        if (c == -1) return fail_at(r, line, col, "unterminated list (no ']')");
         if (c != ',')
             return fail_at(r, r->line, r->col, "expected ',' or ']' in a list, not '%c'", c);
         advance(r);
@@ -210,8 +205,7 @@ static weft_err read_block(reader *r, entry *en)
             return fail_at(r, r->line, r->col, "tab in indentation (YAML allows only spaces)");
         if (peek(r) == '#' || peek(r) == '\n' || peek(r) == '\r') {
             skip_blanks_and_comment(r);
-            if (peek(r) == -1)
-                return WEFT_OK;
+            if (peek(r) == -1) return WEFT_OK;
             if (peek(r) == '\n') {
                 advance(r);
                 continue;
@@ -228,10 +222,8 @@ static weft_err read_block(reader *r, entry *en)
             return fail_at(r, r->line, r->col, "expected a blank after '-'");
         skip_blanks_and_comment(r);
         weft_err e = read_item(r, en, false);
-        if (!e)
-            e = end_of_line(r);
-        if (e)
-            return e;
+        if (!e) e = end_of_line(r);
+        if (e) return e;
     }
 }
 
@@ -242,19 +234,16 @@ static weft_err read_document(reader *r)
         uint32_t line = r->line;
         if (peek(r) == ' ' || peek(r) == '\t') {
             skip_blanks_and_comment(r);
-            if (peek(r) == -1)
-                break;
+            if (peek(r) == -1) break;
             if (peek(r) == '\n') {
                 advance(r);
                 continue;
             }
-            return fail_at(r, r->line, r->col,
-                           "unexpected indentation (keys start in column 1)");
+            return fail_at(r, r->line, r->col, "unexpected indentation (keys start in column 1)");
         }
         if (peek(r) == '#' || peek(r) == '\n' || peek(r) == '\r') {
             weft_err e = end_of_line(r);
-            if (e)
-                return e;
+            if (e) return e;
             continue;
         }
         if (first && r->len - r->pos >= 3 && memcmp(r->s + r->pos, "---", 3) == 0 &&
@@ -263,24 +252,21 @@ static weft_err read_document(reader *r)
                 advance(r);
             first = false;
             weft_err e = end_of_line(r);
-            if (e)
-                return e;
+            if (e) return e;
             continue;
         }
         first = false;
         uint32_t col = r->col;
         const char *key = r->s + r->pos;
-        while (peek(r) != -1 && (peek(r) == '_' || peek(r) == '-' ||
-                                 (peek(r) >= 'a' && peek(r) <= 'z') ||
-                                 (peek(r) >= 'A' && peek(r) <= 'Z') ||
-                                 (peek(r) >= '0' && peek(r) <= '9')))
+        while (peek(r) != -1 &&
+               (peek(r) == '_' || peek(r) == '-' || (peek(r) >= 'a' && peek(r) <= 'z') ||
+                (peek(r) >= 'A' && peek(r) <= 'Z') || (peek(r) >= '0' && peek(r) <= '9')))
             advance(r);
         size_t key_len = (size_t)(r->s + r->pos - key);
-        if (key_len == 0)
-            return fail_at(r, line, col, "expected a key such as 'topology:'");
+        if (key_len == 0) return fail_at(r, line, col, "expected a key such as 'topology:'");
         if (peek(r) != ':')
-            return fail_at(r, r->line, r->col, "expected ':' after the key '%.*s'",
-                           (int)key_len, key);
+            return fail_at(r, r->line, r->col, "expected ':' after the key '%.*s'", (int)key_len,
+                           key);
         int k = 0;
         while (k < KEY_COUNT &&
                !(strlen(key_names[k]) == key_len && memcmp(key_names[k], key, key_len) == 0))
@@ -303,15 +289,12 @@ static weft_err read_document(reader *r)
         if (peek(r) == '[') {
             e = read_flow(r, en);
         } else if (peek(r) == '\n' || peek(r) == -1) {
-            if (peek(r) == '\n')
-                advance(r);
+            if (peek(r) == '\n') advance(r);
             e = read_block(r, en);
         } else {
-            e = fail_at(r, r->line, r->col, "'%s' must be a list such as [ a, b ]",
-                        key_names[k]);
+            e = fail_at(r, r->line, r->col, "'%s' must be a list such as [ a, b ]", key_names[k]);
         }
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
@@ -328,8 +311,7 @@ static weft_err parse_number(reader *r, const item *it, const char *key, weft_ra
     size_t used;
     weft_err e = weft_rat_parse(it->text, it->len, out, &used);
     if (e == WEFT_EOVERFLOW)
-        return fail_at(r, it->line, it->col, "%s '%.*s' is too large", key, (int)it->len,
-                       it->text);
+        return fail_at(r, it->line, it->col, "%s '%.*s' is too large", key, (int)it->len, it->text);
     if (e || used != it->len)
         return fail_at(r, it->line, it->col, "%s '%.*s' is not a number", key, (int)it->len,
                        it->text);
@@ -349,8 +331,7 @@ typedef struct dims {
 static weft_err check_values(reader *r, dims *out)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
-        if (!r->keys[k].seen)
-            return fail_at(r, 1, 1, "missing key '%s'", key_names[k]);
+        if (!r->keys[k].seen) return fail_at(r, 1, 1, "missing key '%s'", key_names[k]);
     }
     entry *topo = &r->keys[KEY_TOPOLOGY];
     if (topo->n == 0)
@@ -377,8 +358,7 @@ static weft_err check_values(reader *r, dims *out)
         it = &r->keys[KEY_NPUS].items[i];
         weft_rat v;
         weft_err e = parse_number(r, it, "npus_count", &v);
-        if (e)
-            return e;
+        if (e) return e;
         if (v.den != 1 || v.num < 2)
             return fail_at(r, it->line, it->col,
                            "npus_count '%.*s' must be an integer of at least 2 (as in ASTRA-sim)",
@@ -390,8 +370,7 @@ static weft_err check_values(reader *r, dims *out)
         out->npus *= (uint64_t)v.num;
 
         it = &r->keys[KEY_BANDWIDTH].items[i];
-        if ((e = parse_number(r, it, "bandwidth", &v)))
-            return e;
+        if ((e = parse_number(r, it, "bandwidth", &v))) return e;
         if (weft_rat_sign(v) <= 0)
             return fail_at(r, it->line, it->col, "bandwidth '%.*s' must be > 0", (int)it->len,
                            it->text);
@@ -405,11 +384,10 @@ static weft_err check_values(reader *r, dims *out)
         out->bw[i] = bw;
 
         it = &r->keys[KEY_LATENCY].items[i];
-        if ((e = parse_number(r, it, "latency", &v)))
-            return e;
+        if ((e = parse_number(r, it, "latency", &v))) return e;
         if (weft_rat_sign(v) < 0)
-            return fail_at(r, it->line, it->col, "latency '%.*s' must be >= 0 (ns)",
-                           (int)it->len, it->text);
+            return fail_at(r, it->line, it->col, "latency '%.*s' must be >= 0 (ns)", (int)it->len,
+                           it->text);
         out->lat[i] = v;
     }
     /* Directed links the fabric will have, to refuse a config that would
@@ -420,9 +398,8 @@ static weft_err check_values(reader *r, dims *out)
         links += out->kind[i] == BLOCK_FULL ? out->npus * (n - 1) : 2 * out->npus;
     }
     if (links > MAX_LINKS)
-        return weft_diag_set(r->d, WEFT_ELIMIT, "%s: %llu links exceed the limit of %llu",
-                             r->name, (unsigned long long)links,
-                             (unsigned long long)MAX_LINKS);
+        return weft_diag_set(r->d, WEFT_ELIMIT, "%s: %llu links exceed the limit of %llu", r->name,
+                             (unsigned long long)links, (unsigned long long)MAX_LINKS);
     return WEFT_OK;
 }
 
@@ -452,20 +429,21 @@ static weft_err write_notes(const char *name, const dims *dm, weft_topo_builder 
         ns += (size_t)snprintf(shape + ns, sizeof shape - ns, "%s%s x%u", i ? ", " : "",
                                block_names[dm->kind[i]], dm->size[i]);
         nc += (size_t)snprintf(conv + nc, sizeof conv - nc, "%s%s -> %s", i ? ", " : "", a, w);
-        if (ns >= sizeof shape || nc >= sizeof conv)
-            break;
+        if (ns >= sizeof shape || nc >= sizeof conv) break;
     }
     weft_err e = note(b,
                       "imported from ASTRA-sim analytical network config %s: %s = %llu NPUs "
                       "(npu<i>, dimension 0 fastest)",
                       name, shape, (unsigned long long)dm->npus);
     if (!e)
-        e = note(b, "bandwidth: ASTRA-sim GB/s (1 GB = 2^30 bytes) converted exactly to GB/s "
-                    "(10^9 bytes): %s",
+        e = note(b,
+                 "bandwidth: ASTRA-sim GB/s (1 GB = 2^30 bytes) converted exactly to GB/s "
+                 "(10^9 bytes): %s",
                  conv);
     if (!e)
-        e = note(b, "host = the NPU's group in dimension 0 (npu id / %u); latency per link as "
-                    "given (ns)",
+        e = note(b,
+                 "host = the NPU's group in dimension 0 (npu id / %u); latency per link as "
+                 "given (ns)",
                  dm->size[0]);
     if (!e)
         e = note(b, "Ring: bidirectional, one link each way between neighbours (2 NPUs: one "
@@ -478,8 +456,7 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
 {
     weft_topo_builder *b;
     weft_err e = weft_topo_builder_new(&b);
-    if (e)
-        return weft_diag_code(d, e);
+    if (e) return weft_diag_code(d, e);
     char nm[64], host[16];
     uint32_t npus = (uint32_t)dm->npus;
     for (uint32_t i = 0; i < npus && !e; i++) {
@@ -492,8 +469,7 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
         uint32_t n = dm->size[k];
         uint32_t group = 0;
         for (uint32_t base = 0; base < npus && !e; base++) {
-            if ((base / stride) % n != 0)
-                continue; /* not the first member of its group */
+            if ((base / stride) % n != 0) continue; /* not the first member of its group */
             if (dm->kind[k] == BLOCK_SWITCH) {
                 weft_node_id sw;
                 snprintf(nm, sizeof nm, "d%u.sw%u", k, group);
@@ -521,8 +497,7 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
         }
         stride *= n;
     }
-    if (!e)
-        e = write_notes(name, dm, b);
+    if (!e) e = write_notes(name, dm, b);
     if (e) {
         weft_topo_builder_free(b);
         return weft_diag_code(d, e);
@@ -530,8 +505,8 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
     return weft_topo_build(b, out, d);
 }
 
-weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *name,
-                                   weft_topo **out, weft_diag *d)
+weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *name, weft_topo **out,
+                                   weft_diag *d)
 {
     reader r;
     memset(&r, 0, sizeof r);
@@ -557,10 +532,8 @@ weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *nam
     dims dm;
     memset(&dm, 0, sizeof dm);
     weft_err e = read_document(&r);
-    if (!e)
-        e = check_values(&r, &dm);
-    if (e)
-        return e;
+    if (!e) e = check_values(&r, &dm);
+    if (e) return e;
     return build(name, &dm, out, d);
 }
 
@@ -569,8 +542,7 @@ weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *
     char *text;
     size_t len;
     weft_err e = weft__read_whole_file(path, &text, &len, d);
-    if (e)
-        return e;
+    if (e) return e;
     e = weft_topo_parse_astra_yml(text, len, path, out, d);
     weft__free(text);
     return e;

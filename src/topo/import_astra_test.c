@@ -44,8 +44,7 @@ static bool no_link(const weft_topo *t, const char *a, const char *b)
 static const char *host_of(const weft_topo *t, const char *node)
 {
     weft_node_id n;
-    if (!weft_topo_find_node(t, node, &n))
-        return NULL;
+    if (!weft_topo_find_node(t, node, &n)) return NULL;
     return weft_topo_node_attr(t, n, "host");
 }
 
@@ -55,8 +54,7 @@ static void test_hgx_32(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_astra_yml(FIX "hgx_h100_32gpu.yml", &t, &d), WEFT_OK);
-    if (!t)
-        return;
+    if (!t) return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 32);
@@ -182,8 +180,9 @@ typedef struct bad_case {
 
 static const bad_case bad[] = {
     {"", WEFT_EPARSE, "a.yml:1:1: missing key 'topology'"},
-    {"topology: [Ring]\n" "npus_count: [4]\nbandwidth: [1]\n", WEFT_EPARSE,
-     "a.yml:1:1: missing key 'latency'"},
+    {"topology: [Ring]\n"
+     "npus_count: [4]\nbandwidth: [1]\n",
+     WEFT_EPARSE, "a.yml:1:1: missing key 'latency'"},
     {"topology: [Torus]\n" OK4, WEFT_EPARSE,
      "a.yml:1:12: unknown topology 'Torus' (expected Ring, Switch or FullyConnected)"},
     {"topology: [Ring]\nnpus: [4]\n", WEFT_EPARSE,
@@ -214,19 +213,21 @@ static const bad_case bad[] = {
      "a.yml:1:12: expected a number or a name (nested lists, maps, anchors, tags and block "
      "scalars are not supported)"},
     {"topology: [\"Ring]\n", WEFT_EPARSE, "a.yml:1:12: unterminated quoted string"},
-    {"topology:\n\t- Ring\n", WEFT_EPARSE, "a.yml:2:1: tab in indentation (YAML allows only spaces)"},
+    {"topology:\n\t- Ring\n", WEFT_EPARSE,
+     "a.yml:2:1: tab in indentation (YAML allows only spaces)"},
     {"topology:\n  -Ring\n", WEFT_EPARSE, "a.yml:2:4: expected a blank after '-'"},
-    {"  topology: [Ring]\n", WEFT_EPARSE, "a.yml:1:3: unexpected indentation (keys start in column 1)"},
+    {"  topology: [Ring]\n", WEFT_EPARSE,
+     "a.yml:1:3: unexpected indentation (keys start in column 1)"},
     {"topology [Ring]\n", WEFT_EPARSE, "a.yml:1:9: expected ':' after the key 'topology'"},
     {"[Ring]\n", WEFT_EPARSE, "a.yml:1:1: expected a key such as 'topology:'"},
     {"topology: [Ring]\nnpus_count: [4]\n\0", WEFT_EPARSE, "a.yml:3:1: NUL byte"},
     {"topology: [Ring]\nnpus_count: [4, 4, 4]\nbandwidth: [1]\nlatency: [0]\n", WEFT_EPARSE,
      "a.yml:2:1: 'npus_count' has 3 entries but 'topology' has 1"},
     {"topology: [Ring, Ring]\nnpus_count: [8192, 4096]\nbandwidth: [1, 1]\nlatency: [0, 0]\n",
-     WEFT_ELIMIT, "a.yml:2:20: more than 16777216 NPUs"},
-    {"topology: [FullyConnected, Ring]\nnpus_count: [4096, 1024]\nbandwidth: [1, 1]\n"
+     WEFT_ELIMIT, "a.yml:2:20: more than 1048576 NPUs"},
+    {"topology: [FullyConnected, Ring]\nnpus_count: [1024, 512]\nbandwidth: [1, 1]\n"
      "latency: [0, 0]\n",
-     WEFT_ELIMIT, "a.yml: 17184063488 links exceed the limit of 134217728"},
+     WEFT_ELIMIT, "a.yml: 537395200 links exceed the limit of 8388608"},
 };
 
 static void test_errors(void)
@@ -236,8 +237,7 @@ static void test_errors(void)
         weft_diag d;
         weft_diag_clear(&d);
         size_t len = strlen(bad[i].yml);
-        if (strstr(bad[i].msg, "NUL"))
-            len++;
+        if (strstr(bad[i].msg, "NUL")) len++;
         CHECK_ERR(weft_topo_parse_astra_yml(bad[i].yml, len, "a.yml", &t, &d), bad[i].err);
         CHECK_STR(d.msg, bad[i].msg);
         CHECK(t == NULL);
@@ -261,8 +261,7 @@ static void dtor_topo(void *arg)
 int main(void)
 {
     FILE *f = fopen(FIX "hgx_h100_32gpu.yml", "r");
-    if (!f)
-        return WEFT_TEST_SKIP;
+    if (!f) return WEFT_TEST_SKIP;
     fclose(f);
     test_hgx_32();
     test_tpu_and_validated();

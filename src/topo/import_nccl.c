@@ -30,7 +30,10 @@
  * nvlink); the limit only stops a hostile document from recursing. */
 #define MAX_DEPTH 64
 #define MAX_HOSTS 1000000u
-#define MAX_NODES ((uint64_t)1 << 26)
+/* Limits on the replicated fabric: far beyond any real cluster built from
+ * one box file, and small enough to stay well under a gigabyte. */
+#define MAX_NODES ((uint64_t)1 << 22)
+#define MAX_LINKS ((uint64_t)1 << 23)
 
 /* NCCL's LOC_BW: the bandwidth NCCL gives links inside one device and, as
  * a fallback, between CPUs of an unknown kind. GB/s. */
@@ -112,12 +115,10 @@ static const char *attr(const ctx *c, uint32_t e, const char *key)
 /* A decimal integer, optionally negative, nothing else. */
 static bool parse_int(const char *s, long long *out)
 {
-    if (!s || !*s)
-        return false;
+    if (!s || !*s) return false;
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (*end || end == s || v < -(1LL << 40) || v > (1LL << 40))
-        return false;
+    if (*end || end == s || v < -(1LL << 40) || v > (1LL << 40)) return false;
     *out = v;
     return true;
 }
@@ -131,8 +132,7 @@ static bool parse_busid(const char *s, uint64_t *out)
     int digits = 0;
     for (; *s; s++) {
         int h;
-        if (*s == ':' || *s == '.')
-            continue;
+        if (*s == ':' || *s == '.') continue;
         if (*s >= '0' && *s <= '9')
             h = *s - '0';
         else if (*s >= 'a' && *s <= 'f')
@@ -141,8 +141,7 @@ static bool parse_busid(const char *s, uint64_t *out)
             h = *s - 'A' + 10;
         else
             return false;
-        if (++digits > 16)
-            return false;
+        if (++digits > 16) return false;
         v = v << 4 | (uint64_t)h;
     }
     *out = v;
@@ -155,9 +154,9 @@ static const struct {
     const char *text;
     int rate;
 } pci_gen[] = {
-    {"2.5 GT/s", 15},       {"5 GT/s", 30},          {"8 GT/s", 60},
-    {"16 GT/s", 120},       {"32 GT/s", 240},        {"2.5 GT/s PCIe", 15},
-    {"5.0 GT/s PCIe", 30},  {"8.0 GT/s PCIe", 60},   {"16.0 GT/s PCIe", 120},
+    {"2.5 GT/s", 15},        {"5 GT/s", 30},          {"8 GT/s", 60},
+    {"16 GT/s", 120},        {"32 GT/s", 240},        {"2.5 GT/s PCIe", 15},
+    {"5.0 GT/s PCIe", 30},   {"8.0 GT/s PCIe", 60},   {"16.0 GT/s PCIe", 120},
     {"32.0 GT/s PCIe", 240}, {"64.0 GT/s PCIe", 480},
 };
 
@@ -172,22 +171,21 @@ static weft_err pci_bw(ctx *c, uint32_t e, const char *busid, weft_rat *out)
                              AT(c, e), busid);
     int rate = 0;
     for (size_t i = 0; i < sizeof pci_gen / sizeof pci_gen[0] && !rate; i++) {
-        if (strncmp(speed, pci_gen[i].text, strlen(pci_gen[i].text)) == 0)
-            rate = pci_gen[i].rate;
+        if (strncmp(speed, pci_gen[i].text, strlen(pci_gen[i].text)) == 0) rate = pci_gen[i].rate;
     }
     if (!rate)
-        return weft_diag_set(c->d, WEFT_EPARSE,
-                             "%s:%u:%u: <pci busid=\"%s\">: unknown link_speed \"%s\" (NCCL knows "
-                             "2.5, 5, 8, 16, 32 GT/s and 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 GT/s PCIe)",
-                             AT(c, e), busid, speed);
+        return weft_diag_set(
+            c->d, WEFT_EPARSE,
+            "%s:%u:%u: <pci busid=\"%s\">: unknown link_speed \"%s\" (NCCL knows "
+            "2.5, 5, 8, 16, 32 GT/s and 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 GT/s PCIe)",
+            AT(c, e), busid, speed);
     long long w;
     if (!width || !parse_int(width, &w) || w < 0 || w > 64)
         return weft_diag_set(c->d, WEFT_EPARSE,
                              "%s:%u:%u: <pci busid=\"%s\">: link_width \"%s\" is not a lane count "
                              "(0 to 64)",
                              AT(c, e), busid, width ? width : "");
-    if (w == 0)
-        w = 16;
+    if (w == 0) w = 16;
     return weft_rat_make(w * rate, 80, out);
 }
 
@@ -195,8 +193,7 @@ static weft_err pci_bw(ctx *c, uint32_t e, const char *busid, weft_rat *out)
 
 static void ignore(ctx *c, uint32_t e)
 {
-    if (c->ignored++ == 0)
-        c->first_ignored = e;
+    if (c->ignored++ == 0) c->first_ignored = e;
 }
 
 static weft_err add_dev(ctx *c, dev_kind kind, uint32_t elem, uint32_t parent, uint32_t cpu,
@@ -222,8 +219,7 @@ static weft_err add_dev(ctx *c, dev_kind kind, uint32_t elem, uint32_t parent, u
 static uint32_t child_named(const ctx *c, uint32_t e, const char *name)
 {
     for (uint32_t k = c->x.elems[e].first_child; k != NONE; k = c->x.elems[k].next_sibling) {
-        if (strcmp(elem_name(c, k), name) == 0)
-            return k;
+        if (strcmp(elem_name(c, k), name) == 0) return k;
     }
     return NONE;
 }
@@ -239,18 +235,15 @@ static weft_err add_nets(ctx *c, uint32_t v, uint32_t nic)
             continue;
         }
         const char *enabled = attr(c, k, "net");
-        if (enabled && strcmp(enabled, "0") == 0)
-            continue;
+        if (enabled && strcmp(enabled, "0") == 0) continue;
         const char *speed = attr(c, k, "speed");
         long long mbps;
-        if (!speed)
-            continue;
+        if (!speed) continue;
         if (!parse_int(speed, &mbps))
             return weft_diag_set(c->d, WEFT_EPARSE,
-                                 "%s:%u:%u: <net>: speed \"%s\" is not an integer (Mb/s)",
-                                 AT(c, k), speed);
-        if (mbps <= 0)
-            continue;
+                                 "%s:%u:%u: <net>: speed \"%s\" is not an integer (Mb/s)", AT(c, k),
+                                 speed);
+        if (mbps <= 0) continue;
         weft_rat bw, sum;
         if (weft_rat_make(mbps, 8000, &bw) || weft_rat_add(c->devs[v].net_bw, bw, &sum))
             return weft_diag_set(c->d, WEFT_EOVERFLOW, "%s:%u:%u: <net>: speed overflows",
@@ -287,8 +280,7 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
     const char *busid = attr(c, e, "busid");
     const char *cls = attr(c, e, "class");
     uint64_t id;
-    if (!busid)
-        return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <pci> has no busid", AT(c, e));
+    if (!busid) return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <pci> has no busid", AT(c, e));
     if (!parse_busid(busid, &id))
         return weft_diag_set(c->d, WEFT_EPARSE,
                              "%s:%u:%u: <pci>: busid \"%s\" is not a PCI bus id such as "
@@ -317,12 +309,10 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
     }
     weft_rat bw;
     weft_err err = pci_bw(c, e, busid, &bw);
-    if (err)
-        return err;
+    if (err) return err;
     uint32_t v;
     err = add_dev(c, kind, e, parent, cpu, &v);
-    if (err)
-        return err;
+    if (err) return err;
     c->devs[v].has_busid = true;
     c->devs[v].busid = id;
     c->devs[v].up_bw = bw;
@@ -337,8 +327,7 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
             err = add_nets(c, v, k);
         else
             ignore(c, k);
-        if (err)
-            return err;
+        if (err) return err;
     }
     return WEFT_OK;
 }
@@ -347,8 +336,7 @@ static weft_err walk_cpu(ctx *c, uint32_t e)
 {
     uint32_t v;
     weft_err err = add_dev(c, DEV_CPU, e, NONE, NONE, &v);
-    if (err)
-        return err;
+    if (err) return err;
     c->devs[v].cpu = v;
     for (uint32_t k = c->x.elems[e].first_child; k != NONE; k = c->x.elems[k].next_sibling) {
         const char *n = elem_name(c, k);
@@ -366,8 +354,7 @@ static weft_err walk_cpu(ctx *c, uint32_t e)
         } else {
             ignore(c, k);
         }
-        if (err)
-            return err;
+        if (err) return err;
     }
     return WEFT_OK;
 }
@@ -380,10 +367,8 @@ static int cmp_busid(const void *a, const void *b, void *arg)
 {
     const dev *devs = arg;
     const dev *x = &devs[*(const uint32_t *)a], *y = &devs[*(const uint32_t *)b];
-    if (x->has_busid != y->has_busid)
-        return x->has_busid ? -1 : 1;
-    if (x->has_busid && x->busid != y->busid)
-        return x->busid < y->busid ? -1 : 1;
+    if (x->has_busid != y->has_busid) return x->has_busid ? -1 : 1;
+    if (x->has_busid && x->busid != y->busid) return x->busid < y->busid ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
@@ -393,8 +378,7 @@ static int cmp_busid(const void *a, const void *b, void *arg)
 static weft_err name_devs(ctx *c)
 {
     uint32_t *all = weft__malloc((c->n_devs + 1) * sizeof *all);
-    if (!all)
-        return weft_diag_code(c->d, WEFT_ENOMEM);
+    if (!all) return weft_diag_code(c->d, WEFT_ENOMEM);
     for (int k = 0; k < DEV_KINDS; k++) {
         c->order[k] = weft__malloc(((size_t)c->count[k] + 1) * sizeof *c->order[k]);
         if (!c->order[k]) {
@@ -415,16 +399,14 @@ static weft_err name_devs(ctx *c)
         const dev *a = &c->devs[all[i - 1]], *b = &c->devs[all[i]];
         if (a->has_busid && b->has_busid && a->busid == b->busid) {
             const dev *later = all[i] > all[i - 1] ? b : a, *first = later == b ? a : b;
-            err = weft_diag_set(c->d, WEFT_EPARSE,
-                                "%s:%u:%u: busid \"%s\" is used twice (first at line %u)",
-                                AT(c, later->elem), attr(c, later->elem, "busid"),
-                                c->x.elems[first->elem].line);
+            err = weft_diag_set(
+                c->d, WEFT_EPARSE, "%s:%u:%u: busid \"%s\" is used twice (first at line %u)",
+                AT(c, later->elem), attr(c, later->elem, "busid"), c->x.elems[first->elem].line);
             break;
         }
     }
     weft__free(all);
-    if (err)
-        return err;
+    if (err) return err;
     uint32_t local = 0;
     for (int k = 0; k < DEV_KINDS; k++) {
         for (uint32_t i = 0; i < c->count[k]; i++) {
@@ -541,19 +523,17 @@ static weft_err resolve_nvlinks(ctx *c)
             uint64_t id;
             if (!target || !parse_busid(target, &id))
                 return weft_diag_set(c->d, WEFT_EPARSE,
-                                     "%s:%u:%u: <nvlink> to a GPU needs a target bus id",
-                                     AT(c, e));
+                                     "%s:%u:%u: <nvlink> to a GPU needs a target bus id", AT(c, e));
             for (uint32_t g = 0; g < c->count[DEV_GPU]; g++) {
-                if (c->devs[c->order[DEV_GPU][g]].busid == id)
-                    n->target_dev = c->order[DEV_GPU][g];
+                if (c->devs[c->order[DEV_GPU][g]].busid == id) n->target_dev = c->order[DEV_GPU][g];
             }
             if (n->target_dev == NONE)
                 return weft_diag_set(c->d, WEFT_EPARSE,
                                      "%s:%u:%u: <nvlink> target \"%s\" is not a GPU of this file",
                                      AT(c, e), target);
             if (n->target_dev == n->gpu)
-                return weft_diag_set(c->d, WEFT_EPARSE,
-                                     "%s:%u:%u: <nvlink> from a GPU to itself", AT(c, e));
+                return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <nvlink> from a GPU to itself",
+                                     AT(c, e));
             n->target = NVL_GPU;
         } else if (strncmp(tclass, "0x068001", 8) == 0) {
             n->target = NVL_CPU;
@@ -643,25 +623,22 @@ static weft_err add_box(ctx *c, weft_topo_builder *b, uint32_t box)
                 e = weft_topo_builder_set_attr(b, id, "busid", attr(c, c->devs[v].elem, "busid"));
             if (!e && k == DEV_CPU && parse_int(attr(c, c->devs[v].elem, "numaid"), &numa) &&
                 numa >= 0)
-                e = weft_topo_builder_set_attr(b, id, "numaid",
-                                               attr(c, c->devs[v].elem, "numaid"));
+                e = weft_topo_builder_set_attr(b, id, "numaid", attr(c, c->devs[v].elem, "numaid"));
         }
     }
     if (!e && c->has_nvs) {
         e = node_name(c, box, "nvsw", 0, name, sizeof name);
-        if (!e)
-            e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
+        if (!e) e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
     }
-    if (e)
-        return e;
+    if (e) return e;
     uint32_t base = box * c->per_box;
     weft_rat zero = weft_rat_int(0);
     /* The PCIe tree (and NICs under a socket). */
     for (uint32_t v = 0; v < c->n_devs && !e; v++) {
         if (c->devs[v].parent != NONE)
-            e = weft_topo_builder_add_duplex(b, (weft_node_id){base + c->devs[v].local},
-                                             (weft_node_id){base + c->devs[c->devs[v].parent].local},
-                                             c->devs[v].up_bw, zero);
+            e = weft_topo_builder_add_duplex(
+                b, (weft_node_id){base + c->devs[v].local},
+                (weft_node_id){base + c->devs[c->devs[v].parent].local}, c->devs[v].up_bw, zero);
     }
     /* Every socket to every other, each direction at the sending socket's
      * figure (ncclTopoConnectCpus). */
@@ -686,8 +663,8 @@ static weft_err add_box(ctx *c, weft_topo_builder *b, uint32_t box)
             const nvl *n = &c->nvls[i];
             weft_node_id g = {base + c->devs[n->gpu].local};
             if (n->target == NVL_GPU)
-                e = weft_topo_builder_add_link(b, g, (weft_node_id){base + c->devs[n->target_dev].local},
-                                               n->bw, zero);
+                e = weft_topo_builder_add_link(
+                    b, g, (weft_node_id){base + c->devs[n->target_dev].local}, n->bw, zero);
             else if (n->target == NVL_CPU)
                 e = weft_topo_builder_add_duplex(
                     b, g, (weft_node_id){base + c->devs[c->devs[n->gpu].cpu].local}, n->bw, zero);
@@ -746,40 +723,41 @@ static weft_err note(weft_topo_builder *b, const char *fmt, ...)
 static void fmt_bw(weft_rat r, char *buf, size_t size)
 {
     int n = weft_rat_format_exact(r, buf, size);
-    if (n > 0 && (size_t)n + 5 < size)
-        strcat(buf, " GB/s");
+    if (n > 0 && (size_t)n + 5 < size) strcat(buf, " GB/s");
 }
 
 static weft_err write_notes(ctx *c, weft_topo_builder *b)
 {
     char bw[64], bw2[64];
-    weft_err e = note(b,
-                      "imported from NCCL topology XML %s; per box GPUs: %u (gpu0.. in PCI bus id "
-                      "order), NICs: %u (bus id order), PCIe switches: %u, CPUs: %u",
-                      c->name, c->count[DEV_GPU], c->count[DEV_NIC], c->count[DEV_PCISW],
-                      c->count[DEV_CPU]);
+    weft_err e =
+        note(b,
+             "imported from NCCL topology XML %s; per box GPUs: %u (gpu0.. in PCI bus id "
+             "order), NICs: %u (bus id order), PCIe switches: %u, CPUs: %u",
+             c->name, c->count[DEV_GPU], c->count[DEV_NIC], c->count[DEV_PCISW], c->count[DEV_CPU]);
     if (!e)
         e = note(b, "PCIe links: NCCL's rule (src/graph/topo.cc, ncclTopoAddPci): link_width x "
                     "lane rate of link_speed (kvDictPciGen, 100 Mb/s units) / 80 GB/s each way; "
                     "16 GT/s x16 = 24 GB/s, 32 GT/s x16 = 48 GB/s");
-    if (e)
-        return e;
+    if (e) return e;
     if (c->n_nvls) {
         fmt_bw(c->nvl_link_bw, bw, sizeof bw);
         if (c->nvl_sm == -1)
             e = note(b, "NVLink: %zu <nvlink> elements, %s per link (--nvlink-bw)", c->n_nvls, bw);
         else if (c->nvl_sm == -3)
-            e = note(b, "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
-                        "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
+            e = note(b,
+                     "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
+                     "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
                      c->n_nvls);
         else
-            e = note(b, "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
-                        "ncclTopoNVLinkBw); pass --nvlink-bw to override",
+            e = note(b,
+                     "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
+                     "ncclTopoNVLinkBw); pass --nvlink-bw to override",
                      c->n_nvls, bw, c->nvl_sm);
     } else if (c->has_nvs) {
         fmt_bw(c->o->nvlink_bw_gbps, bw, sizeof bw);
-        e = note(b, "NVLink: the file has no <nvlink> elements; one NVSwitch nvsw0 per box, %s "
-                    "each way per GPU (--nvlink-bw)",
+        e = note(b,
+                 "NVLink: the file has no <nvlink> elements; one NVSwitch nvsw0 per box, %s "
+                 "each way per GPU (--nvlink-bw)",
                  bw);
     } else {
         e = note(b, "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
@@ -792,8 +770,9 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
         } else {
             const char *why;
             fmt_bw(inter_cpu_bw(c, c->devs[c->order[DEV_CPU][0]].elem, &why), bw, sizeof bw);
-            e = note(b, "CPU to CPU: %s each way (NCCL's figure for %s, ncclTopoGetInterCpuBw); "
-                        "pass --cpu-bw to override",
+            e = note(b,
+                     "CPU to CPU: %s each way (NCCL's figure for %s, ncclTopoGetInterCpuBw); "
+                     "pass --cpu-bw to override",
                      bw, why);
         }
     }
@@ -803,16 +782,17 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
         const char *why;
         fmt_bw(nic_net_bw(c, c->order[DEV_NIC][0], &why), bw2, sizeof bw2);
         if (use_rail(c))
-            e = note(b, "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
-                        "nic0 %s each way (%s)",
+            e = note(b,
+                     "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
+                     "nic0 %s each way (%s)",
                      c->o->hosts, c->o->hosts - 1, bw2, why);
         else
-            e = note(b, "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
-                        "way (%s)",
+            e = note(b,
+                     "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
+                     "way (%s)",
                      c->o->hosts, c->o->hosts - 1, bw2, why);
     }
-    if (!e)
-        e = note(b, "latencies: 0 (the file gives none)");
+    if (!e) e = note(b, "latencies: 0 (the file gives none)");
     if (!e && c->ignored)
         e = note(b, "not modelled: %u elements (the first: <%s> at line %u)", c->ignored,
                  elem_name(c, c->first_ignored), c->x.elems[c->first_ignored].line);
@@ -857,8 +837,7 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
         o = &defaults;
     }
     weft_err e = check_opts(o, d);
-    if (e)
-        return e;
+    if (e) return e;
     ctx c;
     memset(&c, 0, sizeof c);
     c.name = name;
@@ -867,8 +846,7 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
     c.first_ignored = NONE;
     weft_topo_builder *b = NULL;
     e = weft__xml_parse(text, len, name, MAX_DEPTH, &c.x, d);
-    if (e)
-        return e;
+    if (e) return e;
     if (strcmp(elem_name(&c, 0), "system") != 0) {
         e = weft_diag_set(d, WEFT_EPARSE,
                           "%s:%u:%u: the root element is <%s>, expected <system> (an NCCL "
@@ -882,8 +860,7 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
         else
             ignore(&c, k);
     }
-    if (e)
-        goto fini;
+    if (e) goto fini;
     if (c.count[DEV_GPU] == 0) {
         e = weft_diag_set(d, WEFT_ETOPO,
                           "%s:%u:%u: no GPU in the file (no <pci> of class 0x03xxxx or with a "
@@ -897,27 +874,31 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
                           o->hosts);
         goto fini;
     }
-    if ((e = name_devs(&c)) || (e = resolve_nvlinks(&c)))
-        goto fini;
-    if (!c.n_nvls && weft_rat_sign(o->nvlink_bw_gbps) > 0)
-        c.has_nvs = true;
-    if (c.has_nvs)
-        c.per_box++;
-    if ((uint64_t)c.per_box * o->hosts + c.count[DEV_NIC] > MAX_NODES) {
-        e = weft_diag_set(d, WEFT_ELIMIT, "%s: %u hosts of %u nodes exceed %llu nodes", name,
-                          o->hosts, c.per_box, (unsigned long long)MAX_NODES);
+    if ((e = name_devs(&c)) || (e = resolve_nvlinks(&c))) goto fini;
+    if (!c.n_nvls && weft_rat_sign(o->nvlink_bw_gbps) > 0) c.has_nvs = true;
+    if (c.has_nvs) c.per_box++;
+    /* Directed links per box (an upper bound: repeated NVLinks merge). */
+    uint64_t box_links = 2 * ((uint64_t)c.n_devs - c.count[DEV_CPU]) +
+                         (uint64_t)c.count[DEV_CPU] * (c.count[DEV_CPU] - (c.count[DEV_CPU] > 0)) +
+                         2 * (uint64_t)c.n_nvls +
+                         (c.has_nvs && !c.n_nvls ? 2 * (uint64_t)c.count[DEV_GPU] : 0);
+    uint64_t nodes = (uint64_t)c.per_box * o->hosts + (o->hosts > 1 ? c.count[DEV_NIC] : 0);
+    uint64_t links =
+        box_links * o->hosts + (o->hosts > 1 ? 2 * (uint64_t)c.count[DEV_NIC] * o->hosts : 0);
+    if (nodes > MAX_NODES || links > MAX_LINKS) {
+        e = weft_diag_set(d, WEFT_ELIMIT,
+                          "%s: %u hosts give %llu nodes and %llu links, over the limits of %llu "
+                          "and %llu",
+                          name, o->hosts, (unsigned long long)nodes, (unsigned long long)links,
+                          (unsigned long long)MAX_NODES, (unsigned long long)MAX_LINKS);
         goto fini;
     }
-    if ((e = weft_topo_builder_new(&b)))
-        goto fail;
+    if ((e = weft_topo_builder_new(&b))) goto fail;
     for (uint32_t box = 0; box < o->hosts && !e; box++)
         e = add_box(&c, b, box);
-    if (!e && o->hosts > 1)
-        e = add_network(&c, b);
-    if (!e)
-        e = write_notes(&c, b);
-    if (e)
-        goto fail;
+    if (!e && o->hosts > 1) e = add_network(&c, b);
+    if (!e) e = write_notes(&c, b);
+    if (e) goto fail;
     e = weft_topo_build(b, out, d);
     b = NULL;
     goto fini;
@@ -929,14 +910,13 @@ fini:
     return e;
 }
 
-weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *o,
-                                 weft_topo **out, weft_diag *d)
+weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *o, weft_topo **out,
+                                 weft_diag *d)
 {
     char *text;
     size_t len;
     weft_err e = weft__read_whole_file(path, &text, &len, d);
-    if (e)
-        return e;
+    if (e) return e;
     e = weft_topo_parse_nccl_xml(text, len, path, o, out, d);
     weft__free(text);
     return e;

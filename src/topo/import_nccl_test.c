@@ -33,8 +33,7 @@ static weft_rat bw(const weft_topo *t, const char *a, const char *b)
 static const char *attr_of(const weft_topo *t, const char *node, const char *key)
 {
     weft_node_id n;
-    if (!weft_topo_find_node(t, node, &n))
-        return NULL;
+    if (!weft_topo_find_node(t, node, &n)) return NULL;
     return weft_topo_node_attr(t, n, key);
 }
 
@@ -42,8 +41,7 @@ static uint32_t in_degree(const weft_topo *t, const char *node)
 {
     weft_node_id n;
     uint32_t count = 0;
-    if (weft_topo_find_node(t, node, &n))
-        weft_topo_in_links(t, n, &count);
+    if (weft_topo_find_node(t, node, &n)) weft_topo_in_links(t, n, &count);
     return count;
 }
 
@@ -53,8 +51,7 @@ static void test_ndv4_default(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", NULL, &t, &d), WEFT_OK);
-    if (!t)
-        return;
+    if (!t) return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 8);
@@ -108,8 +105,7 @@ static void test_ndv4_options(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_OK);
-    if (!t)
-        return;
+    if (!t) return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 16);
@@ -149,8 +145,7 @@ static void test_ndv4_options(void)
     o.cpu_bw_gbps = R(75, 2);
     o.nvlink_bw_gbps = R(0, 1);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_OK);
-    if (!t)
-        return;
+    if (!t) return;
     CHECK_INT(weft_topo_num_ranks(t), 24);
     CHECK_INT(in_degree(t, "net0"), 24);
     CHECK_BW(t, "b2.nic7", "net0", 25, 1);
@@ -174,6 +169,7 @@ static void test_ndv2_ndv5(void)
         CHECK_INT(s.ranks, 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_NIC], 1);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_SWITCH], 2); /* no PCIe switch, 2 CPUs */
+        CHECK_INT(s.nodes, 11);
         CHECK_INT(s.links, 2 * 9 + 2);
         /* 0005:00:00.0 hangs straight from the second socket. */
         CHECK_BW(t, "gpu4", "cpu1", 24, 1);
@@ -190,6 +186,8 @@ static void test_ndv2_ndv5(void)
         CHECK_INT(s.ranks, 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_NIC], 8);
         CHECK_INT(s.nodes_by_kind[WEFT_NODE_SWITCH], 10); /* 8 PCIe switches, 2 CPUs */
+        CHECK_INT(s.nodes, 26);
+        CHECK_INT(s.links, 2 * 24 + 2);
         /* "32.0 GT/s PCIe" x16: 16 * 240 / 80 = 48 GB/s. */
         CHECK_BW(t, "gpu7", "pcisw7", 48, 1);
         CHECK_BW(t, "pcisw7", "cpu1", 48, 1);
@@ -288,7 +286,8 @@ typedef struct bad_case {
 
 #define CPU0 "<system><cpu numaid=\"0\">"
 #define END "</cpu></system>"
-#define GPU(bus) "<pci busid=\"" bus "\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\"/>"
+#define GPU(bus)                                                                                   \
+    "<pci busid=\"" bus "\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\"/>"
 
 static const bad_case bad[] = {
     {"<system><cpu></system>", WEFT_EPARSE, "x.xml:1:16: malformed XML: mismatched tag"},
@@ -324,8 +323,9 @@ static const bad_case bad[] = {
           "link_width=\"16\"><gpu sm=\"80\"><nvlink target=\"0009:00:00.0\" count=\"2\" "
           "tclass=\"0x030200\"/></gpu></pci>" END,
      WEFT_EPARSE, "x.xml:1:118: <nvlink> target \"0009:00:00.0\" is not a GPU of this file"},
-    {CPU0 "<pci busid=\"0001:00:00.0\" class=\"0x030200\" link_speed=\"16 GT/s\" "
-          "link_width=\"16\"><gpu sm=\"80\"><nvlink count=\"0\" tclass=\"0x068000\"/></gpu></pci>" END,
+    {CPU0
+     "<pci busid=\"0001:00:00.0\" class=\"0x030200\" link_speed=\"16 GT/s\" "
+     "link_width=\"16\"><gpu sm=\"80\"><nvlink count=\"0\" tclass=\"0x068000\"/></gpu></pci>" END,
      WEFT_EPARSE, "x.xml:1:118: <nvlink>: count \"0\" is not a positive integer"},
     {CPU0 "<pci busid=\"0001:00:00.0\" class=\"0x030200\" link_speed=\"16 GT/s\" "
           "link_width=\"16\"><gpu><nvlink count=\"1\" tclass=\"0x068000\"/></gpu></pci>" END,
@@ -373,6 +373,11 @@ static void test_errors(void)
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "the NIC bandwidth must be >= 0 (0: default)");
     o.nic_bw_gbps = R(0, 1);
+    o.hosts = 1000000;
+    CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_ELIMIT);
+    CHECK_STR(d.msg, FIX "ndv4-topo.xml: 1000000 hosts give 24000008 nodes and 68000000 links, "
+                         "over the limits of 4194304 and 8388608");
+    o.hosts = 2;
     const char *no_nic = CPU0 GPU("0001:00:00.0") END;
     CHECK_ERR(weft_topo_parse_nccl_xml(no_nic, strlen(no_nic), "x.xml", &o, &t, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "x.xml: 2 hosts need NICs to join them, but the file has no NIC");
@@ -407,8 +412,7 @@ static void dtor_topo(void *arg)
 int main(void)
 {
     FILE *f = fopen(FIX "ndv4-topo.xml", "r");
-    if (!f)
-        return WEFT_TEST_SKIP;
+    if (!f) return WEFT_TEST_SKIP;
     fclose(f);
     test_ndv4_default();
     test_ndv4_options();

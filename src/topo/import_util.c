@@ -11,8 +11,7 @@ weft_err weft__read_whole_file(const char *path, char **out, size_t *len, weft_d
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (errno == ENOENT)
-            return weft_diag_set(d, WEFT_ENOENT, "%s: no such file", path);
+        if (errno == ENOENT) return weft_diag_set(d, WEFT_ENOENT, "%s: no such file", path);
         return weft_diag_set(d, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
     }
     weft_err e = WEFT_OK;
@@ -55,8 +54,7 @@ weft_err weft__read_whole_file(const char *path, char **out, size_t *len, weft_d
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (got == 0)
-            break;
+        if (got == 0) break;
     }
     if (ferror(f)) {
         e = weft_diag_set(d, WEFT_EIO, "%s: read error", path);

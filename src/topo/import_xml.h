@@ -17,12 +17,12 @@
 #define WEFT__XML_NONE UINT32_MAX
 
 typedef struct weft__xml_elem {
-    uint32_t name;                     /* offset into strings */
-    uint32_t parent;                   /* element index or WEFT__XML_NONE */
-    uint32_t first_child, last_child;  /* WEFT__XML_NONE when none */
-    uint32_t next_sibling;             /* in document order */
-    uint32_t first_attr, n_attrs;      /* range in attrs */
-    uint32_t line, col;                /* of the start tag, both 1-based */
+    uint32_t name;                    /* offset into strings */
+    uint32_t parent;                  /* element index or WEFT__XML_NONE */
+    uint32_t first_child, last_child; /* WEFT__XML_NONE when none */
+    uint32_t next_sibling;            /* in document order */
+    uint32_t first_attr, n_attrs;     /* range in attrs */
+    uint32_t line, col;               /* of the start tag, both 1-based */
 } weft__xml_elem;
 
 typedef struct weft__xml_attr {

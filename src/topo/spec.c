@@ -37,23 +37,18 @@ static spec_format sniff(const char *path)
 {
     char buf[4096];
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return FMT_TOPO;
+    if (!f) return FMT_TOPO;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     size_t i = 0;
-    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
+    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
     while (i < n && isspace((unsigned char)buf[i]))
         i++;
-    if (i < n && buf[i] == '<')
-        return FMT_NCCL;
+    if (i < n && buf[i] == '<') return FMT_NCCL;
     for (const char *line = buf; line; line = strchr(line, '\n')) {
-        if (*line == '\n')
-            line++;
-        if (strncmp(line, "topology:", 9) == 0)
-            return FMT_ASTRA;
+        if (*line == '\n') line++;
+        if (strncmp(line, "topology:", 9) == 0) return FMT_ASTRA;
     }
     return FMT_TOPO;
 }
@@ -76,8 +71,7 @@ weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_
                                  spec);
         return e;
     }
-    if (S_ISDIR(st.st_mode))
-        return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
+    if (S_ISDIR(st.st_mode)) return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
     spec_format fmt;
     if (has_ext(spec, ".xml"))
         fmt = FMT_NCCL;

@@ -35,8 +35,7 @@ static uint32_t ranks_of(const char *spec, const weft_spec_opts *o, weft_err wan
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, o, &t, &d);
     CHECK_ERR(e, want);
-    if (e != want)
-        fprintf(stderr, "  %s: %s\n", spec, d.msg);
+    if (e != want) fprintf(stderr, "  %s: %s\n", spec, d.msg);
     uint32_t n = t ? weft_topo_num_ranks(t) : 0;
     weft_topo_free(t);
     return n;
@@ -56,12 +55,10 @@ static const char *note_of(const char *spec, char *buf, size_t size)
 int main(void)
 {
     FILE *f = fopen(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml", "r");
-    if (!f)
-        return WEFT_TEST_SKIP;
+    if (!f) return WEFT_TEST_SKIP;
     fclose(f);
     snprintf(tmpdir, sizeof tmpdir, "%s/spec_test.%ld", WEFT_BINARY_DIR, (long)getpid());
-    if (mkdir(tmpdir, 0700) != 0)
-        return WEFT_TEST_SKIP;
+    if (mkdir(tmpdir, 0700) != 0) return WEFT_TEST_SKIP;
 
     weft_spec_opts o;
     weft_spec_opts_init(&o);
@@ -83,7 +80,9 @@ int main(void)
                       "link_speed=\"16 GT/s\" link_width=\"16\"/></cpu></system>";
     CHECK_INT(ranks_of(put("dump.txt", xml), NULL, WEFT_OK), 1);
     CHECK_CONTAINS(note_of(put("dump.txt", xml), note, sizeof note), "NCCL topology XML");
-    CHECK_INT(ranks_of(put("network", "# ASTRA-sim\n" "---\n" "topology: [ Switch ]\nnpus_count: [ 3 ]\n"
+    CHECK_INT(ranks_of(put("network", "# ASTRA-sim\n"
+                                      "---\n"
+                                      "topology: [ Switch ]\nnpus_count: [ 3 ]\n"
                                       "bandwidth: [ 1 ]\nlatency: [ 0 ]\n"),
                        NULL, WEFT_OK),
               3);
@@ -121,8 +120,8 @@ int main(void)
               WEFT_EINVAL);
     CHECK_STR(d.msg, "unknown network 'mesh' (expected rail or switch)");
 
-    const char *names[] = {"two.topo", "ring.yaml", "dump.txt", "network",
-                           "fabric.txt", "bad.txt", "bad.xml"};
+    const char *names[] = {"two.topo",   "ring.yaml", "dump.txt", "network",
+                           "fabric.txt", "bad.txt",   "bad.xml"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);

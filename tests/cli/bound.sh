@@ -58,7 +58,7 @@ assert len(c["nodes"]) == 61 and d["switches_balanced"] is True
 fi
 
 # Both max-flow algorithms and the plain path agree.
-run bound mi250:2 --coll allgather --maxflow push-relabel --no-symmetry
+run bound mi250:2 --coll allgather --maxflow dinic --no-symmetry
 expect_rc 0
 expect_out_has "(exact 5312/15)"
 
@@ -89,7 +89,7 @@ expect_rc 2
 expect_err_has "weft: bad --coll 'alltoall': the bound is computed for allgather, reducescatter or allreduce"
 run bound a100:2 --coll allgather --maxflow simplex
 expect_rc 2
-expect_err_has "weft: bad --maxflow 'simplex': dinic or push-relabel"
+expect_err_has "weft: bad --maxflow 'simplex': push-relabel or dinic"
 run bound --coll allgather
 expect_rc 2
 expect_err_has "weft: missing SPEC"

@@ -236,6 +236,17 @@ run topo show a100:2
 expect_out_has "# preset a100:2"
 expect_out_has "node b0.gpu0"
 
+# "-" reads the fabric from standard input.
+LAST="topo show ring:3 | topo stats - --json"
+OUT=$("$WEFT" topo show ring:3 | "$WEFT" topo stats - --json)
+expect_out_has '"ranks": 3,'
+expect_out_has '"spec": "-",'
+LAST="printf bad | topo stats -"
+ERR=$(printf 'node a compute\nlink a b 1GB/s\n' | "$WEFT" topo stats - 2>&1)
+RC=$?
+expect_rc 1
+expect_err "weft: /dev/stdin:2:8: unknown node 'b' (declare it with 'node' before a link uses it)"
+
 # ---- -o: all or nothing --------------------------------------------------
 
 run topo show a100:2 -o out.topo

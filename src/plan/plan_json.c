@@ -1,0 +1,73 @@
+/* The JSON form of a plan, for other tools. One object; the schema is in
+ * docs/plan-format.md. Names are escaped as JSON strings; shares are exact
+ * fractions in strings ("1/2"), as DESIGN.md does for every exact value. */
+#include "plan/plan_internal.h"
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_slot(FILE *f, const char *key, weft_rank r, weft_buf b, uint32_t index)
+{
+    fprintf(f, "\"%s\":{\"rank\":%u,\"buf\":\"%s\",\"index\":%u}", key, r.v, weft_buf_name(b),
+            index);
+}
+
+weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
+{
+    const weft_plan_info *in = &p->info;
+    fprintf(f, "{\"format\":\"weft-plan\",\"version\":1,\"coll\":\"%s\",\"ranks\":%u",
+            weft_coll_name(in->coll), in->nranks);
+    if (weft_coll_has_root(in->coll))
+        fprintf(f, ",\"root\":%u", in->root.v);
+    fprintf(f, ",\"chunks\":%u,\"scratch\":%u,\"inplace\":%s,\"ops\":[", in->chunks, in->scratch,
+            in->inplace ? "true" : "false");
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const weft_op *op = &p->ops[i];
+        fprintf(f, "%s{\"id\":%u,\"kind\":\"%s\",", i ? "," : "", i, weft_op_kind_name(op->kind));
+        if (op->kind == WEFT_OP_NOP) {
+            fprintf(f, "\"rank\":%u", op->src_rank.v);
+        } else {
+            json_slot(f, "src", op->src_rank, op->src_buf, op->src_index);
+            fputc(',', f);
+            json_slot(f, "dst", op->dst_rank, op->dst_buf, op->dst_index);
+            fprintf(f, ",\"count\":%u", op->count);
+        }
+        fprintf(f, ",\"channel\":%u,\"deps\":[", op->channel);
+        const uint32_t *deps = p->deps + p->dep_start[i];
+        for (uint32_t k = 0; k < p->dep_count[i]; k++)
+            fprintf(f, "%s%u", k ? "," : "", deps[k]);
+        fputc(']', f);
+        uint32_t np = weft_plan_op_num_paths(p, i);
+        if (np) {
+            fputs(",\"route\":[", f);
+            for (uint32_t k = 0; k < np; k++) {
+                const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
+                char share[48];
+                weft_rat_format(pt->share, share, sizeof share);
+                fprintf(f, "%s{\"share\":\"%s\",\"nodes\":[", k ? "," : "", share);
+                for (uint32_t v = 0; v < pt->nnodes; v++) {
+                    if (v)
+                        fputc(',', f);
+                    json_string(f, weft__plan_name(p, p->path_nodes[pt->node_start + v]));
+                }
+                fputs("]}", f);
+            }
+            fputc(']', f);
+        }
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    return ferror(f) ? WEFT_EIO : WEFT_OK;
+}

@@ -1,0 +1,53 @@
+# weft sim: the ring closed form through the command (table, JSON, CSV),
+# sweeps, and every error exit.
+# Run by CTest as: bash sim.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+# ring:4 at 100 GB/s, no latency: allreduce of 1 MiB takes 6 steps of
+# 256 KiB at 100 GB/s = 15.72864 us; algbw 1048576 / 15.72864e-6 / 1e9.
+run sim ring:4 --algo ring --coll allreduce --size 1M --csv
+expect_rc 0
+expect_out "size,time_s,algbw_gbps,busbw_gbps
+1048576,1.572864e-05,66.666666666666657,99.999999999999986"
+
+run sim switch:8,lat=1us --algo ring --coll allreduce --size 1K:1M:x16
+expect_rc 0
+expect_out "allreduce ring on switch:8,lat=1us: 8 ranks
+    size  time (us)  algbw (GB/s)  busbw (GB/s)
+    1024     28.018         0.037         0.064
+   16384     28.287         0.579         1.014
+  262144     32.588         8.044        14.078
+busiest links at 262144 bytes:
+  rank0 -> sw0  14.1%  (and 15 alike)"
+
+# allgather of 4K: 3 steps of 1K at 100 GB/s; every link busy all the time.
+run sim ring:4 --algo ring --coll allgather --size 4K --json
+expect_rc 0
+expect_out_has '"time_s": 3.072e-08'
+expect_out_has '"util": 1'
+expect_out_has '"ranks": 4'
+
+# Pipelining and alpha are passed down: 4 slices, alpha 1 us on ring:4
+# allreduce of 1M: 6 steps x 256K / 100 GB/s + (6 + 4 - 1) x 1 us.
+run sim ring:4 --algo ring --coll allreduce --size 1M --slices 4 --alpha 1e-6 --csv
+expect_rc 0
+expect_out_has "1048576,2.4728640000000"
+
+run sim ring:4 --algo ring --coll allreduce --size 1Q
+expect_rc 2
+expect_err_has "bad --size '1Q' (expected e.g. 64M or 1K:1G:x4)"
+run sim ring:4 --algo tree --coll allreduce --size 1M
+expect_rc 2
+expect_err_has "unknown --algo 'tree' (expected ring)"
+run sim ring:4 --algo ring --coll allreduce
+expect_rc 2
+expect_err_has "missing --size"
+run sim ring:4 --algo ring --coll broadcast --size 1M
+expect_rc 1
+expect_err_has "weft: sim: the ring algorithm does not do broadcast"
+run sim nosuch:4 --algo ring --coll allreduce --size 1M
+expect_rc 1
+expect_err_has "unknown preset 'nosuch'"
+finish
