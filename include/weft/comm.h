@@ -89,6 +89,14 @@ WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
 WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                                     weft_redop op);
 
+/* Element i of buf as a double (exact except for 64-bit integers beyond
+ * 2^53). 0 for an invalid dtype. */
+WEFT_API double weft_dtype_load(weft_dtype t, const void *buf, size_t i);
+/* Stores v as element i of buf: integer types take v truncated toward zero
+ * (v within +-2^63) and wrapped to their width; float and double round to
+ * nearest; half and bfloat16 round v to float, then to nearest even. */
+WEFT_API void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v);
+
 /* ---- Configuration --------------------------------------------------------- */
 
 typedef enum weft_transport_choice {
