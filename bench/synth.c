@@ -68,8 +68,8 @@ static int measure(const char *spec, weft_bound_coll coll, weft_maxflow_algo alg
 
 int main(int argc, char **argv)
 {
-    static const char *defaults[] = {"a100:2",  "a100:4",   "mi250:2",
-                                     "h100:16", "h100:128", "h100:512"};
+    static const char *defaults[] = {"a100:2",   "a100:4",   "mi250:2",     "h100:16",
+                                     "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
     bool all = false;
     const char *specs[64];
     int n = 0;

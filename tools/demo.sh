@@ -28,5 +28,19 @@ section_fabric() {
     "$WEFT" topo stats "$SPEC"
 }
 
+# The best any schedule could do: the exact optimum and what limits it.
+section_bound() {
+    heading "bound: the fastest any allgather could run on $SPEC"
+    "$WEFT" bound "$SPEC" --coll allgather
+}
+
+# What a classic ring schedule gets on the same fabric, simulated.
+section_sim() {
+    heading "sim: a ring allgather on $SPEC, 1 MiB to 1 GiB"
+    "$WEFT" sim "$SPEC" --algo ring --coll allgather --size 1M:1G:x32
+}
+
 echo "weft demo: $("$WEFT" --version) on $SPEC"
 section_fabric
+section_bound
+section_sim

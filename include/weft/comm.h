@@ -89,6 +89,14 @@ WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
 WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                                     weft_redop op);
 
+/* Element i of buf as a double (exact except for 64-bit integers beyond
+ * 2^53). 0 for an invalid dtype. */
+WEFT_API double weft_dtype_load(weft_dtype t, const void *buf, size_t i);
+/* Stores v as element i of buf: integer types take v truncated toward zero
+ * (v within +-2^63) and wrapped to their width; float and double round to
+ * nearest; half and bfloat16 round v to float, then to nearest even. */
+WEFT_API void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v);
+
 /* ---- Configuration --------------------------------------------------------- */
 
 typedef enum weft_transport_choice {
@@ -146,6 +154,10 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
+/* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS) into c,
+ * leaving the other fields as they are: for jobs an MPI launcher started. */
+WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
 /* Parses 2*WEFT_SECRET_BYTES hex digits into out. False when malformed. */
 WEFT_API bool weft_secret_parse(const char *hex, unsigned char out[WEFT_SECRET_BYTES]);
@@ -220,6 +232,37 @@ WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *r
 /* recvbuf on every rank = root's sendbuf (count elements). */
 WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, uint32_t root, weft_diag *d);
+
+/* ---- Launching ranks on this host ------------------------------------------ */
+
+typedef struct weft_launch_opts {
+    uint32_t ranks;     /* 1 .. WEFT_MAX_RANKS */
+    char *const *argv;  /* the command: argv[0] is looked up in PATH; NULL-terminated */
+    /* After the first rank fails, the others get SIGTERM and, grace_ms later,
+     * SIGKILL. 0 means 2000. */
+    uint32_t grace_ms;
+} weft_launch_opts;
+
+typedef struct weft_launch_result {
+    /* What the launcher should exit with: 0 when every rank exited 0, else
+     * the first failing rank's exit code, or 128 + the signal that killed it. */
+    int status;
+    int failed_rank; /* -1 when none failed */
+    char message[256]; /* "rank 2 (pid 812) exited with status 3" or "" */
+} weft_launch_result;
+
+/* Runs o->ranks copies of a command on this host, each with WEFT_RANK,
+ * WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1, port chosen by the
+ * kernel), WEFT_SECRET (drawn at random for this job) and, for rank 0,
+ * WEFT_LISTEN_FD (the rendezvous socket, inherited) in the environment, so
+ * weft_comm_init_env joins them without MPI and without guessing a port.
+ * Each rank runs in its own process group and writes straight to the
+ * launcher's stdout and stderr. When a rank fails (non-zero exit or a
+ * signal) the others are stopped (see grace_ms). SIGINT and SIGTERM sent to
+ * the launcher are passed on to every rank. Blocks until every rank has
+ * ended; writes *res. Fails (WEFT_EINVAL, WEFT_EIO) only when the job cannot
+ * be started; a failing rank is reported in *res, not as an error. */
+WEFT_API weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_diag *d);
 
 #ifdef __cplusplus
 }

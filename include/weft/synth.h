@@ -57,7 +57,7 @@ WEFT_API bool weft_bound_coll_parse(const char *text, weft_bound_coll *out);
 
 /* Max-flow algorithm (both exact; the choice only changes speed). */
 typedef enum weft_maxflow_algo {
-    WEFT_MAXFLOW_DEFAULT = 0, /* the measured fastest (docs/bound.md) */
+    WEFT_MAXFLOW_DEFAULT = 0, /* the measured fastest: push-relabel (docs/bound.md) */
     WEFT_MAXFLOW_DINIC,
     WEFT_MAXFLOW_PUSH_RELABEL,
 } weft_maxflow_algo;

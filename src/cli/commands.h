@@ -15,6 +15,8 @@
     X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
     X(verify, "prove a plan correct in every order its deps allow: weft verify PLAN")              \
     X(sim, "simulated time, algbw and busbw of a collective: weft sim SPEC --algo ring --coll C")  \
+    X(launch, "run N ranks of a command on this host: weft launch -n N -- CMD...")                 \
+    X(perf, "measure a collective on the real runtime (nccl-tests table): weft perf allreduce")   \
     X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
 
 #define CLI__DECLARE(name, summary) int cli_cmd_##name(int argc, char **argv);

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "weft/log.h"
 
 const cli_optgroup cli_fabric_options = {
     "fabric options (NCCL topology XML only; presets and .topo files ignore them)",
@@ -69,8 +71,14 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out)
      * the file /dev/stdin (by content, since it has no extension). */
     if (strcmp(spec, "-") == 0)
         spec = "/dev/stdin";
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     weft_err e = weft_topo_from_spec(spec, &opts, out, &d);
     if (e)
         return cli_fail(e, &d);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    weft_log(WEFT_LOG_INFO, "cli", "loaded %s: %u ranks, %u nodes, %u links in %.3f s", spec,
+             weft_topo_num_ranks(*out), weft_topo_num_nodes(*out), weft_topo_num_links(*out),
+             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
     return CLI_EXIT_OK;
 }

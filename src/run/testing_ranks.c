@@ -108,7 +108,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             if (pids[r] == p) {
                 codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
                 if (ms)
-                    ms[r] = (long)((weft__now_ns() - start) / 1000000);
+                    ms[r] = (long)(weft__now_ns() / 1000000);
                 pids[r] = 0;
                 left--;
             }

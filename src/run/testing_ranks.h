@@ -19,7 +19,8 @@ typedef void (*weft__rank_parent)(const pid_t *pids, uint32_t n, int port, void 
 /* Forks n ranks with configuration tmpl (rank, size, addr and listen_fd are
  * filled in) and waits for them; a child still running after limit_ms is
  * killed. Writes each child's exit code to codes[r] (128 + signal when it was
- * killed) and each exit time in ms after the start to ms[r] (may be NULL).
+ * killed) and when it was reaped, in ms of CLOCK_MONOTONIC, to ms[r] (may be
+ * NULL).
  * Returns 0, or -1 if the ranks could not be started. */
 int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
                      weft__rank_parent parent, void *arg, int limit_ms, int *codes, long *ms);

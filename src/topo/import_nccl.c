@@ -123,6 +123,18 @@ static bool parse_int(const char *s, long long *out)
     return true;
 }
 
+/* An integer in C notation ("85", "0x55"), as NCCL's xmlGetAttrInt reads
+ * CPU family and model ids (strtol with base 0). */
+static bool parse_c_int(const char *s, long long *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    long long v = strtoll(s, &end, 0);
+    if (*end || end == s) return false;
+    *out = v;
+    return true;
+}
+
 /* A bus id as NCCL's busIdToInt64 reads it (hex digits, ':' and '.' are
  * skipped), but strict: any other character, no digit or more than 16
  * digits is an error. */
@@ -369,7 +381,8 @@ static int cmp_busid(const void *a, const void *b, void *arg)
     const dev *x = &devs[*(const uint32_t *)a], *y = &devs[*(const uint32_t *)b];
     if (x->has_busid != y->has_busid) return x->has_busid ? -1 : 1;
     if (x->has_busid && x->busid != y->busid) return x->busid < y->busid ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    return i < j ? -1 : i > j;
 }
 
 /* Orders each kind (GPUs and NICs by bus id, switches and CPUs in file
@@ -448,8 +461,8 @@ static weft_rat inter_cpu_bw(const ctx *c, uint32_t e, const char **why)
 {
     const char *arch = attr(c, e, "arch"), *vendor = attr(c, e, "vendor");
     long long fam = -1, model = -1;
-    parse_int(attr(c, e, "familyid"), &fam);
-    parse_int(attr(c, e, "modelid"), &model);
+    parse_c_int(attr(c, e, "familyid"), &fam);
+    parse_c_int(attr(c, e, "modelid"), &model);
     if (arch && strncmp(arch, "ppc64", 5) == 0) {
         *why = "POWER";
         return weft_rat_int(32);
@@ -587,8 +600,16 @@ static weft_rat nic_net_bw(const ctx *c, uint32_t v, const char **why)
         *why = "the NIC's <net speed=>, Mb/s / 8000";
         return c->devs[v].net_bw;
     }
-    *why = "its PCIe link: the file gives no NIC speed; pass --nic-bw";
-    return c->devs[v].up_bw;
+    if (c->devs[v].has_busid) {
+        *why = "its PCIe link: the file gives no NIC speed; pass --nic-bw";
+        return c->devs[v].up_bw;
+    }
+    /* A NIC under a <cpu> has no PCIe link to bound it: NCCL's own
+     * fallback for a NIC without a speed, 10000 Mb/s. */
+    *why = "no speed and no PCIe link: NCCL's default of 10000 Mb/s; pass --nic-bw";
+    weft_rat r;
+    weft_rat_make(10000, 8000, &r);
+    return r;
 }
 
 static weft_err node_name(const ctx *c, uint32_t box, const char *base, uint32_t index, char *buf,
@@ -768,12 +789,33 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
             fmt_bw(c->o->cpu_bw_gbps, bw, sizeof bw);
             e = note(b, "CPU to CPU: %s each way (--cpu-bw)", bw);
         } else {
-            const char *why;
-            fmt_bw(inter_cpu_bw(c, c->devs[c->order[DEV_CPU][0]].elem, &why), bw, sizeof bw);
-            e = note(b,
-                     "CPU to CPU: %s each way (NCCL's figure for %s, ncclTopoGetInterCpuBw); "
-                     "pass --cpu-bw to override",
-                     bw, why);
+            const char *why, *why_i;
+            weft_rat first = inter_cpu_bw(c, c->devs[c->order[DEV_CPU][0]].elem, &why);
+            bool same = true;
+            for (uint32_t i = 1; i < c->count[DEV_CPU]; i++)
+                same &=
+                    weft_rat_eq(first, inter_cpu_bw(c, c->devs[c->order[DEV_CPU][i]].elem, &why_i));
+            fmt_bw(first, bw, sizeof bw);
+            if (same) {
+                e = note(b,
+                         "CPU to CPU: %s each way (NCCL's figure for %s, "
+                         "ncclTopoGetInterCpuBw); pass --cpu-bw to override",
+                         bw, why);
+            } else {
+                /* Sockets of different kinds: list each one's figure. */
+                char list[400];
+                size_t n = 0;
+                for (uint32_t i = 0; i < c->count[DEV_CPU] && n < sizeof list; i++) {
+                    fmt_bw(inter_cpu_bw(c, c->devs[c->order[DEV_CPU][i]].elem, &why_i), bw,
+                           sizeof bw);
+                    n += (size_t)snprintf(list + n, sizeof list - n, "%scpu%u %s (%s)",
+                                          i ? ", " : "", i, bw, why_i);
+                }
+                e = note(b,
+                         "CPU to CPU: each direction at the sending socket's figure "
+                         "(ncclTopoGetInterCpuBw): %s; pass --cpu-bw to override",
+                         list);
+            }
         }
     }
     if (!e && c->o->hosts == 1) {

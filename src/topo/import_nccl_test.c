@@ -2,6 +2,7 @@
  * bandwidths), how the options change the fabric, NCCL's rules for
  * <nvlink> and <net> elements, every error with its exact message, and an
  * allocation-failure sweep. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -223,7 +224,8 @@ static const char nvlink_xml[] =
     "    </pci>\n"
     "    <nic><net name=\"eth0\" dev=\"2\" speed=\"100000\"/></nic>\n"
     "  </cpu>\n"
-    "  <cpu numaid=\"1\" arch=\"x86_64\" vendor=\"AuthenticAMD\" familyid=\"25\"/>\n"
+    "  <cpu numaid=\"1\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" "
+    "modelid=\"0x8F\"/>\n"
     "</system>\n";
 
 static void test_nvlink_and_net(void)
@@ -256,8 +258,24 @@ static void test_nvlink_and_net(void)
     /* The NIC under the socket: NCCL's LOC_BW to the CPU; 100000 Mb/s out. */
     CHECK_BW(t, "b1.nic1", "b1.cpu0", 5000, 1);
     CHECK_BW(t, "b1.nic1", "rail1", 25, 2);
-    /* AMD family 25: Zen 3/4. */
+    /* The same NIC without a speed: NCCL's 10000 Mb/s, not its LOC_BW. */
+    weft_topo *t2 = NULL;
+    char *text = strdup(nvlink_xml);
+    char *sp = strstr(text, "speed=\"100000\"");
+    if (sp) {
+        memcpy(sp, "sleep", 5);
+        CHECK_ERR(weft_topo_parse_nccl_xml(text, strlen(text), "nv.xml", &o, &t2, &d), WEFT_OK);
+        if (t2) CHECK_BW(t2, "b1.nic1", "rail1", 5, 4);
+        weft_topo_free(t2);
+    }
+    free(text);
+    /* AMD family 25: Zen 3/4; Intel model 0x8F: Sapphire Rapids. Each
+     * direction at the sending socket's figure. */
     CHECK_BW(t, "b0.cpu0", "b0.cpu1", 24, 1);
+    CHECK_BW(t, "b0.cpu1", "b0.cpu0", 22, 1);
+    CHECK_CONTAINS(weft_topo_note(t), "CPU to CPU: each direction at the sending socket's figure "
+                                      "(ncclTopoGetInterCpuBw): cpu0 24 GB/s (AMD Zen 3/4), cpu1 "
+                                      "22 GB/s (Intel Sapphire Rapids)");
     const char *note = weft_topo_note(t);
     CHECK_CONTAINS(note, "NVLink: 3 <nvlink> elements, 20 GB/s per link (NCCL's figure for sm 80");
     CHECK_CONTAINS(note, "nic0 25 GB/s each way (the NIC's <net speed=>, Mb/s / 8000)");

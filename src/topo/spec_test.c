@@ -41,6 +41,33 @@ static uint32_t ranks_of(const char *spec, const weft_spec_opts *o, weft_err wan
     return n;
 }
 
+/* Imported fabrics survive the .topo writer and parser unchanged (names
+ * such as "b1.gpu3" and "d0.sw2", busid= values). */
+static void roundtrip(const char *spec, const weft_spec_opts *o)
+{
+    weft_topo *t = NULL, *back = NULL;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_topo_from_spec(spec, o, &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_ERR(weft_topo_write(t, f), WEFT_OK);
+        fclose(f);
+        CHECK_ERR(weft_topo_parse(text, len, "roundtrip.topo", &back, &d), WEFT_OK);
+        CHECK(back && weft_topo_equal(t, back));
+        if (back)
+            CHECK_INT(weft_topo_num_ranks(back), weft_topo_num_ranks(t));
+        weft_topo_free(back);
+        free(text);
+    }
+    weft_topo_free(t);
+}
+
 static const char *note_of(const char *spec, char *buf, size_t size)
 {
     weft_topo *t = NULL;
@@ -119,6 +146,17 @@ int main(void)
     CHECK_ERR(weft_topo_from_spec(FIX "/nccl-topo/azhpc-images_ndv2-topo.xml", &o, &t, &d),
               WEFT_EINVAL);
     CHECK_STR(d.msg, "unknown network 'mesh' (expected rail or switch)");
+
+    weft_spec_opts_init(&o);
+    roundtrip(FIX "/nccl-topo/azhpc-images_ndv2-topo.xml", &o);
+    o.nccl.hosts = 3;
+    o.nccl.nvlink_bw_gbps = weft_rat_int(450);
+    o.nccl.network = "switch";
+    roundtrip(FIX "/nccl-topo/azhpc-images_ndv5-topo.xml", &o);
+    o.nccl.network = "rail";
+    roundtrip(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml", &o);
+    roundtrip(FIX "/astra-sim/hgx_h100_32gpu.yml", NULL);
+    roundtrip(FIX "/astra-sim/tpu_v3_32_2dtorus.yml", NULL);
 
     const char *names[] = {"two.topo",   "ring.yaml", "dump.txt", "network",
                            "fabric.txt", "bad.txt",   "bad.xml"};

@@ -1,0 +1,143 @@
+/* Failure detection: a rank killed in the middle of collectives makes every
+ * other rank return WEFT_EPEER quickly (well before the timeout), over shared
+ * memory and over TCP; a rank that stops (SIGSTOP) without dying makes the
+ * others return WEFT_ETIMEDOUT or WEFT_EPEER soon after the configured
+ * timeout. Nobody hangs and nobody reports success. */
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/testing.h"
+#include "run/clock.h"
+#include "run/testing_ranks.h"
+#include "weft/comm.h"
+
+enum { RANKS = 4, VICTIM = 2, COUNT = 1 << 16, CODE_BASE = 50 };
+
+typedef struct job {
+    int ready[2]; /* children write one byte each after their first collective */
+    int sig;
+    long signal_ms;
+    /* Shared with the children: when each saw its error (CLOCK_MONOTONIC
+     * ms), 0 before. */
+    volatile long *failed_ms;
+} job;
+
+static int loop(weft_comm *c, void *arg)
+{
+    job *j = arg;
+    int32_t *buf = malloc(COUNT * sizeof *buf);
+    for (int i = 0; i < COUNT; i++)
+        buf[i] = i;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    int64_t stop = weft__now_ns() + 15000000000LL;
+    for (int it = 0; !e && weft__now_ns() < stop; it++) {
+        e = weft_allreduce(c, buf, buf, COUNT, WEFT_INT32, WEFT_MAX, &d);
+        if (it == 0 && !e) {
+            char one = 1;
+            if (write(j->ready[1], &one, 1) != 1)
+                return 98;
+        }
+    }
+    free(buf);
+    if (e) {
+        j->failed_ms[weft_comm_rank(c)] = (long)(weft__now_ns() / 1000000);
+        fprintf(stderr, "rank %u: %s: %s\n", weft_comm_rank(c), weft_err_name(e), d.msg);
+        /* Every later call fails at once. */
+        if (weft_allreduce(c, &d, &d, 0, WEFT_INT8, WEFT_SUM, NULL) != WEFT_EPEER ||
+            weft_comm_barrier(c, NULL) != WEFT_EPEER)
+            return 97;
+    }
+    return CODE_BASE + (int)e;
+}
+
+static int child(const weft_comm_config *cfg, void *arg)
+{
+    job *j = arg;
+    close(j->ready[0]);
+    return weft__test_with_comm(cfg, loop, arg);
+}
+
+static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
+{
+    job *j = arg;
+    close(j->ready[1]);
+    char b;
+    uint32_t got = 0;
+    struct pollfd p = {.fd = j->ready[0], .events = POLLIN};
+    while (got < n && poll(&p, 1, 10000) > 0 && read(j->ready[0], &b, 1) == 1)
+        got++;
+    CHECK_INT(got, n);
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    j->signal_ms = (long)(weft__now_ns() / 1000000);
+    kill(pids[VICTIM], j->sig);
+    if (j->sig == SIGSTOP) {
+        /* Leave it stopped until the others gave up (or 8 s), then end it. */
+        for (int k = 0; k < 800; k++) {
+            uint32_t done = 0;
+            for (uint32_t r = 0; r < n; r++)
+                done += r != VICTIM && j->failed_ms[r] != 0;
+            if (done == n - 1)
+                break;
+            struct timespec tick = {0, 10000000};
+            nanosleep(&tick, NULL);
+        }
+        kill(pids[VICTIM], SIGKILL);
+    }
+    (void)port;
+}
+
+static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const char *what)
+{
+    job j = {.sig = sig};
+    j.failed_ms = mmap(NULL, RANKS * sizeof(long), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j.failed_ms == MAP_FAILED || pipe(j.ready) < 0)
+        return;
+    memset((void *)j.failed_ms, 0, RANKS * sizeof(long));
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = t;
+    cfg.timeout_ms = timeout_ms;
+    int codes[RANKS];
+    long ms[RANKS];
+    CHECK_INT(weft__test_ranks(RANKS, &cfg, child, strike, &j, 20000, codes, ms), 0);
+    close(j.ready[0]);
+    CHECK_INT(codes[VICTIM], 128 + SIGKILL);
+    int timeouts = 0;
+    for (uint32_t r = 0; r < RANKS; r++) {
+        if (r == VICTIM)
+            continue;
+        long after = j.failed_ms[r] - j.signal_ms;
+        printf("%s: rank %u: exit code %d, error seen %ld ms after the signal\n", what, r, codes[r], after);
+        if (sig == SIGKILL) {
+            CHECK_INT(codes[r], CODE_BASE + WEFT_EPEER);
+            CHECK(after < 4000); /* detection, not the 10 s timeout */
+        } else {
+            CHECK(codes[r] == CODE_BASE + WEFT_EPEER || codes[r] == CODE_BASE + WEFT_ETIMEDOUT);
+            timeouts += codes[r] == CODE_BASE + WEFT_ETIMEDOUT;
+            CHECK(after >= (long)timeout_ms - 50);
+            CHECK(after < (long)timeout_ms + 2500);
+        }
+    }
+    if (sig == SIGSTOP)
+        CHECK(timeouts >= 1);
+    (void)ms;
+    munmap((void *)j.failed_ms, RANKS * sizeof(long));
+}
+
+int main(void)
+{
+    run(WEFT_TRANSPORT_SHM, SIGKILL, 10000, "shm kill");
+    run(WEFT_TRANSPORT_TCP, SIGKILL, 10000, "tcp kill");
+    run(WEFT_TRANSPORT_SHM, SIGSTOP, 1000, "shm stop");
+    run(WEFT_TRANSPORT_TCP, SIGSTOP, 1000, "tcp stop");
+    return weft_test_done();
+}

@@ -1,0 +1,199 @@
+/* weft_launch: N ranks of a command on this host (see weft/comm.h).
+ *
+ * The launcher binds the rendezvous socket itself (127.0.0.1, port 0) and
+ * hands it to rank 0 as an inherited descriptor, so no port is ever guessed
+ * and no other process can take it between choosing and binding. It draws
+ * the job secret and passes it in the environment, which only the ranks (and
+ * the same user) can read.
+ *
+ * Supervision: one waitpid loop. The first rank that fails decides the
+ * status; the others get SIGTERM to their process group, then SIGKILL after
+ * the grace period. SIGINT/SIGTERM to the launcher are forwarded the same
+ * way (the handlers only set a flag; the loop does the work).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "run/clock.h"
+#include "weft/comm.h"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls and
+ * setenv (the launcher is single-threaded). */
+static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const char *addr,
+                      const char *secret)
+{
+    char num[32];
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    snprintf(num, sizeof num, "%u", rank);
+    setenv("WEFT_RANK", num, 1);
+    snprintf(num, sizeof num, "%u", o->ranks);
+    setenv("WEFT_SIZE", num, 1);
+    setenv("WEFT_ADDR", addr, 1);
+    setenv("WEFT_SECRET", secret, 1);
+    if (rank == 0) {
+        fcntl(lfd, F_SETFD, 0); /* inherited across exec */
+        snprintf(num, sizeof num, "%d", lfd);
+        setenv("WEFT_LISTEN_FD", num, 1);
+    } else {
+        close(lfd);
+        unsetenv("WEFT_LISTEN_FD");
+    }
+    execvp(o->argv[0], o->argv);
+    int e = errno;
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "weft launch: rank %u: cannot run '%s': %s\n", rank,
+                     o->argv[0], strerror(e));
+    if (n > 0)
+        (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(127);
+}
+
+static void signal_all(const pid_t *pids, uint32_t n, int sig)
+{
+    for (uint32_t r = 0; r < n; r++) {
+        if (pids[r] > 0)
+            kill(-pids[r], sig);
+    }
+}
+
+weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_diag *d)
+{
+    if (!o || !o->argv || !o->argv[0])
+        return weft_diag_set(d, WEFT_EINVAL, "launch: no command given");
+    if (o->ranks < 1 || o->ranks > WEFT_MAX_RANKS)
+        return weft_diag_set(d, WEFT_EINVAL, "launch: %u ranks is not in 1 .. %u", o->ranks,
+                             WEFT_MAX_RANKS);
+    unsigned char key[WEFT_SECRET_BYTES];
+    char secret[2 * WEFT_SECRET_BYTES + 1];
+    if (weft_secret_generate(key))
+        return weft_diag_set(d, WEFT_EIO, "launch: cannot draw a random job secret");
+    weft_secret_format(key, secret);
+
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        listen(lfd, SOMAXCONN) < 0 || getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
+        weft_err e = weft_diag_set(d, WEFT_EIO, "launch: cannot open the rendezvous socket: %s",
+                                   strerror(errno));
+        if (lfd >= 0)
+            close(lfd);
+        return e;
+    }
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+
+    pid_t *pids = weft__calloc(o->ranks, sizeof *pids);
+    if (!pids) {
+        close(lfd);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    got_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    res->status = 0;
+    res->failed_rank = -1;
+    res->message[0] = '\0';
+    weft_err e = WEFT_OK;
+    uint32_t running = 0;
+    fflush(stdout);
+    fflush(stderr);
+    for (uint32_t r = 0; r < o->ranks; r++) {
+        pid_t p = fork();
+        if (p == 0)
+            exec_rank(o, r, lfd, addr, secret);
+        if (p < 0) {
+            e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r,
+                              strerror(errno));
+            break;
+        }
+        setpgid(p, p); /* also in the child: whichever runs first */
+        pids[r] = p;
+        running++;
+    }
+    close(lfd);
+    if (e)
+        signal_all(pids, o->ranks, SIGKILL);
+
+    int64_t kill_at = 0; /* when to send SIGKILL; 0: not stopping */
+    int64_t grace = (int64_t)(o->grace_ms ? o->grace_ms : 2000) * 1000000;
+    bool forwarded = false;
+    while (running) {
+        if (got_signal && !forwarded) {
+            signal_all(pids, o->ranks, got_signal);
+            forwarded = true;
+            if (!kill_at)
+                kill_at = weft__now_ns() + grace;
+        }
+        if (kill_at && weft__now_ns() >= kill_at) {
+            signal_all(pids, o->ranks, SIGKILL);
+            kill_at = INT64_MAX;
+        }
+        int st;
+        pid_t p = waitpid(-1, &st, kill_at ? WNOHANG : 0);
+        if (p == 0) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (p < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        uint32_t r = 0;
+        while (r < o->ranks && pids[r] != p)
+            r++;
+        if (r == o->ranks)
+            continue;
+        pids[r] = 0;
+        running--;
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (code != 0 && res->failed_rank < 0 && !e) {
+            res->failed_rank = (int)r;
+            res->status = code;
+            if (WIFEXITED(st))
+                snprintf(res->message, sizeof res->message, "rank %u (pid %d) exited with status %d",
+                         r, (int)p, code);
+            else
+                snprintf(res->message, sizeof res->message, "rank %u (pid %d) was killed by signal %d (%s)",
+                         r, (int)p, WTERMSIG(st), strsignal(WTERMSIG(st)));
+            if (running) {
+                signal_all(pids, o->ranks, SIGTERM);
+                if (!kill_at)
+                    kill_at = weft__now_ns() + grace;
+            }
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    weft__free(pids);
+    return e;
+}

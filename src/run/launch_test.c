@@ -1,0 +1,186 @@
+/* weft_launch: ranks get their environment and join a communicator through
+ * weft_comm_init_env (this program runs itself as the ranks); a failing rank
+ * stops the others quickly with its status; a command that cannot run is
+ * reported; bad options are refused. Also weft_comm_config_from_env. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/testing.h"
+#include "run/clock.h"
+#include "weft/comm.h"
+
+/* The rank body when run as "launch_test rank": joins, checks an
+ * allreduce, and exits 0 only if everything is right. */
+static int rank_main(void)
+{
+    weft_comm *c;
+    weft_diag d;
+    weft_err e = weft_comm_init_env(&c, &d);
+    if (e) {
+        fprintf(stderr, "rank: %s: %s\n", weft_err_name(e), d.msg);
+        return 10;
+    }
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    int64_t v[1000], want = 0;
+    for (int i = 0; i < 1000; i++)
+        v[i] = (int64_t)me * 1000 + i;
+    for (uint32_t k = 0; k < n; k++)
+        want += (int64_t)k * 1000 + 999;
+    e = weft_allreduce(c, v, v, 1000, WEFT_INT64, WEFT_SUM, &d);
+    int rc = (e || v[999] != want) ? 11 : 0;
+    if (rc)
+        fprintf(stderr, "rank %u: %s %s\n", me, weft_err_name(e), d.msg);
+    printf("rank %u of %u ok\n", me, n);
+    weft_comm_free(c);
+    return rc;
+}
+
+static void test_job(void)
+{
+    char *argv[] = {"/proc/self/exe", "rank", NULL};
+    weft_launch_opts o = {.ranks = 4, .argv = argv};
+    weft_launch_result res;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 0);
+    CHECK_INT(res.failed_rank, -1);
+    CHECK_STR(res.message, "");
+}
+
+static void test_failure(void)
+{
+    /* Rank 2 fails at once; the others would sleep 30 s. */
+    char *argv[] = {"sh", "-c", "test \"$WEFT_RANK\" = 2 && exit 3; sleep 30", NULL};
+    weft_launch_opts o = {.ranks = 4, .argv = argv, .grace_ms = 500};
+    weft_launch_result res;
+    int64_t t0 = weft__now_ns();
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    int64_t ms = (weft__now_ns() - t0) / 1000000;
+    CHECK(ms < 3000);
+    CHECK_INT(res.status, 3);
+    CHECK_INT(res.failed_rank, 2);
+    CHECK_CONTAINS(res.message, "rank 2 (pid ");
+    CHECK_CONTAINS(res.message, ") exited with status 3");
+
+    /* A rank killed by a signal. */
+    char *argv2[] = {"sh", "-c", "test \"$WEFT_RANK\" = 1 && kill -9 $$; sleep 30", NULL};
+    o.argv = argv2;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 128 + SIGKILL);
+    CHECK_INT(res.failed_rank, 1);
+    CHECK_CONTAINS(res.message, "was killed by signal 9 (Killed)");
+
+    /* Ranks that ignore SIGTERM are killed after the grace period. Rank 0
+     * fails only once the others have set up their trap (marker files). */
+    char dir[] = "/tmp/weft-launch-test-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char script[512];
+    snprintf(script, sizeof script,
+             "if test \"$WEFT_RANK\" = 0; then "
+             "while test $(ls %s | wc -l) -lt 3; do sleep 0.02; done; exit 1; fi; "
+             "trap '' TERM; touch %s/$WEFT_RANK; sleep 30 & wait; sleep 30",
+             dir, dir);
+    char *argv3[] = {"sh", "-c", script, NULL};
+    o.argv = argv3;
+    t0 = weft__now_ns();
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    ms = (weft__now_ns() - t0) / 1000000;
+    CHECK(ms >= 500 && ms < 6000);
+    CHECK_INT(res.status, 1);
+    CHECK_INT(res.failed_rank, 0);
+    for (int r = 1; r < 4; r++) {
+        char f[600];
+        snprintf(f, sizeof f, "%s/%d", dir, r);
+        unlink(f);
+    }
+    rmdir(dir);
+
+    char *argv4[] = {"/nonexistent/weft-rank", NULL};
+    o.argv = argv4;
+    o.ranks = 2;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 127);
+}
+
+static void test_env(void)
+{
+    char *argv[] = {"sh", "-c",
+                    "test \"$WEFT_SIZE\" = 3 && test -n \"$WEFT_ADDR\" && "
+                    "test ${#WEFT_SECRET} = 64 && "
+                    "{ test \"$WEFT_RANK\" != 0 || test -n \"$WEFT_LISTEN_FD\"; }",
+                    NULL};
+    weft_launch_opts o = {.ranks = 3, .argv = argv};
+    weft_launch_result res;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 0);
+
+    weft_diag d;
+    o.ranks = 0;
+    CHECK_ERR(weft_launch(&o, &res, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "launch: 0 ranks is not in 1 .. 4096");
+    o.ranks = 1;
+    o.argv = NULL;
+    CHECK_ERR(weft_launch(&o, &res, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "launch: no command given");
+}
+
+static void test_config_from_env(void)
+{
+    weft_comm_config c;
+    weft_diag d;
+    unsetenv("WEFT_RANK");
+    setenv("WEFT_SIZE", "4", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_RANK: expected 0 .. 3, got '(unset)'");
+    setenv("WEFT_RANK", "4", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_RANK: expected 0 .. 3, got '4'");
+    setenv("WEFT_RANK", "3", 1);
+    setenv("WEFT_ADDR", "10.0.0.1:5000", 1);
+    setenv("WEFT_TIMEOUT", "2.5", 1);
+    setenv("WEFT_TRANSPORT", "tcp", 1);
+    setenv("WEFT_TCP_CONNS", "4", 1);
+    setenv("WEFT_SOCKET_IFNAME", "eth0,eth1", 1);
+    setenv("WEFT_SECRET", "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
+    CHECK_INT(c.rank, 3);
+    CHECK_INT(c.size, 4);
+    CHECK_STR(c.addr, "10.0.0.1:5000");
+    CHECK_INT(c.timeout_ms, 2500);
+    CHECK_INT(c.transport, WEFT_TRANSPORT_TCP);
+    CHECK_INT(c.tcp_conns, 4);
+    CHECK_STR(c.ifname, "eth0,eth1");
+    CHECK(c.has_secret && c.secret[1] == 0x11 && c.secret[31] == 0xff);
+    CHECK_INT(c.listen_fd, -1);
+    setenv("WEFT_TIMEOUT", "-1", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_TIMEOUT: expected seconds > 0, got '-1'");
+    unsetenv("WEFT_TIMEOUT");
+    setenv("WEFT_TRANSPORT", "ib", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_TRANSPORT: expected auto, shm or tcp, got 'ib'");
+    unsetenv("WEFT_TRANSPORT");
+    setenv("WEFT_SECRET", "xyz", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_SECRET: expected 64 hex digits");
+    unsetenv("WEFT_SECRET");
+    setenv("WEFT_TCP_CONNS", "0", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_TCP_CONNS: expected 1 .. 16, got '0'");
+    const char *vars[] = {"WEFT_RANK", "WEFT_SIZE", "WEFT_ADDR", "WEFT_TCP_CONNS",
+                          "WEFT_SOCKET_IFNAME"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "rank") == 0)
+        return rank_main();
+    test_job();
+    test_failure();
+    test_env();
+    test_config_from_env();
+    return weft_test_done();
+}

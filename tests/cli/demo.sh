@@ -1,0 +1,38 @@
+# `make demo` (tools/demo.sh) runs to the end and shows every section.
+# Run by CTest as: bash demo.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd)
+. "$SRC/tests/cli/lib/check.sh"
+
+LAST="sh tools/demo.sh"
+OUT=$(sh "$SRC/tools/demo.sh" "$WEFT" 2>"$CHECK_ERR_")
+RC=$?
+ERR=$(<"$CHECK_ERR_")
+expect_rc 0
+expect_err ""
+expect_out_has "weft demo: weft "
+expect_out_has "== fabric a100:2 =="
+expect_out_has "ranks         16"
+expect_out_has "injection     325 GB/s per rank (every rank)"
+expect_out_has "== bound: the fastest any allgather could run on a100:2 =="
+expect_out_has "1040/3"
+expect_out_has "== sim: a ring allgather on a100:2, 1 MiB to 1 GiB =="
+
+# Another fabric; a broken one stops the demo with weft's exit code.
+LAST="sh tools/demo.sh WEFT ring:4"
+OUT=$(sh "$SRC/tools/demo.sh" "$WEFT" ring:4 2>/dev/null)
+RC=$?
+expect_rc 0
+expect_out_has "== fabric ring:4 =="
+LAST="sh tools/demo.sh WEFT ring:1"
+ERR=$(sh "$SRC/tools/demo.sh" "$WEFT" ring:1 2>&1 >/dev/null)
+RC=$?
+expect_rc 1
+expect_err_has "weft: ring:1:"
+LAST="sh tools/demo.sh /nonexistent"
+ERR=$(sh "$SRC/tools/demo.sh" /nonexistent 2>&1 >/dev/null)
+RC=$?
+expect_rc 1
+expect_err "demo: no weft binary at '/nonexistent' (run 'make' first)"
+
+finish

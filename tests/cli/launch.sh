@@ -1,0 +1,39 @@
+# weft launch: environment of the ranks, exit status of a failing rank,
+# usage errors.
+# Run by CTest as: bash launch.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+run launch -n 3 -- sh -c 'echo "rank $WEFT_RANK of $WEFT_SIZE secret ${#WEFT_SECRET}"'
+expect_rc 0
+expect_out_has "rank 0 of 3 secret 64"
+expect_out_has "rank 1 of 3 secret 64"
+expect_out_has "rank 2 of 3 secret 64"
+
+run launch -n 4 --grace 0.5 -- sh -c 'test "$WEFT_RANK" = 3 && exit 7; sleep 20'
+expect_rc 7
+expect_err_has "weft: launch: rank 3 (pid "
+expect_err_has ") exited with status 7; the other ranks were stopped"
+
+run launch -n 2 -- sh -c 'kill -TERM $$'
+expect_rc 143
+expect_err_has "was killed by signal 15 (Terminated)"
+
+run launch -n 2 -- /nonexistent/cmd
+expect_rc 127
+expect_err_has "cannot run '/nonexistent/cmd': No such file or directory"
+
+run launch -- true
+expect_rc 2
+expect_err_has "weft: missing -n N (the number of ranks)"
+run launch -n 5000 true
+expect_rc 2
+expect_err_has "weft: bad -n '5000': expected 1 .. 4096"
+run launch -n 2
+expect_rc 2
+run launch -n 2 --grace -1 true
+expect_rc 2
+expect_err_has "bad --grace '-1'"
+
+finish
