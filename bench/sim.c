@@ -43,10 +43,14 @@ static int run_case(const char *spec)
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%-22s %7u ranks  build %6.3f s  sim %7.3f s  %9llu events  %10.0f ev/s  "
-           "classes %u/%u  peak %7.1f MiB  time %.6g s  busbw %.3f GB/s\n",
-           spec, r.ranks, t1 - t0, t2 - t1, (unsigned long long)r.events,
+    double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                 ru.ru_stime.tv_usec * 1e-6;
+    printf("%-18s %6u ranks  build %.3f s  sim %.3f s wall  (cpu total %.3f s)  %llu events  "
+           "%.0f ev/s  classes %u/%u  steps %llu%s  peak %.1f MiB  time %.6g s  busbw %.3f "
+           "GB/s\n",
+           spec, r.ranks, t1 - t0, t2 - t1, cpu, (unsigned long long)r.events,
            r.events / (t2 - t1 > 0 ? t2 - t1 : 1e-9), r.flow_classes, r.link_classes,
+           (unsigned long long)r.simulated_steps, r.extrapolated ? " (extrapolated)" : "",
            ru.ru_maxrss / 1024.0, r.time_s, r.busbw_gbps);
     fflush(stdout);
     weft_topo_free(t);
@@ -61,8 +65,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         fflush(stdout);
         pid_t pid = fork();
-        if (pid == 0)
-            _exit(run_case(specs[i]));
+        if (pid == 0) {
+            int rc = run_case(specs[i]);
+            fflush(stdout);
+            _exit(rc);
+        }
         int status;
         if (pid > 0)
             waitpid(pid, &status, 0);

@@ -89,6 +89,14 @@ WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
 WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                                     weft_redop op);
 
+/* Element i of buf as a double (exact except for 64-bit integers beyond
+ * 2^53). 0 for an invalid dtype. */
+WEFT_API double weft_dtype_load(weft_dtype t, const void *buf, size_t i);
+/* Stores v as element i of buf: integer types take v truncated toward zero
+ * (v within +-2^63) and wrapped to their width; float and double round to
+ * nearest; half and bfloat16 round v to float, then to nearest even. */
+WEFT_API void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v);
+
 /* ---- Configuration --------------------------------------------------------- */
 
 typedef enum weft_transport_choice {
@@ -146,6 +154,10 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
+/* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS) into c,
+ * leaving the other fields as they are: for jobs an MPI launcher started. */
+WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
 /* Parses 2*WEFT_SECRET_BYTES hex digits into out. False when malformed. */
 WEFT_API bool weft_secret_parse(const char *hex, unsigned char out[WEFT_SECRET_BYTES]);

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "weft/err.h"
 #include "weft/plan.h"
@@ -37,6 +38,8 @@ typedef struct weft_sim_opts {
                         slices that flow one after another (default 1) */
     bool symmetry;   /* simulate flow classes (exact; default true); false
                         simulates every transfer on its own */
+    FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
+                        document is written here (default NULL) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -63,6 +66,8 @@ typedef struct weft_sim_result {
     uint32_t flow_classes;  /* transfer classes per step */
     uint32_t link_classes;  /* link classes */
     double conservation_err; /* largest relative |carried - sent| over links */
+    uint64_t simulated_steps; /* ring steps simulated (all of them unless extrapolated) */
+    bool extrapolated;        /* the time was extrapolated from a steady state */
     uint32_t n_busiest;
     weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
 } weft_sim_result;
@@ -76,8 +81,30 @@ WEFT_API double weft_sim_busbw_factor(weft_coll coll, uint32_t n);
  * (reduce-scatter then allgather, 2(N-1) steps) of `size` bytes: every step
  * moves size/N bytes from each rank to the next. Step k of rank r waits for
  * step k-1 of rank r-1 (slice by slice). WEFT_EINVAL for another collective,
- * fewer than 2 ranks or size 0; WEFT_ETOPO when a ring hop has no path. */
+ * fewer than 2 ranks or size 0; WEFT_ETOPO when a ring hop has no path.
+ *
+ * Large rings (more than 2 million class flows) are not simulated step by
+ * step: three truncated rings of k, k + m and k + 2m steps (k = 4 x classes
+ * + 64, m = k/2) are; when their two increments agree to 1e-9 the time is
+ * linear in the steps from there on and the remaining steps are
+ * extrapolated (extrapolated = true). WEFT_ELIMIT when no steady state is
+ * found. */
 WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size,
+                                const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+
+/* Simulates a plan on a fabric for a collective of `size` bytes (cut into
+ * weft_plan_size_chunks equal chunks; an op moves count chunks). Each op is
+ * cut into o->slices slices: slice s of an op waits for slice s of each of
+ * its deps and for its own slice s-1 (pieces of a chunk move through the
+ * schedule independently, as NCCL pipelines a step's data). An op with a
+ * route uses its paths (per link, the sum of the shares of the paths that
+ * cross it; latency of its slowest path); one without uses ECMP shortest
+ * paths; an op between a rank and itself, or a nop, takes no time beyond
+ * alpha. The plan is not verified here (weft_plan_verify does that); ranks
+ * must match the fabric's. WEFT_EVERIFY names an op on a dependency cycle,
+ * WEFT_ETOPO a route that is not in the fabric. Plans are simulated op by op
+ * (no symmetry reduction). */
+WEFT_API weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 
 #ifdef __cplusplus

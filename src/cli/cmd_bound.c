@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
 #include "cli/json.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
@@ -38,21 +38,11 @@ static const cli_syntax bound_syntax = {
         "A fabric with fewer than two ranks, or a rank that cannot reach another, is\n"
         "an error (exit 1). A switch whose in and out bandwidth differ gets a note:\n"
         "the bound still holds, but tree packing may not reach it.\n",
-    .groups = {&bound_group},
+    .groups = {&bound_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
     .max_pos = 1,
 };
-
-/* A path that names an existing file is loaded as a .topo file; anything
- * else is a preset. */
-static weft_err load_fabric(const char *spec, weft_topo **out, weft_diag *d)
-{
-    struct stat st;
-    if (stat(spec, &st) == 0 && S_ISREG(st.st_mode))
-        return weft_topo_load_file(spec, out, d);
-    return weft_topo_preset(spec, out, d);
-}
 
 static char *rat_text(weft_rat r, char *buf, size_t size)
 {
@@ -219,31 +209,39 @@ static const weft_bound_phase *main_phase(const weft_bound *b)
     return &b->phase[b->n_phases - 1];
 }
 
-static weft_err derived(const weft_bound *b, weft_rat *busbw, weft_rat *per_byte)
+/* busbw and the time per byte. 1/algbw always fits; busbw (algbw times
+ * 2(n-1)/n or (n-1)/n) may not, and is then only given as a double. */
+typedef struct derived_vals {
+    weft_rat busbw, per_byte;
+    bool busbw_exact;
+    double busbw_f;
+} derived_vals;
+
+static derived_vals derive(const weft_bound *b)
 {
-    /* busbw factor: 2(n-1)/n for allreduce, (n-1)/n otherwise. */
+    derived_vals v;
     int64_t f = b->coll == WEFT_BOUND_ALLREDUCE ? 2 : 1;
-    weft_rat factor;
-    weft_err e = weft_rat_make(f * (int64_t)(b->ranks - 1), b->ranks, &factor);
-    if (!e)
-        e = weft_rat_mul(b->algbw, factor, busbw);
+    weft_rat factor = {0, 1};
+    weft_rat_make(f * (int64_t)(b->ranks - 1), b->ranks, &factor);
+    v.busbw_exact = weft_rat_mul(b->algbw, factor, &v.busbw) == WEFT_OK;
+    v.busbw_f = weft_rat_to_double(b->algbw) * weft_rat_to_double(factor);
     /* GB/s is bytes per ns, so 1/algbw is ns per byte. */
-    if (!e)
-        e = weft_rat_div(weft_rat_int(1), b->algbw, per_byte);
-    return e;
+    v.per_byte = weft_rat_int(0);
+    weft_rat_div(weft_rat_int(1), b->algbw, &v.per_byte);
+    return v;
 }
 
 static void print_human(const char *spec, const weft_topo *t, const weft_bound *b)
 {
     char x[64], y[64];
-    weft_rat busbw = {0, 1}, per_byte = {0, 1};
-    derived(b, &busbw, &per_byte);
+    derived_vals dv = derive(b);
+    weft_rat per_byte = dv.per_byte;
     printf("%s bound on %s: %u ranks%s\n", weft_bound_coll_name(b->coll), spec, b->ranks,
            b->coll == WEFT_BOUND_ALLREDUCE ? ", reduce-scatter then allgather" : "");
     printf("  algbw          %.6g GB/s (exact %s)\n", weft_rat_to_double(b->algbw),
            rat_text(b->algbw, x, sizeof x));
-    printf("  busbw          %.6g GB/s (exact %s)\n", weft_rat_to_double(busbw),
-           rat_text(busbw, x, sizeof x));
+    printf("  busbw          %.6g GB/s (exact %s)\n", dv.busbw_f,
+           dv.busbw_exact ? rat_text(dv.busbw, x, sizeof x) : "does not fit 64 bits");
     printf("  time per byte  %.6g ns (exact %s ns); 1 GiB takes %.6g ms\n",
            weft_rat_to_double(per_byte), rat_text(per_byte, x, sizeof x),
            weft_rat_to_double(per_byte) * 1073741824.0 / 1e6);
@@ -303,8 +301,7 @@ static void json_cut(cli_json *j, const weft_topo *t, const weft_bound_cut *c)
 
 static int print_json(const weft_topo *t, const weft_bound *b)
 {
-    weft_rat busbw = {0, 1}, per_byte = {0, 1};
-    derived(b, &busbw, &per_byte);
+    derived_vals dv = derive(b);
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
@@ -312,10 +309,14 @@ static int print_json(const weft_topo *t, const weft_bound *b)
     cli_json_kv_string(&j, "coll", weft_bound_coll_name(b->coll));
     cli_json_kv_double(&j, "algbw", weft_rat_to_double(b->algbw));
     cli_json_kv_rat(&j, "algbw_exact", b->algbw);
-    cli_json_kv_double(&j, "busbw", weft_rat_to_double(busbw));
-    cli_json_kv_rat(&j, "busbw_exact", busbw);
-    cli_json_kv_double(&j, "time_per_byte_ns", weft_rat_to_double(per_byte));
-    cli_json_kv_rat(&j, "time_per_byte_ns_exact", per_byte);
+    cli_json_kv_double(&j, "busbw", dv.busbw_f);
+    cli_json_key(&j, "busbw_exact"); /* null when it does not fit 64 bits */
+    if (dv.busbw_exact)
+        cli_json_rat(&j, dv.busbw);
+    else
+        cli_json_null(&j);
+    cli_json_kv_double(&j, "time_per_byte_ns", weft_rat_to_double(dv.per_byte));
+    cli_json_kv_rat(&j, "time_per_byte_ns_exact", dv.per_byte);
     if (b->coll == WEFT_BOUND_ALLREDUCE)
         cli_json_kv_string(&j, "composition",
                            "reduce-scatter then allgather: T_ar = T_rs + T_ag, "
@@ -377,16 +378,14 @@ int cli_cmd_bound(int argc, char **argv)
         goto free_args;
     }
     opts.use_symmetry = !cli_args_has(&a, "no-symmetry");
+    weft_topo *t = NULL;
+    rc = cli_load_fabric(&a, a.pos[0], &t);
+    if (rc != CLI_EXIT_OK)
+        goto free_args;
     weft_diag d;
     weft_diag_clear(&d);
-    weft_topo *t = NULL;
-    weft_err e = load_fabric(a.pos[0], &t, &d);
-    if (e) {
-        rc = cli_fail(e, &d);
-        goto free_args;
-    }
     weft_bound b;
-    e = weft_bound_compute(t, coll, &opts, &b, &d);
+    weft_err e = weft_bound_compute(t, coll, &opts, &b, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_topo;

@@ -2,6 +2,7 @@
  * error. All the work is weft_plan_verify (weft/plan.h); this file only
  * reads the arguments and prints. */
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cli/args.h"
@@ -12,14 +13,14 @@
 
 static const cli_opt verify_opts[] = {
     {"topo", 't', "SPEC", "also check every route against this fabric (file or preset)"},
-    {NULL},
+    {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup verify_group = {"options", verify_opts};
 
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
     .args = "PLAN [--topo SPEC]",
-    .about = "Proves that PLAN (a .plan file) computes its collective exactly, in every\n"
+    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml) computes its collective exactly, in every\n"
              "execution order its dependencies allow: every output slot filled, every\n"
              "contribution reduced exactly once, no op reading data before it has\n"
              "arrived or racing with another op on a slot, no dependency cycle, no op\n"
@@ -34,13 +35,11 @@ static const cli_syntax verify_syntax = {
     .max_pos = 1,
 };
 
-/* A spec is a file when one exists at that path, else a preset. */
+/* Any spec weft_topo_from_spec takes: a .topo, NCCL XML or ASTRA-sim file,
+ * or a preset. */
 static weft_err load_topo(const char *spec, weft_topo **out, weft_diag *d)
 {
-    struct stat st;
-    if (stat(spec, &st) == 0)
-        return weft_topo_load_file(spec, out, d);
-    return weft_topo_preset(spec, out, d);
+    return weft_topo_from_spec(spec, NULL, out, d);
 }
 
 int cli_cmd_verify(int argc, char **argv)
@@ -54,7 +53,10 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
-    weft_err e = weft_plan_load_file(a.pos[0], &p, &d);
+    size_t len = strlen(a.pos[0]);
+    bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
+    weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
+                     : weft_plan_load_file(a.pos[0], &p, &d);
     if (!e && spec)
         e = load_topo(spec, &t, &d);
     if (!e)

@@ -16,6 +16,7 @@
     X(verify, "prove a plan correct in every order its deps allow: weft verify PLAN")              \
     X(sim, "simulated time, algbw and busbw of a collective: weft sim SPEC --algo ring --coll C")  \
     X(launch, "run N ranks of a command on this host: weft launch -n N -- CMD...")                 \
+    X(perf, "measure a collective on the real runtime (nccl-tests table): weft perf allreduce")   \
     X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
 
 #define CLI__DECLARE(name, summary) int cli_cmd_##name(int argc, char **argv);

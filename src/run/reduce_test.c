@@ -235,8 +235,31 @@ static void test_invalid(void)
     CHECK_INT(a, 1);
 }
 
+static void test_load_store(void)
+{
+    unsigned char buf[64];
+    weft_dtype_store(WEFT_INT8, buf, 3, -130.7); /* truncated to -130, wraps to 126 */
+    CHECK(weft_dtype_load(WEFT_INT8, buf, 3) == 126);
+    weft_dtype_store(WEFT_UINT16, buf, 1, -1);
+    CHECK(weft_dtype_load(WEFT_UINT16, buf, 1) == 65535);
+    weft_dtype_store(WEFT_UINT64, buf, 2, 18446744073709549568.0);
+    CHECK(weft_dtype_load(WEFT_UINT64, buf, 2) == 18446744073709549568.0);
+    weft_dtype_store(WEFT_HALF, buf, 5, 2049);
+    CHECK(weft_dtype_load(WEFT_HALF, buf, 5) == 2048); /* tie to even */
+    weft_dtype_store(WEFT_BFLOAT16, buf, 0, -1.5);
+    CHECK(weft_dtype_load(WEFT_BFLOAT16, buf, 0) == -1.5);
+    weft_dtype_store(WEFT_FLOAT, buf, 2, 0.1);
+    CHECK(weft_dtype_load(WEFT_FLOAT, buf, 2) == (double)0.1f);
+    weft_dtype_store(WEFT_DOUBLE, buf, 1, 0.1);
+    CHECK(weft_dtype_load(WEFT_DOUBLE, buf, 1) == 0.1);
+    weft_dtype_store(WEFT_INT64, buf, 0, -9007199254740993.0);
+    CHECK(weft_dtype_load(WEFT_INT64, buf, 0) == -9007199254740992.0);
+    CHECK(weft_dtype_load((weft_dtype)50, buf, 0) == 0);
+}
+
 int main(void)
 {
+    test_load_store();
     test_names();
     test_half_conversions();
     test_integers();

@@ -54,6 +54,7 @@ struct sim_engine {
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;
+    uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };
 
@@ -148,8 +149,10 @@ weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, c
     if (weft__grow((void **)&e->r_link.v, &e->r_link.cap, base + n + 1, sizeof(uint32_t)) ||
         weft__grow((void **)&e->r_coef, &e->r_coef_cap, base + n + 1, sizeof(double)))
         return WEFT_ENOMEM;
-    memcpy(e->r_link.v + base, link, n * sizeof *link);
-    memcpy(e->r_coef + base, coef, n * sizeof *coef);
+    if (n) {
+        memcpy(e->r_link.v + base, link, n * sizeof *link);
+        memcpy(e->r_coef + base, coef, n * sizeof *coef);
+    }
     e->r_link.n = base + n;
     e->r_lat[e->n_routes] = lat_s;
     e->r_off[e->n_routes + 1] = (uint32_t)(base + n);
@@ -492,6 +495,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
         uint32_t f = 0;
         while (e->f_state[f] == F_DONE)
             f++;
+        e->stuck = f;
         return weft_diag_set(d, WEFT_EVERIFY,
                              "sim: flow %u never becomes ready (a dependency cycle)", f);
     }
@@ -532,4 +536,21 @@ double sim_engine_flow_rate0(const sim_engine *e, uint32_t f)
 double sim_engine_link_bytes(const sim_engine *e, uint32_t l)
 {
     return e->carried[l];
+}
+
+uint32_t sim_engine_stuck_flow(const sim_engine *e)
+{
+    return e->stuck;
+}
+
+void sim_engine_flow_route(const sim_engine *e, uint32_t f, uint32_t *n, const uint32_t **links)
+{
+    uint32_t r = e->f_route[f];
+    *n = e->r_off[r + 1] - e->r_off[r];
+    *links = e->r_link.v + e->r_off[r];
+}
+
+double sim_engine_flow_bytes(const sim_engine *e, uint32_t f)
+{
+    return e->f_bytes[f];
 }

@@ -88,4 +88,11 @@ double sim_engine_link_bytes(const sim_engine *e, uint32_t l);
  * without links or bytes, 0). */
 double sim_engine_flow_rate0(const sim_engine *e, uint32_t f);
 
+/* After sim_engine_run failed with WEFT_EVERIFY: a flow that never became
+ * ready. */
+uint32_t sim_engine_stuck_flow(const sim_engine *e);
+/* The physical (engine) links of a flow's route; the array belongs to e. */
+void sim_engine_flow_route(const sim_engine *e, uint32_t f, uint32_t *n, const uint32_t **links);
+double sim_engine_flow_bytes(const sim_engine *e, uint32_t f);
+
 #endif

@@ -8,6 +8,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->alpha_s = 0;
     o->slices = 1;
     o->symmetry = true;
+    o->trace = NULL;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)
@@ -32,10 +33,13 @@ static bool busier(const weft_sim_link_use *a, const weft_sim_link_use *b)
 }
 
 void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classes *cls,
-                     const double *class_cap, weft_coll coll, uint32_t ranks, uint64_t size)
+                     const double *class_cap, weft_coll coll, uint32_t ranks, uint64_t size,
+                     double bytes_scale, double time_s)
 {
     sim_engine_stats st;
     sim_engine_get_stats(e, &st);
+    if (time_s >= 0)
+        st.makespan_s = time_s;
     out->coll = coll;
     out->ranks = ranks;
     out->size = size;
@@ -52,7 +56,7 @@ void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classe
         weft_sim_link_use u;
         u.link.v = cls->lrep[l];
         u.count = cls->lcount[l];
-        u.bytes = sim_engine_link_bytes(e, l);
+        u.bytes = sim_engine_link_bytes(e, l) * bytes_scale;
         u.util = st.makespan_s > 0 ? u.bytes / (class_cap[l] * st.makespan_s) : 0;
         uint32_t at = out->n_busiest;
         while (at > 0 && busier(&u, &out->busiest[at - 1]))

@@ -7,6 +7,7 @@
  * the class of C's predecessor, and for step k, slice s-1 of C itself
  * (slices of one step leave a rank in order).
  */
+#include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -71,6 +72,96 @@ free_paths:
     return err;
 }
 
+/* Above this many engine flows (about 200 bytes each) a ring is not
+ * simulated step by step but extrapolated from truncated runs, each of at
+ * most the second budget. */
+#define WEFT_SIM_RING_FULL_FLOWS 4000000u
+#define WEFT_SIM_RING_EXTRAPOLATE_FLOWS 6000000u
+
+/* The reduced system: link classes and one route per transfer class. */
+typedef struct ring_sys {
+    const sim_classes *cls;
+    const xfers *x;
+    const double *ccap, *cmult;
+    uint32_t *cr_off, *cr_link; /* class routes in CSR form, over link classes */
+    double *cr_coef;
+    uint32_t slices;
+    double bytes, alpha;
+} ring_sys;
+
+static weft_err class_routes(ring_sys *rs)
+{
+    const sim_classes *cls = rs->cls;
+    const xfers *x = rs->x;
+    double *acc = weft__calloc(cls->nl ? cls->nl : 1, sizeof *acc);
+    rs->cr_off = weft__malloc(((size_t)cls->nf + 1) * sizeof *rs->cr_off);
+    size_t total = 0;
+    for (uint32_t c = 0; c < cls->nf; c++)
+        total += x->r_off[cls->frep[c] + 1] - x->r_off[cls->frep[c]];
+    rs->cr_link = weft__malloc((total ? total : 1) * sizeof *rs->cr_link);
+    rs->cr_coef = weft__malloc((total ? total : 1) * sizeof *rs->cr_coef);
+    if (!acc || !rs->cr_off || !rs->cr_link || !rs->cr_coef) {
+        weft__free(acc);
+        return WEFT_ENOMEM;
+    }
+    /* Per link class, the class's total load spread over the class's
+     * links. */
+    uint32_t len = 0;
+    rs->cr_off[0] = 0;
+    for (uint32_t c = 0; c < cls->nf; c++) {
+        uint32_t rep = cls->frep[c], start = len;
+        for (uint32_t k = x->r_off[rep]; k < x->r_off[rep + 1]; k++) {
+            uint32_t lc = cls->lcls[x->link[k]];
+            if (acc[lc] == 0)
+                rs->cr_link[len++] = lc;
+            acc[lc] += x->coef[k];
+        }
+        for (uint32_t i = start; i < len; i++) {
+            uint32_t lc = rs->cr_link[i];
+            rs->cr_coef[i] = (double)cls->fcount[c] * acc[lc] / cls->lcount[lc];
+            acc[lc] = 0;
+        }
+        rs->cr_off[c + 1] = len;
+    }
+    weft__free(acc);
+    return WEFT_OK;
+}
+
+/* Simulates `steps` ring steps of the reduced system; *out is the engine
+ * after the run (the caller frees it, also on failure). */
+static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, weft_diag *d)
+{
+    const sim_classes *cls = rs->cls;
+    uint32_t nf = cls->nf, P = rs->slices;
+    weft_err err = sim_engine_new(cls->nl, rs->ccap, rs->cmult, out);
+    if (err)
+        return weft_diag_code(d, err);
+    sim_engine *e = *out;
+    for (uint32_t c = 0; c < nf; c++) {
+        uint32_t r;
+        if ((err = sim_engine_add_route(e, rs->cr_off[c + 1] - rs->cr_off[c],
+                                        rs->cr_link + rs->cr_off[c], rs->cr_coef + rs->cr_off[c],
+                                        rs->x->lat[cls->frep[c]], &r)))
+            return weft_diag_code(d, err);
+    }
+    for (uint64_t k = 0; k < steps; k++)
+        for (uint32_t s = 0; s < P; s++)
+            for (uint32_t c = 0; c < nf; c++) {
+                uint32_t f;
+                if ((err = sim_engine_add_flow(e, c, rs->bytes, cls->fcount[c], &f)))
+                    return weft_diag_code(d, err);
+                uint32_t base = (uint32_t)((k * P + s) * nf);
+                if (k > 0) {
+                    uint32_t pc = cls->fcls[rs->x->pred[cls->frep[c]]];
+                    if ((err = sim_engine_add_dep(e, f, base - P * nf + pc)))
+                        return weft_diag_code(d, err);
+                }
+                if (s > 0 && (err = sim_engine_add_dep(e, f, base - nf + c)))
+                    return weft_diag_code(d, err);
+            }
+    return sim_engine_run(e, rs->alpha, d);
+}
+
 weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *o,
                        weft_sim_result *out, weft_diag *d)
 {
@@ -96,9 +187,10 @@ weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const 
     memset(&x, 0, sizeof x);
     sim_classes cls;
     memset(&cls, 0, sizeof cls);
+    ring_sys rs;
+    memset(&rs, 0, sizeof rs);
     sim_engine *e = NULL;
-    double *cap = NULL, *ccap = NULL, *cmult = NULL, *acc = NULL, *rcoef = NULL;
-    uint32_t *rlink = NULL, *croute = NULL;
+    double *cap = NULL, *ccap = NULL, *cmult = NULL;
 
     if ((err = route_ring(t, n, &x, d)))
         goto free_all;
@@ -111,72 +203,78 @@ weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const 
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
     if ((err = sim_classes_compute(&xs, o->symmetry, &cls)))
         goto fail;
-    uint64_t nflows = (uint64_t)cls.nf * steps * o->slices;
-    if (nflows >= UINT32_MAX) {
-        err = weft_diag_set(d, WEFT_ELIMIT,
-                            "sim: %llu flows to simulate (%u classes x %llu steps x %u slices) "
-                            "exceed the engine's limit",
-                            (unsigned long long)nflows, cls.nf, (unsigned long long)steps,
-                            o->slices);
-        goto free_all;
-    }
-
-    /* Engine links are link classes. */
     ccap = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *ccap);
     cmult = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *cmult);
-    acc = weft__calloc((size_t)(cls.nl ? cls.nl : 1), sizeof *acc);
-    croute = weft__malloc((size_t)(cls.nf ? cls.nf : 1) * sizeof *croute);
-    size_t maxlen = 1;
-    for (uint32_t r = 0; r < n; r++)
-        if (x.r_off[r + 1] - x.r_off[r] > maxlen)
-            maxlen = x.r_off[r + 1] - x.r_off[r];
-    rlink = weft__malloc(maxlen * sizeof *rlink);
-    rcoef = weft__malloc(maxlen * sizeof *rcoef);
-    if (!ccap || !cmult || !acc || !croute || !rlink || !rcoef)
+    if (!ccap || !cmult)
         goto nomem;
     for (uint32_t c = 0; c < cls.nl; c++) {
         ccap[c] = cap[cls.lrep[c]];
         cmult[c] = cls.lcount[c];
     }
-    if ((err = sim_engine_new(cls.nl, ccap, cmult, &e)))
+    rs.cls = &cls;
+    rs.x = &x;
+    rs.ccap = ccap;
+    rs.cmult = cmult;
+    rs.slices = o->slices;
+    rs.bytes = (double)size / n / o->slices;
+    rs.alpha = o->alpha_s;
+    if ((err = class_routes(&rs)))
         goto fail;
-    /* A class's route: per link class, the class's total load spread over
-     * the class's links. */
-    for (uint32_t c = 0; c < cls.nf; c++) {
-        uint32_t rep = cls.frep[c], len = 0;
-        for (uint32_t k = x.r_off[rep]; k < x.r_off[rep + 1]; k++) {
-            uint32_t lc = cls.lcls[x.link[k]];
-            if (acc[lc] == 0)
-                rlink[len++] = lc;
-            acc[lc] += x.coef[k];
-        }
-        for (uint32_t i = 0; i < len; i++) {
-            rcoef[i] = (double)cls.fcount[c] * acc[rlink[i]] / cls.lcount[rlink[i]];
-            acc[rlink[i]] = 0;
-        }
-        if ((err = sim_engine_add_route(e, len, rlink, rcoef, x.lat[rep], &croute[c])))
-            goto fail;
-    }
-    double bytes = (double)size / n / o->slices;
-    for (uint64_t k = 0; k < steps; k++)
-        for (uint32_t s = 0; s < o->slices; s++)
-            for (uint32_t c = 0; c < cls.nf; c++) {
-                uint32_t f;
-                if ((err = sim_engine_add_flow(e, croute[c], bytes, cls.fcount[c], &f)))
-                    goto fail;
-                uint32_t base = (uint32_t)((k * o->slices + s) * cls.nf);
-                if (k > 0) {
-                    uint32_t pc = cls.fcls[x.pred[cls.frep[c]]];
-                    if ((err = sim_engine_add_dep(e, f, base - o->slices * cls.nf + pc)))
-                        goto fail;
-                }
-                if (s > 0 && (err = sim_engine_add_dep(e, f, base - cls.nf + c)))
-                    goto fail;
-            }
-    if ((err = sim_engine_run(e, o->alpha_s, d)))
-        goto free_all;
+
+    uint64_t per_step = (uint64_t)cls.nf * o->slices;
     memset(out, 0, sizeof *out);
-    sim_result_fill(out, e, &cls, ccap, coll, n, size);
+    if (per_step * steps <= WEFT_SIM_RING_FULL_FLOWS) {
+        if ((err = run_steps(&rs, steps, &e, d)))
+            goto free_all;
+        sim_result_fill(out, e, &cls, ccap, coll, n, size, 1.0, -1);
+        out->simulated_steps = steps;
+    } else {
+        /* Three truncated rings of k1, k1 + m and k1 + 2m steps; when the
+         * two increments agree, the time is linear in the step count from
+         * k1 on and the rest is extrapolated. Otherwise k1 doubles, up to
+         * the flow budget. */
+        uint64_t k1 = 4 * (uint64_t)cls.nf + 64, m = 0;
+        double tk[3] = {0, 0, 0};
+        uint64_t events = 0, flows = 0;
+        bool steady = false;
+        for (; !steady; k1 *= 2) {
+            m = k1 / 2;
+            if (per_step * (k1 + 2 * m) > WEFT_SIM_RING_EXTRAPOLATE_FLOWS ||
+                k1 + 2 * m >= steps)
+                break;
+            for (int i = 0; i < 3; i++) {
+                sim_engine_free(e);
+                e = NULL;
+                if ((err = run_steps(&rs, k1 + (uint64_t)i * m, &e, d)))
+                    goto free_all;
+                sim_engine_stats st;
+                sim_engine_get_stats(e, &st);
+                tk[i] = st.makespan_s;
+                events += st.events;
+                flows += sim_engine_num_flows(e);
+            }
+            double d1 = tk[1] - tk[0], d2 = tk[2] - tk[1];
+            steady = fabs(d1 - d2) <= 1e-9 * d2;
+            if (steady)
+                break;
+        }
+        if (!steady) {
+            err = weft_diag_set(d, WEFT_ELIMIT,
+                                "sim: %u transfer classes x %u slices: no steady state found "
+                                "within the flow budget; %llu ring steps are too many to "
+                                "simulate one by one",
+                                cls.nf, o->slices, (unsigned long long)steps);
+            goto free_all;
+        }
+        double d2 = tk[2] - tk[1];
+        uint64_t kb = k1 + 2 * m;
+        double time = tk[2] + (double)(steps - kb) / (double)m * d2;
+        sim_result_fill(out, e, &cls, ccap, coll, n, size, (double)steps / (double)kb, time);
+        out->events = events;
+        out->flows = flows;
+        out->simulated_steps = kb;
+        out->extrapolated = true;
+    }
     out->transfers = (uint64_t)n * steps * o->slices;
     err = WEFT_OK;
     goto free_all;
@@ -189,10 +287,9 @@ free_all:
     weft__free(cap);
     weft__free(ccap);
     weft__free(cmult);
-    weft__free(acc);
-    weft__free(croute);
-    weft__free(rlink);
-    weft__free(rcoef);
+    weft__free(rs.cr_off);
+    weft__free(rs.cr_link);
+    weft__free(rs.cr_coef);
     sim_classes_fini(&cls);
     xfers_fini(&x);
     return err;

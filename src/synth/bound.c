@@ -488,15 +488,21 @@ weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
     if (np == 1) {
         res.algbw = res.phase[0].algbw;
     } else {
-        /* T_ar = T_rs + T_ag at equal size: 1/algbw = 1/a + 1/b. */
-        weft_rat a = res.phase[0].algbw, b = res.phase[1].algbw, num, den;
-        e = weft_rat_mul(a, b, &num);
+        /* T_ar = T_rs + T_ag at equal size: 1/algbw = 1/a + 1/b. Summing
+         * the inverses keeps intermediates smallest (each step is
+         * normalised in 128 bits before it must fit). */
+        weft_rat ia, ib, sum;
+        e = weft_rat_div(weft_rat_int(1), res.phase[0].algbw, &ia);
         if (!e)
-            e = weft_rat_add(a, b, &den);
+            e = weft_rat_div(weft_rat_int(1), res.phase[1].algbw, &ib);
         if (!e)
-            e = weft_rat_div(num, den, &res.algbw);
+            e = weft_rat_add(ia, ib, &sum);
+        if (!e)
+            e = weft_rat_div(weft_rat_int(1), sum, &res.algbw);
         if (e) {
-            weft_diag_set(d, e, "the allreduce bound ab/(a+b) overflows a rational");
+            weft_diag_set(d, e,
+                          "the allreduce bound 1/(1/a + 1/b) of the phase bounds does not fit "
+                          "a 64-bit rational");
             goto free_result;
         }
     }

@@ -62,6 +62,21 @@ run bound mi250:2 --coll allgather --maxflow dinic --no-symmetry
 expect_rc 0
 expect_out_has "(exact 5312/15)"
 
+# Imported fabrics, with the fabric options: an NCCL topology dump of an
+# Azure NDv4 box given NVLink bandwidth and two boxes (every node but one
+# GPU: 300 NVLink + 24 PCIe into it), and an ASTRA-sim torus in GiB/s
+# (exact powers of two survive; the allreduce composition fits 64 bits).
+SHARED=$3
+if [ -f "$SHARED/nccl-topo/azhpc-images_ndv4-topo.xml" ]; then
+    run bound "$SHARED/nccl-topo/azhpc-images_ndv4-topo.xml" --coll allgather --nvlink-bw 300GB/s --hosts 2
+    expect_rc 0
+    expect_out_has "(exact 1728/5)"
+    expect_out_has "S = every node except b0.gpu0"
+    run bound "$SHARED/astra-sim/tpu_v3_32_2dtorus.yml" --coll allreduce --json
+    expect_rc 0
+    expect_out_has '"algbw_exact": "2147483648/12109375"'
+fi
+
 # Unbalanced switch: computed, with a note.
 run bound "$FIX/bound-unbalanced.topo" --coll allgather
 expect_rc 0

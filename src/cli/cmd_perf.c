@@ -1,0 +1,406 @@
+/* weft perf COLL [-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP -c CHECK
+ *                 -d TYPE -o OP -r ROOT]: the nccl-tests table, measured on
+ * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or
+ * alone, as one rank). Rank 0 prints; every rank checks its own results. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/mpi/cli_mpi.h"
+#include "weft/comm.h"
+
+static const cli_opt perf_opts[] = {
+    {"minbytes", 'b', "SIZE", "smallest size in bytes, K/M/G suffixes (default 8)"},
+    {"maxbytes", 'e', "SIZE", "largest size (default 32M)"},
+    {"stepfactor", 'f', "F", "multiply the size by F each step, F >= 2 (default 2)"},
+    {"iters", 'n', "N", "timed iterations per size (default 20)"},
+    {"warmup_iters", 'w', "N", "untimed iterations before them (default 5)"},
+    {"check", 'c', "0|1", "1: check every element of every result exactly (default 1)"},
+    {"datatype", 'd', "TYPE", "int8 .. uint64, half, bfloat16, float, double (default float)"},
+    {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
+    {"root", 'r', "RANK", "root of broadcast (default 0)"},
+    {NULL, 0, NULL, NULL},
+};
+static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
+                                        perf_opts};
+
+static const cli_syntax perf_syntax = {
+    .path = "weft perf",
+    .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]",
+    .about =
+        "Measures a collective on the real runtime and prints the nccl-tests table:\n"
+        "size (B), count (elements), type, redop, root, then for out-of-place and\n"
+        "in-place the time per call (us, the slowest rank's average over ITERS),\n"
+        "algbw = size / time and busbw = algbw * factor (GB/s = 1e9 B/s), and\n"
+        "#wrong, the number of result elements that differ from the exact expected\n"
+        "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
+        "reducescatter or broadcast. For allgather the size is the total output,\n"
+        "for reducescatter the total input; sizes are rounded down to whole\n"
+        "elements per rank. Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather\n"
+        "and reducescatter, 1 for broadcast.\n"
+        "\n"
+        "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
+        "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
+        "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
+        "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
+        "single rank. Exit 1 when a result is wrong or a rank fails.\n",
+    .groups = {&perf_group},
+    .pos_names = {"COLL"},
+    .min_pos = 1,
+    .max_pos = 1,
+};
+
+typedef enum { C_ALLREDUCE, C_ALLGATHER, C_REDUCESCATTER, C_BROADCAST } coll_kind;
+
+typedef struct perf {
+    weft_comm *c;
+    coll_kind coll;
+    weft_dtype dtype;
+    weft_redop op;
+    uint32_t root, n, rank;
+    long iters, warmup;
+    bool check;
+    unsigned char *send, *recv;
+} perf;
+
+static bool parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (*end || errno || v > (1ULL << 40) >> shift)
+        return false;
+    *out = (size_t)(v << shift);
+    return true;
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Rank r's input element i: small integers, so every reduction is exact in
+ * every type and in any order (products stay powers of two). */
+static double input(const perf *p, uint32_t r, size_t i)
+{
+    if (p->op == WEFT_PROD)
+        return (r + i) % 3 == 0 ? 2 : 1;
+    return (double)((r * 7 + i) % 11) - 5;
+}
+
+static void fill(const perf *p, void *buf, uint32_t r, size_t first, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        weft_dtype_store(p->dtype, buf, i, input(p, r, first + i));
+}
+
+/* Wrong elements among out[0..count), which should hold element first.. of
+ * the reduction over ranks (reduce) or of rank src's input. */
+static size_t count_wrong(const perf *p, const unsigned char *out, size_t first, size_t count,
+                          bool reduce, uint32_t src)
+{
+    enum { CHUNK = 4096 };
+    unsigned char want[CHUNK * 8], tmp[CHUNK * 8];
+    size_t es = weft_dtype_size(p->dtype), wrong = 0;
+    for (size_t at = 0; at < count; at += CHUNK) {
+        size_t k = count - at < CHUNK ? count - at : CHUNK;
+        fill(p, want, reduce ? 0 : src, first + at, k);
+        for (uint32_t r = 1; reduce && r < p->n; r++) {
+            fill(p, tmp, r, first + at, k);
+            weft_reduce_local(want, tmp, k, p->dtype, p->op);
+        }
+        for (size_t i = 0; i < k; i++)
+            wrong += memcmp(out + (at + i) * es, want + i * es, es) != 0;
+    }
+    return wrong;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One call of the collective on count elements per rank (the unit each
+ * collective's API takes). */
+static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
+{
+    size_t es = weft_dtype_size(p->dtype);
+    unsigned char *s = p->send, *r = p->recv;
+    switch (p->coll) {
+    case C_ALLREDUCE:
+        return weft_allreduce(p->c, in_place ? r : s, r, count, p->dtype, p->op, d);
+    case C_ALLGATHER:
+        return weft_allgather(p->c, in_place ? r + p->rank * count * es : s, r, count, p->dtype,
+                              d);
+    case C_REDUCESCATTER:
+        return weft_reduce_scatter(p->c, s, in_place ? s + p->rank * count * es : r, count,
+                                   p->dtype, p->op, d);
+    case C_BROADCAST:
+        return weft_broadcast(p->c, in_place ? r : s, r, count, p->dtype, p->root, d);
+    }
+    return WEFT_EINVAL;
+}
+
+/* Fills the inputs, runs once, and counts wrong elements of this rank. */
+static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong, weft_diag *d)
+{
+    size_t es = weft_dtype_size(p->dtype);
+    uint32_t n = p->n, me = p->rank;
+    switch (p->coll) {
+    case C_ALLREDUCE:
+        fill(p, in_place ? p->recv : p->send, me, 0, count);
+        break;
+    case C_ALLGATHER:
+        fill(p, in_place ? p->recv + me * count * es : p->send, me, me * count, count);
+        break;
+    case C_REDUCESCATTER:
+    case C_BROADCAST:
+        fill(p, p->coll == C_BROADCAST && in_place ? p->recv : p->send, me, 0,
+             p->coll == C_BROADCAST ? count : count * n);
+        break;
+    }
+    weft_err e = run_once(p, count, in_place, d);
+    if (e)
+        return e;
+    switch (p->coll) {
+    case C_ALLREDUCE:
+        *wrong = count_wrong(p, p->recv, 0, count, true, 0);
+        break;
+    case C_ALLGATHER:
+        *wrong = 0;
+        for (uint32_t r = 0; r < n; r++)
+            *wrong += count_wrong(p, p->recv + r * count * es, r * count, count, false, r);
+        break;
+    case C_REDUCESCATTER:
+        *wrong = count_wrong(p, in_place ? p->send + me * count * es : p->recv, me * count,
+                             count, true, 0);
+        break;
+    case C_BROADCAST:
+        *wrong = count_wrong(p, p->recv, 0, count, false, p->root);
+        break;
+    }
+    return WEFT_OK;
+}
+
+/* Average seconds per call on the slowest rank. */
+static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_diag *d)
+{
+    weft_err e = WEFT_OK;
+    for (long i = 0; i < p->warmup && !e; i++)
+        e = run_once(p, count, in_place, d);
+    if (!e)
+        e = weft_comm_barrier(p->c, d);
+    double t0 = now_s();
+    for (long i = 0; i < p->iters && !e; i++)
+        e = run_once(p, count, in_place, d);
+    double t = (now_s() - t0) / (double)(p->iters ? p->iters : 1);
+    if (!e)
+        e = weft_allreduce(p->c, &t, secs, 1, WEFT_DOUBLE, WEFT_MAX, d);
+    return e;
+}
+
+static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
+{
+    size_t es = weft_dtype_size(p->dtype);
+    bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER;
+    size_t unit = es * (per_rank ? p->n : 1);
+    p->send = malloc(maxb + unit);
+    p->recv = malloc(maxb + unit);
+    if (!p->send || !p->recv) {
+        cli_error("perf: cannot allocate two buffers of %zu bytes", maxb);
+        free(p->send);
+        free(p->recv);
+        return CLI_EXIT_INPUT;
+    }
+    static const char *const names[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
+    double factor_bus = p->coll == C_ALLREDUCE    ? 2.0 * (p->n - 1) / p->n
+                        : p->coll == C_BROADCAST ? 1.0
+                                                 : (double)(p->n - 1) / p->n;
+    bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER;
+    if (p->rank == 0) {
+        printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d\n",
+               names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self",
+               p->iters, p->warmup, p->check ? 1 : 0);
+        printf("#\n");
+        printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
+               "in-place");
+        printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+               "algbw", "busbw", "#wrong");
+        printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+               "(GB/s)", "");
+    }
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    unsigned long long total_wrong = 0;
+    double bus_sum = 0;
+    int rows = 0;
+    for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
+        size_t bytes = size / unit * unit;
+        size_t count = bytes / unit; /* per the collective's API */
+        char line[256];
+        int len = snprintf(line, sizeof line, "%12zu  %12zu  %8s  %6s  %6d", bytes, bytes / es,
+                           weft_dtype_name(p->dtype), reduces ? weft_redop_name(p->op) : "none",
+                           p->coll == C_BROADCAST ? (int)p->root : -1);
+        for (int ip = 0; ip < 2 && !e; ip++) {
+            uint64_t wrong = 0, all_wrong = 0;
+            if (p->check) {
+                size_t w = 0;
+                e = checked_run(p, count, ip == 1, &w, &d);
+                wrong = w;
+                if (!e)
+                    e = weft_allreduce(p->c, &wrong, &all_wrong, 1, WEFT_UINT64, WEFT_SUM, &d);
+            }
+            double secs = 0;
+            if (!e)
+                e = timed(p, count, ip == 1, &secs, &d);
+            double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
+            total_wrong += all_wrong;
+            bus_sum += algbw * factor_bus;
+            char wtext[32], ttext[32];
+            snprintf(wtext, sizeof wtext, "%llu", (unsigned long long)all_wrong);
+            double us = secs * 1e6;
+            /* Seven characters, as nccl-tests: fewer decimals for long times. */
+            snprintf(ttext, sizeof ttext, us < 1e4 ? "%7.2f" : us < 1e5 ? "%7.1f" : "%7.0f", us);
+            if (len > 0 && (size_t)len < sizeof line)
+                len += snprintf(line + len, sizeof line - (size_t)len, "  %7s  %6.2f  %6.2f  %6s",
+                                ttext, algbw, algbw * factor_bus, p->check ? wtext : "N/A");
+        }
+        rows += 2;
+        if (!e && p->rank == 0)
+            printf("%s\n", line);
+        fflush(stdout);
+        if (size == 0)
+            break;
+    }
+    free(p->send);
+    free(p->recv);
+    if (e) {
+        cli_error("perf: rank %u: %s", p->rank, d.msg[0] ? d.msg : weft_strerror(e));
+        return CLI_EXIT_INPUT;
+    }
+    if (p->rank == 0) {
+        printf("# Out of bounds values : %llu %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g\n", rows ? bus_sum / rows : 0.0);
+    }
+    return total_wrong ? CLI_EXIT_INPUT : CLI_EXIT_OK;
+}
+
+int cli_cmd_perf(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_args_parse(&perf_syntax, argc, argv, &a);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    perf p = {.dtype = WEFT_FLOAT, .op = WEFT_SUM, .iters = 20, .warmup = 5, .check = true};
+    size_t minb = 8, maxb = 32u << 20;
+    long factor = 2, check = 1, root = 0;
+    const char *v, *coll = a.pos[0];
+    if (strcmp(coll, "allreduce") == 0)
+        p.coll = C_ALLREDUCE;
+    else if (strcmp(coll, "allgather") == 0)
+        p.coll = C_ALLGATHER;
+    else if (strcmp(coll, "reducescatter") == 0)
+        p.coll = C_REDUCESCATTER;
+    else if (strcmp(coll, "broadcast") == 0)
+        p.coll = C_BROADCAST;
+    else {
+        rc = cli_usage_error(&perf_syntax,
+                             "bad COLL '%s': allreduce, allgather, reducescatter or broadcast "
+                             "(reduce and alltoall are not measured yet)",
+                             coll);
+        goto free_args;
+    }
+    const char *bad = NULL;
+    if ((v = cli_args_get(&a, "minbytes")) && !parse_size(v, &minb))
+        bad = "-b";
+    else if ((v = cli_args_get(&a, "maxbytes")) && !parse_size(v, &maxb))
+        bad = "-e";
+    else if ((v = cli_args_get(&a, "stepfactor")) && !parse_long(v, 2, 1 << 20, &factor))
+        bad = "-f";
+    else if ((v = cli_args_get(&a, "iters")) && !parse_long(v, 1, 1 << 30, &p.iters))
+        bad = "-n";
+    else if ((v = cli_args_get(&a, "warmup_iters")) && !parse_long(v, 0, 1 << 30, &p.warmup))
+        bad = "-w";
+    else if ((v = cli_args_get(&a, "check")) && !parse_long(v, 0, 1, &check))
+        bad = "-c";
+    else if ((v = cli_args_get(&a, "datatype")) && !weft_dtype_parse(v, &p.dtype))
+        bad = "-d";
+    else if ((v = cli_args_get(&a, "op")) && !weft_redop_parse(v, &p.op))
+        bad = "-o";
+    else if ((v = cli_args_get(&a, "root")) && !parse_long(v, 0, WEFT_MAX_RANKS - 1, &root))
+        bad = "-r";
+    if (bad) {
+        rc = cli_usage_error(&perf_syntax, "bad %s '%s'", bad, v);
+        goto free_args;
+    }
+    if (minb > maxb) {
+        rc = cli_usage_error(&perf_syntax, "-b %zu is larger than -e %zu", minb, maxb);
+        goto free_args;
+    }
+    p.check = check != 0;
+    p.root = (uint32_t)root;
+
+    weft_comm_config cfg;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    bool mpi = false;
+    if (getenv("WEFT_SIZE")) {
+        e = weft_comm_config_from_env(&cfg, &d);
+    } else {
+        weft_comm_config_init(&cfg);
+        cfg.addr = "127.0.0.1:0";
+        mpi = cli_mpi_launched();
+        e = weft_comm_config_from_env_options(&cfg, &d);
+    }
+    if (!e)
+        e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
+    if (e) {
+        rc = cli_fail(e, &d);
+        goto free_args;
+    }
+    p.n = weft_comm_size(p.c);
+    p.rank = weft_comm_rank(p.c);
+    if (p.root >= p.n) {
+        cli_error("perf: root %u is not a rank (0 .. %u)", p.root, p.n - 1);
+        rc = CLI_EXIT_INPUT;
+    } else {
+        rc = run_perf(&p, minb, maxb, factor);
+    }
+    if (mpi)
+        cli_mpi_comm_free(p.c);
+    else
+        weft_comm_free(p.c);
+free_args:
+    cli_args_fini(&a);
+    return rc;
+}

@@ -1,0 +1,267 @@
+/* Simulating a plan. See weft/sim.h (weft_sim_plan) for the model.
+ *
+ * Every op becomes `slices` engine flows, flow id = op * slices + slice, so
+ * that a dependency cycle reported by the engine maps back to an op. Routes
+ * are engine routes over the physical links; ops without a route share one
+ * ECMP route per (source, destination) pair through a small hash table.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "sim/result.h"
+#include "sim/trace.h"
+#include "topo/paths.h"
+
+/* (src node, dst node) -> engine route, open addressing; 0 marks empty. */
+typedef struct pair_map {
+    uint64_t *key; /* (src << 32 | dst) + 1 */
+    uint32_t *val;
+    uint32_t cap, n;
+} pair_map;
+
+static uint32_t pair_slot(const pair_map *m, uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
+    while (m->key[i] && m->key[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static weft_err pair_grow(pair_map *m)
+{
+    if ((uint64_t)(m->n + 1) * 2 <= m->cap)
+        return WEFT_OK;
+    pair_map g = {NULL, NULL, m->cap ? m->cap * 2 : 64, m->n};
+    g.key = weft__calloc(g.cap, sizeof *g.key);
+    g.val = weft__malloc(g.cap * sizeof *g.val);
+    if (!g.key || !g.val) {
+        weft__free(g.key);
+        weft__free(g.val);
+        return WEFT_ENOMEM;
+    }
+    for (uint32_t i = 0; i < m->cap; i++)
+        if (m->key[i]) {
+            uint32_t j = pair_slot(&g, m->key[i]);
+            g.key[j] = m->key[i];
+            g.val[j] = m->val[i];
+        }
+    weft__free(m->key);
+    weft__free(m->val);
+    *m = g;
+    return WEFT_OK;
+}
+
+typedef struct plan_ctx {
+    const weft_topo *t;
+    const weft_plan *p;
+    sim_engine *e;
+    weft_paths *paths;
+    pair_map ecmp;
+    uint32_t *rlink; /* scratch for one route: links and coefficients */
+    double *rcoef;
+    size_t rlink_cap, rcoef_cap;
+    weft_diag *d;
+} plan_ctx;
+
+static weft_err reserve_route(plan_ctx *c, size_t n)
+{
+    if (weft__grow((void **)&c->rlink, &c->rlink_cap, n, sizeof *c->rlink) ||
+        weft__grow((void **)&c->rcoef, &c->rcoef_cap, n, sizeof *c->rcoef))
+        return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+/* The ECMP route between two nodes, created on first use. */
+static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t *route)
+{
+    uint64_t key = (((uint64_t)a.v << 32) | b.v) + 1;
+    if (c->ecmp.cap) {
+        uint32_t i = pair_slot(&c->ecmp, key);
+        if (c->ecmp.key[i]) {
+            *route = c->ecmp.val[i];
+            return WEFT_OK;
+        }
+    }
+    weft_paths_route rt;
+    weft_err err = weft_paths_route_get(c->paths, a, b, &rt, c->d);
+    if (err)
+        return err;
+    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, rt.fracd,
+                                    weft_rat_to_double(rt.lat_ns) * 1e-9, route)))
+        return weft_diag_code(c->d, err);
+    if ((err = pair_grow(&c->ecmp)))
+        return weft_diag_code(c->d, err);
+    uint32_t i = pair_slot(&c->ecmp, key);
+    c->ecmp.key[i] = key;
+    c->ecmp.val[i] = *route;
+    c->ecmp.n++;
+    return WEFT_OK;
+}
+
+/* An op's explicit route: per link, the sum of the shares of the paths
+ * that cross it; the latency is that of the slowest path. */
+static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
+{
+    const weft_topo *t = c->t;
+    uint32_t np = weft_plan_op_num_paths(c->p, op), n = 0;
+    double lat = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        uint32_t len = weft_plan_path_len(c->p, op, k);
+        double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)), plat = 0;
+        weft_node_id prev = {0};
+        for (uint32_t i = 0; i < len; i++) {
+            const char *name = weft_plan_path_node(c->p, op, k, i);
+            weft_node_id v;
+            if (!weft_topo_find_node(t, name, &v))
+                return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: unknown node '%s'",
+                                     op, k, name);
+            if (i > 0) {
+                weft_link_id l;
+                if (!weft_topo_find_link(t, prev, v, &l))
+                    return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: no link %s -> %s",
+                                         op, k, weft_topo_node_name(t, prev), name);
+                plat += weft_rat_to_double(weft_topo_link_lat(t, l)) * 1e-9;
+                uint32_t j = 0;
+                while (j < n && c->rlink[j] != l.v)
+                    j++;
+                if (j == n) {
+                    if (reserve_route(c, n + 1))
+                        return weft_diag_code(c->d, WEFT_ENOMEM);
+                    c->rlink[n] = l.v;
+                    c->rcoef[n++] = 0;
+                }
+                c->rcoef[j] += share;
+            }
+            prev = v;
+        }
+        if (plat > lat)
+            lat = plat;
+    }
+    weft_err err = sim_engine_add_route(c->e, n, c->rlink, c->rcoef, lat, route);
+    return err ? weft_diag_code(c->d, err) : WEFT_OK;
+}
+
+static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
+{
+    const weft_plan *p = c->p;
+    const weft_topo *t = c->t;
+    uint32_t nops = weft_plan_num_ops(p), P = o->slices, nranks = weft_plan_get_info(p)->nranks;
+    double chunk = (double)size / (double)weft_plan_size_chunks(p) / P;
+    weft_err err;
+    uint32_t empty;
+    if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, 0, &empty)))
+        return weft_diag_code(c->d, err);
+    for (uint32_t id = 0; id < nops; id++) {
+        weft_op op = weft_plan_op(p, id);
+        if (op.src_rank.v >= nranks || op.dst_rank.v >= nranks)
+            return weft_diag_set(c->d, WEFT_EINVAL, "sim: op %u: rank %u out of range (%u ranks)",
+                                 id, op.src_rank.v >= nranks ? op.src_rank.v : op.dst_rank.v,
+                                 nranks);
+        uint32_t route = empty;
+        double bytes = op.kind == WEFT_OP_NOP ? 0 : chunk * op.count;
+        if (op.src_rank.v != op.dst_rank.v && op.kind != WEFT_OP_NOP) {
+            if (weft_plan_op_num_paths(p, id))
+                err = explicit_route(c, id, &route);
+            else
+                err = ecmp_route(c, weft_topo_rank_node(t, op.src_rank),
+                                 weft_topo_rank_node(t, op.dst_rank), &route);
+            if (err)
+                return err;
+        }
+        for (uint32_t s = 0; s < P; s++) {
+            uint32_t f;
+            if ((err = sim_engine_add_flow(c->e, route, bytes, 1, &f)))
+                return weft_diag_code(c->d, err);
+        }
+    }
+    for (uint32_t id = 0; id < nops; id++) {
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+        for (uint32_t k = 0; k < nd; k++) {
+            if (deps[k] >= nops)
+                return weft_diag_set(c->d, WEFT_EINVAL, "sim: op %u depends on op %u, which "
+                                     "does not exist (%u ops)", id, deps[k], nops);
+            for (uint32_t s = 0; s < P; s++)
+                if ((err = sim_engine_add_dep(c->e, id * P + s, deps[k] * P + s)))
+                    return weft_diag_code(c->d, err);
+        }
+        for (uint32_t s = 1; s < P; s++)
+            if ((err = sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
+                return weft_diag_code(c->d, err);
+    }
+    return WEFT_OK;
+}
+
+weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
+                       const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
+{
+    weft_sim_opts defaults;
+    if (!o) {
+        weft_sim_opts_init(&defaults);
+        o = &defaults;
+    }
+    const weft_plan_info *info = weft_plan_get_info(p);
+    if (info->nranks != weft_topo_num_ranks(t))
+        return weft_diag_set(d, WEFT_EINVAL, "sim: the plan has %u ranks, the fabric %u",
+                             info->nranks, weft_topo_num_ranks(t));
+    if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
+        return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
+    if ((uint64_t)weft_plan_num_ops(p) * o->slices >= UINT32_MAX - 1)
+        return weft_diag_set(d, WEFT_ELIMIT, "sim: %u ops x %u slices exceed the engine's limit",
+                             weft_plan_num_ops(p), o->slices);
+    uint32_t nl = weft_topo_num_links(t);
+    plan_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.p = p;
+    c.d = d;
+    sim_classes cls;
+    memset(&cls, 0, sizeof cls);
+    weft_err err = WEFT_ENOMEM;
+    double *cap = weft__malloc((nl ? nl : 1) * sizeof *cap);
+    cls.lrep = weft__malloc((nl ? nl : 1) * sizeof *cls.lrep);
+    cls.lcount = weft__malloc((nl ? nl : 1) * sizeof *cls.lcount);
+    if (!cap || !cls.lrep || !cls.lcount)
+        goto fail;
+    for (uint32_t l = 0; l < nl; l++) {
+        cap[l] = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
+        cls.lrep[l] = l;
+        cls.lcount[l] = 1;
+    }
+    cls.nl = nl;
+    cls.nf = weft_plan_num_ops(p);
+    if ((err = weft_paths_new(t, &c.paths)) || (err = sim_engine_new(nl, cap, NULL, &c.e)))
+        goto fail;
+    if ((err = build(&c, size, o)) || (err = sim_engine_run(c.e, o->alpha_s, d))) {
+        /* A cycle names an engine flow; say which op it is. */
+        if (err == WEFT_EVERIFY) {
+            uint32_t f = sim_engine_stuck_flow(c.e);
+            weft_diag_set(d, WEFT_EVERIFY,
+                          "sim: op %u (slice %u) never becomes ready (a dependency cycle)",
+                          f / o->slices, f % o->slices);
+        }
+        goto free_all;
+    }
+    memset(out, 0, sizeof *out);
+    sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
+    out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
+    out->simulated_steps = 0;
+    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, d)))
+        goto free_all;
+    err = WEFT_OK;
+    goto free_all;
+fail:
+    weft_diag_code(d, err);
+free_all:
+    sim_engine_free(c.e);
+    weft_paths_free(c.paths);
+    weft__free(c.ecmp.key);
+    weft__free(c.ecmp.val);
+    weft__free(c.rlink);
+    weft__free(c.rcoef);
+    weft__free(cap);
+    sim_classes_fini(&cls);
+    return err;
+}

@@ -1,0 +1,249 @@
+/* Plans on the simulator: hand-built ring plans against the closed forms and
+ * against weft_sim_ring, explicit routes with shares, ECMP, pipelining, the
+ * trace, determinism and errors. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/testing.h"
+#include "weft/sim.h"
+
+static bool rel_close(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * fabs(b);
+}
+
+#define CHECK_REL(a, b, tol)                                                                       \
+    do {                                                                                           \
+        double x_ = (a), y_ = (b);                                                                 \
+        if (!rel_close(x_, y_, tol))                                                               \
+            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
+        CHECK(rel_close(x_, y_, tol));                                                             \
+    } while (0)
+
+static weft_topo *preset(const char *spec)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_preset(spec, &t, &d)) {
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+        return NULL;
+    }
+    return t;
+}
+
+/* The ring algorithm as a plan: C = N chunks. Reduce-scatter step k: rank
+ * r reduces chunk (r - k) mod N into rank r+1, after step k-1 of rank r-1.
+ * Allgather step k: rank r copies chunk (r + 1 - k) mod N to rank r+1. The
+ * allgather and reduce-scatter plans use the same pattern with their own
+ * chunk layout (C = 1). */
+static weft_plan *ring_plan(weft_coll coll, uint32_t n)
+{
+    weft_plan_info info = {coll, n, {0}, coll == WEFT_COLL_ALLREDUCE ? n : 1, 0, true};
+    weft_plan *p = NULL;
+    if (weft_plan_new(&info, &p))
+        return NULL;
+    uint32_t *prev = calloc(n, sizeof *prev), *cur = calloc(n, sizeof *cur);
+    bool have_prev = false;
+    int phases = coll == WEFT_COLL_ALLREDUCE ? 2 : 1;
+    for (int ph = 0; ph < phases; ph++) {
+        bool reduce = coll == WEFT_COLL_REDUCESCATTER || (coll == WEFT_COLL_ALLREDUCE && ph == 0);
+        for (uint32_t k = 0; k + 1 < n; k++) {
+            for (uint32_t r = 0; r < n; r++) {
+                uint32_t c;
+                if (coll == WEFT_COLL_ALLREDUCE)
+                    c = reduce ? (r + n - k) % n : (r + 1 + n - k) % n;
+                else if (coll == WEFT_COLL_REDUCESCATTER)
+                    c = (r + 2 * n - k - 1) % n; /* rank q ends with chunk q */
+                else
+                    c = (r + n - k) % n; /* rank r starts with chunk r */
+                weft_op op = {reduce ? WEFT_OP_REDUCE : WEFT_OP_COPY,
+                              {r},
+                              {(r + 1) % n},
+                              coll == WEFT_COLL_ALLGATHER ? WEFT_BUF_OUT : WEFT_BUF_IN,
+                              coll == WEFT_COLL_ALLGATHER ? WEFT_BUF_OUT : WEFT_BUF_IN,
+                              c,
+                              c,
+                              1,
+                              0};
+                uint32_t dep = prev[(r + n - 1) % n];
+                if (weft_plan_add_op(p, &op, &dep, have_prev ? 1 : 0, &cur[r])) {
+                    weft_plan_free(p);
+                    p = NULL;
+                    goto done;
+                }
+            }
+            uint32_t *tmp = prev;
+            prev = cur;
+            cur = tmp;
+            have_prev = true;
+        }
+    }
+done:
+    free(prev);
+    free(cur);
+    return p;
+}
+
+static void test_ring_plans(void)
+{
+    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER,
+                               WEFT_COLL_REDUCESCATTER};
+    const char *specs[] = {"ring:5,bw=25,lat=1us", "switch:6,bw=40,lat=500ns",
+                           "h100:2"};
+    for (size_t i = 0; i < 3; i++) {
+        weft_topo *t = preset(specs[i]);
+        if (!t)
+            continue;
+        uint32_t n = weft_topo_num_ranks(t);
+        for (size_t c = 0; c < 3; c++) {
+            weft_plan *p = ring_plan(colls[c], n);
+            CHECK(p != NULL);
+            if (!p)
+                continue;
+            weft_diag d;
+            weft_diag_clear(&d);
+            CHECK_ERR(weft_plan_verify(p, NULL, &d), WEFT_OK);
+            if (d.err)
+                fprintf(stderr, "  verify: %s\n", d.msg);
+            for (uint32_t slices = 1; slices <= 4; slices *= 4) {
+                weft_sim_opts o;
+                weft_sim_opts_init(&o);
+                o.alpha_s = 1e-6;
+                o.slices = slices;
+                weft_sim_result rp, rr;
+                uint64_t size = 3u << 20;
+                CHECK_ERR(weft_sim_plan(t, p, size, &o, &rp, &d), WEFT_OK);
+                CHECK_ERR(weft_sim_ring(t, colls[c], size, &o, &rr, NULL), WEFT_OK);
+                /* The same schedule through both paths. */
+                CHECK_REL(rp.time_s, rr.time_s, 1e-9);
+                CHECK(rp.conservation_err < 1e-9);
+                uint64_t steps = colls[c] == WEFT_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+                CHECK_INT(rp.transfers, steps * n * slices);
+                if (i == 0 && slices == 1) {
+                    double want = steps * (1e-6 + 1e-6 + (double)size / n / 25e9);
+                    CHECK_REL(rp.time_s, want, 1e-9);
+                }
+                if (i == 1 && slices == 4) {
+                    double want = steps * (double)size / n / 40e9 +
+                                  (double)(steps + 3) * (1e-6 + 1e-6);
+                    CHECK_REL(rp.time_s, want, 1e-9);
+                }
+            }
+            weft_plan_free(p);
+        }
+        weft_topo_free(t);
+    }
+}
+
+static const char diamond[] = "node r0 compute\n"
+                              "node r1 compute\n"
+                              "node s0 switch\n"
+                              "node s1 switch\n"
+                              "link r0 s0 10GB/s\n"
+                              "link r0 s1 10GB/s\n"
+                              "link s0 r1 10GB/s\n"
+                              "link s1 r1 10GB/s 2us\n"
+                              "link r1 r0 1000GB/s\n";
+
+/* One op of 1 GB from r0 to r1 (allgather with 2 ranks: chunk 0 -> r1). */
+static weft_plan *one_op(void)
+{
+    weft_plan_info info = {WEFT_COLL_ALLGATHER, 2, {0}, 1, 0, true};
+    weft_plan *p = NULL;
+    if (weft_plan_new(&info, &p))
+        return NULL;
+    weft_op a = {WEFT_OP_COPY, {0}, {1}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0};
+    weft_op b = {WEFT_OP_COPY, {1}, {0}, WEFT_BUF_OUT, WEFT_BUF_OUT, 1, 1, 1, 0};
+    if (weft_plan_add_op(p, &a, NULL, 0, NULL) || weft_plan_add_op(p, &b, NULL, 0, NULL)) {
+        weft_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void test_routes(void)
+{
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_parse(diamond, sizeof diamond - 1, "diamond.topo", &t, NULL), WEFT_OK);
+    weft_plan *p = one_op();
+    if (!t || !p)
+        return;
+    weft_sim_result r;
+    /* ECMP: shortest by hops (both), then latency: only via s0. */
+    CHECK_ERR(weft_sim_plan(t, p, 2000000000, NULL, &r, NULL), WEFT_OK);
+    CHECK_REL(r.time_s, 0.1, 1e-12);
+    /* Explicit: half over each switch, so 20 GB/s; the slow path's latency
+     * is paid. */
+    const char *via0[] = {"r0", "s0", "r1"}, *via1[] = {"r0", "s1", "r1"};
+    weft_rat half = {1, 2};
+    CHECK_ERR(weft_plan_add_path(p, 0, half, via0, 3), WEFT_OK);
+    CHECK_ERR(weft_plan_add_path(p, 0, half, via1, 3), WEFT_OK);
+    CHECK_ERR(weft_sim_plan(t, p, 2000000000, NULL, &r, NULL), WEFT_OK);
+    CHECK_REL(r.time_s, 0.05 + 2e-6, 1e-12);
+    CHECK(r.n_busiest >= 1);
+    CHECK_REL(r.busiest[0].bytes, 5e8, 1e-12);
+    CHECK_INT(r.busiest[0].link.v, 0);
+
+    /* The trace: ranks, links and the slices on them. */
+    FILE *f = tmpfile();
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.trace = f;
+    o.slices = 2;
+    CHECK_ERR(weft_sim_plan(t, p, 2000000000, &o, &r, NULL), WEFT_OK);
+    long len = ftell(f);
+    rewind(f);
+    char *text = calloc(1, (size_t)len + 1);
+    CHECK(fread(text, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+                         "\"args\":{\"name\":\"r0 -> s0\"}}");
+    CHECK_CONTAINS(text, "{\"name\":\"op 0\",\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.000000,"
+                         "\"dur\":25002.000000,\"args\":{\"slice\":0,\"dst\":1,\"bytes\":500000000}}");
+    CHECK_CONTAINS(text, "\"name\":\"op 1\",\"ph\":\"X\",\"pid\":2,\"tid\":2,\"ts\":0.000000,"
+                         "\"dur\":500.000000,\"args\":{\"slice\":0}}");
+    free(text);
+
+    /* Routes that are not in the fabric. */
+    weft_diag d;
+    weft_plan_clear_route(p, 0);
+    const char *bad[] = {"r0", "r1"};
+    CHECK_ERR(weft_plan_add_path(p, 0, weft_rat_int(1), bad, 2), WEFT_OK);
+    CHECK_ERR(weft_sim_plan(t, p, 1024, NULL, &r, &d), WEFT_ETOPO);
+    CHECK_STR(d.msg, "sim: op 0 path 0: no link r0 -> r1");
+    weft_plan_clear_route(p, 0);
+    const char *ghost[] = {"r0", "s9", "r1"};
+    CHECK_ERR(weft_plan_add_path(p, 0, weft_rat_int(1), ghost, 3), WEFT_OK);
+    CHECK_ERR(weft_sim_plan(t, p, 1024, NULL, &r, &d), WEFT_ETOPO);
+    CHECK_STR(d.msg, "sim: op 0 path 0: unknown node 's9'");
+    weft_plan_clear_route(p, 0);
+    /* A cycle. */
+    uint32_t dep1 = 1, dep0 = 0;
+    CHECK_ERR(weft_plan_set_deps(p, 0, &dep1, 1), WEFT_OK);
+    CHECK_ERR(weft_plan_set_deps(p, 1, &dep0, 1), WEFT_OK);
+    weft_sim_opts_init(&o);
+    o.slices = 3;
+    CHECK_ERR(weft_sim_plan(t, p, 1024, &o, &r, &d), WEFT_EVERIFY);
+    CHECK_STR(d.msg, "sim: op 0 (slice 0) never becomes ready (a dependency cycle)");
+    uint32_t dep7 = 7;
+    CHECK_ERR(weft_plan_set_deps(p, 1, &dep7, 1), WEFT_OK);
+    CHECK_ERR(weft_sim_plan(t, p, 1024, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: op 1 depends on op 7, which does not exist (2 ops)");
+    weft_plan_free(p);
+    weft_topo_free(t);
+
+    /* Rank counts must agree. */
+    t = preset("ring:3");
+    p = one_op();
+    CHECK_ERR(weft_sim_plan(t, p, 1024, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: the plan has 2 ranks, the fabric 3");
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    test_ring_plans();
+    test_routes();
+    return weft_test_done();
+}

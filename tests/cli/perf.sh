@@ -1,0 +1,64 @@
+# weft perf under weft launch: every collective checked exactly (#wrong 0)
+# over shared memory and TCP, the table's shape, and usage errors.
+# Run by CTest as: bash perf.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+run launch -n 3 -- "$WEFT" perf allreduce -b 8 -e 64K -f 8 -n 2 -w 1 -c 1
+expect_rc 0
+expect_out_has "# weft perf allreduce: 3 ranks, transport shm, 2 iterations, 1 warmup, check 1"
+expect_out_has "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+expect_out_has "
+           8             2     float     sum      -1"
+expect_out_has "
+       32768          8192     float     sum      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+rows=$(printf '%s\n' "$OUT" | grep -vc '^#')
+[ "$rows" = 5 ] && pass_ || fail_ "expected 5 rows (8 .. 32K), got $rows"
+
+# Allgather sizes are the total output, rounded down to whole elements per
+# rank: 4913 bytes of int32 over 3 ranks is 4908 bytes, 409 per rank.
+run launch -n 3 -- "$WEFT" perf allgather -d int32 -b 4913 -e 4913 -n 1 -w 0
+expect_rc 0
+expect_out_has "
+        4908          1227     int32    none      -1"
+
+for t in shm tcp; do
+    for spec in "allreduce -d half -o sum" "allreduce -d int8 -o prod" "allreduce -d uint64 -o min" \
+                "allreduce -d bfloat16 -o max" "allgather -d int32" "reducescatter -d double -o sum" \
+                "reducescatter -d int16 -o max" "broadcast -d uint8 -r 2"; do
+        LAST="launch -n 3 perf $spec ($t)"
+        WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf $spec -b 1 -e 300K -f 17 -n 1 -w 0
+        expect_rc 0
+        expect_out_has "# Out of bounds values : 0 OK"
+    done
+done
+
+# One rank without a launcher.
+run perf allgather -b 1K -e 1K -n 1 -w 0
+expect_rc 0
+expect_out_has "# weft perf allgather: 1 ranks, transport self"
+expect_out_has "
+        1024           256     float    none      -1"
+
+run perf alltoall
+expect_rc 2
+expect_err_has "weft: bad COLL 'alltoall': allreduce, allgather, reducescatter or broadcast"
+run perf allreduce -b 1X
+expect_rc 2
+expect_err_has "weft: bad -b '1X'"
+run perf allreduce -d int128
+expect_rc 2
+expect_err_has "weft: bad -d 'int128'"
+run perf allreduce -b 2K -e 1K
+expect_rc 2
+expect_err_has "weft: -b 2048 is larger than -e 1024"
+run perf broadcast -r 3 -e 8
+expect_rc 1
+expect_err_has "weft: perf: root 3 is not a rank (0 .. 0)"
+WEFT_SIZE=2 WEFT_RANK=0 run perf allreduce
+expect_rc 1
+expect_err_has "weft: WEFT_ADDR: expected host:port, got '(unset)'"
+
+finish
