@@ -154,6 +154,10 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
+/* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS) into c,
+ * leaving the other fields as they are: for jobs an MPI launcher started. */
+WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
 /* Parses 2*WEFT_SECRET_BYTES hex digits into out. False when malformed. */
 WEFT_API bool weft_secret_parse(const char *hex, unsigned char out[WEFT_SECRET_BYTES]);

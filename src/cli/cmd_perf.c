@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/mpi/cli_mpi.h"
 #include "weft/comm.h"
 
 static const cli_opt perf_opts[] = {
@@ -44,9 +45,10 @@ static const cli_syntax perf_syntax = {
         "and reducescatter, 1 for broadcast.\n"
         "\n"
         "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
-        "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md); without\n"
-        "WEFT_SIZE it runs as a single rank. Exit 1 when a result is wrong or a\n"
-        "rank fails.\n",
+        "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
+        "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
+        "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
+        "single rank. Exit 1 when a result is wrong or a rank fails.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -370,16 +372,18 @@ int cli_cmd_perf(int argc, char **argv)
     weft_comm_config cfg;
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e;
+    weft_err e = WEFT_OK;
+    bool mpi = false;
     if (getenv("WEFT_SIZE")) {
         e = weft_comm_config_from_env(&cfg, &d);
     } else {
         weft_comm_config_init(&cfg);
         cfg.addr = "127.0.0.1:0";
-        e = WEFT_OK;
+        mpi = cli_mpi_launched();
+        e = weft_comm_config_from_env_options(&cfg, &d);
     }
     if (!e)
-        e = weft_comm_init(&cfg, &p.c, &d);
+        e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_args;
@@ -392,7 +396,10 @@ int cli_cmd_perf(int argc, char **argv)
     } else {
         rc = run_perf(&p, minb, maxb, factor);
     }
-    weft_comm_free(p.c);
+    if (mpi)
+        cli_mpi_comm_free(p.c);
+    else
+        weft_comm_free(p.c);
 free_args:
     cli_args_fini(&a);
     return rc;

@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/table.h"
 #include "weft/sim.h"
@@ -36,7 +37,7 @@ static const cli_syntax sim_syntax = {
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
              "factors) per size, and the five busiest links of the last size.\n"
              "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n",
-    .groups = {&sim_group},
+    .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
     .max_pos = 1,
@@ -91,14 +92,6 @@ static bool parse_sweep(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *fac
         !parse_size(c2 + 2, strlen(c2 + 2), factor) || *factor < 2 || *hi < *lo)
         return false;
     return true;
-}
-
-static weft_err load_fabric(const char *spec, weft_topo **out, weft_diag *d)
-{
-    struct stat st;
-    if (stat(spec, &st) == 0 && S_ISREG(st.st_mode))
-        return weft_topo_load_file(spec, out, d);
-    return weft_topo_preset(spec, out, d);
 }
 
 static void link_name(const weft_topo *t, const weft_sim_link_use *u, char *buf, size_t size)
@@ -244,11 +237,10 @@ int cli_cmd_sim(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     weft_topo *t = NULL;
-    weft_err e = load_fabric(a.pos[0], &t, &d);
-    if (e) {
-        rc = cli_fail(e, &d);
+    rc = cli_load_fabric(&a, a.pos[0], &t);
+    if (rc)
         goto free_args;
-    }
+    weft_err e;
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
         n++;

@@ -34,13 +34,11 @@ static const cli_syntax verify_syntax = {
     .max_pos = 1,
 };
 
-/* A spec is a file when one exists at that path, else a preset. */
+/* Any spec weft_topo_from_spec takes: a .topo, NCCL XML or ASTRA-sim file,
+ * or a preset. */
 static weft_err load_topo(const char *spec, weft_topo **out, weft_diag *d)
 {
-    struct stat st;
-    if (stat(spec, &st) == 0)
-        return weft_topo_load_file(spec, out, d);
-    return weft_topo_preset(spec, out, d);
+    return weft_topo_from_spec(spec, NULL, out, d);
 }
 
 int cli_cmd_verify(int argc, char **argv)

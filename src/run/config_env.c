@@ -46,25 +46,11 @@ static bool parse_seconds(const char *s, uint32_t *ms)
     return true;
 }
 
-weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d)
+weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
 {
-    weft_comm_config cfg;
-    weft_comm_config_init(&cfg);
+    weft_comm_config cfg = *c;
     unsigned long v;
-    const char *s = getenv("WEFT_SIZE");
-    if (!parse_uint(s, 1, WEFT_MAX_RANKS, &v))
-        return weft_diag_set(d, WEFT_EINVAL, "WEFT_SIZE: expected 1 .. %u, got '%s'",
-                             WEFT_MAX_RANKS, s ? s : "(unset)");
-    cfg.size = (uint32_t)v;
-    s = getenv("WEFT_RANK");
-    if (!parse_uint(s, 0, cfg.size - 1, &v))
-        return weft_diag_set(d, WEFT_EINVAL, "WEFT_RANK: expected 0 .. %u, got '%s'", cfg.size - 1,
-                             s ? s : "(unset)");
-    cfg.rank = (uint32_t)v;
-    cfg.addr = getenv("WEFT_ADDR");
-    if (!cfg.addr || !*cfg.addr)
-        return weft_diag_set(d, WEFT_EINVAL, "WEFT_ADDR: expected host:port, got '%s'",
-                             cfg.addr ? cfg.addr : "(unset)");
+    const char *s;
     if ((s = getenv("WEFT_SECRET")) != NULL) {
         if (!weft_secret_parse(s, cfg.secret))
             return weft_diag_set(d, WEFT_EINVAL, "WEFT_SECRET: expected %d hex digits",
@@ -97,6 +83,32 @@ weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d)
                                  WEFT_MAX_TCP_CONNS, s);
         cfg.tcp_conns = (uint32_t)v;
     }
+    *c = cfg;
+    return WEFT_OK;
+}
+
+weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    unsigned long v;
+    const char *s = getenv("WEFT_SIZE");
+    if (!parse_uint(s, 1, WEFT_MAX_RANKS, &v))
+        return weft_diag_set(d, WEFT_EINVAL, "WEFT_SIZE: expected 1 .. %u, got '%s'",
+                             WEFT_MAX_RANKS, s ? s : "(unset)");
+    cfg.size = (uint32_t)v;
+    s = getenv("WEFT_RANK");
+    if (!parse_uint(s, 0, cfg.size - 1, &v))
+        return weft_diag_set(d, WEFT_EINVAL, "WEFT_RANK: expected 0 .. %u, got '%s'", cfg.size - 1,
+                             s ? s : "(unset)");
+    cfg.rank = (uint32_t)v;
+    cfg.addr = getenv("WEFT_ADDR");
+    if (!cfg.addr || !*cfg.addr)
+        return weft_diag_set(d, WEFT_EINVAL, "WEFT_ADDR: expected host:port, got '%s'",
+                             cfg.addr ? cfg.addr : "(unset)");
+    weft_err e = weft_comm_config_from_env_options(&cfg, d);
+    if (e)
+        return e;
     *c = cfg;
     return WEFT_OK;
 }

@@ -49,5 +49,5 @@ expect_rc 1
 expect_err_has "weft: sim: the ring algorithm does not do broadcast"
 run sim nosuch:4 --algo ring --coll allreduce --size 1M
 expect_rc 1
-expect_err_has "unknown preset 'nosuch'"
+expect_err_has "no such file or preset 'nosuch:4' (see weft topo list)"
 finish
