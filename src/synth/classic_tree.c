@@ -65,22 +65,25 @@ static void tree_parents(const synth_ctx *c, uint32_t t, uint32_t root_rank, boo
             rot_host = (h->host_of[root_rank] + H - dtree_root(H, t)) % H;
             rot_local = h->local[root_rank];
         }
+        /* Chain heads: tree 0 starts at local rot_local and walks up, tree 1
+         * starts one below and walks down, so the two trees leave a host
+         * through different ranks (and NICs). A rooted tree must start at
+         * the root, so both start there. */
+        uint32_t head = t == 0 || rooted ? rot_local : (rot_local + L - 1) % L;
         for (uint32_t x = 0; x < H; x++) {
             uint32_t host = (x + rot_host) % H;
             uint32_t px = dtree_parent(H, t, x);
             for (uint32_t i = 0; i < L; i++) {
-                /* Chain position i: tree 0 walks local order, tree 1 the
-                 * reverse, both starting at the rotated head. */
-                uint32_t li = t == 0 ? (rot_local + i) % L : (rot_local + L - i) % L;
+                uint32_t li = t == 0 ? (head + i) % L : (head + L - i) % L;
                 uint32_t rank = h->ranks[h->start[host] + li];
                 if (i > 0) {
-                    uint32_t lp = t == 0 ? (rot_local + i - 1) % L : (rot_local + L - i + 1) % L;
+                    uint32_t lp = t == 0 ? (head + i - 1) % L : (head + L - i + 1) % L;
                     par[rank] = h->ranks[h->start[host] + lp];
                 } else if (px == NONE) {
                     par[rank] = NONE;
                 } else {
                     uint32_t phost = (px + rot_host) % H;
-                    par[rank] = h->ranks[h->start[phost] + rot_local % L];
+                    par[rank] = h->ranks[h->start[phost] + head];
                 }
             }
         }
