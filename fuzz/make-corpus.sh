@@ -4,9 +4,9 @@
 #   sh fuzz/make-corpus.sh [WEFT_BINARY [CORPUS_DIR]]
 #
 # Defaults: build/weft and fuzz/corpus/topo (relative to the source tree).
-# Preset names come from `weft topo list` (the first word of each line, up to
-# ':' or '['); each preset is shown with the first of a few small parameter
-# sets it accepts (NAME:1, NAME:3x3, NAME:4, NAME, NAME:2) and written to
+# Preset names come from `weft topo list` (the first word of each line that
+# does not start with a blank, up to ':' or '['); each preset is shown with
+# the first of a few small parameter sets it accepts (NAME:1, NAME:3x3, NAME:4, NAME, NAME:2) and written to
 # CORPUS_DIR/preset-SPEC.topo (':' and ',' become '_'). Outputs over 64 KiB
 # are skipped: small seeds keep libFuzzer fast. Exits 1 if the binary is
 # missing or lists no preset, so a broken setup is not mistaken for success.
@@ -26,7 +26,7 @@ list=$("$weft" topo list) || {
     echo "make-corpus: '$weft topo list' failed" >&2
     exit 1
 }
-names=$(printf '%s\n' "$list" | awk '{ print $1 }' | sed 's/[:[].*//' |
+names=$(printf '%s\n' "$list" | awk '/^[^ \t]/ { print $1 }' | sed 's/[:[].*//' |
     grep -E '^[a-z][a-z0-9_-]*$' | sort -u)
 if [ -z "$names" ]; then
     echo "make-corpus: '$weft topo list' named no preset" >&2

@@ -174,16 +174,25 @@ WEFT_API weft_err weft_topo_get_stats(const weft_topo *t, weft_topo_stats *out);
 
 /* ---- Text format (.topo) ----------------------------------------------- */
 
-/* Parses .topo text (DESIGN.md). `name` is used in messages ("fab.topo:3:12:
- * reason"). On any error nothing is returned and d says file:line:col and
- * why. WEFT_EPARSE for malformed text, WEFT_ETOPO for a graph that is not a
- * fabric (no compute node ...), WEFT_ENOMEM. */
+/* Parses .topo text (docs/topo-format.md): text[0..len), which may hold any
+ * bytes (it need not be NUL-terminated; NULL with len 0 is an empty text).
+ * `name` is used in messages ("fab.topo:3:12: reason"; NULL gives
+ * "<text>"). On any error nothing is returned and d says file:line:col (the
+ * 1-based byte column of the offending token) and why. WEFT_EPARSE for
+ * malformed text, WEFT_ETOPO for a well-formed text that is not a fabric (no
+ * compute node, parallel links with different latencies), WEFT_ENOMEM. One
+ * pass, O(len) plus the builder's O(V + E log E); no allocation per line. */
 WEFT_API weft_err weft_topo_parse(const char *text, size_t len, const char *name,
                                   weft_topo **out, weft_diag *d);
-/* Reads and parses a file (WEFT_EIO / WEFT_ENOENT when it cannot be read). */
+/* Reads and parses a file; messages name it by path (WEFT_ENOENT when it
+ * does not exist, WEFT_EIO when it cannot be read or is a directory). */
 WEFT_API weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d);
-/* Writes t in .topo format. Parsing the output gives a graph equal to t
- * (weft_topo_equal). The note is written as leading comments. */
+/* Writes t in .topo format: the note as leading "# " comments, nodes in id
+ * order, links in id order with opposite links of equal bandwidth and
+ * latency folded into one duplex line. Parsing the output gives a graph
+ * equal to t (weft_topo_equal). WEFT_EINVAL, with nothing written, when a
+ * name cannot be written as a token (a blank, '#', an invalid byte) or a
+ * node line would exceed 4096 bytes; WEFT_EIO when writing fails. */
 WEFT_API weft_err weft_topo_write(const weft_topo *t, FILE *f);
 
 /* ---- Units ------------------------------------------------------------- */
