@@ -5,24 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
 #include "cli/json.h"
+#include "cli/outfile.h"
 #include "cli/table.h"
 #include "weft/sim.h"
 #include "weft/topo.h"
 
 static const cli_opt sim_opts[] = {
-    {"algo", 0, "A", "the algorithm: ring (required)"},
-    {"coll", 0, "C", "allgather, reducescatter or allreduce (required)"},
+    {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
+    {"algo", 0, "A", "or the algorithm: ring"},
+    {"coll", 0, "C", "with --algo: allgather, reducescatter or allreduce"},
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
+    {"trace", 0, "FILE", "with --plan: write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -31,7 +33,7 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
-    .args = "SPEC --algo ring --coll C --size S [--json | --csv]",
+    .args = "SPEC (--plan FILE | --algo ring --coll C) --size S [--json | --csv] [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -100,8 +102,8 @@ static void link_name(const weft_topo *t, const weft_sim_link_use *u, char *buf,
              weft_topo_node_name(t, weft_topo_link_dst(t, u->link)));
 }
 
-static void print_json(const weft_topo *t, const char *spec, const weft_sim_result *rs,
-                       size_t n)
+static void print_json(const weft_topo *t, const char *spec, const char *algo,
+                       const weft_sim_result *rs, size_t n)
 {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -110,7 +112,7 @@ static void print_json(const weft_topo *t, const char *spec, const weft_sim_resu
     cli_json_kv_string(&j, "fabric", spec);
     cli_json_kv_uint(&j, "ranks", last->ranks);
     cli_json_kv_string(&j, "coll", weft_coll_name(last->coll));
-    cli_json_kv_string(&j, "algo", "ring");
+    cli_json_kv_string(&j, "algo", algo);
     cli_json_kv_uint(&j, "size", last->size);
     cli_json_kv_double(&j, "time_s", last->time_s);
     cli_json_kv_double(&j, "algbw", last->algbw_gbps);
@@ -145,11 +147,11 @@ static void print_json(const weft_topo *t, const char *spec, const weft_sim_resu
     cli_json_finish(&j);
 }
 
-static void print_table(const weft_topo *t, const char *spec, const weft_sim_result *rs,
-                        size_t n)
+static void print_table(const weft_topo *t, const char *spec, const char *algo,
+                        const weft_sim_result *rs, size_t n)
 {
     const weft_sim_result *last = &rs[n - 1];
-    printf("%s ring on %s: %u ranks\n", weft_coll_name(last->coll), spec, last->ranks);
+    printf("%s %s on %s: %u ranks\n", weft_coll_name(last->coll), algo, spec, last->ranks);
     cli_table tab;
     cli_table_init(&tab, 4);
     for (size_t c = 0; c < 4; c++)
@@ -190,21 +192,38 @@ int cli_cmd_sim(int argc, char **argv)
     if (rc != CLI_CONTINUE)
         return rc;
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
-               *size_s = cli_args_get(&a, "size");
-    weft_coll coll;
+               *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
+               *trace_path = cli_args_get(&a, "trace");
+    weft_coll coll = WEFT_COLL_ALLREDUCE;
     uint64_t lo, hi, factor;
     weft_sim_opts o;
     weft_sim_opts_init(&o);
-    if (!algo || !coll_s || !size_s) {
-        rc = cli_usage_error(&sim_syntax, "missing %s", !algo ? "--algo" : !coll_s ? "--coll"
-                                                                                  : "--size");
+    weft_plan *plan = NULL;
+    weft_topo *t = NULL;
+    weft_sim_result *rs = NULL;
+    cli_out trace = {NULL, NULL, NULL};
+    bool trace_open = false;
+    if (plan_path && (algo || coll_s)) {
+        rc = cli_usage_error(&sim_syntax, "--plan and --algo/--coll exclude each other");
         goto free_args;
     }
-    if (strcmp(algo, "ring") != 0) {
+    if (!plan_path && (!algo || !coll_s)) {
+        rc = cli_usage_error(&sim_syntax, "missing %s", !algo ? "--plan or --algo" : "--coll");
+        goto free_args;
+    }
+    if (!size_s) {
+        rc = cli_usage_error(&sim_syntax, "missing --size");
+        goto free_args;
+    }
+    if (trace_path && !plan_path) {
+        rc = cli_usage_error(&sim_syntax, "--trace needs --plan");
+        goto free_args;
+    }
+    if (algo && strcmp(algo, "ring") != 0) {
         rc = cli_usage_error(&sim_syntax, "unknown --algo '%s' (expected ring)", algo);
         goto free_args;
     }
-    if (!weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
+    if (coll_s && !weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
         rc = cli_usage_error(&sim_syntax, "unknown --coll '%s'", coll_s);
         goto free_args;
     }
@@ -236,40 +255,62 @@ int cli_cmd_sim(int argc, char **argv)
 
     weft_diag d;
     weft_diag_clear(&d);
-    weft_topo *t = NULL;
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc)
         goto free_args;
     weft_err e;
+    if (plan_path) {
+        if ((e = weft_plan_load_file(plan_path, &plan, &d)) ||
+            (e = weft_plan_verify(plan, t, &d))) {
+            rc = cli_fail(e, &d);
+            goto free_all;
+        }
+        algo = "plan";
+    }
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
         n++;
-    weft_sim_result *rs = calloc(n, sizeof *rs);
+    rs = calloc(n, sizeof *rs);
     if (!rs) {
         rc = cli_fail(WEFT_ENOMEM, NULL);
-        goto free_topo;
+        goto free_all;
+    }
+    if (trace_path) {
+        if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
+            goto free_all;
+        trace_open = true;
     }
     uint64_t s = lo;
     for (size_t i = 0; i < n; i++, s *= factor ? factor : 1) {
-        if ((e = weft_sim_ring(t, coll, s, &o, &rs[i], &d))) {
+        o.trace = trace_open && i + 1 == n ? trace.f : NULL;
+        e = plan ? weft_sim_plan(t, plan, s, &o, &rs[i], &d)
+                 : weft_sim_ring(t, coll, s, &o, &rs[i], &d);
+        if (e) {
             rc = cli_fail(e, &d);
-            goto free_results;
+            goto free_all;
         }
     }
+    if (trace_open) {
+        trace_open = false;
+        if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
+            goto free_all;
+    }
     if (cli_args_has(&a, "json")) {
-        print_json(t, a.pos[0], rs, n);
+        print_json(t, a.pos[0], algo, rs, n);
     } else if (cli_args_has(&a, "csv")) {
         printf("size,time_s,algbw_gbps,busbw_gbps\n");
         for (size_t i = 0; i < n; i++)
             printf("%llu,%.17g,%.17g,%.17g\n", (unsigned long long)rs[i].size, rs[i].time_s,
                    rs[i].algbw_gbps, rs[i].busbw_gbps);
     } else {
-        print_table(t, a.pos[0], rs, n);
+        print_table(t, a.pos[0], algo, rs, n);
     }
     rc = CLI_EXIT_OK;
-free_results:
+free_all:
+    if (trace_open)
+        cli_out_close(&trace, false);
     free(rs);
-free_topo:
+    weft_plan_free(plan);
     weft_topo_free(t);
 free_args:
     cli_args_fini(&a);

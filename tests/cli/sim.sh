@@ -49,5 +49,33 @@ expect_rc 1
 expect_err_has "weft: sim: the ring algorithm does not do broadcast"
 run sim nosuch:4 --algo ring --coll allreduce --size 1M
 expect_rc 1
-expect_err_has "no such file or preset 'nosuch:4' (see weft topo list)"
+expect_err_has "no such file or preset 'nosuch:4'"
+# A plan file: the same ring as --algo ring, op by op, and its trace.
+PLAN=$SRC/tests/fixtures/sim-ring3-allreduce.plan
+run sim ring:3 --plan "$PLAN" --size 3M --csv
+expect_rc 0
+expect_out "size,time_s,algbw_gbps,busbw_gbps
+3145728,4.1943039999999997e-05,75,100"
+run sim ring:3 --algo ring --coll allreduce --size 3M --csv
+expect_out "size,time_s,algbw_gbps,busbw_gbps
+3145728,4.1943039999999997e-05,75,100"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+run sim ring:3 --plan "$PLAN" --size 3M --slices 2 --trace "$TMP/t.json" --json
+expect_rc 0
+expect_out_has '"algo": "plan"'
+check "trace written" grep -q '{"name":"op 0","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"slice":0,"dst":1,"bytes":524288}}' "$TMP/t.json"
+check "trace names links" grep -q '"args":{"name":"rank2 -> rank0"}' "$TMP/t.json"
+run sim ring:4 --plan "$PLAN" --size 3M --trace "$TMP/u.json"
+expect_rc 1
+expect_err_has "weft: the plan has 3 ranks but the topology has 4"
+check "no trace on failure" test ! -e "$TMP/u.json"
+run sim ring:3 --plan "$PLAN" --algo ring --size 1M
+expect_rc 2
+expect_err_has "--plan and --algo/--coll exclude each other"
+run sim ring:3 --algo ring --coll allreduce --size 1M --trace "$TMP/v.json"
+expect_rc 2
+expect_err_has "--trace needs --plan"
+run sim ring:3 --plan "$TMP/none.plan" --size 1M
+expect_rc 1
 finish
