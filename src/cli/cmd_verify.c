@@ -13,7 +13,7 @@
 
 static const cli_opt verify_opts[] = {
     {"topo", 't', "SPEC", "also check every route against this fabric (file or preset)"},
-    {NULL},
+    {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup verify_group = {"options", verify_opts};
 
