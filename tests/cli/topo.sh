@@ -19,6 +19,12 @@ run 'weft topo --help' for the list of commands"
 
 # ---- Usage errors: exit 2, the message, the usage line ------------------
 
+run frob a100:2
+expect_rc 2
+expect_err "weft: unknown command 'frob'
+usage: weft [--log LEVEL] COMMAND [ARGS...]
+run 'weft --help' for the list of commands"
+
 run topo
 expect_rc 2
 expect_err "weft: missing topo command
