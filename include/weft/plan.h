@@ -302,6 +302,49 @@ WEFT_API bool weft_exec_compare(const weft_exec_result *got, const weft_exec_res
 WEFT_API const int64_t *weft_exec_out(const weft_exec_result *r, weft_rank rank, size_t *nelems);
 WEFT_API void weft_exec_result_free(weft_exec_result *r);
 
+/* ---- Cost on a topology ------------------------------------------------
+ *
+ * What a plan asks of a fabric, without contention modelling (that is the
+ * simulator's job). Every op that moves data between two ranks carries
+ * count / weft_plan_size_chunks(p) bytes per byte of the collective's size
+ * S, along its route, or, when it has none, along the shortest paths split
+ * evenly per hop (src/topo/paths.h). A link's load is the sum over ops of
+ * those bytes times the share of the op's traffic on the link: bytes per
+ * byte of S, exact. The plan cannot run faster than its busiest link
+ * allows, so its throughput limit is
+ *
+ *     algbw = 1 / max over links (load / bandwidth)      GB/s, exact.
+ *
+ * Local ops and nops use no link. The plan's ranks must be the topology's
+ * ranks (same count). */
+
+typedef struct weft_plan_cost {
+    weft_rat algbw;        /* GB/s; 0 when no op crosses a link */
+    bool has_busiest;      /* false when no op crosses a link */
+    weft_link_id busiest;  /* the link that sets algbw (lowest id on ties) */
+    weft_rat busiest_load; /* its load, bytes per byte of S */
+    uint32_t steps;        /* ops on the longest dependency chain, counting
+                              only ops between two ranks */
+    uint64_t transfers;    /* ops between two ranks */
+} weft_plan_cost;
+
+/* The exact load of every link: load[l] for l < weft_topo_num_links(t),
+ * bytes per byte of S. Errors (WEFT_ETOPO with d): rank counts differ, a
+ * route names an unknown node or a missing link, ranks cannot reach each
+ * other; WEFT_EOVERFLOW when a sum does not fit a weft_rat. */
+WEFT_API weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *load,
+                                       weft_diag *d);
+/* The throughput limit, the busiest link and the step count. */
+WEFT_API weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t,
+                                     weft_plan_cost *out, weft_diag *d);
+/* Alpha-beta estimate of the plan's time for a collective of size_bytes:
+ * every op takes its path latency plus its bytes over its path's
+ * bottleneck bandwidth (the slowest of its paths when it has several), no
+ * contention and no pipelining; an op starts when its deps finished. The
+ * plan's deps must be acyclic (WEFT_EVERIFY otherwise). Seconds. */
+WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t,
+                                       double size_bytes, double *seconds, weft_diag *d);
+
 /* ---- MSCCL (MSCCL XML import and export; docs/msccl.md) ---------------- */
 
 /* An MSCCL XML program (<algo> <gpu> <tb> <step>, as msccl-tools writes and
