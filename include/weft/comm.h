@@ -260,6 +260,19 @@ WEFT_API weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const voi
                                      void *recvbuf, size_t count, weft_dtype dtype,
                                      weft_redop op, weft_diag *d);
 
+/* The same in two steps, so that repeated runs pay for verification and
+ * scheduling once: weft_comm_plan_new checks the rank count, verifies p and
+ * computes this rank's schedule (not collective; p is borrowed and must
+ * outlive the handle); weft_comm_plan_run is one collective run. */
+typedef struct weft_comm_plan weft_comm_plan;
+WEFT_API weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **out,
+                                     weft_diag *d);
+WEFT_API weft_err weft_comm_plan_run(weft_comm_plan *cp, const void *sendbuf, void *recvbuf,
+                                     size_t count, weft_dtype dtype, weft_redop op,
+                                     weft_diag *d);
+/* NULL is allowed. */
+WEFT_API void weft_comm_plan_free(weft_comm_plan *cp);
+
 /* ---- Launching ranks on this host ------------------------------------------ */
 
 typedef struct weft_launch_opts {

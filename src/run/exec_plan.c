@@ -22,19 +22,22 @@
 #include "run/clock.h"
 #include "run/comm_internal.h"
 
-typedef struct exec_state {
+struct weft_comm_plan {
     weft_comm *c;
-    const weft_plan *p;
+    const weft_plan *p; /* borrowed */
     uint32_t *order;    /* L: op ids of this rank, in execution order */
     int64_t *need;      /* per position of L: last position of L it waits for */
     weft__xreq *reqs;   /* per position: its request (remote ops) */
     bool *done;         /* per position */
     uint32_t len;
+    /* Per run: */
     unsigned char *buf[WEFT__BUF_COUNT];
-    size_t cb;          /* bytes per chunk */
+    size_t cb; /* bytes per chunk */
     weft__reduce_fn fn;
     size_t es;
-} exec_state;
+};
+
+typedef struct weft_comm_plan exec_state;
 
 /* L and need: see the top of the file. */
 static weft_err schedule(exec_state *x, weft_diag *d)
@@ -193,10 +196,67 @@ static weft_err execute(exec_state *x, weft_diag *d)
     return WEFT_OK;
 }
 
+void weft_comm_plan_free(weft_comm_plan *x)
+{
+    if (!x)
+        return;
+    weft__free(x->order);
+    weft__free(x->need);
+    weft__free(x->reqs);
+    weft__free(x->done);
+    weft__free(x);
+}
+
+weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **out, weft_diag *d)
+{
+    const weft_plan_info *info = weft_plan_get_info(p);
+    if (info->nranks != c->size)
+        return weft_diag_set(d, WEFT_EINVAL, "plan: the plan is for %u ranks, the communicator "
+                                             "has %u",
+                             info->nranks, c->size);
+    weft_err e = weft_plan_verify(p, NULL, d);
+    if (e)
+        return e;
+    exec_state *x = weft__calloc(1, sizeof *x);
+    if (!x)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    x->c = c;
+    x->p = p;
+    e = schedule(x, d);
+    if (e)
+        goto free_plan;
+    e = WEFT_ENOMEM;
+    x->reqs = weft__calloc((size_t)x->len + 1, sizeof *x->reqs);
+    x->done = weft__calloc((size_t)x->len + 1, sizeof *x->done);
+    if (!x->reqs || !x->done) {
+        weft_diag_code(d, e);
+        goto free_plan;
+    }
+    *out = x;
+    return WEFT_OK;
+free_plan:
+    weft_comm_plan_free(x);
+    return e;
+}
+
 weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,
                             void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
                             weft_diag *d)
 {
+    weft_comm_plan *x;
+    weft_err e = weft_comm_plan_new(c, p, &x, d);
+    if (e)
+        return e;
+    e = weft_comm_plan_run(x, sendbuf, recvbuf, count, dtype, op, d);
+    weft_comm_plan_free(x);
+    return e;
+}
+
+weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
+                            weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    weft_comm *c = xp->c;
+    const weft_plan *p = xp->p;
     if (c->failed)
         return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     const weft_plan_info *info = weft_plan_get_info(p);
@@ -205,19 +265,14 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
     if (!es || !fn)
         return weft_diag_set(d, WEFT_EINVAL, "plan: invalid dtype %d or reduction operator %d",
                              (int)dtype, (int)op);
-    if (info->nranks != c->size)
-        return weft_diag_set(d, WEFT_EINVAL, "plan: the plan is for %u ranks, the communicator "
-                                             "has %u",
-                             info->nranks, c->size);
     if (count % info->chunks)
         return weft_diag_set(d, WEFT_EINVAL,
                              "plan: count %zu is not a multiple of the plan's %u chunks", count,
                              info->chunks);
-    weft_err e = weft_plan_verify(p, NULL, d);
-    if (e)
-        return e;
-
-    exec_state x = {.c = c, .p = p, .fn = fn, .es = es};
+    exec_state x = *xp; /* shares the schedule and request arrays */
+    weft_err e;
+    x.fn = fn;
+    x.es = es;
     x.cb = count / info->chunks * es;
     uint32_t me = c->rank, C = info->chunks;
     size_t in_bytes = (size_t)weft_plan_buf_slots(p, WEFT_BUF_IN) * x.cb;
@@ -248,17 +303,8 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
     }
     x.buf[WEFT_BUF_OUT] = out;
     x.buf[WEFT_BUF_SCRATCH] = scratch;
-
-    e = schedule(&x, d);
-    if (e)
-        goto free_all;
-    e = WEFT_ENOMEM;
-    x.reqs = weft__calloc((size_t)x.len + 1, sizeof *x.reqs);
-    x.done = weft__calloc((size_t)x.len + 1, sizeof *x.done);
-    if (!x.reqs || !x.done) {
-        weft_diag_code(d, e);
-        goto free_all;
-    }
+    memset(x.done, 0, ((size_t)x.len + 1) * sizeof *x.done);
+    memset(x.reqs, 0, ((size_t)x.len + 1) * sizeof *x.reqs);
     e = execute(&x, d);
     if (e && !c->failed) /* requests may still be queued: never touch them again */
         weft__comm_fail(c, e, d);
@@ -267,10 +313,6 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
 free_all:
     if (e == WEFT_ENOMEM)
         weft_diag_code(d, e);
-    weft__free(x.order);
-    weft__free(x.need);
-    weft__free(x.reqs);
-    weft__free(x.done);
     weft__free(tmp);
     weft__free(scratch);
     return e;
