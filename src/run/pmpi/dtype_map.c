@@ -1,0 +1,90 @@
+/* MPI datatypes and operators to weft's (see pmpi.h). Open MPI's predefined
+ * handles are addresses, not integer constants, so the tables are searched
+ * rather than switched on. */
+#include <limits.h>
+
+#include "run/pmpi/pmpi.h"
+
+/* A predefined integer type by its C properties: weft picks the weft type of
+ * the same width and signedness, so MPI_LONG is 64-bit on LP64 hosts. */
+typedef struct int_type {
+    MPI_Datatype t;
+    size_t bytes;
+    bool is_signed;
+} int_type;
+
+static bool int_dtype(size_t bytes, bool is_signed, weft_dtype *out)
+{
+    switch (bytes) {
+    case 1: *out = is_signed ? WEFT_INT8 : WEFT_UINT8; return true;
+    case 2: *out = is_signed ? WEFT_INT16 : WEFT_UINT16; return true;
+    case 4: *out = is_signed ? WEFT_INT32 : WEFT_UINT32; return true;
+    case 8: *out = is_signed ? WEFT_INT64 : WEFT_UINT64; return true;
+    default: return false;
+    }
+}
+
+bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out)
+{
+    if (t == MPI_DATATYPE_NULL) return false;
+    if (t == MPI_FLOAT) {
+        *out = WEFT_FLOAT;
+        return true;
+    }
+    if (t == MPI_DOUBLE) {
+        *out = WEFT_DOUBLE;
+        return true;
+    }
+    const int_type ints[] = {
+        {MPI_SIGNED_CHAR, sizeof(signed char), true},
+        {MPI_UNSIGNED_CHAR, sizeof(unsigned char), false},
+        {MPI_SHORT, sizeof(short), true},
+        {MPI_UNSIGNED_SHORT, sizeof(unsigned short), false},
+        {MPI_INT, sizeof(int), true},
+        {MPI_UNSIGNED, sizeof(unsigned), false},
+        {MPI_LONG, sizeof(long), true},
+        {MPI_UNSIGNED_LONG, sizeof(unsigned long), false},
+        {MPI_LONG_LONG, sizeof(long long), true},
+        {MPI_UNSIGNED_LONG_LONG, sizeof(unsigned long long), false},
+        {MPI_INT8_T, 1, true},
+        {MPI_UINT8_T, 1, false},
+        {MPI_INT16_T, 2, true},
+        {MPI_UINT16_T, 2, false},
+        {MPI_INT32_T, 4, true},
+        {MPI_UINT32_T, 4, false},
+        {MPI_INT64_T, 8, true},
+        {MPI_UINT64_T, 8, false},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i].t == t) return int_dtype(ints[i].bytes, ints[i].is_signed, out);
+    return false;
+}
+
+bool weft__pmpi_op(MPI_Op op, weft_redop *out)
+{
+    if (op == MPI_SUM)
+        *out = WEFT_SUM;
+    else if (op == MPI_PROD)
+        *out = WEFT_PROD;
+    else if (op == MPI_MIN)
+        *out = WEFT_MIN;
+    else if (op == MPI_MAX)
+        *out = WEFT_MAX;
+    else
+        return false;
+    return true;
+}
+
+bool weft__pmpi_contig_bytes(MPI_Datatype t, int count, size_t *out)
+{
+    if (count < 0 || t == MPI_DATATYPE_NULL) return false;
+    int size;
+    MPI_Aint lb, extent, tlb, textent;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &tlb, &textent) != MPI_SUCCESS)
+        return false;
+    if (lb != 0 || tlb != 0 || extent != size || textent != size) return false;
+    *out = (size_t)size * (size_t)count;
+    return true;
+}

@@ -1,0 +1,77 @@
+/* The PMPI interposition library (libweft_mpi.so): internal interface.
+ *
+ * Loaded with LD_PRELOAD into an unchanged MPI program, the library defines
+ * MPI_Init, MPI_Init_thread, MPI_Finalize and six collectives. MPI_Init*
+ * build one weft communicator over MPI_COMM_WORLD (weft_comm_init_mpi); the
+ * collectives run on it when weft can serve the call exactly as MPI would
+ * (MPI_COMM_WORLD, contiguous data, a predefined datatype and operator weft
+ * reduces) and pass everything else to PMPI_*. Every decision depends only on
+ * arguments MPI requires to agree across ranks, so all ranks of a call take
+ * the same path. The communicator is used by one thread at a time, so weft
+ * stays off when the program asks for MPI_THREAD_MULTIPLE.
+ *
+ * This is the one part of weft besides the CLI that reads the environment
+ * (WEFT_LOG, WEFT_PMPI and weft_comm_config_from_env_options): it is the
+ * program-level glue of applications that were not written for weft.
+ */
+#ifndef WEFT_RUN_PMPI_H
+#define WEFT_RUN_PMPI_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "weft/comm.h"
+
+/* The collectives served, indexing the counters. */
+typedef enum weft__pmpi_coll {
+    WEFT__PMPI_ALLREDUCE = 0,
+    WEFT__PMPI_ALLGATHER,
+    WEFT__PMPI_REDUCE_SCATTER_BLOCK,
+    WEFT__PMPI_BCAST,
+    WEFT__PMPI_REDUCE,
+    WEFT__PMPI_ALLTOALL,
+    WEFT__PMPI_COLL_COUNT
+} weft__pmpi_coll;
+
+/* "MPI_Allreduce", ... */
+const char *weft__pmpi_coll_name(weft__pmpi_coll k);
+
+/* The weft communicator when weft serves calls on this process, else NULL
+ * (not initialised, disabled, failed to build, or finalised). */
+weft_comm *weft__pmpi_comm(void);
+
+/* True when a call on comm may be served by weft at all: weft is on, comm is
+ * MPI_COMM_WORLD and no weft call is already running on this process (the
+ * MPI bootstrap inside weft calls MPI itself). */
+bool weft__pmpi_usable(MPI_Comm comm);
+
+/* Counts a call and logs, once per collective, that weft serves it. */
+void weft__pmpi_served(weft__pmpi_coll k);
+/* Counts a call passed to MPI and logs, once per collective, why. */
+void weft__pmpi_passed(weft__pmpi_coll k, const char *why);
+
+/* Marks a weft call as running (see weft__pmpi_usable). */
+void weft__pmpi_enter(void);
+void weft__pmpi_leave(void);
+
+/* Reports a failed weft collective (the message of d, at error level) and
+ * returns what the MPI call returns: the communicator's error handler runs
+ * with MPI_ERR_OTHER (with the default handler that aborts the job, as a
+ * failed MPI collective would). */
+int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d);
+
+/* The weft element type of a predefined MPI datatype that weft reduces
+ * (signed and unsigned C integer types of 1, 2, 4 and 8 bytes, the
+ * <stdint.h> types, MPI_FLOAT, MPI_DOUBLE). False for anything else,
+ * including MPI_CHAR and MPI_BYTE, which MPI does not reduce arithmetically. */
+bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
+/* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
+bool weft__pmpi_op(MPI_Op op, weft_redop *out);
+/* The bytes of count elements of t when they are laid out contiguously from
+ * the buffer's start (no holes, no displacement: size == extent == true
+ * extent, lower bounds 0), so they can move as plain bytes. False for a
+ * non-contiguous type or a negative count. */
+bool weft__pmpi_contig_bytes(MPI_Datatype t, int count, size_t *out);
+
+#endif
