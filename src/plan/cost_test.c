@@ -61,7 +61,7 @@ int main(void)
     weft_rat rl[16];
     CHECK_ERR(weft_plan_link_loads(p, ring, rl, &d), WEFT_OK);
     weft_node_id n0 = {0}, n1 = {0}, n3 = {0};
-    weft_link_id l01 = {0}, l03 = {0};
+    weft_link_id l01, l03;
     CHECK(weft_topo_find_node(ring, "rank0", &n0) && weft_topo_find_node(ring, "rank1", &n1) &&
           weft_topo_find_node(ring, "rank3", &n3));
     CHECK(weft_topo_find_link(ring, n0, n1, &l01) && weft_topo_find_link(ring, n0, n3, &l03));
