@@ -34,6 +34,14 @@ section_bound() {
     "$WEFT" bound "$SPEC" --coll allgather
 }
 
+# The classic algorithms' throughput limits side by side.
+section_plans() {
+    heading "plans: classic allgather and allreduce schedules on $SPEC"
+    "$WEFT" plan "$SPEC" --coll allgather --compare
+    echo
+    "$WEFT" plan "$SPEC" --coll allreduce --compare
+}
+
 # What a classic ring schedule gets on the same fabric, simulated.
 section_sim() {
     heading "sim: a ring allgather on $SPEC, 1 MiB to 1 GiB"
@@ -43,4 +51,5 @@ section_sim() {
 echo "weft demo: $("$WEFT" --version) on $SPEC"
 section_fabric
 section_bound
+section_plans
 section_sim

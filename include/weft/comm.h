@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "weft/err.h"
+#include "weft/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -232,6 +233,45 @@ WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *r
 /* recvbuf on every rank = root's sendbuf (count elements). */
 WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, uint32_t root, weft_diag *d);
+
+/* ---- Running plans ----------------------------------------------------------- */
+
+/* Runs plan p (weft/plan.h) on this communicator: collective, every rank
+ * passes the same plan. The plan is verified first (weft_plan_verify; its
+ * message is returned on failure, WEFT_EVERIFY) and must be for as many
+ * ranks as c has. sendbuf, recvbuf and count mean what they mean for the
+ * plan's collective above (allgather: count per rank; reducescatter: count
+ * received per rank; alltoall: count per pair of ranks; broadcast and
+ * reduce: the plan's root); count must be a multiple of the plan's chunks
+ * (WEFT_EINVAL otherwise: nothing is padded or cut silently). reduce ops
+ * combine with op.
+ *
+ * Each rank runs the ops it takes part in, in one topological order of the
+ * deps that every rank computes identically; an op starts as soon as every
+ * op of this rank it depends on (directly or through other ranks' ops) has
+ * finished, so independent sends and receives overlap. Messages between a
+ * pair of ranks are matched in that order, which also makes the execution
+ * deadlock-free: the first unfinished op in the order can always run on
+ * both of its ranks. Chunks of count/chunks elements move as single
+ * messages (the transports pipeline them). Channels are not used yet. The
+ * plan's in buffer is a private copy when the plan is out of place (plans
+ * may write their inputs), so sendbuf is never written. */
+WEFT_API weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,
+                                     void *recvbuf, size_t count, weft_dtype dtype,
+                                     weft_redop op, weft_diag *d);
+
+/* The same in two steps, so that repeated runs pay for verification and
+ * scheduling once: weft_comm_plan_new checks the rank count, verifies p and
+ * computes this rank's schedule (not collective; p is borrowed and must
+ * outlive the handle); weft_comm_plan_run is one collective run. */
+typedef struct weft_comm_plan weft_comm_plan;
+WEFT_API weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **out,
+                                     weft_diag *d);
+WEFT_API weft_err weft_comm_plan_run(weft_comm_plan *cp, const void *sendbuf, void *recvbuf,
+                                     size_t count, weft_dtype dtype, weft_redop op,
+                                     weft_diag *d);
+/* NULL is allowed. */
+WEFT_API void weft_comm_plan_free(weft_comm_plan *cp);
 
 /* ---- Launching ranks on this host ------------------------------------------ */
 

@@ -302,6 +302,119 @@ WEFT_API bool weft_exec_compare(const weft_exec_result *got, const weft_exec_res
 WEFT_API const int64_t *weft_exec_out(const weft_exec_result *r, weft_rank rank, size_t *nelems);
 WEFT_API void weft_exec_result_free(weft_exec_result *r);
 
+/* ---- Cost on a topology ------------------------------------------------
+ *
+ * What a plan asks of a fabric, without contention modelling (that is the
+ * simulator's job). Every op that moves data between two ranks carries
+ * count / weft_plan_size_chunks(p) bytes per byte of the collective's size
+ * S, along its route, or, when it has none, along the shortest paths split
+ * evenly per hop (src/topo/paths.h). A link's load is the sum over ops of
+ * those bytes times the share of the op's traffic on the link: bytes per
+ * byte of S, exact. The plan cannot run faster than its busiest link
+ * allows, so its throughput limit is
+ *
+ *     algbw = 1 / max over links (load / bandwidth)      GB/s, exact.
+ *
+ * Local ops and nops use no link. The plan's ranks must be the topology's
+ * ranks (same count). */
+
+typedef struct weft_plan_cost {
+    weft_rat algbw;        /* GB/s; 0 when no op crosses a link */
+    bool has_busiest;      /* false when no op crosses a link */
+    weft_link_id busiest;  /* the link that sets algbw (lowest id on ties) */
+    weft_rat busiest_load; /* its load, bytes per byte of S */
+    uint32_t steps;        /* ops on the longest dependency chain, counting
+                              only ops between two ranks */
+    uint64_t transfers;    /* ops between two ranks */
+} weft_plan_cost;
+
+/* The exact load of every link: load[l] for l < weft_topo_num_links(t),
+ * bytes per byte of S. Errors (WEFT_ETOPO with d): rank counts differ, a
+ * route names an unknown node or a missing link, ranks cannot reach each
+ * other; WEFT_EOVERFLOW when a sum does not fit a weft_rat. */
+WEFT_API weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *load,
+                                       weft_diag *d);
+/* The throughput limit, the busiest link and the step count. */
+WEFT_API weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t,
+                                     weft_plan_cost *out, weft_diag *d);
+/* Alpha-beta estimate of the plan's time for a collective of size_bytes:
+ * every op takes its path latency plus its bytes over its path's
+ * bottleneck bandwidth (the slowest of its paths when it has several), no
+ * contention and no pipelining; an op starts when its deps finished. The
+ * plan's deps must be acyclic (WEFT_EVERIFY otherwise). Seconds. */
+WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t,
+                                       double size_bytes, double *seconds, weft_diag *d);
+
+/* ---- MSCCL (MSCCL XML import and export; docs/msccl.md) ---------------- */
+
+/* An MSCCL XML program (<algo> <gpu> <tb> <step>, as msccl-tools writes and
+ * the MSCCL / RCCL executors read) maps to a plan as follows. Buffer i is
+ * in, o is out, s is scratch; gpu g is rank g. Every message (the k-th send
+ * and the k-th receive on one (sender, receiver, channel) connection) first
+ * lands in fresh scratch slots of the sender (after the program's own
+ * s_chunks), written by the sending step, so that a sender may reuse its
+ * source as soon as its step is done, as on the real runtime; the receiving
+ * step is one copy or reduce op from those slots to the receiver. Steps of a
+ * threadblock run in order, and depid/deps become deps. The plan's scratch
+ * is therefore larger than the program's; the verifier then checks the real
+ * collective. */
+
+/* The runtime whose parser an exported file must satisfy. */
+typedef enum weft_msccl_profile {
+    WEFT_MSCCL_EXECUTOR = 0, /* msccl-executor / RCCL: 64 steps per threadblock,
+                                coll "reducescatter" */
+    WEFT_MSCCL_MSCCL,        /* Microsoft MSCCL: 256 steps, "reduce_scatter" */
+    WEFT__MSCCL_PROFILE_COUNT
+} weft_msccl_profile;
+
+/* "executor", "msccl". */
+WEFT_API const char *weft_msccl_profile_name(weft_msccl_profile profile);
+/* Parses a profile name; false when unknown. */
+WEFT_API bool weft_msccl_profile_parse(const char *text, weft_msccl_profile *out);
+
+/* Limits of the runtimes (MSCCL_MAX_NUM_STEPS and friends). */
+#define WEFT_MSCCL_MAX_CHANNELS 32
+#define WEFT_MSCCL_MAX_TBS_PER_CHANNEL 32
+/* Steps per threadblock: 64 (executor) or 256 (msccl). */
+WEFT_API uint32_t weft_msccl_max_steps(weft_msccl_profile profile);
+
+/* Imports an MSCCL XML program (len bytes; name is used in messages). On
+ * error nothing is returned and d says "NAME:LINE:COL: reason": WEFT_EPARSE
+ * for malformed XML, a missing or bad attribute, an unknown step type, a
+ * receive without a matching send (or the reverse), a dependency on a step
+ * that does not exist, a slot range outside its buffer; WEFT_EUNSUPPORTED
+ * for a collective weft has no plan for; WEFT_ENOMEM, WEFT_ELIMIT. The XML
+ * is read as a stream into flat arrays: time and memory are linear in the
+ * number of steps. broadcast and reduce read their root from a weft
+ * extension attribute root="R" on <algo> (default 0). */
+WEFT_API weft_err weft_plan_msccl_parse(const char *text, size_t len, const char *name,
+                                        weft_plan **out, weft_diag *d);
+/* Reads and imports a file (WEFT_ENOENT / WEFT_EIO when it cannot be read). */
+WEFT_API weft_err weft_plan_msccl_load_file(const char *path, weft_plan **out, weft_diag *d);
+
+typedef struct weft_msccl_opts {
+    weft_msccl_profile profile;
+    const char *name;   /* the algo name attribute; NULL: "weft_COLL" */
+    const char *proto;  /* "Simple" (default), "LL" or "LL128" */
+    uint64_t min_bytes; /* minBytes, maxBytes: the sizes the runtime may */
+    uint64_t max_bytes; /* pick this program for; 0 and 0 by default */
+} weft_msccl_opts;
+
+/* Executor profile, NULL name, "Simple", 0, 0. */
+WEFT_API void weft_msccl_opts_init(weft_msccl_opts *o);
+
+/* Writes p as an MSCCL XML program for o's profile. Each op becomes steps
+ * of threadblocks keyed by (peer, direction, channel) on each rank, in one
+ * topological order of the plan, so sends and receives match in order on
+ * every connection; a step waits for at most one step, more deps become nop
+ * steps before it, and hasdep marks exactly the steps others wait for.
+ * Everything is built in memory first, so on error nothing is written.
+ * Errors (WEFT_EINVAL for a plan MSCCL cannot express, WEFT_ELIMIT for a
+ * runtime limit, both naming what; WEFT_EVERIFY for a dependency cycle;
+ * WEFT_EIO; WEFT_ENOMEM) are described in d. p should be verified first. */
+WEFT_API weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *o, FILE *f,
+                                        weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "weft/err.h"
+#include "weft/plan.h"
 #include "weft/rat.h"
 #include "weft/topo.h"
 
@@ -121,6 +122,43 @@ WEFT_API weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
                                      const weft_bound_opts *opts, weft_bound *out, weft_diag *d);
 /* Releases what weft_bound_compute stored; safe on a zeroed struct. */
 WEFT_API void weft_bound_fini(weft_bound *b);
+
+/* ==== Classic algorithms ================================================
+ *
+ * The textbook schedules as plans, for any rank count: rings (one
+ * direction, both, several), NCCL's double binary tree, recursive
+ * halving-doubling and Rabenseifner, recursive doubling, Bruck, binomial
+ * trees, direct and pairwise all-to-all, and two-level hierarchical rings.
+ * docs/algorithms.md describes each, where it applies and how it places
+ * ranks on the fabric (rings follow hosts and cross them on one rail).
+ *
+ * Every plan is written as a sequential program of transfers whose deps
+ * are exactly its data dependences (src/synth/emit.h), so it verifies by
+ * construction and independent transfers stay concurrent. Ops carry no
+ * route: the cost model and the simulator route them on shortest paths.
+ */
+
+typedef struct weft_classic_info {
+    const char *name;    /* as given to --algo: "ring", "rings:K", ... */
+    const char *summary; /* one line */
+    uint32_t colls;      /* bit (1 << weft_coll) per collective it builds */
+} weft_classic_info;
+
+WEFT_API size_t weft_classic_count(void);
+WEFT_API const weft_classic_info *weft_classic_get(size_t i);
+/* True when algorithm `algo` (as spelled for weft_synth_classic) builds
+ * collective coll; false for unknown names too. */
+WEFT_API bool weft_classic_supports(const char *algo, weft_coll coll);
+
+/* Builds algorithm `algo` ("ring", "biring", "rings:4", "dbtree", "hd",
+ * "rd", "bruck", "binomial", "direct", "pairwise", "hier") for collective
+ * coll on fabric t. root is used by broadcast and reduce only. Errors:
+ * WEFT_ENOENT for an unknown algorithm, WEFT_EUNSUPPORTED when it does not
+ * build coll (d lists what it builds), WEFT_ETOPO when the fabric does not
+ * fit it (hier without equal hosts, fewer than 2 ranks), WEFT_EINVAL for a
+ * bad parameter or root, WEFT_ENOMEM. */
+WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
+                                     weft_rank root, weft_plan **out, weft_diag *d);
 
 /* ==== (schedule synthesis sections follow) ============================== */
 

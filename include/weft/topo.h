@@ -259,7 +259,8 @@ typedef struct weft_nccl_import_opts {
      * CPU's arch/vendor/model (e.g. 16 GB/s AMD Zen 1/2, 10 GB/s Intel
      * Skylake). GB/s. */
     weft_rat cpu_bw_gbps;
-    /* Copies of the box (>= 1). With 1 there is no network beyond the NICs. */
+    /* Copies of the box, 1 to 1000000. With 1 there is no network beyond
+     * the NICs. */
     uint32_t hosts;
     /* How boxes are joined when hosts > 1: "rail" (NIC i of every box to
      * switch "rail<i>") or "switch" (every NIC to one switch "net0").
@@ -273,6 +274,7 @@ WEFT_API void weft_nccl_import_opts_init(weft_nccl_import_opts *o);
  * Errors say "FILE:LINE:COL: reason": WEFT_EPARSE for malformed XML or an
  * element NCCL would not accept (unknown link_speed, missing busid ...),
  * WEFT_ETOPO when there is no GPU, WEFT_EINVAL for bad options,
+ * WEFT_ELIMIT when the copies would exceed 2^22 nodes or 2^23 links,
  * WEFT_ENOENT / WEFT_EIO when the file cannot be read. Nothing is returned
  * on failure. */
 WEFT_API weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *o,
@@ -290,7 +292,7 @@ WEFT_API weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const c
  * building block (Ring: bidirectional, a 2-NPU ring is one duplex link;
  * Switch: a switch "d<d>.sw<g>"; FullyConnected: every pair). host= is the
  * NPU's group in dimension 0. Errors say "FILE:LINE:COL: reason"
- * (WEFT_EPARSE). */
+ * (WEFT_EPARSE; WEFT_ELIMIT beyond 2^20 NPUs or 2^23 links). */
 WEFT_API weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *d);
 /* The same from memory; `name` is used in messages. */
 WEFT_API weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *name,

@@ -24,6 +24,7 @@ static const cli_opt perf_opts[] = {
     {"datatype", 'd', "TYPE", "int8 .. uint64, half, bfloat16, float, double (default float)"},
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
     {"root", 'r', "RANK", "root of broadcast (default 0)"},
+    {"plan", 0, "FILE", "run this plan (.plan) instead of the built-in ring schedule"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
@@ -66,6 +67,8 @@ typedef struct perf {
     long iters, warmup;
     bool check;
     unsigned char *send, *recv;
+    weft_comm_plan *plan; /* NULL: the built-in collectives */
+    uint32_t chunks;      /* the plan's, else 1 */
 } perf;
 
 static bool parse_size(const char *s, size_t *out)
@@ -152,6 +155,17 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
 {
     size_t es = weft_dtype_size(p->dtype);
     unsigned char *s = p->send, *r = p->recv;
+    if (p->plan) {
+        const void *in = in_place ? r : s;
+        void *out = r;
+        if (p->coll == C_ALLGATHER && in_place)
+            in = r + p->rank * count * es;
+        if (p->coll == C_REDUCESCATTER) {
+            in = s;
+            out = in_place ? s + p->rank * count * es : r;
+        }
+        return weft_comm_plan_run(p->plan, in, out, count, p->dtype, p->op, d);
+    }
     switch (p->coll) {
     case C_ALLREDUCE:
         return weft_allreduce(p->c, in_place ? r : s, r, count, p->dtype, p->op, d);
@@ -229,7 +243,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
 {
     size_t es = weft_dtype_size(p->dtype);
     bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER;
-    size_t unit = es * (per_rank ? p->n : 1);
+    size_t unit = es * (per_rank ? p->n : 1) * p->chunks;
     p->send = malloc(maxb + unit);
     p->recv = malloc(maxb + unit);
     if (!p->send || !p->recv) {
@@ -244,9 +258,10 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                                                  : (double)(p->n - 1) / p->n;
     bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER;
     if (p->rank == 0) {
-        printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d\n",
+        printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
+               "%s\n",
                names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self",
-               p->iters, p->warmup, p->check ? 1 : 0);
+               p->iters, p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "ring schedule");
         printf("#\n");
         printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
                "in-place");
@@ -265,7 +280,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     int rows = 0;
     for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
         size_t bytes = size / unit * unit;
-        size_t count = bytes / unit; /* per the collective's API */
+        size_t count = bytes / (es * (per_rank ? p->n : 1)); /* per the collective's API */
         char line[256];
         int len = snprintf(line, sizeof line, "%12zu  %12zu  %8s  %6s  %6d", bytes, bytes / es,
                            weft_dtype_name(p->dtype), reduces ? weft_redop_name(p->op) : "none",
@@ -390,12 +405,34 @@ int cli_cmd_perf(int argc, char **argv)
     }
     p.n = weft_comm_size(p.c);
     p.rank = weft_comm_rank(p.c);
+    p.chunks = 1;
+    weft_plan *plan = NULL;
+    const char *plan_file = cli_args_get(&a, "plan");
+    if (plan_file) {
+        e = weft_plan_load_file(plan_file, &plan, &d);
+        const weft_plan_info *info = e ? NULL : weft_plan_get_info(plan);
+        if (!e && strcmp(weft_coll_name(info->coll), coll) != 0)
+            e = weft_diag_set(&d, WEFT_EINVAL, "%s: the plan is for %s, not %s", plan_file,
+                              weft_coll_name(info->coll), coll);
+        if (!e) {
+            p.chunks = info->chunks;
+            p.root = info->root.v;
+            e = weft_comm_plan_new(p.c, plan, &p.plan, &d);
+        }
+        if (e) {
+            rc = cli_fail(e, &d);
+            goto free_comm;
+        }
+    }
     if (p.root >= p.n) {
         cli_error("perf: root %u is not a rank (0 .. %u)", p.root, p.n - 1);
         rc = CLI_EXIT_INPUT;
     } else {
         rc = run_perf(&p, minb, maxb, factor);
     }
+free_comm:
+    weft_comm_plan_free(p.plan);
+    weft_plan_free(plan);
     if (mpi)
         cli_mpi_comm_free(p.c);
     else

@@ -2,6 +2,7 @@
  * error. All the work is weft_plan_verify (weft/plan.h); this file only
  * reads the arguments and prints. */
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cli/args.h"
@@ -12,14 +13,14 @@
 
 static const cli_opt verify_opts[] = {
     {"topo", 't', "SPEC", "also check every route against this fabric (file or preset)"},
-    {NULL},
+    {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup verify_group = {"options", verify_opts};
 
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
     .args = "PLAN [--topo SPEC]",
-    .about = "Proves that PLAN (a .plan file) computes its collective exactly, in every\n"
+    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml) computes its collective exactly, in every\n"
              "execution order its dependencies allow: every output slot filled, every\n"
              "contribution reduced exactly once, no op reading data before it has\n"
              "arrived or racing with another op on a slot, no dependency cycle, no op\n"
@@ -52,7 +53,10 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
-    weft_err e = weft_plan_load_file(a.pos[0], &p, &d);
+    size_t len = strlen(a.pos[0]);
+    bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
+    weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
+                     : weft_plan_load_file(a.pos[0], &p, &d);
     if (!e && spec)
         e = load_topo(spec, &t, &d);
     if (!e)

@@ -13,6 +13,7 @@
 #define CLI_COMMANDS(X)                                                                            \
     X(topo, "inspect fabrics: list presets, print, summarise, draw (DOT)")                        \
     X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
+    X(plan, "build a schedule and its cost on a fabric: weft plan SPEC --coll C --algo A")       \
     X(verify, "prove a plan correct in every order its deps allow: weft verify PLAN")              \
     X(sim, "simulated time, algbw and busbw of a collective: weft sim SPEC --algo ring --coll C")  \
     X(launch, "run N ranks of a command on this host: weft launch -n N -- CMD...")                 \

@@ -1,5 +1,6 @@
 /* weft topo dot SPEC: the fabric as a Graphviz DOT graph. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -80,10 +81,45 @@ static bool same_link(const weft_topo *t, weft_link_id a, weft_link_id b)
            weft_rat_eq(weft_topo_link_lat(t, a), weft_topo_link_lat(t, b));
 }
 
-static void write_dot(FILE *f, const char *spec, const weft_topo *t)
+/* Node ids grouped by host in O(V) (a counting sort): the nodes of host h
+ * are order[start[h] .. start[h+1]), in id order. Returns false when out
+ * of memory. */
+static bool group_by_host(const weft_topo *t, uint32_t **order_out, uint32_t **start_out)
+{
+    uint32_t nn = weft_topo_num_nodes(t), nh = weft_topo_num_hosts(t);
+    uint32_t *start = calloc((size_t)nh + 2, sizeof *start);
+    uint32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return false;
+    }
+    for (uint32_t v = 0; v < nn; v++) {
+        weft_node_id n = {v};
+        int32_t h = weft_topo_node_host(t, n);
+        if (h != WEFT_NO_HOST)
+            start[h + 2]++;
+    }
+    for (uint32_t h = 0; h < nh; h++)
+        start[h + 2] += start[h + 1];
+    for (uint32_t v = 0; v < nn; v++) {
+        weft_node_id n = {v};
+        int32_t h = weft_topo_node_host(t, n);
+        if (h != WEFT_NO_HOST)
+            order[start[h + 1]++] = v;
+    }
+    *order_out = order;
+    *start_out = start;
+    return true;
+}
+
+static bool write_dot(FILE *f, const char *spec, const weft_topo *t)
 {
     uint32_t nn = weft_topo_num_nodes(t), nl = weft_topo_num_links(t);
     uint32_t nh = weft_topo_num_hosts(t);
+    uint32_t *order, *start;
+    if (!group_by_host(t, &order, &start))
+        return false;
     fputs("// weft topo dot ", f);
     for (const char *p = spec; *p; p++)
         fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
@@ -103,13 +139,14 @@ static void write_dot(FILE *f, const char *spec, const weft_topo *t)
         snprintf(label, sizeof label, "host %s", weft_topo_host_name(t, (int32_t)h));
         dot_string(f, label);
         fputs(";\n    style=\"rounded,filled\"; fillcolor=\"#f5f5f5\"; color=\"#aaaaaa\";\n", f);
-        for (uint32_t v = 0; v < nn; v++) {
-            weft_node_id n = {v};
-            if (weft_topo_node_host(t, n) == (int32_t)h)
-                dot_node(f, t, n, "    ");
+        for (uint32_t i = start[h]; i < start[h + 1]; i++) {
+            weft_node_id n = {order[i]};
+            dot_node(f, t, n, "    ");
         }
         fputs("  }\n", f);
     }
+    free(order);
+    free(start);
     for (uint32_t v = 0; v < nn; v++) {
         weft_node_id n = {v};
         if (weft_topo_node_host(t, n) == WEFT_NO_HOST)
@@ -133,6 +170,7 @@ static void write_dot(FILE *f, const char *spec, const weft_topo *t)
         fputs(pair ? ", dir=both];\n" : "];\n", f);
     }
     fputs("}\n", f);
+    return true;
 }
 
 int cli_topo_dot(int argc, char **argv)
@@ -149,7 +187,12 @@ int cli_topo_dot(int argc, char **argv)
     rc = cli_out_open(&o, cli_args_get(&a, "output"));
     if (rc)
         goto out_topo;
-    write_dot(o.f, a.pos[0], t);
+    if (!write_dot(o.f, a.pos[0], t)) {
+        cli_out_close(&o, false);
+        cli_error("out of memory");
+        rc = CLI_EXIT_INPUT;
+        goto out_topo;
+    }
     rc = cli_out_close(&o, true);
 out_topo:
     weft_topo_free(t);

@@ -376,7 +376,8 @@ weft_err weft_plan_set_deps(weft_plan *p, uint32_t id, const uint32_t *deps, uin
     if (id >= p->nops || (ndeps && !deps))
         return WEFT_EINVAL;
     if (ndeps <= p->dep_count[id]) {
-        memmove(p->deps + p->dep_start[id], deps, (size_t)ndeps * sizeof *deps);
+        if (ndeps)
+            memmove(p->deps + p->dep_start[id], deps, (size_t)ndeps * sizeof *deps);
         p->dep_count[id] = ndeps;
         return WEFT_OK;
     }
@@ -503,8 +504,8 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
     for (uint32_t i = 0; i < a->nops; i++) {
         if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i])
             return false;
-        if (memcmp(a->deps + a->dep_start[i], b->deps + b->dep_start[i],
-                   (size_t)a->dep_count[i] * sizeof *a->deps) != 0)
+        if (a->dep_count[i] && memcmp(a->deps + a->dep_start[i], b->deps + b->dep_start[i],
+                                      (size_t)a->dep_count[i] * sizeof *a->deps) != 0)
             return false;
         uint32_t np = weft_plan_op_num_paths(a, i);
         if (np != weft_plan_op_num_paths(b, i))

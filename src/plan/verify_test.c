@@ -317,12 +317,17 @@ static void test_rings(void)
                                "before op 4297 has delivered it");
         weft_plan_free(p);
     }
-    /* A 256-rank ring (130,560 ops) with two deps per op stays fast. */
+    /* A 256-rank ring (130,560 ops) with two deps per op stays fast (a
+     * smaller one under the sanitizers, which are much slower). */
+#ifdef WEFT_SANITIZE
+    weft_plan *p = ring_allreduce(48, true);
+#else
     weft_plan *p = ring_allreduce(256, true);
+#endif
     clock_t t0 = clock();
     CHECK_ERR(weft_plan_verify(p, NULL, NULL), WEFT_OK);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    printf("verify ring allreduce 256 ranks, %u ops, 2 deps each: %.3f s\n", weft_plan_num_ops(p),
+    printf("verify ring allreduce, %u ops, 2 deps each: %.3f s\n", weft_plan_num_ops(p),
            secs);
     CHECK(secs < 20);
     weft_plan_free(p);

@@ -31,6 +31,16 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
 /* Marks c failed after err (message in d), tells the peers, and returns err. */
 weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d);
 
+/* Queues r on the transport that serves r->peer (r->peer != own rank,
+ * r->len > 0). Does not block. */
+weft_err weft__comm_post(weft_comm *c, weft__xreq *r, weft_diag *d);
+/* One round of progress on every busy transport; may wait up to 100 ms when
+ * nothing can move. Sets *moved when bytes moved. Fails the communicator on
+ * error. */
+weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d);
+/* Fails the communicator with WEFT_ETIMEDOUT, naming the peer waited on. */
+weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d);
+
 /* Sends sbytes to dst and receives rbytes from src at the same time; either
  * side is skipped when its peer is WEFT__NO_PEER or its length is 0. When
  * reduce is set the received bytes are combined into rbuf (esize bytes per

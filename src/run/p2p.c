@@ -15,6 +15,27 @@
 #define WAIT_NS 100000000LL
 #define MIXED_TCP_WAIT_NS 50000LL
 
+weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d)
+{
+    bool shm_busy = c->shm && weft__xport_shm.busy(c->shm);
+    bool tcp_busy = c->tcp && weft__xport_tcp.busy(c->tcp);
+    weft_err e = WEFT_OK;
+    if (shm_busy)
+        e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, moved, d);
+    if (!e && tcp_busy)
+        e = weft__xport_tcp.progress(c->tcp, shm_busy ? MIXED_TCP_WAIT_NS : WAIT_NS, moved, d);
+    if (e)
+        return weft__comm_fail(c, e, d);
+    return WEFT_OK;
+}
+
+weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d)
+{
+    weft_diag_set(d, WEFT_ETIMEDOUT, "comm: rank %u waited %lld ms for rank %u without progress",
+                  c->rank, (long long)(c->timeout_ns / 1000000), peer);
+    return weft__comm_fail(c, WEFT_ETIMEDOUT, d);
+}
+
 static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d)
 {
     int64_t last = weft__now_ns();
@@ -24,17 +45,10 @@ static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_
             open -= reqs[i]->complete;
         if (!open)
             return WEFT_OK;
-        bool shm_busy = c->shm && weft__xport_shm.busy(c->shm);
-        bool tcp_busy = c->tcp && weft__xport_tcp.busy(c->tcp);
         bool moved = false;
-        weft_err e = WEFT_OK;
-        if (shm_busy)
-            e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, &moved, d);
-        if (!e && tcp_busy)
-            e = weft__xport_tcp.progress(c->tcp, shm_busy ? MIXED_TCP_WAIT_NS : WAIT_NS, &moved,
-                                         d);
+        weft_err e = weft__comm_progress(c, &moved, d);
         if (e)
-            return weft__comm_fail(c, e, d);
+            return e;
         int64_t now = weft__now_ns();
         if (moved) {
             last = now;
@@ -46,15 +60,12 @@ static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_
                     break;
                 }
             }
-            weft_diag_set(d, WEFT_ETIMEDOUT, "comm: rank %u waited %lld ms for rank %u without "
-                                             "progress",
-                          c->rank, (long long)(c->timeout_ns / 1000000), peer);
-            return weft__comm_fail(c, WEFT_ETIMEDOUT, d);
+            return weft__comm_stalled(c, peer, d);
         }
     }
 }
 
-static weft_err post(weft_comm *c, weft__xreq *r, weft_diag *d)
+weft_err weft__comm_post(weft_comm *c, weft__xreq *r, weft_diag *d)
 {
     weft_err e = c->via[r->peer] == WEFT__VIA_SHM ? weft__xport_shm.post(c->shm, r, d)
                                                    : weft__xport_tcp.post(c->tcp, r, d);
@@ -98,12 +109,12 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
     size_t n = 0;
     weft_err e;
     if (src != WEFT__NO_PEER && rbytes) {
-        if ((e = post(c, &rr, d)))
+        if ((e = weft__comm_post(c, &rr, d)))
             return e;
         reqs[n++] = &rr;
     }
     if (dst != WEFT__NO_PEER && sbytes) {
-        if ((e = post(c, &sr, d)))
+        if ((e = weft__comm_post(c, &sr, d)))
             return e;
         reqs[n++] = &sr;
     }

@@ -16,6 +16,8 @@ void weft__orbits_fini(weft__orbits *o)
 
 /* ---- Colour refinement -------------------------------------------------- */
 
+#define MAX_ROUNDS 64
+
 static uint64_t mix(uint64_t x)
 {
     x ^= x >> 33;
@@ -39,7 +41,9 @@ static int keyed_cmp(const void *a, const void *b)
     return (x->node > y->node) - (x->node < y->node);
 }
 
-/* Refines colours until their number stops growing. A node's signature
+/* Refines colours until their number stops growing, or for at most
+ * MAX_ROUNDS rounds (a long chain would otherwise take one round per node;
+ * coarser colours only mean more candidates fail verification). A node's signature
  * adds up a hash of (weight, neighbour colour) over its out-links and,
  * separately, its in-links; sums make the multiset order-free. A hash
  * collision can only merge classes, which the verification below makes
@@ -53,7 +57,7 @@ static void refine(const weft_topo *t, const int64_t *w, uint32_t *color, keyed 
         if (color[v] + 1 > classes)
             classes = color[v] + 1;
     }
-    for (uint32_t round = 0; round < n; round++) {
+    for (uint32_t round = 0; round < n && round < MAX_ROUNDS; round++) {
         for (uint32_t v = 0; v < n; v++) {
             uint64_t out = 0, in = 0;
             uint32_t first, count, cin;
@@ -258,9 +262,10 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
  * against the anchors of its colour class (earlier ranks that joined no
  * earlier anchor) until one maps onto it, and becomes an anchor itself if
  * none does; a verified map merges every node with its image (so one map
- * often merges many ranks at once). A class gives up after MAX_FAILURES failed
- * candidates: its remaining ranks stay apart, which costs max-flows, never
- * correctness. */
+ * often merges many ranks at once). A class gives up after MAX_FAILURES
+ * failed candidates, and the whole search after a budget that shrinks with
+ * the fabric's size: ranks not merged stay apart, which costs max-flows,
+ * never correctness. */
 #define MAX_FAILURES 64
 
 static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
@@ -291,6 +296,12 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
         goto free_scratch;
     }
     refine(t, w, color, scratch);
+    /* Each failed candidate costs O((V + E) log E): bound their total so
+     * that the search stays a small part of the bound on any fabric. */
+    uint64_t size = (uint64_t)n + weft_topo_num_links(t);
+    uint32_t max_total_failures = (uint32_t)(200000000u / size);
+    if (max_total_failures < 256)
+        max_total_failures = 256;
     s.color = color;
     for (uint32_t v = 0; v < n; v++)
         parent[v] = v;
@@ -312,7 +323,7 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
                 merged = true;
                 break;
             }
-            if (cls->key >= MAX_FAILURES)
+            if (cls->key >= MAX_FAILURES || o->tried - o->found >= max_total_failures)
                 continue;
             o->tried++;
             if (try_automorphism(&s, a, rv, 1) || try_automorphism(&s, a, rv, 0)) {

@@ -29,11 +29,30 @@ for t in shm tcp; do
                 "allreduce -d bfloat16 -o max" "allgather -d int32" "reducescatter -d double -o sum" \
                 "reducescatter -d int16 -o max" "broadcast -d uint8 -r 2"; do
         LAST="launch -n 3 perf $spec ($t)"
-        WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf $spec -b 1 -e 300K -f 17 -n 1 -w 0
+        WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf $spec -b 1 -e 100K -f 17 -n 1 -w 0
         expect_rc 0
         expect_out_has "# Out of bounds values : 0 OK"
     done
 done
+
+# A plan instead of the ring: sizes are whole chunks (16 B for 4 float
+# chunks), every element checked.
+for t in shm tcp; do
+    LAST="perf --plan ring_allreduce_4.plan ($t)"
+    WEFT_TRANSPORT=$t run launch -n 4 -- "$WEFT" perf allreduce -d int32 -b 16 -e 256K -f 16 -n 1 -w 0 \
+        --plan "$SRC/tests/fixtures/plans/ring_allreduce_4.plan"
+    expect_rc 0
+    expect_out_has "check 1, plan"
+    expect_out_has "
+        4096          1024     int32     sum      -1"
+    expect_out_has "# Out of bounds values : 0 OK"
+done
+run launch -n 4 -- "$WEFT" perf allgather --plan "$SRC/tests/fixtures/plans/ring_allreduce_4.plan"
+expect_rc 1
+expect_err_has "ring_allreduce_4.plan: the plan is for allreduce, not allgather"
+run launch -n 3 -- "$WEFT" perf allreduce --plan "$SRC/tests/fixtures/plans/ring_allreduce_4.plan"
+expect_rc 1
+expect_err_has "weft: plan: the plan is for 4 ranks, the communicator has 3"
 
 # One rank without a launcher.
 run perf allgather -b 1K -e 1K -n 1 -w 0

@@ -19,6 +19,12 @@ run 'weft topo --help' for the list of commands"
 
 # ---- Usage errors: exit 2, the message, the usage line ------------------
 
+run frob a100:2
+expect_rc 2
+expect_err "weft: unknown command 'frob'
+usage: weft [--log LEVEL] COMMAND [ARGS...]
+run 'weft --help' for the list of commands"
+
 run topo
 expect_rc 2
 expect_err "weft: missing topo command
@@ -316,6 +322,23 @@ run topo dot unbalanced.topo
 expect_out_has '"a" -> "s" [label="10 GB/s"];'
 expect_out_has '"s" -> "a" [label="5 GB/s"];'
 expect_out_has '"s" -> "c" [label="2400/7 GB/s, 700 ns", dir=both];'
+# Nodes of one host are framed together even when the file interleaves them.
+printf '%s\n' 'node x0 compute host=x' 'node y0 compute host=y' 'node s switch' \
+    'node x1 compute host=x' 'duplex x0 s 1GB/s' 'duplex y0 s 1GB/s' 'duplex x1 s 1GB/s' >hosts.topo
+run topo dot hosts.topo
+expect_rc 0
+expect_out_has '  subgraph cluster_host0 {
+    label="host x";
+    style="rounded,filled"; fillcolor="#f5f5f5"; color="#aaaaaa";
+    "x0" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
+    "x1" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
+  }
+  subgraph cluster_host1 {
+    label="host y";
+    style="rounded,filled"; fillcolor="#f5f5f5"; color="#aaaaaa";
+    "y0" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
+  }
+  "s" [shape=ellipse, style=filled, fillcolor="#c9daf0"];'
 printf '%s\n' 'node "q\ compute' 'node n nic host=h"1' 'duplex "q\ n 1GB/s' >quotes.topo
 run topo dot quotes.topo
 expect_rc 0

@@ -1,0 +1,369 @@
+/* weft plan SPEC --coll C [--algo A]: build a schedule, write it, and say
+ * what it costs on the fabric (weft/synth.h builds, weft/plan.h costs; this
+ * file reads flags and prints). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/fabric.h"
+#include "cli/json.h"
+#include "cli/outfile.h"
+#include "cli/table.h"
+#include "weft/synth.h"
+
+static const cli_opt plan_opts[] = {
+    {"coll", 0, "C", "allgather, reducescatter, allreduce, broadcast, reduce or alltoall"},
+    {"algo", 0, "A", "algorithm (default ring; direct for alltoall); see --list"},
+    {"root", 0, "R", "root rank of broadcast and reduce (default 0)"},
+    {"output", 'o', "FILE", "write the plan to FILE ('-': stdout, the summary then goes to stderr)"},
+    {"format", 0, "F", "format of the written plan: weft (.plan text, default) or json"},
+    {"json", 0, NULL, "print the summary as one JSON object"},
+    {"compare", 0, NULL, "build every classic algorithm for C and compare them in a table"},
+    {"list", 0, NULL, "list the algorithms and the collectives they build"},
+    {NULL, 0, NULL, NULL},
+};
+static const cli_optgroup plan_group = {"options", plan_opts};
+
+static const cli_syntax plan_syntax = {
+    .path = "weft plan",
+    .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json] [--json]",
+    .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
+             "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
+             "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
+             "load is the bytes it carries per byte of the collective on shortest paths),\n"
+             "the busiest link, and alpha-beta time estimates (latency + bytes over the\n"
+             "bottleneck, no contention). -o writes the plan (weft verify, weft sim and\n"
+             "the runtime read it). --compare builds every classic algorithm for the\n"
+             "collective and lists them side by side.\n",
+    .groups = {&plan_group, &cli_fabric_options},
+    .pos_names = {"SPEC"},
+    .min_pos = 0,
+    .max_pos = 1,
+};
+
+/* The sizes the alpha-beta estimate is printed for. */
+static const struct {
+    const char *name;
+    double bytes;
+} ab_sizes[] = {{"1K", 1024.0}, {"1M", 1048576.0}, {"64M", 67108864.0}, {"1G", 1073741824.0}};
+#define N_AB (sizeof ab_sizes / sizeof *ab_sizes)
+
+/* Output formats of -o. Each writes a whole plan to f. */
+static const struct {
+    const char *name;
+    weft_err (*write)(const weft_plan *p, FILE *f);
+} formats[] = {
+    {"weft", weft_plan_write},
+    {"json", weft_plan_write_json},
+};
+
+static void print_time(FILE *f, double s)
+{
+    if (s < 1e-3)
+        fprintf(f, "%.1f us", s * 1e6);
+    else if (s < 1)
+        fprintf(f, "%.2f ms", s * 1e3);
+    else
+        fprintf(f, "%.3f s", s);
+}
+
+static int list_algorithms(void)
+{
+    cli_table tab;
+    cli_table_init(&tab, 3);
+    cli_table_cell(&tab, "algorithm");
+    cli_table_cell(&tab, "collectives");
+    cli_table_cell(&tab, "what it does");
+    for (size_t i = 0; i < weft_classic_count(); i++) {
+        const weft_classic_info *in = weft_classic_get(i);
+        char colls[128];
+        size_t at = 0;
+        colls[0] = '\0';
+        for (int c = 0; c < WEFT__COLL_COUNT; c++) {
+            if (in->colls & (1u << c))
+                at += (size_t)snprintf(colls + at, sizeof colls - at, "%s%s", at ? "," : "",
+                                       weft_coll_name((weft_coll)c));
+        }
+        cli_table_cell(&tab, "%s", in->name);
+        cli_table_cell(&tab, "%s", colls);
+        cli_table_cell(&tab, "%s", in->summary);
+    }
+    int rc = cli_table_print(&tab, stdout, "") ? CLI_EXIT_INPUT : CLI_EXIT_OK;
+    cli_table_fini(&tab);
+    return rc;
+}
+
+typedef struct plan_report {
+    const char *algo;
+    weft_plan_cost cost;
+    double ab[N_AB];
+} plan_report;
+
+static int measure(const weft_topo *t, const weft_plan *p, const char *algo, plan_report *r)
+{
+    weft_diag d;
+    weft_diag_clear(&d);
+    r->algo = algo;
+    weft_err e = weft_plan_cost_get(p, t, &r->cost, &d);
+    for (size_t i = 0; i < N_AB && !e; i++)
+        e = weft_plan_alpha_beta(p, t, ab_sizes[i].bytes, &r->ab[i], &d);
+    return e ? cli_fail(e, &d) : CLI_EXIT_OK;
+}
+
+static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s -> %s", weft_topo_node_name(t, weft_topo_link_src(t, l)),
+             weft_topo_node_name(t, weft_topo_link_dst(t, l)));
+}
+
+static void print_human(FILE *f, const char *spec, const weft_topo *t, const weft_plan *p,
+                        const plan_report *r)
+{
+    const weft_plan_info *in = weft_plan_get_info(p);
+    char ex[64], load[64], bw[64], lt[300];
+    fprintf(f, "plan         %s %s on %s (%u ranks", r->algo, weft_coll_name(in->coll), spec,
+            in->nranks);
+    if (weft_coll_has_root(in->coll))
+        fprintf(f, ", root %u", in->root.v);
+    fprintf(f, ")\n");
+    fprintf(f, "ops          %u (%llu transfers between ranks), longest chain %u steps\n",
+            weft_plan_num_ops(p), (unsigned long long)r->cost.transfers, r->cost.steps);
+    fprintf(f, "chunks       the data is cut into %llu equal chunks\n",
+            (unsigned long long)weft_plan_size_chunks(p));
+    if (r->cost.has_busiest) {
+        weft_rat_format(r->cost.algbw, ex, sizeof ex);
+        weft_rat_format(r->cost.busiest_load, load, sizeof load);
+        weft_rat_format_exact(weft_topo_link_bw(t, r->cost.busiest), bw, sizeof bw);
+        link_text(t, r->cost.busiest, lt, sizeof lt);
+        fprintf(f, "limit        algbw <= %.3f GB/s (%s)\n", weft_rat_to_double(r->cost.algbw),
+                ex);
+        fprintf(f, "busiest link %s (%s GB/s) carries %s of the data\n", lt, bw, load);
+    } else {
+        fprintf(f, "limit        no op crosses a link\n");
+    }
+    fprintf(f, "alpha-beta  ");
+    for (size_t i = 0; i < N_AB; i++) {
+        fprintf(f, " %s: ", ab_sizes[i].name);
+        print_time(f, r->ab[i]);
+        fprintf(f, i + 1 < N_AB ? "," : "\n");
+    }
+}
+
+static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r)
+{
+    const weft_plan_info *in = weft_plan_get_info(p);
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_kv_uint(&j, "ranks", in->nranks);
+    cli_json_kv_string(&j, "coll", weft_coll_name(in->coll));
+    cli_json_kv_string(&j, "algo", r->algo);
+    if (weft_coll_has_root(in->coll))
+        cli_json_kv_uint(&j, "root", in->root.v);
+    cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
+    cli_json_kv_uint(&j, "transfers", r->cost.transfers);
+    cli_json_kv_uint(&j, "steps", r->cost.steps);
+    cli_json_kv_uint(&j, "chunks", weft_plan_size_chunks(p));
+    cli_json_kv_double(&j, "algbw", weft_rat_to_double(r->cost.algbw));
+    cli_json_kv_rat(&j, "algbw_exact", r->cost.algbw);
+    cli_json_key(&j, "busiest_link");
+    if (r->cost.has_busiest) {
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "src",
+                           weft_topo_node_name(t, weft_topo_link_src(t, r->cost.busiest)));
+        cli_json_kv_string(&j, "dst",
+                           weft_topo_node_name(t, weft_topo_link_dst(t, r->cost.busiest)));
+        cli_json_kv_rat(&j, "load", r->cost.busiest_load);
+        cli_json_kv_rat(&j, "bw", weft_topo_link_bw(t, r->cost.busiest));
+        cli_json_end_object(&j);
+    } else {
+        cli_json_null(&j);
+    }
+    cli_json_key(&j, "alpha_beta_s");
+    cli_json_begin_object(&j);
+    for (size_t i = 0; i < N_AB; i++)
+        cli_json_kv_double(&j, ab_sizes[i].name, r->ab[i]);
+    cli_json_end_object(&j);
+    cli_json_end_object(&j);
+    return cli_json_finish(&j) ? CLI_EXIT_INPUT : CLI_EXIT_OK;
+}
+
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_rank root,
+                   bool json)
+{
+    cli_table tab;
+    cli_json j;
+    if (json) {
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
+        cli_json_kv_string(&j, "coll", weft_coll_name(coll));
+        cli_json_key(&j, "plans");
+        cli_json_begin_array(&j);
+    } else {
+        printf("%s on %s (%u ranks): classic algorithms\n", weft_coll_name(coll), spec,
+               weft_topo_num_ranks(t));
+        cli_table_init(&tab, 6 + N_AB);
+        for (size_t c = 1; c < 6 + N_AB; c++)
+            cli_table_align_right(&tab, c);
+        const char *heads[] = {"algorithm", "limit GB/s", "exact", "steps", "transfers", "ops"};
+        for (size_t c = 0; c < 6; c++)
+            cli_table_cell(&tab, "%s", heads[c]);
+        for (size_t i = 0; i < N_AB; i++)
+            cli_table_cell(&tab, "t(%s)", ab_sizes[i].name);
+    }
+    int rc = CLI_EXIT_OK;
+    for (size_t i = 0; i < weft_classic_count() && rc == CLI_EXIT_OK; i++) {
+        const char *name = weft_classic_get(i)->name;
+        const char *algo = strcmp(name, "rings:K") == 0 ? "rings:4" : name;
+        weft_plan *p = NULL;
+        weft_diag d;
+        if (!weft_classic_supports(algo, coll) ||
+            weft_synth_classic(t, algo, coll, root, &p, &d) != WEFT_OK)
+            continue; /* not for this collective or fabric (hier without hosts) */
+        plan_report r;
+        rc = measure(t, p, algo, &r);
+        if (rc == CLI_EXIT_OK && json) {
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "algo", algo);
+            cli_json_kv_double(&j, "algbw", weft_rat_to_double(r.cost.algbw));
+            cli_json_kv_rat(&j, "algbw_exact", r.cost.algbw);
+            cli_json_kv_uint(&j, "steps", r.cost.steps);
+            cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
+            cli_json_end_object(&j);
+        } else if (rc == CLI_EXIT_OK) {
+            char ex[64], tbuf[32];
+            weft_rat_format(r.cost.algbw, ex, sizeof ex);
+            cli_table_cell(&tab, "%s", algo);
+            cli_table_cell(&tab, "%.3f", weft_rat_to_double(r.cost.algbw));
+            cli_table_cell(&tab, "%s", ex);
+            cli_table_cell(&tab, "%u", r.cost.steps);
+            cli_table_cell(&tab, "%llu", (unsigned long long)r.cost.transfers);
+            cli_table_cell(&tab, "%u", weft_plan_num_ops(p));
+            for (size_t k = 0; k < N_AB; k++) {
+                double s = r.ab[k];
+                if (s < 1e-3)
+                    snprintf(tbuf, sizeof tbuf, "%.1f us", s * 1e6);
+                else if (s < 1)
+                    snprintf(tbuf, sizeof tbuf, "%.2f ms", s * 1e3);
+                else
+                    snprintf(tbuf, sizeof tbuf, "%.3f s", s);
+                cli_table_cell(&tab, "%s", tbuf);
+            }
+        }
+        weft_plan_free(p);
+    }
+    if (json) {
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+        return rc == CLI_EXIT_OK && cli_json_finish(&j) ? CLI_EXIT_INPUT : rc;
+    }
+    if (rc == CLI_EXIT_OK && cli_table_print(&tab, stdout, "  "))
+        rc = CLI_EXIT_INPUT;
+    cli_table_fini(&tab);
+    if (rc == CLI_EXIT_OK)
+        printf("limit: throughput bound of the plan on shortest paths; t(S): alpha-beta "
+               "estimate at size S, no contention\n");
+    return rc;
+}
+
+int cli_cmd_plan(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_args_parse(&plan_syntax, argc, argv, &a);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    weft_topo *t = NULL;
+    weft_plan *p = NULL;
+    if (cli_args_has(&a, "list")) {
+        rc = list_algorithms();
+        goto done;
+    }
+    if (a.n_pos == 0) {
+        rc = cli_usage_error(&plan_syntax, "missing SPEC");
+        goto done;
+    }
+    const char *coll_text = cli_args_get(&a, "coll");
+    weft_coll coll;
+    if (!coll_text) {
+        rc = cli_usage_error(&plan_syntax, "missing --coll");
+        goto done;
+    }
+    if (!weft_coll_parse(coll_text, strlen(coll_text), &coll)) {
+        rc = cli_usage_error(&plan_syntax,
+                             "bad --coll '%s': allgather, reducescatter, allreduce, broadcast, "
+                             "reduce or alltoall",
+                             coll_text);
+        goto done;
+    }
+    const char *algo = cli_args_get(&a, "algo");
+    if (!algo)
+        algo = coll == WEFT_COLL_ALLTOALL ? "direct" : "ring";
+    weft_rank root = {0};
+    const char *root_text = cli_args_get(&a, "root");
+    if (root_text) {
+        char *end;
+        unsigned long v = strtoul(root_text, &end, 10);
+        if (!*root_text || *end || v > UINT32_MAX) {
+            rc = cli_usage_error(&plan_syntax, "bad --root '%s': a rank number", root_text);
+            goto done;
+        }
+        root.v = (uint32_t)v;
+    }
+    const char *fmt = cli_args_get(&a, "format");
+    size_t fi = 0;
+    if (fmt) {
+        while (fi < sizeof formats / sizeof *formats && strcmp(formats[fi].name, fmt) != 0)
+            fi++;
+        if (fi == sizeof formats / sizeof *formats) {
+            rc = cli_usage_error(&plan_syntax, "bad --format '%s': weft or json", fmt);
+            goto done;
+        }
+    }
+    rc = cli_load_fabric(&a, a.pos[0], &t);
+    if (rc != CLI_EXIT_OK)
+        goto done;
+    if (cli_args_has(&a, "compare")) {
+        rc = compare(a.pos[0], t, coll, root, cli_args_has(&a, "json"));
+        goto done;
+    }
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_synth_classic(t, algo, coll, root, &p, &d);
+    if (e) {
+        rc = cli_fail(e, &d);
+        goto done;
+    }
+    plan_report r;
+    rc = measure(t, p, algo, &r);
+    if (rc != CLI_EXIT_OK)
+        goto done;
+    const char *path = cli_args_get(&a, "output");
+    bool plan_to_stdout = path && strcmp(path, "-") == 0;
+    if (path) {
+        cli_out o;
+        rc = cli_out_open(&o, plan_to_stdout ? NULL : path);
+        if (rc != CLI_EXIT_OK)
+            goto done;
+        bool ok = formats[fi].write(p, o.f) == WEFT_OK;
+        rc = cli_out_close(&o, ok);
+        if (rc == CLI_EXIT_OK && !ok) {
+            cli_error("cannot write the plan to '%s'", path);
+            rc = CLI_EXIT_INPUT;
+        }
+        if (rc != CLI_EXIT_OK)
+            goto done;
+    }
+    if (cli_args_has(&a, "json") && !plan_to_stdout)
+        rc = print_json(t, p, &r);
+    else
+        print_human(plan_to_stdout ? stderr : stdout, a.pos[0], t, p, &r);
+done:
+    weft_plan_free(p);
+    weft_topo_free(t);
+    cli_args_fini(&a);
+    return rc;
+}

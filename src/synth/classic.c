@@ -1,0 +1,185 @@
+/* The registry of classic algorithms and weft_synth_classic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "synth/classic_internal.h"
+
+#define C_(x) (1u << WEFT_COLL_##x)
+#define REDUCING (C_(ALLGATHER) | C_(REDUCESCATTER) | C_(ALLREDUCE))
+#define ROOTED (C_(BROADCAST) | C_(REDUCE))
+
+typedef struct classic_entry {
+    weft_classic_info info;
+    synth_build_fn build;
+    bool takes_k; /* spelled NAME:K */
+} classic_entry;
+
+static const classic_entry algorithms[] = {
+    {{"ring", "one ring following hosts; broadcast/reduce as a pipelined chain",
+      REDUCING | ROOTED},
+     synth_build_rings, false},
+    {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED},
+     synth_build_rings, false},
+    {{"rings:K", "K rings entering each host at different ranks, alternating direction",
+      REDUCING | ROOTED},
+     synth_build_rings, true},
+    {{"dbtree", "NCCL's double binary tree: two complementary trees, half the data each",
+      C_(ALLREDUCE) | ROOTED},
+     synth_build_dbtree, false},
+    {{"binomial", "binomial tree from/to the root", ROOTED}, synth_build_binomial, false},
+    {{"hd",
+      "recursive halving (reduce-scatter), doubling (allgather); allreduce = Rabenseifner",
+      REDUCING},
+     synth_build_hd, false},
+    {{"rabenseifner", "allreduce: reduce-scatter by halving, allgather by doubling (= hd)",
+      C_(ALLREDUCE)},
+     synth_build_hd, false},
+    {{"rd", "recursive doubling: whole vectors exchanged in log2(N) steps", C_(ALLGATHER) |
+      C_(ALLREDUCE)},
+     synth_build_rd, false},
+    {{"bruck", "Bruck's allgather: ceil(log2 N) steps for any N", C_(ALLGATHER)},
+     synth_build_bruck, false},
+    {{"direct", "all-to-all: every pair at once", C_(ALLTOALL)}, synth_build_direct, false},
+    {{"pairwise", "all-to-all: N-1 steps, rank r sends to r+k at step k", C_(ALLTOALL)},
+     synth_build_pairwise, false},
+    {{"hier", "two-level: rings inside each host, then rings across hosts on each rail",
+      REDUCING},
+     synth_build_hier, false},
+};
+
+#define N_ALGOS (sizeof algorithms / sizeof *algorithms)
+
+size_t weft_classic_count(void)
+{
+    return N_ALGOS;
+}
+
+const weft_classic_info *weft_classic_get(size_t i)
+{
+    return i < N_ALGOS ? &algorithms[i].info : NULL;
+}
+
+/* Finds the entry for a spelling and its parameter K (0 when none). */
+static const classic_entry *lookup(const char *algo, uint32_t *k, bool *bad_k)
+{
+    *k = 0;
+    *bad_k = false;
+    const char *colon = strchr(algo, ':');
+    size_t base = colon ? (size_t)(colon - algo) : strlen(algo);
+    for (size_t i = 0; i < N_ALGOS; i++) {
+        const classic_entry *a = &algorithms[i];
+        size_t nlen = strcspn(a->info.name, ":");
+        if (nlen != base || strncmp(a->info.name, algo, base) != 0 || a->takes_k != !!colon)
+            continue;
+        if (colon) {
+            char *end;
+            unsigned long v = strtoul(colon + 1, &end, 10);
+            if (!colon[1] || *end || v < 1 || v > 64)
+                *bad_k = true;
+            else
+                *k = (uint32_t)v;
+        }
+        return a;
+    }
+    return NULL;
+}
+
+bool weft_classic_supports(const char *algo, weft_coll coll)
+{
+    uint32_t k;
+    bool bad;
+    const classic_entry *a = lookup(algo, &k, &bad);
+    return a && !bad && (a->info.colls & (1u << coll));
+}
+
+weft_buf synth_main_buf(weft_coll coll)
+{
+    return coll == WEFT_COLL_REDUCESCATTER ? WEFT_BUF_IN : WEFT_BUF_OUT;
+}
+
+weft_err synth_plan_new(const synth_ctx *c, uint32_t chunks, uint32_t scratch, weft_plan **out)
+{
+    weft_plan_info info = {
+        .coll = c->coll,
+        .nranks = c->n,
+        .root = {weft_coll_has_root(c->coll) ? c->root : 0},
+        .chunks = chunks,
+        .scratch = scratch,
+        .inplace = c->coll != WEFT_COLL_ALLTOALL,
+    };
+    return weft_plan_new(&info, out);
+}
+
+/* "allgather, reducescatter" for a collective mask. */
+static void coll_list(uint32_t mask, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < WEFT__COLL_COUNT; i++) {
+        if (mask & (1u << i))
+            at += (size_t)snprintf(buf + at, at < size ? size - at : 0, "%s%s", at ? ", " : "",
+                                   weft_coll_name((weft_coll)i));
+    }
+}
+
+weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
+                            weft_rank root, weft_plan **out, weft_diag *d)
+{
+    uint32_t k;
+    bool bad_k;
+    const classic_entry *a = lookup(algo, &k, &bad_k);
+    if (!a)
+        return weft_diag_set(d, WEFT_ENOENT,
+                             "unknown algorithm '%s' (see weft plan --help for the list)", algo);
+    if (bad_k)
+        return weft_diag_set(d, WEFT_EINVAL, "%s: K must be an integer from 1 to 64", algo);
+    if ((unsigned)coll >= WEFT__COLL_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "unknown collective");
+    if (!(a->info.colls & (1u << coll))) {
+        char list[128];
+        coll_list(a->info.colls, list, sizeof list);
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "algorithm '%s' does not build %s (it builds: %s)",
+                             algo, weft_coll_name(coll), list);
+    }
+    uint32_t n = weft_topo_num_ranks(t);
+    if (n < 2)
+        return weft_diag_set(d, WEFT_ETOPO, "%s needs at least 2 ranks, the fabric has %u", algo,
+                             n);
+    if (weft_coll_has_root(coll) && root.v >= n)
+        return weft_diag_set(d, WEFT_EINVAL, "root %u is not a rank (the fabric has %u ranks)",
+                             root.v, n);
+    synth_ctx c = {
+        .topo = t,
+        .coll = coll,
+        .n = n,
+        .root = weft_coll_has_root(coll) ? root.v : 0,
+        .d = d,
+    };
+    /* "ring" is rings:1 and "biring" rings:2 with opposite directions. */
+    if (strcmp(a->info.name, "ring") == 0)
+        k = 1;
+    else if (strcmp(a->info.name, "biring") == 0)
+        k = 2;
+    c.param = k;
+    weft_err e = synth_hosts_init(&c.hosts, t);
+    if (e)
+        return weft_diag_code(d, e);
+    c.order = weft__malloc((size_t)n * sizeof *c.order);
+    if (!c.order) {
+        e = WEFT_ENOMEM;
+        goto free_hosts;
+    }
+    synth_ring_order(&c.hosts, 0, c.order);
+    weft_plan *p = NULL;
+    e = a->build(&c, &p);
+    if (!e)
+        *out = p;
+    weft__free(c.order);
+free_hosts:
+    synth_hosts_fini(&c.hosts);
+    if (e && e != WEFT_ETOPO && e != WEFT_EINVAL)
+        weft_diag_code(d, e);
+    return e;
+}

@@ -1,0 +1,52 @@
+/* The classic algorithms' shared context: one builder function per
+ * algorithm family, registered in classic.c. */
+#ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
+#define WEFT_SYNTH_CLASSIC_INTERNAL_H
+
+#include "synth/emit.h"
+#include "synth/rankorder.h"
+#include "weft/synth.h"
+
+typedef struct synth_ctx {
+    const weft_topo *topo;
+    weft_coll coll;
+    uint32_t n;     /* ranks */
+    uint32_t root;  /* broadcast and reduce */
+    uint32_t param; /* K of rings:K */
+    synth_hosts hosts;
+    uint32_t *order; /* the ring order (synth_ring_order with shift 0) */
+    weft_diag *d;
+} synth_ctx;
+
+/* Builds the plan of one algorithm for c->coll (already known to be
+ * supported). */
+typedef weft_err (*synth_build_fn)(const synth_ctx *c, weft_plan **out);
+
+weft_err synth_build_rings(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_dbtree(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_binomial(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_hd(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_rd(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
+
+/* Ring reduce-scatter over the n ranks order[0..n): the `count` slots from
+ * slot[q] end fully reduced at position q. Ring allgather: the `count`
+ * slots from slot[q] start at position q and reach every position. */
+weft_err synth_ring_rs(synth_emit *e, const uint32_t *order, uint32_t n, const uint32_t *slot,
+                       uint32_t count, weft_buf buf, uint32_t channel);
+weft_err synth_ring_ag(synth_emit *e, const uint32_t *order, uint32_t n, const uint32_t *slot,
+                       uint32_t count, weft_buf buf, uint32_t channel);
+
+/* A new in-place plan for c->coll with `chunks` and `scratch`; out-of-place
+ * for alltoall (in-place all-to-all would overwrite what it still sends). */
+weft_err synth_plan_new(const synth_ctx *c, uint32_t chunks, uint32_t scratch, weft_plan **out);
+
+/* The buffer every op of an in-place plan of c->coll names its slots in:
+ * out for allgather, allreduce, broadcast and reduce; in for
+ * reducescatter (whose outputs alias its inputs). */
+weft_buf synth_main_buf(weft_coll coll);
+
+#endif

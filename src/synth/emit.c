@@ -1,0 +1,214 @@
+#include "synth/emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+#define NONE UINT32_MAX
+
+static uint64_t slot_key(uint32_t rank, weft_buf buf, uint32_t index)
+{
+    return ((uint64_t)rank << 34) | ((uint64_t)buf << 32) | index;
+}
+
+static uint32_t key_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+void synth_emit_init(synth_emit *e, weft_plan *p)
+{
+    memset(e, 0, sizeof *e);
+    e->plan = p;
+}
+
+void synth_emit_fini(synth_emit *e)
+{
+    weft__free(e->keys);
+    weft__free(e->writer);
+    weft__free(e->read_head);
+    weft__free(e->reader_op);
+    weft__free(e->reader_next);
+    weft__free(e->scratch);
+    memset(e, 0, sizeof *e);
+}
+
+/* Keys are stored +1 so that 0 marks an empty bucket. */
+static uint32_t find_bucket(const synth_emit *e, uint64_t key)
+{
+    uint32_t mask = e->cap - 1;
+    uint32_t i = key_hash(key) & mask;
+    while (e->keys[i] && e->keys[i] != key + 1)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static weft_err grow_table(synth_emit *e)
+{
+    uint32_t ncap = e->cap ? e->cap * 2 : 1024;
+    if (ncap < e->cap)
+        return WEFT_ELIMIT;
+    uint64_t *keys = weft__calloc(ncap, sizeof *keys);
+    uint32_t *writer = weft__malloc((size_t)ncap * sizeof *writer);
+    uint32_t *head = weft__malloc((size_t)ncap * sizeof *head);
+    if (!keys || !writer || !head) {
+        weft__free(keys);
+        weft__free(writer);
+        weft__free(head);
+        return WEFT_ENOMEM;
+    }
+    synth_emit fresh = *e;
+    fresh.keys = keys;
+    fresh.writer = writer;
+    fresh.read_head = head;
+    fresh.cap = ncap;
+    for (uint32_t i = 0; i < e->cap; i++) {
+        if (!e->keys[i])
+            continue;
+        uint32_t b = find_bucket(&fresh, e->keys[i] - 1);
+        keys[b] = e->keys[i];
+        writer[b] = e->writer[i];
+        head[b] = e->read_head[i];
+    }
+    weft__free(e->keys);
+    weft__free(e->writer);
+    weft__free(e->read_head);
+    *e = fresh;
+    return WEFT_OK;
+}
+
+/* The bucket of a slot, created (never written, never read) if new. */
+static weft_err slot_bucket(synth_emit *e, uint32_t rank, weft_buf buf, uint32_t index,
+                            uint32_t *out)
+{
+    if ((uint64_t)(e->nslots + 1) * 2 > e->cap) {
+        weft_err err = grow_table(e);
+        if (err)
+            return err;
+    }
+    uint64_t key = slot_key(rank, buf, index);
+    uint32_t b = find_bucket(e, key);
+    if (!e->keys[b]) {
+        e->keys[b] = key + 1;
+        e->writer[b] = NONE;
+        e->read_head[b] = NONE;
+        e->nslots++;
+    }
+    *out = b;
+    return WEFT_OK;
+}
+
+static weft_err push_dep(synth_emit *e, size_t *n, uint32_t op)
+{
+    if (op == NONE)
+        return WEFT_OK;
+    if (weft__grow((void **)&e->scratch, &e->scratch_cap, *n + 1, sizeof *e->scratch))
+        return WEFT_ENOMEM;
+    e->scratch[(*n)++] = op;
+    return WEFT_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static weft_err add_reader(synth_emit *e, uint32_t bucket, uint32_t op)
+{
+    if (weft__grow((void **)&e->reader_op, &e->reader_cap, e->nreaders + 1,
+                   sizeof *e->reader_op))
+        return WEFT_ENOMEM;
+    size_t cap = e->reader_cap;
+    /* reader_next grows in step with reader_op. */
+    uint32_t *next = weft__realloc_array(e->reader_next, cap, sizeof *next);
+    if (!next)
+        return WEFT_ENOMEM;
+    e->reader_next = next;
+    if (e->nreaders >= NONE)
+        return WEFT_ELIMIT;
+    uint32_t r = (uint32_t)e->nreaders++;
+    e->reader_op[r] = op;
+    e->reader_next[r] = e->read_head[bucket];
+    e->read_head[bucket] = r;
+    return WEFT_OK;
+}
+
+weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft_buf src_buf,
+                    uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
+                    uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
+                    uint32_t *id)
+{
+    size_t n = 0;
+    weft_err err = WEFT_OK;
+    for (uint32_t i = 0; i < nextra && !err; i++)
+        err = push_dep(e, &n, extra[i]);
+    uint32_t b;
+    for (uint32_t i = 0; i < count && !err; i++) {
+        err = slot_bucket(e, src_rank, src_buf, src_index + i, &b);
+        if (!err)
+            err = push_dep(e, &n, e->writer[b]); /* RAW */
+        if (err)
+            break;
+        err = slot_bucket(e, dst_rank, dst_buf, dst_index + i, &b);
+        if (!err)
+            err = push_dep(e, &n, e->writer[b]); /* WAW, and RAW of a reduce */
+        for (uint32_t r = err ? NONE : e->read_head[b]; r != NONE && !err; r = e->reader_next[r])
+            err = push_dep(e, &n, e->reader_op[r]); /* WAR */
+    }
+    if (err)
+        return err;
+    qsort(e->scratch, n, sizeof *e->scratch, cmp_u32);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m == 0 || e->scratch[m - 1] != e->scratch[i])
+            e->scratch[m++] = e->scratch[i];
+    }
+    weft_op op = {
+        .kind = kind,
+        .src_rank = {src_rank},
+        .dst_rank = {dst_rank},
+        .src_buf = src_buf,
+        .dst_buf = dst_buf,
+        .src_index = src_index,
+        .dst_index = dst_index,
+        .count = count,
+        .channel = channel,
+    };
+    uint32_t opid;
+    err = weft_plan_add_op(e->plan, &op, e->scratch, (uint32_t)m, &opid);
+    if (err)
+        return err;
+    for (uint32_t i = 0; i < count; i++) {
+        err = slot_bucket(e, src_rank, src_buf, src_index + i, &b);
+        if (!err)
+            err = add_reader(e, b, opid);
+        if (!err)
+            err = slot_bucket(e, dst_rank, dst_buf, dst_index + i, &b);
+        if (err)
+            return err;
+        e->writer[b] = opid;
+        e->read_head[b] = NONE;
+    }
+    if (id)
+        *id = opid;
+    return WEFT_OK;
+}
+
+weft_err synth_copy(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, uint32_t index,
+                    uint32_t count, uint32_t channel, uint32_t *id)
+{
+    return synth_emit_op(e, WEFT_OP_COPY, src, buf, index, dst, buf, index, count, channel, NULL, 0,
+                      id);
+}
+
+weft_err synth_reduce(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, uint32_t index,
+                      uint32_t count, uint32_t channel, uint32_t *id)
+{
+    return synth_emit_op(e, WEFT_OP_REDUCE, src, buf, index, dst, buf, index, count, channel, NULL,
+                      0, id);
+}

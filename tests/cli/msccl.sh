@@ -1,0 +1,36 @@
+# weft verify on MSCCL XML programs (the shared fixtures), and bad XML.
+# Run by CTest as: bash msccl.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+FIX=$3/msccl
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+run verify "$FIX/ns3-msccl_allreduce_ring_8_1.xml"
+expect_rc 0
+expect_out "ok: allreduce, 8 ranks, 224 ops verified"
+
+run verify "$FIX/ns3-msccl_allreduce_hierarchical_16_1.xml"
+expect_rc 0
+expect_out "ok: allreduce, 16 ranks, 960 ops verified"
+
+run verify "$FIX/rccl_allreduce-allpairs-8n-simple.xml"
+expect_rc 0
+expect_out "ok: allreduce, 8 ranks, 10688 ops verified"
+
+run verify "$FIX/rccl_alltoall-8n-9kb-190kb.xml"
+expect_rc 0
+expect_out "ok: alltoall, 8 ranks, 240 ops verified"
+
+run verify "$FIX/ns3-msccl_allreduce_ring_2_1.xml"
+expect_rc 1
+expect_out ""
+expect_err "weft: rank 0 out[0] holds chunk 1 at the end, expected chunk 0"
+
+sed 's/type="rrs"/type="rrx"/' "$FIX/ns3-msccl_allreduce_ring_8_1.xml" >"$TMP/bad.xml"
+run verify "$TMP/bad.xml"
+expect_rc 1
+expect_err "weft: $TMP/bad.xml:5:7: unknown step type 'rrx'"
+finish
