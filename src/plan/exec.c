@@ -176,7 +176,7 @@ static weft_err sched_init(sched *s, weft_diag *d)
     if (!s->succ_start || !s->succ || !s->indeg || !s->ready)
         return weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             s->succ_start[deps[k] + 2]++;
         s->indeg[i] = p->dep_count[i];
@@ -185,7 +185,7 @@ static weft_err sched_init(sched *s, weft_diag *d)
         s->succ_start[i + 1] += s->succ_start[i];
     /* succ_start[i+1] is the fill cursor of op i; afterwards it is the end. */
     for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             s->succ[s->succ_start[deps[k] + 1]++] = i;
     }

@@ -428,7 +428,7 @@ weft_err weft_plan_remove_op(weft_plan *p, uint32_t id)
         if (i == id)
             continue;
         uint64_t start = n;
-        const uint32_t *d = p->deps + p->dep_start[i];
+        const uint32_t *d = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++) {
             if (d[k] == id)
                 continue;
@@ -463,7 +463,7 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
     const char **names = NULL;
     size_t names_cap = 0;
     for (uint32_t i = 0; i < p->nops && !e; i++) {
-        e = weft_plan_add_op(q, &p->ops[i], p->deps + p->dep_start[i], p->dep_count[i], NULL);
+        e = weft_plan_add_op(q, &p->ops[i], weft__plan_deps(p, i), p->dep_count[i], NULL);
         uint32_t np = weft_plan_op_num_paths(p, i);
         for (uint32_t k = 0; k < np && !e; k++) {
             const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
@@ -504,7 +504,7 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
     for (uint32_t i = 0; i < a->nops; i++) {
         if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i])
             return false;
-        if (a->dep_count[i] && memcmp(a->deps + a->dep_start[i], b->deps + b->dep_start[i],
+        if (a->dep_count[i] && memcmp(weft__plan_deps(a, i), weft__plan_deps(b, i),
                                       (size_t)a->dep_count[i] * sizeof *a->deps) != 0)
             return false;
         uint32_t np = weft_plan_op_num_paths(a, i);
@@ -545,7 +545,7 @@ weft_op weft_plan_op(const weft_plan *p, uint32_t id)
 const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *ndeps)
 {
     *ndeps = p->dep_count[id];
-    return p->deps ? p->deps + p->dep_start[id] : NULL;
+    return p->deps ? weft__plan_deps(p, id) : NULL;
 }
 
 uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id)

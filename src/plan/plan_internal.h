@@ -44,6 +44,13 @@ struct weft_plan {
     uint32_t name_slot_cap;
 };
 
+/* The deps of op i (NULL when the plan has no deps at all, so that no
+ * arithmetic is done on a null pointer). */
+static inline const uint32_t *weft__plan_deps(const weft_plan *p, uint32_t i)
+{
+    return p->deps ? p->deps + p->dep_start[i] : NULL;
+}
+
 /* The interned name with id `name`. */
 const char *weft__plan_name(const weft_plan *p, uint32_t name);
 

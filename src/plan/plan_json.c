@@ -45,7 +45,7 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
             fprintf(f, ",\"count\":%u", op->count);
         }
         fprintf(f, ",\"channel\":%u,\"deps\":[", op->channel);
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             fprintf(f, "%s%u", k ? "," : "", deps[k]);
         fputc(']', f);

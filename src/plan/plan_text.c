@@ -599,7 +599,7 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
             fprintf(f, " n=%u", op->count);
         if (op->channel)
             fprintf(f, " ch=%u", op->channel);
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             fprintf(f, "%s%u", k ? "," : " deps=", deps[k]);
         uint32_t np = weft_plan_op_num_paths(p, i);

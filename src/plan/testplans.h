@@ -86,6 +86,24 @@ static const weft__test_plan weft__good_plans[] = {
      "op 9 copy 1:scratch[1] 1:out[2] deps=5,3\n"
      "op 10 copy 2:scratch[0] 2:out[0] deps=1,4\n"
      "op 11 copy 2:scratch[1] 2:out[1] deps=3,5\n"},
+    {"allreduce, 4 ranks, recursive halving then doubling (strided sets)",
+     "weft-plan 1\ncoll allreduce\nranks 4\nchunks 4\n"
+     "op 0 reduce 0:out[2] 2:out[2] n=2\n"
+     "op 1 reduce 2:out[0] 0:out[0] n=2\n"
+     "op 2 reduce 1:out[2] 3:out[2] n=2\n"
+     "op 3 reduce 3:out[0] 1:out[0] n=2\n"
+     "op 4 reduce 0:out[1] 1:out[1] deps=1,3\n"
+     "op 5 reduce 1:out[0] 0:out[0] deps=3,1\n"
+     "op 6 reduce 2:out[3] 3:out[3] deps=0,2\n"
+     "op 7 reduce 3:out[2] 2:out[2] deps=2,0\n"
+     "op 8 copy 0:out[0] 1:out[0] deps=5\n"
+     "op 9 copy 1:out[1] 0:out[1] deps=4\n"
+     "op 10 copy 2:out[2] 3:out[2] deps=7\n"
+     "op 11 copy 3:out[3] 2:out[3] deps=6\n"
+     "op 12 copy 0:out[0] 2:out[0] n=2 deps=5,9\n"
+     "op 13 copy 2:out[2] 0:out[2] n=2 deps=11,7\n"
+     "op 14 copy 1:out[0] 3:out[0] n=2 deps=8,4\n"
+     "op 15 copy 3:out[2] 1:out[2] n=2 deps=10,6\n"},
     {"allreduce, 1 rank, no ops",
      "weft-plan 1\ncoll allreduce\nranks 1\nchunks 3\n"},
 };

@@ -158,7 +158,7 @@ static weft_err check_structure(verifier *v)
             }
         }
         uint32_t nd = p->dep_count[i];
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < nd; k++) {
             if (deps[k] >= p->nops)
                 return op_fail(v, i, "depends on op %u, which does not exist (the plan has %u ops)",
@@ -290,7 +290,7 @@ static weft_err report_cycle(verifier *v)
     uint32_t x = start, step = 0;
     while (!mark[x]) {
         mark[x] = ++step;
-        const uint32_t *deps = p->deps + p->dep_start[x];
+        const uint32_t *deps = weft__plan_deps(p, x);
         uint32_t next = NONE;
         for (uint32_t k = 0; k < p->dep_count[x] && next == NONE; k++) {
             if (v->indeg[deps[k]])
@@ -303,7 +303,7 @@ static weft_err report_cycle(verifier *v)
     size_t len = (size_t)snprintf(list, sizeof list, "op %u", x);
     uint32_t y = x, n = 0;
     do {
-        const uint32_t *deps = p->deps + p->dep_start[y];
+        const uint32_t *deps = weft__plan_deps(p, y);
         uint32_t next = NONE;
         for (uint32_t k = 0; k < p->dep_count[y] && next == NONE; k++) {
             if (v->indeg[deps[k]])
@@ -337,7 +337,7 @@ static weft_err build_order(verifier *v)
         return oom(v);
     }
     for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             v->succ_start[deps[k] + 1]++;
         v->indeg[i] = p->dep_count[i];
@@ -354,7 +354,7 @@ static weft_err build_order(verifier *v)
     }
     memcpy(cur, v->succ_start, ((size_t)n + 1) * sizeof *cur);
     for (uint32_t i = 0; i < n; i++) {
-        const uint32_t *deps = p->deps + p->dep_start[i];
+        const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             v->succ[cur[deps[k]]++] = i;
     }
@@ -408,7 +408,7 @@ static void vmax(uint32_t *restrict dst, const uint32_t *restrict src, uint32_t 
 static weft_err clock_op(verifier *v, uint32_t x)
 {
     const weft_plan *p = v->p;
-    const uint32_t *deps = p->deps + p->dep_start[x];
+    const uint32_t *deps = weft__plan_deps(p, x);
     uint32_t nd = p->dep_count[x];
     uint32_t ext = NONE; /* the dep whose chain x extends */
     bool single = true;
@@ -503,7 +503,7 @@ static bool ordered(const verifier *v, uint32_t w, uint32_t x)
 static void clock_done(verifier *v, uint32_t x)
 {
     const weft_plan *p = v->p;
-    const uint32_t *deps = p->deps + p->dep_start[x];
+    const uint32_t *deps = weft__plan_deps(p, x);
     for (uint32_t k = 0; k < p->dep_count[x]; k++) {
         if (--v->outleft[deps[k]] == 0)
             vc_release(v, deps[k]);

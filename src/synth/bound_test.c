@@ -264,6 +264,39 @@ static void test_cut_a100_2(void)
     weft_topo_free(t);
 }
 
+/* On more fabrics (where no value is quoted), every algorithm and both
+ * paths agree for all three collectives. */
+static void test_agreement(void)
+{
+    static const char *const specs[] = {"h100:16",  "dgx1",         "torus:4x4x4", "hypercube:5",
+                                        "biring:9", "clos:hosts=8", "mi250:3"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        weft_topo *t = preset(specs[i]);
+        if (!t) {
+            CHECK(0);
+            continue;
+        }
+        for (int coll = 0; coll < 3; coll++) {
+            weft_rat first = {0, 1};
+            for (int v = 0; v < 4; v++) {
+                weft_bound_opts o;
+                weft_bound_opts_init(&o);
+                o.algo = v & 1 ? WEFT_MAXFLOW_DINIC : WEFT_MAXFLOW_PUSH_RELABEL;
+                o.use_symmetry = v & 2;
+                weft_bound bd;
+                CHECK_ERR(weft_bound_compute(t, (weft_bound_coll)coll, &o, &bd, NULL), WEFT_OK);
+                if (v == 0)
+                    first = bd.algbw;
+                else if (!weft_rat_eq(first, bd.algbw))
+                    fprintf(stderr, "%s coll %d variant %d disagrees\n", specs[i], coll, v);
+                CHECK(weft_rat_eq(first, bd.algbw));
+                weft_bound_fini(&bd);
+            }
+        }
+        weft_topo_free(t);
+    }
+}
+
 /* Colour refinement cannot tell these ranks apart (every rank has two ring
  * neighbours at 10 GB/s and the switch at 1 GB/s), but ranks 0-5 form a
  * 6-cycle and 6-8, 9-11 two triangles: no automorphism maps one kind onto
@@ -445,6 +478,26 @@ static void test_errors(void)
     CHECK_ERR(weft_bound_compute(t, WEFT_BOUND_ALLGATHER, NULL, &bd, &d), WEFT_EOVERFLOW);
     CHECK_CONTAINS(d.msg, "the link bandwidths have no common denominator that fits in 64 bits");
     weft_topo_free(t);
+    /* Integers that fit one by one but not summed, or not times N. */
+    for (int big = 0; big < 2; big++) {
+        weft_topo_builder_new(&b);
+        g0 = add(b, "g0", WEFT_NODE_COMPUTE, -1);
+        g1 = add(b, "g1", WEFT_NODE_COMPUTE, -1);
+        int64_t bw = big ? 4000000000000000000 : 9000000000000000000;
+        weft_topo_builder_add_link(b, g0, g1, weft_rat_int(bw), R(0, 1));
+        weft_topo_builder_add_link(b, g1, g0, weft_rat_int(bw), R(0, 1));
+        CHECK_ERR(weft_topo_build(b, &t, NULL), WEFT_OK);
+        CHECK_ERR(weft_bound_compute(t, WEFT_BOUND_ALLGATHER, NULL, &bd, &d), WEFT_EOVERFLOW);
+        if (big)
+            CHECK_STR(d.msg, "2 ranks times the total link bandwidth (scaled by the common "
+                             "denominator 1) overflows 64-bit integers; the exact bound cannot "
+                             "be computed");
+        else
+            CHECK_STR(d.msg, "the link bandwidths scaled to integers (common denominator 1) "
+                             "overflow 64 bits at link g1 -> g0; the exact bound cannot be "
+                             "computed");
+        weft_topo_free(t);
+    }
 }
 
 static void test_names(void)
@@ -481,6 +534,7 @@ int main(void)
     test_must_match();
     test_symmetry();
     test_symmetry_safe();
+    test_agreement();
     test_cut_a100_2();
     test_directions();
     test_unbalanced();

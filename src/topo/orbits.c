@@ -126,8 +126,7 @@ static uint32_t neighbours(const search *s, uint32_t v, bool out, keyed *k,
     return m;
 }
 
-/* True when link u -> v (or v -> u for in-links) of b's side exists with the
- * weight of link l. */
+/* True when the link u -> v exists and has the given weight. */
 static bool has_link(const search *s, uint32_t u, uint32_t v, int64_t weight)
 {
     weft_link_id l;

@@ -9,6 +9,7 @@
 #   expect_err_has TEXT     stderr contains TEXT
 #   check DESC CMD...       CMD succeeds
 #   finish                  prints "N passed, N failed"; exits 1 on failure
+#                           (and removes the capture files: call it last)
 #
 # Every failed expectation prints the command, what was expected and what
 # came out, and the script goes on, so one run shows every failure.
@@ -82,6 +83,8 @@ check() {
 }
 
 finish() {
+    # Scripts often set their own EXIT trap, which replaces the one above.
+    rm -f "$CHECK_OUT_" "$CHECK_ERR_"
     echo "$passed passed, $failed failed"
     [ "$failed" = 0 ]
     exit $?
