@@ -19,7 +19,9 @@ static const cli_opt plan_opts[] = {
     {"algo", 0, "A", "algorithm (default ring; direct for alltoall); see --list"},
     {"root", 0, "R", "root rank of broadcast and reduce (default 0)"},
     {"output", 'o', "FILE", "write the plan to FILE ('-': stdout, the summary then goes to stderr)"},
-    {"format", 0, "F", "format of the written plan: weft (.plan text, default) or json"},
+    {"format", 0, "F", "format of the written plan: weft (.plan text, default), json or msccl"},
+    {"msccl-profile", 0, "P",
+     "with --format msccl: executor (msccl-executor, RCCL; default) or msccl (docs/msccl.md)"},
     {"json", 0, NULL, "print the summary as one JSON object"},
     {"compare", 0, NULL, "build every classic algorithm for C and compare them in a table"},
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
@@ -29,7 +31,8 @@ static const cli_optgroup plan_group = {"options", plan_opts};
 
 static const cli_syntax plan_syntax = {
     .path = "weft plan",
-    .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json] [--json]",
+    .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]\n"
+            "        [--msccl-profile executor|msccl] [--json]",
     .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
              "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
              "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
@@ -51,6 +54,15 @@ static const struct {
 } ab_sizes[] = {{"1K", 1024.0}, {"1M", 1048576.0}, {"64M", 67108864.0}, {"1G", 1073741824.0}};
 #define N_AB (sizeof ab_sizes / sizeof *ab_sizes)
 
+/* --format msccl: the options (the profile) and why writing failed. */
+static weft_msccl_opts msccl_opts;
+static weft_diag msccl_diag;
+
+static weft_err write_msccl(const weft_plan *p, FILE *f)
+{
+    return weft_plan_write_msccl(p, &msccl_opts, f, &msccl_diag);
+}
+
 /* Output formats of -o. Each writes a whole plan to f. */
 static const struct {
     const char *name;
@@ -58,6 +70,7 @@ static const struct {
 } formats[] = {
     {"weft", weft_plan_write},
     {"json", weft_plan_write_json},
+    {"msccl", write_msccl},
 };
 
 static void print_time(FILE *f, double s)
@@ -319,9 +332,16 @@ int cli_cmd_plan(int argc, char **argv)
         while (fi < sizeof formats / sizeof *formats && strcmp(formats[fi].name, fmt) != 0)
             fi++;
         if (fi == sizeof formats / sizeof *formats) {
-            rc = cli_usage_error(&plan_syntax, "bad --format '%s': weft or json", fmt);
+            rc = cli_usage_error(&plan_syntax, "bad --format '%s': weft, json or msccl", fmt);
             goto done;
         }
+    }
+    weft_msccl_opts_init(&msccl_opts);
+    weft_diag_clear(&msccl_diag);
+    const char *profile = cli_args_get(&a, "msccl-profile");
+    if (profile && !weft_msccl_profile_parse(profile, &msccl_opts.profile)) {
+        rc = cli_usage_error(&plan_syntax, "bad --msccl-profile '%s': executor or msccl", profile);
+        goto done;
     }
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc != CLI_EXIT_OK)
@@ -351,8 +371,12 @@ int cli_cmd_plan(int argc, char **argv)
         bool ok = formats[fi].write(p, o.f) == WEFT_OK;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
-            cli_error("cannot write the plan to '%s'", path);
-            rc = CLI_EXIT_INPUT;
+            if (msccl_diag.err)
+                rc = cli_fail(msccl_diag.err, &msccl_diag); /* a limit or inexpressible dep */
+            else {
+                cli_error("cannot write the plan to '%s'", path);
+                rc = CLI_EXIT_INPUT;
+            }
         }
         if (rc != CLI_EXIT_OK)
             goto done;

@@ -33,4 +33,27 @@ sed 's/type="rrs"/type="rrx"/' "$FIX/ns3-msccl_allreduce_ring_8_1.xml" >"$TMP/ba
 run verify "$TMP/bad.xml"
 expect_rc 1
 expect_err "weft: $TMP/bad.xml:5:7: unknown step type 'rrx'"
+
+# weft plan --format msccl: the written program verifies.
+run plan a100:2 --coll allreduce -o "$TMP/ring.xml" --format msccl
+expect_rc 0
+run verify "$TMP/ring.xml"
+expect_rc 0
+expect_out "ok: allreduce, 16 ranks, 960 ops verified"
+check "executor spelling" grep -q 'coll="reducescatter"' <("$WEFT" plan ring:4 --coll reducescatter -o - --format msccl 2>/dev/null)
+check "msccl spelling" grep -q 'coll="reduce_scatter"' <("$WEFT" plan ring:4 --coll reducescatter -o - --format msccl --msccl-profile msccl 2>/dev/null)
+
+# 78 steps per threadblock: over the executor's 64; nothing is written.
+run plan ring:40 --coll allreduce -o "$TMP/big.xml" --format msccl
+expect_rc 1
+expect_err "weft: rank 0 threadblock for sends to rank 1 on channel 0 has 78 steps; the executor profile allows 64 per threadblock (MSCCL_MAX_NUM_STEPS)"
+check "nothing written" test ! -e "$TMP/big.xml"
+run plan ring:40 --coll allreduce -o "$TMP/big.xml" --format msccl --msccl-profile msccl
+expect_rc 0
+run verify "$TMP/big.xml"
+expect_out "ok: allreduce, 40 ranks, 6240 ops verified"
+
+run plan ring:4 --coll allreduce -o "$TMP/x.xml" --format msccl --msccl-profile rccl
+expect_rc 2
+expect_err_has "bad --msccl-profile 'rccl': executor or msccl"
 finish

@@ -1,0 +1,584 @@
+/* MSCCL XML export: a weft plan becomes an <algo> program (see the MSCCL
+ * section of weft/plan.h and docs/msccl.md).
+ *
+ * Ops are taken in one topological order of the plan (Kahn's algorithm,
+ * ready ops by id). An op between ranks becomes a send step on the source
+ * rank and a receive step on the destination rank, each in the threadblock
+ * of its (peer, direction, channel); local ops and nops go to one local
+ * threadblock per channel. As every threadblock appends its steps in the
+ * same global order, the k-th send on a connection is the k-th receive.
+ * A dep becomes a wait on the dep's own step on the same rank (its receive
+ * there, else its send there), which is where the data it orders lives. The
+ * document is built in memory and written at the end, so a failure writes
+ * nothing. Time O((ops + deps) log ops).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "plan/msccl_internal.h"
+
+#define NONE UINT32_MAX
+
+const char *weft_msccl_profile_name(weft_msccl_profile profile)
+{
+    return profile == WEFT_MSCCL_MSCCL ? "msccl" : "executor";
+}
+
+bool weft_msccl_profile_parse(const char *text, weft_msccl_profile *out)
+{
+    for (int i = 0; i < WEFT__MSCCL_PROFILE_COUNT; i++)
+        if (strcmp(text, weft_msccl_profile_name((weft_msccl_profile)i)) == 0) {
+            *out = (weft_msccl_profile)i;
+            return true;
+        }
+    return false;
+}
+
+uint32_t weft_msccl_max_steps(weft_msccl_profile profile)
+{
+    return profile == WEFT_MSCCL_MSCCL ? 256 : 64;
+}
+
+const char *weft__msccl_coll_name(weft_coll coll, weft_msccl_profile profile)
+{
+    if (coll == WEFT_COLL_REDUCESCATTER && profile == WEFT_MSCCL_MSCCL)
+        return "reduce_scatter";
+    return weft_coll_name(coll);
+}
+
+void weft_msccl_opts_init(weft_msccl_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->profile = WEFT_MSCCL_EXECUTOR;
+    o->proto = "Simple";
+}
+
+/* A threadblock's identity. kind: 0 sends to peer, 1 receives from peer,
+ * 2 local (peer 0). */
+enum { TB_SEND = 0, TB_RECV = 1, TB_LOCAL = 2 };
+typedef struct xk {
+    uint32_t rank, kind, peer, chan;
+} xk;
+
+static int xk_cmp(const void *a, const void *b)
+{
+    const xk *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->peer != y->peer)
+        return x->peer < y->peer ? -1 : 1;
+    if (x->chan != y->chan)
+        return x->chan < y->chan ? -1 : 1;
+    return 0;
+}
+
+typedef struct xstep {
+    uint32_t tb;   /* index into the sorted keys */
+    uint32_t dep;  /* global step it waits for, or NONE */
+    uint8_t type;
+    bool hasdep;
+    char srcbuf, dstbuf;
+    int64_t srcoff, dstoff;
+    uint32_t cnt;
+} xstep;
+
+typedef struct xout {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} xout;
+
+static void put(xout *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(xout *o, const char *fmt, ...)
+{
+    if (o->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || weft__grow((void **)&o->buf, &o->cap, o->len + (size_t)n + 1, 1)) {
+        o->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    o->len += (size_t)n;
+}
+
+typedef struct xctx {
+    const weft_plan *p;
+    const weft_plan_info *info;
+    weft_diag *d;
+    uint32_t nops;
+    xk *keys;
+    size_t nkeys;
+    xstep *steps;
+    size_t nsteps, steps_cap;
+    uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */
+    uint32_t *wait;                  /* wire_deps' work list */
+    uint32_t *last_wait;             /* per threadblock: the last step it waited for */
+    size_t wait_cap;
+} xctx;
+
+static uint32_t tb_of(const xctx *x, uint32_t rank, uint32_t kind, uint32_t peer, uint32_t chan)
+{
+    xk k = {rank, kind, peer, chan};
+    const xk *at = bsearch(&k, x->keys, x->nkeys, sizeof k, xk_cmp);
+    return (uint32_t)(at - x->keys);
+}
+
+/* Where slot (buf, idx) of rank r lives in MSCCL's buffers. An in-place
+ * program names each aliased slot once: through o for allgather (in[i] is
+ * out[r*C+i]), through i for the others. */
+static void map_slot(const xctx *x, uint32_t r, weft_buf buf, uint32_t idx, char *b, int64_t *off)
+{
+    const weft_plan_info *in = x->info;
+    *off = idx;
+    if (buf == WEFT_BUF_SCRATCH) {
+        *b = 's';
+        return;
+    }
+    if (!in->inplace) {
+        *b = buf == WEFT_BUF_IN ? 'i' : 'o';
+        return;
+    }
+    if (in->coll == WEFT_COLL_ALLGATHER) {
+        *b = 'o';
+        if (buf == WEFT_BUF_IN)
+            *off = (int64_t)r * in->chunks + idx;
+    } else {
+        *b = 'i';
+        if (in->coll == WEFT_COLL_REDUCESCATTER && buf == WEFT_BUF_OUT)
+            *off = (int64_t)r * in->chunks + idx;
+    }
+}
+
+/* Appends a step (no dep yet); returns its index or NONE on no memory. */
+static uint32_t add_step(xctx *x, uint32_t tb, uint8_t type)
+{
+    if (weft__grow((void **)&x->steps, &x->steps_cap, x->nsteps + 1, sizeof *x->steps))
+        return NONE;
+    xstep s = {tb, NONE, type, false, 'i', 'i', -1, -1, 0};
+    x->steps[x->nsteps] = s;
+    return (uint32_t)x->nsteps++;
+}
+
+/* The step of op `dep` on rank r, or NONE when it has none there. */
+static uint32_t step_on(const xctx *x, uint32_t dep, uint32_t r)
+{
+    weft_op o = weft_plan_op(x->p, dep);
+    if (o.dst_rank.v == r)
+        return x->recv_step[dep];
+    if (o.src_rank.v == r)
+        return x->send_step[dep];
+    return NONE;
+}
+
+/* Collects the steps that the step about to be appended to threadblock tb
+ * of rank r (for op id) must wait for: each dep's own step on r. Of several
+ * in one threadblock only the last counts, and none in tb itself (steps of
+ * a threadblock run in order). The first waits become nop steps appended to
+ * tb now; the last is returned in *dep_out for the step itself. A dep with
+ * a step on neither r nor other_rank cannot be expressed. */
+static weft_err wire_deps(xctx *x, uint32_t id, uint32_t r, uint32_t tb, uint32_t *dep_out,
+                          uint32_t other_rank)
+{
+    uint32_t nd;
+    const uint32_t *deps = weft_plan_op_deps(x->p, id, &nd);
+    size_t nw = 0;
+    for (uint32_t k = 0; k < nd; k++) {
+        uint32_t target = step_on(x, deps[k], r);
+        if (target == NONE) {
+            if (step_on(x, deps[k], other_rank) != NONE)
+                continue; /* ordered on the op's other rank */
+            weft_op o = weft_plan_op(x->p, deps[k]);
+            return weft_diag_set(x->d, WEFT_EINVAL,
+                                 "op %u depends on op %u (rank %u -> rank %u), which has no step "
+                                 "on rank %u or rank %u: MSCCL orders steps only within a GPU",
+                                 id, deps[k], o.src_rank.v, o.dst_rank.v, r, other_rank);
+        }
+        if (x->steps[target].tb == tb)
+            continue;
+        uint32_t last = x->last_wait[tb];
+        if (last != NONE && x->steps[last].tb == x->steps[target].tb && target <= last)
+            continue; /* this threadblock already waited for it or a later step */
+        size_t j = 0;
+        while (j < nw && x->steps[x->wait[j]].tb != x->steps[target].tb)
+            j++;
+        if (j < nw) {
+            if (target > x->wait[j])
+                x->wait[j] = target;
+            continue;
+        }
+        if (weft__grow((void **)&x->wait, &x->wait_cap, nw + 1, sizeof *x->wait))
+            return weft_diag_code(x->d, WEFT_ENOMEM);
+        x->wait[nw++] = target;
+    }
+    for (size_t j = 0; j + 1 < nw; j++) {
+        uint32_t nop = add_step(x, tb, WEFT__MSCCL_NOP);
+        if (nop == NONE)
+            return weft_diag_code(x->d, WEFT_ENOMEM);
+        x->steps[nop].dep = x->wait[j];
+    }
+    *dep_out = nw ? x->wait[nw - 1] : NONE;
+    if (nw)
+        x->last_wait[tb] = x->wait[nw - 1];
+    return WEFT_OK;
+}
+
+/* One topological order of the ops into order[]; WEFT_EVERIFY on a cycle. */
+static weft_err topo_order(xctx *x, uint32_t *order)
+{
+    uint32_t n = x->nops;
+    weft_err e = WEFT_OK;
+    uint32_t *indeg = weft__calloc(n ? n : 1, sizeof *indeg);
+    uint64_t *start = weft__calloc((size_t)n + 1, sizeof *start);
+    uint32_t *succ = NULL;
+    if (!indeg || !start) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(x->p, i, &nd);
+        for (uint32_t k = 0; k < nd; k++) {
+            if (deps[k] >= n) {
+                e = weft_diag_set(x->d, WEFT_EVERIFY, "op %u depends on op %u, which does not exist",
+                                  i, deps[k]);
+                goto free_all;
+            }
+            start[deps[k] + 1]++;
+        }
+        indeg[i] = nd;
+        total += nd;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
+    succ = weft__malloc((size_t)(total ? total : 1) * sizeof *succ);
+    if (!succ) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(x->p, i, &nd);
+        for (uint32_t k = 0; k < nd; k++)
+            succ[start[deps[k]]++] = i;
+    }
+    for (uint32_t i = n; i > 0; i--)
+        start[i] = start[i - 1];
+    start[0] = 0;
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            order[tail++] = i;
+    while (head < tail) {
+        uint32_t i = order[head++];
+        for (uint64_t k = start[i]; k < start[i + 1]; k++)
+            if (--indeg[succ[k]] == 0)
+                order[tail++] = succ[k];
+    }
+    if (tail < n) {
+        uint32_t stuck = 0;
+        while (indeg[stuck] == 0)
+            stuck++;
+        e = weft_diag_set(x->d, WEFT_EVERIFY,
+                          "op %u is on a dependency cycle (or waits for one), so it has no "
+                          "place in an MSCCL program",
+                          stuck);
+    }
+free_all:
+    weft__free(succ);
+    weft__free(start);
+    weft__free(indeg);
+    return e;
+}
+
+/* Collects the threadblock keys of every op and sorts them. */
+static weft_err make_keys(xctx *x)
+{
+    x->keys = weft__malloc(((size_t)x->nops * 2 + 1) * sizeof *x->keys);
+    if (!x->keys)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    size_t n = 0;
+    for (uint32_t i = 0; i < x->nops; i++) {
+        weft_op o = weft_plan_op(x->p, i);
+        if (o.src_rank.v >= x->info->nranks || o.dst_rank.v >= x->info->nranks)
+            return weft_diag_set(x->d, WEFT_EVERIFY,
+                                 "op %u (rank %u -> rank %u) names a rank the plan does not have",
+                                 i, o.src_rank.v, o.dst_rank.v);
+        if (o.channel >= WEFT_MSCCL_MAX_CHANNELS)
+            return weft_diag_set(x->d, WEFT_ELIMIT,
+                                 "op %u uses channel %u; MSCCL runtimes have at most %u channels",
+                                 i, o.channel, WEFT_MSCCL_MAX_CHANNELS);
+        if (o.src_rank.v == o.dst_rank.v) {
+            xk k = {o.src_rank.v, TB_LOCAL, 0, o.channel};
+            x->keys[n++] = k;
+        } else {
+            xk s = {o.src_rank.v, TB_SEND, o.dst_rank.v, o.channel};
+            xk r = {o.dst_rank.v, TB_RECV, o.src_rank.v, o.channel};
+            x->keys[n++] = s;
+            x->keys[n++] = r;
+        }
+    }
+    qsort(x->keys, n, sizeof *x->keys, xk_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || xk_cmp(&x->keys[u - 1], &x->keys[i]) != 0)
+            x->keys[u++] = x->keys[i];
+    x->nkeys = u;
+    return WEFT_OK;
+}
+
+static weft_err emit_op(xctx *x, uint32_t id)
+{
+    weft_op o = weft_plan_op(x->p, id);
+    uint32_t s = o.src_rank.v, r = o.dst_rank.v;
+    uint32_t dep;
+    weft_err e;
+    char sb, db;
+    int64_t so, dof;
+    map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
+    map_slot(x, r, o.dst_buf, o.dst_index, &db, &dof);
+    if (s == r) {
+        uint32_t tb = tb_of(x, s, TB_LOCAL, 0, o.channel);
+        if ((e = wire_deps(x, id, s, tb, &dep, s)))
+            return e;
+        uint8_t type = o.kind == WEFT_OP_NOP      ? WEFT__MSCCL_NOP
+                       : o.kind == WEFT_OP_REDUCE ? WEFT__MSCCL_RE
+                                                  : WEFT__MSCCL_CPY;
+        uint32_t k = add_step(x, tb, type);
+        if (k == NONE)
+            return weft_diag_code(x->d, WEFT_ENOMEM);
+        xstep *st = &x->steps[k];
+        st->dep = dep;
+        if (type != WEFT__MSCCL_NOP) {
+            st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
+            st->cnt = o.count;
+        }
+        x->send_step[id] = x->recv_step[id] = k;
+        return WEFT_OK;
+    }
+    uint32_t stb = tb_of(x, s, TB_SEND, r, o.channel);
+    if ((e = wire_deps(x, id, s, stb, &dep, r)))
+        return e;
+    uint32_t k = add_step(x, stb, WEFT__MSCCL_S);
+    if (k == NONE)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    xstep *st = &x->steps[k];
+    st->dep = dep, st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
+    st->cnt = o.count;
+    x->send_step[id] = k;
+    uint32_t rtb = tb_of(x, r, TB_RECV, s, o.channel);
+    if ((e = wire_deps(x, id, r, rtb, &dep, s)))
+        return e;
+    bool reduce = o.kind == WEFT_OP_REDUCE;
+    k = add_step(x, rtb, reduce ? WEFT__MSCCL_RRC : WEFT__MSCCL_R);
+    if (k == NONE)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    st = &x->steps[k];
+    st->dep = dep, st->dstbuf = db, st->dstoff = dof, st->cnt = o.count;
+    /* rrc adds the message to its src operand and stores in dst; r names
+     * where the data came from, as msccl-tools writes it. */
+    st->srcbuf = reduce ? db : sb;
+    st->srcoff = reduce ? dof : so;
+    x->recv_step[id] = k;
+    return WEFT_OK;
+}
+
+static weft_err write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
+{
+    const weft_plan_info *in = x->info;
+    uint32_t n = in->nranks;
+    size_t nt = x->nkeys;
+    weft_err e = WEFT_OK;
+    /* Steps of each threadblock in order, and each step's index there. */
+    uint32_t *tb_start = weft__calloc(nt + 1, sizeof *tb_start);
+    uint32_t *by_tb = weft__malloc((x->nsteps ? x->nsteps : 1) * sizeof *by_tb);
+    uint32_t *pos = weft__malloc((x->nsteps ? x->nsteps : 1) * sizeof *pos);
+    uint32_t *tb_id = weft__malloc((nt ? nt : 1) * sizeof *tb_id);
+    if (!tb_start || !by_tb || !pos || !tb_id) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    for (size_t i = 0; i < x->nsteps; i++)
+        tb_start[x->steps[i].tb + 1]++;
+    for (size_t t = 0; t < nt; t++)
+        tb_start[t + 1] += tb_start[t];
+    {
+        uint32_t *fill = weft__malloc((nt ? nt : 1) * sizeof *fill);
+        if (!fill) {
+            e = weft_diag_code(x->d, WEFT_ENOMEM);
+            goto free_all;
+        }
+        memcpy(fill, tb_start, nt * sizeof *fill);
+        for (size_t i = 0; i < x->nsteps; i++) {
+            uint32_t t = x->steps[i].tb;
+            pos[i] = fill[t] - tb_start[t];
+            by_tb[fill[t]++] = (uint32_t)i;
+        }
+        weft__free(fill);
+    }
+    uint32_t max_steps = weft_msccl_max_steps(opts->profile);
+    uint32_t nchan = 0;
+    for (size_t t = 0; t < nt; t++) {
+        const xk *k = &x->keys[t];
+        uint32_t count = tb_start[t + 1] - tb_start[t];
+        if (count > max_steps) {
+            char what[64];
+            if (k->kind == TB_LOCAL)
+                snprintf(what, sizeof what, "local steps");
+            else
+                snprintf(what, sizeof what, "%s rank %u",
+                         k->kind == TB_SEND ? "sends to" : "receives from", k->peer);
+            e = weft_diag_set(x->d, WEFT_ELIMIT,
+                              "rank %u threadblock for %s on channel %u has %u steps; the %s "
+                              "profile allows %u per threadblock (MSCCL_MAX_NUM_STEPS)",
+                              k->rank, what, k->chan, count,
+                              weft_msccl_profile_name(opts->profile), max_steps);
+            goto free_all;
+        }
+        if (k->chan + 1 > nchan)
+            nchan = k->chan + 1;
+    }
+    /* Threadblock ids: 0.. per rank in key order; at most 32 per channel. */
+    for (size_t t = 0, first = 0; t < nt; t++) {
+        if (x->keys[t].rank != x->keys[first].rank)
+            first = t;
+        tb_id[t] = (uint32_t)(t - first);
+        uint32_t same_chan = 0;
+        for (size_t u = first; u <= t; u++)
+            same_chan += x->keys[u].chan == x->keys[t].chan;
+        if (same_chan > WEFT_MSCCL_MAX_TBS_PER_CHANNEL) {
+            e = weft_diag_set(x->d, WEFT_ELIMIT,
+                              "rank %u needs more than %u threadblocks on channel %u "
+                              "(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)",
+                              x->keys[t].rank, WEFT_MSCCL_MAX_TBS_PER_CHANNEL, x->keys[t].chan);
+            goto free_all;
+        }
+    }
+    for (size_t i = 0; i < x->nsteps; i++)
+        if (x->steps[i].dep != NONE)
+            x->steps[x->steps[i].dep].hasdep = true;
+
+    bool ag = in->coll == WEFT_COLL_ALLGATHER;
+    uint32_t nin = weft_plan_buf_slots(x->p, WEFT_BUF_IN);
+    uint32_t nout = weft_plan_buf_slots(x->p, WEFT_BUF_OUT);
+    if (in->inplace) {
+        nin = ag ? 0 : nin;
+        nout = ag ? nout : 0;
+    }
+    uint64_t per_loop = weft_plan_size_chunks(x->p);
+    if (in->coll == WEFT_COLL_ALLTOALL)
+        per_loop = nin > nout ? nin : nout;
+    char name[64];
+    snprintf(name, sizeof name, "weft_%s", weft_coll_name(in->coll));
+    put(out,
+        "<algo name=\"%s\" proto=\"%s\" nchannels=\"%u\" nchunksperloop=\"%llu\" ngpus=\"%u\" "
+        "coll=\"%s\" inplace=\"%d\" outofplace=\"%d\" minBytes=\"%llu\" maxBytes=\"%llu\"",
+        opts->name ? opts->name : name, opts->proto ? opts->proto : "Simple",
+        nchan ? nchan : 1, (unsigned long long)per_loop, n,
+        weft__msccl_coll_name(in->coll, opts->profile), in->inplace ? 1 : 0,
+        in->inplace ? 0 : 1, (unsigned long long)opts->min_bytes,
+        (unsigned long long)opts->max_bytes);
+    if (weft_coll_has_root(in->coll))
+        put(out, " root=\"%u\"", in->root.v);
+    put(out, ">\n");
+    size_t t = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        put(out, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r, nin,
+            nout, in->scratch);
+        for (; t < nt && x->keys[t].rank == r; t++) {
+            const xk *k = &x->keys[t];
+            int send = k->kind == TB_SEND ? (int)k->peer : -1;
+            int recv = k->kind == TB_RECV ? (int)k->peer : -1;
+            put(out, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", tb_id[t], send,
+                recv, k->chan);
+            for (uint32_t j = tb_start[t]; j < tb_start[t + 1]; j++) {
+                const xstep *s = &x->steps[by_tb[j]];
+                long long depid = -1, deps = -1;
+                if (s->dep != NONE) {
+                    depid = tb_id[x->steps[s->dep].tb];
+                    deps = pos[s->dep];
+                }
+                put(out,
+                    "      <step s=\"%u\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%lld\" "
+                    "dstbuf=\"%c\" dstoff=\"%lld\" cnt=\"%u\" depid=\"%lld\" deps=\"%lld\" "
+                    "hasdep=\"%d\"/>\n",
+                    j - tb_start[t], weft__msccl_step_names[s->type], s->srcbuf,
+                    (long long)s->srcoff, s->dstbuf, (long long)s->dstoff, s->cnt, depid, deps,
+                    s->hasdep ? 1 : 0);
+            }
+            put(out, "    </tb>\n");
+        }
+        put(out, "  </gpu>\n");
+    }
+    put(out, "</algo>\n");
+    if (out->oom)
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+free_all:
+    weft__free(tb_id);
+    weft__free(pos);
+    weft__free(by_tb);
+    weft__free(tb_start);
+    return e;
+}
+
+weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                               weft_diag *d)
+{
+    weft_msccl_opts dflt;
+    if (!opts) {
+        weft_msccl_opts_init(&dflt);
+        opts = &dflt;
+    }
+    if (opts->profile >= WEFT__MSCCL_PROFILE_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "unknown MSCCL profile %d", (int)opts->profile);
+    xctx x = {0};
+    x.p = p;
+    x.info = weft_plan_get_info(p);
+    x.d = d;
+    x.nops = weft_plan_num_ops(p);
+    xout out = {0};
+    weft_err e = WEFT_OK;
+    uint32_t *order = weft__malloc(((size_t)x.nops + 1) * sizeof *order);
+    x.send_step = weft__malloc(((size_t)x.nops + 1) * sizeof *x.send_step);
+    x.recv_step = weft__malloc(((size_t)x.nops + 1) * sizeof *x.recv_step);
+    if (!order || !x.send_step || !x.recv_step) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    if ((e = make_keys(&x)) || (e = topo_order(&x, order)))
+        goto free_all;
+    x.last_wait = weft__malloc((x.nkeys + 1) * sizeof *x.last_wait);
+    if (!x.last_wait) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    for (size_t t = 0; t < x.nkeys; t++)
+        x.last_wait[t] = NONE;
+    for (uint32_t i = 0; i < x.nops; i++)
+        if ((e = emit_op(&x, order[i])))
+            goto free_all;
+    if ((e = write_doc(&x, opts, &out)))
+        goto free_all;
+    if (fwrite(out.buf, 1, out.len, f) != out.len || fflush(f) != 0)
+        e = weft_diag_set(d, WEFT_EIO, "cannot write the MSCCL program");
+free_all:
+    weft__free(out.buf);
+    weft__free(x.last_wait);
+    weft__free(x.wait);
+    weft__free(x.steps);
+    weft__free(x.keys);
+    weft__free(x.recv_step);
+    weft__free(x.send_step);
+    weft__free(order);
+    return e;
+}
