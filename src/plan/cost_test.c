@@ -60,7 +60,7 @@ int main(void)
     CHECK_ERR(weft_plan_add_path(p, id, R(3, 4), via3, 3), WEFT_OK);
     weft_rat rl[16];
     CHECK_ERR(weft_plan_link_loads(p, ring, rl, &d), WEFT_OK);
-    weft_node_id n0, n1, n3;
+    weft_node_id n0 = {0}, n1 = {0}, n3 = {0};
     weft_link_id l01, l03;
     CHECK(weft_topo_find_node(ring, "rank0", &n0) && weft_topo_find_node(ring, "rank1", &n1) &&
           weft_topo_find_node(ring, "rank3", &n3));

@@ -162,7 +162,8 @@ weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft
     }
     if (err)
         return err;
-    qsort(e->scratch, n, sizeof *e->scratch, cmp_u32);
+    if (n > 1)
+        qsort(e->scratch, n, sizeof *e->scratch, cmp_u32);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m == 0 || e->scratch[m - 1] != e->scratch[i])
