@@ -19,9 +19,10 @@
  *    It computes a maximum preflow (phase one only), which gives the flow
  *    value and a minimum cut; it always runs to the maximum.
  *
- * After a run the source side of a minimum cut is available: for Dinic the
- * nodes reachable from s in the residual graph, for push-relabel the nodes
- * that cannot reach t in it. Both are minimum cuts whenever the run ended
+ * After a run the source side of a minimum cut is available: the nodes that
+ * cannot reach t in the residual graph. That is the largest source side of
+ * any minimum cut and the same for every maximum flow or preflow, so both
+ * algorithms report the same cut. It is meaningful when the run ended
  * below its limit.
  *
  * Node and arc numbers are plain uint32 indices private to this graph (the
