@@ -228,8 +228,7 @@ WEFT_API weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbu
  * rank's block r in recvbuf (count elements). In place: recvbuf ==
  * sendbuf + rank*count elements. */
 WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                      size_t count, weft_dtype dtype, weft_redop op,
-                                      weft_diag *d);
+                                      size_t count, weft_dtype dtype, weft_redop op, weft_diag *d);
 /* recvbuf on every rank = root's sendbuf (count elements). */
 WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, uint32_t root, weft_diag *d);
@@ -257,8 +256,8 @@ WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbu
  * plan's in buffer is a private copy when the plan is out of place (plans
  * may write their inputs), so sendbuf is never written. */
 WEFT_API weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,
-                                     void *recvbuf, size_t count, weft_dtype dtype,
-                                     weft_redop op, weft_diag *d);
+                                     void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
+                                     weft_diag *d);
 
 /* The same in two steps, so that repeated runs pay for verification and
  * scheduling once: weft_comm_plan_new checks the rank count, verifies p and
@@ -268,16 +267,15 @@ typedef struct weft_comm_plan weft_comm_plan;
 WEFT_API weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **out,
                                      weft_diag *d);
 WEFT_API weft_err weft_comm_plan_run(weft_comm_plan *cp, const void *sendbuf, void *recvbuf,
-                                     size_t count, weft_dtype dtype, weft_redop op,
-                                     weft_diag *d);
+                                     size_t count, weft_dtype dtype, weft_redop op, weft_diag *d);
 /* NULL is allowed. */
 WEFT_API void weft_comm_plan_free(weft_comm_plan *cp);
 
 /* ---- Launching ranks on this host ------------------------------------------ */
 
 typedef struct weft_launch_opts {
-    uint32_t ranks;     /* 1 .. WEFT_MAX_RANKS */
-    char *const *argv;  /* the command: argv[0] is looked up in PATH; NULL-terminated */
+    uint32_t ranks;    /* 1 .. WEFT_MAX_RANKS */
+    char *const *argv; /* the command: argv[0] is looked up in PATH; NULL-terminated */
     /* After the first rank fails, the others get SIGTERM and, grace_ms later,
      * SIGKILL. 0 means 2000. */
     uint32_t grace_ms;
@@ -287,7 +285,7 @@ typedef struct weft_launch_result {
     /* What the launcher should exit with: 0 when every rank exited 0, else
      * the first failing rank's exit code, or 128 + the signal that killed it. */
     int status;
-    int failed_rank; /* -1 when none failed */
+    int failed_rank;   /* -1 when none failed */
     char message[256]; /* "rank 2 (pid 812) exited with status 3" or "" */
 } weft_launch_result;
 

@@ -20,19 +20,18 @@ static const cli_optgroup launch_group = {"options", launch_opts};
 static const cli_syntax launch_syntax = {
     .path = "weft launch",
     .args = "-n N [--grace S] -- CMD [ARGS...]",
-    .about =
-        "Runs N copies of CMD on this host, without MPI. Each copy gets WEFT_RANK,\n"
-        "WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1 whose socket the launcher\n"
-        "opened and hands to rank 0 as WEFT_LISTEN_FD) and WEFT_SECRET (a random\n"
-        "per-job secret every connection must present), which is what\n"
-        "weft_comm_init_env reads. Output of the ranks goes straight to this\n"
-        "command's stdout and stderr.\n"
-        "\n"
-        "When a rank exits non-zero or is killed, the other ranks get SIGTERM and,\n"
-        "after the grace period, SIGKILL; weft launch then names the rank on stderr\n"
-        "and exits with that rank's status (128 + signal number when it was killed).\n"
-        "SIGINT and SIGTERM are passed on to every rank. Exit 0 when every rank\n"
-        "exited 0.\n",
+    .about = "Runs N copies of CMD on this host, without MPI. Each copy gets WEFT_RANK,\n"
+             "WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1 whose socket the launcher\n"
+             "opened and hands to rank 0 as WEFT_LISTEN_FD) and WEFT_SECRET (a random\n"
+             "per-job secret every connection must present), which is what\n"
+             "weft_comm_init_env reads. Output of the ranks goes straight to this\n"
+             "command's stdout and stderr.\n"
+             "\n"
+             "When a rank exits non-zero or is killed, the other ranks get SIGTERM and,\n"
+             "after the grace period, SIGKILL; weft launch then names the rank on stderr\n"
+             "and exits with that rank's status (128 + signal number when it was killed).\n"
+             "SIGINT and SIGTERM are passed on to every rank. Exit 0 when every rank\n"
+             "exited 0.\n",
     .groups = {&launch_group},
     .pos_names = {"CMD"},
     .min_pos = 1,
@@ -43,8 +42,7 @@ int cli_cmd_launch(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&launch_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
+    if (rc != CLI_CONTINUE) return rc;
     const char *n_text = cli_args_get(&a, "ranks");
     const char *grace_text = cli_args_get(&a, "grace");
     char *end;
@@ -69,8 +67,7 @@ int cli_cmd_launch(int argc, char **argv)
             goto free_args;
         }
         o.grace_ms = (uint32_t)(g * 1000 + 0.5);
-        if (!o.grace_ms)
-            o.grace_ms = 1;
+        if (!o.grace_ms) o.grace_ms = 1;
     }
     weft_launch_result res;
     weft_diag d;
@@ -80,8 +77,7 @@ int cli_cmd_launch(int argc, char **argv)
         rc = cli_fail(e, &d);
         goto free_args;
     }
-    if (res.failed_rank >= 0)
-        cli_error("launch: %s; the other ranks were stopped", res.message);
+    if (res.failed_rank >= 0) cli_error("launch: %s; the other ranks were stopped", res.message);
     rc = res.status;
 free_args:
     cli_args_fini(&a);

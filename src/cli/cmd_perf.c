@@ -33,23 +33,22 @@ static const cli_optgroup perf_group = {"options (the names and defaults of nccl
 static const cli_syntax perf_syntax = {
     .path = "weft perf",
     .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]",
-    .about =
-        "Measures a collective on the real runtime and prints the nccl-tests table:\n"
-        "size (B), count (elements), type, redop, root, then for out-of-place and\n"
-        "in-place the time per call (us, the slowest rank's average over ITERS),\n"
-        "algbw = size / time and busbw = algbw * factor (GB/s = 1e9 B/s), and\n"
-        "#wrong, the number of result elements that differ from the exact expected\n"
-        "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
-        "reducescatter or broadcast. For allgather the size is the total output,\n"
-        "for reducescatter the total input; sizes are rounded down to whole\n"
-        "elements per rank. Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather\n"
-        "and reducescatter, 1 for broadcast.\n"
-        "\n"
-        "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
-        "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
-        "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
-        "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
-        "single rank. Exit 1 when a result is wrong or a rank fails.\n",
+    .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
+             "size (B), count (elements), type, redop, root, then for out-of-place and\n"
+             "in-place the time per call (us, the slowest rank's average over ITERS),\n"
+             "algbw = size / time and busbw = algbw * factor (GB/s = 1e9 B/s), and\n"
+             "#wrong, the number of result elements that differ from the exact expected\n"
+             "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
+             "reducescatter or broadcast. For allgather the size is the total output,\n"
+             "for reducescatter the total input; sizes are rounded down to whole\n"
+             "elements per rank. Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather\n"
+             "and reducescatter, 1 for broadcast.\n"
+             "\n"
+             "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
+             "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
+             "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
+             "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
+             "single rank. Exit 1 when a result is wrong or a rank fails.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -75,8 +74,7 @@ static bool parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
-    if (*s < '0' || *s > '9')
-        return false;
+    if (*s < '0' || *s > '9') return false;
     unsigned long long v = strtoull(s, &end, 10);
     unsigned shift = 0;
     if (*end == 'K' || *end == 'k')
@@ -85,10 +83,8 @@ static bool parse_size(const char *s, size_t *out)
         shift = 20;
     else if (*end == 'G' || *end == 'g')
         shift = 30;
-    if (shift)
-        end++;
-    if (*end || errno || v > (1ULL << 40) >> shift)
-        return false;
+    if (shift) end++;
+    if (*end || errno || v > (1ULL << 40) >> shift) return false;
     *out = (size_t)(v << shift);
     return true;
 }
@@ -97,11 +93,9 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
-    if (*s < '0' || *s > '9')
-        return false;
+    if (*s < '0' || *s > '9') return false;
     long v = strtol(s, &end, 10);
-    if (*end || errno || v < lo || v > hi)
-        return false;
+    if (*end || errno || v < lo || v > hi) return false;
     *out = v;
     return true;
 }
@@ -110,8 +104,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
  * every type and in any order (products stay powers of two). */
 static double input(const perf *p, uint32_t r, size_t i)
 {
-    if (p->op == WEFT_PROD)
-        return (r + i) % 3 == 0 ? 2 : 1;
+    if (p->op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : 1;
     return (double)((r * 7 + i) % 11) - 5;
 }
 
@@ -158,8 +151,7 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
     if (p->plan) {
         const void *in = in_place ? r : s;
         void *out = r;
-        if (p->coll == C_ALLGATHER && in_place)
-            in = r + p->rank * count * es;
+        if (p->coll == C_ALLGATHER && in_place) in = r + p->rank * count * es;
         if (p->coll == C_REDUCESCATTER) {
             in = s;
             out = in_place ? s + p->rank * count * es : r;
@@ -170,8 +162,7 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
     case C_ALLREDUCE:
         return weft_allreduce(p->c, in_place ? r : s, r, count, p->dtype, p->op, d);
     case C_ALLGATHER:
-        return weft_allgather(p->c, in_place ? r + p->rank * count * es : s, r, count, p->dtype,
-                              d);
+        return weft_allgather(p->c, in_place ? r + p->rank * count * es : s, r, count, p->dtype, d);
     case C_REDUCESCATTER:
         return weft_reduce_scatter(p->c, s, in_place ? s + p->rank * count * es : r, count,
                                    p->dtype, p->op, d);
@@ -200,8 +191,7 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
         break;
     }
     weft_err e = run_once(p, count, in_place, d);
-    if (e)
-        return e;
+    if (e) return e;
     switch (p->coll) {
     case C_ALLREDUCE:
         *wrong = count_wrong(p, p->recv, 0, count, true, 0);
@@ -212,8 +202,8 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
             *wrong += count_wrong(p, p->recv + r * count * es, r * count, count, false, r);
         break;
     case C_REDUCESCATTER:
-        *wrong = count_wrong(p, in_place ? p->send + me * count * es : p->recv, me * count,
-                             count, true, 0);
+        *wrong = count_wrong(p, in_place ? p->send + me * count * es : p->recv, me * count, count,
+                             true, 0);
         break;
     case C_BROADCAST:
         *wrong = count_wrong(p, p->recv, 0, count, false, p->root);
@@ -228,14 +218,12 @@ static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_d
     weft_err e = WEFT_OK;
     for (long i = 0; i < p->warmup && !e; i++)
         e = run_once(p, count, in_place, d);
-    if (!e)
-        e = weft_comm_barrier(p->c, d);
+    if (!e) e = weft_comm_barrier(p->c, d);
     double t0 = now_s();
     for (long i = 0; i < p->iters && !e; i++)
         e = run_once(p, count, in_place, d);
     double t = (now_s() - t0) / (double)(p->iters ? p->iters : 1);
-    if (!e)
-        e = weft_allreduce(p->c, &t, secs, 1, WEFT_DOUBLE, WEFT_MAX, d);
+    if (!e) e = weft_allreduce(p->c, &t, secs, 1, WEFT_DOUBLE, WEFT_MAX, d);
     return e;
 }
 
@@ -253,15 +241,15 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         return CLI_EXIT_INPUT;
     }
     static const char *const names[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
-    double factor_bus = p->coll == C_ALLREDUCE    ? 2.0 * (p->n - 1) / p->n
+    double factor_bus = p->coll == C_ALLREDUCE   ? 2.0 * (p->n - 1) / p->n
                         : p->coll == C_BROADCAST ? 1.0
                                                  : (double)(p->n - 1) / p->n;
     bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER;
     if (p->rank == 0) {
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
-               names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self",
-               p->iters, p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "ring schedule");
+               names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self", p->iters,
+               p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "ring schedule");
         printf("#\n");
         printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
                "in-place");
@@ -269,8 +257,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
                "algbw", "busbw", "#wrong");
         printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
-               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-               "(GB/s)", "");
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+               "");
     }
     weft_diag d;
     weft_diag_clear(&d);
@@ -291,12 +279,10 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                 size_t w = 0;
                 e = checked_run(p, count, ip == 1, &w, &d);
                 wrong = w;
-                if (!e)
-                    e = weft_allreduce(p->c, &wrong, &all_wrong, 1, WEFT_UINT64, WEFT_SUM, &d);
+                if (!e) e = weft_allreduce(p->c, &wrong, &all_wrong, 1, WEFT_UINT64, WEFT_SUM, &d);
             }
             double secs = 0;
-            if (!e)
-                e = timed(p, count, ip == 1, &secs, &d);
+            if (!e) e = timed(p, count, ip == 1, &secs, &d);
             double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
             total_wrong += all_wrong;
             bus_sum += algbw * factor_bus;
@@ -310,11 +296,9 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                                 ttext, algbw, algbw * factor_bus, p->check ? wtext : "N/A");
         }
         rows += 2;
-        if (!e && p->rank == 0)
-            printf("%s\n", line);
+        if (!e && p->rank == 0) printf("%s\n", line);
         fflush(stdout);
-        if (size == 0)
-            break;
+        if (size == 0) break;
     }
     free(p->send);
     free(p->recv);
@@ -333,8 +317,7 @@ int cli_cmd_perf(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&perf_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
+    if (rc != CLI_CONTINUE) return rc;
     perf p = {.dtype = WEFT_FLOAT, .op = WEFT_SUM, .iters = 20, .warmup = 5, .check = true};
     size_t minb = 8, maxb = 32u << 20;
     long factor = 2, check = 1, root = 0;
@@ -397,8 +380,7 @@ int cli_cmd_perf(int argc, char **argv)
         mpi = cli_mpi_launched();
         e = weft_comm_config_from_env_options(&cfg, &d);
     }
-    if (!e)
-        e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
+    if (!e) e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_args;

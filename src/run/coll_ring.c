@@ -41,8 +41,7 @@ static weft_err check_args(weft_comm *c, weft_dtype dtype, weft_redop op, bool n
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
     if (needs_op && !weft__reduce_get(dtype, op))
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid reduction operator %d", (int)op);
-    if (c->failed)
-        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     return WEFT_OK;
 }
 
@@ -59,8 +58,7 @@ static weft_err ring_rs(weft_comm *c, unsigned char *buf, size_t count, size_t e
         size_t ro = blk(count, n, rb), rn = blk(count, n, rb + 1) - ro;
         weft_err e = weft__comm_exchange(c, right, buf + so * es, sn * es, left, buf + ro * es,
                                          rn * es, fn, es, d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
@@ -77,8 +75,7 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
         size_t ro = blk(count, n, rb), rn = blk(count, n, rb + 1) - ro;
         weft_err e = weft__comm_exchange(c, right, buf + so * es, sn * es, left, buf + ro * es,
                                          rn * es, NULL, es, d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
@@ -87,16 +84,12 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
                         weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = check_args(c, dtype, op, true, d);
-    if (e)
-        return e;
+    if (e) return e;
     size_t es = weft_dtype_size(dtype);
-    if (sendbuf != recvbuf && count)
-        memcpy(recvbuf, sendbuf, count * es);
-    if (c->size == 1 || count == 0)
-        return WEFT_OK;
+    if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
+    if (c->size == 1 || count == 0) return WEFT_OK;
     e = ring_rs(c, recvbuf, count, es, weft__reduce_get(dtype, op), d);
-    if (!e)
-        e = ring_ag(c, recvbuf, count, es, d);
+    if (!e) e = ring_ag(c, recvbuf, count, es, d);
     return e;
 }
 
@@ -104,14 +97,11 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
                         weft_dtype dtype, weft_diag *d)
 {
     weft_err e = check_args(c, dtype, WEFT_SUM, false, d);
-    if (e)
-        return e;
+    if (e) return e;
     size_t es = weft_dtype_size(dtype);
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
-    if (sendbuf != mine && count)
-        memcpy(mine, sendbuf, count * es);
-    if (c->size == 1 || count == 0)
-        return WEFT_OK;
+    if (sendbuf != mine && count) memcpy(mine, sendbuf, count * es);
+    if (c->size == 1 || count == 0) return WEFT_OK;
     /* Blocks of count elements: the allgather of size*count elements cut
      * into size equal blocks. */
     return ring_ag(c, recvbuf, count * c->size, es, d);
@@ -121,26 +111,21 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
                              weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = check_args(c, dtype, op, true, d);
-    if (e)
-        return e;
+    if (e) return e;
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;
-    if (count == 0)
-        return WEFT_OK;
+    if (count == 0) return WEFT_OK;
     if (c->size == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, total);
+        if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
     /* A working copy: sendbuf is the caller's and must not change (unless
      * in place, where recvbuf is inside it). */
     unsigned char *tmp = weft__malloc(total);
-    if (!tmp)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
     memcpy(tmp, sendbuf, total);
     e = ring_rs(c, tmp, count * c->size, es, weft__reduce_get(dtype, op), d);
-    if (!e)
-        memcpy(recvbuf, tmp + (size_t)c->rank * count * es, count * es);
+    if (!e) memcpy(recvbuf, tmp + (size_t)c->rank * count * es, count * es);
     weft__free(tmp);
     return e;
 }
@@ -149,18 +134,14 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
                         weft_dtype dtype, uint32_t root, weft_diag *d)
 {
     weft_err e = check_args(c, dtype, WEFT_SUM, false, d);
-    if (e)
-        return e;
+    if (e) return e;
     if (root >= c->size)
-        return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root,
-                             c->size - 1);
+        return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
     size_t bytes = count * weft_dtype_size(dtype);
     uint32_t n = c->size, r = c->rank;
     uint32_t pos = mod((int64_t)r - root, n);
-    if (pos == 0 && sendbuf != recvbuf && bytes)
-        memcpy(recvbuf, sendbuf, bytes);
-    if (n == 1 || bytes == 0)
-        return WEFT_OK;
+    if (pos == 0 && sendbuf != recvbuf && bytes) memcpy(recvbuf, sendbuf, bytes);
+    if (n == 1 || bytes == 0) return WEFT_OK;
     uint32_t next = pos + 1 < n ? mod((int64_t)r + 1, n) : WEFT__NO_PEER;
     uint32_t prev = pos > 0 ? mod((int64_t)r - 1, n) : WEFT__NO_PEER;
     const unsigned char *from = pos == 0 ? sendbuf : recvbuf;
@@ -173,8 +154,7 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         size_t rn = i == pieces ? 0 : (bytes - ro < BCAST_PIECE ? bytes - ro : BCAST_PIECE);
         e = weft__comm_exchange(c, sn ? next : WEFT__NO_PEER, from + so, sn,
                                 rn ? prev : WEFT__NO_PEER, to + ro, rn, NULL, 1, d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }

@@ -48,8 +48,8 @@ static weft_err check_config(const weft_comm_config *cfg, weft_diag *d)
 
 /* The interface addresses TCP listens on: the named ones, else the address
  * the bootstrap used, else the first non-loopback interface. */
-static weft_err pick_ifaddrs(const weft_comm_config *cfg, struct in_addr local,
-                             struct in_addr *out, uint32_t *n, weft_diag *d)
+static weft_err pick_ifaddrs(const weft_comm_config *cfg, struct in_addr local, struct in_addr *out,
+                             uint32_t *n, weft_diag *d)
 {
     *n = 0;
     const char *s = cfg->ifname;
@@ -70,8 +70,7 @@ static weft_err pick_ifaddrs(const weft_comm_config *cfg, struct in_addr local,
         memcpy(name, s, len);
         name[len] = '\0';
         weft_err e = weft__sock_ifaddr(name, &out[*n], d);
-        if (e)
-            return e;
+        if (e) return e;
         (*n)++;
         s += len + (comma ? 1 : 0);
     }
@@ -87,11 +86,9 @@ static void comm_close_transports(weft_comm *c)
 
 void weft_comm_free(weft_comm *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     comm_close_transports(c);
-    if (c->bops)
-        c->bops->close(c->boot);
+    if (c->bops) c->bops->close(c->boot);
     weft__free(c->via);
     weft__free(c);
 }
@@ -102,14 +99,11 @@ weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d)
         c->failed = true;
         const char *why = d && d->msg[0] ? d->msg : weft_strerror(err);
         size_t len = strlen(why);
-        if (len >= sizeof c->fail_msg)
-            len = sizeof c->fail_msg - 1;
+        if (len >= sizeof c->fail_msg) len = sizeof c->fail_msg - 1;
         memcpy(c->fail_msg, why, len);
         c->fail_msg[len] = '\0';
-        if (c->shm)
-            weft__xport_shm.abort(c->shm);
-        if (c->tcp)
-            weft__xport_tcp.abort(c->tcp);
+        if (c->shm) weft__xport_shm.abort(c->shm);
+        if (c->tcp) weft__xport_tcp.abort(c->tcp);
         /* Dropping the bootstrap ends peers' bootstrap waits too. */
         c->bops->close(c->boot);
         c->boot = NULL;
@@ -130,8 +124,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     uint32_t n = c->size;
 
     e = pick_ifaddrs(cfg, local, ifs, &nifs, d);
-    if (e)
-        return e;
+    if (e) return e;
     uint32_t conns = cfg->tcp_conns ? cfg->tcp_conns : WEFT_DEFAULT_TCP_CONNS;
     card me = {.magic = CARD_MAGIC,
                .rank = c->rank,
@@ -152,8 +145,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
         goto free_scratch;
     }
     e = c->bops->allgather(c->boot, &me, sizeof me, cards, deadline, d);
-    if (e)
-        goto free_scratch;
+    if (e) goto free_scratch;
     for (uint32_t r = 0; r < n; r++) {
         const card *k = &cards[r];
         const char *what = NULL;
@@ -200,13 +192,11 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     unsigned char secret[WEFT_SECRET_BYTES];
     memcpy(secret, cfg->secret, sizeof secret);
     xp.secret = secret;
-    if (need_shm && (e = weft__xport_shm.open(&xp, &c->shm, blob, d)))
-        goto free_scratch;
+    if (need_shm && (e = weft__xport_shm.open(&xp, &c->shm, blob, d))) goto free_scratch;
     if (need_tcp && (e = weft__xport_tcp.open(&xp, &c->tcp, blob + WEFT__XPORT_ADDR_BYTES, d)))
         goto free_scratch;
     e = c->bops->allgather(c->boot, blob, sizeof blob, addrs, deadline, d);
-    if (e)
-        goto free_scratch;
+    if (e) goto free_scratch;
     /* Per transport, the blobs of every rank, contiguous. */
     unsigned char *xaddrs = weft__malloc((size_t)n * WEFT__XPORT_ADDR_BYTES);
     if (!xaddrs) {
@@ -215,8 +205,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     }
     for (int t = 0; t < 2 && !e; t++) {
         weft__xport *x = t == 0 ? c->shm : c->tcp;
-        if (!x)
-            continue;
+        if (!x) continue;
         for (uint32_t r = 0; r < n; r++)
             memcpy(xaddrs + (size_t)r * WEFT__XPORT_ADDR_BYTES,
                    addrs + ((size_t)r * 2 + (size_t)t) * WEFT__XPORT_ADDR_BYTES,
@@ -225,16 +214,12 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
         e = ops->connect(x, t == 0 ? serve_shm : serve_tcp, xaddrs, deadline, d);
     }
     weft__free(xaddrs);
-    if (e)
-        goto free_scratch;
+    if (e) goto free_scratch;
     unsigned char one = 1, *all = (unsigned char *)cards; /* n >= 1 bytes of scratch */
     e = c->bops->allgather(c->boot, &one, 1, all, deadline, d);
-    if (e)
-        goto free_scratch;
-    if (c->shm)
-        weft__xport_shm.ready(c->shm);
-    if (c->tcp)
-        weft__xport_tcp.ready(c->tcp);
+    if (e) goto free_scratch;
+    if (c->shm) weft__xport_shm.ready(c->shm);
+    if (c->tcp) weft__xport_tcp.ready(c->tcp);
 free_scratch:
     weft__free(cards);
     weft__free(addrs);
@@ -247,14 +232,13 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
                           const weft__boot_params *bp, weft_comm **out, weft_diag *d)
 {
     weft_err e = check_config(cfg, d);
-    if (e)
-        return e;
+    if (e) return e;
     weft_comm *c = weft__calloc(1, sizeof *c);
-    if (!c)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!c) return weft_diag_code(d, WEFT_ENOMEM);
     c->rank = cfg->rank;
     c->size = cfg->size;
-    c->timeout_ns = (int64_t)(cfg->timeout_ms ? cfg->timeout_ms : WEFT_DEFAULT_TIMEOUT_MS) * 1000000;
+    c->timeout_ns =
+        (int64_t)(cfg->timeout_ms ? cfg->timeout_ms : WEFT_DEFAULT_TIMEOUT_MS) * 1000000;
     c->via = weft__calloc(c->size, 1);
     if (!c->via) {
         e = weft_diag_code(d, WEFT_ENOMEM);
@@ -266,13 +250,11 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     weft_comm_config job = *cfg;
     struct in_addr local;
     e = bops->open(&p, &c->boot, job.secret, &local, d);
-    if (e)
-        goto free_comm;
+    if (e) goto free_comm;
     job.has_secret = true;
     c->bops = bops;
     e = comm_connect(c, &job, local, deadline, d);
-    if (e)
-        goto free_comm;
+    if (e) goto free_comm;
     *out = c;
     return WEFT_OK;
 free_comm:
@@ -282,8 +264,7 @@ free_comm:
 
 weft_err weft_comm_init(const weft_comm_config *cfg, weft_comm **out, weft_diag *d)
 {
-    if (!cfg)
-        return weft_diag_set(d, WEFT_EINVAL, "comm: no configuration");
+    if (!cfg) return weft_diag_set(d, WEFT_EINVAL, "comm: no configuration");
     weft__boot_params p = {.cfg = cfg};
     return weft__comm_setup(cfg, &weft__boot_tcp, &p, out, d);
 }
@@ -305,19 +286,16 @@ bool weft_comm_failed(const weft_comm *c)
 
 const char *weft_comm_transport(const weft_comm *c, uint32_t peer)
 {
-    if (peer >= c->size)
-        return "?";
+    if (peer >= c->size) return "?";
     static const char *const names[] = {"self", "shm", "tcp"};
     return names[c->via[peer]];
 }
 
 static weft_err boot_gather(weft_comm *c, const void *in, size_t len, void *out, weft_diag *d)
 {
-    if (c->failed)
-        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     weft_err e = c->bops->allgather(c->boot, in, len, out, weft__now_ns() + c->timeout_ns, d);
-    if (e)
-        return weft__comm_fail(c, e, d);
+    if (e) return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -325,20 +303,17 @@ weft_err weft_comm_barrier(weft_comm *c, weft_diag *d)
 {
     unsigned char one = 1;
     unsigned char *all = weft__malloc(c->size);
-    if (!all)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
     weft_err e = boot_gather(c, &one, 1, all, d);
     weft__free(all);
     return e;
 }
 
-weft_err weft_comm_agree(weft_comm *c, const char *what, const void *data, size_t len,
-                         weft_diag *d)
+weft_err weft_comm_agree(weft_comm *c, const char *what, const void *data, size_t len, weft_diag *d)
 {
     uint64_t h = weft__fnv64(WEFT__FNV_INIT, data, len);
     uint64_t *all = weft__calloc(c->size, sizeof *all);
-    if (!all)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
     weft_err e = boot_gather(c, &h, sizeof h, all, d);
     for (uint32_t r = 1; !e && r < c->size; r++) {
         if (all[r] != all[0])

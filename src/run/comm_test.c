@@ -34,16 +34,14 @@ static void check_allreduce_int(weft_comm *c, size_t count, bool in_place)
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, in_place ? s : r, count, WEFT_INT32, WEFT_SUM, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e)
-        fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    if (e) fprintf(stderr, "rank %u: %s\n", me, d.msg);
     const int32_t *out = in_place ? s : r;
     size_t bad = 0;
     for (size_t i = 0; i < count; i++) {
         uint32_t want = 0;
         for (uint32_t k = 0; k < n; k++)
             want += (uint32_t)ival(k, i);
-        if (out[i] != (int32_t)want)
-            bad++;
+        if (out[i] != (int32_t)want) bad++;
     }
     CHECK_INT(bad, 0);
     if (!in_place) {
@@ -288,9 +286,108 @@ static void test_config_errors(void)
     }
 }
 
+/* Single-rank communicators and prepared plans under allocation failure:
+ * every failing attempt returns WEFT_ENOMEM and frees what it took. */
+static weft_err comm_ctor(void *arg)
+{
+    weft_comm **out = arg;
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    weft_comm *c = NULL;
+    weft_err e = weft_comm_init(&cfg, &c, NULL);
+    if (e) return e;
+    int32_t v[6] = {1, 2, 3, 4, 5, 6}, w[6];
+    e = weft_reduce_scatter(c, v, w, 6, WEFT_INT32, WEFT_SUM, NULL); /* allocates */
+    if (e) {
+        weft_comm_free(c);
+        return e;
+    }
+    *out = c;
+    return WEFT_OK;
+}
+
+static void comm_dtor(void *arg)
+{
+    weft_comm **c = arg;
+    weft_comm_free(*c);
+}
+
+typedef struct plan_arg {
+    weft_comm *c;
+    weft_plan *p;
+    weft_comm_plan *cp;
+} plan_arg;
+
+static weft_err plan_ctor(void *arg)
+{
+    plan_arg *a = arg;
+    weft_err e = weft_comm_plan_new(a->c, a->p, &a->cp, NULL);
+    if (e) return e;
+    int64_t v[4] = {1, 2, 3, 4}, w[4];
+    e = weft_comm_plan_run(a->cp, v, w, 4, WEFT_INT64, WEFT_SUM, NULL);
+    if (e || memcmp(v, w, sizeof v) != 0) {
+        weft_comm_plan_free(a->cp);
+        return e ? e : WEFT_EINVAL;
+    }
+    return WEFT_OK;
+}
+
+static void plan_dtor(void *arg)
+{
+    plan_arg *a = arg;
+    weft_comm_plan_free(a->cp);
+}
+
+static void test_oom(void)
+{
+    weft_comm *c = NULL;
+    CHECK(weft_test_oom_sweep("weft_comm_init", comm_ctor, comm_dtor, &c) > 0);
+    plan_arg a = {0};
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    const char *text = "weft-plan 1\ncoll allreduce\nranks 1\nchunks 2\nscratch 1\ninplace no\n"
+                       "op 0 copy 0:in[0] 0:scratch[0]\n"
+                       "op 1 copy 0:scratch[0] 0:out[0] deps=0\n"
+                       "op 2 copy 0:in[1] 0:out[1]\n";
+    CHECK_ERR(weft_comm_init(&cfg, &a.c, NULL), WEFT_OK);
+    CHECK_ERR(weft_plan_parse(text, strlen(text), "oom.plan", &a.p, NULL), WEFT_OK);
+    if (a.c && a.p) CHECK(weft_test_oom_sweep("weft_comm_plan_new", plan_ctor, plan_dtor, &a) > 0);
+    weft_plan_free(a.p);
+    weft_comm_free(a.c);
+}
+
+/* Two connection sets (both on loopback) of three connections each: every
+ * message over 6 * 64 KiB is split six ways. A missing interface is named. */
+static void test_interfaces(void)
+{
+    suite tcp = {"tcp"};
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = WEFT_TRANSPORT_TCP;
+    cfg.timeout_ms = 8000;
+    cfg.ifname = "lo,lo";
+    cfg.tcp_conns = 3;
+    int codes[3];
+    CHECK_INT(weft__test_ranks(3, &cfg, run_suite, NULL, &tcp, 20000, codes, NULL), 0);
+    for (int r = 0; r < 3; r++)
+        CHECK_INT(codes[r], 0);
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    cfg.ifname = "lo,nope0";
+    cfg.transport = WEFT_TRANSPORT_TCP;
+    weft_comm *c = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
+    CHECK_STR(d.msg, "WEFT_SOCKET_IFNAME: no IPv4 interface named 'nope0'");
+}
+
 int main(void)
 {
     test_config_errors();
+    test_oom();
+    test_interfaces();
     suite shm = {"shm"}, tcp = {"tcp"};
     run(2, WEFT_TRANSPORT_SHM, run_suite, &shm, "shm");
     run(3, WEFT_TRANSPORT_AUTO, run_suite, &shm, "auto");

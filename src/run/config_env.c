@@ -20,13 +20,11 @@ void weft_comm_config_init(weft_comm_config *c)
 /* An unsigned decimal integer in [lo, hi]. */
 static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-        return false;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (*end || errno || v < lo || v > hi)
-        return false;
+    if (*end || errno || v < lo || v > hi) return false;
     *out = v;
     return true;
 }
@@ -34,13 +32,11 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsign
 /* Seconds, decimal allowed ("2.5"), into milliseconds; > 0. */
 static bool parse_seconds(const char *s, uint32_t *ms)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-        return false;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || errno || !(v > 0) || v > 4.0e6)
-        return false;
+    if (*end || errno || !(v > 0) || v > 4.0e6) return false;
     double m = v * 1000.0 + 0.5;
     *ms = m < 1 ? 1 : (uint32_t)m;
     return true;
@@ -107,8 +103,7 @@ weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d)
         return weft_diag_set(d, WEFT_EINVAL, "WEFT_ADDR: expected host:port, got '%s'",
                              cfg.addr ? cfg.addr : "(unset)");
     weft_err e = weft_comm_config_from_env_options(&cfg, d);
-    if (e)
-        return e;
+    if (e) return e;
     *c = cfg;
     return WEFT_OK;
 }
@@ -117,7 +112,6 @@ weft_err weft_comm_init_env(weft_comm **out, weft_diag *d)
 {
     weft_comm_config cfg;
     weft_err e = weft_comm_config_from_env(&cfg, d);
-    if (e)
-        return e;
+    if (e) return e;
     return weft_comm_init(&cfg, out, d);
 }

@@ -10,12 +10,12 @@ static const struct {
     const char *alias;
     size_t size;
 } dtypes[WEFT__DTYPE_COUNT] = {
-    [WEFT_INT8] = {"int8", NULL, 1},       [WEFT_UINT8] = {"uint8", NULL, 1},
-    [WEFT_INT16] = {"int16", NULL, 2},     [WEFT_UINT16] = {"uint16", NULL, 2},
-    [WEFT_INT32] = {"int32", NULL, 4},     [WEFT_UINT32] = {"uint32", NULL, 4},
-    [WEFT_INT64] = {"int64", NULL, 8},     [WEFT_UINT64] = {"uint64", NULL, 8},
-    [WEFT_HALF] = {"half", "fp16", 2},     [WEFT_BFLOAT16] = {"bfloat16", "bf16", 2},
-    [WEFT_FLOAT] = {"float", "fp32", 4},   [WEFT_DOUBLE] = {"double", "fp64", 8},
+    [WEFT_INT8] = {"int8", NULL, 1},     [WEFT_UINT8] = {"uint8", NULL, 1},
+    [WEFT_INT16] = {"int16", NULL, 2},   [WEFT_UINT16] = {"uint16", NULL, 2},
+    [WEFT_INT32] = {"int32", NULL, 4},   [WEFT_UINT32] = {"uint32", NULL, 4},
+    [WEFT_INT64] = {"int64", NULL, 8},   [WEFT_UINT64] = {"uint64", NULL, 8},
+    [WEFT_HALF] = {"half", "fp16", 2},   [WEFT_BFLOAT16] = {"bfloat16", "bf16", 2},
+    [WEFT_FLOAT] = {"float", "fp32", 4}, [WEFT_DOUBLE] = {"double", "fp64", 8},
 };
 
 static const char *const redops[WEFT__REDOP_COUNT] = {
@@ -76,19 +76,32 @@ double weft_dtype_load(weft_dtype t, const void *buf, size_t i)
     } v;
     memcpy(&v, p, weft_dtype_size(t));
     switch (t) {
-    case WEFT_INT8: return v.i8;
-    case WEFT_UINT8: return v.u8;
-    case WEFT_INT16: return v.i16;
-    case WEFT_UINT16: return v.u16;
-    case WEFT_INT32: return v.i32;
-    case WEFT_UINT32: return v.u32;
-    case WEFT_INT64: return (double)v.i64;
-    case WEFT_UINT64: return (double)v.u64;
-    case WEFT_HALF: return weft__half_to_float(v.u16);
-    case WEFT_BFLOAT16: return weft__bf16_to_float(v.u16);
-    case WEFT_FLOAT: return v.f;
-    case WEFT_DOUBLE: return v.d;
-    default: return 0;
+    case WEFT_INT8:
+        return v.i8;
+    case WEFT_UINT8:
+        return v.u8;
+    case WEFT_INT16:
+        return v.i16;
+    case WEFT_UINT16:
+        return v.u16;
+    case WEFT_INT32:
+        return v.i32;
+    case WEFT_UINT32:
+        return v.u32;
+    case WEFT_INT64:
+        return (double)v.i64;
+    case WEFT_UINT64:
+        return (double)v.u64;
+    case WEFT_HALF:
+        return weft__half_to_float(v.u16);
+    case WEFT_BFLOAT16:
+        return weft__bf16_to_float(v.u16);
+    case WEFT_FLOAT:
+        return v.f;
+    case WEFT_DOUBLE:
+        return v.d;
+    default:
+        return 0;
     }
 }
 
@@ -96,15 +109,19 @@ void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v)
 {
     unsigned char *p = (unsigned char *)buf + i * weft_dtype_size(t);
     uint64_t bits = (uint64_t)(int64_t)(t == WEFT_FLOAT || t == WEFT_DOUBLE ? 0 : v);
-    if (t == WEFT_UINT64 && v >= 9223372036854775808.0)
-        bits = (uint64_t)v;
+    if (t == WEFT_UINT64 && v >= 9223372036854775808.0) bits = (uint64_t)v;
     uint16_t h;
     float f;
     switch (t) {
     case WEFT_INT8:
-    case WEFT_UINT8: *p = (uint8_t)bits; break;
+    case WEFT_UINT8:
+        *p = (uint8_t)bits;
+        break;
     case WEFT_INT16:
-    case WEFT_UINT16: h = (uint16_t)bits; memcpy(p, &h, 2); break;
+    case WEFT_UINT16:
+        h = (uint16_t)bits;
+        memcpy(p, &h, 2);
+        break;
     case WEFT_INT32:
     case WEFT_UINT32: {
         uint32_t w = (uint32_t)bits;
@@ -112,11 +129,25 @@ void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v)
         break;
     }
     case WEFT_INT64:
-    case WEFT_UINT64: memcpy(p, &bits, 8); break;
-    case WEFT_HALF: h = weft__float_to_half((float)v); memcpy(p, &h, 2); break;
-    case WEFT_BFLOAT16: h = weft__float_to_bf16((float)v); memcpy(p, &h, 2); break;
-    case WEFT_FLOAT: f = (float)v; memcpy(p, &f, 4); break;
-    case WEFT_DOUBLE: memcpy(p, &v, 8); break;
-    default: break;
+    case WEFT_UINT64:
+        memcpy(p, &bits, 8);
+        break;
+    case WEFT_HALF:
+        h = weft__float_to_half((float)v);
+        memcpy(p, &h, 2);
+        break;
+    case WEFT_BFLOAT16:
+        h = weft__float_to_bf16((float)v);
+        memcpy(p, &h, 2);
+        break;
+    case WEFT_FLOAT:
+        f = (float)v;
+        memcpy(p, &f, 4);
+        break;
+    case WEFT_DOUBLE:
+        memcpy(p, &v, 8);
+        break;
+    default:
+        break;
     }
 }

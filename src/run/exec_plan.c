@@ -52,8 +52,7 @@ static weft_err schedule(exec_state *x, weft_diag *d)
     uint32_t *succ = NULL;
     x->order = weft__malloc(((size_t)n + 1) * sizeof *x->order);
     x->need = weft__malloc(((size_t)n + 1) * sizeof *x->need);
-    if (!indeg || !start || !queue || !f || !x->order || !x->need)
-        goto free_scratch;
+    if (!indeg || !start || !queue || !f || !x->order || !x->need) goto free_scratch;
     /* Successor lists in CSR form: start[dep] .. start[dep+1]. */
     size_t edges = 0;
     for (uint32_t o = 0; o < n; o++) {
@@ -67,8 +66,7 @@ static weft_err schedule(exec_state *x, weft_diag *d)
     for (uint32_t o = 0; o < n; o++)
         start[o + 1] += start[o];
     succ = weft__malloc((edges + 1) * sizeof *succ);
-    if (!succ)
-        goto free_scratch;
+    if (!succ) goto free_scratch;
     for (uint32_t o = 0; o < n; o++) {
         uint32_t nd;
         const uint32_t *deps = weft_plan_op_deps(p, o, &nd);
@@ -81,8 +79,7 @@ static weft_err schedule(exec_state *x, weft_diag *d)
     /* Kahn's algorithm with a FIFO seeded in id order. */
     uint32_t head = 0, tail = 0;
     for (uint32_t o = 0; o < n; o++)
-        if (!indeg[o])
-            queue[tail++] = o;
+        if (!indeg[o]) queue[tail++] = o;
     x->len = 0;
     while (head < tail) {
         uint32_t o = queue[head++];
@@ -100,8 +97,7 @@ static weft_err schedule(exec_state *x, weft_diag *d)
             f[o] = m;
         }
         for (uint32_t k = start[o]; k < start[o + 1]; k++)
-            if (--indeg[succ[k]] == 0)
-                queue[tail++] = succ[k];
+            if (--indeg[succ[k]] == 0) queue[tail++] = succ[k];
     }
     if (tail != n) {
         e = weft_diag_set(d, WEFT_EVERIFY, "plan: the deps have a cycle");
@@ -109,8 +105,7 @@ static weft_err schedule(exec_state *x, weft_diag *d)
     }
     e = WEFT_OK;
 free_scratch:
-    if (e)
-        weft_diag_code(d, e);
+    if (e) weft_diag_code(d, e);
     weft__free(indeg);
     weft__free(start);
     weft__free(queue);
@@ -138,8 +133,7 @@ static weft_err start_op(exec_state *x, uint32_t i, weft_diag *d)
             x->fn(dst, src, len / x->es);
         } else {
             unsigned char *tmp = weft__malloc(len);
-            if (!tmp)
-                return weft_diag_code(d, WEFT_ENOMEM);
+            if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
             memcpy(tmp, src, len);
             x->fn(dst, tmp, len / x->es);
             weft__free(tmp);
@@ -171,22 +165,18 @@ static weft_err execute(exec_state *x, weft_diag *d)
         bool moved = false;
         while (next < x->len && x->need[next] < (int64_t)prefix) {
             weft_err e = start_op(x, next++, d);
-            if (e)
-                return e;
+            if (e) return e;
             moved = true;
         }
         for (uint32_t i = prefix; i < next; i++)
-            if (!x->done[i] && x->reqs[i].complete)
-                x->done[i] = true;
+            if (!x->done[i] && x->reqs[i].complete) x->done[i] = true;
         while (prefix < next && x->done[prefix]) {
             prefix++;
             moved = true;
         }
-        if (moved || prefix == x->len)
-            continue;
+        if (moved || prefix == x->len) continue;
         weft_err e = weft__comm_progress(x->c, &moved, d);
-        if (e)
-            return e;
+        if (e) return e;
         int64_t now = weft__now_ns();
         if (moved)
             last = now;
@@ -198,8 +188,7 @@ static weft_err execute(exec_state *x, weft_diag *d)
 
 void weft_comm_plan_free(weft_comm_plan *x)
 {
-    if (!x)
-        return;
+    if (!x) return;
     weft__free(x->order);
     weft__free(x->need);
     weft__free(x->reqs);
@@ -211,20 +200,18 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
 {
     const weft_plan_info *info = weft_plan_get_info(p);
     if (info->nranks != c->size)
-        return weft_diag_set(d, WEFT_EINVAL, "plan: the plan is for %u ranks, the communicator "
-                                             "has %u",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "plan: the plan is for %u ranks, the communicator "
+                             "has %u",
                              info->nranks, c->size);
     weft_err e = weft_plan_verify(p, NULL, d);
-    if (e)
-        return e;
+    if (e) return e;
     exec_state *x = weft__calloc(1, sizeof *x);
-    if (!x)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!x) return weft_diag_code(d, WEFT_ENOMEM);
     x->c = c;
     x->p = p;
     e = schedule(x, d);
-    if (e)
-        goto free_plan;
+    if (e) goto free_plan;
     e = WEFT_ENOMEM;
     x->reqs = weft__calloc((size_t)x->len + 1, sizeof *x->reqs);
     x->done = weft__calloc((size_t)x->len + 1, sizeof *x->done);
@@ -239,14 +226,12 @@ free_plan:
     return e;
 }
 
-weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,
-                            void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
-                            weft_diag *d)
+weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf, void *recvbuf,
+                            size_t count, weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_comm_plan *x;
     weft_err e = weft_comm_plan_new(c, p, &x, d);
-    if (e)
-        return e;
+    if (e) return e;
     e = weft_comm_plan_run(x, sendbuf, recvbuf, count, dtype, op, d);
     weft_comm_plan_free(x);
     return e;
@@ -257,8 +242,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
 {
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;
-    if (c->failed)
-        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     const weft_plan_info *info = weft_plan_get_info(p);
     size_t es = weft_dtype_size(dtype);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
@@ -281,14 +265,11 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     unsigned char *tmp = NULL, *scratch = NULL, *out = recvbuf;
     bool has_input = info->coll != WEFT_COLL_BROADCAST || me == info->root.v;
     e = WEFT_ENOMEM;
-    if (scratch_bytes && !(scratch = weft__malloc(scratch_bytes)))
-        goto free_all;
+    if (scratch_bytes && !(scratch = weft__malloc(scratch_bytes))) goto free_all;
     bool own_in = !info->inplace || info->coll == WEFT_COLL_REDUCESCATTER;
-    if (own_in && in_bytes && !(tmp = weft__calloc(1, in_bytes)))
-        goto free_all;
+    if (own_in && in_bytes && !(tmp = weft__calloc(1, in_bytes))) goto free_all;
     if (own_in) {
-        if (has_input && in_bytes)
-            memcpy(tmp, sendbuf, in_bytes);
+        if (has_input && in_bytes) memcpy(tmp, sendbuf, in_bytes);
         x.buf[WEFT_BUF_IN] = tmp;
         if (info->inplace) /* reducescatter: out[i] is in[r*C+i] */
             out = tmp + (size_t)me * C * x.cb;
@@ -298,8 +279,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
             memcpy(x.buf[WEFT_BUF_IN], sendbuf, in_bytes);
     } else {
         x.buf[WEFT_BUF_IN] = out;
-        if (has_input && sendbuf != out && in_bytes)
-            memcpy(out, sendbuf, in_bytes);
+        if (has_input && sendbuf != out && in_bytes) memcpy(out, sendbuf, in_bytes);
     }
     x.buf[WEFT_BUF_OUT] = out;
     x.buf[WEFT_BUF_SCRATCH] = scratch;
@@ -308,11 +288,9 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     e = execute(&x, d);
     if (e && !c->failed) /* requests may still be queued: never touch them again */
         weft__comm_fail(c, e, d);
-    if (!e && out != recvbuf && out_bytes)
-        memcpy(recvbuf, out, out_bytes);
+    if (!e && out != recvbuf && out_bytes) memcpy(recvbuf, out, out_bytes);
 free_all:
-    if (e == WEFT_ENOMEM)
-        weft_diag_code(d, e);
+    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
     weft__free(tmp);
     weft__free(scratch);
     return e;

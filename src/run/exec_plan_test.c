@@ -17,8 +17,7 @@ static weft_plan *plan_text(const char *text)
     weft_plan *p = NULL;
     weft_diag d;
     weft_err e = weft_plan_parse(text, strlen(text), "test.plan", &p, &d);
-    if (e)
-        fprintf(stderr, "plan: %s\n", d.msg);
+    if (e) fprintf(stderr, "plan: %s\n", d.msg);
     return p;
 }
 
@@ -75,8 +74,7 @@ static void check_allreduce(weft_comm *c, const weft_plan *p, size_t count, bool
     weft_diag_clear(&d);
     weft_err e = weft_comm_run_plan(c, p, s, in_place ? s : r, count, WEFT_INT32, WEFT_SUM, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e)
-        fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    if (e) fprintf(stderr, "rank %u: %s\n", me, d.msg);
     const int32_t *out = in_place ? s : r;
     size_t bad = 0, changed = 0;
     for (size_t i = 0; i < count; i++) {
@@ -134,8 +132,7 @@ static int body(weft_comm *c, void *arg)
         CHECK_ERR(weft_plan_load_file(j->file, &p, &d), WEFT_OK);
     else
         p = plan_text(j->text);
-    if (!p)
-        return 99;
+    if (!p) return 99;
     weft_coll coll = weft_plan_get_info(p)->coll;
     size_t counts[] = {0, j->count, j->count * 1000};
     for (int k = 0; k < 3; k++) {
@@ -178,8 +175,7 @@ static void run(uint32_t n, weft_transport_choice t, job *j, const char *what)
     int codes[8];
     CHECK_INT(weft__test_ranks(n, &cfg, child, NULL, j, 20000, codes, NULL), 0);
     for (uint32_t r = 0; r < n; r++) {
-        if (codes[r])
-            fprintf(stderr, "%s: rank %u exited with %d\n", what, r, codes[r]);
+        if (codes[r]) fprintf(stderr, "%s: rank %u exited with %d\n", what, r, codes[r]);
         CHECK_INT(codes[r], 0);
     }
 }
@@ -192,8 +188,7 @@ static void test_refusals(void)
     cfg.addr = "127.0.0.1:0";
     weft_comm *c = NULL;
     CHECK_ERR(weft_comm_init(&cfg, &c, NULL), WEFT_OK);
-    if (!c)
-        return;
+    if (!c) return;
     weft_plan *p = plan_text(allgather_3);
     int32_t buf[8];
     weft_diag d;
@@ -212,8 +207,7 @@ static void test_refusals(void)
 int main(void)
 {
     test_refusals();
-    job ring4 = {.file = WEFT_SOURCE_DIR "/tests/fixtures/plans/ring_allreduce_4.plan",
-                 .count = 4};
+    job ring4 = {.file = WEFT_SOURCE_DIR "/tests/fixtures/plans/ring_allreduce_4.plan", .count = 4};
     job ring3 = {.file = WEFT_SOURCE_DIR "/tests/fixtures/sim-ring3-allreduce.plan", .count = 3};
     job oop = {.text = out_of_place_2, .count = 2};
     job ag = {.text = allgather_3, .count = 1};

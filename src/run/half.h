@@ -61,8 +61,7 @@ static inline uint16_t weft__float_to_half(float f)
         uint32_t q = mant >> shift;
         uint32_t rem = mant & ((1u << shift) - 1u);
         uint32_t halfway = 1u << (shift - 1u);
-        if (rem > halfway || (rem == halfway && (q & 1u)))
-            q++;
+        if (rem > halfway || (rem == halfway && (q & 1u))) q++;
         return (uint16_t)(sign | q);
     }
     /* Normal: rebias and round the 13 dropped bits; a carry into the
@@ -70,8 +69,7 @@ static inline uint16_t weft__float_to_half(float f)
     uint32_t r = a - 0x38000000u; /* exponent - 112 */
     uint32_t q = r >> 13;
     uint32_t rem = r & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u)))
-        q++;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
     return (uint16_t)(sign | q);
 }
 

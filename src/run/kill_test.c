@@ -41,8 +41,7 @@ static int loop(weft_comm *c, void *arg)
         e = weft_allreduce(c, buf, buf, COUNT, WEFT_INT32, WEFT_MAX, &d);
         if (it == 0 && !e) {
             char one = 1;
-            if (write(j->ready[1], &one, 1) != 1)
-                return 98;
+            if (write(j->ready[1], &one, 1) != 1) return 98;
         }
     }
     free(buf);
@@ -84,8 +83,7 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
             uint32_t done = 0;
             for (uint32_t r = 0; r < n; r++)
                 done += r != VICTIM && j->failed_ms[r] != 0;
-            if (done == n - 1)
-                break;
+            if (done == n - 1) break;
             struct timespec tick = {0, 10000000};
             nanosleep(&tick, NULL);
         }
@@ -97,10 +95,9 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
 static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const char *what)
 {
     job j = {.sig = sig};
-    j.failed_ms = mmap(NULL, RANKS * sizeof(long), PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (j.failed_ms == MAP_FAILED || pipe(j.ready) < 0)
-        return;
+    j.failed_ms =
+        mmap(NULL, RANKS * sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j.failed_ms == MAP_FAILED || pipe(j.ready) < 0) return;
     memset((void *)j.failed_ms, 0, RANKS * sizeof(long));
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
@@ -113,10 +110,10 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
     CHECK_INT(codes[VICTIM], 128 + SIGKILL);
     int timeouts = 0;
     for (uint32_t r = 0; r < RANKS; r++) {
-        if (r == VICTIM)
-            continue;
+        if (r == VICTIM) continue;
         long after = j.failed_ms[r] - j.signal_ms;
-        printf("%s: rank %u: exit code %d, error seen %ld ms after the signal\n", what, r, codes[r], after);
+        printf("%s: rank %u: exit code %d, error seen %ld ms after the signal\n", what, r, codes[r],
+               after);
         if (sig == SIGKILL) {
             CHECK_INT(codes[r], CODE_BASE + WEFT_EPEER);
             CHECK(after < 4000); /* detection, not the 10 s timeout */
@@ -127,8 +124,7 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
             CHECK(after < (long)timeout_ms + 2500);
         }
     }
-    if (sig == SIGSTOP)
-        CHECK(timeouts >= 1);
+    if (sig == SIGSTOP) CHECK(timeouts >= 1);
     (void)ms;
     munmap((void *)j.failed_ms, RANKS * sizeof(long));
 }

@@ -62,16 +62,14 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const c
     char msg[512];
     int n = snprintf(msg, sizeof msg, "weft launch: rank %u: cannot run '%s': %s\n", rank,
                      o->argv[0], strerror(e));
-    if (n > 0)
-        (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(127);
 }
 
 static void signal_all(const pid_t *pids, uint32_t n, int sig)
 {
     for (uint32_t r = 0; r < n; r++) {
-        if (pids[r] > 0)
-            kill(-pids[r], sig);
+        if (pids[r] > 0) kill(-pids[r], sig);
     }
 }
 
@@ -94,12 +92,11 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t alen = sizeof a;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        listen(lfd, SOMAXCONN) < 0 || getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, SOMAXCONN) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
         weft_err e = weft_diag_set(d, WEFT_EIO, "launch: cannot open the rendezvous socket: %s",
                                    strerror(errno));
-        if (lfd >= 0)
-            close(lfd);
+        if (lfd >= 0) close(lfd);
         return e;
     }
     char addr[64];
@@ -127,11 +124,9 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     fflush(stderr);
     for (uint32_t r = 0; r < o->ranks; r++) {
         pid_t p = fork();
-        if (p == 0)
-            exec_rank(o, r, lfd, addr, secret);
+        if (p == 0) exec_rank(o, r, lfd, addr, secret);
         if (p < 0) {
-            e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r,
-                              strerror(errno));
+            e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r, strerror(errno));
             break;
         }
         setpgid(p, p); /* also in the child: whichever runs first */
@@ -139,8 +134,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         running++;
     }
     close(lfd);
-    if (e)
-        signal_all(pids, o->ranks, SIGKILL);
+    if (e) signal_all(pids, o->ranks, SIGKILL);
 
     int64_t kill_at = 0; /* when to send SIGKILL; 0: not stopping */
     int64_t grace = (int64_t)(o->grace_ms ? o->grace_ms : 2000) * 1000000;
@@ -149,8 +143,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         if (got_signal && !forwarded) {
             signal_all(pids, o->ranks, got_signal);
             forwarded = true;
-            if (!kill_at)
-                kill_at = weft__now_ns() + grace;
+            if (!kill_at) kill_at = weft__now_ns() + grace;
         }
         if (kill_at && weft__now_ns() >= kill_at) {
             signal_all(pids, o->ranks, SIGKILL);
@@ -164,15 +157,13 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             continue;
         }
         if (p < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             break;
         }
         uint32_t r = 0;
         while (r < o->ranks && pids[r] != p)
             r++;
-        if (r == o->ranks)
-            continue;
+        if (r == o->ranks) continue;
         pids[r] = 0;
         running--;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -180,15 +171,15 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             res->failed_rank = (int)r;
             res->status = code;
             if (WIFEXITED(st))
-                snprintf(res->message, sizeof res->message, "rank %u (pid %d) exited with status %d",
-                         r, (int)p, code);
+                snprintf(res->message, sizeof res->message,
+                         "rank %u (pid %d) exited with status %d", r, (int)p, code);
             else
-                snprintf(res->message, sizeof res->message, "rank %u (pid %d) was killed by signal %d (%s)",
-                         r, (int)p, WTERMSIG(st), strsignal(WTERMSIG(st)));
+                snprintf(res->message, sizeof res->message,
+                         "rank %u (pid %d) was killed by signal %d (%s)", r, (int)p, WTERMSIG(st),
+                         strsignal(WTERMSIG(st)));
             if (running) {
                 signal_all(pids, o->ranks, SIGTERM);
-                if (!kill_at)
-                    kill_at = weft__now_ns() + grace;
+                if (!kill_at) kill_at = weft__now_ns() + grace;
             }
         }
     }

@@ -30,8 +30,7 @@ static int rank_main(void)
         want += (int64_t)k * 1000 + 999;
     e = weft_allreduce(c, v, v, 1000, WEFT_INT64, WEFT_SUM, &d);
     int rc = (e || v[999] != want) ? 11 : 0;
-    if (rc)
-        fprintf(stderr, "rank %u: %s %s\n", me, weft_err_name(e), d.msg);
+    if (rc) fprintf(stderr, "rank %u: %s %s\n", me, weft_err_name(e), d.msg);
     printf("rank %u of %u ok\n", me, n);
     weft_comm_free(c);
     return rc;
@@ -176,8 +175,7 @@ static void test_config_from_env(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "rank") == 0)
-        return rank_main();
+    if (argc == 2 && strcmp(argv[1], "rank") == 0) return rank_main();
     test_job();
     test_failure();
     test_env();

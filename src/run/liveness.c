@@ -9,21 +9,18 @@
 
 bool weft__pid_alive(pid_t pid)
 {
-    if (kill(pid, 0) < 0 && errno == ESRCH)
-        return false;
+    if (kill(pid, 0) < 0 && errno == ESRCH) return false;
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return true; /* no procfs: trust kill() */
+    if (!f) return true; /* no procfs: trust kill() */
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     /* "pid (comm) S ...": the state follows the last ')', as comm may
      * itself contain parentheses. */
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return true;
+    if (!p || p[1] != ' ') return true;
     return p[2] != 'Z' && p[2] != 'X';
 }
 

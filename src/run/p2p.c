@@ -20,12 +20,10 @@ weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d)
     bool shm_busy = c->shm && weft__xport_shm.busy(c->shm);
     bool tcp_busy = c->tcp && weft__xport_tcp.busy(c->tcp);
     weft_err e = WEFT_OK;
-    if (shm_busy)
-        e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, moved, d);
+    if (shm_busy) e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, moved, d);
     if (!e && tcp_busy)
         e = weft__xport_tcp.progress(c->tcp, shm_busy ? MIXED_TCP_WAIT_NS : WAIT_NS, moved, d);
-    if (e)
-        return weft__comm_fail(c, e, d);
+    if (e) return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -43,12 +41,10 @@ static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_
         size_t open = n;
         for (size_t i = 0; i < n; i++)
             open -= reqs[i]->complete;
-        if (!open)
-            return WEFT_OK;
+        if (!open) return WEFT_OK;
         bool moved = false;
         weft_err e = weft__comm_progress(c, &moved, d);
-        if (e)
-            return e;
+        if (e) return e;
         int64_t now = weft__now_ns();
         if (moved) {
             last = now;
@@ -68,9 +64,8 @@ static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_
 weft_err weft__comm_post(weft_comm *c, weft__xreq *r, weft_diag *d)
 {
     weft_err e = c->via[r->peer] == WEFT__VIA_SHM ? weft__xport_shm.post(c->shm, r, d)
-                                                   : weft__xport_tcp.post(c->tcp, r, d);
-    if (e)
-        return weft__comm_fail(c, e, d);
+                                                  : weft__xport_tcp.post(c->tcp, r, d);
+    if (e) return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -78,8 +73,7 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
                              uint32_t src, void *rbuf, size_t rbytes, weft__reduce_fn reduce,
                              size_t esize, weft_diag *d)
 {
-    if (c->failed)
-        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     if (dst != WEFT__NO_PEER && dst >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: destination rank %u is not in 0 .. %u", dst,
                              c->size - 1);
@@ -102,20 +96,22 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
             memmove(rbuf, sbuf, rbytes);
         return WEFT_OK;
     }
-    weft__xreq rr = {.peer = src, .is_send = false, .buf = rbuf, .len = rbytes,
-                     .reduce = reduce, .esize = esize};
+    weft__xreq rr = {.peer = src,
+                     .is_send = false,
+                     .buf = rbuf,
+                     .len = rbytes,
+                     .reduce = reduce,
+                     .esize = esize};
     weft__xreq sr = {.peer = dst, .is_send = true, .buf = (unsigned char *)sbuf, .len = sbytes};
     weft__xreq *reqs[2];
     size_t n = 0;
     weft_err e;
     if (src != WEFT__NO_PEER && rbytes) {
-        if ((e = weft__comm_post(c, &rr, d)))
-            return e;
+        if ((e = weft__comm_post(c, &rr, d))) return e;
         reqs[n++] = &rr;
     }
     if (dst != WEFT__NO_PEER && sbytes) {
-        if ((e = weft__comm_post(c, &sr, d)))
-            return e;
+        if ((e = weft__comm_post(c, &sr, d))) return e;
         reqs[n++] = &sr;
     }
     return wait_reqs(c, reqs, n, d);
@@ -130,8 +126,7 @@ weft_err weft_sendrecv(weft_comm *c, uint32_t dst, const void *sbuf, size_t sbyt
 weft_err weft_send(weft_comm *c, uint32_t dst, const void *buf, size_t bytes, weft_diag *d)
 {
     if (dst == c->rank)
-        return weft_diag_set(d, WEFT_EINVAL, "comm: rank %u cannot send to itself alone",
-                             c->rank);
+        return weft_diag_set(d, WEFT_EINVAL, "comm: rank %u cannot send to itself alone", c->rank);
     return weft__comm_exchange(c, dst, buf, bytes, WEFT__NO_PEER, NULL, 0, NULL, 1, d);
 }
 

@@ -121,19 +121,21 @@ FLOAT_KERNELS(f64, u_f64)
 F16_KERNELS(f16, weft__half_to_float, weft__float_to_half)
 F16_KERNELS(bf16, weft__bf16_to_float, weft__float_to_bf16)
 
-#define ROW(NAME) {NAME##_sum, NAME##_prod, NAME##_min, NAME##_max}
+#define ROW(NAME)                                                                                  \
+    {                                                                                              \
+        NAME##_sum, NAME##_prod, NAME##_min, NAME##_max                                            \
+    }
 
 static const weft__reduce_fn kernels[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT] = {
-    [WEFT_INT8] = ROW(i8),    [WEFT_UINT8] = ROW(u8),       [WEFT_INT16] = ROW(i16),
-    [WEFT_UINT16] = ROW(u16), [WEFT_INT32] = ROW(i32),      [WEFT_UINT32] = ROW(u32),
-    [WEFT_INT64] = ROW(i64),  [WEFT_UINT64] = ROW(u64),     [WEFT_HALF] = ROW(f16),
-    [WEFT_BFLOAT16] = ROW(bf16), [WEFT_FLOAT] = ROW(f32), [WEFT_DOUBLE] = ROW(f64),
+    [WEFT_INT8] = ROW(i8),       [WEFT_UINT8] = ROW(u8),   [WEFT_INT16] = ROW(i16),
+    [WEFT_UINT16] = ROW(u16),    [WEFT_INT32] = ROW(i32),  [WEFT_UINT32] = ROW(u32),
+    [WEFT_INT64] = ROW(i64),     [WEFT_UINT64] = ROW(u64), [WEFT_HALF] = ROW(f16),
+    [WEFT_BFLOAT16] = ROW(bf16), [WEFT_FLOAT] = ROW(f32),  [WEFT_DOUBLE] = ROW(f64),
 };
 
 weft__reduce_fn weft__reduce_get(weft_dtype dtype, weft_redop op)
 {
-    if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT)
-        return NULL;
+    if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT) return NULL;
     return kernels[dtype][op];
 }
 
@@ -141,9 +143,7 @@ weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype 
                            weft_redop op)
 {
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
-    if (!fn)
-        return WEFT_EINVAL;
-    if (count)
-        fn(dst, src, count);
+    if (!fn) return WEFT_EINVAL;
+    if (count) fn(dst, src, count);
     return WEFT_OK;
 }

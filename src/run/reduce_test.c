@@ -37,10 +37,8 @@ static void test_half_conversions(void)
     for (uint32_t h = 0; h < 0x10000u; h++) {
         bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
         uint16_t back = weft__float_to_half(weft__half_to_float((uint16_t)h));
-        if (!nan && back != h)
-            bad++;
-        if (nan && (back & 0x7e00u) != 0x7e00u)
-            bad++;
+        if (!nan && back != h) bad++;
+        if (nan && (back & 0x7e00u) != 0x7e00u) bad++;
     }
     CHECK_INT(bad, 0);
     CHECK(weft__half_to_float(0x3c00) == 1.0f);
@@ -64,10 +62,8 @@ static void test_half_conversions(void)
     for (uint32_t b = 0; b < 0x10000u; b++) {
         bool nan = (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
         uint16_t back = weft__float_to_bf16(weft__bf16_to_float((uint16_t)b));
-        if (!nan && back != b)
-            bad++;
-        if (nan && (back & 0x7fc0u) != 0x7fc0u)
-            bad++;
+        if (!nan && back != b) bad++;
+        if (nan && (back & 0x7fc0u) != 0x7fc0u) bad++;
     }
     CHECK_INT(bad, 0);
     CHECK_INT(weft__float_to_bf16(1.0f), 0x3f80);

@@ -21,8 +21,7 @@
 void weft__sock_format(const struct sockaddr_in *a, char *buf, size_t size)
 {
     char ip[INET_ADDRSTRLEN];
-    if (!inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip))
-        snprintf(ip, sizeof ip, "?");
+    if (!inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip)) snprintf(ip, sizeof ip, "?");
     snprintf(buf, size, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
 }
 
@@ -68,8 +67,7 @@ weft_err weft__sock_parse_addr(const char *text, const char *what, struct sockad
 static weft_err sys_err(weft_diag *d, int e, const char *what, const struct sockaddr_in *a)
 {
     char buf[64] = "";
-    if (a)
-        weft__sock_format(a, buf, sizeof buf);
+    if (a) weft__sock_format(a, buf, sizeof buf);
     weft_err code = (e == ECONNRESET || e == EPIPE || e == ECONNABORTED) ? WEFT_EPEER : WEFT_EIO;
     return weft_diag_set(d, code, "%s%s%s: %s", what, a ? " " : "", buf, strerror(e));
 }
@@ -93,8 +91,7 @@ weft_err weft__sock_listen(const struct sockaddr_in *at, int *fd, struct sockadd
                            weft_diag *d)
 {
     int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return sys_err(d, errno, "socket", NULL);
+    if (s < 0) return sys_err(d, errno, "socket", NULL);
     int one = 1;
     weft_err e;
     (void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -125,24 +122,20 @@ static weft_err wait_fd(int fd, short events, int64_t deadline, const char *what
         struct pollfd p = {.fd = fd, .events = events};
         int ms = weft__ms_until(deadline, 1000);
         int rc = poll(&p, 1, ms);
-        if (rc > 0)
-            return WEFT_OK;
-        if (rc < 0 && errno != EINTR)
-            return sys_err(d, errno, "poll", NULL);
+        if (rc > 0) return WEFT_OK;
+        if (rc < 0 && errno != EINTR) return sys_err(d, errno, "poll", NULL);
         if (rc == 0 && weft__now_ns() >= deadline)
             return weft_diag_set(d, WEFT_ETIMEDOUT, "%s: timed out", what);
     }
 }
 
-weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int *fd,
-                            weft_diag *d)
+weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int *fd, weft_diag *d)
 {
     char name[64];
     weft__sock_format(to, name, sizeof name);
     for (;;) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (s < 0)
-            return sys_err(d, errno, "socket", NULL);
+        if (s < 0) return sys_err(d, errno, "socket", NULL);
         int err = 0;
         if (connect(s, (const struct sockaddr *)to, sizeof *to) < 0) {
             err = errno;
@@ -154,8 +147,7 @@ weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int 
                                          e == WEFT_ETIMEDOUT ? "timed out" : "poll failed");
                 }
                 socklen_t len = sizeof err;
-                if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-                    err = errno;
+                if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
             }
         }
         if (err == 0) {
@@ -167,8 +159,8 @@ weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int 
         if (err != ECONNREFUSED && err != ECONNRESET && err != ETIMEDOUT)
             return weft_diag_set(d, WEFT_EIO, "connecting to %s: %s", name, strerror(err));
         if (weft__now_ns() + 20000000 >= deadline)
-            return weft_diag_set(d, WEFT_ETIMEDOUT, "connecting to %s: %s until the deadline",
-                                 name, strerror(err));
+            return weft_diag_set(d, WEFT_ETIMEDOUT, "connecting to %s: %s until the deadline", name,
+                                 strerror(err));
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
     }
@@ -185,18 +177,14 @@ weft_err weft__sock_accept(int lfd, int64_t deadline, int *fd, struct sockaddr_i
             *fd = s;
             return WEFT_OK;
         }
-        if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return sys_err(d, errno, "accept", NULL);
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return sys_err(d, errno, "accept", NULL);
         weft_err e = wait_fd(lfd, POLLIN, deadline, "accept", d);
-        if (e)
-            return e;
+        if (e) return e;
     }
 }
 
-weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadline,
-                              weft_diag *d)
+weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadline, weft_diag *d)
 {
     const unsigned char *p = buf;
     while (len) {
@@ -206,13 +194,11 @@ weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadl
             len -= (size_t)n;
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return sys_err(d, errno, "send", NULL);
         weft_err e = wait_fd(fd, POLLOUT, deadline, "send", d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
@@ -227,15 +213,11 @@ weft_err weft__sock_read_all(int fd, void *buf, size_t len, int64_t deadline, we
             len -= (size_t)n;
             continue;
         }
-        if (n == 0)
-            return weft_diag_set(d, WEFT_EPEER, "connection closed by the peer");
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return sys_err(d, errno, "recv", NULL);
+        if (n == 0) return weft_diag_set(d, WEFT_EPEER, "connection closed by the peer");
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return sys_err(d, errno, "recv", NULL);
         weft_err e = wait_fd(fd, POLLIN, deadline, "recv", d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
@@ -243,8 +225,7 @@ weft_err weft__sock_read_all(int fd, void *buf, size_t len, int64_t deadline, we
 weft_err weft__sock_ifaddr(const char *ifname, struct in_addr *out, weft_diag *d)
 {
     struct ifaddrs *list;
-    if (getifaddrs(&list) < 0)
-        return sys_err(d, errno, "getifaddrs", NULL);
+    if (getifaddrs(&list) < 0) return sys_err(d, errno, "getifaddrs", NULL);
     bool found = false;
     for (struct ifaddrs *i = list; i && !found; i = i->ifa_next) {
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, ifname) == 0) {
@@ -264,8 +245,7 @@ struct in_addr weft__sock_default_ifaddr(void)
     struct in_addr a;
     a.s_addr = htonl(INADDR_LOOPBACK);
     struct ifaddrs *list;
-    if (getifaddrs(&list) < 0)
-        return a;
+    if (getifaddrs(&list) < 0) return a;
     for (struct ifaddrs *i = list; i; i = i->ifa_next) {
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
             !(i->ifa_flags & IFF_LOOPBACK)) {

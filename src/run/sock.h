@@ -27,14 +27,12 @@ weft_err weft__sock_listen(const struct sockaddr_in *at, int *fd, struct sockadd
                            weft_diag *d);
 /* Connects, retrying refused attempts every 20 ms (the listener may not be up
  * yet) until the deadline. Sets TCP_NODELAY. */
-weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int *fd,
-                            weft_diag *d);
+weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int *fd, weft_diag *d);
 /* Accepts one connection before the deadline; sets TCP_NODELAY. */
 weft_err weft__sock_accept(int lfd, int64_t deadline, int *fd, struct sockaddr_in *peer,
                            weft_diag *d);
 /* Writes or reads exactly len bytes before the deadline. */
-weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadline,
-                              weft_diag *d);
+weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadline, weft_diag *d);
 weft_err weft__sock_read_all(int fd, void *buf, size_t len, int64_t deadline, weft_diag *d);
 /* Makes fd non-blocking and close-on-exec (for inherited listeners). */
 weft_err weft__sock_prepare_fd(int fd, weft_diag *d);

@@ -136,8 +136,7 @@ static weft_err drive(weft__xport *x, weft__xreq *r)
     while (!r->complete && weft__now_ns() < stop) {
         bool moved = false;
         weft_err e = weft__xport_tcp.progress(x, 100000000, &moved, NULL);
-        if (e)
-            return e;
+        if (e) return e;
     }
     return r->complete ? WEFT_OK : WEFT_ETIMEDOUT;
 }
@@ -145,8 +144,8 @@ static weft_err drive(weft__xport *x, weft__xreq *r)
 static weft__xport *open_tcp(uint32_t rank, unsigned char *blob)
 {
     struct in_addr lo = {htonl(INADDR_LOOPBACK)};
-    weft__xport_params p = {.rank = rank, .size = 2, .secret = job_secret, .ifaddrs = &lo,
-                            .nifaddrs = 1, .conns = 2};
+    weft__xport_params p = {
+        .rank = rank, .size = 2, .secret = job_secret, .ifaddrs = &lo, .nifaddrs = 1, .conns = 2};
     weft__xport *x = NULL;
     CHECK_ERR(weft__xport_tcp.open(&p, &x, blob, NULL), WEFT_OK);
     return x;
@@ -157,8 +156,7 @@ enum { MSG = 300001 };
 static void test_transport(void)
 {
     int up[2], down[2];
-    if (pipe(up) < 0 || pipe(down) < 0)
-        return;
+    if (pipe(up) < 0 || pipe(down) < 0) return;
     unsigned char addrs[2 * WEFT__XPORT_ADDR_BYTES];
     bool serve[2] = {true, true};
     fflush(stdout);
@@ -166,8 +164,7 @@ static void test_transport(void)
     if (pid == 0) { /* rank 1: accepts */
         weft_log_set_sink(capture, NULL);
         weft__xport *x = open_tcp(1, addrs + WEFT__XPORT_ADDR_BYTES);
-        if (!x)
-            _exit(90);
+        if (!x) _exit(90);
         if (write(up[1], addrs + WEFT__XPORT_ADDR_BYTES, WEFT__XPORT_ADDR_BYTES) < 0 ||
             read(down[0], addrs, WEFT__XPORT_ADDR_BYTES) != WEFT__XPORT_ADDR_BYTES)
             _exit(91);
@@ -204,7 +201,7 @@ static void test_transport(void)
     int s[4];
     for (int i = 0; i < 4; i++)
         s[i] = stranger_connect(port);
-    send_hello(s[0], WEFT__HELLO_TCP, 0, 2, 0, 0x00);   /* wrong secret */
+    send_hello(s[0], WEFT__HELLO_TCP, 0, 2, 0, 0x00); /* wrong secret */
     weft__hello h = {.kind = WEFT__HELLO_TCP, .rank = 1, .size = 2, .index = 0};
     unsigned char buf[WEFT__HELLO_BYTES];
     memcpy(h.secret, job_secret, sizeof h.secret);

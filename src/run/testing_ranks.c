@@ -14,8 +14,7 @@
 
 #include "run/clock.h"
 
-int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg),
-                         void *arg)
+int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg), void *arg)
 {
     weft_comm *c;
     weft_diag d;
@@ -42,8 +41,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 128) < 0 ||
         getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
         perror("test ranks: listen");
-        if (lfd >= 0)
-            close(lfd);
+        if (lfd >= 0) close(lfd);
         return -1;
     }
     char addr[64];
@@ -70,8 +68,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             cfg.size = n;
             cfg.addr = addr;
             cfg.listen_fd = r == 0 ? lfd : -1;
-            if (r != 0)
-                close(lfd);
+            if (r != 0) close(lfd);
             int rc = child(&cfg, arg);
             fflush(stdout);
             fflush(stderr);
@@ -80,8 +77,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
         pids[r] = p;
     }
     close(lfd);
-    if (parent)
-        parent(pids, n, ntohs(a.sin_port), arg);
+    if (parent) parent(pids, n, ntohs(a.sin_port), arg);
     uint32_t left = n;
     bool killed = false;
     while (left) {
@@ -91,8 +87,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             if (!killed && weft__now_ns() - start > (int64_t)limit_ms * 1000000) {
                 fprintf(stderr, "test ranks: still running after %d ms, killing\n", limit_ms);
                 for (uint32_t r = 0; r < n; r++)
-                    if (pids[r])
-                        kill(pids[r], SIGKILL);
+                    if (pids[r]) kill(pids[r], SIGKILL);
                 killed = true;
             }
             struct timespec ts = {0, 2000000};
@@ -100,15 +95,13 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             continue;
         }
         if (p < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             break;
         }
         for (uint32_t r = 0; r < n; r++) {
             if (pids[r] == p) {
                 codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-                if (ms)
-                    ms[r] = (long)(weft__now_ns() / 1000000);
+                if (ms) ms[r] = (long)(weft__now_ns() / 1000000);
                 pids[r] = 0;
                 left--;
             }

@@ -39,14 +39,13 @@ typedef struct weft__boot_ops {
      * handed out), and *local is the IPv4 address this rank used to reach
      * the others (INADDR_ANY when the backend cannot tell). */
     weft_err (*open)(const weft__boot_params *p, weft__boot **out,
-                     unsigned char secret[WEFT_SECRET_BYTES], struct in_addr *local,
-                     weft_diag *d);
+                     unsigned char secret[WEFT_SECRET_BYTES], struct in_addr *local, weft_diag *d);
     /* Collective: every rank contributes len bytes (len must be equal on
      * every rank, <= WEFT__BOOT_MAX_BYTES); out (size*len bytes, owned by the
      * caller) receives them in rank order. Blocks until done or the deadline;
      * a rank that left is WEFT_EPEER. */
-    weft_err (*allgather)(weft__boot *b, const void *in, size_t len, void *out,
-                          int64_t deadline, weft_diag *d);
+    weft_err (*allgather)(weft__boot *b, const void *in, size_t len, void *out, int64_t deadline,
+                          weft_diag *d);
     /* Frees; NULL is allowed. Never blocks. */
     void (*close)(weft__boot *b);
 } weft__boot_ops;

@@ -43,15 +43,12 @@ static uint64_t get64(const unsigned char *p)
 
 static void boot_close(weft__boot *b)
 {
-    if (!b)
-        return;
+    if (!b) return;
     uint32_t n = b->rank == 0 ? b->size : 1;
     for (uint32_t i = 0; b->fds && i < n; i++) {
-        if (b->fds[i] >= 0)
-            close(b->fds[i]);
+        if (b->fds[i] >= 0) close(b->fds[i]);
     }
-    if (b->own_listen_fd >= 0)
-        close(b->own_listen_fd);
+    if (b->own_listen_fd >= 0) close(b->own_listen_fd);
     weft__free(b->fds);
     weft__free(b);
 }
@@ -68,8 +65,7 @@ static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd,
         if (e == WEFT_ETIMEDOUT)
             return weft_diag_set(d, e, "bootstrap: only %u of %u ranks joined before the deadline",
                                  joined + 1, b->size);
-        if (e)
-            return e;
+        if (e) return e;
         char who[64];
         weft__sock_format(&peer, who, sizeof who);
         unsigned char buf[WEFT__HELLO_BYTES];
@@ -105,8 +101,7 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
     const weft_comm_config *cfg = p->cfg;
     weft_err e = WEFT_ENOMEM;
     weft__boot *b = weft__calloc(1, sizeof *b);
-    if (!b)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!b) return weft_diag_code(d, WEFT_ENOMEM);
     b->rank = cfg->rank;
     b->size = cfg->size;
     b->own_listen_fd = -1;
@@ -123,8 +118,7 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
     memset(&at, 0, sizeof at);
     if (cfg->listen_fd < 0 || b->rank != 0) {
         e = weft__sock_parse_addr(cfg->addr, "rendezvous address", &at, d);
-        if (e)
-            goto free_boot;
+        if (e) goto free_boot;
     }
     unsigned char job[WEFT_SECRET_BYTES];
     unsigned char buf[WEFT__HELLO_BYTES];
@@ -140,11 +134,9 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
             e = weft__sock_listen(&at, &b->own_listen_fd, &bound, d);
             lfd = b->own_listen_fd;
         }
-        if (e)
-            goto free_boot;
+        if (e) goto free_boot;
         e = root_accept(b, cfg, lfd, p->deadline, d);
-        if (e)
-            goto free_boot;
+        if (e) goto free_boot;
         if (b->own_listen_fd >= 0) {
             close(b->own_listen_fd);
             b->own_listen_fd = -1;
@@ -170,35 +162,30 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
         }
     } else {
         e = weft__sock_connect(&at, p->deadline, &b->fds[0], d);
-        if (e)
-            goto free_boot;
+        if (e) goto free_boot;
         h.kind = WEFT__HELLO_BOOT;
-        if (cfg->has_secret)
-            memcpy(h.secret, cfg->secret, WEFT_SECRET_BYTES);
+        if (cfg->has_secret) memcpy(h.secret, cfg->secret, WEFT_SECRET_BYTES);
         weft__hello_encode(&h, buf);
         e = weft__sock_write_all(b->fds[0], buf, sizeof buf, p->deadline, d);
-        if (!e)
-            e = weft__sock_read_all(b->fds[0], buf, sizeof buf, p->deadline, d);
+        if (!e) e = weft__sock_read_all(b->fds[0], buf, sizeof buf, p->deadline, d);
         if (e) {
-            e = weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
-                              "bootstrap: rank 0 at %s did not let rank %u join (%s)", cfg->addr,
-                              b->rank,
-                              e == WEFT_ETIMEDOUT ? "timed out"
-                                                  : "refused: wrong secret, rank or size?");
+            e = weft_diag_set(
+                d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
+                "bootstrap: rank 0 at %s did not let rank %u join (%s)", cfg->addr, b->rank,
+                e == WEFT_ETIMEDOUT ? "timed out" : "refused: wrong secret, rank or size?");
             goto free_boot;
         }
         const char *why;
         weft__hello reply;
-        if (!weft__hello_decode(buf, WEFT__HELLO_BOOT_REPLY,
-                                cfg->has_secret ? cfg->secret : NULL, &reply, &why)) {
+        if (!weft__hello_decode(buf, WEFT__HELLO_BOOT_REPLY, cfg->has_secret ? cfg->secret : NULL,
+                                &reply, &why)) {
             e = weft_diag_set(d, WEFT_EAUTH, "bootstrap: rank 0 at %s answered badly: %s",
                               cfg->addr, why);
             goto free_boot;
         }
         memcpy(job, reply.secret, sizeof job);
         local->s_addr = htonl(INADDR_ANY);
-        if (getsockname(b->fds[0], (struct sockaddr *)&me, &mlen) == 0)
-            *local = me.sin_addr;
+        if (getsockname(b->fds[0], (struct sockaddr *)&me, &mlen) == 0) *local = me.sin_addr;
     }
     memcpy(secret, job, sizeof job);
     *out = b;
@@ -219,18 +206,14 @@ static weft_err boot_allgather(weft__boot *b, const void *in, size_t len, void *
     if (b->rank != 0) {
         put64(hdr, len);
         e = weft__sock_write_all(b->fds[0], hdr, 8, deadline, d);
-        if (!e)
-            e = weft__sock_write_all(b->fds[0], in, len, deadline, d);
-        if (!e)
-            e = weft__sock_read_all(b->fds[0], hdr, 8, deadline, d);
+        if (!e) e = weft__sock_write_all(b->fds[0], in, len, deadline, d);
+        if (!e) e = weft__sock_read_all(b->fds[0], hdr, 8, deadline, d);
         if (e)
             return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
                                  "bootstrap: lost the connection to rank 0");
         if (get64(hdr) != (uint64_t)len * b->size)
-            return weft_diag_set(d, WEFT_EPARSE,
-                                 "bootstrap: rank 0 sent %llu bytes, expected %llu",
-                                 (unsigned long long)get64(hdr),
-                                 (unsigned long long)len * b->size);
+            return weft_diag_set(d, WEFT_EPARSE, "bootstrap: rank 0 sent %llu bytes, expected %llu",
+                                 (unsigned long long)get64(hdr), (unsigned long long)len * b->size);
         e = weft__sock_read_all(b->fds[0], o, len * b->size, deadline, d);
         if (e)
             return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
@@ -243,20 +226,18 @@ static weft_err boot_allgather(weft__boot *b, const void *in, size_t len, void *
         if (!e && get64(hdr) != len)
             return weft_diag_set(d, WEFT_EPARSE, "bootstrap: rank %u sent %llu bytes, expected %zu",
                                  r, (unsigned long long)get64(hdr), len);
-        if (!e)
-            e = weft__sock_read_all(b->fds[r], o + (size_t)r * len, len, deadline, d);
+        if (!e) e = weft__sock_read_all(b->fds[r], o + (size_t)r * len, len, deadline, d);
         if (e)
-            return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
-                                 "bootstrap: lost rank %u", r);
+            return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER, "bootstrap: lost rank %u",
+                                 r);
     }
     put64(hdr, (uint64_t)len * b->size);
     for (uint32_t r = 1; r < b->size; r++) {
         e = weft__sock_write_all(b->fds[r], hdr, 8, deadline, d);
-        if (!e)
-            e = weft__sock_write_all(b->fds[r], o, len * b->size, deadline, d);
+        if (!e) e = weft__sock_write_all(b->fds[r], o, len * b->size, deadline, d);
         if (e)
-            return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
-                                 "bootstrap: lost rank %u", r);
+            return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER, "bootstrap: lost rank %u",
+                                 r);
     }
     return WEFT_OK;
 }

@@ -4,8 +4,7 @@
 #include "run/comm_internal.h"
 #include "run/mpi/boot_mpi.h"
 
-weft_err weft_comm_init_mpi(MPI_Comm mc, const weft_comm_config *cfg, weft_comm **out,
-                            weft_diag *d)
+weft_err weft_comm_init_mpi(MPI_Comm mc, const weft_comm_config *cfg, weft_comm **out, weft_diag *d)
 {
     weft_comm_config c;
     if (cfg)

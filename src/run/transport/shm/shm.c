@@ -118,19 +118,16 @@ static unsigned char *slot_of(unsigned char *seg, uint32_t n, uint32_t sender, u
 
 static void shm_close(weft__xport *x)
 {
-    if (!x)
-        return;
+    if (!x) return;
     for (uint32_t p = 0; x->peers && p < x->size; p++) {
-        if (x->peers[p].seg)
-            munmap(x->peers[p].seg, x->seg_bytes);
+        if (x->peers[p].seg) munmap(x->peers[p].seg, x->seg_bytes);
     }
     if (x->mine) {
         uint32_t alive = SEG_ALIVE;
         atomic_compare_exchange_strong(&hdr_of(x->mine)->state, &alive, SEG_CLOSED);
         munmap(x->mine, x->seg_bytes);
     }
-    if (x->linked)
-        shm_unlink(x->name);
+    if (x->linked) shm_unlink(x->name);
     weft__free(x->peers);
     weft__free(x);
 }
@@ -140,8 +137,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
 {
     weft_err e = WEFT_ENOMEM;
     weft__xport *x = weft__calloc(1, sizeof *x);
-    if (!x)
-        return weft_diag_code(d, e);
+    if (!x) return weft_diag_code(d, e);
     x->rank = p->rank;
     x->size = p->size;
     x->seg_bytes = seg_size(p->size);
@@ -151,8 +147,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
         goto close_xport;
     }
     uint64_t rnd = 0;
-    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        rnd = (uint64_t)weft__now_ns();
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint64_t)weft__now_ns();
     snprintf(x->name, sizeof x->name, "/weft-%d-%016llx", (int)getpid(), (unsigned long long)rnd);
     int fd = shm_open(x->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
@@ -199,8 +194,7 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
                             int64_t deadline, weft_diag *d)
 {
     for (uint32_t p = 0; p < x->size; p++) {
-        if (!serve[p] || p == x->rank)
-            continue;
+        if (!serve[p] || p == x->rank) continue;
         shm_addr a;
         memcpy(&a, addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES, sizeof a);
         a.name[sizeof a.name - 1] = '\0';
@@ -213,8 +207,8 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
         struct stat st;
         if (fstat(fd, &st) < 0 || (size_t)st.st_size != x->seg_bytes) {
             close(fd);
-            return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s has the wrong size",
-                                 p, a.name);
+            return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s has the wrong size", p,
+                                 a.name);
         }
         void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
@@ -226,8 +220,8 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
         seg_hdr *h = hdr_of(m);
         if (h->magic != SHM_MAGIC || h->nranks != x->size || h->slots != SHM_SLOTS ||
             h->slot_bytes != SHM_SLOT_BYTES || h->pid != a.pid)
-            return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s is not compatible",
-                                 p, a.name);
+            return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s is not compatible", p,
+                                 a.name);
     }
     (void)deadline;
     return WEFT_OK;
@@ -247,8 +241,7 @@ static weft_err shm_post(weft__xport *x, weft__xreq *r, weft_diag *d)
     r->next = NULL;
     r->done = 0;
     r->complete = false;
-    if (!p->sq && !p->rq)
-        x->busy_peers++;
+    if (!p->sq && !p->rq) x->busy_peers++;
     weft__xreq **head = r->is_send ? &p->sq : &p->rq;
     weft__xreq **tail = r->is_send ? &p->sq_tail : &p->rq_tail;
     if (*head)
@@ -271,8 +264,7 @@ static void pop(weft__xport *x, shm_peer *p, weft__xreq **head)
     r->complete = true;
     *head = r->next;
     r->next = NULL;
-    if (!p->sq && !p->rq)
-        x->busy_peers--;
+    if (!p->sq && !p->rq) x->busy_peers--;
 }
 
 /* Fills free slots of our ring in peer's segment. */
@@ -284,20 +276,17 @@ static bool push_sends(weft__xport *x, shm_peer *p)
         weft__xreq *r = p->sq;
         uint64_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
         uint64_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
-        if (head - tail >= SHM_SLOTS)
-            break;
+        if (head - tail >= SHM_SLOTS) break;
         unsigned char *slot = slot_of(p->seg, x->size, x->rank, head);
         size_t n = r->len - r->done;
-        if (n > SHM_SLOT_BYTES)
-            n = SHM_SLOT_BYTES;
+        if (n > SHM_SLOT_BYTES) n = SHM_SLOT_BYTES;
         slot_hdr sh = {.len = n, .msg_len = r->len};
         memcpy(slot, &sh, sizeof sh);
         memcpy(slot + SHM_SLOT_HDR, r->buf + r->done, n);
         atomic_store_explicit(&c->head, head + 1, memory_order_release);
         r->done += n;
         moved = true;
-        if (r->done == r->len)
-            pop(x, p, &p->sq);
+        if (r->done == r->len) pop(x, p, &p->sq);
     }
     return moved;
 }
@@ -310,14 +299,12 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
         weft__xreq *r = p->rq;
         uint64_t tail = atomic_load_explicit(&c->tail, memory_order_relaxed);
         uint64_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-        if (head == tail)
-            break;
+        if (head == tail) break;
         unsigned char *slot = slot_of(x->mine, x->size, peer, tail);
         slot_hdr sh;
         memcpy(&sh, slot, sizeof sh);
         size_t want = r->len - r->done;
-        if (want > SHM_SLOT_BYTES)
-            want = SHM_SLOT_BYTES;
+        if (want > SHM_SLOT_BYTES) want = SHM_SLOT_BYTES;
         if (sh.msg_len != r->len || sh.len != want)
             return weft_diag_set(d, WEFT_EPARSE,
                                  "shm: rank %u sent a %llu-byte message, rank %u expected %zu "
@@ -330,8 +317,7 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
         atomic_store_explicit(&c->tail, tail + 1, memory_order_release);
         r->done += want;
         *moved = true;
-        if (r->done == r->len)
-            pop(x, p, &p->rq);
+        if (r->done == r->len) pop(x, p, &p->rq);
     }
     return WEFT_OK;
 }
@@ -342,8 +328,7 @@ static weft_err check_peers(weft__xport *x, weft_diag *d)
 {
     for (uint32_t q = 0; q < x->size; q++) {
         shm_peer *p = &x->peers[q];
-        if (!p->sq && !p->rq)
-            continue;
+        if (!p->sq && !p->rq) continue;
         uint32_t st = atomic_load_explicit(&hdr_of(p->seg)->state, memory_order_acquire);
         if (st == SEG_ABORTED)
             return weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
@@ -378,31 +363,25 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
         bool any = false;
         for (uint32_t q = 0; q < x->size && x->busy_peers; q++) {
             shm_peer *p = &x->peers[q];
-            if (p->sq && push_sends(x, p))
-                any = true;
+            if (p->sq && push_sends(x, p)) any = true;
             if (p->rq) {
                 weft_err e = pull_recvs(x, q, p, &any, d);
-                if (e)
-                    return e;
+                if (e) return e;
             }
         }
         if (any) {
             *moved = true;
             return WEFT_OK;
         }
-        if (!x->busy_peers)
-            return WEFT_OK;
+        if (!x->busy_peers) return WEFT_OK;
         int64_t now = weft__now_ns();
-        if (!start)
-            start = now;
+        if (!start) start = now;
         if (now >= x->next_check) {
             weft_err e = check_peers(x, d);
-            if (e)
-                return e;
+            if (e) return e;
             x->next_check = now + SHM_CHECK_NS;
         }
-        if (now - start >= wait_ns)
-            return WEFT_OK;
+        if (now - start >= wait_ns) return WEFT_OK;
         if (spins < 512) {
             pause_cpu();
         } else if (spins < 1024) {
@@ -416,8 +395,7 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
 
 static void shm_abort(weft__xport *x)
 {
-    if (x && x->mine)
-        atomic_store(&hdr_of(x->mine)->state, SEG_ABORTED);
+    if (x && x->mine) atomic_store(&hdr_of(x->mine)->state, SEG_ABORTED);
 }
 
 const weft__xport_ops weft__xport_shm = {

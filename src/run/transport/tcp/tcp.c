@@ -99,8 +99,7 @@ static uint64_t get64(const unsigned char *p)
 
 /* Blob: u32 nifs, then per interface the IPv4 address (network order, as
  * stored) and the port (host order). */
-static void addr_encode(const weft__xport *x, const struct sockaddr_in *bound,
-                        unsigned char *blob)
+static void addr_encode(const weft__xport *x, const struct sockaddr_in *bound, unsigned char *blob)
 {
     memset(blob, 0, WEFT__XPORT_ADDR_BYTES);
     put32(blob, x->nifs);
@@ -114,14 +113,12 @@ static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
                         struct sockaddr_in *out)
 {
     *nifs = get32(blob);
-    if (*nifs == 0 || *nifs > TCP_MAX_IFS || i >= *nifs)
-        return false;
+    if (*nifs == 0 || *nifs > TCP_MAX_IFS || i >= *nifs) return false;
     memset(out, 0, sizeof *out);
     out->sin_family = AF_INET;
     memcpy(&out->sin_addr.s_addr, blob + 4 + 8 * i, 4);
     uint32_t port = get32(blob + 8 + 8 * i);
-    if (port == 0 || port > 65535)
-        return false;
+    if (port == 0 || port > 65535) return false;
     out->sin_port = htons((uint16_t)port);
     return true;
 }
@@ -130,16 +127,13 @@ static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
 
 static void tcp_close(weft__xport *x)
 {
-    if (!x)
-        return;
+    if (!x) return;
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
-        if (x->lfd[i] >= 0)
-            close(x->lfd[i]);
+        if (x->lfd[i] >= 0) close(x->lfd[i]);
     }
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
         tcp_conn *c = &x->conns[i];
-        if (c->fd >= 0)
-            close(c->fd);
+        if (c->fd >= 0) close(c->fd);
         weft__free(c->sq.v);
         weft__free(c->rq.v);
         weft__free(c->bounce);
@@ -155,13 +149,13 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
 {
     if (p->nifaddrs == 0 || p->nifaddrs > TCP_MAX_IFS || p->conns == 0 ||
         p->conns > WEFT_MAX_TCP_CONNS)
-        return weft_diag_set(d, WEFT_EINVAL, "tcp: %u interfaces (1 .. %u) and %u connections "
-                                             "per peer (1 .. %u) are not possible",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "tcp: %u interfaces (1 .. %u) and %u connections "
+                             "per peer (1 .. %u) are not possible",
                              p->nifaddrs, TCP_MAX_IFS, p->conns, WEFT_MAX_TCP_CONNS);
     weft_err e = WEFT_ENOMEM;
     weft__xport *x = weft__calloc(1, sizeof *x);
-    if (!x)
-        return weft_diag_code(d, e);
+    if (!x) return weft_diag_code(d, e);
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++)
         x->lfd[i] = -1;
     x->rank = p->rank;
@@ -191,8 +185,7 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
         at.sin_addr = p->ifaddrs[i];
         at.sin_port = 0;
         e = weft__sock_listen(&at, &x->lfd[i], &bound[i], d);
-        if (e)
-            goto close_xport;
+        if (e) goto close_xport;
     }
     addr_encode(x, bound, addr);
     *out = x;
@@ -221,8 +214,7 @@ static weft_err accept_one(weft__xport *x, const bool *serve, uint32_t li, int64
     int fd;
     struct sockaddr_in peer;
     weft_err e = weft__sock_accept(x->lfd[li], deadline, &fd, &peer, d);
-    if (e)
-        return e;
+    if (e) return e;
     char who[64];
     weft__sock_format(&peer, who, sizeof who);
     unsigned char buf[WEFT__HELLO_BYTES];
@@ -242,8 +234,8 @@ static weft_err accept_one(weft__xport *x, const bool *serve, uint32_t li, int64
     else if (x->conns[(size_t)h.rank * x->nconn + h.index].fd >= 0)
         why = "duplicate connection";
     if (why) {
-        weft_log(WEFT_LOG_WARN, "run", "tcp: rank %u refused connection from %s: %s", x->rank,
-                 who, why);
+        weft_log(WEFT_LOG_WARN, "run", "tcp: rank %u refused connection from %s: %s", x->rank, who,
+                 why);
         close(fd);
         return WEFT_OK;
     }
@@ -264,8 +256,7 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
     /* Outgoing connections to higher ranks; the kernel completes them
      * against the listeners' backlogs, so this never waits for b to run. */
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
-        if (!serve[p])
-            continue;
+        if (!serve[p]) continue;
         const unsigned char *blob = addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES;
         for (uint32_t c = 0; c < x->nconn; c++) {
             struct sockaddr_in to;
@@ -277,10 +268,8 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
                                      p, nifs, x->rank, x->nifs);
             tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
             e = weft__sock_connect(&to, deadline, &cn->fd, d);
-            if (!e)
-                e = send_hello(x, cn->fd, c, deadline, d);
-            if (e)
-                return e;
+            if (!e) e = send_hello(x, cn->fd, c, deadline, d);
+            if (e) return e;
         }
     }
     /* Incoming connections from lower ranks. */
@@ -302,16 +291,14 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
         for (uint32_t i = 0; rc > 0 && i < x->nifs; i++) {
             if (pf[i].revents & POLLIN) {
                 e = accept_one(x, serve, i, deadline, &accepted, d);
-                if (e)
-                    return e;
+                if (e) return e;
             }
         }
     }
     /* Answers on our outgoing connections: the other side proves it knows
      * the secret too. */
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
-        if (!serve[p])
-            continue;
+        if (!serve[p]) continue;
         for (uint32_t c = 0; c < x->nconn; c++) {
             tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
             unsigned char buf[WEFT__HELLO_BYTES];
@@ -326,8 +313,8 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
                 (h.rank != p || h.index != c || h.size != x->size))
                 why = "answer names another rank or connection";
             if (why)
-                return weft_diag_set(d, WEFT_EAUTH, "tcp: rank %u's answer on connection %u: %s",
-                                     p, c, why);
+                return weft_diag_set(d, WEFT_EAUTH, "tcp: rank %u's answer on connection %u: %s", p,
+                                     c, why);
         }
     }
     return WEFT_OK;
@@ -348,10 +335,8 @@ static void tcp_ready(weft__xport *x)
 static uint32_t nparts(const weft__xport *x, size_t len)
 {
     size_t np = len / TCP_MIN_PART;
-    if (np < 1)
-        np = 1;
-    if (np > x->nconn)
-        np = x->nconn;
+    if (np < 1) np = 1;
+    if (np > x->nconn) np = x->nconn;
     return (uint32_t)np;
 }
 
@@ -368,8 +353,7 @@ static bool q_push(rqueue *q, weft__xreq *r)
     if (q->len == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 8;
         weft__xreq **v = weft__realloc_array(NULL, ncap, sizeof *v);
-        if (!v)
-            return false;
+        if (!v) return false;
         for (size_t i = 0; i < q->len; i++)
             v[i] = q->v[(q->head + i) % q->cap];
         weft__free(q->v);
@@ -400,8 +384,7 @@ static weft_err tcp_post(weft__xport *x, weft__xreq *r, weft_diag *d)
     r->parts_left = np;
     for (uint32_t i = 0; i < np; i++) {
         tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + i];
-        if (!q_push(r->is_send ? &c->sq : &c->rq, r))
-            return weft_diag_code(d, WEFT_ENOMEM);
+        if (!q_push(r->is_send ? &c->sq : &c->rq, r)) return weft_diag_code(d, WEFT_ENOMEM);
         x->queued++;
     }
     return WEFT_OK;
@@ -417,8 +400,7 @@ static void part_done(weft__xport *x, rqueue *q)
     weft__xreq *r = q_front(q);
     q_pop(q);
     x->queued--;
-    if (--r->parts_left == 0)
-        r->complete = true;
+    if (--r->parts_left == 0) r->complete = true;
 }
 
 static weft_err io_error(weft__xport *x, tcp_conn *c, int err, weft_diag *d)
@@ -446,15 +428,12 @@ static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
         int niov = 0;
         if (c->shdr_done < TCP_FRAME_HDR)
             iov[niov++] = (struct iovec){c->shdr + c->shdr_done, TCP_FRAME_HDR - c->shdr_done};
-        if (c->soff < n)
-            iov[niov++] = (struct iovec){r->buf + off + c->soff, n - c->soff};
+        if (c->soff < n) iov[niov++] = (struct iovec){r->buf + off + c->soff, n - c->soff};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
         ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL);
         if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return WEFT_OK;
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return WEFT_OK;
             return io_error(x, c, errno, d);
         }
         *moved = true;
@@ -481,14 +460,12 @@ static size_t read_some(int fd, void *p, size_t n, int *err)
 {
     for (;;) {
         ssize_t k = recv(fd, p, n, 0);
-        if (k > 0)
-            return (size_t)k;
+        if (k > 0) return (size_t)k;
         if (k == 0) {
             *err = 0;
             return 0;
         }
-        if (errno == EINTR)
-            continue;
+        if (errno == EINTR) continue;
         *err = (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : errno;
         return 0;
     }
@@ -503,12 +480,10 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
         int err;
         if (c->rhdr_done < TCP_FRAME_HDR) {
             size_t k = read_some(c->fd, c->rhdr + c->rhdr_done, TCP_FRAME_HDR - c->rhdr_done, &err);
-            if (!k)
-                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
             *moved = true;
             c->rhdr_done += k;
-            if (c->rhdr_done < TCP_FRAME_HDR)
-                continue;
+            if (c->rhdr_done < TCP_FRAME_HDR) continue;
             uint64_t flen = get64(c->rhdr + 8);
             if (get32(c->rhdr) != TCP_FRAME_MAGIC || get32(c->rhdr + 4) != 0)
                 return weft_diag_set(d, WEFT_EPARSE,
@@ -530,12 +505,10 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
                 if (!c->bounce && !(c->bounce = weft__malloc(TCP_BOUNCE)))
                     return weft_diag_code(d, WEFT_ENOMEM);
                 size_t room = TCP_BOUNCE - c->bounce_have;
-                if (room > n - c->roff)
-                    room = n - c->roff;
+                if (room > n - c->roff) room = n - c->roff;
                 k = read_some(c->fd, c->bounce + c->bounce_have, room, &err);
             }
-            if (!k)
-                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
             *moved = true;
             c->roff += k;
             if (r->reduce) {
@@ -559,10 +532,8 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 static weft_err service(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 {
     weft_err e = WEFT_OK;
-    if (c->sq.len)
-        e = do_send(x, c, moved, d);
-    if (!e && c->rq.len)
-        e = do_recv(x, c, moved, d);
+    if (c->sq.len) e = do_send(x, c, moved, d);
+    if (!e && c->rq.len) e = do_recv(x, c, moved, d);
     return e;
 }
 
@@ -573,11 +544,9 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     size_t total = (size_t)x->size * x->nconn;
     for (size_t i = 0; i < total && x->queued; i++) {
         tcp_conn *c = &x->conns[i];
-        if (!c->sq.len && !c->rq.len)
-            continue;
+        if (!c->sq.len && !c->rq.len) continue;
         weft_err e = service(x, c, &any, d);
-        if (e)
-            return e;
+        if (e) return e;
         if (c->sq.len || c->rq.len) {
             x->pfds[n] = (struct pollfd){
                 .fd = c->fd,
@@ -594,11 +563,9 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     if (rc < 0 && errno != EINTR)
         return weft_diag_set(d, WEFT_EIO, "tcp: poll: %s", strerror(errno));
     for (nfds_t i = 0; rc > 0 && i < n; i++) {
-        if (!x->pfds[i].revents)
-            continue;
+        if (!x->pfds[i].revents) continue;
         weft_err e = service(x, x->pconn[i], &any, d);
-        if (e)
-            return e;
+        if (e) return e;
     }
     *moved = *moved || any;
     return WEFT_OK;
@@ -606,11 +573,9 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
 
 static void tcp_abort(weft__xport *x)
 {
-    if (!x)
-        return;
+    if (!x) return;
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
-        if (x->conns[i].fd >= 0)
-            shutdown(x->conns[i].fd, SHUT_RDWR);
+        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_RDWR);
     }
 }
 
