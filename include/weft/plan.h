@@ -211,8 +211,8 @@ WEFT_API uint64_t weft_plan_num_chunk_ids(const weft_plan *p);
 
 /* Op id's fields; id must be < num_ops. */
 WEFT_API weft_op weft_plan_op(const weft_plan *p, uint32_t id);
-/* Op id's deps: *ndeps ids. The array belongs to p and is valid until the
- * next change to p. */
+/* Op id's deps: *ndeps ids. The array (never NULL) belongs to p and is
+ * valid until the next change to p. */
 WEFT_API const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *ndeps);
 /* Number of route paths of op id (0: no route). */
 WEFT_API uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id);

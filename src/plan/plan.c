@@ -544,8 +544,10 @@ weft_op weft_plan_op(const weft_plan *p, uint32_t id)
 
 const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *ndeps)
 {
+    /* Never NULL, so callers may pass it to memcpy even when empty. */
+    static const uint32_t none[1] = {0};
     *ndeps = p->dep_count[id];
-    return p->deps ? weft__plan_deps(p, id) : NULL;
+    return p->deps ? weft__plan_deps(p, id) : none;
 }
 
 uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id)
