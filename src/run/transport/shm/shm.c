@@ -19,11 +19,17 @@
  * that p's process exists and is not a zombie (liveness.h); otherwise the
  * wait ends with WEFT_EPEER. Data p wrote before closing is still delivered.
  *
- * Waiting spins briefly, then yields, then sleeps 20 us at a time, so an idle
- * wait costs little CPU while a busy pipeline never sleeps.
+ * Waiting spins briefly, then sleeps on the rank's doorbell, a futex word in
+ * its own segment header that peers bump (and wake, when someone sleeps)
+ * after moving a ring's head or tail or changing state. A waiter reads the
+ * bell, announces itself, re-checks its rings and only then sleeps on the
+ * value it read, so a wake-up cannot be lost. Sleeps last at most
+ * SHM_CHECK_NS, so peer liveness is still checked while nothing rings.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +64,11 @@ typedef struct seg_hdr {
     uint32_t nranks;
     uint32_t slots;
     uint32_t slot_bytes;
+    /* The owner's doorbell: bumped by whoever does something the owner may
+     * wait for (data into its rings, room in a ring it writes, a state
+     * change); the owner sleeps on it with a futex while sleepers > 0. */
+    _Atomic uint32_t bell;
+    _Atomic uint32_t sleepers;
 } seg_hdr;
 
 typedef struct ring_ctl {
@@ -105,6 +117,14 @@ static seg_hdr *hdr_of(unsigned char *seg)
     return (seg_hdr *)seg;
 }
 
+/* Rings the doorbell of the segment's owner (see the top of the file). */
+static void ring_bell(unsigned char *seg)
+{
+    seg_hdr *h = hdr_of(seg);
+    atomic_fetch_add(&h->bell, 1);
+    if (atomic_load(&h->sleepers)) syscall(SYS_futex, &h->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 static ring_ctl *ctl_of(unsigned char *seg, uint32_t sender)
 {
     return (ring_ctl *)(seg + SHM_HDR_BYTES + (size_t)sender * SHM_CTL_BYTES);
@@ -116,17 +136,24 @@ static unsigned char *slot_of(unsigned char *seg, uint32_t n, uint32_t sender, u
            ((size_t)sender * SHM_SLOTS + (size_t)(idx % SHM_SLOTS)) * SHM_SLOT_STRIDE;
 }
 
+static void ring_peers(weft__xport *x)
+{
+    for (uint32_t q = 0; x->peers && q < x->size; q++)
+        if (x->peers[q].seg) ring_bell(x->peers[q].seg);
+}
+
 static void shm_close(weft__xport *x)
 {
     if (!x) return;
-    for (uint32_t p = 0; x->peers && p < x->size; p++) {
-        if (x->peers[p].seg) munmap(x->peers[p].seg, x->seg_bytes);
-    }
     if (x->mine) {
         uint32_t alive = SEG_ALIVE;
         atomic_compare_exchange_strong(&hdr_of(x->mine)->state, &alive, SEG_CLOSED);
-        munmap(x->mine, x->seg_bytes);
+        ring_peers(x); /* before unmapping their segments */
     }
+    for (uint32_t p = 0; x->peers && p < x->size; p++) {
+        if (x->peers[p].seg) munmap(x->peers[p].seg, x->seg_bytes);
+    }
+    if (x->mine) munmap(x->mine, x->seg_bytes);
     if (x->linked) shm_unlink(x->name);
     weft__free(x->peers);
     weft__free(x);
@@ -288,6 +315,7 @@ static bool push_sends(weft__xport *x, shm_peer *p)
         moved = true;
         if (r->done == r->len) pop(x, p, &p->sq);
     }
+    if (moved) ring_bell(p->seg);
     return moved;
 }
 
@@ -295,6 +323,7 @@ static bool push_sends(weft__xport *x, shm_peer *p)
 static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *moved, weft_diag *d)
 {
     ring_ctl *c = ctl_of(x->mine, peer);
+    bool freed = false;
     while (p->rq) {
         weft__xreq *r = p->rq;
         uint64_t tail = atomic_load_explicit(&c->tail, memory_order_relaxed);
@@ -315,10 +344,12 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
         else
             memcpy(r->buf + r->done, slot + SHM_SLOT_HDR, want);
         atomic_store_explicit(&c->tail, tail + 1, memory_order_release);
+        freed = true;
         r->done += want;
         *moved = true;
         if (r->done == r->len) pop(x, p, &p->rq);
     }
+    if (freed) ring_bell(p->seg);
     return WEFT_OK;
 }
 
@@ -356,6 +387,22 @@ static void pause_cpu(void)
 #endif
 }
 
+/* True when peer q's queues could move now: data waits in our ring from q,
+ * or our ring in q's segment has room, or q changed state. */
+static bool can_move(weft__xport *x, uint32_t q)
+{
+    shm_peer *p = &x->peers[q];
+    if (p->rq) {
+        ring_ctl *c = ctl_of(x->mine, q);
+        if (atomic_load(&c->head) != atomic_load(&c->tail)) return true;
+    }
+    if (p->sq) {
+        ring_ctl *c = ctl_of(p->seg, x->rank);
+        if (atomic_load(&c->head) - atomic_load(&c->tail) < SHM_SLOTS) return true;
+    }
+    return (p->sq || p->rq) && atomic_load(&hdr_of(p->seg)->state) != SEG_ALIVE;
+}
+
 static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d)
 {
     int64_t start = 0;
@@ -382,20 +429,31 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
             x->next_check = now + SHM_CHECK_NS;
         }
         if (now - start >= wait_ns) return WEFT_OK;
-        if (spins < 512) {
+        if (spins < 256) {
             pause_cpu();
-        } else if (spins < 1024) {
-            sched_yield();
-        } else {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
+            continue;
         }
+        seg_hdr *h = hdr_of(x->mine);
+        uint32_t seen = atomic_load(&h->bell);
+        atomic_fetch_add(&h->sleepers, 1);
+        bool ready = false;
+        for (uint32_t q = 0; q < x->size && !ready; q++)
+            ready = can_move(x, q);
+        if (!ready) {
+            int64_t nap = wait_ns - (now - start);
+            if (nap > SHM_CHECK_NS) nap = SHM_CHECK_NS;
+            struct timespec ts = {nap / 1000000000, nap % 1000000000};
+            syscall(SYS_futex, &h->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+        }
+        atomic_fetch_sub(&h->sleepers, 1);
     }
 }
 
 static void shm_abort(weft__xport *x)
 {
-    if (x && x->mine) atomic_store(&hdr_of(x->mine)->state, SEG_ABORTED);
+    if (!x || !x->mine) return;
+    atomic_store(&hdr_of(x->mine)->state, SEG_ABORTED);
+    ring_peers(x);
 }
 
 const weft__xport_ops weft__xport_shm = {
