@@ -20,12 +20,13 @@ static const cli_optgroup verify_group = {"options", verify_opts};
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
     .args = "PLAN [--topo SPEC]",
-    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml) computes its collective exactly, in every\n"
-             "execution order its dependencies allow: every output slot filled, every\n"
-             "contribution reduced exactly once, no op reading data before it has\n"
-             "arrived or racing with another op on a slot, no dependency cycle, no op\n"
-             "between ranks that do not exist. Route shares must sum to 1; with --topo\n"
-             "every route must follow links of the fabric.\n"
+    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml)\n"
+             "computes its collective exactly, in every execution order its dependencies\n"
+             "allow: every output slot filled, every contribution reduced exactly once,\n"
+             "no op reading data before it has arrived or racing with another op on a\n"
+             "slot, no dependency cycle, no op between ranks that do not exist. Route\n"
+             "shares must sum to 1; with --topo every route must follow links of the\n"
+             "fabric.\n"
              "\n"
              "Prints 'ok: COLL, N ranks, M ops verified' and exits 0, or prints the first\n"
              "error and exits 1.\n",
