@@ -121,16 +121,75 @@ typedef struct xctx {
     xstep *steps;
     size_t nsteps, steps_cap;
     uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */
+    uint32_t *alias;     /* per key: the threadblock it is merged into (itself if none) */
+    uint32_t *pair_of;   /* per key: the key it is paired with, or NONE */
+    uint32_t *fuse_next;  /* per op: the op whose send may fuse with its receive, or NONE */
+    uint32_t *fused_from; /* per op: the op whose receive its send may fuse with, or NONE */
+    uint32_t *tb_last;    /* per key: its threadblock's last step so far, or NONE */
     uint32_t *wait;                  /* wire_deps' work list */
     uint32_t *last_wait;             /* per threadblock: the last step it waited for */
     size_t wait_cap;
 } xctx;
 
-static uint32_t tb_of(const xctx *x, uint32_t rank, uint32_t kind, uint32_t peer, uint32_t chan)
+static uint32_t key_of(const xctx *x, uint32_t rank, uint32_t kind, uint32_t peer, uint32_t chan)
 {
     xk k = {rank, kind, peer, chan};
     const xk *at = bsearch(&k, x->keys, x->nkeys, sizeof k, xk_cmp);
     return (uint32_t)(at - x->keys);
+}
+
+/* The threadblock of a key: a receive key paired with a send key shares
+ * the send key's threadblock. */
+static uint32_t tb_of(const xctx *x, uint32_t rank, uint32_t kind, uint32_t peer, uint32_t chan)
+{
+    return x->alias[key_of(x, rank, kind, peer, chan)];
+}
+
+/* Finds the receive-then-send pairs to fuse into rcs / rrcs: op b forwards
+ * exactly the slots op a delivered to rank r (same buffer, range, channel),
+ * and a is b's only dep with a step on r (b's other deps are waited for on
+ * b's destination rank), so b's send can run as the second half of a's
+ * receive. Both must be between ranks. On a rank and channel, the
+ * threadblock that receives from x then also sends to y, so a receive peer
+ * is paired with one send peer; pairs that would need another pairing stay
+ * unfused. emit_op fuses only when b's send would directly follow a's
+ * receive in that threadblock with nothing to wait for. */
+static void find_fusions(xctx *x)
+{
+    for (size_t t = 0; t < x->nkeys; t++)
+        x->alias[t] = (uint32_t)t, x->pair_of[t] = NONE;
+    for (uint32_t i = 0; i < x->nops; i++)
+        x->fuse_next[i] = x->fused_from[i] = NONE;
+    for (uint32_t b = 0; b < x->nops; b++) {
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(x->p, b, &nd);
+        weft_op ob = weft_plan_op(x->p, b);
+        uint32_t a = NONE, on_r = 0;
+        for (uint32_t k = 0; k < nd; k++) {
+            weft_op od = weft_plan_op(x->p, deps[k]);
+            if (od.src_rank.v == ob.src_rank.v || od.dst_rank.v == ob.src_rank.v)
+                a = deps[k], on_r++;
+        }
+        if (on_r != 1)
+            continue;
+        weft_op oa = weft_plan_op(x->p, a);
+        if (oa.kind == WEFT_OP_NOP || ob.kind == WEFT_OP_NOP || oa.src_rank.v == oa.dst_rank.v ||
+            ob.src_rank.v == ob.dst_rank.v || oa.dst_rank.v != ob.src_rank.v ||
+            oa.channel != ob.channel || oa.dst_buf != ob.src_buf ||
+            oa.dst_index != ob.src_index || oa.count != ob.count || x->fuse_next[a] != NONE)
+            continue;
+        uint32_t r = oa.dst_rank.v;
+        uint32_t kr = key_of(x, r, TB_RECV, oa.src_rank.v, oa.channel);
+        uint32_t ks = key_of(x, r, TB_SEND, ob.dst_rank.v, ob.channel);
+        if (x->pair_of[kr] == NONE && x->pair_of[ks] == NONE) {
+            x->pair_of[kr] = ks, x->pair_of[ks] = kr;
+            x->alias[kr] = ks;
+        } else if (x->pair_of[kr] != ks) {
+            continue;
+        }
+        x->fuse_next[a] = b;
+        x->fused_from[b] = a;
+    }
 }
 
 /* Where slot (buf, idx) of rank r lives in MSCCL's buffers. An in-place
@@ -166,6 +225,7 @@ static uint32_t add_step(xctx *x, uint32_t tb, uint8_t type)
         return NONE;
     xstep s = {tb, NONE, type, false, 'i', 'i', -1, -1, 0};
     x->steps[x->nsteps] = s;
+    x->tb_last[tb] = (uint32_t)x->nsteps;
     return (uint32_t)x->nsteps++;
 }
 
@@ -195,9 +255,9 @@ static weft_err wire_deps(xctx *x, uint32_t id, uint32_t r, uint32_t tb, uint32_
     for (uint32_t k = 0; k < nd; k++) {
         uint32_t target = step_on(x, deps[k], r);
         if (target == NONE) {
-            if (step_on(x, deps[k], other_rank) != NONE)
-                continue; /* ordered on the op's other rank */
             weft_op o = weft_plan_op(x->p, deps[k]);
+            if (o.src_rank.v == other_rank || o.dst_rank.v == other_rank)
+                continue; /* ordered on the op's other rank */
             return weft_diag_set(x->d, WEFT_EINVAL,
                                  "op %u depends on op %u (rank %u -> rank %u), which has no step "
                                  "on rank %u or rank %u: MSCCL orders steps only within a GPU",
@@ -239,7 +299,7 @@ static weft_err topo_order(xctx *x, uint32_t *order)
     weft_err e = WEFT_OK;
     uint32_t *indeg = weft__calloc(n ? n : 1, sizeof *indeg);
     uint64_t *start = weft__calloc((size_t)n + 1, sizeof *start);
-    uint32_t *succ = NULL;
+    uint32_t *succ = NULL, *queue = NULL;
     if (!indeg || !start) {
         e = weft_diag_code(x->d, WEFT_ENOMEM);
         goto free_all;
@@ -275,17 +335,23 @@ static weft_err topo_order(xctx *x, uint32_t *order)
     for (uint32_t i = n; i > 0; i--)
         start[i] = start[i - 1];
     start[0] = 0;
-    uint32_t head = 0, tail = 0;
+    queue = weft__malloc((size_t)(n ? n : 1) * sizeof *queue);
+    if (!queue) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    uint32_t head = 0, tail = 0, done = 0;
     for (uint32_t i = 0; i < n; i++)
         if (indeg[i] == 0)
-            order[tail++] = i;
+            queue[tail++] = i;
     while (head < tail) {
-        uint32_t i = order[head++];
+        uint32_t i = queue[head++];
+        order[done++] = i;
         for (uint64_t k = start[i]; k < start[i + 1]; k++)
             if (--indeg[succ[k]] == 0)
-                order[tail++] = succ[k];
+                queue[tail++] = succ[k];
     }
-    if (tail < n) {
+    if (done < n) {
         uint32_t stuck = 0;
         while (indeg[stuck] == 0)
             stuck++;
@@ -295,6 +361,7 @@ static weft_err topo_order(xctx *x, uint32_t *order)
                           stuck);
     }
 free_all:
+    weft__free(queue);
     weft__free(succ);
     weft__free(start);
     weft__free(indeg);
@@ -337,53 +404,88 @@ static weft_err make_keys(xctx *x)
     return WEFT_OK;
 }
 
-static weft_err emit_op(xctx *x, uint32_t id)
+/* The steps of op id: its local step (a local op), or its send step on the
+ * source rank (emit_send) and its receive step on the destination rank
+ * (emit_recv). Each is called once all steps it waits for exist. */
+static weft_err emit_local(xctx *x, uint32_t id)
 {
     weft_op o = weft_plan_op(x->p, id);
-    uint32_t s = o.src_rank.v, r = o.dst_rank.v;
-    uint32_t dep;
-    weft_err e;
+    uint32_t s = o.src_rank.v, dep;
+    char sb, db;
+    int64_t so, dof;
+    map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
+    map_slot(x, s, o.dst_buf, o.dst_index, &db, &dof);
+    uint32_t tb = tb_of(x, s, TB_LOCAL, 0, o.channel);
+    weft_err e = wire_deps(x, id, s, tb, &dep, s);
+    if (e)
+        return e;
+    uint8_t type = o.kind == WEFT_OP_NOP      ? WEFT__MSCCL_NOP
+                   : o.kind == WEFT_OP_REDUCE ? WEFT__MSCCL_RE
+                                              : WEFT__MSCCL_CPY;
+    uint32_t k = add_step(x, tb, type);
+    if (k == NONE)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    xstep *st = &x->steps[k];
+    st->dep = dep;
+    if (type != WEFT__MSCCL_NOP) {
+        st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
+        st->cnt = o.count;
+    }
+    x->send_step[id] = x->recv_step[id] = k;
+    return WEFT_OK;
+}
+
+static weft_err emit_send(xctx *x, uint32_t id)
+{
+    weft_op o = weft_plan_op(x->p, id);
+    uint32_t s = o.src_rank.v, r = o.dst_rank.v, dep, k;
     char sb, db;
     int64_t so, dof;
     map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
     map_slot(x, r, o.dst_buf, o.dst_index, &db, &dof);
-    if (s == r) {
-        uint32_t tb = tb_of(x, s, TB_LOCAL, 0, o.channel);
-        if ((e = wire_deps(x, id, s, tb, &dep, s)))
-            return e;
-        uint8_t type = o.kind == WEFT_OP_NOP      ? WEFT__MSCCL_NOP
-                       : o.kind == WEFT_OP_REDUCE ? WEFT__MSCCL_RE
-                                                  : WEFT__MSCCL_CPY;
-        uint32_t k = add_step(x, tb, type);
+    uint32_t from = x->fused_from[id];
+    uint32_t stb = tb_of(x, s, TB_SEND, r, o.channel);
+    size_t before = x->nsteps;
+    weft_err e = wire_deps(x, id, s, stb, &dep, r);
+    if (e)
+        return e;
+    if (from != NONE && x->nsteps == before && dep == NONE &&
+        x->tb_last[stb] == x->recv_step[from]) {
+        /* The receive of `from` is the last step of this threadblock and
+         * the send waits for nothing more: that step also sends what it
+         * stored (r becomes rcs, rrc becomes rrcs). */
+        k = x->recv_step[from];
+        xstep *st = &x->steps[k];
+        st->type = st->type == WEFT__MSCCL_RRC ? WEFT__MSCCL_RRCS : WEFT__MSCCL_RCS;
+    } else {
+        k = add_step(x, stb, WEFT__MSCCL_S);
         if (k == NONE)
             return weft_diag_code(x->d, WEFT_ENOMEM);
         xstep *st = &x->steps[k];
-        st->dep = dep;
-        if (type != WEFT__MSCCL_NOP) {
-            st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
-            st->cnt = o.count;
-        }
-        x->send_step[id] = x->recv_step[id] = k;
-        return WEFT_OK;
+        st->dep = dep, st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
+        st->cnt = o.count;
     }
-    uint32_t stb = tb_of(x, s, TB_SEND, r, o.channel);
-    if ((e = wire_deps(x, id, s, stb, &dep, r)))
+    x->send_step[id] = k;
+    return WEFT_OK;
+}
+
+static weft_err emit_recv(xctx *x, uint32_t id)
+{
+    weft_op o = weft_plan_op(x->p, id);
+    uint32_t s = o.src_rank.v, r = o.dst_rank.v, dep;
+    char sb, db;
+    int64_t so, dof;
+    map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
+    map_slot(x, r, o.dst_buf, o.dst_index, &db, &dof);
+    uint32_t rtb = tb_of(x, r, TB_RECV, s, o.channel);
+    weft_err e = wire_deps(x, id, r, rtb, &dep, s);
+    if (e)
         return e;
-    uint32_t k = add_step(x, stb, WEFT__MSCCL_S);
+    bool reduce = o.kind == WEFT_OP_REDUCE;
+    uint32_t k = add_step(x, rtb, reduce ? WEFT__MSCCL_RRC : WEFT__MSCCL_R);
     if (k == NONE)
         return weft_diag_code(x->d, WEFT_ENOMEM);
     xstep *st = &x->steps[k];
-    st->dep = dep, st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
-    st->cnt = o.count;
-    x->send_step[id] = k;
-    uint32_t rtb = tb_of(x, r, TB_RECV, s, o.channel);
-    if ((e = wire_deps(x, id, r, rtb, &dep, s)))
-        return e;
-    bool reduce = o.kind == WEFT_OP_REDUCE;
-    k = add_step(x, rtb, reduce ? WEFT__MSCCL_RRC : WEFT__MSCCL_R);
-    if (k == NONE)
-        return weft_diag_code(x->d, WEFT_ENOMEM);
-    st = &x->steps[k];
     st->dep = dep, st->dstbuf = db, st->dstoff = dof, st->cnt = o.count;
     /* rrc adds the message to its src operand and stores in dst; r names
      * where the data came from, as msccl-tools writes it. */
@@ -391,6 +493,177 @@ static weft_err emit_op(xctx *x, uint32_t id)
     st->srcoff = reduce ? dof : so;
     x->recv_step[id] = k;
     return WEFT_OK;
+}
+
+static bool is_local(const xctx *x, uint32_t id)
+{
+    weft_op o = weft_plan_op(x->p, id);
+    return o.src_rank.v == o.dst_rank.v;
+}
+
+/* The event of op d's step on rank q: 2d its send, 2d+1 its receive or
+ * local step; NONE when d has no step on q. */
+static uint32_t event_on(const xctx *x, uint32_t d, uint32_t q)
+{
+    weft_op o = weft_plan_op(x->p, d);
+    if (o.dst_rank.v == q)
+        return 2 * d + 1;
+    if (o.src_rank.v == q)
+        return 2 * d;
+    return NONE;
+}
+
+/* Calls f(x, pre, ev, arg) for every event `pre` that event ev waits for. */
+typedef void (*edge_fn)(uint32_t pre, uint32_t ev, void *arg);
+static void each_edge(const xctx *x, edge_fn f, void *arg)
+{
+    for (uint32_t b = 0; b < x->nops; b++) {
+        weft_op o = weft_plan_op(x->p, b);
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(x->p, b, &nd);
+        bool local = o.src_rank.v == o.dst_rank.v;
+        if (!local)
+            f(2 * b, 2 * b + 1, arg);
+        for (uint32_t k = 0; k < nd; k++) {
+            uint32_t pre = event_on(x, deps[k], o.dst_rank.v);
+            if (pre != NONE)
+                f(pre, 2 * b + 1, arg);
+            if (!local && (pre = event_on(x, deps[k], o.src_rank.v)) != NONE)
+                f(pre, 2 * b, arg);
+        }
+    }
+}
+
+typedef struct edge_acc {
+    uint32_t *indeg;
+    uint64_t *start; /* counting pass: counts at [pre + 1]; filling pass: cursors */
+    uint32_t *succ;  /* NULL in the counting pass */
+} edge_acc;
+
+static void count_edge(uint32_t pre, uint32_t ev, void *arg)
+{
+    edge_acc *a = arg;
+    a->indeg[ev]++;
+    a->start[pre + 1]++;
+}
+
+static void fill_edge(uint32_t pre, uint32_t ev, void *arg)
+{
+    edge_acc *a = arg;
+    a->succ[a->start[pre]++] = ev;
+}
+
+/* Emits every step in an order of events (sends and receives apart) that
+ * respects the deps and keeps each connection first in, first out: a
+ * receive waits until its message heads its connection. The send of an op
+ * fusing with a receive is emitted right after it. *stalled is set (and
+ * nothing reported) when connection order and deps cannot both be kept;
+ * the caller then falls back to emitting each op whole. */
+static weft_err emit_events(xctx *x, bool *stalled)
+{
+    uint32_t n = x->nops;
+    size_t ne = (size_t)2 * n;
+    weft_err e = WEFT_OK;
+    edge_acc a = {weft__calloc(ne + 1, sizeof(uint32_t)), weft__calloc(ne + 1, sizeof(uint64_t)),
+                  NULL};
+    uint32_t *queue = weft__malloc((ne + 1) * sizeof *queue);
+    uint32_t *next_msg = weft__malloc(((size_t)n + 1) * sizeof *next_msg);
+    uint32_t *head = weft__malloc((x->nkeys + 1) * sizeof *head);
+    uint32_t *tail = weft__malloc((x->nkeys + 1) * sizeof *tail);
+    bool *waiting = weft__calloc((size_t)n + 1, sizeof *waiting);
+    if (!a.indeg || !a.start || !queue || !next_msg || !head || !tail || !waiting) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    each_edge(x, count_edge, &a);
+    for (size_t i = 0; i < ne; i++)
+        a.start[i + 1] += a.start[i];
+    a.succ = weft__malloc((size_t)(a.start[ne] + 1) * sizeof *a.succ);
+    if (!a.succ) {
+        e = weft_diag_code(x->d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    each_edge(x, fill_edge, &a);
+    for (size_t i = ne; i > 0; i--)
+        a.start[i] = a.start[i - 1];
+    a.start[0] = 0;
+    for (size_t t = 0; t < x->nkeys; t++)
+        head[t] = tail[t] = NONE;
+    size_t qh = 0, qt = 0, done = 0, want = 0;
+    for (uint32_t b = 0; b < n; b++) {
+        bool local = is_local(x, b);
+        want += local ? 1 : 2;
+        if (!local && a.indeg[2 * b] == 0)
+            queue[qt++] = 2 * b;
+        if (local && a.indeg[2 * b + 1] == 0)
+            queue[qt++] = 2 * b + 1;
+    }
+    uint32_t pull = NONE;
+    while (qh < qt || pull != NONE) {
+        uint32_t ev = pull != NONE ? pull : queue[qh++];
+        pull = NONE;
+        uint32_t b = ev / 2;
+        weft_op o = weft_plan_op(x->p, b);
+        bool local = o.src_rank.v == o.dst_rank.v;
+        uint32_t key = local ? NONE : key_of(x, o.dst_rank.v, TB_RECV, o.src_rank.v, o.channel);
+        if (local)
+            e = emit_local(x, b);
+        else if (ev % 2 == 0)
+            e = emit_send(x, b);
+        else
+            e = emit_recv(x, b);
+        if (e)
+            goto free_all;
+        done++;
+        if (!local && ev % 2 == 0) {
+            /* Sent: the message joins its connection's queue. */
+            next_msg[b] = NONE;
+            if (tail[key] == NONE)
+                head[key] = b;
+            else
+                next_msg[tail[key]] = b;
+            tail[key] = b;
+        } else if (!local) {
+            /* Received: the next message may now be received. */
+            head[key] = next_msg[b];
+            if (head[key] == NONE)
+                tail[key] = NONE;
+            else if (waiting[head[key]])
+                queue[qt++] = 2 * head[key] + 1, waiting[head[key]] = false;
+        }
+        uint32_t fuse = local || ev % 2 == 0 ? NONE : x->fuse_next[b];
+        for (uint64_t k = a.start[ev]; k < a.start[ev + 1]; k++) {
+            uint32_t s = a.succ[k];
+            if (--a.indeg[s] != 0)
+                continue;
+            uint32_t sb = s / 2;
+            if (s % 2 == 0 && sb == fuse) {
+                pull = s;
+            } else if (s % 2 == 1 && !is_local(x, sb)) {
+                weft_op so = weft_plan_op(x->p, sb);
+                uint32_t sk = key_of(x, so.dst_rank.v, TB_RECV, so.src_rank.v, so.channel);
+                if (head[sk] == sb)
+                    queue[qt++] = s;
+                else
+                    waiting[sb] = true;
+            } else {
+                queue[qt++] = s;
+            }
+        }
+        if (fuse != NONE && pull != 2 * fuse)
+            x->fuse_next[b] = x->fused_from[fuse] = NONE;
+    }
+    *stalled = done < want;
+free_all:
+    weft__free(a.succ);
+    weft__free(waiting);
+    weft__free(tail);
+    weft__free(head);
+    weft__free(next_msg);
+    weft__free(queue);
+    weft__free(a.start);
+    weft__free(a.indeg);
+    return e;
 }
 
 static weft_err write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
@@ -435,6 +708,9 @@ static weft_err write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
             char what[64];
             if (k->kind == TB_LOCAL)
                 snprintf(what, sizeof what, "local steps");
+            else if (x->pair_of[t] != NONE)
+                snprintf(what, sizeof what, "sends to rank %u and receives from rank %u", k->peer,
+                         x->keys[x->pair_of[t]].peer);
             else
                 snprintf(what, sizeof what, "%s rank %u",
                          k->kind == TB_SEND ? "sends to" : "receives from", k->peer);
@@ -449,13 +725,16 @@ static weft_err write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
             nchan = k->chan + 1;
     }
     /* Threadblock ids: 0.. per rank in key order; at most 32 per channel. */
-    for (size_t t = 0, first = 0; t < nt; t++) {
+    for (size_t t = 0, first = 0, id = 0; t < nt; t++) {
         if (x->keys[t].rank != x->keys[first].rank)
-            first = t;
-        tb_id[t] = (uint32_t)(t - first);
+            first = t, id = 0;
+        tb_id[t] = NONE;
+        if (x->alias[t] != t)
+            continue; /* merged into its pair's threadblock */
+        tb_id[t] = (uint32_t)id++;
         uint32_t same_chan = 0;
         for (size_t u = first; u <= t; u++)
-            same_chan += x->keys[u].chan == x->keys[t].chan;
+            same_chan += x->alias[u] == u && x->keys[u].chan == x->keys[t].chan;
         if (same_chan > WEFT_MSCCL_MAX_TBS_PER_CHANNEL) {
             e = weft_diag_set(x->d, WEFT_ELIMIT,
                               "rank %u needs more than %u threadblocks on channel %u "
@@ -496,9 +775,13 @@ static weft_err write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
         put(out, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r, nin,
             nout, in->scratch);
         for (; t < nt && x->keys[t].rank == r; t++) {
+            if (x->alias[t] != t)
+                continue;
             const xk *k = &x->keys[t];
             int send = k->kind == TB_SEND ? (int)k->peer : -1;
-            int recv = k->kind == TB_RECV ? (int)k->peer : -1;
+            int recv = k->kind == TB_RECV              ? (int)k->peer
+                       : x->pair_of[t] != NONE ? (int)x->keys[x->pair_of[t]].peer
+                                                 : -1;
             put(out, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", tb_id[t], send,
                 recv, k->chan);
             for (uint32_t j = tb_start[t]; j < tb_start[t + 1]; j++) {
@@ -531,6 +814,78 @@ free_all:
     return e;
 }
 
+/* Frees what one attempt at building the steps allocated. */
+static void xctx_reset(xctx *x)
+{
+    weft__free(x->tb_last);
+    weft__free(x->fused_from);
+    weft__free(x->fuse_next);
+    weft__free(x->pair_of);
+    weft__free(x->alias);
+    weft__free(x->last_wait);
+    weft__free(x->wait);
+    weft__free(x->steps);
+    weft__free(x->keys);
+    weft__free(x->recv_step);
+    weft__free(x->send_step);
+    const weft_plan *p = x->p;
+    const weft_plan_info *info = x->info;
+    weft_diag *d = x->d;
+    uint32_t nops = x->nops;
+    memset(x, 0, sizeof *x);
+    x->p = p, x->info = info, x->d = d, x->nops = nops;
+}
+
+/* Builds every step. With events, sends and receives are ordered apart
+ * and receive-then-send pairs fuse; without, each op is emitted whole in
+ * one topological order (always possible) and nothing fuses. *stalled
+ * asks the caller to retry without events. */
+static weft_err build(xctx *x, bool events, bool *stalled)
+{
+    weft_err e;
+    size_t n = (size_t)x->nops + 1;
+    *stalled = false;
+    x->send_step = weft__malloc(n * sizeof *x->send_step);
+    x->recv_step = weft__malloc(n * sizeof *x->recv_step);
+    x->fuse_next = weft__malloc(n * sizeof *x->fuse_next);
+    x->fused_from = weft__malloc(n * sizeof *x->fused_from);
+    if (!x->send_step || !x->recv_step || !x->fuse_next || !x->fused_from)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    if ((e = make_keys(x)))
+        return e;
+    size_t nk = x->nkeys + 1;
+    x->alias = weft__malloc(nk * sizeof *x->alias);
+    x->pair_of = weft__malloc(nk * sizeof *x->pair_of);
+    x->tb_last = weft__malloc(nk * sizeof *x->tb_last);
+    x->last_wait = weft__malloc(nk * sizeof *x->last_wait);
+    if (!x->alias || !x->pair_of || !x->tb_last || !x->last_wait)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    find_fusions(x);
+    if (!events) {
+        for (size_t t = 0; t < x->nkeys; t++)
+            x->alias[t] = (uint32_t)t, x->pair_of[t] = NONE;
+        for (uint32_t i = 0; i < x->nops; i++)
+            x->fuse_next[i] = x->fused_from[i] = NONE;
+    }
+    for (size_t t = 0; t < x->nkeys; t++)
+        x->tb_last[t] = x->last_wait[t] = NONE;
+    if (events)
+        return emit_events(x, stalled);
+    uint32_t *order = weft__malloc(n * sizeof *order);
+    if (!order)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    e = topo_order(x, order);
+    for (uint32_t i = 0; !e && i < x->nops; i++) {
+        uint32_t b = order[i];
+        if (is_local(x, b))
+            e = emit_local(x, b);
+        else if (!(e = emit_send(x, b)))
+            e = emit_recv(x, b);
+    }
+    weft__free(order);
+    return e;
+}
+
 weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                                weft_diag *d)
 {
@@ -547,38 +902,22 @@ weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, 
     x.d = d;
     x.nops = weft_plan_num_ops(p);
     xout out = {0};
-    weft_err e = WEFT_OK;
+    bool stalled;
+    /* A cycle is reported before anything else (events would only stall). */
     uint32_t *order = weft__malloc(((size_t)x.nops + 1) * sizeof *order);
-    x.send_step = weft__malloc(((size_t)x.nops + 1) * sizeof *x.send_step);
-    x.recv_step = weft__malloc(((size_t)x.nops + 1) * sizeof *x.recv_step);
-    if (!order || !x.send_step || !x.recv_step) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    if ((e = make_keys(&x)) || (e = topo_order(&x, order)))
-        goto free_all;
-    x.last_wait = weft__malloc((x.nkeys + 1) * sizeof *x.last_wait);
-    if (!x.last_wait) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    for (size_t t = 0; t < x.nkeys; t++)
-        x.last_wait[t] = NONE;
-    for (uint32_t i = 0; i < x.nops; i++)
-        if ((e = emit_op(&x, order[i])))
-            goto free_all;
-    if ((e = write_doc(&x, opts, &out)))
-        goto free_all;
-    if (fwrite(out.buf, 1, out.len, f) != out.len || fflush(f) != 0)
-        e = weft_diag_set(d, WEFT_EIO, "cannot write the MSCCL program");
-free_all:
-    weft__free(out.buf);
-    weft__free(x.last_wait);
-    weft__free(x.wait);
-    weft__free(x.steps);
-    weft__free(x.keys);
-    weft__free(x.recv_step);
-    weft__free(x.send_step);
+    weft_err e = order ? topo_order(&x, order) : weft_diag_code(d, WEFT_ENOMEM);
     weft__free(order);
+    if (!e)
+        e = build(&x, true, &stalled);
+    if (!e && stalled) {
+        xctx_reset(&x);
+        e = build(&x, false, &stalled);
+    }
+    if (!e)
+        e = write_doc(&x, opts, &out);
+    if (!e && (fwrite(out.buf, 1, out.len, f) != out.len || fflush(f) != 0))
+        e = weft_diag_set(d, WEFT_EIO, "cannot write the MSCCL program");
+    weft__free(out.buf);
+    xctx_reset(&x);
     return e;
 }

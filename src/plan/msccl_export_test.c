@@ -256,6 +256,43 @@ static void test_small(void)
     weft_plan_free(p);
 }
 
+/* Counts the steps of a type in an exported program. */
+static int count_type(const char *xml, const char *type)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "type=\"%s\"", type);
+    int n = 0;
+    for (const char *at = xml; (at = strstr(at, pat)); at += strlen(pat))
+        n++;
+    return n;
+}
+
+/* A ring where every transfer waits only for the one before it: each
+ * receive that is forwarded fuses with the forwarding send, into rrcs
+ * (reduce-scatter) and rcs (allgather), like msccl-tools' rings; each rank
+ * then has one threadblock that receives from its left and sends right. */
+static void test_fusion(void)
+{
+    weft_plan *p = ring_allreduce(4, 1);
+    if (!p)
+        return;
+    weft_diag d;
+    char *xml = export(p, NULL, &d, NULL);
+    CHECK(xml != NULL);
+    if (xml) {
+        CHECK_INT(count_type(xml, "s"), 4);
+        CHECK_INT(count_type(xml, "rrcs"), 12);
+        CHECK_INT(count_type(xml, "rcs"), 8);
+        CHECK_INT(count_type(xml, "r"), 4);
+        CHECK_INT(count_type(xml, "rrc"), 0);
+        CHECK_CONTAINS(xml, "<tb id=\"0\" send=\"1\" recv=\"3\" chan=\"0\">");
+        CHECK(strstr(xml, "<tb id=\"1\"") == NULL);
+    }
+    free(xml);
+    round_trip("fused ring", p, WEFT_MSCCL_EXECUTOR);
+    weft_plan_free(p);
+}
+
 static void expect_fail(const weft_plan *p, weft_msccl_profile profile, weft_err want,
                         const char *msg)
 {
@@ -393,6 +430,7 @@ int main(void)
 {
     test_round_trips();
     test_small();
+    test_fusion();
     test_limits();
     test_inexpressible();
     test_profiles();

@@ -43,10 +43,11 @@ expect_out "ok: allreduce, 16 ranks, 960 ops verified"
 check "executor spelling" grep -q 'coll="reducescatter"' <("$WEFT" plan ring:4 --coll reducescatter -o - --format msccl 2>/dev/null)
 check "msccl spelling" grep -q 'coll="reduce_scatter"' <("$WEFT" plan ring:4 --coll reducescatter -o - --format msccl --msccl-profile msccl 2>/dev/null)
 
-# 78 steps per threadblock: over the executor's 64; nothing is written.
+# One threadblock per rank (receive from the left, send right) with 117
+# steps: over the executor's 64; nothing is written.
 run plan ring:40 --coll allreduce -o "$TMP/big.xml" --format msccl
 expect_rc 1
-expect_err "weft: rank 0 threadblock for sends to rank 1 on channel 0 has 78 steps; the executor profile allows 64 per threadblock (MSCCL_MAX_NUM_STEPS)"
+expect_err "weft: rank 0 threadblock for sends to rank 1 and receives from rank 39 on channel 0 has 117 steps; the executor profile allows 64 per threadblock (MSCCL_MAX_NUM_STEPS)"
 check "nothing written" test ! -e "$TMP/big.xml"
 run plan ring:40 --coll allreduce -o "$TMP/big.xml" --format msccl --msccl-profile msccl
 expect_rc 0
