@@ -141,6 +141,12 @@ typedef struct weft_comm_config {
     /* TCP connections per peer and interface, 1 .. WEFT_MAX_TCP_CONNS; 0
      * means WEFT_DEFAULT_TCP_CONNS. */
     uint32_t tcp_conns;
+    /* A network namespace file (/var/run/netns/NAME) in which the TCP
+     * transport creates its data sockets, listening and connecting; the
+     * bootstrap stays in the caller's namespace. ifname is resolved in that
+     * namespace (unset: its first non-loopback interface). NULL or "" for
+     * none. Needs CAP_SYS_ADMIN; see docs/netns.md. */
+    const char *netns;
     /* Plan selection (docs/run.md, "Which schedule runs"). fabric: where
      * the ranks run, a .topo path or preset (weft_topo_from_spec) with as
      * many ranks as the communicator; NULL or "" for none. algo: force this
@@ -164,12 +170,13 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_RANK, WEFT_SIZE (required), WEFT_ADDR=host:port (required),
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
- *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN.
+ *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
+ *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN.
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
- * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
  * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
