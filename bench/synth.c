@@ -4,6 +4,8 @@
  * in its own child process so that its peak RSS is its own.
  *
  *   bench_synth [--all] [SPEC ...]     (default: the fabrics of the issue)
+ *   bench_synth --plan [SPEC ...]      the optimal allgather plan (bound + plan),
+ *                                      each child stopped after 600 s
  *
  * Prints figures and never fails on time. */
 #include <stdio.h>
@@ -66,19 +68,83 @@ static int measure(const char *spec, weft_bound_coll coll, weft_maxflow_algo alg
     return 0;
 }
 
+/* The optimal allgather plan: seconds (bound and plan together, as the
+ * issue counts them), peak memory, k, trees, max-flows and the throughput. */
+static int measure_plan(const char *spec)
+{
+    weft_diag d;
+    weft_topo *t = NULL;
+    if (weft_topo_preset(spec, &t, &d)) {
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+        return 1;
+    }
+    double t0 = now();
+    weft_plan *p = NULL;
+    weft_optimal o;
+    weft_err e = weft_synth_optimal(t, WEFT_COLL_ALLGATHER, NULL, &p, &o, &d);
+    double t1 = now();
+    if (e) {
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+        weft_topo_free(t);
+        return 1;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    char x[64];
+    weft_rat_format(o.algbw, x, sizeof x);
+    printf("%-10s %6u %8.3f %5u %6u %9llu %9.1f  %s\n", spec, o.ranks, t1 - t0, o.phase[0].k,
+           o.phase[0].n_trees, (unsigned long long)o.phase[0].maxflows,
+           (double)ru.ru_maxrss / 1024.0, x);
+    weft_optimal_fini(&o);
+    weft_plan_free(p);
+    weft_topo_free(t);
+    return 0;
+}
+
+static int bench_plans(int n, const char **specs)
+{
+    static const char *defaults[] = {"a100:1", "a100:2", "mi250:1", "a100:4", "mi250:2"};
+    if (n == 0) {
+        for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+            specs[n++] = defaults[i];
+    }
+    printf("%-10s %6s %8s %5s %6s %9s %9s  %s\n", "fabric", "ranks", "plan_s", "k", "trees",
+           "maxflows", "peak_MiB", "algbw_exact");
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(600);
+            int rc = measure_plan(specs[i]);
+            fflush(stdout);
+            _exit(rc);
+        }
+        int status = 0;
+        if (pid > 0)
+            waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status))
+            printf("%-10s stopped after 600 s\n", specs[i]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *defaults[] = {"a100:2",   "a100:4",   "mi250:2",     "h100:16",
                                      "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
-    bool all = false;
+    bool all = false, plans = false;
     const char *specs[64];
     int n = 0;
     for (int i = 1; i < argc && n < 64; i++) {
         if (strcmp(argv[i], "--all") == 0)
             all = true;
+        else if (strcmp(argv[i], "--plan") == 0)
+            plans = true;
         else
             specs[n++] = argv[i];
     }
+    if (plans)
+        return bench_plans(n, specs);
     if (n == 0) {
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];

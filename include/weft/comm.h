@@ -233,6 +233,18 @@ WEFT_API weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *r
 WEFT_API weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, uint32_t root, weft_diag *d);
 
+/* recvbuf on root = op over ranks of sendbuf[i], i < count. recvbuf is
+ * used on the root only (other ranks may pass NULL); in place on the root
+ * when sendbuf == recvbuf. */
+WEFT_API weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                              weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d);
+/* count elements per pair of ranks: sendbuf and recvbuf hold size*count
+ * elements; block d of sendbuf (elements d*count ..) goes to rank d and
+ * arrives as block r of its recvbuf, r the sender. In place when sendbuf ==
+ * recvbuf. */
+WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                weft_dtype dtype, weft_diag *d);
+
 /* ---- Running plans ----------------------------------------------------------- */
 
 /* Runs plan p (weft/plan.h) on this communicator: collective, every rank

@@ -160,6 +160,84 @@ WEFT_API bool weft_classic_supports(const char *algo, weft_coll coll);
 WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
                                      weft_rank root, weft_plan **out, weft_diag *d);
 
+/* ==== Optimal schedules =================================================
+ *
+ * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;
+ * docs/optimal.md): with the exact bound's per-rank rate r = algbw / N,
+ * every rank roots k spanning trees, each carrying 1/k of its data, and a
+ * link of b GB/s carries at most b k / r of them (k the smallest making
+ * every such number an integer; U = k / r). Switches are removed by edge
+ * splitting that keeps the rooted connectivity, k out-trees per rank are
+ * packed with max-flow checks, and every tree edge is mapped back onto the
+ * physical paths it stands for. Allgather broadcasts down each tree;
+ * reduce-scatter reduces up trees built on the reversed fabric; allreduce
+ * is reduce-scatter then allgather. The plan verifies, and its per-link
+ * throughput (weft_plan_cost_get) equals the bound exactly.
+ *
+ * With trees_per_root K the number of trees is forced (K = 1 is what an
+ * MSCCL export wants): capacities become floor(b K / r') for the largest
+ * r' (found among the breakpoints b K / m) at which the trees still exist,
+ * and algbw reports the throughput reached.
+ *
+ * Limits: every switch/nic/ocs must have equal in- and out-bandwidth
+ * (WEFT_ETOPO names one that does not); the work is many small max-flows,
+ * fine for fabrics of a few dozen ranks (docs/optimal.md has timings).
+ */
+
+typedef struct weft_optimal_opts {
+    uint32_t trees_per_root; /* 0: the smallest k that reaches the bound */
+    weft_maxflow_algo algo;
+} weft_optimal_opts;
+
+/* trees_per_root 0, default max-flow. */
+WEFT_API void weft_optimal_opts_init(weft_optimal_opts *o);
+
+/* A group of `mult` identical trees of one root: n_edges = ranks - 1
+ * edges, from[i] -> to[i] in the direction data moves, listed so that
+ * every rank appears as a parent only after the edge that reaches it
+ * (allgather), or the reverse (reduce-scatter: children before parents). */
+typedef struct weft_optimal_tree {
+    weft_rank root;
+    uint32_t mult;
+    uint32_t n_edges;
+    uint32_t *from, *to; /* ranks */
+} weft_optimal_tree;
+
+typedef struct weft_optimal_phase {
+    weft_bound_coll coll; /* WEFT_BOUND_ALLGATHER or WEFT_BOUND_REDUCESCATTER */
+    weft_rat algbw;       /* the phase's throughput, GB/s */
+    weft_rat bound;       /* the phase's exact bound, GB/s */
+    uint32_t k;           /* trees per root */
+    weft_rat U;           /* k / r: a link of b GB/s carries floor(b U) trees */
+    uint32_t n_trees;     /* groups of identical trees */
+    weft_optimal_tree *trees;
+    uint64_t maxflows; /* max-flow runs (a statistic) */
+} weft_optimal_phase;
+
+typedef struct weft_optimal {
+    weft_coll coll;
+    uint32_t ranks;
+    weft_rat algbw; /* the plan's throughput, GB/s (allreduce: ab/(a+b)) */
+    weft_rat bound; /* the exact bound, GB/s */
+    /* Allgather, reduce-scatter: one phase; allreduce: [0] reduce-scatter,
+     * [1] allgather. */
+    uint32_t n_phases;
+    weft_optimal_phase phase[2];
+} weft_optimal;
+
+/* Builds the optimal plan of coll (allgather, reducescatter or allreduce)
+ * on t. opts may be NULL. On success *plan is the plan and, when info is
+ * not NULL, *info describes it (release with weft_optimal_fini). Errors
+ * (d says what and where): WEFT_EUNSUPPORTED for another collective,
+ * WEFT_ETOPO for fewer than two ranks, an unreachable rank or an
+ * unbalanced switch, WEFT_EOVERFLOW when the integers do not fit,
+ * WEFT_ELIMIT when the plan would exceed the plan limits, WEFT_ENOMEM. */
+WEFT_API weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll,
+                                     const weft_optimal_opts *opts, weft_plan **plan,
+                                     weft_optimal *info, weft_diag *d);
+/* Releases what weft_synth_optimal stored in info; safe on a zeroed struct. */
+WEFT_API void weft_optimal_fini(weft_optimal *info);
+
 /* ==== (schedule synthesis sections follow) ============================== */
 
 #ifdef __cplusplus

@@ -23,7 +23,7 @@ static const cli_opt perf_opts[] = {
     {"check", 'c', "0|1", "1: check every element of every result exactly (default 1)"},
     {"datatype", 'd', "TYPE", "int8 .. uint64, half, bfloat16, float, double (default float)"},
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
-    {"root", 'r', "RANK", "root of broadcast (default 0)"},
+    {"root", 'r', "RANK", "root of broadcast and reduce (default 0)"},
     {"plan", 0, "FILE", "run this plan (.plan) instead of the built-in ring schedule"},
     {NULL, 0, NULL, NULL},
 };
@@ -39,10 +39,11 @@ static const cli_syntax perf_syntax = {
              "algbw = size / time and busbw = algbw * factor (GB/s = 1e9 B/s), and\n"
              "#wrong, the number of result elements that differ from the exact expected\n"
              "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
-             "reducescatter or broadcast. For allgather the size is the total output,\n"
-             "for reducescatter the total input; sizes are rounded down to whole\n"
-             "elements per rank. Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather\n"
-             "and reducescatter, 1 for broadcast.\n"
+             "reducescatter, broadcast, reduce or alltoall. For allgather the size is\n"
+             "the total output, for reducescatter the total input, for alltoall one\n"
+             "rank's input; sizes are rounded down to whole elements per rank.\n"
+             "Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter\n"
+             "and alltoall, 1 for broadcast and reduce.\n"
              "\n"
              "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
@@ -55,7 +56,7 @@ static const cli_syntax perf_syntax = {
     .max_pos = 1,
 };
 
-typedef enum { C_ALLREDUCE, C_ALLGATHER, C_REDUCESCATTER, C_BROADCAST } coll_kind;
+typedef enum { C_ALLREDUCE, C_ALLGATHER, C_REDUCESCATTER, C_BROADCAST, C_REDUCE, C_ALLTOALL } coll_kind;
 
 typedef struct perf {
     weft_comm *c;
@@ -168,6 +169,10 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
                                    p->dtype, p->op, d);
     case C_BROADCAST:
         return weft_broadcast(p->c, in_place ? r : s, r, count, p->dtype, p->root, d);
+    case C_REDUCE:
+        return weft_reduce(p->c, in_place ? r : s, r, count, p->dtype, p->op, p->root, d);
+    case C_ALLTOALL:
+        return weft_alltoall(p->c, in_place ? r : s, r, count, p->dtype, d);
     }
     return WEFT_EINVAL;
 }
@@ -179,7 +184,11 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
     uint32_t n = p->n, me = p->rank;
     switch (p->coll) {
     case C_ALLREDUCE:
+    case C_REDUCE:
         fill(p, in_place ? p->recv : p->send, me, 0, count);
+        break;
+    case C_ALLTOALL:
+        fill(p, in_place ? p->recv : p->send, me, 0, count * n);
         break;
     case C_ALLGATHER:
         fill(p, in_place ? p->recv + me * count * es : p->send, me, me * count, count);
@@ -208,6 +217,14 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
     case C_BROADCAST:
         *wrong = count_wrong(p, p->recv, 0, count, false, p->root);
         break;
+    case C_REDUCE:
+        *wrong = me == p->root ? count_wrong(p, p->recv, 0, count, true, 0) : 0;
+        break;
+    case C_ALLTOALL: /* block r came from rank r: its input block me */
+        *wrong = 0;
+        for (uint32_t r = 0; r < n; r++)
+            *wrong += count_wrong(p, p->recv + r * count * es, me * count, count, false, r);
+        break;
     }
     return WEFT_OK;
 }
@@ -230,7 +247,7 @@ static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_d
 static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
 {
     size_t es = weft_dtype_size(p->dtype);
-    bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER;
+    bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER || p->coll == C_ALLTOALL;
     size_t unit = es * (per_rank ? p->n : 1) * p->chunks;
     p->send = malloc(maxb + unit);
     p->recv = malloc(maxb + unit);
@@ -240,11 +257,13 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         free(p->recv);
         return CLI_EXIT_INPUT;
     }
-    static const char *const names[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
-    double factor_bus = p->coll == C_ALLREDUCE   ? 2.0 * (p->n - 1) / p->n
-                        : p->coll == C_BROADCAST ? 1.0
-                                                 : (double)(p->n - 1) / p->n;
-    bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER;
+    static const char *const names[] = {"allreduce", "allgather", "reducescatter",
+                                        "broadcast", "reduce",    "alltoall"};
+    bool rooted = p->coll == C_BROADCAST || p->coll == C_REDUCE;
+    double factor_bus = p->coll == C_ALLREDUCE ? 2.0 * (p->n - 1) / p->n
+                        : rooted               ? 1.0
+                                               : (double)(p->n - 1) / p->n;
+    bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER || p->coll == C_REDUCE;
     if (p->rank == 0) {
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
@@ -272,7 +291,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         char line[256];
         int len = snprintf(line, sizeof line, "%12zu  %12zu  %8s  %6s  %6d", bytes, bytes / es,
                            weft_dtype_name(p->dtype), reduces ? weft_redop_name(p->op) : "none",
-                           p->coll == C_BROADCAST ? (int)p->root : -1);
+                           rooted ? (int)p->root : -1);
         for (int ip = 0; ip < 2 && !e; ip++) {
             uint64_t wrong = 0, all_wrong = 0;
             if (p->check) {
@@ -330,10 +349,14 @@ int cli_cmd_perf(int argc, char **argv)
         p.coll = C_REDUCESCATTER;
     else if (strcmp(coll, "broadcast") == 0)
         p.coll = C_BROADCAST;
+    else if (strcmp(coll, "reduce") == 0)
+        p.coll = C_REDUCE;
+    else if (strcmp(coll, "alltoall") == 0)
+        p.coll = C_ALLTOALL;
     else {
         rc = cli_usage_error(&perf_syntax,
-                             "bad COLL '%s': allreduce, allgather, reducescatter or broadcast "
-                             "(reduce and alltoall are not measured yet)",
+                             "bad COLL '%s': allreduce, allgather, reducescatter, broadcast, "
+                             "reduce or alltoall",
                              coll);
         goto free_args;
     }

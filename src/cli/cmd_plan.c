@@ -11,6 +11,7 @@
 #include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/plan_optimal.h"
 #include "cli/table.h"
 #include "weft/synth.h"
 
@@ -25,6 +26,8 @@ static const cli_opt plan_opts[] = {
     {"json", 0, NULL, "print the summary as one JSON object"},
     {"compare", 0, NULL, "build every classic algorithm for C and compare them in a table"},
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
+    {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
+    {"dot", 0, NULL, "optimal: print the trees of rank --root over the fabric as DOT"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup plan_group = {"options", plan_opts};
@@ -32,7 +35,7 @@ static const cli_optgroup plan_group = {"options", plan_opts};
 static const cli_syntax plan_syntax = {
     .path = "weft plan",
     .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]\n"
-            "        [--msccl-profile executor|msccl] [--json]",
+            "        [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]",
     .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
              "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
              "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
@@ -40,7 +43,10 @@ static const cli_syntax plan_syntax = {
              "the busiest link, and alpha-beta time estimates (latency + bytes over the\n"
              "bottleneck, no contention). -o writes the plan (weft verify, weft sim and\n"
              "the runtime read it). --compare builds every classic algorithm for the\n"
-             "collective and lists them side by side.\n",
+             "collective and lists them side by side.\n"
+             "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
+             "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
+             "of weft bound; it also prints k, U, the trees and how ring and dbtree compare.\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -165,7 +171,8 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
     }
 }
 
-static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r)
+static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
+                      const weft_optimal *opt)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -182,6 +189,8 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
     cli_json_kv_uint(&j, "chunks", weft_plan_size_chunks(p));
     cli_json_kv_double(&j, "algbw", weft_rat_to_double(r->cost.algbw));
     cli_json_kv_rat(&j, "algbw_exact", r->cost.algbw);
+    if (opt)
+        cli_optimal_json(&j, opt);
     cli_json_key(&j, "busiest_link");
     if (r->cost.has_busiest) {
         cli_json_begin_object(&j);
@@ -291,6 +300,8 @@ int cli_cmd_plan(int argc, char **argv)
         return rc;
     weft_topo *t = NULL;
     weft_plan *p = NULL;
+    weft_optimal opt;
+    memset(&opt, 0, sizeof opt);
     if (cli_args_has(&a, "list")) {
         rc = list_algorithms();
         goto done;
@@ -352,9 +363,35 @@ int cli_cmd_plan(int argc, char **argv)
     }
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e = weft_synth_classic(t, algo, coll, root, &p, &d);
+    bool is_optimal = strcmp(algo, "optimal") == 0;
+    weft_err e;
+    if (is_optimal) {
+        weft_optimal_opts oo;
+        weft_optimal_opts_init(&oo);
+        const char *k_text = cli_args_get(&a, "trees-per-root");
+        if (k_text) {
+            char *end;
+            unsigned long v = strtoul(k_text, &end, 10);
+            if (!*k_text || *end || v == 0 || v > (1ul << 20)) {
+                rc = cli_usage_error(&plan_syntax, "bad --trees-per-root '%s': 1 to 1048576",
+                                     k_text);
+                goto done;
+            }
+            oo.trees_per_root = (uint32_t)v;
+        }
+        e = weft_synth_optimal(t, coll, &oo, &p, &opt, &d);
+    } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
+        rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
+        goto done;
+    } else {
+        e = weft_synth_classic(t, algo, coll, root, &p, &d);
+    }
     if (e) {
         rc = cli_fail(e, &d);
+        goto done;
+    }
+    if (is_optimal && cli_args_has(&a, "dot")) {
+        rc = cli_optimal_dot(stdout, t, p, &opt, root);
         goto done;
     }
     plan_report r;
@@ -382,10 +419,15 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
-        rc = print_json(t, p, &r);
-    else
-        print_human(plan_to_stdout ? stderr : stdout, a.pos[0], t, p, &r);
+        rc = print_json(t, p, &r, is_optimal ? &opt : NULL);
+    else {
+        FILE *f = plan_to_stdout ? stderr : stdout;
+        print_human(f, a.pos[0], t, p, &r);
+        if (is_optimal)
+            rc = cli_optimal_print(f, t, &opt, &r.cost);
+    }
 done:
+    weft_optimal_fini(&opt);
     weft_plan_free(p);
     weft_topo_free(t);
     cli_args_fini(&a);

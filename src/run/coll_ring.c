@@ -13,8 +13,11 @@
  * allreduce: reduce-scatter, then allgather, on recvbuf.
  * broadcast: a chain from the root, cut into 1 MiB pieces; a rank forwards
  *   piece i-1 while it receives piece i.
+ * reduce: reduce-scatter on a private copy, then every rank sends its
+ *   complete block to the root (the root receives them one after another).
  * Bandwidth: each rank sends 2(size-1)/size of the buffer for allreduce and
- * (size-1)/size for the others, the optimum on a ring.
+ * (size-1)/size for the others, the optimum on a ring; reduce adds 1/size of
+ * the buffer per rank for the gather.
  */
 #include <string.h>
 
@@ -34,8 +37,8 @@ static uint32_t mod(int64_t v, uint32_t n)
     return (uint32_t)(m < 0 ? m + n : m);
 }
 
-static weft_err check_args(weft_comm *c, weft_dtype dtype, weft_redop op, bool needs_op,
-                           weft_diag *d)
+weft_err weft__coll_check(weft_comm *c, weft_dtype dtype, weft_redop op, bool needs_op,
+                          weft_diag *d)
 {
     if (weft_dtype_size(dtype) == 0)
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
@@ -83,7 +86,7 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
 weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, weft_redop op, weft_diag *d)
 {
-    weft_err e = check_args(c, dtype, op, true, d);
+    weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
     size_t es = weft_dtype_size(dtype);
     if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
@@ -96,7 +99,7 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, weft_diag *d)
 {
-    weft_err e = check_args(c, dtype, WEFT_SUM, false, d);
+    weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
     size_t es = weft_dtype_size(dtype);
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
@@ -110,7 +113,7 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                              weft_dtype dtype, weft_redop op, weft_diag *d)
 {
-    weft_err e = check_args(c, dtype, op, true, d);
+    weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;
@@ -133,7 +136,7 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
 weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, uint32_t root, weft_diag *d)
 {
-    weft_err e = check_args(c, dtype, WEFT_SUM, false, d);
+    weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
@@ -157,4 +160,39 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         if (e) return e;
     }
     return WEFT_OK;
+}
+
+weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                     weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
+{
+    weft_err e = weft__coll_check(c, dtype, op, true, d);
+    if (e) return e;
+    if (root >= c->size)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    size_t es = weft_dtype_size(dtype), total = count * es;
+    uint32_t n = c->size, r = c->rank;
+    if (count == 0) return WEFT_OK;
+    if (n == 1) {
+        if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
+        return WEFT_OK;
+    }
+    /* A working copy: sendbuf must not change, and recvbuf is only the
+     * root's. */
+    unsigned char *tmp = weft__malloc(total);
+    if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
+    memcpy(tmp, sendbuf, total);
+    e = ring_rs(c, tmp, count, es, weft__reduce_get(dtype, op), d);
+    unsigned char *out = recvbuf;
+    for (uint32_t b = 0; !e && b < n; b++) {
+        size_t off = blk(count, n, b), len = (blk(count, n, b + 1) - off) * es;
+        if (r == root && b == r)
+            memcpy(out + off * es, tmp + off * es, len);
+        else if (r == root)
+            e = weft__comm_exchange(c, WEFT__NO_PEER, NULL, 0, b, out + off * es, len, NULL, es, d);
+        else if (b == r)
+            e = weft__comm_exchange(c, root, tmp + off * es, len, WEFT__NO_PEER, NULL, 0, NULL, es,
+                                    d);
+    }
+    weft__free(tmp);
+    return e;
 }

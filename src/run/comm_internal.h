@@ -49,4 +49,9 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
                              uint32_t src, void *rbuf, size_t rbytes, weft__reduce_fn reduce,
                              size_t esize, weft_diag *d);
 
+/* Checks a collective's dtype (and op when needs_op) and that c has not
+ * failed; WEFT_EINVAL or WEFT_EPEER with a message (coll_ring.c). */
+weft_err weft__coll_check(weft_comm *c, weft_dtype dtype, weft_redop op, bool needs_op,
+                          weft_diag *d);
+
 #endif

@@ -51,6 +51,7 @@ struct sim_engine {
     uint32_t *succ_off, *succ;
 
     sim_heap heap;
+    sim_heap fill; /* links by saturation level while filling */
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;
@@ -115,6 +116,7 @@ void sim_engine_free(sim_engine *e)
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
+    sim_heap_fini(&e->fill);
     weft__free(e);
 }
 
@@ -348,42 +350,41 @@ static weft_err refill(sim_engine *e, double t)
             e->ucount[e->r_link.v[k]]++;
         }
     }
-    size_t nfree = e->comp_flows.n;
+    /* Progressive filling with the links in a heap by the level at which
+     * they saturate: (capacity - load of frozen flows) / (coefficients of
+     * unfrozen flows). That level only changes when a flow on the link
+     * freezes, so each freeze updates the links of one route: O((links +
+     * route entries) log links) per refill instead of a scan of every link
+     * per round. */
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        if (e->ucount[l])
+            sim_heap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
+    }
     double level = 0;
-    while (nfree) {
-        double best = INFINITY;
-        for (size_t i = 0; i < e->comp_links.n; i++) {
-            uint32_t l = e->comp_links.v[i];
-            if (e->ucount[l] && e->resid[l] / e->wsum[l] < best)
-                best = e->resid[l] / e->wsum[l];
-        }
-        if (best < 0)
-            best = 0;
-        level += best;
-        for (size_t i = 0; i < e->comp_links.n; i++) {
-            uint32_t l = e->comp_links.v[i];
-            if (e->ucount[l])
-                e->resid[l] -= best * e->wsum[l];
-        }
-        /* Freeze the flows of every saturated link. The link that gave
-         * `best` is saturated by construction, whatever the rounding. */
-        for (size_t i = 0; i < e->comp_links.n; i++) {
-            uint32_t l = e->comp_links.v[i];
-            if (!e->ucount[l] || e->resid[l] > EPS * e->cap[l])
+    while (e->fill.n) {
+        double lam = sim_heap_top(&e->fill)->t;
+        uint32_t l = sim_heap_pop(&e->fill);
+        if (lam > level)
+            level = lam;
+        for (size_t j = 0; j < e->lflows[l].n; j++) {
+            uint32_t f = e->lflows[l].v[j];
+            if (e->f_frozen[f])
                 continue;
-            for (size_t j = 0; j < e->lflows[l].n; j++) {
-                uint32_t f = e->lflows[l].v[j];
-                if (e->f_frozen[f])
+            e->f_frozen[f] = 1;
+            e->f_new[f] = level;
+            uint32_t r = e->f_route[f];
+            for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+                uint32_t l2 = e->r_link.v[k];
+                e->resid[l2] -= e->r_coef[k] * level;
+                e->wsum[l2] -= e->r_coef[k];
+                e->ucount[l2]--;
+                if (l2 == l)
                     continue;
-                e->f_frozen[f] = 1;
-                e->f_new[f] = level;
-                nfree--;
-                uint32_t r = e->f_route[f];
-                for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-                    uint32_t l2 = e->r_link.v[k];
-                    e->wsum[l2] -= e->r_coef[k];
-                    e->ucount[l2]--;
-                }
+                if (!e->ucount[l2])
+                    sim_heap_remove(&e->fill, l2);
+                else
+                    sim_heap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
             }
         }
     }
@@ -429,7 +430,8 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
         return weft_diag_set(d, WEFT_EINVAL, "sim: engine already ran or bad alpha");
     e->ran = true;
     weft_err err;
-    if ((err = build_succ(e)) || (err = sim_heap_init(&e->heap, e->n_flows)))
+    if ((err = build_succ(e)) || (err = sim_heap_init(&e->heap, e->n_flows)) ||
+        (err = sim_heap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
     e->slot = weft__malloc((e->n_slots ? e->n_slots : 1) * sizeof *e->slot);
     if (!e->slot)

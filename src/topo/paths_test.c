@@ -358,8 +358,8 @@ static weft_topo *clos(uint32_t leaves, uint32_t spines)
 
 static void test_scale(void)
 {
-    /* 16,384 ranks; every ring neighbour routed. */
-    weft_topo *t = clos(2048, 16);
+    /* 4,096 ranks; every ring neighbour routed. */
+    weft_topo *t = clos(512, 16);
     weft_paths *p = NULL;
     CHECK_ERR(weft_paths_new(t, &p), WEFT_OK);
     uint32_t n = weft_topo_num_ranks(t);

@@ -19,8 +19,13 @@ for sig in TERM INT; do
     seen=""
     for _ in $(seq 1000); do
         if ls big.topo.tmp.* >/dev/null 2>&1; then
-            seen=1
-            kill -STOP "$pid"
+            # Stopped with its temporary file still there, weft is caught
+            # mid-write; if it finished or renamed in between, skip.
+            if kill -STOP "$pid" 2>/dev/null && ls big.topo.tmp.* >/dev/null 2>&1; then
+                seen=1
+            else
+                kill -CONT "$pid" 2>/dev/null
+            fi
             break
         fi
         kill -0 "$pid" 2>/dev/null || break

@@ -27,7 +27,9 @@ expect_out_has "
 for t in shm tcp; do
     for spec in "allreduce -d half -o sum" "allreduce -d int8 -o prod" "allreduce -d uint64 -o min" \
                 "allreduce -d bfloat16 -o max" "allgather -d int32" "reducescatter -d double -o sum" \
-                "reducescatter -d int16 -o max" "broadcast -d uint8 -r 2"; do
+                "reducescatter -d int16 -o max" "broadcast -d uint8 -r 2" \
+                "reduce -d float -o sum -r 1" "reduce -d int8 -o prod -r 2" "reduce -d half -o min" \
+                "alltoall -d int32" "alltoall -d bfloat16"; do
         LAST="launch -n 3 perf $spec ($t)"
         WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf $spec -b 1 -e 100K -f 17 -n 1 -w 0
         expect_rc 0
@@ -61,9 +63,22 @@ expect_out_has "# weft perf allgather: 1 ranks, transport self"
 expect_out_has "
         1024           256     float    none      -1"
 
-run perf alltoall
+# reduce: the size is the root's buffer; alltoall: one rank's input, cut
+# into whole elements per peer (1001 bytes of int32 over 3 ranks: 996).
+run launch -n 3 -- "$WEFT" perf reduce -d int32 -b 1001 -e 1001 -n 1 -w 0 -r 2 -c 1
+expect_rc 0
+expect_out_has "
+        1000           250     int32     sum       2"
+run launch -n 3 -- "$WEFT" perf alltoall -d int32 -b 1001 -e 1001 -n 1 -w 0 -c 1
+expect_rc 0
+expect_out_has "# weft perf alltoall: 3 ranks"
+expect_out_has "
+         996           249     int32    none      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+
+run perf gather
 expect_rc 2
-expect_err_has "weft: bad COLL 'alltoall': allreduce, allgather, reducescatter or broadcast"
+expect_err_has "weft: bad COLL 'gather': allreduce, allgather, reducescatter, broadcast, reduce or alltoall"
 run perf allreduce -b 1X
 expect_rc 2
 expect_err_has "weft: bad -b '1X'"

@@ -1,0 +1,123 @@
+/* `weft plan --algo optimal`: summary, JSON and DOT (cli/plan_optimal.h). */
+#include "cli/plan_optimal.h"
+
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void rat_text(weft_rat r, char *buf, size_t size)
+{
+    weft_rat_format(r, buf, size);
+}
+
+int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
+                      const weft_plan_cost *cost)
+{
+    char a[64], b[64];
+    rat_text(o->bound, a, sizeof a);
+    fprintf(f, "optimum      algbw %.3f GB/s (%s), the exact bound\n", weft_rat_to_double(o->bound),
+            a);
+    rat_text(o->algbw, b, sizeof b);
+    fprintf(f, "reached      algbw %.3f GB/s (%s)%s\n", weft_rat_to_double(o->algbw), b,
+            weft_rat_eq(o->algbw, o->bound) ? ", equal to the bound"
+                                             : ", below the bound (trees per root forced)");
+    for (uint32_t i = 0; i < o->n_phases; i++) {
+        const weft_optimal_phase *ph = &o->phase[i];
+        rat_text(ph->U, a, sizeof a);
+        fprintf(f, "trees        %s: k = %u per rank, U = %s (a link of b GB/s carries b*U "
+                   "trees), %u distinct trees\n",
+                weft_bound_coll_name(ph->coll), ph->k, a, ph->n_trees);
+    }
+    static const char *const others[] = {"ring", "dbtree"};
+    weft_coll coll = o->coll;
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        weft_plan *q = NULL;
+        weft_plan_cost c;
+        weft_diag d;
+        if (weft_synth_classic(t, others[i], coll, (weft_rank){0}, &q, &d) ||
+            weft_plan_cost_get(q, t, &c, &d)) {
+            fprintf(f, "vs %-9s not available here (%s)\n", others[i], d.msg);
+            weft_plan_free(q);
+            continue;
+        }
+        rat_text(c.algbw, a, sizeof a);
+        double x = weft_rat_to_double(c.algbw), y = weft_rat_to_double(cost->algbw);
+        fprintf(f, "vs %-9s algbw %.3f GB/s (%s); optimal is %.2fx\n", others[i], x, a,
+                x > 0 ? y / x : 0.0);
+        weft_plan_free(q);
+    }
+    return CLI_EXIT_OK;
+}
+
+void cli_optimal_json(cli_json *j, const weft_optimal *o)
+{
+    cli_json_kv_double(j, "bound", weft_rat_to_double(o->bound));
+    cli_json_kv_rat(j, "bound_exact", o->bound);
+    cli_json_key(j, "phases");
+    cli_json_begin_array(j);
+    for (uint32_t i = 0; i < o->n_phases; i++) {
+        const weft_optimal_phase *ph = &o->phase[i];
+        cli_json_begin_object(j);
+        cli_json_kv_string(j, "coll", weft_bound_coll_name(ph->coll));
+        cli_json_kv_rat(j, "algbw_exact", ph->algbw);
+        cli_json_kv_uint(j, "k", ph->k);
+        cli_json_kv_rat(j, "U", ph->U);
+        cli_json_kv_uint(j, "trees", ph->n_trees);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+}
+
+static const char *const colours[] = {"red",    "blue",   "darkgreen", "orange", "purple",
+                                      "brown",  "cyan4",  "magenta",   "gold3",  "navy"};
+#define N_COLOURS (sizeof colours / sizeof *colours)
+
+int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_optimal *o,
+                    weft_rank root)
+{
+    if (root.v >= o->ranks) {
+        cli_error("--root %u: the fabric has %u ranks", root.v, o->ranks);
+        return CLI_EXIT_INPUT;
+    }
+    /* The drawn phase: the allgather one (the last), whose ops follow the
+     * earlier phases' ops, group by group, edge by edge. */
+    uint32_t ph = o->n_phases - 1, op = 0;
+    for (uint32_t i = 0; i < ph; i++)
+        for (uint32_t g = 0; g < o->phase[i].n_trees; g++)
+            op += o->phase[i].trees[g].n_edges;
+    const weft_optimal_phase *P = &o->phase[ph];
+    fprintf(f, "digraph optimal {\n  label=\"%s trees of rank %u (k = %u)\";\n",
+            weft_bound_coll_name(P->coll), root.v, P->k);
+    for (uint32_t n = 0; n < weft_topo_num_nodes(t); n++) {
+        weft_node_id id = {n};
+        bool rank = weft_topo_node_kind(t, id) == WEFT_NODE_COMPUTE;
+        fprintf(f, "  \"%s\" [shape=%s%s];\n", weft_topo_node_name(t, id), rank ? "ellipse" : "box",
+                n == weft_topo_rank_node(t, root).v ? ",style=filled,fillcolor=yellow" : "");
+    }
+    for (uint32_t l = 0; l < weft_topo_num_links(t); l++) {
+        weft_link_id id = {l};
+        fprintf(f, "  \"%s\" -> \"%s\" [color=grey80];\n",
+                weft_topo_node_name(t, weft_topo_link_src(t, id)),
+                weft_topo_node_name(t, weft_topo_link_dst(t, id)));
+    }
+    uint32_t drawn = 0;
+    for (uint32_t g = 0; g < P->n_trees; g++) {
+        const weft_optimal_tree *tr = &P->trees[g];
+        if (tr->root.v != root.v) {
+            op += tr->n_edges;
+            continue;
+        }
+        const char *c = colours[drawn++ % N_COLOURS];
+        for (uint32_t e = 0; e < tr->n_edges; e++, op++) {
+            for (uint32_t k = 0; k < weft_plan_op_num_paths(p, op); k++) {
+                uint32_t len = weft_plan_path_len(p, op, k);
+                for (uint32_t i = 0; i + 1 < len; i++)
+                    fprintf(f, "  \"%s\" -> \"%s\" [color=%s,penwidth=2,label=\"x%u\"];\n",
+                            weft_plan_path_node(p, op, k, i), weft_plan_path_node(p, op, k, i + 1),
+                            c, tr->mult);
+            }
+        }
+    }
+    fprintf(f, "}\n");
+    return CLI_EXIT_OK;
+}

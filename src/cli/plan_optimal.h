@@ -1,0 +1,27 @@
+/* The `optimal` parts of `weft plan` (docs/optimal.md): its summary
+ * lines, its JSON keys and its DOT drawing. cmd_plan.c builds the plan
+ * and calls these. */
+#ifndef WEFT_CLI_PLAN_OPTIMAL_H
+#define WEFT_CLI_PLAN_OPTIMAL_H
+
+#include <stdio.h>
+
+#include "cli/json.h"
+#include "weft/synth.h"
+
+/* Prints the optimum, k, U and tree counts of each phase, then how the
+ * plan compares with ring and double binary tree on the same fabric
+ * (their per-link throughput limits). Returns a CLI exit code. */
+int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
+                      const weft_plan_cost *cost);
+/* Adds "bound", "bound_exact" and "phases" (k, U, trees per phase) to an
+ * open JSON object. */
+void cli_optimal_json(cli_json *j, const weft_optimal *o);
+/* Writes a DOT graph: the fabric's nodes and links (grey) and, over them,
+ * the physical routes of root's trees (of the allgather phase for
+ * allreduce), one colour per group of identical trees. Returns a CLI exit
+ * code (input error for a root out of range). */
+int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_optimal *o,
+                    weft_rank root);
+
+#endif
