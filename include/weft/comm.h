@@ -141,6 +141,12 @@ typedef struct weft_comm_config {
     /* TCP connections per peer and interface, 1 .. WEFT_MAX_TCP_CONNS; 0
      * means WEFT_DEFAULT_TCP_CONNS. */
     uint32_t tcp_conns;
+    /* A network namespace file (/var/run/netns/NAME) in which the TCP
+     * transport creates its data sockets, listening and connecting; the
+     * bootstrap stays in the caller's namespace. ifname is resolved in that
+     * namespace (unset: its first non-loopback interface). NULL or "" for
+     * none. Needs CAP_SYS_ADMIN; see docs/netns.md. */
+    const char *netns;
 } weft_comm_config;
 
 /* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
@@ -151,12 +157,12 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_RANK, WEFT_SIZE (required), WEFT_ADDR=host:port (required),
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
- *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS.
+ *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file).
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
- * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS) into c,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 

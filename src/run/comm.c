@@ -123,8 +123,15 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     bool *serve_shm = NULL, *serve_tcp = NULL;
     uint32_t n = c->size;
 
-    e = pick_ifaddrs(cfg, local, ifs, &nifs, d);
+    /* Interfaces are named as the namespace of the data sockets sees them;
+     * the bootstrap's address means nothing there. */
+    int root_ns;
+    e = weft__sock_netns_enter(cfg->netns, "WEFT_NETNS", &root_ns, d);
     if (e) return e;
+    if (cfg->netns && *cfg->netns) local.s_addr = htonl(INADDR_ANY);
+    e = pick_ifaddrs(cfg, local, ifs, &nifs, d);
+    weft_err back = weft__sock_netns_leave(root_ns, e ? NULL : d);
+    if (e || (e = back)) return e;
     uint32_t conns = cfg->tcp_conns ? cfg->tcp_conns : WEFT_DEFAULT_TCP_CONNS;
     card me = {.magic = CARD_MAGIC,
                .rank = c->rank,
@@ -188,7 +195,8 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
                              .secret = NULL,
                              .ifaddrs = ifs,
                              .nifaddrs = nifs,
-                             .conns = conns};
+                             .conns = conns,
+                             .netns = cfg->netns};
     unsigned char secret[WEFT_SECRET_BYTES];
     memcpy(secret, cfg->secret, sizeof secret);
     xp.secret = secret;

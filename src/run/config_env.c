@@ -79,6 +79,12 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
                                  WEFT_MAX_TCP_CONNS, s);
         cfg.tcp_conns = (uint32_t)v;
     }
+    if ((s = getenv("WEFT_NETNS")) != NULL && *s != '/')
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "WEFT_NETNS: expected an absolute path to a network namespace "
+                             "(/var/run/netns/NAME), got '%s'",
+                             s);
+    cfg.netns = s;
     *c = cfg;
     return WEFT_OK;
 }

@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,4 +256,55 @@ struct in_addr weft__sock_default_ifaddr(void)
     }
     freeifaddrs(list);
     return a;
+}
+
+weft_err weft__sock_netns_enter(const char *path, const char *what, int *saved, weft_diag *d)
+{
+    *saved = -1;
+    if (!path || !*path) return WEFT_OK;
+    int target = open(path, O_RDONLY | O_CLOEXEC);
+    if (target < 0)
+        return weft_diag_set(d, errno == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open '%s': %s",
+                             what, path, strerror(errno));
+    weft_err e;
+    /* The thread's own namespace, not the process's: another thread of the
+     * caller may be switched elsewhere. */
+    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0) {
+        e = weft_diag_set(d, WEFT_EIO, "%s: cannot open /proc/thread-self/ns/net: %s", what,
+                          strerror(errno));
+        goto close_target;
+    }
+    if (setns(target, CLONE_NEWNET) < 0) {
+        int err = errno;
+        if (err == EINVAL)
+            e = weft_diag_set(d, WEFT_EINVAL, "%s: '%s' is not a network namespace", what, path);
+        else if (err == EPERM)
+            e = weft_diag_set(d, WEFT_EIO,
+                              "%s: cannot enter '%s': %s (entering a network namespace needs "
+                              "CAP_SYS_ADMIN)",
+                              what, path, strerror(err));
+        else
+            e = weft_diag_set(d, WEFT_EIO, "%s: cannot enter '%s': %s", what, path, strerror(err));
+        close(self);
+        goto close_target;
+    }
+    close(target);
+    *saved = self;
+    return WEFT_OK;
+close_target:
+    close(target);
+    return e;
+}
+
+weft_err weft__sock_netns_leave(int saved, weft_diag *d)
+{
+    if (saved < 0) return WEFT_OK;
+    int rc = setns(saved, CLONE_NEWNET);
+    int err = errno;
+    close(saved);
+    if (rc < 0)
+        return weft_diag_set(d, WEFT_EIO, "cannot return to the original network namespace: %s",
+                             strerror(err));
+    return WEFT_OK;
 }

@@ -42,4 +42,21 @@ weft_err weft__sock_ifaddr(const char *ifname, struct in_addr *out, weft_diag *d
  * 127.0.0.1 when there is none. */
 struct in_addr weft__sock_default_ifaddr(void);
 
+/* Network namespaces (for emulated multi-host fabrics, docs/netns.md).
+ *
+ * A socket belongs, for its whole life, to the network namespace its
+ * creating thread was in when socket() ran. weft__sock_netns_enter switches
+ * the *calling thread* (not the process) into the namespace named by path
+ * (a file such as /var/run/netns/NAME or /proc/PID/ns/net) and stores in
+ * *saved a descriptor of the thread's previous namespace; the caller creates
+ * its sockets and then calls weft__sock_netns_leave(*saved) to return. Other
+ * threads and every socket created outside the window stay where they were.
+ * NULL or "" path: no switch, *saved = -1 (leave is then a no-op). Needs
+ * CAP_SYS_ADMIN; errors name the path (`what` names its origin, e.g.
+ * "WEFT_NETNS"). */
+weft_err weft__sock_netns_enter(const char *path, const char *what, int *saved, weft_diag *d);
+/* Returns to the namespace saved by enter and closes the descriptor. An
+ * error here leaves the thread in the other namespace: callers fail. */
+weft_err weft__sock_netns_leave(int saved, weft_diag *d);
+
 #endif

@@ -60,6 +60,9 @@ typedef struct weft__xport_params {
     const struct in_addr *ifaddrs;
     uint32_t nifaddrs;
     uint32_t conns;
+    /* TCP: namespace file to create the data sockets in (NULL: none);
+     * borrowed until open returns. */
+    const char *netns;
 } weft__xport_params;
 
 /* Fixed size of every transport's address blob, exchanged through the

@@ -20,6 +20,13 @@
  * are using ends the wait with WEFT_EPEER. Reductions received over TCP go
  * through a 256 KiB bounce buffer per connection and are combined into the
  * destination whole elements at a time.
+ *
+ * With a network namespace (params netns, WEFT_NETNS), the calling thread
+ * switches into it only while it creates sockets: around the listeners in
+ * open and around the outgoing connections in connect (accepted sockets
+ * inherit the listener's namespace). No helper thread; the thread is back
+ * in its own namespace whenever these functions return, so the bootstrap
+ * and everything else of the process stay in the original namespace.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,6 +70,7 @@ typedef struct tcp_conn {
 struct weft__xport {
     uint32_t rank, size, nifs, per_if, nconn;
     unsigned char secret[WEFT_SECRET_BYTES];
+    char *netns; /* namespace file for new sockets, NULL for none */
     int lfd[TCP_MAX_IFS];
     tcp_conn *conns; /* size * nconn, [peer * nconn + index] */
     struct pollfd *pfds;
@@ -141,6 +149,7 @@ static void tcp_close(weft__xport *x)
     weft__free(x->conns);
     weft__free(x->pfds);
     weft__free(x->pconn);
+    weft__free(x->netns);
     weft__free(x);
 }
 
@@ -164,6 +173,10 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
     x->per_if = p->conns;
     x->nconn = p->nifaddrs * p->conns;
     memcpy(x->secret, p->secret, WEFT_SECRET_BYTES);
+    if (p->netns && *p->netns && !(x->netns = weft__strdup(p->netns))) {
+        weft_diag_code(d, e);
+        goto close_xport;
+    }
     size_t n = (size_t)x->size * x->nconn;
     x->conns = weft__calloc(n, sizeof *x->conns);
     x->pfds = weft__calloc(n, sizeof *x->pfds);
@@ -178,15 +191,19 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
         x->conns[i].index = (uint32_t)(i % x->nconn);
     }
     struct sockaddr_in bound[TCP_MAX_IFS];
-    for (uint32_t i = 0; i < x->nifs; i++) {
+    int home;
+    e = weft__sock_netns_enter(x->netns, "WEFT_NETNS", &home, d);
+    if (e) goto close_xport;
+    for (uint32_t i = 0; i < x->nifs && !e; i++) {
         struct sockaddr_in at;
         memset(&at, 0, sizeof at);
         at.sin_family = AF_INET;
         at.sin_addr = p->ifaddrs[i];
         at.sin_port = 0;
         e = weft__sock_listen(&at, &x->lfd[i], &bound[i], d);
-        if (e) goto close_xport;
     }
+    weft_err back = weft__sock_netns_leave(home, e ? NULL : d);
+    if (e || (e = back)) goto close_xport;
     addr_encode(x, bound, addr);
     *out = x;
     return WEFT_OK;
@@ -249,12 +266,12 @@ static weft_err accept_one(weft__xport *x, const bool *serve, uint32_t li, int64
     return WEFT_OK;
 }
 
-static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned char *addrs,
-                            int64_t deadline, weft_diag *d)
+/* Outgoing connections to higher ranks; the kernel completes them against
+ * the listeners' backlogs, so this never waits for b to run. */
+static weft_err connect_up(weft__xport *x, const bool *serve, const unsigned char *addrs,
+                           int64_t deadline, weft_diag *d)
 {
     weft_err e;
-    /* Outgoing connections to higher ranks; the kernel completes them
-     * against the listeners' backlogs, so this never waits for b to run. */
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
         if (!serve[p]) continue;
         const unsigned char *blob = addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES;
@@ -272,6 +289,18 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
             if (e) return e;
         }
     }
+    return WEFT_OK;
+}
+
+static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned char *addrs,
+                            int64_t deadline, weft_diag *d)
+{
+    int home;
+    weft_err e = weft__sock_netns_enter(x->netns, "WEFT_NETNS", &home, d);
+    if (e) return e;
+    e = connect_up(x, serve, addrs, deadline, d);
+    weft_err back = weft__sock_netns_leave(home, e ? NULL : d);
+    if (e || (e = back)) return e;
     /* Incoming connections from lower ranks. */
     uint32_t expected = 0, accepted = 0;
     for (uint32_t p = 0; p < x->rank; p++)
