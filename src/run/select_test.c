@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/testing.h"
 #include "run/testing_ranks.h"
@@ -317,6 +318,62 @@ static void test_single(void)
     unsetenv("WEFT_FABRIC");
 }
 
+/* Under allocation failure: init with a fabric and a forced plan, and a
+ * choice; every failing attempt returns WEFT_ENOMEM and frees what it
+ * took. */
+typedef struct oom_arg {
+    const char *fabric, *plan;
+    weft_comm *c;
+} oom_arg;
+
+static weft_err oom_ctor(void *arg)
+{
+    oom_arg *a = arg;
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    cfg.fabric = a->fabric;
+    cfg.plan_file = a->plan;
+    weft_comm *c = NULL;
+    weft_err e = weft_comm_init(&cfg, &c, NULL);
+    if (e) return e;
+    weft_comm_choice ch;
+    e = weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 4, WEFT_INT64, 0, &ch, NULL);
+    if (!e && ch.source != (a->plan ? WEFT_CHOICE_PLAN : WEFT_CHOICE_BUILTIN)) e = WEFT_EINVAL;
+    if (e) {
+        weft_comm_free(c);
+        return e;
+    }
+    a->c = c;
+    return WEFT_OK;
+}
+
+static void oom_dtor(void *arg)
+{
+    oom_arg *a = arg;
+    weft_comm_free(a->c);
+    a->c = NULL;
+}
+
+static void test_oom(void)
+{
+    oom_arg a = {"switch:1", NULL, NULL};
+    CHECK(weft_test_oom_sweep("init with a fabric", oom_ctor, oom_dtor, &a) > 0);
+    char path[] = "/tmp/weft-select-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    const char *text = "weft-plan 1\ncoll allreduce\nranks 1\nchunks 2\nscratch 1\ninplace no\n"
+                       "op 0 copy 0:in[0] 0:scratch[0]\n"
+                       "op 1 copy 0:scratch[0] 0:out[0] deps=0\n"
+                       "op 2 copy 0:in[1] 0:out[1]\n";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    oom_arg b = {NULL, path, NULL};
+    CHECK(weft_test_oom_sweep("init with a plan", oom_ctor, oom_dtor, &b) > 0);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) { /* one part, for debugging */
@@ -325,6 +382,7 @@ int main(int argc, char **argv)
         return weft_test_done();
     }
     test_single();
+    test_oom();
     run(4, WEFT_TRANSPORT_SHM, (variant){"switch:4", NULL, NULL}, ranked);
     run(4, WEFT_TRANSPORT_TCP, (variant){"switch:4", NULL, NULL}, ranked);
     run(4, WEFT_TRANSPORT_SHM, (variant){NULL, "ring", NULL}, forced_algo);
