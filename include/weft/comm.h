@@ -147,6 +147,19 @@ typedef struct weft_comm_config {
      * namespace (unset: its first non-loopback interface). NULL or "" for
      * none. Needs CAP_SYS_ADMIN; see docs/netns.md. */
     const char *netns;
+    /* Plan selection (docs/run.md, "Which schedule runs"). fabric: where
+     * the ranks run, a .topo path or preset (weft_topo_from_spec) with as
+     * many ranks as the communicator; NULL or "" for none. algo: force this
+     * classic algorithm (weft_synth_classic; "ring", "hd", ...) for every
+     * collective, built on the fabric or, without one, on "switch:SIZE".
+     * plan_file: force this .plan file; then only its collective (and root)
+     * may be called. At most one of algo and plan_file. With neither, each
+     * call runs the classic algorithm the alpha-beta model ranks fastest on
+     * the fabric at the call's size, or, without a fabric, the built-in
+     * schedules. Every rank must give the same three (checked at init). */
+    const char *fabric;
+    const char *algo;
+    const char *plan_file;
 } weft_comm_config;
 
 /* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
@@ -157,12 +170,14 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_RANK, WEFT_SIZE (required), WEFT_ADDR=host:port (required),
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
- *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file).
+ *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
+ *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN.
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
- * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS) into c,
+ * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
+ * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
@@ -179,7 +194,11 @@ typedef struct weft_comm weft_comm;
 
 /* Builds a communicator with the TCP rendezvous bootstrap. Blocks until every
  * rank has joined and every transport is connected, or the deadline (config
- * timeout) passes. Collective: every rank must call it. */
+ * timeout) passes. Collective: every rank must call it. It loads the fabric
+ * and the forced plan (errors name the file or spec), checks that their
+ * ranks are the communicator's, and checks with weft_comm_agree that every
+ * rank has the same fabric, algorithm and plan: WEFT_EINVAL on every rank
+ * otherwise ("ranks disagree on the algorithm (WEFT_ALGO): ..."). */
 WEFT_API weft_err weft_comm_init(const weft_comm_config *c, weft_comm **out, weft_diag *d);
 /* weft_comm_config_from_env followed by weft_comm_init. */
 WEFT_API weft_err weft_comm_init_env(weft_comm **out, weft_diag *d);
@@ -223,7 +242,10 @@ WEFT_API weft_err weft_recv(weft_comm *c, uint32_t src, void *buf, size_t bytes,
 
 /* Blocking collectives over all ranks. count is in elements. In-place when
  * sendbuf == recvbuf (for allgather: sendbuf == recvbuf + rank*count
- * elements). Until plan execution lands they run the ring schedule. */
+ * elements). Which schedule runs is chosen per call (weft_comm_choose). A
+ * forced algorithm or plan that does not fit the call (another collective
+ * or root, or count not a multiple of its chunks) is WEFT_EINVAL or
+ * WEFT_EUNSUPPORTED naming why; nothing falls back silently. */
 /* recvbuf[i] = op over ranks of sendbuf[i], i < count, on every rank. */
 WEFT_API weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                  weft_dtype dtype, weft_redop op, weft_diag *d);
@@ -250,6 +272,33 @@ WEFT_API weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, 
  * recvbuf. */
 WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 weft_dtype dtype, weft_diag *d);
+
+/* Which schedule a call runs. */
+typedef enum weft_choice_source {
+    WEFT_CHOICE_BUILTIN = 0, /* the built-in schedules (coll_ring.c, coll_alltoall.c) */
+    WEFT_CHOICE_RANKED,      /* the fastest classic algorithm by the alpha-beta model */
+    WEFT_CHOICE_ALGO,        /* the algorithm forced by config algo (WEFT_ALGO) */
+    WEFT_CHOICE_PLAN,        /* the plan forced by config plan_file (WEFT_PLAN) */
+} weft_choice_source;
+
+typedef struct weft_comm_choice {
+    weft_choice_source source;
+    char algo[64];     /* "ring", "hd", ..., "builtin", or the plan file's name */
+    char reason[256];  /* why, e.g. "fastest of 4 by alpha-beta on switch:4 at 4096 B ..." */
+    double estimate_s; /* alpha-beta estimate on the fabric; 0 for builtin */
+    uint64_t bytes;    /* the call's size (DESIGN.md's convention per collective) */
+} weft_comm_choice;
+
+/* What a call of collective coll with count elements of dtype (root for
+ * broadcast and reduce; ignored otherwise) runs on this communicator, and
+ * why: the same decision the call makes (and caches: plans are built once
+ * per collective and root, ranked once per size class, a power of two of
+ * bytes). Not collective; every rank decides alike. Errors are the ones the
+ * call would return: a forced choice that does not fit. The first time a
+ * (collective, size class) is decided, one line is logged at info level:
+ * "weft INFO run: allreduce 4096 B: hd (fastest of ...)". */
+WEFT_API weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                                   uint32_t root, weft_comm_choice *out, weft_diag *d);
 
 /* ---- Running plans ----------------------------------------------------------- */
 

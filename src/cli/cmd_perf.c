@@ -24,7 +24,7 @@ static const cli_opt perf_opts[] = {
     {"datatype", 'd', "TYPE", "int8 .. uint64, half, bfloat16, float, double (default float)"},
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
     {"root", 'r', "RANK", "root of broadcast and reduce (default 0)"},
-    {"plan", 0, "FILE", "run this plan (.plan) instead of the built-in ring schedule"},
+    {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
@@ -268,7 +268,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
                names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self", p->iters,
-               p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "ring schedule");
+               p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "schedule chosen per call");
         printf("#\n");
         printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
                "in-place");

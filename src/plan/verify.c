@@ -735,12 +735,26 @@ static weft_err check_final(verifier *v)
                                      "rank %u out[%u] holds no data at the end (expected chunk "
                                      "%llu)",
                                      r, i, (unsigned long long)chunk);
-            if (v->s_chunk[s] != chunk)
+            uint32_t want = all ? l->nranks : from, got = v->s_set[s];
+            if (v->s_chunk[s] != chunk) {
+                /* For a reduced output, say first that the expected chunk is
+                 * not fully reduced there (what a user of a broken allreduce
+                 * needs to hear), then what the slot holds instead. */
+                uint32_t held = 0;
+                for (size_t k = 0; k < v->set_len[got]; k++)
+                    held += v->iv[v->set_start[got] + 2 * k + 1] - v->iv[v->set_start[got] + 2 * k];
+                if (all && held < l->nranks)
+                    return weft_diag_set(v->d, WEFT_EVERIFY,
+                                         "rank %u out[%u]: chunk %llu is not fully reduced at the "
+                                         "end (the slot holds chunk %u with %u of %u "
+                                         "contributions)",
+                                         r, i, (unsigned long long)chunk, v->s_chunk[s], held,
+                                         l->nranks);
                 return weft_diag_set(v->d, WEFT_EVERIFY,
                                      "rank %u out[%u] holds chunk %u at the end, expected chunk "
                                      "%llu",
                                      r, i, v->s_chunk[s], (unsigned long long)chunk);
-            uint32_t want = all ? l->nranks : from, got = v->s_set[s];
+            }
             /* Walk both interval lists to the first rank in one but not the
              * other. */
             const uint32_t *a = v->iv + v->set_start[got], *b = v->iv + v->set_start[want];

@@ -17,6 +17,10 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_ALLTOALL, count, dtype, 0, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * weft_dtype_size(dtype); /* one block */
     if (bytes == 0) return WEFT_OK;

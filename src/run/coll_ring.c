@@ -1,6 +1,8 @@
-/* Collectives on the ring schedule, built on weft__comm_exchange.
+/* The built-in collectives on the ring schedule, built on
+ * weft__comm_exchange. Each public call first asks select.c which schedule
+ * runs; these run when it answers "builtin".
  *
- * These are the built-in schedules until plan execution lands: every rank
+ * Every rank
  * sends to rank+1 and receives from rank-1. The buffer of count elements is
  * cut into size blocks at element boundaries (block b = elements
  * [b*count/size, (b+1)*count/size)), so sizes need not divide.
@@ -88,6 +90,10 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_ALLREDUCE, count, dtype, 0, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, d);
     size_t es = weft_dtype_size(dtype);
     if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
     if (c->size == 1 || count == 0) return WEFT_OK;
@@ -101,6 +107,10 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_ALLGATHER, count, dtype, 0, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
     size_t es = weft_dtype_size(dtype);
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
     if (sendbuf != mine && count) memcpy(mine, sendbuf, count * es);
@@ -115,6 +125,10 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_REDUCESCATTER, count, dtype, 0, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype, op, d);
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;
     if (count == 0) return WEFT_OK;
@@ -140,6 +154,10 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (e) return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_BROADCAST, count, dtype, root, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
     size_t bytes = count * weft_dtype_size(dtype);
     uint32_t n = c->size, r = c->rank;
     uint32_t pos = mod((int64_t)r - root, n);
@@ -169,6 +187,10 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     if (e) return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    weft_comm_plan *cp;
+    e = weft__select_pick(c, WEFT_COLL_REDUCE, count, dtype, root, NULL, &cp, d);
+    if (e) return e;
+    if (cp) return weft__select_run(c, cp, WEFT_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, d);
     size_t es = weft_dtype_size(dtype), total = count * es;
     uint32_t n = c->size, r = c->rank;
     if (count == 0) return WEFT_OK;

@@ -87,6 +87,8 @@ static void comm_close_transports(weft_comm *c)
 void weft_comm_free(weft_comm *c)
 {
     if (!c) return;
+    weft__select_free(c->sel); /* prepared plans point at c */
+    c->sel = NULL;
     comm_close_transports(c);
     if (c->bops) c->bops->close(c->boot);
     weft__free(c->via);
@@ -262,6 +264,8 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     job.has_secret = true;
     c->bops = bops;
     e = comm_connect(c, &job, local, deadline, d);
+    if (e) goto free_comm;
+    e = weft__select_init(c, cfg, d);
     if (e) goto free_comm;
     *out = c;
     return WEFT_OK;

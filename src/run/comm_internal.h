@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "run/bootstrap/boot.h"
+#include "run/select.h"
 #include "run/transport/xport.h"
 #include "weft/comm.h"
 
@@ -20,6 +21,7 @@ struct weft_comm {
     weft__boot *boot;
     weft__xport *shm, *tcp;
     uint8_t *via; /* per peer: WEFT__VIA_* */
+    weft__select *sel; /* which schedule runs (select.c) */
     bool failed;
     char fail_msg[256]; /* why it failed, repeated by later calls */
 };

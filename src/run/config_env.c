@@ -85,6 +85,13 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
                              "(/var/run/netns/NAME), got '%s'",
                              s);
     cfg.netns = s;
+    /* Empty means unset, so that a launcher can clear them. */
+    if ((s = getenv("WEFT_FABRIC")) != NULL) cfg.fabric = *s ? s : NULL;
+    if ((s = getenv("WEFT_ALGO")) != NULL) cfg.algo = *s ? s : NULL;
+    if ((s = getenv("WEFT_PLAN")) != NULL) cfg.plan_file = *s ? s : NULL;
+    if (cfg.algo && cfg.plan_file)
+        return weft_diag_set(d, WEFT_EINVAL, "WEFT_ALGO=%s and WEFT_PLAN=%s: give one, not both",
+                             cfg.algo, cfg.plan_file);
     *c = cfg;
     return WEFT_OK;
 }

@@ -116,36 +116,16 @@ void opt_graph_trim(opt_graph *g)
     }
 }
 
-/* A tentative split: agg(u,w) and agg(w,t) lose m units, u -> t gains m. */
-typedef struct opt_trial {
-    uint32_t u, w, t;
-    int64_t m;
-} opt_trial;
-
-static weft_err feasible_with(opt_graph *g, const opt_trial *tr, bool *ok)
+weft_err opt_graph_feasible(opt_graph *g, bool *ok)
 {
     uint32_t s = g->n;
     weft_maxflow *mf = NULL;
-    weft_err e = weft_maxflow_new(g->n + 1, (uint32_t)g->ne + g->nr + 1, &mf);
+    weft_err e = weft_maxflow_new(g->n + 1, (uint32_t)g->ne + g->nr, &mf);
     if (e)
         return e;
-    int64_t rem_in = tr ? tr->m : 0, rem_out = rem_in;
-    for (size_t i = 0; i < g->ne && !e; i++) {
-        int64_t c = g->e[i].cap;
-        if (tr && g->e[i].u == tr->u && g->e[i].v == tr->w && rem_in) {
-            int64_t x = c < rem_in ? c : rem_in;
-            c -= x;
-            rem_in -= x;
-        } else if (tr && g->e[i].u == tr->w && g->e[i].v == tr->t && rem_out) {
-            int64_t x = c < rem_out ? c : rem_out;
-            c -= x;
-            rem_out -= x;
-        }
-        if (c > 0)
-            e = weft_maxflow_add_arc(mf, g->e[i].u, g->e[i].v, c, NULL);
-    }
-    if (!e && tr && tr->m && tr->u != tr->t)
-        e = weft_maxflow_add_arc(mf, tr->u, tr->t, tr->m, NULL);
+    for (size_t i = 0; i < g->ne && !e; i++)
+        if (g->e[i].cap > 0)
+            e = weft_maxflow_add_arc(mf, g->e[i].u, g->e[i].v, g->e[i].cap, NULL);
     for (uint32_t r = 0; r < g->nr && !e; r++)
         e = weft_maxflow_add_arc(mf, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, g->k,
                                  NULL);
@@ -163,11 +143,6 @@ static weft_err feasible_with(opt_graph *g, const opt_trial *tr, bool *ok)
     }
     weft_maxflow_free(mf);
     return e;
-}
-
-weft_err opt_graph_feasible(opt_graph *g, bool *ok)
-{
-    return feasible_with(g, NULL, ok);
 }
 
 static int64_t agg(const opt_graph *g, uint32_t u, uint32_t v)
@@ -213,32 +188,74 @@ static weft_err apply_split(opt_graph *g, uint32_t u, uint32_t w, uint32_t t, in
     return WEFT_OK;
 }
 
-/* The largest m <= hi that keeps the condition (the condition is monotone
- * in m: splitting more can only lower connectivity). */
+/* The largest m <= hi that keeps the condition, exactly, from 2N flows.
+ * Splitting m units of (u,w),(w,t) lowers the in-capacity of a node set X
+ * by m when w is in X and u, t are not (class A), or u, t are in X and w
+ * is not (class B), and leaves every other set alone. So m may be as large
+ * as the least surplus (min-cut value minus N k) over sinks z of the cuts
+ * of either class: class A is the max-flow to z with u and t tied to the
+ * source and w to z by unbounded arcs, class B with w tied to the source
+ * and u, t to z. */
 static weft_err max_split(opt_graph *g, uint32_t u, uint32_t w, uint32_t t, int64_t hi,
                           int64_t *out)
 {
-    opt_trial tr = {u, w, t, hi};
-    bool ok;
-    weft_err e = feasible_with(g, &tr, &ok);
-    if (e || ok) {
-        *out = hi;
+    uint32_t s = g->n, nr = g->nr;
+    int64_t need = (int64_t)nr * g->k, inf = need + 1;
+    for (size_t i = 0; i < g->ne; i++)
+        inf += g->e[i].cap;
+    weft_maxflow *mf = NULL;
+    weft_err e = weft_maxflow_new(g->n + 1, (uint32_t)g->ne + 4 * nr + 3, &mf);
+    if (e)
         return e;
+    for (size_t i = 0; i < g->ne && !e; i++)
+        if (g->e[i].cap > 0)
+            e = weft_maxflow_add_arc(mf, g->e[i].u, g->e[i].v, g->e[i].cap, NULL);
+    for (uint32_t r = 0; r < nr && !e; r++)
+        e = weft_maxflow_add_arc(mf, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, g->k,
+                                 NULL);
+    /* Tie arcs, capacity 0 until a run sets them. */
+    uint32_t su = 0, st = 0, sw = 0, base = 0;
+    if (!e)
+        e = weft_maxflow_add_arc(mf, s, u, 0, &su);
+    if (!e && t != u)
+        e = weft_maxflow_add_arc(mf, s, t, 0, &st);
+    if (!e)
+        e = weft_maxflow_add_arc(mf, s, w, 0, &sw);
+    base = weft_maxflow_num_arcs(mf);
+    /* Per rank z: w -> z, u -> z, t -> z (self-loops replaced by a dummy
+     * arc of the right number so that indices stay regular). */
+    for (uint32_t r = 0; r < nr && !e; r++) {
+        uint32_t z = weft_topo_rank_node(g->t, (weft_rank){r}).v;
+        uint32_t from[3] = {w, u, t};
+        for (int k = 0; k < 3 && !e; k++)
+            e = weft_maxflow_add_arc(mf, from[k] == z ? s : from[k], from[k] == z ? w : z, 0,
+                                     NULL);
     }
-    int64_t lo = 0; /* feasible */
-    hi--;           /* hi + 1 infeasible */
-    while (lo < hi) {
-        tr.m = lo + (hi - lo + 1) / 2;
-        e = feasible_with(g, &tr, &ok);
-        if (e)
-            return e;
-        if (ok)
-            lo = tr.m;
-        else
-            hi = tr.m - 1;
+    if (!e)
+        e = weft_maxflow_freeze(mf);
+    int64_t best = hi;
+    for (uint32_t r = 0; r < nr && !e && best > 0; r++) {
+        uint32_t z = weft_topo_rank_node(g->t, (weft_rank){r}).v;
+        for (int cls = 0; cls < 2 && !e && best > 0; cls++) {
+            if (cls == 0 && (z == u || z == t))
+                continue; /* class A needs z apart from u and t */
+            weft_maxflow_set_cap(mf, su, cls == 0 ? inf : 0);
+            if (t != u)
+                weft_maxflow_set_cap(mf, st, cls == 0 ? inf : 0);
+            weft_maxflow_set_cap(mf, sw, cls == 1 ? inf : 0);
+            weft_maxflow_set_cap(mf, base + 3 * r, cls == 0 && w != z ? inf : 0);
+            weft_maxflow_set_cap(mf, base + 3 * r + 1, cls == 1 && u != z ? inf : 0);
+            weft_maxflow_set_cap(mf, base + 3 * r + 2, cls == 1 && t != z ? inf : 0);
+            int64_t f;
+            e = weft_maxflow_run(mf, g->algo, s, z, need + best, &f);
+            g->maxflows++;
+            if (!e && f - need < best)
+                best = f - need < 0 ? 0 : f - need;
+        }
     }
-    *out = lo;
-    return WEFT_OK;
+    weft_maxflow_free(mf);
+    *out = best;
+    return e;
 }
 
 /* Distinct tails (in == true) or heads of live entries at w, ascending. */

@@ -1,0 +1,439 @@
+/* Which schedule a collective call runs (see weft_comm_choose in
+ * weft/comm.h and docs/run.md).
+ *
+ * Three modes, fixed at init by the configuration:
+ *  - a forced plan (plan_file): loaded, verified and scheduled once at init;
+ *    a call of another collective or root is an error;
+ *  - a forced algorithm (algo): weft_synth_classic builds it per
+ *    (collective, root) on the fabric (or on "switch:SIZE"); a collective it
+ *    does not build is an error;
+ *  - ranked (a fabric, nothing forced): every classic algorithm that builds
+ *    the collective is a candidate; the candidates are ranked by
+ *    weft_plan_alpha_beta at the size class's lower bound (2^k bytes, so the
+ *    ranking does not depend on which size of the class came first), and a
+ *    call runs the best one whose chunks divide its count. Without a fabric,
+ *    and when no candidate fits, the built-in schedules run, and the report
+ *    says so.
+ * Plans are built and prepared (verified, scheduled) once per (collective,
+ * root); rankings are kept per size class. The run module never calls the
+ * simulator: the alpha-beta model of the plan module is the only cost used.
+ * Every rank sees the same configuration (checked at init) and the same
+ * calls, so every rank decides alike without talking.
+ */
+#include "run/select.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "run/comm_internal.h"
+#include "run/liveness.h"
+#include "weft/log.h"
+#include "weft/synth.h"
+
+#define NCLASS 65 /* size classes: 0 bytes, then [2^k, 2^(k+1)) for k < 64 */
+
+typedef struct cand {
+    char name[32];
+    weft_plan *plan;
+    weft_comm_plan *cp; /* prepared at first use */
+} cand;
+
+typedef struct rank_class {
+    bool ranked;
+    uint32_t *order; /* candidates by estimate, fastest first */
+    double *est;     /* per candidate, seconds (INFINITY when unknown) */
+    int64_t logged;  /* candidate last logged, -1 builtin, -2 none */
+} rank_class;
+
+/* Candidates for one (collective, root). */
+typedef struct cand_set {
+    weft_coll coll;
+    uint32_t root;
+    cand *cands;
+    uint32_t ncands;
+    rank_class cls[NCLASS];
+} cand_set;
+
+struct weft__select {
+    weft_topo *topo;   /* NULL: no fabric (and no algorithm forced) */
+    char fabric[128];  /* its spec, for messages */
+    char *algo;        /* forced algorithm or NULL */
+    weft_plan *plan;   /* forced plan or NULL */
+    weft_comm_plan *plan_cp;
+    char plan_name[64];
+    cand_set *sets;
+    size_t nsets, cap;
+    int64_t logged[WEFT__COLL_COUNT][NCLASS]; /* builtin/forced plan: 1 once logged */
+};
+
+static void set_fini(cand_set *s)
+{
+    for (uint32_t i = 0; i < s->ncands; i++) {
+        weft_comm_plan_free(s->cands[i].cp);
+        weft_plan_free(s->cands[i].plan);
+    }
+    weft__free(s->cands);
+    for (int k = 0; k < NCLASS; k++) {
+        weft__free(s->cls[k].order);
+        weft__free(s->cls[k].est);
+    }
+}
+
+void weft__select_free(weft__select *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->nsets; i++)
+        set_fini(&s->sets[i]);
+    weft__free(s->sets);
+    weft_comm_plan_free(s->plan_cp);
+    weft_plan_free(s->plan);
+    weft_topo_free(s->topo);
+    weft__free(s->algo);
+    weft__free(s);
+}
+
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= cap) src += len - (cap - 1); /* keep the end of a long path */
+    snprintf(dst, cap, "%s", src);
+}
+
+/* Hash input for the agreement: the canonical text of what f writes. */
+typedef weft_err (*writer)(const void *obj, FILE *f);
+static weft_err write_topo(const void *t, FILE *f)
+{
+    return weft_topo_write(t, f);
+}
+static weft_err write_plan(const void *p, FILE *f)
+{
+    return weft_plan_write(p, f);
+}
+
+static weft_err text_hash(const void *obj, writer w, uint64_t *out, weft_diag *d)
+{
+    *out = 0;
+    if (!obj) return WEFT_OK;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return weft_diag_code(d, WEFT_ENOMEM);
+    weft_err e = w(obj, f);
+    if (fclose(f) != 0 && !e) e = WEFT_ENOMEM;
+    if (!e) *out = weft__fnv64(WEFT__FNV_INIT, buf, len);
+    free(buf); /* open_memstream's buffer comes from malloc */
+    return e ? weft_diag_code(d, e) : WEFT_OK;
+}
+
+/* Loads what cfg names; no communication. */
+static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg, weft_diag *d)
+{
+    weft_err e;
+    bool has_fabric = cfg->fabric && *cfg->fabric, has_algo = cfg->algo && *cfg->algo;
+    bool has_plan = cfg->plan_file && *cfg->plan_file;
+    if (has_algo && has_plan)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "comm: both an algorithm (WEFT_ALGO=%s) and a plan (WEFT_PLAN=%s) are "
+                             "forced; give one",
+                             cfg->algo, cfg->plan_file);
+    if (has_fabric) {
+        e = weft_topo_from_spec(cfg->fabric, NULL, &s->topo, d);
+        if (e) return e;
+        copy_name(s->fabric, sizeof s->fabric, cfg->fabric);
+    } else if (has_algo) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "switch:%u", c->size);
+        e = weft_topo_preset(spec, &s->topo, d);
+        if (e) return e;
+        copy_name(s->fabric, sizeof s->fabric, spec);
+    }
+    if (s->topo && weft_topo_num_ranks(s->topo) != c->size)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "comm: the fabric %s (WEFT_FABRIC) has %u ranks, the communicator %u",
+                             s->fabric, weft_topo_num_ranks(s->topo), c->size);
+    if (has_algo && !(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);
+    if (has_plan) {
+        copy_name(s->plan_name, sizeof s->plan_name, cfg->plan_file);
+        e = weft_plan_load_file(cfg->plan_file, &s->plan, d);
+        if (e) return e;
+        const weft_plan_info *info = weft_plan_get_info(s->plan);
+        if (info->nranks != c->size)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: the plan %s (WEFT_PLAN) is for %u ranks, the communicator "
+                                 "has %u",
+                                 s->plan_name, info->nranks, c->size);
+        e = weft_comm_plan_new(c, s->plan, &s->plan_cp, d);
+        if (e) return e;
+    }
+    return WEFT_OK;
+}
+
+weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag *d)
+{
+    weft__select *s = weft__calloc(1, sizeof *s);
+    if (!s) return weft_diag_code(d, WEFT_ENOMEM);
+    weft_err e = load(s, c, cfg, d);
+    /* Agreement even when this rank failed to load would leave the others
+     * waiting until it closes its bootstrap; they then fail with EPEER. */
+    uint64_t h[3];
+    if (!e) e = text_hash(cfg->fabric && *cfg->fabric ? s->topo : NULL, write_topo, &h[0], d);
+    if (!e) e = text_hash(s->plan, write_plan, &h[2], d);
+    h[1] = s->algo ? weft__fnv64(WEFT__FNV_INIT, s->algo, strlen(s->algo) + 1) : 0;
+    if (!e) e = weft_comm_agree(c, "the fabric (WEFT_FABRIC)", &h[0], sizeof h[0], d);
+    if (!e) e = weft_comm_agree(c, "the algorithm (WEFT_ALGO)", &h[1], sizeof h[1], d);
+    if (!e) e = weft_comm_agree(c, "the plan (WEFT_PLAN)", &h[2], sizeof h[2], d);
+    if (e) {
+        weft__select_free(s);
+        return e;
+    }
+    c->sel = s;
+    return WEFT_OK;
+}
+
+/* The size in bytes of a call (DESIGN.md: allgather the total output,
+ * reducescatter the total input, alltoall one rank's input). */
+static uint64_t call_bytes(weft_comm *c, weft_coll coll, size_t count, size_t es)
+{
+    uint64_t b = (uint64_t)count * es;
+    if (coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
+        coll == WEFT_COLL_ALLTOALL)
+        b *= c->size;
+    return b;
+}
+
+static int size_class(uint64_t bytes)
+{
+    return bytes ? 64 - __builtin_clzll(bytes) : 0;
+}
+
+/* Builds the candidates of (coll, root): the forced algorithm alone, or
+ * every classic algorithm (without parameters) that builds coll on the
+ * fabric. A forced algorithm that cannot be built is an error; a ranked
+ * candidate that cannot is left out. */
+static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set **out,
+                        weft_diag *d)
+{
+    for (size_t i = 0; i < s->nsets; i++)
+        if (s->sets[i].coll == coll && s->sets[i].root == root) {
+            *out = &s->sets[i];
+            return WEFT_OK;
+        }
+    if (weft__grow((void **)&s->sets, &s->cap, s->nsets + 1, sizeof *s->sets))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    cand_set *set = &s->sets[s->nsets];
+    memset(set, 0, sizeof *set);
+    set->coll = coll;
+    set->root = root;
+    size_t n = s->algo ? 1 : weft_classic_count();
+    weft_err e = WEFT_OK;
+    if (!(set->cands = weft__calloc(n, sizeof *set->cands))) return weft_diag_code(d, WEFT_ENOMEM);
+    for (size_t i = 0; i < n && !e; i++) {
+        const char *name = s->algo ? s->algo : weft_classic_get(i)->name;
+        if (!s->algo && (strchr(name, ':') || !weft_classic_supports(name, coll))) continue;
+        weft_diag ld;
+        weft_diag_clear(&ld);
+        weft_plan *p = NULL;
+        weft_err be = weft_synth_classic(s->topo, name, coll, (weft_rank){root}, &p, &ld);
+        if (be == WEFT_ENOMEM) {
+            e = weft_diag_code(d, be);
+        } else if (be && s->algo) {
+            e = weft_diag_set(d, be, "comm: algorithm %s (WEFT_ALGO) for %s on %s: %s", name,
+                              weft_coll_name(coll), s->fabric, ld.msg);
+        } else if (!be) {
+            cand *k = &set->cands[set->ncands++];
+            copy_name(k->name, sizeof k->name, name);
+            k->plan = p;
+        }
+    }
+    if (e) {
+        set_fini(set);
+        return e;
+    }
+    s->nsets++;
+    for (int k = 0; k < NCLASS; k++)
+        set->cls[k].logged = -2;
+    *out = set;
+    return WEFT_OK;
+}
+
+/* Orders the candidates by their alpha-beta time at `bytes`. */
+static weft_err rank_set(weft__select *s, cand_set *set, rank_class *rc, uint64_t bytes,
+                         weft_diag *d)
+{
+    rc->order = weft__malloc(((size_t)set->ncands + 1) * sizeof *rc->order);
+    rc->est = weft__malloc(((size_t)set->ncands + 1) * sizeof *rc->est);
+    if (!rc->order || !rc->est) {
+        weft__free(rc->order);
+        weft__free(rc->est);
+        rc->order = NULL;
+        rc->est = NULL;
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    for (uint32_t i = 0; i < set->ncands; i++) {
+        double t;
+        weft_err e = weft_plan_alpha_beta(set->cands[i].plan, s->topo, (double)bytes, &t, NULL);
+        if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
+        rc->est[i] = e ? INFINITY : t;
+        /* Insertion sort, stable: ties keep the classic list's order. */
+        uint32_t j = i;
+        while (j > 0 && rc->est[rc->order[j - 1]] > rc->est[i]) {
+            rc->order[j] = rc->order[j - 1];
+            j--;
+        }
+        rc->order[j] = i;
+    }
+    rc->ranked = true;
+    return WEFT_OK;
+}
+
+static void fill_choice(weft_comm_choice *ch, weft_choice_source src, const char *algo,
+                        double est, uint64_t bytes)
+{
+    ch->source = src;
+    copy_name(ch->algo, sizeof ch->algo, algo);
+    ch->estimate_s = est;
+    ch->bytes = bytes;
+    ch->reason[0] = '\0';
+}
+
+static void log_choice(weft_coll coll, const weft_comm_choice *ch)
+{
+    weft_log(WEFT_LOG_INFO, "run", "%s %llu B: %s (%s)", weft_coll_name(coll),
+             (unsigned long long)ch->bytes, ch->algo, ch->reason);
+}
+
+static weft_err prepare(weft_comm *c, cand *k, weft_comm_plan **cp, weft_diag *d)
+{
+    if (!k->cp) {
+        weft_err e = weft_comm_plan_new(c, k->plan, &k->cp, d);
+        if (e) return e;
+    }
+    *cp = k->cp;
+    return WEFT_OK;
+}
+
+weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t root,
+                      weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
+{
+    weft__select *s = c->sel;
+    weft_comm_choice tmp, *ch = out ? out : &tmp;
+    size_t es = weft_dtype_size(dtype);
+    *cp = NULL;
+    if ((unsigned)coll >= WEFT__COLL_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: invalid collective %d", (int)coll);
+    if (!es) return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
+    if (!weft_coll_has_root(coll)) root = 0;
+    if (root >= c->size)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    uint64_t bytes = call_bytes(c, coll, count, es);
+    int k = size_class(bytes);
+    if (s->plan) {
+        const weft_plan_info *info = weft_plan_get_info(s->plan);
+        if (info->coll != coll)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: the plan %s (WEFT_PLAN) is for %s; it cannot run %s",
+                                 s->plan_name, weft_coll_name(info->coll), weft_coll_name(coll));
+        if (info->root.v != root)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: the plan %s (WEFT_PLAN) has root %u; the call's root is %u",
+                                 s->plan_name, info->root.v, root);
+        if (count % info->chunks)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: count %zu is not a multiple of the %u chunks of the plan "
+                                 "%s (WEFT_PLAN)",
+                                 count, info->chunks, s->plan_name);
+        fill_choice(ch, WEFT_CHOICE_PLAN, s->plan_name, 0, bytes);
+        snprintf(ch->reason, sizeof ch->reason, "forced by WEFT_PLAN");
+        if (!s->logged[coll][k]) log_choice(coll, ch);
+        s->logged[coll][k] = 1;
+        *cp = s->plan_cp;
+        return WEFT_OK;
+    }
+    if (!s->topo) {
+        fill_choice(ch, WEFT_CHOICE_BUILTIN, "builtin", 0, bytes);
+        snprintf(ch->reason, sizeof ch->reason, "no fabric configured (WEFT_FABRIC)");
+        if (!s->logged[coll][k]) log_choice(coll, ch);
+        s->logged[coll][k] = 1;
+        return WEFT_OK;
+    }
+    cand_set *set = NULL;
+    weft_err e = get_set(s, coll, root, &set, d);
+    if (e) return e;
+    rank_class *rc = &set->cls[k];
+    uint64_t at = k ? 1ull << (k - 1) : 0; /* the class's lower bound */
+    if (!rc->ranked && (e = rank_set(s, set, rc, at, d))) return e;
+    int64_t pick = -1;
+    uint32_t pos = 0;
+    for (; pos < set->ncands; pos++) {
+        const weft_plan_info *info = weft_plan_get_info(set->cands[rc->order[pos]].plan);
+        if (count % info->chunks == 0) {
+            pick = rc->order[pos];
+            break;
+        }
+    }
+    if (s->algo) {
+        const weft_plan_info *info = weft_plan_get_info(set->cands[0].plan);
+        if (pick < 0)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: count %zu is not a multiple of the %u chunks of "
+                                 "algorithm %s (WEFT_ALGO) for %s on %s",
+                                 count, info->chunks, s->algo, weft_coll_name(coll), s->fabric);
+        fill_choice(ch, WEFT_CHOICE_ALGO, s->algo, rc->est[0], bytes);
+        snprintf(ch->reason, sizeof ch->reason, "forced by WEFT_ALGO, on %s", s->fabric);
+    } else if (pick < 0) {
+        fill_choice(ch, WEFT_CHOICE_BUILTIN, "builtin", 0, bytes);
+        if (set->ncands == 0)
+            snprintf(ch->reason, sizeof ch->reason,
+                     "no classic algorithm builds %s on %s; built-in schedule",
+                     weft_coll_name(coll), s->fabric);
+        else
+            snprintf(ch->reason, sizeof ch->reason,
+                     "count %zu is not a multiple of the chunks of any of the %u classic plans "
+                     "on %s; built-in schedule",
+                     count, set->ncands, s->fabric);
+    } else {
+        cand *best = &set->cands[pick];
+        fill_choice(ch, WEFT_CHOICE_RANKED, best->name, rc->est[pick], bytes);
+        int len = snprintf(ch->reason, sizeof ch->reason,
+                           "fastest of %u by alpha-beta on %s at %llu B: %.3g us", set->ncands,
+                           s->fabric, (unsigned long long)at, rc->est[pick] * 1e6);
+        if (pos > 0 && len > 0 && (size_t)len < sizeof ch->reason)
+            len += snprintf(ch->reason + len, sizeof ch->reason - (size_t)len,
+                            "; %u faster ones do not divide count %zu", pos, count);
+        if (pos + 1 < set->ncands && len > 0 && (size_t)len < sizeof ch->reason) {
+            uint32_t nx = rc->order[pos + 1];
+            snprintf(ch->reason + len, sizeof ch->reason - (size_t)len, "; next %s %.3g us",
+                     set->cands[nx].name, rc->est[nx] * 1e6);
+        }
+    }
+    if (rc->logged != pick) log_choice(coll, ch);
+    rc->logged = pick;
+    if (pick >= 0) return prepare(c, &set->cands[pick], cp, d);
+    return WEFT_OK;
+}
+
+weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                          uint32_t root, weft_comm_choice *out, weft_diag *d)
+{
+    weft_comm_plan *cp;
+    return weft__select_pick(c, coll, count, dtype, root, out, &cp, d);
+}
+
+weft_err weft__select_run(weft_comm *c, weft_comm_plan *cp, weft_coll coll, const void *sendbuf,
+                          void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
+                          weft_diag *d)
+{
+    void *scratch = NULL;
+    if (coll == WEFT_COLL_REDUCE && !recvbuf && count) {
+        if (!(scratch = weft__malloc(count * weft_dtype_size(dtype))))
+            return weft_diag_code(d, WEFT_ENOMEM);
+        recvbuf = scratch;
+    }
+    (void)c;
+    weft_err e = weft_comm_plan_run(cp, sendbuf, recvbuf, count, dtype, op, d);
+    weft__free(scratch);
+    return e;
+}

@@ -1,0 +1,394 @@
+/* Which schedule runs: ranking by the alpha-beta model on a fabric (the
+ * choice recomputed here independently from the public synth and plan
+ * APIs), forced algorithms and plans and the errors when they do not fit,
+ * the info log line, results of chosen plans checked exactly, and the init
+ * check that every rank has the same fabric, algorithm and plan (one rank
+ * given a different WEFT_ALGO). Forked ranks on shared memory and TCP. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/testing.h"
+#include "run/testing_ranks.h"
+#include "weft/comm.h"
+#include "weft/log.h"
+#include "weft/synth.h"
+
+#define RING4 WEFT_SOURCE_DIR "/tests/fixtures/plans/ring_allreduce_4.plan"
+
+static char log_lines[8][512];
+static int log_count;
+
+static void sink(weft_log_level level, const char *line, void *arg)
+{
+    (void)level;
+    (void)arg;
+    if (log_count < 8) snprintf(log_lines[log_count], sizeof log_lines[0], "%s", line);
+    log_count++;
+}
+
+/* The fastest classic algorithm for coll at `bytes` on spec, by the public
+ * APIs: what the ranked choice must be. */
+static const char *expected_best(const char *spec, weft_coll coll, uint32_t root, double bytes)
+{
+    static char best[64];
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_from_spec(spec, NULL, &t, NULL), WEFT_OK);
+    double bt = INFINITY;
+    best[0] = '\0';
+    for (size_t i = 0; t && i < weft_classic_count(); i++) {
+        const char *name = weft_classic_get(i)->name;
+        if (strchr(name, ':') || !weft_classic_supports(name, coll)) continue;
+        weft_plan *p = NULL;
+        double s;
+        if (weft_synth_classic(t, name, coll, (weft_rank){root}, &p, NULL) == WEFT_OK &&
+            weft_plan_alpha_beta(p, t, bytes, &s, NULL) == WEFT_OK && s < bt) {
+            bt = s;
+            snprintf(best, sizeof best, "%s", name);
+        }
+        weft_plan_free(p);
+    }
+    weft_topo_free(t);
+    return best;
+}
+
+static int32_t val(uint32_t r, size_t i)
+{
+    return (int32_t)((r * 7 + i * 3) % 11) - 5;
+}
+
+/* Every collective through the selection, results exact. */
+static void run_all(weft_comm *c, size_t count)
+{
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    int32_t *s = malloc((count * n + 1) * 4), *r = malloc((count * n + 1) * 4);
+    size_t bad = 0;
+    for (size_t i = 0; i < count * n; i++)
+        s[i] = val(me, i);
+    CHECK_ERR(weft_allreduce(c, s, r, count, WEFT_INT32, WEFT_SUM, NULL), WEFT_OK);
+    for (size_t i = 0; i < count; i++) {
+        int32_t w = 0;
+        for (uint32_t k = 0; k < n; k++)
+            w += val(k, i);
+        bad += r[i] != w;
+    }
+    CHECK_ERR(weft_reduce(c, s, me == 2 ? r : NULL, count, WEFT_INT32, WEFT_MAX, 2, NULL), WEFT_OK);
+    for (size_t i = 0; me == 2 && i < count; i++) {
+        int32_t w = val(0, i);
+        for (uint32_t k = 1; k < n; k++)
+            w = val(k, i) > w ? val(k, i) : w;
+        bad += r[i] != w;
+    }
+    CHECK_ERR(weft_alltoall(c, s, r, count, WEFT_INT32, NULL), WEFT_OK);
+    for (uint32_t k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            bad += r[k * count + i] != val(k, me * count + i);
+    CHECK_ERR(weft_allgather(c, s, r, count, WEFT_INT32, NULL), WEFT_OK);
+    for (uint32_t k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            bad += r[k * count + i] != val(k, i);
+    CHECK_ERR(weft_reduce_scatter(c, s, r, count, WEFT_INT32, WEFT_SUM, NULL), WEFT_OK);
+    for (size_t i = 0; i < count; i++) {
+        int32_t w = 0;
+        for (uint32_t k = 0; k < n; k++)
+            w += val(k, me * count + i);
+        bad += r[i] != w;
+    }
+    CHECK_ERR(weft_broadcast(c, s, r, count, WEFT_INT32, 1, NULL), WEFT_OK);
+    for (size_t i = 0; i < count; i++)
+        bad += r[i] != val(1, i);
+    CHECK_INT(bad, 0);
+    free(s);
+    free(r);
+}
+
+/* Fabric switch:4, nothing forced: ranked choices. */
+static int ranked(weft_comm *c, void *arg)
+{
+    (void)arg;
+    weft_log_set_sink(sink, NULL);
+    weft_log_set_level(WEFT_LOG_INFO);
+    weft_comm_choice ch;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1024, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_RANKED);
+    CHECK_STR(ch.algo, expected_best("switch:4", WEFT_COLL_ALLREDUCE, 0, 4096));
+    CHECK_INT(ch.bytes, 4096);
+    CHECK(ch.estimate_s > 0);
+    CHECK_CONTAINS(ch.reason, "by alpha-beta on switch:4 at 4096 B: ");
+    CHECK_INT(log_count, 1);
+    char want[512];
+    snprintf(want, sizeof want, "weft INFO run: allreduce 4096 B: %s (fastest of ", ch.algo);
+    CHECK_CONTAINS(log_lines[0], want);
+    /* Same class, same decision, no new line; a new class logs again. */
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1200, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(log_count, 1);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLTOALL, 1 << 18, WEFT_INT8, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_RANKED);
+    CHECK_INT(ch.bytes, 1 << 20);
+    CHECK_STR(ch.algo, expected_best("switch:4", WEFT_COLL_ALLTOALL, 0, 1 << 20));
+    CHECK_INT(log_count, 2);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_REDUCE, 64, WEFT_DOUBLE, 3, &ch, &d), WEFT_OK);
+    CHECK_STR(ch.algo, expected_best("switch:4", WEFT_COLL_REDUCE, 3, 512));
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_REDUCE, 64, WEFT_DOUBLE, 4, &ch, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: root 4 is not in 0 .. 3");
+    run_all(c, 1024); /* multiples of every plan's chunks */
+    run_all(c, 1009); /* whatever fits, or the built-in schedule */
+    run_all(c, 0);
+    weft_log_set_sink(NULL, NULL);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* WEFT_ALGO=ring without a fabric: ring on switch:4, errors when it does
+ * not fit. */
+static int forced_algo(weft_comm *c, void *arg)
+{
+    (void)arg;
+    weft_comm_choice ch;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 4096, WEFT_INT32, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_ALGO);
+    CHECK_STR(ch.algo, "ring");
+    CHECK_STR(ch.reason, "forced by WEFT_ALGO, on switch:4");
+    int32_t v[8] = {0};
+    CHECK_ERR(weft_alltoall(c, v, v, 2, WEFT_INT32, &d), WEFT_EUNSUPPORTED);
+    CHECK_CONTAINS(d.msg, "comm: algorithm ring (WEFT_ALGO) for alltoall on switch:4: ");
+    CHECK_ERR(weft_allreduce(c, v, v, 3, WEFT_INT32, WEFT_SUM, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: count 3 is not a multiple of the 4 chunks of algorithm ring "
+                     "(WEFT_ALGO) for allreduce on switch:4");
+    CHECK(!weft_comm_failed(c));
+    int32_t *s = malloc(1024 * 4), *r = malloc(1024 * 4);
+    for (int i = 0; i < 1024; i++)
+        s[i] = (int32_t)(weft_comm_rank(c) + 1) * i;
+    CHECK_ERR(weft_allreduce(c, s, r, 1024, WEFT_INT32, WEFT_SUM, &d), WEFT_OK);
+    size_t bad = 0;
+    for (int i = 0; i < 1024; i++)
+        bad += r[i] != 10 * i;
+    CHECK_INT(bad, 0);
+    free(s);
+    free(r);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* WEFT_PLAN: only its collective, count in whole chunks. */
+static int forced_plan(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c);
+    weft_comm_choice ch;
+    weft_diag d;
+    weft_diag_clear(&d);
+    int32_t v[8], w[8];
+    for (int i = 0; i < 8; i++)
+        v[i] = (int32_t)(me * 10 + (uint32_t)i);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 8, WEFT_INT32, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_PLAN);
+    CHECK_STR(ch.reason, "forced by WEFT_PLAN");
+    CHECK_CONTAINS(ch.algo, "ring_allreduce_4.plan");
+    CHECK_ERR(weft_allreduce(c, v, w, 8, WEFT_INT32, WEFT_SUM, &d), WEFT_OK);
+    size_t bad = 0;
+    for (int i = 0; i < 8; i++)
+        bad += w[i] != 60 + 4 * i;
+    CHECK_INT(bad, 0);
+    CHECK_ERR(weft_allgather(c, v, w, 2, WEFT_INT32, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "ring_allreduce_4.plan (WEFT_PLAN) is for allreduce; it cannot run "
+                          "allgather");
+    CHECK_ERR(weft_allreduce(c, v, w, 6, WEFT_INT32, WEFT_SUM, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "comm: count 6 is not a multiple of the 4 chunks of the plan ");
+    CHECK(!weft_comm_failed(c));
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int with_comm(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, (int (*)(weft_comm *, void *))arg, NULL);
+}
+
+typedef struct variant {
+    const char *fabric, *algo, *plan;
+} variant;
+
+static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_comm *, void *))
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = t;
+    cfg.timeout_ms = 8000;
+    cfg.fabric = v.fabric;
+    cfg.algo = v.algo;
+    cfg.plan_file = v.plan;
+    int codes[8];
+    memset(codes, -1, sizeof codes);
+    CHECK_INT(weft__test_ranks(n, &cfg, with_comm, NULL, (void *)fn, 30000, codes, NULL), 0);
+    for (uint32_t r = 0; r < n; r++) {
+        if (codes[r] != 0) fprintf(stderr, "%u ranks: rank %u exited with %d\n", n, r, codes[r]);
+        CHECK_INT(codes[r], 0);
+    }
+}
+
+/* Rank 1 gets WEFT_ALGO=hd, the others WEFT_ALGO=ring, through the
+ * environment: every rank's init fails naming the algorithm and rank 1. */
+static int disagree_child(const weft_comm_config *tmpl, void *arg)
+{
+    (void)arg;
+    setenv("WEFT_ALGO", tmpl->rank == 1 ? "hd" : "ring", 1);
+    weft_comm_config cfg = *tmpl;
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_comm_config_from_env_options(&cfg, &d)) return 90;
+    weft_comm *c = NULL;
+    weft_err e = weft_comm_init(&cfg, &c, &d);
+    weft_comm_free(c);
+    if (e != WEFT_EINVAL) return 91;
+    if (!strstr(d.msg, "ranks disagree on the algorithm (WEFT_ALGO): rank 1 has hash ")) {
+        fprintf(stderr, "rank %u: %s\n", tmpl->rank, d.msg);
+        return 92;
+    }
+    return 0;
+}
+
+static void test_disagree(weft_transport_choice t)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = t;
+    cfg.timeout_ms = 8000;
+    int codes[3] = {-1, -1, -1};
+    CHECK_INT(weft__test_ranks(3, &cfg, disagree_child, NULL, NULL, 20000, codes, NULL), 0);
+    for (int r = 0; r < 3; r++)
+        CHECK_INT(codes[r], 0);
+}
+
+/* One rank: configuration errors, and the report without a fabric. */
+static void test_single(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    weft_comm *c = NULL;
+    weft_diag d;
+    cfg.fabric = "switch:2";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: the fabric switch:2 (WEFT_FABRIC) has 2 ranks, the communicator 1");
+    cfg.fabric = "nosuch:3";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
+    CHECK_CONTAINS(d.msg, "nosuch:3");
+    cfg.fabric = NULL;
+    cfg.plan_file = RING4;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "ring_allreduce_4.plan (WEFT_PLAN) is for 4 ranks, the communicator "
+                          "has 1");
+    cfg.algo = "ring";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "comm: both an algorithm (WEFT_ALGO=ring) and a plan (WEFT_PLAN=");
+    cfg.plan_file = WEFT_SOURCE_DIR "/tests/fixtures/plans/missing.plan";
+    cfg.algo = NULL;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
+    CHECK(c == NULL);
+    cfg.plan_file = NULL;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_OK);
+    if (!c) return;
+    weft_comm_choice ch;
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLGATHER, 10, WEFT_HALF, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
+    CHECK_STR(ch.algo, "builtin");
+    CHECK_STR(ch.reason, "no fabric configured (WEFT_FABRIC)");
+    CHECK_INT(ch.bytes, 20);
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLGATHER, 10, (weft_dtype)50, 0, &ch, &d),
+              WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: invalid dtype 50");
+    weft_comm_free(c);
+    /* The environment: both forced is refused before anything starts. */
+    setenv("WEFT_ALGO", "ring", 1);
+    setenv("WEFT_PLAN", "x.plan", 1);
+    weft_comm_config_init(&cfg);
+    CHECK_ERR(weft_comm_config_from_env_options(&cfg, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "WEFT_ALGO=ring and WEFT_PLAN=x.plan: give one, not both");
+    setenv("WEFT_PLAN", "", 1);
+    setenv("WEFT_FABRIC", "ring:4", 1);
+    CHECK_ERR(weft_comm_config_from_env_options(&cfg, &d), WEFT_OK);
+    CHECK_STR(cfg.algo, "ring");
+    CHECK(cfg.plan_file == NULL);
+    CHECK_STR(cfg.fabric, "ring:4");
+    unsetenv("WEFT_ALGO");
+    unsetenv("WEFT_PLAN");
+    unsetenv("WEFT_FABRIC");
+}
+
+/* Under allocation failure: init with a fabric and a forced plan, and a
+ * choice; every failing attempt returns WEFT_ENOMEM and frees what it
+ * took. */
+typedef struct oom_arg {
+    const char *fabric, *plan;
+    weft_comm *c;
+} oom_arg;
+
+static weft_err oom_ctor(void *arg)
+{
+    oom_arg *a = arg;
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    cfg.fabric = a->fabric;
+    cfg.plan_file = a->plan;
+    weft_comm *c = NULL;
+    weft_err e = weft_comm_init(&cfg, &c, NULL);
+    if (e) return e;
+    weft_comm_choice ch;
+    e = weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 4, WEFT_INT64, 0, &ch, NULL);
+    if (!e && ch.source != (a->plan ? WEFT_CHOICE_PLAN : WEFT_CHOICE_BUILTIN)) e = WEFT_EINVAL;
+    if (e) {
+        weft_comm_free(c);
+        return e;
+    }
+    a->c = c;
+    return WEFT_OK;
+}
+
+static void oom_dtor(void *arg)
+{
+    oom_arg *a = arg;
+    weft_comm_free(a->c);
+    a->c = NULL;
+}
+
+static void test_oom(void)
+{
+    oom_arg a = {"switch:1", NULL, NULL};
+    CHECK(weft_test_oom_sweep("init with a fabric", oom_ctor, oom_dtor, &a) > 0);
+    char path[] = "/tmp/weft-select-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    const char *text = "weft-plan 1\ncoll allreduce\nranks 1\nchunks 2\nscratch 1\ninplace no\n"
+                       "op 0 copy 0:in[0] 0:scratch[0]\n"
+                       "op 1 copy 0:scratch[0] 0:out[0] deps=0\n"
+                       "op 2 copy 0:in[1] 0:out[1]\n";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    oom_arg b = {NULL, path, NULL};
+    CHECK(weft_test_oom_sweep("init with a plan", oom_ctor, oom_dtor, &b) > 0);
+    unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) { /* one part, for debugging */
+        variant v = {"switch:4", NULL, NULL};
+        run(4, WEFT_TRANSPORT_SHM, v, ranked);
+        return weft_test_done();
+    }
+    test_single();
+    test_oom();
+    run(4, WEFT_TRANSPORT_SHM, (variant){"switch:4", NULL, NULL}, ranked);
+    run(4, WEFT_TRANSPORT_TCP, (variant){"switch:4", NULL, NULL}, ranked);
+    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, "ring", NULL}, forced_algo);
+    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, NULL, RING4}, forced_plan);
+    run(4, WEFT_TRANSPORT_TCP, (variant){NULL, NULL, RING4}, forced_plan);
+    test_disagree(WEFT_TRANSPORT_SHM);
+    test_disagree(WEFT_TRANSPORT_TCP);
+    return weft_test_done();
+}
