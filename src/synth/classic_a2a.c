@@ -38,15 +38,9 @@ static weft_err a2a(const synth_ctx *c, bool pairwise, weft_plan **out)
         prev = cur;
         cur = t;
     }
-    synth_emit_fini(&e);
     weft__free(prev);
     weft__free(cur);
-    if (err) {
-        weft_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return WEFT_OK;
+    return synth_finish(err, &e, p, out);
 }
 
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out)

@@ -113,17 +113,6 @@ static weft_err rabenseifner(synth_emit *e, const synth_ctx *c)
     return err;
 }
 
-static weft_err finish(weft_err err, synth_emit *e, weft_plan *p, weft_plan **out)
-{
-    synth_emit_fini(e);
-    if (err) {
-        weft_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return WEFT_OK;
-}
-
 weft_err synth_build_hd(const synth_ctx *c, weft_plan **out)
 {
     uint32_t P = pow2_floor(c->n);
@@ -139,7 +128,7 @@ weft_err synth_build_hd(const synth_ctx *c, weft_plan **out)
         err = hd_reducescatter(&e, c);
     else
         err = rabenseifner(&e, c);
-    return finish(err, &e, p, out);
+    return synth_finish(err, &e, p, out);
 }
 
 /* Recursive doubling allreduce: the whole vector (one chunk) is exchanged
@@ -178,7 +167,7 @@ weft_err synth_build_rd(const synth_ctx *c, weft_plan **out)
     synth_emit e;
     synth_emit_init(&e, p);
     err = ar ? rd_allreduce(&e, c) : hd_allgather(&e, c);
-    return finish(err, &e, p, out);
+    return synth_finish(err, &e, p, out);
 }
 
 /* Bruck: after step k every position v holds the chunks of positions
@@ -203,5 +192,5 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out)
                                  OWN((v + j) % n), 1, 0, NULL);
         }
     }
-    return finish(err, &e, p, out);
+    return synth_finish(err, &e, p, out);
 }

@@ -80,13 +80,7 @@ weft_err synth_build_hier(const synth_ctx *c, weft_plan **out)
             }
         }
     }
-    synth_emit_fini(&e);
     weft__free(order);
     weft__free(slot);
-    if (err) {
-        weft_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return WEFT_OK;
+    return synth_finish(err, &e, p, out);
 }

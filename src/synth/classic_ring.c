@@ -117,7 +117,7 @@ weft_err synth_build_rings(const synth_ctx *c, weft_plan **out)
     synth_emit_init(&e, p);
     if (!order || !slot) {
         err = WEFT_ENOMEM;
-        goto fail;
+        goto done;
     }
     weft_buf buf = synth_main_buf(c->coll);
     for (uint32_t j = 0; j < k && !err; j++) {
@@ -142,17 +142,8 @@ weft_err synth_build_rings(const synth_ctx *c, weft_plan **out)
             break;
         }
     }
-    if (err)
-        goto fail;
-    synth_emit_fini(&e);
+done:
     weft__free(order);
     weft__free(slot);
-    *out = p;
-    return WEFT_OK;
-fail:
-    synth_emit_fini(&e);
-    weft__free(order);
-    weft__free(slot);
-    weft_plan_free(p);
-    return err;
+    return synth_finish(err, &e, p, out);
 }

@@ -109,8 +109,51 @@ static void check_algbw(const char *spec, const char *algo, weft_coll coll, int6
     CHECK(weft_rat_eq(got, want));
 }
 
+/* Allocation-failure sweep: every algorithm family's builder returns
+ * WEFT_ENOMEM and frees everything when any allocation fails. */
+typedef struct oom_case {
+    const weft_topo *t;
+    const char *algo;
+    weft_coll coll;
+    weft_plan *p;
+} oom_case;
+
+static weft_err oom_ctor(void *arg)
+{
+    oom_case *c = arg;
+    weft_diag d;
+    return weft_synth_classic(c->t, c->algo, c->coll, (weft_rank){1}, &c->p, &d);
+}
+
+static void oom_dtor(void *arg)
+{
+    oom_case *c = arg;
+    weft_plan_free(c->p);
+    c->p = NULL;
+}
+
+static void check_oom(void)
+{
+    weft_topo *t = load("h100:2");
+    if (!t)
+        return;
+    const struct {
+        const char *algo;
+        weft_coll coll;
+    } cases[] = {{"rings:2", WEFT_COLL_ALLREDUCE}, {"dbtree", WEFT_COLL_BROADCAST},
+                 {"binomial", WEFT_COLL_REDUCE},   {"hd", WEFT_COLL_REDUCESCATTER},
+                 {"rd", WEFT_COLL_ALLREDUCE},      {"bruck", WEFT_COLL_ALLGATHER},
+                 {"pairwise", WEFT_COLL_ALLTOALL}, {"hier", WEFT_COLL_ALLGATHER}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        oom_case c = {t, cases[i].algo, cases[i].coll, NULL};
+        CHECK(weft_test_oom_sweep(cases[i].algo, oom_ctor, oom_dtor, &c) > 3);
+    }
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    check_oom();
     int combos = 0;
     for (size_t f = 0; f < sizeof fabrics / sizeof *fabrics; f++) {
         weft_topo *t = load(fabrics[f]);

@@ -169,15 +169,9 @@ weft_err synth_build_dbtree(const synth_ctx *c, weft_plan **out)
         if (!err)
             err = tree_phases(&e, par, sorted, n, up, down, t, t);
     }
-    synth_emit_fini(&e);
     weft__free(par);
     weft__free(sorted);
-    if (err) {
-        weft_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return WEFT_OK;
+    return synth_finish(err, &e, p, out);
 }
 
 weft_err synth_build_binomial(const synth_ctx *c, weft_plan **out)
@@ -207,11 +201,5 @@ weft_err synth_build_binomial(const synth_ctx *c, weft_plan **out)
         }
     }
 #undef RANK_AT
-    synth_emit_fini(&e);
-    if (err) {
-        weft_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return WEFT_OK;
+    return synth_finish(err, &e, p, out);
 }

@@ -213,3 +213,14 @@ weft_err synth_reduce(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, u
     return synth_emit_op(e, WEFT_OP_REDUCE, src, buf, index, dst, buf, index, count, channel, NULL,
                       0, id);
 }
+
+weft_err synth_finish(weft_err err, synth_emit *e, weft_plan *p, weft_plan **out)
+{
+    synth_emit_fini(e);
+    if (err) {
+        weft_plan_free(p);
+        return err;
+    }
+    *out = p;
+    return WEFT_OK;
+}

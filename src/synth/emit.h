@@ -50,6 +50,10 @@ weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft
                     uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
                     uint32_t *id);
 
+/* Ends an algorithm's emission: finishes e, then hands p to *out when err
+ * is WEFT_OK or frees it otherwise. Returns err. */
+weft_err synth_finish(weft_err err, synth_emit *e, weft_plan *p, weft_plan **out);
+
 /* Shorthands for the common case of one buffer on both sides. */
 weft_err synth_copy(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, uint32_t index,
                     uint32_t count, uint32_t channel, uint32_t *id);
