@@ -229,6 +229,27 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
     return WEFT_OK;
 }
 
+/* Combines one value over the ranks (max or sum) at rank 0 and hands the
+ * result back, by point to point: perf's own bookkeeping must not go
+ * through the schedule selection, where a forced WEFT_ALGO or WEFT_PLAN
+ * does not fit a single element. */
+static weft_err combine(perf *p, double *v, bool max, weft_diag *d)
+{
+    weft_err e = WEFT_OK;
+    if (p->rank != 0) {
+        e = weft_send(p->c, 0, v, sizeof *v, d);
+        return e ? e : weft_recv(p->c, 0, v, sizeof *v, d);
+    }
+    for (uint32_t r = 1; r < p->n && !e; r++) {
+        double x = 0;
+        e = weft_recv(p->c, r, &x, sizeof x, d);
+        *v = max ? (x > *v ? x : *v) : *v + x;
+    }
+    for (uint32_t r = 1; r < p->n && !e; r++)
+        e = weft_send(p->c, r, v, sizeof *v, d);
+    return e;
+}
+
 /* Average seconds per call on the slowest rank. */
 static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_diag *d)
 {
@@ -240,7 +261,8 @@ static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_d
     for (long i = 0; i < p->iters && !e; i++)
         e = run_once(p, count, in_place, d);
     double t = (now_s() - t0) / (double)(p->iters ? p->iters : 1);
-    if (!e) e = weft_allreduce(p->c, &t, secs, 1, WEFT_DOUBLE, WEFT_MAX, d);
+    if (!e) e = combine(p, &t, true, d);
+    *secs = t;
     return e;
 }
 
@@ -293,12 +315,13 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                            weft_dtype_name(p->dtype), reduces ? weft_redop_name(p->op) : "none",
                            rooted ? (int)p->root : -1);
         for (int ip = 0; ip < 2 && !e; ip++) {
-            uint64_t wrong = 0, all_wrong = 0;
+            uint64_t all_wrong = 0;
             if (p->check) {
                 size_t w = 0;
                 e = checked_run(p, count, ip == 1, &w, &d);
-                wrong = w;
-                if (!e) e = weft_allreduce(p->c, &wrong, &all_wrong, 1, WEFT_UINT64, WEFT_SUM, &d);
+                double sum = (double)w; /* exact below 2^53 elements */
+                if (!e) e = combine(p, &sum, false, &d);
+                all_wrong = (uint64_t)sum;
             }
             double secs = 0;
             if (!e) e = timed(p, count, ip == 1, &secs, &d);

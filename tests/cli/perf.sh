@@ -76,6 +76,15 @@ expect_out_has "
          996           249     int32    none      -1"
 expect_out_has "# Out of bounds values : 0 OK"
 
+# A forced algorithm runs (sizes whole chunks: ring has 3 on 3 ranks) and
+# one that does not build the collective is named, never replaced.
+WEFT_ALGO=ring run launch -n 3 -- "$WEFT" perf allreduce -d int32 -b 12 -e 12K -f 32 -n 1 -w 0 -c 1
+expect_rc 0
+expect_out_has "# Out of bounds values : 0 OK"
+WEFT_ALGO=ring run launch -n 3 -- "$WEFT" perf alltoall -b 12 -e 12 -n 1 -w 0
+expect_rc 1
+expect_err_has "comm: algorithm ring (WEFT_ALGO) for alltoall on switch:3: "
+
 run perf gather
 expect_rc 2
 expect_err_has "weft: bad COLL 'gather': allreduce, allgather, reducescatter, broadcast, reduce or alltoall"
