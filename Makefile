@@ -14,9 +14,6 @@ all: $(BUILD)/weft
 deps:
 	@sh tools/install-deps.sh
 
-$(BUILD)/build.ninja $(BUILD)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
-
 $(BUILD)/weft: deps FORCE
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
