@@ -14,17 +14,19 @@
 #include "cli/outfile.h"
 #include "cli/table.h"
 #include "weft/sim.h"
+#include "weft/synth.h"
 #include "weft/topo.h"
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
-    {"algo", 0, "A", "or the algorithm: ring"},
-    {"coll", 0, "C", "with --algo: allgather, reducescatter or allreduce"},
+    {"algo", 0, "A",
+     "or an algorithm: ring (rank-order ring, symmetric fast path) or any of weft plan --list"},
+    {"coll", 0, "C", "with --algo: the collective (ring: allgather, reducescatter, allreduce)"},
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "with --plan: write a Chrome trace-event JSON of the last size"},
+    {"trace", 0, "FILE", "with a plan: write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -33,7 +35,7 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
-    .args = "SPEC (--plan FILE | --algo ring --coll C) --size S [--json | --csv] [--trace FILE]",
+    .args = "SPEC (--plan FILE | --algo A --coll C) --size S [--json | --csv] [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -215,12 +217,12 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "missing --size");
         goto free_args;
     }
-    if (trace_path && !plan_path) {
-        rc = cli_usage_error(&sim_syntax, "--trace needs --plan");
-        goto free_args;
-    }
-    if (algo && strcmp(algo, "ring") != 0) {
-        rc = cli_usage_error(&sim_syntax, "unknown --algo '%s' (expected ring)", algo);
+    /* --algo ring is the simulator's own rank-order ring (weft_sim_ring,
+     * symmetry-reduced, fast at scale); any other algorithm is built as a
+     * plan by the classic synthesiser and simulated op by op. */
+    bool builtin_ring = algo && strcmp(algo, "ring") == 0;
+    if (trace_path && builtin_ring) {
+        rc = cli_usage_error(&sim_syntax, "--trace needs a plan (--plan or --algo other than ring)");
         goto free_args;
     }
     if (coll_s && !weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
@@ -266,6 +268,11 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
         }
         algo = "plan";
+    } else if (!builtin_ring) {
+        if ((e = weft_synth_classic(t, algo, coll, (weft_rank){0}, &plan, &d))) {
+            rc = cli_fail(e, &d);
+            goto free_all;
+        }
     }
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)

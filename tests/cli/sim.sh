@@ -39,8 +39,18 @@ run sim ring:4 --algo ring --coll allreduce --size 1Q
 expect_rc 2
 expect_err_has "bad --size '1Q' (expected e.g. 64M or 1K:1G:x4)"
 run sim ring:4 --algo tree --coll allreduce --size 1M
-expect_rc 2
-expect_err_has "unknown --algo 'tree' (expected ring)"
+expect_rc 1
+expect_err_has "unknown algorithm 'tree' (see weft plan --help for the list)"
+run sim ring:4 --algo bruck --coll allreduce --size 1M
+expect_rc 1
+expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather)"
+# A classic algorithm other than ring is built as a plan and simulated.
+run sim switch:4 --algo rd --coll allreduce --size 1M
+expect_rc 0
+expect_out_has "allreduce rd on switch:4: 4 ranks"
+run sim a100:2 --algo hier --coll allreduce --size 1G --json
+expect_rc 0
+expect_out_has '"algo": "hier"'
 run sim ring:4 --algo ring --coll allreduce
 expect_rc 2
 expect_err_has "missing --size"
@@ -75,7 +85,7 @@ expect_rc 2
 expect_err_has "--plan and --algo/--coll exclude each other"
 run sim ring:3 --algo ring --coll allreduce --size 1M --trace "$TMP/v.json"
 expect_rc 2
-expect_err_has "--trace needs --plan"
+expect_err_has "--trace needs a plan (--plan or --algo other than ring)"
 run sim ring:3 --plan "$TMP/none.plan" --size 1M
 expect_rc 1
 finish
