@@ -280,71 +280,6 @@ weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *
     return e;
 }
 
-/* Kahn's order of the ops (deps first); WEFT_EVERIFY on a cycle or a dep
- * that names no op. */
-static weft_err topo_order(const weft_plan *p, uint32_t *order, weft_diag *d)
-{
-    uint32_t n = p->nops;
-    uint32_t *indeg = weft__calloc((size_t)n + 1, sizeof *indeg);
-    uint32_t *start = weft__calloc((size_t)n + 1, sizeof *start);
-    uint32_t *succ = NULL;
-    weft_err e = WEFT_OK;
-    size_t ndeps = 0;
-    if (!indeg || !start) {
-        e = WEFT_ENOMEM;
-        goto done;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
-        for (uint32_t k = 0; k < nd; k++) {
-            if (deps[k] >= n) {
-                e = weft_diag_set(d, WEFT_EVERIFY, "op %u depends on op %u, which does not exist",
-                                  i, deps[k]);
-                goto done;
-            }
-            start[deps[k] + 1]++;
-        }
-        indeg[i] = nd;
-        ndeps += nd;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        start[i + 1] += start[i];
-    succ = weft__malloc((ndeps ? ndeps : 1) * sizeof *succ);
-    if (!succ) {
-        e = WEFT_ENOMEM;
-        goto done;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
-        for (uint32_t k = 0; k < nd; k++)
-            succ[start[deps[k]]++] = i;
-    }
-    for (uint32_t i = n; i > 0; i--)
-        start[i] = start[i - 1];
-    start[0] = 0;
-    uint32_t head = 0, tail = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!indeg[i])
-            order[tail++] = i;
-    }
-    while (head < tail) {
-        uint32_t v = order[head++];
-        for (uint32_t k = start[v]; k < start[v + 1]; k++) {
-            if (--indeg[succ[k]] == 0)
-                order[tail++] = succ[k];
-        }
-    }
-    if (tail < n)
-        e = weft_diag_set(d, WEFT_EVERIFY, "the plan's dependencies form a cycle");
-done:
-    weft__free(indeg);
-    weft__free(start);
-    weft__free(succ);
-    return e == WEFT_ENOMEM ? weft_diag_code(d, e) : e;
-}
-
 weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_cost *out,
                             weft_diag *d)
 {
@@ -385,7 +320,7 @@ weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_co
         e = weft_diag_set(d, WEFT_EOVERFLOW, "the throughput limit overflows");
         goto done;
     }
-    e = topo_order(p, order, d);
+    e = weft__plan_topo_order(p, order, NULL, d);
     if (e)
         goto done;
     for (uint32_t i = 0; i < p->nops; i++) {
@@ -416,7 +351,7 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
     if (!e && (!order || !finish))
         e = weft_diag_code(d, WEFT_ENOMEM);
     if (!e)
-        e = topo_order(p, order, d);
+        e = weft__plan_topo_order(p, order, NULL, d);
     if (e)
         goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), total = 0;

@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "plan/msccl_internal.h"
+#include "plan/plan_internal.h"
 
 #define NONE UINT32_MAX
 
@@ -292,79 +293,17 @@ static weft_err wire_deps(xctx *x, uint32_t id, uint32_t r, uint32_t tb, uint32_
     return WEFT_OK;
 }
 
-/* One topological order of the ops into order[]; WEFT_EVERIFY on a cycle. */
+/* One topological order of the ops into order[]; WEFT_EVERIFY on a cycle,
+ * naming an op on it (or waiting for it). */
 static weft_err topo_order(xctx *x, uint32_t *order)
 {
-    uint32_t n = x->nops;
-    weft_err e = WEFT_OK;
-    uint32_t *indeg = weft__calloc(n ? n : 1, sizeof *indeg);
-    uint64_t *start = weft__calloc((size_t)n + 1, sizeof *start);
-    uint32_t *succ = NULL, *queue = NULL;
-    if (!indeg || !start) {
-        e = weft_diag_code(x->d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(x->p, i, &nd);
-        for (uint32_t k = 0; k < nd; k++) {
-            if (deps[k] >= n) {
-                e = weft_diag_set(x->d, WEFT_EVERIFY, "op %u depends on op %u, which does not exist",
-                                  i, deps[k]);
-                goto free_all;
-            }
-            start[deps[k] + 1]++;
-        }
-        indeg[i] = nd;
-        total += nd;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        start[i + 1] += start[i];
-    succ = weft__malloc((size_t)(total ? total : 1) * sizeof *succ);
-    if (!succ) {
-        e = weft_diag_code(x->d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(x->p, i, &nd);
-        for (uint32_t k = 0; k < nd; k++)
-            succ[start[deps[k]]++] = i;
-    }
-    for (uint32_t i = n; i > 0; i--)
-        start[i] = start[i - 1];
-    start[0] = 0;
-    queue = weft__malloc((size_t)(n ? n : 1) * sizeof *queue);
-    if (!queue) {
-        e = weft_diag_code(x->d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    uint32_t head = 0, tail = 0, done = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (indeg[i] == 0)
-            queue[tail++] = i;
-    while (head < tail) {
-        uint32_t i = queue[head++];
-        order[done++] = i;
-        for (uint64_t k = start[i]; k < start[i + 1]; k++)
-            if (--indeg[succ[k]] == 0)
-                queue[tail++] = succ[k];
-    }
-    if (done < n) {
-        uint32_t stuck = 0;
-        while (indeg[stuck] == 0)
-            stuck++;
+    uint32_t stuck = UINT32_MAX; /* set only when the deps form a cycle */
+    weft_err e = weft__plan_topo_order(x->p, order, &stuck, x->d);
+    if (e == WEFT_EVERIFY && stuck != UINT32_MAX)
         e = weft_diag_set(x->d, WEFT_EVERIFY,
                           "op %u is on a dependency cycle (or waits for one), so it has no "
                           "place in an MSCCL program",
                           stuck);
-    }
-free_all:
-    weft__free(queue);
-    weft__free(succ);
-    weft__free(start);
-    weft__free(indeg);
     return e;
 }
 
