@@ -361,12 +361,28 @@ static void tcp_ready(weft__xport *x)
 
 /* ---- Messages ---------------------------------------------------------------- */
 
-static uint32_t nparts(const weft__xport *x, size_t len)
+/* The parts of a request: lane 0 is striped over all nconn connections of
+ * the peer, lane k >= 1 over its stream's connection in each interface's
+ * set (one per interface), so lanes never share a connection. */
+static uint32_t nparts(const weft__xport *x, const weft__xreq *r)
 {
-    size_t np = len / TCP_MIN_PART;
+    size_t np = r->len / TCP_MIN_PART;
+    uint32_t most = r->lane ? x->nifs : x->nconn;
     if (np < 1) np = 1;
-    if (np > x->nconn) np = x->nconn;
+    if (np > most) np = most;
     return (uint32_t)np;
+}
+
+/* The connection index (within the peer's) that carries part i of r. */
+static uint32_t part_conn(const weft__xport *x, const weft__xreq *r, uint32_t i)
+{
+    return r->lane ? i * x->per_if + (r->lane - 1) % x->per_if : i;
+}
+
+/* Which part of r connection c carries (the inverse of part_conn). */
+static uint32_t conn_part(const weft__xport *x, const weft__xreq *r, const tcp_conn *c)
+{
+    return r->lane ? c->index / x->per_if : c->index;
 }
 
 /* Part i of np of a len-byte message: cut at multiples of 8 bytes. */
@@ -375,6 +391,13 @@ static void part_range(size_t len, uint32_t np, uint32_t i, size_t *off, size_t 
     size_t per = len / 8 / np * 8;
     *off = per * i;
     *n = i + 1 == np ? len - *off : per;
+}
+
+/* The bytes of r that connection c carries. */
+static void conn_range(const weft__xport *x, const weft__xreq *r, const tcp_conn *c, size_t *off,
+                       size_t *n)
+{
+    part_range(r->len, nparts(x, r), conn_part(x, r, c), off, n);
 }
 
 static bool q_push(rqueue *q, weft__xreq *r)
@@ -408,15 +431,20 @@ static void q_pop(rqueue *q)
 
 static weft_err tcp_post(weft__xport *x, weft__xreq *r, weft_diag *d)
 {
-    uint32_t np = nparts(x, r->len);
+    uint32_t np = nparts(x, r);
     r->complete = false;
     r->parts_left = np;
     for (uint32_t i = 0; i < np; i++) {
-        tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + i];
+        tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + part_conn(x, r, i)];
         if (!q_push(r->is_send ? &c->sq : &c->rq, r)) return weft_diag_code(d, WEFT_ENOMEM);
         x->queued++;
     }
     return WEFT_OK;
+}
+
+static uint32_t tcp_lanes(const weft__xport *x)
+{
+    return x->per_if;
 }
 
 static bool tcp_busy(const weft__xport *x)
@@ -447,7 +475,7 @@ static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
     while (c->sq.len) {
         weft__xreq *r = q_front(&c->sq);
         size_t off, n;
-        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        conn_range(x, r, c, &off, &n);
         if (c->shdr_done == 0 && c->soff == 0) {
             put32(c->shdr, TCP_FRAME_MAGIC);
             put32(c->shdr + 4, 0);
@@ -505,7 +533,7 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
     while (c->rq.len) {
         weft__xreq *r = q_front(&c->rq);
         size_t off, n;
-        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        conn_range(x, r, c, &off, &n);
         int err;
         if (c->rhdr_done < TCP_FRAME_HDR) {
             size_t k = read_some(c->fd, c->rhdr + c->rhdr_done, TCP_FRAME_HDR - c->rhdr_done, &err);
@@ -614,6 +642,7 @@ const weft__xport_ops weft__xport_tcp = {
     .connect = tcp_connect,
     .ready = tcp_ready,
     .post = tcp_post,
+    .lanes = tcp_lanes,
     .busy = tcp_busy,
     .progress = tcp_progress,
     .abort = tcp_abort,
