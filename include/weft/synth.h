@@ -160,6 +160,17 @@ WEFT_API bool weft_classic_supports(const char *algo, weft_coll coll);
 WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
                                      weft_rank root, weft_plan **out, weft_diag *d);
 
+/* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
+ * for allgather, reducescatter and allreduce (n = the fabric's ranks
+ * entries): the rank at position p sends to the one at p+1 (mod n). Every
+ * step of the plan moves one chunk from every position to the next, and
+ * step s of position p depends (directly, or through deps that imply it)
+ * on step s-1 of position p-1 only; so simulating this order as a ring
+ * (weft_sim_ring_order) simulates exactly the plan's transfers
+ * (src/sim/ring_classic_test.c checks both). WEFT_ETOPO for fewer than 2
+ * ranks, WEFT_ENOMEM. */
+WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d);
+
 /* ==== Optimal schedules =================================================
  *
  * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;
