@@ -67,7 +67,7 @@ struct weft_comm_plan {
     uint32_t *pool;     /* positions named by the wait sets */
     int64_t *prev;      /* per position: previous position of its stream, -1 for none */
     uint32_t *lane;     /* per position: the transport lane (1 + channel mod lanes) */
-    uint32_t last_slices; /* slice count of the previous run, for the log line */
+    size_t last_cb; /* chunk bytes of the previous run, for the log line */
 };
 
 /* The per-run state on top of the prepared schedule. */
@@ -466,11 +466,11 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     x.slices = slices_for(x.cb);
     if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
     if (!x.elems) x.slices = 1;
-    if (x.slices != xp->last_slices && c->rank == 0) {
+    if (x.cb != xp->last_cb && c->rank == 0) {
         weft_log(WEFT_LOG_INFO, "run",
                  "plan %s: %u chunks of %zu B, each cut into %u slices",
                  weft_coll_name(info->coll), info->chunks, x.cb, x.slices);
-        xp->last_slices = x.slices;
+        xp->last_cb = x.cb;
     }
     uint32_t me = c->rank, C = info->chunks;
     size_t in_bytes = (size_t)weft_plan_buf_slots(p, WEFT_BUF_IN) * x.cb;

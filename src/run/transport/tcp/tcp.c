@@ -7,13 +7,18 @@
  * (hello.h) carrying the job secret, the rank and the index c, answered by
  * b's hello; b refuses and logs anything else, so strangers never get in.
  *
- * A message of len bytes is cut into np = clamp(len / 64 KiB, 1, nconn)
- * parts at multiples of 8 bytes (so every part holds whole elements of any
- * dtype); part i travels on connection i as a 16-byte frame header (magic,
- * length) and the bytes. Both sides compute the same cut, so the receiver
- * knows each part's length and refuses a frame whose magic or length differs
- * (a malformed or oversized message) before reading its payload. Each
- * connection keeps FIFO queues of the requests whose parts it carries.
+ * A message of len bytes is cut into np parts at multiples of 8 bytes (so
+ * every part holds whole elements of any dtype); part i travels on one
+ * connection as a 16-byte frame header (magic, length) and the bytes. Lane 0
+ * messages (the built-in schedules) use np = clamp(len / 64 KiB, 1, nconn)
+ * parts on connections 0 .. np-1; a message on lane k >= 1 (the plan
+ * executor's streams, see xport.h) uses np = clamp(len / 64 KiB, 1,
+ * interfaces) parts on connection (k-1) mod conns of each interface's set,
+ * so lanes = conns independent streams, each striped over every NIC. Both
+ * sides compute the same cut, so the receiver knows each part's length and
+ * refuses a frame whose magic or length differs (a malformed or oversized
+ * message) before reading its payload. Each connection keeps FIFO queues of
+ * the requests whose parts it carries.
  *
  * All sockets are non-blocking; progress polls the connections that have
  * work and moves what it can. A peer that closes or resets a connection we
