@@ -11,7 +11,7 @@
  * every part holds whole elements of any dtype); part i travels on one
  * connection as a 16-byte frame header (magic, length) and the bytes. Lane 0
  * messages (the built-in schedules) use np = clamp(len / 64 KiB, 1, nconn)
- * parts on connections 0 .. np-1; a message on lane k >= 1 (the plan
+ * parts, part i on a connection of interface i mod interfaces; a message on lane k >= 1 (the plan
  * executor's streams, see xport.h) uses np = clamp(len / 64 KiB, 1,
  * interfaces) parts on connection (k-1) mod conns of each interface's set,
  * so lanes = conns independent streams, each striped over every NIC. Both
@@ -378,16 +378,20 @@ static uint32_t nparts(const weft__xport *x, const weft__xreq *r)
     return (uint32_t)np;
 }
 
-/* The connection index (within the peer's) that carries part i of r. */
+/* The connection index (within the peer's) that carries part i of r: lane 0
+ * takes one connection of each interface in turn (so even a two-part
+ * message uses two NICs), lane k its connection in interface i's set. */
 static uint32_t part_conn(const weft__xport *x, const weft__xreq *r, uint32_t i)
 {
-    return r->lane ? i * x->per_if + (r->lane - 1) % x->per_if : i;
+    if (r->lane) return i * x->per_if + (r->lane - 1) % x->per_if;
+    return (i % x->nifs) * x->per_if + i / x->nifs;
 }
 
 /* Which part of r connection c carries (the inverse of part_conn). */
 static uint32_t conn_part(const weft__xport *x, const weft__xreq *r, const tcp_conn *c)
 {
-    return r->lane ? c->index / x->per_if : c->index;
+    if (r->lane) return c->index / x->per_if;
+    return (c->index % x->per_if) * x->nifs + c->index / x->per_if;
 }
 
 /* Part i of np of a len-byte message: cut at multiples of 8 bytes. */
