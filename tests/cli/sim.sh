@@ -103,9 +103,7 @@ expect_rc 1
 # --compare: every algorithm that builds allgather on switch:4, and the
 # optimal plan, sorted by time under the exact bound (ties keep the order
 # of weft plan --list); hier needs hosts and is skipped with the reason.
-# On a switch the ring, hd, rd and bruck all meet the bound; the optimal
-# plan's two-level trees without pipelining (1 slice) forward whole chunks
-# (store and forward), so they take 3/2 of the time.
+# On a switch every one of them meets the bound.
 run sim switch:4 --coll allgather --size 1M --compare
 expect_rc 0
 expect_out "allgather on switch:4 (4 ranks), size 1048576 (1M), 1 slice per transfer, alpha 0 s
@@ -117,14 +115,18 @@ expect_out "allgather on switch:4 (4 ranks), size 1048576 (1M), 1 slice per tran
   4  hd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
   5  rd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
   6  bruck          7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  7  optimal       11.796        88.889        66.667     66.7%  rank0 -> sw0 66.7%
+  7  optimal        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
 skipped:
   hier         hier needs at least two hosts (host=) of equal size with more than one rank each; this fabric has 4 host groups"
-# Pipelining is passed to every algorithm: with 16 slices the trees come
-# within 1/32 of the bound (7.86432 us x 33/32).
-run sim switch:4 --coll allgather --size 1M --compare --slices 16 --csv
+# Pipelining is passed to every algorithm: NCCL's double binary tree
+# (whole chunks down two trees, store and forward at 1 slice) takes 2x the
+# bound at 1 slice and 1.396x with 16.
+run sim switch:4 --coll allreduce --size 1M --compare --csv
 expect_rc 0
-expect_out_has "1048576,7,optimal,8.1100800000000008e-06,129.29292929292927,"
+expect_out_has "1048576,8,dbtree,3.145728e-05,33.333333333333329,"
+run sim switch:4 --coll allreduce --size 1M --compare --slices 16 --csv
+expect_rc 0
+expect_out_has "1048576,8,dbtree,2.1954560000000002e-05,47.761194029850742,"
 # A sweep as CSV: one row per (size, algorithm), the bound as rank 0. On
 # the one-way ring:4 the ring is optimal; the others cross links twice.
 run sim ring:4 --coll allreduce --size 1K:1M:x1024 --compare --csv
@@ -162,7 +164,7 @@ expect_out_has '"algo": "ring",
   "time_s": 7.86432e-06,'
 expect_out_has '"algbw_exact": "400/3"'
 expect_out_has '"algo": "optimal",
-          "time_s": 1.179648e-05,'
+          "time_s": 7.86432e-06,'
 expect_out_has '"skipped": [
     {
       "algo": "hier",
@@ -179,10 +181,10 @@ expect_err_has "weft: missing --coll"
 run sim switch:1 --coll allgather --size 1M --compare
 expect_rc 1
 expect_err_has "weft: sim --compare: no algorithm builds allgather on switch:1"
-# --algo optimal: the optimal plan on its own.
+# --algo optimal: the optimal plan on its own, at the bound here.
 run sim switch:4 --algo optimal --coll allgather --size 1M --slices 16 --csv
 expect_rc 0
-expect_out_has "1048576,8.1100800000000008e-06,129.29292929292927,"
+expect_out_has "1048576,7.8643199999999999e-06,133.33333333333331,"
 # JSON sweeps carry each size's own busiest links.
 run sim ring:4 --algo ring --coll allgather --size 1K:4K:x4 --json
 expect_rc 0
