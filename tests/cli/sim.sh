@@ -7,10 +7,12 @@ SRC=$2
 
 # ring:4 at 100 GB/s, no latency: allreduce of 1 MiB takes 6 steps of
 # 256 KiB at 100 GB/s = 15.72864 us; algbw 1048576 / 15.72864e-6 / 1e9.
+# CSV: the figures, then the five busiest links (one class: all 4 links
+# alike, each busy the whole time).
 run sim ring:4 --algo ring --coll allreduce --size 1M --csv
 expect_rc 0
-expect_out "size,time_s,algbw_gbps,busbw_gbps
-1048576,1.572864e-05,66.666666666666657,99.999999999999986"
+expect_out "size,time_s,algbw_gbps,busbw_gbps,link1,util1,alike1,link2,util2,alike2,link3,util3,alike3,link4,util4,alike4,link5,util5,alike5
+1048576,1.572864e-05,66.666666666666657,99.999999999999986,rank0 -> rank1,1,3,,,,,,,,,,,,"
 
 run sim switch:8,lat=1us --algo ring --coll allreduce --size 1K:1M:x16
 expect_rc 0
@@ -54,9 +56,16 @@ expect_out_has '"algo": "hier"'
 run sim ring:4 --algo ring --coll allreduce
 expect_rc 2
 expect_err_has "missing --size"
-run sim ring:4 --algo ring --coll broadcast --size 1M
+# --algo ring is weft plan's ring for every collective it builds:
+# broadcast is its pipelined chain 0 -> 1 -> 2 -> 3, three hops of 1M at
+# 100 GB/s without slices; the link 3 -> 0 stays idle.
+run sim ring:4 --algo ring --coll broadcast --size 1M --csv
+expect_rc 0
+expect_out "size,time_s,algbw_gbps,busbw_gbps,link1,util1,alike1,link2,util2,alike2,link3,util3,alike3,link4,util4,alike4,link5,util5,alike5
+1048576,3.145728e-05,33.333333333333329,33.333333333333329,rank0 -> rank1,0.33333333333333331,0,rank1 -> rank2,0.33333333333333331,0,rank2 -> rank3,0.33333333333333331,0,rank3 -> rank0,0,0,,,"
+run sim ring:4 --algo ring --coll alltoall --size 1M
 expect_rc 1
-expect_err_has "weft: sim: the ring algorithm does not do broadcast"
+expect_err_has "weft: algorithm 'ring' does not build alltoall (it builds: allgather, reducescatter, allreduce, broadcast, reduce)"
 run sim nosuch:4 --algo ring --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "no such file or preset 'nosuch:4'"
@@ -64,11 +73,11 @@ expect_err_has "no such file or preset 'nosuch:4'"
 PLAN=$SRC/tests/fixtures/sim-ring3-allreduce.plan
 run sim ring:3 --plan "$PLAN" --size 3M --csv
 expect_rc 0
-expect_out "size,time_s,algbw_gbps,busbw_gbps
-3145728,4.1943039999999997e-05,75,100"
+expect_out "size,time_s,algbw_gbps,busbw_gbps,link1,util1,alike1,link2,util2,alike2,link3,util3,alike3,link4,util4,alike4,link5,util5,alike5
+3145728,4.1943039999999997e-05,75,100,rank0 -> rank1,1.0000000000000002,0,rank1 -> rank2,1.0000000000000002,0,rank2 -> rank0,1.0000000000000002,0,,,,,,"
 run sim ring:3 --algo ring --coll allreduce --size 3M --csv
-expect_out "size,time_s,algbw_gbps,busbw_gbps
-3145728,4.1943039999999997e-05,75,100"
+expect_out "size,time_s,algbw_gbps,busbw_gbps,link1,util1,alike1,link2,util2,alike2,link3,util3,alike3,link4,util4,alike4,link5,util5,alike5
+3145728,4.1943039999999997e-05,75,100,rank0 -> rank1,1.0000000000000002,2,,,,,,,,,,,,"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 run sim ring:3 --plan "$PLAN" --size 3M --slices 2 --trace "$TMP/t.json" --json
@@ -82,10 +91,13 @@ expect_err_has "weft: the plan has 3 ranks but the topology has 4"
 check "no trace on failure" test ! -e "$TMP/u.json"
 run sim ring:3 --plan "$PLAN" --algo ring --size 1M
 expect_rc 2
-expect_err_has "--plan and --algo/--coll exclude each other"
-run sim ring:3 --algo ring --coll allreduce --size 1M --trace "$TMP/v.json"
-expect_rc 2
-expect_err_has "--trace needs a plan (--plan or --algo other than ring)"
+expect_err_has "weft: --plan excludes --algo, --coll and --compare"
+# With --trace the ring is simulated as weft plan's plan, op by op: the
+# same time as the symmetric path, and a trace per op.
+run sim ring:3 --algo ring --coll allreduce --size 3M --trace "$TMP/v.json" --csv
+expect_rc 0
+expect_out_has "3145728,4.1943039999999997e-05,75,100,"
+check "ring trace written" grep -q '"name":"op 5","ph":"X","pid":1,"tid":2' "$TMP/v.json"
 run sim ring:3 --plan "$TMP/none.plan" --size 1M
 expect_rc 1
 finish
