@@ -37,26 +37,14 @@ typedef struct pack_ctx {
     int64_t *cap; /* units left */
     uint32_t na;
     opt_forest *f;
-    /* Rank sets met as limiting minimum cuts, as bitsets of `words`
-     * words each, with their surplus kept exact as trees grow (surpluses
-     * only ever fall, so a tight set stays tight). */
-    uint32_t words;
-    uint64_t *cut_bits;
-    int64_t *cut_surplus;
-    size_t n_cuts, cap_cuts, cap_bits;
-    uint64_t *tree_bits; /* scratch: the growing tree's ranks */
+    /* Rank sets met as limiting minimum cuts; a set X's surplus is the
+     * capacity entering X minus the multiplicities of the groups whose
+     * trees miss X. */
+    opt_cuts cuts;
+    uint64_t *tree_bits; /* scratch: the growing tree's ranks, then a cut */
     uint8_t *side;       /* scratch for weft_maxflow_source_side */
     size_t side_cap;
 } pack_ctx;
-
-/* At most this many cuts are remembered; later ones are used once and
- * dropped (a smaller cache only means more max-flows). */
-#define PACK_MAX_CUTS 4096
-
-static bool bit(const uint64_t *b, uint32_t i)
-{
-    return (b[i / 64] >> (i % 64)) & 1;
-}
 
 static bool meets(const uint64_t *a, const uint64_t *b, uint32_t words)
 {
@@ -66,47 +54,32 @@ static bool meets(const uint64_t *a, const uint64_t *b, uint32_t words)
     return false;
 }
 
-/* The least surplus over remembered sets X that taking the pair u -> v
- * into a tree T would lower (v in X, u not in X, X meeting T), or
+/* Whether taking the pair u -> v into the tree t lowers the surplus of
+ * the set x: v in x, u not in x, x meeting t. */
+static bool lowers(const uint64_t *x, const uint64_t *t, uint32_t words, uint32_t u, uint32_t v)
+{
+    return opt_bit(x, v) && !opt_bit(x, u) && meets(x, t, words);
+}
+
+/* The least remembered surplus that taking u -> v into t lowers, or
  * INT64_MAX. */
 static int64_t cuts_bound(const pack_ctx *c, const uint64_t *t, uint32_t u, uint32_t v)
 {
+    const opt_cuts *k = &c->cuts;
     int64_t best = INT64_MAX;
-    for (size_t i = 0; i < c->n_cuts; i++) {
-        const uint64_t *x = c->cut_bits + i * c->words;
-        if (c->cut_surplus[i] < best && bit(x, v) && !bit(x, u) && meets(x, t, c->words))
-            best = c->cut_surplus[i];
-    }
+    for (size_t i = 0; i < k->n; i++)
+        if (k->surplus[i] < best && lowers(k->bits + i * k->words, t, k->words, u, v))
+            best = k->surplus[i];
     return best;
 }
 
-/* x copies of the tree t took u -> v: lowers the surplus of exactly the
- * sets cuts_bound looks at. */
+/* x copies of the tree t took u -> v. */
 static void cuts_admit(pack_ctx *c, const uint64_t *t, uint32_t u, uint32_t v, int64_t x)
 {
-    for (size_t i = 0; i < c->n_cuts; i++) {
-        const uint64_t *b = c->cut_bits + i * c->words;
-        if (bit(b, v) && !bit(b, u) && meets(b, t, c->words))
-            c->cut_surplus[i] -= x;
-    }
-}
-
-/* Remembers the rank set X with surplus sur (no duplicates). */
-static weft_err cuts_add(pack_ctx *c, const uint64_t *x, int64_t sur)
-{
-    for (size_t i = 0; i < c->n_cuts; i++)
-        if (memcmp(c->cut_bits + i * c->words, x, c->words * sizeof *x) == 0)
-            return WEFT_OK;
-    if (c->n_cuts >= PACK_MAX_CUTS)
-        return WEFT_OK;
-    if (weft__grow((void **)&c->cut_surplus, &c->cap_cuts, c->n_cuts + 1,
-                   sizeof *c->cut_surplus) ||
-        weft__grow((void **)&c->cut_bits, &c->cap_bits, (c->n_cuts + 1) * c->words,
-                   sizeof *c->cut_bits))
-        return WEFT_ENOMEM;
-    memcpy(c->cut_bits + c->n_cuts * c->words, x, c->words * sizeof *x);
-    c->cut_surplus[c->n_cuts++] = sur;
-    return WEFT_OK;
+    opt_cuts *k = &c->cuts;
+    for (size_t i = 0; i < k->n; i++)
+        if (lowers(k->bits + i * k->words, t, k->words, u, v))
+            k->surplus[i] -= x;
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -195,10 +168,12 @@ free_keys:
  *                            is in the tree (or while a check ties x_j to
  *                            the sink v), else 0.
  * One arc per (group, rank) wastes a little scanning on the zero arcs but
- * lets a growing tree change a capacity instead of the layout. */
+ * lets a growing tree change a capacity instead of the layout. The layout
+ * holds a quarter more group slots than there are groups (all capacities
+ * 0 until a split fills one), so splits rarely rebuild it. */
 typedef struct pack_net {
     weft_maxflow *mf;
-    size_t n_groups; /* groups the layout holds */
+    size_t n_groups; /* group slots the layout holds */
     uint32_t tie, grp;
     int64_t inf;
 } pack_net;
@@ -222,10 +197,11 @@ static weft_err net_build(pack_ctx *c, pack_net *n)
     opt_forest *f = c->f;
     uint32_t nr = c->nr, s = nr;
     net_free(n);
-    size_t arcs = (size_t)c->na + nr + f->n * (nr + 1);
-    if (nr + 1 + f->n > UINT32_MAX / 4 || arcs > UINT32_MAX / 4)
+    size_t slots = f->n + (f->n / 4 > 8 ? f->n / 4 : 8);
+    size_t arcs = (size_t)c->na + nr + slots * (nr + 1);
+    if (nr + 1 + slots > UINT32_MAX / 4 || arcs > UINT32_MAX / 4)
         return WEFT_ELIMIT;
-    weft_err e = weft_maxflow_new(nr + 1 + (uint32_t)f->n, (uint32_t)arcs, &n->mf);
+    weft_err e = weft_maxflow_new(nr + 1 + (uint32_t)slots, (uint32_t)arcs, &n->mf);
     if (e)
         return e;
     for (uint32_t u = 0; u < nr && !e; u++)
@@ -235,12 +211,12 @@ static weft_err net_build(pack_ctx *c, pack_net *n)
     for (uint32_t u = 0; u < nr && !e; u++)
         e = weft_maxflow_add_arc(n->mf, s, u, 0, NULL);
     n->grp = c->na + nr;
-    for (size_t j = 0; j < f->n && !e; j++) {
-        const opt_group *grp = &f->g[j];
+    for (size_t j = 0; j < slots && !e; j++) {
+        const opt_group *grp = j < f->n ? &f->g[j] : NULL;
         uint32_t xj = nr + 1 + (uint32_t)j;
-        e = weft_maxflow_add_arc(n->mf, s, xj, grp->mult, NULL);
+        e = weft_maxflow_add_arc(n->mf, s, xj, grp ? grp->mult : 0, NULL);
         for (uint32_t v = 0; v < nr && !e; v++)
-            e = weft_maxflow_add_arc(n->mf, xj, v, grp->in[v] ? n->inf : 0, NULL);
+            e = weft_maxflow_add_arc(n->mf, xj, v, grp && grp->in[v] ? n->inf : 0, NULL);
     }
     if (!e)
         e = weft_maxflow_freeze(n->mf);
@@ -248,7 +224,7 @@ static weft_err net_build(pack_ctx *c, pack_net *n)
         net_free(n);
         return e;
     }
-    n->n_groups = f->n;
+    n->n_groups = slots;
     return WEFT_OK;
 }
 
@@ -297,12 +273,12 @@ static weft_err admit(pack_ctx *c, pack_net *n, size_t gi, uint32_t u, uint32_t 
     if (weft__grow((void **)&c->side, &c->side_cap, nn, 1))
         return WEFT_ENOMEM;
     weft_maxflow_source_side(n->mf, c->side);
-    uint64_t *xb = c->tree_bits + c->words;
-    memset(xb, 0, c->words * sizeof *xb);
+    uint64_t *xb = c->tree_bits + c->cuts.words;
+    memset(xb, 0, c->cuts.words * sizeof *xb);
     for (uint32_t r = 0; r < c->nr; r++)
         if (!c->side[r])
-            xb[r / 64] |= 1ull << (r % 64);
-    return cuts_add(c, xb, *x);
+            opt_bit_set(xb, r);
+    return opt_cuts_add(&c->cuts, xb, *x);
 }
 
 /* Appends a group; a copy of group `copy` (its edges and nodes) unless copy
@@ -340,10 +316,10 @@ static weft_err grow_group(pack_ctx *c, pack_net *n, size_t gi, bool *grown)
 {
     *grown = false;
     opt_group *grp = &c->f->g[gi];
-    memset(c->tree_bits, 0, c->words * sizeof *c->tree_bits);
+    memset(c->tree_bits, 0, c->cuts.words * sizeof *c->tree_bits);
     for (uint32_t r = 0; r < c->nr; r++)
         if (grp->in[r])
-            c->tree_bits[r / 64] |= 1ull << (r % 64);
+            opt_bit_set(c->tree_bits, r);
     /* Tails in order of joining: the root, then each edge's child. */
     for (uint32_t j = 0; j <= grp->n_edges; j++) {
         uint32_t u = j == 0 ? grp->root : grp->to[j - 1];
@@ -372,8 +348,17 @@ static weft_err grow_group(pack_ctx *c, pack_net *n, size_t gi, bool *grown)
             grp->in[v] = 1;
             c->cap[a] -= x;
             *grown = true;
-            if (split)
+            size_t nj = c->f->n - 1; /* the group split off, if any */
+            if (split && nj >= n->n_groups)
                 return net_build(c, n);
+            if (split) {
+                const opt_group *ng = &c->f->g[nj];
+                weft_maxflow_set_cap(n->mf, grp_arc(c, n, nj, c->nr), ng->mult);
+                for (uint32_t r = 0; r < c->nr; r++)
+                    if (ng->in[r])
+                        weft_maxflow_set_cap(n->mf, grp_arc(c, n, nj, r), n->inf);
+                weft_maxflow_set_cap(n->mf, grp_arc(c, n, gi, c->nr), x);
+            }
             weft_maxflow_set_cap(n->mf, a, c->cap[a]);
             weft_maxflow_set_cap(n->mf, grp_arc(c, n, gi, v), n->inf);
             return WEFT_OK;
@@ -388,8 +373,7 @@ static void ctx_fini(pack_ctx *c, pack_net *net)
     weft__free(c->start);
     weft__free(c->head);
     weft__free(c->cap);
-    weft__free(c->cut_bits);
-    weft__free(c->cut_surplus);
+    opt_cuts_fini(&c->cuts);
     weft__free(c->tree_bits);
     weft__free(c->side);
 }
@@ -399,9 +383,9 @@ weft_err opt_pack(opt_graph *g, opt_forest *out, weft_diag *d)
     pack_ctx c = {.g = g, .nr = g->nr, .f = out};
     pack_net net = {0};
     memset(out, 0, sizeof *out);
-    c.words = (c.nr + 63) / 64;
+    opt_cuts_init(&c.cuts, c.nr);
     weft_err e = build_pairs(&c);
-    c.tree_bits = weft__calloc(2 * (size_t)c.words, sizeof *c.tree_bits);
+    c.tree_bits = weft__calloc(2 * (size_t)c.cuts.words, sizeof *c.tree_bits);
     if (!e && !c.tree_bits)
         e = WEFT_ENOMEM;
     if (!e) {
