@@ -171,7 +171,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     }
     for (uint32_t b = 0; b < o.hosts && !x.e; b++) {
         char prefix[24], host[16];
-        snprintf(prefix, sizeof prefix, o.hosts > 1 ? "b%u." : "", b);
+        prefix[0] = '\0';
+        if (o.hosts > 1) snprintf(prefix, sizeof prefix, "b%u.", b);
         snprintf(host, sizeof host, "%u", b);
         for (uint32_t i = 0; i < h.nnuma; i++)
             mem[i] = add_node(&x, WEFT_NODE_SWITCH, host, "%smem%u", prefix, i);
