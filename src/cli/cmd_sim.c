@@ -278,7 +278,8 @@ int cli_cmd_sim(int argc, char **argv)
     cli_out trace = {NULL, NULL, NULL};
     bool trace_open = false;
     cli_progress pr;
-    cli_progress_start(&pr, stderr, false);
+    cli_progress_start(&pr, stderr, false, 0);
+    double delay;
     if (plan_path && (algo || coll_s || compare)) {
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
@@ -312,6 +313,11 @@ int cli_cmd_sim(int argc, char **argv)
     }
     if ((rc = parse_opts(&a, &o)) != CLI_CONTINUE)
         goto free_args;
+    if (!cli_progress_delay(&delay)) {
+        rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
+                             getenv("WEFT_PROGRESS_AFTER"));
+        goto free_args;
+    }
 
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
@@ -332,8 +338,9 @@ int cli_cmd_sim(int argc, char **argv)
     if (rc)
         goto free_args;
     /* The progress line appears only on a terminal and only after a
-     * second, so short runs and redirected output never see it. */
-    cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1);
+     * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
+     * never see it. */
+    cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
         rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, fmt, &pr);
         goto free_all;
