@@ -40,6 +40,10 @@ typedef struct weft_sim_opts {
                         simulates every transfer on its own */
     FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
                         document is written here (default NULL) */
+    uint32_t max_classes; /* weft_sim_ring only: when the exact symmetry classes
+                             are more than this (0: the default, 4096), a ring
+                             of private routes is approximated by its periodic
+                             quotient (result.period > 0; docs/sim.md) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -47,8 +51,8 @@ WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
 #define WEFT_SIM_BUSIEST 5
 
 typedef struct weft_sim_link_use {
-    weft_link_id link; /* one representative physical link */
-    uint32_t count;    /* links that behave exactly like it */
+    weft_link_id link; /* one representative physical link (the smallest id) */
+    uint32_t count;    /* links alike: the same capacity and bytes carried */
     double bytes;      /* bytes it carried */
     double util;       /* bytes / (capacity x time) */
 } weft_sim_link_use;
@@ -68,6 +72,11 @@ typedef struct weft_sim_result {
     double conservation_err; /* largest relative |carried - sent| over links */
     uint64_t simulated_steps; /* ring steps simulated (all of them unless extrapolated) */
     bool extrapolated;        /* the time was extrapolated from a steady state */
+    uint32_t pruned_links;    /* links left out because they can never limit a
+                                 rate (exact; see docs/sim.md) */
+    uint32_t period;          /* 0: exact classes; else the ring was approximated
+                                 by its periodic quotient of this many positions */
+    uint32_t defects;         /* positions that break that period */
     uint32_t n_busiest;
     weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
 } weft_sim_result;
