@@ -4,8 +4,11 @@
  * in its own child process so that its peak RSS is its own.
  *
  *   bench_synth [--all] [SPEC ...]     (default: the fabrics of the issue)
- *   bench_synth --plan [SPEC ...]      the optimal allgather plan (bound + plan),
- *                                      each child stopped after 600 s
+ *   bench_synth --plan [--all] [SPEC ...]
+ *       the bound alone, then the optimal plan (bound + plan, as the issue
+ *       counts it), for allgather (all three collectives with --all): CPU
+ *       and wall seconds and peak RSS, each in its own child process,
+ *       stopped after 600 s
  *
  * Prints figures and never fails on time. */
 #include <stdio.h>
@@ -68,62 +71,112 @@ static int measure(const char *spec, weft_bound_coll coll, weft_maxflow_algo alg
     return 0;
 }
 
-/* The optimal allgather plan: seconds (bound and plan together, as the
- * issue counts them), peak memory, k, trees, max-flows and the throughput. */
-static int measure_plan(const char *spec)
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double peak_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+static const weft_coll plan_colls[3] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
+                                        WEFT_COLL_ALLREDUCE};
+static const weft_bound_coll bound_colls[3] = {WEFT_BOUND_ALLGATHER, WEFT_BOUND_REDUCESCATTER,
+                                               WEFT_BOUND_ALLREDUCE};
+
+/* One child: the bound alone (what = 0) or the optimal plan, bound
+ * included, as the issue counts it (what = 1). Prints CPU and wall
+ * seconds and this process's peak RSS (the topology is loaded before the
+ * clocks start and counts in the peak). */
+static int measure_plan(const char *spec, int ci, int what)
 {
     weft_diag d;
     weft_topo *t = NULL;
-    if (weft_topo_preset(spec, &t, &d)) {
+    if (weft_topo_from_spec(spec, NULL, &t, &d)) {
         fprintf(stderr, "%s: %s\n", spec, d.msg);
         return 1;
     }
-    double t0 = now();
-    weft_plan *p = NULL;
-    weft_optimal o;
-    weft_err e = weft_synth_optimal(t, WEFT_COLL_ALLGATHER, NULL, &p, &o, &d);
-    double t1 = now();
-    if (e) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        weft_topo_free(t);
-        return 1;
-    }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    double w0 = now(), c0 = cpu_now();
     char x[64];
-    weft_rat_format(o.algbw, x, sizeof x);
-    printf("%-10s %6u %8.3f %5u %6u %9llu %9.1f  %s\n", spec, o.ranks, t1 - t0, o.phase[0].k,
-           o.phase[0].n_trees, (unsigned long long)o.phase[0].maxflows,
-           (double)ru.ru_maxrss / 1024.0, x);
-    weft_optimal_fini(&o);
-    weft_plan_free(p);
+    weft_err e;
+    if (what == 0) {
+        weft_bound b;
+        weft_bound_opts bo;
+        weft_bound_opts_init(&bo);
+        e = weft_bound_compute(t, bound_colls[ci], &bo, &b, &d);
+        double c1 = cpu_now(), w1 = now();
+        if (!e) {
+            weft_rat_format(b.algbw, x, sizeof x);
+            printf("%-10s %-13s %6u %-5s %8.3f %8.3f %9.1f %5s %6s %9s  %s\n", spec,
+                   weft_coll_name(plan_colls[ci]), b.ranks, "bound", c1 - c0, w1 - w0,
+                   peak_mib(), "-", "-", "-", x);
+            weft_bound_fini(&b);
+        }
+    } else {
+        weft_plan *p = NULL;
+        weft_optimal o;
+        e = weft_synth_optimal(t, plan_colls[ci], NULL, &p, &o, &d);
+        double c1 = cpu_now(), w1 = now();
+        if (!e) {
+            weft_rat_format(o.algbw, x, sizeof x);
+            uint32_t trees = 0;
+            uint64_t flows = 0;
+            for (uint32_t i = 0; i < o.n_phases; i++) {
+                trees += o.phase[i].n_trees;
+                flows += o.phase[i].maxflows;
+            }
+            char k[32];
+            if (o.n_phases == 2)
+                snprintf(k, sizeof k, "%u+%u", o.phase[0].k, o.phase[1].k);
+            else
+                snprintf(k, sizeof k, "%u", o.phase[0].k);
+            printf("%-10s %-13s %6u %-5s %8.3f %8.3f %9.1f %5s %6u %9llu  %s\n", spec,
+                   weft_coll_name(plan_colls[ci]), o.ranks, "plan", c1 - c0, w1 - w0, peak_mib(),
+                   k, trees, (unsigned long long)flows, x);
+            weft_optimal_fini(&o);
+            weft_plan_free(p);
+        }
+    }
+    if (e)
+        fprintf(stderr, "%s %s: %s\n", spec, weft_coll_name(plan_colls[ci]), d.msg);
     weft_topo_free(t);
-    return 0;
+    return e ? 1 : 0;
 }
 
-static int bench_plans(int n, const char **specs)
+static int bench_plans(int n, const char **specs, bool all)
 {
     static const char *defaults[] = {"a100:1", "a100:2", "mi250:1", "a100:4", "mi250:2"};
     if (n == 0) {
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];
     }
-    printf("%-10s %6s %8s %5s %6s %9s %9s  %s\n", "fabric", "ranks", "plan_s", "k", "trees",
-           "maxflows", "peak_MiB", "algbw_exact");
+    printf("%-10s %-13s %6s %-5s %8s %8s %9s %5s %6s %9s  %s\n", "fabric", "coll", "ranks",
+           "what", "cpu_s", "wall_s", "peak_MiB", "k", "trees", "maxflows", "algbw_exact");
     fflush(stdout);
     for (int i = 0; i < n; i++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            alarm(600);
-            int rc = measure_plan(specs[i]);
-            fflush(stdout);
-            _exit(rc);
+        for (int ci = 0; ci < (all ? 3 : 1); ci++) {
+            for (int what = 0; what < 2; what++) {
+                pid_t pid = fork();
+                if (pid == 0) {
+                    alarm(600);
+                    int rc = measure_plan(specs[i], ci, what);
+                    fflush(stdout);
+                    _exit(rc);
+                }
+                int status = 0;
+                if (pid > 0)
+                    waitpid(pid, &status, 0);
+                if (WIFSIGNALED(status))
+                    printf("%-10s %-13s stopped after 600 s\n", specs[i],
+                           weft_coll_name(plan_colls[ci]));
+            }
         }
-        int status = 0;
-        if (pid > 0)
-            waitpid(pid, &status, 0);
-        if (WIFSIGNALED(status))
-            printf("%-10s stopped after 600 s\n", specs[i]);
     }
     return 0;
 }
@@ -144,7 +197,7 @@ int main(int argc, char **argv)
             specs[n++] = argv[i];
     }
     if (plans)
-        return bench_plans(n, specs);
+        return bench_plans(n, specs, all);
     if (n == 0) {
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];

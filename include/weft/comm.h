@@ -156,10 +156,16 @@ typedef struct weft_comm_config {
      * may be called. At most one of algo and plan_file. With neither, each
      * call runs the classic algorithm the alpha-beta model ranks fastest on
      * the fabric at the call's size, or, without a fabric, the built-in
-     * schedules. Every rank must give the same three (checked at init). */
+     * schedules. Every rank must give the same three (checked at init).
+     * tuning: a tuning table (weft/tuning.h, made by `weft tune` for this
+     * fabric): with a fabric and nothing forced, each call runs the
+     * table's fastest plan by simulation instead of the alpha-beta
+     * ranking; a table for another fabric or rank count fails init. NULL
+     * or "" for none. */
     const char *fabric;
     const char *algo;
     const char *plan_file;
+    const char *tuning;
 } weft_comm_config;
 
 /* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
@@ -171,13 +177,13 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
  *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
- *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN.
+ *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING.
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
  * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
- * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN) into c,
+ * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
@@ -197,7 +203,7 @@ typedef struct weft_comm weft_comm;
  * timeout) passes. Collective: every rank must call it. It loads the fabric
  * and the forced plan (errors name the file or spec), checks that their
  * ranks are the communicator's, and checks with weft_comm_agree that every
- * rank has the same fabric, algorithm and plan: WEFT_EINVAL on every rank
+ * rank has the same fabric, algorithm, plan and tuning table: WEFT_EINVAL on every rank
  * otherwise ("ranks disagree on the algorithm (WEFT_ALGO): ..."). */
 WEFT_API weft_err weft_comm_init(const weft_comm_config *c, weft_comm **out, weft_diag *d);
 /* weft_comm_config_from_env followed by weft_comm_init. */
@@ -279,13 +285,14 @@ typedef enum weft_choice_source {
     WEFT_CHOICE_RANKED,      /* the fastest classic algorithm by the alpha-beta model */
     WEFT_CHOICE_ALGO,        /* the algorithm forced by config algo (WEFT_ALGO) */
     WEFT_CHOICE_PLAN,        /* the plan forced by config plan_file (WEFT_PLAN) */
+    WEFT_CHOICE_TUNED,       /* the fastest by simulation in config tuning (WEFT_TUNING) */
 } weft_choice_source;
 
 typedef struct weft_comm_choice {
     weft_choice_source source;
     char algo[64];     /* "ring", "hd", ..., "builtin", or the plan file's name */
     char reason[256];  /* why, e.g. "fastest of 4 by alpha-beta on switch:4 at 4096 B ..." */
-    double estimate_s; /* alpha-beta estimate on the fabric; 0 for builtin */
+    double estimate_s; /* alpha-beta estimate, or simulated time (tuned); 0 for builtin */
     uint64_t bytes;    /* the call's size (DESIGN.md's convention per collective) */
 } weft_comm_choice;
 
@@ -312,14 +319,18 @@ WEFT_API weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, w
  * (WEFT_EINVAL otherwise: nothing is padded or cut silently). reduce ops
  * combine with op.
  *
- * Each rank runs the ops it takes part in, in one topological order of the
- * deps that every rank computes identically; an op starts as soon as every
- * op of this rank it depends on (directly or through other ranks' ops) has
- * finished, so independent sends and receives overlap. Messages between a
- * pair of ranks are matched in that order, which also makes the execution
- * deadlock-free: the first unfinished op in the order can always run on
- * both of its ranks. Chunks of count/chunks elements move as single
- * messages (the transports pipeline them). Channels are not used yet. The
+ * Each rank runs the ops it takes part in; every rank computes the same
+ * topological order of the deps. Each chunk is cut into slices (about 256
+ * KiB, at most 32 per chunk; rank 0 logs the count at info level), and
+ * slice s of an op starts as soon as slice s of every op it depends on
+ * (directly or through other ranks' ops) has finished on this rank, so
+ * independent transfers run at once and forwarded chunks are pipelined, as
+ * in weft_sim_plan with that many slices. Remote ops travel on streams (peer,
+ * direction, lane: the op's channel modulo the lanes the transport offers,
+ * one per TCP connection of an interface's set, one for shared memory);
+ * within a stream, messages are matched in that order, which also makes the
+ * execution deadlock-free: the first unfinished slice in the order can
+ * always run on both of its ranks. The
  * plan's in buffer is a private copy when the plan is out of place (plans
  * may write their inputs), so sendbuf is never written. */
 WEFT_API weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,

@@ -297,6 +297,10 @@ WEFT_API weft_err weft_exec_reference(const weft_plan *p, uint32_t elems_per_chu
  * difference: "rank 2 out[5] element 3: got 17, expected 12". */
 WEFT_API bool weft_exec_compare(const weft_exec_result *got, const weft_exec_result *want,
                                 weft_diag *d);
+/* Executes p with o (NULL: defaults) and compares with the reference (the
+ * three calls above in one): WEFT_OK when every final slot is equal, otherwise the
+ * executor's error or WEFT_EVERIFY with the first difference in d. */
+WEFT_API weft_err weft_plan_exec_check(const weft_plan *p, const weft_exec_opts *o, weft_diag *d);
 /* The out buffer of a rank: *nelems int64 values (out slots * elems per
  * chunk). Belongs to r. */
 WEFT_API const int64_t *weft_exec_out(const weft_exec_result *r, weft_rank rank, size_t *nelems);

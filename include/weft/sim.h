@@ -101,6 +101,16 @@ WEFT_API double weft_sim_busbw_factor(weft_coll coll, uint32_t n);
 WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size,
                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 
+/* weft_sim_ring over the ranks in `order` (n entries, a permutation of the
+ * ranks; NULL for rank order): position p sends to position p+1 (mod n),
+ * step k of position p waits for step k-1 of position p-1. With the order
+ * of weft_classic_ring_order (weft/synth.h) this simulates exactly the
+ * transfers of the classic ring plan, symmetry-reduced. WEFT_EINVAL names a
+ * position whose rank is out of range or repeated. */
+WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t *order,
+                                      uint64_t size, const weft_sim_opts *o,
+                                      weft_sim_result *out, weft_diag *d);
+
 /* Simulates a plan on a fabric for a collective of `size` bytes (cut into
  * weft_plan_size_chunks equal chunks; an op moves count chunks). Each op is
  * cut into o->slices slices: slice s of an op waits for slice s of each of

@@ -160,6 +160,17 @@ WEFT_API bool weft_classic_supports(const char *algo, weft_coll coll);
 WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
                                      weft_rank root, weft_plan **out, weft_diag *d);
 
+/* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
+ * for allgather, reducescatter and allreduce (n = the fabric's ranks
+ * entries): the rank at position p sends to the one at p+1 (mod n). Every
+ * step of the plan moves one chunk from every position to the next, and
+ * step s of position p depends (directly, or through deps that imply it)
+ * on step s-1 of position p-1 only; so simulating this order as a ring
+ * (weft_sim_ring_order) simulates exactly the plan's transfers
+ * (src/sim/ring_classic_test.c checks both). WEFT_ETOPO for fewer than 2
+ * ranks, WEFT_ENOMEM. */
+WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d);
+
 /* ==== Optimal schedules =================================================
  *
  * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;
@@ -182,14 +193,26 @@ WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_
  * Limits: every switch/nic/ocs must have equal in- and out-bandwidth
  * (WEFT_ETOPO names one that does not); the work is many small max-flows,
  * fine for fabrics of a few dozen ranks (docs/optimal.md has timings).
+ *
+ * At scale: before packing, a structured construction is tried when the
+ * ranks form equal boxes (hosts): a ring along each rail between boxes and
+ * direct sends inside each box (docs/optimal-scale.md). Its plan is kept
+ * only when its exact cost-model throughput equals the bound; otherwise
+ * the general path runs. weft_optimal.method says which path built the
+ * plan. This reaches thousands of ranks (h100:512) where packing cannot.
  */
 
 typedef struct weft_optimal_opts {
     uint32_t trees_per_root; /* 0: the smallest k that reaches the bound */
     weft_maxflow_algo algo;
+    /* Try the structured constructions first (default true): on a fabric
+     * of equal boxes with rails they build the plan directly, and the plan
+     * is kept only when its exact cost-model throughput equals the bound
+     * (docs/optimal-scale.md). Off: always the general tree packing. */
+    bool use_structure;
 } weft_optimal_opts;
 
-/* trees_per_root 0, default max-flow. */
+/* trees_per_root 0, default max-flow, use_structure true. */
 WEFT_API void weft_optimal_opts_init(weft_optimal_opts *o);
 
 /* A group of `mult` identical trees of one root: n_edges = ranks - 1
@@ -214,7 +237,21 @@ typedef struct weft_optimal_phase {
     uint64_t maxflows; /* max-flow runs (a statistic) */
 } weft_optimal_phase;
 
+/* How an optimal plan was built. */
+typedef enum weft_optimal_method {
+    WEFT_OPTIMAL_PACKING = 0, /* the general path: edge splitting and tree packing */
+    WEFT_OPTIMAL_RAIL,        /* the structured rail-hierarchical construction */
+} weft_optimal_method;
+
+/* "packing", "rail" ("?" for an invalid value). */
+WEFT_API const char *weft_optimal_method_name(weft_optimal_method m);
+
 typedef struct weft_optimal {
+    weft_optimal_method method;
+    /* One line: with method RAIL the structure used ("rail: 16 boxes of 8
+     * ranks"); with PACKING why no structured construction was used (""
+     * when none was tried). */
+    char structure_note[192];
     weft_coll coll;
     uint32_t ranks;
     weft_rat algbw; /* the plan's throughput, GB/s (allreduce: ab/(a+b)) */

@@ -1,10 +1,12 @@
-/* weft sim SPEC --algo ring --coll C --size S [--json | --csv]: simulated
- * time, algbw and busbw of a collective (weft/sim.h computes; this file
- * reads flags and prints). */
+/* weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare)
+ * --size S [--json | --csv]: simulated time, algbw, busbw and busiest links
+ * of a collective (weft/sim.h computes, sim_algo.c builds what is
+ * simulated, sim_compare.c compares; this file reads flags and prints). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -12,6 +14,9 @@
 #include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/progress.h"
+#include "cli/sim_algo.h"
+#include "cli/sim_compare.h"
 #include "cli/table.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
@@ -20,13 +25,16 @@
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
     {"algo", 0, "A",
-     "or an algorithm: ring (rank-order ring, symmetric fast path) or any of weft plan --list"},
-    {"coll", 0, "C", "with --algo: the collective (ring: allgather, reducescatter, allreduce)"},
+     "or an algorithm of weft plan --list, or optimal; ring is the ring weft plan builds"},
+    {"coll", 0, "C", "with --algo or --compare: the collective"},
+    {"compare", 0, NULL,
+     "with --coll: every algorithm that builds C here, and optimal, sorted by time, "
+     "under the bound"},
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "with a plan: write a Chrome trace-event JSON of the last size"},
+    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size (not with --compare)"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -35,12 +43,20 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
-    .args = "SPEC (--plan FILE | --algo A --coll C) --size S [--json | --csv] [--trace FILE]",
+    .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
+            "        [--slices P] [--alpha SEC] [--json | --csv] [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
              "factors) per size, and the five busiest links of the last size.\n"
-             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n",
+             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n"
+             "--algo ring is the same ring as weft plan --algo ring (simulated on symmetry\n"
+             "classes, fast at scale); --algo optimal the throughput-optimal plan.\n"
+             "--compare simulates every algorithm that builds C on the fabric, and the\n"
+             "optimal plan, at every size: one table per size, sorted by time, with the\n"
+             "exact bound (weft bound) as the first row and skipped algorithms with the\n"
+             "reason. Tree plans need pipelining to approach the bound (--slices 64).\n"
+             "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -98,12 +114,25 @@ static bool parse_sweep(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *fac
     return true;
 }
 
-static void link_name(const weft_topo *t, const weft_sim_link_use *u, char *buf, size_t size)
+static void json_busiest(cli_json *j, const weft_topo *t, const weft_sim_result *r)
 {
-    snprintf(buf, size, "%s -> %s", weft_topo_node_name(t, weft_topo_link_src(t, u->link)),
-             weft_topo_node_name(t, weft_topo_link_dst(t, u->link)));
+    cli_json_key(j, "busiest");
+    cli_json_begin_array(j);
+    for (uint32_t i = 0; i < r->n_busiest; i++) {
+        char name[2 * WEFT_TOPO_NAME_MAX + 8];
+        cli_sim_link_name(t, r->busiest[i].link, name, sizeof name);
+        cli_json_begin_object(j);
+        cli_json_kv_string(j, "link", name);
+        cli_json_kv_uint(j, "alike", r->busiest[i].count);
+        cli_json_kv_double(j, "bytes", r->busiest[i].bytes);
+        cli_json_kv_double(j, "util", r->busiest[i].util);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
 }
 
+/* The last size's figures at the top level (the keys every weft sim --json
+ * has), then every size of the sweep with its own busiest links. */
 static void print_json(const weft_topo *t, const char *spec, const char *algo,
                        const weft_sim_result *rs, size_t n)
 {
@@ -121,19 +150,7 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_double(&j, "busbw", last->busbw_gbps);
     cli_json_kv_uint(&j, "flow_classes", last->flow_classes);
     cli_json_kv_uint(&j, "events", last->events);
-    cli_json_key(&j, "busiest");
-    cli_json_begin_array(&j);
-    for (uint32_t i = 0; i < last->n_busiest; i++) {
-        char name[2 * WEFT_TOPO_NAME_MAX + 8];
-        link_name(t, &last->busiest[i], name, sizeof name);
-        cli_json_begin_object(&j);
-        cli_json_kv_string(&j, "link", name);
-        cli_json_kv_uint(&j, "alike", last->busiest[i].count);
-        cli_json_kv_double(&j, "bytes", last->busiest[i].bytes);
-        cli_json_kv_double(&j, "util", last->busiest[i].util);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
+    json_busiest(&j, t, last);
     cli_json_key(&j, "sweep");
     cli_json_begin_array(&j);
     for (size_t i = 0; i < n; i++) {
@@ -142,11 +159,38 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
         cli_json_kv_double(&j, "time_s", rs[i].time_s);
         cli_json_kv_double(&j, "algbw", rs[i].algbw_gbps);
         cli_json_kv_double(&j, "busbw", rs[i].busbw_gbps);
+        json_busiest(&j, t, &rs[i]);
         cli_json_end_object(&j);
     }
     cli_json_end_array(&j);
     cli_json_end_object(&j);
     cli_json_finish(&j);
+}
+
+/* One row per size: the figures, then the five busiest links, their
+ * utilisation and how many other links behave exactly alike (empty cells
+ * when fewer link classes carried anything). */
+static void print_csv(const weft_topo *t, const weft_sim_result *rs, size_t n)
+{
+    printf("size,time_s,algbw_gbps,busbw_gbps");
+    for (int k = 1; k <= WEFT_SIM_BUSIEST; k++)
+        printf(",link%d,util%d,alike%d", k, k, k);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) {
+        printf("%llu,%.17g,%.17g,%.17g", (unsigned long long)rs[i].size, rs[i].time_s,
+               rs[i].algbw_gbps, rs[i].busbw_gbps);
+        for (uint32_t k = 0; k < WEFT_SIM_BUSIEST; k++) {
+            if (k < rs[i].n_busiest) {
+                char name[2 * WEFT_TOPO_NAME_MAX + 8];
+                cli_sim_link_name(t, rs[i].busiest[k].link, name, sizeof name);
+                printf(",%s,%.17g,%u", name, rs[i].busiest[k].util,
+                       rs[i].busiest[k].count - 1);
+            } else {
+                printf(",,,");
+            }
+        }
+        printf("\n");
+    }
 }
 
 static void print_table(const weft_topo *t, const char *spec, const char *algo,
@@ -175,7 +219,7 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     cli_table_align_right(&tab, 1);
     for (uint32_t i = 0; i < last->n_busiest; i++) {
         char name[2 * WEFT_TOPO_NAME_MAX + 8];
-        link_name(t, &last->busiest[i], name, sizeof name);
+        cli_sim_link_name(t, last->busiest[i].link, name, sizeof name);
         cli_table_cell(&tab, "%s", name);
         cli_table_cell(&tab, "%.1f%%", last->busiest[i].util * 100);
         if (last->busiest[i].count > 1)
@@ -187,6 +231,29 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     cli_table_fini(&tab);
 }
 
+/* --slices and --alpha into o; a usage error's exit code, or CLI_CONTINUE. */
+static int parse_opts(cli_args *a, weft_sim_opts *o)
+{
+    weft_sim_opts_init(o);
+    const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
+    if (sl) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(sl, &end, 10);
+        if (*sl < '0' || *sl > '9' || *end || errno || v == 0 || v > 1000000)
+            return cli_usage_error(&sim_syntax, "bad --slices '%s' (expected 1 .. 1000000)", sl);
+        o->slices = (uint32_t)v;
+    }
+    if (al) {
+        char *end;
+        o->alpha_s = strtod(al, &end);
+        if (!*al || *end || !(o->alpha_s >= 0) || o->alpha_s > 1e3)
+            return cli_usage_error(&sim_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
+    }
+    o->symmetry = !cli_args_has(a, "no-symmetry");
+    return CLI_CONTINUE;
+}
+
 int cli_cmd_sim(int argc, char **argv)
 {
     cli_args a;
@@ -196,33 +263,43 @@ int cli_cmd_sim(int argc, char **argv)
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
                *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
                *trace_path = cli_args_get(&a, "trace");
+    bool compare = cli_args_has(&a, "compare");
+    cli_sim_format fmt = cli_args_has(&a, "json")  ? CLI_SIM_JSON
+                         : cli_args_has(&a, "csv") ? CLI_SIM_CSV
+                                                   : CLI_SIM_TABLE;
     weft_coll coll = WEFT_COLL_ALLREDUCE;
     uint64_t lo, hi, factor;
     weft_sim_opts o;
-    weft_sim_opts_init(&o);
-    weft_plan *plan = NULL;
+    cli_sim_algo subject;
+    memset(&subject, 0, sizeof subject);
     weft_topo *t = NULL;
     weft_sim_result *rs = NULL;
+    uint64_t *sizes = NULL;
     cli_out trace = {NULL, NULL, NULL};
     bool trace_open = false;
-    if (plan_path && (algo || coll_s)) {
-        rc = cli_usage_error(&sim_syntax, "--plan and --algo/--coll exclude each other");
+    cli_progress pr;
+    cli_progress_start(&pr, stderr, false, 0);
+    double delay;
+    if (plan_path && (algo || coll_s || compare)) {
+        rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
     }
-    if (!plan_path && (!algo || !coll_s)) {
-        rc = cli_usage_error(&sim_syntax, "missing %s", !algo ? "--plan or --algo" : "--coll");
+    if (compare && algo) {
+        rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
+        goto free_args;
+    }
+    if (compare && trace_path) {
+        rc = cli_usage_error(&sim_syntax, "--trace draws one schedule; it does not go with "
+                                          "--compare");
+        goto free_args;
+    }
+    if (!plan_path && (!(algo || compare) || !coll_s)) {
+        rc = cli_usage_error(&sim_syntax, "missing %s",
+                             !(algo || compare) ? "--plan, --algo or --compare" : "--coll");
         goto free_args;
     }
     if (!size_s) {
         rc = cli_usage_error(&sim_syntax, "missing --size");
-        goto free_args;
-    }
-    /* --algo ring is the simulator's own rank-order ring (weft_sim_ring,
-     * symmetry-reduced, fast at scale); any other algorithm is built as a
-     * plan by the classic synthesiser and simulated op by op. */
-    bool builtin_ring = algo && strcmp(algo, "ring") == 0;
-    if (trace_path && builtin_ring) {
-        rc = cli_usage_error(&sim_syntax, "--trace needs a plan (--plan or --algo other than ring)");
         goto free_args;
     }
     if (coll_s && !weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
@@ -234,92 +311,95 @@ int cli_cmd_sim(int argc, char **argv)
                              size_s);
         goto free_args;
     }
-    const char *sl = cli_args_get(&a, "slices"), *al = cli_args_get(&a, "alpha");
-    if (sl) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(sl, &end, 10);
-        if (*sl < '0' || *sl > '9' || *end || errno || v == 0 || v > 1000000) {
-            rc = cli_usage_error(&sim_syntax, "bad --slices '%s' (expected 1 .. 1000000)", sl);
-            goto free_args;
-        }
-        o.slices = (uint32_t)v;
+    if ((rc = parse_opts(&a, &o)) != CLI_CONTINUE)
+        goto free_args;
+    if (!cli_progress_delay(&delay)) {
+        rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
+                             getenv("WEFT_PROGRESS_AFTER"));
+        goto free_args;
     }
-    if (al) {
-        char *end;
-        o.alpha_s = strtod(al, &end);
-        if (!*al || *end || !(o.alpha_s >= 0) || o.alpha_s > 1e3) {
-            rc = cli_usage_error(&sim_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
-            goto free_args;
-        }
+
+    size_t n = 1;
+    for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
+        n++;
+    sizes = calloc(n, sizeof *sizes);
+    rs = calloc(n, sizeof *rs);
+    if (!sizes || !rs) {
+        rc = cli_fail(WEFT_ENOMEM, NULL);
+        goto free_args;
     }
-    o.symmetry = !cli_args_has(&a, "no-symmetry");
+    sizes[0] = lo;
+    for (size_t i = 1; i < n; i++)
+        sizes[i] = sizes[i - 1] * factor;
 
     weft_diag d;
     weft_diag_clear(&d);
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc)
         goto free_args;
+    /* The progress line appears only on a terminal and only after a
+     * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
+     * never see it. */
+    cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
+    if (compare) {
+        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, fmt, &pr);
+        goto free_all;
+    }
     weft_err e;
     if (plan_path) {
+        weft_plan *plan = NULL;
         if ((e = weft_plan_load_file(plan_path, &plan, &d)) ||
             (e = weft_plan_verify(plan, t, &d))) {
+            weft_plan_free(plan);
             rc = cli_fail(e, &d);
             goto free_all;
         }
+        cli_sim_algo_from_plan(&subject, plan);
         algo = "plan";
-    } else if (!builtin_ring) {
-        if ((e = weft_synth_classic(t, algo, coll, (weft_rank){0}, &plan, &d))) {
+    } else {
+        cli_progress_set(&pr, "sim: building %s", algo);
+        if ((e = cli_sim_algo_build(&subject, t, algo, coll, trace_path != NULL, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
-    }
-    size_t n = 1;
-    for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
-        n++;
-    rs = calloc(n, sizeof *rs);
-    if (!rs) {
-        rc = cli_fail(WEFT_ENOMEM, NULL);
-        goto free_all;
     }
     if (trace_path) {
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
     }
-    uint64_t s = lo;
-    for (size_t i = 0; i < n; i++, s *= factor ? factor : 1) {
+    for (size_t i = 0; i < n; i++) {
+        char st[64];
+        cli_sim_size_text(sizes[i], st, sizeof st);
+        cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
         o.trace = trace_open && i + 1 == n ? trace.f : NULL;
-        e = plan ? weft_sim_plan(t, plan, s, &o, &rs[i], &d)
-                 : weft_sim_ring(t, coll, s, &o, &rs[i], &d);
-        if (e) {
+        if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
     }
+    cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
             goto free_all;
     }
-    if (cli_args_has(&a, "json")) {
+    if (fmt == CLI_SIM_JSON)
         print_json(t, a.pos[0], algo, rs, n);
-    } else if (cli_args_has(&a, "csv")) {
-        printf("size,time_s,algbw_gbps,busbw_gbps\n");
-        for (size_t i = 0; i < n; i++)
-            printf("%llu,%.17g,%.17g,%.17g\n", (unsigned long long)rs[i].size, rs[i].time_s,
-                   rs[i].algbw_gbps, rs[i].busbw_gbps);
-    } else {
+    else if (fmt == CLI_SIM_CSV)
+        print_csv(t, rs, n);
+    else
         print_table(t, a.pos[0], algo, rs, n);
-    }
     rc = CLI_EXIT_OK;
 free_all:
+    cli_progress_stop(&pr);
     if (trace_open)
         cli_out_close(&trace, false);
-    free(rs);
-    weft_plan_free(plan);
+    cli_sim_algo_fini(&subject);
     weft_topo_free(t);
 free_args:
+    free(rs);
+    free(sizes);
     cli_args_fini(&a);
     return rc;
 }

@@ -11,6 +11,7 @@ static const cli_command topo_commands[] = {
     {"stats", "summarise a fabric: ranks, nodes, links, bandwidth, balance, connectivity",
      cli_topo_stats},
     {"dot", "draw a fabric as a Graphviz DOT graph", cli_topo_dot},
+    {"host", "this machine (hwloc) plus a network, in .topo format", cli_topo_host},
 };
 
 static const cli_group topo_group = {

@@ -21,6 +21,14 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
     fprintf(f, "reached      algbw %.3f GB/s (%s)%s\n", weft_rat_to_double(o->algbw), b,
             weft_rat_eq(o->algbw, o->bound) ? ", equal to the bound"
                                              : ", below the bound (trees per root forced)");
+    if (o->method == WEFT_OPTIMAL_RAIL)
+        fprintf(f, "method       %s; a ring along each rail between boxes, direct sends inside "
+                   "each box (docs/optimal-scale.md)\n",
+                o->structure_note);
+    else
+        fprintf(f, "method       packing: edge splitting and tree packing%s%s%s\n",
+                o->structure_note[0] ? " (" : "", o->structure_note,
+                o->structure_note[0] ? ")" : "");
     for (uint32_t i = 0; i < o->n_phases; i++) {
         const weft_optimal_phase *ph = &o->phase[i];
         rat_text(ph->U, a, sizeof a);
@@ -53,6 +61,9 @@ void cli_optimal_json(cli_json *j, const weft_optimal *o)
 {
     cli_json_kv_double(j, "bound", weft_rat_to_double(o->bound));
     cli_json_kv_rat(j, "bound_exact", o->bound);
+    cli_json_kv_string(j, "method", weft_optimal_method_name(o->method));
+    if (o->structure_note[0])
+        cli_json_kv_string(j, "structure_note", o->structure_note);
     cli_json_key(j, "phases");
     cli_json_begin_array(j);
     for (uint32_t i = 0; i < o->n_phases; i++) {
@@ -109,6 +120,12 @@ int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_
         }
         const char *c = colours[drawn++ % N_COLOURS];
         for (uint32_t e = 0; e < tr->n_edges; e++, op++) {
+            /* An op without a route (the rail construction) is drawn rank
+             * to rank; it takes the fabric's shortest paths. */
+            if (weft_plan_op_num_paths(p, op) == 0)
+                fprintf(f, "  \"%s\" -> \"%s\" [color=%s,penwidth=2,style=dashed];\n",
+                        weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->from[e]})),
+                        weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->to[e]})), c);
             for (uint32_t k = 0; k < weft_plan_op_num_paths(p, op); k++) {
                 uint32_t len = weft_plan_path_len(p, op, k);
                 for (uint32_t i = 0; i + 1 < len; i++)

@@ -6,7 +6,6 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/fabric.h"
-#include "cli/outfile.h"
 #include "cli/topo.h"
 
 static const cli_opt dot_opts[] = {
@@ -173,30 +172,16 @@ static bool write_dot(FILE *f, const char *spec, const weft_topo *t)
     return true;
 }
 
+static int write_dot_command(FILE *f, const cli_args *a, const char *spec, const weft_topo *t)
+{
+    (void)a;
+    if (write_dot(f, spec, t))
+        return CLI_EXIT_OK;
+    cli_error("out of memory");
+    return CLI_EXIT_INPUT;
+}
+
 int cli_topo_dot(int argc, char **argv)
 {
-    cli_args a;
-    int rc = cli_args_parse(&dot_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
-    weft_topo *t = NULL;
-    cli_out o;
-    rc = cli_load_fabric(&a, a.pos[0], &t);
-    if (rc)
-        goto out_args;
-    rc = cli_out_open(&o, cli_args_get(&a, "output"));
-    if (rc)
-        goto out_topo;
-    if (!write_dot(o.f, a.pos[0], t)) {
-        cli_out_close(&o, false);
-        cli_error("out of memory");
-        rc = CLI_EXIT_INPUT;
-        goto out_topo;
-    }
-    rc = cli_out_close(&o, true);
-out_topo:
-    weft_topo_free(t);
-out_args:
-    cli_args_fini(&a);
-    return rc;
+    return cli_topo_command(&dot_syntax, argc, argv, write_dot_command);
 }

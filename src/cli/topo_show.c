@@ -5,7 +5,6 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/fabric.h"
-#include "cli/outfile.h"
 #include "cli/topo.h"
 
 static const cli_opt show_opts[] = {
@@ -27,34 +26,20 @@ static const cli_syntax show_syntax = {
     .max_pos = 1,
 };
 
+static int write_topo(FILE *f, const cli_args *a, const char *spec, const weft_topo *t)
+{
+    (void)spec;
+    weft_err e = weft_topo_write(t, f);
+    if (!e)
+        return CLI_EXIT_OK;
+    int err = errno;
+    const char *where = cli_args_get(a, "output");
+    cli_error("cannot write '%s': %s", where ? where : "standard output",
+              e == WEFT_EIO && err ? strerror(err) : weft_strerror(e));
+    return CLI_EXIT_INPUT;
+}
+
 int cli_topo_show(int argc, char **argv)
 {
-    cli_args a;
-    int rc = cli_args_parse(&show_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
-    weft_topo *t = NULL;
-    cli_out o;
-    rc = cli_load_fabric(&a, a.pos[0], &t);
-    if (rc)
-        goto out_args;
-    rc = cli_out_open(&o, cli_args_get(&a, "output"));
-    if (rc)
-        goto out_topo;
-    weft_err e = weft_topo_write(t, o.f);
-    if (e) {
-        int err = errno;
-        cli_out_close(&o, false);
-        const char *where = cli_args_get(&a, "output");
-        cli_error("cannot write '%s': %s", where ? where : "standard output",
-                  e == WEFT_EIO && err ? strerror(err) : weft_strerror(e));
-        rc = CLI_EXIT_INPUT;
-        goto out_topo;
-    }
-    rc = cli_out_close(&o, true);
-out_topo:
-    weft_topo_free(t);
-out_args:
-    cli_args_fini(&a);
-    return rc;
+    return cli_topo_command(&show_syntax, argc, argv, write_topo);
 }

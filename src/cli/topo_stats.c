@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 #include "cli/fabric.h"
 #include "cli/json.h"
-#include "cli/outfile.h"
 #include "cli/table.h"
 #include "cli/topo.h"
 
@@ -180,39 +179,23 @@ static int print_table(FILE *f, const char *spec, const weft_topo *t, const weft
     return rc;
 }
 
-int cli_topo_stats(int argc, char **argv)
+static int write_stats(FILE *f, const cli_args *a, const char *spec, const weft_topo *t)
 {
-    cli_args a;
-    int rc = cli_args_parse(&stats_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
-    const char *spec = a.pos[0];
-    weft_topo *t = NULL;
     weft_topo_stats s;
-    cli_out o;
-    rc = cli_load_fabric(&a, spec, &t);
-    if (rc)
-        goto out_args;
     weft_err e = weft_topo_get_stats(t, &s);
     if (e) {
         cli_error("%s: cannot sum the bandwidth of a node: %s", spec, weft_strerror(e));
-        rc = CLI_EXIT_INPUT;
-        goto out_topo;
+        return CLI_EXIT_INPUT;
     }
-    rc = cli_out_open(&o, cli_args_get(&a, "output"));
-    if (rc)
-        goto out_topo;
-    bool json = cli_args_has(&a, "json");
-    if ((json ? print_json(o.f, spec, t, &s) : print_table(o.f, spec, t, &s)) != 0) {
-        cli_out_close(&o, false);
+    bool json = cli_args_has(a, "json");
+    if ((json ? print_json(f, spec, t, &s) : print_table(f, spec, t, &s)) != 0) {
         cli_error(json ? "internal error: incomplete JSON document" : "out of memory");
-        rc = CLI_EXIT_INPUT;
-        goto out_topo;
+        return CLI_EXIT_INPUT;
     }
-    rc = cli_out_close(&o, true);
-out_topo:
-    weft_topo_free(t);
-out_args:
-    cli_args_fini(&a);
-    return rc;
+    return CLI_EXIT_OK;
+}
+
+int cli_topo_stats(int argc, char **argv)
+{
+    return cli_topo_command(&stats_syntax, argc, argv, write_stats);
 }

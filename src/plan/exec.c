@@ -367,3 +367,24 @@ bool weft_exec_compare(const weft_exec_result *got, const weft_exec_result *want
     }
     return true;
 }
+
+weft_err weft_plan_exec_check(const weft_plan *p, const weft_exec_opts *o, weft_diag *d)
+{
+    weft_exec_opts def;
+    if (!o) {
+        weft_exec_opts_init(&def);
+        o = &def;
+    }
+    weft_exec_result *got = NULL, *want = NULL;
+    weft_err e = weft_plan_exec(p, o, &got, d);
+    if (!e) {
+        e = weft_exec_reference(p, o->elems_per_chunk, &want);
+        if (e)
+            weft_diag_set(d, e, "exec: cannot build the reference result: %s", weft_strerror(e));
+    }
+    if (!e && !weft_exec_compare(got, want, d))
+        e = WEFT_EVERIFY;
+    weft_exec_result_free(got);
+    weft_exec_result_free(want);
+    return e;
+}

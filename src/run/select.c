@@ -7,6 +7,12 @@
  *  - a forced algorithm (algo): weft_synth_classic builds it per
  *    (collective, root) on the fabric (or on "switch:SIZE"); a collective it
  *    does not build is an error;
+ *  - tuned (a fabric and a tuning table, nothing forced): the table's entry
+ *    for the collective at the size class's lower bound lists candidates
+ *    fastest first by simulation (weft tune computed it, outside the
+ *    runtime); a call runs the first whose chunks divide its count. The
+ *    candidates are built on first use only. A collective the table has no
+ *    entry for is ranked as below, and the report says so;
  *  - ranked (a fabric, nothing forced): every classic algorithm that builds
  *    the collective is a candidate; the candidates are ranked by
  *    weft_plan_alpha_beta at the size class's lower bound (2^k bytes, so the
@@ -16,7 +22,8 @@
  *    says so.
  * Plans are built and prepared (verified, scheduled) once per (collective,
  * root); rankings are kept per size class. The run module never calls the
- * simulator: the alpha-beta model of the plan module is the only cost used.
+ * simulator: the alpha-beta model of the plan module, or a table the
+ * simulator wrote, are the only costs used.
  * Every rank sees the same configuration (checked at init) and the same
  * calls, so every rank decides alike without talking.
  */
@@ -32,6 +39,7 @@
 #include "run/liveness.h"
 #include "weft/log.h"
 #include "weft/synth.h"
+#include "weft/tuning.h"
 
 #define NCLASS 65 /* size classes: 0 bytes, then [2^k, 2^(k+1)) for k < 64 */
 
@@ -52,8 +60,10 @@ typedef struct rank_class {
 typedef struct cand_set {
     weft_coll coll;
     uint32_t root;
+    bool tuned;  /* candidates come from the tuning table, built on first use */
     cand *cands;
     uint32_t ncands;
+    size_t cap;
     rank_class cls[NCLASS];
 } cand_set;
 
@@ -64,6 +74,8 @@ struct weft__select {
     weft_plan *plan;   /* forced plan or NULL */
     weft_comm_plan *plan_cp;
     char plan_name[64];
+    weft_tuning *tuning; /* NULL: rank by alpha-beta */
+    char tuning_name[64];
     cand_set *sets;
     size_t nsets, cap;
     int64_t logged[WEFT__COLL_COUNT][NCLASS]; /* builtin/forced plan: 1 once logged */
@@ -91,6 +103,7 @@ void weft__select_free(weft__select *s)
     weft_comm_plan_free(s->plan_cp);
     weft_plan_free(s->plan);
     weft_topo_free(s->topo);
+    weft_tuning_free(s->tuning);
     weft__free(s->algo);
     weft__free(s);
 }
@@ -111,6 +124,10 @@ static weft_err write_topo(const void *t, FILE *f)
 static weft_err write_plan(const void *p, FILE *f)
 {
     return weft_plan_write(p, f);
+}
+static weft_err write_tuning(const void *tt, FILE *f)
+{
+    return weft_tuning_write(tt, f);
 }
 
 static weft_err text_hash(const void *obj, writer w, uint64_t *out, weft_diag *d)
@@ -168,6 +185,24 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
         e = weft_comm_plan_new(c, s->plan, &s->plan_cp, d);
         if (e) return e;
     }
+    if (cfg->tuning && *cfg->tuning) {
+        if (has_algo || has_plan)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: a tuning table (WEFT_TUNING=%s) and a forced %s (%s=%s) "
+                                 "exclude each other; give one",
+                                 cfg->tuning, has_algo ? "algorithm" : "plan",
+                                 has_algo ? "WEFT_ALGO" : "WEFT_PLAN",
+                                 has_algo ? cfg->algo : cfg->plan_file);
+        if (!has_fabric)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: the tuning table %s (WEFT_TUNING) needs the fabric it was "
+                                 "made for (WEFT_FABRIC)",
+                                 cfg->tuning);
+        copy_name(s->tuning_name, sizeof s->tuning_name, cfg->tuning);
+        e = weft_tuning_load_file(cfg->tuning, &s->tuning, d);
+        if (!e) e = weft_tuning_check(s->tuning, s->topo, s->fabric, d);
+        if (e) return e;
+    }
     return WEFT_OK;
 }
 
@@ -178,13 +213,15 @@ weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag 
     weft_err e = load(s, c, cfg, d);
     /* Agreement even when this rank failed to load would leave the others
      * waiting until it closes its bootstrap; they then fail with EPEER. */
-    uint64_t h[3];
+    uint64_t h[4];
     if (!e) e = text_hash(cfg->fabric && *cfg->fabric ? s->topo : NULL, write_topo, &h[0], d);
     if (!e) e = text_hash(s->plan, write_plan, &h[2], d);
+    if (!e) e = text_hash(s->tuning, write_tuning, &h[3], d);
     h[1] = s->algo ? weft__fnv64(WEFT__FNV_INIT, s->algo, strlen(s->algo) + 1) : 0;
     if (!e) e = weft_comm_agree(c, "the fabric (WEFT_FABRIC)", &h[0], sizeof h[0], d);
     if (!e) e = weft_comm_agree(c, "the algorithm (WEFT_ALGO)", &h[1], sizeof h[1], d);
     if (!e) e = weft_comm_agree(c, "the plan (WEFT_PLAN)", &h[2], sizeof h[2], d);
+    if (!e) e = weft_comm_agree(c, "the tuning table (WEFT_TUNING)", &h[3], sizeof h[3], d);
     if (e) {
         weft__select_free(s);
         return e;
@@ -227,9 +264,14 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
     memset(set, 0, sizeof *set);
     set->coll = coll;
     set->root = root;
+    if (s->tuning && weft_tuning_lookup(s->tuning, coll, 0)) {
+        set->tuned = true;
+        goto done;
+    }
     size_t n = s->algo ? 1 : weft_classic_count();
     weft_err e = WEFT_OK;
     if (!(set->cands = weft__calloc(n, sizeof *set->cands))) return weft_diag_code(d, WEFT_ENOMEM);
+    set->cap = n;
     for (size_t i = 0; i < n && !e; i++) {
         const char *name = s->algo ? s->algo : weft_classic_get(i)->name;
         if (!s->algo && (strchr(name, ':') || !weft_classic_supports(name, coll))) continue;
@@ -252,6 +294,7 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
         set_fini(set);
         return e;
     }
+done:
     s->nsets++;
     for (int k = 0; k < NCLASS; k++)
         set->cls[k].logged = -2;
@@ -315,6 +358,80 @@ static weft_err prepare(weft_comm *c, cand *k, weft_comm_plan **cp, weft_diag *d
     return WEFT_OK;
 }
 
+/* The candidate `name` of a tuned set, built on first use. The table was
+ * made for this very fabric (checked at init), so a candidate it lists
+ * that does not build is an error, never skipped. */
+static weft_err tuned_cand(weft__select *s, cand_set *set, const weft_tuning_entry *x,
+                           const char *name, uint32_t *out, weft_diag *d)
+{
+    for (uint32_t i = 0; i < set->ncands; i++)
+        if (strcmp(set->cands[i].name, name) == 0) {
+            *out = i;
+            return WEFT_OK;
+        }
+    if (weft__grow((void **)&set->cands, &set->cap, (size_t)set->ncands + 1, sizeof *set->cands))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft_diag ld;
+    weft_diag_clear(&ld);
+    weft_plan *p = NULL;
+    weft_err e = weft_tuning_build(s->topo, name, set->coll, (weft_rank){set->root}, &p, &ld);
+    if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
+    if (e)
+        return weft_diag_set(d, e, "comm: %s of the tuning table %s:%u for %s (root %u) on %s: %s",
+                             name, s->tuning_name, x->line, weft_coll_name(set->coll), set->root,
+                             s->fabric, ld.msg);
+    cand *k = &set->cands[set->ncands];
+    memset(k, 0, sizeof *k);
+    copy_name(k->name, sizeof k->name, name);
+    k->plan = p;
+    *out = set->ncands++;
+    return WEFT_OK;
+}
+
+/* A call of a collective the tuning table ranks: the table's fastest
+ * candidate whose chunks divide count. */
+static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t count,
+                           uint64_t bytes, int k, weft_comm_choice *ch, weft_comm_plan **cp,
+                           weft_diag *d)
+{
+    uint64_t at = k ? 1ull << (k - 1) : 0;
+    const weft_tuning_entry *x = weft_tuning_lookup(s->tuning, set->coll, at);
+    int64_t pick = -1;
+    uint32_t pos = 0, idx = 0;
+    for (; pos < x->n; pos++) {
+        weft_err e = tuned_cand(s, set, x, x->names[pos], &idx, d);
+        if (e) return e;
+        if (count % weft_plan_get_info(set->cands[idx].plan)->chunks == 0) {
+            pick = idx;
+            break;
+        }
+    }
+    if (pick < 0) {
+        fill_choice(ch, WEFT_CHOICE_BUILTIN, "builtin", 0, bytes);
+        snprintf(ch->reason, sizeof ch->reason,
+                 "count %zu is not a multiple of the chunks of any of the %u plans of the "
+                 "tuning table %s:%u; built-in schedule",
+                 count, x->n, s->tuning_name, x->line);
+    } else {
+        fill_choice(ch, WEFT_CHOICE_TUNED, set->cands[pick].name, x->times_s[pos], bytes);
+        int len = snprintf(ch->reason, sizeof ch->reason,
+                           "fastest of %u by simulation (table %s:%u) on %s at %llu B: %.3g us",
+                           x->n, s->tuning_name, x->line, s->fabric,
+                           (unsigned long long)x->bytes, x->times_s[pos] * 1e6);
+        if (pos > 0 && len > 0 && (size_t)len < sizeof ch->reason)
+            len += snprintf(ch->reason + len, sizeof ch->reason - (size_t)len,
+                            "; %u faster ones do not divide count %zu", pos, count);
+        if (pos + 1 < x->n && len > 0 && (size_t)len < sizeof ch->reason)
+            snprintf(ch->reason + len, sizeof ch->reason - (size_t)len, "; next %s %.3g us",
+                     x->names[pos + 1], x->times_s[pos + 1] * 1e6);
+    }
+    rank_class *rc = &set->cls[k];
+    if (rc->logged != pick) log_choice(set->coll, ch);
+    rc->logged = pick;
+    if (pick >= 0) return prepare(c, &set->cands[pick], cp, d);
+    return WEFT_OK;
+}
+
 weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t root,
                       weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
 {
@@ -362,6 +479,7 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
     cand_set *set = NULL;
     weft_err e = get_set(s, coll, root, &set, d);
     if (e) return e;
+    if (set->tuned) return pick_tuned(c, s, set, count, bytes, k, ch, cp, d);
     rank_class *rc = &set->cls[k];
     uint64_t at = k ? 1ull << (k - 1) : 0; /* the class's lower bound */
     if (!rc->ranked && (e = rank_set(s, set, rc, at, d))) return e;
@@ -398,8 +516,9 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
         cand *best = &set->cands[pick];
         fill_choice(ch, WEFT_CHOICE_RANKED, best->name, rc->est[pick], bytes);
         int len = snprintf(ch->reason, sizeof ch->reason,
-                           "fastest of %u by alpha-beta on %s at %llu B: %.3g us", set->ncands,
-                           s->fabric, (unsigned long long)at, rc->est[pick] * 1e6);
+                           "%sfastest of %u by alpha-beta on %s at %llu B: %.3g us",
+                           s->tuning ? "not in the tuning table; " : "", set->ncands, s->fabric,
+                           (unsigned long long)at, rc->est[pick] * 1e6);
         if (pos > 0 && len > 0 && (size_t)len < sizeof ch->reason)
             len += snprintf(ch->reason + len, sizeof ch->reason - (size_t)len,
                             "; %u faster ones do not divide count %zu", pos, count);

@@ -14,6 +14,7 @@
 #include "weft/comm.h"
 #include "weft/log.h"
 #include "weft/synth.h"
+#include "weft/tuning.h"
 
 #define RING4 WEFT_SOURCE_DIR "/tests/fixtures/plans/ring_allreduce_4.plan"
 
@@ -202,13 +203,151 @@ static int forced_plan(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+/* A tuning table for switch:4 (written by make_table): allgather,
+ * reducescatter, allreduce at 1 KiB and 1 MiB, broadcast; no reduce and no
+ * alltoall. */
+static char table_path[64];
+static char table2_path[64];
+
+static void write_table(char *path, double ring_ar)
+{
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_preset("switch:4", &t, NULL), WEFT_OK);
+    weft_tuning *tt = NULL;
+    CHECK_ERR(weft_tuning_new(t, "switch:4", "slices=1 alpha=0", &tt, NULL), WEFT_OK);
+    const char *ag[] = {"bruck", "ring"}, *rs[] = {"ring"}, *ar[] = {"hd", "ring"},
+               *big[] = {"optimal", "ring"}, *bc[] = {"binomial"};
+    const double t_ag[] = {1e-6, 2e-6}, t_rs[] = {3e-6}, t_ar[] = {1e-6, ring_ar},
+                 t_big[] = {1e-4, 2e-4}, t_bc[] = {5e-6};
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_ALLREDUCE, 1024, 2, ar, t_ar, NULL), WEFT_OK);
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_ALLREDUCE, 1 << 20, 2, big, t_big, NULL), WEFT_OK);
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_ALLGATHER, 8, 2, ag, t_ag, NULL), WEFT_OK);
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_REDUCESCATTER, 8, 1, rs, t_rs, NULL), WEFT_OK);
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_BROADCAST, 8, 1, bc, t_bc, NULL), WEFT_OK);
+    strcpy(path, "/tmp/weft-tune-XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK_ERR(weft_tuning_write(tt, f), WEFT_OK);
+    fclose(f);
+    weft_tuning_free(tt);
+    weft_topo_free(t);
+}
+
+/* Fabric switch:4 with the table: the choice follows it. */
+static int tuned(weft_comm *c, void *arg)
+{
+    (void)arg;
+    weft_log_set_sink(sink, NULL);
+    weft_log_set_level(WEFT_LOG_INFO);
+    log_count = 0;
+    weft_comm_choice ch;
+    weft_diag d;
+    weft_diag_clear(&d);
+    char want[512];
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1024, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_TUNED);
+    CHECK_STR(ch.algo, "hd");
+    CHECK(ch.estimate_s == 1e-6);
+    snprintf(want, sizeof want,
+             "fastest of 2 by simulation (table %s:10) on switch:4 at 1024 B: 1 us; next ring 2 us",
+             table_path);
+    CHECK_STR(ch.reason, want);
+    CHECK_INT(log_count, 1);
+    snprintf(want, sizeof want, "weft INFO run: allreduce 4096 B: hd (fastest of 2 by simulation "
+                                "(table %s:10)", table_path);
+    CHECK_CONTAINS(log_lines[0], want);
+    /* Above the largest size: the last entry. */
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1 << 22, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
+    CHECK_STR(ch.algo, "optimal");
+    CHECK_CONTAINS(ch.reason, ":11) on switch:4 at 1048576 B: 100 us; next ring 200 us");
+    /* A count hd's chunks do not divide, but ring's do not either: built-in. */
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1023, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
+    snprintf(want, sizeof want,
+             "count 1023 is not a multiple of the chunks of any of the 2 plans of the tuning "
+             "table %s:10; built-in schedule",
+             table_path);
+    CHECK_STR(ch.reason, want);
+    /* Below the smallest size: the first entry; rooted at the call's root. */
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_BROADCAST, 1, WEFT_INT8, 3, &ch, &d), WEFT_OK);
+    CHECK_STR(ch.algo, "binomial");
+    CHECK_INT(ch.source, WEFT_CHOICE_TUNED);
+    /* Not in the table: alpha-beta, and the report says so. */
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLTOALL, 256, WEFT_INT8, 0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_RANKED);
+    CHECK_STR(ch.algo, expected_best("switch:4", WEFT_COLL_ALLTOALL, 0, 1024));
+    CHECK_CONTAINS(ch.reason, "not in the tuning table; fastest of ");
+    run_all(c, 1024);
+    run_all(c, 1009);
+    run_all(c, 0);
+    weft_log_set_sink(NULL, NULL);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* Rank 2 is given another table for the same fabric: init fails on every
+ * rank naming the table. */
+static int tuning_disagree_child(const weft_comm_config *tmpl, void *arg)
+{
+    (void)arg;
+    weft_comm_config cfg = *tmpl;
+    cfg.fabric = "switch:3";
+    cfg.tuning = tmpl->rank == 2 ? table2_path : table_path;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_comm *c = NULL;
+    weft_err e = weft_comm_init(&cfg, &c, &d);
+    weft_comm_free(c);
+    if (e != WEFT_EINVAL) return 91;
+    if (!strstr(d.msg, "ranks disagree on the tuning table (WEFT_TUNING): rank 2 has hash ")) {
+        fprintf(stderr, "rank %u: %s\n", tmpl->rank, d.msg);
+        return 92;
+    }
+    return 0;
+}
+
+static void test_tuning_init(void)
+{
+    /* Tables for switch:3 that differ in one time. */
+    char p1[64], p2[64];
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_preset("switch:3", &t, NULL), WEFT_OK);
+    for (int k = 0; k < 2; k++) {
+        weft_tuning *tt = NULL;
+        CHECK_ERR(weft_tuning_new(t, "switch:3", NULL, &tt, NULL), WEFT_OK);
+        const char *n[] = {"ring"};
+        const double v[] = {k ? 2e-6 : 1e-6};
+        CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_ALLREDUCE, 8, 1, n, v, NULL), WEFT_OK);
+        char *path = k ? p2 : p1;
+        strcpy(path, "/tmp/weft-tune-XXXXXX");
+        int fd = mkstemp(path);
+        FILE *f = fdopen(fd, "w");
+        CHECK_ERR(weft_tuning_write(tt, f), WEFT_OK);
+        fclose(f);
+        weft_tuning_free(tt);
+    }
+    weft_topo_free(t);
+    strcpy(table_path, p1);
+    strcpy(table2_path, p2);
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = WEFT_TRANSPORT_SHM;
+    cfg.timeout_ms = 8000;
+    int codes[3] = {-1, -1, -1};
+    CHECK_INT(weft__test_ranks(3, &cfg, tuning_disagree_child, NULL, NULL, 20000, codes, NULL), 0);
+    for (int r = 0; r < 3; r++)
+        CHECK_INT(codes[r], 0);
+    unlink(p1);
+    unlink(p2);
+}
+
 static int with_comm(const weft_comm_config *cfg, void *arg)
 {
     return weft__test_with_comm(cfg, (int (*)(weft_comm *, void *))arg, NULL);
 }
 
 typedef struct variant {
-    const char *fabric, *algo, *plan;
+    const char *fabric, *algo, *plan, *tuning;
 } variant;
 
 static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_comm *, void *))
@@ -220,6 +359,7 @@ static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_c
     cfg.fabric = v.fabric;
     cfg.algo = v.algo;
     cfg.plan_file = v.plan;
+    cfg.tuning = v.tuning;
     int codes[8];
     memset(codes, -1, sizeof codes);
     CHECK_INT(weft__test_ranks(n, &cfg, with_comm, NULL, (void *)fn, 30000, codes, NULL), 0);
@@ -289,6 +429,41 @@ static void test_single(void)
     CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
     CHECK(c == NULL);
     cfg.plan_file = NULL;
+    /* Tuning tables: made for another fabric, without a fabric, with a
+     * forced algorithm, missing, malformed. */
+    cfg.tuning = table_path;
+    cfg.fabric = "switch:1";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    char want[512];
+    snprintf(want, sizeof want, "%s: the tuning table is for fabric switch:4 (hash ", table_path);
+    CHECK_CONTAINS(d.msg, want);
+    CHECK_CONTAINS(d.msg, ", 4 ranks); switch:1 has hash ");
+    CHECK_CONTAINS(d.msg, " (1 ranks); run weft tune switch:1");
+    cfg.fabric = NULL;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    snprintf(want, sizeof want,
+             "comm: the tuning table %s (WEFT_TUNING) needs the fabric it was made for "
+             "(WEFT_FABRIC)",
+             table_path);
+    CHECK_STR(d.msg, want);
+    cfg.algo = "ring";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    snprintf(want, sizeof want,
+             "comm: a tuning table (WEFT_TUNING=%s) and a forced algorithm (WEFT_ALGO=ring) "
+             "exclude each other; give one",
+             table_path);
+    CHECK_STR(d.msg, want);
+    cfg.algo = NULL;
+    cfg.fabric = "switch:1";
+    cfg.tuning = "/nonexistent/t.tune";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
+    CHECK_STR(d.msg, "/nonexistent/t.tune: cannot open: No such file or directory");
+    cfg.tuning = RING4;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EPARSE);
+    CHECK_CONTAINS(d.msg, "ring_allreduce_4.plan:4: expected 'weft-tuning 1' (a weft tuning "
+                          "table)");
+    cfg.tuning = NULL;
+    cfg.fabric = NULL;
     CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_OK);
     if (!c) return;
     weft_comm_choice ch;
@@ -309,7 +484,10 @@ static void test_single(void)
     CHECK_STR(d.msg, "WEFT_ALGO=ring and WEFT_PLAN=x.plan: give one, not both");
     setenv("WEFT_PLAN", "", 1);
     setenv("WEFT_FABRIC", "ring:4", 1);
+    setenv("WEFT_TUNING", "t.tune", 1);
     CHECK_ERR(weft_comm_config_from_env_options(&cfg, &d), WEFT_OK);
+    CHECK_STR(cfg.tuning, "t.tune");
+    unsetenv("WEFT_TUNING");
     CHECK_STR(cfg.algo, "ring");
     CHECK(cfg.plan_file == NULL);
     CHECK_STR(cfg.fabric, "ring:4");
@@ -377,17 +555,22 @@ static void test_oom(void)
 int main(int argc, char **argv)
 {
     if (argc > 1) { /* one part, for debugging */
-        variant v = {"switch:4", NULL, NULL};
+        variant v = {"switch:4", NULL, NULL, NULL};
         run(4, WEFT_TRANSPORT_SHM, v, ranked);
         return weft_test_done();
     }
+    write_table(table_path, 2e-6);
     test_single();
     test_oom();
-    run(4, WEFT_TRANSPORT_SHM, (variant){"switch:4", NULL, NULL}, ranked);
-    run(4, WEFT_TRANSPORT_TCP, (variant){"switch:4", NULL, NULL}, ranked);
-    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, "ring", NULL}, forced_algo);
-    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, NULL, RING4}, forced_plan);
-    run(4, WEFT_TRANSPORT_TCP, (variant){NULL, NULL, RING4}, forced_plan);
+    run(4, WEFT_TRANSPORT_SHM, (variant){"switch:4", NULL, NULL, table_path}, tuned);
+    run(4, WEFT_TRANSPORT_TCP, (variant){"switch:4", NULL, NULL, table_path}, tuned);
+    unlink(table_path);
+    test_tuning_init();
+    run(4, WEFT_TRANSPORT_SHM, (variant){"switch:4", NULL, NULL, NULL}, ranked);
+    run(4, WEFT_TRANSPORT_TCP, (variant){"switch:4", NULL, NULL, NULL}, ranked);
+    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, "ring", NULL, NULL}, forced_algo);
+    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, NULL, RING4, NULL}, forced_plan);
+    run(4, WEFT_TRANSPORT_TCP, (variant){NULL, NULL, RING4, NULL}, forced_plan);
     test_disagree(WEFT_TRANSPORT_SHM);
     test_disagree(WEFT_TRANSPORT_TCP);
     return weft_test_done();

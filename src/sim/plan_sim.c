@@ -3,7 +3,15 @@
  * Every op becomes `slices` engine flows, flow id = op * slices + slice, so
  * that a dependency cycle reported by the engine maps back to an op. Routes
  * are engine routes over the physical links; ops without a route share one
- * ECMP route per (source, destination) pair through a small hash table.
+ * ECMP route per (source, destination, chunk count) through a small hash
+ * table.
+ *
+ * An op that moves k chunks is k one-chunk transfers that leave together:
+ * its engine flow carries one chunk's bytes on a route whose coefficients
+ * are k times the path's, so that it gets k max-min shares of every link it
+ * crosses and loads them with k chunks. A plan therefore simulates the same
+ * whether identical transfers are merged into one op (as the optimal plan
+ * merges identical trees) or written one by one.
  */
 #include <math.h>
 #include <string.h>
@@ -13,9 +21,10 @@
 #include "sim/trace.h"
 #include "topo/paths.h"
 
-/* (src node, dst node) -> engine route, open addressing; 0 marks empty. */
+/* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
+ * empty. */
 typedef struct pair_map {
-    uint64_t *key; /* (src << 32 | dst) + 1 */
+    uint64_t *key; /* (src << 42 | dst << 21 | count) + 1 */
     uint32_t *val;
     uint32_t cap, n;
 } pair_map;
@@ -73,11 +82,18 @@ static weft_err reserve_route(plan_ctx *c, size_t n)
     return WEFT_OK;
 }
 
-/* The ECMP route between two nodes, created on first use. */
-static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t *route)
+/* The ECMP route between two nodes for an op of `count` chunks (its
+ * coefficients are count times the per-link fractions), created on first
+ * use. */
+static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t count,
+                           uint32_t *route)
 {
-    uint64_t key = (((uint64_t)a.v << 32) | b.v) + 1;
-    if (c->ecmp.cap) {
+    /* The key packs (a, b, count) exactly when each fits in 21 bits;
+     * beyond that the route is built but not cached (key 0). */
+    uint64_t key = (((uint64_t)a.v << 42) | ((uint64_t)b.v << 21) | count) + 1;
+    if (a.v >= (1u << 21) || b.v >= (1u << 21) || count >= (1u << 21))
+        key = 0;
+    if (key && c->ecmp.cap) {
         uint32_t i = pair_slot(&c->ecmp, key);
         if (c->ecmp.key[i]) {
             *route = c->ecmp.val[i];
@@ -88,9 +104,15 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
     weft_err err = weft_paths_route_get(c->paths, a, b, &rt, c->d);
     if (err)
         return err;
-    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, rt.fracd,
+    if (reserve_route(c, rt.n))
+        return weft_diag_code(c->d, WEFT_ENOMEM);
+    for (uint32_t k = 0; k < rt.n; k++)
+        c->rcoef[k] = rt.fracd[k] * count;
+    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, c->rcoef,
                                     weft_rat_to_double(rt.lat_ns) * 1e-9, route)))
         return weft_diag_code(c->d, err);
+    if (!key)
+        return WEFT_OK; /* not cached: a fabric or op beyond 2^21 nodes or chunks */
     if ((err = pair_grow(&c->ecmp)))
         return weft_diag_code(c->d, err);
     uint32_t i = pair_slot(&c->ecmp, key);
@@ -101,12 +123,13 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
 }
 
 /* An op's explicit route: per link, the sum of the shares of the paths
- * that cross it; the latency is that of the slowest path. */
+ * that cross it, times the op's chunk count; the latency is that of the
+ * slowest path. */
 static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
 {
     const weft_topo *t = c->t;
     uint32_t np = weft_plan_op_num_paths(c->p, op), n = 0;
-    double lat = 0;
+    double lat = 0, count = weft_plan_op(c->p, op).count;
     for (uint32_t k = 0; k < np; k++) {
         uint32_t len = weft_plan_path_len(c->p, op, k);
         double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)), plat = 0;
@@ -132,7 +155,7 @@ static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
                     c->rlink[n] = l.v;
                     c->rcoef[n++] = 0;
                 }
-                c->rcoef[j] += share;
+                c->rcoef[j] += share * count;
             }
             prev = v;
         }
@@ -160,13 +183,13 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                                  id, op.src_rank.v >= nranks ? op.src_rank.v : op.dst_rank.v,
                                  nranks);
         uint32_t route = empty;
-        double bytes = op.kind == WEFT_OP_NOP ? 0 : chunk * op.count;
-        if (op.src_rank.v != op.dst_rank.v && op.kind != WEFT_OP_NOP) {
+        double bytes = op.kind == WEFT_OP_NOP || op.count == 0 ? 0 : chunk;
+        if (op.src_rank.v != op.dst_rank.v && op.kind != WEFT_OP_NOP && op.count > 0) {
             if (weft_plan_op_num_paths(p, id))
                 err = explicit_route(c, id, &route);
             else
                 err = ecmp_route(c, weft_topo_rank_node(t, op.src_rank),
-                                 weft_topo_rank_node(t, op.dst_rank), &route);
+                                 weft_topo_rank_node(t, op.dst_rank), op.count, &route);
             if (err)
                 return err;
         }

@@ -37,8 +37,10 @@ static void xfers_fini(xfers *x)
     weft__free(x->lat);
 }
 
-/* Routes every ring hop. */
-static weft_err route_ring(const weft_topo *t, uint32_t n, xfers *x, weft_diag *d)
+/* Routes every ring hop: position r sends to position r+1 of order (rank
+ * order when order is NULL). */
+static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order, xfers *x,
+                           weft_diag *d)
 {
     weft_paths *p = NULL;
     weft_err err = weft_paths_new(t, &p);
@@ -55,8 +57,9 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, xfers *x, weft_diag *
     size_t used = 0;
     for (uint32_t r = 0; r < n; r++) {
         weft_paths_route rt;
-        weft_node_id a = weft_topo_rank_node(t, (weft_rank){r});
-        weft_node_id b = weft_topo_rank_node(t, (weft_rank){(r + 1) % n});
+        uint32_t ra = order ? order[r] : r, rb = order ? order[(r + 1) % n] : (r + 1) % n;
+        weft_node_id a = weft_topo_rank_node(t, (weft_rank){ra});
+        weft_node_id b = weft_topo_rank_node(t, (weft_rank){rb});
         if ((err = weft_paths_route_get(p, a, b, &rt, d)))
             goto free_paths;
         if (weft__grow((void **)&x->link, &x->link_cap, used + rt.n, sizeof *x->link) ||
@@ -323,6 +326,32 @@ free_engine:
 weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *o,
                        weft_sim_result *out, weft_diag *d)
 {
+    return weft_sim_ring_order(t, coll, NULL, size, o, out, d);
+}
+
+/* True when order is a permutation of 0 .. n-1 (scratch: n bytes). */
+static weft_err check_order(const uint32_t *order, uint32_t n, weft_diag *d)
+{
+    uint8_t *seen = weft__calloc(n, 1);
+    if (!seen)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft_err err = WEFT_OK;
+    for (uint32_t p = 0; p < n && !err; p++) {
+        if (order[p] >= n || seen[order[p]])
+            err = weft_diag_set(d, WEFT_EINVAL,
+                                "sim: ring order position %u: rank %u %s", p, order[p],
+                                order[p] >= n ? "is not a rank" : "appears twice");
+        else
+            seen[order[p]] = 1;
+    }
+    weft__free(seen);
+    return err;
+}
+
+weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t *order,
+                             uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                             weft_diag *d)
+{
     weft_sim_opts defaults;
     if (!o) {
         weft_sim_opts_init(&defaults);
@@ -352,7 +381,7 @@ weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const 
     uint32_t pruned = 0, *hit = NULL;
     double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
-    if ((err = route_ring(t, n, &x, d)))
+    if ((order && (err = check_order(order, n, d))) || (err = route_ring(t, n, order, &x, d)))
         goto free_all;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);

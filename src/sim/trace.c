@@ -43,7 +43,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
                 ",\n{\"name\":\"op %u\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.6f,"
                 "\"dur\":%.6f,\"args\":{\"slice\":%u,\"dst\":%u,\"bytes\":%.17g}}",
                 op, o.src_rank.v, start * 1e6, (done - start) * 1e6, s, o.dst_rank.v,
-                sim_engine_flow_bytes(e, fl));
+                sim_engine_flow_bytes(e, fl) * o.count); /* one chunk per unit of count */
         sim_engine_flow_route(e, fl, &n, &links);
         for (uint32_t k = 0; k < n; k++) {
             used[links[k]] = 1;

@@ -147,3 +147,17 @@ done:
     weft__free(slot);
     return synth_finish(err, &e, p, out);
 }
+
+weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d)
+{
+    uint32_t n = weft_topo_num_ranks(t);
+    if (n < 2)
+        return weft_diag_set(d, WEFT_ETOPO, "ring needs at least 2 ranks, the fabric has %u", n);
+    synth_ctx c = {.topo = t, .n = n, .d = d};
+    weft_err e = synth_hosts_init(&c.hosts, t);
+    if (e)
+        return weft_diag_code(d, e);
+    ring_order(&c, 0, order);
+    synth_hosts_fini(&c.hosts);
+    return WEFT_OK;
+}

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "synth/emit.h"
 #include "synth/optimal_internal.h"
+#include "synth/optimal_rail.h"
 
 __extension__ typedef __int128 i128;
 
@@ -14,6 +15,7 @@ void weft_optimal_opts_init(weft_optimal_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->algo = WEFT_MAXFLOW_DEFAULT;
+    o->use_structure = true;
 }
 
 void weft_optimal_fini(weft_optimal *info)
@@ -331,6 +333,25 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
                           weft_topo_node_name(t, w));
         goto fail;
     }
+    /* The structured construction first (docs/optimal-scale.md); it keeps
+     * its plan only when the plan reaches the bound exactly. (It would
+     * serve unbalanced switches too; they keep the error above for now.) */
+    char note[sizeof res.structure_note] = "";
+    if (opts->use_structure && opts->trees_per_root <= 1) {
+        e = opt_rail_try(t, coll, &b, &p, &res, note, sizeof note, d);
+        if (e)
+            goto fail;
+        if (p) {
+            weft_bound_fini(&b);
+            *plan = p;
+            if (info)
+                *info = res;
+            else
+                weft_optimal_fini(&res);
+            return WEFT_OK;
+        }
+    }
+    memcpy(res.structure_note, note, sizeof note);
     res.coll = coll;
     res.ranks = nr;
     res.bound = b.algbw;

@@ -1,6 +1,7 @@
 /* The working graph of an optimal phase: integer capacities, the rooted
  * connectivity condition, and switch removal by edge splitting
  * (optimal_internal.h states the model; docs/optimal.md the reasons). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -145,15 +146,6 @@ weft_err opt_graph_feasible(opt_graph *g, bool *ok)
     return e;
 }
 
-static int64_t agg(const opt_graph *g, uint32_t u, uint32_t v)
-{
-    int64_t c = 0;
-    for (size_t i = 0; i < g->ne; i++)
-        if (g->e[i].u == u && g->e[i].v == v)
-            c += g->e[i].cap;
-    return c;
-}
-
 /* Total capacity entering (in) or leaving w. */
 static int64_t side_sum(const opt_graph *g, uint32_t w, bool in)
 {
@@ -188,72 +180,256 @@ static weft_err apply_split(opt_graph *g, uint32_t u, uint32_t w, uint32_t t, in
     return WEFT_OK;
 }
 
-/* The largest m <= hi that keeps the condition, exactly, from 2N flows.
- * Splitting m units of (u,w),(w,t) lowers the in-capacity of a node set X
- * by m when w is in X and u, t are not (class A), or u, t are in X and w
- * is not (class B), and leaves every other set alone. So m may be as large
- * as the least surplus (min-cut value minus N k) over sinks z of the cuts
- * of either class: class A is the max-flow to z with u and t tied to the
- * source and w to z by unbounded arcs, class B with w tied to the source
- * and u, t to z. */
-static weft_err max_split(opt_graph *g, uint32_t u, uint32_t w, uint32_t t, int64_t hi,
-                          int64_t *out)
+/* The flow network used while splitting off one node w: nodes 0 .. n-1
+ * are the fabric's, s = n the super-source, T = n + 1 a sink that any set
+ * of nodes can be tied to. Arcs: one per node pair (u, v) that has live
+ * entries or can get a splice through w, with the pair's total units
+ * (ids 0 .. n_pairs-1, keys sorted); then s -> x for every node x
+ * (capacity k for a rank, else 0; "infinite" while x is tied to the
+ * source); then x -> T for every node x (0, or infinite while tied to
+ * the sink). Splits change capacities only. */
+typedef struct split_net {
+    weft_maxflow *mf;
+    uint64_t *keys; /* u << 32 | v, ascending; the arc id is the index */
+    uint32_t n_pairs;
+    uint32_t src, snk; /* first s -> x and x -> T arc */
+    int64_t inf, need, k;
+    uint8_t *side; /* n + 2 */
+    uint8_t *rank; /* n flags */
+    opt_cuts *cuts; /* source sides Z met, over the fabric's nodes */
+    uint64_t *set;  /* scratch: one set */
+} split_net;
+
+static void net_fini(split_net *sn)
 {
-    uint32_t s = g->n, nr = g->nr;
-    int64_t need = (int64_t)nr * g->k, inf = need + 1;
+    weft_maxflow_free(sn->mf);
+    weft__free(sn->keys);
+    weft__free(sn->side);
+    weft__free(sn->rank);
+    weft__free(sn->set);
+    memset(sn, 0, sizeof *sn);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint32_t pair_arc(const split_net *sn, uint32_t u, uint32_t v)
+{
+    uint64_t key = ((uint64_t)u << 32) | v;
+    uint32_t lo = 0, hi = sn->n_pairs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sn->keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sn->n_pairs && sn->keys[lo] == key ? lo : OPT_NONE;
+}
+
+static weft_err net_init(split_net *sn, const opt_graph *g, opt_cuts *cuts, const uint32_t *ins,
+                         size_t nin, const uint32_t *outs, size_t nout)
+{
+    memset(sn, 0, sizeof *sn);
+    sn->cuts = cuts;
+    uint32_t n = g->n, s = n, T = n + 1;
+    size_t room = g->ne + nin * nout + 1;
+    weft_err e = WEFT_OK;
+    sn->keys = weft__malloc(room * sizeof *sn->keys);
+    sn->side = weft__malloc((size_t)n + 2);
+    sn->rank = weft__malloc(n);
+    sn->set = weft__malloc(cuts->words * sizeof *sn->set);
+    if (!sn->keys || !sn->side || !sn->rank || !sn->set) {
+        e = WEFT_ENOMEM;
+        goto fail;
+    }
+    size_t k = 0;
     for (size_t i = 0; i < g->ne; i++)
-        inf += g->e[i].cap;
-    weft_maxflow *mf = NULL;
-    weft_err e = weft_maxflow_new(g->n + 1, (uint32_t)g->ne + 4 * nr + 3, &mf);
-    if (e)
-        return e;
-    for (size_t i = 0; i < g->ne && !e; i++)
         if (g->e[i].cap > 0)
-            e = weft_maxflow_add_arc(mf, g->e[i].u, g->e[i].v, g->e[i].cap, NULL);
-    for (uint32_t r = 0; r < nr && !e; r++)
-        e = weft_maxflow_add_arc(mf, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, g->k,
+            sn->keys[k++] = ((uint64_t)g->e[i].u << 32) | g->e[i].v;
+    for (size_t a = 0; a < nin; a++)
+        for (size_t b = 0; b < nout; b++)
+            if (ins[a] != outs[b])
+                sn->keys[k++] = ((uint64_t)ins[a] << 32) | outs[b];
+    qsort(sn->keys, k, sizeof *sn->keys, cmp_u64);
+    size_t np = 0;
+    for (size_t i = 0; i < k; i++)
+        if (np == 0 || sn->keys[np - 1] != sn->keys[i])
+            sn->keys[np++] = sn->keys[i];
+    if (np + 2 * (size_t)n > UINT32_MAX / 4) {
+        e = WEFT_ELIMIT;
+        goto fail;
+    }
+    sn->n_pairs = (uint32_t)np;
+    sn->k = g->k;
+    sn->need = (int64_t)g->nr * g->k;
+    sn->inf = sn->need + 1;
+    for (size_t i = 0; i < g->ne; i++)
+        sn->inf += g->e[i].cap;
+    e = weft_maxflow_new(n + 2, (uint32_t)np + 2 * n, &sn->mf);
+    for (size_t i = 0; i < np && !e; i++)
+        e = weft_maxflow_add_arc(sn->mf, (uint32_t)(sn->keys[i] >> 32), (uint32_t)sn->keys[i], 0,
                                  NULL);
-    /* Tie arcs, capacity 0 until a run sets them. */
-    uint32_t su = 0, st = 0, sw = 0, base = 0;
-    if (!e)
-        e = weft_maxflow_add_arc(mf, s, u, 0, &su);
-    if (!e && t != u)
-        e = weft_maxflow_add_arc(mf, s, t, 0, &st);
-    if (!e)
-        e = weft_maxflow_add_arc(mf, s, w, 0, &sw);
-    base = weft_maxflow_num_arcs(mf);
-    /* Per rank z: w -> z, u -> z, t -> z (self-loops replaced by a dummy
-     * arc of the right number so that indices stay regular). */
-    for (uint32_t r = 0; r < nr && !e; r++) {
-        uint32_t z = weft_topo_rank_node(g->t, (weft_rank){r}).v;
-        uint32_t from[3] = {w, u, t};
-        for (int k = 0; k < 3 && !e; k++)
-            e = weft_maxflow_add_arc(mf, from[k] == z ? s : from[k], from[k] == z ? w : z, 0,
-                                     NULL);
+    sn->src = (uint32_t)np;
+    for (uint32_t x = 0; x < n && !e; x++) {
+        sn->rank[x] = is_rank(g, x);
+        e = weft_maxflow_add_arc(sn->mf, s, x, sn->rank[x] ? g->k : 0, NULL);
     }
+    sn->snk = (uint32_t)np + n;
+    for (uint32_t x = 0; x < n && !e; x++)
+        e = weft_maxflow_add_arc(sn->mf, x, T, 0, NULL);
     if (!e)
-        e = weft_maxflow_freeze(mf);
-    int64_t best = hi;
-    for (uint32_t r = 0; r < nr && !e && best > 0; r++) {
-        uint32_t z = weft_topo_rank_node(g->t, (weft_rank){r}).v;
-        for (int cls = 0; cls < 2 && !e && best > 0; cls++) {
-            if (cls == 0 && (z == u || z == t))
-                continue; /* class A needs z apart from u and t */
-            weft_maxflow_set_cap(mf, su, cls == 0 ? inf : 0);
-            if (t != u)
-                weft_maxflow_set_cap(mf, st, cls == 0 ? inf : 0);
-            weft_maxflow_set_cap(mf, sw, cls == 1 ? inf : 0);
-            weft_maxflow_set_cap(mf, base + 3 * r, cls == 0 && w != z ? inf : 0);
-            weft_maxflow_set_cap(mf, base + 3 * r + 1, cls == 1 && u != z ? inf : 0);
-            weft_maxflow_set_cap(mf, base + 3 * r + 2, cls == 1 && t != z ? inf : 0);
-            int64_t f;
-            e = weft_maxflow_run(mf, g->algo, s, z, need + best, &f);
-            g->maxflows++;
-            if (!e && f - need < best)
-                best = f - need < 0 ? 0 : f - need;
+        e = weft_maxflow_freeze(sn->mf);
+    if (e)
+        goto fail;
+    for (size_t i = 0; i < g->ne; i++) {
+        if (g->e[i].cap <= 0)
+            continue;
+        uint32_t arc = pair_arc(sn, g->e[i].u, g->e[i].v);
+        weft_maxflow_set_cap(sn->mf, arc, weft_maxflow_cap(sn->mf, arc) + g->e[i].cap);
+    }
+    return WEFT_OK;
+fail:
+    net_fini(sn);
+    return e;
+}
+
+static void tie_source(split_net *sn, uint32_t x, bool on)
+{
+    weft_maxflow_set_cap(sn->mf, sn->src + x, on ? sn->inf : sn->rank[x] ? sn->k : 0);
+}
+
+static void tie_sink(split_net *sn, uint32_t x, bool on)
+{
+    weft_maxflow_set_cap(sn->mf, sn->snk + x, on ? sn->inf : 0);
+}
+
+/* After a run that ended below its limit: remembers the source side of
+ * its minimum cut, which misses a rank, with surplus f - need. */
+static weft_err remember(const opt_graph *g, split_net *sn, int64_t f)
+{
+    memset(sn->set, 0, sn->cuts->words * sizeof *sn->set);
+    for (uint32_t x = 0; x < g->n; x++)
+        if (sn->side[x])
+            opt_bit_set(sn->set, x);
+    return opt_cuts_add(sn->cuts, sn->set, f - sn->need);
+}
+
+/* The least surplus below *best of the node sets on T's side of the
+ * current ties that hold a rank; lowers *best. One max-flow, and when its
+ * minimum cut holds no rank and `spare` (a lower bound on the surplus of
+ * every such set that the cut misses) is below *best, one more per rank
+ * (tied to T in turn). */
+static weft_err least_surplus(opt_graph *g, split_net *sn, int64_t spare, int64_t *best)
+{
+    uint32_t s = g->n, T = g->n + 1;
+    int64_t f;
+    weft_err e = weft_maxflow_run(sn->mf, g->algo, s, T, sn->need + *best, &f);
+    g->maxflows++;
+    if (e || f >= sn->need + *best)
+        return e;
+    weft_maxflow_source_side(sn->mf, sn->side);
+    bool has_rank = false;
+    for (uint32_t x = 0; x < g->n && !has_rank; x++)
+        has_rank = sn->rank[x] && !sn->side[x];
+    if (has_rank) {
+        /* A real cut: the least surplus of all (f >= need: the condition). */
+        *best = f - sn->need < 0 ? 0 : f - sn->need;
+        return remember(g, sn, f);
+    }
+    if (spare >= *best)
+        return WEFT_OK;
+    for (uint32_t z = 0; z < g->n && !e && *best > 0; z++) {
+        if (!sn->rank[z] || weft_maxflow_cap(sn->mf, sn->src + z) == sn->inf)
+            continue;
+        tie_sink(sn, z, true);
+        e = weft_maxflow_run(sn->mf, g->algo, s, T, sn->need + *best, &f);
+        g->maxflows++;
+        if (!e && f < sn->need + *best) {
+            *best = f - sn->need < 0 ? 0 : f - sn->need;
+            weft_maxflow_source_side(sn->mf, sn->side);
+            e = remember(g, sn, f);
         }
+        tie_sink(sn, z, false);
     }
-    weft_maxflow_free(mf);
+    return e;
+}
+
+/* Whether splitting (u,w),(w,t) lowers the surplus of the source side z:
+ * class A (w in z, u and t not) or class B (u and t in z, w not). */
+static bool split_lowers(const uint64_t *z, uint32_t u, uint32_t w, uint32_t t)
+{
+    bool in_u = opt_bit(z, u), in_t = opt_bit(z, t), in_w = opt_bit(z, w);
+    return in_w ? !in_u && !in_t : in_u && in_t;
+}
+
+/* Capacity between the node set A (one or two nodes) and every node
+ * outside A and `out` (both ways), subtracted from the capacity entering
+ * A: a lower bound on surplus(Y + A) - surplus(Y) for any Y apart from A
+ * and `out`. */
+static int64_t attach_bound(const opt_graph *g, uint32_t a1, uint32_t a2, uint32_t o1,
+                            uint32_t o2)
+{
+    int64_t lb = 0;
+    for (size_t i = 0; i < g->ne; i++) {
+        const opt_entry *x = &g->e[i];
+        if (x->cap <= 0)
+            continue;
+        bool ui = x->u == a1 || x->u == a2, vi = x->v == a1 || x->v == a2;
+        if (ui == vi)
+            continue;
+        uint32_t other = ui ? x->v : x->u;
+        if (vi)
+            lb += x->cap; /* enters A */
+        if (other != o1 && other != o2)
+            lb -= x->cap; /* may join A to Y */
+    }
+    return lb;
+}
+
+/* The largest m <= hi that keeps the condition, exactly. Splitting m
+ * units of (u,w),(w,t) lowers the capacity leaving a node set Z (the
+ * source side, missing some rank) by m when u, t are in Z and w is not
+ * (class B), or w is in Z and u, t are not (class A), and changes no other
+ * set. So m may be as large as the least surplus c_out(Z) - k |Z ∩ ranks|
+ * over the sets of either class: a max-flow from s to T with the class's
+ * ties, minus N k. When u or t is a rank (class A), the sink side holds a
+ * rank by construction; otherwise least_surplus checks the cut it found
+ * and falls back to one flow per rank when it must. Remembered sets of
+ * either class bound m first (0 needs no flow). */
+static weft_err max_split(opt_graph *g, split_net *sn, uint32_t u, uint32_t w, uint32_t t,
+                          int64_t hi, int64_t *out)
+{
+    int64_t best = hi;
+    const opt_cuts *k = sn->cuts;
+    for (size_t i = 0; i < k->n && best > 0; i++)
+        if (k->surplus[i] < best && split_lowers(k->bits + i * k->words, u, w, t))
+            best = k->surplus[i] < 0 ? 0 : k->surplus[i];
+    *out = best;
+    if (best == 0)
+        return WEFT_OK;
+    /* Class A: w with the source, u and t with the sink. */
+    tie_source(sn, w, true);
+    tie_sink(sn, u, true);
+    tie_sink(sn, t, true);
+    bool ranked = sn->rank[u] || sn->rank[t];
+    weft_err e = least_surplus(g, sn, ranked ? INT64_MAX : attach_bound(g, u, t, w, w), &best);
+    tie_source(sn, w, false);
+    tie_sink(sn, u, false);
+    tie_sink(sn, t, false);
+    if (!e && best > 0) {
+        /* Class B: u and t with the source, w with the sink. */
+        tie_source(sn, u, true);
+        tie_source(sn, t, true);
+        tie_sink(sn, w, true);
+        e = least_surplus(g, sn, attach_bound(g, w, w, u, t), &best);
+        tie_source(sn, u, false);
+        tie_source(sn, t, false);
+        tie_sink(sn, w, false);
+    }
     *out = best;
     return e;
 }
@@ -283,13 +459,17 @@ static weft_err ends_at(const opt_graph *g, uint32_t w, bool in, uint32_t **list
 }
 
 /* Splits w off completely, or fails with *done false. */
-static weft_err split_node(opt_graph *g, uint32_t w, bool *done)
+static weft_err split_node(opt_graph *g, opt_cuts *cuts, uint32_t w, bool *done)
 {
     uint32_t *ins = NULL, *outs = NULL;
     size_t nin = 0, nout = 0, cin = 0, cout = 0;
+    split_net sn = {0};
     weft_err e = WEFT_OK;
     bool progress = true;
     *done = false;
+    /* Splitting only lowers surpluses, so the first pass already takes
+     * every pair to its maximum; a second pass finds nothing left or
+     * proves the node cannot be split off. */
     while (progress && !e) {
         progress = false;
         e = ends_at(g, w, true, &ins, &nin, &cin);
@@ -301,6 +481,8 @@ static weft_err split_node(opt_graph *g, uint32_t w, bool *done)
             *done = true;
             break;
         }
+        if (!sn.mf)
+            e = net_init(&sn, g, cuts, ins, nin, outs, nout);
         for (size_t a = 0; a < nin && !e; a++) {
             /* Loops (u == t) last: they only discard capacity. */
             for (size_t pass = 0; pass < 2 && !e; pass++) {
@@ -308,18 +490,29 @@ static weft_err split_node(opt_graph *g, uint32_t w, bool *done)
                     uint32_t u = ins[a], t = outs[b];
                     if ((u == t) != (pass == 1))
                         continue;
-                    int64_t x = agg(g, u, w), y = agg(g, w, t), m;
+                    uint32_t uw = pair_arc(&sn, u, w), wt = pair_arc(&sn, w, t);
+                    int64_t x = weft_maxflow_cap(sn.mf, uw), y = weft_maxflow_cap(sn.mf, wt), m;
                     if (x == 0 || y == 0)
                         continue;
-                    e = max_split(g, u, w, t, x < y ? x : y, &m);
-                    if (!e && m > 0) {
-                        e = apply_split(g, u, w, t, m);
-                        progress = true;
+                    e = max_split(g, &sn, u, w, t, x < y ? x : y, &m);
+                    if (e || m == 0)
+                        continue;
+                    e = apply_split(g, u, w, t, m);
+                    for (size_t i = 0; i < cuts->n; i++)
+                        if (split_lowers(cuts->bits + i * cuts->words, u, w, t))
+                            cuts->surplus[i] -= m;
+                    weft_maxflow_set_cap(sn.mf, uw, x - m);
+                    weft_maxflow_set_cap(sn.mf, wt, y - m);
+                    if (u != t) {
+                        uint32_t ut = pair_arc(&sn, u, t);
+                        weft_maxflow_set_cap(sn.mf, ut, weft_maxflow_cap(sn.mf, ut) + m);
                     }
+                    progress = true;
                 }
             }
         }
     }
+    net_fini(&sn);
     weft__free(ins);
     weft__free(outs);
     return e;
@@ -327,22 +520,28 @@ static weft_err split_node(opt_graph *g, uint32_t w, bool *done)
 
 weft_err opt_graph_split(opt_graph *g, weft_diag *d)
 {
-    for (uint32_t w = 0; w < g->n; w++) {
+    /* Cuts stay valid from one node to the next: a node split off carries
+     * nothing, so its side of a remembered set no longer matters. */
+    opt_cuts cuts;
+    opt_cuts_init(&cuts, g->n);
+    weft_err e = WEFT_OK;
+    for (uint32_t w = 0; w < g->n && !e; w++) {
         if (is_rank(g, w))
             continue;
         bool done;
-        weft_err e = split_node(g, w, &done);
+        e = split_node(g, &cuts, w, &done);
         if (e)
-            return weft_diag_code(d, e);
-        if (!done)
-            return weft_diag_set(d, WEFT_ETOPO,
-                                 "optimal: node '%s' cannot be split off without losing "
-                                 "throughput (in-capacity %lld, out-capacity %lld trees left); "
-                                 "is it balanced?",
-                                 weft_topo_node_name(g->t, (weft_node_id){w}),
-                                 (long long)side_sum(g, w, true), (long long)side_sum(g, w, false));
+            weft_diag_code(d, e);
+        else if (!done)
+            e = weft_diag_set(d, WEFT_ETOPO,
+                              "optimal: node '%s' cannot be split off without losing "
+                              "throughput (in-capacity %lld, out-capacity %lld trees left); "
+                              "is it balanced?",
+                              weft_topo_node_name(g->t, (weft_node_id){w}),
+                              (long long)side_sum(g, w, true), (long long)side_sum(g, w, false));
     }
-    return WEFT_OK;
+    opt_cuts_fini(&cuts);
+    return e;
 }
 
 uint32_t opt_entry_hops(const opt_graph *g, uint32_t i)

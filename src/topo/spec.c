@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "topo/import_internal.h"
+#include "weft/host.h"
 #include "weft/topo.h"
 
 typedef enum spec_format { FMT_TOPO, FMT_NCCL, FMT_ASTRA } spec_format;
@@ -65,7 +66,9 @@ weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_
         return weft_diag_set(d, WEFT_EINVAL, "empty spec (a file or a preset; see weft topo list)");
     struct stat st;
     if (stat(spec, &st) != 0) {
-        weft_err e = weft_topo_preset(spec, out, d);
+        weft_err e;
+        if (weft_topo_host_spec(spec, out, &e, d)) return e; /* "host[:...]", weft/host.h */
+        e = weft_topo_preset(spec, out, d);
         if (e == WEFT_ENOENT)
             return weft_diag_set(d, WEFT_ENOENT, "no such file or preset '%s' (see weft topo list)",
                                  spec);

@@ -25,6 +25,9 @@ a100:1 - 2400/7
 a100:2 - 1040/3
 a100:2 1 2400/7
 mi250:1 - 2400/7
+a100:4 - 800/3
+mi250:2 - 5312/15
+mi250:2 1 320
 LIST
 
 out=$("$weft" plan a100:2 --coll allgather --algo optimal)

@@ -1,0 +1,276 @@
+/* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P]
+ * [--alpha SEC] [-o FILE]: the tuning table the runtime follows
+ * (weft/tuning.h). For each collective and size it simulates (weft/sim.h)
+ * every candidate the runtime can build (weft_tuning_build) and records
+ * the ranking. The simulation happens here, in the CLI, because the run
+ * module must not call the simulator (DESIGN.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/fabric.h"
+#include "cli/outfile.h"
+#include "cli/table.h"
+#include "weft/log.h"
+#include "weft/sim.h"
+#include "weft/tuning.h"
+
+static const cli_opt tune_opts[] = {
+    {"colls", 0, "C,...", "collectives to tune (default: all six)"},
+    {"sizes", 0, "MIN:MAX:xF", "sizes in bytes, powers of two (default 1K:256M:x2)"},
+    {"slices", 0, "P", "simulator pipelining depth: slices per transfer (default 1)"},
+    {"alpha", 0, "SEC", "simulator per-transfer start overhead in seconds (default 0)"},
+    {"output", 'o', "FILE", "write the table here (default: standard output)"},
+    {NULL, 0, NULL, NULL},
+};
+static const cli_optgroup tune_group = {"options", tune_opts};
+
+static const cli_syntax tune_syntax = {
+    .path = "weft tune",
+    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha SEC] [-o FILE]",
+    .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
+             "plan the runtime can build on the fabric (each classic algorithm without\n"
+             "parameters, and the optimal plan where it builds) is simulated, and the\n"
+             "ranking, fastest first, is recorded with the simulated times and the\n"
+             "fabric's canonical hash. Give the table to the runtime with WEFT_TUNING=FILE\n"
+             "(and WEFT_FABRIC=SPEC): each call then runs the table's fastest plan for its\n"
+             "collective and size class instead of the alpha-beta ranking, and a table made\n"
+             "for another fabric is refused at init. Rooted collectives (broadcast, reduce)\n"
+             "are ranked at root 0. With -o FILE a summary goes to standard output.\n"
+             "The format is described in docs/run.md (\"Tuning tables\").\n",
+    .groups = {&tune_group, &cli_fabric_options},
+    .pos_names = {"SPEC"},
+    .min_pos = 1,
+    .max_pos = 1,
+};
+
+/* "4096", "64K", "1M", "2G" (len bytes) -> bytes; false when malformed or 0. */
+static bool parse_size(const char *s, size_t len, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (v > (UINT64_MAX - 9) / 10) return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (i == 0) return false;
+    unsigned shift = 0;
+    if (i < len) {
+        if (s[i] == 'K')
+            shift = 10;
+        else if (s[i] == 'M')
+            shift = 20;
+        else if (s[i] == 'G')
+            shift = 30;
+        else
+            return false;
+        i++;
+    }
+    if (i != len || v == 0 || v > (UINT64_MAX >> shift)) return false;
+    *out = v << shift;
+    return true;
+}
+
+static bool pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+/* MIN:MAX:xF or one size, every size a power of two. */
+static int parse_sizes(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor)
+{
+    const char *c1 = strchr(s, ':');
+    bool ok;
+    if (!c1) {
+        *factor = 2;
+        ok = parse_size(s, strlen(s), lo) && (*hi = *lo, true);
+    } else {
+        const char *c2 = strchr(c1 + 1, ':');
+        ok = c2 && c2[1] == 'x' && parse_size(s, (size_t)(c1 - s), lo) &&
+             parse_size(c1 + 1, (size_t)(c2 - c1 - 1), hi) &&
+             parse_size(c2 + 2, strlen(c2 + 2), factor) && *factor >= 2 && *hi >= *lo;
+    }
+    if (!ok)
+        return cli_usage_error(&tune_syntax, "bad --sizes '%s' (expected e.g. 1K:256M:x2)", s);
+    if (!pow2(*lo) || !pow2(*factor))
+        return cli_usage_error(&tune_syntax,
+                               "bad --sizes '%s': MIN and F must be powers of two (the runtime "
+                               "decides per power-of-two size class)",
+                               s);
+    return CLI_EXIT_OK;
+}
+
+/* "allreduce,allgather" -> a bit per collective. */
+static int parse_colls(const char *s, unsigned *mask)
+{
+    *mask = 0;
+    for (const char *p = s;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        weft_coll c;
+        if (!weft_coll_parse(p, n, &c))
+            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s'", (int)n,
+                                   p);
+        *mask |= 1u << c;
+        if (!end) break;
+        p = end + 1;
+    }
+    return CLI_EXIT_OK;
+}
+
+typedef struct tune_coll {
+    weft_coll coll;
+    uint32_t n;
+    weft_plan *plans[64];
+    const char *names[64];
+} tune_coll;
+
+/* Builds every candidate of coll on t (root 0); those the fabric does not
+ * fit are left out and logged. */
+static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
+{
+    for (size_t i = 0; i < weft_tuning_candidate_count() && tc->n < 64; i++) {
+        const char *name = weft_tuning_candidate(i);
+        if (!weft_tuning_candidate_supports(name, tc->coll)) continue;
+        weft_diag ld;
+        weft_diag_clear(&ld);
+        weft_plan *p = NULL;
+        weft_err e = weft_tuning_build(t, name, tc->coll, (weft_rank){0}, &p, &ld);
+        if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
+        if (e) {
+            weft_log(WEFT_LOG_INFO, "cli", "tune: %s %s left out: %s", weft_coll_name(tc->coll),
+                     name, ld.msg);
+            continue;
+        }
+        tc->plans[tc->n] = p;
+        tc->names[tc->n++] = name;
+    }
+    return WEFT_OK;
+}
+
+int cli_cmd_tune(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_args_parse(&tune_syntax, argc, argv, &a);
+    if (rc != CLI_CONTINUE) return rc;
+    const char *spec = a.pos[0], *out_path = cli_args_get(&a, "output");
+    const char *sl = cli_args_get(&a, "slices"), *al = cli_args_get(&a, "alpha");
+    uint64_t lo = 1024, hi = 256ull << 20, factor = 2;
+    unsigned mask = (1u << WEFT__COLL_COUNT) - 1;
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_topo *t = NULL;
+    weft_tuning *tt = NULL;
+    tune_coll tc[WEFT__COLL_COUNT];
+    memset(tc, 0, sizeof tc);
+    cli_out out = {NULL, NULL, NULL};
+    bool out_open = false;
+    if (cli_args_get(&a, "sizes") &&
+        (rc = parse_sizes(cli_args_get(&a, "sizes"), &lo, &hi, &factor)))
+        goto free_args;
+    if (cli_args_get(&a, "colls") && (rc = parse_colls(cli_args_get(&a, "colls"), &mask)))
+        goto free_args;
+    if (sl) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(sl, &end, 10);
+        if (*sl < '0' || *sl > '9' || *end || errno || v == 0 || v > 1000) {
+            rc = cli_usage_error(&tune_syntax, "bad --slices '%s' (expected 1 .. 1000)", sl);
+            goto free_args;
+        }
+        o.slices = (uint32_t)v;
+    }
+    if (al) {
+        char *end;
+        o.alpha_s = strtod(al, &end);
+        if (!*al || *end || !(o.alpha_s >= 0) || o.alpha_s > 1e3) {
+            rc = cli_usage_error(&tune_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
+            goto free_args;
+        }
+    }
+    if ((rc = cli_load_fabric(&a, spec, &t))) goto free_args;
+    weft_diag d;
+    weft_diag_clear(&d);
+    char sim_note[96];
+    snprintf(sim_note, sizeof sim_note, "slices=%u alpha=%.9g", o.slices, o.alpha_s);
+    weft_err e = weft_tuning_new(t, spec, sim_note, &tt, &d);
+    for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
+        tc[c].coll = (weft_coll)c;
+        if (mask & (1u << c)) e = build_all(t, &tc[c], &d);
+    }
+    double times[64];
+    for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
+        if (!tc[c].n) continue;
+        for (uint64_t s = lo; s <= hi && !e; s = s > UINT64_MAX / factor ? UINT64_MAX : s * factor) {
+            for (uint32_t k = 0; k < tc[c].n && !e; k++) {
+                weft_sim_result r;
+                e = weft_sim_plan(t, tc[c].plans[k], s, &o, &r, &d);
+                if (e) {
+                    weft_diag ld = d;
+                    e = weft_diag_set(&d, e, "tune: simulating %s %s at %llu B: %s", tc[c].names[k],
+                                      weft_coll_name(tc[c].coll), (unsigned long long)s, ld.msg);
+                } else {
+                    times[k] = r.time_s;
+                }
+            }
+            if (!e) e = weft_tuning_add(tt, tc[c].coll, s, tc[c].n, tc[c].names, times, &d);
+            if (s == UINT64_MAX) break;
+        }
+    }
+    if (e) {
+        rc = cli_fail(e, &d);
+        goto free_all;
+    }
+    if (weft_tuning_get_info(tt)->entries == 0) {
+        cli_error("tune: no candidate builds any of the collectives asked for on %s", spec);
+        rc = CLI_EXIT_INPUT;
+        goto free_all;
+    }
+    if ((rc = cli_out_open(&out, out_path))) goto free_all;
+    out_open = true;
+    e = weft_tuning_write(tt, out.f);
+    out_open = false;
+    if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+    if (e) {
+        rc = cli_fail(e, NULL);
+        goto free_all;
+    }
+    if (out_path && strcmp(out_path, "-") != 0) {
+        printf("tuning table for %s (%u ranks, %s) written to %s\n", spec,
+               weft_topo_num_ranks(t), sim_note, out_path);
+        cli_table tab;
+        cli_table_init(&tab, 5);
+        cli_table_align_right(&tab, 1);
+        cli_table_align_right(&tab, 3);
+        cli_table_cell(&tab, "coll");
+        cli_table_cell(&tab, "size");
+        cli_table_cell(&tab, "fastest");
+        cli_table_cell(&tab, "time (us)");
+        cli_table_cell(&tab, "of");
+        for (uint32_t i = 0; i < weft_tuning_get_info(tt)->entries; i++) {
+            const weft_tuning_entry *x = weft_tuning_entry_get(tt, i);
+            cli_table_cell(&tab, "%s", weft_coll_name(x->coll));
+            cli_table_cell(&tab, "%llu", (unsigned long long)x->bytes);
+            cli_table_cell(&tab, "%s", x->names[0]);
+            cli_table_cell(&tab, "%.3f", x->times_s[0] * 1e6);
+            cli_table_cell(&tab, "%u", x->n);
+        }
+        cli_table_print(&tab, stdout, "  ");
+        cli_table_fini(&tab);
+    }
+    rc = CLI_EXIT_OK;
+free_all:
+    if (out_open) cli_out_close(&out, false);
+    for (int c = 0; c < WEFT__COLL_COUNT; c++)
+        for (uint32_t k = 0; k < tc[c].n; k++)
+            weft_plan_free(tc[c].plans[k]);
+    weft_tuning_free(tt);
+    weft_topo_free(t);
+free_args:
+    cli_args_fini(&a);
+    return rc;
+}

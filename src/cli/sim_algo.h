@@ -1,0 +1,36 @@
+/* What `weft sim` simulates for `--algo A`, built once and simulated at
+ * every size: the classic ring as its rank order (weft_classic_ring_order,
+ * simulated symmetry-reduced by weft_sim_ring_order; the same transfers as
+ * the ring plan, see src/sim/ring_classic_test.c), the optimal plan
+ * (weft_synth_optimal), or any other classic algorithm's plan. So
+ * `weft sim --algo ring` and `weft plan --algo ring` are one schedule. */
+#ifndef WEFT_CLI_SIM_ALGO_H
+#define WEFT_CLI_SIM_ALGO_H
+
+#include <stdbool.h>
+
+#include "weft/sim.h"
+#include "weft/synth.h"
+
+typedef struct cli_sim_algo {
+    const char *name; /* as given ("ring", "rings:4", "optimal", "plan") */
+    weft_coll coll;
+    uint32_t *ring;   /* the ring's rank order (owned), or NULL */
+    weft_plan *plan;  /* the plan (owned), or NULL for a ring */
+} cli_sim_algo;
+
+/* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
+ * rank 0). need_plan forces a plan for the ring too (a trace is drawn per
+ * op). On failure nothing is kept and d says why (unknown algorithm, a
+ * collective it does not build, a fabric it does not fit). */
+weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
+                            weft_coll coll, bool need_plan, weft_diag *d);
+/* Takes ownership of a loaded plan. */
+void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
+/* Simulates it at `size` bytes. */
+weft_err cli_sim_algo_run(const cli_sim_algo *a, const weft_topo *t, uint64_t size,
+                          const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+/* Frees what it owns; safe on a zeroed struct and twice. */
+void cli_sim_algo_fini(cli_sim_algo *a);
+
+#endif

@@ -1,0 +1,372 @@
+/* weft sim --compare. See sim_compare.h. */
+#include "cli/sim_compare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "cli/sim_algo.h"
+#include "cli/table.h"
+#include "weft/synth.h"
+
+/* One candidate: an algorithm name, and either its results (one per size)
+ * or why it was skipped. */
+typedef struct candidate {
+    char name[32];
+    cli_sim_algo algo;
+    weft_sim_result *res; /* nsizes results, or NULL when skipped */
+    char why[sizeof ((weft_diag *)0)->msg];
+} candidate;
+
+/* The bound: algbw in GB/s (exact and as a double), or why there is none. */
+typedef struct bound_row {
+    bool have;
+    weft_rat algbw;
+    double gbps;
+    char why[sizeof ((weft_diag *)0)->msg];
+} bound_row;
+
+void cli_sim_size_text(uint64_t size, char *buf, size_t len)
+{
+    static const char suffix[] = {'G', 'M', 'K'};
+    for (int i = 0; i < 3; i++) {
+        unsigned shift = 30 - 10 * (unsigned)i;
+        if (size >= (1ull << shift) && size % (1ull << shift) == 0) {
+            snprintf(buf, len, "%llu (%llu%c)", (unsigned long long)size,
+                     (unsigned long long)(size >> shift), suffix[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "%llu", (unsigned long long)size);
+}
+
+void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s -> %s", weft_topo_node_name(t, weft_topo_link_src(t, l)),
+             weft_topo_node_name(t, weft_topo_link_dst(t, l)));
+}
+
+static bool bound_coll(weft_coll c, weft_bound_coll *out)
+{
+    switch (c) {
+    case WEFT_COLL_ALLGATHER:
+        *out = WEFT_BOUND_ALLGATHER;
+        return true;
+    case WEFT_COLL_REDUCESCATTER:
+        *out = WEFT_BOUND_REDUCESCATTER;
+        return true;
+    case WEFT_COLL_ALLREDUCE:
+        *out = WEFT_BOUND_ALLREDUCE;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
+{
+    weft_bound_coll bc;
+    memset(b, 0, sizeof *b);
+    if (!bound_coll(coll, &bc)) {
+        snprintf(b->why, sizeof b->why,
+                 "weft bound covers allgather, reducescatter and allreduce, not %s",
+                 weft_coll_name(coll));
+        return;
+    }
+    weft_bound bd;
+    memset(&bd, 0, sizeof bd);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_bound_compute(t, bc, NULL, &bd, &d)) {
+        snprintf(b->why, sizeof b->why, "%s", d.msg);
+        return;
+    }
+    b->have = true;
+    b->algbw = bd.algbw;
+    b->gbps = weft_rat_to_double(bd.algbw);
+    weft_bound_fini(&bd);
+}
+
+/* The candidates for coll: every classic algorithm that builds it (rings:K
+ * as rings:4, as weft plan --compare does), then optimal. */
+static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < weft_classic_count() && n < cap; i++) {
+        const char *name = weft_classic_get(i)->name;
+        if (strcmp(name, "rings:K") == 0)
+            name = "rings:4";
+        if (weft_classic_supports(name, coll))
+            snprintf(c[n++].name, sizeof c->name, "%s", name);
+    }
+    weft_bound_coll bc;
+    if (bound_coll(coll, &bc) && n < cap)
+        snprintf(c[n++].name, sizeof c->name, "optimal");
+    return n;
+}
+
+/* Indices of the simulated candidates at size index s, fastest first (ties
+ * keep the listing order). */
+static size_t sorted(const candidate *c, size_t n, size_t s, size_t *idx)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!c[i].res)
+            continue;
+        size_t at = m++;
+        while (at > 0 && c[idx[at - 1]].res[s].time_s > c[i].res[s].time_s) {
+            idx[at] = idx[at - 1];
+            at--;
+        }
+        idx[at] = i;
+    }
+    return m;
+}
+
+static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
+                         const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                         const candidate *c, size_t n, const bound_row *b, size_t *idx)
+{
+    double factor = weft_sim_busbw_factor(coll, weft_topo_num_ranks(t));
+    for (size_t s = 0; s < nsizes; s++) {
+        char st[64];
+        cli_sim_size_text(sizes[s], st, sizeof st);
+        printf("%s%s on %s (%u ranks), size %s, %u slice%s per transfer, alpha %g s\n",
+               s ? "\n" : "", weft_coll_name(coll), spec, weft_topo_num_ranks(t), st, o->slices,
+               o->slices == 1 ? "" : "s", o->alpha_s);
+        cli_table tab;
+        cli_table_init(&tab, 7);
+        for (size_t k = 0; k < 6; k++)
+            if (k != 1) /* the algorithm's name reads left to right */
+                cli_table_align_right(&tab, k);
+        const char *heads[] = {"#",           "algorithm", "time (us)",   "algbw (GB/s)",
+                               "busbw (GB/s)", "of bound", "busiest link"};
+        for (size_t k = 0; k < 7; k++)
+            cli_table_cell(&tab, "%s", heads[k]);
+        if (b->have) {
+            double time = (double)sizes[s] / (b->gbps * 1e9);
+            char ex[64];
+            weft_rat_format(b->algbw, ex, sizeof ex);
+            cli_table_cell(&tab, "%s", "");
+            cli_table_cell(&tab, "%s", "bound");
+            cli_table_cell(&tab, "%.3f", time * 1e6);
+            cli_table_cell(&tab, "%.3f", b->gbps);
+            cli_table_cell(&tab, "%.3f", b->gbps * factor);
+            cli_table_cell(&tab, "%s", "100.0%");
+            cli_table_cell(&tab, "(exact: algbw %s GB/s)", ex);
+        }
+        size_t m = sorted(c, n, s, idx);
+        for (size_t k = 0; k < m; k++) {
+            const weft_sim_result *r = &c[idx[k]].res[s];
+            cli_table_cell(&tab, "%zu", k + 1);
+            cli_table_cell(&tab, "%s", c[idx[k]].name);
+            cli_table_cell(&tab, "%.3f", r->time_s * 1e6);
+            cli_table_cell(&tab, "%.3f", r->algbw_gbps);
+            cli_table_cell(&tab, "%.3f", r->busbw_gbps);
+            if (b->have)
+                cli_table_cell(&tab, "%.1f%%", 100 * r->algbw_gbps / b->gbps);
+            else
+                cli_table_cell(&tab, "%s", "-");
+            if (r->n_busiest > 0) {
+                char ln[2 * WEFT_TOPO_NAME_MAX + 8];
+                cli_sim_link_name(t, r->busiest[0].link, ln, sizeof ln);
+                cli_table_cell(&tab, "%s %.1f%%", ln, 100 * r->busiest[0].util);
+            } else {
+                cli_table_cell(&tab, "%s", "-");
+            }
+        }
+        cli_table_print(&tab, stdout, "  ");
+        cli_table_fini(&tab);
+    }
+    if (!b->have)
+        printf("no bound: %s\n", b->why);
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].res)
+            continue;
+        if (!any)
+            printf("skipped:\n");
+        any = true;
+        printf("  %-12s %s\n", c[i].name, c[i].why);
+    }
+}
+
+static void print_json(const char *spec, const weft_topo *t, weft_coll coll,
+                       const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                       const candidate *c, size_t n, const bound_row *b, size_t *idx)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_kv_string(&j, "fabric", spec);
+    cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
+    cli_json_kv_string(&j, "coll", weft_coll_name(coll));
+    cli_json_kv_uint(&j, "slices", o->slices);
+    cli_json_kv_double(&j, "alpha_s", o->alpha_s);
+    /* The fastest algorithm at the last size, under the keys every weft
+     * sim --json has. */
+    size_t m = sorted(c, n, nsizes - 1, idx);
+    if (m > 0) {
+        const weft_sim_result *best = &c[idx[0]].res[nsizes - 1];
+        cli_json_kv_string(&j, "algo", c[idx[0]].name);
+        cli_json_kv_uint(&j, "size", best->size);
+        cli_json_kv_double(&j, "time_s", best->time_s);
+        cli_json_kv_double(&j, "algbw", best->algbw_gbps);
+        cli_json_kv_double(&j, "busbw", best->busbw_gbps);
+    }
+    cli_json_key(&j, "bound");
+    if (b->have) {
+        cli_json_begin_object(&j);
+        cli_json_kv_double(&j, "algbw", b->gbps);
+        cli_json_kv_rat(&j, "algbw_exact", b->algbw);
+        cli_json_kv_double(&j, "busbw",
+                           b->gbps * weft_sim_busbw_factor(coll, weft_topo_num_ranks(t)));
+        cli_json_end_object(&j);
+    } else {
+        cli_json_null(&j);
+        cli_json_kv_string(&j, "bound_missing", b->why);
+    }
+    cli_json_key(&j, "sizes");
+    cli_json_begin_array(&j);
+    for (size_t s = 0; s < nsizes; s++) {
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "size", sizes[s]);
+        if (b->have)
+            cli_json_kv_double(&j, "bound_time_s", (double)sizes[s] / (b->gbps * 1e9));
+        cli_json_key(&j, "results");
+        cli_json_begin_array(&j);
+        m = sorted(c, n, s, idx);
+        for (size_t k = 0; k < m; k++) {
+            const weft_sim_result *r = &c[idx[k]].res[s];
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "algo", c[idx[k]].name);
+            cli_json_kv_double(&j, "time_s", r->time_s);
+            cli_json_kv_double(&j, "algbw", r->algbw_gbps);
+            cli_json_kv_double(&j, "busbw", r->busbw_gbps);
+            if (b->have)
+                cli_json_kv_double(&j, "of_bound", r->algbw_gbps / b->gbps);
+            cli_json_key(&j, "busiest");
+            cli_json_begin_array(&j);
+            for (uint32_t l = 0; l < r->n_busiest; l++) {
+                char ln[2 * WEFT_TOPO_NAME_MAX + 8];
+                cli_sim_link_name(t, r->busiest[l].link, ln, sizeof ln);
+                cli_json_begin_object(&j);
+                cli_json_kv_string(&j, "link", ln);
+                cli_json_kv_uint(&j, "alike", r->busiest[l].count);
+                cli_json_kv_double(&j, "bytes", r->busiest[l].bytes);
+                cli_json_kv_double(&j, "util", r->busiest[l].util);
+                cli_json_end_object(&j);
+            }
+            cli_json_end_array(&j);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_key(&j, "skipped");
+    cli_json_begin_array(&j);
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].res)
+            continue;
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "algo", c[i].name);
+        cli_json_kv_string(&j, "reason", c[i].why);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+}
+
+/* One row per (size, algorithm), the bound first as rank 0. */
+static void print_csv(const weft_topo *t, weft_coll coll, const uint64_t *sizes, size_t nsizes,
+                      const candidate *c, size_t n, const bound_row *b, size_t *idx)
+{
+    double factor = weft_sim_busbw_factor(coll, weft_topo_num_ranks(t));
+    printf("size,rank,algo,time_s,algbw_gbps,busbw_gbps,of_bound\n");
+    for (size_t s = 0; s < nsizes; s++) {
+        if (b->have)
+            printf("%llu,0,bound,%.17g,%.17g,%.17g,1\n", (unsigned long long)sizes[s],
+                   (double)sizes[s] / (b->gbps * 1e9), b->gbps, b->gbps * factor);
+        size_t m = sorted(c, n, s, idx);
+        for (size_t k = 0; k < m; k++) {
+            const weft_sim_result *r = &c[idx[k]].res[s];
+            printf("%llu,%zu,%s,%.17g,%.17g,%.17g,", (unsigned long long)sizes[s], k + 1,
+                   c[idx[k]].name, r->time_s, r->algbw_gbps, r->busbw_gbps);
+            if (b->have)
+                printf("%.17g\n", r->algbw_gbps / b->gbps);
+            else
+                printf("\n");
+        }
+    }
+}
+
+int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
+                    size_t nsizes, const weft_sim_opts *o, cli_sim_format fmt, cli_progress *pr)
+{
+    enum { MAX_CANDIDATES = 32 };
+    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
+    size_t *idx = calloc(MAX_CANDIDATES, sizeof *idx);
+    if (!c || !idx) {
+        free(c);
+        free(idx);
+        return cli_fail(WEFT_ENOMEM, NULL);
+    }
+    size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated = 0;
+    bound_row b;
+    cli_progress_set(pr, "sim --compare: the bound");
+    compute_bound(t, coll, &b);
+    char st[64];
+    for (size_t i = 0; i < n; i++) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
+        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, false, &d)) {
+            snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
+            continue;
+        }
+        c[i].res = calloc(nsizes, sizeof *c[i].res);
+        if (!c[i].res) {
+            snprintf(c[i].why, sizeof c[i].why, "out of memory");
+            continue;
+        }
+        for (size_t s = 0; s < nsizes; s++) {
+            cli_sim_size_text(sizes[s], st, sizeof st);
+            cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1,
+                             n);
+            if (cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d)) {
+                snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
+                         (unsigned long long)sizes[s], d.msg);
+                free(c[i].res);
+                c[i].res = NULL;
+                break;
+            }
+        }
+        cli_sim_algo_fini(&c[i].algo);
+        simulated += c[i].res != NULL;
+    }
+    cli_progress_stop(pr);
+    int rc = CLI_EXIT_OK;
+    if (simulated == 0) {
+        cli_error("sim --compare: no algorithm builds %s on %s", weft_coll_name(coll), spec);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "  %s: %s\n", c[i].name, c[i].why);
+        rc = CLI_EXIT_INPUT;
+    } else if (fmt == CLI_SIM_JSON) {
+        print_json(spec, t, coll, sizes, nsizes, o, c, n, &b, idx);
+    } else if (fmt == CLI_SIM_CSV) {
+        print_csv(t, coll, sizes, nsizes, c, n, &b, idx);
+    } else {
+        print_tables(spec, t, coll, sizes, nsizes, o, c, n, &b, idx);
+    }
+    for (size_t i = 0; i < n; i++) {
+        cli_sim_algo_fini(&c[i].algo);
+        free(c[i].res);
+    }
+    free(c);
+    free(idx);
+    return rc;
+}

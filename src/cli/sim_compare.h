@@ -1,0 +1,29 @@
+/* weft sim --compare: every algorithm that builds a collective on a fabric
+ * (all of weft plan --list, plus the optimal plan for allgather,
+ * reducescatter and allreduce), each simulated at every size, sorted by
+ * time, under the exact bound (weft bound) as the first row. Algorithms
+ * that do not build on the fabric, or whose simulation fails, are listed
+ * as skipped with the reason. */
+#ifndef WEFT_CLI_SIM_COMPARE_H
+#define WEFT_CLI_SIM_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/progress.h"
+#include "weft/sim.h"
+
+typedef enum cli_sim_format { CLI_SIM_TABLE, CLI_SIM_JSON, CLI_SIM_CSV } cli_sim_format;
+
+/* "1073741824 (1G)" style size text: bytes and, when exact, K/M/G. */
+void cli_sim_size_text(uint64_t size, char *buf, size_t len);
+/* "src -> dst" of a link. */
+void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len);
+
+/* Runs the comparison and prints it on stdout in format fmt; pr shows
+ * which algorithm and size is being simulated. Returns an exit code (1
+ * when nothing at all could be simulated, with the reasons on stderr). */
+int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
+                    size_t nsizes, const weft_sim_opts *o, cli_sim_format fmt, cli_progress *pr);
+
+#endif
