@@ -319,14 +319,18 @@ WEFT_API weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, w
  * (WEFT_EINVAL otherwise: nothing is padded or cut silently). reduce ops
  * combine with op.
  *
- * Each rank runs the ops it takes part in, in one topological order of the
- * deps that every rank computes identically; an op starts as soon as every
- * op of this rank it depends on (directly or through other ranks' ops) has
- * finished, so independent sends and receives overlap. Messages between a
- * pair of ranks are matched in that order, which also makes the execution
- * deadlock-free: the first unfinished op in the order can always run on
- * both of its ranks. Chunks of count/chunks elements move as single
- * messages (the transports pipeline them). Channels are not used yet. The
+ * Each rank runs the ops it takes part in; every rank computes the same
+ * topological order of the deps. Each chunk is cut into slices (about 256
+ * KiB, at most 32 per chunk; rank 0 logs the count at debug level), and
+ * slice s of an op starts as soon as slice s of every op it depends on
+ * (directly or through other ranks' ops) has finished on this rank, so
+ * independent transfers run at once and forwarded chunks are pipelined, as
+ * in weft_sim_plan with that many slices. Remote ops travel on streams (peer,
+ * direction, lane: the op's channel modulo the lanes the transport offers,
+ * one per TCP connection of an interface's set, one for shared memory);
+ * within a stream, messages are matched in that order, which also makes the
+ * execution deadlock-free: the first unfinished slice in the order can
+ * always run on both of its ranks. The
  * plan's in buffer is a private copy when the plan is out of place (plans
  * may write their inputs), so sendbuf is never written. */
 WEFT_API weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf,

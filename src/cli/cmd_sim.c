@@ -24,17 +24,14 @@
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
-    {"algo", 0, "A",
-     "or an algorithm of weft plan --list, or optimal; ring is the ring weft plan builds"},
+    {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
-    {"compare", 0, NULL,
-     "with --coll: every algorithm that builds C here, and optimal, sorted by time, "
-     "under the bound"},
+    {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size (not with --compare)"},
+    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -278,7 +275,8 @@ int cli_cmd_sim(int argc, char **argv)
     cli_out trace = {NULL, NULL, NULL};
     bool trace_open = false;
     cli_progress pr;
-    cli_progress_start(&pr, stderr, false);
+    cli_progress_start(&pr, stderr, false, 0);
+    double delay;
     if (plan_path && (algo || coll_s || compare)) {
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
@@ -312,6 +310,11 @@ int cli_cmd_sim(int argc, char **argv)
     }
     if ((rc = parse_opts(&a, &o)) != CLI_CONTINUE)
         goto free_args;
+    if (!cli_progress_delay(&delay)) {
+        rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
+                             getenv("WEFT_PROGRESS_AFTER"));
+        goto free_args;
+    }
 
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
@@ -332,8 +335,9 @@ int cli_cmd_sim(int argc, char **argv)
     if (rc)
         goto free_args;
     /* The progress line appears only on a terminal and only after a
-     * second, so short runs and redirected output never see it. */
-    cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1);
+     * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
+     * never see it. */
+    cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
         rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, fmt, &pr);
         goto free_all;

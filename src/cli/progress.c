@@ -2,10 +2,10 @@
 #include "cli/progress.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* The line appears after this long, and is redrawn this often. */
-#define PROGRESS_DELAY_S 1.0
+/* The line is redrawn this often. */
 #define PROGRESS_PERIOD_NS 250000000L
 
 static double elapsed(const struct timespec *t0)
@@ -29,7 +29,7 @@ static void *progress_main(void *arg)
         }
         pthread_cond_timedwait(&p->cv, &p->mu, &until);
         double s = elapsed(&p->t0);
-        if (p->stop || s < PROGRESS_DELAY_S)
+        if (p->stop || s < p->delay_s || !p->label[0])
             continue;
         fprintf(p->f, "\rweft: %s  %.1f s\033[K", p->label, s);
         fflush(p->f);
@@ -43,10 +43,25 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-void cli_progress_start(cli_progress *p, FILE *f, bool enabled)
+bool cli_progress_delay(double *out)
+{
+    const char *v = getenv("WEFT_PROGRESS_AFTER");
+    *out = 1.0;
+    if (!v)
+        return true;
+    char *end;
+    double s = strtod(v, &end);
+    if (!*v || *end || !(s >= 0) || s > 1e6)
+        return false;
+    *out = s;
+    return true;
+}
+
+void cli_progress_start(cli_progress *p, FILE *f, bool enabled, double delay_s)
 {
     memset(p, 0, sizeof *p);
     p->f = f;
+    p->delay_s = delay_s;
     if (!enabled)
         return;
     clock_gettime(CLOCK_MONOTONIC, &p->t0);

@@ -1,187 +1,366 @@
 /* Running a plan across the ranks of a communicator (see weft_comm_run_plan
  * in weft/comm.h).
  *
- * Scheduling, per rank r: every rank orders all ops topologically (Kahn's
- * algorithm, ready ops taken in id order, so every rank gets the same
- * order) and keeps the list L of the ops r takes part in. For each op o,
- * f(o) is the position in L of the latest op of r that o depends on,
- * directly or through ops of other ranks (o itself if o is in L); an op of L
- * may start once every op of L up to max f(dep) has finished. This is
- * exactly what a verified plan needs: any two accesses to one slot of r, one
- * of them a write, are ordered by deps, so the later op's f covers the
- * earlier op. Computing f is one pass over the order: O(ops + deps).
+ * Order. Every rank orders all ops topologically (Kahn's algorithm, ready
+ * ops taken in id order), so every rank gets the same global order G, and
+ * keeps the list L of the ops it takes part in (positions 0 .. len-1).
  *
- * Deadlock freedom: ops are posted in L's order, so messages of a pair of
- * ranks are matched in the global order; the first unfinished op of the
- * global order has all of its ranks' earlier ops finished, so both of its
- * ranks have posted it and it completes; by induction, all do.
+ * Slices. Each run cuts every chunk into S slices at element boundaries (S
+ * from the chunk's size: about SLICE_BYTES each, at most MAX_SLICES); slice
+ * s of an op moves sub-range s of each of its slots. Item (o, s) waits for
+ * item (q, s) of every op q it depends on and for its own slice s-1: the
+ * simulator's pipelining (weft_sim_plan with o->slices = S), so a forwarded
+ * chunk leaves a rank while its later slices are still arriving. This is
+ * exact for a verified plan: two accesses to one slot, one a write, are
+ * ordered by deps, and slice s of both touches the same bytes; different
+ * slices touch different bytes.
+ *
+ * Waiting. For an op o of L, W(o) is the set of ops of L that o depends on
+ * directly or through other ranks' ops, reduced to those reached without
+ * passing through another op of L (an op of L starts only after its own W,
+ * so it stands for everything behind it). One pass over G computes it:
+ * M(q) = {q} for q in L, the union of M(deps) otherwise; W(o) = union of
+ * M(deps). A set that would exceed WAIT_CAP entries is replaced by a prefix
+ * bound P: "every op of L before position P has finished" (coarser, still
+ * correct), so memory stays O(ops x WAIT_CAP).
+ *
+ * Streams. A remote op travels on one stream of the transport: (peer,
+ * direction, lane), the lane from the op's channel (channel mod the lanes
+ * the peer's transport offers; shared memory has one). Items are posted as
+ * soon as they are ready, except that within a stream they are posted in G
+ * order (op by op, slices in order), so both ends of a stream match the
+ * same messages. Every ready item of every stream is in flight at once.
+ *
+ * Deadlock freedom: let (o, s) be the first unfinished item in G's order
+ * (ops in G order, slices in order). Every item it waits for (deps' slice s,
+ * its own slice s-1, prefix bounds) and every earlier item of its stream
+ * precede it, so they finished; both of its ranks therefore post it, it is
+ * at the head of its stream on both, and the transport moves it (streams
+ * progress independently). By induction, every item completes.
  */
 #include <string.h>
 
 #include "base/alloc.h"
+#include "plan/plan_internal.h"
 #include "run/clock.h"
 #include "run/comm_internal.h"
+#include "weft/log.h"
+
+/* Slices of about SLICE_BYTES: large enough that per-message costs (a frame
+ * header, a poll round) vanish, small enough that a forwarding rank starts
+ * early. */
+#define SLICE_BYTES (256u * 1024u)
+#define MAX_SLICES 32u
+#define WAIT_CAP 32u
+
+typedef struct waitset {
+    uint32_t prefix;   /* every op of L before this position must be done */
+    uint32_t off, len; /* explicit positions: pool[off .. off+len) */
+} waitset;
 
 struct weft_comm_plan {
     weft_comm *c;
     const weft_plan *p; /* borrowed */
-    uint32_t *order;    /* L: op ids of this rank, in execution order */
-    int64_t *need;      /* per position of L: last position of L it waits for */
-    weft__xreq *reqs;   /* per position: its request (remote ops) */
-    bool *done;         /* per position */
-    uint32_t len;
-    /* Per run: */
-    unsigned char *buf[WEFT__BUF_COUNT];
-    size_t cb; /* bytes per chunk */
-    weft__reduce_fn fn;
-    size_t es;
+    uint32_t len;       /* ops of this rank */
+    uint32_t *order;    /* L: op ids of this rank, in G order */
+    waitset *wait;      /* per position: W */
+    uint32_t *pool;     /* positions named by the wait sets */
+    int64_t *prev;      /* per position: previous position of its stream, -1 for none */
+    uint32_t *lane;     /* per position: the transport lane (1 + channel mod lanes) */
+    size_t last_cb; /* chunk bytes of the previous run, for the log line */
 };
 
-typedef struct weft_comm_plan exec_state;
+/* The per-run state on top of the prepared schedule. */
+typedef struct exec_state {
+    const struct weft_comm_plan *x;
+    weft_comm *c;
+    unsigned char *buf[WEFT__BUF_COUNT];
+    size_t cb, es; /* bytes per chunk, per element */
+    size_t elems;  /* elements per chunk */
+    uint32_t slices;
+    weft__reduce_fn fn;
+    uint32_t *posted; /* per position: slices posted (local ops: done) */
+    uint32_t *done;   /* per position: leading slices complete */
+    size_t *rbase;    /* per position: its first request */
+    weft__xreq *reqs; /* per position, slice and slot segment */
+    uint32_t first;   /* every position before it is complete */
+} exec_state;
 
-/* L and need: see the top of the file. */
-static weft_err schedule(exec_state *x, weft_diag *d)
+static uint32_t lanes_of(const weft_comm *c, uint32_t peer)
+{
+    if (c->via[peer] != WEFT__VIA_TCP || !weft__xport_tcp.lanes) return 1;
+    uint32_t k = weft__xport_tcp.lanes(c->tcp);
+    return k ? k : 1;
+}
+
+/* ---- Schedule (size independent) --------------------------------------------- */
+
+/* Builds a wait set from the sets of deps into *out; mark[] (len entries)
+ * holds stamps, pool grows. */
+typedef struct merger {
+    uint32_t *pool;
+    size_t cap, used;
+    uint32_t *mark, stamp;
+    uint32_t *tmp; /* len entries */
+} merger;
+
+static weft_err merge(merger *m, const waitset *const *in, uint32_t nin, waitset *out)
+{
+    uint32_t prefix = 0, n = 0;
+    m->stamp++;
+    for (uint32_t k = 0; k < nin; k++)
+        prefix = in[k]->prefix > prefix ? in[k]->prefix : prefix;
+    for (uint32_t k = 0; k < nin; k++) {
+        const uint32_t *v = m->pool + in[k]->off;
+        for (uint32_t j = 0; j < in[k]->len; j++) {
+            if (v[j] < prefix || m->mark[v[j]] == m->stamp) continue;
+            m->mark[v[j]] = m->stamp;
+            m->tmp[n++] = v[j];
+        }
+    }
+    if (n > WAIT_CAP) { /* coarsen: wait for the whole prefix instead */
+        for (uint32_t j = 0; j < n; j++)
+            prefix = m->tmp[j] + 1 > prefix ? m->tmp[j] + 1 : prefix;
+        n = 0;
+    }
+    if (weft__grow((void **)&m->pool, &m->cap, m->used + n + 1, sizeof *m->pool))
+        return WEFT_ENOMEM;
+    out->prefix = prefix;
+    out->off = (uint32_t)m->used;
+    out->len = n;
+    memcpy(m->pool + m->used, m->tmp, (size_t)n * sizeof *m->tmp);
+    m->used += n;
+    return WEFT_OK;
+}
+
+/* The stream key of a remote op of this rank: (peer, is_send, lane). */
+typedef struct stream_key {
+    uint32_t peer, lane;
+    bool send;
+} stream_key;
+
+static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
 {
     const weft_plan *p = x->p;
-    uint32_t n = weft_plan_num_ops(p), me = x->c->rank;
+    uint32_t n = weft_plan_num_ops(p), me = x->c->rank, size = x->c->size;
     weft_err e = WEFT_ENOMEM;
-    uint32_t *indeg = weft__calloc(n + 1, sizeof *indeg);
-    uint32_t *start = weft__calloc(n + 2, sizeof *start);
-    uint32_t *queue = weft__malloc(((size_t)n + 1) * sizeof *queue);
-    int64_t *f = weft__malloc(((size_t)n + 1) * sizeof *f);
-    uint32_t *succ = NULL;
-    x->order = weft__malloc(((size_t)n + 1) * sizeof *x->order);
-    x->need = weft__malloc(((size_t)n + 1) * sizeof *x->need);
-    if (!indeg || !start || !queue || !f || !x->order || !x->need) goto free_scratch;
-    /* Successor lists in CSR form: start[dep] .. start[dep+1]. */
-    size_t edges = 0;
-    for (uint32_t o = 0; o < n; o++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(p, o, &nd);
-        indeg[o] = nd;
-        for (uint32_t k = 0; k < nd; k++)
-            start[deps[k] + 1]++;
-        edges += nd;
-    }
-    for (uint32_t o = 0; o < n; o++)
-        start[o + 1] += start[o];
-    succ = weft__malloc((edges + 1) * sizeof *succ);
-    if (!succ) goto free_scratch;
-    for (uint32_t o = 0; o < n; o++) {
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(p, o, &nd);
-        for (uint32_t k = 0; k < nd; k++)
-            succ[start[deps[k]]++] = o;
-    }
-    for (uint32_t o = n; o > 0; o--) /* undo the fill's shift */
-        start[o] = start[o - 1];
-    start[0] = 0;
-    /* Kahn's algorithm with a FIFO seeded in id order. */
-    uint32_t head = 0, tail = 0;
-    for (uint32_t o = 0; o < n; o++)
-        if (!indeg[o]) queue[tail++] = o;
+    uint32_t *order = NULL, *pos = NULL;
+    waitset *m = NULL;
+    const waitset **in = NULL;
+    merger mg = {0};
+    int64_t *last = NULL; /* per (peer, send, lane): last position of the stream */
+    uint32_t maxlanes = 1;
+    for (uint32_t r = 0; r < size; r++)
+        if (r != me && lanes_of(x->c, r) > maxlanes) maxlanes = lanes_of(x->c, r);
+    order = weft__malloc(((size_t)n + 1) * sizeof *order);
+    pos = weft__malloc(((size_t)n + 1) * sizeof *pos);
+    m = weft__calloc((size_t)n + 1, sizeof *m);
+    in = weft__malloc(((size_t)n + 1) * sizeof *in);
+    last = weft__malloc(((size_t)size * 2 * maxlanes + 1) * sizeof *last);
+    if (!order || !pos || !m || !in || !last) goto free_scratch;
+    e = weft__plan_topo_order(p, order, NULL, d);
+    if (e) goto free_scratch;
     x->len = 0;
-    while (head < tail) {
-        uint32_t o = queue[head++];
-        uint32_t nd;
+    for (uint32_t k = 0; k < n; k++) {
+        weft_op op = weft_plan_op(p, order[k]);
+        if (op.src_rank.v == me || op.dst_rank.v == me) pos[order[k]] = x->len++;
+        else pos[order[k]] = UINT32_MAX;
+    }
+    e = WEFT_ENOMEM;
+    x->order = weft__malloc(((size_t)x->len + 1) * sizeof *x->order);
+    x->wait = weft__calloc((size_t)x->len + 1, sizeof *x->wait);
+    x->prev = weft__malloc(((size_t)x->len + 1) * sizeof *x->prev);
+    x->lane = weft__calloc((size_t)x->len + 1, sizeof *x->lane);
+    mg.mark = weft__calloc((size_t)x->len + 1, sizeof *mg.mark);
+    mg.tmp = weft__malloc(((size_t)x->len + 1) * sizeof *mg.tmp);
+    if (!x->order || !x->wait || !x->prev || !x->lane || !mg.mark || !mg.tmp) goto free_scratch;
+    for (size_t k = 0; k < (size_t)size * 2 * maxlanes; k++)
+        last[k] = -1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t o = order[k], nd;
         const uint32_t *deps = weft_plan_op_deps(p, o, &nd);
-        int64_t m = -1;
-        for (uint32_t k = 0; k < nd; k++)
-            m = f[deps[k]] > m ? f[deps[k]] : m;
-        weft_op op = weft_plan_op(p, o);
-        if (op.src_rank.v == me || op.dst_rank.v == me) {
-            x->order[x->len] = o;
-            x->need[x->len] = m;
-            f[o] = x->len++;
-        } else {
-            f[o] = m;
+        for (uint32_t j = 0; j < nd; j++)
+            in[j] = &m[deps[j]];
+        uint32_t i = pos[o];
+        if (i == UINT32_MAX) { /* another rank's op: carries what it depends on */
+            if (merge(&mg, in, nd, &m[o])) goto free_scratch;
+            continue;
         }
-        for (uint32_t k = start[o]; k < start[o + 1]; k++)
-            if (--indeg[succ[k]] == 0) queue[tail++] = succ[k];
+        if (merge(&mg, in, nd, &x->wait[i])) goto free_scratch;
+        x->order[i] = o;
+        /* M(o) = {o}. */
+        if (weft__grow((void **)&mg.pool, &mg.cap, mg.used + 1, sizeof *mg.pool))
+            goto free_scratch;
+        m[o] = (waitset){.prefix = 0, .off = (uint32_t)mg.used, .len = 1};
+        mg.pool[mg.used++] = i;
+        weft_op op = weft_plan_op(p, o);
+        x->prev[i] = -1;
+        if (op.kind == WEFT_OP_NOP || op.src_rank.v == op.dst_rank.v) continue;
+        bool send = op.src_rank.v == me;
+        uint32_t peer = send ? op.dst_rank.v : op.src_rank.v;
+        uint32_t lanes = lanes_of(x->c, peer);
+        x->lane[i] = 1 + op.channel % lanes;
+        size_t key = ((size_t)peer * 2 + send) * maxlanes + (x->lane[i] - 1);
+        x->prev[i] = last[key];
+        last[key] = i;
     }
-    if (tail != n) {
-        e = weft_diag_set(d, WEFT_EVERIFY, "plan: the deps have a cycle");
-        goto free_scratch;
-    }
+    x->pool = mg.pool;
+    mg.pool = NULL;
     e = WEFT_OK;
 free_scratch:
     if (e) weft_diag_code(d, e);
-    weft__free(indeg);
-    weft__free(start);
-    weft__free(queue);
-    weft__free(f);
-    weft__free(succ);
+    weft__free(order);
+    weft__free(pos);
+    weft__free(m);
+    weft__free(in);
+    weft__free(last);
+    weft__free(mg.pool);
+    weft__free(mg.mark);
+    weft__free(mg.tmp);
     return e;
 }
 
-/* Starts position i of L: local ops run at once, remote ones are posted. */
-static weft_err start_op(exec_state *x, uint32_t i, weft_diag *d)
+/* ---- Running ------------------------------------------------------------------- */
+
+/* Elements [lo, hi) of every chunk form slice s. */
+static void slice_range(const exec_state *x, uint32_t s, size_t *lo, size_t *hi)
 {
-    weft_op op = weft_plan_op(x->p, x->order[i]);
+    *lo = (size_t)((unsigned __int128)x->elems * s / x->slices);
+    *hi = (size_t)((unsigned __int128)x->elems * (s + 1) / x->slices);
+}
+
+/* Messages per slice of an op moving count slots: one per slot (slice s of
+ * each slot); with one slice the slots are contiguous, so one in all. */
+static uint32_t segments(const exec_state *x, const weft_op *op)
+{
+    return x->slices == 1 ? 1 : op->count;
+}
+
+static bool item_ready(const exec_state *x, uint32_t i, uint32_t s)
+{
+    const waitset *w = &x->x->wait[i];
+    if (x->first < w->prefix) return false;
+    const uint32_t *v = x->x->pool + w->off;
+    for (uint32_t k = 0; k < w->len; k++)
+        if (x->done[v[k]] <= s) return false;
+    int64_t pv = x->x->prev[i];
+    if (s == 0 && pv >= 0 && x->posted[pv] < x->slices) return false;
+    return true;
+}
+
+/* Runs a local op's slice s, or posts a remote op's. */
+static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
+{
+    weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
     uint32_t me = x->c->rank;
-    size_t len = (size_t)op.count * x->cb;
-    if (op.kind == WEFT_OP_NOP || len == 0) {
-        x->done[i] = true;
-        return WEFT_OK;
-    }
-    unsigned char *src = x->buf[op.src_buf] + (size_t)op.src_index * x->cb;
-    unsigned char *dst = x->buf[op.dst_buf] + (size_t)op.dst_index * x->cb;
-    if (op.src_rank.v == me && op.dst_rank.v == me) {
-        if (op.kind == WEFT_OP_COPY) {
-            memmove(dst, src, len);
-        } else if (src + len <= dst || dst + len <= src) {
-            x->fn(dst, src, len / x->es);
-        } else {
-            unsigned char *tmp = weft__malloc(len);
-            if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
-            memcpy(tmp, src, len);
-            x->fn(dst, tmp, len / x->es);
-            weft__free(tmp);
+    size_t lo, hi;
+    slice_range(x, s, &lo, &hi);
+    if (op.kind == WEFT_OP_NOP || hi == lo) return WEFT_OK;
+    uint32_t segs = segments(x, &op);
+    bool whole = x->slices == 1;
+    size_t seg_bytes = whole ? (size_t)op.count * x->cb : (hi - lo) * x->es;
+    bool local = op.src_rank.v == me && op.dst_rank.v == me;
+    for (uint32_t k = 0; k < segs; k++) {
+        size_t at = whole ? 0 : (size_t)k * x->cb + lo * x->es;
+        unsigned char *src = x->buf[op.src_buf] + (size_t)op.src_index * x->cb + at;
+        unsigned char *dst = x->buf[op.dst_buf] + (size_t)op.dst_index * x->cb + at;
+        if (local) {
+            if (op.kind == WEFT_OP_COPY) {
+                memmove(dst, src, seg_bytes);
+            } else if (src + seg_bytes <= dst || dst + seg_bytes <= src) {
+                x->fn(dst, src, seg_bytes / x->es);
+            } else {
+                unsigned char *tmp = weft__malloc(seg_bytes);
+                if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
+                memcpy(tmp, src, seg_bytes);
+                x->fn(dst, tmp, seg_bytes / x->es);
+                weft__free(tmp);
+            }
+            continue;
         }
-        x->done[i] = true;
-        return WEFT_OK;
+        weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * segs + k];
+        memset(r, 0, sizeof *r);
+        r->len = seg_bytes;
+        r->lane = x->x->lane[i];
+        if (op.src_rank.v == me) {
+            r->peer = op.dst_rank.v;
+            r->is_send = true;
+            r->buf = src;
+        } else {
+            r->peer = op.src_rank.v;
+            r->buf = dst;
+            r->reduce = op.kind == WEFT_OP_REDUCE ? x->fn : NULL;
+            r->esize = x->es;
+        }
+        weft_err e = weft__comm_post(x->c, r, d);
+        if (e) return e;
     }
-    weft__xreq *r = &x->reqs[i];
-    memset(r, 0, sizeof *r);
-    r->len = len;
-    if (op.src_rank.v == me) {
-        r->peer = op.dst_rank.v;
-        r->is_send = true;
-        r->buf = src;
-    } else {
-        r->peer = op.src_rank.v;
-        r->buf = dst;
-        r->reduce = op.kind == WEFT_OP_REDUCE ? x->fn : NULL;
-        r->esize = x->es;
+    return WEFT_OK;
+}
+
+/* Advances done[i] over the leading slices whose requests all completed. */
+static bool update_done(exec_state *x, uint32_t i)
+{
+    bool moved = false;
+    while (x->done[i] < x->posted[i]) {
+        uint32_t s = x->done[i];
+        weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
+        bool remote = op.kind != WEFT_OP_NOP && op.src_rank.v != op.dst_rank.v;
+        if (remote) {
+            size_t lo, hi;
+            slice_range(x, s, &lo, &hi);
+            uint32_t segs = segments(x, &op);
+            const weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * segs];
+            for (uint32_t k = 0; hi > lo && k < segs; k++)
+                if (!r[k].complete) return moved;
+        }
+        x->done[i]++;
+        moved = true;
     }
-    return weft__comm_post(x->c, r, d);
+    return moved;
+}
+
+/* The peer of the first unfinished remote op (the one to blame for a
+ * stall). */
+static uint32_t waited_peer(const exec_state *x)
+{
+    uint32_t me = x->c->rank;
+    for (uint32_t i = x->first; i < x->x->len; i++) {
+        weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
+        if (x->done[i] == x->slices || op.src_rank.v == op.dst_rank.v) continue;
+        return op.src_rank.v == me ? op.dst_rank.v : op.src_rank.v;
+    }
+    return me;
 }
 
 static weft_err execute(exec_state *x, weft_diag *d)
 {
-    uint32_t next = 0, prefix = 0; /* next to start; L[0..prefix) all done */
+    uint32_t len = x->x->len, S = x->slices;
     int64_t last = weft__now_ns();
-    while (prefix < x->len) {
+    x->first = 0;
+    while (x->first < len) {
         bool moved = false;
-        while (next < x->len && x->need[next] < (int64_t)prefix) {
-            weft_err e = start_op(x, next++, d);
-            if (e) return e;
-            moved = true;
+        for (uint32_t i = x->first; i < len; i++) {
+            if (x->done[i] == S) continue;
+            while (x->posted[i] < S && item_ready(x, i, x->posted[i])) {
+                weft_err e = start_item(x, i, x->posted[i], d);
+                if (e) return e;
+                x->posted[i]++;
+                moved = true;
+            }
+            moved |= update_done(x, i);
         }
-        for (uint32_t i = prefix; i < next; i++)
-            if (!x->done[i] && x->reqs[i].complete) x->done[i] = true;
-        while (prefix < next && x->done[prefix]) {
-            prefix++;
-            moved = true;
-        }
-        if (moved || prefix == x->len) continue;
+        while (x->first < len && x->done[x->first] == S)
+            x->first++;
+        if (moved || x->first == len) continue;
         weft_err e = weft__comm_progress(x->c, &moved, d);
         if (e) return e;
         int64_t now = weft__now_ns();
-        if (moved)
+        if (moved) {
             last = now;
-        else if (now - last > x->c->timeout_ns)
-            return weft__comm_stalled(x->c, x->reqs[prefix].peer, d);
+        } else if (now - last > x->c->timeout_ns) {
+            return weft__comm_stalled(x->c, waited_peer(x), d);
+        }
     }
     return WEFT_OK;
 }
@@ -190,9 +369,10 @@ void weft_comm_plan_free(weft_comm_plan *x)
 {
     if (!x) return;
     weft__free(x->order);
-    weft__free(x->need);
-    weft__free(x->reqs);
-    weft__free(x->done);
+    weft__free(x->wait);
+    weft__free(x->pool);
+    weft__free(x->prev);
+    weft__free(x->lane);
     weft__free(x);
 }
 
@@ -206,24 +386,17 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
                              info->nranks, c->size);
     weft_err e = weft_plan_verify(p, NULL, d);
     if (e) return e;
-    exec_state *x = weft__calloc(1, sizeof *x);
+    struct weft_comm_plan *x = weft__calloc(1, sizeof *x);
     if (!x) return weft_diag_code(d, WEFT_ENOMEM);
     x->c = c;
     x->p = p;
     e = schedule(x, d);
-    if (e) goto free_plan;
-    e = WEFT_ENOMEM;
-    x->reqs = weft__calloc((size_t)x->len + 1, sizeof *x->reqs);
-    x->done = weft__calloc((size_t)x->len + 1, sizeof *x->done);
-    if (!x->reqs || !x->done) {
-        weft_diag_code(d, e);
-        goto free_plan;
+    if (e) {
+        weft_comm_plan_free(x);
+        return e;
     }
     *out = x;
     return WEFT_OK;
-free_plan:
-    weft_comm_plan_free(x);
-    return e;
 }
 
 weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbuf, void *recvbuf,
@@ -235,6 +408,39 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
     e = weft_comm_plan_run(x, sendbuf, recvbuf, count, dtype, op, d);
     weft_comm_plan_free(x);
     return e;
+}
+
+static uint32_t slices_for(size_t chunk_bytes)
+{
+    size_t s = chunk_bytes / SLICE_BYTES;
+    return s < 1 ? 1 : s > MAX_SLICES ? MAX_SLICES : (uint32_t)s;
+}
+
+/* Per-run arrays: posted, done, rbase and the requests. */
+static weft_err alloc_run(exec_state *x)
+{
+    uint32_t len = x->x->len;
+    x->posted = weft__calloc((size_t)len + 1, sizeof *x->posted);
+    x->done = weft__calloc((size_t)len + 1, sizeof *x->done);
+    x->rbase = weft__malloc(((size_t)len + 1) * sizeof *x->rbase);
+    if (!x->posted || !x->done || !x->rbase) return WEFT_ENOMEM;
+    size_t total = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
+        x->rbase[i] = total;
+        if (op.kind != WEFT_OP_NOP && op.src_rank.v != op.dst_rank.v)
+            total += (size_t)x->slices * segments(x, &op);
+    }
+    x->reqs = weft__calloc(total + 1, sizeof *x->reqs);
+    return x->reqs ? WEFT_OK : WEFT_ENOMEM;
+}
+
+static void free_run(exec_state *x)
+{
+    weft__free(x->posted);
+    weft__free(x->done);
+    weft__free(x->rbase);
+    weft__free(x->reqs);
 }
 
 weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
@@ -253,11 +459,19 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
         return weft_diag_set(d, WEFT_EINVAL,
                              "plan: count %zu is not a multiple of the plan's %u chunks", count,
                              info->chunks);
-    exec_state x = *xp; /* shares the schedule and request arrays */
+    exec_state x = {.x = xp, .c = c, .fn = fn, .es = es};
     weft_err e;
-    x.fn = fn;
-    x.es = es;
-    x.cb = count / info->chunks * es;
+    x.elems = count / info->chunks;
+    x.cb = x.elems * es;
+    x.slices = slices_for(x.cb);
+    if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
+    if (!x.elems) x.slices = 1;
+    if (x.cb != xp->last_cb && c->rank == 0) {
+        weft_log(WEFT_LOG_DEBUG, "run",
+                 "plan %s: %u chunks of %zu B, each cut into %u slices",
+                 weft_coll_name(info->coll), info->chunks, x.cb, x.slices);
+        xp->last_cb = x.cb;
+    }
     uint32_t me = c->rank, C = info->chunks;
     size_t in_bytes = (size_t)weft_plan_buf_slots(p, WEFT_BUF_IN) * x.cb;
     size_t out_bytes = (size_t)weft_plan_buf_slots(p, WEFT_BUF_OUT) * x.cb;
@@ -265,6 +479,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     unsigned char *tmp = NULL, *scratch = NULL, *out = recvbuf;
     bool has_input = info->coll != WEFT_COLL_BROADCAST || me == info->root.v;
     e = WEFT_ENOMEM;
+    if (alloc_run(&x)) goto free_all;
     if (scratch_bytes && !(scratch = weft__malloc(scratch_bytes))) goto free_all;
     bool own_in = !info->inplace || info->coll == WEFT_COLL_REDUCESCATTER;
     if (own_in && in_bytes && !(tmp = weft__calloc(1, in_bytes))) goto free_all;
@@ -283,14 +498,15 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     }
     x.buf[WEFT_BUF_OUT] = out;
     x.buf[WEFT_BUF_SCRATCH] = scratch;
-    memset(x.done, 0, ((size_t)x.len + 1) * sizeof *x.done);
-    memset(x.reqs, 0, ((size_t)x.len + 1) * sizeof *x.reqs);
     e = execute(&x, d);
     if (e && !c->failed) /* requests may still be queued: never touch them again */
         weft__comm_fail(c, e, d);
     if (!e && out != recvbuf && out_bytes) memcpy(recvbuf, out, out_bytes);
 free_all:
     if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    /* After a failure the transports are aborted and never read the
+     * requests again, so they can go. */
+    free_run(&x);
     weft__free(tmp);
     weft__free(scratch);
     return e;

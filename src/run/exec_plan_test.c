@@ -45,6 +45,23 @@ static const char *broadcast_3 = "weft-plan 1\ncoll broadcast\nranks 3\nroot 1\n
                                  "op 2 copy 2:in[0] 0:in[0] deps=0\n"
                                  "op 3 copy 2:in[1] 0:in[1] deps=1\n";
 
+/* The double binary tree of `weft plan --algo dbtree` on 4 ranks: two trees,
+ * one per chunk and channel, whose ops interleave in the global order (so a
+ * rank must not serialise one tree behind the other). */
+static const char *dbtree_4 = "weft-plan 1\ncoll allreduce\nranks 4\nchunks 2\n"
+                              "op 0 reduce 3:out[0] 2:out[0]\n"
+                              "op 1 reduce 1:out[0] 2:out[0] deps=0\n"
+                              "op 2 reduce 2:out[0] 0:out[0] deps=1\n"
+                              "op 3 copy 0:out[0] 2:out[0] deps=1,2\n"
+                              "op 4 copy 2:out[0] 1:out[0] deps=1,3\n"
+                              "op 5 copy 2:out[0] 3:out[0] deps=0,3\n"
+                              "op 6 reduce 2:out[1] 1:out[1] ch=1\n"
+                              "op 7 reduce 0:out[1] 1:out[1] ch=1 deps=6\n"
+                              "op 8 reduce 1:out[1] 3:out[1] ch=1 deps=7\n"
+                              "op 9 copy 3:out[1] 1:out[1] ch=1 deps=7,8\n"
+                              "op 10 copy 1:out[1] 0:out[1] ch=1 deps=7,9\n"
+                              "op 11 copy 1:out[1] 2:out[1] ch=1 deps=6,9\n";
+
 /* Rank 1 gathers both contributions in scratch, then sends the sum back. */
 static const char *scratch_2 = "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 2\n"
                                "op 0 copy 0:in[0] 1:scratch[0]\n"
@@ -134,8 +151,10 @@ static int body(weft_comm *c, void *arg)
         p = plan_text(j->text);
     if (!p) return 99;
     weft_coll coll = weft_plan_get_info(p)->coll;
-    size_t counts[] = {0, j->count, j->count * 1000};
-    for (int k = 0; k < 3; k++) {
+    /* The last count makes chunks of more than 1 MiB: several slices per
+     * chunk (256 KiB each), and 300001 elements do not divide evenly. */
+    size_t counts[] = {0, j->count, j->count * 1000, j->count * 300001};
+    for (int k = 0; k < 4; k++) {
         if (coll == WEFT_COLL_ALLREDUCE) {
             check_allreduce(c, p, counts[k], false);
             check_allreduce(c, p, counts[k], true);
@@ -213,6 +232,7 @@ int main(void)
     job ag = {.text = allgather_3, .count = 1};
     job bc = {.text = broadcast_3, .count = 2};
     job sc = {.text = scratch_2, .count = 1};
+    job db = {.text = dbtree_4, .count = 2};
     run(4, WEFT_TRANSPORT_SHM, &ring4, "ring4 shm");
     run(4, WEFT_TRANSPORT_TCP, &ring4, "ring4 tcp");
     run(3, WEFT_TRANSPORT_SHM, &ring3, "ring3 shm");
@@ -220,5 +240,7 @@ int main(void)
     run(3, WEFT_TRANSPORT_SHM, &ag, "allgather shm");
     run(3, WEFT_TRANSPORT_TCP, &bc, "broadcast tcp");
     run(2, WEFT_TRANSPORT_SHM, &sc, "scratch shm");
+    run(4, WEFT_TRANSPORT_TCP, &db, "dbtree tcp");
+    run(4, WEFT_TRANSPORT_SHM, &db, "dbtree shm");
     return weft_test_done();
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "run/clock.h"
-#include "run/comm_internal.h"
+#include "run/coll.h"
 
 #define WAIT_NS 100000000LL
 #define MIXED_TCP_WAIT_NS 50000LL
@@ -34,7 +34,7 @@ weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d)
     return weft__comm_fail(c, WEFT_ETIMEDOUT, d);
 }
 
-static weft_err wait_reqs(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d)
+weft_err weft__comm_wait(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d)
 {
     int64_t last = weft__now_ns();
     for (;;) {
@@ -114,7 +114,7 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
         if ((e = weft__comm_post(c, &sr, d))) return e;
         reqs[n++] = &sr;
     }
-    return wait_reqs(c, reqs, n, d);
+    return weft__comm_wait(c, reqs, n, d);
 }
 
 weft_err weft_sendrecv(weft_comm *c, uint32_t dst, const void *sbuf, size_t sbytes, uint32_t src,

@@ -16,7 +16,9 @@ expect_out_has "ranks         16"
 expect_out_has "injection     325 GB/s per rank (every rank)"
 expect_out_has "== bound: the fastest any allgather could run on a100:2 =="
 expect_out_has "1040/3"
-expect_out_has "== sim: a ring allgather on a100:2, 1 MiB to 1 GiB =="
+expect_out_has "== sim: every allreduce schedule on a100:2 at 1 GiB, simulated, vs the bound =="
+expect_out_has "     bound          6194.664       173.333       325.000    100.0%"
+expect_out_has "  9  ring          80532.954        13.333        24.999      7.7%"
 
 # Another fabric; a broken one stops the demo with weft's exit code.
 LAST="sh tools/demo.sh WEFT ring:4"

@@ -100,4 +100,102 @@ expect_out_has "3145728,4.1943039999999997e-05,75,100,"
 check "ring trace written" grep -q '"name":"op 5","ph":"X","pid":1,"tid":2' "$TMP/v.json"
 run sim ring:3 --plan "$TMP/none.plan" --size 1M
 expect_rc 1
+# --compare: every algorithm that builds allgather on switch:4, and the
+# optimal plan, sorted by time under the exact bound (ties keep the order
+# of weft plan --list); hier needs hosts and is skipped with the reason.
+# On a switch every one of them meets the bound.
+run sim switch:4 --coll allgather --size 1M --compare
+expect_rc 0
+expect_out "allgather on switch:4 (4 ranks), size 1048576 (1M), 1 slice per transfer, alpha 0 s
+  #  algorithm  time (us)  algbw (GB/s)  busbw (GB/s)  of bound  busiest link
+     bound          7.864       133.333       100.000    100.0%  (exact: algbw 400/3 GB/s)
+  1  ring           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  2  biring         7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  3  rings:4        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  4  hd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  5  rd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  6  bruck          7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  7  optimal        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+skipped:
+  hier         hier needs at least two hosts (host=) of equal size with more than one rank each; this fabric has 4 host groups"
+# Pipelining is passed to every algorithm: NCCL's double binary tree
+# (whole chunks down two trees, store and forward at 1 slice) takes 2x the
+# bound at 1 slice and 1.396x with 16.
+run sim switch:4 --coll allreduce --size 1M --compare --csv
+expect_rc 0
+expect_out_has "1048576,8,dbtree,3.145728e-05,33.333333333333329,"
+run sim switch:4 --coll allreduce --size 1M --compare --slices 16 --csv
+expect_rc 0
+expect_out_has "1048576,8,dbtree,2.1954560000000002e-05,47.761194029850742,"
+# A sweep as CSV: one row per (size, algorithm), the bound as rank 0. On
+# the one-way ring:4 the ring is optimal; the others cross links twice.
+run sim ring:4 --coll allreduce --size 1K:1M:x1024 --compare --csv
+expect_rc 0
+expect_out "size,rank,algo,time_s,algbw_gbps,busbw_gbps,of_bound
+1024,0,bound,1.536e-08,66.666666666666671,100,1
+1024,1,ring,1.536e-08,66.666666666666657,99.999999999999986,0.99999999999999978
+1024,2,optimal,1.536e-08,66.666666666666657,99.999999999999986,0.99999999999999978
+1024,3,biring,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,4,rings:4,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,5,hd,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,6,rabenseifner,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,7,rd,4.0959999999999998e-08,25,37.5,0.375
+1024,8,dbtree,5.1199999999999995e-08,20,30,0.29999999999999999
+1048576,0,bound,1.572864e-05,66.666666666666671,100,1
+1048576,1,ring,1.572864e-05,66.666666666666657,99.999999999999986,0.99999999999999978
+1048576,2,optimal,1.572864e-05,66.666666666666657,99.999999999999986,0.99999999999999978
+1048576,3,biring,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,4,rings:4,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,5,hd,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,6,rabenseifner,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,7,rd,4.1943039999999997e-05,25,37.5,0.375
+1048576,8,dbtree,5.2428799999999995e-05,20,30,0.29999999999999999"
+# weft bound does not cover broadcast: no bound row, and the reason.
+run sim ring:4 --coll broadcast --size 1M --compare
+expect_rc 0
+expect_out_has "  1  ring          31.457        33.333        33.333         -  rank0 -> rank1 33.3%"
+expect_out_has "no bound: weft bound covers allgather, reducescatter and allreduce, not broadcast"
+# JSON: the fastest at the last size under the usual keys, the bound, one
+# entry per size with every algorithm and its busiest links, the skipped.
+run sim switch:4 --coll allgather --size 1M --compare --json
+expect_rc 0
+expect_out_has '"algo": "ring",
+  "size": 1048576,
+  "time_s": 7.86432e-06,'
+expect_out_has '"algbw_exact": "400/3"'
+expect_out_has '"algo": "optimal",
+          "time_s": 7.86432e-06,'
+expect_out_has '"skipped": [
+    {
+      "algo": "hier",
+      "reason": "hier needs at least two hosts'
+run sim switch:4 --coll allgather --size 1M --compare --algo ring
+expect_rc 2
+expect_err_has "weft: --compare simulates every algorithm; drop --algo"
+run sim switch:4 --coll allgather --size 1M --compare --trace "$TMP/w.json"
+expect_rc 2
+expect_err_has "weft: --trace draws one schedule; it does not go with --compare"
+run sim switch:4 --size 1M --compare
+expect_rc 2
+expect_err_has "weft: missing --coll"
+run sim switch:1 --coll allgather --size 1M --compare
+expect_rc 1
+expect_err_has "weft: sim --compare: no algorithm builds allgather on switch:1"
+# --algo optimal: the optimal plan on its own, at the bound here.
+run sim switch:4 --algo optimal --coll allgather --size 1M --slices 16 --csv
+expect_rc 0
+expect_out_has "1048576,7.8643199999999999e-06,133.33333333333331,"
+# JSON sweeps carry each size's own busiest links.
+run sim ring:4 --algo ring --coll allgather --size 1K:4K:x4 --json
+expect_rc 0
+expect_out_has '"sweep": [
+    {
+      "size": 1024,
+      "time_s": 7.68e-09,
+      "algbw": 133.33333333333331,
+      "busbw": 99.99999999999999,
+      "busiest": [
+        {
+          "link": "rank0 -> rank1",
+          "alike": 4,'
 finish

@@ -4,9 +4,19 @@
  * decides which: shared memory within a host, TCP otherwise). It moves
  * messages: a message from rank a to rank b is received by b with exactly
  * the length a sent (a mismatch is WEFT_EPARSE, naming the peer), and the
- * messages of one direction of one pair arrive in the order they were
- * posted. Zero-length messages are never posted (the communicator completes
- * them itself).
+ * messages of one direction of one pair and lane arrive in the order they
+ * were posted. Zero-length messages are never posted (the communicator
+ * completes them itself).
+ *
+ * Lanes. A transport may offer several independent ordered streams per peer
+ * and direction (`lanes`; TCP: one per connection of each interface's set).
+ * A request with lane 0 is ordered with every other request of its peer and
+ * direction (and may use every stream at once); a request with lane k >= 1
+ * travels on stream (k - 1) mod lanes, ordered only with the requests of
+ * that stream, so a message that waits on one stream never holds back
+ * another. Both ends must post a message with the same lane. The plan
+ * executor maps plan channels to lanes; everything else uses lane 0. Lane 0
+ * and lane k requests must not be queued for one peer at the same time.
  *
  * A receive either stores the bytes or combines them into the buffer with a
  * reduction kernel (reduce.h) as they arrive, so reductions need no extra
@@ -45,6 +55,7 @@ typedef struct weft__xreq {
     size_t len;             /* > 0 */
     weft__reduce_fn reduce; /* receive: NULL stores, else combines into buf */
     size_t esize;           /* element size when reduce is set; divides len */
+    uint32_t lane;          /* 0: every stream; k >= 1: stream (k - 1) mod lanes */
     /* Owned by the transport while posted. */
     bool complete;
     size_t done;         /* bytes moved (shm) */
@@ -87,6 +98,9 @@ typedef struct weft__xport_ops {
     /* Queues r behind earlier requests of the same direction and peer. Does
      * not block; WEFT_ENOMEM is the only failure. */
     weft_err (*post)(weft__xport *x, weft__xreq *r, weft_diag *d);
+    /* Independent ordered streams per peer and direction (see Lanes above);
+     * NULL means 1. Does not block. */
+    uint32_t (*lanes)(const weft__xport *x);
     /* True when requests are queued. */
     bool (*busy)(const weft__xport *x);
     /* Moves as many bytes as it can. When nothing can move it waits up to

@@ -11,7 +11,10 @@
  * out of the slot, so a reduction costs one pass over the data.
  *
  * Segment names are random and are unlinked as soon as every rank has mapped
- * them (ready), so a job that dies later leaves nothing in /dev/shm.
+ * them (ready), so a job that dies later leaves nothing in /dev/shm. Every
+ * mapping is populated when it is made: a first touch of a slot page costs a
+ * page fault on each side (tens of microseconds in a virtual machine), which
+ * would otherwise land on the first messages of a job.
  *
  * Failure detection: each segment header has a state word (alive, closed,
  * aborted) and the owner's pid. A rank waiting on peer p (data from p, or
@@ -19,18 +22,30 @@
  * that p's process exists and is not a zombie (liveness.h); otherwise the
  * wait ends with WEFT_EPEER. Data p wrote before closing is still delivered.
  *
- * Waiting spins briefly, then sleeps on the rank's doorbell, a futex word in
- * its own segment header that peers bump (and wake, when someone sleeps)
- * after moving a ring's head or tail or changing state. A waiter reads the
- * bell, announces itself, re-checks its rings and only then sleeps on the
- * value it read, so a wake-up cannot be lost. Sleeps last at most
- * SHM_CHECK_NS, so peer liveness is still checked while nothing rings.
+ * Waiting polls first and sleeps only when polling stops paying. The poll
+ * phase lasts up to the endpoint's spin budget: between polls it pauses the
+ * CPU, or, when more ranks share this host than it has CPUs (oversubscribed),
+ * calls sched_yield so that a peer waiting for our core gets it. The budget
+ * adapts between SHM_SPIN_MIN_NS and SHM_SPIN_MAX_NS: it halves when a wait
+ * had to sleep and grows by a quarter when polling found work, so a rank
+ * whose peers answer in microseconds keeps polling and one whose peers are
+ * descheduled for milliseconds quickly stops burning its time slice. Then
+ * it sleeps on the rank's doorbell, a futex word in its own segment header.
+ * A waiter reads the bell, announces itself (sleepers), re-checks its rings
+ * and only then sleeps on the value it read; a peer that moved a head or
+ * tail or changed state issues a full fence and, only when the owner
+ * announced itself, bumps the bell and wakes it. One of the two fences sees
+ * the other side's write, so a wake-up cannot be lost, and no atomic
+ * read-modify-write is paid while nobody sleeps. Sleeps last at most
+ * SHM_CHECK_NS, so peer liveness is still checked while nothing rings; the
+ * poll phase checks it on the same period.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +68,9 @@
 #define SHM_CTL_BYTES 128u
 #define SHM_HDR_BYTES 64u
 #define SHM_CHECK_NS 20000000LL
+#define SHM_SPIN_MIN_NS 20000LL
+#define SHM_SPIN_START_NS 50000LL
+#define SHM_SPIN_MAX_NS 200000LL
 #define SHM_MAGIC 0x31304d4853544657ULL /* "WFTSHM01" */
 
 enum { SEG_ALIVE = 1, SEG_CLOSED = 2, SEG_ABORTED = 3 };
@@ -105,6 +123,8 @@ struct weft__xport {
     shm_peer *peers;
     uint32_t busy_peers;
     int64_t next_check; /* when check_peers runs next */
+    int64_t spin_ns;    /* current poll budget of a wait (see the top) */
+    bool oversub;       /* more ranks on this host than CPUs: yield while polling */
 };
 
 static size_t seg_size(uint32_t n)
@@ -117,12 +137,17 @@ static seg_hdr *hdr_of(unsigned char *seg)
     return (seg_hdr *)seg;
 }
 
-/* Rings the doorbell of the segment's owner (see the top of the file). */
+/* Rings the doorbell of the segment's owner after this rank published a
+ * head, a tail or a state (see the top of the file): the fence orders that
+ * store before the load of sleepers. */
 static void ring_bell(unsigned char *seg)
 {
     seg_hdr *h = hdr_of(seg);
-    atomic_fetch_add(&h->bell, 1);
-    if (atomic_load(&h->sleepers)) syscall(SYS_futex, &h->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&h->sleepers, memory_order_relaxed)) {
+        atomic_fetch_add(&h->bell, 1);
+        syscall(SYS_futex, &h->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 static ring_ctl *ctl_of(unsigned char *seg, uint32_t sender)
@@ -167,6 +192,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
     if (!x) return weft_diag_code(d, e);
     x->rank = p->rank;
     x->size = p->size;
+    x->spin_ns = SHM_SPIN_START_NS;
     x->seg_bytes = seg_size(p->size);
     x->peers = weft__calloc(p->size, sizeof *x->peers);
     if (!x->peers) {
@@ -189,7 +215,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
         close(fd);
         goto close_xport;
     }
-    void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     close(fd);
     if (m == MAP_FAILED) {
         e = weft_diag_set(d, WEFT_EIO, "shm: cannot map segment %s: %s", x->name, strerror(errno));
@@ -217,9 +243,23 @@ close_xport:
     return e;
 }
 
+/* CPUs this process may run on (at least 1). */
+static uint32_t usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (uint32_t)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1;
+}
+
 static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned char *addrs,
                             int64_t deadline, weft_diag *d)
 {
+    uint32_t local = 1;
+    for (uint32_t p = 0; p < x->size; p++)
+        local += serve[p] && p != x->rank;
+    x->oversub = local > usable_cpus();
     for (uint32_t p = 0; p < x->size; p++) {
         if (!serve[p] || p == x->rank) continue;
         shm_addr a;
@@ -237,7 +277,7 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
             return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s has the wrong size", p,
                                  a.name);
         }
-        void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
         close(fd);
         if (m == MAP_FAILED)
             return weft_diag_set(d, WEFT_EIO, "shm: cannot map rank %u's segment: %s", p,
@@ -403,49 +443,82 @@ static bool can_move(weft__xport *x, uint32_t q)
     return (p->sq || p->rq) && atomic_load(&hdr_of(p->seg)->state) != SEG_ALIVE;
 }
 
+/* One pass over every busy peer: fills free slots, drains full ones. */
+static weft_err poll_once(weft__xport *x, bool *any, weft_diag *d)
+{
+    for (uint32_t q = 0; q < x->size && x->busy_peers; q++) {
+        shm_peer *p = &x->peers[q];
+        if (p->sq && push_sends(x, p)) *any = true;
+        if (p->rq) {
+            weft_err e = pull_recvs(x, q, p, any, d);
+            if (e) return e;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Sleeps on our doorbell unless a ring can move (see the top of the file). */
+static void sleep_on_bell(weft__xport *x, int64_t nap)
+{
+    seg_hdr *h = hdr_of(x->mine);
+    uint32_t seen = atomic_load(&h->bell);
+    atomic_fetch_add(&h->sleepers, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    bool ready = false;
+    for (uint32_t q = 0; q < x->size && !ready; q++)
+        ready = can_move(x, q);
+    if (!ready) {
+        struct timespec ts = {nap / 1000000000, nap % 1000000000};
+        syscall(SYS_futex, &h->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+    }
+    atomic_fetch_sub(&h->sleepers, 1);
+}
+
 static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d)
 {
-    int64_t start = 0;
-    for (unsigned spins = 0;; spins++) {
+    int64_t start = 0, now = 0;
+    bool slept = false;
+    for (unsigned polls = 0;; polls++) {
         bool any = false;
-        for (uint32_t q = 0; q < x->size && x->busy_peers; q++) {
-            shm_peer *p = &x->peers[q];
-            if (p->sq && push_sends(x, p)) any = true;
-            if (p->rq) {
-                weft_err e = pull_recvs(x, q, p, &any, d);
-                if (e) return e;
-            }
-        }
+        weft_err e = poll_once(x, &any, d);
+        if (e) return e;
         if (any) {
             *moved = true;
+            /* Adapt the budget only on waits that polled. */
+            if (polls && !slept) {
+                x->spin_ns += x->spin_ns / 4;
+                if (x->spin_ns > SHM_SPIN_MAX_NS) x->spin_ns = SHM_SPIN_MAX_NS;
+            }
             return WEFT_OK;
         }
         if (!x->busy_peers) return WEFT_OK;
-        int64_t now = weft__now_ns();
-        if (!start) start = now;
-        if (now >= x->next_check) {
-            weft_err e = check_peers(x, d);
-            if (e) return e;
-            x->next_check = now + SHM_CHECK_NS;
+        /* The clock is read every 8 polls while polling is cheap. */
+        if (polls % 8 == 0 || x->oversub || slept) {
+            now = weft__now_ns();
+            if (!start) start = now;
+            if (now >= x->next_check) {
+                e = check_peers(x, d);
+                if (e) return e;
+                x->next_check = now + SHM_CHECK_NS;
+            }
+            if (now - start >= wait_ns) return WEFT_OK;
         }
-        if (now - start >= wait_ns) return WEFT_OK;
-        if (spins < 256) {
-            pause_cpu();
+        if (!slept && now - start < x->spin_ns) {
+            if (x->oversub && polls >= 4)
+                sched_yield();
+            else
+                for (int i = 0; i < 8; i++)
+                    pause_cpu();
             continue;
         }
-        seg_hdr *h = hdr_of(x->mine);
-        uint32_t seen = atomic_load(&h->bell);
-        atomic_fetch_add(&h->sleepers, 1);
-        bool ready = false;
-        for (uint32_t q = 0; q < x->size && !ready; q++)
-            ready = can_move(x, q);
-        if (!ready) {
-            int64_t nap = wait_ns - (now - start);
-            if (nap > SHM_CHECK_NS) nap = SHM_CHECK_NS;
-            struct timespec ts = {nap / 1000000000, nap % 1000000000};
-            syscall(SYS_futex, &h->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+        if (!slept) {
+            x->spin_ns /= 2;
+            if (x->spin_ns < SHM_SPIN_MIN_NS) x->spin_ns = SHM_SPIN_MIN_NS;
         }
-        atomic_fetch_sub(&h->sleepers, 1);
+        slept = true;
+        int64_t nap = wait_ns - (now - start);
+        if (nap > SHM_CHECK_NS) nap = SHM_CHECK_NS;
+        sleep_on_bell(x, nap);
     }
 }
 

@@ -7,13 +7,18 @@
  * (hello.h) carrying the job secret, the rank and the index c, answered by
  * b's hello; b refuses and logs anything else, so strangers never get in.
  *
- * A message of len bytes is cut into np = clamp(len / 64 KiB, 1, nconn)
- * parts at multiples of 8 bytes (so every part holds whole elements of any
- * dtype); part i travels on connection i as a 16-byte frame header (magic,
- * length) and the bytes. Both sides compute the same cut, so the receiver
- * knows each part's length and refuses a frame whose magic or length differs
- * (a malformed or oversized message) before reading its payload. Each
- * connection keeps FIFO queues of the requests whose parts it carries.
+ * A message of len bytes is cut into np parts at multiples of 8 bytes (so
+ * every part holds whole elements of any dtype); part i travels on one
+ * connection as a 16-byte frame header (magic, length) and the bytes. Lane 0
+ * messages (the built-in schedules) use np = clamp(len / 64 KiB, 1, nconn)
+ * parts, part i on a connection of interface i mod interfaces; a message on lane k >= 1 (the plan
+ * executor's streams, see xport.h) uses np = clamp(len / 64 KiB, 1,
+ * interfaces) parts on connection (k-1) mod conns of each interface's set,
+ * so lanes = conns independent streams, each striped over every NIC. Both
+ * sides compute the same cut, so the receiver knows each part's length and
+ * refuses a frame whose magic or length differs (a malformed or oversized
+ * message) before reading its payload. Each connection keeps FIFO queues of
+ * the requests whose parts it carries.
  *
  * All sockets are non-blocking; progress polls the connections that have
  * work and moves what it can. A peer that closes or resets a connection we
@@ -361,12 +366,32 @@ static void tcp_ready(weft__xport *x)
 
 /* ---- Messages ---------------------------------------------------------------- */
 
-static uint32_t nparts(const weft__xport *x, size_t len)
+/* The parts of a request: lane 0 is striped over all nconn connections of
+ * the peer, lane k >= 1 over its stream's connection in each interface's
+ * set (one per interface), so lanes never share a connection. */
+static uint32_t nparts(const weft__xport *x, const weft__xreq *r)
 {
-    size_t np = len / TCP_MIN_PART;
+    size_t np = r->len / TCP_MIN_PART;
+    uint32_t most = r->lane ? x->nifs : x->nconn;
     if (np < 1) np = 1;
-    if (np > x->nconn) np = x->nconn;
+    if (np > most) np = most;
     return (uint32_t)np;
+}
+
+/* The connection index (within the peer's) that carries part i of r: lane 0
+ * takes one connection of each interface in turn (so even a two-part
+ * message uses two NICs), lane k its connection in interface i's set. */
+static uint32_t part_conn(const weft__xport *x, const weft__xreq *r, uint32_t i)
+{
+    if (r->lane) return i * x->per_if + (r->lane - 1) % x->per_if;
+    return (i % x->nifs) * x->per_if + i / x->nifs;
+}
+
+/* Which part of r connection c carries (the inverse of part_conn). */
+static uint32_t conn_part(const weft__xport *x, const weft__xreq *r, const tcp_conn *c)
+{
+    if (r->lane) return c->index / x->per_if;
+    return (c->index % x->per_if) * x->nifs + c->index / x->per_if;
 }
 
 /* Part i of np of a len-byte message: cut at multiples of 8 bytes. */
@@ -375,6 +400,13 @@ static void part_range(size_t len, uint32_t np, uint32_t i, size_t *off, size_t 
     size_t per = len / 8 / np * 8;
     *off = per * i;
     *n = i + 1 == np ? len - *off : per;
+}
+
+/* The bytes of r that connection c carries. */
+static void conn_range(const weft__xport *x, const weft__xreq *r, const tcp_conn *c, size_t *off,
+                       size_t *n)
+{
+    part_range(r->len, nparts(x, r), conn_part(x, r, c), off, n);
 }
 
 static bool q_push(rqueue *q, weft__xreq *r)
@@ -408,15 +440,20 @@ static void q_pop(rqueue *q)
 
 static weft_err tcp_post(weft__xport *x, weft__xreq *r, weft_diag *d)
 {
-    uint32_t np = nparts(x, r->len);
+    uint32_t np = nparts(x, r);
     r->complete = false;
     r->parts_left = np;
     for (uint32_t i = 0; i < np; i++) {
-        tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + i];
+        tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + part_conn(x, r, i)];
         if (!q_push(r->is_send ? &c->sq : &c->rq, r)) return weft_diag_code(d, WEFT_ENOMEM);
         x->queued++;
     }
     return WEFT_OK;
+}
+
+static uint32_t tcp_lanes(const weft__xport *x)
+{
+    return x->per_if;
 }
 
 static bool tcp_busy(const weft__xport *x)
@@ -447,7 +484,7 @@ static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
     while (c->sq.len) {
         weft__xreq *r = q_front(&c->sq);
         size_t off, n;
-        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        conn_range(x, r, c, &off, &n);
         if (c->shdr_done == 0 && c->soff == 0) {
             put32(c->shdr, TCP_FRAME_MAGIC);
             put32(c->shdr + 4, 0);
@@ -505,7 +542,7 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
     while (c->rq.len) {
         weft__xreq *r = q_front(&c->rq);
         size_t off, n;
-        part_range(r->len, nparts(x, r->len), c->index, &off, &n);
+        conn_range(x, r, c, &off, &n);
         int err;
         if (c->rhdr_done < TCP_FRAME_HDR) {
             size_t k = read_some(c->fd, c->rhdr + c->rhdr_done, TCP_FRAME_HDR - c->rhdr_done, &err);
@@ -614,6 +651,7 @@ const weft__xport_ops weft__xport_tcp = {
     .connect = tcp_connect,
     .ready = tcp_ready,
     .post = tcp_post,
+    .lanes = tcp_lanes,
     .busy = tcp_busy,
     .progress = tcp_progress,
     .abort = tcp_abort,

@@ -1,0 +1,46 @@
+# weft sim's progress line: quiet when stderr is not a terminal, one
+# rewritten line on a terminal (through script(1)) that is erased before
+# the table. WEFT_PROGRESS_AFTER=0 shows it from the first quarter second
+# (the default waits a second), so the test does not depend on how fast
+# this machine is.
+# Run by CTest as: bash sim_progress.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# About 0.6 s of CPU: every allreduce algorithm on a100:2 with 16 slices.
+LONG="sim a100:2 --coll allreduce --size 1G --compare --slices 16"
+
+# Not a terminal: nothing on stderr.
+WEFT_PROGRESS_AFTER=0 run $LONG
+expect_rc 0
+expect_err ""
+expect_out_has "  1  hier "
+
+if ! command -v script >/dev/null 2>&1; then
+    echo "script(1) not found: the terminal case is not tested here"
+    finish
+fi
+# A terminal: script gives weft a pseudo-terminal and records what it
+# drew. The line names what is being simulated and the elapsed time,
+# starts with a carriage return, clears the rest of the line (ESC[K), and
+# is erased (CR ESC[K) before the table starts.
+WEFT_PROGRESS_AFTER=0 script -qec "'$WEFT' $LONG" /dev/null >"$T/tty" 2>&1
+LAST="$LONG (on a terminal)"
+check "exit 0 on a terminal" test $? -eq 0
+check "progress names the comparison" grep -q "weft: sim --compare: " "$T/tty"
+check "progress shows elapsed seconds" grep -Eq "\([0-9] of 9\)  [0-9]+\.[0-9] s" "$T/tty"
+esc=$(printf '\033')
+cr=$(printf '\r')
+check "the line is erased before the table" \
+    grep -q "${cr}${esc}\[Kallreduce on a100:2 (16 ranks)" "$T/tty"
+check "the table follows" grep -q "  1  hier " "$T/tty"
+run sim switch:4 --coll allgather --size 1M --compare
+expect_rc 0
+expect_err ""
+WEFT_PROGRESS_AFTER=soon run sim switch:4 --coll allgather --size 1M --compare
+expect_rc 2
+expect_err_has "weft: bad WEFT_PROGRESS_AFTER 'soon' (expected seconds >= 0)"
+finish
