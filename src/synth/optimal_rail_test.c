@@ -354,8 +354,19 @@ int main(void)
     test_box_unreachable();
     test_options();
     test_one_tree();
-    oom_arg a = {.t = load("a100:3"), .coll = WEFT_COLL_ALLREDUCE};
-    if (a.t) CHECK(weft_test_oom_sweep("rail a100:3 allreduce", ctor, dtor, &a) > 10);
+    /* Three boxes of two ranks behind a switch, one rail switch per local
+     * rank: small, but with a box schedule and rails. */
+    oom_arg a = {.t =
+                     parse("node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
+                           "node b0 compute host=b\nnode b1 compute host=b\nnode bs switch host=b\n"
+                           "node c0 compute host=c\nnode c1 compute host=c\nnode cs switch host=c\n"
+                           "node r0 switch\nnode r1 switch\n"
+                           "duplex a0 as 100GB/s\nduplex a1 as 100GB/s\nduplex b0 bs 100GB/s\n"
+                           "duplex b1 bs 100GB/s\nduplex c0 cs 100GB/s\nduplex c1 cs 100GB/s\n"
+                           "duplex a0 r0 10GB/s\nduplex b0 r0 10GB/s\nduplex c0 r0 10GB/s\n"
+                           "duplex a1 r1 10GB/s\nduplex b1 r1 10GB/s\nduplex c1 r1 10GB/s\n"),
+                 .coll = WEFT_COLL_ALLREDUCE};
+    if (a.t) CHECK(weft_test_oom_sweep("rail 3x2 allreduce", ctor, dtor, &a) > 10);
     weft_topo_free(a.t);
     return weft_test_done();
 }
