@@ -4,11 +4,13 @@
  * in its own child process so that its peak RSS is its own.
  *
  *   bench_synth [--all] [SPEC ...]     (default: the fabrics of the issue)
- *   bench_synth --plan [--all] [SPEC ...]
+ *   bench_synth --plan [--all] [--general] [SPEC ...]
  *       the bound alone, then the optimal plan (bound + plan, as the issue
  *       counts it), for allgather (all three collectives with --all): CPU
  *       and wall seconds and peak RSS, each in its own child process,
- *       stopped after 600 s
+ *       stopped after 600 s. --general forces the general tree packing
+ *       (no structured construction first); maxflows 0 means the
+ *       structured construction built the plan
  *
  * Prints figures and never fails on time. */
 #include <stdio.h>
@@ -94,7 +96,7 @@ static const weft_bound_coll bound_colls[3] = {WEFT_BOUND_ALLGATHER, WEFT_BOUND_
  * included, as the issue counts it (what = 1). Prints CPU and wall
  * seconds and this process's peak RSS (the topology is loaded before the
  * clocks start and counts in the peak). */
-static int measure_plan(const char *spec, int ci, int what)
+static int measure_plan(const char *spec, int ci, int what, bool general)
 {
     weft_diag d;
     weft_topo *t = NULL;
@@ -121,7 +123,10 @@ static int measure_plan(const char *spec, int ci, int what)
     } else {
         weft_plan *p = NULL;
         weft_optimal o;
-        e = weft_synth_optimal(t, plan_colls[ci], NULL, &p, &o, &d);
+        weft_optimal_opts oo;
+        weft_optimal_opts_init(&oo);
+        oo.use_structure = !general;
+        e = weft_synth_optimal(t, plan_colls[ci], &oo, &p, &o, &d);
         double c1 = cpu_now(), w1 = now();
         if (!e) {
             weft_rat_format(o.algbw, x, sizeof x);
@@ -149,7 +154,7 @@ static int measure_plan(const char *spec, int ci, int what)
     return e ? 1 : 0;
 }
 
-static int bench_plans(int n, const char **specs, bool all)
+static int bench_plans(int n, const char **specs, bool all, bool general)
 {
     static const char *defaults[] = {"a100:1", "a100:2", "mi250:1", "a100:4", "mi250:2"};
     if (n == 0) {
@@ -165,7 +170,7 @@ static int bench_plans(int n, const char **specs, bool all)
                 pid_t pid = fork();
                 if (pid == 0) {
                     alarm(600);
-                    int rc = measure_plan(specs[i], ci, what);
+                    int rc = measure_plan(specs[i], ci, what, general);
                     fflush(stdout);
                     _exit(rc);
                 }
@@ -185,7 +190,7 @@ int main(int argc, char **argv)
 {
     static const char *defaults[] = {"a100:2",   "a100:4",   "mi250:2",     "h100:16",
                                      "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
-    bool all = false, plans = false;
+    bool all = false, plans = false, general = false;
     const char *specs[64];
     int n = 0;
     for (int i = 1; i < argc && n < 64; i++) {
@@ -193,11 +198,13 @@ int main(int argc, char **argv)
             all = true;
         else if (strcmp(argv[i], "--plan") == 0)
             plans = true;
+        else if (strcmp(argv[i], "--general") == 0)
+            general = true;
         else
             specs[n++] = argv[i];
     }
     if (plans)
-        return bench_plans(n, specs, all);
+        return bench_plans(n, specs, all, general);
     if (n == 0) {
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];

@@ -103,7 +103,10 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
                                       weft_sim_result *out, weft_diag *d);
 
 /* Simulates a plan on a fabric for a collective of `size` bytes (cut into
- * weft_plan_size_chunks equal chunks; an op moves count chunks). Each op is
+ * weft_plan_size_chunks equal chunks; an op moves count chunks and counts
+ * as count one-chunk transfers leaving together: it gets count max-min
+ * shares of each link, so merging identical transfers into one op, as the
+ * optimal plan does, changes nothing). Each op is
  * cut into o->slices slices: slice s of an op waits for slice s of each of
  * its deps and for its own slice s-1 (pieces of a chunk move through the
  * schedule independently, as NCCL pipelines a step's data). An op with a

@@ -467,7 +467,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
     if (!x.elems) x.slices = 1;
     if (x.cb != xp->last_cb && c->rank == 0) {
-        weft_log(WEFT_LOG_INFO, "run",
+        weft_log(WEFT_LOG_DEBUG, "run",
                  "plan %s: %u chunks of %zu B, each cut into %u slices",
                  weft_coll_name(info->coll), info->chunks, x.cb, x.slices);
         xp->last_cb = x.cb;

@@ -197,7 +197,7 @@ static weft_err net_build(pack_ctx *c, pack_net *n)
     opt_forest *f = c->f;
     uint32_t nr = c->nr, s = nr;
     net_free(n);
-    size_t slots = f->n + (f->n / 4 > 8 ? f->n / 4 : 8);
+    size_t slots = f->n + f->n / 4 + 1;
     size_t arcs = (size_t)c->na + nr + slots * (nr + 1);
     if (nr + 1 + slots > UINT32_MAX / 4 || arcs > UINT32_MAX / 4)
         return WEFT_ELIMIT;

@@ -10,7 +10,8 @@
  *  - with --trees-per-root K it reaches what it reports, never more than
  *    the bound, and every root has exactly K trees.
  * Fabrics with an unbalanced forwarding node must fail with WEFT_ETOPO
- * instead. Deterministic (a fixed xorshift seed). */
+ * instead. Three fabrics in four force the general tree packing
+ * (use_structure off). Deterministic (a fixed xorshift seed). */
 #include <stdio.h>
 #include <string.h>
 
@@ -167,6 +168,9 @@ int main(void)
         weft_optimal_opts o;
         weft_optimal_opts_init(&o);
         o.trees_per_root = iter % 5 == 4 ? 1 + rnd(3) : 0;
+        /* Mostly the general tree packing; now and then the default, which
+         * tries the structured construction first. */
+        o.use_structure = iter % 4 == 1;
         weft_plan *p = NULL;
         weft_optimal info;
         weft_err e = weft_synth_optimal(t, coll, &o, &p, &info, &d);

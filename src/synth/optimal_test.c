@@ -36,6 +36,11 @@ static void rat_text(weft_rat r, char *buf, size_t size)
     weft_rat_format(r, buf, size);
 }
 
+/* Which construction check_plan asks for: the general tree packing
+ * (this file's subject) or the default, which tries the structured one
+ * first (optimal_rail_test.c tests that one in depth). */
+static bool use_structure;
+
 /* Builds, verifies, costs and (when exec) executes; checks the throughput
  * is `want` both as reported and as the cost model measures it, and
  * returns the info through *info when not NULL. */
@@ -49,12 +54,14 @@ static void check_plan(const char *spec, weft_coll coll, uint32_t K, const char 
     weft_optimal_opts o;
     weft_optimal_opts_init(&o);
     o.trees_per_root = K;
+    o.use_structure = use_structure;
     weft_plan *p = NULL;
     weft_optimal info;
     weft_diag d;
     weft_err e = weft_synth_optimal(t, coll, &o, &p, &info, &d);
     if (e)
-        fprintf(stderr, "%s %s K=%u: %s\n", spec, weft_coll_name(coll), K, d.msg);
+        fprintf(stderr, "%s %s K=%u%s: %s\n", spec, weft_coll_name(coll), K,
+                use_structure ? "" : " (general)", d.msg);
     CHECK_ERR(e, WEFT_OK);
     if (e) {
         weft_topo_free(t);
@@ -208,14 +215,40 @@ static void dtor(void *arg)
     weft_optimal_fini(&a->info);
 }
 
+/* The issue's figures as a user gets them (structure first). */
+static void test_default_path(void)
+{
+    use_structure = true;
+    check_plan("a100:1", WEFT_COLL_ALLGATHER, 0, "2400/7", false, NULL);
+    check_plan("a100:2", WEFT_COLL_ALLGATHER, 0, "1040/3", false, NULL);
+    check_plan("a100:2", WEFT_COLL_ALLGATHER, 1, "2400/7", false, NULL);
+    check_plan("a100:4", WEFT_COLL_ALLGATHER, 0, "800/3", false, NULL);
+    check_plan("mi250:1", WEFT_COLL_ALLGATHER, 0, "2400/7", false, NULL);
+    check_plan("mi250:2", WEFT_COLL_ALLGATHER, 0, "5312/15", false, NULL);
+    check_plan("mi250:2", WEFT_COLL_ALLGATHER, 1, "320", false, NULL);
+    use_structure = false;
+}
+
 int main(void)
 {
     test_issue_figures();
+    test_default_path();
     test_other_collectives();
     test_errors();
     oom_arg a = {.t = load("switch:3")};
     if (a.t)
         CHECK(weft_test_oom_sweep("optimal switch:3", ctor, dtor, &a) > 10);
+    weft_topo_free(a.t);
+    /* A switch and a NIC to split, one-way links, groups that split
+     * (reduce-scatter k = 7 in 10 groups), remembered cuts and a re-laid
+     * packing network. */
+    a = (oom_arg){.t = parse("node r0 compute\nnode r1 compute\nnode r2 compute\n"
+                             "node r3 compute\nnode s switch\nnode n0 nic\n"
+                             "duplex r0 s 20GB/s\nduplex r1 s 20GB/s\nduplex r2 s 20GB/s\n"
+                             "duplex r3 n0 25GB/s\nduplex n0 s 25GB/s\nduplex r0 r1 20GB/s\n"
+                             "link r2 r3 15GB/s\nlink r3 r0 15GB/s\n")};
+    if (a.t)
+        CHECK(weft_test_oom_sweep("optimal switch+nic", ctor, dtor, &a) > 50);
     weft_topo_free(a.t);
     return weft_test_done();
 }
