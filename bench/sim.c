@@ -5,9 +5,13 @@
  * building the fabric and for the simulation, events per CPU second, peak
  * memory, the simulated time and algbw, and how the ring was reduced
  * (classes, pruned links, and whether the periodic quotient approximated
- * it). Never fails on time; wall time on a shared machine can be several
- * times the CPU time.
+ * it). Each fabric is run twice: over the ranks in rank order
+ * (weft_sim_ring) and in the classic ring's order (weft_classic_ring_order:
+ * hosts in order, each entered on the rail the previous one left by; what
+ * `weft sim --algo ring` and `weft plan --algo ring` use). Never fails on
+ * time; wall time on a shared machine can be several times the CPU time.
  * Usage: bench_sim [SPEC ...] (default: the six fabrics below). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -16,6 +20,7 @@
 #include <unistd.h>
 
 #include "weft/sim.h"
+#include "weft/synth.h"
 #include "weft/topo.h"
 
 static double now(void)
@@ -33,7 +38,7 @@ static double cpu_now(void)
            ru.ru_stime.tv_usec * 1e-6;
 }
 
-static int run_case(const char *spec)
+static int run_case(const char *spec, bool classic)
 {
     weft_diag d;
     weft_diag_clear(&d);
@@ -47,10 +52,20 @@ static int run_case(const char *spec)
     weft_sim_opts o;
     weft_sim_opts_init(&o);
     weft_sim_result r;
-    weft_err e = weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 64u << 20, &o, &r, &d);
+    weft_err e;
+    uint32_t *order = NULL;
+    if (classic) {
+        order = malloc((size_t)weft_topo_num_ranks(t) * sizeof *order);
+        e = order ? weft_classic_ring_order(t, order, &d) : WEFT_ENOMEM;
+        if (!e)
+            e = weft_sim_ring_order(t, WEFT_COLL_ALLREDUCE, order, 64u << 20, &o, &r, &d);
+    } else {
+        e = weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 64u << 20, &o, &r, &d);
+    }
+    free(order);
     double t2 = now(), c2 = cpu_now();
     if (e) {
-        printf("%-18s sim failed: %s\n", spec, d.msg);
+        printf("%-18s %-7s sim failed: %s\n", spec, classic ? "classic" : "rank", d.msg);
         weft_topo_free(t);
         return 1;
     }
@@ -61,10 +76,10 @@ static int run_case(const char *spec)
         snprintf(how, sizeof how, "periodic quotient p=%u, %u defects", r.period, r.defects);
     else
         snprintf(how, sizeof how, "exact");
-    printf("%-18s %6u ranks  build %.2f s (cpu %.2f)  sim %.2f s wall, %.2f s cpu  %llu events  "
+    printf("%-18s %-7s %6u ranks  build %.2f s (cpu %.2f)  sim %.2f s wall, %.2f s cpu  %llu events  "
            "%.2fM ev/cpu-s  peak %.1f MiB  time %.6g s  algbw %.3f GB/s  busbw %.3f GB/s  "
            "classes %u/%u  pruned %u  %s\n",
-           spec, r.ranks, t1 - t0, c1 - c0, t2 - t1, c2 - c1, (unsigned long long)r.events,
+           spec, classic ? "classic" : "rank", r.ranks, t1 - t0, c1 - c0, t2 - t1, c2 - c1, (unsigned long long)r.events,
            r.events / (c2 - c1 > 0 ? c2 - c1 : 1e-9) / 1e6, ru.ru_maxrss / 1024.0, r.time_s,
            r.algbw_gbps, r.busbw_gbps, r.flow_classes, r.link_classes, r.pruned_links, how);
     fflush(stdout);
@@ -79,11 +94,11 @@ int main(int argc, char **argv)
     const char **specs = argc > 1 ? (const char **)argv + 1 : defaults;
     int n = argc > 1 ? argc - 1 : (int)(sizeof defaults / sizeof defaults[0]);
     int rc = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < 2 * n; i++) {
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
-            int code = run_case(specs[i]);
+            int code = run_case(specs[i / 2], i % 2);
             fflush(stdout);
             _exit(code);
         }
@@ -93,7 +108,7 @@ int main(int argc, char **argv)
             return 1;
         }
         if (WIFSIGNALED(status)) {
-            printf("%-18s killed by signal %d\n", specs[i], WTERMSIG(status));
+            printf("%-18s killed by signal %d\n", specs[i / 2], WTERMSIG(status));
             rc = 1;
         }
     }
