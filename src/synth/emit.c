@@ -120,15 +120,13 @@ static int cmp_u32(const void *a, const void *b)
 
 static weft_err add_reader(synth_emit *e, uint32_t bucket, uint32_t op)
 {
+    /* Each list grows by doubling on its own: a realloc per reader would
+     * copy the whole list each time under ASan. */
     if (weft__grow((void **)&e->reader_op, &e->reader_cap, e->nreaders + 1,
-                   sizeof *e->reader_op))
+                   sizeof *e->reader_op) ||
+        weft__grow((void **)&e->reader_next, &e->reader_next_cap, e->nreaders + 1,
+                   sizeof *e->reader_next))
         return WEFT_ENOMEM;
-    size_t cap = e->reader_cap;
-    /* reader_next grows in step with reader_op. */
-    uint32_t *next = weft__realloc_array(e->reader_next, cap, sizeof *next);
-    if (!next)
-        return WEFT_ENOMEM;
-    e->reader_next = next;
     if (e->nreaders >= NONE)
         return WEFT_ELIMIT;
     uint32_t r = (uint32_t)e->nreaders++;

@@ -33,7 +33,7 @@ typedef struct synth_emit {
     /* Reader lists: a pool of (op, next) entries. Overwritten slots drop
      * their list without reclaiming its entries (O(total reads) memory). */
     uint32_t *reader_op, *reader_next;
-    size_t nreaders, reader_cap;
+    size_t nreaders, reader_cap, reader_next_cap;
     uint32_t *scratch; /* dep collection */
     size_t scratch_cap;
 } synth_emit;
