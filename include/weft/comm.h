@@ -321,7 +321,7 @@ WEFT_API weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, w
  *
  * Each rank runs the ops it takes part in; every rank computes the same
  * topological order of the deps. Each chunk is cut into slices (about 256
- * KiB, at most 32 per chunk; rank 0 logs the count at info level), and
+ * KiB, at most 32 per chunk; rank 0 logs the count at debug level), and
  * slice s of an op starts as soon as slice s of every op it depends on
  * (directly or through other ranks' ops) has finished on this rank, so
  * independent transfers run at once and forwarded chunks are pipelined, as

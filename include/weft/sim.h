@@ -7,12 +7,17 @@
  * drained, and is done one route latency later. docs/sim.md describes the
  * model, where it is exact and where it approximates.
  *
- * Scale. Collectives are regular; the simulator exploits it without losing
- * exactness: transfers whose routes, sizes, latencies and dependency
+ * Scale. Collectives are regular; the ring simulation exploits it without
+ * losing exactness: links that can never saturate are dropped from the
+ * routes, and transfers whose routes, sizes, latencies and dependency
  * structure are indistinguishable (an equitable partition of the
  * transfer/link system, found by colour refinement) are simulated as one
  * flow class with a multiplicity, on link classes. Max-min fair rates and
- * every event time of the reduced system equal those of the full one.
+ * every event time of the reduced system equal those of the full one. A
+ * ring with no usable symmetry (more than max_classes classes) whose hops
+ * have private links is approximated by its periodic quotient, and the
+ * result says so (period > 0). docs/sim.md gives the arguments and the
+ * measured error.
  *
  * Times are doubles in seconds and are deterministic: the same inputs give
  * bit-identical results on every run.
@@ -40,6 +45,10 @@ typedef struct weft_sim_opts {
                         simulates every transfer on its own */
     FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
                         document is written here (default NULL) */
+    uint32_t max_classes; /* weft_sim_ring only: when the exact symmetry classes
+                             are more than this (0: the default, 4096), a ring
+                             of private routes is approximated by its periodic
+                             quotient (result.period > 0; docs/sim.md) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -47,8 +56,8 @@ WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
 #define WEFT_SIM_BUSIEST 5
 
 typedef struct weft_sim_link_use {
-    weft_link_id link; /* one representative physical link */
-    uint32_t count;    /* links that behave exactly like it */
+    weft_link_id link; /* one representative physical link (the smallest id) */
+    uint32_t count;    /* links alike: the same capacity and bytes carried */
     double bytes;      /* bytes it carried */
     double util;       /* bytes / (capacity x time) */
 } weft_sim_link_use;
@@ -68,6 +77,11 @@ typedef struct weft_sim_result {
     double conservation_err; /* largest relative |carried - sent| over links */
     uint64_t simulated_steps; /* ring steps simulated (all of them unless extrapolated) */
     bool extrapolated;        /* the time was extrapolated from a steady state */
+    uint32_t pruned_links;    /* links left out because they can never limit a
+                                 rate (exact; see docs/sim.md) */
+    uint32_t period;          /* 0: exact classes; else the ring was approximated
+                                 by its periodic quotient of this many positions */
+    uint32_t defects;         /* positions that break that period */
     uint32_t n_busiest;
     weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
 } weft_sim_result;
@@ -83,11 +97,16 @@ WEFT_API double weft_sim_busbw_factor(weft_coll coll, uint32_t n);
  * step k-1 of rank r-1 (slice by slice). WEFT_EINVAL for another collective,
  * fewer than 2 ranks or size 0; WEFT_ETOPO when a ring hop has no path.
  *
- * Large rings (more than 2 million class flows) are not simulated step by
- * step: three truncated rings of k, k + m and k + 2m steps (k = 4 x classes
- * + 64, m = k/2) are; when their two increments agree to 1e-9 the time is
- * linear in the steps from there on and the remaining steps are
- * extrapolated (extrapolated = true). WEFT_ELIMIT when no steady state is
+ * With o->symmetry (the default) links that can never saturate are pruned
+ * (exact, pruned_links), transfers are reduced to exact classes, and a
+ * ring whose classes each own one link runs on a streaming server
+ * simulator (exact up to rounding; memory O(classes x slices)). When the
+ * exact partition has more than o->max_classes classes (default 4,096) and
+ * every hop has a private link, the ring is approximated by its periodic
+ * quotient (period, defects); otherwise WEFT_ELIMIT. Rings that still
+ * need more than 4 million class flows on the general engine are
+ * extrapolated from three truncated rings whose lengths differ by whole
+ * class cycles (extrapolated = true); WEFT_ELIMIT when no steady state is
  * found. */
 WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size,
                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
@@ -103,7 +122,10 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
                                       weft_sim_result *out, weft_diag *d);
 
 /* Simulates a plan on a fabric for a collective of `size` bytes (cut into
- * weft_plan_size_chunks equal chunks; an op moves count chunks). Each op is
+ * weft_plan_size_chunks equal chunks; an op moves count chunks and counts
+ * as count one-chunk transfers leaving together: it gets count max-min
+ * shares of each link, so merging identical transfers into one op, as the
+ * optimal plan does, changes nothing). Each op is
  * cut into o->slices slices: slice s of an op waits for slice s of each of
  * its deps and for its own slice s-1 (pieces of a chunk move through the
  * schedule independently, as NCCL pipelines a step's data). An op with a

@@ -24,17 +24,14 @@
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
-    {"algo", 0, "A",
-     "or an algorithm of weft plan --list, or optimal; ring is the ring weft plan builds"},
+    {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
-    {"compare", 0, NULL,
-     "with --coll: every algorithm that builds C here, and optimal, sorted by time, "
-     "under the bound"},
+    {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size (not with --compare)"},
+    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},

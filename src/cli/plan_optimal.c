@@ -22,9 +22,7 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
             weft_rat_eq(o->algbw, o->bound) ? ", equal to the bound"
                                              : ", below the bound (trees per root forced)");
     if (o->method == WEFT_OPTIMAL_RAIL)
-        fprintf(f, "method       %s; a ring along each rail between boxes, direct sends inside "
-                   "each box (docs/optimal-scale.md)\n",
-                o->structure_note);
+        fprintf(f, "method       %s (docs/optimal-scale.md)\n", o->structure_note);
     else
         fprintf(f, "method       packing: edge splitting and tree packing%s%s%s\n",
                 o->structure_note[0] ? " (" : "", o->structure_note,

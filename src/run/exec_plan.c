@@ -44,6 +44,7 @@
 #include "plan/plan_internal.h"
 #include "run/clock.h"
 #include "run/comm_internal.h"
+#include "run/exec_plan.h"
 #include "weft/log.h"
 
 /* Slices of about SLICE_BYTES: large enough that per-message costs (a frame
@@ -467,7 +468,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
     if (!x.elems) x.slices = 1;
     if (x.cb != xp->last_cb && c->rank == 0) {
-        weft_log(WEFT_LOG_INFO, "run",
+        weft_log(WEFT_LOG_DEBUG, "run",
                  "plan %s: %u chunks of %zu B, each cut into %u slices",
                  weft_coll_name(info->coll), info->chunks, x.cb, x.slices);
         xp->last_cb = x.cb;
@@ -510,4 +511,34 @@ free_all:
     weft__free(tmp);
     weft__free(scratch);
     return e;
+}
+
+/* ---- Test access (exec_plan.h) --------------------------------------------- */
+
+uint32_t weft__comm_plan_len(const weft_comm_plan *x)
+{
+    return x->len;
+}
+
+uint32_t weft__comm_plan_op(const weft_comm_plan *x, uint32_t pos)
+{
+    return x->order[pos];
+}
+
+void weft__comm_plan_waits(const weft_comm_plan *x, uint32_t pos, uint32_t *prefix,
+                           const uint32_t **list, uint32_t *n)
+{
+    *prefix = x->wait[pos].prefix;
+    *list = x->pool + x->wait[pos].off;
+    *n = x->wait[pos].len;
+}
+
+uint32_t weft__comm_plan_lane(const weft_comm_plan *x, uint32_t pos)
+{
+    return x->lane[pos];
+}
+
+int64_t weft__comm_plan_prev(const weft_comm_plan *x, uint32_t pos)
+{
+    return x->prev[pos];
 }

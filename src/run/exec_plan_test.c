@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "run/exec_plan.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
@@ -79,7 +80,52 @@ typedef struct job {
     const char *text; /* or */
     const char *file;
     size_t count;
+    bool dbtree; /* check rank 1's schedule of dbtree_4 */
 } job;
+
+/* Rank 1's schedule of dbtree_4. The global order is 0 6 1 7 2 8 3 9 4 5 10
+ * 11, so rank 1 runs ops 6 1 7 8 9 4 10 11 (positions 0 .. 7). Each op
+ * waits only for the ops of rank 1 its deps lead to: op 8 (1->3, tree 2)
+ * waits for op 7 alone, not for op 1 (1->2, tree 1) before it in the order;
+ * op 4 reaches op 1 through ops 3 and 2 of other ranks. Over TCP (2
+ * connections per peer) channel 1 is lane 2 and channel 0 lane 1, and no
+ * two ops of rank 1 share a stream; over shared memory (one lane) op 4
+ * follows op 6 (both from rank 2) and op 11 follows op 1 (both to rank 2). */
+static void check_dbtree_schedule(weft_comm *c, const weft_plan *p, bool tcp)
+{
+    if (weft_comm_rank(c) != 1) return;
+    weft_comm_plan *x = NULL;
+    CHECK_ERR(weft_comm_plan_new(c, p, &x, NULL), WEFT_OK);
+    if (!x) return;
+    static const uint32_t ops[8] = {6, 1, 7, 8, 9, 4, 10, 11};
+    static const uint32_t nw[8] = {0, 0, 1, 1, 2, 1, 2, 2};
+    static const uint32_t w[8][2] = {{0, 0}, {0, 0}, {0, 0}, {2, 0},
+                                     {2, 3}, {1, 0}, {2, 4}, {0, 4}};
+    static const uint32_t lane_tcp[8] = {2, 1, 2, 2, 2, 1, 2, 2};
+    static const int64_t prev_shm[8] = {-1, -1, -1, -1, -1, 0, -1, 1};
+    CHECK_INT(weft__comm_plan_len(x), 8);
+    for (uint32_t i = 0; i < 8 && weft__comm_plan_len(x) == 8; i++) {
+        CHECK_INT(weft__comm_plan_op(x, i), ops[i]);
+        uint32_t prefix, n;
+        const uint32_t *list;
+        weft__comm_plan_waits(x, i, &prefix, &list, &n);
+        CHECK_INT(prefix, 0);
+        CHECK_INT(n, nw[i]);
+        uint32_t got[2] = {0, 0};
+        for (uint32_t k = 0; k < n && k < 2; k++)
+            got[k] = list[k];
+        if (n == 2 && got[0] > got[1]) {
+            uint32_t t = got[0];
+            got[0] = got[1];
+            got[1] = t;
+        }
+        CHECK_INT(got[0], w[i][0]);
+        CHECK_INT(got[1], w[i][1]);
+        CHECK_INT(weft__comm_plan_lane(x, i), tcp ? lane_tcp[i] : 1);
+        CHECK_INT(weft__comm_plan_prev(x, i), tcp ? -1 : prev_shm[i]);
+    }
+    weft_comm_plan_free(x);
+}
 
 static void check_allreduce(weft_comm *c, const weft_plan *p, size_t count, bool in_place)
 {
@@ -151,6 +197,8 @@ static int body(weft_comm *c, void *arg)
         p = plan_text(j->text);
     if (!p) return 99;
     weft_coll coll = weft_plan_get_info(p)->coll;
+    if (j->dbtree)
+        check_dbtree_schedule(c, p, strcmp(weft_comm_transport(c, 0), "tcp") == 0);
     /* The last count makes chunks of more than 1 MiB: several slices per
      * chunk (256 KiB each), and 300001 elements do not divide evenly. */
     size_t counts[] = {0, j->count, j->count * 1000, j->count * 300001};
@@ -232,7 +280,7 @@ int main(void)
     job ag = {.text = allgather_3, .count = 1};
     job bc = {.text = broadcast_3, .count = 2};
     job sc = {.text = scratch_2, .count = 1};
-    job db = {.text = dbtree_4, .count = 2};
+    job db = {.text = dbtree_4, .count = 2, .dbtree = true};
     run(4, WEFT_TRANSPORT_SHM, &ring4, "ring4 shm");
     run(4, WEFT_TRANSPORT_TCP, &ring4, "ring4 tcp");
     run(3, WEFT_TRANSPORT_SHM, &ring3, "ring3 shm");

@@ -500,7 +500,7 @@ static void test_single(void)
  * choice; every failing attempt returns WEFT_ENOMEM and frees what it
  * took. */
 typedef struct oom_arg {
-    const char *fabric, *plan;
+    const char *fabric, *plan, *tuning;
     weft_comm *c;
 } oom_arg;
 
@@ -512,6 +512,7 @@ static weft_err oom_ctor(void *arg)
     cfg.addr = "127.0.0.1:0";
     cfg.fabric = a->fabric;
     cfg.plan_file = a->plan;
+    cfg.tuning = a->tuning;
     weft_comm *c = NULL;
     weft_err e = weft_comm_init(&cfg, &c, NULL);
     if (e) return e;
@@ -535,7 +536,7 @@ static void oom_dtor(void *arg)
 
 static void test_oom(void)
 {
-    oom_arg a = {"switch:1", NULL, NULL};
+    oom_arg a = {"switch:1", NULL, NULL, NULL};
     CHECK(weft_test_oom_sweep("init with a fabric", oom_ctor, oom_dtor, &a) > 0);
     char path[] = "/tmp/weft-select-XXXXXX";
     int fd = mkstemp(path);
@@ -547,8 +548,27 @@ static void test_oom(void)
                        "op 2 copy 0:in[1] 0:out[1]\n";
     CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
     close(fd);
-    oom_arg b = {NULL, path, NULL};
+    oom_arg b = {NULL, path, NULL, NULL};
     CHECK(weft_test_oom_sweep("init with a plan", oom_ctor, oom_dtor, &b) > 0);
+    unlink(path);
+    /* A table for switch:1 (allgather only: the allreduce choice is then
+     * ranked, and no classic builds on one rank, so built-in). */
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_preset("switch:1", &t, NULL), WEFT_OK);
+    weft_tuning *tt = NULL;
+    CHECK_ERR(weft_tuning_new(t, "switch:1", NULL, &tt, NULL), WEFT_OK);
+    const char *names[] = {"ring"};
+    const double times[] = {1e-6};
+    CHECK_ERR(weft_tuning_add(tt, WEFT_COLL_ALLGATHER, 8, 1, names, times, NULL), WEFT_OK);
+    strcpy(path, "/tmp/weft-select-XXXXXX");
+    fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    CHECK_ERR(weft_tuning_write(tt, f), WEFT_OK);
+    fclose(f);
+    weft_tuning_free(tt);
+    weft_topo_free(t);
+    oom_arg c = {"switch:1", NULL, path, NULL};
+    CHECK(weft_test_oom_sweep("init with a tuning table", oom_ctor, oom_dtor, &c) > 0);
     unlink(path);
 }
 

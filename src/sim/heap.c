@@ -18,6 +18,24 @@ weft_err sim_heap_init(sim_heap *h, uint32_t cap)
     return WEFT_OK;
 }
 
+weft_err sim_heap_reserve(sim_heap *h, uint32_t cap)
+{
+    if (cap <= h->cap)
+        return WEFT_OK;
+    sim_heap_ent *ent = weft__realloc_array(h->ent, cap, sizeof *ent);
+    if (!ent)
+        return WEFT_ENOMEM;
+    h->ent = ent;
+    uint32_t *pos = weft__realloc_array(h->pos, cap, sizeof *pos);
+    if (!pos)
+        return WEFT_ENOMEM;
+    h->pos = pos;
+    for (uint32_t i = h->cap; i < cap; i++)
+        h->pos[i] = UINT32_MAX;
+    h->cap = cap;
+    return WEFT_OK;
+}
+
 void sim_heap_fini(sim_heap *h)
 {
     weft__free(h->ent);

@@ -32,6 +32,9 @@ typedef struct sim_heap {
 /* Storage for ids 0 .. cap-1. _fini is safe on a zeroed or half-built heap. */
 weft_err sim_heap_init(sim_heap *h, uint32_t cap);
 void sim_heap_fini(sim_heap *h);
+/* Makes room for ids 0 .. cap-1, keeping the entries and their order.
+ * WEFT_ENOMEM leaves the heap as it was (possibly with a larger block). */
+weft_err sim_heap_reserve(sim_heap *h, uint32_t cap);
 
 /* Inserts id at time t, or moves it there if present; either way it gets a
  * fresh sequence number (it pops after every key set earlier at time t). */

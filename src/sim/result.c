@@ -9,6 +9,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->slices = 1;
     o->symmetry = true;
     o->trace = NULL;
+    o->max_classes = 0;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)
@@ -69,4 +70,40 @@ void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classe
         if (out->n_busiest < WEFT_SIM_BUSIEST)
             out->n_busiest++;
     }
+}
+
+void sim_result_busiest_links(weft_sim_result *out, uint32_t n_links, const double *bytes,
+                              const double *cap)
+{
+    /* The top entries so far, with the capacity that keys them. A group
+     * pushed out of the top never returns: the entries that displaced it
+     * stay ahead of all its later members. */
+    double ecap[WEFT_SIM_BUSIEST];
+    uint32_t n = 0;
+    double time = out->time_s;
+    for (uint32_t l = 0; l < n_links; l++) {
+        if (!(bytes[l] > 0))
+            continue;
+        weft_sim_link_use u = {{l}, 1, bytes[l], time > 0 ? bytes[l] / (cap[l] * time) : 0};
+        uint32_t i = 0;
+        while (i < n && !(out->busiest[i].bytes == u.bytes && ecap[i] == cap[l]))
+            i++;
+        if (i < n) {
+            out->busiest[i].count++;
+            continue;
+        }
+        uint32_t at = n;
+        while (at > 0 && busier(&u, &out->busiest[at - 1]))
+            at--;
+        if (at >= WEFT_SIM_BUSIEST)
+            continue;
+        uint32_t last = n < WEFT_SIM_BUSIEST ? n : WEFT_SIM_BUSIEST - 1;
+        memmove(&out->busiest[at + 1], &out->busiest[at], (last - at) * sizeof u);
+        memmove(&ecap[at + 1], &ecap[at], (last - at) * sizeof *ecap);
+        out->busiest[at] = u;
+        ecap[at] = cap[l];
+        if (n < WEFT_SIM_BUSIEST)
+            n++;
+    }
+    out->n_busiest = n;
 }

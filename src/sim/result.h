@@ -15,4 +15,12 @@ void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classe
                      const double *class_cap, weft_coll coll, uint32_t ranks, uint64_t size,
                      double bytes_scale, double time_s);
 
+/* Replaces out->busiest by the busiest physical links, from the bytes each
+ * carried over the whole run (bytes[l], 0 for unused links) and the
+ * capacities (bytes/s), with out->time_s. Links with the same capacity and
+ * bytes form one entry (count, represented by the smallest id); entries are
+ * ordered by utilisation, ties by link id. O(n_links). */
+void sim_result_busiest_links(weft_sim_result *out, uint32_t n_links, const double *bytes,
+                              const double *cap);
+
 #endif

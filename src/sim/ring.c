@@ -6,11 +6,19 @@
  * engine flow. Step k, slice s of class C waits for step k-1, slice s of
  * the class of C's predecessor, and for step k, slice s-1 of C itself
  * (slices of one step leave a rank in order).
+ *
+ * Before classes are formed, links that can never limit a rate are dropped
+ * from the routes (prune.h; exact). When the exact partition has more than
+ * opts.max_classes classes, a ring of private routes is approximated by its
+ * periodic quotient (period.h) and the result says so.
  */
 #include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "sim/period.h"
+#include "sim/prune.h"
+#include "sim/ring_fast.h"
 #include "sim/result.h"
 #include "topo/paths.h"
 
@@ -80,12 +88,15 @@ free_paths:
  * most the second budget. */
 #define WEFT_SIM_RING_FULL_FLOWS 4000000u
 #define WEFT_SIM_RING_EXTRAPOLATE_FLOWS 6000000u
+/* Exact partitions larger than this are approximated by default. */
+#define WEFT_SIM_RING_MAX_CLASSES 4096u
 
 /* The reduced system: link classes and one route per transfer class. */
 typedef struct ring_sys {
     const sim_classes *cls;
     const xfers *x;
     const double *ccap, *cmult;
+    uint32_t *cpred;            /* per class: the class its members wait for */
     uint32_t *cr_off, *cr_link; /* class routes in CSR form, over link classes */
     double *cr_coef;
     uint32_t slices;
@@ -154,15 +165,162 @@ static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, 
                 if ((err = sim_engine_add_flow(e, c, rs->bytes, cls->fcount[c], &f)))
                     return weft_diag_code(d, err);
                 uint32_t base = (uint32_t)((k * P + s) * nf);
-                if (k > 0) {
-                    uint32_t pc = cls->fcls[rs->x->pred[cls->frep[c]]];
-                    if ((err = sim_engine_add_dep(e, f, base - P * nf + pc)))
-                        return weft_diag_code(d, err);
-                }
+                if (k > 0 && (err = sim_engine_add_dep(e, f, base - P * nf + rs->cpred[c])))
+                    return weft_diag_code(d, err);
                 if (s > 0 && (err = sim_engine_add_dep(e, f, base - nf + c)))
                     return weft_diag_code(d, err);
             }
     return sim_engine_run(e, rs->alpha, d);
+}
+
+/* The exact classes of the pruned ring, or, when there are more than
+ * max_classes and the routes are private, its periodic quotient. */
+static weft_err ring_classes(const sim_xfer_set *xs, const weft_sim_opts *o, sim_classes *cls,
+                             weft_sim_result *out, weft_diag *d)
+{
+    uint32_t maxc = o->max_classes ? o->max_classes : WEFT_SIM_RING_MAX_CLASSES;
+    weft_err err = sim_classes_compute(xs, o->symmetry, o->symmetry ? maxc : 0, cls);
+    if (err != WEFT_ELIMIT)
+        return weft_diag_code(d, err);
+    /* Defects: at most 1 % of the positions. */
+    uint32_t period = 0, defects = 0;
+    err = sim_period_classes(xs, WEFT_SIM_RING_MAX_CLASSES, xs->n / 100, cls, &period, &defects);
+    if (err == WEFT_ELIMIT)
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "sim: the ring has more than %u transfer classes and no periodic "
+                             "pattern of private routes to approximate it by (--no-symmetry "
+                             "simulates every transfer)",
+                             maxc);
+    if (err)
+        return weft_diag_code(d, err);
+    out->period = period;
+    out->defects = defects;
+    return WEFT_OK;
+}
+
+/* Is every class route one link class that no other class uses? Then the
+ * reduced ring is a cycle of independent servers (ring_fast.h). With nf
+ * routes of one entry each over nl = nf link classes, the link classes are
+ * distinct iff each is hit once; hit is scratch of nl entries. */
+static bool decoupled(const ring_sys *rs, uint32_t *hit)
+{
+    const sim_classes *cls = rs->cls;
+    if (cls->nf != cls->nl)
+        return false;
+    for (uint32_t c = 0; c < cls->nf; c++)
+        if (rs->cr_off[c + 1] - rs->cr_off[c] != 1)
+            return false;
+    memset(hit, 0, (size_t)cls->nl * sizeof *hit);
+    for (uint32_t c = 0; c < cls->nf; c++)
+        if (hit[rs->cr_link[rs->cr_off[c]]]++)
+            return false;
+    return true;
+}
+
+/* The reduced ring on the streaming server simulator. */
+static weft_err run_fast(const ring_sys *rs, uint64_t steps, weft_coll coll, uint32_t n,
+                         uint64_t size, weft_sim_result *out, weft_diag *d)
+{
+    const sim_classes *cls = rs->cls;
+    uint32_t nf = cls->nf;
+    double *rate = weft__malloc((size_t)nf * sizeof *rate);
+    double *lat = weft__malloc((size_t)nf * sizeof *lat);
+    weft_err err = WEFT_ENOMEM;
+    if (!rate || !lat)
+        goto free_all;
+    for (uint32_t c = 0; c < nf; c++) {
+        rate[c] = rs->ccap[rs->cr_link[rs->cr_off[c]]] / rs->cr_coef[rs->cr_off[c]];
+        lat[c] = rs->x->lat[cls->frep[c]];
+    }
+    sim_ring_fast_in in = {nf, rs->cpred, rate, lat, steps, rs->slices, rs->bytes, rs->alpha};
+    sim_ring_fast_out fo;
+    if ((err = sim_ring_fast_run(&in, &fo)))
+        goto free_all;
+    out->coll = coll;
+    out->ranks = n;
+    out->size = size;
+    out->time_s = fo.makespan_s;
+    out->algbw_gbps = fo.makespan_s > 0 ? (double)size / fo.makespan_s / 1e9 : 0;
+    out->busbw_gbps = out->algbw_gbps * weft_sim_busbw_factor(coll, n);
+    out->flows = fo.flows;
+    out->events = fo.events;
+    out->flow_classes = cls->nf;
+    out->link_classes = cls->nl;
+    out->conservation_err = fo.conservation_err;
+    out->simulated_steps = steps;
+free_all:
+    weft__free(rate);
+    weft__free(lat);
+    if (err == WEFT_EVERIFY)
+        return weft_diag_set(d, err, "sim: ring classes never all become ready");
+    return weft_diag_code(d, err);
+}
+
+/* Runs the reduced ring, step by step or, past the flow budget,
+ * extrapolated from its steady state, and fills out. */
+static weft_err run_ring(const ring_sys *rs, uint64_t steps, const double *ccap, weft_coll coll,
+                         uint32_t n, uint64_t size, weft_sim_result *out, weft_diag *d)
+{
+    const sim_classes *cls = rs->cls;
+    uint64_t per_step = (uint64_t)cls->nf * rs->slices;
+    sim_engine *e = NULL;
+    weft_err err;
+    if (per_step * steps <= WEFT_SIM_RING_FULL_FLOWS) {
+        if ((err = run_steps(rs, steps, &e, d)))
+            goto free_engine;
+        sim_result_fill(out, e, cls, ccap, coll, n, size, 1.0, -1);
+        out->simulated_steps = steps;
+        goto free_engine;
+    }
+    /* Three truncated rings of k, k + m and k + 2m steps. m is a multiple of
+     * the class cycle (after nf steps every chain of transfers is back in
+     * its class) and k = steps mod m, so that a periodic steady state is
+     * extrapolated by whole periods. When the two increments agree, the
+     * remaining steps add whole increments; otherwise the transient guess
+     * k0 doubles, up to the flow budget. */
+    uint64_t nf = cls->nf, k0 = 4 * nf + 64, m = 0, k = 0;
+    double tk[3] = {0, 0, 0};
+    uint64_t events = 0, flows = 0;
+    bool steady = false;
+    for (; !steady; k0 *= 2) {
+        m = (k0 / 2 + nf - 1) / nf * nf;
+        k = k0 + (steps - k0) % m;
+        if (k0 >= steps || per_step * (k + 2 * m) > WEFT_SIM_RING_EXTRAPOLATE_FLOWS ||
+            k + 2 * m >= steps)
+            break;
+        for (int i = 0; i < 3; i++) {
+            sim_engine_free(e);
+            e = NULL;
+            if ((err = run_steps(rs, k + (uint64_t)i * m, &e, d)))
+                goto free_engine;
+            sim_engine_stats st;
+            sim_engine_get_stats(e, &st);
+            tk[i] = st.makespan_s;
+            events += st.events;
+            flows += sim_engine_num_flows(e);
+        }
+        double d1 = tk[1] - tk[0], d2 = tk[2] - tk[1];
+        steady = fabs(d1 - d2) <= 1e-9 * d2;
+    }
+    if (!steady) {
+        err = weft_diag_set(d, WEFT_ELIMIT,
+                            "sim: %u transfer classes x %u slices: no steady state found "
+                            "within the flow budget; %llu ring steps are too many to "
+                            "simulate one by one",
+                            cls->nf, rs->slices, (unsigned long long)steps);
+        goto free_engine;
+    }
+    uint64_t kb = k + 2 * m;
+    double time = tk[2] + (double)((steps - kb) / m) * (tk[2] - tk[1]);
+    sim_result_fill(out, e, cls, ccap, coll, n, size, (double)steps / (double)kb, time);
+    out->events = events;
+    out->flows = flows;
+    out->simulated_steps = kb;
+    out->extrapolated = true;
+    err = WEFT_OK;
+free_engine:
+    sim_engine_free(e);
+    return err;
 }
 
 weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *o,
@@ -218,28 +376,45 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     memset(&cls, 0, sizeof cls);
     ring_sys rs;
     memset(&rs, 0, sizeof rs);
-    sim_engine *e = NULL;
-    double *cap = NULL, *ccap = NULL, *cmult = NULL;
+    weft_sim_result res;
+    memset(&res, 0, sizeof res);
+    uint32_t pruned = 0, *hit = NULL;
+    double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
     if ((order && (err = check_order(order, n, d))) || (err = route_ring(t, n, order, &x, d)))
         goto free_all;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);
-    if (!cap)
+    lbytes = weft__calloc(nl ? nl : 1, sizeof *lbytes);
+    if (!cap || !lbytes)
         goto nomem;
     for (uint32_t l = 0; l < nl; l++)
         cap[l] = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
-    sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
-    if ((err = sim_classes_compute(&xs, o->symmetry, &cls)))
+    /* What each physical link carries over the whole collective is fixed by
+     * the routes (every transfer drains all its bytes): steps x size/N x the
+     * sum of the coefficients on it. The busiest links are taken from these
+     * totals, before any link is pruned. */
+    for (uint32_t k = 0; k < x.r_off[n]; k++)
+        lbytes[x.link[k]] += x.coef[k];
+    for (uint32_t l = 0; l < nl; l++)
+        lbytes[l] *= (double)steps * ((double)size / n);
+    if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
+    sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
+    if ((err = ring_classes(&xs, o, &cls, &res, d)))
+        goto free_all;
     ccap = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *ccap);
     cmult = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *cmult);
-    if (!ccap || !cmult)
+    rs.cpred = weft__malloc((size_t)(cls.nf ? cls.nf : 1) * sizeof *rs.cpred);
+    hit = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *hit);
+    if (!ccap || !cmult || !rs.cpred || !hit)
         goto nomem;
     for (uint32_t c = 0; c < cls.nl; c++) {
         ccap[c] = cap[cls.lrep[c]];
         cmult[c] = cls.lcount[c];
     }
+    for (uint32_t c = 0; c < cls.nf; c++)
+        rs.cpred[c] = res.period ? (c + cls.nf - 1) % cls.nf : cls.fcls[x.pred[cls.frep[c]]];
     rs.cls = &cls;
     rs.x = &x;
     rs.ccap = ccap;
@@ -249,62 +424,16 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     rs.alpha = o->alpha_s;
     if ((err = class_routes(&rs)))
         goto fail;
-
-    uint64_t per_step = (uint64_t)cls.nf * o->slices;
-    memset(out, 0, sizeof *out);
-    if (per_step * steps <= WEFT_SIM_RING_FULL_FLOWS) {
-        if ((err = run_steps(&rs, steps, &e, d)))
-            goto free_all;
-        sim_result_fill(out, e, &cls, ccap, coll, n, size, 1.0, -1);
-        out->simulated_steps = steps;
-    } else {
-        /* Three truncated rings of k1, k1 + m and k1 + 2m steps; when the
-         * two increments agree, the time is linear in the step count from
-         * k1 on and the rest is extrapolated. Otherwise k1 doubles, up to
-         * the flow budget. */
-        uint64_t k1 = 4 * (uint64_t)cls.nf + 64, m = 0;
-        double tk[3] = {0, 0, 0};
-        uint64_t events = 0, flows = 0;
-        bool steady = false;
-        for (; !steady; k1 *= 2) {
-            m = k1 / 2;
-            if (per_step * (k1 + 2 * m) > WEFT_SIM_RING_EXTRAPOLATE_FLOWS ||
-                k1 + 2 * m >= steps)
-                break;
-            for (int i = 0; i < 3; i++) {
-                sim_engine_free(e);
-                e = NULL;
-                if ((err = run_steps(&rs, k1 + (uint64_t)i * m, &e, d)))
-                    goto free_all;
-                sim_engine_stats st;
-                sim_engine_get_stats(e, &st);
-                tk[i] = st.makespan_s;
-                events += st.events;
-                flows += sim_engine_num_flows(e);
-            }
-            double d1 = tk[1] - tk[0], d2 = tk[2] - tk[1];
-            steady = fabs(d1 - d2) <= 1e-9 * d2;
-            if (steady)
-                break;
-        }
-        if (!steady) {
-            err = weft_diag_set(d, WEFT_ELIMIT,
-                                "sim: %u transfer classes x %u slices: no steady state found "
-                                "within the flow budget; %llu ring steps are too many to "
-                                "simulate one by one",
-                                cls.nf, o->slices, (unsigned long long)steps);
-            goto free_all;
-        }
-        double d2 = tk[2] - tk[1];
-        uint64_t kb = k1 + 2 * m;
-        double time = tk[2] + (double)(steps - kb) / (double)m * d2;
-        sim_result_fill(out, e, &cls, ccap, coll, n, size, (double)steps / (double)kb, time);
-        out->events = events;
-        out->flows = flows;
-        out->simulated_steps = kb;
-        out->extrapolated = true;
-    }
-    out->transfers = (uint64_t)n * steps * o->slices;
+    if (o->symmetry && decoupled(&rs, hit))
+        err = run_fast(&rs, steps, coll, n, size, &res, d);
+    else
+        err = run_ring(&rs, steps, ccap, coll, n, size, &res, d);
+    if (err)
+        goto free_all;
+    res.transfers = (uint64_t)n * steps * o->slices;
+    res.pruned_links = pruned;
+    sim_result_busiest_links(&res, nl, lbytes, cap);
+    *out = res;
     err = WEFT_OK;
     goto free_all;
 nomem:
@@ -312,10 +441,12 @@ nomem:
 fail:
     weft_diag_code(d, err);
 free_all:
-    sim_engine_free(e);
     weft__free(cap);
+    weft__free(lbytes);
     weft__free(ccap);
     weft__free(cmult);
+    weft__free(rs.cpred);
+    weft__free(hit);
     weft__free(rs.cr_off);
     weft__free(rs.cr_link);
     weft__free(rs.cr_coef);

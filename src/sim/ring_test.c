@@ -78,11 +78,13 @@ static void test_closed_forms(void)
                 CHECK_REL(r.busiest[0].bytes, steps * size / n, 1e-12);
                 CHECK_INT(r.busiest[0].count, kind ? 2 * n : n);
                 CHECK_INT(r.transfers, (uint64_t)steps * n);
-                /* Unreduced: the same time, bit for bit. */
+                /* Unreduced (the general engine on every transfer): the
+                 * same time up to rounding (the reduced ring runs on the
+                 * server simulator, which divides where the engine sums). */
                 o.symmetry = false;
                 weft_sim_result u;
                 CHECK_ERR(weft_sim_ring(t, colls[c], size, &o, &u, NULL), WEFT_OK);
-                CHECK(u.time_s == r.time_s);
+                CHECK_REL(u.time_s, r.time_s, 1e-12);
                 CHECK_INT(u.flow_classes, n);
                 CHECK_INT(u.flows, (uint64_t)steps * n);
             }

@@ -69,7 +69,8 @@ static weft_err summarise(const uint32_t *cls, uint32_t n, uint32_t ncls, uint32
     return WEFT_OK;
 }
 
-weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, sim_classes *out)
+weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_classes,
+                             sim_classes *out)
 {
     weft_err err = WEFT_ENOMEM;
     sim_classes c;
@@ -165,6 +166,10 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, sim_classes *ou
             nl = nl2;
             if (stable)
                 break;
+            if (max_classes && nf > max_classes) {
+                err = WEFT_ELIMIT;
+                goto free_all;
+            }
         }
     }
     for (uint32_t l = 0; l < nlinks; l++)

@@ -56,8 +56,14 @@ typedef struct sim_classes {
 } sim_classes;
 
 /* With refine false every transfer and every used link is its own class
- * (the unreduced simulation). WEFT_ENOMEM only. */
-weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, sim_classes *out);
+ * (the unreduced simulation). With refine true and max_classes > 0,
+ * refinement stops with WEFT_ELIMIT as soon as there are more than
+ * max_classes transfer classes (classes only ever split, so the final
+ * partition would have more too); this bounds the cost on rings with no
+ * symmetry, where refinement would otherwise run one round per position.
+ * WEFT_ENOMEM, WEFT_ELIMIT. */
+weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_classes,
+                             sim_classes *out);
 /* Frees the arrays; safe on a zeroed struct. */
 void sim_classes_fini(sim_classes *c);
 

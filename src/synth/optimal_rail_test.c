@@ -2,9 +2,9 @@
  * boxes it is chosen, verifies against the fabric, and its cost-model
  * throughput equals the exact bound (as fractions) for allgather,
  * reduce-scatter and allreduce; its trees are the rail chains and box
- * fan-outs; real data gives the right sums; where it falls short of the
- * bound, or the fabric has no equal boxes, the general packing builds the
- * plan, reaches the bound, and the note says why; allocation failures. */
+ * fan-outs; on mi250:4 the box part is the box's own tree packing; real data gives the right sums;
+ * where it falls short of the bound, or the fabric has no equal boxes, the general packing builds
+ * the plan, reaches the bound, and the note says why; allocation failures. */
 #include <string.h>
 
 #include "base/testing.h"
@@ -129,7 +129,9 @@ static void test_exec(void)
     if (!t) return;
     weft_optimal info;
     weft_plan *p = build(t, WEFT_COLL_ALLREDUCE, NULL, WEFT_OPTIMAL_RAIL,
-                         "rail: 5 boxes of 8 ranks", "250", &info);
+                         "rail: 5 boxes of 8 ranks; a ring along each rail between boxes, direct "
+                         "sends inside each box",
+                         "250", &info);
     if (p) {
         weft_exec_opts o;
         weft_exec_opts_init(&o);
@@ -156,7 +158,7 @@ static void test_fallback(void)
     weft_topo *t = load("a100:2");
     CHECK(t != NULL);
     weft_plan *p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
-                             "rail: the rail-hierarchical allgather (2 boxes of 8) reaches "
+                             "rail: the rail-hierarchical allgather (2 boxes of 8 ranks) reaches "
                              "2400/7 GB/s, below the bound 1040/3",
                              "1040/3", &info)
                      : NULL;
@@ -191,10 +193,64 @@ static void test_fallback(void)
     t = load("biring:6");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
-                  "rail: the rail-hierarchical allgather (1 boxes of 6) reaches 400/3 GB/s, below "
+                  "rail: the rail-hierarchical allgather (one box of 6 ranks) reaches 400/3 GB/s, "
+                  "below "
                   "the bound 240",
                   "240", &info)
           : NULL;
+    weft_optimal_fini(&info);
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
+/* mi250:4: boxes of 16 GCDs joined by direct xGMI links, one IB switch.
+ * The box schedule is box 0's own tree packing (k = 3); with the IB ring
+ * the whole is exact. */
+static void test_mi250(void)
+{
+    weft_topo *t = load("mi250:4");
+    CHECK(t != NULL);
+    if (!t) return;
+    static const char *note = "rail: 4 boxes of 16 ranks; a ring along each rail between boxes, "
+                              "the box's own tree packing inside each box";
+    static const weft_coll colls[] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
+                                      WEFT_COLL_ALLREDUCE};
+    for (size_t i = 0; i < 3; i++) {
+        weft_optimal info;
+        weft_plan *p = build(t, colls[i], NULL, WEFT_OPTIMAL_RAIL, note,
+                             colls[i] == WEFT_COLL_ALLREDUCE ? "512/3" : "1024/3", &info);
+        for (uint32_t k = 0; p && k < info.n_phases; k++) {
+            const weft_optimal_phase *ph = &info.phase[k];
+            CHECK_INT(ph->k, 3);
+            check_rat(ph->U, "9/16");
+            uint32_t mult = 0;
+            for (uint32_t q = 0; q < ph->n_trees; q++) {
+                CHECK_INT(ph->trees[q].n_edges, 63);
+                mult += ph->trees[q].mult;
+            }
+            CHECK_INT(mult, 64 * 3);
+        }
+        weft_optimal_fini(&info);
+        weft_plan_free(p);
+    }
+    weft_topo_free(t);
+}
+
+/* Boxes whose ranks meet only outside the box: no box schedule. */
+static void test_box_unreachable(void)
+{
+    weft_topo *t = parse("node a0 compute host=a\nnode a1 compute host=a\n"
+                         "node b0 compute host=b\nnode b1 compute host=b\nnode s switch\n"
+                         "duplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 10GB/s\n"
+                         "duplex b1 s 10GB/s\n");
+    CHECK(t != NULL);
+    weft_optimal info;
+    weft_plan *p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
+                             "rail: box 0 alone has no optimal schedule (rank 0 (a0) cannot reach "
+                             "rank 1 (a1): no path of links leads from one to the other, so no "
+                             "collective over all ranks can complete)",
+                             "40/3", &info)
+                     : NULL;
     weft_optimal_fini(&info);
     weft_plan_free(p);
     weft_topo_free(t);
@@ -211,8 +267,8 @@ static void test_options(void)
     weft_optimal_opts_init(&o);
     CHECK(o.use_structure);
     weft_optimal info;
-    weft_plan *p = build(t, WEFT_COLL_ALLGATHER, &o, WEFT_OPTIMAL_RAIL, "rail: 1 boxes of 8 ranks",
-                         "3600/7", &info);
+    weft_plan *p = build(t, WEFT_COLL_ALLGATHER, &o, WEFT_OPTIMAL_RAIL,
+                         "rail: one box of 8 ranks; direct sends", "3600/7", &info);
     weft_optimal_fini(&info);
     weft_plan_free(p);
     o.use_structure = false;
@@ -221,8 +277,8 @@ static void test_options(void)
     weft_plan_free(p);
     o.use_structure = true;
     o.trees_per_root = 1;
-    p = build(t, WEFT_COLL_REDUCESCATTER, &o, WEFT_OPTIMAL_RAIL, "rail: 1 boxes of 8 ranks",
-              "3600/7", &info);
+    p = build(t, WEFT_COLL_REDUCESCATTER, &o, WEFT_OPTIMAL_RAIL,
+              "rail: one box of 8 ranks; direct sends", "3600/7", &info);
     weft_optimal_fini(&info);
     weft_plan_free(p);
     o.trees_per_root = 2;
@@ -256,10 +312,18 @@ static void dtor(void *arg)
 
 int main(void)
 {
-    test_h100("h100:8", "rail: 8 boxes of 8 ranks", "3200/7", "1600/7");
-    test_h100("h100:16", "rail: 16 boxes of 8 ranks", "1280/3", "640/3");
+    test_h100("h100:8",
+              "rail: 8 boxes of 8 ranks; a ring along each rail between boxes, direct sends inside "
+              "each box",
+              "3200/7", "1600/7");
+    test_h100("h100:16",
+              "rail: 16 boxes of 8 ranks; a ring along each rail between boxes, direct sends "
+              "inside each box",
+              "1280/3", "640/3");
+    test_mi250();
     test_exec();
     test_fallback();
+    test_box_unreachable();
     test_options();
     oom_arg a = {.t = load("a100:3"), .coll = WEFT_COLL_ALLREDUCE};
     if (a.t) CHECK(weft_test_oom_sweep("rail a100:3 allreduce", ctor, dtor, &a) > 10);

@@ -57,6 +57,10 @@ weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *
         e = weft_diag_set(d, WEFT_EPARSE, "host: hwloc cannot read the XML file %s", xml);
         goto destroy;
     }
+    /* PCI devices come from the Linux backend's sysfs walk (with their link
+     * speed); the separate libpciaccess component adds nothing we read and
+     * leaks at every load, so it is left out. */
+    hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (hwloc_topology_load(t) != 0) {
         e = weft_diag_set(d, xml ? WEFT_EPARSE : WEFT_EIO, "host: hwloc cannot load %s",

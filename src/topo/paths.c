@@ -22,6 +22,10 @@ struct weft_paths {
     weft_rat *lat;           /* least latency to dst of a DAG node */
     weft_rat *frac;          /* traffic reaching a DAG node */
     uint64_t *npaths;        /* path counts, for weft_paths_list */
+    uint32_t *didx;          /* position of a DAG node in dag */
+    uint32_t *estart;        /* DAG node i's out-edges are ekey[estart[i] .. estart[i+1]) */
+    uint64_t *ekey;          /* DAG edges: (didx of the tail) << 32 | link id, sorted */
+    size_t n_edges, e_cap;
     /* The last route. */
     uint32_t *olink;
     weft_rat *ofrac;
@@ -51,8 +55,10 @@ weft_err weft_paths_new(const weft_topo *t, weft_paths **out)
     p->lat = weft__malloc(n * sizeof *p->lat);
     p->frac = weft__malloc(n * sizeof *p->frac);
     p->npaths = weft__malloc(n * sizeof *p->npaths);
+    p->didx = weft__malloc(n * sizeof *p->didx);
+    p->estart = weft__malloc((n + 1) * sizeof *p->estart);
     if (!p->ds || !p->dt || !p->touched || !p->front || !p->next || !p->bfront || !p->in_dag ||
-        !p->lvl || !p->dag || !p->lat || !p->frac || !p->npaths) {
+        !p->lvl || !p->dag || !p->lat || !p->frac || !p->npaths || !p->didx || !p->estart) {
         weft_paths_free(p);
         return WEFT_ENOMEM;
     }
@@ -78,6 +84,9 @@ void weft_paths_free(weft_paths *p)
     weft__free(p->lat);
     weft__free(p->frac);
     weft__free(p->npaths);
+    weft__free(p->didx);
+    weft__free(p->estart);
+    weft__free(p->ekey);
     weft__free(p->olink);
     weft__free(p->ofrac);
     weft__free(p->ofracd);
@@ -149,51 +158,87 @@ static int by_level_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static weft_err edge_add(weft_paths *p, uint32_t link)
+{
+    if (weft__grow((void **)&p->ekey, &p->e_cap, p->n_edges + 1, sizeof *p->ekey))
+        return WEFT_ENOMEM;
+    p->ekey[p->n_edges++] = link;
+    return WEFT_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Recovers the shortest-path DAG from the meeting layer (nodes with
- * ds == m and dt == D - m), walking backward to src and forward to dst. */
-static void build_dag(weft_paths *p, uint32_t m, uint32_t hops)
+ * ds == m and dt == D - m), walking backward to src and forward to dst, and
+ * collects its edges. Each walk only looks at nodes the searches touched,
+ * from the side that already scanned their links (backward: out-links of
+ * nodes at ds < m; forward: in-links of nodes at dt < D - m), so a query
+ * never scans the links of a node it did not expand: a spine of a large
+ * clos, reached at the meeting layer, has thousands of links. */
+static weft_err build_dag(weft_paths *p, uint32_t m, uint32_t hops)
 {
     const weft_topo *t = p->t;
+    p->n_edges = 0;
     for (uint32_t i = 0; i < p->n_touched; i++) {
         uint32_t v = p->touched[i];
         if (p->ds[v] == m && p->dt[v] == hops - m)
             dag_add(p, v, m);
     }
-    /* Nodes are appended level by level, so a level is a contiguous run. */
-    uint32_t lo = 0, hi = p->n_dag;
-    for (uint32_t k = m; k > 0; k--) {
-        for (uint32_t i = lo; i < hi; i++) {
-            uint32_t v = p->dag[i];
-            for (uint32_t j = t->in_start[v]; j < t->in_start[v + 1]; j++) {
-                uint32_t u = t->link_src[t->in_links[j]];
-                if (!p->in_dag[u] && p->ds[u] == k - 1)
-                    dag_add(p, u, k - 1);
-            }
-        }
-        lo = hi;
-        hi = p->n_dag;
-    }
-    /* Forward from the meeting layer; it occupies dag[0 .. n_meet). */
-    uint32_t n_meet = 0;
-    while (n_meet < p->n_dag && p->lvl[p->dag[n_meet]] == m)
-        n_meet++;
-    lo = 0;
-    hi = n_meet;
-    for (uint32_t k = m; k < hops; k++) {
-        uint32_t start = p->n_dag;
-        for (uint32_t i = lo; i < hi; i++) {
-            uint32_t v = p->dag[i];
-            for (uint32_t j = t->out_start[v]; j < t->out_start[v + 1]; j++) {
+    for (uint32_t k = m; k > 0; k--)
+        for (uint32_t i = 0; i < p->n_touched; i++) {
+            uint32_t u = p->touched[i];
+            if (p->ds[u] != k - 1)
+                continue;
+            bool on = false;
+            for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
                 uint32_t w = t->link_dst[j];
-                if (!p->in_dag[w] && p->dt[w] == hops - k - 1)
-                    dag_add(p, w, k + 1);
+                if (p->in_dag[w] && p->lvl[w] == k) {
+                    if (edge_add(p, j))
+                        return WEFT_ENOMEM;
+                    on = true;
+                }
             }
+            if (on)
+                dag_add(p, u, k - 1);
         }
-        lo = start;
-        hi = p->n_dag;
-    }
+    for (uint32_t k = m; k < hops; k++)
+        for (uint32_t i = 0; i < p->n_touched; i++) {
+            uint32_t w = p->touched[i];
+            if (p->dt[w] != hops - k - 1)
+                continue;
+            bool on = false;
+            for (uint32_t j = t->in_start[w]; j < t->in_start[w + 1]; j++) {
+                uint32_t l = t->in_links[j], u = t->link_src[l];
+                if (p->in_dag[u] && p->lvl[u] == k) {
+                    if (edge_add(p, l))
+                        return WEFT_ENOMEM;
+                    on = true;
+                }
+            }
+            if (on)
+                dag_add(p, w, k + 1);
+        }
     sort_ctx = p;
     qsort(p->dag, p->n_dag, sizeof *p->dag, by_level_id);
+    for (uint32_t i = 0; i < p->n_dag; i++)
+        p->didx[p->dag[i]] = i;
+    /* Edges by tail in DAG order, then by link id. */
+    for (size_t e = 0; e < p->n_edges; e++) {
+        uint32_t l = (uint32_t)p->ekey[e];
+        p->ekey[e] = (uint64_t)p->didx[t->link_src[l]] << 32 | l;
+    }
+    qsort(p->ekey, p->n_edges, sizeof *p->ekey, cmp_u64);
+    size_t e = 0;
+    for (uint32_t i = 0; i <= p->n_dag; i++) {
+        while (e < p->n_edges && (p->ekey[e] >> 32) < i)
+            e++;
+        p->estart[i] = (uint32_t)e;
+    }
+    return WEFT_OK;
 }
 
 /* Is link j (u -> w) a kept hop: w on the DAG one level further, and the
@@ -273,26 +318,24 @@ weft_err weft_paths_route_get(weft_paths *p, weft_node_id src_id, weft_node_id d
             break;
     }
     uint32_t hops = fr + br;
-    build_dag(p, fr, hops);
+    if (build_dag(p, fr, hops))
+        return weft_diag_code(d, WEFT_ENOMEM);
 
-    /* Least latency to dst, from the far end. */
+    /* Least latency to dst, from the far end; a node's out-edges lead one
+     * level on, to nodes later in dag. */
     for (uint32_t i = p->n_dag; i-- > 0;) {
         uint32_t u = p->dag[i];
         if (u == dst) {
             p->lat[u] = weft_rat_int(0);
             continue;
         }
-        bool have = false;
-        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
-            uint32_t w = t->link_dst[j];
-            if (!p->in_dag[w] || p->lvl[w] != p->lvl[u] + 1)
-                continue;
+        for (uint32_t e = p->estart[i]; e < p->estart[i + 1]; e++) {
+            uint32_t j = (uint32_t)p->ekey[e];
             weft_rat s;
-            if (weft_rat_add(t->link_lat[j], p->lat[w], &s))
+            if (weft_rat_add(t->link_lat[j], p->lat[t->link_dst[j]], &s))
                 return overflow(p, src, dst, d);
-            if (!have || weft_rat_cmp(s, p->lat[u]) < 0)
+            if (e == p->estart[i] || weft_rat_cmp(s, p->lat[u]) < 0)
                 p->lat[u] = s;
-            have = true;
         }
     }
     /* Even split per hop, from src. */
@@ -305,14 +348,15 @@ weft_err weft_paths_route_get(weft_paths *p, weft_node_id src_id, weft_node_id d
         if (u == dst || weft_rat_is_zero(p->frac[u]))
             continue;
         int64_t k = 0;
-        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++)
-            k += kept(p, u, j);
+        for (uint32_t e = p->estart[i]; e < p->estart[i + 1]; e++)
+            k += kept(p, u, (uint32_t)p->ekey[e]);
         weft_rat share;
         if (weft_rat_div(p->frac[u], weft_rat_int(k), &share))
             return overflow(p, src, dst, d);
         if (out_reserve(p, on + (size_t)k))
             return weft_diag_code(d, WEFT_ENOMEM);
-        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+        for (uint32_t e = p->estart[i]; e < p->estart[i + 1]; e++) {
+            uint32_t j = (uint32_t)p->ekey[e];
             if (!kept(p, u, j))
                 continue;
             uint32_t w = t->link_dst[j];

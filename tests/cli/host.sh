@@ -12,7 +12,8 @@ trap 'rm -rf "$T" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 run topo host
 if [ "$RC" = 1 ]; then
     expect_err_has "weft: host: weft was built without hwloc"
-    finish
+    [ "$failed" = 0 ] || finish
+    echo "skipped: weft was built without hwloc"
     exit 77
 fi
 expect_rc 0

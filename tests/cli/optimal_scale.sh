@@ -25,12 +25,13 @@ h100:8 allgather 3200/7 rail: 8 boxes of 8 ranks; a ring along each rail
 h100:8 reducescatter 3200/7 rail: 8 boxes of 8 ranks
 h100:8 allreduce 1600/7 rail: 8 boxes of 8 ranks
 a100:4 allgather 800/3 rail: 4 boxes of 8 ranks
-a100:2 allgather 1040/3 packing: edge splitting and tree packing (rail: the rail-hierarchical allgather (2 boxes of 8) reaches 2400/7 GB/s, below the bound 1040/3)
+mi250:4 allreduce 512/3 rail: 4 boxes of 16 ranks; a ring along each rail between boxes, the box's own tree packing inside each box
+a100:2 allgather 1040/3 packing: edge splitting and tree packing (rail: the rail-hierarchical allgather (2 boxes of 8 ranks) reaches 2400/7 GB/s, below the bound 1040/3)
 LIST
 
 json=$("$weft" plan h100:16 --coll allreduce --algo optimal --json)
 check "json method rail" grep -q '"method": "rail"' <<<"$json"
-check "json note" grep -q '"structure_note": "rail: 16 boxes of 8 ranks"' <<<"$json"
+check "json note" grep -q '"structure_note": "rail: 16 boxes of 8 ranks; a ring along each rail between boxes, direct sends inside each box"' <<<"$json"
 check "json exact" grep -q '"algbw_exact": "640/3"' <<<"$json"
 json=$("$weft" plan a100:2 --coll allgather --algo optimal --json)
 check "json method packing" grep -q '"method": "packing"' <<<"$json"

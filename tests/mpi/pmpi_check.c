@@ -8,7 +8,13 @@
  * library. Every rank prints the number of calls it expects weft to serve
  * and to pass on, in the form of the library's finalize report, so that
  * tests/mpi/pmpi_test.sh can compare them. Exit status 0 when every check
- * on every rank passed. */
+ * on every rank passed.
+ *
+ * `pmpi_check --allreduce COUNT [MISFIT]` checks only MPI_Allreduce with
+ * COUNT elements (every type and operator, in place and not), for runs with
+ * a forced weft algorithm or plan, and then one int sum of MISFIT elements
+ * that such a plan cannot run (counted as passed to MPI). Its tally uses
+ * PMPI_Allreduce, so it is not counted. */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -264,11 +270,38 @@ static void check_fallthrough(void)
     MPI_Type_free(&three);
 }
 
+/* MPI_Allreduce only: count elements of every type with every operator. */
+static void check_allreduce_only(const dtype *types, size_t ntypes, const MPI_Op *ops,
+                                 size_t nops, size_t count)
+{
+    for (size_t t = 0; t < ntypes; t++) {
+        for (size_t o = 0; o < nops; o++) {
+            size_t es = types[t].size;
+            unsigned char *in = calloc(count + 1, es), *out = calloc(count + 1, es);
+            for (size_t i = 0; i < count; i++)
+                store(&types[t], in, i, value(ops[o], me, i));
+            MPI_Allreduce(in, out, (int)count, types[t].t, ops[o], MPI_COMM_WORLD);
+            served[ALLREDUCE]++;
+            for (size_t i = 0; i < count; i++)
+                expect(load(&types[t], out, i) == expected(ops[o], i), "MPI_Allreduce",
+                       types[t].name, count, i);
+            MPI_Allreduce(MPI_IN_PLACE, in, (int)count, types[t].t, ops[o], MPI_COMM_WORLD);
+            served[ALLREDUCE]++;
+            for (size_t i = 0; i < count; i++)
+                expect(load(&types[t], in, i) == expected(ops[o], i), "MPI_Allreduce in place",
+                       types[t].name, count, i);
+            free(in);
+            free(out);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    bool only = argc >= 3 && strcmp(argv[1], "--allreduce") == 0;
     const dtype types[] = {
         {MPI_INT, sizeof(int), "int"},          {MPI_UNSIGNED_CHAR, 1, "unsigned char"},
         {MPI_SHORT, sizeof(short), "short"},    {MPI_INT64_T, 8, "int64_t"},
@@ -276,17 +309,34 @@ int main(int argc, char **argv)
     };
     const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
     const size_t sizes[] = {1, 5, 1023, 20011};
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+    if (only) {
+        check_allreduce_only(types, sizeof types / sizeof types[0], ops,
+                             sizeof ops / sizeof ops[0], (size_t)strtoul(argv[2], NULL, 10));
+        if (argc >= 4) {
+            size_t m = (size_t)strtoul(argv[3], NULL, 10);
+            int *in = calloc(m + 1, sizeof(int)), *out = calloc(m + 1, sizeof(int));
+            for (size_t i = 0; i < m; i++)
+                in[i] = (int)value(MPI_SUM, me, i);
+            MPI_Allreduce(in, out, (int)m, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            passed[ALLREDUCE]++;
+            for (size_t i = 0; i < m; i++)
+                expect(out[i] == expected(MPI_SUM, i), "MPI_Allreduce misfit", "int", m, i);
+            free(in);
+            free(out);
+        }
+    }
+    for (size_t t = 0; !only && t < sizeof types / sizeof types[0]; t++)
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
                 check_reductions(&types[t], ops[o], sizes[s]);
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (size_t s = 0; !only && s < sizeof sizes / sizeof sizes[0]; s++)
         check_moves(sizes[s]);
-    check_moves(1u << 18);
-    check_fallthrough();
-
-    /* The final tally below is one more served MPI_Allreduce. */
-    served[ALLREDUCE]++;
+    if (!only) {
+        check_moves(1u << 18);
+        check_fallthrough();
+        /* The final tally below is one more served MPI_Allreduce. */
+        served[ALLREDUCE]++;
+    }
     char line[512];
     size_t used = 0;
     for (int k = 0; k < NCOLL; k++)
@@ -294,7 +344,10 @@ int main(int argc, char **argv)
                                  names[k], served[k], passed[k]);
     printf("pmpi_check: rank %d expects weft/MPI: %s\n", me, line);
     long mine[2] = {failures, checks}, all[2] = {0, 0};
-    MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (only)
+        PMPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    else
+        MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
         printf("pmpi_check: %d ranks, %ld checks, %ld failed\n", n, all[1], all[0]);
     MPI_Finalize();

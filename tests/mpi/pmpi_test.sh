@@ -4,7 +4,12 @@
 # expectations hold under Open MPI) and then with the library preloaded and
 # WEFT_LOG=info; every check must pass, every rank's finalize report must
 # give exactly the served/passed counts the program expects, and each of
-# the six collectives must be logged as served by weft.
+# the six collectives must be logged as served by weft. Then, with 4 ranks,
+# a forced algorithm (WEFT_ALGO=ring) and a forced plan file (WEFT_PLAN,
+# tests/fixtures/plans/ring_allreduce_4.plan) serve MPI_Allreduce: the info
+# lines name the algorithm or plan for every size, every result is exact,
+# and a count the plan's 4 chunks do not divide goes to MPI with the reason
+# logged.
 # Usage: pmpi_test.sh PMPI_CHECK LIBWEFT_MPI_SO MPIRUN
 set -u
 check=$1 lib=$2 mpirun=${3:-mpirun}
@@ -56,6 +61,40 @@ rc=$?
 grep -qxF "weft INFO pmpi: rank 0: weft off, every call goes to MPI: WEFT_PMPI is off" "$err" ||
   fail "WEFT_PMPI=off: not logged"
 grep -q "served by weft$" "$err" && fail "WEFT_PMPI=off: weft served a call"
+
+# Forced schedules: pmpi_check --allreduce 4096 3 runs 48 allreduces of 4096
+# elements (6 types x 4 operators x in place or not; 1, 2, 4 and 8-byte
+# types) and one of 3 ints, which a 4-chunk plan cannot run.
+plan=$(cd "$(dirname "$0")/../fixtures/plans" && pwd)/ring_allreduce_4.plan
+forced() { # NAME VAR=VALUE REASON-OF-THE-PASS LOG-NAME LOG-REASON
+  local name=$1 setting=$2 passwhy=$3 logname=$4 logwhy=$5
+  "$mpirun" -np 4 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x "$setting" "$check" --allreduce 4096 3 \
+    >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "$name: exit $rc"; cat "$out" "$err"; }
+  grep -qxF "pmpi_check: 4 ranks, 786444 checks, 0 failed" "$out" ||
+    { fail "$name: results"; cat "$out"; }
+  for ((r = 0; r < 4; r++)); do
+    grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: Allreduce 48/1, Allgather 0/0, Reduce_scatter_block 0/0, Bcast 0/0, Reduce 0/0, Alltoall 0/0" "$err" ||
+      fail "$name: rank $r's report"
+    grep -qxF "weft INFO pmpi: rank $r: MPI_Allreduce passed to MPI ($passwhy)" "$err" ||
+      { fail "$name: rank $r: the misfit not passed to MPI with its reason"; grep passed "$err"; }
+  done
+  for bytes in 4096 8192 16384 32768; do
+    [ "$(grep -cxF "weft INFO run: allreduce $bytes B: $logname ($logwhy)" "$err")" = 4 ] ||
+      { fail "$name: $bytes B not logged as $logname by every rank"; grep "run:" "$err"; }
+  done
+  [ "$(grep -c "weft INFO run: allreduce" "$err")" = 16 ] ||
+    { fail "$name: other choices logged"; grep "run:" "$err"; }
+  if grep -q "ERROR" "$err"; then fail "$name: errors logged"; grep ERROR "$err"; fi
+  echo "$name: $(grep -c 'run: allreduce' "$err") choice lines, tally: $(grep 'checks' "$out")"
+}
+forced "WEFT_ALGO=ring" WEFT_ALGO=ring \
+  "comm: count 3 is not a multiple of the 4 chunks of algorithm ring (WEFT_ALGO) for allreduce on switch:4" \
+  ring "forced by WEFT_ALGO, on switch:4"
+forced "WEFT_PLAN" "WEFT_PLAN=$plan" \
+  "comm: count 3 is not a multiple of the 4 chunks of the plan $plan (WEFT_PLAN)" \
+  "$plan" "forced by WEFT_PLAN"
 
 [ $fails = 0 ] && echo "pmpi_test: all passed" && exit 0
 echo "pmpi_test: $fails failures"

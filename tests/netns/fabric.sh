@@ -104,7 +104,7 @@ chmod +x "$TMP/rank.sh"
 perf() { # NAME [VAR=VALUE...]: one weft perf sweep with these settings
     local name=$1
     shift
-    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=info timeout 100 "$WEFT" launch -n 4 -- \
+    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=debug timeout 100 "$WEFT" launch -n 4 -- \
         "$TMP/rank.sh" "$WEFT" perf allreduce -b 256K -e "$MAXB" -f 4 -n 3 -w 1 -c 1 \
         >"$TMP/$name.out" 2>&1 || { cat "$TMP/$name.out"; die "weft perf ($name) failed"; }
     grep -q "transport tcp" "$TMP/$name.out" || { cat "$TMP/$name.out"; die "$name: not over TCP"; }
@@ -121,10 +121,10 @@ perf chosen WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING="$TMP/tune"
 T1=$(date +%s)
 
 # ---- Report -------------------------------------------------------------------
-# Rank 0's executor logs "plan allreduce: C chunks of B B, each cut into S
+# Rank 0's executor logs (debug level) "plan allreduce: C chunks of B B, each cut into S
 # slices" whenever the chunk size changes; the size of that run is C x B.
 slices() { # RUN SIZE
-    awk -v s="$2" '/run: plan allreduce: / {
+    awk -v s="$2" '/^weft DEBUG run: plan allreduce: / {
         c = $6; b = $9; n = $14; if (c * b == s) { print n; exit } }' "$TMP/$1.out"
 }
 chosen_algo() { # SIZE: the algorithm the runtime logged for this size

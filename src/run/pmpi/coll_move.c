@@ -1,10 +1,12 @@
 /* The collectives that only move data, interposed: MPI_Allgather, MPI_Bcast
- * and MPI_Alltoall (see pmpi.h). They are served on MPI_COMM_WORLD for any
- * datatype laid out contiguously (weft__pmpi_contig_bytes), moved as bytes;
- * MPI_IN_PLACE is handled for MPI_Allgather and MPI_Alltoall. */
+ * and MPI_Alltoall (see pmpi.h), served by weft_allgather, weft_broadcast
+ * and weft_alltoall (so the schedule is weft's choice for the call). They
+ * are served on MPI_COMM_WORLD for any datatype laid out contiguously
+ * (weft__pmpi_contig_bytes), moved as bytes (WEFT_UINT8, count = bytes),
+ * when the chosen schedule fits (weft__pmpi_unfit); MPI_IN_PLACE is handled
+ * for MPI_Allgather and MPI_Alltoall. */
 #include <string.h>
 
-#include "base/alloc.h"
 #include "run/pmpi/pmpi.h"
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
@@ -39,6 +41,7 @@ PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
     size_t bytes = 0;
     const char *why = why_not(comm);
     if (!why) why = pair_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes);
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLGATHER, bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_ALLGATHER, why);
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -66,6 +69,7 @@ PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
         why = "non-contiguous datatype";
     if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(weft__pmpi_comm())))
         why = "root out of range";
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_BROADCAST, bytes, WEFT_UINT8, (uint32_t)root);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_BCAST, why);
         return PMPI_Bcast(buffer, count, datatype, root, comm);
@@ -80,55 +84,25 @@ PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     return e ? weft__pmpi_fail(WEFT__PMPI_BCAST, comm, &d) : MPI_SUCCESS;
 }
 
-/* Pairwise exchange: in step s every rank sends its block for rank me+s and
- * receives the block of rank me-s, so each step is a permutation and the n-1
- * steps never wait on each other in a cycle. */
-static weft_err alltoall(weft_comm *c, const unsigned char *in, unsigned char *out, size_t bytes,
-                         weft_diag *d)
-{
-    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    if (in != out) memcpy(out + me * bytes, in + me * bytes, bytes);
-    for (uint32_t s = 1; s < n; s++) {
-        uint32_t to = (me + s) % n, from = (me + n - s) % n;
-        weft_err e = weft_sendrecv(c, to, in + to * bytes, bytes, from, out + from * bytes, bytes, d);
-        if (e) return e;
-    }
-    return WEFT_OK;
-}
-
 PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     size_t bytes = 0;
     const char *why = why_not(comm);
     if (!why) why = pair_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes);
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLTOALL, bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_ALLTOALL, why);
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
     weft__pmpi_served(WEFT__PMPI_ALLTOALL);
-    weft_comm *c = weft__pmpi_comm();
+    /* MPI_IN_PLACE: recvbuf holds the input, which is weft's in-place
+     * convention (sendbuf == recvbuf). */
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e = WEFT_OK;
-    unsigned char *copy = NULL;
-    const unsigned char *in = sendbuf;
-    if (sendbuf == MPI_IN_PLACE) {
-        /* Every block of recvbuf is both sent and overwritten: send from a
-         * copy. */
-        size_t total = bytes * weft_comm_size(c);
-        copy = weft__malloc(total ? total : 1);
-        if (!copy) {
-            e = weft_diag_code(&d, WEFT_ENOMEM);
-            goto done;
-        }
-        memcpy(copy, recvbuf, total);
-        in = copy;
-    }
     weft__pmpi_enter();
-    e = alltoall(c, in, recvbuf, bytes, &d);
+    weft_err e = weft_alltoall(weft__pmpi_comm(), src, recvbuf, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
-done:
-    weft__free(copy);
     return e ? weft__pmpi_fail(WEFT__PMPI_ALLTOALL, comm, &d) : MPI_SUCCESS;
 }

@@ -5,7 +5,8 @@
  * build one weft communicator over MPI_COMM_WORLD (weft_comm_init_mpi); the
  * collectives run on it when weft can serve the call exactly as MPI would
  * (MPI_COMM_WORLD, contiguous data, a predefined datatype and operator weft
- * reduces) and pass everything else to PMPI_*. Every decision depends only on
+ * reduces, and a schedule weft_comm_choose can run: see weft__pmpi_unfit)
+ * and pass everything else to PMPI_*. Every decision depends only on
  * arguments MPI requires to agree across ranks, so all ranks of a call take
  * the same path. The communicator is used by one thread at a time, so weft
  * stays off when the program asks for MPI_THREAD_MULTIPLE.
@@ -45,6 +46,16 @@ weft_comm *weft__pmpi_comm(void);
  * MPI_COMM_WORLD and no weft call is already running on this process (the
  * MPI bootstrap inside weft calls MPI itself). */
 bool weft__pmpi_usable(MPI_Comm comm);
+
+/* Which schedule weft runs for this call is weft_comm_choose's decision (a
+ * forced WEFT_PLAN or WEFT_ALGO, the tuning table or ranking on WEFT_FABRIC,
+ * or the built-in schedules), exactly as for weft_allreduce & co.; it logs
+ * the choice at info level. NULL when weft can run the call; otherwise why
+ * not (a forced plan or algorithm that does not fit: another collective or
+ * root, or count not a multiple of its chunks), in a buffer valid until the
+ * next call. Such calls go to MPI with that reason logged, instead of
+ * failing the application. */
+const char *weft__pmpi_unfit(weft_coll coll, size_t count, weft_dtype dtype, uint32_t root);
 
 /* Counts a call and logs, once per collective, that weft serves it. */
 void weft__pmpi_served(weft__pmpi_coll k);

@@ -44,6 +44,16 @@ void weft__pmpi_leave(void)
     weft__pmpi.depth--;
 }
 
+const char *weft__pmpi_unfit(weft_coll coll, size_t count, weft_dtype dtype, uint32_t root)
+{
+    static weft_diag d;
+    weft_comm_choice ch;
+    weft_diag_clear(&d);
+    if (weft_comm_choose(weft__pmpi.comm, coll, count, dtype, root, &ch, &d) == WEFT_OK)
+        return NULL;
+    return d.msg[0] ? d.msg : weft_strerror(d.err);
+}
+
 void weft__pmpi_served(weft__pmpi_coll k)
 {
     if (weft__pmpi.served[k]++ == 0)

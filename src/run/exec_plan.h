@@ -1,0 +1,25 @@
+/* Read access to a prepared plan schedule (weft_comm_plan_new, exec_plan.c),
+ * for tests: this rank's ops in execution order, what each waits for, and
+ * the stream it travels on. Positions index this rank's list L. */
+#ifndef WEFT_RUN_EXEC_PLAN_H
+#define WEFT_RUN_EXEC_PLAN_H
+
+#include <stdint.h>
+
+#include "weft/comm.h"
+
+/* Ops of this rank in L. */
+uint32_t weft__comm_plan_len(const weft_comm_plan *x);
+/* The op id at position pos (< len). */
+uint32_t weft__comm_plan_op(const weft_comm_plan *x, uint32_t pos);
+/* What position pos waits for: every position below *prefix, and the n
+ * positions in *list (ops of this rank reached through deps without passing
+ * another op of this rank). */
+void weft__comm_plan_waits(const weft_comm_plan *x, uint32_t pos, uint32_t *prefix,
+                           const uint32_t **list, uint32_t *n);
+/* The transport lane of position pos (1 + channel mod lanes; 0 for local
+ * ops and nops) and the previous position of its stream (-1 for none). */
+uint32_t weft__comm_plan_lane(const weft_comm_plan *x, uint32_t pos);
+int64_t weft__comm_plan_prev(const weft_comm_plan *x, uint32_t pos);
+
+#endif
