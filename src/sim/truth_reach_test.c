@@ -7,13 +7,14 @@
  * slice s of its deps (store and forward per slice), so a tree of depth D
  * loses about D slice times while the pipeline fills and drains, and
  * max-min sharing between trees adds a tail. The issue asks for 99 % of
- * the bound on a100:2 and mi250:2; what this model reaches within a test's
- * time is below (measured, docs/sim.md "Reaching the bound"):
+ * the bound on a100:2 and mi250:2; what this model reaches is below
+ * (docs/sim.md "Reaching the bound" has more slices, measured with weft
+ * sim; the test keeps to what runs in a few seconds, also under ASan):
  *
- *   a100:2 allgather,     128 slices: 99.17 %   (the 99 % target: met)
- *   a100:2 reducescatter, 128 slices: 95.04 %
- *   a100:2 allreduce,     128 slices: 96.00 %   (98.96 % at 512 slices, 35 s)
- *   mi250:2 allgather,     32 slices: 90.02 %
+ *   a100:2 allgather,     32 / 128 slices: 96.20 % / 99.17 %  (99 %: met)
+ *   a100:2 reducescatter, 32 slices: 82.76 %   (128: 95.04 %)
+ *   a100:2 allreduce,     32 slices: 86.52 %   (128: 96.00 %, 512: 98.96 %)
+ *   mi250:2 allgather,    16 slices: 81.63 %   (32: 90.02 %, 64: 94.5 %)
  *
  * The floors below are those figures rounded down: they fail if the model
  * or the plans get worse. Reaching 99 % everywhere needs cut-through
@@ -66,8 +67,8 @@ int main(void)
     double ag128 = reach("a100:2", WEFT_COLL_ALLGATHER, 128);
     CHECK(ag128 >= 0.99);
     CHECK(ag32 > 0 && ag32 < ag128); /* deeper pipelining gets closer */
-    CHECK(reach("a100:2", WEFT_COLL_REDUCESCATTER, 128) >= 0.95);
-    CHECK(reach("a100:2", WEFT_COLL_ALLREDUCE, 128) >= 0.959);
-    CHECK(reach("mi250:2", WEFT_COLL_ALLGATHER, 32) >= 0.90);
+    CHECK(reach("a100:2", WEFT_COLL_REDUCESCATTER, 32) >= 0.82);
+    CHECK(reach("a100:2", WEFT_COLL_ALLREDUCE, 32) >= 0.86);
+    CHECK(reach("mi250:2", WEFT_COLL_ALLGATHER, 16) >= 0.81);
     return weft_test_done();
 }

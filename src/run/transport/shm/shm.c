@@ -243,12 +243,11 @@ close_xport:
     return e;
 }
 
-/* CPUs this process may run on (at least 1). */
-static uint32_t usable_cpus(void)
+/* CPUs of this host (at least 1). Not this process's affinity: launchers
+ * such as mpirun bind each rank to its own core, and ranks on distinct
+ * cores are not oversubscribed even though each may use only one. */
+static uint32_t host_cpus(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (uint32_t)CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1;
 }
@@ -259,7 +258,7 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
     uint32_t local = 1;
     for (uint32_t p = 0; p < x->size; p++)
         local += serve[p] && p != x->rank;
-    x->oversub = local > usable_cpus();
+    x->oversub = local > host_cpus();
     for (uint32_t p = 0; p < x->size; p++) {
         if (!serve[p] || p == x->rank) continue;
         shm_addr a;
