@@ -256,9 +256,9 @@ static weft_err loads(cost_ctx *c, weft_rat *load)
                 return e;
             continue;
         }
-        const pair_route *pr;
+        const pair_route *pr = NULL;
         e = pair_get(c, op->src_rank.v, op->dst_rank.v, &pr);
-        for (uint32_t i = 0; i < pr->n && !e; i++) {
+        for (uint32_t i = 0; !e && i < pr->n; i++) { /* pr is unset when pair_get failed */
             if (weft_rat_mul(bytes, c->frac[pr->first + i], &amount))
                 return weft_diag_set(c->d, WEFT_EOVERFLOW, "op %u: load overflows", id);
             e = add_load(c, load, c->link[pr->first + i], amount);

@@ -338,7 +338,7 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
      * serve unbalanced switches too; they keep the error above for now.) */
     char note[sizeof res.structure_note] = "";
     if (opts->use_structure && opts->trees_per_root <= 1) {
-        e = opt_rail_try(t, coll, &b, &p, &res, note, sizeof note, d);
+        e = opt_rail_try(t, coll, &b, opts->trees_per_root, &p, &res, note, sizeof note, d);
         if (e)
             goto fail;
         if (p) {

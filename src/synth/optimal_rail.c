@@ -175,8 +175,8 @@ static weft_err box_fabric(const weft_topo *t, const rail_layout *L, weft_topo *
 /* Builds the box schedule. *fits false (note set) when box 0 alone has no
  * optimal schedule (its ranks do not reach each other inside it, ...). */
 static weft_err box_sched_make(const weft_topo *t, const rail_layout *L, weft_coll coll,
-                               const weft_bound *b, box_sched *out, bool *fits, char *note,
-                               size_t note_size, weft_diag *d)
+                               const weft_bound *b, uint32_t K, box_sched *out, bool *fits,
+                               char *note, size_t note_size, weft_diag *d)
 {
     memset(out, 0, sizeof *out);
     *fits = true;
@@ -194,7 +194,10 @@ static weft_err box_sched_make(const weft_topo *t, const rail_layout *L, weft_co
     weft_diag_clear(&bd);
     weft_err e = box_fabric(t, L, &box, &bd);
     weft_plan *p = NULL;
-    if (!e) e = weft_synth_optimal(box, coll, NULL, &p, &out->info, &bd);
+    weft_optimal_opts o;
+    weft_optimal_opts_init(&o);
+    o.trees_per_root = K;
+    if (!e) e = weft_synth_optimal(box, coll, &o, &p, &out->info, &bd);
     weft_plan_free(p);
     weft_topo_free(box);
     if (e == WEFT_ENOMEM)
@@ -429,8 +432,9 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a;
 }
 
-weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, weft_plan **plan,
-                      weft_optimal *info, char *note, size_t note_size, weft_diag *d)
+weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, uint32_t K,
+                      weft_plan **plan, weft_optimal *info, char *note, size_t note_size,
+                      weft_diag *d)
 {
     rail_layout L;
     bool fits;
@@ -438,7 +442,7 @@ weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, w
     if (e) return weft_diag_set(d, e, "optimal: out of memory sizing the rail structure");
     if (!fits) return WEFT_OK;
     box_sched box;
-    e = box_sched_make(t, &L, coll, b, &box, &fits, note, note_size, d);
+    e = box_sched_make(t, &L, coll, b, K, &box, &fits, note, note_size, d);
     if (e || !fits) {
         box_sched_fini(&box);
         layout_fini(&L);

@@ -40,13 +40,16 @@
 #include "weft/synth.h"
 
 /* Tries the construction for coll (allgather, reducescatter, allreduce) on
- * t, whose exact bound b the caller computed. When its plan reaches the
+ * t, whose exact bound b the caller computed. K is 0 (any number of trees
+ * per root) or 1 (one tree per root: the box schedule is then asked for
+ * one tree per local root too). When its plan reaches the
  * bound: *plan is the plan and *info (not NULL) describes it, method
  * WEFT_OPTIMAL_RAIL. Otherwise *plan stays NULL, *info untouched, and
  * note (note_size bytes) says why in one line. Errors: WEFT_ENOMEM,
  * WEFT_ELIMIT (the plan would exceed the plan limits) with d set; a
  * fabric the construction does not fit is not an error. */
-weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, weft_plan **plan,
-                      weft_optimal *info, char *note, size_t note_size, weft_diag *d);
+weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, uint32_t K,
+                      weft_plan **plan, weft_optimal *info, char *note, size_t note_size,
+                      weft_diag *d);
 
 #endif

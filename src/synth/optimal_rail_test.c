@@ -289,6 +289,34 @@ static void test_options(void)
     weft_topo_free(t);
 }
 
+/* One tree per root on mi250:4: the box schedule is asked for one tree
+ * per local root, the whole then falls short of the bound, and the
+ * packing gives the best rate with one tree. */
+static void test_one_tree(void)
+{
+    weft_topo *t = load("mi250:4");
+    CHECK(t != NULL);
+    if (!t) return;
+    weft_optimal_opts o;
+    weft_optimal_opts_init(&o);
+    o.trees_per_root = 1;
+    weft_optimal info;
+    weft_plan *p = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_synth_optimal(t, WEFT_COLL_ALLGATHER, &o, &p, &info, &d), WEFT_OK);
+    if (p) {
+        CHECK_INT(info.method, WEFT_OPTIMAL_PACKING);
+        CHECK_STR(info.structure_note, "rail: the rail-hierarchical allgather (4 boxes of 16 "
+                                       "ranks) reaches 800/3 GB/s, below the bound 1024/3");
+        CHECK_INT(info.phase[0].k, 1);
+        check_rat(info.algbw, "320");
+        CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
+    }
+    weft_optimal_fini(&info);
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
 typedef struct oom_arg {
     weft_topo *t;
     weft_coll coll;
@@ -325,8 +353,20 @@ int main(void)
     test_fallback();
     test_box_unreachable();
     test_options();
-    oom_arg a = {.t = load("a100:3"), .coll = WEFT_COLL_ALLREDUCE};
-    if (a.t) CHECK(weft_test_oom_sweep("rail a100:3 allreduce", ctor, dtor, &a) > 10);
+    test_one_tree();
+    /* Three boxes of two ranks behind a switch, one rail switch per local
+     * rank: small, but with a box schedule and rails. */
+    oom_arg a = {.t =
+                     parse("node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
+                           "node b0 compute host=b\nnode b1 compute host=b\nnode bs switch host=b\n"
+                           "node c0 compute host=c\nnode c1 compute host=c\nnode cs switch host=c\n"
+                           "node r0 switch\nnode r1 switch\n"
+                           "duplex a0 as 100GB/s\nduplex a1 as 100GB/s\nduplex b0 bs 100GB/s\n"
+                           "duplex b1 bs 100GB/s\nduplex c0 cs 100GB/s\nduplex c1 cs 100GB/s\n"
+                           "duplex a0 r0 10GB/s\nduplex b0 r0 10GB/s\nduplex c0 r0 10GB/s\n"
+                           "duplex a1 r1 10GB/s\nduplex b1 r1 10GB/s\nduplex c1 r1 10GB/s\n"),
+                 .coll = WEFT_COLL_ALLREDUCE};
+    if (a.t) CHECK(weft_test_oom_sweep("rail 3x2 allreduce", ctor, dtor, &a) > 10);
     weft_topo_free(a.t);
     return weft_test_done();
 }
