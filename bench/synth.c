@@ -4,13 +4,15 @@
  * in its own child process so that its peak RSS is its own.
  *
  *   bench_synth [--all] [SPEC ...]     (default: the fabrics of the issue)
- *   bench_synth --plan [--all] [--general] [SPEC ...]
+ *   bench_synth --plan [--all] [--general] [--push-relabel] [SPEC ...]
  *       the bound alone, then the optimal plan (bound + plan, as the issue
  *       counts it), for allgather (all three collectives with --all): CPU
  *       and wall seconds and peak RSS, each in its own child process,
  *       stopped after 600 s. --general forces the general tree packing
  *       (no structured construction first); maxflows 0 means the
- *       structured construction built the plan
+ *       structured construction built the plan.
+ *       The packing's max-flows run Dinic (the default: its runs stop
+ *       at a limit) or, with --push-relabel, highest-label push-relabel.
  *
  * Prints figures and never fails on time. */
 #include <stdio.h>
@@ -96,7 +98,7 @@ static const weft_bound_coll bound_colls[3] = {WEFT_BOUND_ALLGATHER, WEFT_BOUND_
  * included, as the issue counts it (what = 1). Prints CPU and wall
  * seconds and this process's peak RSS (the topology is loaded before the
  * clocks start and counts in the peak). */
-static int measure_plan(const char *spec, int ci, int what, bool general)
+static int measure_plan(const char *spec, int ci, int what, bool general, bool pr)
 {
     weft_diag d;
     weft_topo *t = NULL;
@@ -126,6 +128,7 @@ static int measure_plan(const char *spec, int ci, int what, bool general)
         weft_optimal_opts oo;
         weft_optimal_opts_init(&oo);
         oo.use_structure = !general;
+        oo.algo = pr ? WEFT_MAXFLOW_PUSH_RELABEL : WEFT_MAXFLOW_DINIC;
         e = weft_synth_optimal(t, plan_colls[ci], &oo, &p, &o, &d);
         double c1 = cpu_now(), w1 = now();
         if (!e) {
@@ -154,7 +157,7 @@ static int measure_plan(const char *spec, int ci, int what, bool general)
     return e ? 1 : 0;
 }
 
-static int bench_plans(int n, const char **specs, bool all, bool general)
+static int bench_plans(int n, const char **specs, bool all, bool general, bool pr)
 {
     static const char *defaults[] = {"a100:1", "a100:2", "mi250:1", "a100:4", "mi250:2"};
     if (n == 0) {
@@ -170,7 +173,7 @@ static int bench_plans(int n, const char **specs, bool all, bool general)
                 pid_t pid = fork();
                 if (pid == 0) {
                     alarm(600);
-                    int rc = measure_plan(specs[i], ci, what, general);
+                    int rc = measure_plan(specs[i], ci, what, general, pr);
                     fflush(stdout);
                     _exit(rc);
                 }
@@ -190,7 +193,7 @@ int main(int argc, char **argv)
 {
     static const char *defaults[] = {"a100:2",   "a100:4",   "mi250:2",     "h100:16",
                                      "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
-    bool all = false, plans = false, general = false;
+    bool all = false, plans = false, general = false, pr = false;
     const char *specs[64];
     int n = 0;
     for (int i = 1; i < argc && n < 64; i++) {
@@ -200,11 +203,13 @@ int main(int argc, char **argv)
             plans = true;
         else if (strcmp(argv[i], "--general") == 0)
             general = true;
+        else if (strcmp(argv[i], "--push-relabel") == 0)
+            pr = true;
         else
             specs[n++] = argv[i];
     }
     if (plans)
-        return bench_plans(n, specs, all, general);
+        return bench_plans(n, specs, all, general, pr);
     if (n == 0) {
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];

@@ -120,6 +120,8 @@ static int cmp_u32(const void *a, const void *b)
 
 static weft_err add_reader(synth_emit *e, uint32_t bucket, uint32_t op)
 {
+    /* Each list grows by doubling on its own: a realloc per reader would
+     * copy the whole list each time under ASan. */
     if (weft__grow((void **)&e->reader_op, &e->reader_cap, e->nreaders + 1,
                    sizeof *e->reader_op) ||
         weft__grow((void **)&e->reader_next, &e->reader_next_cap, e->nreaders + 1,

@@ -183,11 +183,13 @@ static weft_err apply_split(opt_graph *g, uint32_t u, uint32_t w, uint32_t t, in
 /* The flow network used while splitting off one node w: nodes 0 .. n-1
  * are the fabric's, s = n the super-source, T = n + 1 a sink that any set
  * of nodes can be tied to. Arcs: one per node pair (u, v) that has live
- * entries or can get a splice through w, with the pair's total units
- * (ids 0 .. n_pairs-1, keys sorted); then s -> x for every node x
- * (capacity k for a rank, else 0; "infinite" while x is tied to the
- * source); then x -> T for every node x (0, or infinite while tied to
- * the sink). Splits change capacities only. */
+ * entries, with the pair's total units (ids 0 .. n_pairs-1, keys sorted);
+ * then s -> x for every node x (capacity k for a rank, else 0; "infinite"
+ * while x is tied to the source); then x -> T for every node x (0, or
+ * infinite while tied to the sink). Splits change capacities, except the
+ * first splice of a new pair, which lays the network out again (arcs for
+ * every pair that could appear would be mostly empty and slow every
+ * flow down). */
 typedef struct split_net {
     weft_maxflow *mf;
     uint64_t *keys; /* u << 32 | v, ascending; the arc id is the index */
@@ -230,13 +232,12 @@ static uint32_t pair_arc(const split_net *sn, uint32_t u, uint32_t v)
     return lo < sn->n_pairs && sn->keys[lo] == key ? lo : OPT_NONE;
 }
 
-static weft_err net_init(split_net *sn, const opt_graph *g, opt_cuts *cuts, const uint32_t *ins,
-                         size_t nin, const uint32_t *outs, size_t nout)
+static weft_err net_init(split_net *sn, const opt_graph *g, opt_cuts *cuts)
 {
     memset(sn, 0, sizeof *sn);
     sn->cuts = cuts;
     uint32_t n = g->n, s = n, T = n + 1;
-    size_t room = g->ne + nin * nout + 1;
+    size_t room = g->ne + 1;
     weft_err e = WEFT_OK;
     sn->keys = weft__malloc(room * sizeof *sn->keys);
     sn->side = weft__malloc((size_t)n + 2);
@@ -250,10 +251,6 @@ static weft_err net_init(split_net *sn, const opt_graph *g, opt_cuts *cuts, cons
     for (size_t i = 0; i < g->ne; i++)
         if (g->e[i].cap > 0)
             sn->keys[k++] = ((uint64_t)g->e[i].u << 32) | g->e[i].v;
-    for (size_t a = 0; a < nin; a++)
-        for (size_t b = 0; b < nout; b++)
-            if (ins[a] != outs[b])
-                sn->keys[k++] = ((uint64_t)ins[a] << 32) | outs[b];
     qsort(sn->keys, k, sizeof *sn->keys, cmp_u64);
     size_t np = 0;
     for (size_t i = 0; i < k; i++)
@@ -482,7 +479,7 @@ static weft_err split_node(opt_graph *g, opt_cuts *cuts, uint32_t w, bool *done)
             break;
         }
         if (!sn.mf)
-            e = net_init(&sn, g, cuts, ins, nin, outs, nout);
+            e = net_init(&sn, g, cuts);
         for (size_t a = 0; a < nin && !e; a++) {
             /* Loops (u == t) last: they only discard capacity. */
             for (size_t pass = 0; pass < 2 && !e; pass++) {
@@ -490,7 +487,10 @@ static weft_err split_node(opt_graph *g, opt_cuts *cuts, uint32_t w, bool *done)
                     uint32_t u = ins[a], t = outs[b];
                     if ((u == t) != (pass == 1))
                         continue;
+                    /* A pair emptied earlier in this pass may have no arc. */
                     uint32_t uw = pair_arc(&sn, u, w), wt = pair_arc(&sn, w, t);
+                    if (uw == OPT_NONE || wt == OPT_NONE)
+                        continue;
                     int64_t x = weft_maxflow_cap(sn.mf, uw), y = weft_maxflow_cap(sn.mf, wt), m;
                     if (x == 0 || y == 0)
                         continue;
@@ -503,9 +503,13 @@ static weft_err split_node(opt_graph *g, opt_cuts *cuts, uint32_t w, bool *done)
                             cuts->surplus[i] -= m;
                     weft_maxflow_set_cap(sn.mf, uw, x - m);
                     weft_maxflow_set_cap(sn.mf, wt, y - m);
-                    if (u != t) {
-                        uint32_t ut = pair_arc(&sn, u, t);
+                    uint32_t ut = u == t ? OPT_NONE : pair_arc(&sn, u, t);
+                    if (ut != OPT_NONE) {
                         weft_maxflow_set_cap(sn.mf, ut, weft_maxflow_cap(sn.mf, ut) + m);
+                    } else if (u != t && !e) {
+                        /* A new pair: lay the network out again. */
+                        net_fini(&sn);
+                        e = net_init(&sn, g, cuts);
                     }
                     progress = true;
                 }

@@ -255,9 +255,24 @@ static weft_err admit(pack_ctx *c, pack_net *n, size_t gi, uint32_t u, uint32_t 
     uint32_t tu = n->tie + u, tx = grp_arc(c, n, gi, v);
     weft_maxflow_set_cap(n->mf, tu, n->inf);
     weft_maxflow_set_cap(n->mf, tx, n->inf);
+    /* A group whose tree holds v adds its multiplicity to every cut (its
+     * node must sit on v's side), so it leaves the network for this run
+     * and its multiplicity is counted directly: late in the packing most
+     * groups hold v, and the flow no longer walks their arcs. */
+    int64_t base = 0;
+    for (size_t j = 0; j < c->f->n; j++) {
+        if (c->f->g[j].in[v]) {
+            base += c->f->g[j].mult;
+            weft_maxflow_set_cap(n->mf, grp_arc(c, n, j, c->nr), 0);
+        }
+    }
     int64_t f;
-    weft_err e = weft_maxflow_run(n->mf, c->g->algo, s, v, need + hi, &f);
+    weft_err e = weft_maxflow_run(n->mf, c->g->algo, s, v, need + hi - base, &f);
     c->g->maxflows++;
+    f += base;
+    for (size_t j = 0; j < c->f->n; j++)
+        if (c->f->g[j].in[v])
+            weft_maxflow_set_cap(n->mf, grp_arc(c, n, j, c->nr), c->f->g[j].mult);
     weft_maxflow_set_cap(n->mf, tu, 0);
     weft_maxflow_set_cap(n->mf, tx, 0);
     if (e)
