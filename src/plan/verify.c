@@ -60,7 +60,7 @@ typedef struct verifier {
     size_t nslots;
     uint32_t *s_chunk, *s_set, *s_writer, *s_readers;
     uint32_t *rd_op, *rd_next;
-    size_t nrd, rd_cap;
+    size_t nrd, rd_cap, rd_next_cap;
     /* Sets: set i is intervals iv[set_start[i] .. + set_len[i]) of [lo, hi). */
     uint32_t *iv;
     size_t niv, iv_cap;
@@ -627,12 +627,11 @@ static weft_err add_reader(verifier *v, size_t s, uint32_t x)
         return WEFT_OK;
     if (v->nrd >= NONE - 1)
         return weft_diag_set(v->d, WEFT_ELIMIT, "too many slot reads");
-    if (weft__grow((void **)&v->rd_op, &v->rd_cap, v->nrd + 1, sizeof *v->rd_op))
+    /* Both lists double on their own (a realloc per read copied the whole
+     * list under ASan). */
+    if (weft__grow((void **)&v->rd_op, &v->rd_cap, v->nrd + 1, sizeof *v->rd_op) ||
+        weft__grow((void **)&v->rd_next, &v->rd_next_cap, v->nrd + 1, sizeof *v->rd_next))
         return oom(v);
-    uint32_t *next = weft__realloc_array(v->rd_next, v->rd_cap, sizeof *next);
-    if (!next)
-        return oom(v);
-    v->rd_next = next;
     v->rd_op[v->nrd] = x;
     v->rd_next[v->nrd] = v->s_readers[s];
     v->s_readers[s] = (uint32_t)v->nrd++;
