@@ -620,6 +620,8 @@ static weft_err add_reader(verifier *v, size_t s, uint32_t x)
         return WEFT_OK;
     if (v->nrd >= NONE - 1)
         return weft_diag_set(v->d, WEFT_ELIMIT, "too many slot reads");
+    /* Both lists double on their own (a realloc per read copied the whole
+     * list under ASan). */
     if (weft__grow((void **)&v->rd_op, &v->rd_cap, v->nrd + 1, sizeof *v->rd_op) ||
         weft__grow((void **)&v->rd_next, &v->rd_next_cap, v->nrd + 1, sizeof *v->rd_next))
         return oom(v);
