@@ -34,6 +34,13 @@ section_bound() {
     "$WEFT" bound "$SPEC" --coll allgather
 }
 
+# A schedule that reaches the bound: trees packed per rank (a reduce-scatter
+# then an allgather), compared with ring and double binary tree.
+section_optimal() {
+    heading "optimal: an allreduce schedule that reaches the bound on $SPEC"
+    "$WEFT" plan "$SPEC" --coll allreduce --algo optimal
+}
+
 # The classic algorithms' throughput limits side by side.
 section_plans() {
     heading "plans: classic allgather and allreduce schedules on $SPEC"
@@ -53,5 +60,6 @@ section_sim() {
 echo "weft demo: $("$WEFT" --version) on $SPEC"
 section_fabric
 section_bound
+section_optimal
 section_plans
 section_sim
