@@ -34,7 +34,7 @@ typedef struct cost_ctx {
     size_t nroutes, routes_cap;
     uint32_t *link;
     weft_rat *frac;
-    size_t npool, pool_cap;
+    size_t npool, pool_cap, frac_cap;
     /* Scratch for path listing and explicit routes. */
     weft_node_id *nodes;
     weft_rat *weights;
@@ -81,12 +81,9 @@ static uint32_t hash64(uint64_t k)
 
 static weft_err pool_push(cost_ctx *c, uint32_t link, weft_rat frac)
 {
-    if (weft__grow((void **)&c->link, &c->pool_cap, c->npool + 1, sizeof *c->link))
+    if (weft__grow((void **)&c->link, &c->pool_cap, c->npool + 1, sizeof *c->link) ||
+        weft__grow((void **)&c->frac, &c->frac_cap, c->npool + 1, sizeof *c->frac))
         return WEFT_ENOMEM;
-    weft_rat *f = weft__realloc_array(c->frac, c->pool_cap, sizeof *f);
-    if (!f)
-        return WEFT_ENOMEM;
-    c->frac = f;
     c->link[c->npool] = link;
     c->frac[c->npool++] = frac;
     return WEFT_OK;

@@ -66,7 +66,7 @@ typedef struct verifier {
     size_t niv, iv_cap;
     uint64_t *set_start;
     uint32_t *set_len;
-    size_t nsets, set_cap;
+    size_t nsets, set_cap, set_len_cap;
 } verifier;
 
 /* ---- Messages ------------------------------------------------------------ */
@@ -519,13 +519,9 @@ static weft_err set_new(verifier *v, const uint32_t *iv, size_t n, uint32_t *out
     if (v->nsets >= NONE - 1)
         return weft_diag_set(v->d, WEFT_ELIMIT, "too many contribution sets");
     if (weft__grow((void **)&v->iv, &v->iv_cap, v->niv + 2 * n, sizeof *v->iv) ||
-        weft__grow((void **)&v->set_start, &v->set_cap, v->nsets + 1, sizeof *v->set_start))
+        weft__grow((void **)&v->set_start, &v->set_cap, v->nsets + 1, sizeof *v->set_start) ||
+        weft__grow((void **)&v->set_len, &v->set_len_cap, v->nsets + 1, sizeof *v->set_len))
         return oom(v);
-    /* set_len shares set_cap; grow it to the same capacity. */
-    uint32_t *len = weft__realloc_array(v->set_len, v->set_cap, sizeof *len);
-    if (!len)
-        return oom(v);
-    v->set_len = len;
     memcpy(v->iv + v->niv, iv, 2 * n * sizeof *iv);
     v->set_start[v->nsets] = v->niv;
     v->set_len[v->nsets] = (uint32_t)n;
@@ -567,12 +563,9 @@ static weft_err set_union(verifier *v, uint32_t a, uint32_t b, uint32_t *out, ui
     /* r already sits at the end of the arena; register it in place. */
     if (v->nsets >= NONE - 1)
         return weft_diag_set(v->d, WEFT_ELIMIT, "too many contribution sets");
-    if (weft__grow((void **)&v->set_start, &v->set_cap, v->nsets + 1, sizeof *v->set_start))
+    if (weft__grow((void **)&v->set_start, &v->set_cap, v->nsets + 1, sizeof *v->set_start) ||
+        weft__grow((void **)&v->set_len, &v->set_len_cap, v->nsets + 1, sizeof *v->set_len))
         return oom(v);
-    uint32_t *len = weft__realloc_array(v->set_len, v->set_cap, sizeof *len);
-    if (!len)
-        return oom(v);
-    v->set_len = len;
     v->set_start[v->nsets] = v->niv;
     v->set_len[v->nsets] = (uint32_t)n;
     v->niv += 2 * n;
