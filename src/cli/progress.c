@@ -15,6 +15,17 @@ static double elapsed(const struct timespec *t0)
     return (double)(now.tv_sec - t0->tv_sec) + (now.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/* Draws the line if it is due; p->mu held. */
+static void draw(cli_progress *p)
+{
+    double s = elapsed(&p->t0);
+    if (s < p->delay_s || !p->label[0])
+        return;
+    fprintf(p->f, "\rweft: %s  %.1f s\033[K", p->label, s);
+    fflush(p->f);
+    p->shown = true;
+}
+
 static void *progress_main(void *arg)
 {
     cli_progress *p = arg;
@@ -28,12 +39,8 @@ static void *progress_main(void *arg)
             until.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&p->cv, &p->mu, &until);
-        double s = elapsed(&p->t0);
-        if (p->stop || s < p->delay_s || !p->label[0])
-            continue;
-        fprintf(p->f, "\rweft: %s  %.1f s\033[K", p->label, s);
-        fflush(p->f);
-        p->shown = true;
+        if (!p->stop)
+            draw(p);
     }
     if (p->shown) {
         fputs("\r\033[K", p->f);
@@ -88,6 +95,9 @@ void cli_progress_set(cli_progress *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->label, sizeof p->label, fmt, ap);
     va_end(ap);
+    /* A new label shows at once once the delay has passed (with no delay,
+     * every step is drawn however fast it runs). */
+    draw(p);
     pthread_mutex_unlock(&p->mu);
 }
 

@@ -7,7 +7,9 @@
  * The line is drawn by a helper thread (started only when enabled), so a
  * single long library call still shows its elapsed time without the
  * library knowing about terminals. cli_progress_set may be called at any
- * time from the command's thread; it only copies a label under a mutex.
+ * time from the command's thread; it copies a label under a mutex and, once
+ * the delay has passed, draws it at once (so with no delay every label is
+ * drawn, however fast its step runs).
  */
 #ifndef WEFT_CLI_PROGRESS_H
 #define WEFT_CLI_PROGRESS_H

@@ -1,8 +1,8 @@
 # weft sim's progress line: quiet when stderr is not a terminal, one
 # rewritten line on a terminal (through script(1)) that is erased before
-# the table. WEFT_PROGRESS_AFTER=0 shows it from the first quarter second
-# (the default waits a second), so the test does not depend on how fast
-# this machine is.
+# the table. WEFT_PROGRESS_AFTER=0 draws every step's label at once (the
+# default waits a second), so the test does not depend on how fast this
+# machine is.
 # Run by CTest as: bash sim_progress.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
