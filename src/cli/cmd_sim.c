@@ -147,6 +147,12 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_double(&j, "busbw", last->busbw_gbps);
     cli_json_kv_uint(&j, "flow_classes", last->flow_classes);
     cli_json_kv_uint(&j, "events", last->events);
+    /* How the last size was computed (docs/sim.md): exact unless the ring
+     * was approximated by its periodic quotient or extrapolated. */
+    cli_json_kv_bool(&j, "approximated", last->period > 0);
+    cli_json_kv_uint(&j, "period", last->period);
+    cli_json_kv_uint(&j, "defects", last->defects);
+    cli_json_kv_bool(&j, "extrapolated", last->extrapolated);
     json_busiest(&j, t, last);
     cli_json_key(&j, "sweep");
     cli_json_begin_array(&j);
@@ -190,6 +196,21 @@ static void print_csv(const weft_topo *t, const weft_sim_result *rs, size_t n)
     }
 }
 
+/* Says which sizes were not simulated exactly, so an approximation is
+ * never shown as a plain figure. Prints nothing when all were exact. */
+static void print_model_notes(const weft_sim_result *rs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rs[i].period > 0)
+            printf("note: %llu bytes approximated by the ring's periodic quotient of %u "
+                   "positions (%u defects); docs/sim.md gives its measured error\n",
+                   (unsigned long long)rs[i].size, rs[i].period, rs[i].defects);
+        if (rs[i].extrapolated)
+            printf("note: %llu bytes extrapolated from a steady state (%llu steps simulated)\n",
+                   (unsigned long long)rs[i].size, (unsigned long long)rs[i].simulated_steps);
+    }
+}
+
 static void print_table(const weft_topo *t, const char *spec, const char *algo,
                         const weft_sim_result *rs, size_t n)
 {
@@ -211,6 +232,7 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     }
     cli_table_print(&tab, stdout, "  ");
     cli_table_fini(&tab);
+    print_model_notes(rs, n);
     printf("busiest links at %llu bytes:\n", (unsigned long long)last->size);
     cli_table_init(&tab, 3);
     cli_table_align_right(&tab, 1);

@@ -30,6 +30,11 @@ expect_rc 0
 expect_out_has '"time_s": 3.072e-08'
 expect_out_has '"util": 1'
 expect_out_has '"ranks": 4'
+# Exact: neither the periodic quotient nor extrapolation was needed.
+expect_out_has '"approximated": false,
+  "period": 0,
+  "defects": 0,
+  "extrapolated": false,'
 
 # Pipelining and alpha are passed down: 4 slices, alpha 1 us on ring:4
 # allreduce of 1M: 6 steps x 256K / 100 GB/s + (6 + 4 - 1) x 1 us.
