@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
+#include "cli/sizes.h"
 #include "cli/table.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
@@ -59,57 +60,6 @@ static const cli_syntax sim_syntax = {
     .min_pos = 1,
     .max_pos = 1,
 };
-
-/* "4096", "64K", "1M", "2G" -> bytes; false when malformed or zero. */
-static bool parse_size(const char *s, size_t len, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (i == 0)
-        return false;
-    unsigned shift = 0;
-    if (i < len) {
-        switch (s[i]) {
-        case 'K':
-            shift = 10;
-            break;
-        case 'M':
-            shift = 20;
-            break;
-        case 'G':
-            shift = 30;
-            break;
-        default:
-            return false;
-        }
-        i++;
-    }
-    if (i != len || v == 0 || v > (UINT64_MAX >> shift))
-        return false;
-    *out = v << shift;
-    return true;
-}
-
-/* S or MIN:MAX:xF into lo, hi, factor (factor 0 for a single size). */
-static bool parse_sweep(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor)
-{
-    const char *c1 = strchr(s, ':');
-    if (!c1) {
-        *factor = 0;
-        return parse_size(s, strlen(s), lo) && (*hi = *lo, true);
-    }
-    const char *c2 = strchr(c1 + 1, ':');
-    if (!c2 || c2[1] != 'x' || !parse_size(s, (size_t)(c1 - s), lo) ||
-        !parse_size(c1 + 1, (size_t)(c2 - c1 - 1), hi) ||
-        !parse_size(c2 + 2, strlen(c2 + 2), factor) || *factor < 2 || *hi < *lo)
-        return false;
-    return true;
-}
 
 static void json_busiest(cli_json *j, const weft_topo *t, const weft_sim_result *r)
 {
@@ -325,7 +275,7 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "unknown --coll '%s'", coll_s);
         goto free_args;
     }
-    if (!parse_sweep(size_s, &lo, &hi, &factor)) {
+    if (!cli_parse_sweep(size_s, &lo, &hi, &factor)) {
         rc = cli_usage_error(&sim_syntax, "bad --size '%s' (expected e.g. 64M or 1K:1G:x4)",
                              size_s);
         goto free_args;

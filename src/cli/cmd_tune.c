@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/fabric.h"
 #include "cli/outfile.h"
+#include "cli/sizes.h"
 #include "cli/table.h"
 #include "weft/log.h"
 #include "weft/sim.h"
@@ -48,33 +49,6 @@ static const cli_syntax tune_syntax = {
     .max_pos = 1,
 };
 
-/* "4096", "64K", "1M", "2G" (len bytes) -> bytes; false when malformed or 0. */
-static bool parse_size(const char *s, size_t len, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (v > (UINT64_MAX - 9) / 10) return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (i == 0) return false;
-    unsigned shift = 0;
-    if (i < len) {
-        if (s[i] == 'K')
-            shift = 10;
-        else if (s[i] == 'M')
-            shift = 20;
-        else if (s[i] == 'G')
-            shift = 30;
-        else
-            return false;
-        i++;
-    }
-    if (i != len || v == 0 || v > (UINT64_MAX >> shift)) return false;
-    *out = v << shift;
-    return true;
-}
-
 static bool pow2(uint64_t v)
 {
     return v && !(v & (v - 1));
@@ -83,17 +57,9 @@ static bool pow2(uint64_t v)
 /* MIN:MAX:xF or one size, every size a power of two. */
 static int parse_sizes(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor)
 {
-    const char *c1 = strchr(s, ':');
-    bool ok;
-    if (!c1) {
-        *factor = 2;
-        ok = parse_size(s, strlen(s), lo) && (*hi = *lo, true);
-    } else {
-        const char *c2 = strchr(c1 + 1, ':');
-        ok = c2 && c2[1] == 'x' && parse_size(s, (size_t)(c1 - s), lo) &&
-             parse_size(c1 + 1, (size_t)(c2 - c1 - 1), hi) &&
-             parse_size(c2 + 2, strlen(c2 + 2), factor) && *factor >= 2 && *hi >= *lo;
-    }
+    bool ok = cli_parse_sweep(s, lo, hi, factor);
+    if (ok && *factor == 0)
+        *factor = 2; /* a single size: any factor gives one entry */
     if (!ok)
         return cli_usage_error(&tune_syntax, "bad --sizes '%s' (expected e.g. 1K:256M:x2)", s);
     if (!pow2(*lo) || !pow2(*factor))
