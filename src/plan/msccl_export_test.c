@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/testing.h"
+#include "plan/testexec.h"
 #include "plan/testplans.h"
 #include "weft/plan.h"
 
@@ -40,23 +41,6 @@ static char *export(const weft_plan *p, const weft_msccl_opts *o, weft_diag *d, 
     return buf;
 }
 
-/* Runs p on real data with a few seeds and compares with the reference. */
-static bool exec_matches(const weft_plan *p)
-{
-    for (uint64_t seed = 1; seed <= 3; seed++) {
-        weft_exec_opts o;
-        weft_exec_opts_init(&o);
-        o.seed = seed;
-        weft_diag d;
-        weft_diag_clear(&d);
-        if (weft_plan_exec_check(p, &o, &d)) {
-            fprintf(stderr, "exec: %s\n", d.msg);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Export, import, verify, execute; the header survives. */
 static void round_trip(const char *what, const weft_plan *p, weft_msccl_profile profile)
 {
@@ -88,7 +72,7 @@ static void round_trip(const char *what, const weft_plan *p, weft_msccl_profile 
         if (e)
             fprintf(stderr, "%s: verify: %s\n%s", what, d.msg, xml);
         CHECK_ERR(e, WEFT_OK);
-        CHECK(exec_matches(q));
+        CHECK(weft__test_exec_seeds(q, 3));
         weft_plan_free(q);
     }
     free(xml);

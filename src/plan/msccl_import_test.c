@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "base/testing.h"
+#include "plan/testexec.h"
 #include "weft/plan.h"
 
 static char *fixture_path(const char *file)
@@ -13,23 +14,6 @@ static char *fixture_path(const char *file)
     static char buf[1024];
     snprintf(buf, sizeof buf, "%s/msccl/%s", WEFT_SHARED_FIXTURES, file);
     return buf;
-}
-
-/* Runs p on real data with a few seeds and compares with the reference. */
-static bool exec_matches(const weft_plan *p)
-{
-    for (uint64_t seed = 1; seed <= 3; seed++) {
-        weft_exec_opts o;
-        weft_exec_opts_init(&o);
-        o.seed = seed;
-        weft_diag d;
-        weft_diag_clear(&d);
-        if (weft_plan_exec_check(p, &o, &d)) {
-            fprintf(stderr, "exec: %s\n", d.msg);
-            return false;
-        }
-    }
-    return true;
 }
 
 typedef struct fixture_case {
@@ -90,7 +74,7 @@ static void test_fixtures(void)
             if (v)
                 fprintf(stderr, "%s: %s\n", c->file, d.msg);
             CHECK_ERR(v, WEFT_OK);
-            CHECK(exec_matches(p));
+            CHECK(weft__test_exec_seeds(p, 3));
             /* The measured figure is far below this (docs/msccl.md); the
              * bound leaves room for sanitizers and a loaded machine. */
             CHECK(s < 5.0);
@@ -153,7 +137,7 @@ static void test_small(void)
     CHECK_ERR(weft_plan_msccl_parse(good, strlen(good), "t.xml", &p, &d), WEFT_OK);
     if (p) {
         CHECK_ERR(weft_plan_verify(p, NULL, &d), WEFT_OK);
-        CHECK(exec_matches(p));
+        CHECK(weft__test_exec_seeds(p, 3));
         /* s stages its message in scratch[2 + ...]; rrc adds it in. */
         CHECK_INT(weft_plan_num_ops(p), 8);
         CHECK_INT(weft_plan_get_info(p)->scratch, 2);
