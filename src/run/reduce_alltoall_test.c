@@ -20,27 +20,7 @@ static double val(weft_redop op, uint32_t r, size_t i)
 
 static void fill(weft_dtype t, weft_redop op, void *buf, uint32_t r, size_t count)
 {
-    for (size_t i = 0; i < count; i++)
-        weft_dtype_store(t, buf, i, val(op, r, i));
-}
-
-/* Elements that differ from the reduction over n ranks, and a guard byte. */
-static size_t reduce_wrong(weft_dtype t, weft_redop op, const unsigned char *got, uint32_t n,
-                           size_t count)
-{
-    size_t es = weft_dtype_size(t);
-    unsigned char *want = malloc(count * es + 1), *tmp = malloc(count * es + 1);
-    fill(t, op, want, 0, count);
-    for (uint32_t r = 1; r < n; r++) {
-        fill(t, op, tmp, r, count);
-        weft_reduce_local(want, tmp, count, t, op);
-    }
-    size_t bad = 0;
-    for (size_t i = 0; i < count; i++)
-        bad += memcmp(got + i * es, want + i * es, es) != 0;
-    free(want);
-    free(tmp);
-    return bad;
+    weft__test_fill(val, t, op, buf, r, count);
 }
 
 static void check_reduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count, uint32_t root,
@@ -60,7 +40,7 @@ static void check_reduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count
     if (e) fprintf(stderr, "rank %u: reduce %s %s: %s\n", me, weft_dtype_name(t),
                    weft_redop_name(op), d.msg);
     if (mine) {
-        size_t bad = reduce_wrong(t, op, out, n, count);
+        size_t bad = weft__test_reduce_wrong(val, t, op, out, n, count);
         if (bad)
             fprintf(stderr, "reduce %s %s count %zu root %u: %zu wrong\n", weft_dtype_name(t),
                     weft_redop_name(op), count, root, bad);

@@ -110,3 +110,33 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
     free(pids);
     return 0;
 }
+
+void weft__test_fill(weft__test_value value, weft_dtype t, weft_redop op, void *buf, uint32_t r,
+                     size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        weft_dtype_store(t, buf, i, value(op, r, i));
+}
+
+size_t weft__test_reduce_wrong(weft__test_value value, weft_dtype t, weft_redop op,
+                               const unsigned char *got, uint32_t n, size_t count)
+{
+    size_t es = weft_dtype_size(t);
+    unsigned char *want = malloc(count * es + 1), *tmp = malloc(count * es + 1);
+    if (!want || !tmp) {
+        free(want);
+        free(tmp);
+        return count + 1; /* cannot check: never passes */
+    }
+    weft__test_fill(value, t, op, want, 0, count);
+    for (uint32_t r = 1; r < n; r++) {
+        weft__test_fill(value, t, op, tmp, r, count);
+        weft_reduce_local(want, tmp, count, t, op);
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < count; i++)
+        bad += memcmp(got + i * es, want + i * es, es) != 0;
+    free(want);
+    free(tmp);
+    return bad;
+}

@@ -4,6 +4,7 @@
 #ifndef WEFT_RUN_TESTING_RANKS_H
 #define WEFT_RUN_TESTING_RANKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,5 +31,18 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
  * stderr). */
 int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg),
                          void *arg);
+
+/* Rank r's test value for element i under op (a test's own choice of small
+ * integers, so that results are exact in every type and order). */
+typedef double (*weft__test_value)(weft_redop op, uint32_t r, size_t i);
+
+/* Stores value(op, r, i) for i < count into buf as type t. */
+void weft__test_fill(weft__test_value value, weft_dtype t, weft_redop op, void *buf, uint32_t r,
+                     size_t count);
+
+/* The elements of got (count of type t) that differ from op over ranks
+ * 0 .. n-1 of value, reduced locally in rank order. */
+size_t weft__test_reduce_wrong(weft__test_value value, weft_dtype t, weft_redop op,
+                               const unsigned char *got, uint32_t n, size_t count);
 
 #endif
