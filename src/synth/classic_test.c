@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/synth.h"
 
 static const char *const fabrics[] = {"ring:8",  "switch:16", "torus:4x4", "a100:2",
@@ -12,17 +13,6 @@ static const char *const fabrics[] = {"ring:8",  "switch:16", "torus:4x4", "a100
                                       "ring:3",  "h100:2",    "full:6"};
 static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
                                     "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier"};
-
-static weft_topo *load(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_from_spec(spec, NULL, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 /* Builds, verifies and executes one combination; returns false on failure
  * (after reporting it). */
@@ -80,7 +70,7 @@ static bool check_one(const weft_topo *t, const char *spec, const char *algo, we
 static weft_rat algbw_of(const char *spec, const char *algo, weft_coll coll)
 {
     weft_rat none = {-1, 1};
-    weft_topo *t = load(spec);
+    weft_topo *t = weft__test_topo_spec(spec);
     weft_plan *p = NULL;
     weft_diag d;
     weft_plan_cost cost;
@@ -134,7 +124,7 @@ static void oom_dtor(void *arg)
 
 static void check_oom(void)
 {
-    weft_topo *t = load("h100:2");
+    weft_topo *t = weft__test_topo_spec("h100:2");
     if (!t)
         return;
     const struct {
@@ -156,7 +146,7 @@ int main(void)
     check_oom();
     int combos = 0;
     for (size_t f = 0; f < sizeof fabrics / sizeof *fabrics; f++) {
-        weft_topo *t = load(fabrics[f]);
+        weft_topo *t = weft__test_topo_spec(fabrics[f]);
         CHECK(t != NULL);
         if (!t)
             continue;
@@ -199,7 +189,7 @@ int main(void)
     check_algbw("switch:16", "direct", WEFT_COLL_ALLTOALL, 1600, 15);
 
     /* Errors. */
-    weft_topo *t = load("ring:8");
+    weft_topo *t = weft__test_topo_spec("ring:8");
     weft_plan *p = NULL;
     weft_diag d;
     CHECK_ERR(weft_synth_classic(t, "nosuch", WEFT_COLL_ALLGATHER, (weft_rank){0}, &p, &d),

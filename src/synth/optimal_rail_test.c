@@ -8,29 +8,8 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/synth.h"
-
-static weft_topo *load(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_from_spec(spec, NULL, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
-
-static weft_topo *parse(const char *text)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_parse(text, strlen(text), "t.topo", &t, &d)) {
-        fprintf(stderr, "parse: %s\n", d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 static void check_rat(weft_rat got, const char *want)
 {
@@ -69,7 +48,7 @@ static weft_plan *build(weft_topo *t, weft_coll coll, const weft_optimal_opts *o
 
 static void test_h100(const char *spec, const char *note, const char *ag, const char *ar)
 {
-    weft_topo *t = load(spec);
+    weft_topo *t = weft__test_topo_spec(spec);
     CHECK(t != NULL);
     if (!t) return;
     uint32_t n = weft_topo_num_ranks(t), boxes = n / 8;
@@ -124,7 +103,7 @@ static void test_h100(const char *spec, const char *note, const char *ag, const 
 /* Real data through the allreduce of h100:5 (40 ranks, 3120 transfers). */
 static void test_exec(void)
 {
-    weft_topo *t = load("h100:5");
+    weft_topo *t = weft__test_topo_spec("h100:5");
     CHECK(t != NULL);
     if (!t) return;
     weft_optimal info;
@@ -155,7 +134,7 @@ static void test_exec(void)
 static void test_fallback(void)
 {
     weft_optimal info;
-    weft_topo *t = load("a100:2");
+    weft_topo *t = weft__test_topo_spec("a100:2");
     CHECK(t != NULL);
     weft_plan *p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
                              "rail: the rail-hierarchical allgather (2 boxes of 8 ranks) reaches "
@@ -168,7 +147,7 @@ static void test_fallback(void)
     weft_topo_free(t);
 
     /* Hosts of 2 and 1 ranks: no equal boxes. */
-    t = parse("node a0 compute host=a\nnode a1 compute host=a\nnode b0 compute host=b\n"
+    t = weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\nnode b0 compute host=b\n"
               "node s switch\nduplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 20GB/s\n");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
@@ -179,7 +158,7 @@ static void test_fallback(void)
     weft_topo_free(t);
 
     /* Some ranks with a host, some without. */
-    t = parse("node a0 compute host=a\nnode x compute\nnode s switch\n"
+    t = weft__test_topo_text("node a0 compute host=a\nnode x compute\nnode s switch\n"
               "duplex a0 s 10GB/s\nduplex x s 10GB/s\n");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_REDUCESCATTER, NULL, WEFT_OPTIMAL_PACKING,
@@ -190,7 +169,7 @@ static void test_fallback(void)
     weft_topo_free(t);
 
     /* A ring: one box, direct sends cross the ring's links twice. */
-    t = load("biring:6");
+    t = weft__test_topo_spec("biring:6");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
                   "rail: the rail-hierarchical allgather (one box of 6 ranks) reaches 400/3 GB/s, "
@@ -208,7 +187,7 @@ static void test_fallback(void)
  * the whole is exact. */
 static void test_mi250(void)
 {
-    weft_topo *t = load("mi250:4");
+    weft_topo *t = weft__test_topo_spec("mi250:4");
     CHECK(t != NULL);
     if (!t) return;
     static const char *note = "rail: 4 boxes of 16 ranks; a ring along each rail between boxes, "
@@ -239,7 +218,7 @@ static void test_mi250(void)
 /* Boxes whose ranks meet only outside the box: no box schedule. */
 static void test_box_unreachable(void)
 {
-    weft_topo *t = parse("node a0 compute host=a\nnode a1 compute host=a\n"
+    weft_topo *t = weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\n"
                          "node b0 compute host=b\nnode b1 compute host=b\nnode s switch\n"
                          "duplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 10GB/s\n"
                          "duplex b1 s 10GB/s\n");
@@ -260,7 +239,7 @@ static void test_box_unreachable(void)
  * root is what the construction builds, so K = 1 keeps it and K = 2 packs. */
 static void test_options(void)
 {
-    weft_topo *t = load("h100:1");
+    weft_topo *t = weft__test_topo_spec("h100:1");
     CHECK(t != NULL);
     if (!t) return;
     weft_optimal_opts o;
@@ -294,7 +273,7 @@ static void test_options(void)
  * packing gives the best rate with one tree. */
 static void test_one_tree(void)
 {
-    weft_topo *t = load("mi250:4");
+    weft_topo *t = weft__test_topo_spec("mi250:4");
     CHECK(t != NULL);
     if (!t) return;
     weft_optimal_opts o;
@@ -357,7 +336,7 @@ int main(void)
     /* Three boxes of two ranks behind a switch, one rail switch per local
      * rank: small, but with a box schedule and rails. */
     oom_arg a = {.t =
-                     parse("node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
+                     weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
                            "node b0 compute host=b\nnode b1 compute host=b\nnode bs switch host=b\n"
                            "node c0 compute host=c\nnode c1 compute host=c\nnode cs switch host=c\n"
                            "node r0 switch\nnode r1 switch\n"

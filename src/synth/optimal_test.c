@@ -7,29 +7,8 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/synth.h"
-
-static weft_topo *load(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_from_spec(spec, NULL, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
-
-static weft_topo *parse(const char *text)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_parse(text, strlen(text), "t.topo", &t, &d)) {
-        fprintf(stderr, "parse: %s\n", d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 static void rat_text(weft_rat r, char *buf, size_t size)
 {
@@ -47,7 +26,7 @@ static bool use_structure;
 static void check_plan(const char *spec, weft_coll coll, uint32_t K, const char *want, bool exec,
                        weft_optimal *info_out)
 {
-    weft_topo *t = load(spec);
+    weft_topo *t = weft__test_topo_spec(spec);
     CHECK(t != NULL);
     if (!t)
         return;
@@ -170,12 +149,12 @@ static void test_errors(void)
 {
     weft_diag d;
     weft_plan *p = NULL;
-    weft_topo *t = load("ring:4");
+    weft_topo *t = weft__test_topo_spec("ring:4");
     CHECK_ERR(weft_synth_optimal(t, WEFT_COLL_BROADCAST, NULL, &p, NULL, &d), WEFT_EUNSUPPORTED);
     CHECK_STR(d.msg, "optimal: no optimal schedule for broadcast (it builds allgather, "
                      "reducescatter and allreduce)");
     weft_topo_free(t);
-    t = parse("node a compute\nnode b compute\nnode c compute\nnode s switch\n"
+    t = weft__test_topo_text("node a compute\nnode b compute\nnode c compute\nnode s switch\n"
               "link a s 10GB/s\nlink b s 10GB/s\nlink c s 10GB/s\n"
               "link s a 10GB/s\nlink s b 10GB/s\nlink s c 5GB/s\nlink c a 5GB/s\n");
     CHECK(t != NULL);
@@ -185,7 +164,7 @@ static void test_errors(void)
                      "(docs/optimal.md), use a classic algorithm here");
     CHECK(p == NULL);
     weft_topo_free(t);
-    t = parse("node a compute\nnode b compute\nnode c compute\n"
+    t = weft__test_topo_text("node a compute\nnode b compute\nnode c compute\n"
               "duplex a b 10GB/s\nlink b c 10GB/s\n");
     CHECK_ERR(weft_synth_optimal(t, WEFT_COLL_ALLGATHER, NULL, &p, NULL, &d), WEFT_ETOPO);
     CHECK_CONTAINS(d.msg, "cannot reach");
@@ -234,14 +213,14 @@ int main(void)
     test_default_path();
     test_other_collectives();
     test_errors();
-    oom_arg a = {.t = load("switch:3")};
+    oom_arg a = {.t = weft__test_topo_spec("switch:3")};
     if (a.t)
         CHECK(weft_test_oom_sweep("optimal switch:3", ctor, dtor, &a) > 10);
     weft_topo_free(a.t);
     /* A switch and a NIC to split, one-way links, groups that split
      * (reduce-scatter k = 7 in 10 groups), remembered cuts and a re-laid
      * packing network. */
-    a = (oom_arg){.t = parse("node r0 compute\nnode r1 compute\nnode r2 compute\n"
+    a = (oom_arg){.t = weft__test_topo_text("node r0 compute\nnode r1 compute\nnode r2 compute\n"
                              "node r3 compute\nnode s switch\nnode n0 nic\n"
                              "duplex r0 s 20GB/s\nduplex r1 s 20GB/s\nduplex r2 s 20GB/s\n"
                              "duplex r3 n0 25GB/s\nduplex n0 s 25GB/s\nduplex r0 r1 20GB/s\n"
