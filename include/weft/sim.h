@@ -49,6 +49,10 @@ typedef struct weft_sim_opts {
                              are more than this (0: the default, 4096), a ring
                              of private routes is approximated by its periodic
                              quotient (result.period > 0; docs/sim.md) */
+    bool cut_through; /* weft_sim_plan only: an op that forwards or reduces the
+                         chunks a dep delivered streams them as they arrive
+                         (the limit of infinitely many slices; default false,
+                         store and forward per slice; see weft_sim_plan) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -113,7 +117,8 @@ WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t siz
 
 /* weft_sim_ring over the ranks in `order` (n entries, a permutation of the
  * ranks; NULL for rank order): position p sends to position p+1 (mod n),
- * step k of position p waits for step k-1 of position p-1. With the order
+ * step k of position p waits for step k-1 of position p-1. o->cut_through
+ * is WEFT_EINVAL here (simulate the ring plan with weft_sim_plan). With the order
  * of weft_classic_ring_order (weft/synth.h) this simulates exactly the
  * transfers of the classic ring plan, symmetry-reduced. WEFT_EINVAL names a
  * position whose rank is out of range or repeated. */
@@ -135,7 +140,18 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
  * alpha. The plan is not verified here (weft_plan_verify does that); ranks
  * must match the fabric's. WEFT_EVERIFY names an op on a dependency cycle,
  * WEFT_ETOPO a route that is not in the fabric. Plans are simulated op by op
- * (no symmetry reduction). */
+ * (no symmetry reduction).
+ *
+ * With o->cut_through, a dep D of an op X is a data dep when both touch
+ * exactly the same slots (same rank, the same physical slots after in-place
+ * aliasing, the same count) and one of them writes them: D wrote what X
+ * reads (its source, or for a reduce its destination) or overwrites, or X
+ * overwrites what D read. When X crosses at least one link, slice s of X
+ * then cuts through on slice s of D: it starts at D's start + D's latency
+ * + alpha, never sends more than D has sent, and drains no earlier than D
+ * is done (docs/sim.md). Every other dep (disjoint or partly overlapping
+ * slots, nops) and every dep of a local op keeps store and forward. Slicing
+ * still applies (slice s of an op follows its slice s-1). */
 WEFT_API weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 

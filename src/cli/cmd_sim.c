@@ -31,6 +31,7 @@ static const cli_opt sim_opts[] = {
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
+    {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
@@ -42,7 +43,7 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--slices P] [--alpha SEC] [--json | --csv] [--trace FILE]",
+            "        [--slices P] [--alpha SEC] [--cut-through] [--json | --csv] [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -53,7 +54,10 @@ static const cli_syntax sim_syntax = {
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
              "optimal plan, at every size: one table per size, sorted by time, with the\n"
              "exact bound (weft bound) as the first row and skipped algorithms with the\n"
-             "reason. Tree plans need pipelining to approach the bound (--slices 64).\n"
+             "reason. Tree plans need pipelining to approach the bound (--slices 64),\n"
+             "or --cut-through: an op that forwards or reduces what a dep delivered\n"
+             "streams it as it arrives (plans only: --algo ring then simulates the ring\n"
+             "plan op by op).\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -220,6 +224,7 @@ static int parse_opts(cli_args *a, weft_sim_opts *o)
             return cli_usage_error(&sim_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
     }
     o->symmetry = !cli_args_has(a, "no-symmetry");
+    o->cut_through = cli_args_has(a, "cut-through");
     return CLI_CONTINUE;
 }
 
@@ -327,7 +332,8 @@ int cli_cmd_sim(int argc, char **argv)
         algo = "plan";
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
-        if ((e = cli_sim_algo_build(&subject, t, algo, coll, trace_path != NULL, &d))) {
+        if ((e = cli_sim_algo_build(&subject, t, algo, coll,
+                                      trace_path != NULL || o.cut_through, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }

@@ -324,7 +324,7 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, false, &d)) {
+        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, o->cut_through, &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }

@@ -6,11 +6,23 @@
 #include "sim/engine.h"
 #include "sim/heap.h"
 
-enum { F_IDLE, F_WAIT, F_ACTIVE, F_TAIL, F_DONE };
+/* F_HOLD: drained, waiting for a cut-through dep to be done (it cannot
+ * finish before the data it forwards has arrived). */
+enum { F_IDLE, F_WAIT, F_ACTIVE, F_HOLD, F_TAIL, F_DONE };
 
 /* Remaining bytes below this fraction of a flow's size count as drained;
  * saturation below this fraction of a link's capacity counts as full. */
 #define EPS 1e-12
+/* A forwarder within this fraction of its bytes of a dep's sent bytes has
+ * caught up with it (rounding of two separately integrated rates). */
+#define CT_TOL 1e-9
+/* Rates of a forwarder and its dep within this relative difference are
+ * equal: two filling levels that are equal in exact arithmetic may differ
+ * in the last bits, and that must neither uncouple a forwarder nor make it
+ * catch up. */
+#define CT_RATE_TOL 1e-12
+/* Couple-and-refill rounds at one event time, at most. */
+#define CT_ROUNDS 1000
 
 typedef struct vec32 {
     uint32_t *v;
@@ -49,6 +61,18 @@ struct sim_engine {
     uint32_t *f_left;   /* dependencies not yet done */
     vec32 dep_f, dep_on; /* dependency pairs, later turned into CSR */
     uint32_t *succ_off, *succ;
+
+    /* Cut-through edges, edge i: forwarder ct_f.v[i] cut through on dep
+     * ct_on.v[i]. ctd lists a forwarder's edges, cts a dep's (CSR). Only
+     * allocated when there are edges, so store-and-forward runs pay
+     * nothing. */
+    vec32 ct_f, ct_on;
+    uint32_t *ctd_off, *ctd, *cts_off, *cts;
+    uint8_t *ct_cu;      /* per edge: the forwarder has caught up with the dep */
+    uint32_t *f_ctleft;  /* per flow: cut-through deps not yet done */
+    double *f_ready;     /* per flow: latest release condition so far */
+    uint8_t *f_dirty;    /* per flow: queued in ct_dirty */
+    vec32 ct_dirty, ct_stack;
 
     sim_heap heap;
     sim_heap fill; /* links by saturation level while filling */
@@ -112,7 +136,9 @@ void sim_engine_free(sim_engine *e)
                       e->f_new,   e->f_upd,   e->f_rate0, e->f_start,  e->f_drain, e->f_done,
                       e->f_state, e->f_frozen, e->f_stamp, e->f_slot,  e->slot,    e->f_left,
                       e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
-                      e->comp_flows.v};
+                      e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
+                      e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
+                      e->ct_stack.v};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
@@ -237,6 +263,23 @@ weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep)
     return WEFT_OK;
 }
 
+weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep)
+{
+    if (f >= e->n_flows || dep >= e->n_flows || e->ran || e->f_bytes[f] != e->f_bytes[dep])
+        return WEFT_EINVAL;
+    uint32_t r = e->f_route[f];
+    if (e->r_off[r] == e->r_off[r + 1] || e->f_bytes[f] == 0)
+        return sim_engine_add_dep(e, f, dep);
+    if (e->ct_f.n >= UINT32_MAX - 1)
+        return WEFT_ELIMIT;
+    if (vec_push(&e->ct_f, f) || vec_push(&e->ct_on, dep)) {
+        e->ct_f.n = e->ct_on.n; /* both hold the same pairs */
+        return WEFT_ENOMEM;
+    }
+    e->f_left[f]++;
+    return WEFT_OK;
+}
+
 /* ---- Running ------------------------------------------------------------ */
 
 /* Integrates a flow's current rate up to time t. */
@@ -297,21 +340,113 @@ static weft_err deactivate(sim_engine *e, uint32_t f)
     return seed_route(e, f);
 }
 
-/* Max-min fair rates for the components touching the seed links, by
- * progressive filling; reschedules the drain of every flow whose rate
- * changed. */
-static weft_err refill(sim_engine *e, double t)
+/* Pushes link l onto the component being discovered (once per epoch). */
+static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
 {
-    uint64_t ep = ++e->epoch;
-    e->comp_links.n = e->comp_flows.n = 0;
-    for (size_t i = 0; i < e->seeds.n; i++) {
-        uint32_t l = e->seeds.v[i];
-        if (e->lstamp[l] != ep) {
-            e->lstamp[l] = ep;
-            if (vec_push(&e->comp_links, l))
+    if (e->lstamp[l] == ep)
+        return WEFT_OK;
+    e->lstamp[l] = ep;
+    return vec_push(&e->comp_links, l);
+}
+
+/* Adds the links of flow g (active) to the component: cut-through
+ * coupling joins the components of a forwarder and the dep it has caught
+ * up with, since one's rate caps the other's. */
+static weft_err comp_add_route(sim_engine *e, uint32_t g, uint64_t ep)
+{
+    uint32_t r = e->f_route[g];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+        if (comp_add_link(e, e->r_link.v[k], ep))
+            return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+static weft_err comp_add_coupled(sim_engine *e, uint32_t f, uint64_t ep)
+{
+    for (uint32_t i = e->ctd_off[f]; i < e->ctd_off[f + 1]; i++) {
+        uint32_t edge = e->ctd[i];
+        if (e->ct_cu[edge] && comp_add_route(e, e->ct_on.v[edge], ep))
+            return WEFT_ENOMEM;
+    }
+    for (uint32_t i = e->cts_off[f]; i < e->cts_off[f + 1]; i++) {
+        uint32_t edge = e->cts[i];
+        if (e->ct_cu[edge] && comp_add_route(e, e->ct_f.v[edge], ep))
+            return WEFT_ENOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* Freezes flow f at `level` during filling: its links lose its share (the
+ * popped link l is out of the heap already). */
+static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t l)
+{
+    e->f_frozen[f] = 1;
+    e->f_new[f] = level;
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+        uint32_t l2 = e->r_link.v[k];
+        e->resid[l2] -= e->r_coef[k] * level;
+        e->wsum[l2] -= e->r_coef[k];
+        e->ucount[l2]--;
+        if (l2 == l)
+            continue;
+        if (!e->ucount[l2])
+            sim_heap_remove(&e->fill, l2);
+        else
+            sim_heap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
+    }
+}
+
+/* Freezes f and, transitively, every unfrozen forwarder caught up with a
+ * frozen flow: a caught-up forwarder cannot outrun its dep, so it stops
+ * rising when the dep does (the flow-to-flow constraint). */
+static weft_err freeze_ct(sim_engine *e, uint32_t f, double level, uint32_t l)
+{
+    e->ct_stack.n = 0;
+    if (vec_push(&e->ct_stack, f))
+        return WEFT_ENOMEM;
+    while (e->ct_stack.n) {
+        uint32_t g = e->ct_stack.v[--e->ct_stack.n];
+        if (e->f_frozen[g])
+            continue;
+        freeze_one(e, g, level, l);
+        for (uint32_t i = e->cts_off[g]; i < e->cts_off[g + 1]; i++) {
+            uint32_t edge = e->cts[i], h = e->ct_f.v[edge];
+            if (e->ct_cu[edge] && !e->f_frozen[h] && vec_push(&e->ct_stack, h))
                 return WEFT_ENOMEM;
         }
     }
+    return WEFT_OK;
+}
+
+/* Is rate a below rate b by more than rounding? */
+static inline bool slower(double a, double b)
+{
+    return a < b * (1 - CT_RATE_TOL);
+}
+
+/* Queues a forwarder whose catch-up time must be recomputed. */
+static weft_err ct_mark(sim_engine *e, uint32_t f)
+{
+    if (e->f_dirty[f] || e->ctd_off[f] == e->ctd_off[f + 1])
+        return WEFT_OK;
+    e->f_dirty[f] = 1;
+    return vec_push(&e->ct_dirty, f);
+}
+
+/* Max-min fair rates for the components touching the seed links, by
+ * progressive filling; reschedules the drain of every flow whose rate
+ * changed. With cut-through edges, a component also spans caught-up
+ * forwarder/dep pairs, a caught-up forwarder freezes with its dep, and a
+ * forwarder left slower than a dep it had caught up with falls behind. */
+static weft_err refill(sim_engine *e, double t)
+{
+    uint64_t ep = ++e->epoch;
+    bool ct = e->ct_f.n > 0;
+    e->comp_links.n = e->comp_flows.n = 0;
+    for (size_t i = 0; i < e->seeds.n; i++)
+        if (comp_add_link(e, e->seeds.v[i], ep))
+            return WEFT_ENOMEM;
     e->seeds.n = 0;
     for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
@@ -320,17 +455,9 @@ static weft_err refill(sim_engine *e, double t)
             if (e->f_stamp[f] == ep)
                 continue;
             e->f_stamp[f] = ep;
-            if (vec_push(&e->comp_flows, f))
+            if (vec_push(&e->comp_flows, f) || comp_add_route(e, f, ep) ||
+                (ct && comp_add_coupled(e, f, ep)))
                 return WEFT_ENOMEM;
-            uint32_t r = e->f_route[f];
-            for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-                uint32_t l2 = e->r_link.v[k];
-                if (e->lstamp[l2] != ep) {
-                    e->lstamp[l2] = ep;
-                    if (vec_push(&e->comp_links, l2))
-                        return WEFT_ENOMEM;
-                }
-            }
         }
     }
     if (!e->comp_flows.n)
@@ -371,23 +498,24 @@ static weft_err refill(sim_engine *e, double t)
             uint32_t f = e->lflows[l].v[j];
             if (e->f_frozen[f])
                 continue;
-            e->f_frozen[f] = 1;
-            e->f_new[f] = level;
-            uint32_t r = e->f_route[f];
-            for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-                uint32_t l2 = e->r_link.v[k];
-                e->resid[l2] -= e->r_coef[k] * level;
-                e->wsum[l2] -= e->r_coef[k];
-                e->ucount[l2]--;
-                if (l2 == l)
-                    continue;
-                if (!e->ucount[l2])
-                    sim_heap_remove(&e->fill, l2);
-                else
-                    sim_heap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
-            }
+            if (!ct)
+                freeze_one(e, f, level, l);
+            else if (freeze_ct(e, f, level, l))
+                return WEFT_ENOMEM;
         }
     }
+    if (ct)
+        for (size_t i = 0; i < e->comp_flows.n; i++) {
+            uint32_t f = e->comp_flows.v[i];
+            for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
+                uint32_t edge = e->ctd[k];
+                if (e->ct_cu[edge] && slower(e->f_new[f], e->f_new[e->ct_on.v[edge]])) {
+                    e->ct_cu[edge] = 0; /* limited elsewhere: it falls behind */
+                    if (ct_mark(e, f))
+                        return WEFT_ENOMEM;
+                }
+            }
+        }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i];
         double nr = e->f_new[f];
@@ -400,6 +528,119 @@ static weft_err refill(sim_engine *e, double t)
         double left = e->f_rem[f];
         double when = left <= EPS * e->f_bytes[f] ? t : t + left / nr;
         sim_heap_set(&e->heap, f, when);
+        if (ct) {
+            /* Its catch-up times, and those of forwarders behind it, move. */
+            if (ct_mark(e, f))
+                return WEFT_ENOMEM;
+            for (uint32_t k = e->cts_off[f]; k < e->cts_off[f + 1]; k++) {
+                uint32_t edge = e->cts[k];
+                if (!e->ct_cu[edge] && e->f_state[e->ct_f.v[edge]] == F_ACTIVE &&
+                    ct_mark(e, e->ct_f.v[edge]))
+                    return WEFT_ENOMEM;
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Sets the catch-up event of every queued forwarder: the earliest time its
+ * sent bytes reach those of an active dep it is behind and faster than
+ * (before that dep drains). A forwarder found caught up already is coupled
+ * and its links seeded, so the caller refills again. */
+static weft_err ct_update(sim_engine *e, double t)
+{
+    for (size_t i = 0; i < e->ct_dirty.n; i++) {
+        uint32_t f = e->ct_dirty.v[i];
+        e->f_dirty[f] = 0;
+        uint32_t ev = e->n_flows + f;
+        double best = INFINITY;
+        bool coupled = false;
+        if (e->f_state[f] == F_ACTIVE)
+            for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
+                uint32_t edge = e->ctd[k], c = e->ct_on.v[edge];
+                double rf = e->f_rate[f], rc = e->f_rate[c];
+                if (e->ct_cu[edge] || e->f_state[c] != F_ACTIVE || !slower(rc, rf))
+                    continue;
+                advance(e, f, t);
+                advance(e, c, t);
+                double gap = e->f_rem[f] - e->f_rem[c]; /* equal sizes: sent_c - sent_f */
+                double when = t + gap / (rf - rc);
+                if (gap <= CT_TOL * e->f_bytes[f] || when == t) {
+                    e->ct_cu[edge] = 1;
+                    coupled = true;
+                    continue;
+                }
+                double drain_c = e->heap.ent[e->heap.pos[c]].t;
+                if (when < drain_c && when < best)
+                    best = when;
+            }
+        if (coupled && seed_route(e, f))
+            return WEFT_ENOMEM;
+        if (best < INFINITY)
+            sim_heap_set(&e->heap, ev, best);
+        else if (sim_heap_contains(&e->heap, ev))
+            sim_heap_remove(&e->heap, ev);
+    }
+    e->ct_dirty.n = 0;
+    return WEFT_OK;
+}
+
+/* A catch-up event of forwarder f: every dep it has reached is coupled. */
+static weft_err ct_catch_up(sim_engine *e, uint32_t f, double t)
+{
+    if (e->f_state[f] != F_ACTIVE)
+        return WEFT_OK;
+    advance(e, f, t);
+    for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
+        uint32_t edge = e->ctd[k], c = e->ct_on.v[edge];
+        if (e->ct_cu[edge] || e->f_state[c] != F_ACTIVE)
+            continue;
+        advance(e, c, t);
+        if (e->f_rem[f] - e->f_rem[c] <= CT_TOL * e->f_bytes[f])
+            e->ct_cu[edge] = 1;
+    }
+    if (seed_route(e, f))
+        return WEFT_ENOMEM;
+    return ct_mark(e, f);
+}
+
+/* Forwarder f starts: it has caught up with a dep that started at the same
+ * instant (nothing sent yet), and is behind any other. */
+static weft_err ct_start(sim_engine *e, uint32_t f, double t)
+{
+    for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
+        uint32_t edge = e->ctd[k], c = e->ct_on.v[edge];
+        e->ct_cu[edge] = 0;
+        if (e->f_state[c] != F_ACTIVE)
+            continue;
+        advance(e, c, t);
+        if (e->f_bytes[c] - e->f_rem[c] <= CT_TOL * e->f_bytes[c])
+            e->ct_cu[edge] = 1;
+    }
+    return ct_mark(e, f);
+}
+
+/* Flow f drained: no forwarder is coupled to it any more (they are
+ * drained too, or about to be, and now only wait for it to be done), and
+ * its own couplings end. */
+static weft_err ct_drained(sim_engine *e, uint32_t f)
+{
+    for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++)
+        e->ct_cu[e->ctd[k]] = 0;
+    uint32_t ev = e->n_flows + f;
+    if (sim_heap_contains(&e->heap, ev))
+        sim_heap_remove(&e->heap, ev);
+    for (uint32_t k = e->cts_off[f]; k < e->cts_off[f + 1]; k++) {
+        uint32_t edge = e->cts[k], g = e->ct_f.v[edge];
+        if (e->f_state[g] != F_ACTIVE)
+            continue;
+        if (e->ct_cu[edge]) {
+            e->ct_cu[edge] = 0;
+            if (seed_route(e, g))
+                return WEFT_ENOMEM;
+        }
+        if (ct_mark(e, g))
+            return WEFT_ENOMEM;
     }
     return WEFT_OK;
 }
@@ -424,13 +665,93 @@ static weft_err build_succ(sim_engine *e)
     return WEFT_OK;
 }
 
+/* Edge lists of `key` (forwarder or dep of each edge) in CSR form. */
+static weft_err csr(uint32_t n_flows, const vec32 *key, uint32_t **off_out, uint32_t **list_out)
+{
+    uint32_t *off = weft__calloc((size_t)n_flows + 1, sizeof *off);
+    uint32_t *list = weft__malloc(key->n * sizeof *list);
+    uint32_t *at = weft__malloc(((size_t)n_flows + 1) * sizeof *at);
+    if (!off || !list || !at) {
+        weft__free(off);
+        weft__free(list);
+        weft__free(at);
+        return WEFT_ENOMEM;
+    }
+    for (size_t i = 0; i < key->n; i++)
+        off[key->v[i] + 1]++;
+    for (uint32_t f = 0; f < n_flows; f++)
+        off[f + 1] += off[f];
+    memcpy(at, off, ((size_t)n_flows + 1) * sizeof *at);
+    for (size_t i = 0; i < key->n; i++)
+        list[at[key->v[i]]++] = (uint32_t)i;
+    weft__free(at);
+    *off_out = off;
+    *list_out = list;
+    return WEFT_OK;
+}
+
+static weft_err build_ct(sim_engine *e)
+{
+    if (!e->ct_f.n)
+        return WEFT_OK;
+    if ((uint64_t)e->n_flows * 2 >= UINT32_MAX)
+        return WEFT_ELIMIT; /* catch-up events take ids n_flows + f */
+    weft_err err;
+    if ((err = csr(e->n_flows, &e->ct_f, &e->ctd_off, &e->ctd)) ||
+        (err = csr(e->n_flows, &e->ct_on, &e->cts_off, &e->cts)))
+        return err;
+    e->ct_cu = weft__calloc(e->ct_f.n, sizeof *e->ct_cu);
+    e->f_ctleft = weft__malloc((size_t)e->n_flows * sizeof *e->f_ctleft);
+    e->f_ready = weft__calloc(e->n_flows, sizeof *e->f_ready);
+    e->f_dirty = weft__calloc(e->n_flows, sizeof *e->f_dirty);
+    if (!e->ct_cu || !e->f_ctleft || !e->f_ready || !e->f_dirty)
+        return WEFT_ENOMEM;
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->f_ctleft[f] = e->ctd_off[f + 1] - e->ctd_off[f];
+    return WEFT_OK;
+}
+
+/* One release condition of g is met at time `at`; it starts alpha after
+ * the last one. */
+static void release(sim_engine *e, uint32_t g, double at, double alpha_s)
+{
+    if (e->f_ready) {
+        if (at > e->f_ready[g])
+            e->f_ready[g] = at;
+        at = e->f_ready[g];
+    }
+    if (--e->f_left[g] == 0) {
+        e->f_state[g] = F_WAIT;
+        sim_heap_set(&e->heap, g, at + alpha_s);
+    }
+}
+
+/* Flow f is done (or, from F_HOLD, released) at t: its dependents. */
+static void finish(sim_engine *e, uint32_t f, double t, double alpha_s)
+{
+    for (uint32_t i = e->succ_off[f]; i < e->succ_off[f + 1]; i++)
+        release(e, e->succ[i], t, alpha_s);
+    if (!e->ct_f.n)
+        return;
+    for (uint32_t i = e->cts_off[f]; i < e->cts_off[f + 1]; i++) {
+        uint32_t g = e->ct_f.v[e->cts[i]];
+        if (--e->f_ctleft[g] == 0 && e->f_state[g] == F_HOLD) {
+            e->f_drain[g] = t;
+            e->f_state[g] = F_TAIL;
+            sim_heap_set(&e->heap, g, t + e->r_lat[e->f_route[g]]);
+        }
+    }
+}
+
 weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
 {
     if (e->ran || !(alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: engine already ran or bad alpha");
     e->ran = true;
     weft_err err;
-    if ((err = build_succ(e)) || (err = sim_heap_init(&e->heap, e->n_flows)) ||
+    bool ct = e->ct_f.n > 0;
+    if ((err = build_succ(e)) || (err = build_ct(e)) ||
+        (err = sim_heap_init(&e->heap, ct ? 2 * e->n_flows : e->n_flows)) ||
         (err = sim_heap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
     e->slot = weft__malloc((e->n_slots ? e->n_slots : 1) * sizeof *e->slot);
@@ -447,17 +768,28 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
         e->st.batches++;
         while (e->heap.n && sim_heap_top(&e->heap)->t == t) {
             uint32_t f = sim_heap_pop(&e->heap);
-            uint32_t r = e->f_route[f];
             e->st.events++;
+            if (f >= e->n_flows) {
+                e->st.catchups++;
+                if ((err = ct_catch_up(e, f - e->n_flows, t)))
+                    return weft_diag_code(d, err);
+                continue;
+            }
+            uint32_t r = e->f_route[f];
             switch (e->f_state[f]) {
             case F_WAIT:
                 e->f_start[f] = t;
+                /* Forwarders cut through on f start once its first byte
+                 * has crossed its route. */
+                if (ct)
+                    for (uint32_t i = e->cts_off[f]; i < e->cts_off[f + 1]; i++)
+                        release(e, e->ct_f.v[e->cts[i]], t + e->r_lat[r], alpha_s);
                 if (e->r_off[r] == e->r_off[r + 1] || e->f_bytes[f] == 0) {
                     e->f_rem[f] = 0;
                     e->f_drain[f] = t;
                     e->f_state[f] = F_TAIL;
                     sim_heap_set(&e->heap, f, t + e->r_lat[r]);
-                } else if ((err = activate(e, f, t))) {
+                } else if ((err = activate(e, f, t)) || (ct && (err = ct_start(e, f, t)))) {
                     return weft_diag_code(d, err);
                 }
                 break;
@@ -466,8 +798,12 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                 for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
                     e->carried[e->r_link.v[k]] += e->r_coef[k] * e->f_rem[f];
                 e->f_rem[f] = 0;
-                if ((err = deactivate(e, f)))
+                if ((err = deactivate(e, f)) || (ct && (err = ct_drained(e, f))))
                     return weft_diag_code(d, err);
+                if (ct && e->f_ctleft[f]) {
+                    e->f_state[f] = F_HOLD; /* until its last cut-through dep is done */
+                    break;
+                }
                 e->f_drain[f] = t;
                 e->f_state[f] = F_TAIL;
                 sim_heap_set(&e->heap, f, t + e->r_lat[r]);
@@ -478,13 +814,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                 done++;
                 if (t > e->st.makespan_s)
                     e->st.makespan_s = t;
-                for (uint32_t i = e->succ_off[f]; i < e->succ_off[f + 1]; i++) {
-                    uint32_t g = e->succ[i];
-                    if (--e->f_left[g] == 0) {
-                        e->f_state[g] = F_WAIT;
-                        sim_heap_set(&e->heap, g, t + alpha_s);
-                    }
-                }
+                finish(e, f, t, alpha_s);
                 break;
             default:
                 break;
@@ -492,6 +822,23 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
         }
         if ((err = refill(e, t)))
             return weft_diag_code(d, err);
+        /* Coupling a forwarder found caught up changes its component's
+         * rates: refill until none is left to couple (a round that couples
+         * nothing refills nothing). Rates within CT_RATE_TOL count as
+         * equal, so rounding cannot make a pair couple and uncouple in
+         * turn; CT_ROUNDS bounds the work regardless. */
+        for (uint32_t round = 0; ct && e->ct_dirty.n; round++) {
+            if (round == CT_ROUNDS) {
+                /* Never seen; bounds the work if coupling oscillated. The
+                 * forwarders left are re-examined at the next event. */
+                for (size_t i = 0; i < e->ct_dirty.n; i++)
+                    e->f_dirty[e->ct_dirty.v[i]] = 0;
+                e->ct_dirty.n = 0;
+                break;
+            }
+            if ((err = ct_update(e, t)) || (err = refill(e, t)))
+                return weft_diag_code(d, err);
+        }
     }
     if (done < e->n_flows) {
         uint32_t f = 0;

@@ -17,6 +17,24 @@
  * latency); only then are its dependents released. A flow with no links
  * drains at once.
  *
+ * Cut-through (sim_engine_add_ct_dep). A forwarder f of dep c starts at
+ * c's start + c's route latency (+ alpha) instead of after c is done. Let
+ * x(t) be the bytes a flow has sent. f keeps x_f <= x_c: while it has
+ * caught up (x_f = x_c) it is coupled to c, which in progressive filling
+ * means f stops rising when c freezes (a flow-to-flow constraint; the pair
+ * is one component); when its own links hold it below c's rate it falls
+ * behind and runs uncoupled on its backlog, and a catch-up event at the
+ * exact time x_f reaches x_c (rates are piecewise constant) couples it
+ * again. A forwarder with several deps is capped by every dep it has
+ * caught up with. When its bytes are sent it waits (F_HOLD, holding no
+ * bandwidth) until every cut-through dep is done, so a chain of K hops of
+ * bandwidth B and latency L takes bytes / B + K L. The coupling compares
+ * bytes sent, not bytes received one latency later: inside a transfer a
+ * forwarder may run up to (dep rate x dep latency) bytes ahead of the
+ * data's arrival, never faster than its links; its start and finish are
+ * charged the latency. Catch-up events use ids n_flows + f in the event
+ * heap, so they are ordered by (time, sequence) like the others.
+ *
  * Incremental rates. When flows start or drain, only the connected
  * components of the (active flow, link) graph that contain their links are
  * recomputed; every event time is processed as one batch (all events at
@@ -60,6 +78,13 @@ weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double
                              uint32_t *flow_id);
 /* Flow f is released only after flow dep is done. */
 weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep);
+/* Flow f forwards (or reduces) the bytes dep delivers, cut through: f may
+ * start once dep has started and its first byte has crossed dep's route
+ * (dep's start + its latency), the bytes f has sent never exceed the bytes
+ * dep has sent, and f drains no earlier than dep is done. Both flows must
+ * have the same size (WEFT_EINVAL). For a flow without links or bytes this
+ * is sim_engine_add_dep (it takes no time, so forwarding changes nothing). */
+weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep);
 
 /* Runs every flow to completion. alpha_s is the per-flow start overhead.
  * WEFT_EVERIFY when flows never become ready (a dependency cycle), naming
@@ -71,6 +96,7 @@ typedef struct sim_engine_stats {
     uint64_t events;   /* start, drain and done events processed */
     uint64_t batches;  /* distinct event times */
     uint64_t refills;  /* component recomputations */
+    uint64_t catchups; /* cut-through catch-up events (counted in events too) */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

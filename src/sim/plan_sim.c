@@ -12,11 +12,24 @@
  * crosses and loads them with k chunks. A plan therefore simulates the same
  * whether identical transfers are merged into one op (as the optimal plan
  * merges identical trees) or written one by one.
+ *
+ * Cut-through (o->cut_through): a dep is a data dep when the two ops touch
+ * exactly the same physical slots (weft__layout_slot resolves in-place
+ * aliases) with the same count, and one writes them: the dep wrote what the
+ * op reads (forwarding, reducing) or overwrites, or the op overwrites what
+ * the dep read (the allgather half of an allreduce overwriting a partial
+ * sum that the reduce-scatter half sends on). Then both flows carry the
+ * same bytes and byte k of the op needs byte k of the dep and nothing else
+ * from it, which is what slice-by-slice pipelining gives as the slices get
+ * small. Partial overlaps, deps that only order (disjoint slots, nops) and
+ * deps of ops without links stay store and forward: there the op may need
+ * all of the dep's data, or none of it but its completion.
  */
 #include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "plan/plan_layout.h"
 #include "sim/result.h"
 #include "sim/trace.h"
 #include "topo/paths.h"
@@ -166,6 +179,31 @@ static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
+/* Do ops x and y touch exactly the same slots in a way that orders them
+ * byte by byte: y writes what x reads or writes, or x writes what y reads
+ * (an op reads its source range, and a reduce also its destination; both
+ * ranges on the same rank, the same physical slots, the same count)? Two
+ * reads of the same slots are not ordered. */
+static bool data_dep(const weft__layout *lay, weft_op x, weft_op y)
+{
+    if (y.kind == WEFT_OP_NOP || y.count != x.count)
+        return false;
+    uint32_t yw = weft__layout_slot(lay, y.dst_rank.v, y.dst_buf, y.dst_index),
+             yr = weft__layout_slot(lay, y.src_rank.v, y.src_buf, y.src_index),
+             xw = weft__layout_slot(lay, x.dst_rank.v, x.dst_buf, x.dst_index),
+             xr = weft__layout_slot(lay, x.src_rank.v, x.src_buf, x.src_index);
+    return (y.dst_rank.v == x.src_rank.v && yw == xr) ||
+           (y.dst_rank.v == x.dst_rank.v && yw == xw) ||
+           (y.src_rank.v == x.dst_rank.v && yr == xw);
+}
+
+/* Whether op x may cut through on its deps: it moves data between ranks
+ * (a local op or a nop takes no time, so it keeps store and forward). */
+static bool forwards(weft_op x)
+{
+    return x.kind != WEFT_OP_NOP && x.count > 0 && x.src_rank.v != x.dst_rank.v;
+}
+
 static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
 {
     const weft_plan *p = c->p;
@@ -199,16 +237,28 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                 return weft_diag_code(c->d, err);
         }
     }
+    /* Slot ranges must lie in their buffers for weft__layout_slot; a plan
+     * that fails the structural check is simulated store and forward. */
+    weft__layout lay;
+    bool ct = o->cut_through && !weft__layout_init(&lay, p) &&
+              !weft__plan_check_structure(p, NULL);
     for (uint32_t id = 0; id < nops; id++) {
         uint32_t nd;
         const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+        weft_op x = weft_plan_op(p, id);
+        bool fw = ct && forwards(x);
         for (uint32_t k = 0; k < nd; k++) {
             if (deps[k] >= nops)
                 return weft_diag_set(c->d, WEFT_EINVAL, "sim: op %u depends on op %u, which "
                                      "does not exist (%u ops)", id, deps[k], nops);
-            for (uint32_t s = 0; s < P; s++)
-                if ((err = sim_engine_add_dep(c->e, id * P + s, deps[k] * P + s)))
+            bool through = fw && data_dep(&lay, x, weft_plan_op(p, deps[k]));
+            for (uint32_t s = 0; s < P; s++) {
+                uint32_t f = id * P + s, dep = deps[k] * P + s;
+                err = through ? sim_engine_add_ct_dep(c->e, f, dep)
+                              : sim_engine_add_dep(c->e, f, dep);
+                if (err)
                     return weft_diag_code(c->d, err);
+            }
         }
         for (uint32_t s = 1; s < P; s++)
             if ((err = sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))

@@ -10,6 +10,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->symmetry = true;
     o->trace = NULL;
     o->max_classes = 0;
+    o->cut_through = false;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)

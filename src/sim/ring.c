@@ -367,6 +367,9 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
                              n);
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
+    if (o->cut_through)
+        return weft_diag_set(d, WEFT_EINVAL, "sim: cut-through is simulated for plans only "
+                             "(weft_sim_plan of the ring plan)");
     uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(n - 1) : n - 1;
 
     weft_err err;
