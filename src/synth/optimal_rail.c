@@ -130,11 +130,15 @@ static weft_err star_phase(uint32_t G, bool rs, weft_optimal_phase *out)
         tr->from = weft__malloc(G * sizeof *tr->from);
         tr->to = weft__malloc(G * sizeof *tr->to);
         if (!tr->from || !tr->to) return WEFT_ENOMEM;
-        uint32_t n = 0;
-        for (uint32_t x = 0; x < G; x++) {
-            if (x == g) continue;
-            tr->from[n] = rs ? x : g;
-            tr->to[n++] = rs ? g : x;
+        /* The reduces into g's chunk are ordered (the emitter chains them
+         * in edge order), so root g takes its peers from g+1 on: at the
+         * i-th reduce of every root the senders are a permutation and
+         * each rank's link carries one transfer, not rank 0's all of
+         * them. */
+        for (uint32_t i = 1; i < G; i++) {
+            uint32_t x = (g + i) % G;
+            tr->from[i - 1] = rs ? x : g;
+            tr->to[i - 1] = rs ? g : x;
         }
     }
     return WEFT_OK;
