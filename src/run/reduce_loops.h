@@ -9,7 +9,10 @@
  *   WEFT__K_CMP64   1 when the tier compares 64-bit integers in vector
  *                   registers (SSE4.2 and up), else 0: 64-bit min/max then
  *                   use a formula of add, xor, and and shift (Hacker's
- *                   Delight 2-12), which SSE2 vectorises.
+ *                   Delight 2-12), which SSE2 vectorises;
+ * and optionally WEFT__K_F16_SUM and WEFT__K_F16_PROD, the tier's own half
+ * sum and prod kernels for the table (declared before the include), when
+ * it has faster ones than these loops.
  * It defines static kernels WEFT__K(i8_sum) .. WEFT__K(f64_max) and their
  * table WEFT__K(table), indexed by dtype and op. Every loop
  * is one pass, element by element, with no branch in its body, over
@@ -144,16 +147,29 @@ WEFT__HALFS(bf16, weft__bf16_to_float, weft__float_to_bf16, 0x7f80u, 0x0040u)
         WEFT__K(NAME##_sum), WEFT__K(NAME##_prod), WEFT__K(NAME##_min), WEFT__K(NAME##_max)        \
     }
 
+#ifndef WEFT__K_F16_SUM
+#define WEFT__K_F16_SUM WEFT__K(f16_sum)
+#define WEFT__K_F16_PROD WEFT__K(f16_prod)
+#endif
+
 static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT] = {
-    [WEFT_INT8] = WEFT__ROW(i8),   [WEFT_UINT8] = WEFT__ROW(u8),
-    [WEFT_INT16] = WEFT__ROW(i16), [WEFT_UINT16] = WEFT__ROW(u16),
-    [WEFT_INT32] = WEFT__ROW(i32), [WEFT_UINT32] = WEFT__ROW(u32),
-    [WEFT_INT64] = WEFT__ROW(i64), [WEFT_UINT64] = WEFT__ROW(u64),
-    [WEFT_HALF] = WEFT__ROW(f16),  [WEFT_BFLOAT16] = WEFT__ROW(bf16),
-    [WEFT_FLOAT] = WEFT__ROW(f32), [WEFT_DOUBLE] = WEFT__ROW(f64),
+    [WEFT_INT8] = WEFT__ROW(i8),
+    [WEFT_UINT8] = WEFT__ROW(u8),
+    [WEFT_INT16] = WEFT__ROW(i16),
+    [WEFT_UINT16] = WEFT__ROW(u16),
+    [WEFT_INT32] = WEFT__ROW(i32),
+    [WEFT_UINT32] = WEFT__ROW(u32),
+    [WEFT_INT64] = WEFT__ROW(i64),
+    [WEFT_UINT64] = WEFT__ROW(u64),
+    [WEFT_HALF] = {WEFT__K_F16_SUM, WEFT__K_F16_PROD, WEFT__K(f16_min), WEFT__K(f16_max)},
+    [WEFT_BFLOAT16] = WEFT__ROW(bf16),
+    [WEFT_FLOAT] = WEFT__ROW(f32),
+    [WEFT_DOUBLE] = WEFT__ROW(f64),
 };
 
 #undef WEFT__ROW
+#undef WEFT__K_F16_SUM
+#undef WEFT__K_F16_PROD
 #undef WEFT__LOOP
 #undef WEFT__INT_ARITH
 #undef WEFT__INT_MINMAX
