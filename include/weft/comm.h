@@ -154,12 +154,13 @@ typedef struct weft_comm_config {
      * collective, built on the fabric or, without one, on "switch:SIZE".
      * plan_file: force this .plan file; then only its collective (and root)
      * may be called. At most one of algo and plan_file. With neither, each
-     * call runs the classic algorithm the alpha-beta model ranks fastest on
-     * the fabric at the call's size, or, without a fabric, the built-in
+     * call runs the classic algorithm the shared-link estimate
+     * (weft_plan_shared_time) ranks fastest on the fabric at the call's
+     * size, or, without a fabric, the built-in
      * schedules. Every rank must give the same three (checked at init).
      * tuning: a tuning table (weft/tuning.h, made by `weft tune` for this
      * fabric): with a fabric and nothing forced, each call runs the
-     * table's fastest plan by simulation instead of the alpha-beta
+     * table's fastest plan by simulation instead of the estimate's
      * ranking; a table for another fabric or rank count fails init. NULL
      * or "" for none. */
     const char *fabric;
@@ -282,7 +283,7 @@ WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf
 /* Which schedule a call runs. */
 typedef enum weft_choice_source {
     WEFT_CHOICE_BUILTIN = 0, /* the built-in schedules (coll_ring.c, coll_alltoall.c) */
-    WEFT_CHOICE_RANKED,      /* the fastest classic algorithm by the alpha-beta model */
+    WEFT_CHOICE_RANKED,      /* the fastest classic algorithm by the shared-link estimate */
     WEFT_CHOICE_ALGO,        /* the algorithm forced by config algo (WEFT_ALGO) */
     WEFT_CHOICE_PLAN,        /* the plan forced by config plan_file (WEFT_PLAN) */
     WEFT_CHOICE_TUNED,       /* the fastest by simulation in config tuning (WEFT_TUNING) */
@@ -291,8 +292,10 @@ typedef enum weft_choice_source {
 typedef struct weft_comm_choice {
     weft_choice_source source;
     char algo[64];     /* "ring", "hd", ..., "builtin", or the plan file's name */
-    char reason[256];  /* why, e.g. "fastest of 4 by alpha-beta on switch:4 at 4096 B ..." */
-    double estimate_s; /* alpha-beta estimate, or simulated time (tuned); 0 for builtin */
+    char reason[256];  /* why, e.g. "fastest of 4 by the shared-link estimate on switch:4 at
+                          4096 B ..." */
+    double estimate_s; /* shared-link estimate (weft_plan_shared_time), or simulated time
+                          (tuned); 0 for builtin */
     uint64_t bytes;    /* the call's size (DESIGN.md's convention per collective) */
 } weft_comm_choice;
 

@@ -359,6 +359,65 @@ WEFT_API weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t,
 WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t,
                                        double size_bytes, double *seconds, weft_diag *d);
 
+/* A time estimate that accounts for link sharing, still without
+ * simulating: what the runtime ranks plans by when it has no tuning table.
+ * The alpha-beta model above lets concurrent ops each have their whole
+ * path, so it counts two rings that cross the same links as twice as fast
+ * as one; this one does not. Two terms:
+ *
+ *   steps_s  ops are grouped in steps by their depth in the dependency
+ *            graph (ops between two ranks only), and the ops of a step
+ *            share the links: a step takes max(its busiest link's bytes /
+ *            bandwidth, its slowest op alone on its route) plus its largest
+ *            route latency and alpha. With P slices (each op cut in P
+ *            pieces that follow each other, as weft_sim_plan and the plan
+ *            executor pipeline them) a step's stage is that over P, and the
+ *            steps form a pipeline: sum of stages + (P - 1) x the longest.
+ *   link_s   the busiest link's bytes over the whole plan / its bandwidth
+ *            (the bound no schedule beats; it sees ops of different steps
+ *            overlapping, which the steps term does not).
+ *
+ * seconds = max(steps_s, link_s). Links are used as weft_sim_plan uses
+ * them: an explicit route's paths at their shares, else ECMP shortest
+ * paths split per hop (a flow alone is limited by max over its links of
+ * share / bandwidth). Local ops and nops cost nothing. It approximates the
+ * simulator (docs/run.md, "Which schedule runs", gives how often it picks
+ * the simulator's fastest plan); it is not a bound. Time O(ops + deps +
+ * route entries + links), memory O(ops + links). */
+typedef struct weft_plan_shared_opts {
+    uint32_t slices; /* >= 1; default 1 */
+    double alpha_s;  /* per-slice start overhead, seconds; default 0 */
+} weft_plan_shared_opts;
+
+/* slices 1, alpha 0. */
+WEFT_API void weft_plan_shared_opts_init(weft_plan_shared_opts *o);
+
+typedef struct weft_plan_shared {
+    double seconds;       /* the estimate: max(steps_s, link_s) */
+    double steps_s;       /* the pipelined steps term */
+    double link_s;        /* the busiest link's term */
+    uint32_t steps;       /* steps (the longest dependency chain of ops
+                             between two ranks) */
+    bool has_busiest;     /* false when no op crosses a link */
+    weft_link_id busiest; /* the link of link_s (lowest id on ties) */
+} weft_plan_shared;
+
+/* The estimate for a collective of size_bytes (o NULL: defaults). Errors:
+ * WEFT_EINVAL for slices 0 or a negative or NaN alpha or size; those of
+ * weft_plan_alpha_beta (WEFT_ETOPO for ranks or routes that do not fit t,
+ * WEFT_EVERIFY for cyclic deps); WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t,
+                                        double size_bytes, const weft_plan_shared_opts *o,
+                                        weft_plan_shared *out, weft_diag *d);
+/* The ranking order of two estimates: true when a goes before b, i.e. a is
+ * faster by more than a relative 1e-9, or as fast within that and has
+ * fewer steps. Fewer steps break ties because on fabrics whose links
+ * differ in speed the fast ranks of a long chain run ahead and crowd the
+ * slow link, which the estimate does not see (on tests/netns/fabric.topo
+ * the simulator has the 2-step allgathers 18% ahead of the 3-step rings
+ * that the estimate ties with them). */
+WEFT_API bool weft_plan_shared_before(const weft_plan_shared *a, const weft_plan_shared *b);
+
 /* ---- MSCCL (MSCCL XML import and export; docs/msccl.md) ---------------- */
 
 /* An MSCCL XML program (<algo> <gpu> <tb> <step>, as msccl-tools writes and

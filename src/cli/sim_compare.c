@@ -133,9 +133,9 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     for (size_t s = 0; s < nsizes; s++) {
         char st[64];
         cli_sim_size_text(sizes[s], st, sizeof st);
-        printf("%s%s on %s (%u ranks), size %s, %u slice%s per transfer, alpha %g s\n",
+        printf("%s%s on %s (%u ranks), size %s, %u slice%s per transfer, alpha %g s%s\n",
                s ? "\n" : "", weft_coll_name(coll), spec, weft_topo_num_ranks(t), st, o->slices,
-               o->slices == 1 ? "" : "s", o->alpha_s);
+               o->slices == 1 ? "" : "s", o->alpha_s, o->cut_through ? ", cut through" : "");
         cli_table tab;
         cli_table_init(&tab, 7);
         for (size_t k = 0; k < 6; k++)
@@ -205,6 +205,7 @@ static void print_json(const char *spec, const weft_topo *t, weft_coll coll,
     cli_json_kv_string(&j, "coll", weft_coll_name(coll));
     cli_json_kv_uint(&j, "slices", o->slices);
     cli_json_kv_double(&j, "alpha_s", o->alpha_s);
+    cli_json_kv_bool(&j, "cut_through", o->cut_through);
     /* The fastest algorithm at the last size, under the keys every weft
      * sim --json has. */
     size_t m = sorted(c, n, nsizes - 1, idx);

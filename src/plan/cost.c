@@ -8,39 +8,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "plan/cost_internal.h"
 #include "plan/plan_internal.h"
 #include "topo/paths.h"
 
-#define NONE UINT32_MAX
-
-/* One routed rank pair: the links it uses with their exact shares, and
- * its alpha-beta constants. */
-typedef struct pair_route {
-    uint32_t first, n; /* into the link/frac pools */
-    double lat_s;      /* latency of the route, seconds */
-    double s_per_byte; /* max over paths of share / bottleneck bandwidth */
-} pair_route;
-
-typedef struct cost_ctx {
-    const weft_plan *p;
-    const weft_topo *t;
-    weft_paths *paths;
-    weft_diag *d;
-    /* Pair cache: open addressing on src * N + dst. */
-    uint64_t *keys; /* key + 1, 0 empty */
-    uint32_t *val;  /* index into routes */
-    uint32_t cap, used;
-    pair_route *routes;
-    size_t nroutes, routes_cap;
-    uint32_t *link;
-    weft_rat *frac;
-    size_t npool, pool_cap, frac_cap;
-    /* Scratch for path listing and explicit routes. */
-    weft_node_id *nodes;
-    weft_rat *weights;
-} cost_ctx;
-
-static void ctx_fini(cost_ctx *c)
+void weft__cost_ctx_fini(weft__cost_ctx *c)
 {
     weft_paths_free(c->paths);
     weft__free(c->keys);
@@ -48,11 +20,13 @@ static void ctx_fini(cost_ctx *c)
     weft__free(c->routes);
     weft__free(c->link);
     weft__free(c->frac);
+    weft__free(c->fracd);
     weft__free(c->nodes);
     weft__free(c->weights);
 }
 
-static weft_err ctx_init(cost_ctx *c, const weft_plan *p, const weft_topo *t, weft_diag *d)
+weft_err weft__cost_ctx_init(weft__cost_ctx *c, const weft_plan *p, const weft_topo *t,
+                             weft_diag *d)
 {
     memset(c, 0, sizeof *c);
     c->p = p;
@@ -62,12 +36,10 @@ static weft_err ctx_init(cost_ctx *c, const weft_plan *p, const weft_topo *t, we
         return weft_diag_set(d, WEFT_ETOPO, "the plan has %u ranks but the fabric has %u",
                              p->info.nranks, weft_topo_num_ranks(t));
     weft_err e = weft_paths_new(t, &c->paths);
-    if (e)
-        return weft_diag_code(d, e);
+    if (e) return weft_diag_code(d, e);
     c->nodes = weft__malloc(WEFT_PATHS_LIST_MAX * 256 * sizeof *c->nodes);
     c->weights = weft__malloc(WEFT_PATHS_LIST_MAX * sizeof *c->weights);
-    if (!c->nodes || !c->weights)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!c->nodes || !c->weights) return weft_diag_code(d, WEFT_ENOMEM);
     return WEFT_OK;
 }
 
@@ -79,35 +51,32 @@ static uint32_t hash64(uint64_t k)
     return (uint32_t)k;
 }
 
-static weft_err pool_push(cost_ctx *c, uint32_t link, weft_rat frac)
+static weft_err pool_push(weft__cost_ctx *c, uint32_t link, weft_rat frac)
 {
     if (weft__grow((void **)&c->link, &c->pool_cap, c->npool + 1, sizeof *c->link) ||
-        weft__grow((void **)&c->frac, &c->frac_cap, c->npool + 1, sizeof *c->frac))
+        weft__grow((void **)&c->frac, &c->frac_cap, c->npool + 1, sizeof *c->frac) ||
+        weft__grow((void **)&c->fracd, &c->fracd_cap, c->npool + 1, sizeof *c->fracd))
         return WEFT_ENOMEM;
     c->link[c->npool] = link;
+    c->fracd[c->npool] = weft_rat_to_double(frac);
     c->frac[c->npool++] = frac;
     return WEFT_OK;
 }
 
-static double link_bw_bytes(const weft_topo *t, uint32_t l)
-{
-    return weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
-}
-
 /* Routes src -> dst on shortest paths and appends it to the routes. */
-static weft_err route_pair(cost_ctx *c, uint32_t src, uint32_t dst, uint32_t *index)
+static weft_err route_pair(weft__cost_ctx *c, uint32_t src, uint32_t dst, uint32_t *index)
 {
     weft_node_id a = weft_topo_rank_node(c->t, (weft_rank){src});
     weft_node_id b = weft_topo_rank_node(c->t, (weft_rank){dst});
     weft_paths_route rt;
     weft_err e = weft_paths_route_get(c->paths, a, b, &rt, c->d);
-    if (e)
-        return e;
-    pair_route pr = {(uint32_t)c->npool, rt.n, weft_rat_to_double(rt.lat_ns) * 1e-9, 0};
+    if (e) return e;
+    weft__cost_route pr = {(uint32_t)c->npool, rt.n, weft_rat_to_double(rt.lat_ns) * 1e-9, 0, 0};
     for (uint32_t i = 0; i < rt.n; i++) {
         e = pool_push(c, rt.link[i], rt.frac[i]);
-        if (e)
-            return weft_diag_code(c->d, e);
+        if (e) return weft_diag_code(c->d, e);
+        double s = c->fracd[pr.first + i] / weft__cost_link_bw(c->t, rt.link[i]);
+        pr.flow_s_per_byte = s > pr.flow_s_per_byte ? s : pr.flow_s_per_byte;
     }
     /* The slowest path: share over bottleneck, over the listed paths. */
     uint32_t written;
@@ -120,7 +89,7 @@ static weft_err route_pair(cost_ctx *c, uint32_t src, uint32_t dst, uint32_t *in
                 weft_link_id l;
                 if (weft_topo_find_link(c->t, c->nodes[k * (rt.hops + 1) + h],
                                         c->nodes[k * (rt.hops + 1) + h + 1], &l)) {
-                    double bw = link_bw_bytes(c->t, l.v);
+                    double bw = weft__cost_link_bw(c->t, l.v);
                     bottleneck = bw < bottleneck ? bw : bottleneck;
                 }
             }
@@ -136,7 +105,8 @@ static weft_err route_pair(cost_ctx *c, uint32_t src, uint32_t dst, uint32_t *in
 }
 
 /* The cached route of a rank pair. */
-static weft_err pair_get(cost_ctx *c, uint32_t src, uint32_t dst, const pair_route **out)
+weft_err weft__cost_pair(weft__cost_ctx *c, uint32_t src, uint32_t dst,
+                         const weft__cost_route **out)
 {
     uint64_t key = (uint64_t)src * c->p->info.nranks + dst;
     if ((uint64_t)(c->used + 1) * 2 > c->cap) {
@@ -149,8 +119,7 @@ static weft_err pair_get(cost_ctx *c, uint32_t src, uint32_t dst, const pair_rou
             return weft_diag_code(c->d, WEFT_ENOMEM);
         }
         for (uint32_t i = 0; i < c->cap; i++) {
-            if (!c->keys[i])
-                continue;
+            if (!c->keys[i]) continue;
             uint32_t j = hash64(c->keys[i] - 1) & (ncap - 1);
             while (keys[j])
                 j = (j + 1) & (ncap - 1);
@@ -169,8 +138,7 @@ static weft_err pair_get(cost_ctx *c, uint32_t src, uint32_t dst, const pair_rou
     if (!c->keys[j]) {
         uint32_t index = 0;
         weft_err e = route_pair(c, src, dst, &index);
-        if (e)
-            return e;
+        if (e) return e;
         c->keys[j] = key + 1;
         c->val[j] = index;
         c->used++;
@@ -180,7 +148,8 @@ static weft_err pair_get(cost_ctx *c, uint32_t src, uint32_t dst, const pair_rou
 }
 
 /* Resolves link k of path `path` of op `id` (an explicit route). */
-static weft_err path_link(cost_ctx *c, uint32_t id, uint32_t path, uint32_t k, uint32_t *link)
+weft_err weft__cost_path_link(weft__cost_ctx *c, uint32_t id, uint32_t path, uint32_t k,
+                              uint32_t *link)
 {
     const char *an = weft_plan_path_node(c->p, id, path, k);
     const char *bn = weft_plan_path_node(c->p, id, path, k + 1);
@@ -199,34 +168,27 @@ static weft_err path_link(cost_ctx *c, uint32_t id, uint32_t path, uint32_t k, u
     return WEFT_OK;
 }
 
-static bool moves_data(const weft_op *op)
-{
-    return op->kind != WEFT_OP_NOP && op->src_rank.v != op->dst_rank.v;
-}
-
-static weft_err add_load(cost_ctx *c, weft_rat *load, uint32_t l, weft_rat amount)
+static weft_err add_load(weft__cost_ctx *c, weft_rat *load, uint32_t l, weft_rat amount)
 {
     if (weft_rat_add(load[l], amount, &load[l]))
-        return weft_diag_set(c->d, WEFT_EOVERFLOW,
-                             "the load of link %s -> %s does not fit an exact fraction",
-                             weft_topo_node_name(c->t, weft_topo_link_src(c->t, (weft_link_id){l})),
-                             weft_topo_node_name(c->t, weft_topo_link_dst(c->t, (weft_link_id){l})));
+        return weft_diag_set(
+            c->d, WEFT_EOVERFLOW, "the load of link %s -> %s does not fit an exact fraction",
+            weft_topo_node_name(c->t, weft_topo_link_src(c->t, (weft_link_id){l})),
+            weft_topo_node_name(c->t, weft_topo_link_dst(c->t, (weft_link_id){l})));
     return WEFT_OK;
 }
 
-static weft_err loads(cost_ctx *c, weft_rat *load)
+static weft_err loads(weft__cost_ctx *c, weft_rat *load)
 {
     const weft_plan *p = c->p;
     uint32_t nl = weft_topo_num_links(c->t);
     for (uint32_t l = 0; l < nl; l++)
         load[l] = weft_rat_int(0);
     uint64_t sc = weft_plan_size_chunks(p);
-    if (sc > INT64_MAX)
-        return weft_diag_set(c->d, WEFT_EOVERFLOW, "the plan has too many chunks");
+    if (sc > INT64_MAX) return weft_diag_set(c->d, WEFT_EOVERFLOW, "the plan has too many chunks");
     for (uint32_t id = 0; id < p->nops; id++) {
         const weft_op *op = &p->ops[id];
-        if (!moves_data(op))
-            continue;
+        if (!weft__cost_moves_data(op)) continue;
         if (op->src_rank.v >= p->info.nranks || op->dst_rank.v >= p->info.nranks)
             return weft_diag_set(c->d, WEFT_EVERIFY, "op %u: rank %u or %u is not a rank", id,
                                  op->src_rank.v, op->dst_rank.v);
@@ -243,44 +205,39 @@ static weft_err loads(cost_ctx *c, weft_rat *load)
             uint32_t len = weft_plan_path_len(p, id, k);
             for (uint32_t h = 0; h + 1 < len && !e; h++) {
                 uint32_t l;
-                e = path_link(c, id, k, h, &l);
-                if (!e)
-                    e = add_load(c, load, l, share);
+                e = weft__cost_path_link(c, id, k, h, &l);
+                if (!e) e = add_load(c, load, l, share);
             }
         }
         if (npaths || e) {
-            if (e)
-                return e;
+            if (e) return e;
             continue;
         }
-        const pair_route *pr = NULL;
-        e = pair_get(c, op->src_rank.v, op->dst_rank.v, &pr);
+        const weft__cost_route *pr = NULL;
+        e = weft__cost_pair(c, op->src_rank.v, op->dst_rank.v, &pr);
         for (uint32_t i = 0; !e && i < pr->n; i++) { /* pr is unset when pair_get failed */
             if (weft_rat_mul(bytes, c->frac[pr->first + i], &amount))
                 return weft_diag_set(c->d, WEFT_EOVERFLOW, "op %u: load overflows", id);
             e = add_load(c, load, c->link[pr->first + i], amount);
         }
-        if (e)
-            return e;
+        if (e) return e;
     }
     return WEFT_OK;
 }
 
-weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *load,
-                              weft_diag *d)
+weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *load, weft_diag *d)
 {
-    cost_ctx c;
-    weft_err e = ctx_init(&c, p, t, d);
-    if (!e)
-        e = loads(&c, load);
-    ctx_fini(&c);
+    weft__cost_ctx c;
+    weft_err e = weft__cost_ctx_init(&c, p, t, d);
+    if (!e) e = loads(&c, load);
+    weft__cost_ctx_fini(&c);
     return e;
 }
 
 weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_cost *out,
                             weft_diag *d)
 {
-    cost_ctx c;
+    weft__cost_ctx c;
     weft_plan_cost r;
     memset(&r, 0, sizeof r);
     r.algbw = weft_rat_int(0);
@@ -289,18 +246,14 @@ weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_co
     weft_rat *load = weft__malloc(((size_t)nl + 1) * sizeof *load);
     uint32_t *order = weft__malloc(((size_t)p->nops + 1) * sizeof *order);
     uint32_t *depth = weft__malloc(((size_t)p->nops + 1) * sizeof *depth);
-    weft_err e = ctx_init(&c, p, t, d);
-    if (!e && (!load || !order || !depth))
-        e = weft_diag_code(d, WEFT_ENOMEM);
-    if (!e)
-        e = loads(&c, load);
-    if (e)
-        goto done;
+    weft_err e = weft__cost_ctx_init(&c, p, t, d);
+    if (!e && (!load || !order || !depth)) e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!e) e = loads(&c, load);
+    if (e) goto done;
     /* max load/bw, compared exactly as load_a * bw_b vs load_b * bw_a. */
     weft_rat worst = weft_rat_int(0);
     for (uint32_t l = 0; l < nl; l++) {
-        if (weft_rat_is_zero(load[l]))
-            continue;
+        if (weft_rat_is_zero(load[l])) continue;
         weft_rat ratio;
         if (weft_rat_div(load[l], weft_topo_link_bw(t, (weft_link_id){l}), &ratio)) {
             e = weft_diag_set(d, WEFT_EOVERFLOW, "load over bandwidth overflows");
@@ -318,20 +271,19 @@ weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_co
         goto done;
     }
     e = weft__plan_topo_order(p, order, NULL, d);
-    if (e)
-        goto done;
+    if (e) goto done;
     for (uint32_t i = 0; i < p->nops; i++) {
         uint32_t v = order[i], nd, best = 0;
         const uint32_t *deps = weft_plan_op_deps(p, v, &nd);
         for (uint32_t k = 0; k < nd; k++)
             best = depth[deps[k]] > best ? depth[deps[k]] : best;
-        depth[v] = best + moves_data(&p->ops[v]);
+        depth[v] = best + weft__cost_moves_data(&p->ops[v]);
         r.steps = depth[v] > r.steps ? depth[v] : r.steps;
-        r.transfers += moves_data(&p->ops[v]);
+        r.transfers += weft__cost_moves_data(&p->ops[v]);
     }
     *out = r;
 done:
-    ctx_fini(&c);
+    weft__cost_ctx_fini(&c);
     weft__free(load);
     weft__free(order);
     weft__free(depth);
@@ -341,16 +293,13 @@ done:
 weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double size_bytes,
                               double *seconds, weft_diag *d)
 {
-    cost_ctx c;
+    weft__cost_ctx c;
     uint32_t *order = weft__malloc(((size_t)p->nops + 1) * sizeof *order);
     double *finish = weft__malloc(((size_t)p->nops + 1) * sizeof *finish);
-    weft_err e = ctx_init(&c, p, t, d);
-    if (!e && (!order || !finish))
-        e = weft_diag_code(d, WEFT_ENOMEM);
-    if (!e)
-        e = weft__plan_topo_order(p, order, NULL, d);
-    if (e)
-        goto done;
+    weft_err e = weft__cost_ctx_init(&c, p, t, d);
+    if (!e && (!order || !finish)) e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!e) e = weft__plan_topo_order(p, order, NULL, d);
+    if (e) goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), total = 0;
     for (uint32_t i = 0; i < p->nops && !e; i++) {
         uint32_t v = order[i], nd;
@@ -359,7 +308,7 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
         for (uint32_t k = 0; k < nd; k++)
             start = finish[deps[k]] > start ? finish[deps[k]] : start;
         const weft_op *op = &p->ops[v];
-        if (moves_data(op)) {
+        if (weft__cost_moves_data(op)) {
             double bytes = chunk * op->count;
             uint32_t npaths = weft_plan_op_num_paths(p, v);
             for (uint32_t k = 0; k < npaths && !e; k++) {
@@ -367,11 +316,10 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
                 uint32_t len = weft_plan_path_len(p, v, k);
                 for (uint32_t h = 0; h + 1 < len && !e; h++) {
                     uint32_t l;
-                    e = path_link(&c, v, k, h, &l);
-                    if (e)
-                        break;
+                    e = weft__cost_path_link(&c, v, k, h, &l);
+                    if (e) break;
                     lat += weft_rat_to_double(weft_topo_link_lat(t, (weft_link_id){l})) * 1e-9;
-                    double bw = link_bw_bytes(t, l);
+                    double bw = weft__cost_link_bw(t, l);
                     bottleneck = bw < bottleneck ? bw : bottleneck;
                 }
                 double tk =
@@ -379,19 +327,17 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
                 dur = tk > dur ? tk : dur;
             }
             if (!npaths && !e) {
-                const pair_route *pr;
-                e = pair_get(&c, op->src_rank.v, op->dst_rank.v, &pr);
-                if (!e)
-                    dur = pr->lat_s + bytes * pr->s_per_byte;
+                const weft__cost_route *pr;
+                e = weft__cost_pair(&c, op->src_rank.v, op->dst_rank.v, &pr);
+                if (!e) dur = pr->lat_s + bytes * pr->s_per_byte;
             }
         }
         finish[v] = start + dur;
         total = finish[v] > total ? finish[v] : total;
     }
-    if (!e)
-        *seconds = total;
+    if (!e) *seconds = total;
 done:
-    ctx_fini(&c);
+    weft__cost_ctx_fini(&c);
     weft__free(order);
     weft__free(finish);
     return e;

@@ -7,22 +7,31 @@
  * cut into size blocks at element boundaries (block b = elements
  * [b*count/size, (b+1)*count/size)), so sizes need not divide.
  *
- * reduce-scatter: in step s (0 .. size-2) rank r sends block r-s-1 and
- *   reduces the block r-s-2 it receives into its own; after size-1 steps
- *   block r is complete on rank r. Received data is combined by the
- *   transport as it arrives (no staging copy for shared memory).
+ * allreduce, reduce-scatter and reduce run in cache-sized rounds (below).
  * allgather: in step s rank r sends block r-s and stores block r-s-1.
  * allreduce: buffers the direct schedule fits (coll_direct.c) take it: one
  *   round instead of 2(size-1) message latencies. Larger ones run in rounds
- *   of size * RING_CHUNK bytes, each a reduce-scatter and then an allgather
- *   of that region of recvbuf (copied there from sendbuf first when out of
- *   place). A round's data stays in the caches between its steps, so every
- *   byte goes through main memory about once instead of once per step, and
- *   the copy out of place is no separate pass over the whole buffer.
+ *   of size blocks of RING_CHUNK bytes, each a ring reduce-scatter and a
+ *   ring allgather of that region.
+ * reduce-scatter: every rank's block is cut into rounds of RING_CHUNK
+ *   bytes; round k reduce-scatters piece k of every block.
+ * reduce: rounds as in allreduce, each a reduce-scatter after which every
+ *   rank sends its finished block to the root (the root receives them one
+ *   after another).
  * broadcast: a chain from the root, cut into 1 MiB pieces; a rank forwards
  *   piece i-1 while it receives piece i.
- * reduce: reduce-scatter on a private copy, then every rank sends its
- *   complete block to the root (the root receives them one after another).
+ *
+ * Rounds. Reduce-scatter step s of a round: rank r sends block r-s-1 and
+ * combines block r-s-2 from the left with its own input of it; after
+ * size-1 steps block r is complete. Partial results live in the
+ * communicator's scratch (size blocks, kept between calls), never in the
+ * caller's buffers: sendbuf is read once, straight from the caller (no
+ * working copy of the whole buffer), and recvbuf is written once per
+ * element. A round's scratch and the transport's slots stay in the caches
+ * between its 2(size-1) steps, so the caller's buffers are the only
+ * traffic to main memory: what one memcpy of the buffer costs. Allreduce
+ * buffers of NT_MIN_BYTES and more get their results with streaming stores
+ * (copy_nt.h), which skip reading recvbuf's lines before writing them.
  * Bandwidth: each rank sends 2(size-1)/size of the buffer for allreduce and
  * (size-1)/size for the others, the optimum on a ring; reduce adds 1/size of
  * the buffer per rank for the gather.
@@ -31,11 +40,16 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/copy_nt.h"
 
 #define BCAST_PIECE (1u << 20)
 /* Bytes of one rank's block in an allreduce round: a round of 2..4 ranks
  * then fits the 1 MiB second-level caches of current x86 cores. */
 #define RING_CHUNK (256u << 10)
+/* Allreduce buffers of at least this many bytes get their results written
+ * with streaming stores (copy_nt.h): beyond the caches the caller reads
+ * them back from memory anyway. */
+#define NT_MIN_BYTES (8u << 20)
 
 static size_t blk(size_t count, uint32_t n, uint32_t b)
 {
@@ -59,22 +73,151 @@ weft_err weft__coll_check(weft_comm *c, weft_dtype dtype, weft_redop op, bool ne
     return WEFT_OK;
 }
 
-/* Ring reduce-scatter in place on buf (count elements); block r of rank r
- * ends complete. */
-static weft_err ring_rs(weft_comm *c, unsigned char *buf, size_t count, size_t es,
-                        weft__reduce_fn fn, weft_diag *d)
+/* One round of the ring schedules that run in rounds (allreduce,
+ * reduce-scatter, reduce): n blocks, block b being len(b) bytes at
+ * in + ioff(b) of the caller's input and at work + woff(b) of the
+ * communicator's scratch. Either the round's count elements (from element
+ * base) are cut into n blocks (stride 0: allreduce, reduce), or block b is
+ * the count elements from b * stride + base (reduce-scatter, where every
+ * rank's block is cut into rounds). */
+typedef struct ring_round {
+    uint32_t n;
+    size_t es;
+    size_t count, base, stride;
+    const unsigned char *in;
+    unsigned char *work;
+    weft__reduce_fn fn;
+} ring_round;
+
+static size_t rr_ioff(const ring_round *g, uint32_t b)
 {
-    uint32_t n = c->size, r = c->rank;
+    return (g->stride ? b * g->stride + g->base : g->base + blk(g->count, g->n, b)) * g->es;
+}
+
+static size_t rr_woff(const ring_round *g, uint32_t b)
+{
+    return (g->stride ? b * g->count : blk(g->count, g->n, b)) * g->es;
+}
+
+static size_t rr_len(const ring_round *g, uint32_t b)
+{
+    return (g->stride ? g->count : blk(g->count, g->n, b + 1) - blk(g->count, g->n, b)) * g->es;
+}
+
+/* One step of a round: posts the send s, runs local (may be NULL) while
+ * the transports start on it (a peer can take our data meanwhile), then
+ * posts the receive r, so that local may still write r's buffer, and waits
+ * for both. Empty requests are skipped. */
+static weft_err step(weft_comm *c, weft__xreq *s, weft__xreq *r, void (*local)(void *), void *arg,
+                     weft_diag *d)
+{
+    weft__xreq *reqs[2];
+    size_t k = 0;
+    weft_err e;
+    if (s->len) {
+        if ((e = weft__comm_post(c, s, d))) return e;
+        reqs[k++] = s;
+    }
+    if (local) {
+        if (k && (e = weft__comm_kick(c, d))) return e;
+        local(arg);
+    }
+    if (r->len) {
+        if ((e = weft__comm_post(c, r, d))) return e;
+        reqs[k++] = r;
+    }
+    return weft__comm_wait(c, reqs, k, d);
+}
+
+typedef struct copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t len;
+    bool nt;
+} copy_job;
+
+static void run_copy(void *arg)
+{
+    const copy_job *j = arg;
+    if (j->dst == j->src || !j->len) return;
+    if (j->nt)
+        weft__copy_nt(j->dst, j->src, j->len);
+    else
+        memcpy(j->dst, j->src, j->len);
+}
+
+/* Ring reduce-scatter of one round: in step s (0 .. n-2) rank r sends
+ * block r-s-1 (its input in step 0, its partial result after) and combines
+ * its input of block r-s-2 with the left's partial result into work (at
+ * fin instead for the last step's block r when fin is set). Over shared
+ * memory the transport combines input and received bytes in one pass
+ * (xreq.base); otherwise the input is copied to the destination while the
+ * send is under way, and the receive combines into it. The input is read
+ * once and the partial results stay in work, which a round keeps
+ * cache-sized. Block r's result ends in work, or at fin. */
+static weft_err round_rs(weft_comm *c, const ring_round *g, unsigned char *fin, weft_diag *d)
+{
+    uint32_t n = g->n, r = c->rank;
     uint32_t right = mod((int64_t)r + 1, n), left = mod((int64_t)r - 1, n);
     for (uint32_t s = 0; s + 1 < n; s++) {
         uint32_t sb = mod((int64_t)r - s - 1, n), rb = mod((int64_t)r - s - 2, n);
-        size_t so = blk(count, n, sb), sn = blk(count, n, sb + 1) - so;
-        size_t ro = blk(count, n, rb), rn = blk(count, n, rb + 1) - ro;
-        weft_err e = weft__comm_exchange(c, right, buf + so * es, sn * es, left, buf + ro * es,
-                                         rn * es, fn, es, d);
+        const unsigned char *src = s == 0 ? g->in + rr_ioff(g, sb) : g->work + rr_woff(g, sb);
+        const unsigned char *mine = g->in + rr_ioff(g, rb);
+        unsigned char *dst = fin && s + 2 == n ? fin : g->work + rr_woff(g, rb);
+        weft__xreq sr = {.peer = right, .is_send = true, .buf = (unsigned char *)src,
+                         .len = rr_len(g, sb)};
+        weft__xreq rr = {.peer = left, .buf = dst, .len = rr_len(g, rb), .reduce = g->fn,
+                         .esize = g->es};
+        copy_job cj = {dst, mine, rr.len, false};
+        bool fused = c->via[left] == WEFT__VIA_SHM;
+        if (fused) rr.base = mine;
+        weft_err e = step(c, &sr, &rr, fused ? NULL : run_copy, &cj, d);
         if (e) return e;
     }
     return WEFT_OK;
+}
+
+/* Ring allgather of one allreduce round, after round_rs left block r's
+ * result in work: in step s rank r sends block r-s and receives block
+ * r-s-1, which it forwards in the next step. Received blocks go straight
+ * into out and are forwarded from there (the round is cache-sized), except
+ * with nt, where out is written with streaming stores and so leaves the
+ * caches: then a block to forward is received into work and copied to out
+ * while its send runs, and only the last step's block goes straight to out.
+ * Every block is written to out once. */
+static weft_err round_ag(weft_comm *c, const ring_round *g, unsigned char *out, bool nt,
+                         weft_diag *d)
+{
+    uint32_t n = g->n, r = c->rank;
+    uint32_t right = mod((int64_t)r + 1, n), left = mod((int64_t)r - 1, n);
+    for (uint32_t s = 0; s + 1 < n; s++) {
+        uint32_t sb = mod((int64_t)r - s, n), rb = mod((int64_t)r - s - 1, n);
+        bool last = s + 2 == n, from_work = s == 0 || nt;
+        unsigned char *dst = nt && !last ? g->work + rr_woff(g, rb) : out + rr_ioff(g, rb);
+        weft__xreq sr = {.peer = right, .is_send = true,
+                         .buf = from_work ? g->work + rr_woff(g, sb) : out + rr_ioff(g, sb),
+                         .len = rr_len(g, sb)};
+        weft__xreq rr = {.peer = left, .buf = dst, .len = rr_len(g, rb), .esize = g->es,
+                         .nt = nt};
+        copy_job cj = {out + rr_ioff(g, sb), sr.buf, sr.len, nt};
+        weft_err e = step(c, &sr, &rr, run_copy, &cj, d);
+        if (e) return e;
+    }
+    return WEFT_OK;
+}
+
+/* The scratch of a round: at least bytes, kept in c between calls; NULL
+ * when out of memory. */
+static unsigned char *scratch(weft_comm *c, size_t bytes)
+{
+    if (c->scratch_bytes < bytes) {
+        unsigned char *p = weft__malloc(bytes);
+        if (!p) return NULL;
+        weft__free(c->scratch);
+        c->scratch = p;
+        c->scratch_bytes = bytes;
+    }
+    return c->scratch;
 }
 
 /* Ring allgather in place on buf (count elements) where rank r holds block
@@ -111,13 +254,15 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
     if (weft__allreduce_direct_fits(c->size, count * es))
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
-    size_t round = (size_t)c->size * (RING_CHUNK / es);
+    size_t per = RING_CHUNK / es, round = (size_t)c->size * per;
+    unsigned char *work = scratch(c, round * es);
+    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    bool nt = count * es >= NT_MIN_BYTES;
     for (size_t off = 0; off < count && !e; off += round) {
-        size_t len = count - off < round ? count - off : round;
-        unsigned char *buf = (unsigned char *)recvbuf + off * es;
-        if (sendbuf != recvbuf) memcpy(buf, (const unsigned char *)sendbuf + off * es, len * es);
-        e = ring_rs(c, buf, len, es, fn, d);
-        if (!e) e = ring_ag(c, buf, len, es, d);
+        ring_round g = {.n = c->size, .es = es, .count = count - off < round ? count - off : round,
+                        .base = off, .in = sendbuf, .work = work, .fn = fn};
+        e = round_rs(c, &g, NULL, d);
+        if (!e) e = round_ag(c, &g, recvbuf, nt, d);
     }
     return e;
 }
@@ -156,14 +301,19 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
-    /* A working copy: sendbuf is the caller's and must not change (unless
-     * in place, where recvbuf is inside it). */
-    unsigned char *tmp = weft__malloc(total);
-    if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
-    memcpy(tmp, sendbuf, total);
-    e = ring_rs(c, tmp, count * c->size, es, weft__reduce_get(dtype, op), d);
-    if (!e) memcpy(recvbuf, tmp + (size_t)c->rank * count * es, count * es);
-    weft__free(tmp);
+    /* Rounds of RING_CHUNK bytes of every rank's block: the partial
+     * results stay in the scratch, and sendbuf is only read (in place,
+     * recvbuf is block rank of it, and its final value is written after
+     * its last read). */
+    size_t per = RING_CHUNK / es;
+    unsigned char *work = scratch(c, (size_t)c->size * per * es);
+    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    for (size_t off = 0; off < count && !e; off += per) {
+        ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
+                        .base = off, .stride = count, .in = sendbuf, .work = work, .fn = fn};
+        e = round_rs(c, &g, (unsigned char *)recvbuf + off * es, d);
+    }
     return e;
 }
 
@@ -218,23 +368,28 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
-    /* A working copy: sendbuf must not change, and recvbuf is only the
-     * root's. */
-    unsigned char *tmp = weft__malloc(total);
-    if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
-    memcpy(tmp, sendbuf, total);
-    e = ring_rs(c, tmp, count, es, weft__reduce_get(dtype, op), d);
-    unsigned char *out = recvbuf;
-    for (uint32_t b = 0; !e && b < n; b++) {
-        size_t off = blk(count, n, b), len = (blk(count, n, b + 1) - off) * es;
-        if (r == root && b == r)
-            memcpy(out + off * es, tmp + off * es, len);
-        else if (r == root)
-            e = weft__comm_exchange(c, WEFT__NO_PEER, NULL, 0, b, out + off * es, len, NULL, es, d);
-        else if (b == r)
-            e = weft__comm_exchange(c, root, tmp + off * es, len, WEFT__NO_PEER, NULL, 0, NULL, es,
-                                    d);
+    /* Rounds as in allreduce: a ring reduce-scatter of the round, then
+     * every rank sends its finished block to the root (which combined its
+     * own straight into recvbuf). */
+    size_t round = (size_t)n * (RING_CHUNK / es);
+    unsigned char *work = scratch(c, round * es), *out = recvbuf;
+    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    for (size_t off = 0; off < count && !e; off += round) {
+        ring_round g = {.n = n, .es = es, .count = count - off < round ? count - off : round,
+                        .base = off, .in = sendbuf, .work = work, .fn = fn};
+        e = round_rs(c, &g, r == root ? out + rr_ioff(&g, r) : NULL, d);
+        for (uint32_t b = 0; !e && b < n; b++) {
+            size_t len = rr_len(&g, b);
+            if (b == root || !len)
+                continue;
+            if (r == root)
+                e = weft__comm_exchange(c, WEFT__NO_PEER, NULL, 0, b, out + rr_ioff(&g, b), len,
+                                        NULL, es, d);
+            else if (b == r)
+                e = weft__comm_exchange(c, root, work + rr_woff(&g, b), len, WEFT__NO_PEER, NULL,
+                                        0, NULL, es, d);
+        }
     }
-    weft__free(tmp);
     return e;
 }

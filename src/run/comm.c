@@ -92,6 +92,7 @@ void weft_comm_free(weft_comm *c)
     comm_close_transports(c);
     if (c->bops) c->bops->close(c->boot);
     weft__free(c->via);
+    weft__free(c->scratch);
     weft__free(c);
 }
 

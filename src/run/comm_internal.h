@@ -24,6 +24,10 @@ struct weft_comm {
     weft__select *sel; /* which schedule runs (select.c) */
     bool failed;
     char fail_msg[256]; /* why it failed, repeated by later calls */
+    /* Working space of the built-in ring schedules' rounds (coll_ring.c),
+     * kept between calls so that it stays mapped and cached. */
+    unsigned char *scratch;
+    size_t scratch_bytes;
 };
 
 /* Builds a communicator on an opened bootstrap backend (comm.c). */
@@ -40,6 +44,10 @@ weft_err weft__comm_post(weft_comm *c, weft__xreq *r, weft_diag *d);
  * nothing can move. Sets *moved when bytes moved. Fails the communicator on
  * error. */
 weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d);
+/* Moves what the transports can move now without waiting (sends into free
+ * slots or socket buffers, data already arrived), so a peer can work on
+ * our data while we do local work. Fails the communicator on error. */
+weft_err weft__comm_kick(weft_comm *c, weft_diag *d);
 /* Fails the communicator with WEFT_ETIMEDOUT, naming the peer waited on. */
 weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d);
 

@@ -411,9 +411,9 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
     return e;
 }
 
-static uint32_t slices_for(size_t chunk_bytes)
+uint32_t weft__exec_plan_slices(uint64_t chunk_bytes)
 {
-    size_t s = chunk_bytes / SLICE_BYTES;
+    uint64_t s = chunk_bytes / SLICE_BYTES;
     return s < 1 ? 1 : s > MAX_SLICES ? MAX_SLICES : (uint32_t)s;
 }
 
@@ -464,7 +464,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     weft_err e;
     x.elems = count / info->chunks;
     x.cb = x.elems * es;
-    x.slices = slices_for(x.cb);
+    x.slices = weft__exec_plan_slices(x.cb);
     if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
     if (!x.elems) x.slices = 1;
     if (x.cb != xp->last_cb && c->rank == 0) {

@@ -1,12 +1,17 @@
 /* Read access to a prepared plan schedule (weft_comm_plan_new, exec_plan.c),
  * for tests: this rank's ops in execution order, what each waits for, and
- * the stream it travels on. Positions index this rank's list L. */
+ * the stream it travels on. Positions index this rank's list L. Also the
+ * executor's slice count, for the plan selection's estimate (select.c). */
 #ifndef WEFT_RUN_EXEC_PLAN_H
 #define WEFT_RUN_EXEC_PLAN_H
 
 #include <stdint.h>
 
 #include "weft/comm.h"
+
+/* The slices the executor cuts a chunk of chunk_bytes into: chunk / 256
+ * KiB, clamped to 1 .. 32 (a run also caps it at the elements per chunk). */
+uint32_t weft__exec_plan_slices(uint64_t chunk_bytes);
 
 /* Ops of this rank in L. */
 uint32_t weft__comm_plan_len(const weft_comm_plan *x);

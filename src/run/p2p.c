@@ -27,6 +27,17 @@ weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d)
     return WEFT_OK;
 }
 
+weft_err weft__comm_kick(weft_comm *c, weft_diag *d)
+{
+    bool moved = false;
+    weft_err e = WEFT_OK;
+    if (c->shm && weft__xport_shm.busy(c->shm)) e = weft__xport_shm.progress(c->shm, 0, &moved, d);
+    if (!e && c->tcp && weft__xport_tcp.busy(c->tcp))
+        e = weft__xport_tcp.progress(c->tcp, 0, &moved, d);
+    if (e) return weft__comm_fail(c, e, d);
+    return WEFT_OK;
+}
+
 weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d)
 {
     weft_diag_set(d, WEFT_ETIMEDOUT, "comm: rank %u waited %lld ms for rank %u without progress",

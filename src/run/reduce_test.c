@@ -1,4 +1,9 @@
-/* Exact tests of the reduction kernels and the 16-bit float conversions. */
+/* Exact tests of the reduction kernels and the 16-bit float conversions.
+ *
+ * The branch-free conversions of half.h are checked against plain
+ * branching versions written here (the reference), and every kernel of
+ * every tier this CPU runs against an element-by-element scalar reference
+ * on random data full of special values. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,7 +11,78 @@
 
 #include "base/testing.h"
 #include "run/half.h"
+#include "run/reduce.h"
 #include "weft/comm.h"
+
+/* ---- Reference conversions: one case per branch ---------------------- */
+
+static float ref_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t frac = h & 0x3ffu;
+    if (exp == 0x1f) /* inf or NaN */
+        return weft__bits_to_float(sign | 0x7f800000u | (frac << 13));
+    if (exp == 0) {
+        /* Zero or subnormal: frac * 2^-24, exact in float. */
+        float v = (float)frac * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return weft__bits_to_float(sign | ((exp + 112u) << 23) | (frac << 13));
+}
+
+static uint16_t ref_float_to_half(float f)
+{
+    uint32_t u = weft__float_to_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) /* NaN: keep the top fraction bits, force quiet */
+        return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u) /* rounds to >= 65520: infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) {
+        /* Subnormal or zero: a_float / 2^-24 rounded to an integer. */
+        if (a < 0x33000000u) /* below 2^-25: rounds to zero */
+            return sign;
+        uint32_t exp = a >> 23;
+        uint32_t mant = (a & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - exp; /* 14 .. 24 */
+        uint32_t q = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1u);
+        uint32_t halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u))) q++;
+        return (uint16_t)(sign | q);
+    }
+    uint32_t r = a - 0x38000000u; /* exponent - 112 */
+    uint32_t q = r >> 13;
+    uint32_t rem = r & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
+    return (uint16_t)(sign | q);
+}
+
+static float ref_bf16_to_float(uint16_t b)
+{
+    return weft__bits_to_float((uint32_t)b << 16);
+}
+
+static uint16_t ref_float_to_bf16(float f)
+{
+    uint32_t u = weft__float_to_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: truncate, force quiet */
+        return (uint16_t)((u >> 16) | 0x40u);
+    uint32_t lsb = (u >> 16) & 1u;
+    return (uint16_t)((u + 0x7fffu + lsb) >> 16);
+}
+
+/* A small deterministic generator (xorshift64*), so failures repeat. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1du;
+}
 
 static void test_names(void)
 {
@@ -30,6 +106,60 @@ static void test_names(void)
     }
 }
 
+/* Both directions over all 65,536 patterns. Narrowing is checked at every
+ * float that decides a rounding: each widened value, its neighbours one
+ * float ulp away, the midpoint to the next value up and the floats one ulp
+ * either side of it, and a few random floats between. */
+static void test_conversions_exhaustive(void)
+{
+    unsigned bad_widen = 0, bad_narrow = 0, bad_bf_widen = 0, bad_bf_narrow = 0;
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        uint32_t w = weft__float_to_bits(weft__half_to_float((uint16_t)h));
+        if (w != weft__float_to_bits(ref_half_to_float((uint16_t)h))) bad_widen++;
+        uint32_t lo = weft__float_to_bits(ref_half_to_float((uint16_t)h));
+        /* The midpoint to the next half away from zero: half an ulp is
+         * 0x1000 float ulps for a normal half, 2^-25 below. */
+        uint32_t e = (h >> 10) & 0x1fu;
+        float half_ulp = h & 0x8000u ? -0x1p-25f : 0x1p-25f;
+        uint32_t mid = e == 0x1fu ? lo
+                       : e        ? lo + 0x1000u
+                                  : weft__float_to_bits(weft__bits_to_float(lo) + half_ulp);
+        uint32_t probes[] = {lo,       lo + 1u,  lo - 1u,         mid,
+                             mid + 1u, mid - 1u, (uint32_t)rng(), lo + (uint32_t)(rng() & 0x1fffu)};
+        for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+            float f = weft__bits_to_float(probes[k]);
+            if (weft__float_to_half(f) != ref_float_to_half(f)) bad_narrow++;
+        }
+
+        w = weft__float_to_bits(weft__bf16_to_float((uint16_t)h));
+        if (w != weft__float_to_bits(ref_bf16_to_float((uint16_t)h))) bad_bf_widen++;
+        uint32_t base = (uint32_t)h << 16;
+        uint32_t bprobes[] = {base,
+                              base | 1u,
+                              base | 0x7fffu,
+                              base | 0x8000u,
+                              base | 0x8001u,
+                              base | 0xffffu,
+                              base | (uint32_t)(rng() & 0xffffu)};
+        for (size_t k = 0; k < sizeof bprobes / sizeof bprobes[0]; k++) {
+            float f = weft__bits_to_float(bprobes[k]);
+            if (weft__float_to_bf16(f) != ref_float_to_bf16(f)) bad_bf_narrow++;
+        }
+    }
+    CHECK_INT(bad_widen, 0);
+    CHECK_INT(bad_narrow, 0);
+    CHECK_INT(bad_bf_widen, 0);
+    CHECK_INT(bad_bf_narrow, 0);
+    /* A million random floats, all exponents. */
+    unsigned bad = 0;
+    for (int i = 0; i < 1000000; i++) {
+        float f = weft__bits_to_float((uint32_t)rng());
+        bad += weft__float_to_half(f) != ref_float_to_half(f);
+        bad += weft__float_to_bf16(f) != ref_float_to_bf16(f);
+    }
+    CHECK_INT(bad, 0);
+}
+
 static void test_half_conversions(void)
 {
     /* Every non-NaN half survives widening and narrowing unchanged. */
@@ -38,7 +168,7 @@ static void test_half_conversions(void)
         bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
         uint16_t back = weft__float_to_half(weft__half_to_float((uint16_t)h));
         if (!nan && back != h) bad++;
-        if (nan && (back & 0x7e00u) != 0x7e00u) bad++;
+        if (nan && back != (h | 0x0200u)) bad++;
     }
     CHECK_INT(bad, 0);
     CHECK(weft__half_to_float(0x3c00) == 1.0f);
@@ -63,7 +193,7 @@ static void test_half_conversions(void)
         bool nan = (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
         uint16_t back = weft__float_to_bf16(weft__bf16_to_float((uint16_t)b));
         if (!nan && back != b) bad++;
-        if (nan && (back & 0x7fc0u) != 0x7fc0u) bad++;
+        if (nan && back != (b | 0x0040u)) bad++;
     }
     CHECK_INT(bad, 0);
     CHECK_INT(weft__float_to_bf16(1.0f), 0x3f80);
@@ -222,6 +352,354 @@ static void test_long(void)
     CHECK(memcmp(x, xr, sizeof x) == 0);
 }
 
+/* ---- Every kernel of every tier against a scalar reference ---------- */
+
+/* One random element of type t at p: about half the time a special value
+ * (zeros, infinities, NaNs quiet and signalling with payloads, subnormals,
+ * extremes, 1 and -1), else random bits or, for floating types, a number
+ * near 1 whose sums and products round. */
+static void random_element(weft_dtype t, unsigned char *p)
+{
+    static const uint16_t half_special[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00,
+                                            0x7c01, 0xfd55, 0x0001, 0x83ff, 0x0400, 0x7bff,
+                                            0xfbff, 0x3c00, 0xbc00, 0x3bff};
+    static const uint16_t bf16_special[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0,
+                                            0x7f81, 0xffa5, 0x0001, 0x807f, 0x0080, 0x7f7f,
+                                            0xff7f, 0x3f80, 0xbf80, 0x3f7f};
+    static const uint32_t f32_special[] = {0x00000000, 0x80000000, 0x7f800000, 0xff800000,
+                                           0x7fc00000, 0xffc00000, 0x7f800001, 0xffa5a5a5,
+                                           0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff,
+                                           0xff7fffff, 0x3f800000, 0xbf800000, 0x3f7fffff};
+    static const uint64_t f64_special[] = {
+        0x0000000000000000, 0x8000000000000000, 0x7ff0000000000000, 0xfff0000000000000,
+        0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001, 0xfff5a5a5a5a5a5a5,
+        0x0000000000000001, 0x800fffffffffffff, 0x0010000000000000, 0x7fefffffffffffff,
+        0xffefffffffffffff, 0x3ff0000000000000, 0xbff0000000000000, 0x3fefffffffffffff};
+    static const uint64_t int_special[] = {0,
+                                           1,
+                                           UINT64_MAX,
+                                           0x7fffffffffffffff,
+                                           0x8000000000000000,
+                                           0x7f,
+                                           0x80,
+                                           0x7fff,
+                                           0x8000,
+                                           0x7fffffff,
+                                           0x80000000,
+                                           0xff,
+                                           0xffff,
+                                           0xffffffff,
+                                           2,
+                                           3};
+    uint64_t r = rng(), bits = rng();
+    unsigned kind = (unsigned)(r >> 60), pick = (unsigned)(r & 15u);
+    size_t es = weft_dtype_size(t);
+    switch (t) {
+    case WEFT_HALF:
+        if (kind < 8)
+            bits = half_special[pick];
+        else if (kind < 12)
+            bits = 0x3800u | (bits & 0x87ffu); /* 0.5 .. 2 */
+        break;
+    case WEFT_BFLOAT16:
+        if (kind < 8)
+            bits = bf16_special[pick];
+        else if (kind < 12)
+            bits = 0x3f00u | (bits & 0x80ffu);
+        break;
+    case WEFT_FLOAT:
+        if (kind < 8)
+            bits = f32_special[pick];
+        else if (kind < 12)
+            bits = 0x3f000000u | (bits & 0x80ffffffu);
+        break;
+    case WEFT_DOUBLE:
+        if (kind < 8)
+            bits = f64_special[pick];
+        else if (kind < 12)
+            bits = 0x3fe0000000000000u | (bits & 0x801fffffffffffffu);
+        break;
+    default:
+        if (kind < 8) bits = int_special[pick];
+        break;
+    }
+    memcpy(p, &bits, es); /* little-endian: the low es bytes */
+}
+
+static bool is_float_type(weft_dtype t)
+{
+    return t == WEFT_HALF || t == WEFT_BFLOAT16 || t == WEFT_FLOAT || t == WEFT_DOUBLE;
+}
+
+/* Floating min and max as weft/comm.h and reduce_loops.h define them. */
+static float ref_minmax_f(weft_redop op, float a, float b)
+{
+    if (a != a) return a;
+    return (op == WEFT_MIN ? a < b : a > b) ? a : b;
+}
+
+static double ref_minmax_d(weft_redop op, double a, double b)
+{
+    if (a != a) return a;
+    return (op == WEFT_MIN ? a < b : a > b) ? a : b;
+}
+
+static float ref_float_op(weft_redop op, float a, float b)
+{
+    return op == WEFT_SUM ? a + b : op == WEFT_PROD ? a * b : ref_minmax_f(op, a, b);
+}
+
+/* out = d op s, element by element, the plain way. */
+static void ref_combine(weft_dtype t, weft_redop op, const unsigned char *dp,
+                        const unsigned char *sp, unsigned char *out)
+{
+    size_t es = weft_dtype_size(t);
+    uint64_t a = 0, b = 0, r = 0;
+    memcpy(&a, dp, es);
+    memcpy(&b, sp, es);
+    if (t == WEFT_HALF || t == WEFT_BFLOAT16) {
+        bool h = t == WEFT_HALF;
+        float fa = h ? ref_half_to_float((uint16_t)a) : ref_bf16_to_float((uint16_t)a);
+        float fb = h ? ref_half_to_float((uint16_t)b) : ref_bf16_to_float((uint16_t)b);
+        float fr = ref_float_op(op, fa, fb);
+        r = h ? ref_float_to_half(fr) : ref_float_to_bf16(fr);
+    } else if (t == WEFT_FLOAT) {
+        uint32_t u = weft__float_to_bits(
+            ref_float_op(op, weft__bits_to_float((uint32_t)a), weft__bits_to_float((uint32_t)b)));
+        r = u;
+    } else if (t == WEFT_DOUBLE) {
+        double x, y, z;
+        memcpy(&x, &a, 8);
+        memcpy(&y, &b, 8);
+        z = op == WEFT_SUM ? x + y : op == WEFT_PROD ? x * y : ref_minmax_d(op, x, y);
+        memcpy(&r, &z, 8);
+    } else {
+        unsigned bitsz = (unsigned)es * 8;
+        bool sgn = t == WEFT_INT8 || t == WEFT_INT16 || t == WEFT_INT32 || t == WEFT_INT64;
+        /* Sign-extend to 64 bits; sum and product mod 2^64 truncate to the
+         * two's complement results mod 2^bitsz. */
+        uint64_t sh = 64 - bitsz;
+        int64_t sa = sgn ? (int64_t)(a << sh) >> sh : (int64_t)a;
+        int64_t sb = sgn ? (int64_t)(b << sh) >> sh : (int64_t)b;
+        bool lt = sgn ? sa < sb : a < b, gt = sgn ? sa > sb : a > b;
+        switch (op) {
+        case WEFT_SUM:
+            r = (uint64_t)sa + (uint64_t)sb;
+            break;
+        case WEFT_PROD:
+            r = (uint64_t)sa * (uint64_t)sb;
+            break;
+        case WEFT_MIN:
+            r = lt ? a : b;
+            break;
+        default:
+            r = gt ? a : b;
+            break;
+        }
+    }
+    memcpy(out, &r, es);
+}
+
+/* The quiet bit and the "is NaN" test of floating type t on raw bits. */
+static uint64_t quiet_bit(weft_dtype t)
+{
+    return t == WEFT_HALF       ? 0x200u
+           : t == WEFT_BFLOAT16 ? 0x40u
+           : t == WEFT_FLOAT    ? 0x400000u
+                                : 0x8000000000000ull;
+}
+
+static bool is_nan_bits(weft_dtype t, uint64_t v)
+{
+    switch (t) {
+    case WEFT_HALF:
+        return (v & 0x7fffu) > 0x7c00u;
+    case WEFT_BFLOAT16:
+        return (v & 0x7fffu) > 0x7f80u;
+    case WEFT_FLOAT:
+        return (v & 0x7fffffffu) > 0x7f800000u;
+    case WEFT_DOUBLE:
+        return (v & 0x7fffffffffffffffu) > 0x7ff0000000000000u;
+    default:
+        return false;
+    }
+}
+
+/* Whether got is right for d op s. Exact, except that when both operands
+ * of a floating sum or product are NaN, IEEE 754 lets the result be either
+ * one (quieted): which one the CPU returns depends on the operand order
+ * the compiler chose. */
+static bool combine_ok(weft_dtype t, weft_redop op, const unsigned char *dp,
+                       const unsigned char *sp, const unsigned char *got)
+{
+    size_t es = weft_dtype_size(t);
+    unsigned char want[8];
+    ref_combine(t, op, dp, sp, want);
+    if (memcmp(want, got, es) == 0) return true;
+    uint64_t a = 0, b = 0, g = 0;
+    memcpy(&a, dp, es);
+    memcpy(&b, sp, es);
+    memcpy(&g, got, es);
+    if (!is_float_type(t) || op == WEFT_MIN || op == WEFT_MAX) return false;
+    if (!is_nan_bits(t, a) || !is_nan_bits(t, b)) return false;
+    return g == (a | quiet_bit(t)) || g == (b | quiet_bit(t));
+}
+
+/* Runs fn on n random elements at byte offsets od (dst) and os (src) past
+ * a 64-byte boundary, with guard bytes around dst; returns the number of
+ * wrong elements (a changed guard byte or source counts as one). */
+static unsigned check_one(weft__reduce_fn fn, weft_dtype t, weft_redop op, size_t n, size_t od,
+                          size_t os)
+{
+    enum { MAXN = 4200, GUARD = 64 };
+    static _Alignas(64) unsigned char dbuf[MAXN * 8 + 2 * GUARD + 8], sbuf[MAXN * 8 + 8];
+    static unsigned char before[MAXN * 8], src_copy[MAXN * 8];
+    size_t es = weft_dtype_size(t);
+    if (n > MAXN) return 1;
+    unsigned char *d = dbuf + GUARD + od, *s = sbuf + os;
+    size_t end = GUARD + od + n * es + GUARD; /* guards: GUARD bytes either side */
+    memset(dbuf, 0xa5, end);
+    for (size_t i = 0; i < n; i++) {
+        random_element(t, d + i * es);
+        random_element(t, s + i * es);
+        /* Now and then the same value on both sides (ties, equal NaNs). */
+        if ((rng() & 7u) == 0) memcpy(s + i * es, d + i * es, es);
+    }
+    memcpy(before, d, n * es);
+    memcpy(src_copy, s, n * es);
+    fn(d, s, n);
+    unsigned bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (combine_ok(t, op, before + i * es, s + i * es, d + i * es)) continue;
+        if (bad++ == 0) {
+            uint64_t x = 0, y = 0, g = 0;
+            unsigned char want[8];
+            ref_combine(t, op, before + i * es, s + i * es, want);
+            uint64_t w = 0;
+            memcpy(&x, before + i * es, es);
+            memcpy(&y, s + i * es, es);
+            memcpy(&g, d + i * es, es);
+            memcpy(&w, want, es);
+            fprintf(stderr, "  %s %s n=%zu at %zu: %#llx op %#llx gave %#llx, expected %#llx\n",
+                    weft_dtype_name(t), weft_redop_name(op), n, i, (unsigned long long)x,
+                    (unsigned long long)y, (unsigned long long)g, (unsigned long long)w);
+        }
+    }
+    for (size_t i = 0; i < GUARD + od; i++)
+        bad += dbuf[i] != 0xa5;
+    for (size_t i = GUARD + od + n * es; i < end; i++)
+        bad += dbuf[i] != 0xa5;
+    bad += memcmp(src_copy, s, n * es) != 0;
+    return bad;
+}
+
+static void test_kernels_against_reference(void)
+{
+    static const size_t offsets[][2] = {{0, 0}, {1, 3}, {2, 2}, {4, 0}, {7, 5}, {0, 6}};
+    static const size_t long_lengths[] = {255, 1031, 4099};
+    unsigned tiers_run = 0;
+    for (unsigned tier = 0; tier < WEFT__REDUCE_TIER_COUNT; tier++) {
+        if (!weft__reduce_get_tier(WEFT_INT8, WEFT_SUM, (weft__reduce_tier)tier)) continue;
+        tiers_run++;
+        for (unsigned t = 0; t < WEFT__DTYPE_COUNT; t++) {
+            for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
+                weft__reduce_fn fn =
+                    weft__reduce_get_tier((weft_dtype)t, (weft_redop)op, (weft__reduce_tier)tier);
+                CHECK(fn != NULL);
+                if (!fn) continue;
+                unsigned bad = 0;
+                for (size_t n = 0; n <= 67; n++) {
+                    for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++)
+                        bad += check_one(fn, (weft_dtype)t, (weft_redop)op, n, offsets[k][0],
+                                         offsets[k][1]);
+                }
+                for (size_t k = 0; k < sizeof long_lengths / sizeof long_lengths[0]; k++)
+                    bad += check_one(fn, (weft_dtype)t, (weft_redop)op, long_lengths[k], k, 2 * k);
+                if (bad)
+                    fprintf(stderr, "tier %s: %s %s: %u wrong\n",
+                            weft__reduce_tier_name((weft__reduce_tier)tier),
+                            weft_dtype_name((weft_dtype)t), weft_redop_name((weft_redop)op), bad);
+                CHECK_INT(bad, 0);
+            }
+        }
+    }
+    /* The portable tier always exists; which others run depends on the CPU. */
+    CHECK(tiers_run >= 1);
+    printf("kernels checked in %u tier(s); weft__reduce_get uses %s\n", tiers_run,
+           weft__reduce_tier_name(weft__reduce_best_tier()));
+}
+
+/* half and bfloat16, every op in every tier: each of the 65,536 values
+ * against a spread of others (zeros, subnormals, infinities, NaNs quiet and
+ * signalling, extremes, numbers), as dst and as src. */
+static void test_16bit_exhaustive(void)
+{
+    enum { N = 0x10000 };
+    static uint16_t d[N], s[N], before[N];
+    static const uint16_t others[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x3c00, 0xbc00, 0x7c00,
+                                      0xfc00, 0x7e00, 0x7c01, 0xfe01, 0x7f80, 0xff80, 0x7fc0,
+                                      0x7f81, 0x7bff, 0x0400, 0x03ff, 0x3f80, 0xbf80};
+    unsigned bad = 0;
+    for (unsigned tier = 0; tier < WEFT__REDUCE_TIER_COUNT; tier++) {
+        for (unsigned t = WEFT_HALF; t <= WEFT_BFLOAT16; t++) {
+            for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
+                weft__reduce_fn fn =
+                    weft__reduce_get_tier((weft_dtype)t, (weft_redop)op, (weft__reduce_tier)tier);
+                if (!fn) continue;
+                for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+                    for (uint32_t i = 0; i < N; i++) {
+                        /* Both orders: every value as dst and as src. */
+                        d[i] = k & 1 ? (uint16_t)i : others[k];
+                        s[i] = k & 1 ? others[k] : (uint16_t)i;
+                        before[i] = d[i];
+                    }
+                    fn(d, s, N);
+                    for (uint32_t i = 0; i < N; i++) {
+                        if (!combine_ok((weft_dtype)t, (weft_redop)op,
+                                        (const unsigned char *)&before[i],
+                                        (const unsigned char *)&s[i], (const unsigned char *)&d[i]))
+                            bad++;
+                        uint16_t sw = s[i];
+                        s[i] = before[i];
+                        before[i] = sw;
+                    }
+                    /* And with the operands swapped. */
+                    memcpy(d, before, sizeof d);
+                    fn(d, s, N);
+                    for (uint32_t i = 0; i < N; i++) {
+                        if (!combine_ok((weft_dtype)t, (weft_redop)op,
+                                        (const unsigned char *)&before[i],
+                                        (const unsigned char *)&s[i], (const unsigned char *)&d[i]))
+                            bad++;
+                    }
+                }
+            }
+        }
+    }
+    CHECK_INT(bad, 0);
+}
+
+static void test_tiers(void)
+{
+    CHECK_STR(weft__reduce_tier_name(WEFT__REDUCE_PORTABLE), "portable");
+    CHECK_STR(weft__reduce_tier_name(WEFT__REDUCE_AVX512), "avx512");
+    CHECK_STR(weft__reduce_tier_name((weft__reduce_tier)7), "?");
+    CHECK(weft__reduce_get_tier(WEFT_FLOAT, WEFT_SUM, (weft__reduce_tier)7) == NULL);
+    CHECK(weft__reduce_get_tier((weft_dtype)12, WEFT_SUM, WEFT__REDUCE_PORTABLE) == NULL);
+    CHECK(weft__reduce_get_tier(WEFT_FLOAT, (weft_redop)4, WEFT__REDUCE_PORTABLE) == NULL);
+    weft__reduce_tier best = weft__reduce_best_tier();
+    for (unsigned t = 0; t < WEFT__DTYPE_COUNT; t++) {
+        for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
+            CHECK(weft__reduce_get((weft_dtype)t, (weft_redop)op) ==
+                  weft__reduce_get_tier((weft_dtype)t, (weft_redop)op, best));
+        }
+    }
+    /* A tier that runs here runs every kernel; the portable tier always
+     * runs. */
+    CHECK(weft__reduce_get_tier(WEFT_HALF, WEFT_MAX, WEFT__REDUCE_PORTABLE) != NULL);
+    CHECK(weft__reduce_get_tier(WEFT_DOUBLE, WEFT_PROD, best) != NULL);
+}
+
 static void test_invalid(void)
 {
     int32_t a = 1, b = 2;
@@ -257,10 +735,14 @@ int main(void)
 {
     test_load_store();
     test_names();
+    test_conversions_exhaustive();
     test_half_conversions();
     test_integers();
     test_floats();
     test_long();
+    test_tiers();
+    test_kernels_against_reference();
+    test_16bit_exhaustive();
     test_invalid();
     return weft_test_done();
 }

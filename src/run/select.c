@@ -15,15 +15,18 @@
  *    entry for is ranked as below, and the report says so;
  *  - ranked (a fabric, nothing forced): every classic algorithm that builds
  *    the collective is a candidate; the candidates are ranked by
- *    weft_plan_alpha_beta at the size class's lower bound (2^k bytes, so the
+ *    weft_plan_shared_time (link sharing, pipelined with the executor's
+ *    slices) at the size class's lower bound (2^k bytes, so the
  *    ranking does not depend on which size of the class came first), and a
  *    call runs the best one whose chunks divide its count. Without a fabric,
  *    and when no candidate fits, the built-in schedules run, and the report
  *    says so.
  * Plans are built and prepared (verified, scheduled) once per (collective,
  * root); rankings are kept per size class. The run module never calls the
- * simulator: the alpha-beta model of the plan module, or a table the
- * simulator wrote, are the only costs used.
+ * simulator: the shared-link estimate of the plan module, or a table the
+ * simulator wrote, are the only costs used. (The plan module's alpha-beta
+ * model was used before; it lets concurrent transfers each have their whole
+ * path, so it ranked two rings over the same links twice as fast as one.)
  * Every rank sees the same configuration (checked at init) and the same
  * calls, so every rank decides alike without talking.
  */
@@ -36,6 +39,7 @@
 
 #include "base/alloc.h"
 #include "run/comm_internal.h"
+#include "run/exec_plan.h"
 #include "run/liveness.h"
 #include "weft/log.h"
 #include "weft/synth.h"
@@ -60,7 +64,7 @@ typedef struct rank_class {
 typedef struct cand_set {
     weft_coll coll;
     uint32_t root;
-    bool tuned;  /* candidates come from the tuning table, built on first use */
+    bool tuned; /* candidates come from the tuning table, built on first use */
     cand *cands;
     uint32_t ncands;
     size_t cap;
@@ -68,13 +72,13 @@ typedef struct cand_set {
 } cand_set;
 
 struct weft__select {
-    weft_topo *topo;   /* NULL: no fabric (and no algorithm forced) */
-    char fabric[128];  /* its spec, for messages */
-    char *algo;        /* forced algorithm or NULL */
-    weft_plan *plan;   /* forced plan or NULL */
+    weft_topo *topo;  /* NULL: no fabric (and no algorithm forced) */
+    char fabric[128]; /* its spec, for messages */
+    char *algo;       /* forced algorithm or NULL */
+    weft_plan *plan;  /* forced plan or NULL */
     weft_comm_plan *plan_cp;
     char plan_name[64];
-    weft_tuning *tuning; /* NULL: rank by alpha-beta */
+    weft_tuning *tuning; /* NULL: rank by the shared-link estimate */
     char tuning_name[64];
     cand_set *sets;
     size_t nsets, cap;
@@ -302,38 +306,60 @@ done:
     return WEFT_OK;
 }
 
-/* Orders the candidates by their alpha-beta time at `bytes`. */
+/* Orders the candidates by their shared-link estimate at `bytes`
+ * (weft_plan_shared_time with the slices the executor would cut each
+ * plan's chunks into; weft_plan_shared_before's order, then the classic
+ * list's). A candidate the estimate fails on goes last. */
 static weft_err rank_set(weft__select *s, cand_set *set, rank_class *rc, uint64_t bytes,
                          weft_diag *d)
 {
     rc->order = weft__malloc(((size_t)set->ncands + 1) * sizeof *rc->order);
     rc->est = weft__malloc(((size_t)set->ncands + 1) * sizeof *rc->est);
-    if (!rc->order || !rc->est) {
-        weft__free(rc->order);
-        weft__free(rc->est);
-        rc->order = NULL;
-        rc->est = NULL;
-        return weft_diag_code(d, WEFT_ENOMEM);
+    weft_plan_shared *est = weft__malloc(((size_t)set->ncands + 1) * sizeof *est);
+    weft_err e = WEFT_OK;
+    if (!rc->order || !rc->est || !est) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto fail;
     }
     for (uint32_t i = 0; i < set->ncands; i++) {
-        double t;
-        weft_err e = weft_plan_alpha_beta(set->cands[i].plan, s->topo, (double)bytes, &t, NULL);
-        if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
-        rc->est[i] = e ? INFINITY : t;
-        /* Insertion sort, stable: ties keep the classic list's order. */
+        const weft_plan *p = set->cands[i].plan;
+        weft_plan_shared_opts o;
+        weft_plan_shared_opts_init(&o);
+        o.slices = weft__exec_plan_slices(bytes / weft_plan_size_chunks(p));
+        e = weft_plan_shared_time(p, s->topo, (double)bytes, &o, &est[i], NULL);
+        if (e == WEFT_ENOMEM) {
+            e = weft_diag_code(d, e);
+            goto fail;
+        }
+        if (e) {
+            memset(&est[i], 0, sizeof est[i]);
+            est[i].seconds = INFINITY;
+            est[i].steps = UINT32_MAX;
+            e = WEFT_OK;
+        }
+        rc->est[i] = est[i].seconds;
+        /* Insertion sort, stable: equal keys keep the classic list's order. */
         uint32_t j = i;
-        while (j > 0 && rc->est[rc->order[j - 1]] > rc->est[i]) {
+        while (j > 0 && weft_plan_shared_before(&est[i], &est[rc->order[j - 1]])) {
             rc->order[j] = rc->order[j - 1];
             j--;
         }
         rc->order[j] = i;
     }
+    weft__free(est);
     rc->ranked = true;
     return WEFT_OK;
+fail:
+    weft__free(est);
+    weft__free(rc->order);
+    weft__free(rc->est);
+    rc->order = NULL;
+    rc->est = NULL;
+    return e;
 }
 
-static void fill_choice(weft_comm_choice *ch, weft_choice_source src, const char *algo,
-                        double est, uint64_t bytes)
+static void fill_choice(weft_comm_choice *ch, weft_choice_source src, const char *algo, double est,
+                        uint64_t bytes)
 {
     ch->source = src;
     copy_name(ch->algo, sizeof ch->algo, algo);
@@ -416,8 +442,8 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
         fill_choice(ch, WEFT_CHOICE_TUNED, set->cands[pick].name, x->times_s[pos], bytes);
         int len = snprintf(ch->reason, sizeof ch->reason,
                            "fastest of %u by simulation (table %s:%u) on %s at %llu B: %.3g us",
-                           x->n, s->tuning_name, x->line, s->fabric,
-                           (unsigned long long)x->bytes, x->times_s[pos] * 1e6);
+                           x->n, s->tuning_name, x->line, s->fabric, (unsigned long long)x->bytes,
+                           x->times_s[pos] * 1e6);
         if (pos > 0 && len > 0 && (size_t)len < sizeof ch->reason)
             len += snprintf(ch->reason + len, sizeof ch->reason - (size_t)len,
                             "; %u faster ones do not divide count %zu", pos, count);
@@ -432,8 +458,8 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
     return WEFT_OK;
 }
 
-weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t root,
-                      weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
+weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                           uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
 {
     weft__select *s = c->sel;
     weft_comm_choice tmp, *ch = out ? out : &tmp;
@@ -516,7 +542,7 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
         cand *best = &set->cands[pick];
         fill_choice(ch, WEFT_CHOICE_RANKED, best->name, rc->est[pick], bytes);
         int len = snprintf(ch->reason, sizeof ch->reason,
-                           "%sfastest of %u by alpha-beta on %s at %llu B: %.3g us",
+                           "%sfastest of %u by the shared-link estimate on %s at %llu B: %.3g us",
                            s->tuning ? "not in the tuning table; " : "", set->ncands, s->fabric,
                            (unsigned long long)at, rc->est[pick] * 1e6);
         if (pos > 0 && len > 0 && (size_t)len < sizeof ch->reason)

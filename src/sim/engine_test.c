@@ -169,9 +169,213 @@ static void test_deps(void)
     sim_engine_free(e);
 }
 
+/* ---- Cut-through ------------------------------------------------------- */
+
+static uint32_t add_flow(sim_engine *e, uint32_t route, double bytes)
+{
+    uint32_t f = UINT32_MAX;
+    CHECK_ERR(sim_engine_add_flow(e, route, bytes, 1, &f), WEFT_OK);
+    return f;
+}
+
+static void check_times(const sim_engine *e, uint32_t f, double start, double drained,
+                        double done)
+{
+    double s, dr, dn;
+    sim_engine_flow_times(e, f, &s, &dr, &dn);
+    CHECK_NEAR(s, start);
+    CHECK_NEAR(dr, drained);
+    CHECK_NEAR(dn, done);
+}
+
+/* f0 (L0, 10 B/s, latency 1) feeds f1 (L1, 5 B/s, latency 2), 100 bytes
+ * each. f1 starts when f0's first byte is across (t = 1), is slower, so
+ * it never catches up: it drains at 1 + 100/5 = 21 and is done at 23.
+ * Store and forward would start it at f0's done (11): done at 33. */
+static void test_ct_slower_hop(void)
+{
+    for (int through = 0; through < 2; through++) {
+        double cap[] = {10, 5};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
+        uint32_t l0 = 0, l1 = 1;
+        uint32_t f0 = add_flow(e, route1(e, 1, &l0, 1), 100);
+        uint32_t f1 = add_flow(e, route1(e, 1, &l1, 2), 100);
+        CHECK_ERR(through ? sim_engine_add_ct_dep(e, f1, f0) : sim_engine_add_dep(e, f1, f0),
+                  WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        check_times(e, f0, 0, 10, 11);
+        if (through)
+            check_times(e, f1, 1, 21, 23);
+        else
+            check_times(e, f1, 11, 31, 33);
+        CHECK(sim_engine_flow_rate0(e, f1) == 5);
+        sim_engine_stats st;
+        sim_engine_get_stats(e, &st);
+        CHECK_INT(st.catchups, 0);
+        CHECK(st.conservation_err < 1e-12);
+        sim_engine_free(e);
+    }
+}
+
+/* f0 shares L0 (10 B/s) with g (50 bytes); f1 forwards f0 over L1
+ * (100 B/s). Both start at 0 with nothing sent, so f1 has caught up and
+ * freezes with f0 at 5, not at its link's 100. g drains at 10; then f0
+ * and f1 run at 10 and drain the last 50 bytes at 15. */
+static void test_ct_shared_upstream(void)
+{
+    double cap[] = {10, 100};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, l1 = 1;
+    uint32_t r0 = route1(e, 1, &l0, 0), r1 = route1(e, 1, &l1, 0);
+    uint32_t f0 = add_flow(e, r0, 100), g = add_flow(e, r0, 50), f1 = add_flow(e, r1, 100);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    CHECK(sim_engine_flow_rate0(e, f1) == 5);
+    check_times(e, g, 0, 10, 10);
+    check_times(e, f0, 0, 15, 15);
+    check_times(e, f1, 0, 15, 15);
+    CHECK_NEAR(sim_engine_link_bytes(e, 1), 100);
+    sim_engine_free(e);
+}
+
+/* Catch-up events. L0 (10 B/s): f0 (200 bytes, latency 2) and g (70
+ * bytes), 5 each until g drains at 14. L1 (12 B/s): f1 (forwards f0,
+ * latency 1) and h (110 bytes, from 0).
+ *   [0, 2)   h alone on L1: 12.
+ *   [2, 12)  f1 and h 6 each; f1 is behind f0 (10 bytes at 2) and 1 B/s
+ *            faster: it catches up at 12 (60 bytes each) and from then
+ *            moves at f0's 5, so h gets 7.
+ *   [12, 14) h 7. At 14 g drains, f0 rises to 10, f1 (6 on L1) falls
+ *            behind.
+ *   [14, 16) h 6: 24 + 60 + 14 + 12 = 110, drained at 16 (without the
+ *            first catch-up it would be 16.33).
+ *   [16, 20) f1 alone at 12 closes on f0 (82 vs 90 bytes at 16) at 2 B/s:
+ *            caught up at 20 (130 bytes), then at f0's 10.
+ *   f0 drains at 27 and is done at 29; f1's bytes are sent at 27 too, and
+ *   it waits for f0 to be done: drained 29, done 30. */
+static void test_ct_catch_up(void)
+{
+    double cap[] = {10, 12};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, l1 = 1;
+    uint32_t f0 = add_flow(e, route1(e, 1, &l0, 2), 200), g = add_flow(e, route1(e, 1, &l0, 0), 70);
+    uint32_t f1 = add_flow(e, route1(e, 1, &l1, 1), 200), h = add_flow(e, route1(e, 1, &l1, 0), 110);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    check_times(e, g, 0, 14, 14);
+    check_times(e, h, 0, 16, 16);
+    check_times(e, f0, 0, 27, 29);
+    check_times(e, f1, 2, 29, 30);
+    CHECK(sim_engine_flow_rate0(e, f1) == 6);
+    CHECK(sim_engine_flow_rate0(e, h) == 12);
+    sim_engine_stats st;
+    sim_engine_get_stats(e, &st);
+    CHECK_INT(st.catchups, 2);
+    CHECK(st.conservation_err < 1e-12);
+    sim_engine_free(e);
+}
+
+/* A reduce fed by two deps of different rates. L0 (8 B/s): a and g (20
+ * bytes), 4 each until g drains at 5, then a at 8. L1 (6 B/s): b. L2 (20
+ * B/s): f (cut through on a and b) and h (300 bytes). a, b, f: 120 bytes.
+ *   [0, 5)   f has caught up with both; a freezes first: f = 4, h = 16.
+ *   [5, 10)  f follows a at 8 (h 12); it is behind b (20 vs 30 bytes at 5)
+ *            and 2 B/s faster: caught up with b at 10 (60 bytes).
+ *   [10, 20) f is capped by b, the slower of the two: 6 (h 14); a runs
+ *            ahead and drains at 17.5.
+ *   b and f drain at 20; h has 80 + 60 + 140 = 280 bytes at 20 and drains
+ *   its last 20 alone at 21. */
+static void test_ct_reduce_two_deps(void)
+{
+    double cap[] = {8, 6, 20};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(3, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, l1 = 1, l2 = 2;
+    uint32_t r0 = route1(e, 1, &l0, 0), r2 = route1(e, 1, &l2, 0);
+    uint32_t a = add_flow(e, r0, 120), g = add_flow(e, r0, 20);
+    uint32_t b = add_flow(e, route1(e, 1, &l1, 0), 120);
+    uint32_t f = add_flow(e, r2, 120), h = add_flow(e, r2, 300);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f, a), WEFT_OK);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f, b), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    CHECK(sim_engine_flow_rate0(e, f) == 4);
+    CHECK(sim_engine_flow_rate0(e, h) == 16);
+    check_times(e, g, 0, 5, 5);
+    check_times(e, a, 0, 17.5, 17.5);
+    check_times(e, b, 0, 20, 20);
+    check_times(e, f, 0, 20, 20);
+    check_times(e, h, 0, 21, 21);
+    sim_engine_stats st;
+    sim_engine_get_stats(e, &st);
+    CHECK_INT(st.catchups, 1);
+    sim_engine_free(e);
+}
+
+/* A chain of K hops of bandwidth B and latency L, cut through: hop k
+ * starts at k (L + alpha) + alpha and the last is done at
+ * bytes / B + K (L + alpha). */
+static void test_ct_chain(void)
+{
+    enum { K = 5 };
+    double cap[K], B = 25e9, L = 1.5e-6, alpha = 0.5e-6, bytes = 1e8;
+    for (int k = 0; k < K; k++)
+        cap[k] = B;
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(K, cap, NULL, &e), WEFT_OK);
+    uint32_t f[K];
+    for (uint32_t k = 0; k < K; k++) {
+        f[k] = add_flow(e, route1(e, 1, &k, L), bytes);
+        if (k)
+            CHECK_ERR(sim_engine_add_ct_dep(e, f[k], f[k - 1]), WEFT_OK);
+    }
+    CHECK_ERR(sim_engine_run(e, alpha, NULL), WEFT_OK);
+    for (int k = 0; k < K; k++)
+        check_times(e, f[k], alpha + k * (L + alpha), bytes / B + k * (L + alpha) + alpha,
+                    bytes / B + (k + 1) * (L + alpha));
+    sim_engine_stats st;
+    sim_engine_get_stats(e, &st);
+    CHECK_NEAR(st.makespan_s, bytes / B + K * (L + alpha));
+    sim_engine_free(e);
+}
+
+/* Sizes must match; a flow without links (or bytes) keeps store and
+ * forward, and a cut-through cycle is reported like any other. */
+static void test_ct_errors(void)
+{
+    double cap[] = {10};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, r = route1(e, 1, &l0, 0), empty = route1(e, 0, NULL, 3);
+    uint32_t f0 = add_flow(e, r, 100), f1 = add_flow(e, r, 50), f2 = add_flow(e, empty, 100);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f2, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_ct_dep(e, 7, f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    /* f0 shares L0 with f1 (5 each, then 10): done at 15; f2 starts
+     * then and is done one latency later. */
+    check_times(e, f2, 15, 15, 18);
+    sim_engine_free(e);
+
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    r = route1(e, 1, &l0, 0);
+    f0 = add_flow(e, r, 1);
+    f1 = add_flow(e, r, 1);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f0, f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_OK);
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(sim_engine_run(e, 0, &d), WEFT_EVERIFY);
+    CHECK_STR(d.msg, "sim: flow 0 never becomes ready (a dependency cycle)");
+    sim_engine_free(e);
+}
+
 /* A pseudo-random scenario: many flows over random routes with random
- * dependencies on earlier flows. Returns the engine after the run. */
-static sim_engine *random_run(uint32_t seed, weft_err *err)
+ * dependencies on earlier flows. With ct, sizes come from two values and a
+ * dep of the same size is cut through. Returns the engine after the run. */
+static sim_engine *random_run(uint32_t seed, bool ct, weft_err *err)
 {
     enum { NL = 40, NF = 3000 };
     double cap[NL];
@@ -197,10 +401,18 @@ static sim_engine *random_run(uint32_t seed, weft_err *err)
             links[k] = l;
             coef[k] = (NEXT() % 2) ? 1.0 : 0.5;
         }
+        double bytes = 1e6 * (1 + NEXT() % (ct ? 2 : 100));
         if ((*err = sim_engine_add_route(e, n, links, coef, 1e-6 * (NEXT() % 5), &r)) ||
-            (*err = sim_engine_add_flow(e, r, 1e6 * (1 + NEXT() % 100), 1, &id)))
+            (*err = sim_engine_add_flow(e, r, bytes, 1, &id)))
             break;
-        if (f > 10 && (*err = sim_engine_add_dep(e, f, f - 1 - NEXT() % 10)))
+        if (f <= 10)
+            continue;
+        uint32_t dep = f - 1 - NEXT() % 10;
+        if (ct && sim_engine_flow_bytes(e, dep) == bytes)
+            *err = sim_engine_add_ct_dep(e, f, dep);
+        else
+            *err = sim_engine_add_dep(e, f, dep);
+        if (*err)
             break;
     }
 #undef NEXT
@@ -209,10 +421,10 @@ static sim_engine *random_run(uint32_t seed, weft_err *err)
     return e;
 }
 
-static void test_determinism(void)
+static void test_determinism(bool ct)
 {
     weft_err e1, e2;
-    sim_engine *a = random_run(7, &e1), *b = random_run(7, &e2);
+    sim_engine *a = random_run(7, ct, &e1), *b = random_run(7, ct, &e2);
     CHECK_ERR(e1, WEFT_OK);
     CHECK_ERR(e2, WEFT_OK);
     int diff = 0;
@@ -230,7 +442,10 @@ static void test_determinism(void)
     sim_engine_get_stats(a, &sa);
     sim_engine_get_stats(b, &sb);
     CHECK(memcmp(&sa.makespan_s, &sb.makespan_s, sizeof(double)) == 0);
-    CHECK(sa.events == 9000);
+    if (!ct)
+        CHECK(sa.events == 9000);
+    else
+        CHECK(sa.events == 9000 + sa.catchups && sa.catchups > 0);
     CHECK(sa.conservation_err < 1e-9);
     if (sa.conservation_err >= 1e-9)
         fprintf(stderr, "  conservation %.3g\n", sa.conservation_err);
@@ -241,7 +456,19 @@ static void test_determinism(void)
 static weft_err oom_ctor(void *arg)
 {
     weft_err e;
-    sim_engine *s = random_run(3, &e);
+    sim_engine *s = random_run(3, false, &e);
+    if (e) {
+        sim_engine_free(s);
+        return e;
+    }
+    *(sim_engine **)arg = s;
+    return WEFT_OK;
+}
+
+static weft_err oom_ctor_ct(void *arg)
+{
+    weft_err e;
+    sim_engine *s = random_run(3, true, &e);
     if (e) {
         sim_engine_free(s);
         return e;
@@ -262,8 +489,16 @@ int main(void)
     test_classic();
     test_split();
     test_deps();
-    test_determinism();
+    test_ct_slower_hop();
+    test_ct_shared_upstream();
+    test_ct_catch_up();
+    test_ct_reduce_two_deps();
+    test_ct_chain();
+    test_ct_errors();
+    test_determinism(false);
+    test_determinism(true);
     sim_engine *s = NULL;
     CHECK(weft_test_oom_sweep("engine", oom_ctor, oom_dtor, &s) > 0);
+    CHECK(weft_test_oom_sweep("engine cut-through", oom_ctor_ct, oom_dtor, &s) > 0);
     return weft_test_done();
 }

@@ -135,6 +135,85 @@ static void test_ring_plans(void)
     }
 }
 
+/* The ring plans cut through. Every position behaves alike: step j of
+ * each position starts at alpha + j D (D = L + alpha, L the hop's route
+ * latency), shares its hop's link with the steps still running there, and
+ * drains no earlier than step j-1 of the previous position is done; the
+ * link never idles while a step has bytes left. Two regimes have a closed
+ * form (M steps, chunk c = size / N, bandwidth B):
+ *   L = alpha = 0: every step starts at 0 having caught up with its dep,
+ *     all M steps on a link share it equally: M c / B (as store and
+ *     forward: the ring is bandwidth bound);
+ *   c / B <= D: each step drains before the next one on its link starts,
+ *     a chain of M hops: M D + c / B (store and forward: M (D + c / B)).
+ * Between the two the time lies between max(alpha + M c / B + L,
+ * M D + c / B) and the store-and-forward time. */
+static void test_ring_cut_through(void)
+{
+    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER,
+                               WEFT_COLL_REDUCESCATTER};
+    const struct {
+        const char *spec;
+        double bw, lat, alpha;
+        uint64_t size;
+    } cases[] = {
+        {"ring:5,bw=25", 25e9, 0, 0, 3u << 20},
+        {"switch:6,bw=40", 40e9, 0, 0, 3u << 20},
+        {"ring:5,bw=25,lat=1us", 25e9, 1e-6, 1e-6, 200000},
+        {"switch:6,bw=40,lat=500ns", 40e9, 1e-6, 0.5e-6, 240000},
+        {"ring:8,bw=25,lat=1us", 25e9, 1e-6, 1e-6, 8u << 20},
+        {"h100:2", 0, 0, 1e-6, 8u << 20},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_topo *t = preset(cases[i].spec);
+        if (!t)
+            continue;
+        uint32_t n = weft_topo_num_ranks(t);
+        for (size_t c = 0; c < 3; c++) {
+            weft_plan *p = ring_plan(colls[c], n);
+            CHECK(p != NULL);
+            if (!p)
+                continue;
+            weft_sim_opts o;
+            weft_sim_opts_init(&o);
+            o.alpha_s = cases[i].alpha;
+            weft_sim_result sf, ct, ct4;
+            weft_diag d;
+            uint64_t size = cases[i].size;
+            CHECK_ERR(weft_sim_plan(t, p, size, &o, &sf, &d), WEFT_OK);
+            o.cut_through = true;
+            CHECK_ERR(weft_sim_plan(t, p, size, &o, &ct, &d), WEFT_OK);
+            o.slices = 4;
+            CHECK_ERR(weft_sim_plan(t, p, size, &o, &ct4, &d), WEFT_OK);
+            CHECK(ct.conservation_err < 1e-9 && ct4.conservation_err < 1e-9);
+            CHECK(ct.time_s <= sf.time_s * (1 + 1e-12));
+            double m = colls[c] == WEFT_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+            double chunk = (double)size / n, B = cases[i].bw, D = cases[i].lat + cases[i].alpha;
+            if (i < 2)
+                CHECK_REL(ct.time_s, m * chunk / B, 1e-12);
+            else if (i < 4)
+                CHECK_REL(ct.time_s, m * D + chunk / B, 1e-12);
+            else if (B > 0) {
+                double lo = fmax(cases[i].alpha + m * chunk / B + cases[i].lat, m * D + chunk / B);
+                CHECK(ct.time_s >= lo * (1 - 1e-12) && ct.time_s < sf.time_s);
+            }
+            weft_plan_free(p);
+        }
+        weft_topo_free(t);
+    }
+    /* The ring simulator does not cut through; it says so. */
+    weft_topo *t = preset("ring:4");
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.cut_through = true;
+    weft_sim_result r;
+    weft_diag d;
+    CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 1024, &o, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: cut-through is simulated for plans only (weft_sim_plan of the "
+                     "ring plan)");
+    weft_topo_free(t);
+}
+
 static const char diamond[] = "node r0 compute\n"
                               "node r1 compute\n"
                               "node s0 switch\n"
@@ -244,6 +323,7 @@ static void test_routes(void)
 int main(void)
 {
     test_ring_plans();
+    test_ring_cut_through();
     test_routes();
     return weft_test_done();
 }

@@ -8,16 +8,23 @@
 # tests/netns/fabric.topo is the same fabric, at the rates TCP payload gets
 # through those links.
 #
-# Runs `weft launch -n 4 -- weft perf allreduce` with WEFT_NETNS per rank, so
-# only the TCP data sockets live in the namespaces (the rendezvous stays on
-# 127.0.0.1 in the root namespace), three times:
+# First a calibration: a 2-rank ring allreduce of MAXBYTES between h0 and h3
+# (both directions of the slow link at once) measures what share of the
+# nominal rates the links deliver on this machine now; cal.topo is
+# fabric.topo scaled by it. Then `weft launch -n 4 -- weft perf allreduce`
+# with WEFT_NETNS per rank, so only the TCP data sockets live in the
+# namespaces (the rendezvous stays on 127.0.0.1 in the root namespace),
+# four times:
 #   builtin  weft's built-in ring (no fabric given),
 #   ring     the ring plan (WEFT_ALGO=ring) through the plan executor,
 #   chosen   the plan weft chooses per size (WEFT_FABRIC and a tuning table
-#            from `weft tune`, the simulator's ranking), named in the log.
-# For each size it prints the measured times, the simulator's predictions
-# (weft sim, with the slice count the executor logged for that size) and the
-# relative errors, and ring / chosen measured and predicted.
+#            from `weft tune`, the simulator's ranking), named in the log,
+#   ranked   the plan weft chooses without a table (WEFT_FABRIC only: the
+#            shared-link estimate), named in the log.
+# For each size and run it prints the measured time, the simulator's
+# predictions on fabric.topo and on cal.topo (weft sim, plans with the slice
+# count the executor logged for that size) and their relative errors, ring /
+# chosen measured and predicted, and the load average before and after.
 #
 # Fails when a result is wrong, a run fails, or a measured ring time beats
 # the fabric's throughput bound by more than tbf's burst allows (which would
@@ -101,11 +108,19 @@ export WEFT_NETNS=/var/run/netns/$P-h\$WEFT_RANK WEFT_SOCKET_IFNAME=eth0
 exec "\$@"
 EOF
 chmod +x "$TMP/rank.sh"
-perf() { # NAME [VAR=VALUE...]: one weft perf sweep with these settings
-    local name=$1
-    shift
-    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=debug timeout 100 "$WEFT" launch -n 4 -- \
-        "$TMP/rank.sh" "$WEFT" perf allreduce -b 256K -e "$MAXB" -f 4 -n 3 -w 1 -c 1 \
+# The calibration's two ranks: rank 0 on h0, rank 1 on h3 (the slow link).
+cat >"$TMP/rank2.sh" <<EOF
+#!/bin/sh
+H=h0; [ "\$WEFT_RANK" = 1 ] && H=h3
+export WEFT_NETNS=/var/run/netns/$P-\$H WEFT_SOCKET_IFNAME=eth0
+exec "\$@"
+EOF
+chmod +x "$TMP/rank2.sh"
+perf() { # NAME RANKS WRAPPER MIN MAX [VAR=VALUE...]: one weft perf sweep with these settings
+    local name=$1 n=$2 wrap=$3 min=$4 max=$5
+    shift 5
+    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=debug timeout 100 "$WEFT" launch -n "$n" \
+        -- "$wrap" "$WEFT" perf allreduce -b "$min" -e "$max" -f 4 -n 3 -w 1 -c 1 \
         >"$TMP/$name.out" 2>&1 || { cat "$TMP/$name.out"; die "weft perf ($name) failed"; }
     grep -q "transport tcp" "$TMP/$name.out" || { cat "$TMP/$name.out"; die "$name: not over TCP"; }
     grep -q "# Out of bounds values : 0 OK" "$TMP/$name.out" ||
@@ -114,11 +129,16 @@ perf() { # NAME [VAR=VALUE...]: one weft perf sweep with these settings
     awk '!/^#/ && !/^weft/ && NF >= 13 {print $1, $6, $10}' "$TMP/$name.out" >"$TMP/$name.t"
     [ -s "$TMP/$name.t" ] || { cat "$TMP/$name.out"; die "$name: no rows in the perf table"; }
 }
+load() { awk '{print $1}' /proc/loadavg; }
+L0=$(load)
 T0=$(date +%s)
-perf builtin WEFT_FABRIC= WEFT_ALGO= WEFT_TUNING=
-perf ring WEFT_FABRIC="$TOPO" WEFT_ALGO=ring WEFT_TUNING=
-perf chosen WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING="$TMP/tune"
+perf calib 2 "$TMP/rank2.sh" "$MAXB" "$MAXB" WEFT_FABRIC= WEFT_ALGO=ring WEFT_TUNING=
+perf builtin 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC= WEFT_ALGO= WEFT_TUNING=
+perf ring 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO=ring WEFT_TUNING=
+perf chosen 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING="$TMP/tune"
+perf ranked 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING=
 T1=$(date +%s)
+L1=$(load)
 
 # ---- Report -------------------------------------------------------------------
 # Rank 0's executor logs (debug level) "plan allreduce: C chunks of B B, each cut into S
@@ -127,56 +147,99 @@ slices() { # RUN SIZE
     awk -v s="$2" '/^weft DEBUG run: plan allreduce: / {
         c = $6; b = $9; n = $14; if (c * b == s) { print n; exit } }' "$TMP/$1.out"
 }
-chosen_algo() { # SIZE: the algorithm the runtime logged for this size
-    sed -n "s/^weft INFO run: allreduce $1 B: \([^ ]*\) (.*/\1/p" "$TMP/chosen.out" | head -1
+choice() { # RUN SIZE: the algorithm the runtime logged for this size
+    sed -n "s/^weft INFO run: allreduce $2 B: \([^ ]*\) (.*/\1/p" "$TMP/$1.out" | head -1
 }
-sim_plan() { # PLAN SIZE SLICES
-    "$WEFT" sim "$TOPO" --plan "$1" --size "$2" --slices "$3" --csv | tail -1 | cut -d, -f2
+sim_plan() { # TOPO PLAN SIZE SLICES
+    "$WEFT" sim "$1" --plan "$2" --size "$3" --slices "$4" --csv | tail -1 | cut -d, -f2
 }
-"$WEFT" plan "$TOPO" --coll allreduce --algo ring -o "$TMP/ring.plan" >/dev/null ||
-    die "weft plan --algo ring failed"
+mean_s() { # RUN SIZE: measured seconds, out of place and in place averaged
+    awk -v s="$2" '$1 == s { printf "%.9g\n", ($2 + $3) / 2e6 }' "$TMP/$1.t"
+}
+
+# The calibration: a 2-rank ring allreduce between h0 and h3 moves its bytes
+# both ways over h3's link at once, as the 4-rank plans do. Its simulated
+# time on the nominal rates over its measured time is the share of those
+# rates that TCP through tbf delivered on this machine, now (per-packet and
+# scheduling costs; tbf tokens lost while the loaded machine was late to
+# dequeue: a bucket holds 1 ms of tokens at most). cal.topo is fabric.topo
+# with every link at that share, so the simulator on it predicts what the
+# schedules themselves cost, apart from what the emulated links deliver.
+{
+    echo "node h0 compute host=0"
+    echo "node h3 compute host=3"
+    echo "node br switch"
+    awk '$1 == "duplex" && ($2 == "h0" || $2 == "h3")' "$TOPO"
+} >"$TMP/pair.topo"
+"$WEFT" plan "$TMP/pair.topo" --coll allreduce --algo ring -o "$TMP/pair.plan" >/dev/null ||
+    die "weft plan for the calibration failed"
+CSIZE=$(awk 'NR == 1 {print $1}' "$TMP/calib.t")
+CS=$(slices calib "$CSIZE")
+[ -n "$CS" ] || die "no slice count logged for the calibration"
+CSIM=$(sim_plan "$TMP/pair.topo" "$TMP/pair.plan" "$CSIZE" "$CS")
+CMEAS=$(mean_s calib "$CSIZE")
+EFF=$(awk -v a="$CSIM" -v b="$CMEAS" 'BEGIN { printf "%.6f", a / b }')
+awk -v f="$EFF" '$1 == "duplex" { bw = $4; sub(/GB\/s$/, "", bw); $4 = sprintf("%.6fGB/s", bw * f) }
+    { print }' "$TOPO" >"$TMP/cal.topo"
+awk -v f="$EFF" 'BEGIN { exit !(f > 0.3 && f <= 1.2) }' ||
+    die "calibration: links delivered $EFF of their nominal rate (expected 0.3 .. 1.2)"
+awk -v size="$CSIZE" -v m="$CMEAS" -v s="$CSIM" -v f="$EFF" 'BEGIN {
+    printf "# calibration: a ring allreduce of %d B between h0 and h3 took %.2f ms, %.2f ms " \
+        "simulated on the nominal rates: links deliver %.1f%% of them\n", size, m * 1e3, s * 1e3,
+        f * 100 }'
+
 status=0
-printf '%9s | %8s %8s %7s | %8s %8s %7s | %-7s %8s %8s %7s | %6s %6s\n' size builtin sim err \
-    ring sim err chosen ms sim err r/c sim
-while read -r size bo bi; do
-    read -r rsize ro ri <<<"$(awk -v s="$size" '$1 == s' "$TMP/ring.t")"
-    read -r csize co ci <<<"$(awk -v s="$size" '$1 == s' "$TMP/chosen.t")"
-    [ "$rsize" = "$size" ] && [ "$csize" = "$size" ] || die "size $size missing from a run"
-    algo=$(chosen_algo "$size")
-    [ -n "$algo" ] || die "no choice logged for $size bytes"
-    [ -f "$TMP/$algo.plan" ] || "$WEFT" plan "$TOPO" --coll allreduce --algo "$algo" \
-        -o "$TMP/$algo.plan" >/dev/null || die "weft plan --algo $algo failed"
-    rs=$(slices ring "$size")
-    cs=$(slices chosen "$size")
-    [ -n "$rs" ] && [ -n "$cs" ] || die "no slice count logged for $size bytes"
-    bsim=$("$WEFT" sim "$TOPO" --algo ring --coll allreduce --size "$size" --csv | tail -1 |
-        cut -d, -f2)
-    rsim=$(sim_plan "$TMP/ring.plan" "$size" "$rs")
-    csim=$(sim_plan "$TMP/$algo.plan" "$size" "$cs")
-    [ -n "$bsim" ] && [ -n "$rsim" ] && [ -n "$csim" ] || die "weft sim failed at $size bytes"
-    # Times in the table are microseconds; out of place and in place averaged.
-    awk -v size="$size" -v bo="$bo" -v bi="$bi" -v ro="$ro" -v ri="$ri" -v co="$co" \
-        -v ci="$ci" -v bs="$bsim" -v rs="$rsim" -v cs="$csim" -v algo="$algo" \
-        -v rl="$RING_LIMIT" 'BEGIN {
-        b = (bo + bi) / 2e6; r = (ro + ri) / 2e6; c = (co + ci) / 2e6
-        printf "%9d | %8.2f %8.2f %6.1f%% | %8.2f %8.2f %6.1f%% | %-7s %8.2f %8.2f %6.1f%% | %5.2fx %5.2fx\n",
-            size, b * 1e3, bs * 1e3, (bs - b) / b * 100, r * 1e3, rs * 1e3, (rs - r) / r * 100,
-            algo, c * 1e3, cs * 1e3, (cs - c) / c * 100, r / c, rs / cs
-        # A ring cannot beat its throughput bound on this fabric, except for
-        # what the tbf buckets (128 KB, 32 KB, full at the start) let through.
-        n = split(rl, f, "/"); lim = (n == 2 ? f[1] / f[2] : f[1]) * 1e9
-        bound = size / lim
-        if (b < 0.8 * bound - 0.002 || r < 0.8 * bound - 0.002) {
-            printf "FAIL: a ring took %.2f ms at %d bytes, below 80%% of its bound %.2f ms: " \
-                "the data did not cross the rate-limited links\n", (b < r ? b : r) * 1e3, size,
-                bound * 1e3
-            exit 1
-        }
-    }' || status=1
-done <"$TMP/builtin.t"
-echo "# ms per allreduce (out-of-place and in-place averaged); err = (simulated - measured) / measured"
-echo "# builtin: weft's ring schedule, simulated as weft sim --algo ring; ring, chosen: plans run by"
-echo "# the executor, simulated with its slice count; r/c: ring / chosen, measured and simulated"
-echo "# runs took $((T1 - T0)) s"
+printf '%9s  %-8s %-7s %6s | %9s | %9s %7s | %9s %7s\n' size run algo slices measured sim err \
+    cal-sim err
+for size in $(awk '{print $1}' "$TMP/builtin.t"); do
+    for run in builtin ring chosen ranked; do
+        m=$(mean_s "$run" "$size")
+        [ -n "$m" ] || die "size $size missing from the $run run"
+        if [ "$run" = builtin ]; then
+            # One slice per step, as the built-in ring runs (docs/run.md).
+            algo=ring sl=-
+            sim=$("$WEFT" sim "$TOPO" --algo ring --coll allreduce --size "$size" --csv |
+                tail -1 | cut -d, -f2)
+            cal=$("$WEFT" sim "$TMP/cal.topo" --algo ring --coll allreduce --size "$size" \
+                --csv | tail -1 | cut -d, -f2)
+        else
+            algo=ring
+            [ "$run" = ring ] || algo=$(choice "$run" "$size")
+            [ -n "$algo" ] || die "no choice logged for $size bytes ($run)"
+            [ -f "$TMP/$algo.plan" ] || "$WEFT" plan "$TOPO" --coll allreduce --algo "$algo" \
+                -o "$TMP/$algo.plan" >/dev/null || die "weft plan --algo $algo failed"
+            sl=$(slices "$run" "$size")
+            [ -n "$sl" ] || die "no slice count logged for $size bytes ($run)"
+            sim=$(sim_plan "$TOPO" "$TMP/$algo.plan" "$size" "$sl")
+            cal=$(sim_plan "$TMP/cal.topo" "$TMP/$algo.plan" "$size" "$sl")
+        fi
+        [ -n "$sim" ] && [ -n "$cal" ] || die "weft sim failed at $size bytes ($run)"
+        echo "$size $run $algo $sl $m $sim $cal" >>"$TMP/report"
+        awk -v size="$size" -v run="$run" -v algo="$algo" -v sl="$sl" -v m="$m" -v s="$sim" \
+            -v c="$cal" 'BEGIN {
+            printf "%9d  %-8s %-7s %6s | %9.2f | %9.2f %6.1f%% | %9.2f %6.1f%%\n", size, run,
+                algo, sl, m * 1e3, s * 1e3, (s - m) / m * 100, c * 1e3, (c - m) / m * 100 }'
+    done
+done
+# A ring cannot beat its throughput bound on this fabric, except for what
+# the tbf buckets (128 KB, 32 KB, full at the start) let through.
+awk -v rl="$RING_LIMIT" '$2 == "builtin" || $2 == "ring" {
+    n = split(rl, f, "/"); lim = (n == 2 ? f[1] / f[2] : f[1]) * 1e9
+    bound = $1 / lim
+    if ($5 < 0.8 * bound - 0.002) {
+        printf "FAIL: the %s ring took %.2f ms at %d bytes, below 80%% of its bound %.2f ms: " \
+            "the data did not cross the rate-limited links\n", $2, $5 * 1e3, $1, bound * 1e3
+        bad = 1
+    } }
+    END { exit bad }' "$TMP/report" || status=1
+awk '$2 == "ring" { r[$1] = $5; rs[$1] = $6 }
+    $2 == "chosen" { c[$1] = $5; cs[$1] = $6; n[$1] = $3 }
+    END { for (s in r) printf "# %9d: ring / %s %.2fx measured, %.2fx simulated\n", s, n[s],
+        r[s] / c[s], rs[s] / cs[s] }' "$TMP/report" | sort -n -k2
+echo "# ms per allreduce (out of place and in place averaged); err = (simulated - measured) / measured"
+echo "# builtin: weft's ring schedule (weft sim --algo ring); ring: the ring plan; chosen: the plan"
+echo "# of the tuning table (weft tune); ranked: the plan the runtime ranks first without a table"
+echo "# (weft_plan_shared_time); plans simulated with the executor's slices; cal-sim: on cal.topo"
+echo "# runs took $((T1 - T0)) s; load average (1 min) $L0 before, $L1 after"
 [ $status = 0 ] || exit 1
 echo "PASS"

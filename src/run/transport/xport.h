@@ -56,6 +56,13 @@ typedef struct weft__xreq {
     weft__reduce_fn reduce; /* receive: NULL stores, else combines into buf */
     size_t esize;           /* element size when reduce is set; divides len */
     uint32_t lane;          /* 0: every stream; k >= 1: stream (k - 1) mod lanes */
+    /* Receive with reduce, shared memory only (other transports must see
+     * NULL): buf = base op bytes instead of buf op bytes, in one pass
+     * (base may equal buf). */
+    const unsigned char *base;
+    /* Receive hint: store with streaming stores (copy_nt.h), for results
+     * nobody reads soon; transports may ignore it. */
+    bool nt;
     /* Owned by the transport while posted. */
     bool complete;
     size_t done;         /* bytes moved (shm) */

@@ -1,0 +1,154 @@
+/* Best-case collective bandwidth on a shared host: forked ranks over shared
+ * memory run allreduce, reduce-scatter or reduce (float sum, out of place)
+ * at the given sizes; each timed call starts after a barrier, and the
+ * figure is the best call (the one where no rank was descheduled), next to
+ * the median, the CPU time per call of rank 0 and a single-core memcpy
+ * bound (best of 8 copies of 64 MiB) measured in the same run. Busbw as
+ * nccl-tests: allreduce bytes / time x 2(n-1)/n, reduce-scatter x (n-1)/n,
+ * reduce x 1. Use it to compare code changes on a loaded machine, where
+ * averages measure the scheduler. Prints figures; never fails on time.
+ * Usage: bench_run_best [allreduce|reducescatter|reduce] [RANKS [ITERS
+ * [BYTES...]]] (default allreduce 2 20 4M 16M 256M) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run/clock.h"
+#include "run/testing_ranks.h"
+#include "weft/comm.h"
+
+typedef struct job {
+    const char *coll;
+    int iters;
+    size_t bytes;
+} job;
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double memcpy_gbps(void)
+{
+    size_t bytes = (size_t)64 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < 8; i++) {
+        int64_t t0 = weft__now_ns();
+        memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
+        int64_t t = weft__now_ns() - t0;
+        if (t < best) best = t;
+    }
+    free(a);
+    free(b);
+    return (double)bytes / (double)best;
+}
+
+static weft_err call(weft_comm *c, const job *j, float *in, float *out, size_t count)
+{
+    uint32_t n = weft_comm_size(c);
+    if (!strcmp(j->coll, "reducescatter"))
+        return weft_reduce_scatter(c, in, out, count / n, WEFT_FLOAT, WEFT_SUM, NULL);
+    if (!strcmp(j->coll, "reduce"))
+        return weft_reduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, 0, NULL);
+    return weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL);
+}
+
+static int body(weft_comm *c, void *arg)
+{
+    const job *j = arg;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    size_t count = j->bytes / sizeof(float) / n * n;
+    float *in = malloc(count * sizeof(float) + 1), *out = malloc(count * sizeof(float) + 1);
+    int64_t *t = calloc((size_t)j->iters, sizeof *t);
+    if (!in || !out || !t) return 1;
+    for (size_t i = 0; i < count; i++)
+        in[i] = (float)(me + 1);
+    memset(out, 0, count * sizeof(float));
+    double mc = me == 0 ? memcpy_gbps() : 0;
+    if (call(c, j, in, out, count)) return 2;
+    int64_t cpu0 = cpu_ns();
+    for (int i = 0; i < j->iters; i++) {
+        if (weft_comm_barrier(c, NULL)) return 2;
+        int64_t t0 = weft__now_ns();
+        if (call(c, j, in, out, count)) return 2;
+        t[i] = weft__now_ns() - t0;
+    }
+    int64_t cpu = (cpu_ns() - cpu0) / j->iters;
+    float want = (float)n * (float)(n + 1) / 2;
+    size_t check = !strcmp(j->coll, "reducescatter") ? count / n : count;
+    bool ok = me == 0 || strcmp(j->coll, "reduce");
+    for (size_t i = 0; ok && i < check; i += 997)
+        ok = out[i] == want;
+    if (!ok) return 3;
+    qsort(t, (size_t)j->iters, sizeof *t, cmp_i64);
+    double factor = !strcmp(j->coll, "allreduce") ? 2.0 * (n - 1) / n
+                    : !strcmp(j->coll, "reduce")  ? 1.0
+                                                  : (double)(n - 1) / n;
+    double best = (double)(count * sizeof(float)) / (double)t[0] * factor;
+    if (me == 0)
+        printf("%-13s %u ranks %10zu B: best %8.1f us busbw %6.2f GB/s = %.2f of memcpy %.2f "
+               "GB/s; median %8.1f us; cpu %8.1f us/call\n",
+               j->coll, n, count * sizeof(float), (double)t[0] / 1e3, best, best / mc, mc,
+               (double)t[j->iters / 2] / 1e3, (double)cpu / 1e3);
+    free(in);
+    free(out);
+    free(t);
+    return 0;
+}
+
+static int child(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, body, arg);
+}
+
+static size_t parse_bytes(const char *s)
+{
+    char *end;
+    size_t v = strtoull(s, &end, 10);
+    if (*end == 'K') v <<= 10;
+    if (*end == 'M') v <<= 20;
+    if (*end == 'G') v <<= 30;
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    job j = {.coll = argc > 1 ? argv[1] : "allreduce", .iters = argc > 3 ? atoi(argv[3]) : 20};
+    uint32_t n = argc > 2 ? (uint32_t)atoi(argv[2]) : 2;
+    const char *dflt[] = {"4M", "16M", "256M"};
+    int nsizes = argc > 4 ? argc - 4 : 3;
+    if (n < 1 || n > 64 || j.iters < 1) {
+        fprintf(stderr, "usage: bench_run_best [allreduce|reducescatter|reduce] [RANKS [ITERS "
+                        "[BYTES...]]]\n");
+        return 2;
+    }
+    for (int s = 0; s < nsizes; s++) {
+        j.bytes = parse_bytes(argc > 4 ? argv[4 + s] : dflt[s]);
+        weft_comm_config cfg;
+        weft_comm_config_init(&cfg);
+        cfg.transport = WEFT_TRANSPORT_SHM;
+        int codes[64];
+        fflush(stdout);
+        weft__test_ranks(n, &cfg, child, NULL, &j, 600000, codes, NULL);
+        for (uint32_t r = 0; r < n; r++)
+            if (codes[r]) printf("rank %u exited %d\n", r, codes[r]);
+    }
+    return 0;
+}

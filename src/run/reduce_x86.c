@@ -1,0 +1,125 @@
+/* Reduction kernels: the AVX2 and AVX-512 tiers (reduce.h).
+ *
+ * The same loops as the portable tier (reduce_loops.h), compiled with
+ * target attributes so that one binary built for the x86-64 baseline runs
+ * 256- and 512-bit vectors where the CPU has them, plus half sum and prod
+ * with hardware conversions. The AVX2 tier needs AVX2 and F16C (every CPU
+ * with AVX2 has F16C), the AVX-512 tier AVX-512 F, BW, VL and DQ; the tier
+ * is chosen per call of weft__reduce_get from __builtin_cpu_supports, which
+ * also checks that the OS saves the wider registers. On other targets, or compilers
+ * without these attributes, no x86 tier exists and the portable tier runs.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+#include "run/reduce.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdatomic.h>
+
+/* half sum and prod convert with F16C (AVX2 tier) or AVX-512F: one
+ * instruction each way per vector, where the portable bit manipulation
+ * takes some forty. vcvtph2ps is exact (it quiets a signalling NaN, which
+ * the float operation that follows would do anyway); vcvtps2ph with the
+ * rounding mode in its immediate (nearest even) ignores MXCSR's rounding
+ * and, like weft__float_to_half, keeps subnormals, overflows to infinity
+ * and keeps a NaN's top fraction bits, quieted. (Its inputs are sums and
+ * products of halves, never float subnormals, so DAZ cannot matter.)
+ * reduce_test.c checks these kernels against the reference like every
+ * other. The last count % W elements go through the tier's loop. */
+#define WEFT__F16C_KERNEL(NAME, ATTR, W, VEC, HALVES, LOAD, STORE, WIDEN, NARROW, OPV, TAIL)       \
+    static ATTR void NAME(void *dst, const void *src, size_t n)                                    \
+    {                                                                                              \
+        unsigned char *d = dst;                                                                    \
+        const unsigned char *s = src;                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + (W) <= n; i += (W)) {                                                           \
+            VEC a = WIDEN(LOAD((const HALVES *)(const void *)(d + 2 * i)));                        \
+            VEC b = WIDEN(LOAD((const HALVES *)(const void *)(s + 2 * i)));                        \
+            STORE((HALVES *)(void *)(d + 2 * i), NARROW(OPV(a, b), _MM_FROUND_TO_NEAREST_INT));    \
+        }                                                                                          \
+        if (i < n) TAIL(d + 2 * i, s + 2 * i, n - i);                                              \
+    }
+
+#define WEFT__AVX2_ATTR __attribute__((target("avx2,f16c")))
+#define WEFT__AVX512_ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+static WEFT__AVX2_ATTR void f16_sum_avx2_f16c(void *dst, const void *src, size_t n);
+static WEFT__AVX2_ATTR void f16_prod_avx2_f16c(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f16_sum_avx512_cvt(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f16_prod_avx512_cvt(void *dst, const void *src, size_t n);
+
+#define WEFT__K(name) name##_avx2
+#define WEFT__K_ATTR __attribute__((unused, target("avx2,f16c")))
+#define WEFT__K_CMP64 1
+#define WEFT__K_F16_SUM f16_sum_avx2_f16c
+#define WEFT__K_F16_PROD f16_prod_avx2_f16c
+#include "run/reduce_loops.h"
+#undef WEFT__K
+#undef WEFT__K_ATTR
+
+#define WEFT__K(name) name##_avx512
+#define WEFT__K_ATTR __attribute__((unused, target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define WEFT__K_F16_SUM f16_sum_avx512_cvt
+#define WEFT__K_F16_PROD f16_prod_avx512_cvt
+#include "run/reduce_loops.h"
+#undef WEFT__K
+#undef WEFT__K_ATTR
+#undef WEFT__K_CMP64
+
+WEFT__F16C_KERNEL(f16_sum_avx2_f16c, WEFT__AVX2_ATTR, 8, __m256, __m128i, _mm_loadu_si128,
+                  _mm_storeu_si128, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_add_ps, f16_sum_avx2)
+WEFT__F16C_KERNEL(f16_prod_avx2_f16c, WEFT__AVX2_ATTR, 8, __m256, __m128i, _mm_loadu_si128,
+                  _mm_storeu_si128, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_mul_ps, f16_prod_avx2)
+WEFT__F16C_KERNEL(f16_sum_avx512_cvt, WEFT__AVX512_ATTR, 16, __m512, __m256i, _mm256_loadu_si256,
+                  _mm256_storeu_si256, _mm512_cvtph_ps, _mm512_cvtps_ph, _mm512_add_ps,
+                  f16_sum_avx512)
+WEFT__F16C_KERNEL(f16_prod_avx512_cvt, WEFT__AVX512_ATTR, 16, __m512, __m256i, _mm256_loadu_si256,
+                  _mm256_storeu_si256, _mm512_cvtph_ps, _mm512_cvtps_ph, _mm512_mul_ps,
+                  f16_prod_avx512)
+
+/* CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports has no "f16c"),
+ * asked once: CPUID traps to the hypervisor in a virtual machine. F16C
+ * uses the AVX register state, which the "avx2" check covers. */
+static bool has_f16c(void)
+{
+    static atomic_int known; /* 0: not asked yet, 1: no, 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
+weft__reduce_fn weft__reduce_x86_get(weft_dtype dtype, weft_redop op, weft__reduce_tier tier)
+{
+    __builtin_cpu_init();
+    switch (tier) {
+    case WEFT__REDUCE_AVX2:
+        return __builtin_cpu_supports("avx2") && has_f16c() ? table_avx2[dtype][op] : NULL;
+    case WEFT__REDUCE_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                   ? table_avx512[dtype][op]
+                   : NULL;
+    default:
+        return NULL;
+    }
+}
+
+#else
+
+weft__reduce_fn weft__reduce_x86_get(weft_dtype dtype, weft_redop op, weft__reduce_tier tier)
+{
+    (void)dtype;
+    (void)op;
+    (void)tier;
+    return NULL;
+}
+
+#endif
