@@ -46,6 +46,10 @@
 /* Bytes of one rank's block in an allreduce round: a round of 2..4 ranks
  * then fits the 1 MiB second-level caches of current x86 cores. */
 #define RING_CHUNK (256u << 10)
+/* Largest scratch of a round (size blocks): with more than 256 ranks the
+ * blocks shrink instead (ring_per), so the memory a communicator keeps
+ * stays bounded whatever its size. */
+#define RING_SCRATCH_MAX ((size_t)64 << 20)
 /* Allreduce buffers of at least this many bytes get their results written
  * with streaming stores (copy_nt.h): beyond the caches the caller reads
  * them back from memory anyway. */
@@ -206,6 +210,23 @@ static weft_err round_ag(weft_comm *c, const ring_round *g, unsigned char *out, 
     return WEFT_OK;
 }
 
+/* A rank without scratch cannot take part in the round its peers are
+ * starting: the communicator fails, so that they see WEFT_EPEER at once
+ * instead of waiting for the timeout. */
+static weft_err no_scratch(weft_comm *c, weft_diag *d)
+{
+    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory for the ring's scratch", c->rank);
+    return weft__comm_fail(c, WEFT_ENOMEM, d);
+}
+
+/* Elements of one rank's block in a round: RING_CHUNK bytes, less when
+ * size blocks of it would exceed RING_SCRATCH_MAX, and at least one. */
+static size_t ring_per(uint32_t n, size_t es)
+{
+    size_t bytes = RING_SCRATCH_MAX / n < RING_CHUNK ? RING_SCRATCH_MAX / n : RING_CHUNK;
+    return bytes / es ? bytes / es : 1;
+}
+
 /* The scratch of a round: at least bytes, kept in c between calls; NULL
  * when out of memory. */
 static unsigned char *scratch(weft_comm *c, size_t bytes)
@@ -254,9 +275,9 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
     if (weft__allreduce_direct_fits(c->size, count * es))
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
-    size_t per = RING_CHUNK / es, round = (size_t)c->size * per;
+    size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
-    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!work) return no_scratch(c, d);
     bool nt = count * es >= NT_MIN_BYTES;
     for (size_t off = 0; off < count && !e; off += round) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < round ? count - off : round,
@@ -305,9 +326,9 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
      * results stay in the scratch, and sendbuf is only read (in place,
      * recvbuf is block rank of it, and its final value is written after
      * its last read). */
-    size_t per = RING_CHUNK / es;
+    size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
-    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!work) return no_scratch(c, d);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
@@ -371,9 +392,9 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then
      * every rank sends its finished block to the root (which combined its
      * own straight into recvbuf). */
-    size_t round = (size_t)n * (RING_CHUNK / es);
+    size_t round = (size_t)n * ring_per(n, es);
     unsigned char *work = scratch(c, round * es), *out = recvbuf;
-    if (!work) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!work) return no_scratch(c, d);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
     for (size_t off = 0; off < count && !e; off += round) {
         ring_round g = {.n = n, .es = es, .count = count - off < round ? count - off : round,

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/testing.h"
+#include "run/clock.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
@@ -201,8 +203,57 @@ static void run(uint32_t n, weft_transport_choice t, bool large, const char *wha
     }
 }
 
+/* A rank that cannot allocate the scratch fails the communicator, so its
+ * peers end with WEFT_EPEER at once rather than after the timeout (20 s). */
+static int oom_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c);
+    size_t count = RING_CHUNK; /* floats: beyond the direct schedule */
+    float *v = calloc(count, sizeof *v);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (me == 1) weft__alloc_fail_after(0);
+    int64_t t0 = weft__now_ns();
+    weft_err e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
+    double secs = (double)(weft__now_ns() - t0) / 1e9;
+    weft__alloc_fail_after(-1);
+    if (me == 1) {
+        CHECK_ERR(e, WEFT_ENOMEM);
+        CHECK_STR(d.msg, "comm: rank 1: out of memory for the ring's scratch");
+    } else {
+        CHECK_ERR(e, WEFT_EPEER);
+        CHECK_CONTAINS(d.msg, "shm: rank "); /* rank 1, or a rank that saw it first */
+        CHECK(secs < 5);
+    }
+    CHECK(weft_comm_failed(c));
+    free(v);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int oom_main(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, oom_body, arg);
+}
+
+static void run_oom(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = WEFT_TRANSPORT_SHM;
+    cfg.timeout_ms = 20000;
+    int codes[3];
+    memset(codes, -1, sizeof codes);
+    CHECK_INT(weft__test_ranks(3, &cfg, oom_main, NULL, NULL, 60000, codes, NULL), 0);
+    for (uint32_t r = 0; r < 3; r++) {
+        if (codes[r] != 0) fprintf(stderr, "scratch OOM: rank %u exited with %d\n", r, codes[r]);
+        CHECK_INT(codes[r], 0);
+    }
+}
+
 int main(void)
 {
+    run_oom();
     for (uint32_t n = 2; n <= 8; n++)
         run(n, WEFT_TRANSPORT_SHM, n <= 3, "shm");
     run(3, WEFT_TRANSPORT_TCP, false, "tcp");
