@@ -4,8 +4,10 @@
  * paths split evenly per hop); links are shared max-min fairly; rates are
  * recomputed whenever a flow starts or drains. A transfer starts `alpha`
  * after its dependencies are done, occupies bandwidth until its bytes are
- * drained, and is done one route latency later. docs/sim.md describes the
- * model, where it is exact and where it approximates.
+ * drained, and is done one route latency later. With cut_through (plans
+ * only) an op streams what a dep touching the same slots delivers instead
+ * of waiting for it. docs/sim.md describes the model, where it is exact
+ * and where it approximates.
  *
  * Scale. Collectives are regular; the ring simulation exploits it without
  * losing exactness: links that can never saturate are dropped from the
