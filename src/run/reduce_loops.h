@@ -10,9 +10,10 @@
  *                   registers (SSE4.2 and up), else 0: 64-bit min/max then
  *                   use a formula of add, xor, and and shift (Hacker's
  *                   Delight 2-12), which SSE2 vectorises;
- * and optionally WEFT__K_F16_SUM and WEFT__K_F16_PROD, the tier's own half
- * sum and prod kernels for the table (declared before the include), when
- * it has faster ones than these loops.
+ * and optionally WEFT__K_F16_SUM, WEFT__K_F16_PROD, WEFT__K_F32_MIN,
+ * WEFT__K_F32_MAX, WEFT__K_F64_MIN and WEFT__K_F64_MAX: the tier's own
+ * kernels for those table entries (declared before the include), when it
+ * has better ones than these loops.
  * It defines static kernels WEFT__K(i8_sum) .. WEFT__K(f64_max) and their
  * table WEFT__K(table), indexed by dtype and op. Every loop
  * is one pass, element by element, with no branch in its body, over
@@ -149,7 +150,21 @@ WEFT__HALFS(bf16, weft__bf16_to_float, weft__float_to_bf16, 0x7f80u, 0x0040u)
 
 #ifndef WEFT__K_F16_SUM
 #define WEFT__K_F16_SUM WEFT__K(f16_sum)
+#endif
+#ifndef WEFT__K_F16_PROD
 #define WEFT__K_F16_PROD WEFT__K(f16_prod)
+#endif
+#ifndef WEFT__K_F32_MIN
+#define WEFT__K_F32_MIN WEFT__K(f32_min)
+#endif
+#ifndef WEFT__K_F32_MAX
+#define WEFT__K_F32_MAX WEFT__K(f32_max)
+#endif
+#ifndef WEFT__K_F64_MIN
+#define WEFT__K_F64_MIN WEFT__K(f64_min)
+#endif
+#ifndef WEFT__K_F64_MAX
+#define WEFT__K_F64_MAX WEFT__K(f64_max)
 #endif
 
 static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT] = {
@@ -163,13 +178,17 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
     [WEFT_UINT64] = WEFT__ROW(u64),
     [WEFT_HALF] = {WEFT__K_F16_SUM, WEFT__K_F16_PROD, WEFT__K(f16_min), WEFT__K(f16_max)},
     [WEFT_BFLOAT16] = WEFT__ROW(bf16),
-    [WEFT_FLOAT] = WEFT__ROW(f32),
-    [WEFT_DOUBLE] = WEFT__ROW(f64),
+    [WEFT_FLOAT] = {WEFT__K(f32_sum), WEFT__K(f32_prod), WEFT__K_F32_MIN, WEFT__K_F32_MAX},
+    [WEFT_DOUBLE] = {WEFT__K(f64_sum), WEFT__K(f64_prod), WEFT__K_F64_MIN, WEFT__K_F64_MAX},
 };
 
 #undef WEFT__ROW
 #undef WEFT__K_F16_SUM
 #undef WEFT__K_F16_PROD
+#undef WEFT__K_F32_MIN
+#undef WEFT__K_F32_MAX
+#undef WEFT__K_F64_MIN
+#undef WEFT__K_F64_MAX
 #undef WEFT__LOOP
 #undef WEFT__INT_ARITH
 #undef WEFT__INT_MINMAX

@@ -44,6 +44,29 @@
         if (i < n) TAIL(d + 2 * i, s + 2 * i, n - i);                                              \
     }
 
+/* float and double min and max, AVX-512 tier. The loops of
+ * reduce_loops.h compile, with gcc, to a min whose second operand is a
+ * masked load from src (merging into d where d is not NaN): four
+ * instructions per vector and the fastest in cache, but masked loads
+ * stream from DRAM at about half the rate of plain ones on the Zen 5 this
+ * was measured on (9.6 against 17.5 GB/s at 64 MiB). Here src is loaded
+ * whole and the NaN lanes of d are blended in after the min; vminps(a, b)
+ * is a < b ? a : b, so these are exactly the loops' min and max. */
+#define WEFT__MINMAX512(NAME, W, VEC, MASK, LOAD, STORE, CMP, OPV, BLEND, TAIL)                    \
+    static WEFT__AVX512_ATTR void NAME(void *dst, const void *src, size_t n)                       \
+    {                                                                                              \
+        unsigned char *d = dst;                                                                    \
+        const unsigned char *s = src;                                                              \
+        size_t i = 0, es = sizeof(VEC) / (W);                                                      \
+        for (; i + (W) <= n; i += (W)) {                                                           \
+            VEC a = LOAD((const void *)(d + es * i));                                              \
+            VEC b = LOAD((const void *)(s + es * i));                                              \
+            MASK nan = CMP(a, a, _CMP_UNORD_Q);                                                    \
+            STORE((void *)(d + es * i), BLEND(nan, OPV(a, b), a));                                 \
+        }                                                                                          \
+        if (i < n) TAIL(d + es * i, s + es * i, n - i);                                            \
+    }
+
 #define WEFT__AVX2_ATTR __attribute__((target("avx2,f16c")))
 #define WEFT__AVX512_ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
@@ -51,6 +74,10 @@ static WEFT__AVX2_ATTR void f16_sum_avx2_f16c(void *dst, const void *src, size_t
 static WEFT__AVX2_ATTR void f16_prod_avx2_f16c(void *dst, const void *src, size_t n);
 static WEFT__AVX512_ATTR void f16_sum_avx512_cvt(void *dst, const void *src, size_t n);
 static WEFT__AVX512_ATTR void f16_prod_avx512_cvt(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f32_min_avx512_blend(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f32_max_avx512_blend(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f64_min_avx512_blend(void *dst, const void *src, size_t n);
+static WEFT__AVX512_ATTR void f64_max_avx512_blend(void *dst, const void *src, size_t n);
 
 #define WEFT__K(name) name##_avx2
 #define WEFT__K_ATTR __attribute__((unused, target("avx2,f16c")))
@@ -65,6 +92,10 @@ static WEFT__AVX512_ATTR void f16_prod_avx512_cvt(void *dst, const void *src, si
 #define WEFT__K_ATTR __attribute__((unused, target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define WEFT__K_F16_SUM f16_sum_avx512_cvt
 #define WEFT__K_F16_PROD f16_prod_avx512_cvt
+#define WEFT__K_F32_MIN f32_min_avx512_blend
+#define WEFT__K_F32_MAX f32_max_avx512_blend
+#define WEFT__K_F64_MIN f64_min_avx512_blend
+#define WEFT__K_F64_MAX f64_max_avx512_blend
 #include "run/reduce_loops.h"
 #undef WEFT__K
 #undef WEFT__K_ATTR
@@ -77,6 +108,14 @@ WEFT__F16C_KERNEL(f16_prod_avx2_f16c, WEFT__AVX2_ATTR, 8, __m256, __m128i, _mm_l
 WEFT__F16C_KERNEL(f16_sum_avx512_cvt, WEFT__AVX512_ATTR, 16, __m512, __m256i, _mm256_loadu_si256,
                   _mm256_storeu_si256, _mm512_cvtph_ps, _mm512_cvtps_ph, _mm512_add_ps,
                   f16_sum_avx512)
+WEFT__MINMAX512(f32_min_avx512_blend, 16, __m512, __mmask16, _mm512_loadu_ps, _mm512_storeu_ps,
+                _mm512_cmp_ps_mask, _mm512_min_ps, _mm512_mask_blend_ps, f32_min_avx512)
+WEFT__MINMAX512(f32_max_avx512_blend, 16, __m512, __mmask16, _mm512_loadu_ps, _mm512_storeu_ps,
+                _mm512_cmp_ps_mask, _mm512_max_ps, _mm512_mask_blend_ps, f32_max_avx512)
+WEFT__MINMAX512(f64_min_avx512_blend, 8, __m512d, __mmask8, _mm512_loadu_pd, _mm512_storeu_pd,
+                _mm512_cmp_pd_mask, _mm512_min_pd, _mm512_mask_blend_pd, f64_min_avx512)
+WEFT__MINMAX512(f64_max_avx512_blend, 8, __m512d, __mmask8, _mm512_loadu_pd, _mm512_storeu_pd,
+                _mm512_cmp_pd_mask, _mm512_max_pd, _mm512_mask_blend_pd, f64_max_avx512)
 WEFT__F16C_KERNEL(f16_prod_avx512_cvt, WEFT__AVX512_ATTR, 16, __m512, __m256i, _mm256_loadu_si256,
                   _mm256_storeu_si256, _mm512_cvtph_ps, _mm512_cvtps_ph, _mm512_mul_ps,
                   f16_prod_avx512)
