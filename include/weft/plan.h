@@ -161,7 +161,17 @@ WEFT_API void weft_plan_free(weft_plan *p);
  * checked only for shape: a known kind and buffer, count >= 1 for copy and
  * reduce, and for a nop src_rank == dst_rank and count 0 (WEFT_EINVAL).
  * Ranks, slot ranges and dep ids are checked by the verifier, so that
- * broken plans can be built and reported. Amortized O(1 + ndeps). */
+ * broken plans can be built and reported. WEFT_ELIMIT when the plan
+ * already has its maximum of ops (weft_plan_limit_ops). Amortized
+ * O(1 + ndeps). */
+/* Caps the plan at max_ops ops (at most WEFT_PLAN_MAX_OPS, the default):
+ * a builder that would exceed it gets WEFT_ELIMIT from weft_plan_add_op,
+ * having spent time and memory for max_ops ops only. A cap below the ops
+ * already added refuses every further op; 0 restores the default. */
+WEFT_API void weft_plan_limit_ops(weft_plan *p, uint32_t max_ops);
+/* The cap weft_plan_limit_ops set (WEFT_PLAN_MAX_OPS by default). */
+WEFT_API uint32_t weft_plan_max_ops(const weft_plan *p);
+
 WEFT_API weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
                                    uint32_t ndeps, uint32_t *id);
 
