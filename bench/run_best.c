@@ -93,8 +93,8 @@ static int body(weft_comm *c, void *arg)
     int64_t cpu = (cpu_ns() - cpu0) / j->iters;
     float want = (float)n * (float)(n + 1) / 2;
     size_t check = !strcmp(j->coll, "reducescatter") ? count / n : count;
-    bool ok = me == 0 || strcmp(j->coll, "reduce");
-    for (size_t i = 0; ok && i < check; i += 997)
+    bool ok = true, has_result = me == 0 || strcmp(j->coll, "reduce");
+    for (size_t i = 0; has_result && ok && i < check; i += 997)
         ok = out[i] == want;
     if (!ok) return 3;
     qsort(t, (size_t)j->iters, sizeof *t, cmp_i64);

@@ -161,7 +161,17 @@ WEFT_API void weft_plan_free(weft_plan *p);
  * checked only for shape: a known kind and buffer, count >= 1 for copy and
  * reduce, and for a nop src_rank == dst_rank and count 0 (WEFT_EINVAL).
  * Ranks, slot ranges and dep ids are checked by the verifier, so that
- * broken plans can be built and reported. Amortized O(1 + ndeps). */
+ * broken plans can be built and reported. WEFT_ELIMIT when the plan
+ * already has its maximum of ops (weft_plan_limit_ops). Amortized
+ * O(1 + ndeps). */
+/* Caps the plan at max_ops ops (at most WEFT_PLAN_MAX_OPS, the default):
+ * a builder that would exceed it gets WEFT_ELIMIT from weft_plan_add_op,
+ * having spent time and memory for max_ops ops only. A cap below the ops
+ * already added refuses every further op; 0 restores the default. */
+WEFT_API void weft_plan_limit_ops(weft_plan *p, uint32_t max_ops);
+/* The cap weft_plan_limit_ops set (WEFT_PLAN_MAX_OPS by default). */
+WEFT_API uint32_t weft_plan_max_ops(const weft_plan *p);
+
 WEFT_API weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
                                    uint32_t ndeps, uint32_t *id);
 
@@ -357,23 +367,26 @@ WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t,
  *
  *   steps_s  ops are grouped in steps by their depth in the dependency
  *            graph (ops between two ranks only), and the ops of a step
- *            share the links: a step takes max(its busiest link's bytes /
- *            bandwidth, its slowest op alone on its route) plus its largest
- *            route latency and alpha. With P slices (each op cut in P
- *            pieces that follow each other, as weft_sim_plan and the plan
- *            executor pipeline them) a step's stage is that over P, and the
- *            steps form a pipeline: sum of stages + (P - 1) x the longest.
+ *            share the links, ending about together: an op's stage is
+ *            alpha + its route latency + max(its bytes alone on its route,
+ *            the step's bytes on its busiest link) / bandwidth / P, with P
+ *            slices (each op cut in P pieces that follow each other, as
+ *            weft_sim_plan and the plan executor pipeline them). steps_s is
+ *            the pipelined critical path: the max over dependency paths of
+ *            (sum of its stages + (P - 1) x its longest stage).
  *   link_s   the busiest link's bytes over the whole plan / its bandwidth
- *            (the bound no schedule beats; it sees ops of different steps
- *            overlapping, which the steps term does not).
+ *            (no schedule beats it; it sees ops of different steps
+ *            overlapping, which the steps term does not), to which the
+ *            pipelined path of alpha + latency alone (latency_s) is added.
  *
- * seconds = max(steps_s, link_s). Links are used as weft_sim_plan uses
- * them: an explicit route's paths at their shares, else ECMP shortest
- * paths split per hop (a flow alone is limited by max over its links of
- * share / bandwidth). Local ops and nops cost nothing. It approximates the
- * simulator (docs/run.md, "Which schedule runs", gives how often it picks
- * the simulator's fastest plan); it is not a bound. Time O(ops + deps +
- * route entries + links), memory O(ops + links). */
+ * seconds = max(steps_s, link_s + latency_s); for a ring pipelined in P
+ * slices this is the simulator's time exactly. Links are used as
+ * weft_sim_plan uses them: an explicit route's paths at their shares, else
+ * ECMP shortest paths split per hop (a flow alone is limited by max over
+ * its links of share / bandwidth). Local ops and nops cost alpha only. It
+ * approximates the simulator (docs/run.md, "Which schedule runs", gives
+ * how often it picks the simulator's fastest plan); it is not a bound.
+ * Time O(ops + deps + route entries + links), memory O(ops + links). */
 typedef struct weft_plan_shared_opts {
     uint32_t slices; /* >= 1; default 1 */
     double alpha_s;  /* per-slice start overhead, seconds; default 0 */
@@ -383,12 +396,14 @@ typedef struct weft_plan_shared_opts {
 WEFT_API void weft_plan_shared_opts_init(weft_plan_shared_opts *o);
 
 typedef struct weft_plan_shared {
-    double seconds;       /* the estimate: max(steps_s, link_s) */
+    double seconds;       /* the estimate: max(steps_s, link_s + latency_s) */
     double steps_s;       /* the pipelined steps term */
-    double link_s;        /* the busiest link's term */
+    double link_s;        /* the busiest link's bytes / its bandwidth */
+    double latency_s;     /* the pipelined path of alpha + latency alone */
     uint32_t steps;       /* steps (the longest dependency chain of ops
                              between two ranks) */
-    bool has_busiest;     /* false when no op crosses a link */
+    bool has_busiest;     /* false when no bytes cross a link (size 0, or no
+                             op between two ranks) */
     weft_link_id busiest; /* the link of link_s (lowest id on ties) */
 } weft_plan_shared;
 

@@ -160,6 +160,16 @@ WEFT_API bool weft_classic_supports(const char *algo, weft_coll coll);
 WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
                                      weft_rank root, weft_plan **out, weft_diag *d);
 
+/* weft_synth_classic with a budget: WEFT_ELIMIT, d naming the algorithm,
+ * the rank count and the limit, as soon as the plan would have more than
+ * max_ops ops, or its ops would move more than max_ops chunks in all (an
+ * op's cost grows with its chunks), so time and memory stay those of
+ * max_ops single-chunk ops (a ring over 100,000 ranks has 2 x 10^10 ops).
+ * max_ops 0 means no limit. */
+WEFT_API weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_coll coll,
+                                             weft_rank root, uint32_t max_ops, weft_plan **out,
+                                             weft_diag *d);
+
 /* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
  * for allgather, reducescatter and allreduce (n = the fabric's ranks
  * entries): the rank at position p sends to the one at p+1 (mod n). Every

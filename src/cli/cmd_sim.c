@@ -32,6 +32,7 @@ static const cli_opt sim_opts[] = {
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
     {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
+    {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
@@ -43,7 +44,8 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--slices P] [--alpha SEC] [--cut-through] [--json | --csv] [--trace FILE]",
+            "        [--slices P] [--alpha SEC] [--cut-through] [--max-ops N] [--json | --csv]\n"
+            "        [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -58,6 +60,8 @@ static const cli_syntax sim_syntax = {
              "or --cut-through: an op that forwards or reduces what a dep delivered\n"
              "streams it as it arrives (plans only: --algo ring then simulates the ring\n"
              "plan op by op).\n"
+             "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
+             "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -204,10 +208,22 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     cli_table_fini(&tab);
 }
 
-/* --slices and --alpha into o; a usage error's exit code, or CLI_CONTINUE. */
-static int parse_opts(cli_args *a, weft_sim_opts *o)
+/* --slices, --alpha, ... into o and --max-ops into *max_ops; a usage
+ * error's exit code, or CLI_CONTINUE. */
+static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops)
 {
     weft_sim_opts_init(o);
+    const char *mo = cli_args_get(a, "max-ops");
+    *max_ops = CLI_SIM_MAX_OPS;
+    if (mo) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(mo, &end, 10);
+        if (*mo < '0' || *mo > '9' || *end || errno || v == 0 || v > WEFT_PLAN_MAX_OPS)
+            return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
+                                   WEFT_PLAN_MAX_OPS);
+        *max_ops = (uint32_t)v;
+    }
     const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
     if (sl) {
         char *end;
@@ -285,7 +301,8 @@ int cli_cmd_sim(int argc, char **argv)
                              size_s);
         goto free_args;
     }
-    if ((rc = parse_opts(&a, &o)) != CLI_CONTINUE)
+    uint32_t max_ops;
+    if ((rc = parse_opts(&a, &o, &max_ops)) != CLI_CONTINUE)
         goto free_args;
     if (!cli_progress_delay(&delay)) {
         rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
@@ -316,7 +333,7 @@ int cli_cmd_sim(int argc, char **argv)
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
-        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, fmt, &pr);
+        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, &pr);
         goto free_all;
     }
     weft_err e;
@@ -333,7 +350,7 @@ int cli_cmd_sim(int argc, char **argv)
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
-                                      trace_path != NULL || o.cut_through, &d))) {
+                                      trace_path != NULL || o.cut_through, max_ops, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }

@@ -9,8 +9,15 @@ static bool ring_coll(weft_coll c)
     return c == WEFT_COLL_ALLGATHER || c == WEFT_COLL_REDUCESCATTER || c == WEFT_COLL_ALLREDUCE;
 }
 
+/* The least ops of any plan of coll on n ranks (see cli_sim_algo_build). */
+static uint64_t least_ops(weft_coll coll, uint32_t n)
+{
+    uint64_t phase = (uint64_t)n * (n - 1);
+    return coll == WEFT_COLL_ALLREDUCE ? 2 * phase : phase;
+}
+
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
-                            weft_coll coll, bool need_plan, weft_diag *d)
+                            weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d)
 {
     memset(a, 0, sizeof *a);
     a->name = name;
@@ -28,9 +35,21 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
         a->ring = order;
         return WEFT_OK;
     }
-    if (strcmp(name, "optimal") == 0)
+    if (strcmp(name, "optimal") == 0) {
+        uint32_t n = weft_topo_num_ranks(t);
+        if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
+            return weft_diag_set(d, WEFT_ELIMIT,
+                                 "optimal %s on %u ranks has at least %llu ops, more than %u "
+                                 "(the limit, --max-ops)",
+                                 weft_coll_name(coll), n, (unsigned long long)least_ops(coll, n),
+                                 max_ops);
         return weft_synth_optimal(t, coll, NULL, &a->plan, NULL, d);
-    return weft_synth_classic(t, name, coll, (weft_rank){0}, &a->plan, d);
+    }
+    weft_err e = weft_synth_classic_limited(t, name, coll, (weft_rank){0}, max_ops, &a->plan, d);
+    if (e == WEFT_ELIMIT && max_ops)
+        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,
+                      weft_coll_name(coll), weft_topo_num_ranks(t), max_ops);
+    return e;
 }
 
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)

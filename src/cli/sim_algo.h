@@ -19,12 +19,23 @@ typedef struct cli_sim_algo {
     weft_plan *plan;  /* the plan (owned), or NULL for a ring */
 } cli_sim_algo;
 
+/* The default of --max-ops: a plan's ops cost about 200 bytes and 1 us
+ * to build and simulate, and a ring over N ranks has 2N(N-1) of them, so
+ * this admits a ring allreduce on 1,024 ranks (2,095,104 ops) in seconds
+ * and about 0.5 GB. */
+#define CLI_SIM_MAX_OPS 2097152u
+
 /* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
  * rank 0). need_plan forces a plan for the ring too (a trace is drawn per
- * op). On failure nothing is kept and d says why (unknown algorithm, a
- * collective it does not build, a fabric it does not fit). */
+ * op). A plan is limited to max_ops ops (WEFT_ELIMIT, d naming the
+ * limit): classic plans stop building there; optimal is refused before
+ * building when its plan cannot fit (every rank receives every other
+ * rank's chunk at least once per phase: N(N-1) ops a phase). The ring's
+ * rank order (no plan) has no limit. On failure nothing is kept and d says
+ * why (unknown algorithm, a collective it does not build, a fabric it does
+ * not fit, the limit). */
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
-                            weft_coll coll, bool need_plan, weft_diag *d);
+                            weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d);
 /* Takes ownership of a loaded plan. */
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
 /* Simulates it at `size` bytes. */

@@ -306,7 +306,8 @@ static void print_csv(const weft_topo *t, weft_coll coll, const uint64_t *sizes,
 }
 
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
-                    size_t nsizes, const weft_sim_opts *o, cli_sim_format fmt, cli_progress *pr)
+                    size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
+                    cli_progress *pr)
 {
     enum { MAX_CANDIDATES = 32 };
     candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
@@ -325,7 +326,7 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, o->cut_through, &d)) {
+        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, o->cut_through, max_ops, &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }

@@ -22,8 +22,10 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
 
 /* Runs the comparison and prints it on stdout in format fmt; pr shows
  * which algorithm and size is being simulated. Returns an exit code (1
- * when nothing at all could be simulated, with the reasons on stderr). */
+ * when nothing at all could be simulated, with the reasons on stderr).
+ * Plans over max_ops ops are skipped (cli_sim_algo_build). */
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
-                    size_t nsizes, const weft_sim_opts *o, cli_sim_format fmt, cli_progress *pr);
+                    size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
+                    cli_progress *pr);
 
 #endif

@@ -1,21 +1,23 @@
-/* The time estimate with link sharing (weft_plan_shared_time, see "Cost on a
- * topology" in weft/plan.h).
+/* The time estimate with link sharing (weft_plan_shared_time; the model is
+ * stated in weft/plan.h, "Cost on a topology").
  *
- * Two terms, each cheap and each blind to what the other sees:
+ * Steps: ops that move data are put in steps by their depth in the
+ * dependency graph (levels(), a counting sort). The ops of one step are
+ * taken to run at once, so each link carries the sum of their bytes, and
+ * under max-min sharing the ops on a link end about together: an op's
+ * stage is alpha + its route latency + max(its own bytes alone, the step's
+ * bytes on its busiest link) / P. The pipelined critical path over those
+ * stages (pipelined_path) sees ops of one step that do not share links run
+ * side by side, and independent chains (the two trees of dbtree) separately.
  *
- *  - steps: ops are put in steps by their depth in the dependency graph
- *    (ops that move data; the first step is 1). The ops of one step are
- *    taken to run at once, so a link carries the sum of their bytes: a
- *    step lasts as long as its busiest link needs for them, and no less
- *    than its slowest op alone on its route, plus the largest latency.
- *    With P slices the steps form a pipeline of slice-sized stages:
- *    sum of the stages + (P - 1) x the longest stage.
- *  - link: the busiest link's bytes over its bandwidth, over the whole
- *    plan. Pipelining overlaps steps, and then ops of different steps share
- *    links, which the steps term does not see; no schedule beats this term.
+ * Link: the busiest link's bytes over the whole plan / its bandwidth, plus
+ * the pipelined path of alpha + latency alone. Pipelining overlaps steps,
+ * and then ops of different steps share links, which the steps term does
+ * not see. For a ring pipelined in P slices this term is the simulator's
+ * time exactly.
  *
  * The estimate is the larger of the two. Cost: O(ops + deps + route
- * entries + steps) time and O(ops + links) memory; routes are shared with
+ * entries + links) time and O(ops + links) memory; routes are shared with
  * the other cost models (cost_internal.h). */
 #include <math.h>
 #include <string.h>
@@ -39,9 +41,9 @@ typedef struct shared_run {
     double *head, *tail;   /* per op: longest paths (pipelined_path) */
     double *coef;          /* one op's share per link */
     uint32_t *op_links;    /* the links of coef in use */
-    uint32_t *in_op;       /* per link: the stamp of the op_route call that last listed it */
-    uint32_t stamp;
-    double *step_bytes; /* one step's bytes per link */
+    uint64_t *in_op;       /* per link: the stamp of the op_route call that last listed it */
+    uint64_t stamp;        /* 2 calls per op: never wraps */
+    double *step_bytes;    /* one step's bytes per link */
     uint32_t *step_links;
     uint32_t *in_step; /* per link: 1 + the last step that listed it (with size 0
                           every byte count is 0, so values cannot tell) */
@@ -78,7 +80,7 @@ static weft_err op_route(shared_run *r, uint32_t id, uint32_t *n, double *lat_s,
     const weft_op *op = &c->p->ops[id];
     uint32_t npaths = weft_plan_op_num_paths(c->p, id), k = 0;
     *n = 0;
-    r->stamp++; /* at most 2 x ops calls: no wrap for < 2^31 ops */
+    r->stamp++;
     *lat_s = 0;
     *s_per_byte = 0;
     if (npaths == 0) {
@@ -285,6 +287,7 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
             res.busiest.v = l;
         }
     }
+    res.latency_s = fixed_s;
     res.seconds = res.steps_s > res.link_s + fixed_s ? res.steps_s : res.link_s + fixed_s;
     *out = res;
 done:

@@ -63,6 +63,7 @@ static void test_rings(void)
      * (docs/sim.md; src/sim/shared_rank_test.c checks it). */
     s = est(ring, t, S, 4);
     CHECK(close_rel(s.steps_s, 6 * (2e-6 + q / 4)));
+    CHECK(close_rel(s.latency_s, 6 * 2e-6));
     CHECK(close_rel(s.seconds, 3 * q + 6 * 2e-6));
     /* The biring is no faster: its two rings share every uplink. Alpha-beta
      * gives every op its whole path and counts it faster. */

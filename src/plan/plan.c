@@ -267,12 +267,22 @@ static weft_err append_deps(weft_plan *p, const uint32_t *deps, uint32_t ndeps, 
     return WEFT_OK;
 }
 
+void weft_plan_limit_ops(weft_plan *p, uint32_t max_ops)
+{
+    p->max_ops = max_ops < WEFT_PLAN_MAX_OPS ? max_ops : WEFT_PLAN_MAX_OPS;
+}
+
+uint32_t weft_plan_max_ops(const weft_plan *p)
+{
+    return p->max_ops ? p->max_ops : WEFT_PLAN_MAX_OPS;
+}
+
 weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps, uint32_t ndeps,
                           uint32_t *id)
 {
     if (!op_shape_ok(op) || (ndeps && !deps))
         return WEFT_EINVAL;
-    if (p->nops >= WEFT_PLAN_MAX_OPS)
+    if (p->nops >= weft_plan_max_ops(p))
         return WEFT_ELIMIT;
     weft_err e = reserve_ops(p, (size_t)p->nops + 1);
     if (e)

@@ -24,6 +24,7 @@ struct weft_plan {
     weft_plan_info info;
     uint32_t nin, nout; /* slots per rank of in and out */
     uint32_t nops;
+    uint32_t max_ops; /* weft_plan_limit_ops; 0 means WEFT_PLAN_MAX_OPS */
     size_t op_cap;
     weft_op *ops;
     uint64_t *dep_start;

@@ -172,6 +172,33 @@ static weft_err ctor_build(void *arg)
     return WEFT_OK;
 }
 
+/* The op cap: the op after the cap is refused and the plan keeps what it
+ * had; a cap below the ops held refuses every op; 0 restores the default. */
+static void test_limit(void)
+{
+    weft_plan_info info = {WEFT_COLL_ALLGATHER, 4, {0}, 1, 0, true};
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+    if (!p)
+        return;
+    CHECK_INT(weft_plan_max_ops(p), WEFT_PLAN_MAX_OPS);
+    weft_plan_limit_ops(p, 2);
+    CHECK_INT(weft_plan_max_ops(p), 2);
+    weft_op op = copy_op(0, 1, 0);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_OK);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_OK);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_ELIMIT);
+    CHECK_INT(weft_plan_num_ops(p), 2);
+    weft_plan_limit_ops(p, 1);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_ELIMIT);
+    weft_plan_limit_ops(p, 0);
+    CHECK_INT(weft_plan_max_ops(p), WEFT_PLAN_MAX_OPS);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_OK);
+    weft_plan_limit_ops(p, UINT32_MAX);
+    CHECK_INT(weft_plan_max_ops(p), WEFT_PLAN_MAX_OPS);
+    weft_plan_free(p);
+}
+
 static void dtor_build(void *arg)
 {
     weft_plan **p = arg;
@@ -183,6 +210,7 @@ int main(void)
     test_names();
     test_sizes();
     test_build_edit();
+    test_limit();
     weft_plan *p = NULL;
     CHECK(weft_test_oom_sweep("plan build", ctor_build, dtor_build, &p) > 10);
     return weft_test_done();

@@ -38,7 +38,19 @@ static const char *const fabrics[] = {"ring:8",
                                       "torus:4x4",
                                       "clos:hosts=4,gpus=4,nics=2,leafports=2",
                                       NETNS};
+#ifdef WEFT_SANITIZE
+/* Under the sanitizers 64 MiB (up to 32 slices per op in the simulator)
+ * took 2 minutes of the suite on the loaded machine: 96 cases there. */
+static const double sizes[] = {4096, 1 << 20};
+#define CASES 96
+#define FLOOR 82
+#define AHEAD 30
+#else
 static const double sizes[] = {4096, 1 << 20, 64 << 20};
+#define CASES 144
+#define FLOOR 125
+#define AHEAD 50
+#endif
 
 #define MAXC 16
 
@@ -232,14 +244,15 @@ int main(int argc, char **argv)
     }
     matrix(fabrics, (int)(sizeof fabrics / sizeof *fabrics), &ab, &sh);
     /* Measured: 144 cases, shared 133 (92%), mean 1.007, worst 1.23x
+     * (without 64 MiB: 96 cases, shared 87, alpha-beta 43)
      * (mi250:2 allgather 4 KiB: hd's busiest link needs less than hier's,
      * but hier simulates faster); alpha-beta 59 (41%), mean 1.580, worst
      * 6.86x (a100:2 allgather 64 MiB). */
-    CHECK_INT(sh.cases, 144);
-    CHECK(sh.agree >= 125);
+    CHECK_INT(sh.cases, CASES);
+    CHECK(sh.agree >= FLOOR);
     CHECK(sh.worst < 1.3);
     CHECK(exp(sh.sum_log / sh.cases) < 1.02);
-    CHECK(sh.agree > ab.agree + 50);
+    CHECK(sh.agree > ab.agree + AHEAD);
     test_netns();
     test_pipelined_ring();
     return weft_test_done();

@@ -109,7 +109,10 @@ weft_err synth_plan_new(const synth_ctx *c, uint32_t chunks, uint32_t scratch, w
         .scratch = scratch,
         .inplace = c->coll != WEFT_COLL_ALLTOALL,
     };
-    return weft_plan_new(&info, out);
+    weft_err e = weft_plan_new(&info, out);
+    if (!e)
+        weft_plan_limit_ops(*out, c->max_ops);
+    return e;
 }
 
 /* "allgather, reducescatter" for a collective mask. */
@@ -126,6 +129,13 @@ static void coll_list(uint32_t mask, char *buf, size_t size)
 
 weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
                             weft_rank root, weft_plan **out, weft_diag *d)
+{
+    return weft_synth_classic_limited(t, algo, coll, root, 0, out, d);
+}
+
+weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_coll coll,
+                                    weft_rank root, uint32_t max_ops, weft_plan **out,
+                                    weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
@@ -155,6 +165,7 @@ weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll
         .coll = coll,
         .n = n,
         .root = weft_coll_has_root(coll) ? root.v : 0,
+        .max_ops = max_ops,
         .d = d,
     };
     /* "ring" is rings:1 and "biring" rings:2 with opposite directions. */
@@ -179,7 +190,10 @@ weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll
     weft__free(c.order);
 free_hosts:
     synth_hosts_fini(&c.hosts);
-    if (e && e != WEFT_ETOPO && e != WEFT_EINVAL)
+    if (e == WEFT_ELIMIT && max_ops)
+        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit)", a->info.name,
+                      weft_coll_name(coll), n, max_ops);
+    else if (e && e != WEFT_ETOPO && e != WEFT_EINVAL)
         weft_diag_code(d, e);
     return e;
 }

@@ -13,6 +13,7 @@ typedef struct synth_ctx {
     uint32_t n;     /* ranks */
     uint32_t root;  /* broadcast and reduce */
     uint32_t param; /* K of rings:K */
+    uint32_t max_ops; /* cap on the plan's ops (weft_plan_limit_ops), 0 none */
     synth_hosts hosts;
     uint32_t *order; /* the ring order (synth_ring_order with shift 0) */
     weft_diag *d;

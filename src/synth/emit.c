@@ -141,6 +141,10 @@ weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft
                     uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
                     uint32_t *id)
 {
+    uint32_t limit = weft_plan_max_ops(e->plan);
+    e->touched += count;
+    if (limit < WEFT_PLAN_MAX_OPS && e->touched > limit)
+        return WEFT_ELIMIT;
     size_t n = 0;
     weft_err err = WEFT_OK;
     for (uint32_t i = 0; i < nextra && !err; i++)

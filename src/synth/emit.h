@@ -23,6 +23,7 @@
 
 typedef struct synth_slot_state synth_slot_state;
 
+
 typedef struct synth_emit {
     weft_plan *plan; /* borrowed: ops are appended to it */
     /* Hash table of touched slots: key (rank, buf, index) packed. */
@@ -36,6 +37,7 @@ typedef struct synth_emit {
     size_t nreaders, reader_cap, reader_next_cap;
     uint32_t *scratch; /* dep collection */
     size_t scratch_cap;
+    uint64_t touched; /* slots touched so far: sum of the ops' counts */
 } synth_emit;
 
 /* Starts emitting into plan p (which the caller keeps owning). */
@@ -44,7 +46,11 @@ void synth_emit_fini(synth_emit *e);
 
 /* Appends the op {kind, src, dst, count, channel} after everything emitted
  * before it, with its data dependences plus `extra` deps. Writes the op id
- * to *id when id is not NULL. */
+ * to *id when id is not NULL. An op costs O(count) (two slot lookups per
+ * chunk, mostly cache misses on large plans): when the plan has an op
+ * limit (weft_plan_limit_ops), WEFT_ELIMIT also once the counts sum to
+ * more than the limit, so that a limited build is cheap however many
+ * chunks its ops move (hd on N ranks moves N/2 a step). */
 weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft_buf src_buf,
                     uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
                     uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,

@@ -140,6 +140,17 @@ static bool expand(weft_paths *p, bool forward, uint32_t *front, uint32_t *n_fro
     return met;
 }
 
+/* Links a level expansion of this front would scan. */
+static uint64_t front_degree(const weft_topo *t, bool forward, const uint32_t *front,
+                             uint32_t n)
+{
+    const uint32_t *start = forward ? t->out_start : t->in_start;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += start[front[i] + 1] - start[front[i]];
+    return sum;
+}
+
 static void dag_add(weft_paths *p, uint32_t v, uint32_t level)
 {
     p->in_dag[v] = 1;
@@ -309,8 +320,12 @@ weft_err weft_paths_route_get(weft_paths *p, weft_node_id src_id, weft_node_id d
         if (!nf || !nb)
             return weft_diag_set(d, WEFT_ETOPO, "no path from %s to %s",
                                  t->strings + t->node_name[src], t->strings + t->node_name[dst]);
+        /* Expand the side with fewer links to scan, not fewer nodes: on a
+         * switch the forward front {switch} is one node with a link to
+         * every rank, the backward front {dst} one in-link, so a route is
+         * O(1) instead of O(ranks). */
         bool met;
-        if (nf <= nb)
+        if (front_degree(t, true, ff, nf) <= front_degree(t, false, bf, nb))
             met = expand(p, true, ff, &nf, fr++);
         else
             met = expand(p, false, bf, &nb, br++);
@@ -393,7 +408,8 @@ static void count_paths(weft_paths *p)
             continue;
         }
         uint64_t c = 0;
-        for (uint32_t j = t->out_start[u]; j < t->out_start[u + 1]; j++) {
+        for (uint32_t e = p->estart[i]; e < p->estart[i + 1]; e++) {
+            uint32_t j = (uint32_t)p->ekey[e];
             if (!kept(p, u, j))
                 continue;
             uint64_t add = p->npaths[t->link_dst[j]];
@@ -412,8 +428,10 @@ weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes, weft_
     count_paths(p);
     *total = p->npaths[p->src];
     uint32_t hops = p->hops, nw = 0;
-    /* Depth-first over kept hops; at[k] is the next out-link to try at depth
-     * k, path[k] the node there and w[k] the weight of the prefix. */
+    /* Depth-first over kept hops; at[k] is the next DAG edge to try at
+     * depth k (ekey order: by link id, as out-links are), path[k] the node
+     * there and w[k] the weight of the prefix. Only DAG edges are scanned:
+     * a switch on the path has a link to every rank. */
     enum { DEPTH_MAX = 256 };
     uint32_t path[DEPTH_MAX], at[DEPTH_MAX];
     weft_rat w[DEPTH_MAX];
@@ -421,7 +439,7 @@ weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes, weft_
         return WEFT_ELIMIT;
     uint32_t depth = 0;
     path[0] = p->src;
-    at[0] = t->out_start[p->src];
+    at[0] = p->estart[p->didx[p->src]];
     w[0] = weft_rat_int(1);
     while (nw < max) {
         uint32_t u = path[depth];
@@ -432,26 +450,27 @@ weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes, weft_
             depth--;
             continue;
         }
-        uint32_t j = at[depth];
-        while (j < t->out_start[u + 1] && !kept(p, u, j))
-            j++;
-        if (j == t->out_start[u + 1]) {
+        uint32_t lo = p->estart[p->didx[u]], hi = p->estart[p->didx[u] + 1];
+        uint32_t e = at[depth];
+        while (e < hi && !kept(p, u, (uint32_t)p->ekey[e]))
+            e++;
+        if (e == hi) {
             if (depth == 0)
                 break;
             depth--;
             continue;
         }
-        at[depth] = j + 1;
+        at[depth] = e + 1;
         int64_t k = 0;
-        for (uint32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++)
-            k += kept(p, u, i);
+        for (uint32_t i = lo; i < hi; i++)
+            k += kept(p, u, (uint32_t)p->ekey[i]);
         weft_rat share;
         if (weft_rat_div(w[depth], weft_rat_int(k), &share))
             return WEFT_EOVERFLOW;
-        uint32_t v = t->link_dst[j];
+        uint32_t v = t->link_dst[(uint32_t)p->ekey[e]];
         depth++;
         path[depth] = v;
-        at[depth] = t->out_start[v];
+        at[depth] = p->estart[p->didx[v]];
         w[depth] = share;
     }
     *written = nw;

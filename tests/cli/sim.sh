@@ -186,6 +186,32 @@ expect_err_has "weft: missing --coll"
 run sim switch:1 --coll allgather --size 1M --compare
 expect_rc 1
 expect_err_has "weft: sim --compare: no algorithm builds allgather on switch:1"
+# --max-ops: plans over the limit are not built. On switch:8 the ring
+# allreduce has 2*8*7 = 112 ops: 112 builds, 111 does not; the hd
+# allreduce has 48 ops moving 112 chunks (so 50 stops it), and optimal's
+# allgather needs at least 8*7 = 56 ops. --algo ring needs no plan.
+run sim switch:8 --algo ring --coll allreduce --size 1M --max-ops 111 --trace "$TMP/m.json"
+expect_rc 1
+expect_err "weft: ring allreduce on 8 ranks has more than 111 ops (the limit, --max-ops)"
+check "no trace after a refused plan" test ! -e "$TMP/m.json"
+run sim switch:8 --algo ring --coll allreduce --size 1M --max-ops 112 --trace "$TMP/m.json"
+expect_rc 0
+run sim switch:8 --algo ring --coll allreduce --size 1M --max-ops 1 --csv
+expect_rc 0
+expect_out_has "1048576,"
+run sim switch:8 --algo hd --coll allreduce --size 1M --max-ops 50
+expect_rc 1
+expect_err "weft: hd allreduce on 8 ranks has more than 50 ops (the limit, --max-ops)"
+run sim switch:8 --coll allgather --size 1M --compare --max-ops 55
+expect_rc 0
+expect_out_has "  1  ring "
+expect_out_has "  optimal      optimal allgather on 8 ranks has at least 56 ops, more than 55 (the limit, --max-ops)"
+expect_out_has "  biring       biring allgather on 8 ranks has more than 55 ops (the limit, --max-ops)"
+for bad in 0 -1 x 4294967295 12K; do
+  run sim switch:8 --algo ring --coll allreduce --size 1M --max-ops "$bad"
+  expect_rc 2
+  expect_err_has "weft: bad --max-ops '$bad' (expected 1 .. 4294967294)"
+done
 # --algo optimal: the optimal plan on its own, at the bound here.
 run sim switch:4 --algo optimal --coll allgather --size 1M --slices 16 --csv
 expect_rc 0
