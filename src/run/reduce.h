@@ -20,7 +20,8 @@
 
 #include "weft/comm.h"
 
-/* dst and src must not overlap (unless equal); count may be 0. */
+/* dst and src must not overlap (the loops use restrict pointers); count may
+ * be 0; neither needs any alignment. */
 typedef void (*weft__reduce_fn)(void *dst, const void *src, size_t count);
 
 /* The kernel for (dtype, op) in the best tier this CPU runs, or NULL if
