@@ -7,8 +7,10 @@
  * nccl-tests: allreduce bytes / time x 2(n-1)/n, reduce-scatter x (n-1)/n,
  * reduce x 1. Use it to compare code changes on a loaded machine, where
  * averages measure the scheduler. Prints figures; never fails on time.
- * Usage: bench_run_best [allreduce|reducescatter|reduce] [RANKS [ITERS
- * [BYTES...]]] (default allreduce 2 20 4M 16M 256M) */
+ * A collective name ending in "+shared" runs on buffers from
+ * weft_comm_alloc (the single-pass path, coll_shared.c).
+ * Usage: bench_run_best [allreduce|reducescatter|reduce][+shared] [RANKS
+ * [ITERS [BYTES...]]] (default allreduce 2 20 4M 16M 256M) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,8 @@
 #include "weft/comm.h"
 
 typedef struct job {
-    const char *coll;
+    char coll[32];
+    bool shared; /* buffers from weft_comm_alloc */
     int iters;
     size_t bytes;
 } job;
@@ -75,7 +78,18 @@ static int body(weft_comm *c, void *arg)
     const job *j = arg;
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t count = j->bytes / sizeof(float) / n * n;
-    float *in = malloc(count * sizeof(float) + 1), *out = malloc(count * sizeof(float) + 1);
+    float *in, *out;
+    if (j->shared) {
+        void *a = NULL, *b = NULL;
+        if (weft_comm_alloc(c, count * sizeof(float) + 1, &a, NULL) ||
+            weft_comm_alloc(c, count * sizeof(float) + 1, &b, NULL))
+            return 1;
+        in = a;
+        out = b;
+    } else {
+        in = malloc(count * sizeof(float) + 1);
+        out = malloc(count * sizeof(float) + 1);
+    }
     int64_t *t = calloc((size_t)j->iters, sizeof *t);
     if (!in || !out || !t) return 1;
     for (size_t i = 0; i < count; i++)
@@ -107,8 +121,13 @@ static int body(weft_comm *c, void *arg)
                "GB/s; median %8.1f us; cpu %8.1f us/call\n",
                j->coll, n, count * sizeof(float), (double)t[0] / 1e3, best, best / mc, mc,
                (double)t[j->iters / 2] / 1e3, (double)cpu / 1e3);
-    free(in);
-    free(out);
+    if (j->shared) {
+        weft_comm_free_mem(c, in);
+        weft_comm_free_mem(c, out);
+    } else {
+        free(in);
+        free(out);
+    }
     free(t);
     return 0;
 }
@@ -130,7 +149,13 @@ static size_t parse_bytes(const char *s)
 
 int main(int argc, char **argv)
 {
-    job j = {.coll = argc > 1 ? argv[1] : "allreduce", .iters = argc > 3 ? atoi(argv[3]) : 20};
+    job j = {.iters = argc > 3 ? atoi(argv[3]) : 20};
+    snprintf(j.coll, sizeof j.coll, "%s", argc > 1 ? argv[1] : "allreduce");
+    char *plus = strstr(j.coll, "+shared");
+    if (plus && !plus[7]) {
+        *plus = '\0';
+        j.shared = true;
+    }
     uint32_t n = argc > 2 ? (uint32_t)atoi(argv[2]) : 2;
     const char *dflt[] = {"4M", "16M", "256M"};
     int nsizes = argc > 4 ? argc - 4 : 3;

@@ -7,7 +7,7 @@
 #if defined(__x86_64__)
 #include <emmintrin.h>
 
-void weft__copy_nt(void *dst, const void *src, size_t n)
+void weft__copy_nt_unfenced(void *dst, const void *src, size_t n)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
@@ -33,6 +33,10 @@ void weft__copy_nt(void *dst, const void *src, size_t n)
         _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
     }
     memcpy(d + body, s + body, n - body);
+}
+
+void weft__copy_nt_fence(void)
+{
     /* Streaming stores are weakly ordered: fence them before a later
      * release (a slot head, a returned call) can publish the bytes. */
     _mm_sfence();
@@ -40,9 +44,19 @@ void weft__copy_nt(void *dst, const void *src, size_t n)
 
 #else
 
-void weft__copy_nt(void *dst, const void *src, size_t n)
+void weft__copy_nt_unfenced(void *dst, const void *src, size_t n)
 {
     memcpy(dst, src, n);
 }
 
+void weft__copy_nt_fence(void)
+{
+}
+
 #endif
+
+void weft__copy_nt(void *dst, const void *src, size_t n)
+{
+    weft__copy_nt_unfenced(dst, src, n);
+    weft__copy_nt_fence();
+}

@@ -18,5 +18,10 @@
  * fenced before it returns, so the bytes are visible to other threads and
  * processes like those of memcpy. Any alignment and length. */
 void weft__copy_nt(void *dst, const void *src, size_t n);
+/* The same without the fence, for many small copies in a row (a fence per
+ * copy would stall each on the stores before it); weft__copy_nt_fence
+ * must run before the bytes are published. */
+void weft__copy_nt_unfenced(void *dst, const void *src, size_t n);
+void weft__copy_nt_fence(void);
 
 #endif

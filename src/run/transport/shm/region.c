@@ -48,6 +48,7 @@ struct weft__region {
     region_seg *ctl; /* the control pages */
     region_seg *segs;
     uint32_t next_id;
+    uint32_t spin_polls; /* polls before a wait yields the CPU */
     uint64_t seq, fast;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
@@ -268,6 +269,10 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->rank = c->rank;
     g->size = c->size;
     g->ctl = ctl;
+    /* With more ranks than CPUs a spinning rank holds the CPU a peer it
+     * waits for needs: yield at once then. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    g->spin_polls = cpus > 0 && (long)c->size > cpus ? 0 : REGION_SPIN_POLLS;
     g->next_id = CTL_ID + 1;
     ctl_page *me = ctl_of(g, c->rank);
     me->magic = REGION_MAGIC;
@@ -403,12 +408,12 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
             q++;
         }
         if (q == g->size) return WEFT_OK;
-        if (polls < REGION_SPIN_POLLS) {
+        if (polls < g->spin_polls) {
             pause_cpu();
             continue;
         }
         sched_yield();
-        if (polls % 64) continue;
+        if (polls % 16) continue;
         int64_t now = weft__now_ns();
         if (now >= next_check) {
             next_check = now + REGION_CHECK_NS;
