@@ -1,6 +1,9 @@
 /* weft_allreduce against MPI_Allreduce on this host, under mpirun.
  *
- * Both run on the same buffers (float sum, rank r contributing r+1 so every
+ * Both run on the same buffers, allocated with weft_comm_alloc (memory every
+ * rank on this host maps, so weft's allreduce runs single-pass on it:
+ * coll_shared.c; each size's line names the path weft took, "shared" or
+ * "ordinary"), float sum, rank r contributing r+1 so every
  * result is exact and checked), sizes 1 KiB to the maximum (default 256
  * MiB) in x4 steps; each size is timed as the slowest rank's time over a
  * few iterations (fewer for large sizes) after 1 + iterations/5 warm-up
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/transport/shm/region.h"
 #include "weft/comm_mpi.h"
 
 static double now(void)
@@ -119,17 +123,19 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     size_t max_count = max_bytes / sizeof(float);
     job j = {.wc = wc, .n = n};
-    j.send = malloc(max_count * sizeof(float));
-    j.recv = malloc(max_count * sizeof(float));
-    if (!j.send || !j.recv) {
-        fprintf(stderr, "bench_run_mpi: rank %d: out of memory\n", me);
+    void *sp = NULL, *rp = NULL;
+    if (weft_comm_alloc(wc, max_count * sizeof(float), &sp, &d) != WEFT_OK ||
+        weft_comm_alloc(wc, max_count * sizeof(float), &rp, &d) != WEFT_OK) {
+        fprintf(stderr, "bench_run_mpi: rank %d: weft_comm_alloc: %s\n", me, d.msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    j.send = sp;
+    j.recv = rp;
     for (size_t i = 0; i < max_count; i++)
         j.send[i] = (float)(me + 1);
     if (me == 0) {
         printf("# %d ranks, Open MPI allreduce: %s; float sum; busbw in GB/s\n", n, label);
-        printf("# %10s %12s %12s %8s\n", "bytes", "weft", "mpi", "weft/mpi");
+        printf("# %10s %12s %12s %8s  %s\n", "bytes", "weft", "mpi", "weft/mpi", "weft path");
     }
     int bad = 0;
     double last_weft = 0;
@@ -137,14 +143,17 @@ int main(int argc, char **argv)
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
         j.count = bytes / sizeof(float);
         int iters = iterations(bytes);
-        double tw = timed(&j, 1, iters), tm = timed(&j, 0, iters);
+        uint64_t fast0 = weft__region_fast_calls(wc);
+        double tw = timed(&j, 1, iters);
+        const char *path = weft__region_fast_calls(wc) > fast0 ? "shared" : "ordinary";
+        double tm = timed(&j, 0, iters);
         if (tw < 0 || tm < 0) bad = 1;
         double bw = tw > 0 ? (double)bytes / tw / 1e9 * factor : 0;
         double bm = tm > 0 ? (double)bytes / tm / 1e9 * factor : 0;
         last_weft = bw;
         if (me == 0) {
-            printf("  %10zu %12.3f %12.3f %8.2f%s\n", bytes, bw, bm, bm > 0 ? bw / bm : 0,
-                   tw < 0 ? "  weft WRONG" : tm < 0 ? "  mpi WRONG" : "");
+            printf("  %10zu %12.3f %12.3f %8.2f  %-8s%s\n", bytes, bw, bm, bm > 0 ? bw / bm : 0,
+                   path, tw < 0 ? "  weft WRONG" : tm < 0 ? "  mpi WRONG" : "");
             printf("row %d %s %zu %.4f %.4f\n", n, label, bytes, bw, bm);
         }
     }
@@ -153,8 +162,8 @@ int main(int argc, char **argv)
                max_bytes, mc > 0 ? last_weft / mc : 0);
         printf("memcpy %d %s %.4f %.4f\n", n, label, mc, last_weft);
     }
-    free(j.send);
-    free(j.recv);
+    weft_comm_free_mem(wc, sp);
+    weft_comm_free_mem(wc, rp);
     weft_comm_free(wc);
     MPI_Finalize();
     return bad;

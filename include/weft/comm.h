@@ -231,6 +231,29 @@ WEFT_API weft_err weft_comm_agree(weft_comm *c, const char *what, const void *da
 /* Returns once every rank has called it (over the bootstrap channel). */
 WEFT_API weft_err weft_comm_barrier(weft_comm *c, weft_diag *d);
 
+/* ---- Shared buffers ------------------------------------------------------ */
+
+/* Allocates `bytes` (0 is allowed: one page) of memory that every rank on
+ * this host maps too, like NCCL's registered buffers or MPI_Win_allocate_shared.
+ * Collective: every rank calls it, in the same order, each with its own
+ * size; any rank's failure (out of memory, /dev/shm full, a segment that
+ * cannot be created or mapped: WEFT_ENOMEM or WEFT_EIO with the errno text,
+ * or the rank that failed) is an error on every rank, and then nothing is
+ * allocated. The memory is page-aligned and zeroed, and is released by
+ * weft_comm_free_mem or weft_comm_free; no name is left in /dev/shm.
+ * Collectives whose buffers lie in this memory on every rank (the same
+ * allocation on every rank: sendbuf and recvbuf for allreduce, sendbuf for
+ * reduce-scatter, recvbuf for allgather) run single-pass: each rank reads
+ * its part straight from the peers' buffers and writes the results straight
+ * into them, one memcpy's traffic. The ranks agree per call, so a call where
+ * any rank's buffer is elsewhere, or a peer is reached over TCP, runs the
+ * ordinary schedule on every rank. */
+WEFT_API weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d);
+/* Releases memory from weft_comm_alloc (p as returned; NULL and other
+ * pointers are ignored). Not collective: a rank may free while its peers
+ * still hold theirs; later calls on buffers in it take the ordinary path. */
+WEFT_API void weft_comm_free_mem(weft_comm *c, void *p);
+
 /* ---- Point to point ------------------------------------------------------- */
 
 /* Sends sbytes of sbuf to rank dst and receives rbytes from rank src into

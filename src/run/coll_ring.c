@@ -40,6 +40,7 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/coll_shared.h"
 #include "run/copy_nt.h"
 
 #define BCAST_PIECE (1u << 20)
@@ -273,6 +274,9 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         return WEFT_OK;
     }
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    bool ran;
+    e = weft__shared_allreduce(c, sendbuf, recvbuf, count, es, fn, &ran, d);
+    if (e || ran) return e;
     if (weft__allreduce_direct_fits(c->size, count * es))
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
@@ -298,6 +302,11 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (e) return e;
     if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
     size_t es = weft_dtype_size(dtype);
+    if (c->size > 1 && count) {
+        bool ran;
+        e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
+        if (e || ran) return e;
+    }
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
     if (sendbuf != mine && count) memcpy(mine, sendbuf, count * es);
     if (c->size == 1 || count == 0) return WEFT_OK;
@@ -330,6 +339,9 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
     if (!work) return no_scratch(c, d);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    bool ran;
+    e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, es, fn, &ran, d);
+    if (e || ran) return e;
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
                         .base = off, .stride = count, .in = sendbuf, .work = work, .fn = fn};

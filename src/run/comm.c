@@ -19,6 +19,7 @@
 #include "run/comm_internal.h"
 #include "run/liveness.h"
 #include "run/sock.h"
+#include "run/transport/shm/region.h"
 
 #define CARD_MAGIC 0x44524143u /* "CARD" */
 #define MAX_IFS 4u
@@ -89,6 +90,7 @@ void weft_comm_free(weft_comm *c)
     if (!c) return;
     weft__select_free(c->sel); /* prepared plans point at c */
     c->sel = NULL;
+    weft__region_free(c->region);
     comm_close_transports(c);
     if (c->bops) c->bops->close(c->boot);
     weft__free(c->via);
@@ -105,6 +107,7 @@ weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d)
         if (len >= sizeof c->fail_msg) len = sizeof c->fail_msg - 1;
         memcpy(c->fail_msg, why, len);
         c->fail_msg[len] = '\0';
+        weft__region_abort(c->region);
         if (c->shm) weft__xport_shm.abort(c->shm);
         if (c->tcp) weft__xport_tcp.abort(c->tcp);
         /* Dropping the bootstrap ends peers' bootstrap waits too. */
@@ -264,6 +267,9 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     if (e) goto free_comm;
     job.has_secret = true;
     c->bops = bops;
+    /* Names of weft_comm_alloc's segments: the same on every rank, hard to
+     * guess without the secret. */
+    c->job_tag = weft__fnv64(WEFT__FNV_INIT, job.secret, sizeof job.secret);
     e = comm_connect(c, &job, local, deadline, d);
     if (e) goto free_comm;
     e = weft__select_init(c, cfg, d);

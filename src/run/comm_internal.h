@@ -28,6 +28,10 @@ struct weft_comm {
      * kept between calls so that it stays mapped and cached. */
     unsigned char *scratch;
     size_t scratch_bytes;
+    /* weft_comm_alloc's segments and control pages (transport/shm/region.c),
+     * NULL before the first allocation; job_tag names their segments. */
+    struct weft__region *region;
+    uint64_t job_tag;
 };
 
 /* Builds a communicator on an opened bootstrap backend (comm.c). */

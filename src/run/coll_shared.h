@@ -1,0 +1,23 @@
+/* Single-pass collectives on weft_comm_alloc memory (coll_shared.c). */
+#ifndef WEFT_RUN_COLL_SHARED_H
+#define WEFT_RUN_COLL_SHARED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "run/comm_internal.h"
+
+/* Each runs the collective single-pass when every rank's buffers lie in
+ * weft_comm_alloc memory (see coll_shared.c) and sets *ran; otherwise it
+ * leaves *ran false, the same on every rank, and the caller runs its
+ * ordinary schedule. Arguments as the public calls, already checked;
+ * count > 0, es the element size. Blocking when they run. */
+weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                size_t es, weft__reduce_fn fn, bool *ran, weft_diag *d);
+weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
+                                     size_t count, size_t es, weft__reduce_fn fn, bool *ran,
+                                     weft_diag *d);
+weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                size_t es, bool *ran, weft_diag *d);
+
+#endif

@@ -1,0 +1,458 @@
+/* weft_comm_alloc's segments and the shared-buffer control pages (see
+ * region.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "run/clock.h"
+#include "run/comm_internal.h"
+#include "run/liveness.h"
+#include "run/transport/shm/region.h"
+
+#define REGION_CHECK_NS 20000000LL
+/* Polls of a wait before it starts yielding the CPU to other processes. */
+#define REGION_SPIN_POLLS 4096u
+#define REGION_MAGIC 0x3130474552544657ULL /* "WFTREG01" */
+#define CTL_ID 0u
+
+enum { CTL_ALIVE = 1, CTL_CLOSED = 2, CTL_ABORTED = 3 };
+
+typedef struct ctl_page {
+    uint64_t magic;
+    _Atomic uint32_t state;
+    uint32_t pid;
+    _Alignas(64) _Atomic uint64_t posted;
+    _Alignas(64) _Atomic uint64_t done;
+    _Alignas(64) weft__region_rec rec[2];
+} ctl_page;
+
+/* One allocation: this rank's segment and the peers' (NULL where not
+ * mapped: TCP peers), each with its size. */
+typedef struct region_seg {
+    uint32_t id;
+    unsigned char **map; /* per rank; map[own rank] is the caller's memory */
+    size_t *bytes;
+    struct region_seg *next;
+} region_seg;
+
+struct weft__region {
+    uint32_t rank, size;
+    region_seg *ctl; /* the control pages */
+    region_seg *segs;
+    uint32_t next_id;
+    uint64_t seq, fast;
+    unsigned char *work;
+    weft__region_rec *recs; /* size records */
+    unsigned char **ptrs;   /* 2 * size pointers */
+};
+
+static size_t page_round(size_t bytes)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    if (bytes == 0) bytes = 1;
+    return (bytes + pg - 1) / pg * pg;
+}
+
+static void seg_name(char *buf, size_t len, uint64_t tag, uint32_t rank, uint32_t id)
+{
+    snprintf(buf, len, "/weft-%016llx-%u-%u", (unsigned long long)tag, rank, id);
+}
+
+static void seg_free(region_seg *s, uint32_t n)
+{
+    if (!s) return;
+    for (uint32_t q = 0; s->map && q < n; q++)
+        if (s->map[q]) munmap(s->map[q], s->bytes[q]);
+    weft__free(s->map);
+    weft__free(s->bytes);
+    weft__free(s);
+}
+
+static ctl_page *ctl_of(const weft__region *g, uint32_t q)
+{
+    return (ctl_page *)(void *)g->ctl->map[q];
+}
+
+void weft__region_abort(weft__region *g)
+{
+    if (g && g->ctl && g->ctl->map[g->rank])
+        atomic_store(&ctl_of(g, g->rank)->state, CTL_ABORTED);
+}
+
+void weft__region_free(weft__region *g)
+{
+    if (!g) return;
+    if (g->ctl && g->ctl->map[g->rank]) {
+        uint32_t alive = CTL_ALIVE;
+        atomic_compare_exchange_strong(&ctl_of(g, g->rank)->state, &alive, CTL_CLOSED);
+    }
+    while (g->segs) {
+        region_seg *s = g->segs;
+        g->segs = s->next;
+        seg_free(s, g->size);
+    }
+    seg_free(g->ctl, g->size);
+    weft__free(g->work);
+    weft__free(g->recs);
+    weft__free(g->ptrs);
+    weft__free(g);
+}
+
+/* Creates, sizes, reserves and maps this rank's segment of s. */
+static weft_err seg_create(const weft_comm *c, region_seg *s, const char *name, size_t bytes,
+                           weft_diag *d)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return weft_diag_set(d, WEFT_EIO, "comm_alloc: cannot create segment %s: %s", name,
+                             strerror(errno));
+    int err = ftruncate(fd, (off_t)bytes) < 0 ? errno : posix_fallocate(fd, 0, (off_t)bytes);
+    if (err) {
+        close(fd);
+        shm_unlink(name);
+        return weft_diag_set(d, err == ENOSPC || err == EFBIG || err == ENOMEM ? WEFT_ENOMEM
+                                                                                 : WEFT_EIO,
+                             "comm_alloc: cannot reserve %zu bytes for segment %s: %s", bytes,
+                             name, strerror(err));
+    }
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    err = errno;
+    close(fd);
+    if (m == MAP_FAILED) {
+        shm_unlink(name);
+        return weft_diag_set(d, WEFT_ENOMEM, "comm_alloc: cannot map segment %s (%zu bytes): %s",
+                             name, bytes, strerror(err));
+    }
+    s->map[c->rank] = m;
+    s->bytes[c->rank] = bytes;
+    return WEFT_OK;
+}
+
+/* Maps rank q's segment of s, announced with `bytes`. */
+static weft_err seg_attach(const weft_comm *c, region_seg *s, uint32_t q, size_t bytes,
+                           weft_diag *d)
+{
+    char name[64];
+    seg_name(name, sizeof name, c->job_tag, q, s->id);
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return weft_diag_set(d, WEFT_EIO, "comm_alloc: cannot open rank %u's segment %s: %s", q,
+                             name, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size != bytes) {
+        close(fd);
+        return weft_diag_set(d, WEFT_EPARSE,
+                             "comm_alloc: rank %u's segment %s is not the %zu bytes it announced",
+                             q, name, bytes);
+    }
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    int err = errno;
+    close(fd);
+    if (m == MAP_FAILED)
+        return weft_diag_set(d, WEFT_ENOMEM, "comm_alloc: cannot map rank %u's segment %s: %s",
+                             q, name, strerror(err));
+    s->map[q] = m;
+    s->bytes[q] = bytes;
+    return WEFT_OK;
+}
+
+typedef struct gather_card {
+    uint64_t ok;
+    uint64_t bytes;
+} gather_card;
+
+/* Allgathers (ok, bytes) over the bootstrap channel; fails the
+ * communicator when the channel fails. */
+static weft_err gather(weft_comm *c, bool ok, size_t bytes, gather_card *all, weft_diag *d)
+{
+    gather_card me = {.ok = ok, .bytes = bytes};
+    weft_diag mine;
+    weft_diag_clear(&mine);
+    weft_err e = c->bops->allgather(c->boot, &me, sizeof me, all,
+                                    weft__now_ns() + c->timeout_ns, d ? d : &mine);
+    if (e) return weft__comm_fail(c, e, d ? d : &mine);
+    return WEFT_OK;
+}
+
+/* The first rank other than this one whose card is not ok, or size. */
+static uint32_t first_bad(const weft_comm *c, const gather_card *all)
+{
+    for (uint32_t q = 0; q < c->size; q++)
+        if (!all[q].ok && q != c->rank) return q;
+    return c->size;
+}
+
+/* The collective core of weft_comm_alloc: one segment of `bytes` (0 when
+ * this rank could not even start: *local_err says why) per rank, mapped by
+ * every shared-memory peer. On failure every rank frees its part. */
+static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err local_err,
+                          region_seg **out, weft_diag *d)
+{
+    weft_err e = local_err;
+    region_seg *s = NULL;
+    gather_card *all = weft__calloc(c->size, sizeof *all);
+    char name[64];
+    seg_name(name, sizeof name, c->job_tag, c->rank, id);
+    bool linked = false;
+    if (!e && (!all || !(s = weft__calloc(1, sizeof *s)) ||
+               !(s->map = weft__calloc(c->size, sizeof *s->map)) ||
+               !(s->bytes = weft__calloc(c->size, sizeof *s->bytes))))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    if (s) s->id = id;
+    if (!e) {
+        e = seg_create(c, s, name, bytes, d);
+        linked = !e;
+    }
+    gather_card stack[1];
+    gather_card *cards = all ? all : stack;
+    if (!all) {
+        /* Without room for the cards this rank cannot take part: it fails
+         * the communicator, and the peers' gathers end with it. */
+        weft__comm_fail(c, WEFT_ENOMEM, d);
+        goto fail;
+    }
+    weft_err g = gather(c, !e, bytes, cards, d);
+    if (g) {
+        e = g;
+        goto fail;
+    }
+    uint32_t bad = first_bad(c, cards);
+    if (!e && bad < c->size)
+        e = weft_diag_set(d, WEFT_EIO, "comm_alloc: rank %u could not allocate its segment", bad);
+    for (uint32_t q = 0; !e && q < c->size; q++)
+        if (q != c->rank && c->via[q] == WEFT__VIA_SHM)
+            e = seg_attach(c, s, q, (size_t)cards[q].bytes, d);
+    if ((g = gather(c, !e, 0, cards, d))) {
+        e = g;
+        goto fail;
+    }
+    bad = first_bad(c, cards);
+    if (!e && bad < c->size)
+        e = weft_diag_set(d, WEFT_EIO, "comm_alloc: rank %u could not map its peers' segments",
+                          bad);
+    if (e) goto fail;
+    shm_unlink(name);
+    weft__free(all);
+    *out = s;
+    return WEFT_OK;
+fail:
+    if (linked) shm_unlink(name);
+    seg_free(s, c->size);
+    weft__free(all);
+    return e;
+}
+
+/* Creates the region and its control pages on the first allocation. */
+static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
+{
+    weft_err e = local_err;
+    weft__region *g = NULL;
+    if (!e && (!(g = weft__calloc(1, sizeof *g)) || !(g->work = weft__malloc(WEFT__REGION_WORK)) ||
+               !(g->recs = weft__calloc(c->size, sizeof *g->recs)) ||
+               !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs))))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    region_seg *ctl = NULL;
+    weft_err g_e = alloc_seg(c, CTL_ID, sizeof(ctl_page), e, &ctl, d);
+    if (g_e) {
+        weft__region_free(g);
+        return g_e;
+    }
+    g->rank = c->rank;
+    g->size = c->size;
+    g->ctl = ctl;
+    g->next_id = CTL_ID + 1;
+    ctl_page *me = ctl_of(g, c->rank);
+    me->magic = REGION_MAGIC;
+    me->pid = (uint32_t)getpid();
+    atomic_store(&me->state, CTL_ALIVE);
+    c->region = g;
+    /* Peers read this page only after the gathers of the allocation that
+     * follows (weft_comm_alloc), which order these stores before them. */
+    return WEFT_OK;
+}
+
+weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
+{
+    if (!c) return weft_diag_set(d, WEFT_EINVAL, "comm_alloc: no communicator");
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    weft_err local = WEFT_OK;
+    if (!out)
+        local = weft_diag_set(d, WEFT_EINVAL, "comm_alloc: out is NULL");
+    else
+        *out = NULL;
+    size_t rounded = 0;
+    if (!local && bytes > (size_t)INT64_MAX / 2)
+        local = weft_diag_set(d, WEFT_ENOMEM, "comm_alloc: %zu bytes is too large", bytes);
+    else
+        rounded = page_round(bytes);
+    weft_err e;
+    if (!c->region && (e = region_start(c, local, d))) return e;
+    weft__region *g = c->region;
+    region_seg *s = NULL;
+    uint32_t id = g->next_id++;
+    if ((e = alloc_seg(c, id, rounded, local, &s, d))) return e;
+    s->next = g->segs;
+    g->segs = s;
+    *out = s->map[c->rank];
+    return WEFT_OK;
+}
+
+void weft_comm_free_mem(weft_comm *c, void *p)
+{
+    if (!c || !p || !c->region) return;
+    for (region_seg **at = &c->region->segs; *at; at = &(*at)->next) {
+        if ((*at)->map[c->rank] == p) {
+            region_seg *s = *at;
+            *at = s->next;
+            seg_free(s, c->size);
+            return;
+        }
+    }
+}
+
+bool weft__region_usable(const weft_comm *c)
+{
+    if (!c->region || c->size < 2) return false;
+    for (uint32_t q = 0; q < c->size; q++)
+        if (q != c->rank && c->via[q] != WEFT__VIA_SHM) return false;
+    return true;
+}
+
+bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id,
+                       uint64_t *off)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (const region_seg *s = c->region ? c->region->segs : NULL; s; s = s->next) {
+        uintptr_t base = (uintptr_t)s->map[c->rank];
+        size_t bytes = s->bytes[c->rank];
+        if (a >= base && a - base <= bytes && len <= bytes - (a - base)) {
+            *id = s->id;
+            *off = a - base;
+            return true;
+        }
+    }
+    return false;
+}
+
+unsigned char *weft__region_peer(const weft_comm *c, uint32_t id, uint32_t q)
+{
+    for (const region_seg *s = c->region ? c->region->segs : NULL; s; s = s->next)
+        if (s->id == id) return s->map[q];
+    return NULL;
+}
+
+unsigned char *weft__region_work(const weft_comm *c)
+{
+    return c->region->work;
+}
+
+weft__region_rec *weft__region_recs(const weft_comm *c)
+{
+    return c->region->recs;
+}
+
+unsigned char **weft__region_ptrs(const weft_comm *c)
+{
+    return c->region->ptrs;
+}
+
+uint64_t weft__region_fast_calls(const weft_comm *c)
+{
+    return c->region ? c->region->fast : 0;
+}
+
+void weft__region_count_fast(weft_comm *c)
+{
+    c->region->fast++;
+}
+
+uint64_t weft__region_next_seq(weft_comm *c)
+{
+    return ++c->region->seq;
+}
+
+static void pause_cpu(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Waits until every peer's counter (posted or done) reaches seq. */
+static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
+{
+    weft__region *g = c->region;
+    int64_t start = weft__now_ns(), next_check = start + REGION_CHECK_NS;
+    uint32_t q = 0;
+    for (unsigned polls = 0;; polls++) {
+        while (q < g->size) {
+            ctl_page *p = ctl_of(g, q);
+            _Atomic uint64_t *w = done ? &p->done : &p->posted;
+            if (q != g->rank && atomic_load_explicit(w, memory_order_acquire) < seq) break;
+            q++;
+        }
+        if (q == g->size) return WEFT_OK;
+        if (polls < REGION_SPIN_POLLS) {
+            pause_cpu();
+            continue;
+        }
+        sched_yield();
+        if (polls % 64) continue;
+        int64_t now = weft__now_ns();
+        if (now >= next_check) {
+            next_check = now + REGION_CHECK_NS;
+            ctl_page *p = ctl_of(g, q);
+            uint32_t st = atomic_load_explicit(&p->state, memory_order_acquire);
+            weft_err e = WEFT_OK;
+            if (st == CTL_ABORTED)
+                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
+                                  q);
+            else if (st != CTL_ALIVE)
+                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u closed its communicator", q);
+            else if (!weft__pid_alive((pid_t)p->pid))
+                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u (pid %d) died", q, (int)p->pid);
+            if (e) return weft__comm_fail(c, e, d);
+        }
+        if (now - start >= c->timeout_ns) return weft__comm_stalled(c, q, d);
+    }
+}
+
+weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
+                           weft_diag *d)
+{
+    weft__region *g = c->region;
+    ctl_page *me = ctl_of(g, g->rank);
+    me->rec[rec->seq & 1] = *rec;
+    atomic_store_explicit(&me->posted, rec->seq, memory_order_release);
+    weft_err e = wait_all(c, false, rec->seq, d);
+    if (e) return e;
+    for (uint32_t q = 0; q < g->size; q++) {
+        recs[q] = ctl_of(g, q)->rec[rec->seq & 1];
+        if (recs[q].seq != rec->seq) {
+            weft_diag_set(d, WEFT_EPARSE, "shm: rank %u published call %llu, rank %u expected %llu",
+                          q, (unsigned long long)recs[q].seq, g->rank,
+                          (unsigned long long)rec->seq);
+            return weft__comm_fail(c, WEFT_EPARSE, d);
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
+{
+    weft__region *g = c->region;
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
+    return wait_all(c, true, seq, d);
+}
