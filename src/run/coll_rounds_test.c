@@ -193,14 +193,7 @@ static void run(uint32_t n, weft_transport_choice t, bool large, const char *wha
     cfg.transport = t;
     cfg.timeout_ms = 20000;
     suite su = {large};
-    int codes[16];
-    memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(n, &cfg, rank_main, NULL, &su, 120000, codes, NULL), 0);
-    for (uint32_t r = 0; r < n; r++) {
-        if (codes[r] != 0)
-            fprintf(stderr, "%s, %u ranks: rank %u exited with %d\n", what, n, r, codes[r]);
-        CHECK_INT(codes[r], 0);
-    }
+    weft__test_ranks_ok(n, &cfg, rank_main, &su, 120000, what);
 }
 
 /* A rank that cannot allocate the scratch fails the communicator, so its

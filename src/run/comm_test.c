@@ -240,14 +240,7 @@ static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn, void *a
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 8000;
-    int codes[16];
-    memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(n, &cfg, fn, NULL, arg, 20000, codes, NULL), 0);
-    for (uint32_t r = 0; r < n; r++) {
-        if (codes[r] != 0)
-            fprintf(stderr, "%s, %u ranks: rank %u exited with %d\n", what, n, r, codes[r]);
-        CHECK_INT(codes[r], 0);
-    }
+    weft__test_ranks_ok(n, &cfg, fn, arg, 20000, what);
 }
 
 /* weft_comm_init refuses bad configurations with a message. */

@@ -239,12 +239,7 @@ static void run(uint32_t n, weft_transport_choice t, job *j, const char *what)
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 8000;
-    int codes[8];
-    CHECK_INT(weft__test_ranks(n, &cfg, child, NULL, j, 20000, codes, NULL), 0);
-    for (uint32_t r = 0; r < n; r++) {
-        if (codes[r]) fprintf(stderr, "%s: rank %u exited with %d\n", what, r, codes[r]);
-        CHECK_INT(codes[r], 0);
-    }
+    weft__test_ranks_ok(n, &cfg, child, j, 20000, what);
 }
 
 /* Misfits are refused in a single rank, before anything moves. */

@@ -395,13 +395,7 @@ static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_c
     cfg.algo = v.algo;
     cfg.plan_file = v.plan;
     cfg.tuning = v.tuning;
-    int codes[8];
-    memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(n, &cfg, with_comm, NULL, (void *)fn, 30000, codes, NULL), 0);
-    for (uint32_t r = 0; r < n; r++) {
-        if (codes[r] != 0) fprintf(stderr, "%u ranks: rank %u exited with %d\n", n, r, codes[r]);
-        CHECK_INT(codes[r], 0);
-    }
+    weft__test_ranks_ok(n, &cfg, with_comm, (void *)fn, 30000, v.fabric ? v.fabric : "select");
 }
 
 /* Rank 1 gets WEFT_ALGO=hd, the others WEFT_ALGO=ring, through the

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/testing.h"
 #include "run/clock.h"
 
 int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg), void *arg)
@@ -27,6 +28,22 @@ int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, vo
     int rc = fn(c, arg);
     weft_comm_free(c);
     return rc;
+}
+
+void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
+                         void *arg, int limit_ms, const char *what)
+{
+    int codes[64];
+    memset(codes, -1, sizeof codes);
+    CHECK(n <= 64);
+    if (n > 64)
+        return;
+    CHECK_INT(weft__test_ranks(n, tmpl, child, NULL, arg, limit_ms, codes, NULL), 0);
+    for (uint32_t r = 0; r < n; r++) {
+        if (codes[r] != 0)
+            fprintf(stderr, "%s, %u ranks: rank %u exited with %d\n", what, n, r, codes[r]);
+        CHECK_INT(codes[r], 0);
+    }
 }
 
 int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
