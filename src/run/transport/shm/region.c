@@ -419,6 +419,11 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
             next_check = now + REGION_CHECK_NS;
             ctl_page *p = ctl_of(g, q);
             uint32_t st = atomic_load_explicit(&p->state, memory_order_acquire);
+            bool gone = st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
+            /* A peer that finished this call and then closed or exited
+             * published its counter first: look again before failing. */
+            _Atomic uint64_t *w = done ? &p->done : &p->posted;
+            if (gone && atomic_load_explicit(w, memory_order_acquire) >= seq) continue;
             weft_err e = WEFT_OK;
             if (st == CTL_ABORTED)
                 e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
