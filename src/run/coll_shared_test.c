@@ -11,7 +11,7 @@
  * same results through the ordinary schedule on every rank. Allocation
  * errors (one rank's impossible size, a NULL out) fail on every rank with
  * named messages and leave the communicator usable; no segment name stays
- * in /dev/shm. A rank killed while the others run single-pass allreduces
+ * in /dev/shm. Ranks calling different collectives get WEFT_EINVAL. A rank killed while the others run single-pass allreduces
  * makes them return WEFT_EPEER quickly. */
 #include <dirent.h>
 #include <signal.h>
@@ -234,6 +234,20 @@ static int body(weft_comm *c, void *arg)
     allgather(c, b.a, me == 1 ? b.other : b.b, WEFT_DOUBLE, 1009, false, false);
     /* Sendbuf of allgather may be anywhere. */
     allgather(c, b.other, b.b, WEFT_INT32, 77, false, true);
+    /* Ranks that call different collectives are told so, all alike, and
+     * the communicator stays usable. */
+    weft_diag_clear(&d);
+    weft_err e = me == 0 ? weft_allreduce(c, b.a, b.b, 1009, WEFT_INT32, WEFT_SUM, &d)
+                         : weft_allgather(c, b.a, b.b, 1009, WEFT_INT32, &d);
+    CHECK_ERR(e, WEFT_EINVAL);
+    if (me == 0) {
+        char want[160];
+        snprintf(want, sizeof want,
+                 "comm: rank 1 called allgather with %zu bytes, rank 0 allreduce with 4036",
+                 (size_t)4036 * n);
+        CHECK_STR(d.msg, want);
+    }
+    CHECK(!weft_comm_failed(c));
     /* Count 0 does nothing. */
     CHECK_ERR(weft_allreduce(c, b.a, b.b, 0, WEFT_INT32, WEFT_SUM, NULL), WEFT_OK);
     alloc_errors(c);
