@@ -12,7 +12,8 @@
  * errors (one rank's impossible size, a NULL out) fail on every rank with
  * named messages and leave the communicator usable; no segment name stays
  * in /dev/shm. Ranks calling different collectives get WEFT_EINVAL. A rank killed while the others run single-pass allreduces
- * makes them return WEFT_EPEER quickly. */
+ * makes them return WEFT_EPEER quickly. Over TCP the memory is allocated
+ * but every call runs the ordinary schedule. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -269,6 +270,30 @@ static int rank_main(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, body, arg);
 }
 
+/* Over TCP (peers not on shared memory) the memory is still allocated,
+ * but every call takes the ordinary schedule. */
+static int tcp_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    void *pa = NULL, *pb = NULL;
+    CHECK_ERR(weft_comm_alloc(c, 1 << 20, &pa, NULL), WEFT_OK);
+    CHECK_ERR(weft_comm_alloc(c, 1 << 20, &pb, NULL), WEFT_OK);
+    if (!pa || !pb) return 90;
+    allreduce(c, pa, pb, WEFT_INT32, WEFT_SUM, 100003, false);
+    allreduce(c, pa, pa, WEFT_DOUBLE, WEFT_MAX, 13, false);
+    reduce_scatter(c, pa, pb, WEFT_INT32, WEFT_SUM, 1009, false, false);
+    allgather(c, pa, pb, WEFT_INT32, 1009, true, false);
+    CHECK_INT(weft__region_fast_calls(c), 0);
+    weft_comm_free_mem(c, pa);
+    weft_comm_free_mem(c, pb);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int tcp_main(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, tcp_body, arg);
+}
+
 enum { KILL_RANKS = 3, VICTIM = 1, CODE_BASE = 50 };
 
 /* Single-pass allreduces until one fails; the victim kills itself after
@@ -299,15 +324,15 @@ static int kill_main(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, kill_body, arg);
 }
 
-static void run(uint32_t n)
+static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
-    cfg.transport = WEFT_TRANSPORT_SHM;
+    cfg.transport = t;
     cfg.timeout_ms = 20000;
     int codes[16];
     memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(n, &cfg, rank_main, NULL, NULL, 120000, codes, NULL), 0);
+    CHECK_INT(weft__test_ranks(n, &cfg, fn, NULL, NULL, 120000, codes, NULL), 0);
     for (uint32_t r = 0; r < n; r++) {
         if (codes[r] != 0) fprintf(stderr, "%u ranks: rank %u exited with %d\n", n, r, codes[r]);
         CHECK_INT(codes[r], 0);
@@ -329,7 +354,8 @@ static void run_kill(void)
 int main(void)
 {
     for (uint32_t n = 2; n <= 8; n++)
-        run(n);
+        run(n, WEFT_TRANSPORT_SHM, rank_main);
+    run(3, WEFT_TRANSPORT_TCP, tcp_main);
     run_kill();
     return weft_test_done();
 }
