@@ -217,7 +217,7 @@ static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err loca
     if (!all) {
         /* Without room for the cards this rank cannot take part: it fails
          * the communicator, and the peers' gathers end with it. */
-        weft__comm_fail(c, WEFT_ENOMEM, d);
+        e = weft__comm_fail(c, weft_diag_code(d, WEFT_ENOMEM), d);
         goto fail;
     }
     weft_err g = gather(c, !e, bytes, cards, d);
