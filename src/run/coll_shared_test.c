@@ -330,13 +330,8 @@ static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn)
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 20000;
-    int codes[16];
-    memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(n, &cfg, fn, NULL, NULL, 120000, codes, NULL), 0);
-    for (uint32_t r = 0; r < n; r++) {
-        if (codes[r] != 0) fprintf(stderr, "%u ranks: rank %u exited with %d\n", n, r, codes[r]);
-        CHECK_INT(codes[r], 0);
-    }
+    weft__test_ranks_ok(n, &cfg, fn, NULL, 120000,
+                        t == WEFT_TRANSPORT_SHM ? "shared buffers, shm" : "shared buffers, tcp");
 }
 
 static void run_kill(void)
