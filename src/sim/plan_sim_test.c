@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/sim.h"
 
 static bool rel_close(double a, double b, double tol)
@@ -19,17 +20,6 @@ static bool rel_close(double a, double b, double tol)
             fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
         CHECK(rel_close(x_, y_, tol));                                                             \
     } while (0)
-
-static weft_topo *preset(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_preset(spec, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 /* The ring algorithm as a plan: C = N chunks. Reduce-scatter step k: rank
  * r reduces chunk (r - k) mod N into rank r+1, after step k-1 of rank r-1.
@@ -91,7 +81,7 @@ static void test_ring_plans(void)
     const char *specs[] = {"ring:5,bw=25,lat=1us", "switch:6,bw=40,lat=500ns",
                            "h100:2"};
     for (size_t i = 0; i < 3; i++) {
-        weft_topo *t = preset(specs[i]);
+        weft_topo *t = weft__test_topo_spec(specs[i]);
         if (!t)
             continue;
         uint32_t n = weft_topo_num_ranks(t);
@@ -165,7 +155,7 @@ static void test_ring_cut_through(void)
         {"h100:2", 0, 0, 1e-6, 8u << 20},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        weft_topo *t = preset(cases[i].spec);
+        weft_topo *t = weft__test_topo_spec(cases[i].spec);
         if (!t)
             continue;
         uint32_t n = weft_topo_num_ranks(t);
@@ -202,7 +192,7 @@ static void test_ring_cut_through(void)
         weft_topo_free(t);
     }
     /* The ring simulator does not cut through; it says so. */
-    weft_topo *t = preset("ring:4");
+    weft_topo *t = weft__test_topo_spec("ring:4");
     weft_sim_opts o;
     weft_sim_opts_init(&o);
     o.cut_through = true;
@@ -312,7 +302,7 @@ static void test_routes(void)
     weft_topo_free(t);
 
     /* Rank counts must agree. */
-    t = preset("ring:3");
+    t = weft__test_topo_spec("ring:3");
     p = one_op();
     CHECK_ERR(weft_sim_plan(t, p, 1024, NULL, &r, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "sim: the plan has 2 ranks, the fabric 3");

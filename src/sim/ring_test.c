@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/sim.h"
 
 static bool rel_close(double a, double b, double tol)
@@ -19,17 +20,6 @@ static bool rel_close(double a, double b, double tol)
             fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
         CHECK(rel_close(x_, y_, tol));                                                             \
     } while (0)
-
-static weft_topo *preset(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_preset(spec, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 /* steps x (alpha + hop latency + size/N/B). */
 static double closed_form(weft_coll coll, uint32_t n, double size, double bw, double lat,
@@ -50,7 +40,7 @@ static void test_closed_forms(void)
             char spec[64];
             uint32_t n = sizes[i];
             snprintf(spec, sizeof spec, "%s:%u,bw=25,lat=1us", kind ? "switch" : "ring", n);
-            weft_topo *t = preset(spec);
+            weft_topo *t = weft__test_topo_spec(spec);
             CHECK(t != NULL);
             if (!t)
                 continue;
@@ -97,7 +87,7 @@ static void test_closed_forms(void)
  * idle: time = bytes per link / B + (steps + P - 1)(alpha + latency). */
 static void test_pipelined(void)
 {
-    weft_topo *t = preset("ring:6,bw=50,lat=500ns");
+    weft_topo *t = weft__test_topo_spec("ring:6,bw=50,lat=500ns");
     if (!t)
         return;
     weft_sim_opts o;
@@ -119,7 +109,7 @@ static void test_pipelined(void)
  * and the reduced simulation must equal the full one. */
 static void test_heterogeneous(void)
 {
-    weft_topo *t = preset("h100:4");
+    weft_topo *t = weft__test_topo_spec("h100:4");
     if (!t)
         return;
     weft_sim_opts o;
@@ -144,7 +134,7 @@ static void test_heterogeneous(void)
 
 static void test_errors(void)
 {
-    weft_topo *t = preset("ring:4");
+    weft_topo *t = weft__test_topo_spec("ring:4");
     if (!t)
         return;
     weft_sim_result r;

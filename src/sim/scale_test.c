@@ -9,6 +9,7 @@
 #include "base/testing.h"
 #include "sim/prune.h"
 #include "sim/ring_fast.h"
+#include "topo/testing_topo.h"
 #include "weft/sim.h"
 
 static double rel_err(double a, double b)
@@ -23,17 +24,6 @@ static double rel_err(double a, double b)
             fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
         CHECK(rel_err(x_, y_) <= (tol));                                                           \
     } while (0)
-
-static weft_topo *preset(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_preset(spec, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return NULL;
-    }
-    return t;
-}
 
 /* Seven routes over eleven links. Link 1 ties with link 0 on route 0 (only
  * the first tightest link is essential), link 2 is shared with headroom,
@@ -137,7 +127,7 @@ static void test_irregular_exact(void)
         {"switch:8", 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        weft_topo *t = preset(cases[i].spec);
+        weft_topo *t = weft__test_topo_spec(cases[i].spec);
         CHECK(t != NULL);
         if (!t)
             continue;
@@ -168,7 +158,7 @@ static void test_irregular_exact(void)
         weft_topo_free(t);
     }
     /* switch:8: every hop's up link is its tightest, its down link ties. */
-    weft_topo *t = preset("switch:8");
+    weft_topo *t = weft__test_topo_spec("switch:8");
     if (t) {
         weft_sim_result r;
         CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLGATHER, 1u << 20, NULL, &r, NULL), WEFT_OK);
@@ -187,7 +177,7 @@ static void test_periodic(void)
     o.max_classes = 8;
     weft_sim_result r, u, again;
     /* 4 full leaf groups of 2 hosts: period 16, no defect. */
-    weft_topo *t = preset("clos:hosts=8,leafports=2");
+    weft_topo *t = weft__test_topo_spec("clos:hosts=8,leafports=2");
     if (t) {
         CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 16u << 20, &o, &r, NULL), WEFT_OK);
         CHECK_INT(r.period, 16);
@@ -204,7 +194,7 @@ static void test_periodic(void)
      * simulates regular groups only; measured error -1.58 % (this ring is
      * ill-conditioned: one more byte moves the exact time by up to 0.4 %,
      * see docs/sim.md, so the window is that of this exact input). */
-    t = preset("clos:hosts=25,leafports=2");
+    t = weft__test_topo_spec("clos:hosts=25,leafports=2");
     if (t) {
         CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 64u << 20, &o, &r, NULL), WEFT_OK);
         CHECK_INT(r.period, 16);
@@ -222,7 +212,7 @@ static void test_periodic(void)
         weft_topo_free(t);
     }
     /* Shared links survive pruning here, so there is no quotient. */
-    t = preset("clos:hosts=7,leafports=3,gpus=4,nics=2");
+    t = weft__test_topo_spec("clos:hosts=7,leafports=3,gpus=4,nics=2");
     if (t) {
         weft_diag d;
         o.max_classes = 2;
@@ -262,7 +252,7 @@ int main(void)
     test_random_rings();
     test_irregular_exact();
     test_periodic();
-    oom_arg a = {preset("clos:hosts=25,leafports=2"), 8, {0}};
+    oom_arg a = {weft__test_topo_spec("clos:hosts=25,leafports=2"), 8, {0}};
     if (a.t) {
         CHECK(weft_test_oom_sweep("ring, periodic quotient", oom_ctor, oom_dtor, &a) > 0);
         CHECK_INT(a.r.period, 16);

@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/synth.h"
 
 static weft_rat R(int64_t n, int64_t d)
@@ -164,15 +165,6 @@ static void check_algbw(const char *what, weft_topo *t, weft_bound_coll coll, co
     }
 }
 
-static weft_topo *preset(const char *spec)
-{
-    weft_topo *t = NULL;
-    weft_diag d;
-    if (weft_topo_preset(spec, &t, &d))
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-    return t;
-}
-
 static void test_must_match(void)
 {
     static const struct {
@@ -180,7 +172,7 @@ static void test_must_match(void)
     } cases[] = {{"a100:1", "2400/7"}, {"a100:2", "1040/3"},   {"a100:4", "800/3"},
                  {"mi250:1", "2400/7"}, {"mi250:2", "5312/15"}, {"h100:2", "1600/3"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        weft_topo *t = preset(cases[i].spec);
+        weft_topo *t = weft__test_topo_spec(cases[i].spec);
         check_algbw(cases[i].spec, t, WEFT_BOUND_ALLGATHER, cases[i].want);
         weft_topo_free(t);
     }
@@ -215,7 +207,7 @@ static void test_symmetry(void)
         uint64_t flows;
     } cases[] = {{"a100:4", 1, 2}, {"h100:16", 1, 2}, {"mi250:2", 4, 8}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        weft_topo *t = preset(cases[i].spec);
+        weft_topo *t = weft__test_topo_spec(cases[i].spec);
         if (!t)
             continue;
         weft_bound_opts o;
@@ -271,7 +263,7 @@ static void test_agreement(void)
     static const char *const specs[] = {"h100:16",  "dgx1",         "torus:4x4x4", "hypercube:5",
                                         "biring:9", "clos:hosts=8", "mi250:3"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
-        weft_topo *t = preset(specs[i]);
+        weft_topo *t = weft__test_topo_spec(specs[i]);
         if (!t) {
             CHECK(0);
             continue;
