@@ -24,18 +24,10 @@
 #define DIRECT_MAX_BYTES (64u << 10)
 #define RING_CHUNK (256u << 10)
 
-/* Rank r's element i: small integers, so that every sum, product, min and
- * max is exact in every type whatever the order of combination (integer
- * products wrap identically in any order). */
-static double val(weft_redop op, uint32_t r, size_t i)
-{
-    if (op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
-    return (double)((r * 7 + i * 3) % 5) - 2;
-}
-
+/* Rank r's element i: weft__test_small, exact in every type and order. */
 static void fill(weft_dtype t, weft_redop op, void *buf, uint32_t r, size_t count)
 {
-    weft__test_fill(val, t, op, buf, r, count);
+    weft__test_fill(weft__test_small, t, op, buf, r, count);
 }
 
 static void check(weft_comm *c, weft_dtype t, weft_redop op, size_t count, bool in_place)
@@ -52,7 +44,7 @@ static void check(weft_comm *c, weft_dtype t, weft_redop op, size_t count, bool 
     weft_err e = weft_allreduce(c, s, out, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
-    size_t bad = weft__test_reduce_wrong(val, t, op, out, n, count);
+    size_t bad = weft__test_reduce_wrong(weft__test_small, t, op, out, n, count);
     if (bad)
         fprintf(stderr, "rank %u of %u: allreduce %s %s count %zu %s: %zu wrong\n", me, n,
                 weft_dtype_name(t), weft_redop_name(op), count,

@@ -35,9 +35,7 @@ static size_t g_shift; /* element index of the checked block (reduce-scatter) */
 /* Rank r's element i: small integers, exact in every type and order. */
 static double val(weft_redop op, uint32_t r, size_t i)
 {
-    i += g_shift;
-    if (op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
-    return (double)((r * 7 + i * 3) % 5) - 2;
+    return weft__test_small(op, r, i + g_shift);
 }
 
 typedef struct bufs {

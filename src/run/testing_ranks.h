@@ -42,6 +42,11 @@ int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, vo
  * integers, so that results are exact in every type and order). */
 typedef double (*weft__test_value)(weft_redop op, uint32_t r, size_t i);
 
+/* The usual test value: small integers (-2 .. 2; for prod -1, 1 and 2), so
+ * that every sum, product, min and max is exact in every type whatever the
+ * order of combination (integer products wrap identically in any order). */
+double weft__test_small(weft_redop op, uint32_t r, size_t i);
+
 /* Stores value(op, r, i) for i < count into buf as type t. */
 void weft__test_fill(weft__test_value value, weft_dtype t, weft_redop op, void *buf, uint32_t r,
                      size_t count);
