@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memcpy_bound.h"
 #include "run/clock.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
@@ -38,29 +39,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
-}
-
-static double memcpy_gbps(void)
-{
-    size_t bytes = (size_t)64 << 20;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return 0;
-    }
-    memset(a, 1, bytes);
-    memset(b, 2, bytes);
-    int64_t best = INT64_MAX;
-    for (int i = 0; i < 8; i++) {
-        int64_t t0 = weft__now_ns();
-        memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
-        int64_t t = weft__now_ns() - t0;
-        if (t < best) best = t;
-    }
-    free(a);
-    free(b);
-    return (double)bytes / (double)best;
 }
 
 static weft_err call(weft_comm *c, const job *j, float *in, float *out, size_t count)
@@ -95,7 +73,7 @@ static int body(weft_comm *c, void *arg)
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(me + 1);
     memset(out, 0, count * sizeof(float));
-    double mc = me == 0 ? memcpy_gbps() : 0;
+    double mc = me == 0 ? bench_memcpy_gbps() : 0;
     if (call(c, j, in, out, count)) return 2;
     int64_t cpu0 = cpu_ns();
     for (int i = 0; i < j->iters; i++) {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memcpy_bound.h"
 #include "run/transport/shm/region.h"
 #include "weft/comm_mpi.h"
 
@@ -28,32 +29,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Best of several copies of 64 MiB, in GB/s of bytes copied. */
-static double memcpy_gbps(void)
-{
-    size_t bytes = 64u << 20;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return 0;
-    }
-    memset(a, 1, bytes);
-    memset(b, 2, bytes);
-    double best = 1e30;
-    for (int i = 0; i < 8; i++) {
-        double t0 = now();
-        memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
-        double t = now() - t0;
-        if (t < best) best = t;
-    }
-    volatile char sink = a[bytes / 2] + b[bytes / 3];
-    (void)sink;
-    free(a);
-    free(b);
-    return (double)bytes / best / 1e9;
 }
 
 static int iterations(size_t bytes)
@@ -119,7 +94,7 @@ int main(int argc, char **argv)
     }
     double mc = 0;
     MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0) mc = memcpy_gbps();
+    if (me == 0) mc = bench_memcpy_gbps();
     MPI_Barrier(MPI_COMM_WORLD);
     size_t max_count = max_bytes / sizeof(float);
     job j = {.wc = wc, .n = n};
