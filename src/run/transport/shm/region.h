@@ -82,6 +82,7 @@ unsigned char **weft__region_ptrs(const weft_comm *c);
  * count's increment (coll_shared.c). */
 uint64_t weft__region_fast_calls(const weft_comm *c);
 void weft__region_count_fast(weft_comm *c);
+uint64_t weft__region_small_calls(const weft_comm *c);
 /* The next call number (1, 2, ...). */
 uint64_t weft__region_next_seq(weft_comm *c);
 
