@@ -42,27 +42,26 @@
 #endif
 
 #include "run/coll_shared.h"
+#include "run/coll_shared_core.h"
 #include "run/copy_nt.h"
 #include "run/transport/shm/region.h"
-
-/* Calls of at least this many bytes write their results with streaming
- * stores: beyond the caches the caller reads them back from memory anyway
- * (as coll_ring.c's NT_MIN_BYTES). */
-#define SHARED_NT_MIN_BYTES (8u << 20)
 
 /* Bytes of a tile: a multiple of every element size and of a cache line. */
 #define SHARED_TILE 512u
 
-enum { KIND_ALLREDUCE = 1, KIND_REDUCE_SCATTER = 2, KIND_ALLGATHER = 3 };
-
-static const char *const kind_name[] = {"?", "allreduce", "reduce-scatter", "allgather"};
+const char *weft__shared_kind_name(uint32_t kind)
+{
+    static const char *const names[] = {"?",         "allreduce", "reduce-scatter", "allgather",
+                                        "broadcast", "reduce",    "alltoall"};
+    return names[kind < sizeof names / sizeof names[0] ? kind : 0];
+}
 
 /* Publishes this rank's record and decides with everyone's: *ran stays
  * false (the ordinary path) unless every rank's buffers that `need`s
  * (WEFT__REC_*) lie in one and the same allocation. */
-static weft_err agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t sbytes,
-                      const void *recvbuf, size_t rbytes, size_t bytes, uint32_t need,
-                      uint64_t *seq, bool *ran, weft_diag *d)
+weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t sbytes,
+                            const void *recvbuf, size_t rbytes, size_t bytes, uint32_t need,
+                            uint64_t *seq, bool *ran, weft_diag *d)
 {
     weft__region_rec me = {.seq = weft__region_next_seq(c), .kind = kind, .bytes = bytes};
     if (sendbuf && weft__region_find(c, sendbuf, sbytes, &me.sid, &me.soff))
@@ -75,11 +74,10 @@ static weft_err agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t s
     bool fast = true;
     for (uint32_t q = 0; q < c->size; q++) {
         if (recs[q].kind != kind || recs[q].bytes != bytes)
-            return weft_diag_set(d, WEFT_EINVAL,
-                                 "comm: rank %u called %s with %llu bytes, rank %u %s with %llu",
-                                 q, kind_name[recs[q].kind <= 3 ? recs[q].kind : 0],
-                                 (unsigned long long)recs[q].bytes, c->rank, kind_name[kind],
-                                 (unsigned long long)bytes);
+            return weft_diag_set(
+                d, WEFT_EINVAL, "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
+                weft__shared_kind_name(recs[q].kind), (unsigned long long)recs[q].bytes, c->rank,
+                weft__shared_kind_name(kind), (unsigned long long)bytes);
         if ((recs[q].flags & need) != need) fast = false;
         if ((need & WEFT__REC_SEND) && recs[q].sid != recs[0].sid) fast = false;
         if ((need & WEFT__REC_RECV) && recs[q].rid != recs[0].rid) fast = false;
@@ -92,8 +90,8 @@ static weft_err agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t s
 /* Rank q's buffer at offset off of allocation id; this rank holds every
  * peer's mapping of an allocation its own buffer lies in, so NULL means
  * the records are corrupt. */
-static weft_err peer_buf(weft_comm *c, uint32_t id, uint32_t q, uint64_t off, size_t off2,
-                         unsigned char **out, weft_diag *d)
+weft_err weft__shared_peer_buf(weft_comm *c, uint32_t id, uint32_t q, uint64_t off, size_t off2,
+                               unsigned char **out, weft_diag *d)
 {
     unsigned char *base = weft__region_peer(c, id, q);
     if (!base) {
@@ -132,9 +130,9 @@ static void tile_copy(unsigned char *dst, const unsigned char *src, size_t n)
 
 /* dst[i][0 .. bytes) = src[0] op src[1] ... op src[nsrc-1] for every
  * i < ndst, tile by tile (see the top of the file). */
-static void combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc,
-                    unsigned char *const *dst, uint32_t ndst, size_t bytes, size_t es,
-                    weft__reduce_fn fn, bool nt)
+void weft__shared_combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc,
+                          unsigned char *const *dst, uint32_t ndst, size_t bytes, size_t es,
+                          weft__reduce_fn fn, bool nt)
 {
     unsigned char *work = weft__region_work(c);
     for (size_t o = 0; o < bytes; o += SHARED_TILE) {
@@ -153,8 +151,8 @@ static void combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc,
 }
 
 /* dst[i][0 .. bytes) = src for every i < ndst, tile by tile. */
-static void spread(const unsigned char *src, unsigned char *const *dst, uint32_t ndst,
-                   size_t bytes, bool nt)
+void weft__shared_spread(const unsigned char *src, unsigned char *const *dst, uint32_t ndst,
+                         size_t bytes, bool nt)
 {
     for (size_t o = 0; o < bytes; o += SHARED_TILE) {
         size_t k = bytes - o < SHARED_TILE ? bytes - o : SHARED_TILE;
@@ -175,8 +173,8 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t bytes = count * es;
     uint64_t seq;
-    weft_err e = agree(c, KIND_ALLREDUCE, sendbuf, bytes, recvbuf, bytes, bytes,
-                       WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLREDUCE, sendbuf, bytes, recvbuf, bytes,
+                                    bytes, WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
@@ -184,11 +182,11 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), **dst = src + n;
     for (uint32_t q = 0; q < n && !e; q++) {
-        e = peer_buf(c, recs[q].sid, q, recs[q].soff, lo, &src[q], d);
-        if (!e) e = peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
+        e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, lo, &src[q], d);
+        if (!e) e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
     }
     if (e) return e;
-    combine(c, src, n, dst, n, hi - lo, es, fn, bytes >= SHARED_NT_MIN_BYTES);
+    weft__shared_combine(c, src, n, dst, n, hi - lo, es, fn, bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 
@@ -200,16 +198,16 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * es, total = block * c->size;
     uint64_t seq;
-    weft_err e = agree(c, KIND_REDUCE_SCATTER, sendbuf, total, recvbuf, block, total,
-                       WEFT__REC_SEND, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, WEFT__SHARED_REDUCE_SCATTER, sendbuf, total, recvbuf, block,
+                                    total, WEFT__REC_SEND, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), *out = recvbuf;
     for (uint32_t q = 0; q < n && !e; q++)
-        e = peer_buf(c, recs[q].sid, q, recs[q].soff, (size_t)r * block, &src[q], d);
+        e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, (size_t)r * block, &src[q], d);
     if (e) return e;
-    combine(c, src, n, &out, 1, block, es, fn, total >= SHARED_NT_MIN_BYTES);
+    weft__shared_combine(c, src, n, &out, 1, block, es, fn, total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 
@@ -220,8 +218,8 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * es, total = block * c->size;
     uint64_t seq;
-    weft_err e = agree(c, KIND_ALLGATHER, NULL, 0, recvbuf, total, total, WEFT__REC_RECV, &seq,
-                       ran, d);
+    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLGATHER, NULL, 0, recvbuf, total, total,
+                                    WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
@@ -229,10 +227,11 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
     const unsigned char *in = sendbuf;
     uint32_t ndst = 0;
     for (uint32_t q = 0; q < n && !e; q++) {
-        e = peer_buf(c, recs[q].rid, q, recs[q].roff, (size_t)r * block, &dst[ndst], d);
+        e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, (size_t)r * block, &dst[ndst],
+                                  d);
         if (!e && dst[ndst] != in) ndst++; /* in place: our own block is there */
     }
     if (e) return e;
-    spread(in, dst, ndst, block, total >= SHARED_NT_MIN_BYTES);
+    weft__shared_spread(in, dst, ndst, block, total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
