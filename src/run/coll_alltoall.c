@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_shared.h"
 #include "run/comm_internal.h"
 
 weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -24,6 +25,11 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * weft_dtype_size(dtype); /* one block */
     if (bytes == 0) return WEFT_OK;
+    if (n > 1) {
+        bool ran;
+        e = weft__shared_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
+        if (e || ran) return e;
+    }
     const unsigned char *in = sendbuf;
     unsigned char *out = recvbuf, *copy = NULL;
     if (sendbuf == recvbuf && n > 1) {

@@ -361,8 +361,13 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     e = weft__select_pick(c, WEFT_COLL_BROADCAST, count, dtype, root, NULL, &cp, d);
     if (e) return e;
     if (cp) return weft__select_run(c, cp, WEFT_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
-    size_t bytes = count * weft_dtype_size(dtype);
+    size_t es = weft_dtype_size(dtype), bytes = count * es;
     uint32_t n = c->size, r = c->rank;
+    if (n > 1 && bytes) {
+        bool ran;
+        e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
+        if (e || ran) return e;
+    }
     uint32_t pos = mod((int64_t)r - root, n);
     if (pos == 0 && sendbuf != recvbuf && bytes) memcpy(recvbuf, sendbuf, bytes);
     if (n == 1 || bytes == 0) return WEFT_OK;
@@ -401,13 +406,16 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
+    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    bool ran;
+    e = weft__shared_reduce(c, sendbuf, recvbuf, count, es, fn, root, &ran, d);
+    if (e || ran) return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then
      * every rank sends its finished block to the root (which combined its
      * own straight into recvbuf). */
     size_t round = (size_t)n * ring_per(n, es);
     unsigned char *work = scratch(c, round * es), *out = recvbuf;
     if (!work) return no_scratch(c, d);
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
     for (size_t off = 0; off < count && !e; off += round) {
         ring_round g = {.n = n, .es = es, .count = count - off < round ? count - off : round,
                         .base = off, .in = sendbuf, .work = work, .fn = fn};

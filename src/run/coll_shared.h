@@ -19,5 +19,13 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
                                      weft_diag *d);
 weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 size_t es, bool *ran, weft_diag *d);
+/* coll_shared_root.c; root < size. */
+weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                size_t es, uint32_t root, bool *ran, weft_diag *d);
+weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                             size_t es, weft__reduce_fn fn, uint32_t root, bool *ran, weft_diag *d);
+/* coll_shared_a2a.c. */
+weft_err weft__shared_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                               size_t es, bool *ran, weft_diag *d);
 
 #endif

@@ -36,7 +36,13 @@
 #include "weft/comm.h"
 
 /* Flags of a call record. */
-enum { WEFT__REC_SEND = 1u, WEFT__REC_RECV = 2u };
+enum {
+    WEFT__REC_SEND = 1u,
+    WEFT__REC_RECV = 2u,
+    /* Second round of a rooted call (coll_shared_root.c): this rank holds
+     * every allocation the call touches. */
+    WEFT__REC_HOLDS = 4u
+};
 
 /* What a rank publishes about one shared-buffer call (coll_shared.c). */
 typedef struct weft__region_rec {
@@ -46,6 +52,7 @@ typedef struct weft__region_rec {
     uint32_t sid, rid; /* allocation ids of sendbuf and recvbuf */
     uint64_t soff, roff;
     uint64_t bytes; /* the call's size, which every rank must agree on */
+    uint32_t root;  /* broadcast, reduce: the root, which every rank must agree on */
 } weft__region_rec;
 
 typedef struct weft__region weft__region;
