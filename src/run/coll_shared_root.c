@@ -5,9 +5,9 @@
  *   of the root's sendbuf into the recvbuf of every other rank (and of the
  *   root, out of place). The copying is spread over every rank: each reads
  *   1/n of the buffer and writes (n-1)/n of it. The alternative, every
- *   rank copying the whole root buffer into its own recvbuf, reads n times
- *   the buffer from one place and does twice the work per rank; it was
- *   slower at every size measured (docs/interop.md).
+ *   rank copying the whole root buffer into its own recvbuf, does twice
+ *   the work per rank: as fast up to 256 KiB, slower from 1-4 MiB on
+ *   (docs/interop.md).
  * reduce: rank r reads block r of every rank's sendbuf, combines them in
  *   rank order ((in_0 op in_1) op in_2 ..., as the single-pass allreduce,
  *   so the root's result equals a single-pass allreduce's bit for bit) and
