@@ -1,15 +1,16 @@
 /* Best-case collective bandwidth on a shared host: forked ranks over shared
  * memory run allreduce, reduce-scatter, reduce, broadcast or alltoall
  * (float sum, root 0, out of place) at the given sizes; each timed call
- * starts after a barrier, and the figure is the best call (the one where no
- * rank was descheduled), next to the median, the CPU time per call of rank
- * 0 and a single-core memcpy bound (best of 8 copies of 64 MiB) measured in
- * the same run. Busbw as nccl-tests: allreduce bytes / time x 2(n-1)/n,
- * reduce-scatter and alltoall x (n-1)/n, reduce and broadcast x 1 (BYTES
- * is one rank's buffer; for alltoall all n blocks). Use it to compare code
- * changes on a loaded machine, where averages measure the scheduler. Prints
- * figures; never fails on time. A collective name ending in "+shared" runs
- * on buffers from weft_comm_alloc (the single-pass path, coll_shared*.c).
+ * starts after a barrier and lasts until its slowest rank returns, and the
+ * figure is the best call (the one where no rank was descheduled), next to
+ * the median, the CPU time per call of rank 0 and a single-core memcpy
+ * bound (best of 8 copies of 64 MiB) measured in the same run. Busbw as
+ * nccl-tests: allreduce bytes / time x 2(n-1)/n, reduce-scatter and
+ * alltoall x (n-1)/n, reduce and broadcast x 1 (BYTES is one rank's
+ * buffer; for alltoall all n blocks). Use it to compare code changes on a
+ * loaded machine, where averages measure the scheduler. Prints figures;
+ * never fails on time. A collective name ending in "+shared" runs on
+ * buffers from weft_comm_alloc (the single-pass path, coll_shared*.c).
  * Usage: bench_run_best [allreduce|reducescatter|reduce|broadcast|alltoall]
  * [+shared] [RANKS [ITERS [BYTES...]]] (default allreduce 2 20 4M 16M 256M)
  */
@@ -95,6 +96,9 @@ static int body(weft_comm *c, void *arg)
     for (size_t i = 0; has_result && ok && i < check; i += 997)
         ok = out[i] == (bcast ? 1.0f : a2a ? (float)(i / (count / n) + 1) : want);
     if (!ok) return 3;
+    /* Each call's time is its slowest rank's: a root that returns once its
+     * data left (broadcast) is not done. */
+    if (weft_allreduce(c, t, t, (size_t)j->iters, WEFT_INT64, WEFT_MAX, NULL)) return 2;
     qsort(t, (size_t)j->iters, sizeof *t, cmp_i64);
     double factor = !strcmp(j->coll, "allreduce") ? 2.0 * (n - 1) / n
                     : !strcmp(j->coll, "reduce") || !strcmp(j->coll, "broadcast")
