@@ -5,7 +5,11 @@
 # 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring,
 # 6 rabenseifner), then prints per rank count and size weft's median busbw
 # over the runs, Open MPI's best busbw and which setting gave it, and the
-# ratio; and weft's largest-size busbw against the single-core memcpy bound.
+# ratio; and, at the largest size, weft's busbw against the single-core
+# memcpy bound measured in rounds interleaved with weft's calls (the median
+# of the per-round ratios over all runs; bench/run_mpi.c's paired_ratio),
+# next to the ceiling any allreduce has when the ranks share this host's
+# cores.
 # Never fails on time; exits 1 only when a run fails (a wrong result).
 # Usage: bench/run.sh [BUILD_DIR [MAX_BYTES]]   (default build, 268435456)
 set -u
@@ -31,7 +35,8 @@ echo "== summary: busbw GB/s; weft = median over its 7 runs, mpi = best setting"
 awk '
   $1 == "row" { k = $2 " " $4; w[k] = w[k] " " $5; if ($6 > best[k]) { best[k] = $6; who[k] = $3 }
                 if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
-  $1 == "memcpy" { mc[$2] = mc[$2] " " $4; big[$2] = big[$2] " " $5 }
+  $1 == "memcpy" { mc[$2] = mc[$2] " " $4; big[$2] = big[$2] " " $5; rat[$2] = rat[$2] " " $6
+                   ceil[$2] = $7 }
   function median(list,   a, m, i, j, t) {
     m = split(list, a, " ")
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -44,9 +49,7 @@ awk '
       printf "%5d %10d %10.3f %10.3f %8.2f  %s\n", p[1], p[2], m, best[order[i]],
              (best[order[i]] > 0 ? m / best[order[i]] : 0), who[order[i]]
     }
-    for (r in mc) {
-      c = median(mc[r]); b = median(big[r])
-      printf "ranks %d: memcpy %.3f GB/s (median, rank 0 alone); weft largest-size busbw median %.3f = %.2f of it\n", r, c, b, b / c
-    }
+    for (r in mc)
+      printf "ranks %d, largest size: weft busbw %.3f GB/s, single-core copy %.3f GB/s (medians); weft/copy %.2f (median of per-round ratios); ceiling %.2f\n", r, median(big[r]), median(mc[r]), median(rat[r]), ceil[r]
   }' "$rows"
 exit $status

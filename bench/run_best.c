@@ -1,16 +1,19 @@
 /* Best-case collective bandwidth on a shared host: forked ranks over shared
- * memory run allreduce, reduce-scatter or reduce (float sum, out of place)
- * at the given sizes; each timed call starts after a barrier, and the
+ * memory run allreduce, reduce-scatter, reduce, broadcast or alltoall
+ * (float sum, root 0, out of place) at the given sizes; each timed call
+ * starts after a barrier and lasts until its slowest rank returns, and the
  * figure is the best call (the one where no rank was descheduled), next to
  * the median, the CPU time per call of rank 0 and a single-core memcpy
  * bound (best of 8 copies of 64 MiB) measured in the same run. Busbw as
- * nccl-tests: allreduce bytes / time x 2(n-1)/n, reduce-scatter x (n-1)/n,
- * reduce x 1. Use it to compare code changes on a loaded machine, where
- * averages measure the scheduler. Prints figures; never fails on time.
- * A collective name ending in "+shared" runs on buffers from
- * weft_comm_alloc (the single-pass path, coll_shared.c).
- * Usage: bench_run_best [allreduce|reducescatter|reduce][+shared] [RANKS
- * [ITERS [BYTES...]]] (default allreduce 2 20 4M 16M 256M) */
+ * nccl-tests: allreduce bytes / time x 2(n-1)/n, reduce-scatter and
+ * alltoall x (n-1)/n, reduce and broadcast x 1 (BYTES is one rank's
+ * buffer; for alltoall all n blocks). Use it to compare code changes on a
+ * loaded machine, where averages measure the scheduler. Prints figures;
+ * never fails on time. A collective name ending in "+shared" runs on
+ * buffers from weft_comm_alloc (the single-pass path, coll_shared*.c).
+ * Usage: bench_run_best [allreduce|reducescatter|reduce|broadcast|alltoall]
+ * [+shared] [RANKS [ITERS [BYTES...]]] (default allreduce 2 20 4M 16M 256M)
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,9 @@ static weft_err call(weft_comm *c, const job *j, float *in, float *out, size_t c
         return weft_reduce_scatter(c, in, out, count / n, WEFT_FLOAT, WEFT_SUM, NULL);
     if (!strcmp(j->coll, "reduce"))
         return weft_reduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, 0, NULL);
+    if (!strcmp(j->coll, "broadcast"))
+        return weft_broadcast(c, in, out, count, WEFT_FLOAT, 0, NULL);
+    if (!strcmp(j->coll, "alltoall")) return weft_alltoall(c, in, out, count / n, WEFT_FLOAT, NULL);
     return weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL);
 }
 
@@ -86,13 +92,18 @@ static int body(weft_comm *c, void *arg)
     float want = (float)n * (float)(n + 1) / 2;
     size_t check = !strcmp(j->coll, "reducescatter") ? count / n : count;
     bool ok = true, has_result = me == 0 || strcmp(j->coll, "reduce");
+    bool bcast = !strcmp(j->coll, "broadcast"), a2a = !strcmp(j->coll, "alltoall");
     for (size_t i = 0; has_result && ok && i < check; i += 997)
-        ok = out[i] == want;
+        ok = out[i] == (bcast ? 1.0f : a2a ? (float)(i / (count / n) + 1) : want);
     if (!ok) return 3;
+    /* Each call's time is its slowest rank's: a root that returns once its
+     * data left (broadcast) is not done. */
+    if (weft_allreduce(c, t, t, (size_t)j->iters, WEFT_INT64, WEFT_MAX, NULL)) return 2;
     qsort(t, (size_t)j->iters, sizeof *t, cmp_i64);
     double factor = !strcmp(j->coll, "allreduce") ? 2.0 * (n - 1) / n
-                    : !strcmp(j->coll, "reduce")  ? 1.0
-                                                  : (double)(n - 1) / n;
+                    : !strcmp(j->coll, "reduce") || !strcmp(j->coll, "broadcast")
+                        ? 1.0
+                        : (double)(n - 1) / n;
     double best = (double)(count * sizeof(float)) / (double)t[0] * factor;
     if (me == 0)
         printf("%-13s %u ranks %10zu B: best %8.1f us busbw %6.2f GB/s = %.2f of memcpy %.2f "
@@ -138,8 +149,8 @@ int main(int argc, char **argv)
     const char *dflt[] = {"4M", "16M", "256M"};
     int nsizes = argc > 4 ? argc - 4 : 3;
     if (n < 1 || n > 64 || j.iters < 1) {
-        fprintf(stderr, "usage: bench_run_best [allreduce|reducescatter|reduce] [RANKS [ITERS "
-                        "[BYTES...]]]\n");
+        fprintf(stderr, "usage: bench_run_best [allreduce|reducescatter|reduce|broadcast|"
+                        "alltoall][+shared] [RANKS [ITERS [BYTES...]]]\n");
         return 2;
     }
     for (int s = 0; s < nsizes; s++) {

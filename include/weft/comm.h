@@ -241,11 +241,13 @@ WEFT_API weft_err weft_comm_barrier(weft_comm *c, weft_diag *d);
  * or the rank that failed) is an error on every rank, and then nothing is
  * allocated. The memory is page-aligned and zeroed, and is released by
  * weft_comm_free_mem or weft_comm_free; no name is left in /dev/shm.
- * Collectives whose buffers lie in this memory on every rank (the same
- * allocation on every rank: sendbuf and recvbuf for allreduce, sendbuf for
- * reduce-scatter, recvbuf for allgather) run single-pass: each rank reads
- * its part straight from the peers' buffers and writes the results straight
- * into them, one memcpy's traffic. The ranks agree per call, so a call where
+ * Collectives whose buffers lie in this memory on every rank (the sendbufs
+ * in one allocation, the recvbufs in one: sendbuf and recvbuf for allreduce
+ * and alltoall, sendbuf for reduce-scatter, recvbuf for allgather, the
+ * root's sendbuf and the others' recvbuf for broadcast, every sendbuf and
+ * the root's recvbuf for reduce) run single-pass: each rank reads its part
+ * straight from the peers' buffers and writes the results straight into
+ * them, one memcpy's traffic. The ranks agree per call, so a call where
  * any rank's buffer is elsewhere, or a peer is reached over TCP, runs the
  * ordinary schedule on every rank. */
 WEFT_API weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d);

@@ -19,7 +19,11 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
                                      weft_diag *d);
 weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 size_t es, bool *ran, weft_diag *d);
-/* coll_shared_root.c; root < size. */
+/* coll_shared_root.c; root < size. Broadcasts of fewer bytes than
+ * WEFT__SHARED_BCAST_MIN_BYTES take the ordinary schedule: below it one
+ * message through the transport's slots beat the single-pass path's two
+ * waits for every rank (docs/interop.md). */
+#define WEFT__SHARED_BCAST_MIN_BYTES ((size_t)1 << 20)
 weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 size_t es, uint32_t root, bool *ran, weft_diag *d);
 weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,

@@ -5,9 +5,10 @@
  *   of the root's sendbuf into the recvbuf of every other rank (and of the
  *   root, out of place). The copying is spread over every rank: each reads
  *   1/n of the buffer and writes (n-1)/n of it. The alternative, every
- *   rank copying the whole root buffer into its own recvbuf, reads n times
- *   the buffer from one place and does twice the work per rank; it was
- *   slower at every size measured (docs/interop.md).
+ *   rank copying the whole root buffer into its own recvbuf, does twice
+ *   the work per rank: as fast up to 256 KiB, slower from 1-4 MiB on
+ *   (docs/interop.m Below 1 MiB the ordinary chain is faster still
+ *   (WEFT__SHARED_BCAST_MIN_BYTES).
  * reduce: rank r reads block r of every rank's sendbuf, combines them in
  *   rank order ((in_0 op in_1) op in_2 ..., as the single-pass allreduce,
  *   so the root's result equals a single-pass allreduce's bit for bit) and
@@ -144,9 +145,9 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
                                 size_t es, uint32_t root, bool *ran, weft_diag *d)
 {
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * es;
+    if (!weft__region_usable(c) || bytes < WEFT__SHARED_BCAST_MIN_BYTES) return WEFT_OK;
     uint64_t seq;
     bool ok, round2;
     weft_err e = agree_rooted(c, WEFT__SHARED_BROADCAST, root, sendbuf, recvbuf, bytes,

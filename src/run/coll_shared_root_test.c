@@ -9,7 +9,8 @@
  * and with small integers against the ordinary schedule's result on
  * ordinary memory. Guard bytes after every buffer must stay, inputs must be
  * unchanged, and weft__region_fast_calls must show that the call ran
- * single-pass (or did not, for the fallbacks). Reduce: every dtype and op,
+ * single-pass (or did not, for the fallbacks and broadcasts below
+ * WEFT__SHARED_BCAST_MIN_BYTES). Reduce: every dtype and op,
  * roots rotating; counts 1, 2, primes and several tiles per rank, every
  * root, in place and out of place. Fallbacks: a buffer in ordinary memory
  * on one rank, buffers in different allocations; a second round of
@@ -17,19 +18,19 @@
  * allocations (a non-root of reduce passing NULL). Ranks that disagree on
  * the root or the size fail on every rank with a message naming both.
  * weft_comm_alloc under allocation failure (see oom_main). */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/alloc.h"
 #include "base/testing.h"
+#include "run/clock.h"
+#include "run/coll_shared.h"
 #include "run/comm_internal.h"
 #include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
 #include "weft/comm.h"
 
 /* Bytes of each test buffer (the largest call uses less). */
-#define BUF_BYTES ((size_t)2 << 20)
+#define BUF_BYTES ((size_t)3 << 20)
 
 typedef struct bufs {
     unsigned char *a, *b;      /* two weft_comm_alloc allocations */
@@ -220,26 +221,35 @@ static void reduces(weft_comm *c, bufs *b)
     CHECK_INT(b->b[0], 0x77);
 }
 
+/* Broadcasts of at least this many elements of 1 byte run single-pass. */
+#define BC WEFT__SHARED_BCAST_MIN_BYTES
+
 static void broadcasts(weft_comm *c, bufs *b)
 {
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    size_t counts[] = {1, 2, 13, 1009, 786433};
+    /* Below the threshold the ordinary chain runs; from it single-pass: the
+     * threshold itself, primes above it in bytes and in doubles (one byte
+     * below it: the dispatch test in fallbacks()). */
+    size_t counts[] = {1, 13, 1009, 4099, BC, 1048583, 131101};
     for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++)
         for (uint32_t root = 0; root < n; root++) {
+            /* Every root below the threshold and at it, one above. */
+            if (j > 4 && root != j % n) continue;
             bool in_place = (j + root) % 2 == 0;
-            weft_dtype t = j % 2 ? WEFT_INT8 : WEFT_DOUBLE;
-            if (counts[j] * weft_dtype_size(t) >= BUF_BYTES) t = WEFT_INT8;
-            broadcast(c, b->a, in_place && me == root ? b->a : b->b, t, counts[j], root, true);
+            weft_dtype t = j == 6 || j == 1 ? WEFT_DOUBLE : WEFT_INT8;
+            size_t bytes = counts[j] * weft_dtype_size(t);
+            broadcast(c, b->a, in_place && me == root ? b->a : b->b, t, counts[j], root,
+                      bytes >= BC);
         }
     /* Byte-identical to the ordinary schedule. */
-    broadcast(c, b->a, b->b, WEFT_HALF, 4099, n - 1, true);
-    memcpy(b->got, b->b, 4099 * 2);
-    broadcast(c, b->oa, b->ob, WEFT_HALF, 4099, n - 1, false);
-    CHECK(memcmp(b->got, b->ob, 4099 * 2) == 0);
+    broadcast(c, b->a, b->b, WEFT_HALF, 600011, n - 1, true);
+    memcpy(b->got, b->b, 600011 * 2);
+    broadcast(c, b->oa, b->ob, WEFT_HALF, 600011, n - 1, false);
+    CHECK(memcmp(b->got, b->ob, 600011 * 2) == 0);
     /* The root's recvbuf in ordinary memory: the root fills it itself. */
-    broadcast(c, b->a, me == 0 ? b->ob : b->b, WEFT_INT32, 5003, 0, true);
+    broadcast(c, b->a, me == 0 ? b->ob : b->b, WEFT_INT32, 300007, 0, true);
     /* Everything in one allocation. */
-    broadcast(c, b->a, b->a + BUF_BYTES / 2, WEFT_INT32, 5003, n - 1, true);
+    broadcast(c, b->a, b->a + BUF_BYTES / 2, WEFT_INT32, BC / 4, n - 1, true);
     CHECK_ERR(weft_broadcast(c, b->a, b->b, 0, WEFT_INT32, 0, NULL), WEFT_OK);
 }
 
@@ -249,10 +259,11 @@ static void alltoalls(weft_comm *c, bufs *b)
     static const weft_dtype types[] = {WEFT_INT8,  WEFT_UINT8,    WEFT_INT16, WEFT_UINT16,
                                        WEFT_INT32, WEFT_UINT32,   WEFT_INT64, WEFT_UINT64,
                                        WEFT_HALF,  WEFT_BFLOAT16, WEFT_FLOAT, WEFT_DOUBLE};
+    /* Every type, half of the counts each (in place and out of place). */
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         size_t counts[] = {1, 2, 13, 1009};
-        for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
-            bool in_place = (j + k) % 2 == 0;
+        for (size_t j = k % 2; j < sizeof counts / sizeof counts[0]; j += 2) {
+            bool in_place = (j + k / 2) % 2 == 0;
             alltoall(c, b->a, in_place ? b->a : b->b, types[k], counts[j], true);
         }
     }
@@ -282,10 +293,11 @@ static void fallbacks(weft_comm *c, bufs *b)
     bool last = me == n - 1;
     reduce(c, last ? b->oa : b->a, b->b, WEFT_INT32, WEFT_SUM, 1009, 0, weft__test_small, false);
     reduce(c, b->a, me == 0 ? b->ob : b->b, WEFT_INT32, WEFT_MAX, 1009, 0, weft__test_small, false);
-    broadcast(c, b->a, last ? b->ob : b->b, WEFT_INT32, 1009, 0, false);
-    broadcast(c, me == 0 ? b->oa : b->a, b->b, WEFT_INT32, 1009, 0, false);
+    broadcast(c, b->a, last ? b->ob : b->b, WEFT_INT32, BC / 4, 0, false);
+    broadcast(c, me == 0 ? b->oa : b->a, b->b, WEFT_INT32, BC / 4, 0, false);
+    broadcast(c, b->a, b->b, WEFT_INT8, BC - 1, n - 1, false);
     /* Root's sendbuf in a, the others' recvbuf in a or b by rank. */
-    broadcast(c, b->a, me % 2 ? b->a + BUF_BYTES / 2 : b->b, WEFT_INT32, 1009, 0, n == 2);
+    broadcast(c, b->a, me % 2 ? b->a + BUF_BYTES / 2 : b->b, WEFT_INT32, BC / 4, 0, n == 2);
     alltoall(c, last ? b->oa : b->a, b->b, WEFT_INT32, 101, false);
     alltoall(c, b->a, last ? b->ob : b->b, WEFT_INT32, 101, false);
     alltoall(c, b->a, me == 0 ? b->a : b->b, WEFT_INT32, 101, false);
@@ -293,7 +305,7 @@ static void fallbacks(weft_comm *c, bufs *b)
      * sendbuf): nothing shows that they hold the root's recvbuf's
      * allocation, the second round says they do. */
     reduce(c, b->a, me == 1 ? b->b : NULL, WEFT_INT64, WEFT_SUM, 4097, 1, weft__test_small, true);
-    broadcast(c, me == 0 ? b->a : b->oa, b->b, WEFT_FLOAT, 4097, 0, true);
+    broadcast(c, me == 0 ? b->a : b->oa, b->b, WEFT_FLOAT, BC / 4 + 3, 0, true);
 }
 
 /* Ranks that disagree on the root or the size fail alike. */
@@ -303,7 +315,7 @@ static void disagreements(weft_comm *c, bufs *b)
     weft_diag d;
     char want[160];
     weft_diag_clear(&d);
-    weft_err e = weft_broadcast(c, b->a, b->b, 100, WEFT_INT32, me == n - 1 ? 1 : 0, &d);
+    weft_err e = weft_broadcast(c, b->a, b->b, BC / 4, WEFT_INT32, me == n - 1 ? 1 : 0, &d);
     CHECK_ERR(e, WEFT_EINVAL);
     if (me == 0) {
         snprintf(want, sizeof want,
@@ -366,7 +378,10 @@ int main(void)
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
     cfg.timeout_ms = 20000;
-    for (uint32_t n = 2; n <= 8; n++)
+    for (uint32_t n = 2; n <= 8; n++) {
+        int64_t t0 = weft__now_ns();
         weft__test_ranks_ok(n, &cfg, rank_main, NULL, 120000, "single-pass rooted, shm");
+        printf("%u ranks: %.2f s\n", n, (double)(weft__now_ns() - t0) / 1e9);
+    }
     return weft_test_done();
 }
