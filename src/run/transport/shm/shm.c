@@ -30,20 +30,14 @@
  * had to sleep and grows by a quarter when polling found work, so a rank
  * whose peers answer in microseconds keeps polling and one whose peers are
  * descheduled for milliseconds quickly stops burning its time slice. Then
- * it sleeps on the rank's doorbell, a futex word in its own segment header.
- * A waiter reads the bell, announces itself (sleepers), re-checks its rings
- * and only then sleeps on the value it read; a peer that moved a head or
- * tail or changed state issues a full fence and, only when the owner
- * announced itself, bumps the bell and wakes it. One of the two fences sees
- * the other side's write, so a wake-up cannot be lost, and no atomic
- * read-modify-write is paid while nobody sleeps. Sleeps last at most
+ * it sleeps on the rank's doorbell (bell.h) in its own segment header,
+ * which a peer rings after it moved a head or tail or changed state; the
+ * bell's re-check is "could any ring move now". Sleeps last at most
  * SHM_CHECK_NS, so peer liveness is still checked while nothing rings; the
  * poll phase checks it on the same period.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdatomic.h>
@@ -52,7 +46,6 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +53,7 @@
 #include "run/clock.h"
 #include "run/copy_nt.h"
 #include "run/liveness.h"
+#include "run/transport/shm/bell.h"
 #include "run/transport/xport.h"
 
 #define SHM_SLOTS 8u
@@ -87,11 +81,10 @@ typedef struct seg_hdr {
     uint32_t nranks;
     uint32_t slots;
     uint32_t slot_bytes;
-    /* The owner's doorbell: bumped by whoever does something the owner may
+    /* The owner's doorbell: rung by whoever does something the owner may
      * wait for (data into its rings, room in a ring it writes, a state
-     * change); the owner sleeps on it with a futex while sleepers > 0. */
-    _Atomic uint32_t bell;
-    _Atomic uint32_t sleepers;
+     * change). */
+    weft__bell bell;
 } seg_hdr;
 
 typedef struct ring_ctl {
@@ -143,16 +136,10 @@ static seg_hdr *hdr_of(unsigned char *seg)
 }
 
 /* Rings the doorbell of the segment's owner after this rank published a
- * head, a tail or a state (see the top of the file): the fence orders that
- * store before the load of sleepers. */
+ * head, a tail or a state. */
 static void ring_bell(unsigned char *seg)
 {
-    seg_hdr *h = hdr_of(seg);
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&h->sleepers, memory_order_relaxed)) {
-        atomic_fetch_add(&h->bell, 1);
-        syscall(SYS_futex, &h->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    }
+    weft__bell_ring(&hdr_of(seg)->bell);
 }
 
 static ring_ctl *ctl_of(unsigned char *seg, uint32_t sender)
@@ -481,21 +468,19 @@ static weft_err poll_once(weft__xport *x, bool *any, weft_diag *d)
     return WEFT_OK;
 }
 
-/* Sleeps on our doorbell unless a ring can move (see the top of the file). */
+/* The bell's re-check: could any peer's ring move now. */
+static bool any_can_move(void *arg)
+{
+    weft__xport *x = arg;
+    for (uint32_t q = 0; q < x->size; q++)
+        if (can_move(x, q)) return true;
+    return false;
+}
+
+/* Sleeps on our doorbell unless a ring can move. */
 static void sleep_on_bell(weft__xport *x, int64_t nap)
 {
-    seg_hdr *h = hdr_of(x->mine);
-    uint32_t seen = atomic_load(&h->bell);
-    atomic_fetch_add(&h->sleepers, 1);
-    atomic_thread_fence(memory_order_seq_cst);
-    bool ready = false;
-    for (uint32_t q = 0; q < x->size && !ready; q++)
-        ready = can_move(x, q);
-    if (!ready) {
-        struct timespec ts = {nap / 1000000000, nap % 1000000000};
-        syscall(SYS_futex, &h->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
-    }
-    atomic_fetch_sub(&h->sleepers, 1);
+    weft__bell_sleep(&hdr_of(x->mine)->bell, any_can_move, x, nap);
 }
 
 static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d)
