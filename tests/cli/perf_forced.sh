@@ -63,9 +63,16 @@ bad=$(printf '%s\n' "$ERR" | grep -v "^weft: perf: rank [0-3]: comm: algorithm r
 WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run allgather"
+# A misspelt algorithm fails init (it used to pass init, print the header
+# and fail the first call), as does a bad parameter.
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
-expect_err_has "comm: algorithm nosuch (WEFT_ALGO) for allreduce on switch:2: unknown algorithm 'nosuch'"
+expect_out ""
+expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --help lists them)"
+WEFT_ALGO=rings:0 run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+expect_out ""
+expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --help lists them)"
 
 # Bad flags name the flag, the value and what is expected.
 run perf allreduce -b 1X
