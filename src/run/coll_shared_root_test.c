@@ -117,10 +117,9 @@ static void broadcast(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
 {
     uint32_t me = weft_comm_rank(c);
     size_t bytes = count * weft_dtype_size(t);
-    if (me == root) {
-        weft__test_fill(ident, t, WEFT_SUM, s, root, count);
-        s[bytes] = 0x5a;
-    }
+    if (me == root) weft__test_fill(ident, t, WEFT_SUM, s, root, count);
+    if (me != root && r == s) memset(r, 0xa5, bytes); /* one buffer, as MPI_Bcast */
+    if (me == root || r == s) s[bytes] = 0x5a;
     if (r != s) memset(r, 0xa5, bytes + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
@@ -249,6 +248,8 @@ static void broadcasts(weft_comm *c, bufs *b)
     CHECK(memcmp(b->got, b->ob, 600011 * 2) == 0);
     /* The root's recvbuf in ordinary memory: the root fills it itself. */
     broadcast(c, b->a, me == 0 ? b->ob : b->b, WEFT_INT32, 300007, 0, true);
+    /* One buffer on every rank, as MPI_Bcast. */
+    broadcast(c, b->a, b->a, WEFT_UINT16, BC / 2 + 1, 0, true);
     /* Everything in one allocation. */
     broadcast(c, b->a, b->a + BUF_BYTES / 2, WEFT_INT32, BC / 4, n - 1, true);
     CHECK_ERR(weft_broadcast(c, b->a, b->b, 0, WEFT_INT32, 0, NULL), WEFT_OK);
