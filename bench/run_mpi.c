@@ -2,8 +2,8 @@
  *
  * Both run on the same buffers, allocated with weft_comm_alloc (memory every
  * rank on this host maps, so weft's allreduce runs single-pass on it:
- * coll_shared.c; each size's line names the path weft took, "shared" or
- * "ordinary"), float sum, rank r contributing r+1 so every
+ * coll_shared.c; each size's line names the path weft took: "small" for
+ * the eager path of coll_small.c, "shared" or "ordinary"), float sum, rank r contributing r+1 so every
  * result is exact and checked), sizes 1 KiB to the maximum (default 256
  * MiB) in x4 steps; each size is timed as the slowest rank's time over a
  * few iterations (fewer for large sizes) after 1 + iterations/5 warm-up
@@ -184,9 +184,11 @@ int main(int argc, char **argv)
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
         j.count = bytes / sizeof(float);
         int iters = iterations(bytes);
-        uint64_t fast0 = weft__region_fast_calls(wc);
+        uint64_t fast0 = weft__region_fast_calls(wc), small0 = weft__region_small_calls(wc);
         double tw = timed(&j, 1, iters);
-        const char *path = weft__region_fast_calls(wc) > fast0 ? "shared" : "ordinary";
+        const char *path = weft__region_small_calls(wc) > small0 ? "small"
+                           : weft__region_fast_calls(wc) > fast0  ? "shared"
+                                                                  : "ordinary";
         double tm = timed(&j, 0, iters);
         if (tw < 0 || tm < 0) bad = 1;
         double bw = tw > 0 ? (double)bytes / tw / 1e9 * factor : 0;

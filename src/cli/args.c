@@ -58,13 +58,14 @@ static size_t count_opts(const cli_syntax *syn)
 
 int cli_usage_error(const cli_syntax *syn, const char *fmt, ...)
 {
+    /* One write (see cli_error): every rank of a job may say this at once. */
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs("weft: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: %s %s\nrun '%s --help' for details\n", syn->path, syn->args,
-            syn->path);
+    fprintf(stderr, "weft: %s\nusage: %s %s\nrun '%s --help' for details\n", msg, syn->path,
+            syn->args, syn->path);
     return CLI_EXIT_USAGE;
 }
 

@@ -13,6 +13,8 @@
 #include "cli/commands.h"
 #include "cli/mpi/cli_mpi.h"
 #include "weft/comm.h"
+#include "weft/synth.h"
+#include "weft/topo.h"
 
 static const cli_opt perf_opts[] = {
     {"minbytes", 'b', "SIZE", "smallest size in bytes, K/M/G suffixes (default 8)"},
@@ -41,7 +43,9 @@ static const cli_syntax perf_syntax = {
              "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
              "reducescatter, broadcast, reduce or alltoall. For allgather the size is\n"
              "the total output, for reducescatter the total input, for alltoall one\n"
-             "rank's input; sizes are rounded down to whole elements per rank.\n"
+             "rank's input; sizes are rounded down to whole elements per rank and to\n"
+             "whole chunks of a forced plan or algorithm (--plan, WEFT_PLAN, WEFT_ALGO),\n"
+             "which must divide the data; the header names what is forced.\n"
              "Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter\n"
              "and alltoall, 1 for broadcast and reduce.\n"
              "\n"
@@ -68,7 +72,8 @@ typedef struct perf {
     bool check;
     unsigned char *send, *recv;
     weft_comm_plan *plan; /* NULL: the built-in collectives */
-    uint32_t chunks;      /* the plan's, else 1 */
+    uint32_t chunks;      /* the forced plan's or algorithm's, else 1 */
+    char schedule[160];   /* what the header says runs */
 } perf;
 
 static bool parse_size(const char *s, size_t *out)
@@ -290,7 +295,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
                names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self", p->iters,
-               p->warmup, p->check ? 1 : 0, p->plan ? "plan" : "schedule chosen per call");
+               p->warmup, p->check ? 1 : 0, p->schedule);
         printf("#\n");
         printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
                "in-place");
@@ -355,6 +360,45 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     return total_wrong ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
+/* The chunks of the plan or algorithm the environment forces for every
+ * call (WEFT_PLAN, WEFT_ALGO; docs/run.md), so that perf can round its
+ * sizes to them as it does for --plan, and the header's description. Every
+ * rank computes the same (init checked that the settings agree). When the
+ * plan or algorithm does not build this collective, 1: the first call
+ * then fails with the runtime's own message. */
+static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uint32_t n,
+                              uint32_t root, char *what, size_t what_size)
+{
+    weft_coll wc;
+    uint32_t chunks = 1;
+    weft_plan *plan = NULL;
+    weft_topo *topo = NULL;
+    snprintf(what, what_size, "schedule chosen per call");
+    if (!weft_coll_parse(coll, strlen(coll), &wc)) return 1;
+    if (cfg->plan_file && *cfg->plan_file) {
+        snprintf(what, what_size, "WEFT_PLAN=%s", cfg->plan_file);
+        if (weft_plan_load_file(cfg->plan_file, &plan, NULL) == WEFT_OK &&
+            weft_plan_get_info(plan)->coll == wc)
+            chunks = weft_plan_get_info(plan)->chunks;
+    } else if (cfg->algo && *cfg->algo) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "switch:%u", n);
+        bool fabric = cfg->fabric && *cfg->fabric;
+        snprintf(what, what_size, "WEFT_ALGO=%s on %s", cfg->algo, fabric ? cfg->fabric : spec);
+        weft_err e = fabric ? weft_topo_from_spec(cfg->fabric, NULL, &topo, NULL)
+                            : weft_topo_preset(spec, &topo, NULL);
+        if (!e && weft_synth_classic(topo, cfg->algo, wc, (weft_rank){root}, &plan, NULL) == WEFT_OK)
+            chunks = weft_plan_get_info(plan)->chunks;
+    }
+    weft_plan_free(plan);
+    weft_topo_free(topo);
+    if (chunks > 1) {
+        size_t used = strlen(what);
+        snprintf(what + used, what_size - used, ", %u chunks", chunks);
+    }
+    return chunks;
+}
+
 int cli_cmd_perf(int argc, char **argv)
 {
     cli_args a;
@@ -383,27 +427,28 @@ int cli_cmd_perf(int argc, char **argv)
                              coll);
         goto free_args;
     }
-    const char *bad = NULL;
+    const char *bad = NULL, *want = NULL;
     if ((v = cli_args_get(&a, "minbytes")) && !parse_size(v, &minb))
-        bad = "-b";
+        bad = "-b", want = "bytes, K/M/G suffixes allowed, at most 1T";
     else if ((v = cli_args_get(&a, "maxbytes")) && !parse_size(v, &maxb))
-        bad = "-e";
+        bad = "-e", want = "bytes, K/M/G suffixes allowed, at most 1T";
     else if ((v = cli_args_get(&a, "stepfactor")) && !parse_long(v, 2, 1 << 20, &factor))
-        bad = "-f";
+        bad = "-f", want = "an integer 2 .. 1048576";
     else if ((v = cli_args_get(&a, "iters")) && !parse_long(v, 1, 1 << 30, &p.iters))
-        bad = "-n";
+        bad = "-n", want = "an integer 1 .. 1073741824";
     else if ((v = cli_args_get(&a, "warmup_iters")) && !parse_long(v, 0, 1 << 30, &p.warmup))
-        bad = "-w";
+        bad = "-w", want = "an integer 0 .. 1073741824";
     else if ((v = cli_args_get(&a, "check")) && !parse_long(v, 0, 1, &check))
-        bad = "-c";
+        bad = "-c", want = "0 or 1";
     else if ((v = cli_args_get(&a, "datatype")) && !weft_dtype_parse(v, &p.dtype))
-        bad = "-d";
+        bad = "-d", want = "int8, uint8, int16, uint16, int32, uint32, int64, uint64, half, "
+                           "bfloat16, float or double";
     else if ((v = cli_args_get(&a, "op")) && !weft_redop_parse(v, &p.op))
-        bad = "-o";
+        bad = "-o", want = "sum, prod, min or max";
     else if ((v = cli_args_get(&a, "root")) && !parse_long(v, 0, WEFT_MAX_RANKS - 1, &root))
-        bad = "-r";
+        bad = "-r", want = "a rank 0 .. 4095";
     if (bad) {
-        rc = cli_usage_error(&perf_syntax, "bad %s '%s'", bad, v);
+        rc = cli_usage_error(&perf_syntax, "bad %s '%s': expected %s", bad, v, want);
         goto free_args;
     }
     if (minb > maxb) {
@@ -436,6 +481,8 @@ int cli_cmd_perf(int argc, char **argv)
     p.chunks = 1;
     weft_plan *plan = NULL;
     const char *plan_file = cli_args_get(&a, "plan");
+    if (!plan_file)
+        p.chunks = forced_chunks(&cfg, coll, p.n, p.root, p.schedule, sizeof p.schedule);
     if (plan_file) {
         e = weft_plan_load_file(plan_file, &plan, &d);
         const weft_plan_info *info = e ? NULL : weft_plan_get_info(plan);
@@ -444,6 +491,7 @@ int cli_cmd_perf(int argc, char **argv)
                               weft_coll_name(info->coll), coll);
         if (!e) {
             p.chunks = info->chunks;
+            snprintf(p.schedule, sizeof p.schedule, "plan %s, %u chunks", plan_file, info->chunks);
             p.root = info->root.v;
             e = weft_comm_plan_new(p.c, plan, &p.plan, &d);
         }

@@ -8,14 +8,19 @@
 #include "cli/cli.h"
 #include "weft/log.h"
 
+/* One line, written at once: stderr is unbuffered, and the ranks of a job
+ * share it (weft launch, mpirun), so a line written in three pieces came
+ * out interleaved with other ranks' ("weft: weft: perf: rank 1: ..."). */
 void cli_error(const char *fmt, ...)
 {
+    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("weft: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+    line[len] = '\n';
+    fprintf(stderr, "weft: %.*s", (int)len + 1, line);
 }
 
 int cli_fail(weft_err err, const weft_diag *d)

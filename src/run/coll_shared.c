@@ -43,6 +43,7 @@
 
 #include "run/coll_shared.h"
 #include "run/coll_shared_core.h"
+#include "run/coll_small.h"
 #include "run/copy_nt.h"
 #include "run/transport/shm/region.h"
 
@@ -54,6 +55,18 @@ const char *weft__shared_kind_name(uint32_t kind)
     static const char *const names[] = {"?",         "allreduce", "reduce-scatter", "allgather",
                                         "broadcast", "reduce",    "alltoall"};
     return names[kind < sizeof names / sizeof names[0] ? kind : 0];
+}
+
+weft_err weft__shared_check(weft_comm *c, uint32_t kind, size_t bytes,
+                            const weft__region_rec *recs, weft_diag *d)
+{
+    for (uint32_t q = 0; q < c->size; q++)
+        if (recs[q].kind != kind || recs[q].bytes != bytes)
+            return weft_diag_set(
+                d, WEFT_EINVAL, "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
+                weft__shared_kind_name(recs[q].kind), (unsigned long long)recs[q].bytes, c->rank,
+                weft__shared_kind_name(kind), (unsigned long long)bytes);
+    return WEFT_OK;
 }
 
 /* Publishes this rank's record and decides with everyone's: *ran stays
@@ -71,13 +84,9 @@ weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, si
     weft_err e = weft__region_post(c, &me, recs, d);
     if (e) return e;
     *seq = me.seq;
+    if ((e = weft__shared_check(c, kind, bytes, recs, d))) return e;
     bool fast = true;
     for (uint32_t q = 0; q < c->size; q++) {
-        if (recs[q].kind != kind || recs[q].bytes != bytes)
-            return weft_diag_set(
-                d, WEFT_EINVAL, "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
-                weft__shared_kind_name(recs[q].kind), (unsigned long long)recs[q].bytes, c->rank,
-                weft__shared_kind_name(kind), (unsigned long long)bytes);
         if ((recs[q].flags & need) != need) fast = false;
         if ((need & WEFT__REC_SEND) && recs[q].sid != recs[0].sid) fast = false;
         if ((need & WEFT__REC_RECV) && recs[q].rid != recs[0].rid) fast = false;
@@ -170,8 +179,12 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
                                 size_t es, weft__reduce_fn fn, bool *ran, weft_diag *d)
 {
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
     size_t bytes = count * es;
+    if (weft__small_allreduce_fits(c, bytes)) {
+        *ran = true;
+        return weft__small_allreduce(c, sendbuf, recvbuf, count, es, fn, d);
+    }
+    if (!weft__region_usable(c)) return WEFT_OK;
     uint64_t seq;
     weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLREDUCE, sendbuf, bytes, recvbuf, bytes,
                                     bytes, WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);

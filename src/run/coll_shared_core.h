@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "run/comm_internal.h"
+#include "run/transport/shm/region.h"
 
 /* Calls of at least this many bytes write their results with streaming
  * stores: beyond the caches the caller reads them back from memory anyway
@@ -29,6 +30,11 @@ enum {
 
 /* "allreduce", ... for a kind; "?" for anything else. */
 const char *weft__shared_kind_name(uint32_t kind);
+
+/* WEFT_EINVAL, with the same message on every rank's side, unless every
+ * record recs[0 .. size) names collective kind with `bytes` bytes. */
+weft_err weft__shared_check(weft_comm *c, uint32_t kind, size_t bytes,
+                            const weft__region_rec *recs, weft_diag *d);
 
 /* Publishes this rank's record and decides with everyone's: *ran stays
  * false (the ordinary path) unless every rank's buffers that `need`s

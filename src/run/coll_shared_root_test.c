@@ -17,6 +17,7 @@
  * records when some rank's buffers do not show that it holds the
  * allocations (a non-root of reduce passing NULL). Ranks that disagree on
  * the root or the size fail on every rank with a message naming both.
+ * Over TCP the memory is allocated but every call runs the ordinary way.
  * weft_comm_alloc under allocation failure (see oom_main). */
 #include <stdlib.h>
 #include <string.h>
@@ -116,10 +117,9 @@ static void broadcast(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
 {
     uint32_t me = weft_comm_rank(c);
     size_t bytes = count * weft_dtype_size(t);
-    if (me == root) {
-        weft__test_fill(ident, t, WEFT_SUM, s, root, count);
-        s[bytes] = 0x5a;
-    }
+    if (me == root) weft__test_fill(ident, t, WEFT_SUM, s, root, count);
+    if (me != root && r == s) memset(r, 0xa5, bytes); /* one buffer, as MPI_Bcast */
+    if (me == root || r == s) s[bytes] = 0x5a;
     if (r != s) memset(r, 0xa5, bytes + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
@@ -248,6 +248,8 @@ static void broadcasts(weft_comm *c, bufs *b)
     CHECK(memcmp(b->got, b->ob, 600011 * 2) == 0);
     /* The root's recvbuf in ordinary memory: the root fills it itself. */
     broadcast(c, b->a, me == 0 ? b->ob : b->b, WEFT_INT32, 300007, 0, true);
+    /* One buffer on every rank, as MPI_Bcast. */
+    broadcast(c, b->a, b->a, WEFT_UINT16, BC / 2 + 1, 0, true);
     /* Everything in one allocation. */
     broadcast(c, b->a, b->a + BUF_BYTES / 2, WEFT_INT32, BC / 4, n - 1, true);
     CHECK_ERR(weft_broadcast(c, b->a, b->b, 0, WEFT_INT32, 0, NULL), WEFT_OK);
@@ -372,6 +374,30 @@ static int rank_main(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, body, arg);
 }
 
+/* Over TCP the memory is allocated, but every call takes the ordinary
+ * schedule (no record is even exchanged). */
+static int tcp_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    void *pa = NULL, *pb = NULL;
+    if (weft_comm_alloc(c, BUF_BYTES + 64, &pa, NULL) ||
+        weft_comm_alloc(c, BUF_BYTES + 64, &pb, NULL))
+        return 90;
+    unsigned char *a = pa, *b = pb;
+    reduce(c, a, b, WEFT_FLOAT, WEFT_SUM, 1009, 1, weft__test_small, false);
+    reduce(c, a, a, WEFT_INT32, WEFT_MAX, 1009, 0, weft__test_small, false);
+    broadcast(c, a, b, WEFT_INT32, BC / 4, 2, false);
+    alltoall(c, a, b, WEFT_INT16, 1009, false);
+    alltoall(c, a, a, WEFT_INT16, 1009, false);
+    CHECK_INT(weft__region_fast_calls(c), 0);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int tcp_main(const weft_comm_config *cfg, void *arg)
+{
+    return weft__test_with_comm(cfg, tcp_body, arg);
+}
+
 int main(void)
 {
     weft_comm_config cfg;
@@ -383,5 +409,7 @@ int main(void)
         weft__test_ranks_ok(n, &cfg, rank_main, NULL, 120000, "single-pass rooted, shm");
         printf("%u ranks: %.2f s\n", n, (double)(weft__now_ns() - t0) / 1e9);
     }
+    cfg.transport = WEFT_TRANSPORT_TCP;
+    weft__test_ranks_ok(3, &cfg, tcp_main, NULL, 120000, "single-pass rooted, tcp");
     return weft_test_done();
 }

@@ -22,6 +22,7 @@
 
 #include "base/testing.h"
 #include "run/clock.h"
+#include "run/coll_small.h"
 #include "run/comm_internal.h"
 #include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
@@ -63,13 +64,15 @@ static void allreduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
     weft__test_fill(val, t, op, s, me, count);
     s[bytes] = 0x5a;
     if (r != s) memset(r, 0xa5, bytes + 1);
-    uint64_t before = weft__region_fast_calls(c);
+    uint64_t before = weft__region_fast_calls(c), small0 = weft__region_small_calls(c);
+    bool small = weft__small_allreduce_fits(c, bytes); /* coll_small_test covers it */
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, r, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
-    CHECK_INT(weft__region_fast_calls(c) - before, fast ? 1 : 0);
+    CHECK_INT(weft__region_fast_calls(c) - before, fast && !small ? 1 : 0);
+    CHECK_INT(weft__region_small_calls(c) - small0, small ? 1 : 0);
     report(c, "allreduce", t, op, count, r == s, weft__test_reduce_wrong(val, t, op, r, n, count));
     CHECK_INT(r[bytes], r == s ? 0x5a : 0xa5);
     if (r != s) {

@@ -272,6 +272,13 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     c->job_tag = weft__fnv64(WEFT__FNV_INIT, job.secret, sizeof job.secret);
     e = comm_connect(c, &job, local, deadline, d);
     if (e) goto free_comm;
+    /* Control pages for the calls that exchange records (small calls on
+     * any buffers, calls on weft_comm_alloc memory): only when every peer
+     * is on shared memory, which every rank knows alike. */
+    bool all_shm = c->size > 1;
+    for (uint32_t q = 0; q < c->size; q++)
+        all_shm = all_shm && (q == c->rank || c->via[q] == WEFT__VIA_SHM);
+    if (all_shm && (e = weft__region_init(c, d))) goto free_comm;
     e = weft__select_init(c, cfg, d);
     if (e) goto free_comm;
     *out = c;

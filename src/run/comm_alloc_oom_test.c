@@ -18,7 +18,8 @@
  * weft_test_oom_sweep's (WEFT_ENOMEM, no live block) plus the peers'.
  *
  * On one rank, weft_test_oom_sweep covers the whole of weft_comm_init plus
- * two weft_comm_alloc calls (the first also creates the control pages),
+ * two weft_comm_alloc calls (the first also creates the control pages,
+ * which on several ranks on shared memory weft_comm_init makes),
  * with the same /dev/shm check after every failed attempt. */
 #include <dirent.h>
 #include <stdio.h>
@@ -146,8 +147,10 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
     }
     CHECK_INT(leaks_now(), 0);
     if (me == v) printf("rank %u of %u: %ld injected failures\n", me, cfg->size, attempts);
-    /* At least the control pages' and the segment's allocations were hit. */
-    if (me == v && attempts < 6) {
+    /* At least the segment's allocations were hit (on shared memory the
+     * control pages are made at setup, weft__region_init; the 1-rank sweep
+     * below makes them in weft_comm_alloc). */
+    if (me == v && attempts < 4) {
         fprintf(stderr, "rank %u: only %ld injected failures\n", me, attempts);
         return 92;
     }

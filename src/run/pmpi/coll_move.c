@@ -1,10 +1,20 @@
 /* The collectives that only move data, interposed: MPI_Allgather, MPI_Bcast
  * and MPI_Alltoall (see pmpi.h), served by weft_allgather, weft_broadcast
- * and weft_alltoall (so the schedule is weft's choice for the call). They
- * are served on MPI_COMM_WORLD for any datatype laid out contiguously
- * (weft__pmpi_contig_bytes), moved as bytes (WEFT_UINT8, count = bytes),
- * when the chosen schedule fits (weft__pmpi_unfit); MPI_IN_PLACE is handled
- * for MPI_Allgather and MPI_Alltoall. */
+ * and weft_alltoall (so the schedule is weft's choice for the call), as
+ * bytes (WEFT_UINT8, count = bytes), on MPI_COMM_WORLD when the chosen
+ * schedule fits (weft__pmpi_unfit); MPI_IN_PLACE is handled for
+ * MPI_Allgather and MPI_Alltoall.
+ *
+ * MPI lets the ranks of one call describe their data with different
+ * datatypes as long as the type signatures match (one rank's 8 MPI_INTs may
+ * be another's vector of 8 strided ints), so the decision to serve a call
+ * must not depend on a datatype's layout: only on its bytes, which match.
+ * A rank whose datatype is contiguous moves its buffer as it is; a rank
+ * whose datatype is not packs it into a private copy first (and unpacks
+ * what it received), so every rank takes the same path. (The first version
+ * passed non-contiguous datatypes to MPI on the ranks that had them and
+ * served the others with weft: a legal program hung.) */
+#include <stdlib.h>
 #include <string.h>
 
 #include "run/pmpi/pmpi.h"
@@ -19,90 +29,146 @@ static const char *why_not(MPI_Comm comm)
     return NULL;
 }
 
-/* The bytes per rank of a send/receive pair when both sides are contiguous
- * and carry the same number of bytes; sendbuf MPI_IN_PLACE ignores the send
- * side. NULL when servable, else why not. */
-static const char *pair_bytes(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
-                              MPI_Datatype rtype, size_t *out)
+/* The layouts of a send/receive pair (count elements each) that carry the
+ * same bytes; sendbuf MPI_IN_PLACE ignores the send side. NULL when
+ * servable, else why not. */
+static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
+                               MPI_Datatype rtype, weft__pmpi_layout *sl, weft__pmpi_layout *rl)
 {
-    size_t rb, sb;
-    if (!weft__pmpi_contig_bytes(rtype, rcount, &rb)) return "non-contiguous receive datatype";
+    if (!weft__pmpi_layout_of(rtype, rcount, rl)) return "bad receive datatype or count";
+    *sl = *rl;
     if (sendbuf != MPI_IN_PLACE) {
-        if (!weft__pmpi_contig_bytes(stype, scount, &sb)) return "non-contiguous send datatype";
-        if (sb != rb) return "send and receive sizes differ";
+        if (!weft__pmpi_layout_of(stype, scount, sl)) return "bad send datatype or count";
+        if (sl->bytes != rl->bytes) return "send and receive sizes differ";
     }
-    *out = rb;
     return NULL;
+}
+
+/* A private buffer of bytes (at least one, so that 0 bytes is not NULL). */
+static weft_err scratch(size_t bytes, unsigned char **out, weft_diag *d)
+{
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out)
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a packed copy of %zu bytes",
+                             bytes);
+    return WEFT_OK;
 }
 
 PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    size_t bytes = 0;
+    weft__pmpi_layout sl, rl;
     const char *why = why_not(comm);
-    if (!why) why = pair_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes);
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLGATHER, bytes, WEFT_UINT8, 0);
+    if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLGATHER, rl.bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_ALLGATHER, why);
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
     weft__pmpi_served(WEFT__PMPI_ALLGATHER);
     weft_comm *c = weft__pmpi_comm();
-    /* MPI_IN_PLACE: this rank's block is already at its place in recvbuf,
-     * which is weft's in-place convention. */
-    const void *src = sendbuf == MPI_IN_PLACE
-                          ? (const unsigned char *)recvbuf + weft_comm_rank(c) * bytes
-                          : sendbuf;
+    uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
+    size_t bytes = rl.bytes;
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
+    const void *src = sendbuf;
     weft_diag d;
     weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    if (!rl.contig && !(e = scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!e && in_place) {
+        /* This rank's block is at its place in recvbuf: weft's in-place
+         * convention, once packed. */
+        src = out + me * bytes;
+        if (!rl.contig)
+            e = weft__pmpi_pack((unsigned char *)recvbuf + (MPI_Aint)me * recvcount * rl.extent,
+                                (size_t)recvcount, recvtype, &rl, packed_out + me * bytes, false,
+                                &d);
+    } else if (!e && !sl.contig && !(e = scratch(bytes, &packed_in, &d))) {
+        src = packed_in;
+        e = weft__pmpi_pack(sendbuf, (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
+    }
     weft__pmpi_enter();
-    weft_err e = weft_allgather(c, src, recvbuf, bytes, WEFT_UINT8, &d);
+    if (!e) e = weft_allgather(c, src, out, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
+    if (!e && !rl.contig)
+        e = weft__pmpi_pack(recvbuf, (size_t)n * (size_t)recvcount, recvtype, &rl, packed_out,
+                            true, &d);
+    free(packed_in);
+    free(packed_out);
     return e ? weft__pmpi_fail(WEFT__PMPI_ALLGATHER, comm, &d) : MPI_SUCCESS;
 }
 
 PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    size_t bytes = 0;
+    weft__pmpi_layout l;
     const char *why = why_not(comm);
-    if (!why && !weft__pmpi_contig_bytes(datatype, count, &bytes))
-        why = "non-contiguous datatype";
+    if (!why && !weft__pmpi_layout_of(datatype, count, &l)) why = "bad datatype or count";
     if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(weft__pmpi_comm())))
         why = "root out of range";
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_BROADCAST, bytes, WEFT_UINT8, (uint32_t)root);
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_BCAST, why);
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     }
     weft__pmpi_served(WEFT__PMPI_BCAST);
+    weft_comm *c = weft__pmpi_comm();
+    bool is_root = weft_comm_rank(c) == (uint32_t)root;
+    unsigned char *data = buffer, *packed = NULL;
     weft_diag d;
     weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    if (!l.contig && !(e = scratch(l.bytes, &packed, &d))) {
+        data = packed;
+        if (is_root) e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, false, &d);
+    }
     weft__pmpi_enter();
-    weft_err e = weft_broadcast(weft__pmpi_comm(), buffer, buffer, bytes, WEFT_UINT8,
-                                (uint32_t)root, &d);
+    if (!e) e = weft_broadcast(c, data, data, l.bytes, WEFT_UINT8, (uint32_t)root, &d);
     weft__pmpi_leave();
+    if (!e && !l.contig && !is_root)
+        e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, true, &d);
+    free(packed);
     return e ? weft__pmpi_fail(WEFT__PMPI_BCAST, comm, &d) : MPI_SUCCESS;
 }
 
 PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    size_t bytes = 0;
+    weft__pmpi_layout sl, rl;
     const char *why = why_not(comm);
-    if (!why) why = pair_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, &bytes);
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLTOALL, bytes, WEFT_UINT8, 0);
+    if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
+    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLTOALL, rl.bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(WEFT__PMPI_ALLTOALL, why);
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
     weft__pmpi_served(WEFT__PMPI_ALLTOALL);
-    /* MPI_IN_PLACE: recvbuf holds the input, which is weft's in-place
-     * convention (sendbuf == recvbuf). */
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    weft_comm *c = weft__pmpi_comm();
+    size_t n = weft_comm_size(c), bytes = rl.bytes;
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
+    const void *src = sendbuf;
     weft_diag d;
     weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    if (!rl.contig && !(e = scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!e && in_place) {
+        /* recvbuf holds the input: weft's in-place convention (sendbuf ==
+         * recvbuf), once packed. */
+        src = out;
+        if (!rl.contig)
+            e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, false,
+                                &d);
+    } else if (!e && !sl.contig && !(e = scratch(n * bytes, &packed_in, &d))) {
+        src = packed_in;
+        e = weft__pmpi_pack(sendbuf, n * (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
+    }
     weft__pmpi_enter();
-    weft_err e = weft_alltoall(weft__pmpi_comm(), src, recvbuf, bytes, WEFT_UINT8, &d);
+    if (!e) e = weft_alltoall(c, src, out, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
+    if (!e && !rl.contig)
+        e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, true, &d);
+    free(packed_in);
+    free(packed_out);
     return e ? weft__pmpi_fail(WEFT__PMPI_ALLTOALL, comm, &d) : MPI_SUCCESS;
 }

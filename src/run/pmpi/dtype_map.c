@@ -75,16 +75,42 @@ bool weft__pmpi_op(MPI_Op op, weft_redop *out)
     return true;
 }
 
-bool weft__pmpi_contig_bytes(MPI_Datatype t, int count, size_t *out)
+bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out)
 {
     if (count < 0 || t == MPI_DATATYPE_NULL) return false;
     int size;
     MPI_Aint lb, extent, tlb, textent;
     if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
         PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(t, &tlb, &textent) != MPI_SUCCESS)
+        PMPI_Type_get_true_extent(t, &tlb, &textent) != MPI_SUCCESS || size < 0)
         return false;
-    if (lb != 0 || tlb != 0 || extent != size || textent != size) return false;
-    *out = (size_t)size * (size_t)count;
+    out->size = (size_t)size;
+    out->bytes = (size_t)size * (size_t)count;
+    out->contig = lb == 0 && tlb == 0 && extent == size && textent == size;
+    out->extent = extent;
     return true;
+}
+
+weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t,
+                         const weft__pmpi_layout *l, unsigned char *packed, bool unpack,
+                         weft_diag *d)
+{
+    if (l->size == 0 || count == 0) return WEFT_OK;
+    size_t per = (size_t)INT_MAX / l->size; /* >= 1: a type's size is an int */
+    for (size_t at = 0; at < count;) {
+        size_t k = count - at < per ? count - at : per;
+        int pos = 0, bytes = (int)(k * l->size), rc;
+        unsigned char *elems = (unsigned char *)buf + (MPI_Aint)at * l->extent;
+        unsigned char *piece = packed + at * l->size;
+        if (unpack)
+            rc = PMPI_Unpack(piece, bytes, &pos, elems, (int)k, t, MPI_COMM_WORLD);
+        else
+            rc = PMPI_Pack(elems, (int)k, t, piece, bytes, &pos, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS || pos != bytes)
+            return weft_diag_set(d, WEFT_EIO,
+                                 "%s of %zu elements (%d bytes) failed (MPI error %d, %d bytes)",
+                                 unpack ? "MPI_Unpack" : "MPI_Pack", k, bytes, rc, pos);
+        at += k;
+    }
+    return WEFT_OK;
 }

@@ -4,11 +4,13 @@
  * MPI_Init, MPI_Init_thread, MPI_Finalize and six collectives. MPI_Init*
  * build one weft communicator over MPI_COMM_WORLD (weft_comm_init_mpi); the
  * collectives run on it when weft can serve the call exactly as MPI would
- * (MPI_COMM_WORLD, contiguous data, a predefined datatype and operator weft
- * reduces, and a schedule weft_comm_choose can run: see weft__pmpi_unfit)
- * and pass everything else to PMPI_*. Every decision depends only on
- * arguments MPI requires to agree across ranks, so all ranks of a call take
- * the same path. The communicator is used by one thread at a time, so weft
+ * (MPI_COMM_WORLD; for reductions a predefined datatype and operator weft
+ * reduces; for moves any datatype, packed when it is not contiguous; and a
+ * schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
+ * everything else to PMPI_*. Every decision depends only on arguments MPI
+ * requires to agree across ranks (for moves the bytes of the data, never
+ * the layout a rank's datatype gives them), so all ranks of a call take the
+ * same path. The communicator is used by one thread at a time, so weft
  * stays off when the program asks for MPI_THREAD_MULTIPLE.
  *
  * This is the one part of weft besides the CLI that reads the environment
@@ -79,10 +81,31 @@ int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d);
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
 /* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
 bool weft__pmpi_op(MPI_Op op, weft_redop *out);
-/* The bytes of count elements of t when they are laid out contiguously from
- * the buffer's start (no holes, no displacement: size == extent == true
- * extent, lower bounds 0), so they can move as plain bytes. False for a
- * non-contiguous type or a negative count. */
-bool weft__pmpi_contig_bytes(MPI_Datatype t, int count, size_t *out);
+/* How count elements of datatype t lie in a buffer: bytes is their data
+ * (count times the type's size: what MPI requires to match across ranks,
+ * whatever datatypes the ranks use), contig whether those bytes lie as they
+ * are from the buffer's start (no holes, no displacement: size == extent ==
+ * true extent, lower bounds 0), extent the type's extent (element i starts
+ * at buf + i * extent). */
+typedef struct weft__pmpi_layout {
+    size_t bytes;
+    size_t size; /* of one element */
+    bool contig;
+    MPI_Aint extent;
+} weft__pmpi_layout;
+
+/* False for a negative count or a datatype MPI cannot describe. */
+bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out);
+
+/* Copies count elements of layout l (datatype t) between buf, laid out as
+ * MPI describes them, and packed, count * l->size contiguous bytes
+ * (PMPI_Pack, or PMPI_Unpack when unpack), in pieces of at most INT_MAX
+ * bytes (MPI_Pack's limit). So ranks whose datatypes differ but whose type
+ * signatures match, as MPI allows for moves, all run weft on the same
+ * bytes. WEFT_EIO with d naming the call when MPI fails or packs another
+ * number of bytes than the data has. */
+weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t,
+                         const weft__pmpi_layout *l, unsigned char *packed, bool unpack,
+                         weft_diag *d);
 
 #endif

@@ -22,17 +22,35 @@
 #define REGION_SPIN_POLLS 4096u
 #define REGION_MAGIC 0x3130474552544657ULL /* "WFTREG01" */
 #define CTL_ID 0u
+/* The eager area of each of a rank's two slots (see eager_bytes). */
+#define REGION_EAGER_MAX ((size_t)64 << 10)
+#define REGION_EAGER_MIN ((size_t)4 << 10)
+#define REGION_EAGER_TOTAL ((size_t)1 << 20)
 
 enum { CTL_ALIVE = 1, CTL_CLOSED = 2, CTL_ABORTED = 3 };
 
+/* A call's record as it sits in a control page: seq is stored last, with
+ * release order, so a peer that reads seq with acquire order sees the rest
+ * of the record and the eager bytes before it. Record and seq share one
+ * cache line: a wait polls the line it then reads. */
+typedef struct ctl_rec {
+    _Atomic uint64_t seq;
+    weft__region_rec rec; /* rec.seq unused */
+} ctl_rec;
+
+/* The control page's fixed head; the two slots follow at CTL_SLOTS_OFF,
+ * each a record line and the slot's eager area (region.h). */
 typedef struct ctl_page {
     uint64_t magic;
     _Atomic uint32_t state;
     uint32_t pid;
-    _Alignas(64) _Atomic uint64_t posted;
     _Alignas(64) _Atomic uint64_t done;
-    _Alignas(64) weft__region_rec rec[2];
 } ctl_page;
+
+#define CTL_SLOTS_OFF 128u
+#define CTL_REC_BYTES 64u
+_Static_assert(sizeof(ctl_page) <= CTL_SLOTS_OFF, "control page head fits its lines");
+_Static_assert(sizeof(ctl_rec) <= CTL_REC_BYTES, "a record fits its cache line");
 
 /* One allocation: this rank's segment and the peers' (NULL where not
  * mapped: TCP peers), each with its size. */
@@ -49,7 +67,9 @@ struct weft__region {
     region_seg *segs;
     uint32_t next_id;
     uint32_t spin_polls; /* polls before a wait yields the CPU */
-    uint64_t seq, fast;
+    bool allocated;      /* weft_comm_alloc reached its allocation */
+    size_t eager;        /* bytes of each slot's eager area */
+    uint64_t seq, fast, small;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -80,6 +100,29 @@ static void seg_free(region_seg *s, uint32_t n)
 static ctl_page *ctl_of(const weft__region *g, uint32_t q)
 {
     return (ctl_page *)(void *)g->ctl->map[q];
+}
+
+/* Rank q's slot of call seq: its record line, then its eager area. */
+static unsigned char *slot_of(const weft__region *g, uint32_t q, uint64_t seq)
+{
+    return g->ctl->map[q] + CTL_SLOTS_OFF + (seq & 1) * (CTL_REC_BYTES + g->eager);
+}
+
+static ctl_rec *rec_of(const weft__region *g, uint32_t q, uint64_t seq)
+{
+    return (ctl_rec *)(void *)slot_of(g, q, seq);
+}
+
+/* Bytes of each slot's eager area for n ranks: REGION_EAGER_MAX, less for
+ * many ranks so that the control pages every rank maps stay within about
+ * REGION_EAGER_TOTAL bytes (n x 2 slots), never below REGION_EAGER_MIN.
+ * A multiple of the cache line. */
+static size_t eager_bytes(uint32_t n)
+{
+    size_t b = REGION_EAGER_TOTAL / 2 / (n ? n : 1);
+    if (b > REGION_EAGER_MAX) b = REGION_EAGER_MAX;
+    if (b < REGION_EAGER_MIN) b = REGION_EAGER_MIN;
+    return b / 64 * 64;
 }
 
 void weft__region_abort(weft__region *g)
@@ -212,6 +255,13 @@ static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err loca
         e = seg_create(c, s, name, bytes, d);
         linked = !e;
     }
+    if (!e && id == CTL_ID) {
+        /* Alive before any peer can map it (after the first gather). */
+        ctl_page *me = (ctl_page *)(void *)s->map[c->rank];
+        me->magic = REGION_MAGIC;
+        me->pid = (uint32_t)getpid();
+        atomic_store(&me->state, CTL_ALIVE);
+    }
     gather_card stack[1];
     gather_card *cards = all ? all : stack;
     if (!all) {
@@ -251,7 +301,8 @@ fail:
     return e;
 }
 
-/* Creates the region and its control pages on the first allocation. */
+/* Creates the region and its control pages (collective; see
+ * weft__region_init). */
 static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
 {
     weft_err e = local_err;
@@ -261,7 +312,9 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
                !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs))))
         e = weft_diag_code(d, WEFT_ENOMEM);
     region_seg *ctl = NULL;
-    weft_err g_e = alloc_seg(c, CTL_ID, sizeof(ctl_page), e, &ctl, d);
+    size_t eager = eager_bytes(c->size);
+    weft_err g_e = alloc_seg(c, CTL_ID, page_round(CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager)), e,
+                             &ctl, d);
     if (g_e) {
         weft__region_free(g);
         return g_e;
@@ -269,19 +322,19 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->rank = c->rank;
     g->size = c->size;
     g->ctl = ctl;
+    g->eager = eager;
     /* With more ranks than CPUs a spinning rank holds the CPU a peer it
      * waits for needs: yield at once then. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     g->spin_polls = cpus > 0 && (long)c->size > cpus ? 0 : REGION_SPIN_POLLS;
     g->next_id = CTL_ID + 1;
-    ctl_page *me = ctl_of(g, c->rank);
-    me->magic = REGION_MAGIC;
-    me->pid = (uint32_t)getpid();
-    atomic_store(&me->state, CTL_ALIVE);
     c->region = g;
-    /* Peers read this page only after the gathers of the allocation that
-     * follows (weft_comm_alloc), which order these stores before them. */
     return WEFT_OK;
+}
+
+weft_err weft__region_init(weft_comm *c, weft_diag *d)
+{
+    return region_start(c, WEFT_OK, d);
 }
 
 weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
@@ -302,6 +355,7 @@ weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
     weft_err e;
     if (!c->region && (e = region_start(c, local, d))) return e;
     weft__region *g = c->region;
+    g->allocated = true; /* reached by every rank alike: region_start agreed */
     region_seg *s = NULL;
     uint32_t id = g->next_id++;
     if ((e = alloc_seg(c, id, rounded, local, &s, d))) return e;
@@ -324,12 +378,32 @@ void weft_comm_free_mem(weft_comm *c, void *p)
     }
 }
 
-bool weft__region_usable(const weft_comm *c)
+bool weft__region_records(const weft_comm *c)
 {
     if (!c->region || c->size < 2) return false;
     for (uint32_t q = 0; q < c->size; q++)
         if (q != c->rank && c->via[q] != WEFT__VIA_SHM) return false;
     return true;
+}
+
+bool weft__region_oversubscribed(const weft_comm *c)
+{
+    return c->region && c->region->spin_polls == 0;
+}
+
+bool weft__region_usable(const weft_comm *c)
+{
+    return weft__region_records(c) && c->region->allocated;
+}
+
+size_t weft__region_eager_bytes(const weft_comm *c)
+{
+    return weft__region_records(c) ? c->region->eager : 0;
+}
+
+unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq)
+{
+    return slot_of(c->region, q, seq) + CTL_REC_BYTES;
 }
 
 bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id,
@@ -375,6 +449,16 @@ uint64_t weft__region_fast_calls(const weft_comm *c)
     return c->region ? c->region->fast : 0;
 }
 
+uint64_t weft__region_small_calls(const weft_comm *c)
+{
+    return c->region ? c->region->small : 0;
+}
+
+void weft__region_count_small(weft_comm *c)
+{
+    c->region->small++;
+}
+
 void weft__region_count_fast(weft_comm *c)
 {
     c->region->fast++;
@@ -394,25 +478,34 @@ static void pause_cpu(void)
 #endif
 }
 
-/* Waits until every peer's counter (posted or done) reaches seq. */
-static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
+/* Rank q's counter for a wait: its record of call seq (posted) or its
+ * done counter. */
+static _Atomic uint64_t *counter_of(const weft__region *g, uint32_t q, bool done, uint64_t seq)
+{
+    return done ? &ctl_of(g, q)->done : &rec_of(g, q, seq)->seq;
+}
+
+/* Advances *q past every rank whose counter reached seq; true when all
+ * have. */
+static bool reached(const weft__region *g, uint32_t *q, bool done, uint64_t seq)
+{
+    for (; *q < g->size; ++*q)
+        if (*q != g->rank &&
+            atomic_load_explicit(counter_of(g, *q, done, seq), memory_order_acquire) < seq)
+            return false;
+    return true;
+}
+
+/* The rest of wait_all once polling stopped paying: yields the CPU between
+ * polls, checks the waited-on peer's liveness every REGION_CHECK_NS and the
+ * timeout. */
+static weft_err wait_slow(weft_comm *c, bool done, uint64_t seq, uint32_t q, weft_diag *d)
 {
     weft__region *g = c->region;
     int64_t start = weft__now_ns(), next_check = start + REGION_CHECK_NS;
-    uint32_t q = 0;
-    for (unsigned polls = 0;; polls++) {
-        while (q < g->size) {
-            ctl_page *p = ctl_of(g, q);
-            _Atomic uint64_t *w = done ? &p->done : &p->posted;
-            if (q != g->rank && atomic_load_explicit(w, memory_order_acquire) < seq) break;
-            q++;
-        }
-        if (q == g->size) return WEFT_OK;
-        if (polls < g->spin_polls) {
-            pause_cpu();
-            continue;
-        }
+    for (unsigned polls = 1;; polls++) {
         sched_yield();
+        if (reached(g, &q, done, seq)) return WEFT_OK;
         if (polls % 16) continue;
         int64_t now = weft__now_ns();
         if (now >= next_check) {
@@ -422,8 +515,7 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
             bool gone = st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
             /* A peer that finished this call and then closed or exited
              * published its counter first: look again before failing. */
-            _Atomic uint64_t *w = done ? &p->done : &p->posted;
-            if (gone && atomic_load_explicit(w, memory_order_acquire) >= seq) continue;
+            if (gone && reached(g, &q, done, seq)) return WEFT_OK;
             weft_err e = WEFT_OK;
             if (st == CTL_ABORTED)
                 e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
@@ -438,21 +530,40 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
     }
 }
 
+/* Waits until every peer's counter (posted or done) reaches seq. A record
+ * slot holds call seq or seq - 2 while this rank waits for seq: no peer
+ * can publish seq + 2 before this rank published seq + 1. The poll phase
+ * reads no clock (a clock read costs as much as a cache-line transfer
+ * between the cores here), so the timeout counts from its end. */
+static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
+{
+    weft__region *g = c->region;
+    uint32_t q = 0;
+    for (unsigned polls = 0;; polls++) {
+        if (reached(g, &q, done, seq)) return WEFT_OK;
+        if (polls >= g->spin_polls) break;
+        pause_cpu();
+    }
+    return wait_slow(c, done, seq, q, d);
+}
+
 weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
                            weft_diag *d)
 {
     weft__region *g = c->region;
-    ctl_page *me = ctl_of(g, g->rank);
-    me->rec[rec->seq & 1] = *rec;
-    atomic_store_explicit(&me->posted, rec->seq, memory_order_release);
+    ctl_rec *me = rec_of(g, g->rank, rec->seq);
+    me->rec = *rec;
+    atomic_store_explicit(&me->seq, rec->seq, memory_order_release);
     weft_err e = wait_all(c, false, rec->seq, d);
     if (e) return e;
     for (uint32_t q = 0; q < g->size; q++) {
-        recs[q] = ctl_of(g, q)->rec[rec->seq & 1];
-        if (recs[q].seq != rec->seq) {
+        const ctl_rec *p = rec_of(g, q, rec->seq);
+        uint64_t got = atomic_load_explicit(&p->seq, memory_order_acquire);
+        recs[q] = p->rec;
+        recs[q].seq = got;
+        if (got != rec->seq) {
             weft_diag_set(d, WEFT_EPARSE, "shm: rank %u published call %llu, rank %u expected %llu",
-                          q, (unsigned long long)recs[q].seq, g->rank,
-                          (unsigned long long)rec->seq);
+                          q, (unsigned long long)got, g->rank, (unsigned long long)rec->seq);
             return weft__comm_fail(c, WEFT_EPARSE, d);
         }
     }
@@ -462,7 +573,9 @@ weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__regi
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
 {
     weft__region *g = c->region;
-    atomic_thread_fence(memory_order_seq_cst);
+    /* Release order: every read of a peer's buffer and write into one
+     * (streaming stores are fenced by their writer) happens before a peer
+     * that sees the counter goes on. */
     atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
     return wait_all(c, true, seq, d);
 }

@@ -11,14 +11,20 @@
  * /dev/shm. Any rank's failure fails the call on every rank (agreed over
  * the bootstrap channel) and nothing stays allocated.
  *
- * Control. The first weft_comm_alloc also creates the control page of each
- * rank (same scheme, id 0): its state (alive, closed, aborted), its pid, a
- * "posted" and a "done" counter on their own cache lines, and the record of
- * the last two calls (which allocation and offsets hold the buffers). A
- * rank publishes a counter with a release store and waits for a peer's
- * with acquire loads; a wait checks every REGION_CHECK_NS that the peer is
- * alive (state, pid) and ends with WEFT_ETIMEDOUT after the communicator's
- * timeout.
+ * Control. Each rank has a control segment (same scheme, id 0), created
+ * at communicator setup when every peer is reached over shared memory
+ * (weft__region_init), else by the first weft_comm_alloc. It holds the
+ * rank's state (alive, closed, aborted), its pid, a "done" counter, and two
+ * slots used by calls alternately (call k uses slot k mod 2); a slot is a
+ * record line (which collective, its size, which allocation and offsets
+ * hold the buffers; the call number is stored last) and an eager area into
+ * which small calls copy their input so that peers can read it
+ * (coll_small.c). A rank publishes with release stores and waits for a
+ * peer's with acquire loads; a wait checks every REGION_CHECK_NS that the
+ * peer is alive (state, pid) and ends with WEFT_ETIMEDOUT after the
+ * communicator's timeout. Slot reuse is safe without a second barrier: a
+ * rank publishes call k + 2 only after every rank published call k + 1,
+ * and every rank publishes k + 1 only after it finished reading call k.
  */
 #ifndef WEFT_RUN_REGION_H
 #define WEFT_RUN_REGION_H
@@ -58,10 +64,31 @@ void weft__region_free(weft__region *g);
 /* Marks this rank's control page aborted (peers' waits end). Idempotent. */
 void weft__region_abort(weft__region *g);
 
-/* True when the communicator has the control pages (a weft_comm_alloc
- * succeeded on every rank) and every peer is reached over shared memory:
- * the same answer on every rank. */
+/* Creates the control pages at communicator setup; collective (two
+ * allgathers over the bootstrap channel). The caller calls it on every
+ * rank when every peer is reached over shared memory and size >= 2. */
+weft_err weft__region_init(weft_comm *c, weft_diag *d);
+
+/* True when more ranks share this host than it has online CPUs (the same
+ * on every rank when every peer is on shared memory): waits then yield the
+ * CPU at once, and a barrier costs every rank's scheduling. */
+bool weft__region_oversubscribed(const weft_comm *c);
+
+/* True when the communicator has the control pages and every peer is
+ * reached over shared memory, so calls can exchange records
+ * (weft__region_post): the same answer on every rank. */
+bool weft__region_records(const weft_comm *c);
+/* weft__region_records, and a weft_comm_alloc has been made (so buffers
+ * may lie in shared allocations): the same answer on every rank. */
 bool weft__region_usable(const weft_comm *c);
+
+/* Bytes of each eager area (0 without records; the same on every rank),
+ * and rank q's eager area for call seq: this rank writes its own before it
+ * posts seq and must not write it again before call seq + 2; a peer's may
+ * be read between the post of seq and this rank's post of seq + 1. Aligned
+ * to 64. */
+size_t weft__region_eager_bytes(const weft_comm *c);
+unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq);
 
 /* Which allocation holds [p, p + len) of this rank's memory: true and
  * its id and the offset of p, or false. */
@@ -71,9 +98,10 @@ bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *
  * this rank), or NULL when this rank has not (or no longer) mapped it. */
 unsigned char *weft__region_peer(const weft_comm *c, uint32_t id, uint32_t q);
 
-/* Publishes rec as this rank's record of call rec->seq and waits until
- * every rank has published theirs; then recs[q] is rank q's record. Fails
- * the communicator on a dead peer or timeout. */
+/* Publishes rec as this rank's record of call rec->seq (with the eager
+ * area the caller filled, if any) and waits until every rank has published
+ * theirs; then recs[q] is rank q's record. Fails the communicator on a dead
+ * peer or timeout. */
 weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
                            weft_diag *d);
 /* Publishes that this rank finished call seq and waits for every rank's. */
@@ -89,6 +117,10 @@ unsigned char **weft__region_ptrs(const weft_comm *c);
  * count's increment (coll_shared.c). */
 uint64_t weft__region_fast_calls(const weft_comm *c);
 void weft__region_count_fast(weft_comm *c);
+/* Calls that ran through the eager areas (coll_small.c), and the count's
+ * increment. */
+uint64_t weft__region_small_calls(const weft_comm *c);
+void weft__region_count_small(weft_comm *c);
 /* The next call number (1, 2, ...). */
 uint64_t weft__region_next_seq(weft_comm *c);
 

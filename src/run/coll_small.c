@@ -1,0 +1,72 @@
+/* Small allreduces through the control pages' eager areas.
+ *
+ * The single-pass allreduce on shared buffers (coll_shared.c) needs two
+ * barriers per call: one before anyone reads a peer's sendbuf, one before
+ * anyone returns (a peer may still be reading this rank's sendbuf or
+ * writing its recvbuf). A small call is dominated by those barriers: each
+ * is a cross-core cache-line round trip (about 0.2 us between the two
+ * cores of the development host), and with more ranks than CPUs each needs
+ * every rank to be scheduled once. Here a call copies its input into this
+ * rank's eager area of the call's slot (transport/shm/region.h), publishes
+ * its record, waits for every rank's, and combines every rank's eager copy
+ * in rank order ((in_0 op in_1) op in_2 ..., the order of the other
+ * allreduce paths, so results are bit-identical on every rank) into its
+ * own recvbuf. Nothing a peer reads belongs to the caller, so the call
+ * returns without a second barrier; the slot is not written again before
+ * every rank has published the next call, i.e. finished reading this one.
+ *
+ * Any buffers qualify (private memory, weft_comm_alloc memory, in place),
+ * since peers read only the eager areas. The price is that every rank
+ * reads all n inputs and combines n - 1 of them over the whole buffer,
+ * instead of a 1/n block each: the limit (weft__small_allreduce_fits)
+ * keeps (n - 1) x bytes small, where latency, not traffic, sets the time.
+ */
+#include <string.h>
+
+#include "run/coll_shared_core.h"
+#include "run/coll_small.h"
+#include "run/transport/shm/region.h"
+
+/* Largest (size - 1) x bytes of a small call. Per call the eager path
+ * saves one barrier and pays a transfer of every peer's input between the
+ * cores (a line the writer rewrote moves twice: to the writer for the
+ * write, back to each reader); the single-pass path moves no line of a
+ * buffer nobody rewrote. The barrier is worth most when more ranks share
+ * the host than it has CPUs (each barrier then waits until every rank has
+ * been scheduled): with 4 ranks on the 2-CPU development host the eager
+ * path took 10 us against 18 at 1 KiB, 16 against 19 at 16 KiB, and 34
+ * against 23 at 64 KiB; with 2 ranks on 2 CPUs it won at 256 bytes (0.48
+ * against 0.73 us) and lost from 1 KiB (0.99 against 0.77; 4 KiB: 1.8
+ * against 0.9). Measured with bench_run_small under chrt -f 10;
+ * docs/interop.md, "Small messages". */
+#define SMALL_MAX_TRAFFIC ((size_t)512)
+#define SMALL_MAX_TRAFFIC_OVERSUBSCRIBED ((size_t)64 << 10)
+
+bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
+{
+    size_t eager = weft__region_eager_bytes(c);
+    if (!eager || bytes > eager) return false;
+    size_t limit =
+        weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED : SMALL_MAX_TRAFFIC;
+    return bytes * (c->size - 1) <= limit;
+}
+
+weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                               size_t es, weft__reduce_fn fn, weft_diag *d)
+{
+    size_t bytes = count * es;
+    uint32_t n = c->size;
+    uint64_t seq = weft__region_next_seq(c);
+    memcpy(weft__region_eager(c, c->rank, seq), sendbuf, bytes);
+    weft__region_rec me = {.seq = seq, .kind = WEFT__SHARED_ALLREDUCE, .bytes = bytes};
+    weft__region_rec *recs = weft__region_recs(c);
+    weft_err e = weft__region_post(c, &me, recs, d);
+    if (!e) e = weft__shared_check(c, WEFT__SHARED_ALLREDUCE, bytes, recs, d);
+    if (e) return e;
+    unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
+    for (uint32_t q = 0; q < n; q++)
+        src[q] = weft__region_eager(c, q, seq);
+    weft__shared_combine(c, src, n, &dst, 1, bytes, es, fn, false);
+    weft__region_count_small(c);
+    return WEFT_OK;
+}

@@ -1,0 +1,92 @@
+# weft perf with a schedule forced through the environment (WEFT_ALGO,
+# WEFT_PLAN): the header names it, sizes are rounded down to its chunks as
+# for --plan (before, WEFT_ALGO=ring failed at the first size), every
+# result is exact; error lines of several ranks stay whole lines; bad flags
+# say what was expected.
+# Run by CTest as: bash perf_forced.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+PLAN=$SRC/tests/fixtures/plans/ring_allreduce_4.plan
+
+# ring on switch:3 cuts allreduce into 3 chunks: 3 floats = 12 B units.
+WEFT_ALGO=ring run launch -n 3 -- "$WEFT" perf allreduce -b 8 -e 1K -f 8 -n 1 -w 0 -c 1
+expect_rc 0
+expect_out_has "# weft perf allreduce: 3 ranks, transport shm, 1 iterations, 0 warmup, check 1, WEFT_ALGO=ring on switch:3, 3 chunks"
+expect_out_has "
+           0             0     float     sum      -1"
+expect_out_has "
+          60            15     float     sum      -1"
+expect_out_has "
+         504           126     float     sum      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+rows=$(printf '%s\n' "$OUT" | grep -vc '^#')
+[ "$rows" = 3 ] && pass_ || fail_ "expected 3 rows (0, 60, 504), got $rows"
+
+# Per-rank collectives: ring's allgather is one chunk per rank (plan chunks
+# 1), so units of 4 ranks x 2 B; over TCP.
+WEFT_TRANSPORT=tcp WEFT_ALGO=ring run launch -n 4 -- "$WEFT" perf allgather -d int16 -b 100 -e 100 -n 1 -w 0
+expect_rc 0
+expect_out_has "check 1, WEFT_ALGO=ring on switch:4
+#"
+expect_out_has "
+          96            48     int16    none      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+
+# The fabric names where the algorithm is built; ring allreduce on ring:4
+# is 4 chunks of 2 B: 1030 B rounds to 1024.
+WEFT_FABRIC=ring:4 WEFT_ALGO=ring run launch -n 4 -- "$WEFT" perf allreduce -d half -o max -b 1030 -e 1030 -n 1 -w 0
+expect_rc 0
+expect_out_has "WEFT_ALGO=ring on ring:4, 4 chunks"
+expect_out_has "
+        1024           512      half     max      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+
+# A forced plan file: 4 chunks of float = 16 B units.
+WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allreduce -d int32 -b 20 -e 40 -f 2 -n 1 -w 0
+expect_rc 0
+expect_out_has "WEFT_PLAN=$PLAN, 4 chunks"
+expect_out_has "
+          16             4     int32     sum      -1"
+expect_out_has "
+          32             8     int32     sum      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+
+# What the forced schedule cannot run fails with the runtime's message, on
+# whole lines (each rank's "weft: " and its message used to be separate
+# writes that interleaved: "weft: weft: perf: rank 1: ...").
+WEFT_ALGO=ring run launch -n 4 -- "$WEFT" perf alltoall -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+bad=$(printf '%s\n' "$ERR" | grep -v "^weft: perf: rank [0-3]: comm: algorithm ring (WEFT_ALGO) for alltoall on switch:4: algorithm 'ring' does not build alltoall (it builds: allgather, reducescatter, allreduce, broadcast, reduce)$" |
+      grep -v "^weft: launch: rank [0-3] (pid [0-9]*) exited with status 1; the other ranks were stopped$")
+[ -z "$bad" ] && pass_ || fail_ "stderr lines not whole: $bad"
+WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run allgather"
+WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+expect_err_has "comm: algorithm nosuch (WEFT_ALGO) for allreduce on switch:2: unknown algorithm 'nosuch'"
+
+# Bad flags name the flag, the value and what is expected.
+run perf allreduce -b 1X
+expect_rc 2
+expect_err_has "weft: bad -b '1X': expected bytes, K/M/G suffixes allowed, at most 1T"
+run perf allreduce -e 2T
+expect_rc 2
+expect_err_has "weft: bad -e '2T': expected bytes, K/M/G suffixes allowed, at most 1T"
+run perf allreduce -f 1
+expect_rc 2
+expect_err_has "weft: bad -f '1': expected an integer 2 .. 1048576"
+run perf allreduce -n 0
+expect_rc 2
+expect_err_has "weft: bad -n '0': expected an integer 1 .. 1073741824"
+run perf allreduce -c 2
+expect_rc 2
+expect_err_has "weft: bad -c '2': expected 0 or 1"
+run perf allreduce -o avg
+expect_rc 2
+expect_err_has "weft: bad -o 'avg': expected sum, prod, min or max"
+run perf reduce -r -1
+expect_rc 2
+expect_err_has "weft: bad -r '-1': expected a rank 0 .. 4095"
+finish

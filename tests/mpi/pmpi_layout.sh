@@ -1,0 +1,56 @@
+#!/bin/bash
+# libweft_mpi.so under mpirun with tests/mpi/pmpi_layout.c: ranks that give
+# the same data different datatypes (served, packed where not contiguous),
+# sub-communicators (passed), 32/64-bit wrap-around, large counts, count 0,
+# operators weft does not have, and an MPI_Iallreduce around a served call.
+# With 2, 3 and 4 ranks: first plainly (the program's expectations hold
+# under Open MPI), then preloaded with WEFT_LOG=info: every check passes,
+# every rank's finalize report equals the counts the program expects, no
+# error is logged. Each run has 120 s: a rank that takes another path than
+# its peers hangs the job (what the first version of the library did with
+# mixed layouts), and must fail the test rather than block it.
+# Usage: pmpi_layout.sh PMPI_LAYOUT LIBWEFT_MPI_SO MPIRUN
+set -u
+prog=$1 lib=$2 mpirun=${3:-mpirun}
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+  echo "SKIP: mpirun ('$mpirun') is not available"
+  exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+for np in 2 3 4; do
+  timeout 120 "$mpirun" -np "$np" "$prog" >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; cat "$out" "$err"; }
+  grep -Eq "^pmpi_layout: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+    fail "np $np without preload: no clean tally"
+
+  timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; head -40 "$out" "$err"; }
+  grep -Eq "^pmpi_layout: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+    fail "np $np with preload: no clean tally"
+  for ((r = 0; r < np; r++)); do
+    want=$(sed -n "s/^pmpi_layout: rank $r expects weft\/MPI: //p" "$out")
+    [ -n "$want" ] || fail "np $np rank $r: no expectation printed"
+    grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: $want" "$err" ||
+      { fail "np $np rank $r: report differs from '$want'"; grep "rank $r: calls" "$err"; }
+    for c in Allreduce Allgather Reduce_scatter_block Bcast Reduce Alltoall; do
+      grep -qxF "weft INFO pmpi: rank $r: MPI_$c passed to MPI (not MPI_COMM_WORLD)" "$err" ||
+        fail "np $np rank $r: MPI_$c on a split not logged as passed"
+    done
+    grep -qxF "weft INFO pmpi: rank $r: MPI_Bcast served by weft" "$err" ||
+      fail "np $np rank $r: MPI_Bcast not served"
+  done
+  if grep -q "ERROR\|WARN" "$err"; then fail "np $np: errors logged"; grep "ERROR\|WARN" "$err"; fi
+  echo "np $np: $(grep 'checks' "$out"); rank 0: $(sed -n 's/^weft INFO pmpi: rank 0: calls served by weft\/passed to MPI: //p' "$err")"
+done
+
+[ $fails = 0 ] && echo "pmpi_layout: all passed" && exit 0
+echo "pmpi_layout: $fails failures"
+exit 1
