@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -472,6 +473,10 @@ int cli_cmd_perf(int argc, char **argv)
         e = weft_comm_config_from_env_options(&cfg, &d);
     }
     if (!e) e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
+    /* The rendezvous socket weft launch handed to rank 0 is needed only to
+     * join: left open, strangers' connections would sit unanswered in its
+     * backlog for the whole run. Closed, they are refused. */
+    if (cfg.listen_fd >= 0) close(cfg.listen_fd);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_args;

@@ -175,7 +175,19 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
         return weft_diag_set(d, WEFT_EINVAL,
                              "comm: the fabric %s (WEFT_FABRIC) has %u ranks, the communicator %u",
                              s->fabric, weft_topo_num_ranks(s->topo), c->size);
-    if (has_algo && !(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);
+    if (has_algo) {
+        /* A misspelt name fails init, not the first call (which a program
+         * may reach after minutes of other work). */
+        bool known = false;
+        for (int k = 0; k < WEFT__COLL_COUNT; k++)
+            known = known || weft_classic_supports(cfg->algo, (weft_coll)k);
+        if (!known)
+            return weft_diag_set(d, WEFT_ENOENT,
+                                 "comm: unknown algorithm '%s' (WEFT_ALGO; weft plan --help lists "
+                                 "them)",
+                                 cfg->algo);
+        if (!(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);
+    }
     if (has_plan) {
         copy_name(s->plan_name, sizeof s->plan_name, cfg->plan_file);
         e = weft_plan_load_file(cfg->plan_file, &s->plan, d);

@@ -63,9 +63,16 @@ bad=$(printf '%s\n' "$ERR" | grep -v "^weft: perf: rank [0-3]: comm: algorithm r
 WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run allgather"
+# A misspelt algorithm fails init (it used to pass init, print the header
+# and fail the first call), as does a bad parameter.
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
-expect_err_has "comm: algorithm nosuch (WEFT_ALGO) for allreduce on switch:2: unknown algorithm 'nosuch'"
+expect_out ""
+expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --help lists them)"
+WEFT_ALGO=rings:0 run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+expect_out ""
+expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --help lists them)"
 
 # Bad flags name the flag, the value and what is expected.
 run perf allreduce -b 1X
@@ -89,4 +96,23 @@ expect_err_has "weft: bad -o 'avg': expected sum, prod, min or max"
 run perf reduce -r -1
 expect_rc 2
 expect_err_has "weft: bad -r '-1': expected a rank 0 .. 4095"
+
+# Once joined, no rank keeps a listening socket: the rendezvous socket weft
+# launch handed to rank 0 stayed open for the whole run, where a stranger's
+# connection sat unanswered (the transports' listeners close after setup).
+if command -v ss >/dev/null; then
+    log=$(mktemp)
+    "$WEFT" launch -n 2 -- "$WEFT" perf allreduce -b 1K -e 32M -n 100 -w 0 -c 0 >"$log" 2>&1 &
+    lpid=$!
+    for _ in $(seq 200); do grep -q "^ *1024 " "$log" && break; sleep 0.05; done
+    ranks=$(pgrep -P $lpid | tr '\n' ' ')
+    listening=""
+    for r in $ranks; do listening+=$(ss -ltnpH | grep "pid=$r,"); done
+    LAST="launch -n 2 perf (listening sockets of ranks $ranks)"
+    [ -n "$ranks" ] && pass_ || fail_ "the job did not start: $(cat "$log")"
+    [ -z "$listening" ] && pass_ || fail_ "a rank still listens: $listening"
+    kill $lpid 2>/dev/null
+    wait $lpid 2>/dev/null
+    rm -f "$log"
+fi
 finish
