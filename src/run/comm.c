@@ -18,6 +18,7 @@
 #include "run/clock.h"
 #include "run/comm_internal.h"
 #include "run/liveness.h"
+#include "run/transport/shm/leftovers.h"
 #include "run/sock.h"
 #include "run/transport/shm/region.h"
 
@@ -269,7 +270,7 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     c->bops = bops;
     /* Names of weft_comm_alloc's segments: the same on every rank, hard to
      * guess without the secret. */
-    c->job_tag = weft__fnv64(WEFT__FNV_INIT, job.secret, sizeof job.secret);
+    c->job_tag = weft__shm_job_tag(job.secret, sizeof job.secret);
     e = comm_connect(c, &job, local, deadline, d);
     if (e) goto free_comm;
     /* Control pages for the calls that exchange records (small calls on

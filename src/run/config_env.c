@@ -60,7 +60,7 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
         cfg.listen_fd = (int)v;
     }
     if ((s = getenv("WEFT_TIMEOUT")) != NULL && !parse_seconds(s, &cfg.timeout_ms))
-        return weft_diag_set(d, WEFT_EINVAL, "WEFT_TIMEOUT: expected seconds > 0, got '%s'", s);
+        return weft_diag_set(d, WEFT_EINVAL, "WEFT_TIMEOUT: expected seconds in (0, 4000000], got '%s'", s);
     if ((s = getenv("WEFT_TRANSPORT")) != NULL) {
         if (strcmp(s, "auto") == 0)
             cfg.transport = WEFT_TRANSPORT_AUTO;

@@ -25,6 +25,7 @@
 
 #include "base/alloc.h"
 #include "run/clock.h"
+#include "run/transport/shm/leftovers.h"
 #include "weft/comm.h"
 
 static volatile sig_atomic_t got_signal;
@@ -102,8 +103,13 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 
+    /* pids: the ranks still running; started: every rank started, for
+     * removing what stopped ranks left in /dev/shm at the end. */
     pid_t *pids = weft__calloc(o->ranks, sizeof *pids);
-    if (!pids) {
+    pid_t *started = weft__calloc(o->ranks, sizeof *started);
+    if (!pids || !started) {
+        weft__free(pids);
+        weft__free(started);
         close(lfd);
         return weft_diag_code(d, WEFT_ENOMEM);
     }
@@ -130,7 +136,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             break;
         }
         setpgid(p, p); /* also in the child: whichever runs first */
-        pids[r] = p;
+        pids[r] = started[r] = p;
         running++;
     }
     close(lfd);
@@ -185,6 +191,10 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    /* Every rank has exited (or could not be waited for: then it is not
+     * ours to clean). */
+    if (!running) weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, o->ranks);
     weft__free(pids);
+    weft__free(started);
     return e;
 }

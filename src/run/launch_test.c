@@ -1,14 +1,20 @@
 /* weft_launch: ranks get their environment and join a communicator through
  * weft_comm_init_env (this program runs itself as the ranks); a failing rank
- * stops the others quickly with its status; a command that cannot run is
- * reported; bad options are refused. Also weft_comm_config_from_env. */
+ * stops the others quickly with its status, and what the stopped ranks
+ * left in /dev/shm is removed; a command that cannot run is reported; bad
+ * options are refused. Also weft_comm_config_from_env. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/testing.h"
 #include "run/clock.h"
+#include "run/comm_internal.h"
+#include "run/transport/shm/leftovers.h"
 #include "weft/comm.h"
 
 /* The rank body when run as "launch_test rank": joins, checks an
@@ -34,6 +40,88 @@ static int rank_main(void)
     printf("rank %u of %u ok\n", me, n);
     weft_comm_free(c);
     return rc;
+}
+
+/* How many /dev/shm names start with "weft-<tag>-". */
+static int names_of_job(unsigned long long tag)
+{
+    char prefix[40];
+    snprintf(prefix, sizeof prefix, "weft-%016llx-", tag);
+    int found = 0;
+    DIR *dir = opendir("/dev/shm");
+    struct dirent *ent;
+    while (dir && (ent = readdir(dir)) != NULL)
+        found += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
+    if (dir) closedir(dir);
+    return found;
+}
+
+/* The rank body of "launch_test leak": rank 1 starts a weft_comm_alloc
+ * that rank 0 never joins, so rank 1 has created a segment name and waits
+ * for the others' when rank 0, once it sees that name, writes the job tag
+ * to $WEFT_TEST_TAG_FILE and fails; weft launch then stops rank 1 by
+ * signal, before it could unlink its name. */
+static int rank_leak(void)
+{
+    weft_comm *c;
+    weft_diag d;
+    if (weft_comm_init_env(&c, &d)) return 10;
+    unsigned long long tag = c->job_tag;
+    if (weft_comm_rank(c) == 1) {
+        void *p;
+        weft_comm_alloc(c, 1 << 20, &p, &d);
+        return 11; /* not reached: stopped while waiting */
+    }
+    int64_t give_up = weft__now_ns() + 10000000000LL;
+    while (names_of_job(tag) == 0 && weft__now_ns() < give_up)
+        usleep(1000);
+    FILE *f = fopen(getenv("WEFT_TEST_TAG_FILE"), "w");
+    if (f) {
+        fprintf(f, "%llx\n", tag);
+        fclose(f);
+    }
+    _exit(3);
+}
+
+/* A job stopped while a rank had a segment name that no peer mapped yet
+ * leaves nothing in /dev/shm: weft launch removes it. */
+static void test_leftovers(void)
+{
+    char file[] = "/tmp/weft-launch-tag-XXXXXX";
+    int fd = mkstemp(file);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    setenv("WEFT_TEST_TAG_FILE", file, 1);
+    char *argv[] = {"/proc/self/exe", "leak", NULL};
+    weft_launch_opts o = {.ranks = 2, .argv = argv, .grace_ms = 500};
+    weft_launch_result res;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 3);
+    CHECK_INT(res.failed_rank, 0);
+    unsigned long long tag = 0;
+    FILE *f = fopen(file, "r");
+    CHECK(f && fscanf(f, "%llx", &tag) == 1 && tag != 0);
+    if (f) fclose(f);
+    CHECK_INT(names_of_job(tag), 0);
+    unlink(file);
+    unsetenv("WEFT_TEST_TAG_FILE");
+}
+
+/* The pid rule: a transport segment of a listed process goes, one of a
+ * process whose pid merely starts with the same digits stays. */
+static void test_leftover_names(void)
+{
+    const char *mine = "/weft-424242-00000000deadbeef", *other = "/weft-4242420-00000000deadbeef";
+    for (int i = 0; i < 2; i++) {
+        int fd = shm_open(i ? other : mine, O_CREAT | O_RDWR, 0600);
+        CHECK(fd >= 0);
+        if (fd >= 0) close(fd);
+    }
+    pid_t pids[2] = {0, 424242};
+    CHECK_INT(weft__shm_remove_leftovers(0x1234, pids, 2), 1);
+    CHECK(shm_unlink(mine) != 0);
+    CHECK(shm_unlink(other) == 0);
 }
 
 static void test_job(void)
@@ -154,7 +242,7 @@ static void test_config_from_env(void)
     CHECK_INT(c.listen_fd, -1);
     setenv("WEFT_TIMEOUT", "-1", 1);
     CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
-    CHECK_STR(d.msg, "WEFT_TIMEOUT: expected seconds > 0, got '-1'");
+    CHECK_STR(d.msg, "WEFT_TIMEOUT: expected seconds in (0, 4000000], got '-1'");
     unsetenv("WEFT_TIMEOUT");
     setenv("WEFT_TRANSPORT", "ib", 1);
     CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
@@ -176,7 +264,10 @@ static void test_config_from_env(void)
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "rank") == 0) return rank_main();
+    if (argc == 2 && strcmp(argv[1], "leak") == 0) return rank_leak();
     test_job();
+    test_leftovers();
+    test_leftover_names();
     test_failure();
     test_env();
     test_config_from_env();

@@ -93,6 +93,9 @@ expect_err_has "weft: bad -c '2': expected 0 or 1"
 run perf allreduce -o avg
 expect_rc 2
 expect_err_has "weft: bad -o 'avg': expected sum, prod, min or max"
+WEFT_TIMEOUT=1e9 run launch -n 2 -- "$WEFT" perf allreduce
+expect_rc 1
+expect_err_has "weft: WEFT_TIMEOUT: expected seconds in (0, 4000000], got '1e9'"
 run perf reduce -r -1
 expect_rc 2
 expect_err_has "weft: bad -r '-1': expected a rank 0 .. 4095"

@@ -15,11 +15,15 @@
 #include "run/clock.h"
 #include "run/comm_internal.h"
 #include "run/liveness.h"
+#include "run/transport/shm/bell.h"
 #include "run/transport/shm/region.h"
 
 #define REGION_CHECK_NS 20000000LL
 /* Polls of a wait before it starts yielding the CPU to other processes. */
 #define REGION_SPIN_POLLS 4096u
+/* With more ranks than CPUs, how long a wait yields before it sleeps on
+ * the awaited peer's doorbell (wait_slow). */
+#define REGION_YIELD_NS 100000LL
 #define REGION_MAGIC 0x3130474552544657ULL /* "WFTREG01" */
 #define CTL_ID 0u
 /* The eager area of each of a rank's two slots (see eager_bytes). */
@@ -45,6 +49,9 @@ typedef struct ctl_page {
     _Atomic uint32_t state;
     uint32_t pid;
     _Alignas(64) _Atomic uint64_t done;
+    /* Rung after this rank publishes a record or its done counter, or
+     * changes state, when ranks outnumber CPUs (wait_slow). */
+    weft__bell bell;
 } ctl_page;
 
 #define CTL_SLOTS_OFF 128u
@@ -127,8 +134,10 @@ static size_t eager_bytes(uint32_t n)
 
 void weft__region_abort(weft__region *g)
 {
-    if (g && g->ctl && g->ctl->map[g->rank])
+    if (g && g->ctl && g->ctl->map[g->rank]) {
         atomic_store(&ctl_of(g, g->rank)->state, CTL_ABORTED);
+        weft__bell_ring(&ctl_of(g, g->rank)->bell);
+    }
 }
 
 void weft__region_free(weft__region *g)
@@ -137,6 +146,7 @@ void weft__region_free(weft__region *g)
     if (g->ctl && g->ctl->map[g->rank]) {
         uint32_t alive = CTL_ALIVE;
         atomic_compare_exchange_strong(&ctl_of(g, g->rank)->state, &alive, CTL_CLOSED);
+        weft__bell_ring(&ctl_of(g, g->rank)->bell);
     }
     while (g->segs) {
         region_seg *s = g->segs;
@@ -496,18 +506,55 @@ static bool reached(const weft__region *g, uint32_t *q, bool done, uint64_t seq)
     return true;
 }
 
+/* What a sleeping wait re-checks: whether the peer whose bell it sleeps
+ * on reached the call (any other unfinished peer has a bell of its own). */
+typedef struct awaited {
+    const weft__region *g;
+    uint32_t q;
+    bool done;
+    uint64_t seq;
+} awaited;
+
+static bool peer_reached(void *arg)
+{
+    const awaited *w = arg;
+    return atomic_load_explicit(counter_of(w->g, w->q, w->done, w->seq), memory_order_acquire) >=
+           w->seq;
+}
+
+/* Tells sleeping peers that this rank published (see wait_slow). */
+static void ring(const weft__region *g)
+{
+    if (g->spin_polls == 0) weft__bell_ring(&ctl_of(g, g->rank)->bell);
+}
+
 /* The rest of wait_all once polling stopped paying: yields the CPU between
  * polls, checks the waited-on peer's liveness every REGION_CHECK_NS and the
- * timeout. */
+ * timeout. With more ranks than CPUs it yields for REGION_YIELD_NS only
+ * and then sleeps on the awaited peer's doorbell (bell.h), which the peer
+ * rings when it publishes: a yielding rank keeps its CPU busy whenever the
+ * rank it waits for is queued on the other CPU (the scheduler balances
+ * runnable ranks onto idle CPUs, and a yielding one never idles), so with
+ * 4 ranks on 2 cores a long call ran on about one core. */
 static weft_err wait_slow(weft_comm *c, bool done, uint64_t seq, uint32_t q, weft_diag *d)
 {
     weft__region *g = c->region;
-    int64_t start = weft__now_ns(), next_check = start + REGION_CHECK_NS;
+    int64_t start = weft__now_ns(), next_check = start + REGION_CHECK_NS, now = start;
+    bool may_sleep = g->spin_polls == 0;
     for (unsigned polls = 1;; polls++) {
-        sched_yield();
+        bool sleeping = may_sleep && now - start >= REGION_YIELD_NS;
+        if (sleeping) {
+            int64_t nap = next_check - now;
+            if (nap > start + c->timeout_ns - now) nap = start + c->timeout_ns - now;
+            if (nap < 1000) nap = 1000;
+            awaited w = {g, q, done, seq};
+            weft__bell_sleep(&ctl_of(g, q)->bell, peer_reached, &w, nap);
+        } else {
+            sched_yield();
+        }
         if (reached(g, &q, done, seq)) return WEFT_OK;
-        if (polls % 16) continue;
-        int64_t now = weft__now_ns();
+        if (!sleeping && polls % 16) continue;
+        now = weft__now_ns();
         if (now >= next_check) {
             next_check = now + REGION_CHECK_NS;
             ctl_page *p = ctl_of(g, q);
@@ -554,6 +601,7 @@ weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__regi
     ctl_rec *me = rec_of(g, g->rank, rec->seq);
     me->rec = *rec;
     atomic_store_explicit(&me->seq, rec->seq, memory_order_release);
+    ring(g);
     weft_err e = wait_all(c, false, rec->seq, d);
     if (e) return e;
     for (uint32_t q = 0; q < g->size; q++) {
@@ -577,5 +625,6 @@ weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
      * (streaming stores are fenced by their writer) happens before a peer
      * that sees the counter goes on. */
     atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
+    ring(g);
     return wait_all(c, true, seq, d);
 }
