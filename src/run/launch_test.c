@@ -56,21 +56,30 @@ static int names_of_job(unsigned long long tag)
     return found;
 }
 
-/* The rank body of "launch_test leak": rank 1 starts a weft_comm_alloc
- * that rank 0 never joins, so rank 1 has created a segment name and waits
- * for the others' when rank 0, once it sees that name, writes the job tag
- * to $WEFT_TEST_TAG_FILE and fails; weft launch then stops rank 1 by
- * signal, before it could unlink its name. */
+/* The rank body of "launch_test leak": rank 1 writes its pid to
+ * $WEFT_TEST_TAG_FILE.pid and starts a weft_comm_alloc that rank 0 never
+ * joins, so it has created a segment name and waits for the others'. Rank
+ * 0, once it sees that name, writes the job tag to $WEFT_TEST_TAG_FILE and
+ * kills rank 1 (a rank that dies in the middle of an allocation), then
+ * waits to be stopped by weft launch. */
 static int rank_leak(void)
 {
     weft_comm *c;
     weft_diag d;
     if (weft_comm_init_env(&c, &d)) return 10;
     unsigned long long tag = c->job_tag;
+    char pid_file[600];
+    snprintf(pid_file, sizeof pid_file, "%s.pid", getenv("WEFT_TEST_TAG_FILE"));
     if (weft_comm_rank(c) == 1) {
+        FILE *f = fopen(pid_file, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
         void *p;
         weft_comm_alloc(c, 1 << 20, &p, &d);
-        return 11; /* not reached: stopped while waiting */
+        for (;;)
+            pause(); /* killed before or after: never exits by itself */
     }
     int64_t give_up = weft__now_ns() + 10000000000LL;
     while (names_of_job(tag) == 0 && weft__now_ns() < give_up)
@@ -80,7 +89,12 @@ static int rank_leak(void)
         fprintf(f, "%llx\n", tag);
         fclose(f);
     }
-    _exit(3);
+    int pid = 0;
+    f = fopen(pid_file, "r");
+    if (f && fscanf(f, "%d", &pid) == 1 && pid > 0) kill(pid, SIGKILL);
+    if (f) fclose(f);
+    for (;;)
+        pause();
 }
 
 /* A job stopped while a rank had a segment name that no peer mapped yet
@@ -97,14 +111,17 @@ static void test_leftovers(void)
     weft_launch_opts o = {.ranks = 2, .argv = argv, .grace_ms = 500};
     weft_launch_result res;
     CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
-    CHECK_INT(res.status, 3);
-    CHECK_INT(res.failed_rank, 0);
+    CHECK_INT(res.status, 128 + SIGKILL);
+    CHECK_INT(res.failed_rank, 1);
     unsigned long long tag = 0;
     FILE *f = fopen(file, "r");
     CHECK(f && fscanf(f, "%llx", &tag) == 1 && tag != 0);
     if (f) fclose(f);
     CHECK_INT(names_of_job(tag), 0);
     unlink(file);
+    char pid_file[600];
+    snprintf(pid_file, sizeof pid_file, "%s.pid", file);
+    unlink(pid_file);
     unsetenv("WEFT_TEST_TAG_FILE");
 }
 
