@@ -74,6 +74,7 @@ struct weft__region {
     region_seg *segs;
     uint32_t next_id;
     uint32_t spin_polls; /* polls before a wait yields the CPU */
+    uint32_t workers;    /* weft__region_workers */
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
     uint64_t seq, fast, small;
@@ -337,6 +338,7 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
      * waits for needs: yield at once then. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     g->spin_polls = cpus > 0 && (long)c->size > cpus ? 0 : REGION_SPIN_POLLS;
+    g->workers = cpus > 0 && (long)c->size > cpus ? (uint32_t)cpus : c->size;
     g->next_id = CTL_ID + 1;
     c->region = g;
     return WEFT_OK;
@@ -399,6 +401,11 @@ bool weft__region_records(const weft_comm *c)
 bool weft__region_oversubscribed(const weft_comm *c)
 {
     return c->region && c->region->spin_polls == 0;
+}
+
+uint32_t weft__region_workers(const weft_comm *c)
+{
+    return c->region ? c->region->workers : c->size;
 }
 
 bool weft__region_usable(const weft_comm *c)

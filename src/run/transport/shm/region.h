@@ -73,6 +73,10 @@ weft_err weft__region_init(weft_comm *c, weft_diag *d);
  * on every rank when every peer is on shared memory): waits then yield the
  * CPU at once, and a barrier costs every rank's scheduling. */
 bool weft__region_oversubscribed(const weft_comm *c);
+/* How many ranks should share the work of a single-pass call: the ranks,
+ * or the host's online CPUs when there are fewer (the same on every rank
+ * of a host). */
+uint32_t weft__region_workers(const weft_comm *c);
 
 /* True when the communicator has the control pages and every peer is
  * reached over shared memory, so calls can exchange records
