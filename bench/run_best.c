@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "memcpy_bound.h"
+#include "parse_bytes.h"
 #include "run/clock.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
@@ -126,16 +127,6 @@ static int child(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, body, arg);
 }
 
-static size_t parse_bytes(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    if (*end == 'K') v <<= 10;
-    if (*end == 'M') v <<= 20;
-    if (*end == 'G') v <<= 30;
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     job j = {.iters = argc > 3 ? atoi(argv[3]) : 20};
@@ -154,7 +145,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int s = 0; s < nsizes; s++) {
-        j.bytes = parse_bytes(argc > 4 ? argv[4 + s] : dflt[s]);
+        j.bytes = bench_parse_bytes(argc > 4 ? argv[4 + s] : dflt[s]);
         weft_comm_config cfg;
         weft_comm_config_init(&cfg);
         cfg.transport = WEFT_TRANSPORT_SHM;

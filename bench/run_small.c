@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse_bytes.h"
 #include "run/clock.h"
 #include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
@@ -96,15 +97,6 @@ static int child(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, body, arg);
 }
 
-static size_t parse_bytes(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    if (*end == 'K') v <<= 10;
-    if (*end == 'M') v <<= 20;
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     job j = {.shared = argc < 2 || strcmp(argv[1], "private") != 0,
@@ -120,7 +112,7 @@ int main(int argc, char **argv)
     }
     int status = 0;
     for (int s = 0; s < nsizes; s++) {
-        j.bytes = parse_bytes(argc > 5 ? argv[5 + s] : dflt[s]) / sizeof(float) * sizeof(float);
+        j.bytes = bench_parse_bytes(argc > 5 ? argv[5 + s] : dflt[s]) / sizeof(float) * sizeof(float);
         if (!j.bytes) continue;
         weft_comm_config cfg;
         weft_comm_config_init(&cfg);
