@@ -7,7 +7,7 @@
  *   1/n of the buffer and writes (n-1)/n of it. The alternative, every
  *   rank copying the whole root buffer into its own recvbuf, does twice
  *   the work per rank: as fast up to 256 KiB, slower from 1-4 MiB on
- *   (docs/interop.m Below 1 MiB the ordinary chain is faster still
+ *   (docs/interop.md). Below 1 MiB the ordinary chain is faster still
  *   (WEFT__SHARED_BCAST_MIN_BYTES).
  * reduce: rank r reads block r of every rank's sendbuf, combines them in
  *   rank order ((in_0 op in_1) op in_2 ..., as the single-pass allreduce,
