@@ -34,4 +34,15 @@ void weft__bell_ring(weft__bell *b);
  * once when ready. The caller re-checks its condition either way. */
 void weft__bell_sleep(weft__bell *b, bool (*ready)(void *arg), void *arg, int64_t nap_ns);
 
+/* The pause between two polls of a waiter that has not slept yet: the
+ * CPU's spin-wait hint where it has one (x86 `pause`), else a full fence. */
+static inline void weft__poll_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
 #endif

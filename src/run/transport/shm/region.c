@@ -486,15 +486,6 @@ uint64_t weft__region_next_seq(weft_comm *c)
     return ++c->region->seq;
 }
 
-static void pause_cpu(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 /* Rank q's counter for a wait: its record of call seq (posted) or its
  * done counter. */
 static _Atomic uint64_t *counter_of(const weft__region *g, uint32_t q, bool done, uint64_t seq)
@@ -596,7 +587,7 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
     for (unsigned polls = 0;; polls++) {
         if (reached(g, &q, done, seq)) return WEFT_OK;
         if (polls >= g->spin_polls) break;
-        pause_cpu();
+        weft__poll_pause();
     }
     return wait_slow(c, done, seq, q, d);
 }

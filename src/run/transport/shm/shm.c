@@ -429,15 +429,6 @@ static weft_err check_peers(weft__xport *x, weft_diag *d)
     return WEFT_OK;
 }
 
-static void pause_cpu(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 /* True when peer q's queues could move now: data waits in our ring from q,
  * or our ring in q's segment has room, or q changed state. */
 static bool can_move(weft__xport *x, uint32_t q)
@@ -517,7 +508,7 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
                 sched_yield();
             else
                 for (int i = 0; i < 8; i++)
-                    pause_cpu();
+                    weft__poll_pause();
             continue;
         }
         if (!slept) {
