@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "plan/msccl_internal.h"
 
 const char *const weft__msccl_step_names[WEFT__MSCCL_STEP_COUNT] = {
@@ -817,6 +818,8 @@ free_gpu_at:
 
 /* ---- Entry points -------------------------------------------------------- */
 
+/* Reads up to cap bytes; 0 at the end, (size_t)-1 on an error with errno
+ * set by the failed read. */
 typedef size_t (*mx_reader)(void *arg, char *buf, size_t cap);
 
 /* Streams the document through expat in pieces from read, then builds. */
@@ -842,7 +845,7 @@ static weft_err mx_import(const char *name, mx_reader read, void *arg, weft_plan
         }
         size_t got = read(arg, buf, PIECE);
         if (got == (size_t)-1) {
-            e = weft_diag_set(d, WEFT_EIO, "%s: read error", name);
+            e = weft__file_read_error(name, errno, d);
             goto free_parser;
         }
         if (XML_ParseBuffer(st.parser, (int)got, got == 0) == XML_STATUS_ERROR) {
@@ -903,13 +906,10 @@ weft_err weft_plan_msccl_parse(const char *text, size_t len, const char *name, w
 
 weft_err weft_plan_msccl_load_file(const char *path, weft_plan **out, weft_diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int err = errno;
-        return weft_diag_set(d, err == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s",
-                             path, strerror(err));
-    }
-    weft_err e = mx_import(path, mx_read_file, f, out, d);
+    FILE *f = NULL;
+    weft_err e = weft__file_open(path, &f, d);
+    if (e) return e;
+    e = mx_import(path, mx_read_file, f, out, d);
     fclose(f);
     return e;
 }

@@ -205,6 +205,10 @@ static void test_small(void)
     weft_diag_clear(&d);
     CHECK_ERR(weft_plan_msccl_load_file("/nonexistent/x.xml", &p, &d), WEFT_ENOENT);
     CHECK_STR(d.msg, "/nonexistent/x.xml: cannot open: No such file or directory");
+    p = NULL;
+    CHECK_ERR(weft_plan_msccl_load_file(WEFT_BINARY_DIR, &p, &d), WEFT_EIO);
+    CHECK_STR(d.msg, WEFT_BINARY_DIR ": is a directory");
+    CHECK(p == NULL);
 }
 
 static weft_err ctor_parse(void *arg)

@@ -5,10 +5,10 @@
  * returns a half-built plan. Deps naming a later op are remembered with
  * their position and checked at the end, so forward deps cost memory only
  * when they occur. */
-#include <errno.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "plan/plan_internal.h"
 
 #define LINE_MAX_BYTES 65536u
@@ -547,33 +547,12 @@ free_parser:
 
 weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int err = errno;
-        return weft_diag_set(d, err == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s",
-                             path, strerror(err));
-    }
-    weft_err e = WEFT_OK;
-    size_t cap = 0, len = 0;
     char *buf = NULL;
-    for (;;) {
-        if (weft__grow((void **)&buf, &cap, len + 65536, 1)) {
-            e = weft_diag_code(d, WEFT_ENOMEM);
-            goto close_file;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: read error", path);
-        goto close_file;
-    }
+    size_t len = 0;
+    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &len, d);
+    if (e) return e;
     e = weft_plan_parse(buf, len, path, out, d);
-close_file:
     weft__free(buf);
-    fclose(f);
     return e;
 }
 

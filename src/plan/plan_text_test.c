@@ -205,6 +205,10 @@ static void test_errors(void)
     /* Files. */
     CHECK_ERR(weft_plan_load_file("/nonexistent/x.plan", &p, &d), WEFT_ENOENT);
     CHECK_STR(d.msg, "/nonexistent/x.plan: cannot open: No such file or directory");
+    p = NULL;
+    CHECK_ERR(weft_plan_load_file(WEFT_BINARY_DIR, &p, &d), WEFT_EIO);
+    CHECK_STR(d.msg, WEFT_BINARY_DIR ": is a directory");
+    CHECK(p == NULL);
 }
 
 static void test_json(void)

@@ -12,12 +12,14 @@
  * errors (one rank's impossible size, a NULL out) fail on every rank with
  * named messages and leave the communicator usable; no segment name stays
  * in /dev/shm. Ranks calling different collectives get WEFT_EINVAL. A rank killed while the others run single-pass allreduces
- * makes them return WEFT_EPEER quickly. Over TCP the memory is allocated
+ * makes them return WEFT_EPEER quickly, each naming the dead rank even
+ * when it learnt of the death from another rank's failure. Over TCP the memory is allocated
  * but every call runs the ordinary schedule. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/testing.h"
@@ -295,13 +297,25 @@ static int tcp_main(const weft_comm_config *cfg, void *arg)
     return weft__test_with_comm(cfg, tcp_body, arg);
 }
 
-enum { KILL_RANKS = 3, VICTIM = 1, CODE_BASE = 50 };
+enum { KILL_RANKS = 4, VICTIM = 2, WITNESS = 1, CODE_BASE = 50, MSG_BYTES = 256 };
 
-/* Single-pass allreduces until one fails; the victim kills itself after
- * 20. Exit code CODE_BASE + the error, or 90 + when it took too long. */
+/* Shared with the children: each rank's pid and the message of its error. */
+typedef struct kill_log {
+    int pid[KILL_RANKS];
+    char msg[KILL_RANKS][MSG_BYTES];
+} kill_log;
+
+/* Single-pass allreduces until one fails. At call 20 the victim kills
+ * itself, and the witness waits to receive from it (in the transport)
+ * instead of calling: the others wait in their single-pass call for the
+ * witness, which fails only once it sees the victim die, so they must
+ * learn from the witness's abort whom to blame. Exit code CODE_BASE + the
+ * error, or 90 + when it took too long. */
 static int kill_body(weft_comm *c, void *arg)
 {
-    (void)arg;
+    kill_log *log = arg;
+    uint32_t me = weft_comm_rank(c);
+    log->pid[me] = (int)getpid();
     size_t count = 1 << 18;
     void *p = NULL;
     if (weft_comm_alloc(c, count * 4, &p, NULL)) return 90;
@@ -310,12 +324,15 @@ static int kill_body(weft_comm *c, void *arg)
     weft_err e = WEFT_OK;
     int64_t start = weft__now_ns(), died = 0;
     for (int it = 0; !e && weft__now_ns() - start < 10000000000LL; it++) {
-        if (it == 20 && weft_comm_rank(c) == VICTIM) kill(getpid(), SIGKILL);
+        if (it == 20 && me == VICTIM) kill(getpid(), SIGKILL);
         if (it == 20) died = weft__now_ns();
-        e = weft_allreduce(c, p, p, count, WEFT_INT32, WEFT_MAX, &d);
+        if (it == 20 && me == WITNESS)
+            e = weft_recv(c, VICTIM, &start, sizeof start, &d);
+        else
+            e = weft_allreduce(c, p, p, count, WEFT_INT32, WEFT_MAX, &d);
     }
-    if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", weft_comm_rank(c), weft_err_name(e),
-                   d.msg);
+    if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", me, weft_err_name(e), d.msg);
+    memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
     if (e && died && weft__now_ns() - died > 3000000000LL) return 91;
     return CODE_BASE + (int)e;
 }
@@ -341,10 +358,22 @@ static void run_kill(void)
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
     cfg.timeout_ms = 30000;
+    kill_log *log =
+        mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (log == MAP_FAILED) return;
+    memset(log, 0, sizeof *log);
     int codes[KILL_RANKS];
-    CHECK_INT(weft__test_ranks(KILL_RANKS, &cfg, kill_main, NULL, NULL, 60000, codes, NULL), 0);
-    for (uint32_t r = 0; r < KILL_RANKS; r++)
+    CHECK_INT(weft__test_ranks(KILL_RANKS, &cfg, kill_main, NULL, log, 60000, codes, NULL), 0);
+    /* Every survivor names the rank that died: the witness as it saw it,
+     * the others as the witness reported it. */
+    char died[64], reported[96];
+    snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, log->pid[VICTIM]);
+    snprintf(reported, sizeof reported, "%s (reported by rank %d)", died, WITNESS);
+    for (uint32_t r = 0; r < KILL_RANKS; r++) {
         CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : CODE_BASE + (int)WEFT_EPEER);
+        if (r != VICTIM) CHECK_STR(log->msg[r], r == WITNESS ? died : reported);
+    }
+    munmap(log, sizeof *log);
 }
 
 int main(void)

@@ -38,8 +38,14 @@ struct weft_comm {
 weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bops,
                           const weft__boot_params *bp, weft_comm **out, weft_diag *d);
 
-/* Marks c failed after err (message in d), tells the peers, and returns err. */
+/* Marks c failed after err (message in d), tells the peers, and returns err.
+ * What the peers are told (cause.h) is what a transport that failed
+ * because of a peer saw (its `cause`), else that this rank failed by
+ * itself with err. */
 weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d);
+/* weft__comm_fail telling the peers `why` (a peer's failure this rank saw
+ * outside the transports: a control-page wait, a timeout). */
+weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *why, weft_diag *d);
 
 /* Queues r on the transport that serves r->peer (r->peer != own rank,
  * r->len > 0). Does not block. */

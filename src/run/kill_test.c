@@ -2,7 +2,10 @@
  * other rank return WEFT_EPEER quickly (well before the timeout), over shared
  * memory and over TCP; a rank that stops (SIGSTOP) without dying makes the
  * others return WEFT_ETIMEDOUT or WEFT_EPEER soon after the configured
- * timeout. Nobody hangs and nobody reports success. */
+ * timeout. Nobody hangs and nobody reports success. Over shared memory
+ * every survivor names the killed rank and its pid, also those that only
+ * saw a neighbour fail because of it; over TCP at least the ranks that
+ * wait on it do. */
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,15 +19,21 @@
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
-enum { RANKS = 4, VICTIM = 2, COUNT = 1 << 16, CODE_BASE = 50 };
+enum { RANKS = 4, VICTIM = 2, COUNT = 1 << 16, CODE_BASE = 50, MSG_BYTES = 256 };
+
+/* Shared with the children: when each saw its error (CLOCK_MONOTONIC ms,
+ * 0 before) and its message. */
+typedef struct seen {
+    volatile long failed_ms[RANKS];
+    char msg[RANKS][MSG_BYTES];
+} seen;
 
 typedef struct job {
     int ready[2]; /* children write one byte each after their first collective */
     int sig;
     long signal_ms;
-    /* Shared with the children: when each saw its error (CLOCK_MONOTONIC
-     * ms), 0 before. */
-    volatile long *failed_ms;
+    pid_t victim;
+    seen *seen;
 } job;
 
 static int loop(weft_comm *c, void *arg)
@@ -46,7 +55,9 @@ static int loop(weft_comm *c, void *arg)
     }
     free(buf);
     if (e) {
-        j->failed_ms[weft_comm_rank(c)] = (long)(weft__now_ns() / 1000000);
+        uint32_t me = weft_comm_rank(c);
+        memcpy(j->seen->msg[me], d.msg, MSG_BYTES - 1);
+        j->seen->failed_ms[me] = (long)(weft__now_ns() / 1000000);
         fprintf(stderr, "rank %u: %s: %s\n", weft_comm_rank(c), weft_err_name(e), d.msg);
         /* Every later call fails at once. */
         if (weft_allreduce(c, &d, &d, 0, WEFT_INT8, WEFT_SUM, NULL) != WEFT_EPEER ||
@@ -76,13 +87,14 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
     struct timespec ts = {0, 50000000};
     nanosleep(&ts, NULL);
     j->signal_ms = (long)(weft__now_ns() / 1000000);
+    j->victim = pids[VICTIM];
     kill(pids[VICTIM], j->sig);
     if (j->sig == SIGSTOP) {
         /* Leave it stopped until the others gave up (or 8 s), then end it. */
         for (int k = 0; k < 800; k++) {
             uint32_t done = 0;
             for (uint32_t r = 0; r < n; r++)
-                done += r != VICTIM && j->failed_ms[r] != 0;
+                done += r != VICTIM && j->seen->failed_ms[r] != 0;
             if (done == n - 1) break;
             struct timespec tick = {0, 10000000};
             nanosleep(&tick, NULL);
@@ -92,13 +104,31 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
     (void)port;
 }
 
+/* True when survivor self's message is `died` as it saw it itself, or
+ * `died` followed by " (reported by rank N)" for another survivor N that
+ * saw it first. */
+static bool names_victim(const char *msg, const char *died, uint32_t self)
+{
+    size_t n = strlen(died);
+    unsigned by = RANKS;
+    int end = -1;
+    bool ok = strncmp(msg, died, n) == 0;
+    if (ok && msg[n]) {
+        ok = sscanf(msg + n, " (reported by rank %u)%n", &by, &end) == 1 && end >= 0 &&
+             msg[n + (size_t)end] == '\0' && by < RANKS && by != VICTIM && by != self;
+    }
+    if (!ok)
+        fprintf(stderr, "rank %u: \"%s\" does not name the killed rank as \"%s\"\n", self, msg,
+                died);
+    return ok;
+}
+
 static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const char *what)
 {
     job j = {.sig = sig};
-    j.failed_ms =
-        mmap(NULL, RANKS * sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (j.failed_ms == MAP_FAILED || pipe(j.ready) < 0) return;
-    memset((void *)j.failed_ms, 0, RANKS * sizeof(long));
+    j.seen = mmap(NULL, sizeof *j.seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j.seen == MAP_FAILED || pipe(j.ready) < 0) return;
+    memset(j.seen, 0, sizeof *j.seen);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
@@ -108,15 +138,20 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
     CHECK_INT(weft__test_ranks(RANKS, &cfg, child, strike, &j, 20000, codes, ms), 0);
     close(j.ready[0]);
     CHECK_INT(codes[VICTIM], 128 + SIGKILL);
-    int timeouts = 0;
+    int timeouts = 0, named = 0;
+    char died[64];
+    snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, (int)j.victim);
     for (uint32_t r = 0; r < RANKS; r++) {
         if (r == VICTIM) continue;
-        long after = j.failed_ms[r] - j.signal_ms;
+        long after = j.seen->failed_ms[r] - j.signal_ms;
         printf("%s: rank %u: exit code %d, error seen %ld ms after the signal\n", what, r, codes[r],
                after);
         if (sig == SIGKILL) {
             CHECK_INT(codes[r], CODE_BASE + WEFT_EPEER);
             CHECK(after < 4000); /* detection, not the 10 s timeout */
+            if (t == WEFT_TRANSPORT_SHM) CHECK(names_victim(j.seen->msg[r], died, r));
+            named += strstr(j.seen->msg[r], "tcp: rank 2 closed the connection") ||
+                     strstr(j.seen->msg[r], "tcp: lost rank 2: ");
         } else {
             CHECK(codes[r] == CODE_BASE + WEFT_EPEER || codes[r] == CODE_BASE + WEFT_ETIMEDOUT);
             timeouts += codes[r] == CODE_BASE + WEFT_ETIMEDOUT;
@@ -125,8 +160,11 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
         }
     }
     if (sig == SIGSTOP) CHECK(timeouts >= 1);
+    /* TCP carries no cause: a rank whose neighbour failed because of the
+     * victim names the neighbour, but the victim's own neighbours name it. */
+    if (sig == SIGKILL && t == WEFT_TRANSPORT_TCP) CHECK(named >= 1);
     (void)ms;
-    munmap((void *)j.failed_ms, RANKS * sizeof(long));
+    munmap(j.seen, sizeof *j.seen);
 }
 
 int main(void)

@@ -40,9 +40,13 @@ weft_err weft__comm_kick(weft_comm *c, weft_diag *d)
 
 weft_err weft__comm_stalled(weft_comm *c, uint32_t peer, weft_diag *d)
 {
-    weft_diag_set(d, WEFT_ETIMEDOUT, "comm: rank %u waited %lld ms for rank %u without progress",
-                  c->rank, (long long)(c->timeout_ns / 1000000), peer);
-    return weft__comm_fail(c, WEFT_ETIMEDOUT, d);
+    weft__cause why = {.kind = WEFT__CAUSE_STALLED,
+                       .rank = peer,
+                       .witness = c->rank,
+                       .detail = (uint32_t)(c->timeout_ns / 1000000)};
+    weft_diag_set(d, WEFT_ETIMEDOUT, "comm: rank %u waited %u ms for rank %u without progress",
+                  c->rank, why.detail, peer);
+    return weft__comm_fail_cause(c, WEFT_ETIMEDOUT, &why, d);
 }
 
 weft_err weft__comm_wait(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d)

@@ -211,7 +211,10 @@ static void test_errors(void)
     weft_diag_clear(&d);
     CHECK_ERR(weft_tuning_load_file("/nonexistent/x.tune", &tt, &d), WEFT_ENOENT);
     CHECK_STR(d.msg, "/nonexistent/x.tune: cannot open: No such file or directory");
+    tt = NULL;
     CHECK_ERR(weft_tuning_load_file("/", &tt, &d), WEFT_EIO);
+    CHECK_STR(d.msg, "/: is a directory");
+    CHECK(tt == NULL);
 }
 
 static void test_candidates(void)

@@ -6,9 +6,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "run/tuning_internal.h"
 
 weft_err weft_tuning_write(const weft_tuning *tt, FILE *f)
@@ -238,37 +238,11 @@ weft_err weft_tuning_parse(const char *text, size_t len, const char *name, weft_
 
 weft_err weft_tuning_load_file(const char *path, weft_tuning **out, weft_diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int en = errno;
-        return weft_diag_set(d, en == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s",
-                             path, strerror(en));
-    }
-    weft_err e = WEFT_OK;
     char *buf = NULL;
-    size_t cap = 0, n = 0;
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: is a directory", path);
-        goto close_file;
-    }
-    for (;;) {
-        if (weft__grow((void **)&buf, &cap, n + 4096, 1)) {
-            e = weft_diag_code(d, WEFT_ENOMEM);
-            goto free_buf;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: read error: %s", path, strerror(errno));
-        goto free_buf;
-    }
+    size_t n = 0;
+    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &n, d);
+    if (e) return e;
     e = weft_tuning_parse(buf, n, path, out, d);
-free_buf:
     weft__free(buf);
-close_file:
-    fclose(f);
     return e;
 }

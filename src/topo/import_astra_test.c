@@ -245,7 +245,10 @@ static void test_errors(void)
     weft_topo *t = NULL;
     weft_diag d;
     CHECK_ERR(weft_topo_load_astra_yml(FIX "missing.yml", &t, &d), WEFT_ENOENT);
-    CHECK_STR(d.msg, FIX "missing.yml: no such file");
+    CHECK_STR(d.msg, FIX "missing.yml: cannot open: No such file or directory");
+    CHECK_ERR(weft_topo_load_astra_yml(FIX, &t, &d), WEFT_EIO);
+    CHECK_STR(d.msg, FIX ": is a directory");
+    CHECK(t == NULL);
 }
 
 static weft_err ctor_hgx(void *arg)

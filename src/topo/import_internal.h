@@ -13,9 +13,9 @@
 
 /* Reads the whole file at path (a regular file or a pipe) into a
  * NUL-terminated buffer from weft__malloc (the caller frees it with
- * weft__free). WEFT_ENOENT when it does not exist, WEFT_EIO when it cannot
- * be read or is a directory,
- * WEFT_ELIMIT when larger than WEFT__IMPORT_MAX_BYTES, WEFT_ENOMEM; d says
+ * weft__free): weft__file_read (base/file.h) with the limit
+ * WEFT__IMPORT_MAX_BYTES. WEFT_ENOENT when it does not exist, WEFT_EIO when
+ * it cannot be read or is a directory, WEFT_ELIMIT, WEFT_ENOMEM; d says
  * which file and why. *out and *len are written only on success. */
 weft_err weft__read_whole_file(const char *path, char **out, size_t *len, weft_diag *d);
 

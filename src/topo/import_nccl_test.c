@@ -402,7 +402,7 @@ static void test_errors(void)
 
     /* Files. */
     CHECK_ERR(weft_topo_load_nccl_xml("/nonexistent/t.xml", NULL, &t, &d), WEFT_ENOENT);
-    CHECK_STR(d.msg, "/nonexistent/t.xml: no such file");
+    CHECK_STR(d.msg, "/nonexistent/t.xml: cannot open: No such file or directory");
     CHECK_ERR(weft_topo_load_nccl_xml(WEFT_SOURCE_DIR, NULL, &t, &d), WEFT_EIO);
     CHECK_STR(d.msg, WEFT_SOURCE_DIR ": is a directory");
 }

@@ -15,13 +15,12 @@
  * map of node pairs and point at the offending statement, so the common path
  * pays nothing for it.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "topo/parse.h"
 #include "topo/units.h"
 #include "weft/topo.h"
@@ -608,40 +607,11 @@ free_lines:
 
 weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int en = errno;
-        return weft_diag_set(d, en == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s",
-                             path, strerror(en));
-    }
-    weft_err e = WEFT_OK;
     char *buf = NULL;
-    size_t cap = 0, n = 0;
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: is a directory", path);
-        goto close_file;
-    }
-    /* A regular file is read in one go; pipes and the like grow the buffer. */
-    size_t want = st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
-    for (;;) {
-        if (weft__grow((void **)&buf, &cap, n + (n == 0 ? want : 1), 1)) {
-            e = weft_diag_set(d, WEFT_ENOMEM, "%s: out of memory reading the file", path);
-            goto free_buf;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0 || n < cap)
-            break;
-    }
-    if (ferror(f)) {
-        e = weft_diag_set(d, WEFT_EIO, "%s: read error: %s", path, strerror(errno));
-        goto free_buf;
-    }
+    size_t n = 0;
+    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &n, d);
+    if (e) return e;
     e = weft_topo_parse(buf, n, path, out, d);
-free_buf:
     weft__free(buf);
-close_file:
-    fclose(f);
     return e;
 }

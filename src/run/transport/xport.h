@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "run/cause.h"
 #include "run/reduce.h"
 #include "weft/comm.h"
 
@@ -115,9 +116,17 @@ typedef struct weft__xport_ops {
      * moved. WEFT_EPEER when a peer it waits on died, closed or failed,
      * WEFT_EPARSE for a malformed message; d names the peer. */
     weft_err (*progress)(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d);
+    /* After progress failed because of a peer: the failure it saw (the
+     * peer's death, close or abort, with the original cause an aborted peer
+     * passed on; cause.h). False when the transport cannot say (optional;
+     * NULL means never). Does not block. */
+    bool (*cause)(const weft__xport *x, weft__cause *out);
     /* Tells peers that this rank failed, so their waits end (closes
-     * connections, flags the segment). Does not block; idempotent. */
-    void (*abort)(weft__xport *x);
+     * connections, flags the segment), and, where the transport can carry
+     * it (shared memory), why: `why` is published before the failure, so a
+     * peer that sees the failure sees the cause. Does not block;
+     * idempotent (the first cause stays). */
+    void (*abort)(weft__xport *x, const weft__cause *why);
     /* Frees everything; peers that wait on this rank afterwards see it as
      * closed. NULL is allowed. Does not block. */
     void (*close)(weft__xport *x);

@@ -48,6 +48,10 @@ typedef struct ctl_page {
     uint64_t magic;
     _Atomic uint32_t state;
     uint32_t pid;
+    /* Why this rank aborted (cause.h): written once, before state becomes
+     * CTL_ABORTED (release), read only after state was seen aborted
+     * (acquire). */
+    weft__cause cause;
     _Alignas(64) _Atomic uint64_t done;
     /* Rung after this rank publishes a record or its done counter, or
      * changes state, when ranks outnumber CPUs (wait_slow). */
@@ -133,12 +137,15 @@ static size_t eager_bytes(uint32_t n)
     return b / 64 * 64;
 }
 
-void weft__region_abort(weft__region *g)
+void weft__region_abort(weft__region *g, const weft__cause *why)
 {
-    if (g && g->ctl && g->ctl->map[g->rank]) {
-        atomic_store(&ctl_of(g, g->rank)->state, CTL_ABORTED);
-        weft__bell_ring(&ctl_of(g, g->rank)->bell);
-    }
+    if (!g || !g->ctl || !g->ctl->map[g->rank]) return;
+    ctl_page *me = ctl_of(g, g->rank);
+    /* Only this rank writes its state; the first abort's cause stays. */
+    if (atomic_load_explicit(&me->state, memory_order_relaxed) != CTL_ALIVE) return;
+    me->cause = *why;
+    atomic_store_explicit(&me->state, CTL_ABORTED, memory_order_release);
+    weft__bell_ring(&me->bell);
 }
 
 void weft__region_free(weft__region *g)
@@ -520,6 +527,27 @@ static bool peer_reached(void *arg)
            w->seq;
 }
 
+/* True when rank q's control page says it aborted or closed, or its
+ * process is gone; *why is then the failure to report: q's death or close
+ * as this rank sees it, or the cause q recorded when it aborted. */
+static bool peer_gone(const weft__region *g, uint32_t q, weft__cause *why)
+{
+    ctl_page *p = ctl_of(g, q);
+    weft__cause seen = {.rank = q, .pid = p->pid, .witness = g->rank};
+    uint32_t st = atomic_load_explicit(&p->state, memory_order_acquire);
+    if (st == CTL_ABORTED) {
+        *why = p->cause;
+        if (!weft__cause_valid(why, g->size)) {
+            seen.kind = WEFT__CAUSE_ABORTED;
+            *why = seen;
+        }
+        return true;
+    }
+    seen.kind = st != CTL_ALIVE ? WEFT__CAUSE_CLOSED : WEFT__CAUSE_DIED;
+    *why = seen;
+    return st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
+}
+
 /* Tells sleeping peers that this rank published (see wait_slow). */
 static void ring(const weft__region *g)
 {
@@ -555,21 +583,16 @@ static weft_err wait_slow(weft_comm *c, bool done, uint64_t seq, uint32_t q, wef
         now = weft__now_ns();
         if (now >= next_check) {
             next_check = now + REGION_CHECK_NS;
-            ctl_page *p = ctl_of(g, q);
-            uint32_t st = atomic_load_explicit(&p->state, memory_order_acquire);
-            bool gone = st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
-            /* A peer that finished this call and then closed or exited
-             * published its counter first: look again before failing. */
-            if (gone && reached(g, &q, done, seq)) return WEFT_OK;
-            weft_err e = WEFT_OK;
-            if (st == CTL_ABORTED)
-                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
-                                  q);
-            else if (st != CTL_ALIVE)
-                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u closed its communicator", q);
-            else if (!weft__pid_alive((pid_t)p->pid))
-                e = weft_diag_set(d, WEFT_EPEER, "shm: rank %u (pid %d) died", q, (int)p->pid);
-            if (e) return weft__comm_fail(c, e, d);
+            weft__cause why;
+            uint32_t w = q;
+            if (peer_gone(g, w, &why)) {
+                /* A peer that finished this call and then closed or exited
+                 * published its counter first: look again before failing. */
+                if (reached(g, &q, done, seq)) return WEFT_OK;
+                if (q == w)
+                    return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, g->rank),
+                                                 &why, d);
+            }
         }
         if (now - start >= c->timeout_ns) return weft__comm_stalled(c, q, d);
     }

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "run/cause.h"
 #include "weft/comm.h"
 
 /* Flags of a call record. */
@@ -61,8 +62,10 @@ typedef struct weft__region weft__region;
  * page closed first, so peers waiting on it end with WEFT_EPEER. NULL is
  * allowed. Not collective. */
 void weft__region_free(weft__region *g);
-/* Marks this rank's control page aborted (peers' waits end). Idempotent. */
-void weft__region_abort(weft__region *g);
+/* Marks this rank's control page aborted (peers' waits end), with why
+ * (cause.h) recorded first so that a peer that sees the abort reads it.
+ * Idempotent: the first cause stays. NULL g is allowed. */
+void weft__region_abort(weft__region *g, const weft__cause *why);
 
 /* Creates the control pages at communicator setup; collective (two
  * allgathers over the bootstrap channel). The caller calls it on every

@@ -21,6 +21,11 @@
  * room in p's ring) checks every SHM_CHECK_NS that p's state is alive and
  * that p's process exists and is not a zombie (liveness.h); otherwise the
  * wait ends with WEFT_EPEER. Data p wrote before closing is still delivered.
+ * A rank that aborts records in its header why (cause.h: the rank that
+ * originally failed, how, and who saw it) before it publishes the aborted
+ * state, and a peer that sees the abort passes that cause on, so every rank
+ * of a job names the rank that failed, not the neighbour that failed
+ * because of it.
  *
  * Waiting polls first and sleeps only when polling stops paying. The poll
  * phase lasts up to the endpoint's spin budget: between polls it pauses the
@@ -85,6 +90,10 @@ typedef struct seg_hdr {
      * wait for (data into its rings, room in a ring it writes, a state
      * change). */
     weft__bell bell;
+    /* Why the owner aborted: written once, before state becomes
+     * SEG_ABORTED (release), read only after state was seen aborted
+     * (acquire). */
+    weft__cause cause;
 } seg_hdr;
 
 typedef struct ring_ctl {
@@ -123,6 +132,8 @@ struct weft__xport {
     int64_t next_check; /* when check_peers runs next */
     int64_t spin_ns;    /* current poll budget of a wait (see the top) */
     bool oversub;       /* more ranks on this host than CPUs: yield while polling */
+    bool has_cause;     /* progress failed because of a peer: */
+    weft__cause cause;  /* what it saw (shm_cause) */
 };
 
 static size_t seg_size(uint32_t n)
@@ -404,29 +415,59 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
     return WEFT_OK;
 }
 
-/* WEFT_EPEER when a peer we wait on is gone. Data a closed peer left in our
- * ring is consumed first (pull_recvs ran just before). */
+/* True when peer q, which this rank waits on, is gone; *why is then the
+ * failure to report: q's death or close as this rank sees it, or the
+ * cause q recorded when it aborted. */
+static bool peer_gone(weft__xport *x, uint32_t q, weft__cause *why)
+{
+    shm_peer *p = &x->peers[q];
+    seg_hdr *h = hdr_of(p->seg);
+    weft__cause seen = {.rank = q, .pid = (uint32_t)p->pid, .witness = x->rank};
+    uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+    if (st == SEG_ABORTED) {
+        *why = h->cause;
+        if (!weft__cause_valid(why, x->size)) {
+            seen.kind = WEFT__CAUSE_ABORTED;
+            *why = seen;
+        }
+        return true;
+    }
+    if (st == SEG_CLOSED) {
+        ring_ctl *c = ctl_of(x->mine, q);
+        bool pending_data = atomic_load_explicit(&c->head, memory_order_acquire) !=
+                            atomic_load_explicit(&c->tail, memory_order_relaxed);
+        seen.kind = WEFT__CAUSE_CLOSED;
+        *why = seen;
+        return p->sq || !pending_data;
+    }
+    seen.kind = WEFT__CAUSE_DIED;
+    *why = seen;
+    return !weft__pid_alive(p->pid);
+}
+
+/* WEFT_EPEER when a peer we wait on is gone, naming the rank that failed
+ * first (cause.h); x->cause keeps it for the abort that follows. Data a
+ * closed peer left in our ring is consumed first (pull_recvs ran just
+ * before). */
 static weft_err check_peers(weft__xport *x, weft_diag *d)
 {
     for (uint32_t q = 0; q < x->size; q++) {
         shm_peer *p = &x->peers[q];
         if (!p->sq && !p->rq) continue;
-        uint32_t st = atomic_load_explicit(&hdr_of(p->seg)->state, memory_order_acquire);
-        if (st == SEG_ABORTED)
-            return weft_diag_set(d, WEFT_EPEER, "shm: rank %u failed (aborted its communicator)",
-                                 q);
-        if (st == SEG_CLOSED) {
-            ring_ctl *c = ctl_of(x->mine, q);
-            bool pending_data = atomic_load_explicit(&c->head, memory_order_acquire) !=
-                                atomic_load_explicit(&c->tail, memory_order_relaxed);
-            if (p->sq || !pending_data)
-                return weft_diag_set(d, WEFT_EPEER, "shm: rank %u closed its communicator", q);
-            continue;
-        }
-        if (!weft__pid_alive(p->pid))
-            return weft_diag_set(d, WEFT_EPEER, "shm: rank %u (pid %d) died", q, (int)p->pid);
+        weft__cause why;
+        if (!peer_gone(x, q, &why)) continue;
+        x->cause = why;
+        x->has_cause = true;
+        return weft__cause_diag(d, "shm", &why, x->rank);
     }
     return WEFT_OK;
+}
+
+static bool shm_cause(const weft__xport *x, weft__cause *out)
+{
+    if (!x->has_cause) return false;
+    *out = x->cause;
+    return true;
 }
 
 /* True when peer q's queues could move now: data waits in our ring from q,
@@ -522,10 +563,15 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     }
 }
 
-static void shm_abort(weft__xport *x)
+static void shm_abort(weft__xport *x, const weft__cause *why)
 {
     if (!x || !x->mine) return;
-    atomic_store(&hdr_of(x->mine)->state, SEG_ABORTED);
+    seg_hdr *h = hdr_of(x->mine);
+    /* Only the owner writes its state, so alive cannot change under us;
+     * the first abort's cause stays. */
+    if (atomic_load_explicit(&h->state, memory_order_relaxed) != SEG_ALIVE) return;
+    h->cause = *why;
+    atomic_store_explicit(&h->state, SEG_ABORTED, memory_order_release);
     ring_peers(x);
 }
 
@@ -537,6 +583,7 @@ const weft__xport_ops weft__xport_shm = {
     .post = shm_post,
     .busy = shm_busy,
     .progress = shm_progress,
+    .cause = shm_cause,
     .abort = shm_abort,
     .close = shm_close,
 };

@@ -637,8 +637,10 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     return WEFT_OK;
 }
 
-static void tcp_abort(weft__xport *x)
+/* TCP carries no cause: peers see their connections close. */
+static void tcp_abort(weft__xport *x, const weft__cause *why)
 {
+    (void)why;
     if (!x) return;
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
         if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_RDWR);
