@@ -216,7 +216,7 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
  * line: the three-operand kernel of the first two sources into a local
  * line, the pair kernel with every further source, then a store to every
  * destination, by WEFT__K_STREAM64(dst, line) when nt, else
- * WEFT__K_STORE64(dst, line). With a constant count of one line the
+ * WEFT__K_STORE64(dst, line) (statements; both read line, 64-aligned). With a constant count of one line the
  * kernels inline to a few vector instructions and the line stays in
  * registers: nothing is copied through a work area and no call is made per
  * line. (The work-area tiles of 512 bytes that came before, one kernel
@@ -224,22 +224,43 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
  * 21.7 GB/s busbw at 4 MiB where this runs 38.9, and 15.8 at 256 MiB
  * where this runs 19.1; tiles of 128 to 1024 bytes through a local work
  * area ran no faster than single lines; docs/interop.md.) */
+/* The loop of a line kernel over [begin, end), storing with STORE. */
+#define WEFT__LINES_LOOP(PAIR, THREE, T, STORE)                                                    \
+    for (size_t o = begin; o < end; o += 64) {                                                     \
+        _Alignas(64) unsigned char line[64];                                                       \
+        THREE(line, src[0] + o, src[1] + o, 64 / sizeof(T));                                       \
+        for (uint32_t q = 2; q < nsrc; q++)                                                        \
+            PAIR(line, src[q] + o, 64 / sizeof(T));                                                \
+        for (uint32_t i = 0; i < ndst; i++)                                                        \
+            STORE(dst[i] + o, line);                                                               \
+    }
+/* Two sources into two destinations (the allreduce of 2 ranks), with the
+ * pointers in registers and no inner loops: the general loop's overhead
+ * per line cost it about a tenth of its rate at 256 MiB (23.6 against 25.6
+ * GB/s busbw, bench_run_best, medians of 5 alternated runs). */
+#define WEFT__LINES_LOOP22(THREE, T, STORE)                                                        \
+    for (size_t o = begin; o < end; o += 64) {                                                     \
+        _Alignas(64) unsigned char line[64];                                                       \
+        THREE(line, s0 + o, s1 + o, 64 / sizeof(T));                                              \
+        STORE(d0 + o, line);                                                                       \
+        STORE(d1 + o, line);                                                                       \
+    }
 #define WEFT__LINES(NAME, PAIR, THREE, T)                                                          \
     static WEFT__K_ATTR void WEFT__K(NAME##_lines)(unsigned char *const *dst, uint32_t ndst,       \
                                                    const unsigned char *const *src, uint32_t nsrc, \
                                                    size_t begin, size_t end, bool nt)              \
     {                                                                                              \
-        for (size_t o = begin; o < end; o += 64) {                                                 \
-            _Alignas(64) unsigned char line[64];                                                   \
-            THREE(line, src[0] + o, src[1] + o, 64 / sizeof(T));                                   \
-            for (uint32_t q = 2; q < nsrc; q++)                                                    \
-                PAIR(line, src[q] + o, 64 / sizeof(T));                                            \
-            for (uint32_t i = 0; i < ndst; i++) {                                                  \
-                if (nt)                                                                            \
-                    WEFT__K_STREAM64(dst[i] + o, line);                                            \
-                else                                                                               \
-                    WEFT__K_STORE64(dst[i] + o, line);                                             \
-            }                                                                                      \
+        if (nsrc == 2 && ndst == 2) {                                                              \
+            const unsigned char *s0 = src[0], *s1 = src[1];                                        \
+            unsigned char *d0 = dst[0], *d1 = dst[1];                                              \
+            if (nt)                                                                                \
+                WEFT__LINES_LOOP22(THREE, T, WEFT__K_STREAM64)                                     \
+            else                                                                                   \
+                WEFT__LINES_LOOP22(THREE, T, WEFT__K_STORE64)                                      \
+        } else if (nt) {                                                                           \
+            WEFT__LINES_LOOP(PAIR, THREE, T, WEFT__K_STREAM64)                                     \
+        } else {                                                                                   \
+            WEFT__LINES_LOOP(PAIR, THREE, T, WEFT__K_STORE64)                                      \
         }                                                                                          \
     }
 #define WEFT__LINES_ROW(NAME, T)                                                                   \
@@ -286,6 +307,8 @@ static const weft__reduce_lines_fn WEFT__K(lines_table)[WEFT__DTYPE_COUNT][WEFT_
 };
 
 #undef WEFT__LINES
+#undef WEFT__LINES_LOOP
+#undef WEFT__LINES_LOOP22
 #undef WEFT__LINES_ROW
 #undef WEFT__LROW
 #undef WEFT__ROW
