@@ -229,13 +229,13 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
         if (!e) e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
     }
     if (e) return e;
-    weft__shared_combine(weft__region_work(c), src, n, dst, n, hi - lo, red, bytes >= WEFT__SHARED_NT_MIN_BYTES);
+    weft__shared_combine(weft__region_work(c), src, n, dst, n, hi - lo, red,
+                         bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 
-weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                     size_t count, const weft__reducer *red, bool *ran,
-                                     weft_diag *d)
+weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                     const weft__reducer *red, bool *ran, weft_diag *d)
 {
     *ran = false;
     if (!weft__region_usable(c)) return WEFT_OK;
@@ -250,7 +250,8 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     for (uint32_t q = 0; q < n && !e; q++)
         e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, (size_t)r * block, &src[q], d);
     if (e) return e;
-    weft__shared_combine(weft__region_work(c), src, n, &out, 1, block, red, total >= WEFT__SHARED_NT_MIN_BYTES);
+    weft__shared_combine(weft__region_work(c), src, n, &out, 1, block, red,
+                         total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 

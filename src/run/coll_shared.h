@@ -15,9 +15,8 @@
  * count > 0, es the element size. Blocking when they run. */
 weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 const weft__reducer *red, bool *ran, weft_diag *d);
-weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                     size_t count, const weft__reducer *red, bool *ran,
-                                     weft_diag *d);
+weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                     const weft__reducer *red, bool *ran, weft_diag *d);
 weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 size_t es, bool *ran, weft_diag *d);
 /* coll_shared_root.c; root < size. Broadcasts of fewer bytes than

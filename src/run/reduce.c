@@ -55,8 +55,8 @@ const char *weft__reduce_tier_name(weft__reduce_tier tier)
 
 /* Both kernels of (dtype, op) in one tier; false if any is invalid or the
  * CPU lacks the tier. */
-static bool get_tier(weft_dtype dtype, weft_redop op, weft__reduce_tier tier,
-                     weft__reduce_fn *pair, weft__reduce_lines_fn *lines)
+static bool get_tier(weft_dtype dtype, weft_redop op, weft__reduce_tier tier, weft__reduce_fn *pair,
+                     weft__reduce_lines_fn *lines)
 {
     if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT) return false;
     if (tier == WEFT__REDUCE_PORTABLE) {

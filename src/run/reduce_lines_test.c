@@ -54,8 +54,8 @@ static void fill_sources(unsigned char *const *src, uint32_t nsrc, size_t bytes,
 }
 
 /* want[0 .. bytes) = src[0] op ... op src[nsrc - 1] by the pair kernel. */
-static void reference(weft__reduce_fn pair, unsigned char *const *src, uint32_t nsrc,
-                      size_t bytes, size_t es)
+static void reference(weft__reduce_fn pair, unsigned char *const *src, uint32_t nsrc, size_t bytes,
+                      size_t es)
 {
     memcpy(want.b, src[0], bytes);
     for (uint32_t q = 1; q < nsrc; q++)
@@ -70,11 +70,20 @@ static weft_redop g_op;
 static bool nan_bits(weft_dtype t, uint64_t *exp, uint64_t *quiet)
 {
     switch (t) {
-    case WEFT_HALF: *exp = 0x7c00u, *quiet = 0x0200u; return true;
-    case WEFT_BFLOAT16: *exp = 0x7f80u, *quiet = 0x0040u; return true;
-    case WEFT_FLOAT: *exp = 0x7f800000u, *quiet = 0x00400000u; return true;
-    case WEFT_DOUBLE: *exp = 0x7ff0000000000000u, *quiet = 0x0008000000000000u; return true;
-    default: return false;
+    case WEFT_HALF:
+        *exp = 0x7c00u, *quiet = 0x0200u;
+        return true;
+    case WEFT_BFLOAT16:
+        *exp = 0x7f80u, *quiet = 0x0040u;
+        return true;
+    case WEFT_FLOAT:
+        *exp = 0x7f800000u, *quiet = 0x00400000u;
+        return true;
+    case WEFT_DOUBLE:
+        *exp = 0x7ff0000000000000u, *quiet = 0x0008000000000000u;
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -90,7 +99,7 @@ static bool element_ok(const unsigned char *got, const unsigned char *expect,
     if ((g_op != WEFT_SUM && g_op != WEFT_PROD) || !nan_bits(g_type, &exp, &quiet)) return false;
     memcpy(&g, got, es);
     memcpy(&v, expect, es);
-    uint64_t mag = exp | (exp - 1); /* everything but the sign */
+    uint64_t mag = exp | (exp - 1);     /* everything but the sign */
     if ((v & mag) <= exp) return false; /* want is no NaN */
     for (uint32_t q = 0; q < nsrc; q++) {
         uint64_t x = 0;
@@ -218,8 +227,8 @@ static void test_line_kernels(void)
 
 /* weft__shared_combine of bytes: the destinations at dst_off (NULL:
  * random, each its own), in place or not, streaming or not. */
-static unsigned check_combine(const weft__reducer *red, uint32_t nsrc, uint32_t ndst,
-                              size_t bytes, const size_t *dst_off, bool nt, bool in_place)
+static unsigned check_combine(const weft__reducer *red, uint32_t nsrc, uint32_t ndst, size_t bytes,
+                              const size_t *dst_off, bool nt, bool in_place)
 {
     static _Alignas(64) unsigned char work[WEFT__SHARED_TILE];
     unsigned char *src[MAXS], *dst[MAXD];

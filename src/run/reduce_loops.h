@@ -10,12 +10,18 @@
  *                   registers (SSE4.2 and up), else 0: 64-bit min/max then
  *                   use a formula of add, xor, and and shift (Hacker's
  *                   Delight 2-12), which SSE2 vectorises;
+ *   WEFT__K_STREAM64(d, line), WEFT__K_STORE64(d, line)
+ *                   statements storing the 64 bytes at line (64-aligned)
+ *                   to d: streaming (d 64-aligned) and ordinary (any d);
  * and optionally WEFT__K_F16_SUM, WEFT__K_F16_PROD, WEFT__K_F32_MIN,
- * WEFT__K_F32_MAX, WEFT__K_F64_MIN and WEFT__K_F64_MAX: the tier's own
- * kernels for those table entries (declared before the include), when it
- * has better ones than these loops.
- * It defines static kernels WEFT__K(i8_sum) .. WEFT__K(f64_max) and their
- * table WEFT__K(table), indexed by dtype and op. Every loop
+ * WEFT__K_F32_MAX, WEFT__K_F64_MIN and WEFT__K_F64_MAX, each with its
+ * three-operand form NAME3 (d = a op b): the tier's own kernels for those
+ * table entries (declared before the include), when it has better ones
+ * than these loops.
+ * It defines static kernels WEFT__K(i8_sum) .. WEFT__K(f64_max), their
+ * three-operand forms WEFT__K(i8_sum3) .., their table WEFT__K(table),
+ * indexed by dtype and op, and the line kernels' table
+ * WEFT__K(lines_table). Every loop
  * is one pass, element by element, with no branch in its body, over
  * unaligned may-alias element types and restrict pointers, so gcc (at -O3)
  * and clang vectorise all of them; the result of each element depends only
@@ -73,7 +79,8 @@ typedef WEFT__UNALIGNED(double) u_f64;
     {                                                                                              \
         T *restrict d = dst;                                                                       \
         const T *restrict s = src;                                                                 \
-        WEFT__NO_PEEL for (size_t i = 0; i < n; i++) {                                             \
+        WEFT__NO_PEEL                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                           \
             V x = d[i], y = s[i], r;                                                               \
             BODY;                                                                                  \
             d[i] = r;                                                                              \
@@ -84,7 +91,8 @@ typedef WEFT__UNALIGNED(double) u_f64;
     {                                                                                              \
         T *restrict d = dst;                                                                       \
         const T *restrict a = src0, *restrict b = src1;                                            \
-        WEFT__NO_PEEL for (size_t i = 0; i < n; i++) {                                             \
+        WEFT__NO_PEEL                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                           \
             V x = a[i], y = b[i], r;                                                               \
             BODY;                                                                                  \
             d[i] = r;                                                                              \
@@ -215,15 +223,17 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
 /* The line kernels (weft__reduce_lines_fn), one per table entry. Line by
  * line: the three-operand kernel of the first two sources into a local
  * line, the pair kernel with every further source, then a store to every
- * destination, by WEFT__K_STREAM64(dst, line) when nt, else
- * WEFT__K_STORE64(dst, line) (statements; both read line, 64-aligned). With a constant count of one line the
- * kernels inline to a few vector instructions and the line stays in
- * registers: nothing is copied through a work area and no call is made per
- * line. (The work-area tiles of 512 bytes that came before, one kernel
- * call per tile and source, ran the single-pass allreduce of 2 ranks at
- * 21.7 GB/s busbw at 4 MiB where this runs 38.9, and 15.8 at 256 MiB
- * where this runs 19.1; tiles of 128 to 1024 bytes through a local work
- * area ran no faster than single lines; docs/interop.md.) */
+ * destination: WEFT__K_STREAM64(dst, line) when nt, else
+ * WEFT__K_STORE64(dst, line) (statements; line is 64-aligned). With the
+ * constant count of one line the kernels inline to a few vector
+ * instructions, the line stays in registers, and no call is made per line.
+ * The single-pass allreduce of 2 ranks went through a work area in tiles
+ * of 512 bytes before, one kernel call per tile and source: 21.7 GB/s
+ * busbw at 4 MiB where the line kernels run 38.9, 15.8 at 256 MiB where
+ * they run 22.6 (bench_run_best, medians of 5 alternated runs); tiles of
+ * 128 to 1024 bytes through a local work area ran no faster than single
+ * lines (docs/interop.md). */
+
 /* The loop of a line kernel over [begin, end), storing with STORE. */
 #define WEFT__LINES_LOOP(PAIR, THREE, T, STORE)                                                    \
     for (size_t o = begin; o < end; o += 64) {                                                     \
@@ -241,7 +251,7 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
 #define WEFT__LINES_LOOP22(THREE, T, STORE)                                                        \
     for (size_t o = begin; o < end; o += 64) {                                                     \
         _Alignas(64) unsigned char line[64];                                                       \
-        THREE(line, s0 + o, s1 + o, 64 / sizeof(T));                                              \
+        THREE(line, s0 + o, s1 + o, 64 / sizeof(T));                                               \
         STORE(d0 + o, line);                                                                       \
         STORE(d1 + o, line);                                                                       \
     }
@@ -298,12 +308,12 @@ WEFT__LINES(f64_max, WEFT__K_F64_MAX, WEFT__K_F64_MAX3, double)
     }
 
 static const weft__reduce_lines_fn WEFT__K(lines_table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT] = {
-    [WEFT_INT8] = WEFT__LROW(i8),     [WEFT_UINT8] = WEFT__LROW(u8),
-    [WEFT_INT16] = WEFT__LROW(i16),   [WEFT_UINT16] = WEFT__LROW(u16),
-    [WEFT_INT32] = WEFT__LROW(i32),   [WEFT_UINT32] = WEFT__LROW(u32),
-    [WEFT_INT64] = WEFT__LROW(i64),   [WEFT_UINT64] = WEFT__LROW(u64),
-    [WEFT_HALF] = WEFT__LROW(f16),    [WEFT_BFLOAT16] = WEFT__LROW(bf16),
-    [WEFT_FLOAT] = WEFT__LROW(f32),   [WEFT_DOUBLE] = WEFT__LROW(f64),
+    [WEFT_INT8] = WEFT__LROW(i8),   [WEFT_UINT8] = WEFT__LROW(u8),
+    [WEFT_INT16] = WEFT__LROW(i16), [WEFT_UINT16] = WEFT__LROW(u16),
+    [WEFT_INT32] = WEFT__LROW(i32), [WEFT_UINT32] = WEFT__LROW(u32),
+    [WEFT_INT64] = WEFT__LROW(i64), [WEFT_UINT64] = WEFT__LROW(u64),
+    [WEFT_HALF] = WEFT__LROW(f16),  [WEFT_BFLOAT16] = WEFT__LROW(bf16),
+    [WEFT_FLOAT] = WEFT__LROW(f32), [WEFT_DOUBLE] = WEFT__LROW(f64),
 };
 
 #undef WEFT__LINES

@@ -80,7 +80,7 @@
 #define WEFT__AVX2_ATTR __attribute__((target("avx2,f16c")))
 #define WEFT__AVX512_ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
-#define WEFT__DECLARE(NAME, ATTR)                                                                   \
+#define WEFT__DECLARE(NAME, ATTR)                                                                  \
     static ATTR void NAME(void *dst, const void *src, size_t n);                                   \
     static ATTR void NAME##3(void *dst, const void *src0, const void *src1, size_t n);
 WEFT__DECLARE(f16_sum_avx2_f16c, WEFT__AVX2_ATTR)
