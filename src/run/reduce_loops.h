@@ -229,7 +229,7 @@ static const weft__reduce_fn WEFT__K(table)[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT
  * instructions, the line stays in registers, and no call is made per line.
  * The single-pass allreduce of 2 ranks went through a work area in tiles
  * of 512 bytes before, one kernel call per tile and source: 21.7 GB/s
- * busbw at 4 MiB where the line kernels run 38.9, 15.8 at 256 MiB where
+ * busbw at 4 MiB where the line kernels run 38.9, 16.9 at 256 MiB where
  * they run 22.6 (bench_run_best, medians of 5 alternated runs); tiles of
  * 128 to 1024 bytes through a local work area ran no faster than single
  * lines (docs/interop.md). */
