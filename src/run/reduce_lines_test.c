@@ -27,10 +27,7 @@ enum { MAXS = 7, MAXD = 4, MAXBYTES = 64 * 9 + 200, GUARD = 64, SLACK = 64 };
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1du;
+    return weft_test_rng(&rng_state);
 }
 
 /* One buffer: GUARD bytes, up to SLACK bytes of offset, the data, GUARD
