@@ -15,6 +15,16 @@ int weft_test_done(void)
     return weft__test_failed ? 1 : 0;
 }
 
+uint64_t weft_test_rng(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545f4914f6cdd1du;
+}
+
 char *weft_test_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -86,6 +86,10 @@ int weft_test_done(void);
  * Returns NULL when it cannot be read. */
 char *weft_test_read_file(const char *path, size_t *len);
 
+/* The next number of a deterministic generator (xorshift64*, Vigna) whose
+ * state is *state (any value but 0), so that a failing test repeats. */
+uint64_t weft_test_rng(uint64_t *state);
+
 /* Runs ctor(arg) with allocation failure injected at the 1st, 2nd, ... call
  * until it succeeds. Each failing run must return WEFT_ENOMEM and leave no
  * live allocation; the succeeding run's result is released by dtor(arg).

@@ -273,9 +273,11 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
         return WEFT_OK;
     }
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    weft__reducer red;
+    weft__reducer_get(dtype, op, &red);
+    weft__reduce_fn fn = red.pair;
     bool ran;
-    e = weft__shared_allreduce(c, sendbuf, recvbuf, count, es, fn, &ran, d);
+    e = weft__shared_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
     if (weft__allreduce_direct_fits(c->size, count * es))
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
@@ -338,9 +340,11 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
     if (!work) return no_scratch(c, d);
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    weft__reducer red;
+    weft__reducer_get(dtype, op, &red);
+    weft__reduce_fn fn = red.pair;
     bool ran;
-    e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, es, fn, &ran, d);
+    e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
@@ -406,9 +410,11 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    weft__reducer red;
+    weft__reducer_get(dtype, op, &red);
+    weft__reduce_fn fn = red.pair;
     bool ran;
-    e = weft__shared_reduce(c, sendbuf, recvbuf, count, es, fn, root, &ran, d);
+    e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then
      * every rank sends its finished block to the root (which combined its

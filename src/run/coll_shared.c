@@ -13,13 +13,17 @@
  *    its own recvbuf.
  *  allgather: rank r copies its sendbuf into block r of every rank's
  *    recvbuf.
- * Each block is processed in tiles of SHARED_TILE bytes: the tile is
- * combined in the work area (in the first-level cache) and written out at
- * once, with streaming stores for large calls (copy_nt.h), fenced once at
- * the end. Small tiles let the core's loads of the next tile overlap the
- * stores of this one; with 64 KiB pieces the loads and the stores ran as
- * separate phases and a 2-rank allreduce reached only ~0.6 of a memcpy's
- * rate (measured on the development host; docs/interop.md).
+ * Each block is combined line by line (64 bytes) in vector registers by
+ * the reduction's line kernel (reduce.h), which reads a line of every
+ * source and writes it to every destination, with streaming stores for
+ * large calls (fenced once at the end). The 2-rank allreduce ran at
+ * 0.6-0.7 of a single-core copy when each block went in tiles through a
+ * work area, one kernel call per tile and source; the line kernels nearly
+ * doubled it at 1-16 MiB and reach 0.94 at 256 MiB (bench/run.sh;
+ * docs/interop.md). The bytes
+ * before the destinations' first line boundary and after their last, and
+ * destinations that lie differently across lines, still go tile by tile
+ * through the work area.
  *
  * Agreement. Whether a call may run this way depends on every rank's
  * pointers, so each call first publishes a record (which allocation and
@@ -33,7 +37,7 @@
  * sendbuf after the call).
  *
  * In place. Block r of any rank's buffers is read and written by rank r
- * only, and each tile is read in full (from every rank) before it is
+ * only, and each line or tile is read in full (from every rank) before it is
  * written, so in place needs no extra copy.
  */
 #include <string.h>
@@ -46,9 +50,6 @@
 #include "run/coll_small.h"
 #include "run/copy_nt.h"
 #include "run/transport/shm/region.h"
-
-/* Bytes of a tile: a multiple of every element size and of a cache line. */
-#define SHARED_TILE 512u
 
 const char *weft__shared_kind_name(uint32_t kind)
 {
@@ -112,7 +113,7 @@ weft_err weft__shared_peer_buf(weft_comm *c, uint32_t id, uint32_t q, uint64_t o
     return WEFT_OK;
 }
 
-/* memcpy of at most a tile. gcc knows the size is at most SHARED_TILE and
+/* memcpy of at most a tile. gcc knows the size is at most WEFT__SHARED_TILE and
  * inlines memcpy as `rep movs`, which ran the 2-rank allreduce at a
  * quarter of the rate of this plain vector loop on the development host's
  * AMD EPYC (docs/interop.md). */
@@ -137,24 +138,47 @@ static void tile_copy(unsigned char *dst, const unsigned char *src, size_t n)
 #endif
 }
 
-/* dst[i][0 .. bytes) = src[0] op src[1] ... op src[nsrc-1] for every
- * i < ndst, tile by tile (see the top of the file). */
-void weft__shared_combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc,
-                          unsigned char *const *dst, uint32_t ndst, size_t bytes, size_t es,
-                          weft__reduce_fn fn, bool nt)
+/* Bytes [lo, hi) of weft__shared_combine through the work area, one call
+ * per kernel and tile: for the parts the line kernel cannot take. */
+static void combine_tiles(unsigned char *work, unsigned char *const *src, uint32_t nsrc,
+                          unsigned char *const *dst, uint32_t ndst, size_t lo, size_t hi,
+                          const weft__reducer *red, bool nt)
 {
-    unsigned char *work = weft__region_work(c);
-    for (size_t o = 0; o < bytes; o += SHARED_TILE) {
-        size_t k = bytes - o < SHARED_TILE ? bytes - o : SHARED_TILE;
+    for (size_t o = lo; o < hi; o += WEFT__SHARED_TILE) {
+        size_t k = hi - o < WEFT__SHARED_TILE ? hi - o : WEFT__SHARED_TILE;
         tile_copy(work, src[0] + o, k);
         for (uint32_t q = 1; q < nsrc; q++)
-            fn(work, src[q] + o, k / es);
+            red->pair(work, src[q] + o, k / red->es);
         for (uint32_t i = 0; i < ndst; i++) {
             if (nt)
                 weft__copy_nt_unfenced(dst[i] + o, work, k);
             else
                 tile_copy(dst[i] + o, work, k);
         }
+    }
+}
+
+/* The whole lines in the middle go to the tier's line kernel in one call;
+ * the bytes before the destinations' first 64-byte boundary and after
+ * their last go through the work area, and so does everything when the
+ * destinations lie at different offsets from a boundary or the boundary
+ * splits an element, if the stores stream (they need whole lines). */
+void weft__shared_combine(unsigned char *work, unsigned char *const *src, uint32_t nsrc,
+                          unsigned char *const *dst, uint32_t ndst, size_t bytes,
+                          const weft__reducer *red, bool nt)
+{
+    size_t head = (size_t)(-(uintptr_t)dst[0] & 63);
+    bool aligned = head % red->es == 0;
+    for (uint32_t i = 1; i < ndst; i++)
+        aligned = aligned && (((uintptr_t)dst[i] ^ (uintptr_t)dst[0]) & 63) == 0;
+    if (!aligned) head = 0;
+    size_t end = head < bytes ? head + ((bytes - head) & ~(size_t)63) : head;
+    if (nsrc < 2 || !red->lines || (nt && !aligned) || end == head) {
+        combine_tiles(work, src, nsrc, dst, ndst, 0, bytes, red, nt);
+    } else {
+        combine_tiles(work, src, nsrc, dst, ndst, 0, head, red, nt);
+        red->lines(dst, ndst, (const unsigned char *const *)src, nsrc, head, end, nt);
+        combine_tiles(work, src, nsrc, dst, ndst, end, bytes, red, nt);
     }
     if (nt) weft__copy_nt_fence();
 }
@@ -163,8 +187,8 @@ void weft__shared_combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc
 void weft__shared_spread(const unsigned char *src, unsigned char *const *dst, uint32_t ndst,
                          size_t bytes, bool nt)
 {
-    for (size_t o = 0; o < bytes; o += SHARED_TILE) {
-        size_t k = bytes - o < SHARED_TILE ? bytes - o : SHARED_TILE;
+    for (size_t o = 0; o < bytes; o += WEFT__SHARED_TILE) {
+        size_t k = bytes - o < WEFT__SHARED_TILE ? bytes - o : WEFT__SHARED_TILE;
         for (uint32_t i = 0; i < ndst; i++) {
             if (nt)
                 weft__copy_nt_unfenced(dst[i] + o, src + o, k);
@@ -176,13 +200,13 @@ void weft__shared_spread(const unsigned char *src, unsigned char *const *dst, ui
 }
 
 weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                size_t es, weft__reduce_fn fn, bool *ran, weft_diag *d)
+                                const weft__reducer *red, bool *ran, weft_diag *d)
 {
     *ran = false;
-    size_t bytes = count * es;
+    size_t es = red->es, bytes = count * es;
     if (weft__small_allreduce_fits(c, bytes)) {
         *ran = true;
-        return weft__small_allreduce(c, sendbuf, recvbuf, count, es, fn, d);
+        return weft__small_allreduce(c, sendbuf, recvbuf, count, red, d);
     }
     if (!weft__region_usable(c)) return WEFT_OK;
     uint64_t seq;
@@ -206,17 +230,17 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
         if (!e) e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
     }
     if (e) return e;
-    weft__shared_combine(c, src, n, dst, n, hi - lo, es, fn, bytes >= WEFT__SHARED_NT_MIN_BYTES);
+    weft__shared_combine(weft__region_work(c), src, n, dst, n, hi - lo, red,
+                         bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 
-weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                     size_t count, size_t es, weft__reduce_fn fn, bool *ran,
-                                     weft_diag *d)
+weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                     const weft__reducer *red, bool *ran, weft_diag *d)
 {
     *ran = false;
     if (!weft__region_usable(c)) return WEFT_OK;
-    size_t block = count * es, total = block * c->size;
+    size_t block = count * red->es, total = block * c->size;
     uint64_t seq;
     weft_err e = weft__shared_agree(c, WEFT__SHARED_REDUCE_SCATTER, sendbuf, total, recvbuf, block,
                                     total, WEFT__REC_SEND, &seq, ran, d);
@@ -227,7 +251,8 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     for (uint32_t q = 0; q < n && !e; q++)
         e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, (size_t)r * block, &src[q], d);
     if (e) return e;
-    weft__shared_combine(c, src, n, &out, 1, block, es, fn, total >= WEFT__SHARED_NT_MIN_BYTES);
+    weft__shared_combine(weft__region_work(c), src, n, &out, 1, block, red,
+                         total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
 

@@ -11,12 +11,17 @@
 #include <stdint.h>
 
 #include "run/comm_internal.h"
+#include "run/reduce.h"
 #include "run/transport/shm/region.h"
 
 /* Calls of at least this many bytes write their results with streaming
  * stores: beyond the caches the caller reads them back from memory anyway
  * (as coll_ring.c's NT_MIN_BYTES). */
 #define WEFT__SHARED_NT_MIN_BYTES (8u << 20)
+
+/* Bytes of a tile of weft__shared_combine's work area: a multiple of every
+ * element size and of a cache line. */
+#define WEFT__SHARED_TILE 512u
 
 /* The collective of a call record (weft__region_rec.kind). */
 enum {
@@ -53,12 +58,15 @@ weft_err weft__shared_peer_buf(weft_comm *c, uint32_t id, uint32_t q, uint64_t o
                                unsigned char **out, weft_diag *d);
 
 /* dst[i][0 .. bytes) = src[0] op src[1] ... op src[nsrc-1] for every
- * i < ndst, tile by tile in the work area (coll_shared.c): each tile is
- * read in full from every source before it is written, so a destination
- * may be a source. nt: streaming stores, fenced once at the end. */
-void weft__shared_combine(weft_comm *c, unsigned char *const *src, uint32_t nsrc,
-                          unsigned char *const *dst, uint32_t ndst, size_t bytes, size_t es,
-                          weft__reduce_fn fn, bool nt);
+ * i < ndst (nsrc >= 1), by red's line kernel and, where it cannot, tile by
+ * tile in `work` (WEFT__SHARED_TILE bytes, 64-byte aligned, such as the
+ * communicator's work area, weft__region_work): each line or tile is read
+ * in full from every source before it is written, so a destination may be
+ * a source. nt: streaming stores, fenced once at the end. Buffers of any
+ * alignment. */
+void weft__shared_combine(unsigned char *work, unsigned char *const *src, uint32_t nsrc,
+                          unsigned char *const *dst, uint32_t ndst, size_t bytes,
+                          const weft__reducer *red, bool nt);
 
 /* dst[i][0 .. bytes) = src for every i < ndst, tile by tile; no
  * destination may overlap src. */

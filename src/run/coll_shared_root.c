@@ -180,8 +180,9 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
 }
 
 weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                             size_t es, weft__reduce_fn fn, uint32_t root, bool *ran, weft_diag *d)
+                             const weft__reducer *red, uint32_t root, bool *ran, weft_diag *d)
 {
+    size_t es = red->es;
     *ran = false;
     if (!weft__region_usable(c)) return WEFT_OK;
     uint32_t n = c->size, r = c->rank;
@@ -202,6 +203,7 @@ weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
     have = (*out = peer_or_null(c, recs[root].rid, root, recs[root].roff, lo)) && have;
     if ((e = settle(c, WEFT__SHARED_REDUCE, root, bytes, round2, have, &seq, ran, d)) || !*ran)
         return e;
-    weft__shared_combine(c, src, n, out, 1, hi - lo, es, fn, bytes >= WEFT__SHARED_NT_MIN_BYTES);
+    weft__shared_combine(weft__region_work(c), src, n, out, 1, hi - lo, red,
+                         bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }

@@ -52,9 +52,9 @@ bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 }
 
 weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                               size_t es, weft__reduce_fn fn, weft_diag *d)
+                               const weft__reducer *red, weft_diag *d)
 {
-    size_t bytes = count * es;
+    size_t bytes = count * red->es;
     uint32_t n = c->size;
     uint64_t seq = weft__region_next_seq(c);
     memcpy(weft__region_eager(c, c->rank, seq), sendbuf, bytes);
@@ -66,7 +66,7 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)
         src[q] = weft__region_eager(c, q, seq);
-    weft__shared_combine(c, src, n, &dst, 1, bytes, es, fn, false);
+    weft__shared_combine(weft__region_work(c), src, n, &dst, 1, bytes, red, false);
     weft__region_count_small(c);
     return WEFT_OK;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "run/comm_internal.h"
+#include "run/reduce.h"
 
 /* True when an allreduce of `bytes` runs through the eager areas: every
  * peer on shared memory with control pages, and bytes within the limit for
@@ -18,6 +19,6 @@ bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes);
  * calls differ in collective or size get WEFT_EINVAL, all alike. Blocking;
  * one barrier. */
 weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                               size_t es, weft__reduce_fn fn, weft_diag *d);
+                               const weft__reducer *red, weft_diag *d);
 
 #endif

@@ -16,7 +16,9 @@
 #ifndef WEFT_RUN_REDUCE_H
 #define WEFT_RUN_REDUCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/comm.h"
 
@@ -27,6 +29,32 @@ typedef void (*weft__reduce_fn)(void *dst, const void *src, size_t count);
 /* The kernel for (dtype, op) in the best tier this CPU runs, or NULL if
  * either is invalid. */
 weft__reduce_fn weft__reduce_get(weft_dtype dtype, weft_redop op);
+
+/* A reduction of whole 64-byte lines from several buffers into several:
+ * for every line at offset o in [begin, end) (end - begin a multiple of
+ * 64),
+ *   v = ((src[0] op src[1]) op src[2]) ... op src[nsrc - 1]   (nsrc >= 2)
+ * element by element, bit for bit what the pair kernel gives, and v is
+ * written to dst[i] + o for every i < ndst. Every source of a line is read
+ * before the line is written, so a destination may be a source (the same
+ * address; no other overlap). With nt the stores are streaming and not
+ * fenced (copy_nt.h: weft__copy_nt_fence before the bytes are published),
+ * and every dst[i] + begin must be 64-byte aligned; without nt nothing
+ * needs any alignment. begin must be a multiple of the element size. */
+typedef void (*weft__reduce_lines_fn)(unsigned char *const *dst, uint32_t ndst,
+                                      const unsigned char *const *src, uint32_t nsrc, size_t begin,
+                                      size_t end, bool nt);
+
+/* A reduction's kernels for (dtype, op) in one tier. */
+typedef struct weft__reducer {
+    weft__reduce_fn pair;
+    weft__reduce_lines_fn lines;
+    size_t es; /* element size */
+} weft__reducer;
+
+/* The kernels of (dtype, op) in the best tier this CPU runs; false (and
+ * *out zeroed) if either is invalid. */
+bool weft__reducer_get(weft_dtype dtype, weft_redop op, weft__reducer *out);
 
 typedef enum weft__reduce_tier {
     WEFT__REDUCE_PORTABLE = 0, /* the build's baseline target */
@@ -39,15 +67,20 @@ typedef enum weft__reduce_tier {
  * invalid or this CPU or build lacks the tier. For tests and benchmarks. */
 weft__reduce_fn weft__reduce_get_tier(weft_dtype dtype, weft_redop op, weft__reduce_tier tier);
 
-/* The tier weft__reduce_get uses on this CPU. */
+/* The line kernel for (dtype, op) in one tier, NULL as above. */
+weft__reduce_lines_fn weft__reduce_lines_get_tier(weft_dtype dtype, weft_redop op,
+                                                  weft__reduce_tier tier);
+
+/* The tier weft__reduce_get uses on this CPU (asked once, then cached). */
 weft__reduce_tier weft__reduce_best_tier(void);
 
 /* "portable", "avx2", "avx512"; "?" if invalid. */
 const char *weft__reduce_tier_name(weft__reduce_tier tier);
 
-/* reduce_x86.c: the kernel of an x86 tier (dtype and op valid), or NULL
+/* reduce_x86.c: the kernels of an x86 tier (dtype and op valid): false
  * when the CPU lacks the tier or the build is not for x86-64 with gcc or
  * clang. */
-weft__reduce_fn weft__reduce_x86_get(weft_dtype dtype, weft_redop op, weft__reduce_tier tier);
+bool weft__reduce_x86_get(weft_dtype dtype, weft_redop op, weft__reduce_tier tier,
+                          weft__reduce_fn *pair, weft__reduce_lines_fn *lines);
 
 #endif

@@ -78,10 +78,7 @@ static uint16_t ref_float_to_bf16(float f)
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1du;
+    return weft_test_rng(&rng_state);
 }
 
 static void test_names(void)
