@@ -19,7 +19,7 @@
  * large calls (fenced once at the end). The 2-rank allreduce ran at
  * 0.6-0.7 of a single-core copy when each block went in tiles through a
  * work area, one kernel call per tile and source; the line kernels nearly
- * doubled it at 1-16 MiB and reach 0.94 at 256 MiB (bench/run.sh;
+ * doubled it at 1-16 MiB and reach 0.94-1.07 at 256 MiB (bench/run.sh;
  * docs/interop.md). The bytes
  * before the destinations' first line boundary and after their last, and
  * destinations that lie differently across lines, still go tile by tile
