@@ -13,17 +13,7 @@
 # Usage: pmpi_test.sh PMPI_CHECK LIBWEFT_MPI_SO MPIRUN
 set -u
 check=$1 lib=$2 mpirun=${3:-mpirun}
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-  echo "SKIP: mpirun ('$mpirun') is not available"
-  exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# The sanitizer build's runtime is in the program, not first in the list.
-export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib/mpirun_env.sh"
 
 for np in 2 4; do
   "$mpirun" -np "$np" "$check" >"$out" 2>"$err"

@@ -1,0 +1,17 @@
+# Shared start of the libweft_mpi.so test scripts (sourced, not run), after
+# the script has set $mpirun:
+#   exits 77 (CTest's skip) when $mpirun is not available;
+#   lets Open MPI run as root and oversubscribe the cores;
+#   makes the capture files $out and $err, removed on exit;
+#   fail TEXT  prints "FAIL: TEXT" and counts it in $fails.
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+  echo "SKIP: mpirun ('$mpirun') is not available"
+  exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# The sanitizer build's runtime is in the program, not first in the list.
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
