@@ -22,7 +22,7 @@
 #include "memcpy_bound.h"
 #include "parse_bytes.h"
 #include "run/clock.h"
-#include "run/testing_ranks.h"
+#include "shm_ranks.h"
 #include "weft/comm.h"
 
 typedef struct job {
@@ -37,12 +37,6 @@ static int64_t cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static weft_err call(weft_comm *c, const job *j, float *in, float *out, size_t count)
@@ -63,20 +57,11 @@ static int body(weft_comm *c, void *arg)
     const job *j = arg;
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t count = j->bytes / sizeof(float) / n * n;
-    float *in, *out;
-    if (j->shared) {
-        void *a = NULL, *b = NULL;
-        if (weft_comm_alloc(c, count * sizeof(float) + 1, &a, NULL) ||
-            weft_comm_alloc(c, count * sizeof(float) + 1, &b, NULL))
-            return 1;
-        in = a;
-        out = b;
-    } else {
-        in = malloc(count * sizeof(float) + 1);
-        out = malloc(count * sizeof(float) + 1);
-    }
+    void *a, *b;
+    if (!bench_bufs_alloc(c, j->shared, count * sizeof(float) + 1, &a, &b)) return 1;
+    float *in = a, *out = b;
     int64_t *t = calloc((size_t)j->iters, sizeof *t);
-    if (!in || !out || !t) return 1;
+    if (!t) return 1;
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(me + 1);
     memset(out, 0, count * sizeof(float));
@@ -100,7 +85,7 @@ static int body(weft_comm *c, void *arg)
     /* Each call's time is its slowest rank's: a root that returns once its
      * data left (broadcast) is not done. */
     if (weft_allreduce(c, t, t, (size_t)j->iters, WEFT_INT64, WEFT_MAX, NULL)) return 2;
-    qsort(t, (size_t)j->iters, sizeof *t, cmp_i64);
+    qsort(t, (size_t)j->iters, sizeof *t, bench_cmp_i64);
     double factor = !strcmp(j->coll, "allreduce") ? 2.0 * (n - 1) / n
                     : !strcmp(j->coll, "reduce") || !strcmp(j->coll, "broadcast")
                         ? 1.0
@@ -111,20 +96,9 @@ static int body(weft_comm *c, void *arg)
                "GB/s; median %8.1f us; cpu %8.1f us/call\n",
                j->coll, n, count * sizeof(float), (double)t[0] / 1e3, best, best / mc, mc,
                (double)t[j->iters / 2] / 1e3, (double)cpu / 1e3);
-    if (j->shared) {
-        weft_comm_free_mem(c, in);
-        weft_comm_free_mem(c, out);
-    } else {
-        free(in);
-        free(out);
-    }
+    bench_bufs_free(c, j->shared, a, b);
     free(t);
     return 0;
-}
-
-static int child(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
 }
 
 int main(int argc, char **argv)
@@ -146,14 +120,7 @@ int main(int argc, char **argv)
     }
     for (int s = 0; s < nsizes; s++) {
         j.bytes = bench_parse_bytes(argc > 4 ? argv[4 + s] : dflt[s]);
-        weft_comm_config cfg;
-        weft_comm_config_init(&cfg);
-        cfg.transport = WEFT_TRANSPORT_SHM;
-        int codes[64];
-        fflush(stdout);
-        weft__test_ranks(n, &cfg, child, NULL, &j, 600000, codes, NULL);
-        for (uint32_t r = 0; r < n; r++)
-            if (codes[r]) printf("rank %u exited %d\n", r, codes[r]);
+        bench_on_shm_ranks(n, body, &j); /* prints failed ranks; figures only, exit 0 */
     }
     return 0;
 }

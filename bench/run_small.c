@@ -17,8 +17,8 @@
 
 #include "parse_bytes.h"
 #include "run/clock.h"
-#include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
+#include "shm_ranks.h"
 #include "weft/comm.h"
 
 typedef struct job {
@@ -26,12 +26,6 @@ typedef struct job {
     int trials, calls;
     size_t bytes;
 } job;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static int body(weft_comm *c, void *arg)
 {
@@ -45,19 +39,11 @@ static int body(weft_comm *c, void *arg)
         sched_setaffinity(0, sizeof set, &set);
     }
     size_t count = j->bytes / sizeof(float);
-    float *in, *out;
-    void *a = NULL, *b = NULL;
-    if (j->shared) {
-        if (weft_comm_alloc(c, j->bytes, &a, NULL) || weft_comm_alloc(c, j->bytes, &b, NULL))
-            return 1;
-        in = a;
-        out = b;
-    } else {
-        in = a = malloc(j->bytes);
-        out = b = malloc(j->bytes);
-    }
+    void *a, *b;
+    if (!bench_bufs_alloc(c, j->shared, j->bytes, &a, &b)) return 1;
+    float *in = a, *out = b;
     int64_t *t = calloc((size_t)j->trials, sizeof *t);
-    if (!in || !out || !t) return 1;
+    if (!t) return 1;
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(me + 1);
     uint64_t fast0 = weft__region_fast_calls(c), small0 = weft__region_small_calls(c);
@@ -76,25 +62,14 @@ static int body(weft_comm *c, void *arg)
     const char *path = weft__region_small_calls(c) > small0  ? "small"
                        : weft__region_fast_calls(c) > fast0 ? "shared"
                                                               : "ordinary";
-    qsort(t, (size_t)j->trials, sizeof *t, cmp_i64);
+    qsort(t, (size_t)j->trials, sizeof *t, bench_cmp_i64);
     if (me == 0)
         printf("%-8s %u ranks %8zu B: median %8.3f us  best %8.3f us per call  (%s path)\n",
                j->shared ? "shared" : "private", n, j->bytes,
                (double)t[j->trials / 2] / 1e3 / j->calls, (double)t[0] / 1e3 / j->calls, path);
-    if (j->shared) {
-        weft_comm_free_mem(c, a);
-        weft_comm_free_mem(c, b);
-    } else {
-        free(a);
-        free(b);
-    }
+    bench_bufs_free(c, j->shared, a, b);
     free(t);
     return 0;
-}
-
-static int child(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
 }
 
 int main(int argc, char **argv)
@@ -113,18 +88,7 @@ int main(int argc, char **argv)
     int status = 0;
     for (int s = 0; s < nsizes; s++) {
         j.bytes = bench_parse_bytes(argc > 5 ? argv[5 + s] : dflt[s]) / sizeof(float) * sizeof(float);
-        if (!j.bytes) continue;
-        weft_comm_config cfg;
-        weft_comm_config_init(&cfg);
-        cfg.transport = WEFT_TRANSPORT_SHM;
-        int codes[64];
-        fflush(stdout);
-        weft__test_ranks(n, &cfg, child, NULL, &j, 600000, codes, NULL);
-        for (uint32_t r = 0; r < n; r++)
-            if (codes[r]) {
-                printf("rank %u exited %d\n", r, codes[r]);
-                status = 1;
-            }
+        if (j.bytes && bench_on_shm_ranks(n, body, &j)) status = 1;
     }
     return status;
 }
