@@ -42,28 +42,16 @@ static inline void bench_bufs_free(weft_comm *c, bool shared, void *a, void *b)
     }
 }
 
-typedef struct bench_rank_job {
-    int (*body)(weft_comm *c, void *arg);
-    void *arg;
-} bench_rank_job;
-
-static inline int bench_rank_child(const weft_comm_config *cfg, void *arg)
-{
-    const bench_rank_job *job = arg;
-    return weft__test_with_comm(cfg, job->body, job->arg);
-}
-
 /* Runs body(c, arg) on n (<= 64) forked ranks over shared memory and
  * prints each rank's non-zero exit code; 1 when there was one, else 0. */
-static inline int bench_on_shm_ranks(uint32_t n, int (*body)(weft_comm *c, void *arg), void *arg)
+static inline int bench_on_shm_ranks(uint32_t n, weft__comm_body body, void *arg)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
-    bench_rank_job job = {body, arg};
     int codes[64], status = 0;
     fflush(stdout);
-    weft__test_ranks(n, &cfg, bench_rank_child, NULL, &job, 600000, codes, NULL);
+    weft__test_comm_ranks(n, &cfg, body, arg, 600000, codes, NULL);
     for (uint32_t r = 0; r < n; r++)
         if (codes[r]) {
             printf("rank %u exited %d\n", r, codes[r]);

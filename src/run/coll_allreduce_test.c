@@ -109,18 +109,13 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 static void run(uint32_t n, weft_transport_choice t, const char *what)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 20000;
-    weft__test_ranks_ok(n, &cfg, rank_main, NULL, 120000, what);
+    weft__test_comm_ranks_ok(n, &cfg, body, NULL, 120000, what);
 }
 
 int main(void)

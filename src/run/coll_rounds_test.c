@@ -176,11 +176,6 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 static void run(uint32_t n, weft_transport_choice t, bool large, const char *what)
 {
     weft_comm_config cfg;
@@ -188,7 +183,7 @@ static void run(uint32_t n, weft_transport_choice t, bool large, const char *wha
     cfg.transport = t;
     cfg.timeout_ms = 20000;
     suite su = {large};
-    weft__test_ranks_ok(n, &cfg, rank_main, &su, 120000, what);
+    weft__test_comm_ranks_ok(n, &cfg, body, &su, 120000, what);
 }
 
 /* A rank that cannot allocate the scratch fails the communicator, so its
@@ -225,11 +220,6 @@ static int oom_body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int oom_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, oom_body, arg);
-}
-
 static void run_oom(void)
 {
     weft_comm_config cfg;
@@ -238,7 +228,7 @@ static void run_oom(void)
     cfg.timeout_ms = 20000;
     int codes[3];
     memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_ranks(3, &cfg, oom_main, NULL, NULL, 60000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(3, &cfg, oom_body, NULL, 60000, codes, NULL), 0);
     for (uint32_t r = 0; r < 3; r++) {
         if (codes[r] != 0) fprintf(stderr, "scratch OOM: rank %u exited with %d\n", r, codes[r]);
         CHECK_INT(codes[r], 0);

@@ -369,11 +369,6 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 /* Over TCP the memory is allocated, but every call takes the ordinary
  * schedule (no record is even exchanged). */
 static int tcp_body(weft_comm *c, void *arg)
@@ -393,11 +388,6 @@ static int tcp_body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int tcp_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, tcp_body, arg);
-}
-
 int main(void)
 {
     weft_comm_config cfg;
@@ -406,10 +396,10 @@ int main(void)
     cfg.timeout_ms = 20000;
     for (uint32_t n = 2; n <= 8; n++) {
         int64_t t0 = weft__now_ns();
-        weft__test_ranks_ok(n, &cfg, rank_main, NULL, 120000, "single-pass rooted, shm");
+        weft__test_comm_ranks_ok(n, &cfg, body, NULL, 120000, "single-pass rooted, shm");
         printf("%u ranks: %.2f s\n", n, (double)(weft__now_ns() - t0) / 1e9);
     }
     cfg.transport = WEFT_TRANSPORT_TCP;
-    weft__test_ranks_ok(3, &cfg, tcp_main, NULL, 120000, "single-pass rooted, tcp");
+    weft__test_comm_ranks_ok(3, &cfg, tcp_body, NULL, 120000, "single-pass rooted, tcp");
     return weft_test_done();
 }

@@ -268,11 +268,6 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 /* Over TCP (peers not on shared memory) the memory is still allocated,
  * but every call takes the ordinary schedule. */
 static int tcp_body(weft_comm *c, void *arg)
@@ -290,11 +285,6 @@ static int tcp_body(weft_comm *c, void *arg)
     weft_comm_free_mem(c, pa);
     weft_comm_free_mem(c, pb);
     return weft__test_failed > 99 ? 99 : weft__test_failed;
-}
-
-static int tcp_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, tcp_body, arg);
 }
 
 enum { KILL_RANKS = 4, VICTIM = 2, WITNESS = 1, CODE_BASE = 50, MSG_BYTES = 256 };
@@ -337,19 +327,15 @@ static int kill_body(weft_comm *c, void *arg)
     return CODE_BASE + (int)e;
 }
 
-static int kill_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, kill_body, arg);
-}
-
-static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn)
+static void run(uint32_t n, weft_transport_choice t, weft__comm_body fn)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 20000;
-    weft__test_ranks_ok(n, &cfg, fn, NULL, 120000,
-                        t == WEFT_TRANSPORT_SHM ? "shared buffers, shm" : "shared buffers, tcp");
+    weft__test_comm_ranks_ok(n, &cfg, fn, NULL, 120000,
+                             t == WEFT_TRANSPORT_SHM ? "shared buffers, shm"
+                                                     : "shared buffers, tcp");
 }
 
 static void run_kill(void)
@@ -363,7 +349,7 @@ static void run_kill(void)
     if (log == MAP_FAILED) return;
     memset(log, 0, sizeof *log);
     int codes[KILL_RANKS];
-    CHECK_INT(weft__test_ranks(KILL_RANKS, &cfg, kill_main, NULL, log, 60000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, log, 60000, codes, NULL), 0);
     /* Every survivor names the rank that died: the witness as it saw it,
      * the others as the witness reported it. */
     char died[64], reported[96];
@@ -379,8 +365,8 @@ static void run_kill(void)
 int main(void)
 {
     for (uint32_t n = 2; n <= 8; n++)
-        run(n, WEFT_TRANSPORT_SHM, rank_main);
-    run(3, WEFT_TRANSPORT_TCP, tcp_main);
+        run(n, WEFT_TRANSPORT_SHM, body);
+    run(3, WEFT_TRANSPORT_TCP, tcp_body);
     run_kill();
     return weft_test_done();
 }

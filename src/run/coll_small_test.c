@@ -224,11 +224,6 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 /* Over TCP there are no control pages before an allocation, and nothing
  * runs eager after one either. */
 static int tcp_body(weft_comm *c, void *arg)
@@ -246,11 +241,6 @@ static int tcp_body(weft_comm *c, void *arg)
     free(s);
     free(r);
     return weft__test_failed > 99 ? 99 : weft__test_failed;
-}
-
-static int tcp_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, tcp_body, arg);
 }
 
 enum { KILL_RANKS = 3, VICTIM = 2, CODE_BASE = 50 };
@@ -279,11 +269,6 @@ static int kill_body(weft_comm *c, void *arg)
     return CODE_BASE + (int)e;
 }
 
-static int kill_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, kill_body, arg);
-}
-
 static void run_kill(void)
 {
     weft_comm_config cfg;
@@ -291,25 +276,25 @@ static void run_kill(void)
     cfg.transport = WEFT_TRANSPORT_SHM;
     cfg.timeout_ms = 30000;
     int codes[KILL_RANKS];
-    CHECK_INT(weft__test_ranks(KILL_RANKS, &cfg, kill_main, NULL, NULL, 60000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, NULL, 60000, codes, NULL), 0);
     for (uint32_t r = 0; r < KILL_RANKS; r++)
         CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : CODE_BASE + (int)WEFT_EPEER);
 }
 
-static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn, const char *what)
+static void run(uint32_t n, weft_transport_choice t, weft__comm_body fn, const char *what)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 20000;
-    weft__test_ranks_ok(n, &cfg, fn, NULL, 120000, what);
+    weft__test_comm_ranks_ok(n, &cfg, fn, NULL, 120000, what);
 }
 
 int main(void)
 {
     for (uint32_t n = 2; n <= 8; n++)
-        run(n, WEFT_TRANSPORT_SHM, rank_main, "eager allreduce, shm");
-    run(3, WEFT_TRANSPORT_TCP, tcp_main, "eager allreduce, tcp");
+        run(n, WEFT_TRANSPORT_SHM, body, "eager allreduce, shm");
+    run(3, WEFT_TRANSPORT_TCP, tcp_body, "eager allreduce, tcp");
     run_kill();
     return weft_test_done();
 }

@@ -223,24 +223,14 @@ static int wrong_length(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int run_suite(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, collectives, arg);
-}
-
-static int run_wrong_length(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, wrong_length, arg);
-}
-
-static void run(uint32_t n, weft_transport_choice t, weft__rank_main fn, void *arg,
+static void run(uint32_t n, weft_transport_choice t, weft__comm_body fn, void *arg,
                 const char *what)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 8000;
-    weft__test_ranks_ok(n, &cfg, fn, arg, 20000, what);
+    weft__test_comm_ranks_ok(n, &cfg, fn, arg, 20000, what);
 }
 
 /* weft_comm_init refuses bad configurations with a message. */
@@ -363,7 +353,7 @@ static void test_interfaces(void)
     cfg.ifname = "lo,lo";
     cfg.tcp_conns = 3;
     int codes[3];
-    CHECK_INT(weft__test_ranks(3, &cfg, run_suite, NULL, &tcp, 20000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(3, &cfg, collectives, &tcp, 20000, codes, NULL), 0);
     for (int r = 0; r < 3; r++)
         CHECK_INT(codes[r], 0);
     weft_comm_config_init(&cfg);
@@ -382,12 +372,12 @@ int main(void)
     test_oom();
     test_interfaces();
     suite shm = {"shm"}, tcp = {"tcp"};
-    run(2, WEFT_TRANSPORT_SHM, run_suite, &shm, "shm");
-    run(3, WEFT_TRANSPORT_AUTO, run_suite, &shm, "auto");
-    run(5, WEFT_TRANSPORT_SHM, run_suite, &shm, "shm");
-    run(2, WEFT_TRANSPORT_TCP, run_suite, &tcp, "tcp");
-    run(4, WEFT_TRANSPORT_TCP, run_suite, &tcp, "tcp");
-    run(2, WEFT_TRANSPORT_SHM, run_wrong_length, NULL, "shm wrong length");
-    run(2, WEFT_TRANSPORT_TCP, run_wrong_length, NULL, "tcp wrong length");
+    run(2, WEFT_TRANSPORT_SHM, collectives, &shm, "shm");
+    run(3, WEFT_TRANSPORT_AUTO, collectives, &shm, "auto");
+    run(5, WEFT_TRANSPORT_SHM, collectives, &shm, "shm");
+    run(2, WEFT_TRANSPORT_TCP, collectives, &tcp, "tcp");
+    run(4, WEFT_TRANSPORT_TCP, collectives, &tcp, "tcp");
+    run(2, WEFT_TRANSPORT_SHM, wrong_length, NULL, "shm wrong length");
+    run(2, WEFT_TRANSPORT_TCP, wrong_length, NULL, "tcp wrong length");
     return weft_test_done();
 }

@@ -228,18 +228,13 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int child(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 static void run(uint32_t n, weft_transport_choice t, job *j, const char *what)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = t;
     cfg.timeout_ms = 8000;
-    weft__test_ranks_ok(n, &cfg, child, j, 20000, what);
+    weft__test_comm_ranks_ok(n, &cfg, body, j, 20000, what);
 }
 
 /* Misfits are refused in a single rank, before anything moves. */

@@ -143,11 +143,6 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, body, arg);
-}
-
 static void run(uint32_t n, weft_transport_choice t, bool large, const char *what)
 {
     weft_comm_config cfg;
@@ -155,7 +150,7 @@ static void run(uint32_t n, weft_transport_choice t, bool large, const char *wha
     cfg.transport = t;
     cfg.timeout_ms = 8000;
     suite su = {large};
-    weft__test_ranks_ok(n, &cfg, rank_main, &su, 30000, what);
+    weft__test_comm_ranks_ok(n, &cfg, body, &su, 30000, what);
 }
 
 /* One rank: both are local copies (and reductions of one input). */

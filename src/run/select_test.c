@@ -376,16 +376,11 @@ static void test_tuning_init(void)
     unlink(p2);
 }
 
-static int with_comm(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, (int (*)(weft_comm *, void *))arg, NULL);
-}
-
 typedef struct variant {
     const char *fabric, *algo, *plan, *tuning;
 } variant;
 
-static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_comm *, void *))
+static void run(uint32_t n, weft_transport_choice t, variant v, weft__comm_body fn)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
@@ -395,7 +390,7 @@ static void run(uint32_t n, weft_transport_choice t, variant v, int (*fn)(weft_c
     cfg.algo = v.algo;
     cfg.plan_file = v.plan;
     cfg.tuning = v.tuning;
-    weft__test_ranks_ok(n, &cfg, with_comm, (void *)fn, 30000, v.fabric ? v.fabric : "select");
+    weft__test_comm_ranks_ok(n, &cfg, fn, NULL, 30000, v.fabric ? v.fabric : "select");
 }
 
 /* Rank 1 gets WEFT_ALGO=hd, the others WEFT_ALGO=ring, through the

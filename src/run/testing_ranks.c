@@ -36,6 +36,32 @@ int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, vo
     return rc;
 }
 
+/* The body and argument of weft__test_comm_ranks. */
+typedef struct comm_job {
+    weft__comm_body body;
+    void *arg;
+} comm_job;
+
+static int comm_child(const weft_comm_config *cfg, void *arg)
+{
+    const comm_job *j = arg;
+    return weft__test_with_comm(cfg, j->body, j->arg);
+}
+
+int weft__test_comm_ranks(uint32_t n, const weft_comm_config *tmpl, weft__comm_body body, void *arg,
+                          int limit_ms, int *codes, long *ms)
+{
+    comm_job j = {body, arg};
+    return weft__test_ranks(n, tmpl, comm_child, NULL, &j, limit_ms, codes, ms);
+}
+
+void weft__test_comm_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__comm_body body,
+                              void *arg, int limit_ms, const char *what)
+{
+    comm_job j = {body, arg};
+    weft__test_ranks_ok(n, tmpl, comm_child, &j, limit_ms, what);
+}
+
 void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
                          void *arg, int limit_ms, const char *what)
 {

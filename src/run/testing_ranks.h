@@ -38,6 +38,16 @@ void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_ma
 int weft__test_with_comm(const weft_comm_config *cfg, int (*fn)(weft_comm *c, void *arg),
                          void *arg);
 
+/* What a rank runs with its communicator; returns its exit code. */
+typedef int (*weft__comm_body)(weft_comm *c, void *arg);
+
+/* weft__test_ranks (without a parent hook) and weft__test_ranks_ok where
+ * every child runs body(c, arg) under weft__test_with_comm. */
+int weft__test_comm_ranks(uint32_t n, const weft_comm_config *tmpl, weft__comm_body body, void *arg,
+                          int limit_ms, int *codes, long *ms);
+void weft__test_comm_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__comm_body body,
+                              void *arg, int limit_ms, const char *what);
+
 /* Rank r's test value for element i under op (a test's own choice of small
  * integers, so that results are exact in every type and order). */
 typedef double (*weft__test_value)(weft_redop op, uint32_t r, size_t i);

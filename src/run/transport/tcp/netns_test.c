@@ -174,11 +174,6 @@ static int in_namespace(weft_comm *c, void *arg)
     return fails;
 }
 
-static int rank_main(const weft_comm_config *cfg, void *arg)
-{
-    return weft__test_with_comm(cfg, in_namespace, arg);
-}
-
 static void test_namespace(void)
 {
     if (geteuid() != 0) {
@@ -230,7 +225,7 @@ static void test_namespace(void)
     cfg.timeout_ms = 8000;
     cfg.netns = path;
     int codes[2];
-    CHECK_INT(weft__test_ranks(2, &cfg, rank_main, NULL, &j, 20000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(2, &cfg, in_namespace, &j, 20000, codes, NULL), 0);
     CHECK_INT(codes[0], 0);
     CHECK_INT(codes[1], 0);
     /* Not there when the job is over. */
