@@ -22,12 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCE, ALLGATHER, RSB, BCAST, REDUCE, ALLTOALL, NCOLL };
-static const char *const names[NCOLL] = {"Allreduce", "Allgather", "Reduce_scatter_block",
-                                         "Bcast",     "Reduce",    "Alltoall"};
-static long served[NCOLL], passed[NCOLL];
-static long failures, checks;
-static int me, n;
+#include "pmpi_tally.h"
 
 typedef struct dtype {
     MPI_Datatype t;
@@ -338,19 +333,5 @@ int main(int argc, char **argv)
         /* The final tally below is one more served MPI_Allreduce. */
         served[ALLREDUCE]++;
     }
-    char line[512];
-    size_t used = 0;
-    for (int k = 0; k < NCOLL; k++)
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s %ld/%ld", k ? ", " : "",
-                                 names[k], served[k], passed[k]);
-    printf("pmpi_check: rank %d expects weft/MPI: %s\n", me, line);
-    long mine[2] = {failures, checks}, all[2] = {0, 0};
-    if (only)
-        PMPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    else
-        MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0)
-        printf("pmpi_check: %d ranks, %ld checks, %ld failed\n", n, all[1], all[0]);
-    MPI_Finalize();
-    return all[0] == 0 && all[1] > 0 ? 0 : 1;
+    return tally_finish("pmpi_check", only);
 }
