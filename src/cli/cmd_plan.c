@@ -364,6 +364,7 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     bool is_optimal = strcmp(algo, "optimal") == 0;
+    uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
     if (is_optimal) {
         weft_optimal_opts oo;
@@ -379,6 +380,7 @@ int cli_cmd_plan(int argc, char **argv)
             }
             oo.trees_per_root = (uint32_t)v;
         }
+        opt_forced = oo.trees_per_root;
         e = weft_synth_optimal(t, coll, &oo, &p, &opt, &d);
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
@@ -408,9 +410,11 @@ int cli_cmd_plan(int argc, char **argv)
         bool ok = formats[fi].write(p, o.f) == WEFT_OK;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
-            if (msccl_diag.err)
+            if (msccl_diag.err) {
                 rc = cli_fail(msccl_diag.err, &msccl_diag); /* a limit or inexpressible dep */
-            else {
+                if (is_optimal && msccl_diag.err == WEFT_ELIMIT)
+                    cli_optimal_msccl_hint(t, &opt, opt_forced, &msccl_opts);
+            } else {
                 cli_error("cannot write the plan to '%s'", path);
                 rc = CLI_EXIT_INPUT;
             }

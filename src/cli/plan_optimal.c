@@ -1,6 +1,7 @@
 /* `weft plan --algo optimal`: summary, JSON and DOT (cli/plan_optimal.h). */
 #include "cli/plan_optimal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -75,6 +76,66 @@ void cli_optimal_json(cli_json *j, const weft_optimal *o)
         cli_json_end_object(j);
     }
     cli_json_end_array(j);
+}
+
+/* Whether p exports under mo (written to memory, then dropped). */
+static bool exports(const weft_plan *p, const weft_msccl_opts *mo)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return false;
+    weft_diag d;
+    weft_diag_clear(&d);
+    bool ok = weft_plan_write_msccl(p, mo, f, &d) == WEFT_OK;
+    fclose(f);
+    free(buf);
+    return ok;
+}
+
+void cli_optimal_msccl_hint(const weft_topo *t, const weft_optimal *o, uint32_t forced,
+                            const weft_msccl_opts *mo)
+{
+    const char *profile = weft_msccl_profile_name(mo->profile);
+    uint32_t kmax = 0;
+    for (uint32_t i = 0; i < o->n_phases; i++)
+        kmax = o->phase[i].k > kmax ? o->phase[i].k : kmax;
+    bool one_fits = false;
+    if (kmax > 1 && forced == 0) {
+        weft_optimal_opts oo;
+        weft_optimal_opts_init(&oo);
+        oo.trees_per_root = 1;
+        weft_plan *p = NULL;
+        weft_optimal one;
+        memset(&one, 0, sizeof one);
+        weft_diag d;
+        weft_diag_clear(&d);
+        if (weft_synth_optimal(t, o->coll, &oo, &p, &one, &d) == WEFT_OK && exports(p, mo)) {
+            char a[64];
+            weft_rat_format(one.algbw, a, sizeof a);
+            double x = weft_rat_to_double(one.algbw), b = weft_rat_to_double(o->bound);
+            fprintf(stderr,
+                    "weft: the optimum needs %u trees per rank here; --trees-per-root 1 exports "
+                    "(%u ops, algbw %.3f GB/s (%s), %.1f%% of the bound)\n",
+                    kmax, weft_plan_num_ops(p), x, a, b > 0 ? 100 * x / b : 0.0);
+            one_fits = true;
+        }
+        weft_plan_free(p);
+        weft_optimal_fini(&one);
+    }
+    if (one_fits)
+        return;
+    const char *why = forced == 1 || kmax <= 1 ? "one tree per rank is already too long for"
+                                               : "one tree per rank does not fit either in";
+    if (mo->profile == WEFT_MSCCL_MSCCL)
+        fprintf(stderr, "weft: %s the %s profile; try a classic algorithm (--algo ring)\n", why,
+                profile);
+    else
+        fprintf(stderr,
+                "weft: %s the %s profile; try --msccl-profile msccl (%u steps per threadblock) "
+                "or a classic algorithm (--algo ring)\n",
+                why, profile, weft_msccl_max_steps(WEFT_MSCCL_MSCCL));
 }
 
 static const char *const colours[] = {"red",    "blue",   "darkgreen", "orange", "purple",

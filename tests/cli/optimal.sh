@@ -75,5 +75,28 @@ check "bad K exit 2" test $? -eq 2
 err=$("$weft" plan ring:4 --coll allgather --trees-per-root 2 2>&1)
 check "K without optimal exit 2" test $? -eq 2
 
+# The fewest trees per root that reach the bound (issue 18): on TE-CCL's
+# 2-chassis models one tree per GPU is optimal, where the exact k was 6
+# (NDv2, 660 ops) and 10 (DGX-2, 2015 ops).
+src=$2
+for m in "ndv2-2 25 240" "dgx2-2 4000/31 992"; do
+    read -r f want ops <<<"$m"
+    out=$("$weft" plan "$src/tests/fixtures/teccl-$f.topo" --coll allgather --algo optimal --json)
+    check "teccl-$f: algbw $want" grep -q "^  \"algbw_exact\": \"$want\"," <<<"$out"
+    check "teccl-$f: $ops ops" grep -q "^  \"ops\": $ops," <<<"$out"
+    check "teccl-$f: k = 1" grep -q '^      "k": 1,' <<<"$out"
+done
+
+# An optimal allreduce too long for the executor profile says what works.
+err=$("$weft" plan a100:2 --coll allreduce --algo optimal --format msccl -o "$tmp/a.xml" 2>&1)
+check "a100:2 optimal msccl export exit 1" test $? -eq 1
+check "a100:2 export hint" test "$err" = "weft: rank 0 threadblock for sends to rank 1 and receives from rank 4 on channel 0 has 73 steps; the executor profile allows 64 per threadblock (MSCCL_MAX_NUM_STEPS)
+weft: the optimum needs 13 trees per rank here; --trees-per-root 1 exports (480 ops, algbw 171.429 GB/s (1200/7), 98.9% of the bound)"
+"$weft" plan a100:2 --coll allreduce --algo optimal --trees-per-root 1 --format msccl -o "$tmp/a.xml" >/dev/null
+check "the hinted command exports" test $? -eq 0
+err=$("$weft" plan "$src/tests/fixtures/teccl-dgx2-2.topo" --coll allreduce --algo optimal \
+    --format msccl -o "$tmp/a.xml" 2>&1)
+check "dgx2-2 export hint" grep -qx "weft: one tree per rank is already too long for the executor profile; try --msccl-profile msccl (256 steps per threadblock) or a classic algorithm (--algo ring)" <<<"$err"
+
 echo "optimal.sh: $pass passed, $fail failed"
 test "$fail" -eq 0
