@@ -89,6 +89,36 @@ static void print_time(FILE *f, double s)
         fprintf(f, "%.3f s", s);
 }
 
+/* --list --json: {"algorithms": [{"name", "colls": [...], "summary"}]}. */
+static int list_algorithms_json(void)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "algorithms");
+    cli_json_begin_array(&j);
+    for (size_t i = 0; i < weft_classic_count(); i++) {
+        const weft_classic_info *in = weft_classic_get(i);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "name", in->name);
+        cli_json_key(&j, "colls");
+        cli_json_begin_array(&j);
+        for (int c = 0; c < WEFT__COLL_COUNT; c++)
+            if (in->colls & (1u << c))
+                cli_json_string(&j, weft_coll_name((weft_coll)c));
+        cli_json_end_array(&j);
+        cli_json_kv_string(&j, "summary", in->summary);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    if (cli_json_finish(&j)) {
+        cli_error("internal error: incomplete JSON document");
+        return CLI_EXIT_INPUT;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int list_algorithms(void)
 {
     cli_table tab;
@@ -303,7 +333,7 @@ int cli_cmd_plan(int argc, char **argv)
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     if (cli_args_has(&a, "list")) {
-        rc = list_algorithms();
+        rc = cli_args_has(&a, "json") ? list_algorithms_json() : list_algorithms();
         goto done;
     }
     if (a.n_pos == 0) {
