@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -26,13 +27,15 @@ static const cli_opt tune_opts[] = {
     {"slices", 0, "P", "simulator pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "SEC", "simulator per-transfer start overhead in seconds (default 0)"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
+    {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup tune_group = {"options", tune_opts};
 
 static const cli_syntax tune_syntax = {
     .path = "weft tune",
-    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha SEC] [-o FILE]",
+    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha SEC] [-o FILE]\n"
+            "        [--json]",
     .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
              "plan the runtime can build on the fabric (each classic algorithm without\n"
              "parameters, and the optimal plan where it builds) is simulated, and the\n"
@@ -42,7 +45,10 @@ static const cli_syntax tune_syntax = {
              "collective and size class instead of the alpha-beta ranking, and a table made\n"
              "for another fabric is refused at init. Rooted collectives (broadcast, reduce)\n"
              "are ranked at root 0. With -o FILE a summary goes to standard output.\n"
-             "The format is described in docs/run.md (\"Tuning tables\").\n",
+             "The format is described in docs/run.md (\"Tuning tables\").\n"
+             "With --json, standard output gets one object instead of the table or the\n"
+             "summary: spec, ranks, fabric_hash, sim, output (the -o FILE, or null when\n"
+             "no table is written), entries: [{coll, bytes, ranking: [{algo, time_s}]}].\n",
     .groups = {&tune_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -118,6 +124,52 @@ static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
     return WEFT_OK;
 }
 
+/* --json: the whole table as one object on stdout. */
+static int print_json(const char *spec, const char *out_path, const weft_tuning *tt,
+                      const weft_sim_opts *o)
+{
+    const weft_tuning_info *in = weft_tuning_get_info(tt);
+    char hash[24];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)in->fabric_hash);
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_kv_string(&j, "spec", spec);
+    cli_json_kv_uint(&j, "ranks", in->ranks);
+    cli_json_kv_string(&j, "fabric_hash", hash);
+    cli_json_key(&j, "sim");
+    cli_json_begin_object(&j);
+    cli_json_kv_uint(&j, "slices", o->slices);
+    cli_json_kv_double(&j, "alpha_s", o->alpha_s);
+    cli_json_end_object(&j);
+    cli_json_kv_string(&j, "output", out_path);
+    cli_json_key(&j, "entries");
+    cli_json_begin_array(&j);
+    for (uint32_t i = 0; i < in->entries; i++) {
+        const weft_tuning_entry *x = weft_tuning_entry_get(tt, i);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "coll", weft_coll_name(x->coll));
+        cli_json_kv_uint(&j, "bytes", x->bytes);
+        cli_json_key(&j, "ranking");
+        cli_json_begin_array(&j);
+        for (uint32_t k = 0; k < x->n; k++) {
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "algo", x->names[k]);
+            cli_json_kv_double(&j, "time_s", x->times_s[k]);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    if (cli_json_finish(&j)) {
+        cli_error("internal error: incomplete JSON document");
+        return CLI_EXIT_INPUT;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_tune(int argc, char **argv)
 {
     cli_args a;
@@ -134,7 +186,11 @@ int cli_cmd_tune(int argc, char **argv)
     tune_coll tc[WEFT__COLL_COUNT];
     memset(tc, 0, sizeof tc);
     cli_out out = {NULL, NULL, NULL};
-    bool out_open = false;
+    bool out_open = false, json = cli_args_has(&a, "json");
+    if (json && out_path && strcmp(out_path, "-") == 0) {
+        rc = cli_usage_error(&tune_syntax, "--json and -o - would both write to standard output");
+        goto free_args;
+    }
     if (cli_args_get(&a, "sizes") &&
         (rc = parse_sizes(cli_args_get(&a, "sizes"), &lo, &hi, &factor)))
         goto free_args;
@@ -196,13 +252,19 @@ int cli_cmd_tune(int argc, char **argv)
         rc = CLI_EXIT_INPUT;
         goto free_all;
     }
-    if ((rc = cli_out_open(&out, out_path))) goto free_all;
-    out_open = true;
-    e = weft_tuning_write(tt, out.f);
-    out_open = false;
-    if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
-    if (e) {
-        rc = cli_fail(e, NULL);
+    if (!json || out_path) {
+        if ((rc = cli_out_open(&out, out_path))) goto free_all;
+        out_open = true;
+        e = weft_tuning_write(tt, out.f);
+        out_open = false;
+        if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+        if (e) {
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
+    }
+    if (json) {
+        rc = print_json(spec, out_path, tt, &o);
         goto free_all;
     }
     if (out_path && strcmp(out_path, "-") != 0) {
