@@ -381,5 +381,23 @@ expect_out_has "      --nvlink-bw BW"
 run topo --help
 expect_rc 0
 expect_out_has "  stats  summarise a fabric"
+# topo list --json: every preset, as --names lists them.
+run topo list --json
+expect_rc 0
+check "topo list --json" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+names = sys.argv[2].split()
+assert [p["name"] for p in d["presets"]] == names, (d, names)
+assert all(p["usage"].startswith(p["name"]) and p["summary"] for p in d["presets"]), d
+' "$OUT" "$("$WEFT" topo list --names)"
+run topo list --json --names
+expect_rc 0
+check "topo list --json --names" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["presets"][0] == {"name": "ring"}, d
+' "$OUT"
+
 
 finish
