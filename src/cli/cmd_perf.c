@@ -69,8 +69,8 @@ static const cli_syntax perf_syntax = {
              "With --json rank 0 prints one object: coll, ranks, transport, iters, warmup,\n"
              "check, schedule, average, blocking, cycles, rows (cycle, size, count, type,\n"
              "redop, root, out_of_place and in_place: time_s, algbw, busbw, wrong; null\n"
-             "for N/A), wrong_total, avg_busbw, ok and error. With WEFT_LOG, every log\n"
-             "line of a rank of several starts with 'rank R: '.\n"
+             "for N/A), wrong_total, avg_busbw, ok and error. With WEFT_LOG, each log\n"
+             "line of a rank of several names it: 'weft INFO run: rank R: ...'.\n"
              "\n"
              "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
@@ -361,12 +361,17 @@ static void json_half(cli_json *j, const char *key, const half *h, bool check)
     cli_json_end_object(j);
 }
 
-/* A log sink that starts each line with "rank R: " and writes it whole
- * (one fprintf of one buffer), so the lines of several ranks do not mix. */
+/* A log sink that names the rank after the level and subsystem, as the
+ * MPI interposition library does ("weft INFO run: rank 1: allreduce ..."),
+ * so that lines stay greppable by level and subsystem, and writes each
+ * line whole (one fprintf of one buffer): the lines of several ranks do not
+ * mix. */
 static void rank_log(weft_log_level level, const char *line, void *arg)
 {
     (void)level;
-    fprintf(stderr, "rank %u: %s\n", *(const uint32_t *)arg, line);
+    const char *colon = strstr(line, ": ");
+    int head = colon ? (int)(colon - line) + 2 : 0;
+    fprintf(stderr, "%.*srank %u: %s\n", head, line, *(const uint32_t *)arg, line + head);
 }
 
 static int run_perf(perf *p, size_t minb, size_t maxb, long factor)

@@ -57,14 +57,14 @@ WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
     run launch -n 4 -- "$WEFT" perf allreduce -b 4K -e 4K -n 2 -w 1 -c 1
 expect_rc 0
 expect_out_has "# Out of bounds values : 0 OK"
-expect_err_has "weft INFO run: allreduce 4096 B: $algo (fastest of $n by simulation (table $T/t.tune:$lno) on switch:4 at 4096 B: "
+expect_err_has "weft INFO run: rank 0: allreduce 4096 B: $algo (fastest of $n by simulation (table $T/t.tune:$lno) on switch:4 at 4096 B: "
 bc=$(grep -n '^entry broadcast 65536 ' "$T/t.tune")
 balgo=$(echo "${bc#*:}" | cut -d' ' -f4 | cut -d= -f1)
 WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
     run launch -n 4 -- "$WEFT" perf broadcast -b 64K -e 64K -n 1 -w 0 -c 1 -r 2
 expect_rc 0
 expect_out_has "# Out of bounds values : 0 OK"
-expect_err_has "weft INFO run: broadcast 65536 B: $balgo (fastest of "
+expect_err_has "weft INFO run: rank 0: broadcast 65536 B: $balgo (fastest of "
 expect_err_has "(table $T/t.tune:${bc%%:*}) on switch:4 at 65536 B: "
 # A collective the table does not rank: alpha-beta, and the report says so.
 WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
