@@ -39,7 +39,7 @@ static const cli_opt perf_opts[] = {
     {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
+static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
                                         perf_opts};
 
 static const cli_syntax perf_syntax = {
@@ -49,14 +49,13 @@ static const cli_syntax perf_syntax = {
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
              "in-place the time per call (us, averaged over ITERS, then combined over\n"
-             "ranks as -a says: by default the slowest rank's; nccl-tests' default is the\n"
-             "mean, -a 1), algbw = size / time and busbw = algbw * factor (GB/s = 1e9\n"
-             "B/s), and\n"
-             "#wrong, the number of result elements that differ from the exact expected\n"
-             "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
-             "reducescatter, broadcast, reduce or alltoall. For allgather the size is\n"
-             "the total output, for reducescatter the total input, for alltoall one\n"
-             "rank's input; sizes are rounded down to whole elements per rank and to\n"
+             "ranks as -a says: by default the slowest rank's, where nccl-tests takes\n"
+             "the mean), algbw = size / time, busbw = algbw * factor (GB/s = 1e9 B/s)\n"
+             "and #wrong, the number of result elements that differ from the exact\n"
+             "expected value, summed over ranks (N/A with -c 0). COLL is allreduce,\n"
+             "allgather, reducescatter, broadcast, reduce or alltoall. For allgather the\n"
+             "size is the total output, for reducescatter the total input, for alltoall\n"
+             "one rank's input; sizes are rounded down to whole elements per rank and to\n"
              "whole chunks of a forced plan or algorithm (--plan, WEFT_PLAN, WEFT_ALGO),\n"
              "which must divide the data; the header names what is forced.\n"
              "Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter\n"

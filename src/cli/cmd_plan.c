@@ -23,7 +23,7 @@ static const cli_opt plan_opts[] = {
     {"format", 0, "F", "format of the written plan: weft (.plan text, default), json or msccl"},
     {"msccl-profile", 0, "P",
      "with --format msccl: executor (msccl-executor, RCCL; default) or msccl (docs/msccl.md)"},
-    {"json", 0, NULL, "print the summary as one JSON object"},
+    {"json", 0, NULL, "print the summary (with --list: the algorithms) as one JSON object"},
     {"compare", 0, NULL, "build every classic algorithm for C and compare them in a table"},
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
     {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
