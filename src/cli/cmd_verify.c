@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/plan_file.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
 
@@ -20,8 +21,9 @@ static const cli_optgroup verify_group = {"options", verify_opts};
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
     .args = "PLAN [--topo SPEC]",
-    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml)\n"
-             "computes its collective exactly, in every execution order its dependencies\n"
+    .about = "Proves that PLAN (weft plan text or an MSCCL XML program, told apart by\n"
+             "content; a warning says when the extension disagrees) computes its\n"
+             "collective exactly, in every execution order its dependencies\n"
              "allow: every output slot filled, every contribution reduced exactly once,\n"
              "no op reading data before it has arrived or racing with another op on a\n"
              "slot, no dependency cycle, no op between ranks that do not exist. Route\n"
@@ -54,11 +56,11 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
-    size_t len = strlen(a.pos[0]);
-    bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
-    weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
-                     : weft_plan_load_file(a.pos[0], &p, &d);
-    if (!e && spec)
+    rc = cli_plan_load(a.pos[0], &p);
+    if (rc != CLI_EXIT_OK)
+        goto free_args;
+    weft_err e = WEFT_OK;
+    if (spec)
         e = load_topo(spec, &t, &d);
     if (!e)
         e = weft_plan_verify(p, t, &d);
@@ -72,6 +74,7 @@ int cli_cmd_verify(int argc, char **argv)
     }
     weft_topo_free(t);
     weft_plan_free(p);
+free_args:
     cli_args_fini(&a);
     return rc;
 }
