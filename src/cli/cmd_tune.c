@@ -1,5 +1,5 @@
 /* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P]
- * [--alpha SEC] [-o FILE]: the tuning table the runtime follows
+ * [--alpha T] [-o FILE]: the tuning table the runtime follows
  * (weft/tuning.h). For each collective and size it simulates (weft/sim.h)
  * every candidate the runtime can build (weft_tuning_build) and records
  * the ranking. The simulation happens here, in the CLI, because the run

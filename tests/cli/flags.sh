@@ -152,6 +152,23 @@ fi
 run bound a100:2 --coll allgather
 expect_rc 0
 expect_err ""
+# A host fabric (hwloc) says what it assumed the same way, reads a bare
+# bandwidth as GB/s like every flag, and takes no NCCL options.
+VM2="$SRC/tests/fixtures/hwloc/vm-2core.xml"
+run topo stats "host:xml=$VM2"
+if [ "$RC" = 0 ]; then
+    expect_err "weft: assumed: ranks are the 2 cores; each to its NUMA node's memory (mem<i>) 10 GB/s each way (assumed; set rank-bw)"
+    run topo stats "host:xml=$VM2,rank-bw=25"
+    expect_rc 0
+    expect_err ""
+    expect_out_has "25 GB/s each way (rank-bw)"
+    run topo host --xml "$VM2" --rank-bw 25
+    expect_rc 0
+    expect_out_has "25 GB/s each way (rank-bw)"
+    run topo stats "host:xml=$VM2" --nic-bw 5
+    expect_rc 2
+    expect_err_has "weft: --nic-bw applies only to NCCL topology XML imports, and 'host:xml=$VM2' is a host fabric (whose keys describe it: host:nic-bw=BW,hosts=N,...)"
+fi
 
 # ---- One grammar for sizes, bandwidths and times --------------------------
 for s in 1k:1024 1K:1024 1GB:1000000000 1GiB:1073741824 1G:1073741824 1.5G:1610612736 \
