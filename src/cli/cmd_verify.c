@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
 #include "cli/plan_file.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
@@ -39,10 +40,14 @@ static const cli_syntax verify_syntax = {
 };
 
 /* Any spec weft_topo_from_spec takes: a .topo, NCCL XML or ASTRA-sim file,
- * or a preset. */
+ * or a preset. What an import assumed (an NCCL dump without NVLink has no
+ * NVSwitch for a route to cross) is said on stderr, as by every command. */
 static weft_err load_topo(const char *spec, weft_topo **out, weft_diag *d)
 {
-    return weft_topo_from_spec(spec, NULL, out, d);
+    weft_err e = weft_topo_from_spec(spec, NULL, out, d);
+    if (!e)
+        cli_fabric_say_assumptions(*out);
+    return e;
 }
 
 int cli_cmd_verify(int argc, char **argv)

@@ -88,9 +88,7 @@ static int check_applies(const cli_args *a, const char *spec, weft_spec_kind kin
     return CLI_EXIT_OK;
 }
 
-/* Says on stderr, one line each, what the import assumed: the answer of
- * every command that loads the fabric depends on it. */
-static void say_assumptions(const weft_topo *t)
+void cli_fabric_say_assumptions(const weft_topo *t)
 {
     const char *s = weft_topo_assumptions(t);
     while (*s) {
@@ -125,7 +123,7 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out)
         *out = NULL;
         return rc;
     }
-    say_assumptions(*out);
+    cli_fabric_say_assumptions(*out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     weft_log(WEFT_LOG_INFO, "cli", "loaded %s: %u ranks, %u nodes, %u links in %.3f s", spec,
              weft_topo_num_ranks(*out), weft_topo_num_nodes(*out), weft_topo_num_links(*out),

@@ -26,4 +26,9 @@ extern const cli_optgroup cli_fabric_options;
  * loaded (the library's message: "fab.topo:3:12: unknown node 'gpu9'"). */
 int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out);
 
+/* Prints weft_topo_assumptions(t) on stderr, one "weft: assumed: LINE"
+ * each (cli_load_fabric does; for commands that load a fabric without the
+ * fabric options, such as verify --topo). */
+void cli_fabric_say_assumptions(const weft_topo *t);
+
 #endif

@@ -6,7 +6,7 @@
 # Run by CTest as: bash flags.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$2" && pwd)
-FIX=$3
+FIX=$(cd "$3" 2>/dev/null && pwd)
 . "$SRC/tests/cli/lib/check.sh"
 
 NDV4="$FIX/nccl-topo/azhpc-images_ndv4-topo.xml"
@@ -141,6 +141,11 @@ weft: assumed: latencies: 0 (the file gives none)"
         expect_rc 0
         expect_err "$ASSUMED"
     done
+    run plan "$NDV4" --coll allgather -o nd.plan
+    run verify nd.plan --topo "$NDV4"
+    expect_rc 0
+    expect_out "ok: allgather, 8 ranks, 56 ops verified"
+    expect_err "$ASSUMED"
     # What a flag told is no assumption.
     run bound "$NDV4" --coll allreduce --nvlink-bw 300 --cpu-bw 16
     expect_rc 0
