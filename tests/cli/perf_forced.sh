@@ -68,11 +68,11 @@ expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_out ""
-expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --help lists them)"
+expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --list lists them)"
 WEFT_ALGO=rings:0 run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_out ""
-expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --help lists them)"
+expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --list lists them)"
 
 # Bad flags name the flag, the value and what is expected.
 run perf allreduce -b 1X
