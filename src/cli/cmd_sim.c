@@ -30,8 +30,7 @@ static const cli_opt sim_opts[] = {
     {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
-    {"size", 0, "S", "bytes: 4096, 64K, 1.5G, 1GiB (K, M, G = 2^10.., KB, MB, GB = 10^3..), or a "
-                     "sweep MIN:MAX:xF (required)"},
+    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
     {"alpha", 0, "T", "per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
@@ -53,7 +52,9 @@ static const cli_syntax sim_syntax = {
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
              "factors) per size, and the five busiest links of the last size.\n"
-             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n"
+             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4. K, M, G (and\n"
+             "KiB, MiB, GiB) are 2^10, 2^20, 2^30 as in nccl-tests, KB, MB, GB 10^3, 10^6,\n"
+             "10^9; a fraction must give whole bytes (1.5G).\n"
              "--algo ring is the same ring as weft plan --algo ring (simulated on symmetry\n"
              "classes, fast at scale); --algo optimal the throughput-optimal plan.\n"
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
