@@ -105,6 +105,7 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out)
     weft_spec_opts_init(&opts);
     /* "-" is the usual name of standard input; the importers read it as
      * the file /dev/stdin (by content, since it has no extension). */
+    const char *as_given = spec;
     if (strcmp(spec, "-") == 0)
         spec = "/dev/stdin";
     int rc = read_options(a, &opts);
@@ -118,7 +119,7 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out)
     weft_err e = weft_topo_from_spec(spec, &opts, out, &d);
     if (e)
         return cli_fail(e, &d);
-    if ((rc = check_applies(a, spec, kind, &opts))) {
+    if ((rc = check_applies(a, as_given, kind, &opts))) {
         weft_topo_free(*out);
         *out = NULL;
         return rc;

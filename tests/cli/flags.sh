@@ -107,6 +107,9 @@ for opt in "--nvlink-bw 300" "--cpu-bw 10" "--hosts 2" "--net rail"; do
     expect_rc 2
     expect_err_has "weft: ${opt%% *} applies only to NCCL topology XML imports, and 'two.topo' is a .topo file (which describes every link itself)"
 done
+run topo stats - --cpu-bw 10 <two.topo
+expect_rc 2
+expect_err_has "weft: --cpu-bw applies only to NCCL topology XML imports, and '-' is a .topo file (which describes every link itself)"
 run bound nosuch.topo --coll allgather --hosts 2
 expect_rc 1
 expect_err "weft: no such file or preset 'nosuch.topo' (see weft topo list)"
@@ -120,6 +123,10 @@ if [ -f "$NDV4" ]; then
     run topo stats "$NDV4" --net rail
     expect_rc 2
     expect_err_has "weft: --net says how the boxes of --hosts N are joined; it needs --hosts 2 or more"
+    # Standard input redirected from the dump is an NCCL XML too.
+    run topo show - --hosts 2 --nic-bw 25 <"$NDV4"
+    expect_rc 0
+    expect_out_has "nic0 25 GB/s each way (--nic-bw)"
     # A bare bandwidth is GB/s, as in presets (ring:4,bw=25).
     run topo show "$NDV4" --hosts 2 --nic-bw 25
     expect_rc 0
