@@ -333,8 +333,18 @@ int cli_cmd_plan(int argc, char **argv)
     if (root_text) {
         char *end;
         unsigned long v = strtoul(root_text, &end, 10);
-        if (!*root_text || *end || v > UINT32_MAX) {
-            rc = cli_usage_error(&plan_syntax, "bad --root '%s': expected a rank number (0 to ranks - 1)", root_text);
+        if (root_text[0] < '0' || root_text[0] > '9' || *end || v > UINT32_MAX) {
+            rc = cli_usage_error(&plan_syntax,
+                                 "bad --root '%s': expected a rank number (0 to ranks - 1)",
+                                 root_text);
+            goto done;
+        }
+        /* A root the collective has no use for would be silently ignored. */
+        if (!weft_coll_has_root(coll) && !cli_args_has(&a, "dot")) {
+            rc = cli_usage_error(&plan_syntax,
+                                 "--root applies only to broadcast and reduce (and to --dot), not "
+                                 "to %s",
+                                 weft_coll_name(coll));
             goto done;
         }
         root.v = (uint32_t)v;

@@ -274,6 +274,11 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
     }
+    if (plan_path && cli_args_has(&a, "max-ops")) {
+        rc = cli_usage_error(&sim_syntax, "--max-ops limits the plans weft builds; a --plan FILE "
+                                          "is read, not built");
+        goto free_args;
+    }
     if (compare && algo) {
         rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
         goto free_args;

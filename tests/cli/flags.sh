@@ -247,6 +247,19 @@ $SIM_USAGE"
 run tune ring:4 --colls allreduce,allfoo
 expect_rc 2
 expect_err_has "weft: bad --colls: unknown collective 'allfoo' (expected allgather, reducescatter, allreduce, broadcast, reduce or alltoall, separated by commas)"
+# Options the command would silently ignore are refused too.
+run plan ring:4 --coll allreduce --root 2
+expect_rc 2
+expect_err_has "weft: --root applies only to broadcast and reduce (and to --dot), not to allreduce"
+run plan ring:4 --coll broadcast --root x
+expect_rc 2
+expect_err_has "weft: bad --root 'x': expected a rank number (0 to ranks - 1)"
+run plan ring:4 --coll broadcast --algo binomial --root 2
+expect_rc 0
+expect_out_has "(4 ranks, root 2)"
+run sim ring:4 --plan x.plan --size 1M --max-ops 10
+expect_rc 2
+expect_err_has "weft: --max-ops limits the plans weft builds; a --plan FILE is read, not built"
 # An algorithm that exists but does not build the collective is the
 # input's fault (exit 1), with what it builds.
 run plan ring:4 --coll allreduce --algo bruck
