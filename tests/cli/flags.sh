@@ -190,6 +190,16 @@ for s in 1k:1024 1K:1024 1GB:1000000000 1GiB:1073741824 1G:1073741824 1.5G:16106
     expect_out_has "
 ${s#*:},"
 done
+# weft perf -b/-e read sizes the same way (one rank, no timing checked).
+run perf allreduce -b 1KB -e 1KB -n 1 -w 0 -c 1
+expect_rc 0
+expect_out_has "        1000           250     float"
+run perf allreduce -b 1.5k -e 1.5KiB -n 1 -w 0 -c 1
+expect_rc 0
+expect_out_has "        1536           384     float"
+run perf allreduce -b 1.5
+expect_rc 2
+expect_err_has "weft: bad -b '1.5': expected $SIZE_GRAMMAR; at most 2^40 bytes"
 run sim ring:4 --algo ring --coll allreduce --size 1M:1K:x2
 expect_rc 2
 expect_err "weft: bad --size '1M:1K:x2': the sweep's end 1024 is below its start 1048576
