@@ -14,13 +14,14 @@
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
+#include "cli/sizes.h"
 #include "weft/comm.h"
 #include "weft/log.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
 
 static const cli_opt perf_opts[] = {
-    {"minbytes", 'b', "SIZE", "smallest size in bytes, K/M/G suffixes (default 8)"},
+    {"minbytes", 'b', "SIZE", "smallest size: 4096, 64K, 1.5G, 1GiB (as weft sim --size; default 8)"},
     {"maxbytes", 'e', "SIZE", "largest size (default 32M)"},
     {"stepfactor", 'f', "F", "multiply the size by F each step, F >= 2 (default 2)"},
     {"iters", 'n', "N", "timed iterations per size (default 20)"},
@@ -101,22 +102,16 @@ typedef struct perf {
     char schedule[160];   /* what the header says runs */
 } perf;
 
+/* -b and -e: the size grammar of every command (cli/sizes.h), at most
+ * 2^40 bytes. */
+#define PERF_SIZE_WANT CLI_SIZE_GRAMMAR "; at most 2^40 bytes"
+
 static bool parse_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9') return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift) end++;
-    if (*end || errno || v > (1ULL << 40) >> shift) return false;
-    *out = (size_t)(v << shift);
+    uint64_t v;
+    const char *why;
+    if (!cli_parse_size(s, strlen(s), &v, &why) || v > (1ULL << 40)) return false;
+    *out = (size_t)v;
     return true;
 }
 
@@ -601,9 +596,9 @@ int cli_cmd_perf(int argc, char **argv)
     }
     const char *bad = NULL, *want = NULL;
     if ((v = cli_args_get(&a, "minbytes")) && !parse_size(v, &minb))
-        bad = "-b", want = "bytes, K/M/G suffixes allowed, at most 1T";
+        bad = "-b", want = PERF_SIZE_WANT;
     else if ((v = cli_args_get(&a, "maxbytes")) && !parse_size(v, &maxb))
-        bad = "-e", want = "bytes, K/M/G suffixes allowed, at most 1T";
+        bad = "-e", want = PERF_SIZE_WANT;
     else if ((v = cli_args_get(&a, "stepfactor")) && !parse_long(v, 2, 1 << 20, &factor))
         bad = "-f", want = "an integer 2 .. 1048576";
     else if ((v = cli_args_get(&a, "iters")) && !parse_long(v, 1, 1 << 30, &p.iters))

@@ -12,8 +12,10 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/plan_file.h"
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
@@ -24,13 +26,13 @@
 #include "weft/topo.h"
 
 static const cli_opt sim_opts[] = {
-    {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
+    {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
     {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
-    {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
+    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required)"},
     {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
-    {"alpha", 0, "SEC", "per-transfer start overhead in seconds (default 0)"},
+    {"alpha", 0, "T", "per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
@@ -44,13 +46,15 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--slices P] [--alpha SEC] [--cut-through] [--max-ops N] [--json | --csv]\n"
+            "        [--slices P] [--alpha T] [--cut-through] [--max-ops N] [--json | --csv]\n"
             "        [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
              "factors) per size, and the five busiest links of the last size.\n"
-             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n"
+             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4. K, M, G (and\n"
+             "KiB, MiB, GiB) are 2^10, 2^20, 2^30 as in nccl-tests, KB, MB, GB 10^3, 10^6,\n"
+             "10^9; a fraction must give whole bytes (1.5G).\n"
              "--algo ring is the same ring as weft plan --algo ring (simulated on symmetry\n"
              "classes, fast at scale); --algo optimal the throughput-optimal plan.\n"
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
@@ -233,12 +237,8 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops)
             return cli_usage_error(&sim_syntax, "bad --slices '%s' (expected 1 .. 1000000)", sl);
         o->slices = (uint32_t)v;
     }
-    if (al) {
-        char *end;
-        o->alpha_s = strtod(al, &end);
-        if (!*al || *end || !(o->alpha_s >= 0) || o->alpha_s > 1e3)
-            return cli_usage_error(&sim_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
-    }
+    if (al && cli_flag_time(&sim_syntax, "--alpha", al, 1e3, &o->alpha_s))
+        return CLI_EXIT_USAGE;
     o->symmetry = !cli_args_has(a, "no-symmetry");
     o->cut_through = cli_args_has(a, "cut-through");
     return CLI_CONTINUE;
@@ -274,6 +274,11 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
     }
+    if (plan_path && cli_args_has(&a, "max-ops")) {
+        rc = cli_usage_error(&sim_syntax, "--max-ops limits the plans weft builds; a --plan FILE "
+                                          "is read, not built");
+        goto free_args;
+    }
     if (compare && algo) {
         rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
         goto free_args;
@@ -292,15 +297,12 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "missing --size");
         goto free_args;
     }
-    if (coll_s && !weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
-        rc = cli_usage_error(&sim_syntax, "unknown --coll '%s'", coll_s);
+    if (coll_s && (rc = cli_flag_coll(&sim_syntax, "--coll", coll_s, &coll)))
         goto free_args;
-    }
-    if (!cli_parse_sweep(size_s, &lo, &hi, &factor)) {
-        rc = cli_usage_error(&sim_syntax, "bad --size '%s' (expected e.g. 64M or 1K:1G:x4)",
-                             size_s);
+    if (algo && (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
         goto free_args;
-    }
+    if ((rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
+        goto free_args;
     uint32_t max_ops;
     if ((rc = parse_opts(&a, &o, &max_ops)) != CLI_CONTINUE)
         goto free_args;
@@ -339,8 +341,9 @@ int cli_cmd_sim(int argc, char **argv)
     weft_err e;
     if (plan_path) {
         weft_plan *plan = NULL;
-        if ((e = weft_plan_load_file(plan_path, &plan, &d)) ||
-            (e = weft_plan_verify(plan, t, &d))) {
+        if ((rc = cli_plan_load(plan_path, &plan)))
+            goto free_all;
+        if ((e = weft_plan_verify(plan, t, &d))) {
             weft_plan_free(plan);
             rc = cli_fail(e, &d);
             goto free_all;

@@ -1,5 +1,5 @@
 /* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P]
- * [--alpha SEC] [-o FILE]: the tuning table the runtime follows
+ * [--alpha T] [-o FILE]: the tuning table the runtime follows
  * (weft/tuning.h). For each collective and size it simulates (weft/sim.h)
  * every candidate the runtime can build (weft_tuning_build) and records
  * the ranking. The simulation happens here, in the CLI, because the run
@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/sizes.h"
@@ -23,9 +24,9 @@
 
 static const cli_opt tune_opts[] = {
     {"colls", 0, "C,...", "collectives to tune (default: all six)"},
-    {"sizes", 0, "MIN:MAX:xF", "sizes in bytes, powers of two (default 1K:256M:x2)"},
+    {"sizes", 0, "MIN:MAX:xF", "sizes as weft sim --size, powers of two (default 1K:256M:x2)"},
     {"slices", 0, "P", "simulator pipelining depth: slices per transfer (default 1)"},
-    {"alpha", 0, "SEC", "simulator per-transfer start overhead in seconds (default 0)"},
+    {"alpha", 0, "T", "simulator per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
     {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
     {NULL, 0, NULL, NULL},
@@ -34,7 +35,7 @@ static const cli_optgroup tune_group = {"options", tune_opts};
 
 static const cli_syntax tune_syntax = {
     .path = "weft tune",
-    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha SEC] [-o FILE]\n"
+    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha T] [-o FILE]\n"
             "        [--json]",
     .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
              "plan the runtime can build on the fabric (each classic algorithm without\n"
@@ -63,11 +64,11 @@ static bool pow2(uint64_t v)
 /* MIN:MAX:xF or one size, every size a power of two. */
 static int parse_sizes(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor)
 {
-    bool ok = cli_parse_sweep(s, lo, hi, factor);
-    if (ok && *factor == 0)
+    int rc = cli_flag_sweep(&tune_syntax, "--sizes", s, lo, hi, factor);
+    if (rc)
+        return rc;
+    if (*factor == 0)
         *factor = 2; /* a single size: any factor gives one entry */
-    if (!ok)
-        return cli_usage_error(&tune_syntax, "bad --sizes '%s' (expected e.g. 1K:256M:x2)", s);
     if (!pow2(*lo) || !pow2(*factor))
         return cli_usage_error(&tune_syntax,
                                "bad --sizes '%s': MIN and F must be powers of two (the runtime "
@@ -85,8 +86,9 @@ static int parse_colls(const char *s, unsigned *mask)
         size_t n = end ? (size_t)(end - p) : strlen(p);
         weft_coll c;
         if (!weft_coll_parse(p, n, &c))
-            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s'", (int)n,
-                                   p);
+            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s' "
+                                                 "(expected %s, separated by commas)",
+                                   (int)n, p, CLI_COLLS);
         *mask |= 1u << c;
         if (!end) break;
         p = end + 1;
@@ -206,14 +208,8 @@ int cli_cmd_tune(int argc, char **argv)
         }
         o.slices = (uint32_t)v;
     }
-    if (al) {
-        char *end;
-        o.alpha_s = strtod(al, &end);
-        if (!*al || *end || !(o.alpha_s >= 0) || o.alpha_s > 1e3) {
-            rc = cli_usage_error(&tune_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
-            goto free_args;
-        }
-    }
+    if (al && (rc = cli_flag_time(&tune_syntax, "--alpha", al, 1e3, &o.alpha_s)))
+        goto free_args;
     if ((rc = cli_load_fabric(&a, spec, &t))) goto free_args;
     weft_diag d;
     weft_diag_clear(&d);

@@ -8,7 +8,9 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
 #include "cli/json.h"
+#include "cli/plan_file.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
 
@@ -22,8 +24,9 @@ static const cli_optgroup verify_group = {"options", verify_opts};
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
     .args = "PLAN [--topo SPEC] [--json]",
-    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml)\n"
-             "computes its collective exactly, in every execution order its dependencies\n"
+    .about = "Proves that PLAN (weft plan text or an MSCCL XML program, told apart by\n"
+             "content; a warning says when the extension disagrees) computes its\n"
+             "collective exactly, in every execution order its dependencies\n"
              "allow: every output slot filled, every contribution reduced exactly once,\n"
              "no op reading data before it has arrived or racing with another op on a\n"
              "slot, no dependency cycle, no op between ranks that do not exist. Route\n"
@@ -41,10 +44,14 @@ static const cli_syntax verify_syntax = {
 };
 
 /* Any spec weft_topo_from_spec takes: a .topo, NCCL XML or ASTRA-sim file,
- * or a preset. */
+ * or a preset. What an import assumed (an NCCL dump without NVLink has no
+ * NVSwitch for a route to cross) is said on stderr, as by every command. */
 static weft_err load_topo(const char *spec, weft_topo **out, weft_diag *d)
 {
-    return weft_topo_from_spec(spec, NULL, out, d);
+    weft_err e = weft_topo_from_spec(spec, NULL, out, d);
+    if (!e)
+        cli_fabric_say_assumptions(*out);
+    return e;
 }
 
 /* The --json verdict of a plan that was read (error NULL: it verified). */
@@ -80,11 +87,11 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
-    size_t len = strlen(a.pos[0]);
-    bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
-    weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
-                     : weft_plan_load_file(a.pos[0], &p, &d);
-    if (!e && spec)
+    rc = cli_plan_load(a.pos[0], &p);
+    if (rc != CLI_EXIT_OK)
+        goto free_args;
+    weft_err e = WEFT_OK;
+    if (spec)
         e = load_topo(spec, &t, &d);
     bool read = !e;
     if (!e)
@@ -103,6 +110,7 @@ int cli_cmd_verify(int argc, char **argv)
     }
     weft_topo_free(t);
     weft_plan_free(p);
+free_args:
     cli_args_fini(&a);
     return rc;
 }

@@ -44,10 +44,12 @@ expect_out_has "1048576,2.4728640000000"
 
 run sim ring:4 --algo ring --coll allreduce --size 1Q
 expect_rc 2
-expect_err_has "bad --size '1Q' (expected e.g. 64M or 1K:1G:x4)"
+expect_err_has "weft: bad --size '1Q': expected a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF such as 1K:1G:x4"
+# An unknown algorithm is a usage error listing the valid ones (it was
+# exit 1 pointing at --help, where the list is not).
 run sim ring:4 --algo tree --coll allreduce --size 1M
-expect_rc 1
-expect_err_has "unknown algorithm 'tree' (see weft plan --help for the list)"
+expect_rc 2
+expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier or optimal (weft plan --list says what each builds)"
 run sim ring:4 --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather)"

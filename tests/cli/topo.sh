@@ -66,9 +66,16 @@ expect_rc 2
 expect_err "weft: flag --output needs a value (FILE)
 $SHOW_USAGE"
 
+# A bare number is GB/s, as in presets; the option does not apply to a
+# preset, which is a usage error rather than silently ignored.
 run topo stats a100:2 --nic-bw 25
 expect_rc 2
-expect_err "weft: bad --nic-bw '25': expected a number and a unit such as 300GB/s or 200Gbps (GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)
+expect_err "weft: --nic-bw applies only to NCCL topology XML imports, and 'a100:2' is a preset (whose parameters describe it: weft topo list)
+$STATS_USAGE"
+
+run topo stats a100:2 --nic-bw 25XB
+expect_rc 2
+expect_err "weft: bad --nic-bw '25XB': unknown unit (expected a number of GB/s or a number and a unit, e.g. 25, 12.5GB/s or 200Gbps; units: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)
 $STATS_USAGE"
 
 run topo stats a100:2 --nvlink-bw=0GB/s
@@ -78,12 +85,12 @@ $STATS_USAGE"
 
 run topo stats a100:2 --hosts 0
 expect_rc 2
-expect_err "weft: bad --hosts '0': expected an integer from 1 to 4294967295
+expect_err "weft: bad --hosts '0': expected an integer from 1 to 1000000
 $STATS_USAGE"
 
 run topo stats a100:2 --hosts 2x
 expect_rc 2
-expect_err "weft: bad --hosts '2x': expected an integer from 1 to 4294967295
+expect_err "weft: bad --hosts '2x': expected an integer from 1 to 1000000
 $STATS_USAGE"
 
 run topo stats a100:2 --net ring
