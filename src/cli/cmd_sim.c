@@ -34,7 +34,7 @@ static const cli_opt sim_opts[] = {
     {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
+    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -359,12 +359,21 @@ int cli_cmd_sim(int argc, char **argv)
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
+        if ((e = weft_sim_trace_begin(trace.f))) {
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
         cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
-        o.trace = trace_open && i + 1 == n ? trace.f : NULL;
+        /* Every size on its own processes of one trace, named by size. */
+        char label[32];
+        cli_size_label(sizes[i], label, sizeof label);
+        o.trace = trace_open ? trace.f : NULL;
+        o.trace_run = (uint32_t)i + 1;
+        o.trace_label = label;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
@@ -373,6 +382,11 @@ int cli_cmd_sim(int argc, char **argv)
     cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
+        if ((e = weft_sim_trace_end(trace.f))) {
+            cli_out_close(&trace, false);
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
             goto free_all;
     }

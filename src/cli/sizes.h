@@ -16,4 +16,9 @@ bool cli_parse_size(const char *s, size_t len, uint64_t *out);
  * >= 2 with hi >= lo); false when malformed. */
 bool cli_parse_sweep(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor);
 
+/* The size as nccl-tests and the command line spell it when exact: "1K",
+ * "64M", "2G"; other sizes in bytes ("1000"). Used for trace process names
+ * and plot axis labels. */
+void cli_size_label(uint64_t size, char *buf, size_t len);
+
 #endif
