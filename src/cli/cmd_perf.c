@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/mpi/cli_mpi.h"
+#include "cli/svg_plot.h"
 #include "weft/comm.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
@@ -28,6 +29,7 @@ static const cli_opt perf_opts[] = {
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
     {"root", 'r', "RANK", "root of broadcast and reduce (default 0)"},
     {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
+    {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
@@ -35,7 +37,8 @@ static const cli_optgroup perf_group = {"options (the names and defaults of nccl
 
 static const cli_syntax perf_syntax = {
     .path = "weft perf",
-    .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]",
+    .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]\n"
+            "        [--plot FILE.svg]",
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
              "in-place the time per call (us, the slowest rank's average over ITERS),\n"
@@ -54,7 +57,9 @@ static const cli_syntax perf_syntax = {
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
              "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
-             "single rank. Exit 1 when a result is wrong or a rank fails.\n",
+             "single rank. Exit 1 when a result is wrong or a rank fails.\n"
+             "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
+             "size (log scale) once every size has run.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -272,7 +277,21 @@ static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_d
     return e;
 }
 
-static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
+/* The measured busbw of every size, out of place and in place, as an SVG
+ * plot (rank 0, after the table). */
+static int plot_perf(const char *path, const perf *p, const char *coll, const uint64_t *sizes,
+                     const double *bus, size_t n)
+{
+    char title[320];
+    snprintf(title, sizeof title, "weft perf %s: %u ranks, transport %s, measured", coll, p->n,
+             p->n > 1 ? weft_comm_transport(p->c, 1) : "self");
+    cli_plot_series s[2] = {{"out-of-place", sizes, bus, n, false},
+                            {"in-place", sizes, bus + n, n, false}};
+    cli_plot plot = {title, "size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", s, 2};
+    return cli_plot_write(path, &plot);
+}
+
+static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *plot)
 {
     size_t es = weft_dtype_size(p->dtype);
     bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER || p->coll == C_ALLTOALL;
@@ -313,6 +332,21 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     unsigned long long total_wrong = 0;
     double bus_sum = 0;
     int rows = 0;
+    /* With --plot: every size's bytes and busbw (out of place, then in place). */
+    size_t nsizes = 0, cap = 0;
+    uint64_t *xs = NULL;
+    double *bus = NULL;
+    if (plot && p->rank == 0) {
+        for (size_t size = minb; size <= maxb; size *= (size_t)factor) {
+            cap++;
+            if (size == 0 || size > maxb / (size_t)factor)
+                break;
+        }
+        xs = calloc(cap, sizeof *xs);
+        bus = calloc(2 * cap, sizeof *bus);
+        if (!xs || !bus)
+            e = weft_diag_code(&d, WEFT_ENOMEM);
+    }
     for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
         size_t bytes = size / unit * unit;
         size_t count = bytes / (es * (per_rank ? p->n : 1)); /* per the collective's API */
@@ -334,6 +368,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
             double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
             total_wrong += all_wrong;
             bus_sum += algbw * factor_bus;
+            if (bus && nsizes < cap)
+                bus[(size_t)ip * cap + nsizes] = algbw * factor_bus;
             char wtext[32], ttext[32];
             snprintf(wtext, sizeof wtext, "%llu", (unsigned long long)all_wrong);
             double us = secs * 1e6;
@@ -344,6 +380,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                                 ttext, algbw, algbw * factor_bus, p->check ? wtext : "N/A");
         }
         rows += 2;
+        if (xs && nsizes < cap)
+            xs[nsizes++] = bytes;
         if (!e && p->rank == 0) printf("%s\n", line);
         fflush(stdout);
         if (size == 0) break;
@@ -351,13 +389,26 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     free(p->send);
     free(p->recv);
     if (e) {
+        free(xs);
+        free(bus);
         cli_error("perf: rank %u: %s", p->rank, d.msg[0] ? d.msg : weft_strerror(e));
         return CLI_EXIT_INPUT;
     }
+    int rc = CLI_EXIT_OK;
     if (p->rank == 0) {
         printf("# Out of bounds values : %llu %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n", rows ? bus_sum / rows : 0.0);
+        fflush(stdout);
+        if (xs) {
+            /* In-place figures follow the out-of-place ones directly. */
+            memmove(bus + nsizes, bus + cap, nsizes * sizeof *bus);
+            rc = plot_perf(plot, p, names[p->coll], xs, bus, nsizes);
+        }
     }
+    free(xs);
+    free(bus);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     return total_wrong ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
@@ -509,7 +560,7 @@ int cli_cmd_perf(int argc, char **argv)
         cli_error("perf: root %u is not a rank (0 .. %u)", p.root, p.n - 1);
         rc = CLI_EXIT_INPUT;
     } else {
-        rc = run_perf(&p, minb, maxb, factor);
+        rc = run_perf(&p, minb, maxb, factor, cli_args_get(&a, "plot"));
     }
 free_comm:
     weft_comm_plan_free(p.plan);

@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
+#include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "weft/sim.h"
@@ -35,6 +36,7 @@ static const cli_opt sim_opts[] = {
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
+    {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -45,7 +47,7 @@ static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
             "        [--slices P] [--alpha SEC] [--cut-through] [--max-ops N] [--json | --csv]\n"
-            "        [--trace FILE]",
+            "        [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -62,6 +64,8 @@ static const cli_syntax sim_syntax = {
              "plan op by op).\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
+             "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
+             "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -252,7 +256,7 @@ int cli_cmd_sim(int argc, char **argv)
         return rc;
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
                *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
-               *trace_path = cli_args_get(&a, "trace");
+               *trace_path = cli_args_get(&a, "trace"), *plot_path = cli_args_get(&a, "plot");
     bool compare = cli_args_has(&a, "compare");
     cli_sim_format fmt = cli_args_has(&a, "json")  ? CLI_SIM_JSON
                          : cli_args_has(&a, "csv") ? CLI_SIM_CSV
@@ -333,7 +337,7 @@ int cli_cmd_sim(int argc, char **argv)
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
-        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, &pr);
+        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
         goto free_all;
     }
     weft_err e;
@@ -388,6 +392,14 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
         }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
+            goto free_all;
+    }
+    if (plot_path) {
+        double bound;
+        bool have = cli_sim_bound_gbps(t, rs[0].coll, &bound);
+        cli_sim_plot_algo one = {algo, rs};
+        if ((rc = cli_sim_plot(plot_path, a.pos[0], t, rs[0].coll, sizes, n, &one, 1,
+                               have ? &bound : NULL)) != CLI_EXIT_OK)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)
