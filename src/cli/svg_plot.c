@@ -97,8 +97,8 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
     xml_text(f, p->title);
     fputs("</text>\n", f);
 
-    /* Grid and tick labels. x: a tick every `every` powers of two, so that
-     * at most 10 are labelled. */
+    /* Grid and tick labels. x: a tick every `every` powers of two from the
+     * smallest, so that at most 11 are labelled. */
     double x0 = PLOT_LEFT, y0 = PLOT_TOP + PLOT_HEIGHT;
     double xscale = (double)PLOT_WIDTH / (hi - lo), yscale = PLOT_HEIGHT / top;
     int every = 1;
@@ -106,7 +106,7 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
         every *= 2;
     fputs("<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n", f);
     for (int e = lo; e <= hi; e++)
-        if (e % every == 0)
+        if ((e - lo) % every == 0)
             fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
                     x0 + (e - lo) * xscale, PLOT_TOP, x0 + (e - lo) * xscale, y0);
     int yticks = (int)llround(top / step);
@@ -115,7 +115,7 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
                 y0 - k * step * yscale, x0 + PLOT_WIDTH, y0 - k * step * yscale);
     fputs("</g>\n<g class=\"ticks\" fill=\"#333333\">\n", f);
     for (int e = lo; e <= hi; e++) {
-        if (e % every != 0 || e < 0 || e > 63)
+        if ((e - lo) % every != 0 || e < 0 || e > 63)
             continue;
         char label[32];
         cli_size_label(1ull << e, label, sizeof label);
