@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/dot.h"
 #include "cli/fabric.h"
 #include "cli/topo.h"
 
@@ -38,39 +39,6 @@ static const cli_syntax dot_syntax = {
     .max_pos = 1,
 };
 
-/* Writes s as a DOT quoted string. Inside quotes DOT only unescapes \";
- * backslashes are doubled so that labels (where \n, \l, \N mean something)
- * show them literally. A newline (never in a name: names are tokens) becomes
- * DOT's line break \n. */
-static void dot_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '\n') {
-            fputs("\\n", f);
-            continue;
-        }
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static const char *const kind_style[] = {
-    [WEFT_NODE_COMPUTE] = "shape=box, style=\"rounded,filled\", fillcolor=\"#cdebc5\"",
-    [WEFT_NODE_SWITCH] = "shape=ellipse, style=filled, fillcolor=\"#c9daf0\"",
-    [WEFT_NODE_NIC] = "shape=diamond, style=filled, fillcolor=\"#f8d9b0\"",
-    [WEFT_NODE_OCS] = "shape=octagon, style=filled, fillcolor=\"#dccbee\"",
-};
-
-static void dot_node(FILE *f, const weft_topo *t, weft_node_id n, const char *indent)
-{
-    fputs(indent, f);
-    dot_string(f, weft_topo_node_name(t, n));
-    fprintf(f, " [%s];\n", kind_style[weft_topo_node_kind(t, n)]);
-}
-
 /* "300" or "300, 0.7 us"-style label text: bandwidth in GB/s, latency in ns
  * when non-zero. */
 static void link_label(const weft_topo *t, weft_link_id l, char *buf, size_t size)
@@ -92,38 +60,6 @@ static bool same_link(const weft_topo *t, weft_link_id a, weft_link_id b)
            weft_rat_eq(weft_topo_link_lat(t, a), weft_topo_link_lat(t, b));
 }
 
-/* Node ids grouped by host in O(V) (a counting sort): the nodes of host h
- * are order[start[h] .. start[h+1]), in id order. Returns false when out
- * of memory. */
-static bool group_by_host(const weft_topo *t, uint32_t **order_out, uint32_t **start_out)
-{
-    uint32_t nn = weft_topo_num_nodes(t), nh = weft_topo_num_hosts(t);
-    uint32_t *start = calloc((size_t)nh + 2, sizeof *start);
-    uint32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
-    if (!start || !order) {
-        free(start);
-        free(order);
-        return false;
-    }
-    for (uint32_t v = 0; v < nn; v++) {
-        weft_node_id n = {v};
-        int32_t h = weft_topo_node_host(t, n);
-        if (h != WEFT_NO_HOST)
-            start[h + 2]++;
-    }
-    for (uint32_t h = 0; h < nh; h++)
-        start[h + 2] += start[h + 1];
-    for (uint32_t v = 0; v < nn; v++) {
-        weft_node_id n = {v};
-        int32_t h = weft_topo_node_host(t, n);
-        if (h != WEFT_NO_HOST)
-            order[start[h + 1]++] = v;
-    }
-    *order_out = order;
-    *start_out = start;
-    return true;
-}
-
 /* Fabrics with more nodes than this collapse identical hosts (unless
  * --full): h100:2 (42 nodes) is drawn whole, h100:4 (76) is not. */
 #define DOT_FULL_NODES 64
@@ -131,7 +67,7 @@ static bool group_by_host(const weft_topo *t, uint32_t **order_out, uint32_t **s
  * (clos:hosts=32 has 32 spines; 8 leaves stay drawn). */
 #define DOT_FULL_TIER 16
 
-/* What is drawn and where: hosts grouped (group_by_host), the host class of
+/* What is drawn and where: hosts grouped (cli_dot_group_by_host), the host class of
  * every host, the tier of every node outside hosts. */
 typedef struct dot_ctx {
     const weft_topo *t;
@@ -198,7 +134,7 @@ static bool dot_ctx_init(dot_ctx *c, const weft_topo *t, bool full)
     c->t = t;
     c->nn = weft_topo_num_nodes(t);
     c->nh = weft_topo_num_hosts(t);
-    if (!group_by_host(t, &c->order, &c->start))
+    if (!cli_dot_group_by_host(t, &c->order, &c->start))
         return false;
     c->rep = calloc((size_t)c->nh + 1, sizeof *c->rep);
     c->members = calloc((size_t)c->nh + 1, sizeof *c->members);
@@ -286,7 +222,7 @@ static bool drawn(const dot_ctx *c, weft_node_id v)
 static void end_id(FILE *f, const dot_ctx *c, weft_node_id v)
 {
     if (drawn(c, v))
-        dot_string(f, weft_topo_node_name(c->t, v));
+        cli_dot_string(f, weft_topo_node_name(c->t, v));
     else if (in_big_tier(c, v))
         fprintf(f, "\"@tier %u\"", c->tier[v.v]);
     else
@@ -302,7 +238,7 @@ static void dot_row(FILE *f, const weft_topo *t, const uint32_t *nodes, uint32_t
         return;
     fprintf(f, "%s{ rank=same; ", indent);
     for (uint32_t i = 0; i < n; i++) {
-        dot_string(f, weft_topo_node_name(t, (weft_node_id){nodes[i]}));
+        cli_dot_string(f, weft_topo_node_name(t, (weft_node_id){nodes[i]}));
         fputs(i + 1 < n ? " -> " : " [style=invis]; }\n", f);
     }
 }
@@ -320,11 +256,11 @@ static bool dot_host(FILE *f, const dot_ctx *c, uint32_t h, uint32_t *row)
                  weft_topo_host_name(t, (int32_t)h), more + 1);
     else
         snprintf(label, sizeof label, "host %s", weft_topo_host_name(t, (int32_t)h));
-    dot_string(f, label);
+    cli_dot_string(f, label);
     fputs(";\n    style=\"rounded,filled\"; fillcolor=\"#f5f5f5\"; color=\"#aaaaaa\";\n", f);
     uint32_t n = c->start[h + 1] - c->start[h];
     for (uint32_t i = 0; i < n; i++)
-        dot_node(f, t, host_node(c, h, i), "    ");
+        cli_dot_node(f, t, host_node(c, h, i), "    ");
     static const weft_node_kind kinds[] = {WEFT_NODE_COMPUTE, WEFT_NODE_SWITCH, WEFT_NODE_NIC,
                                            WEFT_NODE_OCS};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
@@ -357,7 +293,7 @@ static void dot_summary(FILE *f, const dot_ctx *c, uint32_t h)
              weft_topo_host_name(t, (int32_t)last), ranks);
     fprintf(f, "  \"@like host %u\" [shape=box3d, style=filled, fillcolor=\"#e6e6e6\", label=",
             h);
-    dot_string(f, label);
+    cli_dot_string(f, label);
     fputs("];\n", f);
 }
 
@@ -384,7 +320,7 @@ static void dot_network(FILE *f, const dot_ctx *c, uint32_t *row)
                      weft_topo_node_name(t, (weft_node_id){row[m - 1]}));
             fprintf(f, "  \"@tier %u\" [shape=box3d, style=filled, fillcolor=\"#c9daf0\", "
                        "label=", tier);
-            dot_string(f, label);
+            cli_dot_string(f, label);
             fputs("];\n", f);
             continue;
         }
@@ -396,7 +332,7 @@ static void dot_network(FILE *f, const dot_ctx *c, uint32_t *row)
                        "style=dashed; color=\"#999999\";\n",
                     tier, tier, m, m == 1 ? "" : "s");
         for (uint32_t i = 0; i < m; i++)
-            dot_node(f, t, (weft_node_id){row[i]}, indent);
+            cli_dot_node(f, t, (weft_node_id){row[i]}, indent);
         if (tier) {
             dot_row(f, t, row, m, indent);
             fputs("  }\n", f);
@@ -445,7 +381,7 @@ static uint32_t key_level(const dot_ctx *c, uint32_t key)
 static void dot_key(FILE *f, const dot_ctx *c, uint32_t key)
 {
     if (key < c->nn)
-        dot_string(f, weft_topo_node_name(c->t, (weft_node_id){key}));
+        cli_dot_string(f, weft_topo_node_name(c->t, (weft_node_id){key}));
     else if (key < c->nn + c->nh)
         fprintf(f, "\"@like host %u\"", key - c->nn);
     else
@@ -513,7 +449,7 @@ static bool dot_aggregated(FILE *f, const dot_ctx *c)
         fputs(" -> ", f);
         dot_key(f, c, e[i].b);
         fputs(" [label=", f);
-        dot_string(f, label);
+        cli_dot_string(f, label);
         fputs(pair ? ", dir=both, penwidth=2];\n" : ", penwidth=2];\n", f);
     }
     free(e);
@@ -540,7 +476,7 @@ static bool write_dot(FILE *f, const char *spec, const weft_topo *t, bool full)
     if (c.collapse && len > 0 && (size_t)len < sizeof title)
         snprintf(title + len, sizeof title - (size_t)len,
                  "\n(identical hosts drawn once; weft topo dot --full draws them all)");
-    dot_string(f, title);
+    cli_dot_string(f, title);
     /* Rows keep node order only when crossing minimisation may not swap
      * them (remincross, mclimit). */
     fputs(", newrank=true, remincross=false, mclimit=0.01, nodesep=0.3, ranksep=0.8];\n", f);
@@ -572,7 +508,7 @@ static bool write_dot(FILE *f, const char *spec, const weft_topo *t, bool full)
         fputs(" -> ", f);
         end_id(f, &c, dst);
         fputs(" [label=", f);
-        dot_string(f, label);
+        cli_dot_string(f, label);
         fputs(pair ? ", dir=both];\n" : "];\n", f);
     }
     bool ok = !(c.collapse || c.big_tiers) || dot_aggregated(f, &c);
