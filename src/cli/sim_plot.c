@@ -13,10 +13,17 @@ bool cli_sim_bound_gbps(const weft_topo *t, weft_coll coll, double *gbps)
 {
     weft_bound_coll bc;
     switch (coll) {
-    case WEFT_COLL_ALLGATHER: bc = WEFT_BOUND_ALLGATHER; break;
-    case WEFT_COLL_REDUCESCATTER: bc = WEFT_BOUND_REDUCESCATTER; break;
-    case WEFT_COLL_ALLREDUCE: bc = WEFT_BOUND_ALLREDUCE; break;
-    default: return false;
+    case WEFT_COLL_ALLGATHER:
+        bc = WEFT_BOUND_ALLGATHER;
+        break;
+    case WEFT_COLL_REDUCESCATTER:
+        bc = WEFT_BOUND_REDUCESCATTER;
+        break;
+    case WEFT_COLL_ALLREDUCE:
+        bc = WEFT_BOUND_ALLREDUCE;
+        break;
+    default:
+        return false;
     }
     weft_bound bd;
     memset(&bd, 0, sizeof bd);

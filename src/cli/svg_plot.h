@@ -26,11 +26,11 @@
 #include <stdio.h>
 
 typedef struct cli_plot_series {
-    const char *name;   /* legend text */
-    const uint64_t *x;  /* sizes in bytes, > 0 */
-    const double *y;    /* values; points with y not finite or < 0 are left out */
+    const char *name;  /* legend text */
+    const uint64_t *x; /* sizes in bytes, > 0 */
+    const double *y;   /* values; points with y not finite or < 0 are left out */
     size_t n;
-    bool reference;     /* a dashed line without markers (the bound) */
+    bool reference; /* a dashed line without markers (the bound) */
 } cli_plot_series;
 
 typedef struct cli_plot {

@@ -245,7 +245,7 @@ static void dot_row(FILE *f, const weft_topo *t, const uint32_t *nodes, uint32_t
 
 /* Host h in detail: a frame holding its nodes, one row per kind (ranks,
  * then switches, NICs, circuit switches), each in node order. */
-static bool dot_host(FILE *f, const dot_ctx *c, uint32_t h, uint32_t *row)
+static void dot_host(FILE *f, const dot_ctx *c, uint32_t h, uint32_t *row)
 {
     const weft_topo *t = c->t;
     fprintf(f, "  subgraph cluster_host%u {\n    label=", h);
@@ -271,7 +271,6 @@ static bool dot_host(FILE *f, const dot_ctx *c, uint32_t h, uint32_t *row)
         dot_row(f, t, row, m, "    ");
     }
     fputs("  }\n", f);
-    return true;
 }
 
 /* The hosts of h's class other than h, as one node. */

@@ -115,8 +115,8 @@ static uint32_t heap_pop(lane_heap *h)
 
 /* Gives every span of one track (s[0..n), sorted by start) the lowest lane
  * free at its start: a lane is free once its last span ended at or before
- * that start. Returns the number of lanes, 0 when out of memory. scratch
- * holds 3n entries. */
+ * that start. Returns the number of lanes. scratch holds 2n entries
+ * (the two heaps), end n (each lane's last end). */
 static uint32_t assign_lanes(span *s, uint32_t n, uint32_t *scratch, int64_t *end)
 {
     lane_heap busy = {scratch, 0, end}, idle = {scratch + n, 0, NULL};
@@ -186,7 +186,7 @@ static void slice_event(writer *w, const weft_plan *p, const sim_engine *e, uint
 
 /* Lanes for spans s[0..n) (sorted by track), then the events: one process
  * per rank (links == false) or one process "links". */
-static uint32_t write_tracks(writer *w, const weft_topo *t, const weft_plan *p,
+static void write_tracks(writer *w, const weft_topo *t, const weft_plan *p,
                              const sim_engine *e, uint32_t slices, span *s, uint32_t n,
                              bool links, uint32_t base, const char *label, uint32_t *scratch,
                              int64_t *end)
@@ -223,7 +223,6 @@ static uint32_t write_tracks(writer *w, const weft_topo *t, const weft_plan *p,
         if (links)
             tid0 += lanes;
     }
-    return tid0;
 }
 
 weft_err weft_sim_trace_begin(FILE *f)
@@ -256,7 +255,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
                              "large", (unsigned long long)total);
     uint32_t ns = (uint32_t)total;
     span *s = weft__malloc((ns ? ns : 1) * sizeof *s);
-    uint32_t *scratch = weft__malloc((ns ? 3 * (size_t)ns : 1) * sizeof *scratch);
+    uint32_t *scratch = weft__malloc((ns ? 2 * (size_t)ns : 1) * sizeof *scratch);
     int64_t *end = weft__malloc((ns ? ns : 1) * sizeof *end);
     weft_err err = WEFT_ENOMEM;
     if (!s || !scratch || !end)
