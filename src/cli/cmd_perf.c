@@ -3,6 +3,7 @@
  * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or
  * alone, as one rank). Rank 0 prints; every rank checks its own results. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
 #include "cli/sizes.h"
+#include "cli/svg_plot.h"
 #include "weft/comm.h"
 #include "weft/log.h"
 #include "weft/synth.h"
@@ -38,6 +40,7 @@ static const cli_opt perf_opts[] = {
     {"cudagraph", 'G', "0", "CUDA graph launches: only 0 (the runtime runs on CPUs)"},
     {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
     {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
+    {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
@@ -46,7 +49,8 @@ static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
 static const cli_syntax perf_syntax = {
     .path = "weft perf",
     .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]\n"
-            "        [-r ROOT] [-a 0..3] [-z 0..3] [-N CYCLES] [--plan FILE] [--json]",
+            "        [-r ROOT] [-a 0..3] [-z 0..3] [-N CYCLES] [--plan FILE] [--json]\n"
+            "        [--plot FILE.svg]",
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
              "in-place the time per call (us, averaged over ITERS, then combined over\n"
@@ -76,7 +80,9 @@ static const cli_syntax perf_syntax = {
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
              "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
-             "single rank. Exit 1 when a result is wrong or a rank fails.\n",
+             "single rank. Exit 1 when a result is wrong or a rank fails.\n"
+             "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
+             "size (log scale) once every size has run.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -368,7 +374,21 @@ static void rank_log(weft_log_level level, const char *line, void *arg)
     fprintf(stderr, "%.*srank %u: %s\n", head, line, *(const uint32_t *)arg, line + head);
 }
 
-static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
+/* The measured busbw of every size, out of place and in place, as an SVG
+ * plot (rank 0, after the table). */
+static int plot_perf(const char *path, const perf *p, const char *coll, const uint64_t *sizes,
+                     const double *bus, size_t n)
+{
+    char title[320];
+    snprintf(title, sizeof title, "weft perf %s: %u ranks, transport %s, measured", coll, p->n,
+             p->n > 1 ? weft_comm_transport(p->c, 1) : "self");
+    cli_plot_series s[2] = {{"out-of-place", sizes, bus, n, false},
+                            {"in-place", sizes, bus + n, n, false}};
+    cli_plot plot = {title, "size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", s, 2};
+    return cli_plot_write(path, &plot);
+}
+
+static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *plot)
 {
     size_t es = weft_dtype_size(p->dtype);
     bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER || p->coll == C_ALLTOALL;
@@ -432,6 +452,23 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     unsigned long long total_wrong = 0;
     double bus_sum = 0;
     int rows = 0;
+    /* With --plot: every size's bytes and busbw (out of place, then in
+     * place) of the first cycle; NaN (left out of the plot) where nothing
+     * moves. */
+    size_t nsizes = 0, cap = 0;
+    uint64_t *xs = NULL;
+    double *bus = NULL;
+    if (plot && print) {
+        for (size_t size = minb; size <= maxb; size *= (size_t)factor) {
+            cap++;
+            if (size == 0 || size > maxb / (size_t)factor)
+                break;
+        }
+        xs = calloc(cap, sizeof *xs);
+        bus = calloc(2 * cap, sizeof *bus);
+        if (!xs || !bus)
+            e = weft_diag_code(&d, WEFT_ENOMEM);
+    }
     for (long cycle = 0; (p->cycles == 0 || cycle < p->cycles) && !e; cycle++) {
         for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
             size_t bytes = size / unit * unit;
@@ -460,7 +497,11 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
                     bus_sum += h[ip].busbw;
                     rows++;
                 }
+                if (bus && cycle == 0 && nsizes < cap)
+                    bus[(size_t)ip * cap + nsizes] = h[ip].moved ? h[ip].busbw : NAN;
             }
+            if (xs && cycle == 0 && nsizes < cap)
+                xs[nsizes++] = bytes;
             if (!e && print && p->json) {
                 cli_json_begin_object(&j);
                 cli_json_kv_int(&j, "cycle", cycle);
@@ -510,13 +551,26 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
         if (cli_json_finish(&j)) cli_error("internal error: incomplete JSON document");
     }
     if (e) {
+        free(xs);
+        free(bus);
         cli_error("perf: rank %u: %s", p->rank, d.msg[0] ? d.msg : weft_strerror(e));
         return CLI_EXIT_INPUT;
     }
+    int rc = CLI_EXIT_OK;
     if (print && !p->json) {
         printf("# Out of bounds values : %llu %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n", avg_bus);
+        fflush(stdout);
     }
+    if (print && xs) {
+        /* In-place figures follow the out-of-place ones directly. */
+        memmove(bus + nsizes, bus + cap, nsizes * sizeof *bus);
+        rc = plot_perf(plot, p, names[p->coll], xs, bus, nsizes);
+    }
+    free(xs);
+    free(bus);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     return total_wrong ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
@@ -699,7 +753,7 @@ int cli_cmd_perf(int argc, char **argv)
         cli_error("perf: root %u is not a rank (0 .. %u)", p.root, p.n - 1);
         rc = CLI_EXIT_INPUT;
     } else {
-        rc = run_perf(&p, minb, maxb, factor);
+        rc = run_perf(&p, minb, maxb, factor, cli_args_get(&a, "plot"));
     }
 free_comm:
     weft_comm_plan_free(p.plan);

@@ -19,6 +19,7 @@
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
+#include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "weft/sim.h"
@@ -36,7 +37,8 @@ static const cli_opt sim_opts[] = {
     {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
+    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
+    {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -47,7 +49,7 @@ static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
             "        [--slices P] [--alpha T] [--cut-through] [--max-ops N] [--json | --csv]\n"
-            "        [--trace FILE]",
+            "        [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
              "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
@@ -66,6 +68,8 @@ static const cli_syntax sim_syntax = {
              "plan op by op).\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
+             "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
+             "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -252,7 +256,7 @@ int cli_cmd_sim(int argc, char **argv)
         return rc;
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
                *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
-               *trace_path = cli_args_get(&a, "trace");
+               *trace_path = cli_args_get(&a, "trace"), *plot_path = cli_args_get(&a, "plot");
     bool compare = cli_args_has(&a, "compare");
     cli_sim_format fmt = cli_args_has(&a, "json")  ? CLI_SIM_JSON
                          : cli_args_has(&a, "csv") ? CLI_SIM_CSV
@@ -335,7 +339,7 @@ int cli_cmd_sim(int argc, char **argv)
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
-        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, &pr);
+        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
         goto free_all;
     }
     weft_err e;
@@ -362,12 +366,21 @@ int cli_cmd_sim(int argc, char **argv)
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
+        if ((e = weft_sim_trace_begin(trace.f))) {
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
         cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
-        o.trace = trace_open && i + 1 == n ? trace.f : NULL;
+        /* Every size on its own processes of one trace, named by size. */
+        char label[32];
+        cli_size_label(sizes[i], label, sizeof label);
+        o.trace = trace_open ? trace.f : NULL;
+        o.trace_run = (uint32_t)i + 1;
+        o.trace_label = label;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
@@ -376,7 +389,20 @@ int cli_cmd_sim(int argc, char **argv)
     cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
+        if ((e = weft_sim_trace_end(trace.f))) {
+            cli_out_close(&trace, false);
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
+            goto free_all;
+    }
+    if (plot_path) {
+        double bound;
+        bool have = cli_sim_bound_gbps(t, rs[0].coll, &bound);
+        cli_sim_plot_algo one = {algo, rs};
+        if ((rc = cli_sim_plot(plot_path, a.pos[0], t, rs[0].coll, sizes, n, &one, 1,
+                               have ? &bound : NULL)) != CLI_EXIT_OK)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)

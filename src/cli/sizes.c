@@ -157,3 +157,16 @@ int cli_flag_sweep(const cli_syntax *syn, const char *flag, const char *text, ui
         return cli_usage_error(syn, "bad %s '%s': %s (a size is %s)", flag, text, why, grammar);
     return cli_usage_error(syn, "bad %s '%s': %s", flag, text, why);
 }
+
+void cli_size_label(uint64_t size, char *buf, size_t len)
+{
+    static const char suffix[] = {'G', 'M', 'K'};
+    for (int i = 0; i < 3; i++) {
+        unsigned shift = 30 - 10 * (unsigned)i;
+        if (size >= (1ull << shift) && size % (1ull << shift) == 0) {
+            snprintf(buf, len, "%llu%c", (unsigned long long)(size >> shift), suffix[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "%llu", (unsigned long long)size);
+}

@@ -46,4 +46,9 @@ int cli_flag_size(const cli_syntax *syn, const char *flag, const char *text, uin
 int cli_flag_sweep(const cli_syntax *syn, const char *flag, const char *text, uint64_t *lo,
                    uint64_t *hi, uint64_t *factor);
 
+/* The size as nccl-tests and the command line spell it when exact: "1K",
+ * "64M", "2G"; other sizes in bytes ("1000"). Used for trace process names
+ * and plot axis labels. */
+void cli_size_label(uint64_t size, char *buf, size_t len);
+
 #endif

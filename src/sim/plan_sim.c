@@ -321,7 +321,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
     out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
     out->simulated_steps = 0;
-    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, d)))
+    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
+                                                 o->trace_label, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;

@@ -51,8 +51,19 @@ fi
 
 dot=$("$weft" plan a100:1 --coll allgather --algo optimal --dot --root 3)
 check "dot header" grep -q 'label="allgather trees of rank 3 (k = 1)"' <<<"$dot"
-check "dot root filled" grep -q '"b0.gpu3" \[shape=ellipse,style=filled,fillcolor=yellow\]' <<<"$dot"
-check "dot tree edges" grep -q 'color=red,penwidth=2' <<<"$dot"
+check "dot root filled" grep -q '"b0.gpu3" \[shape=box, style="rounded,filled,bold", fillcolor=yellow, penwidth=2\]' <<<"$dot"
+check "dot tree edges" grep -q '"b0.gpu3" -> "b0.gpu4" \[color=red, penwidth=2, style=dashed, label="x1"\]' <<<"$dot"
+# Hosts are frames; the legend names the root, each tree group and the styles.
+check "dot host cluster" grep -q '^  subgraph cluster_host0 {$' <<<"$dot"
+check "dot legend root" grep -q '<td align="left">root: rank 3 (b0.gpu3)</td>' <<<"$dot"
+check "dot legend group" grep -q '<tr><td bgcolor="red" width="24"> </td><td align="left">tree group 1: 7 edges, 1 identical tree (edges labelled x1)</td></tr>' <<<"$dot"
+check "dot legend dashed" grep -q "rank to rank, over the fabric's shortest paths" <<<"$dot"
+dot2=$("$weft" plan a100:2 --coll allreduce --algo optimal --dot --root 0)
+check "dot a100:2: two host frames" test "$(grep -c '^  subgraph cluster_host' <<<"$dot2")" = 2
+check "dot a100:2: legend of two groups" grep -q 'tree group 2: 15 edges, 12 identical trees (edges labelled x12)' <<<"$dot2"
+if command -v dot >/dev/null; then
+    check "graphviz lays out the optimal picture" sh -c 'dot -Tsvg >/dev/null' <<<"$dot2"
+fi
 
 cat >"$tmp/unbal.topo" <<'TOPO'
 node a compute

@@ -90,8 +90,9 @@ trap 'rm -rf "$TMP"' EXIT
 run sim ring:3 --plan "$PLAN" --size 3M --slices 2 --trace "$TMP/t.json" --json
 expect_rc 0
 expect_out_has '"algo": "plan"'
-check "trace written" grep -q '{"name":"op 0","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"slice":0,"dst":1,"bytes":524288}}' "$TMP/t.json"
-check "trace names links" grep -q '"args":{"name":"rank2 -> rank0"}' "$TMP/t.json"
+check "trace written" grep -q '{"name":"reduce 0→1 chunk 0","cat":"reduce","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"op":0,"kind":"reduce","src":0,"dst":1,"chunk":0,"count":1,"slice":0,"slices":2,"bytes":524288,"src_buf":"in","src_slot":0,"dst_buf":"in","dst_slot":0}}' "$TMP/t.json"
+check "trace names links" grep -q '{"name":"thread_name","ph":"M","pid":4,"tid":4,"args":{"name":"rank2 -> rank0"}}' "$TMP/t.json"
+check "trace names ranks by size" grep -q '{"name":"process_name","ph":"M","pid":1,"args":{"name":"3M: rank 0"}}' "$TMP/t.json"
 run sim ring:4 --plan "$PLAN" --size 3M --trace "$TMP/u.json"
 expect_rc 1
 expect_err_has "weft: the plan has 3 ranks but the topology has 4"
@@ -104,7 +105,7 @@ expect_err_has "weft: --plan excludes --algo, --coll and --compare"
 run sim ring:3 --algo ring --coll allreduce --size 3M --trace "$TMP/v.json" --csv
 expect_rc 0
 expect_out_has "3145728,4.1943039999999997e-05,75,100,"
-check "ring trace written" grep -q '"name":"op 5","ph":"X","pid":1,"tid":2' "$TMP/v.json"
+check "ring trace written" grep -q '{"name":"reduce 2→0 chunk 0","cat":"reduce","ph":"X","pid":3,"tid":0,"ts":10.485760,"dur":10.485760,"args":{"op":5,' "$TMP/v.json"
 run sim ring:3 --plan "$TMP/none.plan" --size 1M
 expect_rc 1
 # --compare: every algorithm that builds allgather on switch:4, and the
