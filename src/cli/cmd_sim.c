@@ -265,7 +265,7 @@ int cli_cmd_sim(int argc, char **argv)
     weft_topo *t = NULL;
     weft_sim_result *rs = NULL;
     uint64_t *sizes = NULL;
-    cli_out trace = {NULL, NULL, NULL};
+    cli_out trace = {0};
     bool trace_open = false;
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);

@@ -133,7 +133,7 @@ int cli_cmd_tune(int argc, char **argv)
     weft_tuning *tt = NULL;
     tune_coll tc[WEFT__COLL_COUNT];
     memset(tc, 0, sizeof tc);
-    cli_out out = {NULL, NULL, NULL};
+    cli_out out = {0};
     bool out_open = false;
     if (cli_args_get(&a, "sizes") &&
         (rc = parse_sizes(cli_args_get(&a, "sizes"), &lo, &hi, &factor)))
