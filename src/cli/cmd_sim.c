@@ -214,16 +214,9 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops)
 {
     weft_sim_opts_init(o);
     const char *mo = cli_args_get(a, "max-ops");
-    *max_ops = CLI_SIM_MAX_OPS;
-    if (mo) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(mo, &end, 10);
-        if (*mo < '0' || *mo > '9' || *end || errno || v == 0 || v > WEFT_PLAN_MAX_OPS)
-            return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
-                                   WEFT_PLAN_MAX_OPS);
-        *max_ops = (uint32_t)v;
-    }
+    if (!cli_max_ops_parse(mo, max_ops))
+        return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
+                               WEFT_PLAN_MAX_OPS);
     const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
     if (sl) {
         char *end;
@@ -349,6 +342,7 @@ int cli_cmd_sim(int argc, char **argv)
         algo = "plan";
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
+        cli_context_object("building the plan");
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
                                       trace_path != NULL || o.cut_through, max_ops, &d))) {
             rc = cli_fail(e, &d);
@@ -360,13 +354,20 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
         trace_open = true;
     }
+    cli_context_object("simulating");
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
         cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
         o.trace = trace_open && i + 1 == n ? trace.f : NULL;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
-            rc = cli_fail(e, &d);
+            if (e == WEFT_EIO && o.trace) {
+                /* The simulator does not know the file's name. */
+                cli_error("%s: %s", trace_path, d.msg);
+                rc = CLI_EXIT_INPUT;
+            } else {
+                rc = cli_fail(e, &d);
+            }
             goto free_all;
         }
     }

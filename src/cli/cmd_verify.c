@@ -56,12 +56,15 @@ int cli_cmd_verify(int argc, char **argv)
     const char *spec = cli_args_get(&a, "topo");
     size_t len = strlen(a.pos[0]);
     bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
+    cli_context_object("reading the plan");
     weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
                      : weft_plan_load_file(a.pos[0], &p, &d);
     if (!e && spec)
         e = load_topo(spec, &t, &d);
-    if (!e)
+    if (!e) {
+        cli_context_object("verifying the plan");
         e = weft_plan_verify(p, t, &d);
+    }
     if (e) {
         rc = cli_fail(e, &d);
     } else {

@@ -1,5 +1,9 @@
 /* The trace writer. See trace.h. */
 #include "sim/trace.h"
+
+#include <errno.h>
+#include <string.h>
+
 #include "base/alloc.h"
 
 /* Writes s as a JSON string; node names are printable by construction, but
@@ -22,7 +26,11 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     uint32_t nl = weft_topo_num_links(t), nranks = weft_plan_get_info(p)->nranks;
     uint8_t *used = weft__calloc(nl ? nl : 1, 1);
     if (!used)
-        return weft_diag_code(d, WEFT_ENOMEM);
+        return weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u link flags", nl);
+    /* The first failed write sets errno and the stream's error flag;
+     * nothing else here sets errno, so it still holds the reason at the
+     * end (ENOSPC on a full disk). */
+    errno = 0;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"ranks\"}},\n"
           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"links\"}}",
@@ -68,6 +76,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     fputs("\n]}\n", f);
     weft__free(used);
     if (fflush(f) || ferror(f))
-        return weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed");
+        return weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed: %s",
+                             strerror(errno ? errno : EIO));
     return WEFT_OK;
 }
