@@ -67,6 +67,56 @@ static int open_through(cli_out *o, const char *path)
     return CLI_EXIT_OK;
 }
 
+/* The descriptor a name stands for: N for "/dev/fd/N", "/proc/self/fd/N"
+ * or a link whose text is one of those ("/dev/stdout" is a link to
+ * "/proc/self/fd/1"); -1 for any other name. Such a name is the process's
+ * own open file, which may be a pipe, a terminal or a file opened for
+ * appending ("weft ... -o /dev/stdout >> log"): only writing to that very
+ * descriptor keeps its offset and mode, so it is dup()ed, never reopened
+ * or replaced. */
+static int fd_name(const char *path)
+{
+    char link[64];
+    const char *n = NULL;
+    if (strncmp(path, "/dev/fd/", 8) == 0)
+        n = path + 8;
+    else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+        n = path + 14;
+    else {
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0)
+            return -1;
+        link[len] = '\0';
+        if (strncmp(link, "/proc/self/fd/", 14) == 0)
+            n = link + 14;
+        else if (strncmp(link, "/dev/fd/", 8) == 0)
+            n = link + 8;
+        else
+            return -1;
+    }
+    char *end;
+    errno = 0;
+    long fd = strtol(n, &end, 10);
+    return *n >= '0' && *n <= '9' && !*end && !errno && fd <= INT_MAX ? (int)fd : -1;
+}
+
+/* Writes to a duplicate of descriptor fd (see fd_name). */
+static int open_fd(cli_out *o, const char *path, int fd)
+{
+    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    FILE *f = dup_fd >= 0 ? fdopen(dup_fd, "w") : NULL;
+    if (!f) {
+        int err = errno;
+        if (dup_fd >= 0)
+            close(dup_fd);
+        cli_error("cannot write '%s': %s", path, strerror(err));
+        return CLI_EXIT_INPUT;
+    }
+    o->f = f;
+    o->path = path;
+    return CLI_EXIT_OK;
+}
+
 /* Creates TARGET.tmp.PID, which cli_out_close renames over target. */
 static int open_atomic(cli_out *o, const char *path, const char *target)
 {
@@ -102,6 +152,9 @@ int cli_out_open(cli_out *o, const char *path)
         cli_error("cannot write '': empty file name");
         return CLI_EXIT_INPUT;
     }
+    int fd = fd_name(path);
+    if (fd >= 0)
+        return open_fd(o, path, fd);
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno != ENOENT) {

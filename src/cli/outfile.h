@@ -20,6 +20,10 @@
  *   keep: a reader of a FIFO sees the bytes as they come. A write error
  *   ("No space left on device" on /dev/full) is still reported at close.
  * - a directory: refused ("Is a directory").
+ * - the process's own descriptor, "/dev/stdout", "/dev/fd/N",
+ *   "/proc/self/fd/N": written through a dup() of it, so a pipe, a terminal
+ *   or a file the shell opened for appending get the bytes where writing
+ *   to the descriptor would put them.
  * lstat and the open are two steps: a name that changes kind between them
  * is written by the rule of what it was.
  *

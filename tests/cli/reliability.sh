@@ -39,6 +39,22 @@ wait "$reader"
 check "the FIFO is still a FIFO" test -p pipe
 check "the reader got the fabric" grep -q '^duplex' from-pipe
 
+# The process's own descriptors are written through a dup(): a file the
+# shell opened for appending keeps what it had (a rename over the link's
+# target, or a reopen at offset 0, would lose or overwrite it), and
+# /dev/stdout itself stays a link.
+echo first >log.txt
+LAST="topo show ring:2 -o /dev/stdout >> log.txt"
+"$WEFT" topo show ring:2 -o /dev/stdout >>log.txt 2>"$CHECK_ERR_"
+RC=$?
+expect_rc 0
+check "the log keeps its first line" test "$(head -n 1 log.txt)" = first
+check "the fabric is appended" test "$(sed -n 2p log.txt)" = "# preset ring:2"
+check "/dev/stdout is still a link" test -L /dev/stdout
+run topo show ring:2 -o /dev/fd/1
+expect_rc 0
+expect_out_has "duplex rank0 rank1"
+
 # Character devices made here (never the real /dev): null takes the output
 # and stays a device; full says why it failed (Linux devices.txt: 1,3 is
 # null, 1,7 is full). Without mknod, the system's /dev/null and /dev/full,
