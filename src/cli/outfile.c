@@ -205,11 +205,13 @@ int cli_out_open(cli_out *o, const char *path)
     return open_through(o, path); /* a device, a FIFO, a socket (refused by open) */
 }
 
-/* Closes a file written in place; a write error is reported whatever ok
- * says, since the data may already be half out. */
+/* Closes a file written in place (nothing to remove: what was written is
+ * out). A write error is reported when ok; otherwise the caller reports
+ * its own failure. */
 static int close_through(cli_out *o, bool ok)
 {
     int err = 0;
+    errno = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
         err = errno ? errno : EIO;
     if (fclose(o->f) != 0 && !err)
