@@ -198,9 +198,17 @@ int cli_cmd_tune(int argc, char **argv)
     }
     if ((rc = cli_out_open(&out, out_path))) goto free_all;
     out_open = true;
+    errno = 0; /* a failed write leaves its reason (ENOSPC) here */
     e = weft_tuning_write(tt, out.f);
+    int write_err = e == WEFT_EIO ? (errno ? errno : EIO) : 0;
     out_open = false;
     if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+    if (write_err) {
+        cli_error("cannot write the tuning table to '%s': %s", out_path ? out_path : "-",
+                  strerror(write_err));
+        rc = CLI_EXIT_INPUT;
+        goto free_all;
+    }
     if (e) {
         rc = cli_fail(e, NULL);
         goto free_all;

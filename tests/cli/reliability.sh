@@ -85,6 +85,15 @@ expect_err "weft: cannot write '$full': No space left on device"
 run sim ring:64 --coll allreduce --algo ring --size 1M --trace "$full"
 expect_rc 1
 expect_err "weft: $full: sim: writing the trace failed: No space left on device"
+run tune switch:4 --sizes 1K:1M:x2 -o "$full"
+expect_rc 1
+expect_err "weft: cannot write the tuning table to '$full': No space left on device"
+hwloc_xml=$SRC/tests/fixtures/hwloc/synth-2pkg-nic.xml
+if "$WEFT" topo host --xml "$hwloc_xml" >/dev/null 2>&1; then # built with hwloc
+    run topo host --xml "$hwloc_xml" --hosts 64 -o "$full"
+    expect_rc 1
+    expect_err "weft: cannot write '$full': No space left on device"
+fi
 
 # ---- Inputs without an end are cut at a documented cap ----
 
