@@ -78,6 +78,22 @@ int main(void)
     unlink(subfile);
     rmdir(sub);
 
+    /* nohup: a SIGHUP ignored when the file was opened stays ignored while
+     * it is written (the cleanup handler used to kill the process), and
+     * afterwards. */
+    signal(SIGHUP, SIG_IGN);
+    CHECK_INT(cli_out_open(&o, path), CLI_EXIT_OK);
+    fputs("after hangup\n", o.f);
+    raise(SIGHUP);
+    CHECK_INT(cli_out_close(&o, true), CLI_EXIT_OK);
+    text = weft_test_read_file(path, NULL);
+    CHECK_STR(text, "after hangup\n");
+    free(text);
+    struct sigaction now;
+    CHECK_INT(sigaction(SIGHUP, NULL, &now), 0);
+    CHECK(now.sa_handler == SIG_IGN);
+    signal(SIGHUP, SIG_DFL);
+
     /* stdout needs no file. */
     CHECK_INT(cli_out_open(&o, "-"), CLI_EXIT_OK);
     CHECK(o.f == stdout);
