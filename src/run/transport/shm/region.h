@@ -45,15 +45,16 @@ enum {
     WEFT__REC_HOLDS = 4u
 };
 
-/* What a rank publishes about one shared-buffer call (coll_shared.c). */
+/* What a rank publishes about one call (coll_shared.c, coll_small.c,
+ * call_agree.h): the call's arguments, which every rank must agree on
+ * (weft__call_to_rec), and where its buffers lie. */
 typedef struct weft__region_rec {
     uint64_t seq;      /* the call's number */
-    uint32_t kind;     /* which collective */
+    uint32_t kind;     /* the collective, dtype, reduction and root (call_agree.c) */
     uint32_t flags;    /* WEFT__REC_*: buffer lies in weft_comm_alloc memory */
     uint32_t sid, rid; /* allocation ids of sendbuf and recvbuf */
     uint64_t soff, roff;
-    uint64_t bytes; /* the call's size, which every rank must agree on */
-    uint32_t root;  /* broadcast, reduce: the root, which every rank must agree on */
+    uint64_t count; /* the call's count */
 } weft__region_rec;
 
 typedef struct weft__region weft__region;
