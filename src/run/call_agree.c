@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "run/coll.h"
 #include "run/comm_internal.h"
 #include "run/transport/shm/region.h"
 
@@ -141,6 +142,7 @@ void weft__call_to_rec(const weft_comm *c, weft__region_rec *rec)
 
 weft_err weft__call_check_recs(weft_comm *c, const weft__region_rec *recs, weft_diag *d)
 {
+    weft_err e;
     /* The common case first: every record equals this rank's call, two
      * words each (see weft__call_to_rec). */
     weft__region_rec mine;
@@ -154,11 +156,14 @@ weft_err weft__call_check_recs(weft_comm *c, const weft__region_rec *recs, weft_
         return WEFT_OK;
     }
     span s = {.lo = c->call, .hi = c->call, .lo_rank = c->rank, .hi_rank = c->rank};
+    bool sent = false;
     for (uint32_t q = 0; q < c->size; q++) {
         weft__call k = from_rec(&recs[q]);
         span_add(&s, &k, q, &k, q);
+        sent = sent || (recs[q].flags & WEFT__REC_SENT);
     }
-    return verdict(c, &s, d);
+    if ((e = verdict(c, &s, d)) && sent) weft__comm_fail(c, e, d);
+    return e;
 }
 
 /* ---- Over the transports ------------------------------------------------- */
@@ -226,10 +231,99 @@ static weft_err agree_xport(weft_comm *c, weft_diag *d)
     return verdict(c, &s, d);
 }
 
+/* ---- Every rank to every rank (up to WEFT__CALL_ALL_MAX ranks) ------------ */
+
+#define MSG_SENT 1u
+
+static void put_msg(unsigned char *p, const weft__call *k, uint32_t rank, uint32_t flags)
+{
+    put_call(p, k, rank);
+    put32(p + 28, flags);
+}
+
+/* Posts this rank's arguments to every peer and the receives of theirs. */
+static weft_err all_start(weft_comm *c, weft__call_early_state *s, uint32_t flags, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    put_msg(s->out, &c->call, me, flags);
+    for (uint32_t k = 1; k < n; k++) {
+        weft__xreq *tx = &s->req[k - 1], *rx = &s->req[n - 1 + k - 1];
+        *tx = (weft__xreq){.peer = (me + k) % n, .is_send = true, .buf = s->out,
+                           .len = WEFT__CALL_MSG_BYTES};
+        *rx = (weft__xreq){.peer = (me + n - k) % n, .buf = s->in[k - 1],
+                           .len = WEFT__CALL_MSG_BYTES};
+        weft_err e = weft__comm_post(c, tx, d);
+        if (!e) e = weft__comm_post(c, rx, d);
+        if (e) return e;
+    }
+    return WEFT_OK;
+}
+
+/* Waits for every peer's arguments (and this rank's sends of its own) and
+ * compares them all, as weft__call_check_recs does with records. */
+static weft_err all_finish(weft_comm *c, weft__call_early_state *s, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    weft__xreq *w[2 * (WEFT__CALL_ALL_MAX - 1)];
+    for (uint32_t i = 0; i < 2 * (n - 1); i++)
+        w[i] = &s->req[i];
+    weft_err e = weft__comm_wait(c, w, 2 * (n - 1), d);
+    if (e) return e;
+    span sp = {.lo = c->call, .hi = c->call, .lo_rank = me, .hi_rank = me};
+    bool sent = false;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t from = (me + n - k) % n, rank;
+        weft__call got;
+        get_call(s->in[k - 1], &got, &rank);
+        if (rank != from) {
+            weft_diag_set(d, WEFT_EPARSE, "comm: rank %u sent a malformed call agreement", from);
+            return weft__comm_fail(c, WEFT_EPARSE, d);
+        }
+        span_add(&sp, &got, from, &got, from);
+        sent = sent || (get32(s->in[k - 1] + 28) & MSG_SENT);
+    }
+    if (get32(s->out + 28) & MSG_SENT) sent = true;
+    if ((e = verdict(c, &sp, d)) && sent) weft__comm_fail(c, e, d);
+    return e;
+}
+
+bool weft__call_early(weft_comm *c, weft__call_early_state *s, weft_err *e, weft_diag *d)
+{
+    *e = WEFT_OK;
+    if (c->call_agreed || c->size < 2) return false;
+    s->records = weft__region_records(c);
+    if (s->records) {
+        weft__region_rec me;
+        memset(&me, 0, sizeof me);
+        me.seq = s->seq = weft__region_next_seq(c);
+        me.flags = WEFT__REC_SENT;
+        weft__call_to_rec(c, &me);
+        weft__region_publish(c, &me);
+        return true;
+    }
+    if (c->size > WEFT__CALL_ALL_MAX) return false;
+    *e = all_start(c, s, MSG_SENT, d);
+    return true;
+}
+
+weft_err weft__call_late(weft_comm *c, weft__call_early_state *s, weft_diag *d)
+{
+    if (!s->records) return all_finish(c, s, d);
+    weft__region_rec *recs = weft__region_recs(c);
+    weft_err e = weft__region_gather(c, s->seq, recs, d);
+    if (e) return e;
+    return weft__call_check_recs(c, recs, d);
+}
+
 weft_err weft__call_agree(weft_comm *c, weft_diag *d)
 {
     if (c->call_agreed || c->size < 2) return WEFT_OK;
-    if (!weft__region_records(c)) return agree_xport(c, d);
+    if (!weft__region_records(c)) {
+        if (c->size > WEFT__CALL_ALL_MAX) return agree_xport(c, d);
+        weft__call_early_state s;
+        weft_err e = all_start(c, &s, 0, d);
+        return e ? e : all_finish(c, &s, d);
+    }
     weft__region_rec me;
     memset(&me, 0, sizeof me);
     me.seq = weft__region_next_seq(c);

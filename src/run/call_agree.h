@@ -28,11 +28,13 @@
  *    anything else, so ranks that took different paths (because their
  *    counts differ) still compare each other's.
  *  - Otherwise (TCP peers) the ranks exchange the arguments on the
- *    transports in ceil(log2 size) rounds of a dissemination pattern (rank
- *    r sends to r + 2^k, receives from r - 2^k), each message carrying the
- *    least and the greatest arguments seen so far with their ranks; after
- *    the last round every rank has heard from every rank. The pattern does
- *    not depend on the arguments, so ranks that disagree still complete it.
+ *    transports. Up to WEFT__CALL_ALL_MAX ranks, every rank sends its
+ *    arguments to every other rank (one message latency); beyond, in
+ *    ceil(log2 size) rounds of a dissemination pattern (rank r sends to
+ *    r + 2^k, receives from r - 2^k), each message carrying the least and
+ *    the greatest arguments seen so far with their ranks, so that after
+ *    the last round every rank has heard from every rank. Neither pattern
+ *    depends on the arguments, so ranks that disagree still complete it.
  *
  * A call starts with weft__call_begin (after its arguments were checked
  * locally) and runs weft__call_agree before its first data moves; a record
@@ -44,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "run/transport/xport.h"
 #include "weft/comm.h"
 #include "weft/plan.h"
 
@@ -69,6 +72,31 @@ void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dty
  * message above when ranks differ; a transport failure fails the
  * communicator as any exchange does. */
 weft_err weft__call_agree(weft_comm *c, weft_diag *d);
+
+/* For a path that sends before it knows the others' arguments (the direct
+ * allreduce: agreeing first cost it 0.3-0.6 us per call on 2 ranks over
+ * shared memory and doubled its time over TCP), in two halves.
+ * weft__call_early starts the agreement and returns true, or returns false
+ * when the call must agree first (weft__call_agree: more than
+ * WEFT__CALL_ALL_MAX ranks on TCP). With control pages it publishes the
+ * record, marked WEFT__REC_SENT; on TCP it posts the arguments to every
+ * peer, marked the same way, ahead of the data on each connection. The
+ * caller then posts its sends and calls weft__call_late before it receives
+ * anything; it waits for everyone's arguments and compares. Ranks that
+ * disagree fail the call alike and, as data may be left in a peer's ring
+ * or socket, also fail the communicator. Up to WEFT__CALL_ALL_MAX ranks:
+ * the arguments of one rank, as it sends them. */
+#define WEFT__CALL_ALL_MAX 8u
+#define WEFT__CALL_MSG_BYTES 32u
+typedef struct weft__call_early_state {
+    bool records; /* control pages; else messages */
+    uint64_t seq;
+    weft__xreq req[2 * (WEFT__CALL_ALL_MAX - 1)];
+    unsigned char out[WEFT__CALL_MSG_BYTES];
+    unsigned char in[WEFT__CALL_ALL_MAX - 1][WEFT__CALL_MSG_BYTES];
+} weft__call_early_state;
+bool weft__call_early(weft_comm *c, weft__call_early_state *s, weft_err *e, weft_diag *d);
+weft_err weft__call_late(weft_comm *c, weft__call_early_state *s, weft_diag *d);
 
 /* Writes the current call's arguments into a control-page record. */
 void weft__call_to_rec(const weft_comm *c, struct weft__region_rec *rec);

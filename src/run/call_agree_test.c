@@ -3,7 +3,8 @@
  * every rank with the same message, before any data moves (every receive
  * buffer keeps its guard bytes), and the communicator stays usable. Over
  * shared memory (the control-page records) and TCP (the dissemination
- * exchange, also on 3 ranks, not a power of two), on private and
+ * exchange: every rank to every rank on 3 and 4 ranks, dissemination
+ * rounds on 9), on private and
  * weft_comm_alloc buffers, at sizes that take every path (eager, direct,
  * single-pass, ring, the broadcast chain). */
 #include <stdlib.h>
@@ -71,13 +72,7 @@ static int body(weft_comm *c, void *arg)
         expect(c, e, &d, "comm: ranks disagree on the root of broadcast: rank 0 has 0, rank 1 has 1",
                r, bytes);
     }
-    /* Counts: small against direct, direct against ring, 0 against 10. */
-    weft_diag_clear(&d);
-    e = weft_allreduce(c, s, r, me == last ? 1000 : 100, WEFT_INT32, WEFT_SUM, &d);
-    snprintf(want, sizeof want,
-             "comm: ranks disagree on the count of allreduce: rank 0 has 100, rank %u has 1000",
-             last);
-    expect(c, e, &d, want, r, bytes);
+    /* Counts: ring against ring, 0 against ring. */
     weft_diag_clear(&d);
     e = weft_allreduce(c, s, r, me == last ? BIG + 8 : BIG, WEFT_INT32, WEFT_SUM, &d);
     snprintf(want, sizeof want,
@@ -85,12 +80,13 @@ static int body(weft_comm *c, void *arg)
              last, BIG + 8);
     expect(c, e, &d, want, r, bytes);
     weft_diag_clear(&d);
-    e = weft_allreduce(c, s, r, me == 1 ? 0 : 10, WEFT_INT32, WEFT_SUM, &d);
-    expect(c, e, &d, "comm: ranks disagree on the count of allreduce: rank 0 has 10, rank 1 has 0",
-           r, bytes);
+    e = weft_allreduce(c, s, r, me == 1 ? 0 : 100000, WEFT_INT32, WEFT_SUM, &d);
+    expect(c, e, &d,
+           "comm: ranks disagree on the count of allreduce: rank 0 has 100000, rank 1 has 0", r,
+           bytes);
     /* dtype, reduction, collective, and an all-to-all count. */
     weft_diag_clear(&d);
-    e = weft_allreduce(c, s, r, 64, me == 1 ? WEFT_FLOAT : WEFT_INT32, WEFT_SUM, &d);
+    e = weft_allreduce(c, s, r, 20000, me == 1 ? WEFT_FLOAT : WEFT_INT32, WEFT_SUM, &d);
     expect(c, e, &d,
            "comm: ranks disagree on the dtype of allreduce: rank 0 has int32, rank 1 has float", r,
            bytes);
@@ -126,6 +122,44 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+/* Two ranks whose counts both take the direct allreduce (over shared
+ * memory past the 512-byte eager limit of 2 ranks): each sends before it
+ * has compared the arguments (coll_direct.c), so both fail the call alike
+ * and, as data may be left in a ring or socket, the communicator too. */
+static int direct_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c);
+    int32_t s[1000], r[1000];
+    for (int i = 0; i < 1000; i++)
+        s[i] = i;
+    memset(r, 0xee, sizeof r);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_allreduce(c, s, r, me == 1 ? 1000 : 200, WEFT_INT32, WEFT_SUM, &d);
+    CHECK_ERR(e, WEFT_EINVAL);
+    CHECK_STR(d.msg, "comm: ranks disagree on the count of allreduce: rank 0 has 200, rank 1 has 1000");
+    CHECK(untouched((unsigned char *)r, sizeof r));
+    CHECK(weft_comm_failed(c));
+    /* They agree on the same count: the direct path runs (no failure). */
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int direct_ok_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    int32_t s[1000], r[1000];
+    for (int i = 0; i < 1000; i++)
+        s[i] = i;
+    for (int k = 0; k < 50; k++)
+        CHECK_ERR(weft_allreduce(c, s, r, 1000 - k, WEFT_INT32, WEFT_SUM, NULL), WEFT_OK);
+    size_t bad = 0;
+    for (int i = 0; i < 951; i++)
+        bad += r[i] != 2 * i;
+    CHECK_INT(bad, 0);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
 static void run(uint32_t n, weft_transport_choice t, bool shared, const char *what)
 {
     weft_comm_config cfg;
@@ -142,5 +176,15 @@ int main(void)
     run(4, WEFT_TRANSPORT_SHM, true, "shm, weft_comm_alloc buffers");
     run(3, WEFT_TRANSPORT_TCP, false, "tcp, private buffers, 3 ranks");
     run(4, WEFT_TRANSPORT_TCP, true, "tcp, weft_comm_alloc buffers");
+    /* More than WEFT__CALL_ALL_MAX ranks: the dissemination rounds. */
+    run(9, WEFT_TRANSPORT_TCP, false, "tcp, private buffers, 9 ranks");
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.timeout_ms = 20000;
+    for (int t = 0; t < 2; t++) {
+        cfg.transport = t ? WEFT_TRANSPORT_TCP : WEFT_TRANSPORT_SHM;
+        weft__test_comm_ranks_ok(2, &cfg, direct_body, NULL, 60000, "direct, disagreeing");
+        weft__test_comm_ranks_ok(2, &cfg, direct_ok_body, NULL, 60000, "direct, agreeing");
+    }
     return weft_test_done();
 }

@@ -284,9 +284,9 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     bool ran;
     e = weft__shared_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
-    if ((e = weft__call_agree(c, d))) return e;
-    if (weft__allreduce_direct_fits(c->size, count * es))
+    if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
+    if ((e = weft__call_agree(c, d))) return e;
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
     if (!work) return no_scratch(c, d);
