@@ -7,6 +7,30 @@
 #include "run/comm_internal.h"
 #include "run/transport/shm/region.h"
 
+/* A record holds the call in two words: count, and kind = collective (bits
+ * 0-3), dtype (4-7), reduction (8-15) and root (16-31). Comparing root,
+ * dtype and op as fields of their own, right after weft__region_post
+ * copied the records, cost 0.1 us per eager call (2 ranks on the 2-CPU
+ * development host, bench_run_small: the reads of the peers' eager copies
+ * that follow started later); comparing two words costs nothing
+ * measurable. */
+_Static_assert(WEFT__COLL_COUNT <= 16 && WEFT__DTYPE_COUNT <= 16 && WEFT_MAX_RANKS <= 65536,
+               "a call fits the record's kind word");
+
+static uint32_t kind_word(const weft__call *k)
+{
+    return k->coll | k->dtype << 4 | (k->op & 0xffu) << 8 | k->root << 16;
+}
+
+static weft__call from_rec(const weft__region_rec *r)
+{
+    return (weft__call){.coll = r->kind & 0xfu,
+                        .dtype = r->kind >> 4 & 0xfu,
+                        .op = r->kind >> 8 & 0xffu,
+                        .root = r->kind >> 16,
+                        .count = r->count};
+}
+
 void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                       uint32_t root)
 {
@@ -15,6 +39,7 @@ void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dty
                            .op = op,
                            .root = root,
                            .count = (uint64_t)count};
+    c->call_kind = kind_word(&c->call);
     c->call_agreed = false;
 }
 
@@ -110,33 +135,9 @@ static weft_err verdict(weft_comm *c, const span *s, weft_diag *d)
     }
 }
 
-/* A record holds the call in two words: count, and kind = collective (bits
- * 0-3), dtype (4-7), reduction (8-15) and root (16-31). Comparing root,
- * dtype and op as fields of their own, right after weft__region_post
- * copied the records, cost 0.1 us per eager call (2 ranks on the 2-CPU
- * development host, bench_run_small: the reads of the peers' eager copies
- * that follow started later); comparing two words costs nothing
- * measurable. */
-_Static_assert(WEFT__COLL_COUNT <= 16 && WEFT__DTYPE_COUNT <= 16 && WEFT_MAX_RANKS <= 65536,
-               "a call fits the record's kind word");
-
-static uint32_t kind_word(const weft__call *k)
-{
-    return k->coll | k->dtype << 4 | (k->op & 0xffu) << 8 | k->root << 16;
-}
-
-static weft__call from_rec(const weft__region_rec *r)
-{
-    return (weft__call){.coll = r->kind & 0xfu,
-                        .dtype = r->kind >> 4 & 0xfu,
-                        .op = r->kind >> 8 & 0xffu,
-                        .root = r->kind >> 16,
-                        .count = r->count};
-}
-
 void weft__call_to_rec(const weft_comm *c, weft__region_rec *rec)
 {
-    rec->kind = kind_word(&c->call);
+    rec->kind = c->call_kind;
     rec->count = c->call.count;
 }
 
@@ -145,12 +146,11 @@ weft_err weft__call_check_recs(weft_comm *c, const weft__region_rec *recs, weft_
     weft_err e;
     /* The common case first: every record equals this rank's call, two
      * words each (see weft__call_to_rec). */
-    weft__region_rec mine;
-    memset(&mine, 0, sizeof mine);
-    weft__call_to_rec(c, &mine);
+    uint32_t kind = c->call_kind;
+    uint64_t count = c->call.count;
     bool same = true;
     for (uint32_t q = 0; q < c->size; q++)
-        same &= recs[q].kind == mine.kind && recs[q].count == mine.count;
+        same &= recs[q].kind == kind && recs[q].count == count;
     if (same) {
         c->call_agreed = true;
         return WEFT_OK;

@@ -36,6 +36,7 @@ struct weft_comm {
     /* The collective call under way (call_agree.h) and whether the ranks
      * agreed on it yet. */
     weft__call call;
+    uint32_t call_kind; /* its record word (call_agree.c) */
     bool call_agreed;
 };
 
