@@ -15,7 +15,8 @@
  *
  * (fields compared in the order collective, dtype, reduction, root, count;
  * the two ranks are the lowest holding the least and the greatest
- * arguments in that order). The communicator stays usable: nothing moved.
+ * arguments in that order). The communicator stays usable: nothing moved
+ * (except where a path sends before it compares, weft__call_early below).
  *
  * How, at the least cost:
  *  - When every peer is on shared memory, each call already publishes a
