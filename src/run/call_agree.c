@@ -248,10 +248,10 @@ static weft_err all_start(weft_comm *c, weft__call_early_state *s, uint32_t flag
     put_msg(s->out, &c->call, me, flags);
     for (uint32_t k = 1; k < n; k++) {
         weft__xreq *tx = &s->req[k - 1], *rx = &s->req[n - 1 + k - 1];
-        *tx = (weft__xreq){.peer = (me + k) % n, .is_send = true, .buf = s->out,
-                           .len = WEFT__CALL_MSG_BYTES};
-        *rx = (weft__xreq){.peer = (me + n - k) % n, .buf = s->in[k - 1],
-                           .len = WEFT__CALL_MSG_BYTES};
+        *tx = (weft__xreq){
+            .peer = (me + k) % n, .is_send = true, .buf = s->out, .len = WEFT__CALL_MSG_BYTES};
+        *rx = (weft__xreq){
+            .peer = (me + n - k) % n, .buf = s->in[k - 1], .len = WEFT__CALL_MSG_BYTES};
         weft_err e = weft__comm_post(c, tx, d);
         if (!e) e = weft__comm_post(c, rx, d);
         if (e) return e;

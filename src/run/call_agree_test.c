@@ -69,8 +69,9 @@ static int body(weft_comm *c, void *arg)
     for (int k = 0; k < 2; k++) {
         weft_diag_clear(&d);
         e = weft_broadcast(c, s, r, bcast_counts[k], WEFT_INT32, me == 1 ? 1 : 0, &d);
-        expect(c, e, &d, "comm: ranks disagree on the root of broadcast: rank 0 has 0, rank 1 has 1",
-               r, bytes);
+        expect(c, e, &d,
+               "comm: ranks disagree on the root of broadcast: rank 0 has 0, rank 1 has 1", r,
+               bytes);
     }
     /* Counts: ring against ring, 0 against ring. */
     weft_diag_clear(&d);
@@ -138,7 +139,8 @@ static int direct_body(weft_comm *c, void *arg)
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, r, me == 1 ? 1000 : 200, WEFT_INT32, WEFT_SUM, &d);
     CHECK_ERR(e, WEFT_EINVAL);
-    CHECK_STR(d.msg, "comm: ranks disagree on the count of allreduce: rank 0 has 200, rank 1 has 1000");
+    CHECK_STR(d.msg,
+              "comm: ranks disagree on the count of allreduce: rank 0 has 200, rank 1 has 1000");
     CHECK(untouched((unsigned char *)r, sizeof r));
     CHECK(weft_comm_failed(c));
     /* They agree on the same count: the direct path runs (no failure). */

@@ -24,8 +24,8 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
     if (e) return e;
     if (cp) {
         if ((e = weft__call_agree(c, d))) return e;
-        return weft__select_run(c, cp, WEFT_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype,
-                                WEFT_SUM, d);
+        return weft__select_run(c, cp, WEFT_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, WEFT_SUM,
+                                d);
     }
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * weft_dtype_size(dtype); /* one block */

@@ -340,8 +340,8 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     if (e) return e;
     if (cp) {
         if ((e = weft__call_agree(c, d))) return e;
-        return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype,
-                                op, d);
+        return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype, op,
+                                d);
     }
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;

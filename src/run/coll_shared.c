@@ -230,7 +230,8 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * red->es, total = block * c->size;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, sendbuf, total, recvbuf, block, WEFT__REC_SEND, &seq, ran, d);
+    weft_err e =
+        weft__shared_agree(c, sendbuf, total, recvbuf, block, WEFT__REC_SEND, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);

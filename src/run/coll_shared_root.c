@@ -60,10 +60,9 @@ static bool shows(const weft__region_rec *rq, uint32_t id)
  * reduce: recvbuf off the root) are published too when they lie in
  * weft_comm_alloc memory: callers that pass the same buffers on every rank
  * then show that they hold both allocations, and skip the second round. */
-static weft_err agree_rooted(weft_comm *c, uint32_t root, const void *sendbuf,
-                             const void *recvbuf, size_t bytes, uint32_t root_need,
-                             uint32_t other_need, uint64_t *seq, bool *ok, bool *settle,
-                             weft_diag *d)
+static weft_err agree_rooted(weft_comm *c, uint32_t root, const void *sendbuf, const void *recvbuf,
+                             size_t bytes, uint32_t root_need, uint32_t other_need, uint64_t *seq,
+                             bool *ok, bool *settle, weft_diag *d)
 {
     weft__region_rec me = {.seq = weft__region_next_seq(c)};
     weft__call_to_rec(c, &me);
@@ -140,8 +139,8 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c) || bytes < WEFT__SHARED_BCAST_MIN_BYTES) return WEFT_OK;
     uint64_t seq;
     bool ok, round2;
-    weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes,
-                              WEFT__REC_SEND, WEFT__REC_RECV, &seq, &ok, &round2, d);
+    weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND, WEFT__REC_RECV,
+                              &seq, &ok, &round2, d);
     if (e || !ok) return e;
     size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
     size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;
@@ -179,9 +178,8 @@ weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t bytes = count * es;
     uint64_t seq;
     bool ok, round2;
-    weft_err e =
-        agree_rooted(c, root, sendbuf, recvbuf, bytes,
-                     WEFT__REC_SEND | WEFT__REC_RECV, WEFT__REC_SEND, &seq, &ok, &round2, d);
+    weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND | WEFT__REC_RECV,
+                              WEFT__REC_SEND, &seq, &ok, &round2, d);
     if (e || !ok) return e;
     size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
     size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;

@@ -331,7 +331,8 @@ static void disagreements(weft_comm *c, bufs *b)
     e = me == 0 ? weft_alltoall(c, b->a, b->b, 10, WEFT_INT32, &d)
                 : weft_reduce(c, b->a, b->b, 10 * n, WEFT_INT32, WEFT_SUM, 0, &d);
     CHECK_ERR(e, WEFT_EINVAL);
-    CHECK_STR(d.msg, "comm: ranks disagree on the collective: rank 0 called alltoall, rank 1 reduce");
+    CHECK_STR(d.msg,
+              "comm: ranks disagree on the collective: rank 0 called alltoall, rank 1 reduce");
     CHECK(!weft_comm_failed(c));
     /* Still usable. */
     reduce(c, b->a, b->b, WEFT_INT32, WEFT_SUM, 17, n - 1, weft__test_small, true);

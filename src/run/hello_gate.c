@@ -2,8 +2,8 @@
 #include "run/hello_gate.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -131,8 +131,9 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
     if (more) snprintf(also, sizeof also, " (and %u more ranks)", more);
     int k;
     if (sig > 0)
-        k = snprintf(head, sizeof head, "rank %u (pid %d) was stopped by signal %d (%s)%s, and then ",
-                     first, (int)pids[first], sig, strsignal(sig), also);
+        k = snprintf(head, sizeof head,
+                     "rank %u (pid %d) was stopped by signal %d (%s)%s, and then ", first,
+                     (int)pids[first], sig, strsignal(sig), also);
     else
         k = snprintf(head, sizeof head, "rank %u (pid %d) is stopped%s, and then ", first,
                      (int)pids[first], also);
