@@ -69,32 +69,6 @@ static void take(weft__hello_gate *g, uint32_t i, const char *why)
     g->p[i] = g->p[--g->np];
 }
 
-/* Accepts what listener li has queued, without waiting. */
-static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now, weft_diag *d)
-{
-    for (;;) {
-        int fd;
-        struct sockaddr_in peer;
-        weft_diag ad;
-        weft_err e = weft__sock_accept(g->lfds[li], 0, &fd, &peer, &ad);
-        if (e == WEFT_ETIMEDOUT) return WEFT_OK; /* none left */
-        if (e) return weft_diag_set(d, e, "%s %s", g->who, ad.msg);
-        if (g->np == WEFT__HELLO_GATE_PENDING) {
-            /* The oldest has had the longest to speak. */
-            uint32_t old = 0;
-            for (uint32_t i = 1; i < g->np; i++)
-                if (g->p[i].deadline < g->p[old].deadline) old = i;
-            take(g, old, "dropped: too many connections without a hello");
-        }
-        weft__hello_pending *p = &g->p[g->np++];
-        memset(p, 0, sizeof *p);
-        p->fd = fd;
-        p->li = li;
-        p->deadline = now + WEFT__HELLO_WAIT_NS;
-        weft__sock_format(&peer, p->peer, sizeof p->peer);
-    }
-}
-
 /* Reads what pending connection i has sent; marks it ready when it holds a
  * hello that passed. */
 static void read_hello(weft__hello_gate *g, uint32_t i, weft__hello_check check, void *arg)
@@ -114,6 +88,37 @@ static void read_hello(weft__hello_gate *g, uint32_t i, weft__hello_check check,
         take(g, i, why);
     else
         p->ready = true;
+}
+
+/* Accepts what listener li has queued, without waiting, while slots are
+ * free. When every slot is taken, what the pending connections sent is
+ * read first (strangers that spoke are refused, real peers become ready);
+ * if that frees none, the rest stays in the kernel's backlog, in arrival
+ * order, until hellos arrive or pending ones time out. No connection is
+ * dropped to make room: that could drop a real peer whose hello is on its
+ * way (a job of more ranks than slots connects in one burst). */
+static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now,
+                           weft__hello_check check, void *arg, weft_diag *d)
+{
+    for (;;) {
+        if (g->np == WEFT__HELLO_GATE_PENDING) {
+            for (uint32_t i = g->np; i-- > 0;)
+                if (!g->p[i].ready) read_hello(g, i, check, arg);
+            if (g->np == WEFT__HELLO_GATE_PENDING) return WEFT_OK;
+        }
+        int fd;
+        struct sockaddr_in peer;
+        weft_diag ad;
+        weft_err e = weft__sock_accept(g->lfds[li], 0, &fd, &peer, &ad);
+        if (e == WEFT_ETIMEDOUT) return WEFT_OK; /* none left */
+        if (e) return weft_diag_set(d, e, "%s %s", g->who, ad.msg);
+        weft__hello_pending *p = &g->p[g->np++];
+        memset(p, 0, sizeof *p);
+        p->fd = fd;
+        p->li = li;
+        p->deadline = now + WEFT__HELLO_WAIT_NS;
+        weft__sock_format(&peer, p->peer, sizeof p->peer);
+    }
 }
 
 weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, void *arg,
@@ -145,8 +150,10 @@ weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, voi
                 wake = g->p[i].deadline;
         }
         if (now >= deadline) return weft_diag_set(d, WEFT_ETIMEDOUT, "hello: timed out");
+        /* Listeners only while a slot is free (else they stay readable). */
+        bool room = g->np < WEFT__HELLO_GATE_PENDING;
         for (uint32_t l = 0; l < g->nl; l++)
-            g->pfds[l] = (struct pollfd){.fd = g->lfds[l], .events = POLLIN};
+            g->pfds[l] = (struct pollfd){.fd = room ? g->lfds[l] : -1, .events = POLLIN};
         for (uint32_t i = 0; i < g->np; i++)
             g->pfds[g->nl + i] = (struct pollfd){.fd = g->p[i].fd, .events = POLLIN};
         uint32_t np = g->np;
@@ -163,7 +170,7 @@ weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, voi
         now = weft__now_ns();
         for (uint32_t l = 0; l < g->nl; l++) {
             if (!(g->pfds[l].revents & POLLIN)) continue;
-            weft_err e = accept_all(g, l, now, d);
+            weft_err e = accept_all(g, l, now, check, arg, d);
             if (e) return e;
         }
     }

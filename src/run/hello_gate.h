@@ -6,7 +6,8 @@
  * setup deadline. The gate instead polls every listener and every pending
  * connection together; each pending connection has its own short deadline
  * (WEFT__HELLO_WAIT_NS from its accept), and at most
- * WEFT__HELLO_GATE_PENDING wait at once (a new one drops the oldest). A
+ * WEFT__HELLO_GATE_PENDING wait at once (more stay in the kernel's backlog,
+ * in arrival order, until a slot frees; none is dropped to make room). A
  * real peer's hello is read as soon as it arrives, whatever strangers are
  * connected, and no byte beyond the 64 of the hello is read.
  *
