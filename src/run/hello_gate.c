@@ -97,8 +97,8 @@ static void read_hello(weft__hello_gate *g, uint32_t i, weft__hello_check check,
  * order, until hellos arrive or pending ones time out. No connection is
  * dropped to make room: that could drop a real peer whose hello is on its
  * way (a job of more ranks than slots connects in one burst). */
-static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now,
-                           weft__hello_check check, void *arg, weft_diag *d)
+static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now, weft__hello_check check,
+                           void *arg, weft_diag *d)
 {
     for (;;) {
         if (g->np == WEFT__HELLO_GATE_PENDING) {
