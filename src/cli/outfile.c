@@ -29,6 +29,9 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* A signal the process inherited as ignored (nohup's SIGHUP, a shell's
+ * SIGPIPE or SIGINT for background jobs) stays ignored: the caller asked
+ * not to die of it, and the handler would turn it into a death. */
 static void install_cleanup(char *tmp)
 {
     pending_tmp = tmp;
@@ -36,8 +39,10 @@ static void install_cleanup(char *tmp)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
-        sigaction(cleanup_signals[i], &sa, &saved_actions[i]);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+        sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
+        if (saved_actions[i].sa_handler != SIG_IGN) sigaction(cleanup_signals[i], &sa, NULL);
+    }
 }
 
 static void remove_cleanup(void)

@@ -228,6 +228,21 @@ int main(void)
     CHECK_INT(cli_out_close(&o, true), CLI_EXIT_OK);
     CHECK_INT(stat("/dev/null", &st), 0);
     CHECK(S_ISCHR(st.st_mode));
+    /* nohup: a SIGHUP ignored when the file was opened stays ignored while
+     * it is written (the cleanup handler used to kill the process), and
+     * afterwards. */
+    signal(SIGHUP, SIG_IGN);
+    CHECK_INT(cli_out_open(&o, path), CLI_EXIT_OK);
+    fputs("after hangup\n", o.f);
+    raise(SIGHUP);
+    CHECK_INT(cli_out_close(&o, true), CLI_EXIT_OK);
+    text = weft_test_read_file(path, NULL);
+    CHECK_STR(text, "after hangup\n");
+    free(text);
+    struct sigaction now;
+    CHECK_INT(sigaction(SIGHUP, NULL, &now), 0);
+    CHECK(now.sa_handler == SIG_IGN);
+    signal(SIGHUP, SIG_DFL);
 
     /* stdout needs no file. */
     CHECK_INT(cli_out_open(&o, "-"), CLI_EXIT_OK);
