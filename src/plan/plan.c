@@ -1,45 +1,11 @@
-/* The plan IR: building, editing, reading, copying and comparing. See
- * weft/plan.h for the contract and plan_internal.h for the layout. */
+/* The plan IR: sizes and limits, building, editing, reading, copying and
+ * comparing ops and their deps. Routes are in plan_route.c, the node-name
+ * table in plan_names.c, enum names in plan_enums.c. See weft/plan.h for the
+ * contract and plan_internal.h for the layout. */
 #include <string.h>
 
 #include "base/alloc.h"
 #include "plan/plan_internal.h"
-
-static const char *const coll_names[WEFT__COLL_COUNT] = {
-    "allgather", "reducescatter", "allreduce", "broadcast", "reduce", "alltoall"};
-static const char *const buf_names[WEFT__BUF_COUNT] = {"in", "out", "scratch"};
-static const char *const kind_names[WEFT__OP_KIND_COUNT] = {"copy", "reduce", "nop"};
-
-const char *weft_coll_name(weft_coll coll)
-{
-    return (unsigned)coll < WEFT__COLL_COUNT ? coll_names[coll] : "?";
-}
-
-bool weft_coll_parse(const char *text, size_t len, weft_coll *out)
-{
-    for (int c = 0; c < WEFT__COLL_COUNT; c++) {
-        if (strlen(coll_names[c]) == len && memcmp(coll_names[c], text, len) == 0) {
-            *out = (weft_coll)c;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool weft_coll_has_root(weft_coll coll)
-{
-    return coll == WEFT_COLL_BROADCAST || coll == WEFT_COLL_REDUCE;
-}
-
-const char *weft_buf_name(weft_buf buf)
-{
-    return (unsigned)buf < WEFT__BUF_COUNT ? buf_names[buf] : "?";
-}
-
-const char *weft_op_kind_name(weft_op_kind kind)
-{
-    return (unsigned)kind < WEFT__OP_KIND_COUNT ? kind_names[kind] : "?";
-}
 
 /* ---- Sizes --------------------------------------------------------------- */
 
@@ -109,82 +75,6 @@ uint64_t weft_plan_num_chunk_ids(const weft_plan *p)
     if (p->info.coll == WEFT_COLL_ALLTOALL)
         return (uint64_t)p->info.nranks * p->info.nranks * p->info.chunks;
     return weft_plan_size_chunks(p);
-}
-
-/* ---- Names --------------------------------------------------------------- */
-
-static uint32_t name_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
-const char *weft__plan_name(const weft_plan *p, uint32_t name)
-{
-    return p->names + p->name_off[name];
-}
-
-static bool name_lookup(const weft_plan *p, const char *s, size_t len, uint32_t *out)
-{
-    if (!p->name_slot_cap)
-        return false;
-    uint32_t mask = p->name_slot_cap - 1;
-    for (uint32_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
-        uint32_t v = p->name_slots[i];
-        if (!v)
-            return false;
-        const char *n = p->names + p->name_off[v - 1];
-        if (strncmp(n, s, len) == 0 && n[len] == '\0') {
-            *out = v - 1;
-            return true;
-        }
-    }
-}
-
-static void name_put(uint32_t *slots, uint32_t cap, uint32_t hash, uint32_t id)
-{
-    uint32_t i = hash & (cap - 1);
-    while (slots[i])
-        i = (i + 1) & (cap - 1);
-    slots[i] = id + 1;
-}
-
-/* Interns s[0..len) and writes its name id. */
-static weft_err name_intern(weft_plan *p, const char *s, size_t len, uint32_t *out)
-{
-    if (name_lookup(p, s, len, out))
-        return WEFT_OK;
-    if ((uint64_t)(p->nnames + 1) * 2 > p->name_slot_cap) {
-        uint32_t ncap = p->name_slot_cap ? p->name_slot_cap * 2 : 64;
-        uint32_t *slots = weft__calloc(ncap, sizeof *slots);
-        if (!slots)
-            return WEFT_ENOMEM;
-        for (uint32_t v = 0; v < p->nnames; v++) {
-            const char *n = p->names + p->name_off[v];
-            name_put(slots, ncap, name_hash(n, strlen(n)), v);
-        }
-        weft__free(p->name_slots);
-        p->name_slots = slots;
-        p->name_slot_cap = ncap;
-    }
-    if (weft__grow((void **)&p->name_off, &p->name_off_cap, (size_t)p->nnames + 1,
-                   sizeof *p->name_off))
-        return WEFT_ENOMEM;
-    if (p->names_len + len + 1 > UINT32_MAX)
-        return WEFT_ELIMIT;
-    if (weft__grow((void **)&p->names, &p->names_cap, p->names_len + len + 1, 1))
-        return WEFT_ENOMEM;
-    memcpy(p->names + p->names_len, s, len);
-    p->names[p->names_len + len] = '\0';
-    p->name_off[p->nnames] = (uint32_t)p->names_len;
-    p->names_len += len + 1;
-    name_put(p->name_slots, p->name_slot_cap, name_hash(s, len), p->nnames);
-    *out = p->nnames++;
-    return WEFT_OK;
 }
 
 /* ---- Life cycle ---------------------------------------------------------- */
@@ -327,73 +217,6 @@ weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
     return WEFT_OK;
 }
 
-static bool node_name_ok(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > WEFT_TOPO_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch <= ' ' || ch == ',' || ch == '#' || ch == 0x7f)
-            return false;
-    }
-    return true;
-}
-
-weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share, const char *const *nodes,
-                            uint32_t nnodes)
-{
-    if (id >= p->nops || nnodes < 2 || share.den <= 0)
-        return WEFT_EINVAL;
-    for (uint32_t i = 0; i < nnodes; i++) {
-        if (!node_name_ok(nodes[i]))
-            return WEFT_EINVAL;
-    }
-    if (!p->path_start) {
-        p->path_start = weft__calloc(p->op_cap, sizeof *p->path_start);
-        p->path_count = weft__calloc(p->op_cap, sizeof *p->path_count);
-        if (!p->path_start || !p->path_count) {
-            weft__free(p->path_start);
-            weft__free(p->path_count);
-            p->path_start = p->path_count = NULL;
-            return WEFT_ENOMEM;
-        }
-    }
-    if (p->path_nodes_len + nnodes > UINT32_MAX || p->npaths + p->path_count[id] + 1 > UINT32_MAX)
-        return WEFT_ELIMIT;
-    /* Interning may fail half way; the names already interned stay, unused,
-     * which is harmless. */
-    if (weft__grow((void **)&p->path_nodes, &p->path_nodes_cap, p->path_nodes_len + nnodes,
-                   sizeof *p->path_nodes))
-        return WEFT_ENOMEM;
-    for (uint32_t i = 0; i < nnodes; i++) {
-        weft_err e = name_intern(p, nodes[i], strlen(nodes[i]), &p->path_nodes[p->path_nodes_len + i]);
-        if (e)
-            return e;
-    }
-    /* An op's paths are contiguous in the table; when they are not at its
-     * end they move there first (the old entries become garbage). */
-    uint32_t have = p->path_count[id];
-    bool at_end = have == 0 || p->path_start[id] + have == p->npaths;
-    size_t need = (size_t)p->npaths + 1 + (at_end ? 0 : have);
-    if (weft__grow((void **)&p->paths, &p->path_cap, need, sizeof *p->paths))
-        return WEFT_ENOMEM;
-    if (!at_end) {
-        memmove(p->paths + p->npaths, p->paths + p->path_start[id], have * sizeof *p->paths);
-        p->path_start[id] = p->npaths;
-        p->npaths += have;
-    } else if (have == 0) {
-        p->path_start[id] = p->npaths;
-    }
-    weft__plan_path *pt = &p->paths[p->npaths++];
-    pt->share = share;
-    pt->node_start = (uint32_t)p->path_nodes_len;
-    pt->nnodes = nnodes;
-    p->path_nodes_len += nnodes;
-    p->path_count[id] = have + 1;
-    return WEFT_OK;
-}
-
 /* ---- Editing ------------------------------------------------------------- */
 
 weft_err weft_plan_set_op(weft_plan *p, uint32_t id, const weft_op *op)
@@ -437,12 +260,6 @@ weft_err weft_plan_remove_dep(weft_plan *p, uint32_t id, uint32_t k)
     memmove(d + k, d + k + 1, (size_t)(p->dep_count[id] - k - 1) * sizeof *d);
     p->dep_count[id]--;
     return WEFT_OK;
-}
-
-void weft_plan_clear_route(weft_plan *p, uint32_t id)
-{
-    if (id < p->nops && p->path_count)
-        p->path_count[id] = 0;
 }
 
 weft_err weft_plan_remove_op(weft_plan *p, uint32_t id)
@@ -581,25 +398,4 @@ const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *nde
     static const uint32_t none[1] = {0};
     *ndeps = p->dep_count[id];
     return p->deps ? weft__plan_deps(p, id) : none;
-}
-
-uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id)
-{
-    return p->path_count ? p->path_count[id] : 0;
-}
-
-weft_rat weft_plan_path_share(const weft_plan *p, uint32_t id, uint32_t k)
-{
-    return p->paths[p->path_start[id] + k].share;
-}
-
-uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k)
-{
-    return p->paths[p->path_start[id] + k].nnodes;
-}
-
-const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k, uint32_t i)
-{
-    const weft__plan_path *pt = &p->paths[p->path_start[id] + k];
-    return weft__plan_name(p, p->path_nodes[pt->node_start + i]);
 }

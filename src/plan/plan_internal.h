@@ -62,4 +62,9 @@ weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *st
 /* The interned name with id `name`. */
 const char *weft__plan_name(const weft_plan *p, uint32_t name);
 
+/* Interns s[0..len) in p's name table and writes its name id; an existing
+ * name keeps its id. WEFT_ENOMEM, or WEFT_ELIMIT past 2^32 bytes of names
+ * (plan_names.c). */
+weft_err weft__plan_name_intern(weft_plan *p, const char *s, size_t len, uint32_t *out);
+
 #endif
