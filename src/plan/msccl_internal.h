@@ -1,5 +1,6 @@
 /* What MSCCL import (msccl_import.c) and export (msccl_export.c) share: the
- * step types and the collective spellings. docs/msccl.md describes the
+ * step types and the collective spellings; and, for export only, the steps
+ * assigned to threadblocks that msccl_write.c turns into XML. docs/msccl.md describes the
  * mapping between MSCCL programs and weft plans. Nothing outside src/plan
  * includes this header.
  */
@@ -43,5 +44,56 @@ static inline bool weft__msccl_step_sends(int t)
 /* The coll attribute's spelling of a collective under a profile
  * (reducescatter is "reduce_scatter" for the msccl profile). */
 const char *weft__msccl_coll_name(weft_coll coll, weft_msccl_profile profile);
+
+/* ---- Export: the steps msccl_export.c assigns to threadblocks and
+ * msccl_write.c writes as XML. NONE below is UINT32_MAX. ---------------- */
+
+/* A threadblock's identity. kind: 0 sends to peer, 1 receives from peer,
+ * 2 local (peer 0). */
+enum { TB_SEND = 0, TB_RECV = 1, TB_LOCAL = 2 };
+typedef struct xk {
+    uint32_t rank, kind, peer, chan;
+} xk;
+
+typedef struct xstep {
+    uint32_t tb;   /* index into the sorted keys */
+    uint32_t dep;  /* global step it waits for, or NONE */
+    uint8_t type;
+    bool hasdep;
+    char srcbuf, dstbuf;
+    int64_t srcoff, dstoff;
+    uint32_t cnt;
+} xstep;
+
+typedef struct xout {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} xout;
+
+typedef struct xctx {
+    const weft_plan *p;
+    const weft_plan_info *info;
+    weft_diag *d;
+    uint32_t nops;
+    xk *keys;
+    size_t nkeys;
+    xstep *steps;
+    size_t nsteps, steps_cap;
+    uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */
+    uint32_t *alias;     /* per key: the threadblock it is merged into (itself if none) */
+    uint32_t *pair_of;   /* per key: the key it is paired with, or NONE */
+    uint32_t *fuse_next;  /* per op: the op whose send may fuse with its receive, or NONE */
+    uint32_t *fused_from; /* per op: the op whose receive its send may fuse with, or NONE */
+    uint32_t *tb_last;    /* per key: its threadblock's last step so far, or NONE */
+    uint32_t *wait;                  /* wire_deps' work list */
+    uint32_t *last_wait;             /* per threadblock: the last step it waited for */
+    size_t wait_cap;
+} xctx;
+
+/* Writes the <algo> document of the steps in x to out, checking the
+ * profile's limits first (WEFT_ELIMIT, said on x->d); out->oom is reported
+ * as WEFT_ENOMEM (msccl_write.c). */
+weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out);
 
 #endif
