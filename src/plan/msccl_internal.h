@@ -1,14 +1,18 @@
 /* What MSCCL import (msccl_import.c) and export (msccl_export.c) share: the
- * step types and the collective spellings; and, for export only, the steps
- * assigned to threadblocks that msccl_write.c turns into XML. docs/msccl.md describes the
- * mapping between MSCCL programs and weft plans. Nothing outside src/plan
- * includes this header.
+ * step types and the collective spellings; for import only, the elements
+ * read (msccl_import.c) that msccl_build.c turns into a plan; for export
+ * only, the steps assigned to threadblocks that msccl_write.c turns into
+ * XML. docs/msccl.md describes the mapping between MSCCL programs and weft
+ * plans. Nothing outside src/plan includes this header.
  */
 #ifndef WEFT_PLAN_MSCCL_INTERNAL_H
 #define WEFT_PLAN_MSCCL_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* expat is a required dependency; the import state holds its parser. */
+#include <expat.h>
 
 #include "weft/plan.h"
 
@@ -95,5 +99,65 @@ typedef struct xctx {
  * profile's limits first (WEFT_ELIMIT, said on x->d); out->oom is reported
  * as WEFT_ENOMEM (msccl_write.c). */
 weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out);
+
+/* ---- Import: the elements msccl_import.c reads from the XML and
+ * msccl_build.c turns into a plan. ---------------------------------------- */
+
+typedef struct mx_pos {
+    uint32_t line, col;
+} mx_pos;
+
+typedef struct mx_gpu {
+    int32_t id, i_chunks, o_chunks, s_chunks;
+    uint32_t first_tb, ntb;
+    mx_pos pos;
+} mx_gpu;
+
+typedef struct mx_tb {
+    int32_t id, send, recv, chan;
+    uint32_t gpu; /* index into gpus */
+    uint32_t first_step, nsteps;
+    mx_pos pos;
+} mx_tb;
+
+typedef struct mx_step {
+    uint8_t type;
+    uint8_t srcbuf, dstbuf; /* weft_buf */
+    int32_t srcoff, dstoff, cnt, depid, deps;
+    uint32_t tb; /* index into tbs */
+    mx_pos pos;
+} mx_step;
+
+enum { IN_NONE, IN_ALGO, IN_GPU, IN_TB, IN_STEP, IN_DONE };
+
+typedef struct mx_state {
+    XML_Parser parser;
+    const char *name;
+    weft_diag *d;
+    weft_err err;
+    int where; /* the innermost open element */
+    /* <algo> */
+    int32_t ngpus, nchunksperloop, nchannels, root;
+    weft_coll coll;
+    bool inplace;
+    mx_pos algo_pos;
+    mx_gpu *gpus;
+    size_t ngpu, gpu_cap;
+    mx_tb *tbs;
+    size_t ntb, tb_cap;
+    mx_step *steps;
+    size_t nstep, step_cap;
+} mx_state;
+
+/* "NAME: out of memory WHAT", WEFT_ENOMEM: a program too large for this
+ * machine, named, rather than a bare "out of memory". */
+static inline weft_err mx_oom(weft_diag *d, const char *name, const char *what)
+{
+    return weft_diag_set(d, WEFT_ENOMEM, "%s: out of memory %s", name, what);
+}
+
+/* Builds the plan of the elements read into st (the import's second half,
+ * msccl_build.c); *out only on success, errors said on st->d. */
+weft_err weft__msccl_build(mx_state *st, weft_plan **out);
 
 #endif
