@@ -13,7 +13,11 @@
  * the inter-socket table of ncclTopoGetInterCpuBw and the per-link NVLink
  * table of ncclTopoNVLinkBw. Where weft departs from NCCL (an unknown
  * link_speed is an error here, NCCL silently assumes Gen3) the comment says so.
- * Every assumption is written into the fabric's note. */
+ * Every assumption is written into the fabric's note.
+ *
+ * Files: this one reads the dump into devices and applies NCCL's bandwidth
+ * rules; import_nccl_build.c lays the boxes out, import_nccl_notes.c writes
+ * the note, import_nccl_internal.h holds the shared state. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,9 +25,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "topo/import_internal.h"
-#include "topo/import_xml.h"
-#include "weft/topo.h"
+#include "topo/import_nccl_internal.h"
 
 #define NONE UINT32_MAX
 /* NCCL dumps are at most a handful of levels deep (system/cpu/pci.../gpu/
@@ -38,54 +40,6 @@
  * a fallback, between CPUs of an unknown kind. GB/s. */
 #define NCCL_LOC_BW 5000
 
-typedef enum dev_kind { DEV_GPU, DEV_NIC, DEV_PCISW, DEV_CPU, DEV_KINDS } dev_kind;
-
-static const char *const kind_prefix[DEV_KINDS] = {"gpu", "nic", "pcisw", "cpu"};
-
-typedef struct dev {
-    uint8_t kind;
-    bool has_busid;
-    bool has_net_bw;
-    uint32_t elem;     /* the <pci>, <cpu> or <nic> element */
-    uint32_t gpu_elem; /* the <gpu> child of a GPU, or NONE */
-    uint32_t parent;   /* upstream dev (PCIe switch or CPU); NONE for a CPU */
-    uint32_t cpu;      /* the CPU socket the device hangs from */
-    uint32_t local;    /* node index inside one box */
-    uint32_t index;    /* N in "gpuN", "nicN" ... */
-    uint64_t busid;
-    weft_rat up_bw;  /* to parent, each way */
-    weft_rat net_bw; /* NIC: sum of its <net speed=> */
-} dev;
-
-typedef enum nvl_target { NVL_GPU, NVL_CPU, NVL_NVS } nvl_target;
-
-typedef struct nvl {
-    uint32_t gpu;  /* dev index of the GPU holding the <nvlink> */
-    uint32_t elem; /* the <nvlink> element */
-    uint32_t target_dev;
-    uint8_t target;
-    weft_rat bw; /* count * per-link bandwidth, GB/s */
-} nvl;
-
-typedef struct ctx {
-    const char *name;
-    const weft_nccl_import_opts *o;
-    weft_diag *d;
-    weft__xml x;
-    dev *devs;
-    size_t n_devs, devs_cap;
-    nvl *nvls;
-    size_t n_nvls, nvls_cap;
-    uint32_t count[DEV_KINDS];
-    uint32_t *order[DEV_KINDS]; /* dev indices of each kind in name order */
-    uint32_t per_box;           /* nodes per box, NVSwitch included */
-    bool has_nvs;               /* an NVSwitch node per box */
-    uint32_t ignored;           /* elements weft does not model */
-    uint32_t first_ignored;     /* the first of them, or NONE */
-    weft_rat nvl_link_bw;       /* the per-link figure used, for the note */
-    int nvl_sm;                 /* the sm it came from, or -1 for the option */
-} ctx;
-
 void weft_nccl_import_opts_init(weft_nccl_import_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -98,29 +52,8 @@ void weft_nccl_import_opts_init(weft_nccl_import_opts *o)
 
 /* ---- Small parsers ------------------------------------------------------ */
 
-static const char *elem_name(const ctx *c, uint32_t e)
-{
-    return weft__xml_tag(&c->x, e);
-}
-
-static const char *attr(const ctx *c, uint32_t e, const char *key)
-{
-    return weft__xml_get(&c->x, e, key);
-}
-
 /* "NAME:LINE:COL: " of element e is the prefix of every message about it. */
 #define AT(c, e) (c)->name, (c)->x.elems[e].line, (c)->x.elems[e].col
-
-/* A decimal integer, optionally negative, nothing else. */
-static bool parse_int(const char *s, long long *out)
-{
-    if (!s || !*s) return false;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*end || end == s || v < -(1LL << 40) || v > (1LL << 40)) return false;
-    *out = v;
-    return true;
-}
 
 /* An integer in C notation ("85", "0x55"), as NCCL's xmlGetAttrInt reads
  * CPU family and model ids (strtol with base 0). */
@@ -456,7 +389,7 @@ static weft_rat nvlink_bw_for_sm(long long sm)
 
 /* NCCL's ncclTopoGetInterCpuBw for one socket, with the words for the note.
  * Strings match as prefixes, as NCCL's kvConvertToInt does. */
-static weft_rat inter_cpu_bw(const ctx *c, uint32_t e, const char **why)
+weft_rat weft__nccl_inter_cpu_bw(const ctx *c, uint32_t e, const char **why)
 {
     const char *arch = attr(c, e, "arch"), *vendor = attr(c, e, "vendor");
     long long fam = -1, model = -1;
@@ -580,284 +513,6 @@ static weft_err resolve_nvlinks(ctx *c)
     return WEFT_OK;
 }
 
-/* ---- Building ----------------------------------------------------------- */
-
-static bool use_rail(const ctx *c)
-{
-    return !c->o->network || strcmp(c->o->network, "rail") == 0;
-}
-
-/* The bandwidth NIC v gets to the network, each way, and where it came
- * from. */
-static weft_rat nic_net_bw(const ctx *c, uint32_t v, const char **why)
-{
-    if (weft_rat_sign(c->o->nic_bw_gbps) > 0) {
-        *why = "--nic-bw";
-        return c->o->nic_bw_gbps;
-    }
-    if (c->devs[v].has_net_bw) {
-        *why = "the NIC's <net speed=>, Mb/s / 8000";
-        return c->devs[v].net_bw;
-    }
-    if (c->devs[v].has_busid) {
-        *why = "its PCIe link: the file gives no NIC speed; pass --nic-bw";
-        return c->devs[v].up_bw;
-    }
-    /* A NIC under a <cpu> has no PCIe link to bound it: NCCL's own
-     * fallback for a NIC without a speed, 10000 Mb/s. */
-    *why = "no speed and no PCIe link: NCCL's default of 10000 Mb/s; pass --nic-bw";
-    weft_rat r;
-    weft_rat_make(10000, 8000, &r);
-    return r;
-}
-
-static weft_err node_name(const ctx *c, uint32_t box, const char *base, uint32_t index, char *buf,
-                          size_t size)
-{
-    int n = c->o->hosts > 1 ? snprintf(buf, size, "b%u.%s%u", box, base, index)
-                            : snprintf(buf, size, "%s%u", base, index);
-    return n > 0 && (size_t)n < size ? WEFT_OK : WEFT_ELIMIT;
-}
-
-static weft_err add_box(ctx *c, weft_topo_builder *b, uint32_t box)
-{
-    char name[64], host[16];
-    snprintf(host, sizeof host, "%u", box);
-    weft_err e = WEFT_OK;
-    for (int k = 0; k < DEV_KINDS && !e; k++) {
-        for (uint32_t i = 0; i < c->count[k] && !e; i++) {
-            uint32_t v = c->order[k][i];
-            weft_node_id id;
-            e = node_name(c, box, kind_prefix[k], i, name, sizeof name);
-            if (!e)
-                e = weft_topo_builder_add_node(b, name,
-                                               k == DEV_GPU   ? WEFT_NODE_COMPUTE
-                                               : k == DEV_NIC ? WEFT_NODE_NIC
-                                                              : WEFT_NODE_SWITCH,
-                                               host, &id);
-            /* Bus ids were checked to be hex digits, ':' and '.', so they
-             * are safe as .topo attribute values; numaid only when it is a
-             * plain integer. */
-            long long numa;
-            if (!e && c->devs[v].has_busid)
-                e = weft_topo_builder_set_attr(b, id, "busid", attr(c, c->devs[v].elem, "busid"));
-            if (!e && k == DEV_CPU && parse_int(attr(c, c->devs[v].elem, "numaid"), &numa) &&
-                numa >= 0)
-                e = weft_topo_builder_set_attr(b, id, "numaid", attr(c, c->devs[v].elem, "numaid"));
-        }
-    }
-    if (!e && c->has_nvs) {
-        e = node_name(c, box, "nvsw", 0, name, sizeof name);
-        if (!e) e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
-    }
-    if (e) return e;
-    uint32_t base = box * c->per_box;
-    weft_rat zero = weft_rat_int(0);
-    /* The PCIe tree (and NICs under a socket). */
-    for (uint32_t v = 0; v < c->n_devs && !e; v++) {
-        if (c->devs[v].parent != NONE)
-            e = weft_topo_builder_add_duplex(
-                b, (weft_node_id){base + c->devs[v].local},
-                (weft_node_id){base + c->devs[c->devs[v].parent].local}, c->devs[v].up_bw, zero);
-    }
-    /* Every socket to every other, each direction at the sending socket's
-     * figure (ncclTopoConnectCpus). */
-    for (uint32_t i = 0; i < c->count[DEV_CPU] && !e; i++) {
-        uint32_t u = c->order[DEV_CPU][i];
-        const char *why;
-        weft_rat bw = weft_rat_sign(c->o->cpu_bw_gbps) > 0 ? c->o->cpu_bw_gbps
-                                                           : inter_cpu_bw(c, c->devs[u].elem, &why);
-        for (uint32_t j = 0; j < c->count[DEV_CPU] && !e; j++) {
-            uint32_t w = c->order[DEV_CPU][j];
-            if (u != w)
-                e = weft_topo_builder_add_link(b, (weft_node_id){base + c->devs[u].local},
-                                               (weft_node_id){base + c->devs[w].local}, bw, zero);
-        }
-    }
-    weft_node_id nvsw = {base + c->per_box - 1};
-    if (c->n_nvls) {
-        /* A GPU-to-GPU element gives one direction (its peer lists the
-         * other); links to the NVSwitch or the CPU go both ways (as NCCL's
-         * ncclTopoAddNvLinks). Repeated elements add up in the builder. */
-        for (size_t i = 0; i < c->n_nvls && !e; i++) {
-            const nvl *n = &c->nvls[i];
-            weft_node_id g = {base + c->devs[n->gpu].local};
-            if (n->target == NVL_GPU)
-                e = weft_topo_builder_add_link(
-                    b, g, (weft_node_id){base + c->devs[n->target_dev].local}, n->bw, zero);
-            else if (n->target == NVL_CPU)
-                e = weft_topo_builder_add_duplex(
-                    b, g, (weft_node_id){base + c->devs[c->devs[n->gpu].cpu].local}, n->bw, zero);
-            else
-                e = weft_topo_builder_add_duplex(b, g, nvsw, n->bw, zero);
-        }
-    } else if (c->has_nvs) {
-        for (uint32_t i = 0; i < c->count[DEV_GPU] && !e; i++)
-            e = weft_topo_builder_add_duplex(
-                b, (weft_node_id){base + c->devs[c->order[DEV_GPU][i]].local}, nvsw,
-                c->o->nvlink_bw_gbps, zero);
-    }
-    return e;
-}
-
-static weft_err add_network(ctx *c, weft_topo_builder *b)
-{
-    uint32_t n_nic = c->count[DEV_NIC];
-    uint32_t first = c->o->hosts * c->per_box;
-    weft_err e = WEFT_OK;
-    char name[32];
-    uint32_t n_sw = use_rail(c) ? n_nic : 1;
-    for (uint32_t s = 0; s < n_sw && !e; s++) {
-        if (use_rail(c))
-            snprintf(name, sizeof name, "rail%u", s);
-        else
-            snprintf(name, sizeof name, "net0");
-        e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, NULL, NULL);
-    }
-    for (uint32_t box = 0; box < c->o->hosts && !e; box++) {
-        for (uint32_t i = 0; i < n_nic && !e; i++) {
-            uint32_t v = c->order[DEV_NIC][i];
-            const char *why;
-            weft_rat bw = nic_net_bw(c, v, &why);
-            weft_node_id sw = {first + (use_rail(c) ? i : 0)};
-            e = weft_topo_builder_add_duplex(b, (weft_node_id){box * c->per_box + c->devs[v].local},
-                                             sw, bw, weft_rat_int(0));
-        }
-    }
-    return e;
-}
-
-static weft_err note(weft_topo_builder *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static weft_err note(weft_topo_builder *b, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    return weft_topo_builder_note(b, line);
-}
-
-/* A note line that is an assumption (weft_topo_builder_assume): a figure
- * the file does not give, which a flag could change. */
-static weft_err assume(weft_topo_builder *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static weft_err assume(weft_topo_builder *b, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    return weft_topo_builder_assume(b, line);
-}
-
-static void fmt_bw(weft_rat r, char *buf, size_t size)
-{
-    int n = weft_rat_format_exact(r, buf, size);
-    if (n > 0 && (size_t)n + 5 < size) strcat(buf, " GB/s");
-}
-
-static weft_err write_notes(ctx *c, weft_topo_builder *b)
-{
-    char bw[64], bw2[64];
-    weft_err e =
-        note(b,
-             "imported from NCCL topology XML %s; per box GPUs: %u (gpu0.. in PCI bus id "
-             "order), NICs: %u (bus id order), PCIe switches: %u, CPUs: %u",
-             c->name, c->count[DEV_GPU], c->count[DEV_NIC], c->count[DEV_PCISW], c->count[DEV_CPU]);
-    if (!e)
-        e = note(b, "PCIe links: NCCL's rule (src/graph/topo.cc, ncclTopoAddPci): link_width x "
-                    "lane rate of link_speed (kvDictPciGen, 100 Mb/s units) / 80 GB/s each way; "
-                    "16 GT/s x16 = 24 GB/s, 32 GT/s x16 = 48 GB/s");
-    if (e) return e;
-    if (c->n_nvls) {
-        fmt_bw(c->nvl_link_bw, bw, sizeof bw);
-        if (c->nvl_sm == -1)
-            e = note(b, "NVLink: %zu <nvlink> elements, %s per link (--nvlink-bw)", c->n_nvls, bw);
-        else if (c->nvl_sm == -3)
-            e = assume(b,
-                     "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
-                     "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
-                     c->n_nvls);
-        else
-            e = assume(b,
-                     "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
-                     "ncclTopoNVLinkBw); pass --nvlink-bw to override",
-                     c->n_nvls, bw, c->nvl_sm);
-    } else if (c->has_nvs) {
-        fmt_bw(c->o->nvlink_bw_gbps, bw, sizeof bw);
-        e = note(b,
-                 "NVLink: the file has no <nvlink> elements; one NVSwitch nvsw0 per box, %s "
-                 "each way per GPU (--nvlink-bw)",
-                 bw);
-    } else {
-        e = assume(b, "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
-                    "bandwidth (--nvlink-bw)");
-    }
-    if (!e && c->count[DEV_CPU] > 1) {
-        if (weft_rat_sign(c->o->cpu_bw_gbps) > 0) {
-            fmt_bw(c->o->cpu_bw_gbps, bw, sizeof bw);
-            e = note(b, "CPU to CPU: %s each way (--cpu-bw)", bw);
-        } else {
-            const char *why, *why_i;
-            weft_rat first = inter_cpu_bw(c, c->devs[c->order[DEV_CPU][0]].elem, &why);
-            bool same = true;
-            for (uint32_t i = 1; i < c->count[DEV_CPU]; i++)
-                same &=
-                    weft_rat_eq(first, inter_cpu_bw(c, c->devs[c->order[DEV_CPU][i]].elem, &why_i));
-            fmt_bw(first, bw, sizeof bw);
-            if (same) {
-                e = assume(b,
-                         "CPU to CPU: %s each way (NCCL's figure for %s, "
-                         "ncclTopoGetInterCpuBw); pass --cpu-bw to override",
-                         bw, why);
-            } else {
-                /* Sockets of different kinds: list each one's figure. */
-                char list[400];
-                size_t n = 0;
-                for (uint32_t i = 0; i < c->count[DEV_CPU] && n < sizeof list; i++) {
-                    fmt_bw(inter_cpu_bw(c, c->devs[c->order[DEV_CPU][i]].elem, &why_i), bw,
-                           sizeof bw);
-                    n += (size_t)snprintf(list + n, sizeof list - n, "%scpu%u %s (%s)",
-                                          i ? ", " : "", i, bw, why_i);
-                }
-                e = assume(b,
-                         "CPU to CPU: each direction at the sending socket's figure "
-                         "(ncclTopoGetInterCpuBw): %s; pass --cpu-bw to override",
-                         list);
-            }
-        }
-    }
-    if (!e && c->o->hosts == 1) {
-        e = note(b, "1 host: no network beyond the NICs (pass --hosts N to model N boxes)");
-    } else if (!e) {
-        const char *why;
-        fmt_bw(nic_net_bw(c, c->order[DEV_NIC][0], &why), bw2, sizeof bw2);
-        /* nic_net_bw says "pass --nic-bw" exactly when it fell back to a
-         * figure the file does not give. */
-        bool assumed = strstr(why, "pass --nic-bw") != NULL;
-        if (use_rail(c))
-            e = (assumed ? assume : note)(b,
-                     "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
-                     "nic0 %s each way (%s)",
-                     c->o->hosts, c->o->hosts - 1, bw2, why);
-        else
-            e = (assumed ? assume : note)(b,
-                     "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
-                     "way (%s)",
-                     c->o->hosts, c->o->hosts - 1, bw2, why);
-    }
-    if (!e) e = assume(b, "latencies: 0 (the file gives none)");
-    if (!e && c->ignored)
-        e = assume(b, "not modelled: %u elements (the first: <%s> at line %u)", c->ignored,
-                 elem_name(c, c->first_ignored), c->x.elems[c->first_ignored].line);
-    return e;
-}
-
 static weft_err check_opts(const weft_nccl_import_opts *o, weft_diag *d)
 {
     const struct {
@@ -954,9 +609,9 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
     }
     if ((e = weft_topo_builder_new(&b))) goto fail;
     for (uint32_t box = 0; box < o->hosts && !e; box++)
-        e = add_box(&c, b, box);
-    if (!e && o->hosts > 1) e = add_network(&c, b);
-    if (!e) e = write_notes(&c, b);
+        e = weft__nccl_add_box(&c, b, box);
+    if (!e && o->hosts > 1) e = weft__nccl_add_network(&c, b);
+    if (!e) e = weft__nccl_write_notes(&c, b);
     if (e) goto fail;
     e = weft_topo_build(b, out, d);
     b = NULL;
