@@ -1,4 +1,7 @@
-/* Building and reading fabrics. See weft/topo.h for the contract. */
+/* Building fabrics: the builder (nodes, hosts, attributes, links, the note)
+ * and weft_topo_build, which freezes it into the compressed layout of
+ * graph_internal.h. Reading a built fabric is graph_read.c, the name index
+ * graph_names.c. See weft/topo.h for the contract. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,73 +26,6 @@ static weft_err strbuf_add(strbuf *sb, const char *s, size_t n, uint32_t *off)
     sb->data[sb->len + n] = '\0';
     *off = (uint32_t)sb->len;
     sb->len += n + 1;
-    return WEFT_OK;
-}
-
-/* ---- Name index ---------------------------------------------------------- */
-
-uint32_t weft__name_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
-static bool name_matches(const char *strings, const uint32_t *name_off, uint32_t node,
-                         const char *s, size_t len)
-{
-    const char *n = strings + name_off[node];
-    return strncmp(n, s, len) == 0 && n[len] == '\0';
-}
-
-static bool index_find(const weft__name_index *ix, const char *strings, const uint32_t *name_off,
-                       const char *s, size_t len, uint32_t *out)
-{
-    if (!ix->cap)
-        return false;
-    uint32_t mask = ix->cap - 1;
-    for (uint32_t i = weft__name_hash(s, len) & mask;; i = (i + 1) & mask) {
-        uint32_t v = ix->slots[i];
-        if (!v)
-            return false;
-        if (name_matches(strings, name_off, v - 1, s, len)) {
-            *out = v - 1;
-            return true;
-        }
-    }
-}
-
-static void index_put(weft__name_index *ix, uint32_t hash, uint32_t node)
-{
-    uint32_t mask = ix->cap - 1;
-    uint32_t i = hash & mask;
-    while (ix->slots[i])
-        i = (i + 1) & mask;
-    ix->slots[i] = node + 1;
-}
-
-/* Makes room for one more of `count` entries, rehashing from names. */
-static weft_err index_reserve(weft__name_index *ix, uint32_t count, const char *strings,
-                              const uint32_t *name_off)
-{
-    if ((uint64_t)(count + 1) * 2 <= ix->cap)
-        return WEFT_OK;
-    uint32_t ncap = ix->cap ? ix->cap * 2 : 64;
-    if (ncap < ix->cap)
-        return WEFT_ELIMIT;
-    uint32_t *slots = weft__calloc(ncap, sizeof *slots);
-    if (!slots)
-        return WEFT_ENOMEM;
-    weft__name_index fresh = {slots, ncap};
-    for (uint32_t v = 0; v < count; v++) {
-        const char *n = strings + name_off[v];
-        index_put(&fresh, weft__name_hash(n, strlen(n)), v);
-    }
-    weft__free(ix->slots);
-    *ix = fresh;
     return WEFT_OK;
 }
 
@@ -181,7 +117,7 @@ bool weft_topo_builder_find(const weft_topo_builder *b, const char *name, size_t
                             weft_node_id *out)
 {
     uint32_t v;
-    if (!index_find(&b->names, b->strings.data, b->node_name, name, len, &v))
+    if (!weft__name_index_find(&b->names, b->strings.data, b->node_name, name, len, &v))
         return false;
     out->v = v;
     return true;
@@ -219,7 +155,7 @@ static weft_err intern_host(weft_topo_builder *b, const char *host, int32_t *out
 {
     size_t len = strlen(host);
     uint32_t h;
-    if (index_find(&b->hosts, b->strings.data, b->host_name, host, len, &h)) {
+    if (weft__name_index_find(&b->hosts, b->strings.data, b->host_name, host, len, &h)) {
         *out = (int32_t)h;
         return WEFT_OK;
     }
@@ -227,7 +163,7 @@ static weft_err intern_host(weft_topo_builder *b, const char *host, int32_t *out
         return WEFT_ELIMIT;
     if (weft__grow((void **)&b->host_name, &b->host_cap, b->n_hosts + 1, sizeof *b->host_name))
         return WEFT_ENOMEM;
-    weft_err e = index_reserve(&b->hosts, b->n_hosts, b->strings.data, b->host_name);
+    weft_err e = weft__name_index_reserve(&b->hosts, b->n_hosts, b->strings.data, b->host_name);
     if (e)
         return e;
     uint32_t off;
@@ -235,7 +171,7 @@ static weft_err intern_host(weft_topo_builder *b, const char *host, int32_t *out
     if (e)
         return e;
     b->host_name[b->n_hosts] = off;
-    index_put(&b->hosts, weft__name_hash(host, len), b->n_hosts);
+    weft__name_index_put(&b->hosts, weft__name_hash(host, len), b->n_hosts);
     *out = (int32_t)b->n_hosts++;
     return WEFT_OK;
 }
@@ -249,14 +185,14 @@ weft_err weft_topo_builder_add_node(weft_topo_builder *b, const char *name, weft
     if (host && (host[0] == '\0' || strlen(host) > WEFT_TOPO_NAME_MAX))
         return WEFT_EINVAL;
     uint32_t existing;
-    if (index_find(&b->names, b->strings.data, b->node_name, name, len, &existing))
+    if (weft__name_index_find(&b->names, b->strings.data, b->node_name, name, len, &existing))
         return WEFT_EEXIST;
     if (b->n_nodes >= UINT32_MAX - 1)
         return WEFT_ELIMIT;
     weft_err e = reserve_nodes(b, (size_t)b->n_nodes + 1);
     if (e)
         return e;
-    e = index_reserve(&b->names, b->n_nodes, b->strings.data, b->node_name);
+    e = weft__name_index_reserve(&b->names, b->n_nodes, b->strings.data, b->node_name);
     if (e)
         return e;
     int32_t host_ix = WEFT_NO_HOST;
@@ -274,7 +210,7 @@ weft_err weft_topo_builder_add_node(weft_topo_builder *b, const char *name, weft
     b->node_kind[v] = (uint8_t)kind;
     b->node_host[v] = host_ix;
     b->attr_last[v] = 0;
-    index_put(&b->names, weft__name_hash(name, len), v);
+    weft__name_index_put(&b->names, weft__name_hash(name, len), v);
     if (out)
         out->v = v;
     return WEFT_OK;
@@ -685,172 +621,4 @@ free_topo:
 free_builder:
     weft_topo_builder_free(b);
     return e;
-}
-
-/* ---- Reading ------------------------------------------------------------- */
-
-uint32_t weft_topo_num_nodes(const weft_topo *t)
-{
-    return t->n_nodes;
-}
-
-uint32_t weft_topo_num_links(const weft_topo *t)
-{
-    return t->n_links;
-}
-
-uint32_t weft_topo_num_ranks(const weft_topo *t)
-{
-    return t->n_ranks;
-}
-
-uint32_t weft_topo_num_hosts(const weft_topo *t)
-{
-    return t->n_hosts;
-}
-
-const char *weft_topo_node_name(const weft_topo *t, weft_node_id n)
-{
-    return t->strings + t->node_name[n.v];
-}
-
-weft_node_kind weft_topo_node_kind(const weft_topo *t, weft_node_id n)
-{
-    return (weft_node_kind)t->node_kind[n.v];
-}
-
-int32_t weft_topo_node_host(const weft_topo *t, weft_node_id n)
-{
-    return t->node_host[n.v];
-}
-
-const char *weft_topo_host_name(const weft_topo *t, int32_t host)
-{
-    if (host < 0 || (uint32_t)host >= t->n_hosts)
-        return NULL;
-    return t->strings + t->host_name[host];
-}
-
-const char *weft_topo_node_attrs(const weft_topo *t, weft_node_id n)
-{
-    return t->strings + t->node_attrs[n.v];
-}
-
-const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *key)
-{
-    if (strcmp(key, "host") == 0)
-        return weft_topo_host_name(t, t->node_host[n.v]);
-    for (uint32_t i = t->attr_start[n.v]; i < t->attr_start[n.v + 1]; i++) {
-        if (strcmp(t->strings + t->attr_key[i], key) == 0)
-            return t->strings + t->attr_val[i];
-    }
-    return NULL;
-}
-
-bool weft_topo_find_node(const weft_topo *t, const char *name, weft_node_id *out)
-{
-    uint32_t v;
-    if (!index_find(&t->names, t->strings, t->node_name, name, strlen(name), &v))
-        return false;
-    out->v = v;
-    return true;
-}
-
-weft_node_id weft_topo_rank_node(const weft_topo *t, weft_rank r)
-{
-    weft_node_id n = {t->rank_node[r.v]};
-    return n;
-}
-
-bool weft_topo_node_rank(const weft_topo *t, weft_node_id n, weft_rank *out)
-{
-    if (t->node_rank[n.v] == UINT32_MAX)
-        return false;
-    out->v = t->node_rank[n.v];
-    return true;
-}
-
-weft_node_id weft_topo_link_src(const weft_topo *t, weft_link_id l)
-{
-    weft_node_id n = {t->link_src[l.v]};
-    return n;
-}
-
-weft_node_id weft_topo_link_dst(const weft_topo *t, weft_link_id l)
-{
-    weft_node_id n = {t->link_dst[l.v]};
-    return n;
-}
-
-weft_rat weft_topo_link_bw(const weft_topo *t, weft_link_id l)
-{
-    return t->link_bw[l.v];
-}
-
-weft_rat weft_topo_link_lat(const weft_topo *t, weft_link_id l)
-{
-    return t->link_lat[l.v];
-}
-
-void weft_topo_out_links(const weft_topo *t, weft_node_id n, uint32_t *first, uint32_t *count)
-{
-    *first = t->out_start[n.v];
-    *count = t->out_start[n.v + 1] - t->out_start[n.v];
-}
-
-const uint32_t *weft_topo_in_links(const weft_topo *t, weft_node_id n, uint32_t *count)
-{
-    *count = t->in_start[n.v + 1] - t->in_start[n.v];
-    return t->in_links + t->in_start[n.v];
-}
-
-bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_node_id dst,
-                         weft_link_id *out)
-{
-    uint32_t lo = t->out_start[src.v], hi = t->out_start[src.v + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t->link_dst[mid] < dst.v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < t->out_start[src.v + 1] && t->link_dst[lo] == dst.v) {
-        out->v = lo;
-        return true;
-    }
-    return false;
-}
-
-const char *weft_topo_note(const weft_topo *t)
-{
-    return t->note;
-}
-
-const char *weft_topo_assumptions(const weft_topo *t)
-{
-    return t->assumed;
-}
-
-bool weft_topo_equal(const weft_topo *a, const weft_topo *b)
-{
-    if (a->n_nodes != b->n_nodes || a->n_links != b->n_links || a->n_ranks != b->n_ranks)
-        return false;
-    for (uint32_t v = 0; v < a->n_nodes; v++) {
-        weft_node_id n = {v};
-        const char *ha = weft_topo_host_name(a, a->node_host[v]);
-        const char *hb = weft_topo_host_name(b, b->node_host[v]);
-        if (a->node_kind[v] != b->node_kind[v] ||
-            strcmp(weft_topo_node_name(a, n), weft_topo_node_name(b, n)) != 0 ||
-            strcmp(weft_topo_node_attrs(a, n), weft_topo_node_attrs(b, n)) != 0 ||
-            (ha == NULL) != (hb == NULL) || (ha && strcmp(ha, hb) != 0))
-            return false;
-    }
-    for (uint32_t l = 0; l < a->n_links; l++) {
-        if (a->link_src[l] != b->link_src[l] || a->link_dst[l] != b->link_dst[l] ||
-            !weft_rat_eq(a->link_bw[l], b->link_bw[l]) ||
-            !weft_rat_eq(a->link_lat[l], b->link_lat[l]))
-            return false;
-    }
-    return true;
 }

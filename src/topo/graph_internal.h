@@ -38,4 +38,15 @@ struct weft_topo {
 /* Hash of a name, FNV-1a. */
 uint32_t weft__name_hash(const char *s, size_t len);
 
+/* The name index (graph_names.c). Names live in `strings` at
+ * name_off[node]. find: true and *out = the node named s[0..len), else
+ * false. put: adds node under hash (the caller has reserved room).
+ * reserve: makes room for one more of `count` entries, rehashing from the
+ * names; WEFT_ENOMEM, or WEFT_ELIMIT when the capacity would overflow. */
+bool weft__name_index_find(const weft__name_index *ix, const char *strings,
+                           const uint32_t *name_off, const char *s, size_t len, uint32_t *out);
+void weft__name_index_put(weft__name_index *ix, uint32_t hash, uint32_t node);
+weft_err weft__name_index_reserve(weft__name_index *ix, uint32_t count, const char *strings,
+                                  const uint32_t *name_off);
+
 #endif
