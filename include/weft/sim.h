@@ -48,13 +48,12 @@ extern "C" {
  *            per chunk (1 to WEFT_EXEC_MAX_SLICES), each a message paying
  *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice
  *            (weft/exec_model.h);
- *   gpu      a GPU runtime (NCCL): one of its protocols (weft/protocol.h;
- *            the fastest when simulated, as NCCL picks the one its model
- *            says is fastest, unless proto names one), its share of link
+ *   gpu      a GPU runtime (NCCL): the protocol NCCL's rule picks for the
+ *            size (weft/protocol.h; proto forces one), its share of link
  *            bandwidth, its launch latency once, its per-hop latency on
  *            every route (NVLink inside a host, the network between
- *            hosts), and forwarding as data arrives (cut through; the ring
- *            without a plan: slices of one pipeline step).
+ *            hosts), and forwarding as data arrives (plans cut through;
+ *            the ring without a plan moves slices of one pipeline step).
  *
  * weft_sim_model_default gives gpu for a fabric whose compute nodes name
  * their GPU generation (arch=, weft_gpu_arch_parse), runtime otherwise. */
@@ -101,7 +100,8 @@ typedef struct weft_sim_opts {
                             link, as a receiver forwards a step once it has
                             arrived (default 0) */
     int proto;           /* gpu model: the weft_proto to run; -1 (default):
-                            each, the fastest kept. Reported in the result */
+                            NCCL's choice (weft_sim_opts_resolve). Reported
+                            in the result */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);

@@ -32,6 +32,7 @@ static const cli_opt sim_opts[] = {
     {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
     {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
                       "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
+    {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
     {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
                             "the model's"},
     {"alpha", 0, "SEC", "fluid model: per-transfer start overhead in seconds (default 0)"},
@@ -49,16 +50,18 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--model fluid|runtime|gpu] [--slice-bytes B] [--alpha SEC] [--cut-through]\n"
-            "        [--max-ops N] [--json | --csv] [--trace FILE]",
+            "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha SEC]\n"
+            "        [--cut-through]"
+            " [--max-ops N] [--json | --csv] [--trace FILE]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
              "(nccl-tests factors) per size, and the five busiest links of the last size.\n"
              "The model says how the plan is executed, and every output names it:\n"
              "  gpu      as NCCL runs it: per size the protocol NCCL would pick (LL, LL128,\n"
-             "           Simple), its share of link bandwidth, launch and per-hop latency,\n"
-             "           data forwarded as it arrives (default on fabrics with arch=);\n"
+             "           Simple; --proto forces one), its share of link bandwidth, launch\n"
+             "           and per-hop latency, data forwarded as it arrives (default on\n"
+             "           fabrics with arch=);\n"
              "  runtime  as weft's executor runs it: slices of 256 KiB (1 to 32 per chunk),\n"
              "           45 us per slice message, store and forward per slice (default\n"
              "           elsewhere);\n"
@@ -269,6 +272,17 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
     if (sb && (!cli_parse_size(sb, strlen(sb), &o->slice_bytes) || o->slice_bytes == 0))
         return cli_usage_error(&sim_syntax, "bad --slice-bytes '%s' (expected bytes > 0, e.g. "
                                             "256K)", sb);
+    const char *pr = cli_args_get(a, "proto");
+    if (pr) {
+        weft_proto p;
+        if (!weft_proto_parse(pr, &p))
+            return cli_usage_error(&sim_syntax, "unknown --proto '%s' (expected LL, LL128 or "
+                                                "Simple)", pr);
+        if (mod && o->model != WEFT_SIM_GPU)
+            return cli_usage_error(&sim_syntax, "--proto is the gpu model's; it does not go "
+                                                "with --model %s", mod);
+        o->proto = (int)p;
+    }
     if (sb && cli_args_has(a, "slices"))
         return cli_usage_error(&sim_syntax, "--slice-bytes replaces --slices; give one");
     if (cli_args_has(a, "slices"))
@@ -392,6 +406,11 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     if (!model_set)
         o.model = weft_sim_model_default(t);
+    if (o.proto >= 0 && o.model != WEFT_SIM_GPU) {
+        rc = cli_usage_error(&sim_syntax, "--proto is the gpu model's; this runs the %s model",
+                             weft_sim_model_name(o.model));
+        goto free_all;
+    }
     /* The progress line appears only on a terminal and only after a
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */

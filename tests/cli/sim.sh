@@ -233,14 +233,15 @@ expect_out_has '"sweep": [
 # ---- models (docs/sim.md, "Models") -------------------------------------
 
 # A fabric whose GPUs name their arch= runs the gpu model by default: the
-# fastest of NCCL's protocols per size. a100:2 ring allreduce of 1 KiB: LL,
+# protocol NCCL's rule picks per size. a100:2 ring allreduce of 1 KiB: LL,
 # 6.6 us of launch, then 30 steps of 0.6 us per NVLink hop (2.7 us per
-# network hop) plus the links' 0.6 us (1.43 us): 51.533 us.
+# network hop) plus the links' 0.6 us (1.43 us), and each step's 32 bytes
+# at LL's 39/200 of the links: 51.601 us.
 run sim a100:2 --algo ring --coll allreduce --size 1K:1G:x1024
 expect_rc 0
 expect_out_has "allreduce ring on a100:2: 16 ranks, model gpu (NCCL protocols)
         size  time (us)  algbw (GB/s)  busbw (GB/s)   proto
-        1024     51.533         0.020         0.037      LL"
+        1024     51.601         0.020         0.037      LL"
 expect_out_has "  1073741824  "
 expect_out_has "  Simple
 busiest links"
@@ -273,6 +274,15 @@ expect_err_has "weft: bad --slice-bytes '0' (expected bytes > 0, e.g. 256K)"
 run sim switch:4 --slice-bytes 1M --slices 2 --algo ring --coll allreduce --size 1K
 expect_rc 2
 expect_err_has "weft: --slice-bytes replaces --slices; give one"
+# --proto forces a protocol, in the gpu model only.
+run sim a100:2 --proto ll128 --algo ring --coll allreduce --size 1K --csv
+expect_out_has ",gpu,LL128,"
+run sim switch:4 --proto LL --algo ring --coll allreduce --size 1K
+expect_rc 2
+expect_err_has "weft: --proto is the gpu model's; this runs the runtime model"
+run sim a100:2 --proto LL64 --algo ring --coll allreduce --size 1K
+expect_rc 2
+expect_err_has "weft: unknown --proto 'LL64' (expected LL, LL128 or Simple)"
 # --slices still works (it selects the fluid model) and says it is
 # deprecated.
 run sim switch:4 --slices 3 --algo ring --coll allreduce --size 1K
