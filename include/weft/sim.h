@@ -70,7 +70,14 @@ typedef struct weft_sim_opts {
     bool symmetry;   /* simulate flow classes (exact; default true); false
                         simulates every transfer on its own */
     FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
-                        document is written here (default NULL) */
+                        document is written here (default NULL); docs/sim.md
+                        describes its tracks and names */
+    uint32_t trace_run; /* 0 (default): o->trace receives a whole document.
+                           k >= 1: the k-th run (1, 2, ... in order) of a
+                           document opened by weft_sim_trace_begin, on its own
+                           processes, named after trace_label */
+    const char *trace_label; /* with trace_run: prefixes this run's process
+                                names ("1M: rank 0"; default NULL) */
     uint32_t max_classes; /* weft_sim_ring only: when the exact symmetry classes
                              are more than this (0: the default, 4096), a ring
                              of private routes is approximated by its periodic
@@ -130,6 +137,20 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
 WEFT_API weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
                                         uint64_t size, uint64_t chunk_bytes,
                                         weft_sim_opts *out, weft_diag *d);
+
+/* One trace document holding several runs (the sizes of a sweep):
+ * weft_sim_trace_begin writes its head, then weft_sim_plan with o->trace = f
+ * and o->trace_run = 1, 2, ... writes each run, and weft_sim_trace_end
+ * closes and flushes it. WEFT_EIO when writing fails. */
+WEFT_API weft_err weft_sim_trace_begin(FILE *f);
+WEFT_API weft_err weft_sim_trace_end(FILE *f);
+/* weft_sim_trace_end that also records how each run was simulated: the
+ * document gets a top-level "metadata" object {"model": the last run's
+ * model, "runs": [{"size", "model", "proto" (or null), "slices"}, ...]}
+ * from the n results in run order. */
+struct weft_sim_result;
+WEFT_API weft_err weft_sim_trace_end_results(FILE *f, const struct weft_sim_result *rs,
+                                             size_t n);
 
 #define WEFT_SIM_BUSIEST 5
 

@@ -338,7 +338,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
     out->simulated_steps = 0;
     sim_result_finish(out, o);
-    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o, d)))
+    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
+                                          o->trace_label, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;

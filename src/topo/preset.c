@@ -316,28 +316,22 @@ weft_err weft__preset_uint(const weft__preset_args *a, unsigned i, uint32_t def,
     return WEFT_OK;
 }
 
-/* A plain number (in the base unit) or what the shared unit readers accept.
- * Writes the value, which may be zero or negative; false when malformed. */
+/* A plain number (in the base unit: GB/s, ns) or a number and a unit, read
+ * by the reader every command-line flag and .topo file shares
+ * (weft__quantity_parse). Writes the value, which may be zero or negative;
+ * false when malformed. */
 static bool parse_quantity(const char *s, size_t len, bool bandwidth, weft_rat *out)
 {
-    weft_rat v;
-    size_t used;
-    if (weft_rat_parse(s, len, &v, &used) != WEFT_OK)
-        return false;
-    if (used == len) {
-        *out = v;
-        return true;
-    }
     const char *why;
     size_t where;
-    weft_err e = bandwidth ? weft__bandwidth_parse(s, len, out, &why, &where)
-                           : weft__latency_parse(s, len, out, &why, &where);
+    weft_err e = weft__quantity_parse(bandwidth ? WEFT_QTY_BANDWIDTH : WEFT_QTY_LATENCY, s, len,
+                                      bandwidth ? "GB/s" : "ns", out, &why, &where);
     if (e == WEFT_EINVAL) {
-        /* The unit was understood and only the sign was refused: the
+        /* The text was understood and only the sign was refused: the
          * callers judge the sign, and 0 or a negative number in any unit
          * is 0 or negative. */
-        *out = v;
-        return true;
+        size_t used;
+        return weft_rat_parse(s, len, out, &used) == WEFT_OK;
     }
     return e == WEFT_OK;
 }
