@@ -2,6 +2,7 @@
 #include "cli/sim_algo.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,31 @@ void cli_sim_algo_fini(cli_sim_algo *a)
     weft_plan_free(a->plan);
     a->ring = NULL;
     a->plan = NULL;
+}
+
+bool cli_sim_needs_plan(const weft_sim_opts *o)
+{
+    return o->cut_through;
+}
+
+void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)
+{
+    char sl[64];
+    if (o->slice_bytes)
+        snprintf(sl, sizeof sl, "slices of %llu bytes", (unsigned long long)o->slice_bytes);
+    else
+        snprintf(sl, sizeof sl, "%u slice%s per transfer", o->slices, o->slices == 1 ? "" : "s");
+    switch (o->model) {
+    case WEFT_SIM_GPU:
+        snprintf(buf, len, "model gpu (NCCL protocols)%s%s", o->slice_bytes ? ", " : "",
+                 o->slice_bytes ? sl : "");
+        break;
+    case WEFT_SIM_RUNTIME:
+        snprintf(buf, len, "model runtime (weft's executor)%s%s", o->slice_bytes ? ", " : "",
+                 o->slice_bytes ? sl : "");
+        break;
+    default:
+        snprintf(buf, len, "model fluid, %s, alpha %g s%s", sl, o->alpha_s,
+                 o->cut_through ? ", cut through" : "");
+    }
 }

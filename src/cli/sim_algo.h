@@ -57,6 +57,13 @@ void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
 /* Simulates it at `size` bytes. */
 weft_err cli_sim_algo_run(const cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+/* Whether settings o simulate plans only (cut-through, or the gpu model,
+ * which cuts through): then the ring, too, is built as a plan. */
+bool cli_sim_needs_plan(const weft_sim_opts *o);
+/* "model gpu (NCCL protocols)", "model runtime (weft's executor)", or for
+ * fluid "model fluid, P slices per transfer, alpha A s[, cut through]"
+ * (--slice-bytes: "slices of B bytes" instead of the count), into buf. */
+void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len);
 /* Frees what it owns; safe on a zeroed struct and twice. */
 void cli_sim_algo_fini(cli_sim_algo *a);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "weft/protocol.h"
 #include "weft/sim.h"
 
 /* One slice placed on a track: a rank (its sends) or a link. Times are
@@ -236,6 +237,23 @@ weft_err weft_sim_trace_begin(FILE *f)
 weft_err weft_sim_trace_end(FILE *f)
 {
     fputs("\n]}\n", f);
+    return fflush(f) || ferror(f) ? WEFT_EIO : WEFT_OK;
+}
+
+weft_err weft_sim_trace_end_results(FILE *f, const weft_sim_result *rs, size_t n)
+{
+    fprintf(f, "\n],\"metadata\":{\"model\":\"%s\",\"runs\":[",
+            n ? weft_sim_model_name(rs[n - 1].model) : "");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"size\":%llu,\"model\":\"%s\",\"proto\":", i ? "," : "",
+                (unsigned long long)rs[i].size, weft_sim_model_name(rs[i].model));
+        if (rs[i].proto >= 0)
+            fprintf(f, "\"%s\"", weft_proto_name((weft_proto)rs[i].proto));
+        else
+            fputs("null", f);
+        fprintf(f, ",\"slices\":%u}", rs[i].slices);
+    }
+    fputs("]}}\n", f);
     return fflush(f) || ferror(f) ? WEFT_EIO : WEFT_OK;
 }
 

@@ -19,8 +19,8 @@ PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--fo
         [--max-ops N]
 run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S
-        [--slices P] [--alpha T] [--cut-through] [--max-ops N] [--json | --csv]
-        [--trace FILE] [--plot FILE.svg]
+        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
+        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--json]
 run 'weft bound --help' for details"
@@ -76,7 +76,7 @@ expect_err_has "weft: --msccl-profile applies only to MSCCL XML output (-o FILE.
 # ---- Reading: verify and sim --plan both go by content --------------------
 # sim --plan read only weft text: an MSCCL file was "x.xml:1:1: expected
 # 'weft-plan 1' ...".
-run sim ring:4 --plan x.xml --size 1M --csv
+run sim ring:4 --model fluid --plan x.xml --size 1M --csv
 expect_rc 0
 expect_out_has "1048576,1.572864e-05,"
 cp x.plan text.xml
