@@ -1,7 +1,8 @@
 /* The NCCL topology importer's state, shared by its files: import_nccl.c
- * (reading the dump into devices, NCCL's bandwidth rules, the entry
- * points), import_nccl_build.c (laying the boxes out into a builder) and
- * import_nccl_notes.c (the assumptions said in the fabric's note).
+ * (reading the dump into devices, the entry points), import_nccl_bw.c
+ * (NCCL's bandwidth rules), import_nccl_build.c (laying the boxes out into
+ * a builder) and import_nccl_notes.c (the assumptions said in the fabric's
+ * note).
  * import_nccl.c's opening comment describes the format and the sources of
  * the figures. Nothing outside src/topo includes this header.
  */
@@ -86,11 +87,30 @@ static inline bool parse_int(const char *s, long long *out)
     return true;
 }
 
+/* "NAME:LINE:COL: " of element e is the prefix of every message about it. */
+#define AT(c, e) (c)->name, (c)->x.elems[e].line, (c)->x.elems[e].col
+
+/* NCCL's LOC_BW: the bandwidth NCCL gives links inside one device and, as
+ * a fallback, between CPUs of an unknown kind. GB/s. */
+#define NCCL_LOC_BW 5000
+
 /* ---- import_nccl.c ---- */
 
+/* A bus id as NCCL's busIdToInt64 reads it (hex digits, ':' and '.' are
+ * skipped), but strict: any other character, no digit or more than 16
+ * digits is an error (false). */
+bool weft__nccl_parse_busid(const char *s, uint64_t *out);
+
+/* ---- import_nccl_bw.c ---- */
+
+/* The PCIe bandwidth of element e (a <pci>) to its parent, GB/s:
+ * link_width * rate / 80, a width of 0 counting as 16 (both as NCCL). */
+weft_err weft__nccl_pci_bw(ctx *c, uint32_t e, const char *busid, weft_rat *out);
 /* NCCL's ncclTopoGetInterCpuBw for the socket of <cpu> element e, with the
  * words for the note in *why. */
 weft_rat weft__nccl_inter_cpu_bw(const ctx *c, uint32_t e, const char **why);
+/* Resolves every <nvlink>: its target device and its bandwidth. */
+weft_err weft__nccl_resolve_nvlinks(ctx *c);
 
 /* ---- import_nccl_build.c ---- */
 
