@@ -14,6 +14,13 @@
  * (their per-link throughput limits). Returns a CLI exit code. */
 int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
                       const weft_plan_cost *cost);
+/* The best baseline by plan limit (weft_plan_cost_get) among nccl (its
+ * choice at WEFT_NCCL_PLAN_BYTES), rings:auto, ring, biring, rings:4,
+ * dbtree, hd and hier, those that build coll on t: its algbw in *best and
+ * what it is in `what` ("nccl (ring, Simple, rings:16)"). WEFT_ENOENT when
+ * none builds. */
+weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
+                           size_t len);
 /* Adds "bound", "bound_exact" and "phases" (k, U, trees per phase) to an
  * open JSON object. */
 void cli_optimal_json(cli_json *j, const weft_optimal *o);

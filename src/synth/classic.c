@@ -22,7 +22,8 @@ static const classic_entry algorithms[] = {
      synth_build_rings, false},
     {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED},
      synth_build_rings, false},
-    {{"rings:K", "K rings entering each host at different ranks, alternating direction",
+    {{"rings:K", "K rings entering each host at different ranks, alternating direction; "
+                 "rings:auto takes NCCL's channel count for the fabric",
       REDUCING | ROOTED},
      synth_build_rings, true},
     {{"dbtree", "NCCL's double binary tree: two complementary trees, half the data each",
@@ -47,6 +48,10 @@ static const classic_entry algorithms[] = {
     {{"hier", "two-level: rings inside each host, then rings across hosts on each rail",
       REDUCING},
      synth_build_hier, false},
+    {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
+              "the double binary tree (sim: its choice per size)",
+      REDUCING | ROOTED | C_(ALLTOALL)},
+     synth_build_nccl, false},
 };
 
 #define N_ALGOS (sizeof algorithms / sizeof *algorithms)
@@ -73,7 +78,9 @@ static const classic_entry *lookup(const char *algo, uint32_t *k, bool *bad_k)
         size_t nlen = strcspn(a->info.name, ":");
         if (nlen != base || strncmp(a->info.name, algo, base) != 0 || a->takes_k != !!colon)
             continue;
-        if (colon) {
+        if (colon && strcmp(colon + 1, "auto") == 0) {
+            *k = 0; /* NCCL's channel count, found with the fabric */
+        } else if (colon) {
             char *end;
             unsigned long v = strtoul(colon + 1, &end, 10);
             if (!colon[1] || *end || v < 1 || v > 64)
@@ -137,6 +144,13 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
                                     weft_rank root, uint32_t max_ops, weft_plan **out,
                                     weft_diag *d)
 {
+    return weft_synth_classic_at(t, algo, coll, root, max_ops, WEFT_NCCL_PLAN_BYTES, out, d);
+}
+
+weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll,
+                               weft_rank root, uint32_t max_ops, double bytes, weft_plan **out,
+                               weft_diag *d)
+{
     uint32_t k;
     bool bad_k;
     const classic_entry *a = lookup(algo, &k, &bad_k);
@@ -166,6 +180,7 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
         .n = n,
         .root = weft_coll_has_root(coll) ? root.v : 0,
         .max_ops = max_ops,
+        .bytes = bytes,
         .d = d,
     };
     /* "ring" is rings:1 and "biring" rings:2 with opposite directions. */
@@ -173,6 +188,13 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
         k = 1;
     else if (strcmp(a->info.name, "biring") == 0)
         k = 2;
+    else if (a->takes_k && k == 0) {
+        weft_nccl_fabric f;
+        weft_err fe = weft_nccl_fabric_get(t, &f, d);
+        if (fe)
+            return fe;
+        k = f.channels;
+    }
     c.param = k;
     weft_err e = synth_hosts_init(&c.hosts, t);
     if (e)
