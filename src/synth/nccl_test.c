@@ -1,0 +1,132 @@
+/* NCCL's channels and choice (weft_nccl_fabric_get, weft_nccl_choose) on
+ * the presets, worked out by hand from NCCL's search.cc and tuning.cc (the
+ * figures are in src/synth/nccl.c), and the plans that run them. */
+#include <math.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "weft/synth.h"
+
+static weft_topo *preset(const char *spec)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_preset(spec, &t, &d))
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    return t;
+}
+
+/* The fabric's channels: searched rings, their rate, the communicator's. */
+static void check_channels(const char *spec, uint32_t search, double gbps, uint32_t channels,
+                           uint32_t ports, bool hopper)
+{
+    weft_topo *t = preset(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_nccl_fabric f;
+    weft_diag d;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK_INT(f.search_channels, search);
+    CHECK(f.channel_gbps == gbps);
+    CHECK_INT(f.channels, channels);
+    CHECK_INT(f.ports, ports);
+    CHECK(f.hopper == hopper);
+    weft_topo_free(t);
+}
+
+/* NCCL's choice for coll on spec at bytes. */
+static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nccl_algo algo,
+                         weft_nccl_proto proto, const char *plan)
+{
+    weft_topo *t = preset(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_nccl_fabric f;
+    weft_nccl_choice c;
+    weft_diag d;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK_ERR(weft_nccl_choose(&f, coll, bytes, &c, &d), WEFT_OK);
+    if (c.algo != algo || c.proto != proto || strcmp(c.plan, plan) != 0)
+        fprintf(stderr, "%s %s at %.0f B: got %s %s %s\n", spec, weft_coll_name(coll), bytes,
+                weft_nccl_algo_name(c.algo), weft_nccl_proto_name(c.proto), c.plan);
+    CHECK_STR(weft_nccl_algo_name(c.algo), weft_nccl_algo_name(algo));
+    CHECK_STR(weft_nccl_proto_name(c.proto), weft_nccl_proto_name(proto));
+    CHECK_STR(c.plan, plan);
+    weft_topo_free(t);
+}
+
+/* The plan of `algo` on spec verifies and has throughput limit num/den. */
+static void check_plan(const char *spec, const char *algo, weft_coll coll, int64_t num,
+                       int64_t den)
+{
+    weft_topo *t = preset(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_plan *p = NULL;
+    weft_plan_cost c;
+    weft_diag d;
+    CHECK_ERR(weft_synth_classic(t, algo, coll, (weft_rank){0}, &p, &d), WEFT_OK);
+    if (p) {
+        CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
+        CHECK_ERR(weft_plan_cost_get(p, t, &c, &d), WEFT_OK);
+        CHECK_INT(c.algbw.num, num);
+        CHECK_INT(c.algbw.den, den);
+    }
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    /* 8 NICs of 25 GB/s per box: a ring per NIC at 24 GB/s (the fastest
+     * of NCCL's Ampere inter-node rates not above 25), not duplicated
+     * (below 25 GB/s), run twice: 16 channels, as NCCL logs on DGX A100. */
+    check_channels("a100:2", 8, 24, 16, 8, false);
+    /* 8 NICs of 50 GB/s, NVLink 450 GB/s (Hopper): 48 GB/s rings, not
+     * duplicated (Hopper, below 50, more than 4), 16 channels. */
+    check_channels("h100:16", 8, 48, 16, 8, true);
+    check_channels("clos:hosts=32", 8, 48, 16, 8, true);
+    /* One box: 300 GB/s per GPU holds 7 rings of 40 GB/s, duplicated to
+     * 14 of 20 GB/s, run twice: 28 channels. */
+    check_channels("a100:1", 14, 20, 28, 0, false);
+    check_channels("h100:1", 14, 30, 28, 0, true);
+
+    /* a100:2 allreduce: latency-bound sizes take the tree with LL (6.8 us
+     * base + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us against the ring's 6.6 +
+     * 28 x 0.6... + 2 x 2.7); 1 GiB takes the ring with Simple. */
+    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1024, WEFT_NCCL_TREE, WEFT_NCCL_LL, "dbtree");
+    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+                 "rings:16");
+    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1024, WEFT_NCCL_RING, WEFT_NCCL_LL, "rings:16");
+    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+                 "rings:16");
+    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING,
+                 WEFT_NCCL_SIMPLE, "rings:16");
+    check_choice("a100:2", WEFT_COLL_ALLTOALL, 1024, WEFT_NCCL_P2P, WEFT_NCCL_SIMPLE, "direct");
+
+    /* rings:auto is rings:16 on a100:2: each of the 16 NICs (both ways)
+     * carries 2 x 15/16 of its rings' share: 320/3 GB/s, the issue's
+     * 106.6 GB/s. nccl at 1 GiB builds the same plan. */
+    check_plan("a100:2", "rings:auto", WEFT_COLL_ALLREDUCE, 320, 3);
+    check_plan("a100:2", "rings:16", WEFT_COLL_ALLREDUCE, 320, 3);
+    check_plan("a100:2", "nccl", WEFT_COLL_ALLREDUCE, 320, 3);
+    check_plan("h100:16", "nccl", WEFT_COLL_ALLREDUCE, 25600, 127);
+
+    /* Errors. */
+    static const char one[] = "node a compute\n";
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_parse(one, strlen(one), "one.topo", &t, &d), WEFT_OK);
+    if (t) {
+        weft_nccl_fabric f;
+        CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_ETOPO);
+        CHECK_STR(d.msg, "nccl needs at least 2 ranks, the fabric has 1");
+        weft_topo_free(t);
+    }
+    CHECK_STR(weft_nccl_algo_name(WEFT__NCCL_ALGO_COUNT), "?");
+    CHECK_STR(weft_nccl_proto_name(WEFT_NCCL_LL128), "LL128");
+    return weft_test_done();
+}
