@@ -35,7 +35,8 @@ section_bound() {
 }
 
 # A schedule that reaches the bound: trees packed per rank (a reduce-scatter
-# then an allgather), compared with ring and double binary tree.
+# then an allgather), compared with the best baseline (nccl, rings at NCCL's
+# channel count, the classic algorithms) and with what NCCL runs.
 section_optimal() {
     heading "optimal: an allreduce schedule that reaches the bound on $SPEC"
     "$WEFT" plan "$SPEC" --coll allreduce --algo optimal
@@ -53,6 +54,13 @@ section_plans() {
 # the exact bound. Transfers are pipelined in 64 slices, as a runtime
 # pipelines chunks, and forward data as it arrives (cut-through), so that
 # trees fill: the optimal plan then meets the bound in simulation too.
+# What NCCL would run: its channels and its choice of algorithm and
+# protocol per size, from its own tuning model, simulated.
+section_nccl() {
+    heading "nccl: what NCCL runs for allreduce on $SPEC, size by size"
+    "$WEFT" sim "$SPEC" --coll allreduce --algo nccl --size 1K:1G:x32
+}
+
 section_sim() {
     heading "sim: every allreduce schedule on $SPEC at 1 GiB, simulated, vs the bound"
     "$WEFT" sim "$SPEC" --coll allreduce --size 1G --slices 64 --cut-through --compare
@@ -63,4 +71,5 @@ section_fabric
 section_bound
 section_optimal
 section_plans
+section_nccl
 section_sim

@@ -380,8 +380,15 @@ int cli_cmd_sim(int argc, char **argv)
         print_json(t, a.pos[0], algo, rs, n);
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
-    else
+    else {
         print_table(t, a.pos[0], algo, rs, n);
+        for (size_t i = 0; subject.nccl && i < n; i++) {
+            char st[64], label[64];
+            cli_sim_size_text(sizes[i], st, sizeof st);
+            cli_sim_algo_label(&subject, sizes[i], label, sizeof label);
+            printf("%s at %s: %s\n", i ? "          " : "NCCL runs", st, label);
+        }
+    }
     rc = CLI_EXIT_OK;
 free_all:
     cli_progress_stop(&pr);

@@ -10,11 +10,11 @@
 static const char *const baselines[] = {"nccl", "rings:auto", "ring",   "biring",
                                         "rings:4", "dbtree",    "hd",     "hier"};
 
-weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
-                           size_t len)
+static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_rat *best,
+                        char *what, size_t len)
 {
     bool found = false;
-    for (size_t i = 0; i < sizeof baselines / sizeof *baselines; i++) {
+    for (size_t i = 0; i < count; i++) {
         weft_plan *q = NULL;
         weft_plan_cost c;
         weft_diag d;
@@ -41,6 +41,19 @@ weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, c
             snprintf(what, len, "%s", baselines[i]);
     }
     return found ? WEFT_OK : WEFT_ENOENT;
+}
+
+weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
+                           size_t len)
+{
+    return best_of(t, coll, sizeof baselines / sizeof *baselines, best, what, len);
+}
+
+/* nccl alone (baselines[0]); false when it does not build. */
+static bool nccl_baseline(const weft_topo *t, weft_coll coll, weft_rat *bw, char *what,
+                          size_t len)
+{
+    return best_of(t, coll, 1, bw, what, len) == WEFT_OK;
 }
 
 static void rat_text(weft_rat r, char *buf, size_t size)
@@ -81,6 +94,12 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
         double x = weft_rat_to_double(best), y = weft_rat_to_double(cost->algbw);
         fprintf(f, "vs best      algbw %.3f GB/s (%s); optimal is %.2fx vs %s\n", x, a,
                 x > 0 ? y / x : 0.0, what);
+        if (strncmp(what, "nccl", 4) != 0 && nccl_baseline(t, o->coll, &best, what, sizeof what)) {
+            rat_text(best, a, sizeof a);
+            x = weft_rat_to_double(best);
+            fprintf(f, "vs nccl      algbw %.3f GB/s (%s); optimal is %.2fx vs %s\n", x, a,
+                    x > 0 ? y / x : 0.0, what);
+        }
     }
     return CLI_EXIT_OK;
 }

@@ -135,18 +135,25 @@ static size_t sorted(const candidate *c, size_t n, size_t s, size_t *idx)
  * sorted); nothing when either is missing. */
 static void print_advantage(const candidate *c, const size_t *idx, size_t m, size_t s)
 {
-    size_t opt = m, base = m;
+    size_t opt = m, base = m, nccl = m;
     for (size_t k = 0; k < m; k++) {
         if (strcmp(c[idx[k]].name, "optimal") == 0)
             opt = opt == m ? k : opt;
         else
             base = base == m ? k : base;
+        if (strcmp(c[idx[k]].name, "nccl") == 0)
+            nccl = k;
     }
     if (opt == m || base == m)
         return;
     const weft_sim_result *o = &c[idx[opt]].res[s], *b = &c[idx[base]].res[s];
-    printf("optimal is %.2fx vs %s, the fastest baseline\n",
+    printf("optimal is %.2fx vs %s, the fastest baseline",
            o->time_s > 0 ? b->time_s / o->time_s : 0.0, c[idx[base]].label[s]);
+    if (nccl != m && nccl != base)
+        printf("; %.2fx vs %s",
+               o->time_s > 0 ? c[idx[nccl]].res[s].time_s / o->time_s : 0.0,
+               c[idx[nccl]].label[s]);
+    printf("\n");
 }
 
 static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,

@@ -109,6 +109,15 @@ expect_err_has "no such file or preset 'nosuch:4'"
 run tune switch:4 --colls allreduce -o /nonexistent/dir/t.tune
 expect_rc 1
 expect_err_has "/nonexistent/dir/t.tune"
+# Size-dependent choices where the fabric says so: on a physical ring with a
+# 5 us start per transfer, 1 KiB is latency bound (hd: 2 log2 8 = 6 steps,
+# 30.07 us) and 4 MiB bandwidth bound (ring: 143.4 us, hd's exchanges
+# crowd the ring's links).
+run tune ring:8 --alpha 5e-6 --colls allreduce --sizes 1K:4M:x4096 -o "$T/r.tune"
+expect_rc 0
+check "1 KiB: hd first" test "$(grep '^entry allreduce 1024 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = hd
+check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = ring
+
 run help tune
 expect_rc 0
 expect_out_has "usage: weft tune SPEC"
