@@ -142,6 +142,10 @@ typedef struct weft_classic_info {
     const char *name;    /* as given to --algo: "ring", "rings:K", ... */
     const char *summary; /* one line */
     uint32_t colls;      /* bit (1 << weft_coll) per collective it builds */
+    /* Builds another algorithm's plan (nccl: rings:C or dbtree, chosen
+     * for the fabric), so it is no candidate of its own where plans are
+     * ranked (the runtime, weft tune). */
+    bool composite;
 } weft_classic_info;
 
 WEFT_API size_t weft_classic_count(void);

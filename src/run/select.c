@@ -290,7 +290,9 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
     set->cap = n;
     for (size_t i = 0; i < n && !e; i++) {
         const char *name = s->algo ? s->algo : weft_classic_get(i)->name;
-        if (!s->algo && (strchr(name, ':') || !weft_classic_supports(name, coll))) continue;
+        if (!s->algo && (strchr(name, ':') || weft_classic_get(i)->composite ||
+                         !weft_classic_supports(name, coll)))
+            continue;
         weft_diag ld;
         weft_diag_clear(&ld);
         weft_plan *p = NULL;
