@@ -286,7 +286,8 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     /* rings:K appears twice: as rings:auto (NCCL's channel count) and as
      * rings:4. */
     const char *names[64];
-    size_t nn = 0;
+    size_t nn = 0, n_over = 0;
+    char over[256] = "";
     for (size_t i = 0; i < weft_classic_count() && nn + 2 < 64; i++) {
         const char *name = weft_classic_get(i)->name;
         if (strcmp(name, "rings:K") == 0) {
@@ -299,9 +300,15 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         const char *algo = names[i];
         weft_plan *p = NULL;
         weft_diag d;
+        weft_err be = WEFT_EUNSUPPORTED;
         if (!weft_classic_supports(algo, coll) ||
-            weft_synth_classic(t, algo, coll, root, &p, &d) != WEFT_OK)
-            continue; /* not for this collective or fabric (hier without hosts) */
+            (be = weft_synth_classic_limited(t, algo, coll, root, CLI_PLAN_MAX_OPS, &p, &d))) {
+            if (be == WEFT_ELIMIT && !json)
+                n_over += (size_t)snprintf(over + n_over,
+                                           n_over < sizeof over ? sizeof over - n_over : 0,
+                                           "%s%s", n_over ? ", " : "", algo);
+            continue; /* not for this collective or fabric (hier without hosts), or too big */
+        }
         plan_report r;
         rc = measure(t, p, algo, &r);
         if (rc == CLI_EXIT_OK && json) {
@@ -344,6 +351,8 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     if (rc == CLI_EXIT_OK && cli_table_print(&tab, stdout, "  "))
         rc = CLI_EXIT_INPUT;
     cli_table_fini(&tab);
+    if (rc == CLI_EXIT_OK && over[0])
+        printf("left out: %s (more than %u ops)\n", over, CLI_PLAN_MAX_OPS);
     if (rc == CLI_EXIT_OK)
         printf("limit: throughput bound of the plan on shortest paths; t(S): shared-link "
                "estimate at size S (%s)\n",

@@ -11,16 +11,24 @@ static const char *const baselines[] = {"nccl", "rings:auto", "ring",   "biring"
                                         "rings:4", "dbtree",    "hd",     "hier"};
 
 static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_rat *best,
-                        char *what, size_t len)
+                        char *what, size_t len, char *over, size_t over_len)
 {
     bool found = false;
+    size_t at = 0;
+    if (over_len)
+        over[0] = '\0';
     for (size_t i = 0; i < count; i++) {
         weft_plan *q = NULL;
         weft_plan_cost c;
         weft_diag d;
+        weft_err e = WEFT_EUNSUPPORTED;
         if (!weft_classic_supports(baselines[i], coll) ||
-            weft_synth_classic(t, baselines[i], coll, (weft_rank){0}, &q, &d) ||
+            (e = weft_synth_classic_limited(t, baselines[i], coll, (weft_rank){0},
+                                            CLI_PLAN_MAX_OPS, &q, &d)) ||
             weft_plan_cost_get(q, t, &c, &d)) {
+            if (e == WEFT_ELIMIT && at < over_len)
+                at += (size_t)snprintf(over + at, over_len - at, "%s%s", at ? ", " : "",
+                                       baselines[i]);
             weft_plan_free(q);
             continue;
         }
@@ -44,16 +52,17 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
 }
 
 weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
-                           size_t len)
+                           size_t len, char *over, size_t over_len)
 {
-    return best_of(t, coll, sizeof baselines / sizeof *baselines, best, what, len);
+    return best_of(t, coll, sizeof baselines / sizeof *baselines, best, what, len, over,
+                   over_len);
 }
 
 /* nccl alone (baselines[0]); false when it does not build. */
 static bool nccl_baseline(const weft_topo *t, weft_coll coll, weft_rat *bw, char *what,
                           size_t len)
 {
-    return best_of(t, coll, 1, bw, what, len) == WEFT_OK;
+    return best_of(t, coll, 1, bw, what, len, NULL, 0) == WEFT_OK;
 }
 
 static void rat_text(weft_rat r, char *buf, size_t size)
@@ -85,9 +94,12 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
                    "trees), %u distinct trees\n",
                 weft_bound_coll_name(ph->coll), ph->k, a, ph->n_trees);
     }
-    char what[96];
+    char what[96], over[128];
     weft_rat best;
-    if (cli_best_baseline(t, o->coll, &best, what, sizeof what) != WEFT_OK) {
+    weft_err be = cli_best_baseline(t, o->coll, &best, what, sizeof what, over, sizeof over);
+    if (over[0])
+        fprintf(f, "baselines    %s left out: more than %u ops\n", over, CLI_PLAN_MAX_OPS);
+    if (be != WEFT_OK) {
         fprintf(f, "vs baseline  none builds here\n");
     } else {
         rat_text(best, a, sizeof a);

@@ -20,8 +20,8 @@
 
 /* search.cc: the per-channel rates the ring search tries, fastest first. */
 static const double speed_intra[2][13] = {
-    {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3},      /* Ampere */
-    {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3, 0, 0},    /* Hopper */
+    {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3},   /* Ampere */
+    {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3, 0, 0}, /* Hopper */
 };
 static const double speed_inter[2][19] = {
     {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12},
@@ -61,8 +61,7 @@ const char *weft_nccl_proto_name(weft_nccl_proto p)
  * hostless ranks, only rank 0's own node is). */
 static bool inside(const weft_topo *t, weft_node_id v, int32_t h0, weft_node_id r0)
 {
-    if (h0 == WEFT_NO_HOST)
-        return v.v == r0.v;
+    if (h0 == WEFT_NO_HOST) return v.v == r0.v;
     return weft_topo_node_host(t, v) == h0;
 }
 
@@ -72,8 +71,7 @@ static double first_speed(const double *list, size_t n, double cap)
     double last = list[0];
     for (size_t i = 0; i < n && list[i] > 0; i++) {
         last = list[i];
-        if (list[i] <= cap)
-            return list[i];
+        if (list[i] <= cap) return list[i];
     }
     return last;
 }
@@ -88,8 +86,7 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
     f->rank_gbps = 0;
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         weft_node_id id = {v};
-        if (!inside(t, id, h0, r0))
-            continue;
+        if (!inside(t, id, h0, r0)) continue;
         uint32_t first, count;
         weft_topo_out_links(t, id, &first, &count);
         double out = 0;
@@ -119,8 +116,7 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
                              f.ranks);
     synth_hosts h;
     weft_err e = synth_hosts_init(&h, t);
-    if (e)
-        return weft_diag_code(d, e);
+    if (e) return weft_diag_code(d, e);
     f.hosts = h.nhosts;
     for (uint32_t i = 0; i < h.nhosts; i++) {
         uint32_t m = h.start[i + 1] - h.start[i];
@@ -145,15 +141,13 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
         f.search_channels = cap >= speed ? (uint32_t)(cap / speed) : 1;
         f.channel_gbps = speed < cap ? speed : cap;
     }
-    if (f.search_channels > SEARCH_CHANNELS)
-        f.search_channels = SEARCH_CHANNELS;
-    if (f.search_channels < 1)
-        f.search_channels = 1;
+    if (f.search_channels > SEARCH_CHANNELS) f.search_channels = SEARCH_CHANNELS;
+    if (f.search_channels < 1) f.search_channels = 1;
     /* ncclTopoDupChannels: fast rings are doubled at half the rate, except
      * on Hopper below 50 GB/s with more than 4 of them. */
     if (f.channel_gbps >= 25 && !(f.hopper && f.channel_gbps < 50 && f.search_channels > 4)) {
-        uint32_t dup = 2 * f.search_channels > SEARCH_CHANNELS ? SEARCH_CHANNELS
-                                                                 : 2 * f.search_channels;
+        uint32_t dup =
+            2 * f.search_channels > SEARCH_CHANNELS ? SEARCH_CHANNELS : 2 * f.search_channels;
         if (dup > f.search_channels) {
             f.channel_gbps /= 2;
             f.search_channels = dup;
@@ -185,14 +179,10 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_n
     double ll_max = f->hosts == 1 ? ll_max_single[arch] : ll_max_multi[n2 == 1 ? 0 : 1];
     if (p == WEFT_NCCL_LL128 && !f->nvlink)
         return false; /* NCCL enables LL128 on NVLink paths only */
-    if (a == 1 && p == WEFT_NCCL_LL)
-        bw = fmin(ll_max, bw * 0.5);
-    if (a == 1 && p == WEFT_NCCL_LL128)
-        bw = fmin(bw * 0.92, ch * ring_ll128_per_ch[arch]);
-    if (a == 0 && coll == WEFT_COLL_ALLREDUCE)
-        bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
-    if (a == 0 && p == WEFT_NCCL_LL)
-        bw = fmin(bw / 3.8, ll_max);
+    if (a == 1 && p == WEFT_NCCL_LL) bw = fmin(ll_max, bw * 0.5);
+    if (a == 1 && p == WEFT_NCCL_LL128) bw = fmin(bw * 0.92, ch * ring_ll128_per_ch[arch]);
+    if (a == 0 && coll == WEFT_COLL_ALLREDUCE) bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
+    if (a == 0 && p == WEFT_NCCL_LL) bw = fmin(bw / 3.8, ll_max);
     if (a == 0 && p == WEFT_NCCL_LL128)
         bw = fmin(bw * (f->hosts == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                   ch * tree_ll128_per_ch[arch][n2]);
@@ -218,19 +208,17 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
         return WEFT_OK;
     }
     double n = f->ranks, nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1)
-                                  : weft_coll_has_root(coll) ? n
-                                                             : n - 1;
-    double inter_steps = f->hosts <= 1 ? 0
+                                  : weft_coll_has_root(coll)  ? n
+                                                              : n - 1;
+    double inter_steps = f->hosts <= 1                 ? 0
                          : coll == WEFT_COLL_ALLREDUCE ? 2.0 * (f->hosts - 1)
                                                        : f->hosts - 1.0;
     bool found = false;
     for (int a = 0; a < 2; a++) {
-        if (a == 0 && coll != WEFT_COLL_ALLREDUCE)
-            continue; /* NCCL's tree runs allreduce only */
+        if (a == 0 && coll != WEFT_COLL_ALLREDUCE) continue; /* NCCL's tree runs allreduce only */
         for (int p = 0; p < WEFT__NCCL_PROTO_COUNT; p++) {
             double busbw = f->search_channels * f->channel_gbps, intra, inter;
-            if (!proto_model(f, coll, a, (weft_nccl_proto)p, &busbw, &intra, &inter))
-                continue;
+            if (!proto_model(f, coll, a, (weft_nccl_proto)p, &busbw, &intra, &inter)) continue;
             double algbw = busbw * (a == 1 ? n / nsteps : 0.5);
             double lat = base_lat[a][p];
             if (a == 1 && weft_coll_has_root(coll)) {
@@ -272,10 +260,8 @@ weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
     weft_nccl_fabric f;
     weft_nccl_choice ch;
     weft_err e = weft_nccl_fabric_get(c->topo, &f, c->d);
-    if (!e)
-        e = weft_nccl_choose(&f, c->coll, c->bytes, &ch, c->d);
-    if (e)
-        return e;
+    if (!e) e = weft_nccl_choose(&f, c->coll, c->bytes, &ch, c->d);
+    if (e) return e;
     synth_ctx rc = *c;
     switch (ch.algo) {
     case WEFT_NCCL_RING:

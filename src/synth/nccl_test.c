@@ -11,8 +11,7 @@ static weft_topo *preset(const char *spec)
 {
     weft_topo *t = NULL;
     weft_diag d;
-    if (weft_topo_preset(spec, &t, &d))
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (weft_topo_preset(spec, &t, &d)) fprintf(stderr, "%s: %s\n", spec, d.msg);
     return t;
 }
 
@@ -22,8 +21,7 @@ static void check_channels(const char *spec, uint32_t search, double gbps, uint3
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t)
-        return;
+    if (!t) return;
     weft_nccl_fabric f;
     weft_diag d;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
@@ -41,8 +39,7 @@ static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nc
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t)
-        return;
+    if (!t) return;
     weft_nccl_fabric f;
     weft_nccl_choice c;
     weft_diag d;
@@ -58,13 +55,11 @@ static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nc
 }
 
 /* The plan of `algo` on spec verifies and has throughput limit num/den. */
-static void check_plan(const char *spec, const char *algo, weft_coll coll, int64_t num,
-                       int64_t den)
+static void check_plan(const char *spec, const char *algo, weft_coll coll, int64_t num, int64_t den)
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t)
-        return;
+    if (!t) return;
     weft_plan *p = NULL;
     weft_plan_cost c;
     weft_diag d;
@@ -103,8 +98,8 @@ int main(void)
     check_choice("a100:2", WEFT_COLL_ALLGATHER, 1024, WEFT_NCCL_RING, WEFT_NCCL_LL, "rings:16");
     check_choice("a100:2", WEFT_COLL_ALLGATHER, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
                  "rings:16");
-    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING,
-                 WEFT_NCCL_SIMPLE, "rings:16");
+    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+                 "rings:16");
     check_choice("a100:2", WEFT_COLL_ALLTOALL, 1024, WEFT_NCCL_P2P, WEFT_NCCL_SIMPLE, "direct");
 
     /* rings:auto is rings:16 on a100:2: each of the 16 NICs (both ways)
