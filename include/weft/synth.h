@@ -322,8 +322,13 @@ WEFT_API void weft_optimal_fini(weft_optimal *info);
  * - Plans. A ring choice runs as weft's rings:C (C the channels), a tree
  *   as dbtree, all-to-all as direct (NCCL sends every pair at once).
  *
- * Not modelled: NVLS and CollNet (switches that reduce), PAT, the tree's
- * small-size correction factors, NCCL_ALGO/NCCL_PROTO overrides. */
+ * Switches that reduce (reduce=1, docs/topo-format.md): with one host whose
+ * switch reduces NCCL's model also has NVLS (NVLink SHARP); its estimate is
+ * reported (nvls_s) but never chosen, because weft's plans, bound and
+ * simulator have no in-switch reduction to run it with. CollNet (a
+ * network switch that reduces) is only flagged. Not modelled at all: PAT,
+ * NVLS across hosts, the tree's small-size correction factors,
+ * NCCL_ALGO/NCCL_PROTO overrides. */
 
 typedef enum weft_nccl_algo {
     WEFT_NCCL_RING = 0,
@@ -355,6 +360,8 @@ typedef struct weft_nccl_fabric {
     uint32_t search_channels; /* rings the search finds, after duplication */
     double channel_gbps;     /* the rate of each, GB/s */
     uint32_t channels;       /* the communicator's channels: rings:channels */
+    bool nvls;               /* a switch inside rank 0's host reduces (reduce=1) */
+    bool collnet;            /* a switch outside the hosts reduces (reduce=1) */
 } weft_nccl_fabric;
 
 /* Describes t (ranks are grouped by their host= attribute; a fabric
@@ -368,6 +375,9 @@ typedef struct weft_nccl_choice {
     double time_s;     /* NCCL's own estimate (0 for p2p, which it does not tune) */
     double busbw_gbps; /* the bus bandwidth it assumed */
     char plan[24];     /* the weft algorithm that runs it: "rings:16", "dbtree", "direct" */
+    /* NCCL's estimate for NVLS when f->nvls, one host and allreduce,
+     * allgather or reducescatter; 0 otherwise. Not a choice (see above). */
+    double nvls_s;
 } weft_nccl_choice;
 
 /* NCCL's choice for coll at `bytes` (allgather: total output,

@@ -386,7 +386,14 @@ int cli_cmd_sim(int argc, char **argv)
             char st[64], label[64];
             cli_sim_size_text(sizes[i], st, sizeof st);
             cli_sim_algo_label(&subject, sizes[i], label, sizeof label);
-            printf("%s at %s: %s\n", i ? "          " : "NCCL runs", st, label);
+            printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
+            weft_nccl_choice ch;
+            if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
+                ch.nvls_s > 0 && ch.nvls_s < ch.time_s)
+                printf("; NCCL's model has NVLS faster (%.1f us vs %.1f us), not run: weft has "
+                       "no in-switch reduction",
+                       ch.nvls_s * 1e6, ch.time_s * 1e6);
+            printf("\n");
         }
     }
     rc = CLI_EXIT_OK;

@@ -43,7 +43,9 @@ static const double ll_max_multi[2] = {39.0, 20.4};   /* 2 hosts, more (Intel ho
 static const double ring_ll128_per_ch[2] = {20.0, 36.7};
 static const double tree_ll128_per_ch[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
 static const double tree_per_ch[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-#define NET_OVERHEAD_US 1.0 /* getNetOverhead on x86 Intel hosts */
+#define NET_OVERHEAD_US 1.0  /* getNetOverhead on x86 Intel hosts */
+#define NVLS_EFFICIENCY 0.85 /* nvlsEfficiency, Hopper */
+#define NVLS_LAT_US 25.0     /* hwLatencies[NVLINK][NVLS][Simple]; NVLS has no base latency */
 
 const char *weft_nccl_algo_name(weft_nccl_algo a)
 {
@@ -99,6 +101,9 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
             else if (v == r0.v && weft_topo_node_kind(t, w) != WEFT_NODE_NIC)
                 f->rank_gbps += bw;
         }
+        const char *red = weft_topo_node_attr(t, id, "reduce");
+        weft_link_id l;
+        if (red && strcmp(red, "1") == 0 && weft_topo_find_link(t, r0, id, &l)) f->nvls = true;
         if (out > 0) {
             f->port_gbps = f->ports == 0 || out < f->port_gbps ? out : f->port_gbps;
             f->ports++;
@@ -124,6 +129,12 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
     }
     synth_hosts_fini(&h);
     host_links(t, &f);
+    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
+        weft_node_id id = {v};
+        const char *red = weft_topo_node_attr(t, id, "reduce");
+        if (red && strcmp(red, "1") == 0 && weft_topo_node_host(t, id) == WEFT_NO_HOST)
+            f.collnet = true;
+    }
     f.nvlink = f.rank_gbps >= 100;
     f.hopper = f.rank_gbps >= 450;
     int arch = f.hopper;
@@ -193,6 +204,26 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_n
     return true;
 }
 
+/* NCCL's NVLS estimate inside one host whose switch reduces (0 when it
+ * does not apply): one channel per rank at the fastest intra rate all of
+ * them fit in a rank's bandwidth, each worth rate x efficiency x (C-1)/C,
+ * twice for allreduce (it pipelines the reduce and the multicast), x
+ * (ppn-1)/ppn for allgather and reduce-scatter; latency 25 us. */
+static double nvls_time(const weft_nccl_fabric *f, weft_coll coll, double bytes)
+{
+    if (!f->nvls || f->hosts != 1 || f->per_host < 2 ||
+        (coll != WEFT_COLL_ALLREDUCE && coll != WEFT_COLL_ALLGATHER &&
+         coll != WEFT_COLL_REDUCESCATTER))
+        return 0;
+    double ch = f->per_host > 32 ? 32 : f->per_host, n = f->ranks;
+    double speed = first_speed(speed_intra[f->hopper], 13, f->rank_gbps / ch);
+    double per = speed * NVLS_EFFICIENCY * (ch - 1) / ch;
+    per *= coll == WEFT_COLL_ALLREDUCE ? 2.0 : (n - 1) / n;
+    double nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    double algbw = ch * per * n / nsteps;
+    return (NVLS_LAT_US + bytes / (1e3 * algbw)) * 1e-6;
+}
+
 weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                           weft_nccl_choice *out, weft_diag *d)
 {
@@ -247,6 +278,7 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
     if (!found)
         return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: no algorithm for %s",
                              weft_coll_name(coll));
+    best.nvls_s = nvls_time(f, coll, bytes);
     if (best.algo == WEFT_NCCL_RING)
         snprintf(best.plan, sizeof best.plan, "rings:%u", f->channels);
     else

@@ -110,6 +110,48 @@ int main(void)
     check_plan("a100:2", "nccl", WEFT_COLL_ALLREDUCE, 320, 3);
     check_plan("h100:16", "nccl", WEFT_COLL_ALLREDUCE, 25600, 127);
 
+    /* Switches that reduce: the h100 box's NVSwitch (reduce=1), not the
+     * a100's. NCCL's NVLS estimate on h100:1 at 1 GiB: 8 channels at 50
+     * GB/s (8 x 60 would exceed 450), each 50 x 0.85 x 7/8 x 2 = 74.375,
+     * algbw 8 x 74.375 x 8/14 = 340 GB/s: 25 us + 2^30 B / 340 GB/s. */
+    {
+        weft_topo *h = preset("h100:1"), *a = preset("a100:1");
+        weft_nccl_fabric fh, fa;
+        weft_nccl_choice c;
+        weft_diag d;
+        CHECK(h && a);
+        if (h && a) {
+            CHECK_ERR(weft_nccl_fabric_get(h, &fh, &d), WEFT_OK);
+            CHECK_ERR(weft_nccl_fabric_get(a, &fa, &d), WEFT_OK);
+            CHECK(fh.nvls && !fh.collnet);
+            CHECK(!fa.nvls && !fa.collnet);
+            CHECK_ERR(weft_nccl_choose(&fh, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
+            CHECK(fabs(c.nvls_s - (25e-6 + 1073741824.0 / 340e9)) < 1e-12);
+            CHECK_STR(c.plan, "rings:28"); /* NVLS is reported, never chosen */
+            CHECK_ERR(weft_nccl_choose(&fa, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
+            CHECK(c.nvls_s == 0);
+        }
+        weft_topo_free(h);
+        weft_topo_free(a);
+    }
+    /* A network switch that reduces is flagged as CollNet. */
+    {
+        static const char sharp[] = "node a compute host=x\nnode b compute host=y\n"
+                                    "node s switch reduce=1\n"
+                                    "duplex a s 50GB/s\nduplex b s 50GB/s\n";
+        weft_topo *t = NULL;
+        weft_nccl_fabric f;
+        weft_diag d;
+        CHECK_ERR(weft_topo_parse(sharp, strlen(sharp), "sharp.topo", &t, &d), WEFT_OK);
+        if (t) {
+            CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+            CHECK(f.collnet && !f.nvls);
+            CHECK_INT(f.hosts, 2);
+            CHECK_INT(f.ports, 1);
+        }
+        weft_topo_free(t);
+    }
+
     /* Errors. */
     static const char one[] = "node a compute\n";
     weft_topo *t = NULL;

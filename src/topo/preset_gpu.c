@@ -51,6 +51,12 @@ typedef struct nv_family {
     weft_rat nvbw, nicbw; /* defaults */
     unsigned n_shared;    /* shared switches: 2 (a100) or 8 (h100) */
     const char *shared;   /* their name prefix */
+    /* The box's NVSwitch reduces in the network (reduce=1): third-generation
+     * NVSwitch (H100 boxes) has NVLink SHARP, the A100's second generation
+     * has not (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022,
+     * "NVLink Switch System"; NCCL's NVLS needs NVSwitch and sm90,
+     * src/graph/search.cc). */
+    bool nvsw_reduce;
 } nv_family;
 
 static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_topo_builder *b,
@@ -77,8 +83,11 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
         snprintf(host, sizeof host, "b%u", x);
         for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++)
             e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, NULL, "b%u.gpu%u", x, g);
+        weft_node_id sw;
         if (!e)
-            e = weft__preset_node(b, WEFT_NODE_SWITCH, host, NULL, "b%u.nvsw0", x);
+            e = weft__preset_node(b, WEFT_NODE_SWITCH, host, &sw, "b%u.nvsw0", x);
+        if (!e && f->nvsw_reduce)
+            e = weft_topo_builder_set_attr(b, sw, "reduce", "1");
         for (unsigned g = 0; net && !e && g < GPUS_PER_BOX; g++)
             e = weft__preset_node(b, WEFT_NODE_NIC, host, NULL, "b%u.nic%u", x, g);
     }
@@ -102,13 +111,13 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
 
 weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib"};
+    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib", false};
     return nv_boxes(a, &f, b, d);
 }
 
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail"};
+    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", true};
     return nv_boxes(a, &f, b, d);
 }
 
