@@ -12,6 +12,7 @@
 
 #include "weft/err.h"
 #include "weft/plan.h"
+#include "weft/protocol.h"
 #include "weft/rat.h"
 #include "weft/topo.h"
 
@@ -318,7 +319,9 @@ WEFT_API void weft_optimal_fini(weft_optimal *info);
  *   ring's steps or the tree's depth); NCCL runs the least latency +
  *   bytes / bandwidth. Hopper's tables apply when a rank has >= 450 GB/s
  *   inside its host (NVLink 4), Ampere's otherwise; links of >= 100 GB/s
- *   per rank count as NVLink, slower ones as PCIe.
+ *   per rank count as NVLink, slower ones as PCIe. A rank's arch= (the
+ *   presets set it) names the generation instead when present. The ring's
+ *   protocol figures are weft/protocol.h's (weft_proto_model_get).
  * - Plans. A ring choice runs as weft's rings:C (C the channels), a tree
  *   as dbtree, all-to-all as direct (NCCL sends every pair at once).
  *
@@ -337,16 +340,10 @@ typedef enum weft_nccl_algo {
     WEFT__NCCL_ALGO_COUNT
 } weft_nccl_algo;
 
-typedef enum weft_nccl_proto {
-    WEFT_NCCL_LL = 0,
-    WEFT_NCCL_LL128,
-    WEFT_NCCL_SIMPLE,
-    WEFT__NCCL_PROTO_COUNT
-} weft_nccl_proto;
 
-/* "ring", "tree", "p2p"; "LL", "LL128", "Simple" ("?" when invalid). */
+/* "ring", "tree", "p2p" ("?" when invalid). Protocols are weft_proto
+ * (weft/protocol.h), whose ring figures the model uses. */
 WEFT_API const char *weft_nccl_algo_name(weft_nccl_algo a);
-WEFT_API const char *weft_nccl_proto_name(weft_nccl_proto p);
 
 /* The fabric as NCCL's search sees it. */
 typedef struct weft_nccl_fabric {
@@ -356,7 +353,10 @@ typedef struct weft_nccl_fabric {
     double port_gbps;        /* the slowest port's bandwidth out, GB/s */
     double rank_gbps;        /* a rank's bandwidth inside its host, GB/s */
     bool nvlink;             /* rank_gbps >= 100: NVLink latencies, LL128 on */
-    bool hopper;             /* rank_gbps >= 450: Hopper's tables */
+    weft_gpu_arch arch;      /* the first arch= of a rank; without one, hopper
+                                when rank_gbps >= 450, else ampere */
+    bool hopper;             /* arch hopper or later: Hopper's search and tree
+                                tables (NCCL's Blackwell rows are not kept) */
     uint32_t search_channels; /* rings the search finds, after duplication */
     double channel_gbps;     /* the rate of each, GB/s */
     uint32_t channels;       /* the communicator's channels: rings:channels */
@@ -371,7 +371,7 @@ WEFT_API weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out
 
 typedef struct weft_nccl_choice {
     weft_nccl_algo algo;
-    weft_nccl_proto proto;
+    weft_proto proto;
     double time_s;     /* NCCL's own estimate (0 for p2p, which it does not tune) */
     double busbw_gbps; /* the bus bandwidth it assumed */
     char plan[24];     /* the weft algorithm that runs it: "rings:16", "dbtree", "direct" */

@@ -153,7 +153,7 @@ static void algo_label(const weft_topo *t, const char *algo, weft_coll coll, cha
     if (strcmp(algo, "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
         !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
         snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-                 weft_nccl_proto_name(ch.proto), ch.plan);
+                 weft_proto_name(ch.proto), ch.plan);
     else if (strcmp(algo, "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
         snprintf(buf, len, "rings:auto (%u)", f.channels);
     else

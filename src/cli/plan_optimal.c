@@ -42,7 +42,7 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
         if (strcmp(baselines[i], "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
             !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
             snprintf(what, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-                     weft_nccl_proto_name(ch.proto), ch.plan);
+                     weft_proto_name(ch.proto), ch.plan);
         else if (strcmp(baselines[i], "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
             snprintf(what, len, "rings:auto (%u)", f.channels);
         else

@@ -72,10 +72,12 @@ void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)
 }
 
 /* NCCL's plan at `size`, built unless the last one is the same. */
-static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, weft_diag *d)
+static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, weft_proto *proto,
+                          weft_diag *d)
 {
     weft_nccl_choice ch;
     weft_err e = weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, d);
+    *proto = ch.proto;
     if (e || (a->plan && strcmp(ch.plan, a->built) == 0))
         return e;
     weft_plan *p = NULL;
@@ -104,16 +106,24 @@ void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t 
         return;
     }
     snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-             weft_nccl_proto_name(ch.proto), ch.plan);
+             weft_proto_name(ch.proto), ch.plan);
 }
 
 weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
 {
+    weft_sim_opts no;
     if (a->nccl) {
-        weft_err e = nccl_plan(a, t, size, d);
+        weft_proto proto;
+        weft_err e = nccl_plan(a, t, size, &proto, d);
         if (e)
             return e;
+        /* The gpu model runs the protocol NCCL chose, unless one is set. */
+        if (o->model == WEFT_SIM_GPU && o->proto < 0) {
+            no = *o;
+            no.proto = (int)proto;
+            o = &no;
+        }
     }
     if (a->ring)
         return weft_sim_ring_order(t, a->coll, a->ring, size, o, out, d);
@@ -126,4 +136,31 @@ void cli_sim_algo_fini(cli_sim_algo *a)
     weft_plan_free(a->plan);
     a->ring = NULL;
     a->plan = NULL;
+}
+
+bool cli_sim_needs_plan(const weft_sim_opts *o)
+{
+    return o->cut_through || o->model == WEFT_SIM_GPU;
+}
+
+void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)
+{
+    char sl[64];
+    if (o->slice_bytes)
+        snprintf(sl, sizeof sl, "slices of %llu bytes", (unsigned long long)o->slice_bytes);
+    else
+        snprintf(sl, sizeof sl, "%u slice%s per transfer", o->slices, o->slices == 1 ? "" : "s");
+    switch (o->model) {
+    case WEFT_SIM_GPU:
+        snprintf(buf, len, "model gpu (NCCL protocols)%s%s", o->slice_bytes ? ", " : "",
+                 o->slice_bytes ? sl : "");
+        break;
+    case WEFT_SIM_RUNTIME:
+        snprintf(buf, len, "model runtime (weft's executor)%s%s", o->slice_bytes ? ", " : "",
+                 o->slice_bytes ? sl : "");
+        break;
+    default:
+        snprintf(buf, len, "model fluid, %s, alpha %g s%s", sl, o->alpha_s,
+                 o->cut_through ? ", cut through" : "");
+    }
 }

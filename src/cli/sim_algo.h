@@ -45,11 +45,19 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
 /* Takes ownership of a loaded plan. */
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
 /* Simulates it at `size` bytes (nccl: NCCL's choice at that size, whose
- * plan is built here when it differs from the last one). */
+ * plan is built here when it differs from the last one, run under the gpu
+ * model with the protocol of that choice unless o names one). */
 weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 /* What runs at `size`: the name, or for nccl "nccl (ring, Simple, rings:16)". */
 void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len);
+/* Whether settings o simulate plans only (cut-through, or the gpu model,
+ * which cuts through): then the ring, too, is built as a plan. */
+bool cli_sim_needs_plan(const weft_sim_opts *o);
+/* "model gpu (NCCL protocols)", "model runtime (weft's executor)", or for
+ * fluid "model fluid, P slices per transfer, alpha A s[, cut through]"
+ * (--slice-bytes: "slices of B bytes" instead of the count), into buf. */
+void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len);
 /* Frees what it owns; safe on a zeroed struct and twice. */
 void cli_sim_algo_fini(cli_sim_algo *a);
 

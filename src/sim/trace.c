@@ -1,5 +1,7 @@
 /* The trace writer. See trace.h. */
 #include "sim/trace.h"
+
+#include "weft/protocol.h"
 #include "base/alloc.h"
 
 /* Writes s as a JSON string; node names are printable by construction, but
@@ -17,13 +19,18 @@ static void json_str(FILE *f, const char *s)
 }
 
 weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const sim_engine *e,
-                        uint32_t slices, weft_diag *d)
+                        const weft_sim_opts *so, weft_diag *d)
 {
+    uint32_t slices = so->slices;
     uint32_t nl = weft_topo_num_links(t), nranks = weft_plan_get_info(p)->nranks;
     uint8_t *used = weft__calloc(nl ? nl : 1, 1);
     if (!used)
         return weft_diag_code(d, WEFT_ENOMEM);
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"model\":\"%s\",\"proto\":\"%s\","
+               "\"slices\":%u},\"traceEvents\":[\n",
+            weft_sim_model_name(so->model),
+            so->proto >= 0 ? weft_proto_name((weft_proto)so->proto) : "",
+            slices);
     fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"ranks\"}},\n"
           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"links\"}}",
           f);

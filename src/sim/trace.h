@@ -15,11 +15,14 @@
 
 #include "sim/engine.h"
 #include "weft/plan.h"
+#include "weft/sim.h"
 #include "weft/topo.h"
 
-/* Writes the trace of a finished run whose flow op*slices+s is slice s of
- * op. WEFT_EIO when writing fails. */
+/* Writes the trace of a finished run with resolved settings so, whose flow
+ * op*so->slices+s is slice s of op; the top-level "metadata" names the model,
+ * the protocol ("" outside the gpu model) and the slices. WEFT_EIO when
+ * writing fails. */
 weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const sim_engine *e,
-                        uint32_t slices, weft_diag *d);
+                        const weft_sim_opts *so, weft_diag *d);
 
 #endif

@@ -28,19 +28,15 @@ static const double speed_inter[2][19] = {
     {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12, 0, 0},
 };
 
-/* tuning.cc: base latency per algorithm (tree, ring) and protocol. */
-static const double base_lat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
-/* Per-hop latency by link kind (NVLink, PCIe, network), algorithm, protocol. */
+/* tuning.cc, the tree's rows (the ring's are weft/protocol.h's): base
+ * latency per protocol, and per-hop latency by link kind (NVLink, PCIe,
+ * network) and protocol, us. */
+static const double tree_base_lat[3] = {6.8, 14.0, 8.4};
 enum { HW_NVLINK, HW_PCI, HW_NET };
-static const double hw_lat[3][2][3] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},
-    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
-};
+static const double tree_hw_lat[3][3] = {{0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 /* Caps by [hopper][min(hosts, 3) - 1]. */
 static const double ll_max_single[2] = {87.7, 141.0}; /* one host, by GPU */
 static const double ll_max_multi[2] = {39.0, 20.4};   /* 2 hosts, more (Intel hosts) */
-static const double ring_ll128_per_ch[2] = {20.0, 36.7};
 static const double tree_ll128_per_ch[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
 static const double tree_per_ch[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
 #define NET_OVERHEAD_US 1.0  /* getNetOverhead on x86 Intel hosts */
@@ -51,12 +47,6 @@ const char *weft_nccl_algo_name(weft_nccl_algo a)
 {
     static const char *const names[] = {"ring", "tree", "p2p"};
     return (unsigned)a < WEFT__NCCL_ALGO_COUNT ? names[a] : "?";
-}
-
-const char *weft_nccl_proto_name(weft_nccl_proto p)
-{
-    static const char *const names[] = {"LL", "LL128", "Simple"};
-    return (unsigned)p < WEFT__NCCL_PROTO_COUNT ? names[p] : "?";
 }
 
 /* Whether node v is inside the host of rank 0 (topo host h0; with
@@ -136,7 +126,16 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
             f.collnet = true;
     }
     f.nvlink = f.rank_gbps >= 100;
-    f.hopper = f.rank_gbps >= 450;
+    f.arch = f.rank_gbps >= 450 ? WEFT_ARCH_HOPPER : WEFT_ARCH_AMPERE;
+    for (uint32_t r = 0; r < f.ranks; r++) {
+        weft_gpu_arch ga;
+        if (weft_gpu_arch_parse(
+                weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){r}), "arch"), &ga)) {
+            f.arch = ga;
+            break;
+        }
+    }
+    f.hopper = f.arch >= WEFT_ARCH_HOPPER;
     int arch = f.hopper;
     if (f.hosts > 1 && f.ports > 0) {
         /* One ring per port at the fastest rate the port carries; a port
@@ -182,25 +181,39 @@ static uint32_t log2_floor(uint32_t v)
  * (0 tree, 1 ring) with protocol p for coll, from the channels' plain
  * bandwidth busbw, and the per-hop latencies inside and between hosts.
  * Returns false when NCCL does not run that pair. */
-static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_nccl_proto p,
-                        double *busbw, double *intra_lat, double *inter_lat)
+static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_proto p,
+                        double *busbw, double *base_lat_us, double *intra_lat, double *inter_lat)
 {
     int arch = f->hopper, n2 = f->hosts >= 3 ? 2 : (int)f->hosts - 1;
     double ch = f->search_channels, bw = *busbw;
     double ll_max = f->hosts == 1 ? ll_max_single[arch] : ll_max_multi[n2 == 1 ? 0 : 1];
-    if (p == WEFT_NCCL_LL128 && !f->nvlink)
+    if (p == WEFT_PROTO_LL128 && !f->nvlink)
         return false; /* NCCL enables LL128 on NVLink paths only */
-    if (a == 1 && p == WEFT_NCCL_LL) bw = fmin(ll_max, bw * 0.5);
-    if (a == 1 && p == WEFT_NCCL_LL128) bw = fmin(bw * 0.92, ch * ring_ll128_per_ch[arch]);
-    if (a == 0 && coll == WEFT_COLL_ALLREDUCE) bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
-    if (a == 0 && p == WEFT_NCCL_LL) bw = fmin(bw / 3.8, ll_max);
-    if (a == 0 && p == WEFT_NCCL_LL128)
+    if (a == 1) {
+        /* The ring: weft/protocol.h's figures (the same tuning.cc rows). */
+        weft_proto_model m =
+            weft_proto_model_get(f->arch, f->nvlink ? WEFT_HOP_NVLINK : WEFT_HOP_PCI, f->hosts, p);
+        bw *= m.bw_frac;
+        if (m.chan_max_gbps > 0) bw = fmin(bw, ch * m.chan_max_gbps);
+        if (m.total_max_gbps > 0) bw = fmin(bw, m.total_max_gbps);
+        *busbw = bw;
+        *base_lat_us = m.base_s * 1e6;
+        *intra_lat = m.hop_s * 1e6;
+        /* With one rank per host every hop is a network hop at the tree's. */
+        *inter_lat = f->per_host == 1
+                         ? tree_hw_lat[HW_NET][p]
+                         : weft_proto_model_get(f->arch, WEFT_HOP_NET, f->hosts, p).hop_s * 1e6;
+        return true;
+    }
+    if (coll == WEFT_COLL_ALLREDUCE) bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
+    if (p == WEFT_PROTO_LL) bw = fmin(bw / 3.8, ll_max);
+    if (p == WEFT_PROTO_LL128)
         bw = fmin(bw * (f->hosts == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                   ch * tree_ll128_per_ch[arch][n2]);
     *busbw = bw;
-    *intra_lat = hw_lat[f->nvlink ? HW_NVLINK : HW_PCI][a][p];
-    /* With one rank per host every hop is a network hop at the tree's. */
-    *inter_lat = hw_lat[HW_NET][f->per_host == 1 ? 0 : a][p];
+    *base_lat_us = tree_base_lat[p];
+    *intra_lat = tree_hw_lat[f->nvlink ? HW_NVLINK : HW_PCI][p];
+    *inter_lat = tree_hw_lat[HW_NET][p];
     return true;
 }
 
@@ -233,7 +246,7 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
     memset(&best, 0, sizeof best);
     if (coll == WEFT_COLL_ALLTOALL) {
         best.algo = WEFT_NCCL_P2P;
-        best.proto = WEFT_NCCL_SIMPLE;
+        best.proto = WEFT_PROTO_SIMPLE;
         snprintf(best.plan, sizeof best.plan, "direct");
         *out = best;
         return WEFT_OK;
@@ -247,19 +260,19 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
     bool found = false;
     for (int a = 0; a < 2; a++) {
         if (a == 0 && coll != WEFT_COLL_ALLREDUCE) continue; /* NCCL's tree runs allreduce only */
-        for (int p = 0; p < WEFT__NCCL_PROTO_COUNT; p++) {
-            double busbw = f->search_channels * f->channel_gbps, intra, inter;
-            if (!proto_model(f, coll, a, (weft_nccl_proto)p, &busbw, &intra, &inter)) continue;
+        for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
+            double busbw = f->search_channels * f->channel_gbps, base, intra, inter;
+            if (!proto_model(f, coll, a, (weft_proto)p, &busbw, &base, &intra, &inter)) continue;
             double algbw = busbw * (a == 1 ? n / nsteps : 0.5);
-            double lat = base_lat[a][p];
+            double lat = base;
             if (a == 1 && weft_coll_has_root(coll)) {
-                lat += hw_lat[f->hosts > 1 ? HW_NET : (f->nvlink ? HW_NVLINK : HW_PCI)][1][p];
+                lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
             } else if (a == 1) {
-                double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_NCCL_SIMPLE ? 3 : 1) : 0;
+                double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
                 intra = fmax(intra, over);
                 lat += (nsteps - inter_steps) * intra + inter_steps * inter;
                 /* The ring's plateau across hosts once chunks fill. */
-                if (p == WEFT_NCCL_SIMPLE && f->hosts > 1 && coll == WEFT_COLL_ALLREDUCE &&
+                if (p == WEFT_PROTO_SIMPLE && f->hosts > 1 && coll == WEFT_COLL_ALLREDUCE &&
                     bytes / ((double)f->channels * n) >= 64)
                     lat *= 1.4;
             } else {
@@ -269,7 +282,7 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
             if (algbw > 0 && (!found || us < best.time_s * 1e6)) {
                 found = true;
                 best.algo = a == 1 ? WEFT_NCCL_RING : WEFT_NCCL_TREE;
-                best.proto = (weft_nccl_proto)p;
+                best.proto = (weft_proto)p;
                 best.time_s = us * 1e-6;
                 best.busbw_gbps = busbw;
             }

@@ -35,7 +35,7 @@ static void check_channels(const char *spec, uint32_t search, double gbps, uint3
 
 /* NCCL's choice for coll on spec at bytes. */
 static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nccl_algo algo,
-                         weft_nccl_proto proto, const char *plan)
+                         weft_proto proto, const char *plan)
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
@@ -47,9 +47,9 @@ static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nc
     CHECK_ERR(weft_nccl_choose(&f, coll, bytes, &c, &d), WEFT_OK);
     if (c.algo != algo || c.proto != proto || strcmp(c.plan, plan) != 0)
         fprintf(stderr, "%s %s at %.0f B: got %s %s %s\n", spec, weft_coll_name(coll), bytes,
-                weft_nccl_algo_name(c.algo), weft_nccl_proto_name(c.proto), c.plan);
+                weft_nccl_algo_name(c.algo), weft_proto_name(c.proto), c.plan);
     CHECK_STR(weft_nccl_algo_name(c.algo), weft_nccl_algo_name(algo));
-    CHECK_STR(weft_nccl_proto_name(c.proto), weft_nccl_proto_name(proto));
+    CHECK_STR(weft_proto_name(c.proto), weft_proto_name(proto));
     CHECK_STR(c.plan, plan);
     weft_topo_free(t);
 }
@@ -92,15 +92,15 @@ int main(void)
     /* a100:2 allreduce: latency-bound sizes take the tree with LL (6.8 us
      * base + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us against the ring's 6.6 +
      * 28 x 0.6... + 2 x 2.7); 1 GiB takes the ring with Simple. */
-    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1024, WEFT_NCCL_TREE, WEFT_NCCL_LL, "dbtree");
-    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1024, WEFT_NCCL_TREE, WEFT_PROTO_LL, "dbtree");
+    check_choice("a100:2", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE,
                  "rings:16");
-    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1024, WEFT_NCCL_RING, WEFT_NCCL_LL, "rings:16");
-    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1024, WEFT_NCCL_RING, WEFT_PROTO_LL, "rings:16");
+    check_choice("a100:2", WEFT_COLL_ALLGATHER, 1073741824.0, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE,
                  "rings:16");
-    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_NCCL_SIMPLE,
+    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE,
                  "rings:16");
-    check_choice("a100:2", WEFT_COLL_ALLTOALL, 1024, WEFT_NCCL_P2P, WEFT_NCCL_SIMPLE, "direct");
+    check_choice("a100:2", WEFT_COLL_ALLTOALL, 1024, WEFT_NCCL_P2P, WEFT_PROTO_SIMPLE, "direct");
 
     /* rings:auto is rings:16 on a100:2: each of the 16 NICs (both ways)
      * carries 2 x 15/16 of its rings' share: 320/3 GB/s, the issue's
@@ -164,6 +164,6 @@ int main(void)
         weft_topo_free(t);
     }
     CHECK_STR(weft_nccl_algo_name(WEFT__NCCL_ALGO_COUNT), "?");
-    CHECK_STR(weft_nccl_proto_name(WEFT_NCCL_LL128), "LL128");
+    CHECK_STR(weft_proto_name(WEFT_PROTO_LL128), "LL128");
     return weft_test_done();
 }

@@ -435,6 +435,11 @@ weft_err weft__preset_check_size(const weft__preset_args *a, uint64_t nodes, uin
     return WEFT_OK;
 }
 
+weft_err weft__preset_arch(weft_topo_builder *b, weft_node_id n, const char *arch)
+{
+    return weft_topo_builder_set_attr(b, n, "arch", arch);
+}
+
 weft_err weft__preset_node(weft_topo_builder *b, weft_node_kind kind, const char *host,
                            weft_node_id *out, const char *fmt, ...)
 {

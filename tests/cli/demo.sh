@@ -23,12 +23,13 @@ expect_out_has "vs nccl      algbw 106.667 GB/s (320/3); optimal is 1.62x vs ncc
 expect_out_has "== nccl: what NCCL runs for allreduce on a100:2, size by size =="
 expect_out_has "NCCL runs at 1024 (1K): nccl (tree, LL, dbtree)"
 expect_out_has "           at 1073741824 (1G): nccl (ring, Simple, rings:16)"
-expect_out_has "optimal is 1.01x vs hier, the fastest baseline; 1.62x vs nccl (ring, Simple, rings:16)"
 expect_out_has "== sim: every allreduce schedule on a100:2 at 1 GiB, simulated, vs the bound =="
+expect_out_has "allreduce on a100:2 (16 ranks), size 1073741824 (1G), model gpu (NCCL protocols)"
 expect_out_has "      bound                           6194.664       173.333       325.000    100.0%"
-expect_out_has "  1  optimal                         6194.664       173.333       325.000    100.0%"
-expect_out_has "  4  nccl (ring, Simple, rings:16)  10066.330       106.667       200.000     61.5%"
-expect_out_has " 11  ring                           80530.637        13.333        25.000      7.7%"
+expect_out_has "   1  optimal                         6300.351       170.426       319.548     98.3%"
+expect_out_has "   3  nccl (ring, Simple, rings:16)  10133.066       105.964       198.683     61.1%"
+expect_out_has "  11  ring                           80597.373        13.322        24.979      7.7%"
+expect_out_has "optimal is 1.61x vs rings:auto (16), the fastest baseline; 1.61x vs nccl (ring, Simple, rings:16)"
 
 # Another fabric; a broken one stops the demo with weft's exit code.
 LAST="sh tools/demo.sh WEFT ring:4"

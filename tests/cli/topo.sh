@@ -307,8 +307,8 @@ expect_out_has "subgraph cluster_host1 {"
 expect_out_has '"b0.gpu0" [shape=box'
 expect_out_has '"ib0" [shape=ellipse'
 expect_out_has '"b0.nic0" [shape=diamond'
-expect_out_has '"b0.gpu0" -> "b0.nvsw0" [label="300 GB/s", dir=both];'
-expect_out_has '"b1.nic7" -> "ib1" [label="25 GB/s", dir=both];'
+expect_out_has '"b0.gpu0" -> "b0.nvsw0" [label="300 GB/s, 300 ns", dir=both];'
+expect_out_has '"b1.nic7" -> "ib1" [label="25 GB/s, 65 ns", dir=both];'
 LAST="topo dot a100:2: 48 duplex pairs, drawn once"
 n=$(printf '%s\n' "$OUT" | grep -c 'dir=both')
 if [ "$n" = 48 ]; then pass_; else fail_ "$n edges with dir=both"; fi
