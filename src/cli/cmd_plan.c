@@ -130,13 +130,14 @@ typedef struct plan_report {
  * that run together, never faster than the busiest link allows, plus the
  * latency chain) with the defaults below, the one the runtime ranks plans
  * by without a tuning table. The fabric's link latencies are its own. */
-#define ESTIMATE_NOTE "links shared, busiest link, latency chain; 1 slice, alpha 0"
+#define ESTIMATE_NOTE                                                                              \
+    "links shared, busiest link, latency chain; the runtime's slices, as it ranks plans"
 
 static weft_err estimate(const weft_plan *p, const weft_topo *t, double bytes, double *seconds,
                          weft_diag *d)
 {
     weft_plan_shared_opts o;
-    weft_plan_shared_opts_init(&o);
+    weft_plan_shared_opts_exec(&o, p, bytes);
     weft_plan_shared r;
     weft_err e = weft_plan_shared_time(p, t, bytes, &o, &r, d);
     if (!e)
