@@ -145,22 +145,6 @@ static weft_err estimate(const weft_plan *p, const weft_topo *t, double bytes, d
     return e;
 }
 
-/* "nccl (ring, Simple, rings:16)", "rings:auto (16)" or the name. */
-static void algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf,
-                       size_t len)
-{
-    weft_nccl_fabric f;
-    weft_nccl_choice ch;
-    if (strcmp(algo, "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
-        !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
-        snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-                 weft_proto_name(ch.proto), ch.plan);
-    else if (strcmp(algo, "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
-        snprintf(buf, len, "rings:auto (%u)", f.channels);
-    else
-        snprintf(buf, len, "%s", algo);
-}
-
 static int measure(const weft_topo *t, const weft_plan *p, const char *algo, plan_report *r)
 {
     weft_diag d;
@@ -287,16 +271,10 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     /* rings:K appears twice: as rings:auto (NCCL's channel count) and as
      * rings:4. */
     const char *names[64];
-    size_t nn = 0, n_over = 0;
-    char over[256] = "";
-    for (size_t i = 0; i < weft_classic_count() && nn + 2 < 64; i++) {
-        const char *name = weft_classic_get(i)->name;
-        if (strcmp(name, "rings:K") == 0) {
-            names[nn++] = "rings:auto";
-            name = "rings:4";
-        }
-        names[nn++] = name;
-    }
+    size_t nn = cli_baseline_names(names, 64), n_over = 0;
+    char over[256] = "", best_label[64] = "";
+    weft_rat best = weft_rat_int(0);
+    bool have_best = false;
     for (size_t i = 0; i < nn && rc == CLI_EXIT_OK; i++) {
         const char *algo = names[i];
         weft_plan *p = NULL;
@@ -312,6 +290,11 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         }
         plan_report r;
         rc = measure(t, p, algo, &r);
+        if (rc == CLI_EXIT_OK && (!have_best || weft_rat_cmp(r.cost.algbw, best) > 0)) {
+            have_best = true;
+            best = r.cost.algbw;
+            cli_algo_label(t, algo, coll, best_label, sizeof best_label);
+        }
         if (rc == CLI_EXIT_OK && json) {
             cli_json_begin_object(&j);
             cli_json_kv_string(&j, "algo", algo);
@@ -324,7 +307,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
             char ex[64], tbuf[32];
             weft_rat_format(r.cost.algbw, ex, sizeof ex);
             char label[64];
-            algo_label(t, algo, coll, label, sizeof label);
+            cli_algo_label(t, algo, coll, label, sizeof label);
             cli_table_cell(&tab, "%s", label);
             cli_table_cell(&tab, "%.3f", weft_rat_to_double(r.cost.algbw));
             cli_table_cell(&tab, "%s", ex);
@@ -354,6 +337,10 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     cli_table_fini(&tab);
     if (rc == CLI_EXIT_OK && over[0])
         printf("left out: %s (more than %u ops)\n", over, CLI_PLAN_MAX_OPS);
+    if (rc == CLI_EXIT_OK && have_best)
+        printf("best limit: %s, algbw %.3f GB/s (the baseline weft plan --algo optimal is "
+               "measured against)\n",
+               best_label, weft_rat_to_double(best));
     if (rc == CLI_EXIT_OK)
         printf("limit: throughput bound of the plan on shortest paths; t(S): shared-link "
                "estimate at size S (%s)\n",

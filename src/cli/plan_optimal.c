@@ -5,14 +5,43 @@
 
 #include "cli/cli.h"
 
-/* The baselines: NCCL's choice, rings at NCCL's channel count, and the
- * classic algorithms that apply to large messages. */
-static const char *const baselines[] = {"nccl", "rings:auto", "ring",   "biring",
-                                        "rings:4", "dbtree",    "hd",     "hier"};
+size_t cli_baseline_names(const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < weft_classic_count() && n + 2 <= cap; i++) {
+        const char *name = weft_classic_get(i)->name;
+        if (strcmp(name, "rings:K") == 0) {
+            names[n++] = "rings:auto";
+            name = "rings:4";
+        }
+        names[n++] = name;
+    }
+    return n;
+}
 
+void cli_algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf, size_t len)
+{
+    weft_nccl_fabric f;
+    weft_nccl_choice ch;
+    if (strcmp(algo, "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
+        !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
+        snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
+                 weft_proto_name(ch.proto), ch.plan);
+    else if (strcmp(algo, "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
+        snprintf(buf, len, "rings:auto (%u)", f.channels);
+    else
+        snprintf(buf, len, "%s", algo);
+}
+
+/* The best of the first `count` of the baselines (nccl alone when 1). */
 static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_rat *best,
                         char *what, size_t len, char *over, size_t over_len)
 {
+    const char *all[64];
+    size_t nall = cli_baseline_names(all, 64);
+    const char *nccl_only[] = {"nccl"};
+    const char *const *baselines = count == 1 ? nccl_only : all;
+    count = count == 1 ? 1 : nall;
     bool found = false;
     size_t at = 0;
     if (over_len)
@@ -37,16 +66,7 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
             continue;
         found = true;
         *best = c.algbw;
-        weft_nccl_fabric f;
-        weft_nccl_choice ch;
-        if (strcmp(baselines[i], "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
-            !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
-            snprintf(what, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-                     weft_proto_name(ch.proto), ch.plan);
-        else if (strcmp(baselines[i], "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
-            snprintf(what, len, "rings:auto (%u)", f.channels);
-        else
-            snprintf(what, len, "%s", baselines[i]);
+        cli_algo_label(t, baselines[i], coll, what, len);
     }
     return found ? WEFT_OK : WEFT_ENOENT;
 }
@@ -54,8 +74,7 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
 weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
                            size_t len, char *over, size_t over_len)
 {
-    return best_of(t, coll, sizeof baselines / sizeof *baselines, best, what, len, over,
-                   over_len);
+    return best_of(t, coll, 0, best, what, len, over, over_len);
 }
 
 /* nccl alone (baselines[0]); false when it does not build. */

@@ -20,9 +20,16 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
  * on 1,024 ranks has 33.5 million) are left out and named. */
 #define CLI_PLAN_MAX_OPS 4194304u
 
-/* The best baseline by plan limit (weft_plan_cost_get) among nccl (its
- * choice at WEFT_NCCL_PLAN_BYTES), rings:auto, ring, biring, rings:4,
- * dbtree, hd and hier, those that build coll on t within CLI_PLAN_MAX_OPS:
+/* The baselines, as weft plan --compare lists them: every classic
+ * algorithm of weft plan --list, rings:K as rings:auto (NCCL's channel
+ * count) and as rings:4, nccl among them. Returns how many were written
+ * (at most cap). */
+size_t cli_baseline_names(const char **names, size_t cap);
+/* "nccl (ring, Simple, rings:16)" (its choice at WEFT_NCCL_PLAN_BYTES),
+ * "rings:auto (16)", or the name. */
+void cli_algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf, size_t len);
+/* The best baseline by plan limit (weft_plan_cost_get) among
+ * cli_baseline_names, those that build coll on t within CLI_PLAN_MAX_OPS:
  * its algbw in *best and what it is in `what` ("nccl (ring, Simple,
  * rings:16)"); `over` lists those over the limit ("nccl, rings:auto"), ""
  * when none. WEFT_ENOENT when none builds. */

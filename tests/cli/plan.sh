@@ -33,6 +33,7 @@ check "compare lists hier" grep -q "hier .*1200/7" <<<"$cmp"
 check "compare lists dbtree" grep -q "dbtree" <<<"$cmp"
 check "compare lists rings:auto" grep -q "^  rings:auto (16) .* 320/3 " <<<"$cmp"
 check "compare lists nccl" grep -q "^  nccl (ring, Simple, rings:16) .* 320/3 " <<<"$cmp"
+check "compare names the best limit" grep -q "^best limit: hier, algbw 171.429 GB/s (the baseline weft plan --algo optimal is measured against)$" <<<"$cmp"
 # One estimate: no row's t(S) beats S over its own limit (every algorithm on
 # a100:2, where the old alpha-beta columns had ring's t(1G) at 16.55 ms
 # against a limit that implies 80.53 ms), and on a fabric with latencies
