@@ -48,13 +48,12 @@ extern "C" {
  *            per chunk (1 to WEFT_EXEC_MAX_SLICES), each a message paying
  *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice
  *            (weft/exec_model.h);
- *   gpu      a GPU runtime (NCCL): one of its protocols (weft/protocol.h;
- *            the fastest when simulated, as NCCL picks the one its model
- *            says is fastest, unless proto names one), its share of link
+ *   gpu      a GPU runtime (NCCL): the protocol NCCL's rule picks for the
+ *            size (weft/protocol.h; proto forces one), its share of link
  *            bandwidth, its launch latency once, its per-hop latency on
  *            every route (NVLink inside a host, the network between
- *            hosts), and forwarding as data arrives (cut through; the ring
- *            without a plan: slices of one pipeline step).
+ *            hosts), and forwarding as data arrives (plans cut through;
+ *            the ring without a plan moves slices of one pipeline step).
  *
  * weft_sim_model_default gives gpu for a fabric whose compute nodes name
  * their GPU generation (arch=, weft_gpu_arch_parse), runtime otherwise. */
@@ -71,7 +70,14 @@ typedef struct weft_sim_opts {
     bool symmetry;   /* simulate flow classes (exact; default true); false
                         simulates every transfer on its own */
     FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
-                        document is written here (default NULL) */
+                        document is written here (default NULL); docs/sim.md
+                        describes its tracks and names */
+    uint32_t trace_run; /* 0 (default): o->trace receives a whole document.
+                           k >= 1: the k-th run (1, 2, ... in order) of a
+                           document opened by weft_sim_trace_begin, on its own
+                           processes, named after trace_label */
+    const char *trace_label; /* with trace_run: prefixes this run's process
+                                names ("1M: rank 0"; default NULL) */
     uint32_t max_classes; /* weft_sim_ring only: when the exact symmetry classes
                              are more than this (0: the default, 4096), a ring
                              of private routes is approximated by its periodic
@@ -101,7 +107,8 @@ typedef struct weft_sim_opts {
                             link, as a receiver forwards a step once it has
                             arrived (default 0) */
     int proto;           /* gpu model: the weft_proto to run; -1 (default):
-                            each, the fastest kept. Reported in the result */
+                            NCCL's choice (weft_sim_opts_resolve). Reported
+                            in the result */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -130,6 +137,20 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
 WEFT_API weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
                                         uint64_t size, uint64_t chunk_bytes,
                                         weft_sim_opts *out, weft_diag *d);
+
+/* One trace document holding several runs (the sizes of a sweep):
+ * weft_sim_trace_begin writes its head, then weft_sim_plan with o->trace = f
+ * and o->trace_run = 1, 2, ... writes each run, and weft_sim_trace_end
+ * closes and flushes it. WEFT_EIO when writing fails. */
+WEFT_API weft_err weft_sim_trace_begin(FILE *f);
+WEFT_API weft_err weft_sim_trace_end(FILE *f);
+/* weft_sim_trace_end that also records how each run was simulated: the
+ * document gets a top-level "metadata" object {"model": the last run's
+ * model, "runs": [{"size", "model", "proto" (or null), "slices"}, ...]}
+ * from the n results in run order. */
+struct weft_sim_result;
+WEFT_API weft_err weft_sim_trace_end_results(FILE *f, const struct weft_sim_result *rs,
+                                             size_t n);
 
 #define WEFT_SIM_BUSIEST 5
 

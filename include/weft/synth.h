@@ -198,8 +198,9 @@ WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, w
  * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;
  * docs/optimal.md): with the exact bound's per-rank rate r = algbw / N,
  * every rank roots k spanning trees, each carrying 1/k of its data, and a
- * link of b GB/s carries at most b k / r of them (k the smallest making
- * every such number an integer; U = k / r). Switches are removed by edge
+ * link of b GB/s carries at most floor(b k / r) of them (k the fewest
+ * trees that reach r: 1, 2, ... are tried before the exact k that makes
+ * every b k / r an integer; U = k / r). Switches are removed by edge
  * splitting that keeps the rooted connectivity, k out-trees per rank are
  * packed with max-flow checks, and every tree edge is mapped back onto the
  * physical paths it stands for. Allgather broadcasts down each tree;
@@ -210,7 +211,7 @@ WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, w
  * With trees_per_root K the number of trees is forced (K = 1 is what an
  * MSCCL export wants): capacities become floor(b K / r') for the largest
  * r' (found among the breakpoints b K / m) at which the trees still exist,
- * and algbw reports the throughput reached.
+ * and algbw reports the throughput the packed trees reach (at least r').
  *
  * Limits: every switch/nic/ocs must have equal in- and out-bandwidth
  * (WEFT_ETOPO names one that does not); the work is many small max-flows,

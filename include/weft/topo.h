@@ -97,6 +97,12 @@ WEFT_API weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_i
  * or was told by flags ("NVLink bandwidth 300 GB/s per GPU (--nvlink-bw)").
  * The note is printed by `weft topo show` as comments. */
 WEFT_API weft_err weft_topo_builder_note(weft_topo_builder *b, const char *line);
+/* Appends a line to the note that is an assumption: a default the source
+ * did not state and a flag could change ("no NVLink modelled ..."). It is
+ * part of the note and also listed by weft_topo_assumptions, which the
+ * command line prints on stderr for every command that answers from the
+ * fabric, since the answer depends on it. */
+WEFT_API weft_err weft_topo_builder_assume(weft_topo_builder *b, const char *line);
 WEFT_API uint32_t weft_topo_builder_num_nodes(const weft_topo_builder *b);
 
 /* Validates and builds. The builder is consumed (freed) whether or not the
@@ -144,6 +150,9 @@ WEFT_API bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_nod
                                   weft_link_id *out);
 /* The provenance note (lines separated by '\n'; empty string if none). */
 WEFT_API const char *weft_topo_note(const weft_topo *t);
+/* The note's assumption lines (weft_topo_builder_assume), in order,
+ * separated by '\n'; empty string if none. */
+WEFT_API const char *weft_topo_assumptions(const weft_topo *t);
 
 /* True when a and b are the same graph: same nodes (names, kinds, hosts,
  * attributes) in the same order and the same links with equal bandwidth and
@@ -208,6 +217,26 @@ WEFT_API weft_err weft_topo_write(const weft_topo *t, FILE *f);
  * in a weft_rat. */
 WEFT_API weft_err weft_parse_bandwidth(const char *text, weft_rat *gbps);
 
+/* The quantities of fabric text and flags, for weft_parse_quantity. */
+typedef enum weft_quantity {
+    WEFT_QTY_BANDWIDTH, /* in GB/s; must be > 0 */
+    WEFT_QTY_LATENCY,   /* a time in ns (units ns, us, ms, s); must be >= 0 */
+} weft_quantity;
+
+/* The one reader of bandwidths and times that .topo files, presets and
+ * every command-line flag share: NUMBER UNIT as weft_parse_bandwidth, or a
+ * bare NUMBER taken in bare_unit (one of the quantity's units: presets and
+ * --nic-bw take "GB/s", --alpha "s", preset latencies "ns"); bare_unit
+ * NULL requires a unit. Writes the exact value in GB/s or ns. On failure
+ * *why (when why is not NULL) is a static reason for a message: "bad
+ * number", "missing unit", "unknown unit", "must be > 0", "must be >= 0",
+ * "too large" or "too small" (below the resolution of a fraction of 64-bit
+ * integers, as 1e-30GB/s), with the codes of weft_parse_bandwidth. */
+WEFT_API weft_err weft_parse_quantity(weft_quantity q, const char *text, const char *bare_unit,
+                                      weft_rat *out, const char **why);
+/* The unit names a quantity accepts, for messages: "GB/s, Gbps, ...". */
+WEFT_API const char *weft_quantity_units(weft_quantity q);
+
 /* ---- Presets ----------------------------------------------------------- */
 
 typedef struct weft_preset_info {
@@ -259,14 +288,17 @@ typedef struct weft_nccl_import_opts {
      * CPU's arch/vendor/model (e.g. 16 GB/s AMD Zen 1/2, 10 GB/s Intel
      * Skylake). GB/s. */
     weft_rat cpu_bw_gbps;
-    /* Copies of the box, 1 to 1000000. With 1 there is no network beyond
-     * the NICs. */
+    /* Copies of the box, 1 to WEFT_NCCL_MAX_HOSTS. With 1 there is no
+     * network beyond the NICs. */
     uint32_t hosts;
     /* How boxes are joined when hosts > 1: "rail" (NIC i of every box to
      * switch "rail<i>") or "switch" (every NIC to one switch "net0").
      * NULL means "rail". */
     const char *network;
 } weft_nccl_import_opts;
+
+/* The most copies of a box an NCCL import makes (weft_nccl_import_opts.hosts). */
+#define WEFT_NCCL_MAX_HOSTS 1000000u
 
 /* Sets every field to its default: zeros, hosts = 1, network = NULL. */
 WEFT_API void weft_nccl_import_opts_init(weft_nccl_import_opts *o);
@@ -314,6 +346,23 @@ WEFT_API void weft_spec_opts_init(weft_spec_opts *o);
  * defaults. */
 WEFT_API weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts,
                                       weft_topo **out, weft_diag *d);
+
+/* What a spec names, decided exactly as weft_topo_from_spec decides it, so
+ * a caller can tell before loading whether options such as the NCCL ones
+ * apply. A name that is no file is a preset (or a host fabric, "host" and
+ * "host:..."), whether or not such a preset exists; a directory counts as a
+ * .topo file (loading it fails). */
+typedef enum weft_spec_kind {
+    WEFT_SPEC_PRESET,
+    WEFT_SPEC_HOST,
+    WEFT_SPEC_TOPO,
+    WEFT_SPEC_NCCL_XML,
+    WEFT_SPEC_ASTRA_YML,
+} weft_spec_kind;
+WEFT_API weft_spec_kind weft_spec_kind_of(const char *spec);
+/* "a preset", "a host fabric", "a .topo file", "an NCCL topology XML",
+ * "an ASTRA-sim config": for messages. */
+WEFT_API const char *weft_spec_kind_name(weft_spec_kind kind);
 
 #ifdef __cplusplus
 }

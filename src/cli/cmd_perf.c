@@ -3,6 +3,7 @@
  * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or
  * alone, as one rank). Rank 0 prints; every rank checks its own results. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,17 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
+#include "cli/sizes.h"
+#include "cli/svg_plot.h"
 #include "weft/comm.h"
+#include "weft/log.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
 
 static const cli_opt perf_opts[] = {
-    {"minbytes", 'b', "SIZE", "smallest size in bytes, K/M/G suffixes (default 8)"},
+    {"minbytes", 'b', "SIZE", "smallest size: 4096, 64K, 1.5G, 1GiB (as weft sim --size; default 8)"},
     {"maxbytes", 'e', "SIZE", "largest size (default 32M)"},
     {"stepfactor", 'f', "F", "multiply the size by F each step, F >= 2 (default 2)"},
     {"iters", 'n', "N", "timed iterations per size (default 20)"},
@@ -27,34 +32,57 @@ static const cli_opt perf_opts[] = {
     {"datatype", 'd', "TYPE", "int8 .. uint64, half, bfloat16, float, double (default float)"},
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
     {"root", 'r', "RANK", "root of broadcast and reduce (default 0)"},
+    {"average", 'a', "0..3", "time over ranks: 0 rank 0's, 1 mean, 2 least, 3 largest (default 3)"},
+    {"blocking", 'z', "0..3", "1: barrier after each call, timed; 3: not timed; 0, 2: none (default 0)"},
+    {"run_cycles", 'N', "N", "run the whole sweep N times, printing each (0: until killed; default 1)"},
+    {"ngpus", 'g', "1", "GPUs per thread: only 1 (one rank per process)"},
+    {"nthreads", 't', "1", "threads per process: only 1 (one rank per process)"},
+    {"cudagraph", 'G', "0", "CUDA graph launches: only 0 (the runtime runs on CPUs)"},
     {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
+    {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
+    {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup perf_group = {"options (the names and defaults of nccl-tests)",
+static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
                                         perf_opts};
 
 static const cli_syntax perf_syntax = {
     .path = "weft perf",
-    .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]",
+    .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]\n"
+            "        [-r ROOT] [-a 0..3] [-z 0..3] [-N CYCLES] [--plan FILE] [--json]\n"
+            "        [--plot FILE.svg]",
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
-             "in-place the time per call (us, the slowest rank's average over ITERS),\n"
-             "algbw = size / time and busbw = algbw * factor (GB/s = 1e9 B/s), and\n"
-             "#wrong, the number of result elements that differ from the exact expected\n"
-             "value, summed over ranks (N/A with -c 0). COLL is allreduce, allgather,\n"
-             "reducescatter, broadcast, reduce or alltoall. For allgather the size is\n"
-             "the total output, for reducescatter the total input, for alltoall one\n"
-             "rank's input; sizes are rounded down to whole elements per rank and to\n"
+             "in-place the time per call (us, averaged over ITERS, then combined over\n"
+             "ranks as -a says: by default the slowest rank's, where nccl-tests takes\n"
+             "the mean), algbw = size / time, busbw = algbw * factor (GB/s = 1e9 B/s)\n"
+             "and #wrong, the number of result elements that differ from the exact\n"
+             "expected value, summed over ranks (N/A with -c 0). COLL is allreduce,\n"
+             "allgather, reducescatter, broadcast, reduce or alltoall. For allgather the\n"
+             "size is the total output, for reducescatter the total input, for alltoall\n"
+             "one rank's input; sizes are rounded down to whole elements per rank and to\n"
              "whole chunks of a forced plan or algorithm (--plan, WEFT_PLAN, WEFT_ALGO),\n"
              "which must divide the data; the header names what is forced.\n"
              "Factors: 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter\n"
-             "and alltoall, 1 for broadcast and reduce.\n"
+             "and alltoall, 1 for broadcast and reduce. With one rank an in-place call\n"
+             "moves nothing: its algbw and busbw are N/A (its time is still shown).\n"
+             "-g, -t and -G are nccl-tests' GPUs per thread, threads per process and CUDA\n"
+             "graph launches: weft runs one rank per process on CPUs, so only their\n"
+             "neutral values (1, 1, 0) are accepted. Calls return when their data is in\n"
+             "place, so -z 0 and -z 2 time the same.\n"
+             "With --json rank 0 prints one object: coll, ranks, transport, iters, warmup,\n"
+             "check, schedule, average, blocking, cycles, rows (cycle, size, count, type,\n"
+             "redop, root, out_of_place and in_place: time_s, algbw, busbw, wrong; null\n"
+             "for N/A), wrong_total, avg_busbw, ok and error. With WEFT_LOG, each log\n"
+             "line of a rank of several names it: 'weft INFO run: rank R: ...'.\n"
              "\n"
              "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
              "weft was built with MPI, with 'mpirun -np N weft perf ...' (MPI only\n"
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
-             "single rank. Exit 1 when a result is wrong or a rank fails.\n",
+             "single rank. Exit 1 when a result is wrong or a rank fails.\n"
+             "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
+             "size (log scale) once every size has run.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -70,29 +98,26 @@ typedef struct perf {
     weft_redop op;
     uint32_t root, n, rank;
     long iters, warmup;
-    bool check;
+    long average;  /* -a: AVG_RANK0 .. AVG_MAX */
+    long blocking; /* -z: 0 .. 3 */
+    long cycles;   /* -N: sweeps, 0 = until killed */
+    bool check, json;
     unsigned char *send, *recv;
     weft_comm_plan *plan; /* NULL: the built-in collectives */
     uint32_t chunks;      /* the forced plan's or algorithm's, else 1 */
     char schedule[160];   /* what the header says runs */
 } perf;
 
+/* -b and -e: the size grammar of every command (cli/sizes.h), at most
+ * 2^40 bytes. */
+#define PERF_SIZE_WANT CLI_SIZE_GRAMMAR "; at most 2^40 bytes"
+
 static bool parse_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9') return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift) end++;
-    if (*end || errno || v > (1ULL << 40) >> shift) return false;
-    *out = (size_t)(v << shift);
+    uint64_t v;
+    const char *why;
+    if (!cli_parse_size(s, strlen(s), &v, &why) || v > (1ULL << 40)) return false;
+    *out = (size_t)v;
     return true;
 }
 
@@ -235,11 +260,19 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
     return WEFT_OK;
 }
 
-/* Combines one value over the ranks (max or sum) at rank 0 and hands the
- * result back, by point to point: perf's own bookkeeping must not go
+/* How combine() merges one value over the ranks: the -a modes of
+ * nccl-tests (0 rank 0's, 1 the mean, 2 the least, 3 the largest), and a
+ * plain sum for the counts of wrong elements. */
+enum { AVG_RANK0 = 0, AVG_MEAN = 1, AVG_MIN = 2, AVG_MAX = 3, AVG_SUM = 4 };
+
+static const char *const average_text[] = {"rank 0's", "mean over ranks", "least over ranks",
+                                           "max over ranks"};
+
+/* Combines one value over the ranks (how: an AVG_ mode) at rank 0 and hands
+ * the result back, by point to point: perf's own bookkeeping must not go
  * through the schedule selection, where a forced WEFT_ALGO or WEFT_PLAN
  * does not fit a single element. */
-static weft_err combine(perf *p, double *v, bool max, weft_diag *d)
+static weft_err combine(perf *p, double *v, int how, weft_diag *d)
 {
     weft_err e = WEFT_OK;
     if (p->rank != 0) {
@@ -249,30 +282,113 @@ static weft_err combine(perf *p, double *v, bool max, weft_diag *d)
     for (uint32_t r = 1; r < p->n && !e; r++) {
         double x = 0;
         e = weft_recv(p->c, r, &x, sizeof x, d);
-        *v = max ? (x > *v ? x : *v) : *v + x;
+        if (how == AVG_MAX)
+            *v = x > *v ? x : *v;
+        else if (how == AVG_MIN)
+            *v = x < *v ? x : *v;
+        else if (how == AVG_MEAN || how == AVG_SUM)
+            *v += x;
     }
+    if (how == AVG_MEAN) *v /= p->n;
     for (uint32_t r = 1; r < p->n && !e; r++)
         e = weft_send(p->c, r, v, sizeof *v, d);
     return e;
 }
 
-/* Average seconds per call on the slowest rank. */
+/* Seconds per call, combined over the ranks as -a says. -z as nccl-tests:
+ * a weft call returns only when its data is in place, so 0 (no wait) and 2
+ * (wait, no barrier) time the same; 1 adds a barrier after each call,
+ * inside the time; 3 a barrier after each call, outside the time. */
 static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_diag *d)
 {
     weft_err e = WEFT_OK;
-    for (long i = 0; i < p->warmup && !e; i++)
+    for (long i = 0; i < p->warmup && !e; i++) {
         e = run_once(p, count, in_place, d);
+        if (!e && p->blocking == 1) e = weft_comm_barrier(p->c, d);
+    }
     if (!e) e = weft_comm_barrier(p->c, d);
-    double t0 = now_s();
-    for (long i = 0; i < p->iters && !e; i++)
+    double t0 = now_s(), busy = 0;
+    for (long i = 0; i < p->iters && !e; i++) {
+        double s = now_s();
         e = run_once(p, count, in_place, d);
-    double t = (now_s() - t0) / (double)(p->iters ? p->iters : 1);
-    if (!e) e = combine(p, &t, true, d);
+        if (!e && p->blocking == 1) e = weft_comm_barrier(p->c, d);
+        if (!e && p->blocking == 3) {
+            busy += now_s() - s;
+            e = weft_comm_barrier(p->c, d);
+        }
+    }
+    double t = ((p->blocking == 3 ? busy : now_s() - t0)) / (double)(p->iters ? p->iters : 1);
+    if (!e) e = combine(p, &t, p->average, d);
     *secs = t;
     return e;
 }
 
-static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
+/* One half of a row (out of place or in place). */
+typedef struct half {
+    double secs;
+    double algbw, busbw; /* GB/s; meaningless when !moved */
+    bool moved;          /* false: one rank in place, no byte moves */
+    uint64_t wrong;
+} half;
+
+static void time_text(char *buf, size_t size, double secs)
+{
+    double us = secs * 1e6;
+    /* Seven characters, as nccl-tests: fewer decimals for long times. */
+    snprintf(buf, size, us < 1e4 ? "%7.2f" : us < 1e5 ? "%7.1f" : "%7.0f", us);
+}
+
+static void json_half(cli_json *j, const char *key, const half *h, bool check)
+{
+    cli_json_key(j, key);
+    cli_json_begin_object(j);
+    cli_json_kv_double(j, "time_s", h->secs);
+    if (h->moved) {
+        cli_json_kv_double(j, "algbw", h->algbw);
+        cli_json_kv_double(j, "busbw", h->busbw);
+    } else {
+        cli_json_key(j, "algbw");
+        cli_json_null(j);
+        cli_json_key(j, "busbw");
+        cli_json_null(j);
+    }
+    if (check)
+        cli_json_kv_uint(j, "wrong", h->wrong);
+    else {
+        cli_json_key(j, "wrong");
+        cli_json_null(j);
+    }
+    cli_json_end_object(j);
+}
+
+/* A log sink that names the rank after the level and subsystem, as the
+ * MPI interposition library does ("weft INFO run: rank 1: allreduce ..."),
+ * so that lines stay greppable by level and subsystem, and writes each
+ * line whole (one fprintf of one buffer): the lines of several ranks do not
+ * mix. */
+static void rank_log(weft_log_level level, const char *line, void *arg)
+{
+    (void)level;
+    const char *colon = strstr(line, ": ");
+    int head = colon ? (int)(colon - line) + 2 : 0;
+    fprintf(stderr, "%.*srank %u: %s\n", head, line, *(const uint32_t *)arg, line + head);
+}
+
+/* The measured busbw of every size, out of place and in place, as an SVG
+ * plot (rank 0, after the table). */
+static int plot_perf(const char *path, const perf *p, const char *coll, const uint64_t *sizes,
+                     const double *bus, size_t n)
+{
+    char title[320];
+    snprintf(title, sizeof title, "weft perf %s: %u ranks, transport %s, measured", coll, p->n,
+             p->n > 1 ? weft_comm_transport(p->c, 1) : "self");
+    cli_plot_series s[2] = {{"out-of-place", sizes, bus, n, false},
+                            {"in-place", sizes, bus + n, n, false}};
+    cli_plot plot = {title, "size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", s, 2};
+    return cli_plot_write(path, &plot);
+}
+
+static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *plot)
 {
     size_t es = weft_dtype_size(p->dtype);
     bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER || p->coll == C_ALLTOALL;
@@ -287,16 +403,39 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     }
     static const char *const names[] = {"allreduce", "allgather", "reducescatter",
                                         "broadcast", "reduce",    "alltoall"};
+    static const char *const blocking_text[] = {
+        "no barrier between calls", "a barrier after each call, timed",
+        "no barrier between calls", "a barrier after each call, not timed"};
     bool rooted = p->coll == C_BROADCAST || p->coll == C_REDUCE;
     double factor_bus = p->coll == C_ALLREDUCE ? 2.0 * (p->n - 1) / p->n
                         : rooted               ? 1.0
                                                : (double)(p->n - 1) / p->n;
     bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER || p->coll == C_REDUCE;
-    if (p->rank == 0) {
+    const char *transport = p->n > 1 ? weft_comm_transport(p->c, 1) : "self";
+    bool print = p->rank == 0;
+    cli_json j;
+    if (print && p->json) {
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "coll", names[p->coll]);
+        cli_json_kv_uint(&j, "ranks", p->n);
+        cli_json_kv_string(&j, "transport", transport);
+        cli_json_kv_int(&j, "iters", p->iters);
+        cli_json_kv_int(&j, "warmup", p->warmup);
+        cli_json_kv_bool(&j, "check", p->check);
+        cli_json_kv_string(&j, "schedule", p->schedule);
+        cli_json_kv_int(&j, "average", p->average);
+        cli_json_kv_int(&j, "blocking", p->blocking);
+        cli_json_kv_int(&j, "cycles", p->cycles);
+        cli_json_key(&j, "rows");
+        cli_json_begin_array(&j);
+    } else if (print) {
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
-               names[p->coll], p->n, p->n > 1 ? weft_comm_transport(p->c, 1) : "self", p->iters,
-               p->warmup, p->check ? 1 : 0, p->schedule);
+               names[p->coll], p->n, transport, p->iters, p->warmup, p->check ? 1 : 0,
+               p->schedule);
+        printf("# time: %s (-a %ld), %s (-z %ld)\n", average_text[p->average], p->average,
+               blocking_text[p->blocking], p->blocking);
         printf("#\n");
         printf("# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "", "out-of-place",
                "in-place");
@@ -313,51 +452,125 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor)
     unsigned long long total_wrong = 0;
     double bus_sum = 0;
     int rows = 0;
-    for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
-        size_t bytes = size / unit * unit;
-        size_t count = bytes / (es * (per_rank ? p->n : 1)); /* per the collective's API */
-        char line[256];
-        int len = snprintf(line, sizeof line, "%12zu  %12zu  %8s  %6s  %6d", bytes, bytes / es,
-                           weft_dtype_name(p->dtype), reduces ? weft_redop_name(p->op) : "none",
-                           rooted ? (int)p->root : -1);
-        for (int ip = 0; ip < 2 && !e; ip++) {
-            uint64_t all_wrong = 0;
-            if (p->check) {
-                size_t w = 0;
-                e = checked_run(p, count, ip == 1, &w, &d);
-                double sum = (double)w; /* exact below 2^53 elements */
-                if (!e) e = combine(p, &sum, false, &d);
-                all_wrong = (uint64_t)sum;
-            }
-            double secs = 0;
-            if (!e) e = timed(p, count, ip == 1, &secs, &d);
-            double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
-            total_wrong += all_wrong;
-            bus_sum += algbw * factor_bus;
-            char wtext[32], ttext[32];
-            snprintf(wtext, sizeof wtext, "%llu", (unsigned long long)all_wrong);
-            double us = secs * 1e6;
-            /* Seven characters, as nccl-tests: fewer decimals for long times. */
-            snprintf(ttext, sizeof ttext, us < 1e4 ? "%7.2f" : us < 1e5 ? "%7.1f" : "%7.0f", us);
-            if (len > 0 && (size_t)len < sizeof line)
-                len += snprintf(line + len, sizeof line - (size_t)len, "  %7s  %6.2f  %6.2f  %6s",
-                                ttext, algbw, algbw * factor_bus, p->check ? wtext : "N/A");
+    /* With --plot: every size's bytes and busbw (out of place, then in
+     * place) of the first cycle; NaN (left out of the plot) where nothing
+     * moves. */
+    size_t nsizes = 0, cap = 0;
+    uint64_t *xs = NULL;
+    double *bus = NULL;
+    if (plot && print) {
+        for (size_t size = minb; size <= maxb; size *= (size_t)factor) {
+            cap++;
+            if (size == 0 || size > maxb / (size_t)factor)
+                break;
         }
-        rows += 2;
-        if (!e && p->rank == 0) printf("%s\n", line);
-        fflush(stdout);
-        if (size == 0) break;
+        xs = calloc(cap, sizeof *xs);
+        bus = calloc(2 * cap, sizeof *bus);
+        if (!xs || !bus)
+            e = weft_diag_code(&d, WEFT_ENOMEM);
+    }
+    for (long cycle = 0; (p->cycles == 0 || cycle < p->cycles) && !e; cycle++) {
+        for (size_t size = minb; size <= maxb && !e; size *= (size_t)factor) {
+            size_t bytes = size / unit * unit;
+            size_t count = bytes / (es * (per_rank ? p->n : 1)); /* per the collective's API */
+            half h[2];
+            for (int ip = 0; ip < 2 && !e; ip++) {
+                h[ip].wrong = 0;
+                if (p->check) {
+                    size_t w = 0;
+                    e = checked_run(p, count, ip == 1, &w, &d);
+                    double sum = (double)w; /* exact below 2^53 elements */
+                    if (!e) e = combine(p, &sum, AVG_SUM, &d);
+                    h[ip].wrong = (uint64_t)sum;
+                }
+                h[ip].secs = 0;
+                if (!e) e = timed(p, count, ip == 1, &h[ip].secs, &d);
+                /* One rank in place: the collective leaves its buffer as it
+                 * is, so no byte moves and a rate would only measure the
+                 * call's overhead (45,491 GB/s once); out of place it copies
+                 * between the two buffers, which is a rate. */
+                h[ip].moved = !(ip == 1 && p->n == 1);
+                h[ip].algbw = h[ip].secs > 0 ? (double)bytes / h[ip].secs / 1e9 : 0;
+                h[ip].busbw = h[ip].algbw * factor_bus;
+                total_wrong += h[ip].wrong;
+                if (h[ip].moved) {
+                    bus_sum += h[ip].busbw;
+                    rows++;
+                }
+                if (bus && cycle == 0 && nsizes < cap)
+                    bus[(size_t)ip * cap + nsizes] = h[ip].moved ? h[ip].busbw : NAN;
+            }
+            if (xs && cycle == 0 && nsizes < cap)
+                xs[nsizes++] = bytes;
+            if (!e && print && p->json) {
+                cli_json_begin_object(&j);
+                cli_json_kv_int(&j, "cycle", cycle);
+                cli_json_kv_uint(&j, "size", bytes);
+                cli_json_kv_uint(&j, "count", bytes / es);
+                cli_json_kv_string(&j, "type", weft_dtype_name(p->dtype));
+                cli_json_kv_string(&j, "redop", reduces ? weft_redop_name(p->op) : NULL);
+                cli_json_kv_int(&j, "root", rooted ? (int)p->root : -1);
+                json_half(&j, "out_of_place", &h[0], p->check);
+                json_half(&j, "in_place", &h[1], p->check);
+                cli_json_end_object(&j);
+            } else if (!e && print) {
+                char line[256], t[2][32], bw[4][16], w[2][32];
+                for (int ip = 0; ip < 2; ip++) {
+                    time_text(t[ip], sizeof t[ip], h[ip].secs);
+                    if (h[ip].moved) {
+                        snprintf(bw[2 * ip], sizeof bw[0], "%6.2f", h[ip].algbw);
+                        snprintf(bw[2 * ip + 1], sizeof bw[0], "%6.2f", h[ip].busbw);
+                    } else {
+                        snprintf(bw[2 * ip], sizeof bw[0], "%6s", "N/A");
+                        snprintf(bw[2 * ip + 1], sizeof bw[0], "%6s", "N/A");
+                    }
+                    snprintf(w[ip], sizeof w[ip], "%llu", (unsigned long long)h[ip].wrong);
+                }
+                snprintf(line, sizeof line,
+                         "%12zu  %12zu  %8s  %6s  %6d  %7s  %s  %s  %6s  %7s  %s  %s  %6s", bytes,
+                         bytes / es, weft_dtype_name(p->dtype),
+                         reduces ? weft_redop_name(p->op) : "none", rooted ? (int)p->root : -1,
+                         t[0], bw[0], bw[1], p->check ? w[0] : "N/A", t[1], bw[2], bw[3],
+                         p->check ? w[1] : "N/A");
+                printf("%s\n", line);
+            }
+            fflush(stdout);
+            if (size == 0) break;
+        }
     }
     free(p->send);
     free(p->recv);
+    double avg_bus = rows ? bus_sum / rows : 0.0;
+    if (print && p->json) {
+        cli_json_end_array(&j);
+        cli_json_kv_uint(&j, "wrong_total", total_wrong);
+        cli_json_kv_double(&j, "avg_busbw", avg_bus);
+        cli_json_kv_bool(&j, "ok", !e && total_wrong == 0);
+        cli_json_kv_string(&j, "error", e ? (d.msg[0] ? d.msg : weft_strerror(e)) : NULL);
+        cli_json_end_object(&j);
+        if (cli_json_finish(&j)) cli_error("internal error: incomplete JSON document");
+    }
     if (e) {
+        free(xs);
+        free(bus);
         cli_error("perf: rank %u: %s", p->rank, d.msg[0] ? d.msg : weft_strerror(e));
         return CLI_EXIT_INPUT;
     }
-    if (p->rank == 0) {
+    int rc = CLI_EXIT_OK;
+    if (print && !p->json) {
         printf("# Out of bounds values : %llu %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
-        printf("# Avg bus bandwidth    : %g\n", rows ? bus_sum / rows : 0.0);
+        printf("# Avg bus bandwidth    : %g\n", avg_bus);
+        fflush(stdout);
     }
+    if (print && xs) {
+        /* In-place figures follow the out-of-place ones directly. */
+        memmove(bus + nsizes, bus + cap, nsizes * sizeof *bus);
+        rc = plot_perf(plot, p, names[p->coll], xs, bus, nsizes);
+    }
+    free(xs);
+    free(bus);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     return total_wrong ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
@@ -405,7 +618,14 @@ int cli_cmd_perf(int argc, char **argv)
     cli_args a;
     int rc = cli_args_parse(&perf_syntax, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
-    perf p = {.dtype = WEFT_FLOAT, .op = WEFT_SUM, .iters = 20, .warmup = 5, .check = true};
+    perf p = {.dtype = WEFT_FLOAT,
+              .op = WEFT_SUM,
+              .iters = 20,
+              .warmup = 5,
+              .average = AVG_MAX,
+              .cycles = 1,
+              .check = true};
+    long one = 1;
     size_t minb = 8, maxb = 32u << 20;
     long factor = 2, check = 1, root = 0;
     const char *v, *coll = a.pos[0];
@@ -430,9 +650,9 @@ int cli_cmd_perf(int argc, char **argv)
     }
     const char *bad = NULL, *want = NULL;
     if ((v = cli_args_get(&a, "minbytes")) && !parse_size(v, &minb))
-        bad = "-b", want = "bytes, K/M/G suffixes allowed, at most 1T";
+        bad = "-b", want = PERF_SIZE_WANT;
     else if ((v = cli_args_get(&a, "maxbytes")) && !parse_size(v, &maxb))
-        bad = "-e", want = "bytes, K/M/G suffixes allowed, at most 1T";
+        bad = "-e", want = PERF_SIZE_WANT;
     else if ((v = cli_args_get(&a, "stepfactor")) && !parse_long(v, 2, 1 << 20, &factor))
         bad = "-f", want = "an integer 2 .. 1048576";
     else if ((v = cli_args_get(&a, "iters")) && !parse_long(v, 1, 1 << 30, &p.iters))
@@ -448,6 +668,20 @@ int cli_cmd_perf(int argc, char **argv)
         bad = "-o", want = "sum, prod, min or max";
     else if ((v = cli_args_get(&a, "root")) && !parse_long(v, 0, WEFT_MAX_RANKS - 1, &root))
         bad = "-r", want = "a rank 0 .. 4095";
+    else if ((v = cli_args_get(&a, "average")) && !parse_long(v, 0, 3, &p.average))
+        bad = "-a", want = "0 (rank 0), 1 (mean), 2 (least) or 3 (largest)";
+    else if ((v = cli_args_get(&a, "blocking")) && !parse_long(v, 0, 3, &p.blocking))
+        bad = "-z", want = "0, 1, 2 or 3";
+    else if ((v = cli_args_get(&a, "run_cycles")) && !parse_long(v, 0, 1 << 30, &p.cycles))
+        bad = "-N", want = "an integer 0 .. 1073741824 (0: until killed)";
+    else if ((v = cli_args_get(&a, "ngpus")) && !parse_long(v, 1, 1, &one))
+        bad = "-g", want = "1: weft perf drives one rank per process and no GPU; start N ranks "
+                           "with 'weft launch -n N --'";
+    else if ((v = cli_args_get(&a, "nthreads")) && !parse_long(v, 1, 1, &one))
+        bad = "-t", want = "1: each weft perf process is one rank, not one per thread; start N "
+                           "ranks with 'weft launch -n N --'";
+    else if ((v = cli_args_get(&a, "cudagraph")) && !parse_long(v, 0, 0, &one))
+        bad = "-G", want = "0: the runtime runs on CPUs and has no CUDA graph to capture";
     if (bad) {
         rc = cli_usage_error(&perf_syntax, "bad %s '%s': expected %s", bad, v, want);
         goto free_args;
@@ -458,6 +692,12 @@ int cli_cmd_perf(int argc, char **argv)
     }
     p.check = check != 0;
     p.root = (uint32_t)root;
+    p.json = cli_args_has(&a, "json");
+    if (p.json && p.cycles == 0) {
+        rc = cli_usage_error(&perf_syntax, "-N 0 runs until killed, so --json would never "
+                                           "complete its object; give a number of cycles");
+        goto free_args;
+    }
 
     weft_comm_config cfg;
     weft_diag d;
@@ -483,6 +723,10 @@ int cli_cmd_perf(int argc, char **argv)
     }
     p.n = weft_comm_size(p.c);
     p.rank = weft_comm_rank(p.c);
+    /* Every rank logs the same lines: say whose each one is. */
+    static uint32_t log_rank;
+    log_rank = p.rank;
+    if (p.n > 1) weft_log_set_sink(rank_log, &log_rank);
     p.chunks = 1;
     weft_plan *plan = NULL;
     const char *plan_file = cli_args_get(&a, "plan");
@@ -509,11 +753,12 @@ int cli_cmd_perf(int argc, char **argv)
         cli_error("perf: root %u is not a rank (0 .. %u)", p.root, p.n - 1);
         rc = CLI_EXIT_INPUT;
     } else {
-        rc = run_perf(&p, minb, maxb, factor);
+        rc = run_perf(&p, minb, maxb, factor, cli_args_get(&a, "plot"));
     }
 free_comm:
     weft_comm_plan_free(p.plan);
     weft_plan_free(plan);
+    weft_log_set_sink(NULL, NULL);
     if (mpi)
         cli_mpi_comm_free(p.c);
     else

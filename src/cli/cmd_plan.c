@@ -9,8 +9,10 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/plan_file.h"
 #include "cli/plan_optimal.h"
 #include "cli/table.h"
 #include "weft/synth.h"
@@ -20,10 +22,11 @@ static const cli_opt plan_opts[] = {
     {"algo", 0, "A", "algorithm (default ring; direct for alltoall); see --list"},
     {"root", 0, "R", "root rank of broadcast and reduce (default 0)"},
     {"output", 'o', "FILE", "write the plan to FILE ('-': stdout, the summary then goes to stderr)"},
-    {"format", 0, "F", "format of the written plan: weft (.plan text, default), json or msccl"},
+    {"format", 0, "F",
+     "weft, json or msccl; default from -o's extension (.plan, .json, .xml), weft for '-'"},
     {"msccl-profile", 0, "P",
-     "with --format msccl: executor (msccl-executor, RCCL; default) or msccl (docs/msccl.md)"},
-    {"json", 0, NULL, "print the summary as one JSON object"},
+     "with MSCCL XML: executor (msccl-executor, RCCL; default) or msccl (docs/msccl.md)"},
+    {"json", 0, NULL, "print the summary (with --list: the algorithms) as one JSON object"},
     {"compare", 0, NULL, "build every classic algorithm for C and compare them in a table"},
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
     {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
@@ -42,14 +45,18 @@ static const cli_syntax plan_syntax = {
              "load is the bytes it carries per byte of the collective on shortest paths),\n"
              "the busiest link, and time estimates (the shared-link estimate the runtime\n"
              "ranks plans by: ops that run together share links, never faster than the\n"
-             "busiest link, plus the latency chain). -o writes the plan (weft verify,\n"
-             "weft sim and the runtime read it). --compare builds every classic algorithm\n"
-             "for the collective (rings:K as rings:auto, NCCL's channel count, and\n"
-             "rings:4; nccl, what NCCL runs) and lists them side by side.\n"
+             "busiest link, plus the latency chain). -o writes the plan in the format its\n"
+             "extension names: .plan weft text, .xml MSCCL XML, .json JSON; --format must\n"
+             "agree with the extension, a file with another extension needs --format, and\n"
+             "-o - writes weft text unless --format says otherwise. weft verify and weft\n"
+             "sim --plan read weft text and MSCCL XML (by content), the runtime weft text.\n"
+             "--compare builds every classic algorithm for the collective (rings:K as\n"
+             "rings:auto, NCCL's channel count, and rings:4; nccl, what NCCL runs) and\n"
+             "lists them side by side, with the best limit.\n"
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline (nccl, rings:auto, ring, biring, rings:4, dbtree, hd, hier).\n",
+             "best baseline of --compare and with nccl.\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -72,14 +79,12 @@ static weft_err write_msccl(const weft_plan *p, FILE *f)
     return weft_plan_write_msccl(p, &msccl_opts, f, &msccl_diag);
 }
 
-/* Output formats of -o. Each writes a whole plan to f. */
-static const struct {
-    const char *name;
-    weft_err (*write)(const weft_plan *p, FILE *f);
-} formats[] = {
-    {"weft", weft_plan_write},
-    {"json", weft_plan_write_json},
-    {"msccl", write_msccl},
+/* The writers of -o, indexed by cli_plan_format. Each writes a whole plan
+ * to f. */
+static weft_err (*const writers[])(const weft_plan *p, FILE *f) = {
+    [CLI_PLAN_WEFT] = weft_plan_write,
+    [CLI_PLAN_JSON] = weft_plan_write_json,
+    [CLI_PLAN_MSCCL] = write_msccl,
 };
 
 static void print_time(FILE *f, double s)
@@ -90,6 +95,36 @@ static void print_time(FILE *f, double s)
         fprintf(f, "%.2f ms", s * 1e3);
     else
         fprintf(f, "%.3f s", s);
+}
+
+/* --list --json: {"algorithms": [{"name", "colls": [...], "summary"}]}. */
+static int list_algorithms_json(void)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "algorithms");
+    cli_json_begin_array(&j);
+    for (size_t i = 0; i < weft_classic_count(); i++) {
+        const weft_classic_info *in = weft_classic_get(i);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "name", in->name);
+        cli_json_key(&j, "colls");
+        cli_json_begin_array(&j);
+        for (int c = 0; c < WEFT__COLL_COUNT; c++)
+            if (in->colls & (1u << c))
+                cli_json_string(&j, weft_coll_name((weft_coll)c));
+        cli_json_end_array(&j);
+        cli_json_kv_string(&j, "summary", in->summary);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    if (cli_json_finish(&j)) {
+        cli_error("internal error: incomplete JSON document");
+        return CLI_EXIT_INPUT;
+    }
+    return CLI_EXIT_OK;
 }
 
 static int list_algorithms(void)
@@ -359,7 +394,7 @@ int cli_cmd_plan(int argc, char **argv)
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     if (cli_args_has(&a, "list")) {
-        rc = list_algorithms();
+        rc = cli_args_has(&a, "json") ? list_algorithms_json() : list_algorithms();
         goto done;
     }
     if (a.n_pos == 0) {
@@ -372,14 +407,11 @@ int cli_cmd_plan(int argc, char **argv)
         rc = cli_usage_error(&plan_syntax, "missing --coll");
         goto done;
     }
-    if (!weft_coll_parse(coll_text, strlen(coll_text), &coll)) {
-        rc = cli_usage_error(&plan_syntax,
-                             "bad --coll '%s': allgather, reducescatter, allreduce, broadcast, "
-                             "reduce or alltoall",
-                             coll_text);
+    if ((rc = cli_flag_coll(&plan_syntax, "--coll", coll_text, &coll)))
         goto done;
-    }
     const char *algo = cli_args_get(&a, "algo");
+    if (algo && (rc = cli_flag_algo(&plan_syntax, "--algo", algo, true)))
+        goto done;
     if (!algo)
         algo = coll == WEFT_COLL_ALLTOALL ? "direct" : "ring";
     weft_rank root = {0};
@@ -387,27 +419,42 @@ int cli_cmd_plan(int argc, char **argv)
     if (root_text) {
         char *end;
         unsigned long v = strtoul(root_text, &end, 10);
-        if (!*root_text || *end || v > UINT32_MAX) {
-            rc = cli_usage_error(&plan_syntax, "bad --root '%s': a rank number", root_text);
+        if (root_text[0] < '0' || root_text[0] > '9' || *end || v > UINT32_MAX) {
+            rc = cli_usage_error(&plan_syntax,
+                                 "bad --root '%s': expected a rank number (0 to ranks - 1)",
+                                 root_text);
+            goto done;
+        }
+        /* A root the collective has no use for would be silently ignored. */
+        if (!weft_coll_has_root(coll) && !cli_args_has(&a, "dot")) {
+            rc = cli_usage_error(&plan_syntax,
+                                 "--root applies only to broadcast and reduce (and to --dot), not "
+                                 "to %s",
+                                 weft_coll_name(coll));
             goto done;
         }
         root.v = (uint32_t)v;
     }
     const char *fmt = cli_args_get(&a, "format");
-    size_t fi = 0;
-    if (fmt) {
-        while (fi < sizeof formats / sizeof *formats && strcmp(formats[fi].name, fmt) != 0)
-            fi++;
-        if (fi == sizeof formats / sizeof *formats) {
-            rc = cli_usage_error(&plan_syntax, "bad --format '%s': weft, json or msccl", fmt);
-            goto done;
-        }
+    cli_plan_format fi = CLI_PLAN_WEFT;
+    if (fmt && !cli_args_has(&a, "output")) {
+        rc = cli_usage_error(&plan_syntax, "--format says how -o FILE is written; give -o FILE "
+                                           "(or -o - for standard output)");
+        goto done;
     }
+    if ((rc = cli_plan_output_format(&plan_syntax, cli_args_get(&a, "output"), fmt, &fi)))
+        goto done;
     weft_msccl_opts_init(&msccl_opts);
     weft_diag_clear(&msccl_diag);
     const char *profile = cli_args_get(&a, "msccl-profile");
     if (profile && !weft_msccl_profile_parse(profile, &msccl_opts.profile)) {
-        rc = cli_usage_error(&plan_syntax, "bad --msccl-profile '%s': executor or msccl", profile);
+        rc = cli_usage_error(&plan_syntax, "bad --msccl-profile '%s': expected executor or msccl",
+                             profile);
+        goto done;
+    }
+    if (profile && (!cli_args_has(&a, "output") || fi != CLI_PLAN_MSCCL)) {
+        rc = cli_usage_error(&plan_syntax, "--msccl-profile applies only to MSCCL XML output "
+                                           "(-o FILE.xml or --format msccl)");
         goto done;
     }
     rc = cli_load_fabric(&a, a.pos[0], &t);
@@ -420,6 +467,7 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     bool is_optimal = strcmp(algo, "optimal") == 0;
+    uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
     if (is_optimal) {
         weft_optimal_opts oo;
@@ -429,12 +477,13 @@ int cli_cmd_plan(int argc, char **argv)
             char *end;
             unsigned long v = strtoul(k_text, &end, 10);
             if (!*k_text || *end || v == 0 || v > (1ul << 20)) {
-                rc = cli_usage_error(&plan_syntax, "bad --trees-per-root '%s': 1 to 1048576",
+                rc = cli_usage_error(&plan_syntax, "bad --trees-per-root '%s': expected an integer from 1 to 1048576",
                                      k_text);
                 goto done;
             }
             oo.trees_per_root = (uint32_t)v;
         }
+        opt_forced = oo.trees_per_root;
         e = weft_synth_optimal(t, coll, &oo, &p, &opt, &d);
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
@@ -461,12 +510,14 @@ int cli_cmd_plan(int argc, char **argv)
         rc = cli_out_open(&o, plan_to_stdout ? NULL : path);
         if (rc != CLI_EXIT_OK)
             goto done;
-        bool ok = formats[fi].write(p, o.f) == WEFT_OK;
+        bool ok = writers[fi](p, o.f) == WEFT_OK;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
-            if (msccl_diag.err)
+            if (msccl_diag.err) {
                 rc = cli_fail(msccl_diag.err, &msccl_diag); /* a limit or inexpressible dep */
-            else {
+                if (is_optimal && msccl_diag.err == WEFT_ELIMIT)
+                    cli_optimal_msccl_hint(t, &opt, opt_forced, &msccl_opts);
+            } else {
                 cli_error("cannot write the plan to '%s'", path);
                 rc = CLI_EXIT_INPUT;
             }

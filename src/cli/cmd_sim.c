@@ -12,11 +12,14 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/plan_file.h"
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
+#include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "weft/protocol.h"
@@ -25,21 +28,23 @@
 #include "weft/topo.h"
 
 static const cli_opt sim_opts[] = {
-    {"plan", 0, "FILE", "simulate this plan (verified against the fabric first)"},
+    {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
     {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
-    {"size", 0, "S", "bytes (K, M, G = 2^10, 2^20, 2^30), or a sweep MIN:MAX:xF (required)"},
+    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required)"},
     {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
                       "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
+    {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
     {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
                             "the model's"},
-    {"alpha", 0, "SEC", "fluid model: per-transfer start overhead in seconds (default 0)"},
+    {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome trace-event JSON of the last size"},
+    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
+    {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
@@ -49,22 +54,25 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--model fluid|runtime|gpu] [--slice-bytes B] [--alpha SEC] [--cut-through]\n"
-            "        [--max-ops N] [--json | --csv] [--trace FILE]",
+            "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
+            "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
              "(nccl-tests factors) per size, and the five busiest links of the last size.\n"
              "The model says how the plan is executed, and every output names it:\n"
              "  gpu      as NCCL runs it: per size the protocol NCCL would pick (LL, LL128,\n"
-             "           Simple), its share of link bandwidth, launch and per-hop latency,\n"
-             "           data forwarded as it arrives (default on fabrics with arch=);\n"
+             "           Simple; --proto forces one), its share of link bandwidth, launch\n"
+             "           and per-hop latency, data forwarded as it arrives (default on\n"
+             "           fabrics with arch=);\n"
              "  runtime  as weft's executor runs it: slices of 256 KiB (1 to 32 per chunk),\n"
              "           45 us per slice message, store and forward per slice (default\n"
              "           elsewhere);\n"
              "  fluid    the idealised flow model, with --alpha, --slices and --cut-through\n"
              "           as given (0, 1, off); any of those flags selects it.\n"
-             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4.\n"
+             "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4. K, M, G (and\n"
+             "KiB, MiB, GiB) are 2^10, 2^20, 2^30 as in nccl-tests, KB, MB, GB 10^3, 10^6,\n"
+             "10^9; a fraction must give whole bytes (1.5G).\n"
              "--algo ring is the same ring as weft plan --algo ring (simulated on symmetry\n"
              "classes, fast at scale); --algo optimal the throughput-optimal plan.\n"
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
@@ -76,6 +84,8 @@ static const cli_syntax sim_syntax = {
              "simulates the ring plan op by op, as the gpu model always does).\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
+             "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
+             "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -266,9 +276,19 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
     if (mod && fluid_knob && o->model != WEFT_SIM_FLUID)
         return cli_usage_error(&sim_syntax, "--alpha, --slices and --cut-through set the fluid "
                                             "model; they do not go with --model %s", mod);
-    if (sb && (!cli_parse_size(sb, strlen(sb), &o->slice_bytes) || o->slice_bytes == 0))
-        return cli_usage_error(&sim_syntax, "bad --slice-bytes '%s' (expected bytes > 0, e.g. "
-                                            "256K)", sb);
+    if (sb && cli_flag_size(&sim_syntax, "--slice-bytes", sb, UINT64_MAX, &o->slice_bytes))
+        return CLI_EXIT_USAGE;
+    const char *pr = cli_args_get(a, "proto");
+    if (pr) {
+        weft_proto p;
+        if (!weft_proto_parse(pr, &p))
+            return cli_usage_error(&sim_syntax, "unknown --proto '%s' (expected LL, LL128 or "
+                                                "Simple)", pr);
+        if (mod && o->model != WEFT_SIM_GPU)
+            return cli_usage_error(&sim_syntax, "--proto is the gpu model's; it does not go "
+                                                "with --model %s", mod);
+        o->proto = (int)p;
+    }
     if (sb && cli_args_has(a, "slices"))
         return cli_usage_error(&sim_syntax, "--slice-bytes replaces --slices; give one");
     if (cli_args_has(a, "slices"))
@@ -294,12 +314,8 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
             return cli_usage_error(&sim_syntax, "bad --slices '%s' (expected 1 .. 1000000)", sl);
         o->slices = (uint32_t)v;
     }
-    if (al) {
-        char *end;
-        o->alpha_s = strtod(al, &end);
-        if (!*al || *end || !(o->alpha_s >= 0) || o->alpha_s > 1e3)
-            return cli_usage_error(&sim_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
-    }
+    if (al && cli_flag_time(&sim_syntax, "--alpha", al, 1e3, &o->alpha_s))
+        return CLI_EXIT_USAGE;
     o->symmetry = !cli_args_has(a, "no-symmetry");
     o->cut_through = cli_args_has(a, "cut-through");
     return CLI_CONTINUE;
@@ -313,7 +329,7 @@ int cli_cmd_sim(int argc, char **argv)
         return rc;
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
                *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
-               *trace_path = cli_args_get(&a, "trace");
+               *trace_path = cli_args_get(&a, "trace"), *plot_path = cli_args_get(&a, "plot");
     bool compare = cli_args_has(&a, "compare");
     cli_sim_format fmt = cli_args_has(&a, "json")  ? CLI_SIM_JSON
                          : cli_args_has(&a, "csv") ? CLI_SIM_CSV
@@ -335,6 +351,11 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
     }
+    if (plan_path && cli_args_has(&a, "max-ops")) {
+        rc = cli_usage_error(&sim_syntax, "--max-ops limits the plans weft builds; a --plan FILE "
+                                          "is read, not built");
+        goto free_args;
+    }
     if (compare && algo) {
         rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
         goto free_args;
@@ -353,15 +374,12 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "missing --size");
         goto free_args;
     }
-    if (coll_s && !weft_coll_parse(coll_s, strlen(coll_s), &coll)) {
-        rc = cli_usage_error(&sim_syntax, "unknown --coll '%s'", coll_s);
+    if (coll_s && (rc = cli_flag_coll(&sim_syntax, "--coll", coll_s, &coll)))
         goto free_args;
-    }
-    if (!cli_parse_sweep(size_s, &lo, &hi, &factor)) {
-        rc = cli_usage_error(&sim_syntax, "bad --size '%s' (expected e.g. 64M or 1K:1G:x4)",
-                             size_s);
+    if (algo && (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
         goto free_args;
-    }
+    if ((rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
+        goto free_args;
     uint32_t max_ops = CLI_SIM_MAX_OPS;
     bool model_set = false;
     if ((rc = parse_opts(&a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
@@ -392,19 +410,25 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     if (!model_set)
         o.model = weft_sim_model_default(t);
+    if (o.proto >= 0 && o.model != WEFT_SIM_GPU) {
+        rc = cli_usage_error(&sim_syntax, "--proto is the gpu model's; this runs the %s model",
+                             weft_sim_model_name(o.model));
+        goto free_all;
+    }
     /* The progress line appears only on a terminal and only after a
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
     if (compare) {
-        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, &pr);
+        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
         goto free_all;
     }
     weft_err e;
     if (plan_path) {
         weft_plan *plan = NULL;
-        if ((e = weft_plan_load_file(plan_path, &plan, &d)) ||
-            (e = weft_plan_verify(plan, t, &d))) {
+        if ((rc = cli_plan_load(plan_path, &plan)))
+            goto free_all;
+        if ((e = weft_plan_verify(plan, t, &d))) {
             weft_plan_free(plan);
             rc = cli_fail(e, &d);
             goto free_all;
@@ -424,12 +448,21 @@ int cli_cmd_sim(int argc, char **argv)
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
+        if ((e = weft_sim_trace_begin(trace.f))) {
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
         cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
-        o.trace = trace_open && i + 1 == n ? trace.f : NULL;
+        /* Every size on its own processes of one trace, named by size. */
+        char label[32];
+        cli_size_label(sizes[i], label, sizeof label);
+        o.trace = trace_open ? trace.f : NULL;
+        o.trace_run = (uint32_t)i + 1;
+        o.trace_label = label;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
@@ -438,7 +471,20 @@ int cli_cmd_sim(int argc, char **argv)
     cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
+        if ((e = weft_sim_trace_end_results(trace.f, rs, n))) {
+            cli_out_close(&trace, false);
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
+            goto free_all;
+    }
+    if (plot_path) {
+        double bound;
+        bool have = cli_sim_bound_gbps(t, rs[0].coll, &bound);
+        cli_sim_plot_algo one = {algo, rs};
+        if ((rc = cli_sim_plot(plot_path, a.pos[0], t, rs[0].coll, sizes, n, &one, 1,
+                               have ? &bound : NULL)) != CLI_EXIT_OK)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)

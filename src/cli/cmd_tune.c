@@ -1,5 +1,5 @@
 /* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P]
- * [--alpha SEC] [-o FILE]: the tuning table the runtime follows
+ * [--alpha T] [-o FILE]: the tuning table the runtime follows
  * (weft/tuning.h). For each collective and size it simulates (weft/sim.h)
  * every candidate the runtime can build (weft_tuning_build) and records
  * the ranking. The simulation happens here, in the CLI, because the run
@@ -13,6 +13,8 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
+#include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -22,17 +24,19 @@
 
 static const cli_opt tune_opts[] = {
     {"colls", 0, "C,...", "collectives to tune (default: all six)"},
-    {"sizes", 0, "MIN:MAX:xF", "sizes in bytes, powers of two (default 1K:256M:x2)"},
+    {"sizes", 0, "MIN:MAX:xF", "sizes as weft sim --size, powers of two (default 1K:256M:x2)"},
     {"slices", 0, "P", "simulator pipelining depth: slices per transfer (default 1)"},
-    {"alpha", 0, "SEC", "simulator per-transfer start overhead in seconds (default 0)"},
+    {"alpha", 0, "T", "simulator per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
+    {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup tune_group = {"options", tune_opts};
 
 static const cli_syntax tune_syntax = {
     .path = "weft tune",
-    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha SEC] [-o FILE]",
+    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha T] [-o FILE]\n"
+            "        [--json]",
     .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
              "plan the runtime can build on the fabric (each classic algorithm without\n"
              "parameters, and the optimal plan where it builds) is simulated, and the\n"
@@ -42,7 +46,10 @@ static const cli_syntax tune_syntax = {
              "collective and size class instead of the alpha-beta ranking, and a table made\n"
              "for another fabric is refused at init. Rooted collectives (broadcast, reduce)\n"
              "are ranked at root 0. With -o FILE a summary goes to standard output.\n"
-             "The format is described in docs/run.md (\"Tuning tables\").\n",
+             "The format is described in docs/run.md (\"Tuning tables\").\n"
+             "With --json, standard output gets one object instead of the table or the\n"
+             "summary: spec, ranks, fabric_hash, sim, output (the -o FILE, or null when\n"
+             "no table is written), entries: [{coll, bytes, ranking: [{algo, time_s}]}].\n",
     .groups = {&tune_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -57,11 +64,11 @@ static bool pow2(uint64_t v)
 /* MIN:MAX:xF or one size, every size a power of two. */
 static int parse_sizes(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor)
 {
-    bool ok = cli_parse_sweep(s, lo, hi, factor);
-    if (ok && *factor == 0)
+    int rc = cli_flag_sweep(&tune_syntax, "--sizes", s, lo, hi, factor);
+    if (rc)
+        return rc;
+    if (*factor == 0)
         *factor = 2; /* a single size: any factor gives one entry */
-    if (!ok)
-        return cli_usage_error(&tune_syntax, "bad --sizes '%s' (expected e.g. 1K:256M:x2)", s);
     if (!pow2(*lo) || !pow2(*factor))
         return cli_usage_error(&tune_syntax,
                                "bad --sizes '%s': MIN and F must be powers of two (the runtime "
@@ -79,8 +86,9 @@ static int parse_colls(const char *s, unsigned *mask)
         size_t n = end ? (size_t)(end - p) : strlen(p);
         weft_coll c;
         if (!weft_coll_parse(p, n, &c))
-            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s'", (int)n,
-                                   p);
+            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s' "
+                                                 "(expected %s, separated by commas)",
+                                   (int)n, p, CLI_COLLS);
         *mask |= 1u << c;
         if (!end) break;
         p = end + 1;
@@ -118,6 +126,52 @@ static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
     return WEFT_OK;
 }
 
+/* --json: the whole table as one object on stdout. */
+static int print_json(const char *spec, const char *out_path, const weft_tuning *tt,
+                      const weft_sim_opts *o)
+{
+    const weft_tuning_info *in = weft_tuning_get_info(tt);
+    char hash[24];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)in->fabric_hash);
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_kv_string(&j, "spec", spec);
+    cli_json_kv_uint(&j, "ranks", in->ranks);
+    cli_json_kv_string(&j, "fabric_hash", hash);
+    cli_json_key(&j, "sim");
+    cli_json_begin_object(&j);
+    cli_json_kv_uint(&j, "slices", o->slices);
+    cli_json_kv_double(&j, "alpha_s", o->alpha_s);
+    cli_json_end_object(&j);
+    cli_json_kv_string(&j, "output", out_path);
+    cli_json_key(&j, "entries");
+    cli_json_begin_array(&j);
+    for (uint32_t i = 0; i < in->entries; i++) {
+        const weft_tuning_entry *x = weft_tuning_entry_get(tt, i);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "coll", weft_coll_name(x->coll));
+        cli_json_kv_uint(&j, "bytes", x->bytes);
+        cli_json_key(&j, "ranking");
+        cli_json_begin_array(&j);
+        for (uint32_t k = 0; k < x->n; k++) {
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "algo", x->names[k]);
+            cli_json_kv_double(&j, "time_s", x->times_s[k]);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    if (cli_json_finish(&j)) {
+        cli_error("internal error: incomplete JSON document");
+        return CLI_EXIT_INPUT;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_tune(int argc, char **argv)
 {
     cli_args a;
@@ -134,7 +188,11 @@ int cli_cmd_tune(int argc, char **argv)
     tune_coll tc[WEFT__COLL_COUNT];
     memset(tc, 0, sizeof tc);
     cli_out out = {NULL, NULL, NULL};
-    bool out_open = false;
+    bool out_open = false, json = cli_args_has(&a, "json");
+    if (json && out_path && strcmp(out_path, "-") == 0) {
+        rc = cli_usage_error(&tune_syntax, "--json and -o - would both write to standard output");
+        goto free_args;
+    }
     if (cli_args_get(&a, "sizes") &&
         (rc = parse_sizes(cli_args_get(&a, "sizes"), &lo, &hi, &factor)))
         goto free_args;
@@ -150,14 +208,8 @@ int cli_cmd_tune(int argc, char **argv)
         }
         o.slices = (uint32_t)v;
     }
-    if (al) {
-        char *end;
-        o.alpha_s = strtod(al, &end);
-        if (!*al || *end || !(o.alpha_s >= 0) || o.alpha_s > 1e3) {
-            rc = cli_usage_error(&tune_syntax, "bad --alpha '%s' (expected seconds >= 0)", al);
-            goto free_args;
-        }
-    }
+    if (al && (rc = cli_flag_time(&tune_syntax, "--alpha", al, 1e3, &o.alpha_s)))
+        goto free_args;
     if ((rc = cli_load_fabric(&a, spec, &t))) goto free_args;
     weft_diag d;
     weft_diag_clear(&d);
@@ -196,13 +248,19 @@ int cli_cmd_tune(int argc, char **argv)
         rc = CLI_EXIT_INPUT;
         goto free_all;
     }
-    if ((rc = cli_out_open(&out, out_path))) goto free_all;
-    out_open = true;
-    e = weft_tuning_write(tt, out.f);
-    out_open = false;
-    if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
-    if (e) {
-        rc = cli_fail(e, NULL);
+    if (!json || out_path) {
+        if ((rc = cli_out_open(&out, out_path))) goto free_all;
+        out_open = true;
+        e = weft_tuning_write(tt, out.f);
+        out_open = false;
+        if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+        if (e) {
+            rc = cli_fail(e, NULL);
+            goto free_all;
+        }
+    }
+    if (json) {
+        rc = print_json(spec, out_path, tt, &o);
         goto free_all;
     }
     if (out_path && strcmp(out_path, "-") != 0) {

@@ -8,20 +8,25 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fabric.h"
+#include "cli/json.h"
+#include "cli/plan_file.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
 
 static const cli_opt verify_opts[] = {
     {"topo", 't', "SPEC", "also check every route against this fabric (file or preset)"},
+    {"json", 0, NULL, "print the verdict as one JSON object (also when the plan is wrong)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup verify_group = {"options", verify_opts};
 
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
-    .args = "PLAN [--topo SPEC]",
-    .about = "Proves that PLAN (a .plan file, or an MSCCL program if it ends in .xml)\n"
-             "computes its collective exactly, in every execution order its dependencies\n"
+    .args = "PLAN [--topo SPEC] [--json]",
+    .about = "Proves that PLAN (weft plan text or an MSCCL XML program, told apart by\n"
+             "content; a warning says when the extension disagrees) computes its\n"
+             "collective exactly, in every execution order its dependencies\n"
              "allow: every output slot filled, every contribution reduced exactly once,\n"
              "no op reading data before it has arrived or racing with another op on a\n"
              "slot, no dependency cycle, no op between ranks that do not exist. Route\n"
@@ -29,7 +34,9 @@ static const cli_syntax verify_syntax = {
              "fabric.\n"
              "\n"
              "Prints 'ok: COLL, N ranks, M ops verified' and exits 0, or prints the first\n"
-             "error and exits 1.\n",
+             "error and exits 1. With --json, one object on stdout: ok (true or false),\n"
+             "plan, topo (null without --topo), coll, ranks, ops, and error (the message,\n"
+             "null when ok); a plan or fabric that cannot be read prints no object.\n",
     .groups = {&verify_group},
     .pos_names = {"PLAN"},
     .min_pos = 1,
@@ -37,10 +44,36 @@ static const cli_syntax verify_syntax = {
 };
 
 /* Any spec weft_topo_from_spec takes: a .topo, NCCL XML or ASTRA-sim file,
- * or a preset. */
+ * or a preset. What an import assumed (an NCCL dump without NVLink has no
+ * NVSwitch for a route to cross) is said on stderr, as by every command. */
 static weft_err load_topo(const char *spec, weft_topo **out, weft_diag *d)
 {
-    return weft_topo_from_spec(spec, NULL, out, d);
+    weft_err e = weft_topo_from_spec(spec, NULL, out, d);
+    if (!e)
+        cli_fabric_say_assumptions(*out);
+    return e;
+}
+
+/* The --json verdict of a plan that was read (error NULL: it verified). */
+static int print_json(const char *path, const char *spec, const weft_plan *p, const char *error)
+{
+    const weft_plan_info *info = weft_plan_get_info(p);
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_kv_bool(&j, "ok", error == NULL);
+    cli_json_kv_string(&j, "plan", path);
+    cli_json_kv_string(&j, "topo", spec);
+    cli_json_kv_string(&j, "coll", weft_coll_name(info->coll));
+    cli_json_kv_uint(&j, "ranks", info->nranks);
+    cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
+    cli_json_kv_string(&j, "error", error);
+    cli_json_end_object(&j);
+    if (cli_json_finish(&j)) {
+        cli_error("internal error: incomplete JSON document");
+        return CLI_EXIT_INPUT;
+    }
+    return error ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
 int cli_cmd_verify(int argc, char **argv)
@@ -54,15 +87,20 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
-    size_t len = strlen(a.pos[0]);
-    bool xml = len >= 4 && strcmp(a.pos[0] + len - 4, ".xml") == 0;
-    weft_err e = xml ? weft_plan_msccl_load_file(a.pos[0], &p, &d)
-                     : weft_plan_load_file(a.pos[0], &p, &d);
-    if (!e && spec)
+    rc = cli_plan_load(a.pos[0], &p);
+    if (rc != CLI_EXIT_OK)
+        goto free_args;
+    weft_err e = WEFT_OK;
+    if (spec)
         e = load_topo(spec, &t, &d);
+    bool read = !e;
     if (!e)
         e = weft_plan_verify(p, t, &d);
-    if (e) {
+    if (cli_args_has(&a, "json") && read) {
+        if (e)
+            cli_fail(e, &d);
+        rc = print_json(a.pos[0], spec, p, e ? (d.msg[0] ? d.msg : weft_strerror(e)) : NULL);
+    } else if (e) {
         rc = cli_fail(e, &d);
     } else {
         const weft_plan_info *info = weft_plan_get_info(p);
@@ -72,6 +110,7 @@ int cli_cmd_verify(int argc, char **argv)
     }
     weft_topo_free(t);
     weft_plan_free(p);
+free_args:
     cli_args_fini(&a);
     return rc;
 }

@@ -1,9 +1,11 @@
 /* `weft plan --algo optimal`: summary, JSON and DOT (cli/plan_optimal.h). */
 #include "cli/plan_optimal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/dot.h"
 
 size_t cli_baseline_names(const char **names, size_t cap)
 {
@@ -157,9 +159,169 @@ void cli_optimal_json(cli_json *j, const weft_optimal *o)
     cli_json_end_array(j);
 }
 
+/* Whether p exports under mo (written to memory, then dropped). */
+static bool exports(const weft_plan *p, const weft_msccl_opts *mo)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return false;
+    weft_diag d;
+    weft_diag_clear(&d);
+    bool ok = weft_plan_write_msccl(p, mo, f, &d) == WEFT_OK;
+    fclose(f);
+    free(buf);
+    return ok;
+}
+
+void cli_optimal_msccl_hint(const weft_topo *t, const weft_optimal *o, uint32_t forced,
+                            const weft_msccl_opts *mo)
+{
+    const char *profile = weft_msccl_profile_name(mo->profile);
+    uint32_t kmax = 0;
+    for (uint32_t i = 0; i < o->n_phases; i++)
+        kmax = o->phase[i].k > kmax ? o->phase[i].k : kmax;
+    bool one_fits = false;
+    if (kmax > 1 && forced == 0) {
+        weft_optimal_opts oo;
+        weft_optimal_opts_init(&oo);
+        oo.trees_per_root = 1;
+        weft_plan *p = NULL;
+        weft_optimal one;
+        memset(&one, 0, sizeof one);
+        weft_diag d;
+        weft_diag_clear(&d);
+        if (weft_synth_optimal(t, o->coll, &oo, &p, &one, &d) == WEFT_OK && exports(p, mo)) {
+            char a[64];
+            weft_rat_format(one.algbw, a, sizeof a);
+            double x = weft_rat_to_double(one.algbw), b = weft_rat_to_double(o->bound);
+            fprintf(stderr,
+                    "weft: the optimum needs %u trees per rank here; --trees-per-root 1 exports "
+                    "(%u ops, algbw %.3f GB/s (%s), %.1f%% of the bound)\n",
+                    kmax, weft_plan_num_ops(p), x, a, b > 0 ? 100 * x / b : 0.0);
+            one_fits = true;
+        }
+        weft_plan_free(p);
+        weft_optimal_fini(&one);
+    }
+    if (one_fits)
+        return;
+    const char *why = forced == 1 || kmax <= 1 ? "one tree per rank is already too long for"
+                                               : "one tree per rank does not fit either in";
+    if (mo->profile == WEFT_MSCCL_MSCCL)
+        fprintf(stderr, "weft: %s the %s profile; try a classic algorithm (--algo ring)\n", why,
+                profile);
+    else
+        fprintf(stderr,
+                "weft: %s the %s profile; try --msccl-profile msccl (%u steps per threadblock) "
+                "or a classic algorithm (--algo ring)\n",
+                why, profile, weft_msccl_max_steps(WEFT_MSCCL_MSCCL));
+}
+
 static const char *const colours[] = {"red",    "blue",   "darkgreen", "orange", "purple",
                                       "brown",  "cyan4",  "magenta",   "gold3",  "navy"};
 #define N_COLOURS (sizeof colours / sizeof *colours)
+
+/* The fabric under the trees: hosts as frames (cluster_hostN) holding
+ * their nodes, the other nodes after them, the root rank highlighted, and
+ * every link in light grey (two opposite links once, with two heads). */
+static bool optimal_fabric(FILE *f, const weft_topo *t, weft_rank root)
+{
+    uint32_t *order, *start, nh = weft_topo_num_hosts(t), nn = weft_topo_num_nodes(t);
+    if (!cli_dot_group_by_host(t, &order, &start))
+        return false;
+    weft_node_id rn = weft_topo_rank_node(t, root);
+    for (uint32_t h = 0; h <= nh; h++) {
+        const char *indent = h < nh ? "    " : "  ";
+        if (h < nh) {
+            char label[300];
+            snprintf(label, sizeof label, "host %s", weft_topo_host_name(t, (int32_t)h));
+            fprintf(f, "  subgraph cluster_host%u {\n    label=", h);
+            cli_dot_string(f, label);
+            fputs(";\n    style=\"rounded,filled\"; fillcolor=\"#f5f5f5\"; color=\"#aaaaaa\";\n", f);
+        }
+        for (uint32_t i = h < nh ? start[h] : 0; i < (h < nh ? start[h + 1] : nn); i++) {
+            weft_node_id n = {h < nh ? order[i] : i};
+            if (h == nh && weft_topo_node_host(t, n) != WEFT_NO_HOST)
+                continue;
+            fputs(indent, f);
+            cli_dot_string(f, weft_topo_node_name(t, n));
+            if (n.v == rn.v)
+                fputs(" [shape=box, style=\"rounded,filled,bold\", fillcolor=yellow, penwidth=2];\n",
+                      f);
+            else
+                fprintf(f, " [%s];\n", cli_dot_kind_style(weft_topo_node_kind(t, n)));
+        }
+        if (h < nh)
+            fputs("  }\n", f);
+    }
+    free(order);
+    free(start);
+    for (uint32_t l = 0; l < weft_topo_num_links(t); l++) {
+        weft_link_id id = {l}, back;
+        weft_node_id src = weft_topo_link_src(t, id), dst = weft_topo_link_dst(t, id);
+        bool pair = weft_topo_find_link(t, dst, src, &back);
+        if (pair && src.v > dst.v)
+            continue;
+        fputs("  ", f);
+        cli_dot_string(f, weft_topo_node_name(t, src));
+        fputs(" -> ", f);
+        cli_dot_string(f, weft_topo_node_name(t, dst));
+        fputs(pair ? " [color=grey80, dir=both];\n" : " [color=grey80];\n", f);
+    }
+    return true;
+}
+
+/* The legend: what the root, each colour, the labels and the line styles
+ * mean; one row per group of identical trees drawn (colours repeat after
+ * N_COLOURS groups, which the last row says). */
+static void optimal_legend(FILE *f, const weft_topo *t, const weft_optimal_phase *P,
+                           weft_rank root, bool dashed)
+{
+    fputs("  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; "
+          "color=\"#aaaaaa\";\n    \"@legend\" [shape=plaintext, label=<<table border=\"0\" "
+          "cellborder=\"0\" cellspacing=\"2\">\n",
+          f);
+    fprintf(f, "      <tr><td bgcolor=\"yellow\" width=\"24\"> </td><td align=\"left\">root: "
+               "rank %u (",
+            root.v);
+    for (const char *c = weft_topo_node_name(t, weft_topo_rank_node(t, root)); *c; c++) {
+        if (*c == '<' || *c == '>' || *c == '&')
+            fprintf(f, "&#%d;", *c);
+        else
+            fputc(*c, f);
+    }
+    fputs(")</td></tr>\n", f);
+    uint32_t g = 0, drawn = 0;
+    for (; g < P->n_trees; g++) {
+        const weft_optimal_tree *tr = &P->trees[g];
+        if (tr->root.v != root.v)
+            continue;
+        if (drawn == N_COLOURS)
+            break;
+        fprintf(f, "      <tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">tree "
+                   "group %u: %u edges, %u identical tree%s (edges labelled x%u)</td></tr>\n",
+                colours[drawn], drawn + 1, tr->n_edges, tr->mult, tr->mult == 1 ? "" : "s",
+                tr->mult);
+        drawn++;
+    }
+    uint32_t more = 0;
+    for (; g < P->n_trees; g++)
+        more += P->trees[g].root.v == root.v;
+    if (more)
+        fprintf(f, "      <tr><td> </td><td align=\"left\">%u more groups, colours repeated in "
+                   "this order</td></tr>\n",
+                more);
+    fputs("      <tr><td bgcolor=\"grey80\" width=\"24\"> </td><td align=\"left\">a link of the "
+          "fabric</td></tr>\n",
+          f);
+    if (dashed)
+        fputs("      <tr><td>- - -</td><td align=\"left\">rank to rank, over the fabric's "
+              "shortest paths</td></tr>\n",
+              f);
+    fputs("    </table>>];\n  }\n", f);
+}
 
 int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_optimal *o,
                     weft_rank root)
@@ -175,21 +337,18 @@ int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_
         for (uint32_t g = 0; g < o->phase[i].n_trees; g++)
             op += o->phase[i].trees[g].n_edges;
     const weft_optimal_phase *P = &o->phase[ph];
-    fprintf(f, "digraph optimal {\n  label=\"%s trees of rank %u (k = %u)\";\n",
+    fprintf(f,
+            "digraph optimal {\n  graph [fontname=\"Helvetica\", fontsize=11, labelloc=t, "
+            "label=\"%s trees of rank %u (k = %u)\", newrank=true, nodesep=0.3, ranksep=0.7];\n"
+            "  node [fontname=\"Helvetica\", fontsize=10, margin=\"0.08,0.04\"];\n"
+            "  edge [fontname=\"Helvetica\", fontsize=8, arrowsize=0.5];\n",
             weft_bound_coll_name(P->coll), root.v, P->k);
-    for (uint32_t n = 0; n < weft_topo_num_nodes(t); n++) {
-        weft_node_id id = {n};
-        bool rank = weft_topo_node_kind(t, id) == WEFT_NODE_COMPUTE;
-        fprintf(f, "  \"%s\" [shape=%s%s];\n", weft_topo_node_name(t, id), rank ? "ellipse" : "box",
-                n == weft_topo_rank_node(t, root).v ? ",style=filled,fillcolor=yellow" : "");
-    }
-    for (uint32_t l = 0; l < weft_topo_num_links(t); l++) {
-        weft_link_id id = {l};
-        fprintf(f, "  \"%s\" -> \"%s\" [color=grey80];\n",
-                weft_topo_node_name(t, weft_topo_link_src(t, id)),
-                weft_topo_node_name(t, weft_topo_link_dst(t, id)));
+    if (!optimal_fabric(f, t, root)) {
+        cli_error("out of memory");
+        return CLI_EXIT_INPUT;
     }
     uint32_t drawn = 0;
+    bool dashed = false;
     for (uint32_t g = 0; g < P->n_trees; g++) {
         const weft_optimal_tree *tr = &P->trees[g];
         if (tr->root.v != root.v) {
@@ -200,19 +359,23 @@ int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_
         for (uint32_t e = 0; e < tr->n_edges; e++, op++) {
             /* An op without a route (the rail construction) is drawn rank
              * to rank; it takes the fabric's shortest paths. */
-            if (weft_plan_op_num_paths(p, op) == 0)
-                fprintf(f, "  \"%s\" -> \"%s\" [color=%s,penwidth=2,style=dashed];\n",
+            if (weft_plan_op_num_paths(p, op) == 0) {
+                dashed = true;
+                fprintf(f, "  \"%s\" -> \"%s\" [color=%s, penwidth=2, style=dashed, label=\"x%u\"];\n",
                         weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->from[e]})),
-                        weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->to[e]})), c);
+                        weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->to[e]})), c,
+                        tr->mult);
+            }
             for (uint32_t k = 0; k < weft_plan_op_num_paths(p, op); k++) {
                 uint32_t len = weft_plan_path_len(p, op, k);
                 for (uint32_t i = 0; i + 1 < len; i++)
-                    fprintf(f, "  \"%s\" -> \"%s\" [color=%s,penwidth=2,label=\"x%u\"];\n",
+                    fprintf(f, "  \"%s\" -> \"%s\" [color=%s, penwidth=2, label=\"x%u\"];\n",
                             weft_plan_path_node(p, op, k, i), weft_plan_path_node(p, op, k, i + 1),
                             c, tr->mult);
             }
         }
     }
+    optimal_legend(f, t, P, root, dashed);
     fprintf(f, "}\n");
     return CLI_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli/json.h"
+#include "weft/plan.h"
 #include "weft/synth.h"
 
 /* Prints the optimum, k, U and tree counts of each phase, then how the
@@ -38,6 +39,14 @@ weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, c
 /* Adds "bound", "bound_exact" and "phases" (k, U, trees per phase) to an
  * open JSON object. */
 void cli_optimal_json(cli_json *j, const weft_optimal *o);
+/* After an MSCCL export of an optimal plan (o, built with trees_per_root
+ * `forced`, 0 when not) failed on a limit of profile mo: prints on stderr
+ * what works instead. When the plan has more than one tree per root and
+ * none was forced, the plan with one tree per root is built and exported
+ * to memory; the hint then gives its throughput, or says it does not fit
+ * either and names the profile with more room and the classic ring. */
+void cli_optimal_msccl_hint(const weft_topo *t, const weft_optimal *o, uint32_t forced,
+                            const weft_msccl_opts *mo);
 /* Writes a DOT graph: the fabric's nodes and links (grey) and, over them,
  * the physical routes of root's trees (of the allgather phase for
  * allreduce), one colour per group of identical trees. Returns a CLI exit

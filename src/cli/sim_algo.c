@@ -140,7 +140,7 @@ void cli_sim_algo_fini(cli_sim_algo *a)
 
 bool cli_sim_needs_plan(const weft_sim_opts *o)
 {
-    return o->cut_through || o->model == WEFT_SIM_GPU;
+    return o->cut_through;
 }
 
 void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)

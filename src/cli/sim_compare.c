@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 #include "cli/sim_algo.h"
+#include "cli/sim_plot.h"
 #include "cli/table.h"
 #include "weft/synth.h"
 
@@ -341,9 +342,26 @@ static void print_csv(const weft_topo *t, weft_coll coll, const uint64_t *sizes,
     }
 }
 
+/* The plot of every simulated candidate, in listing order. */
+static int plot_candidates(const char *path, const char *spec, const weft_topo *t, weft_coll coll,
+                           const uint64_t *sizes, size_t nsizes, const candidate *c, size_t n,
+                           const bound_row *b)
+{
+    cli_sim_plot_algo *algos = calloc(n ? n : 1, sizeof *algos);
+    if (!algos)
+        return cli_fail(WEFT_ENOMEM, NULL);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].res)
+            algos[m++] = (cli_sim_plot_algo){c[i].name, c[i].res};
+    int rc = cli_sim_plot(path, spec, t, coll, sizes, nsizes, algos, m, b->have ? &b->gbps : NULL);
+    free(algos);
+    return rc;
+}
+
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
-                    cli_progress *pr)
+                    const char *plot, cli_progress *pr)
 {
     enum { MAX_CANDIDATES = 32 };
     candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
@@ -398,6 +416,8 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "  %s: %s\n", c[i].name, c[i].why);
         rc = CLI_EXIT_INPUT;
+    } else if (plot && (rc = plot_candidates(plot, spec, t, coll, sizes, nsizes, c, n, &b))) {
+        /* the plot's failure is reported; nothing is printed */
     } else if (fmt == CLI_SIM_JSON) {
         print_json(spec, t, coll, sizes, nsizes, o, c, n, &b, idx);
     } else if (fmt == CLI_SIM_CSV) {

@@ -21,11 +21,14 @@ void cli_sim_size_text(uint64_t size, char *buf, size_t len);
 void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len);
 
 /* Runs the comparison and prints it on stdout in format fmt; pr shows
- * which algorithm and size is being simulated. Returns an exit code (1
- * when nothing at all could be simulated, with the reasons on stderr).
- * Plans over max_ops ops are skipped (cli_sim_algo_build). */
+ * which algorithm and size is being simulated. With plot (a path, or
+ * NULL) it also writes busbw against size of every simulated algorithm
+ * and the bound (cli/sim_plot.h). Returns an exit code (1 when nothing at
+ * all could be simulated, with the reasons on stderr, or when the plot
+ * cannot be written). Plans over max_ops ops are skipped
+ * (cli_sim_algo_build). */
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
-                    cli_progress *pr);
+                    const char *plot, cli_progress *pr);
 
 #endif

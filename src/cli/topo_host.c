@@ -3,11 +3,13 @@
  * (from hwloc) plus a network, printed in .topo format. weft/host.h builds
  * it; this file reads flags into weft_host_opts. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/flagvals.h"
 #include "cli/outfile.h"
 #include "cli/topo.h"
 #include "weft/host.h"
@@ -43,10 +45,9 @@ static const cli_syntax host_syntax = {
 static int bw(const cli_args *a, const char *name, weft_rat *out)
 {
     const char *v = cli_args_get(a, name);
-    if (v && weft_parse_bandwidth(v, out) != WEFT_OK)
-        return cli_usage_error(a->syn, "bad --%s '%s': expected a bandwidth such as 100Gbps",
-                               name, v);
-    return CLI_EXIT_OK;
+    char flag[32];
+    snprintf(flag, sizeof flag, "--%s", name);
+    return v ? cli_flag_bandwidth(a->syn, flag, v, out) : CLI_EXIT_OK;
 }
 
 int cli_topo_host(int argc, char **argv)

@@ -183,7 +183,7 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
             known = known || weft_classic_supports(cfg->algo, (weft_coll)k);
         if (!known)
             return weft_diag_set(d, WEFT_ENOENT,
-                                 "comm: unknown algorithm '%s' (WEFT_ALGO; weft plan --help lists "
+                                 "comm: unknown algorithm '%s' (WEFT_ALGO; weft plan --list lists "
                                  "them)",
                                  cfg->algo);
         if (!(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);

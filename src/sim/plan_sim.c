@@ -34,7 +34,6 @@
 #include "sim/result.h"
 #include "sim/trace.h"
 #include "topo/paths.h"
-#include "weft/protocol.h"
 
 /* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
  * empty. */
@@ -284,28 +283,6 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
         weft_sim_opts_init(&defaults);
         o = &defaults;
     }
-    if (o->model == WEFT_SIM_GPU && o->proto < 0) {
-        /* Every protocol, the fastest kept (the trace drawn of that one). */
-        weft_sim_opts q = *o;
-        q.trace = NULL;
-        weft_sim_result r;
-        int best = -1;
-        for (int k = 0; k < WEFT_PROTO_COUNT; k++) {
-            q.proto = k;
-            weft_err e = weft_sim_plan(t, p, size, &q, &r, d);
-            if (e)
-                return e;
-            if (best < 0 || r.time_s < out->time_s) {
-                *out = r;
-                best = k;
-            }
-        }
-        if (!o->trace)
-            return WEFT_OK;
-        q.proto = best;
-        q.trace = o->trace;
-        return weft_sim_plan(t, p, size, &q, out, d);
-    }
     const weft_plan_info *info = weft_plan_get_info(p);
     if (info->nranks != weft_topo_num_ranks(t))
         return weft_diag_set(d, WEFT_EINVAL, "sim: the plan has %u ranks, the fabric %u",
@@ -361,7 +338,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
     out->simulated_steps = 0;
     sim_result_finish(out, o);
-    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o, d)))
+    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
+                                          o->trace_label, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;

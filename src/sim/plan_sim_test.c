@@ -3,6 +3,7 @@
  * trace, determinism and errors. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/testing.h"
 #include "topo/testing_topo.h"
@@ -265,12 +266,48 @@ static void test_routes(void)
     char *text = calloc(1, (size_t)len + 1);
     CHECK(fread(text, 1, (size_t)len, f) == (size_t)len);
     fclose(f);
-    CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+    /* One process per rank, then "links"; the slices of a track are on
+     * lanes (trace.h), names and args say what moves where. */
+    CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                         "\"args\":{\"name\":\"rank 0\"}}");
+    CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,"
+                         "\"args\":{\"name\":\"links\"}}");
+    CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":3,\"tid\":0,"
                          "\"args\":{\"name\":\"r0 -> s0\"}}");
-    CHECK_CONTAINS(text, "{\"name\":\"op 0\",\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":0.000000,"
-                         "\"dur\":25002.000000,\"args\":{\"slice\":0,\"dst\":1,\"bytes\":500000000}}");
-    CHECK_CONTAINS(text, "\"name\":\"op 1\",\"ph\":\"X\",\"pid\":2,\"tid\":2,\"ts\":0.000000,"
-                         "\"dur\":500.000000,\"args\":{\"slice\":0}}");
+    CHECK_CONTAINS(text, "{\"name\":\"copy 0\xe2\x86\x92" "1 chunk 0\",\"cat\":\"copy\","
+                         "\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":25002.000000,"
+                         "\"dur\":25002.000000,\"args\":{\"op\":0,\"kind\":\"copy\","
+                         "\"src\":0,\"dst\":1,\"chunk\":0,\"count\":1,\"slice\":1,"
+                         "\"slices\":2,\"bytes\":500000000,\"src_buf\":\"out\","
+                         "\"src_slot\":0,\"dst_buf\":\"out\",\"dst_slot\":0}}");
+    CHECK_CONTAINS(text, "{\"name\":\"copy 1\xe2\x86\x92" "0 chunk 1\",\"cat\":\"copy\","
+                         "\"ph\":\"X\",\"pid\":3,\"tid\":2,\"ts\":0.000000,"
+                         "\"dur\":500.000000,");
+    free(text);
+
+    /* Two runs in one document: the second on its own pids (base N + 1),
+     * named after its label, and the document is complete. */
+    f = tmpfile();
+    CHECK_ERR(weft_sim_trace_begin(f), WEFT_OK);
+    o.trace_run = 1;
+    o.trace_label = "2G";
+    CHECK_ERR(weft_sim_plan(t, p, 2000000000, &o, &r, NULL), WEFT_OK);
+    o.trace_run = 2;
+    o.trace_label = "1K";
+    CHECK_ERR(weft_sim_plan(t, p, 1024, &o, &r, NULL), WEFT_OK);
+    CHECK_ERR(weft_sim_trace_end(f), WEFT_OK);
+    len = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t)len + 1);
+    CHECK(fread(text, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    CHECK(strncmp(text, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{\"name\"", 47) == 0);
+    CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                         "\"args\":{\"name\":\"2G: rank 0\"}}");
+    CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":6,"
+                         "\"args\":{\"name\":\"1K: links\"}}");
+    CHECK(strstr(text, "}},\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4,") != NULL);
+    CHECK(len > 5 && strcmp(text + len - 5, "}\n]}\n") == 0);
     free(text);
 
     /* Routes that are not in the fabric. */

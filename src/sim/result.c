@@ -9,6 +9,8 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->slices = 1;
     o->symmetry = true;
     o->trace = NULL;
+    o->trace_run = 0;
+    o->trace_label = NULL;
     o->max_classes = 0;
     o->cut_through = false;
     o->model = WEFT_SIM_FLUID;

@@ -363,20 +363,6 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
         weft_sim_opts_init(&defaults);
         o = &defaults;
     }
-    if (o->model == WEFT_SIM_GPU && o->proto < 0) {
-        /* Every protocol, the fastest kept. */
-        weft_sim_opts q = *o;
-        weft_sim_result r;
-        for (int k = 0; k < WEFT_PROTO_COUNT; k++) {
-            q.proto = k;
-            weft_err e = weft_sim_ring_order(t, coll, order, size, &q, &r, d);
-            if (e)
-                return e;
-            if (k == 0 || r.time_s < out->time_s)
-                *out = r;
-        }
-        return WEFT_OK;
-    }
     uint32_t n = weft_topo_num_ranks(t);
     if (coll != WEFT_COLL_ALLGATHER && coll != WEFT_COLL_REDUCESCATTER &&
         coll != WEFT_COLL_ALLREDUCE)

@@ -157,7 +157,7 @@ weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll c
     const classic_entry *a = lookup(algo, &k, &bad_k);
     if (!a)
         return weft_diag_set(d, WEFT_ENOENT,
-                             "unknown algorithm '%s' (see weft plan --help for the list)", algo);
+                             "unknown algorithm '%s' (weft plan --list lists them)", algo);
     if (bad_k)
         return weft_diag_set(d, WEFT_EINVAL, "%s: K must be an integer from 1 to 64", algo);
     if ((unsigned)coll >= WEFT__COLL_COUNT)

@@ -195,7 +195,7 @@ int main(void)
     weft_diag d;
     CHECK_ERR(weft_synth_classic(t, "nosuch", WEFT_COLL_ALLGATHER, (weft_rank){0}, &p, &d),
               WEFT_ENOENT);
-    CHECK_STR(d.msg, "unknown algorithm 'nosuch' (see weft plan --help for the list)");
+    CHECK_STR(d.msg, "unknown algorithm 'nosuch' (weft plan --list lists them)");
     CHECK_ERR(weft_synth_classic(t, "bruck", WEFT_COLL_ALLREDUCE, (weft_rank){0}, &p, &d),
               WEFT_EUNSUPPORTED);
     CHECK_STR(d.msg, "algorithm 'bruck' does not build allreduce (it builds: allgather)");

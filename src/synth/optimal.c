@@ -38,13 +38,16 @@ void weft_optimal_fini(weft_optimal *info)
 typedef struct opt_phase {
     opt_graph g;
     opt_forest f;
-    weft_rat rate; /* per rank, GB/s */
+    weft_rat rate; /* per rank, GB/s: what the capacities were set for */
+    int64_t *used; /* per fabric link: tree units routed over it (emit_phase) */
 } opt_phase;
 
 static void opt_phase_fini(opt_phase *p)
 {
     opt_graph_fini(&p->g);
     opt_forest_fini(&p->f);
+    weft__free(p->used);
+    p->used = NULL;
 }
 
 /* The next rate below r at which some floor(b K / r) grows: the largest
@@ -65,8 +68,41 @@ static weft_err next_rate(const weft_topo *t, weft_rat r, int64_t K, weft_rat *o
     return WEFT_OK;
 }
 
+/* The most trees per root tried below the exact k when none is forced:
+ * each try is one feasibility check (N max-flows), and the exact k, which
+ * always works, is what remains after them. */
+#define OPT_MAX_TRY_K 64
+
+/* Sets g's capacities for the smallest number of trees per root that
+ * reaches per-rank rate r: K = 1, 2, ... below the exact k (the lcm that
+ * makes every b k / r an integer), each with capacities floor(b K / r)
+ * trimmed to balance and kept when the condition holds, else the exact k.
+ * Fewer trees mean fewer chunks and ops in every runtime (an MSCCL
+ * executor counts steps), at the same rate: a tree edge uses at most
+ * floor(b K / r) units of a link, so the trees still reach r. */
+static weft_err caps_fewest_trees(opt_graph *g, weft_rat r, weft_diag *d)
+{
+    weft_err e = opt_graph_caps(g, r, 0, d);
+    if (e)
+        return e;
+    int64_t exact = g->k;
+    for (int64_t K = 1; K < exact && K <= OPT_MAX_TRY_K; K++) {
+        bool ok = false;
+        e = opt_graph_caps(g, r, K, d);
+        if (!e) {
+            opt_graph_trim(g);
+            e = opt_graph_feasible(g, &ok);
+        }
+        if (e)
+            return weft_diag_code(d, e);
+        if (ok)
+            return WEFT_OK;
+    }
+    return opt_graph_caps(g, r, exact, d);
+}
+
 /* Builds one phase at per-rank rate r (the bound's) with K trees per root
- * (0: the exact k). */
+ * (0: the fewest that reach r). */
 static weft_err build_phase(const weft_topo *t, bool reverse, weft_rat r, uint32_t K,
                             weft_mf_algo algo, opt_phase *out, weft_diag *d)
 {
@@ -76,7 +112,7 @@ static weft_err build_phase(const weft_topo *t, bool reverse, weft_rat r, uint32
     out->g.algo = algo;
     weft_err e;
     if (K == 0) {
-        e = opt_graph_caps(&out->g, r, 0, d);
+        e = caps_fewest_trees(&out->g, r, d);
     } else {
         for (;;) {
             e = opt_graph_caps(&out->g, r, K, d);
@@ -111,6 +147,7 @@ static weft_err build_phase(const weft_topo *t, bool reverse, weft_rat r, uint32
 
 typedef struct route_ctx {
     const opt_graph *g;
+    int64_t *used; /* per fabric link: units routed over it */
     uint32_t *order; /* live entries sorted by (u, v) */
     size_t n;
     int64_t *left; /* units not yet given to a tree edge, per entry */
@@ -165,6 +202,18 @@ static void route_fini(route_ctx *c)
     weft__free((void *)c->names);
 }
 
+/* Adds x units to every fabric link that entry i stands for. */
+static void add_units(const opt_graph *g, uint32_t i, int64_t x, int64_t *used)
+{
+    const opt_entry *e = &g->e[i];
+    if (e->b == OPT_NONE) {
+        used[e->a] += x;
+        return;
+    }
+    add_units(g, e->a, x, used);
+    add_units(g, e->b, x, used);
+}
+
 /* Adds to op `id` the paths of m units from node u to node v (phase
  * direction; reversed when the phase is), first fit over the entries. */
 static weft_err add_route(route_ctx *c, weft_plan *p, uint32_t id, uint32_t u, uint32_t v,
@@ -190,6 +239,7 @@ static weft_err add_route(route_ctx *c, weft_plan *p, uint32_t id, uint32_t u, u
         int64_t x = c->left[ei] < rest ? c->left[ei] : rest;
         c->left[ei] -= x;
         rest -= x;
+        add_units(g, ei, x, c->used);
         uint32_t hops = opt_entry_hops(g, ei), len = 0;
         if (weft__grow((void **)&c->path, &c->path_cap, hops + 1, sizeof *c->path) ||
             weft__grow((void **)&c->names, &c->names_cap, hops + 1, sizeof *c->names))
@@ -210,11 +260,16 @@ static weft_err add_route(route_ctx *c, weft_plan *p, uint32_t id, uint32_t u, u
 
 /* Emits one phase: chunk range of a group of root R is R*L + offset,
  * L / k chunks per tree. */
-static weft_err emit_phase(synth_emit *em, const opt_phase *ph, weft_buf buf, uint32_t L)
+static weft_err emit_phase(synth_emit *em, opt_phase *ph, weft_buf buf, uint32_t L)
 {
     const opt_graph *g = &ph->g;
     route_ctx rc;
     weft_err e = route_init(&rc, g);
+    ph->used = weft__calloc(weft_topo_num_links(g->t) ? weft_topo_num_links(g->t) : 1,
+                            sizeof *ph->used);
+    rc.used = ph->used;
+    if (!ph->used && !e)
+        e = WEFT_ENOMEM;
     uint32_t per = L / (uint32_t)g->k;
     uint32_t *off = weft__calloc(g->nr, sizeof *off);
     if (!off && !e)
@@ -278,6 +333,33 @@ static weft_err fill_info(const opt_phase *ph, weft_bound_coll coll, weft_rat bo
     return WEFT_OK;
 }
 
+/* The per-rank rate the emitted trees of a phase reach: a tree carries 1/k
+ * of its root's data, so a link of b GB/s carrying u tree units limits the
+ * rate to b k / u; the rate is the least of these. It is at least the rate
+ * the capacities were set for (u <= floor(b k / r)), and above it when the
+ * forced trees leave every link below its floor: reporting the reached
+ * rate keeps the report equal to what the plan does. */
+static weft_err reached_rate(const opt_phase *ph, weft_rat *out)
+{
+    const weft_topo *t = ph->g.t;
+    *out = ph->rate;
+    bool have = false;
+    for (uint32_t l = 0; l < weft_topo_num_links(t); l++) {
+        if (ph->used[l] == 0)
+            continue;
+        weft_rat b = weft_topo_link_bw(t, (weft_link_id){l}), x;
+        i128 num = (i128)b.num * ph->g.k, den = (i128)b.den * ph->used[l];
+        if (num > INT64_MAX || den > INT64_MAX || weft_rat_make((int64_t)num, (int64_t)den, &x))
+            return WEFT_EOVERFLOW;
+        if (!have || weft_rat_cmp(x, *out) < 0)
+            *out = x;
+        have = true;
+    }
+    if (!have)
+        *out = ph->rate;
+    return WEFT_OK;
+}
+
 static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
     while (b) {
@@ -337,8 +419,15 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
      * its plan only when the plan reaches the bound exactly. (It would
      * serve unbalanced switches too; they keep the error above for now.) */
     char note[sizeof res.structure_note] = "";
-    if (opts->use_structure && opts->trees_per_root <= 1) {
-        e = opt_rail_try(t, coll, &b, opts->trees_per_root, &p, &res, note, sizeof note, d);
+    /* Unforced, one tree per root inside the boxes is tried first: fewer
+     * trees are fewer chunks and ops in every runtime, and the rail keeps
+     * a plan only when it reaches the bound. Then any number (K = 0). */
+    static const uint32_t rail_k[2] = {1, 0};
+    uint32_t n_rail = !opts->use_structure || opts->trees_per_root > 1 ? 0
+                      : opts->trees_per_root == 1                      ? 1
+                                                                       : 2;
+    for (uint32_t i = 0; i < n_rail; i++) {
+        e = opt_rail_try(t, coll, &b, rail_k[i], &p, &res, note, sizeof note, d);
         if (e)
             goto fail;
         if (p) {
@@ -382,18 +471,6 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
             goto fail;
         }
     }
-    if (b.n_phases == 1) {
-        res.algbw = res.phase[0].algbw;
-    } else {
-        /* T = T_rs + T_ag: algbw = a b / (a + b). */
-        weft_rat s, m;
-        if (weft_rat_add(res.phase[0].algbw, res.phase[1].algbw, &s) ||
-            weft_rat_mul(res.phase[0].algbw, res.phase[1].algbw, &m) ||
-            weft_rat_div(m, s, &res.algbw)) {
-            e = weft_diag_set(d, WEFT_EOVERFLOW, "optimal: the allreduce throughput overflows");
-            goto fail;
-        }
-    }
     weft_plan_info pi = {.coll = coll, .nranks = nr, .chunks = (uint32_t)L, .inplace = true};
     if (coll == WEFT_COLL_ALLREDUCE)
         pi.chunks = (uint32_t)(L * nr);
@@ -410,6 +487,30 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
     synth_emit_fini(&em);
     if (e) {
         weft_diag_code(d, e == WEFT_EINVAL ? WEFT_EVERIFY : e);
+        goto fail;
+    }
+    /* Each phase reports the rate its trees reach (see reached_rate). */
+    for (uint32_t i = 0; i < b.n_phases && !e; i++) {
+        weft_rat r;
+        e = reached_rate(&ph[i], &r);
+        if (!e)
+            e = weft_rat_mul(r, weft_rat_int(nr), &res.phase[i].algbw);
+    }
+    if (!e && b.n_phases == 1) {
+        res.algbw = res.phase[0].algbw;
+    } else if (!e) {
+        /* T = T_rs + T_ag: algbw = a b / (a + b). */
+        weft_rat s, m;
+        e = weft_rat_add(res.phase[0].algbw, res.phase[1].algbw, &s);
+        if (!e)
+            e = weft_rat_mul(res.phase[0].algbw, res.phase[1].algbw, &m);
+        if (!e)
+            e = weft_rat_div(m, s, &res.algbw);
+    }
+    if (e) {
+        weft_diag_set(d, WEFT_EOVERFLOW, "optimal: the reached throughput overflows 64-bit "
+                                         "fractions");
+        e = WEFT_EOVERFLOW;
         goto fail;
     }
     for (uint32_t i = 0; i < 2; i++)

@@ -120,6 +120,7 @@ struct weft_topo_builder {
     uint32_t *link_src, *link_dst;
     weft_rat *link_bw, *link_lat;
     strbuf note;
+    strbuf assumed; /* the note's lines added by weft_topo_builder_assume */
 };
 
 static const char *const kind_names[WEFT__NODE_KIND_COUNT] = {"compute", "switch", "nic", "ocs"};
@@ -167,6 +168,7 @@ void weft_topo_builder_free(weft_topo_builder *b)
     weft__free(b->link_bw);
     weft__free(b->link_lat);
     weft__free(b->note.data);
+    weft__free(b->assumed.data);
     weft__free(b);
 }
 
@@ -365,19 +367,34 @@ weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_id a, weft
     return e;
 }
 
-weft_err weft_topo_builder_note(weft_topo_builder *b, const char *line)
+/* Appends line to the '\n'-joined text in sb. */
+static weft_err strbuf_add_line(strbuf *sb, const char *line)
 {
     size_t n = strlen(line);
     /* Lines are joined with '\n'; the arena's trailing NUL is overwritten. */
-    size_t need = b->note.len + n + 2;
-    if (weft__grow((void **)&b->note.data, &b->note.cap, need, 1))
+    size_t need = sb->len + n + 2;
+    if (weft__grow((void **)&sb->data, &sb->cap, need, 1))
         return WEFT_ENOMEM;
-    if (b->note.len)
-        b->note.data[b->note.len++] = '\n';
-    memcpy(b->note.data + b->note.len, line, n);
-    b->note.len += n;
-    b->note.data[b->note.len] = '\0';
+    if (sb->len)
+        sb->data[sb->len++] = '\n';
+    memcpy(sb->data + sb->len, line, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
     return WEFT_OK;
+}
+
+weft_err weft_topo_builder_note(weft_topo_builder *b, const char *line)
+{
+    return strbuf_add_line(&b->note, line);
+}
+
+weft_err weft_topo_builder_assume(weft_topo_builder *b, const char *line)
+{
+    /* The assumption list first: on ENOMEM the note has not grown either. */
+    weft_err e = strbuf_add_line(&b->assumed, line);
+    if (e)
+        return e;
+    return strbuf_add_line(&b->note, line);
 }
 
 /* ---- Build --------------------------------------------------------------- */
@@ -402,6 +419,7 @@ void weft_topo_free(weft_topo *t)
     weft__free(t->in_start);
     weft__free(t->in_links);
     weft__free(t->note);
+    weft__free(t->assumed);
     weft__free(t->names.slots);
     weft__free(t->attr_start);
     weft__free(t->attr_key);
@@ -624,7 +642,13 @@ weft_err weft_topo_build(weft_topo_builder *b, weft_topo **out, weft_diag *d)
     } else {
         t->note = weft__strdup("");
     }
-    if (!t->node_rank || !t->rank_node || !t->note) {
+    if (b->assumed.data) {
+        t->assumed = b->assumed.data;
+        b->assumed.data = NULL;
+    } else {
+        t->assumed = weft__strdup("");
+    }
+    if (!t->node_rank || !t->rank_node || !t->note || !t->assumed) {
         e = WEFT_ENOMEM;
         goto fail;
     }
@@ -801,6 +825,11 @@ bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_node_id dst,
 const char *weft_topo_note(const weft_topo *t)
 {
     return t->note;
+}
+
+const char *weft_topo_assumptions(const weft_topo *t)
+{
+    return t->assumed;
 }
 
 bool weft_topo_equal(const weft_topo *a, const weft_topo *b)

@@ -31,6 +31,7 @@ struct weft_topo {
     uint32_t *in_start;       /* n_nodes+1 */
     uint32_t *in_links;       /* n_links link ids grouped by destination */
     char *note;               /* "" when none */
+    char *assumed;            /* the note's assumption lines; "" when none */
     weft__name_index names;
 };
 

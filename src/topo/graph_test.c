@@ -30,7 +30,8 @@ static weft_err build_small(weft_topo **out, weft_diag *d)
         (e = weft_topo_builder_add_link(b, sw, g1, R(50, 1), R(0, 1))) ||
         (e = weft_topo_builder_add_duplex(b, g0, nic, R(25, 1), R(0, 1))) ||
         (e = weft_topo_builder_note(b, "made by graph_test")) ||
-        (e = weft_topo_builder_note(b, "second line"))) {
+        (e = weft_topo_builder_note(b, "second line")) ||
+        (e = weft_topo_builder_assume(b, "an assumption"))) {
         weft_topo_builder_free(b);
         return e;
     }
@@ -94,7 +95,9 @@ int main(void)
     CHECK_STR(weft_topo_node_attr(t, nic, "host"), "0");
     CHECK(weft_topo_node_attr(t, nic, "spee") == NULL);
     CHECK_STR(weft_topo_node_attrs(t, sw), "");
-    CHECK_STR(weft_topo_note(t), "made by graph_test\nsecond line");
+    /* An assumption is part of the note and also listed on its own. */
+    CHECK_STR(weft_topo_note(t), "made by graph_test\nsecond line\nan assumption");
+    CHECK_STR(weft_topo_assumptions(t), "an assumption");
 
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);

@@ -75,15 +75,19 @@ static void duplex(build *x, weft_node_id a, weft_node_id b, weft_rat bw)
     if (!x->e) x->e = weft_topo_builder_add_duplex(x->b, a, b, bw, (weft_rat){0, 1});
 }
 
-static void note(build *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(build *x, const char *fmt, ...)
+/* A note line; `assumed` when it states a default a key could change
+ * (weft_topo_builder_assume), which the command line then says on stderr. */
+static void note(build *x, bool assumed, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(build *x, bool assumed, const char *fmt, ...)
 {
     char line[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (!x->e) x->e = weft_topo_builder_note(x->b, line);
+    if (!x->e)
+        x->e = assumed ? weft_topo_builder_assume(x->b, line) : weft_topo_builder_note(x->b, line);
 }
 
 static void bw_text(weft_rat v, char *buf, size_t cap)
@@ -143,23 +147,23 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     build x = {NULL, WEFT_OK};
     if ((x.e = weft_topo_builder_new(&x.b))) goto fail;
     char t1[48], t2[48];
-    note(&x, "host fabric from %s: %u NUMA node%s, %u NIC%s per box", h.source, h.nnuma,
+    note(&x, false, "host fabric from %s: %u NUMA node%s, %u NIC%s per box", h.source, h.nnuma,
          h.nnuma == 1 ? "" : "s", h.nnics, h.nnics == 1 ? "" : "s");
     bw_text(rank_bw, t1, sizeof t1);
     bw_text(numa_bw, t2, sizeof t2);
-    note(&x, "ranks are the %u %s; each to its NUMA node's memory (mem<i>) %s GB/s each way (%s)",
+    note(&x, o.rank_bw_gbps.num <= 0, "ranks are the %u %s; each to its NUMA node's memory (mem<i>) %s GB/s each way (%s)",
          h.nunits, unit_plural[o.unit], t1, o.rank_bw_gbps.num > 0 ? "rank-bw" : "assumed; set rank-bw");
     if (h.nnuma > 1)
-        note(&x, "memories of one box joined pairwise by %s GB/s each way (%s)", t2,
+        note(&x, o.numa_bw_gbps.num <= 0, "memories of one box joined pairwise by %s GB/s each way (%s)", t2,
              o.numa_bw_gbps.num > 0 ? "numa-bw" : "assumed; set numa-bw");
     if (o.hosts > 1) {
         if (nic_bw_given) bw_text(o.nic_bw_gbps, t1, sizeof t1);
-        note(&x, "%u boxes joined by %s; each NIC to the network %s%s", o.hosts,
+        note(&x, !nic_bw_given, "%u boxes joined by %s; each NIC to the network %s%s", o.hosts,
              rail ? "one switch per NIC index (rail<i>)" : "one switch (net0)",
              nic_bw_given ? t1 : "at its PCIe link speed",
              nic_bw_given ? " GB/s each way (nic-bw)" : " each way");
     } else if (h.nnics) {
-        note(&x, "one box: its NICs carry nothing and are left out");
+        note(&x, false, "one box: its NICs carry nothing and are left out");
     }
     weft_node_id *mem = weft__calloc(h.nnuma, sizeof *mem);
     weft_node_id *nic = weft__calloc(h.nnics ? h.nnics : 1, sizeof *nic);
@@ -219,10 +223,12 @@ static weft_err spec_item(const char *spec, char *item, weft_host_opts *o, weft_
                    : strcmp(k, "nic-bw") == 0  ? &o->nic_bw_gbps
                                                : NULL;
     if (bw) {
-        if (weft_parse_bandwidth(v, bw) != WEFT_OK)
+        /* Read as every flag reads a bandwidth: a bare number is GB/s. */
+        if (weft_parse_quantity(WEFT_QTY_BANDWIDTH, v, "GB/s", bw, NULL) != WEFT_OK)
             return weft_diag_set(d, WEFT_EINVAL,
-                                 "%s: bad %s '%s' (expected a bandwidth such as 100Gbps)", spec, k,
-                                 v);
+                                 "%s: bad %s '%s' (expected a bandwidth such as 25 (GB/s) or "
+                                 "100Gbps)",
+                                 spec, k, v);
     } else if (strcmp(k, "ranks") == 0) {
         if (!weft_host_unit_parse(v, &o->unit))
             return weft_diag_set(d, WEFT_EINVAL,

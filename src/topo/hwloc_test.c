@@ -118,7 +118,8 @@ int main(void)
     expect_error("host:net=ring", WEFT_EINVAL,
                  "host:net=ring: bad net 'ring' (expected rail or switch)");
     expect_error("host:nic-bw=fast", WEFT_EINVAL,
-                 "host:nic-bw=fast: bad nic-bw 'fast' (expected a bandwidth such as 100Gbps)");
+                 "host:nic-bw=fast: bad nic-bw 'fast' (expected a bandwidth such as 25 (GB/s) or "
+                 "100Gbps)");
     expect_error("host:speed=1", WEFT_EINVAL,
                  "host:speed=1: unknown key 'speed' (expected xml, ranks, rank-bw, numa-bw, "
                  "nic-bw, hosts or net)");

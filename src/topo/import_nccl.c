@@ -29,7 +29,6 @@
 /* NCCL dumps are at most a handful of levels deep (system/cpu/pci.../gpu/
  * nvlink); the limit only stops a hostile document from recursing. */
 #define MAX_DEPTH 64
-#define MAX_HOSTS 1000000u
 /* Limits on the replicated fabric: far beyond any real cluster built from
  * one box file, and small enough to stay well under a gigabyte. */
 #define MAX_NODES ((uint64_t)1 << 22)
@@ -741,6 +740,21 @@ static weft_err note(weft_topo_builder *b, const char *fmt, ...)
     return weft_topo_builder_note(b, line);
 }
 
+/* A note line that is an assumption (weft_topo_builder_assume): a figure
+ * the file does not give, which a flag could change. */
+static weft_err assume(weft_topo_builder *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static weft_err assume(weft_topo_builder *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    return weft_topo_builder_assume(b, line);
+}
+
 static void fmt_bw(weft_rat r, char *buf, size_t size)
 {
     int n = weft_rat_format_exact(r, buf, size);
@@ -765,12 +779,12 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
         if (c->nvl_sm == -1)
             e = note(b, "NVLink: %zu <nvlink> elements, %s per link (--nvlink-bw)", c->n_nvls, bw);
         else if (c->nvl_sm == -3)
-            e = note(b,
+            e = assume(b,
                      "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
                      "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
                      c->n_nvls);
         else
-            e = note(b,
+            e = assume(b,
                      "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
                      "ncclTopoNVLinkBw); pass --nvlink-bw to override",
                      c->n_nvls, bw, c->nvl_sm);
@@ -781,7 +795,7 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
                  "each way per GPU (--nvlink-bw)",
                  bw);
     } else {
-        e = note(b, "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
+        e = assume(b, "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
                     "bandwidth (--nvlink-bw)");
     }
     if (!e && c->count[DEV_CPU] > 1) {
@@ -797,7 +811,7 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
                     weft_rat_eq(first, inter_cpu_bw(c, c->devs[c->order[DEV_CPU][i]].elem, &why_i));
             fmt_bw(first, bw, sizeof bw);
             if (same) {
-                e = note(b,
+                e = assume(b,
                          "CPU to CPU: %s each way (NCCL's figure for %s, "
                          "ncclTopoGetInterCpuBw); pass --cpu-bw to override",
                          bw, why);
@@ -811,7 +825,7 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
                     n += (size_t)snprintf(list + n, sizeof list - n, "%scpu%u %s (%s)",
                                           i ? ", " : "", i, bw, why_i);
                 }
-                e = note(b,
+                e = assume(b,
                          "CPU to CPU: each direction at the sending socket's figure "
                          "(ncclTopoGetInterCpuBw): %s; pass --cpu-bw to override",
                          list);
@@ -823,20 +837,23 @@ static weft_err write_notes(ctx *c, weft_topo_builder *b)
     } else if (!e) {
         const char *why;
         fmt_bw(nic_net_bw(c, c->order[DEV_NIC][0], &why), bw2, sizeof bw2);
+        /* nic_net_bw says "pass --nic-bw" exactly when it fell back to a
+         * figure the file does not give. */
+        bool assumed = strstr(why, "pass --nic-bw") != NULL;
         if (use_rail(c))
-            e = note(b,
+            e = (assumed ? assume : note)(b,
                      "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
                      "nic0 %s each way (%s)",
                      c->o->hosts, c->o->hosts - 1, bw2, why);
         else
-            e = note(b,
+            e = (assumed ? assume : note)(b,
                      "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
                      "way (%s)",
                      c->o->hosts, c->o->hosts - 1, bw2, why);
     }
-    if (!e) e = note(b, "latencies: 0 (the file gives none)");
+    if (!e) e = assume(b, "latencies: 0 (the file gives none)");
     if (!e && c->ignored)
-        e = note(b, "not modelled: %u elements (the first: <%s> at line %u)", c->ignored,
+        e = assume(b, "not modelled: %u elements (the first: <%s> at line %u)", c->ignored,
                  elem_name(c, c->first_ignored), c->x.elems[c->first_ignored].line);
     return e;
 }
@@ -852,8 +869,8 @@ static weft_err check_opts(const weft_nccl_import_opts *o, weft_diag *d)
             return weft_diag_set(d, WEFT_EINVAL, "the %s bandwidth must be >= 0 (0: default)",
                                  bws[i].what);
     }
-    if (o->hosts < 1 || o->hosts > MAX_HOSTS)
-        return weft_diag_set(d, WEFT_EINVAL, "hosts must be between 1 and %u (got %u)", MAX_HOSTS,
+    if (o->hosts < 1 || o->hosts > WEFT_NCCL_MAX_HOSTS)
+        return weft_diag_set(d, WEFT_EINVAL, "hosts must be between 1 and %u (got %u)", WEFT_NCCL_MAX_HOSTS,
                              o->hosts);
     if (o->network && strcmp(o->network, "rail") != 0 && strcmp(o->network, "switch") != 0)
         return weft_diag_set(d, WEFT_EINVAL, "unknown network '%s' (expected rail or switch)",

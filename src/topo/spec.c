@@ -16,7 +16,6 @@
 #include "weft/host.h"
 #include "weft/topo.h"
 
-typedef enum spec_format { FMT_TOPO, FMT_NCCL, FMT_ASTRA } spec_format;
 
 void weft_spec_opts_init(weft_spec_opts *o)
 {
@@ -34,11 +33,11 @@ static bool has_ext(const char *path, const char *ext)
  * (after blanks and a UTF-8 byte order mark) is XML; a line starting with
  * "topology:" is an ASTRA-sim config; anything else is .topo, whose parser
  * then says precisely what is wrong. */
-static spec_format sniff(const char *path)
+static weft_spec_kind sniff(const char *path)
 {
     char buf[4096];
     FILE *f = fopen(path, "rb");
-    if (!f) return FMT_TOPO;
+    if (!f) return WEFT_SPEC_TOPO;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
@@ -46,12 +45,43 @@ static spec_format sniff(const char *path)
     if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
     while (i < n && isspace((unsigned char)buf[i]))
         i++;
-    if (i < n && buf[i] == '<') return FMT_NCCL;
+    if (i < n && buf[i] == '<') return WEFT_SPEC_NCCL_XML;
     for (const char *line = buf; line; line = strchr(line, '\n')) {
         if (*line == '\n') line++;
-        if (strncmp(line, "topology:", 9) == 0) return FMT_ASTRA;
+        if (strncmp(line, "topology:", 9) == 0) return WEFT_SPEC_ASTRA_YML;
     }
-    return FMT_TOPO;
+    return WEFT_SPEC_TOPO;
+}
+
+/* The format of an existing file that is not a directory. */
+static weft_spec_kind file_kind(const char *spec, const struct stat *st)
+{
+    if (has_ext(spec, ".xml")) return WEFT_SPEC_NCCL_XML;
+    if (has_ext(spec, ".yml") || has_ext(spec, ".yaml")) return WEFT_SPEC_ASTRA_YML;
+    /* A pipe cannot be read twice: it is taken as .topo. */
+    if (has_ext(spec, ".topo") || !S_ISREG(st->st_mode)) return WEFT_SPEC_TOPO;
+    return sniff(spec);
+}
+
+weft_spec_kind weft_spec_kind_of(const char *spec)
+{
+    struct stat st;
+    if (!spec || stat(spec, &st) != 0) {
+        bool host = spec && strncmp(spec, "host", 4) == 0 && (spec[4] == '\0' || spec[4] == ':');
+        return host ? WEFT_SPEC_HOST : WEFT_SPEC_PRESET;
+    }
+    return S_ISDIR(st.st_mode) ? WEFT_SPEC_TOPO : file_kind(spec, &st);
+}
+
+const char *weft_spec_kind_name(weft_spec_kind kind)
+{
+    switch (kind) {
+    case WEFT_SPEC_PRESET: return "a preset";
+    case WEFT_SPEC_HOST: return "a host fabric";
+    case WEFT_SPEC_NCCL_XML: return "an NCCL topology XML";
+    case WEFT_SPEC_ASTRA_YML: return "an ASTRA-sim config";
+    default: return "a .topo file";
+    }
 }
 
 weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_topo **out,
@@ -75,19 +105,10 @@ weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_
         return e;
     }
     if (S_ISDIR(st.st_mode)) return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
-    spec_format fmt;
-    if (has_ext(spec, ".xml"))
-        fmt = FMT_NCCL;
-    else if (has_ext(spec, ".yml") || has_ext(spec, ".yaml"))
-        fmt = FMT_ASTRA;
-    else if (has_ext(spec, ".topo") || !S_ISREG(st.st_mode))
-        fmt = FMT_TOPO; /* a pipe cannot be read twice: it is taken as .topo */
-    else
-        fmt = sniff(spec);
-    switch (fmt) {
-    case FMT_NCCL:
+    switch (file_kind(spec, &st)) {
+    case WEFT_SPEC_NCCL_XML:
         return weft_topo_load_nccl_xml(spec, &opts->nccl, out, d);
-    case FMT_ASTRA:
+    case WEFT_SPEC_ASTRA_YML:
         return weft_topo_load_astra_yml(spec, out, d);
     default:
         return weft_topo_load_file(spec, out, d);

@@ -126,6 +126,56 @@ int main(void)
     CHECK_ERR(weft_topo_from_spec(badxml, NULL, &t, &d), WEFT_EPARSE);
     CHECK_CONTAINS(d.msg, "bad.xml:1:9: malformed XML: no element found");
 
+    /* weft_spec_kind_of decides as weft_topo_from_spec does: by extension,
+     * else by content; a name that is no file is a preset or host. */
+    CHECK_INT(weft_spec_kind_of(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml"), WEFT_SPEC_NCCL_XML);
+    CHECK_INT(weft_spec_kind_of(FIX "/astra-sim/hgx_h100_32gpu.yml"), WEFT_SPEC_ASTRA_YML);
+    CHECK_INT(weft_spec_kind_of(put("two.topo", topo)), WEFT_SPEC_TOPO);
+    CHECK_INT(weft_spec_kind_of(put("dump.txt", xml)), WEFT_SPEC_NCCL_XML);
+    CHECK_INT(weft_spec_kind_of(put("fabric.txt", topo)), WEFT_SPEC_TOPO);
+    CHECK_INT(weft_spec_kind_of(tmpdir), WEFT_SPEC_TOPO);
+    CHECK_INT(weft_spec_kind_of("a100:2"), WEFT_SPEC_PRESET);
+    CHECK_INT(weft_spec_kind_of("nosuchthing"), WEFT_SPEC_PRESET);
+    CHECK_INT(weft_spec_kind_of("host"), WEFT_SPEC_HOST);
+    CHECK_INT(weft_spec_kind_of("host:ranks=numa"), WEFT_SPEC_HOST);
+    CHECK_INT(weft_spec_kind_of("hostile:2"), WEFT_SPEC_PRESET);
+    CHECK_STR(weft_spec_kind_name(WEFT_SPEC_NCCL_XML), "an NCCL topology XML");
+    CHECK_STR(weft_spec_kind_name(WEFT_SPEC_TOPO), "a .topo file");
+
+    /* The NCCL importer's defaults are assumptions, listed apart from the
+     * rest of the note; what the options told is not. */
+    weft_spec_opts ao;
+    weft_spec_opts_init(&ao);
+    CHECK_ERR(weft_topo_from_spec(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml", &ao, &t, &d),
+              WEFT_OK);
+    if (t) {
+        CHECK_STR(weft_topo_assumptions(t),
+                  "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
+                  "bandwidth (--nvlink-bw)\n"
+                  "CPU to CPU: 16 GB/s each way (NCCL's figure for AMD Zen 1/2, "
+                  "ncclTopoGetInterCpuBw); pass --cpu-bw to override\n"
+                  "latencies: 0 (the file gives none)");
+        CHECK_CONTAINS(weft_topo_note(t), "no NVLink modelled");
+        CHECK_CONTAINS(weft_topo_note(t), "PCIe links: NCCL's rule");
+        weft_topo_free(t);
+        t = NULL;
+    }
+    ao.nccl.nvlink_bw_gbps = weft_rat_int(300);
+    ao.nccl.cpu_bw_gbps = weft_rat_int(16);
+    CHECK_ERR(weft_topo_from_spec(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml", &ao, &t, &d),
+              WEFT_OK);
+    if (t) {
+        CHECK_STR(weft_topo_assumptions(t), "latencies: 0 (the file gives none)");
+        weft_topo_free(t);
+        t = NULL;
+    }
+    CHECK_ERR(weft_topo_from_spec("a100:2", NULL, &t, &d), WEFT_OK);
+    if (t) {
+        CHECK_STR(weft_topo_assumptions(t), "");
+        weft_topo_free(t);
+        t = NULL;
+    }
+
     /* Presets. */
     CHECK_INT(ranks_of("ring:4", NULL, WEFT_OK), 4);
     CHECK_INT(ranks_of("a100:2", NULL, WEFT_OK), 16);

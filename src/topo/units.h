@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "weft/rat.h"
+#include "weft/topo.h"
 
 /* Parses NUMBER UNIT in s[0..len) as a bandwidth in GB/s (see
  * weft_parse_bandwidth for the units). On failure returns the error of
@@ -27,6 +28,13 @@ weft_err weft__bandwidth_parse(const char *s, size_t len, weft_rat *gbps, const 
  * >= 0 ("must be >= 0"). */
 weft_err weft__latency_parse(const char *s, size_t len, weft_rat *ns, const char **why,
                              size_t *where);
+
+/* The one reader behind both (and weft_parse_quantity): a bare number is
+ * in bare_unit (one of the quantity's unit names) or, when bare_unit is
+ * NULL, a missing unit. *why may also be "too small" (below the resolution
+ * of a 64-bit fraction, as "1e-30GB/s"). */
+weft_err weft__quantity_parse(weft_quantity q, const char *s, size_t len, const char *bare_unit,
+                              weft_rat *out, const char **why, size_t *where);
 
 /* The accepted units, for messages: "GB/s, Gbps, ..." and "ns, us, ms, s". */
 extern const char weft__bandwidth_units[];

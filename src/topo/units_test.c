@@ -94,6 +94,40 @@ int main(void)
     check_lat_bad("-1ns", WEFT_EINVAL, "must be >= 0", 0);
     check_lat_bad("x1ns", WEFT_EPARSE, "bad number", 0);
 
+    /* A value below the resolution of a 64-bit fraction is too small, not
+     * too large (the number itself, or after the unit's factor). */
+    check_bw_bad("1e-30GB/s", WEFT_EOVERFLOW, "too small", 0);
+    check_bw_bad("0.00000000000000000000001GB/s", WEFT_EOVERFLOW, "too small", 0);
+    check_bw_bad("1e-18Mbps", WEFT_EOVERFLOW, "too small", 0);
+    check_lat_bad("1e-30s", WEFT_EOVERFLOW, "too small", 0);
+
+    /* weft_parse_quantity: the one reader presets, .topo and flags share;
+     * a bare number is in the unit the caller names. */
+    weft_rat q = {7, 1};
+    const char *why = NULL;
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "25", "GB/s", &q, &why), WEFT_OK);
+    CHECK(q.num == 25 && q.den == 1);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "200Gbps", "GB/s", &q, &why), WEFT_OK);
+    CHECK(q.num == 25 && q.den == 1);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "25", NULL, &q, &why), WEFT_EPARSE);
+    CHECK_STR(why, "missing unit");
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "0", "GB/s", &q, &why), WEFT_EINVAL);
+    CHECK_STR(why, "must be > 0");
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "1e-30", "GB/s", &q, &why),
+              WEFT_EOVERFLOW);
+    CHECK_STR(why, "too small");
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "5us", "s", &q, &why), WEFT_OK);
+    CHECK(q.num == 5000 && q.den == 1);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "2e-6", "s", &q, &why), WEFT_OK);
+    CHECK(q.num == 2000 && q.den == 1);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "500", "ns", &q, &why), WEFT_OK);
+    CHECK(q.num == 500 && q.den == 1);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "5sec", "s", &q, &why), WEFT_EPARSE);
+    CHECK_STR(why, "unknown unit");
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "-1us", "s", &q, &why), WEFT_EINVAL);
+    CHECK_STR(why, "must be >= 0");
+    CHECK_STR(weft_quantity_units(WEFT_QTY_LATENCY), "ns, us, ms, s");
+
     CHECK_CONTAINS(weft__bandwidth_units, "GiB/s");
     CHECK_CONTAINS(weft__latency_units, "us");
     return weft_test_done();

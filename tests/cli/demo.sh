@@ -28,7 +28,7 @@ expect_out_has "allreduce on a100:2 (16 ranks), size 1073741824 (1G), model gpu 
 expect_out_has "      bound                           6194.664       173.333       325.000    100.0%"
 expect_out_has "   1  optimal                         6300.351       170.426       319.548     98.3%"
 expect_out_has "   3  nccl (ring, Simple, rings:16)  10133.066       105.964       198.683     61.1%"
-expect_out_has "  11  ring                           80597.373        13.322        24.979      7.7%"
+expect_out_has "  11  ring                           80557.416        13.329        24.992      7.7%"
 expect_out_has "optimal is 1.61x vs rings:auto (16), the fastest baseline; 1.61x vs nccl (ring, Simple, rings:16)"
 
 # Another fabric; a broken one stops the demo with weft's exit code.

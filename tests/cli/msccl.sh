@@ -56,5 +56,5 @@ expect_out "ok: allreduce, 40 ranks, 6240 ops verified"
 
 run plan ring:4 --coll allreduce -o "$TMP/x.xml" --format msccl --msccl-profile rccl
 expect_rc 2
-expect_err_has "bad --msccl-profile 'rccl': executor or msccl"
+expect_err_has "bad --msccl-profile 'rccl': expected executor or msccl"
 finish

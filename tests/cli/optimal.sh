@@ -52,8 +52,19 @@ fi
 
 dot=$("$weft" plan a100:1 --coll allgather --algo optimal --dot --root 3)
 check "dot header" grep -q 'label="allgather trees of rank 3 (k = 1)"' <<<"$dot"
-check "dot root filled" grep -q '"b0.gpu3" \[shape=ellipse,style=filled,fillcolor=yellow\]' <<<"$dot"
-check "dot tree edges" grep -q 'color=red,penwidth=2' <<<"$dot"
+check "dot root filled" grep -q '"b0.gpu3" \[shape=box, style="rounded,filled,bold", fillcolor=yellow, penwidth=2\]' <<<"$dot"
+check "dot tree edges" grep -q '"b0.gpu3" -> "b0.gpu4" \[color=red, penwidth=2, style=dashed, label="x1"\]' <<<"$dot"
+# Hosts are frames; the legend names the root, each tree group and the styles.
+check "dot host cluster" grep -q '^  subgraph cluster_host0 {$' <<<"$dot"
+check "dot legend root" grep -q '<td align="left">root: rank 3 (b0.gpu3)</td>' <<<"$dot"
+check "dot legend group" grep -q '<tr><td bgcolor="red" width="24"> </td><td align="left">tree group 1: 7 edges, 1 identical tree (edges labelled x1)</td></tr>' <<<"$dot"
+check "dot legend dashed" grep -q "rank to rank, over the fabric's shortest paths" <<<"$dot"
+dot2=$("$weft" plan a100:2 --coll allreduce --algo optimal --dot --root 0)
+check "dot a100:2: two host frames" test "$(grep -c '^  subgraph cluster_host' <<<"$dot2")" = 2
+check "dot a100:2: legend of two groups" grep -q 'tree group 2: 15 edges, 12 identical trees (edges labelled x12)' <<<"$dot2"
+if command -v dot >/dev/null; then
+    check "graphviz lays out the optimal picture" sh -c 'dot -Tsvg >/dev/null' <<<"$dot2"
+fi
 
 cat >"$tmp/unbal.topo" <<'TOPO'
 node a compute
@@ -75,6 +86,29 @@ err=$("$weft" plan ring:4 --coll allgather --algo optimal --trees-per-root 0 2>&
 check "bad K exit 2" test $? -eq 2
 err=$("$weft" plan ring:4 --coll allgather --trees-per-root 2 2>&1)
 check "K without optimal exit 2" test $? -eq 2
+
+# The fewest trees per root that reach the bound (issue 18): on TE-CCL's
+# 2-chassis models one tree per GPU is optimal, where the exact k was 6
+# (NDv2, 660 ops) and 10 (DGX-2, 2015 ops).
+src=$2
+for m in "ndv2-2 25 240" "dgx2-2 4000/31 992"; do
+    read -r f want ops <<<"$m"
+    out=$("$weft" plan "$src/tests/fixtures/teccl-$f.topo" --coll allgather --algo optimal --json)
+    check "teccl-$f: algbw $want" grep -q "^  \"algbw_exact\": \"$want\"," <<<"$out"
+    check "teccl-$f: $ops ops" grep -q "^  \"ops\": $ops," <<<"$out"
+    check "teccl-$f: k = 1" grep -q '^      "k": 1,' <<<"$out"
+done
+
+# An optimal allreduce too long for the executor profile says what works.
+err=$("$weft" plan a100:2 --coll allreduce --algo optimal --format msccl -o "$tmp/a.xml" 2>&1)
+check "a100:2 optimal msccl export exit 1" test $? -eq 1
+check "a100:2 export hint" test "$err" = "weft: rank 0 threadblock for sends to rank 1 and receives from rank 4 on channel 0 has 73 steps; the executor profile allows 64 per threadblock (MSCCL_MAX_NUM_STEPS)
+weft: the optimum needs 13 trees per rank here; --trees-per-root 1 exports (480 ops, algbw 171.429 GB/s (1200/7), 98.9% of the bound)"
+"$weft" plan a100:2 --coll allreduce --algo optimal --trees-per-root 1 --format msccl -o "$tmp/a.xml" >/dev/null
+check "the hinted command exports" test $? -eq 0
+err=$("$weft" plan "$src/tests/fixtures/teccl-dgx2-2.topo" --coll allreduce --algo optimal \
+    --format msccl -o "$tmp/a.xml" 2>&1)
+check "dgx2-2 export hint" grep -qx "weft: one tree per rank is already too long for the executor profile; try --msccl-profile msccl (256 steps per threadblock) or a classic algorithm (--algo ring)" <<<"$err"
 
 echo "optimal.sh: $pass passed, $fail failed"
 test "$fail" -eq 0

@@ -38,7 +38,8 @@ check "json method packing" grep -q '"method": "packing"' <<<"$json"
 
 # --dot draws the rail trees rank to rank (their ops carry no route).
 dot=$("$weft" plan h100:5 --coll allgather --algo optimal --dot --root 0)
-check "dot rail chain" grep -q '"b0.gpu0" -> "b1.gpu0" \[color=red,penwidth=2,style=dashed\]' <<<"$dot"
+check "dot rail chain" grep -q '"b0.gpu0" -> "b1.gpu0" \[color=red, penwidth=2, style=dashed, label="x1"\]' <<<"$dot"
+check "dot host frames" test "$(grep -c '^  subgraph cluster_host' <<<"$dot")" = 5
 check "dot box fan-out" grep -q '"b4.gpu0" -> "b4.gpu7" \[color=red' <<<"$dot"
 
 echo "optimal_scale.sh: $pass passed, $fail failed"

@@ -68,19 +68,19 @@ expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_out ""
-expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --help lists them)"
+expect_err_has "weft: comm: unknown algorithm 'nosuch' (WEFT_ALGO; weft plan --list lists them)"
 WEFT_ALGO=rings:0 run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_out ""
-expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --help lists them)"
+expect_err_has "weft: comm: unknown algorithm 'rings:0' (WEFT_ALGO; weft plan --list lists them)"
 
 # Bad flags name the flag, the value and what is expected.
 run perf allreduce -b 1X
 expect_rc 2
-expect_err_has "weft: bad -b '1X': expected bytes, K/M/G suffixes allowed, at most 1T"
+expect_err_has "weft: bad -b '1X': expected a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB; at most 2^40 bytes"
 run perf allreduce -e 2T
 expect_rc 2
-expect_err_has "weft: bad -e '2T': expected bytes, K/M/G suffixes allowed, at most 1T"
+expect_err_has "weft: bad -e '2T': expected a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB; at most 2^40 bytes"
 run perf allreduce -f 1
 expect_rc 2
 expect_err_has "weft: bad -f '1': expected an integer 2 .. 1048576"

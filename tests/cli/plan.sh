@@ -77,12 +77,22 @@ check "unsupported algorithm exit 1" test $? -eq 1
 check "unsupported message" grep -q "weft: algorithm 'bruck' does not build allreduce (it builds: allgather)" <<<"$err"
 err=$("$weft" plan ring:8 --coll allsum 2>&1)
 check "bad coll exit 2" test $? -eq 2
-check "bad coll message" grep -q "bad --coll 'allsum'" <<<"$err"
+check "bad coll message" grep -q "weft: unknown --coll 'allsum': expected allgather, reducescatter, allreduce, broadcast, reduce or alltoall" <<<"$err"
 "$weft" plan ring:8 --coll allgather --algo nosuch -o "$tmp/x.plan" 2>/dev/null
 check "no output file on failure" test ! -e "$tmp/x.plan"
 err=$("$weft" plan ring:8 --coll broadcast --root 9 2>&1)
 check "bad root exit 1" test $? -eq 1
 check "bad root message" grep -q "root 9 is not a rank" <<<"$err"
+# --list --json: the algorithms with the collectives they build.
+out=$("$weft" plan --list --json)
+check "plan --list --json" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+a = {x["name"]: x for x in d["algorithms"]}
+assert a["ring"]["colls"] == ["allgather", "reducescatter", "allreduce", "broadcast", "reduce"], a["ring"]
+assert all(x["summary"] for x in d["algorithms"]), d
+' "$out"
+
 
 echo "$pass passed, $fail failed"
 test "$fail" -eq 0

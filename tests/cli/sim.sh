@@ -44,10 +44,12 @@ expect_out_has "1048576,2.4728640000000"
 
 run sim ring:4 --model fluid --algo ring --coll allreduce --size 1Q
 expect_rc 2
-expect_err_has "bad --size '1Q' (expected e.g. 64M or 1K:1G:x4)"
+expect_err_has "weft: bad --size '1Q': expected a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF such as 1K:1G:x4"
+# An unknown algorithm is a usage error listing the valid ones (it was
+# exit 1 pointing at --help, where the list is not).
 run sim ring:4 --model fluid --algo tree --coll allreduce --size 1M
-expect_rc 1
-expect_err_has "unknown algorithm 'tree' (see weft plan --help for the list)"
+expect_rc 2
+expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier or optimal (weft plan --list says what each builds)"
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather)"
@@ -88,8 +90,9 @@ trap 'rm -rf "$TMP"' EXIT
 run sim ring:3 --plan "$PLAN" --size 3M --slices 2 --trace "$TMP/t.json" --json
 expect_rc 0
 expect_out_has '"algo": "plan"'
-check "trace written" grep -q '{"name":"op 0","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"slice":0,"dst":1,"bytes":524288}}' "$TMP/t.json"
-check "trace names links" grep -q '"args":{"name":"rank2 -> rank0"}' "$TMP/t.json"
+check "trace written" grep -q '{"name":"reduce 0→1 chunk 0","cat":"reduce","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"op":0,"kind":"reduce","src":0,"dst":1,"chunk":0,"count":1,"slice":0,"slices":2,"bytes":524288,"src_buf":"in","src_slot":0,"dst_buf":"in","dst_slot":0}}' "$TMP/t.json"
+check "trace names links" grep -q '{"name":"thread_name","ph":"M","pid":4,"tid":4,"args":{"name":"rank2 -> rank0"}}' "$TMP/t.json"
+check "trace names ranks by size" grep -q '{"name":"process_name","ph":"M","pid":1,"args":{"name":"3M: rank 0"}}' "$TMP/t.json"
 run sim ring:4 --model fluid --plan "$PLAN" --size 3M --trace "$TMP/u.json"
 expect_rc 1
 expect_err_has "weft: the plan has 3 ranks but the topology has 4"
@@ -102,7 +105,7 @@ expect_err_has "weft: --plan excludes --algo, --coll and --compare"
 run sim ring:3 --model fluid --algo ring --coll allreduce --size 3M --trace "$TMP/v.json" --csv
 expect_rc 0
 expect_out_has "3145728,4.1943039999999997e-05,75,100,"
-check "ring trace written" grep -q '"name":"op 5","ph":"X","pid":1,"tid":2' "$TMP/v.json"
+check "ring trace written" grep -q '{"name":"reduce 2→0 chunk 0","cat":"reduce","ph":"X","pid":3,"tid":0,"ts":10.485760,"dur":10.485760,"args":{"op":5,' "$TMP/v.json"
 run sim ring:3 --model fluid --plan "$TMP/none.plan" --size 1M
 expect_rc 1
 # --compare: every algorithm that builds allgather on switch:4, and the
@@ -240,14 +243,15 @@ expect_out_has '"sweep": [
 # ---- models (docs/sim.md, "Models") -------------------------------------
 
 # A fabric whose GPUs name their arch= runs the gpu model by default: the
-# fastest of NCCL's protocols per size. a100:2 ring allreduce of 1 KiB: LL,
+# protocol NCCL's rule picks per size. a100:2 ring allreduce of 1 KiB: LL,
 # 6.6 us of launch, then 30 steps of 0.6 us per NVLink hop (2.7 us per
-# network hop) plus the links' 0.6 us (1.43 us): 51.533 us.
+# network hop) plus the links' 0.6 us (1.43 us), and each step's 32 bytes
+# at LL's 39/200 of the links: 51.601 us.
 run sim a100:2 --algo ring --coll allreduce --size 1K:1G:x1024
 expect_rc 0
 expect_out_has "allreduce ring on a100:2: 16 ranks, model gpu (NCCL protocols)
         size  time (us)  algbw (GB/s)  busbw (GB/s)   proto
-        1024     51.533         0.020         0.037      LL"
+        1024     51.601         0.020         0.037      LL"
 expect_out_has "  1073741824  "
 expect_out_has "  Simple
 busiest links"
@@ -276,10 +280,23 @@ expect_rc 2
 expect_err_has "weft: unknown --model 'packet' (expected fluid, runtime or gpu)"
 run sim switch:4 --slice-bytes 0 --algo ring --coll allreduce --size 1K
 expect_rc 2
-expect_err_has "weft: bad --slice-bytes '0' (expected bytes > 0, e.g. 256K)"
+expect_err_has "weft: bad --slice-bytes '0': must be > 0 (expected a number of bytes"
 run sim switch:4 --slice-bytes 1M --slices 2 --algo ring --coll allreduce --size 1K
 expect_rc 2
 expect_err_has "weft: --slice-bytes replaces --slices; give one"
+# The trace says how every size was simulated.
+run sim a100:2 --algo hier --coll allreduce --size 1K:1G:x1024 --trace "$TMP/m.json"
+expect_rc 0
+check "trace metadata names the model" grep -q '"metadata":{"model":"gpu","runs":\[{"size":1024,"model":"gpu","proto":"LL","slices":1},{"size":1048576,"model":"gpu","proto":"LL128","slices":1},{"size":1073741824,"model":"gpu","proto":"Simple","slices":1}\]}}' "$TMP/m.json"
+# --proto forces a protocol, in the gpu model only.
+run sim a100:2 --proto ll128 --algo ring --coll allreduce --size 1K --csv
+expect_out_has ",gpu,LL128,"
+run sim switch:4 --proto LL --algo ring --coll allreduce --size 1K
+expect_rc 2
+expect_err_has "weft: --proto is the gpu model's; this runs the runtime model"
+run sim a100:2 --proto LL64 --algo ring --coll allreduce --size 1K
+expect_rc 2
+expect_err_has "weft: unknown --proto 'LL64' (expected LL, LL128 or Simple)"
 # --slices still works (it selects the fluid model) and says it is
 # deprecated.
 run sim switch:4 --slices 3 --algo ring --coll allreduce --size 1K

@@ -21,7 +21,7 @@ for cmd in "topo stats" "topo show" "topo dot" "bound --coll allgather" \
     expect_err "weft: a100:0: boxes must be >= 1"
     run $cmd a100:2 --hosts 0
     expect_rc 2
-    expect_err_has "weft: bad --hosts '0': expected an integer from 1 to 4294967295"
+    expect_err_has "weft: bad --hosts '0': expected an integer from 1 to 1000000"
     run $cmd --help
     expect_out_has "      --nvlink-bw BW"
 done

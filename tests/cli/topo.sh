@@ -66,9 +66,16 @@ expect_rc 2
 expect_err "weft: flag --output needs a value (FILE)
 $SHOW_USAGE"
 
+# A bare number is GB/s, as in presets; the option does not apply to a
+# preset, which is a usage error rather than silently ignored.
 run topo stats a100:2 --nic-bw 25
 expect_rc 2
-expect_err "weft: bad --nic-bw '25': expected a number and a unit such as 300GB/s or 200Gbps (GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)
+expect_err "weft: --nic-bw applies only to NCCL topology XML imports, and 'a100:2' is a preset (whose parameters describe it: weft topo list)
+$STATS_USAGE"
+
+run topo stats a100:2 --nic-bw 25XB
+expect_rc 2
+expect_err "weft: bad --nic-bw '25XB': unknown unit (expected a number of GB/s or a number and a unit, e.g. 25, 12.5GB/s or 200Gbps; units: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)
 $STATS_USAGE"
 
 run topo stats a100:2 --nvlink-bw=0GB/s
@@ -78,12 +85,12 @@ $STATS_USAGE"
 
 run topo stats a100:2 --hosts 0
 expect_rc 2
-expect_err "weft: bad --hosts '0': expected an integer from 1 to 4294967295
+expect_err "weft: bad --hosts '0': expected an integer from 1 to 1000000
 $STATS_USAGE"
 
 run topo stats a100:2 --hosts 2x
 expect_rc 2
-expect_err "weft: bad --hosts '2x': expected an integer from 1 to 4294967295
+expect_err "weft: bad --hosts '2x': expected an integer from 1 to 1000000
 $STATS_USAGE"
 
 run topo stats a100:2 --net ring
@@ -332,13 +339,65 @@ expect_out_has '  subgraph cluster_host0 {
     style="rounded,filled"; fillcolor="#f5f5f5"; color="#aaaaaa";
     "x0" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
     "x1" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
+    { rank=same; "x0" -> "x1" [style=invis]; }
   }
   subgraph cluster_host1 {
     label="host y";
     style="rounded,filled"; fillcolor="#f5f5f5"; color="#aaaaaa";
     "y0" [shape=box, style="rounded,filled", fillcolor="#cdebc5"];
   }
-  "s" [shape=ellipse, style=filled, fillcolor="#c9daf0"];'
+  subgraph cluster_tier1 {
+    label="tier 1: 1 node"; style=dashed; color="#999999";
+    "s" [shape=ellipse, style=filled, fillcolor="#c9daf0"];
+  }'
+# Large fabrics: identical hosts drawn once. h100:16 (280 nodes): host b0
+# in detail (8 GPUs, the NVSwitch, 8 NICs, each kind a row in order), the
+# other 15 as one summary node, the 8 rails as tier 1, and each rail's 15
+# links to the summarised hosts as one line each way: 17 + 1 + 8 nodes.
+run topo dot h100:16
+expect_rc 0
+expect_out_has 'label="h100:16: 128 ranks, 280 nodes, 768 links\n(identical hosts drawn once; weft topo dot --full draws them all)"'
+expect_out_has '    label="host b0 (drawn for 16 hosts alike)";'
+expect_out_has '    { rank=same; "b0.gpu0" -> "b0.gpu1" -> "b0.gpu2" -> "b0.gpu3" -> "b0.gpu4" -> "b0.gpu5" -> "b0.gpu6" -> "b0.gpu7" [style=invis]; }'
+expect_out_has '  "@like host 0" [shape=box3d, style=filled, fillcolor="#e6e6e6", label="×15 more hosts like host b0\nb1 … b15, 8 ranks each"];'
+expect_out_has '    label="tier 1: 8 nodes"; style=dashed; color="#999999";'
+expect_out_has '  "@like host 0" -> "rail3" [label="×15, 50 GB/s, 65 ns", dir=both, penwidth=2];'
+expect_out_has '  "b0.nic3" -> "rail3" [label="50 GB/s, 65 ns", dir=both];'
+H16=$OUT
+LAST="topo dot h100:16: clusters, nodes, merged edges"
+got="$(grep -c 'subgraph cluster_' <<<"$H16") $(grep -c '\[shape=' <<<"$H16") $(grep -c '×15, 50 GB/s' <<<"$H16")"
+if [ "$got" = "2 26 8" ]; then pass_; else fail_ "clusters, nodes, merged edges: $got, expected 2 26 8"; fi
+run topo dot h100:16 --full
+expect_rc 0
+LAST="topo dot h100:16 --full: 16 host clusters, 280 nodes"
+got="$(grep -c 'subgraph cluster_host' <<<"$OUT") $(grep -c '\[shape=' <<<"$OUT")"
+if [ "$got" = "16 280" ]; then pass_; else fail_ "$got, expected 16 280"; fi
+# h100:2 (42 nodes) is small: both hosts in detail, nothing merged.
+run topo dot h100:2
+LAST="topo dot h100:2: drawn whole"
+got="$(grep -c 'subgraph cluster_host' <<<"$OUT") $(grep -c '\[shape=' <<<"$OUT") $(grep -c '@like' <<<"$OUT")"
+if [ "$got" = "2 42 0" ]; then pass_; else fail_ "$got, expected 2 42 0"; fi
+# A 256-GPU rail clos: 31 hosts summarised, the 8 leaves drawn, the 32
+# spines one node (a tier over 16 nodes); each leaf's 32 spine links merged:
+# 17 + 1 + 8 + 1 nodes.
+run topo dot clos:hosts=32
+expect_rc 0
+expect_out_has '  "@tier 2" [shape=box3d, style=filled, fillcolor="#c9daf0", label="tier 2: 32 switch nodes\nspine0 … spine31"];'
+expect_out_has '  "leaf0" -> "@tier 2" [label="×32, 50 GB/s, 65 ns", dir=both, penwidth=2];'
+LAST="topo dot clos:hosts=32: nodes"
+n=$(grep -c '\[shape=' <<<"$OUT")
+if [ "$n" = 27 ]; then pass_; else fail_ "$n nodes, expected 17 + 1 + 8 + 1 = 27"; fi
+if command -v dot >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+    # Graphviz lays the collapsed h100:16 out: its SVG parses and has the
+    # two clusters and 26 nodes.
+    LAST="topo dot h100:16 | dot -Tsvg"
+    got=$(printf '%s\n' "$H16" | dot -Tsvg | python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.stdin).getroot()
+g = [e.get("class") for e in r.iter("{http://www.w3.org/2000/svg}g")]
+print(g.count("cluster"), g.count("node"))')
+    if [ "$got" = "2 26" ]; then pass_; else fail_ "clusters, nodes: $got"; fi
+fi
 printf '%s\n' 'node "q\ compute' 'node n nic host=h"1' 'duplex "q\ n 1GB/s' >quotes.topo
 run topo dot quotes.topo
 expect_rc 0
@@ -381,5 +440,23 @@ expect_out_has "      --nvlink-bw BW"
 run topo --help
 expect_rc 0
 expect_out_has "  stats  summarise a fabric"
+# topo list --json: every preset, as --names lists them.
+run topo list --json
+expect_rc 0
+check "topo list --json" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+names = sys.argv[2].split()
+assert [p["name"] for p in d["presets"]] == names, (d, names)
+assert all(p["usage"].startswith(p["name"]) and p["summary"] for p in d["presets"]), d
+' "$OUT" "$("$WEFT" topo list --names)"
+run topo list --json --names
+expect_rc 0
+check "topo list --json --names" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["presets"][0] == {"name": "ring"}, d
+' "$OUT"
+
 
 finish

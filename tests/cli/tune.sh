@@ -57,14 +57,14 @@ WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
     run launch -n 4 -- "$WEFT" perf allreduce -b 4K -e 4K -n 2 -w 1 -c 1
 expect_rc 0
 expect_out_has "# Out of bounds values : 0 OK"
-expect_err_has "weft INFO run: allreduce 4096 B: $algo (fastest of $n by simulation (table $T/t.tune:$lno) on switch:4 at 4096 B: "
+expect_err_has "weft INFO run: rank 0: allreduce 4096 B: $algo (fastest of $n by simulation (table $T/t.tune:$lno) on switch:4 at 4096 B: "
 bc=$(grep -n '^entry broadcast 65536 ' "$T/t.tune")
 balgo=$(echo "${bc#*:}" | cut -d' ' -f4 | cut -d= -f1)
 WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
     run launch -n 4 -- "$WEFT" perf broadcast -b 64K -e 64K -n 1 -w 0 -c 1 -r 2
 expect_rc 0
 expect_out_has "# Out of bounds values : 0 OK"
-expect_err_has "weft INFO run: broadcast 65536 B: $balgo (fastest of "
+expect_err_has "weft INFO run: rank 0: broadcast 65536 B: $balgo (fastest of "
 expect_err_has "(table $T/t.tune:${bc%%:*}) on switch:4 at 65536 B: "
 # A collective the table does not rank: alpha-beta, and the report says so.
 WEFT_FABRIC=switch:4 WEFT_TUNING="$T/t.tune" WEFT_LOG=info \
@@ -121,5 +121,28 @@ check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" |
 run help tune
 expect_rc 0
 expect_out_has "usage: weft tune SPEC"
+# --json: the rankings as one object; the table goes only to -o FILE.
+run tune switch:4 --colls allreduce --sizes 1K:4K:x4 --json
+expect_rc 0
+check "tune --json" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["ranks"] == 4 and d["spec"] == "switch:4" and d["output"] is None, d
+assert [(e["coll"], e["bytes"]) for e in d["entries"]] == [("allreduce", 1024), ("allreduce", 4096)], d
+for e in d["entries"]:
+    t = [r["time_s"] for r in e["ranking"]]
+    assert t == sorted(t) and t[0] > 0, e
+' "$OUT"
+run tune switch:4 --colls allreduce --sizes 1K --json -o "$T/j.tune"
+expect_rc 0
+check "tune --json -o writes the table" grep -q '^weft-tuning 1$' "$T/j.tune"
+check "tune --json -o names the file" python3 -c '
+import json, sys
+assert json.loads(sys.argv[1])["output"] == sys.argv[2]
+' "$OUT" "$T/j.tune"
+run tune switch:4 --json -o -
+expect_rc 2
+expect_err_has "weft: --json and -o - would both write to standard output"
+
 
 finish

@@ -58,5 +58,31 @@ expect_err_has "weft: unknown flag '--frob'"
 run verify --help
 expect_rc 0
 expect_out_has "usage: weft verify PLAN [--topo SPEC]"
+# --json: the verdict as one object, also for a wrong plan (exit 1).
+run verify "$RING" --json
+expect_rc 0
+expect_out '{
+  "ok": true,
+  "plan": "'"$RING"'",
+  "topo": null,
+  "coll": "allreduce",
+  "ranks": 4,
+  "ops": 24,
+  "error": null
+}'
+check "verify --json parses" python3 -m json.tool <<<"$OUT" >/dev/null
+run verify "$TMP/twice.plan" --json --topo biring:4
+expect_rc 1
+expect_err "weft: op 23 (rank 3 -> rank 0, out[2]): the contribution of rank 0 to chunk 2 would be reduced twice"
+check "verify --json of a wrong plan" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["ok"] is False and d["ranks"] == 4 and d["topo"] == "biring:4", d
+assert d["error"] == "op 23 (rank 3 -> rank 0, out[2]): the contribution of rank 0 to chunk 2 would be reduced twice", d
+' "$OUT"
+run verify "$TMP/absent.plan" --json
+expect_rc 1
+expect_out ""
+
 
 finish

@@ -142,13 +142,14 @@ L1=$(load)
 
 # ---- Report -------------------------------------------------------------------
 # Rank 0's executor logs (debug level) "plan allreduce: C chunks of B B, each cut into S
-# slices" whenever the chunk size changes; the size of that run is C x B.
+# slices" whenever the chunk size changes; the size of that run is C x B. weft perf
+# names the rank after the subsystem ("weft DEBUG run: rank 0: plan allreduce: ...").
 slices() { # RUN SIZE
-    awk -v s="$2" '/^weft DEBUG run: plan allreduce: / {
-        c = $6; b = $9; n = $14; if (c * b == s) { print n; exit } }' "$TMP/$1.out"
+    awk -v s="$2" '/^weft DEBUG run: rank 0: plan allreduce: / {
+        c = $8; b = $11; n = $16; if (c * b == s) { print n; exit } }' "$TMP/$1.out"
 }
-choice() { # RUN SIZE: the algorithm the runtime logged for this size
-    sed -n "s/^weft INFO run: allreduce $2 B: \([^ ]*\) (.*/\1/p" "$TMP/$1.out" | head -1
+choice() { # RUN SIZE: the algorithm rank 0 logged for this size
+    sed -n "s/^weft INFO run: rank 0: allreduce $2 B: \([^ ]*\) (.*/\1/p" "$TMP/$1.out" | head -1
 }
 sim_plan() { # TOPO PLAN SIZE SLICES
     "$WEFT" sim "$1" --plan "$2" --size "$3" --slices "$4" --csv | tail -1 | cut -d, -f2

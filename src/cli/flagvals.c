@@ -1,0 +1,84 @@
+/* Shared flag values. See flagvals.h. */
+#include "cli/flagvals.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "weft/synth.h"
+#include "weft/topo.h"
+
+int cli_flag_coll(const cli_syntax *syn, const char *flag, const char *text, weft_coll *out)
+{
+    if (weft_coll_parse(text, strlen(text), out))
+        return CLI_EXIT_OK;
+    return cli_usage_error(syn, "unknown %s '%s': expected %s", flag, text, CLI_COLLS);
+}
+
+/* True when some collective is built by the classic algorithm `text`. */
+static bool classic_known(const char *text)
+{
+    for (int c = 0; c < WEFT__COLL_COUNT; c++)
+        if (weft_classic_supports(text, (weft_coll)c))
+            return true;
+    return false;
+}
+
+int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, bool allow_optimal)
+{
+    if (classic_known(text) || (allow_optimal && strcmp(text, "optimal") == 0))
+        return CLI_EXIT_OK;
+    char list[512];
+    size_t at = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < weft_classic_count() && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                               weft_classic_get(i)->name);
+    if (strncmp(text, "rings:", 6) == 0)
+        return cli_usage_error(syn, "bad %s '%s': K of rings:K must be an integer from 1 to 64",
+                               flag, text);
+    return cli_usage_error(syn, "unknown %s '%s': expected %s%s (weft plan --list says what each "
+                                "builds)",
+                           flag, text, list, allow_optimal ? " or optimal" : "");
+}
+
+/* The message for a reason of weft_parse_quantity. */
+static int quantity_error(const cli_syntax *syn, const char *flag, const char *text,
+                          const char *why, const char *what, const char *example,
+                          weft_quantity q)
+{
+    if (strcmp(why, "too small") == 0)
+        return cli_usage_error(syn, "bad %s '%s': too small (below the resolution of exact "
+                                    "values, fractions of 64-bit integers)",
+                               flag, text);
+    if (strcmp(why, "too large") == 0 || strncmp(why, "must be", 7) == 0)
+        return cli_usage_error(syn, "bad %s '%s': %s", flag, text, why);
+    return cli_usage_error(syn, "bad %s '%s': %s (expected %s, e.g. %s; units: %s)", flag, text,
+                           why, what, example, weft_quantity_units(q));
+}
+
+int cli_flag_bandwidth(const cli_syntax *syn, const char *flag, const char *text, weft_rat *gbps)
+{
+    const char *why;
+    if (weft_parse_quantity(WEFT_QTY_BANDWIDTH, text, "GB/s", gbps, &why) == WEFT_OK)
+        return CLI_EXIT_OK;
+    return quantity_error(syn, flag, text, why, "a number of GB/s or a number and a unit",
+                          "25, 12.5GB/s or 200Gbps", WEFT_QTY_BANDWIDTH);
+}
+
+int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, double max_s,
+                  double *seconds)
+{
+    const char *why;
+    weft_rat ns;
+    if (weft_parse_quantity(WEFT_QTY_LATENCY, text, "s", &ns, &why) != WEFT_OK)
+        return quantity_error(syn, flag, text, why, "a number of seconds or a number and a unit",
+                              "5us, 0.7us or 2e-6", WEFT_QTY_LATENCY);
+    /* One division, so that whole nanoseconds give the nearest double
+     * ("1e-6" is exactly the double 1e-6, as strtod reads it). */
+    double s = (double)ns.num / ((double)ns.den * 1e9);
+    if (s > max_s)
+        return cli_usage_error(syn, "bad %s '%s': at most %g s", flag, text, max_s);
+    *seconds = s;
+    return CLI_EXIT_OK;
+}

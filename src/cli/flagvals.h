@@ -1,0 +1,35 @@
+/* Flag values with a fixed grammar that several commands share: a
+ * collective (--coll), an algorithm (--algo), a bandwidth (--nic-bw ...)
+ * and a time (--alpha). Each is read one way everywhere, and a bad value is
+ * a usage error (exit 2) whose message names the flag, the value and what
+ * is allowed (the list, or the grammar with an example). Bandwidths and
+ * times go through weft_parse_quantity, the reader of .topo files and
+ * presets, so "25", "25GB/s" and "200Gbps" mean the same on every flag and
+ * in every preset. */
+#ifndef WEFT_CLI_FLAGVALS_H
+#define WEFT_CLI_FLAGVALS_H
+
+#include <stdbool.h>
+
+#include "cli/args.h"
+#include "weft/plan.h"
+#include "weft/rat.h"
+
+/* The collectives, for messages and --help. */
+#define CLI_COLLS "allgather, reducescatter, allreduce, broadcast, reduce or alltoall"
+
+/* Each returns CLI_EXIT_OK with *out set, or prints the usage error of syn
+ * and returns CLI_EXIT_USAGE. `flag` is the flag as written ("--coll"). */
+int cli_flag_coll(const cli_syntax *syn, const char *flag, const char *text, weft_coll *out);
+/* An algorithm name that weft plan --list lists (rings:K with K given), or
+ * "optimal" when allow_optimal. Whether it builds the collective is the
+ * synthesizer's answer (exit 1: the input does not fit), not this check. */
+int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, bool allow_optimal);
+/* A bandwidth > 0 in GB/s; a bare number is GB/s. */
+int cli_flag_bandwidth(const cli_syntax *syn, const char *flag, const char *text, weft_rat *gbps);
+/* A time >= 0 and at most max_s seconds, written with a unit (ns, us, ms,
+ * s) or as a bare number of seconds; the value in seconds. */
+int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, double max_s,
+                  double *seconds);
+
+#endif

@@ -1,0 +1,139 @@
+"""Checks a Chrome trace written by `weft sim --trace` (docs/sim.md).
+
+Usage: python3 trace_check.py TRACE.json
+
+Asserts what Perfetto needs to draw every slice, and weft's naming:
+- the file is one JSON object with a traceEvents list;
+- on every track (pid, tid) the complete events ("ph":"X") nest properly:
+  each one either ends before the next begins or contains it (times are
+  compared as exact decimals, as weft writes them);
+- async begin/end events ("b"/"e") pair up per (pid, cat, id) and never end
+  before they begin;
+- every slice is named "KIND S→D chunk C", "KIND S→D chunks C-E" or
+  "nop R", and its args (op, kind, src, dst, chunk, count, slice, slices,
+  bytes) say the same;
+- every pid and every track that has slices is named by metadata.
+
+Prints one line per run of the sweep: its label, the slices on rank tracks
+and on link tracks, the tracks, and the largest number of lanes a rank or
+link needed; then "ok". Exits 1 with every problem on stderr otherwise.
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+from decimal import Decimal
+
+NAME = re.compile(r"^(copy|reduce) (\d+)\u2192(\d+) chunks? (\d+)(?:-(\d+))?$")
+NOP = re.compile(r"^nop (\d+)$")
+PROC = re.compile(r"^(?:(.+): )?(rank (\d+)|links)$")
+
+
+def main(path):
+    problems = []
+
+    def bad(msg):
+        if len(problems) < 20:
+            problems.append(msg)
+
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f, parse_float=Decimal)
+    events = doc["traceEvents"]
+    proc_name, thread_name = {}, {}
+    tracks = defaultdict(list)
+    asyncs = defaultdict(list)
+    for ev in events:
+        ph = ev["ph"]
+        if ph == "M":
+            if ev["name"] == "process_name":
+                proc_name[ev["pid"]] = ev["args"]["name"]
+            elif ev["name"] == "thread_name":
+                thread_name[(ev["pid"], ev["tid"])] = ev["args"]["name"]
+        elif ph == "X":
+            tracks[(ev["pid"], ev["tid"])].append(ev)
+        elif ph in ("b", "e"):
+            asyncs[(ev["pid"], ev.get("cat"), ev["id"])].append(ev)
+        else:
+            bad("unexpected phase %r: %r" % (ph, ev))
+
+    for key, evs in asyncs.items():
+        depth, last = 0, None
+        for ev in sorted(evs, key=lambda e: (Decimal(e["ts"]), e["ph"] == "b")):
+            depth += 1 if ev["ph"] == "b" else -1
+            if depth < 0:
+                bad("async %r ends before it begins at ts %s" % (key, ev["ts"]))
+        if depth != 0:
+            bad("async %r: %d begin events without an end" % (key, depth))
+
+    runs = {}
+    for (pid, tid), evs in sorted(tracks.items()):
+        if pid not in proc_name:
+            bad("pid %d has slices but no process_name" % pid)
+            continue
+        if (pid, tid) not in thread_name:
+            bad("track (%d, %d) has slices but no thread_name" % (pid, tid))
+        m = PROC.match(proc_name[pid])
+        if not m:
+            bad("process name %r" % proc_name[pid])
+            continue
+        label, is_link = m.group(1) or "", m.group(2) == "links"
+        run = runs.setdefault(label, {"rank": 0, "link": 0, "tracks": 0, "lanes": defaultdict(set)})
+        run["rank" if not is_link else "link"] += len(evs)
+        run["tracks"] += 1
+        tname = thread_name.get((pid, tid), "")
+        base = re.sub(r" \(\d+\)$| \d+$", "", tname)
+        run["lanes"][(pid, base)].add(tid)
+        stack = []
+        for ev in sorted(evs, key=lambda e: (e["ts"], -e["dur"])):
+            ts, dur = ev["ts"], ev["dur"]
+            if dur < 0:
+                bad("negative duration: %r" % ev)
+            end = ts + dur
+            while stack and stack[-1] <= ts:
+                stack.pop()
+            if stack and end > stack[-1]:
+                bad("track %r (%s / %s): slice [%s, %s] %r overlaps one ending at %s"
+                    % ((pid, tid), proc_name[pid], tname, ts, end, ev["name"], stack[-1]))
+            stack.append(end)
+            check_name(ev, bad, None if is_link else int(m.group(3)))
+
+    if problems:
+        for p in problems:
+            print("trace_check: %s: %s" % (path, p), file=sys.stderr)
+        return 1
+    for label, run in runs.items():
+        lanes = max(len(v) for v in run["lanes"].values())
+        print("%s: %d rank slices, %d link slices, %d tracks, at most %d lanes"
+              % (label or "-", run["rank"], run["link"], run["tracks"], lanes))
+    print("ok")
+    return 0
+
+
+def check_name(ev, bad, rank):
+    name, a = ev["name"], ev["args"]
+    for k in ("op", "kind", "src", "dst", "chunk", "count", "slice", "slices", "bytes"):
+        if k not in a:
+            bad("%r: no %s in args" % (name, k))
+            return
+    m = NAME.match(name)
+    if m:
+        kind, src, dst, first = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        last = int(m.group(5)) if m.group(5) else first
+        if (kind, src, dst, first, last - first + 1) != (
+                a["kind"], a["src"], a["dst"], a["chunk"], a["count"]) or \
+                (a["count"] == 1) != (m.group(5) is None):
+            bad("name %r does not match its args %r" % (name, a))
+    elif NOP.match(name):
+        if a["kind"] != "nop" or int(NOP.match(name).group(1)) != a["src"]:
+            bad("name %r does not match its args %r" % (name, a))
+    else:
+        bad("slice name %r is not 'KIND S\u2192D chunk C' or 'nop R'" % name)
+        return
+    if rank is not None and a["src"] != rank:
+        bad("%r on the track of rank %d" % (name, rank))
+    if not 0 <= a["slice"] < a["slices"]:
+        bad("%r: slice %d of %d" % (name, a["slice"], a["slices"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
