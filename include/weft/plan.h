@@ -412,6 +412,13 @@ typedef struct weft_plan_shared_opts {
 
 /* slices 1, alpha 0. */
 WEFT_API void weft_plan_shared_opts_init(weft_plan_shared_opts *o);
+/* The settings of every estimate weft prints or ranks by (the runtime
+ * without a tuning table, weft plan's t(S) columns): the slices weft's
+ * executor cuts p's chunks into at size_bytes (weft_exec_slices,
+ * weft/exec_model.h), alpha 0; the fabric's own link latencies (the
+ * presets' physical ones) are the latency. */
+WEFT_API void weft_plan_shared_opts_exec(weft_plan_shared_opts *o, const weft_plan *p,
+                                         double size_bytes);
 
 typedef struct weft_plan_shared {
     double seconds;       /* the estimate: max(steps_s, link_s + latency_s) */

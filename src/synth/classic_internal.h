@@ -14,6 +14,7 @@ typedef struct synth_ctx {
     uint32_t root;  /* broadcast and reduce */
     uint32_t param; /* K of rings:K */
     uint32_t max_ops; /* cap on the plan's ops (weft_plan_limit_ops), 0 none */
+    double bytes;     /* nccl: the size whose choice is built */
     synth_hosts hosts;
     uint32_t *order; /* the ring order (synth_ring_order with shift 0) */
     weft_diag *d;
@@ -32,6 +33,9 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
+/* NCCL's choice at c->bytes (weft_nccl_choose), built as the classic plan
+ * that runs it. */
+weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out);
 
 /* Ring reduce-scatter over the n ranks order[0..n): the `count` slots from
  * slot[q] end fully reduced at position q. Ring allgather: the `count`
