@@ -20,7 +20,7 @@
 #include "sim/prune.h"
 #include "sim/ring_fast.h"
 #include "sim/result.h"
-#include "topo/paths.h"
+#include "weft/paths.h"
 
 typedef struct xfers {
     uint32_t *r_off, *link, *pred;

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "topo/maxflow.h"
+#include "weft/maxflow.h"
 #include "weft/synth.h"
 
 #define OPT_NONE UINT32_MAX
