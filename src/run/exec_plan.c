@@ -42,8 +42,10 @@
 
 #include "base/alloc.h"
 #include "run/clock.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
+#include "run/p2p.h"
 #include "weft/log.h"
 
 /* Slices of about SLICE_BYTES: large enough that per-message costs (a frame
