@@ -101,6 +101,7 @@ void weft_comm_free(weft_comm *c)
     weft__free(c);
 }
 
+/* Steps 1-3 of the setup (see the top of the file). */
 static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct in_addr local,
                              int64_t deadline, weft_diag *d)
 {

@@ -1,6 +1,7 @@
 /* Barrier and agreement over the bootstrap (weft_comm_barrier,
  * weft_comm_agree in weft/comm.h): small collectives that need no
- * transport, used by setup checks and by the schedule selection. */
+ * transport; the schedule selection (select.c) checks with them that
+ * every rank was configured alike. */
 #include "base/alloc.h"
 #include "run/clock.h"
 #include "run/comm_fail.h"

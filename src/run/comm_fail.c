@@ -43,5 +43,3 @@ weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *wh
     }
     return err;
 }
-
-/* Steps 1-3 of the setup (see the top of the file). */
