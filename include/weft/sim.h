@@ -39,6 +39,30 @@
 extern "C" {
 #endif
 
+/* How a plan is executed (docs/sim.md, "Models"):
+ *
+ *   fluid    the idealised flow model: every transfer is a fluid flow that
+ *            pays alpha_s, its route's latency and its bytes, cut into
+ *            `slices` (or cut through, cut_through), exactly as set;
+ *   runtime  weft's own executor (src/run): slices of WEFT_EXEC_SLICE_BYTES
+ *            per chunk (1 to WEFT_EXEC_MAX_SLICES), each a message paying
+ *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice
+ *            (weft/exec_model.h);
+ *   gpu      a GPU runtime (NCCL): the protocol NCCL's rule picks for the
+ *            size (weft/protocol.h; proto forces one), its share of link
+ *            bandwidth, its launch latency once, its per-hop latency on
+ *            every route (NVLink inside a host, the network between
+ *            hosts), and forwarding as data arrives (plans cut through;
+ *            the ring without a plan moves slices of one pipeline step).
+ *
+ * weft_sim_model_default gives gpu for a fabric whose compute nodes name
+ * their GPU generation (arch=, weft_gpu_arch_parse), runtime otherwise. */
+typedef enum weft_sim_model {
+    WEFT_SIM_FLUID = 0,
+    WEFT_SIM_RUNTIME,
+    WEFT_SIM_GPU,
+} weft_sim_model;
+
 typedef struct weft_sim_opts {
     double alpha_s;  /* per-transfer start overhead, seconds (default 0) */
     uint32_t slices; /* pipelining depth: each transfer is cut into this many
@@ -62,9 +86,57 @@ typedef struct weft_sim_opts {
                          chunks a dep delivered streams them as they arrive
                          (the limit of infinitely many slices; default false,
                          store and forward per slice; see weft_sim_plan) */
+    weft_sim_model model; /* default WEFT_SIM_FLUID: the fields above and below
+                             are used as set. runtime and gpu derive alpha_s,
+                             slices, cut_through and the fields below per
+                             call from the fabric, the collective, the size
+                             and the chunk size (weft_sim_opts_resolve) */
+    uint64_t slice_bytes; /* when > 0 (any model): slices = chunk bytes /
+                             slice_bytes, clamped to 1 .. WEFT_EXEC_MAX_SLICES,
+                             instead of `slices` or the model's (default 0) */
+    double bw_scale;  /* fraction of every link's bandwidth that carries data:
+                         a transfer puts bytes / bw_scale on the wire (a
+                         protocol's flags; default 1) */
+    double launch_s;  /* added once to the collective's time (default 0) */
+    double hop_s;     /* added to the latency of every route that stays in
+                         one host (default 0) */
+    double net_hop_s; /* added to the latency of every route between hosts
+                         (default 0) */
+    uint64_t step_bytes; /* when > 0: a route's latency also has the time to
+                            move min(step_bytes, one slice) over its slowest
+                            link, as a receiver forwards a step once it has
+                            arrived (default 0) */
+    int proto;           /* gpu model: the weft_proto to run; -1 (default):
+                            NCCL's choice (weft_sim_opts_resolve). Reported
+                            in the result */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
+
+/* "fluid", "runtime", "gpu"; "?" out of range. */
+WEFT_API const char *weft_sim_model_name(weft_sim_model m);
+/* Those names; false when unknown. */
+WEFT_API bool weft_sim_model_parse(const char *text, weft_sim_model *out);
+/* gpu when a compute node of t has an arch= weft_gpu_arch_parse knows,
+ * runtime otherwise. */
+WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
+
+/* The settings the simulator runs with for one collective of `size` bytes
+ * cut into chunks of chunk_bytes on t: a copy of *o with o->model's
+ * derived fields filled in (see weft_sim_model; fluid keeps them as set)
+ * and slice_bytes applied, model and proto set. gpu: the GPU generation is
+ * the first arch= of a compute node; the protocol is o->proto, or when -1
+ * weft_proto_choose's for a ring of coll over all ranks, as many nodes as t
+ * has hosts, 16 channels sharing the bus bandwidth B (the largest bandwidth
+ * a rank has to other nodes of its host; across hosts at most its NIC
+ * bandwidth times the ranks per host) and NVLink inside a host; bw_scale
+ * the protocol's fraction, lowered to its ceilings (LL's total, LL128's per
+ * channel) where they bind on B. WEFT_EINVAL names the fabric when gpu is asked
+ * of one with no arch=. weft_sim_plan and weft_sim_ring call this
+ * themselves. */
+WEFT_API weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
+                                        uint64_t size, uint64_t chunk_bytes,
+                                        weft_sim_opts *out, weft_diag *d);
 
 /* One trace document holding several runs (the sizes of a sweep):
  * weft_sim_trace_begin writes its head, then weft_sim_plan with o->trace = f
@@ -72,6 +144,13 @@ WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
  * closes and flushes it. WEFT_EIO when writing fails. */
 WEFT_API weft_err weft_sim_trace_begin(FILE *f);
 WEFT_API weft_err weft_sim_trace_end(FILE *f);
+/* weft_sim_trace_end that also records how each run was simulated: the
+ * document gets a top-level "metadata" object {"model": the last run's
+ * model, "runs": [{"size", "model", "proto" (or null), "slices"}, ...]}
+ * from the n results in run order. */
+struct weft_sim_result;
+WEFT_API weft_err weft_sim_trace_end_results(FILE *f, const struct weft_sim_result *rs,
+                                             size_t n);
 
 #define WEFT_SIM_BUSIEST 5
 
@@ -104,6 +183,9 @@ typedef struct weft_sim_result {
     uint32_t defects;         /* positions that break that period */
     uint32_t n_busiest;
     weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
+    weft_sim_model model;     /* the model that ran */
+    int proto;                /* its protocol (weft_proto, gpu model), or -1 */
+    uint32_t slices;          /* slices per transfer it ran with */
 } weft_sim_result;
 
 /* The nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for

@@ -22,6 +22,7 @@
 #include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "weft/protocol.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
@@ -32,9 +33,14 @@ static const cli_opt sim_opts[] = {
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required)"},
-    {"slices", 0, "P", "pipelining depth: slices per transfer (default 1)"},
-    {"alpha", 0, "T", "per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
-    {"cut-through", 0, NULL, "ops forward data as it arrives (the limit of infinite slices)"},
+    {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
+                      "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
+    {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
+    {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
+                            "the model's"},
+    {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
+    {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
+    {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
@@ -48,12 +54,22 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
-            "        [--slices P] [--alpha T] [--cut-through] [--max-ops N] [--json | --csv]\n"
-            "        [--trace FILE] [--plot FILE.svg]",
+            "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
+            "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
-             "fairly, every transfer pays alpha, its route's latency and its bytes at the\n"
-             "rate it gets. Prints the time, algbw = size / time and busbw (nccl-tests\n"
-             "factors) per size, and the five busiest links of the last size.\n"
+             "fairly, every transfer pays its start overhead, its route's latency and its\n"
+             "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
+             "(nccl-tests factors) per size, and the five busiest links of the last size.\n"
+             "The model says how the plan is executed, and every output names it:\n"
+             "  gpu      as NCCL runs it: per size the protocol NCCL would pick (LL, LL128,\n"
+             "           Simple; --proto forces one), its share of link bandwidth, launch\n"
+             "           and per-hop latency, data forwarded as it arrives (default on\n"
+             "           fabrics with arch=);\n"
+             "  runtime  as weft's executor runs it: slices of 256 KiB (1 to 32 per chunk),\n"
+             "           45 us per slice message, store and forward per slice (default\n"
+             "           elsewhere);\n"
+             "  fluid    the idealised flow model, with --alpha, --slices and --cut-through\n"
+             "           as given (0, 1, off); any of those flags selects it.\n"
              "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4. K, M, G (and\n"
              "KiB, MiB, GiB) are 2^10, 2^20, 2^30 as in nccl-tests, KB, MB, GB 10^3, 10^6,\n"
              "10^9; a fraction must give whole bytes (1.5G).\n"
@@ -62,10 +78,10 @@ static const cli_syntax sim_syntax = {
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
              "optimal plan, at every size: one table per size, sorted by time, with the\n"
              "exact bound (weft bound) as the first row and skipped algorithms with the\n"
-             "reason. Tree plans need pipelining to approach the bound (--slices 64),\n"
-             "or --cut-through: an op that forwards or reduces what a dep delivered\n"
-             "streams it as it arrives (plans only: --algo ring then simulates the ring\n"
-             "plan op by op).\n"
+             "reason. In the fluid model tree plans need pipelining to approach the bound\n"
+             "(--slice-bytes 64K), or --cut-through: an op that forwards or reduces what a\n"
+             "dep delivered streams it as it arrives (plans only: --algo ring then\n"
+             "simulates the ring plan op by op, as the gpu model always does).\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
              "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
@@ -96,6 +112,12 @@ static void json_busiest(cli_json *j, const weft_topo *t, const weft_sim_result 
 
 /* The last size's figures at the top level (the keys every weft sim --json
  * has), then every size of the sweep with its own busiest links. */
+/* The protocol a gpu-model result ran with, or "" (JSON: no key). */
+static const char *proto_text(const weft_sim_result *r)
+{
+    return r->proto >= 0 ? weft_proto_name((weft_proto)r->proto) : "";
+}
+
 static void print_json(const weft_topo *t, const char *spec, const char *algo,
                        const weft_sim_result *rs, size_t n)
 {
@@ -107,6 +129,7 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_uint(&j, "ranks", last->ranks);
     cli_json_kv_string(&j, "coll", weft_coll_name(last->coll));
     cli_json_kv_string(&j, "algo", algo);
+    cli_json_kv_string(&j, "model", weft_sim_model_name(last->model));
     cli_json_kv_uint(&j, "size", last->size);
     cli_json_kv_double(&j, "time_s", last->time_s);
     cli_json_kv_double(&j, "algbw", last->algbw_gbps);
@@ -128,6 +151,9 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
         cli_json_kv_double(&j, "time_s", rs[i].time_s);
         cli_json_kv_double(&j, "algbw", rs[i].algbw_gbps);
         cli_json_kv_double(&j, "busbw", rs[i].busbw_gbps);
+        if (rs[i].proto >= 0)
+            cli_json_kv_string(&j, "proto", proto_text(&rs[i]));
+        cli_json_kv_uint(&j, "slices", rs[i].slices);
         json_busiest(&j, t, &rs[i]);
         cli_json_end_object(&j);
     }
@@ -144,7 +170,7 @@ static void print_csv(const weft_topo *t, const weft_sim_result *rs, size_t n)
     printf("size,time_s,algbw_gbps,busbw_gbps");
     for (int k = 1; k <= WEFT_SIM_BUSIEST; k++)
         printf(",link%d,util%d,alike%d", k, k, k);
-    printf("\n");
+    printf(",model,proto,slices\n");
     for (size_t i = 0; i < n; i++) {
         printf("%llu,%.17g,%.17g,%.17g", (unsigned long long)rs[i].size, rs[i].time_s,
                rs[i].algbw_gbps, rs[i].busbw_gbps);
@@ -158,7 +184,8 @@ static void print_csv(const weft_topo *t, const weft_sim_result *rs, size_t n)
                 printf(",,,");
             }
         }
-        printf("\n");
+        printf(",%s,%s,%u\n", weft_sim_model_name(rs[i].model), proto_text(&rs[i]),
+               rs[i].slices);
     }
 }
 
@@ -178,23 +205,38 @@ static void print_model_notes(const weft_sim_result *rs, size_t n)
 }
 
 static void print_table(const weft_topo *t, const char *spec, const char *algo,
-                        const weft_sim_result *rs, size_t n)
+                        const weft_sim_opts *o, const weft_sim_result *rs, size_t n)
 {
     const weft_sim_result *last = &rs[n - 1];
-    printf("%s %s on %s: %u ranks\n", weft_coll_name(last->coll), algo, spec, last->ranks);
+    char mt[160];
+    cli_sim_model_text(o, mt, sizeof mt);
+    printf("%s %s on %s: %u ranks, %s\n", weft_coll_name(last->coll), algo, spec, last->ranks,
+           mt);
+    /* The gpu model says which protocol each size ran with, the runtime
+     * model how many slices. */
+    bool gpu = last->model == WEFT_SIM_GPU, rt = last->model == WEFT_SIM_RUNTIME;
+    size_t cols = gpu || rt ? 5 : 4;
     cli_table tab;
-    cli_table_init(&tab, 4);
-    for (size_t c = 0; c < 4; c++)
+    cli_table_init(&tab, cols);
+    for (size_t c = 0; c < cols; c++)
         cli_table_align_right(&tab, c);
     cli_table_cell(&tab, "size");
     cli_table_cell(&tab, "time (us)");
     cli_table_cell(&tab, "algbw (GB/s)");
     cli_table_cell(&tab, "busbw (GB/s)");
+    if (gpu)
+        cli_table_cell(&tab, "proto");
+    else if (rt)
+        cli_table_cell(&tab, "slices");
     for (size_t i = 0; i < n; i++) {
         cli_table_cell(&tab, "%llu", (unsigned long long)rs[i].size);
         cli_table_cell(&tab, "%.3f", rs[i].time_s * 1e6);
         cli_table_cell(&tab, "%.3f", rs[i].algbw_gbps);
         cli_table_cell(&tab, "%.3f", rs[i].busbw_gbps);
+        if (gpu)
+            cli_table_cell(&tab, "%s", proto_text(&rs[i]));
+        else if (rt)
+            cli_table_cell(&tab, "%u", rs[i].slices);
     }
     cli_table_print(&tab, stdout, "  ");
     cli_table_fini(&tab);
@@ -216,22 +258,46 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     cli_table_fini(&tab);
 }
 
-/* --slices, --alpha, ... into o and --max-ops into *max_ops; a usage
- * error's exit code, or CLI_CONTINUE. */
-static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops)
+/* --model, --slice-bytes, --slices, --alpha, ... into o (*model_set: the
+ * model is decided, else the fabric's default applies once it is loaded)
+ * and --max-ops into *max_ops; a usage error's exit code, or
+ * CLI_CONTINUE. --alpha, --slices and --cut-through are the fluid model's
+ * knobs: they select it, and refuse another. */
+static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *model_set)
 {
     weft_sim_opts_init(o);
-    const char *mo = cli_args_get(a, "max-ops");
-    *max_ops = CLI_SIM_MAX_OPS;
-    if (mo) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(mo, &end, 10);
-        if (*mo < '0' || *mo > '9' || *end || errno || v == 0 || v > WEFT_PLAN_MAX_OPS)
-            return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
-                                   WEFT_PLAN_MAX_OPS);
-        *max_ops = (uint32_t)v;
+    const char *mod = cli_args_get(a, "model"), *sb = cli_args_get(a, "slice-bytes");
+    bool fluid_knob = cli_args_has(a, "slices") || cli_args_has(a, "alpha") ||
+                      cli_args_has(a, "cut-through");
+    *model_set = mod != NULL || fluid_knob;
+    if (mod && !weft_sim_model_parse(mod, &o->model))
+        return cli_usage_error(&sim_syntax, "unknown --model '%s' (expected fluid, runtime or gpu)",
+                               mod);
+    if (mod && fluid_knob && o->model != WEFT_SIM_FLUID)
+        return cli_usage_error(&sim_syntax, "--alpha, --slices and --cut-through set the fluid "
+                                            "model; they do not go with --model %s", mod);
+    if (sb && cli_flag_size(&sim_syntax, "--slice-bytes", sb, UINT64_MAX, &o->slice_bytes))
+        return CLI_EXIT_USAGE;
+    const char *pr = cli_args_get(a, "proto");
+    if (pr) {
+        weft_proto p;
+        if (!weft_proto_parse(pr, &p))
+            return cli_usage_error(&sim_syntax, "unknown --proto '%s' (expected LL, LL128 or "
+                                                "Simple)", pr);
+        if (mod && o->model != WEFT_SIM_GPU)
+            return cli_usage_error(&sim_syntax, "--proto is the gpu model's; it does not go "
+                                                "with --model %s", mod);
+        o->proto = (int)p;
     }
+    if (sb && cli_args_has(a, "slices"))
+        return cli_usage_error(&sim_syntax, "--slice-bytes replaces --slices; give one");
+    if (cli_args_has(a, "slices"))
+        fprintf(stderr, "weft sim: --slices is deprecated: it fixes the slice count at every size "
+                        "(fluid model); use --slice-bytes B\n");
+    const char *mo = cli_args_get(a, "max-ops");
+    if (!cli_max_ops_parse(mo, max_ops))
+        return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
+                               WEFT_PLAN_MAX_OPS);
     const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
     if (sl) {
         char *end;
@@ -269,7 +335,7 @@ int cli_cmd_sim(int argc, char **argv)
     weft_topo *t = NULL;
     weft_sim_result *rs = NULL;
     uint64_t *sizes = NULL;
-    cli_out trace = {NULL, NULL, NULL};
+    cli_out trace = {0};
     bool trace_open = false;
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);
@@ -307,8 +373,9 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     if ((rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
         goto free_args;
-    uint32_t max_ops;
-    if ((rc = parse_opts(&a, &o, &max_ops)) != CLI_CONTINUE)
+    uint32_t max_ops = CLI_SIM_MAX_OPS;
+    bool model_set = false;
+    if ((rc = parse_opts(&a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
         goto free_args;
     if (!cli_progress_delay(&delay)) {
         rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
@@ -334,6 +401,13 @@ int cli_cmd_sim(int argc, char **argv)
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc)
         goto free_args;
+    if (!model_set)
+        o.model = weft_sim_model_default(t);
+    if (o.proto >= 0 && o.model != WEFT_SIM_GPU) {
+        rc = cli_usage_error(&sim_syntax, "--proto is the gpu model's; this runs the %s model",
+                             weft_sim_model_name(o.model));
+        goto free_all;
+    }
     /* The progress line appears only on a terminal and only after a
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */
@@ -356,8 +430,10 @@ int cli_cmd_sim(int argc, char **argv)
         algo = "plan";
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
+        cli_context_object("building the plan");
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
-                                      trace_path != NULL || o.cut_through, max_ops, &d))) {
+                                      trace_path != NULL || cli_sim_needs_plan(&o), max_ops,
+                                      &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
@@ -366,11 +442,14 @@ int cli_cmd_sim(int argc, char **argv)
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
+        errno = 0;
         if ((e = weft_sim_trace_begin(trace.f))) {
-            rc = cli_fail(e, NULL);
+            cli_error("%s: writing the trace failed: %s", trace_path, strerror(errno ? errno : EIO));
+            rc = CLI_EXIT_INPUT;
             goto free_all;
         }
     }
+    cli_context_object("simulating");
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
@@ -382,16 +461,25 @@ int cli_cmd_sim(int argc, char **argv)
         o.trace_run = (uint32_t)i + 1;
         o.trace_label = label;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
-            rc = cli_fail(e, &d);
+            if (e == WEFT_EIO && o.trace) {
+                /* The simulator does not know the file's name. */
+                cli_error("%s: %s", trace_path, d.msg);
+                rc = CLI_EXIT_INPUT;
+            } else {
+                rc = cli_fail(e, &d);
+            }
             goto free_all;
         }
     }
     cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
-        if ((e = weft_sim_trace_end(trace.f))) {
+        errno = 0;
+        if ((e = weft_sim_trace_end_results(trace.f, rs, n))) {
+            int err = errno ? errno : EIO;
             cli_out_close(&trace, false);
-            rc = cli_fail(e, NULL);
+            cli_error("%s: writing the trace failed: %s", trace_path, strerror(err));
+            rc = CLI_EXIT_INPUT;
             goto free_all;
         }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)
@@ -410,7 +498,7 @@ int cli_cmd_sim(int argc, char **argv)
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
     else
-        print_table(t, a.pos[0], algo, rs, n);
+        print_table(t, a.pos[0], algo, &o, rs, n);
     rc = CLI_EXIT_OK;
 free_all:
     cli_progress_stop(&pr);

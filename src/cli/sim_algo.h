@@ -25,6 +25,22 @@ typedef struct cli_sim_algo {
  * and about 0.5 GB. */
 #define CLI_SIM_MAX_OPS 2097152u
 
+/* --max-ops of weft sim and weft plan: text (NULL: absent) into *out, the
+ * default CLI_SIM_MAX_OPS when absent. False when it is not a decimal 1 ..
+ * WEFT_PLAN_MAX_OPS (the caller reports the usage error). */
+bool cli_max_ops_parse(const char *text, uint32_t *out);
+
+/* Builds a plan of algorithm `name` (classic or "optimal") within max_ops
+ * ops (0: no limit), with the one message both commands give: optimal is
+ * refused before building when it cannot fit ("optimal allreduce on N
+ * ranks has at least X ops, more than M (the limit, --max-ops)"), a
+ * classic plan stops building at the limit ("ring allreduce on N ranks has
+ * more than M ops (the limit, --max-ops)"). oo may be NULL (defaults);
+ * opt, when not NULL, receives optimal's report. */
+weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll, weft_rank root,
+                           uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
+                           weft_optimal *opt, weft_diag *d);
+
 /* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
  * rank 0). need_plan forces a plan for the ring too (a trace is drawn per
  * op). A plan is limited to max_ops ops (WEFT_ELIMIT, d naming the
@@ -41,6 +57,13 @@ void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
 /* Simulates it at `size` bytes. */
 weft_err cli_sim_algo_run(const cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+/* Whether settings o simulate plans only (cut-through, or the gpu model,
+ * which cuts through): then the ring, too, is built as a plan. */
+bool cli_sim_needs_plan(const weft_sim_opts *o);
+/* "model gpu (NCCL protocols)", "model runtime (weft's executor)", or for
+ * fluid "model fluid, P slices per transfer, alpha A s[, cut through]"
+ * (--slice-bytes: "slices of B bytes" instead of the count), into buf. */
+void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len);
 /* Frees what it owns; safe on a zeroed struct and twice. */
 void cli_sim_algo_fini(cli_sim_algo *a);
 

@@ -134,9 +134,10 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     for (size_t s = 0; s < nsizes; s++) {
         char st[64];
         cli_sim_size_text(sizes[s], st, sizeof st);
-        printf("%s%s on %s (%u ranks), size %s, %u slice%s per transfer, alpha %g s%s\n",
-               s ? "\n" : "", weft_coll_name(coll), spec, weft_topo_num_ranks(t), st, o->slices,
-               o->slices == 1 ? "" : "s", o->alpha_s, o->cut_through ? ", cut through" : "");
+        char mt[160];
+        cli_sim_model_text(o, mt, sizeof mt);
+        printf("%s%s on %s (%u ranks), size %s, %s\n", s ? "\n" : "", weft_coll_name(coll),
+               spec, weft_topo_num_ranks(t), st, mt);
         cli_table tab;
         cli_table_init(&tab, 7);
         for (size_t k = 0; k < 6; k++)
@@ -204,6 +205,7 @@ static void print_json(const char *spec, const weft_topo *t, weft_coll coll,
     cli_json_kv_string(&j, "fabric", spec);
     cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
     cli_json_kv_string(&j, "coll", weft_coll_name(coll));
+    cli_json_kv_string(&j, "model", weft_sim_model_name(o->model));
     cli_json_kv_uint(&j, "slices", o->slices);
     cli_json_kv_double(&j, "alpha_s", o->alpha_s);
     cli_json_kv_bool(&j, "cut_through", o->cut_through);
@@ -344,7 +346,8 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, o->cut_through, max_ops, &d)) {
+        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o), max_ops,
+                               &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }

@@ -27,7 +27,7 @@
  *
  * Agreement. Whether a call may run this way depends on every rank's
  * pointers, so each call first publishes a record (which allocation and
- * offset hold its buffers, and the call's kind and size) and waits for
+ * offset hold its buffers, and the call's arguments, call_agree.h) and waits for
  * everyone's (weft__region_post): all ranks then decide from the same
  * records, so they decide alike. The publication is also the barrier that
  * says every sendbuf is ready. Records are only exchanged when every peer
@@ -58,8 +58,8 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
     }
     if (!weft__region_usable(c)) return WEFT_OK;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLREDUCE, sendbuf, bytes, recvbuf, bytes,
-                                    bytes, WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, sendbuf, bytes, recvbuf, bytes,
+                                    WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     /* With more ranks than CPUs only as many ranks as CPUs combine (the
      * blocks are cut among them) while the others wait asleep: the work is
@@ -90,8 +90,8 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * red->es, total = block * c->size;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_REDUCE_SCATTER, sendbuf, total, recvbuf, block,
-                                    total, WEFT__REC_SEND, &seq, ran, d);
+    weft_err e =
+        weft__shared_agree(c, sendbuf, total, recvbuf, block, WEFT__REC_SEND, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
@@ -111,8 +111,7 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * es, total = block * c->size;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLGATHER, NULL, 0, recvbuf, total, total,
-                                    WEFT__REC_RECV, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, NULL, 0, recvbuf, total, WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);

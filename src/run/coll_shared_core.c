@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "run/call_agree.h"
 #include "run/coll_shared_core.h"
 #include "run/comm_fail.h"
 #include "run/copy_nt.h"
@@ -18,26 +19,14 @@ const char *weft__shared_kind_name(uint32_t kind)
     return names[kind < sizeof names / sizeof names[0] ? kind : 0];
 }
 
-weft_err weft__shared_check(weft_comm *c, uint32_t kind, size_t bytes,
-                            const weft__region_rec *recs, weft_diag *d)
-{
-    for (uint32_t q = 0; q < c->size; q++)
-        if (recs[q].kind != kind || recs[q].bytes != bytes)
-            return weft_diag_set(
-                d, WEFT_EINVAL, "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
-                weft__shared_kind_name(recs[q].kind), (unsigned long long)recs[q].bytes, c->rank,
-                weft__shared_kind_name(kind), (unsigned long long)bytes);
-    return WEFT_OK;
-}
-
 /* Publishes this rank's record and decides with everyone's: *ran stays
  * false (the ordinary path) unless every rank's buffers that `need`s
  * (WEFT__REC_*) lie in one and the same allocation. */
-weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t sbytes,
-                            const void *recvbuf, size_t rbytes, size_t bytes, uint32_t need,
-                            uint64_t *seq, bool *ran, weft_diag *d)
+weft_err weft__shared_agree(weft_comm *c, const void *sendbuf, size_t sbytes, const void *recvbuf,
+                            size_t rbytes, uint32_t need, uint64_t *seq, bool *ran, weft_diag *d)
 {
-    weft__region_rec me = {.seq = weft__region_next_seq(c), .kind = kind, .bytes = bytes};
+    weft__region_rec me = {.seq = weft__region_next_seq(c)};
+    weft__call_to_rec(c, &me);
     if (sendbuf && weft__region_find(c, sendbuf, sbytes, &me.sid, &me.soff))
         me.flags |= WEFT__REC_SEND;
     if (weft__region_find(c, recvbuf, rbytes, &me.rid, &me.roff)) me.flags |= WEFT__REC_RECV;
@@ -45,7 +34,7 @@ weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, si
     weft_err e = weft__region_post(c, &me, recs, d);
     if (e) return e;
     *seq = me.seq;
-    if ((e = weft__shared_check(c, kind, bytes, recs, d))) return e;
+    if ((e = weft__call_check_recs(c, recs, d))) return e;
     bool fast = true;
     for (uint32_t q = 0; q < c->size; q++) {
         if ((recs[q].flags & need) != need) fast = false;

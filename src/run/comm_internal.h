@@ -1,8 +1,9 @@
 /* The communicator's insides: struct weft_comm, the one type every file of
- * the runtime shares. This header declares no function, so a file that
- * includes it for the type depends on no other file's code; each function
- * is declared in the header of the file that defines it (comm_setup.h,
- * comm_fail.h, p2p.h, coll_ring.h, select.h, ...).
+ * the runtime shares. It declares no function of its own (call_agree.h
+ * comes in for the type of c->call), so a file that includes it for the
+ * type depends on no other file's code; each function is declared in the
+ * header of the file that defines it (comm_setup.h, comm_fail.h, p2p.h,
+ * coll_ring.h, select.h, call_agree.h, ...).
  *
  * File order of the runtime, bottom up: a file calls only files on lines
  * above its own (tools/file_cycles.py SOURCE_DIR run finds any cycle; the
@@ -11,15 +12,15 @@
  *
  *   cause, copy_nt, dtype, hello, liveness, secret, sock, reduce_x86,
  *     transport/shm/bell, clock.h (no code of their own above them)
- *   reduce, tuning, bootstrap/tcp, transport/shm/leftovers, the
- *     transports (transport/shm/shm.c, transport/tcp/tcp.c)
+ *   hello_gate, reduce, tuning, transport/shm/leftovers, transport/shm/shm
+ *   bootstrap/tcp, transport/tcp/tcp, tuning_text, launch
  *   comm_fail     failing a communicator; tells the region through
  *                 c->region_abort, so that it needs no code of region.c
- *   tuning_text, launch
  *   p2p           posting requests, progress, waiting (p2p.h)
  *   comm_agree    barrier and agreement over the bootstrap
- *   transport/shm/region, exec_plan, coll_direct
- *   coll_shared_core   what every single-pass collective uses
+ *   transport/shm/region
+ *   call_agree    the ranks agree on each call's arguments
+ *   exec_plan, coll_direct, coll_shared_core
  *   select        which schedule a call runs (exec_plan, tuning, synth)
  *   coll_small, coll_shared_root, coll_shared_a2a
  *   comm          setup and teardown (builds select, region, transports)
@@ -35,6 +36,7 @@
 #include <stdint.h>
 
 #include "run/bootstrap/boot.h"
+#include "run/call_agree.h"
 #include "run/transport/xport.h"
 #include "weft/comm.h"
 
@@ -63,6 +65,11 @@ struct weft_comm {
      * depending on region.c, which itself fails the communicator. */
     void (*region_abort)(struct weft__region *region, const weft__cause *why);
     uint64_t job_tag;
+    /* The collective call under way (call_agree.h) and whether the ranks
+     * agreed on it yet. */
+    weft__call call;
+    uint32_t call_kind; /* its record word (call_agree.c) */
+    bool call_agreed;
 };
 
 #endif

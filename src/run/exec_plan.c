@@ -6,9 +6,10 @@
  * keeps the list L of the ops it takes part in (positions 0 .. len-1).
  *
  * Slices. Each run cuts every chunk into S slices at element boundaries (S
- * from the chunk's size: about SLICE_BYTES each, at most MAX_SLICES); slice
- * s of an op moves sub-range s of each of its slots. Item (o, s) waits for
- * item (q, s) of every op q it depends on and for its own slice s-1: the
+ * from the chunk's size: about WEFT_EXEC_SLICE_BYTES each, at most
+ * WEFT_EXEC_MAX_SLICES; weft/exec_model.h); slice s of an op moves
+ * sub-range s of each of its slots. Item (o, s) waits for item (q, s) of
+ * every op q it depends on and for its own slice s-1: the
  * simulator's pipelining (weft_sim_plan with o->slices = S), so a forwarded
  * chunk leaves a rank while its later slices are still arriving. This is
  * exact for a verified plan: two accesses to one slot, one a write, are
@@ -46,13 +47,9 @@
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"
+#include "weft/exec_model.h"
 #include "weft/log.h"
 
-/* Slices of about SLICE_BYTES: large enough that per-message costs (a frame
- * header, a poll round) vanish, small enough that a forwarding rank starts
- * early. */
-#define SLICE_BYTES (256u * 1024u)
-#define MAX_SLICES 32u
 #define WAIT_CAP 32u
 
 typedef struct waitset {
@@ -412,10 +409,10 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
     return e;
 }
 
+/* The slicing is weft/exec_model.h's, shared with the simulator. */
 uint32_t weft__exec_plan_slices(uint64_t chunk_bytes)
 {
-    uint64_t s = chunk_bytes / SLICE_BYTES;
-    return s < 1 ? 1 : s > MAX_SLICES ? MAX_SLICES : (uint32_t)s;
+    return weft_exec_slices(chunk_bytes);
 }
 
 /* Per-run arrays: posted, done, rbase and the requests. */
@@ -447,6 +444,28 @@ static void free_run(exec_state *x)
 
 weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
                             weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    /* A run of the public API agrees on its arguments first (call_agree.h;
+     * a run that select.c chose for a collective agreed already), once
+     * they passed the checks every rank makes alike. */
+    weft_comm *c = xp->c;
+    const weft_plan_info *info = weft_plan_get_info(xp->p);
+    if (!c->failed && weft_dtype_size(dtype) && weft__reduce_get(dtype, op) &&
+        count % info->chunks == 0) {
+        weft_coll coll = info->coll;
+        bool reduces = coll == WEFT_COLL_ALLREDUCE || coll == WEFT_COLL_REDUCESCATTER ||
+                       coll == WEFT_COLL_REDUCE;
+        bool rooted = coll == WEFT_COLL_BROADCAST || coll == WEFT_COLL_REDUCE;
+        weft__call_begin(c, coll, count, dtype, reduces ? (uint32_t)op : WEFT__CALL_NO_OP,
+                         rooted ? info->root.v : 0);
+        weft_err e = weft__call_agree(c, d);
+        if (e) return e;
+    }
+    return weft__comm_plan_run(xp, sendbuf, recvbuf, count, dtype, op, d);
+}
+
+weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
+                             weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;

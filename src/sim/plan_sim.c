@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "sim/model.h"
 #include "sim/result.h"
 #include "sim/trace.h"
 #include "weft/paths.h"
@@ -83,6 +84,8 @@ typedef struct plan_ctx {
     uint32_t *rlink; /* scratch for one route: links and coefficients */
     double *rcoef;
     size_t rlink_cap, rcoef_cap;
+    const weft_sim_opts *o; /* resolved settings */
+    double slice_bytes;     /* wire bytes of one slice of one chunk */
     weft_diag *d;
 } plan_ctx;
 
@@ -120,8 +123,9 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
         return weft_diag_code(c->d, WEFT_ENOMEM);
     for (uint32_t k = 0; k < rt.n; k++)
         c->rcoef[k] = rt.fracd[k] * count;
-    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, c->rcoef,
-                                    weft_rat_to_double(rt.lat_ns) * 1e-9, route)))
+    double lat = weft_rat_to_double(rt.lat_ns) * 1e-9 +
+                 sim_model_route_extra(c->o, c->t, a, b, rt.link, rt.n, c->slice_bytes);
+    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, c->rcoef, lat, route)))
         return weft_diag_code(c->d, err);
     if (!key)
         return WEFT_OK; /* not cached: a fabric or op beyond 2^21 nodes or chunks */
@@ -174,6 +178,10 @@ static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
         if (plat > lat)
             lat = plat;
     }
+    weft_op op_ = weft_plan_op(c->p, op);
+    lat += sim_model_route_extra(c->o, t, weft_topo_rank_node(t, op_.src_rank),
+                                 weft_topo_rank_node(t, op_.dst_rank), c->rlink, n,
+                                 c->slice_bytes);
     weft_err err = sim_engine_add_route(c->e, n, c->rlink, c->rcoef, lat, route);
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
@@ -208,7 +216,7 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
     const weft_plan *p = c->p;
     const weft_topo *t = c->t;
     uint32_t nops = weft_plan_num_ops(p), P = o->slices, nranks = weft_plan_get_info(p)->nranks;
-    double chunk = (double)size / (double)weft_plan_size_chunks(p) / P;
+    double chunk = (double)size / (double)weft_plan_size_chunks(p) / P / o->bw_scale;
     weft_err err;
     uint32_t empty;
     if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, 0, &empty)))
@@ -276,6 +284,12 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     if (info->nranks != weft_topo_num_ranks(t))
         return weft_diag_set(d, WEFT_EINVAL, "sim: the plan has %u ranks, the fabric %u",
                              info->nranks, weft_topo_num_ranks(t));
+    weft_sim_opts resolved;
+    weft_err rerr = weft_sim_opts_resolve(o, t, info->coll, size,
+                                          size / weft_plan_size_chunks(p), &resolved, d);
+    if (rerr)
+        return rerr;
+    o = &resolved;
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
     if ((uint64_t)weft_plan_num_ops(p) * o->slices >= UINT32_MAX - 1)
@@ -287,6 +301,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     c.t = t;
     c.p = p;
     c.d = d;
+    c.o = o;
+    c.slice_bytes = (double)size / (double)weft_plan_size_chunks(p) / o->slices / o->bw_scale;
     sim_classes cls;
     memset(&cls, 0, sizeof cls);
     weft_err err = WEFT_ENOMEM;
@@ -318,8 +334,9 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
     out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
     out->simulated_steps = 0;
+    sim_result_finish(out, o);
     if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
-                                                 o->trace_label, d)))
+                                          o->trace_label, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;

@@ -13,6 +13,14 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->trace_label = NULL;
     o->max_classes = 0;
     o->cut_through = false;
+    o->model = WEFT_SIM_FLUID;
+    o->slice_bytes = 0;
+    o->bw_scale = 1;
+    o->launch_s = 0;
+    o->hop_s = 0;
+    o->net_hop_s = 0;
+    o->step_bytes = 0;
+    o->proto = -1;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)
@@ -109,4 +117,19 @@ void sim_result_busiest_links(weft_sim_result *out, uint32_t n_links, const doub
             n++;
     }
     out->n_busiest = n;
+}
+
+void sim_result_finish(weft_sim_result *out, const weft_sim_opts *r)
+{
+    out->model = r->model;
+    out->proto = r->proto;
+    out->slices = r->slices;
+    if (!(r->launch_s > 0) || !(out->time_s > 0))
+        return;
+    double t = out->time_s + r->launch_s;
+    for (uint32_t i = 0; i < out->n_busiest; i++)
+        out->busiest[i].util *= out->time_s / t;
+    out->time_s = t;
+    out->algbw_gbps = (double)out->size / t / 1e9;
+    out->busbw_gbps = out->algbw_gbps * weft_sim_busbw_factor(out->coll, out->ranks);
 }

@@ -23,4 +23,8 @@ void sim_result_fill(weft_sim_result *out, const sim_engine *e, const sim_classe
 void sim_result_busiest_links(weft_sim_result *out, uint32_t n_links, const double *bytes,
                               const double *cap);
 
+/* Records the model that ran (r: the resolved settings) and adds its
+ * launch latency to the time, the bandwidths and the utilisations. */
+void sim_result_finish(weft_sim_result *out, const weft_sim_opts *r);
+
 #endif

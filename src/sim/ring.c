@@ -16,11 +16,14 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "sim/model.h"
 #include "sim/period.h"
 #include "sim/prune.h"
 #include "sim/ring_fast.h"
 #include "sim/result.h"
+#include "weft/exec_model.h"
 #include "weft/paths.h"
+#include "weft/protocol.h"
 
 typedef struct xfers {
     uint32_t *r_off, *link, *pred;
@@ -38,8 +41,10 @@ static void xfers_fini(xfers *x)
 }
 
 /* Routes every ring hop: position r sends to position r+1 of order (rank
- * order when order is NULL). */
-static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order, xfers *x,
+ * order when order is NULL); a hop's latency is its route's plus what the
+ * resolved settings o add (sim_model_route_extra). */
+static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order,
+                           const weft_sim_opts *o, double slice_bytes, xfers *x,
                            weft_diag *d)
 {
     weft_paths *p = NULL;
@@ -75,7 +80,8 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order
         memcpy(x->coef + used, rt.fracd, rt.n * sizeof *rt.fracd);
         used += rt.n;
         x->r_off[r + 1] = (uint32_t)used;
-        x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9;
+        x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9 +
+                    sim_model_route_extra(o, t, a, b, rt.link, rt.n, slice_bytes);
         x->pred[r] = (r + n - 1) % n;
     }
 free_paths:
@@ -365,6 +371,25 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     if (n < 2)
         return weft_diag_set(d, WEFT_EINVAL, "sim: a ring needs at least 2 ranks, the fabric has %u",
                              n);
+    weft_sim_opts resolved;
+    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / n, &resolved, d);
+    if (rerr)
+        return rerr;
+    if (o->model == WEFT_SIM_GPU) {
+        /* Without a plan there is nothing to cut through: the ring moves
+         * slices of one pipeline step each, as NCCL's ring does. */
+        resolved.cut_through = false;
+        if (!o->slice_bytes) {
+            /* Step sizes do not depend on the architecture. */
+            uint64_t step = weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1,
+                                                 (weft_proto)resolved.proto)
+                                .step_bytes;
+            uint64_t s = size / n / step;
+            resolved.slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES
+                                                                    : (uint32_t)s;
+        }
+    }
+    o = &resolved;
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
     if (o->cut_through)
@@ -384,7 +409,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     uint32_t pruned = 0, *hit = NULL;
     double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
-    if ((order && (err = check_order(order, n, d))) || (err = route_ring(t, n, order, &x, d)))
+    if ((order && (err = check_order(order, n, d))) || (err = route_ring(t, n, order, o, (double)size / n / o->slices / o->bw_scale, &x, d)))
         goto free_all;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);
@@ -400,7 +425,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     for (uint32_t k = 0; k < x.r_off[n]; k++)
         lbytes[x.link[k]] += x.coef[k];
     for (uint32_t l = 0; l < nl; l++)
-        lbytes[l] *= (double)steps * ((double)size / n);
+        lbytes[l] *= (double)steps * ((double)size / n) / o->bw_scale;
     if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
@@ -423,7 +448,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     rs.ccap = ccap;
     rs.cmult = cmult;
     rs.slices = o->slices;
-    rs.bytes = (double)size / n / o->slices;
+    rs.bytes = (double)size / n / o->slices / o->bw_scale;
     rs.alpha = o->alpha_s;
     if ((err = class_routes(&rs)))
         goto fail;
@@ -436,6 +461,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     res.transfers = (uint64_t)n * steps * o->slices;
     res.pruned_links = pruned;
     sim_result_busiest_links(&res, nl, lbytes, cap);
+    sim_result_finish(&res, o);
     *out = res;
     err = WEFT_OK;
     goto free_all;

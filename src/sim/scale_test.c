@@ -127,7 +127,7 @@ static void test_irregular_exact(void)
         {"switch:8", 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        weft_topo *t = weft__test_topo_spec(cases[i].spec);
+        weft_topo *t = weft__test_topo_spec_nolat(cases[i].spec);
         CHECK(t != NULL);
         if (!t)
             continue;
@@ -177,7 +177,7 @@ static void test_periodic(void)
     o.max_classes = 8;
     weft_sim_result r, u, again;
     /* 4 full leaf groups of 2 hosts: period 16, no defect. */
-    weft_topo *t = weft__test_topo_spec("clos:hosts=8,leafports=2");
+    weft_topo *t = weft__test_topo_spec_nolat("clos:hosts=8,leafports=2");
     if (t) {
         CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 16u << 20, &o, &r, NULL), WEFT_OK);
         CHECK_INT(r.period, 16);
@@ -194,7 +194,7 @@ static void test_periodic(void)
      * simulates regular groups only; measured error -1.58 % (this ring is
      * ill-conditioned: one more byte moves the exact time by up to 0.4 %,
      * see docs/sim.md, so the window is that of this exact input). */
-    t = weft__test_topo_spec("clos:hosts=25,leafports=2");
+    t = weft__test_topo_spec_nolat("clos:hosts=25,leafports=2");
     if (t) {
         CHECK_ERR(weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 64u << 20, &o, &r, NULL), WEFT_OK);
         CHECK_INT(r.period, 16);
@@ -212,7 +212,7 @@ static void test_periodic(void)
         weft_topo_free(t);
     }
     /* Shared links survive pruning here, so there is no quotient. */
-    t = weft__test_topo_spec("clos:hosts=7,leafports=3,gpus=4,nics=2");
+    t = weft__test_topo_spec_nolat("clos:hosts=7,leafports=3,gpus=4,nics=2");
     if (t) {
         weft_diag d;
         o.max_classes = 2;
@@ -252,7 +252,7 @@ int main(void)
     test_random_rings();
     test_irregular_exact();
     test_periodic();
-    oom_arg a = {weft__test_topo_spec("clos:hosts=25,leafports=2"), 8, {0}};
+    oom_arg a = {weft__test_topo_spec_nolat("clos:hosts=25,leafports=2"), 8, {0}};
     if (a.t) {
         CHECK(weft_test_oom_sweep("ring, periodic quotient", oom_ctor, oom_dtor, &a) > 0);
         CHECK_INT(a.r.period, 16);

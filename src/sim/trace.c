@@ -1,10 +1,13 @@
 /* The trace writer. See trace.h. */
 #include "sim/trace.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/alloc.h"
+#include "weft/protocol.h"
 #include "weft/sim.h"
 
 /* One slice placed on a track: a rank (its sends) or a link. Times are
@@ -237,6 +240,23 @@ weft_err weft_sim_trace_end(FILE *f)
     return fflush(f) || ferror(f) ? WEFT_EIO : WEFT_OK;
 }
 
+weft_err weft_sim_trace_end_results(FILE *f, const weft_sim_result *rs, size_t n)
+{
+    fprintf(f, "\n],\"metadata\":{\"model\":\"%s\",\"runs\":[",
+            n ? weft_sim_model_name(rs[n - 1].model) : "");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"size\":%llu,\"model\":\"%s\",\"proto\":", i ? "," : "",
+                (unsigned long long)rs[i].size, weft_sim_model_name(rs[i].model));
+        if (rs[i].proto >= 0)
+            fprintf(f, "\"%s\"", weft_proto_name((weft_proto)rs[i].proto));
+        else
+            fputs("null", f);
+        fprintf(f, ",\"slices\":%u}", rs[i].slices);
+    }
+    fputs("]}}\n", f);
+    return fflush(f) || ferror(f) ? WEFT_EIO : WEFT_OK;
+}
+
 weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const sim_engine *e,
                         uint32_t slices, uint32_t run, const char *label, weft_diag *d)
 {
@@ -279,6 +299,10 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     qsort(s, nrank_spans, sizeof *s, span_cmp);
     qsort(s + nrank_spans, ns - nrank_spans, sizeof *s, span_cmp);
     writer w = {f, run <= 1};
+    /* The first failed write sets errno and the stream's error flag;
+     * nothing else here sets errno, so it still holds the reason at the
+     * end (ENOSPC on a full disk). */
+    errno = 0;
     if (run == 0)
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     write_tracks(&w, t, p, e, slices, s, nrank_spans, false, base, label, scratch, end);
@@ -293,12 +317,14 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         fputs("\n]}\n", f);
     err = WEFT_OK;
     if (fflush(f) || ferror(f))
-        err = weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed");
+        err = weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed: %s",
+                            strerror(errno ? errno : EIO));
 free_all:
     weft__free(end);
     weft__free(scratch);
     weft__free(s);
     if (err == WEFT_ENOMEM)
-        weft_diag_code(d, err);
+        weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u slice placements",
+                      ns);
     return err;
 }

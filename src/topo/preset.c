@@ -60,7 +60,8 @@ static const weft__preset presets[] = {
       " NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 300 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> IB switch"
       " ib(i mod 2) at nicbw each way (default 25 GB/s); the two IB switches ib0, ib1 are"
-      " shared by all boxes. Box X is host bX. Latency 0."},
+      " shared by all boxes. Box X is host bX. GPUs have arch=ampere. Latency: GPU <->"
+      " NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <-> switch 65 ns (docs/presets.md)."},
      p_nvidia, weft__preset_a100,
      "model: ForestColl's a100_topology (github.com/liangyuRain/ForestColl topologies.py)"},
     {{"h100", "h100:B[,nvbw=BW][,nicbw=BW]",
@@ -68,8 +69,9 @@ static const weft__preset presets[] = {
       " one NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 450 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> rail switch"
       " rail i at nicbw each way (default 50 GB/s, a 400 Gb/s NIC); the 8 rail switches"
-      " rail0-7 are shared by all boxes. A single box has no NICs. Box X is host bX."
-      " Latency 0."},
+      " rail0-7 are shared by all boxes. A single box has no NICs. Box X is host bX. GPUs"
+      " have arch=hopper. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
+      " switch 65 ns (docs/presets.md)."},
      p_nvidia, weft__preset_h100,
      "model: DGX H100-like box, NVLink 4 (18 links x 25 GB/s = 450 GB/s per GPU each way) "
      "through one NVSwitch node; one 400 Gb/s NIC per GPU on its own rail"},
@@ -78,15 +80,16 @@ static const weft__preset presets[] = {
       " by xGMI: GCDs i and j have m(i,j) links of xgmibw each way (default 50 GB/s per link;"
       " m from ForestColl's MI250_ADJ_MAT, 1, 2 or 4 links). When B > 1 every GCD also has a"
       " duplex link of ibbw (default 16 GB/s) to one IB switch ib0 shared by all boxes. Box X"
-      " is host bX. Latency 0."},
+      " is host bX. GCDs have arch=cdna2. Latency: xGMI 600 ns, GCD <-> ib0 365 ns"
+      " (docs/presets.md)."},
      p_mi250, weft__preset_mi250,
      "model: ForestColl's mi250_topology and MI250_ADJ_MAT (github.com/liangyuRain/ForestColl "
      "topologies.py)"},
     {{"dgx1", "dgx1[:bw=BW]",
       "NVIDIA DGX-1 with 8 V100 (gpu0-7, host b0) in the hybrid cube-mesh: 6 NVLinks per GPU,"
       " bw per NVLink each way (default 25 GB/s), doubled where two NVLinks join a pair"
-      " (0-1, 0-4, 1-3, 2-3, 2-6, 4-5, 5-7, 6-7). NVLink only: no PCIe, CPUs or NICs."
-      " Latency 0."},
+      " (0-1, 0-4, 1-3, 2-3, 2-6, 4-5, 5-7, 6-7). NVLink only: no PCIe, CPUs or NICs. GPUs"
+      " have arch=volta. Latency 600 ns per NVLink (docs/presets.md)."},
      p_dgx1, weft__preset_dgx1,
      "model: NVLink counts of dgx1() in github.com/microsoft/msccl-tools "
      "sccl/topologies/nvidia.py (hybrid cube-mesh, 6 NVLinks per V100)"},
@@ -120,7 +123,9 @@ static const weft__preset presets[] = {
       " leaves form pods of podleaves leaves (default P), each pod's spines reach all cores"
       " core0.. (cores, default = spines) with the pod's uplink bandwidth split evenly and no"
       " further oversubscription. lat: latency of every link outside the hosts (NIC-leaf,"
-      " leaf-spine, spine-core; default 0; ns unless a unit is given). Links are aggregated:"
+      " leaf-spine, spine-core; default 65 ns, half an InfiniBand switch's port to port;"
+      " ns unless a unit is given); in a host, rank <-> switch and rank <-> NIC are 300 ns,"
+      " and ranks behind a host switch have arch=hopper. Links are aggregated:"
       " one link per switch pair carries all their ports' bandwidth. Names: leafN, spineN"
       " (podP.spineN with levels=3), coreN."},
      p_clos, weft__preset_clos, NULL},
@@ -427,6 +432,11 @@ weft_err weft__preset_check_size(const weft__preset_args *a, uint64_t nodes, uin
     if (links > WEFT__PRESET_MAX_LINKS)
         return too_large(a, links, "links", WEFT__PRESET_MAX_LINKS, d);
     return WEFT_OK;
+}
+
+weft_err weft__preset_arch(weft_topo_builder *b, weft_node_id n, const char *arch)
+{
+    return weft_topo_builder_set_attr(b, n, "arch", arch);
 }
 
 weft_err weft__preset_node(weft_topo_builder *b, weft_node_kind kind, const char *host,

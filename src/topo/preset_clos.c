@@ -61,7 +61,7 @@ static weft_err parse_cfg(const weft__preset_args *a, clos_cfg *c, weft_diag *d)
         (e = weft__preset_uint(a, P_LEAFPORTS, 32, 1, UINT32_MAX, &c->leafports, d)) ||
         (e = weft__preset_ratio(a, P_OVERSUB, weft_rat_int(1), &c->oversub, d)) ||
         (e = weft__preset_uint(a, P_LEVELS, 2, 2, 3, &c->levels, d)) ||
-        (e = weft__preset_lat(a, P_LAT, weft_rat_int(0), &c->lat, d)))
+        (e = weft__preset_lat(a, P_LAT, weft_rat_int(WEFT__LAT_IBSW_HALF_NS), &c->lat, d)))
         return e;
     if (c->gpus % c->nics != 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: nics must divide gpus (%u)", a->spec, c->gpus);
@@ -127,15 +127,22 @@ static weft_err check_size(const weft__preset_args *a, const clos_cfg *c, weft_d
 
 static weft_err build(const clos_cfg *c, weft_topo_builder *b)
 {
-    weft_rat zero = weft_rat_int(0);
+    weft_rat nvlat = weft_rat_int(WEFT__LAT_NVLINK_HALF_NS),
+             niclat = weft_rat_int(WEFT__LAT_NIC_HALF_NS);
     uint64_t per_host = (uint64_t)c->gpus + c->host_switch + c->nics;
     uint32_t share = c->gpus / c->nics; /* ranks per NIC */
     weft_err e = WEFT_OK;
     char host[16];
     for (uint32_t x = 0; !e && x < c->hosts; x++) {
         snprintf(host, sizeof host, "b%u", x);
-        for (uint32_t g = 0; !e && g < c->gpus; g++)
-            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, NULL, "b%u.gpu%u", x, g);
+        for (uint32_t g = 0; !e && g < c->gpus; g++) {
+            weft_node_id v;
+            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, &v, "b%u.gpu%u", x, g);
+            /* Ranks behind an NVSwitch are H100-class GPUs (the nvbw default
+             * is H100's 450 GB/s). */
+            if (!e && c->host_switch)
+                e = weft__preset_arch(b, v, "hopper");
+        }
         if (!e && c->host_switch)
             e = weft__preset_node(b, WEFT_NODE_SWITCH, host, NULL, "b%u.nvsw0", x);
         for (uint32_t j = 0; !e && j < c->nics; j++)
@@ -161,10 +168,10 @@ static weft_err build(const clos_cfg *c, weft_topo_builder *b)
         uint64_t base = x * per_host, sw = base + c->gpus, nic0 = sw + c->host_switch;
         for (uint32_t g = 0; !e && g < c->gpus; g++) {
             if (c->host_switch)
-                e = weft_topo_builder_add_duplex(b, node(base + g), node(sw), c->nvbw, zero);
+                e = weft_topo_builder_add_duplex(b, node(base + g), node(sw), c->nvbw, nvlat);
             if (!e)
                 e = weft_topo_builder_add_duplex(b, node(base + g), node(nic0 + g / share),
-                                                 c->nicbw, zero);
+                                                 c->nicbw, niclat);
         }
         for (uint32_t j = 0; !e && j < c->nics; j++) {
             uint64_t leaf = c->rail ? (uint64_t)(x / c->leafports) * c->nics + j

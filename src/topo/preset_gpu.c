@@ -1,7 +1,8 @@
 /* GPU boxes: a100, h100 (NVSwitch boxes with NICs), mi250 (xGMI mesh),
  * dgx1 (NVLink hybrid cube-mesh). Every box is host "bX" and its nodes are
  * named "bX.gpuI", "bX.nvsw0", "bX.nicI", "bX.gcdI"; switches shared by all
- * boxes ("ib0", "rail3") come after the boxes. Latency is 0 throughout. */
+ * boxes ("ib0", "rail3") come after the boxes. Links carry the physical
+ * latencies of preset_internal.h and every GPU its generation (arch=). */
 #include <stdio.h>
 
 #include "topo/preset_internal.h"
@@ -51,13 +52,16 @@ typedef struct nv_family {
     weft_rat nvbw, nicbw; /* defaults */
     unsigned n_shared;    /* shared switches: 2 (a100) or 8 (h100) */
     const char *shared;   /* their name prefix */
+    const char *arch;     /* the GPUs' generation */
 } nv_family;
 
 static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_topo_builder *b,
                          weft_diag *d)
 {
     uint32_t boxes;
-    weft_rat nvbw, nicbw, zero = weft_rat_int(0);
+    weft_rat nvbw, nicbw, nvlat = weft_rat_int(WEFT__LAT_NVLINK_HALF_NS),
+                          niclat = weft_rat_int(WEFT__LAT_NIC_HALF_NS),
+                          swlat = weft_rat_int(WEFT__LAT_IBSW_HALF_NS);
     weft_err e = weft__preset_uint(a, 0, 1, 1, UINT32_MAX, &boxes, d);
     if (!e)
         e = weft__preset_bw(a, 1, f->nvbw, false, &nvbw, d);
@@ -75,8 +79,12 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
     char host[16];
     for (uint32_t x = 0; !e && x < boxes; x++) {
         snprintf(host, sizeof host, "b%u", x);
-        for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++)
-            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, NULL, "b%u.gpu%u", x, g);
+        for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++) {
+            weft_node_id v;
+            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, &v, "b%u.gpu%u", x, g);
+            if (!e)
+                e = weft__preset_arch(b, v, f->arch);
+        }
         if (!e)
             e = weft__preset_node(b, WEFT_NODE_SWITCH, host, NULL, "b%u.nvsw0", x);
         for (unsigned g = 0; net && !e && g < GPUS_PER_BOX; g++)
@@ -88,13 +96,13 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
     for (uint32_t x = 0; !e && x < boxes; x++) {
         uint32_t base = x * per_box, nvsw = base + GPUS_PER_BOX;
         for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++) {
-            e = weft_topo_builder_add_duplex(b, node(base + g), node(nvsw), nvbw, zero);
+            e = weft_topo_builder_add_duplex(b, node(base + g), node(nvsw), nvbw, nvlat);
             if (!e && net)
                 e = weft_topo_builder_add_duplex(b, node(base + g), node(nvsw + 1 + g), nicbw,
-                                                 zero);
+                                                 niclat);
             if (!e && net)
                 e = weft_topo_builder_add_duplex(b, node(nvsw + 1 + g),
-                                                 node(shared0 + g % f->n_shared), nicbw, zero);
+                                                 node(shared0 + g % f->n_shared), nicbw, swlat);
         }
     }
     return e ? weft__preset_built(a, e, d) : WEFT_OK;
@@ -102,13 +110,13 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
 
 weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib"};
+    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib", "ampere"};
     return nv_boxes(a, &f, b, d);
 }
 
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail"};
+    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", "hopper"};
     return nv_boxes(a, &f, b, d);
 }
 
@@ -125,7 +133,8 @@ static bool link_bws(const uint8_t *m, unsigned n, weft_rat bw, weft_rat *out)
 weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
     uint32_t boxes;
-    weft_rat xgmibw, ibbw, zero = weft_rat_int(0);
+    weft_rat xgmibw, ibbw, xlat = weft_rat_int(WEFT__LAT_NVLINK_DIRECT_NS),
+                           iblat = weft_rat_int(WEFT__LAT_NIC_HALF_NS + WEFT__LAT_IBSW_HALF_NS);
     weft_rat bw[GCDS_PER_BOX * GCDS_PER_BOX];
     weft_err e = weft__preset_uint(a, 0, 1, 1, UINT32_MAX, &boxes, d);
     if (!e)
@@ -150,8 +159,12 @@ weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, we
     char host[16];
     for (uint32_t x = 0; !e && x < boxes; x++) {
         snprintf(host, sizeof host, "b%u", x);
-        for (unsigned g = 0; !e && g < GCDS_PER_BOX; g++)
-            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, NULL, "b%u.gcd%u", x, g);
+        for (unsigned g = 0; !e && g < GCDS_PER_BOX; g++) {
+            weft_node_id v;
+            e = weft__preset_node(b, WEFT_NODE_COMPUTE, host, &v, "b%u.gcd%u", x, g);
+            if (!e)
+                e = weft__preset_arch(b, v, "cdna2");
+        }
     }
     weft_node_id ib = {boxes * GCDS_PER_BOX};
     if (!e && net)
@@ -162,10 +175,10 @@ weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, we
             for (unsigned j = i + 1; !e && j < GCDS_PER_BOX; j++) {
                 if (weft__mi250_xgmi[i][j])
                     e = weft_topo_builder_add_duplex(b, node(base + i), node(base + j),
-                                                     bw[i * GCDS_PER_BOX + j], zero);
+                                                     bw[i * GCDS_PER_BOX + j], xlat);
             }
             if (!e && net)
-                e = weft_topo_builder_add_duplex(b, node(base + i), ib, ibbw, zero);
+                e = weft_topo_builder_add_duplex(b, node(base + i), ib, ibbw, iblat);
         }
     }
     return e ? weft__preset_built(a, e, d) : WEFT_OK;
@@ -173,20 +186,24 @@ weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, we
 
 weft_err weft__preset_dgx1(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    weft_rat nvlink, zero = weft_rat_int(0);
+    weft_rat nvlink, lat = weft_rat_int(WEFT__LAT_NVLINK_DIRECT_NS);
     weft_rat bw[GPUS_PER_BOX * GPUS_PER_BOX];
     weft_err e = weft__preset_bw(a, 0, weft_rat_int(25), false, &nvlink, d);
     if (!e && !link_bws(&weft__dgx1_nvlink[0][0], GPUS_PER_BOX, nvlink, bw))
         e = weft_diag_set(d, WEFT_EINVAL, "%s: bw is too large", a->spec);
     if (e)
         return e;
-    for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++)
-        e = weft__preset_node(b, WEFT_NODE_COMPUTE, "b0", NULL, "gpu%u", g);
+    for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++) {
+        weft_node_id v;
+        e = weft__preset_node(b, WEFT_NODE_COMPUTE, "b0", &v, "gpu%u", g);
+        if (!e)
+            e = weft__preset_arch(b, v, "volta");
+    }
     for (unsigned i = 0; !e && i < GPUS_PER_BOX; i++) {
         for (unsigned j = i + 1; !e && j < GPUS_PER_BOX; j++) {
             if (weft__dgx1_nvlink[i][j])
                 e = weft_topo_builder_add_duplex(b, node(i), node(j), bw[i * GPUS_PER_BOX + j],
-                                                 zero);
+                                                 lat);
         }
     }
     return e ? weft__preset_built(a, e, d) : WEFT_OK;

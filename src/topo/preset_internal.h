@@ -88,6 +88,25 @@ weft_err weft__preset_built(const weft__preset_args *a, weft_err e, weft_diag *d
 weft_err weft__preset_check_size(const weft__preset_args *a, uint64_t nodes, uint64_t links,
                                  weft_diag *d);
 
+/* Physical per-link latencies of the hardware presets, ns (docs/presets.md
+ * gives the sources). A path GPU -> switch -> GPU crosses two links, so a
+ * device's or a switch's figure is split evenly over the links at it. */
+/* NVLink/NVSwitch, half of the 0.6 us NCCL's tuning model charges an LL
+ * step over NVLink (src/graph/tuning.cc): GPU <-> NVSwitch. */
+#define WEFT__LAT_NVLINK_HALF_NS 300
+/* A direct NVLink or xGMI link between two GPUs (no switch): 0.6 us. */
+#define WEFT__LAT_NVLINK_DIRECT_NS 600
+/* GPU <-> NIC over PCIe and the adapter: half of ConnectX-6's sub-600 ns
+ * (NVIDIA ConnectX-6 user manual), so NIC to NIC pays 600 ns. */
+#define WEFT__LAT_NIC_HALF_NS 300
+/* NIC <-> InfiniBand switch, and switch <-> switch: half of a Quantum HDR
+ * switch's 130 ns port to port (NVIDIA QM87xx user manual). */
+#define WEFT__LAT_IBSW_HALF_NS 65
+
+/* Sets arch=NAME (weft/protocol.h) on node n, the GPU generation the
+ * simulator's gpu model reads. */
+weft_err weft__preset_arch(weft_topo_builder *b, weft_node_id n, const char *arch);
+
 /* Saturating arithmetic for size estimates. */
 uint64_t weft__sat_add(uint64_t x, uint64_t y);
 uint64_t weft__sat_mul(uint64_t x, uint64_t y);

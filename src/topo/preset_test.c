@@ -424,7 +424,8 @@ static void test_clos(void)
         CHECK_BW(t, "leaf1", "spine0", 100, 3); /* 4 * 50 / 3 / 2 */
         CHECK(weft_rat_eq(lat(t, "leaf1", "spine0"), R(1000, 1)));
         CHECK(weft_rat_eq(lat(t, "b2.nic0", "leaf1"), R(1000, 1)));
-        CHECK(weft_rat_eq(lat(t, "b2.gpu0", "b2.nic0"), R(0, 1)));
+        /* In the host: half of a ConnectX-6's 600 ns (docs/presets.md). */
+        CHECK(weft_rat_eq(lat(t, "b2.gpu0", "b2.nic0"), R(300, 1)));
         CHECK_NOLINK(t, "b0.gpu0", "b0.nvsw0");
         weft_topo_free(t);
     }
@@ -623,6 +624,59 @@ static void test_oom(void)
     }
 }
 
+/* The physical latencies and GPU generations of the hardware presets
+ * (docs/presets.md gives the sources). */
+static void test_latencies(void)
+{
+    weft_topo *t = make("a100:2");
+    if (t) {
+        CHECK(weft_rat_eq(lat(t, "b0.gpu0", "b0.nvsw0"), R(300, 1)));
+        CHECK(weft_rat_eq(lat(t, "b1.nvsw0", "b1.gpu7"), R(300, 1)));
+        CHECK(weft_rat_eq(lat(t, "b0.gpu3", "b0.nic3"), R(300, 1)));
+        CHECK(weft_rat_eq(lat(t, "b0.nic3", "ib1"), R(65, 1)));
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "b1.gpu2", &n));
+        CHECK_STR(weft_topo_node_attr(t, n, "arch"), "ampere");
+        CHECK(weft_topo_find_node(t, "b1.nvsw0", &n));
+        CHECK(weft_topo_node_attr(t, n, "arch") == NULL);
+        weft_topo_free(t);
+    }
+    t = make("h100:2");
+    if (t) {
+        CHECK(weft_rat_eq(lat(t, "b1.nic5", "rail5"), R(65, 1)));
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "b0.gpu0", &n));
+        CHECK_STR(weft_topo_node_attr(t, n, "arch"), "hopper");
+        weft_topo_free(t);
+    }
+    t = make("dgx1");
+    if (t) {
+        CHECK(weft_rat_eq(lat(t, "gpu0", "gpu1"), R(600, 1)));
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "gpu5", &n));
+        CHECK_STR(weft_topo_node_attr(t, n, "arch"), "volta");
+        weft_topo_free(t);
+    }
+    t = make("mi250:2");
+    if (t) {
+        CHECK(weft_rat_eq(lat(t, "b0.gcd0", "b0.gcd1"), R(600, 1)));
+        CHECK(weft_rat_eq(lat(t, "b1.gcd3", "ib0"), R(365, 1)));
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "b1.gcd3", &n));
+        CHECK_STR(weft_topo_node_attr(t, n, "arch"), "cdna2");
+        weft_topo_free(t);
+    }
+    t = make("clos:hosts=2");
+    if (t) {
+        CHECK(weft_rat_eq(lat(t, "b0.gpu0", "b0.nvsw0"), R(300, 1)));
+        CHECK(weft_rat_eq(lat(t, "b1.nic2", "leaf2"), R(65, 1)));
+        weft_node_id n;
+        CHECK(weft_topo_find_node(t, "b1.gpu6", &n));
+        CHECK_STR(weft_topo_node_attr(t, n, "arch"), "hopper");
+        weft_topo_free(t);
+    }
+}
+
 int main(void)
 {
     test_registry();
@@ -633,6 +687,7 @@ int main(void)
     test_mi250();
     test_dgx1();
     test_clos();
+    test_latencies();
     test_fattree_dragonfly();
     test_errors();
     test_oom();

@@ -2,7 +2,9 @@
 #ifndef WEFT_TOPO_TESTING_TOPO_H
 #define WEFT_TOPO_TESTING_TOPO_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "weft/topo.h"
@@ -30,6 +32,51 @@ static inline weft_topo *weft__test_topo_text(const char *text)
         return NULL;
     }
     return t;
+}
+
+/* The fabric spec names with every link's latency set to 0 (for tests
+ * whose expected figures describe a latency-free fabric, such as the
+ * symmetry classes of the hardware presets before they had latencies), or
+ * NULL after printing why. Written as .topo text and parsed back without
+ * the LAT column. */
+static inline weft_topo *weft__test_topo_spec_nolat(const char *spec)
+{
+    weft_topo *t = weft__test_topo_spec(spec), *out = NULL;
+    char *text = NULL, *strip = NULL;
+    size_t len = 0;
+    FILE *f = t ? open_memstream(&text, &len) : NULL;
+    if (!f || weft_topo_write(t, f) != WEFT_OK) {
+        if (f)
+            fclose(f);
+        goto done;
+    }
+    fclose(f);
+    strip = (char *)malloc(len + 1);
+    if (!strip)
+        goto done;
+    size_t o = 0;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        int tok = 0, keep = 1;
+        bool is_link = strncmp(line, "link ", 5) == 0 || strncmp(line, "duplex ", 7) == 0;
+        for (size_t i = 0; i < n; i++) {
+            bool blank = line[i] == ' ' || line[i] == '\t';
+            if (is_link && !blank && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
+                tok++;
+            keep = !(is_link && tok == 5 && line[i] != '\n');
+            if (keep)
+                strip[o++] = line[i];
+        }
+        line += n;
+    }
+    strip[o] = 0;
+    out = weft__test_topo_text(strip);
+done:
+    free(strip);
+    free(text);
+    weft_topo_free(t);
+    return out;
 }
 
 #endif

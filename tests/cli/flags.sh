@@ -16,10 +16,11 @@ cd "$TMP" || exit 1
 
 PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]
         [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]
+        [--max-ops N]
 run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S
-        [--slices P] [--alpha T] [--cut-through] [--max-ops N] [--json | --csv]
-        [--trace FILE] [--plot FILE.svg]
+        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
+        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--json]
 run 'weft bound --help' for details"
@@ -56,6 +57,9 @@ expect_rc 2
 expect_err "weft: cannot tell the format of -o 'x.txt' from its name: end it in .plan (weft text), .xml (MSCCL XML) or .json, or give --format weft|json|msccl
 $PLAN_USAGE"
 check "nothing written for a refused -o" test ! -e x.txt
+run plan ring:4 --coll allreduce -o myplan
+expect_rc 0
+check "a name without an extension gets weft text" grep -q '^weft-plan 1' myplan
 run plan ring:4 --coll allreduce -o x.txt --format msccl
 expect_rc 0
 check "--format decides for another extension" grep -q '^<algo ' x.txt
@@ -72,7 +76,7 @@ expect_err_has "weft: --msccl-profile applies only to MSCCL XML output (-o FILE.
 # ---- Reading: verify and sim --plan both go by content --------------------
 # sim --plan read only weft text: an MSCCL file was "x.xml:1:1: expected
 # 'weft-plan 1' ...".
-run sim ring:4 --plan x.xml --size 1M --csv
+run sim ring:4 --model fluid --plan x.xml --size 1M --csv
 expect_rc 0
 expect_out_has "1048576,1.572864e-05,"
 cp x.plan text.xml

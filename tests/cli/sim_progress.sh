@@ -11,7 +11,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
 # About 0.6 s of CPU: every allreduce algorithm on a100:2 with 16 slices.
-LONG="sim a100:2 --coll allreduce --size 1G --compare --slices 16"
+LONG="sim a100:2 --coll allreduce --size 1G --compare --model fluid --slice-bytes 4M"
 
 # Not a terminal: nothing on stderr.
 WEFT_PROGRESS_AFTER=0 run $LONG
@@ -37,10 +37,10 @@ cr=$(printf '\r')
 check "the line is erased before the table" \
     grep -q "${cr}${esc}\[Kallreduce on a100:2 (16 ranks)" "$T/tty"
 check "the table follows" grep -q "  1  hier " "$T/tty"
-run sim switch:4 --coll allgather --size 1M --compare
+run sim switch:4 --model fluid --coll allgather --size 1M --compare
 expect_rc 0
 expect_err ""
-WEFT_PROGRESS_AFTER=soon run sim switch:4 --coll allgather --size 1M --compare
+WEFT_PROGRESS_AFTER=soon run sim switch:4 --model fluid --coll allgather --size 1M --compare
 expect_rc 2
 expect_err_has "weft: bad WEFT_PROGRESS_AFTER 'soon' (expected seconds >= 0)"
 finish

@@ -314,8 +314,8 @@ expect_out_has "subgraph cluster_host1 {"
 expect_out_has '"b0.gpu0" [shape=box'
 expect_out_has '"ib0" [shape=ellipse'
 expect_out_has '"b0.nic0" [shape=diamond'
-expect_out_has '"b0.gpu0" -> "b0.nvsw0" [label="300 GB/s", dir=both];'
-expect_out_has '"b1.nic7" -> "ib1" [label="25 GB/s", dir=both];'
+expect_out_has '"b0.gpu0" -> "b0.nvsw0" [label="300 GB/s, 300 ns", dir=both];'
+expect_out_has '"b1.nic7" -> "ib1" [label="25 GB/s, 65 ns", dir=both];'
 LAST="topo dot a100:2: 48 duplex pairs, drawn once"
 n=$(printf '%s\n' "$OUT" | grep -c 'dir=both')
 if [ "$n" = 48 ]; then pass_; else fail_ "$n edges with dir=both"; fi
@@ -361,8 +361,8 @@ expect_out_has '    label="host b0 (drawn for 16 hosts alike)";'
 expect_out_has '    { rank=same; "b0.gpu0" -> "b0.gpu1" -> "b0.gpu2" -> "b0.gpu3" -> "b0.gpu4" -> "b0.gpu5" -> "b0.gpu6" -> "b0.gpu7" [style=invis]; }'
 expect_out_has '  "@like host 0" [shape=box3d, style=filled, fillcolor="#e6e6e6", label="×15 more hosts like host b0\nb1 … b15, 8 ranks each"];'
 expect_out_has '    label="tier 1: 8 nodes"; style=dashed; color="#999999";'
-expect_out_has '  "@like host 0" -> "rail3" [label="×15, 50 GB/s", dir=both, penwidth=2];'
-expect_out_has '  "b0.nic3" -> "rail3" [label="50 GB/s", dir=both];'
+expect_out_has '  "@like host 0" -> "rail3" [label="×15, 50 GB/s, 65 ns", dir=both, penwidth=2];'
+expect_out_has '  "b0.nic3" -> "rail3" [label="50 GB/s, 65 ns", dir=both];'
 H16=$OUT
 LAST="topo dot h100:16: clusters, nodes, merged edges"
 got="$(grep -c 'subgraph cluster_' <<<"$H16") $(grep -c '\[shape=' <<<"$H16") $(grep -c '×15, 50 GB/s' <<<"$H16")"
@@ -383,7 +383,7 @@ if [ "$got" = "2 42 0" ]; then pass_; else fail_ "$got, expected 2 42 0"; fi
 run topo dot clos:hosts=32
 expect_rc 0
 expect_out_has '  "@tier 2" [shape=box3d, style=filled, fillcolor="#c9daf0", label="tier 2: 32 switch nodes\nspine0 … spine31"];'
-expect_out_has '  "leaf0" -> "@tier 2" [label="×32, 50 GB/s", dir=both, penwidth=2];'
+expect_out_has '  "leaf0" -> "@tier 2" [label="×32, 50 GB/s, 65 ns", dir=both, penwidth=2];'
 LAST="topo dot clos:hosts=32: nodes"
 n=$(grep -c '\[shape=' <<<"$OUT")
 if [ "$n" = 27 ]; then pass_; else fail_ "$n nodes, expected 17 + 1 + 8 + 1 = 27"; fi

@@ -1,0 +1,140 @@
+/* weft protocols: how a GPU runtime (NCCL) moves a collective's bytes, as
+ * NCCL's own tuning model describes it.
+ *
+ * NCCL moves data with one of three protocols, chosen per collective and
+ * size:
+ *
+ *   LL      8-byte flag+data words: lowest latency, half the bandwidth
+ *           (every 8 bytes carry 4 of data), and a ceiling on the total;
+ *   LL128   128-byte lines with one 8-byte flag (120/128 of the bandwidth),
+ *           a per-channel ceiling; only where NVLink carries it;
+ *   Simple  plain copies with a fence per step: full bandwidth, highest
+ *           latency.
+ *
+ * Each has a fixed latency per collective launch, a latency per ring step
+ * that depends on the class of hop the step crosses (NVLink, PCIe or the
+ * network) and a fraction of link bandwidth it achieves, per GPU
+ * architecture. The figures are those of NCCL's tuning model
+ * (src/graph/tuning.cc of NVIDIA/nccl, master at 5067397, 2026: the
+ * baseLatencies, hwLatencies, llMaxBws and perChMaxRingLL128Bws tables and the
+ * LL 1/2 and LL128 120/128 factors) and of its buffer sizes (src/init.cc,
+ * src/include/device.h: NCCL_STEPS = 8 steps per buffer). docs/sim.md
+ * lists them with their sources. They are NCCL's *model* of itself (what it
+ * uses to choose a protocol), not measurements; docs/presets.md compares the
+ * resulting predictions with published nccl-tests figures.
+ *
+ * weft_proto_ring_time is NCCL's estimate of a ring collective, and
+ * weft_proto_choose picks the protocol NCCL's rule would (the fastest
+ * estimate; LL128 only where it is enabled). The simulator's GPU model
+ * (weft_sim_model, weft/sim.h) uses the same choice and the same
+ * constants, but moves the bytes through the fabric itself.
+ *
+ * Everything here is a pure function of its arguments; no state.
+ */
+#ifndef WEFT_PROTOCOL_H
+#define WEFT_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum weft_proto {
+    WEFT_PROTO_LL = 0,
+    WEFT_PROTO_LL128,
+    WEFT_PROTO_SIMPLE,
+} weft_proto;
+#define WEFT_PROTO_COUNT 3
+
+/* GPU generations NCCL's tables distinguish (compute capability 7.x, 8.x,
+ * 9.x, 10.x). A fabric names its GPUs' with the compute-node attribute
+ * arch=NAME (weft_gpu_arch_parse); AMD CDNA GPUs (mi250) are modelled as
+ * ampere, the generation RCCL's tables copy. */
+typedef enum weft_gpu_arch {
+    WEFT_ARCH_VOLTA = 0,
+    WEFT_ARCH_AMPERE,
+    WEFT_ARCH_HOPPER,
+    WEFT_ARCH_BLACKWELL,
+} weft_gpu_arch;
+#define WEFT_ARCH_COUNT 4
+
+/* The class of link a ring step crosses: inside a box over NVLink (or
+ * xGMI), inside a box over PCIe, or between boxes over the network. */
+typedef enum weft_hop_class {
+    WEFT_HOP_NVLINK = 0,
+    WEFT_HOP_PCI,
+    WEFT_HOP_NET,
+} weft_hop_class;
+#define WEFT_HOP_COUNT 3
+
+/* "LL", "LL128", "Simple" (NCCL's spelling); "?" out of range. */
+WEFT_API const char *weft_proto_name(weft_proto p);
+/* Case-insensitive NCCL spelling; false when unknown. */
+WEFT_API bool weft_proto_parse(const char *text, weft_proto *out);
+/* "volta", "ampere", "hopper", "blackwell"; "?" out of range. */
+WEFT_API const char *weft_gpu_arch_name(weft_gpu_arch a);
+/* Those names, case-insensitive, and "cdna2"/"cdna3" (as ampere/hopper);
+ * false when unknown. */
+WEFT_API bool weft_gpu_arch_parse(const char *text, weft_gpu_arch *out);
+/* "nvlink", "pci", "net"; "?" out of range. */
+WEFT_API const char *weft_hop_class_name(weft_hop_class h);
+
+/* What one protocol costs on one architecture and hop class, for rings. */
+typedef struct weft_proto_model {
+    double base_s;         /* once per collective launch, seconds */
+    double hop_s;          /* per ring step across this hop class, seconds */
+    double bw_frac;        /* fraction of link bandwidth the protocol moves
+                              as data (LL 0.5, LL128 0.92 -- NCCL's figure
+                              for its 120 data bytes per 128 -- Simple 1) */
+    double chan_max_gbps;  /* per-channel ceiling on bus bandwidth, GB/s
+                              (LL128); 0 = none */
+    double total_max_gbps; /* ceiling on the whole collective's bus bandwidth,
+                              GB/s (LL); 0 = none */
+    uint64_t step_bytes;   /* data bytes one pipeline step carries per
+                              channel: the unit in which a receiver forwards
+                              what arrived */
+} weft_proto_model;
+
+/* The model of protocol p on architecture a across hop class h, for a
+ * communicator spanning `nodes` boxes (NCCL's ceilings depend on 1, 2 or
+ * more). Out-of-range arguments give the Simple/ampere/nvlink model. */
+WEFT_API weft_proto_model weft_proto_model_get(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
+                                               weft_proto p);
+
+/* A ring collective as NCCL sees it when it estimates time. */
+typedef struct weft_proto_ring {
+    weft_coll coll;      /* allreduce, allgather, reducescatter (broadcast,
+                            reduce: n steps) */
+    uint32_t ranks;      /* n >= 2 */
+    uint32_t nodes;      /* boxes the ring crosses, >= 1 */
+    uint32_t channels;   /* rings run side by side, >= 1 */
+    double chan_gbps;    /* bandwidth of one channel's slowest hop, GB/s */
+    weft_gpu_arch arch;
+    weft_hop_class intra; /* the hop class inside a box (nvlink or pci) */
+} weft_proto_ring;
+
+/* True when NCCL enables protocol p by default for this ring: LL and
+ * Simple always; LL128 only when the hops inside a box are NVLink and the
+ * architecture is volta or later (NCCL_PROTO unset). */
+WEFT_API bool weft_proto_enabled(const weft_proto_ring *r, weft_proto p);
+
+/* NCCL's estimate of the ring collective of `size` bytes with protocol p:
+ * launch latency plus one hop latency per ring step (network steps at the
+ * network's latency), plus size over the protocol's algorithm bandwidth
+ * (channels x chan_gbps x bw_frac, capped by the ceilings, times
+ * ranks/steps). Seconds; INFINITY when p is not enabled. */
+WEFT_API double weft_proto_ring_time(const weft_proto_ring *r, weft_proto p, uint64_t size);
+
+/* The protocol NCCL would choose for this ring at `size` bytes: the enabled
+ * one with the smallest weft_proto_ring_time (ties to the lower enum
+ * value). Writes that time to *time_s when not NULL. */
+WEFT_API weft_proto weft_proto_choose(const weft_proto_ring *r, uint64_t size, double *time_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,16 @@
+/* Internals of the execution models (model.c; weft_sim_model in
+ * weft/sim.h). */
+#ifndef WEFT_SIM_MODEL_H
+#define WEFT_SIM_MODEL_H
+
+#include "weft/sim.h"
+
+/* The latency resolved settings r add to the route from node a to node b
+ * over links[0..n): hop_s inside one host (a and b on the same host, or
+ * both on none), net_hop_s between hosts, and with step_bytes the time to
+ * move min(step_bytes, slice_bytes) wire bytes over the slowest link. */
+double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_node_id a,
+                             weft_node_id b, const uint32_t *links, uint32_t n,
+                             double slice_bytes);
+
+#endif
