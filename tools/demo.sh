@@ -35,7 +35,8 @@ section_bound() {
 }
 
 # A schedule that reaches the bound: trees packed per rank (a reduce-scatter
-# then an allgather), compared with ring and double binary tree.
+# then an allgather), compared with the best baseline (nccl, rings at NCCL's
+# channel count, the classic algorithms) and with what NCCL runs.
 section_optimal() {
     heading "optimal: an allreduce schedule that reaches the bound on $SPEC"
     "$WEFT" plan "$SPEC" --coll allreduce --algo optimal
@@ -47,6 +48,13 @@ section_plans() {
     "$WEFT" plan "$SPEC" --coll allgather --compare
     echo
     "$WEFT" plan "$SPEC" --coll allreduce --compare
+}
+
+# What NCCL would run: its channels and its choice of algorithm and
+# protocol per size, from its own tuning model, simulated.
+section_nccl() {
+    heading "nccl: what NCCL runs for allreduce on $SPEC, size by size"
+    "$WEFT" sim "$SPEC" --coll allreduce --algo nccl --size 1K:1G:x32
 }
 
 # Every schedule simulated with links shared fairly, sorted by time under
@@ -64,4 +72,5 @@ section_fabric
 section_bound
 section_optimal
 section_plans
+section_nccl
 section_sim

@@ -12,6 +12,7 @@
 
 #include "weft/err.h"
 #include "weft/plan.h"
+#include "weft/protocol.h"
 #include "weft/rat.h"
 #include "weft/topo.h"
 
@@ -142,6 +143,10 @@ typedef struct weft_classic_info {
     const char *name;    /* as given to --algo: "ring", "rings:K", ... */
     const char *summary; /* one line */
     uint32_t colls;      /* bit (1 << weft_coll) per collective it builds */
+    /* Builds another algorithm's plan (nccl: rings:C or dbtree, chosen
+     * for the fabric), so it is no candidate of its own where plans are
+     * ranked (the runtime, weft tune). */
+    bool composite;
 } weft_classic_info;
 
 WEFT_API size_t weft_classic_count(void);
@@ -169,6 +174,13 @@ WEFT_API weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_
 WEFT_API weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_coll coll,
                                              weft_rank root, uint32_t max_ops, weft_plan **out,
                                              weft_diag *d);
+
+/* weft_synth_classic_limited for a given collective size: only "nccl"
+ * depends on it (NCCL's choice at `bytes`, weft_nccl_choose); every other
+ * algorithm builds the same plan at every size. */
+WEFT_API weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll,
+                                        weft_rank root, uint32_t max_ops, double bytes,
+                                        weft_plan **out, weft_diag *d);
 
 /* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
  * for allgather, reducescatter and allreduce (n = the fabric's ranks
@@ -285,6 +297,99 @@ WEFT_API weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll,
                                      weft_optimal *info, weft_diag *d);
 /* Releases what weft_synth_optimal stored in info; safe on a zeroed struct. */
 WEFT_API void weft_optimal_fini(weft_optimal *info);
+
+/* ==== NCCL's choice ======================================================
+ *
+ * What NCCL would run on a fabric (docs/algorithms.md, "nccl"): the
+ * baseline every "optimal is Nx" line is measured against. Learnt from
+ * NCCL's src/graph/search.cc and src/graph/tuning.cc (github:NVIDIA/nccl
+ * @5067397c), restated on weft's fabric model, not copied:
+ *
+ * - Channels (search.cc). Across hosts the ring search finds one ring per
+ *   network port of a host at the fastest rate of NCCL's speed list not
+ *   above the port's bandwidth, then duplicates them when each is fast
+ *   (ncclTopoDupChannels), and the communicator runs twice the searched
+ *   channels, at most 32 (ncclTopoPostset). Inside one host the rings share
+ *   a rank's links: as many as its bandwidth holds at the fastest intra
+ *   speed. So a100:2 (8 x 25 GB/s NICs) gets 8 rings at 24 GB/s and 16
+ *   channels, as NCCL logs on DGX A100.
+ * - Choice (tuning.cc). For each algorithm (ring; double binary tree for
+ *   allreduce) and protocol (LL, LL128, Simple), a bus bandwidth (channels x
+ *   per-channel rate, capped per protocol) and a latency (a base per
+ *   algorithm and protocol plus per-hop latencies by link kind times the
+ *   ring's steps or the tree's depth); NCCL runs the least latency +
+ *   bytes / bandwidth. Hopper's tables apply when a rank has >= 450 GB/s
+ *   inside its host (NVLink 4), Ampere's otherwise; links of >= 100 GB/s
+ *   per rank count as NVLink, slower ones as PCIe. A rank's arch= (the
+ *   presets set it) names the generation instead when present. The ring's
+ *   protocol figures are weft/protocol.h's (weft_proto_model_get).
+ * - Plans. A ring choice runs as weft's rings:C (C the channels), a tree
+ *   as dbtree, all-to-all as direct (NCCL sends every pair at once).
+ *
+ * Switches that reduce (reduce=1, docs/topo-format.md): with one host whose
+ * switch reduces NCCL's model also has NVLS (NVLink SHARP); its estimate is
+ * reported (nvls_s) but never chosen, because weft's plans, bound and
+ * simulator have no in-switch reduction to run it with. CollNet (a
+ * network switch that reduces) is only flagged. Not modelled at all: PAT,
+ * NVLS across hosts, the tree's small-size correction factors,
+ * NCCL_ALGO/NCCL_PROTO overrides. */
+
+typedef enum weft_nccl_algo {
+    WEFT_NCCL_RING = 0,
+    WEFT_NCCL_TREE,
+    WEFT_NCCL_P2P, /* all-to-all: direct sends, not tuned by NCCL */
+    WEFT__NCCL_ALGO_COUNT
+} weft_nccl_algo;
+
+
+/* "ring", "tree", "p2p" ("?" when invalid). Protocols are weft_proto
+ * (weft/protocol.h), whose ring figures the model uses. */
+WEFT_API const char *weft_nccl_algo_name(weft_nccl_algo a);
+
+/* The fabric as NCCL's search sees it. */
+typedef struct weft_nccl_fabric {
+    uint32_t ranks, hosts;
+    uint32_t per_host;       /* ranks per host (the largest host) */
+    uint32_t ports;          /* network ports of a host (nodes with links out of it) */
+    double port_gbps;        /* the slowest port's bandwidth out, GB/s */
+    double rank_gbps;        /* a rank's bandwidth inside its host, GB/s */
+    bool nvlink;             /* rank_gbps >= 100: NVLink latencies, LL128 on */
+    weft_gpu_arch arch;      /* the first arch= of a rank; without one, hopper
+                                when rank_gbps >= 450, else ampere */
+    bool hopper;             /* arch hopper or later: Hopper's search and tree
+                                tables (NCCL's Blackwell rows are not kept) */
+    uint32_t search_channels; /* rings the search finds, after duplication */
+    double channel_gbps;     /* the rate of each, GB/s */
+    uint32_t channels;       /* the communicator's channels: rings:channels */
+    bool nvls;               /* a switch inside rank 0's host reduces (reduce=1) */
+    bool collnet;            /* a switch outside the hosts reduces (reduce=1) */
+} weft_nccl_fabric;
+
+/* Describes t (ranks are grouped by their host= attribute; a fabric
+ * without hosts has one rank per host). WEFT_ETOPO for fewer than 2 ranks,
+ * WEFT_ENOMEM. */
+WEFT_API weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d);
+
+typedef struct weft_nccl_choice {
+    weft_nccl_algo algo;
+    weft_proto proto;
+    double time_s;     /* NCCL's own estimate (0 for p2p, which it does not tune) */
+    double busbw_gbps; /* the bus bandwidth it assumed */
+    char plan[24];     /* the weft algorithm that runs it: "rings:16", "dbtree", "direct" */
+    /* NCCL's estimate for NVLS when f->nvls, one host and allreduce,
+     * allgather or reducescatter; 0 otherwise. Not a choice (see above). */
+    double nvls_s;
+} weft_nccl_choice;
+
+/* NCCL's choice for coll at `bytes` (allgather: total output,
+ * reducescatter: total input, as everywhere in weft). WEFT_EINVAL for an
+ * unknown collective or a negative size. */
+WEFT_API weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
+                                   weft_nccl_choice *out, weft_diag *d);
+
+/* The size at which `weft plan --algo nccl` shows NCCL's choice: 1 GiB,
+ * where every fabric is bandwidth bound. */
+#define WEFT_NCCL_PLAN_BYTES 1073741824.0
 
 /* ==== (schedule synthesis sections follow) ============================== */
 

@@ -497,8 +497,22 @@ int cli_cmd_sim(int argc, char **argv)
         print_json(t, a.pos[0], algo, rs, n);
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
-    else
+    else {
         print_table(t, a.pos[0], algo, &o, rs, n);
+        for (size_t i = 0; subject.nccl && i < n; i++) {
+            char st[64], label[64];
+            cli_sim_size_text(sizes[i], st, sizeof st);
+            cli_sim_algo_label(&subject, sizes[i], label, sizeof label);
+            printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
+            weft_nccl_choice ch;
+            if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
+                ch.nvls_s > 0 && ch.nvls_s < ch.time_s)
+                printf("; NCCL's model has NVLS faster (%.1f us vs %.1f us), not run: weft has "
+                       "no in-switch reduction",
+                       ch.nvls_s * 1e6, ch.time_s * 1e6);
+            printf("\n");
+        }
+    }
     rc = CLI_EXIT_OK;
 free_all:
     cli_progress_stop(&pr);

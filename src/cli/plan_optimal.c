@@ -7,6 +7,85 @@
 #include "cli/cli.h"
 #include "cli/dot.h"
 
+size_t cli_baseline_names(const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < weft_classic_count() && n + 2 <= cap; i++) {
+        const char *name = weft_classic_get(i)->name;
+        if (strcmp(name, "rings:K") == 0) {
+            names[n++] = "rings:auto";
+            name = "rings:4";
+        }
+        names[n++] = name;
+    }
+    return n;
+}
+
+void cli_algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf, size_t len)
+{
+    weft_nccl_fabric f;
+    weft_nccl_choice ch;
+    if (strcmp(algo, "nccl") == 0 && !weft_nccl_fabric_get(t, &f, NULL) &&
+        !weft_nccl_choose(&f, coll, WEFT_NCCL_PLAN_BYTES, &ch, NULL))
+        snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
+                 weft_proto_name(ch.proto), ch.plan);
+    else if (strcmp(algo, "rings:auto") == 0 && !weft_nccl_fabric_get(t, &f, NULL))
+        snprintf(buf, len, "rings:auto (%u)", f.channels);
+    else
+        snprintf(buf, len, "%s", algo);
+}
+
+/* The best of the first `count` of the baselines (nccl alone when 1). */
+static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_rat *best,
+                        char *what, size_t len, char *over, size_t over_len)
+{
+    const char *all[64];
+    size_t nall = cli_baseline_names(all, 64);
+    const char *nccl_only[] = {"nccl"};
+    const char *const *baselines = count == 1 ? nccl_only : all;
+    count = count == 1 ? 1 : nall;
+    bool found = false;
+    size_t at = 0;
+    if (over_len)
+        over[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        weft_plan *q = NULL;
+        weft_plan_cost c;
+        weft_diag d;
+        weft_err e = WEFT_EUNSUPPORTED;
+        if (!weft_classic_supports(baselines[i], coll) ||
+            (e = weft_synth_classic_limited(t, baselines[i], coll, (weft_rank){0},
+                                            CLI_PLAN_MAX_OPS, &q, &d)) ||
+            weft_plan_cost_get(q, t, &c, &d)) {
+            if (e == WEFT_ELIMIT && at < over_len)
+                at += (size_t)snprintf(over + at, over_len - at, "%s%s", at ? ", " : "",
+                                       baselines[i]);
+            weft_plan_free(q);
+            continue;
+        }
+        weft_plan_free(q);
+        if (found && weft_rat_cmp(c.algbw, *best) <= 0)
+            continue;
+        found = true;
+        *best = c.algbw;
+        cli_algo_label(t, baselines[i], coll, what, len);
+    }
+    return found ? WEFT_OK : WEFT_ENOENT;
+}
+
+weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
+                           size_t len, char *over, size_t over_len)
+{
+    return best_of(t, coll, 0, best, what, len, over, over_len);
+}
+
+/* nccl alone (baselines[0]); false when it does not build. */
+static bool nccl_baseline(const weft_topo *t, weft_coll coll, weft_rat *bw, char *what,
+                          size_t len)
+{
+    return best_of(t, coll, 1, bw, what, len, NULL, 0) == WEFT_OK;
+}
+
 static void rat_text(weft_rat r, char *buf, size_t size)
 {
     weft_rat_format(r, buf, size);
@@ -36,23 +115,24 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
                    "trees), %u distinct trees\n",
                 weft_bound_coll_name(ph->coll), ph->k, a, ph->n_trees);
     }
-    static const char *const others[] = {"ring", "dbtree"};
-    weft_coll coll = o->coll;
-    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
-        weft_plan *q = NULL;
-        weft_plan_cost c;
-        weft_diag d;
-        if (weft_synth_classic(t, others[i], coll, (weft_rank){0}, &q, &d) ||
-            weft_plan_cost_get(q, t, &c, &d)) {
-            fprintf(f, "vs %-9s not available here (%s)\n", others[i], d.msg);
-            weft_plan_free(q);
-            continue;
+    char what[96], over[128];
+    weft_rat best;
+    weft_err be = cli_best_baseline(t, o->coll, &best, what, sizeof what, over, sizeof over);
+    if (over[0])
+        fprintf(f, "baselines    %s left out: more than %u ops\n", over, CLI_PLAN_MAX_OPS);
+    if (be != WEFT_OK) {
+        fprintf(f, "vs baseline  none builds here\n");
+    } else {
+        rat_text(best, a, sizeof a);
+        double x = weft_rat_to_double(best), y = weft_rat_to_double(cost->algbw);
+        fprintf(f, "vs best      algbw %.3f GB/s (%s); optimal is %.2fx vs %s\n", x, a,
+                x > 0 ? y / x : 0.0, what);
+        if (strncmp(what, "nccl", 4) != 0 && nccl_baseline(t, o->coll, &best, what, sizeof what)) {
+            rat_text(best, a, sizeof a);
+            x = weft_rat_to_double(best);
+            fprintf(f, "vs nccl      algbw %.3f GB/s (%s); optimal is %.2fx vs %s\n", x, a,
+                    x > 0 ? y / x : 0.0, what);
         }
-        rat_text(c.algbw, a, sizeof a);
-        double x = weft_rat_to_double(c.algbw), y = weft_rat_to_double(cost->algbw);
-        fprintf(f, "vs %-9s algbw %.3f GB/s (%s); optimal is %.2fx\n", others[i], x, a,
-                x > 0 ? y / x : 0.0);
-        weft_plan_free(q);
     }
     return CLI_EXIT_OK;
 }

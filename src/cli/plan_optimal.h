@@ -15,6 +15,27 @@
  * (their per-link throughput limits). Returns a CLI exit code. */
 int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
                       const weft_plan_cost *cost);
+/* The most ops a baseline plan may have in weft plan --compare and the
+ * comparison of --algo optimal (weft_synth_classic_limited): 4,194,304
+ * ops take about 0.8 GB and 4 s to build and cost. Larger ones (rings:16
+ * on 1,024 ranks has 33.5 million) are left out and named. */
+#define CLI_PLAN_MAX_OPS 4194304u
+
+/* The baselines, as weft plan --compare lists them: every classic
+ * algorithm of weft plan --list, rings:K as rings:auto (NCCL's channel
+ * count) and as rings:4, nccl among them. Returns how many were written
+ * (at most cap). */
+size_t cli_baseline_names(const char **names, size_t cap);
+/* "nccl (ring, Simple, rings:16)" (its choice at WEFT_NCCL_PLAN_BYTES),
+ * "rings:auto (16)", or the name. */
+void cli_algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf, size_t len);
+/* The best baseline by plan limit (weft_plan_cost_get) among
+ * cli_baseline_names, those that build coll on t within CLI_PLAN_MAX_OPS:
+ * its algbw in *best and what it is in `what` ("nccl (ring, Simple,
+ * rings:16)"); `over` lists those over the limit ("nccl, rings:auto"), ""
+ * when none. WEFT_ENOENT when none builds. */
+weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, char *what,
+                           size_t len, char *over, size_t over_len);
 /* Adds "bound", "bound_exact" and "phases" (k, U, trees per phase) to an
  * open JSON object. */
 void cli_optimal_json(cli_json *j, const weft_optimal *o);

@@ -60,6 +60,16 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
     memset(a, 0, sizeof *a);
     a->name = name;
     a->coll = coll;
+    if (strcmp(name, "nccl") == 0) {
+        if (!weft_classic_supports(name, coll))
+            return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl does not build %s",
+                                 weft_coll_name(coll));
+        a->nccl = true;
+        a->max_ops = max_ops;
+        return weft_nccl_fabric_get(t, &a->fabric, d);
+    }
+    if (strcmp(name, "rings:auto") == 0 && weft_nccl_fabric_get(t, &a->fabric, NULL))
+        memset(&a->fabric, 0, sizeof a->fabric); /* the build below says why */
     if (strcmp(name, "ring") == 0 && ring_coll(coll) && !need_plan) {
         uint32_t n = weft_topo_num_ranks(t);
         uint32_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -84,9 +94,60 @@ void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)
     a->plan = p;
 }
 
-weft_err cli_sim_algo_run(const cli_sim_algo *a, const weft_topo *t, uint64_t size,
+/* NCCL's plan at `size`, built unless the last one is the same. */
+static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, weft_proto *proto,
+                          weft_diag *d)
+{
+    weft_nccl_choice ch;
+    weft_err e = weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, d);
+    *proto = ch.proto;
+    if (e || (a->plan && strcmp(ch.plan, a->built) == 0))
+        return e;
+    weft_plan *p = NULL;
+    e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p,
+                              d);
+    if (e == WEFT_ELIMIT && a->max_ops)
+        weft_diag_set(d, e, "nccl (%s) %s on %u ranks has more than %u ops (the limit, --max-ops)",
+                      ch.plan, weft_coll_name(a->coll), weft_topo_num_ranks(t), a->max_ops);
+    if (e)
+        return e;
+    weft_plan_free(a->plan);
+    a->plan = p;
+    snprintf(a->built, sizeof a->built, "%s", ch.plan);
+    return WEFT_OK;
+}
+
+void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len)
+{
+    weft_nccl_choice ch;
+    if (!a->nccl && a->fabric.channels > 0) {
+        snprintf(buf, len, "%s (%u)", a->name, a->fabric.channels); /* rings:auto */
+        return;
+    }
+    if (!a->nccl || weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, NULL)) {
+        snprintf(buf, len, "%s", a->name);
+        return;
+    }
+    snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
+             weft_proto_name(ch.proto), ch.plan);
+}
+
+weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
 {
+    weft_sim_opts no;
+    if (a->nccl) {
+        weft_proto proto;
+        weft_err e = nccl_plan(a, t, size, &proto, d);
+        if (e)
+            return e;
+        /* The gpu model runs the protocol NCCL chose, unless one is set. */
+        if (o->model == WEFT_SIM_GPU && o->proto < 0) {
+            no = *o;
+            no.proto = (int)proto;
+            o = &no;
+        }
+    }
     if (a->ring)
         return weft_sim_ring_order(t, a->coll, a->ring, size, o, out, d);
     return weft_sim_plan(t, a->plan, size, o, out, d);

@@ -17,6 +17,12 @@ typedef struct cli_sim_algo {
     weft_coll coll;
     uint32_t *ring;   /* the ring's rank order (owned), or NULL */
     weft_plan *plan;  /* the plan (owned), or NULL for a ring */
+    /* "nccl": NCCL's choice is made per size (weft_nccl_choose) and the
+     * plan of the last choice kept, rebuilt when the choice changes. */
+    bool nccl;
+    weft_nccl_fabric fabric;
+    char built[24]; /* the weft algorithm `plan` runs ("rings:16") */
+    uint32_t max_ops;
 } cli_sim_algo;
 
 /* The default of --max-ops: a plan's ops cost about 200 bytes and 1 us
@@ -54,9 +60,13 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
                             weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d);
 /* Takes ownership of a loaded plan. */
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
-/* Simulates it at `size` bytes. */
-weft_err cli_sim_algo_run(const cli_sim_algo *a, const weft_topo *t, uint64_t size,
+/* Simulates it at `size` bytes (nccl: NCCL's choice at that size, whose
+ * plan is built here when it differs from the last one, run under the gpu
+ * model with the protocol of that choice unless o names one). */
+weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+/* What runs at `size`: the name, or for nccl "nccl (ring, Simple, rings:16)". */
+void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len);
 /* Whether settings o simulate plans only (cut-through, or the gpu model,
  * which cuts through): then the ring, too, is built as a plan. */
 bool cli_sim_needs_plan(const weft_sim_opts *o);

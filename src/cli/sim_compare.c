@@ -18,6 +18,7 @@ typedef struct candidate {
     char name[32];
     cli_sim_algo algo;
     weft_sim_result *res; /* nsizes results, or NULL when skipped */
+    char (*label)[48];    /* nsizes: what ran ("nccl (ring, Simple, rings:16)") */
     char why[sizeof ((weft_diag *)0)->msg];
 } candidate;
 
@@ -91,14 +92,18 @@ static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
 }
 
 /* The candidates for coll: every classic algorithm that builds it (rings:K
- * as rings:4, as weft plan --compare does), then optimal. */
+ * as rings:4 and as rings:auto, NCCL's channel count, as weft plan
+ * --compare does; nccl is among them), then optimal. */
 static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < weft_classic_count() && n < cap; i++) {
         const char *name = weft_classic_get(i)->name;
-        if (strcmp(name, "rings:K") == 0)
+        if (strcmp(name, "rings:K") == 0) {
+            if (weft_classic_supports("rings:auto", coll) && n + 1 < cap)
+                snprintf(c[n++].name, sizeof c->name, "rings:auto");
             name = "rings:4";
+        }
         if (weft_classic_supports(name, coll))
             snprintf(c[n++].name, sizeof c->name, "%s", name);
     }
@@ -124,6 +129,32 @@ static size_t sorted(const candidate *c, size_t n, size_t s, size_t *idx)
         idx[at] = i;
     }
     return m;
+}
+
+/* "optimal is 1.60x vs nccl (ring, Simple, rings:16)": the optimal plan's
+ * time against the fastest other algorithm at size index s (idx[0..m)
+ * sorted); nothing when either is missing. */
+static void print_advantage(const candidate *c, const size_t *idx, size_t m, size_t s)
+{
+    size_t opt = m, base = m, nccl = m;
+    for (size_t k = 0; k < m; k++) {
+        if (strcmp(c[idx[k]].name, "optimal") == 0)
+            opt = opt == m ? k : opt;
+        else
+            base = base == m ? k : base;
+        if (strcmp(c[idx[k]].name, "nccl") == 0)
+            nccl = k;
+    }
+    if (opt == m || base == m)
+        return;
+    const weft_sim_result *o = &c[idx[opt]].res[s], *b = &c[idx[base]].res[s];
+    printf("optimal is %.2fx vs %s, the fastest baseline",
+           o->time_s > 0 ? b->time_s / o->time_s : 0.0, c[idx[base]].label[s]);
+    if (nccl != m && nccl != base)
+        printf("; %.2fx vs %s",
+               o->time_s > 0 ? c[idx[nccl]].res[s].time_s / o->time_s : 0.0,
+               c[idx[nccl]].label[s]);
+    printf("\n");
 }
 
 static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
@@ -163,7 +194,7 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
         for (size_t k = 0; k < m; k++) {
             const weft_sim_result *r = &c[idx[k]].res[s];
             cli_table_cell(&tab, "%zu", k + 1);
-            cli_table_cell(&tab, "%s", c[idx[k]].name);
+            cli_table_cell(&tab, "%s", c[idx[k]].label[s]);
             cli_table_cell(&tab, "%.3f", r->time_s * 1e6);
             cli_table_cell(&tab, "%.3f", r->algbw_gbps);
             cli_table_cell(&tab, "%.3f", r->busbw_gbps);
@@ -181,6 +212,7 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
         }
         cli_table_print(&tab, stdout, "  ");
         cli_table_fini(&tab);
+        print_advantage(c, idx, m, s);
     }
     if (!b->have)
         printf("no bound: %s\n", b->why);
@@ -246,6 +278,8 @@ static void print_json(const char *spec, const weft_topo *t, weft_coll coll,
             const weft_sim_result *r = &c[idx[k]].res[s];
             cli_json_begin_object(&j);
             cli_json_kv_string(&j, "algo", c[idx[k]].name);
+            if (strcmp(c[idx[k]].name, c[idx[k]].label[s]) != 0)
+                cli_json_kv_string(&j, "runs", c[idx[k]].label[s]);
             cli_json_kv_double(&j, "time_s", r->time_s);
             cli_json_kv_double(&j, "algbw", r->algbw_gbps);
             cli_json_kv_double(&j, "busbw", r->busbw_gbps);
@@ -352,7 +386,10 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
             continue;
         }
         c[i].res = calloc(nsizes, sizeof *c[i].res);
-        if (!c[i].res) {
+        c[i].label = calloc(nsizes, sizeof *c[i].label);
+        if (!c[i].res || !c[i].label) {
+            free(c[i].res);
+            c[i].res = NULL;
             snprintf(c[i].why, sizeof c[i].why, "out of memory");
             continue;
         }
@@ -360,6 +397,7 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
             cli_sim_size_text(sizes[s], st, sizeof st);
             cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1,
                              n);
+            cli_sim_algo_label(&c[i].algo, sizes[s], c[i].label[s], sizeof c[i].label[s]);
             if (cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d)) {
                 snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
                          (unsigned long long)sizes[s], d.msg);
@@ -390,6 +428,7 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
     for (size_t i = 0; i < n; i++) {
         cli_sim_algo_fini(&c[i].algo);
         free(c[i].res);
+        free(c[i].label);
     }
     free(c);
     free(idx);

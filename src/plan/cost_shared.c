@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "weft/exec_model.h"
 #include "plan/cost_internal.h"
 #include "plan/plan_internal.h"
 
@@ -30,6 +31,13 @@ void weft_plan_shared_opts_init(weft_plan_shared_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->slices = 1;
+}
+
+void weft_plan_shared_opts_exec(weft_plan_shared_opts *o, const weft_plan *p, double size_bytes)
+{
+    weft_plan_shared_opts_init(o);
+    double chunk = size_bytes / (double)weft_plan_size_chunks(p);
+    o->slices = weft_exec_slices(chunk >= 0 && chunk < 1.8e19 ? (uint64_t)chunk : 0);
 }
 
 /* Per-run arrays. `coef` and `step_bytes` are indexed by link and kept

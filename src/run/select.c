@@ -290,7 +290,9 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
     set->cap = n;
     for (size_t i = 0; i < n && !e; i++) {
         const char *name = s->algo ? s->algo : weft_classic_get(i)->name;
-        if (!s->algo && (strchr(name, ':') || !weft_classic_supports(name, coll))) continue;
+        if (!s->algo && (strchr(name, ':') || weft_classic_get(i)->composite ||
+                         !weft_classic_supports(name, coll)))
+            continue;
         weft_diag ld;
         weft_diag_clear(&ld);
         weft_plan *p = NULL;
@@ -336,8 +338,7 @@ static weft_err rank_set(weft__select *s, cand_set *set, rank_class *rc, uint64_
     for (uint32_t i = 0; i < set->ncands; i++) {
         const weft_plan *p = set->cands[i].plan;
         weft_plan_shared_opts o;
-        weft_plan_shared_opts_init(&o);
-        o.slices = weft__exec_plan_slices(bytes / weft_plan_size_chunks(p));
+        weft_plan_shared_opts_exec(&o, p, (double)bytes);
         e = weft_plan_shared_time(p, s->topo, (double)bytes, &o, &est[i], NULL);
         if (e == WEFT_ENOMEM) {
             e = weft_diag_code(d, e);

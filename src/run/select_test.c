@@ -42,7 +42,9 @@ static const char *expected_best(const char *spec, weft_coll coll, uint32_t root
     best[0] = '\0';
     for (size_t i = 0; t && i < weft_classic_count(); i++) {
         const char *name = weft_classic_get(i)->name;
-        if (strchr(name, ':') || !weft_classic_supports(name, coll)) continue;
+        if (strchr(name, ':') || weft_classic_get(i)->composite ||
+            !weft_classic_supports(name, coll))
+            continue;
         weft_plan *p = NULL;
         weft_plan_shared est;
         weft_plan_shared_opts o;

@@ -16,10 +16,11 @@
 static const char optimal_name[] = "optimal";
 
 /* Classic algorithms with a parameter ("rings:K") are not candidates: the
- * runtime would have to guess the parameter. */
+ * runtime would have to guess the parameter. Nor are composite ones (nccl
+ * builds one of the others, chosen for 1 GiB whatever the size class). */
 static bool classic_plain(size_t i)
 {
-    return strchr(weft_classic_get(i)->name, ':') == NULL;
+    return strchr(weft_classic_get(i)->name, ':') == NULL && !weft_classic_get(i)->composite;
 }
 
 size_t weft_tuning_candidate_count(void)

@@ -18,35 +18,41 @@ typedef struct classic_entry {
 
 static const classic_entry algorithms[] = {
     {{"ring", "one ring following hosts; broadcast/reduce as a pipelined chain",
-      REDUCING | ROOTED},
+      REDUCING | ROOTED, false},
      synth_build_rings, false},
-    {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED},
+    {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED,
+      false},
      synth_build_rings, false},
-    {{"rings:K", "K rings entering each host at different ranks, alternating direction",
-      REDUCING | ROOTED},
+    {{"rings:K", "K rings entering each host at different ranks, alternating direction; "
+                 "rings:auto takes NCCL's channel count for the fabric",
+      REDUCING | ROOTED, false},
      synth_build_rings, true},
     {{"dbtree", "NCCL's double binary tree: two complementary trees, half the data each",
-      C_(ALLREDUCE) | ROOTED},
+      C_(ALLREDUCE) | ROOTED, false},
      synth_build_dbtree, false},
-    {{"binomial", "binomial tree from/to the root", ROOTED}, synth_build_binomial, false},
+    {{"binomial", "binomial tree from/to the root", ROOTED, false}, synth_build_binomial, false},
     {{"hd",
       "recursive halving (reduce-scatter), doubling (allgather); allreduce = Rabenseifner",
-      REDUCING},
+      REDUCING, false},
      synth_build_hd, false},
     {{"rabenseifner", "allreduce: reduce-scatter by halving, allgather by doubling (= hd)",
-      C_(ALLREDUCE)},
+      C_(ALLREDUCE), false},
      synth_build_hd, false},
     {{"rd", "recursive doubling: whole vectors exchanged in log2(N) steps", C_(ALLGATHER) |
-      C_(ALLREDUCE)},
+      C_(ALLREDUCE), false},
      synth_build_rd, false},
-    {{"bruck", "Bruck's allgather: ceil(log2 N) steps for any N", C_(ALLGATHER)},
+    {{"bruck", "Bruck's allgather: ceil(log2 N) steps for any N", C_(ALLGATHER), false},
      synth_build_bruck, false},
-    {{"direct", "all-to-all: every pair at once", C_(ALLTOALL)}, synth_build_direct, false},
-    {{"pairwise", "all-to-all: N-1 steps, rank r sends to r+k at step k", C_(ALLTOALL)},
+    {{"direct", "all-to-all: every pair at once", C_(ALLTOALL), false}, synth_build_direct, false},
+    {{"pairwise", "all-to-all: N-1 steps, rank r sends to r+k at step k", C_(ALLTOALL), false},
      synth_build_pairwise, false},
     {{"hier", "two-level: rings inside each host, then rings across hosts on each rail",
-      REDUCING},
+      REDUCING, false},
      synth_build_hier, false},
+    {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
+              "the double binary tree (sim: its choice per size)",
+      REDUCING | ROOTED | C_(ALLTOALL), true},
+     synth_build_nccl, false},
 };
 
 #define N_ALGOS (sizeof algorithms / sizeof *algorithms)
@@ -73,7 +79,9 @@ static const classic_entry *lookup(const char *algo, uint32_t *k, bool *bad_k)
         size_t nlen = strcspn(a->info.name, ":");
         if (nlen != base || strncmp(a->info.name, algo, base) != 0 || a->takes_k != !!colon)
             continue;
-        if (colon) {
+        if (colon && strcmp(colon + 1, "auto") == 0) {
+            *k = 0; /* NCCL's channel count, found with the fabric */
+        } else if (colon) {
             char *end;
             unsigned long v = strtoul(colon + 1, &end, 10);
             if (!colon[1] || *end || v < 1 || v > 64)
@@ -92,27 +100,6 @@ bool weft_classic_supports(const char *algo, weft_coll coll)
     bool bad;
     const classic_entry *a = lookup(algo, &k, &bad);
     return a && !bad && (a->info.colls & (1u << coll));
-}
-
-weft_buf synth_main_buf(weft_coll coll)
-{
-    return coll == WEFT_COLL_REDUCESCATTER ? WEFT_BUF_IN : WEFT_BUF_OUT;
-}
-
-weft_err synth_plan_new(const synth_ctx *c, uint32_t chunks, uint32_t scratch, weft_plan **out)
-{
-    weft_plan_info info = {
-        .coll = c->coll,
-        .nranks = c->n,
-        .root = {weft_coll_has_root(c->coll) ? c->root : 0},
-        .chunks = chunks,
-        .scratch = scratch,
-        .inplace = c->coll != WEFT_COLL_ALLTOALL,
-    };
-    weft_err e = weft_plan_new(&info, out);
-    if (!e)
-        weft_plan_limit_ops(*out, c->max_ops);
-    return e;
 }
 
 /* "allgather, reducescatter" for a collective mask. */
@@ -136,6 +123,13 @@ weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll
 weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_coll coll,
                                     weft_rank root, uint32_t max_ops, weft_plan **out,
                                     weft_diag *d)
+{
+    return weft_synth_classic_at(t, algo, coll, root, max_ops, WEFT_NCCL_PLAN_BYTES, out, d);
+}
+
+weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll,
+                               weft_rank root, uint32_t max_ops, double bytes, weft_plan **out,
+                               weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
@@ -166,6 +160,7 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
         .n = n,
         .root = weft_coll_has_root(coll) ? root.v : 0,
         .max_ops = max_ops,
+        .bytes = bytes,
         .d = d,
     };
     /* "ring" is rings:1 and "biring" rings:2 with opposite directions. */
@@ -173,6 +168,13 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
         k = 1;
     else if (strcmp(a->info.name, "biring") == 0)
         k = 2;
+    else if (a->takes_k && k == 0) {
+        weft_nccl_fabric f;
+        weft_err fe = weft_nccl_fabric_get(t, &f, d);
+        if (fe)
+            return fe;
+        k = f.channels;
+    }
     c.param = k;
     weft_err e = synth_hosts_init(&c.hosts, t);
     if (e)

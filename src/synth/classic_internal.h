@@ -1,5 +1,11 @@
 /* The classic algorithms' shared context: one builder function per
- * algorithm family, registered in classic.c. */
+ * algorithm family, registered in classic.c.
+ *
+ * File order, bottom up (a file calls only files listed before it;
+ * tools/file_cycles.py checks it): classic_plan.c (a new plan, the main
+ * buffer), classic_ring.c (also the ring phases hier reuses),
+ * classic_tree.c, classic_hd.c, classic_a2a.c, classic_hier.c, and
+ * classic.c, the registry and weft_synth_classic. */
 #ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
 #define WEFT_SYNTH_CLASSIC_INTERNAL_H
 
@@ -14,6 +20,7 @@ typedef struct synth_ctx {
     uint32_t root;  /* broadcast and reduce */
     uint32_t param; /* K of rings:K */
     uint32_t max_ops; /* cap on the plan's ops (weft_plan_limit_ops), 0 none */
+    double bytes;     /* nccl: the size whose choice is built */
     synth_hosts hosts;
     uint32_t *order; /* the ring order (synth_ring_order with shift 0) */
     weft_diag *d;
@@ -32,6 +39,9 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
+/* NCCL's choice at c->bytes (weft_nccl_choose), built as the classic plan
+ * that runs it. */
+weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out);
 
 /* Ring reduce-scatter over the n ranks order[0..n): the `count` slots from
  * slot[q] end fully reduced at position q. Ring allgather: the `count`

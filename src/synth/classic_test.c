@@ -12,7 +12,8 @@ static const char *const fabrics[] = {"ring:8",  "switch:16", "torus:4x4", "a100
                                       "dgx1",    "ring:7",    "switch:13", "switch:2",
                                       "ring:3",  "h100:2",    "full:6"};
 static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
-                                    "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier"};
+                                    "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier",
+                                    "nccl", "rings:auto"};
 
 /* Builds, verifies and executes one combination; returns false on failure
  * (after reporting it). */

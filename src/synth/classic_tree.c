@@ -51,9 +51,11 @@ static uint32_t dtree_root(uint32_t n, uint32_t t)
 
 /* Fills par[rank] for tree t. With hosts: trees over hosts, chains inside.
  * rot_host/rot_local rotate hosts and chains so that a given rank becomes
- * the tree's root (0 for allreduce). */
+ * the tree's root (0 for allreduce). An unrooted tree is turned by `shift`
+ * more local positions (more ranks without hosts), so that the tree pairs
+ * of several channels leave hosts through different ranks (and NICs). */
 static void tree_parents(const synth_ctx *c, uint32_t t, uint32_t root_rank, bool rooted,
-                         uint32_t *par)
+                         uint32_t shift, uint32_t *par)
 {
     const synth_hosts *h = &c->hosts;
     uint32_t n = c->n;
@@ -64,6 +66,8 @@ static void tree_parents(const synth_ctx *c, uint32_t t, uint32_t root_rank, boo
             /* Tree node x stands for host (x + rot_host) mod H. */
             rot_host = (h->host_of[root_rank] + H - dtree_root(H, t)) % H;
             rot_local = h->local[root_rank];
+        } else {
+            rot_local = shift % L;
         }
         /* Chain heads: tree 0 starts at local rot_local and walks up, tree 1
          * starts one below and walks down, so the two trees leave a host
@@ -96,6 +100,8 @@ static void tree_parents(const synth_ctx *c, uint32_t t, uint32_t root_rank, boo
         while (c->order[at] != root_rank)
             at++;
         rot = (at + n - dtree_root(n, t)) % n;
+    } else {
+        rot = shift % n;
     }
     for (uint32_t x = 0; x < n; x++) {
         uint32_t px = dtree_parent(n, t, x);
@@ -152,7 +158,13 @@ weft_err synth_build_dbtree(const synth_ctx *c, weft_plan **out)
 {
     uint32_t n = c->n;
     weft_plan *p = NULL;
-    weft_err err = synth_plan_new(c, 2, 0, &p);
+    bool rooted = c->coll != WEFT_COLL_ALLREDUCE;
+    /* Channels: 2 (one tree pair); an allreduce built for nccl may ask
+     * for c->param (even) channels, pair j turned by j positions, each
+     * channel carrying 1/channels of the data, as NCCL runs its trees on
+     * every channel of the communicator. */
+    uint32_t channels = !rooted && c->param >= 2 ? c->param & ~1u : 2;
+    weft_err err = synth_plan_new(c, channels, 0, &p);
     if (err)
         return err;
     uint32_t *par = weft__malloc((size_t)n * sizeof *par);
@@ -161,13 +173,12 @@ weft_err synth_build_dbtree(const synth_ctx *c, weft_plan **out)
     synth_emit_init(&e, p);
     if (!par || !sorted)
         err = WEFT_ENOMEM;
-    bool rooted = c->coll != WEFT_COLL_ALLREDUCE;
     bool up = c->coll != WEFT_COLL_BROADCAST, down = c->coll != WEFT_COLL_REDUCE;
-    for (uint32_t t = 0; t < 2 && !err; t++) {
-        tree_parents(c, t, c->root, rooted, par);
+    for (uint32_t ch = 0; ch < channels && !err; ch++) {
+        tree_parents(c, ch % 2, c->root, rooted, ch / 2, par);
         err = by_depth(par, n, sorted);
         if (!err)
-            err = tree_phases(&e, par, sorted, n, up, down, t, t);
+            err = tree_phases(&e, par, sorted, n, up, down, ch, ch);
     }
     weft__free(par);
     weft__free(sorted);

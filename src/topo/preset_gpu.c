@@ -53,6 +53,12 @@ typedef struct nv_family {
     unsigned n_shared;    /* shared switches: 2 (a100) or 8 (h100) */
     const char *shared;   /* their name prefix */
     const char *arch;     /* the GPUs' generation */
+    /* The box's NVSwitch reduces in the network (reduce=1): third-generation
+     * NVSwitch (H100 boxes) has NVLink SHARP, the A100's second generation
+     * has not (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022,
+     * "NVLink Switch System"; NCCL's NVLS needs NVSwitch and sm90,
+     * src/graph/search.cc). */
+    bool nvsw_reduce;
 } nv_family;
 
 static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_topo_builder *b,
@@ -85,8 +91,11 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
             if (!e)
                 e = weft__preset_arch(b, v, f->arch);
         }
+        weft_node_id sw;
         if (!e)
-            e = weft__preset_node(b, WEFT_NODE_SWITCH, host, NULL, "b%u.nvsw0", x);
+            e = weft__preset_node(b, WEFT_NODE_SWITCH, host, &sw, "b%u.nvsw0", x);
+        if (!e && f->nvsw_reduce)
+            e = weft_topo_builder_set_attr(b, sw, "reduce", "1");
         for (unsigned g = 0; net && !e && g < GPUS_PER_BOX; g++)
             e = weft__preset_node(b, WEFT_NODE_NIC, host, NULL, "b%u.nic%u", x, g);
     }
@@ -110,13 +119,13 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
 
 weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib", "ampere"};
+    static const nv_family f = {{300, 1}, {25, 1}, 2, "ib", "ampere", false};
     return nv_boxes(a, &f, b, d);
 }
 
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", "hopper"};
+    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", "hopper", true};
     return nv_boxes(a, &f, b, d);
 }
 

@@ -33,13 +33,14 @@ LIST
 out=$("$weft" plan a100:2 --coll allgather --algo optimal)
 check "optimum line" grep -q "^optimum      algbw 346.667 GB/s (1040/3), the exact bound" <<<"$out"
 check "k and U" grep -q "allgather: k = 13 per rank, U = 3/5" <<<"$out"
-check "ring comparison" grep -q "^vs ring      algbw 26.667 GB/s (80/3); optimal is 13.00x" <<<"$out"
+check "best baseline" grep -q "^vs best      algbw 342.857 GB/s (2400/7); optimal is 1.01x vs hier$" <<<"$out"
+check "nccl baseline" grep -q "^vs nccl      algbw 213.333 GB/s (640/3); optimal is 1.62x vs nccl (ring, Simple, rings:16)$" <<<"$out"
 out=$("$weft" plan a100:2 --coll allgather --algo optimal --trees-per-root 1)
 check "forced k below the bound" grep -q "below the bound (trees per root forced)" <<<"$out"
 out=$("$weft" plan a100:2 --coll allreduce --algo optimal)
 check "allreduce reaches its bound" grep -q "^limit .*(520/3)" <<<"$out"
 check "allreduce two phases" grep -q "reducescatter: k = 13" <<<"$out"
-check "allreduce vs dbtree" grep -q "^vs dbtree" <<<"$out"
+check "allreduce vs nccl" grep -q "^vs nccl      algbw 106.667 GB/s (320/3); optimal is 1.62x vs nccl (ring, Simple, rings:16)$" <<<"$out"
 
 json=$("$weft" plan a100:2 --coll reducescatter --algo optimal --json)
 check "json algbw_exact" grep -q '"algbw_exact": "1040/3"' <<<"$json"

@@ -49,7 +49,7 @@ expect_err_has "weft: bad --size '1Q': expected a number of bytes with an option
 # exit 1 pointing at --help, where the list is not).
 run sim ring:4 --model fluid --algo tree --coll allreduce --size 1M
 expect_rc 2
-expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier or optimal (weft plan --list says what each builds)"
+expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, nccl or optimal (weft plan --list says what each builds)"
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather)"
@@ -115,15 +115,18 @@ expect_rc 1
 run sim switch:4 --model fluid --coll allgather --size 1M --compare
 expect_rc 0
 expect_out "allgather on switch:4 (4 ranks), size 1048576 (1M), model fluid, 1 slice per transfer, alpha 0 s
-  #  algorithm  time (us)  algbw (GB/s)  busbw (GB/s)  of bound  busiest link
-     bound          7.864       133.333       100.000    100.0%  (exact: algbw 400/3 GB/s)
-  1  ring           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  2  biring         7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  3  rings:4        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  4  hd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  5  rd             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  6  bruck          7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  7  optimal        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  #  algorithm                     time (us)  algbw (GB/s)  busbw (GB/s)  of bound  busiest link
+     bound                             7.864       133.333       100.000    100.0%  (exact: algbw 400/3 GB/s)
+  1  ring                              7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  2  biring                            7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  3  rings:auto (8)                    7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  4  rings:4                           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  5  hd                                7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  6  rd                                7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  7  bruck                             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  8  nccl (ring, Simple, rings:8)      7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  9  optimal                           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+optimal is 1.00x vs ring, the fastest baseline; 1.00x vs nccl (ring, Simple, rings:8)
 skipped:
   hier         hier needs at least two hosts (host=) of equal size with more than one rank each; this fabric has 4 host groups"
 # Pipelining is passed to every algorithm: NCCL's double binary tree
@@ -131,10 +134,10 @@ skipped:
 # bound at 1 slice and 1.396x with 16.
 run sim switch:4 --model fluid --coll allreduce --size 1M --compare --csv
 expect_rc 0
-expect_out_has "1048576,8,dbtree,3.145728e-05,33.333333333333329,"
+expect_out_has "1048576,10,dbtree,3.145728e-05,33.333333333333329,"
 run sim switch:4 --coll allreduce --size 1M --compare --slices 16 --csv
 expect_rc 0
-expect_out_has "1048576,8,dbtree,2.1954560000000002e-05,47.761194029850742,"
+expect_out_has "1048576,10,dbtree,2.1954560000000002e-05,47.761194029850742,"
 # A sweep as CSV: one row per (size, algorithm), the bound as rank 0. On
 # the one-way ring:4 the ring is optimal; the others cross links twice.
 run sim ring:4 --model fluid --coll allreduce --size 1K:1M:x1024 --compare --csv
@@ -144,24 +147,28 @@ expect_out "size,rank,algo,time_s,algbw_gbps,busbw_gbps,of_bound
 1024,1,ring,1.536e-08,66.666666666666657,99.999999999999986,0.99999999999999978
 1024,2,optimal,1.536e-08,66.666666666666657,99.999999999999986,0.99999999999999978
 1024,3,biring,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
-1024,4,rings:4,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
-1024,5,hd,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
-1024,6,rabenseifner,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
-1024,7,rd,4.0959999999999998e-08,25,37.5,0.375
-1024,8,dbtree,5.1199999999999995e-08,20,30,0.29999999999999999
+1024,4,rings:auto,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,5,rings:4,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,6,hd,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,7,rabenseifner,3.072e-08,33.333333333333329,49.999999999999993,0.49999999999999989
+1024,8,nccl,3.9680000000000002e-08,25.806451612903224,38.709677419354833,0.38709677419354832
+1024,9,rd,4.0959999999999998e-08,25,37.5,0.375
+1024,10,dbtree,5.1199999999999995e-08,20,30,0.29999999999999999
 1048576,0,bound,1.572864e-05,66.666666666666671,100,1
 1048576,1,ring,1.572864e-05,66.666666666666657,99.999999999999986,0.99999999999999978
 1048576,2,optimal,1.572864e-05,66.666666666666657,99.999999999999986,0.99999999999999978
 1048576,3,biring,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
-1048576,4,rings:4,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
-1048576,5,hd,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
-1048576,6,rabenseifner,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
-1048576,7,rd,4.1943039999999997e-05,25,37.5,0.375
-1048576,8,dbtree,5.2428799999999995e-05,20,30,0.29999999999999999"
+1048576,4,rings:auto,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,5,rings:4,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,6,hd,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,7,rabenseifner,3.145728e-05,33.333333333333329,49.999999999999993,0.49999999999999989
+1048576,8,nccl,4.0632320000000002e-05,25.806451612903224,38.709677419354833,0.38709677419354832
+1048576,9,rd,4.1943039999999997e-05,25,37.5,0.375
+1048576,10,dbtree,5.2428799999999995e-05,20,30,0.29999999999999999"
 # weft bound does not cover broadcast: no bound row, and the reason.
 run sim ring:4 --model fluid --coll broadcast --size 1M --compare
 expect_rc 0
-expect_out_has "  1  ring          31.457        33.333        33.333         -  rank0 -> rank1 33.3%"
+expect_out_has "  1  ring                             31.457        33.333        33.333         -  rank0 -> rank1 33.3%"
 expect_out_has "no bound: weft bound covers allgather, reducescatter and allreduce, not broadcast"
 # JSON: the fastest at the last size under the usual keys, the bound, one
 # entry per size with every algorithm and its busiest links, the skipped.

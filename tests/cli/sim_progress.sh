@@ -31,7 +31,7 @@ WEFT_PROGRESS_AFTER=0 script -qec "'$WEFT' $LONG" /dev/null >"$T/tty" 2>&1
 LAST="$LONG (on a terminal)"
 check "exit 0 on a terminal" test $? -eq 0
 check "progress names the comparison" grep -q "weft: sim --compare: " "$T/tty"
-check "progress shows elapsed seconds" grep -Eq "\([0-9] of 9\)  [0-9]+\.[0-9] s" "$T/tty"
+check "progress shows elapsed seconds" grep -Eq "\([0-9]+ of 11\)  [0-9]+\.[0-9] s" "$T/tty"
 esc=$(printf '\033')
 cr=$(printf '\r')
 check "the line is erased before the table" \

@@ -109,6 +109,23 @@ expect_err_has "no such file or preset 'nosuch:4'"
 run tune switch:4 --colls allreduce -o /nonexistent/dir/t.tune
 expect_rc 1
 expect_err_has "/nonexistent/dir/t.tune"
+# Size-dependent choices where the fabric says so: on a physical ring with a
+# 5 us start per transfer, 1 KiB is latency bound (hd: 2 log2 8 = 6 steps,
+# 30.07 us) and 4 MiB bandwidth bound (ring: 143.4 us, hd's exchanges
+# crowd the ring's links).
+run tune ring:8 --alpha 5e-6 --colls allreduce --sizes 1K:4M:x4096 -o "$T/r.tune"
+expect_rc 0
+check "1 KiB: hd first" test "$(grep '^entry allreduce 1024 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = hd
+check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = ring
+
+# And on a GPU preset with its physical latencies: a100:2 takes rd (4
+# steps of hop latencies) at 1 KiB and hier (the best limit, 1200/7 GB/s)
+# at 1 GiB.
+run tune a100:2 --colls allreduce --sizes 1K:1G:x1024 -o "$T/a.tune"
+expect_rc 0
+check "a100:2 1 KiB: rd first" test "$(grep '^entry allreduce 1024 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = rd
+check "a100:2 1 GiB: hier first" test "$(grep '^entry allreduce 1073741824 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = hier
+
 run help tune
 expect_rc 0
 expect_out_has "usage: weft tune SPEC"

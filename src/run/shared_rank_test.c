@@ -141,7 +141,9 @@ static void matrix(const char *const *specs, int nf, tally *ab_t, tally *sh_t)
             int n = 0;
             for (size_t i = 0; i < weft_classic_count() && n < MAXC; i++) {
                 const char *name = weft_classic_get(i)->name;
-                if (strchr(name, ':') || !weft_classic_supports(name, (weft_coll)c)) continue;
+                if (strchr(name, ':') || weft_classic_get(i)->composite ||
+                    !weft_classic_supports(name, (weft_coll)c))
+                    continue;
                 if (weft_synth_classic(t, name, (weft_coll)c, (weft_rank){0}, &plans[n], NULL))
                     continue; /* e.g. hier without equal hosts: not a candidate either */
                 names[n++] = name;
