@@ -26,10 +26,10 @@
  * arena, immutable and shared by reference: a copy costs O(1), a reduce
  * O(intervals), and rings and trees stay at one or two intervals per set.
  *
- * Files: this one holds messages, structure, routes, symbolic execution,
- * the postcondition and the driver; the order and the clocks are in
- * verify_order.c, the sets in verify_sets.c, the shared state in
- * verify_internal.h.
+ * Files: this one holds structure, routes, symbolic execution, the
+ * postcondition and the driver; the order and the clocks are in
+ * verify_order.c, the sets in verify_sets.c, the messages in verify_msg.c,
+ * the shared state and the files' order in verify_internal.h.
  */
 #include <string.h>
 
@@ -37,50 +37,6 @@
 #include "plan/verify_internal.h"
 
 #define NONE UINT32_MAX
-
-/* ---- Messages ------------------------------------------------------------ */
-
-static void describe_range(weft_buf b, uint32_t index, uint32_t count, char *buf, size_t size)
-{
-    if (count <= 1)
-        snprintf(buf, size, "%s[%u]", weft_buf_name(b), index);
-    else
-        snprintf(buf, size, "%s[%u..%u]", weft_buf_name(b), index, index + count - 1);
-}
-
-/* "op 17 (rank 3 -> rank 5, out[12])" */
-static void describe_op(const weft_plan *p, uint32_t id, char *buf, size_t size)
-{
-    weft_op op = p->ops[id];
-    if (op.kind == WEFT_OP_NOP) {
-        snprintf(buf, size, "op %u (nop on rank %u)", id, op.src_rank.v);
-        return;
-    }
-    char s[64], t[64];
-    describe_range(op.src_buf, op.src_index, op.count, s, sizeof s);
-    describe_range(op.dst_buf, op.dst_index, op.count, t, sizeof t);
-    if (strcmp(s, t) == 0)
-        snprintf(buf, size, "op %u (rank %u -> rank %u, %s)", id, op.src_rank.v, op.dst_rank.v, s);
-    else
-        snprintf(buf, size, "op %u (rank %u -> rank %u, %s -> %s)", id, op.src_rank.v,
-                 op.dst_rank.v, s, t);
-}
-
-weft_err weft__verify_fail(verifier *v, uint32_t id, const char *fmt, ...)
-{
-    char head[200], msg[700];
-    describe_op(v->p, id, head, sizeof head);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return weft_diag_set(v->d, WEFT_EVERIFY, "%s: %s", head, msg);
-}
-
-weft_err weft__verify_oom(verifier *v)
-{
-    return weft_diag_code(v->d, WEFT_ENOMEM);
-}
 
 /* ---- Structure ----------------------------------------------------------- */
 
@@ -93,7 +49,7 @@ static weft_err check_side(verifier *v, uint32_t id, const char *side, weft_rank
     uint32_t size = weft_plan_buf_slots(v->p, b);
     if ((uint64_t)index + count > size) {
         char s[64];
-        describe_range(b, index, count, s, sizeof s);
+        weft__verify_describe_range(b, index, count, s, sizeof s);
         return weft__verify_fail(v, id, "%s %s is outside rank %u's %s buffer (%u slots)", side, s,
                                  r.v, weft_buf_name(b), size);
     }

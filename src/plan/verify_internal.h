@@ -1,8 +1,11 @@
-/* The verifier's state, shared by its files: verify.c (messages, structure,
- * routes, symbolic execution, the postcondition and the driver),
- * verify_order.c (topological order and vector clocks) and verify_sets.c
- * (contribution sets). verify.c's opening comment gives the method. Nothing
- * outside src/plan includes this header.
+/* The verifier's state, shared by its files: verify.c (structure, routes,
+ * symbolic execution, the postcondition and the driver), verify_order.c
+ * (topological order and vector clocks), verify_sets.c (contribution sets)
+ * and verify_msg.c (how ops are named in messages). verify.c's opening
+ * comment gives the method. Nothing outside src/plan includes this header.
+ *
+ * File order (docs/architecture.md): verify_msg < verify_sets,
+ * verify_order < verify; a file calls only the files before it.
  */
 #ifndef WEFT_PLAN_VERIFY_INTERNAL_H
 #define WEFT_PLAN_VERIFY_INTERNAL_H
@@ -45,7 +48,11 @@ typedef struct verifier {
     size_t nsets, set_cap, set_len_cap;
 } verifier;
 
-/* ---- verify.c ---- */
+/* ---- verify_msg.c ---- */
+
+/* "in[3]" or "in[3..5]": count slots of buffer b from index. */
+void weft__verify_describe_range(weft_buf b, uint32_t index, uint32_t count, char *buf,
+                                 size_t size);
 
 /* Says on v->d that op id is wrong: "op ID (rank S -> rank D, ...): " and
  * the formatted reason; returns WEFT_EVERIFY. */

@@ -47,33 +47,6 @@ void weft_nccl_import_opts_init(weft_nccl_import_opts *o)
     o->network = NULL;
 }
 
-/* ---- Small parsers ------------------------------------------------------ */
-
-/* A bus id as NCCL's busIdToInt64 reads it (hex digits, ':' and '.' are
- * skipped), but strict: any other character, no digit or more than 16
- * digits is an error. */
-bool weft__nccl_parse_busid(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    int digits = 0;
-    for (; *s; s++) {
-        int h;
-        if (*s == ':' || *s == '.') continue;
-        if (*s >= '0' && *s <= '9')
-            h = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            h = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            h = *s - 'A' + 10;
-        else
-            return false;
-        if (++digits > 16) return false;
-        v = v << 4 | (uint64_t)h;
-    }
-    *out = v;
-    return digits > 0;
-}
-
 /* ---- Walking the document ----------------------------------------------- */
 
 static void ignore(ctx *c, uint32_t e)
@@ -166,7 +139,7 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
     const char *cls = attr(c, e, "class");
     uint64_t id;
     if (!busid) return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <pci> has no busid", AT(c, e));
-    if (!weft__nccl_parse_busid(busid, &id))
+    if (!parse_busid(busid, &id))
         return weft_diag_set(c->d, WEFT_EPARSE,
                              "%s:%u:%u: <pci>: busid \"%s\" is not a PCI bus id such as "
                              "0000:07:00.0",

@@ -165,7 +165,7 @@ weft_err weft__nccl_resolve_nvlinks(ctx *c)
         if (strncmp(tclass, "0x03", 4) == 0) {
             const char *target = attr(c, e, "target");
             uint64_t id;
-            if (!target || !weft__nccl_parse_busid(target, &id))
+            if (!target || !parse_busid(target, &id))
                 return weft_diag_set(c->d, WEFT_EPARSE,
                                      "%s:%u:%u: <nvlink> to a GPU needs a target bus id", AT(c, e));
             for (uint32_t g = 0; g < c->count[DEV_GPU]; g++) {

@@ -5,6 +5,11 @@
  * note).
  * import_nccl.c's opening comment describes the format and the sources of
  * the figures. Nothing outside src/topo includes this header.
+ *
+ * File order (docs/architecture.md): import_nccl_bw < import_nccl_build <
+ * import_nccl_notes < import_nccl; a file calls only the files before it.
+ * The attribute readers below are static inline so that every file can use
+ * them without a place in that order.
  */
 #ifndef WEFT_TOPO_IMPORT_NCCL_INTERNAL_H
 #define WEFT_TOPO_IMPORT_NCCL_INTERNAL_H
@@ -87,19 +92,37 @@ static inline bool parse_int(const char *s, long long *out)
     return true;
 }
 
+/* A bus id as NCCL's busIdToInt64 reads it (hex digits, ':' and '.' are
+ * skipped), but strict: any other character, no digit or more than 16
+ * digits is an error. */
+static inline bool parse_busid(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *s; s++) {
+        int h;
+        if (*s == ':' || *s == '.') continue;
+        if (*s >= '0' && *s <= '9')
+            h = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            h = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            h = *s - 'A' + 10;
+        else
+            return false;
+        if (++digits > 16) return false;
+        v = v << 4 | (uint64_t)h;
+    }
+    *out = v;
+    return digits > 0;
+}
+
 /* "NAME:LINE:COL: " of element e is the prefix of every message about it. */
 #define AT(c, e) (c)->name, (c)->x.elems[e].line, (c)->x.elems[e].col
 
 /* NCCL's LOC_BW: the bandwidth NCCL gives links inside one device and, as
  * a fallback, between CPUs of an unknown kind. GB/s. */
 #define NCCL_LOC_BW 5000
-
-/* ---- import_nccl.c ---- */
-
-/* A bus id as NCCL's busIdToInt64 reads it (hex digits, ':' and '.' are
- * skipped), but strict: any other character, no digit or more than 16
- * digits is an error (false). */
-bool weft__nccl_parse_busid(const char *s, uint64_t *out);
 
 /* ---- import_nccl_bw.c ---- */
 
