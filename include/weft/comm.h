@@ -316,9 +316,10 @@ typedef enum weft_choice_source {
 
 typedef struct weft_comm_choice {
     weft_choice_source source;
-    char algo[64];     /* "ring", "hd", ..., "builtin", or the plan file's name */
-    char reason[256];  /* why, e.g. "fastest of 4 by the shared-link estimate on switch:4 at
-                          4096 B ..." */
+    const char *algo; /* "ring", "hd", ..., "builtin", or the plan file's path as given;
+                         the communicator's storage, valid until weft_comm_free */
+    char reason[WEFT_DIAG_MSG_SIZE]; /* why, e.g. "fastest of 4 by the shared-link estimate
+                                        on switch:4 at 4096 B ..."; whole paths */
     double estimate_s; /* shared-link estimate (weft_plan_shared_time), or simulated time
                           (tuned); 0 for builtin */
     uint64_t bytes;    /* the call's size (DESIGN.md's convention per collective) */

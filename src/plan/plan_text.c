@@ -49,7 +49,7 @@ static weft_err fail(parser *ps, uint32_t col, const char *fmt, ...)
 
 static weft_err fail(parser *ps, uint32_t col, const char *fmt, ...)
 {
-    char msg[768];
+    char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

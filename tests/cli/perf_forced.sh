@@ -63,6 +63,27 @@ bad=$(printf '%s\n' "$ERR" | grep -v "^weft: perf: rank [0-3]: comm: algorithm r
 WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run allgather"
+# A checkout far deeper than usual (15 folders of 200 characters, about
+# 3,000 bytes of path): the header, the runtime's messages and a reader's
+# name the plan by its whole path (a 64-byte copy once dropped its start).
+deep=$(mktemp -d /tmp/weft-deep.XXXXXX)
+dir=$deep
+for c in a b c d e f g h i j k l m n o; do dir=$dir/$(printf "%200s" "" | tr ' ' $c); done
+mkdir -p "$dir" && cp "$PLAN" "$dir/"
+DEEP=$dir/ring_allreduce_4.plan
+WEFT_PLAN=$DEEP run launch -n 4 -- "$WEFT" perf allreduce -d int32 -b 16 -e 16 -n 1 -w 0
+expect_rc 0
+expect_out_has "# weft perf allreduce: 4 ranks, transport shm, 1 iterations, 0 warmup, check 1, WEFT_PLAN=$DEEP, 4 chunks
+#"
+WEFT_PLAN=$DEEP run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+expect_err_has "weft: perf: rank 0: comm: the plan $DEEP (WEFT_PLAN) is for allreduce; it cannot run allgather
+"
+run verify "$dir/missing.plan"
+expect_rc 1
+expect_err "weft: $dir/missing.plan: cannot open: No such file or directory"
+rm -rf "$deep"
+
 # A misspelt algorithm fails init (it used to pass init, print the header
 # and fail the first call), as does a bad parameter.
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
