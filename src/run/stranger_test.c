@@ -162,6 +162,7 @@ static void test_transport(void)
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) { /* rank 1: accepts */
+        weft_test_child_start();
         weft_log_set_sink(capture, NULL);
         weft__xport *x = open_tcp(1, addrs + WEFT__XPORT_ADDR_BYTES);
         if (!x) _exit(90);
@@ -189,7 +190,7 @@ static void test_transport(void)
         free(buf);
         weft__xport_tcp.close(x);
         fflush(stderr);
-        _exit(weft__test_failed > 99 ? 99 : weft__test_failed);
+        _exit(weft_test_child_status(0));
     }
     /* rank 0: connects, after four strangers knocked on rank 1's door. */
     weft__xport *x = open_tcp(0, addrs);

@@ -18,7 +18,9 @@ typedef int (*weft__rank_main)(const weft_comm_config *cfg, void *arg);
 typedef void (*weft__rank_parent)(const pid_t *pids, uint32_t n, int port, void *arg);
 
 /* Forks n ranks with configuration tmpl (rank, size, addr and listen_fd are
- * filled in) and waits for them; a child still running after limit_ms is
+ * filled in) and waits for them. Each child counts only its own checks
+ * (weft_test_child_start) and exits nonzero when one failed, even if child
+ * returned 0 (weft_test_child_status). A child still running after limit_ms is
  * killed. Writes each child's exit code to codes[r] (128 + signal when it was
  * killed) and when it was reaped, in ms of CLOCK_MONOTONIC, to ms[r] (may be
  * NULL).
