@@ -59,6 +59,7 @@
 #include "run/copy_nt.h"
 #include "run/liveness.h"
 #include "run/transport/shm/bell.h"
+#include "run/transport/shm/segname.h"
 #include "run/transport/xport.h"
 
 #define SHM_SLOTS 8u
@@ -125,7 +126,7 @@ struct weft__xport {
     uint32_t rank, size;
     unsigned char *mine;
     size_t seg_bytes;
-    char name[48];
+    char name[WEFT__SEG_NAME_MAX];
     bool linked; /* name still exists in /dev/shm */
     shm_peer *peers;
     uint32_t busy_peers;
@@ -204,7 +205,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
     }
     uint64_t rnd = 0;
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint64_t)weft__now_ns();
-    snprintf(x->name, sizeof x->name, "/weft-%d-%016llx", (int)getpid(), (unsigned long long)rnd);
+    weft__seg_name_xport(x->name, sizeof x->name, getpid(), rnd);
     int fd = shm_open(x->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
         e = weft_diag_set(d, WEFT_EIO, "shm: cannot create segment %s: %s", x->name,
