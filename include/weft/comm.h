@@ -84,9 +84,10 @@ WEFT_API bool weft_dtype_parse(const char *text, weft_dtype *out);
 WEFT_API const char *weft_redop_name(weft_redop op);
 WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
 
-/* dst[i] = dst[i] op src[i] for i < count. dst and src must not overlap;
- * neither needs any alignment. WEFT_EINVAL for an
- * invalid dtype or op. */
+/* dst[i] = dst[i] op src[i] for i < count, with both as they were before
+ * the call: dst and src may overlap (src is then copied first; WEFT_ENOMEM
+ * if that copy cannot be allocated). Neither needs any alignment.
+ * WEFT_EINVAL for an invalid dtype or op. */
 WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                                     weft_redop op);
 

@@ -107,9 +107,10 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
             return weft_diag_set(d, WEFT_EPARSE,
                                  "comm: rank %u sent itself %zu bytes but expected %zu", c->rank,
                                  sbytes, rbytes);
-        if (reduce && rbytes)
-            reduce(rbuf, sbuf, rbytes / esize);
-        else if (rbytes && rbuf != sbuf)
+        if (reduce && rbytes) {
+            weft_err e = weft__reduce_overlapping(reduce, rbuf, sbuf, rbytes / esize, esize);
+            if (e) return weft_diag_code(d, e);
+        } else if (rbytes && rbuf != sbuf)
             memmove(rbuf, sbuf, rbytes);
         return WEFT_OK;
     }
