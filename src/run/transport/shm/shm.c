@@ -418,12 +418,21 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
 
 /* True when peer q, which this rank waits on, is gone; *why is then the
  * failure to report: q's death or close as this rank sees it, or the
- * cause q recorded when it aborted. */
+ * cause q recorded when it aborted.
+ *
+ * The process is looked at before the state word: a peer publishes its
+ * close before it exits, so a peer found gone shows its final state. Read
+ * the other way round, a peer that closed and exited between the two reads
+ * (its part done, the data it sent still in our ring) read as alive, then
+ * as dead: reduce_alltoall_test failed so about once in ten runs under load
+ * ("shm: rank 1 (pid N) died" while rank 0 still had rank 1's data to
+ * read). */
 static bool peer_gone(weft__xport *x, uint32_t q, weft__cause *why)
 {
     shm_peer *p = &x->peers[q];
     seg_hdr *h = hdr_of(p->seg);
     weft__cause seen = {.rank = q, .pid = (uint32_t)p->pid, .witness = x->rank};
+    bool alive = weft__pid_alive(p->pid);
     uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
     if (st == SEG_ABORTED) {
         *why = h->cause;
@@ -443,7 +452,7 @@ static bool peer_gone(weft__xport *x, uint32_t q, weft__cause *why)
     }
     seen.kind = WEFT__CAUSE_DIED;
     *why = seen;
-    return !weft__pid_alive(p->pid);
+    return !alive;
 }
 
 /* WEFT_EPEER when a peer we wait on is gone, naming the rank that failed
