@@ -130,6 +130,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
     if (parent) parent(pids, n, ntohs(a.sin_port), arg);
     uint32_t left = n;
     bool killed = false;
+    if (limit_ms < WEFT__TEST_HANG_MS) limit_ms = WEFT__TEST_HANG_MS;
     while (left) {
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);
