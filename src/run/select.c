@@ -116,7 +116,8 @@ void weft__select_free(weft__select *s)
     weft__free(s);
 }
 
-/* A copy of name in *dst (NULL when out of memory). */
+/* A heap copy of name in *dst, the whole of it (messages name whole paths);
+ * WEFT_ENOMEM, with *dst NULL, when it cannot be allocated. */
 static weft_err copy_name(char **dst, const char *name, weft_diag *d)
 {
     if (!(*dst = weft__strdup(name))) return weft_diag_code(d, WEFT_ENOMEM);
