@@ -84,9 +84,10 @@ WEFT_API bool weft_dtype_parse(const char *text, weft_dtype *out);
 WEFT_API const char *weft_redop_name(weft_redop op);
 WEFT_API bool weft_redop_parse(const char *text, weft_redop *out);
 
-/* dst[i] = dst[i] op src[i] for i < count. dst and src must not overlap;
- * neither needs any alignment. WEFT_EINVAL for an
- * invalid dtype or op. */
+/* dst[i] = dst[i] op src[i] for i < count, with both as they were before
+ * the call: dst and src may overlap (src is then copied first; WEFT_ENOMEM
+ * if that copy cannot be allocated). Neither needs any alignment.
+ * WEFT_EINVAL for an invalid dtype or op. */
 WEFT_API weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                                     weft_redop op);
 
@@ -316,9 +317,10 @@ typedef enum weft_choice_source {
 
 typedef struct weft_comm_choice {
     weft_choice_source source;
-    char algo[64];     /* "ring", "hd", ..., "builtin", or the plan file's name */
-    char reason[256];  /* why, e.g. "fastest of 4 by the shared-link estimate on switch:4 at
-                          4096 B ..." */
+    const char *algo; /* "ring", "hd", ..., "builtin", or the plan file's path as given;
+                         the communicator's storage, valid until weft_comm_free */
+    char reason[WEFT_DIAG_MSG_SIZE]; /* why, e.g. "fastest of 4 by the shared-link estimate
+                                        on switch:4 at 4096 B ..."; whole paths */
     double estimate_s; /* shared-link estimate (weft_plan_shared_time), or simulated time
                           (tuned); 0 for builtin */
     uint64_t bytes;    /* the call's size (DESIGN.md's convention per collective) */

@@ -56,10 +56,14 @@ WEFT_API const char *weft_err_name(weft_err err);
 /* A detailed diagnostic. The caller owns the storage; functions that take a
  * weft_diag * write it only when they fail (a NULL pointer is allowed and
  * means "no details wanted"). msg holds one line without a trailing newline,
- * for example "fab.topo:3:12: unknown node 'gpu9'". */
+ * for example "fab.topo:3:12: unknown node 'gpu9'". It has room for a whole
+ * path of PATH_MAX (4096) bytes and a line about it: messages name files
+ * by the whole path they were given (a 64-byte copy once dropped the start
+ * of a plan path in a deep checkout). */
+#define WEFT_DIAG_MSG_SIZE (4096 + 1024)
 typedef struct weft_diag {
     weft_err err;
-    char msg[1024];
+    char msg[WEFT_DIAG_MSG_SIZE];
 } weft_diag;
 
 /* Clears a diagnostic to WEFT_OK with an empty message. */

@@ -49,7 +49,7 @@ void weft_log(weft_log_level level, const char *subsys, const char *fmt, ...)
 {
     if (level > current_level)
         return;
-    char line[1024];
+    char line[WEFT_DIAG_MSG_SIZE + 64]; /* a message and the prefix */
     int n = snprintf(line, sizeof line, "weft %s %s: ", weft_log_level_name(level), subsys);
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;

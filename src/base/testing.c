@@ -15,6 +15,18 @@ int weft_test_done(void)
     return weft__test_failed ? 1 : 0;
 }
 
+void weft_test_child_start(void)
+{
+    weft__test_passed = 0;
+    weft__test_failed = 0;
+}
+
+int weft_test_child_status(int rc)
+{
+    if (rc) return rc;
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
 uint64_t weft_test_rng(uint64_t *state)
 {
     uint64_t x = *state;

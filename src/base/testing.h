@@ -82,6 +82,16 @@ extern int weft__test_failed;
 /* Prints the tally and returns the exit status for main. */
 int weft_test_done(void);
 
+/* For a forked child that runs checks (a test's ranks): call first thing
+ * in the child. The counters are the parent's copies, so a parent's
+ * earlier failure would make every later child exit nonzero, blamed for
+ * what it did not do; the child starts from zero instead. */
+void weft_test_child_start(void);
+/* The exit status of such a child whose own code is rc: rc when nonzero,
+ * else its failed checks (at most 99), so that a child whose checks failed
+ * never exits 0 (its counters die with it; the parent sees the status). */
+int weft_test_child_status(int rc);
+
 /* Reads a whole file into a NUL-terminated heap buffer (free with free()).
  * Returns NULL when it cannot be read. */
 char *weft_test_read_file(const char *path, size_t *len);

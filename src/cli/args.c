@@ -59,7 +59,7 @@ static size_t count_opts(const cli_syntax *syn)
 int cli_usage_error(const cli_syntax *syn, const char *fmt, ...)
 {
     /* One write (see cli_error): every rank of a job may say this at once. */
-    char msg[1024];
+    char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

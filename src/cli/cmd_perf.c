@@ -105,7 +105,7 @@ typedef struct perf {
     unsigned char *send, *recv;
     weft_comm_plan *plan; /* NULL: the built-in collectives */
     uint32_t chunks;      /* the forced plan's or algorithm's, else 1 */
-    char schedule[160];   /* what the header says runs */
+    char schedule[WEFT_DIAG_MSG_SIZE]; /* what the header says runs (whole paths) */
 } perf;
 
 /* -b and -e: the size grammar of every command (cli/sizes.h), at most

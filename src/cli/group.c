@@ -13,7 +13,7 @@
  * out interleaved with other ranks' ("weft: weft: perf: rank 1: ..."). */
 void cli_error(const char *fmt, ...)
 {
-    char line[2048];
+    char line[WEFT_DIAG_MSG_SIZE + 64]; /* a diagnostic and more */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line - 1, fmt, ap);

@@ -155,15 +155,22 @@ weft_err weft__cost_path_link(weft__cost_ctx *c, uint32_t id, uint32_t path, uin
     const char *bn = weft_plan_path_node(c->p, id, path, k + 1);
     weft_node_id a, b;
     weft_link_id l;
-    if (!weft_topo_find_node(c->t, an, &a))
-        return weft_diag_set(c->d, WEFT_ETOPO, "op %u: route node '%s' is not in the fabric", id,
-                             an);
-    if (!weft_topo_find_node(c->t, bn, &b))
-        return weft_diag_set(c->d, WEFT_ETOPO, "op %u: route node '%s' is not in the fabric", id,
-                             bn);
-    if (!weft_topo_find_link(c->t, a, b, &l))
-        return weft_diag_set(c->d, WEFT_ETOPO, "op %u: route uses %s -> %s, which is not a link",
-                             id, an, bn);
+    /* Each failure returns the constant, not weft_diag_set's result, so that
+     * the compiler sees that *link is set whenever WEFT_OK is returned (gcc
+     * -O2/-O3 warned "'l' may be used uninitialized" in loads()). */
+    if (!weft_topo_find_node(c->t, an, &a)) {
+        weft_diag_set(c->d, WEFT_ETOPO, "op %u: route node '%s' is not in the fabric", id, an);
+        return WEFT_ETOPO;
+    }
+    if (!weft_topo_find_node(c->t, bn, &b)) {
+        weft_diag_set(c->d, WEFT_ETOPO, "op %u: route node '%s' is not in the fabric", id, bn);
+        return WEFT_ETOPO;
+    }
+    if (!weft_topo_find_link(c->t, a, b, &l)) {
+        weft_diag_set(c->d, WEFT_ETOPO, "op %u: route uses %s -> %s, which is not a link", id, an,
+                      bn);
+        return WEFT_ETOPO;
+    }
     *link = l.v;
     return WEFT_OK;
 }

@@ -24,7 +24,7 @@ static weft_err mx_at(mx_state *st, weft_err e, mx_pos pos, const char *fmt, ...
     __attribute__((format(printf, 4, 5)));
 static weft_err mx_at(mx_state *st, weft_err e, mx_pos pos, const char *fmt, ...)
 {
-    char reason[768];
+    char reason[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);

@@ -43,7 +43,7 @@ static void mx_fail(mx_state *st, weft_err e, mx_pos pos, const char *fmt, ...)
         return;
     st->err = e;
     if (st->d) {
-        char reason[768];
+        char reason[WEFT_DIAG_MSG_SIZE];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(reason, sizeof reason, fmt, ap);

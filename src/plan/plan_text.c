@@ -49,7 +49,7 @@ static weft_err fail(parser *ps, uint32_t col, const char *fmt, ...)
 
 static weft_err fail(parser *ps, uint32_t col, const char *fmt, ...)
 {
-    char msg[768];
+    char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -140,18 +140,27 @@ static size_t split(const char *s, size_t n, tok *toks, size_t max)
     return count > max ? max + 1 : count;
 }
 
-/* A decimal uint32 (digits only). */
+/* A decimal uint32 (digits only). Each failure returns the constant, not
+ * fail()'s result (a variadic function, never inlined), so that the compiler
+ * sees that *out is set whenever WEFT_OK is returned (gcc -O3 warned that
+ * its callers' numbers "may be used uninitialized"). */
 static weft_err parse_u32(parser *ps, const char *s, size_t len, uint32_t col, uint32_t *out)
 {
-    if (len == 0)
-        return fail(ps, col, "expected a number");
+    if (len == 0) {
+        fail(ps, col, "expected a number");
+        return WEFT_EPARSE;
+    }
     uint64_t v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return fail(ps, col, "bad number '%.*s'", (int)len, s);
+        if (s[i] < '0' || s[i] > '9') {
+            fail(ps, col, "bad number '%.*s'", (int)len, s);
+            return WEFT_EPARSE;
+        }
         v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > UINT32_MAX)
-            return fail(ps, col, "number too large '%.*s'", (int)len, s);
+        if (v > UINT32_MAX) {
+            fail(ps, col, "number too large '%.*s'", (int)len, s);
+            return WEFT_EPARSE;
+        }
     }
     *out = (uint32_t)v;
     return WEFT_OK;

@@ -30,6 +30,8 @@ static void round_trip(const char *name, const weft_plan *p)
     size_t len;
     char *text = write_text(p, &len);
     CHECK(text != NULL);
+    if (!text)
+        return;
     weft_plan *q = NULL;
     weft_diag d;
     weft_err e = weft_plan_parse(text, len, name, &q, &d);

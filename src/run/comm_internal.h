@@ -52,7 +52,7 @@ struct weft_comm {
     uint8_t *via; /* per peer: WEFT__VIA_* */
     struct weft__select *sel; /* which schedule runs (select.c) */
     bool failed;
-    char fail_msg[256]; /* why it failed, repeated by later calls */
+    char fail_msg[WEFT_DIAG_MSG_SIZE]; /* why it failed, repeated by later calls */
     /* Working space of the built-in ring schedules' rounds (coll_ring.c),
      * kept between calls so that it stays mapped and cached. */
     unsigned char *scratch;

@@ -266,14 +266,9 @@ static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
         if (local) {
             if (op.kind == WEFT_OP_COPY) {
                 memmove(dst, src, seg_bytes);
-            } else if (src + seg_bytes <= dst || dst + seg_bytes <= src) {
-                x->fn(dst, src, seg_bytes / x->es);
             } else {
-                unsigned char *tmp = weft__malloc(seg_bytes);
-                if (!tmp) return weft_diag_code(d, WEFT_ENOMEM);
-                memcpy(tmp, src, seg_bytes);
-                x->fn(dst, tmp, seg_bytes / x->es);
-                weft__free(tmp);
+                weft_err e = weft__reduce_overlapping(x->fn, dst, src, seg_bytes / x->es, x->es);
+                if (e) return weft_diag_code(d, e);
             }
             continue;
         }

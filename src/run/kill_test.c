@@ -1,11 +1,20 @@
 /* Failure detection: a rank killed in the middle of collectives makes every
- * other rank return WEFT_EPEER quickly (well before the timeout), over shared
- * memory and over TCP; a rank that stops (SIGSTOP) without dying makes the
- * others return WEFT_ETIMEDOUT or WEFT_EPEER soon after the configured
- * timeout. Nobody hangs and nobody reports success. Over shared memory
- * every survivor names the killed rank and its pid, also those that only
- * saw a neighbour fail because of it; over TCP at least the ranks that
- * wait on it do. */
+ * other rank return WEFT_EPEER, over shared memory and over TCP; a rank
+ * that stops (SIGSTOP) without dying makes the others return
+ * WEFT_ETIMEDOUT or WEFT_EPEER, a timeout never before the configured
+ * time has passed in the call. Nobody hangs and nobody reports success.
+ * Over shared memory every survivor names the killed rank and its pid,
+ * also those that only saw a neighbour fail because of it; over TCP at
+ * least the ranks that wait on it do.
+ *
+ * Deterministic under any load: no wall-clock bound decides a result. The
+ * kill runs use a 10-minute timeout, longer than CTest's, so that only
+ * detection can end them (a missed death hangs and fails, where "within
+ * 4 s" failed on a busy machine); the ranks loop until they fail, the
+ * parent strikes once every rank has finished one collective and lets a
+ * stopped rank go only once the others gave up, and the timeout's lower
+ * bound is measured from the start of the failing call, where the
+ * inactivity timer starts (p2p.c). */
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +34,7 @@ enum { RANKS = 4, VICTIM = 2, COUNT = 1 << 16, CODE_BASE = 50, MSG_BYTES = 256 }
  * 0 before) and its message. */
 typedef struct seen {
     volatile long failed_ms[RANKS];
+    long call_ms[RANKS]; /* how long the failing call ran */
     char msg[RANKS][MSG_BYTES];
 } seen;
 
@@ -45,8 +55,9 @@ static int loop(weft_comm *c, void *arg)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    int64_t stop = weft__now_ns() + 15000000000LL;
-    for (int it = 0; !e && weft__now_ns() < stop; it++) {
+    int64_t call = 0;
+    for (int it = 0; !e; it++) { /* until the victim's fate ends it */
+        call = weft__now_ns();
         e = weft_allreduce(c, buf, buf, COUNT, WEFT_INT32, WEFT_MAX, &d);
         if (it == 0 && !e) {
             char one = 1;
@@ -57,6 +68,7 @@ static int loop(weft_comm *c, void *arg)
     if (e) {
         uint32_t me = weft_comm_rank(c);
         memcpy(j->seen->msg[me], d.msg, MSG_BYTES - 1);
+        j->seen->call_ms[me] = (long)((weft__now_ns() - call) / 1000000);
         j->seen->failed_ms[me] = (long)(weft__now_ns() / 1000000);
         fprintf(stderr, "rank %u: %s: %s\n", weft_comm_rank(c), weft_err_name(e), d.msg);
         /* Every later call fails at once. */
@@ -81,7 +93,7 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
     char b;
     uint32_t got = 0;
     struct pollfd p = {.fd = j->ready[0], .events = POLLIN};
-    while (got < n && poll(&p, 1, 10000) > 0 && read(j->ready[0], &b, 1) == 1)
+    while (got < n && poll(&p, 1, -1) > 0 && read(j->ready[0], &b, 1) == 1)
         got++;
     CHECK_INT(got, n);
     struct timespec ts = {0, 50000000};
@@ -90,8 +102,8 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
     j->victim = pids[VICTIM];
     kill(pids[VICTIM], j->sig);
     if (j->sig == SIGSTOP) {
-        /* Leave it stopped until the others gave up (or 8 s), then end it. */
-        for (int k = 0; k < 800; k++) {
+        /* Leave it stopped until the others gave up, then end it. */
+        for (;;) {
             uint32_t done = 0;
             for (uint32_t r = 0; r < n; r++)
                 done += r != VICTIM && j->seen->failed_ms[r] != 0;
@@ -135,7 +147,7 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
     cfg.timeout_ms = timeout_ms;
     int codes[RANKS];
     long ms[RANKS];
-    CHECK_INT(weft__test_ranks(RANKS, &cfg, child, strike, &j, 20000, codes, ms), 0);
+    CHECK_INT(weft__test_ranks(RANKS, &cfg, child, strike, &j, 1200000, codes, ms), 0);
     close(j.ready[0]);
     CHECK_INT(codes[VICTIM], 128 + SIGKILL);
     int timeouts = 0, named = 0;
@@ -144,19 +156,20 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
     for (uint32_t r = 0; r < RANKS; r++) {
         if (r == VICTIM) continue;
         long after = j.seen->failed_ms[r] - j.signal_ms;
-        printf("%s: rank %u: exit code %d, error seen %ld ms after the signal\n", what, r, codes[r],
-               after);
+        printf("%s: rank %u: exit code %d, error seen %ld ms after the signal, %ld ms into "
+               "the call\n",
+               what, r, codes[r], after, j.seen->call_ms[r]);
         if (sig == SIGKILL) {
-            CHECK_INT(codes[r], CODE_BASE + WEFT_EPEER);
-            CHECK(after < 4000); /* detection, not the 10 s timeout */
+            CHECK_INT(codes[r], CODE_BASE + WEFT_EPEER); /* detection: no timeout can end it */
             if (t == WEFT_TRANSPORT_SHM) CHECK(names_victim(j.seen->msg[r], died, r));
             named += strstr(j.seen->msg[r], "tcp: rank 2 closed the connection") ||
                      strstr(j.seen->msg[r], "tcp: lost rank 2: ");
         } else {
             CHECK(codes[r] == CODE_BASE + WEFT_EPEER || codes[r] == CODE_BASE + WEFT_ETIMEDOUT);
-            timeouts += codes[r] == CODE_BASE + WEFT_ETIMEDOUT;
-            CHECK(after >= (long)timeout_ms - 50);
-            CHECK(after < (long)timeout_ms + 2500);
+            if (codes[r] == CODE_BASE + WEFT_ETIMEDOUT) {
+                timeouts++;
+                CHECK(j.seen->call_ms[r] >= (long)timeout_ms);
+            }
         }
     }
     if (sig == SIGSTOP) CHECK(timeouts >= 1);
@@ -169,8 +182,8 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
 
 int main(void)
 {
-    run(WEFT_TRANSPORT_SHM, SIGKILL, 10000, "shm kill");
-    run(WEFT_TRANSPORT_TCP, SIGKILL, 10000, "tcp kill");
+    run(WEFT_TRANSPORT_SHM, SIGKILL, 600000, "shm kill");
+    run(WEFT_TRANSPORT_TCP, SIGKILL, 600000, "tcp kill");
     run(WEFT_TRANSPORT_SHM, SIGSTOP, 1000, "shm stop");
     run(WEFT_TRANSPORT_TCP, SIGSTOP, 1000, "tcp stop");
     return weft_test_done();

@@ -80,7 +80,7 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const c
     }
     execvp(o->argv[0], o->argv);
     int e = errno;
-    char msg[512];
+    char msg[WEFT_DIAG_MSG_SIZE]; /* a whole path and the reason */
     int n = snprintf(msg, sizeof msg, "weft launch: rank %u: cannot run '%s': %s\n", rank,
                      o->argv[0], strerror(e));
     if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);

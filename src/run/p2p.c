@@ -101,14 +101,17 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
                              "comm: rank %u sends to itself only together with receiving from "
                              "itself",
                              c->rank);
-    if (dst == c->rank) {
+    /* A rank is never WEFT__NO_PEER; saying so lets the compiler see that
+     * weft_recv (no send buffer) never reaches the copy below. */
+    if (dst != WEFT__NO_PEER && dst == c->rank) {
         if (sbytes != rbytes)
             return weft_diag_set(d, WEFT_EPARSE,
                                  "comm: rank %u sent itself %zu bytes but expected %zu", c->rank,
                                  sbytes, rbytes);
-        if (reduce && rbytes)
-            reduce(rbuf, sbuf, rbytes / esize);
-        else if (rbytes && rbuf != sbuf)
+        if (reduce && rbytes) {
+            weft_err e = weft__reduce_overlapping(reduce, rbuf, sbuf, rbytes / esize, esize);
+            if (e) return weft_diag_code(d, e);
+        } else if (rbytes && rbuf != sbuf)
             memmove(rbuf, sbuf, rbytes);
         return WEFT_OK;
     }

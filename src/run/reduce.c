@@ -10,6 +10,9 @@
 #include "run/reduce.h"
 
 #include <stdatomic.h>
+#include <string.h>
+
+#include "base/alloc.h"
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
@@ -108,11 +111,28 @@ bool weft__reducer_get(weft_dtype dtype, weft_redop op, weft__reducer *out)
     return true;
 }
 
+weft_err weft__reduce_overlapping(weft__reduce_fn fn, void *dst, const void *src, size_t count,
+                                  size_t es)
+{
+    size_t bytes = count * es;
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (!bytes) return WEFT_OK;
+    if (s + bytes <= d || d + bytes <= s) {
+        fn(dst, src, count);
+        return WEFT_OK;
+    }
+    void *tmp = weft__malloc(bytes);
+    if (!tmp) return WEFT_ENOMEM;
+    memcpy(tmp, src, bytes);
+    fn(dst, tmp, count);
+    weft__free(tmp);
+    return WEFT_OK;
+}
+
 weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype dtype,
                            weft_redop op)
 {
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
     if (!fn) return WEFT_EINVAL;
-    if (count) fn(dst, src, count);
-    return WEFT_OK;
+    return weft__reduce_overlapping(fn, dst, src, count, weft_dtype_size(dtype));
 }

@@ -22,9 +22,26 @@
 
 #include "weft/comm.h"
 
-/* dst and src must not overlap (the loops use restrict pointers); count may
- * be 0; neither needs any alignment. */
+/* dst and src must not overlap, not even as the same address (the loops use
+ * restrict pointers: dst one element past src read bytes already combined);
+ * count may be 0; neither needs any alignment.
+ *
+ * Who calls a pair kernel, and why its buffers cannot overlap (audited):
+ * the transports (shm.c deliver, tcp.c) combine a slot or a bounce buffer,
+ * their own memory, into the caller's; coll_shared.c combines peers'
+ * segments into its own work area; coll_direct.c copies an in-place input
+ * first; exec_plan.c's local ops and weft_reduce_local go through
+ * weft__reduce_overlapping. weft__comm_exchange's local reduce is never
+ * asked for (every caller passes NULL) and would go through it too. The
+ * line kernels below allow a destination that is a source. */
 typedef void (*weft__reduce_fn)(void *dst, const void *src, size_t count);
+
+/* fn(dst, src, count) for elements of es bytes where dst and src may
+ * overlap: src is then copied to a temporary first, so dst[i] = dst[i] op
+ * src[i] as both were before the call. WEFT_ENOMEM when the temporary
+ * cannot be allocated (nothing is changed then). */
+weft_err weft__reduce_overlapping(weft__reduce_fn fn, void *dst, const void *src, size_t count,
+                                  size_t es);
 
 /* The kernel for (dtype, op) in the best tier this CPU runs, or NULL if
  * either is invalid. */

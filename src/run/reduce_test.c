@@ -728,8 +728,40 @@ static void test_load_store(void)
     CHECK(weft_dtype_load((weft_dtype)50, buf, 0) == 0);
 }
 
+/* Overlapping buffers combine as they were before the call: the same
+ * address, dst one element past src (the restrict loops read elements they
+ * had already combined: dst[1] = orig[1] + orig[0] + orig[1] before), and
+ * src one past dst. */
+static void test_overlap(void)
+{
+    enum { N = 1000 };
+    static int32_t buf[N + 1], orig[N + 1];
+    for (int i = 0; i <= N; i++)
+        orig[i] = i * 3 - 7;
+    size_t bad = 0;
+    memcpy(buf, orig, sizeof buf);
+    CHECK_ERR(weft_reduce_local(buf, buf, N, WEFT_INT32, WEFT_SUM), WEFT_OK);
+    for (int i = 0; i < N; i++)
+        bad += buf[i] != 2 * orig[i];
+    CHECK_INT(bad, 0);
+    CHECK_INT(buf[N], orig[N]);
+    memcpy(buf, orig, sizeof buf);
+    CHECK_ERR(weft_reduce_local(buf + 1, buf, N, WEFT_INT32, WEFT_SUM), WEFT_OK);
+    CHECK_INT(buf[0], orig[0]);
+    for (int i = 0; i < N; i++)
+        bad += buf[i + 1] != orig[i + 1] + orig[i];
+    CHECK_INT(bad, 0);
+    memcpy(buf, orig, sizeof buf);
+    CHECK_ERR(weft_reduce_local(buf, buf + 1, N, WEFT_INT32, WEFT_MAX), WEFT_OK);
+    for (int i = 0; i < N; i++)
+        bad += buf[i] != orig[i + 1];
+    CHECK_INT(bad, 0);
+    CHECK_INT(buf[N], orig[N]);
+}
+
 int main(void)
 {
+    test_overlap();
     test_load_store();
     test_names();
     test_conversions_exhaustive();

@@ -48,7 +48,7 @@
 #define NCLASS 65 /* size classes: 0 bytes, then [2^k, 2^(k+1)) for k < 64 */
 
 typedef struct cand {
-    char name[32];
+    char *name; /* heap: a choice's algo points to it while the array grows */
     weft_plan *plan;
     weft_comm_plan *cp; /* prepared at first use */
 } cand;
@@ -73,13 +73,13 @@ typedef struct cand_set {
 
 struct weft__select {
     weft_topo *topo;  /* NULL: no fabric (and no algorithm forced) */
-    char fabric[128]; /* its spec, for messages */
+    char *fabric;     /* its spec or path as given, for messages (NULL: none) */
     char *algo;       /* forced algorithm or NULL */
     weft_plan *plan;  /* forced plan or NULL */
     weft_comm_plan *plan_cp;
-    char plan_name[64];
+    char *plan_name;     /* the plan's path as given (whole: messages name it) */
     weft_tuning *tuning; /* NULL: rank by the shared-link estimate */
-    char tuning_name[64];
+    char *tuning_name;   /* the tuning table's path as given */
     cand_set *sets;
     size_t nsets, cap;
     int64_t logged[WEFT__COLL_COUNT][NCLASS]; /* builtin/forced plan: 1 once logged */
@@ -88,6 +88,7 @@ struct weft__select {
 static void set_fini(cand_set *s)
 {
     for (uint32_t i = 0; i < s->ncands; i++) {
+        weft__free(s->cands[i].name);
         weft_comm_plan_free(s->cands[i].cp);
         weft_plan_free(s->cands[i].plan);
     }
@@ -109,14 +110,18 @@ void weft__select_free(weft__select *s)
     weft_topo_free(s->topo);
     weft_tuning_free(s->tuning);
     weft__free(s->algo);
+    weft__free(s->fabric);
+    weft__free(s->plan_name);
+    weft__free(s->tuning_name);
     weft__free(s);
 }
 
-static void copy_name(char *dst, size_t cap, const char *src)
+/* A heap copy of name in *dst, the whole of it (messages name whole paths);
+ * WEFT_ENOMEM, with *dst NULL, when it cannot be allocated. */
+static weft_err copy_name(char **dst, const char *name, weft_diag *d)
 {
-    size_t len = strlen(src);
-    if (len >= cap) src += len - (cap - 1); /* keep the end of a long path */
-    snprintf(dst, cap, "%s", src);
+    if (!(*dst = weft__strdup(name))) return weft_diag_code(d, WEFT_ENOMEM);
+    return WEFT_OK;
 }
 
 /* Hash input for the agreement: the canonical text of what f writes. */
@@ -162,14 +167,14 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                              cfg->algo, cfg->plan_file);
     if (has_fabric) {
         e = weft_topo_from_spec(cfg->fabric, NULL, &s->topo, d);
+        if (!e) e = copy_name(&s->fabric, cfg->fabric, d);
         if (e) return e;
-        copy_name(s->fabric, sizeof s->fabric, cfg->fabric);
     } else if (has_algo) {
         char spec[32];
         snprintf(spec, sizeof spec, "switch:%u", c->size);
         e = weft_topo_preset(spec, &s->topo, d);
+        if (!e) e = copy_name(&s->fabric, spec, d);
         if (e) return e;
-        copy_name(s->fabric, sizeof s->fabric, spec);
     }
     if (s->topo && weft_topo_num_ranks(s->topo) != c->size)
         return weft_diag_set(d, WEFT_EINVAL,
@@ -189,8 +194,8 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
         if (!(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);
     }
     if (has_plan) {
-        copy_name(s->plan_name, sizeof s->plan_name, cfg->plan_file);
-        e = weft_plan_load_file(cfg->plan_file, &s->plan, d);
+        e = copy_name(&s->plan_name, cfg->plan_file, d);
+        if (!e) e = weft_plan_load_file(cfg->plan_file, &s->plan, d);
         if (e) return e;
         const weft_plan_info *info = weft_plan_get_info(s->plan);
         if (info->nranks != c->size)
@@ -214,8 +219,8 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                                  "comm: the tuning table %s (WEFT_TUNING) needs the fabric it was "
                                  "made for (WEFT_FABRIC)",
                                  cfg->tuning);
-        copy_name(s->tuning_name, sizeof s->tuning_name, cfg->tuning);
-        e = weft_tuning_load_file(cfg->tuning, &s->tuning, d);
+        e = copy_name(&s->tuning_name, cfg->tuning, d);
+        if (!e) e = weft_tuning_load_file(cfg->tuning, &s->tuning, d);
         if (!e) e = weft_tuning_check(s->tuning, s->topo, s->fabric, d);
         if (e) return e;
     }
@@ -303,8 +308,12 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
             e = weft_diag_set(d, be, "comm: algorithm %s (WEFT_ALGO) for %s on %s: %s", name,
                               weft_coll_name(coll), s->fabric, ld.msg);
         } else if (!be) {
-            cand *k = &set->cands[set->ncands++];
-            copy_name(k->name, sizeof k->name, name);
+            cand *k = &set->cands[set->ncands];
+            if ((e = copy_name(&k->name, name, d))) {
+                weft_plan_free(p);
+                break;
+            }
+            set->ncands++;
             k->plan = p;
         }
     }
@@ -375,7 +384,7 @@ static void fill_choice(weft_comm_choice *ch, weft_choice_source src, const char
                         uint64_t bytes)
 {
     ch->source = src;
-    copy_name(ch->algo, sizeof ch->algo, algo);
+    ch->algo = algo;
     ch->estimate_s = est;
     ch->bytes = bytes;
     ch->reason[0] = '\0';
@@ -421,7 +430,10 @@ static weft_err tuned_cand(weft__select *s, cand_set *set, const weft_tuning_ent
                              s->fabric, ld.msg);
     cand *k = &set->cands[set->ncands];
     memset(k, 0, sizeof *k);
-    copy_name(k->name, sizeof k->name, name);
+    if ((e = copy_name(&k->name, name, d))) {
+        weft_plan_free(p);
+        return e;
+    }
     k->plan = p;
     *out = set->ncands++;
     return WEFT_OK;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/testing.h"
@@ -19,7 +20,7 @@
 
 #define RING4 WEFT_SOURCE_DIR "/tests/fixtures/plans/ring_allreduce_4.plan"
 
-static char log_lines[8][512];
+static char log_lines[8][WEFT_DIAG_MSG_SIZE + 64];
 static int log_count;
 
 static void sink(weft_log_level level, const char *line, void *arg)
@@ -211,7 +212,11 @@ static int forced_algo(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
-/* WEFT_PLAN: only its collective, count in whole chunks. */
+/* The plan file forced_plan runs: RING4, or its copy in a deep folder. */
+static const char *plan_path = RING4;
+
+/* WEFT_PLAN: only its collective, count in whole chunks; the choice, the
+ * info line and the messages name plan_path whole. */
 static int forced_plan(weft_comm *c, void *arg)
 {
     (void)arg;
@@ -220,22 +225,35 @@ static int forced_plan(weft_comm *c, void *arg)
     weft_diag d;
     weft_diag_clear(&d);
     int32_t v[8], w[8];
+    char want[WEFT_DIAG_MSG_SIZE];
     for (int i = 0; i < 8; i++)
         v[i] = (int32_t)(me * 10 + (uint32_t)i);
+    weft_log_set_level(WEFT_LOG_INFO);
+    weft_log_set_sink(sink, NULL);
+    log_count = 0;
     CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 8, WEFT_INT32, 0, &ch, &d), WEFT_OK);
+    weft_log_set_sink(NULL, NULL);
     CHECK_INT(ch.source, WEFT_CHOICE_PLAN);
     CHECK_STR(ch.reason, "forced by WEFT_PLAN");
-    CHECK_CONTAINS(ch.algo, "ring_allreduce_4.plan");
+    CHECK_STR(ch.algo, plan_path);
+    CHECK_INT(log_count, 1);
+    snprintf(want, sizeof want, "weft INFO run: allreduce 32 B: %s (forced by WEFT_PLAN)",
+             plan_path);
+    CHECK_STR(log_lines[0], want);
     CHECK_ERR(weft_allreduce(c, v, w, 8, WEFT_INT32, WEFT_SUM, &d), WEFT_OK);
     size_t bad = 0;
     for (int i = 0; i < 8; i++)
         bad += w[i] != 60 + 4 * i;
     CHECK_INT(bad, 0);
     CHECK_ERR(weft_allgather(c, v, w, 2, WEFT_INT32, &d), WEFT_EINVAL);
-    CHECK_CONTAINS(d.msg, "ring_allreduce_4.plan (WEFT_PLAN) is for allreduce; it cannot run "
-                          "allgather");
+    snprintf(want, sizeof want,
+             "comm: the plan %s (WEFT_PLAN) is for allreduce; it cannot run allgather", plan_path);
+    CHECK_STR(d.msg, want);
     CHECK_ERR(weft_allreduce(c, v, w, 6, WEFT_INT32, WEFT_SUM, &d), WEFT_EINVAL);
-    CHECK_CONTAINS(d.msg, "comm: count 6 is not a multiple of the 4 chunks of the plan ");
+    snprintf(want, sizeof want,
+             "comm: count 6 is not a multiple of the 4 chunks of the plan %s (WEFT_PLAN)",
+             plan_path);
+    CHECK_STR(d.msg, want);
     CHECK(!weft_comm_failed(c));
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
@@ -598,6 +616,88 @@ static void test_oom(void)
     unlink(path);
 }
 
+/* A checkout far deeper than usual: DEEP_LEVELS folders of 200 characters
+ * in a temporary folder, about 3,000 bytes of path (PATH_MAX is 4096).
+ * A 64-byte copy of the plan's path once kept only its last 63 bytes. */
+#define DEEP_LEVELS 15
+static char deep_root[32];
+static char deep_dir[4096];
+
+/* Makes the folders and copies src into them as name; writes the copy's
+ * path to out. False (after a failed check) when it cannot. */
+static bool deep_copy(const char *src, const char *name, char *out, size_t cap)
+{
+    snprintf(deep_root, sizeof deep_root, "/tmp/weft-deep.XXXXXX");
+    CHECK(mkdtemp(deep_root) != NULL);
+    size_t n = (size_t)snprintf(deep_dir, sizeof deep_dir, "%s", deep_root);
+    for (int k = 0; k < DEEP_LEVELS; k++) {
+        deep_dir[n++] = '/';
+        memset(deep_dir + n, 'a' + k, 200);
+        n += 200;
+        deep_dir[n] = '\0';
+        if (mkdir(deep_dir, 0700) != 0) {
+            CHECK(!"mkdir of a deep folder");
+            return false;
+        }
+    }
+    snprintf(out, cap, "%s/%s", deep_dir, name);
+    size_t len = 0;
+    char *text = weft_test_read_file(src, &len);
+    FILE *f = text ? fopen(out, "wb") : NULL;
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    if (f) ok = fclose(f) == 0 && ok;
+    free(text);
+    CHECK(ok);
+    return ok;
+}
+
+/* Removes file and the folders deep_copy made. */
+static void deep_remove(const char *file)
+{
+    unlink(file);
+    for (int k = 0; k < DEEP_LEVELS; k++) {
+        rmdir(deep_dir);
+        *strrchr(deep_dir, '/') = '\0';
+    }
+    CHECK_INT(rmdir(deep_root), 0);
+}
+
+/* Init errors, the choice, the info line and the call errors name a plan,
+ * a tuning table and a missing file by their whole deep paths. */
+static void test_deep_paths(void)
+{
+    static char plan[sizeof deep_dir + 64], table[sizeof deep_dir + 64], want[WEFT_DIAG_MSG_SIZE];
+    if (!deep_copy(RING4, "ring_allreduce_4.plan", plan, sizeof plan)) return;
+    CHECK(strlen(plan) > 3000);
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    weft_comm *c = NULL;
+    weft_diag d;
+    cfg.plan_file = plan;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    snprintf(want, sizeof want,
+             "comm: the plan %s (WEFT_PLAN) is for 4 ranks, the communicator has 1", plan);
+    CHECK_STR(d.msg, want);
+    cfg.plan_file = NULL;
+    snprintf(table, sizeof table, "%s/missing.tune", deep_dir);
+    cfg.tuning = table;
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_EINVAL);
+    snprintf(want, sizeof want,
+             "comm: the tuning table %s (WEFT_TUNING) needs the fabric it was made for "
+             "(WEFT_FABRIC)",
+             table);
+    CHECK_STR(d.msg, want);
+    cfg.fabric = "switch:1";
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ENOENT);
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", table);
+    CHECK_STR(d.msg, want);
+    plan_path = plan;
+    run(4, WEFT_TRANSPORT_SHM, (variant){NULL, NULL, plan, NULL}, forced_plan);
+    plan_path = RING4;
+    deep_remove(plan);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) { /* one part, for debugging */
@@ -618,6 +718,7 @@ int main(int argc, char **argv)
     run(4, WEFT_TRANSPORT_SHM, (variant){NULL, "ring", NULL, NULL}, forced_algo);
     run(4, WEFT_TRANSPORT_SHM, (variant){NULL, NULL, RING4, NULL}, forced_plan);
     run(4, WEFT_TRANSPORT_TCP, (variant){NULL, NULL, RING4, NULL}, forced_plan);
+    test_deep_paths();
     test_disagree(WEFT_TRANSPORT_SHM);
     test_disagree(WEFT_TRANSPORT_TCP);
     return weft_test_done();

@@ -112,13 +112,14 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             return -1;
         }
         if (p == 0) {
+            weft_test_child_start();
             weft_comm_config cfg = *tmpl;
             cfg.rank = r;
             cfg.size = n;
             cfg.addr = addr;
             cfg.listen_fd = r == 0 ? lfd : -1;
             if (r != 0) close(lfd);
-            int rc = child(&cfg, arg);
+            int rc = weft_test_child_status(child(&cfg, arg));
             fflush(stdout);
             fflush(stderr);
             _exit(rc);
@@ -129,6 +130,7 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
     if (parent) parent(pids, n, ntohs(a.sin_port), arg);
     uint32_t left = n;
     bool killed = false;
+    if (limit_ms < WEFT__TEST_HANG_MS) limit_ms = WEFT__TEST_HANG_MS;
     while (left) {
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);

@@ -10,6 +10,11 @@
 
 #include "weft/comm.h"
 
+/* The least time the ranks of weft__test_ranks get before they are killed:
+ * below CTest's 300 s per test, so that a hang is reported with the ranks'
+ * exit codes rather than by CTest killing the parent and leaving them. */
+#define WEFT__TEST_HANG_MS 240000
+
 /* Runs in each child with its configuration (rank set; rank 0 has the
  * inherited listener); returns the child's exit code. */
 typedef int (*weft__rank_main)(const weft_comm_config *cfg, void *arg);
@@ -18,8 +23,13 @@ typedef int (*weft__rank_main)(const weft_comm_config *cfg, void *arg);
 typedef void (*weft__rank_parent)(const pid_t *pids, uint32_t n, int port, void *arg);
 
 /* Forks n ranks with configuration tmpl (rank, size, addr and listen_fd are
- * filled in) and waits for them; a child still running after limit_ms is
- * killed. Writes each child's exit code to codes[r] (128 + signal when it was
+ * filled in) and waits for them. Each child counts only its own checks
+ * (weft_test_child_start) and exits nonzero when one failed, even if child
+ * returned 0 (weft_test_child_status). A child still running after limit_ms,
+ * or WEFT__TEST_HANG_MS if that is longer, is killed: the limit guards
+ * against a hang and never judges speed (reduce_alltoall_test's ranks,
+ * limited to 30 s, took 25 s at a load of 40 on 2 cores). Writes each child's exit code to codes[r]
+ * (128 + signal when it was
  * killed) and when it was reaped, in ms of CLOCK_MONOTONIC, to ms[r] (may be
  * NULL).
  * Returns 0, or -1 if the ranks could not be started. */

@@ -47,7 +47,7 @@ typedef struct reader {
 static weft_err fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static weft_err fail(reader *r, const char *fmt, ...)
 {
-    char why[200];
+    char why[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);

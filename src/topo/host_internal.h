@@ -15,7 +15,7 @@ typedef struct weft__host_desc {
     uint32_t *nic_numa;  /* per NIC: the NUMA node of its locality */
     weft_rat *nic_link;  /* per NIC: PCIe link speed in GB/s, 0 when unknown */
     char **nic_name;     /* per NIC: the OS name ("eth0", "mlx5_0") */
-    char source[192];    /* "this machine" or "hwloc XML PATH" */
+    char source[288];    /* "this machine (hwloc)" or "hwloc XML NAME" (a base name) */
 } weft__host_desc;
 
 /* Reads this machine, or the XML file xml, counting units of kind unit.

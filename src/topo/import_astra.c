@@ -70,7 +70,7 @@ static weft_err fail_at(reader *r, uint32_t line, uint32_t col, const char *fmt,
 
 static weft_err fail_at(reader *r, uint32_t line, uint32_t col, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

@@ -162,7 +162,7 @@ __attribute__((format(printf, 4, 5))) static weft_err fail_code(parser *p, weft_
                                                                 const char *at, const char *fmt,
                                                                 ...)
 {
-    char msg[900];
+    char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

@@ -63,6 +63,29 @@ bad=$(printf '%s\n' "$ERR" | grep -v "^weft: perf: rank [0-3]: comm: algorithm r
 WEFT_PLAN=$PLAN run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
 expect_rc 1
 expect_err_has "comm: the plan $PLAN (WEFT_PLAN) is for allreduce; it cannot run allgather"
+# A checkout far deeper than usual (15 folders of 200 characters, about
+# 3,000 bytes of path): the header, the runtime's messages and a reader's
+# name the plan by its whole path (a 64-byte copy once dropped its start).
+deep=$(mktemp -d /tmp/weft-deep.XXXXXX)
+dir=$deep
+for c in a b c d e f g h i j k l m n o; do dir=$dir/$(printf "%200s" "" | tr ' ' $c); done
+mkdir -p "$dir" && cp "$PLAN" "$dir/"
+DEEP=$dir/ring_allreduce_4.plan
+WEFT_PLAN=$DEEP run launch -n 4 -- "$WEFT" perf allreduce -d int32 -b 16 -e 16 -n 1 -w 0
+expect_rc 0
+expect_out_has "# weft perf allreduce: 4 ranks, transport shm, 1 iterations, 0 warmup, check 1, WEFT_PLAN=$DEEP, 4 chunks
+#"
+WEFT_PLAN=$DEEP run launch -n 4 -- "$WEFT" perf allgather -b 64 -e 64 -n 1 -w 0
+expect_rc 1
+# Whichever rank fails first says it on a whole line (launch stops the rest).
+printf '%s\n' "$ERR" | sed 's/^weft: perf: rank [0-3]: //' |
+    grep -qxF "comm: the plan $DEEP (WEFT_PLAN) is for allreduce; it cannot run allgather" &&
+    pass_ || fail_ "no whole line names the plan $DEEP: $ERR"
+run verify "$dir/missing.plan"
+expect_rc 1
+expect_err "weft: $dir/missing.plan: cannot open: No such file or directory"
+rm -rf "$deep"
+
 # A misspelt algorithm fails init (it used to pass init, print the header
 # and fail the first call), as does a bad parameter.
 WEFT_ALGO=nosuch run launch -n 2 -- "$WEFT" perf allreduce -b 64 -e 64 -n 1 -w 0
@@ -103,19 +126,33 @@ expect_err_has "weft: bad -r '-1': expected a rank 0 .. 4095"
 # Once joined, no rank keeps a listening socket: the rendezvous socket weft
 # launch handed to rank 0 stayed open for the whole run, where a stranger's
 # connection sat unanswered (the transports' listeners close after setup).
+# Synchronised on events only (under load the first row once took longer
+# than the 10 s this used to wait): the first row read from a FIFO says the
+# job has joined; the ranks are then stopped, so they are still there, as
+# they were, while their sockets are listed (the job had 15 sizes to go).
 if command -v ss >/dev/null; then
-    log=$(mktemp)
-    "$WEFT" launch -n 2 -- "$WEFT" perf allreduce -b 1K -e 32M -n 100 -w 0 -c 0 >"$log" 2>&1 &
+    fifo=$(mktemp -u)
+    mkfifo "$fifo"
+    "$WEFT" launch -n 2 -- "$WEFT" perf allreduce -b 1K -e 32M -n 100 -w 0 -c 0 >"$fifo" 2>&1 &
     lpid=$!
-    for _ in $(seq 200); do grep -q "^ *1024 " "$log" && break; sleep 0.05; done
+    exec 3<"$fifo"
+    seen=""
+    while IFS= read -r line <&3; do
+        seen+="$line"$'\n'
+        [[ $line =~ ^\ *1024\  ]] && break
+    done
     ranks=$(pgrep -P $lpid | tr '\n' ' ')
+    for r in $ranks; do kill -STOP "$r"; done
     listening=""
     for r in $ranks; do listening+=$(ss -ltnpH | grep "pid=$r,"); done
     LAST="launch -n 2 perf (listening sockets of ranks $ranks)"
-    [ -n "$ranks" ] && pass_ || fail_ "the job did not start: $(cat "$log")"
+    [[ $seen =~ (^|$'\n')\ *1024\  ]] && [ -n "$ranks" ] && pass_ ||
+        fail_ "the job did not start: $seen"
     [ -z "$listening" ] && pass_ || fail_ "a rank still listens: $listening"
     kill $lpid 2>/dev/null
+    for r in $ranks; do kill -CONT "$r" 2>/dev/null; done
     wait $lpid 2>/dev/null
-    rm -f "$log"
+    exec 3<&-
+    rm -f "$fifo"
 fi
 finish

@@ -6,7 +6,8 @@
  * launch` stops every rank when one fails) leaves the names it created:
  * the transport's segments, /weft-<pid>-<random> (shm.c), and the shared
  * buffers' segments and control pages, /weft-<job tag>-<rank>-<id>
- * (region.c). weft__shm_remove_leftovers removes both kinds for one job. */
+ * (region.c); segname.h defines both. weft__shm_remove_leftovers removes
+ * both kinds for one job. */
 #ifndef WEFT_RUN_LEFTOVERS_H
 #define WEFT_RUN_LEFTOVERS_H
 

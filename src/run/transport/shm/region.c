@@ -19,6 +19,7 @@
 #include "run/p2p.h"
 #include "run/transport/shm/bell.h"
 #include "run/transport/shm/region.h"
+#include "run/transport/shm/segname.h"
 
 #define REGION_CHECK_NS 20000000LL
 /* Polls of a wait before it starts yielding the CPU to other processes. */
@@ -94,11 +95,6 @@ static size_t page_round(size_t bytes)
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     if (bytes == 0) bytes = 1;
     return (bytes + pg - 1) / pg * pg;
-}
-
-static void seg_name(char *buf, size_t len, uint64_t tag, uint32_t rank, uint32_t id)
-{
-    snprintf(buf, len, "/weft-%016llx-%u-%u", (unsigned long long)tag, rank, id);
 }
 
 static void seg_free(region_seg *s, uint32_t n)
@@ -204,8 +200,8 @@ static weft_err seg_create(const weft_comm *c, region_seg *s, const char *name, 
 static weft_err seg_attach(const weft_comm *c, region_seg *s, uint32_t q, size_t bytes,
                            weft_diag *d)
 {
-    char name[64];
-    seg_name(name, sizeof name, c->job_tag, q, s->id);
+    char name[WEFT__SEG_NAME_MAX];
+    weft__seg_name_region(name, sizeof name, c->job_tag, q, s->id);
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return weft_diag_set(d, WEFT_EIO, "comm_alloc: cannot open rank %u's segment %s: %s", q,
@@ -263,8 +259,8 @@ static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err loca
     weft_err e = local_err;
     region_seg *s = NULL;
     gather_card *all = weft__calloc(c->size, sizeof *all);
-    char name[64];
-    seg_name(name, sizeof name, c->job_tag, c->rank, id);
+    char name[WEFT__SEG_NAME_MAX];
+    weft__seg_name_region(name, sizeof name, c->job_tag, c->rank, id);
     bool linked = false;
     if (!e && (!all || !(s = weft__calloc(1, sizeof *s)) ||
                !(s->map = weft__calloc(c->size, sizeof *s->map)) ||
