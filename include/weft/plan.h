@@ -127,9 +127,16 @@ typedef struct weft_plan_info {
 } weft_plan_info;
 
 /* Limits that keep every per-rank slot index and every count in uint32 and
- * a text line short enough to read. */
+ * a text line short enough to read. WEFT_PLAN_MAX_TOTAL_SLOTS bounds what
+ * a plan's header can make the verifier and the executor allocate: the
+ * slots of every rank together, ranks x (in + out + scratch). The verifier
+ * keeps about 16 bytes per slot (1 GiB at the limit), the executor 8 bytes
+ * per slot and element; the header alone of a 70-byte file could otherwise
+ * ask for tens of GB. The largest real plans fit: all-to-all over 4096
+ * ranks with one chunk per pair is 2^25 slots. */
 #define WEFT_PLAN_MAX_RANKS (1u << 20)
 #define WEFT_PLAN_MAX_SLOTS (1u << 30)  /* per rank and buffer */
+#define WEFT_PLAN_MAX_TOTAL_SLOTS (UINT64_C(1) << 26) /* 67,108,864, all ranks and buffers */
 #define WEFT_PLAN_MAX_OPS (UINT32_MAX - 1)
 #define WEFT_PLAN_NO_OP UINT32_MAX
 
@@ -151,8 +158,14 @@ typedef struct weft_plan weft_plan;
 /* A new plan with no ops. WEFT_EINVAL when the header is not valid (nranks
  * 0 or above WEFT_PLAN_MAX_RANKS, chunks 0, root out of range or nonzero
  * for a collective without root); WEFT_ELIMIT when a buffer would exceed
- * WEFT_PLAN_MAX_SLOTS slots. */
+ * WEFT_PLAN_MAX_SLOTS slots or all of them WEFT_PLAN_MAX_TOTAL_SLOTS
+ * (weft_plan_info_total_slots), checked before anything is allocated. */
 WEFT_API weft_err weft_plan_new(const weft_plan_info *info, weft_plan **out);
+/* The slots a plan with this header holds over all ranks: nranks x (in +
+ * out + scratch), per the table above. Any header may be asked, before
+ * weft_plan_new checks it: a product that does not fit 64 bits gives
+ * UINT64_MAX rather than wrapping. */
+WEFT_API uint64_t weft_plan_info_total_slots(const weft_plan_info *info);
 /* Frees a plan; NULL is allowed. */
 WEFT_API void weft_plan_free(weft_plan *p);
 
@@ -241,7 +254,12 @@ WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32
  * ops, a valid header); whether the plan is correct is the verifier's job. */
 WEFT_API weft_err weft_plan_parse(const char *text, size_t len, const char *name,
                                   weft_plan **out, weft_diag *d);
-/* Reads and parses a file (WEFT_ENOENT / WEFT_EIO when it cannot be read). */
+/* Reads and parses a file (WEFT_ENOENT / WEFT_EIO when it cannot be read;
+ * WEFT_ELIMIT beyond WEFT_PLAN_MAX_FILE_BYTES, also for a pipe or
+ * /dev/zero, which are read up to that point and no further). The cap
+ * holds some 5 million ops, more than twice what `weft sim` and `weft plan`
+ * build by default (--max-ops 2097152). */
+#define WEFT_PLAN_MAX_FILE_BYTES ((size_t)256 << 20)
 WEFT_API weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d);
 /* Writes p as canonical .plan text: parsing it gives a plan equal to p
  * (weft_plan_equal). WEFT_EIO when writing fails. */
@@ -474,7 +492,8 @@ WEFT_API uint32_t weft_msccl_max_steps(weft_msccl_profile profile);
  * extension attribute root="R" on <algo> (default 0). */
 WEFT_API weft_err weft_plan_msccl_parse(const char *text, size_t len, const char *name,
                                         weft_plan **out, weft_diag *d);
-/* Reads and imports a file (WEFT_ENOENT / WEFT_EIO when it cannot be read). */
+/* Reads and imports a file (WEFT_ENOENT / WEFT_EIO when it cannot be read;
+ * WEFT_ELIMIT beyond WEFT_PLAN_MAX_FILE_BYTES, counted as it streams). */
 WEFT_API weft_err weft_plan_msccl_load_file(const char *path, weft_plan **out, weft_diag *d);
 
 typedef struct weft_msccl_opts {

@@ -194,7 +194,11 @@ WEFT_API weft_err weft_topo_get_stats(const weft_topo *t, weft_topo_stats *out);
 WEFT_API weft_err weft_topo_parse(const char *text, size_t len, const char *name,
                                   weft_topo **out, weft_diag *d);
 /* Reads and parses a file; messages name it by path (WEFT_ENOENT when it
- * does not exist, WEFT_EIO when it cannot be read or is a directory). */
+ * does not exist, WEFT_EIO when it cannot be read or is a directory,
+ * WEFT_ELIMIT beyond WEFT_TOPO_MAX_FILE_BYTES: "PATH: larger than 256 MiB,
+ * the limit for a .topo file", also for a pipe or /dev/zero, which are
+ * read up to that point and no further). */
+#define WEFT_TOPO_MAX_FILE_BYTES ((size_t)256 << 20) /* 5x bench_topo_load's 100,000 ranks */
 WEFT_API weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d);
 /* Writes t in .topo format: the note as leading "# " comments, nodes in id
  * order, links in id order with opposite links of equal bandwidth and

@@ -123,7 +123,10 @@ WEFT_API weft_err weft_tuning_write(const weft_tuning *tt, FILE *f);
  * time); nothing is returned then. */
 WEFT_API weft_err weft_tuning_parse(const char *text, size_t len, const char *name,
                                     weft_tuning **out, weft_diag *d);
-/* Reads and parses a file (WEFT_ENOENT / WEFT_EIO naming it). */
+/* Reads and parses a file (WEFT_ENOENT / WEFT_EIO naming it; WEFT_ELIMIT
+ * beyond WEFT_TUNING_MAX_FILE_BYTES, also for a pipe or /dev/zero). A
+ * table `weft tune` writes is a few KiB. */
+#define WEFT_TUNING_MAX_FILE_BYTES ((size_t)16 << 20)
 WEFT_API weft_err weft_tuning_load_file(const char *path, weft_tuning **out, weft_diag *d);
 
 WEFT_API const weft_tuning_info *weft_tuning_get_info(const weft_tuning *tt);

@@ -49,14 +49,22 @@ weft_err weft__file_read_error(const char *path, int err, weft_diag *d)
     return weft_diag_set(d, WEFT_EIO, "%s: cannot read: %s", path, strerror(err));
 }
 
-static weft_err too_large(const char *path, size_t max, weft_diag *d)
+static weft_err too_large(const char *path, size_t max, const char *what, weft_diag *d)
 {
     if (max % ((size_t)1 << 20) == 0)
-        return weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu MiB", path, max >> 20);
-    return weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu bytes", path, max);
+        return weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu MiB, the limit for %s", path,
+                             max >> 20, what);
+    return weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu bytes, the limit for %s", path, max,
+                         what);
 }
 
-weft_err weft__file_read(const char *path, size_t max, char **out, size_t *len, weft_diag *d)
+static weft_err no_memory(const char *path, size_t bytes, weft_diag *d)
+{
+    return weft_diag_set(d, WEFT_ENOMEM, "%s: out of memory reading %zu bytes", path, bytes);
+}
+
+weft_err weft__file_read(const char *path, size_t max, const char *what, char **out, size_t *len,
+                         weft_diag *d)
 {
     FILE *f = NULL;
     struct stat st;
@@ -64,7 +72,7 @@ weft_err weft__file_read(const char *path, size_t max, char **out, size_t *len, 
     if (e) return e;
     bool regular = S_ISREG(st.st_mode) && st.st_size >= 0;
     if (regular && (uintmax_t)st.st_size > max) {
-        e = too_large(path, max, d);
+        e = too_large(path, max, what, d);
         goto close_file;
     }
     /* A regular file's size is a hint (it may grow or shrink while it is
@@ -75,20 +83,30 @@ weft_err weft__file_read(const char *path, size_t max, char **out, size_t *len, 
     size_t n = 0;
     char *buf = weft__malloc(cap);
     if (!buf) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
+        e = no_memory(path, cap, d);
         goto close_file;
     }
+    /* The block never grows past max + 2 (max bytes, one over to see that
+     * there are more, and the NUL), so an endless input costs at most that
+     * before it is refused. n <= max at the top of the loop. */
+    size_t ceiling = max < SIZE_MAX - 2 ? max + 2 : SIZE_MAX;
     for (;;) {
-        if (cap - n < 2 && weft__grow((void **)&buf, &cap, n + 2, 1)) {
-            e = weft_diag_code(d, WEFT_ENOMEM);
-            goto free_buf;
+        if (cap - n < 2) {
+            size_t ncap = cap <= ceiling / 2 ? cap * 2 : ceiling;
+            char *nbuf = weft__realloc(buf, ncap);
+            if (!nbuf) {
+                e = no_memory(path, ncap, d);
+                goto free_buf;
+            }
+            buf = nbuf;
+            cap = ncap;
         }
         size_t want = cap - n - 1;
         size_t got = fread(buf + n, 1, want, f);
         int err = errno;
         n += got;
         if (n > max) {
-            e = too_large(path, max, d);
+            e = too_large(path, max, what, d);
             goto free_buf;
         }
         if (got == want) continue;

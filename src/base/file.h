@@ -8,8 +8,10 @@
  *   "PATH: is a directory"       WEFT_EIO (checked on the opened file, so
  *                                no other file can take its place)
  *   "PATH: cannot stat: REASON", "PATH: cannot read: REASON"  WEFT_EIO
- *   "PATH: larger than N MiB"    WEFT_ELIMIT (weft__file_read's max)
- *   "out of memory"              WEFT_ENOMEM
+ *   "PATH: larger than N MiB, the limit for WHAT"
+ *                                WEFT_ELIMIT (weft__file_read's max and what)
+ *   "PATH: out of memory reading N bytes"
+ *                                WEFT_ENOMEM
  * A pipe or a character device is read like a file, up to its end.
  */
 #ifndef WEFT_BASE_FILE_H
@@ -21,7 +23,9 @@
 
 #include "weft/err.h"
 
-/* No limit for weft__file_read. */
+/* No limit for weft__file_read (only for tests: every file a user names has
+ * a cap, so that /dev/zero or an endless pipe stops with a message instead of
+ * growing to the memory limit). */
 #define WEFT__FILE_ANY_SIZE SIZE_MAX
 
 /* Opens path for reading in binary mode and refuses a directory. *out
@@ -31,9 +35,12 @@ weft_err weft__file_open(const char *path, FILE **out, weft_diag *d);
 
 /* Reads the whole file at path into a NUL-terminated block from
  * weft__malloc (the caller frees it with weft__free) and its length in
- * *len (without the NUL); more than max bytes is WEFT_ELIMIT. *out and
- * *len are written only on success. */
-weft_err weft__file_read(const char *path, size_t max, char **out, size_t *len, weft_diag *d);
+ * *len (without the NUL); more than max bytes is WEFT_ELIMIT, found before
+ * more than max + 64 KiB is held (a regular file's size is checked before
+ * reading). what names the kind of file in that message ("a .plan file").
+ * *out and *len are written only on success. */
+weft_err weft__file_read(const char *path, size_t max, const char *what, char **out, size_t *len,
+                         weft_diag *d);
 
 /* Records "PATH: cannot read: strerror(err)" as WEFT_EIO and returns
  * WEFT_EIO; err is the errno a failed read left. */

@@ -29,7 +29,7 @@ static void expect_error(const char *path, size_t max, weft_err err, const char 
     weft_diag_clear(&d);
     char *out = (char *)"untouched";
     size_t len = 7;
-    CHECK_ERR(weft__file_read(path, max, &out, &len, &d), err);
+    CHECK_ERR(weft__file_read(path, max, "a test file", &out, &len, &d), err);
     CHECK_STR(d.msg, msg);
     CHECK_STR(out, "untouched");
     CHECK_INT(len, 7);
@@ -43,7 +43,7 @@ typedef struct sweep {
 static weft_err read_tmp(void *arg)
 {
     sweep *s = arg;
-    return weft__file_read(TMP, WEFT__FILE_ANY_SIZE, &s->text, &s->len, NULL);
+    return weft__file_read(TMP, WEFT__FILE_ANY_SIZE, "a test file", &s->text, &s->len, NULL);
 }
 
 static void free_text(void *arg)
@@ -60,12 +60,12 @@ int main(void)
 
     /* Contents, with a NUL inside, and an empty file. */
     write_file(TMP, "ab\0cd\n", 6);
-    CHECK_ERR(weft__file_read(TMP, WEFT__FILE_ANY_SIZE, &out, &len, NULL), WEFT_OK);
+    CHECK_ERR(weft__file_read(TMP, WEFT__FILE_ANY_SIZE, "a test file", &out, &len, NULL), WEFT_OK);
     CHECK_INT(len, 6);
     CHECK(out && memcmp(out, "ab\0cd\n", 7) == 0);
     weft__free(out);
     write_file(TMP, "", 0);
-    CHECK_ERR(weft__file_read(TMP, 0, &out, &len, NULL), WEFT_OK);
+    CHECK_ERR(weft__file_read(TMP, 0, "a test file", &out, &len, NULL), WEFT_OK);
     CHECK_INT(len, 0);
     CHECK_STR(out, "");
     weft__free(out);
@@ -78,18 +78,18 @@ int main(void)
         for (size_t i = 0; i < big; i++)
             text[i] = (char)('a' + i % 26);
         write_file(TMP, text, big);
-        CHECK_ERR(weft__file_read(TMP, big, &out, &len, NULL), WEFT_OK);
+        CHECK_ERR(weft__file_read(TMP, big, "a test file", &out, &len, NULL), WEFT_OK);
         CHECK_INT(len, big);
         CHECK(out && memcmp(out, text, big) == 0 && out[big] == '\0');
         weft__free(out);
         /* One byte over the limit. */
-        expect_error(TMP, big - 1, WEFT_ELIMIT, TMP ": larger than 204799 bytes");
+        expect_error(TMP, big - 1, WEFT_ELIMIT, TMP ": larger than 204799 bytes, the limit for a test file");
         expect_error(TMP, 1024, WEFT_ELIMIT,
-                     TMP ": larger than 1024 bytes");
+                     TMP ": larger than 1024 bytes, the limit for a test file");
         free(text);
     }
     /* A device without an end stops at the limit. */
-    expect_error("/dev/zero", (size_t)1 << 20, WEFT_ELIMIT, "/dev/zero: larger than 1 MiB");
+    expect_error("/dev/zero", (size_t)1 << 20, WEFT_ELIMIT, "/dev/zero: larger than 1 MiB, the limit for a test file");
 
     /* Failures name the path and the reason. */
     expect_error(WEFT_BINARY_DIR, WEFT__FILE_ANY_SIZE, WEFT_EIO, WEFT_BINARY_DIR ": is a directory");

@@ -131,7 +131,7 @@ int cli_args_parse(const cli_syntax *syn, int argc, char **argv, cli_args *a)
     a->pos = calloc((size_t)(argc > 0 ? argc : 1), sizeof *a->pos);
     if (!a->values || !a->pos) {
         cli_args_fini(a);
-        cli_error("out of memory");
+        cli_error("out of memory reading the arguments of '%s'", syn->path);
         return CLI_EXIT_INPUT;
     }
     int rc = CLI_CONTINUE;
@@ -198,6 +198,8 @@ int cli_args_parse(const cli_syntax *syn, int argc, char **argv, cli_args *a)
     }
     if (rc != CLI_CONTINUE)
         cli_args_fini(a);
+    else
+        cli_context_set(syn->path, a->n_pos ? a->pos[0] : NULL);
     return rc;
 }
 

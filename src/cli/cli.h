@@ -68,8 +68,20 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reports a failed library call: prints "weft: " and the diagnostic's
  * message (or the code's message when the diagnostic is empty) and returns
- * CLI_EXIT_INPUT. */
+ * CLI_EXIT_INPUT. A bare "out of memory" (an allocation that had no more
+ * to say) is completed with the running command and what it works on:
+ * "out of memory running 'weft plan ring:100000' (building the plan)" when
+ * the caller named the object with cli_context_object. */
 int cli_fail(weft_err err, const weft_diag *d);
+
+/* What the running command is ("weft plan") and works on (its first
+ * operand, "ring:100000", or NULL), for messages that have no place of
+ * their own; cli_args_parse sets it for every command. The strings must
+ * outlive the command (argv and static syntax text do). */
+void cli_context_set(const char *command, const char *subject);
+/* What the command is building now ("building the plan", "simulating"),
+ * static text, or NULL; cli_fail adds it to a bare "out of memory". */
+void cli_context_object(const char *what);
 
 /* Sets the log level from its name ("debug"); false for an unknown name. */
 bool cli_log_level_set(const char *text);

@@ -385,6 +385,7 @@ int cli_cmd_bound(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     weft_bound b;
+    cli_context_object("computing the bound");
     weft_err e = weft_bound_compute(t, coll, &opts, &b, &d);
     if (e) {
         rc = cli_fail(e, &d);

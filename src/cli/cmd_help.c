@@ -24,7 +24,7 @@ int cli_cmd_help(int argc, char **argv)
     char **args = calloc(a.n_pos + 2, sizeof *args);
     if (!args) {
         cli_args_fini(&a);
-        cli_error("out of memory");
+        cli_error("out of memory building the arguments of weft help");
         return CLI_EXIT_INPUT;
     }
     static char weft[] = "weft", help[] = "--help";

@@ -30,8 +30,11 @@ static const cli_syntax launch_syntax = {
              "When a rank exits non-zero or is killed, the other ranks get SIGTERM and,\n"
              "after the grace period, SIGKILL; weft launch then names the rank on stderr\n"
              "and exits with that rank's status (128 + signal number when it was killed).\n"
-             "SIGINT and SIGTERM are passed on to every rank. Exit 0 when every rank\n"
-             "exited 0.\n",
+             "A rank stopped by a signal (SIGSTOP) is named before the rank that failed\n"
+             "while waiting for it. SIGINT and SIGTERM are passed on to every rank (unless\n"
+             "they were ignored when weft launch started: then the ranks ignore them too);\n"
+             "when weft launch itself is killed, even by SIGKILL, the ranks are killed.\n"
+             "Exit 0 when every rank exited 0.\n",
     .groups = {&launch_group},
     .pos_names = {"CMD"},
     .min_pos = 1,

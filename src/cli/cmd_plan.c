@@ -1,6 +1,7 @@
 /* weft plan SPEC --coll C [--algo A]: build a schedule, write it, and say
  * what it costs on the fabric (weft/synth.h builds, weft/plan.h costs; this
  * file reads flags and prints). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "cli/outfile.h"
 #include "cli/plan_file.h"
 #include "cli/plan_optimal.h"
+#include "cli/sim_algo.h"
 #include "cli/table.h"
 #include "weft/synth.h"
 
@@ -31,6 +33,7 @@ static const cli_opt plan_opts[] = {
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
     {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
     {"dot", 0, NULL, "optimal: print the trees of rank --root over the fabric as DOT"},
+    {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup plan_group = {"options", plan_opts};
@@ -38,7 +41,8 @@ static const cli_optgroup plan_group = {"options", plan_opts};
 static const cli_syntax plan_syntax = {
     .path = "weft plan",
     .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]\n"
-            "        [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]",
+            "        [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]\n"
+            "        [--max-ops N]",
     .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
              "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
              "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
@@ -56,7 +60,9 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl.\n",
+             "best baseline of --compare and with nccl.\n"
+             "Plans larger than --max-ops ops are not built, as in weft sim (a ring over N\n"
+             "ranks has 2N(N-1)); --compare leaves them out and names them.\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -279,7 +285,7 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
 }
 
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_rank root,
-                   bool json)
+                   uint32_t max_ops, bool json)
 {
     cli_table tab;
     cli_json j;
@@ -316,12 +322,12 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         weft_diag d;
         weft_err be = WEFT_EUNSUPPORTED;
         if (!weft_classic_supports(algo, coll) ||
-            (be = weft_synth_classic_limited(t, algo, coll, root, CLI_PLAN_MAX_OPS, &p, &d))) {
+            (be = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d))) {
             if (be == WEFT_ELIMIT && !json)
                 n_over += (size_t)snprintf(over + n_over,
                                            n_over < sizeof over ? sizeof over - n_over : 0,
                                            "%s%s", n_over ? ", " : "", algo);
-            continue; /* not for this collective or fabric (hier without hosts), or too big */
+            continue; /* not for this collective or fabric (hier without hosts), or too large */
         }
         plan_report r;
         rc = measure(t, p, algo, &r);
@@ -371,7 +377,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         rc = CLI_EXIT_INPUT;
     cli_table_fini(&tab);
     if (rc == CLI_EXIT_OK && over[0])
-        printf("left out: %s (more than %u ops)\n", over, CLI_PLAN_MAX_OPS);
+        printf("left out: %s (more than %u ops, --max-ops)\n", over, max_ops);
     if (rc == CLI_EXIT_OK && have_best)
         printf("best limit: %s, algbw %.3f GB/s (the baseline weft plan --algo optimal is "
                "measured against)\n",
@@ -444,6 +450,13 @@ int cli_cmd_plan(int argc, char **argv)
     }
     if ((rc = cli_plan_output_format(&plan_syntax, cli_args_get(&a, "output"), fmt, &fi)))
         goto done;
+    uint32_t max_ops;
+    const char *max_ops_text = cli_args_get(&a, "max-ops");
+    if (!cli_max_ops_parse(max_ops_text, &max_ops)) {
+        rc = cli_usage_error(&plan_syntax, "bad --max-ops '%s' (expected 1 .. %u)", max_ops_text,
+                             WEFT_PLAN_MAX_OPS);
+        goto done;
+    }
     weft_msccl_opts_init(&msccl_opts);
     weft_diag_clear(&msccl_diag);
     const char *profile = cli_args_get(&a, "msccl-profile");
@@ -461,11 +474,12 @@ int cli_cmd_plan(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         goto done;
     if (cli_args_has(&a, "compare")) {
-        rc = compare(a.pos[0], t, coll, root, cli_args_has(&a, "json"));
+        rc = compare(a.pos[0], t, coll, root, max_ops, cli_args_has(&a, "json"));
         goto done;
     }
     weft_diag d;
     weft_diag_clear(&d);
+    cli_context_object("building the plan");
     bool is_optimal = strcmp(algo, "optimal") == 0;
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
@@ -484,12 +498,12 @@ int cli_cmd_plan(int argc, char **argv)
             oo.trees_per_root = (uint32_t)v;
         }
         opt_forced = oo.trees_per_root;
-        e = weft_synth_optimal(t, coll, &oo, &p, &opt, &d);
+        e = cli_build_limited(t, algo, coll, root, max_ops, &oo, &p, &opt, &d);
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
     } else {
-        e = weft_synth_classic(t, algo, coll, root, &p, &d);
+        e = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d);
     }
     if (e) {
         rc = cli_fail(e, &d);
@@ -500,9 +514,11 @@ int cli_cmd_plan(int argc, char **argv)
         goto done;
     }
     plan_report r;
+    cli_context_object("costing the plan");
     rc = measure(t, p, algo, &r);
     if (rc != CLI_EXIT_OK)
         goto done;
+    cli_context_object("writing the plan");
     const char *path = cli_args_get(&a, "output");
     bool plan_to_stdout = path && strcmp(path, "-") == 0;
     if (path) {
@@ -510,7 +526,11 @@ int cli_cmd_plan(int argc, char **argv)
         rc = cli_out_open(&o, plan_to_stdout ? NULL : path);
         if (rc != CLI_EXIT_OK)
             goto done;
+        /* A failed write leaves its errno (ENOSPC) with the stream's error
+         * flag; it is taken before closing, which may set errno again. */
+        errno = 0;
         bool ok = writers[fi](p, o.f) == WEFT_OK;
+        int write_err = !ok && ferror(o.f) ? (errno ? errno : EIO) : 0;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
             if (msccl_diag.err) {
@@ -518,7 +538,10 @@ int cli_cmd_plan(int argc, char **argv)
                 if (is_optimal && msccl_diag.err == WEFT_ELIMIT)
                     cli_optimal_msccl_hint(t, &opt, opt_forced, &msccl_opts);
             } else {
-                cli_error("cannot write the plan to '%s'", path);
+                if (write_err)
+                    cli_error("cannot write the plan to '%s': %s", path, strerror(write_err));
+                else
+                    cli_error("cannot write the plan to '%s'", path);
                 rc = CLI_EXIT_INPUT;
             }
         }

@@ -295,16 +295,9 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
         fprintf(stderr, "weft sim: --slices is deprecated: it fixes the slice count at every size "
                         "(fluid model); use --slice-bytes B\n");
     const char *mo = cli_args_get(a, "max-ops");
-    *max_ops = CLI_SIM_MAX_OPS;
-    if (mo) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(mo, &end, 10);
-        if (*mo < '0' || *mo > '9' || *end || errno || v == 0 || v > WEFT_PLAN_MAX_OPS)
-            return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
-                                   WEFT_PLAN_MAX_OPS);
-        *max_ops = (uint32_t)v;
-    }
+    if (!cli_max_ops_parse(mo, max_ops))
+        return cli_usage_error(&sim_syntax, "bad --max-ops '%s' (expected 1 .. %u)", mo,
+                               WEFT_PLAN_MAX_OPS);
     const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
     if (sl) {
         char *end;
@@ -342,7 +335,7 @@ int cli_cmd_sim(int argc, char **argv)
     weft_topo *t = NULL;
     weft_sim_result *rs = NULL;
     uint64_t *sizes = NULL;
-    cli_out trace = {NULL, NULL, NULL};
+    cli_out trace = {0};
     bool trace_open = false;
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);
@@ -437,6 +430,7 @@ int cli_cmd_sim(int argc, char **argv)
         algo = "plan";
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
+        cli_context_object("building the plan");
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
                                       trace_path != NULL || cli_sim_needs_plan(&o), max_ops,
                                       &d))) {
@@ -448,11 +442,14 @@ int cli_cmd_sim(int argc, char **argv)
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
             goto free_all;
         trace_open = true;
+        errno = 0;
         if ((e = weft_sim_trace_begin(trace.f))) {
-            rc = cli_fail(e, NULL);
+            cli_error("%s: writing the trace failed: %s", trace_path, strerror(errno ? errno : EIO));
+            rc = CLI_EXIT_INPUT;
             goto free_all;
         }
     }
+    cli_context_object("simulating");
     for (size_t i = 0; i < n; i++) {
         char st[64];
         cli_sim_size_text(sizes[i], st, sizeof st);
@@ -464,16 +461,25 @@ int cli_cmd_sim(int argc, char **argv)
         o.trace_run = (uint32_t)i + 1;
         o.trace_label = label;
         if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
-            rc = cli_fail(e, &d);
+            if (e == WEFT_EIO && o.trace) {
+                /* The simulator does not know the file's name. */
+                cli_error("%s: %s", trace_path, d.msg);
+                rc = CLI_EXIT_INPUT;
+            } else {
+                rc = cli_fail(e, &d);
+            }
             goto free_all;
         }
     }
     cli_progress_stop(&pr);
     if (trace_open) {
         trace_open = false;
+        errno = 0;
         if ((e = weft_sim_trace_end_results(trace.f, rs, n))) {
+            int err = errno ? errno : EIO;
             cli_out_close(&trace, false);
-            rc = cli_fail(e, NULL);
+            cli_error("%s: writing the trace failed: %s", trace_path, strerror(err));
+            rc = CLI_EXIT_INPUT;
             goto free_all;
         }
         if ((rc = cli_out_close(&trace, true)) != CLI_EXIT_OK)

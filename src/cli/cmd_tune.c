@@ -187,7 +187,7 @@ int cli_cmd_tune(int argc, char **argv)
     weft_tuning *tt = NULL;
     tune_coll tc[WEFT__COLL_COUNT];
     memset(tc, 0, sizeof tc);
-    cli_out out = {NULL, NULL, NULL};
+    cli_out out = {0};
     bool out_open = false, json = cli_args_has(&a, "json");
     if (json && out_path && strcmp(out_path, "-") == 0) {
         rc = cli_usage_error(&tune_syntax, "--json and -o - would both write to standard output");
@@ -251,9 +251,17 @@ int cli_cmd_tune(int argc, char **argv)
     if (!json || out_path) {
         if ((rc = cli_out_open(&out, out_path))) goto free_all;
         out_open = true;
+        errno = 0; /* a failed write leaves its reason (ENOSPC) here */
         e = weft_tuning_write(tt, out.f);
+        int write_err = e == WEFT_EIO ? (errno ? errno : EIO) : 0;
         out_open = false;
         if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+        if (write_err) {
+            cli_error("cannot write the tuning table to '%s': %s", out_path ? out_path : "-",
+                      strerror(write_err));
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
         if (e) {
             rc = cli_fail(e, NULL);
             goto free_all;

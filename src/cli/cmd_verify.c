@@ -87,6 +87,7 @@ int cli_cmd_verify(int argc, char **argv)
     weft_plan *p = NULL;
     weft_topo *t = NULL;
     const char *spec = cli_args_get(&a, "topo");
+    cli_context_object("reading the plan");
     rc = cli_plan_load(a.pos[0], &p);
     if (rc != CLI_EXIT_OK)
         goto free_args;
@@ -94,8 +95,10 @@ int cli_cmd_verify(int argc, char **argv)
     if (spec)
         e = load_topo(spec, &t, &d);
     bool read = !e;
-    if (!e)
+    if (!e) {
+        cli_context_object("verifying the plan");
         e = weft_plan_verify(p, t, &d);
+    }
     if (cli_args_has(&a, "json") && read) {
         if (e)
             cli_fail(e, &d);

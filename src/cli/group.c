@@ -23,12 +23,32 @@ void cli_error(const char *fmt, ...)
     fprintf(stderr, "weft: %.*s", (int)len + 1, line);
 }
 
+static const char *context_command, *context_subject, *context_object;
+
+void cli_context_set(const char *command, const char *subject)
+{
+    context_command = command;
+    context_subject = subject;
+}
+
+void cli_context_object(const char *what)
+{
+    context_object = what;
+}
+
 int cli_fail(weft_err err, const weft_diag *d)
 {
-    if (d && d->err != WEFT_OK && d->msg[0])
-        cli_error("%s", d->msg);
-    else
-        cli_error("%s", weft_strerror(err));
+    bool have_msg = d && d->err != WEFT_OK && d->msg[0];
+    const char *msg = have_msg ? d->msg : weft_strerror(have_msg ? d->err : err);
+    if ((have_msg ? d->err : err) == WEFT_ENOMEM && strcmp(msg, weft_strerror(WEFT_ENOMEM)) == 0 &&
+        context_command) {
+        cli_error("out of memory running '%s%s%s'%s%s%s", context_command,
+                  context_subject ? " " : "", context_subject ? context_subject : "",
+                  context_object ? " (" : "", context_object ? context_object : "",
+                  context_object ? ")" : "");
+    } else {
+        cli_error("%s", msg);
+    }
     return CLI_EXIT_INPUT;
 }
 

@@ -55,7 +55,13 @@ int cli_plan_output_format(const cli_syntax *syn, const char *path, const char *
                                "(drop --format, or name the file %s)",
                                formats[given].name, path, formats[named].ext, formats[named].what,
                                formats[given].ext);
-    if (given == CLI_PLAN_UNKNOWN && named == CLI_PLAN_UNKNOWN && !to_stdout)
+    /* A name without an extension (/dev/stdout, a FIFO, "plan") is written
+     * as weft text, as '-' is; an extension weft does not know is refused,
+     * since the user evidently meant some format. */
+    const char *base = to_stdout ? NULL : strrchr(path, '/');
+    base = base ? base + 1 : path;
+    bool no_ext = !to_stdout && strchr(base, '.') == NULL;
+    if (given == CLI_PLAN_UNKNOWN && named == CLI_PLAN_UNKNOWN && !to_stdout && !no_ext)
         return cli_usage_error(syn,
                                "cannot tell the format of -o '%s' from its name: end it in .plan "
                                "(weft text), .xml (MSCCL XML) or .json, or give --format "

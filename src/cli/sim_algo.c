@@ -1,6 +1,7 @@
 /* Building and simulating one algorithm for weft sim. See sim_algo.h. */
 #include "cli/sim_algo.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,42 @@ static uint64_t least_ops(weft_coll coll, uint32_t n)
 {
     uint64_t phase = (uint64_t)n * (n - 1);
     return coll == WEFT_COLL_ALLREDUCE ? 2 * phase : phase;
+}
+
+bool cli_max_ops_parse(const char *text, uint32_t *out)
+{
+    if (!text) {
+        *out = CLI_SIM_MAX_OPS;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || v == 0 || v > WEFT_PLAN_MAX_OPS)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll, weft_rank root,
+                           uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
+                           weft_optimal *opt, weft_diag *d)
+{
+    uint32_t n = weft_topo_num_ranks(t);
+    if (strcmp(name, "optimal") == 0) {
+        if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
+            return weft_diag_set(d, WEFT_ELIMIT,
+                                 "optimal %s on %u ranks has at least %llu ops, more than %u "
+                                 "(the limit, --max-ops)",
+                                 weft_coll_name(coll), n, (unsigned long long)least_ops(coll, n),
+                                 max_ops);
+        return weft_synth_optimal(t, coll, oo, out, opt, d);
+    }
+    weft_err e = weft_synth_classic_limited(t, name, coll, root, max_ops, out, d);
+    if (e == WEFT_ELIMIT && max_ops)
+        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,
+                      weft_coll_name(coll), n, max_ops);
+    return e;
 }
 
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
@@ -46,21 +83,7 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
         a->ring = order;
         return WEFT_OK;
     }
-    if (strcmp(name, "optimal") == 0) {
-        uint32_t n = weft_topo_num_ranks(t);
-        if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
-            return weft_diag_set(d, WEFT_ELIMIT,
-                                 "optimal %s on %u ranks has at least %llu ops, more than %u "
-                                 "(the limit, --max-ops)",
-                                 weft_coll_name(coll), n, (unsigned long long)least_ops(coll, n),
-                                 max_ops);
-        return weft_synth_optimal(t, coll, NULL, &a->plan, NULL, d);
-    }
-    weft_err e = weft_synth_classic_limited(t, name, coll, (weft_rank){0}, max_ops, &a->plan, d);
-    if (e == WEFT_ELIMIT && max_ops)
-        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,
-                      weft_coll_name(coll), weft_topo_num_ranks(t), max_ops);
-    return e;
+    return cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &a->plan, NULL, d);
 }
 
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)

@@ -31,6 +31,22 @@ typedef struct cli_sim_algo {
  * and about 0.5 GB. */
 #define CLI_SIM_MAX_OPS 2097152u
 
+/* --max-ops of weft sim and weft plan: text (NULL: absent) into *out, the
+ * default CLI_SIM_MAX_OPS when absent. False when it is not a decimal 1 ..
+ * WEFT_PLAN_MAX_OPS (the caller reports the usage error). */
+bool cli_max_ops_parse(const char *text, uint32_t *out);
+
+/* Builds a plan of algorithm `name` (classic or "optimal") within max_ops
+ * ops (0: no limit), with the one message both commands give: optimal is
+ * refused before building when it cannot fit ("optimal allreduce on N
+ * ranks has at least X ops, more than M (the limit, --max-ops)"), a
+ * classic plan stops building at the limit ("ring allreduce on N ranks has
+ * more than M ops (the limit, --max-ops)"). oo may be NULL (defaults);
+ * opt, when not NULL, receives optimal's report. */
+weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll, weft_rank root,
+                           uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
+                           weft_optimal *opt, weft_diag *d);
+
 /* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
  * rank 0). need_plan forces a plan for the ring too (a trace is drawn per
  * op). A plan is limited to max_ops ops (WEFT_ELIMIT, d naming the

@@ -521,7 +521,7 @@ static int write_dot_command(FILE *f, const cli_args *a, const char *spec, const
 {
     if (write_dot(f, spec, t, cli_args_has(a, "full")))
         return CLI_EXIT_OK;
-    cli_error("out of memory");
+    cli_error("out of memory drawing '%s' as DOT", spec);
     return CLI_EXIT_INPUT;
 }
 

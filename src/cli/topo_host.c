@@ -93,9 +93,17 @@ int cli_topo_host(int argc, char **argv)
     }
     cli_out out;
     if ((rc = cli_out_open(&out, cli_args_get(&a, "output")))) goto free_topo;
+    errno = 0; /* a failed write leaves its reason (ENOSPC) here */
     e = weft_topo_write(t, out.f);
+    int write_err = e == WEFT_EIO ? (errno ? errno : EIO) : 0;
     rc = cli_out_close(&out, e == WEFT_OK);
-    if (!rc && e) rc = cli_fail(e, NULL);
+    if (!rc && write_err) {
+        const char *path = cli_args_get(&a, "output");
+        cli_error("cannot write '%s': %s", path ? path : "-", strerror(write_err));
+        rc = CLI_EXIT_INPUT;
+    } else if (!rc && e) {
+        rc = cli_fail(e, NULL);
+    }
 free_topo:
     weft_topo_free(t);
 free_args:

@@ -189,7 +189,10 @@ static int write_stats(FILE *f, const cli_args *a, const char *spec, const weft_
     }
     bool json = cli_args_has(a, "json");
     if ((json ? print_json(f, spec, t, &s) : print_table(f, spec, t, &s)) != 0) {
-        cli_error(json ? "internal error: incomplete JSON document" : "out of memory");
+        if (json)
+            cli_error("internal error: incomplete JSON document");
+        else
+            cli_error("out of memory printing the statistics of '%s'", spec);
         return CLI_EXIT_INPUT;
     }
     return CLI_EXIT_OK;

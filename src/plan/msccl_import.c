@@ -199,6 +199,13 @@ static void mx_start_algo(mx_state *st, const XML_Char **atts, mx_pos pos)
         !mx_int(st, atts, "algo", "nchannels", 0, &one, pos, &st->nchannels) ||
         !mx_int(st, atts, "algo", "root", 0, &zero, pos, &st->root))
         return;
+    /* Checked here, before anything is sized by it (the build allocates a
+     * word per gpu; ngpus="1000000000" asked for 4 GB). */
+    if ((uint32_t)st->ngpus > WEFT_PLAN_MAX_RANKS) {
+        mx_fail(st, WEFT_EPARSE, pos, "<algo ngpus=\"%d\">: more than %u gpus", (int)st->ngpus,
+                WEFT_PLAN_MAX_RANKS);
+        return;
+    }
     /* Older files give only inplace, some only outofplace. */
     bool has_in = mx_attr(atts, "inplace") != NULL;
     if (!mx_int(st, atts, "algo", "inplace", 0, &one, pos, &inplace) ||
@@ -401,6 +408,13 @@ static weft_err mx_at(mx_state *st, weft_err e, mx_pos pos, const char *fmt, ...
     return weft_diag_set(st->d, e, "%s:%u:%u: %s", st->name, pos.line, pos.col, reason);
 }
 
+/* "NAME: out of memory WHAT", WEFT_ENOMEM: a program too large for this
+ * machine, named, rather than a bare "out of memory". */
+static weft_err mx_oom(weft_diag *d, const char *name, const char *what)
+{
+    return weft_diag_set(d, WEFT_ENOMEM, "%s: out of memory %s", name, what);
+}
+
 /* Sort keys for threadblocks: (gpu, peer, chan) of their send or receive
  * side, so the two ends of a connection meet. */
 typedef struct mx_key {
@@ -508,7 +522,7 @@ static weft_err mx_match(mx_state *st, mx_link *link)
     mx_key *sk = weft__malloc((st->ntb ? st->ntb : 1) * sizeof *sk);
     mx_key *rk = weft__malloc((st->ntb ? st->ntb : 1) * sizeof *rk);
     if (!sk || !rk) {
-        e = weft_diag_code(st->d, WEFT_ENOMEM);
+        e = mx_oom(st->d, st->name, "building the plan");
         goto free_keys;
     }
     size_t ns, nr;
@@ -681,7 +695,7 @@ static weft_err mx_build(mx_state *st, weft_plan **out)
     /* Every gpu exactly once. */
     uint32_t *gpu_at = weft__malloc((size_t)n * sizeof *gpu_at);
     if (!gpu_at)
-        return weft_diag_code(d, WEFT_ENOMEM);
+        return mx_oom(d, st->name, "building the plan");
     for (uint32_t r = 0; r < n; r++)
         gpu_at[r] = UINT32_MAX;
     for (size_t i = 0; i < st->ngpu; i++) {
@@ -726,7 +740,7 @@ static weft_err mx_build(mx_state *st, weft_plan **out)
     /* tb id -> tb index, per gpu. */
     uint32_t *tbmap_start = weft__calloc((size_t)st->ngpu + 1, sizeof *tbmap_start);
     if (!tbmap_start) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
+        e = mx_oom(d, st->name, "building the plan");
         goto free_gpu_at;
     }
     for (size_t i = 0; i < st->ngpu; i++) {
@@ -745,7 +759,7 @@ static weft_err mx_build(mx_state *st, weft_plan **out)
     uint32_t *tbmap = weft__malloc(((size_t)tbmap_start[st->ngpu] + 1) * sizeof *tbmap);
     mx_link *link = weft__calloc(st->nstep ? st->nstep : 1, sizeof *link);
     if (!tbmap || !link) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
+        e = mx_oom(d, st->name, "building the plan");
         goto free_link;
     }
     for (uint32_t i = 0; i < tbmap_start[st->ngpu]; i++)
@@ -794,6 +808,15 @@ static weft_err mx_build(mx_state *st, weft_plan **out)
     }
     info.scratch = (uint32_t)scratch;
     weft_plan *p = NULL;
+    uint64_t total = weft_plan_info_total_slots(&info);
+    if (total > WEFT_PLAN_MAX_TOTAL_SLOTS) {
+        e = mx_at(st, WEFT_ELIMIT, st->algo_pos,
+                  "%u gpus with %u chunks and %u scratch slots hold %llu slots in all; the limit "
+                  "is %llu",
+                  n, info.chunks, info.scratch, (unsigned long long)total,
+                  (unsigned long long)WEFT_PLAN_MAX_TOTAL_SLOTS);
+        goto free_link;
+    }
     if ((e = weft_plan_new(&info, &p))) {
         e = weft_diag_set(d, e, "%s: cannot make a plan: %s", st->name, weft_strerror(e));
         goto free_link;
@@ -801,7 +824,7 @@ static weft_err mx_build(mx_state *st, weft_plan **out)
     for (uint32_t k = 0; k < st->nstep; k++)
         if ((e = mx_add_step(st, p, link, tbmap, tbmap_start, k))) {
             if (e == WEFT_ENOMEM)
-                weft_diag_code(d, e);
+                mx_oom(d, st->name, "building the plan");
             weft_plan_free(p);
             goto free_link;
         }
@@ -831,16 +854,17 @@ static weft_err mx_import(const char *name, mx_reader read, void *arg, weft_plan
     st.d = d;
     st.parser = XML_ParserCreate_MM(NULL, &mx_mem, NULL);
     if (!st.parser)
-        return weft_diag_code(d, WEFT_ENOMEM);
+        return mx_oom(d, name, "reading the XML");
     XML_SetUserData(st.parser, &st);
     XML_SetElementHandler(st.parser, mx_on_start, mx_on_end);
     XML_SetEntityDeclHandler(st.parser, mx_on_entity);
     weft_err e = WEFT_OK;
+    size_t total = 0; /* bytes read so far, against WEFT_PLAN_MAX_FILE_BYTES */
     for (;;) {
         enum { PIECE = 1 << 16 };
         void *buf = XML_GetBuffer(st.parser, PIECE);
         if (!buf) {
-            e = weft_diag_code(d, WEFT_ENOMEM);
+            e = mx_oom(d, name, "reading the XML");
             goto free_parser;
         }
         size_t got = read(arg, buf, PIECE);
@@ -848,11 +872,17 @@ static weft_err mx_import(const char *name, mx_reader read, void *arg, weft_plan
             e = weft__file_read_error(name, errno, d);
             goto free_parser;
         }
+        total += got;
+        if (total > WEFT_PLAN_MAX_FILE_BYTES) {
+            e = weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu MiB, the limit for an MSCCL XML file",
+                              name, WEFT_PLAN_MAX_FILE_BYTES >> 20);
+            goto free_parser;
+        }
         if (XML_ParseBuffer(st.parser, (int)got, got == 0) == XML_STATUS_ERROR) {
             if (st.err) {
                 e = st.err;
             } else if (XML_GetErrorCode(st.parser) == XML_ERROR_NO_MEMORY) {
-                e = weft_diag_code(d, WEFT_ENOMEM);
+                e = mx_oom(d, name, "reading the XML");
             } else {
                 e = weft_diag_set(d, WEFT_EPARSE, "%s:%lu:%lu: malformed XML: %s", name,
                                   (unsigned long)XML_GetCurrentLineNumber(st.parser),

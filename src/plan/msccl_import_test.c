@@ -177,6 +177,13 @@ static void test_small(void)
                  "t.xml:4:1: <step> has no attribute 'cnt'");
     expect_error(edit(good, " ngpus=\"2\"", ""), WEFT_EPARSE,
                  "t.xml:1:1: <algo> has no attribute 'ngpus'");
+    /* Limits are checked before anything is sized by them: ngpus="1e9"
+     * once allocated 3.9 GB before its rank limit was checked. */
+    expect_error(edit(good, "ngpus=\"2\"", "ngpus=\"1000000000\""), WEFT_EPARSE,
+                 "t.xml:1:1: <algo ngpus=\"1000000000\">: more than 1048576 gpus");
+    expect_error(edit(good, "nchunksperloop=\"2\"", "nchunksperloop=\"67108864\""), WEFT_ELIMIT,
+                 "t.xml:1:1: 2 gpus with 67108864 chunks and 2 scratch slots hold 268435460 slots "
+                 "in all; the limit is 67108864");
     expect_error(edit(good, "srcoff=\"1\"", "srcoff=\"x\""), WEFT_EPARSE,
                  "t.xml:4:1: <step srcoff=\"x\">: expected an integer >= -1");
     expect_error(edit(good, "coll=\"allreduce\"", "coll=\"gather\""), WEFT_EUNSUPPORTED,

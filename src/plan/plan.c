@@ -63,6 +63,28 @@ static void buf_sizes(const weft_plan_info *info, uint64_t *in, uint64_t *out)
     }
 }
 
+/* a * b, or UINT64_MAX when it does not fit. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+uint64_t weft_plan_info_total_slots(const weft_plan_info *info)
+{
+    /* in and out are at most nranks x chunks < 2^64 each (both 32-bit);
+     * their sum with scratch may not be. */
+    uint64_t in, out;
+    buf_sizes(info, &in, &out);
+    uint64_t per_rank = in;
+    if (out > UINT64_MAX - per_rank)
+        return UINT64_MAX;
+    per_rank += out;
+    if (info->scratch > UINT64_MAX - per_rank)
+        return UINT64_MAX;
+    per_rank += info->scratch;
+    return mul_sat(per_rank, info->nranks);
+}
+
 uint32_t weft_plan_buf_slots(const weft_plan *p, weft_buf buf)
 {
     switch (buf) {
@@ -177,7 +199,8 @@ weft_err weft_plan_new(const weft_plan_info *info, weft_plan **out)
     uint64_t nin, nout;
     buf_sizes(info, &nin, &nout);
     if (nin > WEFT_PLAN_MAX_SLOTS || nout > WEFT_PLAN_MAX_SLOTS ||
-        info->scratch > WEFT_PLAN_MAX_SLOTS)
+        info->scratch > WEFT_PLAN_MAX_SLOTS ||
+        weft_plan_info_total_slots(info) > WEFT_PLAN_MAX_TOTAL_SLOTS)
         return WEFT_ELIMIT;
     weft_plan *p = weft__calloc(1, sizeof *p);
     if (!p)

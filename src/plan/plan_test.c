@@ -60,6 +60,21 @@ static void test_sizes(void)
     weft_plan_info big = {WEFT_COLL_ALLTOALL, 1u << 20, {0}, 1u << 12, 0, true};
     CHECK_ERR(weft_plan_new(&big, &p), WEFT_ELIMIT);
     CHECK(p == NULL);
+    /* Slots over all ranks: 2^26 exactly is made, one more is not, before
+     * any allocation; the total saturates instead of wrapping. */
+    weft_plan_info edge = {WEFT_COLL_ALLREDUCE, 2, {0}, 1u << 24, 0, true};
+    CHECK_INT(weft_plan_info_total_slots(&edge), WEFT_PLAN_MAX_TOTAL_SLOTS);
+    CHECK_ERR(weft_plan_new(&edge, &p), WEFT_OK);
+    weft_plan_free(p);
+    p = NULL;
+    edge.scratch = 1;
+    CHECK_INT(weft_plan_info_total_slots(&edge), WEFT_PLAN_MAX_TOTAL_SLOTS + 2);
+    CHECK_ERR(weft_plan_new(&edge, &p), WEFT_ELIMIT);
+    CHECK(p == NULL);
+    weft_plan_info wide = {WEFT_COLL_ALLTOALL, UINT32_MAX, {0}, UINT32_MAX, UINT32_MAX, true};
+    CHECK(weft_plan_info_total_slots(&wide) == UINT64_MAX);
+    wide.nranks = 8; /* 8 x (in 8C + out 8C + scratch C), C = 2^32 - 1 */
+    CHECK(weft_plan_info_total_slots(&wide) == UINT64_C(136) * UINT32_MAX);
 }
 
 static void test_build_edit(void)

@@ -59,9 +59,12 @@ static weft_err fail(parser *ps, uint32_t col, const char *fmt, ...)
     return weft_diag_set(ps->d, WEFT_EPARSE, "%s:%u: %s", ps->name, ps->line, msg);
 }
 
+/* Names the file, the line and what was being built, so that a plan too
+ * large for the machine is told from a broken one. */
 static weft_err oom(parser *ps)
 {
-    return weft_diag_code(ps->d, WEFT_ENOMEM);
+    return weft_diag_set(ps->d, WEFT_ENOMEM, "%s:%u: out of memory building the plan (%u ops read)",
+                         ps->name, ps->line, ps->plan ? ps->plan->nops : 0);
 }
 
 static bool tok_is(const tok *t, const char *word)
@@ -104,7 +107,7 @@ static weft_err check_bytes(parser *ps, const char *s, size_t n)
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
         if (c == 0)
-            return fail(ps, (uint32_t)i + 1, "NUL byte");
+            return fail(ps, (uint32_t)i + 1, "NUL byte (binary data, not text)");
         if (c == '\r' && i + 1 == n)
             break; /* CRLF line end */
         if ((c < 0x20 && c != '\t') || c == 0x7f)
@@ -238,6 +241,15 @@ static weft_err finish_header(parser *ps, uint32_t col)
     } else if (ps->seen & H_ROOT) {
         return fail(ps, col, "'root' given for %s, which has no root", coll);
     }
+    /* The total is checked here, before weft_plan_new, to say which limit;
+     * every factor is already within its own. */
+    uint64_t total = weft_plan_info_total_slots(&ps->info);
+    if (total > WEFT_PLAN_MAX_TOTAL_SLOTS)
+        return fail(ps, col,
+                    "%u ranks with %u chunks and %u scratch slots hold %llu slots in all; the limit "
+                    "is %llu",
+                    ps->info.nranks, ps->info.chunks, ps->info.scratch, (unsigned long long)total,
+                    (unsigned long long)WEFT_PLAN_MAX_TOTAL_SLOTS);
     weft_err e = weft_plan_new(&ps->info, &ps->plan);
     if (e == WEFT_ENOMEM)
         return oom(ps);
@@ -510,7 +522,11 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
         if (n > LINE_MAX_BYTES) {
-            e = fail(&ps, LINE_MAX_BYTES + 1, "line longer than %u bytes", LINE_MAX_BYTES);
+            /* Binary data (a NUL, a control byte) is named as such, not
+             * as one long line. */
+            e = check_bytes(&ps, text + pos, LINE_MAX_BYTES);
+            if (!e)
+                e = fail(&ps, LINE_MAX_BYTES + 1, "line longer than %u bytes", LINE_MAX_BYTES);
             goto free_parser;
         }
         e = parse_line(&ps, text + pos, n, toks);
@@ -549,7 +565,7 @@ weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d)
 {
     char *buf = NULL;
     size_t len = 0;
-    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &len, d);
+    weft_err e = weft__file_read(path, WEFT_PLAN_MAX_FILE_BYTES, "a .plan file", &buf, &len, d);
     if (e) return e;
     e = weft_plan_parse(buf, len, path, out, d);
     weft__free(buf);

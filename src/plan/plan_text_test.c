@@ -192,7 +192,7 @@ static void test_errors(void)
     weft_plan *p = NULL;
     weft_diag d;
     CHECK_ERR(weft_plan_parse(nul, sizeof nul - 1, "t.plan", &p, &d), WEFT_EPARSE);
-    CHECK_STR(d.msg, "t.plan:2:9: NUL byte");
+    CHECK_STR(d.msg, "t.plan:2:9: NUL byte (binary data, not text)");
     /* An overlong line. */
     size_t n = 70000;
     char *big = malloc(n + 32);
@@ -201,6 +201,43 @@ static void test_errors(void)
     memcpy(big + 13 + n, "\n", 2);
     CHECK_ERR(weft_plan_parse(big, strlen(big), "t.plan", &p, &d), WEFT_EPARSE);
     CHECK_STR(d.msg, "t.plan:2:65537: line longer than 65536 bytes");
+    /* Binary data longer than a line (a file of NUL bytes, /dev/zero) is
+     * named as what it is, at its first bad byte, not as a long line. */
+    memset(big, '\0', n);
+    CHECK_ERR(weft_plan_parse(big, n, "t.plan", &p, &d), WEFT_EPARSE);
+    CHECK_STR(d.msg, "t.plan:1:1: NUL byte (binary data, not text)");
+    memcpy(big, "weft-plan 1\n#x\x01", 15);
+    memset(big + 15, 'x', n - 15);
+    CHECK_ERR(weft_plan_parse(big, n, "t.plan", &p, &d), WEFT_EPARSE);
+    CHECK_STR(d.msg, "t.plan:2:3: control character 0x01");
+    /* A header whose buffers would exceed WEFT_PLAN_MAX_TOTAL_SLOTS is
+     * refused before anything is sized by it: 70 bytes once asked the
+     * verifier for 3.1 GB (chunks 1e8) or 32 GB (chunks 1e9). */
+    static const char *const huge[][2] = {
+        {"weft-plan 1\ncoll allreduce\nranks 2\nchunks 100000000\nop 0 nop 0\n",
+         "t.plan:5:1: 2 ranks with 100000000 chunks and 0 scratch slots hold 400000000 slots in "
+         "all; the limit is 67108864"},
+        {"weft-plan 1\ncoll allreduce\nranks 8\nchunks 1000000000\n",
+         "t.plan:4: 8 ranks with 1000000000 chunks and 0 scratch slots hold 16000000000 slots in "
+         "all; the limit is 67108864"},
+        {"weft-plan 1\ncoll alltoall\nranks 1048576\nchunks 1\n",
+         "t.plan:4: 1048576 ranks with 1 chunks and 0 scratch slots hold 2199023255552 slots in "
+         "all; the limit is 67108864"},
+        {"weft-plan 1\ncoll allgather\nranks 4\nchunks 1\nscratch 1073741824\n",
+         "t.plan:5: 4 ranks with 1 chunks and 1073741824 scratch slots hold 4294967316 slots in "
+         "all; the limit is 67108864"},
+    };
+    for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+        p = NULL;
+        CHECK_ERR(weft_plan_parse(huge[i][0], strlen(huge[i][0]), "t.plan", &p, &d), WEFT_EPARSE);
+        CHECK_STR(d.msg, huge[i][1]);
+        CHECK(p == NULL);
+    }
+    /* At the limit exactly, the plan is made. */
+    static const char at_limit[] = "weft-plan 1\ncoll allreduce\nranks 1\nchunks 33554432\n";
+    CHECK_ERR(weft_plan_parse(at_limit, sizeof at_limit - 1, "t.plan", &p, &d), WEFT_OK);
+    weft_plan_free(p);
+    p = NULL;
     free(big);
     /* Files. */
     CHECK_ERR(weft_plan_load_file("/nonexistent/x.plan", &p, &d), WEFT_ENOENT);

@@ -16,6 +16,14 @@
  * In place, contributions are combined into recvbuf while sends may still
  * be reading it (a transport moves a send when the peer's ring has room),
  * so the ranks send from a private copy of their input.
+ *
+ * Agreement (call_agree.h). A rank publishes its arguments (a control-page
+ * record, or on TCP a message to every peer ahead of its data), starts its
+ * sends and only then waits for everyone's arguments and compares, before
+ * it receives anything: the arguments travel with the data instead of a
+ * round trip ahead of it (which cost 0.3-0.6 us per call at 1-16 KiB on 2
+ * ranks over shared memory, and doubled the call over TCP). Beyond
+ * WEFT__CALL_ALL_MAX ranks on TCP the ranks agree first.
  */
 #include <string.h>
 
@@ -60,6 +68,9 @@ weft_err weft__allreduce_direct(weft_comm *c, const void *sendbuf, void *recvbuf
         memcpy(copy, in, bytes);
         in = copy;
     }
+    weft__call_early_state agree;
+    bool late = weft__call_early(c, &agree, &e, d);
+    if (e || (!late && (e = weft__call_agree(c, d)))) goto free_copy;
     for (uint32_t k = 1; k < n; k++) {
         weft__xreq *s = &sends[k - 1];
         *s = (weft__xreq){.peer = (me + k) % n, .is_send = true, .buf = (unsigned char *)in,
@@ -67,6 +78,8 @@ weft_err weft__allreduce_direct(weft_comm *c, const void *sendbuf, void *recvbuf
         waits[k - 1] = s;
         if ((e = weft__comm_post(c, s, d))) goto free_copy;
     }
+    if (late && ((e = weft__comm_kick(c, d)) || (e = weft__call_late(c, &agree, d))))
+        goto free_copy;
     for (uint32_t q = 0; q < n; q++) {
         if (q == me) {
             if (q == 0 && in != out)

@@ -264,12 +264,17 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
+    weft__call_begin(c, WEFT_COLL_ALLREDUCE, count, dtype, (uint32_t)op, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_ALLREDUCE, count, dtype, 0, NULL, &cp, d);
     if (e) return e;
-    if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, d);
+    if (cp) {
+        if ((e = weft__call_agree(c, d))) return e;
+        return weft__select_run(c, cp, WEFT_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, d);
+    }
     size_t es = weft_dtype_size(dtype);
     if (c->size == 1 || count == 0) {
+        if ((e = weft__call_agree(c, d))) return e;
         if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
         return WEFT_OK;
     }
@@ -279,8 +284,9 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     bool ran;
     e = weft__shared_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
-    if (weft__allreduce_direct_fits(c->size, count * es))
+    if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
+    if ((e = weft__call_agree(c, d))) return e;
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
     if (!work) return no_scratch(c, d);
@@ -299,16 +305,22 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
+    weft__call_begin(c, WEFT_COLL_ALLGATHER, count, dtype, WEFT__CALL_NO_OP, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_ALLGATHER, count, dtype, 0, NULL, &cp, d);
     if (e) return e;
-    if (cp) return weft__select_run(c, cp, WEFT_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
+    if (cp) {
+        if ((e = weft__call_agree(c, d))) return e;
+        return weft__select_run(c, cp, WEFT_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype,
+                                WEFT_SUM, d);
+    }
     size_t es = weft_dtype_size(dtype);
     if (c->size > 1 && count) {
         bool ran;
         e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
         if (e || ran) return e;
     }
+    if ((e = weft__call_agree(c, d))) return e;
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
     if (sendbuf != mine && count) memcpy(mine, sendbuf, count * es);
     if (c->size == 1 || count == 0) return WEFT_OK;
@@ -322,13 +334,18 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
+    weft__call_begin(c, WEFT_COLL_REDUCESCATTER, count, dtype, (uint32_t)op, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_REDUCESCATTER, count, dtype, 0, NULL, &cp, d);
     if (e) return e;
-    if (cp) return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype, op, d);
+    if (cp) {
+        if ((e = weft__call_agree(c, d))) return e;
+        return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype, op,
+                                d);
+    }
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;
-    if (count == 0) return WEFT_OK;
+    if (count == 0) return weft__call_agree(c, d);
     if (c->size == 1) {
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
@@ -346,6 +363,7 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     bool ran;
     e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
+    if ((e = weft__call_agree(c, d))) return e;
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
                         .base = off, .stride = count, .in = sendbuf, .work = work, .fn = fn};
@@ -361,10 +379,15 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (e) return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    weft__call_begin(c, WEFT_COLL_BROADCAST, count, dtype, WEFT__CALL_NO_OP, root);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_BROADCAST, count, dtype, root, NULL, &cp, d);
     if (e) return e;
-    if (cp) return weft__select_run(c, cp, WEFT_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, WEFT_SUM, d);
+    if (cp) {
+        if ((e = weft__call_agree(c, d))) return e;
+        return weft__select_run(c, cp, WEFT_COLL_BROADCAST, sendbuf, recvbuf, count, dtype,
+                                WEFT_SUM, d);
+    }
     size_t es = weft_dtype_size(dtype), bytes = count * es;
     uint32_t n = c->size, r = c->rank;
     if (n > 1 && bytes) {
@@ -372,6 +395,7 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
         if (e || ran) return e;
     }
+    if ((e = weft__call_agree(c, d))) return e;
     uint32_t pos = mod((int64_t)r - root, n);
     if (pos == 0 && sendbuf != recvbuf && bytes) memcpy(recvbuf, sendbuf, bytes);
     if (n == 1 || bytes == 0) return WEFT_OK;
@@ -399,13 +423,17 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     if (e) return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
+    weft__call_begin(c, WEFT_COLL_REDUCE, count, dtype, (uint32_t)op, root);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_REDUCE, count, dtype, root, NULL, &cp, d);
     if (e) return e;
-    if (cp) return weft__select_run(c, cp, WEFT_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, d);
+    if (cp) {
+        if ((e = weft__call_agree(c, d))) return e;
+        return weft__select_run(c, cp, WEFT_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, d);
+    }
     size_t es = weft_dtype_size(dtype), total = count * es;
     uint32_t n = c->size, r = c->rank;
-    if (count == 0) return WEFT_OK;
+    if (count == 0) return weft__call_agree(c, d);
     if (n == 1) {
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
@@ -416,6 +444,7 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
+    if ((e = weft__call_agree(c, d))) return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then
      * every rank sends its finished block to the root (which combined its
      * own straight into recvbuf). */

@@ -27,7 +27,7 @@
  *
  * Agreement. Whether a call may run this way depends on every rank's
  * pointers, so each call first publishes a record (which allocation and
- * offset hold its buffers, and the call's kind and size) and waits for
+ * offset hold its buffers, and the call's arguments, call_agree.h) and waits for
  * everyone's (weft__region_post): all ranks then decide from the same
  * records, so they decide alike. The publication is also the barrier that
  * says every sendbuf is ready. Records are only exchanged when every peer
@@ -58,26 +58,14 @@ const char *weft__shared_kind_name(uint32_t kind)
     return names[kind < sizeof names / sizeof names[0] ? kind : 0];
 }
 
-weft_err weft__shared_check(weft_comm *c, uint32_t kind, size_t bytes,
-                            const weft__region_rec *recs, weft_diag *d)
-{
-    for (uint32_t q = 0; q < c->size; q++)
-        if (recs[q].kind != kind || recs[q].bytes != bytes)
-            return weft_diag_set(
-                d, WEFT_EINVAL, "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
-                weft__shared_kind_name(recs[q].kind), (unsigned long long)recs[q].bytes, c->rank,
-                weft__shared_kind_name(kind), (unsigned long long)bytes);
-    return WEFT_OK;
-}
-
 /* Publishes this rank's record and decides with everyone's: *ran stays
  * false (the ordinary path) unless every rank's buffers that `need`s
  * (WEFT__REC_*) lie in one and the same allocation. */
-weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t sbytes,
-                            const void *recvbuf, size_t rbytes, size_t bytes, uint32_t need,
-                            uint64_t *seq, bool *ran, weft_diag *d)
+weft_err weft__shared_agree(weft_comm *c, const void *sendbuf, size_t sbytes, const void *recvbuf,
+                            size_t rbytes, uint32_t need, uint64_t *seq, bool *ran, weft_diag *d)
 {
-    weft__region_rec me = {.seq = weft__region_next_seq(c), .kind = kind, .bytes = bytes};
+    weft__region_rec me = {.seq = weft__region_next_seq(c)};
+    weft__call_to_rec(c, &me);
     if (sendbuf && weft__region_find(c, sendbuf, sbytes, &me.sid, &me.soff))
         me.flags |= WEFT__REC_SEND;
     if (weft__region_find(c, recvbuf, rbytes, &me.rid, &me.roff)) me.flags |= WEFT__REC_RECV;
@@ -85,7 +73,7 @@ weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, si
     weft_err e = weft__region_post(c, &me, recs, d);
     if (e) return e;
     *seq = me.seq;
-    if ((e = weft__shared_check(c, kind, bytes, recs, d))) return e;
+    if ((e = weft__call_check_recs(c, recs, d))) return e;
     bool fast = true;
     for (uint32_t q = 0; q < c->size; q++) {
         if ((recs[q].flags & need) != need) fast = false;
@@ -210,8 +198,8 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
     }
     if (!weft__region_usable(c)) return WEFT_OK;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLREDUCE, sendbuf, bytes, recvbuf, bytes,
-                                    bytes, WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, sendbuf, bytes, recvbuf, bytes,
+                                    WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     /* With more ranks than CPUs only as many ranks as CPUs combine (the
      * blocks are cut among them) while the others wait asleep: the work is
@@ -242,8 +230,8 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * red->es, total = block * c->size;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_REDUCE_SCATTER, sendbuf, total, recvbuf, block,
-                                    total, WEFT__REC_SEND, &seq, ran, d);
+    weft_err e =
+        weft__shared_agree(c, sendbuf, total, recvbuf, block, WEFT__REC_SEND, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
@@ -263,8 +251,7 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c)) return WEFT_OK;
     size_t block = count * es, total = block * c->size;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLGATHER, NULL, 0, recvbuf, total, total,
-                                    WEFT__REC_RECV, &seq, ran, d);
+    weft_err e = weft__shared_agree(c, NULL, 0, recvbuf, total, WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);

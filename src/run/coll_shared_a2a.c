@@ -71,7 +71,7 @@ weft_err weft__shared_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf,
     uint32_t n = c->size, r = c->rank;
     size_t block = count * es, total = block * n;
     uint64_t seq;
-    weft_err e = weft__shared_agree(c, WEFT__SHARED_ALLTOALL, sendbuf, total, recvbuf, total, total,
+    weft_err e = weft__shared_agree(c, sendbuf, total, recvbuf, total,
                                     WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
     if (e || !*ran) return e;
     const weft__region_rec *recs = weft__region_recs(c);

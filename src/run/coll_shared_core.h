@@ -36,19 +36,15 @@ enum {
 /* "allreduce", ... for a kind; "?" for anything else. */
 const char *weft__shared_kind_name(uint32_t kind);
 
-/* WEFT_EINVAL, with the same message on every rank's side, unless every
- * record recs[0 .. size) names collective kind with `bytes` bytes. */
-weft_err weft__shared_check(weft_comm *c, uint32_t kind, size_t bytes,
-                            const weft__region_rec *recs, weft_diag *d);
-
-/* Publishes this rank's record and decides with everyone's: *ran stays
- * false (the ordinary path) unless every rank's buffers that `need`s
- * (WEFT__REC_*) lie in one and the same allocation. Ranks whose records
- * name another collective or size get WEFT_EINVAL, all alike. On success
- * with *ran, *seq is the call's number for weft__region_done. */
-weft_err weft__shared_agree(weft_comm *c, uint32_t kind, const void *sendbuf, size_t sbytes,
-                            const void *recvbuf, size_t rbytes, size_t bytes, uint32_t need,
-                            uint64_t *seq, bool *ran, weft_diag *d);
+/* Publishes this rank's record (the current call's arguments, call_agree.h,
+ * and where its sbytes of sendbuf and rbytes of recvbuf lie) and decides
+ * with everyone's: *ran stays false (the ordinary path) unless every rank's
+ * buffers that `need`s (WEFT__REC_*) lie in one and the same allocation.
+ * Ranks whose arguments differ get WEFT_EINVAL, all alike
+ * (weft__call_check_recs). On success with *ran, *seq is the call's number
+ * for weft__region_done. */
+weft_err weft__shared_agree(weft_comm *c, const void *sendbuf, size_t sbytes, const void *recvbuf,
+                            size_t rbytes, uint32_t need, uint64_t *seq, bool *ran, weft_diag *d);
 
 /* Rank q's buffer at offset off + off2 of allocation id; this rank holds
  * every peer's mapping of an allocation its own buffer lies in, so a

@@ -42,8 +42,8 @@ static bool shows(const weft__region_rec *rq, uint32_t id)
 
 /* weft__shared_agree for a collective with a root, in two steps.
  *
- * agree_rooted publishes the record and checks it against everyone's: the
- * ranks must also agree on the root, and rank q needs `root_need`
+ * agree_rooted publishes the record and checks it against everyone's (the
+ * call's arguments, root included: call_agree.h), and rank q needs `root_need`
  * (WEFT__REC_*) when it is the root and `other_need` otherwise, every
  * needed sendbuf in one allocation and every needed recvbuf in one
  * allocation (the two may differ). *ok says whether they do.
@@ -60,13 +60,12 @@ static bool shows(const weft__region_rec *rq, uint32_t id)
  * reduce: recvbuf off the root) are published too when they lie in
  * weft_comm_alloc memory: callers that pass the same buffers on every rank
  * then show that they hold both allocations, and skip the second round. */
-static weft_err agree_rooted(weft_comm *c, uint32_t kind, uint32_t root, const void *sendbuf,
-                             const void *recvbuf, size_t bytes, uint32_t root_need,
-                             uint32_t other_need, uint64_t *seq, bool *ok, bool *settle,
-                             weft_diag *d)
+static weft_err agree_rooted(weft_comm *c, uint32_t root, const void *sendbuf, const void *recvbuf,
+                             size_t bytes, uint32_t root_need, uint32_t other_need, uint64_t *seq,
+                             bool *ok, bool *settle, weft_diag *d)
 {
-    weft__region_rec me = {
-        .seq = weft__region_next_seq(c), .kind = kind, .bytes = bytes, .root = root};
+    weft__region_rec me = {.seq = weft__region_next_seq(c)};
+    weft__call_to_rec(c, &me);
     if (sendbuf && weft__region_find(c, sendbuf, bytes, &me.sid, &me.soff))
         me.flags |= WEFT__REC_SEND;
     if (recvbuf && weft__region_find(c, recvbuf, bytes, &me.rid, &me.roff))
@@ -76,19 +75,11 @@ static weft_err agree_rooted(weft_comm *c, uint32_t kind, uint32_t root, const v
     if (e) return e;
     *seq = me.seq;
     *ok = *settle = false;
+    if ((e = weft__call_check_recs(c, recs, d))) return e;
     bool fast = true;
     uint32_t sid = recs[root].sid, rid = recs[root].rid;
     for (uint32_t q = 0; q < c->size; q++) {
         const weft__region_rec *rq = &recs[q];
-        if (rq->kind != kind || rq->bytes != bytes)
-            return weft_diag_set(d, WEFT_EINVAL,
-                                 "comm: rank %u called %s with %llu bytes, rank %u %s with %llu", q,
-                                 weft__shared_kind_name(rq->kind), (unsigned long long)rq->bytes,
-                                 c->rank, weft__shared_kind_name(kind), (unsigned long long)bytes);
-        if (rq->root != root)
-            return weft_diag_set(d, WEFT_EINVAL,
-                                 "comm: rank %u called %s with root %u, rank %u with root %u", q,
-                                 weft__shared_kind_name(kind), rq->root, c->rank, root);
         uint32_t need = q == root ? root_need : other_need;
         if ((rq->flags & need) != need) fast = false;
         if (q != root && (need & WEFT__REC_RECV)) rid = rq->rid; /* broadcast: the others' */
@@ -121,10 +112,8 @@ static weft_err settle(weft_comm *c, uint32_t kind, uint32_t root, size_t bytes,
     *ran = false;
     if (need_round) {
         weft__region_rec again = {.seq = weft__region_next_seq(c),
-                                  .kind = kind,
-                                  .bytes = bytes,
-                                  .root = root,
                                   .flags = have ? WEFT__REC_HOLDS : 0};
+        weft__call_to_rec(c, &again);
         weft__region_rec *recs = weft__region_recs(c);
         weft_err e = weft__region_post(c, &again, recs, d);
         if (e) return e;
@@ -150,8 +139,8 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
     if (!weft__region_usable(c) || bytes < WEFT__SHARED_BCAST_MIN_BYTES) return WEFT_OK;
     uint64_t seq;
     bool ok, round2;
-    weft_err e = agree_rooted(c, WEFT__SHARED_BROADCAST, root, sendbuf, recvbuf, bytes,
-                              WEFT__REC_SEND, WEFT__REC_RECV, &seq, &ok, &round2, d);
+    weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND, WEFT__REC_RECV,
+                              &seq, &ok, &round2, d);
     if (e || !ok) return e;
     size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
     size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;
@@ -189,9 +178,8 @@ weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t bytes = count * es;
     uint64_t seq;
     bool ok, round2;
-    weft_err e =
-        agree_rooted(c, WEFT__SHARED_REDUCE, root, sendbuf, recvbuf, bytes,
-                     WEFT__REC_SEND | WEFT__REC_RECV, WEFT__REC_SEND, &seq, &ok, &round2, d);
+    weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND | WEFT__REC_RECV,
+                              WEFT__REC_SEND, &seq, &ok, &round2, d);
     if (e || !ok) return e;
     size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
     size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;

@@ -58,10 +58,11 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
     uint32_t n = c->size;
     uint64_t seq = weft__region_next_seq(c);
     memcpy(weft__region_eager(c, c->rank, seq), sendbuf, bytes);
-    weft__region_rec me = {.seq = seq, .kind = WEFT__SHARED_ALLREDUCE, .bytes = bytes};
+    weft__region_rec me = {.seq = seq};
+    weft__call_to_rec(c, &me);
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);
-    if (!e) e = weft__shared_check(c, WEFT__SHARED_ALLREDUCE, bytes, recs, d);
+    if (!e) e = weft__call_check_recs(c, recs, d);
     if (e) return e;
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "run/bootstrap/boot.h"
+#include "run/call_agree.h"
 #include "run/select.h"
 #include "run/transport/xport.h"
 #include "weft/comm.h"
@@ -32,6 +33,11 @@ struct weft_comm {
      * NULL before the first allocation; job_tag names their segments. */
     struct weft__region *region;
     uint64_t job_tag;
+    /* The collective call under way (call_agree.h) and whether the ranks
+     * agreed on it yet. */
+    weft__call call;
+    uint32_t call_kind; /* its record word (call_agree.c) */
+    bool call_agreed;
 };
 
 /* Builds a communicator on an opened bootstrap backend (comm.c). */

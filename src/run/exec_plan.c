@@ -444,6 +444,28 @@ static void free_run(exec_state *x)
 weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
                             weft_dtype dtype, weft_redop op, weft_diag *d)
 {
+    /* A run of the public API agrees on its arguments first (call_agree.h;
+     * a run that select.c chose for a collective agreed already), once
+     * they passed the checks every rank makes alike. */
+    weft_comm *c = xp->c;
+    const weft_plan_info *info = weft_plan_get_info(xp->p);
+    if (!c->failed && weft_dtype_size(dtype) && weft__reduce_get(dtype, op) &&
+        count % info->chunks == 0) {
+        weft_coll coll = info->coll;
+        bool reduces = coll == WEFT_COLL_ALLREDUCE || coll == WEFT_COLL_REDUCESCATTER ||
+                       coll == WEFT_COLL_REDUCE;
+        bool rooted = coll == WEFT_COLL_BROADCAST || coll == WEFT_COLL_REDUCE;
+        weft__call_begin(c, coll, count, dtype, reduces ? (uint32_t)op : WEFT__CALL_NO_OP,
+                         rooted ? info->root.v : 0);
+        weft_err e = weft__call_agree(c, d);
+        if (e) return e;
+    }
+    return weft__comm_plan_run(xp, sendbuf, recvbuf, count, dtype, op, d);
+}
+
+weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
+                             weft_dtype dtype, weft_redop op, weft_diag *d)
+{
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;
     if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);

@@ -5,6 +5,7 @@
 #ifndef WEFT_RUN_EXEC_PLAN_H
 #define WEFT_RUN_EXEC_PLAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft/comm.h"
@@ -12,6 +13,11 @@
 /* The slices the executor cuts a chunk of chunk_bytes into: chunk / 256
  * KiB, clamped to 1 .. 32 (a run also caps it at the elements per chunk). */
 uint32_t weft__exec_plan_slices(uint64_t chunk_bytes);
+
+/* weft_comm_plan_run without the agreement on its arguments, for a
+ * collective that agreed already (select.c). */
+weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
+                             weft_dtype dtype, weft_redop op, weft_diag *d);
 
 /* Ops of this rank in L. */
 uint32_t weft__comm_plan_len(const weft_comm_plan *x);

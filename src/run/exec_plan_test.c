@@ -223,6 +223,23 @@ static int body(weft_comm *c, void *arg)
                   WEFT_EINVAL);
         CHECK_CONTAINS(d.msg, "is not a multiple of the plan's");
     }
+    /* Ranks that pass different counts (each a multiple of the chunks)
+     * are refused alike before anything moves (call_agree.h). */
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    int32_t *big = malloc((size_t)2 * chunks * n * sizeof *big);
+    if (big && n > 1) {
+        memset(big, 0x5a, (size_t)2 * chunks * n * sizeof *big);
+        weft_diag_clear(&d);
+        CHECK_ERR(weft_comm_run_plan(c, p, big, big, me == n - 1 ? 2 * chunks : chunks,
+                                     WEFT_INT32, WEFT_SUM, &d),
+                  WEFT_EINVAL);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "comm: ranks disagree on the count of %s: rank 0 has %u, rank %u has %u",
+                 weft_coll_name(coll), chunks, n - 1, 2 * chunks);
+        CHECK_STR(d.msg, want);
+        free(big);
+    }
     CHECK(!weft_comm_failed(c));
     weft_plan_free(p);
     return weft__test_failed > 99 ? 99 : weft__test_failed;

@@ -21,8 +21,11 @@
 #include "weft/comm.h"
 
 #define WEFT__HELLO_BYTES 64
-/* How long an accepting side waits for a hello before refusing. */
-#define WEFT__HELLO_WAIT_NS 2000000000LL
+/* How long an accepting side waits for a connection's hello before
+ * refusing it. Connections wait side by side (hello_gate.h), so this only
+ * bounds what a silent one holds; a real peer writes its hello as soon as
+ * it is connected. */
+#define WEFT__HELLO_WAIT_NS 1000000000LL
 
 enum { WEFT__HELLO_BOOT = 1, WEFT__HELLO_TCP = 2, WEFT__HELLO_BOOT_REPLY = 3 };
 

@@ -7,9 +7,21 @@
  * the same user) can read.
  *
  * Supervision: one waitpid loop. The first rank that fails decides the
- * status; the others get SIGTERM to their process group, then SIGKILL after
- * the grace period. SIGINT/SIGTERM to the launcher are forwarded the same
- * way (the handlers only set a flag; the loop does the work).
+ * status; the others get SIGTERM (and SIGCONT, so a stopped rank acts on it)
+ * to their process group, then SIGKILL after the grace period. SIGINT/SIGTERM
+ * to the launcher are forwarded the same way (the handlers only set a flag;
+ * the loop does the work); a signal the launcher inherited as ignored stays
+ * ignored, in the launcher and in the ranks.
+ *
+ * A stopped rank (SIGSTOP, a terminal stop) does not exit: its peers time
+ * out waiting for it and the first of them to exit would take the blame. So
+ * the loop also watches stops (WUNTRACED, WCONTINUED), and when a rank fails
+ * while another one is stopped the message names the stopped one first.
+ *
+ * Each rank gets a parent-death signal (SIGKILL, prctl PR_SET_PDEATHSIG):
+ * a launcher that is killed outright (SIGKILL cannot be caught) takes its
+ * ranks with it instead of leaving them running. The signal comes when the
+ * thread that forked exits; weft launch forks from its only thread.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +38,7 @@
 
 #include "base/alloc.h"
 #include "run/clock.h"
+#include "run/liveness.h"
 #include "run/transport/shm/leftovers.h"
 #include "weft/comm.h"
 
@@ -36,14 +50,20 @@ static void on_signal(int sig)
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls and
- * setenv (the launcher is single-threaded). */
+ * setenv (the launcher is single-threaded). `parent` is the launcher's pid,
+ * `keep_int` and `keep_term` whether it inherited SIGINT and SIGTERM
+ * ignored (the rank then inherits that too). */
 static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const char *addr,
-                      const char *secret)
+                      const char *secret, pid_t parent, bool keep_int, bool keep_term)
 {
     char num[32];
+    /* The launcher may have died between fork and prctl, before the
+     * parent-death signal was armed: then this process has another parent
+     * already. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
     setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, keep_int ? SIG_IGN : SIG_DFL);
+    signal(SIGTERM, keep_term ? SIG_IGN : SIG_DFL);
     snprintf(num, sizeof num, "%u", rank);
     setenv("WEFT_RANK", num, 1);
     snprintf(num, sizeof num, "%u", o->ranks);
@@ -70,8 +90,61 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const c
 static void signal_all(const pid_t *pids, uint32_t n, int sig)
 {
     for (uint32_t r = 0; r < n; r++) {
-        if (pids[r] > 0) kill(-pids[r], sig);
+        if (pids[r] > 0) {
+            kill(-pids[r], sig);
+            /* A stopped rank keeps any other signal pending until it runs. */
+            if (sig != SIGKILL) kill(-pids[r], SIGCONT);
+        }
     }
+}
+
+/* Adds to msg (size bytes, holding a rank's failure) the ranks other than
+ * `failed` that are stopped now: as the waitpid loop saw them (stopsig[r],
+ * the stopping signal), as a stop report still queued behind the
+ * failure's shows them, or as /proc shows them. The first is named before
+ * the failure, as the likely cause; the others are counted. */
+static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint32_t failed,
+                         char *msg, size_t size)
+{
+    uint32_t first = n, more = 0;
+    int sig = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (r == failed || pids[r] <= 0) continue;
+        int s = stopsig[r];
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        /* WNOWAIT: the loop still gets the report. */
+        if (!s && waitid(P_PID, (id_t)pids[r], &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid == pids[r] && si.si_code == CLD_STOPPED)
+            s = si.si_status;
+        if (!s && weft__pid_stopped(pids[r])) s = -1; /* a stop not reported to us (tracing) */
+        if (!s) continue;
+        if (first == n) {
+            first = r;
+            sig = s;
+        } else {
+            more++;
+        }
+    }
+    if (first == n) return;
+    char head[160], also[48] = "";
+    if (more) snprintf(also, sizeof also, " (and %u more ranks)", more);
+    int k;
+    if (sig > 0)
+        k = snprintf(head, sizeof head,
+                     "rank %u (pid %d) was stopped by signal %d (%s)%s, and then ", first,
+                     (int)pids[first], sig, strsignal(sig), also);
+    else
+        k = snprintf(head, sizeof head, "rank %u (pid %d) is stopped%s, and then ", first,
+                     (int)pids[first], also);
+    if (k <= 0) return;
+    size_t hl = (size_t)k < sizeof head ? (size_t)k : sizeof head - 1;
+    if (hl >= size) hl = size - 1;
+    size_t tl = strlen(msg);
+    if (hl + tl >= size) tl = size - 1 - hl;
+    memmove(msg + hl, msg, tl);
+    memcpy(msg, head, hl);
+    msg[hl + tl] = '\0';
 }
 
 weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_diag *d)
@@ -113,13 +186,25 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         close(lfd);
         return weft_diag_code(d, WEFT_ENOMEM);
     }
+    /* stopsig[r]: the signal that stopped rank r, 0 while it runs. */
+    int *stopsig = weft__calloc(o->ranks, sizeof *stopsig);
+    if (!stopsig) {
+        weft__free(pids);
+        weft__free(started);
+        close(lfd);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
     sigemptyset(&sa.sa_mask);
     got_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, NULL, &old_int);
+    sigaction(SIGTERM, NULL, &old_term);
+    bool keep_int = old_int.sa_handler == SIG_IGN, keep_term = old_term.sa_handler == SIG_IGN;
+    if (!keep_int) sigaction(SIGINT, &sa, NULL);
+    if (!keep_term) sigaction(SIGTERM, &sa, NULL);
+    pid_t me = getpid();
 
     res->status = 0;
     res->failed_rank = -1;
@@ -130,7 +215,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     fflush(stderr);
     for (uint32_t r = 0; r < o->ranks; r++) {
         pid_t p = fork();
-        if (p == 0) exec_rank(o, r, lfd, addr, secret);
+        if (p == 0) exec_rank(o, r, lfd, addr, secret, me, keep_int, keep_term);
         if (p < 0) {
             e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r, strerror(errno));
             break;
@@ -156,7 +241,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             kill_at = INT64_MAX;
         }
         int st;
-        pid_t p = waitpid(-1, &st, kill_at ? WNOHANG : 0);
+        pid_t p = waitpid(-1, &st, WUNTRACED | WCONTINUED | (kill_at ? WNOHANG : 0));
         if (p == 0) {
             struct timespec ts = {0, 10000000};
             nanosleep(&ts, NULL);
@@ -170,7 +255,12 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         while (r < o->ranks && pids[r] != p)
             r++;
         if (r == o->ranks) continue;
+        if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
+            stopsig[r] = WIFSTOPPED(st) ? WSTOPSIG(st) : 0;
+            continue;
+        }
         pids[r] = 0;
+        stopsig[r] = 0;
         running--;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (code != 0 && res->failed_rank < 0 && !e) {
@@ -183,6 +273,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
                 snprintf(res->message, sizeof res->message,
                          "rank %u (pid %d) was killed by signal %d (%s)", r, (int)p, WTERMSIG(st),
                          strsignal(WTERMSIG(st)));
+            name_stopped(pids, stopsig, o->ranks, r, res->message, sizeof res->message);
             if (running) {
                 signal_all(pids, o->ranks, SIGTERM);
                 if (!kill_at) kill_at = weft__now_ns() + grace;
@@ -196,5 +287,6 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     if (!running) weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, o->ranks);
     weft__free(pids);
     weft__free(started);
+    weft__free(stopsig);
     return e;
 }

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/testing.h"
 #include "run/clock.h"
 #include "run/comm_internal.h"
+#include "run/liveness.h"
 #include "run/transport/shm/leftovers.h"
 #include "weft/comm.h"
 
@@ -207,6 +209,102 @@ static void test_failure(void)
     CHECK_INT(res.status, 127);
 }
 
+/* Waits until file holds a pid; 0 after 20 s (a generous bound: the ranks
+ * write it as they start). */
+static int read_pid(const char *file)
+{
+    int64_t give_up = weft__now_ns() + 20000000000LL;
+    for (;;) {
+        int pid = 0;
+        FILE *f = fopen(file, "r");
+        if (f) {
+            if (fscanf(f, "%d", &pid) != 1) pid = 0;
+            fclose(f);
+        }
+        if (pid > 0 || weft__now_ns() > give_up) return pid;
+        usleep(2000);
+    }
+}
+
+/* A rank that is stopped (SIGSTOP) makes its peers fail: the launcher
+ * names it, not only the peer that exited first. Rank 0 exits 1 once /proc
+ * shows rank 2 stopped (a state, not a delay). */
+static void test_stopped(void)
+{
+    char dir[] = "/tmp/weft-launch-stop-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char script[1024];
+    snprintf(script, sizeof script,
+             "case $WEFT_RANK in "
+             "2) echo $$ > %s/p.tmp; mv %s/p.tmp %s/p; kill -STOP $$; sleep 30;; "
+             "0) while :; do p=$(cat %s/p 2>/dev/null) && "
+             "test \"$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)\" = T && break; sleep 0.01; "
+             "done; exit 1;; "
+             "*) sleep 30;; esac",
+             dir, dir, dir, dir);
+    char *argv[] = {"sh", "-c", script, NULL};
+    weft_launch_opts o = {.ranks = 3, .argv = argv, .grace_ms = 500};
+    weft_launch_result res;
+    CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
+    CHECK_INT(res.status, 1);
+    CHECK_INT(res.failed_rank, 0);
+    char pfile[600], want[256];
+    snprintf(pfile, sizeof pfile, "%s/p", dir);
+    int p2 = read_pid(pfile);
+    snprintf(want, sizeof want,
+             "rank 2 (pid %d) was stopped by signal %d (%s), and then rank 0 (pid ", p2, SIGSTOP,
+             strsignal(SIGSTOP));
+    CHECK(strncmp(res.message, want, strlen(want)) == 0);
+    CHECK_CONTAINS(res.message, ") exited with status 1");
+    /* SIGCONT came with SIGTERM: the stopped rank is gone, not left stopped. */
+    CHECK(p2 > 0 && !weft__pid_alive(p2));
+    unlink(pfile);
+    rmdir(dir);
+}
+
+/* SIGKILL of the launcher (which cannot be caught) takes the ranks with it:
+ * each has the parent-death signal. The launcher runs in a child of the
+ * test; the ranks write their pids, then sleep far longer than the test. */
+static void test_launcher_killed(void)
+{
+    char dir[] = "/tmp/weft-launch-orphan-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char script[512];
+    snprintf(script, sizeof script,
+             "echo $$ > %s/$WEFT_RANK.tmp && mv %s/$WEFT_RANK.tmp %s/$WEFT_RANK && exec sleep 120",
+             dir, dir, dir);
+    pid_t launcher = fork();
+    if (launcher == 0) {
+        char *argv[] = {"sh", "-c", script, NULL};
+        weft_launch_opts o = {.ranks = 3, .argv = argv};
+        weft_launch_result res;
+        weft_launch(&o, &res, NULL);
+        _exit(0);
+    }
+    CHECK(launcher > 0);
+    int pids[3];
+    char file[600];
+    for (int r = 0; r < 3; r++) {
+        snprintf(file, sizeof file, "%s/%d", dir, r);
+        pids[r] = read_pid(file);
+        CHECK(pids[r] > 0);
+    }
+    kill(launcher, SIGKILL);
+    int st;
+    CHECK(waitpid(launcher, &st, 0) == launcher && WIFSIGNALED(st));
+    /* Generous bound: the kernel sends the signal as the launcher exits. */
+    int64_t give_up = weft__now_ns() + 20000000000LL;
+    for (int r = 0; r < 3; r++) {
+        while (pids[r] > 0 && weft__pid_alive(pids[r]) && weft__now_ns() < give_up)
+            usleep(2000);
+        CHECK(pids[r] > 0 && !weft__pid_alive(pids[r]));
+        if (pids[r] > 0) kill(pids[r], SIGKILL); /* the old code left them running */
+        snprintf(file, sizeof file, "%s/%d", dir, r);
+        unlink(file);
+    }
+    rmdir(dir);
+}
+
 static void test_env(void)
 {
     char *argv[] = {"sh", "-c",
@@ -286,6 +384,8 @@ int main(int argc, char **argv)
     test_leftovers();
     test_leftover_names();
     test_failure();
+    test_stopped();
+    test_launcher_killed();
     test_env();
     test_config_from_env();
     return weft_test_done();

@@ -7,21 +7,34 @@
 #include <string.h>
 #include <unistd.h>
 
-bool weft__pid_alive(pid_t pid)
+/* The state letter of /proc/PID/stat, or 0 when it cannot be read. */
+static char pid_state(pid_t pid)
 {
-    if (kill(pid, 0) < 0 && errno == ESRCH) return false;
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return true; /* no procfs: trust kill() */
+    if (!f) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     /* "pid (comm) S ...": the state follows the last ')', as comm may
      * itself contain parentheses. */
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ') return true;
-    return p[2] != 'Z' && p[2] != 'X';
+    if (!p || p[1] != ' ') return 0;
+    return p[2];
+}
+
+bool weft__pid_alive(pid_t pid)
+{
+    if (kill(pid, 0) < 0 && errno == ESRCH) return false;
+    char s = pid_state(pid); /* 0: no procfs, trust kill() */
+    return s != 'Z' && s != 'X';
+}
+
+bool weft__pid_stopped(pid_t pid)
+{
+    char s = pid_state(pid);
+    return s == 'T' || s == 't';
 }
 
 unsigned long long weft__fnv64(unsigned long long h, const void *data, unsigned long len)

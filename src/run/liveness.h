@@ -13,6 +13,10 @@
 #include <sys/types.h>
 
 bool weft__pid_alive(pid_t pid);
+/* True when /proc shows the process stopped by a signal (state T) or
+ * stopped for tracing (t); false when it runs, is gone, or there is no
+ * procfs. */
+bool weft__pid_stopped(pid_t pid);
 
 /* A 64-bit identity of this host: a hash of the host name and the kernel
  * boot id, so two containers or two boots never look like one host. */

@@ -591,7 +591,7 @@ weft_err weft__select_run(weft_comm *c, weft_comm_plan *cp, weft_coll coll, cons
         recvbuf = scratch;
     }
     (void)c;
-    weft_err e = weft_comm_plan_run(cp, sendbuf, recvbuf, count, dtype, op, d);
+    weft_err e = weft__comm_plan_run(cp, sendbuf, recvbuf, count, dtype, op, d);
     weft__free(scratch);
     return e;
 }

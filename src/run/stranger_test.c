@@ -2,7 +2,8 @@
  * secret, bytes that are not a hello, a hello cut short, a hello naming a
  * rank that does not exist) are refused and logged, both at the bootstrap
  * rendezvous and at a TCP transport listener, and the real job still forms
- * and works. */
+ * and works, also with 40 silent connections made before the real ranks';
+ * a job that cannot form names the connections without a hello. */
 #include <arpa/inet.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -82,6 +83,16 @@ static int boot_body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+/* The job works: an allreduce of rank + 1. */
+static int boot_body_plain(weft_comm *c, void *arg)
+{
+    (void)arg;
+    int32_t v = (int32_t)weft_comm_rank(c) + 1, sum = 0;
+    CHECK_ERR(weft_allreduce(c, &v, &sum, 1, WEFT_INT32, WEFT_SUM, NULL), WEFT_OK);
+    CHECK_INT(sum, 6);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
 static int boot_child(const weft_comm_config *cfg, void *arg)
 {
     weft_log_set_sink(capture, NULL);
@@ -124,6 +135,98 @@ static void test_bootstrap(void)
     CHECK_INT(weft__test_ranks(3, &cfg, boot_child, boot_strangers, NULL, 15000, codes, NULL), 0);
     for (int r = 0; r < 3; r++)
         CHECK_INT(codes[r], 0);
+}
+
+/* ---- Silent strangers ------------------------------------------------------- */
+
+enum { SILENT = 40 };
+
+/* The ranks other than 0 wait for one byte each from this pipe, written
+ * once the silent strangers are connected (in rank 0's backlog first). */
+static int go[2];
+
+static int silent_child(const weft_comm_config *cfg, void *arg)
+{
+    char b;
+    if (cfg->rank != 0 && read(go[0], &b, 1) != 1) return 98;
+    return weft__test_with_comm(cfg, boot_body_plain, arg);
+}
+
+static void silent_strangers(const pid_t *pids, uint32_t n, int port, void *arg)
+{
+    (void)pids;
+    int *fds = arg;
+    for (int i = 0; i < SILENT; i++) {
+        fds[i] = stranger_connect(port);
+        CHECK(fds[i] >= 0);
+    }
+    for (uint32_t r = 1; r < n; r++)
+        CHECK(write(go[1], "g", 1) == 1);
+}
+
+/* 40 connections that never send a byte, made before the real ranks, do
+ * not keep the job from forming: their hellos are awaited side by side
+ * with the real ones. One at a time with 2 s each, they outlasted the 20 s
+ * deadline. The bound checked is generous (the job forms in well under a
+ * second when nothing else runs). */
+static void test_silent_bootstrap(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.has_secret = true;
+    memset(cfg.secret, 0xab, sizeof cfg.secret);
+    cfg.timeout_ms = 20000;
+    int fds[SILENT], codes[3];
+    CHECK(pipe(go) == 0);
+    int64_t t0 = weft__now_ns();
+    CHECK_INT(weft__test_ranks(3, &cfg, silent_child, silent_strangers, fds, 60000, codes, NULL),
+              0);
+    int64_t ms = (weft__now_ns() - t0) / 1000000;
+    for (int r = 0; r < 3; r++)
+        CHECK_INT(codes[r], 0);
+    CHECK(ms < 15000);
+    for (int i = 0; i < SILENT; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    close(go[0]);
+    close(go[1]);
+}
+
+/* A job that cannot form says why: rank 0 of 2 with five silent
+ * connections and no rank 1 names them when the deadline passes. */
+static void test_silent_cause(void)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 64) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
+    int s[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = stranger_connect(ntohs(a.sin_port));
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.rank = 0;
+    cfg.size = 2;
+    cfg.listen_fd = lfd;
+    cfg.has_secret = true;
+    memset(cfg.secret, 0xab, sizeof cfg.secret);
+    cfg.timeout_ms = 1500;
+    weft_comm *c = NULL;
+    weft_diag d;
+    weft_log_set_sink(capture, NULL);
+    CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ETIMEDOUT);
+    weft_log_set_sink(NULL, NULL);
+    const char *want = "bootstrap: only 1 of 2 ranks joined before the deadline; 5 connections "
+                       "without a valid hello, the last from 127.0.0.1:";
+    CHECK(strncmp(d.msg, want, strlen(want)) == 0);
+    CHECK_CONTAINS(d.msg, " (no complete hello)");
+    if (strncmp(d.msg, want, strlen(want)) != 0) fprintf(stderr, "got: %s\n", d.msg);
+    for (int i = 0; i < 5; i++)
+        if (s[i] >= 0) close(s[i]);
+    close(lfd);
 }
 
 /* ---- At a TCP transport listener ------------------------------------------ */
@@ -198,6 +301,12 @@ static void test_transport(void)
     CHECK(write(down[1], addrs, WEFT__XPORT_ADDR_BYTES) == WEFT__XPORT_ADDR_BYTES);
     const unsigned char *b1 = addrs + WEFT__XPORT_ADDR_BYTES;
     int port = b1[8] | b1[9] << 8; /* the blob's first port, little-endian */
+    /* Silent ones first: rank 1 must not wait for them one by one (2 s
+     * each outlasted the 8 s deadline before hellos were read side by
+     * side). */
+    int quiet[SILENT];
+    for (int i = 0; i < SILENT; i++)
+        quiet[i] = stranger_connect(port);
     int s[4];
     for (int i = 0; i < 4; i++)
         s[i] = stranger_connect(port);
@@ -228,6 +337,8 @@ static void test_transport(void)
     }
     for (int i = 0; i < 4; i++)
         check_closed(s[i]);
+    for (int i = 0; i < SILENT; i++)
+        if (quiet[i] >= 0) close(quiet[i]);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -237,6 +348,8 @@ static void test_transport(void)
 int main(void)
 {
     test_bootstrap();
+    test_silent_bootstrap();
+    test_silent_cause();
     test_transport();
     return weft_test_done();
 }

@@ -197,7 +197,7 @@ static void test_errors(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_tuning_parse(nul, sizeof nul - 1, NULL, &tt, &d), WEFT_EPARSE);
-    CHECK_STR(d.msg, "<table>:6: a NUL byte in the line");
+    CHECK_STR(d.msg, "<table>:6: a NUL byte at column 28 (binary data, not text)");
     /* CRLF line ends and blanks are fine; fabric and sim keep inner blanks. */
     const char *crlf = "weft-tuning 1\r\nfabric  my fabric.topo \r\nhash 00000000000000FF\r\n"
                        "ranks 4\r\nsim slices=2 alpha=1e-6\r\nentry  allreduce 8\tring=1\r\n";

@@ -193,12 +193,15 @@ weft_err weft_tuning_parse(const char *text, size_t len, const char *name, weft_
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
         r.line++;
-        if (memchr(text + at, '\0', n)) {
-            e = fail(&r, "a NUL byte in the line");
+        const char *nul = memchr(text + at, '\0', n);
+        if (nul) {
+            e = fail(&r, "a NUL byte at column %zu (binary data, not text)",
+                     (size_t)(nul - (text + at)) + 1);
             break;
         }
         if (weft__grow((void **)&r.buf, &r.cap, n + 1, 1)) {
-            e = weft_diag_code(d, WEFT_ENOMEM);
+            e = weft_diag_set(d, WEFT_ENOMEM, "%s:%u: out of memory for a line of %zu bytes",
+                              r.name, r.line, n);
             break;
         }
         memcpy(r.buf, text + at, n);
@@ -240,7 +243,7 @@ weft_err weft_tuning_load_file(const char *path, weft_tuning **out, weft_diag *d
 {
     char *buf = NULL;
     size_t n = 0;
-    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &n, d);
+    weft_err e = weft__file_read(path, WEFT_TUNING_MAX_FILE_BYTES, "a tuning table", &buf, &n, d);
     if (e) return e;
     e = weft_tuning_parse(buf, n, path, out, d);
     weft__free(buf);

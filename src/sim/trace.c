@@ -1,8 +1,10 @@
 /* The trace writer. See trace.h. */
 #include "sim/trace.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/alloc.h"
 #include "weft/protocol.h"
@@ -297,6 +299,10 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     qsort(s, nrank_spans, sizeof *s, span_cmp);
     qsort(s + nrank_spans, ns - nrank_spans, sizeof *s, span_cmp);
     writer w = {f, run <= 1};
+    /* The first failed write sets errno and the stream's error flag;
+     * nothing else here sets errno, so it still holds the reason at the
+     * end (ENOSPC on a full disk). */
+    errno = 0;
     if (run == 0)
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     write_tracks(&w, t, p, e, slices, s, nrank_spans, false, base, label, scratch, end);
@@ -311,12 +317,14 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         fputs("\n]}\n", f);
     err = WEFT_OK;
     if (fflush(f) || ferror(f))
-        err = weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed");
+        err = weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed: %s",
+                            strerror(errno ? errno : EIO));
 free_all:
     weft__free(end);
     weft__free(scratch);
     weft__free(s);
     if (err == WEFT_ENOMEM)
-        weft_diag_code(d, err);
+        weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u slice placements",
+                      ns);
     return err;
 }

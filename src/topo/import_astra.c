@@ -527,7 +527,7 @@ weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *nam
                 col++;
             }
         }
-        return fail_at(&r, line, col, "NUL byte");
+        return fail_at(&r, line, col, "NUL byte (binary data, not text)");
     }
     dims dm;
     memset(&dm, 0, sizeof dm);

@@ -220,7 +220,7 @@ static const bad_case bad[] = {
      "a.yml:1:3: unexpected indentation (keys start in column 1)"},
     {"topology [Ring]\n", WEFT_EPARSE, "a.yml:1:9: expected ':' after the key 'topology'"},
     {"[Ring]\n", WEFT_EPARSE, "a.yml:1:1: expected a key such as 'topology:'"},
-    {"topology: [Ring]\nnpus_count: [4]\n\0", WEFT_EPARSE, "a.yml:3:1: NUL byte"},
+    {"topology: [Ring]\nnpus_count: [4]\n\0", WEFT_EPARSE, "a.yml:3:1: NUL byte (binary data, not text)"},
     {"topology: [Ring]\nnpus_count: [4, 4, 4]\nbandwidth: [1]\nlatency: [0]\n", WEFT_EPARSE,
      "a.yml:2:1: 'npus_count' has 3 entries but 'topology' has 1"},
     {"topology: [Ring, Ring]\nnpus_count: [8192, 4096]\nbandwidth: [1, 1]\nlatency: [0, 0]\n",

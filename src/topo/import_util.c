@@ -4,5 +4,6 @@
 
 weft_err weft__read_whole_file(const char *path, char **out, size_t *len, weft_diag *d)
 {
-    return weft__file_read(path, WEFT__IMPORT_MAX_BYTES, out, len, d);
+    return weft__file_read(path, WEFT__IMPORT_MAX_BYTES, "an imported fabric (NCCL XML, ASTRA-sim)",
+                           out, len, d);
 }

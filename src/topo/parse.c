@@ -493,14 +493,18 @@ static weft_err parse_line(parser *p)
 {
     const char *s = p->line_start;
     size_t n = (size_t)(p->line_end - s);
-    if (n > WEFT__TOPO_LINE_MAX)
+    /* The bytes up to the limit are checked first: a file of binary data
+     * (no newline for megabytes) is reported by what it holds, not as one
+     * long line. */
+    size_t head = n > WEFT__TOPO_LINE_MAX ? WEFT__TOPO_LINE_MAX : n;
+    size_t bad = weft__topo_check_bytes(s, head);
+    if (bad == head && n > WEFT__TOPO_LINE_MAX)
         return fail(p, s + WEFT__TOPO_LINE_MAX, "line is longer than %d bytes",
                     WEFT__TOPO_LINE_MAX);
-    size_t bad = weft__topo_check_bytes(s, n);
     if (bad < n) {
         unsigned char c = (unsigned char)s[bad];
         if (c == 0)
-            return fail(p, s + bad, "NUL byte");
+            return fail(p, s + bad, "NUL byte (binary data, not text)");
         if (c == '\r')
             return fail(p, s + bad, "carriage return inside a line");
         if (c < 0x80)
@@ -619,7 +623,7 @@ weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d)
 {
     char *buf = NULL;
     size_t n = 0;
-    weft_err e = weft__file_read(path, WEFT__FILE_ANY_SIZE, &buf, &n, d);
+    weft_err e = weft__file_read(path, WEFT_TOPO_MAX_FILE_BYTES, "a .topo file", &buf, &n, d);
     if (e) return e;
     e = weft_topo_parse(buf, n, path, out, d);
     weft__free(buf);

@@ -135,6 +135,16 @@ static void test_line_limit(void)
     CHECK_ERR(weft_topo_parse(text, n + 1, "l.topo", &t, &d), WEFT_EPARSE);
     CHECK_STR(d.msg, "l.topo:2:4097: line is longer than 4096 bytes");
     CHECK(t == NULL);
+    /* Binary data with no newline for more than a line (a file of NUL
+     * bytes) is named by what it holds, not as a long line. */
+    memset(text, 0, n);
+    CHECK_ERR(weft_topo_parse(text, n, "z.topo", &t, &d), WEFT_EPARSE);
+    CHECK_STR(d.msg, "z.topo:1:1: NUL byte (binary data, not text)");
+    memcpy(text, "node a compute\n\x7f", 16);
+    memset(text + 16, 'x', n - 16);
+    CHECK_ERR(weft_topo_parse(text, n, "z.topo", &t, &d), WEFT_EPARSE);
+    CHECK_STR(d.msg, "z.topo:2:1: control character 0x7F");
+    CHECK(t == NULL);
     free(text);
 }
 
@@ -217,8 +227,8 @@ static const bad_case bad_cases[] = {
     {"node a compute # cut \xe2\x82\n", 0, WEFT_EPARSE,
      "t.topo:1:22: invalid UTF-8 (byte 0xE2)"},
     {"node a compute\nnode \x80 nic\n", 0, WEFT_EPARSE, "t.topo:2:6: invalid UTF-8 (byte 0x80)"},
-    {"node a\0 compute\n", 16, WEFT_EPARSE, "t.topo:1:7: NUL byte"},
-    {"node a compute\n#\0\n", 18, WEFT_EPARSE, "t.topo:2:2: NUL byte"},
+    {"node a\0 compute\n", 16, WEFT_EPARSE, "t.topo:1:7: NUL byte (binary data, not text)"},
+    {"node a compute\n#\0\n", 18, WEFT_EPARSE, "t.topo:2:2: NUL byte (binary data, not text)"},
     {"node a\x01 compute\n", 0, WEFT_EPARSE, "t.topo:1:7: control character 0x01"},
     {"node a compute # \x7f\n", 0, WEFT_EPARSE, "t.topo:1:18: control character 0x7F"},
     {"node a\rcompute\n", 0, WEFT_EPARSE, "t.topo:1:7: carriage return inside a line"},

@@ -14,7 +14,9 @@ cd "$TMP" || exit 1
 SPEC='clos:hosts=4000'
 for sig in TERM INT; do
     echo keep >big.topo
-    "$WEFT" topo show "$SPEC" -o big.topo &
+    # A background job of a script starts with SIGINT ignored, and weft
+    # keeps what it inherited as ignored: give it the default back.
+    env --default-signal=INT "$WEFT" topo show "$SPEC" -o big.topo &
     pid=$!
     seen=""
     for _ in $(seq 1000); do
@@ -45,6 +47,31 @@ for sig in TERM INT; do
     check "SIG$sig: the temporary file is removed" test -z "$(ls | grep '\.tmp\.')"
     check "SIG$sig: the old file is untouched" test "$(cat big.topo)" = keep
 done
+
+# nohup: SIGHUP ignored on entry stays ignored while weft writes, so a
+# hangup mid-write neither kills it nor loses the file.
+rm -f big.topo
+nohup "$WEFT" topo show "$SPEC" -o big.topo >/dev/null 2>&1 &
+pid=$!
+seen=""
+for _ in $(seq 1000); do
+    if ls big.topo.tmp.* >/dev/null 2>&1; then
+        kill -HUP "$pid" 2>/dev/null && seen=1
+        break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+done
+wait "$pid"
+RC=$?
+LAST="nohup topo show $SPEC -o big.topo, SIGHUP while writing"
+if [ -n "$seen" ]; then
+    expect_rc 0
+    check "nohup, SIGHUP: the whole file is written" \
+        test "$(tail -n 1 big.topo | cut -d' ' -f1)" = duplex
+else
+    echo "weft finished before its temporary file was seen; skipping SIGHUP"
+fi
 
 # The same command left alone writes the whole file.
 run topo show "$SPEC" -o big.topo

@@ -16,6 +16,7 @@ cd "$TMP" || exit 1
 
 PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]
         [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]
+        [--max-ops N]
 run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
@@ -56,6 +57,9 @@ expect_rc 2
 expect_err "weft: cannot tell the format of -o 'x.txt' from its name: end it in .plan (weft text), .xml (MSCCL XML) or .json, or give --format weft|json|msccl
 $PLAN_USAGE"
 check "nothing written for a refused -o" test ! -e x.txt
+run plan ring:4 --coll allreduce -o myplan
+expect_rc 0
+check "a name without an extension gets weft text" grep -q '^weft-plan 1' myplan
 run plan ring:4 --coll allreduce -o x.txt --format msccl
 expect_rc 0
 check "--format decides for another extension" grep -q '^<algo ' x.txt

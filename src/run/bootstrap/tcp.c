@@ -1,6 +1,7 @@
 /* The TCP rendezvous bootstrap (see boot.h).
  *
- * Rank 0 accepts size-1 connections. Each must open with a hello (hello.h)
+ * Rank 0 accepts size-1 connections, reading their hellos side by side
+ * (hello_gate.h). Each must open with a hello (hello.h)
  * of kind BOOT naming a rank in 1 .. size-1 not seen before, the same size,
  * and, when rank 0 was given the job secret, that secret; anything else is
  * refused and logged, and rank 0 keeps waiting for the real ranks until the
@@ -16,6 +17,7 @@
 #include "run/bootstrap/boot.h"
 #include "run/clock.h"
 #include "run/hello.h"
+#include "run/hello_gate.h"
 #include "run/sock.h"
 #include "weft/log.h"
 
@@ -53,45 +55,43 @@ static void boot_close(weft__boot *b)
     weft__free(b);
 }
 
-/* Rank 0: accepts until every rank has joined. */
+static const char *boot_check(void *arg, uint32_t li, const weft__hello *h)
+{
+    const weft__boot *b = arg;
+    (void)li;
+    if (h->size != b->size) return "different job size";
+    if (h->rank == 0 || h->rank >= b->size) return "rank out of range";
+    if (b->fds[h->rank] >= 0) return "rank already joined";
+    return NULL;
+}
+
+/* Rank 0: accepts until every rank has joined, reading the hellos of all
+ * pending connections side by side (hello_gate.h). */
 static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd, int64_t deadline,
                             weft_diag *d)
 {
+    weft__hello_gate g;
+    weft_err e = weft__hello_gate_init(&g, &lfd, 1, WEFT__HELLO_BOOT,
+                                       cfg->has_secret ? cfg->secret : NULL, "bootstrap:", d);
+    if (e) return e;
     uint32_t joined = 0;
     while (joined + 1 < b->size) {
         int fd;
-        struct sockaddr_in peer;
-        weft_err e = weft__sock_accept(lfd, deadline, &fd, &peer, d);
-        if (e == WEFT_ETIMEDOUT)
-            return weft_diag_set(d, e, "bootstrap: only %u of %u ranks joined before the deadline",
-                                 joined + 1, b->size);
-        if (e) return e;
-        char who[64];
-        weft__sock_format(&peer, who, sizeof who);
-        unsigned char buf[WEFT__HELLO_BYTES];
-        int64_t hdl = weft__now_ns() + WEFT__HELLO_WAIT_NS;
+        uint32_t li;
         weft__hello h;
-        const char *why = NULL;
-        if (weft__sock_read_all(fd, buf, sizeof buf, hdl < deadline ? hdl : deadline, NULL))
-            why = "no complete hello";
-        else if (!weft__hello_decode(buf, WEFT__HELLO_BOOT, cfg->has_secret ? cfg->secret : NULL,
-                                     &h, &why))
-            ;
-        else if (h.size != b->size)
-            why = "different job size";
-        else if (h.rank == 0 || h.rank >= b->size)
-            why = "rank out of range";
-        else if (b->fds[h.rank] >= 0)
-            why = "rank already joined";
-        if (why) {
-            weft_log(WEFT_LOG_WARN, "run", "bootstrap: refused connection from %s: %s", who, why);
-            close(fd);
-            continue;
+        e = weft__hello_gate_next(&g, boot_check, b, deadline, &fd, &h, &li, d);
+        if (e == WEFT_ETIMEDOUT) {
+            char note[160];
+            weft__hello_gate_note(&g, note, sizeof note);
+            e = weft_diag_set(d, e, "bootstrap: only %u of %u ranks joined before the deadline%s",
+                              joined + 1, b->size, note);
         }
+        if (e) break;
         b->fds[h.rank] = fd;
         joined++;
     }
-    return WEFT_OK;
+    weft__hello_gate_fini(&g);
+    return e;
 }
 
 static weft_err boot_open(const weft__boot_params *p, weft__boot **out,

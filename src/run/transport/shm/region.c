@@ -615,28 +615,39 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
     return wait_slow(c, done, seq, q, d);
 }
 
-weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
-                           weft_diag *d)
+void weft__region_publish(weft_comm *c, const weft__region_rec *rec)
 {
     weft__region *g = c->region;
     ctl_rec *me = rec_of(g, g->rank, rec->seq);
     me->rec = *rec;
     atomic_store_explicit(&me->seq, rec->seq, memory_order_release);
     ring(g);
-    weft_err e = wait_all(c, false, rec->seq, d);
+}
+
+weft_err weft__region_gather(weft_comm *c, uint64_t seq, weft__region_rec *recs, weft_diag *d)
+{
+    weft__region *g = c->region;
+    weft_err e = wait_all(c, false, seq, d);
     if (e) return e;
     for (uint32_t q = 0; q < g->size; q++) {
-        const ctl_rec *p = rec_of(g, q, rec->seq);
+        const ctl_rec *p = rec_of(g, q, seq);
         uint64_t got = atomic_load_explicit(&p->seq, memory_order_acquire);
         recs[q] = p->rec;
         recs[q].seq = got;
-        if (got != rec->seq) {
+        if (got != seq) {
             weft_diag_set(d, WEFT_EPARSE, "shm: rank %u published call %llu, rank %u expected %llu",
-                          q, (unsigned long long)got, g->rank, (unsigned long long)rec->seq);
+                          q, (unsigned long long)got, g->rank, (unsigned long long)seq);
             return weft__comm_fail(c, WEFT_EPARSE, d);
         }
     }
     return WEFT_OK;
+}
+
+weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
+                           weft_diag *d)
+{
+    weft__region_publish(c, rec);
+    return weft__region_gather(c, rec->seq, recs, d);
 }
 
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)

@@ -42,18 +42,23 @@ enum {
     WEFT__REC_RECV = 2u,
     /* Second round of a rooted call (coll_shared_root.c): this rank holds
      * every allocation the call touches. */
-    WEFT__REC_HOLDS = 4u
+    WEFT__REC_HOLDS = 4u,
+    /* This rank sent the call's data before it compared the records (the
+     * direct allreduce, call_agree.h): when the ranks disagree, messages
+     * may be left in peers' rings, so every rank fails its communicator. */
+    WEFT__REC_SENT = 8u
 };
 
-/* What a rank publishes about one shared-buffer call (coll_shared.c). */
+/* What a rank publishes about one call (coll_shared.c, coll_small.c,
+ * call_agree.h): the call's arguments, which every rank must agree on
+ * (weft__call_to_rec), and where its buffers lie. */
 typedef struct weft__region_rec {
     uint64_t seq;      /* the call's number */
-    uint32_t kind;     /* which collective */
+    uint32_t kind;     /* the collective, dtype, reduction and root (call_agree.c) */
     uint32_t flags;    /* WEFT__REC_*: buffer lies in weft_comm_alloc memory */
     uint32_t sid, rid; /* allocation ids of sendbuf and recvbuf */
     uint64_t soff, roff;
-    uint64_t bytes; /* the call's size, which every rank must agree on */
-    uint32_t root;  /* broadcast, reduce: the root, which every rank must agree on */
+    uint64_t count; /* the call's count */
 } weft__region_rec;
 
 typedef struct weft__region weft__region;
@@ -111,6 +116,13 @@ unsigned char *weft__region_peer(const weft_comm *c, uint32_t id, uint32_t q);
  * peer or timeout. */
 weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__region_rec *recs,
                            weft_diag *d);
+/* weft__region_post in two halves, for a call that sends before it has
+ * everyone's record (call_agree.h): publish does not wait; gather waits
+ * until every rank published call seq and copies the records. The slot
+ * rule holds as for post: a rank gathers call seq before it publishes
+ * seq + 1. */
+void weft__region_publish(weft_comm *c, const weft__region_rec *rec);
+weft_err weft__region_gather(weft_comm *c, uint64_t seq, weft__region_rec *recs, weft_diag *d);
 /* Publishes that this rank finished call seq and waits for every rank's. */
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d);
 

@@ -5,7 +5,9 @@
  * opens nconn = interfaces x conns connections to b; connection c goes to
  * b's interface c / conns. Each connection opens with the hello handshake
  * (hello.h) carrying the job secret, the rank and the index c, answered by
- * b's hello; b refuses and logs anything else, so strangers never get in.
+ * b's hello; b refuses and logs anything else, so strangers never get in,
+ * and reads the hellos of all pending connections side by side
+ * (hello_gate.h), so silent ones cannot hold the real ones back.
  *
  * A message of len bytes is cut into np parts at multiples of 8 bytes (so
  * every part holds whole elements of any dtype); part i travels on one
@@ -36,6 +38,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -45,6 +48,7 @@
 #include "base/alloc.h"
 #include "run/clock.h"
 #include "run/hello.h"
+#include "run/hello_gate.h"
 #include "run/sock.h"
 #include "run/transport/xport.h"
 #include "weft/log.h"
@@ -228,47 +232,63 @@ static weft_err send_hello(weft__xport *x, int fd, uint32_t index, int64_t deadl
     return weft__sock_write_all(fd, buf, sizeof buf, deadline, d);
 }
 
-/* Accepts one connection from a lower rank on listener li; refuses (and
- * logs) anything that is not one of the expected connections. */
-static weft_err accept_one(weft__xport *x, const bool *serve, uint32_t li, int64_t deadline,
-                           uint32_t *accepted, weft_diag *d)
+/* What accept checks beyond the hello's kind and secret. */
+typedef struct accept_ctx {
+    const weft__xport *x;
+    const bool *serve;
+} accept_ctx;
+
+static const char *tcp_check(void *arg, uint32_t li, const weft__hello *h)
 {
-    int fd;
-    struct sockaddr_in peer;
-    weft_err e = weft__sock_accept(x->lfd[li], deadline, &fd, &peer, d);
+    const accept_ctx *a = arg;
+    const weft__xport *x = a->x;
+    if (h->size != x->size) return "different job size";
+    if (h->rank >= x->rank || !a->serve[h->rank]) return "unexpected rank";
+    if (h->index >= x->nconn || h->index / x->per_if != li) return "unexpected connection index";
+    if (x->conns[(size_t)h->rank * x->nconn + h->index].fd >= 0) return "duplicate connection";
+    return NULL;
+}
+
+/* Accepts the expected connections from lower ranks on every listener,
+ * their hellos read side by side (hello_gate.h); refuses (and logs)
+ * anything else, and answers each accepted one with this rank's hello. */
+static weft_err accept_lower(weft__xport *x, const bool *serve, int64_t deadline, weft_diag *d)
+{
+    uint32_t expected = 0, accepted = 0;
+    for (uint32_t p = 0; p < x->rank; p++)
+        expected += serve[p] ? x->nconn : 0;
+    if (!expected) return WEFT_OK;
+    char who[48];
+    snprintf(who, sizeof who, "tcp: rank %u", x->rank);
+    weft__hello_gate g;
+    weft_err e = weft__hello_gate_init(&g, x->lfd, x->nifs, WEFT__HELLO_TCP, x->secret, who, d);
     if (e) return e;
-    char who[64];
-    weft__sock_format(&peer, who, sizeof who);
-    unsigned char buf[WEFT__HELLO_BYTES];
-    int64_t hdl = weft__now_ns() + WEFT__HELLO_WAIT_NS;
-    weft__hello h;
-    const char *why = NULL;
-    if (weft__sock_read_all(fd, buf, sizeof buf, hdl < deadline ? hdl : deadline, NULL))
-        why = "no complete hello";
-    else if (!weft__hello_decode(buf, WEFT__HELLO_TCP, x->secret, &h, &why))
-        ;
-    else if (h.size != x->size)
-        why = "different job size";
-    else if (h.rank >= x->rank || !serve[h.rank])
-        why = "unexpected rank";
-    else if (h.index >= x->nconn || h.index / x->per_if != li)
-        why = "unexpected connection index";
-    else if (x->conns[(size_t)h.rank * x->nconn + h.index].fd >= 0)
-        why = "duplicate connection";
-    if (why) {
-        weft_log(WEFT_LOG_WARN, "run", "tcp: rank %u refused connection from %s: %s", x->rank, who,
-                 why);
-        close(fd);
-        return WEFT_OK;
+    accept_ctx a = {x, serve};
+    while (accepted < expected) {
+        int fd;
+        uint32_t li;
+        weft__hello h;
+        e = weft__hello_gate_next(&g, tcp_check, &a, deadline, &fd, &h, &li, d);
+        if (e == WEFT_ETIMEDOUT) {
+            char note[160];
+            weft__hello_gate_note(&g, note, sizeof note);
+            e = weft_diag_set(d, e,
+                              "tcp: rank %u got %u of %u connections from lower ranks before the "
+                              "deadline%s",
+                              x->rank, accepted, expected, note);
+        }
+        if (e) break;
+        e = send_hello(x, fd, h.index, deadline, d);
+        if (e) {
+            close(fd);
+            e = weft_diag_set(d, WEFT_EPEER, "tcp: rank %u left during the handshake", h.rank);
+            break;
+        }
+        x->conns[(size_t)h.rank * x->nconn + h.index].fd = fd;
+        accepted++;
     }
-    e = send_hello(x, fd, h.index, deadline, d);
-    if (e) {
-        close(fd);
-        return weft_diag_set(d, WEFT_EPEER, "tcp: rank %u left during the handshake", h.rank);
-    }
-    x->conns[(size_t)h.rank * x->nconn + h.index].fd = fd;
-    (*accepted)++;
-    return WEFT_OK;
+    weft__hello_gate_fini(&g);
+    return e;
 }
 
 /* Outgoing connections to higher ranks; the kernel completes them against
@@ -307,28 +327,8 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
     weft_err back = weft__sock_netns_leave(home, e ? NULL : d);
     if (e || (e = back)) return e;
     /* Incoming connections from lower ranks. */
-    uint32_t expected = 0, accepted = 0;
-    for (uint32_t p = 0; p < x->rank; p++)
-        expected += serve[p] ? x->nconn : 0;
-    while (accepted < expected) {
-        struct pollfd pf[TCP_MAX_IFS];
-        for (uint32_t i = 0; i < x->nifs; i++)
-            pf[i] = (struct pollfd){.fd = x->lfd[i], .events = POLLIN};
-        int rc = poll(pf, x->nifs, weft__ms_until(deadline, 1000));
-        if (rc < 0 && errno != EINTR)
-            return weft_diag_set(d, WEFT_EIO, "tcp: poll: %s", strerror(errno));
-        if (rc == 0 && weft__now_ns() >= deadline)
-            return weft_diag_set(d, WEFT_ETIMEDOUT,
-                                 "tcp: rank %u got %u of %u connections from lower ranks before "
-                                 "the deadline",
-                                 x->rank, accepted, expected);
-        for (uint32_t i = 0; rc > 0 && i < x->nifs; i++) {
-            if (pf[i].revents & POLLIN) {
-                e = accept_one(x, serve, i, deadline, &accepted, d);
-                if (e) return e;
-            }
-        }
-    }
+    e = accept_lower(x, serve, deadline, d);
+    if (e) return e;
     /* Answers on our outgoing connections: the other side proves it knows
      * the secret too. */
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
