@@ -285,6 +285,27 @@ WEFT_API weft_err weft_plan_write_json(const weft_plan *p, FILE *f);
  * dependency chains; see docs/plan-format.md. */
 WEFT_API weft_err weft_plan_verify(const weft_plan *p, const weft_topo *topo, weft_diag *d);
 
+/* The verifier's structural checks alone (no postcondition, hazards or
+ * routes): ranks exist, slot ranges lie inside their buffers, a local op's
+ * ranges do not overlap, deps name existing ops. WEFT_EVERIFY with the
+ * message weft_plan_verify gives; WEFT_ELIMIT when a rank's slots do not
+ * fit in uint32. */
+WEFT_API weft_err weft_plan_check_structure(const weft_plan *p, weft_diag *d);
+
+/* Where slot `index` of buf on rank r is stored, as a number within rank
+ * r: in, out and scratch one after another, except that an in-place plan's
+ * in and out are one storage (as the table above aliases them). Two (buf,
+ * index) pairs of a rank give the same number exactly when they are the
+ * same storage. p must pass weft_plan_check_structure and index must lie
+ * inside buf. */
+WEFT_API uint32_t weft_plan_storage_slot(const weft_plan *p, weft_rank r, weft_buf buf,
+                                         uint32_t index);
+
+/* One topological order of p's ops (each op after all its deps) into
+ * order[0 .. weft_plan_num_ops(p)). WEFT_EVERIFY when a dep names no op or
+ * the deps form a cycle, with d saying which. O(ops + deps). */
+WEFT_API weft_err weft_plan_topo_order(const weft_plan *p, uint32_t *order, weft_diag *d);
+
 /* ---- Real-data execution ----------------------------------------------- */
 
 /* Runs a plan on real int64 buffers inside this process, to cross-check the

@@ -60,9 +60,9 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl.\n"
-             "Plans larger than --max-ops ops are not built, as in weft sim (a ring over N\n"
-             "ranks has 2N(N-1)); --compare leaves them out and names them.\n",
+             "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
+             "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
+             "leaves them out and names them.\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -327,7 +327,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
                 n_over += (size_t)snprintf(over + n_over,
                                            n_over < sizeof over ? sizeof over - n_over : 0,
                                            "%s%s", n_over ? ", " : "", algo);
-            continue; /* not for this collective or fabric (hier without hosts), or too large */
+            continue; /* not for this collective or fabric (hier without hosts), or too big */
         }
         plan_report r;
         rc = measure(t, p, algo, &r);

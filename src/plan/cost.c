@@ -10,7 +10,7 @@
 #include "base/alloc.h"
 #include "plan/cost_internal.h"
 #include "plan/plan_internal.h"
-#include "topo/paths.h"
+#include "weft/paths.h"
 
 void weft__cost_ctx_fini(weft__cost_ctx *c)
 {

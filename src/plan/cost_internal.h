@@ -9,7 +9,7 @@
 #ifndef WEFT_PLAN_COST_INTERNAL_H
 #define WEFT_PLAN_COST_INTERNAL_H
 
-#include "topo/paths.h"
+#include "weft/paths.h"
 #include "weft/plan.h"
 
 /* One routed rank pair: the links it uses with their exact shares

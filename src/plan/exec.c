@@ -249,7 +249,7 @@ weft_err weft_plan_exec(const weft_plan *p, const weft_exec_opts *o, weft_exec_r
     }
     if (o->threads == 0)
         return weft_diag_set(d, WEFT_EINVAL, "threads must be at least 1");
-    weft_err e = weft__plan_check_structure(p, d);
+    weft_err e = weft_plan_check_structure(p, d);
     if (e)
         return e;
     weft_exec_result *r;

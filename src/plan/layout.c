@@ -39,6 +39,15 @@ uint32_t weft__layout_slot(const weft__layout *l, uint32_t r, weft_buf buf, uint
     }
 }
 
+uint32_t weft_plan_storage_slot(const weft_plan *p, weft_rank r, weft_buf buf, uint32_t index)
+{
+    weft__layout l;
+    /* Cannot fail: the contract asks for a plan that passed
+     * weft_plan_check_structure, which checks the same limit. */
+    (void)weft__layout_init(&l, p);
+    return weft__layout_slot(&l, r.v, buf, index);
+}
+
 bool weft__layout_initial(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk,
                           uint32_t *from)
 {

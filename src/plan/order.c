@@ -73,3 +73,8 @@ free_all:
     weft__free(indeg);
     return e;
 }
+
+weft_err weft_plan_topo_order(const weft_plan *p, uint32_t *order, weft_diag *d)
+{
+    return weft__plan_topo_order(p, order, NULL, d);
+}

@@ -41,9 +41,4 @@ bool weft__layout_initial(const weft__layout *l, uint32_t r, uint32_t i, uint64_
 bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk,
                         bool *all, uint32_t *from);
 
-/* The verifier's structural checks alone: ranks exist, slot ranges lie
- * inside their buffers, a local op's ranges do not overlap, deps name
- * existing ops. WEFT_EVERIFY with the verifier's message otherwise. */
-weft_err weft__plan_check_structure(const weft_plan *p, weft_diag *d);
-
 #endif

@@ -220,12 +220,76 @@ static void dtor_build(void *arg)
     weft_plan_free(*p);
 }
 
+/* The plan module's public view of its layout and order (weft_plan_storage_slot,
+ * weft_plan_check_structure, weft_plan_topo_order): what sim and run use
+ * instead of the module's internal headers. */
+static void test_storage_order(void)
+{
+    static const struct {
+        weft_coll coll;
+        bool inplace;
+        uint32_t rank;
+        weft_buf buf;
+        uint32_t index, slot;
+    } rows[] = {
+        /* 4 ranks, C = 3, 2 scratch slots. */
+        {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_IN, 1, 7},  /* in[1] is out[2*3+1] */
+        {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_OUT, 7, 7},
+        {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_SCRATCH, 1, 13}, /* after 12 out slots */
+        {WEFT_COLL_REDUCESCATTER, true, 1, WEFT_BUF_OUT, 2, 5}, /* out[2] is in[1*3+2] */
+        {WEFT_COLL_ALLREDUCE, true, 3, WEFT_BUF_OUT, 2, 2},
+        {WEFT_COLL_ALLREDUCE, false, 3, WEFT_BUF_IN, 2, 2},
+        {WEFT_COLL_ALLREDUCE, false, 3, WEFT_BUF_OUT, 2, 5}, /* after 3 in slots */
+        {WEFT_COLL_ALLREDUCE, false, 3, WEFT_BUF_SCRATCH, 0, 6},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        weft_plan_info info = {rows[i].coll, 4, {0}, 3, 2, rows[i].inplace};
+        weft_plan *p = NULL;
+        CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+        if (!p)
+            continue;
+        CHECK_ERR(weft_plan_check_structure(p, NULL), WEFT_OK);
+        weft_rank r = {rows[i].rank};
+        CHECK_INT(weft_plan_storage_slot(p, r, rows[i].buf, rows[i].index), rows[i].slot);
+        weft_plan_free(p);
+    }
+
+    weft_plan_info info = {WEFT_COLL_ALLGATHER, 3, {0}, 1, 0, true};
+    weft_plan *p;
+    CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+    uint32_t id, order[3], d1[] = {1}, d2[] = {2}, d0[] = {0};
+    weft_op op = copy_op(0, 1, 0);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, &id), WEFT_OK);
+    op = copy_op(1, 2, 0);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, &id), WEFT_OK);
+    op = copy_op(2, 0, 2);
+    CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, &id), WEFT_OK);
+    CHECK_ERR(weft_plan_set_deps(p, 0, d1, 1), WEFT_OK); /* 2, then 1, then 0 */
+    CHECK_ERR(weft_plan_set_deps(p, 1, d2, 1), WEFT_OK);
+    weft_diag d;
+    CHECK_ERR(weft_plan_topo_order(p, order, &d), WEFT_OK);
+    CHECK_INT(order[0], 2);
+    CHECK_INT(order[1], 1);
+    CHECK_INT(order[2], 0);
+    CHECK_ERR(weft_plan_check_structure(p, &d), WEFT_OK);
+    CHECK_ERR(weft_plan_set_deps(p, 2, d0, 1), WEFT_OK);
+    CHECK_ERR(weft_plan_topo_order(p, order, &d), WEFT_EVERIFY);
+    CHECK_STR(d.msg, "the plan's dependencies form a cycle");
+    op = copy_op(2, 0, 3); /* out has 3 slots on each rank */
+    CHECK_ERR(weft_plan_set_op(p, 2, &op), WEFT_OK);
+    CHECK_ERR(weft_plan_check_structure(p, &d), WEFT_EVERIFY);
+    CHECK_STR(d.msg, "op 2 (rank 2 -> rank 0, out[3]): source out[3] is outside rank 2's "
+                     "out buffer (3 slots)");
+    weft_plan_free(p);
+}
+
 int main(void)
 {
     test_names();
     test_sizes();
     test_build_edit();
     test_limit();
+    test_storage_order();
     weft_plan *p = NULL;
     CHECK(weft_test_oom_sweep("plan build", ctor_build, dtor_build, &p) > 10);
     return weft_test_done();

@@ -168,7 +168,7 @@ static weft_err check_structure(verifier *v)
     return WEFT_OK;
 }
 
-weft_err weft__plan_check_structure(const weft_plan *p, weft_diag *d)
+weft_err weft_plan_check_structure(const weft_plan *p, weft_diag *d)
 {
     verifier v = {0};
     v.p = p;

@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-#include "run/coll.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
+#include "run/p2p.h"
 #include "run/transport/shm/region.h"
 
 /* A record holds the call in two words: count, and kind = collective (bits

@@ -1,17 +1,15 @@
 /* Internal pieces shared by the built-in collectives (coll_ring.c,
  * coll_direct.c, coll_alltoall.c) on top of the point-to-point layer
- * (p2p.c). */
+ * (p2p.h). */
 #ifndef WEFT_RUN_COLL_H
 #define WEFT_RUN_COLL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "run/comm_internal.h"
-
-/* Waits until every request of reqs (posted with weft__comm_post) is
- * complete, driving every transport meanwhile; the timeout restarts
- * whenever a byte moves. Blocking; fails the communicator on error. */
-weft_err weft__comm_wait(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d);
+#include "run/reduce.h"
 
 /* True when the direct allreduce (below) is the faster built-in schedule
  * for a buffer of `bytes` on `size` ranks. */

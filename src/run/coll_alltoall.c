@@ -10,8 +10,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/comm_internal.h"
+#include "run/p2p.h"
+#include "run/select.h"
 
 weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                        weft_dtype dtype, weft_diag *d)

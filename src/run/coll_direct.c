@@ -29,6 +29,7 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/p2p.h"
 
 /* Largest (size-1) * buffer bytes the direct schedule takes: beyond it the
  * ring's lower traffic wins over the direct schedule's single round

@@ -40,8 +40,12 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/coll_ring.h"
 #include "run/coll_shared.h"
+#include "run/comm_fail.h"
 #include "run/copy_nt.h"
+#include "run/p2p.h"
+#include "run/select.h"
 
 #define BCAST_PIECE (1u << 20)
 /* Bytes of one rank's block in an allreduce round: a round of 2..4 ranks

@@ -30,6 +30,7 @@
 
 #include "run/coll_shared.h"
 #include "run/coll_shared_core.h"
+#include "run/comm_fail.h"
 #include "run/transport/shm/region.h"
 
 /* True when rank q's record shows that it holds allocation id (one of its

@@ -17,7 +17,9 @@
 #include "base/alloc.h"
 #include "run/clock.h"
 #include "run/comm_internal.h"
+#include "run/comm_setup.h"
 #include "run/liveness.h"
+#include "run/select.h"
 #include "run/transport/shm/leftovers.h"
 #include "run/sock.h"
 #include "run/transport/shm/region.h"
@@ -97,45 +99,6 @@ void weft_comm_free(weft_comm *c)
     weft__free(c->via);
     weft__free(c->scratch);
     weft__free(c);
-}
-
-/* The peer failure a transport saw when it failed (xport.h `cause`). */
-static bool transport_cause(const weft_comm *c, weft__cause *out)
-{
-    return (c->shm && weft__xport_shm.cause && weft__xport_shm.cause(c->shm, out)) ||
-           (c->tcp && weft__xport_tcp.cause && weft__xport_tcp.cause(c->tcp, out));
-}
-
-weft_err weft__comm_fail(weft_comm *c, weft_err err, weft_diag *d)
-{
-    return weft__comm_fail_cause(c, err, NULL, d);
-}
-
-weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *why, weft_diag *d)
-{
-    if (!c->failed) {
-        c->failed = true;
-        const char *text = d && d->msg[0] ? d->msg : weft_strerror(err);
-        size_t len = strlen(text);
-        if (len >= sizeof c->fail_msg) len = sizeof c->fail_msg - 1;
-        memcpy(c->fail_msg, text, len);
-        c->fail_msg[len] = '\0';
-        /* Only a transport that failed records a cause, and the first
-         * failure of a transport fails the communicator: a cause found is
-         * this failure's. */
-        weft__cause cause;
-        if (why)
-            cause = *why;
-        else if (!transport_cause(c, &cause))
-            cause = weft__cause_local(c->rank, (uint32_t)getpid(), err);
-        weft__region_abort(c->region, &cause);
-        if (c->shm) weft__xport_shm.abort(c->shm, &cause);
-        if (c->tcp) weft__xport_tcp.abort(c->tcp, &cause);
-        /* Dropping the bootstrap ends peers' bootstrap waits too. */
-        c->bops->close(c->boot);
-        c->boot = NULL;
-    }
-    return err;
 }
 
 /* Steps 1-3 of the setup (see the top of the file). */
@@ -336,38 +299,4 @@ const char *weft_comm_transport(const weft_comm *c, uint32_t peer)
     if (peer >= c->size) return "?";
     static const char *const names[] = {"self", "shm", "tcp"};
     return names[c->via[peer]];
-}
-
-static weft_err boot_gather(weft_comm *c, const void *in, size_t len, void *out, weft_diag *d)
-{
-    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
-    weft_err e = c->bops->allgather(c->boot, in, len, out, weft__now_ns() + c->timeout_ns, d);
-    if (e) return weft__comm_fail(c, e, d);
-    return WEFT_OK;
-}
-
-weft_err weft_comm_barrier(weft_comm *c, weft_diag *d)
-{
-    unsigned char one = 1;
-    unsigned char *all = weft__malloc(c->size);
-    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
-    weft_err e = boot_gather(c, &one, 1, all, d);
-    weft__free(all);
-    return e;
-}
-
-weft_err weft_comm_agree(weft_comm *c, const char *what, const void *data, size_t len, weft_diag *d)
-{
-    uint64_t h = weft__fnv64(WEFT__FNV_INIT, data, len);
-    uint64_t *all = weft__calloc(c->size, sizeof *all);
-    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
-    weft_err e = boot_gather(c, &h, sizeof h, all, d);
-    for (uint32_t r = 1; !e && r < c->size; r++) {
-        if (all[r] != all[0])
-            e = weft_diag_set(d, WEFT_EINVAL,
-                              "ranks disagree on %s: rank %u has hash %016llx, rank 0 has %016llx",
-                              what, r, (unsigned long long)all[r], (unsigned long long)all[0]);
-    }
-    weft__free(all);
-    return e;
 }

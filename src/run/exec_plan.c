@@ -42,10 +42,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "plan/plan_internal.h"
 #include "run/clock.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
+#include "run/p2p.h"
 #include "weft/exec_model.h"
 #include "weft/log.h"
 
@@ -156,7 +157,7 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
     in = weft__malloc(((size_t)n + 1) * sizeof *in);
     last = weft__malloc(((size_t)size * 2 * maxlanes + 1) * sizeof *last);
     if (!order || !pos || !m || !in || !last) goto free_scratch;
-    e = weft__plan_topo_order(p, order, NULL, d);
+    e = weft_plan_topo_order(p, order, d);
     if (e) goto free_scratch;
     x->len = 0;
     for (uint32_t k = 0; k < n; k++) {

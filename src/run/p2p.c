@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "run/clock.h"
-#include "run/coll.h"
+#include "run/comm_fail.h"
+#include "run/p2p.h"
 
 #define WAIT_NS 100000000LL
 #define MIXED_TCP_WAIT_NS 50000LL

@@ -14,7 +14,7 @@
  * merges identical trees) or written one by one.
  *
  * Cut-through (o->cut_through): a dep is a data dep when the two ops touch
- * exactly the same physical slots (weft__layout_slot resolves in-place
+ * exactly the same physical slots (weft_plan_storage_slot resolves in-place
  * aliases) with the same count, and one writes them: the dep wrote what the
  * op reads (forwarding, reducing) or overwrites, or the op overwrites what
  * the dep read (the allgather half of an allreduce overwriting a partial
@@ -29,11 +29,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "plan/plan_layout.h"
 #include "sim/model.h"
 #include "sim/result.h"
 #include "sim/trace.h"
-#include "topo/paths.h"
+#include "weft/paths.h"
 
 /* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
  * empty. */
@@ -192,14 +191,14 @@ static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
  * (an op reads its source range, and a reduce also its destination; both
  * ranges on the same rank, the same physical slots, the same count)? Two
  * reads of the same slots are not ordered. */
-static bool data_dep(const weft__layout *lay, weft_op x, weft_op y)
+static bool data_dep(const weft_plan *p, weft_op x, weft_op y)
 {
     if (y.kind == WEFT_OP_NOP || y.count != x.count)
         return false;
-    uint32_t yw = weft__layout_slot(lay, y.dst_rank.v, y.dst_buf, y.dst_index),
-             yr = weft__layout_slot(lay, y.src_rank.v, y.src_buf, y.src_index),
-             xw = weft__layout_slot(lay, x.dst_rank.v, x.dst_buf, x.dst_index),
-             xr = weft__layout_slot(lay, x.src_rank.v, x.src_buf, x.src_index);
+    uint32_t yw = weft_plan_storage_slot(p, y.dst_rank, y.dst_buf, y.dst_index),
+             yr = weft_plan_storage_slot(p, y.src_rank, y.src_buf, y.src_index),
+             xw = weft_plan_storage_slot(p, x.dst_rank, x.dst_buf, x.dst_index),
+             xr = weft_plan_storage_slot(p, x.src_rank, x.src_buf, x.src_index);
     return (y.dst_rank.v == x.src_rank.v && yw == xr) ||
            (y.dst_rank.v == x.dst_rank.v && yw == xw) ||
            (y.src_rank.v == x.dst_rank.v && yr == xw);
@@ -245,11 +244,9 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                 return weft_diag_code(c->d, err);
         }
     }
-    /* Slot ranges must lie in their buffers for weft__layout_slot; a plan
-     * that fails the structural check is simulated store and forward. */
-    weft__layout lay;
-    bool ct = o->cut_through && !weft__layout_init(&lay, p) &&
-              !weft__plan_check_structure(p, NULL);
+    /* Slot ranges must lie in their buffers for weft_plan_storage_slot; a
+     * plan that fails the structural check is simulated store and forward. */
+    bool ct = o->cut_through && !weft_plan_check_structure(p, NULL);
     for (uint32_t id = 0; id < nops; id++) {
         uint32_t nd;
         const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
@@ -259,7 +256,7 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
             if (deps[k] >= nops)
                 return weft_diag_set(c->d, WEFT_EINVAL, "sim: op %u depends on op %u, which "
                                      "does not exist (%u ops)", id, deps[k], nops);
-            bool through = fw && data_dep(&lay, x, weft_plan_op(p, deps[k]));
+            bool through = fw && data_dep(p, x, weft_plan_op(p, deps[k]));
             for (uint32_t s = 0; s < P; s++) {
                 uint32_t f = id * P + s, dep = deps[k] * P + s;
                 err = through ? sim_engine_add_ct_dep(c->e, f, dep)

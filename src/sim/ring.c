@@ -21,8 +21,8 @@
 #include "sim/prune.h"
 #include "sim/ring_fast.h"
 #include "sim/result.h"
-#include "topo/paths.h"
 #include "weft/exec_model.h"
+#include "weft/paths.h"
 #include "weft/protocol.h"
 
 typedef struct xfers {

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "topo/orbits.h"
-#include "topo/maxflow.h"
+#include "synth/orbits.h"
+#include "weft/maxflow.h"
 #include "weft/synth.h"
 
 __extension__ typedef __int128 i128;

@@ -1,5 +1,11 @@
 /* The classic algorithms' shared context: one builder function per
- * algorithm family, registered in classic.c. */
+ * algorithm family, registered in classic.c.
+ *
+ * File order, bottom up (a file calls only files listed before it;
+ * tools/file_cycles.py checks it): classic_plan.c (a new plan, the main
+ * buffer), classic_ring.c (also the ring phases hier reuses),
+ * classic_tree.c, classic_hd.c, classic_a2a.c, classic_hier.c, and
+ * classic.c, the registry and weft_synth_classic. */
 #ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
 #define WEFT_SYNTH_CLASSIC_INTERNAL_H
 

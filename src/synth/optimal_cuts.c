@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "synth/optimal_internal.h"
+#include "synth/optimal_cuts.h"
 
 void opt_cuts_init(opt_cuts *c, uint32_t n_elems)
 {

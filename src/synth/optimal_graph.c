@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "synth/optimal_internal.h"
+#include "synth/optimal_cuts.h"
+#include "synth/optimal_graph.h"
 
 __extension__ typedef __int128 i128;
 

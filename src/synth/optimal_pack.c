@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "synth/optimal_internal.h"
+#include "synth/optimal_cuts.h"
+#include "synth/optimal_pack.h"
 
 void opt_forest_fini(opt_forest *f)
 {

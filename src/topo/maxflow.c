@@ -1,6 +1,6 @@
 /* Exact integer max-flow (Dinic and highest-label push-relabel) on a
  * reusable CSR residual graph. See maxflow.h for the contract. */
-#include "topo/maxflow.h"
+#include "weft/maxflow.h"
 
 #include <string.h>
 

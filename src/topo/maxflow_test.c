@@ -5,7 +5,7 @@
 
 #include "base/alloc.h"
 #include "base/testing.h"
-#include "topo/maxflow.h"
+#include "weft/maxflow.h"
 
 /* The CLRS network (Figure 26.1): max flow 23 from 0 to 5. */
 static const struct {

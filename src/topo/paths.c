@@ -4,7 +4,7 @@
 
 #include "base/alloc.h"
 #include "topo/graph_internal.h"
-#include "topo/paths.h"
+#include "weft/paths.h"
 
 #define UNSEEN UINT32_MAX
 

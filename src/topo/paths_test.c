@@ -6,7 +6,7 @@
 
 #include "base/alloc.h"
 #include "base/testing.h"
-#include "topo/paths.h"
+#include "weft/paths.h"
 #include "weft/topo.h"
 
 static weft_rat R(int64_t n, int64_t d)

@@ -42,12 +42,14 @@ svg "$TMP/cmp.svg" "x ticks: 4K 8K 16K 32K 64K 128K 256K 512K 1M 2M 4M
 bound bound (100.0 GB/s)
 series ring: 3 points
 series biring: 3 points
+series rings:auto: 3 points
 series rings:4: 3 points
 series hd: 3 points
 series rd: 3 points
 series bruck: 3 points
+series nccl: 3 points
 series optimal: 3 points
-legend: bound (100.0 GB/s) | ring | biring | rings:4 | hd | rd | bruck | optimal"
+legend: bound (100.0 GB/s) | ring | biring | rings:auto | rings:4 | hd | rd | bruck | nccl | optimal"
 
 # A collective weft bound does not cover has no bound line; a single size
 # that is not a power of two sits between the two ticks around it.

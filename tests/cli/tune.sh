@@ -118,6 +118,14 @@ expect_rc 0
 check "1 KiB: hd first" test "$(grep '^entry allreduce 1024 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = hd
 check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = ring
 
+# And on a GPU preset with its physical latencies: a100:2 takes rd (4
+# steps of hop latencies) at 1 KiB and hier (the best limit, 1200/7 GB/s)
+# at 1 GiB.
+run tune a100:2 --colls allreduce --sizes 1K:1G:x1024 -o "$T/a.tune"
+expect_rc 0
+check "a100:2 1 KiB: rd first" test "$(grep '^entry allreduce 1024 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = rd
+check "a100:2 1 GiB: hier first" test "$(grep '^entry allreduce 1073741824 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = hier
+
 run help tune
 expect_rc 0
 expect_out_has "usage: weft tune SPEC"

@@ -1,4 +1,5 @@
 /* weft_comm_init_mpi (see weft/comm_mpi.h). */
+#include "run/comm_setup.h"
 #include "weft/comm_mpi.h"
 
 #include "run/comm_internal.h"

@@ -13,8 +13,10 @@
 
 #include "base/alloc.h"
 #include "run/clock.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "run/liveness.h"
+#include "run/p2p.h"
 #include "run/transport/shm/bell.h"
 #include "run/transport/shm/region.h"
 
@@ -348,6 +350,7 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->workers = cpus > 0 && (long)c->size > cpus ? (uint32_t)cpus : c->size;
     g->next_id = CTL_ID + 1;
     c->region = g;
+    c->region_abort = weft__region_abort;
     return WEFT_OK;
 }
 

@@ -13,9 +13,12 @@
  * automorphisms are found by colour refinement (1-dimensional
  * Weisfeiler-Leman, weighted and directed) followed by a greedy matching
  * outward from the two ranks; each candidate costs O((V + E) log E).
+ *
+ * It lives in synth because the bound (bound.c) is its only user and it needs
+ * no more of a fabric than the public weft/topo.h.
  */
-#ifndef WEFT_TOPO_ORBITS_H
-#define WEFT_TOPO_ORBITS_H
+#ifndef WEFT_SYNTH_ORBITS_H
+#define WEFT_SYNTH_ORBITS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -28,9 +28,12 @@
  * Node and arc numbers are plain uint32 indices private to this graph (the
  * caller maps fabric nodes and links onto them). Not thread safe: one run at
  * a time per object.
+ *
+ * Part of the topo module (src/topo/maxflow.c); public because synth (the
+ * bound and the optimal schedule) runs its flows through it.
  */
-#ifndef WEFT_TOPO_MAXFLOW_H
-#define WEFT_TOPO_MAXFLOW_H
+#ifndef WEFT_MAXFLOW_H
+#define WEFT_MAXFLOW_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,35 +50,35 @@ typedef enum weft_mf_algo {
 } weft_mf_algo;
 
 /* A graph of n_nodes nodes and no arcs. arcs_hint pre-sizes the arc list. */
-weft_err weft_maxflow_new(uint32_t n_nodes, uint32_t arcs_hint, weft_maxflow **out);
+WEFT_API weft_err weft_maxflow_new(uint32_t n_nodes, uint32_t arcs_hint, weft_maxflow **out);
 /* Frees m; NULL is allowed. */
-void weft_maxflow_free(weft_maxflow *m);
+WEFT_API void weft_maxflow_free(weft_maxflow *m);
 
 /* Adds the arc u -> v with capacity cap >= 0 and writes its id (arcs are
  * numbered 0, 1, ... in order of addition). Only before freeze. WEFT_EINVAL
  * for a bad node, a self-loop, a negative capacity or a frozen graph. */
-weft_err weft_maxflow_add_arc(weft_maxflow *m, uint32_t u, uint32_t v, int64_t cap,
-                              uint32_t *arc);
+WEFT_API weft_err weft_maxflow_add_arc(weft_maxflow *m, uint32_t u, uint32_t v, int64_t cap,
+                                       uint32_t *arc);
 /* Lays the residual graph out; after this only capacities change. */
-weft_err weft_maxflow_freeze(weft_maxflow *m);
+WEFT_API weft_err weft_maxflow_freeze(weft_maxflow *m);
 
-uint32_t weft_maxflow_num_nodes(const weft_maxflow *m);
-uint32_t weft_maxflow_num_arcs(const weft_maxflow *m);
+WEFT_API uint32_t weft_maxflow_num_nodes(const weft_maxflow *m);
+WEFT_API uint32_t weft_maxflow_num_arcs(const weft_maxflow *m);
 /* Sets an arc's capacity (cap >= 0) for the following runs. */
-void weft_maxflow_set_cap(weft_maxflow *m, uint32_t arc, int64_t cap);
-int64_t weft_maxflow_cap(const weft_maxflow *m, uint32_t arc);
+WEFT_API void weft_maxflow_set_cap(weft_maxflow *m, uint32_t arc, int64_t cap);
+WEFT_API int64_t weft_maxflow_cap(const weft_maxflow *m, uint32_t arc);
 
 /* Computes a flow from s to t (s != t) and writes its value. With limit >= 0
  * Dinic stops once the value reaches limit (the value is then exactly
  * limit); push-relabel ignores the limit. With limit < 0 the value is the
  * maximum flow. Frozen graphs only. */
-weft_err weft_maxflow_run(weft_maxflow *m, weft_mf_algo algo, uint32_t s, uint32_t t,
-                          int64_t limit, int64_t *value);
+WEFT_API weft_err weft_maxflow_run(weft_maxflow *m, weft_mf_algo algo, uint32_t s, uint32_t t,
+                                   int64_t limit, int64_t *value);
 /* The flow on an arc after the last run (for push-relabel: the preflow). */
-int64_t weft_maxflow_flow(const weft_maxflow *m, uint32_t arc);
+WEFT_API int64_t weft_maxflow_flow(const weft_maxflow *m, uint32_t arc);
 /* Marks side[v] = 1 for the source side of a minimum cut of the last run
  * and 0 elsewhere; returns how many nodes it marked. Meaningful when the run
  * ended below its limit. */
-uint32_t weft_maxflow_source_side(weft_maxflow *m, uint8_t *side);
+WEFT_API uint32_t weft_maxflow_source_side(weft_maxflow *m, uint8_t *side);
 
 #endif

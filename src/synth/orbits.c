@@ -1,5 +1,5 @@
 /* Rank orbits under verified automorphisms. See orbits.h. */
-#include "topo/orbits.h"
+#include "synth/orbits.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -28,9 +28,12 @@
  *
  * A weft_paths is not thread safe (it owns the scratch state); use one per
  * thread. The topology must outlive it.
+ *
+ * Part of the topo module (src/topo/paths.c); public because plan (alpha-beta
+ * cost) and sim (routes of plans and rings) route over fabrics through it.
  */
-#ifndef WEFT_TOPO_PATHS_H
-#define WEFT_TOPO_PATHS_H
+#ifndef WEFT_PATHS_H
+#define WEFT_PATHS_H
 
 #include <stdint.h>
 
@@ -58,14 +61,14 @@ typedef struct weft_paths_route {
  * fractions of weft_paths_route are never capped. */
 #define WEFT_PATHS_LIST_MAX 64
 
-weft_err weft_paths_new(const weft_topo *t, weft_paths **out);
-void weft_paths_free(weft_paths *p);
+WEFT_API weft_err weft_paths_new(const weft_topo *t, weft_paths **out);
+WEFT_API void weft_paths_free(weft_paths *p);
 
 /* Routes src -> dst. WEFT_EINVAL when src == dst or a node is out of range,
  * WEFT_ETOPO when dst cannot be reached from src, WEFT_EOVERFLOW when a
  * latency sum or a fraction does not fit in a weft_rat. d names the nodes. */
-weft_err weft_paths_route_get(weft_paths *p, weft_node_id src, weft_node_id dst,
-                              weft_paths_route *out, weft_diag *d);
+WEFT_API weft_err weft_paths_route_get(weft_paths *p, weft_node_id src, weft_node_id dst,
+                                       weft_paths_route *out, weft_diag *d);
 
 /* The paths of the last successful weft_paths_route_get, as node sequences
  * with exact weights (the product of the per-hop splits along the path;
@@ -76,7 +79,7 @@ weft_err weft_paths_route_get(weft_paths *p, weft_node_id src, weft_node_id dst,
  * the number of paths in the set (saturating at UINT64_MAX), which may be
  * more than were written. WEFT_EINVAL without a route or when max is too
  * large; WEFT_ELIMIT for paths of 256 hops or more. */
-weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes, weft_rat *weight,
-                         uint32_t *written, uint64_t *total);
+WEFT_API weft_err weft_paths_list(weft_paths *p, uint32_t max, weft_node_id *nodes,
+                                  weft_rat *weight, uint32_t *written, uint64_t *total);
 
 #endif
