@@ -32,7 +32,7 @@
 #include "weft/synth.h"
 
 #define MAX_ROWS 64
-#define BIG (64ull << 20)    /* optimal >= measured from here on */
+#define BIG (64ull << 20)       /* optimal >= measured from here on */
 #define BW_BOUND (256ull << 20) /* bandwidth-bound sizes: the factor-2 check */
 
 typedef struct devset {
