@@ -20,8 +20,8 @@
  * LL 1/2 and LL128 120/128 factors) and of its buffer sizes (src/init.cc,
  * src/include/device.h: NCCL_STEPS = 8 steps per buffer). docs/sim.md
  * lists them with their sources. They are NCCL's *model* of itself (what it
- * uses to choose a protocol), not measurements; docs/presets.md compares the
- * resulting predictions with published nccl-tests figures.
+ * uses to choose a protocol), not measurements; docs/sim.md ("Validation")
+ * compares the resulting predictions with published nccl-tests figures.
  *
  * weft_proto_ring_time is NCCL's estimate of a ring collective, and
  * weft_proto_choose picks the protocol NCCL's rule would (the fastest
