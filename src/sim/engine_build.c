@@ -1,0 +1,263 @@
+/* The flow-level engine's construction: sim_engine_new/_free, routes,
+ * flows and dependencies as they are added, and their CSR form built at the
+ * start of a run. See engine_internal.h for the file order. */
+#include <math.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "sim/engine_internal.h"
+
+weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
+                        sim_engine **out)
+{
+    sim_engine *e = weft__calloc(1, sizeof *e);
+    if (!e)
+        return WEFT_ENOMEM;
+    size_t n = n_links ? n_links : 1;
+    e->n_links = n_links;
+    e->cap = weft__malloc(n * sizeof *e->cap);
+    e->lmult = weft__malloc(n * sizeof *e->lmult);
+    e->expect = weft__calloc(n, sizeof *e->expect);
+    e->carried = weft__calloc(n, sizeof *e->carried);
+    e->lflows = weft__calloc(n, sizeof *e->lflows);
+    e->resid = weft__malloc(n * sizeof *e->resid);
+    e->wsum = weft__malloc(n * sizeof *e->wsum);
+    e->ucount = weft__malloc(n * sizeof *e->ucount);
+    e->lstamp = weft__calloc(n, sizeof *e->lstamp);
+    e->r_off = weft__calloc(1, sizeof *e->r_off);
+    e->route_cap = 1;
+    if (!e->cap || !e->lmult || !e->expect || !e->carried || !e->lflows || !e->resid ||
+        !e->wsum || !e->ucount || !e->lstamp || !e->r_off) {
+        sim_engine_free(e);
+        return WEFT_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n_links; i++) {
+        e->cap[i] = cap[i];
+        e->lmult[i] = mult ? mult[i] : 1.0;
+    }
+    *out = e;
+    return WEFT_OK;
+}
+
+void sim_engine_free(sim_engine *e)
+{
+    if (!e)
+        return;
+    if (e->lflows)
+        for (uint32_t i = 0; i < e->n_links; i++)
+            weft__free(e->lflows[i].v);
+    void *arrays[] = {e->cap,     e->lmult,   e->expect,  e->carried,  e->lflows,  e->resid,
+                      e->wsum,    e->ucount,  e->lstamp,  e->r_off,    e->r_lat,   e->r_link.v,
+                      e->r_coef,  e->f_route, e->f_bytes, e->f_mult,   e->f_rem,   e->f_rate,
+                      e->f_new,   e->f_upd,   e->f_rate0, e->f_start,  e->f_drain, e->f_done,
+                      e->f_state, e->f_frozen, e->f_stamp, e->f_slot,  e->slot,    e->f_left,
+                      e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
+                      e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
+                      e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
+                      e->ct_stack.v};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        weft__free(arrays[i]);
+    sim_heap_fini(&e->heap);
+    sim_heap_fini(&e->fill);
+    weft__free(e);
+}
+
+weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, const double *coef,
+                              double lat_s, uint32_t *route_id)
+{
+    if (!(lat_s >= 0) || e->n_routes == UINT32_MAX - 1)
+        return WEFT_EINVAL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (link[i] >= e->n_links || !(coef[i] > 0))
+            return WEFT_EINVAL;
+        for (uint32_t j = 0; j < i; j++)
+            if (link[j] == link[i])
+                return WEFT_EINVAL;
+    }
+    size_t need = e->n_routes + 2;
+    if (need > e->route_cap) {
+        size_t cap = e->route_cap * 2 > need ? e->route_cap * 2 : need;
+        uint32_t *off = weft__realloc_array(e->r_off, cap, sizeof *off);
+        if (!off)
+            return WEFT_ENOMEM;
+        e->r_off = off;
+        double *lat = weft__realloc_array(e->r_lat, cap, sizeof *lat);
+        if (!lat)
+            return WEFT_ENOMEM;
+        e->r_lat = lat;
+        e->route_cap = cap;
+    }
+    size_t base = e->r_link.n;
+    if (base + n > UINT32_MAX)
+        return WEFT_ELIMIT;
+    if (weft__grow((void **)&e->r_link.v, &e->r_link.cap, base + n + 1, sizeof(uint32_t)) ||
+        weft__grow((void **)&e->r_coef, &e->r_coef_cap, base + n + 1, sizeof(double)))
+        return WEFT_ENOMEM;
+    if (n) {
+        memcpy(e->r_link.v + base, link, n * sizeof *link);
+        memcpy(e->r_coef + base, coef, n * sizeof *coef);
+    }
+    e->r_link.n = base + n;
+    e->r_lat[e->n_routes] = lat_s;
+    e->r_off[e->n_routes + 1] = (uint32_t)(base + n);
+    *route_id = e->n_routes++;
+    return WEFT_OK;
+}
+
+/* Resizes one per-flow array to cap elements; false on failure (the old
+ * block stays valid). */
+static bool resize(void *field, size_t cap, size_t elem)
+{
+    void **pp = field;
+    void *p = weft__realloc_array(*pp, cap, elem);
+    if (!p)
+        return false;
+    *pp = p;
+    return true;
+}
+
+static weft_err grow_flows(sim_engine *e)
+{
+    size_t cap = e->flow_cap ? e->flow_cap * 2 : 64;
+    bool ok = resize(&e->f_route, cap, sizeof *e->f_route) &&
+              resize(&e->f_bytes, cap, sizeof *e->f_bytes) &&
+              resize(&e->f_mult, cap, sizeof *e->f_mult) &&
+              resize(&e->f_rem, cap, sizeof *e->f_rem) &&
+              resize(&e->f_rate, cap, sizeof *e->f_rate) &&
+              resize(&e->f_new, cap, sizeof *e->f_new) &&
+              resize(&e->f_upd, cap, sizeof *e->f_upd) &&
+              resize(&e->f_rate0, cap, sizeof *e->f_rate0) &&
+              resize(&e->f_start, cap, sizeof *e->f_start) &&
+              resize(&e->f_drain, cap, sizeof *e->f_drain) &&
+              resize(&e->f_done, cap, sizeof *e->f_done) &&
+              resize(&e->f_state, cap, sizeof *e->f_state) &&
+              resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
+              resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
+              resize(&e->f_slot, cap, sizeof *e->f_slot) &&
+              resize(&e->f_left, cap, sizeof *e->f_left);
+    if (!ok)
+        return WEFT_ENOMEM;
+    e->flow_cap = cap;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double mult,
+                             uint32_t *flow_id)
+{
+    if (route >= e->n_routes || !(bytes >= 0) || !(mult > 0) || e->ran ||
+        e->n_flows == UINT32_MAX - 1)
+        return WEFT_EINVAL;
+    if (e->n_flows == e->flow_cap && grow_flows(e))
+        return WEFT_ENOMEM;
+    uint32_t f = e->n_flows;
+    e->f_route[f] = route;
+    e->f_bytes[f] = bytes;
+    e->f_mult[f] = mult;
+    e->f_rem[f] = bytes;
+    e->f_rate[f] = e->f_rate0[f] = 0;
+    e->f_start[f] = e->f_drain[f] = e->f_done[f] = NAN;
+    e->f_state[f] = F_IDLE;
+    e->f_frozen[f] = 0;
+    e->f_stamp[f] = 0;
+    e->f_slot[f] = e->n_slots;
+    e->f_left[f] = 0;
+    e->n_slots += e->r_off[route + 1] - e->r_off[route];
+    for (uint32_t k = e->r_off[route]; k < e->r_off[route + 1]; k++)
+        e->expect[e->r_link.v[k]] += e->r_coef[k] * bytes;
+    e->n_flows++;
+    *flow_id = f;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep)
+{
+    if (f >= e->n_flows || dep >= e->n_flows || e->ran)
+        return WEFT_EINVAL;
+    if (sim_eng_vec_push(&e->dep_f, f) || sim_eng_vec_push(&e->dep_on, dep))
+        return WEFT_ENOMEM;
+    e->f_left[f]++;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep)
+{
+    if (f >= e->n_flows || dep >= e->n_flows || e->ran || e->f_bytes[f] != e->f_bytes[dep])
+        return WEFT_EINVAL;
+    uint32_t r = e->f_route[f];
+    if (e->r_off[r] == e->r_off[r + 1] || e->f_bytes[f] == 0)
+        return sim_engine_add_dep(e, f, dep);
+    if (e->ct_f.n >= UINT32_MAX - 1)
+        return WEFT_ELIMIT;
+    if (sim_eng_vec_push(&e->ct_f, f) || sim_eng_vec_push(&e->ct_on, dep)) {
+        e->ct_f.n = e->ct_on.n; /* both hold the same pairs */
+        return WEFT_ENOMEM;
+    }
+    e->f_left[f]++;
+    return WEFT_OK;
+}
+
+weft_err sim_eng_build_succ(sim_engine *e)
+{
+    e->succ_off = weft__calloc((size_t)e->n_flows + 1, sizeof *e->succ_off);
+    e->succ = weft__malloc((e->dep_f.n ? e->dep_f.n : 1) * sizeof *e->succ);
+    if (!e->succ_off || !e->succ)
+        return WEFT_ENOMEM;
+    for (size_t i = 0; i < e->dep_on.n; i++)
+        e->succ_off[e->dep_on.v[i] + 1]++;
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->succ_off[f + 1] += e->succ_off[f];
+    uint32_t *fill = weft__malloc(((size_t)e->n_flows + 1) * sizeof *fill);
+    if (!fill)
+        return WEFT_ENOMEM;
+    memcpy(fill, e->succ_off, ((size_t)e->n_flows + 1) * sizeof *fill);
+    for (size_t i = 0; i < e->dep_on.n; i++)
+        e->succ[fill[e->dep_on.v[i]]++] = e->dep_f.v[i];
+    weft__free(fill);
+    return WEFT_OK;
+}
+
+/* Edge lists of `key` (forwarder or dep of each edge) in CSR form. */
+static weft_err csr(uint32_t n_flows, const vec32 *key, uint32_t **off_out, uint32_t **list_out)
+{
+    uint32_t *off = weft__calloc((size_t)n_flows + 1, sizeof *off);
+    uint32_t *list = weft__malloc(key->n * sizeof *list);
+    uint32_t *at = weft__malloc(((size_t)n_flows + 1) * sizeof *at);
+    if (!off || !list || !at) {
+        weft__free(off);
+        weft__free(list);
+        weft__free(at);
+        return WEFT_ENOMEM;
+    }
+    for (size_t i = 0; i < key->n; i++)
+        off[key->v[i] + 1]++;
+    for (uint32_t f = 0; f < n_flows; f++)
+        off[f + 1] += off[f];
+    memcpy(at, off, ((size_t)n_flows + 1) * sizeof *at);
+    for (size_t i = 0; i < key->n; i++)
+        list[at[key->v[i]]++] = (uint32_t)i;
+    weft__free(at);
+    *off_out = off;
+    *list_out = list;
+    return WEFT_OK;
+}
+
+weft_err sim_eng_build_ct(sim_engine *e)
+{
+    if (!e->ct_f.n)
+        return WEFT_OK;
+    if ((uint64_t)e->n_flows * 2 >= UINT32_MAX)
+        return WEFT_ELIMIT; /* catch-up events take ids n_flows + f */
+    weft_err err;
+    if ((err = csr(e->n_flows, &e->ct_f, &e->ctd_off, &e->ctd)) ||
+        (err = csr(e->n_flows, &e->ct_on, &e->cts_off, &e->cts)))
+        return err;
+    e->ct_cu = weft__calloc(e->ct_f.n, sizeof *e->ct_cu);
+    e->f_ctleft = weft__malloc((size_t)e->n_flows * sizeof *e->f_ctleft);
+    e->f_ready = weft__calloc(e->n_flows, sizeof *e->f_ready);
+    e->f_dirty = weft__calloc(e->n_flows, sizeof *e->f_dirty);
+    if (!e->ct_cu || !e->f_ctleft || !e->f_ready || !e->f_dirty)
+        return WEFT_ENOMEM;
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->f_ctleft[f] = e->ctd_off[f + 1] - e->ctd_off[f];
+    return WEFT_OK;
+}

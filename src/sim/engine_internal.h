@@ -1,0 +1,167 @@
+/* Internals of the flow-level engine (engine.h gives the model and its
+ * guarantees): the engine's state, shared by the files that implement it.
+ * Only the engine's own files include this header.
+ *
+ * File order (each file uses only the ones before it; tools/file_cycles.py
+ * checks the order):
+ *
+ *   engine_build.c  construction: sim_engine_new/_free, routes in CSR form,
+ *                   flows and their per-flow arrays (grown amortised),
+ *                   dependency and cut-through edges as they are added;
+ *                   and, once at the start of a run, those edges turned
+ *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct).
+ *                   Nothing here runs the model.
+ *   engine_rates.c  the active flows on each link and their max-min fair
+ *                   rates: a flow joins and leaves its links' lists
+ *                   (sim_eng_activate, _deactivate), its bytes are
+ *                   integrated at its current rate (sim_eng_advance), and
+ *                   sim_eng_refill recomputes by progressive filling the
+ *                   components touching the seeded links, reschedules the
+ *                   drain events whose rates changed and queues the
+ *                   forwarders whose catch-up times moved (sim_eng_ct_mark).
+ *   engine_ct.c     cut-through coupling between a forwarder and its deps:
+ *                   coupling at start, catch-up events, uncoupling on
+ *                   drain, and the catch-up times of the queued forwarders
+ *                   (sim_eng_ct_update). Uses engine_rates.c only.
+ *   engine.c        the event loop (sim_engine_run: batches of events at
+ *                   one time, then refills until no forwarder is left to
+ *                   couple), releasing dependents, the conservation check,
+ *                   and the accessors read after a run.
+ *
+ * Every function here takes an engine in the state its caller's phase
+ * leaves it: the construction calls before sim_engine_run, the others
+ * only inside it (after sim_eng_build_succ and sim_eng_build_ct). The
+ * functions returning weft_err fail only with WEFT_ENOMEM (build_ct also
+ * with WEFT_ELIMIT) and leave the engine to be freed, not resumed.
+ */
+#ifndef WEFT_SIM_ENGINE_INTERNAL_H
+#define WEFT_SIM_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/alloc.h"
+#include "sim/engine.h"
+#include "sim/heap.h"
+
+/* F_HOLD: drained, waiting for a cut-through dep to be done (it cannot
+ * finish before the data it forwards has arrived). */
+enum { F_IDLE, F_WAIT, F_ACTIVE, F_HOLD, F_TAIL, F_DONE };
+
+/* Remaining bytes below this fraction of a flow's size count as drained;
+ * saturation below this fraction of a link's capacity counts as full. */
+#define EPS 1e-12
+/* A forwarder within this fraction of its bytes of a dep's sent bytes has
+ * caught up with it (rounding of two separately integrated rates). */
+#define CT_TOL 1e-9
+/* Rates of a forwarder and its dep within this relative difference are
+ * equal: two filling levels that are equal in exact arithmetic may differ
+ * in the last bits, and that must neither uncouple a forwarder nor make it
+ * catch up. */
+#define CT_RATE_TOL 1e-12
+/* Couple-and-refill rounds at one event time, at most. */
+#define CT_ROUNDS 1000
+
+typedef struct vec32 {
+    uint32_t *v;
+    size_t n, cap;
+} vec32;
+
+struct sim_engine {
+    uint32_t n_links;
+    double *cap, *lmult;
+    double *expect, *carried; /* per link: coefficient x bytes, and integrated */
+    vec32 *lflows;            /* active flows on each link */
+    double *resid, *wsum;     /* water-filling scratch */
+    uint32_t *ucount;         /* unfrozen flows on a link while filling */
+    uint64_t *lstamp;
+
+    /* Routes in CSR form. */
+    uint32_t n_routes;
+    size_t route_cap;
+    uint32_t *r_off; /* n_routes + 1 */
+    double *r_lat;
+    vec32 r_link;
+    double *r_coef;
+    size_t r_coef_cap;
+
+    /* Flows. */
+    uint32_t n_flows;
+    size_t flow_cap;
+    uint32_t *f_route;
+    double *f_bytes, *f_mult, *f_rem, *f_rate, *f_new, *f_upd, *f_rate0;
+    double *f_start, *f_drain, *f_done;
+    uint8_t *f_state, *f_frozen;
+    uint64_t *f_stamp;
+    size_t *f_slot;     /* offset of the flow's positions in `slot` */
+    size_t n_slots;
+    uint32_t *slot;     /* slot[f_slot[f] + k]: index of f in the list of its k-th link */
+    uint32_t *f_left;   /* dependencies not yet done */
+    vec32 dep_f, dep_on; /* dependency pairs, later turned into CSR */
+    uint32_t *succ_off, *succ;
+
+    /* Cut-through edges, edge i: forwarder ct_f.v[i] cut through on dep
+     * ct_on.v[i]. ctd lists a forwarder's edges, cts a dep's (CSR). Only
+     * allocated when there are edges, so store-and-forward runs pay
+     * nothing. */
+    vec32 ct_f, ct_on;
+    uint32_t *ctd_off, *ctd, *cts_off, *cts;
+    uint8_t *ct_cu;      /* per edge: the forwarder has caught up with the dep */
+    uint32_t *f_ctleft;  /* per flow: cut-through deps not yet done */
+    double *f_ready;     /* per flow: latest release condition so far */
+    uint8_t *f_dirty;    /* per flow: queued in ct_dirty */
+    vec32 ct_dirty, ct_stack;
+
+    sim_heap heap;
+    sim_heap fill; /* links by saturation level while filling */
+    uint64_t epoch;
+    vec32 seeds, comp_links, comp_flows;
+    bool ran;
+    uint32_t stuck; /* a flow that never became ready, after a failed run */
+    sim_engine_stats st;
+};
+
+static inline weft_err sim_eng_vec_push(vec32 *v, uint32_t x)
+{
+    if (weft__grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v))
+        return WEFT_ENOMEM;
+    v->v[v->n++] = x;
+    return WEFT_OK;
+}
+
+/* Is rate a below rate b by more than rounding? */
+static inline bool sim_eng_slower(double a, double b)
+{
+    return a < b * (1 - CT_RATE_TOL);
+}
+
+/* engine_build.c: the successor lists of the dependency edges, and the
+ * cut-through edges in CSR form with their per-flow state (nothing when
+ * there are no cut-through edges). Called once, at the start of a run. */
+weft_err sim_eng_build_succ(sim_engine *e);
+weft_err sim_eng_build_ct(sim_engine *e);
+
+/* engine_rates.c (each is described at its definition). */
+/* Integrates f's current rate up to time t into its remaining bytes and
+ * its links' carried bytes. */
+void sim_eng_advance(sim_engine *e, uint32_t f, double t);
+/* Queues the links of f's route for the next refill. */
+weft_err sim_eng_seed_route(sim_engine *e, uint32_t f);
+/* f starts at t (joins its links, rate 0 until the next refill) / f
+ * drained (leaves its links); both seed f's route. */
+weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t);
+weft_err sim_eng_deactivate(sim_engine *e, uint32_t f);
+/* Queues forwarder f for sim_eng_ct_update (a no-op for a flow without
+ * cut-through deps). Needs sim_eng_build_ct's arrays. */
+weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f);
+/* Max-min fair rates of the components touching the seeded links, at t. */
+weft_err sim_eng_refill(sim_engine *e, double t);
+
+/* engine_ct.c: called only when the engine has cut-through edges. */
+weft_err sim_eng_ct_update(sim_engine *e, double t);
+weft_err sim_eng_ct_catch_up(sim_engine *e, uint32_t f, double t);
+weft_err sim_eng_ct_start(sim_engine *e, uint32_t f, double t);
+weft_err sim_eng_ct_drained(sim_engine *e, uint32_t f);
+
+#endif

@@ -1,0 +1,259 @@
+/* The flow-level engine's active flows and their max-min fair rates, by
+ * progressive filling over the touched components. See engine_internal.h
+ * for the file order. */
+#include "sim/engine_internal.h"
+
+/* Integrates a flow's current rate up to time t. */
+void sim_eng_advance(sim_engine *e, uint32_t f, double t)
+{
+    double moved = e->f_rate[f] * (t - e->f_upd[f]);
+    if (moved > e->f_rem[f])
+        moved = e->f_rem[f];
+    e->f_rem[f] -= moved;
+    e->f_upd[f] = t;
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+        e->carried[e->r_link.v[k]] += e->r_coef[k] * moved;
+}
+
+weft_err sim_eng_seed_route(sim_engine *e, uint32_t f)
+{
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+        if (sim_eng_vec_push(&e->seeds, e->r_link.v[k]))
+            return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
+{
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+        vec32 *lf = &e->lflows[e->r_link.v[k]];
+        e->slot[e->f_slot[f] + (k - e->r_off[r])] = (uint32_t)lf->n;
+        if (sim_eng_vec_push(lf, f))
+            return WEFT_ENOMEM;
+    }
+    e->f_state[f] = F_ACTIVE;
+    e->f_upd[f] = t;
+    e->f_rate[f] = 0;
+    return sim_eng_seed_route(e, f);
+}
+
+weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
+{
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+        vec32 *lf = &e->lflows[e->r_link.v[k]];
+        uint32_t at = e->slot[e->f_slot[f] + (k - e->r_off[r])];
+        uint32_t last = lf->v[--lf->n];
+        if (last != f) {
+            lf->v[at] = last;
+            /* Find last's slot for this link: its route holds the link once. */
+            uint32_t lr = e->f_route[last];
+            for (uint32_t j = e->r_off[lr]; j < e->r_off[lr + 1]; j++)
+                if (e->r_link.v[j] == e->r_link.v[k]) {
+                    e->slot[e->f_slot[last] + (j - e->r_off[lr])] = at;
+                    break;
+                }
+        }
+    }
+    return sim_eng_seed_route(e, f);
+}
+
+/* Pushes link l onto the component being discovered (once per epoch). */
+static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    if (e->lstamp[l] == ep)
+        return WEFT_OK;
+    e->lstamp[l] = ep;
+    return sim_eng_vec_push(&e->comp_links, l);
+}
+
+/* Adds the links of flow g (active) to the component: cut-through
+ * coupling joins the components of a forwarder and the dep it has caught
+ * up with, since one's rate caps the other's. */
+static weft_err comp_add_route(sim_engine *e, uint32_t g, uint64_t ep)
+{
+    uint32_t r = e->f_route[g];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+        if (comp_add_link(e, e->r_link.v[k], ep))
+            return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+static weft_err comp_add_coupled(sim_engine *e, uint32_t f, uint64_t ep)
+{
+    for (uint32_t i = e->ctd_off[f]; i < e->ctd_off[f + 1]; i++) {
+        uint32_t edge = e->ctd[i];
+        if (e->ct_cu[edge] && comp_add_route(e, e->ct_on.v[edge], ep))
+            return WEFT_ENOMEM;
+    }
+    for (uint32_t i = e->cts_off[f]; i < e->cts_off[f + 1]; i++) {
+        uint32_t edge = e->cts[i];
+        if (e->ct_cu[edge] && comp_add_route(e, e->ct_f.v[edge], ep))
+            return WEFT_ENOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* Freezes flow f at `level` during filling: its links lose its share (the
+ * popped link l is out of the heap already). */
+static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t l)
+{
+    e->f_frozen[f] = 1;
+    e->f_new[f] = level;
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+        uint32_t l2 = e->r_link.v[k];
+        e->resid[l2] -= e->r_coef[k] * level;
+        e->wsum[l2] -= e->r_coef[k];
+        e->ucount[l2]--;
+        if (l2 == l)
+            continue;
+        if (!e->ucount[l2])
+            sim_heap_remove(&e->fill, l2);
+        else
+            sim_heap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
+    }
+}
+
+/* Freezes f and, transitively, every unfrozen forwarder caught up with a
+ * frozen flow: a caught-up forwarder cannot outrun its dep, so it stops
+ * rising when the dep does (the flow-to-flow constraint). */
+static weft_err freeze_ct(sim_engine *e, uint32_t f, double level, uint32_t l)
+{
+    e->ct_stack.n = 0;
+    if (sim_eng_vec_push(&e->ct_stack, f))
+        return WEFT_ENOMEM;
+    while (e->ct_stack.n) {
+        uint32_t g = e->ct_stack.v[--e->ct_stack.n];
+        if (e->f_frozen[g])
+            continue;
+        freeze_one(e, g, level, l);
+        for (uint32_t i = e->cts_off[g]; i < e->cts_off[g + 1]; i++) {
+            uint32_t edge = e->cts[i], h = e->ct_f.v[edge];
+            if (e->ct_cu[edge] && !e->f_frozen[h] && sim_eng_vec_push(&e->ct_stack, h))
+                return WEFT_ENOMEM;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Queues a forwarder whose catch-up time must be recomputed. */
+weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f)
+{
+    if (e->f_dirty[f] || e->ctd_off[f] == e->ctd_off[f + 1])
+        return WEFT_OK;
+    e->f_dirty[f] = 1;
+    return sim_eng_vec_push(&e->ct_dirty, f);
+}
+
+/* Max-min fair rates for the components touching the seed links, by
+ * progressive filling; reschedules the drain of every flow whose rate
+ * changed. With cut-through edges, a component also spans caught-up
+ * forwarder/dep pairs, a caught-up forwarder freezes with its dep, and a
+ * forwarder left slower than a dep it had caught up with falls behind. */
+weft_err sim_eng_refill(sim_engine *e, double t)
+{
+    uint64_t ep = ++e->epoch;
+    bool ct = e->ct_f.n > 0;
+    e->comp_links.n = e->comp_flows.n = 0;
+    for (size_t i = 0; i < e->seeds.n; i++)
+        if (comp_add_link(e, e->seeds.v[i], ep))
+            return WEFT_ENOMEM;
+    e->seeds.n = 0;
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        for (size_t j = 0; j < e->lflows[l].n; j++) {
+            uint32_t f = e->lflows[l].v[j];
+            if (e->f_stamp[f] == ep)
+                continue;
+            e->f_stamp[f] = ep;
+            if (sim_eng_vec_push(&e->comp_flows, f) || comp_add_route(e, f, ep) ||
+                (ct && comp_add_coupled(e, f, ep)))
+                return WEFT_ENOMEM;
+        }
+    }
+    if (!e->comp_flows.n)
+        return WEFT_OK;
+    e->st.refills++;
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        e->resid[l] = e->cap[l];
+        e->wsum[l] = 0;
+        e->ucount[l] = 0;
+    }
+    for (size_t i = 0; i < e->comp_flows.n; i++) {
+        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        e->f_frozen[f] = 0;
+        for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+            e->wsum[e->r_link.v[k]] += e->r_coef[k];
+            e->ucount[e->r_link.v[k]]++;
+        }
+    }
+    /* Progressive filling with the links in a heap by the level at which
+     * they saturate: (capacity - load of frozen flows) / (coefficients of
+     * unfrozen flows). That level only changes when a flow on the link
+     * freezes, so each freeze updates the links of one route: O((links +
+     * route entries) log links) per refill instead of a scan of every link
+     * per round. */
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        if (e->ucount[l])
+            sim_heap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
+    }
+    double level = 0;
+    while (e->fill.n) {
+        double lam = sim_heap_top(&e->fill)->t;
+        uint32_t l = sim_heap_pop(&e->fill);
+        if (lam > level)
+            level = lam;
+        for (size_t j = 0; j < e->lflows[l].n; j++) {
+            uint32_t f = e->lflows[l].v[j];
+            if (e->f_frozen[f])
+                continue;
+            if (!ct)
+                freeze_one(e, f, level, l);
+            else if (freeze_ct(e, f, level, l))
+                return WEFT_ENOMEM;
+        }
+    }
+    if (ct)
+        for (size_t i = 0; i < e->comp_flows.n; i++) {
+            uint32_t f = e->comp_flows.v[i];
+            for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
+                uint32_t edge = e->ctd[k];
+                if (e->ct_cu[edge] && sim_eng_slower(e->f_new[f], e->f_new[e->ct_on.v[edge]])) {
+                    e->ct_cu[edge] = 0; /* limited elsewhere: it falls behind */
+                    if (sim_eng_ct_mark(e, f))
+                        return WEFT_ENOMEM;
+                }
+            }
+        }
+    for (size_t i = 0; i < e->comp_flows.n; i++) {
+        uint32_t f = e->comp_flows.v[i];
+        double nr = e->f_new[f];
+        if (nr == e->f_rate[f] && sim_heap_contains(&e->heap, f))
+            continue;
+        sim_eng_advance(e, f, t);
+        if (e->f_rate[f] == 0 && e->f_rate0[f] == 0)
+            e->f_rate0[f] = nr;
+        e->f_rate[f] = nr;
+        double left = e->f_rem[f];
+        double when = left <= EPS * e->f_bytes[f] ? t : t + left / nr;
+        sim_heap_set(&e->heap, f, when);
+        if (ct) {
+            /* Its catch-up times, and those of forwarders behind it, move. */
+            if (sim_eng_ct_mark(e, f))
+                return WEFT_ENOMEM;
+            for (uint32_t k = e->cts_off[f]; k < e->cts_off[f + 1]; k++) {
+                uint32_t edge = e->cts[k];
+                if (!e->ct_cu[edge] && e->f_state[e->ct_f.v[edge]] == F_ACTIVE &&
+                    sim_eng_ct_mark(e, e->ct_f.v[edge]))
+                    return WEFT_ENOMEM;
+            }
+        }
+    }
+    return WEFT_OK;
+}
