@@ -105,6 +105,28 @@ typedef struct weft_proto_model {
 WEFT_API weft_proto_model weft_proto_model_get(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
                                                weft_proto p);
 
+/* The fraction of a link's line rate that NCCL's topology model counts it
+ * at, for GPUs of generation `arch` (a fabric's arch= text, as
+ * weft_gpu_arch_parse reads it) across hop class h. NCCL does not move
+ * data over NVLink at the line rate: its topology graph gives every link a
+ * per-generation figure (src/graph/topo.h of NVIDIA/nccl @5067397:
+ * SM70_NVLINK_BW 20.0, SM80 20.0, SM90 20.6, SM100 40.1 GB/s per link;
+ * RCCL's src/graph/topo.h @0cbce2a gives xGMI MI200_XGMI_WIDTH 36.0 and
+ * GFX94X_XGMI_WIDTH 48.0), and it counts a PCIe x16 link at 0.75 of its
+ * raw transfer rate (kvDictPciGen and width * rate / 80 in
+ * src/graph/topo.cc: 12 GB/s for Gen3 x16). The fraction is that figure
+ * over the link's line rate per direction (NVLink2, 3 and 4: 25 GB/s,
+ * NVLink5: 50 GB/s, MI250 xGMI: 50 GB/s, MI300X xGMI: 64 GB/s, PCIe
+ * Gen3+ x16 with 128b/130b coding: 15.754 GB/s per 8 GT/s), so
+ *   nvlink: volta 0.8, ampere 0.8, hopper 0.824, blackwell 0.802,
+ *           cdna2 0.72, cdna3 0.75;
+ *   pci:    0.7617 (every generation from Gen3);
+ *   net:    1 (NCCL counts a NIC at its reported speed / 8000).
+ * docs/sim.md ("Link efficiency") lists the sources. These are NCCL's
+ * model, not measurements and not a fit. False, *out untouched, when
+ * arch is unknown or h out of range. */
+WEFT_API bool weft_proto_link_eff(const char *arch, weft_hop_class h, double *out);
+
 /* A ring collective as NCCL sees it when it estimates time. */
 typedef struct weft_proto_ring {
     weft_coll coll;      /* allreduce, allgather, reducescatter (broadcast,

@@ -109,6 +109,12 @@ typedef struct weft_sim_opts {
     int proto;           /* gpu model: the weft_proto to run; -1 (default):
                             NCCL's choice (weft_sim_opts_resolve). Reported
                             in the result */
+    double intra_eff;    /* fraction of the line rate that carries data on a
+                            link inside a host (both ends on one host, neither
+                            a NIC); links to NICs and between hosts keep their
+                            rate. The gpu model sets NCCL's figure for the
+                            fabric's arch= (weft_proto_link_eff, nvlink),
+                            runtime 1 (default 1) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -131,7 +137,9 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
  * a rank has to other nodes of its host; across hosts at most its NIC
  * bandwidth times the ranks per host) and NVLink inside a host; bw_scale
  * the protocol's fraction, lowered to its ceilings (LL's total, LL128's per
- * channel) where they bind on B. WEFT_EINVAL names the fabric when gpu is asked
+ * channel) where they bind on B, where B counts the links inside a host at
+ * intra_eff (NCCL's per-link figure, weft_proto_link_eff). WEFT_EINVAL names
+ * the fabric when gpu is asked
  * of one with no arch=. weft_sim_plan and weft_sim_ring call this
  * themselves. */
 WEFT_API weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,

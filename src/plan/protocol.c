@@ -52,6 +52,35 @@ static const double net_post_us = 1.0;
  * few bytes; NCCL scales their latency by this (1.9 before ampere). */
 static const double simple_plateau[WEFT_ARCH_COUNT] = {1.9, 1.4, 1.4, 1.4};
 
+/* Per-link figures of NCCL's and RCCL's topology models over the line rate
+ * of the generation's link per direction, GB/s (weft/protocol.h gives the
+ * sources). cdna2/cdna3 are RCCL's MI200 and gfx94x xGMI figures. */
+static const struct {
+    const char *arch;
+    double model_gbps, line_gbps;
+} nvlink_eff[] = {
+    {"volta", 20.0, 25.0},  {"ampere", 20.0, 25.0}, {"hopper", 20.6, 25.0},
+    {"blackwell", 40.1, 50.0}, {"cdna2", 36.0, 50.0}, {"cdna3", 48.0, 64.0},
+};
+
+/* NCCL's PCIe figure: 6 Gb/s per lane at 8 GT/s (kvDictPciGen's 60, in
+ * 100 Mb/s), 12 GB/s for x16, against the line rate of 8 GT/s x 16 lanes
+ * x 128/130 / 8 = 15.754 GB/s; Gen4 and Gen5 scale both alike. */
+static const double pci_model_gbps = 12.0, pci_line_gbps = 8.0 * 16 * 128 / 130 / 8;
+
+bool weft_proto_link_eff(const char *arch, weft_hop_class h, double *out)
+{
+    size_t i = 0, n = sizeof nvlink_eff / sizeof nvlink_eff[0];
+    while (arch && i < n && strcasecmp(arch, nvlink_eff[i].arch) != 0)
+        i++;
+    if (!arch || i == n || (unsigned)h >= WEFT_HOP_COUNT)
+        return false;
+    *out = h == WEFT_HOP_NVLINK ? nvlink_eff[i].model_gbps / nvlink_eff[i].line_gbps
+           : h == WEFT_HOP_PCI  ? pci_model_gbps / pci_line_gbps
+                                : 1.0;
+    return true;
+}
+
 const char *weft_proto_name(weft_proto p)
 {
     static const char *const names[WEFT_PROTO_COUNT] = {"LL", "LL128", "Simple"};

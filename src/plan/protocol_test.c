@@ -23,6 +23,21 @@ int main(void)
     CHECK(!weft_gpu_arch_parse("kepler", &a));
     CHECK_STR(weft_hop_class_name(WEFT_HOP_NET), "net");
 
+    /* Link efficiency: NCCL's per-link figure over the line rate. */
+    double eff = 0;
+    CHECK(weft_proto_link_eff("ampere", WEFT_HOP_NVLINK, &eff) && eff == 20.0 / 25.0);
+    CHECK(weft_proto_link_eff("Hopper", WEFT_HOP_NVLINK, &eff) && eff == 20.6 / 25.0);
+    CHECK(weft_proto_link_eff("blackwell", WEFT_HOP_NVLINK, &eff) && eff == 40.1 / 50.0);
+    CHECK(weft_proto_link_eff("volta", WEFT_HOP_NVLINK, &eff) && eff == 0.8);
+    CHECK(weft_proto_link_eff("cdna2", WEFT_HOP_NVLINK, &eff) && eff == 36.0 / 50.0);
+    CHECK(weft_proto_link_eff("cdna3", WEFT_HOP_NVLINK, &eff) && eff == 0.75);
+    CHECK(weft_proto_link_eff("ampere", WEFT_HOP_PCI, &eff) && fabs(eff - 0.76171875) < 1e-15);
+    CHECK(weft_proto_link_eff("hopper", WEFT_HOP_NET, &eff) && eff == 1.0);
+    eff = 0.5;
+    CHECK(!weft_proto_link_eff("kepler", WEFT_HOP_NVLINK, &eff) && eff == 0.5);
+    CHECK(!weft_proto_link_eff(NULL, WEFT_HOP_NVLINK, &eff));
+    CHECK(!weft_proto_link_eff("ampere", (weft_hop_class)3, &eff) && eff == 0.5);
+
     /* The tables: Simple over the network on hopper; LL's ceilings. */
     weft_proto_model m = weft_proto_model_get(WEFT_ARCH_HOPPER, WEFT_HOP_NET, 2, WEFT_PROTO_SIMPLE);
     CHECK(close_rel(m.base_s, 8.4e-6) && close_rel(m.hop_s, 14.0e-6));

@@ -87,8 +87,17 @@ static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, weft_coll coll
     uint32_t nodes = weft_topo_num_hosts(t), ranks = weft_topo_num_ranks(t);
     if (nodes < 1)
         nodes = 1;
-    double intra, inter;
+    double intra, inter, eff = 1;
     rank_bws(t, &intra, &inter);
+    /* NCCL's topology model counts NVLink (xGMI) at its per-link figure,
+     * not the line rate: the links inside a box carry that fraction. */
+    uint32_t n_ranks = weft_topo_num_ranks(t);
+    for (uint32_t k = 0; k < n_ranks; k++) {
+        const char *text = weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){k}), "arch");
+        if (weft_proto_link_eff(text, WEFT_HOP_NVLINK, &eff))
+            break;
+    }
+    intra *= eff;
     /* The bus bandwidth NCCL's rings get: a rank's NVLink bandwidth inside
      * one box; across boxes at most what the box's NICs carry together (a
      * rank's NIC bandwidth times the ranks of a box). */
@@ -111,6 +120,7 @@ static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, weft_coll coll
     r->slices = 1;
     r->cut_through = true;
     r->bw_scale = frac;
+    r->intra_eff = eff;
     r->launch_s = m.base_s;
     r->hop_s = m.hop_s;
     r->net_hop_s = net.hop_s;
@@ -137,6 +147,7 @@ weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_
         r.slices = weft_exec_slices(chunk_bytes);
         r.cut_through = false;
         r.bw_scale = 1;
+        r.intra_eff = 1;
         r.launch_s = r.hop_s = r.net_hop_s = 0;
         r.step_bytes = 0;
         r.proto = -1;
@@ -154,10 +165,10 @@ weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_
         uint64_t s = chunk_bytes / o->slice_bytes;
         r.slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES : (uint32_t)s;
     }
-    if (!(r.bw_scale > 0 && r.bw_scale <= 1) || !(r.launch_s >= 0) || !(r.hop_s >= 0) ||
-        !(r.net_hop_s >= 0))
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "sim: bw_scale must be in (0, 1], launch and hop latencies >= 0");
+    if (!(r.bw_scale > 0 && r.bw_scale <= 1) || !(r.intra_eff > 0 && r.intra_eff <= 1) ||
+        !(r.launch_s >= 0) || !(r.hop_s >= 0) || !(r.net_hop_s >= 0))
+        return weft_diag_set(d, WEFT_EINVAL, "sim: bw_scale and intra_eff must be in (0, 1], "
+                                             "launch and hop latencies >= 0");
     *out = r;
     return WEFT_OK;
 }
@@ -171,7 +182,7 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
     if (r->step_bytes > 0 && n > 0) {
         double slow = INFINITY;
         for (uint32_t k = 0; k < n; k++) {
-            double bw = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){links[k]})) * 1e9;
+            double bw = sim_model_link_cap(r, t, (weft_link_id){links[k]});
             if (bw < slow)
                 slow = bw;
         }
@@ -180,4 +191,17 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
             extra += step / (slow * r->bw_scale);
     }
     return extra;
+}
+
+double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l)
+{
+    double bw = weft_rat_to_double(weft_topo_link_bw(t, l)) * 1e9;
+    if (r->intra_eff == 1)
+        return bw;
+    weft_node_id a = weft_topo_link_src(t, l), b = weft_topo_link_dst(t, l);
+    int32_t h = weft_topo_node_host(t, a);
+    if (h >= 0 && weft_topo_node_host(t, b) == h && weft_topo_node_kind(t, a) != WEFT_NODE_NIC &&
+        weft_topo_node_kind(t, b) != WEFT_NODE_NIC)
+        bw *= r->intra_eff;
+    return bw;
 }

@@ -13,4 +13,9 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
                              weft_node_id b, const uint32_t *links, uint32_t n,
                              double slice_bytes);
 
+/* The capacity, bytes per second, that resolved settings r give link l of
+ * t: its bandwidth, times r->intra_eff when both ends are on one host and
+ * neither is a NIC. */
+double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l);
+
 #endif

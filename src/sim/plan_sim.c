@@ -312,7 +312,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     if (!cap || !cls.lrep || !cls.lcount)
         goto fail;
     for (uint32_t l = 0; l < nl; l++) {
-        cap[l] = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
+        cap[l] = sim_model_link_cap(o, t, (weft_link_id){l});
         cls.lrep[l] = l;
         cls.lcount[l] = 1;
     }

@@ -21,6 +21,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->net_hop_s = 0;
     o->step_bytes = 0;
     o->proto = -1;
+    o->intra_eff = 1;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)

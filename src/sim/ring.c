@@ -417,7 +417,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     if (!cap || !lbytes)
         goto nomem;
     for (uint32_t l = 0; l < nl; l++)
-        cap[l] = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
+        cap[l] = sim_model_link_cap(o, t, (weft_link_id){l});
     /* What each physical link carries over the whole collective is fixed by
      * the routes (every transfer drains all its bytes): steps x size/N x the
      * sum of the coefficients on it. The busiest links are taken from these

@@ -26,10 +26,10 @@ expect_out_has "           at 1073741824 (1G): nccl (ring, Simple, rings:16)"
 expect_out_has "== sim: every allreduce schedule on a100:2 at 1 GiB, simulated, vs the bound =="
 expect_out_has "allreduce on a100:2 (16 ranks), size 1073741824 (1G), model gpu (NCCL protocols)"
 expect_out_has "      bound                           6194.664       173.333       325.000    100.0%"
-expect_out_has "   1  optimal                         6300.351       170.426       319.548     98.3%"
+expect_out_has "   1  optimal                         7821.467       137.281       257.403     79.2%"
 expect_out_has "   3  nccl (ring, Simple, rings:16)  10133.066       105.964       198.683     61.1%"
-expect_out_has "  11  ring                           80557.416        13.329        24.992      7.7%"
-expect_out_has "optimal is 1.61x vs rings:auto (16), the fastest baseline; 1.61x vs nccl (ring, Simple, rings:16)"
+expect_out_has "  11  ring                           80558.126        13.329        24.991      7.7%"
+expect_out_has "optimal is 1.30x vs rings:auto (16), the fastest baseline; 1.30x vs nccl (ring, Simple, rings:16)"
 
 # Another fabric; a broken one stops the demo with weft's exit code.
 LAST="sh tools/demo.sh WEFT ring:4"

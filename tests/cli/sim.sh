@@ -246,12 +246,13 @@ expect_out_has '"sweep": [
 # protocol NCCL's rule picks per size. a100:2 ring allreduce of 1 KiB: LL,
 # 6.6 us of launch, then 30 steps of 0.6 us per NVLink hop (2.7 us per
 # network hop) plus the links' 0.6 us (1.43 us), and each step's 32 bytes
-# at LL's 39/200 of the links: 51.601 us.
+# at LL's 39/200 of the links, NVLink at NCCL's 20 of its 25 GB/s per link:
+# 51.608 us (51.601 at NVLink's line rate).
 run sim a100:2 --algo ring --coll allreduce --size 1K:1G:x1024
 expect_rc 0
 expect_out_has "allreduce ring on a100:2: 16 ranks, model gpu (NCCL protocols)
         size  time (us)  algbw (GB/s)  busbw (GB/s)   proto
-        1024     51.601         0.020         0.037      LL"
+        1024     51.608         0.020         0.037      LL"
 expect_out_has "  1073741824  "
 expect_out_has "  Simple
 busiest links"
