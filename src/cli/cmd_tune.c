@@ -1,9 +1,13 @@
-/* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P]
- * [--alpha T] [-o FILE]: the tuning table the runtime follows
- * (weft/tuning.h). For each collective and size it simulates (weft/sim.h)
- * every candidate the runtime can build (weft_tuning_build) and records
- * the ranking. The simulation happens here, in the CLI, because the run
- * module must not call the simulator (DESIGN.md). */
+/* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--model M]
+ * [--slice-bytes B] [--slices P] [--alpha T] [-o FILE]: the tuning table
+ * the runtime follows (weft/tuning.h). For each collective and size it
+ * simulates (weft/sim.h) every candidate the runtime can build
+ * (weft_tuning_build) and records the ranking. The simulation happens here,
+ * in the CLI, because the run module must not call the simulator
+ * (DESIGN.md). The model is weft sim's: the fabric's default
+ * (weft_sim_model_default: gpu where the GPUs name their arch=, else
+ * runtime, weft's own executor, which is what follows the table), or
+ * --model; --slices and --alpha select the fluid model, as in weft sim. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +29,12 @@
 static const cli_opt tune_opts[] = {
     {"colls", 0, "C,...", "collectives to tune (default: all six)"},
     {"sizes", 0, "MIN:MAX:xF", "sizes as weft sim --size, powers of two (default 1K:256M:x2)"},
-    {"slices", 0, "P", "simulator pipelining depth: slices per transfer (default 1)"},
-    {"alpha", 0, "T", "simulator per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
+    {"model", 0, "M", "fluid, runtime or gpu: how the plans are executed (default as weft sim:\n"
+                      "gpu when the fabric's GPUs name their arch=, else runtime)"},
+    {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
+                            "the model's"},
+    {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
+    {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
     {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
     {NULL, 0, NULL, NULL},
@@ -35,8 +43,8 @@ static const cli_optgroup tune_group = {"options", tune_opts};
 
 static const cli_syntax tune_syntax = {
     .path = "weft tune",
-    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--slices P] [--alpha T] [-o FILE]\n"
-            "        [--json]",
+    .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--model fluid|runtime|gpu]\n"
+            "        [--slice-bytes B] [--alpha T] [-o FILE] [--json]",
     .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
              "plan the runtime can build on the fabric (each classic algorithm without\n"
              "parameters, and the optimal plan where it builds) is simulated, and the\n"
@@ -46,10 +54,17 @@ static const cli_syntax tune_syntax = {
              "collective and size class instead of the alpha-beta ranking, and a table made\n"
              "for another fabric is refused at init. Rooted collectives (broadcast, reduce)\n"
              "are ranked at root 0. With -o FILE a summary goes to standard output.\n"
+             "The plans are simulated as weft sim does, in the fabric's default model:\n"
+             "gpu (NCCL's protocols) where its GPUs name their arch=, otherwise runtime\n"
+             "(weft's own executor, the one that follows the table); --model picks\n"
+             "another, --alpha and --slices (deprecated) select fluid. The table's sim\n"
+             "line and the summary name the model (\"model=runtime\").\n"
              "The format is described in docs/run.md (\"Tuning tables\").\n"
              "With --json, standard output gets one object instead of the table or the\n"
-             "summary: spec, ranks, fabric_hash, sim, output (the -o FILE, or null when\n"
-             "no table is written), entries: [{coll, bytes, ranking: [{algo, time_s}]}].\n",
+             "summary: spec, ranks, fabric_hash, sim ({model, slice_bytes, slices,\n"
+             "alpha_s}: slices and alpha_s as given to the fluid model; the others derive\n"
+             "them per size), output (the -o FILE, or null when no table is written),\n"
+             "entries: [{coll, bytes, ranking: [{algo, time_s}]}].\n",
     .groups = {&tune_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -94,6 +109,56 @@ static int parse_colls(const char *s, unsigned *mask)
         p = end + 1;
     }
     return CLI_EXIT_OK;
+}
+
+/* --model, --slice-bytes, --slices, --alpha into o, as weft sim reads
+ * them: --alpha and --slices are the fluid model's knobs and select it;
+ * *model_set says whether the model is decided (else the fabric's default
+ * applies once it is loaded). A usage error's exit code, or CLI_CONTINUE. */
+static int parse_model(cli_args *a, weft_sim_opts *o, bool *model_set)
+{
+    const char *mod = cli_args_get(a, "model"), *sb = cli_args_get(a, "slice-bytes");
+    const char *sl = cli_args_get(a, "slices"), *al = cli_args_get(a, "alpha");
+    *model_set = mod || sl || al;
+    if (mod && !weft_sim_model_parse(mod, &o->model))
+        return cli_usage_error(&tune_syntax,
+                               "unknown --model '%s' (expected fluid, runtime or gpu)", mod);
+    if (mod && (sl || al) && o->model != WEFT_SIM_FLUID)
+        return cli_usage_error(&tune_syntax, "--alpha and --slices set the fluid model; they do "
+                                             "not go with --model %s", mod);
+    if (!mod && (sl || al))
+        o->model = WEFT_SIM_FLUID;
+    if (sb && sl)
+        return cli_usage_error(&tune_syntax, "--slice-bytes replaces --slices; give one");
+    if (sb && cli_flag_size(&tune_syntax, "--slice-bytes", sb, UINT64_MAX, &o->slice_bytes))
+        return CLI_EXIT_USAGE;
+    if (sl) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(sl, &end, 10);
+        if (*sl < '0' || *sl > '9' || *end || errno || v == 0 || v > 1000)
+            return cli_usage_error(&tune_syntax, "bad --slices '%s' (expected 1 .. 1000)", sl);
+        o->slices = (uint32_t)v;
+        fprintf(stderr, "weft tune: --slices is deprecated: it fixes the slice count at every "
+                        "size (fluid model); use --slice-bytes B\n");
+    }
+    if (al && cli_flag_time(&tune_syntax, "--alpha", al, 1e3, &o->alpha_s))
+        return CLI_EXIT_USAGE;
+    return CLI_CONTINUE;
+}
+
+/* The table's sim line: "model=gpu", "model=runtime slice_bytes=65536",
+ * "model=fluid slices=1 alpha=5e-06". */
+static void sim_note_text(const weft_sim_opts *o, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "model=%s", weft_sim_model_name(o->model));
+    if (n > 0 && (size_t)n < len && o->slice_bytes)
+        n += snprintf(buf + n, len - (size_t)n, " slice_bytes=%llu",
+                      (unsigned long long)o->slice_bytes);
+    if (n > 0 && (size_t)n < len && o->model == WEFT_SIM_FLUID && !o->slice_bytes)
+        n += snprintf(buf + n, len - (size_t)n, " slices=%u", o->slices);
+    if (n > 0 && (size_t)n < len && o->model == WEFT_SIM_FLUID)
+        snprintf(buf + n, len - (size_t)n, " alpha=%.9g", o->alpha_s);
 }
 
 typedef struct tune_coll {
@@ -141,6 +206,8 @@ static int print_json(const char *spec, const char *out_path, const weft_tuning 
     cli_json_kv_string(&j, "fabric_hash", hash);
     cli_json_key(&j, "sim");
     cli_json_begin_object(&j);
+    cli_json_kv_string(&j, "model", weft_sim_model_name(o->model));
+    cli_json_kv_uint(&j, "slice_bytes", o->slice_bytes);
     cli_json_kv_uint(&j, "slices", o->slices);
     cli_json_kv_double(&j, "alpha_s", o->alpha_s);
     cli_json_end_object(&j);
@@ -178,7 +245,6 @@ int cli_cmd_tune(int argc, char **argv)
     int rc = cli_args_parse(&tune_syntax, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
     const char *spec = a.pos[0], *out_path = cli_args_get(&a, "output");
-    const char *sl = cli_args_get(&a, "slices"), *al = cli_args_get(&a, "alpha");
     uint64_t lo = 1024, hi = 256ull << 20, factor = 2;
     unsigned mask = (1u << WEFT__COLL_COUNT) - 1;
     weft_sim_opts o;
@@ -188,7 +254,7 @@ int cli_cmd_tune(int argc, char **argv)
     tune_coll tc[WEFT__COLL_COUNT];
     memset(tc, 0, sizeof tc);
     cli_out out = {0};
-    bool out_open = false, json = cli_args_has(&a, "json");
+    bool out_open = false, json = cli_args_has(&a, "json"), model_set = false;
     if (json && out_path && strcmp(out_path, "-") == 0) {
         rc = cli_usage_error(&tune_syntax, "--json and -o - would both write to standard output");
         goto free_args;
@@ -198,23 +264,13 @@ int cli_cmd_tune(int argc, char **argv)
         goto free_args;
     if (cli_args_get(&a, "colls") && (rc = parse_colls(cli_args_get(&a, "colls"), &mask)))
         goto free_args;
-    if (sl) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(sl, &end, 10);
-        if (*sl < '0' || *sl > '9' || *end || errno || v == 0 || v > 1000) {
-            rc = cli_usage_error(&tune_syntax, "bad --slices '%s' (expected 1 .. 1000)", sl);
-            goto free_args;
-        }
-        o.slices = (uint32_t)v;
-    }
-    if (al && (rc = cli_flag_time(&tune_syntax, "--alpha", al, 1e3, &o.alpha_s)))
-        goto free_args;
+    if ((rc = parse_model(&a, &o, &model_set)) != CLI_CONTINUE) goto free_args;
     if ((rc = cli_load_fabric(&a, spec, &t))) goto free_args;
+    if (!model_set) o.model = weft_sim_model_default(t);
     weft_diag d;
     weft_diag_clear(&d);
-    char sim_note[96];
-    snprintf(sim_note, sizeof sim_note, "slices=%u alpha=%.9g", o.slices, o.alpha_s);
+    char sim_note[128];
+    sim_note_text(&o, sim_note, sizeof sim_note);
     weft_err e = weft_tuning_new(t, spec, sim_note, &tt, &d);
     for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
         tc[c].coll = (weft_coll)c;

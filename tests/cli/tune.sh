@@ -11,10 +11,10 @@ trap 'rm -rf "$T" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 
 run tune switch:4 --alpha 5e-6 --colls broadcast,allreduce --sizes 1K:1M:x4 -o "$T/t.tune"
 expect_rc 0
-expect_out_has "tuning table for switch:4 (4 ranks, slices=1 alpha=5e-06) written to $T/t.tune"
+expect_out_has "tuning table for switch:4 (4 ranks, model=fluid slices=1 alpha=5e-06) written to $T/t.tune"
 check "11 header lines and entries" test "$(grep -c . "$T/t.tune")" = 19
 check "header" test "$(sed -n '1p;4p;6p;7p' "$T/t.tune" | tr '\n' '|')" = \
-    "weft-tuning 1|fabric switch:4|ranks 4|sim slices=1 alpha=5e-06|"
+    "weft-tuning 1|fabric switch:4|ranks 4|sim model=fluid slices=1 alpha=5e-06|"
 check "allreduce entries first" test "$(sed -n 8p "$T/t.tune" | cut -d' ' -f1-3)" = \
     "entry allreduce 1024"
 check "broadcast last" test "$(sed -n 19p "$T/t.tune" | cut -d' ' -f1-3)" = \
@@ -41,6 +41,46 @@ done
 first=$(echo "$line" | cut -d' ' -f4 | cut -d= -f1)
 LAST="tune: the fastest broadcast at 16K"
 [ "$first" = "$best" ] && pass_ || fail_ "table ranks $first first, weft sim says $best"
+
+# Without --alpha or --model: weft sim's default for the fabric, here (no
+# arch=) the runtime model, weft's own executor (slices of 256 KiB, 45 us
+# per message); the table says so, and its times are weft sim's default.
+run tune switch:4 --colls allreduce --sizes 1K:16M:x4 -o "$T/rt.tune"
+expect_rc 0
+expect_err ""
+expect_out_has "tuning table for switch:4 (4 ranks, model=runtime) written to $T/rt.tune"
+check "runtime header" test "$(sed -n 7p "$T/rt.tune")" = "sim model=runtime"
+line=$(grep '^entry allreduce 65536 ' "$T/rt.tune")
+for pair in $(echo "$line" | cut -d' ' -f4-); do
+    name=${pair%%=*}
+    want=${pair#*=}
+    "$WEFT" plan switch:4 --coll allreduce --algo "$name" -o "$T/$name.plan" >/dev/null
+    got=$("$WEFT" sim switch:4 --plan "$T/$name.plan" --size 64K --csv | tail -1 | cut -d, -f2)
+    LAST="sim switch:4 --plan ($name) --size 64K (runtime model)"
+    awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }' &&
+        pass_ || fail_ "table says $want s, weft sim says $got s"
+done
+# Size-dependent in the runtime model: hd (2 log2 4 = 4 messages of 45 us:
+# 180.015 us) at 1 KiB, biring (its two rings halve the bytes per link,
+# 836.658 us) at 16 MiB.
+check "runtime 1 KiB: hd" test "$(grep '^entry allreduce 1024 ' "$T/rt.tune" | cut -d' ' -f4)" = \
+    "hd=0.00018001536"
+check "runtime 16 MiB: biring" test \
+    "$(grep '^entry allreduce 16777216 ' "$T/rt.tune" | cut -d' ' -f4)" = "biring=0.00083665824"
+# --slice-bytes as weft sim's, in the runtime model and in fluid.
+run tune switch:4 --colls allreduce --sizes 1K --slice-bytes 64K -o "$T/sb.tune"
+expect_rc 0
+check "slice_bytes header" test "$(sed -n 7p "$T/sb.tune")" = "sim model=runtime slice_bytes=65536"
+run tune switch:4 --colls allreduce --sizes 1K --model fluid --slice-bytes 64K -o "$T/sbf.tune"
+expect_rc 0
+check "fluid slice_bytes header" test "$(sed -n 7p "$T/sbf.tune")" = \
+    "sim model=fluid slice_bytes=65536 alpha=0"
+# --slices still works (tests/netns/fabric.sh calls it): fluid, with weft
+# sim's deprecation note.
+run tune switch:4 --colls allreduce --sizes 1K --slices 8 -o "$T/sl.tune"
+expect_rc 0
+expect_err "weft tune: --slices is deprecated: it fixes the slice count at every size (fluid model); use --slice-bytes B"
+check "slices header" test "$(sed -n 7p "$T/sl.tune")" = "sim model=fluid slices=8 alpha=0"
 
 # Table to stdout without -o: the same text.
 run tune switch:4 --alpha 5e-6 --colls broadcast,allreduce --sizes 1K:1M:x4
@@ -103,6 +143,18 @@ expect_rc 2
 expect_err_has "weft: bad --colls: unknown collective 'allfoo'"
 run tune switch:4 --slices 0
 expect_rc 2
+run tune switch:4 --model bogus
+expect_rc 2
+expect_err_has "weft: unknown --model 'bogus' (expected fluid, runtime or gpu)"
+run tune switch:4 --model runtime --alpha 5us
+expect_rc 2
+expect_err_has "weft: --alpha and --slices set the fluid model; they do not go with --model runtime"
+run tune switch:4 --slices 2 --slice-bytes 1K
+expect_rc 2
+expect_err_has "weft: --slice-bytes replaces --slices; give one"
+run tune switch:4 --colls allreduce --sizes 1K --model gpu
+expect_rc 1
+expect_err_has "sim: the gpu model needs the GPUs' generation, and no compute node of this fabric has arch="
 run tune nosuch:4
 expect_rc 1
 expect_err_has "no such file or preset 'nosuch:4'"
@@ -118,13 +170,16 @@ expect_rc 0
 check "1 KiB: hd first" test "$(grep '^entry allreduce 1024 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = hd
 check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = ring
 
-# And on a GPU preset with its physical latencies: a100:2 takes rd (4
-# steps of hop latencies) at 1 KiB and hier (the best limit, 1200/7 GB/s)
-# at 1 GiB.
+# And on a GPU preset (arch=ampere): the gpu model, as weft sim's default.
+# a100:2 takes rd (4 steps of LL's latencies, 14.506 us) at 1 KiB, hier
+# (LL128) at 1 MiB and the optimal plan (Simple, 137.3 GB/s algbw with
+# NVLink at NCCL's 20 of 25 GB/s per link) at 1 GiB.
 run tune a100:2 --colls allreduce --sizes 1K:1G:x1024 -o "$T/a.tune"
 expect_rc 0
-check "a100:2 1 KiB: rd first" test "$(grep '^entry allreduce 1024 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = rd
-check "a100:2 1 GiB: hier first" test "$(grep '^entry allreduce 1073741824 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = hier
+expect_out_has "tuning table for a100:2 (16 ranks, model=gpu) written to $T/a.tune"
+check "a100:2 1 KiB: rd first" test "$(grep '^entry allreduce 1024 ' "$T/a.tune" | cut -d' ' -f4)" = rd=1.45056923e-05
+check "a100:2 1 MiB: hier first" test "$(grep '^entry allreduce 1048576 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = hier
+check "a100:2 1 GiB: optimal first" test "$(grep '^entry allreduce 1073741824 ' "$T/a.tune" | cut -d' ' -f4 | cut -d= -f1)" = optimal
 
 run help tune
 expect_rc 0
@@ -136,6 +191,7 @@ check "tune --json" python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["ranks"] == 4 and d["spec"] == "switch:4" and d["output"] is None, d
+assert d["sim"] == {"model": "runtime", "slice_bytes": 0, "slices": 1, "alpha_s": 0}, d
 assert [(e["coll"], e["bytes"]) for e in d["entries"]] == [("allreduce", 1024), ("allreduce", 4096)], d
 for e in d["entries"]:
     t = [r["time_s"] for r in e["ranking"]]
