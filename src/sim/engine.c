@@ -74,6 +74,15 @@ struct sim_engine {
     uint8_t *f_dirty;    /* per flow: queued in ct_dirty */
     vec32 ct_dirty, ct_stack;
 
+    /* Queue edges (sim_engine_add_queue_dep), pair i: q_f.v[i] waits for
+     * q_on.v[i] to drain. q_next (per flow: the one flow queued behind
+     * it, UINT32_MAX for none), f_nb (per flow: latest drain it waited
+     * for) and f_rel (per flow: latest ordinary release) exist only when
+     * there are such edges. */
+    vec32 q_f, q_on;
+    uint32_t *q_next;
+    double *f_nb, *f_rel;
+
     sim_heap heap;
     sim_heap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -138,7 +147,7 @@ void sim_engine_free(sim_engine *e)
                       e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
                       e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
                       e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-                      e->ct_stack.v};
+                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
@@ -259,6 +268,18 @@ weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep)
         return WEFT_EINVAL;
     if (vec_push(&e->dep_f, f) || vec_push(&e->dep_on, dep))
         return WEFT_ENOMEM;
+    e->f_left[f]++;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_queue_dep(sim_engine *e, uint32_t f, uint32_t dep)
+{
+    if (f >= e->n_flows || dep >= e->n_flows || f == dep || e->ran)
+        return WEFT_EINVAL;
+    if (vec_push(&e->q_f, f) || vec_push(&e->q_on, dep)) {
+        e->q_f.n = e->q_on.n;
+        return WEFT_ENOMEM;
+    }
     e->f_left[f]++;
     return WEFT_OK;
 }
@@ -720,10 +741,55 @@ static void release(sim_engine *e, uint32_t g, double at, double alpha_s)
             e->f_ready[g] = at;
         at = e->f_ready[g];
     }
-    if (--e->f_left[g] == 0) {
-        e->f_state[g] = F_WAIT;
-        sim_heap_set(&e->heap, g, at + alpha_s);
+    if (e->f_rel) {
+        if (at > e->f_rel[g])
+            e->f_rel[g] = at;
+        at = e->f_rel[g];
     }
+    if (--e->f_left[g] == 0) {
+        double start = at + alpha_s;
+        if (e->f_nb && e->f_nb[g] > start)
+            start = e->f_nb[g];
+        e->f_state[g] = F_WAIT;
+        sim_heap_set(&e->heap, g, start);
+    }
+}
+
+/* Flow f drained at t: the flow queued behind it may start (no alpha of
+ * its own for this wait: the queue was posted already). */
+static void release_queued(sim_engine *e, uint32_t f, double t, double alpha_s)
+{
+    uint32_t g = e->q_next ? e->q_next[f] : UINT32_MAX;
+    if (g == UINT32_MAX)
+        return;
+    if (t > e->f_nb[g])
+        e->f_nb[g] = t;
+    if (--e->f_left[g] == 0) {
+        double start = e->f_rel[g] + alpha_s;
+        if (e->f_nb[g] > start)
+            start = e->f_nb[g];
+        e->f_state[g] = F_WAIT;
+        sim_heap_set(&e->heap, g, start);
+    }
+}
+
+static weft_err build_queue(sim_engine *e)
+{
+    if (!e->q_f.n)
+        return WEFT_OK;
+    e->q_next = weft__malloc(((size_t)e->n_flows + 1) * sizeof *e->q_next);
+    e->f_nb = weft__calloc((size_t)e->n_flows + 1, sizeof *e->f_nb);
+    e->f_rel = weft__calloc((size_t)e->n_flows + 1, sizeof *e->f_rel);
+    if (!e->q_next || !e->f_nb || !e->f_rel)
+        return WEFT_ENOMEM;
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->q_next[f] = UINT32_MAX;
+    for (size_t i = 0; i < e->q_f.n; i++) {
+        if (e->q_next[e->q_on.v[i]] != UINT32_MAX)
+            return WEFT_EINVAL; /* one flow queued behind each at most */
+        e->q_next[e->q_on.v[i]] = e->q_f.v[i];
+    }
+    return WEFT_OK;
 }
 
 /* Flow f is done (or, from F_HOLD, released) at t: its dependents. */
@@ -750,7 +816,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
     e->ran = true;
     weft_err err;
     bool ct = e->ct_f.n > 0;
-    if ((err = build_succ(e)) || (err = build_ct(e)) ||
+    if ((err = build_succ(e)) || (err = build_ct(e)) || (err = build_queue(e)) ||
         (err = sim_heap_init(&e->heap, ct ? 2 * e->n_flows : e->n_flows)) ||
         (err = sim_heap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
@@ -789,6 +855,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                     e->f_drain[f] = t;
                     e->f_state[f] = F_TAIL;
                     sim_heap_set(&e->heap, f, t + e->r_lat[r]);
+                    release_queued(e, f, t, alpha_s);
                 } else if ((err = activate(e, f, t)) || (ct && (err = ct_start(e, f, t)))) {
                     return weft_diag_code(d, err);
                 }
@@ -800,6 +867,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                 e->f_rem[f] = 0;
                 if ((err = deactivate(e, f)) || (ct && (err = ct_drained(e, f))))
                     return weft_diag_code(d, err);
+                release_queued(e, f, t, alpha_s);
                 if (ct && e->f_ctleft[f]) {
                     e->f_state[f] = F_HOLD; /* until its last cut-through dep is done */
                     break;

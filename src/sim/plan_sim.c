@@ -266,8 +266,13 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                     return weft_diag_code(c->d, err);
             }
         }
+        /* The runtime model: a remote op's slices are messages of one
+         * stream, posted in order, so slice s queues behind slice s-1
+         * (stream_fifo) instead of waiting for it to be done. */
+        bool queued = o->model == WEFT_SIM_RUNTIME && !o->cut_through && forwards(x);
         for (uint32_t s = 1; s < P; s++)
-            if ((err = sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
+            if ((err = queued ? sim_engine_add_queue_dep(c->e, id * P + s, id * P + s - 1)
+                              : sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
                 return weft_diag_code(c->d, err);
     }
     return WEFT_OK;
@@ -282,10 +287,9 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
  * fluid engine would otherwise share the link between them fairly and
  * delay the earlier one, which a byte stream does not. Lanes: ranks of one
  * host (shared memory) have one; others WEFT_DEFAULT_TCP_CONNS, op channel
- * mod lanes, as the executor's lanes_of. The wait is on the previous item
- * being done (drained + route latency): a stream's next message here also
- * waits one route latency, which is 0 on the emulated fabric of
- * docs/netns.md. */
+ * mod lanes, as the executor's lanes_of. The next item starts when the
+ * previous one has drained (sim_engine_add_queue_dep): its per-message cost
+ * overlaps the transfer ahead of it, as a posted message's does. */
 static weft_err stream_fifo(plan_ctx *c, uint32_t P)
 {
     const weft_plan *p = c->p;
@@ -308,7 +312,7 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
             break;
         uint32_t i = pair_slot(&last, key);
         if (last.key[i])
-            err = sim_engine_add_dep(c->e, order[k] * P, last.val[i] * P + P - 1);
+            err = sim_engine_add_queue_dep(c->e, order[k] * P, last.val[i] * P + P - 1);
         else
             last.n++;
         last.key[i] = key;
