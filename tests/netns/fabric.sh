@@ -50,7 +50,7 @@ RATES=(1gbit 1gbit 1gbit 200mbit)
 # bucket lets what it holds through at veth speed after an idle moment,
 # which a wire does not: with 128 KB and 32 KB, 64-256 KiB dbtree allreduces
 # (32-128 KiB messages) measured 28-33% faster than the link rates allow
-# (docs/netns.md, "Small sizes").
+# (docs/netns.md, "Where the error at small sizes came from").
 BURSTS=(16kb 16kb 16kb 10kb)
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -223,7 +223,8 @@ for size in $(awk '{print $1}' "$TMP/builtin.t"); do
         m=$(mean_s "$run" "$size")
         [ -n "$m" ] || die "size $size missing from the $run run"
         if [ "$run" = builtin ]; then
-            # One slice per step, as the built-in ring runs (docs/run.md).
+            # weft sim --algo ring in the default model; the built-in ring
+            # (coll_ring.c) is not the executor, so this row is only reported.
             algo=ring sl=-
             sim=$(sim_csv "$TOPO" --algo ring --coll allreduce --size "$size" |
                 cut -d' ' -f1)
