@@ -32,7 +32,7 @@
 #include "sim/model.h"
 #include "sim/result.h"
 #include "sim/trace.h"
-#include "weft/comm.h"
+#include "weft/exec_model.h"
 #include "weft/paths.h"
 
 /* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
@@ -286,7 +286,7 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
  * stream waits for the last item of the op before it on that stream: the
  * fluid engine would otherwise share the link between them fairly and
  * delay the earlier one, which a byte stream does not. Lanes: ranks of one
- * host (shared memory) have one; others WEFT_DEFAULT_TCP_CONNS, op channel
+ * host (shared memory) have one; others WEFT_EXEC_TCP_LANES, op channel
  * mod lanes, as the executor's lanes_of. The next item starts when the
  * previous one has drained (sim_engine_add_queue_dep): its per-message cost
  * overlaps the transfer ahead of it, as a posted message's does. */
@@ -305,7 +305,7 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
             continue;
         int32_t ha = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.src_rank)),
                 hb = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.dst_rank));
-        uint32_t lanes = ha >= 0 && ha == hb ? 1 : WEFT_DEFAULT_TCP_CONNS;
+        uint32_t lanes = ha >= 0 && ha == hb ? 1 : WEFT_EXEC_TCP_LANES;
         uint64_t key = (((uint64_t)op.src_rank.v << 42) | ((uint64_t)op.dst_rank.v << 21) |
                         (op.channel % lanes)) + 1;
         if ((err = pair_grow(&last)))

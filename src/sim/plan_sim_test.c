@@ -355,7 +355,8 @@ static void test_routes(void)
  * runs on the other direction (1 + 2 alpha .. 2 + 2 alpha). The fluid
  * engine alone would share r0 -> r1 between ops 0 and 1 (both done at
  * 2 s + alpha) and op 2 would end at 3 s + 2 alpha: what the runtime model
- * gives when op 1 is on the other lane (channel 1: another connection), and
+ * gives when op 1 is on the other lane (channel 1 of WEFT_EXEC_TCP_LANES:
+ * another connection), and
  * the fluid model at any lane. Ranks of one host have one lane (shared
  * memory), so channel 1 is FIFO there. */
 static void test_runtime_streams(void)
