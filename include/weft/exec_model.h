@@ -29,6 +29,12 @@ extern "C" {
  * 4 ranks, on the 2-core development machine (docs/netns.md, "per-message
  * cost"). */
 #define WEFT_EXEC_OP_OVERHEAD_S 45e-6
+/* Streams per peer pair between hosts: the executor sends an op on lane
+ * (channel mod the TCP connections per peer), and each lane's messages go
+ * FIFO over one connection; ranks of one host (shared memory) have one
+ * lane. This is WEFT_DEFAULT_TCP_CONNS of weft/comm.h (exec_plan.c checks
+ * that they agree); a job run with another WEFT_TCP_CONNS has that many. */
+#define WEFT_EXEC_TCP_LANES 2u
 
 /* The slices the executor cuts a chunk of chunk_bytes into: chunk_bytes /
  * WEFT_EXEC_SLICE_BYTES, clamped to 1 .. WEFT_EXEC_MAX_SLICES (a run also

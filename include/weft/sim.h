@@ -46,7 +46,9 @@ extern "C" {
  *            `slices` (or cut through, cut_through), exactly as set;
  *   runtime  weft's own executor (src/run): slices of WEFT_EXEC_SLICE_BYTES
  *            per chunk (1 to WEFT_EXEC_MAX_SLICES), each a message paying
- *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice
+ *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice;
+ *            in plans a stream's messages (source, destination, lane)
+ *            queue FIFO, each starting when the one ahead has drained
  *            (weft/exec_model.h);
  *   gpu      a GPU runtime (NCCL): the protocol NCCL's rule picks for the
  *            size (weft/protocol.h; proto forces one), its share of link

@@ -163,7 +163,11 @@ void cli_sim_algo_fini(cli_sim_algo *a)
 
 bool cli_sim_needs_plan(const weft_sim_opts *o)
 {
-    return o->cut_through;
+    /* The symmetric ring charges every slice its own message cost; the
+     * runtime model of a plan queues a stream's slices as the executor
+     * does (one cost per dependent step), so in that model the ring is
+     * simulated as its plan, which is also what the runtime runs. */
+    return o->cut_through || o->model == WEFT_SIM_RUNTIME;
 }
 
 void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)

@@ -67,8 +67,9 @@ weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 /* What runs at `size`: the name, or for nccl "nccl (ring, Simple, rings:16)". */
 void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len);
-/* Whether settings o simulate plans only (cut-through, or the gpu model,
- * which cuts through): then the ring, too, is built as a plan. */
+/* Whether settings o simulate plans only (cut-through; the runtime model,
+ * whose streams queue their slices as the executor does): then the ring,
+ * too, is built as a plan. */
 bool cli_sim_needs_plan(const weft_sim_opts *o);
 /* "model gpu (NCCL protocols)", "model runtime (weft's executor)", or for
  * fluid "model fluid, P slices per transfer, alpha A s[, cut through]"

@@ -52,6 +52,10 @@
 
 #define WAIT_CAP 32u
 
+/* The simulator's runtime model assumes the default lanes (exec_model.h). */
+_Static_assert(WEFT_EXEC_TCP_LANES == WEFT_DEFAULT_TCP_CONNS,
+               "WEFT_EXEC_TCP_LANES must equal WEFT_DEFAULT_TCP_CONNS");
+
 typedef struct waitset {
     uint32_t prefix;   /* every op of L before this position must be done */
     uint32_t off, len; /* explicit positions: pool[off .. off+len) */

@@ -15,9 +15,35 @@ static void release(sim_engine *e, uint32_t g, double at, double alpha_s)
             e->f_ready[g] = at;
         at = e->f_ready[g];
     }
+    if (e->f_rel) {
+        if (at > e->f_rel[g])
+            e->f_rel[g] = at;
+        at = e->f_rel[g];
+    }
     if (--e->f_left[g] == 0) {
+        double start = at + alpha_s;
+        if (e->f_nb && e->f_nb[g] > start)
+            start = e->f_nb[g];
         e->f_state[g] = F_WAIT;
-        sim_heap_set(&e->heap, g, at + alpha_s);
+        sim_heap_set(&e->heap, g, start);
+    }
+}
+
+/* Flow f drained at t: the flow queued behind it may start (no alpha of
+ * its own for this wait: the queue was posted already). */
+static void release_queued(sim_engine *e, uint32_t f, double t, double alpha_s)
+{
+    uint32_t g = e->q_next ? e->q_next[f] : UINT32_MAX;
+    if (g == UINT32_MAX)
+        return;
+    if (t > e->f_nb[g])
+        e->f_nb[g] = t;
+    if (--e->f_left[g] == 0) {
+        double start = e->f_rel[g] + alpha_s;
+        if (e->f_nb[g] > start)
+            start = e->f_nb[g];
+        e->f_state[g] = F_WAIT;
+        sim_heap_set(&e->heap, g, start);
     }
 }
 
@@ -46,6 +72,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
     weft_err err;
     bool ct = e->ct_f.n > 0;
     if ((err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
+        (err = sim_eng_build_queue(e)) ||
         (err = sim_heap_init(&e->heap, ct ? 2 * e->n_flows : e->n_flows)) ||
         (err = sim_heap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
@@ -84,6 +111,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                     e->f_drain[f] = t;
                     e->f_state[f] = F_TAIL;
                     sim_heap_set(&e->heap, f, t + e->r_lat[r]);
+                    release_queued(e, f, t, alpha_s);
                 } else if ((err = sim_eng_activate(e, f, t)) ||
                            (ct && (err = sim_eng_ct_start(e, f, t)))) {
                     return weft_diag_code(d, err);
@@ -96,6 +124,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
                 e->f_rem[f] = 0;
                 if ((err = sim_eng_deactivate(e, f)) || (ct && (err = sim_eng_ct_drained(e, f))))
                     return weft_diag_code(d, err);
+                release_queued(e, f, t, alpha_s);
                 if (ct && e->f_ctleft[f]) {
                     e->f_state[f] = F_HOLD; /* until its last cut-through dep is done */
                     break;

@@ -78,6 +78,12 @@ weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double
                              uint32_t *flow_id);
 /* Flow f is released only after flow dep is done. */
 weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep);
+/* Flow f is queued behind flow dep (the next message of a FIFO stream):
+ * it starts no earlier than dep has drained (its bytes have left; not its
+ * route latency later), and pays no alpha for this wait, only after its
+ * ordinary deps. At most one flow may be queued behind each flow
+ * (WEFT_EINVAL from sim_engine_run otherwise). */
+weft_err sim_engine_add_queue_dep(sim_engine *e, uint32_t f, uint32_t dep);
 /* Flow f forwards (or reduces) the bytes dep delivers, cut through: f may
  * start once dep has started and its first byte has crossed dep's route
  * (dep's start + its latency), the bytes f has sent never exceed the bytes

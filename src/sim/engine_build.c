@@ -54,7 +54,7 @@ void sim_engine_free(sim_engine *e)
                       e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
                       e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
                       e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-                      e->ct_stack.v};
+                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
@@ -193,6 +193,37 @@ weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep)
         return WEFT_ENOMEM;
     }
     e->f_left[f]++;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_queue_dep(sim_engine *e, uint32_t f, uint32_t dep)
+{
+    if (f >= e->n_flows || dep >= e->n_flows || f == dep || e->ran)
+        return WEFT_EINVAL;
+    if (sim_eng_vec_push(&e->q_f, f) || sim_eng_vec_push(&e->q_on, dep)) {
+        e->q_f.n = e->q_on.n;
+        return WEFT_ENOMEM;
+    }
+    e->f_left[f]++;
+    return WEFT_OK;
+}
+
+weft_err sim_eng_build_queue(sim_engine *e)
+{
+    if (!e->q_f.n)
+        return WEFT_OK;
+    e->q_next = weft__malloc(((size_t)e->n_flows + 1) * sizeof *e->q_next);
+    e->f_nb = weft__calloc((size_t)e->n_flows + 1, sizeof *e->f_nb);
+    e->f_rel = weft__calloc((size_t)e->n_flows + 1, sizeof *e->f_rel);
+    if (!e->q_next || !e->f_nb || !e->f_rel)
+        return WEFT_ENOMEM;
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->q_next[f] = UINT32_MAX;
+    for (size_t i = 0; i < e->q_f.n; i++) {
+        if (e->q_next[e->q_on.v[i]] != UINT32_MAX)
+            return WEFT_EINVAL; /* one flow queued behind each at most */
+        e->q_next[e->q_on.v[i]] = e->q_f.v[i];
+    }
     return WEFT_OK;
 }
 

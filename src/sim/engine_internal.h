@@ -113,6 +113,15 @@ struct sim_engine {
     uint8_t *f_dirty;    /* per flow: queued in ct_dirty */
     vec32 ct_dirty, ct_stack;
 
+    /* Queue edges (sim_engine_add_queue_dep), pair i: q_f.v[i] waits for
+     * q_on.v[i] to drain. q_next (per flow: the one flow queued behind
+     * it, UINT32_MAX for none), f_nb (per flow: latest drain it waited
+     * for) and f_rel (per flow: latest ordinary release) exist only when
+     * there are such edges. */
+    vec32 q_f, q_on;
+    uint32_t *q_next;
+    double *f_nb, *f_rel;
+
     sim_heap heap;
     sim_heap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -141,6 +150,9 @@ static inline bool sim_eng_slower(double a, double b)
  * there are no cut-through edges). Called once, at the start of a run. */
 weft_err sim_eng_build_succ(sim_engine *e);
 weft_err sim_eng_build_ct(sim_engine *e);
+/* q_next, f_nb and f_rel from the queue edges (nothing without any);
+ * WEFT_EINVAL when two flows are queued behind one. */
+weft_err sim_eng_build_queue(sim_engine *e);
 
 /* engine_rates.c (each is described at its definition). */
 /* Integrates f's current rate up to time t into its remaining bytes and

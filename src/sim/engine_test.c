@@ -482,6 +482,47 @@ static void oom_dtor(void *arg)
     sim_engine_free(*(sim_engine **)arg);
 }
 
+/* Queue deps: f1 queued behind f0 on one link (latency 2 us, alpha 1 us)
+ * starts when f0 drains (0.100001 s), not at f0's done + alpha (0.100004
+ * as test_deps has it); f2 is queued behind f1 and also depends on f0
+ * (ordinary: done 0.100003, + alpha), so it starts when f1 drains. Two
+ * flows queued behind one are refused. */
+static void test_queue(void)
+{
+    double cap[] = {1e9};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    uint32_t l = 0, r = route1(e, 1, &l, 2e-6), f0, f1, f2;
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f2), WEFT_OK);
+    CHECK_ERR(sim_engine_add_queue_dep(e, f1, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_queue_dep(e, f2, f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_dep(e, f2, f0), WEFT_OK);
+    CHECK(sim_engine_add_queue_dep(e, f0, f0) == WEFT_EINVAL);
+    CHECK_ERR(sim_engine_run(e, 1e-6, NULL), WEFT_OK);
+    double s, dr, dn;
+    sim_engine_flow_times(e, f0, &s, &dr, &dn);
+    CHECK_NEAR(dr, 0.100001);
+    sim_engine_flow_times(e, f1, &s, &dr, &dn);
+    CHECK_NEAR(s, 0.100001);
+    CHECK_NEAR(dr, 0.200001);
+    sim_engine_flow_times(e, f2, &s, &dr, &dn);
+    CHECK_NEAR(s, 0.200001);
+    CHECK_NEAR(dn, 0.300003);
+    sim_engine_free(e);
+
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    r = route1(e, 1, &l, 0);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e8, 1, &f2), WEFT_OK);
+    CHECK_ERR(sim_engine_add_queue_dep(e, f1, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_queue_dep(e, f2, f0), WEFT_OK);
+    CHECK(sim_engine_run(e, 0, NULL) == WEFT_EINVAL);
+    sim_engine_free(e);
+}
+
 int main(void)
 {
     test_two_share();
@@ -489,6 +530,7 @@ int main(void)
     test_classic();
     test_split();
     test_deps();
+    test_queue();
     test_ct_slower_hop();
     test_ct_shared_upstream();
     test_ct_catch_up();

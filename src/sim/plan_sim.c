@@ -32,6 +32,7 @@
 #include "sim/model.h"
 #include "sim/result.h"
 #include "sim/trace.h"
+#include "weft/exec_model.h"
 #include "weft/paths.h"
 
 /* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
@@ -265,11 +266,62 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                     return weft_diag_code(c->d, err);
             }
         }
+        /* The runtime model: a remote op's slices are messages of one
+         * stream, posted in order, so slice s queues behind slice s-1
+         * (stream_fifo) instead of waiting for it to be done. */
+        bool queued = o->model == WEFT_SIM_RUNTIME && !o->cut_through && forwards(x);
         for (uint32_t s = 1; s < P; s++)
-            if ((err = sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
+            if ((err = queued ? sim_engine_add_queue_dep(c->e, id * P + s, id * P + s - 1)
+                              : sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
                 return weft_diag_code(c->d, err);
     }
     return WEFT_OK;
+}
+
+/* The runtime model's streams (weft/exec_model.h): the executor sends a
+ * remote op on the stream (source rank, destination rank, lane) and posts
+ * the items of one stream in its global order G (weft_plan_topo_order: op
+ * by op, slices in order); the transport moves a stream's messages FIFO
+ * over one connection (src/run/transport/tcp/tcp.c). So item (o, 0) of a
+ * stream waits for the last item of the op before it on that stream: the
+ * fluid engine would otherwise share the link between them fairly and
+ * delay the earlier one, which a byte stream does not. Lanes: ranks of one
+ * host (shared memory) have one; others WEFT_EXEC_TCP_LANES, op channel
+ * mod lanes, as the executor's lanes_of. The next item starts when the
+ * previous one has drained (sim_engine_add_queue_dep): its per-message cost
+ * overlaps the transfer ahead of it, as a posted message's does. */
+static weft_err stream_fifo(plan_ctx *c, uint32_t P)
+{
+    const weft_plan *p = c->p;
+    uint32_t n = weft_plan_num_ops(p), nranks = weft_plan_get_info(p)->nranks;
+    if (nranks >= (1u << 21))
+        return WEFT_OK; /* keys would not be exact; no stream order (not a CPU cluster) */
+    uint32_t *order = weft__malloc(((size_t)n + 1) * sizeof *order);
+    pair_map last = {NULL, NULL, 0, 0};
+    weft_err err = order ? weft_plan_topo_order(p, order, c->d) : WEFT_ENOMEM;
+    for (uint32_t k = 0; !err && k < n; k++) {
+        weft_op op = weft_plan_op(p, order[k]);
+        if (op.kind == WEFT_OP_NOP || op.count == 0 || op.src_rank.v == op.dst_rank.v)
+            continue;
+        int32_t ha = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.src_rank)),
+                hb = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.dst_rank));
+        uint32_t lanes = ha >= 0 && ha == hb ? 1 : WEFT_EXEC_TCP_LANES;
+        uint64_t key = (((uint64_t)op.src_rank.v << 42) | ((uint64_t)op.dst_rank.v << 21) |
+                        (op.channel % lanes)) + 1;
+        if ((err = pair_grow(&last)))
+            break;
+        uint32_t i = pair_slot(&last, key);
+        if (last.key[i])
+            err = sim_engine_add_queue_dep(c->e, order[k] * P, last.val[i] * P + P - 1);
+        else
+            last.n++;
+        last.key[i] = key;
+        last.val[i] = order[k];
+    }
+    weft__free(order);
+    weft__free(last.key);
+    weft__free(last.val);
+    return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
 weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
@@ -320,7 +372,10 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     cls.nf = weft_plan_num_ops(p);
     if ((err = weft_paths_new(t, &c.paths)) || (err = sim_engine_new(nl, cap, NULL, &c.e)))
         goto fail;
-    if ((err = build(&c, size, o)) || (err = sim_engine_run(c.e, o->alpha_s, d))) {
+    if ((err = build(&c, size, o)) ||
+        (o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
+         (err = stream_fifo(&c, o->slices))) ||
+        (err = sim_engine_run(c.e, o->alpha_s, d))) {
         /* A cycle names an engine flow; say which op it is. */
         if (err == WEFT_EVERIFY) {
             uint32_t f = sim_engine_stuck_flow(c.e);

@@ -7,6 +7,7 @@
 
 #include "base/testing.h"
 #include "topo/testing_topo.h"
+#include "weft/exec_model.h"
 #include "weft/sim.h"
 
 static bool rel_close(double a, double b, double tol)
@@ -347,10 +348,67 @@ static void test_routes(void)
     weft_topo_free(t);
 }
 
+/* The runtime model's streams: r0 sends two 1 GB chunks to r1 (ops 0 and
+ * 1, no deps between them) and r1 sends chunk 0 on to r0 once it arrived
+ * (op 2). On one TCP stream (same lane) the executor's messages go FIFO:
+ * op 0 is done at 1 s + alpha, op 1 follows it (2 s + 2 alpha) while op 2
+ * runs on the other direction (1 + 2 alpha .. 2 + 2 alpha). The fluid
+ * engine alone would share r0 -> r1 between ops 0 and 1 (both done at
+ * 2 s + alpha) and op 2 would end at 3 s + 2 alpha: what the runtime model
+ * gives when op 1 is on the other lane (channel 1 of WEFT_EXEC_TCP_LANES:
+ * another connection), and
+ * the fluid model at any lane. Ranks of one host have one lane (shared
+ * memory), so channel 1 is FIFO there. */
+static void test_runtime_streams(void)
+{
+    static const char two_hosts[] = "node r0 compute host=0\n"
+                                    "node r1 compute host=1\n"
+                                    "link r0 r1 1GB/s\n"
+                                    "link r1 r0 1GB/s\n";
+    static const char one_host[] = "node r0 compute host=0\n"
+                                   "node r1 compute host=0\n"
+                                   "link r0 r1 1GB/s\n"
+                                   "link r1 r0 1GB/s\n";
+    const double a = WEFT_EXEC_OP_OVERHEAD_S;
+    for (int v = 0; v < 5; v++) {
+        bool same_host = v == 3, fluid = v == 4;
+        uint32_t ch1 = v == 1 || v == 3 ? 1 : 0;
+        weft_topo *t = NULL;
+        const char *spec = same_host ? one_host : two_hosts;
+        CHECK_ERR(weft_topo_parse(spec, strlen(spec), "streams.topo", &t, NULL), WEFT_OK);
+        weft_plan_info info = {WEFT_COLL_ALLGATHER, 2, {0}, 2, 0, true};
+        weft_plan *p = NULL;
+        CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+        if (!t || !p)
+            return;
+        weft_op o0 = {WEFT_OP_COPY, {0}, {1}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0};
+        weft_op o1 = {WEFT_OP_COPY, {0}, {1}, WEFT_BUF_OUT, WEFT_BUF_OUT, 1, 1, 1, ch1};
+        weft_op o2 = {WEFT_OP_COPY, {1}, {0}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0};
+        uint32_t dep = 0;
+        CHECK_ERR(weft_plan_add_op(p, &o0, NULL, 0, NULL), WEFT_OK);
+        CHECK_ERR(weft_plan_add_op(p, &o1, NULL, 0, NULL), WEFT_OK);
+        CHECK_ERR(weft_plan_add_op(p, &o2, &dep, 1, NULL), WEFT_OK);
+        weft_sim_opts o;
+        weft_sim_opts_init(&o);
+        o.model = fluid ? WEFT_SIM_FLUID : WEFT_SIM_RUNTIME;
+        if (fluid)
+            o.alpha_s = a;
+        o.slice_bytes = 1000000000; /* one slice per chunk */
+        weft_sim_result r;
+        CHECK_ERR(weft_sim_plan(t, p, 1000000000ull * weft_plan_size_chunks(p), &o, &r, NULL),
+                  WEFT_OK);
+        bool fifo = !fluid && (ch1 == 0 || same_host);
+        CHECK_REL(r.time_s, fifo ? 2 + 2 * a : 3 + 2 * a, 1e-12);
+        weft_plan_free(p);
+        weft_topo_free(t);
+    }
+}
+
 int main(void)
 {
     test_ring_plans();
     test_ring_cut_through();
     test_routes();
+    test_runtime_streams();
     return weft_test_done();
 }

@@ -1,5 +1,5 @@
 # The emulated 4-host fabric (tests/netns/fabric.sh, docs/netns.md) at
-# 256 KiB and 1 MiB: namespaces, veth, tbf, weft perf with WEFT_NETNS per
+# 64 KiB to 1 MiB: namespaces, veth, tbf, weft perf with WEFT_NETNS per
 # rank, ring vs the cost model's plan, simulator vs measurement. Skips
 # (77) when not root or without ip/tc.
 # Run by CTest as: bash netns.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES

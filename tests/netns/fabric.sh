@@ -22,25 +22,36 @@
 #   ranked   the plan weft chooses without a table (WEFT_FABRIC only: the
 #            shared-link estimate), named in the log.
 # For each size and run it prints the measured time, the simulator's
-# predictions on fabric.topo and on cal.topo (weft sim, plans with the slice
-# count the executor logged for that size) and their relative errors, ring /
-# chosen measured and predicted, and the load average before and after.
+# predictions on fabric.topo and on cal.topo (weft sim's default model for
+# these CPU hosts, the runtime model: weft's executor; the slice count it
+# cuts must equal the one the executor logged for that size) and their
+# relative errors, ring / chosen measured and predicted, and the load
+# average before and after.
 #
-# Fails when a result is wrong, a run fails, or a measured ring time beats
-# the fabric's throughput bound by more than tbf's burst allows (which would
-# mean the data did not cross the rate-limited links). Everything it creates
+# Fails when a result is wrong, a run fails, the runtime model's slices
+# differ from the executor's, the median |calibrated error| over the
+# executor runs exceeds 10%, or a measured ring time beats the fabric's
+# throughput bound by more than tbf's burst allows (which would mean the
+# data did not cross the rate-limited links). Everything it creates
 # is deleted on exit, also on failure or interrupt. Skips (exit 77) when not
 # root or without ip/tc.
 #
-# usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES]   (default MAXBYTES 4M;
-#        sizes run from 256K to MAXBYTES by factors of 4)
+# usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES [MINBYTES]]   (defaults 4M
+#        and 64K; sizes run from MINBYTES to MAXBYTES by factors of 4)
 set -u
-WEFT=${1:?usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES]}
-SRC=${2:?usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES]}
+USAGE="usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES [MINBYTES]]"
+WEFT=${1:?$USAGE}
+SRC=${2:?$USAGE}
 MAXB=${3:-4M}
+MINB=${4:-64K}
 TOPO=$SRC/tests/netns/fabric.topo
 RATES=(1gbit 1gbit 1gbit 200mbit)
-BURSTS=(128kb 128kb 128kb 32kb)
+# tbf buckets: about one 9014-byte frame on h3 and two on the others. A
+# bucket lets what it holds through at veth speed after an idle moment,
+# which a wire does not: with 128 KB and 32 KB, 64-256 KiB dbtree allreduces
+# (32-128 KiB messages) measured 28-33% faster than the link rates allow
+# (docs/netns.md, "Where the error at small sizes came from").
+BURSTS=(16kb 16kb 16kb 10kb)
 
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veth, tc); run it as root"
@@ -92,7 +103,7 @@ echo "# fabric: 4 namespaces $P-h0..h3 behind bridge $SW; h0..h2 ${RATES[0]}, h3
 
 # ---- Tuning table -------------------------------------------------------------
 # The simulator's ranking per size; the runtime follows it (WEFT_TUNING).
-"$WEFT" tune "$TOPO" --colls allreduce --sizes "256K:$MAXB:x4" --slices 8 -o "$TMP/tune" \
+"$WEFT" tune "$TOPO" --colls allreduce --sizes "$MINB:$MAXB:x4" --slices 8 -o "$TMP/tune" \
     >"$TMP/tune.out" 2>&1 || { cat "$TMP/tune.out"; die "weft tune failed"; }
 "$WEFT" plan "$TOPO" --coll allreduce --compare --json >"$TMP/compare.json" ||
     die "weft plan --compare failed"
@@ -119,7 +130,7 @@ chmod +x "$TMP/rank2.sh"
 perf() { # NAME RANKS WRAPPER MIN MAX [VAR=VALUE...]: one weft perf sweep with these settings
     local name=$1 n=$2 wrap=$3 min=$4 max=$5
     shift 5
-    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=debug timeout 100 "$WEFT" launch -n "$n" \
+    env "$@" WEFT_TRANSPORT=tcp WEFT_TIMEOUT=20 WEFT_LOG=debug timeout 600 "$WEFT" launch -n "$n" \
         -- "$wrap" "$WEFT" perf allreduce -b "$min" -e "$max" -f 4 -n 3 -w 1 -c 1 \
         >"$TMP/$name.out" 2>&1 || { cat "$TMP/$name.out"; die "weft perf ($name) failed"; }
     grep -q "transport tcp" "$TMP/$name.out" || { cat "$TMP/$name.out"; die "$name: not over TCP"; }
@@ -133,10 +144,10 @@ load() { awk '{print $1}' /proc/loadavg; }
 L0=$(load)
 T0=$(date +%s)
 perf calib 2 "$TMP/rank2.sh" "$MAXB" "$MAXB" WEFT_FABRIC= WEFT_ALGO=ring WEFT_TUNING=
-perf builtin 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC= WEFT_ALGO= WEFT_TUNING=
-perf ring 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO=ring WEFT_TUNING=
-perf chosen 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING="$TMP/tune"
-perf ranked 4 "$TMP/rank.sh" 256K "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING=
+perf builtin 4 "$TMP/rank.sh" "$MINB" "$MAXB" WEFT_FABRIC= WEFT_ALGO= WEFT_TUNING=
+perf ring 4 "$TMP/rank.sh" "$MINB" "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO=ring WEFT_TUNING=
+perf chosen 4 "$TMP/rank.sh" "$MINB" "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING="$TMP/tune"
+perf ranked 4 "$TMP/rank.sh" "$MINB" "$MAXB" WEFT_FABRIC="$TOPO" WEFT_ALGO= WEFT_TUNING=
 T1=$(date +%s)
 L1=$(load)
 
@@ -151,8 +162,23 @@ slices() { # RUN SIZE
 choice() { # RUN SIZE: the algorithm rank 0 logged for this size
     sed -n "s/^weft INFO run: rank 0: allreduce $2 B: \([^ ]*\) (.*/\1/p" "$TMP/$1.out" | head -1
 }
-sim_plan() { # TOPO PLAN SIZE SLICES
-    "$WEFT" sim "$1" --plan "$2" --size "$3" --slices "$4" --csv | tail -1 | cut -d, -f2
+# The simulator's default model on these CPU hosts is the runtime model
+# (weft's executor: slices from weft/exec_model.h, a per-message cost);
+# its CSV ends in model,proto,slices.
+sim_csv() { # ARGS...: "time_s model slices" of the last size
+    "$WEFT" sim "$@" --csv | tail -1 | awk -F, '{ print $2, $(NF - 2), $NF }'
+}
+sim_plan() { # TOPO PLAN SIZE LOGGED_SLICES WHAT: simulated seconds; dies unless the
+    # model ran is the runtime model and cut the executor's slice count
+    local r t m n
+    r=$(sim_csv "$1" --plan "$2" --size "$3") || return 1
+    read -r t m n <<<"$r"
+    # (on stderr: this runs in a command substitution)
+    [ "$m" = runtime ] ||
+        { echo "FAIL: weft sim ran model '$m' on $1, not the runtime model" >&2; return 1; }
+    [ "$n" = "$4" ] || { echo "FAIL: $5 at $3 bytes: the executor cut $4 slices," \
+        "weft sim's runtime model $n" >&2; return 1; }
+    echo "$t"
 }
 mean_s() { # RUN SIZE: measured seconds, out of place and in place averaged
     awk -v s="$2" '$1 == s { printf "%.9g\n", ($2 + $3) / 2e6 }' "$TMP/$1.t"
@@ -177,7 +203,7 @@ mean_s() { # RUN SIZE: measured seconds, out of place and in place averaged
 CSIZE=$(awk 'NR == 1 {print $1}' "$TMP/calib.t")
 CS=$(slices calib "$CSIZE")
 [ -n "$CS" ] || die "no slice count logged for the calibration"
-CSIM=$(sim_plan "$TMP/pair.topo" "$TMP/pair.plan" "$CSIZE" "$CS")
+CSIM=$(sim_plan "$TMP/pair.topo" "$TMP/pair.plan" "$CSIZE" "$CS" calibration) || exit 1
 CMEAS=$(mean_s calib "$CSIZE")
 EFF=$(awk -v a="$CSIM" -v b="$CMEAS" 'BEGIN { printf "%.6f", a / b }')
 awk -v f="$EFF" '$1 == "duplex" { bw = $4; sub(/GB\/s$/, "", bw); $4 = sprintf("%.6fGB/s", bw * f) }
@@ -197,12 +223,13 @@ for size in $(awk '{print $1}' "$TMP/builtin.t"); do
         m=$(mean_s "$run" "$size")
         [ -n "$m" ] || die "size $size missing from the $run run"
         if [ "$run" = builtin ]; then
-            # One slice per step, as the built-in ring runs (docs/run.md).
+            # weft sim --algo ring in the default model; the built-in ring
+            # (coll_ring.c) is not the executor, so this row is only reported.
             algo=ring sl=-
-            sim=$("$WEFT" sim "$TOPO" --algo ring --coll allreduce --size "$size" --csv |
-                tail -1 | cut -d, -f2)
-            cal=$("$WEFT" sim "$TMP/cal.topo" --algo ring --coll allreduce --size "$size" \
-                --csv | tail -1 | cut -d, -f2)
+            sim=$(sim_csv "$TOPO" --algo ring --coll allreduce --size "$size" |
+                cut -d' ' -f1)
+            cal=$(sim_csv "$TMP/cal.topo" --algo ring --coll allreduce --size "$size" |
+                cut -d' ' -f1)
         else
             algo=ring
             [ "$run" = ring ] || algo=$(choice "$run" "$size")
@@ -211,8 +238,8 @@ for size in $(awk '{print $1}' "$TMP/builtin.t"); do
                 -o "$TMP/$algo.plan" >/dev/null || die "weft plan --algo $algo failed"
             sl=$(slices "$run" "$size")
             [ -n "$sl" ] || die "no slice count logged for $size bytes ($run)"
-            sim=$(sim_plan "$TOPO" "$TMP/$algo.plan" "$size" "$sl")
-            cal=$(sim_plan "$TMP/cal.topo" "$TMP/$algo.plan" "$size" "$sl")
+            sim=$(sim_plan "$TOPO" "$TMP/$algo.plan" "$size" "$sl" "$run") || exit 1
+            cal=$(sim_plan "$TMP/cal.topo" "$TMP/$algo.plan" "$size" "$sl" "$run") || exit 1
         fi
         [ -n "$sim" ] && [ -n "$cal" ] || die "weft sim failed at $size bytes ($run)"
         echo "$size $run $algo $sl $m $sim $cal" >>"$TMP/report"
@@ -233,6 +260,21 @@ awk -v rl="$RING_LIMIT" '$2 == "builtin" || $2 == "ring" {
         bad = 1
     } }
     END { exit bad }' "$TMP/report" || status=1
+# The simulator against the executor: the median, over every size and
+# executor run (ring, chosen, ranked), of |calibrated error| must be within
+# 10%. Single figures move by 10-15% between runs of the same plan on this
+# shared machine (docs/netns.md), so a bound per figure would fail on the
+# load of others; the median over 3 runs x sizes does not move that much
+# unless the model is off at most sizes. The built-in ring is not the
+# executor and is reported only.
+awk '$2 != "builtin" { m = $5; e = ($7 - m) / m; n++; a[n] = e < 0 ? -e : e }
+    END { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+              t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+          med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+          printf "# executor runs: median |cal-sim err| %.1f%% over %d figures (limit 10%%)\n",
+              med * 100, n
+          exit !(n > 0 && med <= 0.10) }' "$TMP/report" ||
+    { echo "FAIL: the simulator's runtime model is not within 10% of the executor (median)"; status=1; }
 awk '$2 == "ring" { r[$1] = $5; rs[$1] = $6 }
     $2 == "chosen" { c[$1] = $5; cs[$1] = $6; n[$1] = $3 }
     END { for (s in r) printf "# %9d: ring / %s %.2fx measured, %.2fx simulated\n", s, n[s],
@@ -240,7 +282,8 @@ awk '$2 == "ring" { r[$1] = $5; rs[$1] = $6 }
 echo "# ms per allreduce (out of place and in place averaged); err = (simulated - measured) / measured"
 echo "# builtin: weft's ring schedule (weft sim --algo ring); ring: the ring plan; chosen: the plan"
 echo "# of the tuning table (weft tune); ranked: the plan the runtime ranks first without a table"
-echo "# (weft_plan_shared_time); plans simulated with the executor's slices; cal-sim: on cal.topo"
+echo "# (weft_plan_shared_time); sim: weft sim's default (runtime) model on fabric.topo, whose"
+echo "# slice counts are checked against the executor's; cal-sim: the same on cal.topo"
 echo "# runs took $((T1 - T0)) s; load average (1 min) $L0 before, $L1 after"
 [ $status = 0 ] || exit 1
 echo "PASS"
