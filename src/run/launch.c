@@ -117,7 +117,7 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
         if (!s && waitid(P_PID, (id_t)pids[r], &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
             si.si_pid == pids[r] && si.si_code == CLD_STOPPED)
             s = si.si_status;
-        if (!s && weft__pid_stopped(pids[r])) s = -1; /* a stop not reported to us (tracing) */
+        if (!s && weft__pid_stopped(pids[r])) s = -1; /* a stop not (yet) reported to us */
         if (!s) continue;
         if (first == n) {
             first = r;

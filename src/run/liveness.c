@@ -33,8 +33,11 @@ bool weft__pid_alive(pid_t pid)
 
 bool weft__pid_stopped(pid_t pid)
 {
-    char s = pid_state(pid);
-    return s == 'T' || s == 't';
+    /* Not 't' (a tracing stop): a process stops for its tracer briefly
+     * and routinely (LeakSanitizer's exit-time check stops its own
+     * threads under ptrace), and the launcher would blame it for a
+     * failure it did not cause. */
+    return pid_state(pid) == 'T';
 }
 
 unsigned long long weft__fnv64(unsigned long long h, const void *data, unsigned long len)

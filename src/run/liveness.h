@@ -13,8 +13,8 @@
 #include <sys/types.h>
 
 bool weft__pid_alive(pid_t pid);
-/* True when /proc shows the process stopped by a signal (state T) or
- * stopped for tracing (t); false when it runs, is gone, or there is no
+/* True when /proc shows the process stopped by a signal (state T); false
+ * when it runs, is in a tracing stop (t), is gone, or there is no
  * procfs. */
 bool weft__pid_stopped(pid_t pid);
 

@@ -289,6 +289,7 @@ static void test_routes(void)
     /* Two runs in one document: the second on its own pids (base N + 1),
      * named after its label, and the document is complete. */
     f = tmpfile();
+    o.trace = f; /* the earlier file is closed */
     CHECK_ERR(weft_sim_trace_begin(f), WEFT_OK);
     o.trace_run = 1;
     o.trace_label = "2G";
