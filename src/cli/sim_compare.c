@@ -361,13 +361,14 @@ static int plot_candidates(const char *path, const char *spec, const weft_topo *
 
 /* An earlier candidate j that ran exactly what candidate i runs at size
  * index s, whose result is then copied into i's; n when there is none.
- * Exactly: the same plan
- * (weft_plan_equal) under settings that resolve alike. Candidates differ
- * only in the protocol nccl forces (eff), so the settings resolve alike
- * when they resolve to j's protocol; j must not be nccl, whose plan held
- * now is that of its last size. The simulator is deterministic, so running
- * i would give j's result bit for bit: on h100:16 at 1 GiB NCCL's choice
- * is rings:16, the same 520,192-op plan that rings:auto has just run. */
+ * Exactly: the same plan (weft_plan_equal) under settings that resolve
+ * alike. Candidates differ only in the protocol nccl forces (eff), so the
+ * settings resolve alike when they resolve to j's protocol; j must not be
+ * nccl, whose plan held now is that of its last size. The simulator is
+ * deterministic, so running i would give j's result bit for bit: on
+ * h100:16 at 1 GiB NCCL's choice is rings:16, the same 520,192-op plan
+ * that rings:auto has just run. Plans are kept until the end for this:
+ * the peak memory is that of all plans together, not of the largest. */
 static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_topo *t,
                        weft_coll coll, uint64_t size, const weft_sim_opts *eff)
 {
