@@ -132,25 +132,32 @@ void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t 
              weft_proto_name(ch.proto), ch.plan);
 }
 
+weft_err cli_sim_algo_prepare(cli_sim_algo *a, const weft_topo *t, uint64_t size,
+                              const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d)
+{
+    *eff = *o;
+    if (!a->nccl)
+        return WEFT_OK;
+    weft_proto proto;
+    weft_err e = nccl_plan(a, t, size, &proto, d);
+    if (e)
+        return e;
+    /* The gpu model runs the protocol NCCL chose, unless one is set. */
+    if (o->model == WEFT_SIM_GPU && o->proto < 0)
+        eff->proto = (int)proto;
+    return WEFT_OK;
+}
+
 weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
                           const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
 {
-    weft_sim_opts no;
-    if (a->nccl) {
-        weft_proto proto;
-        weft_err e = nccl_plan(a, t, size, &proto, d);
-        if (e)
-            return e;
-        /* The gpu model runs the protocol NCCL chose, unless one is set. */
-        if (o->model == WEFT_SIM_GPU && o->proto < 0) {
-            no = *o;
-            no.proto = (int)proto;
-            o = &no;
-        }
-    }
+    weft_sim_opts eff;
+    weft_err e = cli_sim_algo_prepare(a, t, size, o, &eff, d);
+    if (e)
+        return e;
     if (a->ring)
-        return weft_sim_ring_order(t, a->coll, a->ring, size, o, out, d);
-    return weft_sim_plan(t, a->plan, size, o, out, d);
+        return weft_sim_ring_order(t, a->coll, a->ring, size, &eff, out, d);
+    return weft_sim_plan(t, a->plan, size, &eff, out, d);
 }
 
 void cli_sim_algo_fini(cli_sim_algo *a)

@@ -60,6 +60,12 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
                             weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d);
 /* Takes ownership of a loaded plan. */
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
+/* What cli_sim_algo_run simulates at `size`: for nccl, NCCL's plan at
+ * that size is built here (a->plan) unless it is the last one, and *eff is
+ * o with the protocol NCCL chose under the gpu model unless o names one;
+ * for every other algorithm *eff is o and a->plan (or a->ring) stays. */
+weft_err cli_sim_algo_prepare(cli_sim_algo *a, const weft_topo *t, uint64_t size,
+                              const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d);
 /* Simulates it at `size` bytes (nccl: NCCL's choice at that size, whose
  * plan is built here when it differs from the last one, run under the gpu
  * model with the protocol of that choice unless o names one). */

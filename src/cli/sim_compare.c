@@ -359,6 +359,34 @@ static int plot_candidates(const char *path, const char *spec, const weft_topo *
     return rc;
 }
 
+/* An earlier candidate j that ran exactly what candidate i runs at size
+ * index s, whose result is then copied into i's; n when there is none.
+ * Exactly: the same plan (weft_plan_equal) under settings that resolve
+ * alike. Candidates differ only in the protocol nccl forces (eff), so the
+ * settings resolve alike when they resolve to j's protocol; j must not be
+ * nccl, whose plan held now is that of its last size. The simulator is
+ * deterministic, so running i would give j's result bit for bit: on
+ * h100:16 at 1 GiB NCCL's choice is rings:16, the same 520,192-op plan
+ * that rings:auto has just run. Plans are kept until the end for this:
+ * the peak memory is that of all plans together, not of the largest. */
+static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_topo *t,
+                       weft_coll coll, uint64_t size, const weft_sim_opts *eff)
+{
+    const weft_plan *p = c[i].algo.plan;
+    weft_sim_opts r;
+    if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r,
+                                    NULL))
+        return n;
+    for (size_t j = 0; j < i; j++) {
+        if (!c[j].res || c[j].algo.nccl || !c[j].algo.plan || c[j].res[s].proto != r.proto ||
+            !weft_plan_equal(c[j].algo.plan, p))
+            continue;
+        c[i].res[s] = c[j].res[s];
+        return j;
+    }
+    return n;
+}
+
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
                     const char *plot, cli_progress *pr)
@@ -398,7 +426,15 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
             cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1,
                              n);
             cli_sim_algo_label(&c[i].algo, sizes[s], c[i].label[s], sizeof c[i].label[s]);
-            if (cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d)) {
+            weft_sim_opts eff;
+            weft_err e = cli_sim_algo_prepare(&c[i].algo, t, sizes[s], o, &eff, &d);
+            size_t j = e ? n : same_run(c, i, s, n, t, coll, sizes[s], &eff);
+            if (j < n)
+                cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu) is the run of %s",
+                                 c[i].name, st, i + 1, n, c[j].name);
+            else if (!e)
+                e = cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d);
+            if (e) {
                 snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
                          (unsigned long long)sizes[s], d.msg);
                 free(c[i].res);
@@ -406,7 +442,7 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
                 break;
             }
         }
-        cli_sim_algo_fini(&c[i].algo);
+        /* The plan is kept (freed with the others below) for same_run. */
         simulated += c[i].res != NULL;
     }
     cli_progress_stop(pr);

@@ -184,6 +184,21 @@ expect_out_has '"skipped": [
     {
       "algo": "hier",
       "reason": "hier needs at least two hosts'
+# A candidate that --compare does not simulate again (nccl at 1G on a100:2
+# is rings:16, the plan rings:auto ran; rabenseifner's plan is hd's) has
+# the figures that simulating it alone gives, bit for bit.
+run sim a100:2 --coll allreduce --size 1G --compare --csv
+expect_rc 0
+expect_out_has "1073741824,2,rings:auto,0.010133065944905612,105.964160288508,198.68280054095248,0.61133169397216147
+1073741824,3,nccl,0.010133065944905612,105.964160288508,198.68280054095248,0.61133169397216147"
+CMP=$OUT
+for a in nccl rings:auto hd rabenseifner; do
+    run sim a100:2 --algo $a --coll allreduce --size 1G --csv
+    expect_rc 0
+    row=$(printf '%s\n' "$OUT" | sed -n 2p | cut -d, -f2-4)
+    check "$a alone gives $row, as in --compare" grep -q ",$a,$row," <<<"$CMP"
+done
+
 run sim switch:4 --model fluid --coll allgather --size 1M --compare --algo ring
 expect_rc 2
 expect_err_has "weft: --compare simulates every algorithm; drop --algo"

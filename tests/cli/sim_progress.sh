@@ -37,6 +37,23 @@ cr=$(printf '\r')
 check "the line is erased before the table" \
     grep -q "${cr}${esc}\[Kallreduce on a100:2 (16 ranks)" "$T/tty"
 check "the table follows" grep -q "  1  hier " "$T/tty"
+# A candidate whose plan and settings are those of an earlier one is not
+# simulated again (its result is copied, and the line says whose): on
+# a100:2 at 1G in the gpu model NCCL's choice is rings:16, the plan that
+# rings:auto ran, and rabenseifner's allreduce plan is hd's.
+GPU="sim a100:2 --coll allreduce --size 1G --compare"
+WEFT_PROGRESS_AFTER=0 script -qec "'$WEFT' $GPU" /dev/null >"$T/gpu" 2>&1
+rc=$?
+LAST="$GPU (on a terminal)"
+check "exit 0 on a terminal" test $rc -eq 0
+check "nccl is rings:auto's run" \
+    grep -q "sim --compare: nccl at 1073741824 (1G) (10 of 11) is the run of rings:auto " "$T/gpu"
+check "rabenseifner is hd's run" \
+    grep -q "sim --compare: rabenseifner at 1073741824 (1G) (7 of 11) is the run of hd " "$T/gpu"
+check "hd is simulated" grep -q "sim --compare: hd at 1073741824 (1G) (6 of 11) " "$T/gpu"
+check "no other candidate is copied" \
+    test "$(grep -aEo '[a-z:0-9]+ at [0-9]+ \([0-9A-Z]+\) \([0-9]+ of 11\) is the run of [a-z:0-9]+' "$T/gpu" |
+        sort -u | wc -l)" -eq 2
 run sim switch:4 --model fluid --coll allgather --size 1M --compare
 expect_rc 0
 expect_err ""
