@@ -28,8 +28,9 @@ fi
 # starts with a carriage return, clears the rest of the line (ESC[K), and
 # is erased (CR ESC[K) before the table starts.
 WEFT_PROGRESS_AFTER=0 script -qec "'$WEFT' $LONG" /dev/null >"$T/tty" 2>&1
+tty_rc=$? # taken at once: the assignment below would reset $?
 LAST="$LONG (on a terminal)"
-check "exit 0 on a terminal" test $? -eq 0
+check "exit 0 on a terminal" test "$tty_rc" -eq 0
 check "progress names the comparison" grep -q "weft: sim --compare: " "$T/tty"
 check "progress shows elapsed seconds" grep -Eq "\([0-9]+ of 11\)  [0-9]+\.[0-9] s" "$T/tty"
 esc=$(printf '\033')
