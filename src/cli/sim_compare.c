@@ -50,28 +50,11 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
-static bool bound_coll(weft_coll c, weft_bound_coll *out)
-{
-    switch (c) {
-    case WEFT_COLL_ALLGATHER:
-        *out = WEFT_BOUND_ALLGATHER;
-        return true;
-    case WEFT_COLL_REDUCESCATTER:
-        *out = WEFT_BOUND_REDUCESCATTER;
-        return true;
-    case WEFT_COLL_ALLREDUCE:
-        *out = WEFT_BOUND_ALLREDUCE;
-        return true;
-    default:
-        return false;
-    }
-}
-
 static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
 {
     weft_bound_coll bc;
     memset(b, 0, sizeof *b);
-    if (!bound_coll(coll, &bc)) {
+    if (!cli_sim_bound_coll(coll, &bc)) {
         snprintf(b->why, sizeof b->why,
                  "weft bound covers allgather, reducescatter and allreduce, not %s",
                  weft_coll_name(coll));
@@ -108,7 +91,7 @@ static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
             snprintf(c[n++].name, sizeof c->name, "%s", name);
     }
     weft_bound_coll bc;
-    if (bound_coll(coll, &bc) && n < cap)
+    if (cli_sim_bound_coll(coll, &bc) && n < cap)
         snprintf(c[n++].name, sizeof c->name, "optimal");
     return n;
 }

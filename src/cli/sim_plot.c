@@ -9,22 +9,28 @@
 #include "cli/svg_plot.h"
 #include "weft/synth.h"
 
-bool cli_sim_bound_gbps(const weft_topo *t, weft_coll coll, double *gbps)
+bool cli_sim_bound_coll(weft_coll c, weft_bound_coll *out)
 {
-    weft_bound_coll bc;
-    switch (coll) {
+    switch (c) {
     case WEFT_COLL_ALLGATHER:
-        bc = WEFT_BOUND_ALLGATHER;
-        break;
+        *out = WEFT_BOUND_ALLGATHER;
+        return true;
     case WEFT_COLL_REDUCESCATTER:
-        bc = WEFT_BOUND_REDUCESCATTER;
-        break;
+        *out = WEFT_BOUND_REDUCESCATTER;
+        return true;
     case WEFT_COLL_ALLREDUCE:
-        bc = WEFT_BOUND_ALLREDUCE;
-        break;
+        *out = WEFT_BOUND_ALLREDUCE;
+        return true;
     default:
         return false;
     }
+}
+
+bool cli_sim_bound_gbps(const weft_topo *t, weft_coll coll, double *gbps)
+{
+    weft_bound_coll bc;
+    if (!cli_sim_bound_coll(coll, &bc))
+        return false;
     weft_bound bd;
     memset(&bd, 0, sizeof bd);
     if (weft_bound_compute(t, bc, NULL, &bd, NULL)) {

@@ -10,11 +10,16 @@
 #include <stdint.h>
 
 #include "weft/sim.h"
+#include "weft/synth.h"
 
 typedef struct cli_sim_plot_algo {
     const char *name;
     const weft_sim_result *res; /* one per size */
 } cli_sim_plot_algo;
+
+/* The bound problem of collective c: false for the collectives weft bound
+ * does not cover (broadcast, reduce, all-to-all). */
+bool cli_sim_bound_coll(weft_coll c, weft_bound_coll *out);
 
 /* The exact bound's algbw in GB/s for coll on t; false when weft bound does
  * not cover coll or the bound cannot be computed. */
