@@ -66,6 +66,12 @@ extern const cli_group cli_toplevel;
 /* Prints "weft: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+struct cli_json;
+/* Ends a --json document (cli_json_finish): CLI_EXIT_OK, or, when the
+ * writer was misused or the document is incomplete, CLI_EXIT_INPUT after
+ * saying so. */
+int cli_json_done(struct cli_json *j);
+
 /* Reports a failed library call: prints "weft: " and the diagnostic's
  * message (or the code's message when the diagnostic is empty) and returns
  * CLI_EXIT_INPUT. A bare "out of memory" (an allocation that had no more

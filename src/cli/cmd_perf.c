@@ -548,7 +548,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
         cli_json_kv_bool(&j, "ok", !e && total_wrong == 0);
         cli_json_kv_string(&j, "error", e ? (d.msg[0] ? d.msg : weft_strerror(e)) : NULL);
         cli_json_end_object(&j);
-        if (cli_json_finish(&j)) cli_error("internal error: incomplete JSON document");
+        cli_json_done(&j);
     }
     if (e) {
         free(xs);

@@ -126,11 +126,7 @@ static int list_algorithms_json(void)
     }
     cli_json_end_array(&j);
     cli_json_end_object(&j);
-    if (cli_json_finish(&j)) {
-        cli_error("internal error: incomplete JSON document");
-        return CLI_EXIT_INPUT;
-    }
-    return CLI_EXIT_OK;
+    return cli_json_done(&j);
 }
 
 static int list_algorithms(void)

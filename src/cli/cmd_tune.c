@@ -232,11 +232,7 @@ static int print_json(const char *spec, const char *out_path, const weft_tuning 
     }
     cli_json_end_array(&j);
     cli_json_end_object(&j);
-    if (cli_json_finish(&j)) {
-        cli_error("internal error: incomplete JSON document");
-        return CLI_EXIT_INPUT;
-    }
-    return CLI_EXIT_OK;
+    return cli_json_done(&j);
 }
 
 int cli_cmd_tune(int argc, char **argv)

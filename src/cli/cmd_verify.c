@@ -69,10 +69,8 @@ static int print_json(const char *path, const char *spec, const weft_plan *p, co
     cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
     cli_json_kv_string(&j, "error", error);
     cli_json_end_object(&j);
-    if (cli_json_finish(&j)) {
-        cli_error("internal error: incomplete JSON document");
+    if (cli_json_done(&j) != CLI_EXIT_OK)
         return CLI_EXIT_INPUT;
-    }
     return error ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
