@@ -34,7 +34,7 @@ owner() {
     err.h | log.h | rat.h) echo base ;;
     topo.h | host.h | maxflow.h | paths.h) echo topo ;;
     plan.h | exec_model.h | protocol.h) echo plan ;;
-    synth.h) echo synth ;;
+    synth.h | bvn.h) echo synth ;;
     sim.h) echo sim ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
     esac

@@ -1,0 +1,220 @@
+/* Birkhoff-von Neumann decomposition (weft/bvn.h). */
+#include "weft/bvn.h"
+
+#include <string.h>
+
+#include "base/alloc.h"
+
+#define NONE UINT32_MAX
+
+/* Work state of one decomposition. */
+typedef struct bvn_work {
+    uint32_t n;
+    uint64_t *a;     /* n x n, the padded matrix still to peel */
+    uint32_t *mr;    /* row -> matched column, NONE */
+    uint32_t *mc;    /* column -> matched row, NONE */
+    uint32_t *seen;  /* column -> stamp of the search that reached it */
+    uint32_t *via;   /* column -> the row whose scan reached it */
+    uint32_t *stack; /* rows of the search */
+    uint32_t *pos;   /* row -> next column to scan */
+    uint32_t stamp;
+} bvn_work;
+
+/* Matches free row u by one augmenting path over the support (Kuhn's
+ * search, iterative). Every row is pushed at most once (only through its
+ * matched column, and each column is reached once). False when no path
+ * exists, which Birkhoff's theorem rules out for a padded matrix. */
+static bool augment(bvn_work *w, uint32_t u)
+{
+    uint32_t n = w->n, top = 0;
+    if (++w->stamp == 0) {
+        memset(w->seen, 0, (size_t)n * sizeof *w->seen);
+        w->stamp = 1;
+    }
+    w->stack[top++] = u;
+    w->pos[u] = 0;
+    while (top > 0) {
+        uint32_t r = w->stack[top - 1];
+        const uint64_t *row = w->a + (size_t)r * n;
+        uint32_t j = w->pos[r];
+        while (j < n && (row[j] == 0 || w->seen[j] == w->stamp))
+            j++;
+        w->pos[r] = j + 1;
+        if (j >= n) {
+            top--;
+            continue;
+        }
+        w->seen[j] = w->stamp;
+        w->via[j] = r;
+        if (w->mc[j] == NONE) {
+            /* Flip the path back to u. */
+            while (j != NONE) {
+                uint32_t row_of = w->via[j], prev = w->mr[row_of];
+                w->mr[row_of] = j;
+                w->mc[j] = row_of;
+                j = row_of == u ? NONE : prev;
+            }
+            return true;
+        }
+        uint32_t next = w->mc[j];
+        w->pos[next] = 0;
+        w->stack[top++] = next;
+    }
+    return false;
+}
+
+/* Pads w->a in place so that every line sums to *line. */
+static weft_err pad(bvn_work *w, const uint64_t *m, uint64_t *line, uint64_t *padded,
+                    weft_diag *d)
+{
+    uint32_t n = w->n;
+    uint64_t *rs = weft__calloc(2 * (size_t)n, sizeof *rs);
+    if (!rs)
+        return WEFT_ENOMEM;
+    uint64_t *cs = rs + n, big = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t v = m[(size_t)i * n + j];
+            if (rs[i] > UINT64_MAX - v || cs[j] > UINT64_MAX - v) {
+                weft__free(rs);
+                return weft_diag_set(d, WEFT_EOVERFLOW,
+                                     "bvn: the sum of row %u or column %u does not fit in 64 bits",
+                                     i, j);
+            }
+            rs[i] += v;
+            cs[j] += v;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (rs[i] > big)
+            big = rs[i];
+        if (cs[i] > big)
+            big = cs[i];
+    }
+    /* Row deficits and column deficits both sum to n*big - total, so one
+     * greedy pass fills every line. */
+    uint64_t added = 0;
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        while (rs[i] < big) {
+            while (cs[j] == big)
+                j++;
+            uint64_t r = big - rs[i], c = big - cs[j], x = r < c ? r : c;
+            w->a[(size_t)i * n + j] += x;
+            rs[i] += x;
+            cs[j] += x;
+            added += x;
+        }
+    }
+    weft__free(rs);
+    *line = big;
+    *padded = added;
+    return WEFT_OK;
+}
+
+/* Appends one round to out (capacity *cap rounds). */
+static weft_err push_round(weft_bvn *out, uint32_t *cap, uint64_t weight, const uint32_t *mr)
+{
+    uint32_t n = out->n;
+    if (out->rounds == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 16;
+        uint64_t *wt = weft__realloc_array(out->weight, nc, sizeof *wt);
+        if (!wt)
+            return WEFT_ENOMEM;
+        out->weight = wt;
+        uint32_t *pm = weft__realloc_array(out->perm, (size_t)nc * n, sizeof *pm);
+        if (!pm)
+            return WEFT_ENOMEM;
+        out->perm = pm;
+        *cap = nc;
+    }
+    out->weight[out->rounds] = weight;
+    memcpy(out->perm + (size_t)out->rounds * n, mr, (size_t)n * sizeof *mr);
+    out->rounds++;
+    return WEFT_OK;
+}
+
+weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_diag *d)
+{
+    if (n == 0 || !m)
+        return weft_diag_set(d, WEFT_EINVAL, "bvn: the matrix needs at least one row");
+    weft_bvn res;
+    memset(&res, 0, sizeof res);
+    res.n = n;
+    bvn_work w;
+    memset(&w, 0, sizeof w);
+    w.n = n;
+    weft_err e = WEFT_ENOMEM;
+    w.a = weft__malloc((size_t)n * n * sizeof *w.a);
+    uint32_t *ints = weft__malloc((size_t)n * 7 * sizeof *ints);
+    if (!w.a || !ints)
+        goto free_work;
+    memcpy(w.a, m, (size_t)n * n * sizeof *w.a);
+    w.mr = ints;
+    w.mc = ints + n;
+    w.seen = ints + 2 * (size_t)n;
+    w.via = ints + 3 * (size_t)n;
+    w.stack = ints + 4 * (size_t)n;
+    w.pos = ints + 5 * (size_t)n;
+    uint32_t *freed = ints + 6 * (size_t)n; /* rows to re-match */
+    memset(w.seen, 0, (size_t)n * sizeof *w.seen);
+    for (uint32_t i = 0; i < n; i++)
+        w.mr[i] = w.mc[i] = NONE;
+    if ((e = pad(&w, m, &res.line, &res.padded, d)))
+        goto free_work;
+    uint64_t left = res.line;
+    uint32_t cap = 0, nfree = n;
+    for (uint32_t i = 0; i < n; i++)
+        freed[i] = i;
+    while (left > 0) {
+        for (uint32_t k = 0; k < nfree; k++) {
+            if (!augment(&w, freed[k])) {
+                /* Impossible for a padded matrix; kept as a guard. */
+                e = weft_diag_set(d, WEFT_EINVAL, "bvn: row %u has no perfect matching left",
+                                  freed[k]);
+                goto free_result;
+            }
+        }
+        uint64_t wt = UINT64_MAX;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t v = w.a[(size_t)i * n + w.mr[i]];
+            if (v < wt)
+                wt = v;
+        }
+        if ((e = push_round(&res, &cap, wt, w.mr)))
+            goto free_result;
+        nfree = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t *v = &w.a[(size_t)i * n + w.mr[i]];
+            *v -= wt;
+            if (*v == 0) {
+                w.mc[w.mr[i]] = NONE;
+                w.mr[i] = NONE;
+                freed[nfree++] = i;
+            }
+        }
+        left -= wt;
+    }
+    *out = res;
+    e = WEFT_OK;
+    goto free_work;
+free_result:
+    weft_bvn_fini(&res);
+free_work:
+    weft__free(ints);
+    weft__free(w.a);
+    if (e == WEFT_ENOMEM)
+        weft_diag_code(d, e);
+    return e;
+}
+
+void weft_bvn_fini(weft_bvn *b)
+{
+    if (!b)
+        return;
+    weft__free(b->weight);
+    weft__free(b->perm);
+    b->weight = NULL;
+    b->perm = NULL;
+    b->rounds = 0;
+}
