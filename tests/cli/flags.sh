@@ -278,6 +278,6 @@ expect_err_has "weft: --max-ops limits the plans weft builds; a --plan FILE is r
 # input's fault (exit 1), with what it builds.
 run plan ring:4 --coll allreduce --algo bruck
 expect_rc 1
-expect_err "weft: algorithm 'bruck' does not build allreduce (it builds: allgather)"
+expect_err "weft: algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"
 
 finish

@@ -1,0 +1,174 @@
+/* The all-to-all schedules (direct, pairwise, bruck, hier, flash) on the
+ * fabrics of issue 14: every plan verifies with its fabric, the real-data
+ * executor gives the reference byte for byte, the cost model gives the
+ * throughput limits worked out by hand, flash runs the BvN rounds of the
+ * box matrix one after another, and fabrics without boxes get an error
+ * that says why. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "topo/testing_topo.h"
+#include "weft/synth.h"
+
+static const char *const fabrics[] = {"switch:8", "switch:13", "ring:5", "torus:4x4", "a100:2",
+                                      "h100:2",   "mi250:2",   "dgx1",   "clos",      "a100:3"};
+static const char *const algos[] = {"direct", "pairwise", "bruck", "hier", "flash"};
+
+/* True when the fabric has boxes (hier and flash apply). */
+static bool has_boxes(const char *spec)
+{
+    return strchr(spec, ':') ? strncmp(spec, "a100", 4) == 0 || strncmp(spec, "h100", 4) == 0 ||
+                                   strncmp(spec, "mi250", 5) == 0
+                             : strcmp(spec, "clos") == 0;
+}
+
+static void check_one(const weft_topo *t, const char *spec, const char *algo)
+{
+    weft_plan *p = NULL;
+    weft_diag d;
+    weft_err e = weft_synth_classic(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d);
+    bool boxes_only = strcmp(algo, "hier") == 0 || strcmp(algo, "flash") == 0;
+    if (boxes_only && !has_boxes(spec)) {
+        CHECK_ERR(e, WEFT_ETOPO);
+        CHECK_CONTAINS(d.msg, "all-to-all needs boxes: at least two hosts (host=) of equal size");
+        return;
+    }
+    CHECK_ERR(e, WEFT_OK);
+    if (e) {
+        fprintf(stderr, "%s %s: %s\n", spec, algo, d.msg);
+        return;
+    }
+    weft_err ve = weft_plan_verify(p, t, &d);
+    CHECK_ERR(ve, WEFT_OK);
+    if (ve)
+        fprintf(stderr, "%s %s: verify: %s\n", spec, algo, d.msg);
+    for (uint64_t seed = 1; !ve && seed <= 2; seed++) {
+        weft_exec_opts o;
+        weft_exec_opts_init(&o);
+        o.elems_per_chunk = 2;
+        o.seed = seed;
+        o.threads = seed == 2 ? 3 : 1;
+        weft_err xe = weft_plan_exec_check(p, &o, &d);
+        CHECK_ERR(xe, WEFT_OK);
+        if (xe)
+            fprintf(stderr, "%s %s seed %llu: exec: %s\n", spec, algo, (unsigned long long)seed,
+                    d.msg);
+    }
+    weft_plan_free(p);
+}
+
+/* The plan's exact limit and step count. */
+static void check_limit(const char *spec, const char *algo, int64_t num, int64_t den,
+                        uint32_t steps)
+{
+    weft_topo *t = weft__test_topo_spec(spec);
+    weft_plan *p = NULL;
+    weft_diag d;
+    weft_plan_cost cost;
+    memset(&cost, 0, sizeof cost);
+    CHECK(t != NULL);
+    weft_err e = t ? weft_synth_classic(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d)
+                   : WEFT_ENOMEM;
+    if (!e)
+        e = weft_plan_cost_get(p, t, &cost, &d);
+    CHECK_ERR(e, WEFT_OK);
+    weft_rat want;
+    weft_rat_make(num, den, &want);
+    if (!e && !weft_rat_eq(cost.algbw, want)) {
+        char g[64];
+        weft_rat_format(cost.algbw, g, sizeof g);
+        fprintf(stderr, "%s %s: algbw %s, expected %lld/%lld\n", spec, algo, g, (long long)num,
+                (long long)den);
+    }
+    CHECK(!e && weft_rat_eq(cost.algbw, want));
+    if (steps)
+        CHECK_INT(cost.steps, steps);
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
+typedef struct oom_case {
+    const weft_topo *t;
+    const char *algo;
+    weft_plan *p;
+} oom_case;
+
+static weft_err oom_ctor(void *arg)
+{
+    oom_case *c = arg;
+    weft_diag d;
+    return weft_synth_classic(c->t, c->algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &c->p, &d);
+}
+
+static void oom_dtor(void *arg)
+{
+    oom_case *c = arg;
+    weft_plan_free(c->p);
+    c->p = NULL;
+}
+
+int main(void)
+{
+    for (size_t f = 0; f < sizeof fabrics / sizeof *fabrics; f++) {
+        weft_topo *t = weft__test_topo_spec(fabrics[f]);
+        CHECK(t != NULL);
+        for (size_t a = 0; t && a < sizeof algos / sizeof *algos; a++)
+            check_one(t, fabrics[f], algos[a]);
+        weft_topo_free(t);
+    }
+
+    /* Uniform all-to-all of S bytes per rank on B boxes of L ranks with one
+     * NIC of b GB/s per rank: a rank sends S (N-L)/N out of its box, over
+     * its own NIC in hier and flash (rail i to rail i), so the limit is
+     * b N / (N - L). a100:2: 25 x 16 / 8 = 50; a100:4: 25 x 32 / 24 =
+     * 100/3; h100:2 (50 GB/s NICs): 100; clos (4 hosts of 8, 50 GB/s
+     * NICs): 50 x 32 / 24 = 200/3. Flash on B boxes runs B-1 rounds and a
+     * scatter: B steps; hier gathers, then sends: 2. */
+    check_limit("a100:2", "flash", 50, 1, 2);
+    check_limit("a100:2", "hier", 50, 1, 2);
+    check_limit("a100:4", "flash", 100, 3, 4);
+    check_limit("a100:4", "hier", 100, 3, 2);
+    check_limit("h100:2", "flash", 100, 1, 2);
+    check_limit("clos", "flash", 200, 3, 4);
+    check_limit("clos", "hier", 200, 3, 2);
+    /* Bruck on a switch of N = 2^k ranks at 100 GB/s: every step sends
+     * half of a rank's blocks (S/2) up its link, k steps: 200/k. On 13
+     * ranks the four steps send 6, 6, 5 and 5 blocks of S/13: 22 S/13 per
+     * link, 1300/22 = 650/11. */
+    check_limit("switch:8", "bruck", 200, 3, 3);
+    check_limit("switch:16", "bruck", 50, 1, 4);
+    check_limit("switch:13", "bruck", 650, 11, 4);
+    /* Direct on a switch of 16: (N-1)/N of S per link. */
+    check_limit("switch:16", "direct", 1600, 15, 1);
+
+    /* Errors name why the fabric does not fit. */
+    weft_topo *t = weft__test_topo_spec("dgx1");
+    weft_plan *p = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_synth_classic(t, "flash", WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d),
+              WEFT_ETOPO);
+    CHECK_STR(d.msg, "flash all-to-all needs boxes: at least two hosts (host=) of equal size "
+                     "with more than one rank each; this fabric has 1 host group");
+    CHECK_ERR(weft_synth_classic(t, "flash", WEFT_COLL_ALLREDUCE, (weft_rank){0}, &p, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "algorithm 'flash' does not build allreduce (it builds: alltoall)");
+    weft_topo_free(t);
+    t = weft__test_topo_spec("switch:4");
+    CHECK_ERR(weft_synth_classic(t, "hier", WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d),
+              WEFT_ETOPO);
+    CHECK_STR(d.msg, "hier all-to-all needs boxes: at least two hosts (host=) of equal size "
+                     "with more than one rank each; this fabric has 4 host groups of one rank "
+                     "(no boxes)");
+    weft_topo_free(t);
+
+    /* Allocation failures unwind in every new builder. */
+    t = weft__test_topo_spec("a100:2");
+    const char *oom_algos[] = {"bruck", "hier", "flash"};
+    for (size_t i = 0; t && i < 3; i++) {
+        oom_case c = {t, oom_algos[i], NULL};
+        CHECK(weft_test_oom_sweep(oom_algos[i], oom_ctor, oom_dtor, &c) > 3);
+    }
+    weft_topo_free(t);
+    return weft_test_done();
+}
