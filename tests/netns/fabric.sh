@@ -56,24 +56,9 @@ RATES=(1gbit 1gbit 1gbit 200mbit)
 # (docs/netns.md, "Where the error at small sizes came from").
 BURSTS=(16kb 16kb 16kb 10kb)
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veth, tc); run it as root"
-command -v ip >/dev/null || skip "needs 'ip' (Debian package iproute2; tools/install-deps.sh)"
-command -v tc >/dev/null || skip "needs 'tc' (Debian package iproute2; tools/install-deps.sh)"
-[ -x "$WEFT" ] || { echo "FAIL: weft binary '$WEFT' not found"; exit 1; }
-
-P=weft-$$
-SW=$P-sw
-CREATED=()
-TMP=$(mktemp -d /tmp/weft-netns.XXXXXX)
-cleanup() {
-    local ns
-    for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "FAIL: $*"; exit 1; }
+[ -d "$SRC" ] || { echo "FAIL: source directory '$SRC' not found"; exit 1; }
+. "$SRC/tests/netns/lib.sh"
+netns_begin weft
 
 # ---- The fabric -------------------------------------------------------------
 # MTU 9000: at 1500 the per-packet work of four ranks' TCP stacks, the bridge
@@ -81,7 +66,6 @@ die() { echo "FAIL: $*"; exit 1; }
 # 70% (measured with a plain socket pair); at 9000 both directions run at
 # 95%+ and a frame carries 8948 payload bytes in 9014 (what fabric.topo
 # gives as the link rates).
-mkns() { ip netns add "$1" || die "ip netns add $1"; CREATED+=("$1"); }
 mkns "$SW"
 ip -n "$SW" link add br0 type bridge || die "cannot create a bridge (no bridge support?)"
 ip -n "$SW" link set br0 up || die "bridge up"
