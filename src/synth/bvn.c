@@ -17,6 +17,14 @@ typedef struct bvn_work {
     uint32_t *via;   /* column -> the row whose scan reached it */
     uint32_t *stack; /* rows of the search */
     uint32_t *pos;   /* row -> next column to scan */
+    uint32_t *adj;   /* n x n: row r's support columns adj[r*n .. r*n + deg[r]) */
+    uint32_t *deg;   /* (entries found zero are dropped as scans meet them) */
+    /* val[i]: row i's matched entry, kept here instead of in a (where it is
+     * stale but still nonzero, which is all a search asks of a) so that a
+     * round's minimum and subtraction run over one contiguous array. */
+    uint64_t *val;
+    uint32_t *freec; /* the columns left unmatched by the last peel */
+    uint32_t nfreec;
     uint32_t stamp;
 } bvn_work;
 
@@ -36,13 +44,38 @@ static bool augment(bvn_work *w, uint32_t u)
     while (top > 0) {
         uint32_t r = w->stack[top - 1];
         const uint64_t *row = w->a + (size_t)r * n;
-        uint32_t j = w->pos[r];
-        while (j < n && (row[j] == 0 || w->seen[j] == w->stamp))
-            j++;
-        w->pos[r] = j + 1;
-        if (j >= n) {
-            top--;
-            continue;
+        uint32_t j = NONE;
+        /* A row reached for the first time looks at the free columns
+         * first: after a peel they are few, and on a dense support one of
+         * them is usually a neighbour, so most searches end at depth 1 or
+         * 2 instead of diving through the whole matching. */
+        if (w->pos[r] == 0 && w->nfreec < n) {
+            for (uint32_t q = 0; q < w->nfreec && j == NONE; q++) {
+                uint32_t f = w->freec[q];
+                if (w->mc[f] == NONE && row[f] != 0)
+                    j = f;
+            }
+        }
+        if (j == NONE) {
+            /* The support only shrinks, so the row's list drops the
+             * columns that reached zero as the scan meets them. */
+            uint32_t *adj = w->adj + (size_t)r * n, q = w->pos[r];
+            while (q < w->deg[r]) {
+                uint32_t c = adj[q];
+                if (row[c] == 0)
+                    adj[q] = adj[--w->deg[r]];
+                else if (w->seen[c] == w->stamp)
+                    q++;
+                else
+                    break;
+            }
+            if (q >= w->deg[r]) {
+                w->pos[r] = q;
+                top--;
+                continue;
+            }
+            j = adj[q];
+            w->pos[r] = q + 1;
         }
         w->seen[j] = w->stamp;
         w->via[j] = r;
@@ -50,6 +83,10 @@ static bool augment(bvn_work *w, uint32_t u)
             /* Flip the path back to u. */
             while (j != NONE) {
                 uint32_t row_of = w->via[j], prev = w->mr[row_of];
+                uint64_t *arow = w->a + (size_t)row_of * n;
+                if (prev != NONE)
+                    arow[prev] = w->val[row_of];
+                w->val[row_of] = arow[j];
                 w->mr[row_of] = j;
                 w->mc[j] = row_of;
                 j = row_of == u ? NONE : prev;
@@ -146,8 +183,10 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
     w.n = n;
     weft_err e = WEFT_ENOMEM;
     w.a = weft__malloc((size_t)n * n * sizeof *w.a);
-    uint32_t *ints = weft__malloc((size_t)n * 7 * sizeof *ints);
-    if (!w.a || !ints)
+    uint32_t *ints = weft__malloc((size_t)n * 9 * sizeof *ints);
+    w.adj = weft__malloc((size_t)n * n * sizeof *w.adj);
+    w.val = weft__malloc((size_t)n * sizeof *w.val);
+    if (!w.a || !ints || !w.adj || !w.val)
         goto free_work;
     memcpy(w.a, m, (size_t)n * n * sizeof *w.a);
     w.mr = ints;
@@ -157,11 +196,22 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
     w.stack = ints + 4 * (size_t)n;
     w.pos = ints + 5 * (size_t)n;
     uint32_t *freed = ints + 6 * (size_t)n; /* rows to re-match */
+    w.freec = ints + 7 * (size_t)n;
+    w.deg = ints + 8 * (size_t)n;
+    w.nfreec = n;
+    for (uint32_t j = 0; j < n; j++)
+        w.freec[j] = j;
     memset(w.seen, 0, (size_t)n * sizeof *w.seen);
     for (uint32_t i = 0; i < n; i++)
         w.mr[i] = w.mc[i] = NONE;
     if ((e = pad(&w, m, &res.line, &res.padded, d)))
         goto free_work;
+    for (uint32_t i = 0; i < n; i++) {
+        w.deg[i] = 0;
+        for (uint32_t j = 0; j < n; j++)
+            if (w.a[(size_t)i * n + j])
+                w.adj[(size_t)i * n + w.deg[i]++] = j;
+    }
     uint64_t left = res.line;
     uint32_t cap = 0, nfree = n;
     for (uint32_t i = 0; i < n; i++)
@@ -176,23 +226,26 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
             }
         }
         uint64_t wt = UINT64_MAX;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t v = w.a[(size_t)i * n + w.mr[i]];
-            if (v < wt)
-                wt = v;
-        }
+        for (uint32_t i = 0; i < n; i++)
+            wt = w.val[i] < wt ? w.val[i] : wt;
         if ((e = push_round(&res, &cap, wt, w.mr)))
             goto free_result;
-        nfree = 0;
+        uint64_t zeros = 0;
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t *v = &w.a[(size_t)i * n + w.mr[i]];
-            *v -= wt;
-            if (*v == 0) {
+            w.val[i] -= wt;
+            zeros |= w.val[i] == 0;
+        }
+        nfree = 0;
+        for (uint32_t i = 0; i < n && zeros; i++) {
+            if (w.val[i] == 0) {
+                w.a[(size_t)i * n + w.mr[i]] = 0;
+                w.freec[nfree] = w.mr[i];
                 w.mc[w.mr[i]] = NONE;
                 w.mr[i] = NONE;
                 freed[nfree++] = i;
             }
         }
+        w.nfreec = nfree;
         left -= wt;
     }
     *out = res;
@@ -201,6 +254,8 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
 free_result:
     weft_bvn_fini(&res);
 free_work:
+    weft__free(w.val);
+    weft__free(w.adj);
     weft__free(ints);
     weft__free(w.a);
     if (e == WEFT_ENOMEM)
