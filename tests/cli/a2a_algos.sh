@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The all-to-all schedules (bruck, hier, flash) from the command line:
+# plans that verify, exact limits in plan --compare, the missing bound said
+# as such, sim --compare ranking them, and the error for a fabric without
+# boxes.
+weft=$1
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # description, then a command that must succeed
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+
+for spec in switch:8 a100:2 h100:2 mi250:2 dgx1 clos; do
+    for algo in bruck hier flash; do
+        case $algo/$spec in
+        hier/switch:8 | flash/switch:8 | hier/dgx1 | flash/dgx1) continue ;;
+        esac
+        "$weft" plan "$spec" --coll alltoall --algo "$algo" -o "$tmp/p.plan" >/dev/null
+        check "$algo on $spec verifies" "$weft" verify "$tmp/p.plan" --topo "$spec"
+    done
+done >/dev/null
+
+# a100:2: flash and hier send each rank's S/2 for the other box over its own
+# 25 GB/s NIC: 50 GB/s, as direct; bruck on a100:2 is 100/7.
+cmp=$("$weft" plan a100:2 --coll alltoall --compare)
+check "compare lists flash" grep -q "^  flash .* 50\.000 .* 50 .* 2 " <<<"$cmp"
+check "compare lists hier" grep -q "^  hier .* 50\.000 .* 50 .* 2 " <<<"$cmp"
+check "compare lists bruck" grep -q "^  bruck .* 14\.286 .* 100/7 .* 4 " <<<"$cmp"
+check "compare says the bound is missing" grep -q "^bound: not available (weft bound does not compute alltoall yet, so no plan is ranked against it)$" <<<"$cmp"
+json=$("$weft" plan a100:2 --coll alltoall --compare --json)
+check "compare json bound null" grep -q '"bound": null' <<<"$json"
+check "compare json flash" grep -q '"algo": "flash"' <<<"$json"
+if command -v python3 >/dev/null; then
+    check "compare json parses" python3 -m json.tool <<<"$json" >/dev/null
+fi
+
+# Bruck on 8 ranks behind a switch: 3 steps of half a rank's data: 200/3.
+out=$("$weft" plan switch:8 --coll alltoall --algo bruck)
+check "bruck limit on switch:8" grep -q "algbw <= 66.667 GB/s (200/3)" <<<"$out"
+
+sim=$("$weft" sim a100:2 --coll alltoall --compare --size 1M)
+for algo in direct pairwise bruck hier flash; do
+    check "sim compare ranks $algo" grep -qE "^ +[0-9]+ +$algo " <<<"$sim"
+done
+check "sim compare has no bound" grep -q "^no bound: " <<<"$sim"
+
+err=$("$weft" plan switch:8 --coll alltoall --algo flash 2>&1 >/dev/null)
+rc=$?
+check "flash without boxes exits 1" test "$rc" = 1
+check "flash without boxes says why" grep -q "^weft: flash all-to-all needs boxes: at least two hosts (host=) of equal size with more than one rank each; this fabric has 8 host groups of one rank (no boxes)$" <<<"$err"
+err=$("$weft" plan a100:2 --coll allreduce --algo flash 2>&1 >/dev/null)
+check "flash builds alltoall only" grep -q "^weft: algorithm 'flash' does not build allreduce (it builds: alltoall)$" <<<"$err"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
