@@ -5,8 +5,9 @@
  * tools/file_cycles.py checks it): classic_plan.c (a new plan, the main
  * buffer), classic_ring.c (also the ring phases hier reuses),
  * classic_tree.c, classic_hd.c, classic_a2a.c (also the runs helper the
- * box schedules use), classic_a2a_box.c (hier and flash all-to-all),
- * classic_hier.c, and classic.c, the registry and weft_synth_classic. */
+ * box schedules use), classic_a2a_box.c (hier all-to-all and what the box
+ * schedules share), classic_flash.c, classic_hier.c, and classic.c, the
+ * registry and weft_synth_classic. */
 #ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
 #define WEFT_SYNTH_CLASSIC_INTERNAL_H
 
@@ -45,6 +46,17 @@ weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_a2a_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_a2a_hier(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_flash(const synth_ctx *c, weft_plan **out);
+/* Flash for the N x N byte matrix m (row-major, bytes rank s sends rank d;
+ * NULL: every block equal). With m, blocks of 0 bytes get no op (an
+ * alltoallv plan does not ask for them). */
+weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out);
+/* WEFT_ETOPO (with d naming why) unless the fabric has at least two hosts
+ * of equal size with more than one rank each. */
+weft_err synth_need_boxes(const synth_ctx *c, const char *algo);
+/* The all-to-all blocks inside every box, each straight to its rank (a
+ * local copy for a rank's own block); with m, blocks of 0 bytes are left
+ * out. */
+weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m);
 
 /* Emits copies of slots sidx[k] of buffer sbuf on rank src to slots
  * didx[k] of dbuf on dst, k < cnt, as one op per maximal run where both
