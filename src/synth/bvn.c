@@ -212,8 +212,23 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
             if (w.a[(size_t)i * n + j])
                 w.adj[(size_t)i * n + w.deg[i]++] = j;
     }
-    uint64_t left = res.line;
+    uint64_t left = res.line, nnz = 0;
     uint32_t cap = 0, nfree = n;
+    for (uint32_t i = 0; i < n; i++)
+        nnz += w.deg[i];
+    /* Every round zeroes an entry and the last zeroes n, so there are at
+     * most nnz - n + 1 rounds: reserve them at once (no copying as the
+     * list grows) unless that is more than 2^24 permutation entries. */
+    if (left > 0 && (nnz - n + 1) * n <= (UINT64_C(1) << 24)) {
+        uint32_t want = (uint32_t)(nnz - n + 1);
+        res.weight = weft__malloc((size_t)want * sizeof *res.weight);
+        res.perm = weft__malloc((size_t)want * n * sizeof *res.perm);
+        if (!res.weight || !res.perm) {
+            e = WEFT_ENOMEM;
+            goto free_result;
+        }
+        cap = want;
+    }
     for (uint32_t i = 0; i < n; i++)
         freed[i] = i;
     while (left > 0) {
