@@ -19,6 +19,8 @@ static const char *const algos[] = {"direct", "pairwise", "bruck", "hier", "flas
 /* True when the fabric has boxes (hier and flash apply). */
 static bool has_boxes(const char *spec)
 {
+    if (strcmp(spec, "interleaved") == 0)
+        return true;
     return strchr(spec, ':') ? strncmp(spec, "a100", 4) == 0 || strncmp(spec, "h100", 4) == 0 ||
                                    strncmp(spec, "mi250", 5) == 0
                              : strcmp(spec, "clos") == 0;
@@ -125,6 +127,29 @@ static void check_flash_skewed(const char *spec)
     weft_topo_free(t);
 }
 
+/* Boxes whose ranks are not consecutive ids (host A holds ranks 0, 2, 4):
+ * messages between boxes are cut into runs, and every schedule still
+ * verifies and executes. */
+static const char interleaved[] =
+    "node g0 compute host=A\nnode g1 compute host=B\nnode g2 compute host=A\n"
+    "node g3 compute host=B\nnode g4 compute host=A\nnode g5 compute host=B\n"
+    "node swA switch\nnode swB switch\nnode core switch\n"
+    "duplex g0 swA 300GB/s\nduplex g2 swA 300GB/s\nduplex g4 swA 300GB/s\n"
+    "duplex g1 swB 300GB/s\nduplex g3 swB 300GB/s\nduplex g5 swB 300GB/s\n"
+    "duplex g0 core 25GB/s\nduplex g1 core 25GB/s\nduplex g2 core 25GB/s\n"
+    "duplex g3 core 25GB/s\nduplex g4 core 25GB/s\nduplex g5 core 25GB/s\n";
+
+static void check_interleaved(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_parse(interleaved, sizeof interleaved - 1, "interleaved", &t, &d),
+              WEFT_OK);
+    for (size_t a = 0; t && a < sizeof algos / sizeof *algos; a++)
+        check_one(t, "interleaved", algos[a]);
+    weft_topo_free(t);
+}
+
 typedef struct oom_case {
     const weft_topo *t;
     const char *algo;
@@ -155,6 +180,7 @@ int main(void)
         weft_topo_free(t);
     }
 
+    check_interleaved();
     check_flash_skewed("a100:2");
     check_flash_skewed("a100:4");
     check_flash_skewed("clos");
