@@ -4,17 +4,19 @@
  * 1. Box matrix. T[A][B] = the bytes box A sends box B (A != B); what
  *    stays inside a box goes straight over the box's links.
  * 2. Rounds. The Birkhoff-von Neumann decomposition of T (weft/bvn.h)
- *    gives permutations sigma_k of weight w_k. Each pair of boxes (A, B)
- *    is sent whole in its heaviest round (the first among equals), so
- *    every round is a partial permutation of boxes: a box sends to one box
- *    and receives from one. A uniform matrix has one round per pair
- *    exactly (H-1 rounds). Splitting a pair over all its rounds, as the
- *    exact decomposition would, needs blocks cut across rounds; not done.
- * 3. Balance (FAST's intra-server rebalancing). The bytes of (A, B) are
- *    spread over the L rails: a block of A_i stays on rail i while rail i
- *    carries at most T[A][B]/L; the blocks that do not fit go, largest
- *    first, to the least loaded rail (ties: the destination's rail, then
- *    the lowest). A uniform matrix moves nothing.
+ *    gives permutations sigma_k of weight w_k; pair (A, B) is in the
+ *    rounds whose sigma_k(A) = B, and their weights sum to at least
+ *    T[A][B]. The pair's blocks, largest first, fill its rounds in order
+ *    (next fit: a round takes blocks until its weight is used up), so the
+ *    bytes follow the decomposition as closely as whole blocks allow (a
+ *    block is never cut). Every round is a partial permutation of boxes: a
+ *    box sends to one box and receives from one. A uniform matrix has one
+ *    round per pair (H-1 rounds).
+ * 3. Balance (FAST's intra-server rebalancing). The bytes of (A, B) in one
+ *    round are spread over the L rails: a block of A_i stays on rail i
+ *    while rail i carries at most 1/L of them; the blocks that do not fit
+ *    go, largest first, to the least loaded rail (ties: the destination's
+ *    rail, then the lowest). A uniform matrix moves nothing.
  * 4. Plan. A block of A_i for B_j on rail p: A_i hands it to A_p over the
  *    box's links (unless p == i), A_p sends every block of (A, B) on rail
  *    p as one message to B_p (one-to-one, so no NIC has incast), and B_p
@@ -34,7 +36,9 @@
 #define RANK(h, j) (hs->ranks[hs->start[(h)] + (j)])
 
 typedef struct flash_blk {
-    uint32_t i, j; /* source and destination local index */
+    uint32_t i, j;  /* source and destination local index */
+    uint32_t round; /* the BvN round that sends it */
+    uint32_t rail;  /* the local index of the NICs it crosses */
     uint64_t bytes;
 } flash_blk;
 
@@ -48,12 +52,23 @@ static int by_bytes_desc(const void *a, const void *b)
     return x->j < y->j ? -1 : x->j > y->j;
 }
 
+static int by_round(const void *a, const void *b)
+{
+    const flash_blk *x = a, *y = b;
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    return by_bytes_desc(a, b);
+}
+
 typedef struct flash {
     const synth_ctx *c;
     const uint64_t *m;
     uint32_t H, L, n;
-    uint32_t *rail;      /* n x n: rail (local index) of block (s, d) across boxes */
-    uint32_t *pair_round; /* H x H: the round of pair (A, B), UINT32_MAX none */
+    weft_bvn bvn;
+    /* Pair q = A*H + B: its rounds pr[ps[q] .. ps[q+1]) in order, and its
+     * non-empty blocks pb[q*L*L .. q*L*L + nb[q]), sorted by round. */
+    uint32_t *ps, *pr, *nb;
+    flash_blk *pb;
     uint32_t *gath, *recv; /* per rank: scratch slots gathered / received */
 } flash;
 
@@ -62,86 +77,131 @@ static uint64_t blk_bytes(const flash *f, uint32_t s, uint32_t d)
     return f->m ? f->m[(size_t)s * f->n + d] : 1;
 }
 
-/* Steps 1 and 2: box matrix, BvN, each pair's round. */
-static weft_err rounds(flash *f, weft_bvn *bvn)
+/* Steps 1 and 2: box matrix, BvN, each pair's rounds. */
+static weft_err rounds(flash *f)
 {
     const synth_hosts *hs = &f->c->hosts;
     uint32_t H = f->H, L = f->L;
     uint64_t *T = weft__calloc((size_t)H * H, sizeof *T);
-    uint64_t *best = weft__calloc((size_t)H * H, sizeof *best);
-    weft_err err = WEFT_ENOMEM;
-    if (!T || !best)
-        goto free_t;
+    if (!T)
+        return WEFT_ENOMEM;
     for (uint32_t a = 0; a < H; a++)
         for (uint32_t b = 0; b < H; b++)
             for (uint32_t i = 0; i < L && a != b; i++)
                 for (uint32_t j = 0; j < L; j++)
                     T[(size_t)a * H + b] += blk_bytes(f, RANK(a, i), RANK(b, j));
-    if ((err = weft_bvn_decompose(T, H, bvn, f->c->d)))
+    weft_err err = weft_bvn_decompose(T, H, &f->bvn, f->c->d);
+    if (err)
         goto free_t;
-    for (size_t q = 0; q < (size_t)H * H; q++)
-        f->pair_round[q] = UINT32_MAX;
-    for (uint32_t k = 0; k < bvn->rounds; k++) {
-        for (uint32_t a = 0; a < H; a++) {
-            uint32_t b = bvn->perm[(size_t)k * H + a];
-            size_t q = (size_t)a * H + b;
-            if (b != a && T[q] > 0 && bvn->weight[k] > best[q]) {
-                best[q] = bvn->weight[k];
-                f->pair_round[q] = k;
-            }
-        }
+    const weft_bvn *v = &f->bvn;
+    f->ps = weft__calloc((size_t)H * H + 1, sizeof *f->ps);
+    if (!f->ps) {
+        err = WEFT_ENOMEM;
+        goto free_t;
     }
+    for (uint32_t k = 0; k < v->rounds; k++)
+        for (uint32_t a = 0; a < H; a++) {
+            uint32_t b = v->perm[(size_t)k * H + a];
+            if (b != a && T[(size_t)a * H + b] > 0)
+                f->ps[(size_t)a * H + b + 1]++;
+        }
+    for (size_t q = 0; q < (size_t)H * H; q++)
+        f->ps[q + 1] += f->ps[q];
+    f->pr = weft__malloc(((size_t)f->ps[(size_t)H * H] + 1) * sizeof *f->pr);
+    uint32_t *at = weft__malloc((size_t)H * H * sizeof *at);
+    if (!f->pr || !at) {
+        weft__free(at);
+        err = WEFT_ENOMEM;
+        goto free_t;
+    }
+    for (size_t q = 0; q < (size_t)H * H; q++)
+        at[q] = f->ps[q];
+    for (uint32_t k = 0; k < v->rounds; k++)
+        for (uint32_t a = 0; a < H; a++) {
+            uint32_t b = v->perm[(size_t)k * H + a];
+            if (b != a && T[(size_t)a * H + b] > 0)
+                f->pr[at[(size_t)a * H + b]++] = k;
+        }
+    weft__free(at);
 free_t:
     weft__free(T);
-    weft__free(best);
     return err;
 }
 
-/* Step 3 for the pair (a, b): fills f->rail for its blocks and counts the
- * scratch slots. blk and load are work arrays of L*L and L entries. */
-static void balance(flash *f, uint32_t a, uint32_t b, flash_blk *blk, uint64_t *load)
+/* Step 3 for one round's blocks g[0 .. cnt) of pair (a, b); load has L
+ * entries. */
+static void balance(flash *f, uint32_t a, uint32_t b, flash_blk *g, uint32_t cnt,
+                    uint64_t *load)
 {
     const synth_hosts *hs = &f->c->hosts;
-    uint32_t L = f->L, nb = 0;
+    uint32_t L = f->L;
     uint64_t total = 0;
-    for (uint32_t i = 0; i < L; i++)
-        for (uint32_t j = 0; j < L; j++)
-            total += blk_bytes(f, RANK(a, i), RANK(b, j));
+    for (uint32_t x = 0; x < cnt; x++)
+        total += g[x].bytes;
     for (uint32_t p = 0; p < L; p++)
         load[p] = 0;
-    for (uint32_t i = 0; i < L; i++) {
-        for (uint32_t j = 0; j < L; j++) {
-            uint64_t x = blk_bytes(f, RANK(a, i), RANK(b, j));
-            if (x == 0)
-                continue;
-            /* (load + x) * L <= total, without overflow: load + x <= total. */
-            if (load[i] == 0 || (load[i] + x) <= total / L) {
-                load[i] += x;
-                f->rail[(size_t)RANK(a, i) * f->n + RANK(b, j)] = i;
-            } else {
-                blk[nb++] = (flash_blk){i, j, x};
-            }
+    for (uint32_t x = 0; x < cnt; x++) { /* largest first: g is sorted so */
+        uint32_t i = g[x].i;
+        if (load[i] == 0 || load[i] + g[x].bytes <= total / L) {
+            load[i] += g[x].bytes;
+            g[x].rail = i;
+        } else {
+            g[x].rail = UINT32_MAX;
         }
     }
-    qsort(blk, nb, sizeof *blk, by_bytes_desc);
-    for (uint32_t q = 0; q < nb; q++) {
-        uint32_t best = blk[q].j;
+    for (uint32_t x = 0; x < cnt; x++) {
+        if (g[x].rail != UINT32_MAX)
+            continue;
+        uint32_t best = g[x].j;
         for (uint32_t p = 0; p < L; p++)
             if (load[p] < load[best])
                 best = p;
-        load[best] += blk[q].bytes;
-        f->rail[(size_t)RANK(a, blk[q].i) * f->n + RANK(b, blk[q].j)] = best;
+        load[best] += g[x].bytes;
+        g[x].rail = best;
     }
-    for (uint32_t i = 0; i < L; i++) {
+    for (uint32_t x = 0; x < cnt; x++) {
+        if (g[x].rail != g[x].i)
+            f->gath[RANK(a, g[x].rail)]++;
+        f->recv[RANK(b, g[x].rail)]++;
+    }
+}
+
+/* Steps 2 (blocks to rounds) and 3 for pair (a, b). */
+static void place(flash *f, uint32_t a, uint32_t b, uint64_t *load)
+{
+    const synth_hosts *hs = &f->c->hosts;
+    uint32_t L = f->L, H = f->H, q = a * H + b, cnt = 0;
+    flash_blk *g = f->pb + (size_t)q * L * L;
+    for (uint32_t i = 0; i < L; i++)
         for (uint32_t j = 0; j < L; j++) {
-            uint32_t s = RANK(a, i), d = RANK(b, j);
-            if (blk_bytes(f, s, d) == 0)
-                continue;
-            uint32_t p = f->rail[(size_t)s * f->n + d];
-            if (p != i)
-                f->gath[RANK(a, p)]++;
-            f->recv[RANK(b, p)]++;
+            uint64_t x = blk_bytes(f, RANK(a, i), RANK(b, j));
+            if (x)
+                g[cnt++] = (flash_blk){i, j, 0, 0, x};
         }
+    f->nb[q] = cnt;
+    uint32_t r0 = f->ps[q], r1 = f->ps[q + 1];
+    if (cnt == 0 || r0 == r1)
+        return;
+    qsort(g, cnt, sizeof *g, by_bytes_desc);
+    uint32_t cur = r0, used = 0;
+    uint64_t rem = f->bvn.weight[f->pr[cur]];
+    for (uint32_t x = 0; x < cnt; x++) {
+        if (used && rem < g[x].bytes && cur + 1 < r1) {
+            cur++;
+            rem = f->bvn.weight[f->pr[cur]];
+            used = 0;
+        }
+        g[x].round = f->pr[cur];
+        rem = rem > g[x].bytes ? rem - g[x].bytes : 0;
+        used++;
+    }
+    qsort(g, cnt, sizeof *g, by_round);
+    for (uint32_t x = 0; x < cnt;) {
+        uint32_t y = x;
+        while (y < cnt && g[y].round == g[x].round)
+            y++;
+        balance(f, a, b, g + x, y - x, load);
+        x = y;
     }
 }
 
@@ -158,16 +218,15 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
     const synth_hosts *hs = &c->hosts;
     flash f = {.c = c, .m = m, .H = hs->nhosts, .L = hs->per_host, .n = c->n};
     uint32_t H = f.H, L = f.L, n = f.n;
-    weft_bvn bvn = {0};
     weft_plan *p = NULL;
     synth_emit e;
     synth_emit_init(&e, NULL);
-    f.rail = weft__malloc((size_t)n * n * sizeof *f.rail);
-    f.pair_round = weft__malloc((size_t)H * H * sizeof *f.pair_round);
+    f.pb = weft__malloc((size_t)H * H * L * L * sizeof *f.pb);
+    f.nb = weft__calloc((size_t)H * H, sizeof *f.nb);
     f.gath = weft__calloc((size_t)n * 2, sizeof *f.gath);
-    flash_blk *blk = weft__malloc((size_t)L * L * sizeof *blk);
+    uint32_t *cur = weft__calloc((size_t)H * H, sizeof *cur); /* next block per pair */
     uint64_t *load = weft__malloc((size_t)L * sizeof *load);
-    /* Per pair and rail: the blocks of the message (source, dest ranks). */
+    /* The blocks of one message (source, dest ranks) and slot lists. */
     uint32_t *ms = weft__malloc((size_t)L * L * sizeof *ms);
     uint32_t *md = weft__malloc((size_t)L * L * sizeof *md);
     uint32_t *sidx = weft__malloc((size_t)L * L * sizeof *sidx);
@@ -179,18 +238,18 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
     uint32_t *cnt = weft__calloc((size_t)n * 2, sizeof *cnt);
     uint32_t *into = weft__malloc((size_t)n * 2 * sizeof *into);
     uint32_t *gpos = weft__calloc((size_t)n * 2, sizeof *gpos); /* next free slots */
-    if (!f.rail || !f.pair_round || !f.gath || !blk || !load || !ms || !md || !sidx || !didx ||
-        !deps || !first || !cnt || !into || !gpos) {
+    if (!f.pb || !f.nb || !f.gath || !cur || !load || !ms || !md || !sidx || !didx || !deps ||
+        !first || !cnt || !into || !gpos) {
         err = WEFT_ENOMEM;
         goto done;
     }
     f.recv = f.gath + n;
-    if ((err = rounds(&f, &bvn)))
+    if ((err = rounds(&f)))
         goto done;
     for (uint32_t a = 0; a < H; a++)
         for (uint32_t b = 0; b < H; b++)
-            if (a != b && f.pair_round[(size_t)a * H + b] != UINT32_MAX)
-                balance(&f, a, b, blk, load);
+            if (a != b)
+                place(&f, a, b, load);
     uint32_t scratch = 0;
     for (uint32_t r = 0; r < n; r++) {
         if (f.gath[r] + f.recv[r] > scratch)
@@ -207,37 +266,36 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
         into[r] = UINT32_MAX;
     uint32_t *pf = first, *pc = cnt, *pi = into, *cf = first + n, *cc = cnt + n, *ci = into + n;
     const weft_buf S = WEFT_BUF_SCRATCH;
-    for (uint32_t k = 0; k < bvn.rounds && !err; k++) {
+    for (uint32_t k = 0; k < f.bvn.rounds && !err; k++) {
         for (uint32_t r = 0; r < n; r++) { /* an idle rank keeps its last round */
             cf[r] = pf[r];
             cc[r] = pc[r];
             ci[r] = pi[r];
         }
         for (uint32_t a = 0; a < H && !err; a++) {
-            uint32_t b = bvn.perm[(size_t)k * H + a];
-            if (b == a || f.pair_round[(size_t)a * H + b] != k)
+            uint32_t b = f.bvn.perm[(size_t)k * H + a], q = a * H + b;
+            if (b == a)
                 continue;
-            for (uint32_t q = 0; q < L && !err; q++) {
-                uint32_t src = RANK(a, q), dst = RANK(b, q);
-                /* The message on rail q: src's own blocks (from in), then
-                 * the gathered ones (from scratch). */
+            const flash_blk *g = f.pb + (size_t)q * L * L + cur[q];
+            uint32_t gn = 0;
+            while (cur[q] + gn < f.nb[q] && g[gn].round == k)
+                gn++;
+            cur[q] += gn;
+            for (uint32_t rail = 0; rail < L && gn && !err; rail++) {
+                uint32_t src = RANK(a, rail), dst = RANK(b, rail);
+                /* The message on this rail: src's own blocks (from in),
+                 * then the gathered ones (from scratch). */
                 uint32_t nown = 0, ng = 0;
-                for (uint32_t j = 0; j < L; j++) {
-                    uint32_t d = RANK(b, j);
-                    if (blk_bytes(&f, src, d) && f.rail[(size_t)src * n + d] == q) {
+                for (uint32_t x = 0; x < gn; x++)
+                    if (g[x].rail == rail && g[x].i == rail) {
                         ms[nown] = src;
-                        md[nown++] = d;
+                        md[nown++] = RANK(b, g[x].j);
                     }
-                }
-                for (uint32_t i = 0; i < L; i++) {
-                    for (uint32_t j = 0; j < L && i != q; j++) {
-                        uint32_t s = RANK(a, i), d = RANK(b, j);
-                        if (blk_bytes(&f, s, d) && f.rail[(size_t)s * n + d] == q) {
-                            ms[nown + ng] = s;
-                            md[nown + ng++] = d;
-                        }
+                for (uint32_t x = 0; x < gn; x++)
+                    if (g[x].rail == rail && g[x].i != rail) {
+                        ms[nown + ng] = RANK(a, g[x].i);
+                        md[nown + ng++] = RANK(b, g[x].j);
                     }
-                }
                 uint32_t tot = nown + ng;
                 if (tot == 0)
                     continue;
@@ -283,10 +341,12 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
         ci = x;
     }
 done:
-    weft__free(f.rail);
-    weft__free(f.pair_round);
+    weft__free(f.pb);
+    weft__free(f.nb);
+    weft__free(f.ps);
+    weft__free(f.pr);
     weft__free(f.gath);
-    weft__free(blk);
+    weft__free(cur);
     weft__free(load);
     weft__free(ms);
     weft__free(md);
@@ -297,7 +357,7 @@ done:
     weft__free(cnt);
     weft__free(into);
     weft__free(gpos);
-    weft_bvn_fini(&bvn);
+    weft_bvn_fini(&f.bvn);
     if (!p) {
         synth_emit_fini(&e);
         return err;
