@@ -289,7 +289,9 @@ WEFT_API weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_d
 /* What each op moves in a collective of size_bytes, for any plan:
  * bytes[id] = count * size / weft_plan_size_chunks for equal chunks, and
  * weft_plan_op_bytes scaled by size / weft_plan_traffic_size for an
- * alltoallv plan (so exactly its bytes at its own size). Errors as
+ * alltoallv plan (so exactly its bytes at its own size, and at any size
+ * within half a byte of it (inclusive): a whole number of bytes, as weft_sim_plan
+ * takes, stands for a size that is not whole). Errors as
  * weft_plan_op_bytes (none for a plan without a matrix). */
 WEFT_API weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *bytes,
                                         weft_diag *d);

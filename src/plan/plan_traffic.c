@@ -1,6 +1,7 @@
 /* Alltoallv plans: a traffic matrix on an alltoall plan, the sizes of its
  * chunks and the bytes each op moves (weft/plan.h, "Alltoallv"). */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -130,7 +131,8 @@ weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *by
         double own = weft_plan_traffic_size(p);
         double scale = own > 0 ? size_bytes / own : 0;
         for (uint32_t id = 0; id < p->nops; id++)
-            bytes[id] = size_bytes == own ? (double)exact[id] : (double)exact[id] * scale;
+            bytes[id] = fabs(size_bytes - own) <= 0.5 ? (double)exact[id]
+                                                      : (double)exact[id] * scale;
     }
     weft__free(exact);
     return e;
