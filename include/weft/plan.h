@@ -411,7 +411,8 @@ WEFT_API void weft_exec_result_free(weft_exec_result *r);
  * What a plan asks of a fabric, without contention modelling (that is the
  * simulator's job). Every op that moves data between two ranks carries
  * count / weft_plan_size_chunks(p) bytes per byte of the collective's size
- * S, along its route, or, when it has none, along the shortest paths split
+ * S (an alltoallv plan: its weft_plan_op_bytes over weft_plan_traffic_size,
+ * exact), along its route, or, when it has none, along the shortest paths split
  * evenly per hop (src/topo/paths.h). A link's load is the sum over ops of
  * those bytes times the share of the op's traffic on the link: bytes per
  * byte of S, exact. The plan cannot run faster than its busiest link
