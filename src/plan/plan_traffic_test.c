@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/testing.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
@@ -215,8 +216,59 @@ static void test_cost_and_msccl(void)
     weft_topo_free(t);
 }
 
+static const char OOM_TEXT[] = "weft-plan 1\ncoll alltoall\nranks 2\nchunks 2\nscratch 2\n"
+                               "inplace no\ntraffic 0 0 3 5\ntraffic 1 0 1 0\n"
+                               "op 0 copy 0:in[2] 1:scratch[0] n=2\n"
+                               "op 1 copy 1:scratch[0] 1:out[0] n=2 deps=0\n";
+
+static weft_err ctor_parse(void *arg)
+{
+    return weft_plan_parse(OOM_TEXT, strlen(OOM_TEXT), "oom.plan", arg, NULL);
+}
+
+static void dtor_plan(void *arg)
+{
+    weft_plan_free(*(weft_plan **)arg);
+}
+
+/* weft_plan_op_bytes and weft_plan_copy of an alltoallv plan under
+ * allocation failures: WEFT_ENOMEM and nothing leaked. */
+static weft_plan *oom_plan;
+static uint64_t oom_bytes[2];
+
+static weft_err ctor_op_bytes(void *arg)
+{
+    (void)arg;
+    return weft_plan_op_bytes(oom_plan, oom_bytes, NULL);
+}
+
+static void dtor_none(void *arg)
+{
+    (void)arg;
+}
+
+static weft_err ctor_copy(void *arg)
+{
+    return weft_plan_copy(oom_plan, arg);
+}
+
+static void test_oom(void)
+{
+    weft_plan *p = NULL;
+    CHECK(weft_test_oom_sweep("parse", ctor_parse, dtor_plan, &p) > 3);
+    CHECK_ERR(weft_plan_parse(OOM_TEXT, strlen(OOM_TEXT), "oom.plan", &oom_plan, NULL), WEFT_OK);
+    if (!oom_plan)
+        return;
+    CHECK(weft_test_oom_sweep("op_bytes", ctor_op_bytes, dtor_none, NULL) >= 2);
+    CHECK_INT(oom_bytes[0], 5);
+    CHECK_INT(oom_bytes[1], 5);
+    CHECK(weft_test_oom_sweep("copy", ctor_copy, dtor_plan, &p) >= 2);
+    weft_plan_free(oom_plan);
+}
+
 int main(void)
 {
+    test_oom();
     test_sizes_and_verify();
     test_text();
     test_parse_errors();
