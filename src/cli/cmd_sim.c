@@ -129,7 +129,7 @@ static const char *proto_text(const weft_sim_result *r)
 }
 
 static void print_json(const weft_topo *t, const char *spec, const char *algo,
-                       const weft_sim_result *rs, size_t n)
+                       const weft_sim_result *rs, size_t n, const char *traffic)
 {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -141,6 +141,8 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_string(&j, "algo", algo);
     cli_json_kv_string(&j, "model", weft_sim_model_name(last->model));
     cli_json_kv_uint(&j, "size", last->size);
+    if (traffic) /* an alltoallv: the matrix (its path, or the plan's) gave the size */
+        cli_json_kv_string(&j, "traffic", traffic);
     cli_json_kv_double(&j, "time_s", last->time_s);
     cli_json_kv_double(&j, "algbw", last->algbw_gbps);
     cli_json_kv_double(&j, "busbw", last->busbw_gbps);
@@ -602,7 +604,7 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)
-        print_json(t, a.pos[0], algo, rs, n);
+        print_json(t, a.pos[0], algo, rs, n, tm ? (traffic_path ? traffic_path : plan_path) : NULL);
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
     else {

@@ -168,6 +168,7 @@ expect_out_has "  direct                          41.071  575/14      1         
 run sim switch:4,lat=1us --algo direct --coll alltoall --traffic "$TMP/sk.tm" --model fluid --json
 expect_rc 0
 expect_out_has '"size": 2875000,
+  "traffic": "'"$TMP/sk.tm"'",
   "time_s": 7.199999999999999e-05,'
 
 # A plan file with a traffic matrix needs no --size.
