@@ -5,7 +5,13 @@
  * out[s] on d; the block a rank keeps is a local copy. Pairwise exchange
  * runs N-1 steps: at step k rank s sends to s+k and receives from s-k, and
  * step k starts only after the rank's step k-1 send and receive finished,
- * as MPI's pairwise algorithm does with one sendrecv per step. */
+ * as MPI's pairwise algorithm does with one sendrecv per step.
+ *
+ * With a traffic matrix (alltoallv), direct leaves out the pairs with
+ * nothing to send (no op for a block of 0 bytes, whose out slot the
+ * verifier then does not ask for); pairwise keeps every step, an empty
+ * block's op moving 0 bytes, since its steps still synchronise (MPI's
+ * sendrecv of 0 elements does too). */
 #include "base/alloc.h"
 #include "synth/classic_internal.h"
 
@@ -26,6 +32,8 @@ static weft_err a2a(const synth_ctx *c, bool pairwise, weft_plan **out)
     for (uint32_t k = 0; k < n && !err; k++) {
         for (uint32_t s = 0; s < n && !err; s++) {
             uint32_t d = (s + k) % n;
+            if (!pairwise && c->traffic && weft_traffic_at(c->traffic, s, d) == 0)
+                continue;
             uint32_t deps[2], nd = 0;
             if (pairwise && k > 0) {
                 deps[nd++] = prev[s];                   /* my last send */
