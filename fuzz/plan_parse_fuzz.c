@@ -48,6 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         weft_exec_result_free(got);
         weft_exec_result_free(want);
+        /* An alltoallv plan's op sizes exist for every verified plan. */
+        if (weft_plan_traffic(p)) {
+            uint64_t *b = malloc(((size_t)weft_plan_num_ops(p) + 1) * sizeof *b);
+            if (!b || weft_plan_op_bytes(p, b, &d) != WEFT_OK)
+                abort();
+            free(b);
+        }
     } else if (e != WEFT_EVERIFY || !d.msg[0]) {
         abort();
     }

@@ -54,6 +54,23 @@
  * destination rank's node, with an exact share of the op's bytes; the shares
  * sum to 1.
  *
+ * Alltoallv (per-chunk sizes). An alltoall plan may carry a traffic matrix
+ * M (weft/traffic.h; weft_plan_set_traffic): block (s, d), the C chunks
+ * rank s sends rank d, then holds M(s, d) bytes instead of S/(N*C) each.
+ * Chunk sizes are derived, exact in bytes: chunk p (0 <= p < C) of a block
+ * of b bytes has floor(b/C) bytes, plus one for p < b mod C, so the C
+ * chunks sum to b. Slots, values and ops are unchanged: the verifier checks
+ * the same postcondition, except that an out slot whose chunk has 0 bytes
+ * need not be filled (nothing to deliver), so every byte is delivered
+ * exactly where it belongs. An op moves the sizes of the chunks its source
+ * slots hold (weft_plan_op_bytes: a scratch slot holds whatever was copied
+ * into it, found by running the plan symbolically). Such a plan has its own
+ * size, weft_plan_traffic_size = total bytes / N (the mean bytes a rank
+ * sends; for a uniform matrix nccl-tests' alltoall size): the cost model and
+ * the simulator charge every op its real bytes at that size, and scale all
+ * of them in proportion at another size. The text format has it as
+ * `traffic ROW COL V...` lines (docs/plan-format.md).
+ *
  * Storage. Ops live in parallel arrays; all deps share one array and all
  * route paths one table, so adding an op is amortized O(1 + deps) with no
  * per-op allocation. Op ids are dense, 0 .. num_ops-1, in order of
@@ -72,6 +89,7 @@
 #include "weft/err.h"
 #include "weft/rat.h"
 #include "weft/topo.h"
+#include "weft/traffic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -245,6 +263,39 @@ WEFT_API uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k
 WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k,
                                          uint32_t i);
 
+/* ---- Alltoallv: per-chunk sizes from a traffic matrix ------------------ */
+
+/* Makes p an alltoallv plan of matrix t (copied; a later call replaces it).
+ * WEFT_EINVAL unless p is an alltoall plan with t->ranks == its ranks
+ * ("the traffic matrix has 4 ranks, the plan 8"); t must pass
+ * weft_traffic_check; WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_set_traffic(weft_plan *p, const weft_traffic *t, weft_diag *d);
+/* The matrix of an alltoallv plan, or NULL for a plan of equal chunks. */
+WEFT_API const weft_traffic *weft_plan_traffic(const weft_plan *p);
+/* The bytes of chunk id `chunk` (< weft_plan_num_chunk_ids) of an alltoallv
+ * plan, by the rule above; 0 for a plan without a matrix. */
+WEFT_API uint64_t weft_plan_chunk_bytes(const weft_plan *p, uint64_t chunk);
+/* An alltoallv plan's own size: the matrix's total / N bytes (not always
+ * whole); 0 for a plan without a matrix. */
+WEFT_API double weft_plan_traffic_size(const weft_plan *p);
+/* The exact bytes every op of an alltoallv plan moves at its own size:
+ * bytes[id] for id < num_ops (0 for a nop). The plan is run symbolically in
+ * one topological order (for a verified plan every order gives the same
+ * values); a slot that holds nothing yet moves 0 bytes. WEFT_EINVAL for a
+ * plan without a matrix; WEFT_EVERIFY (as weft_plan_check_structure and
+ * weft_plan_topo_order report) for a plan whose structure or deps are
+ * broken; WEFT_ENOMEM. O(ops + deps + slots moved + slots). */
+WEFT_API weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_diag *d);
+/* What each op moves in a collective of size_bytes, for any plan:
+ * bytes[id] = count * size / weft_plan_size_chunks for equal chunks, and
+ * weft_plan_op_bytes scaled by size / weft_plan_traffic_size for an
+ * alltoallv plan (so exactly its bytes at its own size, and at any size
+ * within half a byte of it (inclusive): a whole number of bytes, as weft_sim_plan
+ * takes, stands for a size that is not whole). Errors as
+ * weft_plan_op_bytes (none for a plan without a matrix). */
+WEFT_API weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *bytes,
+                                        weft_diag *d);
+
 /* ---- Text format (.plan) and JSON -------------------------------------- */
 
 /* Parses .plan text (docs/plan-format.md). `name` is used in messages
@@ -360,7 +411,8 @@ WEFT_API void weft_exec_result_free(weft_exec_result *r);
  * What a plan asks of a fabric, without contention modelling (that is the
  * simulator's job). Every op that moves data between two ranks carries
  * count / weft_plan_size_chunks(p) bytes per byte of the collective's size
- * S, along its route, or, when it has none, along the shortest paths split
+ * S (an alltoallv plan: its weft_plan_op_bytes over weft_plan_traffic_size,
+ * exact), along its route, or, when it has none, along the shortest paths split
  * evenly per hop (src/topo/paths.h). A link's load is the sum over ops of
  * those bytes times the share of the op's traffic on the link: bytes per
  * byte of S, exact. The plan cannot run faster than its busiest link

@@ -238,7 +238,10 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
  * weft_plan_size_chunks equal chunks; an op moves count chunks and counts
  * as count one-chunk transfers leaving together: it gets count max-min
  * shares of each link, so merging identical transfers into one op, as the
- * optimal plan does, changes nothing). Each op is
+ * optimal plan does, changes nothing). An alltoallv plan (one with a
+ * traffic matrix, weft/plan.h) charges each op its own bytes
+ * (weft_plan_op_bytes_at: exact at its own size, within half a byte, and
+ * in proportion at others), as count equal flows. Each op is
  * cut into o->slices slices: slice s of an op waits for slice s of each of
  * its deps and for its own slice s-1 (pieces of a chunk move through the
  * schedule independently, as NCCL pipelines a step's data). An op with a

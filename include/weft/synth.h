@@ -182,6 +182,18 @@ WEFT_API weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, we
                                         weft_rank root, uint32_t max_ops, double bytes,
                                         weft_plan **out, weft_diag *d);
 
+/* An alltoallv plan: algorithm `algo` for alltoall on t, carrying the
+ * traffic matrix m (weft_plan_set_traffic: block (s, d) holds m(s, d)
+ * bytes). "direct" has no op for a pair with 0 bytes; "pairwise" keeps
+ * all its steps (an empty block's op moves 0 bytes); any other algorithm
+ * that builds alltoall builds its plan for equal blocks, which m then
+ * sizes. Errors as weft_synth_classic_limited, and WEFT_EINVAL when m's
+ * ranks differ from t's ("the traffic matrix has 4 ranks, the fabric 8")
+ * or m fails weft_traffic_check. */
+WEFT_API weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo,
+                                             const weft_traffic *m, uint32_t max_ops,
+                                             weft_plan **out, weft_diag *d);
+
 /* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
  * for allgather, reducescatter and allreduce (n = the fabric's ranks
  * entries): the rank at position p sends to the one at p+1 (mod n). Every

@@ -17,6 +17,7 @@
 #include "cli/plan_optimal.h"
 #include "cli/sim_algo.h"
 #include "cli/table.h"
+#include "cli/traffic_file.h"
 #include "weft/synth.h"
 
 static const cli_opt plan_opts[] = {
@@ -34,6 +35,7 @@ static const cli_opt plan_opts[] = {
     {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
     {"dot", 0, NULL, "optimal: print the trees of rank --root over the fabric as DOT"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
+    {"traffic", 0, "FILE", "alltoall: an alltoallv plan for this traffic matrix (docs/traffic-format.md)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup plan_group = {"options", plan_opts};
@@ -42,7 +44,7 @@ static const cli_syntax plan_syntax = {
     .path = "weft plan",
     .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]\n"
             "        [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]\n"
-            "        [--max-ops N]",
+            "        [--max-ops N] [--traffic FILE]",
     .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
              "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
              "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
@@ -62,7 +64,13 @@ static const cli_syntax plan_syntax = {
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
              "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
-             "leaves them out and names them.\n",
+             "leaves them out and names them.\n"
+             "--traffic FILE (--coll alltoall, classic algorithms, also with --compare)\n"
+             "builds an alltoallv plan: block (s, d) holds the matrix's bytes from rank s\n"
+             "to rank d (direct leaves out empty pairs). Its own size S is the matrix's\n"
+             "total / N (the mean bytes per rank): the limit is algbw at S, time_s and\n"
+             "time_exact (JSON) the time that limit allows for the whole matrix, and the\n"
+             "estimate is also given at S.\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -160,6 +168,8 @@ typedef struct plan_report {
     weft_plan_cost cost;
     double ab[N_AB];  /* the shared-link estimate (estimate()) */
     double ab0[N_AB]; /* the contention-free alpha-beta (JSON's alpha_beta_s) */
+    double own;       /* an alltoallv plan's own size (0 otherwise) */
+    double own_s;     /* the estimate at it */
 } plan_report;
 
 /* The time estimate of every column and line of weft plan: the
@@ -191,6 +201,10 @@ static int measure(const weft_topo *t, const weft_plan *p, const char *algo, pla
     for (size_t i = 0; i < N_AB && !e; i++)
         if (!(e = estimate(p, t, ab_sizes[i].bytes, &r->ab[i], &d)))
             e = weft_plan_alpha_beta(p, t, ab_sizes[i].bytes, &r->ab0[i], &d);
+    r->own = weft_plan_traffic_size(p);
+    r->own_s = 0;
+    if (!e && r->own > 0)
+        e = estimate(p, t, r->own, &r->own_s, &d);
     return e ? cli_fail(e, &d) : CLI_EXIT_OK;
 }
 
@@ -212,8 +226,21 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
     fprintf(f, ")\n");
     fprintf(f, "ops          %u (%llu transfers between ranks), longest chain %u steps\n",
             weft_plan_num_ops(p), (unsigned long long)r->cost.transfers, r->cost.steps);
-    fprintf(f, "chunks       the data is cut into %llu equal chunks\n",
-            (unsigned long long)weft_plan_size_chunks(p));
+    const weft_traffic *tm = weft_plan_traffic(p);
+    if (tm) {
+        weft_traffic_stats st;
+        weft_traffic_get_stats(tm, &st);
+        char own[64];
+        if (st.total % tm->ranks == 0)
+            snprintf(own, sizeof own, "%llu", (unsigned long long)(st.total / tm->ranks));
+        else
+            snprintf(own, sizeof own, "%llu/%u", (unsigned long long)st.total, tm->ranks);
+        fprintf(f, "chunks       alltoallv: %u x %u blocks of the traffic matrix, %u chunk%s "
+                   "each; size S = %s bytes per rank (total / N)\n",
+                tm->ranks, tm->ranks, in->chunks, in->chunks == 1 ? "" : "s", own);
+    } else
+        fprintf(f, "chunks       the data is cut into %llu equal chunks\n",
+                (unsigned long long)weft_plan_size_chunks(p));
     if (r->cost.has_busiest) {
         weft_rat_format(r->cost.algbw, ex, sizeof ex);
         weft_rat_format(r->cost.busiest_load, load, sizeof load);
@@ -222,6 +249,9 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
         fprintf(f, "limit        algbw <= %.3f GB/s (%s)\n", weft_rat_to_double(r->cost.algbw),
                 ex);
         fprintf(f, "busiest link %s (%s GB/s) carries %s of the data\n", lt, bw, load);
+        if (tm)
+            fprintf(f, "matrix time  >= %.6g us: S / algbw, the whole matrix at the limit\n",
+                    r->own / weft_rat_to_double(r->cost.algbw) * 1e-3);
     } else {
         fprintf(f, "limit        no op crosses a link\n");
     }
@@ -231,10 +261,40 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
         print_time(f, r->ab[i]);
         fprintf(f, i + 1 < N_AB ? "," : " (" ESTIMATE_NOTE ")\n");
     }
+    if (tm) {
+        fprintf(f, "             at S (the matrix itself): ");
+        print_time(f, r->own_s);
+        fprintf(f, "\n");
+    }
+}
+
+/* time_s and time_exact of an alltoallv plan: its own size over the limit,
+ * S / algbw = total / (N * algbw) seconds (algbw in GB/s). */
+static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report *r)
+{
+    const weft_traffic *tm = weft_plan_traffic(p);
+    weft_traffic_stats st;
+    weft_traffic_get_stats(tm, &st);
+    cli_json_kv_double(j, "size", r->own);
+    cli_json_kv_uint(j, "traffic_bytes", st.total);
+    bool have = r->cost.has_busiest;
+    weft_rat tx = weft_rat_int(0);
+    bool exact = !have || (st.total <= INT64_MAX &&
+                           !weft_rat_make((int64_t)st.total, (int64_t)tm->ranks * 1000000000, &tx) &&
+                           !weft_rat_div(tx, r->cost.algbw, &tx));
+    cli_json_kv_double(j, "time_s",
+                       exact ? weft_rat_to_double(tx)
+                             : r->own / weft_rat_to_double(r->cost.algbw) * 1e-9);
+    cli_json_key(j, "time_exact");
+    if (exact)
+        cli_json_rat(j, tx);
+    else
+        cli_json_null(j);
+    cli_json_kv_double(j, "estimate_at_size_s", r->own_s);
 }
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
-                      const weft_optimal *opt)
+                      const weft_optimal *opt, const char *traffic_path)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -251,6 +311,10 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
     cli_json_kv_uint(&j, "chunks", weft_plan_size_chunks(p));
     cli_json_kv_double(&j, "algbw", weft_rat_to_double(r->cost.algbw));
     cli_json_kv_rat(&j, "algbw_exact", r->cost.algbw);
+    if (traffic_path) {
+        cli_json_kv_string(&j, "traffic", traffic_path);
+        json_matrix_time(&j, p, r);
+    }
     if (opt)
         cli_optimal_json(&j, opt);
     cli_json_key(&j, "busiest_link");
@@ -281,7 +345,7 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
 }
 
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_rank root,
-                   uint32_t max_ops, bool json)
+                   uint32_t max_ops, bool json, const weft_traffic *m, const char *traffic_path)
 {
     cli_table tab;
     cli_json j;
@@ -290,11 +354,14 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         cli_json_begin_object(&j);
         cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
         cli_json_kv_string(&j, "coll", weft_coll_name(coll));
+        if (traffic_path)
+            cli_json_kv_string(&j, "traffic", traffic_path);
         cli_json_key(&j, "plans");
         cli_json_begin_array(&j);
     } else {
-        printf("%s on %s (%u ranks): classic algorithms\n", weft_coll_name(coll), spec,
-               weft_topo_num_ranks(t));
+        printf("%s on %s (%u ranks)%s%s: classic algorithms\n", weft_coll_name(coll), spec,
+               weft_topo_num_ranks(t), traffic_path ? ", traffic " : "",
+               traffic_path ? traffic_path : "");
         cli_table_init(&tab, 6 + N_AB);
         for (size_t c = 1; c < 6 + N_AB; c++)
             cli_table_align_right(&tab, c);
@@ -318,7 +385,8 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         weft_diag d;
         weft_err be = WEFT_EUNSUPPORTED;
         if (!weft_classic_supports(algo, coll) ||
-            (be = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d))) {
+            (be = m ? weft_synth_classic_traffic(t, algo, m, max_ops, &p, &d)
+                    : cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d))) {
             if (be == WEFT_ELIMIT && !json)
                 n_over += (size_t)snprintf(over + n_over,
                                            n_over < sizeof over ? sizeof over - n_over : 0,
@@ -339,6 +407,8 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
             cli_json_kv_rat(&j, "algbw_exact", r.cost.algbw);
             cli_json_kv_uint(&j, "steps", r.cost.steps);
             cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
+            if (m)
+                json_matrix_time(&j, p, &r);
             cli_json_end_object(&j);
         } else if (rc == CLI_EXIT_OK) {
             char ex[64], tbuf[32];
@@ -408,6 +478,7 @@ int cli_cmd_plan(int argc, char **argv)
     weft_plan *p = NULL;
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
+    weft_traffic matrix = {0};
     if (cli_args_has(&a, "list")) {
         rc = cli_args_has(&a, "json") ? list_algorithms_json() : list_algorithms();
         goto done;
@@ -479,11 +550,22 @@ int cli_cmd_plan(int argc, char **argv)
                                            "(-o FILE.xml or --format msccl)");
         goto done;
     }
+    const char *traffic_path = cli_args_get(&a, "traffic");
+    if (traffic_path && coll != WEFT_COLL_ALLTOALL) {
+        rc = cli_usage_error(&plan_syntax, "--traffic gives the bytes of an all-to-all; it needs "
+                                           "--coll alltoall, not %s",
+                             weft_coll_name(coll));
+        goto done;
+    }
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc != CLI_EXIT_OK)
         goto done;
+    if (traffic_path &&
+        (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t), &matrix)))
+        goto done;
     if (cli_args_has(&a, "compare")) {
-        rc = compare(a.pos[0], t, coll, root, max_ops, cli_args_has(&a, "json"));
+        rc = compare(a.pos[0], t, coll, root, max_ops, cli_args_has(&a, "json"),
+                     traffic_path ? &matrix : NULL, traffic_path);
         goto done;
     }
     weft_diag d;
@@ -492,6 +574,12 @@ int cli_cmd_plan(int argc, char **argv)
     bool is_optimal = strcmp(algo, "optimal") == 0;
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
+    if (is_optimal && traffic_path) {
+        cli_error("--algo optimal does not take --traffic yet: build a classic algorithm "
+                  "(direct, pairwise) for a traffic matrix");
+        rc = CLI_EXIT_INPUT;
+        goto done;
+    }
     if (is_optimal) {
         weft_optimal_opts oo;
         weft_optimal_opts_init(&oo);
@@ -511,6 +599,11 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
+    } else if (traffic_path) {
+        e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &p, &d);
+        if (e == WEFT_ELIMIT && max_ops)
+            weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
+                                 "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
     } else {
         e = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d);
     }
@@ -558,7 +651,7 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
-        rc = print_json(t, p, &r, is_optimal ? &opt : NULL);
+        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
@@ -566,6 +659,7 @@ int cli_cmd_plan(int argc, char **argv)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
     }
 done:
+    weft_traffic_free(&matrix);
     weft_optimal_fini(&opt);
     weft_plan_free(p);
     weft_topo_free(t);

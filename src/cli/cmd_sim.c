@@ -3,6 +3,7 @@
  * of a collective (weft/sim.h computes, sim_algo.c builds what is
  * simulated, sim_compare.c compares; this file reads flags and prints). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "cli/traffic_file.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
@@ -32,7 +34,9 @@ static const cli_opt sim_opts[] = {
     {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
-    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required)"},
+    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
+                     "--traffic and alltoallv plans)"},
+    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size)"},
     {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
                       "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
@@ -53,7 +57,7 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
-    .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S\n"
+    .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
             "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
             "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
@@ -87,6 +91,11 @@ static const cli_syntax sim_syntax = {
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
              "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
              "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
+             "--traffic FILE (--coll alltoall with --algo, or an alltoall --plan) simulates\n"
+             "an alltoallv: block (s, d) holds the matrix's bytes from rank s to rank d, so\n"
+             "--size is not given (both are a usage error); the size reported, algbw's S,\n"
+             "is the matrix's total / N (the mean bytes per rank), rounded to whole bytes.\n"
+             "A --plan that carries a traffic matrix needs no --size either.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -120,7 +129,7 @@ static const char *proto_text(const weft_sim_result *r)
 }
 
 static void print_json(const weft_topo *t, const char *spec, const char *algo,
-                       const weft_sim_result *rs, size_t n)
+                       const weft_sim_result *rs, size_t n, const char *traffic)
 {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -132,6 +141,8 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_string(&j, "algo", algo);
     cli_json_kv_string(&j, "model", weft_sim_model_name(last->model));
     cli_json_kv_uint(&j, "size", last->size);
+    if (traffic) /* an alltoallv: the matrix (its path, or the plan's) gave the size */
+        cli_json_kv_string(&j, "traffic", traffic);
     cli_json_kv_double(&j, "time_s", last->time_s);
     cli_json_kv_double(&j, "algbw", last->algbw_gbps);
     cli_json_kv_double(&j, "busbw", last->busbw_gbps);
@@ -315,6 +326,24 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
     return CLI_CONTINUE;
 }
 
+/* The sizes of a sweep from lo by factor (n of them; factor 0: lo alone)
+ * and a zeroed result per size in *rs; NULL when out of memory. */
+static uint64_t *size_list(uint64_t lo, uint64_t factor, size_t n, weft_sim_result **rs)
+{
+    uint64_t *sizes = calloc(n, sizeof *sizes);
+    *rs = calloc(n, sizeof **rs);
+    if (!sizes || !*rs) {
+        free(sizes);
+        free(*rs);
+        *rs = NULL;
+        return NULL;
+    }
+    sizes[0] = lo;
+    for (size_t i = 1; i < n; i++)
+        sizes[i] = sizes[i - 1] * factor;
+    return sizes;
+}
+
 int cli_cmd_sim(int argc, char **argv)
 {
     cli_args a;
@@ -323,7 +352,8 @@ int cli_cmd_sim(int argc, char **argv)
         return rc;
     const char *algo = cli_args_get(&a, "algo"), *coll_s = cli_args_get(&a, "coll"),
                *size_s = cli_args_get(&a, "size"), *plan_path = cli_args_get(&a, "plan"),
-               *trace_path = cli_args_get(&a, "trace"), *plot_path = cli_args_get(&a, "plot");
+               *trace_path = cli_args_get(&a, "trace"), *plot_path = cli_args_get(&a, "plot"),
+               *traffic_path = cli_args_get(&a, "traffic");
     bool compare = cli_args_has(&a, "compare");
     cli_sim_format fmt = cli_args_has(&a, "json")  ? CLI_SIM_JSON
                          : cli_args_has(&a, "csv") ? CLI_SIM_CSV
@@ -338,6 +368,7 @@ int cli_cmd_sim(int argc, char **argv)
     uint64_t *sizes = NULL;
     cli_out trace = {0};
     bool trace_open = false;
+    weft_traffic matrix = {0};
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);
     double delay;
@@ -364,15 +395,33 @@ int cli_cmd_sim(int argc, char **argv)
                              !(algo || compare) ? "--plan, --algo or --compare" : "--coll");
         goto free_args;
     }
-    if (!size_s) {
+    if (traffic_path && size_s) {
+        rc = cli_usage_error(&sim_syntax, "--size and --traffic both give the size: the traffic "
+                                          "matrix gives every pair's bytes (drop --size)");
+        goto free_args;
+    }
+    if (traffic_path && compare) {
+        rc = cli_usage_error(&sim_syntax, "--compare does not take --traffic yet: simulate one "
+                                          "algorithm (--algo direct) for a traffic matrix");
+        goto free_args;
+    }
+    if (!size_s && !traffic_path && !plan_path) {
         rc = cli_usage_error(&sim_syntax, "missing --size");
         goto free_args;
     }
     if (coll_s && (rc = cli_flag_coll(&sim_syntax, "--coll", coll_s, &coll)))
         goto free_args;
+    if (traffic_path && !plan_path && coll != WEFT_COLL_ALLTOALL) {
+        rc = cli_usage_error(&sim_syntax, "--traffic gives the bytes of an all-to-all; it needs "
+                                          "--coll alltoall, not %s",
+                             weft_coll_name(coll));
+        goto free_args;
+    }
     if (algo && (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
         goto free_args;
-    if ((rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
+    lo = hi = 1;
+    factor = 0;
+    if (size_s && (rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
         goto free_args;
     uint32_t max_ops = CLI_SIM_MAX_OPS;
     bool model_set = false;
@@ -387,15 +436,6 @@ int cli_cmd_sim(int argc, char **argv)
     size_t n = 1;
     for (uint64_t s = lo; factor && s <= hi / factor; s *= factor)
         n++;
-    sizes = calloc(n, sizeof *sizes);
-    rs = calloc(n, sizeof *rs);
-    if (!sizes || !rs) {
-        rc = cli_fail(WEFT_ENOMEM, NULL);
-        goto free_args;
-    }
-    sizes[0] = lo;
-    for (size_t i = 1; i < n; i++)
-        sizes[i] = sizes[i - 1] * factor;
 
     weft_diag d;
     weft_diag_clear(&d);
@@ -413,7 +453,14 @@ int cli_cmd_sim(int argc, char **argv)
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
+    if (traffic_path && (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t),
+                                               &matrix)))
+        goto free_all;
     if (compare) {
+        if (!(sizes = size_list(lo, factor, n, &rs))) {
+            rc = cli_fail(WEFT_ENOMEM, NULL);
+            goto free_all;
+        }
         rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
         goto free_all;
     }
@@ -422,6 +469,12 @@ int cli_cmd_sim(int argc, char **argv)
         weft_plan *plan = NULL;
         if ((rc = cli_plan_load(plan_path, &plan)))
             goto free_all;
+        if (traffic_path && (e = weft_plan_set_traffic(plan, &matrix, &d))) {
+            weft_plan_free(plan);
+            cli_error("%s: %s", plan_path, d.msg);
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
         if ((e = weft_plan_verify(plan, t, &d))) {
             weft_plan_free(plan);
             rc = cli_fail(e, &d);
@@ -429,6 +482,25 @@ int cli_cmd_sim(int argc, char **argv)
         }
         cli_sim_algo_from_plan(&subject, plan);
         algo = "plan";
+    } else if (traffic_path) {
+        cli_progress_set(&pr, "sim: building %s", algo);
+        cli_context_object("building the plan");
+        weft_plan *plan = NULL;
+        if (strcmp(algo, "optimal") == 0) {
+            cli_error("--algo optimal does not take --traffic yet: simulate a classic algorithm "
+                      "(direct, pairwise) for a traffic matrix");
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
+        if ((e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
+            if (e == WEFT_ELIMIT && max_ops)
+                weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
+                                     "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+            rc = cli_fail(e, &d);
+            goto free_all;
+        }
+        cli_sim_algo_from_plan(&subject, plan);
+        subject.name = algo;
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
         cli_context_object("building the plan");
@@ -438,6 +510,36 @@ int cli_cmd_sim(int argc, char **argv)
             rc = cli_fail(e, &d);
             goto free_all;
         }
+    }
+    /* An alltoallv plan is simulated at its own size (the matrix's bytes). */
+    const weft_traffic *tm = subject.plan ? weft_plan_traffic(subject.plan) : NULL;
+    if (tm && size_s) {
+        rc = cli_usage_error(&sim_syntax, "--size: the plan '%s' carries a traffic matrix, which "
+                                          "gives every pair's bytes (drop --size)",
+                             plan_path);
+        goto free_all;
+    }
+    if (!tm && !size_s) {
+        rc = cli_usage_error(&sim_syntax, "missing --size (the plan '%s' has no traffic "
+                                          "matrix to give it)",
+                             plan_path);
+        goto free_all;
+    }
+    if (tm) {
+        double own = weft_plan_traffic_size(subject.plan);
+        if (!(own > 0)) {
+            cli_error("%s: the traffic matrix moves no bytes", traffic_path ? traffic_path
+                                                                            : plan_path);
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
+        lo = own < 1.5 ? 1 : (uint64_t)llround(own);
+        factor = 0;
+        n = 1;
+    }
+    if (!(sizes = size_list(lo, factor, n, &rs))) {
+        rc = cli_fail(WEFT_ENOMEM, NULL);
+        goto free_all;
     }
     if (trace_path) {
         if ((rc = cli_out_open(&trace, trace_path)) != CLI_EXIT_OK)
@@ -461,7 +563,14 @@ int cli_cmd_sim(int argc, char **argv)
         o.trace = trace_open ? trace.f : NULL;
         o.trace_run = (uint32_t)i + 1;
         o.trace_label = label;
-        if ((e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d))) {
+        e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d);
+        if (!e && tm && rs[i].time_s > 0) {
+            /* algbw = S / time with S the matrix's exact total / N, not
+             * the whole bytes the size is shown as. */
+            rs[i].algbw_gbps = weft_plan_traffic_size(subject.plan) / rs[i].time_s * 1e-9;
+            rs[i].busbw_gbps = rs[i].algbw_gbps * weft_sim_busbw_factor(rs[i].coll, rs[i].ranks);
+        }
+        if (e) {
             if (e == WEFT_EIO && o.trace) {
                 /* The simulator does not know the file's name. */
                 cli_error("%s: %s", trace_path, d.msg);
@@ -495,7 +604,7 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)
-        print_json(t, a.pos[0], algo, rs, n);
+        print_json(t, a.pos[0], algo, rs, n, tm ? (traffic_path ? traffic_path : plan_path) : NULL);
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
     else {
@@ -516,6 +625,7 @@ int cli_cmd_sim(int argc, char **argv)
     }
     rc = CLI_EXIT_OK;
 free_all:
+    weft_traffic_free(&matrix);
     cli_progress_stop(&pr);
     if (trace_open)
         cli_out_close(&trace, false);

@@ -185,6 +185,9 @@ static weft_err add_load(weft__cost_ctx *c, weft_rat *load, uint32_t l, weft_rat
     return WEFT_OK;
 }
 
+static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const uint64_t *opb,
+                          uint64_t total);
+
 static weft_err loads(weft__cost_ctx *c, weft_rat *load)
 {
     const weft_plan *p = c->p;
@@ -193,6 +196,34 @@ static weft_err loads(weft__cost_ctx *c, weft_rat *load)
         load[l] = weft_rat_int(0);
     uint64_t sc = weft_plan_size_chunks(p);
     if (sc > INT64_MAX) return weft_diag_set(c->d, WEFT_EOVERFLOW, "the plan has too many chunks");
+    /* An alltoallv plan: each op's real bytes over the plan's own size
+     * (weft/plan.h), op_bytes * N / total, exact. */
+    uint64_t *opb = NULL, total = 0;
+    if (weft_plan_traffic(p)) {
+        weft_traffic_stats st;
+        weft_traffic_get_stats(weft_plan_traffic(p), &st);
+        total = st.total;
+        if (total > INT64_MAX)
+            return weft_diag_set(c->d, WEFT_EOVERFLOW,
+                                 "the traffic matrix's %llu bytes do not fit an exact fraction",
+                                 (unsigned long long)total);
+        opb = weft__malloc(((size_t)p->nops + 1) * sizeof *opb);
+        if (!opb) return weft_diag_code(c->d, WEFT_ENOMEM);
+        weft_err e = weft_plan_op_bytes(p, opb, c->d);
+        if (e) {
+            weft__free(opb);
+            return e;
+        }
+    }
+    weft_err e = loads_ops(c, load, sc, opb, total);
+    weft__free(opb);
+    return e;
+}
+
+static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const uint64_t *opb,
+                          uint64_t total)
+{
+    const weft_plan *p = c->p;
     for (uint32_t id = 0; id < p->nops; id++) {
         const weft_op *op = &p->ops[id];
         if (!weft__cost_moves_data(op)) continue;
@@ -200,7 +231,16 @@ static weft_err loads(weft__cost_ctx *c, weft_rat *load)
             return weft_diag_set(c->d, WEFT_EVERIFY, "op %u: rank %u or %u is not a rank", id,
                                  op->src_rank.v, op->dst_rank.v);
         weft_rat bytes, amount;
-        weft_err e = weft_rat_make(op->count, (int64_t)sc, &bytes);
+        weft_err e;
+        if (!opb)
+            e = weft_rat_make(op->count, (int64_t)sc, &bytes);
+        else if (total == 0)
+            bytes = weft_rat_int(0), e = WEFT_OK;
+        else if ((e = weft_rat_make((int64_t)opb[id], (int64_t)total, &bytes)) == WEFT_OK)
+            e = weft_rat_mul(bytes, weft_rat_int(p->info.nranks), &bytes);
+        if (e)
+            return weft_diag_set(c->d, WEFT_EOVERFLOW, "op %u: its bytes do not fit an exact "
+                                 "fraction", id);
         uint32_t npaths = weft_plan_op_num_paths(p, id);
         for (uint32_t k = 0; k < npaths && !e; k++) {
             weft_rat share;
@@ -303,11 +343,17 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
     weft__cost_ctx c;
     uint32_t *order = weft__malloc(((size_t)p->nops + 1) * sizeof *order);
     double *finish = weft__malloc(((size_t)p->nops + 1) * sizeof *finish);
+    double *opb = NULL; /* an alltoallv plan's bytes per op */
     weft_err e = weft__cost_ctx_init(&c, p, t, d);
     if (!e && (!order || !finish)) e = weft_diag_code(d, WEFT_ENOMEM);
     if (!e) e = weft__plan_topo_order(p, order, NULL, d);
     if (e) goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), total = 0;
+    if (weft_plan_traffic(p)) {
+        opb = weft__malloc(((size_t)p->nops + 1) * sizeof *opb);
+        e = opb ? weft_plan_op_bytes_at(p, size_bytes, opb, d) : weft_diag_code(d, WEFT_ENOMEM);
+        if (e) goto done;
+    }
     for (uint32_t i = 0; i < p->nops && !e; i++) {
         uint32_t v = order[i], nd;
         const uint32_t *deps = weft_plan_op_deps(p, v, &nd);
@@ -316,7 +362,7 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
             start = finish[deps[k]] > start ? finish[deps[k]] : start;
         const weft_op *op = &p->ops[v];
         if (weft__cost_moves_data(op)) {
-            double bytes = chunk * op->count;
+            double bytes = opb ? opb[v] : chunk * op->count;
             uint32_t npaths = weft_plan_op_num_paths(p, v);
             for (uint32_t k = 0; k < npaths && !e; k++) {
                 double lat = 0, bottleneck = INFINITY;
@@ -347,5 +393,6 @@ done:
     weft__cost_ctx_fini(&c);
     weft__free(order);
     weft__free(finish);
+    weft__free(opb);
     return e;
 }

@@ -56,6 +56,7 @@ typedef struct shared_run {
     uint32_t *in_step; /* per link: 1 + the last step that listed it (with size 0
                           every byte count is 0, so values cannot tell) */
     double *total;     /* the plan's bytes per link */
+    double *opb;       /* an alltoallv plan's bytes per op, else NULL */
 } shared_run;
 
 static void run_fini(shared_run *r)
@@ -73,6 +74,7 @@ static void run_fini(shared_run *r)
     weft__free(r->coef);
     weft__free(r->op_links);
     weft__free(r->in_op);
+    weft__free(r->opb);
     weft__free(r->step_bytes);
     weft__free(r->step_links);
     weft__free(r->in_step);
@@ -242,6 +244,11 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
     uint32_t nlev = 0;
     if ((e = levels(&r, &nlev, d))) goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), P = o->slices;
+    if (weft_plan_traffic(p)) {
+        r.opb = weft__malloc(((size_t)p->nops + 1) * sizeof *r.opb);
+        e = r.opb ? weft_plan_op_bytes_at(p, size_bytes, r.opb, d) : weft_diag_code(d, WEFT_ENOMEM);
+        if (e) goto done;
+    }
     for (uint32_t v = 0; v < p->nops; v++)
         r.stage[v] = r.fixed[v] = o->alpha_s; /* local ops and nops: alpha only */
     for (uint32_t k = 0; k < nlev; k++) {
@@ -249,7 +256,7 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
         /* The step's bytes per link... */
         for (uint32_t i = r.level_start[k]; i < r.level_start[k + 1]; i++) {
             uint32_t v = r.by_level[i], n;
-            double op_lat, spb, bytes = chunk * p->ops[v].count;
+            double op_lat, spb, bytes = r.opb ? r.opb[v] : chunk * p->ops[v].count;
             if ((e = op_route(&r, v, &n, &op_lat, &spb))) goto done;
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t l = r.op_links[j];
@@ -266,7 +273,7 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
          * carried the step's bytes (fair sharing ends them together). */
         for (uint32_t i = r.level_start[k]; i < r.level_start[k + 1]; i++) {
             uint32_t v = r.by_level[i], n;
-            double op_lat, spb, bytes = chunk * p->ops[v].count;
+            double op_lat, spb, bytes = r.opb ? r.opb[v] : chunk * p->ops[v].count;
             if ((e = op_route(&r, v, &n, &op_lat, &spb))) goto done;
             double busy = bytes * spb;
             for (uint32_t j = 0; j < n; j++) {

@@ -20,6 +20,11 @@ struct weft_exec_result {
     weft__layout l;
     uint32_t elems;
     uint64_t *data; /* nranks * per_rank * elems */
+    /* An alltoallv plan's matrix, copied so that the result outlives the
+     * plan (l.traffic points here): its chunks of 0 bytes are not compared.
+     * The executor moves every chunk as elems elements whatever its bytes:
+     * it checks where data goes, which the sizes do not change. */
+    weft_traffic traffic;
 };
 
 void weft_exec_opts_init(weft_exec_opts *o)
@@ -61,7 +66,14 @@ static weft_err result_new(const weft_plan *p, uint32_t elems, weft_exec_result 
     }
     r->elems = elems;
     r->data = weft__malloc((size_t)(n ? n : 1) * sizeof *r->data);
-    if (!r->data) {
+    if (r->data && r->l.traffic &&
+        weft_traffic_new(r->l.traffic->ranks, &r->traffic, NULL) == WEFT_OK) {
+        memcpy(r->traffic.bytes, r->l.traffic->bytes,
+               (size_t)r->traffic.ranks * r->traffic.ranks * sizeof *r->traffic.bytes);
+        r->l.traffic = &r->traffic;
+    }
+    if (!r->data || (r->l.traffic && r->l.traffic != &r->traffic)) {
+        weft__free(r->data);
         weft__free(r);
         return weft_diag_code(d, WEFT_ENOMEM);
     }
@@ -76,6 +88,7 @@ void weft_exec_result_free(weft_exec_result *r)
     if (!r)
         return;
     weft__free(r->data);
+    weft_traffic_free(&r->traffic);
     weft__free(r);
 }
 

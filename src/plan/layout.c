@@ -12,6 +12,7 @@ weft_err weft__layout_init(weft__layout *l, const weft_plan *p)
     l->coll = p->info.coll;
     l->root = p->info.root;
     l->inplace = p->info.inplace;
+    l->traffic = p->traffic.bytes ? &p->traffic : NULL;
     uint64_t main = l->inplace ? (l->nin > l->nout ? l->nin : l->nout) : (uint64_t)l->nin + l->nout;
     uint64_t per = main + l->nscratch;
     if (per > UINT32_MAX)
@@ -70,6 +71,13 @@ bool weft__layout_initial(const weft__layout *l, uint32_t r, uint32_t i, uint64_
     }
 }
 
+uint64_t weft__traffic_chunk_bytes(const weft_traffic *t, uint32_t c, uint64_t chunk)
+{
+    uint64_t block = chunk / c, p = chunk % c;
+    uint64_t b = t->bytes[block]; /* block = s*N + d, row-major as the matrix */
+    return b / c + (p < b % c ? 1 : 0);
+}
+
 bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk, bool *all,
                         uint32_t *from)
 {
@@ -101,7 +109,7 @@ bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t 
         /* out[s*C+p] holds chunk (s*N+r)*C+p from s. */
         *from = (uint32_t)(i / c);
         *chunk = ((uint64_t)*from * n + r) * c + i % c;
-        return true;
+        return !l->traffic || weft__traffic_chunk_bytes(l->traffic, c, *chunk) > 0;
     default:
         return false;
     }

@@ -581,6 +581,39 @@ static weft_err build(xctx *x, bool events, bool *stalled)
     return e;
 }
 
+/* An MSCCL program has no sizes: the executor cuts each buffer into
+ * nchunksperloop equal chunks (of count / nchunksperloop elements), so an
+ * alltoallv plan exports only when all its chunks are equal (a uniform
+ * matrix whose entries C divides), as the alltoall it then is. Otherwise
+ * WEFT_EINVAL says why (docs/msccl.md). */
+static weft_err alltoallv_equal(const weft_plan *p, weft_diag *d)
+{
+    const weft_traffic *t = weft_plan_traffic(p);
+    if (!t)
+        return WEFT_OK;
+    uint32_t c = weft_plan_get_info(p)->chunks, n = t->ranks;
+    uint64_t first = t->bytes[0];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t b = weft_traffic_at(t, i, j);
+            if (b != first)
+                return weft_diag_set(
+                    d, WEFT_EINVAL,
+                    "MSCCL XML cannot express this alltoallv plan: rank %u sends rank %u %llu "
+                    "bytes but rank 0 sends rank 0 %llu, and an MSCCL program cuts every buffer "
+                    "into equal chunks (count / nchunksperloop elements); only a uniform matrix "
+                    "exports",
+                    i, j, (unsigned long long)b, (unsigned long long)first);
+        }
+    if (first % c)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "MSCCL XML cannot express this alltoallv plan: its %llu bytes per "
+                             "block are not a multiple of its %u chunks, and an MSCCL program's "
+                             "chunks are equal",
+                             (unsigned long long)first, c);
+    return WEFT_OK;
+}
+
 weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                                weft_diag *d)
 {
@@ -591,6 +624,9 @@ weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, 
     }
     if (opts->profile >= WEFT__MSCCL_PROFILE_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "unknown MSCCL profile %d", (int)opts->profile);
+    weft_err te = alltoallv_equal(p, d);
+    if (te)
+        return te;
     xctx x = {0};
     x.p = p;
     x.info = weft_plan_get_info(p);

@@ -118,6 +118,7 @@ void weft_plan_free(weft_plan *p)
     weft__free(p->names);
     weft__free(p->name_off);
     weft__free(p->name_slots);
+    weft_traffic_free(&p->traffic);
     weft__free(p);
 }
 
@@ -327,6 +328,18 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
         }
     }
     weft__free(names);
+    if (!e && p->traffic.bytes) {
+        /* Copied here rather than by weft_plan_set_traffic, which sits
+         * above this file (it checks the matrix; p's is checked). */
+        size_t nn = (size_t)p->traffic.ranks * p->traffic.ranks;
+        q->traffic.bytes = weft__malloc(nn * sizeof *q->traffic.bytes);
+        if (q->traffic.bytes) {
+            memcpy(q->traffic.bytes, p->traffic.bytes, nn * sizeof *q->traffic.bytes);
+            q->traffic.ranks = p->traffic.ranks;
+        } else {
+            e = WEFT_ENOMEM;
+        }
+    }
     if (e)
         goto free_copy;
     *out = q;
@@ -349,7 +362,11 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
     if (a->info.coll != b->info.coll || a->info.nranks != b->info.nranks ||
         a->info.root.v != b->info.root.v || a->info.chunks != b->info.chunks ||
         a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
-        a->nops != b->nops)
+        a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes)
+        return false;
+    if (a->traffic.bytes &&
+        memcmp(a->traffic.bytes, b->traffic.bytes,
+               (size_t)a->traffic.ranks * a->traffic.ranks * sizeof *a->traffic.bytes) != 0)
         return false;
     for (uint32_t i = 0; i < a->nops; i++) {
         if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i])

@@ -13,6 +13,7 @@
 #define WEFT_PLAN_INTERNAL_H
 
 #include "weft/plan.h"
+#include "weft/traffic.h"
 
 typedef struct weft__plan_path {
     weft_rat share;
@@ -43,7 +44,16 @@ struct weft_plan {
     uint32_t nnames;
     uint32_t *name_slots; /* open addressing, name id + 1, 0 empty */
     uint32_t name_slot_cap;
+    /* An alltoallv plan's matrix (weft_plan_set_traffic); bytes NULL for a
+     * plan of equal chunks. */
+    weft_traffic traffic;
 };
+
+/* The bytes of chunk id `chunk` of an alltoall plan of C chunks per block
+ * under matrix t: block (s, d) = chunk / C of b = t(s, d) bytes is cut into
+ * C chunks, the first b mod C of them one byte larger (layout.c, with the
+ * collective's other semantics). */
+uint64_t weft__traffic_chunk_bytes(const weft_traffic *t, uint32_t c, uint64_t chunk);
 
 /* The deps of op i (NULL when the plan has no deps at all, so that no
  * arithmetic is done on a null pointer). */

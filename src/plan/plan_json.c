@@ -31,8 +31,20 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
             weft_coll_name(in->coll), in->nranks);
     if (weft_coll_has_root(in->coll))
         fprintf(f, ",\"root\":%u", in->root.v);
-    fprintf(f, ",\"chunks\":%u,\"scratch\":%u,\"inplace\":%s,\"ops\":[", in->chunks, in->scratch,
+    fprintf(f, ",\"chunks\":%u,\"scratch\":%u,\"inplace\":%s", in->chunks, in->scratch,
             in->inplace ? "true" : "false");
+    const weft_traffic *tm = weft_plan_traffic(p);
+    if (tm) {
+        fputs(",\"traffic\":[", f);
+        for (uint32_t r = 0; r < tm->ranks; r++) {
+            fputs(r ? ",[" : "[", f);
+            for (uint32_t c = 0; c < tm->ranks; c++)
+                fprintf(f, "%s%llu", c ? "," : "", (unsigned long long)weft_traffic_at(tm, r, c));
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputs(",\"ops\":[", f);
     for (uint32_t i = 0; i < p->nops; i++) {
         const weft_op *op = &p->ops[i];
         fprintf(f, "%s{\"id\":%u,\"kind\":\"%s\",", i ? "," : "", i, weft_op_kind_name(op->kind));

@@ -21,6 +21,7 @@ typedef struct weft__layout {
     weft_coll coll;
     weft_rank root;
     bool inplace;
+    const weft_traffic *traffic; /* an alltoallv plan's matrix, else NULL */
 } weft__layout;
 
 /* Fills l from p's header; WEFT_ELIMIT when a rank's slots do not fit in
@@ -36,7 +37,8 @@ bool weft__layout_initial(const weft__layout *l, uint32_t r, uint32_t i, uint64_
                           uint32_t *from);
 
 /* What out[i] on rank r must hold at the end: false when it is not part of
- * the postcondition; else the chunk id and whether it must sum all ranks
+ * the postcondition (also a chunk of 0 bytes in an alltoallv plan: nothing
+ * to deliver, so the slot may stay empty); else the chunk id and whether it must sum all ranks
  * (*all) or be the single contribution of *from. */
 bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk,
                         bool *all, uint32_t *from);

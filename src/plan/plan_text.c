@@ -12,6 +12,9 @@
 #include "plan/plan_internal.h"
 
 #define LINE_MAX_BYTES 65536u
+/* The most tokens a line may have: an op with many paths. Lines are at most
+ * LINE_MAX_BYTES, so this bound is never the limiting one. */
+#define MAX_TOKENS (LINE_MAX_BYTES / 2 + 1)
 
 /* A token: bytes [s, s+len) at 1-based column col. */
 typedef struct tok {
@@ -40,6 +43,10 @@ typedef struct parser {
     const char **nodes;
     char *node_buf;
     size_t nodes_cap, node_buf_cap;
+    uint64_t *traffic;    /* `traffic` lines read so far (N*N), or NULL */
+    size_t traffic_next;  /* the entry the next line must start at */
+    uint64_t traffic_sum; /* of the entries read */
+    uint32_t traffic_line; /* the first `traffic` line */
 } parser;
 
 enum { H_COLL = 1, H_RANKS = 2, H_ROOT = 4, H_CHUNKS = 8, H_SCRATCH = 16, H_INPLACE = 32 };
@@ -228,6 +235,64 @@ static weft_err parse_header(parser *ps, unsigned bit, const char *word, const t
     return WEFT_OK;
 }
 
+/* "traffic ROW COL V...": entries ROW, COL.. of an alltoallv plan's matrix
+ * (weft/plan.h), in row-major order, a line within one row. */
+static weft_err parse_traffic(parser *ps, const tok *t, size_t nt)
+{
+    if (ps->plan)
+        return fail(ps, t[0].col, "'traffic' must come before the first op");
+    if (!(ps->seen & H_RANKS))
+        return fail(ps, t[0].col, "'traffic' needs 'ranks' before it");
+    uint32_t n = ps->info.nranks, row, col;
+    if (n > WEFT_TRAFFIC_MAX_RANKS)
+        return fail(ps, t[0].col, "a traffic matrix has at most %u ranks, the plan %u",
+                    WEFT_TRAFFIC_MAX_RANKS, n);
+    if (nt < 4)
+        return fail(ps, t[0].col, "'traffic' takes a row, a column and at least one entry");
+    weft_err e;
+    if ((e = parse_u32(ps, t[1].s, t[1].len, t[1].col, &row)) ||
+        (e = parse_u32(ps, t[2].s, t[2].len, t[2].col, &col)))
+        return e;
+    size_t nn = (size_t)n * n;
+    if (ps->traffic_next == nn)
+        return fail(ps, t[0].col, "more 'traffic' lines than the %u x %u matrix has entries", n,
+                    n);
+    uint32_t want_row = (uint32_t)(ps->traffic_next / n), want_col = (uint32_t)(ps->traffic_next % n);
+    if (row != want_row || col != want_col)
+        return fail(ps, t[1].col,
+                    "traffic entries come in order: expected row %u column %u here, not row %u "
+                    "column %u",
+                    want_row, want_col, row, col);
+    if (nt - 3 > n - col)
+        return fail(ps, 3 + (size_t)(n - col) < MAX_TOKENS ? t[3 + (n - col)].col : t[0].col,
+                    "row %u has %u entries; this line goes past its end", row, n);
+    if (!ps->traffic) {
+        ps->traffic = weft__calloc(nn, sizeof *ps->traffic);
+        if (!ps->traffic)
+            return oom(ps);
+        ps->traffic_line = ps->line;
+    }
+    for (size_t i = 3; i < nt; i++) {
+        const tok *v = &t[i];
+        uint64_t x = 0;
+        for (size_t k = 0; k < v->len; k++) {
+            unsigned dg = (unsigned)(v->s[k] - '0');
+            if (v->s[k] < '0' || v->s[k] > '9')
+                return fail(ps, v->col, "bad traffic entry '%.*s' (bytes: a whole number >= 0)",
+                            (int)v->len, v->s);
+            if (x > (UINT64_MAX - dg) / 10)
+                return fail(ps, v->col, "traffic entry '%.*s' is more than 2^64-1 bytes",
+                            (int)v->len, v->s);
+            x = x * 10 + dg;
+        }
+        if (x > UINT64_MAX - ps->traffic_sum)
+            return fail(ps, v->col, "the traffic matrix sums to more than 2^64-1 bytes here");
+        ps->traffic_sum += x;
+        ps->traffic[ps->traffic_next++] = x;
+    }
+    return WEFT_OK;
+}
+
 /* Creates the plan once the header is complete; col locates the statement
  * that needs it (0 at the end of the file). */
 static weft_err finish_header(parser *ps, uint32_t col)
@@ -259,12 +324,25 @@ static weft_err finish_header(parser *ps, uint32_t col)
                     "is %llu",
                     ps->info.nranks, ps->info.chunks, ps->info.scratch, (unsigned long long)total,
                     (unsigned long long)WEFT_PLAN_MAX_TOTAL_SLOTS);
+    size_t nn = (size_t)ps->info.nranks * ps->info.nranks;
+    if (ps->traffic && ps->info.coll != WEFT_COLL_ALLTOALL) {
+        ps->line = ps->traffic_line;
+        return fail(ps, 1, "'traffic' gives the sizes of an alltoall plan, not %s", coll);
+    }
+    if (ps->traffic && ps->traffic_next != nn)
+        return fail(ps, col, "the traffic matrix is incomplete: %zu of its %u x %u entries given",
+                    ps->traffic_next, ps->info.nranks, ps->info.nranks);
     weft_err e = weft_plan_new(&ps->info, &ps->plan);
     if (e == WEFT_ENOMEM)
         return oom(ps);
     if (e)
         return fail(ps, col, "buffers of more than %u slots per rank are not supported",
                     WEFT_PLAN_MAX_SLOTS);
+    if (ps->traffic) {
+        weft_traffic t = {ps->info.nranks, ps->traffic};
+        if (weft_plan_set_traffic(ps->plan, &t, NULL))
+            return oom(ps);
+    }
     return WEFT_OK;
 }
 
@@ -479,9 +557,6 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
     return WEFT_OK;
 }
 
-/* The most tokens a line may have: an op with many paths. Lines are at most
- * LINE_MAX_BYTES, so this bound is never the limiting one. */
-#define MAX_TOKENS (LINE_MAX_BYTES / 2 + 1)
 
 static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
 {
@@ -505,6 +580,8 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
     }
     if (tok_is(&toks[0], "op"))
         return parse_op(ps, toks, nt);
+    if (tok_is(&toks[0], "traffic"))
+        return parse_traffic(ps, toks, nt);
     for (size_t k = 0; k < sizeof header_keys / sizeof header_keys[0]; k++) {
         if (tok_is(&toks[0], header_keys[k].word))
             return parse_header(ps, header_keys[k].bit, header_keys[k].word, toks, nt);
@@ -566,6 +643,7 @@ free_parser:
     weft__free(ps.fwd);
     weft__free(ps.nodes);
     weft__free(ps.node_buf);
+    weft__free(ps.traffic);
     weft__free(toks);
     return e;
 }
@@ -591,6 +669,17 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
         fprintf(f, "root %u\n", in->root.v);
     fprintf(f, "chunks %u\nscratch %u\ninplace %s\n", in->chunks, in->scratch,
             in->inplace ? "yes" : "no");
+    /* At most TRAFFIC_PER_LINE entries a line: 21 bytes each stay far below
+     * LINE_MAX_BYTES. */
+    enum { TRAFFIC_PER_LINE = 256 };
+    const weft_traffic *tm = weft_plan_traffic(p);
+    for (uint32_t r = 0; tm && r < tm->ranks; r++)
+        for (uint32_t c0 = 0; c0 < tm->ranks; c0 += TRAFFIC_PER_LINE) {
+            fprintf(f, "traffic %u %u", r, c0);
+            for (uint32_t c = c0; c < tm->ranks && c < c0 + TRAFFIC_PER_LINE; c++)
+                fprintf(f, " %llu", (unsigned long long)weft_traffic_at(tm, r, c));
+            fputc('\n', f);
+        }
     for (uint32_t i = 0; i < p->nops; i++) {
         const weft_op *op = &p->ops[i];
         if (op->kind == WEFT_OP_NOP)

@@ -382,6 +382,13 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
                              "plan: the plan is for %u ranks, the communicator "
                              "has %u",
                              info->nranks, c->size);
+    /* An alltoallv plan's chunks differ in size (weft/plan.h); the executor
+     * cuts count elements into equal chunks, so it would move the wrong
+     * bytes. Refused until it lays buffers out by the matrix (issue 14). */
+    if (weft_plan_traffic(p))
+        return weft_diag_set(d, WEFT_EUNSUPPORTED,
+                             "plan: the runtime does not execute alltoallv plans (a plan with a "
+                             "traffic matrix) yet");
     weft_err e = weft_plan_verify(p, NULL, d);
     if (e) return e;
     struct weft_comm_plan *x = weft__calloc(1, sizeof *x);

@@ -212,12 +212,39 @@ static bool forwards(weft_op x)
     return x.kind != WEFT_OP_NOP && x.count > 0 && x.src_rank.v != x.dst_rank.v;
 }
 
+static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb);
+static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o);
+
 static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
+{
+    const weft_plan *p = c->p;
+    uint32_t nops = weft_plan_num_ops(p), P = o->slices;
+    double chunk = (double)size / (double)weft_plan_size_chunks(p) / P / o->bw_scale;
+    weft_err err;
+    /* An alltoallv plan: each op's own bytes (weft_plan_op_bytes_at), as
+     * count flows of the same size, like the count chunks of any op. */
+    double *opb = NULL;
+    if (weft_plan_traffic(p)) {
+        opb = weft__malloc(((size_t)nops + 1) * sizeof *opb);
+        if (!opb)
+            return weft_diag_code(c->d, WEFT_ENOMEM);
+        if ((err = weft_plan_op_bytes_at(p, (double)size, opb, c->d))) {
+            weft__free(opb);
+            return err;
+        }
+    }
+    err = build_flows(c, o, chunk, opb);
+    weft__free(opb);
+    if (err)
+        return err;
+    return build_deps(c, o);
+}
+
+static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb)
 {
     const weft_plan *p = c->p;
     const weft_topo *t = c->t;
     uint32_t nops = weft_plan_num_ops(p), P = o->slices, nranks = weft_plan_get_info(p)->nranks;
-    double chunk = (double)size / (double)weft_plan_size_chunks(p) / P / o->bw_scale;
     weft_err err;
     uint32_t empty;
     if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, 0, &empty)))
@@ -229,7 +256,9 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                                  id, op.src_rank.v >= nranks ? op.src_rank.v : op.dst_rank.v,
                                  nranks);
         uint32_t route = empty;
-        double bytes = op.kind == WEFT_OP_NOP || op.count == 0 ? 0 : chunk;
+        double bytes = op.kind == WEFT_OP_NOP || op.count == 0 ? 0
+                       : opb ? opb[id] / op.count / P / o->bw_scale
+                             : chunk;
         if (op.src_rank.v != op.dst_rank.v && op.kind != WEFT_OP_NOP && op.count > 0) {
             if (weft_plan_op_num_paths(p, id))
                 err = explicit_route(c, id, &route);
@@ -245,6 +274,14 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
                 return weft_diag_code(c->d, err);
         }
     }
+    return WEFT_OK;
+}
+
+static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o)
+{
+    const weft_plan *p = c->p;
+    uint32_t nops = weft_plan_num_ops(p), P = o->slices;
+    weft_err err;
     /* Slot ranges must lie in their buffers for weft_plan_storage_slot; a
      * plan that fails the structural check is simulated store and forward. */
     bool ct = o->cut_through && !weft_plan_check_structure(p, NULL);

@@ -147,9 +147,43 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
     return weft_synth_classic_at(t, algo, coll, root, max_ops, WEFT_NCCL_PLAN_BYTES, out, d);
 }
 
+static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll,
+                              weft_rank root, uint32_t max_ops, double bytes,
+                              const weft_traffic *m, weft_plan **out, weft_diag *d);
+
 weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll,
                                weft_rank root, uint32_t max_ops, double bytes, weft_plan **out,
                                weft_diag *d)
+{
+    return classic_build(t, algo, coll, root, max_ops, bytes, NULL, out, d);
+}
+
+weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const weft_traffic *m,
+                                    uint32_t max_ops, weft_plan **out, weft_diag *d)
+{
+    if (m->ranks != weft_topo_num_ranks(t))
+        return weft_diag_set(d, WEFT_EINVAL, "the traffic matrix has %u ranks, the fabric %u",
+                             m->ranks, weft_topo_num_ranks(t));
+    weft_err e = weft_traffic_check(m, d);
+    if (e)
+        return e == WEFT_EOVERFLOW ? weft_diag_code(d, WEFT_EINVAL) : e;
+    weft_plan *p = NULL;
+    e = classic_build(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, max_ops, WEFT_NCCL_PLAN_BYTES,
+                      m, &p, d);
+    if (e)
+        return e;
+    e = weft_plan_set_traffic(p, m, d);
+    if (e) {
+        weft_plan_free(p);
+        return e;
+    }
+    *out = p;
+    return WEFT_OK;
+}
+
+static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll,
+                              weft_rank root, uint32_t max_ops, double bytes,
+                              const weft_traffic *m, weft_plan **out, weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
@@ -181,6 +215,7 @@ weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll c
         .root = weft_coll_has_root(coll) ? root.v : 0,
         .max_ops = max_ops,
         .bytes = bytes,
+        .traffic = m,
         .d = d,
     };
     /* "ring" is rings:1 and "biring" rings:2 with opposite directions. */

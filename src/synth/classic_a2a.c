@@ -19,7 +19,15 @@
  * step: log2(N)/2 times direct's bytes, in log2(N) messages per rank.
  * Scratch: tmp (N slots), the packed message and the received one (P
  * slots each, P the most blocks one step sends). Packing and unpacking are
- * local copies; only the packed message crosses links. */
+ * local copies; only the packed message crosses links. With a traffic
+ * matrix every block keeps its own size as it travels, so a step's
+ * messages differ from rank to rank.
+ *
+ * With a traffic matrix (alltoallv), direct leaves out the pairs with
+ * nothing to send (no op for a block of 0 bytes, whose out slot the
+ * verifier then does not ask for); pairwise keeps every step, an empty
+ * block's op moving 0 bytes, since its steps still synchronise (MPI's
+ * sendrecv of 0 elements does too). */
 #include "base/alloc.h"
 #include "synth/classic_internal.h"
 
@@ -40,6 +48,8 @@ static weft_err a2a(const synth_ctx *c, bool pairwise, weft_plan **out)
     for (uint32_t k = 0; k < n && !err; k++) {
         for (uint32_t s = 0; s < n && !err; s++) {
             uint32_t d = (s + k) % n;
+            if (!pairwise && c->traffic && weft_traffic_at(c->traffic, s, d) == 0)
+                continue;
             uint32_t deps[2], nd = 0;
             if (pairwise && k > 0) {
                 deps[nd++] = prev[s];                   /* my last send */

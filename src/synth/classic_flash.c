@@ -207,7 +207,7 @@ static void place(flash *f, uint32_t a, uint32_t b, uint64_t *load)
 
 weft_err synth_build_flash(const synth_ctx *c, weft_plan **out)
 {
-    return synth_flash_plan(c, NULL, out);
+    return synth_flash_plan(c, c->traffic ? c->traffic->bytes : NULL, out);
 }
 
 weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out)

@@ -25,6 +25,9 @@ typedef struct synth_ctx {
     double bytes;     /* nccl: the size whose choice is built */
     synth_hosts hosts;
     uint32_t *order; /* the ring order (synth_ring_order with shift 0) */
+    /* alltoall with a traffic matrix (weft_synth_classic_traffic), else
+     * NULL; weft_synth_classic_traffic puts it on the plan afterwards. */
+    const weft_traffic *traffic;
     weft_diag *d;
 } synth_ctx;
 

@@ -16,9 +16,9 @@ cd "$TMP" || exit 1
 
 PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]
         [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]
-        [--max-ops N]
+        [--max-ops N] [--traffic FILE]
 run 'weft plan --help' for details"
-SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) --size S
+SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"

@@ -132,6 +132,78 @@ run traffic uniform --ranks 3 --size 1000 -o "$TMP/keep.tm"
 expect_rc 1
 check "file kept" grep -qx keep "$TMP/keep.tm"
 
+# --traffic in plan and sim (alltoall): a skewed matrix on a star of 100 GB/s
+# links with 1 us latency. sw0 -> rank3 carries 3,000,000 + 4,000,000 bytes:
+# the limit is S / 70 us with S = 11,500,000 / 4 bytes, and the fluid model
+# takes 2 us of latency + 70 us.
+printf '0 1000000 2000000 3000000\n500000 0 0 0\n0 0 0 4000000\n100000 200000 300000 400000\n' >"$TMP/sk.tm"
+run plan switch:4,lat=1us --coll alltoall --traffic "$TMP/sk.tm"
+expect_rc 0
+expect_out_has "ops          9 (8 transfers between ranks), longest chain 1 steps
+chunks       alltoallv: 4 x 4 blocks of the traffic matrix, 1 chunk each; size S = 2875000 bytes per rank (total / N)
+limit        algbw <= 41.071 GB/s (575/14)
+busiest link sw0 -> rank3 (100 GB/s) carries 56/23 of the data
+matrix time  >= 70 us: S / algbw, the whole matrix at the limit"
+
+run plan switch:4,lat=1us --coll alltoall --traffic "$TMP/sk.tm" --json
+expect_rc 0
+expect_out_has '"algbw_exact": "575/14",
+  "traffic": "'"$TMP/sk.tm"'",
+  "size": 2875000,
+  "traffic_bytes": 11500000,
+  "time_s": 7e-05,
+  "time_exact": "7/100000",'
+
+run plan switch:4 --coll alltoall --algo pairwise --traffic "$TMP/sk.tm" -o "$TMP/sk.plan"
+expect_rc 0
+check "traffic lines" grep -qx "traffic 3 0 100000 200000 300000 400000" "$TMP/sk.plan"
+run verify "$TMP/sk.plan" --topo switch:4
+expect_rc 0
+expect_out "ok: alltoall, 4 ranks, 16 ops verified"
+
+run plan switch:4 --coll alltoall --traffic "$TMP/sk.tm" --compare
+expect_rc 0
+expect_out_has "  direct                          41.071  575/14      1          8    9"
+
+run sim switch:4,lat=1us --algo direct --coll alltoall --traffic "$TMP/sk.tm" --model fluid --json
+expect_rc 0
+expect_out_has '"size": 2875000,
+  "traffic": "'"$TMP/sk.tm"'",
+  "time_s": 7.199999999999999e-05,'
+
+# A plan file with a traffic matrix needs no --size.
+run plan switch:4,lat=1us --coll alltoall --traffic "$TMP/sk.tm" -o "$TMP/d.plan"
+expect_rc 0
+run sim switch:4,lat=1us --plan "$TMP/d.plan" --model fluid --csv
+expect_rc 0
+expect_out_has "2875000,7.1999999999999988e-05,"
+
+run sim switch:4 --algo direct --coll alltoall --traffic "$TMP/sk.tm" --size 1M
+expect_rc 2
+expect_err_has "weft: --size and --traffic both give the size: the traffic matrix gives every pair's bytes (drop --size)"
+
+run sim switch:8 --algo direct --coll alltoall --traffic "$TMP/sk.tm"
+expect_rc 1
+expect_err "weft: $TMP/sk.tm: the traffic matrix has 4 ranks, the fabric switch:8 has 8"
+
+run plan switch:8 --coll alltoall --traffic "$TMP/sk.tm"
+expect_rc 1
+expect_err "weft: $TMP/sk.tm: the traffic matrix has 4 ranks, the fabric switch:8 has 8"
+
+run plan switch:4 --coll allreduce --traffic "$TMP/sk.tm"
+expect_rc 2
+expect_err_has "weft: --traffic gives the bytes of an all-to-all; it needs --coll alltoall, not allreduce"
+
+run plan switch:4 --coll alltoall --traffic "$TMP/sk.tm" -o "$TMP/sk.xml"
+expect_rc 1
+expect_err "weft: MSCCL XML cannot express this alltoallv plan: rank 0 sends rank 1 1000000 bytes but rank 0 sends rank 0 0, and an MSCCL program cuts every buffer into equal chunks (count / nchunksperloop elements); only a uniform matrix exports"
+check "no half xml" test ! -e "$TMP/sk.xml"
+
+printf '1 2\n3 4 5\n' >"$TMP/bad.tm"
+run sim switch:2 --algo direct --coll alltoall --traffic "$TMP/bad.tm"
+expect_rc 1
+expect_err "weft: $TMP/bad.tm:2:5: more than 2 numbers on this line (line 1 has 2)"
+
 run traffic
 expect_rc 2
 
