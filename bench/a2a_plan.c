@@ -15,8 +15,10 @@
  * 3. BvN of a dense skewed rank matrix of 128 ranks, for comparison (the
  *    rank matrix of 1,024 can need ~10^6 rounds; flash never decomposes it).
  * 4. The uniform flash, hier and direct plans on h100:RANKS/8 through
- *    weft_synth_classic: ops and milliseconds (the plan IR has N^2 block
- *    moves, so this is the emitter's time, not the schedule's).
+ *    weft_synth_classic, and the flash and hier alltoallv plans of the MoE
+ *    matrix (weft_synth_classic_traffic): ops and milliseconds (the plan IR
+ *    has N^2 block moves, so this is mostly the emitter's time, not the
+ *    schedule's).
  *
  * Prints figures and never fails on time. */
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include "weft/bvn.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
+#include "weft/traffic.h"
 
 static double now(void)
 {
@@ -209,6 +212,21 @@ int main(int argc, char **argv)
                 printf("plan %-6s uniform on %s: %s\n", algos[a], spec, d.msg);
             else
                 printf("plan %-6s uniform on %s: %u ops, %.1f ms\n", algos[a], spec,
+                       weft_plan_num_ops(p), dt);
+            weft_plan_free(p);
+        }
+        /* The skewed matrix as an alltoallv plan (flash plans from it). */
+        weft_traffic tm = {n, m};
+        const char *valgos[] = {"flash", "hier"};
+        for (size_t a = 0; a < 2; a++) {
+            weft_plan *p = NULL;
+            double t0 = now();
+            weft_err e = weft_synth_classic_traffic(t, valgos[a], &tm, 0, &p, &d);
+            double dt = (now() - t0) * 1e3;
+            if (e)
+                printf("plan %-6s MoE matrix on %s: %s\n", valgos[a], spec, d.msg);
+            else
+                printf("plan %-6s MoE matrix on %s: %u ops, %.1f ms\n", valgos[a], spec,
                        weft_plan_num_ops(p), dt);
             weft_plan_free(p);
         }

@@ -11,6 +11,7 @@
 #include "synth/classic_internal.h"
 #include "topo/testing_topo.h"
 #include "weft/synth.h"
+#include "weft/traffic.h"
 
 static const char *const fabrics[] = {"switch:8", "switch:13", "ring:5", "torus:4x4", "a100:2",
                                       "h100:2",   "mi250:2",   "dgx1",   "clos",      "a100:3"};
@@ -150,6 +151,96 @@ static void check_interleaved(void)
     weft_topo_free(t);
 }
 
+/* Alltoallv (a2a-core's weft_synth_classic_traffic): a hand-checkable hot
+ * destination on a100:2. Every rank of box b0 sends X bytes to b1.gpu3 and
+ * nothing else (N = 16, so the plan's size is 8X/16 = X/2). hier gathers
+ * the 8 blocks at b0.gpu3 and sends 8X on rail 3: 8X/25 s per GB, algbw
+ * (X/2)/(8X/25) = 25/16 GB/s. flash keeps every block on its own rail (X
+ * each, as balancing asks: 8X/8) and b1's ranks hand them to b1.gpu3 over
+ * NVLink (7X at 300 GB/s, under X/25): algbw (X/2)/(X/25) = 25/2. */
+static weft_rat skew_limit(const weft_topo *t, const char *algo, const weft_traffic *m)
+{
+    weft_rat none = {-1, 1};
+    weft_plan *p = NULL;
+    weft_diag d;
+    weft_plan_cost cost;
+    weft_err e = weft_synth_classic_traffic(t, algo, m, 0, &p, &d);
+    if (!e)
+        e = weft_plan_verify(p, t, &d);
+    if (!e)
+        e = weft_plan_cost_get(p, t, &cost, &d);
+    weft_plan_free(p);
+    if (e) {
+        fprintf(stderr, "%s with traffic: %s\n", algo, d.msg);
+        return none;
+    }
+    return cost.algbw;
+}
+
+static void check_hot_destination(void)
+{
+    weft_topo *t = weft__test_topo_spec("a100:2");
+    weft_traffic m = {0};
+    CHECK(t != NULL);
+    CHECK_ERR(weft_traffic_new(16, &m, NULL), WEFT_OK);
+    if (!t || !m.bytes) {
+        weft_topo_free(t);
+        return;
+    }
+    for (uint32_t s = 0; s < 8; s++)
+        m.bytes[s * 16 + 11] = 1048576; /* b1.gpu3 is rank 11 */
+    weft_rat want;
+    weft_rat_make(25, 2, &want);
+    CHECK(weft_rat_eq(skew_limit(t, "flash", &m), want));
+    weft_rat_make(25, 16, &want);
+    CHECK(weft_rat_eq(skew_limit(t, "hier", &m), want));
+    weft_traffic_free(&m);
+    weft_topo_free(t);
+}
+
+/* Every schedule takes a MoE-like matrix with empty blocks (alltoallv):
+ * the plan verifies (0-byte blocks need not arrive) and the executor
+ * agrees. */
+static void check_traffic_all(const char *spec)
+{
+    weft_topo *t = weft__test_topo_spec(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    uint32_t n = weft_topo_num_ranks(t);
+    weft_traffic m = {0};
+    CHECK_ERR(weft_traffic_new(n, &m, NULL), WEFT_OK);
+    uint64_t st = 12345;
+    for (uint32_t s = 0; s < n && m.bytes; s++)
+        for (uint32_t d = 0; d < n; d++) {
+            uint64_t r = weft_test_rng(&st);
+            /* a third empty, rank 1 hot */
+            m.bytes[(size_t)s * n + d] = r % 3 == 0 ? 0 : (r >> 8) % 5000 * (d == 1 ? 9 : 1);
+        }
+    for (size_t a = 0; m.bytes && a < sizeof algos / sizeof *algos; a++) {
+        weft_plan *p = NULL;
+        weft_diag d;
+        weft_err e = weft_synth_classic_traffic(t, algos[a], &m, 0, &p, &d);
+        bool boxes_only = strcmp(algos[a], "hier") == 0 || strcmp(algos[a], "flash") == 0;
+        if (boxes_only && !has_boxes(spec)) {
+            CHECK_ERR(e, WEFT_ETOPO);
+            continue;
+        }
+        CHECK_ERR(e, WEFT_OK);
+        if (!e) {
+            weft_err ve = weft_plan_verify(p, t, &d);
+            CHECK_ERR(ve, WEFT_OK);
+            if (ve)
+                fprintf(stderr, "%s %s with traffic: verify: %s\n", spec, algos[a], d.msg);
+            else
+                CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+        }
+        weft_plan_free(p);
+    }
+    weft_traffic_free(&m);
+    weft_topo_free(t);
+}
+
 typedef struct oom_case {
     const weft_topo *t;
     const char *algo;
@@ -181,6 +272,11 @@ int main(void)
     }
 
     check_interleaved();
+    check_hot_destination();
+    check_traffic_all("a100:2");
+    check_traffic_all("a100:3");
+    check_traffic_all("clos");
+    check_traffic_all("switch:8");
     check_flash_skewed("a100:2");
     check_flash_skewed("a100:4");
     check_flash_skewed("clos");
