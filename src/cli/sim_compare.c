@@ -370,9 +370,47 @@ static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_to
     return n;
 }
 
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr);
+
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
                     const char *plot, cli_progress *pr)
+{
+    return compare(spec, t, coll, NULL, sizes, nsizes, o, max_ops, fmt, plot, pr);
+}
+
+int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_traffic *m,
+                            const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                            uint32_t max_ops, cli_sim_format fmt, const char *plot,
+                            cli_progress *pr)
+{
+    return compare(spec, t, WEFT_COLL_ALLTOALL, m, sizes, nsizes, o, max_ops, fmt, plot, pr);
+}
+
+/* Builds candidate c for matrix m: an alltoallv plan of a classic
+ * schedule that is no composite (nccl) and not optimal. */
+static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traffic *m,
+                              uint32_t max_ops, weft_diag *d)
+{
+    for (size_t i = 0; i < weft_classic_count(); i++)
+        if (strcmp(weft_classic_get(i)->name, c->name) == 0 && weft_classic_get(i)->composite)
+            return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s has no alltoallv plan", c->name);
+    if (strcmp(c->name, "optimal") == 0)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "optimal has no alltoallv plan yet");
+    weft_plan *p = NULL;
+    weft_err e = weft_synth_classic_traffic(t, c->name, m, max_ops, &p, d);
+    if (e)
+        return e;
+    cli_sim_algo_from_plan(&c->algo, p);
+    c->algo.name = c->name;
+    return WEFT_OK;
+}
+
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr)
 {
     enum { MAX_CANDIDATES = 32 };
     candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
@@ -391,8 +429,9 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o), max_ops,
-                               &d)) {
+        if (m ? build_traffic(&c[i], t, m, max_ops, &d)
+              : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o),
+                                   max_ops, &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }
@@ -417,6 +456,13 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
                                  c[i].name, st, i + 1, n, c[j].name);
             else if (!e)
                 e = cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d);
+            if (!e && m && c[i].res[s].time_s > 0) {
+                /* algbw = S / time with S the matrix's exact total / N, as
+                 * weft sim --traffic gives it. */
+                weft_sim_result *r = &c[i].res[s];
+                r->algbw_gbps = weft_plan_traffic_size(c[i].algo.plan) / r->time_s * 1e-9;
+                r->busbw_gbps = r->algbw_gbps * weft_sim_busbw_factor(r->coll, r->ranks);
+            }
             if (e) {
                 snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
                          (unsigned long long)sizes[s], d.msg);

@@ -70,6 +70,12 @@ check "skewed compare: hier" grep -q "^  hier .* 7\.386 .* 12800/1733 " <<<"$cmp
 check "skewed compare: direct" grep -q "^  direct .* 9\.370 .* 102400/10929 " <<<"$cmp"
 check "skewed compare: flash is best" grep -q "^best limit: flash, algbw 28.381 GB/s" <<<"$cmp"
 
+sim=$("$weft" sim a100:2 --coll alltoall --compare --traffic "$tmp/moe.txt")
+check "sim compare traffic: flash first" grep -qE "^ +1 +flash +127\.893 " <<<"$sim"
+check "sim compare traffic: size is total/N" grep -q "size 2097152 (2M)" <<<"$sim"
+check "sim compare traffic: bruck simulated" grep -qE "^ +5 +bruck +626\.371 " <<<"$sim"
+check "sim compare traffic: nccl skipped" grep -qE "^ +nccl +nccl has no alltoallv plan" <<<"$sim"
+
 err=$("$weft" plan switch:8 --coll alltoall --algo flash 2>&1 >/dev/null)
 rc=$?
 check "flash without boxes exits 1" test "$rc" = 1
