@@ -193,6 +193,7 @@ typedef struct weft_step_result {
     uint64_t comm_bytes[WEFT__COMM_COUNT];/* bytes one GPU sends per step */
     uint32_t comm_calls[WEFT__COMM_COUNT];/* collectives per GPU per step */
     double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage */
+    double pp_send_s;                     /* one pipeline send (all stages at once) */
     uint32_t sims, sim_hits;              /* simulations run, cache hits */
     bool fits;
 } weft_step_result;

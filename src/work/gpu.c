@@ -10,20 +10,20 @@
 #define T 1e12
 #define GBS 1e9
 #define GIB 1073741824.0
-#define GB 1e9
+#define GIB 1073741824.0
 
 /* Dense tensor peaks {bf16, fp16, fp8, fp32}; fp32 is the non-tensor
  * (vector) rate, which only the optimizer's memory-bound kernels could
  * use. mi250x is one GCD, the rank of the mi250 preset: half the OAM's
  * figures. */
 static const weft_gpu gpus[] = {
-    {"a100-80g", {312 * T, 312 * T, 0, 19.5 * T}, 2039 * GBS, 80 * GB, 108},
-    {"a100-40g", {312 * T, 312 * T, 0, 19.5 * T}, 1555 * GBS, 40 * GB, 108},
-    {"h100-sxm", {989.4 * T, 989.4 * T, 1978.9 * T, 66.9 * T}, 3350 * GBS, 80 * GB, 132},
-    {"h200", {989.4 * T, 989.4 * T, 1978.9 * T, 66.9 * T}, 4800 * GBS, 141 * GB, 132},
-    {"b200", {2250 * T, 2250 * T, 4500 * T, 75 * T}, 7700 * GBS, 180 * GB, 148},
-    {"mi250x", {191.5 * T, 191.5 * T, 0, 23.95 * T}, 1638.4 * GBS, 64 * GB, 110},
-    {"mi300x", {1307.4 * T, 1307.4 * T, 2614.9 * T, 163.4 * T}, 5300 * GBS, 192 * GB, 304},
+    {"a100-80g", {312 * T, 312 * T, 0, 19.5 * T}, 2039 * GBS, 80 * GIB, 108},
+    {"a100-40g", {312 * T, 312 * T, 0, 19.5 * T}, 1555 * GBS, 40 * GIB, 108},
+    {"h100-sxm", {989.4 * T, 989.4 * T, 1978.9 * T, 66.9 * T}, 3350 * GBS, 80 * GIB, 132},
+    {"h200", {989.4 * T, 989.4 * T, 1978.9 * T, 66.9 * T}, 4800 * GBS, 141 * GIB, 132},
+    {"b200", {2250 * T, 2250 * T, 4500 * T, 75 * T}, 7700 * GBS, 180 * GIB, 148},
+    {"mi250x", {191.5 * T, 191.5 * T, 0, 23.95 * T}, 1638.4 * GBS, 64 * GIB, 110},
+    {"mi300x", {1307.4 * T, 1307.4 * T, 2614.9 * T, 163.4 * T}, 5300 * GBS, 192 * GIB, 304},
 };
 
 size_t weft_gpu_count(void)
