@@ -179,7 +179,7 @@ WEFT_API const char *weft_comm_kind_name(weft_comm_kind k);
 /* The GEMM efficiency ceiling fitted on the development data (docs/step.md,
  * "Validation"): the fraction of the dense peak a large, well-shaped GEMM
  * reaches. */
-#define WEFT_WORK_GEMM_EFF 0.80
+#define WEFT_WORK_GEMM_EFF 0.78
 
 typedef struct weft_step_result {
     weft_counts counts;

@@ -149,6 +149,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                 return err;
             tpb = ring_bytes(WEFT_COLL_ALLREDUCE, (uint32_t)tp, (double)S);
         }
+        /* Two per layer forward (attention, MLP), bytes of the forward. */
         tp_f = 2 * (t1 + t2);
         tp_b = tp_f * (full ? 2 : 1);
         tpb *= 2;
@@ -211,7 +212,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.comm_s[WEFT_COMM_TP] = (double)mb * (double)lps * (tp_f + tp_b);
     r.comm_s[WEFT_COMM_CP] = (double)mb * (double)lps * (cp_f + cp_b);
     r.comm_s[WEFT_COMM_EP] = (double)mb * (double)lps * (ep_f + ep_b);
-    r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * lps * tpb * (full ? 1.5 : 1));
+    r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * lps * tpb * (full ? 3 : 2));
     r.comm_bytes[WEFT_COMM_CP] = (uint64_t)((double)mb * lps * cpb);
     r.comm_bytes[WEFT_COMM_EP] = (uint64_t)((double)mb * lps * epb);
     r.comm_calls[WEFT_COMM_TP] = (uint32_t)(mb * lps * tpc);
