@@ -176,9 +176,9 @@ typedef enum weft_comm_kind {
 /* "tp", "cp", "dp", "pp", "ep". */
 WEFT_API const char *weft_comm_kind_name(weft_comm_kind k);
 
-/* The GEMM efficiency ceiling fitted on the development data (docs/step.md,
- * "Validation"): the fraction of the dense peak a large, well-shaped GEMM
- * reaches. */
+/* The GEMM efficiency ceiling, the one constant fitted on the development
+ * data (docs/step.md, "Validation"; 0.76, 0.78, 0.80 tried): the fraction
+ * of the dense peak a large, well-shaped GEMM reaches. */
 #define WEFT_WORK_GEMM_EFF 0.78
 
 typedef struct weft_step_result {
@@ -224,10 +224,12 @@ typedef struct weft_sweep_entry {
 
 /* Every valid (TP, PP, virtual stages, CP, EP, micro-batch, recompute) for
  * m with base's batch, precision and options on c's fabric, predicted and
- * sorted by step time, fitting ones first. *out (weft__free / free) holds
- * *n entries; *valid counts those that passed the argument checks. TP is
- * limited to the ranks of one host, micro-batches to 1, 2, 4, 8, CP to
- * 1, 2, 4, 8 dividing seq / 2. */
+ * sorted by step time, those that fit in memory first. *out (release with
+ * weft_work_sweep_free) holds the *n configurations that pass Megatron's
+ * argument checks. TP runs over powers of two up to the ranks of one
+ * host (with SP when > 1), PP over the divisors of the layers, virtual
+ * stages 1, 2, 4, CP 1, 2, 4, 8, EP over powers of two up to the experts,
+ * micro-batches 1, 2, 4, 8, and the three recompute settings. */
 WEFT_API weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m, const weft_parallel *base,
                                   weft_sweep_entry **out, size_t *n, weft_diag *d);
 WEFT_API void weft_work_sweep_free(weft_sweep_entry *e);

@@ -162,10 +162,8 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     else if (rg)
         return cli_usage_error(&step_syntax, "bad --recompute-granularity '%s': full or selective",
                                rg);
-    int precs = cli_args_has(a, "bf16") + cli_args_has(a, "fp16") + cli_args_has(a, "fp8-format");
     if (cli_args_has(a, "bf16") && cli_args_has(a, "fp16"))
         return cli_usage_error(&step_syntax, "--bf16 and --fp16 exclude each other");
-    (void)precs;
     if (cli_args_has(a, "fp16"))
         p->prec = WEFT_PREC_FP16;
     const char *f8 = cli_args_get(a, "fp8-format");

@@ -30,12 +30,11 @@ static void meta(FILE *f, bool *first, const char *what, uint32_t pid, uint32_t 
     *first = false;
 }
 
-enum { TID_COMPUTE = 1, TID_PP, TID_DP, TID_OPT };
+enum { TID_COMPUTE = 1, TID_PP, TID_PPB, TID_DP, TID_OPT };
 
-weft_err weft__work_trace(FILE *f, const weft_model *m, const weft_parallel *p,
-                          const weft_step_result *r, weft_diag *d)
+weft_err weft__work_trace(FILE *f, const weft_parallel *p, const weft_step_result *r,
+                          weft_diag *d)
 {
-    (void)m;
     uint32_t pp = p->pp, v = r->counts.vstages, u = r->counts.microbatches * v;
     double fw = r->fwd_s / v, bw = r->bwd_s / v, send = r->pp_send_s;
     /* done[s][i]: end of F (0) and B (1) of unit i on stage s. */
@@ -53,7 +52,8 @@ weft_err weft__work_trace(FILE *f, const weft_model *m, const weft_parallel *p,
     for (uint32_t s = 0; s < pp; s++) {
         meta(f, &first, "process_name", s, 0, "stage", s);
         meta(f, &first, "thread_name", s, TID_COMPUTE, "compute", UINT32_MAX);
-        meta(f, &first, "thread_name", s, TID_PP, "pp sends", UINT32_MAX);
+        meta(f, &first, "thread_name", s, TID_PP, "pp sends forward", UINT32_MAX);
+        meta(f, &first, "thread_name", s, TID_PPB, "pp sends backward", UINT32_MAX);
         meta(f, &first, "thread_name", s, TID_DP, "dp gradients", UINT32_MAX);
         meta(f, &first, "thread_name", s, TID_OPT, "optimizer", UINT32_MAX);
     }
@@ -93,7 +93,8 @@ weft_err weft__work_trace(FILE *f, const weft_model *m, const weft_parallel *p,
                 double t0 = fmax(ready, clock[s]), t1 = t0 + (fwd ? fw : bw);
                 if (ready > 0 && ready - send >= 0 && send > 0 &&
                     ((fwd && s > 0) || (!fwd && s + 1 < pp)))
-                    slice(f, &first, fwd ? s - 1 : s + 1, TID_PP, fwd ? "send F" : "send B", i,
+                    slice(f, &first, fwd ? s - 1 : s + 1, fwd ? TID_PP : TID_PPB,
+                          fwd ? "send F" : "send B", i,
                           ready - send, ready);
                 slice(f, &first, s, TID_COMPUTE, fwd ? "F" : "B", i, t0, t1);
                 clock[s] = t1;

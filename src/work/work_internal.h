@@ -78,12 +78,12 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
 
 /* ---- trace.c ---- */
 
-/* Writes the step r of m under p as a Chrome/Perfetto trace: one process
- * per pipeline stage (its first rank), a "compute" track with the forward
- * and backward of every micro-batch (virtual stage) in 1F1B order, a "pp"
- * track with its sends, "dp" with the gradient collectives and "optimizer";
- * docs/step.md describes it. WEFT_EIO when writing fails. */
-weft_err weft__work_trace(FILE *f, const weft_model *m, const weft_parallel *p,
-                          const weft_step_result *r, weft_diag *d);
+/* Writes the step r under p as a Chrome/Perfetto trace: one process per
+ * pipeline stage, a "compute" track with the forward and backward of every
+ * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp
+ * sends backward" tracks, "dp gradients" and "optimizer"; docs/step.md
+ * describes it. WEFT_EIO when writing fails, WEFT_ENOMEM. */
+weft_err weft__work_trace(FILE *f, const weft_parallel *p, const weft_step_result *r,
+                          weft_diag *d);
 
 #endif

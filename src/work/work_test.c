@@ -406,6 +406,81 @@ static void test_gpu_file(void)
     CHECK(!weft_gpu_find("v100", &g));
 }
 
+/* A step of every kind of collective with a trace, and a small sweep,
+ * under injected allocation failures: each fails with WEFT_ENOMEM and
+ * leaks nothing. */
+typedef struct oom_arg {
+    const weft_topo *t, *small;
+    FILE *trace;
+} oom_arg;
+
+static weft_err oom_ctor(void *argp)
+{
+    oom_arg *a = argp;
+    weft_gpu g;
+    weft_gpu_find("h100-sxm", &g);
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 4;
+    m.hidden = 256;
+    m.heads = 8;
+    m.seq = 128;
+    m.vocab = 1024;
+    m.experts = 4;
+    m.topk = 2;
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.pp = 2;
+    p.ep = 2;
+    p.cp = 2;
+    p.layers_per_vstage = 1;
+    p.global_batch = 4;
+    p.dist_opt = true;
+    weft_work_ctx *c = NULL;
+    weft_err err = weft_work_ctx_new(a->t, &g, NULL, &c);
+    if (err)
+        return err;
+    weft_step_result r;
+    rewind(a->trace);
+    err = weft_work_step(c, &m, &p, false, a->trace, &r, NULL);
+    weft_work_ctx_free(c);
+    c = NULL;
+    weft_sweep_entry *e = NULL;
+    size_t n = 0;
+    m.layers = 2;
+    m.experts = 0;
+    p.ep = 1;
+    if (!err)
+        err = weft_work_ctx_new(a->small, &g, NULL, &c);
+    if (!err)
+        err = weft_work_sweep(c, &m, &p, &e, &n, NULL);
+    weft_work_sweep_free(e);
+    weft_work_ctx_free(c);
+    return err;
+}
+
+static void oom_dtor(void *arg)
+{
+    (void)arg;
+}
+
+static void test_oom(void)
+{
+    weft_topo *t = weft__test_topo_spec("switch:16,bw=100");
+    weft_topo *small = weft__test_topo_spec("switch:2,bw=100");
+    FILE *f = tmpfile();
+    CHECK(t != NULL && small != NULL && f != NULL);
+    if (t && small && f) {
+        oom_arg a = {t, small, f};
+        CHECK(weft_test_oom_sweep("work step", oom_ctor, oom_dtor, &a) > 0);
+    }
+    if (f)
+        fclose(f);
+    weft_topo_free(small);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     test_counts();
@@ -415,5 +490,6 @@ int main(void)
     test_dp_groups_share_spine();
     test_volumes();
     test_gpu_file();
+    test_oom();
     return weft_test_done();
 }
