@@ -23,7 +23,8 @@ allowed() {
     synth) echo "base topo plan synth" ;;
     sim) echo "base topo plan sim" ;;
     run) echo "base topo plan synth run" ;;
-    cli) echo "base topo plan synth sim run cli" ;;
+    work) echo "base topo plan synth sim work" ;;
+    cli) echo "base topo plan synth sim run work cli" ;;
     esac
 }
 
@@ -36,6 +37,7 @@ owner() {
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h) echo synth ;;
     sim.h) echo sim ;;
+    work.h) echo work ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
     esac
 }
