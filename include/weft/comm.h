@@ -315,7 +315,7 @@ WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf
  * allgather of a few words): a count that differs from what its receiver
  * expects, or another dtype, is WEFT_EINVAL on every rank with the same
  * message ("comm: ranks disagree on the counts of alltoallv: rank 1 sends 5
- * elements to rank 2, which expects 4"), and nothing is received. */
+ * elements (float) to rank 2, which expects 4"), and nothing is received. */
 WEFT_API weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
                                  const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                  const size_t *rdispls, weft_dtype dtype, weft_diag *d);

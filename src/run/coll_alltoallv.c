@@ -51,9 +51,9 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
         if (all[4 * r + 1] != NONE)
             e = weft_diag_set(d, WEFT_EINVAL,
                               "comm: ranks disagree on the counts of alltoallv: rank %llu sends "
-                              "%llu elements to rank %u, which expects %llu",
+                              "%llu elements (%s) to rank %u, which expects %llu",
                               (unsigned long long)all[4 * r + 1],
-                              (unsigned long long)all[4 * r + 3], r,
+                              (unsigned long long)all[4 * r + 3], weft_dtype_name(dtype), r,
                               (unsigned long long)all[4 * r + 2]);
     weft__free(mine);
     return e;
