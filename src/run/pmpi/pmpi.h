@@ -128,7 +128,8 @@ int weft__pmpi_done(MPI_Request *req);
 
 /* The weft element type of a predefined MPI datatype that weft reduces
  * (signed and unsigned C integer types of 1, 2, 4 and 8 bytes, the
- * <stdint.h> types, MPI_FLOAT, MPI_DOUBLE). False for anything else,
+ * <stdint.h> types, MPI_FLOAT, MPI_DOUBLE, and Fortran's INTEGER, INTEGER1..8,
+ * REAL, REAL4, REAL8, DOUBLE PRECISION). False for anything else,
  * including MPI_CHAR and MPI_BYTE, which MPI does not reduce arithmetically. */
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
 /* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
