@@ -27,6 +27,7 @@
  *   coll_shared, config_env
  *   coll_ring     the public collectives (select, coll_shared, coll_direct)
  *   coll_alltoall
+ *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
  *   mpi/, pmpi/
  */
 #ifndef WEFT_RUN_COMM_INTERNAL_H
