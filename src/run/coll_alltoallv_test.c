@@ -4,11 +4,13 @@
  * byte for byte with the blocks each sender wrote; gaps and sendbufs are
  * left as they were. Then counts that disagree, and a dtype that differs,
  * fail on every rank with the same message and leave the communicator
- * usable. */
+ * usable, with the counts agreed both ways (one allgather, and the
+ * alltoall + allgather of more than 128 ranks). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/testing.h"
+#include "run/coll_alltoallv.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
@@ -168,5 +170,9 @@ int main(void)
     run(5, WEFT_TRANSPORT_SHM, false, "shm");
     run(2, WEFT_TRANSPORT_TCP, true, "tcp");
     run(4, WEFT_TRANSPORT_TCP, false, "tcp");
+    /* The counts agreed the way of more than 128 ranks. */
+    weft__alltoallv_all_max = 0;
+    run(3, WEFT_TRANSPORT_SHM, false, "shm, two-step agreement");
+    run(4, WEFT_TRANSPORT_TCP, false, "tcp, two-step agreement");
     return weft_test_done();
 }
