@@ -19,10 +19,12 @@
  *    (served) and with a different type per peer (passed).
  *
  * `pmpi_comms --mismatch` instead makes rank 1 send rank 0 one int more
- * than rank 0 expects in an MPI_Alltoallv (erroneous in MPI, so only for
- * the library, with MPI_ERRORS_RETURN): every rank must see the call fail,
- * then an MPI_Allreduce on the same communicator must still work; it
- * prints "pmpi_comms: rank R: mismatch failed, then allreduce N".
+ * than rank 0 expects in an MPI_Alltoallv, then gives rank 1 other
+ * recvcounts than its peers in an MPI_Reduce_scatter (both erroneous in
+ * MPI, so only for the library, with MPI_ERRORS_RETURN): every rank must
+ * see both calls fail, then an MPI_Allreduce on the same communicator must
+ * still work; it prints "pmpi_comms: rank R: mismatch failed,
+ * reduce_scatter failed, then allreduce N".
  *
  * Every rank prints the served/passed counts it expects, as pmpi_check
  * does, and the last line is the tally. Exit 0 when every check passed. */
@@ -366,10 +368,15 @@ static int mismatch(void)
     }
     if (me == 1) c[0] = 2; /* rank 0 expects 1 */
     int rc1 = MPI_Alltoallv(s, c, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    /* recvcounts must be alike on every rank: rank 1's equal ones make a
+     * reduce-scatter of blocks, the others' unequal ones an allreduce. */
+    for (int j = 0; j < n; j++) rc[j] = me == 1 ? 2 : j + 1;
+    int rc3 = MPI_Reduce_scatter(s, r, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int v = 1, sum = 0;
     int rc2 = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("pmpi_comms: rank %d: mismatch %s, then allreduce %d\n", me,
-           rc1 == MPI_SUCCESS ? "succeeded" : "failed", rc2 == MPI_SUCCESS ? sum : -1);
+    printf("pmpi_comms: rank %d: mismatch %s, reduce_scatter %s, then allreduce %d\n", me,
+           rc1 == MPI_SUCCESS ? "succeeded" : "failed",
+           rc3 == MPI_SUCCESS ? "succeeded" : "failed", rc2 == MPI_SUCCESS ? sum : -1);
     free(c);
     MPI_Finalize();
     return 0;

@@ -9,8 +9,9 @@
 # lines per kind of communicator equal the counts the program expects (so
 # the calls on every kind of communicator were served), nothing is logged
 # at warning or error level. Then `pmpi_comms --mismatch` at 3 ranks: an
-# MPI_Alltoallv whose counts disagree fails on every rank with the same
-# message, and the communicator still serves an MPI_Allreduce. Each run has
+# MPI_Alltoallv whose counts disagree and an MPI_Reduce_scatter whose
+# recvcounts differ on one rank fail on every rank with the same message,
+# and the communicator still serves an MPI_Allreduce. Each run has
 # 120 s, so that a hang fails the test instead of blocking it.
 # Usage: pmpi_comms.sh PMPI_COMMS LIBWEFT_MPI_SO MPIRUN
 set -u
@@ -53,13 +54,16 @@ rc=$?
 [ $rc = 0 ] || { fail "mismatch: exit $rc"; head -40 "$out" "$err"; }
 # (libweft_mpi.so moves bytes: 2 ints are 8.)
 msg="comm: ranks disagree on the counts of alltoallv: rank 1 sends 8 elements (uint8) to rank 0, which expects 4"
+rsmsg="comm: ranks disagree on the collective: rank 0 called allreduce, rank 1 reducescatter"
 for ((r = 0; r < 3; r++)); do
-  grep -qxF "pmpi_comms: rank $r: mismatch failed, then allreduce 3" "$out" ||
+  grep -qxF "pmpi_comms: rank $r: mismatch failed, reduce_scatter failed, then allreduce 3" "$out" ||
     { fail "mismatch: rank $r"; grep "rank $r" "$out"; }
   grep -qxF "weft ERROR pmpi: rank $r: MPI_Alltoallv failed in weft: $msg" "$err" ||
     { fail "mismatch: rank $r's message"; grep "rank $r: MPI_Alltoallv" "$err"; }
+  grep -qxF "weft ERROR pmpi: rank $r: MPI_Reduce_scatter failed in weft: $rsmsg" "$err" ||
+    { fail "mismatch: rank $r's reduce_scatter message"; grep "rank $r: MPI_Reduce_scatter" "$err"; }
 done
-echo "mismatch: $(grep -c 'mismatch failed, then allreduce 3' "$out") ranks failed the call and went on"
+echo "mismatch: $(grep -c 'mismatch failed, reduce_scatter failed, then allreduce 3' "$out") ranks failed both calls and went on"
 
 [ $fails = 0 ] && echo "pmpi_comms: all passed" && exit 0
 echo "pmpi_comms: $fails failures"
