@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm_ranks.h"
 #include "run/clock.h"
 #include "run/testing_ranks.h"
+#include "shm_ranks.h"
 #include "weft/comm.h"
 
 typedef struct opts {
@@ -52,7 +52,8 @@ static double run_case(weft_comm *c, const opts *o, size_t total, int kind, size
     }
     int32_t *s = malloc((so + 1) * 4), *r = malloc((ro + 1) * 4);
     for (uint32_t j = 0; j < n; j++)
-        for (size_t i = 0; i < sc[j]; i++) s[sd[j] + i] = value(me, j, i);
+        for (size_t i = 0; i < sc[j]; i++)
+            s[sd[j] + i] = value(me, j, i);
     int64_t *t = calloc((size_t)o->iters, sizeof(int64_t));
     for (int it = -2; it < o->iters; it++) {
         memset(r, 0, (ro + 1) * 4);
@@ -65,13 +66,15 @@ static double run_case(weft_comm *c, const opts *o, size_t total, int kind, size
         if (it >= 0) t[it] = dt;
     }
     for (uint32_t j = 0; j < n; j++)
-        for (size_t i = 0; i < rc[j]; i++) *wrong += r[rd[j] + i] != value(j, me, i);
+        for (size_t i = 0; i < rc[j]; i++)
+            *wrong += r[rd[j] + i] != value(j, me, i);
     /* The slowest rank's median. */
     qsort(t, (size_t)o->iters, sizeof *t, bench_cmp_i64);
     int64_t mine = t[o->iters / 2], *all = calloc(n, sizeof(int64_t));
     weft_allgather(c, &mine, all, 1, WEFT_INT64, NULL);
     int64_t worst = 0;
-    for (uint32_t j = 0; j < n; j++) worst = all[j] > worst ? all[j] : worst;
+    for (uint32_t j = 0; j < n; j++)
+        worst = all[j] > worst ? all[j] : worst;
     uint64_t w = *wrong, wsum = 0;
     weft_allreduce(c, &w, &wsum, 1, WEFT_UINT64, WEFT_SUM, NULL);
     *wrong = wsum;

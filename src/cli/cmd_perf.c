@@ -44,7 +44,7 @@ static const cli_opt perf_opts[] = {
     {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
     {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
     {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
-    {"traffic", 0, "FILE", "alltoall only: the per-pair bytes of a traffic matrix (weft_alltoallv)"},
+    {"traffic", 0, "FILE", "alltoall only: per-pair bytes of a traffic matrix (weft_alltoallv)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names of nccl-tests)",

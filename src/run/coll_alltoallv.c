@@ -80,7 +80,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
     uint64_t *mine = weft__malloc((size_t)n * sizeof *mine * 2 + (size_t)n * 4 * sizeof *mine);
     if (!mine) return weft_diag_code(d, WEFT_ENOMEM);
     uint64_t *theirs = mine + n, *all = theirs + n;
-    for (uint32_t j = 0; j < n; j++) mine[j] = sendcounts[j];
+    for (uint32_t j = 0; j < n; j++)
+        mine[j] = sendcounts[j];
     e = weft_alltoall(c, mine, theirs, 1, WEFT_UINT64, d);
     uint64_t rec[4] = {(uint64_t)dtype, NONE, 0, 0};
     for (uint32_t j = 0; !e && j < n && rec[1] == NONE; j++)
@@ -93,7 +94,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
     for (uint32_t r = 1; !e && r < n; r++)
         if (all[4 * r] != all[0]) e = differ_dtype(d, all[0], r, all[4 * r]);
     for (uint32_t r = 0; !e && r < n; r++)
-        if (all[4 * r + 1] != NONE) e = differ(d, all[4 * r + 1], all[4 * r + 3], dtype, r, all[4 * r + 2]);
+        if (all[4 * r + 1] != NONE)
+            e = differ(d, all[4 * r + 1], all[4 * r + 3], dtype, r, all[4 * r + 2]);
     weft__free(mine);
     return e;
 }

@@ -69,10 +69,12 @@ static void check(weft_comm *c, weft_dtype t, size_t scale, bool in_place)
     memset(s, 0x5a, sbytes);
     memset(r, 0xa5, rbytes);
     for (uint32_t j = 0; j < n; j++)
-        for (size_t i = 0; i < l.sc[j] * es; i++) s[l.sd[j] * es + i] = byte_of(me, j, i);
+        for (size_t i = 0; i < l.sc[j] * es; i++)
+            s[l.sd[j] * es + i] = byte_of(me, j, i);
     if (in_place)
         for (uint32_t j = 0; j < n; j++)
-            for (size_t i = 0; i < l.rc[j] * es; i++) r[l.rd[j] * es + i] = byte_of(me, j, i);
+            for (size_t i = 0; i < l.rc[j] * es; i++)
+                r[l.rd[j] * es + i] = byte_of(me, j, i);
     memcpy(orig, s, sbytes);
     weft_diag d;
     weft_diag_clear(&d);
@@ -87,9 +89,11 @@ static void check(weft_comm *c, weft_dtype t, size_t scale, bool in_place)
             wrong += r[l.rd[j] * es + i] != byte_of(j, me, i);
             seen[l.rd[j] * es + i] = 1;
         }
-    for (size_t i = 0; i < rbytes; i++) gaps += !seen[i] && r[i] != 0xa5;
+    for (size_t i = 0; i < rbytes; i++)
+        gaps += !seen[i] && r[i] != 0xa5;
     if (wrong || gaps)
-        fprintf(stderr, "rank %u of %u: alltoallv %s scale %zu%s: %zu bytes wrong, %zu gap bytes written\n",
+        fprintf(stderr,
+                "rank %u of %u: alltoallv %s scale %zu%s: %zu bytes wrong, %zu gap bytes written\n",
                 me, n, weft_dtype_name(t), scale, in_place ? " in place" : "", wrong, gaps);
     CHECK_INT(wrong, 0);
     CHECK_INT(gaps, 0);
@@ -128,9 +132,11 @@ static void check_mismatch(weft_comm *c)
     CHECK_STR(d.msg, want);
     CHECK(!weft_comm_failed(c));
     /* Still usable. */
-    for (uint32_t j = 0; j < n; j++) s[sd[j]] = (int32_t)(me * 100 + j);
+    for (uint32_t j = 0; j < n; j++)
+        s[sd[j]] = (int32_t)(me * 100 + j);
     CHECK_ERR(weft_alltoallv(c, s, sc, sd, r, rc, rd, WEFT_INT32, &d), WEFT_OK);
-    for (uint32_t j = 0; j < n; j++) CHECK_INT(r[rd[j]], (int)(j * 100 + me));
+    for (uint32_t j = 0; j < n; j++)
+        CHECK_INT(r[rd[j]], (int)(j * 100 + me));
     CHECK_ERR(weft_alltoallv(c, s, NULL, sd, r, rc, rd, WEFT_INT32, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "comm: alltoallv needs counts and displacements");
     free(sc);
@@ -143,7 +149,8 @@ typedef struct suite {
 static int body(weft_comm *c, void *arg)
 {
     const suite *su = arg;
-    for (int t = 0; t < WEFT__DTYPE_COUNT; t++) check(c, (weft_dtype)t, 1, false);
+    for (int t = 0; t < WEFT__DTYPE_COUNT; t++)
+        check(c, (weft_dtype)t, 1, false);
     check(c, WEFT_INT32, 0, false); /* only the own block has data */
     check(c, WEFT_DOUBLE, 5, true);
     check(c, WEFT_UINT8, 3, true);

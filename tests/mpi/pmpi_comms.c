@@ -41,7 +41,8 @@ static void expect(bool ok, const char *what, size_t i)
     checks++;
     if (ok) return;
     failures++;
-    if (failures <= 10) fprintf(stderr, "pmpi_comms: rank %d: %s: element %zu wrong\n", me, what, i);
+    if (failures <= 10)
+        fprintf(stderr, "pmpi_comms: rank %d: %s: element %zu wrong\n", me, what, i);
 }
 
 /* The moves and a reduction on communicator c of kind kind, whose members
@@ -66,10 +67,12 @@ static void check_on(MPI_Comm c, int kind, const int *want, int sn, const char *
     expect(sum == wsum, what, 100);
     double b[3] = {0, 0, 0};
     if (sme == sn - 1)
-        for (int k = 0; k < 3; k++) b[k] = 0.5 + me * 10 + k;
+        for (int k = 0; k < 3; k++)
+            b[k] = 0.5 + me * 10 + k;
     MPI_Bcast(b, 3, MPI_DOUBLE, sn - 1, c);
     count_call(kind, BCAST, true);
-    for (int k = 0; k < 3; k++) expect(b[k] == 0.5 + want[sn - 1] * 10 + k, what, 200 + (size_t)k);
+    for (int k = 0; k < 3; k++)
+        expect(b[k] == 0.5 + want[sn - 1] * 10 + k, what, 200 + (size_t)k);
     int *s = malloc((size_t)sn * 2 * sizeof(int)), *r = malloc((size_t)sn * 2 * sizeof(int));
     for (int j = 0; j < sn; j++) {
         s[2 * j] = me * 1000 + want[j];
@@ -78,8 +81,7 @@ static void check_on(MPI_Comm c, int kind, const int *want, int sn, const char *
     MPI_Alltoall(s, 2, MPI_INT, r, 2, MPI_INT, c);
     count_call(kind, ALLTOALL, true);
     for (int j = 0; j < sn; j++)
-        expect(r[2 * j] == want[j] * 1000 + me && r[2 * j + 1] == -r[2 * j], what,
-               300 + (size_t)j);
+        expect(r[2 * j] == want[j] * 1000 + me && r[2 * j + 1] == -r[2 * j], what, 300 + (size_t)j);
     free(s);
     free(r);
     free(ranks);
@@ -105,7 +107,8 @@ static void check_comms(void)
     /* Rank 0 out (MPI_UNDEFINED), the others in world order. */
     MPI_Comm_split(MPI_COMM_WORLD, me == 0 ? MPI_UNDEFINED : 7, 0, &sub);
     expect((me == 0) == (sub == MPI_COMM_NULL), "MPI_UNDEFINED gives MPI_COMM_NULL", 0);
-    for (int r = 1; r < n; r++) want[r - 1] = r;
+    for (int r = 1; r < n; r++)
+        want[r - 1] = r;
     if (sub != MPI_COMM_NULL) {
         check_on(sub, SPLIT, want, n - 1, "split without rank 0");
         MPI_Comm_free(&sub);
@@ -120,7 +123,8 @@ static void check_comms(void)
     /* A group of every rank but 0, reversed. */
     MPI_Group wg, g;
     MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    for (int r = 0; r < n - 1; r++) want[r] = n - 1 - r;
+    for (int r = 0; r < n - 1; r++)
+        want[r] = n - 1 - r;
     MPI_Group_incl(wg, n - 1, want, &g);
     MPI_Comm_create(MPI_COMM_WORLD, g, &sub);
     expect((me == 0) == (sub == MPI_COMM_NULL), "MPI_Comm_create outside the group", 0);
@@ -133,7 +137,8 @@ static void check_comms(void)
 
     /* This host's ranks: all of them here. */
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sub);
-    for (int r = 0; r < n; r++) want[r] = r;
+    for (int r = 0; r < n; r++)
+        want[r] = r;
     check_on(sub, SPLIT_TYPE, want, n, "split_type shared");
     MPI_Comm_free(&sub);
     free(want);
@@ -151,8 +156,10 @@ static void check_rs(MPI_Comm c, int kind, bool equal, bool in_place)
         if (r == sme) before = total;
         total += counts[r];
     }
-    int *in = malloc((size_t)(total + 1) * sizeof(int)), *out = malloc((size_t)(total + 1) * sizeof(int));
-    for (int i = 0; i < total; i++) in[i] = sme * 100 + i;
+    int *in = malloc((size_t)(total + 1) * sizeof(int)),
+        *out = malloc((size_t)(total + 1) * sizeof(int));
+    for (int i = 0; i < total; i++)
+        in[i] = sme * 100 + i;
     out[counts[sme]] = 4242; /* past the result: untouched */
     if (in_place) {
         MPI_Reduce_scatter(MPI_IN_PLACE, in, counts, MPI_INT, MPI_SUM, c);
@@ -213,17 +220,22 @@ static void check_alltoallv(int t_kind, bool in_place, bool nonblocking, MPI_Req
         t = rt;
     }
     for (size_t i = 0; i < slots; i++) {
-        if (es == 4) ((int *)r)[i] = -7;
-        else ((double *)r)[i] = -7;
+        if (es == 4)
+            ((int *)r)[i] = -7;
+        else
+            ((double *)r)[i] = -7;
     }
     for (int j = 0; j < n; j++)
         for (int k = 0; k < sc[j]; k++) {
             size_t at = (size_t)(sd[j] + k) * stride;
-            if (es == 4) ((int *)s)[at] = a2a_value(me, j, k);
-            else ((double *)s)[at] = a2a_value(me, j, k) + 0.25;
+            if (es == 4)
+                ((int *)s)[at] = a2a_value(me, j, k);
+            else
+                ((double *)s)[at] = a2a_value(me, j, k) + 0.25;
         }
-    const char *what = in_place ? "MPI_Alltoallv in place" : nonblocking ? "MPI_Ialltoallv"
-                                                                        : "MPI_Alltoallv";
+    const char *what = in_place      ? "MPI_Alltoallv in place"
+                       : nonblocking ? "MPI_Ialltoallv"
+                                     : "MPI_Alltoallv";
     if (in_place) {
         /* Symmetric counts for in place (MPI requires sendcounts to be the
          * receive counts): each pair swaps min(count) elements. */
@@ -234,7 +246,8 @@ static void check_alltoallv(int t_kind, bool in_place, bool nonblocking, MPI_Req
             rtotal += rc[j];
         }
         for (int j = 0; j < n; j++)
-            for (int k = 0; k < rc[j]; k++) ((int *)r)[rd[j] + k] = a2a_value(me, j, k);
+            for (int k = 0; k < rc[j]; k++)
+                ((int *)r)[rd[j] + k] = a2a_value(me, j, k);
         MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
         count_call(WORLD, ALLTOALLV, true);
         for (int j = 0; j < n; j++)
@@ -290,8 +303,8 @@ static void check_alltoallw(bool mixed)
     count_call(WORLD, ALLTOALLW, !mixed);
     for (int j = 0; j < n; j++)
         for (int k = 0; k < 2; k++)
-            expect(r[2 * j + k] == a2a_value(j, me, k), mixed ? "MPI_Alltoallw mixed" : "MPI_Alltoallw",
-                   (size_t)(2 * j + k));
+            expect(r[2 * j + k] == a2a_value(j, me, k),
+                   mixed ? "MPI_Alltoallw mixed" : "MPI_Alltoallw", (size_t)(2 * j + k));
     MPI_Type_free(&one_int);
     free(s);
     free(r);
@@ -308,16 +321,21 @@ static void check_nonblocking(void)
     int ag[64], rsb_in[64 * 2], rsb_out[2], rs_in[64 * 3], rs_out[3], a2a_in[64], a2a_out[64];
     int *rs_counts = malloc((size_t)n * sizeof(int));
     void *keep[3];
-    for (int k = 0; k < 4; k++) ar_in[k] = me * (k + 1);
-    for (int k = 0; k < 5; k++) bc[k] = me == 1 % n ? 1.5 * k : -1;
-    for (int j = 0; j < 2 * n; j++) rsb_in[j] = me + j;
+    for (int k = 0; k < 4; k++)
+        ar_in[k] = me * (k + 1);
+    for (int k = 0; k < 5; k++)
+        bc[k] = me == 1 % n ? 1.5 * k : -1;
+    for (int j = 0; j < 2 * n; j++)
+        rsb_in[j] = me + j;
     int rs_total = 0;
     for (int j = 0; j < n; j++) {
         rs_counts[j] = j % 2 ? 3 : 1;
         rs_total += rs_counts[j];
     }
-    for (int j = 0; j < rs_total; j++) rs_in[j] = me * j;
-    for (int j = 0; j < n; j++) a2a_in[j] = me * 100 + j;
+    for (int j = 0; j < rs_total; j++)
+        rs_in[j] = me * j;
+    for (int j = 0; j < n; j++)
+        a2a_in[j] = me * 100 + j;
     MPI_Iallreduce(ar_in, ar_out, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &req[0]);
     MPI_Ibcast(bc, 5, MPI_DOUBLE, 1 % n, MPI_COMM_WORLD, &req[1]);
     MPI_Ireduce(red_in, red_out, 2, MPI_LONG, MPI_MAX, n - 1, MPI_COMM_WORLD, &req[2]);
@@ -328,25 +346,33 @@ static void check_nonblocking(void)
     check_alltoallv(0, false, true, &req[7], keep);
     MPI_Ibarrier(MPI_COMM_WORLD, &req[8]);
     MPI_Ibarrier(MPI_COMM_WORLD, &req[9]);
-    for (int k = IALLREDUCE; k <= IRS; k++) served[k]++;
+    for (int k = IALLREDUCE; k <= IRS; k++)
+        served[k]++;
     served[IBARRIER] += 2;
     int done = 0;
-    while (!done) MPI_Test(&req[9], &done, MPI_STATUS_IGNORE);
+    while (!done)
+        MPI_Test(&req[9], &done, MPI_STATUS_IGNORE);
     expect(req[9] == MPI_REQUEST_NULL, "MPI_Test of MPI_Ibarrier", 0);
     MPI_Waitall(NREQ - 1, req, MPI_STATUSES_IGNORE);
     long nn = (long)n * (n - 1) / 2;
-    for (int k = 0; k < 4; k++) expect(ar_out[k] == nn * (k + 1), "MPI_Iallreduce", (size_t)k);
-    for (int k = 0; k < 5; k++) expect(bc[k] == 1.5 * k, "MPI_Ibcast", (size_t)k);
+    for (int k = 0; k < 4; k++)
+        expect(ar_out[k] == nn * (k + 1), "MPI_Iallreduce", (size_t)k);
+    for (int k = 0; k < 5; k++)
+        expect(bc[k] == 1.5 * k, "MPI_Ibcast", (size_t)k);
     if (me == n - 1)
-        for (int k = 0; k < 2; k++) expect(red_out[k] == (n - 1) * (k + 1L), "MPI_Ireduce", (size_t)k);
-    for (int j = 0; j < n; j++) expect(ag[j] == j, "MPI_Iallgather", (size_t)j);
+        for (int k = 0; k < 2; k++)
+            expect(red_out[k] == (n - 1) * (k + 1L), "MPI_Ireduce", (size_t)k);
+    for (int j = 0; j < n; j++)
+        expect(ag[j] == j, "MPI_Iallgather", (size_t)j);
     for (int k = 0; k < 2; k++)
         expect(rsb_out[k] == nn + n * (2 * me + k), "MPI_Ireduce_scatter_block", (size_t)k);
     int before = 0;
-    for (int j = 0; j < me; j++) before += rs_counts[j];
+    for (int j = 0; j < me; j++)
+        before += rs_counts[j];
     for (int k = 0; k < rs_counts[me]; k++)
         expect(rs_out[k] == nn * (before + k), "MPI_Ireduce_scatter", (size_t)k);
-    for (int j = 0; j < n; j++) expect(a2a_out[j] == j * 100 + me, "MPI_Ialltoall", (size_t)j);
+    for (int j = 0; j < n; j++)
+        expect(a2a_out[j] == j * 100 + me, "MPI_Ialltoall", (size_t)j);
     int *r = keep[1], *sc = keep[2], *rc = sc + 2 * n, *rd = sc + 3 * n;
     for (int j = 0; j < n; j++)
         for (int k = 0; k < rc[j]; k++)
@@ -370,13 +396,14 @@ static int mismatch(void)
     int rc1 = MPI_Alltoallv(s, c, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
     /* recvcounts must be alike on every rank: rank 1's equal ones make a
      * reduce-scatter of blocks, the others' unequal ones an allreduce. */
-    for (int j = 0; j < n; j++) rc[j] = me == 1 ? 2 : j + 1;
+    for (int j = 0; j < n; j++)
+        rc[j] = me == 1 ? 2 : j + 1;
     int rc3 = MPI_Reduce_scatter(s, r, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int v = 1, sum = 0;
     int rc2 = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("pmpi_comms: rank %d: mismatch %s, reduce_scatter %s, then allreduce %d\n", me,
-           rc1 == MPI_SUCCESS ? "succeeded" : "failed",
-           rc3 == MPI_SUCCESS ? "succeeded" : "failed", rc2 == MPI_SUCCESS ? sum : -1);
+           rc1 == MPI_SUCCESS ? "succeeded" : "failed", rc3 == MPI_SUCCESS ? "succeeded" : "failed",
+           rc2 == MPI_SUCCESS ? sum : -1);
     free(c);
     MPI_Finalize();
     return 0;
@@ -403,7 +430,8 @@ int main(int argc, char **argv)
     check_rs(half, SPLIT, false, false);
     check_rs(half, SPLIT, false, true);
     MPI_Comm_free(&half);
-    for (int t = 0; t < 3; t++) check_alltoallv(t, false, false, NULL, NULL);
+    for (int t = 0; t < 3; t++)
+        check_alltoallv(t, false, false, NULL, NULL);
     check_alltoallv(0, true, false, NULL, NULL);
     check_alltoallw(false);
     check_alltoallw(true);

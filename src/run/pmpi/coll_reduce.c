@@ -59,9 +59,8 @@ PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI
     return allreduce(WEFT__PMPI_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, NULL);
 }
 
-PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
+PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return allreduce(WEFT__PMPI_IALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
@@ -223,6 +222,5 @@ PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
 PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce(WEFT__PMPI_IREDUCE, sendbuf, recvbuf, count, datatype, op, root, comm,
-                  request);
+    return reduce(WEFT__PMPI_IREDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }

@@ -52,8 +52,8 @@ static bool side_of(const int *counts, const int *displs, const weft__pmpi_layou
 }
 
 /* Packs (or unpacks) the blocks of a side whose layout is not contiguous. */
-static weft_err pack_side(const void *buf, const int *counts, const int *displs,
-                          MPI_Datatype t, const weft__pmpi_layout *l, const side *s, uint32_t n,
+static weft_err pack_side(const void *buf, const int *counts, const int *displs, MPI_Datatype t,
+                          const weft__pmpi_layout *l, const side *s, uint32_t n,
                           unsigned char *packed, bool unpack, weft_diag *d)
 {
     weft_err e = WEFT_OK;
@@ -76,8 +76,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     size_t *room = NULL;
     side ss, rs;
     if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype";
-    if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl))
-        why = "bad send datatype";
+    if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl)) why = "bad send datatype";
     if (!why && !(room = malloc((size_t)n * 4 * sizeof *room))) why = "out of memory";
     if (!why && !side_of(recvcounts, rdispls, &rl, n, room + 2 * n, &rs))
         why = "negative count or displacement";
@@ -159,9 +158,8 @@ static MPI_Datatype one_type(const MPI_Datatype types[], uint32_t n, MPI_Datatyp
 }
 
 PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                              const MPI_Datatype sendtypes[], void *recvbuf,
-                              const int recvcounts[], const int rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     const weft__pmpi_coll k = WEFT__PMPI_ALLTOALLW;
     weft__pmpi_target t;
@@ -197,8 +195,8 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     if (why) {
         free(room);
         weft__pmpi_passed(&t, k, why);
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm);
     }
     weft__pmpi_served(&t, k);
     weft_diag d;

@@ -53,7 +53,8 @@ static int *world_ranks(MPI_Comm mc, int n)
     bool ok = mine && world && PMPI_Comm_group(mc, &g) == MPI_SUCCESS &&
               PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
     if (ok) {
-        for (int i = 0; i < n; i++) mine[i] = i;
+        for (int i = 0; i < n; i++)
+            mine[i] = i;
         ok = PMPI_Group_translate_ranks(g, n, mine, wg, world) == MPI_SUCCESS;
     }
     if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
@@ -91,13 +92,15 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
     weft__pmpi_enter();
     weft_err e = members ? weft_comm_init_mpi(mc, &cfg, &c, &d)
                          : weft_diag_set(&d, WEFT_ENOMEM, "cannot list the members");
-    if (!e) e = weft_comm_agree(c, "the members of the communicator", members,
-                                (size_t)n * sizeof *members, &d);
+    if (!e)
+        e = weft_comm_agree(c, "the members of the communicator", members,
+                            (size_t)n * sizeof *members, &d);
     weft__pmpi_leave();
     free(members);
     if (e)
-        weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: cannot build the weft side of a %s communicator: %s",
-                 weft__pmpi.rank, kname, d.msg);
+        weft_log(WEFT_LOG_WARN, "pmpi",
+                 "rank %d: cannot build the weft side of a %s communicator: %s", weft__pmpi.rank,
+                 kname, d.msg);
     bool added = !e && weft__pmpi_add(mc, c, kind);
     if (!all_members(mc, added)) {
         if (added) weft__pmpi_remove(mc);
@@ -108,8 +111,9 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
                  kname);
         return;
     }
-    weft_log(WEFT_LOG_DEBUG, "pmpi", "rank %d: weft communicator on a %s communicator, rank %u of %u",
-             weft__pmpi.rank, kname, weft_comm_rank(c), weft_comm_size(c));
+    weft_log(WEFT_LOG_DEBUG, "pmpi",
+             "rank %d: weft communicator on a %s communicator, rank %u of %u", weft__pmpi.rank,
+             kname, weft_comm_rank(c), weft_comm_size(c));
 }
 
 PMPI_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)

@@ -25,11 +25,11 @@
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int");
 
 /* Defines the five Fortran names of a subroutine as aliases of fn. */
-#define FORTRAN(lower, upper, fn)                                                            \
-    extern __typeof__(fn) lower##_ __attribute__((alias(#fn), visibility("default")));        \
-    extern __typeof__(fn) lower##__ __attribute__((alias(#fn), visibility("default")));       \
-    extern __typeof__(fn) lower __attribute__((alias(#fn), visibility("default")));           \
-    extern __typeof__(fn) upper __attribute__((alias(#fn), visibility("default")));           \
+#define FORTRAN(lower, upper, fn)                                                                  \
+    extern __typeof__(fn) lower##_ __attribute__((alias(#fn), visibility("default")));             \
+    extern __typeof__(fn) lower##__ __attribute__((alias(#fn), visibility("default")));            \
+    extern __typeof__(fn) lower __attribute__((alias(#fn), visibility("default")));                \
+    extern __typeof__(fn) upper __attribute__((alias(#fn), visibility("default")));                \
     extern __typeof__(fn) lower##_f08_ __attribute__((alias(#fn), visibility("default")))
 
 static void set_err(MPI_Fint *ierror, int rc)
@@ -170,8 +170,8 @@ static void f_iallreduce(const void *sendbuf, void *recvbuf, const MPI_Fint *cou
                          MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request r;
-    int rc = MPI_Iallreduce(in_place(sendbuf), recvbuf, (int)*count, type_of(datatype),
-                            op_of(op), comm_of(comm), &r);
+    int rc = MPI_Iallreduce(in_place(sendbuf), recvbuf, (int)*count, type_of(datatype), op_of(op),
+                            comm_of(comm), &r);
     request_out(rc, r, request);
     set_err(ierror, rc);
 }
@@ -201,8 +201,7 @@ FORTRAN(mpi_ireduce, MPI_IREDUCE, f_ireduce);
 static void f_bcast(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
                     const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
-    set_err(ierror,
-            MPI_Bcast(buffer, (int)*count, type_of(datatype), (int)*root, comm_of(comm)));
+    set_err(ierror, MPI_Bcast(buffer, (int)*count, type_of(datatype), (int)*root, comm_of(comm)));
 }
 FORTRAN(mpi_bcast, MPI_BCAST, f_bcast);
 
@@ -226,10 +225,9 @@ static void f_allgather(const void *sendbuf, const MPI_Fint *sendcount, const MP
 }
 FORTRAN(mpi_allgather, MPI_ALLGATHER, f_allgather);
 
-static void f_iallgather(const void *sendbuf, const MPI_Fint *sendcount,
-                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
-                         const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
-                         MPI_Fint *ierror)
+static void f_iallgather(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                         const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request r;
     int rc = MPI_Iallgather(in_place(sendbuf), (int)*sendcount, type_of(sendtype), recvbuf,
@@ -266,16 +264,14 @@ static void f_alltoallv(const void *sendbuf, const MPI_Fint *sendcounts, const M
                         MPI_Fint *ierror)
 {
     set_err(ierror, MPI_Alltoallv(in_place(sendbuf), sendcounts, sdispls, type_of(sendtype),
-                                  recvbuf, recvcounts, rdispls, type_of(recvtype),
-                                  comm_of(comm)));
+                                  recvbuf, recvcounts, rdispls, type_of(recvtype), comm_of(comm)));
 }
 FORTRAN(mpi_alltoallv, MPI_ALLTOALLV, f_alltoallv);
 
-static void f_ialltoallv(const void *sendbuf, const MPI_Fint *sendcounts,
-                         const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf,
-                         const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
-                         const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
-                         MPI_Fint *ierror)
+static void f_ialltoallv(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                         const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                         MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request r;
     int rc = MPI_Ialltoallv(in_place(sendbuf), sendcounts, sdispls, type_of(sendtype), recvbuf,
@@ -294,10 +290,9 @@ static void f_reduce_scatter_block(const void *sendbuf, void *recvbuf, const MPI
 }
 FORTRAN(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, f_reduce_scatter_block);
 
-static void f_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
-                                    const MPI_Fint *recvcount, const MPI_Fint *datatype,
-                                    const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request,
-                                    MPI_Fint *ierror)
+static void f_ireduce_scatter_block(const void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                    const MPI_Fint *datatype, const MPI_Fint *op,
+                                    const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request r;
     int rc = MPI_Ireduce_scatter_block(in_place(sendbuf), recvbuf, (int)*recvcount,

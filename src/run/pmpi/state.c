@@ -33,9 +33,9 @@ static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
 };
 
 static const char *const kind_names[WEFT__PMPI_KIND_COUNT] = {
-    [WEFT__PMPI_WORLD] = "world",           [WEFT__PMPI_DUP] = "dup",
-    [WEFT__PMPI_SPLIT] = "split",           [WEFT__PMPI_SPLIT_TYPE] = "split_type",
-    [WEFT__PMPI_CREATE] = "create",         [WEFT__PMPI_OTHER] = "other",
+    [WEFT__PMPI_WORLD] = "world",   [WEFT__PMPI_DUP] = "dup",
+    [WEFT__PMPI_SPLIT] = "split",   [WEFT__PMPI_SPLIT_TYPE] = "split_type",
+    [WEFT__PMPI_CREATE] = "create", [WEFT__PMPI_OTHER] = "other",
 };
 
 const char *weft__pmpi_coll_name(weft__pmpi_coll k)
@@ -112,7 +112,8 @@ const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dt
 static uint64_t total(uint64_t (*by)[WEFT__PMPI_COLL_COUNT], weft__pmpi_coll k)
 {
     uint64_t n = 0;
-    for (int i = 0; i < WEFT__PMPI_KIND_COUNT; i++) n += by[i][k];
+    for (int i = 0; i < WEFT__PMPI_KIND_COUNT; i++)
+        n += by[i][k];
     return n;
 }
 
@@ -154,8 +155,7 @@ weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d)
 {
     *out = malloc(bytes ? bytes : 1);
     if (!*out)
-        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a packed copy of %zu bytes",
-                             bytes);
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a packed copy of %zu bytes", bytes);
     return WEFT_OK;
 }
 
