@@ -49,6 +49,24 @@ for np in 2 3 4; do
   grep "rank 0: on" "$err"
 done
 
+# At most 2 weft communicators per process (WEFT_PMPI_COMMS=2): with
+# MPI_COMM_WORLD's and the split's held, the split's duplicate stays MPI's
+# on every rank (its calls are passed), and every result is still right.
+timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI_COMMS=2 "$prog" \
+  >"$out" 2>"$err"
+rc=$?
+[ $rc = 0 ] || { fail "WEFT_PMPI_COMMS=2: exit $rc"; head -40 "$out" "$err"; }
+grep -Eq "^pmpi_comms: 3 ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+  fail "WEFT_PMPI_COMMS=2: no clean tally"
+for ((r = 0; r < 3; r++)); do
+  grep -qxF "weft INFO pmpi: rank $r: a dup communicator stays MPI's: a member cannot list its members or holds 2 weft communicators (WEFT_PMPI_COMMS)" "$err" ||
+    fail "WEFT_PMPI_COMMS=2: rank $r did not keep the duplicate MPI's"
+  grep -qxF "weft INFO pmpi: rank $r: on other communicators: Allreduce 0/1, Allgather 0/1, Bcast 0/1, Alltoall 0/1" "$err" ||
+    { fail "WEFT_PMPI_COMMS=2: rank $r's passed calls"; grep "rank $r: on" "$err"; }
+done
+grep -q "on dup communicators" "$err" && fail "WEFT_PMPI_COMMS=2: a duplicate served"
+if grep -q "ERROR\|WARN" "$err"; then fail "WEFT_PMPI_COMMS=2: errors logged"; grep "ERROR\|WARN" "$err"; fi
+
 timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" --mismatch >"$out" 2>"$err"
 rc=$?
 [ $rc = 0 ] || { fail "mismatch: exit $rc"; head -40 "$out" "$err"; }

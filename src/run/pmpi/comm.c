@@ -76,11 +76,13 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
     if (PMPI_Comm_test_inter(mc, &inter) != MPI_SUCCESS || inter) return;
     if (PMPI_Comm_size(mc, &n) != MPI_SUCCESS || n < 1) return;
     const char *kname = weft__pmpi_kind_name(kind);
-    if (!all_members(mc, weft__pmpi.ncomms < weft__pmpi.max_comms)) {
+    int *members = world_ranks(mc, n);
+    if (!all_members(mc, members && weft__pmpi.ncomms < weft__pmpi.max_comms)) {
         weft_log(WEFT_LOG_INFO, "pmpi",
-                 "rank %d: a %s communicator stays MPI's: a member holds %u weft communicators "
-                 "(WEFT_PMPI_COMMS)",
+                 "rank %d: a %s communicator stays MPI's: a member cannot list its members or "
+                 "holds %u weft communicators (WEFT_PMPI_COMMS)",
                  weft__pmpi.rank, kname, weft__pmpi.max_comms);
+        free(members);
         return;
     }
     weft_comm_config cfg = weft__pmpi.cfg;
@@ -88,10 +90,8 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
     weft_comm *c = NULL;
     weft_diag d;
     weft_diag_clear(&d);
-    int *members = world_ranks(mc, n);
     weft__pmpi_enter();
-    weft_err e = members ? weft_comm_init_mpi(mc, &cfg, &c, &d)
-                         : weft_diag_set(&d, WEFT_ENOMEM, "cannot list the members");
+    weft_err e = weft_comm_init_mpi(mc, &cfg, &c, &d);
     if (!e)
         e = weft_comm_agree(c, "the members of the communicator", members,
                             (size_t)n * sizeof *members, &d);

@@ -68,7 +68,8 @@ const char *weft__pmpi_coll_name(weft__pmpi_coll k);
 /* How the MPI communicator of a call was made, indexing the counters:
  * MPI_COMM_WORLD, MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type,
  * MPI_Comm_create, or anything else (MPI_COMM_SELF, MPI_Cart_create, an
- * inter-communicator, ...: always passed to MPI). */
+ * inter-communicator, one that stays MPI's because a member holds
+ * WEFT_PMPI_COMMS weft communicators, ...: always passed to MPI). */
 typedef enum weft__pmpi_kind {
     WEFT__PMPI_WORLD = 0,
     WEFT__PMPI_DUP,
