@@ -193,6 +193,49 @@ WEFT_API weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, we
  * ranks, WEFT_ENOMEM. */
 WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d);
 
+/* ==== BFB: breadth-first broadcast on direct-connect fabrics ============
+ *
+ * Zhao et al., NSDI'25 ("Efficient Direct-Connect Topologies for
+ * Collective Communications", arXiv 2202.03356): on a fabric whose nodes
+ * are all ranks, allgather runs in D steps (D the diameter): at step t
+ * every rank receives the shards of the ranks at distance exactly t, through
+ * its in-neighbours at distance t-1, each shard split over them so that the
+ * step's busiest-link time is the least possible (an exact per-receiver
+ * transportation problem; src/synth/bfb.c). Reduce-scatter is the
+ * allgather of the reversed fabric run backwards; allreduce is
+ * reduce-scatter then allgather. docs/algorithms.md ("bfb").
+ *
+ * Steps are counted as the paper counts them, not overlapped: the
+ * step-synchronous time of a collective of `size` bytes is
+ * steps * alpha + size / algbw_stepwise. */
+typedef struct weft_bfb {
+    uint32_t steps;          /* T_L: D (allgather, reduce-scatter), 2D (allreduce) */
+    weft_rat algbw_stepwise; /* GB/s: N / step_sum */
+    /* Sum over steps of the step's busiest-link time for shards of one
+     * byte, in ns (= s per GB): size / N * step_sum is the bandwidth time. */
+    weft_rat step_sum;
+    uint32_t chunks;         /* K: chunks per shard in the plan (0 from analyze) */
+} weft_bfb;
+
+/* The step count and exact stepwise throughput of BFB for coll on t,
+ * without building a plan: O(N^2) memory (a distance table), at most
+ * 8,192 ranks. Errors: WEFT_EUNSUPPORTED for a collective other than
+ * allgather, reducescatter and allreduce; WEFT_ETOPO for a fabric with a
+ * switch, NIC or OCS node (named), fewer than 2 ranks, or a rank that
+ * cannot reach another; WEFT_ELIMIT beyond 8,192 ranks; WEFT_EOVERFLOW;
+ * WEFT_ENOMEM. */
+WEFT_API weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out,
+                                   weft_diag *d);
+/* Builds the BFB plan: every shard cut into K chunks (K the least common
+ * multiple of the per-step optima's denominators, at most 65,536), each
+ * (step, receiver) split by an integral max-flow of the exact optimum. The
+ * plan verifies; its allgather takes D dependent steps. max_ops as in
+ * weft_synth_classic_limited (0: no limit). Errors as weft_bfb_analyze,
+ * and WEFT_ELIMIT when K or the op count is over its limit. info (may be
+ * NULL) gets the analysis and K. */
+WEFT_API weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops,
+                                 weft_plan **out, weft_bfb *info, weft_diag *d);
+
 /* ==== Optimal schedules =================================================
  *
  * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;

@@ -62,7 +62,11 @@ static const cli_syntax plan_syntax = {
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
              "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
-             "leaves them out and names them.\n",
+             "leaves them out and names them.\n"
+             "--algo bfb builds breadth-first broadcast (allgather, reducescatter, allreduce)\n"
+             "on fabrics of ranks joined directly (docs/algorithms.md): it takes the\n"
+             "diameter's steps (twice for allreduce) and also prints its step-synchronous\n"
+             "throughput (--json: steps, algbw_stepwise_exact).\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -234,7 +238,7 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
 }
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
-                      const weft_optimal *opt)
+                      const weft_optimal *opt, const weft_bfb *bfb)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -247,10 +251,18 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
         cli_json_kv_uint(&j, "root", in->root.v);
     cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
     cli_json_kv_uint(&j, "transfers", r->cost.transfers);
-    cli_json_kv_uint(&j, "steps", r->cost.steps);
+    /* bfb: the paper's T_L (D, 2D for allreduce), not the longest chain,
+     * which serialised reduces into one slot lengthen. */
+    cli_json_kv_uint(&j, "steps", bfb ? bfb->steps : r->cost.steps);
     cli_json_kv_uint(&j, "chunks", weft_plan_size_chunks(p));
     cli_json_kv_double(&j, "algbw", weft_rat_to_double(r->cost.algbw));
     cli_json_kv_rat(&j, "algbw_exact", r->cost.algbw);
+    if (bfb) {
+        cli_json_kv_uint(&j, "chain_steps", r->cost.steps);
+        cli_json_kv_uint(&j, "chunks_per_shard", bfb->chunks);
+        cli_json_kv_double(&j, "algbw_stepwise", weft_rat_to_double(bfb->algbw_stepwise));
+        cli_json_kv_rat(&j, "algbw_stepwise_exact", bfb->algbw_stepwise);
+    }
     if (opt)
         cli_optimal_json(&j, opt);
     cli_json_key(&j, "busiest_link");
@@ -477,6 +489,9 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag_clear(&d);
     cli_context_object("building the plan");
     bool is_optimal = strcmp(algo, "optimal") == 0;
+    bool is_bfb = strcmp(algo, "bfb") == 0;
+    weft_bfb bfb;
+    memset(&bfb, 0, sizeof bfb);
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
     if (is_optimal) {
@@ -498,6 +513,8 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
+    } else if (is_bfb) {
+        e = weft_synth_bfb(t, coll, max_ops, &p, &bfb, &d);
     } else {
         e = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d);
     }
@@ -545,12 +562,19 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
-        rc = print_json(t, p, &r, is_optimal ? &opt : NULL);
+        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, is_bfb ? &bfb : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
+        if (is_bfb) {
+            char ex[64];
+            weft_rat_format(bfb.algbw_stepwise, ex, sizeof ex);
+            fprintf(f, "bfb          %u steps (T_L), %u chunks per shard; steps not overlapped: "
+                       "algbw %.3f GB/s (%s)\n",
+                    bfb.steps, bfb.chunks, weft_rat_to_double(bfb.algbw_stepwise), ex);
+        }
     }
 done:
     weft_optimal_fini(&opt);
