@@ -33,6 +33,7 @@
 
 #include "base/alloc.h"
 #include "synth/emit.h"
+#include "synth/orbits.h"
 #include "weft/maxflow.h"
 #include "weft/synth.h"
 
@@ -48,9 +49,16 @@ typedef struct graph {
      * integer bandwidths in_bw (bw * scale). */
     uint32_t *in_start, *in_src;
     int64_t *in_bw;
-    /* dist[u * n + w] = distance from w to u. */
+    /* dist[row[u] * n + w] = distance from w to u, for the nodes u whose
+     * row was computed (row[u] == UINT32_MAX otherwise). */
     uint16_t *dist;
+    uint32_t *row;
     uint32_t diam;
+    /* The receivers analysed: all ranks, or one per orbit of rank
+     * automorphisms (the analysis only needs the maximum over receivers,
+     * which every member of an orbit shares). */
+    uint32_t *recv;
+    uint32_t n_recv;
 } graph;
 
 static void graph_fini(graph *g)
@@ -59,6 +67,8 @@ static void graph_fini(graph *g)
     weft__free(g->in_src);
     weft__free(g->in_bw);
     weft__free(g->dist);
+    weft__free(g->row);
+    weft__free(g->recv);
     memset(g, 0, sizeof *g);
 }
 
@@ -108,9 +118,10 @@ static weft_err check_fabric(const weft_topo *t, int64_t *scale, weft_diag *d)
 }
 
 /* Builds the in-arcs of the fabric (reversed = false) or of its reverse,
- * and the distance table. */
+ * and the distance table: every row, or (reps != NULL, analysis only) the
+ * rows of the n_reps receivers and of their in-neighbours. */
 static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t scale,
-                           weft_diag *d)
+                           const uint32_t *reps, uint32_t n_reps, weft_diag *d)
 {
     memset(g, 0, sizeof *g);
     uint32_t n = weft_topo_num_ranks(t), m = weft_topo_num_links(t);
@@ -118,10 +129,11 @@ static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t 
     g->in_start = weft__calloc((size_t)n + 1, sizeof *g->in_start);
     g->in_src = weft__malloc((m ? m : 1) * sizeof *g->in_src);
     g->in_bw = weft__malloc((m ? m : 1) * sizeof *g->in_bw);
-    g->dist = weft__malloc((size_t)n * n * sizeof *g->dist);
+    g->row = weft__malloc((size_t)n * sizeof *g->row);
+    g->recv = weft__malloc((size_t)n * sizeof *g->recv);
     uint32_t *queue = weft__malloc((size_t)n * sizeof *queue);
     weft_err e = WEFT_OK;
-    if (!g->in_start || !g->in_src || !g->in_bw || !g->dist || !queue) {
+    if (!g->in_start || !g->in_src || !g->in_bw || !g->row || !g->recv || !queue) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto out;
     }
@@ -144,9 +156,35 @@ static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t 
     for (uint32_t v = n; v > 0; v--)
         g->in_start[v] = g->in_start[v - 1];
     g->in_start[0] = 0;
+    /* The rows needed. */
+    uint32_t rows = 0;
+    if (!reps) {
+        for (uint32_t v = 0; v < n; v++)
+            g->row[v] = g->recv[v] = v;
+        rows = g->n_recv = n;
+    } else {
+        for (uint32_t v = 0; v < n; v++)
+            g->row[v] = UINT32_MAX;
+        for (uint32_t i = 0; i < n_reps; i++) {
+            uint32_t v = reps[i];
+            g->recv[g->n_recv++] = v;
+            if (g->row[v] == UINT32_MAX)
+                g->row[v] = rows++;
+            for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++)
+                if (g->row[g->in_src[k]] == UINT32_MAX)
+                    g->row[g->in_src[k]] = rows++;
+        }
+    }
+    g->dist = weft__malloc((size_t)rows * n * sizeof *g->dist);
+    if (!g->dist) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto out;
+    }
     /* Distances to u: a BFS from u over in-arcs. */
     for (uint32_t u = 0; u < n && !e; u++) {
-        uint16_t *row = g->dist + (size_t)u * n;
+        if (g->row[u] == UINT32_MAX)
+            continue;
+        uint16_t *row = g->dist + (size_t)g->row[u] * n;
         memset(row, 0xff, (size_t)n * sizeof *row);
         uint32_t head = 0, tail = 0;
         queue[tail++] = u;
@@ -201,7 +239,7 @@ typedef struct work {
 static void group_sources(const graph *g, uint32_t v, work *w)
 {
     uint32_t n = g->n, D = g->diam;
-    const uint16_t *row = g->dist + (size_t)v * n;
+    const uint16_t *row = g->dist + (size_t)g->row[v] * n;
     memset(w->first, 0, ((size_t)D + 2) * sizeof *w->first);
     for (uint32_t x = 0; x < n; x++)
         w->first[row[x] + 1]++;
@@ -217,7 +255,7 @@ static void group_sources(const graph *g, uint32_t v, work *w)
 /* Whether source x may come to v through its in-arc k at step t. */
 static bool allowed(const graph *g, uint32_t k, uint32_t x, uint32_t t)
 {
-    return g->dist[(size_t)g->in_src[k] * g->n + x] == t - 1;
+    return g->dist[(size_t)g->row[g->in_src[k]] * g->n + x] == t - 1;
 }
 
 /* The Hall optimum over subsets of in-arcs (in-degree <= SOS_MAX_DEG). */
@@ -397,7 +435,8 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
         step[t] = (ratio){0, 1};
     if (lcm)
         *lcm = 1;
-    for (uint32_t v = 0; v < g->n && !e; v++) {
+    for (uint32_t i = 0; i < g->n_recv && !e; i++) {
+        uint32_t v = g->recv[i];
         group_sources(g, v, &w);
         /* A split is integral in K chunks when K * r * bw(k) is an integer
          * for every in-arc k: when r.den / gcd(r.den, gcd of bw(k)) | K. */
@@ -445,6 +484,18 @@ static weft_err add_steps(const ratio *step, uint32_t count, int64_t scale, weft
     return WEFT_OK;
 }
 
+/* Every link u -> v has a link v -> u of the same bandwidth. */
+static bool symmetric(const weft_topo *t)
+{
+    for (uint32_t k = 0; k < weft_topo_num_links(t); k++) {
+        weft_link_id l = {k}, r;
+        if (!weft_topo_find_link(t, weft_topo_link_dst(t, l), weft_topo_link_src(t, l), &r) ||
+            !weft_rat_eq(weft_topo_link_bw(t, l), weft_topo_link_bw(t, r)))
+            return false;
+    }
+    return true;
+}
+
 static bool bfb_coll(weft_coll c)
 {
     return c == WEFT_COLL_ALLGATHER || c == WEFT_COLL_REDUCESCATTER || c == WEFT_COLL_ALLREDUCE;
@@ -480,20 +531,47 @@ static weft_err phases_init(phases *p, const weft_topo *t, weft_coll coll, bool 
         return e;
     bool ag = coll != WEFT_COLL_REDUCESCATTER, rs = coll != WEFT_COLL_ALLGATHER;
     int64_t lcm_ag = 1, lcm_rs = 1;
+    /* Analysis only: one receiver per orbit of rank automorphisms, which
+     * are automorphisms of the reversed fabric too. */
+    weft__orbits orb;
+    memset(&orb, 0, sizeof orb);
+    if (!want_lcm) {
+        uint32_t m = weft_topo_num_links(t);
+        int64_t *w = weft__malloc((m ? m : 1) * sizeof *w);
+        e = w ? WEFT_OK : WEFT_ENOMEM;
+        for (uint32_t k = 0; !e && k < m; k++) {
+            weft_rat bw = weft_topo_link_bw(t, (weft_link_id){k});
+            w[k] = bw.num * (p->scale / bw.den);
+        }
+        if (!e)
+            e = weft__orbits_compute(t, w, true, &orb);
+        weft__free(w);
+        if (e)
+            return weft_diag_code(d, e);
+    }
+    const uint32_t *reps = want_lcm ? NULL : orb.reps;
     if (ag) {
-        e = graph_init(&p->ag, t, false, p->scale, d);
+        e = graph_init(&p->ag, t, false, p->scale, reps, reps ? orb.n_reps : 0, d);
         if (!e && !(p->ag_step = weft__malloc(((size_t)p->ag.diam + 1) * sizeof *p->ag_step)))
             e = weft_diag_code(d, WEFT_ENOMEM);
         if (!e)
             e = analyse(&p->ag, p->ag_step, want_lcm ? &lcm_ag : NULL, d);
     }
-    if (rs && !e) {
-        e = graph_init(&p->rs, t, true, p->scale, d);
+    if (rs && !e && ag && !want_lcm && symmetric(t)) {
+        /* The reversed fabric is the fabric: the same steps. */
+        p->rs.diam = p->ag.diam;
+        if (!(p->rs_step = weft__malloc(((size_t)p->rs.diam + 1) * sizeof *p->rs_step)))
+            e = weft_diag_code(d, WEFT_ENOMEM);
+        else
+            memcpy(p->rs_step, p->ag_step, ((size_t)p->rs.diam + 1) * sizeof *p->rs_step);
+    } else if (rs && !e) {
+        e = graph_init(&p->rs, t, true, p->scale, reps, reps ? orb.n_reps : 0, d);
         if (!e && !(p->rs_step = weft__malloc(((size_t)p->rs.diam + 1) * sizeof *p->rs_step)))
             e = weft_diag_code(d, WEFT_ENOMEM);
         if (!e)
             e = analyse(&p->rs, p->rs_step, want_lcm ? &lcm_rs : NULL, d);
     }
+    weft__orbits_fini(&orb);
     if (e) {
         phases_fini(p);
         return e;
