@@ -23,10 +23,10 @@
  * allreduce is reduce-scatter then allgather.
  *
  * The plan cuts every shard into K chunks, K the least common multiple
- * over (step, receiver) of the denominators of the optimal link loads
- * T * bw(l) (in shards), so that the optimal split of each
- * (step, receiver) is an integral flow of K chunks per source with link
- * capacities T * bw(l) * K (a max-flow gives it). Costs: distances are an
+ * over steps of the denominators of the link loads S_t * bw(l) (in
+ * shards, S_t the step's optimum), so that a split of each (step,
+ * receiver) within the step's time is an integral flow of K chunks per
+ * source with link capacities S_t * bw(l) * K (a max-flow gives it). Costs: distances are an
  * N x N table of uint16 (N BFS, O(N (N + E))); the analysis is
  * O(N^2 indeg + N D 2^indeg indeg) with small in-degrees. */
 #include <string.h>
@@ -303,6 +303,7 @@ static weft_err net_build(const graph *g, uint32_t v, const uint32_t *src, uint3
     nt->ns = ns;
     nt->deg = deg;
     nt->first_pair = ns + deg;
+    nt->mf = NULL;
     weft_err e = weft_maxflow_new(2 + ns + deg, ns + deg + ns * 2, &nt->mf);
     for (uint32_t i = 0; !e && i < ns; i++)
         e = weft_maxflow_add_arc(nt->mf, 0, 2 + i, 0, NULL);
@@ -425,8 +426,8 @@ static void work_fini(work *w)
 }
 
 /* step[t-1] = max over receivers of the optimum of step t (scaled units),
- * for t = 1 .. diam; *lcm = the least common multiple of their
- * per-receiver denominators (when lcm is not NULL). */
+ * for t = 1 .. diam; *lcm (when not NULL) = the chunks per shard that make
+ * the plan's splits integral. */
 static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
 {
     work w;
@@ -438,11 +439,6 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
     for (uint32_t i = 0; i < g->n_recv && !e; i++) {
         uint32_t v = g->recv[i];
         group_sources(g, v, &w);
-        /* A split is integral in K chunks when K * r * bw(k) is an integer
-         * for every in-arc k: when r.den / gcd(r.den, gcd of bw(k)) | K. */
-        int64_t bwgcd = 0;
-        for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++)
-            bwgcd = gcd64(g->in_bw[k], bwgcd);
         for (uint32_t t = 1; t <= g->diam && !e; t++) {
             uint32_t ns = w.first[t + 1] - w.first[t];
             if (ns == 0)
@@ -453,14 +449,21 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
                 break;
             if (ratio_less(step[t - 1], r))
                 step[t - 1] = r;
-            if (lcm) {
-                int64_t q = r.den / gcd64(r.den, bwgcd);
-                i128 m = (i128)(*lcm / gcd64(*lcm, q)) * q;
-                *lcm = m > BFB_MAX_CHUNKS ? BFB_MAX_CHUNKS + 1 : (int64_t)m;
-            }
         }
     }
     work_fini(&w);
+    /* The plan gives every receiver of step t the capacities S_t * bw(l)
+     * (S_t the step's optimum, at least the receiver's own), so a split is
+     * integral in K chunks when every K * S_t * bw(l) is an integer: when
+     * S_t.den / gcd(S_t.den, gcd of the bandwidths) divides K. */
+    int64_t bwgcd = 0;
+    for (uint32_t k = 0; k < g->in_start[g->n]; k++)
+        bwgcd = gcd64(g->in_bw[k], bwgcd);
+    for (uint32_t t = 0; lcm && !e && t < g->diam; t++) {
+        int64_t q = step[t].den / gcd64(step[t].den, bwgcd);
+        i128 m = (i128)(*lcm / gcd64(*lcm, q)) * q;
+        *lcm = m > BFB_MAX_CHUNKS ? BFB_MAX_CHUNKS + 1 : (int64_t)m;
+    }
     if (e == WEFT_ENOMEM)
         weft_diag_code(d, e);
     else if (e)
@@ -611,7 +614,8 @@ weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out, wef
  * (reduce = false), or the reduce-scatter that reverses the allgather of
  * g, the reversed fabric (reduce = true). Shard x's chunks are slots
  * x * K .. x * K + K - 1 of buf. */
-static weft_err emit_phase(synth_emit *em, const graph *g, int64_t K, bool reduce, weft_buf buf)
+static weft_err emit_phase(synth_emit *em, const graph *g, const ratio *step, int64_t K,
+                           bool reduce, weft_buf buf)
 {
     work w;
     weft_err e = work_init(&w, g);
@@ -626,16 +630,16 @@ static weft_err emit_phase(synth_emit *em, const graph *g, int64_t K, bool reduc
             if (ns == 0)
                 continue;
             memcpy(srcbuf, w.order + w.first[t], ns * sizeof *srcbuf);
-            ratio r;
-            e = optimum(g, v, srcbuf, ns, t, &w, &r);
+            ratio r = step[t - 1];
             net nt;
-            if (!e)
-                e = net_build(g, v, srcbuf, ns, t, &nt);
+            e = net_build(g, v, srcbuf, ns, t, &nt);
             if (e)
                 break;
             bool full = false;
-            /* Supplies K chunks, capacities r * bw * K (integral by the
-             * choice of K in analyse). */
+            /* Supplies K chunks, capacities S_t * bw * K (integral by the
+             * choice of K in analyse; feasible since S_t is at least v's
+             * optimum, and a feasible network with integral capacities has
+             * an integral flow). */
             e = net_run(g, v, &nt, K, r, K, &full);
             if (!e && !full)
                 e = WEFT_EINVAL;
@@ -700,9 +704,9 @@ weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops, we
     synth_emit_init(&em, plan);
     weft_buf buf = coll == WEFT_COLL_REDUCESCATTER ? WEFT_BUF_IN : WEFT_BUF_OUT;
     if (coll != WEFT_COLL_ALLGATHER)
-        e = emit_phase(&em, &p.rs, K, true, buf);
+        e = emit_phase(&em, &p.rs, p.rs_step, K, true, buf);
     if (!e && coll != WEFT_COLL_REDUCESCATTER)
-        e = emit_phase(&em, &p.ag, K, false, buf);
+        e = emit_phase(&em, &p.ag, p.ag_step, K, false, buf);
     phases_fini(&p);
     e = synth_finish(e, &em, plan, out);
     if (e == WEFT_ELIMIT && max_ops)
