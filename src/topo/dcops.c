@@ -202,7 +202,7 @@ static weft_err build(const char *spec, const result *r, weft_topo **out, weft_d
                              "%s: the result is not strongly connected (some rank cannot reach "
                              "another)",
                              spec);
-    weft_topo_builder *b;
+    weft_topo_builder *b = NULL;
     e = weft_topo_builder_new(&b);
     for (uint32_t v = 0; !e && v < r->n; v++)
         e = weft__preset_node(b, WEFT_NODE_COMPUTE, NULL, NULL, "rank%u", v);
