@@ -113,6 +113,15 @@ static weft_err check_fabric(const weft_topo *t, int64_t *scale, weft_diag *d)
                                  "bfb: the link bandwidths have no common denominator in 62 bits");
         l = (int64_t)m;
     }
+    /* Scaled bandwidths up to 2^40 keep every sum, capacity and
+     * cross-multiplied comparison below within 64 and 128 bits. */
+    for (uint32_t k = 0; k < weft_topo_num_links(t); k++) {
+        weft_rat bw = weft_topo_link_bw(t, (weft_link_id){k});
+        if ((i128)bw.num * (l / bw.den) > ((i128)1 << 40))
+            return weft_diag_set(d, WEFT_EOVERFLOW,
+                                 "bfb: the link bandwidths over their common denominator exceed "
+                                 "2^40");
+    }
     *scale = l;
     return WEFT_OK;
 }
