@@ -15,7 +15,9 @@
  *   expand(base(N/m, d/m); m) for every m >= 2 dividing d and N;
  *   product(base(n1, d1); base(N/n1, d - d1)) for n1 <= N/n1 dividing N.
  * A generated graph that is disconnected or otherwise refused (genkautz
- * with d = 1, a circulant whose offsets do not generate Z_n) is skipped.
+ * with d = 1, a circulant whose offsets do not generate Z_n), or of another
+ * size (the line graph of a base whose self-loops were dropped has fewer
+ * than n' * d ranks), is skipped.
  * Cost: one BFB analysis (O(N^2) time and memory) per candidate. */
 #include <math.h>
 #include <stdio.h>
@@ -246,6 +248,12 @@ weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_ra
         }
         if (te)
             continue; /* not a graph of this family (disconnected, ...) */
+        /* Line graphs of bases with dropped self-loops (genkautz,
+         * debruijn) have fewer ranks than n: not of this size. */
+        if (weft_topo_num_ranks(t) != n) {
+            weft_topo_free(t);
+            continue;
+        }
         te = weft_bfb_analyze(t, coll, &b, NULL);
         /* Every node must have out-degree <= degree (products and
          * expansions keep it; this guards the family's arithmetic). */

@@ -11,7 +11,9 @@
 #include "base/alloc.h"
 #include "topo/preset_internal.h"
 
-enum { P_BW_AFTER1 = 1, P_LAT_AFTER1 = 2, P_BW_AFTER2 = 2, P_LAT_AFTER2 = 3 };
+/* Where bw sits in the parameter table: after N (bipartite), after two
+ * sizes (genkautz, debruijn); lat follows it. */
+enum { P_BW_AFTER1 = 1, P_BW_AFTER2 = 2 };
 
 static weft_node_id node(uint32_t v)
 {
@@ -242,10 +244,11 @@ weft_err weft__preset_bipartite(const weft__preset_args *a, weft_topo_builder *b
 
 /* circulant:N,j1,j2,...[,bw=BW][,lat=LAT]: the offsets are the bare values
  * after N, so bw and lat must be named (a bare number after the offsets is
- * one more offset). The registry gives the offsets as parameters j1..j8. */
+ * one more offset). The registry gives the offsets as parameters j1..j8,
+ * then bw and lat. */
 weft_err weft__preset_circulant(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
-    enum { MAXJ = 8, P_J = 1, P_CBW = P_J + MAXJ, P_CLAT = P_CBW + 1 };
+    enum { MAXJ = 8, P_J = 1, P_CBW = P_J + MAXJ };
     uint32_t n, j[MAXJ];
     unsigned nj = 0;
     weft_rat bw, lat;
@@ -271,7 +274,6 @@ weft_err weft__preset_circulant(const weft__preset_args *a, weft_topo_builder *b
         e = bw_lat(a, P_CBW, &bw, &lat, d);
     if (e)
         return e;
-    (void)P_CLAT;
     uint64_t links = 0;
     for (unsigned q = 0; q < nj; q++)
         links += 2 * (uint64_t)n / (2 * j[q] == n ? 2 : 1);
