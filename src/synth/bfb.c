@@ -239,9 +239,14 @@ static bool ratio_less(ratio a, ratio b)
 typedef struct work {
     uint32_t *order;  /* sources of v sorted by distance */
     uint32_t *first;  /* first[t] .. first[t+1]: sources at distance t */
-    int64_t *sos;     /* 2^SOS_MAX_DEG counts */
     int64_t *sosbw;   /* bandwidth of each subset */
     uint8_t *side;
+    /* Analysis of a receiver of in-degree <= SOS_MAX_DEG in one pass:
+     * cnt[t << deg | mask] sources at distance t whose usable in-arcs are
+     * mask, and how many sources each distance has. */
+    int64_t *cnt;
+    uint32_t *at_dist;
+    uint32_t cnt_shift; /* min(max in-degree, SOS_MAX_DEG) */
 } work;
 
 /* The sources of v grouped by distance into w->order / w->first. */
@@ -265,36 +270,6 @@ static void group_sources(const graph *g, uint32_t v, work *w)
 static bool allowed(const graph *g, uint32_t k, uint32_t x, uint32_t t)
 {
     return g->dist[(size_t)g->row[g->in_src[k]] * g->n + x] == t - 1;
-}
-
-/* The Hall optimum over subsets of in-arcs (in-degree <= SOS_MAX_DEG). */
-static ratio optimum_sos(const graph *g, uint32_t v, const uint32_t *src, uint32_t ns, uint32_t t,
-                         work *w)
-{
-    uint32_t k0 = g->in_start[v], deg = g->in_start[v + 1] - k0;
-    uint32_t full = 1u << deg;
-    memset(w->sos, 0, full * sizeof *w->sos);
-    for (uint32_t i = 0; i < ns; i++) {
-        uint32_t mask = 0;
-        for (uint32_t k = 0; k < deg; k++)
-            if (allowed(g, k0 + k, src[i], t))
-                mask |= 1u << k;
-        w->sos[mask]++;
-    }
-    for (uint32_t k = 0; k < deg; k++)
-        for (uint32_t a = 0; a < full; a++)
-            if (a & (1u << k))
-                w->sos[a] += w->sos[a ^ (1u << k)];
-    w->sosbw[0] = 0;
-    ratio best = {0, 1};
-    for (uint32_t a = 1; a < full; a++) {
-        uint32_t low = (uint32_t)__builtin_ctz(a);
-        w->sosbw[a] = w->sosbw[a & (a - 1)] + g->in_bw[k0 + low];
-        ratio r = {w->sos[a], w->sosbw[a]};
-        if (r.num && ratio_less(best, r))
-            best = r;
-    }
-    return best;
 }
 
 /* The flow network of one (v, t): node 0 source, 1 sink, 2 .. 2+ns the
@@ -396,20 +371,6 @@ static weft_err optimum_flow(const graph *g, uint32_t v, const uint32_t *src, ui
     return e;
 }
 
-static weft_err optimum(const graph *g, uint32_t v, const uint32_t *src, uint32_t ns, uint32_t t,
-                        work *w, ratio *out)
-{
-    uint32_t deg = g->in_start[v + 1] - g->in_start[v];
-    if (deg <= SOS_MAX_DEG) {
-        *out = optimum_sos(g, v, src, ns, t, w);
-        int64_t q = gcd64(out->num, out->den);
-        out->num /= q;
-        out->den /= q;
-        return WEFT_OK;
-    }
-    return optimum_flow(g, v, src, ns, t, w, out);
-}
-
 static weft_err work_init(work *w, const graph *g)
 {
     memset(w, 0, sizeof *w);
@@ -419,19 +380,71 @@ static weft_err work_init(work *w, const graph *g)
             maxdeg = g->in_start[v + 1] - g->in_start[v];
     w->order = weft__malloc((size_t)g->n * sizeof *w->order);
     w->first = weft__malloc(((size_t)g->diam + 2) * sizeof *w->first);
-    w->sos = weft__malloc(((size_t)1 << SOS_MAX_DEG) * sizeof *w->sos);
     w->sosbw = weft__malloc(((size_t)1 << SOS_MAX_DEG) * sizeof *w->sosbw);
     w->side = weft__malloc((size_t)g->n + maxdeg + 2);
-    return w->order && w->first && w->sos && w->sosbw && w->side ? WEFT_OK : WEFT_ENOMEM;
+    w->cnt_shift = maxdeg < SOS_MAX_DEG ? maxdeg : SOS_MAX_DEG;
+    w->cnt = weft__malloc((((size_t)g->diam + 1) << w->cnt_shift) * sizeof *w->cnt);
+    w->at_dist = weft__malloc(((size_t)g->diam + 1) * sizeof *w->at_dist);
+    return w->order && w->first && w->sosbw && w->side && w->cnt && w->at_dist
+               ? WEFT_OK
+               : WEFT_ENOMEM;
 }
 
 static void work_fini(work *w)
 {
     weft__free(w->order);
     weft__free(w->first);
-    weft__free(w->sos);
     weft__free(w->sosbw);
     weft__free(w->side);
+    weft__free(w->cnt);
+    weft__free(w->at_dist);
+}
+
+/* The optima of every step for receiver v of in-degree <= SOS_MAX_DEG, in
+ * one sequential pass over the sources: per distance t, the number of
+ * sources whose usable in-arcs are each mask, summed over subsets (SOS),
+ * gives for every set A of in-arcs the sources confined to A; the optimum
+ * is the largest of those counts over bw(A) (Hall). Raises step[]. */
+static void analyse_sos(const graph *g, uint32_t v, ratio *step, work *w)
+{
+    uint32_t n = g->n, D = g->diam, k0 = g->in_start[v], deg = g->in_start[v + 1] - k0;
+    uint32_t full = 1u << deg;
+    const uint16_t *rv = g->dist + (size_t)g->row[v] * n;
+    const uint16_t *ru[SOS_MAX_DEG];
+    for (uint32_t k = 0; k < deg; k++)
+        ru[k] = g->dist + (size_t)g->row[g->in_src[k0 + k]] * n;
+    memset(w->cnt, 0, (((size_t)D + 1) << deg) * sizeof *w->cnt);
+    memset(w->at_dist, 0, ((size_t)D + 1) * sizeof *w->at_dist);
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t t = rv[x], mask = 0;
+        for (uint32_t k = 0; k < deg; k++)
+            mask |= (uint32_t)(ru[k][x] + 1u == t) << k;
+        w->cnt[(size_t)t << deg | mask]++;
+        w->at_dist[t]++;
+    }
+    w->sosbw[0] = 0;
+    for (uint32_t a = 1; a < full; a++)
+        w->sosbw[a] = w->sosbw[a & (a - 1)] + g->in_bw[k0 + (uint32_t)__builtin_ctz(a)];
+    for (uint32_t t = 1; t <= D; t++) {
+        if (!w->at_dist[t])
+            continue;
+        int64_t *c = w->cnt + ((size_t)t << deg);
+        for (uint32_t k = 0; k < deg; k++)
+            for (uint32_t a = 0; a < full; a++)
+                if (a & (1u << k))
+                    c[a] += c[a ^ (1u << k)];
+        ratio best = {0, 1};
+        for (uint32_t a = 1; a < full; a++) {
+            ratio r = {c[a], w->sosbw[a]};
+            if (r.num && ratio_less(best, r))
+                best = r;
+        }
+        int64_t q = gcd64(best.num, best.den);
+        best.num /= q;
+        best.den /= q;
+        if (ratio_less(step[t - 1], best))
+            step[t - 1] = best;
+    }
 }
 
 /* step[t-1] = max over receivers of the optimum of step t (scaled units),
@@ -447,13 +460,17 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
         *lcm = 1;
     for (uint32_t i = 0; i < g->n_recv && !e; i++) {
         uint32_t v = g->recv[i];
+        if (g->in_start[v + 1] - g->in_start[v] <= SOS_MAX_DEG) {
+            analyse_sos(g, v, step, &w);
+            continue;
+        }
         group_sources(g, v, &w);
         for (uint32_t t = 1; t <= g->diam && !e; t++) {
             uint32_t ns = w.first[t + 1] - w.first[t];
             if (ns == 0)
                 continue;
             ratio r;
-            e = optimum(g, v, w.order + w.first[t], ns, t, &w, &r);
+            e = optimum_flow(g, v, w.order + w.first[t], ns, t, &w, &r);
             if (e)
                 break;
             if (ratio_less(step[t - 1], r))

@@ -225,6 +225,8 @@ static void test_independent(void)
         "line(full:3)",     "circulant:8,1,3",       "debruijn:2,3",   "hypercube:3",
         "torus:3x3",        "product(ring:3;ring:4)", "expand(full:3;2)", "genkautz:12,3",
         "line(genkautz:5,2)", "circulant:10,2,5",    "ring:5",
+        /* In-degrees above 8: the max-flow path. */
+        "full:11",          "expand(full:4;3)",
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         weft_topo *t = make(specs[i]);
@@ -248,7 +250,7 @@ static void test_optimal(void)
 {
     static const char *const specs[] = {"full:4",      "full:7",      "bipartite:8",
                                         "bipartite:10", "hypercube:3", "hypercube:5",
-                                        "full:6,bw=2400/7"};
+                                        "full:6,bw=2400/7", "full:12"};
     static const weft_coll colls[] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
                                       WEFT_COLL_ALLREDUCE};
     static const weft_bound_coll bcolls[] = {WEFT_BOUND_ALLGATHER, WEFT_BOUND_REDUCESCATTER,
