@@ -56,11 +56,9 @@ static void fmt_time(double s, char *buf, size_t len)
 static bool parse_u32(const char *text, uint32_t *out)
 {
     char *end;
-    if (!text || text[0] < '0' || text[0] > '9')
-        return false;
+    if (!text || text[0] < '0' || text[0] > '9') return false;
     unsigned long v = strtoul(text, &end, 10);
-    if (*end || v > UINT32_MAX)
-        return false;
+    if (*end || v > UINT32_MAX) return false;
     *out = (uint32_t)v;
     return true;
 }
@@ -78,8 +76,7 @@ int cli_topo_search(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&search_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE)
-        return rc;
+    if (rc != CLI_CONTINUE) return rc;
     weft_dc_search s;
     memset(&s, 0, sizeof s);
     weft_topo *best_t = NULL;
@@ -108,8 +105,7 @@ int cli_topo_search(int argc, char **argv)
         goto done;
     }
     if ((rc = cli_flag_coll(&search_syntax, "--coll", cli_args_get(&a, "coll"), &coll)) ||
-        (rc = cli_flag_size(&search_syntax, "--size", cli_args_get(&a, "size"), UINT64_MAX,
-                            &size)))
+        (rc = cli_flag_size(&search_syntax, "--size", cli_args_get(&a, "size"), UINT64_MAX, &size)))
         goto done;
     if (cli_args_get(&a, "bw") &&
         (rc = cli_flag_bandwidth(&search_syntax, "--bw", cli_args_get(&a, "bw"), &bw)))
@@ -130,8 +126,7 @@ int cli_topo_search(int argc, char **argv)
     weft_bound_coll bc = coll == WEFT_COLL_ALLGATHER       ? WEFT_BOUND_ALLGATHER
                          : coll == WEFT_COLL_REDUCESCATTER ? WEFT_BOUND_REDUCESCATTER
                                                            : WEFT_BOUND_ALLREDUCE;
-    if (!e)
-        e = weft_bound_compute(best_t, bc, NULL, &bound, &d);
+    if (!e) e = weft_bound_compute(best_t, bc, NULL, &bound, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto done;
@@ -206,8 +201,7 @@ int cli_topo_search(int argc, char **argv)
         for (uint32_t steps = 0, left = (uint32_t)on; left > 0; steps++) {
             for (size_t i = 0; i < s.count; i++) {
                 const weft_dc_candidate *c = &s.cand[i];
-                if (!c->pareto || c->steps != steps)
-                    continue;
+                if (!c->pareto || c->steps != steps) continue;
                 left--;
                 weft_rat_format(c->tb, ex, sizeof ex);
                 fmt_time(weft_dc_time(c, (double)size, alpha), tbuf, sizeof tbuf);
@@ -219,16 +213,14 @@ int cli_topo_search(int argc, char **argv)
             }
         }
         printf("Pareto frontier (T_L steps; S bytes take T_L * alpha + T_B * S / bw):\n");
-        if (cli_table_print(&tab, stdout, "  "))
-            rc = CLI_EXIT_INPUT;
+        if (cli_table_print(&tab, stdout, "  ")) rc = CLI_EXIT_INPUT;
         cli_table_fini(&tab);
         fmt_time(weft_dc_time(b, (double)size, alpha), tbuf, sizeof tbuf);
         weft_rat_format(b->tb, ex, sizeof ex);
         printf("best for %s: %s, %s (T_L %u, T_B %s)\n", label, b->spec, tbuf, b->steps, ex);
         fmt_time(ring_time, tbuf, sizeof tbuf);
         weft_rat_format(ring_tb, ex, sizeof ex);
-        printf("ring:        %u parallel rings, %s (T_L %u, T_B %s)\n", deg, tbuf, ring_steps,
-               ex);
+        printf("ring:        %u parallel rings, %s (T_L %u, T_B %s)\n", deg, tbuf, ring_steps, ex);
         fmt_time(bound_time, tbuf, sizeof tbuf);
         weft_rat_format(bound.algbw, ex, sizeof ex);
         printf("bound:       weft bound of the best fabric: algbw %.3f GB/s (%s), %s of "

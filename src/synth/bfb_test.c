@@ -27,8 +27,7 @@ static weft_topo *make(const char *spec)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, NULL, &t, &d);
-    if (e)
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -39,8 +38,7 @@ static weft_topo *parse(const char *text)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_parse(text, strlen(text), "test.topo", &t, &d);
-    if (e)
-        fprintf(stderr, "%s\n", d.msg);
+    if (e) fprintf(stderr, "%s\n", d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -69,11 +67,10 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
 {
     uint32_t n = weft_topo_num_ranks(t), *dist = malloc((size_t)n * n * sizeof *dist);
     floyd(t, dist);
-#define DIST(a, b) (reversed ? dist[(b) * n + (a)] : dist[(a) * n + (b)])
+#define DIST(a, b) (reversed ? dist[(b)*n + (a)] : dist[(a)*n + (b)])
     uint32_t diam = 0;
     for (uint32_t i = 0; i < n * n; i++)
-        if (dist[i] > diam)
-            diam = dist[i];
+        if (dist[i] > diam) diam = dist[i];
     *steps = diam;
     weft_rat sum = weft_rat_int(0);
     for (uint32_t s = 1; s <= diam; s++) {
@@ -81,8 +78,7 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
         for (uint32_t v = 0; v < n; v++) {
             uint32_t src[16], ns = 0;
             for (uint32_t w = 0; w < n; w++)
-                if (DIST(w, v) == s && ns < 16)
-                    src[ns++] = w;
+                if (DIST(w, v) == s && ns < 16) src[ns++] = w;
             /* The in-links of v (in the direction used). */
             uint32_t in[64], nin = 0;
             weft_rat inbw[64];
@@ -101,13 +97,11 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
                     bool used = false;
                     for (uint32_t i = 0; i < ns && !used; i++)
                         used = (set >> i & 1) && DIST(src[i], in[k]) == s - 1;
-                    if (used)
-                        weft_rat_add(bw, inbw[k], &bw);
+                    if (used) weft_rat_add(bw, inbw[k], &bw);
                 }
                 weft_rat r;
                 weft_rat_div(weft_rat_int(__builtin_popcount(set)), bw, &r);
-                if (weft_rat_cmp(r, best) > 0)
-                    best = r;
+                if (weft_rat_cmp(r, best) > 0) best = r;
             }
         }
         weft_rat_add(sum, best, &sum);
@@ -127,8 +121,7 @@ static weft_rat plan_sum(const weft_topo *t, const weft_plan *p, uint32_t K)
     floyd(t, dist);
     uint32_t diam = 0;
     for (uint32_t i = 0; i < n * n; i++)
-        if (dist[i] > diam)
-            diam = dist[i];
+        if (dist[i] > diam) diam = dist[i];
     int64_t *load = calloc((size_t)(diam + 1) * m, sizeof *load); /* chunks */
     for (uint32_t i = 0; i < weft_plan_num_ops(p); i++) {
         weft_op op = weft_plan_op(p, i);
@@ -149,8 +142,7 @@ static weft_rat plan_sum(const weft_topo *t, const weft_plan *p, uint32_t K)
             weft_rat r;
             weft_rat_make(load[s * m + l], K, &r);
             weft_rat_div(r, weft_topo_link_bw(t, (weft_link_id){l}), &r);
-            if (weft_rat_cmp(r, best) > 0)
-                best = r;
+            if (weft_rat_cmp(r, best) > 0) best = r;
         }
         weft_rat_add(sum, best, &sum);
     }
@@ -168,11 +160,9 @@ static void check_one(const char *spec, weft_topo *t)
     weft_plan *p = NULL;
     weft_bfb info;
     weft_err e = weft_synth_bfb(t, WEFT_COLL_ALLGATHER, 0, &p, &info, &d);
-    if (e)
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
-    if (e)
-        return;
+    if (e) return;
     uint32_t diam;
     weft_rat hall = hall_sum(t, false, &diam);
     CHECK_INT(info.steps, diam);
@@ -206,8 +196,7 @@ static void check_one(const char *spec, weft_topo *t)
         p = NULL;
         e = weft_synth_bfb(t, colls[c], 0, &p, &info, &d);
         CHECK_ERR(e, WEFT_OK);
-        if (e)
-            continue;
+        if (e) continue;
         CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
         CHECK_INT(info.steps, c == 0 ? rdiam : rdiam + diam);
         weft_rat_div(weft_rat_int(n), c == 0 ? rhall : both, &expect);
@@ -221,17 +210,28 @@ static void check_one(const char *spec, weft_topo *t)
 static void test_independent(void)
 {
     static const char *const specs[] = {
-        "full:5",           "bipartite:6",           "genkautz:8,2",   "genkautz:11,3",
-        "line(full:3)",     "circulant:8,1,3",       "debruijn:2,3",   "hypercube:3",
-        "torus:3x3",        "product(ring:3;ring:4)", "expand(full:3;2)", "genkautz:12,3",
-        "line(genkautz:5,2)", "circulant:10,2,5",    "ring:5",
+        "full:5",
+        "bipartite:6",
+        "genkautz:8,2",
+        "genkautz:11,3",
+        "line(full:3)",
+        "circulant:8,1,3",
+        "debruijn:2,3",
+        "hypercube:3",
+        "torus:3x3",
+        "product(ring:3;ring:4)",
+        "expand(full:3;2)",
+        "genkautz:12,3",
+        "line(genkautz:5,2)",
+        "circulant:10,2,5",
+        "ring:5",
         /* In-degrees above 8: the max-flow path. */
-        "full:11",          "expand(full:4;3)",
+        "full:11",
+        "expand(full:4;3)",
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         weft_topo *t = make(specs[i]);
-        if (t)
-            check_one(specs[i], t);
+        if (t) check_one(specs[i], t);
         weft_topo_free(t);
     }
     /* Unequal bandwidths: a directed 4-cycle with chords at other speeds,
@@ -240,16 +240,15 @@ static void test_independent(void)
                          "link a b 100GB/s\nlink b c 100GB/s\nlink c e 100GB/s\n"
                          "link e a 100GB/s\nlink a c 30GB/s\nlink b e 70GB/s\n"
                          "duplex c a 25GB/s\n");
-    if (t)
-        check_one("mixed", t);
+    if (t) check_one("mixed", t);
     weft_topo_free(t);
 }
 
 /* Fabrics where BFB is bandwidth-optimal: equal to weft bound. */
 static void test_optimal(void)
 {
-    static const char *const specs[] = {"full:4",      "full:7",      "bipartite:8",
-                                        "bipartite:10", "hypercube:3", "hypercube:5",
+    static const char *const specs[] = {"full:4",           "full:7",      "bipartite:8",
+                                        "bipartite:10",     "hypercube:3", "hypercube:5",
                                         "full:6,bw=2400/7", "full:12"};
     static const weft_coll colls[] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
                                       WEFT_COLL_ALLREDUCE};

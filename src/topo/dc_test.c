@@ -14,8 +14,7 @@ static weft_topo *make(const char *spec)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, NULL, &t, &d);
-    if (e)
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -44,8 +43,7 @@ static uint32_t diameter(const weft_topo *t)
             }
         }
         for (uint32_t v = 0; v < n; v++)
-            if (dist[v] > diam)
-                diam = dist[v];
+            if (dist[v] > diam) diam = dist[v];
     }
     free(dist);
     free(queue);
@@ -65,8 +63,7 @@ static void shape(const char *spec, uint32_t nodes, uint32_t links, uint32_t max
                   uint32_t mindeg, uint32_t diam)
 {
     weft_topo *t = make(spec);
-    if (!t)
-        return;
+    if (!t) return;
     uint32_t hi = 0, lo = UINT32_MAX;
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         uint32_t k = outdeg(t, v);
@@ -128,8 +125,7 @@ static void test_presets(void)
     weft_topo_free(t);
     t = make("bipartite:6");
     if (t)
-        CHECK(has_link(t, 0, 3) && has_link(t, 5, 2) && !has_link(t, 0, 1) &&
-              !has_link(t, 4, 5));
+        CHECK(has_link(t, 0, 3) && has_link(t, 5, 2) && !has_link(t, 0, 1) && !has_link(t, 4, 5));
     weft_topo_free(t);
 }
 
@@ -187,8 +183,7 @@ static void test_errors(void)
     bad("genkautz:8,1", WEFT_EINVAL,
         "genkautz:8,1: the generated graph is not strongly connected (some rank cannot reach "
         "another)");
-    bad("genkautz:8", WEFT_EINVAL,
-        "genkautz:8: missing d (usage: genkautz:N,d[,bw=BW][,lat=LAT])");
+    bad("genkautz:8", WEFT_EINVAL, "genkautz:8: missing d (usage: genkautz:N,d[,bw=BW][,lat=LAT])");
     bad("circulant:8,2", WEFT_EINVAL,
         "circulant:8,2: the generated graph is not strongly connected (some rank cannot reach "
         "another)");
@@ -221,8 +216,7 @@ static void test_errors(void)
         "8388608)");
     bad("line(line(line(line(line(line(line(line(line(line(line(line(line(line(line(line("
         "line(line(ring:3))))))))))))))))))",
-        WEFT_EINVAL,
-        "line(ring:3): operators nested more than 16 deep");
+        WEFT_EINVAL, "line(ring:3): operators nested more than 16 deep");
 }
 
 static weft_err ctor(void *arg)
@@ -247,8 +241,7 @@ static weft_err ctor_preset(void *arg)
 static void test_oom(void)
 {
     weft_topo *t = NULL;
-    CHECK(weft_test_oom_sweep("product(line(genkautz:6,2);circulant:5,1,2)", ctor, dtor, &t) >
-          10);
+    CHECK(weft_test_oom_sweep("product(line(genkautz:6,2);circulant:5,1,2)", ctor, dtor, &t) > 10);
     CHECK(weft_test_oom_sweep("debruijn:2,4", ctor_preset, dtor, &t) > 5);
 }
 

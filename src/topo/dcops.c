@@ -42,8 +42,7 @@ static int op_of(const char *spec, size_t len)
 {
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
         size_t n = strlen(ops[i].name);
-        if (len > n && memcmp(spec, ops[i].name, n) == 0 && spec[n] == '(')
-            return (int)i;
+        if (len > n && memcmp(spec, ops[i].name, n) == 0 && spec[n] == '(') return (int)i;
     }
     return -1;
 }
@@ -60,8 +59,7 @@ static weft_node_id node(uint32_t v)
 }
 
 /* WEFT_EINVAL unless every node of t is a compute node. */
-static weft_err check_direct(const char *spec, const char *what, const weft_topo *t,
-                             weft_diag *d)
+static weft_err check_direct(const char *spec, const char *what, const weft_topo *t, weft_diag *d)
 {
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         weft_node_kind k = weft_topo_node_kind(t, node(v));
@@ -180,13 +178,13 @@ static weft_err op_product(const weft_topo *g, const weft_topo *h, result *r)
 static weft_err too_large(const char *spec, uint64_t nodes, uint64_t links, weft_diag *d)
 {
     if (nodes > WEFT__PRESET_MAX_NODES)
-        return weft_diag_set(d, WEFT_ELIMIT, "%s: too large: %llu nodes (presets are limited to %llu)",
-                             spec, (unsigned long long)nodes,
-                             (unsigned long long)WEFT__PRESET_MAX_NODES);
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "%s: too large: %llu nodes (presets are limited to %llu)", spec,
+                             (unsigned long long)nodes, (unsigned long long)WEFT__PRESET_MAX_NODES);
     if (links > WEFT__PRESET_MAX_LINKS)
-        return weft_diag_set(d, WEFT_ELIMIT, "%s: too large: %llu links (presets are limited to %llu)",
-                             spec, (unsigned long long)links,
-                             (unsigned long long)WEFT__PRESET_MAX_LINKS);
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "%s: too large: %llu links (presets are limited to %llu)", spec,
+                             (unsigned long long)links, (unsigned long long)WEFT__PRESET_MAX_LINKS);
     return WEFT_OK;
 }
 
@@ -195,8 +193,7 @@ static weft_err build(const char *spec, const result *r, weft_topo **out, weft_d
 {
     bool ok = false;
     weft_err e = weft__topo_arcs_connected(r->n, r->src, r->dst, r->m, &ok);
-    if (e)
-        return weft_diag_set(d, e, "%s: %s while building the fabric", spec, weft_strerror(e));
+    if (e) return weft_diag_set(d, e, "%s: %s while building the fabric", spec, weft_strerror(e));
     if (!ok)
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: the result is not strongly connected (some rank cannot reach "
@@ -235,8 +232,7 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
         else if (i < len && args[i] == ')')
             level--;
         if (i == len || (args[i] == ';' && level == 0)) {
-            if (np == 3)
-                break;
+            if (np == 3) break;
             part[np] = s;
             plen[np++] = (size_t)(args + i - s);
             s = args + i + 1;
@@ -259,8 +255,7 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
         memcpy(buf, part[1], l);
         buf[l] = '\0';
         unsigned long v = strtoul(buf, &end, 10);
-        if (buf[0] < '0' || buf[0] > '9' || *end || plen[1] >= sizeof buf || v < 1 ||
-            v > 65536)
+        if (buf[0] < '0' || buf[0] > '9' || *end || plen[1] >= sizeof buf || v < 1 || v > 65536)
             return weft_diag_set(d, WEFT_EINVAL,
                                  "%s: n of expand(SPEC;n) must be an integer from 1 to 65536, "
                                  "not '%.*s'",
@@ -271,8 +266,7 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
     result r;
     memset(&r, 0, sizeof r);
     weft_err e = resolve(part[0], plen[0], depth + 1, &g, d);
-    if (!e && ops[o].kind == OP_PRODUCT)
-        e = resolve(part[1], plen[1], depth + 1, &h, d);
+    if (!e && ops[o].kind == OP_PRODUCT) e = resolve(part[1], plen[1], depth + 1, &h, d);
     char what[WEFT_TOPO_NAME_MAX + 1];
     if (!e) {
         snprintf(what, sizeof what, "%.*s", (int)plen[0], part[0]);
@@ -282,8 +276,7 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
         snprintf(what, sizeof what, "%.*s", (int)plen[1], part[1]);
         e = check_direct(spec, what, h, d);
     }
-    if (e)
-        goto done;
+    if (e) goto done;
     uint64_t nodes, links;
     switch (ops[o].kind) {
     case OP_LINE: {
@@ -306,8 +299,7 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
                               weft__sat_mul(weft_topo_num_links(h), weft_topo_num_nodes(g)));
         break;
     }
-    if ((e = too_large(spec, nodes, links, d)))
-        goto done;
+    if ((e = too_large(spec, nodes, links, d))) goto done;
     if (nodes < 2) {
         e = weft_diag_set(d, WEFT_EINVAL, "%s: the result has fewer than 2 ranks", spec);
         goto done;
@@ -326,15 +318,13 @@ done:
     return e;
 }
 
-static weft_err resolve(const char *text, size_t len, unsigned depth, weft_topo **out,
-                        weft_diag *d)
+static weft_err resolve(const char *text, size_t len, unsigned depth, weft_topo **out, weft_diag *d)
 {
     if (depth > DCOPS_MAX_DEPTH)
         return weft_diag_set(d, WEFT_EINVAL, "%.*s: operators nested more than %d deep",
                              (int)(len > 200 ? 200 : len), text, DCOPS_MAX_DEPTH);
     char *spec = weft__malloc(len + 1);
-    if (!spec)
-        return weft_diag_code(d, WEFT_ENOMEM);
+    if (!spec) return weft_diag_code(d, WEFT_ENOMEM);
     memcpy(spec, text, len);
     spec[len] = '\0';
     weft_err e;
