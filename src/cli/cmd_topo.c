@@ -21,7 +21,9 @@ static const cli_group topo_group = {
     .path = "weft topo",
     .noun = "topo command",
     .about = "Inspect fabrics. SPEC is a .topo file, an NCCL topology XML, an ASTRA-sim\n"
-             "network config (.yml) or a preset such as a100:2 ('weft topo list').\n",
+             "network config (.yml) or a preset such as a100:2 ('weft topo list'), or an\n"
+             "operator on fabrics of ranks joined directly: line(SPEC), expand(SPEC;n),\n"
+             "product(SPEC;SPEC) (docs/presets.md). 'weft topo search' picks such a fabric.\n",
     .commands = topo_commands,
     .count = sizeof topo_commands / sizeof *topo_commands,
 };
