@@ -205,6 +205,90 @@ WEFT_API weft_err weft_synth_classic_traffic(const weft_topo *t, const char *alg
  * ranks, WEFT_ENOMEM. */
 WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d);
 
+/* ==== BFB: breadth-first broadcast on direct-connect fabrics ============
+ *
+ * Zhao et al., NSDI'25 ("Efficient Direct-Connect Topologies for
+ * Collective Communications", arXiv 2202.03356): on a fabric whose nodes
+ * are all ranks, allgather runs in D steps (D the diameter): at step t
+ * every rank receives the shards of the ranks at distance exactly t, through
+ * its in-neighbours at distance t-1, each shard split over them so that the
+ * step's busiest-link time is the least possible (an exact per-receiver
+ * transportation problem; src/synth/bfb.c). Reduce-scatter is the
+ * allgather of the reversed fabric run backwards; allreduce is
+ * reduce-scatter then allgather. docs/algorithms.md ("bfb").
+ *
+ * Steps are counted as the paper counts them, not overlapped: the
+ * step-synchronous time of a collective of `size` bytes is
+ * steps * alpha + size / algbw_stepwise. */
+typedef struct weft_bfb {
+    uint32_t steps;          /* T_L: D (allgather, reduce-scatter), 2D (allreduce) */
+    weft_rat algbw_stepwise; /* GB/s: N / step_sum */
+    /* Sum over steps of the step's busiest-link time for shards of one
+     * byte, in ns (= s per GB): size / N * step_sum is the bandwidth time. */
+    weft_rat step_sum;
+    uint32_t chunks;         /* K: chunks per shard in the plan (0 from analyze) */
+} weft_bfb;
+
+/* The step count and exact stepwise throughput of BFB for coll on t,
+ * without building a plan: O(N^2) memory (a distance table), at most
+ * 8,192 ranks. Errors: WEFT_EUNSUPPORTED for a collective other than
+ * allgather, reducescatter and allreduce; WEFT_ETOPO for a fabric with a
+ * switch, NIC or OCS node (named), fewer than 2 ranks, or a rank that
+ * cannot reach another; WEFT_ELIMIT beyond 8,192 ranks; WEFT_EOVERFLOW;
+ * WEFT_ENOMEM. */
+WEFT_API weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out,
+                                   weft_diag *d);
+/* Builds the BFB plan: every shard cut into K chunks (K the least common
+ * multiple of the per-step optima's denominators, at most 65,536), each
+ * (step, receiver) split by an integral max-flow of the exact optimum. The
+ * plan verifies; its allgather takes D dependent steps. max_ops as in
+ * weft_synth_classic_limited (0: no limit). Errors as weft_bfb_analyze,
+ * and WEFT_ELIMIT when K or the op count is over its limit. info (may be
+ * NULL) gets the analysis and K. */
+WEFT_API weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops,
+                                 weft_plan **out, weft_bfb *info, weft_diag *d);
+
+/* ==== Direct-connect topology search ====================================
+ *
+ * The family of Zhao et al. (NSDI'25, section 5) for N ranks of degree d:
+ * base graphs (complete, complete bipartite, generalized Kautz, circulants,
+ * de Bruijn, hypercube), line graphs and degree expansions of smaller
+ * bases, and Cartesian products of two bases whose sizes multiply to N and
+ * whose degrees add to d (src/synth/dcsearch.c lists it exactly). Each is
+ * built as a spec (weft_topo_from_spec builds it again) with every link of
+ * bandwidth bw, and scored by its BFB schedule: T_L = steps and
+ * T_B = bw / algbw_stepwise, so that a collective of S bytes takes
+ * T_L * alpha + T_B * S / bw. Cost: one weft_bfb_analyze per candidate
+ * (O(N^2)); N = 4,096 with d = 4 takes seconds (bench/topo_search.c). */
+#define WEFT_DC_SPEC_MAX 192
+
+typedef struct weft_dc_candidate {
+    char spec[WEFT_DC_SPEC_MAX];
+    uint32_t steps;          /* T_L */
+    weft_rat tb;             /* T_B (dimensionless: time = T_B * size / bw) */
+    weft_rat algbw_stepwise; /* GB/s */
+    bool pareto;             /* on the (T_L, T_B) Pareto frontier */
+} weft_dc_candidate;
+
+typedef struct weft_dc_search {
+    weft_dc_candidate *cand; /* count entries, in the family's order */
+    size_t count;
+    size_t considered; /* specs generated, connected or not */
+} weft_dc_search;
+
+/* Builds and scores the family. Errors: WEFT_EINVAL for N outside 2 ..
+ * 8,192, a degree outside 1 .. N-1, or when no graph of the family has
+ * that size and degree (d names it); WEFT_EUNSUPPORTED for a collective
+ * other than allgather, reducescatter, allreduce; WEFT_ENOMEM. */
+WEFT_API weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_rat bw,
+                                     weft_dc_search *out, weft_diag *d);
+WEFT_API void weft_dc_search_fini(weft_dc_search *s);
+/* T_L * alpha_s + S / algbw_stepwise, seconds. */
+WEFT_API double weft_dc_time(const weft_dc_candidate *c, double bytes, double alpha_s);
+/* The candidate with the least weft_dc_time (ties: fewer steps, then the
+ * first). s must have candidates. */
+WEFT_API size_t weft_dc_search_best(const weft_dc_search *s, double bytes, double alpha_s);
+
 /* ==== Optimal schedules =================================================
  *
  * The throughput-optimal schedule (ForestColl, Zhao et al. 2024;

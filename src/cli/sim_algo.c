@@ -47,6 +47,8 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                                  max_ops);
         return weft_synth_optimal(t, coll, oo, out, opt, d);
     }
+    if (strcmp(name, "bfb") == 0)
+        return weft_synth_bfb(t, coll, max_ops, out, NULL, d);
     weft_err e = weft_synth_classic_limited(t, name, coll, root, max_ops, out, d);
     if (e == WEFT_ELIMIT && max_ops)
         weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,

@@ -151,7 +151,7 @@ else
     got=$(for m in base topo plan synth sim run cli; do
         python3 "$SRC/tools/file_cycles.py" "$SRC" $m | grep '^cycle:'
     done)
-    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_gpu topo/preset_net topo/preset_ocs
+    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_dc topo/preset_gpu topo/preset_net topo/preset_ocs
 cycle: synth/optimal synth/optimal_rail
 cycle: run/mpi/boot_mpi run/mpi/comm_mpi run/pmpi/comm
 cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/coll_vector run/pmpi/state
