@@ -54,7 +54,6 @@
 #include <glpk.h>
 #include <gmp.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -999,13 +998,8 @@ static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     glp_scale_prob(P, GLP_SF_AUTO);
-    const char *dbg = getenv("A2A_DBG");
-    if (dbg && dbg[0] == 'd') parm.meth = GLP_DUALP;
-    if (dbg && dbg[1] == 'p') parm.presolve = GLP_ON;
-    if (dbg && dbg[3] == 'n') parm.pricing = GLP_PT_STD;
     glp_adv_basis(P, 0);
     int rc = glp_simplex(P, &parm);
-    fprintf(stderr, "DBG simplex rc %d obj %.17g\n", rc, glp_get_obj_val(P));
     if (rc != 0 || glp_get_status(P) != GLP_OPT) {
         e = weft_diag_set(d, WEFT_ELIMIT,
                           "GLPK's simplex found no optimal basis for the all-to-all program "
@@ -1017,9 +1011,8 @@ static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
      * then the exact basic solution; then GLPK's exact simplex. */
     static const double tols[] = {1e-9, 1e-11};
     bool ok = false;
-    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !(dbg && dbg[4] == 'e'); i++)
+    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok; i++)
         ok = certify(md, P, tols[i], false, &c);
-    fprintf(stderr, "DBG float cert %d\n", ok);
     for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok; i++)
         ok = certify(md, P, tols[i], true, &c);
     if (!ok) {
