@@ -131,6 +131,16 @@ WEFT_API const char *weft_topo_node_attrs(const weft_topo *t, weft_node_id n);
 WEFT_API const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *key);
 WEFT_API bool weft_topo_find_node(const weft_topo *t, const char *name, weft_node_id *out);
 
+/* Optical circuit switches (docs/topo-format.md, "ocs"). An ocs node's links
+ * are its ports: each joins it to a compute, nic or switch node as a duplex
+ * pair of equal bandwidth (weft_topo_build refuses anything else). At any
+ * moment the OCS joins its ports in disjoint pairs (circuits) and data
+ * crosses it only along a current circuit; a circuit that changes carries
+ * nothing for the node's reconfiguration delay. This returns that delay in
+ * ns: the node's reconfig= attribute, 0 when it has none (circuits change
+ * instantly), or 0 for a node that is not an ocs. */
+WEFT_API weft_rat weft_topo_ocs_reconfig_ns(const weft_topo *t, weft_node_id n);
+
 WEFT_API weft_node_id weft_topo_rank_node(const weft_topo *t, weft_rank r);
 /* The rank of a compute node; false for other kinds. */
 WEFT_API bool weft_topo_node_rank(const weft_topo *t, weft_node_id n, weft_rank *out);

@@ -12,6 +12,7 @@
 #include "run/clock.h"
 #include "run/hello_gate.h"
 #include "run/sock.h"
+#include "run/testing_ranks.h"
 
 enum { MANY = 200 };
 
@@ -27,21 +28,6 @@ static int listener(int *port)
     int fd = -1;
     CHECK_ERR(weft__sock_listen(&a, &fd, &bound, NULL), WEFT_OK);
     *port = ntohs(bound.sin_port);
-    return fd;
-}
-
-static int dial(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((uint16_t)port);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(fd);
-        return -1;
-    }
     return fd;
 }
 
@@ -69,13 +55,13 @@ static void real_among_silent(bool real_first)
     int port, lfd = listener(&port);
     int quiet[MANY], real = -1;
     if (real_first) {
-        real = dial(port);
+        real = weft__test_dial_loopback(port);
         say_hello(real, 1, 0);
     }
     for (int i = 0; i < MANY; i++)
-        quiet[i] = dial(port);
+        quiet[i] = weft__test_dial_loopback(port);
     if (!real_first) {
-        real = dial(port);
+        real = weft__test_dial_loopback(port);
         say_hello(real, 1, 0);
     }
     weft__hello_gate g;
@@ -104,8 +90,8 @@ static void note(void)
     int port, lfd = listener(&port);
     int quiet[3];
     for (int i = 0; i < 3; i++)
-        quiet[i] = dial(port);
-    int wrong = dial(port);
+        quiet[i] = weft__test_dial_loopback(port);
+    int wrong = weft__test_dial_loopback(port);
     say_hello(wrong, 1, 0x55);
     weft__hello_gate g;
     CHECK_ERR(weft__hello_gate_init(&g, &lfd, 1, WEFT__HELLO_BOOT, secret, "test:", NULL), WEFT_OK);

@@ -38,21 +38,6 @@ static void capture(weft_log_level level, const char *line, void *arg)
     snprintf(logbuf + have, sizeof logbuf - have, "%s\n", line);
 }
 
-static int stranger_connect(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((uint16_t)port);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* The refused stranger sees its connection closed (EOF or reset). */
 static void check_closed(int fd)
 {
@@ -117,8 +102,8 @@ static void boot_strangers(const pid_t *pids, uint32_t n, int port, void *arg)
 {
     (void)pids;
     (void)arg;
-    int wrong = stranger_connect(port), garbage = stranger_connect(port);
-    int cut = stranger_connect(port), range = stranger_connect(port);
+    int wrong = weft__test_dial_loopback(port), garbage = weft__test_dial_loopback(port);
+    int cut = weft__test_dial_loopback(port), range = weft__test_dial_loopback(port);
     CHECK(wrong >= 0 && garbage >= 0 && cut >= 0 && range >= 0);
     send_hello(wrong, WEFT__HELLO_BOOT, 1, n, 0, 0x55);
     char junk[WEFT__HELLO_BYTES];
@@ -173,7 +158,7 @@ static void silent_strangers(const pid_t *pids, uint32_t n, int port, void *arg)
     (void)pids;
     int *fds = arg;
     for (int i = 0; i < SILENT; i++) {
-        fds[i] = stranger_connect(port);
+        fds[i] = weft__test_dial_loopback(port);
         CHECK(fds[i] >= 0);
     }
     for (uint32_t r = 1; r < n; r++)
@@ -221,7 +206,7 @@ static void test_silent_cause(void)
           getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
     int s[5];
     for (int i = 0; i < 5; i++)
-        s[i] = stranger_connect(ntohs(a.sin_port));
+        s[i] = weft__test_dial_loopback(ntohs(a.sin_port));
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.rank = 0;
@@ -322,10 +307,10 @@ static void test_transport(void)
      * side). */
     int quiet[SILENT];
     for (int i = 0; i < SILENT; i++)
-        quiet[i] = stranger_connect(port);
+        quiet[i] = weft__test_dial_loopback(port);
     int s[4];
     for (int i = 0; i < 4; i++)
-        s[i] = stranger_connect(port);
+        s[i] = weft__test_dial_loopback(port);
     send_hello(s[0], WEFT__HELLO_TCP, 0, 2, 0, 0x00); /* wrong secret */
     weft__hello h = {.kind = WEFT__HELLO_TCP, .rank = 1, .size = 2, .index = 0};
     unsigned char buf[WEFT__HELLO_BYTES];

@@ -191,3 +191,18 @@ size_t weft__test_reduce_wrong(weft__test_value value, weft_dtype t, weft_redop 
     free(tmp);
     return bad;
 }
+
+int weft__test_dial_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

@@ -76,4 +76,8 @@ void weft__test_fill(weft__test_value value, weft_dtype t, weft_redop op, void *
 size_t weft__test_reduce_wrong(weft__test_value value, weft_dtype t, weft_redop op,
                                const unsigned char *got, uint32_t n, size_t count);
 
+/* A TCP connection from this process to 127.0.0.1:port, as a stranger to a
+ * job would make one (no hello sent); the socket, or -1. */
+int weft__test_dial_loopback(int port);
+
 #endif

@@ -611,6 +611,9 @@ weft_err weft_topo_build(weft_topo_builder *b, weft_topo **out, weft_diag *d)
     b->host_name = NULL;
     t->names = b->names;
     b->names.slots = NULL;
+    e = weft__topo_check_ocs(t, d);
+    if (e)
+        goto free_topo;
     *out = t;
     weft_topo_builder_free(b);
     return WEFT_OK;

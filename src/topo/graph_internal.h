@@ -49,4 +49,8 @@ void weft__name_index_put(weft__name_index *ix, uint32_t hash, uint32_t node);
 weft_err weft__name_index_reserve(weft__name_index *ix, uint32_t count, const char *strings,
                                   const uint32_t *name_off);
 
+/* Checks the ports and the reconfig= delay of every ocs node of a built
+ * fabric (graph_ocs.c); WEFT_ETOPO with d naming the node and why. */
+weft_err weft__topo_check_ocs(const weft_topo *t, weft_diag *d);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "topo/graph_internal.h"
+#include "topo/units.h"
 
 uint32_t weft_topo_num_nodes(const weft_topo *t)
 {
@@ -63,6 +64,20 @@ const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *
             return t->strings + t->attr_val[i];
     }
     return NULL;
+}
+
+weft_rat weft_topo_ocs_reconfig_ns(const weft_topo *t, weft_node_id n)
+{
+    weft_rat ns = weft_rat_int(0);
+    const char *v =
+        t->node_kind[n.v] == WEFT_NODE_OCS ? weft_topo_node_attr(t, n, "reconfig") : NULL;
+    const char *why;
+    size_t where;
+    /* weft_topo_build checked that the value parses. */
+    if (v && strcmp(v, "0") != 0 &&
+        weft__quantity_parse(WEFT_QTY_LATENCY, v, strlen(v), NULL, &ns, &why, &where))
+        ns = weft_rat_int(0);
+    return ns;
 }
 
 bool weft_topo_find_node(const weft_topo *t, const char *name, weft_node_id *out)

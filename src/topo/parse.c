@@ -287,6 +287,22 @@ static weft_err st_node(parser *p, tok kw)
                 return fail(p, a.p, "bad 'reduce=%s' on '%s': expected 0 or 1",
                             show((tok){eq + 1, vlen}, q2), show(name, q));
         }
+        /* reconfig=DELAY: how long a changed circuit of the OCS carries
+         * nothing (docs/topo-format.md). A unit is required but for 0:
+         * "25" could be ns or us, and a wrong guess is a factor of 1,000. */
+        if (klen == 8 && memcmp(a.p, "reconfig", 8) == 0) {
+            if (k != WEFT_NODE_OCS)
+                return fail(p, a.p, "attribute 'reconfig' is for ocs nodes; '%s' is a %s",
+                            show(name, q), weft_node_kind_name(k));
+            const char *why;
+            size_t where;
+            weft_rat ns;
+            if (!(vlen == 1 && eq[1] == '0') &&
+                weft__quantity_parse(WEFT_QTY_LATENCY, eq + 1, vlen, NULL, &ns, &why, &where))
+                return fail(p, eq + 1 + where, "bad 'reconfig=%s' on '%s': %s (a delay such as "
+                            "25us; units %s)", show((tok){eq + 1, vlen}, q2), show(name, q), why,
+                            weft__latency_units);
+        }
     }
     weft_node_id id;
     if (weft_topo_builder_find(p->b, name.p, name.len, &id))

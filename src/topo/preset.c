@@ -22,6 +22,8 @@ static const char *const p_dragonfly[] = {"p", "a", "h", "g", "bw", "gbw", "lat"
 static const char *const p_clos[] = {"hosts",   "gpus",   "nics",      "nicbw", "nvbw",
                                      "rail",    "leafports", "oversub", "spines", "levels",
                                      "podleaves", "cores", "lat",       NULL};
+static const char *const p_mixnet[] = {"hosts", "gpus",     "ocsnics", "nicbw",
+                                       "nvbw",  "reconfig", "region",  NULL};
 
 #define BW_LAT_DOC                                                                                 \
     " bw: bandwidth of every directed link (default 100 GB/s; a plain number is GB/s, or"        \
@@ -129,6 +131,19 @@ static const weft__preset presets[] = {
       " one link per switch pair carries all their ports' bandwidth. Names: leafN, spineN"
       " (podP.spineN with levels=3), coreN."},
      p_clos, weft__preset_clos, NULL},
+    {{"mixnet", "mixnet[:hosts=H,gpus=G,ocsnics=K,nicbw=BW,nvbw=BW,reconfig=D,region=R]",
+      "MixNet-like optical-electrical fabric (Liao et al., SIGCOMM 2025): H >= 2 hosts"
+      " (default 4; host bX) of G GPUs (default 8; bX.gpuI, arch=hopper) on one NVSwitch"
+      " bX.nvsw0 (nvbw each way, default 450 GB/s, 300 ns) and G NICs bX.nicI (GPU I <-> NIC"
+      " I, nicbw each way, default 50 GB/s, 300 ns). NICs 0 .. G-K-1 go to packet rail"
+      " switches railI shared by all hosts (65 ns); the last K NICs (ocsnics, default G/2)"
+      " are ports of an optical circuit switch: hosts R*r .. R*r+R-1 (region, default all H)"
+      " share ocsr, whose circuits take reconfig to change (a delay with a unit, default"
+      " 25us; docs/topo-format.md, \"ocs\"). OCS ports add no latency. With K = G there is"
+      " no packet fabric and region must be H."},
+     p_mixnet, weft__preset_mixnet,
+     "model: MixNet (Liao et al., SIGCOMM 2025): part of each server's NICs on a regional "
+     "OCS, the rest on the packet fabric"},
 };
 
 #define N_PRESETS (sizeof presets / sizeof presets[0])
@@ -374,6 +389,27 @@ weft_err weft__preset_lat(const weft__preset_args *a, unsigned i, weft_rat def, 
     if (weft_rat_sign(v) < 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be >= 0", a->spec, name);
     *out = v;
+    return WEFT_OK;
+}
+
+weft_err weft__preset_delay(const weft__preset_args *a, unsigned i, weft_rat def, weft_rat *out,
+                            weft_diag *d)
+{
+    const char *name = a->preset->params[i], *why;
+    size_t where;
+    if (!a->val[i].text) {
+        *out = def;
+        return WEFT_OK;
+    }
+    if (a->val[i].len == 1 && a->val[i].text[0] == '0') {
+        *out = weft_rat_int(0);
+        return WEFT_OK;
+    }
+    if (weft__quantity_parse(WEFT_QTY_LATENCY, a->val[i].text, a->val[i].len, NULL, out, &why,
+                             &where))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "%s: %s='%.*s': %s (a delay such as 25us or 1ms; units %s)", a->spec,
+                             name, (int)a->val[i].len, a->val[i].text, why, weft__latency_units);
     return WEFT_OK;
 }
 

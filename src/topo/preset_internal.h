@@ -78,6 +78,10 @@ weft_err weft__preset_bw(const weft__preset_args *a, unsigned i, weft_rat def, b
  * ms, s). Must be >= 0. */
 weft_err weft__preset_lat(const weft__preset_args *a, unsigned i, weft_rat def, weft_rat *out,
                           weft_diag *d);
+/* A delay: a latency with a unit (ns, us, ms, s), or 0. A bare number is
+ * refused: "25" could be ns or us. Must be >= 0; def when not given. */
+weft_err weft__preset_delay(const weft__preset_args *a, unsigned i, weft_rat def, weft_rat *out,
+                            weft_diag *d);
 /* A positive exact number (no unit), e.g. an oversubscription ratio. */
 weft_err weft__preset_ratio(const weft__preset_args *a, unsigned i, weft_rat def, weft_rat *out,
                             weft_diag *d);
@@ -133,6 +137,7 @@ weft_err weft__preset_dgx1(const weft__preset_args *a, weft_topo_builder *b, wef
 weft_err weft__preset_fattree(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_dragonfly(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_clos(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_mixnet(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
 /* The xGMI link counts between the 16 GCDs of an MI250 node and the NVLink
  * counts between the 8 GPUs of a DGX-1V (symmetric, zero diagonal). Exposed

@@ -88,11 +88,12 @@ static void check_shape(const weft_topo *t, uint32_t ranks, uint32_t switches, u
 
 static void test_registry(void)
 {
-    CHECK_INT(weft_preset_count(), 13);
+    CHECK_INT(weft_preset_count(), 14);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
     static const char *const names[] = {"ring", "biring", "full",  "switch", "torus", "hypercube",
-                                        "a100", "h100",   "mi250", "dgx1",   "fattree", "dragonfly", "clos"};
-    for (size_t i = 0; i < weft_preset_count() && i < 13; i++) {
+                                        "a100", "h100",   "mi250", "dgx1",   "fattree", "dragonfly", "clos",
+                                        "mixnet"};
+    for (size_t i = 0; i < weft_preset_count() && i < 14; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
         CHECK(strncmp(p->usage, p->name, strlen(p->name)) == 0);
@@ -577,9 +578,9 @@ static const bad_case bad[] = {
     {"dragonfly:g=1", WEFT_EINVAL, "dragonfly:g=1: g must be >= 2"},
     {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
     {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
-    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
-    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
-    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos)"},
+    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
 };
 
 static void test_errors(void)

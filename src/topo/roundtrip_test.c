@@ -28,6 +28,8 @@ static const char *const specs[] = {
     "clos",
     "clos:hosts=3,gpus=4,nics=2,rail=0,leafports=4,oversub=3,lat=1us",
     "clos:hosts=4,gpus=2,nics=2,leafports=2,levels=3,podleaves=2,spines=2,cores=3",
+    "mixnet",
+    "mixnet:hosts=4,gpus=4,ocsnics=1,nicbw=400Gbps,nvbw=900,reconfig=1.5ms,region=2",
 };
 
 /* Writes t into a heap buffer (free with free()); NULL on failure. */

@@ -33,7 +33,7 @@ owner() {
     case $1 in
     err.h | log.h | rat.h) echo base ;;
     topo.h | host.h | maxflow.h | paths.h) echo topo ;;
-    plan.h | exec_model.h | protocol.h) echo plan ;;
+    plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h) echo synth ;;
     sim.h) echo sim ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
@@ -149,7 +149,7 @@ else
     got=$(for m in base topo plan synth sim run cli; do
         python3 "$SRC/tools/file_cycles.py" "$SRC" $m | grep '^cycle:'
     done)
-    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_gpu topo/preset_net
+    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_gpu topo/preset_net topo/preset_ocs
 cycle: synth/optimal synth/optimal_rail
 cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/state
 cycle: cli/args cli/group

@@ -30,20 +30,23 @@
 #
 # Fails when a result is wrong, a run fails, the runtime model's slices
 # differ from the executor's, the median |calibrated error| over the
-# executor runs exceeds 10%, or a measured ring time beats the fabric's
-# throughput bound by more than tbf's burst allows (which would mean the
-# data did not cross the rate-limited links). Everything it creates
-# is deleted on exit, also on failure or interrupt. Skips (exit 77) when not
+# executor runs exceeds AGREE_PCT percent (environment; default 10), or a
+# measured ring time beats the fabric's throughput bound by more than
+# tbf's burst allows (which would mean the data did not cross the
+# rate-limited links). Everything it creates is deleted on exit, also on failure or interrupt. Skips (exit 77) when not
 # root or without ip/tc.
 #
-# usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES [MINBYTES]]   (defaults 4M
-#        and 64K; sizes run from MINBYTES to MAXBYTES by factors of 4)
+# usage: [AGREE_PCT=P] fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES [MINBYTES]]
+#        (defaults 10, 4M and 64K; sizes run from MINBYTES to MAXBYTES by
+#        factors of 4)
 set -u
 USAGE="usage: fabric.sh WEFT_BIN SOURCE_DIR [MAXBYTES [MINBYTES]]"
 WEFT=${1:?$USAGE}
 SRC=${2:?$USAGE}
 MAXB=${3:-4M}
 MINB=${4:-64K}
+AGREE_PCT=${AGREE_PCT:-10}
+[[ $AGREE_PCT =~ ^[0-9]+$ ]] || { echo "FAIL: AGREE_PCT='$AGREE_PCT' is not a whole percent"; exit 2; }
 TOPO=$SRC/tests/netns/fabric.topo
 RATES=(1gbit 1gbit 1gbit 200mbit)
 # tbf buckets: about one 9014-byte frame on h3 and two on the others. A
@@ -53,24 +56,9 @@ RATES=(1gbit 1gbit 1gbit 200mbit)
 # (docs/netns.md, "Where the error at small sizes came from").
 BURSTS=(16kb 16kb 16kb 10kb)
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veth, tc); run it as root"
-command -v ip >/dev/null || skip "needs 'ip' (Debian package iproute2; tools/install-deps.sh)"
-command -v tc >/dev/null || skip "needs 'tc' (Debian package iproute2; tools/install-deps.sh)"
-[ -x "$WEFT" ] || { echo "FAIL: weft binary '$WEFT' not found"; exit 1; }
-
-P=weft-$$
-SW=$P-sw
-CREATED=()
-TMP=$(mktemp -d /tmp/weft-netns.XXXXXX)
-cleanup() {
-    local ns
-    for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "FAIL: $*"; exit 1; }
+[ -d "$SRC" ] || { echo "FAIL: source directory '$SRC' not found"; exit 1; }
+. "$SRC/tests/netns/lib.sh"
+netns_begin weft
 
 # ---- The fabric -------------------------------------------------------------
 # MTU 9000: at 1500 the per-packet work of four ranks' TCP stacks, the bridge
@@ -78,7 +66,6 @@ die() { echo "FAIL: $*"; exit 1; }
 # 70% (measured with a plain socket pair); at 9000 both directions run at
 # 95%+ and a frame carries 8948 payload bytes in 9014 (what fabric.topo
 # gives as the link rates).
-mkns() { ip netns add "$1" || die "ip netns add $1"; CREATED+=("$1"); }
 mkns "$SW"
 ip -n "$SW" link add br0 type bridge || die "cannot create a bridge (no bridge support?)"
 ip -n "$SW" link set br0 up || die "bridge up"
@@ -262,19 +249,22 @@ awk -v rl="$RING_LIMIT" '$2 == "builtin" || $2 == "ring" {
     END { exit bad }' "$TMP/report" || status=1
 # The simulator against the executor: the median, over every size and
 # executor run (ring, chosen, ranked), of |calibrated error| must be within
-# 10%. Single figures move by 10-15% between runs of the same plan on this
-# shared machine (docs/netns.md), so a bound per figure would fail on the
-# load of others; the median over 3 runs x sizes does not move that much
-# unless the model is off at most sizes. The built-in ring is not the
-# executor and is reported only.
-awk '$2 != "builtin" { m = $5; e = ($7 - m) / m; n++; a[n] = e < 0 ? -e : e }
+# AGREE_PCT (10% by default). Single figures move by 10-15% between runs
+# of the same plan on this shared machine (docs/netns.md), so a bound per
+# figure would fail on the load of others; the median over 3 runs x sizes
+# moves less, but on a loaded machine (CTest -j8 beside CPU hogs) it
+# reached 10.6% with the model unchanged, which is why the CTest run
+# (tests/cli/netns.sh) asks for 25%: still a failure when the model is off
+# at most sizes, never one from load. The built-in ring is not the executor
+# and is reported only.
+awk -v lim="$AGREE_PCT" '$2 != "builtin" { m = $5; e = ($7 - m) / m; n++; a[n] = e < 0 ? -e : e }
     END { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
               t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
           med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-          printf "# executor runs: median |cal-sim err| %.1f%% over %d figures (limit 10%%)\n",
-              med * 100, n
-          exit !(n > 0 && med <= 0.10) }' "$TMP/report" ||
-    { echo "FAIL: the simulator's runtime model is not within 10% of the executor (median)"; status=1; }
+          printf "# executor runs: median |cal-sim err| %.1f%% over %d figures (limit %d%%)\n",
+              med * 100, n, lim
+          exit !(n > 0 && med <= lim / 100) }' "$TMP/report" ||
+    { echo "FAIL: the simulator's runtime model is not within $AGREE_PCT% of the executor (median)"; status=1; }
 awk '$2 == "ring" { r[$1] = $5; rs[$1] = $6 }
     $2 == "chosen" { c[$1] = $5; cs[$1] = $6; n[$1] = $3 }
     END { for (s in r) printf "# %9d: ring / %s %.2fx measured, %.2fx simulated\n", s, n[s],

@@ -22,27 +22,10 @@ SRC=${2:?usage: nics.sh WEFT_BIN SOURCE_DIR [SIZE]}
 SIZE=${3:-4M}
 RATE=400mbit
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veth, tc); run it as root"
-command -v ip >/dev/null || skip "needs 'ip' (Debian package iproute2; tools/install-deps.sh)"
-command -v tc >/dev/null || skip "needs 'tc' (Debian package iproute2; tools/install-deps.sh)"
-[ -x "$WEFT" ] || { echo "FAIL: weft binary '$WEFT' not found"; exit 1; }
 [ -d "$SRC" ] || { echo "FAIL: source directory '$SRC' not found"; exit 1; }
+. "$SRC/tests/netns/lib.sh"
+netns_begin weftn
 
-P=weftn-$$
-SW=$P-sw
-CREATED=()
-TMP=$(mktemp -d /tmp/weft-nics.XXXXXX)
-cleanup() {
-    local ns
-    for ns in "${CREATED[@]}"; do ip netns del "$ns" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "FAIL: $*"; exit 1; }
-
-mkns() { ip netns add "$1" || die "ip netns add $1"; CREATED+=("$1"); }
 mkns "$SW"
 for b in 0 1; do
     ip -n "$SW" link add br$b type bridge || die "cannot create a bridge (no bridge support?)"

@@ -1,0 +1,138 @@
+# weft traffic moe | uniform | show: exact outputs, messages and exit codes.
+# Run by CTest as: bash traffic.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
+run traffic uniform --ranks 3 --size 999
+expect_rc 0
+expect_out "# uniform all-to-all: 3 ranks, 999 bytes per rank
+333 333 333
+333 333 333
+333 333 333"
+
+run traffic uniform --ranks 3 --size 1000
+expect_rc 1
+expect_err "weft: size 1000 is not a multiple of 3 ranks (each rank sends size/3 bytes to every rank)"
+
+run traffic uniform --ranks 0 --size 1000
+expect_rc 2
+expect_err_has "weft: bad --ranks '0': expected a whole number from 1 to 16384"
+
+run traffic uniform --size 1000
+expect_rc 2
+expect_err_has "weft: missing --ranks"
+
+# A seeded MoE dispatch: the same bytes on every machine (fixed point and an
+# own PRNG); every row sums to T*K*H = 100*2*1024.
+MOE="--ranks 4 --experts 8 --topk 2 --tokens 100 --hidden-bytes 1K --skew zipf:1.5 --seed 7"
+run traffic moe $MOE -o "$TMP/d.tm"
+expect_rc 0
+expect_out ""
+check "dispatch matrix" diff "$TMP/d.tm" - <<'M'
+# MoE dispatch (tokens to experts): 4 ranks, 8 experts, top-2, 100 tokens per rank, 1024 bytes per token and expert
+# skew zipf:1.500, seed 7 (weft traffic moe)
+117760 47104 23552 16384
+119808 43008 25600 16384
+137216 39936 20480 7168
+129024 44032 15360 16384
+M
+
+run traffic moe $MOE --combine
+expect_rc 0
+expect_out "# MoE combine (experts to tokens): 4 ranks, 8 experts, top-2, 100 tokens per rank, 1024 bytes per token and expert
+# skew zipf:1.500, seed 7 (weft traffic moe)
+117760 119808 137216 129024
+47104 43008 39936 44032
+23552 25600 20480 15360
+16384 16384 7168 16384"
+
+run traffic show "$TMP/d.tm"
+expect_rc 0
+expect_out "$TMP/d.tm: 4 ranks, 819200 bytes in all (621568 cross ranks), largest entry 137216
+send: max 204800 (rank 0), min 204800, mean 204800, skew 1.0000
+recv: max 503808 (rank 0), min 56320, mean 204800, skew 2.4600
+
+rank  send_bytes  recv_bytes  self_bytes
+   0      204800      503808      117760
+   1      204800      174080       43008
+   2      204800       84992       20480
+   3      204800       56320       16384"
+
+run traffic show "$TMP/d.tm" --json
+expect_rc 0
+expect_out_has '"ranks": 4,
+  "total": 819200,
+  "offdiag": 621568,
+  "max_entry": 137216,'
+expect_out_has '"recv": {
+    "max": 503808,
+    "max_rank": 0,
+    "min": 56320,
+    "mean": 204800,
+    "skew": 2.46
+  },'
+
+# Every token goes to K distinct experts: with K = E each rank gets T*H
+# from every rank.
+run traffic moe --ranks 2 --experts 4 --topk 4 --tokens 5 --hidden-bytes 3 --skew zipf:2
+expect_rc 0
+expect_out_has "30 30
+30 30"
+
+run traffic moe --ranks 4 --experts 8 --topk 9 --tokens 1 --hidden-bytes 1
+expect_rc 2
+expect_err_has "weft: --topk 9 is more than the 8 experts (a token goes to K distinct experts)"
+
+run traffic moe --ranks 4 --experts 8 --topk 2 --tokens 1 --hidden-bytes 1 --skew zipf:1.2345
+expect_rc 2
+expect_err_has "weft: bad --skew 'zipf:1.2345': expected uniform or zipf:S with S from 0 to 8 (at most 3 decimals, e.g. zipf:1.2)"
+
+run traffic moe --ranks 4 --experts 8 --topk 2 --tokens 1099511627776 --hidden-bytes 1G
+expect_rc 1
+expect_err "weft: 4 ranks x 1099511627776 tokens x 2 experts x 1073741824 bytes are more than 2^64-1 bytes"
+
+# Bad matrix files: file:line:col and the reason, exit 1.
+printf '1 2\n3 -4\n' >"$TMP/neg.tm"
+run traffic show "$TMP/neg.tm"
+expect_rc 1
+expect_out ""
+expect_err "weft: $TMP/neg.tm:2:3: negative entry '-4': bytes must be >= 0"
+
+printf '# x\n1 2 3\n4 5\n' >"$TMP/short.tm"
+run traffic show "$TMP/short.tm"
+expect_rc 1
+expect_err "weft: $TMP/short.tm:3:4: 2 numbers on this line, expected 3 (as on line 2)"
+
+printf '1 2\n3 4\n5 6\n' >"$TMP/long.tm"
+run traffic show "$TMP/long.tm"
+expect_rc 1
+expect_err "weft: $TMP/long.tm:3:1: more than 2 lines: line 1 has 2 numbers, so the matrix has 2 ranks and 2 lines"
+
+printf '1 2.5\n3 4\n' >"$TMP/frac.tm"
+run traffic show "$TMP/frac.tm"
+expect_rc 1
+expect_err "weft: $TMP/frac.tm:1:3: '2.5' is not a whole number of bytes"
+
+printf '1 99999999999999999999\n3 4\n' >"$TMP/big.tm"
+run traffic show "$TMP/big.tm"
+expect_rc 1
+expect_err "weft: $TMP/big.tm:1:3: '99999999999999999999' is more than 2^64-1 bytes"
+
+run traffic show "$TMP/none.tm"
+expect_rc 1
+expect_err "weft: $TMP/none.tm: cannot open: No such file or directory"
+
+# -o is atomic: a failed generation leaves an existing file as it was.
+echo keep >"$TMP/keep.tm"
+run traffic uniform --ranks 3 --size 1000 -o "$TMP/keep.tm"
+expect_rc 1
+check "file kept" grep -qx keep "$TMP/keep.tm"
+
+run traffic
+expect_rc 2
+
+finish
