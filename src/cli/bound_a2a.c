@@ -146,7 +146,7 @@ static void print_human(const char *spec, const char *traffic, const weft_topo *
                1073741824.0 / b->algbw / 1e6);
     } else {
         printf("alltoall bound on %s: %u ranks, traffic matrix %s\n", spec, b->ranks,
-               traffic ? traffic : "(in memory)");
+               traffic);
         printf("  time           %.6g s (exact %s s)\n", b->time_s, b->time_exact);
     }
     printf("  method         maximum concurrent flow: %u source%s, %u link class%s, LP %u x %u;\n"
@@ -229,10 +229,9 @@ int cli_bound_a2a(const char *spec, const weft_topo *t, const char *traffic, boo
     weft_traffic tm = {0, NULL};
     int rc;
     if (traffic) {
-        /* TRAFFIC-LOAD: weft_traffic_load_file arrives with a2a-core. */
-        weft_diag_set(&d, WEFT_EUNSUPPORTED, "%s: reading traffic matrices is not built yet",
-                      traffic);
-        return cli_fail(WEFT_EUNSUPPORTED, &d);
+        weft_err e = weft_traffic_load_file(traffic, &tm, &d);
+        if (e)
+            return cli_fail(e, &d);
     }
     weft_a2a_bound_opts opts;
     weft_a2a_bound_opts_init(&opts);
@@ -240,6 +239,12 @@ int cli_bound_a2a(const char *spec, const weft_topo *t, const char *traffic, boo
     weft_a2a_bound b;
     cli_context_object("computing the all-to-all bound");
     weft_err e = weft_a2a_bound_compute(t, traffic ? &tm : NULL, &opts, &b, &d);
+    if (e && traffic && (e == WEFT_EINVAL || e == WEFT_ETOPO)) {
+        /* The matrix is what is wrong: name its file. */
+        cli_error("%s: %s", traffic, d.msg);
+        rc = CLI_EXIT_INPUT;
+        goto free_traffic;
+    }
     if (e) {
         rc = cli_fail(e, &d);
         goto free_traffic;
@@ -252,6 +257,6 @@ int cli_bound_a2a(const char *spec, const weft_topo *t, const char *traffic, boo
     }
     weft_a2a_bound_fini(&b);
 free_traffic:
-    free(tm.bytes);
+    weft_traffic_free(&tm);
     return rc;
 }
