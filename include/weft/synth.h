@@ -188,7 +188,8 @@ typedef struct weft_a2a_bound {
  * ranks or a pair with traffic and no path (both ranks named), WEFT_EINVAL
  * for a matrix whose size is not the number of ranks or that has no
  * traffic between distinct ranks, WEFT_ELIMIT when the optimum could not
- * be certified exactly, WEFT_ENOMEM. */
+ * be certified exactly or the program would exceed 2,000,000 flow
+ * variables (sources x links; h100:128 without symmetry), WEFT_ENOMEM. */
 WEFT_API weft_err weft_a2a_bound_compute(const weft_topo *t, const struct weft_traffic *m,
                                          const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
                                          weft_diag *d);

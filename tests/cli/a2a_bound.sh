@@ -88,5 +88,8 @@ expect_err_has "weft: --traffic is for --coll alltoall"
 run bound switch:1 --coll alltoall
 expect_rc 1
 expect_err "weft: the fabric has 1 rank; an all-to-all bound needs at least 2"
+run bound h100:128 --coll alltoall --no-symmetry
+expect_rc 1
+expect_err "weft: the all-to-all program would have 1024 sources x 6144 links = 6291456 flow variables, more than the 2000000 this solver takes on; symmetry (uniform traffic, without --no-symmetry) makes it one source per rank orbit"
 
 finish
