@@ -491,18 +491,21 @@ static void exact_dist(const model *md, uint32_t s, mpq_t *len, mpq_t *dist, uin
 typedef struct cert {
     mpq_t theta;  /* the certified optimum (scaled) */
     mpq_t *len;   /* no: the dual lengths */
+    bool oom;     /* an allocation failed: the call fails with WEFT_ENOMEM */
 } cert;
 
 /* Upper bound from the lengths: sum |O| cap l / sum mult dem dist. False
  * when the denominator is zero (the lengths prove nothing). */
-static bool dual_bound(const model *md, mpq_t *len, mpq_t out)
+static bool dual_bound(const model *md, mpq_t *len, mpq_t out, bool *oom)
 {
     uint32_t n = md->n, nr = md->nr;
     mpq_t *dist = weft__malloc((size_t)n * sizeof *dist);
     uint8_t *done = weft__malloc(n), *reached = weft__malloc(n);
     bool ok = false;
-    if (!dist || !done || !reached)
+    if (!dist || !done || !reached) {
+        *oom = true;
         goto free_scratch;
+    }
     for (uint32_t v = 0; v < n; v++)
         mpq_init(dist[v]);
     mpq_t num, den, tmp, acc;
@@ -552,14 +555,16 @@ free_scratch:
  * feasible with θ = theta: x >= 0, every conservation row exact, every
  * class row within its capacity. */
 static bool primal_feasible(const model *md, glp_prob *P, double tol, mpq_t *exact,
-                            const mpq_t theta)
+                            const mpq_t theta, bool *oom)
 {
     uint32_t n = md->n, m = md->m, nr = md->nr;
     mpq_t *bal = weft__malloc((size_t)n * sizeof *bal);
     mpq_t *load = weft__malloc(((size_t)md->no + 1) * sizeof *load);
     bool ok = bal && load;
-    if (!ok)
+    if (!ok) {
+        *oom = true;
         goto free_scratch;
+    }
     for (uint32_t v = 0; v < n; v++)
         mpq_init(bal[v]);
     for (uint32_t o = 0; o < md->no; o++)
@@ -669,7 +674,7 @@ static void column_entries(const model *md, int j, int *rows, mpq_t *vals, int *
 /* Computes the exact values of every column (xs[1..cols]) at GLPK's final
  * basis. False when the basis is missing, refinement diverges, or no
  * reconstruction satisfies the system exactly. */
-static bool exact_basic(const model *md, glp_prob *P, mpq_t *xs)
+static bool exact_basic(const model *md, glp_prob *P, mpq_t *xs, bool *oom)
 {
     int M = glp_get_num_rows(P), Ncol = glp_get_num_cols(P);
     if (!glp_bf_exists(P) && glp_factorize(P) != 0)
@@ -682,8 +687,10 @@ static bool exact_basic(const model *md, glp_prob *P, mpq_t *xs)
     mpz_t *X = weft__malloc(((size_t)M + 1) * sizeof *X);
     double *z = weft__malloc(((size_t)M + 1) * sizeof *z);
     bool ok = false;
-    if (!rows || !vals || !L || !R || !X || !z)
+    if (!rows || !vals || !L || !R || !X || !z) {
+        *oom = true;
         goto free_scratch;
+    }
     for (size_t i = 0; i < maxc; i++)
         mpq_init(vals[i]);
     for (int i = 0; i <= M; i++) {
@@ -717,8 +724,10 @@ static bool exact_basic(const model *md, glp_prob *P, mpq_t *xs)
     mpq_clear(v);
     /* R = rhs (S = 0); keep a copy of rhs for the check. */
     mpz_t *b = weft__malloc(((size_t)M + 1) * sizeof *b);
-    if (!b)
+    if (!b) {
+        *oom = true;
         goto free_mpz;
+    }
     for (int i = 0; i <= M; i++)
         mpz_init_set(b[i], R[i]);
     unsigned long S = 0;
@@ -814,6 +823,8 @@ static bool exact_basic(const model *md, glp_prob *P, mpq_t *xs)
             /* Z_k = round(q X_k / 2^S); check B_L Z == q rhs exactly. */
             mpz_t *Z = weft__malloc(((size_t)M + 1) * sizeof *Z);
             mpz_t *chk = weft__malloc(((size_t)M + 1) * sizeof *chk);
+            if (!Z || !chk)
+                *oom = true, round = MAX_ROUNDS;
             if (Z && chk) {
                 for (int i = 0; i <= M; i++) {
                     mpz_init(Z[i]);
@@ -904,18 +915,20 @@ static bool certify(const model *md, glp_prob *P, double tol, bool exact, cert *
         double y = sign * glp_get_row_dual(P, cap_row(md, o));
         rationalize(y > 0 ? y : 0, tol, c->len[o]);
     }
-    if (!dual_bound(md, c->len, c->theta))
+    if (!dual_bound(md, c->len, c->theta, &c->oom))
         return false;
     if (!exact)
-        return primal_feasible(md, P, tol, NULL, c->theta);
+        return primal_feasible(md, P, tol, NULL, c->theta, &c->oom);
     int ncol = glp_get_num_cols(P);
     mpq_t *xs = weft__malloc(((size_t)ncol + 1) * sizeof *xs);
-    if (!xs)
+    if (!xs) {
+        c->oom = true;
         return false;
+    }
     for (int j = 0; j <= ncol; j++)
         mpq_init(xs[j]);
-    bool ok = exact_basic(md, P, xs) && mpq_equal(xs[theta_col(md)], c->theta) &&
-              primal_feasible(md, P, tol, xs, c->theta);
+    bool ok = exact_basic(md, P, xs, &c->oom) && mpq_equal(xs[theta_col(md)], c->theta) &&
+              primal_feasible(md, P, tol, xs, c->theta, &c->oom);
     for (int j = 0; j <= ncol; j++)
         mpq_clear(xs[j]);
     weft__free(xs);
@@ -982,6 +995,7 @@ static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
     glp_prob *P = glp_create_prob();
     cert c;
     mpq_init(c.theta);
+    c.oom = false;
     c.len = weft__malloc(((size_t)md->no + 1) * sizeof *c.len);
     weft_err e = WEFT_OK;
     if (!c.len) {
@@ -1023,15 +1037,19 @@ static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
      * then the exact basic solution; then GLPK's exact simplex. */
     static const double tols[] = {1e-9, 1e-11};
     bool ok = false;
-    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok; i++)
+    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !c.oom; i++)
         ok = certify(md, P, tols[i], false, &c);
-    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok; i++)
+    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !c.oom; i++)
         ok = certify(md, P, tols[i], true, &c);
-    if (!ok) {
+    if (!ok && !c.oom) {
         b->refined = true;
         rc = glp_exact(P, &parm);
         ok = rc == 0 && glp_get_status(P) == GLP_OPT &&
              (certify(md, P, 1e-14, false, &c) || certify(md, P, 1e-14, true, &c));
+    }
+    if (!ok && c.oom) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_len;
     }
     if (!ok) {
         e = weft_diag_set(d, WEFT_ELIMIT,

@@ -433,6 +433,44 @@ static void test_property(void)
     fprintf(stderr, "property: %d fabrics compared, %d with merged sources\n", compared, merged);
 }
 
+/* Every allocation of the library's own (weft__malloc) failing in turn:
+ * WEFT_ENOMEM and nothing leaked, never a wrong or partial answer. (GMP's
+ * and GLPK's own allocations abort on failure, as those libraries do.) */
+typedef struct oom_arg {
+    weft_topo *t;
+    weft_traffic *m;
+    weft_a2a_bound b;
+} oom_arg;
+
+static weft_err ctor_a2a(void *arg)
+{
+    oom_arg *a = arg;
+    return weft_a2a_bound_compute(a->t, a->m, NULL, &a->b, NULL);
+}
+
+static void dtor_a2a(void *arg)
+{
+    oom_arg *a = arg;
+    CHECK(a->b.algbw_exact || a->b.time_exact);
+    weft_a2a_bound_fini(&a->b);
+}
+
+static void test_oom(void)
+{
+    oom_arg a = {preset("a100:2"), NULL, {0}};
+    CHECK(weft_test_oom_sweep("a2a bound a100:2", ctor_a2a, dtor_a2a, &a) > 10);
+    weft_topo_free(a.t);
+    weft_traffic m;
+    make_matrix(&m, 4);
+    for (uint32_t i = 0; i < 16; i++)
+        m.bytes[i] = 10 + i;
+    a.t = preset("switch:4");
+    a.m = &m;
+    CHECK(weft_test_oom_sweep("a2a bound switch:4 matrix", ctor_a2a, dtor_a2a, &a) > 10);
+    weft_topo_free(a.t);
+    free(m.bytes);
+}
+
 int main(void)
 {
     test_closed_forms();
@@ -440,5 +478,6 @@ int main(void)
     test_matrices();
     test_bad_input();
     test_property();
+    test_oom();
     return weft_test_done();
 }
