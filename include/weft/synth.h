@@ -157,7 +157,21 @@ typedef struct weft_a2a_bound_opts {
     /* Solve one source per rank orbit, link constraints per link orbit
      * (uniform matrix only; default true). Off: every rank a source. */
     bool use_symmetry;
+    /* Skip the simplex's values made rational and prove the optimum with
+     * the exact basic solution (default false; tests and benchmarks use it
+     * to exercise that path). */
+    bool exact_basis;
 } weft_a2a_bound_opts;
+
+/* How the optimum was proved (docs/bound.md, "Exact"). */
+typedef enum weft_a2a_cert {
+    WEFT_A2A_CERT_ROUNDED = 0, /* the simplex's values made rational */
+    WEFT_A2A_CERT_BASIS,       /* the exact basic solution of its basis */
+    WEFT_A2A_CERT_EXACT,       /* after GLPK's exact simplex */
+} weft_a2a_cert;
+
+/* "rounded simplex values", "exact basic solution", "exact simplex". */
+WEFT_API const char *weft_a2a_cert_name(weft_a2a_cert c);
 
 WEFT_API void weft_a2a_bound_opts_init(weft_a2a_bound_opts *o);
 
@@ -181,6 +195,7 @@ typedef struct weft_a2a_bound {
     uint32_t sources, link_classes, lp_rows, lp_cols;
     /* True when GLPK's exact simplex was needed to certify the optimum. */
     bool refined;
+    weft_a2a_cert cert;
 } weft_a2a_bound;
 
 /* Computes the exact all-to-all bound; m NULL means uniform. opts may be

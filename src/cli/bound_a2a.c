@@ -150,10 +150,9 @@ static void print_human(const char *spec, const char *traffic, const weft_topo *
         printf("  time           %.6g s (exact %s s)\n", b->time_s, b->time_exact);
     }
     printf("  method         maximum concurrent flow: %u source%s, %u link class%s, LP %u x %u;\n"
-           "                 optimum certified in exact rational arithmetic%s\n",
+           "                 optimum certified in exact rational arithmetic (%s)\n",
            b->sources, b->sources == 1 ? "" : "s", b->link_classes,
-           b->link_classes == 1 ? "" : "es", b->lp_rows, b->lp_cols,
-           b->refined ? " (after GLPK's exact simplex)" : "");
+           b->link_classes == 1 ? "" : "es", b->lp_rows, b->lp_cols, weft_a2a_cert_name(b->cert));
     lclass *c = NULL;
     uint32_t nc = group_limits(t, b, &c);
     printf("  limited by     %u saturated link%s (positive length in the exact dual):\n",
@@ -186,6 +185,7 @@ static int print_json(const char *traffic, const weft_topo *t, const weft_a2a_bo
     }
     cli_json_kv_bool(&j, "certified", true);
     cli_json_kv_bool(&j, "refined", b->refined);
+    cli_json_kv_string(&j, "certificate", weft_a2a_cert_name(b->cert));
     cli_json_kv_uint(&j, "sources", b->sources);
     cli_json_kv_uint(&j, "link_classes", b->link_classes);
     cli_json_kv_uint(&j, "lp_rows", b->lp_rows);

@@ -68,6 +68,19 @@ void weft_a2a_bound_opts_init(weft_a2a_bound_opts *o)
     o->use_symmetry = true;
 }
 
+const char *weft_a2a_cert_name(weft_a2a_cert c)
+{
+    switch (c) {
+    case WEFT_A2A_CERT_ROUNDED:
+        return "rounded simplex values";
+    case WEFT_A2A_CERT_BASIS:
+        return "exact basic solution";
+    case WEFT_A2A_CERT_EXACT:
+        return "exact simplex";
+    }
+    return "?";
+}
+
 void weft_a2a_bound_fini(weft_a2a_bound *b)
 {
     weft__free(b->algbw_exact);
@@ -989,7 +1002,7 @@ static weft_err fill_result(const model *md, const cert *c, weft_a2a_bound *b)
  * variables and takes seconds; the simplex grows faster than linearly. */
 #define A2A_MAX_COLUMNS 2000000u
 
-static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
+static weft_err solve(const model *md, bool exact_basis, weft_a2a_bound *b, weft_diag *d)
 {
     glp_term_out(GLP_OFF);
     glp_prob *P = glp_create_prob();
@@ -1037,12 +1050,16 @@ static weft_err solve(const model *md, weft_a2a_bound *b, weft_diag *d)
      * then the exact basic solution; then GLPK's exact simplex. */
     static const double tols[] = {1e-9, 1e-11};
     bool ok = false;
-    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !c.oom; i++)
+    b->cert = WEFT_A2A_CERT_ROUNDED;
+    for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !c.oom && !exact_basis; i++)
         ok = certify(md, P, tols[i], false, &c);
+    if (!ok)
+        b->cert = WEFT_A2A_CERT_BASIS;
     for (size_t i = 0; i < sizeof tols / sizeof *tols && !ok && !c.oom; i++)
         ok = certify(md, P, tols[i], true, &c);
     if (!ok && !c.oom) {
         b->refined = true;
+        b->cert = WEFT_A2A_CERT_EXACT;
         rc = glp_exact(P, &parm);
         ok = rc == 0 && glp_get_status(P) == GLP_OPT &&
              (certify(md, P, 1e-14, false, &c) || certify(md, P, 1e-14, true, &c));
@@ -1114,7 +1131,7 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     }
     res.sources = md.ns;
     res.link_classes = md.no;
-    e = solve(&md, &res, d);
+    e = solve(&md, opts->exact_basis, &res, d);
     if (e) {
         weft_a2a_bound_fini(&res);
         goto free_model;

@@ -383,7 +383,7 @@ static double frac(const char *s)
 
 static void test_property(void)
 {
-    int compared = 0, merged = 0;
+    int compared = 0, merged = 0, by_basis = 0;
     for (int iter = 0; iter < 160; iter++) {
         bool boxes = iter >= 100;
         weft_topo *t = boxes ? random_boxes() : random_fabric();
@@ -405,6 +405,7 @@ static void test_property(void)
         weft_a2a_bound_opts o;
         weft_a2a_bound_opts_init(&o);
         o.use_symmetry = boxes || iter % 3 != 0;
+        o.exact_basis = iter % 4 == 1; /* the refinement path on its own */
         weft_err e = weft_a2a_bound_compute(t, skew ? &m : NULL, &o, &b, &d);
         if (e) {
             /* Only a fabric where some pair with traffic has no route. */
@@ -423,14 +424,18 @@ static void test_property(void)
                   1e-12 * (skew ? b.time_s : b.algbw));
             compared++;
             merged += b.sources < nr;
+            by_basis += b.cert == WEFT_A2A_CERT_BASIS;
+            CHECK(b.cert != WEFT_A2A_CERT_EXACT || !o.exact_basis);
             weft_a2a_bound_fini(&b);
         }
         free(m.bytes);
         weft_topo_free(t);
     }
     CHECK(compared >= 120);
-    CHECK(merged >= 20); /* the symmetric path really ran */
-    fprintf(stderr, "property: %d fabrics compared, %d with merged sources\n", compared, merged);
+    CHECK(merged >= 20);   /* the symmetric path really ran */
+    CHECK(by_basis >= 20); /* and the exact basic solution */
+    fprintf(stderr, "property: %d fabrics compared, %d with merged sources, %d by the exact basis\n",
+            compared, merged, by_basis);
 }
 
 /* Every allocation of the library's own (weft__malloc) failing in turn:
@@ -440,12 +445,13 @@ typedef struct oom_arg {
     weft_topo *t;
     weft_traffic *m;
     weft_a2a_bound b;
+    const weft_a2a_bound_opts *o;
 } oom_arg;
 
 static weft_err ctor_a2a(void *arg)
 {
     oom_arg *a = arg;
-    return weft_a2a_bound_compute(a->t, a->m, NULL, &a->b, NULL);
+    return weft_a2a_bound_compute(a->t, a->m, a->o, &a->b, NULL);
 }
 
 static void dtor_a2a(void *arg)
@@ -457,7 +463,7 @@ static void dtor_a2a(void *arg)
 
 static void test_oom(void)
 {
-    oom_arg a = {preset("a100:2"), NULL, {0}};
+    oom_arg a = {preset("a100:2"), NULL, {0}, NULL};
     CHECK(weft_test_oom_sweep("a2a bound a100:2", ctor_a2a, dtor_a2a, &a) > 10);
     weft_topo_free(a.t);
     weft_traffic m;
@@ -467,6 +473,11 @@ static void test_oom(void)
     a.t = preset("switch:4");
     a.m = &m;
     CHECK(weft_test_oom_sweep("a2a bound switch:4 matrix", ctor_a2a, dtor_a2a, &a) > 10);
+    weft_a2a_bound_opts o;
+    weft_a2a_bound_opts_init(&o);
+    o.exact_basis = true;
+    a.o = &o;
+    CHECK(weft_test_oom_sweep("a2a bound switch:4 exact basis", ctor_a2a, dtor_a2a, &a) > 10);
     weft_topo_free(a.t);
     free(m.bytes);
 }

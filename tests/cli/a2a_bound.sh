@@ -26,7 +26,7 @@ expect_out "alltoall bound on a100:2: 16 ranks, uniform (each rank sends size/N 
   busbw          46.875 GB/s (algbw x (N-1)/N)
   time per byte  0.02 ns; 1 GiB per rank takes 21.4748 ms
   method         maximum concurrent flow: 1 source, 6 link classes, LP 42 x 97;
-                 optimum certified in exact rational arithmetic
+                 optimum certified in exact rational arithmetic (rounded simplex values)
   limited by     16 saturated links (positive length in the exact dual):
     the nic -> compute links inside each of 2 hosts (8 per host, 16 in all, 25 GB/s each)"
 
