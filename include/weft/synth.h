@@ -211,6 +211,18 @@ WEFT_API weft_err weft_a2a_bound_compute(const weft_topo *t, const struct weft_t
 /* Releases what weft_a2a_bound_compute stored; safe on a zeroed struct. */
 WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
 
+/* The optimal uniform all-to-all plan, built from the certified flow: one
+ * copy op per ordered pair (in[d] of rank s to out[s] of rank d, and the
+ * rank's own share locally), whose route is the flow's path decomposition
+ * for that pair with exact shares, so every link carries exactly the
+ * optimal flow and the plan's throughput limit equals the bound. Solved
+ * without symmetry (every rank a source; the same size limit as the bound
+ * without symmetry). *bound receives the bound (release it with
+ * weft_a2a_bound_fini). WEFT_EOVERFLOW when a path's share does not fit a
+ * 64-bit fraction; else the bound's errors. */
+WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,
+                                         weft_a2a_bound *bound, weft_diag *d);
+
 /* ==== Classic algorithms ================================================
  *
  * The textbook schedules as plans, for any rank count: rings (one

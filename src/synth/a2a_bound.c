@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "synth/a2a_internal.h"
 #include "synth/orbits.h"
 #include "weft/synth.h"
 #include "weft/traffic.h"
@@ -505,6 +506,7 @@ typedef struct cert {
     mpq_t theta;  /* the certified optimum (scaled) */
     mpq_t *len;   /* no: the dual lengths */
     bool oom;     /* an allocation failed: the call fails with WEFT_ENOMEM */
+    mpq_t *flows; /* optional, columns 1..cols: the certified primal */
 } cert;
 
 /* Upper bound from the lengths: sum |O| cap l / sum mult dem dist. False
@@ -930,8 +932,16 @@ static bool certify(const model *md, glp_prob *P, double tol, bool exact, cert *
     }
     if (!dual_bound(md, c->len, c->theta, &c->oom))
         return false;
-    if (!exact)
-        return primal_feasible(md, P, tol, NULL, c->theta, &c->oom);
+    if (!exact) {
+        if (!primal_feasible(md, P, tol, NULL, c->theta, &c->oom))
+            return false;
+        int cols = glp_get_num_cols(P);
+        for (int j = 1; c->flows && j <= cols; j++)
+            rationalize(glp_get_col_prim(P, j), tol, c->flows[j]);
+        if (c->flows)
+            mpq_set(c->flows[theta_col(md)], c->theta);
+        return true;
+    }
     int ncol = glp_get_num_cols(P);
     mpq_t *xs = weft__malloc(((size_t)ncol + 1) * sizeof *xs);
     if (!xs) {
@@ -942,6 +952,8 @@ static bool certify(const model *md, glp_prob *P, double tol, bool exact, cert *
         mpq_init(xs[j]);
     bool ok = exact_basic(md, P, xs, &c->oom) && mpq_equal(xs[theta_col(md)], c->theta) &&
               primal_feasible(md, P, tol, xs, c->theta, &c->oom);
+    for (int j = 0; ok && c->flows && j <= ncol; j++)
+        mpq_set(c->flows[j], xs[j]);
     for (int j = 0; j <= ncol; j++)
         mpq_clear(xs[j]);
     weft__free(xs);
@@ -1002,13 +1014,15 @@ static weft_err fill_result(const model *md, const cert *c, weft_a2a_bound *b)
  * variables and takes seconds; the simplex grows faster than linearly. */
 #define A2A_MAX_COLUMNS 2000000u
 
-static weft_err solve(const model *md, bool exact_basis, weft_a2a_bound *b, weft_diag *d)
+static weft_err solve(const model *md, bool exact_basis, weft_a2a_bound *b, mpq_t *flows,
+                      weft_diag *d)
 {
     glp_term_out(GLP_OFF);
     glp_prob *P = glp_create_prob();
     cert c;
     mpq_init(c.theta);
     c.oom = false;
+    c.flows = flows;
     c.len = weft__malloc(((size_t)md->no + 1) * sizeof *c.len);
     weft_err e = WEFT_OK;
     if (!c.len) {
@@ -1131,12 +1145,87 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     }
     res.sources = md.ns;
     res.link_classes = md.no;
-    e = solve(&md, opts->exact_basis, &res, d);
+    e = solve(&md, opts->exact_basis, &res, NULL, d);
     if (e) {
         weft_a2a_bound_fini(&res);
         goto free_model;
     }
     *out = res;
+free_model:
+    model_fini(&md);
+    return e;
+}
+
+/* ---- The certified flow, for the optimal plan (a2a_internal.h) ------------ */
+
+void weft__a2a_flow_fini(weft__a2a_flow *f)
+{
+    if (f->x)
+        for (size_t i = 0; i < (size_t)f->nr * f->m; i++)
+            mpq_clear(f->x[i]);
+    if (f->x)
+        mpq_clear(f->theta);
+    weft__free(f->x);
+    f->x = NULL;
+}
+
+weft_err weft__a2a_flow_compute(const weft_topo *t, weft_a2a_bound *b, weft__a2a_flow *f,
+                                weft_diag *d)
+{
+    uint32_t nr = weft_topo_num_ranks(t);
+    memset(f, 0, sizeof *f);
+    if (nr < 2)
+        return weft_diag_set(d, WEFT_ETOPO,
+                             "the fabric has %u rank; an all-to-all needs at least 2", nr);
+    weft_err e = check_routes(t, NULL, d);
+    if (e)
+        return e;
+    model md;
+    weft_a2a_bound res;
+    memset(&res, 0, sizeof res);
+    res.ranks = nr;
+    res.uniform = true;
+    e = build_model(t, NULL, false, &md);
+    if (e) {
+        weft_diag_code(d, e);
+        goto free_model;
+    }
+    res.sources = md.ns;
+    res.link_classes = md.no;
+    size_t cols = (size_t)md.ns * md.m + 1;
+    mpq_t *flows = weft__malloc((cols + 1) * sizeof *flows);
+    if (!flows) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_model;
+    }
+    for (size_t j = 0; j <= cols; j++)
+        mpq_init(flows[j]);
+    e = solve(&md, false, &res, flows, d);
+    if (!e) {
+        /* Every rank is a source (no symmetry, uniform): source s is rank s. */
+        f->nr = nr;
+        f->m = md.m;
+        f->x = weft__malloc(((size_t)nr * md.m + 1) * sizeof *f->x);
+        if (!f->x)
+            e = weft_diag_code(d, WEFT_ENOMEM);
+        for (uint32_t s = 0; f->x && s < nr; s++)
+            for (uint32_t l = 0; l < md.m; l++) {
+                mpq_init(f->x[(size_t)s * md.m + l]);
+                mpq_set(f->x[(size_t)s * md.m + l], flows[flow_col(&md, s, l)]);
+            }
+        if (f->x) {
+            mpq_init(f->theta);
+            mpq_set(f->theta, flows[theta_col(&md)]);
+        }
+    }
+    for (size_t j = 0; j <= cols; j++)
+        mpq_clear(flows[j]);
+    weft__free(flows);
+    if (e) {
+        weft_a2a_bound_fini(&res);
+        goto free_model;
+    }
+    *b = res;
 free_model:
     model_fini(&md);
     return e;
