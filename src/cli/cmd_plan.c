@@ -60,7 +60,10 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
+             "best baseline of --compare and with nccl. For alltoall (uniform) it is built\n"
+             "from the certified maximum concurrent flow (docs/bound.md): one op per pair\n"
+             "routed over the flow's paths with exact shares, so its limit is the bound of\n"
+             "weft bound --coll alltoall. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
              "leaves them out and names them.\n",
     .groups = {&plan_group, &cli_fabric_options},
@@ -476,7 +479,9 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     cli_context_object("building the plan");
-    bool is_optimal = strcmp(algo, "optimal") == 0;
+    /* The tree-packing optimal (its report and options); alltoall's
+     * optimal comes from the flow (cli_build_limited builds it). */
+    bool is_optimal = strcmp(algo, "optimal") == 0 && coll != WEFT_COLL_ALLTOALL;
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
     if (is_optimal) {

@@ -92,4 +92,19 @@ run bound h100:128 --coll alltoall --no-symmetry
 expect_rc 1
 expect_err "weft: the all-to-all program would have 1024 sources x 6144 links = 6291456 flow variables, more than the 2000000 this solver takes on; symmetry (uniform traffic, without --no-symmetry) makes it one source per rank orbit"
 
+# The optimal plan from the flow: its limit is the bound, it verifies on
+# the fabric, and the idealised simulation reaches >= 99.9% of it at 1 GiB.
+run plan a100:2 --coll alltoall --algo optimal -o "$TMP/a2a.plan"
+expect_rc 0
+expect_out_has "limit        algbw <= 50.000 GB/s (50)"
+run verify "$TMP/a2a.plan" --topo a100:2
+expect_rc 0
+expect_out "ok: alltoall, 16 ranks, 256 ops verified"
+run sim a100:2 --plan "$TMP/a2a.plan" --size 1G --cut-through --json
+expect_rc 0
+check "simulated algbw >= 99.9% of 50 GB/s" awk -v o="$OUT" 'BEGIN { if (match(o, /"algbw": [0-9.]+/)) { v = substr(o, RSTART + 9, RLENGTH - 9); exit !(v >= 49.95 && v <= 50) } exit 1 }'
+run plan dgx1 --coll alltoall --algo optimal
+expect_rc 0
+expect_out_has "(75)"
+
 finish
