@@ -124,6 +124,105 @@ WEFT_API weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
 /* Releases what weft_bound_compute stored; safe on a zeroed struct. */
 WEFT_API void weft_bound_fini(weft_bound *b);
 
+/* ==== All-to-all bound: the exact maximum concurrent flow ===============
+ *
+ * The least time T* of an all-to-all (uniform, or a traffic matrix: the
+ * bytes rank i sends to rank j) on a fabric, over every schedule: each
+ * ordered pair (i, j) is a commodity that may be split over any paths
+ * (switches, NICs and relays through other ranks), and the flows of all
+ * pairs add up within each directed link, which carries at most its
+ * bandwidth. T* = 1/θ* for the maximum concurrent flow θ*: the largest θ
+ * such that every pair can be routed at the rate θ * bytes(i, j) at once
+ * (Shahrokhi & Matula 1990). docs/bound.md gives the method:
+ *
+ * - The linear program is source-aggregated: all the commodities of one
+ *   source are one single-source flow, so it has (sources x links) flow
+ *   variables instead of (pairs x links).
+ * - With the uniform matrix and use_symmetry, one source per rank orbit
+ *   and one capacity row per link orbit of a group of verified fabric
+ *   automorphisms (src/synth/orbits.c); h100:128 is one source.
+ * - GLPK's floating simplex finds an optimal basis; the answer is then
+ *   CERTIFIED in exact rational arithmetic (GMP): the dual link lengths,
+ *   made rational, give an upper bound by LP duality (every feasible
+ *   length function does), and the primal flow, made rational, is checked
+ *   to be exactly feasible at that same value. Only a value proved both
+ *   ways is returned; otherwise GLPK's exact simplex refines the basis and
+ *   the check runs again, and failing that the call fails (WEFT_ELIMIT)
+ *   rather than report a number it could not prove.
+ */
+
+struct weft_traffic; /* weft/traffic.h */
+
+typedef struct weft_a2a_bound_opts {
+    /* Solve one source per rank orbit, link constraints per link orbit
+     * (uniform matrix only; default true). Off: every rank a source. */
+    bool use_symmetry;
+    /* Skip the simplex's values made rational and prove the optimum with
+     * the exact basic solution (default false; tests and benchmarks use it
+     * to exercise that path). */
+    bool exact_basis;
+} weft_a2a_bound_opts;
+
+/* How the optimum was proved (docs/bound.md, "Exact"). */
+typedef enum weft_a2a_cert {
+    WEFT_A2A_CERT_ROUNDED = 0, /* the simplex's values made rational */
+    WEFT_A2A_CERT_BASIS,       /* the exact basic solution of its basis */
+    WEFT_A2A_CERT_EXACT,       /* after GLPK's exact simplex */
+} weft_a2a_cert;
+
+/* "rounded simplex values", "exact basic solution", "exact simplex". */
+WEFT_API const char *weft_a2a_cert_name(weft_a2a_cert c);
+
+WEFT_API void weft_a2a_bound_opts_init(weft_a2a_bound_opts *o);
+
+typedef struct weft_a2a_bound {
+    uint32_t ranks;
+    bool uniform; /* no matrix: every rank sends size/N to every rank */
+    /* Uniform: algbw = per-rank input size / T*, GB/s. Exact values are
+     * reduced fractions in decimal ("400/7", "50"); they can exceed 64
+     * bits, so they are strings. */
+    double algbw;
+    char *algbw_exact;
+    /* Matrix: T* in seconds (with a matrix algbw is 0 and algbw_exact
+     * NULL; uniform: time_s is 0 and time_exact NULL). */
+    double time_s;
+    char *time_exact;
+    /* The links that limit it: positive length in the certified dual
+     * (every one of them is saturated by every optimal flow), ascending. */
+    uint32_t n_limits;
+    weft_link_id *limits;
+    /* Problem size: sources solved, link classes, LP rows and columns. */
+    uint32_t sources, link_classes, lp_rows, lp_cols;
+    /* True when GLPK's exact simplex was needed to certify the optimum. */
+    bool refined;
+    weft_a2a_cert cert;
+} weft_a2a_bound;
+
+/* Computes the exact all-to-all bound; m NULL means uniform. opts may be
+ * NULL for defaults. Errors (d says what): WEFT_ETOPO for fewer than two
+ * ranks or a pair with traffic and no path (both ranks named), WEFT_EINVAL
+ * for a matrix whose size is not the number of ranks or that has no
+ * traffic between distinct ranks, WEFT_ELIMIT when the optimum could not
+ * be certified exactly or the program would exceed 2,000,000 flow
+ * variables (sources x links; h100:128 without symmetry), WEFT_ENOMEM. */
+WEFT_API weft_err weft_a2a_bound_compute(const weft_topo *t, const struct weft_traffic *m,
+                                         const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
+                                         weft_diag *d);
+/* Releases what weft_a2a_bound_compute stored; safe on a zeroed struct. */
+WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
+
+/* The optimal uniform all-to-all plan, built from the certified flow: one
+ * copy op per ordered pair (in[d] of rank s to out[s] of rank d, and the
+ * rank's own share locally), whose route is the flow's path decomposition
+ * for that pair with exact shares, so every link carries exactly the
+ * optimal flow and the plan's throughput limit equals the bound. Solved
+ * without symmetry (every rank a source; the same size limit as the bound
+ * without symmetry). *bound receives the bound (release it with
+ * weft_a2a_bound_fini). WEFT_EOVERFLOW when a path's share does not fit a
+ * 64-bit fraction; else the bound's errors. */
+WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,
+                                         weft_a2a_bound *bound, weft_diag *d);
+
 /* ==== Classic algorithms ================================================
  *
  * The textbook schedules as plans, for any rank count: rings (one

@@ -62,7 +62,10 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
+             "best baseline of --compare and with nccl. For alltoall (uniform) it is built\n"
+             "from the certified maximum concurrent flow (docs/bound.md): one op per pair\n"
+             "routed over the flow's paths with exact shares, so its limit is the bound of\n"
+             "weft bound --coll alltoall. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
              "leaves them out and names them.\n"
              "--traffic FILE (--coll alltoall, classic algorithms, also with --compare)\n"
@@ -571,7 +574,9 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     cli_context_object("building the plan");
-    bool is_optimal = strcmp(algo, "optimal") == 0;
+    /* The tree-packing optimal (its report and options); alltoall's
+     * optimal comes from the flow (cli_build_limited builds it). */
+    bool is_optimal = strcmp(algo, "optimal") == 0 && coll != WEFT_COLL_ALLTOALL;
     bool is_bfb = strcmp(algo, "bfb") == 0;
     weft_bfb bfb;
     memset(&bfb, 0, sizeof bfb);

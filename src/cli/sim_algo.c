@@ -38,6 +38,14 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                            weft_optimal *opt, weft_diag *d)
 {
     uint32_t n = weft_topo_num_ranks(t);
+    if (strcmp(name, "optimal") == 0 && coll == WEFT_COLL_ALLTOALL) {
+        /* From the certified maximum concurrent flow (docs/bound.md). */
+        weft_a2a_bound b;
+        weft_err e = weft_synth_a2a_optimal(t, out, &b, d);
+        if (!e)
+            weft_a2a_bound_fini(&b);
+        return e;
+    }
     if (strcmp(name, "optimal") == 0) {
         if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
             return weft_diag_set(d, WEFT_ELIMIT,

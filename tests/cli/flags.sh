@@ -22,7 +22,7 @@ SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --co
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"
-BOUND_USAGE="usage: weft bound SPEC --coll C [--json]
+BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"
 SIZE_GRAMMAR="a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB"
 
