@@ -582,9 +582,10 @@ int cli_cmd_plan(int argc, char **argv)
     memset(&bfb, 0, sizeof bfb);
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
-    if (is_optimal && traffic_path) {
-        cli_error("--algo optimal does not take --traffic yet: build a classic algorithm "
-                  "(direct, pairwise) for a traffic matrix");
+    if (strcmp(algo, "optimal") == 0 && traffic_path) {
+        cli_error("--algo optimal does not take --traffic yet (the optimal all-to-all plan is "
+                  "built for uniform traffic): build a classic algorithm (weft plan --list) for "
+                  "a traffic matrix");
         rc = CLI_EXIT_INPUT;
         goto done;
     }
