@@ -305,6 +305,20 @@ WEFT_API weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, 
  * recvbuf. */
 WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 weft_dtype dtype, weft_diag *d);
+/* All-to-all with a count per pair, as MPI_Alltoallv: rank r sends
+ * sendcounts[j] elements from sendbuf + sdispls[j] elements to rank j,
+ * where they arrive at recvbuf + rdispls[r] elements; recvcounts[j] is
+ * what rank j sends this rank. Every array has size elements. In place when
+ * sendbuf == recvbuf: the data to send lies as recvcounts and rdispls
+ * describe and is replaced (sendcounts and sdispls are ignored and may be
+ * NULL). Before data moves the ranks compare counts (one alltoall and one
+ * allgather of a few words): a count that differs from what its receiver
+ * expects, or another dtype, is WEFT_EINVAL on every rank with the same
+ * message ("comm: ranks disagree on the counts of alltoallv: rank 1 sends 5
+ * elements (float) to rank 2, which expects 4"), and nothing is received. */
+WEFT_API weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
+                                 const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                 const size_t *rdispls, weft_dtype dtype, weft_diag *d);
 
 /* Which schedule a call runs. */
 typedef enum weft_choice_source {

@@ -234,6 +234,24 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
                                       uint64_t size, const weft_sim_opts *o,
                                       weft_sim_result *out, weft_diag *d);
 
+/* Several rings at once, sharing the fabric: the n positions of order are
+ * n / group rings of `group` consecutive positions, each an independent
+ * ring collective of `size` bytes over its ranks (every step moves
+ * size/group bytes to the next position of its ring), all starting at time
+ * 0, so that rings crossing the same links share them max-min fairly. A
+ * rank may appear in several rings (it then sends in each) but only once in
+ * one. The result is the time until the last ring is done; ranks is the
+ * group size, and transfers count every ring. Symmetry reduction applies
+ * as in weft_sim_ring_order; the periodic approximation does not (several
+ * rings are no one cycle): WEFT_ELIMIT when the exact classes exceed
+ * o->max_classes. WEFT_EINVAL when n is not a multiple of group, group < 2,
+ * or a position names no rank or a rank twice in its ring. This is how
+ * training steps (weft/work.h) simulate the data-parallel gradient
+ * collectives of every group together. */
+WEFT_API weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint32_t *order,
+                                 uint32_t n, uint32_t group, uint64_t size,
+                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+
 /* Simulates a plan on a fabric for a collective of `size` bytes (cut into
  * weft_plan_size_chunks equal chunks; an op moves count chunks and counts
  * as count one-chunk transfers leaving together: it gets count max-min

@@ -124,6 +124,105 @@ WEFT_API weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
 /* Releases what weft_bound_compute stored; safe on a zeroed struct. */
 WEFT_API void weft_bound_fini(weft_bound *b);
 
+/* ==== All-to-all bound: the exact maximum concurrent flow ===============
+ *
+ * The least time T* of an all-to-all (uniform, or a traffic matrix: the
+ * bytes rank i sends to rank j) on a fabric, over every schedule: each
+ * ordered pair (i, j) is a commodity that may be split over any paths
+ * (switches, NICs and relays through other ranks), and the flows of all
+ * pairs add up within each directed link, which carries at most its
+ * bandwidth. T* = 1/θ* for the maximum concurrent flow θ*: the largest θ
+ * such that every pair can be routed at the rate θ * bytes(i, j) at once
+ * (Shahrokhi & Matula 1990). docs/bound.md gives the method:
+ *
+ * - The linear program is source-aggregated: all the commodities of one
+ *   source are one single-source flow, so it has (sources x links) flow
+ *   variables instead of (pairs x links).
+ * - With the uniform matrix and use_symmetry, one source per rank orbit
+ *   and one capacity row per link orbit of a group of verified fabric
+ *   automorphisms (src/synth/orbits.c); h100:128 is one source.
+ * - GLPK's floating simplex finds an optimal basis; the answer is then
+ *   CERTIFIED in exact rational arithmetic (GMP): the dual link lengths,
+ *   made rational, give an upper bound by LP duality (every feasible
+ *   length function does), and the primal flow, made rational, is checked
+ *   to be exactly feasible at that same value. Only a value proved both
+ *   ways is returned; otherwise GLPK's exact simplex refines the basis and
+ *   the check runs again, and failing that the call fails (WEFT_ELIMIT)
+ *   rather than report a number it could not prove.
+ */
+
+struct weft_traffic; /* weft/traffic.h */
+
+typedef struct weft_a2a_bound_opts {
+    /* Solve one source per rank orbit, link constraints per link orbit
+     * (uniform matrix only; default true). Off: every rank a source. */
+    bool use_symmetry;
+    /* Skip the simplex's values made rational and prove the optimum with
+     * the exact basic solution (default false; tests and benchmarks use it
+     * to exercise that path). */
+    bool exact_basis;
+} weft_a2a_bound_opts;
+
+/* How the optimum was proved (docs/bound.md, "Exact"). */
+typedef enum weft_a2a_cert {
+    WEFT_A2A_CERT_ROUNDED = 0, /* the simplex's values made rational */
+    WEFT_A2A_CERT_BASIS,       /* the exact basic solution of its basis */
+    WEFT_A2A_CERT_EXACT,       /* after GLPK's exact simplex */
+} weft_a2a_cert;
+
+/* "rounded simplex values", "exact basic solution", "exact simplex". */
+WEFT_API const char *weft_a2a_cert_name(weft_a2a_cert c);
+
+WEFT_API void weft_a2a_bound_opts_init(weft_a2a_bound_opts *o);
+
+typedef struct weft_a2a_bound {
+    uint32_t ranks;
+    bool uniform; /* no matrix: every rank sends size/N to every rank */
+    /* Uniform: algbw = per-rank input size / T*, GB/s. Exact values are
+     * reduced fractions in decimal ("400/7", "50"); they can exceed 64
+     * bits, so they are strings. */
+    double algbw;
+    char *algbw_exact;
+    /* Matrix: T* in seconds (with a matrix algbw is 0 and algbw_exact
+     * NULL; uniform: time_s is 0 and time_exact NULL). */
+    double time_s;
+    char *time_exact;
+    /* The links that limit it: positive length in the certified dual
+     * (every one of them is saturated by every optimal flow), ascending. */
+    uint32_t n_limits;
+    weft_link_id *limits;
+    /* Problem size: sources solved, link classes, LP rows and columns. */
+    uint32_t sources, link_classes, lp_rows, lp_cols;
+    /* True when GLPK's exact simplex was needed to certify the optimum. */
+    bool refined;
+    weft_a2a_cert cert;
+} weft_a2a_bound;
+
+/* Computes the exact all-to-all bound; m NULL means uniform. opts may be
+ * NULL for defaults. Errors (d says what): WEFT_ETOPO for fewer than two
+ * ranks or a pair with traffic and no path (both ranks named), WEFT_EINVAL
+ * for a matrix whose size is not the number of ranks or that has no
+ * traffic between distinct ranks, WEFT_ELIMIT when the optimum could not
+ * be certified exactly or the program would exceed 2,000,000 flow
+ * variables (sources x links; h100:128 without symmetry), WEFT_ENOMEM. */
+WEFT_API weft_err weft_a2a_bound_compute(const weft_topo *t, const struct weft_traffic *m,
+                                         const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
+                                         weft_diag *d);
+/* Releases what weft_a2a_bound_compute stored; safe on a zeroed struct. */
+WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
+
+/* The optimal uniform all-to-all plan, built from the certified flow: one
+ * copy op per ordered pair (in[d] of rank s to out[s] of rank d, and the
+ * rank's own share locally), whose route is the flow's path decomposition
+ * for that pair with exact shares, so every link carries exactly the
+ * optimal flow and the plan's throughput limit equals the bound. Solved
+ * without symmetry (every rank a source; the same size limit as the bound
+ * without symmetry). *bound receives the bound (release it with
+ * weft_a2a_bound_fini). WEFT_EOVERFLOW when a path's share does not fit a
+ * 64-bit fraction; else the bound's errors. */
+WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,
+                                         weft_a2a_bound *bound, weft_diag *d);
+
 /* ==== Classic algorithms ================================================
  *
  * The textbook schedules as plans, for any rank count: rings (one
@@ -204,6 +303,90 @@ WEFT_API weft_err weft_synth_classic_traffic(const weft_topo *t, const char *alg
  * (src/sim/ring_classic_test.c checks both). WEFT_ETOPO for fewer than 2
  * ranks, WEFT_ENOMEM. */
 WEFT_API weft_err weft_classic_ring_order(const weft_topo *t, uint32_t *order, weft_diag *d);
+
+/* ==== BFB: breadth-first broadcast on direct-connect fabrics ============
+ *
+ * Zhao et al., NSDI'25 ("Efficient Direct-Connect Topologies for
+ * Collective Communications", arXiv 2202.03356): on a fabric whose nodes
+ * are all ranks, allgather runs in D steps (D the diameter): at step t
+ * every rank receives the shards of the ranks at distance exactly t, through
+ * its in-neighbours at distance t-1, each shard split over them so that the
+ * step's busiest-link time is the least possible (an exact per-receiver
+ * transportation problem; src/synth/bfb.c). Reduce-scatter is the
+ * allgather of the reversed fabric run backwards; allreduce is
+ * reduce-scatter then allgather. docs/algorithms.md ("bfb").
+ *
+ * Steps are counted as the paper counts them, not overlapped: the
+ * step-synchronous time of a collective of `size` bytes is
+ * steps * alpha + size / algbw_stepwise. */
+typedef struct weft_bfb {
+    uint32_t steps;          /* T_L: D (allgather, reduce-scatter), 2D (allreduce) */
+    weft_rat algbw_stepwise; /* GB/s: N / step_sum */
+    /* Sum over steps of the step's busiest-link time for shards of one
+     * byte, in ns (= s per GB): size / N * step_sum is the bandwidth time. */
+    weft_rat step_sum;
+    uint32_t chunks;         /* K: chunks per shard in the plan (0 from analyze) */
+} weft_bfb;
+
+/* The step count and exact stepwise throughput of BFB for coll on t,
+ * without building a plan: O(N^2) memory (a distance table), at most
+ * 8,192 ranks. Errors: WEFT_EUNSUPPORTED for a collective other than
+ * allgather, reducescatter and allreduce; WEFT_ETOPO for a fabric with a
+ * switch, NIC or OCS node (named), fewer than 2 ranks, or a rank that
+ * cannot reach another; WEFT_ELIMIT beyond 8,192 ranks; WEFT_EOVERFLOW;
+ * WEFT_ENOMEM. */
+WEFT_API weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out,
+                                   weft_diag *d);
+/* Builds the BFB plan: every shard cut into K chunks (K the least common
+ * multiple of the per-step optima's denominators, at most 65,536), each
+ * (step, receiver) split by an integral max-flow of the exact optimum. The
+ * plan verifies; its allgather takes D dependent steps. max_ops as in
+ * weft_synth_classic_limited (0: no limit). Errors as weft_bfb_analyze,
+ * and WEFT_ELIMIT when K or the op count is over its limit. info (may be
+ * NULL) gets the analysis and K. */
+WEFT_API weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops,
+                                 weft_plan **out, weft_bfb *info, weft_diag *d);
+
+/* ==== Direct-connect topology search ====================================
+ *
+ * The family of Zhao et al. (NSDI'25, section 5) for N ranks of degree d:
+ * base graphs (complete, complete bipartite, generalized Kautz, circulants,
+ * de Bruijn, hypercube), line graphs and degree expansions of smaller
+ * bases, and Cartesian products of two bases whose sizes multiply to N and
+ * whose degrees add to d (src/synth/dcsearch.c lists it exactly). Each is
+ * built as a spec (weft_topo_from_spec builds it again) with every link of
+ * bandwidth bw, and scored by its BFB schedule: T_L = steps and
+ * T_B = bw / algbw_stepwise, so that a collective of S bytes takes
+ * T_L * alpha + T_B * S / bw. Cost: one weft_bfb_analyze per candidate
+ * (O(N^2)); N = 4,096 with d = 4 takes seconds (bench/topo_search.c). */
+#define WEFT_DC_SPEC_MAX 192
+
+typedef struct weft_dc_candidate {
+    char spec[WEFT_DC_SPEC_MAX];
+    uint32_t steps;          /* T_L */
+    weft_rat tb;             /* T_B (dimensionless: time = T_B * size / bw) */
+    weft_rat algbw_stepwise; /* GB/s */
+    bool pareto;             /* on the (T_L, T_B) Pareto frontier */
+} weft_dc_candidate;
+
+typedef struct weft_dc_search {
+    weft_dc_candidate *cand; /* count entries, in the family's order */
+    size_t count;
+    size_t considered; /* specs generated, connected or not */
+} weft_dc_search;
+
+/* Builds and scores the family. Errors: WEFT_EINVAL for N outside 2 ..
+ * 8,192, a degree outside 1 .. N-1, or when no graph of the family has
+ * that size and degree (d names it); WEFT_EUNSUPPORTED for a collective
+ * other than allgather, reducescatter, allreduce; WEFT_ENOMEM. */
+WEFT_API weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_rat bw,
+                                     weft_dc_search *out, weft_diag *d);
+WEFT_API void weft_dc_search_fini(weft_dc_search *s);
+/* T_L * alpha_s + S / algbw_stepwise, seconds. */
+WEFT_API double weft_dc_time(const weft_dc_candidate *c, double bytes, double alpha_s);
+/* The candidate with the least weft_dc_time (ties: fewer steps, then the
+ * first). s must have candidates. */
+WEFT_API size_t weft_dc_search_best(const weft_dc_search *s, double bytes, double alpha_s);
 
 /* ==== Optimal schedules =================================================
  *

@@ -1,6 +1,8 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "weft/log.h"
 
@@ -57,8 +59,22 @@ void weft_log(weft_log_level level, const char *subsys, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    if (current_sink)
+    if (current_sink) {
         current_sink(level, line, current_sink_arg);
-    else
-        fprintf(stderr, "%s\n", line);
+        return;
+    }
+    /* One write(2) per line, newline included: processes sharing stderr
+     * (the ranks of an MPI job) interleave whole lines, never pieces of
+     * them, as fprintf's separate writes of text and newline allowed
+     * ("... Bcast 1weft INFO pmpi: rank 0: ..."). */
+    size_t len = strlen(line);
+    if (len > sizeof line - 2) len = sizeof line - 2;
+    line[len++] = '\n';
+    fflush(stderr);
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(STDERR_FILENO, line + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
 }

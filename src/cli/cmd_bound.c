@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/bound_a2a.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
@@ -13,7 +14,8 @@
 #include "weft/topo.h"
 
 static const cli_opt bound_opts[] = {
-    {"coll", 0, "C", "allgather, reducescatter or allreduce (required)"},
+    {"coll", 0, "C", "allgather, reducescatter, allreduce or alltoall (required)"},
+    {"traffic", 0, "FILE", "alltoall: the bytes each rank sends to each rank (a matrix file)"},
     {"json", 0, NULL, "print one JSON object instead of the report"},
     {"maxflow", 0, "ALGO", "push-relabel (default, the measured fastest) or dinic"},
     {"no-symmetry", 0, NULL, "check every rank instead of one per automorphism orbit"},
@@ -23,7 +25,7 @@ static const cli_optgroup bound_group = {"options", bound_opts};
 
 static const cli_syntax bound_syntax = {
     .path = "weft bound",
-    .args = "SPEC --coll C [--json]",
+    .args = "SPEC --coll C [--traffic FILE] [--json]",
     .about =
         "Prints the exact throughput optimum of a collective on a fabric: the best\n"
         "algbw any schedule can reach, as a decimal and an exact fraction (GB/s),\n"
@@ -34,6 +36,13 @@ static const cli_syntax bound_syntax = {
         "B+(S) the bandwidth of the links leaving S. Reduce-scatter uses the links\n"
         "entering S. Allreduce is reduce-scatter then allgather at the same size:\n"
         "T_ar = T_rs + T_ag, so algbw_ar = a_rs * a_ag / (a_rs + a_ag).\n"
+        "\n"
+        "For alltoall the bound is the maximum concurrent flow: every ordered pair of\n"
+        "ranks routed at once over any paths (switches, NICs, relays through other\n"
+        "ranks), the flows adding up in each link; solved as a linear program (GLPK)\n"
+        "and certified exactly in rational arithmetic (docs/bound.md). Uniform: algbw\n"
+        "= per-rank input size / T*. With --traffic FILE: time_s and time_exact, the\n"
+        "least time to deliver the matrix. It names the links that limit it.\n"
         "\n"
         "A fabric with fewer than two ranks, or a rank that cannot reach another, is\n"
         "an error (exit 1). A switch whose in and out bandwidth differ gets a note:\n"
@@ -358,14 +367,21 @@ int cli_cmd_bound(int argc, char **argv)
     const char *coll_text = cli_args_get(&a, "coll");
     const char *algo = cli_args_get(&a, "maxflow");
     if (!coll_text) {
-        rc = cli_usage_error(&bound_syntax, "missing --coll (allgather, reducescatter or "
-                                            "allreduce)");
+        rc = cli_usage_error(&bound_syntax, "missing --coll (allgather, reducescatter, "
+                                            "allreduce or alltoall)");
         goto free_args;
     }
-    if (!weft_bound_coll_parse(coll_text, &coll)) {
+    bool a2a = strcmp(coll_text, "alltoall") == 0;
+    if (cli_args_get(&a, "traffic") && !a2a) {
+        rc = cli_usage_error(&bound_syntax, "--traffic is for --coll alltoall");
+        goto free_args;
+    }
+    if (a2a) {
+        coll = WEFT_BOUND_ALLGATHER; /* unused */
+    } else if (!weft_bound_coll_parse(coll_text, &coll)) {
         rc = cli_usage_error(&bound_syntax,
                              "bad --coll '%s': the bound is computed for allgather, "
-                             "reducescatter or allreduce",
+                             "reducescatter, allreduce or alltoall",
                              coll_text);
         goto free_args;
     }
@@ -382,6 +398,15 @@ int cli_cmd_bound(int argc, char **argv)
     rc = cli_load_fabric(&a, a.pos[0], &t);
     if (rc != CLI_EXIT_OK)
         goto free_args;
+    if (a2a) {
+        rc = cli_bound_a2a(a.pos[0], t, cli_args_get(&a, "traffic"),
+                           !cli_args_has(&a, "no-symmetry"), cli_args_has(&a, "json"));
+        if (rc == CLI_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+            cli_error("cannot write to standard output");
+            rc = CLI_EXIT_INPUT;
+        }
+        goto free_topo;
+    }
     weft_diag d;
     weft_diag_clear(&d);
     weft_bound b;

@@ -1,7 +1,9 @@
 /* weft perf COLL [-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP -c CHECK
  *                 -d TYPE -o OP -r ROOT]: the nccl-tests table, measured on
  * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or
- * alone, as one rank). Rank 0 prints; every rank checks its own results. */
+ * alone, as one rank). Rank 0 prints; every rank checks its own results.
+ * `weft perf alltoall --traffic FILE` measures the skewed all-to-all of a
+ * traffic matrix (weft/traffic.h) with weft_alltoallv. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "weft/log.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
+#include "weft/traffic.h"
 
 static const cli_opt perf_opts[] = {
     {"minbytes", 'b', "SIZE", "smallest size: 4096, 64K, 1.5G, 1GiB (as weft sim --size; default 8)"},
@@ -41,6 +44,7 @@ static const cli_opt perf_opts[] = {
     {"plan", 0, "FILE", "run this plan (.plan) instead of the schedule chosen per call"},
     {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
     {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
+    {"traffic", 0, "FILE", "alltoall only: per-pair bytes of a traffic matrix (weft_alltoallv)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
@@ -50,7 +54,7 @@ static const cli_syntax perf_syntax = {
     .path = "weft perf",
     .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]\n"
             "        [-r ROOT] [-a 0..3] [-z 0..3] [-N CYCLES] [--plan FILE] [--json]\n"
-            "        [--plot FILE.svg]",
+            "        [--plot FILE.svg] [--traffic FILE]",
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
              "in-place the time per call (us, averaged over ITERS, then combined over\n"
@@ -82,7 +86,13 @@ static const cli_syntax perf_syntax = {
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
              "single rank. Exit 1 when a result is wrong or a rank fails.\n"
              "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
-             "size (log scale) once every size has run.\n",
+             "size (log scale) once every size has run.\n"
+             "--traffic FILE (alltoall only): every rank sends every rank the bytes the\n"
+             "traffic matrix FILE gives (docs/traffic-format.md; N ranks, N x N entries,\n"
+             "each a whole number of -d elements) with weft_alltoallv, one row: size is\n"
+             "the largest bytes one rank sends, algbw = size / time, busbw = algbw *\n"
+             "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e, -f\n"
+             "and --plan do not apply; alltoallv runs no plan.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -106,6 +116,12 @@ typedef struct perf {
     weft_comm_plan *plan; /* NULL: the built-in collectives */
     uint32_t chunks;      /* the forced plan's or algorithm's, else 1 */
     char schedule[WEFT_DIAG_MSG_SIZE]; /* what the header says runs (whole paths) */
+    /* --traffic: this rank's counts and displacements in elements (size_t
+     * [4][n]: send counts, send displs, recv counts, recv displs), the
+     * matrix's largest row in bytes, and whether it is symmetric. */
+    size_t *tv;
+    size_t trow;
+    bool tsym;
 } perf;
 
 /* -b and -e: the size grammar of every command (cli/sizes.h), at most
@@ -180,6 +196,11 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
 {
     size_t es = weft_dtype_size(p->dtype);
     unsigned char *s = p->send, *r = p->recv;
+    if (p->tv) {
+        size_t n = p->n, *tv = p->tv;
+        return weft_alltoallv(p->c, in_place ? r : s, tv, tv + n, r, tv + 2 * n, tv + 3 * n,
+                              p->dtype, d);
+    }
     if (p->plan) {
         const void *in = in_place ? r : s;
         void *out = r;
@@ -213,6 +234,23 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
 {
     size_t es = weft_dtype_size(p->dtype);
     uint32_t n = p->n, me = p->rank;
+    if (p->tv) {
+        /* Block for rank j holds rank me's input from element j * TRAFFIC_STEP. */
+        enum { TRAFFIC_STEP = 7919 };
+        const size_t *tv = p->tv;
+        for (uint32_t j = 0; j < n; j++) {
+            if (in_place)
+                fill(p, p->recv + tv[3 * n + j] * es, me, (size_t)j * TRAFFIC_STEP, tv[2 * n + j]);
+            else
+                fill(p, p->send + tv[n + j] * es, me, (size_t)j * TRAFFIC_STEP, tv[j]);
+        }
+        weft_err e = run_once(p, count, in_place, d);
+        *wrong = 0;
+        for (uint32_t j = 0; !e && j < n; j++)
+            *wrong += count_wrong(p, p->recv + tv[3 * n + j] * es, (size_t)me * TRAFFIC_STEP,
+                                  tv[2 * n + j], false, j);
+        return e;
+    }
     switch (p->coll) {
     case C_ALLREDUCE:
     case C_REDUCE:
@@ -328,6 +366,7 @@ typedef struct half {
     double secs;
     double algbw, busbw; /* GB/s; meaningless when !moved */
     bool moved;          /* false: one rank in place, no byte moves */
+    bool skip;           /* not run (--traffic in place, matrix not symmetric) */
     uint64_t wrong;
 } half;
 
@@ -341,6 +380,10 @@ static void time_text(char *buf, size_t size, double secs)
 static void json_half(cli_json *j, const char *key, const half *h, bool check)
 {
     cli_json_key(j, key);
+    if (h->skip) {
+        cli_json_null(j);
+        return;
+    }
     cli_json_begin_object(j);
     cli_json_kv_double(j, "time_s", h->secs);
     if (h->moved) {
@@ -392,9 +435,17 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
 {
     size_t es = weft_dtype_size(p->dtype);
     bool per_rank = p->coll == C_ALLGATHER || p->coll == C_REDUCESCATTER || p->coll == C_ALLTOALL;
-    size_t unit = es * (per_rank ? p->n : 1) * p->chunks;
-    p->send = malloc(maxb + unit);
-    p->recv = malloc(maxb + unit);
+    size_t unit = p->tv ? 1 : es * (per_rank ? p->n : 1) * p->chunks;
+    size_t sbytes = maxb + unit, rbytes = maxb + unit;
+    if (p->tv) { /* this rank's row and column, in place the column */
+        sbytes = rbytes = es;
+        for (uint32_t j = 0; j < p->n; j++) {
+            sbytes += p->tv[j] * es;
+            rbytes += p->tv[2 * p->n + j] * es;
+        }
+    }
+    p->send = malloc(sbytes);
+    p->recv = malloc(rbytes);
     if (!p->send || !p->recv) {
         cli_error("perf: cannot allocate two buffers of %zu bytes", maxb);
         free(p->send);
@@ -434,6 +485,10 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                "%s\n",
                names[p->coll], p->n, transport, p->iters, p->warmup, p->check ? 1 : 0,
                p->schedule);
+        if (p->tv)
+            printf("# size: the largest bytes one rank sends; in place: %s\n",
+                   p->tsym ? "the symmetric matrix, weft_alltoallv in place"
+                           : "N/A (the matrix is not symmetric)");
         printf("# time: %s (-a %ld), %s (-z %ld)\n", average_text[p->average], p->average,
                blocking_text[p->blocking], p->blocking);
         printf("#\n");
@@ -476,6 +531,13 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
             half h[2];
             for (int ip = 0; ip < 2 && !e; ip++) {
                 h[ip].wrong = 0;
+                h[ip].skip = ip == 1 && p->tv && !p->tsym;
+                h[ip].secs = 0;
+                h[ip].moved = false;
+                if (h[ip].skip) {
+                    if (bus && cycle == 0 && nsizes < cap) bus[(size_t)ip * cap + nsizes] = NAN;
+                    continue;
+                }
                 if (p->check) {
                     size_t w = 0;
                     e = checked_run(p, count, ip == 1, &w, &d);
@@ -517,6 +579,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 char line[256], t[2][32], bw[4][16], w[2][32];
                 for (int ip = 0; ip < 2; ip++) {
                     time_text(t[ip], sizeof t[ip], h[ip].secs);
+                    if (h[ip].skip) snprintf(t[ip], sizeof t[ip], "%7s", "N/A");
                     if (h[ip].moved) {
                         snprintf(bw[2 * ip], sizeof bw[0], "%6.2f", h[ip].algbw);
                         snprintf(bw[2 * ip + 1], sizeof bw[0], "%6.2f", h[ip].busbw);
@@ -531,7 +594,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                          bytes / es, weft_dtype_name(p->dtype),
                          reduces ? weft_redop_name(p->op) : "none", rooted ? (int)p->root : -1,
                          t[0], bw[0], bw[1], p->check ? w[0] : "N/A", t[1], bw[2], bw[3],
-                         p->check ? w[1] : "N/A");
+                         p->check && !h[1].skip ? w[1] : "N/A");
                 printf("%s\n", line);
             }
             fflush(stdout);
@@ -613,6 +676,69 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
     return chunks;
 }
 
+/* --traffic: loads FILE and sets p->tv (this rank's counts and
+ * displacements in elements), p->trow and p->tsym; *size the bytes of the
+ * one row perf prints. Exit code as cli_fail's, or CLI_EXIT_OK. */
+static int load_traffic(perf *p, const char *path, size_t *size)
+{
+    weft_traffic t = {0, NULL};
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_traffic_load_file(path, &t, &d);
+    if (e) return cli_fail(e, &d);
+    uint32_t n = p->n, me = p->rank;
+    size_t es = weft_dtype_size(p->dtype);
+    int rc = CLI_EXIT_OK;
+    if (t.ranks != n) {
+        cli_error("perf: %s: the matrix has %u ranks, the job %u", path, t.ranks, n);
+        rc = CLI_EXIT_INPUT;
+    }
+    p->tsym = true;
+    uint64_t row_max = 0;
+    for (uint32_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
+        uint64_t row = 0;
+        for (uint32_t j = 0; rc == CLI_EXIT_OK && j < n; j++) {
+            uint64_t b = t.bytes[(size_t)i * n + j];
+            if (b % es || b / es > SIZE_MAX / es) {
+                cli_error("perf: %s: rank %u sends rank %u %llu bytes, not a whole number of %s "
+                          "elements (%zu bytes each)",
+                          path, i, j, (unsigned long long)b, weft_dtype_name(p->dtype), es);
+                rc = CLI_EXIT_INPUT;
+            }
+            row += b;
+            p->tsym = p->tsym && b == t.bytes[(size_t)j * n + i];
+        }
+        row_max = row > row_max ? row : row_max;
+    }
+    if (rc == CLI_EXIT_OK && row_max > ((size_t)1 << 40)) {
+        cli_error("perf: %s: a rank sends %llu bytes, more than 2^40", path,
+                  (unsigned long long)row_max);
+        rc = CLI_EXIT_INPUT;
+    }
+    if (rc == CLI_EXIT_OK && !(p->tv = calloc(4 * (size_t)n, sizeof *p->tv))) {
+        cli_error("perf: out of memory");
+        rc = CLI_EXIT_INPUT;
+    }
+    if (rc == CLI_EXIT_OK) {
+        size_t so = 0, ro = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            /* In place (a symmetric matrix) the send side is the receive
+             * side's. */
+            p->tv[j] = (size_t)(t.bytes[(size_t)me * n + j] / es);
+            p->tv[2 * n + j] = (size_t)(t.bytes[(size_t)j * n + me] / es);
+            p->tv[n + j] = so;
+            p->tv[3 * n + j] = ro;
+            so += p->tv[j];
+            ro += p->tv[2 * n + j];
+        }
+        p->trow = (size_t)row_max;
+        *size = (size_t)row_max;
+        snprintf(p->schedule, sizeof p->schedule, "traffic %s, weft_alltoallv", path);
+    }
+    weft_traffic_free(&t);
+    return rc;
+}
+
 int cli_cmd_perf(int argc, char **argv)
 {
     cli_args a;
@@ -690,6 +816,18 @@ int cli_cmd_perf(int argc, char **argv)
         rc = cli_usage_error(&perf_syntax, "-b %zu is larger than -e %zu", minb, maxb);
         goto free_args;
     }
+    const char *traffic = cli_args_get(&a, "traffic");
+    if (traffic && p.coll != C_ALLTOALL) {
+        rc = cli_usage_error(&perf_syntax, "--traffic is for alltoall only, not %s", coll);
+        goto free_args;
+    }
+    if (traffic && (cli_args_get(&a, "minbytes") || cli_args_get(&a, "maxbytes") ||
+                    cli_args_get(&a, "stepfactor") || cli_args_get(&a, "plan"))) {
+        rc = cli_usage_error(&perf_syntax,
+                             "--traffic gives the sizes and runs weft_alltoallv: -b, -e, -f and "
+                             "--plan do not apply");
+        goto free_args;
+    }
     p.check = check != 0;
     p.root = (uint32_t)root;
     p.json = cli_args_has(&a, "json");
@@ -730,8 +868,13 @@ int cli_cmd_perf(int argc, char **argv)
     p.chunks = 1;
     weft_plan *plan = NULL;
     const char *plan_file = cli_args_get(&a, "plan");
-    if (!plan_file)
+    if (traffic) {
+        rc = load_traffic(&p, traffic, &maxb);
+        minb = maxb;
+        if (rc != CLI_EXIT_OK) goto free_comm;
+    } else if (!plan_file) {
         p.chunks = forced_chunks(&cfg, coll, p.n, p.root, p.schedule, sizeof p.schedule);
+    }
     if (plan_file) {
         e = weft_plan_load_file(plan_file, &plan, &d);
         const weft_plan_info *info = e ? NULL : weft_plan_get_info(plan);
@@ -756,6 +899,7 @@ int cli_cmd_perf(int argc, char **argv)
         rc = run_perf(&p, minb, maxb, factor, cli_args_get(&a, "plot"));
     }
 free_comm:
+    free(p.tv);
     weft_comm_plan_free(p.plan);
     weft_plan_free(plan);
     weft_log_set_sink(NULL, NULL);

@@ -62,7 +62,10 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl. Plans larger than --max-ops ops\n"
+             "best baseline of --compare and with nccl. For alltoall (uniform) it is built\n"
+             "from the certified maximum concurrent flow (docs/bound.md): one op per pair\n"
+             "routed over the flow's paths with exact shares, so its limit is the bound of\n"
+             "weft bound --coll alltoall. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
              "leaves them out and names them.\n"
              "--traffic FILE (--coll alltoall, classic algorithms, also with --compare)\n"
@@ -70,7 +73,11 @@ static const cli_syntax plan_syntax = {
              "to rank d (direct leaves out empty pairs). Its own size S is the matrix's\n"
              "total / N (the mean bytes per rank): the limit is algbw at S, time_s and\n"
              "time_exact (JSON) the time that limit allows for the whole matrix, and the\n"
-             "estimate is also given at S.\n",
+             "estimate is also given at S.\n"
+             "--algo bfb builds breadth-first broadcast (allgather, reducescatter, allreduce)\n"
+             "on fabrics of ranks joined directly (docs/algorithms.md): it takes the\n"
+             "diameter's steps (twice for allreduce) and also prints its step-synchronous\n"
+             "throughput (--json: steps, algbw_stepwise_exact).\n",
     .groups = {&plan_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 0,
@@ -294,7 +301,8 @@ static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report 
 }
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
-                      const weft_optimal *opt, const char *traffic_path)
+                      const weft_optimal *opt, const char *traffic_path,
+                      const weft_bfb *bfb)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -307,13 +315,21 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
         cli_json_kv_uint(&j, "root", in->root.v);
     cli_json_kv_uint(&j, "ops", weft_plan_num_ops(p));
     cli_json_kv_uint(&j, "transfers", r->cost.transfers);
-    cli_json_kv_uint(&j, "steps", r->cost.steps);
+    /* bfb: the paper's T_L (D, 2D for allreduce), not the longest chain,
+     * which serialised reduces into one slot lengthen. */
+    cli_json_kv_uint(&j, "steps", bfb ? bfb->steps : r->cost.steps);
     cli_json_kv_uint(&j, "chunks", weft_plan_size_chunks(p));
     cli_json_kv_double(&j, "algbw", weft_rat_to_double(r->cost.algbw));
     cli_json_kv_rat(&j, "algbw_exact", r->cost.algbw);
     if (traffic_path) {
         cli_json_kv_string(&j, "traffic", traffic_path);
         json_matrix_time(&j, p, r);
+    }
+    if (bfb) {
+        cli_json_kv_uint(&j, "chain_steps", r->cost.steps);
+        cli_json_kv_uint(&j, "chunks_per_shard", bfb->chunks);
+        cli_json_kv_double(&j, "algbw_stepwise", weft_rat_to_double(bfb->algbw_stepwise));
+        cli_json_kv_rat(&j, "algbw_stepwise_exact", bfb->algbw_stepwise);
     }
     if (opt)
         cli_optimal_json(&j, opt);
@@ -571,12 +587,18 @@ int cli_cmd_plan(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
     cli_context_object("building the plan");
-    bool is_optimal = strcmp(algo, "optimal") == 0;
+    /* The tree-packing optimal (its report and options); alltoall's
+     * optimal comes from the flow (cli_build_limited builds it). */
+    bool is_optimal = strcmp(algo, "optimal") == 0 && coll != WEFT_COLL_ALLTOALL;
+    bool is_bfb = strcmp(algo, "bfb") == 0;
+    weft_bfb bfb;
+    memset(&bfb, 0, sizeof bfb);
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
-    if (is_optimal && traffic_path) {
-        cli_error("--algo optimal does not take --traffic yet: build a classic algorithm "
-                  "(direct, pairwise) for a traffic matrix");
+    if (strcmp(algo, "optimal") == 0 && traffic_path) {
+        cli_error("--algo optimal does not take --traffic yet (the optimal all-to-all plan is "
+                  "built for uniform traffic): build a classic algorithm (weft plan --list) for "
+                  "a traffic matrix");
         rc = CLI_EXIT_INPUT;
         goto done;
     }
@@ -604,6 +626,8 @@ int cli_cmd_plan(int argc, char **argv)
         if (e == WEFT_ELIMIT && max_ops)
             weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
                                  "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+    } else if (is_bfb) {
+        e = weft_synth_bfb(t, coll, max_ops, &p, &bfb, &d);
     } else {
         e = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d);
     }
@@ -651,12 +675,20 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
-        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path);
+        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
+                        is_bfb ? &bfb : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
+        if (is_bfb) {
+            char ex[64];
+            weft_rat_format(bfb.algbw_stepwise, ex, sizeof ex);
+            fprintf(f, "bfb          %u steps (T_L), %u chunks per shard; steps not overlapped: "
+                       "algbw %.3f GB/s (%s)\n",
+                    bfb.steps, bfb.chunks, weft_rat_to_double(bfb.algbw_stepwise), ex);
+        }
     }
 done:
     weft_traffic_free(&matrix);

@@ -31,7 +31,7 @@
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
-    {"algo", 0, "A", "or an algorithm: any of weft plan --list, or optimal"},
+    {"algo", 0, "A", "or an algorithm: any of weft plan --list, optimal or bfb"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"

@@ -12,13 +12,18 @@ static const cli_command topo_commands[] = {
      cli_topo_stats},
     {"dot", "draw a fabric as a Graphviz DOT graph", cli_topo_dot},
     {"host", "this machine (hwloc) plus a network, in .topo format", cli_topo_host},
+    {"search", "direct-connect fabrics for N ranks of degree D scored by BFB: Pareto frontier, "
+               "best for a size",
+     cli_topo_search},
 };
 
 static const cli_group topo_group = {
     .path = "weft topo",
     .noun = "topo command",
     .about = "Inspect fabrics. SPEC is a .topo file, an NCCL topology XML, an ASTRA-sim\n"
-             "network config (.yml) or a preset such as a100:2 ('weft topo list').\n",
+             "network config (.yml) or a preset such as a100:2 ('weft topo list'), or an\n"
+             "operator on fabrics of ranks joined directly: line(SPEC), expand(SPEC;n),\n"
+             "product(SPEC;SPEC) (docs/presets.md). 'weft topo search' picks such a fabric.\n",
     .commands = topo_commands,
     .count = sizeof topo_commands / sizeof *topo_commands,
 };

@@ -20,6 +20,7 @@
     X(launch, "run N ranks of a command on this host: weft launch -n N -- CMD...")                 \
     X(perf, "measure a collective on the real runtime (nccl-tests table): weft perf allreduce")   \
     X(tune, "simulate every plan per collective and size: a tuning table for the runtime")       \
+    X(step, "one training step of a model on a fabric: weft step --fabric a100:8 --gpu a100-80g")  \
     X(help, "print the help of a command: weft help [COMMAND [SUBCOMMAND]]")
 
 #define CLI__DECLARE(name, summary) int cli_cmd_##name(int argc, char **argv);

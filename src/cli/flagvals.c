@@ -26,7 +26,7 @@ static bool classic_known(const char *text)
 
 int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, bool allow_optimal)
 {
-    if (classic_known(text) || (allow_optimal && strcmp(text, "optimal") == 0))
+    if (classic_known(text) || (allow_optimal && (strcmp(text, "optimal") == 0 || strcmp(text, "bfb") == 0)))
         return CLI_EXIT_OK;
     char list[512];
     size_t at = 0;
@@ -39,7 +39,7 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
                                flag, text);
     return cli_usage_error(syn, "unknown %s '%s': expected %s%s (weft plan --list says what each "
                                 "builds)",
-                           flag, text, list, allow_optimal ? " or optimal" : "");
+                           flag, text, list, allow_optimal ? ", optimal or bfb" : "");
 }
 
 /* The message for a reason of weft_parse_quantity. */

@@ -38,6 +38,14 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                            weft_optimal *opt, weft_diag *d)
 {
     uint32_t n = weft_topo_num_ranks(t);
+    if (strcmp(name, "optimal") == 0 && coll == WEFT_COLL_ALLTOALL) {
+        /* From the certified maximum concurrent flow (docs/bound.md). */
+        weft_a2a_bound b;
+        weft_err e = weft_synth_a2a_optimal(t, out, &b, d);
+        if (!e)
+            weft_a2a_bound_fini(&b);
+        return e;
+    }
     if (strcmp(name, "optimal") == 0) {
         if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
             return weft_diag_set(d, WEFT_ELIMIT,
@@ -47,6 +55,8 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                                  max_ops);
         return weft_synth_optimal(t, coll, oo, out, opt, d);
     }
+    if (strcmp(name, "bfb") == 0)
+        return weft_synth_bfb(t, coll, max_ops, out, NULL, d);
     weft_err e = weft_synth_classic_limited(t, name, coll, root, max_ops, out, d);
     if (e == WEFT_ELIMIT && max_ops)
         weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,

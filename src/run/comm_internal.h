@@ -7,8 +7,9 @@
  *
  * File order of the runtime, bottom up: a file calls only files on lines
  * above its own (tools/file_cycles.py SOURCE_DIR run finds any cycle; the
- * one it reports, pmpi/state <-> pmpi/coll_*, is the interposed MPI_*
- * functions calling each other through MPI itself):
+ * two it reports are the interposed MPI_* functions calling each other
+ * through MPI itself: pmpi/state <-> pmpi/coll_*, and mpi/boot_mpi's
+ * MPI_Comm_dup, which in libweft_mpi.so is pmpi/comm's, passing it on):
  *
  *   cause, copy_nt, dtype, hello, liveness, secret, sock, reduce_x86,
  *     transport/shm/bell, clock.h (no code of their own above them)
@@ -27,6 +28,7 @@
  *   coll_shared, config_env
  *   coll_ring     the public collectives (select, coll_shared, coll_direct)
  *   coll_alltoall
+ *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
  *   mpi/, pmpi/
  */
 #ifndef WEFT_RUN_COMM_INTERNAL_H

@@ -40,10 +40,11 @@ static void xfers_fini(xfers *x)
     weft__free(x->lat);
 }
 
-/* Routes every ring hop: position r sends to position r+1 of order (rank
- * order when order is NULL); a hop's latency is its route's plus what the
- * resolved settings o add (sim_model_route_extra). */
-static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order,
+/* Routes every ring hop: the n positions form n / g rings of g consecutive
+ * positions each, and position r sends to the next position of its ring
+ * (rank order when order is NULL); a hop's latency is its route's plus what
+ * the resolved settings o add (sim_model_route_extra). */
+static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uint32_t *order,
                            const weft_sim_opts *o, double slice_bytes, xfers *x,
                            weft_diag *d)
 {
@@ -62,7 +63,8 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order
     size_t used = 0;
     for (uint32_t r = 0; r < n; r++) {
         weft_paths_route rt;
-        uint32_t ra = order ? order[r] : r, rb = order ? order[(r + 1) % n] : (r + 1) % n;
+        uint32_t base = r / g * g, next = base + (r - base + 1) % g;
+        uint32_t ra = order ? order[r] : r, rb = order ? order[next] : next;
         weft_node_id a = weft_topo_rank_node(t, (weft_rank){ra});
         weft_node_id b = weft_topo_rank_node(t, (weft_rank){rb});
         if ((err = weft_paths_route_get(p, a, b, &rt, d)))
@@ -82,7 +84,7 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, const uint32_t *order
         x->r_off[r + 1] = (uint32_t)used;
         x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9 +
                     sim_model_route_extra(o, t, a, b, rt.link, rt.n, slice_bytes);
-        x->pred[r] = (r + n - 1) % n;
+        x->pred[r] = base + (r - base + g - 1) % g;
     }
 free_paths:
     weft_paths_free(p);
@@ -181,13 +183,18 @@ static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, 
 
 /* The exact classes of the pruned ring, or, when there are more than
  * max_classes and the routes are private, its periodic quotient. */
-static weft_err ring_classes(const sim_xfer_set *xs, const weft_sim_opts *o, sim_classes *cls,
-                             weft_sim_result *out, weft_diag *d)
+static weft_err ring_classes(const sim_xfer_set *xs, const weft_sim_opts *o, bool one_ring,
+                             sim_classes *cls, weft_sim_result *out, weft_diag *d)
 {
     uint32_t maxc = o->max_classes ? o->max_classes : WEFT_SIM_RING_MAX_CLASSES;
     weft_err err = sim_classes_compute(xs, o->symmetry, o->symmetry ? maxc : 0, cls);
     if (err != WEFT_ELIMIT)
         return weft_diag_code(d, err);
+    /* The periodic quotient is one cycle of positions: several rings have
+     * no such cycle. */
+    if (!one_ring)
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "sim: the rings have more than %u transfer classes", maxc);
     /* Defects: at most 1 % of the positions. */
     uint32_t period = 0, defects = 0;
     err = sim_period_classes(xs, WEFT_SIM_RING_MAX_CLASSES, xs->n / 100, cls, &period, &defects);
@@ -335,18 +342,24 @@ weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t size, const 
     return weft_sim_ring_order(t, coll, NULL, size, o, out, d);
 }
 
-/* True when order is a permutation of 0 .. n-1 (scratch: n bytes). */
-static weft_err check_order(const uint32_t *order, uint32_t n, weft_diag *d)
+/* True when every position of order names a rank (< nranks) and no rank
+ * appears twice in one ring of g positions (scratch: nranks bytes). */
+static weft_err check_order(const uint32_t *order, uint32_t n, uint32_t g, uint32_t nranks,
+                            weft_diag *d)
 {
-    uint8_t *seen = weft__calloc(n, 1);
+    uint8_t *seen = weft__calloc(nranks ? nranks : 1, 1);
     if (!seen)
         return weft_diag_code(d, WEFT_ENOMEM);
     weft_err err = WEFT_OK;
     for (uint32_t p = 0; p < n && !err; p++) {
-        if (order[p] >= n || seen[order[p]])
+        if (p % g == 0)
+            for (uint32_t q = p; q < p + g && q < n; q++)
+                if (order[q] < nranks)
+                    seen[order[q]] = 0;
+        if (order[p] >= nranks || seen[order[p]])
             err = weft_diag_set(d, WEFT_EINVAL,
                                 "sim: ring order position %u: rank %u %s", p, order[p],
-                                order[p] >= n ? "is not a rank" : "appears twice");
+                                order[p] >= nranks ? "is not a rank" : "appears twice");
         else
             seen[order[p]] = 1;
     }
@@ -354,25 +367,28 @@ static weft_err check_order(const uint32_t *order, uint32_t n, weft_diag *d)
     return err;
 }
 
-weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t *order,
-                             uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
-                             weft_diag *d)
+/* n positions of order (NULL: the ranks in order), in rings of g
+ * consecutive positions that all run at once; see weft_sim_rings. */
+static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
+                          uint32_t g, uint64_t size, const weft_sim_opts *o,
+                          weft_sim_result *out, weft_diag *d)
 {
     weft_sim_opts defaults;
     if (!o) {
         weft_sim_opts_init(&defaults);
         o = &defaults;
     }
-    uint32_t n = weft_topo_num_ranks(t);
     if (coll != WEFT_COLL_ALLGATHER && coll != WEFT_COLL_REDUCESCATTER &&
         coll != WEFT_COLL_ALLREDUCE)
         return weft_diag_set(d, WEFT_EINVAL, "sim: the ring algorithm does not do %s",
                              weft_coll_name(coll));
-    if (n < 2)
-        return weft_diag_set(d, WEFT_EINVAL, "sim: a ring needs at least 2 ranks, the fabric has %u",
-                             n);
+    if (g < 2)
+        return weft_diag_set(d, WEFT_EINVAL, "sim: a ring needs at least 2 ranks, %s %u",
+                             n == g ? "the fabric has" : "a group has", g);
+    if (n % g)
+        return weft_diag_set(d, WEFT_EINVAL, "sim: %u positions are not rings of %u", n, g);
     weft_sim_opts resolved;
-    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / n, &resolved, d);
+    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / g, &resolved, d);
     if (rerr)
         return rerr;
     if (o->model == WEFT_SIM_GPU) {
@@ -384,7 +400,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
             uint64_t step = weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1,
                                                  (weft_proto)resolved.proto)
                                 .step_bytes;
-            uint64_t s = size / n / step;
+            uint64_t s = size / g / step;
             resolved.slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES
                                                                     : (uint32_t)s;
         }
@@ -395,7 +411,7 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     if (o->cut_through)
         return weft_diag_set(d, WEFT_EINVAL, "sim: cut-through is simulated for plans only "
                              "(weft_sim_plan of the ring plan)");
-    uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(n - 1) : n - 1;
+    uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
 
     weft_err err;
     xfers x;
@@ -409,7 +425,8 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     uint32_t pruned = 0, *hit = NULL;
     double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
-    if ((order && (err = check_order(order, n, d))) || (err = route_ring(t, n, order, o, (double)size / n / o->slices / o->bw_scale, &x, d)))
+    if ((order && (err = check_order(order, n, g, weft_topo_num_ranks(t), d))) ||
+        (err = route_ring(t, n, g, order, o, (double)size / g / o->slices / o->bw_scale, &x, d)))
         goto free_all;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);
@@ -425,11 +442,11 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     for (uint32_t k = 0; k < x.r_off[n]; k++)
         lbytes[x.link[k]] += x.coef[k];
     for (uint32_t l = 0; l < nl; l++)
-        lbytes[l] *= (double)steps * ((double)size / n) / o->bw_scale;
+        lbytes[l] *= (double)steps * ((double)size / g) / o->bw_scale;
     if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
-    if ((err = ring_classes(&xs, o, &cls, &res, d)))
+    if ((err = ring_classes(&xs, o, n == g, &cls, &res, d)))
         goto free_all;
     ccap = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *ccap);
     cmult = weft__malloc((size_t)(cls.nl ? cls.nl : 1) * sizeof *cmult);
@@ -448,14 +465,14 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
     rs.ccap = ccap;
     rs.cmult = cmult;
     rs.slices = o->slices;
-    rs.bytes = (double)size / n / o->slices / o->bw_scale;
+    rs.bytes = (double)size / g / o->slices / o->bw_scale;
     rs.alpha = o->alpha_s;
     if ((err = class_routes(&rs)))
         goto fail;
     if (o->symmetry && decoupled(&rs, hit))
-        err = run_fast(&rs, steps, coll, n, size, &res, d);
+        err = run_fast(&rs, steps, coll, g, size, &res, d);
     else
-        err = run_ring(&rs, steps, ccap, coll, n, size, &res, d);
+        err = run_ring(&rs, steps, ccap, coll, g, size, &res, d);
     if (err)
         goto free_all;
     res.transfers = (uint64_t)n * steps * o->slices;
@@ -482,4 +499,21 @@ free_all:
     sim_classes_fini(&cls);
     xfers_fini(&x);
     return err;
+}
+
+weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t *order,
+                             uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                             weft_diag *d)
+{
+    uint32_t n = weft_topo_num_ranks(t);
+    return rings_sim(t, coll, order, n, n, size, o, out, d);
+}
+
+weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
+                        uint32_t group, uint64_t size, const weft_sim_opts *o,
+                        weft_sim_result *out, weft_diag *d)
+{
+    if (!order || n == 0 || group == 0)
+        return weft_diag_set(d, WEFT_EINVAL, "sim: rings need an order and a group size");
+    return rings_sim(t, coll, order, n, group, size, o, out, d);
 }

@@ -161,8 +161,50 @@ static void test_errors(void)
     weft_topo_free(t);
 }
 
+/* Two 2-rank rings whose every hop crosses one spine (two leaf switches, 4
+ * GB/s between them, 100 GB/s to the ranks): alone, a ring's allreduce is
+ * two steps of S/2 at 4 GB/s; together the two share the spine and each
+ * step takes twice as long. A ring whose hops stay under one leaf does not
+ * slow the others down. Errors name the position. */
+static void test_concurrent(void)
+{
+    weft_topo *t = weft__test_topo_text("node g0 compute\nnode g1 compute\n"
+                                        "node g2 compute\nnode g3 compute\n"
+                                        "node a switch\nnode b switch\n"
+                                        "duplex g0 a 100GB/s\nduplex g1 a 100GB/s\n"
+                                        "duplex g2 b 100GB/s\nduplex g3 b 100GB/s\n"
+                                        "duplex a b 4GB/s\n");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    const uint64_t size = 8u << 20;
+    const double hop = (double)size / 2 / 4e9 + (double)size / 2 / 100e9;
+    weft_sim_result r;
+    const uint32_t one[2] = {0, 2}, two[4] = {0, 2, 1, 3}, local[4] = {0, 1, 2, 3};
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, one, 2, 2, size, NULL, &r, NULL), WEFT_OK);
+    double alone = r.time_s;
+    CHECK_REL(alone, 2 * ((double)size / 2 / 4e9), 1e-9);
+    CHECK(alone < 2 * hop);
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, two, 4, 2, size, NULL, &r, NULL), WEFT_OK);
+    CHECK_REL(r.time_s, 2 * alone, 1e-9);
+    CHECK_INT(r.ranks, 2);
+    CHECK_INT(r.transfers, 4 * 2);
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, local, 4, 2, size, NULL, &r, NULL), WEFT_OK);
+    CHECK_REL(r.time_s, 2 * ((double)size / 2 / 100e9), 1e-9);
+    weft_diag d;
+    const uint32_t twice[4] = {0, 0, 1, 3}, far[2] = {0, 9};
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, twice, 4, 2, size, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: ring order position 1: rank 0 appears twice");
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, far, 2, 2, size, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: ring order position 1: rank 9 is not a rank");
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, two, 3, 2, size, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sim: 3 positions are not rings of 2");
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    test_concurrent();
     test_closed_forms();
     test_pipelined();
     test_heterogeneous();

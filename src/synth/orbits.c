@@ -10,8 +10,10 @@ void weft__orbits_fini(weft__orbits *o)
 {
     weft__free(o->reps);
     weft__free(o->rank_of);
+    weft__free(o->link_of);
     o->reps = NULL;
     o->rank_of = NULL;
+    o->link_of = NULL;
 }
 
 /* ---- Colour refinement -------------------------------------------------- */
@@ -269,6 +271,7 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
 
 static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
 {
+    uint32_t nl = weft_topo_num_links(t);
     uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), maxdeg = 1;
     for (uint32_t v = 0; v < n; v++) {
         uint32_t first, count, cin;
@@ -329,6 +332,16 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
                 o->found++;
                 for (uint32_t v = 0; v < n; v++)
                     unite(parent, v, s.map[v]);
+                /* The generator's link map: l = (u, v) goes to the link
+                 * (map u, map v), which verification showed exists. */
+                for (uint32_t l = 0; o->link_of && l < nl; l++) {
+                    weft_link_id img;
+                    if (weft_topo_find_link(
+                            t, (weft_node_id){s.map[weft_topo_link_src(t, (weft_link_id){l}).v]},
+                            (weft_node_id){s.map[weft_topo_link_dst(t, (weft_link_id){l}).v]},
+                            &img))
+                        unite(o->link_of, l, img.v);
+                }
                 merged = true;
             } else {
                 cls->key++;
@@ -354,6 +367,8 @@ static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits
         }
         o->rank_of[r] = rep_of_root[root];
     }
+    for (uint32_t l = 0; o->link_of && l < nl; l++)
+        o->link_of[l] = find(o->link_of, l);
 free_scratch:
     weft__free(color);
     weft__free(parent);
@@ -367,18 +382,22 @@ free_scratch:
     return e;
 }
 
-weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search_on,
-                              weft__orbits *out)
+static weft_err compute(const weft_topo *t, const int64_t *w, bool search_on, bool links,
+                        weft__orbits *out)
 {
-    uint32_t nr = weft_topo_num_ranks(t);
+    uint32_t nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
     weft__orbits o;
     memset(&o, 0, sizeof o);
     o.reps = weft__malloc((size_t)nr * sizeof *o.reps);
     o.rank_of = weft__malloc((size_t)nr * sizeof *o.rank_of);
-    if (!o.reps || !o.rank_of) {
+    if (links)
+        o.link_of = weft__malloc(((size_t)nl + 1) * sizeof *o.link_of);
+    if (!o.reps || !o.rank_of || (links && !o.link_of)) {
         weft__orbits_fini(&o);
         return WEFT_ENOMEM;
     }
+    for (uint32_t l = 0; links && l < nl; l++)
+        o.link_of[l] = l;
     for (uint32_t r = 0; r < nr; r++) {
         o.reps[r] = r;
         o.rank_of[r] = r;
@@ -393,4 +412,16 @@ weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search_
     }
     *out = o;
     return WEFT_OK;
+}
+
+weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search_on,
+                              weft__orbits *out)
+{
+    return compute(t, w, search_on, false, out);
+}
+
+weft_err weft__orbits_compute_links(const weft_topo *t, const int64_t *w, bool search_on,
+                                    weft__orbits *out)
+{
+    return compute(t, w, search_on, true, out);
 }

@@ -30,12 +30,22 @@ typedef struct weft__orbits {
     uint32_t *reps;    /* one rank per orbit, ascending */
     uint32_t *rank_of; /* per rank: the representative of its orbit */
     uint32_t tried, found; /* candidate automorphisms tried and verified */
+    /* Per link: the smallest link id of its orbit under the group that the
+     * verified automorphisms generate (union-find over each generator's
+     * link map: exactly the orbits of the generated group). NULL unless
+     * asked for with weft__orbits_compute_links. */
+    uint32_t *link_of;
 } weft__orbits;
 
 /* Computes the orbits of the ranks of t, whose link l has weight w[l].
  * With search false every rank is its own orbit. WEFT_ENOMEM only. */
 weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search,
                               weft__orbits *out);
+/* The same, and also the link orbits (out->link_of) of the same group, so
+ * that a flow problem can sum its link constraints over link orbits
+ * (a2a_bound.c). WEFT_ENOMEM only. */
+weft_err weft__orbits_compute_links(const weft_topo *t, const int64_t *w, bool search,
+                                    weft__orbits *out);
 /* Frees what weft__orbits_compute stored; safe on a zeroed struct. */
 void weft__orbits_fini(weft__orbits *o);
 

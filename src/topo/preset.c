@@ -17,6 +17,10 @@ static const char *const p_hypercube[] = {"D", "bw", "lat", NULL};
 static const char *const p_nvidia[] = {"boxes", "nvbw", "nicbw", NULL};
 static const char *const p_mi250[] = {"boxes", "xgmibw", "ibbw", NULL};
 static const char *const p_dgx1[] = {"bw", NULL};
+static const char *const p_genkautz[] = {"N", "d", "bw", "lat", NULL};
+static const char *const p_debruijn[] = {"d", "k", "bw", "lat", NULL};
+static const char *const p_circulant[] = {"N",  "j1", "j2", "j3", "j4", "j5",
+                                          "j6", "j7", "j8", "bw", "lat", NULL};
 static const char *const p_fattree[] = {"k", "bw", "lat", NULL};
 static const char *const p_dragonfly[] = {"p", "a", "h", "g", "bw", "gbw", "lat", NULL};
 static const char *const p_clos[] = {"hosts",   "gpus",   "nics",      "nicbw", "nvbw",
@@ -57,6 +61,26 @@ static const weft__preset presets[] = {
       "Hypercube of 2^D ranks, 1 <= D <= 20: rank i <-> rank i XOR 2^k for every k < D."
       BW_LAT_DOC},
      p_hypercube, weft__preset_hypercube, NULL},
+    {{"genkautz", "genkautz:N,d[,bw=BW][,lat=LAT]",
+      "Generalized Kautz digraph (Imase and Itoh), a direct-connect base graph of Zhao et al."
+      " (NSDI'25): N ranks, 1 <= d < N; rank i has a directed link to (-d*i - a) mod N for"
+      " a = 1 .. d, self-loops dropped (so a few ranks have out-degree d-1). Diameter at most"
+      " ceil(log_d N)." BW_LAT_DOC},
+     p_genkautz, weft__preset_genkautz, NULL},
+    {{"circulant", "circulant:N,J1[,J2...][,bw=BW][,lat=LAT]",
+      "Circulant graph: N >= 3 ranks, rank i <-> rank (i+J) mod N for every offset J (1 to 8"
+      " distinct offsets, each 1 <= J <= N/2; J = N/2 gives one duplex pair per two ranks)."
+      " bw and lat must be named (a bare value after N is an offset). circulant:N,1 is"
+      " biring:N." BW_LAT_DOC},
+     p_circulant, weft__preset_circulant, NULL},
+    {{"debruijn", "debruijn:d,k[,bw=BW][,lat=LAT]",
+      "De Bruijn digraph of d^k ranks (d >= 2, k >= 1): rank i has a directed link to"
+      " (d*i + a) mod d^k for a = 0 .. d-1, self-loops dropped. Diameter k." BW_LAT_DOC},
+     p_debruijn, weft__preset_debruijn, NULL},
+    {{"bipartite", "bipartite:N[,bw=BW][,lat=LAT]",
+      "Complete bipartite graph K(N/2, N/2): N even >= 2 ranks, every rank of 0 .. N/2-1"
+      " duplex to every rank of N/2 .. N-1; degree N/2, diameter 2 (1 for N = 2)." BW_LAT_DOC},
+     p_n, weft__preset_bipartite, NULL},
     {{"a100", "a100:B[,nvbw=BW][,nicbw=BW]",
       "ForestColl's A100 model: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and one"
       " NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 300 GB/s). When"

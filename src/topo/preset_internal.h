@@ -129,6 +129,25 @@ weft_err weft__preset_switch(const weft__preset_args *a, weft_topo_builder *b, w
 weft_err weft__preset_torus(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_hypercube(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 
+weft_err weft__preset_genkautz(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_circulant(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_debruijn(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_bipartite(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+
+/* Strong connectivity of the digraph of n nodes and the m arcs
+ * src[k] -> dst[k] (preset_dc.c), in O(n + m): *connected is true when every
+ * node reaches every other. WEFT_ENOMEM only. */
+weft_err weft__topo_arcs_connected(uint32_t n, const uint32_t *src, const uint32_t *dst, size_t m,
+                                   bool *connected);
+
+/* Operators on direct-connect fabrics (dcops.c): line(SPEC), expand(SPEC;n),
+ * product(SPEC;SPEC), nesting; an operand is a preset, a .topo file or an
+ * operator. weft__topo_is_operator says whether a spec is spelled so;
+ * weft__topo_operator builds it (errors as presets: WEFT_EINVAL naming the
+ * spec and the reason, WEFT_ELIMIT, WEFT_ENOMEM). */
+bool weft__topo_is_operator(const char *spec);
+weft_err weft__topo_operator(const char *spec, weft_topo **out, weft_diag *d);
+
 weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);

@@ -88,12 +88,13 @@ static void check_shape(const weft_topo *t, uint32_t ranks, uint32_t switches, u
 
 static void test_registry(void)
 {
-    CHECK_INT(weft_preset_count(), 14);
+    CHECK_INT(weft_preset_count(), 18);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
-    static const char *const names[] = {"ring", "biring", "full",  "switch", "torus", "hypercube",
-                                        "a100", "h100",   "mi250", "dgx1",   "fattree", "dragonfly", "clos",
-                                        "mixnet"};
-    for (size_t i = 0; i < weft_preset_count() && i < 14; i++) {
+    static const char *const names[] = {"ring",      "biring",  "full",      "switch",   "torus",
+                                        "hypercube", "genkautz", "circulant", "debruijn", "bipartite",
+                                        "a100",      "h100",    "mi250",     "dgx1",     "fattree",
+                                        "dragonfly", "clos",    "mixnet"};
+    for (size_t i = 0; i < weft_preset_count() && i < 18; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
         CHECK(strncmp(p->usage, p->name, strlen(p->name)) == 0);
@@ -578,9 +579,12 @@ static const bad_case bad[] = {
     {"dragonfly:g=1", WEFT_EINVAL, "dragonfly:g=1: g must be >= 2"},
     {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
     {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
-    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
-    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
-    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
 };
 
 static void test_errors(void)

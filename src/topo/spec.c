@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "topo/import_internal.h"
+#include "topo/preset_internal.h"
 #include "weft/host.h"
 #include "weft/topo.h"
 
@@ -98,6 +99,7 @@ weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_
     if (stat(spec, &st) != 0) {
         weft_err e;
         if (weft_topo_host_spec(spec, out, &e, d)) return e; /* "host[:...]", weft/host.h */
+        if (weft__topo_is_operator(spec)) return weft__topo_operator(spec, out, d);
         e = weft_topo_preset(spec, out, d);
         if (e == WEFT_ENOENT)
             return weft_diag_set(d, WEFT_ENOENT, "no such file or preset '%s' (see weft topo list)",

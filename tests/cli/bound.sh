@@ -98,10 +98,10 @@ expect_rc 1
 expect_err "weft: a100:0: boxes must be >= 1"
 run bound a100:2
 expect_rc 2
-expect_err_has "weft: missing --coll (allgather, reducescatter or allreduce)"
-run bound a100:2 --coll alltoall
+expect_err_has "weft: missing --coll (allgather, reducescatter, allreduce or alltoall)"
+run bound a100:2 --coll broadcast
 expect_rc 2
-expect_err_has "weft: bad --coll 'alltoall': the bound is computed for allgather, reducescatter or allreduce"
+expect_err_has "weft: bad --coll 'broadcast': the bound is computed for allgather, reducescatter, allreduce or alltoall"
 run bound a100:2 --coll allgather --maxflow simplex
 expect_rc 2
 expect_err_has "weft: bad --maxflow 'simplex': push-relabel or dinic"
@@ -110,6 +110,6 @@ expect_rc 2
 expect_err_has "weft: missing SPEC"
 run bound --help
 expect_rc 0
-expect_out_has "usage: weft bound SPEC --coll C [--json]"
+expect_out_has "usage: weft bound SPEC --coll C [--traffic FILE] [--json]"
 
 finish

@@ -23,7 +23,8 @@ allowed() {
     synth) echo "base topo plan synth" ;;
     sim) echo "base topo plan sim" ;;
     run) echo "base topo plan synth run" ;;
-    cli) echo "base topo plan synth sim run cli" ;;
+    work) echo "base topo plan synth sim work" ;;
+    cli) echo "base topo plan synth sim run work cli" ;;
     esac
 }
 
@@ -36,6 +37,7 @@ owner() {
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h | bvn.h) echo synth ;;
     sim.h) echo sim ;;
+    work.h) echo work ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
     esac
 }
@@ -149,9 +151,10 @@ else
     got=$(for m in base topo plan synth sim run cli; do
         python3 "$SRC/tools/file_cycles.py" "$SRC" $m | grep '^cycle:'
     done)
-    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_gpu topo/preset_net topo/preset_ocs
+    want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_dc topo/preset_gpu topo/preset_net topo/preset_ocs
 cycle: synth/optimal synth/optimal_rail
-cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/state
+cycle: run/mpi/boot_mpi run/mpi/comm_mpi run/pmpi/comm
+cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/coll_vector run/pmpi/state
 cycle: cli/args cli/group
 cycle: cli/cmd_topo cli/topo_stats"
     if [ "$got" = "$want" ]; then pass_; else fail_ "cycles:

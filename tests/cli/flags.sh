@@ -22,7 +22,7 @@ SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --co
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"
-BOUND_USAGE="usage: weft bound SPEC --coll C [--json]
+BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"
 SIZE_GRAMMAR="a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB"
 
@@ -246,7 +246,7 @@ if [ -f "$NDV4" ]; then
 fi
 
 # ---- Bad values are usage errors that list the valid ones ------------------
-ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, nccl or optimal"
+ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, nccl, optimal or bfb"
 run plan ring:4 --coll allreduce --algo nosuch
 expect_rc 2
 expect_err "weft: unknown --algo 'nosuch': expected $ALGOS (weft plan --list says what each builds)

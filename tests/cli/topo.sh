@@ -439,7 +439,7 @@ run topo stats --help
 expect_out_has "      --nvlink-bw BW"
 run topo --help
 expect_rc 0
-expect_out_has "  stats  summarise a fabric"
+expect_out_has "  stats   summarise a fabric"
 # topo list --json: every preset, as --names lists them.
 run topo list --json
 expect_rc 0

@@ -207,4 +207,9 @@ expect_err "weft: $TMP/bad.tm:2:5: more than 2 numbers on this line (line 1 has 
 run traffic
 expect_rc 2
 
+# The optimal all-to-all plan is built for uniform traffic only (so far).
+run plan switch:4 --coll alltoall --algo optimal --traffic "$TMP/sk.tm"
+expect_rc 1
+expect_err "weft: --algo optimal does not take --traffic yet (the optimal all-to-all plan is built for uniform traffic): build a classic algorithm (weft plan --list) for a traffic matrix"
+
 finish

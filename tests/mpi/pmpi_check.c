@@ -2,7 +2,7 @@
  * serves (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast,
  * MPI_Reduce, MPI_Alltoall) element by element, over several datatypes,
  * operators, sizes, roots and MPI_IN_PLACE, plus calls that the library must
- * pass to MPI (another communicator, a user operator, a type weft does not
+ * pass to MPI (MPI_COMM_SELF, a user operator, a type weft does not
  * reduce) and a non-contiguous datatype it packs. It knows nothing of weft: run
  * plainly it proves its own expectations; run with LD_PRELOAD it checks the
  * library. Every rank prints the number of calls it expects weft to serve
@@ -214,15 +214,20 @@ static void user_max(void *in, void *inout, int *len, MPI_Datatype *t)
         if (((int *)in)[i] > ((int *)inout)[i]) ((int *)inout)[i] = ((int *)in)[i];
 }
 
-/* Calls weft must pass to MPI, and two derived types it serves, checked
+/* Calls weft must pass to MPI, one on a duplicate of MPI_COMM_WORLD and
+ * two derived types it serves, checked
  * the same way. */
 static void check_fallthrough(void)
 {
     int v = me + 1, sum = 0, mx = 0;
+    int self = -1;
+    MPI_Allreduce(&v, &self, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    count_call(OTHER, ALLREDUCE, false);
+    expect(self == v, "MPI_Allreduce on MPI_COMM_SELF", "int", 1, 0);
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, dup);
-    passed[ALLREDUCE]++;
+    count_call(DUP, ALLREDUCE, true);
     expect(sum == n * (n + 1) / 2, "MPI_Allreduce on a duplicate", "int", 1, 0);
     MPI_Comm_free(&dup);
 

@@ -10,7 +10,8 @@
  *    earlier version passed those ranks to MPI and served the others, and
  *    the job hung).
  *  - sub-communicators: all six collectives on an MPI_Comm_split result
- *    (even and odd ranks) and on a split that keeps every rank: passed.
+ *    (even and odd ranks) and on a split that keeps every rank: served on
+ *    the split's weft communicator.
  *  - wrap-around: sums that overflow 32 and 64-bit types (MPI_UNSIGNED,
  *    MPI_UNSIGNED_LONG, MPI_LONG_LONG), compared with the sum modulo
  *    2^bits. (Not 8 and 16 bits: Open MPI 4.1's vectorised sums of
@@ -21,8 +22,8 @@
  *  - zero counts: each of the six served with count 0, buffers untouched.
  *  - passed operators: MPI_MAXLOC on MPI_2INT, MPI_BOR on MPI_UNSIGNED,
  *    MPI_LAND on MPI_C_BOOL.
- *  - a nonblocking MPI_Iallreduce (not interposed) in flight around a
- *    served MPI_Allreduce.
+ *  - a nonblocking MPI_Iallreduce (served, complete when it returns) around
+ *    a served MPI_Allreduce.
  *
  * Every result is checked exactly. Like pmpi_check, every rank prints the
  * served/passed counts it expects in the form of the library's finalize
@@ -168,7 +169,7 @@ static void check_layouts(int count)
     MPI_Type_free(&st);
 }
 
-/* All six on a communicator that is not MPI_COMM_WORLD: passed. halves:
+/* All six on a communicator that is not MPI_COMM_WORLD: served. halves:
  * even and odd ranks apart, else every rank (still not MPI_COMM_WORLD). */
 static void check_subcomm(bool halves)
 {
@@ -180,32 +181,32 @@ static void check_subcomm(bool halves)
     long v[3] = {me, 2 * me, 3 * me}, sum[3], all[64], gather[64], want = 0;
     int ranks[64];
     MPI_Allgather(&me, 1, MPI_INT, ranks, 1, MPI_INT, sub); /* world rank of each */
-    passed[ALLGATHER]++;
+    count_call(SPLIT, ALLGATHER, true);
     for (int r = 0; r < sn; r++) {
         expect(ranks[r] == (halves ? 2 * r + me % 2 : r), "MPI_Allgather on a split", (size_t)r);
         want += ranks[r];
     }
     MPI_Allreduce(v, sum, 3, MPI_LONG, MPI_SUM, sub);
-    passed[ALLREDUCE]++;
+    count_call(SPLIT, ALLREDUCE, true);
     for (int k = 0; k < 3; k++)
         expect(sum[k] == (k + 1) * want, "MPI_Allreduce on a split", (size_t)k);
     long root_val = sme == sn - 1 ? 4242 : 0;
     MPI_Bcast(&root_val, 1, MPI_LONG, sn - 1, sub);
-    passed[BCAST]++;
+    count_call(SPLIT, BCAST, true);
     expect(root_val == 4242, "MPI_Bcast on a split", 0);
     long red = -1;
     MPI_Reduce(&v[0], &red, 1, MPI_LONG, MPI_MAX, 0, sub);
-    passed[REDUCE]++;
+    count_call(SPLIT, REDUCE, true);
     if (sme == 0) expect(red == ranks[sn - 1], "MPI_Reduce on a split", 0);
     for (int r = 0; r < sn; r++)
         all[r] = me * 100 + r;
     MPI_Alltoall(all, 1, MPI_LONG, gather, 1, MPI_LONG, sub);
-    passed[ALLTOALL]++;
+    count_call(SPLIT, ALLTOALL, true);
     for (int r = 0; r < sn; r++)
         expect(gather[r] == ranks[r] * 100 + sme, "MPI_Alltoall on a split", (size_t)r);
     long mine = -1;
     MPI_Reduce_scatter_block(all, &mine, 1, MPI_LONG, MPI_SUM, sub);
-    passed[RSB]++;
+    count_call(SPLIT, RSB, true);
     expect(mine == 100 * want + (long)sn * sme, "MPI_Reduce_scatter_block on a split", 0);
     MPI_Comm_free(&sub);
 }
@@ -292,7 +293,7 @@ static void check_zero(void)
     MPI_Bcast(r, 0, MPI_INT, n - 1, MPI_COMM_WORLD);
     MPI_Reduce(s, r, 0, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Alltoall(s, 0, MPI_INT, r, 0, MPI_INT, MPI_COMM_WORLD);
-    for (int k = 0; k < NCOLL; k++)
+    for (int k = 0; k <= ALLTOALL; k++)
         served[k]++;
     expect(s[0] == 11 && s[1] == 12 && r[0] == 21 && r[1] == 22, "count 0 left buffers", 0);
 }
@@ -330,6 +331,7 @@ static void check_nonblocking(void)
     int a = me + 1, asum = 0, b[5], bsum[5];
     MPI_Request req;
     MPI_Iallreduce(&a, &asum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    served[IALLREDUCE]++;
     for (int k = 0; k < 5; k++)
         b[k] = me * k;
     MPI_Allreduce(b, bsum, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -37,8 +37,11 @@ for np in 2 4; do
       grep -qxF "weft INFO pmpi: rank $r: MPI_$c served by weft" "$err" ||
         fail "np $np rank $r: MPI_$c not logged as served"
     done
-    grep -qxF "weft INFO pmpi: rank $r: MPI_Allreduce passed to MPI (not MPI_COMM_WORLD)" "$err" ||
-      fail "np $np rank $r: the duplicate communicator's call not logged as passed"
+    grep -qxF "weft INFO pmpi: rank $r: MPI_Allreduce passed to MPI (no weft communicator)" "$err" ||
+      fail "np $np rank $r: the call on MPI_COMM_SELF not logged as passed"
+    check_kinds pmpi_check "$r"
+    grep -qxF "weft INFO pmpi: rank $r: on dup communicators: Allreduce 1/0" "$err" ||
+      fail "np $np rank $r: the duplicate's call not served"
   done
   if grep -q "ERROR" "$err"; then fail "np $np: errors logged"; grep ERROR "$err"; fi
   echo "np $np: $(grep -c 'served by weft$' "$err") served-lines, tally: $(grep 'checks' "$out")"
@@ -65,7 +68,7 @@ forced() { # NAME VAR=VALUE REASON-OF-THE-PASS LOG-NAME LOG-REASON
   grep -qxF "pmpi_check: 4 ranks, 786444 checks, 0 failed" "$out" ||
     { fail "$name: results"; cat "$out"; }
   for ((r = 0; r < 4; r++)); do
-    grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: Allreduce 48/1, Allgather 0/0, Reduce_scatter_block 0/0, Bcast 0/0, Reduce 0/0, Alltoall 0/0" "$err" ||
+    grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: Allreduce 48/1, Allgather 0/0, Reduce_scatter_block 0/0, Bcast 0/0, Reduce 0/0, Alltoall 0/0, Reduce_scatter 0/0, Alltoallv 0/0, Alltoallw 0/0, Iallreduce 0/0, Iallgather 0/0, Ireduce_scatter_block 0/0, Ibcast 0/0, Ireduce 0/0, Ialltoall 0/0, Ireduce_scatter 0/0, Ialltoallv 0/0, Ibarrier 0/0" "$err" ||
       fail "$name: rank $r's report"
     grep -qxF "weft INFO pmpi: rank $r: MPI_Allreduce passed to MPI ($passwhy)" "$err" ||
       { fail "$name: rank $r: the misfit not passed to MPI with its reason"; grep passed "$err"; }

@@ -257,13 +257,25 @@ awk -v rl="$RING_LIMIT" '$2 == "builtin" || $2 == "ring" {
 # (tests/cli/netns.sh) asks for 25%: still a failure when the model is off
 # at most sizes, never one from load. The built-in ring is not the executor
 # and is reported only.
-awk -v lim="$AGREE_PCT" '$2 != "builtin" { m = $5; e = ($7 - m) / m; n++; a[n] = e < 0 ? -e : e }
+# A machine loaded past four times its CPUs (other builds and suites beside
+# this one) times the scheduler, not the links: several developers' full
+# suites at load 25-28 on 2 CPUs moved the median to 22%, where CTest -j8
+# beside six CPU hogs (load about 14) kept it within 10.6%. Past 4x the
+# agreement is printed and not judged; everything else still is. CTest on
+# CI (2 CPUs, -j2) stays far below.
+CPUS=$(nproc 2>/dev/null || echo 1)
+JUDGE=1
+awk -v a="$L0" -v b="$L1" -v c="$CPUS" 'BEGIN { exit !(a > 4 * c || b > 4 * c) }' && {
+    JUDGE=0
+    echo "# load average $L0 before, $L1 after on $CPUS CPUs: the agreement below is not judged"
+}
+awk -v lim="$AGREE_PCT" -v judge=$JUDGE '$2 != "builtin" { m = $5; e = ($7 - m) / m; n++; a[n] = e < 0 ? -e : e }
     END { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
               t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
           med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
           printf "# executor runs: median |cal-sim err| %.1f%% over %d figures (limit %d%%)\n",
               med * 100, n, lim
-          exit !(n > 0 && med <= lim / 100) }' "$TMP/report" ||
+          exit !(n > 0 && (med <= lim / 100 || !judge)) }' "$TMP/report" ||
     { echo "FAIL: the simulator's runtime model is not within $AGREE_PCT% of the executor (median)"; status=1; }
 awk '$2 == "ring" { r[$1] = $5; rs[$1] = $6 }
     $2 == "chosen" { c[$1] = $5; cs[$1] = $6; n[$1] = $3 }

@@ -1,9 +1,11 @@
-/* The collectives that only move data, interposed: MPI_Allgather, MPI_Bcast
- * and MPI_Alltoall (see pmpi.h), served by weft_allgather, weft_broadcast
- * and weft_alltoall (so the schedule is weft's choice for the call), as
- * bytes (WEFT_UINT8, count = bytes), on MPI_COMM_WORLD when the chosen
- * schedule fits (weft__pmpi_unfit); MPI_IN_PLACE is handled for
- * MPI_Allgather and MPI_Alltoall.
+/* The collectives that only move data, interposed, blocking and
+ * non-blocking: MPI_Allgather, MPI_Bcast and MPI_Alltoall (and MPI_I* of
+ * each; see pmpi.h), served by weft_allgather, weft_broadcast and
+ * weft_alltoall (so the schedule is weft's choice for the call), as bytes
+ * (WEFT_UINT8, count = bytes), on a communicator with a weft side when the
+ * chosen schedule fits (weft__pmpi_unfit); MPI_IN_PLACE is handled for
+ * MPI_Allgather and MPI_Alltoall. MPI_Alltoallv, MPI_Alltoallw and
+ * MPI_Ibarrier are in coll_vector.c.
  *
  * MPI lets the ranks of one call describe their data with different
  * datatypes as long as the type signatures match (one rank's 8 MPI_INTs may
@@ -21,14 +23,6 @@
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
-static const char *why_not(MPI_Comm comm)
-{
-    if (!weft__pmpi_comm()) return "weft is off";
-    if (comm != MPI_COMM_WORLD) return "not MPI_COMM_WORLD";
-    if (!weft__pmpi_usable(comm)) return "inside weft";
-    return NULL;
-}
-
 /* The layouts of a send/receive pair (count elements each) that carry the
  * same bytes; sendbuf MPI_IN_PLACE ignores the send side. NULL when
  * servable, else why not. */
@@ -44,29 +38,24 @@ static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype sty
     return NULL;
 }
 
-/* A private buffer of bytes (at least one, so that 0 bytes is not NULL). */
-static weft_err scratch(size_t bytes, unsigned char **out, weft_diag *d)
-{
-    *out = malloc(bytes ? bytes : 1);
-    if (!*out)
-        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a packed copy of %zu bytes",
-                             bytes);
-    return WEFT_OK;
-}
-
-PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *req)
 {
     weft__pmpi_layout sl, rl;
-    const char *why = why_not(comm);
+    weft__pmpi_target t;
+    const char *why = weft__pmpi_target_of(comm, &t);
     if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLGATHER, rl.bytes, WEFT_UINT8, 0);
+    if (!why) why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLGATHER, rl.bytes, WEFT_UINT8, 0);
     if (why) {
-        weft__pmpi_passed(WEFT__PMPI_ALLGATHER, why);
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, req)
+                   : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm);
     }
-    weft__pmpi_served(WEFT__PMPI_ALLGATHER);
-    weft_comm *c = weft__pmpi_comm();
+    weft__pmpi_served(&t, k);
+    weft_comm *c = t.comm;
     uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
     size_t bytes = rl.bytes;
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -75,7 +64,7 @@ PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    if (!rl.contig && !(e = scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d))) out = packed_out;
     if (!e && in_place) {
         /* This rank's block is at its place in recvbuf: weft's in-place
          * convention, once packed. */
@@ -84,7 +73,7 @@ PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
             e = weft__pmpi_pack((unsigned char *)recvbuf + (MPI_Aint)me * recvcount * rl.extent,
                                 (size_t)recvcount, recvtype, &rl, packed_out + me * bytes, false,
                                 &d);
-    } else if (!e && !sl.contig && !(e = scratch(bytes, &packed_in, &d))) {
+    } else if (!e && !sl.contig && !(e = weft__pmpi_scratch(bytes, &packed_in, &d))) {
         src = packed_in;
         e = weft__pmpi_pack(sendbuf, (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
     }
@@ -96,29 +85,47 @@ PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
                             true, &d);
     free(packed_in);
     free(packed_out);
-    return e ? weft__pmpi_fail(WEFT__PMPI_ALLGATHER, comm, &d) : MPI_SUCCESS;
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
 }
 
-PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(WEFT__PMPI_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    return allgather(WEFT__PMPI_IALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, request);
+}
+
+static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Request *req)
 {
     weft__pmpi_layout l;
-    const char *why = why_not(comm);
+    weft__pmpi_target t;
+    const char *why = weft__pmpi_target_of(comm, &t);
     if (!why && !weft__pmpi_layout_of(datatype, count, &l)) why = "bad datatype or count";
-    if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(weft__pmpi_comm())))
-        why = "root out of range";
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
+    if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(t.comm))) why = "root out of range";
+    if (!why)
+        why = weft__pmpi_unfit(t.comm, WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
     if (why) {
-        weft__pmpi_passed(WEFT__PMPI_BCAST, why);
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ibcast(buffer, count, datatype, root, comm, req)
+                   : PMPI_Bcast(buffer, count, datatype, root, comm);
     }
-    weft__pmpi_served(WEFT__PMPI_BCAST);
-    weft_comm *c = weft__pmpi_comm();
+    weft__pmpi_served(&t, k);
+    weft_comm *c = t.comm;
     bool is_root = weft_comm_rank(c) == (uint32_t)root;
     unsigned char *data = buffer, *packed = NULL;
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    if (!l.contig && !(e = scratch(l.bytes, &packed, &d))) {
+    if (!l.contig && !(e = weft__pmpi_scratch(l.bytes, &packed, &d))) {
         data = packed;
         if (is_root) e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, false, &d);
     }
@@ -128,22 +135,38 @@ PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     if (!e && !l.contig && !is_root)
         e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, true, &d);
     free(packed);
-    return e ? weft__pmpi_fail(WEFT__PMPI_BCAST, comm, &d) : MPI_SUCCESS;
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
 }
 
-PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast(WEFT__PMPI_BCAST, buffer, count, datatype, root, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    return bcast(WEFT__PMPI_IBCAST, buffer, count, datatype, root, comm, request);
+}
+
+static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *req)
 {
     weft__pmpi_layout sl, rl;
-    const char *why = why_not(comm);
+    weft__pmpi_target t;
+    const char *why = weft__pmpi_target_of(comm, &t);
     if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
-    if (!why) why = weft__pmpi_unfit(WEFT_COLL_ALLTOALL, rl.bytes, WEFT_UINT8, 0);
+    if (!why) why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLTOALL, rl.bytes, WEFT_UINT8, 0);
     if (why) {
-        weft__pmpi_passed(WEFT__PMPI_ALLTOALL, why);
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, req)
+                   : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
     }
-    weft__pmpi_served(WEFT__PMPI_ALLTOALL);
-    weft_comm *c = weft__pmpi_comm();
+    weft__pmpi_served(&t, k);
+    weft_comm *c = t.comm;
     size_t n = weft_comm_size(c), bytes = rl.bytes;
     bool in_place = sendbuf == MPI_IN_PLACE;
     unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
@@ -151,7 +174,7 @@ PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype se
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    if (!rl.contig && !(e = scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d))) out = packed_out;
     if (!e && in_place) {
         /* recvbuf holds the input: weft's in-place convention (sendbuf ==
          * recvbuf), once packed. */
@@ -159,7 +182,7 @@ PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype se
         if (!rl.contig)
             e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, false,
                                 &d);
-    } else if (!e && !sl.contig && !(e = scratch(n * bytes, &packed_in, &d))) {
+    } else if (!e && !sl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_in, &d))) {
         src = packed_in;
         e = weft__pmpi_pack(sendbuf, n * (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
     }
@@ -170,5 +193,20 @@ PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype se
         e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, true, &d);
     free(packed_in);
     free(packed_out);
-    return e ? weft__pmpi_fail(WEFT__PMPI_ALLTOALL, comm, &d) : MPI_SUCCESS;
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+}
+
+PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall(WEFT__PMPI_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    return alltoall(WEFT__PMPI_IALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm, request);
 }

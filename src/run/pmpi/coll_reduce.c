@@ -1,10 +1,15 @@
-/* The reducing collectives interposed: MPI_Allreduce,
- * MPI_Reduce_scatter_block and MPI_Reduce (see pmpi.h), each served by the
- * weft collective of the same kind (weft_allreduce, weft_reduce_scatter,
- * weft_reduce), so the schedule is weft's choice for the call. They are
- * served when the datatype and operator map to weft's (weft__pmpi_dtype,
- * weft__pmpi_op) on MPI_COMM_WORLD and the chosen schedule fits
- * (weft__pmpi_unfit); MPI_IN_PLACE is handled for all three. */
+/* The reducing collectives interposed, blocking and non-blocking:
+ * MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter and
+ * MPI_Reduce (and MPI_I* of each; see pmpi.h), each served by the weft
+ * collective of the same kind (weft_allreduce, weft_reduce_scatter,
+ * weft_reduce), so the schedule is weft's choice for the call.
+ * MPI_Reduce_scatter with unequal recvcounts (which MPI requires to be the
+ * same on every rank) runs weft_allreduce of the whole vector into a
+ * private buffer and keeps this rank's part. They are served when the
+ * datatype and operator map to weft's (weft__pmpi_dtype, weft__pmpi_op) on
+ * a communicator with a weft side and the chosen schedule fits
+ * (weft__pmpi_unfit); MPI_IN_PLACE is handled for all. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "run/pmpi/pmpi.h"
@@ -12,92 +17,210 @@
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
 /* NULL when weft can serve a reduction (coll, root) of count elements of t
- * with op on comm (and then *dt, *ro are set); otherwise why not. */
-static const char *why_not(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int count, weft_coll coll,
-                           int root, weft_dtype *dt, weft_redop *ro)
+ * with op on comm (and then t->comm, *dt, *ro are set); otherwise why not. */
+static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long long count,
+                           weft_coll coll, int root, weft__pmpi_target *t, weft_dtype *dt,
+                           weft_redop *ro)
 {
-    if (!weft__pmpi_comm()) return "weft is off";
-    if (comm != MPI_COMM_WORLD) return "not MPI_COMM_WORLD";
-    if (!weft__pmpi_usable(comm)) return "inside weft";
+    const char *why = weft__pmpi_target_of(comm, t);
+    if (why) return why;
     if (count < 0) return "negative count";
-    if (!weft__pmpi_dtype(t, dt)) return "datatype weft does not reduce";
+    if (!weft__pmpi_dtype(dtype, dt)) return "datatype weft does not reduce";
     if (!weft__pmpi_op(op, ro)) return "operator weft does not have";
-    if (root < 0 || (uint32_t)root >= weft_comm_size(weft__pmpi_comm())) return "root out of range";
-    return weft__pmpi_unfit(coll, (size_t)count, *dt, (uint32_t)root);
+    if (root < 0 || (uint32_t)root >= weft_comm_size(t->comm)) return "root out of range";
+    return weft__pmpi_unfit(t->comm, coll, (size_t)count, *dt, (uint32_t)root);
+}
+
+static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    weft__pmpi_target t;
+    weft_dtype dt;
+    weft_redop ro;
+    const char *why = why_not(comm, datatype, op, count, WEFT_COLL_ALLREDUCE, 0, &t, &dt, &ro);
+    if (why) {
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req)
+                   : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    weft__pmpi_served(&t, k);
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__pmpi_enter();
+    weft_err e = weft_allreduce(t.comm, src, recvbuf, (size_t)count, dt, ro, &d);
+    weft__pmpi_leave();
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
 }
 
 PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm)
 {
+    return allreduce(WEFT__PMPI_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return allreduce(WEFT__PMPI_IALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+/* Reduce-scatter of blocks of recvcount elements on t->comm (served). */
+static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                         weft_dtype dt, weft_redop ro, weft_diag *d)
+{
+    size_t block = (size_t)recvcount * weft_dtype_size(dt);
+    unsigned char *mine = (unsigned char *)recvbuf + weft_comm_rank(c) * block;
+    weft_err e;
+    weft__pmpi_enter();
+    if (sendbuf == MPI_IN_PLACE) {
+        /* MPI's input is recvbuf and its result goes to recvbuf's start;
+         * weft's in-place result is this rank's block of the input. */
+        e = weft_reduce_scatter(c, recvbuf, mine, (size_t)recvcount, dt, ro, d);
+        if (!e && mine != recvbuf) memmove(recvbuf, mine, block);
+    } else {
+        e = weft_reduce_scatter(c, sendbuf, recvbuf, (size_t)recvcount, dt, ro, d);
+    }
+    weft__pmpi_leave();
+    return e;
+}
+
+static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                                int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *req)
+{
+    weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
-    const char *why = why_not(comm, datatype, op, count, WEFT_COLL_ALLREDUCE, 0, &dt, &ro);
+    const char *why =
+        why_not(comm, datatype, op, recvcount, WEFT_COLL_REDUCESCATTER, 0, &t, &dt, &ro);
     if (why) {
-        weft__pmpi_passed(WEFT__PMPI_ALLREDUCE, why);
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                                req)
+                   : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     }
-    weft__pmpi_served(WEFT__PMPI_ALLREDUCE);
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    weft__pmpi_served(&t, k);
     weft_diag d;
     weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_allreduce(weft__pmpi_comm(), src, recvbuf, (size_t)count, dt, ro, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(WEFT__PMPI_ALLREDUCE, comm, &d) : MPI_SUCCESS;
+    weft_err e = rs_block(t.comm, sendbuf, recvbuf, recvcount, dt, ro, &d);
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    return reduce_scatter_block(WEFT__PMPI_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                                datatype, op, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *request)
+{
+    return reduce_scatter_block(WEFT__PMPI_IREDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
+                                datatype, op, comm, request);
+}
+
+static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                          const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *req)
+{
+    weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
-    const char *why =
-        why_not(comm, datatype, op, recvcount, WEFT_COLL_REDUCESCATTER, 0, &dt, &ro);
-    if (why) {
-        weft__pmpi_passed(WEFT__PMPI_REDUCE_SCATTER_BLOCK, why);
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    const char *why = weft__pmpi_target_of(comm, &t);
+    /* The counts, which every rank must pass alike: equal ones are a
+     * reduce-scatter of blocks, others an allreduce of their sum. */
+    long long sum = 0, before = 0;
+    bool equal = true;
+    uint32_t n = why ? 0 : weft_comm_size(t.comm), me = why ? 0 : weft_comm_rank(t.comm);
+    if (!why && !recvcounts) why = "no recvcounts";
+    for (uint32_t r = 0; !why && r < n; r++) {
+        if (recvcounts[r] < 0) why = "negative count";
+        if (r == me) before = sum;
+        sum += recvcounts[r];
+        equal = equal && recvcounts[r] == recvcounts[0];
     }
-    weft__pmpi_served(WEFT__PMPI_REDUCE_SCATTER_BLOCK);
-    weft_comm *c = weft__pmpi_comm();
-    size_t block = (size_t)recvcount * weft_dtype_size(dt);
-    unsigned char *mine = (unsigned char *)recvbuf + weft_comm_rank(c) * block;
+    if (!why)
+        why = equal ? why_not(comm, datatype, op, recvcounts[0], WEFT_COLL_REDUCESCATTER, 0, &t,
+                              &dt, &ro)
+                    : why_not(comm, datatype, op, sum, WEFT_COLL_ALLREDUCE, 0, &t, &dt, &ro);
+    if (why) {
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req)
+                   : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    }
+    weft__pmpi_served(&t, k);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e;
+    if (equal) {
+        e = rs_block(t.comm, sendbuf, recvbuf, recvcounts[0], dt, ro, &d);
+    } else {
+        size_t es = weft_dtype_size(dt);
+        unsigned char *all = NULL;
+        e = weft__pmpi_scratch((size_t)sum * es, &all, &d);
+        weft__pmpi_enter();
+        if (!e)
+            e = weft_allreduce(t.comm, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all,
+                               (size_t)sum, dt, ro, &d);
+        weft__pmpi_leave();
+        if (!e) memcpy(recvbuf, all + (size_t)before * es, (size_t)recvcounts[me] * es);
+        free(all);
+    }
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+}
+
+PMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(WEFT__PMPI_REDUCE_SCATTER, sendbuf, recvbuf, recvcounts, datatype, op,
+                          comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request)
+{
+    return reduce_scatter(WEFT__PMPI_IREDUCE_SCATTER, sendbuf, recvbuf, recvcounts, datatype, op,
+                          comm, request);
+}
+
+static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
+                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+{
+    weft__pmpi_target t;
+    weft_dtype dt;
+    weft_redop ro;
+    const char *why = why_not(comm, datatype, op, count, WEFT_COLL_REDUCE, root, &t, &dt, &ro);
+    if (why) {
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, req)
+                   : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    }
+    weft__pmpi_served(&t, k);
+    /* Only the root may pass MPI_IN_PLACE; its input is then recvbuf. Other
+     * ranks' recvbuf is not significant in MPI, so weft gets NULL. */
+    bool is_root = weft_comm_rank(t.comm) == (uint32_t)root;
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     weft_diag d;
     weft_diag_clear(&d);
     weft__pmpi_enter();
-    weft_err e;
-    if (sendbuf == MPI_IN_PLACE) {
-        /* MPI's input is recvbuf and its result goes to recvbuf's start;
-         * weft's in-place result is this rank's block of the input. */
-        e = weft_reduce_scatter(c, recvbuf, mine, (size_t)recvcount, dt, ro, &d);
-        if (!e && mine != recvbuf) memmove(recvbuf, mine, block);
-    } else {
-        e = weft_reduce_scatter(c, sendbuf, recvbuf, (size_t)recvcount, dt, ro, &d);
-    }
+    weft_err e = weft_reduce(t.comm, src, is_root ? recvbuf : NULL, (size_t)count, dt, ro,
+                             (uint32_t)root, &d);
     weft__pmpi_leave();
-    return e ? weft__pmpi_fail(WEFT__PMPI_REDUCE_SCATTER_BLOCK, comm, &d) : MPI_SUCCESS;
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
 }
 
 PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, int root, MPI_Comm comm)
 {
-    weft_dtype dt;
-    weft_redop ro;
-    const char *why = why_not(comm, datatype, op, count, WEFT_COLL_REDUCE, root, &dt, &ro);
-    if (why) {
-        weft__pmpi_passed(WEFT__PMPI_REDUCE, why);
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    }
-    weft__pmpi_served(WEFT__PMPI_REDUCE);
-    weft_comm *c = weft__pmpi_comm();
-    /* Only the root may pass MPI_IN_PLACE; its input is then recvbuf. Other
-     * ranks' recvbuf is not significant in MPI, so weft gets NULL. */
-    bool is_root = weft_comm_rank(c) == (uint32_t)root;
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_reduce(c, src, is_root ? recvbuf : NULL, (size_t)count, dt, ro,
-                             (uint32_t)root, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(WEFT__PMPI_REDUCE, comm, &d) : MPI_SUCCESS;
+    return reduce(WEFT__PMPI_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce(WEFT__PMPI_IREDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }

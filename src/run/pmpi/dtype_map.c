@@ -24,6 +24,31 @@ static bool int_dtype(size_t bytes, bool is_signed, weft_dtype *out)
     }
 }
 
+/* Fortran's types (fortran.c passes them on): INTEGER and INTEGER1..8 are
+ * signed integers, REAL and REAL4 float, DOUBLE PRECISION and REAL8 double,
+ * each by the size MPI gives it (-fdefault-integer-8 makes INTEGER 8
+ * bytes); none where Open MPI was built without Fortran (size 0). */
+static bool fortran_dtype(MPI_Datatype t, weft_dtype *out)
+{
+    const MPI_Datatype ints[] = {MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                 MPI_INTEGER8};
+    const MPI_Datatype reals[] = {MPI_REAL, MPI_REAL4, MPI_DOUBLE_PRECISION, MPI_REAL8};
+    int size = 0;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i] == t)
+            return PMPI_Type_size(t, &size) == MPI_SUCCESS && size > 0 &&
+                   int_dtype((size_t)size, true, out);
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        if (reals[i] != t) continue;
+        if (PMPI_Type_size(t, &size) != MPI_SUCCESS) return false;
+        if (size == 4) *out = WEFT_FLOAT;
+        else if (size == 8) *out = WEFT_DOUBLE;
+        else return false;
+        return true;
+    }
+    return false;
+}
+
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out)
 {
     if (t == MPI_DATATYPE_NULL) return false;
@@ -57,7 +82,7 @@ bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out)
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (ints[i].t == t) return int_dtype(ints[i].bytes, ints[i].is_signed, out);
-    return false;
+    return fortran_dtype(t, out);
 }
 
 bool weft__pmpi_op(MPI_Op op, weft_redop *out)

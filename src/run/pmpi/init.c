@@ -1,8 +1,9 @@
 /* MPI_Init, MPI_Init_thread and MPI_Finalize interposed: the weft
- * communicator's life (see pmpi.h). Building it is collective, and so is
+ * communicators' life (see pmpi.h). Building it is collective, and so is
  * every decision about it: the ranks agree (PMPI_Allreduce, MIN) that each
  * can take part before building, and that each built it after, so either all
  * ranks serve collectives with weft or none does. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,11 @@
  * applications whose ranks reach a collective minutes apart. A dead peer is
  * still detected at once. WEFT_TIMEOUT overrides this. */
 #define PMPI_TIMEOUT_MS (24u * 3600u * 1000u)
+
+/* The most weft communicators a process holds at once (each has its own
+ * connections and shared segments); beyond, new communicators are MPI's
+ * alone. WEFT_PMPI_COMMS overrides it. */
+#define PMPI_MAX_COMMS 64u
 
 /* True when every rank passes true. */
 static bool all_ranks(bool mine)
@@ -47,6 +53,20 @@ static bool local_ready(int provided, weft_comm_config *cfg, const char **why)
     if (provided == MPI_THREAD_MULTIPLE) {
         *why = "MPI_THREAD_MULTIPLE: a weft communicator serves one thread at a time";
         return false;
+    }
+    weft__pmpi.max_comms = PMPI_MAX_COMMS;
+    const char *most = getenv("WEFT_PMPI_COMMS");
+    if (most && *most) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(most, &end, 10);
+        if (errno || *end || v < 1 || v > 100000) {
+            weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: WEFT_PMPI_COMMS: '%s' is not 1 .. 100000",
+                     weft__pmpi.rank, most);
+            *why = "bad weft settings in the environment";
+            return false;
+        }
+        weft__pmpi.max_comms = (uint32_t)v;
     }
     weft_comm_config_init(cfg);
     cfg->timeout_ms = PMPI_TIMEOUT_MS;
@@ -85,7 +105,17 @@ static void setup(int provided)
                  weft__pmpi.rank);
         return;
     }
-    weft__pmpi.comm = c;
+    bool added = weft__pmpi_add(MPI_COMM_WORLD, c, WEFT__PMPI_WORLD);
+    if (!added) weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: out of memory", weft__pmpi.rank);
+    if (!all_ranks(added)) {
+        if (added) weft__pmpi_remove(MPI_COMM_WORLD);
+        weft_comm_free(c);
+        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft off, every call goes to MPI",
+                 weft__pmpi.rank);
+        return;
+    }
+    weft__pmpi.cfg = cfg;
+    weft__pmpi.on = true;
     uint32_t n = weft_comm_size(c);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft communicator on MPI_COMM_WORLD, %u ranks, %s",
              weft__pmpi.rank, n, weft_comm_transport(c, (weft_comm_rank(c) + 1) % n));
@@ -112,8 +142,14 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 PMPI_EXPORT int MPI_Finalize(void)
 {
     weft__pmpi_report();
-    weft_comm *c = weft__pmpi.comm;
-    weft__pmpi.comm = NULL;
-    weft_comm_free(c);
+    weft__pmpi.on = false;
+    /* The program's communicators it did not free, then MPI_COMM_WORLD's. */
+    weft__pmpi_enter();
+    while (weft__pmpi.ncomms)
+        weft_comm_free(weft__pmpi_remove(weft__pmpi.comms[weft__pmpi.ncomms - 1].mpi));
+    weft__pmpi_leave();
+    free(weft__pmpi.comms);
+    weft__pmpi.comms = NULL;
+    weft__pmpi.cap = 0;
     return PMPI_Finalize();
 }

@@ -1,21 +1,34 @@
 /* The PMPI interposition library (libweft_mpi.so): internal interface.
  *
  * Loaded with LD_PRELOAD into an unchanged MPI program, the library defines
- * MPI_Init, MPI_Init_thread, MPI_Finalize and six collectives. MPI_Init*
- * build one weft communicator over MPI_COMM_WORLD (weft_comm_init_mpi); the
- * collectives run on it when weft can serve the call exactly as MPI would
- * (MPI_COMM_WORLD; for reductions a predefined datatype and operator weft
- * reduces; for moves any datatype, packed when it is not contiguous; and a
- * schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
+ * MPI_Init, MPI_Init_thread and MPI_Finalize, the communicator constructors
+ * (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create) and
+ * MPI_Comm_free, the collectives in weft__pmpi_coll (blocking and
+ * non-blocking) and the Fortran entry points of the same calls (fortran.c).
+ * MPI_Init* build one weft communicator over MPI_COMM_WORLD
+ * (weft_comm_init_mpi); each constructor builds one over the new MPI
+ * communicator (comm.c), so every member agrees on its membership and rank
+ * order, which are the MPI communicator's. The collectives run on the weft
+ * communicator of their MPI communicator when weft can serve the call
+ * exactly as MPI would (for reductions a predefined datatype and operator
+ * weft reduces; for moves any datatype, packed when it is not contiguous;
+ * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
  * everything else to PMPI_*. Every decision depends only on arguments MPI
  * requires to agree across ranks (for moves the bytes of the data, never
  * the layout a rank's datatype gives them), so all ranks of a call take the
- * same path. The communicator is used by one thread at a time, so weft
+ * same path. The communicators are used by one thread at a time, so weft
  * stays off when the program asks for MPI_THREAD_MULTIPLE.
  *
+ * Non-blocking collectives that weft serves run to completion inside the
+ * MPI_I* call, in the order the program issues them (which MPI requires to
+ * be the same on every rank of a communicator); the request returned is an
+ * MPI request that is already complete (a receive from MPI_PROC_NULL), so
+ * MPI_Wait, MPI_Test and their kin, unchanged, complete it at once.
+ *
  * This is the one part of weft besides the CLI that reads the environment
- * (WEFT_LOG, WEFT_PMPI and weft_comm_config_from_env_options): it is the
- * program-level glue of applications that were not written for weft.
+ * (WEFT_LOG, WEFT_PMPI, WEFT_PMPI_COMMS and
+ * weft_comm_config_from_env_options): it is the program-level glue of
+ * applications that were not written for weft.
  */
 #ifndef WEFT_RUN_PMPI_H
 #define WEFT_RUN_PMPI_H
@@ -34,37 +47,72 @@ typedef enum weft__pmpi_coll {
     WEFT__PMPI_BCAST,
     WEFT__PMPI_REDUCE,
     WEFT__PMPI_ALLTOALL,
+    WEFT__PMPI_REDUCE_SCATTER,
+    WEFT__PMPI_ALLTOALLV,
+    WEFT__PMPI_ALLTOALLW,
+    WEFT__PMPI_IALLREDUCE,
+    WEFT__PMPI_IALLGATHER,
+    WEFT__PMPI_IREDUCE_SCATTER_BLOCK,
+    WEFT__PMPI_IBCAST,
+    WEFT__PMPI_IREDUCE,
+    WEFT__PMPI_IALLTOALL,
+    WEFT__PMPI_IREDUCE_SCATTER,
+    WEFT__PMPI_IALLTOALLV,
+    WEFT__PMPI_IBARRIER,
     WEFT__PMPI_COLL_COUNT
 } weft__pmpi_coll;
 
 /* "MPI_Allreduce", ... */
 const char *weft__pmpi_coll_name(weft__pmpi_coll k);
 
-/* The weft communicator when weft serves calls on this process, else NULL
- * (not initialised, disabled, failed to build, or finalised). */
-weft_comm *weft__pmpi_comm(void);
+/* How the MPI communicator of a call was made, indexing the counters:
+ * MPI_COMM_WORLD, MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type,
+ * MPI_Comm_create, or anything else (MPI_COMM_SELF, MPI_Cart_create, an
+ * inter-communicator, one that stays MPI's because a member holds
+ * WEFT_PMPI_COMMS weft communicators, ...: always passed to MPI). */
+typedef enum weft__pmpi_kind {
+    WEFT__PMPI_WORLD = 0,
+    WEFT__PMPI_DUP,
+    WEFT__PMPI_SPLIT,
+    WEFT__PMPI_SPLIT_TYPE,
+    WEFT__PMPI_CREATE,
+    WEFT__PMPI_OTHER,
+    WEFT__PMPI_KIND_COUNT
+} weft__pmpi_kind;
 
-/* True when a call on comm may be served by weft at all: weft is on, comm is
- * MPI_COMM_WORLD and no weft call is already running on this process (the
- * MPI bootstrap inside weft calls MPI itself). */
-bool weft__pmpi_usable(MPI_Comm comm);
+/* "world", "dup", "split", "split_type", "create", "other". */
+const char *weft__pmpi_kind_name(weft__pmpi_kind k);
+
+/* The weft side of a call's MPI communicator. */
+typedef struct weft__pmpi_target {
+    weft_comm *comm; /* NULL when weft cannot serve calls on it */
+    weft__pmpi_kind kind;
+} weft__pmpi_target;
+
+/* Looks comm up: NULL when a call on it may be served by weft at all (weft
+ * is on, comm has a weft communicator, and no weft call is already running
+ * on this process: the MPI bootstrap inside weft calls MPI itself), else why
+ * not. t->kind is set either way, t->comm when NULL is returned. */
+const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
 
 /* Which schedule weft runs for this call is weft_comm_choose's decision (a
  * forced WEFT_PLAN or WEFT_ALGO, the tuning table or ranking on WEFT_FABRIC,
  * or the built-in schedules), exactly as for weft_allreduce & co.; it logs
- * the choice at info level. NULL when weft can run the call; otherwise why
- * not (a forced plan or algorithm that does not fit: another collective or
- * root, or count not a multiple of its chunks), in a buffer valid until the
- * next call. Such calls go to MPI with that reason logged, instead of
+ * the choice at info level. NULL when weft can run the call on c; otherwise
+ * why not (a forced plan or algorithm that does not fit: another collective
+ * or root, or count not a multiple of its chunks), in a buffer valid until
+ * the next call. Such calls go to MPI with that reason logged, instead of
  * failing the application. */
-const char *weft__pmpi_unfit(weft_coll coll, size_t count, weft_dtype dtype, uint32_t root);
+const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                             uint32_t root);
 
-/* Counts a call and logs, once per collective, that weft serves it. */
-void weft__pmpi_served(weft__pmpi_coll k);
+/* Counts a call on a communicator of t's kind and logs, once per
+ * collective, that weft serves it. */
+void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
 /* Counts a call passed to MPI and logs, once per collective, why. */
-void weft__pmpi_passed(weft__pmpi_coll k, const char *why);
+void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
 
-/* Marks a weft call as running (see weft__pmpi_usable). */
+/* Marks a weft call as running (see weft__pmpi_target_of). */
 void weft__pmpi_enter(void);
 void weft__pmpi_leave(void);
 
@@ -74,9 +122,15 @@ void weft__pmpi_leave(void);
  * failed MPI collective would). */
 int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d);
 
+/* The end of a served call: MPI_SUCCESS, and when req is not NULL (a
+ * non-blocking call, which weft ran to completion) *req set to a request
+ * that is already complete. */
+int weft__pmpi_done(MPI_Request *req);
+
 /* The weft element type of a predefined MPI datatype that weft reduces
  * (signed and unsigned C integer types of 1, 2, 4 and 8 bytes, the
- * <stdint.h> types, MPI_FLOAT, MPI_DOUBLE). False for anything else,
+ * <stdint.h> types, MPI_FLOAT, MPI_DOUBLE, and Fortran's INTEGER, INTEGER1..8,
+ * REAL, REAL4, REAL8, DOUBLE PRECISION). False for anything else,
  * including MPI_CHAR and MPI_BYTE, which MPI does not reduce arithmetically. */
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
 /* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
@@ -107,5 +161,9 @@ bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out);
 weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t,
                          const weft__pmpi_layout *l, unsigned char *packed, bool unpack,
                          weft_diag *d);
+
+/* A private buffer of bytes (at least one, so that 0 bytes is not NULL);
+ * WEFT_ENOMEM naming the size otherwise. */
+weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d);
 
 #endif

@@ -1,14 +1,15 @@
-/* The process-wide state of the interposition library: the communicator,
- * the counters and the once-only log lines (see pmpi.h). MPI programs call
- * collectives from one thread at a time here (weft is off under
- * MPI_THREAD_MULTIPLE), so plain statics suffice. */
+/* The process-wide state of the interposition library: the table of
+ * communicators, the counters and the once-only log lines (see pmpi.h). MPI
+ * programs call collectives from one thread at a time here (weft is off
+ * under MPI_THREAD_MULTIPLE), so plain statics suffice. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
 #include "weft/log.h"
 
-weft__pmpi_state weft__pmpi = {.comm = NULL, .rank = -1};
+weft__pmpi_state weft__pmpi = {.rank = -1};
 
 static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_ALLREDUCE] = "MPI_Allreduce",
@@ -17,6 +18,24 @@ static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_BCAST] = "MPI_Bcast",
     [WEFT__PMPI_REDUCE] = "MPI_Reduce",
     [WEFT__PMPI_ALLTOALL] = "MPI_Alltoall",
+    [WEFT__PMPI_REDUCE_SCATTER] = "MPI_Reduce_scatter",
+    [WEFT__PMPI_ALLTOALLV] = "MPI_Alltoallv",
+    [WEFT__PMPI_ALLTOALLW] = "MPI_Alltoallw",
+    [WEFT__PMPI_IALLREDUCE] = "MPI_Iallreduce",
+    [WEFT__PMPI_IALLGATHER] = "MPI_Iallgather",
+    [WEFT__PMPI_IREDUCE_SCATTER_BLOCK] = "MPI_Ireduce_scatter_block",
+    [WEFT__PMPI_IBCAST] = "MPI_Ibcast",
+    [WEFT__PMPI_IREDUCE] = "MPI_Ireduce",
+    [WEFT__PMPI_IALLTOALL] = "MPI_Ialltoall",
+    [WEFT__PMPI_IREDUCE_SCATTER] = "MPI_Ireduce_scatter",
+    [WEFT__PMPI_IALLTOALLV] = "MPI_Ialltoallv",
+    [WEFT__PMPI_IBARRIER] = "MPI_Ibarrier",
+};
+
+static const char *const kind_names[WEFT__PMPI_KIND_COUNT] = {
+    [WEFT__PMPI_WORLD] = "world",   [WEFT__PMPI_DUP] = "dup",
+    [WEFT__PMPI_SPLIT] = "split",   [WEFT__PMPI_SPLIT_TYPE] = "split_type",
+    [WEFT__PMPI_CREATE] = "create", [WEFT__PMPI_OTHER] = "other",
 };
 
 const char *weft__pmpi_coll_name(weft__pmpi_coll k)
@@ -24,14 +43,50 @@ const char *weft__pmpi_coll_name(weft__pmpi_coll k)
     return (unsigned)k < WEFT__PMPI_COLL_COUNT ? coll_names[k] : "?";
 }
 
-weft_comm *weft__pmpi_comm(void)
+const char *weft__pmpi_kind_name(weft__pmpi_kind k)
 {
-    return weft__pmpi.comm;
+    return (unsigned)k < WEFT__PMPI_KIND_COUNT ? kind_names[k] : "?";
 }
 
-bool weft__pmpi_usable(MPI_Comm comm)
+static weft__pmpi_entry *find(MPI_Comm mpi)
 {
-    return weft__pmpi.comm && weft__pmpi.depth == 0 && comm == MPI_COMM_WORLD;
+    for (uint32_t i = 0; i < weft__pmpi.ncomms; i++)
+        if (weft__pmpi.comms[i].mpi == mpi) return &weft__pmpi.comms[i];
+    return NULL;
+}
+
+bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind)
+{
+    if (weft__pmpi.ncomms == weft__pmpi.cap) {
+        uint32_t cap = weft__pmpi.cap ? 2 * weft__pmpi.cap : 8;
+        weft__pmpi_entry *t = realloc(weft__pmpi.comms, cap * sizeof *t);
+        if (!t) return false;
+        weft__pmpi.comms = t;
+        weft__pmpi.cap = cap;
+    }
+    weft__pmpi.comms[weft__pmpi.ncomms++] = (weft__pmpi_entry){mpi, comm, kind};
+    return true;
+}
+
+weft_comm *weft__pmpi_remove(MPI_Comm mpi)
+{
+    weft__pmpi_entry *e = find(mpi);
+    if (!e) return NULL;
+    weft_comm *c = e->comm;
+    *e = weft__pmpi.comms[--weft__pmpi.ncomms];
+    return c;
+}
+
+const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
+{
+    const weft__pmpi_entry *e = weft__pmpi.on ? find(comm) : NULL;
+    t->comm = NULL;
+    t->kind = e ? e->kind : comm == MPI_COMM_WORLD ? WEFT__PMPI_WORLD : WEFT__PMPI_OTHER;
+    if (!weft__pmpi.on) return "weft is off";
+    if (weft__pmpi.depth) return "inside weft";
+    if (!e) return "no weft communicator";
+    t->comm = e->comm;
+    return NULL;
 }
 
 void weft__pmpi_enter(void)
@@ -44,30 +99,40 @@ void weft__pmpi_leave(void)
     weft__pmpi.depth--;
 }
 
-const char *weft__pmpi_unfit(weft_coll coll, size_t count, weft_dtype dtype, uint32_t root)
+const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                             uint32_t root)
 {
     static weft_diag d;
     weft_comm_choice ch;
     weft_diag_clear(&d);
-    if (weft_comm_choose(weft__pmpi.comm, coll, count, dtype, root, &ch, &d) == WEFT_OK)
-        return NULL;
+    if (weft_comm_choose(c, coll, count, dtype, root, &ch, &d) == WEFT_OK) return NULL;
     return d.msg[0] ? d.msg : weft_strerror(d.err);
 }
 
-void weft__pmpi_served(weft__pmpi_coll k)
+static uint64_t total(uint64_t (*by)[WEFT__PMPI_COLL_COUNT], weft__pmpi_coll k)
 {
-    if (weft__pmpi.served[k]++ == 0)
-        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s served by weft", weft__pmpi.rank,
-                 coll_names[k]);
+    uint64_t n = 0;
+    for (int i = 0; i < WEFT__PMPI_KIND_COUNT; i++)
+        n += by[i][k];
+    return n;
 }
 
-void weft__pmpi_passed(weft__pmpi_coll k, const char *why)
+void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
+{
+    if (total(weft__pmpi.served, k) == 0)
+        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s served by weft", weft__pmpi.rank,
+                 coll_names[k]);
+    weft__pmpi.served[t->kind][k]++;
+}
+
+void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
 {
     /* Calls made by weft's own MPI bootstrap are not the application's. */
     if (weft__pmpi.depth) return;
-    if (weft__pmpi.passed[k]++ == 0)
+    if (total(weft__pmpi.passed, k) == 0)
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
                  coll_names[k], why);
+    weft__pmpi.passed[t->kind][k]++;
 }
 
 int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d)
@@ -78,17 +143,49 @@ int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d)
     return MPI_ERR_OTHER;
 }
 
-void weft__pmpi_report(void)
+int weft__pmpi_done(MPI_Request *req)
 {
-    char line[512];
+    if (!req) return MPI_SUCCESS;
+    /* A receive from MPI_PROC_NULL completes at once and is an ordinary MPI
+     * request: every completion call of MPI handles it, unintercepted. */
+    return PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, req);
+}
+
+weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d)
+{
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out)
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a packed copy of %zu bytes", bytes);
+    return WEFT_OK;
+}
+
+/* "Allreduce 3/1, Bcast 0/2, ..." for the counters of one kind (kind <
+ * 0: the totals; every collective), or only those with calls. */
+static void format(int kind, char *line, size_t size)
+{
     size_t used = 0;
+    line[0] = '\0';
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++) {
-        int n = snprintf(line + used, sizeof line - used, "%s%s %llu/%llu", k ? ", " : "",
-                         coll_names[k] + 4, (unsigned long long)weft__pmpi.served[k],
-                         (unsigned long long)weft__pmpi.passed[k]);
-        if (n < 0 || (size_t)n >= sizeof line - used) break;
+        uint64_t s = kind < 0 ? total(weft__pmpi.served, k) : weft__pmpi.served[kind][k];
+        uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) : weft__pmpi.passed[kind][k];
+        if (kind >= 0 && s + p == 0) continue;
+        int n = snprintf(line + used, size - used, "%s%s %llu/%llu", used ? ", " : "",
+                         coll_names[k] + 4, (unsigned long long)s, (unsigned long long)p);
+        if (n < 0 || (size_t)n >= size - used) break;
         used += (size_t)n;
     }
+}
+
+void weft__pmpi_report(void)
+{
+    char line[1024];
+    format(-1, line, sizeof line);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: calls served by weft/passed to MPI: %s",
              weft__pmpi.rank, line);
+    for (int kind = 0; kind < WEFT__PMPI_KIND_COUNT; kind++) {
+        format(kind, line, sizeof line);
+        if (line[0])
+            weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: on %s communicators: %s", weft__pmpi.rank,
+                     kind_names[kind], line);
+    }
 }

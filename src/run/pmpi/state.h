@@ -1,5 +1,6 @@
 /* The interposition library's process-wide state, shared by state.c (the
- * accessors in pmpi.h) and init.c (MPI_Init*, MPI_Finalize). */
+ * accessors in pmpi.h), init.c (MPI_Init*, MPI_Finalize) and comm.c (the
+ * communicator constructors). */
 #ifndef WEFT_RUN_PMPI_STATE_H
 #define WEFT_RUN_PMPI_STATE_H
 
@@ -7,17 +8,33 @@
 
 #include "run/pmpi/pmpi.h"
 
+/* An MPI communicator that has a weft communicator. */
+typedef struct weft__pmpi_entry {
+    MPI_Comm mpi;
+    weft_comm *comm;
+    weft__pmpi_kind kind;
+} weft__pmpi_entry;
+
 typedef struct weft__pmpi_state {
-    weft_comm *comm; /* NULL while weft serves nothing */
-    int rank;        /* in MPI_COMM_WORLD; -1 before MPI_Init */
-    int depth;       /* weft calls running (weft's bootstrap calls MPI) */
-    uint64_t served[WEFT__PMPI_COLL_COUNT];
-    uint64_t passed[WEFT__PMPI_COLL_COUNT];
+    bool on;    /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
+    int rank;   /* in MPI_COMM_WORLD; -1 before MPI_Init */
+    int depth;  /* weft calls running (weft's bootstrap calls MPI) */
+    weft_comm_config cfg;     /* what every communicator is built with */
+    weft__pmpi_entry *comms;  /* [0] is MPI_COMM_WORLD's while on */
+    uint32_t ncomms, cap, max_comms;
+    uint64_t served[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
+    uint64_t passed[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
 } weft__pmpi_state;
 
 extern weft__pmpi_state weft__pmpi;
 
-/* Logs the counters of every collective at info level. */
+/* Adds (mpi, comm, kind) to the table; false when out of memory. */
+bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind);
+/* Removes mpi's entry and returns its weft communicator (NULL if none). */
+weft_comm *weft__pmpi_remove(MPI_Comm mpi);
+
+/* Logs the counters at info level: every collective's over all
+ * communicators, then one line per kind of communicator that had calls. */
 void weft__pmpi_report(void);
 
 #endif

@@ -15,3 +15,16 @@ out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# check_kinds PROG RANK: each "PROG: rank R expects on KIND: ..." line of
+# $out is the library's "rank R: on KIND communicators: ..." line in $err,
+# and the library logs no other kind.
+check_kinds() {
+  local prog=$1 r=$2 kind want got
+  got=$(grep -c "^weft INFO pmpi: rank $r: on [a-z_]* communicators: " "$err")
+  [ "$got" = "$(grep -c "^$prog: rank $r expects on " "$out")" ] ||
+    { fail "rank $r: $got kinds reported"; grep "rank $r: on" "$err"; }
+  while read -r kind want; do
+    grep -qxF "weft INFO pmpi: rank $r: on ${kind%:} communicators: $want" "$err" ||
+      { fail "rank $r: calls on ${kind%:} communicators differ from '$want'"; grep "rank $r: on" "$err"; }
+  done < <(sed -n "s/^$prog: rank $r expects on //p" "$out")
+}

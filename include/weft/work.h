@@ -1,0 +1,240 @@
+/* weft training workloads: what one training step of a transformer costs on
+ * a fabric.
+ *
+ * A model (Megatron-LM's architecture arguments), a parallelism (Megatron's
+ * parallel sizes, batch and recompute arguments), a GPU (peak FLOP/s per
+ * precision, HBM bandwidth and capacity) and a fabric become:
+ *
+ *   counts   exact parameters, FLOPs per layer and per step, memory per GPU
+ *            (weights, gradients, optimizer state, activations after
+ *            Korthikanti et al. 2022), from integer formulas;
+ *   compute  per kernel FLOPs and bytes of a layer, timed by a roofline with
+ *            a shape-dependent GEMM efficiency (tile and wave quantization
+ *            under one fitted ceiling, WEFT_WORK_GEMM_EFF);
+ *   comm     every collective the step issues (TP allreduce or allgather /
+ *            reduce-scatter, CP key-value exchange, DP gradient buckets, PP
+ *            sends, EP all-to-all), placed on the fabric's ranks in
+ *            Megatron's order and simulated with every concurrent group of a
+ *            kind in one simulation (weft_sim_rings, weft_sim_plan), so that
+ *            groups share links. Identical simulations are cached per step;
+ *   step     1F1B or interleaved pipeline with its bubble, DP communication
+ *            after the flush or overlapped with the last backward, the
+ *            optimizer, and the exposed communication per kind.
+ *
+ * docs/step.md gives every formula, the data sheets and the validation.
+ * Times are seconds (double), sizes bytes, FLOPs exact in uint64_t where a
+ * count is asked for. Everything is deterministic. Not thread safe per
+ * weft_work_ctx; separate contexts may run in parallel.
+ */
+#ifndef WEFT_WORK_H
+#define WEFT_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/err.h"
+#include "weft/plan.h"
+#include "weft/sim.h"
+#include "weft/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- GPUs ---------------------------------------------------------------- */
+
+typedef enum weft_prec {
+    WEFT_PREC_BF16 = 0,
+    WEFT_PREC_FP16,
+    WEFT_PREC_FP8,
+    WEFT_PREC_FP32,
+    WEFT__PREC_COUNT
+} weft_prec;
+
+/* "bf16", "fp16", "fp8", "fp32". */
+WEFT_API const char *weft_prec_name(weft_prec p);
+
+#define WEFT_WORK_NAME_MAX 31
+
+/* One GPU (one rank of a fabric). Peaks are dense (no sparsity) tensor
+ * FLOP/s; 0 means the precision is not supported (fp8 on A100). */
+typedef struct weft_gpu {
+    char name[WEFT_WORK_NAME_MAX + 1];
+    double peak[WEFT__PREC_COUNT]; /* FLOP/s per precision */
+    double hbm_bw;                 /* bytes/s */
+    double hbm_bytes;              /* capacity, bytes */
+    uint32_t sms;                  /* streaming multiprocessors / compute units */
+} weft_gpu;
+
+/* The built-in table (docs/step.md cites each row's data sheet). */
+WEFT_API size_t weft_gpu_count(void);
+WEFT_API const weft_gpu *weft_gpu_at(size_t i);
+/* The built-in GPU of that name; false when unknown. */
+WEFT_API bool weft_gpu_find(const char *name, weft_gpu *out);
+/* Parses a GPU file: lines "key = value" ('#' comments), keys name, bf16,
+ * fp16, fp8, fp32 (TFLOP/s), hbm_bw (GB/s), hbm (GiB), sms. name, bf16,
+ * hbm_bw and hbm are required; fp16 defaults to bf16. WEFT_EPARSE names
+ * file:line:col and the reason. */
+WEFT_API weft_err weft_gpu_parse(const char *text, size_t len, const char *fname, weft_gpu *out,
+                                 weft_diag *d);
+
+/* ---- Models -------------------------------------------------------------- */
+
+/* A transformer in Megatron-LM's terms. gpt style: biases, LayerNorm,
+ * learned position embeddings, output tied to the input embedding, GeLU
+ * MLP of ffn. llama style (swiglu): no biases, RMSNorm, rotary positions,
+ * an untied output layer, a gated MLP (three matrices). Experts > 0: every
+ * layer's MLP is a mixture of `experts` experts of moe_ffn, topk per token,
+ * plus shared_experts always-on experts of moe_ffn, behind a router. */
+typedef struct weft_model {
+    char name[WEFT_WORK_NAME_MAX + 1];
+    uint32_t layers, hidden, ffn, heads, query_groups, kv_channels;
+    uint32_t seq, vocab;
+    uint32_t experts, topk, moe_ffn, shared_experts;
+    bool swiglu;
+} weft_model;
+
+WEFT_API size_t weft_model_count(void);
+WEFT_API const weft_model *weft_model_at(size_t i);
+/* Where the preset's figures come from (a paper or a model card). */
+WEFT_API const char *weft_model_source(size_t i);
+WEFT_API bool weft_model_find(const char *name, weft_model *out);
+
+/* Megatron's defaults for what a model leaves 0: ffn 4 x hidden,
+ * query_groups heads, kv_channels hidden / heads, seq 2048, vocab 51200,
+ * topk 2 and moe_ffn ffn when experts > 0. */
+WEFT_API void weft_model_complete(weft_model *m);
+
+/* ---- Parallelism ---------------------------------------------------------- */
+
+typedef enum weft_recompute {
+    WEFT_RECOMPUTE_NONE = 0,
+    WEFT_RECOMPUTE_SELECTIVE,
+    WEFT_RECOMPUTE_FULL,
+} weft_recompute;
+
+WEFT_API const char *weft_recompute_name(weft_recompute r);
+
+/* The dimensions in placement order, innermost first (Megatron's
+ * RankGenerator order "tp-cp-ep-dp-pp": EP is the inner part of DP). */
+typedef enum weft_dim { WEFT_DIM_TP = 0, WEFT_DIM_CP, WEFT_DIM_EP, WEFT_DIM_DP, WEFT_DIM_PP } weft_dim;
+#define WEFT__DIM_COUNT 5
+
+typedef struct weft_parallel {
+    uint32_t tp, pp, cp, ep;   /* >= 1; dp = ranks / (tp pp cp) */
+    uint32_t layers_per_vstage; /* 0: no interleaving */
+    bool sp;                    /* sequence parallelism */
+    uint32_t global_batch, micro_batch;
+    weft_recompute recompute;
+    weft_prec prec;             /* bf16 (default), fp16, fp8 */
+    bool dist_opt;              /* --use-distributed-optimizer */
+    bool overlap_grad;          /* --overlap-grad-reduce */
+    uint32_t order[WEFT__DIM_COUNT]; /* placement, innermost first */
+} weft_parallel;
+
+/* tp pp cp ep 1, no interleaving, no sp, batch 1 / 1, no recompute, bf16,
+ * order tp-cp-ep-dp-pp. */
+WEFT_API void weft_parallel_init(weft_parallel *p);
+/* Parses an order such as "tp-cp-ep-dp-pp" (every dimension once). */
+WEFT_API bool weft_parallel_order_parse(const char *text, uint32_t order[WEFT__DIM_COUNT]);
+
+/* ---- Counts (exact) ------------------------------------------------------ */
+
+typedef struct weft_counts {
+    uint32_t dp, microbatches, vstages;
+    uint64_t params;            /* whole model */
+    uint64_t params_active;     /* per token (MoE: topk experts) */
+    uint64_t params_gpu_max;    /* on the busiest GPU */
+    uint64_t layer_fwd_flops;   /* one layer, one micro-batch, whole layer */
+    uint64_t logits_fwd_flops;  /* the output layer, one micro-batch */
+    double model_flops;         /* per step: 3 x forward (MFU's numerator) */
+    double hw_flops;            /* per step: with recomputation */
+    /* Bytes per GPU, the busiest stage. */
+    uint64_t mem_weights, mem_grads, mem_optim, mem_act;
+    uint64_t mem_total;
+} weft_counts;
+
+/* Checks the configuration as Megatron's argument checks would and counts.
+ * WEFT_EINVAL names the flag (--tensor-model-parallel-size, ...) and why;
+ * memory is not checked here (weft_work_step does). */
+WEFT_API weft_err weft_work_counts(const weft_model *m, const weft_parallel *p, uint32_t ranks,
+                                   weft_counts *out, weft_diag *d);
+
+/* ---- The step ------------------------------------------------------------ */
+
+typedef enum weft_comm_kind {
+    WEFT_COMM_TP = 0,
+    WEFT_COMM_CP,
+    WEFT_COMM_DP,
+    WEFT_COMM_PP,
+    WEFT_COMM_EP,
+    WEFT__COMM_COUNT
+} weft_comm_kind;
+
+/* "tp", "cp", "dp", "pp", "ep". */
+WEFT_API const char *weft_comm_kind_name(weft_comm_kind k);
+
+/* The GEMM efficiency ceiling, the one constant fitted on the development
+ * data (docs/step.md, "Validation"; 0.76, 0.78, 0.80 tried): the fraction
+ * of the dense peak a large, well-shaped GEMM reaches. */
+#define WEFT_WORK_GEMM_EFF 0.78
+
+typedef struct weft_step_result {
+    weft_counts counts;
+    double step_s;
+    double mfu;
+    double compute_s;                     /* pipeline steady state, compute only */
+    double bubble_s;                      /* pipeline fill and drain */
+    double optimizer_s;
+    double exposed_s[WEFT__COMM_COUNT];   /* on the critical path */
+    double comm_s[WEFT__COMM_COUNT];      /* total simulated time per kind */
+    uint64_t comm_bytes[WEFT__COMM_COUNT];/* bytes one GPU sends per step */
+    uint32_t comm_calls[WEFT__COMM_COUNT];/* collectives per GPU per step */
+    double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage */
+    double pp_send_s;                     /* one pipeline send (all stages at once) */
+    uint32_t sims, sim_hits;              /* simulations run, cache hits */
+    bool fits;
+} weft_step_result;
+
+/* A step predictor for one fabric and GPU: owns the simulation cache. */
+typedef struct weft_work_ctx weft_work_ctx;
+
+/* t and g must outlive the context. o (may be NULL: the fabric's default
+ * model, weft_sim_model_default) sets how collectives are simulated. */
+WEFT_API weft_err weft_work_ctx_new(const weft_topo *t, const weft_gpu *g, const weft_sim_opts *o,
+                                    weft_work_ctx **out);
+WEFT_API void weft_work_ctx_free(weft_work_ctx *c);
+
+/* Predicts one step. WEFT_EINVAL for a bad configuration (as
+ * weft_work_counts); the result says whether it fits in memory (fits) and
+ * check_memory turns not fitting into WEFT_EINVAL naming the sizes. When
+ * trace is not NULL a Chrome/Perfetto trace of the step is written to it. */
+WEFT_API weft_err weft_work_step(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
+                                 bool check_memory, FILE *trace, weft_step_result *out,
+                                 weft_diag *d);
+
+/* ---- Sweep --------------------------------------------------------------- */
+
+typedef struct weft_sweep_entry {
+    weft_parallel par;
+    weft_step_result res;
+} weft_sweep_entry;
+
+/* Every valid (TP, PP, virtual stages, CP, EP, micro-batch, recompute) for
+ * m with base's batch, precision and options on c's fabric, predicted and
+ * sorted by step time, those that fit in memory first. *out (release with
+ * weft_work_sweep_free) holds the *n configurations that pass Megatron's
+ * argument checks. TP runs over powers of two up to the ranks of one
+ * host (with SP when > 1), PP over the divisors of the layers, virtual
+ * stages 1, 2, 4, CP 1, 2, 4, 8, EP over powers of two up to the experts,
+ * micro-batches 1, 2, 4, 8, and the three recompute settings. */
+WEFT_API weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m, const weft_parallel *base,
+                                  weft_sweep_entry **out, size_t *n, weft_diag *d);
+WEFT_API void weft_work_sweep_free(weft_sweep_entry *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,480 @@
+/* weft step: one training step of a model on a fabric (weft/work.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/fabric.h"
+#include "cli/json.h"
+#include "cli/outfile.h"
+#include "cli/table.h"
+#include "weft/work.h"
+
+static const cli_opt step_opts[] = {
+    {"fabric", 0, "SPEC", "the fabric: a preset (a100:4) or a .topo file (required)"},
+    {"gpu", 0, "NAME", "a100-80g, a100-40g, h100-sxm, h200, b200, mi250x or mi300x"},
+    {"gpu-file", 0, "FILE", "a GPU described by key = value lines (docs/step.md)"},
+    {"json", 0, NULL, "print one JSON object instead of the report"},
+    {"trace", 0, "FILE", "write the step as a Chrome/Perfetto trace"},
+    {"sweep", 0, NULL, "rank every valid parallelism by step time"},
+    {"top", 0, "N", "--sweep: print the N fastest that fit (default 10)"},
+    {"order", 0, "ORDER", "placement, innermost first (default tp-cp-ep-dp-pp)"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cli_opt model_opts[] = {
+    {"model", 0, "NAME", "a preset (weft step --list-models); flags below override it"},
+    {"list-models", 0, NULL, "print the presets and their sources"},
+    {"num-layers", 0, "N", "transformer layers"},
+    {"hidden-size", 0, "N", "model width"},
+    {"ffn-hidden-size", 0, "N", "default 4 x --hidden-size"},
+    {"num-attention-heads", 0, "N", "attention heads"},
+    {"num-query-groups", 0, "N", "grouped-query attention (default: the heads)"},
+    {"kv-channels", 0, "N", "default --hidden-size / --num-attention-heads"},
+    {"seq-length", 0, "N", "default 2048"},
+    {"vocab-size", 0, "N", "default 51200"},
+    {"swiglu", 0, NULL, "gated MLP, no biases, RMSNorm, untied output (llama style)"},
+    {"num-experts", 0, "N", "mixture of experts in every layer"},
+    {"moe-router-topk", 0, "K", "default 2"},
+    {"moe-ffn-hidden-size", 0, "N", "default --ffn-hidden-size"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cli_opt par_opts[] = {
+    {"tensor-model-parallel-size", 0, "N", "TP (default 1)"},
+    {"pipeline-model-parallel-size", 0, "N", "PP (default 1)"},
+    {"num-layers-per-virtual-pipeline-stage", 0, "N", "interleaved 1F1B"},
+    {"context-parallel-size", 0, "N", "CP (default 1)"},
+    {"expert-model-parallel-size", 0, "N", "EP, inside DP (default 1)"},
+    {"sequence-parallel", 0, NULL, "TP all-gather/reduce-scatter instead of all-reduce"},
+    {"global-batch-size", 0, "N", "sequences per step (default: one micro-batch per DP rank)"},
+    {"micro-batch-size", 0, "N", "sequences per micro-batch (default 1)"},
+    {"recompute-granularity", 0, "G", "full or selective (default none)"},
+    {"bf16", 0, NULL, "bf16 (the default)"},
+    {"fp16", 0, NULL, "fp16 tensor cores"},
+    {"fp8-format", 0, "F", "hybrid or e4m3: fp8 GEMMs"},
+    {"use-distributed-optimizer", 0, NULL, "shard the optimizer state over DP"},
+    {"overlap-grad-reduce", 0, NULL, "reduce gradients during the last backward"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cli_optgroup step_group = {"options", step_opts};
+static const cli_optgroup model_group = {"model (Megatron-LM's flags)", model_opts};
+static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's flags)", par_opts};
+
+static const cli_syntax step_syntax = {
+    .path = "weft step",
+    .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
+            "[--trace FILE] [--sweep]",
+    .about =
+        "Predicts one training step of a transformer on a fabric: the compute of\n"
+        "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
+        "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
+        "EP all-to-all) simulated on the fabric with all groups of a kind at once,\n"
+        "placed in Megatron's order (TP innermost, then CP, EP, DP, PP). Data\n"
+        "parallelism is the fabric's ranks / (TP x PP x CP). Prints the step time,\n"
+        "its parts (compute, pipeline bubble, exposed communication per kind,\n"
+        "optimizer), MFU and memory per GPU; a configuration that Megatron would\n"
+        "reject, or that does not fit in the GPU's memory, is an error naming the\n"
+        "flag (exit 1). --sweep ranks every valid (TP, PP, virtual stages, CP, EP,\n"
+        "micro-batch, recompute) that fits. docs/step.md has the model.\n",
+    .groups = {&step_group, &model_group, &par_group, &cli_fabric_options},
+    .min_pos = 0,
+    .max_pos = 0,
+};
+
+#define GIB 1073741824.0
+
+static int u32_flag(const cli_args *a, const char *name, uint32_t *out)
+{
+    const char *v = cli_args_get(a, name);
+    if (!v)
+        return CLI_EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || x == 0 || x > 100000000ull || *v == '-' || *v == '+')
+        return cli_usage_error(&step_syntax, "bad --%s '%s': a whole number from 1 to 100000000",
+                               name, v);
+    *out = (uint32_t)x;
+    return CLI_EXIT_OK;
+}
+
+static void list_models(void)
+{
+    for (size_t i = 0; i < weft_model_count(); i++) {
+        const weft_model *m = weft_model_at(i);
+        printf("%-14s %s\n", m->name, weft_model_source(i));
+    }
+}
+
+/* The model from --model and the flags. */
+static int read_model(const cli_args *a, weft_model *m)
+{
+    memset(m, 0, sizeof *m);
+    const char *name = cli_args_get(a, "model");
+    if (name && !weft_model_find(name, m)) {
+        cli_error("unknown --model '%s' (weft step --list-models lists them)", name);
+        return CLI_EXIT_INPUT;
+    }
+    if (!name)
+        snprintf(m->name, sizeof m->name, "custom");
+    int rc;
+    if ((rc = u32_flag(a, "num-layers", &m->layers)) || (rc = u32_flag(a, "hidden-size", &m->hidden)) ||
+        (rc = u32_flag(a, "ffn-hidden-size", &m->ffn)) ||
+        (rc = u32_flag(a, "num-attention-heads", &m->heads)) ||
+        (rc = u32_flag(a, "num-query-groups", &m->query_groups)) ||
+        (rc = u32_flag(a, "kv-channels", &m->kv_channels)) ||
+        (rc = u32_flag(a, "seq-length", &m->seq)) || (rc = u32_flag(a, "vocab-size", &m->vocab)) ||
+        (rc = u32_flag(a, "num-experts", &m->experts)) ||
+        (rc = u32_flag(a, "moe-router-topk", &m->topk)) ||
+        (rc = u32_flag(a, "moe-ffn-hidden-size", &m->moe_ffn)))
+        return rc;
+    if (cli_args_has(a, "swiglu"))
+        m->swiglu = true;
+    return CLI_EXIT_OK;
+}
+
+static int read_parallel(const cli_args *a, weft_parallel *p)
+{
+    weft_parallel_init(p);
+    int rc;
+    if ((rc = u32_flag(a, "tensor-model-parallel-size", &p->tp)) ||
+        (rc = u32_flag(a, "pipeline-model-parallel-size", &p->pp)) ||
+        (rc = u32_flag(a, "num-layers-per-virtual-pipeline-stage", &p->layers_per_vstage)) ||
+        (rc = u32_flag(a, "context-parallel-size", &p->cp)) ||
+        (rc = u32_flag(a, "expert-model-parallel-size", &p->ep)) ||
+        (rc = u32_flag(a, "global-batch-size", &p->global_batch)) ||
+        (rc = u32_flag(a, "micro-batch-size", &p->micro_batch)))
+        return rc;
+    if (!cli_args_get(a, "global-batch-size"))
+        p->global_batch = 0; /* one micro-batch per DP rank, set once DP is known */
+    p->sp = cli_args_has(a, "sequence-parallel");
+    const char *rg = cli_args_get(a, "recompute-granularity");
+    if (rg && !strcmp(rg, "full"))
+        p->recompute = WEFT_RECOMPUTE_FULL;
+    else if (rg && !strcmp(rg, "selective"))
+        p->recompute = WEFT_RECOMPUTE_SELECTIVE;
+    else if (rg)
+        return cli_usage_error(&step_syntax, "bad --recompute-granularity '%s': full or selective",
+                               rg);
+    if (cli_args_has(a, "bf16") && cli_args_has(a, "fp16"))
+        return cli_usage_error(&step_syntax, "--bf16 and --fp16 exclude each other");
+    if (cli_args_has(a, "fp16"))
+        p->prec = WEFT_PREC_FP16;
+    const char *f8 = cli_args_get(a, "fp8-format");
+    if (f8 && strcmp(f8, "hybrid") && strcmp(f8, "e4m3"))
+        return cli_usage_error(&step_syntax, "bad --fp8-format '%s': hybrid or e4m3", f8);
+    if (f8)
+        p->prec = WEFT_PREC_FP8;
+    p->dist_opt = cli_args_has(a, "use-distributed-optimizer");
+    p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");
+    const char *ord = cli_args_get(a, "order");
+    if (ord && !weft_parallel_order_parse(ord, p->order))
+        return cli_usage_error(&step_syntax,
+                               "bad --order '%s': tp, cp, ep, dp and pp once each, innermost "
+                               "first, joined by '-' (tp-cp-ep-dp-pp)",
+                               ord);
+    return CLI_EXIT_OK;
+}
+
+static int read_gpu(const cli_args *a, weft_gpu *g)
+{
+    const char *name = cli_args_get(a, "gpu"), *file = cli_args_get(a, "gpu-file");
+    if (name && file)
+        return cli_usage_error(&step_syntax, "--gpu and --gpu-file exclude each other");
+    if (!name && !file)
+        return cli_usage_error(&step_syntax, "missing --gpu (a100-80g, a100-40g, h100-sxm, h200, "
+                                             "b200, mi250x, mi300x) or --gpu-file");
+    if (name) {
+        if (weft_gpu_find(name, g))
+            return CLI_EXIT_OK;
+        return cli_usage_error(&step_syntax,
+                               "unknown --gpu '%s' (a100-80g, a100-40g, h100-sxm, h200, b200, "
+                               "mi250x, mi300x; --gpu-file for others)",
+                               name);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft__file_read(file, 1 << 20, "GPU file", &text, &len, &d);
+    if (!e)
+        e = weft_gpu_parse(text, len, file, g, &d);
+    free(text);
+    return e ? cli_fail(e, &d) : CLI_EXIT_OK;
+}
+
+static void json_result(cli_json *j, const weft_step_result *r)
+{
+    const weft_counts *c = &r->counts;
+    cli_json_kv_double(j, "step_s", r->step_s);
+    cli_json_kv_double(j, "mfu", r->mfu);
+    cli_json_kv_double(j, "memory_gib", c->mem_total / GIB);
+    cli_json_kv_bool(j, "fits", r->fits);
+    cli_json_key(j, "breakdown");
+    cli_json_begin_object(j);
+    cli_json_kv_double(j, "compute_s", r->compute_s);
+    cli_json_kv_double(j, "bubble_s", r->bubble_s);
+    cli_json_kv_double(j, "optimizer_s", r->optimizer_s);
+    for (int k = 0; k < WEFT__COMM_COUNT; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s_exposed_s", weft_comm_kind_name((weft_comm_kind)k));
+        cli_json_kv_double(j, key, r->exposed_s[k]);
+    }
+    cli_json_end_object(j);
+    cli_json_key(j, "comm");
+    cli_json_begin_object(j);
+    for (int k = 0; k < WEFT__COMM_COUNT; k++) {
+        cli_json_key(j, weft_comm_kind_name((weft_comm_kind)k));
+        cli_json_begin_object(j);
+        cli_json_kv_double(j, "time_s", r->comm_s[k]);
+        cli_json_kv_double(j, "exposed_s", r->exposed_s[k]);
+        cli_json_kv_uint(j, "bytes", r->comm_bytes[k]);
+        cli_json_kv_uint(j, "calls", r->comm_calls[k]);
+        cli_json_end_object(j);
+    }
+    cli_json_end_object(j);
+    cli_json_key(j, "memory");
+    cli_json_begin_object(j);
+    cli_json_kv_uint(j, "weights", c->mem_weights);
+    cli_json_kv_uint(j, "gradients", c->mem_grads);
+    cli_json_kv_uint(j, "optimizer", c->mem_optim);
+    cli_json_kv_uint(j, "activations", c->mem_act);
+    cli_json_kv_uint(j, "total", c->mem_total);
+    cli_json_end_object(j);
+    cli_json_kv_uint(j, "params", c->params);
+    cli_json_kv_uint(j, "dp", c->dp);
+    cli_json_kv_uint(j, "microbatches", c->microbatches);
+    cli_json_kv_double(j, "model_flops", c->model_flops);
+    cli_json_kv_double(j, "hw_flops", c->hw_flops);
+    cli_json_kv_uint(j, "simulations", r->sims);
+    cli_json_kv_uint(j, "simulation_cache_hits", r->sim_hits);
+}
+
+static void par_text(const weft_parallel *p, const weft_counts *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "TP %u PP %u%s CP %u EP %u DP %u mbs %u %s%s", p->tp, p->pp,
+             c->vstages > 1 ? "x" : "", p->cp, p->ep, c->dp, p->micro_batch,
+             weft_recompute_name(p->recompute), p->sp ? " sp" : "");
+    if (c->vstages > 1) {
+        char tmp[160];
+        snprintf(tmp, sizeof tmp, "TP %u PP %ux%u CP %u EP %u DP %u mbs %u %s%s", p->tp, p->pp,
+                 c->vstages, p->cp, p->ep, c->dp, p->micro_batch, weft_recompute_name(p->recompute),
+                 p->sp ? " sp" : "");
+        snprintf(buf, n, "%s", tmp);
+    }
+}
+
+static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model *m,
+                         const weft_parallel *p, const weft_step_result *r)
+{
+    const weft_counts *c = &r->counts;
+    char par[160];
+    par_text(p, c, par, sizeof par);
+    printf("model %s: %.2fB parameters (%.2fB active), %u layers, hidden %u, seq %u\n", m->name,
+           c->params / 1e9, c->params_active / 1e9, m->layers, m->hidden, m->seq);
+    printf("%u x %s, %s %s, global batch %u, %u micro-batches\n", weft_topo_num_ranks(t), g->name,
+           par, weft_prec_name(p->prec), p->global_batch, c->microbatches);
+    printf("step %.4f s   MFU %.1f%%   %.1f TFLOP/s per GPU (model)\n", r->step_s, 100 * r->mfu,
+           c->model_flops / r->step_s / weft_topo_num_ranks(t) / 1e12);
+    cli_table tb;
+    cli_table_init(&tb, 5);
+    for (size_t k = 1; k < 5; k++)
+        cli_table_align_right(&tb, k);
+    cli_table_cell(&tb, "part");
+    cli_table_cell(&tb, "time s");
+    cli_table_cell(&tb, "share");
+    cli_table_cell(&tb, "simulated s");
+    cli_table_cell(&tb, "GiB sent");
+    double parts[3] = {r->compute_s, r->bubble_s, r->optimizer_s};
+    static const char *const names[3] = {"compute", "pipeline bubble", "optimizer"};
+    for (int i = 0; i < 3; i++) {
+        cli_table_cell(&tb, "%s", names[i]);
+        cli_table_cell(&tb, "%.4f", parts[i]);
+        cli_table_cell(&tb, "%.1f%%", 100 * parts[i] / r->step_s);
+        cli_table_cell(&tb, "-");
+        cli_table_cell(&tb, "-");
+    }
+    for (int k = 0; k < WEFT__COMM_COUNT; k++) {
+        cli_table_cell(&tb, "%s exposed", weft_comm_kind_name((weft_comm_kind)k));
+        cli_table_cell(&tb, "%.4f", r->exposed_s[k]);
+        cli_table_cell(&tb, "%.1f%%", 100 * r->exposed_s[k] / r->step_s);
+        cli_table_cell(&tb, "%.4f", r->comm_s[k]);
+        cli_table_cell(&tb, "%.2f", r->comm_bytes[k] / GIB);
+    }
+    cli_table_print(&tb, stdout, "  ");
+    cli_table_fini(&tb);
+    printf("memory per GPU %.1f GiB of %.1f: weights %.1f, gradients %.1f, optimizer %.1f, "
+           "activations %.1f\n",
+           c->mem_total / GIB, g->hbm_bytes / GIB, c->mem_weights / GIB, c->mem_grads / GIB,
+           c->mem_optim / GIB, c->mem_act / GIB);
+}
+
+static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, const weft_gpu *g,
+                     const weft_model *m, const weft_parallel *p)
+{
+    uint32_t top = 10;
+    int rc = u32_flag(a, "top", &top);
+    if (rc)
+        return rc;
+    weft_sweep_entry *e = NULL;
+    size_t n = 0;
+    weft_diag d;
+    weft_diag_clear(&d);
+    cli_context_object("sweeping the parallelisms");
+    weft_err err = weft_work_sweep(ctx, m, p, &e, &n, &d);
+    if (err)
+        return cli_fail(err, &d);
+    size_t fit = 0;
+    while (fit < n && e[fit].res.fits)
+        fit++;
+    bool json = cli_args_has(a, "json");
+    if (json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
+        cli_json_kv_string(&j, "gpu", g->name);
+        cli_json_kv_uint(&j, "configurations", n);
+        cli_json_kv_uint(&j, "fit", fit);
+        cli_json_key(&j, "ranked");
+        cli_json_begin_array(&j);
+        for (size_t i = 0; i < fit && i < top; i++) {
+            const weft_parallel *q = &e[i].par;
+            cli_json_begin_object(&j);
+            cli_json_kv_uint(&j, "tp", q->tp);
+            cli_json_kv_uint(&j, "pp", q->pp);
+            cli_json_kv_uint(&j, "vstages", e[i].res.counts.vstages);
+            cli_json_kv_uint(&j, "cp", q->cp);
+            cli_json_kv_uint(&j, "ep", q->ep);
+            cli_json_kv_uint(&j, "micro_batch", q->micro_batch);
+            cli_json_kv_string(&j, "recompute", weft_recompute_name(q->recompute));
+            json_result(&j, &e[i].res);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+        rc = cli_json_done(&j);
+    } else {
+        printf("%zu valid configurations of %s on %u x %s (global batch %u), %zu fit in "
+               "memory; the %zu fastest:\n",
+               n, m->name, weft_topo_num_ranks(t), g->name, p->global_batch, fit,
+               fit < top ? fit : (size_t)top);
+        cli_table tb;
+        cli_table_init(&tb, 6);
+        for (size_t k = 2; k < 6; k++)
+            cli_table_align_right(&tb, k);
+        cli_table_cell(&tb, "rank");
+        cli_table_cell(&tb, "parallelism");
+        cli_table_cell(&tb, "step s");
+        cli_table_cell(&tb, "MFU");
+        cli_table_cell(&tb, "GiB");
+        cli_table_cell(&tb, "bubble s");
+        for (size_t i = 0; i < fit && i < top; i++) {
+            char par[160];
+            par_text(&e[i].par, &e[i].res.counts, par, sizeof par);
+            cli_table_cell(&tb, "%zu", i + 1);
+            cli_table_cell(&tb, "%s", par);
+            cli_table_cell(&tb, "%.4f", e[i].res.step_s);
+            cli_table_cell(&tb, "%.1f%%", 100 * e[i].res.mfu);
+            cli_table_cell(&tb, "%.1f", e[i].res.counts.mem_total / GIB);
+            cli_table_cell(&tb, "%.4f", e[i].res.bubble_s);
+        }
+        cli_table_print(&tb, stdout, "  ");
+        cli_table_fini(&tb);
+    }
+    weft_work_sweep_free(e);
+    return rc;
+}
+
+int cli_cmd_step(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_args_parse(&step_syntax, argc, argv, &a);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    if (cli_args_has(&a, "list-models")) {
+        list_models();
+        rc = CLI_EXIT_OK;
+        goto free_args;
+    }
+    const char *spec = cli_args_get(&a, "fabric");
+    if (!spec) {
+        rc = cli_usage_error(&step_syntax, "missing --fabric SPEC");
+        goto free_args;
+    }
+    weft_gpu g;
+    weft_model m;
+    weft_parallel p;
+    if ((rc = read_gpu(&a, &g)) || (rc = read_model(&a, &m)) || (rc = read_parallel(&a, &p)))
+        goto free_args;
+    weft_topo *t = NULL;
+    if ((rc = cli_load_fabric(&a, spec, &t)))
+        goto free_args;
+    weft_model_complete(&m);
+    if (!p.global_batch) {
+        uint64_t mp = (uint64_t)p.tp * p.pp * p.cp, ranks = weft_topo_num_ranks(t);
+        p.global_batch = (uint32_t)(mp && ranks % mp == 0 ? ranks / mp * p.micro_batch
+                                                          : p.micro_batch);
+    }
+    weft_work_ctx *ctx = NULL;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err err = weft_work_ctx_new(t, &g, NULL, &ctx);
+    if (err) {
+        rc = cli_fail(err, &d);
+        goto free_topo;
+    }
+    if (cli_args_has(&a, "sweep")) {
+        rc = run_sweep(ctx, &a, t, &g, &m, &p);
+        goto free_ctx;
+    }
+    const char *trace_path = cli_args_get(&a, "trace");
+    cli_out out;
+    bool traced = false;
+    if (trace_path) {
+        if ((rc = cli_out_open(&out, trace_path)))
+            goto free_ctx;
+        traced = true;
+    }
+    weft_step_result r;
+    cli_context_object("predicting the step");
+    err = weft_work_step(ctx, &m, &p, true, traced ? out.f : NULL, &r, &d);
+    if (traced) {
+        int crc = cli_out_close(&out, err == WEFT_OK);
+        if (!err && crc) {
+            rc = crc;
+            goto free_ctx;
+        }
+    }
+    if (err) {
+        rc = cli_fail(err, &d);
+        goto free_ctx;
+    }
+    if (cli_args_has(&a, "json")) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
+        cli_json_kv_string(&j, "model", m.name);
+        cli_json_kv_string(&j, "gpu", g.name);
+        json_result(&j, &r);
+        cli_json_end_object(&j);
+        rc = cli_json_done(&j);
+    } else {
+        print_result(t, &g, &m, &p, &r);
+        rc = CLI_EXIT_OK;
+    }
+free_ctx:
+    weft_work_ctx_free(ctx);
+free_topo:
+    weft_topo_free(t);
+free_args:
+    cli_args_fini(&a);
+    return rc;
+}

@@ -1,0 +1,228 @@
+/* MPI_Alltoallv (and MPI_Ialltoallv), MPI_Alltoallw and MPI_Ibarrier
+ * interposed (see pmpi.h).
+ *
+ * MPI_Alltoallv is served by weft_alltoallv on bytes (WEFT_UINT8: each
+ * count times its datatype's size, each displacement times its extent), so
+ * ranks whose datatypes differ but whose type signatures match move the
+ * same bytes; a rank whose datatype is not contiguous packs its blocks into
+ * a private copy (and unpacks what it received), as in coll_move.c. Counts
+ * that differ between a sender and its receiver are weft_alltoallv's error
+ * on every rank, never a hang.
+ *
+ * MPI_Alltoallw is served only when every send and receive type of every
+ * rank is one and the same predefined contiguous type; whether that holds
+ * is agreed among the ranks first (PMPI_Allreduce, MIN), since one rank's
+ * types say nothing of another's. Otherwise it goes to MPI, counted as
+ * passed.
+ *
+ * MPI_Ibarrier is weft_comm_barrier. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/pmpi/pmpi.h"
+
+#define PMPI_EXPORT __attribute__((visibility("default")))
+
+/* The byte counts and displacements of one side of an alltoallv: counts[j]
+ * elements of layout l at displs[j] extents, packed when l is not
+ * contiguous (at packed offsets, in rank order). */
+typedef struct side {
+    size_t *counts, *displs; /* bytes */
+    size_t total;            /* bytes, when packed */
+} side;
+
+static bool side_of(const int *counts, const int *displs, const weft__pmpi_layout *l, uint32_t n,
+                    size_t *room, side *s)
+{
+    s->counts = room;
+    s->displs = room + n;
+    s->total = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        if (counts[j] < 0) return false;
+        s->counts[j] = (size_t)counts[j] * l->size;
+        if (l->contig) {
+            if (displs[j] < 0) return false;
+            s->displs[j] = (size_t)displs[j] * l->size;
+        } else {
+            s->displs[j] = s->total;
+        }
+        s->total += s->counts[j];
+    }
+    return true;
+}
+
+/* Packs (or unpacks) the blocks of a side whose layout is not contiguous. */
+static weft_err pack_side(const void *buf, const int *counts, const int *displs, MPI_Datatype t,
+                          const weft__pmpi_layout *l, const side *s, uint32_t n,
+                          unsigned char *packed, bool unpack, weft_diag *d)
+{
+    weft_err e = WEFT_OK;
+    for (uint32_t j = 0; !e && j < n; j++)
+        e = weft__pmpi_pack((const unsigned char *)buf + (MPI_Aint)displs[j] * l->extent,
+                            (size_t)counts[j], t, l, packed + s->displs[j], unpack, d);
+    return e;
+}
+
+static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
+                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    weft__pmpi_target t;
+    weft__pmpi_layout sl, rl;
+    const char *why = weft__pmpi_target_of(comm, &t);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    uint32_t n = why ? 0 : weft_comm_size(t.comm);
+    size_t *room = NULL;
+    side ss, rs;
+    if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype";
+    if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl)) why = "bad send datatype";
+    if (!why && !(room = malloc((size_t)n * 4 * sizeof *room))) why = "out of memory";
+    if (!why && !side_of(recvcounts, rdispls, &rl, n, room + 2 * n, &rs))
+        why = "negative count or displacement";
+    if (!why && !in_place && !side_of(sendcounts, sdispls, &sl, n, room, &ss))
+        why = "negative count or displacement";
+    if (why) {
+        free(room);
+        weft__pmpi_passed(&t, k, why);
+        return req ? PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, req)
+                   : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm);
+    }
+    weft__pmpi_served(&t, k);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
+    const unsigned char *in = in_place ? out : sendbuf;
+    if (!rl.contig && !(e = weft__pmpi_scratch(rs.total, &packed_out, &d))) {
+        out = packed_out;
+        if (in_place) {
+            in = out;
+            e = pack_side(recvbuf, recvcounts, rdispls, recvtype, &rl, &rs, n, packed_out, false,
+                          &d);
+        }
+    }
+    if (!e && !in_place && !sl.contig && !(e = weft__pmpi_scratch(ss.total, &packed_in, &d))) {
+        in = packed_in;
+        e = pack_side(sendbuf, sendcounts, sdispls, sendtype, &sl, &ss, n, packed_in, false, &d);
+    }
+    weft__pmpi_enter();
+    if (!e)
+        e = weft_alltoallv(t.comm, in, in_place ? NULL : ss.counts, in_place ? NULL : ss.displs,
+                           out, rs.counts, rs.displs, WEFT_UINT8, &d);
+    weft__pmpi_leave();
+    if (!e && !rl.contig)
+        e = pack_side(recvbuf, recvcounts, rdispls, recvtype, &rl, &rs, n, packed_out, true, &d);
+    free(packed_in);
+    free(packed_out);
+    free(room);
+    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+}
+
+PMPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallv(WEFT__PMPI_ALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                     recvcounts, rdispls, recvtype, comm, NULL);
+}
+
+PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    return alltoallv(WEFT__PMPI_IALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                     recvcounts, rdispls, recvtype, comm, request);
+}
+
+/* The one predefined contiguous type of every entry of types (n of them),
+ * or MPI_DATATYPE_NULL. */
+static MPI_Datatype one_type(const MPI_Datatype types[], uint32_t n, MPI_Datatype t)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        if (types[j] == MPI_DATATYPE_NULL) return MPI_DATATYPE_NULL;
+        if (t == MPI_DATATYPE_NULL) t = types[j];
+        if (types[j] != t) return MPI_DATATYPE_NULL;
+    }
+    int ni, na, nd, combiner;
+    weft__pmpi_layout l;
+    if (t == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+        combiner != MPI_COMBINER_NAMED || !weft__pmpi_layout_of(t, 1, &l) || !l.contig ||
+        l.size == 0)
+        return MPI_DATATYPE_NULL;
+    return t;
+}
+
+PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const weft__pmpi_coll k = WEFT__PMPI_ALLTOALLW;
+    weft__pmpi_target t;
+    const char *why = weft__pmpi_target_of(comm, &t);
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    uint32_t n = why ? 0 : weft_comm_size(t.comm);
+    size_t *room = NULL;
+    if (!why) {
+        /* Whether every rank has one predefined contiguous type, agreed. */
+        MPI_Datatype ty = one_type(recvtypes, n, MPI_DATATYPE_NULL);
+        if (!in_place && ty != MPI_DATATYPE_NULL) ty = one_type(sendtypes, n, ty);
+        bool ok = ty != MPI_DATATYPE_NULL;
+        for (uint32_t j = 0; ok && j < n; j++)
+            ok = recvcounts[j] >= 0 && rdispls[j] >= 0 &&
+                 (in_place || (sendcounts[j] >= 0 && sdispls[j] >= 0));
+        int size = 0;
+        ok = ok && PMPI_Type_size(ty, &size) == MPI_SUCCESS && size > 0;
+        ok = ok && (room = malloc((size_t)n * 4 * sizeof *room));
+        int in = ok, all = 0;
+        weft__pmpi_enter(); /* the agreement is weft's call, not the program's */
+        int rc = PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm);
+        weft__pmpi_leave();
+        if (rc != MPI_SUCCESS || !all) why = "not one predefined contiguous type everywhere";
+        for (uint32_t j = 0; !why && j < n; j++) {
+            room[2 * n + j] = (size_t)recvcounts[j] * (size_t)size;
+            room[3 * n + j] = (size_t)rdispls[j];
+            if (!in_place) {
+                room[j] = (size_t)sendcounts[j] * (size_t)size;
+                room[n + j] = (size_t)sdispls[j];
+            }
+        }
+    }
+    if (why) {
+        free(room);
+        weft__pmpi_passed(&t, k, why);
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm);
+    }
+    weft__pmpi_served(&t, k);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__pmpi_enter();
+    weft_err e = weft_alltoallv(t.comm, in_place ? recvbuf : sendbuf, in_place ? NULL : room,
+                                in_place ? NULL : room + n, recvbuf, room + 2 * n, room + 3 * n,
+                                WEFT_UINT8, &d);
+    weft__pmpi_leave();
+    free(room);
+    return e ? weft__pmpi_fail(k, comm, &d) : MPI_SUCCESS;
+}
+
+PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    weft__pmpi_target t;
+    const char *why = weft__pmpi_target_of(comm, &t);
+    if (why) {
+        weft__pmpi_passed(&t, WEFT__PMPI_IBARRIER, why);
+        return PMPI_Ibarrier(comm, request);
+    }
+    weft__pmpi_served(&t, WEFT__PMPI_IBARRIER);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__pmpi_enter();
+    weft_err e = weft_comm_barrier(t.comm, &d);
+    weft__pmpi_leave();
+    return e ? weft__pmpi_fail(WEFT__PMPI_IBARRIER, comm, &d) : weft__pmpi_done(request);
+}

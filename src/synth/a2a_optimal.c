@@ -1,0 +1,170 @@
+/* The optimal uniform all-to-all plan from the certified maximum concurrent
+ * flow (weft/synth.h, docs/bound.md). Each source's flow is decomposed into
+ * paths exactly (rationals): a path from s to d is found by breadth-first
+ * search over links that still carry s's flow, takes the least of its
+ * links' remainders and of what d still needs, and is subtracted. What is
+ * subtracted is an s-to-d path flow of at most d's remaining demand, so
+ * what remains is still a flow from s meeting the remaining demands: every
+ * search succeeds, and each step empties a link or a demand, so there are
+ * at most (links + ranks) paths per source. Flow left on cycles is dropped
+ * (it only lowers loads). A path through another rank is a relay in the
+ * route, as the bound allows. */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "synth/a2a_internal.h"
+#include "weft/synth.h"
+
+typedef struct decomp {
+    const weft_topo *t;
+    const weft__a2a_flow *f;
+    uint32_t n, m;
+    mpq_t *r;          /* m: remaining flow of the current source */
+    uint32_t *via;     /* n: the link BFS reached each node by */
+    uint32_t *queue;   /* n */
+    const char **names; /* n: a path's node names */
+} decomp;
+
+/* Breadth-first search from node a to node b over links with r > 0; the
+ * path's links in reverse through via[]. */
+static bool find_path(decomp *c, uint32_t a, uint32_t b)
+{
+    for (uint32_t v = 0; v < c->n; v++)
+        c->via[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    c->queue[tail++] = a;
+    c->via[a] = UINT32_MAX - 1;
+    while (head < tail && c->via[b] == UINT32_MAX) {
+        uint32_t u = c->queue[head++], first, count;
+        weft_topo_out_links(c->t, (weft_node_id){u}, &first, &count);
+        for (uint32_t i = 0; i < count; i++) {
+            uint32_t l = first + i, x = weft_topo_link_dst(c->t, (weft_link_id){l}).v;
+            if (c->via[x] != UINT32_MAX || mpq_sgn(c->r[l]) <= 0)
+                continue;
+            c->via[x] = l;
+            c->queue[tail++] = x;
+        }
+    }
+    return c->via[b] != UINT32_MAX;
+}
+
+/* Adds the routes of op `id` (rank s to rank d): paths carrying theta in
+ * all, each with its exact share. */
+static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uint32_t d,
+                           weft_diag *dg)
+{
+    uint32_t a = weft_topo_rank_node(c->t, (weft_rank){s}).v;
+    uint32_t b = weft_topo_rank_node(c->t, (weft_rank){d}).v;
+    mpq_t rem, amt, share;
+    mpq_inits(rem, amt, share, NULL);
+    mpq_set(rem, c->f->theta);
+    weft_err e = WEFT_OK;
+    while (mpq_sgn(rem) > 0 && !e) {
+        if (!find_path(c, a, b)) {
+            e = weft_diag_set(dg, WEFT_EINVAL,
+                              "internal: the certified flow of rank %u has no path left to rank "
+                              "%u",
+                              s, d);
+            break;
+        }
+        mpq_set(amt, rem);
+        uint32_t len = 0;
+        for (uint32_t v = b; v != a; v = weft_topo_link_src(c->t, (weft_link_id){c->via[v]}).v) {
+            if (mpq_cmp(c->r[c->via[v]], amt) < 0)
+                mpq_set(amt, c->r[c->via[v]]);
+            len++;
+        }
+        uint32_t k = len;
+        for (uint32_t v = b; v != a; v = weft_topo_link_src(c->t, (weft_link_id){c->via[v]}).v) {
+            mpq_sub(c->r[c->via[v]], c->r[c->via[v]], amt);
+            c->names[k--] = weft_topo_node_name(c->t, (weft_node_id){v});
+        }
+        c->names[0] = weft_topo_node_name(c->t, (weft_node_id){a});
+        mpq_sub(rem, rem, amt);
+        mpq_div(share, amt, c->f->theta);
+        if (!mpz_fits_slong_p(mpq_numref(share)) || !mpz_fits_slong_p(mpq_denref(share))) {
+            e = weft_diag_set(dg, WEFT_EOVERFLOW,
+                              "a path of rank %u's flow to rank %u carries a share that does not "
+                              "fit a 64-bit fraction",
+                              s, d);
+            break;
+        }
+        weft_rat sh = {mpz_get_si(mpq_numref(share)), mpz_get_si(mpq_denref(share))};
+        e = weft_plan_add_path(p, id, sh, c->names, len + 1);
+        if (e)
+            weft_diag_code(dg, e);
+    }
+    mpq_clears(rem, amt, share, NULL);
+    return e;
+}
+
+weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bound *bound,
+                                weft_diag *dg)
+{
+    weft__a2a_flow f;
+    weft_a2a_bound b;
+    weft_err e = weft__a2a_flow_compute(t, &b, &f, dg);
+    if (e)
+        return e;
+    uint32_t nr = f.nr, n = weft_topo_num_nodes(t), m = f.m;
+    decomp c = {.t = t, .f = &f, .n = n, .m = m};
+    c.r = weft__malloc(((size_t)m + 1) * sizeof *c.r);
+    c.via = weft__malloc((size_t)n * sizeof *c.via);
+    c.queue = weft__malloc((size_t)n * sizeof *c.queue);
+    c.names = weft__malloc(((size_t)n + 1) * sizeof *c.names);
+    weft_plan *p = NULL;
+    weft_plan_info info = {.coll = WEFT_COLL_ALLTOALL, .nranks = nr, .chunks = 1};
+    if (!c.r || !c.via || !c.queue || !c.names) {
+        weft__free(c.r);
+        c.r = NULL;
+        e = weft_diag_code(dg, WEFT_ENOMEM);
+        goto free_scratch;
+    }
+    for (uint32_t l = 0; l < m; l++)
+        mpq_init(c.r[l]);
+    e = weft_plan_new(&info, &p);
+    if (e) {
+        weft_diag_code(dg, e);
+        goto free_scratch;
+    }
+    for (uint32_t s = 0; s < nr && !e; s++) {
+        for (uint32_t l = 0; l < m; l++)
+            mpq_set(c.r[l], f.x[(size_t)s * m + l]);
+        for (uint32_t k = 0; k < nr && !e; k++) {
+            uint32_t d = (s + k) % nr, id;
+            weft_op op = {.kind = WEFT_OP_COPY,
+                          .src_rank = {s},
+                          .dst_rank = {d},
+                          .src_buf = WEFT_BUF_IN,
+                          .dst_buf = WEFT_BUF_OUT,
+                          .src_index = d,
+                          .dst_index = s,
+                          .count = 1};
+            e = weft_plan_add_op(p, &op, NULL, 0, &id);
+            if (e)
+                weft_diag_code(dg, e);
+            else if (d != s)
+                e = route_pair(&c, p, id, s, d, dg);
+        }
+    }
+    if (e) {
+        weft_plan_free(p);
+        goto free_scratch;
+    }
+    *out = p;
+    *bound = b;
+    b.algbw_exact = NULL;
+    b.time_exact = NULL;
+    b.limits = NULL;
+free_scratch:
+    if (c.r)
+        for (uint32_t l = 0; l < m; l++)
+            mpq_clear(c.r[l]);
+    weft__free(c.r);
+    weft__free(c.via);
+    weft__free(c.queue);
+    weft__free(c.names);
+    weft_a2a_bound_fini(&b);
+    weft__a2a_flow_fini(&f);
+    return e;
+}

@@ -1,0 +1,229 @@
+/* The step's collectives on the fabric: Megatron's placement of the
+ * parallel dimensions on ranks, and one simulation per kind of collective
+ * with every concurrent group in it, cached per context. docs/step.md
+ * ("Communication") describes what runs and when. */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "weft/traffic.h"
+#include "work/work_internal.h"
+
+static void dim_sizes(const weft_parallel *p, uint32_t dp, uint32_t size[WEFT__DIM_COUNT])
+{
+    size[WEFT_DIM_TP] = p->tp;
+    size[WEFT_DIM_CP] = p->cp;
+    size[WEFT_DIM_EP] = p->ep;
+    size[WEFT_DIM_DP] = dp / p->ep;
+    size[WEFT_DIM_PP] = p->pp;
+}
+
+void weft__work_groups(const weft_parallel *p, uint32_t dp, uint32_t mask, uint32_t *pos)
+{
+    uint32_t size[WEFT__DIM_COUNT], stride[WEFT__DIM_COUNT], gs = 1, ng = 1, st = 1;
+    dim_sizes(p, dp, size);
+    for (uint32_t i = 0; i < WEFT__DIM_COUNT; i++) {
+        uint32_t dim = p->order[i];
+        stride[dim] = st;
+        st *= size[dim];
+        if (mask >> dim & 1)
+            gs *= size[dim];
+        else
+            ng *= size[dim];
+    }
+    for (uint32_t gi = 0; gi < ng; gi++)
+        for (uint32_t mi = 0; mi < gs; mi++) {
+            uint32_t r = 0, g = gi, k = mi;
+            for (uint32_t i = 0; i < WEFT__DIM_COUNT; i++) {
+                uint32_t dim = p->order[i];
+                if (mask >> dim & 1) {
+                    r += k % size[dim] * stride[dim];
+                    k /= size[dim];
+                } else {
+                    r += g % size[dim] * stride[dim];
+                    g /= size[dim];
+                }
+            }
+            pos[(size_t)gi * gs + mi] = r;
+        }
+}
+
+/* What a simulation depends on besides the fabric and options. */
+typedef struct weft__cache_key {
+    uint32_t coll, pairs, mask, dp, tp, cp, ep, pp;
+    uint32_t order[WEFT__DIM_COUNT];
+    uint64_t size;
+} weft__cache_key;
+
+struct weft__cache_entry {
+    weft__cache_key key;
+    double time_s;
+};
+
+static uint32_t group_size(const weft_parallel *p, uint32_t dp, uint32_t mask)
+{
+    uint32_t size[WEFT__DIM_COUNT], gs = 1;
+    dim_sizes(p, dp, size);
+    for (uint32_t dim = 0; dim < WEFT__DIM_COUNT; dim++)
+        if (mask >> dim & 1)
+            gs *= size[dim];
+    return gs;
+}
+
+static weft_err scratch(weft_work_ctx *c, size_t n, weft_diag *d)
+{
+    if (weft__grow((void **)&c->scratch, &c->scratch_cap, n, sizeof *c->scratch))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    return WEFT_OK;
+}
+
+static int32_t host_of(const weft_topo *t, uint32_t r)
+{
+    return weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){r}));
+}
+
+/* Rings over the groups of gs in c->scratch[0 .. n): with k channels when a group spans several
+ * hosts with k ranks in its first one, channel ch rotating each host's run
+ * of members by ch, so that every channel leaves a host through another
+ * rank (and NIC). */
+static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
+                          uint64_t size, double *out, weft_diag *d)
+{
+    const weft_topo *t = c->topo;
+    const uint32_t *pos = c->scratch; /* the groups, moved along when it grows */
+    uint32_t k = 1;
+    int32_t h0 = host_of(t, pos[0]);
+    bool multi = false;
+    for (uint32_t i = 1; i < gs; i++) {
+        if (host_of(t, pos[i]) != h0)
+            multi = true;
+        else if (!multi)
+            k++;
+    }
+    if (!multi || h0 < 0)
+        k = 1;
+    size_t total = (size_t)n * k;
+    weft_err err = scratch(c, n + total, d);
+    if (err)
+        return err;
+    pos = c->scratch;
+    uint32_t *ord = c->scratch + n;
+    for (uint32_t g0 = 0; g0 < n; g0 += gs)
+        for (uint32_t ch = 0; ch < k; ch++) {
+            uint32_t *dst = ord + ((size_t)g0 * k + (size_t)ch * gs);
+            uint32_t i = 0;
+            while (i < gs) {
+                uint32_t j = i + 1;
+                int32_t hi = host_of(t, pos[g0 + i]);
+                while (j < gs && host_of(t, pos[g0 + j]) == hi)
+                    j++;
+                uint32_t len = j - i;
+                for (uint32_t q = 0; q < len; q++)
+                    dst[i + q] = pos[g0 + i + (q + ch) % len];
+                i = j;
+            }
+        }
+    weft_sim_result r;
+    uint64_t per = size / k;
+    if (per == 0)
+        per = 1;
+    err = weft_sim_rings(t, coll, ord, (uint32_t)total, gs, per, &c->opts, &r, d);
+    if (!err)
+        *out = r.time_s;
+    return err;
+}
+
+/* A uniform all-to-all (weft_traffic_uniform) in every group at once, as a
+ * plan of direct copies over the fabric's ranks. */
+static weft_err sim_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                             uint64_t size, double *out, weft_diag *d)
+{
+    weft_traffic tm;
+    uint64_t blk = size / gs ? size / gs : 1;
+    weft_err err = weft_traffic_uniform(gs, blk * gs, &tm, d);
+    if (err)
+        return err;
+    weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
+    weft_plan *p = NULL;
+    if ((err = weft_plan_new(&info, &p))) {
+        weft_traffic_free(&tm);
+        return weft_diag_code(d, err);
+    }
+    for (uint32_t g0 = 0; g0 < n && !err; g0 += gs)
+        for (uint32_t i = 0; i < gs && !err; i++)
+            for (uint32_t j = 0; j < gs && !err; j++) {
+                if (i == j || !tm.bytes[(size_t)i * gs + j])
+                    continue;
+                uint32_t a = pos[g0 + i], b = pos[g0 + j];
+                weft_op op = {WEFT_OP_COPY, {a}, {b}, WEFT_BUF_IN, WEFT_BUF_OUT, b, a, 1, 0};
+                err = weft_plan_add_op(p, &op, NULL, 0, NULL);
+            }
+    weft_traffic_free(&tm);
+    weft_sim_result r;
+    /* One op carries S / (N x 1) bytes: S = block x ranks. */
+    if (!err)
+        err = weft_sim_plan(c->topo, p, blk * c->ranks, &c->opts, &r, d);
+    else
+        weft_diag_code(d, err);
+    if (!err)
+        *out = r.time_s;
+    weft_plan_free(p);
+    return err;
+}
+
+weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
+                           weft_coll coll, bool pairs, uint64_t size, double *out, weft_diag *d)
+{
+    uint32_t gs = group_size(p, dp, mask);
+    if (gs < 2 || size == 0) {
+        *out = 0;
+        return WEFT_OK;
+    }
+    weft__cache_key key;
+    memset(&key, 0, sizeof key);
+    key.coll = coll;
+    key.pairs = pairs;
+    key.mask = mask;
+    key.dp = dp;
+    key.tp = p->tp;
+    key.cp = p->cp;
+    key.ep = p->ep;
+    key.pp = p->pp;
+    memcpy(key.order, p->order, sizeof key.order);
+    key.size = size;
+    for (size_t i = 0; i < c->cache_n; i++)
+        if (!memcmp(&c->cache[i].key, &key, sizeof key)) {
+            c->hits++;
+            *out = c->cache[i].time_s;
+            return WEFT_OK;
+        }
+    weft_err err = scratch(c, c->ranks, d);
+    if (err)
+        return err;
+    uint32_t *pos = c->scratch;
+    weft__work_groups(p, dp, mask, pos);
+    double t = 0;
+    if (pairs) {
+        /* Stage s with stage s + 1, s even: each sends `size` both ways. */
+        uint32_t m = 0;
+        for (uint32_t g0 = 0; g0 < c->ranks; g0 += gs)
+            for (uint32_t s = 0; s + 1 < gs; s += 2) {
+                pos[m++] = pos[g0 + s];
+                pos[m++] = pos[g0 + s + 1];
+            }
+        err = sim_rings(c, m, 2, WEFT_COLL_ALLGATHER, 2 * size, &t, d);
+    } else if (coll == WEFT_COLL_ALLTOALL) {
+        err = sim_alltoall(c, pos, c->ranks, gs, size, &t, d);
+    } else {
+        err = sim_rings(c, c->ranks, gs, coll, size, &t, d);
+    }
+    if (err)
+        return err;
+    c->sims++;
+    if (weft__grow((void **)&c->cache, &c->cache_cap, c->cache_n + 1, sizeof *c->cache))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    c->cache[c->cache_n].key = key;
+    c->cache[c->cache_n].time_s = t;
+    c->cache_n++;
+    *out = t;
+    return WEFT_OK;
+}

@@ -1,0 +1,121 @@
+/* Compute time: per kernel FLOPs and bytes, a roofline with a
+ * shape-dependent GEMM efficiency. docs/step.md ("Compute") gives the model:
+ *
+ *   time = max(flops / (peak x eff), bytes / hbm_bw)
+ *   eff  = WEFT_WORK_GEMM_EFF x tile(M) x tile(N) x wave x K / (K + 64)
+ *
+ * tile(d) = d / (128 ceil(d / 128)) is the work a 128-wide output tile
+ * wastes at the matrix edge; wave = tiles / (sms x ceil(tiles / sms)) the
+ * share of the last wave of thread blocks that finds an SM busy; K / (K + 64)
+ * the prologue and epilogue of a tile against its K loop (64 deep). Only
+ * WEFT_WORK_GEMM_EFF is fitted (on the development data). Element-wise
+ * kernels (norms, softmax, dropout, activations, the optimizer) are bound
+ * by HBM: their bytes read and written over hbm_bw.
+ */
+#include <math.h>
+
+#include "work/work_internal.h"
+
+static double tile(uint64_t dim)
+{
+    uint64_t t = (dim + 127) / 128;
+    return (double)dim / (double)(t * 128);
+}
+
+double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64_t N, uint64_t K)
+{
+    uint64_t tiles = batch * ((M + 127) / 128) * ((N + 127) / 128);
+    uint64_t sms = g->sms ? g->sms : 1;
+    double wave = (double)tiles / (double)(sms * ((tiles + sms - 1) / sms));
+    return WEFT_WORK_GEMM_EFF * tile(M) * tile(N) * wave * (double)K / (double)(K + 64);
+}
+
+static double elem_bytes(weft_prec p)
+{
+    return p == WEFT_PREC_FP8 ? 1 : p == WEFT_PREC_FP32 ? 4 : 2;
+}
+
+double weft__work_gemm_s(const weft_gpu *g, weft_prec prec, uint64_t batch, uint64_t M, uint64_t N,
+                         uint64_t K)
+{
+    if (!batch || !M || !N || !K)
+        return 0;
+    double flops = 2.0 * (double)batch * (double)M * (double)N * (double)K;
+    double peak = g->peak[prec] > 0 ? g->peak[prec] : g->peak[WEFT_PREC_BF16];
+    double eb = elem_bytes(prec);
+    /* Operands in the precision, the output in 16 bits. */
+    double bytes = (double)batch * (eb * ((double)M * K + (double)K * N) + 2.0 * M * N);
+    double tc = flops / (peak * weft__work_gemm_eff(g, batch, M, N, K));
+    double tm = bytes / g->hbm_bw;
+    return tc > tm ? tc : tm;
+}
+
+static double mem_s(const weft_gpu *g, double bytes)
+{
+    return bytes / g->hbm_bw;
+}
+
+void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
+                           uint32_t dp, weft__layer_time *out)
+{
+    weft_prec pr = p->prec;
+    uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
+    uint64_t h = m->hidden, a = m->heads / tp, d = m->kv_channels, gq = m->query_groups / tp;
+    double sp = p->sp ? (double)tp : 1.0;
+    /* Element-wise traffic of the parts that are not TP-split (norms,
+     * dropout-add), in bytes. */
+    double ln = 2.0 * 2 * Tl * h / sp, bda = 7.0 * Tl * h / sp;
+    double qkv = weft__work_gemm_s(g, pr, 1, Tl, d * (a + 2 * gq), h);
+    double scores = weft__work_gemm_s(g, pr, b * a, sl, s, d);
+    double av = weft__work_gemm_s(g, pr, b * a, sl, d, s);
+    double E = (double)b * a * sl * s;
+    double softmax = mem_s(g, 9.0 * E);
+    double proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * d);
+    double mlp = 0, mlp_elem = 0;
+    uint64_t up = m->swiglu ? 2 : 1;
+    if (m->experts) {
+        uint64_t local = m->experts / p->ep;
+        uint64_t tok = (Tl * m->topk * p->ep + m->experts - 1) / m->experts;
+        uint64_t f = m->moe_ffn / tp;
+        mlp += weft__work_gemm_s(g, WEFT_PREC_BF16, 1, Tl, m->experts, h); /* router */
+        mlp += (double)local * (weft__work_gemm_s(g, pr, 1, tok, f * up, h) +
+                                weft__work_gemm_s(g, pr, 1, tok, h, f));
+        if (m->shared_experts)
+            mlp += weft__work_gemm_s(g, pr, 1, Tl, f * up * m->shared_experts, h) +
+                   weft__work_gemm_s(g, pr, 1, Tl, h, f * m->shared_experts);
+        /* Permute and unpermute the routed copies, the activation. */
+        double copies = (double)Tl * m->topk;
+        mlp_elem = mem_s(g, 2.0 * 2 * 2 * copies * h + (up * 2.0 + 2) * copies * f);
+    } else {
+        uint64_t f = m->ffn / tp;
+        mlp = weft__work_gemm_s(g, pr, 1, Tl, f * up, h) + weft__work_gemm_s(g, pr, 1, Tl, h, f);
+        mlp_elem = mem_s(g, (up * 2.0 + 2) * (double)Tl * f);
+    }
+    double gemm = qkv + scores + av + proj + mlp;
+    double elem = mem_s(g, 2 * ln + 2 * bda) + softmax + mlp_elem;
+    out->fwd = gemm + elem;
+    /* Backward: two GEMMs per forward GEMM (data and weight gradients),
+     * element-wise kernels read and write twice as much. */
+    out->bwd = 2 * gemm + 2 * elem;
+    out->attn_core = scores + av + softmax;
+    out->recompute = p->recompute == WEFT_RECOMPUTE_FULL        ? out->fwd
+                     : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? out->attn_core
+                                                                : 0;
+    uint64_t V = weft__work_vocab(m, tp) / tp;
+    double logits = weft__work_gemm_s(g, pr, 1, Tl, V, h);
+    double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */
+    out->logits_fwd = logits + ce;
+    out->logits_bwd = 2 * logits + ce;
+    out->embed_fwd = mem_s(g, 2.0 * 2 * Tl * h);
+    out->embed_bwd = 2 * out->embed_fwd;
+    /* Adam on fp32 master weights: read grad, master, m, v (16 bytes),
+     * write master, m, v and the 16-bit weight (14); zeroing and the norm
+     * of the gradients touch every local gradient twice more (8). */
+    uint64_t dn0, ex0, dn1, ex1;
+    weft__work_stage_params(m, p, 0, &dn0, &ex0);
+    weft__work_stage_params(m, p, p->pp - 1, &dn1, &ex1);
+    double all = (double)(dn0 + ex0 > dn1 + ex1 ? dn0 + ex0 : dn1 + ex1);
+    double ex = (double)(ex0 > ex1 ? ex0 : ex1), dn = all - ex;
+    double upd = p->dist_opt ? dn / dp + ex / (dp / p->ep) : all;
+    out->optimizer = mem_s(g, 30.0 * upd + 8.0 * all);
+}

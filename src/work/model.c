@@ -1,0 +1,391 @@
+/* Model presets, parallelism settings, the argument checks and the exact
+ * counts (parameters, FLOPs, memory). docs/step.md writes every formula. */
+#include <string.h>
+
+#include "work/work_internal.h"
+
+/* Presets; sources in the parallel table below. 0 fields take Megatron's
+ * defaults (weft_model_complete). */
+static const weft_model models[] = {
+    /* name, layers, hidden, ffn, heads, groups, kv_ch, seq, vocab, experts, topk, moe_ffn,
+     * shared, swiglu */
+    {"gpt3-175b", 96, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"llama2-70b", 80, 8192, 28672, 64, 8, 0, 4096, 32000, 0, 0, 0, 0, true},
+    {"llama3-8b", 32, 4096, 14336, 32, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
+    {"llama3-70b", 80, 8192, 28672, 64, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
+    {"llama3.1-405b", 126, 16384, 53248, 128, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
+    {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 0, 4096, 32000, 8, 2, 14336, 0, true},
+    {"deepseek-v3", 61, 7168, 18432, 128, 128, 128, 4096, 129280, 256, 8, 2048, 1, true},
+    /* Narayanan et al. SC'21, Table 1 (weak scaling on Selene). */
+    {"gpt-1.7b", 24, 2304, 0, 24, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-3.6b", 30, 3072, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-7.5b", 36, 4096, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-18.4b", 40, 6144, 0, 48, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-39.1b", 48, 8192, 0, 64, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-76.1b", 60, 10240, 0, 80, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-145.6b", 80, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-310.1b", 96, 16384, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-529.6b", 105, 20480, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-1t", 128, 25600, 0, 160, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+};
+
+static const char *const sources[] = {
+    "Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1 (vocabulary padded "
+    "to Megatron's 51200)",
+    "Touvron et al. 2023, Llama 2 (arXiv 2307.09288) and its config.json",
+    "Llama 3 model card and config.json (Meta, 2024)",
+    "Llama 3 model card and config.json (Meta, 2024)",
+    "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), Table 3",
+    "Jiang et al. 2024, Mixtral of Experts (arXiv 2401.04088), Table 1 (sequence 4096 for "
+    "training)",
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437), Sec. 4.2: 61 layers, "
+    "hidden 7168, 128 heads, 256 routed experts of 2048 (top 8) and 1 shared; approximated: "
+    "MLA as 128 heads of 128 channels, every layer MoE",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+    "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
+};
+
+_Static_assert(sizeof models / sizeof *models == sizeof sources / sizeof *sources,
+               "one source per preset");
+
+size_t weft_model_count(void)
+{
+    return sizeof models / sizeof *models;
+}
+
+const weft_model *weft_model_at(size_t i)
+{
+    return i < weft_model_count() ? &models[i] : NULL;
+}
+
+const char *weft_model_source(size_t i)
+{
+    return i < weft_model_count() ? sources[i] : NULL;
+}
+
+bool weft_model_find(const char *name, weft_model *out)
+{
+    for (size_t i = 0; i < weft_model_count(); i++)
+        if (!strcmp(models[i].name, name)) {
+            *out = models[i];
+            return true;
+        }
+    return false;
+}
+
+void weft_model_complete(weft_model *m)
+{
+    if (!m->ffn)
+        m->ffn = 4 * m->hidden;
+    if (!m->query_groups)
+        m->query_groups = m->heads;
+    if (!m->kv_channels && m->heads)
+        m->kv_channels = m->hidden / m->heads;
+    if (!m->seq)
+        m->seq = 2048;
+    if (!m->vocab)
+        m->vocab = 51200;
+    if (m->experts && !m->topk)
+        m->topk = 2;
+    if (m->experts && !m->moe_ffn)
+        m->moe_ffn = m->ffn;
+}
+
+const char *weft_recompute_name(weft_recompute r)
+{
+    static const char *const names[] = {"none", "selective", "full"};
+    return (unsigned)r <= WEFT_RECOMPUTE_FULL ? names[r] : "?";
+}
+
+static const char *const dim_names[WEFT__DIM_COUNT] = {"tp", "cp", "ep", "dp", "pp"};
+
+const char *weft__work_dim_name(uint32_t dim)
+{
+    return dim < WEFT__DIM_COUNT ? dim_names[dim] : "?";
+}
+
+void weft_parallel_init(weft_parallel *p)
+{
+    memset(p, 0, sizeof *p);
+    p->tp = p->pp = p->cp = p->ep = 1;
+    p->global_batch = p->micro_batch = 1;
+    p->prec = WEFT_PREC_BF16;
+    for (uint32_t i = 0; i < WEFT__DIM_COUNT; i++)
+        p->order[i] = i;
+}
+
+bool weft_parallel_order_parse(const char *text, uint32_t order[WEFT__DIM_COUNT])
+{
+    uint32_t got[WEFT__DIM_COUNT], seen = 0;
+    const char *s = text;
+    for (uint32_t i = 0; i < WEFT__DIM_COUNT; i++) {
+        uint32_t k = 0;
+        while (k < WEFT__DIM_COUNT && strncmp(s, dim_names[k], 2))
+            k++;
+        if (k == WEFT__DIM_COUNT || (seen >> k & 1))
+            return false;
+        seen |= 1u << k;
+        got[i] = k;
+        s += 2;
+        if (i + 1 < WEFT__DIM_COUNT && *s++ != '-')
+            return false;
+    }
+    if (*s)
+        return false;
+    memcpy(order, got, sizeof got);
+    return true;
+}
+
+/* ---- Counts ----------------------------------------------------------- */
+
+/* Megatron pads the vocabulary to a multiple of 128 x TP
+ * (--make-vocab-size-divisible-by 128). */
+uint64_t weft__work_vocab(const weft_model *m, uint32_t tp)
+{
+    uint64_t q = 128ull * tp;
+    return (m->vocab + q - 1) / q * q;
+}
+
+static bool gpt(const weft_model *m)
+{
+    return !m->swiglu;
+}
+
+/* Matrices of an MLP: 3 gated, 2 otherwise. */
+static uint64_t mats(const weft_model *m)
+{
+    return m->swiglu ? 3 : 2;
+}
+
+void weft__work_layer_params(const weft_model *m, weft__layer_params *lp)
+{
+    uint64_t h = m->hidden, qkv = (uint64_t)m->kv_channels * (m->heads + 2ull * m->query_groups);
+    uint64_t ad = (uint64_t)m->kv_channels * m->heads;
+    lp->attn = h * qkv + ad * h + (gpt(m) ? qkv + h : 0);
+    lp->norm = gpt(m) ? 4 * h : 2 * h;
+    if (m->experts) {
+        uint64_t one = mats(m) * h * m->moe_ffn + (gpt(m) ? m->moe_ffn + h : 0);
+        lp->dense_mlp = h * m->experts + m->shared_experts * one; /* router, shared */
+        lp->expert = m->experts * one;
+        lp->expert_one = one;
+    } else {
+        lp->dense_mlp = mats(m) * h * m->ffn + (gpt(m) ? m->ffn + h : 0);
+        lp->expert = lp->expert_one = 0;
+    }
+}
+
+/* Forward FLOPs of one layer for one micro-batch of b sequences (whole
+ * layer, all TP ranks): 2mnk per GEMM. attn_core is the QK^T and AV
+ * part. */
+void weft__work_layer_flops(const weft_model *m, uint64_t b, uint64_t *total, uint64_t *attn_core)
+{
+    uint64_t s = m->seq, h = m->hidden, T = b * s, d = m->kv_channels, a = m->heads;
+    uint64_t qkv = d * (a + 2ull * m->query_groups);
+    uint64_t core = 4 * b * a * s * s * d;
+    uint64_t f = 2 * T * h * qkv + core + 2 * T * a * d * h;
+    if (m->experts)
+        f += 2 * T * h * m->experts +
+             ((uint64_t)m->topk + m->shared_experts) * 2 * T * h * m->moe_ffn * mats(m);
+    else
+        f += 2 * T * h * m->ffn * mats(m);
+    *total = f;
+    *attn_core = core;
+}
+
+/* Activation bytes one micro-batch leaves stored per layer on one GPU
+ * (Korthikanti et al. 2022, generalized to GQA and gated MLPs), and the
+ * full set of one layer (what full recomputation rebuilds). */
+uint64_t weft__work_layer_act(const weft_model *m, const weft_parallel *p, weft_recompute r)
+{
+    uint64_t sl = m->seq / p->cp, b = p->micro_batch, T = b * sl, h = m->hidden;
+    uint64_t a = m->heads, d = m->kv_channels, g = m->query_groups, tp = p->tp;
+    uint64_t rep = 10 * h; /* norm inputs, QKV and MLP inputs, dropout masks */
+    uint64_t mlp1 = (m->swiglu ? 6 : 4) * (uint64_t)(m->experts ? m->moe_ffn : m->ffn);
+    if (m->experts)
+        mlp1 *= (uint64_t)m->topk + m->shared_experts;
+    uint64_t part = 2 * a * d + 4 * g * d + 2 * a * d + mlp1;
+    uint64_t rep_div = p->sp ? tp : 1;
+    if (r == WEFT_RECOMPUTE_FULL)
+        return T * 2 * h / rep_div;
+    uint64_t act = T * rep / rep_div + T * part / tp;
+    if (r == WEFT_RECOMPUTE_NONE)
+        act += 5 * a * sl * m->seq * b / tp;
+    return act;
+}
+
+weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t ranks, uint32_t *dp,
+                          weft_diag *d)
+{
+    if (!m->layers || !m->hidden || !m->heads)
+        return weft_diag_set(d, WEFT_EINVAL, "the model needs --num-layers, --hidden-size and "
+                                              "--num-attention-heads (or --model)");
+    if (!(p->tp && p->pp && p->cp && p->ep && p->micro_batch && p->global_batch))
+        return weft_diag_set(d, WEFT_EINVAL, "parallel sizes and batch sizes must be >= 1");
+    uint64_t mp = (uint64_t)p->tp * p->pp * p->cp;
+    if (!(ranks % mp == 0 && mp <= ranks))
+        return weft_diag_set(d, WEFT_EINVAL, "--tensor-model-parallel-size (%u) x --pipeline-model-parallel-size (%u) x "
+              "--context-parallel-size (%u) = %llu does not divide the fabric's %u ranks",
+              p->tp, p->pp, p->cp, (unsigned long long)mp, ranks);
+    uint32_t dpn = (uint32_t)(ranks / mp);
+    if (!(m->layers % p->pp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--num-layers (%u) is not divisible by --pipeline-model-parallel-size (%u)",
+              m->layers, p->pp);
+    if (!(m->heads % p->tp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--num-attention-heads (%u) is not divisible by --tensor-model-parallel-size (%u)",
+              m->heads, p->tp);
+    if (!(m->query_groups && m->heads % m->query_groups == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--num-attention-heads (%u) is not divisible by --num-query-groups (%u)", m->heads,
+              m->query_groups);
+    if (!(m->query_groups % p->tp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--num-query-groups (%u) is not divisible by --tensor-model-parallel-size (%u)",
+              m->query_groups, p->tp);
+    if (!(m->ffn % p->tp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)",
+              m->ffn, p->tp);
+    if (!(!m->experts || m->moe_ffn % p->tp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--moe-ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)",
+              m->moe_ffn, p->tp);
+    if (!(!m->experts || (m->topk >= 1 && m->topk <= m->experts)))
+        return weft_diag_set(d, WEFT_EINVAL, "--moe-router-topk (%u) must be between 1 and --num-experts (%u)", m->topk,
+              m->experts);
+    if (!(p->ep == 1 || m->experts))
+        return weft_diag_set(d, WEFT_EINVAL, "--expert-model-parallel-size (%u) needs --num-experts", p->ep);
+    if (!(!m->experts || m->experts % p->ep == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--num-experts (%u) is not divisible by --expert-model-parallel-size (%u)",
+              m->experts, p->ep);
+    if (!(dpn % p->ep == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--expert-model-parallel-size (%u) does not divide the data-parallel size (%u)",
+              p->ep, dpn);
+    if (!(p->cp == 1 || m->seq % (2 * p->cp) == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--seq-length (%u) is not divisible by 2 x --context-parallel-size (%u)", m->seq,
+              p->cp);
+    if (!(!p->sp || (m->seq / p->cp) % p->tp == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--sequence-parallel: --seq-length (%u) / --context-parallel-size (%u) is not "
+              "divisible by --tensor-model-parallel-size (%u)",
+              m->seq, p->cp, p->tp);
+    uint64_t per = (uint64_t)p->micro_batch * dpn;
+    if (!(p->global_batch % per == 0))
+        return weft_diag_set(d, WEFT_EINVAL, "--global-batch-size (%u) is not divisible by --micro-batch-size (%u) x "
+              "data-parallel size (%u)",
+              p->global_batch, p->micro_batch, dpn);
+    if (p->layers_per_vstage) {
+        uint32_t lps = m->layers / p->pp;
+        if (!(p->pp > 1))
+            return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage needs "
+                  "--pipeline-model-parallel-size > 1");
+        if (!(lps % p->layers_per_vstage == 0))
+            return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage (%u) does not divide the %u layers "
+                  "of a pipeline stage",
+                  p->layers_per_vstage, lps);
+        uint64_t mb = p->global_batch / per;
+        if (!(mb % p->pp == 0))
+            return weft_diag_set(d, WEFT_EINVAL, "number of microbatches (%llu) is not divisible by "
+                  "--pipeline-model-parallel-size (%u) when using the interleaved schedule",
+                  (unsigned long long)mb, p->pp);
+    }
+    *dp = dpn;
+    return WEFT_OK;
+}
+
+/* Parameters one GPU of stage `stage` holds: dense ones split by TP
+ * (norms replicated), experts by EP and TP, the input embedding (and
+ * learned positions) on the first stage, the output layer (its own for
+ * llama, the tied copy for gpt) and the final norm on the last. dense and
+ * expert receive the two parts (the distributed optimizer shards them over
+ * different groups). */
+void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32_t stage,
+                             uint64_t *dense, uint64_t *expert)
+{
+    weft__layer_params lp;
+    weft__work_layer_params(m, &lp);
+    uint64_t lps = m->layers / p->pp, h = m->hidden, V = weft__work_vocab(m, p->tp);
+    uint64_t dn = lps * ((lp.attn + lp.dense_mlp) / p->tp + lp.norm);
+    uint64_t ex = lps * (lp.expert / p->ep / p->tp);
+    if (stage == 0)
+        dn += V * h / p->tp + (gpt(m) ? (uint64_t)m->seq * h : 0);
+    if (stage == p->pp - 1) {
+        dn += gpt(m) ? 2 * h : h;
+        if (!gpt(m) || p->pp > 1)
+            dn += V * h / p->tp;
+    }
+    *dense = dn;
+    *expert = ex;
+}
+
+weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t ranks,
+                          weft_counts *out, weft_diag *d)
+{
+    weft_model mm = *m0;
+    weft_model_complete(&mm);
+    const weft_model *m = &mm;
+    weft_counts c;
+    memset(&c, 0, sizeof c);
+    weft_err err = weft__work_check(m, p, ranks, &c.dp, d);
+    if (err)
+        return err;
+    c.microbatches = p->global_batch / (p->micro_batch * c.dp);
+    c.vstages = p->layers_per_vstage ? m->layers / p->pp / p->layers_per_vstage : 1;
+    weft__layer_params lp;
+    weft__work_layer_params(m, &lp);
+    uint64_t h = m->hidden, V = weft__work_vocab(m, 1);
+    uint64_t layer = lp.attn + lp.dense_mlp + lp.expert + lp.norm;
+    c.params = m->layers * layer + V * h + (gpt(m) ? (uint64_t)m->seq * h + 2 * h : V * h + h);
+    c.params_active = c.params - m->layers * (lp.expert - (uint64_t)m->topk * lp.expert_one);
+    uint64_t core;
+    weft__work_layer_flops(m, p->micro_batch, &c.layer_fwd_flops, &core);
+    uint64_t Vt = weft__work_vocab(m, p->tp);
+    c.logits_fwd_flops = 2ull * p->micro_batch * m->seq * h * Vt;
+    double per_mb = (double)m->layers * (double)c.layer_fwd_flops + (double)c.logits_fwd_flops;
+    double mbs = (double)p->global_batch / p->micro_batch;
+    c.model_flops = 3 * per_mb * mbs;
+    c.hw_flops = c.model_flops;
+    if (p->recompute == WEFT_RECOMPUTE_FULL)
+        c.hw_flops += (double)m->layers * (double)c.layer_fwd_flops * mbs;
+    else if (p->recompute == WEFT_RECOMPUTE_SELECTIVE)
+        c.hw_flops += (double)m->layers * (double)core * mbs;
+    /* Memory: the larger of the first and the last stage. */
+    uint64_t lps = m->layers / p->pp;
+    uint64_t act_layer = weft__work_layer_act(m, p, p->recompute);
+    uint64_t act_full = weft__work_layer_act(m, p, WEFT_RECOMPUTE_NONE);
+    uint32_t edp = c.dp / p->ep;
+    for (uint32_t st = 0; st < p->pp; st += p->pp > 1 ? p->pp - 1 : 1) {
+        uint64_t dn, ex;
+        weft__work_stage_params(m, p, st, &dn, &ex);
+        uint64_t w = 2 * (dn + ex), g = 4 * (dn + ex);
+        uint64_t o = p->dist_opt ? 12 * dn / c.dp + 12 * ex / edp : 12 * (dn + ex);
+        /* Micro-batches in flight on stage st under 1F1B; the interleaved
+         * schedule holds (1 + (pp - 1) / (pp v)) times the first stage's
+         * (Korthikanti et al., Sec. 4.2.3), rounded up. */
+        uint64_t inflight = p->pp - st < c.microbatches ? p->pp - st : c.microbatches;
+        uint64_t act = act_layer * lps * inflight;
+        if (c.vstages > 1 && st == 0) {
+            uint64_t den = (uint64_t)p->pp * c.vstages;
+            act = (act_layer * lps * (den + p->pp - 1) + den - 1) / den;
+        }
+        if (p->recompute == WEFT_RECOMPUTE_FULL)
+            act += act_full;
+        if (st == p->pp - 1) /* fp32 logits of one micro-batch */
+            act += 4ull * p->micro_batch * (m->seq / p->cp) * Vt / p->tp;
+        uint64_t tot = w + g + o + act;
+        if (tot > c.mem_total) {
+            c.mem_total = tot;
+            c.mem_weights = w;
+            c.mem_grads = g;
+            c.mem_optim = o;
+            c.mem_act = act;
+            c.params_gpu_max = dn + ex;
+        }
+        if (p->pp == 1)
+            break;
+    }
+    *out = c;
+    return WEFT_OK;
+}

@@ -1,0 +1,89 @@
+/* Internals of the work module (weft/work.h). Files, lowest first:
+ *   gpu, model (counts and checks)  <  compute (kernel times)
+ *   <  comm (placement, simulations, cache)  <  step  <  sweep.
+ */
+#ifndef WEFT_WORK_INTERNAL_H
+#define WEFT_WORK_INTERNAL_H
+
+#include "weft/work.h"
+
+/* Parameters of one layer, whole (no parallelism). */
+typedef struct weft__layer_params {
+    uint64_t attn;       /* QKV and output projection, their biases */
+    uint64_t dense_mlp;  /* dense MLP; for MoE the router and shared experts */
+    uint64_t expert;     /* all routed experts */
+    uint64_t expert_one; /* one routed expert */
+    uint64_t norm;       /* the layer's norms (replicated over TP) */
+} weft__layer_params;
+
+const char *weft__work_dim_name(uint32_t dim);
+uint64_t weft__work_vocab(const weft_model *m, uint32_t tp);
+void weft__work_layer_params(const weft_model *m, weft__layer_params *lp);
+void weft__work_layer_flops(const weft_model *m, uint64_t b, uint64_t *total, uint64_t *attn_core);
+uint64_t weft__work_layer_act(const weft_model *m, const weft_parallel *p, weft_recompute r);
+weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t ranks, uint32_t *dp,
+                          weft_diag *d);
+void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32_t stage,
+                             uint64_t *dense, uint64_t *expert);
+
+/* ---- compute.c ---- */
+
+/* One GEMM of batch x (M x K) . (K x N): the roofline of its FLOPs at the
+ * shape's efficiency and its operand bytes at HBM bandwidth. */
+double weft__work_gemm_s(const weft_gpu *g, weft_prec prec, uint64_t batch, uint64_t M, uint64_t N,
+                         uint64_t K);
+/* The shape efficiency alone (WEFT_WORK_GEMM_EFF x quantization). */
+double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64_t N, uint64_t K);
+
+/* Compute time of one micro-batch on one GPU. */
+typedef struct weft__layer_time {
+    double fwd, bwd;   /* one layer */
+    double recompute;  /* one layer's recomputation (selective or full) */
+    double attn_core;  /* the QK^T, softmax, AV part of fwd (CP overlaps with it) */
+    double logits_fwd, logits_bwd; /* output layer and loss, last stage */
+    double embed_fwd, embed_bwd;   /* input embedding, first stage */
+    double optimizer;  /* one optimizer step of the busiest GPU */
+} weft__layer_time;
+
+void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
+                           uint32_t dp, weft__layer_time *out);
+
+/* ---- comm.c ---- */
+
+/* The ranks of every group of the dimensions in `mask` (1 << weft_dim),
+ * group after group, members in placement order: n = ranks positions. */
+void weft__work_groups(const weft_parallel *p, uint32_t dp, uint32_t mask, uint32_t *pos);
+
+
+struct weft_work_ctx {
+    const weft_topo *topo;
+    const weft_gpu *gpu;
+    weft_sim_opts opts;
+    uint32_t ranks;
+    struct weft__cache_entry *cache;
+    size_t cache_n, cache_cap;
+    uint32_t sims, hits;
+    uint32_t *scratch; /* 2 x ranks x channels */
+    size_t scratch_cap;
+};
+
+/* Time of one collective of `size` bytes (its nccl-tests size) run by every
+ * group of `mask` at once: rings for allreduce, allgather, reducescatter
+ * (several channels, rotated inside each host, when a group has several
+ * ranks in more than one host, as NCCL's rings use every NIC), a direct
+ * uniform all-to-all plan for alltoall. pairs (PP): the groups are pairs of
+ * consecutive stages, exchanging `size` bytes each way. Cached. */
+weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
+                           weft_coll coll, bool pairs, uint64_t size, double *out, weft_diag *d);
+
+/* ---- trace.c ---- */
+
+/* Writes the step r under p as a Chrome/Perfetto trace: one process per
+ * pipeline stage, a "compute" track with the forward and backward of every
+ * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp
+ * sends backward" tracks, "dp gradients" and "optimizer"; docs/step.md
+ * describes it. WEFT_EIO when writing fails, WEFT_ENOMEM. */
+weft_err weft__work_trace(FILE *f, const weft_parallel *p, const weft_step_result *r,
+                          weft_diag *d);
+
+#endif

@@ -1,0 +1,495 @@
+/* The work module against hand-computed values: parameters, FLOPs and
+ * memory of a small model exactly, Megatron's argument checks by their
+ * messages, the communication volume per kind against closed forms, two
+ * data-parallel groups sharing a spine against one alone, placement, GPU
+ * files. */
+#include <math.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "topo/testing_topo.h"
+#include "work/work_internal.h"
+
+static bool rel_close(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * fabs(b);
+}
+
+#define CHECK_REL(a, b, tol)                                                                       \
+    do {                                                                                           \
+        double x_ = (a), y_ = (b);                                                                 \
+        if (!rel_close(x_, y_, tol))                                                               \
+            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
+        CHECK(rel_close(x_, y_, tol));                                                             \
+    } while (0)
+
+/* A GPT of 2 layers, hidden 64, 4 heads, sequence 32, vocabulary 256. */
+static weft_model tiny(void)
+{
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "tiny");
+    m.layers = 2;
+    m.hidden = 64;
+    m.heads = 4;
+    m.seq = 32;
+    m.vocab = 256;
+    weft_model_complete(&m);
+    return m;
+}
+
+static void test_counts(void)
+{
+    weft_model m = tiny();
+    CHECK_INT(m.ffn, 256);
+    CHECK_INT(m.kv_channels, 16);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.micro_batch = 2;
+    p.global_batch = 8;
+    weft_counts c;
+    CHECK_ERR(weft_work_counts(&m, &p, 4, &c, NULL), WEFT_OK);
+    CHECK_INT(c.dp, 2);
+    CHECK_INT(c.microbatches, 2);
+    /* 12 h^2 + 13 h per layer, (V + s) h embeddings, 2 h final norm. */
+    CHECK_INT(c.params, 2 * (12 * 64 * 64 + 13 * 64) + (256 + 32) * 64 + 2 * 64);
+    CHECK_INT(c.params, 118528);
+    /* 24 T h^2 + 4 b s^2 h with T = b s = 64. */
+    CHECK_INT(c.layer_fwd_flops, 24ull * 64 * 64 * 64 + 4ull * 2 * 32 * 32 * 64);
+    CHECK_INT(c.logits_fwd_flops, 2ull * 64 * 64 * 256);
+    CHECK_REL(c.model_flops, 3.0 * (2 * 6815744.0 + 2097152.0) * 4, 0);
+    CHECK_REL(c.hw_flops, c.model_flops, 0);
+    /* Memory: one GPU holds (12 h^2 + 13 h - 4 h) / 2 + 4 h per layer,
+     * half the word embeddings, the positions and the final norm. */
+    uint64_t params = 2 * ((12 * 64 * 64 + 9 * 64) / 2 + 4 * 64) + 256 * 64 / 2 + 32 * 64 + 128;
+    CHECK_INT(params, 60608);
+    CHECK_INT(c.params_gpu_max, params);
+    CHECK_INT(c.mem_weights, 2 * params);
+    CHECK_INT(c.mem_grads, 4 * params);
+    CHECK_INT(c.mem_optim, 12 * params);
+    /* Korthikanti et al.: s b h (10 + 24 / t + 5 a s / (h t)) per layer,
+     * two layers, one micro-batch in flight, and 4 s b V / t of logits. */
+    CHECK_INT(c.mem_act, 2 * 32 * 2 * 64 * (10 + 12 + 5) + 4 * 2 * 32 * 256 / 2);
+    CHECK_INT(c.mem_total, 1344896);
+
+    /* Full recomputation: Narayanan et al.'s 96 B s l h^2 (1 + s / 6h +
+     * V / 16 l h) exactly; one layer input stored per layer (2 s b h) plus
+     * one layer's full set. */
+    p.recompute = WEFT_RECOMPUTE_FULL;
+    CHECK_ERR(weft_work_counts(&m, &p, 4, &c, NULL), WEFT_OK);
+    CHECK_REL(c.hw_flops, 96.0 * 8 * 32 * 2 * 64 * 64 * (1 + 32.0 / 384 + 256.0 / 2048), 1e-15);
+    CHECK_INT(c.mem_act, 2 * (2 * 32 * 2 * 64) + 110592 + 4 * 2 * 32 * 256 / 2);
+    /* Selective with SP: 34 s b h / t per layer. */
+    p.recompute = WEFT_RECOMPUTE_SELECTIVE;
+    p.sp = true;
+    CHECK_INT(weft__work_layer_act(&m, &p, p.recompute), 34 * 32 * 2 * 64 / 2);
+    /* The distributed optimizer shards the 12 bytes over DP. */
+    p.dist_opt = true;
+    CHECK_ERR(weft_work_counts(&m, &p, 4, &c, NULL), WEFT_OK);
+    CHECK_INT(c.mem_optim, 12 * params / 2);
+
+    /* Pipeline: the first stage holds pp micro-batches of its layers and
+     * the embeddings, the last one micro-batch, the norm and its copy of
+     * the word embeddings. */
+    weft_parallel q;
+    weft_parallel_init(&q);
+    q.pp = 2;
+    q.global_batch = 4;
+    CHECK_ERR(weft_work_counts(&m, &q, 2, &c, NULL), WEFT_OK);
+    CHECK_INT(c.microbatches, 4);
+    uint64_t first = (12 * 64 * 64 + 13 * 64) + 256 * 64 + 32 * 64;
+    uint64_t act = 32 * 64 * (34 + 5 * 4 * 32 / 64);
+    CHECK_INT(c.mem_act, 2 * act);
+    CHECK_INT(c.mem_weights, 2 * first);
+}
+
+static void test_llama_moe_counts(void)
+{
+    /* llama style: 3 h f MLP, GQA, no biases, RMSNorm, untied output. */
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 1;
+    m.hidden = 128;
+    m.heads = 8;
+    m.query_groups = 2;
+    m.ffn = 384;
+    m.seq = 16;
+    m.vocab = 128;
+    m.swiglu = true;
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    weft_counts c;
+    CHECK_ERR(weft_work_counts(&m, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t qkv = 16 * (8 + 2 * 2);
+    CHECK_INT(c.params, 128 * qkv + 128 * 128 + 3 * 128 * 384 + 2 * 128 + 2 * 128 * 128 + 128);
+    /* 4 experts of 64, top 2, one shared: the router is h E. */
+    m.experts = 4;
+    m.topk = 2;
+    m.moe_ffn = 64;
+    m.shared_experts = 1;
+    CHECK_ERR(weft_work_counts(&m, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t one = 3 * 128 * 64, base = 128 * qkv + 128 * 128 + 2 * 128 + 2 * 128 * 128 + 128;
+    CHECK_INT(c.params, base + 128 * 4 + 5 * one);
+    CHECK_INT(c.params_active, base + 128 * 4 + 3 * one);
+    uint64_t T = 16;
+    CHECK_INT(c.layer_fwd_flops, 2 * T * 128 * qkv + 4 * 8 * 16 * 16 * 16 + 2 * T * 128 * 128 +
+                                     2 * T * 128 * 4 + 3 * 2 * T * 128 * 64 * 3);
+}
+
+static void check_bad(const weft_parallel *p, const weft_model *m, uint32_t ranks, const char *msg)
+{
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_counts c;
+    CHECK_ERR(weft_work_counts(m, p, ranks, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, msg);
+}
+
+static void test_checks(void)
+{
+    weft_model m = tiny();
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 3;
+    check_bad(&p, &m, 4,
+              "--tensor-model-parallel-size (3) x --pipeline-model-parallel-size (1) x "
+              "--context-parallel-size (1) = 3 does not divide the fabric's 4 ranks");
+    p.tp = 8;
+    check_bad(&p, &m, 8,
+              "--num-attention-heads (4) is not divisible by --tensor-model-parallel-size (8)");
+    weft_parallel_init(&p);
+    p.pp = 4;
+    check_bad(&p, &m, 4, "--num-layers (2) is not divisible by --pipeline-model-parallel-size (4)");
+    weft_parallel_init(&p);
+    p.micro_batch = 2;
+    p.global_batch = 6;
+    check_bad(&p, &m, 2,
+              "--global-batch-size (6) is not divisible by --micro-batch-size (2) x "
+              "data-parallel size (2)");
+    weft_parallel_init(&p);
+    p.ep = 2;
+    check_bad(&p, &m, 2, "--expert-model-parallel-size (2) needs --num-experts");
+    weft_parallel_init(&p);
+    p.cp = 2;
+    p.global_batch = 1;
+    m.seq = 30;
+    check_bad(&p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
+    m = tiny();
+    m.layers = 8;
+    weft_parallel_init(&p);
+    p.pp = 2;
+    p.layers_per_vstage = 3;
+    p.global_batch = 2;
+    check_bad(&p, &m, 2,
+              "--num-layers-per-virtual-pipeline-stage (3) does not divide the 4 layers of a "
+              "pipeline stage");
+    p.layers_per_vstage = 2;
+    p.global_batch = 3;
+    check_bad(&p, &m, 2,
+              "number of microbatches (3) is not divisible by --pipeline-model-parallel-size (2) "
+              "when using the interleaved schedule");
+    m.query_groups = 3;
+    weft_parallel_init(&p);
+    check_bad(&p, &m, 1, "--num-attention-heads (4) is not divisible by --num-query-groups (3)");
+}
+
+static void test_groups(void)
+{
+    /* 16 ranks: TP 2, CP 2, DP 2, PP 2 in Megatron's order. */
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = p.cp = p.pp = 2;
+    uint32_t pos[16];
+    weft__work_groups(&p, 2, 1u << WEFT_DIM_TP, pos);
+    CHECK_INT(pos[0], 0);
+    CHECK_INT(pos[1], 1);
+    CHECK_INT(pos[2], 2);
+    weft__work_groups(&p, 2, 1u << WEFT_DIM_DP, pos);
+    CHECK_INT(pos[0], 0);
+    CHECK_INT(pos[1], 4);
+    CHECK_INT(pos[2], 1);
+    CHECK_INT(pos[3], 5);
+    weft__work_groups(&p, 2, 1u << WEFT_DIM_PP, pos);
+    CHECK_INT(pos[0], 0);
+    CHECK_INT(pos[1], 8);
+    /* PP innermost instead. */
+    CHECK(weft_parallel_order_parse("pp-tp-cp-ep-dp", p.order));
+    weft__work_groups(&p, 2, 1u << WEFT_DIM_PP, pos);
+    CHECK_INT(pos[1], 1);
+    CHECK(!weft_parallel_order_parse("tp-tp-cp-ep-dp", p.order));
+    CHECK(!weft_parallel_order_parse("tp-cp-ep-dp", p.order));
+}
+
+/* Two boxes of two GPUs (100 GB/s to their switch), one 4 GB/s spine
+ * between the switches. */
+static const char *spine_topo = "node g0 compute host=0\nnode g1 compute host=0\n"
+                                "node g2 compute host=1\nnode g3 compute host=1\n"
+                                "node a switch\nnode b switch\n"
+                                "duplex g0 a 100GB/s\nduplex g1 a 100GB/s\n"
+                                "duplex g2 b 100GB/s\nduplex g3 b 100GB/s\n"
+                                "duplex a b 4GB/s\n";
+
+static void test_dp_groups_share_spine(void)
+{
+    weft_topo *t = weft__test_topo_text(spine_topo);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_gpu g;
+    CHECK(weft_gpu_find("a100-80g", &g));
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &g, &o, &c), WEFT_OK);
+    /* TP 2 inside the boxes: DP groups {0, 2} and {1, 3}, both across the
+     * spine; 8 MiB all-reduce each. */
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    uint64_t S = 8u << 20;
+    double both = 0;
+    CHECK_ERR(weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &both,
+                                NULL),
+              WEFT_OK);
+    const uint32_t one[2] = {0, 2};
+    weft_sim_result r;
+    CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, one, 2, 2, S, &o, &r, NULL), WEFT_OK);
+    /* Alone: 2 steps of S/2 at the spine's 4 GB/s; together the spine is
+     * shared by two flows each way. */
+    CHECK_REL(r.time_s, (double)S / 4e9, 1e-9);
+    CHECK_REL(both, 2 * r.time_s, 1e-9);
+    /* The cache answers the same question again. */
+    double again = 0;
+    uint32_t sims = c->sims;
+    CHECK_ERR(weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &again,
+                                NULL),
+              WEFT_OK);
+    CHECK(again == both);
+    CHECK_INT(c->sims, sims);
+    /* DP 4 with TP 1 spans both boxes with two ranks in each: two channels,
+     * one leaving each box through each GPU; still the spine: every ring
+     * crosses it twice, 3 x 2 steps of S/4 over the spine shared by two
+     * channels of S/2. */
+    weft_parallel_init(&p);
+    double four = 0;
+    CHECK_ERR(weft__work_coll_s(c, &p, 4, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &four,
+                                NULL),
+              WEFT_OK);
+    CHECK(four > r.time_s);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
+/* The step's communication volume per kind against closed forms. */
+static void test_volumes(void)
+{
+    weft_topo *t = weft__test_topo_spec("switch:16,bw=100");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 4;
+    m.hidden = 256;
+    m.heads = 8;
+    m.seq = 128;
+    m.vocab = 1024;
+    m.experts = 4;
+    m.topk = 2;
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.pp = 2;
+    p.ep = 2;
+    p.micro_batch = 1;
+    p.global_batch = 8; /* DP 4: 2 micro-batches */
+    weft_step_result r;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &r, &d), WEFT_OK);
+    double S = 128.0 * 256 * 2, mb = 2, lps = 2;
+    /* TP: 2 all-reduces per layer forward and 2 backward, 2 (n-1)/n S each. */
+    CHECK_INT(r.comm_calls[WEFT_COMM_TP], (uint32_t)(mb * lps * 4));
+    CHECK_REL((double)r.comm_bytes[WEFT_COMM_TP], mb * lps * 4 * (2 * 0.5 * S), 1e-12);
+    /* EP: dispatch and combine forward and backward, T k h 2 bytes each,
+     * (ep-1)/ep of it leaving the GPU. */
+    double a2a = 128.0 * 2 * 256 * 2;
+    CHECK_INT(r.comm_calls[WEFT_COMM_EP], (uint32_t)(mb * lps * 4));
+    CHECK_REL((double)r.comm_bytes[WEFT_COMM_EP], mb * lps * 4 * 0.5 * a2a, 1e-12);
+    /* PP: one send forward and one backward per micro-batch, S / tp. */
+    CHECK_INT(r.comm_calls[WEFT_COMM_PP], (uint32_t)(2 * mb));
+    CHECK_REL((double)r.comm_bytes[WEFT_COMM_PP], 2 * mb * S / 2, 1e-12);
+    /* DP: all-reduce of 4-byte gradients: dense over DP 4, experts over
+     * the expert-data-parallel 2. */
+    uint64_t dn0, ex0, dn1, ex1;
+    weft_model mc = m;
+    weft_model_complete(&mc);
+    weft__work_stage_params(&mc, &p, 0, &dn0, &ex0);
+    weft__work_stage_params(&mc, &p, 1, &dn1, &ex1);
+    double dn = (double)(dn0 > dn1 ? dn0 : dn1), ex = (double)(ex0 > ex1 ? ex0 : ex1);
+    CHECK_REL((double)r.comm_bytes[WEFT_COMM_DP], 2 * 0.75 * 4 * dn + 2 * 0.5 * 4 * ex, 1e-9);
+    /* Every part adds up to the step. */
+    double sum = r.compute_s + r.bubble_s + r.optimizer_s;
+    for (int k = 0; k < WEFT__COMM_COUNT; k++)
+        sum += r.exposed_s[k];
+    CHECK_REL(r.step_s, sum, 1e-12);
+    CHECK(r.exposed_s[WEFT_COMM_EP] > 0);
+    CHECK(r.exposed_s[WEFT_COMM_TP] > 0);
+    /* With SP: an all-gather and a reduce-scatter instead of each
+     * all-reduce, the same bytes. */
+    p.sp = true;
+    weft_step_result rs;
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &rs, &d), WEFT_OK);
+    CHECK_INT(rs.comm_calls[WEFT_COMM_TP], (uint32_t)(mb * lps * 8));
+    CHECK_REL((double)rs.comm_bytes[WEFT_COMM_TP], mb * lps * 8 * 0.5 * S, 1e-12);
+    /* fp8 on a GPU without it. */
+    weft_gpu a;
+    CHECK(weft_gpu_find("a100-40g", &a));
+    weft_work_ctx *c2 = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &a, NULL, &c2), WEFT_OK);
+    p.prec = WEFT_PREC_FP8;
+    CHECK_ERR(weft_work_step(c2, &m, &p, true, NULL, &rs, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "--fp8-format: the a100-40g has no fp8 tensor cores");
+    /* Memory that does not fit. */
+    p.prec = WEFT_PREC_BF16;
+    m.layers = 64;
+    m.hidden = 16384;
+    m.heads = 128;
+    m.seq = 2048;
+    m.experts = 0;
+    m.topk = 0;
+    p.ep = 1;
+    CHECK_ERR(weft_work_step(c2, &m, &p, true, NULL, &rs, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "does not fit the a100-40g's 40.0 GiB");
+    weft_work_ctx_free(c2);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
+static void test_gpu_file(void)
+{
+    weft_gpu g;
+    const char *ok = "# a made-up GPU\nname = x1\nbf16 = 500\nfp8=1000 # dense\nhbm_bw = 4000\n"
+                     "hbm = 96\nsms = 100\n";
+    CHECK_ERR(weft_gpu_parse(ok, strlen(ok), "x1.gpu", &g, NULL), WEFT_OK);
+    CHECK_STR(g.name, "x1");
+    CHECK_REL(g.peak[WEFT_PREC_BF16], 500e12, 1e-15);
+    CHECK_REL(g.peak[WEFT_PREC_FP16], 500e12, 1e-15);
+    CHECK_REL(g.peak[WEFT_PREC_FP8], 1000e12, 1e-15);
+    CHECK_REL(g.hbm_bw, 4000e9, 1e-15);
+    CHECK_REL(g.hbm_bytes, 96.0 * 1073741824.0, 1e-15);
+    CHECK_INT(g.sms, 100);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"name = x\nbf16 = fast\n", "x.gpu:2:8: bf16: 'fast' is not a positive number"},
+        {"name = x\n  speed = 3\n", "x.gpu:2:3: unknown key 'speed' (keys: name, bf16, fp16, fp8, "
+                                    "fp32, hbm_bw, hbm, sms)"},
+        {"name x\n", "x.gpu:1:1: expected 'key = value'"},
+        {"name = x\nbf16 = 1\nhbm = 8\n", "x.gpu:3:1: missing key 'hbm_bw'"},
+        {"name = x\nhbm =\n", "x.gpu:2:6: hbm needs a value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        CHECK_ERR(weft_gpu_parse(bad[i].text, strlen(bad[i].text), "x.gpu", &g, &d), WEFT_EPARSE);
+        CHECK_STR(d.msg, bad[i].msg);
+    }
+    CHECK(weft_gpu_find("mi300x", &g));
+    CHECK_REL(g.peak[WEFT_PREC_BF16], 1307.4e12, 1e-15);
+    CHECK(!weft_gpu_find("v100", &g));
+}
+
+/* A step of every kind of collective with a trace, and a small sweep,
+ * under injected allocation failures: each fails with WEFT_ENOMEM and
+ * leaks nothing. */
+typedef struct oom_arg {
+    const weft_topo *t, *small;
+    FILE *trace;
+} oom_arg;
+
+static weft_err oom_ctor(void *argp)
+{
+    oom_arg *a = argp;
+    weft_gpu g;
+    weft_gpu_find("h100-sxm", &g);
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 4;
+    m.hidden = 256;
+    m.heads = 8;
+    m.seq = 128;
+    m.vocab = 1024;
+    m.experts = 4;
+    m.topk = 2;
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.pp = 2;
+    p.ep = 2;
+    p.cp = 2;
+    p.layers_per_vstage = 1;
+    p.global_batch = 4;
+    p.dist_opt = true;
+    weft_work_ctx *c = NULL;
+    weft_err err = weft_work_ctx_new(a->t, &g, NULL, &c);
+    if (err)
+        return err;
+    weft_step_result r;
+    rewind(a->trace);
+    err = weft_work_step(c, &m, &p, false, a->trace, &r, NULL);
+    weft_work_ctx_free(c);
+    c = NULL;
+    weft_sweep_entry *e = NULL;
+    size_t n = 0;
+    m.layers = 2;
+    m.experts = 0;
+    p.ep = 1;
+    if (!err)
+        err = weft_work_ctx_new(a->small, &g, NULL, &c);
+    if (!err)
+        err = weft_work_sweep(c, &m, &p, &e, &n, NULL);
+    weft_work_sweep_free(e);
+    weft_work_ctx_free(c);
+    return err;
+}
+
+static void oom_dtor(void *arg)
+{
+    (void)arg;
+}
+
+static void test_oom(void)
+{
+    weft_topo *t = weft__test_topo_spec("switch:16,bw=100");
+    weft_topo *small = weft__test_topo_spec("switch:2,bw=100");
+    FILE *f = tmpfile();
+    CHECK(t != NULL && small != NULL && f != NULL);
+    if (t && small && f) {
+        oom_arg a = {t, small, f};
+        CHECK(weft_test_oom_sweep("work step", oom_ctor, oom_dtor, &a) > 0);
+    }
+    if (f)
+        fclose(f);
+    weft_topo_free(small);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    test_counts();
+    test_llama_moe_counts();
+    test_checks();
+    test_groups();
+    test_dp_groups_share_spine();
+    test_volumes();
+    test_gpu_file();
+    test_oom();
+    return weft_test_done();
+}

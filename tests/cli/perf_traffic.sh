@@ -1,0 +1,71 @@
+# weft perf alltoall --traffic FILE under weft launch: a skewed matrix and
+# a symmetric one (in place) on shared memory and TCP, a seeded MoE
+# dispatch from `weft traffic moe`, every element checked (#wrong 0); the
+# row's size is the largest row of the matrix; bad matrices and bad
+# combinations of options.
+# Run by CTest as: bash perf_traffic.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+T=$(mktemp -d)
+trap 'rm -rf "$T" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
+printf '# skewed, 3 ranks: rank 0 sends 4096 bytes to rank 1\n0 4096 400\n1200 40 0\n8 800 4000\n' >"$T/skew.tm"
+printf '0 64 8\n64 4 16\n8 16 0\n' >"$T/sym.tm"
+for t in shm tcp; do
+    LAST="skewed ($t)"
+    WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 2 -w 1
+    expect_rc 0
+    expect_out_has "# weft perf alltoall: 3 ranks, transport $t, 2 iterations, 1 warmup, check 1, traffic $T/skew.tm, weft_alltoallv"
+    expect_out_has "# size: the largest bytes one rank sends; in place: N/A (the matrix is not symmetric)"
+    # Rank 2 sends 8 + 800 + 4000 bytes, the most: 1202 floats.
+    expect_out_has "
+        4808          1202     float    none      -1"
+    expect_out_has "       0      N/A     N/A     N/A     N/A"
+    expect_out_has "# Out of bounds values : 0 OK"
+    rows=$(printf '%s\n' "$OUT" | grep -vc '^#')
+    [ "$rows" = 1 ] && pass_ || fail_ "expected one row, got $rows"
+
+    LAST="symmetric, in place ($t)"
+    WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/sym.tm" -d int32 -n 2 -w 1 --json
+    expect_rc 0
+    expect_out_has '"size": 84'
+    expect_out_has '"wrong_total": 0'
+    expect_out_has '"ok": true'
+    case "$OUT" in *'"in_place": null'*) fail_ "in place not run on a symmetric matrix" ;; *) pass_ ;; esac
+done
+
+run traffic moe --ranks 4 --experts 8 --topk 2 --tokens 64 --hidden-bytes 1000 --skew zipf:1.2 --seed 3 -o "$T/moe.tm"
+expect_rc 0
+run launch -n 4 -- "$WEFT" perf alltoall --traffic "$T/moe.tm" -d uint8 -n 1 -w 0
+expect_rc 0
+# Every row of a dispatch sums to T*K*H = 128000 bytes.
+expect_out_has "
+      128000        128000     uint8    none      -1"
+expect_out_has "# Out of bounds values : 0 OK"
+
+# Bad input: exit 1 naming the file (and line and column where it has them).
+run launch -n 2 -- "$WEFT" perf alltoall --traffic "$T/skew.tm"
+expect_rc 1
+expect_err_has "perf: $T/skew.tm: the matrix has 3 ranks, the job 2"
+printf '0 6\n4 0\n' >"$T/odd.tm"
+run launch -n 2 -- "$WEFT" perf alltoall --traffic "$T/odd.tm"
+expect_rc 1
+expect_err_has "perf: $T/odd.tm: rank 0 sends rank 1 6 bytes, not a whole number of float elements (4 bytes each)"
+printf '0 4\n-4 0\n' >"$T/neg.tm"
+run launch -n 2 -- "$WEFT" perf alltoall --traffic "$T/neg.tm"
+expect_rc 1
+expect_err_has "$T/neg.tm:2:1: negative entry '-4': bytes must be >= 0"
+run launch -n 2 -- "$WEFT" perf alltoall --traffic "$T/missing.tm"
+expect_rc 1
+expect_err_has "$T/missing.tm"
+
+# Usage errors: exit 2, nothing run.
+run perf allreduce --traffic "$T/sym.tm"
+expect_rc 2
+expect_err_has "--traffic is for alltoall only, not allreduce"
+run perf alltoall --traffic "$T/sym.tm" -b 1K
+expect_rc 2
+expect_err_has "--traffic gives the sizes and runs weft_alltoallv: -b, -e, -f and --plan do not apply"
+
+finish

@@ -1,0 +1,97 @@
+# weft step: the report, --json keys, --trace, --sweep, bad input and exit codes.
+# Run by CTest as: bash step.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
+GPT="--model gpt-1.7b --global-batch-size 64 --recompute-granularity full"
+run step --fabric a100:2 --gpu a100-80g $GPT
+expect_rc 0
+expect_out_has "model gpt-1.7b: 1.65B parameters (1.65B active), 24 layers, hidden 2304, seq 2048"
+expect_out_has "16 x a100-80g, TP 1 PP 1 CP 1 EP 1 DP 16 mbs 1 full bf16, global batch 64, 4 micro-batches"
+expect_out_has "dp exposed"
+expect_out_has "memory per GPU 28.9 GiB of 80.0: weights 3.1, gradients 6.2, optimizer 18.5, activations 1.2"
+
+run step --fabric a100:2 --gpu a100-80g $GPT --json
+expect_rc 0
+for key in '"step_s": ' '"mfu": ' '"memory_gib": ' '"breakdown": {' '"dp_exposed_s": ' \
+    '"ranks": 16' '"params": 1652230656' '"microbatches": 4'; do
+    expect_out_has "$key"
+done
+
+# The step as a trace: one process per stage, forward and backward slices.
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --pipeline-model-parallel-size 4 \
+    --global-batch-size 16 --trace "$TMP/step.json"
+expect_rc 0
+check "trace written" test -s "$TMP/step.json"
+check "trace names stage 3" grep -q '"args":{"name":"stage 3"}' "$TMP/step.json"
+check "trace has F 0 on stage 0" grep -q '{"name":"F 0","ph":"X","pid":0,"tid":1,"ts":0.000,' "$TMP/step.json"
+check "trace has the last backward" grep -q '"name":"B 3","ph":"X","pid":0' "$TMP/step.json"
+
+# A failed step writes no trace.
+run step --fabric a100:2 --gpu a100-80g --model gpt3-175b --trace "$TMP/none.json"
+expect_rc 1
+expect_err "weft: memory: 3184.1 GiB per GPU (weights 325.2, gradients 650.5, optimizer 1951.5, activations 256.9 GiB) does not fit the a100-80g's 80.0 GiB"
+check "no trace of a failed step" test ! -e "$TMP/none.json"
+
+# Megatron's argument checks.
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --tensor-model-parallel-size 5
+expect_rc 1
+expect_err "weft: --tensor-model-parallel-size (5) x --pipeline-model-parallel-size (1) x --context-parallel-size (1) = 5 does not divide the fabric's 16 ranks"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --pipeline-model-parallel-size 16
+expect_rc 1
+expect_err "weft: --num-layers (24) is not divisible by --pipeline-model-parallel-size (16)"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --global-batch-size 100
+expect_rc 1
+expect_err "weft: --global-batch-size (100) is not divisible by --micro-batch-size (1) x data-parallel size (16)"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --tensor-model-parallel-size 16
+expect_rc 1
+expect_err "weft: --num-attention-heads (24) is not divisible by --tensor-model-parallel-size (16)"
+run step --fabric a100:2 --gpu a100-80g --model llama3-8b --fp8-format hybrid
+expect_rc 1
+expect_err "weft: --fp8-format: the a100-80g has no fp8 tensor cores"
+
+# Usage errors.
+run step --fabric a100:2 --gpu v100 --model gpt-1.7b
+expect_rc 2
+expect_err_has "weft: unknown --gpu 'v100' (a100-80g, a100-40g, h100-sxm, h200, b200, mi250x, mi300x; --gpu-file for others)"
+run step --gpu a100-80g --model gpt-1.7b
+expect_rc 2
+expect_err_has "weft: missing --fabric SPEC"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --micro-batch-size 0
+expect_rc 2
+expect_err_has "weft: bad --micro-batch-size '0': a whole number from 1 to 100000000"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --recompute-granularity some
+expect_rc 2
+expect_err_has "weft: bad --recompute-granularity 'some': full or selective"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --order tp-dp-pp
+expect_rc 2
+expect_err_has "weft: bad --order 'tp-dp-pp'"
+run step --fabric a100:2 --gpu a100-80g --model gpt-9b
+expect_rc 1
+expect_err "weft: unknown --model 'gpt-9b' (weft step --list-models lists them)"
+
+# A GPU file, and its errors with file:line:col.
+printf 'name = myx\nbf16 = 400\nhbm_bw = 3000\nhbm = 96\n' >"$TMP/myx.gpu"
+run step --fabric a100:2 --gpu-file "$TMP/myx.gpu" $GPT
+expect_rc 0
+expect_out_has "16 x myx, TP 1"
+printf 'name = myx\nbf16 = lots\n' >"$TMP/bad.gpu"
+run step --fabric a100:2 --gpu-file "$TMP/bad.gpu" $GPT
+expect_rc 1
+expect_err "weft: $TMP/bad.gpu:2:8: bf16: 'lots' is not a positive number"
+
+# The sweep ranks what fits.
+run step --fabric a100:2 --gpu a100-80g --model gpt-7.5b --global-batch-size 64 --sweep --top 3
+expect_rc 0
+expect_out_has "valid configurations of gpt-7.5b on 16 x a100-80g (global batch 64)"
+expect_out_has "  1     TP "
+run step --fabric a100:2 --gpu a100-80g --model gpt-7.5b --global-batch-size 64 --sweep --top 2 --json
+expect_rc 0
+expect_out_has '"ranked": ['
+expect_out_has '"step_s": '
+
+finish

@@ -1,0 +1,88 @@
+#!/bin/bash
+# libweft_mpi.so under mpirun with tests/mpi/pmpi_comms.c: sub-communicators
+# (split with reversed keys and MPI_UNDEFINED, single ranks, dup, create,
+# split_type), MPI_Reduce_scatter with unequal counts, every non-blocking
+# collective outstanding at once, MPI_Alltoallv with unequal counts and
+# displacements, MPI_Alltoallw. With 2, 3 and 4 ranks: first plainly (the
+# program's expectations hold under Open MPI), then preloaded with
+# WEFT_LOG=info: every check passes, every rank's finalize report and its
+# lines per kind of communicator equal the counts the program expects (so
+# the calls on every kind of communicator were served), nothing is logged
+# at warning or error level. Then `pmpi_comms --mismatch` at 3 ranks: an
+# MPI_Alltoallv whose counts disagree and an MPI_Reduce_scatter whose
+# recvcounts differ on one rank fail on every rank with the same message,
+# and the communicator still serves an MPI_Allreduce. Each run has
+# 120 s, so that a hang fails the test instead of blocking it.
+# Usage: pmpi_comms.sh PMPI_COMMS LIBWEFT_MPI_SO MPIRUN
+set -u
+prog=$1 lib=$2 mpirun=${3:-mpirun}
+. "$(dirname "$0")/lib/mpirun_env.sh"
+
+for np in 2 3 4; do
+  timeout 120 "$mpirun" -np "$np" "$prog" >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; head -40 "$out" "$err"; }
+  grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+    fail "np $np without preload: no clean tally"
+
+  timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; head -40 "$out" "$err"; }
+  grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+    { fail "np $np with preload: no clean tally"; grep -v "^weft" "$err" | head; }
+  for ((r = 0; r < np; r++)); do
+    want=$(sed -n "s/^pmpi_comms: rank $r expects weft\/MPI: //p" "$out")
+    [ -n "$want" ] || fail "np $np rank $r: no expectation printed"
+    grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: $want" "$err" ||
+      { fail "np $np rank $r: report differs from '$want'"; grep "rank $r: calls" "$err"; }
+    check_kinds pmpi_comms "$r"
+    grep -qxF "weft INFO pmpi: rank $r: MPI_Alltoallw passed to MPI (not one predefined contiguous type everywhere)" "$err" ||
+      fail "np $np rank $r: the mixed MPI_Alltoallw not logged as passed"
+  done
+  # Every kind of communicator carried served calls on some rank.
+  for kind in world dup split split_type create; do
+    grep -q "^weft INFO pmpi: rank [0-9]*: on $kind communicators: .* [1-9][0-9]*/0" "$err" ||
+      fail "np $np: nothing served on $kind communicators"
+  done
+  if grep -q "ERROR\|WARN" "$err"; then fail "np $np: errors logged"; grep "ERROR\|WARN" "$err"; fi
+  echo "np $np: $(grep 'checks' "$out")"
+  grep "rank 0: on" "$err"
+done
+
+# At most 2 weft communicators per process (WEFT_PMPI_COMMS=2): with
+# MPI_COMM_WORLD's and the split's held, the split's duplicate stays MPI's
+# on every rank (its calls are passed), and every result is still right.
+timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI_COMMS=2 "$prog" \
+  >"$out" 2>"$err"
+rc=$?
+[ $rc = 0 ] || { fail "WEFT_PMPI_COMMS=2: exit $rc"; head -40 "$out" "$err"; }
+grep -Eq "^pmpi_comms: 3 ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+  fail "WEFT_PMPI_COMMS=2: no clean tally"
+for ((r = 0; r < 3; r++)); do
+  grep -qxF "weft INFO pmpi: rank $r: a dup communicator stays MPI's: a member cannot list its members or holds 2 weft communicators (WEFT_PMPI_COMMS)" "$err" ||
+    fail "WEFT_PMPI_COMMS=2: rank $r did not keep the duplicate MPI's"
+  grep -qxF "weft INFO pmpi: rank $r: on other communicators: Allreduce 0/1, Allgather 0/1, Bcast 0/1, Alltoall 0/1" "$err" ||
+    { fail "WEFT_PMPI_COMMS=2: rank $r's passed calls"; grep "rank $r: on" "$err"; }
+done
+grep -q "on dup communicators" "$err" && fail "WEFT_PMPI_COMMS=2: a duplicate served"
+if grep -q "ERROR\|WARN" "$err"; then fail "WEFT_PMPI_COMMS=2: errors logged"; grep "ERROR\|WARN" "$err"; fi
+
+timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" --mismatch >"$out" 2>"$err"
+rc=$?
+[ $rc = 0 ] || { fail "mismatch: exit $rc"; head -40 "$out" "$err"; }
+# (libweft_mpi.so moves bytes: 2 ints are 8.)
+msg="comm: ranks disagree on the counts of alltoallv: rank 1 sends 8 elements (uint8) to rank 0, which expects 4"
+rsmsg="comm: ranks disagree on the collective: rank 0 called allreduce, rank 1 reducescatter"
+for ((r = 0; r < 3; r++)); do
+  grep -qxF "pmpi_comms: rank $r: mismatch failed, reduce_scatter failed, then allreduce 3" "$out" ||
+    { fail "mismatch: rank $r"; grep "rank $r" "$out"; }
+  grep -qxF "weft ERROR pmpi: rank $r: MPI_Alltoallv failed in weft: $msg" "$err" ||
+    { fail "mismatch: rank $r's message"; grep "rank $r: MPI_Alltoallv" "$err"; }
+  grep -qxF "weft ERROR pmpi: rank $r: MPI_Reduce_scatter failed in weft: $rsmsg" "$err" ||
+    { fail "mismatch: rank $r's reduce_scatter message"; grep "rank $r: MPI_Reduce_scatter" "$err"; }
+done
+echo "mismatch: $(grep -c 'mismatch failed, reduce_scatter failed, then allreduce 3' "$out") ranks failed both calls and went on"
+
+[ $fails = 0 ] && echo "pmpi_comms: all passed" && exit 0
+echo "pmpi_comms: $fails failures"
+exit 1
