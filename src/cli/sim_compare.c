@@ -50,10 +50,59 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
-static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
+bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw,
+                         char *why, size_t len)
+{
+    weft_a2a_bound ab;
+    memset(&ab, 0, sizeof ab);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_a2a_bound_compute(t, m, NULL, &ab, &d)) {
+        snprintf(why, len, "%s", d.msg);
+        weft_a2a_bound_fini(&ab);
+        return false;
+    }
+    weft_err e = WEFT_OK;
+    const char *text = m ? ab.time_exact : ab.algbw_exact;
+    size_t used = 0;
+    weft_rat v = {0, 1};
+    if (!text || weft_rat_parse(text, strlen(text), &v, &used) || used != strlen(text))
+        e = WEFT_EOVERFLOW;
+    if (!e && m) {
+        /* algbw = (total / N) / time, time in seconds, GB/s = 1e9 B/s. */
+        uint64_t total = 0;
+        for (size_t q = 0; q < (size_t)m->ranks * m->ranks; q++)
+            total += m->bytes[q];
+        weft_rat own, giga, t9;
+        e = total > INT64_MAX ? WEFT_EOVERFLOW : weft_rat_make((int64_t)total, m->ranks, &own);
+        if (!e)
+            e = weft_rat_make(1000000000, 1, &giga);
+        if (!e)
+            e = weft_rat_mul(v, giga, &t9);
+        if (!e)
+            e = weft_rat_div(own, t9, &v);
+    }
+    if (e)
+        snprintf(why, len, "the exact bound (%s) does not fit a 64-bit fraction",
+                 text ? text : "?");
+    else
+        *algbw = v;
+    weft_a2a_bound_fini(&ab);
+    return !e;
+}
+
+static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                          bound_row *b)
 {
     weft_bound_coll bc;
     memset(b, 0, sizeof *b);
+    if (coll == WEFT_COLL_ALLTOALL) {
+        if (cli_a2a_bound_algbw(t, m, &b->algbw, b->why, sizeof b->why)) {
+            b->have = true;
+            b->gbps = weft_rat_to_double(b->algbw);
+        }
+        return;
+    }
     if (!cli_sim_bound_coll(coll, &bc)) {
         snprintf(b->why, sizeof b->why,
                  "weft bound covers allgather, reducescatter and allreduce, not %s",
@@ -423,7 +472,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
     size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated = 0;
     bound_row b;
     cli_progress_set(pr, "sim --compare: the bound");
-    compute_bound(t, coll, &b);
+    compute_bound(t, coll, m, &b);
     char st[64];
     for (size_t i = 0; i < n; i++) {
         weft_diag d;

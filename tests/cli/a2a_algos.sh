@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The all-to-all schedules (bruck, hier, flash) from the command line:
-# plans that verify, exact limits in plan --compare, the missing bound said
-# as such, sim --compare ranking them, and the error for a fabric without
+# plans that verify, exact limits in plan --compare against the exact
+# bound, sim --compare ranking them, and the error for a fabric without
 # boxes.
 weft=$1
 pass=0
@@ -37,9 +37,9 @@ cmp=$("$weft" plan a100:2 --coll alltoall --compare)
 check "compare lists flash" grep -q "^  flash .* 50\.000 .* 50 .* 2 " <<<"$cmp"
 check "compare lists hier" grep -q "^  hier .* 50\.000 .* 50 .* 2 " <<<"$cmp"
 check "compare lists bruck" grep -q "^  bruck .* 14\.286 .* 100/7 .* 4 " <<<"$cmp"
-check "compare says the bound is missing" grep -q "^bound: not available (weft bound does not compute alltoall yet, so no plan is ranked against it)$" <<<"$cmp"
+check "compare ranks against the bound" grep -q "^bound: algbw 50.000 GB/s (50, weft bound: maximum concurrent flow); the best limit is 100.0% of it$" <<<"$cmp"
 json=$("$weft" plan a100:2 --coll alltoall --compare --json)
-check "compare json bound null" grep -q '"bound": null' <<<"$json"
+check "compare json bound" grep -q '"algbw_exact": "50",' <<<"$(grep -A3 '"bound"' <<<"$json")"
 check "compare json flash" grep -q '"algo": "flash"' <<<"$json"
 if command -v python3 >/dev/null; then
     check "compare json parses" python3 -m json.tool <<<"$json" >/dev/null
@@ -53,7 +53,7 @@ sim=$("$weft" sim a100:2 --coll alltoall --compare --size 1M)
 for algo in direct pairwise bruck hier flash; do
     check "sim compare ranks $algo" grep -qE "^ +[0-9]+ +$algo " <<<"$sim"
 done
-check "sim compare has no bound" grep -q "^no bound: " <<<"$sim"
+check "sim compare has the bound" grep -qE "^ +bound +20\.972 +50\.000 .*\(exact: algbw 50 GB/s\)" <<<"$sim"
 
 # A skewed MoE dispatch (zipf 1.2: rank 0's experts are hot). Every
 # schedule builds an alltoallv plan that verifies; flash balances each
@@ -69,9 +69,11 @@ check "skewed compare: flash" grep -q "^  flash .* 28\.381 .* 12800/451 " <<<"$c
 check "skewed compare: hier" grep -q "^  hier .* 7\.386 .* 12800/1733 " <<<"$cmp"
 check "skewed compare: direct" grep -q "^  direct .* 9\.370 .* 102400/10929 " <<<"$cmp"
 check "skewed compare: flash is best" grep -q "^best limit: flash, algbw 28.381 GB/s" <<<"$cmp"
+check "skewed compare: the bound" grep -q "^bound: algbw 28.772 GB/s (102400/3559, weft bound: maximum concurrent flow); the best limit is 98.6% of it$" <<<"$cmp"
 
 sim=$("$weft" sim a100:2 --coll alltoall --compare --traffic "$tmp/moe.txt")
-check "sim compare traffic: flash first" grep -qE "^ +1 +flash +127\.893 " <<<"$sim"
+check "sim compare traffic: flash first" grep -qE "^ +1 +flash +127\.893 +16\.398 +15\.373 +57\.0% " <<<"$sim"
+check "sim compare traffic: the bound" grep -qE "^ +bound +72\.888 +28\.772 .*\(exact: algbw 102400/3559 GB/s\)" <<<"$sim"
 check "sim compare traffic: size is total/N" grep -q "size 2097152 (2M)" <<<"$sim"
 check "sim compare traffic: bruck simulated" grep -qE "^ +5 +bruck +626\.371 " <<<"$sim"
 check "sim compare traffic: nccl skipped" grep -qE "^ +nccl +nccl has no alltoallv plan" <<<"$sim"
