@@ -125,7 +125,8 @@ static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic
 
 /* The candidates for coll: every classic algorithm that builds it (rings:K
  * as rings:4 and as rings:auto, NCCL's channel count, as weft plan
- * --compare does; nccl is among them), then optimal. */
+ * --compare does; nccl is among them), then optimal (for all-to-all the
+ * plan of the exact flow, uniform only). */
 static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
 {
     size_t n = 0;
@@ -139,8 +140,8 @@ static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
         if (weft_classic_supports(name, coll))
             snprintf(c[n++].name, sizeof c->name, "%s", name);
     }
-    weft_bound_coll bc;
-    if (cli_sim_bound_coll(coll, &bc) && n < cap)
+    weft_bound_coll bc; /* all-to-all: the plan of the exact flow (uniform) */
+    if ((cli_sim_bound_coll(coll, &bc) || coll == WEFT_COLL_ALLTOALL) && n < cap)
         snprintf(c[n++].name, sizeof c->name, "optimal");
     return n;
 }
