@@ -240,25 +240,33 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
                 goto free_result;
             }
         }
-        uint64_t wt = UINT64_MAX;
-        for (uint32_t i = 0; i < n; i++)
-            wt = w.val[i] < wt ? w.val[i] : wt;
+        /* Four running minima: no chain of dependent compares. */
+        uint64_t m4[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+        uint32_t i4 = 0;
+        for (; i4 + 4 <= n; i4 += 4)
+            for (uint32_t q = 0; q < 4; q++)
+                m4[q] = w.val[i4 + q] < m4[q] ? w.val[i4 + q] : m4[q];
+        for (; i4 < n; i4++)
+            m4[0] = w.val[i4] < m4[0] ? w.val[i4] : m4[0];
+        uint64_t wt = m4[0] < m4[1] ? m4[0] : m4[1];
+        wt = m4[2] < wt ? m4[2] : wt;
+        wt = m4[3] < wt ? m4[3] : wt;
         if ((e = push_round(&res, &cap, wt, w.mr)))
             goto free_result;
-        uint64_t zeros = 0;
+        /* Subtract, listing the rows whose entry reached zero without a
+         * branch (freed[nfree] is overwritten until a zero keeps it). */
+        nfree = 0;
         for (uint32_t i = 0; i < n; i++) {
             w.val[i] -= wt;
-            zeros |= w.val[i] == 0;
+            freed[nfree] = i;
+            nfree += w.val[i] == 0;
         }
-        nfree = 0;
-        for (uint32_t i = 0; i < n && zeros; i++) {
-            if (w.val[i] == 0) {
-                w.a[(size_t)i * n + w.mr[i]] = 0;
-                w.freec[nfree] = w.mr[i];
-                w.mc[w.mr[i]] = NONE;
-                w.mr[i] = NONE;
-                freed[nfree++] = i;
-            }
+        for (uint32_t k = 0; k < nfree; k++) {
+            uint32_t i = freed[k];
+            w.a[(size_t)i * n + w.mr[i]] = 0;
+            w.freec[k] = w.mr[i];
+            w.mc[w.mr[i]] = NONE;
+            w.mr[i] = NONE;
         }
         w.nfreec = nfree;
         left -= wt;
