@@ -16,6 +16,7 @@
 #include "cli/plan_file.h"
 #include "cli/plan_optimal.h"
 #include "cli/sim_algo.h"
+#include "cli/sim_compare.h"
 #include "cli/table.h"
 #include "cli/traffic_file.h"
 #include "weft/synth.h"
@@ -450,8 +451,30 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         }
         weft_plan_free(p);
     }
+    /* All-to-all is ranked against the exact bound (maximum concurrent
+     * flow, weft bound --coll alltoall), or says why there is none. */
+    bool a2a = coll == WEFT_COLL_ALLTOALL, have_bound = false;
+    weft_rat bound = {0, 1};
+    char why[sizeof ((weft_diag *)0)->msg] = "";
+    if (a2a && rc == CLI_EXIT_OK)
+        have_bound = cli_a2a_bound_algbw(t, m, &bound, why, sizeof why);
     if (json) {
         cli_json_end_array(&j);
+        if (a2a) {
+            cli_json_key(&j, "bound");
+            if (have_bound) {
+                cli_json_begin_object(&j);
+                cli_json_kv_double(&j, "algbw", weft_rat_to_double(bound));
+                cli_json_kv_rat(&j, "algbw_exact", bound);
+                if (have_best)
+                    cli_json_kv_double(&j, "best_of_bound",
+                                       weft_rat_to_double(best) / weft_rat_to_double(bound));
+                cli_json_end_object(&j);
+            } else {
+                cli_json_null(&j);
+                cli_json_kv_string(&j, "no_bound", why);
+            }
+        }
         cli_json_end_object(&j);
         return rc == CLI_EXIT_OK && cli_json_finish(&j) ? CLI_EXIT_INPUT : rc;
     }
@@ -464,6 +487,18 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         printf("best limit: %s, algbw %.3f GB/s (the baseline weft plan --algo optimal is "
                "measured against)\n",
                best_label, weft_rat_to_double(best));
+    if (rc == CLI_EXIT_OK && a2a && have_bound) {
+        char ex[64];
+        weft_rat_format(bound, ex, sizeof ex);
+        printf("bound: algbw %.3f GB/s (%s, weft bound: maximum concurrent flow)",
+               weft_rat_to_double(bound), ex);
+        if (have_best)
+            printf("; the best limit is %.1f%% of it",
+                   100 * weft_rat_to_double(best) / weft_rat_to_double(bound));
+        printf("\n");
+    } else if (rc == CLI_EXIT_OK && a2a) {
+        printf("bound: not available (%s)\n", why);
+    }
     if (rc == CLI_EXIT_OK)
         printf("limit: throughput bound of the plan on shortest paths; t(S): shared-link "
                "estimate at size S (%s)\n",

@@ -91,11 +91,14 @@ static const cli_syntax sim_syntax = {
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
              "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
              "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
-             "--traffic FILE (--coll alltoall with --algo, or an alltoall --plan) simulates\n"
-             "an alltoallv: block (s, d) holds the matrix's bytes from rank s to rank d, so\n"
-             "--size is not given (both are a usage error); the size reported, algbw's S,\n"
-             "is the matrix's total / N (the mean bytes per rank), rounded to whole bytes.\n"
-             "A --plan that carries a traffic matrix needs no --size either.\n"
+             "--traffic FILE (--coll alltoall with --algo or --compare, or an alltoall\n"
+             "--plan) simulates an alltoallv: block (s, d) holds the matrix's bytes from\n"
+             "rank s to rank d, so --size is not given (both are a usage error); the size\n"
+             "reported, algbw's S, is the matrix's total / N (the mean bytes per rank),\n"
+             "rounded to whole bytes.\n"
+             "A --plan that carries a traffic matrix needs no --size either. --compare\n"
+             "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl\n"
+             "or optimal, which have none) at that one size.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -400,11 +403,6 @@ int cli_cmd_sim(int argc, char **argv)
                                           "matrix gives every pair's bytes (drop --size)");
         goto free_args;
     }
-    if (traffic_path && compare) {
-        rc = cli_usage_error(&sim_syntax, "--compare does not take --traffic yet: simulate one "
-                                          "algorithm (--algo direct) for a traffic matrix");
-        goto free_args;
-    }
     if (!size_s && !traffic_path && !plan_path) {
         rc = cli_usage_error(&sim_syntax, "missing --size");
         goto free_args;
@@ -456,12 +454,30 @@ int cli_cmd_sim(int argc, char **argv)
     if (traffic_path && (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t),
                                                &matrix)))
         goto free_all;
+    if (compare && traffic_path) { /* one size: the matrix's total / N */
+        uint64_t total = 0;
+        for (size_t q = 0; q < (size_t)matrix.ranks * matrix.ranks; q++)
+            total += matrix.bytes[q];
+        double own = (double)total / matrix.ranks;
+        if (!(own > 0)) {
+            cli_error("%s: the traffic matrix moves no bytes", traffic_path);
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
+        lo = own < 1.5 ? 1 : (uint64_t)llround(own);
+        factor = 0;
+        n = 1;
+    }
     if (compare) {
         if (!(sizes = size_list(lo, factor, n, &rs))) {
             rc = cli_fail(WEFT_ENOMEM, NULL);
             goto free_all;
         }
-        rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
+        if (traffic_path)
+            rc = cli_sim_compare_traffic(a.pos[0], t, &matrix, sizes, n, &o, max_ops, fmt,
+                                         plot_path, &pr);
+        else
+            rc = cli_sim_compare(a.pos[0], t, coll, sizes, n, &o, max_ops, fmt, plot_path, &pr);
         goto free_all;
     }
     weft_err e;

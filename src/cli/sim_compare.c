@@ -50,10 +50,59 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
-static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
+bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw,
+                         char *why, size_t len)
+{
+    weft_a2a_bound ab;
+    memset(&ab, 0, sizeof ab);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_a2a_bound_compute(t, m, NULL, &ab, &d)) {
+        snprintf(why, len, "%s", d.msg);
+        weft_a2a_bound_fini(&ab);
+        return false;
+    }
+    weft_err e = WEFT_OK;
+    const char *text = m ? ab.time_exact : ab.algbw_exact;
+    size_t used = 0;
+    weft_rat v = {0, 1};
+    if (!text || weft_rat_parse(text, strlen(text), &v, &used) || used != strlen(text))
+        e = WEFT_EOVERFLOW;
+    if (!e && m) {
+        /* algbw = (total / N) / time, time in seconds, GB/s = 1e9 B/s. */
+        uint64_t total = 0;
+        for (size_t q = 0; q < (size_t)m->ranks * m->ranks; q++)
+            total += m->bytes[q];
+        weft_rat own, giga, t9;
+        e = total > INT64_MAX ? WEFT_EOVERFLOW : weft_rat_make((int64_t)total, m->ranks, &own);
+        if (!e)
+            e = weft_rat_make(1000000000, 1, &giga);
+        if (!e)
+            e = weft_rat_mul(v, giga, &t9);
+        if (!e)
+            e = weft_rat_div(own, t9, &v);
+    }
+    if (e)
+        snprintf(why, len, "the exact bound (%s) does not fit a 64-bit fraction",
+                 text ? text : "?");
+    else
+        *algbw = v;
+    weft_a2a_bound_fini(&ab);
+    return !e;
+}
+
+static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                          bound_row *b)
 {
     weft_bound_coll bc;
     memset(b, 0, sizeof *b);
+    if (coll == WEFT_COLL_ALLTOALL) {
+        if (cli_a2a_bound_algbw(t, m, &b->algbw, b->why, sizeof b->why)) {
+            b->have = true;
+            b->gbps = weft_rat_to_double(b->algbw);
+        }
+        return;
+    }
     if (!cli_sim_bound_coll(coll, &bc)) {
         snprintf(b->why, sizeof b->why,
                  "weft bound covers allgather, reducescatter and allreduce, not %s",
@@ -76,7 +125,8 @@ static void compute_bound(const weft_topo *t, weft_coll coll, bound_row *b)
 
 /* The candidates for coll: every classic algorithm that builds it (rings:K
  * as rings:4 and as rings:auto, NCCL's channel count, as weft plan
- * --compare does; nccl is among them), then optimal. */
+ * --compare does; nccl is among them), then optimal (for all-to-all the
+ * plan of the exact flow, uniform only). */
 static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
 {
     size_t n = 0;
@@ -90,8 +140,8 @@ static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
         if (weft_classic_supports(name, coll))
             snprintf(c[n++].name, sizeof c->name, "%s", name);
     }
-    weft_bound_coll bc;
-    if (cli_sim_bound_coll(coll, &bc) && n < cap)
+    weft_bound_coll bc; /* all-to-all: the plan of the exact flow (uniform) */
+    if ((cli_sim_bound_coll(coll, &bc) || coll == WEFT_COLL_ALLTOALL) && n < cap)
         snprintf(c[n++].name, sizeof c->name, "optimal");
     return n;
 }
@@ -370,9 +420,47 @@ static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_to
     return n;
 }
 
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr);
+
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
                     const char *plot, cli_progress *pr)
+{
+    return compare(spec, t, coll, NULL, sizes, nsizes, o, max_ops, fmt, plot, pr);
+}
+
+int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_traffic *m,
+                            const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                            uint32_t max_ops, cli_sim_format fmt, const char *plot,
+                            cli_progress *pr)
+{
+    return compare(spec, t, WEFT_COLL_ALLTOALL, m, sizes, nsizes, o, max_ops, fmt, plot, pr);
+}
+
+/* Builds candidate c for matrix m: an alltoallv plan of a classic
+ * schedule that is no composite (nccl) and not optimal. */
+static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traffic *m,
+                              uint32_t max_ops, weft_diag *d)
+{
+    for (size_t i = 0; i < weft_classic_count(); i++)
+        if (strcmp(weft_classic_get(i)->name, c->name) == 0 && weft_classic_get(i)->composite)
+            return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s has no alltoallv plan", c->name);
+    if (strcmp(c->name, "optimal") == 0)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "optimal has no alltoallv plan yet");
+    weft_plan *p = NULL;
+    weft_err e = weft_synth_classic_traffic(t, c->name, m, max_ops, &p, d);
+    if (e)
+        return e;
+    cli_sim_algo_from_plan(&c->algo, p);
+    c->algo.name = c->name;
+    return WEFT_OK;
+}
+
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr)
 {
     enum { MAX_CANDIDATES = 32 };
     candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
@@ -385,14 +473,15 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
     size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated = 0;
     bound_row b;
     cli_progress_set(pr, "sim --compare: the bound");
-    compute_bound(t, coll, &b);
+    compute_bound(t, coll, m, &b);
     char st[64];
     for (size_t i = 0; i < n; i++) {
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o), max_ops,
-                               &d)) {
+        if (m ? build_traffic(&c[i], t, m, max_ops, &d)
+              : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o),
+                                   max_ops, &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }
@@ -417,6 +506,13 @@ int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const 
                                  c[i].name, st, i + 1, n, c[j].name);
             else if (!e)
                 e = cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d);
+            if (!e && m && c[i].res[s].time_s > 0) {
+                /* algbw = S / time with S the matrix's exact total / N, as
+                 * weft sim --traffic gives it. */
+                weft_sim_result *r = &c[i].res[s];
+                r->algbw_gbps = weft_plan_traffic_size(c[i].algo.plan) / r->time_s * 1e-9;
+                r->busbw_gbps = r->algbw_gbps * weft_sim_busbw_factor(r->coll, r->ranks);
+            }
             if (e) {
                 snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
                          (unsigned long long)sizes[s], d.msg);

@@ -12,11 +12,19 @@
 
 #include "cli/progress.h"
 #include "weft/sim.h"
+#include "weft/traffic.h"
 
 typedef enum cli_sim_format { CLI_SIM_TABLE, CLI_SIM_JSON, CLI_SIM_CSV } cli_sim_format;
 
 /* "1073741824 (1G)" style size text: bytes and, when exact, K/M/G. */
 void cli_sim_size_text(uint64_t size, char *buf, size_t len);
+/* The exact all-to-all bound as an algbw in GB/s: uniform (m NULL), or
+ * for matrix m the matrix's total / N over the least time. False with why
+ * filled when there is none (the solver's message, or an exact value that
+ * does not fit a 64-bit fraction). */
+bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw,
+                         char *why, size_t len);
+
 /* "src -> dst" of a link. */
 void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len);
 
@@ -30,5 +38,13 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
                     const char *plot, cli_progress *pr);
+/* The same for an alltoallv: every classic all-to-all schedule built for
+ * matrix m (weft_synth_classic_traffic) and simulated at its own size (the
+ * matrix's total / N, sizes[0], nsizes 1); nccl and optimal are left out
+ * (no alltoallv plan), and algbw is the exact own size over the time. */
+int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_traffic *m,
+                            const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                            uint32_t max_ops, cli_sim_format fmt, const char *plot,
+                            cli_progress *pr);
 
 #endif

@@ -297,8 +297,13 @@ static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o)
             bool through = fw && data_dep(p, x, weft_plan_op(p, deps[k]));
             for (uint32_t s = 0; s < P; s++) {
                 uint32_t f = id * P + s, dep = deps[k] * P + s;
-                err = through ? sim_engine_add_ct_dep(c->e, f, dep)
-                              : sim_engine_add_dep(c->e, f, dep);
+                /* A slice streams through only when it carries what its
+                 * dependency delivered; in an alltoallv plan an op may
+                 * forward part or more of it (Bruck's packed messages),
+                 * which then waits for the whole slice. */
+                bool same = sim_engine_flow_bytes(c->e, f) == sim_engine_flow_bytes(c->e, dep);
+                err = through && same ? sim_engine_add_ct_dep(c->e, f, dep)
+                                      : sim_engine_add_dep(c->e, f, dep);
                 if (err)
                     return weft_diag_code(c->d, err);
             }

@@ -16,6 +16,19 @@ typedef struct classic_entry {
     bool takes_k; /* spelled NAME:K */
 } classic_entry;
 
+/* bruck and hier name an all-to-all schedule too. */
+static weft_err build_bruck(const synth_ctx *c, weft_plan **out)
+{
+    return c->coll == WEFT_COLL_ALLTOALL ? synth_build_a2a_bruck(c, out)
+                                         : synth_build_bruck(c, out);
+}
+
+static weft_err build_hier(const synth_ctx *c, weft_plan **out)
+{
+    return c->coll == WEFT_COLL_ALLTOALL ? synth_build_a2a_hier(c, out)
+                                         : synth_build_hier(c, out);
+}
+
 static const classic_entry algorithms[] = {
     {{"ring", "one ring following hosts; broadcast/reduce as a pipelined chain",
       REDUCING | ROOTED, false},
@@ -41,14 +54,21 @@ static const classic_entry algorithms[] = {
     {{"rd", "recursive doubling: whole vectors exchanged in log2(N) steps", C_(ALLGATHER) |
       C_(ALLREDUCE), false},
      synth_build_rd, false},
-    {{"bruck", "Bruck's allgather: ceil(log2 N) steps for any N", C_(ALLGATHER), false},
-     synth_build_bruck, false},
+    {{"bruck", "Bruck: allgather, and all-to-all for small messages, in ceil(log2 N) steps for "
+               "any N",
+      C_(ALLGATHER) | C_(ALLTOALL), false},
+     build_bruck, false},
     {{"direct", "all-to-all: every pair at once", C_(ALLTOALL), false}, synth_build_direct, false},
     {{"pairwise", "all-to-all: N-1 steps, rank r sends to r+k at step k", C_(ALLTOALL), false},
      synth_build_pairwise, false},
-    {{"hier", "two-level: rings inside each host, then rings across hosts on each rail",
-      REDUCING, false},
-     synth_build_hier, false},
+    {{"hier", "two-level: rings inside each host, then rings across hosts on each rail; "
+              "all-to-all: gather in the box, one message per rail and box pair (NCCL's PXN)",
+      REDUCING | C_(ALLTOALL), false},
+     build_hier, false},
+    {{"flash", "all-to-all on boxes (FLASH): box to box in Birkhoff-von Neumann rounds, NIC i "
+               "to NIC i, no incast; scatter inside the box",
+      C_(ALLTOALL), false},
+     synth_build_flash, false},
     {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
               "the double binary tree (sim: its choice per size)",
       REDUCING | ROOTED | C_(ALLTOALL), true},

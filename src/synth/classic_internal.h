@@ -4,8 +4,10 @@
  * File order, bottom up (a file calls only files listed before it;
  * tools/file_cycles.py checks it): classic_plan.c (a new plan, the main
  * buffer), classic_ring.c (also the ring phases hier reuses),
- * classic_tree.c, classic_hd.c, classic_a2a.c, classic_hier.c, and
- * classic.c, the registry and weft_synth_classic. */
+ * classic_tree.c, classic_hd.c, classic_a2a.c (also the runs helper the
+ * box schedules use), classic_a2a_box.c (hier all-to-all and what the box
+ * schedules share), classic_flash.c, classic_hier.c, and classic.c, the
+ * registry and weft_synth_classic. */
 #ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
 #define WEFT_SYNTH_CLASSIC_INTERNAL_H
 
@@ -42,6 +44,32 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
+/* All-to-all: Bruck's log-step exchange (classic_a2a.c), and on boxes the
+ * hierarchical (PXN) and FLASH schedules (classic_a2a_box.c). */
+weft_err synth_build_a2a_bruck(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_a2a_hier(const synth_ctx *c, weft_plan **out);
+weft_err synth_build_flash(const synth_ctx *c, weft_plan **out);
+/* Flash for the N x N byte matrix m (row-major, bytes rank s sends rank d;
+ * NULL: every block equal). With m, blocks of 0 bytes get no op (an
+ * alltoallv plan does not ask for them). */
+weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out);
+/* WEFT_ETOPO (with d naming why) unless the fabric has at least two hosts
+ * of equal size with more than one rank each. */
+weft_err synth_need_boxes(const synth_ctx *c, const char *algo);
+/* The all-to-all blocks inside every box, each straight to its rank (a
+ * local copy for a rank's own block); with m, blocks of 0 bytes are left
+ * out. */
+weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m);
+
+/* Emits copies of slots sidx[k] of buffer sbuf on rank src to slots
+ * didx[k] of dbuf on dst, k < cnt, as one op per maximal run where both
+ * indices go up by one, each with the `extra` deps. The first op's id goes
+ * to *first and the number of ops to *nops (either may be NULL); the ops'
+ * ids are consecutive. */
+weft_err synth_emit_runs(synth_emit *e, uint32_t src, weft_buf sbuf, const uint32_t *sidx,
+                         uint32_t dst, weft_buf dbuf, const uint32_t *didx, uint32_t cnt,
+                         uint32_t channel, const uint32_t *extra, uint32_t nextra,
+                         uint32_t *first, uint32_t *nops);
 /* NCCL's choice at c->bytes (weft_nccl_choose), built as the classic plan
  * that runs it. */
 weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out);

@@ -198,7 +198,7 @@ int main(void)
     CHECK_STR(d.msg, "unknown algorithm 'nosuch' (weft plan --list lists them)");
     CHECK_ERR(weft_synth_classic(t, "bruck", WEFT_COLL_ALLREDUCE, (weft_rank){0}, &p, &d),
               WEFT_EUNSUPPORTED);
-    CHECK_STR(d.msg, "algorithm 'bruck' does not build allreduce (it builds: allgather)");
+    CHECK_STR(d.msg, "algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)");
     CHECK_ERR(weft_synth_classic(t, "rings:0", WEFT_COLL_ALLGATHER, (weft_rank){0}, &p, &d),
               WEFT_EINVAL);
     CHECK_STR(d.msg, "rings:0: K must be an integer from 1 to 64");

@@ -246,7 +246,7 @@ if [ -f "$NDV4" ]; then
 fi
 
 # ---- Bad values are usage errors that list the valid ones ------------------
-ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, nccl, optimal or bfb"
+ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, nccl, optimal or bfb"
 run plan ring:4 --coll allreduce --algo nosuch
 expect_rc 2
 expect_err "weft: unknown --algo 'nosuch': expected $ALGOS (weft plan --list says what each builds)
@@ -278,6 +278,6 @@ expect_err_has "weft: --max-ops limits the plans weft builds; a --plan FILE is r
 # input's fault (exit 1), with what it builds.
 run plan ring:4 --coll allreduce --algo bruck
 expect_rc 1
-expect_err "weft: algorithm 'bruck' does not build allreduce (it builds: allgather)"
+expect_err "weft: algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"
 
 finish

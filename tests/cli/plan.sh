@@ -74,7 +74,7 @@ check "list" grep -q "bruck" <<<"$("$weft" plan --list)"
 
 err=$("$weft" plan ring:8 --coll allreduce --algo bruck 2>&1)
 check "unsupported algorithm exit 1" test $? -eq 1
-check "unsupported message" grep -q "weft: algorithm 'bruck' does not build allreduce (it builds: allgather)" <<<"$err"
+check "unsupported message" grep -q "weft: algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)" <<<"$err"
 err=$("$weft" plan ring:8 --coll allsum 2>&1)
 check "bad coll exit 2" test $? -eq 2
 check "bad coll message" grep -q "weft: unknown --coll 'allsum': expected allgather, reducescatter, allreduce, broadcast, reduce or alltoall" <<<"$err"
