@@ -75,6 +75,11 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     uint32_t n = why ? 0 : weft_comm_size(t.comm);
     size_t *room = NULL;
     side ss, rs;
+    /* Set below on every path that reads them; cleared so that gcc -O3 can
+     * see it (-Wmaybe-uninitialized). */
+    memset(&ss, 0, sizeof ss);
+    memset(&rs, 0, sizeof rs);
+    memset(&sl, 0, sizeof sl);
     if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype";
     if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl)) why = "bad send datatype";
     if (!why && !(room = malloc((size_t)n * 4 * sizeof *room))) why = "out of memory";
