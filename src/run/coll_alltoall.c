@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/comm_internal.h"
@@ -36,6 +37,8 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
     if (n > 1) {
         bool ran;
         e = weft__shared_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;

@@ -40,6 +40,7 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/comm_fail.h"
@@ -232,18 +233,10 @@ static size_t ring_per(uint32_t n, size_t es)
     return bytes / es ? bytes / es : 1;
 }
 
-/* The scratch of a round: at least bytes, kept in c between calls; NULL
- * when out of memory. */
+/* The scratch of a round (p2p.h). */
 static unsigned char *scratch(weft_comm *c, size_t bytes)
 {
-    if (c->scratch_bytes < bytes) {
-        unsigned char *p = weft__malloc(bytes);
-        if (!p) return NULL;
-        weft__free(c->scratch);
-        c->scratch = p;
-        c->scratch_bytes = bytes;
-    }
-    return c->scratch;
+    return weft__comm_scratch(c, bytes);
 }
 
 /* Ring allgather in place on buf (count elements) where rank r holds block
@@ -290,6 +283,8 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (e || ran) return e;
     if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
+    e = weft__cma_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
@@ -322,6 +317,8 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (c->size > 1 && count) {
         bool ran;
         e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;
@@ -367,6 +364,8 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     bool ran;
     e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
+    e = weft__cma_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
@@ -397,6 +396,8 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (n > 1 && bytes) {
         bool ran;
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;
@@ -447,6 +448,8 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
+    if (e || ran) return e;
+    e = weft__cma_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then

@@ -84,7 +84,7 @@ struct weft__region {
     uint32_t workers;    /* weft__region_workers */
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
-    uint64_t seq, fast, small;
+    uint64_t seq, fast, small, cma;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -480,6 +480,21 @@ uint64_t weft__region_small_calls(const weft_comm *c)
 void weft__region_count_small(weft_comm *c)
 {
     c->region->small++;
+}
+
+uint64_t weft__region_cma_calls(const weft_comm *c)
+{
+    return c->region ? c->region->cma : 0;
+}
+
+void weft__region_count_cma(weft_comm *c)
+{
+    c->region->cma++;
+}
+
+uint32_t weft__region_pid(const weft_comm *c, uint32_t q)
+{
+    return ctl_of(c->region, q)->pid;
 }
 
 void weft__region_count_fast(weft_comm *c)
