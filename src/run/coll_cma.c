@@ -85,23 +85,20 @@ static _Atomic int g_cma;
 
 size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
 {
-    if (size < 2) return SIZE_MAX;
-    switch (coll) {
-    case WEFT_COLL_ALLREDUCE:
-        return size == 2 ? (size_t)1 << 20 : (size_t)64 << 10;
-    case WEFT_COLL_REDUCE:
-        return size == 2 ? (size_t)1 << 20 : (size_t)64 << 10;
-    case WEFT_COLL_REDUCESCATTER:
-        return (size_t)64 << 10;
-    case WEFT_COLL_ALLGATHER:
-        return (size_t)64 << 10;
-    case WEFT_COLL_BROADCAST:
-        return (size_t)64 << 10;
-    case WEFT_COLL_ALLTOALL:
-        return (size_t)64 << 10;
-    default:
-        return SIZE_MAX;
-    }
+    if (size < 2 || coll < 0 || coll >= WEFT__COLL_COUNT) return SIZE_MAX;
+    /* Against the ring (allreduce: 2(n-1) steps, the others n-1), each
+     * step a wake-up of the next rank: with 2 ranks the ring's single step
+     * wins up to about 1 MiB (single copy and the ring were level from 64
+     * KiB to 4 MiB on the development host); with 4, single copy was level
+     * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
+     * 1.56 against 3.0 ms); with 8 and 16 ranks it was 3-5 times as fast
+     * at 16 KiB (8 ranks: 48 against 152 us; 16: 91 against 426 us).
+     * Smaller calls on many ranks go through the small-message paths
+     * first (coll_small.c, coll_direct.c), where those fit. */
+    if (size == 2) return (size_t)1 << 20;
+    if (size <= 4) return (size_t)128 << 10;
+    if (size < 8) return (size_t)16 << 10;
+    return (size_t)4 << 10;
 }
 
 /* Yama's ptrace_scope (0 when Yama is absent). */

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "run/coll.h"
 #include "run/coll_cma.h"
+#include "run/coll_small.h"
 #include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
 #include "weft/comm.h"
@@ -56,10 +58,21 @@ static bool guard_ok(const unsigned char *p, unsigned char v)
     return true;
 }
 
-/* Whether the call must run single-copy on this communicator. */
-static bool want_cma(const job *j, weft_coll coll, uint32_t n, size_t bytes)
+/* Whether a call of bytes (as weft__cma_min_bytes counts them) may run
+ * single-copy on c: at the threshold, and for allreduce beyond the
+ * small-message paths that come first. */
+static bool cma_size(weft_comm *c, weft_coll coll, size_t bytes)
 {
-    return !j->disable_rank1 && bytes >= weft__cma_min_bytes(coll, n);
+    uint32_t n = weft_comm_size(c);
+    if (bytes < weft__cma_min_bytes(coll, n)) return false;
+    return coll != WEFT_COLL_ALLREDUCE ||
+           (!weft__small_allreduce_fits(c, bytes) && !weft__allreduce_direct_fits(n, bytes));
+}
+
+/* Whether the call must run single-copy on this communicator. */
+static bool want_cma(weft_comm *c, const job *j, weft_coll coll, size_t bytes)
+{
+    return !j->disable_rank1 && cma_size(c, coll, bytes);
 }
 
 static void check_path(weft_comm *c, uint64_t before, bool cma)
@@ -99,7 +112,7 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
     }
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
-    check_path(c, before, want_cma(j, coll, n, in_bytes));
+    check_path(c, before, want_cma(c, j, coll, in_bytes));
     if (coll == WEFT_COLL_REDUCESCATTER) g_shift = (size_t)me * count;
     bool has = coll != WEFT_COLL_REDUCE || me == root;
     if (has)
@@ -167,7 +180,7 @@ static void moving(weft_comm *c, const job *j, weft_coll coll, size_t count, boo
     }
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
-    check_path(c, before, want_cma(j, coll, n, perf_bytes));
+    check_path(c, before, want_cma(c, j, coll, perf_bytes));
     bool ok = true;
     for (size_t q = 0; q < out_bytes / block && ok; q++)
         for (size_t b = 0; b < block && ok; b++) {
@@ -183,15 +196,16 @@ static void moving(weft_comm *c, const job *j, weft_coll coll, size_t count, boo
     free(r);
 }
 
-/* Counts (of es-byte elements) around the threshold of coll on n ranks,
- * where `per` is how many units of count the threshold's bytes hold per
- * element (n for allgather, reduce-scatter and all-to-all, whose bytes
- * are n blocks). */
-static void edges(weft_coll coll, uint32_t n, size_t es, size_t per, size_t out[3])
+/* Counts (of es-byte elements) around where coll starts to run
+ * single-copy on c, where `per` is how many units of count the threshold's
+ * bytes hold per element (n for allgather, reduce-scatter and all-to-all,
+ * whose bytes are n blocks). */
+static void edges(weft_comm *c, weft_coll coll, size_t es, size_t per, size_t out[3])
 {
-    size_t min = weft__cma_min_bytes(coll, n);
     size_t unit = es * per;
-    size_t at = (min + unit - 1) / unit; /* least count at or above */
+    size_t at = weft__cma_min_bytes(coll, weft_comm_size(c)) / unit;
+    while (!cma_size(c, coll, at * unit)) /* least count that runs single-copy */
+        at++;
     out[0] = at - 1;
     out[1] = at;
     out[2] = at * 3 + 7919; /* several tiles, a prime remainder */
@@ -211,7 +225,7 @@ static int body(weft_comm *c, void *arg)
                 bool core = (t == WEFT_FLOAT && op == WEFT_SUM) || (t == WEFT_INT32 && op == WEFT_MAX);
                 if (!j->full && !core) continue;
                 size_t es = weft_dtype_size((weft_dtype)t), cnt[3];
-                edges(coll, n, es, coll == WEFT_COLL_REDUCESCATTER ? n : 1, cnt);
+                edges(c, coll, es, coll == WEFT_COLL_REDUCESCATTER ? n : 1, cnt);
                 for (int i = 0; i < 3; i++) {
                     /* The largest count only for the core types: it is the
                      * slow one oversubscribed and tests the tiles, which
@@ -228,7 +242,7 @@ static int body(weft_comm *c, void *arg)
     for (size_t k = 0; k < 3; k++) {
         weft_coll coll = move_colls[k];
         size_t cnt[3];
-        edges(coll, n, 1, coll == WEFT_COLL_BROADCAST ? 1 : n, cnt);
+        edges(c, coll, 1, coll == WEFT_COLL_BROADCAST ? 1 : n, cnt);
         for (int i = 0; i < 3; i++) {
             moving(c, j, coll, cnt[i], false);
             moving(c, j, coll, cnt[i], true);
@@ -243,7 +257,9 @@ static int straddle_body(weft_comm *c, void *arg)
 {
     (void)arg;
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    size_t min = weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, n) / 4;
+    size_t cnt[3];
+    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
+    size_t min = cnt[1];
     size_t count = me == 0 ? min : min - 1;
     float *b = calloc(min, sizeof *b);
     weft_diag d;
@@ -284,13 +300,18 @@ int main(void)
     /* The thresholds (coll_cma.c; measured, docs/run.md). */
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 1), SIZE_MAX);
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 2), 1 << 20);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 8), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 16), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_REDUCE, 16), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_REDUCESCATTER, 8), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLGATHER, 8), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_BROADCAST, 8), 64 << 10);
-    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLTOALL, 8), 64 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 3), 128 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 4), 128 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 5), 16 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 7), 16 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 8), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 16), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_REDUCE, 16), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_REDUCESCATTER, 8), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLGATHER, 8), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_BROADCAST, 8), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLTOALL, 8), 4 << 10);
+    CHECK_INT(weft__cma_min_bytes((weft_coll)99, 8), SIZE_MAX);
     job full = {.full = true}, core = {0}, off = {.disable_rank1 = true};
     run(8, body, &full, "single-copy, 8 ranks, every type");
     run(16, body, &core, "single-copy, 16 ranks");
