@@ -1,9 +1,13 @@
-/* The single-copy collectives on ordinary buffers (coll_cma.c), with 8 and
- * 16 forked ranks on shared memory (oversubscribed on a 2-CPU host).
+/* The paths of ordinary buffers at 8 and 16 forked ranks on shared memory
+ * (oversubscribed on a 2-CPU host): the small-message paths through the
+ * eager areas (coll_small.c) and the single-copy collectives
+ * (coll_cma.c).
  *
- * Every collective at its threshold edge (one element below
- * weft__cma_min_bytes: the ordinary schedule; at it and a prime count well
- * above it, several tiles: single-copy, counted by weft__region_cma_calls),
+ * Every collective at both edges: the largest count of the small path and
+ * one more (counted by weft__region_small_calls), one element below where
+ * single-copy starts (weft__cma_min_bytes, past the small paths: the
+ * ordinary schedule), at it and a prime count well above it, several
+ * tiles (single-copy, counted by weft__region_cma_calls),
  * in place and out of place, every dtype and reduction for the reducing
  * ones, results compared byte for byte with a reference reduced locally in
  * rank order, with guard bytes after every buffer that must stay
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/testing.h"
 #include "run/coll.h"
 #include "run/coll_cma.h"
@@ -75,9 +80,28 @@ static bool want_cma(weft_comm *c, const job *j, weft_coll coll, size_t bytes)
     return !j->disable_rank1 && cma_size(c, coll, bytes);
 }
 
-static void check_path(weft_comm *c, uint64_t before, bool cma)
+/* Whether a call of count elements of es bytes runs through the eager
+ * areas (allreduce: count elements; the others as weft__small_fits). */
+static bool want_small(weft_comm *c, weft_coll coll, size_t count, size_t es)
 {
-    CHECK_INT(weft__region_cma_calls(c) - before, cma ? 1 : 0);
+    if (coll == WEFT_COLL_ALLREDUCE) return weft__small_allreduce_fits(c, count * es);
+    return weft__small_fits(c, coll, count, es);
+}
+
+static void check_path(weft_comm *c, uint64_t before, uint64_t small0, bool small, bool cma)
+{
+    CHECK_INT(weft__region_small_calls(c) - small0, small ? 1 : 0);
+    CHECK_INT(weft__region_cma_calls(c) - before, cma && !small ? 1 : 0);
+}
+
+/* The largest count (es-byte elements) that runs through the eager areas,
+ * 0 when none does. */
+static size_t small_edge(weft_comm *c, weft_coll coll, size_t es)
+{
+    size_t k = 0;
+    while (want_small(c, coll, k + 1, es))
+        k++;
+    return k;
 }
 
 static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, weft_redop op,
@@ -95,7 +119,7 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
     memset(r, 0xa5, out_bytes + GUARD);
     unsigned char *out = r;
     if (in_place) out = coll == WEFT_COLL_REDUCESCATTER ? s + (size_t)me * out_bytes : s;
-    uint64_t before = weft__region_cma_calls(c);
+    uint64_t before = weft__region_cma_calls(c), small0 = weft__region_small_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e;
@@ -112,7 +136,7 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
     }
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
-    check_path(c, before, want_cma(c, j, coll, in_bytes));
+    check_path(c, before, small0, want_small(c, coll, count, es), want_cma(c, j, coll, in_bytes));
     if (coll == WEFT_COLL_REDUCESCATTER) g_shift = (size_t)me * count;
     bool has = coll != WEFT_COLL_REDUCE || me == root;
     if (has)
@@ -163,7 +187,7 @@ static void moving(weft_comm *c, const job *j, weft_coll coll, size_t count, boo
         memcpy(r, s, block);
         send = r;
     }
-    uint64_t before = weft__region_cma_calls(c);
+    uint64_t before = weft__region_cma_calls(c), small0 = weft__region_small_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e;
@@ -180,7 +204,7 @@ static void moving(weft_comm *c, const job *j, weft_coll coll, size_t count, boo
     }
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
-    check_path(c, before, want_cma(c, j, coll, perf_bytes));
+    check_path(c, before, small0, want_small(c, coll, count, 1), want_cma(c, j, coll, perf_bytes));
     bool ok = true;
     for (size_t q = 0; q < out_bytes / block && ok; q++)
         for (size_t b = 0; b < block && ok; b++) {
@@ -204,7 +228,8 @@ static void edges(weft_comm *c, weft_coll coll, size_t es, size_t per, size_t ou
 {
     size_t unit = es * per;
     size_t at = weft__cma_min_bytes(coll, weft_comm_size(c)) / unit;
-    while (!cma_size(c, coll, at * unit)) /* least count that runs single-copy */
+    /* The least count that runs single-copy. */
+    while (!cma_size(c, coll, at * unit) || want_small(c, coll, at, es))
         at++;
     out[0] = at - 1;
     out[1] = at;
@@ -234,6 +259,12 @@ static int body(weft_comm *c, void *arg)
                     reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, cnt[i], false);
                     if (i != 0) reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, cnt[i], true);
                 }
+                size_t edge = small_edge(c, coll, es);
+                for (size_t x = edge ? edge : 1; x <= edge + 1; x++) {
+                    reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, x, false);
+                    reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, x, true);
+                }
+                if (edge > 2) reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, 1, false);
             }
         }
     }
@@ -243,9 +274,13 @@ static int body(weft_comm *c, void *arg)
         weft_coll coll = move_colls[k];
         size_t cnt[3];
         edges(c, coll, 1, coll == WEFT_COLL_BROADCAST ? 1 : n, cnt);
-        for (int i = 0; i < 3; i++) {
-            moving(c, j, coll, cnt[i], false);
-            moving(c, j, coll, cnt[i], true);
+        size_t edge = small_edge(c, coll, 1);
+        size_t more[3] = {1, edge, edge + 1};
+        for (int i = 0; i < 6; i++) {
+            size_t x = i < 3 ? cnt[i] : more[i - 3];
+            if (!x) continue;
+            moving(c, j, coll, x, false);
+            moving(c, j, coll, x, true);
         }
     }
     return weft__test_failed > 99 ? 99 : weft__test_failed;
@@ -279,6 +314,39 @@ static int straddle_body(weft_comm *c, void *arg)
     CHECK_INT(weft__region_cma_calls(c) - before, 1);
     CHECK(b[0] == (float)(n * (n + 1) / 2) && b[min - 1] == b[0]);
     free(b);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* A rank that cannot allocate the tiles fails the communicator: the
+ * others end with WEFT_EPEER naming it, not after the timeout. */
+static int oom_body(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
+    size_t cnt[3];
+    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
+    size_t count = cnt[2];
+    float *v = calloc(count, sizeof *v);
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (me == 1) weft__alloc_fail_after(0);
+    weft_err e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
+    weft__alloc_fail_after(-1);
+    if (me == 1) {
+        CHECK_ERR(e, WEFT_ENOMEM);
+        CHECK_STR(d.msg, "comm: rank 1: out of memory for the single-copy tiles");
+    } else {
+        CHECK_ERR(e, WEFT_EPEER);
+        int pid = 0;
+        char want[128];
+        if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1) pid = -1;
+        snprintf(want, sizeof want, "shm: rank 1 (pid %d) failed: out of memory", pid);
+        if (strncmp(d.msg, want, strlen(want)) != 0)
+            fprintf(stderr, "rank %u of %u: \"%s\"\n", me, n, d.msg);
+        CHECK(strncmp(d.msg, want, strlen(want)) == 0);
+    }
+    CHECK(weft_comm_failed(c));
+    free(v);
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
@@ -317,5 +385,6 @@ int main(void)
     run(16, body, &core, "single-copy, 16 ranks");
     run(8, body, &off, "single-copy refused by rank 1, 8 ranks");
     run(8, straddle_body, NULL, "counts across the threshold, 8 ranks");
+    run(8, oom_body, NULL, "no memory for the tiles, 8 ranks");
     return weft_test_done();
 }

@@ -43,6 +43,7 @@
 #include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
+#include "run/coll_small.h"
 #include "run/comm_fail.h"
 #include "run/copy_nt.h"
 #include "run/p2p.h"
@@ -314,6 +315,8 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
                                 WEFT_SUM, d);
     }
     size_t es = weft_dtype_size(dtype);
+    if (c->size > 1 && count && weft__small_fits(c, WEFT_COLL_ALLGATHER, count, es))
+        return weft__small_allgather(c, sendbuf, recvbuf, count, es, d);
     if (c->size > 1 && count) {
         bool ran;
         e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
@@ -351,6 +354,10 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
+    weft__reducer red;
+    weft__reducer_get(dtype, op, &red);
+    if (weft__small_fits(c, WEFT_COLL_REDUCESCATTER, count, es))
+        return weft__small_reduce_scatter(c, sendbuf, recvbuf, count, &red, d);
     /* Rounds of RING_CHUNK bytes of every rank's block: the partial
      * results stay in the scratch, and sendbuf is only read (in place,
      * recvbuf is block rank of it, and its final value is written after
@@ -358,8 +365,6 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
     if (!work) return no_scratch(c, d);
-    weft__reducer red;
-    weft__reducer_get(dtype, op, &red);
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
@@ -393,6 +398,8 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     }
     size_t es = weft_dtype_size(dtype), bytes = count * es;
     uint32_t n = c->size, r = c->rank;
+    if (n > 1 && bytes && weft__small_fits(c, WEFT_COLL_BROADCAST, count, es))
+        return weft__small_broadcast(c, sendbuf, recvbuf, count, es, root, d);
     if (n > 1 && bytes) {
         bool ran;
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
@@ -445,6 +452,8 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     }
     weft__reducer red;
     weft__reducer_get(dtype, op, &red);
+    if (weft__small_fits(c, WEFT_COLL_REDUCE, count, es))
+        return weft__small_reduce(c, sendbuf, recvbuf, count, &red, root, d);
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
