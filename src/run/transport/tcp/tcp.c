@@ -525,7 +525,7 @@ static weft_err io_error(weft__xport *x, tcp_conn *c, int err, weft_diag *d)
 {
     unsigned char note[TCP_NOTE_BYTES];
     if ((err == 0 || err == ECONNRESET || err == EPIPE) && peek_note(c, note))
-        return note_error(x, c, note, d);
+        return note_error(x, c, note + TCP_FRAME_HDR, d);
     if (err == 0 || err == ECONNRESET || err == EPIPE) {
         /* Gone without a notice: its process ended. */
         weft__cause why = {.kind = WEFT__CAUSE_DIED, .rank = c->peer, .witness = x->rank};
