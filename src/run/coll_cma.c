@@ -20,7 +20,7 @@
  *  allreduce: the workers (weft__region_workers: the ranks, or as many as
  *    the host has CPUs) own one block each; a worker reads tile after tile
  *    of its block from every rank's sendbuf into the communicator's scratch
- *    (a tile of each peer, WEFT cache-sized), combines them in rank order
+ *    (a cache-sized tile of each peer), combines them in rank order
  *    ((in_0 op in_1) op in_2 ..., the order of every other path, with the
  *    reduction's line kernels, coll_shared_core.h) into its own recvbuf
  *    and writes the result tile into every peer's recvbuf. Per byte of the
@@ -87,15 +87,17 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
 {
     if (size < 2 || coll < 0 || coll >= WEFT__COLL_COUNT) return SIZE_MAX;
     /* Against the ring (allreduce: 2(n-1) steps, the others n-1), each
-     * step a wake-up of the next rank: with 2 ranks the ring's single step
-     * wins up to about 1 MiB (single copy and the ring were level from 64
-     * KiB to 4 MiB on the development host); with 4, single copy was level
+     * step a wake-up of the next rank. With 2 ranks the ring has one step
+     * per phase, and a kernel copy costs about three user-space copies on
+     * the development VM (docs/run.md, "Not done yet"): single copy was
+     * level with the ring from 64 KiB to 4 MiB, so 2 ranks keep the
+     * slots. With 4 (oversubscribed on 2 CPUs), single copy was level
      * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
      * 1.56 against 3.0 ms); with 8 and 16 ranks it was 3-5 times as fast
      * at 16 KiB (8 ranks: 48 against 152 us; 16: 91 against 426 us).
      * Smaller calls on many ranks go through the small-message paths
      * first (coll_small.c, coll_direct.c), where those fit. */
-    if (size == 2) return (size_t)1 << 20;
+    if (size == 2) return SIZE_MAX;
     if (size <= 4) return (size_t)128 << 10;
     if (size < 8) return (size_t)16 << 10;
     return (size_t)4 << 10;
