@@ -33,7 +33,7 @@ owner() {
     case $1 in
     err.h | log.h | rat.h) echo base ;;
     topo.h | host.h | maxflow.h | paths.h) echo topo ;;
-    plan.h | exec_model.h | protocol.h) echo plan ;;
+    plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h) echo synth ;;
     sim.h) echo sim ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
