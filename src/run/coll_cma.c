@@ -95,12 +95,13 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
      * 1.56 against 3.0 ms); with 8 and 16 ranks it was 3-5 times as fast
      * at 16 KiB (8 ranks: 48 against 152 us; 16: 91 against 426 us).
-     * Smaller calls on many ranks go through the small-message paths
-     * first (coll_small.c, coll_direct.c), where those fit. */
+     * From 8 ranks every call that no small-message path takes first
+     * (coll_small.c, coll_direct.c) runs single-copy: two barriers and
+     * at most 2(n-1) system calls against the ring's 7 to 14 wake-ups. */
     if (size == 2) return SIZE_MAX;
     if (size <= 4) return (size_t)128 << 10;
     if (size < 8) return (size_t)16 << 10;
-    return (size_t)4 << 10;
+    return 1;
 }
 
 /* Yama's ptrace_scope (0 when Yama is absent). */
