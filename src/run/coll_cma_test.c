@@ -14,9 +14,15 @@
  * untouched. A rank that cannot use the path (weft__cma_disable) sends
  * every rank to the ordinary schedule with the same results; ranks whose
  * counts straddle the threshold get WEFT_EINVAL, all alike, and the
- * communicator stays usable. The thresholds themselves are checked. */
+ * communicator stays usable. A rank out of memory for the tiles fails
+ * every rank, named; a rank killed between single-copy calls makes every
+ * other rank return WEFT_EPEER naming it and its pid. The thresholds
+ * themselves are checked. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/testing.h"
@@ -350,6 +356,60 @@ static int oom_body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+enum { KILL_RANKS = 8, VICTIM = 2, KILL_CODE = 50, MSG_BYTES = 200 };
+
+typedef struct kill_log {
+    int pid[KILL_RANKS];
+    char msg[KILL_RANKS][MSG_BYTES];
+} kill_log;
+
+/* Single-copy allreduces until one fails; the victim kills itself at call
+ * 10 (before it publishes, so the others wait for it in their first
+ * barrier, or while they copy). Exit code KILL_CODE + the error. */
+static int kill_body(weft_comm *c, void *arg)
+{
+    kill_log *log = arg;
+    uint32_t me = weft_comm_rank(c);
+    log->pid[me] = (int)getpid();
+    size_t cnt[3];
+    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
+    float *v = calloc(cnt[2], sizeof *v);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    for (int it = 0; !e; it++) {
+        if (it == 10 && me == VICTIM) kill(getpid(), SIGKILL);
+        e = weft_allreduce(c, v, v, cnt[2], WEFT_FLOAT, WEFT_SUM, &d);
+    }
+    memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
+    free(v);
+    return KILL_CODE + (int)e;
+}
+
+static void run_kill(void)
+{
+    kill_log *log =
+        mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (log == MAP_FAILED) return;
+    memset(log, 0, sizeof *log);
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = WEFT_TRANSPORT_SHM;
+    cfg.timeout_ms = 600000; /* only detection can end the calls */
+    int codes[KILL_RANKS];
+    CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, log, 200000, codes, NULL), 0);
+    char died[80];
+    snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, log->pid[VICTIM]);
+    for (uint32_t r = 0; r < KILL_RANKS; r++) {
+        CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : KILL_CODE + (int)WEFT_EPEER);
+        if (r == VICTIM) continue;
+        bool ok = strncmp(log->msg[r], died, strlen(died)) == 0;
+        if (!ok) fprintf(stderr, "killed: rank %u: \"%s\"\n", r, log->msg[r]);
+        CHECK(ok);
+    }
+    munmap(log, sizeof *log);
+}
+
 static void run(uint32_t n, weft__comm_body fn, job *j, const char *what)
 {
     weft_comm_config cfg;
@@ -386,5 +446,6 @@ int main(void)
     run(8, body, &off, "single-copy refused by rank 1, 8 ranks");
     run(8, straddle_body, NULL, "counts across the threshold, 8 ranks");
     run(8, oom_body, NULL, "no memory for the tiles, 8 ranks");
+    run_kill();
     return weft_test_done();
 }
