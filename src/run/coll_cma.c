@@ -52,8 +52,9 @@
  * process's own memory. A rank that cannot takes the transport's slots,
  * and so do all ranks of that call (the record says so). A transfer that
  * fails anyway fails the communicator naming the peer and the system
- * call's error; a peer that is gone (ESRCH) is reported by the done wait,
- * which names the rank that died.
+ * call's error, unless the peer failed or died (a failed rank leaves its
+ * call and may free its buffers or exit while peers still copy): then
+ * the peer's failure is the cause, which every rank names.
  *
  * Thresholds. Below weft__cma_min_bytes the two waits and the system calls
  * (about 1 us each) cost more than the slots; the limits were measured
@@ -69,6 +70,7 @@
 
 #include "base/alloc.h"
 #include "run/call_agree.h"
+#include "run/cause.h"
 #include "run/coll_cma.h"
 #include "run/coll_shared_core.h"
 #include "run/comm_fail.h"
@@ -177,9 +179,13 @@ static weft_err cma_agree(weft_comm *c, const void *sendbuf, const void *recvbuf
 }
 
 /* Copies len bytes between local memory and rank q's address remote
- * (write: local to q). WEFT_EPEER, without failing the communicator, when
- * q is gone (the done wait names it); any other failure fails the
- * communicator. */
+ * (write: local to q). Any failure fails the communicator. When q failed
+ * or died (its control page or its process says so), that is the cause
+ * (cause.h), so that every rank names the rank that failed first: a rank
+ * that failed returns from its call and may free its buffers or exit
+ * while a peer still copies, which then sees EFAULT or ESRCH. ESRCH is
+ * q's death even while its process still shows: an exiting process
+ * loses its memory before it becomes a zombie. */
 static weft_err xfer(weft_comm *c, uint32_t q, bool write, unsigned char *local, uint64_t remote,
                      size_t len, weft_diag *d)
 {
@@ -197,7 +203,18 @@ static weft_err xfer(weft_comm *c, uint32_t q, bool write, unsigned char *local,
         }
         if (k < 0 && errno == EINTR) continue;
         int err = k < 0 ? errno : EFAULT;
-        if (err == ESRCH) return WEFT_EPEER;
+        weft__cause why;
+        bool gone = weft__region_peer_gone(c, q, &why);
+        if (!gone && err == ESRCH) {
+            /* Exiting: its memory is gone before its process is. */
+            why = (weft__cause){.kind = WEFT__CAUSE_DIED, .rank = q, .pid = (uint32_t)pid,
+                                .witness = c->rank};
+            gone = true;
+        }
+        if (gone) {
+            weft__cause_diag(d, "shm", &why, c->rank);
+            return weft__comm_fail_cause(c, WEFT_EPEER, &why, d);
+        }
         weft_diag_set(d, WEFT_EIO, "comm: rank %u cannot %s %zu bytes %s rank %u's memory at %#llx: %s",
                       c->rank, write ? "write" : "read", total, write ? "into" : "from", q,
                       (unsigned long long)(remote - (total - len)), strerror(err));
@@ -207,18 +224,10 @@ static weft_err xfer(weft_comm *c, uint32_t q, bool write, unsigned char *local,
 }
 
 /* Ends a call that ran: the done wait, unless a transfer failed the
- * communicator (e); a peer found gone (WEFT_EPEER from xfer) is named by
- * the wait. */
+ * communicator (e). */
 static weft_err finish(weft_comm *c, uint64_t seq, weft_err e, weft_diag *d)
 {
-    if (e && e != WEFT_EPEER) return e;
-    weft_err w = weft__region_done(c, seq, d);
-    if (w) return w;
-    if (e) {
-        weft_diag_set(d, WEFT_EPEER, "comm: rank %u: a peer exited during a call", c->rank);
-        return weft__comm_fail(c, WEFT_EPEER, d);
-    }
-    return WEFT_OK;
+    return e ? e : weft__region_done(c, seq, d);
 }
 
 enum { TO_ALL, TO_SELF, TO_ROOT };

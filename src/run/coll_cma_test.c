@@ -15,9 +15,11 @@
  * every rank to the ordinary schedule with the same results; ranks whose
  * counts straddle the threshold get WEFT_EINVAL, all alike, and the
  * communicator stays usable. A rank out of memory for the tiles fails
- * every rank, named; a rank killed between single-copy calls makes every
- * other rank return WEFT_EPEER naming it and its pid. The thresholds
+ * every rank, named; a rank killed between single-copy calls, or in the
+ * middle of one, makes every other rank return WEFT_EPEER naming it and
+ * its pid. The thresholds
  * themselves are checked. */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,6 +412,86 @@ static void run_kill(void)
     munmap(log, sizeof *log);
 }
 
+/* The victim killed by the parent while every rank loops on large
+ * single-copy allreduces (tens of ms each on 2 CPUs, so the kill lands in
+ * the middle of one: survivors find its memory gone, ESRCH, or wait for
+ * it): every survivor names it. */
+typedef struct mid_job {
+    int ready[2];
+    kill_log *log;
+} mid_job;
+
+static int mid_body(weft_comm *c, void *arg)
+{
+    mid_job *j = arg;
+    uint32_t me = weft_comm_rank(c);
+    j->log->pid[me] = (int)getpid();
+    size_t count = (size_t)4 << 20; /* 16 MiB of floats */
+    float *v = calloc(count, sizeof *v);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = WEFT_OK;
+    for (int it = 0; !e; it++) {
+        uint64_t before = weft__region_cma_calls(c);
+        e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
+        if (it == 0 && !e) {
+            CHECK_INT(weft__region_cma_calls(c) - before, 1);
+            char one = 1;
+            if (write(j->ready[1], &one, 1) != 1) return 98;
+        }
+    }
+    memcpy(j->log->msg[me], d.msg, MSG_BYTES - 1);
+    free(v);
+    return KILL_CODE + (int)e;
+}
+
+static int mid_child(const weft_comm_config *cfg, void *arg)
+{
+    mid_job *j = arg;
+    close(j->ready[0]);
+    return weft__test_with_comm(cfg, mid_body, arg);
+}
+
+static void mid_strike(const pid_t *pids, uint32_t n, int port, void *arg)
+{
+    (void)port;
+    mid_job *j = arg;
+    close(j->ready[1]);
+    char b;
+    uint32_t got = 0;
+    struct pollfd p = {.fd = j->ready[0], .events = POLLIN};
+    while (got < n && poll(&p, 1, -1) > 0 && read(j->ready[0], &b, 1) == 1)
+        got++;
+    CHECK_INT(got, n);
+    if (got == n) kill(pids[VICTIM], SIGKILL);
+}
+
+static void run_kill_mid(void)
+{
+    mid_job j;
+    j.log = mmap(NULL, sizeof *j.log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j.log == MAP_FAILED || pipe(j.ready) < 0) return;
+    memset(j.log, 0, sizeof *j.log);
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.transport = WEFT_TRANSPORT_SHM;
+    cfg.timeout_ms = 600000;
+    int codes[KILL_RANKS];
+    CHECK_INT(weft__test_ranks(KILL_RANKS, &cfg, mid_child, mid_strike, &j, 200000, codes, NULL),
+              0);
+    close(j.ready[0]);
+    char died[80];
+    snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, j.log->pid[VICTIM]);
+    for (uint32_t r = 0; r < KILL_RANKS; r++) {
+        CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : KILL_CODE + (int)WEFT_EPEER);
+        if (r == VICTIM) continue;
+        bool ok = strncmp(j.log->msg[r], died, strlen(died)) == 0;
+        if (!ok) fprintf(stderr, "killed mid-call: rank %u: \"%s\"\n", r, j.log->msg[r]);
+        CHECK(ok);
+    }
+    munmap(j.log, sizeof *j.log);
+}
+
 static void run(uint32_t n, weft__comm_body fn, job *j, const char *what)
 {
     weft_comm_config cfg;
@@ -447,5 +529,6 @@ int main(void)
     run(8, straddle_body, NULL, "counts across the threshold, 8 ranks");
     run(8, oom_body, NULL, "no memory for the tiles, 8 ranks");
     run_kill();
+    run_kill_mid();
     return weft_test_done();
 }

@@ -562,6 +562,11 @@ static bool peer_gone(const weft__region *g, uint32_t q, weft__cause *why)
     return st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
 }
 
+bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why)
+{
+    return peer_gone(c->region, q, why);
+}
+
 /* Tells sleeping peers that this rank published (see wait_slow). */
 static void ring(const weft__region *g)
 {

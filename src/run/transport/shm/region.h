@@ -152,6 +152,10 @@ void weft__region_count_cma(weft_comm *c);
 /* Rank q's process id as its control page gives it (weft__region_records
  * must hold). */
 uint32_t weft__region_pid(const weft_comm *c, uint32_t q);
+/* True when rank q's control page says it aborted or closed, or its
+ * process is gone; *why is then the failure to report (q's death or
+ * close, or the cause q recorded when it aborted). Does not block. */
+bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why);
 /* The next call number (1, 2, ...). */
 uint64_t weft__region_next_seq(weft_comm *c);
 
