@@ -1,9 +1,12 @@
 /* weft_allreduce against MPI_Allreduce on this host, under mpirun.
  *
- * Both run on the same buffers, allocated with weft_comm_alloc (memory every
- * rank on this host maps, so weft's allreduce runs single-pass on it:
- * coll_shared.c; each size's line names the path weft took: "small" for
- * the eager path of coll_small.c, "shared" or "ordinary"), float sum, rank r contributing r+1 so every
+ * Both run on the same buffers: with BUFFERS "shared" (the default)
+ * allocated with weft_comm_alloc (memory every rank on this host maps, so
+ * weft's allreduce runs single-pass on it: coll_shared.c), with "ordinary"
+ * private memory from aligned_alloc, as unmodified MPI programs and `weft
+ * perf` have; each size's line names the path weft took: "small" for the
+ * eager path of coll_small.c, "shared", "cma" for the single-copy path
+ * of coll_cma.c, or "ordinary" (the transport's slots)), float sum, rank r contributing r+1 so every
  * result is exact and checked), sizes 1 KiB to the maximum (default 256
  * MiB) in x4 steps; each size is timed as the slowest rank's time over a
  * few iterations (fewer for large sizes) after 1 + iterations/5 warm-up
@@ -14,7 +17,7 @@
  * allreduce has when n ranks share c cores. Lines starting "row" and
  * "memcpy" are for bench/run.sh. Never fails on time; exits 1 only when a result is wrong or
  * weft cannot start.
- * Usage: mpirun -np N bench_run_mpi [LABEL [MAX_BYTES]] */
+ * Usage: mpirun -np N bench_run_mpi [LABEL [MAX_BYTES [shared|ordinary]]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +178,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     const char *label = argc > 1 ? argv[1] : "default";
     size_t max_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : (size_t)256 << 20;
+    int ordinary = argc > 3 && strcmp(argv[3], "ordinary") == 0;
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -188,8 +192,16 @@ int main(int argc, char **argv)
     size_t max_count = max_bytes / sizeof(float);
     job j = {.wc = wc, .n = n};
     void *sp = NULL, *rp = NULL;
-    if (weft_comm_alloc(wc, max_count * sizeof(float), &sp, &d) != WEFT_OK ||
-        weft_comm_alloc(wc, max_count * sizeof(float), &rp, &d) != WEFT_OK) {
+    size_t alloc_bytes = (max_count * sizeof(float) + 63) / 64 * 64;
+    if (ordinary) {
+        sp = aligned_alloc(64, alloc_bytes);
+        rp = aligned_alloc(64, alloc_bytes);
+        if (!sp || !rp) {
+            fprintf(stderr, "bench_run_mpi: rank %d: out of memory\n", me);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    } else if (weft_comm_alloc(wc, max_count * sizeof(float), &sp, &d) != WEFT_OK ||
+               weft_comm_alloc(wc, max_count * sizeof(float), &rp, &d) != WEFT_OK) {
         fprintf(stderr, "bench_run_mpi: rank %d: weft_comm_alloc: %s\n", me, d.msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -198,7 +210,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < max_count; i++)
         j.send[i] = (float)(me + 1);
     if (me == 0) {
-        printf("# %d ranks, Open MPI allreduce: %s; float sum; busbw in GB/s\n", n, label);
+        printf("# %d ranks, Open MPI allreduce: %s; float sum; %s buffers; busbw in GB/s\n", n,
+               label, ordinary ? "ordinary" : "shared");
         printf("# %10s %12s %12s %8s  %s\n", "bytes", "weft", "mpi", "weft/mpi", "weft path");
     }
     int bad = 0;
@@ -208,9 +221,11 @@ int main(int argc, char **argv)
         j.count = bytes / sizeof(float);
         int iters = iterations(bytes);
         uint64_t fast0 = weft__region_fast_calls(wc), small0 = weft__region_small_calls(wc);
+        uint64_t cma0 = weft__region_cma_calls(wc);
         double tw = timed(&j, 1, iters);
         const char *path = weft__region_small_calls(wc) > small0 ? "small"
                            : weft__region_fast_calls(wc) > fast0  ? "shared"
+                           : weft__region_cma_calls(wc) > cma0    ? "cma"
                                                                   : "ordinary";
         double tm = timed(&j, 0, iters);
         if (tw < 0 || tm < 0) bad = 1;
@@ -219,7 +234,8 @@ int main(int argc, char **argv)
         if (me == 0) {
             printf("  %10zu %12.3f %12.3f %8.2f  %-8s%s\n", bytes, bw, bm, bm > 0 ? bw / bm : 0,
                    path, tw < 0 ? "  weft WRONG" : tm < 0 ? "  mpi WRONG" : "");
-            printf("row %d %s %zu %.4f %.4f\n", n, label, bytes, bw, bm);
+            printf("row %d %s %zu %.4f %.4f %s\n", n, label, bytes, bw, bm,
+                   ordinary ? "ordinary" : "shared");
         }
     }
     /* Any allreduce reads n buffers and writes n: n copies' worth of bytes,
@@ -236,10 +252,16 @@ int main(int argc, char **argv)
                "(faster of memcpy and streaming stores): weft busbw %.3f GB/s, copy %.3f GB/s, "
                "median ratio %.2f%s; ceiling with %d ranks on %ld cores %.2f\n",
                max_bytes, pbw, pmc, ratio, ratio < 0 ? " WRONG" : "", n, cores, ceiling);
-        printf("memcpy %d %s %.4f %.4f %.4f %.4f\n", n, label, pmc, pbw, ratio, ceiling);
+        printf("memcpy %d %s %.4f %.4f %.4f %.4f %s\n", n, label, pmc, pbw, ratio, ceiling,
+               ordinary ? "ordinary" : "shared");
     }
-    weft_comm_free_mem(wc, sp);
-    weft_comm_free_mem(wc, rp);
+    if (ordinary) {
+        free(sp);
+        free(rp);
+    } else {
+        weft_comm_free_mem(wc, sp);
+        weft_comm_free_mem(wc, rp);
+    }
     weft_comm_free(wc);
     MPI_Finalize();
     return bad;

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
+#include "run/coll_small.h"
 #include "run/comm_internal.h"
 #include "run/p2p.h"
 #include "run/select.h"
@@ -33,9 +35,13 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * weft_dtype_size(dtype); /* one block */
     if (bytes == 0) return weft__call_agree(c, d);
+    if (n > 1 && weft__small_fits(c, WEFT_COLL_ALLTOALL, count, weft_dtype_size(dtype)))
+        return weft__small_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), d);
     if (n > 1) {
         bool ran;
         e = weft__shared_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;

@@ -40,8 +40,10 @@
 
 #include "base/alloc.h"
 #include "run/coll.h"
+#include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
+#include "run/coll_small.h"
 #include "run/comm_fail.h"
 #include "run/copy_nt.h"
 #include "run/p2p.h"
@@ -232,18 +234,10 @@ static size_t ring_per(uint32_t n, size_t es)
     return bytes / es ? bytes / es : 1;
 }
 
-/* The scratch of a round: at least bytes, kept in c between calls; NULL
- * when out of memory. */
+/* The scratch of a round (p2p.h). */
 static unsigned char *scratch(weft_comm *c, size_t bytes)
 {
-    if (c->scratch_bytes < bytes) {
-        unsigned char *p = weft__malloc(bytes);
-        if (!p) return NULL;
-        weft__free(c->scratch);
-        c->scratch = p;
-        c->scratch_bytes = bytes;
-    }
-    return c->scratch;
+    return weft__comm_scratch(c, bytes);
 }
 
 /* Ring allgather in place on buf (count elements) where rank r holds block
@@ -290,6 +284,8 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     if (e || ran) return e;
     if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
+    e = weft__cma_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
@@ -319,9 +315,13 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
                                 WEFT_SUM, d);
     }
     size_t es = weft_dtype_size(dtype);
+    if (c->size > 1 && count && weft__small_fits(c, WEFT_COLL_ALLGATHER, count, es))
+        return weft__small_allgather(c, sendbuf, recvbuf, count, es, d);
     if (c->size > 1 && count) {
         bool ran;
         e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;
@@ -354,6 +354,10 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
         if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
+    weft__reducer red;
+    weft__reducer_get(dtype, op, &red);
+    if (weft__small_fits(c, WEFT_COLL_REDUCESCATTER, count, es))
+        return weft__small_reduce_scatter(c, sendbuf, recvbuf, count, &red, d);
     /* Rounds of RING_CHUNK bytes of every rank's block: the partial
      * results stay in the scratch, and sendbuf is only read (in place,
      * recvbuf is block rank of it, and its final value is written after
@@ -361,11 +365,11 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
     if (!work) return no_scratch(c, d);
-    weft__reducer red;
-    weft__reducer_get(dtype, op, &red);
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
+    e = weft__cma_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     for (size_t off = 0; off < count && !e; off += per) {
@@ -394,9 +398,13 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     }
     size_t es = weft_dtype_size(dtype), bytes = count * es;
     uint32_t n = c->size, r = c->rank;
+    if (n > 1 && bytes && weft__small_fits(c, WEFT_COLL_BROADCAST, count, es))
+        return weft__small_broadcast(c, sendbuf, recvbuf, count, es, root, d);
     if (n > 1 && bytes) {
         bool ran;
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
+        if (e || ran) return e;
+        e = weft__cma_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
         if (e || ran) return e;
     }
     if ((e = weft__call_agree(c, d))) return e;
@@ -444,9 +452,13 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     }
     weft__reducer red;
     weft__reducer_get(dtype, op, &red);
+    if (weft__small_fits(c, WEFT_COLL_REDUCE, count, es))
+        return weft__small_reduce(c, sendbuf, recvbuf, count, &red, root, d);
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
+    if (e || ran) return e;
+    e = weft__cma_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then

@@ -25,6 +25,7 @@
 #include "base/testing.h"
 #include "run/clock.h"
 #include "run/coll_shared.h"
+#include "run/coll_small.h"
 #include "run/comm_internal.h"
 #include "run/testing_ranks.h"
 #include "run/transport/shm/region.h"
@@ -85,7 +86,8 @@ static void reduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype 
     weft_err e = weft_reduce(c, s, r, count, t, op, root, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: reduce: %s\n", me, d.msg);
-    fast_check(c, before, fast, "reduce");
+    fast_check(c, before, fast && !weft__small_fits(c, WEFT_COLL_REDUCE, count, weft_dtype_size(t)),
+               "reduce");
     if (me == root) {
         size_t bad = weft__test_reduce_wrong(value, t, op, r, n, count);
         if (bad)
@@ -127,7 +129,9 @@ static void broadcast(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
     weft_err e = weft_broadcast(c, s, r, count, t, root, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: broadcast: %s\n", me, d.msg);
-    fast_check(c, before, fast, "broadcast");
+    fast_check(c, before,
+               fast && !weft__small_fits(c, WEFT_COLL_BROADCAST, count, weft_dtype_size(t)),
+               "broadcast");
     unsigned char *want = malloc(bytes + 1);
     weft__test_fill(ident, t, WEFT_SUM, want, root, count);
     if (memcmp(want, r, bytes) != 0)
@@ -155,7 +159,9 @@ static void alltoall(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtyp
     weft_err e = weft_alltoall(c, s, r, count, t, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) fprintf(stderr, "rank %u: alltoall: %s\n", me, d.msg);
-    fast_check(c, before, fast, "alltoall");
+    fast_check(c, before,
+               fast && !weft__small_fits(c, WEFT_COLL_ALLTOALL, count, weft_dtype_size(t)),
+               "alltoall");
     unsigned char *want = malloc(total + 1);
     size_t bad = 0;
     for (uint32_t q = 0; q < n; q++) {

@@ -20,9 +20,19 @@
  * reads all n inputs and combines n - 1 of them over the whole buffer,
  * instead of a 1/n block each: the limit (weft__small_allreduce_fits)
  * keeps (n - 1) x bytes small, where latency, not traffic, sets the time.
+ *
+ * The other collectives work alike (weft__small_fits and below): each rank
+ * copies what its peers need into its eager area (allgather, reduce and
+ * the broadcast's root their input; reduce-scatter and all-to-all their
+ * whole input), publishes its record and reads what it needs from the
+ * peers' areas, so a call costs one barrier where the ring or chain of
+ * the ordinary schedule costs n - 1 message latencies (at 8 ranks on 2
+ * CPUs, 1 KiB: 10-12 us against 19-229 us; docs/run.md). The limit is on
+ * what the busiest rank reads from its peers.
  */
 #include <string.h>
 
+#include "run/call_agree.h"
 #include "run/coll_shared_core.h"
 #include "run/coll_small.h"
 #include "run/transport/shm/region.h"
@@ -41,6 +51,12 @@
  * docs/interop.md, "Small messages". */
 #define SMALL_MAX_TRAFFIC ((size_t)512)
 #define SMALL_MAX_TRAFFIC_OVERSUBSCRIBED ((size_t)64 << 10)
+/* The other collectives' limit on what one rank reads from its peers'
+ * eager areas, with at least 3 ranks on their own CPUs: their ring or
+ * chain takes n - 1 message latencies, where the eager path takes one
+ * barrier. Not measured beyond 2 ranks on CPUs of their own (the
+ * development host has 2 CPUs); with 2 the allreduce's limit applies. */
+#define SMALL_MAX_READ_MANY ((size_t)8 << 10)
 
 bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 {
@@ -69,5 +85,136 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
         src[q] = weft__region_eager(c, q, seq);
     weft__shared_combine(weft__region_work(c), src, n, &dst, 1, bytes, red, false);
     weft__region_count_small(c);
+    return WEFT_OK;
+}
+
+/* What one rank copies into its eager area and what the rank that reads
+ * most reads from its peers' areas, for coll on n ranks. */
+static void small_traffic(weft_coll coll, uint32_t n, size_t count, size_t es, size_t *copy,
+                          size_t *read)
+{
+    size_t b = count * es;
+    switch (coll) {
+    case WEFT_COLL_ALLGATHER:
+        *copy = b;
+        *read = b * (n - 1);
+        break;
+    case WEFT_COLL_REDUCESCATTER:
+    case WEFT_COLL_ALLTOALL:
+        *copy = b * n;
+        *read = b * (n - 1);
+        break;
+    case WEFT_COLL_BROADCAST:
+        *copy = b;
+        *read = b;
+        break;
+    default: /* allreduce, reduce */
+        *copy = b;
+        *read = b * (n - 1);
+        break;
+    }
+}
+
+bool weft__small_fits(const weft_comm *c, weft_coll coll, size_t count, size_t es)
+{
+    size_t eager = weft__region_eager_bytes(c), copy, read;
+    if (!eager || c->size < 2) return false;
+    if (count > eager) return false; /* no overflow below */
+    small_traffic(coll, c->size, count, es, &copy, &read);
+    if (copy > eager) return false;
+    size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
+                   : c->size == 2                  ? SMALL_MAX_TRAFFIC
+                                                   : SMALL_MAX_READ_MANY;
+    return read <= limit;
+}
+
+/* Copies bytes of src (may be NULL: nothing) into this rank's eager area,
+ * publishes the call's record and waits for everyone's, checking that the
+ * calls agree; *seq is the call's number. */
+static weft_err small_post(weft_comm *c, const void *src, size_t bytes, uint64_t *seq,
+                           weft_diag *d)
+{
+    *seq = weft__region_next_seq(c);
+    if (src && bytes) memcpy(weft__region_eager(c, c->rank, *seq), src, bytes);
+    weft__region_rec me = {.seq = *seq};
+    weft__call_to_rec(c, &me);
+    weft__region_rec *recs = weft__region_recs(c);
+    weft_err e = weft__region_post(c, &me, recs, d);
+    if (!e) e = weft__call_check_recs(c, recs, d);
+    if (!e) weft__region_count_small(c);
+    return e;
+}
+
+weft_err weft__small_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                               size_t es, weft_diag *d)
+{
+    size_t b = count * es;
+    uint64_t seq;
+    weft_err e = small_post(c, sendbuf, b, &seq, d);
+    if (e) return e;
+    unsigned char *out = recvbuf;
+    for (uint32_t q = 0; q < c->size; q++) {
+        unsigned char *dst = out + (size_t)q * b;
+        const unsigned char *src = q == c->rank ? sendbuf : weft__region_eager(c, q, seq);
+        if (dst != src) memcpy(dst, src, b);
+    }
+    return WEFT_OK;
+}
+
+weft_err weft__small_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
+                                    size_t count, const weft__reducer *red, weft_diag *d)
+{
+    uint32_t n = c->size;
+    size_t b = count * red->es;
+    uint64_t seq;
+    weft_err e = small_post(c, sendbuf, b * n, &seq, d);
+    if (e) return e;
+    unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
+    for (uint32_t q = 0; q < n; q++)
+        src[q] = weft__region_eager(c, q, seq) + (size_t)c->rank * b;
+    weft__shared_combine(weft__region_work(c), src, n, &dst, 1, b, red, false);
+    return WEFT_OK;
+}
+
+weft_err weft__small_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                               size_t es, uint32_t root, weft_diag *d)
+{
+    size_t b = count * es;
+    uint64_t seq;
+    weft_err e = small_post(c, c->rank == root ? sendbuf : NULL, b, &seq, d);
+    if (e) return e;
+    const unsigned char *src = c->rank == root ? sendbuf : weft__region_eager(c, root, seq);
+    if (src != recvbuf) memcpy(recvbuf, src, b);
+    return WEFT_OK;
+}
+
+weft_err weft__small_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                            const weft__reducer *red, uint32_t root, weft_diag *d)
+{
+    uint32_t n = c->size;
+    size_t b = count * red->es;
+    uint64_t seq;
+    weft_err e = small_post(c, sendbuf, b, &seq, d);
+    if (e || c->rank != root) return e;
+    unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
+    for (uint32_t q = 0; q < n; q++)
+        src[q] = weft__region_eager(c, q, seq);
+    weft__shared_combine(weft__region_work(c), src, n, &dst, 1, b, red, false);
+    return WEFT_OK;
+}
+
+weft_err weft__small_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                              size_t es, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    size_t b = count * es;
+    uint64_t seq;
+    weft_err e = small_post(c, sendbuf, b * n, &seq, d);
+    if (e) return e;
+    /* From the eager copies, also our own block: in place, recvbuf is
+     * sendbuf. */
+    unsigned char *out = recvbuf;
+    for (uint32_t q = 0; q < n; q++)
+        memcpy(out + (size_t)q * b, weft__region_eager(c, q, seq) + (size_t)me * b, b);
     return WEFT_OK;
 }

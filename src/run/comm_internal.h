@@ -23,10 +23,11 @@
  *   call_agree    the ranks agree on each call's arguments
  *   exec_plan, coll_direct, coll_shared_core
  *   select        which schedule a call runs (exec_plan, tuning, synth)
- *   coll_small, coll_shared_root, coll_shared_a2a
+ *   coll_small, coll_shared_root, coll_shared_a2a, coll_cma (single copy)
  *   comm          setup and teardown (builds select, region, transports)
  *   coll_shared, config_env
- *   coll_ring     the public collectives (select, coll_shared, coll_direct)
+ *   coll_ring     the public collectives (select, coll_small, coll_shared,
+ *                 coll_cma, coll_direct)
  *   coll_alltoall
  *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
  *   mpi/, pmpi/

@@ -9,6 +9,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
+
 #include "run/clock.h"
 #include "run/comm_fail.h"
 #include "run/p2p.h"
@@ -155,4 +157,16 @@ weft_err weft_recv(weft_comm *c, uint32_t src, void *buf, size_t bytes, weft_dia
         return weft_diag_set(d, WEFT_EINVAL, "comm: rank %u cannot receive from itself alone",
                              c->rank);
     return weft__comm_exchange(c, WEFT__NO_PEER, NULL, 0, src, buf, bytes, NULL, 1, d);
+}
+
+unsigned char *weft__comm_scratch(weft_comm *c, size_t bytes)
+{
+    if (c->scratch_bytes < bytes) {
+        unsigned char *p = weft__malloc(bytes);
+        if (!p) return NULL;
+        weft__free(c->scratch);
+        c->scratch = p;
+        c->scratch_bytes = bytes;
+    }
+    return c->scratch;
 }

@@ -37,4 +37,9 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
  * whenever a byte moves. Blocking; fails the communicator on error. */
 weft_err weft__comm_wait(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_diag *d);
 
+/* The communicator's scratch: at least bytes, kept in c between calls
+ * (the ring's rounds, the single-copy path's tiles); NULL when out of
+ * memory (the old scratch stays). */
+unsigned char *weft__comm_scratch(weft_comm *c, size_t bytes);
+
 #endif

@@ -84,7 +84,7 @@ struct weft__region {
     uint32_t workers;    /* weft__region_workers */
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
-    uint64_t seq, fast, small;
+    uint64_t seq, fast, small, cma;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -482,6 +482,21 @@ void weft__region_count_small(weft_comm *c)
     c->region->small++;
 }
 
+uint64_t weft__region_cma_calls(const weft_comm *c)
+{
+    return c->region ? c->region->cma : 0;
+}
+
+void weft__region_count_cma(weft_comm *c)
+{
+    c->region->cma++;
+}
+
+uint32_t weft__region_pid(const weft_comm *c, uint32_t q)
+{
+    return ctl_of(c->region, q)->pid;
+}
+
 void weft__region_count_fast(weft_comm *c)
 {
     c->region->fast++;
@@ -545,6 +560,11 @@ static bool peer_gone(const weft__region *g, uint32_t q, weft__cause *why)
     seen.kind = st != CTL_ALIVE ? WEFT__CAUSE_CLOSED : WEFT__CAUSE_DIED;
     *why = seen;
     return st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
+}
+
+bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why)
+{
+    return peer_gone(c->region, q, why);
 }
 
 /* Tells sleeping peers that this rank published (see wait_slow). */

@@ -46,7 +46,12 @@ enum {
     /* This rank sent the call's data before it compared the records (the
      * direct allreduce, call_agree.h): when the ranks disagree, messages
      * may be left in peers' rings, so every rank fails its communicator. */
-    WEFT__REC_SENT = 8u
+    WEFT__REC_SENT = 8u,
+    /* The single-copy path (coll_cma.c): this rank can read and write
+     * peers' memory with process_vm_readv/writev, soff and roff are the
+     * addresses of its sendbuf and recvbuf, and sid is the path's choice
+     * for the call (see coll_cma.c). */
+    WEFT__REC_CMA = 16u
 };
 
 /* What a rank publishes about one call (coll_shared.c, coll_small.c,
@@ -140,6 +145,17 @@ void weft__region_count_fast(weft_comm *c);
  * increment. */
 uint64_t weft__region_small_calls(const weft_comm *c);
 void weft__region_count_small(weft_comm *c);
+/* Calls that ran single-copy across processes (coll_cma.c), and the
+ * count's increment. */
+uint64_t weft__region_cma_calls(const weft_comm *c);
+void weft__region_count_cma(weft_comm *c);
+/* Rank q's process id as its control page gives it (weft__region_records
+ * must hold). */
+uint32_t weft__region_pid(const weft_comm *c, uint32_t q);
+/* True when rank q's control page says it aborted or closed, or its
+ * process is gone; *why is then the failure to report (q's death or
+ * close, or the cause q recorded when it aborted). Does not block. */
+bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why);
 /* The next call number (1, 2, ...). */
 uint64_t weft__region_next_seq(weft_comm *c);
 

@@ -24,7 +24,22 @@
  *
  * All sockets are non-blocking; progress polls the connections that have
  * work and moves what it can. A peer that closes or resets a connection we
- * are using ends the wait with WEFT_EPEER. Reductions received over TCP go
+ * are using ends the wait with WEFT_EPEER.
+ *
+ * Causes. A rank that fails or closes tells each peer why before it shuts
+ * its connections: a notice frame (magic "WFTN", length 20, then the five
+ * words of a weft__cause, cause.h) on every connection whose sending side
+ * is between frames (one in the middle of a frame is first completed with
+ * zeros where the socket takes them at once; the receiver fails anyway).
+ * A receiver that finds a notice where it expected a data frame fails
+ * with the cause it carries, so a rank that failed because its neighbour
+ * failed because of a killed rank names the killed rank ("tcp: rank 2
+ * died (reported by rank 3)"), as over shared memory; a notice of a close
+ * reads "rank 2 closed its communicator". A connection that ends without
+ * a notice (end of file, reset, broken pipe) means the peer's process is
+ * gone: "tcp: rank 2 died". A send that fails looks for a notice already
+ * waiting on the connection first. The cause is the transport's `cause`,
+ * which the communicator passes on when it fails in turn. Reductions received over TCP go
  * through a 256 KiB bounce buffer per connection and are combined into the
  * destination whole elements at a time.
  *
@@ -46,6 +61,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "run/cause.h"
 #include "run/clock.h"
 #include "run/hello.h"
 #include "run/hello_gate.h"
@@ -55,7 +71,10 @@
 
 #define TCP_MAX_IFS 4u
 #define TCP_FRAME_MAGIC 0x44544657u /* "WFTD" */
+#define TCP_NOTE_MAGIC 0x4e544657u  /* "WFTN" */
 #define TCP_FRAME_HDR 16u
+#define TCP_NOTE_LEN 20u /* a weft__cause: five 32-bit words */
+#define TCP_NOTE_BYTES (TCP_FRAME_HDR + TCP_NOTE_LEN)
 #define TCP_MIN_PART (64u * 1024u)
 #define TCP_BOUNCE (256u * 1024u)
 
@@ -70,7 +89,7 @@ typedef struct tcp_conn {
     rqueue sq, rq;
     unsigned char shdr[TCP_FRAME_HDR];
     size_t shdr_done, soff;
-    unsigned char rhdr[TCP_FRAME_HDR];
+    unsigned char rhdr[TCP_NOTE_BYTES]; /* a data frame's header, or a notice */
     size_t rhdr_done, roff;
     unsigned char *bounce;
     size_t bounce_have;
@@ -85,6 +104,9 @@ struct weft__xport {
     struct pollfd *pfds;
     tcp_conn **pconn;
     size_t queued; /* parts queued over all connections */
+    bool noted;    /* notices sent (abort or close): only once */
+    bool has_cause; /* progress failed because of a peer: */
+    weft__cause cause; /* what it saw (tcp_cause) */
 };
 
 /* ---- Addresses ----------------------------------------------------------- */
@@ -142,9 +164,16 @@ static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
 
 /* ---- Lifetime -------------------------------------------------------------- */
 
+static void send_notes(weft__xport *x, const weft__cause *why);
+
 static void tcp_close(weft__xport *x)
 {
     if (!x) return;
+    if (x->conns) {
+        weft__cause closed = {.kind = WEFT__CAUSE_CLOSED, .rank = x->rank,
+                              .pid = (uint32_t)getpid(), .witness = x->rank};
+        send_notes(x, &closed);
+    }
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
         if (x->lfd[i] >= 0) close(x->lfd[i]);
     }
@@ -469,13 +498,43 @@ static void part_done(weft__xport *x, rqueue *q)
     if (--r->parts_left == 0) r->complete = true;
 }
 
+/* Fails with the cause of notice bytes p (from c's peer): the cause it
+ * carries when valid, else the peer's own abort. */
+static weft_err note_error(weft__xport *x, tcp_conn *c, const unsigned char *p, weft_diag *d)
+{
+    weft__cause why = {.kind = get32(p), .rank = get32(p + 4), .pid = get32(p + 8),
+                       .witness = get32(p + 12), .detail = get32(p + 16)};
+    if (!weft__cause_valid(&why, x->size))
+        why = (weft__cause){.kind = WEFT__CAUSE_ABORTED, .rank = c->peer, .witness = x->rank};
+    x->cause = why;
+    x->has_cause = true;
+    return weft__cause_diag(d, "tcp", &why, x->rank);
+}
+
+/* A notice waiting whole on c where its next frame starts, read without
+ * consuming it: true and its bytes in p. */
+static bool peek_note(const tcp_conn *c, unsigned char *p)
+{
+    if (c->rhdr_done || c->roff) return false;
+    ssize_t k = recv(c->fd, p, TCP_NOTE_BYTES, MSG_PEEK | MSG_DONTWAIT);
+    return k == (ssize_t)TCP_NOTE_BYTES && get32(p) == TCP_NOTE_MAGIC &&
+           get64(p + 8) == TCP_NOTE_LEN;
+}
+
 static weft_err io_error(weft__xport *x, tcp_conn *c, int err, weft_diag *d)
 {
-    if (err == 0)
-        return weft_diag_set(d, WEFT_EPEER, "tcp: rank %u closed the connection", c->peer);
-    if (err == ECONNRESET || err == EPIPE || err == ETIMEDOUT || err == EHOSTUNREACH)
+    unsigned char note[TCP_NOTE_BYTES];
+    if ((err == 0 || err == ECONNRESET || err == EPIPE) && peek_note(c, note))
+        return note_error(x, c, note + TCP_FRAME_HDR, d);
+    if (err == 0 || err == ECONNRESET || err == EPIPE) {
+        /* Gone without a notice: its process ended. */
+        weft__cause why = {.kind = WEFT__CAUSE_DIED, .rank = c->peer, .witness = x->rank};
+        x->cause = why;
+        x->has_cause = true;
+        return weft__cause_diag(d, "tcp", &why, x->rank);
+    }
+    if (err == ETIMEDOUT || err == EHOSTUNREACH)
         return weft_diag_set(d, WEFT_EPEER, "tcp: lost rank %u: %s", c->peer, strerror(err));
-    (void)x;
     return weft_diag_set(d, WEFT_EIO, "tcp: connection to rank %u: %s", c->peer, strerror(err));
 }
 
@@ -551,6 +610,9 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
             c->rhdr_done += k;
             if (c->rhdr_done < TCP_FRAME_HDR) continue;
             uint64_t flen = get64(c->rhdr + 8);
+            if (get32(c->rhdr) == TCP_NOTE_MAGIC && get32(c->rhdr + 4) == 0 &&
+                flen == TCP_NOTE_LEN)
+                continue; /* a notice: its cause next */
             if (get32(c->rhdr) != TCP_FRAME_MAGIC || get32(c->rhdr + 4) != 0)
                 return weft_diag_set(d, WEFT_EPARSE,
                                      "tcp: malformed frame from rank %u on connection %u (bad "
@@ -562,6 +624,17 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
                                      "%u expected %zu bytes (message of %zu bytes)",
                                      c->peer, (unsigned long long)flen, c->index, x->rank, n,
                                      r->len);
+        }
+        if (get32(c->rhdr) == TCP_NOTE_MAGIC) {
+            if (c->rhdr_done < TCP_NOTE_BYTES) {
+                size_t k =
+                    read_some(c->fd, c->rhdr + c->rhdr_done, TCP_NOTE_BYTES - c->rhdr_done, &err);
+                if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+                *moved = true;
+                c->rhdr_done += k;
+                if (c->rhdr_done < TCP_NOTE_BYTES) continue;
+            }
+            return note_error(x, c, c->rhdr + TCP_FRAME_HDR, d);
         }
         if (c->roff < n) {
             size_t k;
@@ -637,11 +710,70 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     return WEFT_OK;
 }
 
-/* TCP carries no cause: peers see their connections close. */
+/* Writes all n bytes of p to fd without waiting; false when the socket
+ * does not take them now. */
+static bool send_now(int fd, const unsigned char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* Sends the notice of why on every connection (see the top), once. Does
+ * not block. */
+static void send_notes(weft__xport *x, const weft__cause *why)
+{
+    if (x->noted) return;
+    x->noted = true;
+    static const unsigned char zeros[4096];
+    unsigned char note[TCP_NOTE_BYTES];
+    put32(note, TCP_NOTE_MAGIC);
+    put32(note + 4, 0);
+    put64(note + 8, TCP_NOTE_LEN);
+    put32(note + 16, why->kind);
+    put32(note + 20, why->rank);
+    put32(note + 24, why->pid);
+    put32(note + 28, why->witness);
+    put32(note + 32, why->detail);
+    for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
+        tcp_conn *c = &x->conns[i];
+        if (c->fd < 0) continue;
+        bool ok = true;
+        if (c->shdr_done || c->soff) {
+            /* In the middle of a frame: complete it with zeros. */
+            weft__xreq *r = q_front(&c->sq);
+            size_t off, n;
+            conn_range(x, r, c, &off, &n);
+            if (c->shdr_done < TCP_FRAME_HDR)
+                ok = send_now(c->fd, c->shdr + c->shdr_done, TCP_FRAME_HDR - c->shdr_done);
+            size_t left = n - c->soff;
+            while (ok && left) {
+                size_t k = left < sizeof zeros ? left : sizeof zeros;
+                ok = send_now(c->fd, zeros, k);
+                left -= k;
+            }
+        }
+        if (ok) send_now(c->fd, note, sizeof note);
+    }
+}
+
+static bool tcp_cause(const weft__xport *x, weft__cause *out)
+{
+    if (!x->has_cause) return false;
+    *out = x->cause;
+    return true;
+}
+
+/* Tells every peer why (send_notes), then shuts every connection. */
 static void tcp_abort(weft__xport *x, const weft__cause *why)
 {
-    (void)why;
     if (!x) return;
+    send_notes(x, why);
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
         if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_RDWR);
     }
@@ -656,6 +788,7 @@ const weft__xport_ops weft__xport_tcp = {
     .lanes = tcp_lanes,
     .busy = tcp_busy,
     .progress = tcp_progress,
+    .cause = tcp_cause,
     .abort = tcp_abort,
     .close = tcp_close,
 };
