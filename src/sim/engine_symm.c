@@ -383,8 +383,18 @@ static weft_err run_reduced(sim_engine *e, double alpha_s, bool *done, weft_diag
     sim_engine *q = NULL;
     bool acyclic = false;
     weft_err err = WEFT_ENOMEM;
-    if (!order || !fc || !lc || (err = inedges_build(e, &g)) ||
-        (err = topo_order(e, &g, order, &acyclic)))
+    if (!order || !fc || !lc)
+        goto free_all;
+    /* Two flows queued behind one are an error the unreduced run reports
+     * (sim_engine_add_queue_dep); the quotient could merge them. fc is
+     * scratch here. */
+    memset(fc, 0, ((size_t)n + 1) * sizeof *fc);
+    for (size_t i = 0; i < e->q_on.n; i++)
+        if (fc[e->q_on.v[i]]++) {
+            err = WEFT_OK;
+            goto free_all;
+        }
+    if ((err = inedges_build(e, &g)) || (err = topo_order(e, &g, order, &acyclic)))
         goto free_all;
     if (!acyclic)
         goto free_all; /* the unreduced run names a flow of the cycle */
