@@ -127,8 +127,8 @@ static void inedges_fini(inedges *g)
 
 static weft_err inedges_build(const sim_engine *e, inedges *g)
 {
-    const vec32 *fs[3] = {&e->dep_f, &e->ct_f, &e->q_f}, *ons[3] = {&e->dep_on, &e->ct_on,
-                                                                     &e->q_on};
+    const vec32 *fs[3] = {&e->dep_f, &e->ct_f, &e->q_f},
+                *ons[3] = {&e->dep_on, &e->ct_on, &e->q_on};
     size_t total = e->dep_f.n + e->ct_f.n + e->q_f.n;
     g->off = weft__calloc((size_t)e->n_flows + 1, sizeof *g->off);
     g->on = weft__malloc((total ? total : 1) * sizeof *g->on);
