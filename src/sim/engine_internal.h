@@ -132,8 +132,7 @@ struct sim_engine {
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;
-    bool symm;        /* sim_engine_set_symmetry */
-    uint32_t classes; /* flow classes of a reduced run, else 0 */
+    bool symm; /* sim_engine_set_symmetry */
     uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };

@@ -415,7 +415,6 @@ static weft_err run_reduced(sim_engine *e, double alpha_s, bool *done, weft_diag
         }
         goto free_all;
     }
-    e->classes = nf;
     err = expand(e, q, fc, lc);
     *done = !err;
 free_all:
