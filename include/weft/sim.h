@@ -49,7 +49,8 @@ extern "C" {
  *            WEFT_EXEC_OP_OVERHEAD_S, stored and forwarded slice by slice;
  *            in plans a stream's messages (source, destination, lane)
  *            queue FIFO, each starting when the one ahead has drained
- *            (weft/exec_model.h);
+ *            (weft/exec_model.h), and in weft_sim_ring a position's
+ *            messages (step by step, slice by slice) likewise;
  *   gpu      a GPU runtime (NCCL): the protocol NCCL's rule picks for the
  *            size (weft/protocol.h; proto forces one), its share of link
  *            bandwidth, its launch latency once, its per-hop latency on
@@ -212,7 +213,8 @@ WEFT_API double weft_sim_busbw_factor(weft_coll coll, uint32_t n);
  * With o->symmetry (the default) links that can never saturate are pruned
  * (exact, pruned_links), transfers are reduced to exact classes, and a
  * ring whose classes each own one link runs on a streaming server
- * simulator (exact up to rounding; memory O(classes x slices)). When the
+ * simulator (exact up to rounding; memory O(classes x slices)), except in
+ * the runtime model, whose FIFO streams run on the engine. When the
  * exact partition has more than o->max_classes classes (default 4,096) and
  * every hop has a private link, the ring is approximated by its periodic
  * quotient (period, defects); otherwise WEFT_ELIMIT. Rings that still
@@ -268,8 +270,16 @@ WEFT_API weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint3
  * paths; an op between a rank and itself, or a nop, takes no time beyond
  * alpha. The plan is not verified here (weft_plan_verify does that); ranks
  * must match the fabric's. WEFT_EVERIFY names an op on a dependency cycle,
- * WEFT_ETOPO a route that is not in the fabric. Plans are simulated op by op
- * (no symmetry reduction).
+ * WEFT_ETOPO a route that is not in the fabric. With o->symmetry (the
+ * default) a plan of at least 4,096 transfers (ops x slices) whose
+ * transfers fall into at most half as many classes (same bytes, latency,
+ * deps' classes and load on the same link classes: an equitable partition
+ * of the whole dependency DAG, found by colour refinement) is simulated on
+ * the classes, as the ring is: exact in exact arithmetic, within rounding
+ * (1e-9 relative) of the op-by-op run in floating point; flow_classes then
+ * says how many. A multi-ring plan on identical hosts reduces about
+ * hosts x rings-fold (rings:16 on h100:16: 520,192 ops on 2,011 classes).
+ * Without it plans are simulated op by op.
  *
  * With o->cut_through, a dep D of an op X is a data dep when both touch
  * exactly the same slots (same rank, the same physical slots after in-place

@@ -45,7 +45,7 @@ static const cli_opt sim_opts[] = {
     {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
-    {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
+    {"max-ops", 0, "N", "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
@@ -88,7 +88,8 @@ static const cli_syntax sim_syntax = {
              "dep delivered streams it as it arrives (plans only: --algo ring then\n"
              "simulates the ring plan op by op, as the gpu model always does).\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
-             "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan.\n"
+             "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan;\n"
+             "a larger --plan FILE is refused with the same message.\n"
              "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
              "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
              "--traffic FILE (--coll alltoall with --algo or --compare, or an alltoall\n"
@@ -379,11 +380,6 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;
     }
-    if (plan_path && cli_args_has(&a, "max-ops")) {
-        rc = cli_usage_error(&sim_syntax, "--max-ops limits the plans weft builds; a --plan FILE "
-                                          "is read, not built");
-        goto free_args;
-    }
     if (compare && algo) {
         rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
         goto free_args;
@@ -488,6 +484,19 @@ int cli_cmd_sim(int argc, char **argv)
         if (traffic_path && (e = weft_plan_set_traffic(plan, &matrix, &d))) {
             weft_plan_free(plan);
             cli_error("%s: %s", plan_path, d.msg);
+            rc = CLI_EXIT_INPUT;
+            goto free_all;
+        }
+        /* --max-ops counts a plan read as one built: an op of c chunks
+         * counts c, and the message is --algo's. */
+        uint64_t touched = 0;
+        for (uint32_t i = 0; i < weft_plan_num_ops(plan); i++)
+            touched += weft_plan_op(plan, i).count;
+        if (touched > max_ops) {
+            const weft_plan_info *pi = weft_plan_get_info(plan);
+            cli_error("%s %s on %u ranks has more than %u ops (the limit, --max-ops)", plan_path,
+                      weft_coll_name(pi->coll), pi->nranks, max_ops);
+            weft_plan_free(plan);
             rc = CLI_EXIT_INPUT;
             goto free_all;
         }

@@ -180,11 +180,10 @@ void cli_sim_algo_fini(cli_sim_algo *a)
 
 bool cli_sim_needs_plan(const weft_sim_opts *o)
 {
-    /* The symmetric ring charges every slice its own message cost; the
-     * runtime model of a plan queues a stream's slices as the executor
-     * does (one cost per dependent step), so in that model the ring is
-     * simulated as its plan, which is also what the runtime runs. */
-    return o->cut_through || o->model == WEFT_SIM_RUNTIME;
+    /* Cut-through is simulated for plans only. The runtime model's FIFO
+     * streams (a stream's slices queue, one message cost per dependent
+     * step) are the symmetric ring's too, so it needs no plan there. */
+    return o->cut_through;
 }
 
 void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)

@@ -20,6 +20,10 @@ typedef struct candidate {
     weft_sim_result *res; /* nsizes results, or NULL when skipped */
     char (*label)[48];    /* nsizes: what ran ("nccl (ring, Simple, rings:16)") */
     char why[sizeof ((weft_diag *)0)->msg];
+    /* The digest of the plan it simulated (not nccl's, which changes with
+     * the size), kept after the plan is freed, for same_run. */
+    bool have_digest;
+    uint64_t digest[2];
 } candidate;
 
 /* The bound: algbw in GB/s (exact and as a double), or why there is none. */
@@ -392,16 +396,78 @@ static int plot_candidates(const char *path, const char *spec, const weft_topo *
     return rc;
 }
 
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Two independent 64-bit chains over one value. */
+static void digest_add(uint64_t h[2], uint64_t v)
+{
+    h[0] = mix64(h[0] ^ v);
+    h[1] = mix64((h[1] + v) * 0xff51afd7ed558ccdull + 0x632be59bd9b4e8ull);
+}
+
+static void digest_text(uint64_t h[2], const char *text)
+{
+    for (; *text; text++)
+        digest_add(h, (unsigned char)*text);
+    digest_add(h, 0x100); /* ends the name */
+}
+
+/* A 128-bit digest of everything weft_plan_equal compares (the header, and
+ * per op its fields, deps in order and paths with shares and node names),
+ * in order: plans that weft_plan_equal calls equal have one digest, and
+ * different plans share one with probability about 2^-128. O(plan). */
+static void plan_digest(const weft_plan *p, uint64_t h[2])
+{
+    const weft_plan_info *in = weft_plan_get_info(p);
+    h[0] = 0x243f6a8885a308d3ull;
+    h[1] = 0x13198a2e03707344ull;
+    uint32_t n = weft_plan_num_ops(p);
+    uint64_t head[] = {(uint64_t)in->coll, in->nranks, in->root.v, in->chunks, in->scratch,
+                       in->inplace, n};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+        digest_add(h, head[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        weft_op o = weft_plan_op(p, i);
+        uint64_t f[] = {(uint64_t)o.kind, o.src_rank.v, o.dst_rank.v, (uint64_t)o.src_buf,
+                        (uint64_t)o.dst_buf, o.src_index, o.dst_index, o.count, o.channel};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+            digest_add(h, f[k]);
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
+        digest_add(h, nd);
+        for (uint32_t k = 0; k < nd; k++)
+            digest_add(h, deps[k]);
+        uint32_t np = weft_plan_op_num_paths(p, i);
+        digest_add(h, np);
+        for (uint32_t k = 0; k < np; k++) {
+            weft_rat sh = weft_plan_path_share(p, i, k);
+            uint32_t len = weft_plan_path_len(p, i, k);
+            digest_add(h, (uint64_t)sh.num);
+            digest_add(h, (uint64_t)sh.den);
+            digest_add(h, len);
+            for (uint32_t v = 0; v < len; v++)
+                digest_text(h, weft_plan_path_node(p, i, k, v));
+        }
+    }
+}
+
 /* An earlier candidate j that ran exactly what candidate i runs at size
  * index s, whose result is then copied into i's; n when there is none.
- * Exactly: the same plan (weft_plan_equal) under settings that resolve
- * alike. Candidates differ only in the protocol nccl forces (eff), so the
- * settings resolve alike when they resolve to j's protocol; j must not be
- * nccl, whose plan held now is that of its last size. The simulator is
- * deterministic, so running i would give j's result bit for bit: on
- * h100:16 at 1 GiB NCCL's choice is rings:16, the same 520,192-op plan
- * that rings:auto has just run. Plans are kept until the end for this:
- * the peak memory is that of all plans together, not of the largest. */
+ * Exactly: the same plan (equal 128-bit digests of everything
+ * weft_plan_equal compares) under settings that resolve alike. Candidates
+ * differ only in the protocol nccl forces (eff), so the settings resolve
+ * alike when they resolve to j's protocol; j must not be nccl, whose plan
+ * changes with the size. The simulator is deterministic, so running i
+ * would give j's result bit for bit: on a100:2 at 1 GiB NCCL's choice is
+ * rings:16, the plan that rings:auto has just run. Each candidate's plan
+ * is freed once it is simulated (only its digest is kept), so the peak
+ * memory is that of the largest plan, not of all plans together. */
 static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_topo *t,
                        weft_coll coll, uint64_t size, const weft_sim_opts *eff)
 {
@@ -410,9 +476,21 @@ static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_to
     if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r,
                                     NULL))
         return n;
+    uint64_t h[2];
+    if (c[i].have_digest) {
+        h[0] = c[i].digest[0];
+        h[1] = c[i].digest[1];
+    } else {
+        plan_digest(p, h);
+        if (!c[i].algo.nccl) {
+            c[i].have_digest = true;
+            c[i].digest[0] = h[0];
+            c[i].digest[1] = h[1];
+        }
+    }
     for (size_t j = 0; j < i; j++) {
-        if (!c[j].res || c[j].algo.nccl || !c[j].algo.plan || c[j].res[s].proto != r.proto ||
-            !weft_plan_equal(c[j].algo.plan, p))
+        if (!c[j].res || c[j].algo.nccl || !c[j].have_digest || c[j].res[s].proto != r.proto ||
+            c[j].digest[0] != h[0] || c[j].digest[1] != h[1])
             continue;
         c[i].res[s] = c[j].res[s];
         return j;
@@ -521,7 +599,13 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
                 break;
             }
         }
-        /* The plan is kept (freed with the others below) for same_run. */
+        /* Only the digest is kept for same_run: a later candidate whose
+         * plan equals this one reuses its results. */
+        if (c[i].res && !c[i].algo.nccl && c[i].algo.plan && !c[i].have_digest) {
+            plan_digest(c[i].algo.plan, c[i].digest);
+            c[i].have_digest = true;
+        }
+        cli_sim_algo_fini(&c[i].algo);
         simulated += c[i].res != NULL;
     }
     cli_progress_stop(pr);

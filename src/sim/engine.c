@@ -64,7 +64,7 @@ static void finish(sim_engine *e, uint32_t f, double t, double alpha_s)
     }
 }
 
-weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
+weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
 {
     if (e->ran || !(alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: engine already ran or bad alpha");
@@ -181,6 +181,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
             worst = err_l;
     }
     e->st.conservation_err = worst;
+    e->st.flow_classes = e->n_flows;
     return WEFT_OK;
 }
 

@@ -48,6 +48,21 @@
  * give bit-identical results. A flow whose remaining bytes fall below
  * 1e-12 of its size through rounding is treated as drained.
  *
+ * Symmetry (sim_engine_set_symmetry, off by default). Collectives are
+ * regular: the flows of a multi-ring plan on a fabric of identical hosts
+ * fall into few classes whose members have the same bytes, latency, deps'
+ * classes and load on the same classes of links. With symmetry on, a run
+ * of at least 4,096 flows is reduced to its coarsest equitable partition
+ * of flows and links (colour refinement over the dependency DAG, see
+ * engine_symm.c) when that at least halves the flows, and the quotient
+ * (one flow per class, its load spread over its link class) is simulated
+ * instead; every member gets its class's times. Exact in exact
+ * arithmetic (members of a class start, freeze, couple and drain
+ * together); in floating point the sums run in another order, so results
+ * move by rounding only (within 1e-9 relative). The stats then count the
+ * quotient's events. Smaller runs, or runs that do not reduce, are
+ * simulated flow by flow, bit for bit as without symmetry.
+ *
  * Storage: arrays indexed by link, route and flow ids, grown amortised;
  * nothing is allocated per event.
  */
@@ -92,6 +107,10 @@ weft_err sim_engine_add_queue_dep(sim_engine *e, uint32_t f, uint32_t dep);
  * is sim_engine_add_dep (it takes no time, so forwarding changes nothing). */
 weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep);
 
+/* Whether sim_engine_run may reduce the flows to symmetry classes (see
+ * "Symmetry" above); call before sim_engine_run. */
+void sim_engine_set_symmetry(sim_engine *e, bool on);
+
 /* Runs every flow to completion. alpha_s is the per-flow start overhead.
  * WEFT_EVERIFY when flows never become ready (a dependency cycle), naming
  * one of them. May be called once. */
@@ -103,6 +122,8 @@ typedef struct sim_engine_stats {
     uint64_t batches;  /* distinct event times */
     uint64_t refills;  /* component recomputations */
     uint64_t catchups; /* cut-through catch-up events (counted in events too) */
+    uint32_t flow_classes; /* flows simulated: the classes of a reduced run,
+                              else every flow */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

@@ -23,10 +23,15 @@
  *                   coupling at start, catch-up events, uncoupling on
  *                   drain, and the catch-up times of the queued forwarders
  *                   (sim_eng_ct_update). Uses engine_rates.c only.
- *   engine.c        the event loop (sim_engine_run: batches of events at
+ *   engine.c        the event loop (sim_eng_run_all: batches of events at
  *                   one time, then refills until no forwarder is left to
  *                   couple), releasing dependents, the conservation check,
  *                   and the accessors read after a run.
+ *   engine_symm.c   sim_engine_run: with symmetry on, the flows and links
+ *                   reduced to classes (colour refinement over the whole
+ *                   DAG), the quotient engine run by sim_eng_run_all and
+ *                   its times copied to every member; otherwise
+ *                   sim_eng_run_all on the engine itself.
  *
  * Every function here takes an engine in the state its caller's phase
  * leaves it: the construction calls before sim_engine_run, the others
@@ -127,6 +132,7 @@ struct sim_engine {
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;
+    bool symm; /* sim_engine_set_symmetry */
     uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };
@@ -144,6 +150,10 @@ static inline bool sim_eng_slower(double a, double b)
 {
     return a < b * (1 - CT_RATE_TOL);
 }
+
+/* engine.c: the unreduced run, every flow on its own (sim_engine_run's
+ * contract). */
+weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d);
 
 /* engine_build.c: the successor lists of the dependency edges, and the
  * cut-through edges in CSR form with their per-flow state (nothing when

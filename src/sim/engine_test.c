@@ -523,6 +523,125 @@ static void test_queue(void)
     sim_engine_free(e);
 }
 
+/* A symmetric system for the symmetry reduction: G groups of a chain of
+ * L flows of 1 MB; flow j of group g crosses group g's link j % 2 (1 GB/s)
+ * and one link shared by all groups (G x 0.5 GB/s, so that it binds while
+ * two chain members share it with everything else); flow j > 0 cuts
+ * through on flow j-1 (kind 1), waits for it (kind 0) or queues behind it
+ * (kind 2). Every group is alike: G x L flows fall into L classes. */
+#define SYM_G 512u
+#define SYM_L 10u
+static sim_engine *sym_build(int kind, bool symm, weft_err *err)
+{
+    double cap[2 * SYM_G + 1];
+    for (uint32_t l = 0; l < 2 * SYM_G; l++)
+        cap[l] = 1e9;
+    cap[2 * SYM_G] = SYM_G * 0.5e9;
+    sim_engine *e = NULL;
+    if ((*err = sim_engine_new(2 * SYM_G + 1, cap, NULL, &e)))
+        return NULL;
+    sim_engine_set_symmetry(e, symm);
+    for (uint32_t g = 0; g < SYM_G && !*err; g++)
+        for (uint32_t j = 0; j < SYM_L && !*err; j++) {
+            uint32_t links[2] = {2 * g + j % 2, 2 * SYM_G}, r, f;
+            double coef[2] = {1, 1};
+            if ((*err = sim_engine_add_route(e, 2, links, coef, 1e-6, &r)) ||
+                (*err = sim_engine_add_flow(e, r, 1e6, 1, &f)) || j == 0)
+                continue;
+            *err = kind == 1   ? sim_engine_add_ct_dep(e, f, f - 1)
+                   : kind == 2 ? sim_engine_add_queue_dep(e, f, f - 1)
+                               : sim_engine_add_dep(e, f, f - 1);
+        }
+    if (!*err)
+        *err = sim_engine_run(e, 1e-6, NULL);
+    return e;
+}
+
+/* The reduced run gives every flow the flow-by-flow run's times (to
+ * rounding), the same link bytes and makespan, on L classes and far fewer
+ * events. */
+static void test_symmetry(int kind)
+{
+    weft_err e1, e2;
+    sim_engine *a = sym_build(kind, false, &e1), *b = sym_build(kind, true, &e2);
+    CHECK_ERR(e1, WEFT_OK);
+    CHECK_ERR(e2, WEFT_OK);
+    if (e1 || e2) {
+        sim_engine_free(a);
+        sim_engine_free(b);
+        return;
+    }
+    int bad = 0;
+    for (uint32_t f = 0; f < sim_engine_num_flows(a); f++) {
+        double t[3], u[3];
+        sim_engine_flow_times(a, f, &t[0], &t[1], &t[2]);
+        sim_engine_flow_times(b, f, &u[0], &u[1], &u[2]);
+        for (int k = 0; k < 3; k++)
+            bad += !(fabs(t[k] - u[k]) <= 1e-9 * t[k]);
+        bad += !(fabs(sim_engine_flow_rate0(a, f) - sim_engine_flow_rate0(b, f)) <=
+                 1e-9 * sim_engine_flow_rate0(a, f));
+    }
+    for (uint32_t l = 0; l <= 2 * SYM_G; l++)
+        bad += !(fabs(sim_engine_link_bytes(a, l) - sim_engine_link_bytes(b, l)) <=
+                 1e-9 * sim_engine_link_bytes(a, l));
+    CHECK_INT(bad, 0);
+    sim_engine_stats sa, sb;
+    sim_engine_get_stats(a, &sa);
+    sim_engine_get_stats(b, &sb);
+    CHECK_INT(sa.flow_classes, SYM_G * SYM_L);
+    CHECK_INT(sb.flow_classes, SYM_L);
+    CHECK(sb.events * 100 < sa.events);
+    CHECK(fabs(sa.makespan_s - sb.makespan_s) <= 1e-12 * sa.makespan_s);
+    CHECK(sb.conservation_err < 1e-9);
+    sim_engine_free(a);
+    sim_engine_free(b);
+}
+
+/* With symmetry on, two flows queued behind one are still refused (the
+ * classes would hide it), and a cycle is still reported. */
+static void test_symmetry_errors(void)
+{
+    weft_err err;
+    double cap[] = {1e9};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    sim_engine_set_symmetry(e, true);
+    uint32_t l = 0, r = route1(e, 1, &l, 0), f;
+    for (uint32_t i = 0; i < 5000; i++)
+        CHECK_ERR(sim_engine_add_flow(e, r, 1e3, 1, &f), WEFT_OK);
+    /* 2 and 3 queue behind 1: alike, one class, so the quotient would
+     * have one queue edge. */
+    CHECK_ERR(sim_engine_add_queue_dep(e, 2, 1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_queue_dep(e, 3, 1), WEFT_OK);
+    CHECK(sim_engine_run(e, 0, NULL) == WEFT_EINVAL);
+    sim_engine_free(e);
+
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    sim_engine_set_symmetry(e, true);
+    r = route1(e, 1, &l, 0);
+    for (uint32_t i = 0; i < 5000; i++)
+        CHECK_ERR(sim_engine_add_flow(e, r, 1e3, 1, &f), WEFT_OK);
+    CHECK_ERR(sim_engine_add_dep(e, 7, 8), WEFT_OK);
+    CHECK_ERR(sim_engine_add_dep(e, 8, 7), WEFT_OK);
+    weft_diag d;
+    CHECK_ERR(sim_engine_run(e, 0, &d), WEFT_EVERIFY);
+    CHECK_STR(d.msg, "sim: flow 7 never becomes ready (a dependency cycle)");
+    sim_engine_free(e);
+    (void)err;
+}
+
+static weft_err oom_ctor_sym(void *arg)
+{
+    weft_err e;
+    sim_engine *s = sym_build(1, true, &e);
+    if (e) {
+        sim_engine_free(s);
+        return e;
+    }
+    *(sim_engine **)arg = s;
+    return WEFT_OK;
+}
+
 int main(void)
 {
     test_two_share();
@@ -539,8 +658,13 @@ int main(void)
     test_ct_errors();
     test_determinism(false);
     test_determinism(true);
+    test_symmetry(0);
+    test_symmetry(1);
+    test_symmetry(2);
+    test_symmetry_errors();
     sim_engine *s = NULL;
     CHECK(weft_test_oom_sweep("engine", oom_ctor, oom_dtor, &s) > 0);
     CHECK(weft_test_oom_sweep("engine cut-through", oom_ctor_ct, oom_dtor, &s) > 0);
+    CHECK(weft_test_oom_sweep("engine symmetry", oom_ctor_sym, oom_dtor, &s) > 0);
     return weft_test_done();
 }

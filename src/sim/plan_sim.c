@@ -414,6 +414,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     cls.nf = weft_plan_num_ops(p);
     if ((err = weft_paths_new(t, &c.paths)) || (err = sim_engine_new(nl, cap, NULL, &c.e)))
         goto fail;
+    sim_engine_set_symmetry(c.e, o->symmetry);
     if ((err = build(&c, size, o)) ||
         (o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
          (err = stream_fifo(&c, o->slices))) ||
@@ -431,6 +432,12 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
     out->transfers = (uint64_t)weft_plan_num_ops(p) * o->slices;
     out->simulated_steps = 0;
+    {
+        sim_engine_stats st;
+        sim_engine_get_stats(c.e, &st);
+        if (st.flow_classes < sim_engine_num_flows(c.e))
+            out->flow_classes = st.flow_classes; /* reduced by symmetry */
+    }
     sim_result_finish(out, o);
     if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
                                           o->trace_label, d)))

@@ -109,6 +109,13 @@ typedef struct ring_sys {
     double *cr_coef;
     uint32_t slices;
     double bytes, alpha;
+    /* The runtime model's streams (weft/exec_model.h): a position's
+     * transfers are the messages of one stream (source, destination),
+     * posted step by step and slice by slice, so each queues behind the
+     * one before it (sim_engine_add_queue_dep: it starts once that one has
+     * drained, with no alpha of its own for the wait), as weft_sim_plan
+     * queues the ring plan's. */
+    bool fifo;
 } ring_sys;
 
 static weft_err class_routes(ring_sys *rs)
@@ -175,7 +182,13 @@ static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, 
                 uint32_t base = (uint32_t)((k * P + s) * nf);
                 if (k > 0 && (err = sim_engine_add_dep(e, f, base - P * nf + rs->cpred[c])))
                     return weft_diag_code(d, err);
-                if (s > 0 && (err = sim_engine_add_dep(e, f, base - nf + c)))
+                /* The flow before it in (step, slice) order: slice s-1 of
+                 * this step, or for slice 0 the last slice of step k-1. */
+                if (rs->fifo && (k > 0 || s > 0))
+                    err = sim_engine_add_queue_dep(e, f, base - nf + c);
+                else if (s > 0)
+                    err = sim_engine_add_dep(e, f, base - nf + c);
+                if (err)
                     return weft_diag_code(d, err);
             }
     return sim_engine_run(e, rs->alpha, d);
@@ -467,9 +480,12 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
     rs.slices = o->slices;
     rs.bytes = (double)size / g / o->slices / o->bw_scale;
     rs.alpha = o->alpha_s;
+    rs.fifo = o->model == WEFT_SIM_RUNTIME;
     if ((err = class_routes(&rs)))
         goto fail;
-    if (o->symmetry && decoupled(&rs, hit))
+    /* The streaming server simulator has no queues: the runtime model's
+     * FIFO streams run on the engine. */
+    if (o->symmetry && !rs.fifo && decoupled(&rs, hit))
         err = run_fast(&rs, steps, coll, g, size, &res, d);
     else
         err = run_ring(&rs, steps, ccap, coll, g, size, &res, d);

@@ -5,7 +5,10 @@
  * step s-1 of position p-1, and any other dep of it is an ancestor of that
  * one, so it never changes a release time), and simulating the plan op by
  * op gives the time of the symmetry-reduced weft_sim_ring_order, on every
- * fabric of the classic test matrix. */
+ * fabric of the classic test matrix: in the fluid model (pipelined, with
+ * alpha) and in the runtime model, whose streams queue a position's slices
+ * FIFO (the ring path's queue deps against weft_sim_plan's stream_fifo),
+ * at sizes of one slice and of several. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -104,6 +107,24 @@ static int check_fabric(const char *spec)
         if (rp.n_busiest > 0 && rr.n_busiest > 0)
             CHECK(close_rel(rp.busiest[0].util, rr.busiest[0].util, 1e-9));
         CHECK_INT(rp.transfers, rr.transfers);
+        /* The runtime model: 1 slice (64 KiB chunks) and 4 slices of 256
+         * KiB (1 MiB chunks, plus 3 bytes a chunk: uneven). */
+        weft_sim_opts_init(&o);
+        o.model = WEFT_SIM_RUNTIME;
+        const uint64_t chunk[] = {64 << 10, (1 << 20) + 3};
+        for (size_t k = 0; k < 2; k++) {
+            size = (uint64_t)n * chunk[k];
+            CHECK_ERR(weft_sim_plan(t, p, size, &o, &rp, &d), WEFT_OK);
+            CHECK_ERR(weft_sim_ring_order(t, colls[c], order, size, &o, &rr, &d), WEFT_OK);
+            if (!close_rel(rp.time_s, rr.time_s, 1e-9))
+                fprintf(stderr, "%s %s runtime, %llu bytes: plan %.17g s, ring %.17g s\n", spec,
+                        weft_coll_name(colls[c]), (unsigned long long)size, rp.time_s,
+                        rr.time_s);
+            CHECK(close_rel(rp.time_s, rr.time_s, 1e-9));
+            CHECK_INT(rp.slices, k ? 4 : 1);
+            CHECK_INT(rr.slices, rp.slices);
+            CHECK_INT(rp.transfers, rr.transfers);
+        }
         weft_plan_free(p);
         cases++;
     }

@@ -271,9 +271,15 @@ expect_err_has "weft: bad --root 'x': expected a rank number (0 to ranks - 1)"
 run plan ring:4 --coll broadcast --algo binomial --root 2
 expect_rc 0
 expect_out_has "(4 ranks, root 2)"
+# --max-ops applies to a plan read as to one built, with --algo's message.
 run sim ring:4 --plan x.plan --size 1M --max-ops 10
-expect_rc 2
-expect_err_has "weft: --max-ops limits the plans weft builds; a --plan FILE is read, not built"
+expect_rc 1
+expect_err "weft: x.plan allreduce on 4 ranks has more than 10 ops (the limit, --max-ops)"
+run sim ring:4 --plan x.plan --size 1M --max-ops 23
+expect_rc 1
+expect_err "weft: x.plan allreduce on 4 ranks has more than 23 ops (the limit, --max-ops)"
+run sim ring:4 --plan x.plan --size 1M --max-ops 24
+expect_rc 0
 # An algorithm that exists but does not build the collective is the
 # input's fault (exit 1), with what it builds.
 run plan ring:4 --coll allreduce --algo bruck
