@@ -79,9 +79,12 @@ static weft_err sigmap_init(sigmap *m, uint32_t n)
     m->cap = 16;
     while (m->cap < 2 * (uint64_t)n)
         m->cap *= 2;
+    m->n = 0;
     m->key = weft__malloc(m->cap * sizeof *m->key);
     m->val = weft__malloc(m->cap * sizeof *m->val);
-    m->used = weft__malloc(m->cap);
+    /* Empty from the start: the link map is filled before any clear (a
+     * malloc'd map held ASan's fill pattern and probed forever). */
+    m->used = weft__calloc(m->cap, 1);
     return m->key && m->val && m->used ? WEFT_OK : WEFT_ENOMEM;
 }
 
