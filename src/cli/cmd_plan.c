@@ -617,13 +617,6 @@ int cli_cmd_plan(int argc, char **argv)
     memset(&bfb, 0, sizeof bfb);
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
-    if (strcmp(algo, "optimal") == 0 && traffic_path) {
-        cli_error("--algo optimal does not take --traffic yet (the optimal all-to-all plan is "
-                  "built for uniform traffic): build a classic algorithm (weft plan --list) for "
-                  "a traffic matrix");
-        rc = CLI_EXIT_INPUT;
-        goto done;
-    }
     if (is_optimal) {
         weft_optimal_opts oo;
         weft_optimal_opts_init(&oo);
@@ -644,10 +637,7 @@ int cli_cmd_plan(int argc, char **argv)
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
     } else if (traffic_path) {
-        e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &p, &d);
-        if (e == WEFT_ELIMIT && max_ops)
-            weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
-                                 "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+        e = cli_build_traffic(t, algo, &matrix, max_ops, &p, &d);
     } else if (is_bfb) {
         e = weft_synth_bfb(t, coll, max_ops, &p, &bfb, &d);
     } else {

@@ -511,16 +511,7 @@ int cli_cmd_sim(int argc, char **argv)
         cli_progress_set(&pr, "sim: building %s", algo);
         cli_context_object("building the plan");
         weft_plan *plan = NULL;
-        if (strcmp(algo, "optimal") == 0) {
-            cli_error("--algo optimal does not take --traffic yet: simulate a classic algorithm "
-                      "(direct, pairwise) for a traffic matrix");
-            rc = CLI_EXIT_INPUT;
-            goto free_all;
-        }
-        if ((e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
-            if (e == WEFT_ELIMIT && max_ops)
-                weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
-                                     "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+        if ((e = cli_build_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
