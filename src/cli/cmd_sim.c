@@ -98,8 +98,8 @@ static const cli_syntax sim_syntax = {
              "reported, algbw's S, is the matrix's total / N (the mean bytes per rank),\n"
              "rounded to whole bytes.\n"
              "A --plan that carries a traffic matrix needs no --size either. --compare\n"
-             "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl\n"
-             "or optimal, which have none) at that one size.\n"
+             "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl,\n"
+             "which has none) and optimal's (from the matrix bound's flow) at that one size.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
