@@ -222,6 +222,17 @@ WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
  * 64-bit fraction; else the bound's errors. */
 WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,
                                          weft_a2a_bound *bound, weft_diag *d);
+/* The same for a traffic matrix m (NULL: uniform, as above): an alltoallv
+ * plan (weft_plan_set_traffic) from the flow of the matrix's bound, one copy
+ * op per pair with bytes (m(s, d) > 0, the diagonal a local copy), routed
+ * by the decomposition of that pair's flow, so the plan's time at its own
+ * size (weft_plan_traffic_size / its throughput limit) equals the bound's
+ * time_exact. Every rank that sends is a source (no symmetry). Errors: m
+ * fails weft_traffic_check (WEFT_EINVAL), else as above and as
+ * weft_a2a_bound_compute with m. */
+WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struct weft_traffic *m,
+                                                 weft_plan **out, weft_a2a_bound *bound,
+                                                 weft_diag *d);
 
 /* ==== Classic algorithms ================================================
  *

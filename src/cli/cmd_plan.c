@@ -63,13 +63,15 @@ static const cli_syntax plan_syntax = {
              "--algo optimal builds the throughput-optimal tree packing (allgather,\n"
              "reducescatter, allreduce; docs/optimal.md): its limit equals the exact bound\n"
              "of weft bound; it also prints k, U, the trees and how it compares with the\n"
-             "best baseline of --compare and with nccl. For alltoall (uniform) it is built\n"
-             "from the certified maximum concurrent flow (docs/bound.md): one op per pair\n"
-             "routed over the flow's paths with exact shares, so its limit is the bound of\n"
-             "weft bound --coll alltoall. Plans larger than --max-ops ops\n"
+             "best baseline of --compare and with nccl. For alltoall it is built from the\n"
+             "certified maximum concurrent flow (docs/bound.md): one op per pair routed\n"
+             "over the flow's paths with exact shares, so its limit is the bound of weft\n"
+             "bound --coll alltoall; with --traffic, the flow of the matrix's bound, so its\n"
+             "time_exact is the bound's. Plans larger than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
              "leaves them out and names them.\n"
-             "--traffic FILE (--coll alltoall, classic algorithms, also with --compare)\n"
+             "--traffic FILE (--coll alltoall, classic algorithms or optimal, also with\n"
+             "--compare, which lists the classic ones)\n"
              "builds an alltoallv plan: block (s, d) holds the matrix's bytes from rank s\n"
              "to rank d (direct leaves out empty pairs). Its own size S is the matrix's\n"
              "total / N (the mean bytes per rank): the limit is algbw at S, time_s and\n"
@@ -617,13 +619,6 @@ int cli_cmd_plan(int argc, char **argv)
     memset(&bfb, 0, sizeof bfb);
     uint32_t opt_forced = 0; /* --trees-per-root, 0 when not given */
     weft_err e;
-    if (strcmp(algo, "optimal") == 0 && traffic_path) {
-        cli_error("--algo optimal does not take --traffic yet (the optimal all-to-all plan is "
-                  "built for uniform traffic): build a classic algorithm (weft plan --list) for "
-                  "a traffic matrix");
-        rc = CLI_EXIT_INPUT;
-        goto done;
-    }
     if (is_optimal) {
         weft_optimal_opts oo;
         weft_optimal_opts_init(&oo);
@@ -644,10 +639,7 @@ int cli_cmd_plan(int argc, char **argv)
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
     } else if (traffic_path) {
-        e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &p, &d);
-        if (e == WEFT_ELIMIT && max_ops)
-            weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
-                                 "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+        e = cli_build_traffic(t, algo, &matrix, max_ops, &p, &d);
     } else if (is_bfb) {
         e = weft_synth_bfb(t, coll, max_ops, &p, &bfb, &d);
     } else {

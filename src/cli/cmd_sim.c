@@ -98,8 +98,8 @@ static const cli_syntax sim_syntax = {
              "reported, algbw's S, is the matrix's total / N (the mean bytes per rank),\n"
              "rounded to whole bytes.\n"
              "A --plan that carries a traffic matrix needs no --size either. --compare\n"
-             "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl\n"
-             "or optimal, which have none) at that one size.\n"
+             "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl,\n"
+             "which has none) and optimal's (from the matrix bound's flow) at that one size.\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -511,16 +511,7 @@ int cli_cmd_sim(int argc, char **argv)
         cli_progress_set(&pr, "sim: building %s", algo);
         cli_context_object("building the plan");
         weft_plan *plan = NULL;
-        if (strcmp(algo, "optimal") == 0) {
-            cli_error("--algo optimal does not take --traffic yet: simulate a classic algorithm "
-                      "(direct, pairwise) for a traffic matrix");
-            rc = CLI_EXIT_INPUT;
-            goto free_all;
-        }
-        if ((e = weft_synth_classic_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
-            if (e == WEFT_ELIMIT && max_ops)
-                weft_diag_set(&d, e, "%s alltoall on %u ranks has more than %u ops (the limit, "
-                                     "--max-ops)", algo, weft_topo_num_ranks(t), max_ops);
+        if ((e = cli_build_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }

@@ -64,6 +64,23 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
     return e;
 }
 
+weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
+                           uint32_t max_ops, weft_plan **out, weft_diag *d)
+{
+    if (strcmp(name, "optimal") == 0) {
+        weft_a2a_bound b;
+        weft_err e = weft_synth_a2a_optimal_traffic(t, m, out, &b, d);
+        if (!e)
+            weft_a2a_bound_fini(&b);
+        return e;
+    }
+    weft_err e = weft_synth_classic_traffic(t, name, m, max_ops, out, d);
+    if (e == WEFT_ELIMIT && max_ops)
+        weft_diag_set(d, e, "%s alltoall on %u ranks has more than %u ops (the limit, --max-ops)",
+                      name, weft_topo_num_ranks(t), max_ops);
+    return e;
+}
+
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
                             weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d)
 {

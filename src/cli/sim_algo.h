@@ -47,6 +47,14 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                            uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
                            weft_optimal *opt, weft_diag *d);
 
+/* Builds the alltoallv plan of algorithm `name` for traffic matrix m: a
+ * classic all-to-all (weft_synth_classic_traffic, which stops at max_ops
+ * with the message cli_build_limited gives) or "optimal", the plan from the
+ * matrix bound's flow (weft_synth_a2a_optimal_traffic; N^2 ops at most,
+ * not limited). */
+weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
+                           uint32_t max_ops, weft_plan **out, weft_diag *d);
+
 /* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
  * rank 0). need_plan forces a plan for the ring too (a trace is drawn per
  * op). A plan is limited to max_ops ops (WEFT_ELIMIT, d naming the

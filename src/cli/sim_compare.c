@@ -518,17 +518,16 @@ int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_tra
 }
 
 /* Builds candidate c for matrix m: an alltoallv plan of a classic
- * schedule that is no composite (nccl) and not optimal. */
+ * schedule that is no composite (nccl), or optimal's (from the matrix
+ * bound's flow). */
 static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traffic *m,
                               uint32_t max_ops, weft_diag *d)
 {
     for (size_t i = 0; i < weft_classic_count(); i++)
         if (strcmp(weft_classic_get(i)->name, c->name) == 0 && weft_classic_get(i)->composite)
             return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s has no alltoallv plan", c->name);
-    if (strcmp(c->name, "optimal") == 0)
-        return weft_diag_set(d, WEFT_EUNSUPPORTED, "optimal has no alltoallv plan yet");
     weft_plan *p = NULL;
-    weft_err e = weft_synth_classic_traffic(t, c->name, m, max_ops, &p, d);
+    weft_err e = cli_build_traffic(t, c->name, m, max_ops, &p, d);
     if (e)
         return e;
     cli_sim_algo_from_plan(&c->algo, p);

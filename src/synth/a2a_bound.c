@@ -1103,15 +1103,10 @@ free_lp:
     return e;
 }
 
-weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
-                                const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
-                                weft_diag *d)
+/* The checks the bound and the optimal plan share: ranks, the matrix's
+ * size and traffic, a path for every pair with traffic. */
+static weft_err check_input(const weft_topo *t, const weft_traffic *tm, weft_diag *d)
 {
-    weft_a2a_bound_opts defaults;
-    if (!opts) {
-        weft_a2a_bound_opts_init(&defaults);
-        opts = &defaults;
-    }
     uint32_t nr = weft_topo_num_ranks(t);
     if (nr < 2)
         return weft_diag_set(d, WEFT_ETOPO,
@@ -1130,7 +1125,20 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
                                  "the traffic matrix sends no bytes between distinct ranks; "
                                  "there is nothing to bound");
     }
-    weft_err e = check_routes(t, tm, d);
+    return check_routes(t, tm, d);
+}
+
+weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
+                                const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
+                                weft_diag *d)
+{
+    weft_a2a_bound_opts defaults;
+    if (!opts) {
+        weft_a2a_bound_opts_init(&defaults);
+        opts = &defaults;
+    }
+    uint32_t nr = weft_topo_num_ranks(t);
+    weft_err e = check_input(t, tm, d);
     if (e)
         return e;
     weft_a2a_bound res;
@@ -1160,32 +1168,33 @@ free_model:
 
 void weft__a2a_flow_fini(weft__a2a_flow *f)
 {
-    if (f->x)
+    if (f->x) {
         for (size_t i = 0; i < (size_t)f->nr * f->m; i++)
             mpq_clear(f->x[i]);
-    if (f->x)
+        for (size_t i = 0; i < (size_t)f->nr * f->nr; i++)
+            mpq_clear(f->dem[i]);
         mpq_clear(f->theta);
+    }
     weft__free(f->x);
+    weft__free(f->dem);
     f->x = NULL;
+    f->dem = NULL;
 }
 
-weft_err weft__a2a_flow_compute(const weft_topo *t, weft_a2a_bound *b, weft__a2a_flow *f,
-                                weft_diag *d)
+weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft_a2a_bound *b,
+                                weft__a2a_flow *f, weft_diag *d)
 {
     uint32_t nr = weft_topo_num_ranks(t);
     memset(f, 0, sizeof *f);
-    if (nr < 2)
-        return weft_diag_set(d, WEFT_ETOPO,
-                             "the fabric has %u rank; an all-to-all needs at least 2", nr);
-    weft_err e = check_routes(t, NULL, d);
+    weft_err e = check_input(t, tm, d);
     if (e)
         return e;
     model md;
     weft_a2a_bound res;
     memset(&res, 0, sizeof res);
     res.ranks = nr;
-    res.uniform = true;
-    e = build_model(t, NULL, false, &md);
+    res.uniform = !tm;
+    e = build_model(t, tm, false, &md);
     if (e) {
         weft_diag_code(d, e);
         goto free_model;
@@ -1202,18 +1211,31 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, weft_a2a_bound *b, weft__a2a
         mpq_init(flows[j]);
     e = solve(&md, false, &res, flows, d);
     if (!e) {
-        /* Every rank is a source (no symmetry, uniform): source s is rank s. */
+        /* No symmetry: source s is rank md.src[s]; ranks that send nothing
+         * carry no flow. */
         f->nr = nr;
         f->m = md.m;
         f->x = weft__malloc(((size_t)nr * md.m + 1) * sizeof *f->x);
-        if (!f->x)
+        f->dem = weft__malloc(((size_t)nr * nr + 1) * sizeof *f->dem);
+        if (!f->x || !f->dem) {
+            weft__free(f->x);
+            weft__free(f->dem);
+            f->x = NULL;
+            f->dem = NULL;
             e = weft_diag_code(d, WEFT_ENOMEM);
-        for (uint32_t s = 0; f->x && s < nr; s++)
-            for (uint32_t l = 0; l < md.m; l++) {
-                mpq_init(f->x[(size_t)s * md.m + l]);
-                mpq_set(f->x[(size_t)s * md.m + l], flows[flow_col(&md, s, l)]);
-            }
+        }
         if (f->x) {
+            for (size_t i = 0; i < (size_t)nr * md.m; i++)
+                mpq_init(f->x[i]);
+            for (size_t i = 0; i < (size_t)nr * nr; i++)
+                mpq_init(f->dem[i]);
+            for (uint32_t s = 0; s < md.ns; s++) {
+                uint32_t r = md.src[s];
+                for (uint32_t l = 0; l < md.m; l++)
+                    mpq_set(f->x[(size_t)r * md.m + l], flows[flow_col(&md, s, l)]);
+                for (uint32_t j = 0; j < nr; j++)
+                    mpq_set(f->dem[(size_t)r * nr + j], md.dem[(size_t)s * nr + j]);
+            }
             mpq_init(f->theta);
             mpq_set(f->theta, flows[theta_col(&md)]);
         }

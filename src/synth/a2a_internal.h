@@ -6,20 +6,25 @@
 #include <gmp.h>
 
 #include "weft/synth.h"
+#include "weft/traffic.h"
 
-/* An exactly feasible, optimal flow of the uniform all-to-all: x[s*m + l]
- * is rank s's flow on link l and theta the rate every pair receives (both
- * in the same scaled units, so only their ratios matter). */
+/* An exactly feasible, optimal flow of the all-to-all (uniform or a
+ * matrix): x[s*m + l] is rank s's flow on link l (0 for a rank that sends
+ * nothing), dem[s*nr + d] the scaled demand of pair (s, d) (0 on the
+ * diagonal) and theta the rate: pair (s, d) receives theta * dem[s*nr + d]
+ * (all in the same scaled units, so only their ratios matter). */
 typedef struct weft__a2a_flow {
     uint32_t nr, m;
     mpq_t *x;
+    mpq_t *dem;  /* nr * nr */
     mpq_t theta; /* initialised only when x is not NULL */
 } weft__a2a_flow;
 
-/* Solves and certifies the uniform bound without symmetry (every rank a
- * source) and keeps the flow. *b as weft_a2a_bound_compute gives it. */
-weft_err weft__a2a_flow_compute(const weft_topo *t, weft_a2a_bound *b, weft__a2a_flow *f,
-                                weft_diag *d);
+/* Solves and certifies the bound without symmetry (every rank that sends a
+ * source) for traffic tm (NULL: uniform) and keeps the flow. *b as
+ * weft_a2a_bound_compute gives it. */
+weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft_a2a_bound *b,
+                                weft__a2a_flow *f, weft_diag *d);
 void weft__a2a_flow_fini(weft__a2a_flow *f);
 
 #endif

@@ -1,5 +1,6 @@
-/* The optimal uniform all-to-all plan from the certified maximum concurrent
- * flow (weft/synth.h, docs/bound.md). Each source's flow is decomposed into
+/* The optimal all-to-all plan (uniform, or a traffic matrix as an
+ * alltoallv plan) from the certified maximum concurrent flow (weft/synth.h,
+ * docs/bound.md). Each source's flow is decomposed into
  * paths exactly (rationals): a path from s to d is found by breadth-first
  * search over links that still carry s's flow, takes the least of its
  * links' remainders and of what d still needs, and is subtracted. What is
@@ -48,16 +49,18 @@ static bool find_path(decomp *c, uint32_t a, uint32_t b)
     return c->via[b] != UINT32_MAX;
 }
 
-/* Adds the routes of op `id` (rank s to rank d): paths carrying theta in
- * all, each with its exact share. */
+/* Adds the routes of op `id` (rank s to rank d): paths carrying
+ * theta * dem(s, d) in all, each with its exact share. */
 static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uint32_t d,
                            weft_diag *dg)
 {
     uint32_t a = weft_topo_rank_node(c->t, (weft_rank){s}).v;
     uint32_t b = weft_topo_rank_node(c->t, (weft_rank){d}).v;
     mpq_t rem, amt, share;
-    mpq_inits(rem, amt, share, NULL);
-    mpq_set(rem, c->f->theta);
+    mpq_t want;
+    mpq_inits(rem, amt, share, want, NULL);
+    mpq_mul(want, c->f->theta, c->f->dem[(size_t)s * c->f->nr + d]);
+    mpq_set(rem, want);
     weft_err e = WEFT_OK;
     while (mpq_sgn(rem) > 0 && !e) {
         if (!find_path(c, a, b)) {
@@ -81,7 +84,7 @@ static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uin
         }
         c->names[0] = weft_topo_node_name(c->t, (weft_node_id){a});
         mpq_sub(rem, rem, amt);
-        mpq_div(share, amt, c->f->theta);
+        mpq_div(share, amt, want);
         if (!mpz_fits_slong_p(mpq_numref(share)) || !mpz_fits_slong_p(mpq_denref(share))) {
             e = weft_diag_set(dg, WEFT_EOVERFLOW,
                               "a path of rank %u's flow to rank %u carries a share that does not "
@@ -94,16 +97,27 @@ static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uin
         if (e)
             weft_diag_code(dg, e);
     }
-    mpq_clears(rem, amt, share, NULL);
+    mpq_clears(rem, amt, share, want, NULL);
     return e;
 }
 
 weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bound *bound,
                                 weft_diag *dg)
 {
+    return weft_synth_a2a_optimal_traffic(t, NULL, out, bound, dg);
+}
+
+weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *tm,
+                                        weft_plan **out, weft_a2a_bound *bound, weft_diag *dg)
+{
     weft__a2a_flow f;
     weft_a2a_bound b;
-    weft_err e = weft__a2a_flow_compute(t, &b, &f, dg);
+    if (tm) {
+        weft_err ce = weft_traffic_check(tm, dg);
+        if (ce)
+            return ce == WEFT_EOVERFLOW ? weft_diag_code(dg, WEFT_EINVAL) : ce;
+    }
+    weft_err e = weft__a2a_flow_compute(t, tm, &b, &f, dg);
     if (e)
         return e;
     uint32_t nr = f.nr, n = weft_topo_num_nodes(t), m = f.m;
@@ -132,6 +146,8 @@ weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bo
             mpq_set(c.r[l], f.x[(size_t)s * m + l]);
         for (uint32_t k = 0; k < nr && !e; k++) {
             uint32_t d = (s + k) % nr, id;
+            if (tm && weft_traffic_at(tm, s, d) == 0)
+                continue; /* no bytes: no op (alltoallv, weft/plan.h) */
             weft_op op = {.kind = WEFT_OP_COPY,
                           .src_rank = {s},
                           .dst_rank = {d},
@@ -147,6 +163,8 @@ weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bo
                 e = route_pair(&c, p, id, s, d, dg);
         }
     }
+    if (!e && tm)
+        e = weft_plan_set_traffic(p, tm, dg);
     if (e) {
         weft_plan_free(p);
         goto free_scratch;

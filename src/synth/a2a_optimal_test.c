@@ -2,12 +2,21 @@
  * the fabric (routes follow real links) and its exact throughput limit
  * (weft_plan_cost_get, the busiest link's load) equals the certified bound,
  * on switches, boxes with NICs, NVLink meshes (relays through other GPUs),
- * tori and one-way rings. */
+ * tori and one-way rings. With a traffic matrix
+ * (weft_synth_a2a_optimal_traffic): an alltoallv plan whose exact time at
+ * its own size (total / N bytes over its limit) equals the bound's
+ * time_exact, one op per pair with bytes, and whose cut-through simulation
+ * is within 1 % of that time. */
+#include <gmp.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/testing.h"
 #include "weft/plan.h"
+#include "weft/sim.h"
 #include "weft/synth.h"
+#include "weft/traffic.h"
 
 static void check(const char *spec, const char *want)
 {
@@ -41,8 +50,206 @@ static void check(const char *spec, const char *want)
     weft_topo_free(t);
 }
 
+/* The plan's exact time at its own size: total / (N algbw 1e9) s. */
+static void plan_time(const weft_traffic *m, weft_rat algbw, char *out,
+                      size_t size)
+{
+    mpq_t q, r;
+    mpq_inits(q, r, NULL);
+    uint64_t total = 0;
+    for (size_t i = 0; i < (size_t)m->ranks * m->ranks; i++)
+        total += m->bytes[i];
+    mpz_set_ui(mpq_numref(r), (unsigned long)algbw.num);
+    mpz_mul_ui(mpq_numref(r), mpq_numref(r), (unsigned long)m->ranks * 1000000000ul);
+    mpz_set_ui(mpq_denref(r), (unsigned long)algbw.den);
+    mpq_canonicalize(r);
+    mpq_set_ui(q, total, 1);
+    mpq_div(q, q, r);
+    char *text = mpq_get_str(NULL, 10, q);
+    snprintf(out, size, "%s", text);
+    void (*release)(void *, size_t);
+    mp_get_memory_functions(NULL, NULL, &release);
+    release(text, strlen(text) + 1);
+    mpq_clears(q, r, NULL);
+}
+
+/* Optimal plan of matrix m on t: verified, one op per pair with bytes, its
+ * exact time the bound's time_exact (want, when not NULL), and the
+ * cut-through simulation at its own size within 1 % of it. */
+static void check_matrix(const char *what, weft_topo *t, const weft_traffic *m, const char *want,
+                         bool sim)
+{
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_diag d;
+    weft_plan *p = NULL;
+    weft_a2a_bound b;
+    weft_err e = weft_synth_a2a_optimal_traffic(t, m, &p, &b, &d);
+    if (e)
+        fprintf(stderr, "%s: %s\n", what, d.msg);
+    CHECK_ERR(e, WEFT_OK);
+    if (e)
+        return;
+    weft_a2a_bound ref;
+    CHECK_ERR(weft_a2a_bound_compute(t, m, NULL, &ref, &d), WEFT_OK);
+    CHECK_STR(b.time_exact, ref.time_exact);
+    if (want)
+        CHECK_STR(b.time_exact, want);
+    e = weft_plan_verify(p, t, &d);
+    if (e)
+        fprintf(stderr, "%s: verify: %s\n", what, d.msg);
+    CHECK_ERR(e, WEFT_OK);
+    CHECK(weft_plan_traffic(p) != NULL);
+    uint64_t pairs = 0, total = 0;
+    for (size_t i = 0; i < (size_t)m->ranks * m->ranks; i++) {
+        pairs += m->bytes[i] > 0;
+        total += m->bytes[i];
+    }
+    CHECK_INT(weft_plan_num_ops(p), pairs);
+    weft_plan_cost cost;
+    CHECK_ERR(weft_plan_cost_get(p, t, &cost, &d), WEFT_OK);
+    char got[128];
+    plan_time(m, cost.algbw, got, sizeof got);
+    if (strcmp(got, b.time_exact) != 0)
+        fprintf(stderr, "%s: plan time %s, bound %s\n", what, got, b.time_exact);
+    CHECK_STR(got, b.time_exact);
+    CHECK(total % m->ranks == 0);
+    if (!sim)
+        goto done;
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.cut_through = true;
+    weft_sim_result r;
+    CHECK_ERR(weft_sim_plan(t, p, total / m->ranks, &o, &r, &d), WEFT_OK);
+    if (!(fabs(r.time_s - b.time_s) <= 0.01 * b.time_s))
+        fprintf(stderr, "%s: simulated %.9g s, bound %.9g s\n", what, r.time_s, b.time_s);
+    CHECK(fabs(r.time_s - b.time_s) <= 0.01 * b.time_s);
+done:
+    weft_a2a_bound_fini(&ref);
+    weft_a2a_bound_fini(&b);
+    weft_plan_free(p);
+}
+
+static weft_topo *preset(const char *spec)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_preset(spec, &t, &d))
+        return NULL;
+    return t;
+}
+
+/* A star of 5 ranks whose rank links differ (rank i: 10 (i + 1) GB/s both
+ * ways) plus a one-way link rank 4 -> rank 0 of 5 GB/s. */
+static weft_topo *uneven_switch(void)
+{
+    weft_topo_builder *b;
+    if (weft_topo_builder_new(&b))
+        return NULL;
+    for (uint32_t v = 0; v < 5; v++) {
+        char name[8];
+        snprintf(name, sizeof name, "r%u", v);
+        weft_topo_builder_add_node(b, name, WEFT_NODE_COMPUTE, NULL, NULL);
+    }
+    weft_topo_builder_add_node(b, "sw", WEFT_NODE_SWITCH, NULL, NULL);
+    for (uint32_t v = 0; v < 5; v++) {
+        weft_rat bw = weft_rat_int(10 * (v + 1));
+        weft_topo_builder_add_link(b, (weft_node_id){v}, (weft_node_id){5}, bw, weft_rat_int(0));
+        weft_topo_builder_add_link(b, (weft_node_id){5}, (weft_node_id){v}, bw, weft_rat_int(0));
+    }
+    weft_topo_builder_add_link(b, (weft_node_id){4}, (weft_node_id){0}, weft_rat_int(5),
+                               weft_rat_int(0));
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_build(b, &t, &d))
+        return NULL;
+    return t;
+}
+
+/* A skewed matrix with zeros: entry (i, j) from a fixed pattern, every
+ * third pair empty, the diagonal kept on some ranks (local copies), rows
+ * padded so the total is a multiple of n. */
+static void skewed(weft_traffic *m, uint32_t n)
+{
+    m->ranks = n;
+    m->bytes = calloc((size_t)n * n, sizeof *m->bytes);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t v = (i * 7 + j * 3) % 3 == 0 ? 0 : 1000000u * (1 + (i * 5 + j * 11) % 13);
+            if (i == j)
+                v = i % 2 ? 4096000 : 0;
+            if (i == 0)
+                v *= 6; /* a hot sender */
+            m->bytes[(size_t)i * n + j] = v;
+            total += v;
+        }
+    m->bytes[1] += (n - total % n) % n;
+}
+
+static void test_matrices(void)
+{
+    weft_traffic m;
+    /* switch:4 at 100 GB/s: rank0 -> switch carries 300 + 100 + 100 bytes
+     * (a2a_bound_test's hand-worked case): 5 ns. */
+    weft_topo *t = preset("switch:4,bw=100");
+    m.ranks = 4;
+    m.bytes = calloc(16, sizeof *m.bytes);
+    for (uint32_t i = 0; i < 4; i++)
+        for (uint32_t j = 0; j < 4; j++)
+            m.bytes[i * 4 + j] = i == j ? 7 : 100;
+    m.bytes[0 * 4 + 1] = 300;
+    m.bytes[2 * 4 + 3] = 0;
+    check_matrix("switch:4", t, &m, "1/200000000", true);
+    free(m.bytes);
+    weft_topo_free(t);
+
+    static const char *const specs[] = {"a100:2", "torus:4x4", "ring:4"};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        t = preset(specs[k]);
+        if (t) {
+            skewed(&m, weft_topo_num_ranks(t));
+            check_matrix(specs[k], t, &m, NULL, k == 2);
+            free(m.bytes);
+        }
+        weft_topo_free(t);
+    }
+    t = uneven_switch();
+    skewed(&m, 5);
+    check_matrix("uneven switch:5", t, &m, NULL, true);
+    free(m.bytes);
+    weft_topo_free(t);
+}
+
+/* Errors: the bound's (a matrix without traffic between distinct ranks, the
+ * wrong size). */
+static void test_bad(void)
+{
+    weft_topo *t = preset("switch:4");
+    weft_traffic m;
+    weft_diag d;
+    weft_plan *p = NULL;
+    weft_a2a_bound b;
+    CHECK_ERR(weft_traffic_new(4, &m, &d), WEFT_OK);
+    m.bytes[5] = 9;
+    CHECK_ERR(weft_synth_a2a_optimal_traffic(t, &m, &p, &b, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "the traffic matrix sends no bytes between distinct ranks; there is nothing "
+                     "to bound");
+    weft_traffic_free(&m);
+    CHECK_ERR(weft_traffic_new(3, &m, &d), WEFT_OK);
+    m.bytes[1] = 9;
+    CHECK_ERR(weft_synth_a2a_optimal_traffic(t, &m, &p, &b, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "the traffic matrix is 3 x 3 but the fabric has 4 ranks");
+    CHECK(p == NULL);
+    weft_traffic_free(&m);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    test_matrices();
+    test_bad();
     check("switch:4,bw=30", "40");
     check("a100:2", "50");
     check("dgx1", "75");

@@ -207,9 +207,30 @@ expect_err "weft: $TMP/bad.tm:2:5: more than 2 numbers on this line (line 1 has 
 run traffic
 expect_rc 2
 
-# The optimal all-to-all plan is built for uniform traffic only (so far).
-run plan switch:4 --coll alltoall --algo optimal --traffic "$TMP/sk.tm"
-expect_rc 1
-expect_err "weft: --algo optimal does not take --traffic yet (the optimal all-to-all plan is built for uniform traffic): build a classic algorithm (weft plan --list) for a traffic matrix"
+# The optimal all-to-all plan of the matrix: from the matrix bound's flow,
+# its exact time at S (7/100000 s: sw0 -> rank3 carries 7,000,000 bytes at
+# 100 GB/s) is the bound's; one op per pair with bytes (8) plus the one
+# local block (3 -> 3); it verifies; the fluid cut-through simulation
+# drains it in exactly that time.
+run bound switch:4 --coll alltoall --traffic "$TMP/sk.tm"
+expect_out_has "  time           7e-05 s (exact 7/100000 s)"
+run plan switch:4 --coll alltoall --algo optimal --traffic "$TMP/sk.tm" --json
+expect_rc 0
+expect_out_has '"time_exact": "7/100000",'
+expect_out_has '"algbw_exact": "575/14",'
+expect_out_has '"ops": 9,'
+expect_out_has '"transfers": 8,'
+run plan switch:4 --coll alltoall --algo optimal --traffic "$TMP/sk.tm" -o "$TMP/opt.plan"
+expect_rc 0
+expect_out_has "matrix time  >= 70 us: S / algbw, the whole matrix at the limit"
+run verify "$TMP/opt.plan" --topo switch:4
+expect_out "ok: alltoall, 4 ranks, 9 ops verified"
+run sim switch:4 --coll alltoall --algo optimal --traffic "$TMP/sk.tm" --cut-through --model fluid
+expect_rc 0
+expect_out_has "  2875000     70.000        41.071        30.804"
+run sim switch:4 --coll alltoall --traffic "$TMP/sk.tm" --compare --model fluid
+expect_rc 0
+expect_out_has "     bound         70.000        41.071        30.804    100.0%  (exact: algbw 575/14 GB/s)"
+expect_out_has "  2  optimal       70.000        41.071        30.804    100.0%  sw0 -> rank3 100.0%"
 
 finish
