@@ -34,6 +34,7 @@
 
 #include "base/alloc.h"
 #include "sim/engine_internal.h"
+#include "sim/symm.h"
 
 /* Below this many flows the engine runs unreduced: small systems are fast
  * anyway, and their results stay bit for bit those of the flow-by-flow
@@ -48,21 +49,6 @@
 void sim_engine_set_symmetry(sim_engine *e, bool on)
 {
     e->symm = on;
-}
-
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static uint64_t bits(double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
 }
 
 /* Open-addressing map from 64-bit signatures to dense class numbers,
@@ -219,7 +205,7 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
     if (!lsig || sigmap_init(&fm, n) || sigmap_init(&lm, m))
         goto free_all;
     for (uint32_t l = 0; l < m; l++)
-        lc[l] = sigmap_get(&lm, mix(bits(e->cap[l])));
+        lc[l] = sigmap_get(&lm, sim_mix64(sim_double_bits(e->cap[l])));
     uint32_t pf = 0, pl = lm.n;
     for (int pass = 0; pass < SYMM_MAX_PASSES; pass++) {
         sigmap_clear(&fm);
@@ -227,12 +213,12 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
             uint32_t f = order[i], r = e->f_route[f];
             uint64_t s = 0, dep[3] = {0, 0, 0};
             for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
-                s += mix(mix(lc[e->r_link.v[k]]) ^ bits(e->r_coef[k]));
+                s += sim_mix64(sim_mix64(lc[e->r_link.v[k]]) ^ sim_double_bits(e->r_coef[k]));
             for (uint32_t k = g->off[f]; k < g->off[f + 1]; k++)
-                dep[g->kind[k]] += mix(fc[g->on[k]]);
-            uint64_t sig = mix(bits(e->f_bytes[f]) ^ mix(bits(e->r_lat[r]) + 1));
-            sig = mix(sig ^ mix(bits(e->f_mult[f]) + 2) ^ mix(s + 3));
-            sig = mix(sig ^ mix(dep[0] + 4) ^ mix(mix(dep[1] + 5) ^ mix(dep[2] + 6)));
+                dep[g->kind[k]] += sim_mix64(fc[g->on[k]]);
+            uint64_t sig = sim_mix64(sim_double_bits(e->f_bytes[f]) ^ sim_mix64(sim_double_bits(e->r_lat[r]) + 1));
+            sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_mult[f]) + 2) ^ sim_mix64(s + 3));
+            sig = sim_mix64(sig ^ sim_mix64(dep[0] + 4) ^ sim_mix64(sim_mix64(dep[1] + 5) ^ sim_mix64(dep[2] + 6)));
             fc[f] = sigmap_get(&fm, sig);
         }
         for (uint32_t l = 0; l < m; l++)
@@ -240,11 +226,11 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
         for (uint32_t f = 0; f < n; f++) {
             uint32_t r = e->f_route[f];
             for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
-                lsig[e->r_link.v[k]] += mix(mix(fc[f]) ^ bits(e->r_coef[k]));
+                lsig[e->r_link.v[k]] += sim_mix64(sim_mix64(fc[f]) ^ sim_double_bits(e->r_coef[k]));
         }
         sigmap_clear(&lm);
         for (uint32_t l = 0; l < m; l++)
-            lc[l] = sigmap_get(&lm, mix(mix(lc[l]) ^ mix(lsig[l] + 7)));
+            lc[l] = sigmap_get(&lm, sim_mix64(sim_mix64(lc[l]) ^ sim_mix64(lsig[l] + 7)));
         stable = fm.n == pf && lm.n == pl;
         pf = fm.n;
         pl = lm.n;

@@ -4,21 +4,6 @@
 #include "base/alloc.h"
 #include "sim/symm.h"
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static uint64_t bits(double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
 /* Numbers signatures by first occurrence: out[i] = index of sig[i] among
  * the distinct values in order of appearance. table has 2^k >= 2n slots of
  * (key, value) pairs. Returns the number of distinct values. */
@@ -137,9 +122,9 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
         nl = m;
     } else {
         for (uint32_t i = 0; i < n; i++)
-            fsig[i] = mix(bits(x->lat[i]) ^ mix(x->pred[i] == SIM_NONE));
+            fsig[i] = sim_mix64(sim_double_bits(x->lat[i]) ^ sim_mix64(x->pred[i] == SIM_NONE));
         for (uint32_t j = 0; j < m; j++)
-            lsig[j] = mix(bits(x->cap[used_link[j]]));
+            lsig[j] = sim_mix64(sim_double_bits(x->cap[used_link[j]]));
         nf = renumber(fsig, n, keys, vals, tused, tcap, fc);
         nl = renumber(lsig, m, keys, vals, tused, tcap, lc);
         for (;;) {
@@ -149,15 +134,15 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
             for (uint32_t i = 0; i < n; i++) {
                 uint64_t s = 0;
                 for (uint32_t k = x->r_off[i]; k < x->r_off[i + 1]; k++)
-                    s += mix(mix(lc[lidx[x->link[k]]]) ^ bits(x->coef[k]));
+                    s += sim_mix64(sim_mix64(lc[lidx[x->link[k]]]) ^ sim_double_bits(x->coef[k]));
                 uint64_t p = x->pred[i] == SIM_NONE ? UINT64_MAX : fc[x->pred[i]];
-                fsig[i] = mix(mix(fc[i]) ^ mix(mix(p) + 1) ^ mix(s + 2));
+                fsig[i] = sim_mix64(sim_mix64(fc[i]) ^ sim_mix64(sim_mix64(p) + 1) ^ sim_mix64(s + 2));
             }
             for (uint32_t j = 0; j < m; j++) {
                 uint64_t s = 0;
                 for (uint32_t k = t_off[j]; k < t_off[j + 1]; k++)
-                    s += mix(mix(fc[t_xf[k]]) ^ bits(t_coef[k]));
-                lsig[j] = mix(mix(lc[j]) ^ mix(s + 3));
+                    s += sim_mix64(sim_mix64(fc[t_xf[k]]) ^ sim_double_bits(t_coef[k]));
+                lsig[j] = sim_mix64(sim_mix64(lc[j]) ^ sim_mix64(s + 3));
             }
             uint32_t nf2 = renumber(fsig, n, keys, vals, tused, tcap, fc);
             uint32_t nl2 = renumber(lsig, m, keys, vals, tused, tcap, lc);

@@ -30,10 +30,29 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "weft/err.h"
 
 #define SIM_NONE UINT32_MAX
+
+/* The hashing both colour refinements (symm.c over transfers, engine_symm.c
+ * over an engine's flows) build signatures with: splitmix64's finaliser,
+ * and a double's exact bits (equal values, equal bits). */
+static inline uint64_t sim_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static inline uint64_t sim_double_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
 
 typedef struct sim_xfer_set {
     uint32_t n;            /* transfers */
