@@ -2,6 +2,7 @@
  * a compute node and an all-reduce node with packed and unpacked deps and
  * attributes of several integer types; unknown fields skipped; a truncated
  * trace's exact message. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/testing.h"
@@ -105,8 +106,42 @@ static void test_truncated(void)
     CHECK_STR(err, "offset 0: empty trace (no GlobalMetadata message)");
 }
 
+/* ASTRA-sim's microbenchmark traces (tests/fixtures/chakra/README.md): one
+ * COMM_COLL_NODE of 1 MiB each, of the collective the file names. */
+static void test_astra_examples(void)
+{
+    static const struct {
+        const char *file;
+        uint64_t comm_type;
+    } ex[] = {{"all_reduce", WEFT_CK_ALL_REDUCE},
+              {"all_gather", WEFT_CK_ALL_GATHER},
+              {"all_to_all", WEFT_CK_ALL_TO_ALL},
+              {"reduce_scatter", WEFT_CK_REDUCE_SCATTER}};
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        char path[512];
+        uint8_t b[256];
+        snprintf(path, sizeof path, "%s/tests/fixtures/chakra/%s.0.et", WEFT_SOURCE_DIR, ex[i].file);
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        size_t n = fread(b, 1, sizeof b, f);
+        fclose(f);
+        weft_ck_trace t;
+        char err[160];
+        CHECK_INT(weft_ck_decode(b, n, &t, err, sizeof err), 0);
+        CHECK_INT(t.n, 1);
+        CHECK_INT(t.nodes[0].type, WEFT_CK_COLL);
+        CHECK_INT(t.nodes[0].comm_type, ex[i].comm_type);
+        CHECK_INT(t.nodes[0].comm_size, 1048576);
+        CHECK_INT(t.nodes[0].ndeps, 0);
+        weft_ck_free(&t);
+    }
+}
+
 int main(void)
 {
+    test_astra_examples();
     test_decode();
     test_truncated();
     return weft_test_done();
