@@ -8,6 +8,7 @@
 #include "cli/bound_a2a.h"
 #include "cli/cli.h"
 #include "cli/json.h"
+#include "cli/traffic_file.h"
 #include "weft/synth.h"
 #include "weft/traffic.h"
 
@@ -228,11 +229,8 @@ int cli_bound_a2a(const char *spec, const weft_topo *t, const char *traffic, boo
     weft_diag_clear(&d);
     weft_traffic tm = {0, NULL};
     int rc;
-    if (traffic) {
-        weft_err e = weft_traffic_load_file(traffic, &tm, &d);
-        if (e)
-            return cli_fail(e, &d);
-    }
+    if (traffic && (rc = cli_traffic_load(traffic, spec, weft_topo_num_ranks(t), &tm)))
+        return rc;
     weft_a2a_bound_opts opts;
     weft_a2a_bound_opts_init(&opts);
     opts.use_symmetry = symmetry;

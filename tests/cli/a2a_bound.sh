@@ -62,7 +62,7 @@ expect_out_has '"certified": true'
 printf '0 1 2\n3 0 4\n5 6 0\n' >"$TMP/m3.txt"
 run bound switch:4 --coll alltoall --traffic "$TMP/m3.txt"
 expect_rc 1
-expect_err "weft: $TMP/m3.txt: the traffic matrix is 3 x 3 but the fabric has 4 ranks"
+expect_err "weft: $TMP/m3.txt: the traffic matrix has 3 ranks, the fabric switch:4 has 4"
 printf '0 1\n-3 0\n' >"$TMP/neg.txt"
 run bound switch:2 --coll alltoall --traffic "$TMP/neg.txt"
 expect_rc 1
