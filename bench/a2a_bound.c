@@ -23,25 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "weft/plan.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
 #include "weft/traffic.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
 
 static int moe(uint32_t ranks, weft_traffic *m)
 {
@@ -72,11 +58,11 @@ static int measure_plan(const char *spec, bool skewed)
     weft_traffic m = {0, NULL};
     if (skewed && moe(weft_topo_num_ranks(t), &m))
         return 1;
-    double w0 = now(), c0 = cpu();
+    double w0 = bench_now(), c0 = bench_cpu();
     weft_plan *p = NULL;
     weft_a2a_bound b;
     weft_err e = weft_synth_a2a_optimal_traffic(t, skewed ? &m : NULL, &p, &b, &d);
-    double w = now() - w0, c = cpu() - c0;
+    double w = bench_now() - w0, c = bench_cpu() - c0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     if (e) {
@@ -121,10 +107,10 @@ static int measure(const char *spec, bool skewed)
     weft_traffic m = {0, NULL};
     if (skewed && moe(weft_topo_num_ranks(t), &m))
         return 1;
-    double w0 = now(), c0 = cpu();
+    double w0 = bench_now(), c0 = bench_cpu();
     weft_a2a_bound b;
     weft_err e = weft_a2a_bound_compute(t, skewed ? &m : NULL, NULL, &b, &d);
-    double w = now() - w0, c = cpu() - c0;
+    double w = bench_now() - w0, c = bench_cpu() - c0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     if (e) {

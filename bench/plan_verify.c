@@ -6,14 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "weft/plan.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static weft_plan *ring_allreduce(uint32_t n, int seq)
 {
@@ -50,18 +44,18 @@ int main(int argc, char **argv)
         if (sizes[i] > max)
             continue;
         for (int seq = 0; seq < 2; seq++) {
-            double t0 = now();
+            double t0 = bench_now();
             weft_plan *p = ring_allreduce(sizes[i], seq);
             if (!p) {
                 fprintf(stderr, "build failed\n");
                 return 1;
             }
-            double t1 = now();
+            double t1 = bench_now();
             clock_t c1 = clock();
             weft_diag d;
             weft_err e = weft_plan_verify(p, NULL, &d);
             clock_t c2 = clock();
-            double t2 = now();
+            double t2 = bench_now();
             printf("ring allreduce %4u ranks, %8u ops, %d dep(s)/op: build %.3f s, verify %.3f s "
                    "wall, %.3f s cpu (%s)\n",
                    sizes[i], weft_plan_num_ops(p), seq + 1, t1 - t0, t2 - t1,

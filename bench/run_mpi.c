@@ -25,16 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "memcpy_bound.h"
 #include "run/transport/shm/region.h"
 #include "weft/comm_mpi.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int iterations(size_t bytes)
 {
@@ -109,9 +103,9 @@ static double paired_ratio(const job *j, int rounds, double factor, double *bw, 
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     for (int i = 0; i < rounds && ok; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = now();
+        double t0 = bench_now();
         ok = one(j, 1);
-        double t = now() - t0, worst = 0;
+        double t = bench_now() - t0, worst = 0;
         MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         quiet_barrier();
         m[i] = me == 0 ? bench_copy_once_gbps(j->recv, j->send, bytes) : 0;
@@ -139,14 +133,14 @@ static void warm_up(const job *j0)
 {
     job j = *j0;
     j.count = 1024 / sizeof(float);
-    double end = now() + 0.1;
+    double end = bench_now() + 0.1;
     int go = 1;
     while (go) {
         for (int i = 0; i < 100; i++) {
             one(&j, 1);
             one(&j, 0);
         }
-        int mine = now() < end, all = 0;
+        int mine = bench_now() < end, all = 0;
         MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         go = all;
     }
@@ -163,10 +157,10 @@ static double timed(const job *j, int use_weft, int iters)
     ok = ok && j->recv[0] == want && j->recv[j->count / 2] == want &&
          j->recv[j->count - 1] == want;
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = now();
+    double t0 = bench_now();
     for (int i = 0; i < iters && ok; i++)
         ok = one(j, use_weft);
-    double t = (now() - t0) / iters, worst = 0;
+    double t = (bench_now() - t0) / iters, worst = 0;
     int all_ok = 0;
     MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -19,16 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static double cpu_now(void)
 {
@@ -42,13 +36,13 @@ static int run_case(const char *spec, bool classic)
 {
     weft_diag d;
     weft_diag_clear(&d);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_now(), c0 = cpu_now();
     weft_topo *t = NULL;
     if (weft_topo_from_spec(spec, NULL, &t, &d)) {
         printf("%-18s cannot build: %s\n", spec, d.msg);
         return 1;
     }
-    double t1 = now(), c1 = cpu_now();
+    double t1 = bench_now(), c1 = cpu_now();
     weft_sim_opts o;
     weft_sim_opts_init(&o);
     weft_sim_result r;
@@ -63,7 +57,7 @@ static int run_case(const char *spec, bool classic)
         e = weft_sim_ring(t, WEFT_COLL_ALLREDUCE, 64u << 20, &o, &r, &d);
     }
     free(order);
-    double t2 = now(), c2 = cpu_now();
+    double t2 = bench_now(), c2 = cpu_now();
     if (e) {
         printf("%-18s %-7s sim failed: %s\n", spec, classic ? "classic" : "rank", d.msg);
         weft_topo_free(t);

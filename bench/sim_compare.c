@@ -27,12 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 /* One child run: wall and CPU seconds, peak KiB; stopped when it ran past
  * the limit and was killed. */
@@ -48,7 +43,7 @@ static int run(char *const argv[], double limit_s, outcome *o)
 {
     fflush(stdout); /* the child must not write the parent's buffer again */
     memset(o, 0, sizeof *o);
-    double t0 = now();
+    double t0 = bench_now();
     pid_t pid = fork();
     if (pid < 0) {
         perror("bench_sim_compare: fork");
@@ -71,14 +66,14 @@ static int run(char *const argv[], double limit_s, outcome *o)
             perror("bench_sim_compare: wait4");
             return 1;
         }
-        if (!o->stopped && now() - t0 > limit_s) {
+        if (!o->stopped && bench_now() - t0 > limit_s) {
             kill(pid, SIGKILL); /* the child is ours: stop it at the limit */
             o->stopped = true;
         }
         struct timespec nap = {0, 5 * 1000 * 1000}; /* times are good to 5 ms */
         nanosleep(&nap, NULL);
     }
-    o->wall = now() - t0;
+    o->wall = bench_now() - t0;
     o->cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
              ru.ru_stime.tv_usec * 1e-6;
     o->kib = ru.ru_maxrss;

@@ -22,35 +22,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Runs one measurement in this (child) process and prints its line. */
 static int measure(const char *spec, weft_bound_coll coll, weft_maxflow_algo algo, bool sym)
 {
     weft_diag d;
     weft_topo *t = NULL;
-    double t0 = now();
+    double t0 = bench_now();
     weft_err e = weft_topo_preset(spec, &t, &d);
     if (e) {
         fprintf(stderr, "%s: %s\n", spec, d.msg);
         return 1;
     }
-    double t1 = now();
+    double t1 = bench_now();
     weft_bound_opts o;
     weft_bound_opts_init(&o);
     o.algo = algo;
     o.use_symmetry = sym;
     weft_bound b;
     e = weft_bound_compute(t, coll, &o, &b, &d);
-    double t2 = now();
+    double t2 = bench_now();
     if (e) {
         fprintf(stderr, "%s: %s\n", spec, d.msg);
         weft_topo_free(t);
@@ -106,7 +100,7 @@ static int measure_plan(const char *spec, int ci, int what, bool general, bool p
         fprintf(stderr, "%s: %s\n", spec, d.msg);
         return 1;
     }
-    double w0 = now(), c0 = cpu_now();
+    double w0 = bench_now(), c0 = cpu_now();
     char x[64];
     weft_err e;
     if (what == 0) {
@@ -114,7 +108,7 @@ static int measure_plan(const char *spec, int ci, int what, bool general, bool p
         weft_bound_opts bo;
         weft_bound_opts_init(&bo);
         e = weft_bound_compute(t, bound_colls[ci], &bo, &b, &d);
-        double c1 = cpu_now(), w1 = now();
+        double c1 = cpu_now(), w1 = bench_now();
         if (!e) {
             weft_rat_format(b.algbw, x, sizeof x);
             printf("%-10s %-13s %6u %-5s %8.3f %8.3f %9.1f %5s %6s %9s  %s\n", spec,
@@ -130,7 +124,7 @@ static int measure_plan(const char *spec, int ci, int what, bool general, bool p
         oo.use_structure = !general;
         oo.algo = pr ? WEFT_MAXFLOW_PUSH_RELABEL : WEFT_MAXFLOW_DINIC;
         e = weft_synth_optimal(t, plan_colls[ci], &oo, &p, &o, &d);
-        double c1 = cpu_now(), w1 = now();
+        double c1 = cpu_now(), w1 = bench_now();
         if (!e) {
             weft_rat_format(o.algbw, x, sizeof x);
             uint32_t trees = 0;

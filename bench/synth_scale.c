@@ -20,23 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
 
 static double peak_mib(void)
 {
@@ -56,10 +42,10 @@ static int measure(const char *spec, weft_coll coll, bool verify, bool packing)
     weft_bound_coll bc = coll == WEFT_COLL_ALLGATHER       ? WEFT_BOUND_ALLGATHER
                          : coll == WEFT_COLL_REDUCESCATTER ? WEFT_BOUND_REDUCESCATTER
                                                            : WEFT_BOUND_ALLREDUCE;
-    double w0 = now(), c0 = cpu();
+    double w0 = bench_now(), c0 = bench_cpu();
     weft_bound b;
     weft_err e = weft_bound_compute(t, bc, NULL, &b, &d);
-    double w1 = now(), c1 = cpu();
+    double w1 = bench_now(), c1 = bench_cpu();
     if (e) {
         fprintf(stderr, "%s: %s\n", spec, d.msg);
         weft_topo_free(t);
@@ -73,7 +59,7 @@ static int measure(const char *spec, weft_coll coll, bool verify, bool packing)
     weft_plan *p = NULL;
     weft_optimal info;
     e = weft_synth_optimal(t, coll, &o, &p, &info, &d);
-    double w2 = now(), c2 = cpu();
+    double w2 = bench_now(), c2 = bench_cpu();
     if (e) {
         fprintf(stderr, "%s %s: %s\n", spec, weft_coll_name(coll), d.msg);
         weft_topo_free(t);
@@ -82,9 +68,9 @@ static int measure(const char *spec, weft_coll coll, bool verify, bool packing)
     double plan_mib = peak_mib();
     double verify_s = -1;
     if (verify) {
-        double v0 = now();
+        double v0 = bench_now();
         e = weft_plan_verify(p, t, &d);
-        verify_s = now() - v0;
+        verify_s = bench_now() - v0;
         if (e) fprintf(stderr, "%s %s: verify: %s\n", spec, weft_coll_name(coll), d.msg);
     }
     char x[64];

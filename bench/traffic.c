@@ -12,20 +12,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "clock.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu(void)
-{
-    return (double)clock() / CLOCKS_PER_SEC;
-}
 
 static long peak_mib(void)
 {
@@ -51,16 +40,16 @@ int main(int argc, char **argv)
                                   .hidden_bytes = 14336, .skew = WEFT_TRAFFIC_SKEW_ZIPF,
                                   .zipf_milli = 1200, .seed = 1};
     weft_traffic m;
-    double t0 = now(), c0 = cpu();
+    double t0 = bench_now(), c0 = bench_cpu();
     if (weft_traffic_moe(&mp, &m, &d))
         return fail("moe", &d);
-    double t1 = now(), c1 = cpu();
+    double t1 = bench_now(), c1 = bench_cpu();
     FILE *devnull = fopen("/dev/null", "w");
     if (devnull) {
         weft_traffic_write(devnull, &m, NULL, NULL);
         fclose(devnull);
     }
-    double t2 = now(), c2 = cpu();
+    double t2 = bench_now(), c2 = bench_cpu();
     weft_traffic_stats st;
     weft_traffic_get_stats(&m, &st);
     printf("moe dispatch %u ranks, %u experts, top-8, 4096 tokens, zipf:1.2: generate %.3f s "
@@ -80,24 +69,24 @@ int main(int argc, char **argv)
     if (weft_topo_from_spec(spec, NULL, &t, &d))
         return fail("topo", &d);
     weft_plan *p = NULL;
-    t0 = now(), c0 = cpu();
+    t0 = bench_now(), c0 = bench_cpu();
     if (weft_synth_classic_traffic(t, "direct", &m, 0, &p, &d))
         return fail("plan", &d);
-    t1 = now(), c1 = cpu();
+    t1 = bench_now(), c1 = bench_cpu();
     if (weft_plan_verify(p, t, &d))
         return fail("verify", &d);
-    t2 = now(), c2 = cpu();
+    t2 = bench_now(), c2 = bench_cpu();
     weft_plan_cost cost;
     if (weft_plan_cost_get(p, t, &cost, &d))
         return fail("cost", &d);
-    double t3 = now(), c3 = cpu();
+    double t3 = bench_now(), c3 = bench_cpu();
     weft_sim_opts o;
     weft_sim_opts_init(&o);
     weft_sim_result r;
     double own = weft_plan_traffic_size(p);
     if (weft_sim_plan(t, p, (uint64_t)(own + 0.5), &o, &r, &d))
         return fail("sim", &d);
-    double t4 = now(), c4 = cpu();
+    double t4 = bench_now(), c4 = bench_cpu();
     printf("direct alltoallv %u ranks (%s, %u ops, skew %.3f): plan %.4f s wall, %.4f s cpu; "
            "verify %.4f s wall, %.4f s cpu; plan+verify %.4f s cpu; cost %.4f s cpu "
            "(algbw %.3f GB/s); sim %.4f s cpu (%.3f us); peak %ld MiB\n",
