@@ -40,6 +40,7 @@ void weft_work_ctx_free(weft_work_ctx *c)
     if (!c)
         return;
     weft__free(c->cache);
+    weft__work_gcache_free(c);
     weft__free(c->scratch);
     weft__free(c);
 }

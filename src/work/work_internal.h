@@ -62,6 +62,8 @@ struct weft_work_ctx {
     uint32_t ranks;
     struct weft__cache_entry *cache;
     size_t cache_n, cache_cap;
+    struct weft__gcache_entry *gcache; /* weft__work_groups_s */
+    size_t gcache_n, gcache_cap;
     uint32_t sims, hits;
     uint32_t *scratch; /* 2 x ranks x channels */
     size_t scratch_cap;
@@ -75,6 +77,19 @@ struct weft_work_ctx {
  * consecutive stages, exchanging `size` bytes each way. Cached. */
 weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            weft_coll coll, bool pairs, uint64_t size, double *out, weft_diag *d);
+
+/* Time of `coll` of `size` bytes (its nccl-tests size) run at once by the
+ * n / gs groups of gs consecutive positions of pos (members in ring
+ * order), as weft__work_coll_s runs a kind: rings for allreduce, allgather
+ * and reducescatter, a direct uniform all-to-all, a chain from the first
+ * member for broadcast (every hop a copy of `size` bytes after the hop
+ * before it). p2p (gs 2): one transfer of `size` bytes from pos[2i] to
+ * pos[2i + 1] per pair. Cached on (coll, p2p, size, pos). Chakra traces
+ * (chakra_run.c) run their collectives through it. */
+weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                             uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d);
+/* Releases that cache (weft_work_ctx_free). */
+void weft__work_gcache_free(weft_work_ctx *c);
 
 /* ---- trace.c ---- */
 
