@@ -494,13 +494,13 @@ static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
         if (coll_of(a->comm_type) != coll_of(b->comm_type) || a->comm_size != b->comm_size)
             return weft_diag_set(
                 R->d, WEFT_EINVAL,
-                "%s: node %llu ('%s', %s of %llu bytes) is collective %zu of process group "
-                "'%s' there, as %s: node %llu ('%s', %s of %llu bytes) is on rank %u: the ranks "
-                "issue the group's collectives in another order",
-                R->w->r[rq].file, (unsigned long long)b->id, b->name, ck_coll_name(b->comm_type),
-                (unsigned long long)b->comm_size, k, g->name[0] ? g->name : "0",
+                "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
+                "bytes) are both collective %zu of process group '%s': the ranks issue the "
+                "group's collectives in another order",
                 R->w->r[r0].file, (unsigned long long)a->id, a->name, ck_coll_name(a->comm_type),
-                (unsigned long long)a->comm_size, r0);
+                (unsigned long long)a->comm_size, R->w->r[rq].file, (unsigned long long)b->id,
+                b->name, ck_coll_name(b->comm_type), (unsigned long long)b->comm_size, k,
+                g->name[0] ? g->name : "0");
     }
     return push_pair(R, &R->pend, &R->npend, &R->cappend, gi, (uint32_t)k);
 }
