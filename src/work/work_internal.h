@@ -1,6 +1,7 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
- *   <  comm (placement, simulations, cache)  <  step  <  sweep.
+ *   <  comm (placement, simulations, cache)  <  trace  <  step  <  sweep;
+ *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm).
  */
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
@@ -96,9 +97,15 @@ void weft__work_gcache_free(weft_work_ctx *c);
 /* Writes the step r under p as a Chrome/Perfetto trace: one process per
  * pipeline stage, a "compute" track with the forward and backward of every
  * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp
- * sends backward" tracks, "dp gradients" and "optimizer"; docs/step.md
- * describes it. WEFT_EIO when writing fails, WEFT_ENOMEM. */
-weft_err weft__work_trace(FILE *f, const weft_parallel *p, const weft_step_result *r,
-                          weft_diag *d);
+ * sends backward" tracks, "dp gradients" and "optimizer"; then a "links"
+ * process with a track per busy link group of c's fabric ("NVLink of box
+ * bH": links between ranks of one box; "NICs of box bH": its ranks' way
+ * out) showing when the step's collectives load it: TP, CP and EP during
+ * the forwards and backwards of the stages whose groups cross it, PP
+ * during the sends between the stages it joins, DP during the gradient
+ * reduction; docs/step.md describes it. WEFT_EIO when writing fails,
+ * WEFT_ENOMEM. */
+weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                          const weft_step_result *r, weft_diag *d);
 
 #endif
