@@ -121,6 +121,11 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
                      "reducescatter, alltoall, broadcast, barrier)",
                      ck_coll_name(nd->comm_type), (unsigned long long)nd->comm_type);
             why = buf;
+        } else if ((nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) &&
+                   nd->comm_size > ((uint64_t)1 << 50)) {
+            snprintf(buf, sizeof buf, "comm_size %llu is more than 1 PiB",
+                     (unsigned long long)nd->comm_size);
+            why = buf;
         } else if (nd->type == WEFT_CK_SEND && (nd->comm_dst < 0 || nd->comm_dst >= ranks)) {
             snprintf(buf, sizeof buf, "send to rank %lld, not one of the %u ranks",
                      (long long)nd->comm_dst, ranks);
