@@ -261,10 +261,12 @@ WEFT_API uint64_t weft_chakra_nodes(const weft_chakra *w);
 
 /* Time of one rank. Its compute stream runs one compute node at a time, its
  * communication stream one collective or send at a time (ASTRA-sim's
- * HardwareResource: receives do not hold it). */
+ * HardwareResource: receives do not hold it), its CPU stream one node
+ * marked is_cpu_op at a time (their duration_micros). */
 typedef struct weft_chakra_rank {
     double end_s;     /* when its last node ends */
     double compute_s; /* compute stream busy */
+    double cpu_s;     /* CPU stream busy */
     double comm_s;    /* communication stream busy (collectives and sends) */
     double exposed_s; /* communication stream busy while compute is idle */
     uint64_t nodes;
@@ -304,8 +306,9 @@ typedef struct weft_chakra_result {
  * matched by source, destination and tag, in order). Mismatched
  * collectives (another kind or size) and deadlocks (a collective a member
  * never issues, a receive never sent, a dependency cycle) are WEFT_EINVAL
- * naming the file and node. trace (may be NULL) receives a Chrome/Perfetto
- * document: a process per rank, "compute" and "comm" tracks. */
+ * naming the file and node. Metadata and invalid nodes take no time.
+ * trace (may be NULL) receives a Chrome/Perfetto document: a process per
+ * rank, "compute", "comm" and (when used) "cpu" tracks. */
 WEFT_API weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
                                   weft_chakra_result *out, weft_diag *d);
 WEFT_API void weft_chakra_result_fini(weft_chakra_result *r);

@@ -336,6 +336,7 @@ static void json_chakra(cli_json *j, const weft_chakra_result *r)
         cli_json_kv_uint(j, "nodes", k->nodes);
         cli_json_kv_double(j, "end_s", k->end_s);
         cli_json_kv_double(j, "compute_s", k->compute_s);
+        cli_json_kv_double(j, "cpu_s", k->cpu_s);
         cli_json_kv_double(j, "comm_s", k->comm_s);
         cli_json_kv_double(j, "exposed_comm_s", k->exposed_s);
         cli_json_end_object(j);

@@ -119,6 +119,8 @@ static int decode_node(weft_pb *m, weft_ck_node *nd, char *err, size_t errlen)
                 nd->comm_dst = v;
             else if (!strcmp(name, "comm_tag"))
                 nd->comm_tag = v;
+            else if (!strcmp(name, "is_cpu_op"))
+                nd->is_cpu_op = (uint64_t)v;
         }
     }
     if (rc < 0)

@@ -112,7 +112,7 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
         total += nd->ndeps;
         const char *why = NULL;
         char buf[200];
-        if (nd->type < WEFT_CK_METADATA || nd->type > WEFT_CK_COLL) {
+        if (nd->type > WEFT_CK_COLL) {
             snprintf(buf, sizeof buf, "unknown node type %llu", (unsigned long long)nd->type);
             why = buf;
         } else if (nd->type == WEFT_CK_COLL && coll_of(nd->comm_type) == -2) {
@@ -279,10 +279,11 @@ typedef struct rstate {
     double *end;
     uint32_t *cq, cq_h, cq_t; /* compute queue */
     uint32_t *mq, mq_h, mq_t; /* communication queue */
-    bool comp_busy, comm_busy;
+    uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
+    bool comp_busy, comm_busy, cpu_busy;
     uint32_t wait_g, wait_k; /* the collective instance its comm stream waits in */
-    span *comp, *comm;
-    size_t ncomp, ncomm, capcomp, capcomm;
+    span *comp, *comm, *cpu;
+    size_t ncomp, ncomm, ncpu, capcomp, capcomm, capcpu;
 } rstate;
 
 typedef struct group {
@@ -593,6 +594,14 @@ static weft_err dispatch(run *R, uint32_t r, double t)
             return err;
         s->comp_busy = true;
     }
+    if (!s->cpu_busy && s->pq_h < s->pq_t) {
+        uint32_t i = s->pq[s->pq_h++];
+        double dur = (double)node_at(R, r, i)->duration_us * 1e-6;
+        if ((err = add_span(R, &s->cpu, &s->ncpu, &s->capcpu, t, t + dur, i)) ||
+            (err = push_ev(R, t + dur, r, i)))
+            return err;
+        s->cpu_busy = true;
+    }
     if (!s->comm_busy && s->mq_h < s->mq_t) {
         uint32_t i = s->mq[s->mq_h++];
         s->comm_busy = true;
@@ -606,7 +615,12 @@ static weft_err dispatch(run *R, uint32_t r, double t)
 static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
 {
     rstate *s = &R->rs[r];
-    switch (node_at(R, r, i)->type) {
+    const weft_ck_node *nd = node_at(R, r, i);
+    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op) {
+        s->pq[s->pq_t++] = i;
+        return WEFT_OK;
+    }
+    switch (nd->type) {
     case WEFT_CK_COMP:
     case WEFT_CK_MEM_LOAD:
     case WEFT_CK_MEM_STORE:
@@ -618,7 +632,7 @@ static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
         return WEFT_OK;
     case WEFT_CK_RECV:
         return post_recv(R, r, i, t);
-    default: /* metadata */
+    default: /* metadata, invalid: no time (ASTRA-sim skips them) */
         return push_ev(R, t, r, i);
     }
 }
@@ -629,7 +643,10 @@ static weft_err complete(run *R, const ev *e)
     const weft_ck_node *nd = node_at(R, e->rank, e->node);
     s->done[e->node] = 1;
     s->end[e->node] = e->t;
-    if (nd->type == WEFT_CK_COMP || nd->type == WEFT_CK_MEM_LOAD || nd->type == WEFT_CK_MEM_STORE)
+    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op)
+        s->cpu_busy = false;
+    else if (nd->type == WEFT_CK_COMP || nd->type == WEFT_CK_MEM_LOAD ||
+             nd->type == WEFT_CK_MEM_STORE)
         s->comp_busy = false;
     else if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) {
         s->comm_busy = false;
@@ -812,7 +829,8 @@ static weft_err rank_init(run *R, uint32_t r)
         !(s->succ = weft__malloc((m + 1) * sizeof *s->succ)) ||
         !(s->done = weft__calloc(n + 1, 1)) || !(s->end = weft__calloc(n + 1, sizeof *s->end)) ||
         !(s->cq = weft__malloc((n + 1) * sizeof *s->cq)) ||
-        !(s->mq = weft__malloc((n + 1) * sizeof *s->mq)))
+        !(s->mq = weft__malloc((n + 1) * sizeof *s->mq)) ||
+        !(s->pq = weft__malloc((n + 1) * sizeof *s->pq)))
         return weft_diag_code(R->d, WEFT_ENOMEM);
     for (size_t i = 0; i < n; i++) {
         s->left[i] = k->dep_off[i + 1] - k->dep_off[i];
@@ -841,6 +859,8 @@ static void rank_free(rstate *s)
     weft__free(s->end);
     weft__free(s->cq);
     weft__free(s->mq);
+    weft__free(s->pq);
+    weft__free(s->cpu);
     weft__free(s->comp);
     weft__free(s->comm);
 }
@@ -912,8 +932,12 @@ static weft_err write_trace(FILE *f, const run *R, weft_diag *d)
         fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
                    "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
                    "\"tid\":2,\"args\":{\"name\":\"comm\"}}", r, r);
+        if (R->rs[r].ncpu)
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
+                       "\"args\":{\"name\":\"cpu\"}}", r);
         trace_spans(f, R, r, 1, R->rs[r].comp, R->rs[r].ncomp);
         trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
+        trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);
     }
     fprintf(f, "\n]}\n");
     if (fflush(f) || ferror(f))
@@ -996,6 +1020,8 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
             o->compute_s += s->comp[i].t1 - s->comp[i].t0;
         for (size_t i = 0; i < s->ncomm; i++)
             o->comm_s += s->comm[i].t1 - s->comm[i].t0;
+        for (size_t i = 0; i < s->ncpu; i++)
+            o->cpu_s += s->cpu[i].t1 - s->cpu[i].t0;
         o->exposed_s = o->comm_s - overlap(s->comp, s->ncomp, s->comm, s->ncomm);
         res.total_s = fmax(res.total_s, o->end_s);
     }

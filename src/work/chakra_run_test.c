@@ -18,7 +18,8 @@
  *
  * In memory: one group alone takes 1 ms; a compute node without a duration
  * takes max(FLOPs / peak, bytes / HBM bandwidth); without a GPU it is an
- * error naming it. Bad inputs give their exact messages; allocation
+ * error naming it; a CPU op runs beside the GPU's compute; an invalid
+ * node takes no time. Bad inputs give their exact messages; allocation
  * failures are swept. */
 #include <math.h>
 #include <stdio.h>
@@ -166,8 +167,10 @@ static void start(buf *o)
     put_node(o, &meta);
 }
 
-/* Ranks 0 and 1: an allreduce of 1e6 B in group "1"; ranks 2 and 3: one
- * compute node of 2e9 FLOPs and 1e9 bytes, no duration. */
+/* Ranks 0 and 1: an allreduce of 1e6 B in group "1" (rank 1 then an
+ * invalid node); ranks 2 and 3: one compute node of 2e9 FLOPs and 1e9
+ * bytes, no duration (rank 3 also a CPU op of 7 ms, which runs beside
+ * it on its own stream). */
 static void mem_traces(buf t[4])
 {
     for (int r = 0; r < 4; r++) {
@@ -186,6 +189,19 @@ static void mem_traces(buf t[4])
             attr(&nd, "tensor_size", 1000000000, NULL);
         }
         put_node(&t[r], &nd);
+        buf extra = {.n = 0};
+        if (r == 1) { /* an invalid node after the allreduce: no time */
+            varfield(&extra, 1, 2);
+            varfield(&extra, 3, 0);
+            varfield(&extra, 5, 1);
+            put_node(&t[r], &extra);
+        } else if (r == 3) { /* a CPU op of 7 ms beside the GEMM */
+            varfield(&extra, 1, 2);
+            varfield(&extra, 3, 4);
+            varfield(&extra, 7, 7000);
+            attr(&extra, "is_cpu_op", 1, NULL);
+            put_node(&t[r], &extra);
+        }
     }
 }
 
@@ -252,8 +268,13 @@ static void test_memory(const weft_topo *t)
     /* Group "1" alone: 1 ms; the compute: max(2e9 / 1e12, 1e9 / 2e11) = 5 ms. */
     NEAR(r.coll_s[WEFT_COLL_ALLREDUCE], 1e-3);
     NEAR(r.rank[0].end_s, 1e-3);
+    NEAR(r.rank[1].end_s, 1e-3);
     NEAR(r.rank[2].compute_s, 5e-3);
-    NEAR(r.total_s, 5e-3);
+    NEAR(r.rank[2].end_s, 5e-3);
+    NEAR(r.rank[3].compute_s, 5e-3);
+    NEAR(r.rank[3].cpu_s, 7e-3);
+    NEAR(r.rank[3].end_s, 7e-3);
+    NEAR(r.total_s, 7e-3);
     weft_chakra_result_fini(&r);
     weft_work_ctx_free(c);
     weft_chakra_free(w);
