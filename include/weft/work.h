@@ -292,7 +292,8 @@ typedef struct weft_chakra_result {
 
 /* Runs the traces on c's fabric (its ranks must be w's). Compute nodes take
  * duration_micros, or without one num_ops FLOPs and tensor_size bytes on
- * c's GPU by a roofline, max(FLOPs / bf16 peak, bytes / HBM bandwidth)
+ * c's GPU by the step's roofline, max(FLOPs / (bf16 peak x
+ * WEFT_WORK_GEMM_EFF), bytes / HBM bandwidth)
  * (WEFT_EINVAL naming the node when c has no GPU). A collective node is
  * matched with the ones of the other ranks of its process group (pg_name;
  * "" and "0" are every rank, any other name the ranks whose traces use it)

@@ -574,9 +574,7 @@ static weft_err compute_s(run *R, uint32_t r, const weft_ck_node *nd, double *ou
                              "tensor_size (%llu) need a GPU (--gpu)",
                              R->w->r[r].file, (unsigned long long)nd->id, nd->name,
                              (unsigned long long)nd->num_ops, (unsigned long long)nd->tensor_size);
-    double peak = g->peak[WEFT_PREC_BF16];
-    *out = fmax(peak > 0 ? (double)nd->num_ops / peak : 0,
-                g->hbm_bw > 0 ? (double)nd->tensor_size / g->hbm_bw : 0);
+    *out = weft__work_roofline_s(g, (double)nd->num_ops, (double)nd->tensor_size);
     return WEFT_OK;
 }
 

@@ -17,7 +17,8 @@
  * 10..2030.
  *
  * In memory: one group alone takes 1 ms; a compute node without a duration
- * takes max(FLOPs / peak, bytes / HBM bandwidth); without a GPU it is an
+ * takes the step's roofline, max(FLOPs / (peak x WEFT_WORK_GEMM_EFF),
+ * bytes / HBM bandwidth); without a GPU it is an
  * error naming it; a CPU op runs beside the GPU's compute; an invalid
  * node takes no time. Bad inputs give their exact messages; allocation
  * failures are swept. */
@@ -168,7 +169,7 @@ static void start(buf *o)
 }
 
 /* Ranks 0 and 1: an allreduce of 1e6 B in group "1" (rank 1 then an
- * invalid node); ranks 2 and 3: one compute node of 2e9 FLOPs and 1e9
+ * invalid node); ranks 2 and 3: one compute node of 7.8e9 FLOPs and 1e9
  * bytes, no duration (rank 3 also a CPU op of 7 ms, which runs beside
  * it on its own stream). */
 static void mem_traces(buf t[4])
@@ -185,7 +186,7 @@ static void mem_traces(buf t[4])
         } else {
             lenfield(&nd, 2, "gemm", 4);
             varfield(&nd, 3, 4);
-            attr(&nd, "num_ops", 2000000000, NULL);
+            attr(&nd, "num_ops", 7800000000ull, NULL);
             attr(&nd, "tensor_size", 1000000000, NULL);
         }
         put_node(&t[r], &nd);
@@ -254,7 +255,7 @@ static void test_memory(const weft_topo *t)
     weft_work_ctx *c = fluid_ctx(t, NULL);
     weft_chakra_result r;
     CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_EINVAL);
-    CHECK_STR(d.msg, "m.2.et: node 1 ('gemm') has no duration_micros: its num_ops (2000000000) "
+    CHECK_STR(d.msg, "m.2.et: node 1 ('gemm') has no duration_micros: its num_ops (7800000000) "
                      "and tensor_size (1000000000) need a GPU (--gpu)");
     weft_work_ctx_free(c);
     weft_gpu g;
@@ -265,16 +266,17 @@ static void test_memory(const weft_topo *t)
     g.hbm_bytes = 1e10;
     c = fluid_ctx(t, &g);
     CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);
-    /* Group "1" alone: 1 ms; the compute: max(2e9 / 1e12, 1e9 / 2e11) = 5 ms. */
+    /* Group "1" alone: 1 ms; the compute: max(7.8e9 / (1e12 x 0.78), 1e9 / 2e11)
+     * = 10 ms; rank 3's CPU op of 7 ms beside it. */
     NEAR(r.coll_s[WEFT_COLL_ALLREDUCE], 1e-3);
     NEAR(r.rank[0].end_s, 1e-3);
     NEAR(r.rank[1].end_s, 1e-3);
-    NEAR(r.rank[2].compute_s, 5e-3);
-    NEAR(r.rank[2].end_s, 5e-3);
-    NEAR(r.rank[3].compute_s, 5e-3);
+    NEAR(r.rank[2].compute_s, 10e-3);
+    NEAR(r.rank[2].end_s, 10e-3);
+    NEAR(r.rank[3].compute_s, 10e-3);
     NEAR(r.rank[3].cpu_s, 7e-3);
-    NEAR(r.rank[3].end_s, 7e-3);
-    NEAR(r.total_s, 7e-3);
+    NEAR(r.rank[3].end_s, 10e-3);
+    NEAR(r.total_s, 10e-3);
     weft_chakra_result_fini(&r);
     weft_work_ctx_free(c);
     weft_chakra_free(w);
