@@ -16,12 +16,17 @@
 #include "base/alloc.h"
 #include "work/work_internal.h"
 
+/* Times are written as whole nanoseconds (microseconds with three
+ * decimals), the end rounded as the start is, so that a slice that begins
+ * where another ends never overlaps it in the file. */
 static void slice(FILE *f, bool *first, uint32_t pid, uint32_t tid, const char *name, uint32_t mb,
                   double t0, double t1)
 {
-    fprintf(f, "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
-               "\"dur\":%.3f}",
-            *first ? "" : ",", name, mb, pid, tid, t0 * 1e6, (t1 - t0) * 1e6);
+    long long a = llround(t0 * 1e9), b = llround(t1 * 1e9);
+    fprintf(f, "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,"
+               "\"dur\":%lld.%03lld}",
+            *first ? "" : ",", name, mb, pid, tid, a / 1000, a % 1000, (b - a) / 1000,
+            (b - a) % 1000);
     *first = false;
 }
 
