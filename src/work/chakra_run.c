@@ -11,6 +11,8 @@
  * (kind, size, group size), through weft__work_groups_s, so that
  * concurrent groups share links and repeated batches hit its cache.
  * Events are ordered by (time, sequence number): the run is deterministic.
+ * A traced run also draws the link groups each batch loads (trace.c's
+ * weft__links: NVLink and NICs per box) while it runs.
  * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations. */
 #include <math.h>
 #include <stdio.h>
@@ -326,7 +328,35 @@ typedef struct run {
     uint32_t *pos;
     size_t cappos;
     weft_chakra_result *res;
+    bool traced;       /* link-group tracks are kept */
+    weft__links links; /* kinds: weft_coll, then sends (P2P) */
 } run;
+
+#define P2P WEFT__COLL_COUNT
+
+/* The link groups a batch loads (traced runs): n / gs groups in pos. */
+static void batch_links(run *R, uint32_t kind, const uint32_t *pos, uint32_t n, uint32_t gs,
+                        double t0, double t1)
+{
+    if (!R->traced || !(t1 > t0))
+        return;
+    weft__links *L = &R->links;
+    weft__links_clear(L, kind, 0);
+    for (uint32_t g = 0; g < n; g += gs)
+        for (uint32_t i = 0; i < gs; i++) {
+            if (kind == WEFT_COLL_ALLTOALL) {
+                for (uint32_t j = 0; j < gs; j++)
+                    if (j != i)
+                        weft__links_mark(L, kind, 0, pos[g + i], pos[g + j]);
+            } else if (kind == P2P || kind == WEFT_COLL_BROADCAST) {
+                if (i + 1 < gs)
+                    weft__links_mark(L, kind, 0, pos[g + i], pos[g + i + 1]);
+            } else {
+                weft__links_mark(L, kind, 0, pos[g + i], pos[g + (i + 1) % gs]);
+            }
+        }
+    weft__links_load(L, kind, 0, t0, t1);
+}
 
 static bool ev_less(const ev *a, const ev *b)
 {
@@ -702,6 +732,8 @@ static weft_err launch(run *R, double t)
         err = coll < 0 ? WEFT_OK
                        : weft__work_groups_s(R->c, (weft_coll)coll, false, R->pos, n, gs, size,
                                              &dur, R->d);
+        if (!err && coll >= 0)
+            batch_links(R, (uint32_t)coll, R->pos, n, gs, t, t + dur);
         res->batches++;
         for (size_t q = 0; q < nb && !err; q += 2) {
             const group *g = &R->g[batch[q]];
@@ -748,6 +780,7 @@ static weft_err launch(run *R, double t)
         if ((err = weft__work_groups_s(R->c, WEFT_COLL_ALLTOALL, true, R->pos, n, 2, size, &dur,
                                        R->d)))
             return err;
+        batch_links(R, P2P, R->pos, n, 2, t, t + dur);
         res->batches++;
         for (size_t k = first; k < R->nm; k++) {
             msg *m = &R->m[k];
@@ -919,8 +952,12 @@ static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const s
     }
 }
 
-static weft_err write_trace(FILE *f, const run *R, weft_diag *d)
+static weft_err write_trace(FILE *f, run *R, weft_diag *d)
 {
+    const char *names[P2P + 1];
+    for (int k = 0; k < P2P; k++)
+        names[k] = weft_coll_name((weft_coll)k);
+    names[P2P] = "send";
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":\"process_name\","
                "\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"rank 0\"}}");
     for (uint32_t r = 0; r < R->w->n; r++) {
@@ -937,6 +974,8 @@ static weft_err write_trace(FILE *f, const run *R, weft_diag *d)
         trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
         trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);
     }
+    bool first = false;
+    weft__links_write(f, &first, &R->links, R->w->n, names);
     fprintf(f, "\n]}\n");
     if (fflush(f) || ferror(f))
         return weft_diag_set(d, WEFT_EIO, "trace: write error");
@@ -970,6 +1009,11 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
         !(res.rank = weft__calloc(w->n ? w->n : 1, sizeof *res.rank))) {
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
+    }
+    if (trace) {
+        R.traced = true;
+        if (weft__links_init(&R.links, c->topo, P2P + 1, 1))
+            err = weft_diag_code(d, WEFT_ENOMEM);
     }
     for (uint32_t r = 0; r < w->n && !err; r++)
         err = rank_init(&R, r);
@@ -1005,6 +1049,8 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
     }
     if (!err)
         err = deadlock(&R);
+    if (!err && R.links.oom)
+        err = weft_diag_code(d, WEFT_ENOMEM);
     if (err)
         goto free_all;
     for (uint32_t r = 0; r < w->n; r++) {
@@ -1041,6 +1087,7 @@ free_all:
     weft__free(R.psend);
     weft__free(R.pos);
     weft__free(res.rank);
+    weft__links_fini(&R.links);
     return err;
 }
 

@@ -43,41 +43,19 @@ static void meta(FILE *f, bool *first, const char *what, uint32_t pid, uint32_t 
 
 enum { TID_COMPUTE = 1, TID_PP, TID_PPB, TID_DP, TID_OPT };
 
-/* ---- link groups ---- */
-
-typedef struct lspan {
-    double t;
-    int32_t delta; /* +1 a load begins, -1 it ends */
-    uint32_t kind;
-} lspan;
-
-typedef struct ltrack {
-    lspan *s;
-    size_t n, cap;
-} ltrack;
-
-typedef struct links {
-    uint32_t nbox, nlg, pp;
-    int32_t *box_host; /* box index -> the fabric's host id */
-    uint32_t *box_of;  /* rank -> box index */
-    uint8_t *load;     /* [kind][stage][link group] */
-    ltrack *tr;
-    bool oom;
-} links;
+/* ---- link groups (weft__links, work_internal.h) ---- */
 
 static int32_t rank_host(const weft_topo *t, uint32_t r)
 {
     return weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){r}));
 }
 
-static uint8_t *load_at(links *L, uint32_t kind, uint32_t stage)
+static uint8_t *load_at(weft__links *L, uint32_t kind, uint32_t stage)
 {
-    return L->load + ((size_t)kind * L->pp + stage) * L->nlg;
+    return L->load + ((size_t)kind * L->stages + stage) * L->nlg;
 }
 
-/* A transfer from rank a to rank b loads the NVLink of their box (2 x box)
- * or the NICs of both boxes (2 x box + 1). */
-static void mark(links *L, uint32_t kind, uint32_t stage, uint32_t a, uint32_t b)
+void weft__links_mark(weft__links *L, uint32_t kind, uint32_t stage, uint32_t a, uint32_t b)
 {
     uint8_t *l = load_at(L, kind, stage);
     uint32_t ba = L->box_of[a], bb = L->box_of[b];
@@ -87,7 +65,12 @@ static void mark(links *L, uint32_t kind, uint32_t stage, uint32_t a, uint32_t b
         l[2 * ba + 1] = l[2 * bb + 1] = 1;
 }
 
-static void links_fini(links *L)
+void weft__links_clear(weft__links *L, uint32_t kind, uint32_t stage)
+{
+    memset(load_at(L, kind, stage), 0, L->nlg);
+}
+
+void weft__links_fini(weft__links *L)
 {
     for (uint32_t i = 0; L->tr && i < L->nlg; i++)
         weft__free(L->tr[i].s);
@@ -95,22 +78,19 @@ static void links_fini(links *L)
     weft__free(L->box_host);
     weft__free(L->box_of);
     weft__free(L->load);
+    memset(L, 0, sizeof *L);
 }
 
-/* Which link groups each kind of collective loads, per stage. */
-static weft_err links_init(links *L, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
-                           const weft_step_result *r)
+weft_err weft__links_init(weft__links *L, const weft_topo *t, uint32_t kinds, uint32_t stages)
 {
-    const weft_topo *t = c->topo;
-    uint32_t n = c->ranks;
+    uint32_t n = weft_topo_num_ranks(t);
     memset(L, 0, sizeof *L);
-    L->pp = p->pp;
-    uint32_t *pos = weft__malloc((n ? n : 1) * sizeof *pos);
-    uint32_t *stage = weft__malloc((n ? n : 1) * sizeof *stage);
+    L->kinds = kinds;
+    L->stages = stages;
     L->box_host = weft__malloc((n ? n : 1) * sizeof *L->box_host);
     L->box_of = weft__malloc((n ? n : 1) * sizeof *L->box_of);
-    if (!pos || !stage || !L->box_host || !L->box_of)
-        goto oom;
+    if (!L->box_host || !L->box_of)
+        return WEFT_ENOMEM;
     for (uint32_t q = 0; q < n; q++) {
         int32_t h = rank_host(t, q);
         uint32_t b = 0;
@@ -121,16 +101,121 @@ static weft_err links_init(links *L, weft_work_ctx *c, const weft_parallel *p, u
         L->box_of[q] = b;
     }
     L->nlg = 2 * L->nbox;
-    L->load = weft__calloc((size_t)WEFT__COMM_COUNT * L->pp * L->nlg, 1);
-    L->tr = weft__calloc(L->nlg, sizeof *L->tr);
+    L->load = weft__calloc((size_t)kinds * stages * L->nlg + 1, 1);
+    L->tr = weft__calloc(L->nlg + 1, sizeof *L->tr);
     if (!L->load || !L->tr)
-        goto oom;
+        return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+void weft__links_load(weft__links *L, uint32_t kind, uint32_t stage, double t0, double t1)
+{
+    if (!(t1 > t0))
+        return;
+    const uint8_t *l = load_at(L, kind, stage);
+    for (uint32_t g = 0; g < L->nlg; g++) {
+        if (!l[g])
+            continue;
+        weft__ltrack *tr = &L->tr[g];
+        if (weft__grow((void **)&tr->s, &tr->cap, tr->n + 2, sizeof *tr->s)) {
+            L->oom = true;
+            return;
+        }
+        tr->s[tr->n++] = (weft__lspan){t0, 1, kind};
+        tr->s[tr->n++] = (weft__lspan){t1, -1, kind};
+    }
+}
+
+static int lspan_cmp(const void *a, const void *b)
+{
+    const weft__lspan *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : x->delta - y->delta;
+}
+
+static void ns_ts(FILE *f, long long ns)
+{
+    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
+}
+
+void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
+                       const char *const *names)
+{
+    bool named = false;
+    for (uint32_t g = 0; g < L->nlg; g++) {
+        weft__ltrack *tr = &L->tr[g];
+        if (!tr->n)
+            continue;
+        if (!named) {
+            fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                       "\"args\":{\"name\":\"links\"}}",
+                    *first ? "" : ",", pid);
+            *first = false;
+            named = true;
+        }
+        int32_t h = L->box_host[g / 2];
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                   "\"args\":{\"name\":\"%s of box b%d\"}}",
+                pid, g + 1, g % 2 ? "NICs" : "NVLink", h);
+        qsort(tr->s, tr->n, sizeof *tr->s, lspan_cmp);
+        uint32_t count[WEFT__LINKS_MAX_KINDS] = {0}, mask = 0;
+        long long start = 0;
+        for (size_t i = 0; i < tr->n;) {
+            long long now = llround(tr->s[i].t * 1e9);
+            /* Everything that changes at this nanosecond. */
+            while (i < tr->n && llround(tr->s[i].t * 1e9) == now) {
+                count[tr->s[i].kind] += (uint32_t)tr->s[i].delta;
+                i++;
+            }
+            uint32_t m = 0;
+            for (uint32_t k = 0; k < L->kinds; k++)
+                if (count[k])
+                    m |= 1u << k;
+            if (m == mask)
+                continue;
+            if (mask && now > start) {
+                fprintf(f, ",\n{\"name\":\"");
+                const char *sep = "";
+                for (uint32_t k = 0; k < L->kinds; k++)
+                    if (mask >> k & 1) {
+                        fprintf(f, "%s%s", sep, names[k]);
+                        sep = "+";
+                    }
+                fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, g + 1);
+                ns_ts(f, start);
+                fprintf(f, ",\"dur\":");
+                ns_ts(f, now - start);
+                fprintf(f, "}");
+            }
+            mask = m;
+            start = now;
+        }
+    }
+}
+
+/* weft_comm_kind_name's names (step.c is above this file). */
+static const char *const kind_names[WEFT__COMM_COUNT] = {"tp", "cp", "dp", "pp", "ep"};
+
+/* Which link groups each kind of collective of the step loads, per stage. */
+static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                           const weft_step_result *r)
+{
+    uint32_t n = c->ranks;
+    weft_err err = weft__links_init(L, c->topo, WEFT__COMM_COUNT, p->pp);
+    if (err)
+        return err;
+    uint32_t *pos = weft__malloc((n ? n : 1) * sizeof *pos);
+    uint32_t *stage = weft__malloc((n ? n : 1) * sizeof *stage);
+    if (!pos || !stage) {
+        weft__free(pos);
+        weft__free(stage);
+        return WEFT_ENOMEM;
+    }
     weft__work_groups(p, dp, 1u << WEFT_DIM_PP, pos);
     for (uint32_t g = 0; g < n; g += p->pp)
         for (uint32_t s = 0; s < p->pp; s++) {
             stage[pos[g + s]] = s;
             if (s + 1 < p->pp)
-                mark(L, WEFT_COMM_PP, s, pos[g + s], pos[g + s + 1]);
+                weft__links_mark(L, WEFT_COMM_PP, s, pos[g + s], pos[g + s + 1]);
         }
     static const struct {
         uint32_t kind, mask;
@@ -152,116 +237,24 @@ static weft_err links_init(links *L, weft_work_ctx *c, const weft_parallel *p, u
                 if (kind == WEFT_COMM_EP) { /* all-to-all: every pair */
                     for (uint32_t j = 0; j < gs; j++)
                         if (j != i)
-                            mark(L, kind, stage[pos[g + i]], pos[g + i], pos[g + j]);
+                            weft__links_mark(L, kind, stage[pos[g + i]], pos[g + i], pos[g + j]);
                 } else { /* a ring */
-                    mark(L, kind, stage[pos[g + i]], pos[g + i], pos[g + (i + 1) % gs]);
+                    weft__links_mark(L, kind, stage[pos[g + i]], pos[g + i],
+                                     pos[g + (i + 1) % gs]);
                 }
             }
     }
     weft__free(pos);
     weft__free(stage);
     return WEFT_OK;
-oom:
-    weft__free(pos);
-    weft__free(stage);
-    return WEFT_ENOMEM;
-}
-
-/* Kind `kind` of stage `stage` loads its link groups from t0 to t1. */
-static void load(links *L, uint32_t kind, uint32_t stage, double t0, double t1)
-{
-    if (!(t1 > t0))
-        return;
-    const uint8_t *l = load_at(L, kind, stage);
-    for (uint32_t g = 0; g < L->nlg; g++) {
-        if (!l[g])
-            continue;
-        ltrack *tr = &L->tr[g];
-        if (weft__grow((void **)&tr->s, &tr->cap, tr->n + 2, sizeof *tr->s)) {
-            L->oom = true;
-            return;
-        }
-        tr->s[tr->n++] = (lspan){t0, 1, kind};
-        tr->s[tr->n++] = (lspan){t1, -1, kind};
-    }
-}
-
-static int lspan_cmp(const void *a, const void *b)
-{
-    const lspan *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t ? 1 : x->delta - y->delta;
-}
-
-/* weft_comm_kind_name's names (step.c is above this file). */
-static const char *const kind_names[WEFT__COMM_COUNT] = {"tp", "cp", "dp", "pp", "ep"};
-
-static void ns_ts(FILE *f, long long ns)
-{
-    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
-}
-
-/* The "links" process: one track per busy link group, its loads cut into
- * disjoint segments named by the kinds active in each. */
-static void links_write(FILE *f, bool *first, links *L, uint32_t pid)
-{
-    bool named = false;
-    for (uint32_t g = 0; g < L->nlg; g++) {
-        ltrack *tr = &L->tr[g];
-        if (!tr->n)
-            continue;
-        if (!named) {
-            fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                       "\"args\":{\"name\":\"links\"}}",
-                    *first ? "" : ",", pid);
-            *first = false;
-            named = true;
-        }
-        int32_t h = L->box_host[g / 2];
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                   "\"args\":{\"name\":\"%s of box b%d\"}}",
-                pid, g + 1, g % 2 ? "NICs" : "NVLink", h);
-        qsort(tr->s, tr->n, sizeof *tr->s, lspan_cmp);
-        uint32_t count[WEFT__COMM_COUNT] = {0}, mask = 0;
-        long long start = 0;
-        for (size_t i = 0; i < tr->n;) {
-            long long now = llround(tr->s[i].t * 1e9);
-            /* Everything that changes at this nanosecond. */
-            while (i < tr->n && llround(tr->s[i].t * 1e9) == now) {
-                count[tr->s[i].kind] += (uint32_t)tr->s[i].delta;
-                i++;
-            }
-            uint32_t m = 0;
-            for (uint32_t k = 0; k < WEFT__COMM_COUNT; k++)
-                if (count[k])
-                    m |= 1u << k;
-            if (m == mask)
-                continue;
-            if (mask && now > start) {
-                fprintf(f, ",\n{\"name\":\"");
-                const char *sep = "";
-                for (uint32_t k = 0; k < WEFT__COMM_COUNT; k++)
-                    if (mask >> k & 1) {
-                        fprintf(f, "%s%s", sep, kind_names[k]);
-                        sep = "+";
-                    }
-                fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, g + 1);
-                ns_ts(f, start);
-                fprintf(f, ",\"dur\":");
-                ns_ts(f, now - start);
-                fprintf(f, "}");
-            }
-            mask = m;
-            start = now;
-        }
-    }
 }
 
 weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
                           const weft_step_result *r, weft_diag *d)
 {
-    links L;
-    if (links_init(&L, c, p, dpn, r)) {
-        links_fini(&L);
+    weft__links L;
+    if (step_links(&L, c, p, dpn, r)) {
+        weft__links_fini(&L);
         return weft_diag_code(d, WEFT_ENOMEM);
     }
     uint32_t pp = p->pp, v = r->counts.vstages, u = r->counts.microbatches * v;
@@ -325,12 +318,12 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
                     slice(f, &first, fwd ? s - 1 : s + 1, fwd ? TID_PP : TID_PPB,
                           fwd ? "send F" : "send B", i,
                           ready - send, ready);
-                    load(&L, WEFT_COMM_PP, fwd ? s - 1 : s, ready - send, ready);
+                    weft__links_load(&L, WEFT_COMM_PP, fwd ? s - 1 : s, ready - send, ready);
                 }
                 slice(f, &first, s, TID_COMPUTE, fwd ? "F" : "B", i, t0, t1);
-                load(&L, WEFT_COMM_TP, s, t0, t1);
-                load(&L, WEFT_COMM_CP, s, t0, t1);
-                load(&L, WEFT_COMM_EP, s, t0, t1);
+                weft__links_load(&L, WEFT_COMM_TP, s, t0, t1);
+                weft__links_load(&L, WEFT_COMM_CP, s, t0, t1);
+                weft__links_load(&L, WEFT_COMM_EP, s, t0, t1);
                 clock[s] = t1;
                 (fwd ? fend : bend)[(size_t)s * u + i] = t1;
                 (fwd ? nf : nbk)[s]++;
@@ -346,7 +339,7 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         double t = clock[s];
         if (dp > 0) {
             slice(f, &first, s, TID_DP, "dp", 0, t, t + dp);
-            load(&L, WEFT_COMM_DP, s, t, t + dp);
+            weft__links_load(&L, WEFT_COMM_DP, s, t, t + dp);
         }
         slice(f, &first, s, TID_OPT, "adam", 0, t + dp, t + dp + r->optimizer_s);
     }
@@ -354,12 +347,12 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-    links_write(f, &first, &L, pp);
+    weft__links_write(f, &first, &L, pp, kind_names);
     fprintf(f, "\n]}\n");
     if (fflush(f) || ferror(f))
         err = weft_diag_set(d, WEFT_EIO, "trace: write error");
 free_all:
-    links_fini(&L);
+    weft__links_fini(&L);
     weft__free(fend);
     weft__free(bend);
     weft__free(next);

@@ -98,6 +98,45 @@ void weft__work_gcache_free(weft_work_ctx *c);
 
 /* ---- trace.c ---- */
 
+/* Link-group tracks of a trace. A fabric's link groups are, per box (host),
+ * its NVLink (2 x box: links between ranks of the box) and its NICs
+ * (2 x box + 1: its ranks' way out). weft__links_mark records that a
+ * transfer of kind k at stage s from rank a to rank b loads the group(s)
+ * it crosses; weft__links_load that kind k of stage s runs from t0 to t1,
+ * on every group marked for (k, s); weft__links_write draws a "links"
+ * process with a track per loaded group, cut into disjoint segments named
+ * by the kinds active in each ("tp+pp"), in whole nanoseconds. */
+#define WEFT__LINKS_MAX_KINDS 8
+
+typedef struct weft__lspan {
+    double t;
+    int32_t delta; /* +1 a load begins, -1 it ends */
+    uint32_t kind;
+} weft__lspan;
+
+typedef struct weft__ltrack {
+    weft__lspan *s;
+    size_t n, cap;
+} weft__ltrack;
+
+typedef struct weft__links {
+    uint32_t nbox, nlg, kinds, stages;
+    int32_t *box_host; /* box index -> the fabric's host id */
+    uint32_t *box_of;  /* rank -> box index */
+    uint8_t *load;     /* [kind][stage][link group] */
+    weft__ltrack *tr;
+    bool oom;          /* a load was lost for want of memory */
+} weft__links;
+
+/* kinds <= WEFT__LINKS_MAX_KINDS. WEFT_ENOMEM (then weft__links_fini). */
+weft_err weft__links_init(weft__links *L, const weft_topo *t, uint32_t kinds, uint32_t stages);
+void weft__links_mark(weft__links *L, uint32_t kind, uint32_t stage, uint32_t a, uint32_t b);
+void weft__links_clear(weft__links *L, uint32_t kind, uint32_t stage);
+void weft__links_load(weft__links *L, uint32_t kind, uint32_t stage, double t0, double t1);
+void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
+                       const char *const *names);
+void weft__links_fini(weft__links *L);
+
 /* Writes the step r under p as a Chrome/Perfetto trace: one process per
  * pipeline stage, a "compute" track with the forward and backward of every
  * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp

@@ -49,10 +49,16 @@ expect_out_has '"batches": 2'
 if command -v python3 >/dev/null 2>&1; then
     LAST="trace_check --nest-only small.json"
     got=$(python3 "$SRC/tests/cli/lib/trace_check.py" --nest-only "$TMP/small.json" 2>&1)
-    if [ "$got" = "14 slices on 8 tracks
+    if [ "$got" = "18 slices on 10 tracks
 ok" ]; then pass_; else fail_ "$got"; fi
 fi
 check "rank 1 has a comm track" grep -q '"pid":1,"tid":2,"args":{"name":"comm"}' "$TMP/small.json"
+# Both groups and the send cross between the boxes: each box's NICs carry
+# the allreduce from 30 us and then the send; no NVLink is busy.
+check "NICs of box b1 track" grep -q '"pid":4,"tid":4,"args":{"name":"NICs of box b1"}' "$TMP/small.json"
+check "allreduce on the NICs" grep -q '{"name":"allreduce","ph":"X","pid":4,"tid":4,"ts":30.000,"dur":2090.000}' "$TMP/small.json"
+check "send on the NICs" grep -q '{"name":"send","ph":"X","pid":4,"tid":2,"ts":2140.000,"dur":1045.000}' "$TMP/small.json"
+check "no NVLink track" test "$(grep -c NVLink "$TMP/small.json")" = 0
 
 # Roofline: --gpu is accepted (every node here has its duration).
 run step --chakra "$FIX/small" --fabric "$FIX/two_hosts.topo" --gpu h100-sxm
