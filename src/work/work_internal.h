@@ -1,7 +1,8 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
  *   <  comm (placement, simulations, cache)  <  trace  <  step  <  sweep;
- *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm).
+ *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
+ *   and trace).
  */
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
