@@ -201,7 +201,8 @@ typedef struct weft_step_result {
 /* A step predictor for one fabric and GPU: owns the simulation cache. */
 typedef struct weft_work_ctx weft_work_ctx;
 
-/* t and g must outlive the context. o (may be NULL: the fabric's default
+/* t and g must outlive the context; g may be NULL for weft_chakra_run on
+ * traces that give every compute node its duration. o (may be NULL: the fabric's default
  * model, weft_sim_model_default) sets how collectives are simulated. */
 WEFT_API weft_err weft_work_ctx_new(const weft_topo *t, const weft_gpu *g, const weft_sim_opts *o,
                                     weft_work_ctx **out);
@@ -233,6 +234,85 @@ typedef struct weft_sweep_entry {
 WEFT_API weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m, const weft_parallel *base,
                                   weft_sweep_entry **out, size_t *n, weft_diag *d);
 WEFT_API void weft_work_sweep_free(weft_sweep_entry *e);
+
+/* ---- Chakra execution traces --------------------------------------------- */
+
+/* The execution traces of every rank of a job (ASTRA-sim's workload format:
+ * mlcommons/chakra et_def.proto, one file PREFIX.R.et per rank R, a
+ * GlobalMetadata then varint-length-delimited Nodes). Opaque. */
+typedef struct weft_chakra weft_chakra;
+
+/* Reads PREFIX.0.et .. PREFIX.(ranks - 1).et and checks them: a missing
+ * file, a file for rank `ranks` (more traces than ranks), a malformed file
+ * ("FILE: offset N: why"), an unknown node type, a collective weft does not
+ * run (reduce, gather, scatter), a duplicate node id or a dependency on a
+ * node the file lacks is WEFT_EINVAL naming the file and the node.
+ * Nothing is kept on failure. */
+WEFT_API weft_err weft_chakra_load(const char *prefix, uint32_t ranks, weft_chakra **out,
+                                   weft_diag *d);
+/* The same from n buffers in memory (names[i] stands for rank i's file in
+ * messages; the buffers may be released after the call). */
+WEFT_API weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens,
+                                    const char *const *names, uint32_t n, weft_chakra **out,
+                                    weft_diag *d);
+WEFT_API void weft_chakra_free(weft_chakra *w);
+/* Nodes over all ranks. */
+WEFT_API uint64_t weft_chakra_nodes(const weft_chakra *w);
+
+/* Time of one rank. Its compute stream runs one compute node at a time, its
+ * communication stream one collective or send at a time (ASTRA-sim's
+ * HardwareResource: receives do not hold it), its CPU stream one node
+ * marked is_cpu_op at a time (their duration_micros). */
+typedef struct weft_chakra_rank {
+    double end_s;     /* when its last node ends */
+    double compute_s; /* compute stream busy */
+    double cpu_s;     /* CPU stream busy */
+    double comm_s;    /* communication stream busy (collectives and sends) */
+    double exposed_s; /* communication stream busy while compute is idle */
+    uint64_t nodes;
+} weft_chakra_rank;
+
+typedef struct weft_chakra_result {
+    uint32_t ranks;
+    double total_s;         /* when the last node of any rank ends */
+    weft_chakra_rank *rank; /* ranks entries; weft_chakra_result_fini frees them */
+    /* Per collective (weft_coll; broadcast included) and point to point:
+     * instances run (a collective counts once, not once per rank), the sum
+     * of their simulated times and of their sizes. */
+    uint32_t coll_calls[WEFT__COLL_COUNT];
+    double coll_s[WEFT__COLL_COUNT];
+    uint64_t coll_bytes[WEFT__COLL_COUNT];
+    uint32_t p2p_calls;
+    double p2p_s;
+    uint64_t p2p_bytes;
+    uint32_t barriers;
+    uint32_t batches; /* simulations asked for (concurrent instances share one) */
+    uint32_t sims, sim_hits;
+} weft_chakra_result;
+
+/* Runs the traces on c's fabric (its ranks must be w's). Compute nodes take
+ * duration_micros, or without one num_ops FLOPs and tensor_size bytes on
+ * c's GPU by the step's roofline, max(FLOPs / (bf16 peak x
+ * WEFT_WORK_GEMM_EFF), bytes / HBM bandwidth)
+ * (WEFT_EINVAL naming the node when c has no GPU). A collective node is
+ * matched with the ones of the other ranks of its process group (pg_name;
+ * "" and "0" are every rank, any other name the ranks whose traces use it)
+ * by order of issue in that group, as ASTRA-sim matches them; it starts
+ * when the last member issues it, and every instance that starts at the
+ * same time with the same kind, size and group size is simulated in one
+ * simulation (weft_sim_rings for allreduce, allgather, reducescatter; plans
+ * of direct copies for alltoall, broadcast chains and sends), so concurrent
+ * groups share links. A send starts when issued; its receive ends when the
+ * message has arrived and the receive was issued (sends and receives
+ * matched by source, destination and tag, in order). Mismatched
+ * collectives (another kind or size) and deadlocks (a collective a member
+ * never issues, a receive never sent, a dependency cycle) are WEFT_EINVAL
+ * naming the file and node. Metadata and invalid nodes take no time.
+ * trace (may be NULL) receives a Chrome/Perfetto document: a process per
+ * rank, "compute", "comm" and (when used) "cpu" tracks. */
+WEFT_API weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
+                                  weft_chakra_result *out, weft_diag *d);
+WEFT_API void weft_chakra_result_fini(weft_chakra_result *r);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@ static const cli_opt step_opts[] = {
     {"fabric", 0, "SPEC", "the fabric: a preset (a100:4) or a .topo file (required)"},
     {"gpu", 0, "NAME", "a100-80g, a100-40g, h100-sxm, h200, b200, mi250x or mi300x"},
     {"gpu-file", 0, "FILE", "a GPU described by key = value lines (docs/step.md)"},
+    {"chakra", 0, "PREFIX", "run Chakra traces PREFIX.0.et .. PREFIX.(N-1).et instead of a model"},
     {"json", 0, NULL, "print one JSON object instead of the report"},
     {"trace", 0, "FILE", "write the step as a Chrome/Perfetto trace"},
     {"sweep", 0, NULL, "rank every valid parallelism by step time"},
@@ -69,7 +70,8 @@ static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's 
 static const cli_syntax step_syntax = {
     .path = "weft step",
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
-            "[--trace FILE] [--sweep]",
+            "[--trace FILE] [--sweep]\n"
+            "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
     .about =
         "Predicts one training step of a transformer on a fabric: the compute of\n"
         "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
@@ -81,7 +83,13 @@ static const cli_syntax step_syntax = {
         "optimizer), MFU and memory per GPU; a configuration that Megatron would\n"
         "reject, or that does not fit in the GPU's memory, is an error naming the\n"
         "flag (exit 1). --sweep ranks every valid (TP, PP, virtual stages, CP, EP,\n"
-        "micro-batch, recompute) that fits. docs/step.md has the model.\n",
+        "micro-batch, recompute) that fits. docs/step.md has the model.\n"
+        "--chakra PREFIX runs Chakra execution traces (ASTRA-sim's workload format),\n"
+        "one file per rank of the fabric, on the same engine: compute nodes take\n"
+        "their duration (or their FLOPs and bytes on --gpu), collectives are matched\n"
+        "across ranks by order within their process group and simulated on the\n"
+        "fabric, concurrent ones together; prints the total time, each rank's\n"
+        "compute and exposed communication, and the time per kind of collective.\n",
     .groups = {&step_group, &model_group, &par_group, &cli_fabric_options},
     .min_pos = 0,
     .max_pos = 0,
@@ -315,6 +323,181 @@ static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model
            c->mem_optim / GIB, c->mem_act / GIB);
 }
 
+static void json_chakra(cli_json *j, const weft_chakra_result *r)
+{
+    cli_json_kv_double(j, "total_s", r->total_s);
+    cli_json_kv_double(j, "step_s", r->total_s);
+    cli_json_key(j, "per_rank");
+    cli_json_begin_array(j);
+    for (uint32_t i = 0; i < r->ranks; i++) {
+        const weft_chakra_rank *k = &r->rank[i];
+        cli_json_begin_object(j);
+        cli_json_kv_uint(j, "rank", i);
+        cli_json_kv_uint(j, "nodes", k->nodes);
+        cli_json_kv_double(j, "end_s", k->end_s);
+        cli_json_kv_double(j, "compute_s", k->compute_s);
+        cli_json_kv_double(j, "cpu_s", k->cpu_s);
+        cli_json_kv_double(j, "comm_s", k->comm_s);
+        cli_json_kv_double(j, "exposed_comm_s", k->exposed_s);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "comm");
+    cli_json_begin_object(j);
+    for (int k = 0; k < WEFT__COLL_COUNT; k++) {
+        if (k == WEFT_COLL_REDUCE)
+            continue;
+        cli_json_key(j, weft_coll_name((weft_coll)k));
+        cli_json_begin_object(j);
+        cli_json_kv_uint(j, "calls", r->coll_calls[k]);
+        cli_json_kv_double(j, "time_s", r->coll_s[k]);
+        cli_json_kv_uint(j, "bytes", r->coll_bytes[k]);
+        cli_json_end_object(j);
+    }
+    cli_json_key(j, "p2p");
+    cli_json_begin_object(j);
+    cli_json_kv_uint(j, "calls", r->p2p_calls);
+    cli_json_kv_double(j, "time_s", r->p2p_s);
+    cli_json_kv_uint(j, "bytes", r->p2p_bytes);
+    cli_json_end_object(j);
+    cli_json_end_object(j);
+    cli_json_kv_uint(j, "barriers", r->barriers);
+    cli_json_kv_uint(j, "batches", r->batches);
+    cli_json_kv_uint(j, "simulations", r->sims);
+    cli_json_kv_uint(j, "simulation_cache_hits", r->sim_hits);
+}
+
+static void print_chakra(const char *prefix, const char *spec, const weft_chakra *w,
+                         const weft_chakra_result *r)
+{
+    printf("chakra %s: %u ranks, %llu nodes, on %s\n", prefix, r->ranks,
+           (unsigned long long)weft_chakra_nodes(w), spec);
+    printf("total %.6f s (%u batches of concurrent communication, %u simulations)\n", r->total_s,
+           r->batches, r->sims);
+    cli_table tb;
+    cli_table_init(&tb, 6);
+    for (size_t k = 0; k < 6; k++)
+        cli_table_align_right(&tb, k);
+    cli_table_cell(&tb, "rank");
+    cli_table_cell(&tb, "nodes");
+    cli_table_cell(&tb, "end s");
+    cli_table_cell(&tb, "compute s");
+    cli_table_cell(&tb, "comm s");
+    cli_table_cell(&tb, "exposed comm s");
+    for (uint32_t i = 0; i < r->ranks; i++) {
+        const weft_chakra_rank *k = &r->rank[i];
+        cli_table_cell(&tb, "%u", i);
+        cli_table_cell(&tb, "%llu", (unsigned long long)k->nodes);
+        cli_table_cell(&tb, "%.6f", k->end_s);
+        cli_table_cell(&tb, "%.6f", k->compute_s);
+        cli_table_cell(&tb, "%.6f", k->comm_s);
+        cli_table_cell(&tb, "%.6f", k->exposed_s);
+    }
+    cli_table_print(&tb, stdout, "  ");
+    cli_table_fini(&tb);
+    cli_table_init(&tb, 4);
+    for (size_t k = 1; k < 4; k++)
+        cli_table_align_right(&tb, k);
+    cli_table_cell(&tb, "communication");
+    cli_table_cell(&tb, "calls");
+    cli_table_cell(&tb, "time s");
+    cli_table_cell(&tb, "MiB");
+    for (int k = 0; k <= WEFT__COLL_COUNT; k++) {
+        uint32_t calls = k < WEFT__COLL_COUNT ? r->coll_calls[k] : r->p2p_calls;
+        if (!calls)
+            continue;
+        cli_table_cell(&tb, "%s", k < WEFT__COLL_COUNT ? weft_coll_name((weft_coll)k) : "send/recv");
+        cli_table_cell(&tb, "%u", calls);
+        cli_table_cell(&tb, "%.6f", k < WEFT__COLL_COUNT ? r->coll_s[k] : r->p2p_s);
+        cli_table_cell(&tb, "%.2f",
+                       (k < WEFT__COLL_COUNT ? r->coll_bytes[k] : r->p2p_bytes) / 1048576.0);
+    }
+    if (r->barriers) {
+        cli_table_cell(&tb, "barrier");
+        cli_table_cell(&tb, "%u", r->barriers);
+        cli_table_cell(&tb, "%.6f", 0.0);
+        cli_table_cell(&tb, "-");
+    }
+    cli_table_print(&tb, stdout, "  ");
+    cli_table_fini(&tb);
+}
+
+/* weft step --chakra PREFIX: the traces on the fabric. */
+static int run_chakra(const cli_args *a, const char *prefix)
+{
+    static const char *const model_flags[] = {"model", "sweep", "top", "order", "list-models",
+                                              "num-layers", "hidden-size",
+                                              "tensor-model-parallel-size",
+                                              "pipeline-model-parallel-size",
+                                              "global-batch-size", NULL};
+    for (size_t i = 0; model_flags[i]; i++)
+        if (cli_args_has(a, model_flags[i]))
+            return cli_usage_error(&step_syntax, "--chakra runs traces: --%s does not apply",
+                                   model_flags[i]);
+    const char *spec = cli_args_get(a, "fabric");
+    if (!spec)
+        return cli_usage_error(&step_syntax, "missing --fabric SPEC");
+    weft_gpu g;
+    bool has_gpu = cli_args_get(a, "gpu") || cli_args_get(a, "gpu-file");
+    int rc;
+    if (has_gpu && (rc = read_gpu(a, &g)))
+        return rc;
+    weft_topo *t = NULL;
+    if ((rc = cli_load_fabric(a, spec, &t)))
+        return rc;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_chakra *w = NULL;
+    weft_work_ctx *ctx = NULL;
+    cli_context_object("reading the Chakra traces");
+    weft_err err = weft_chakra_load(prefix, weft_topo_num_ranks(t), &w, &d);
+    if (!err)
+        err = weft_work_ctx_new(t, has_gpu ? &g : NULL, NULL, &ctx);
+    if (err) {
+        rc = cli_fail(err, &d);
+        goto free_all;
+    }
+    const char *trace_path = cli_args_get(a, "trace");
+    cli_out out;
+    if (trace_path && (rc = cli_out_open(&out, trace_path)))
+        goto free_all;
+    weft_chakra_result r;
+    cli_context_object("running the Chakra traces");
+    err = weft_chakra_run(ctx, w, trace_path ? out.f : NULL, &r, &d);
+    if (trace_path) {
+        int crc = cli_out_close(&out, err == WEFT_OK);
+        if (!err && crc) {
+            weft_chakra_result_fini(&r);
+            rc = crc;
+            goto free_all;
+        }
+    }
+    if (err) {
+        rc = cli_fail(err, &d);
+        goto free_all;
+    }
+    if (cli_args_has(a, "json")) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
+        cli_json_kv_string(&j, "chakra", prefix);
+        cli_json_kv_uint(&j, "nodes", weft_chakra_nodes(w));
+        json_chakra(&j, &r);
+        cli_json_end_object(&j);
+        rc = cli_json_done(&j);
+    } else {
+        print_chakra(prefix, spec, w, &r);
+        rc = CLI_EXIT_OK;
+    }
+    weft_chakra_result_fini(&r);
+free_all:
+    weft_work_ctx_free(ctx);
+    weft_chakra_free(w);
+    weft_topo_free(t);
+    return rc;
+}
+
 static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, const weft_gpu *g,
                      const weft_model *m, const weft_parallel *p)
 {
@@ -398,6 +581,11 @@ int cli_cmd_step(int argc, char **argv)
     int rc = cli_args_parse(&step_syntax, argc, argv, &a);
     if (rc != CLI_CONTINUE)
         return rc;
+    const char *chakra = cli_args_get(&a, "chakra");
+    if (chakra) {
+        rc = run_chakra(&a, chakra);
+        goto free_args;
+    }
     if (cli_args_has(&a, "list-models")) {
         list_models();
         rc = CLI_EXIT_OK;

@@ -7,18 +7,32 @@
 
 #include "work/pbwire.h"
 
-/* An attribute's integer value, whatever integer type it was written as. */
-static int attr_int(weft_pb *a, char *name, size_t namecap, int64_t *v, int *has)
+/* Copies a string field as printable ASCII, cut to cap - 1 bytes. */
+static void text(char *dst, size_t cap, const uint8_t *src, size_t len)
+{
+    size_t n = len < cap - 1 ? len : cap - 1;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? (char)src[i] : '?';
+    dst[n] = '\0';
+}
+
+/* An attribute's integer value, whatever integer type it was written as;
+ * a string value (string_val = 29) goes to str. */
+static int attr_int(weft_pb *a, char *name, size_t namecap, int64_t *v, int *has, char *str,
+                    size_t strcap)
 {
     weft_pb_field f;
     int rc;
     name[0] = '\0';
+    str[0] = '\0';
     *has = 0;
     while ((rc = weft_pb_next(a, &f)) == 1) {
         if (f.num == 1 && f.wire == WEFT_PB_LEN) {
             size_t n = f.len < namecap - 1 ? f.len : namecap - 1;
             memcpy(name, a->buf + f.off, n);
             name[n] = '\0';
+        } else if (f.num == 29 && f.wire == WEFT_PB_LEN) {
+            text(str, strcap, a->buf + f.off, f.len);
         } else if (f.wire == WEFT_PB_VARINT && (f.num == 7 || f.num == 9 || f.num == 11 ||
                                                 f.num == 13 || f.num == 27)) {
             *v = (int64_t)f.u;
@@ -56,6 +70,8 @@ static int decode_node(weft_pb *m, weft_ck_node *nd, char *err, size_t errlen)
     while ((rc = weft_pb_next(m, &f)) == 1) {
         if (f.num == 1 && f.wire == WEFT_PB_VARINT)
             nd->id = f.u;
+        else if (f.num == 2 && f.wire == WEFT_PB_LEN)
+            text(nd->name, sizeof nd->name, m->buf + f.off, f.len);
         else if (f.num == 3 && f.wire == WEFT_PB_VARINT)
             nd->type = f.u;
         else if (f.num == 7 && f.wire == WEFT_PB_VARINT)
@@ -77,14 +93,16 @@ static int decode_node(weft_pb *m, weft_ck_node *nd, char *err, size_t errlen)
             }
         } else if (f.num == 10 && f.wire == WEFT_PB_LEN) {
             weft_pb a;
-            char name[32];
+            char name[32], str[WEFT_CK_NAME_MAX + 1];
             int64_t v = 0;
             int has;
             weft_pb_sub(&a, m, &f);
-            if (attr_int(&a, name, sizeof name, &v, &has) < 0) {
+            if (attr_int(&a, name, sizeof name, &v, &has, str, sizeof str) < 0) {
                 snprintf(err, errlen, "%s", a.err);
                 return -1;
             }
+            if (!strcmp(name, "pg_name") && str[0])
+                memcpy(nd->pg_name, str, sizeof str);
             if (!has)
                 continue;
             if (!strcmp(name, "comm_type"))
@@ -101,6 +119,8 @@ static int decode_node(weft_pb *m, weft_ck_node *nd, char *err, size_t errlen)
                 nd->comm_dst = v;
             else if (!strcmp(name, "comm_tag"))
                 nd->comm_tag = v;
+            else if (!strcmp(name, "is_cpu_op"))
+                nd->is_cpu_op = (uint64_t)v;
         }
     }
     if (rc < 0)

@@ -4,8 +4,11 @@
  * Only the fields ASTRA-sim uses are kept: Node id=1, name=2, type=3,
  * ctrl_deps=4, data_deps=5, duration_micros=7, attr=10; attributes by name
  * (comm_type, comm_size, num_ops, tensor_size, comm_src, comm_dst,
- * comm_tag) with any integer value type (int32/int64/uint32/uint64 varint,
- * sint32/sint64 zigzag, fixed32/fixed64/sfixed32/sfixed64, bool). */
+ * comm_tag, is_cpu_op) with any integer value type (int32/int64/uint32/uint64 varint,
+ * sint32/sint64 zigzag, fixed32/fixed64/sfixed32/sfixed64, bool), and
+ * pg_name (string_val = 29, the process group ASTRA-sim matches
+ * collectives in). Names are kept as printable ASCII (any other byte
+ * becomes '?'), cut to the size of their field. */
 #ifndef WEFT_WORK_CHAKRA_H
 #define WEFT_WORK_CHAKRA_H
 
@@ -24,10 +27,15 @@ enum {
     WEFT_CK_REDUCE_SCATTER_BLOCK = 8, WEFT_CK_BARRIER = 9
 };
 
+#define WEFT_CK_NAME_MAX 47
+
 typedef struct weft_ck_node {
+    char name[WEFT_CK_NAME_MAX + 1];    /* Node.name */
+    char pg_name[WEFT_CK_NAME_MAX + 1]; /* attribute pg_name; "" when absent */
     uint64_t id, type, duration_us;
     uint64_t comm_type, comm_size, num_ops, tensor_size;
     int64_t comm_src, comm_dst, comm_tag;
+    uint64_t is_cpu_op; /* attribute is_cpu_op: runs on the host CPU */
     uint64_t *deps; /* data deps then ctrl deps */
     size_t ndeps;
 } weft_ck_node;

@@ -170,6 +170,96 @@ static weft_err sim_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, 
     return err;
 }
 
+/* Copies over the fabric's ranks, as an all-to-all plan of direct ops:
+ * chain, every group's members one after another from its first (each hop
+ * after the one before it); else one op per pair (gs 2). Each op moves
+ * `size` bytes. */
+static weft_err sim_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                           bool chain, uint64_t size, double *out, weft_diag *d)
+{
+    weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
+    weft_plan *p = NULL;
+    weft_err err = weft_plan_new(&info, &p);
+    if (err)
+        return weft_diag_code(d, err);
+    uint32_t prev = 0, id = 0;
+    for (uint32_t g0 = 0; g0 < n && !err; g0 += gs)
+        for (uint32_t i = 0; i + 1 < gs && !err && (chain || i == 0); i++) {
+            uint32_t a = pos[g0 + i], b = pos[g0 + i + 1];
+            weft_op op = {WEFT_OP_COPY, {a}, {b}, WEFT_BUF_IN, WEFT_BUF_OUT, b, a, 1, 0};
+            err = weft_plan_add_op(p, &op, &prev, i > 0 ? 1 : 0, &id);
+            prev = id;
+        }
+    weft_sim_result r;
+    /* One op carries S / N bytes: S = size x ranks. */
+    if (!err)
+        err = weft_sim_plan(c->topo, p, size * c->ranks, &c->opts, &r, d);
+    else
+        weft_diag_code(d, err);
+    if (!err)
+        *out = r.time_s;
+    weft_plan_free(p);
+    return err;
+}
+
+struct weft__gcache_entry {
+    uint32_t coll, p2p, n, gs;
+    uint64_t size;
+    uint32_t *pos;
+    double time_s;
+};
+
+void weft__work_gcache_free(weft_work_ctx *c)
+{
+    for (size_t i = 0; i < c->gcache_n; i++)
+        weft__free(c->gcache[i].pos);
+    weft__free(c->gcache);
+    c->gcache = NULL;
+    c->gcache_n = c->gcache_cap = 0;
+}
+
+weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                             uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d)
+{
+    if (gs < 2 || size == 0 || n == 0) {
+        *out = 0;
+        return WEFT_OK;
+    }
+    for (size_t i = 0; i < c->gcache_n; i++) {
+        const struct weft__gcache_entry *e = &c->gcache[i];
+        if (e->coll == (uint32_t)coll && e->p2p == p2p && e->n == n && e->gs == gs &&
+            e->size == size && !memcmp(e->pos, pos, (size_t)n * sizeof *pos)) {
+            c->hits++;
+            *out = e->time_s;
+            return WEFT_OK;
+        }
+    }
+    double t = 0;
+    weft_err err;
+    if (p2p || coll == WEFT_COLL_BROADCAST) {
+        err = sim_copies(c, pos, n, gs, !p2p, size, &t, d);
+    } else if (coll == WEFT_COLL_ALLTOALL) {
+        err = sim_alltoall(c, pos, n, gs, size, &t, d);
+    } else {
+        if ((err = scratch(c, n, d)))
+            return err;
+        memcpy(c->scratch, pos, (size_t)n * sizeof *pos);
+        err = sim_rings(c, n, gs, coll, size, &t, d);
+    }
+    if (err)
+        return err;
+    c->sims++;
+    uint32_t *copy = weft__malloc((size_t)n * sizeof *copy);
+    if (!copy || weft__grow((void **)&c->gcache, &c->gcache_cap, c->gcache_n + 1, sizeof *c->gcache)) {
+        weft__free(copy);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    memcpy(copy, pos, (size_t)n * sizeof *pos);
+    c->gcache[c->gcache_n++] = (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
+    *out = t;
+    return WEFT_OK;
+}
+
 weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            weft_coll coll, bool pairs, uint64_t size, double *out, weft_diag *d)
 {

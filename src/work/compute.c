@@ -30,6 +30,14 @@ double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64
     return WEFT_WORK_GEMM_EFF * tile(M) * tile(N) * wave * (double)K / (double)(K + 64);
 }
 
+double weft__work_roofline_s(const weft_gpu *g, double flops, double bytes)
+{
+    double peak = g->peak[WEFT_PREC_BF16];
+    double tc = peak > 0 ? flops / (peak * WEFT_WORK_GEMM_EFF) : 0;
+    double tm = g->hbm_bw > 0 ? bytes / g->hbm_bw : 0;
+    return tc > tm ? tc : tm;
+}
+
 static double elem_bytes(weft_prec p)
 {
     return p == WEFT_PREC_FP8 ? 1 : p == WEFT_PREC_FP32 ? 4 : 2;

@@ -40,6 +40,7 @@ void weft_work_ctx_free(weft_work_ctx *c)
     if (!c)
         return;
     weft__free(c->cache);
+    weft__work_gcache_free(c);
     weft__free(c->scratch);
     weft__free(c);
 }
@@ -265,7 +266,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.mfu = r.counts.model_flops / (r.step_s * c->ranks * peak);
     r.sims = c->sims - sims0;
     r.sim_hits = c->hits - hits0;
-    if (trace && (err = weft__work_trace(trace, p, &r, d)))
+    if (trace && (err = weft__work_trace(trace, c, p, dp, &r, d)))
         return err;
     *out = r;
     return WEFT_OK;

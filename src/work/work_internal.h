@@ -1,6 +1,8 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
- *   <  comm (placement, simulations, cache)  <  step  <  sweep.
+ *   <  comm (placement, simulations, cache)  <  trace  <  step  <  sweep;
+ *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
+ *   and trace).
  */
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
@@ -32,6 +34,10 @@ void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32
  * shape's efficiency and its operand bytes at HBM bandwidth. */
 double weft__work_gemm_s(const weft_gpu *g, weft_prec prec, uint64_t batch, uint64_t M, uint64_t N,
                          uint64_t K);
+/* A kernel known only by its FLOPs and bytes (a Chakra compute node): the
+ * roofline at the bf16 peak x WEFT_WORK_GEMM_EFF (a large, well-shaped
+ * GEMM) and HBM bandwidth. */
+double weft__work_roofline_s(const weft_gpu *g, double flops, double bytes);
 /* The shape efficiency alone (WEFT_WORK_GEMM_EFF x quantization). */
 double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64_t N, uint64_t K);
 
@@ -62,6 +68,8 @@ struct weft_work_ctx {
     uint32_t ranks;
     struct weft__cache_entry *cache;
     size_t cache_n, cache_cap;
+    struct weft__gcache_entry *gcache; /* weft__work_groups_s */
+    size_t gcache_n, gcache_cap;
     uint32_t sims, hits;
     uint32_t *scratch; /* 2 x ranks x channels */
     size_t scratch_cap;
@@ -76,14 +84,72 @@ struct weft_work_ctx {
 weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            weft_coll coll, bool pairs, uint64_t size, double *out, weft_diag *d);
 
+/* Time of `coll` of `size` bytes (its nccl-tests size) run at once by the
+ * n / gs groups of gs consecutive positions of pos (members in ring
+ * order), as weft__work_coll_s runs a kind: rings for allreduce, allgather
+ * and reducescatter, a direct uniform all-to-all, a chain from the first
+ * member for broadcast (every hop a copy of `size` bytes after the hop
+ * before it). p2p (gs 2): one transfer of `size` bytes from pos[2i] to
+ * pos[2i + 1] per pair. Cached on (coll, p2p, size, pos). Chakra traces
+ * (chakra_run.c) run their collectives through it. */
+weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                             uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d);
+/* Releases that cache (weft_work_ctx_free). */
+void weft__work_gcache_free(weft_work_ctx *c);
+
 /* ---- trace.c ---- */
+
+/* Link-group tracks of a trace. A fabric's link groups are, per box (host),
+ * its NVLink (2 x box: links between ranks of the box) and its NICs
+ * (2 x box + 1: its ranks' way out). weft__links_mark records that a
+ * transfer of kind k at stage s from rank a to rank b loads the group(s)
+ * it crosses; weft__links_load that kind k of stage s runs from t0 to t1,
+ * on every group marked for (k, s); weft__links_write draws a "links"
+ * process with a track per loaded group, cut into disjoint segments named
+ * by the kinds active in each ("tp+pp"), in whole nanoseconds. */
+#define WEFT__LINKS_MAX_KINDS 8
+
+typedef struct weft__lspan {
+    double t;
+    int32_t delta; /* +1 a load begins, -1 it ends */
+    uint32_t kind;
+} weft__lspan;
+
+typedef struct weft__ltrack {
+    weft__lspan *s;
+    size_t n, cap;
+} weft__ltrack;
+
+typedef struct weft__links {
+    uint32_t nbox, nlg, kinds, stages;
+    int32_t *box_host; /* box index -> the fabric's host id */
+    uint32_t *box_of;  /* rank -> box index */
+    uint8_t *load;     /* [kind][stage][link group] */
+    weft__ltrack *tr;
+    bool oom;          /* a load was lost for want of memory */
+} weft__links;
+
+/* kinds <= WEFT__LINKS_MAX_KINDS. WEFT_ENOMEM (then weft__links_fini). */
+weft_err weft__links_init(weft__links *L, const weft_topo *t, uint32_t kinds, uint32_t stages);
+void weft__links_mark(weft__links *L, uint32_t kind, uint32_t stage, uint32_t a, uint32_t b);
+void weft__links_clear(weft__links *L, uint32_t kind, uint32_t stage);
+void weft__links_load(weft__links *L, uint32_t kind, uint32_t stage, double t0, double t1);
+void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
+                       const char *const *names);
+void weft__links_fini(weft__links *L);
 
 /* Writes the step r under p as a Chrome/Perfetto trace: one process per
  * pipeline stage, a "compute" track with the forward and backward of every
  * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp
- * sends backward" tracks, "dp gradients" and "optimizer"; docs/step.md
- * describes it. WEFT_EIO when writing fails, WEFT_ENOMEM. */
-weft_err weft__work_trace(FILE *f, const weft_parallel *p, const weft_step_result *r,
-                          weft_diag *d);
+ * sends backward" tracks, "dp gradients" and "optimizer"; then a "links"
+ * process with a track per busy link group of c's fabric ("NVLink of box
+ * bH": links between ranks of one box; "NICs of box bH": its ranks' way
+ * out) showing when the step's collectives load it: TP, CP and EP during
+ * the forwards and backwards of the stages whose groups cross it, PP
+ * during the sends between the stages it joins, DP during the gradient
+ * reduction; docs/step.md describes it. WEFT_EIO when writing fails,
+ * WEFT_ENOMEM. */
+weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                          const weft_step_result *r, weft_diag *d);
 
 #endif

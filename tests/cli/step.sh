@@ -31,6 +31,37 @@ check "trace names stage 3" grep -q '"args":{"name":"stage 3"}' "$TMP/step.json"
 check "trace has F 0 on stage 0" grep -q '{"name":"F 0","ph":"X","pid":0,"tid":1,"ts":0.000,' "$TMP/step.json"
 check "trace has the last backward" grep -q '"name":"B 3","ph":"X","pid":0' "$TMP/step.json"
 
+# A track per busy link group: with TP 2, PP 4, DP 2 on two boxes of 8,
+# stages 0-1 are box 0 and 2-3 box 1, so TP, DP and PP load each box's
+# NVLink and only the PP sends between stages 1 and 2 its NICs; every
+# track nests.
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --pipeline-model-parallel-size 4 \
+    --tensor-model-parallel-size 2 --global-batch-size 16 --trace "$TMP/links.json"
+expect_rc 0
+for g in "NVLink of box b0" "NVLink of box b1" "NICs of box b0" "NICs of box b1"; do
+    check "trace has $g" grep -q "\"args\":{\"name\":\"$g\"}" "$TMP/links.json"
+done
+check "links process" grep -q '{"name":"process_name","ph":"M","pid":4,"tid":0,"args":{"name":"links"}}' "$TMP/links.json"
+check "NICs carry only pp" test "$(grep -o '"name":"[a-z+]*","ph":"X","pid":4,"tid":[24],' "$TMP/links.json" | grep -vc '"name":"pp"')" = 0
+check "NVLink of b0 carries tp+pp" grep -q '"name":"tp+pp","ph":"X","pid":4,"tid":1,' "$TMP/links.json"
+# A Mixtral-style step whose forwards and backwards abut at times that
+# rounding the start and the duration apart made overlap in the file; its
+# links carry the EP all-to-all.
+run step --fabric h100:16 --gpu h100-sxm --model mixtral-8x7b --tensor-model-parallel-size 2 \
+    --expert-model-parallel-size 8 --sequence-parallel --global-batch-size 512 \
+    --recompute-granularity selective --use-distributed-optimizer --overlap-grad-reduce \
+    --trace "$TMP/moe.json"
+expect_rc 0
+check "moe links carry ep" grep -q '"name":"tp+ep","ph":"X","pid":1,' "$TMP/moe.json"
+if command -v python3 >/dev/null 2>&1; then
+    for tr in step links moe; do
+        LAST="trace_check --nest-only $tr.json"
+        got=$(python3 "$SRC/tests/cli/lib/trace_check.py" --nest-only "$TMP/$tr.json" 2>&1)
+        case "$got" in *"
+ok") pass_ ;; *) fail_ "$got" ;; esac
+    done
+fi
+
 # A failed step writes no trace.
 run step --fabric a100:2 --gpu a100-80g --model gpt3-175b --trace "$TMP/none.json"
 expect_rc 1

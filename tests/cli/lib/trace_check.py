@@ -1,6 +1,11 @@
 """Checks a Chrome trace written by `weft sim --trace` (docs/sim.md).
 
-Usage: python3 trace_check.py TRACE.json
+Usage: python3 trace_check.py [--nest-only] TRACE.json
+
+--nest-only checks a trace of another command (weft step, weft step
+--chakra): the file, nesting, async pairs and named tracks, not the names
+of processes and slices; it prints one line with the slices and the
+tracks, then "ok".
 
 Asserts what Perfetto needs to draw every slice, and weft's naming:
 - the file is one JSON object with a traceEvents list;
@@ -29,7 +34,7 @@ NOP = re.compile(r"^nop (\d+)$")
 PROC = re.compile(r"^(?:(.+): )?(rank (\d+)|links)$")
 
 
-def main(path):
+def main(path, nest_only=False):
     problems = []
 
     def bad(msg):
@@ -72,11 +77,13 @@ def main(path):
             continue
         if (pid, tid) not in thread_name:
             bad("track (%d, %d) has slices but no thread_name" % (pid, tid))
-        m = PROC.match(proc_name[pid])
+        m = PROC.match(proc_name[pid]) if not nest_only else None
+        if nest_only:
+            m = re.match(r"^()(.*)$", "")
         if not m:
             bad("process name %r" % proc_name[pid])
             continue
-        label, is_link = m.group(1) or "", m.group(2) == "links"
+        label, is_link = m.group(1) or "", not nest_only and m.group(2) == "links"
         run = runs.setdefault(label, {"rank": 0, "link": 0, "tracks": 0, "lanes": defaultdict(set)})
         run["rank" if not is_link else "link"] += len(evs)
         run["tracks"] += 1
@@ -95,12 +102,18 @@ def main(path):
                 bad("track %r (%s / %s): slice [%s, %s] %r overlaps one ending at %s"
                     % ((pid, tid), proc_name[pid], tname, ts, end, ev["name"], stack[-1]))
             stack.append(end)
-            check_name(ev, bad, None if is_link else int(m.group(3)))
+            if not nest_only:
+                check_name(ev, bad, None if is_link else int(m.group(3)))
 
     if problems:
         for p in problems:
             print("trace_check: %s: %s" % (path, p), file=sys.stderr)
         return 1
+    if nest_only:
+        print("%d slices on %d tracks" % (sum(r["rank"] for r in runs.values()),
+                                          sum(r["tracks"] for r in runs.values())))
+        print("ok")
+        return 0
     for label, run in runs.items():
         lanes = max(len(v) for v in run["lanes"].values())
         print("%s: %d rank slices, %d link slices, %d tracks, at most %d lanes"
@@ -136,4 +149,6 @@ def check_name(ev, bad, rank):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--nest-only":
+        sys.exit(main(sys.argv[2], nest_only=True))
     sys.exit(main(sys.argv[1]))

@@ -1,0 +1,200 @@
+/* Chakra trace benchmark (weft_chakra_run, weft step --chakra): the time to
+ * read and run ASTRA-sim's 4-GPU microbenchmarks (tests/fixtures/chakra, on
+ * switch:4), and to run a generated 64-rank trace on a100:8: 32 layers,
+ * every layer a forward (compute, then a TP allreduce of 8 MiB in the
+ * rank's box) and a backward (compute, TP allreduce, then a DP allreduce
+ * of 32 MiB across the boxes, overlapped with the next layer's backward),
+ * then an optimizer step. Prints wall and CPU seconds, the nodes, the
+ * simulated total and the simulations run. Never fails on time.
+ * Usage: bench_chakra [FIXTURE_DIR] (default tests/fixtures/chakra). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "weft/topo.h"
+#include "weft/work.h"
+
+typedef struct enc {
+    uint8_t *b;
+    size_t n, cap;
+} enc;
+
+static void put(enc *e, const void *p, size_t n)
+{
+    if (e->n + n > e->cap) {
+        e->cap = (e->n + n) * 2;
+        e->b = realloc(e->b, e->cap);
+        if (!e->b)
+            abort();
+    }
+    memcpy(e->b + e->n, p, n);
+    e->n += n;
+}
+
+static void vput(enc *e, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t k = 0;
+    do {
+        tmp[k] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+        v >>= 7;
+        k++;
+    } while (v);
+    put(e, tmp, k);
+}
+
+static void field_len(enc *e, uint32_t num, const void *p, size_t n)
+{
+    vput(e, (uint64_t)num << 3 | 2);
+    vput(e, n);
+    put(e, p, n);
+}
+
+static void field_var(enc *e, uint32_t num, uint64_t v)
+{
+    vput(e, (uint64_t)num << 3);
+    vput(e, v);
+}
+
+static void attr(enc *node, const char *name, uint64_t v, const char *str)
+{
+    enc a = {0};
+    field_len(&a, 1, name, strlen(name));
+    if (str)
+        field_len(&a, 29, str, strlen(str));
+    else
+        field_var(&a, 13, v);
+    field_len(node, 10, a.b, a.n);
+    free(a.b);
+}
+
+/* Node id (1-based), type, deps (data deps), and either a duration or a
+ * collective of size bytes in group pg. */
+static void node(enc *t, uint64_t id, uint64_t type, const uint64_t *deps, int nd, uint64_t dur,
+                 uint64_t size, const char *pg)
+{
+    enc n = {0};
+    field_var(&n, 1, id);
+    field_var(&n, 3, type);
+    for (int i = 0; i < nd; i++)
+        if (deps[i])
+            field_var(&n, 5, deps[i]);
+    if (dur)
+        field_var(&n, 7, dur);
+    if (pg) {
+        attr(&n, "comm_type", 0, NULL);
+        attr(&n, "comm_size", size, NULL);
+        attr(&n, "pg_name", 0, pg);
+    }
+    vput(t, n.n);
+    put(t, n.b, n.n);
+    free(n.b);
+}
+
+static void gen_rank(enc *t, uint32_t r, uint32_t layers)
+{
+    enc meta = {0};
+    field_len(&meta, 1, "0.0.4", 5);
+    vput(t, meta.n);
+    put(t, meta.b, meta.n);
+    free(meta.b);
+    char tp[16], dpg[16];
+    snprintf(tp, sizeof tp, "tp%u", r / 8);
+    snprintf(dpg, sizeof dpg, "dp%u", r % 8);
+    uint64_t id = 1, last = 0, lastdp = 0;
+    for (uint32_t l = 0; l < layers; l++) { /* forward */
+        uint64_t d[1] = {last};
+        node(t, id, 4, d, 1, 100, 0, NULL);
+        uint64_t c = id++;
+        node(t, id, 7, &c, 1, 0, 8u << 20, tp);
+        last = id++;
+    }
+    for (uint32_t l = 0; l < layers; l++) { /* backward */
+        uint64_t d[1] = {last};
+        node(t, id, 4, d, 1, 200, 0, NULL);
+        uint64_t c = id++;
+        node(t, id, 7, &c, 1, 0, 8u << 20, tp);
+        last = id++;
+        node(t, id, 7, &c, 1, 0, 32u << 20, dpg);
+        lastdp = id++;
+    }
+    uint64_t d[2] = {last, lastdp};
+    node(t, id, 4, d, 2, 500, 0, NULL);
+}
+
+static void run(const char *label, const char *spec, weft_chakra *w)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_from_spec(spec, NULL, &t, &d)) {
+        printf("%s: %s\n", spec, d.msg);
+        return;
+    }
+    double w0 = bench_now(), c0 = bench_cpu();
+    weft_work_ctx *c = NULL;
+    weft_chakra_result r;
+    if (weft_work_ctx_new(t, NULL, NULL, &c) || weft_chakra_run(c, w, NULL, &r, &d)) {
+        printf("%s: failed: %s\n", label, d.msg);
+    } else {
+        printf("%-28s %-9s %6llu nodes  total %.6f s  %4u batches  %3u simulations  "
+               "%.4f s wall  %.4f s cpu\n",
+               label, spec, (unsigned long long)weft_chakra_nodes(w), r.total_s, r.batches,
+               r.sims, bench_now() - w0, bench_cpu() - c0);
+        weft_chakra_result_fini(&r);
+    }
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "tests/fixtures/chakra";
+    static const char *const micro[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                        "all_to_all"};
+    double w0 = bench_now(), c0 = bench_cpu();
+    for (size_t i = 0; i < 4; i++) {
+        char prefix[1024];
+        snprintf(prefix, sizeof prefix, "%s/%s", dir, micro[i]);
+        weft_chakra *w = NULL;
+        weft_diag d;
+        if (weft_chakra_load(prefix, 4, &w, &d)) {
+            printf("%s: %s\n", micro[i], d.msg);
+            continue;
+        }
+        run(micro[i], "switch:4", w);
+        weft_chakra_free(w);
+    }
+    printf("the 4 microbenchmarks, read and run: %.4f s wall, %.4f s cpu\n", bench_now() - w0,
+           bench_cpu() - c0);
+
+    enum { RANKS = 64, LAYERS = 32 };
+    enc bufs[RANKS];
+    const uint8_t *b[RANKS];
+    size_t lens[RANKS];
+    char names[RANKS][24];
+    const char *np[RANKS];
+    w0 = bench_now();
+    c0 = bench_cpu();
+    for (uint32_t r = 0; r < RANKS; r++) {
+        memset(&bufs[r], 0, sizeof bufs[r]);
+        gen_rank(&bufs[r], r, LAYERS);
+        b[r] = bufs[r].b;
+        lens[r] = bufs[r].n;
+        snprintf(names[r], sizeof names[r], "gen.%u.et", r);
+        np[r] = names[r];
+    }
+    weft_chakra *w = NULL;
+    weft_diag d;
+    if (weft_chakra_parse(b, lens, np, RANKS, &w, &d)) {
+        printf("generated: %s\n", d.msg);
+        return 0;
+    }
+    printf("generated 64-rank trace, encoded and parsed: %.4f s wall, %.4f s cpu\n",
+           bench_now() - w0, bench_cpu() - c0);
+    run("generated 64 ranks, 32 layers", "a100:8", w);
+    weft_chakra_free(w);
+    for (uint32_t r = 0; r < RANKS; r++)
+        free(bufs[r].b);
+    return 0;
+}

@@ -1,0 +1,1098 @@
+/* Running Chakra execution traces on a fabric (weft/work.h,
+ * weft_chakra_run; docs/step.md "Chakra traces").
+ *
+ * An event loop over simulated time. Each rank has a compute stream and a
+ * communication stream that each run one node at a time in the order the
+ * nodes became ready (ASTRA-sim's HardwareResource; receives hold no
+ * stream). A collective instance (the k-th collective of a process group)
+ * starts when its last member issues it; a send starts when issued. At each
+ * instant, once every event of that instant has been handled, the instances
+ * and sends that start then are simulated together, one simulation per
+ * (kind, size, group size), through weft__work_groups_s, so that
+ * concurrent groups share links and repeated batches hit its cache.
+ * Events are ordered by (time, sequence number): the run is deterministic.
+ * A traced run also draws the link groups each batch loads (trace.c's
+ * weft__links: NVLink and NICs per box) while it runs.
+ * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/file.h"
+#include "work/chakra.h"
+#include "work/work_internal.h"
+
+#define NONE UINT32_MAX
+
+typedef struct ck_id {
+    uint64_t id;
+    uint32_t idx;
+} ck_id;
+
+typedef struct ck_rank {
+    char *file;
+    weft_ck_trace t;
+    uint32_t *dep;     /* resolved deps, node after node */
+    uint32_t *dep_off; /* n + 1 */
+} ck_rank;
+
+struct weft_chakra {
+    uint32_t n;
+    ck_rank *r;
+    uint64_t nodes;
+};
+
+static void rank_fini(ck_rank *r)
+{
+    weft__free(r->file);
+    weft_ck_free(&r->t);
+    weft__free(r->dep);
+    weft__free(r->dep_off);
+}
+
+void weft_chakra_free(weft_chakra *w)
+{
+    if (!w)
+        return;
+    for (uint32_t i = 0; i < w->n; i++)
+        rank_fini(&w->r[i]);
+    weft__free(w->r);
+    weft__free(w);
+}
+
+uint64_t weft_chakra_nodes(const weft_chakra *w)
+{
+    return w->nodes;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    const ck_id *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id ? 1 : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The weft collective of a Chakra one; -1 for a barrier, -2 unsupported. */
+static int coll_of(uint64_t ct)
+{
+    switch (ct) {
+    case WEFT_CK_ALL_REDUCE: return WEFT_COLL_ALLREDUCE;
+    case WEFT_CK_ALL_GATHER: return WEFT_COLL_ALLGATHER;
+    case WEFT_CK_REDUCE_SCATTER:
+    case WEFT_CK_REDUCE_SCATTER_BLOCK: return WEFT_COLL_REDUCESCATTER;
+    case WEFT_CK_ALL_TO_ALL: return WEFT_COLL_ALLTOALL;
+    case WEFT_CK_BROADCAST: return WEFT_COLL_BROADCAST;
+    case WEFT_CK_BARRIER: return -1;
+    default: return -2;
+    }
+}
+
+static const char *ck_coll_name(uint64_t ct)
+{
+    static const char *const names[] = {"allreduce", "reduce", "allgather", "gather", "scatter",
+                                        "broadcast", "alltoall", "reducescatter",
+                                        "reducescatter_block", "barrier"};
+    return ct < sizeof names / sizeof *names ? names[ct] : "?";
+}
+
+/* Checks rank r's nodes and resolves their deps to indices. */
+static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
+{
+    size_t n = r->t.n, total = 0;
+    ck_id *ids = weft__malloc((n ? n : 1) * sizeof *ids);
+    r->dep_off = weft__malloc((n + 1) * sizeof *r->dep_off);
+    if (!ids || !r->dep_off)
+        goto oom;
+    if (n >= NONE) {
+        weft__free(ids);
+        return weft_diag_set(d, WEFT_ELIMIT, "%s: %zu nodes, more than weft handles", r->file, n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const weft_ck_node *nd = &r->t.nodes[i];
+        ids[i] = (ck_id){nd->id, (uint32_t)i};
+        total += nd->ndeps;
+        const char *why = NULL;
+        char buf[200];
+        if (nd->type > WEFT_CK_COLL) {
+            snprintf(buf, sizeof buf, "unknown node type %llu", (unsigned long long)nd->type);
+            why = buf;
+        } else if (nd->type == WEFT_CK_COLL && coll_of(nd->comm_type) == -2) {
+            snprintf(buf, sizeof buf,
+                     "collective %s (comm_type %llu) is not supported (allreduce, allgather, "
+                     "reducescatter, alltoall, broadcast, barrier)",
+                     ck_coll_name(nd->comm_type), (unsigned long long)nd->comm_type);
+            why = buf;
+        } else if ((nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) &&
+                   nd->comm_size > ((uint64_t)1 << 50)) {
+            snprintf(buf, sizeof buf, "comm_size %llu is more than 1 PiB",
+                     (unsigned long long)nd->comm_size);
+            why = buf;
+        } else if (nd->type == WEFT_CK_SEND && (nd->comm_dst < 0 || nd->comm_dst >= ranks)) {
+            snprintf(buf, sizeof buf, "send to rank %lld, not one of the %u ranks",
+                     (long long)nd->comm_dst, ranks);
+            why = buf;
+        } else if (nd->type == WEFT_CK_RECV && (nd->comm_src < 0 || nd->comm_src >= ranks)) {
+            snprintf(buf, sizeof buf, "recv from rank %lld, not one of the %u ranks",
+                     (long long)nd->comm_src, ranks);
+            why = buf;
+        }
+        if (why) {
+            weft__free(ids);
+            return weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s'): %s", r->file,
+                                 (unsigned long long)nd->id, nd->name, why);
+        }
+    }
+    qsort(ids, n, sizeof *ids, id_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (ids[i].id == ids[i - 1].id) {
+            weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice", r->file,
+                          (unsigned long long)ids[i].id);
+            weft__free(ids);
+            return WEFT_EINVAL;
+        }
+    r->dep = weft__malloc((total ? total : 1) * sizeof *r->dep);
+    if (!r->dep)
+        goto oom;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const weft_ck_node *nd = &r->t.nodes[i];
+        r->dep_off[i] = (uint32_t)k;
+        for (size_t j = 0; j < nd->ndeps; j++) {
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (ids[mid].id < nd->deps[j])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == n || ids[lo].id != nd->deps[j]) {
+                weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s') depends on node %llu, which "
+                              "the trace does not have", r->file, (unsigned long long)nd->id,
+                              nd->name, (unsigned long long)nd->deps[j]);
+                weft__free(ids);
+                return WEFT_EINVAL;
+            }
+            r->dep[k++] = ids[lo].idx;
+        }
+    }
+    r->dep_off[n] = (uint32_t)k;
+    weft__free(ids);
+    return WEFT_OK;
+oom:
+    weft__free(ids);
+    return weft_diag_code(d, WEFT_ENOMEM);
+}
+
+weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens,
+                           const char *const *names, uint32_t n, weft_chakra **out, weft_diag *d)
+{
+    weft_chakra *w = weft__calloc(1, sizeof *w);
+    if (!w || !(w->r = weft__calloc(n ? n : 1, sizeof *w->r))) {
+        weft__free(w);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    weft_err err = WEFT_OK;
+    for (uint32_t i = 0; i < n && !err; i++) {
+        ck_rank *r = &w->r[i];
+        w->n = i + 1;
+        size_t len = strlen(names[i]) + 1;
+        if (!(r->file = weft__malloc(len))) {
+            err = weft_diag_code(d, WEFT_ENOMEM);
+            break;
+        }
+        memcpy(r->file, names[i], len);
+        char why[200];
+        if (weft_ck_decode(bufs[i], lens[i], &r->t, why, sizeof why) < 0) {
+            err = weft_diag_set(d, strstr(why, "out of memory") ? WEFT_ENOMEM : WEFT_EINVAL,
+                                "%s: %s", r->file, why);
+            break;
+        }
+        err = check_rank(r, n, d);
+        w->nodes += r->t.n;
+    }
+    if (err) {
+        weft_chakra_free(w);
+        return err;
+    }
+    *out = w;
+    return WEFT_OK;
+}
+
+weft_err weft_chakra_load(const char *prefix, uint32_t ranks, weft_chakra **out, weft_diag *d)
+{
+    size_t plen = strlen(prefix) + 32;
+    char *names = weft__malloc(((size_t)ranks + 1) * plen);
+    uint8_t **bufs = weft__calloc(ranks ? ranks : 1, sizeof *bufs);
+    size_t *lens = weft__calloc(ranks ? ranks : 1, sizeof *lens);
+    const char **np = weft__calloc(ranks ? ranks : 1, sizeof *np);
+    weft_err err = WEFT_OK;
+    if (!names || !bufs || !lens || !np) {
+        err = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    for (uint32_t i = 0; i <= ranks; i++)
+        snprintf(names + (size_t)i * plen, plen, "%s.%u.et", prefix, i);
+    for (uint32_t i = 0; i < ranks && !err; i++) {
+        np[i] = names + (size_t)i * plen;
+        char *text = NULL;
+        err = weft__file_read(np[i], (size_t)1 << 30, "a Chakra trace", &text, &lens[i], d);
+        bufs[i] = (uint8_t *)text;
+    }
+    if (!err) {
+        const char *extra = names + (size_t)ranks * plen;
+        FILE *f = fopen(extra, "rb");
+        if (f) {
+            fclose(f);
+            err = weft_diag_set(d, WEFT_EINVAL,
+                                "%s: a trace for rank %u, but the fabric has %u ranks (0 to %u)",
+                                extra, ranks, ranks, ranks ? ranks - 1 : 0);
+        }
+    }
+    if (!err)
+        err = weft_chakra_parse((const uint8_t *const *)bufs, lens, np, ranks, out, d);
+free_all:
+    for (uint32_t i = 0; bufs && i < ranks; i++)
+        weft__free(bufs[i]);
+    weft__free(bufs);
+    weft__free(lens);
+    weft__free(np);
+    weft__free(names);
+    return err;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+typedef struct ev {
+    double t;
+    uint64_t seq;
+    uint32_t rank, node;
+} ev;
+
+typedef struct span {
+    double t0, t1;
+    uint32_t node;
+} span;
+
+typedef struct rstate {
+    uint32_t *left, *succ_off, *succ;
+    uint8_t *done;
+    double *end;
+    uint32_t *cq, cq_h, cq_t; /* compute queue */
+    uint32_t *mq, mq_h, mq_t; /* communication queue */
+    uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
+    bool comp_busy, comm_busy, cpu_busy;
+    uint32_t wait_g, wait_k; /* the collective instance its comm stream waits in */
+    span *comp, *comm, *cpu;
+    size_t ncomp, ncomm, ncpu, capcomp, capcomm, capcpu;
+} rstate;
+
+typedef struct group {
+    char name[WEFT_CK_NAME_MAX + 1];
+    uint32_t gs;
+    uint32_t *member; /* gs ranks, increasing */
+    uint32_t *slot;   /* rank -> position in member, or NONE */
+    uint32_t *seq;    /* rank -> collectives issued */
+    uint32_t *inode;  /* instance k: gs node indices (NONE: not issued yet) */
+    double *it;       /* instance k: gs issue times */
+    uint32_t *arrived;
+    size_t ninst, cap_inode, cap_it, cap_arr;
+} group;
+
+typedef struct msg {
+    uint32_t src, dst, send_node, recv_node;
+    int64_t tag;
+    uint64_t size;
+    double sent, arrive, recv_t; /* arrive < 0: in flight, not yet simulated */
+} msg;
+
+typedef struct run {
+    weft_work_ctx *c;
+    const weft_chakra *w;
+    weft_diag *d;
+    rstate *rs;
+    group *g;
+    uint32_t ng;
+    ev *heap;
+    size_t nheap, capheap;
+    uint64_t seq;
+    uint32_t *ready; /* pairs (rank, node) ready now */
+    size_t nready, capready;
+    uint32_t *pend; /* pairs (group, instance) that start now */
+    size_t npend, cappend;
+    msg *m;
+    size_t nm, capm;
+    uint32_t *psend; /* messages that start now */
+    size_t npsend, cappsend;
+    uint32_t *pos;
+    size_t cappos;
+    weft_chakra_result *res;
+    bool traced;       /* link-group tracks are kept */
+    weft__links links; /* kinds: weft_coll, then sends (P2P) */
+} run;
+
+#define P2P WEFT__COLL_COUNT
+
+/* The link groups a batch loads (traced runs): n / gs groups in pos. */
+static void batch_links(run *R, uint32_t kind, const uint32_t *pos, uint32_t n, uint32_t gs,
+                        double t0, double t1)
+{
+    if (!R->traced || !(t1 > t0))
+        return;
+    weft__links *L = &R->links;
+    weft__links_clear(L, kind, 0);
+    for (uint32_t g = 0; g < n; g += gs)
+        for (uint32_t i = 0; i < gs; i++) {
+            if (kind == WEFT_COLL_ALLTOALL) {
+                for (uint32_t j = 0; j < gs; j++)
+                    if (j != i)
+                        weft__links_mark(L, kind, 0, pos[g + i], pos[g + j]);
+            } else if (kind == P2P || kind == WEFT_COLL_BROADCAST) {
+                if (i + 1 < gs)
+                    weft__links_mark(L, kind, 0, pos[g + i], pos[g + i + 1]);
+            } else {
+                weft__links_mark(L, kind, 0, pos[g + i], pos[g + (i + 1) % gs]);
+            }
+        }
+    weft__links_load(L, kind, 0, t0, t1);
+}
+
+static bool ev_less(const ev *a, const ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static weft_err push_ev(run *R, double t, uint32_t rank, uint32_t node)
+{
+    if (weft__grow((void **)&R->heap, &R->capheap, R->nheap + 1, sizeof *R->heap))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    size_t i = R->nheap++;
+    ev e = {t, R->seq++, rank, node};
+    while (i > 0 && ev_less(&e, &R->heap[(i - 1) / 2])) {
+        R->heap[i] = R->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    R->heap[i] = e;
+    return WEFT_OK;
+}
+
+static ev pop_ev(run *R)
+{
+    ev top = R->heap[0], last = R->heap[--R->nheap];
+    size_t i = 0, n = R->nheap;
+    for (;;) {
+        size_t l = 2 * i + 1, s = i;
+        const ev *best = &last;
+        if (l < n && ev_less(&R->heap[l], best))
+            s = l, best = &R->heap[l];
+        if (l + 1 < n && ev_less(&R->heap[l + 1], best))
+            s = l + 1;
+        if (s == i)
+            break;
+        R->heap[i] = R->heap[s];
+        i = s;
+    }
+    if (n)
+        R->heap[i] = last;
+    return top;
+}
+
+static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32_t a, uint32_t b)
+{
+    if (weft__grow((void **)arr, cap, *n + 2, sizeof **arr))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    (*arr)[(*n)++] = a;
+    (*arr)[(*n)++] = b;
+    return WEFT_OK;
+}
+
+static const weft_ck_node *node_at(const run *R, uint32_t r, uint32_t i)
+{
+    return &R->w->r[r].t.nodes[i];
+}
+
+static weft_err add_span(run *R, span **s, size_t *n, size_t *cap, double t0, double t1,
+                         uint32_t node)
+{
+    if (weft__grow((void **)s, cap, *n + 1, sizeof **s))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    (*s)[(*n)++] = (span){t0, t1, node};
+    return WEFT_OK;
+}
+
+static uint32_t group_of(const run *R, const weft_ck_node *nd)
+{
+    if (!nd->pg_name[0] || !strcmp(nd->pg_name, "0"))
+        return 0;
+    for (uint32_t i = 1; i < R->ng; i++)
+        if (!strcmp(R->g[i].name, nd->pg_name))
+            return i;
+    return NONE;
+}
+
+static weft_err add_group(run *R, size_t *cap, const char *name)
+{
+    uint32_t n = R->w->n;
+    if (weft__grow((void **)&R->g, cap, R->ng + 1, sizeof *R->g))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    group *g = &R->g[R->ng++];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    if (!(g->slot = weft__malloc((n ? n : 1) * sizeof *g->slot)) ||
+        !(g->seq = weft__calloc(n ? n : 1, sizeof *g->seq)) ||
+        !(g->member = weft__malloc((n ? n : 1) * sizeof *g->member)))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    for (uint32_t q = 0; q < n; q++)
+        g->slot[q] = R->ng == 1 ? 0 : NONE;
+    return WEFT_OK;
+}
+
+/* Process groups: 0 is every rank; each other pg_name the ranks that use
+ * it, in rank order. */
+static weft_err build_groups(run *R)
+{
+    const weft_chakra *w = R->w;
+    size_t cap = 0;
+    weft_err err = add_group(R, &cap, "");
+    for (uint32_t r = 0; r < w->n && !err; r++)
+        for (size_t i = 0; i < w->r[r].t.n && !err; i++) {
+            const weft_ck_node *nd = &w->r[r].t.nodes[i];
+            if (nd->type != WEFT_CK_COLL)
+                continue;
+            uint32_t gi = group_of(R, nd);
+            if (gi == NONE) {
+                gi = R->ng;
+                err = add_group(R, &cap, nd->pg_name);
+            }
+            if (!err)
+                R->g[gi].slot[r] = 0;
+        }
+    if (err)
+        return err;
+    for (uint32_t k = 0; k < R->ng; k++) {
+        group *g = &R->g[k];
+        for (uint32_t q = 0; q < w->n; q++)
+            if (g->slot[q] != NONE) {
+                g->slot[q] = g->gs;
+                g->member[g->gs++] = q;
+            }
+    }
+    return WEFT_OK;
+}
+
+static void groups_free(run *R)
+{
+    for (uint32_t k = 0; k < R->ng; k++) {
+        group *g = &R->g[k];
+        weft__free(g->member);
+        weft__free(g->slot);
+        weft__free(g->seq);
+        weft__free(g->inode);
+        weft__free(g->it);
+        weft__free(g->arrived);
+    }
+    weft__free(R->g);
+}
+
+/* Rank r's comm stream issues collective node i at time t. */
+static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
+{
+    const weft_ck_node *nd = node_at(R, r, i);
+    uint32_t gi = group_of(R, nd);
+    group *g = &R->g[gi];
+    size_t k = g->seq[r]++;
+    if (k >= g->ninst) {
+        size_t need = (k + 1) * g->gs;
+        if (weft__grow((void **)&g->inode, &g->cap_inode, need, sizeof *g->inode) ||
+            weft__grow((void **)&g->it, &g->cap_it, need, sizeof *g->it) ||
+            weft__grow((void **)&g->arrived, &g->cap_arr, k + 1, sizeof *g->arrived))
+            return weft_diag_code(R->d, WEFT_ENOMEM);
+        for (size_t q = g->ninst * g->gs; q < need; q++)
+            g->inode[q] = NONE;
+        for (size_t q = g->ninst; q <= k; q++)
+            g->arrived[q] = 0;
+        g->ninst = k + 1;
+    }
+    uint32_t s = g->slot[r];
+    g->inode[k * g->gs + s] = i;
+    g->it[k * g->gs + s] = t;
+    R->rs[r].wait_g = gi;
+    R->rs[r].wait_k = (uint32_t)k;
+    if (++g->arrived[k] < g->gs)
+        return WEFT_OK;
+    /* Every member has issued it: they must agree. */
+    uint32_t r0 = g->member[0];
+    const weft_ck_node *a = node_at(R, r0, g->inode[k * g->gs]);
+    for (uint32_t q = 1; q < g->gs; q++) {
+        uint32_t rq = g->member[q];
+        const weft_ck_node *b = node_at(R, rq, g->inode[k * g->gs + q]);
+        if (coll_of(a->comm_type) != coll_of(b->comm_type) || a->comm_size != b->comm_size)
+            return weft_diag_set(
+                R->d, WEFT_EINVAL,
+                "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
+                "bytes) are both collective %zu of process group '%s': the ranks issue the "
+                "group's collectives in another order",
+                R->w->r[r0].file, (unsigned long long)a->id, a->name, ck_coll_name(a->comm_type),
+                (unsigned long long)a->comm_size, R->w->r[rq].file, (unsigned long long)b->id,
+                b->name, ck_coll_name(b->comm_type), (unsigned long long)b->comm_size, k,
+                g->name[0] ? g->name : "0");
+    }
+    return push_pair(R, &R->pend, &R->npend, &R->cappend, gi, (uint32_t)k);
+}
+
+static bool msg_match(const msg *m, uint32_t src, uint32_t dst, int64_t tag)
+{
+    return m->src == src && m->dst == dst && m->tag == tag;
+}
+
+/* Receive node i of rank r is ready at t: it takes the first unclaimed
+ * message of its (source, tag), or waits for one. */
+static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
+{
+    const weft_ck_node *nd = node_at(R, r, i);
+    for (size_t k = 0; k < R->nm; k++) {
+        msg *m = &R->m[k];
+        if (m->recv_node == NONE && msg_match(m, (uint32_t)nd->comm_src, r, nd->comm_tag)) {
+            m->recv_node = i;
+            m->recv_t = t;
+            if (m->arrive >= 0)
+                return push_ev(R, fmax(t, m->arrive), r, i);
+            return WEFT_OK;
+        }
+    }
+    if (weft__grow((void **)&R->m, &R->capm, R->nm + 1, sizeof *R->m))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    /* A receive posted before its send: a placeholder the send fills. */
+    R->m[R->nm++] = (msg){(uint32_t)nd->comm_src, r, NONE, i, nd->comm_tag, 0, -1, -1, t};
+    return WEFT_OK;
+}
+
+static weft_err issue_send(run *R, uint32_t r, uint32_t i, double t)
+{
+    const weft_ck_node *nd = node_at(R, r, i);
+    size_t k;
+    for (k = 0; k < R->nm; k++)
+        if (R->m[k].send_node == NONE && msg_match(&R->m[k], r, (uint32_t)nd->comm_dst,
+                                                   nd->comm_tag))
+            break;
+    if (k == R->nm) {
+        if (weft__grow((void **)&R->m, &R->capm, R->nm + 1, sizeof *R->m))
+            return weft_diag_code(R->d, WEFT_ENOMEM);
+        R->m[R->nm++] = (msg){r, (uint32_t)nd->comm_dst, NONE, NONE, nd->comm_tag, 0, -1, -1, -1};
+    }
+    msg *m = &R->m[k];
+    m->send_node = i;
+    m->size = nd->comm_size;
+    m->sent = t;
+    if (weft__grow((void **)&R->psend, &R->cappsend, R->npsend + 1, sizeof *R->psend))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    R->psend[R->npsend++] = (uint32_t)k;
+    return WEFT_OK;
+}
+
+static weft_err compute_s(run *R, uint32_t r, const weft_ck_node *nd, double *out)
+{
+    const weft_gpu *g = R->c->gpu;
+    if (nd->duration_us || (!nd->num_ops && !nd->tensor_size)) {
+        *out = (double)nd->duration_us * 1e-6;
+        return WEFT_OK;
+    }
+    if (!g)
+        return weft_diag_set(R->d, WEFT_EINVAL,
+                             "%s: node %llu ('%s') has no duration_micros: its num_ops (%llu) and "
+                             "tensor_size (%llu) need a GPU (--gpu)",
+                             R->w->r[r].file, (unsigned long long)nd->id, nd->name,
+                             (unsigned long long)nd->num_ops, (unsigned long long)nd->tensor_size);
+    *out = weft__work_roofline_s(g, (double)nd->num_ops, (double)nd->tensor_size);
+    return WEFT_OK;
+}
+
+/* Starts what rank r's idle streams can start at t. */
+static weft_err dispatch(run *R, uint32_t r, double t)
+{
+    rstate *s = &R->rs[r];
+    weft_err err;
+    if (!s->comp_busy && s->cq_h < s->cq_t) {
+        uint32_t i = s->cq[s->cq_h++];
+        double dur = 0;
+        if ((err = compute_s(R, r, node_at(R, r, i), &dur)) ||
+            (err = add_span(R, &s->comp, &s->ncomp, &s->capcomp, t, t + dur, i)) ||
+            (err = push_ev(R, t + dur, r, i)))
+            return err;
+        s->comp_busy = true;
+    }
+    if (!s->cpu_busy && s->pq_h < s->pq_t) {
+        uint32_t i = s->pq[s->pq_h++];
+        double dur = (double)node_at(R, r, i)->duration_us * 1e-6;
+        if ((err = add_span(R, &s->cpu, &s->ncpu, &s->capcpu, t, t + dur, i)) ||
+            (err = push_ev(R, t + dur, r, i)))
+            return err;
+        s->cpu_busy = true;
+    }
+    if (!s->comm_busy && s->mq_h < s->mq_t) {
+        uint32_t i = s->mq[s->mq_h++];
+        s->comm_busy = true;
+        if (node_at(R, r, i)->type == WEFT_CK_COLL)
+            return issue_coll(R, r, i, t);
+        return issue_send(R, r, i, t);
+    }
+    return WEFT_OK;
+}
+
+static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
+{
+    rstate *s = &R->rs[r];
+    const weft_ck_node *nd = node_at(R, r, i);
+    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op) {
+        s->pq[s->pq_t++] = i;
+        return WEFT_OK;
+    }
+    switch (nd->type) {
+    case WEFT_CK_COMP:
+    case WEFT_CK_MEM_LOAD:
+    case WEFT_CK_MEM_STORE:
+        s->cq[s->cq_t++] = i;
+        return WEFT_OK;
+    case WEFT_CK_COLL:
+    case WEFT_CK_SEND:
+        s->mq[s->mq_t++] = i;
+        return WEFT_OK;
+    case WEFT_CK_RECV:
+        return post_recv(R, r, i, t);
+    default: /* metadata, invalid: no time (ASTRA-sim skips them) */
+        return push_ev(R, t, r, i);
+    }
+}
+
+static weft_err complete(run *R, const ev *e)
+{
+    rstate *s = &R->rs[e->rank];
+    const weft_ck_node *nd = node_at(R, e->rank, e->node);
+    s->done[e->node] = 1;
+    s->end[e->node] = e->t;
+    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op)
+        s->cpu_busy = false;
+    else if (nd->type == WEFT_CK_COMP || nd->type == WEFT_CK_MEM_LOAD ||
+             nd->type == WEFT_CK_MEM_STORE)
+        s->comp_busy = false;
+    else if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) {
+        s->comm_busy = false;
+        s->wait_g = NONE;
+    }
+    for (uint32_t k = s->succ_off[e->node]; k < s->succ_off[e->node + 1]; k++) {
+        uint32_t j = s->succ[k];
+        if (--s->left[j] == 0) {
+            weft_err err = push_pair(R, &R->ready, &R->nready, &R->capready, e->rank, j);
+            if (err)
+                return err;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Simulates the instances and sends that start at t, batched by (kind,
+ * size, group size), and schedules their ends. */
+static weft_err launch(run *R, double t)
+{
+    weft_err err;
+    weft_chakra_result *res = R->res;
+    while (R->npend) {
+        /* The first pending instance's class; every other of that class. */
+        const group *g0 = &R->g[R->pend[0]];
+        const weft_ck_node *a = node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
+        int coll = coll_of(a->comm_type);
+        uint64_t size = a->comm_size;
+        uint32_t gs = g0->gs, n = 0;
+        size_t keep = 0;
+        if (weft__grow((void **)&R->pos, &R->cappos, R->w->n + (size_t)gs, sizeof *R->pos))
+            return weft_diag_code(R->d, WEFT_ENOMEM);
+        uint32_t *batch = NULL;
+        size_t nb = 0, capb = 0;
+        for (size_t q = 0; q < R->npend; q += 2) {
+            const group *g = &R->g[R->pend[q]];
+            const weft_ck_node *b = node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
+            if (g->gs == gs && coll_of(b->comm_type) == coll && b->comm_size == size) {
+                if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + gs, sizeof *R->pos) ||
+                    weft__grow((void **)&batch, &capb, nb + 2, sizeof *batch)) {
+                    weft__free(batch);
+                    return weft_diag_code(R->d, WEFT_ENOMEM);
+                }
+                memcpy(R->pos + n, g->member, gs * sizeof *R->pos);
+                n += gs;
+                batch[nb++] = R->pend[q];
+                batch[nb++] = R->pend[q + 1];
+            } else {
+                R->pend[keep++] = R->pend[q];
+                R->pend[keep++] = R->pend[q + 1];
+            }
+        }
+        R->npend = keep;
+        double dur = 0;
+        err = coll < 0 ? WEFT_OK
+                       : weft__work_groups_s(R->c, (weft_coll)coll, false, R->pos, n, gs, size,
+                                             &dur, R->d);
+        if (!err && coll >= 0)
+            batch_links(R, (uint32_t)coll, R->pos, n, gs, t, t + dur);
+        res->batches++;
+        for (size_t q = 0; q < nb && !err; q += 2) {
+            const group *g = &R->g[batch[q]];
+            size_t k = batch[q + 1];
+            if (coll < 0)
+                res->barriers++;
+            else {
+                res->coll_calls[coll]++;
+                res->coll_s[coll] += dur;
+                res->coll_bytes[coll] += size;
+            }
+            for (uint32_t m = 0; m < g->gs && !err; m++) {
+                uint32_t r = g->member[m], i = g->inode[k * g->gs + m];
+                rstate *s = &R->rs[r];
+                if (!(err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, g->it[k * g->gs + m],
+                                     t + dur, i)))
+                    err = push_ev(R, t + dur, r, i);
+            }
+        }
+        weft__free(batch);
+        if (err)
+            return err;
+    }
+    while (R->npsend) {
+        uint64_t size = R->m[R->psend[0]].size;
+        uint32_t n = 0;
+        size_t keep = 0, first = R->nm;
+        for (size_t q = 0; q < R->npsend; q++) {
+            msg *m = &R->m[R->psend[q]];
+            if (m->size != size) {
+                R->psend[keep++] = R->psend[q];
+                continue;
+            }
+            if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + 2, sizeof *R->pos))
+                return weft_diag_code(R->d, WEFT_ENOMEM);
+            R->pos[n++] = m->src;
+            R->pos[n++] = m->dst;
+            m->arrive = -2; /* this batch */
+            if (first == R->nm)
+                first = R->psend[q];
+        }
+        R->npsend = keep;
+        double dur = 0;
+        if ((err = weft__work_groups_s(R->c, WEFT_COLL_ALLTOALL, true, R->pos, n, 2, size, &dur,
+                                       R->d)))
+            return err;
+        batch_links(R, P2P, R->pos, n, 2, t, t + dur);
+        res->batches++;
+        for (size_t k = first; k < R->nm; k++) {
+            msg *m = &R->m[k];
+            if (m->arrive != -2)
+                continue;
+            m->arrive = t + dur;
+            res->p2p_calls++;
+            res->p2p_s += dur;
+            res->p2p_bytes += size;
+            rstate *s = &R->rs[m->src];
+            if ((err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, m->sent, m->arrive,
+                                m->send_node)) ||
+                (err = push_ev(R, m->arrive, m->src, m->send_node)))
+                return err;
+            if (m->recv_node != NONE &&
+                (err = push_ev(R, fmax(m->arrive, m->recv_t), m->dst, m->recv_node)))
+                return err;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Why the run stopped with nodes left: the first waiting collective, else
+ * the first waiting receive, else the first node that never became ready. */
+static weft_err deadlock(run *R)
+{
+    const weft_chakra *w = R->w;
+    for (uint32_t r = 0; r < w->n; r++) {
+        const rstate *s = &R->rs[r];
+        if (s->wait_g == NONE)
+            continue;
+        const group *g = &R->g[s->wait_g];
+        size_t k = s->wait_k;
+        const weft_ck_node *nd = node_at(R, r, g->inode[k * g->gs + g->slot[r]]);
+        uint32_t miss = NONE;
+        for (uint32_t m = 0; m < g->gs && miss == NONE; m++)
+            if (g->inode[k * g->gs + m] == NONE)
+                miss = g->member[m];
+        return weft_diag_set(R->d, WEFT_EINVAL,
+                             "%s: node %llu ('%s'): %s of %llu bytes (collective %zu of process "
+                             "group '%s') is never issued by rank %u (%s): deadlock",
+                             w->r[r].file, (unsigned long long)nd->id, nd->name,
+                             ck_coll_name(nd->comm_type), (unsigned long long)nd->comm_size, k,
+                             g->name[0] ? g->name : "0", miss, w->r[miss].file);
+    }
+    for (size_t k = 0; k < R->nm; k++) {
+        const msg *m = &R->m[k];
+        if (m->send_node == NONE) {
+            const weft_ck_node *nd = node_at(R, m->dst, m->recv_node);
+            return weft_diag_set(R->d, WEFT_EINVAL,
+                                 "%s: node %llu ('%s'): recv from rank %u (tag %lld) that rank "
+                                 "never sends: deadlock",
+                                 w->r[m->dst].file, (unsigned long long)nd->id, nd->name, m->src,
+                                 (long long)m->tag);
+        }
+    }
+    for (uint32_t r = 0; r < w->n; r++)
+        for (size_t i = 0; i < w->r[r].t.n; i++)
+            if (!R->rs[r].done[i]) {
+                const weft_ck_node *nd = node_at(R, r, (uint32_t)i);
+                return weft_diag_set(R->d, WEFT_EINVAL,
+                                     "%s: node %llu ('%s') never runs: its dependencies wait on "
+                                     "each other (a cycle): deadlock",
+                                     w->r[r].file, (unsigned long long)nd->id, nd->name);
+            }
+    return WEFT_OK;
+}
+
+static weft_err rank_init(run *R, uint32_t r)
+{
+    const ck_rank *k = &R->w->r[r];
+    rstate *s = &R->rs[r];
+    size_t n = k->t.n, m = k->dep_off[n];
+    s->wait_g = NONE;
+    if (!(s->left = weft__calloc(n + 1, sizeof *s->left)) ||
+        !(s->succ_off = weft__calloc(n + 2, sizeof *s->succ_off)) ||
+        !(s->succ = weft__malloc((m + 1) * sizeof *s->succ)) ||
+        !(s->done = weft__calloc(n + 1, 1)) || !(s->end = weft__calloc(n + 1, sizeof *s->end)) ||
+        !(s->cq = weft__malloc((n + 1) * sizeof *s->cq)) ||
+        !(s->mq = weft__malloc((n + 1) * sizeof *s->mq)) ||
+        !(s->pq = weft__malloc((n + 1) * sizeof *s->pq)))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    for (size_t i = 0; i < n; i++) {
+        s->left[i] = k->dep_off[i + 1] - k->dep_off[i];
+        for (uint32_t q = k->dep_off[i]; q < k->dep_off[i + 1]; q++)
+            s->succ_off[k->dep[q] + 1]++;
+    }
+    for (size_t i = 0; i < n; i++)
+        s->succ_off[i + 1] += s->succ_off[i];
+    uint32_t *fill = weft__malloc((n + 1) * sizeof *fill);
+    if (!fill)
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    memcpy(fill, s->succ_off, (n + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = k->dep_off[i]; q < k->dep_off[i + 1]; q++)
+            s->succ[fill[k->dep[q]]++] = (uint32_t)i;
+    weft__free(fill);
+    return WEFT_OK;
+}
+
+static void rank_free(rstate *s)
+{
+    weft__free(s->left);
+    weft__free(s->succ_off);
+    weft__free(s->succ);
+    weft__free(s->done);
+    weft__free(s->end);
+    weft__free(s->cq);
+    weft__free(s->mq);
+    weft__free(s->pq);
+    weft__free(s->cpu);
+    weft__free(s->comp);
+    weft__free(s->comm);
+}
+
+/* Time the two sorted lists of disjoint spans overlap. */
+static double overlap(const span *a, size_t na, const span *b, size_t nb)
+{
+    double o = 0;
+    size_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        double lo = fmax(a[i].t0, b[j].t0), hi = fmin(a[i].t1, b[j].t1);
+        if (hi > lo)
+            o += hi - lo;
+        if (a[i].t1 < b[j].t1)
+            i++;
+        else
+            j++;
+    }
+    return o;
+}
+
+/* ---- trace ---- */
+
+static void ts(FILE *f, double t)
+{
+    long long ns = llround(t * 1e9);
+    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else
+            fputc(*s, f);
+}
+
+static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const span *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const weft_ck_node *nd = node_at(R, r, s[i].node);
+        long long a = llround(s[i].t0 * 1e9), b = llround(s[i].t1 * 1e9);
+        fprintf(f, ",\n{\"name\":\"");
+        if (nd->name[0])
+            jstr(f, nd->name);
+        else if (nd->type == WEFT_CK_COLL)
+            fprintf(f, "%s", ck_coll_name(nd->comm_type));
+        else
+            fprintf(f, "node %llu", (unsigned long long)nd->id);
+        fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", r, tid);
+        ts(f, (double)a * 1e-9);
+        fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"node\":%llu", (b - a) / 1000, (b - a) % 1000,
+                (unsigned long long)nd->id);
+        if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND)
+            fprintf(f, ",\"bytes\":%llu", (unsigned long long)nd->comm_size);
+        fprintf(f, "}}");
+    }
+}
+
+static weft_err write_trace(FILE *f, run *R, weft_diag *d)
+{
+    const char *names[P2P + 1];
+    for (int k = 0; k < P2P; k++)
+        names[k] = weft_coll_name((weft_coll)k);
+    names[P2P] = "send";
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":\"process_name\","
+               "\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"rank 0\"}}");
+    for (uint32_t r = 0; r < R->w->n; r++) {
+        if (r)
+            fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                       "\"args\":{\"name\":\"rank %u\"}}", r, r);
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
+                   "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
+                   "\"tid\":2,\"args\":{\"name\":\"comm\"}}", r, r);
+        if (R->rs[r].ncpu)
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
+                       "\"args\":{\"name\":\"cpu\"}}", r);
+        trace_spans(f, R, r, 1, R->rs[r].comp, R->rs[r].ncomp);
+        trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
+        trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);
+    }
+    bool first = false;
+    weft__links_write(f, &first, &R->links, R->w->n, names);
+    fprintf(f, "\n]}\n");
+    if (fflush(f) || ferror(f))
+        return weft_diag_set(d, WEFT_EIO, "trace: write error");
+    return WEFT_OK;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0 ? 1 : x->t1 < y->t1 ? -1 : x->t1 > y->t1;
+}
+
+weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
+                         weft_chakra_result *out, weft_diag *d)
+{
+    if (w->n != c->ranks)
+        return weft_diag_set(d, WEFT_EINVAL, "the traces have %u ranks, the fabric %u", w->n,
+                             c->ranks);
+    weft_chakra_result res;
+    memset(&res, 0, sizeof res);
+    res.ranks = w->n;
+    run R;
+    memset(&R, 0, sizeof R);
+    R.c = c;
+    R.w = w;
+    R.d = d;
+    R.res = &res;
+    uint32_t sims0 = c->sims, hits0 = c->hits;
+    weft_err err = WEFT_OK;
+    if (!(R.rs = weft__calloc(w->n ? w->n : 1, sizeof *R.rs)) ||
+        !(res.rank = weft__calloc(w->n ? w->n : 1, sizeof *res.rank))) {
+        err = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    if (trace) {
+        R.traced = true;
+        if (weft__links_init(&R.links, c->topo, P2P + 1, 1))
+            err = weft_diag_code(d, WEFT_ENOMEM);
+    }
+    for (uint32_t r = 0; r < w->n && !err; r++)
+        err = rank_init(&R, r);
+    if (!err)
+        err = build_groups(&R);
+    for (uint32_t r = 0; r < w->n && !err; r++)
+        for (uint32_t i = 0; i < w->r[r].t.n && !err; i++)
+            if (R.rs[r].left[i] == 0)
+                err = push_pair(&R, &R.ready, &R.nready, &R.capready, r, i);
+    double t = 0;
+    while (!err) {
+        /* Everything at t: ready nodes, events, what the streams start. */
+        for (;;) {
+            for (size_t q = 0; q < R.nready && !err; q += 2)
+                err = make_ready(&R, R.ready[q], R.ready[q + 1], t);
+            R.nready = 0;
+            for (uint32_t r = 0; r < w->n && !err; r++)
+                err = dispatch(&R, r, t);
+            if (err || !R.nheap || R.heap[0].t > t)
+                break;
+            while (!err && R.nheap && R.heap[0].t == t) {
+                ev e = pop_ev(&R);
+                err = complete(&R, &e);
+            }
+        }
+        if (!err && (R.npend || R.npsend)) {
+            err = launch(&R, t);
+            continue;
+        }
+        if (err || !R.nheap)
+            break;
+        t = R.heap[0].t;
+    }
+    if (!err)
+        err = deadlock(&R);
+    if (!err && R.links.oom)
+        err = weft_diag_code(d, WEFT_ENOMEM);
+    if (err)
+        goto free_all;
+    for (uint32_t r = 0; r < w->n; r++) {
+        rstate *s = &R.rs[r];
+        weft_chakra_rank *o = &res.rank[r];
+        o->nodes = w->r[r].t.n;
+        for (size_t i = 0; i < w->r[r].t.n; i++)
+            o->end_s = fmax(o->end_s, s->end[i]);
+        qsort(s->comm, s->ncomm, sizeof *s->comm, span_cmp);
+        for (size_t i = 0; i < s->ncomp; i++)
+            o->compute_s += s->comp[i].t1 - s->comp[i].t0;
+        for (size_t i = 0; i < s->ncomm; i++)
+            o->comm_s += s->comm[i].t1 - s->comm[i].t0;
+        for (size_t i = 0; i < s->ncpu; i++)
+            o->cpu_s += s->cpu[i].t1 - s->cpu[i].t0;
+        o->exposed_s = o->comm_s - overlap(s->comp, s->ncomp, s->comm, s->ncomm);
+        res.total_s = fmax(res.total_s, o->end_s);
+    }
+    res.sims = c->sims - sims0;
+    res.sim_hits = c->hits - hits0;
+    if (trace && (err = write_trace(trace, &R, d)))
+        goto free_all;
+    *out = res;
+    res.rank = NULL;
+free_all:
+    for (uint32_t r = 0; R.rs && r < w->n; r++)
+        rank_free(&R.rs[r]);
+    weft__free(R.rs);
+    groups_free(&R);
+    weft__free(R.heap);
+    weft__free(R.ready);
+    weft__free(R.pend);
+    weft__free(R.m);
+    weft__free(R.psend);
+    weft__free(R.pos);
+    weft__free(res.rank);
+    weft__links_fini(&R.links);
+    return err;
+}
+
+void weft_chakra_result_fini(weft_chakra_result *r)
+{
+    weft__free(r->rank);
+    r->rank = NULL;
+}

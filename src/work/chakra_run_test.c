@@ -1,0 +1,338 @@
+/* weft_chakra_run on the hand-built traces of tests/fixtures/chakra (gen.py
+ * writes them) on two_hosts.topo, in the fluid model (no start overhead,
+ * one slice), where every time follows by hand:
+ *
+ * The only slow link is the 1 GB/s one between the hosts, each way. Group
+ * "1" is ranks 0 and 1 (one per host), group "2" ranks 2 and 3 (one per
+ * host): each ring of 2 ranks sends every step S/2 = 5e5 bytes across that
+ * link, one way from each rank. Both groups issue their allreduce at 30 us
+ * (the later member's compute), so they run together and share the link:
+ * 0.5 GB/s each way per ring, 2 steps of 5e5 B = 2 ms (1 ms alone). Then
+ * 20 us of compute to 2.05 ms; rank 0's send of 1e6 B to rank 1 crosses
+ * the link alone: 1 ms, to 3.05 ms; rank 1's receive, posted at 2.05 ms,
+ * ends then, and its last compute of 5 us ends the run at 3.055 ms.
+ * Per rank (us): rank 0 computes 10 + 20, holds its comm stream 10..2030
+ * and 2050..3050 (3020, all exposed); rank 1 computes 30 + 20 + 5, comm
+ * 30..2030; rank 2 computes 50, comm 30..2030; rank 3 computes 30, comm
+ * 10..2030.
+ *
+ * In memory: one group alone takes 1 ms; a compute node without a duration
+ * takes the step's roofline, max(FLOPs / (peak x WEFT_WORK_GEMM_EFF),
+ * bytes / HBM bandwidth); without a GPU it is an
+ * error naming it; a CPU op runs beside the GPU's compute; an invalid
+ * node takes no time. Bad inputs give their exact messages; allocation
+ * failures are swept. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "weft/work.h"
+
+#define FIX WEFT_SOURCE_DIR "/tests/fixtures/chakra/"
+
+static weft_topo *two_hosts(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    size_t len = 0;
+    char *text = weft_test_read_file(FIX "two_hosts.topo", &len);
+    CHECK(text != NULL);
+    if (!text)
+        return NULL;
+    CHECK_ERR(weft_topo_parse(text, len, "two_hosts.topo", &t, &d), WEFT_OK);
+    free(text);
+    return t;
+}
+
+static weft_work_ctx *fluid_ctx(const weft_topo *t, const weft_gpu *g)
+{
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, g, &o, &c), WEFT_OK);
+    return c;
+}
+
+#define NEAR(a, b) CHECK(fabs((a) - (b)) <= 1e-9)
+
+static void test_small(const weft_topo *t)
+{
+    weft_chakra *w = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_chakra_load(FIX "small", 4, &w, &d), WEFT_OK);
+    if (!w)
+        return;
+    CHECK_INT(weft_chakra_nodes(w), 15);
+    weft_work_ctx *c = fluid_ctx(t, NULL);
+    weft_chakra_result r;
+    char path[] = "/tmp/weft_chakra_traceXXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    CHECK(f != NULL);
+    CHECK_ERR(weft_chakra_run(c, w, f, &r, &d), WEFT_OK);
+    NEAR(r.total_s, 3.055e-3);
+    NEAR(r.rank[0].end_s, 3.05e-3);
+    NEAR(r.rank[0].compute_s, 30e-6);
+    NEAR(r.rank[0].comm_s, 3.02e-3);
+    NEAR(r.rank[0].exposed_s, 3.02e-3);
+    NEAR(r.rank[1].end_s, 3.055e-3);
+    NEAR(r.rank[1].compute_s, 55e-6);
+    NEAR(r.rank[1].comm_s, 2e-3);
+    NEAR(r.rank[2].end_s, 2.05e-3);
+    NEAR(r.rank[2].compute_s, 50e-6);
+    NEAR(r.rank[2].comm_s, 2e-3);
+    NEAR(r.rank[3].comm_s, 2.02e-3);
+    NEAR(r.rank[3].exposed_s, 2.02e-3);
+    CHECK_INT(r.coll_calls[WEFT_COLL_ALLREDUCE], 2);
+    NEAR(r.coll_s[WEFT_COLL_ALLREDUCE], 4e-3);
+    CHECK_INT(r.coll_bytes[WEFT_COLL_ALLREDUCE], 2000000);
+    CHECK_INT(r.p2p_calls, 1);
+    NEAR(r.p2p_s, 1e-3);
+    CHECK_INT(r.batches, 2);
+    CHECK_INT(r.sims, 2);
+    weft_chakra_result_fini(&r);
+    /* The same run again: every simulation from the cache. */
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);
+    CHECK_INT(r.sims, 0);
+    CHECK_INT(r.sim_hits, 2);
+    NEAR(r.total_s, 3.055e-3);
+    weft_chakra_result_fini(&r);
+    if (f) {
+        /* The trace: rank 0's allreduce on its comm track, 10 us to 2030 us. */
+        fflush(f);
+        size_t len = 0;
+        char *doc = weft_test_read_file(path, &len);
+        CHECK(doc != NULL);
+        if (doc)
+            CHECK_CONTAINS(doc, "{\"name\":\"grad allreduce\",\"ph\":\"X\",\"pid\":0,\"tid\":2,"
+                                "\"ts\":10.000,\"dur\":2020.000,\"args\":{\"node\":2,"
+                                "\"bytes\":1000000}}");
+        free(doc);
+        fclose(f);
+        remove(path);
+    }
+    weft_work_ctx_free(c);
+    weft_chakra_free(w);
+}
+
+/* ---- a tiny encoder for traces in memory ---- */
+
+typedef struct buf {
+    uint8_t b[1024];
+    size_t n;
+} buf;
+
+static void vput(buf *o, uint64_t v)
+{
+    do {
+        uint8_t ch = v & 0x7f;
+        v >>= 7;
+        o->b[o->n++] = (uint8_t)(ch | (v ? 0x80 : 0));
+    } while (v);
+}
+static void lenfield(buf *o, uint32_t num, const void *p, size_t n)
+{
+    vput(o, (uint64_t)num << 3 | 2);
+    vput(o, n);
+    memcpy(o->b + o->n, p, n);
+    o->n += n;
+}
+static void varfield(buf *o, uint32_t num, uint64_t v)
+{
+    vput(o, (uint64_t)num << 3);
+    vput(o, v);
+}
+static void attr(buf *nd, const char *name, uint64_t v, const char *str)
+{
+    buf a = {.n = 0};
+    lenfield(&a, 1, name, strlen(name));
+    if (str)
+        lenfield(&a, 29, str, strlen(str));
+    else
+        varfield(&a, 13, v);
+    lenfield(nd, 10, a.b, a.n);
+}
+static void put_node(buf *o, const buf *nd)
+{
+    vput(o, nd->n);
+    memcpy(o->b + o->n, nd->b, nd->n);
+    o->n += nd->n;
+}
+static void start(buf *o)
+{
+    buf meta = {.n = 0};
+    o->n = 0;
+    lenfield(&meta, 1, "0.0.4", 5);
+    put_node(o, &meta);
+}
+
+/* Ranks 0 and 1: an allreduce of 1e6 B in group "1" (rank 1 then an
+ * invalid node); ranks 2 and 3: one compute node of 7.8e9 FLOPs and 1e9
+ * bytes, no duration (rank 3 also a CPU op of 7 ms, which runs beside
+ * it on its own stream). */
+static void mem_traces(buf t[4])
+{
+    for (int r = 0; r < 4; r++) {
+        buf nd = {.n = 0};
+        start(&t[r]);
+        varfield(&nd, 1, 1);
+        if (r < 2) {
+            varfield(&nd, 3, 7);
+            attr(&nd, "comm_type", 0, NULL);
+            attr(&nd, "comm_size", 1000000, NULL);
+            attr(&nd, "pg_name", 0, "1");
+        } else {
+            lenfield(&nd, 2, "gemm", 4);
+            varfield(&nd, 3, 4);
+            attr(&nd, "num_ops", 7800000000ull, NULL);
+            attr(&nd, "tensor_size", 1000000000, NULL);
+        }
+        put_node(&t[r], &nd);
+        buf extra = {.n = 0};
+        if (r == 1) { /* an invalid node after the allreduce: no time */
+            varfield(&extra, 1, 2);
+            varfield(&extra, 3, 0);
+            varfield(&extra, 5, 1);
+            put_node(&t[r], &extra);
+        } else if (r == 3) { /* a CPU op of 7 ms beside the GEMM */
+            varfield(&extra, 1, 2);
+            varfield(&extra, 3, 4);
+            varfield(&extra, 7, 7000);
+            attr(&extra, "is_cpu_op", 1, NULL);
+            put_node(&t[r], &extra);
+        }
+    }
+}
+
+typedef struct parse_arg {
+    const uint8_t *bufs[4];
+    size_t lens[4];
+    const weft_topo *t;
+    const weft_gpu *g;
+} parse_arg;
+
+static const char *const names[4] = {"m.0.et", "m.1.et", "m.2.et", "m.3.et"};
+
+static weft_err parse_and_run(void *p)
+{
+    parse_arg *a = p;
+    weft_chakra *w = NULL;
+    weft_work_ctx *c = NULL;
+    weft_chakra_result r;
+    weft_err err = weft_chakra_parse(a->bufs, a->lens, names, 4, &w, NULL);
+    if (!err)
+        err = weft_work_ctx_new(a->t, a->g, NULL, &c);
+    if (!err)
+        err = weft_chakra_run(c, w, NULL, &r, NULL);
+    if (!err)
+        weft_chakra_result_fini(&r);
+    weft_work_ctx_free(c);
+    weft_chakra_free(w);
+    return err;
+}
+
+static void nothing(void *p)
+{
+    (void)p;
+}
+
+static void test_memory(const weft_topo *t)
+{
+    buf tr[4];
+    mem_traces(tr);
+    parse_arg a = {.t = t};
+    for (int r = 0; r < 4; r++) {
+        a.bufs[r] = tr[r].b;
+        a.lens[r] = tr[r].n;
+    }
+    weft_chakra *w = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_chakra_parse(a.bufs, a.lens, names, 4, &w, &d), WEFT_OK);
+    if (!w)
+        return;
+    weft_work_ctx *c = fluid_ctx(t, NULL);
+    weft_chakra_result r;
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "m.2.et: node 1 ('gemm') has no duration_micros: its num_ops (7800000000) "
+                     "and tensor_size (1000000000) need a GPU (--gpu)");
+    weft_work_ctx_free(c);
+    weft_gpu g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "test");
+    g.peak[WEFT_PREC_BF16] = 1e12;
+    g.hbm_bw = 2e11;
+    g.hbm_bytes = 1e10;
+    c = fluid_ctx(t, &g);
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);
+    /* Group "1" alone: 1 ms; the compute: max(7.8e9 / (1e12 x 0.78), 1e9 / 2e11)
+     * = 10 ms; rank 3's CPU op of 7 ms beside it. */
+    NEAR(r.coll_s[WEFT_COLL_ALLREDUCE], 1e-3);
+    NEAR(r.rank[0].end_s, 1e-3);
+    NEAR(r.rank[1].end_s, 1e-3);
+    NEAR(r.rank[2].compute_s, 10e-3);
+    NEAR(r.rank[2].end_s, 10e-3);
+    NEAR(r.rank[3].compute_s, 10e-3);
+    NEAR(r.rank[3].cpu_s, 7e-3);
+    NEAR(r.rank[3].end_s, 10e-3);
+    NEAR(r.total_s, 10e-3);
+    weft_chakra_result_fini(&r);
+    weft_work_ctx_free(c);
+    weft_chakra_free(w);
+    a.g = &g;
+    CHECK(weft_test_oom_sweep("chakra parse and run", parse_and_run, nothing, &a) > 0);
+}
+
+static void test_bad(void)
+{
+    weft_chakra *w = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_chakra_load(FIX "small", 8, &w, &d), WEFT_ENOENT);
+    CHECK_CONTAINS(d.msg, "small.4.et: cannot open");
+    CHECK_ERR(weft_chakra_load(FIX "small", 2, &w, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "small.2.et: a trace for rank 2, but the fabric has 2 ranks (0 to 1)");
+    CHECK_ERR(weft_chakra_load(FIX "trunc", 4, &w, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "trunc.2.et: offset 91: message runs past the end of the file");
+    CHECK_ERR(weft_chakra_load(FIX "badtype", 4, &w, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "badtype.1.et: node 6 ('mystery'): unknown node type 12");
+    CHECK(w == NULL);
+}
+
+static void run_err(const weft_topo *t, const char *prefix, const char *msg)
+{
+    weft_chakra *w = NULL;
+    weft_diag d;
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", FIX, prefix);
+    CHECK_ERR(weft_chakra_load(p, 4, &w, &d), WEFT_OK);
+    if (!w)
+        return;
+    weft_work_ctx *c = fluid_ctx(t, NULL);
+    weft_chakra_result r;
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, msg);
+    weft_work_ctx_free(c);
+    weft_chakra_free(w);
+}
+
+int main(void)
+{
+    weft_topo *t = two_hosts();
+    if (t) {
+        test_small(t);
+        test_memory(t);
+        run_err(t, "deadlock",
+                "deadlock.2.et: node 2 ('grad allreduce'): allreduce of 1000000 bytes "
+                "(collective 0 of process group '2') is never issued by rank 3 (");
+        run_err(t, "mismatch",
+                "mismatch.0.et: node 2 ('grad allreduce', allreduce of 1000000 bytes) and ");
+        run_err(t, "mismatch",
+                "mismatch.1.et: node 2 ('grad allreduce', allreduce of 2000000 bytes) are both "
+                "collective 0 of process group '1': the ranks issue the group's collectives in "
+                "another order");
+    }
+    test_bad();
+    weft_topo_free(t);
+    return weft_test_done();
+}
