@@ -669,7 +669,7 @@ static weft_err sized_refused(weft_diag *d)
 {
     return weft_diag_set(d, WEFT_EINVAL,
                          "plan: an alltoallv plan (one with a traffic matrix) runs with counts "
-                         "and displacements: weft_comm_plan_run_v or weft_alltoallv");
+                         "and displacements, not one count");
 }
 
 weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,

@@ -512,7 +512,7 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
         if (weft_plan_traffic(s->plan))
             return weft_diag_set(d, WEFT_EINVAL,
                                  "comm: the plan %s (WEFT_PLAN) is an alltoallv plan (a traffic "
-                                 "matrix): weft_alltoallv runs it, not alltoall",
+                                 "matrix): it runs alltoallv calls, not alltoall",
                                  s->plan_name);
         if (count % info->chunks)
             return weft_diag_set(d, WEFT_EINVAL,
