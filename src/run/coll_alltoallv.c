@@ -112,8 +112,8 @@ static weft_err exchange_words(weft_comm *c, const uint64_t *mine, uint64_t *the
     theirs[r] = mine[r];
     for (uint32_t k = 1; !e && k < n; k++) {
         uint32_t to = (r + k) % n, from = (r + n - k) % n;
-        e = weft__comm_exchange(c, to, &mine[to], sizeof *mine, from, &theirs[from],
-                                sizeof *theirs, NULL, 1, d);
+        e = weft__comm_exchange(c, to, &mine[to], sizeof *mine, from, &theirs[from], sizeof *theirs,
+                                NULL, 1, d);
     }
     return e;
 }
@@ -265,6 +265,5 @@ weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const siz
         return weft_diag_set(d, WEFT_EINVAL, "comm: alltoallv needs counts and displacements");
     want_matrix m = {weft_plan_traffic(p), "the plan"};
     if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
-    return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype),
-                                 d);
+    return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype), d);
 }

@@ -92,11 +92,11 @@ struct weft_comm_plan {
     uint32_t *pool;     /* positions named by the wait sets */
     int64_t *prev;      /* per position: previous position of its stream, -1 for none */
     uint32_t *lane;     /* per position: the transport lane (1 + channel mod lanes) */
-    size_t last_cb; /* chunk bytes of the previous run, for the log line */
+    size_t last_cb;     /* chunk bytes of the previous run, for the log line */
     /* An alltoallv plan (the header comment's "Alltoallv plans"). */
     bool sized;
-    bool in_direct;  /* no op of this rank writes an in slot (and out of place) */
-    bool out_direct; /* no op writes into an out slot more than its final chunk */
+    bool in_direct;                /* no op of this rank writes an in slot (and out of place) */
+    bool out_direct;               /* no op writes into an out slot more than its final chunk */
     uint32_t sized_slices;         /* S of every run */
     uint32_t nst;                  /* storage slots of this rank */
     uint32_t *st[WEFT__BUF_COUNT]; /* storage slot of (buf, index) on this rank */
@@ -114,11 +114,11 @@ typedef struct exec_state {
     size_t elems;  /* elements per chunk */
     uint32_t slices;
     weft__reduce_fn fn;
-    uint32_t *posted; /* per position: slices posted (local ops: done) */
-    uint32_t *done;   /* per position: leading slices complete */
-    size_t *rbase;    /* per position: its first request */
-    weft__xreq *reqs; /* per position, slice and slot segment */
-    uint32_t first;   /* every position before it is complete */
+    uint32_t *posted;   /* per position: slices posted (local ops: done) */
+    uint32_t *done;     /* per position: leading slices complete */
+    size_t *rbase;      /* per position: its first request */
+    weft__xreq *reqs;   /* per position, slice and slot segment */
+    uint32_t first;     /* every position before it is complete */
     unsigned char **at; /* alltoallv plan: per storage slot of this rank, its address */
 } exec_state;
 
@@ -300,8 +300,7 @@ static unsigned char *slot_at(const exec_state *x, weft_buf buf, uint32_t index)
 /* start_item for an alltoallv plan: one message per slot with bytes in
  * slice s; a slot without is marked complete and never posted (its peer,
  * which knows the same bytes, skips it too). */
-static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op *op,
-                            weft_diag *d)
+static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op *op, weft_diag *d)
 {
     uint32_t me = x->c->rank;
     bool local = op->src_rank.v == me && op->dst_rank.v == me;
@@ -309,8 +308,10 @@ static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op
     for (uint32_t k = 0; k < op->count; k++) {
         uint64_t lo, hi;
         slice_bytes(vb[k], s, x->slices, &lo, &hi);
-        unsigned char *src = op->src_rank.v == me ? slot_at(x, op->src_buf, op->src_index + k) : NULL;
-        unsigned char *dst = op->dst_rank.v == me ? slot_at(x, op->dst_buf, op->dst_index + k) : NULL;
+        unsigned char *src =
+            op->src_rank.v == me ? slot_at(x, op->src_buf, op->src_index + k) : NULL;
+        unsigned char *dst =
+            op->dst_rank.v == me ? slot_at(x, op->dst_buf, op->dst_index + k) : NULL;
         if (local) {
             if (hi > lo) memmove(dst + lo, src + lo, (size_t)(hi - lo));
             continue;
@@ -463,7 +464,8 @@ void weft_comm_plan_free(weft_comm_plan *x)
 
 /* ---- Alltoallv plans: the symbolic run (size independent of the call) ------ */
 
-#define EMPTY UINT32_MAX /* a slot that holds no chunk (chunk ids fit 32 bits: the plan's limits) */
+/* A slot that holds no chunk (chunk ids fit 32 bits: the plan's limits). */
+#define EMPTY UINT32_MAX
 
 /* The chunk in[i] of rank r starts with, and the one out[i] ends with. */
 static uint64_t chunk_in(uint32_t n, uint32_t chunks, uint32_t r, uint32_t i)
@@ -775,8 +777,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
     uint32_t n = info->nranks, C = info->chunks, me = c->rank;
     exec_state x = {.x = xp, .c = c, .es = 1, .slices = xp->sized_slices};
     if (c->rank == 0 && xp->last_cb != 1) {
-        weft_log(WEFT_LOG_DEBUG, "run", "plan alltoallv: %u chunks per pair, each cut into %u slices",
-                 C, x.slices);
+        weft_log(WEFT_LOG_DEBUG, "run",
+                 "plan alltoallv: %u chunks per pair, each cut into %u slices", C, x.slices);
         xp->last_cb = 1;
     }
     uint32_t nin = weft_plan_buf_slots(p, WEFT_BUF_IN), nout = weft_plan_buf_slots(p, WEFT_BUF_OUT);
@@ -793,8 +795,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
     unsigned char *out = recvbuf;
     const weft_traffic *t = weft_plan_traffic(p);
     for (uint32_t i = 0; in_direct && i < nin; i++)
-        x.at[xp->st[WEFT_BUF_IN][i]] =
-            (unsigned char *)in + sdispls[i / C] * es + chunk_at(t->bytes[(size_t)me * n + i / C], C, i % C);
+        x.at[xp->st[WEFT_BUF_IN][i]] = (unsigned char *)in + sdispls[i / C] * es +
+                                       chunk_at(t->bytes[(size_t)me * n + i / C], C, i % C);
     for (uint32_t i = 0; out_direct && i < nout; i++)
         x.at[xp->st[WEFT_BUF_OUT][i]] =
             out + rdispls[i / C] * es + chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C);
@@ -820,7 +822,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
     for (uint32_t i = 0; !e && !out_direct && i < nout; i++) {
         uint64_t b = weft_plan_chunk_bytes(p, chunk_out(n, C, me, i));
         if (b)
-            memcpy(out + rdispls[i / C] * es + chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C),
+            memcpy(out + rdispls[i / C] * es +
+                       chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C),
                    x.at[xp->st[WEFT_BUF_OUT][i]], (size_t)b);
     }
 free_all:

@@ -596,8 +596,10 @@ weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, con
     weft__select *s = c->sel;
     if (!s->plan || !weft_plan_traffic(s->plan)) return NULL;
     if (!s->logged_v)
-        weft_log(WEFT_LOG_INFO, "run", "alltoallv: %s (forced by WEFT_PLAN; the call's counts must "
-                 "be its traffic matrix)", s->plan_name);
+        weft_log(WEFT_LOG_INFO, "run",
+                 "alltoallv: %s (forced by WEFT_PLAN; the call's counts must be its traffic "
+                 "matrix)",
+                 s->plan_name);
     s->logged_v = true;
     *plan = s->plan;
     *name = s->plan_name;
