@@ -836,6 +836,11 @@ free_all:
 
 /* ---- Test access (exec_plan.h) --------------------------------------------- */
 
+uint32_t weft__comm_plan_sized_slices(const weft_comm_plan *x)
+{
+    return x->sized ? x->sized_slices : 0;
+}
+
 weft_comm *weft__comm_plan_comm(const weft_comm_plan *x)
 {
     return x->c;

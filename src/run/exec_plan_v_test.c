@@ -19,8 +19,10 @@
 
 #include "base/testing.h"
 #include "run/coll_alltoallv.h"
+#include "run/exec_plan.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
+#include "weft/exec_model.h"
 #include "weft/synth.h"
 
 /* Two boxes of two ranks: fast links inside a box, a slower network
@@ -248,6 +250,21 @@ static int body(weft_comm *c, void *arg)
         if (e) fprintf(stderr, "%s: %s\n", what, d.msg);
         CHECK_ERR(e, WEFT_OK);
         if (!cp) continue;
+        /* Slices: those of the mean chunk where every slot holds one size
+         * (direct: each slot one block; relay_3: each scratch slot one
+         * chunk), one where a slot holds blocks of two sizes (Bruck's
+         * packing slots on a matrix that is not symmetric). */
+        const weft_plan_info *info = weft_plan_get_info(j->plans[k]);
+        const weft_traffic *m = weft_plan_traffic(j->plans[k]);
+        uint64_t total = 0;
+        for (size_t e2 = 0; e2 < (size_t)n * n; e2++)
+            total += m->bytes[e2];
+        uint32_t mean_slices = weft_exec_slices(total / ((uint64_t)n * n * info->chunks));
+        if (strcmp(j->names[k], "direct") == 0 || strcmp(j->names[k], "relay_3.plan") == 0)
+            CHECK_INT(weft__comm_plan_sized_slices(cp), mean_slices);
+        if (strcmp(j->names[k], "bruck") == 0 && !j->sym)
+            CHECK_INT(weft__comm_plan_sized_slices(cp), 1);
+        if (j->scale > 1000) CHECK(mean_slices > 1);
         run_once(c, j, cp, false, what);
         run_once(c, j, cp, false, what);
         if (j->sym) run_once(c, j, cp, true, what);
@@ -381,10 +398,10 @@ int main(void)
     run_all(3, WEFT_UINT8, 5, false);
     run_all(4, WEFT_UINT8, 7, false);
     run_all(4, WEFT_FLOAT, 3, true);
-    /* Blocks of up to 1.2 MB: several slices per chunk where the plan's
+    /* Blocks of up to 4.8 MB: several slices per chunk where the plan's
      * slots each hold one size. */
-    run_all(3, WEFT_UINT8, 300001, false);
-    run_all(4, WEFT_INT32, 100003, false);
+    run_all(3, WEFT_UINT8, 1000003, false);
+    run_all(4, WEFT_INT32, 300007, false);
     run_forced(3, WEFT_TRANSPORT_SHM);
     run_forced(4, WEFT_TRANSPORT_TCP);
     return weft_test_done();

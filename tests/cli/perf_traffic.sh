@@ -77,6 +77,8 @@ for a in direct bruck; do
 done
 run plan switch:3 --coll alltoall --algo pairwise --traffic "$T/sym.tm" -o "$T/sym.plan"
 expect_rc 0
+run plan switch:3 --coll alltoall --algo direct -o "$T/equal.plan"
+expect_rc 0
 for t in shm tcp; do
     LAST="WEFT_PLAN bruck ($t)"
     WEFT_TRANSPORT=$t WEFT_PLAN="$T/bruck.plan" WEFT_LOG=info run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 2 -w 1
@@ -100,6 +102,18 @@ for t in shm tcp; do
     case "$OUT" in *'"in_place": null'*) fail_ "in place not run on a symmetric matrix" ;; *) pass_ ;; esac
 done
 
+# A forced algorithm or plan of equal chunks leaves weft_alltoallv its own
+# schedule: its count exchange no longer goes through the selection, which
+# refused it ("algorithm 'pairwise' does not build allgather").
+WEFT_ALGO=pairwise run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 1 -w 0
+expect_rc 0
+expect_out_has "# Out of bounds values : 0 OK"
+WEFT_PLAN="$T/equal.plan" run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 1 -w 0
+expect_rc 0
+expect_out_has "traffic $T/skew.tm, weft_alltoallv
+"
+expect_out_has "# Out of bounds values : 0 OK"
+
 # A matrix that is not the plan's: exit 1 on every rank, one message.
 printf '0 4096 400\n1200 40 0\n8 800 4004\n' >"$T/other.tm"
 WEFT_PLAN="$T/direct.plan" run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/other.tm" -n 1 -w 0
@@ -111,8 +125,6 @@ expect_err_has "comm: the plan $T/direct.plan (WEFT_PLAN) is an alltoallv plan (
 run launch -n 3 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -n 1 -w 0
 expect_rc 1
 expect_err_has "$T/direct.plan: an alltoallv plan (a traffic matrix); give its matrix with --traffic FILE"
-run plan switch:3 --coll alltoall --algo direct -o "$T/equal.plan"
-expect_rc 0
 run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" --plan "$T/equal.plan" -n 1 -w 0
 expect_rc 1
 expect_err_has "$T/equal.plan: a plan of equal chunks; with --traffic give an alltoallv plan (weft plan --traffic FILE)"
