@@ -11,7 +11,8 @@
  * that are not the plan's matrix fail on every rank with one message (both
  * ways of agreeing on counts), the communicator staying usable; a forced
  * alltoallv plan (WEFT_PLAN) runs under weft_alltoallv, and is refused by
- * weft_alltoall and by the calls that take one count. */
+ * weft_alltoall and by the calls that take one count. Preparing and
+ * running under injected allocation failures fail cleanly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,8 +392,74 @@ static void run_forced(uint32_t n, weft_transport_choice tr)
     free_job(&j);
 }
 
+/* One rank, two chunks per block relayed through scratch: preparing and
+ * running under a growing allocation budget (weft_test_oom_sweep) fail
+ * with WEFT_ENOMEM and leak nothing, and the run that succeeds is exact. */
+static const char *solo = "weft-plan 1\ncoll alltoall\nranks 1\nchunks 2\nscratch 2\n"
+                          "inplace no\ntraffic 0 0 5\n"
+                          "op 0 copy 0:in[0] 0:scratch[0] n=2\n"
+                          "op 1 copy 0:scratch[0] 0:out[0] n=2 deps=0\n";
+
+typedef struct oom_arg {
+    weft_comm *c;
+    weft_plan *p;
+    weft_comm_plan *cp;
+    unsigned char in[8], out[8];
+} oom_arg;
+
+static weft_err oom_prepare(void *arg)
+{
+    oom_arg *a = arg;
+    return weft_comm_plan_new(a->c, a->p, &a->cp, NULL);
+}
+
+static void oom_unprepare(void *arg)
+{
+    oom_arg *a = arg;
+    weft_comm_plan_free(a->cp);
+    a->cp = NULL;
+}
+
+static weft_err oom_run(void *arg)
+{
+    oom_arg *a = arg;
+    size_t sc[1] = {5}, sd[1] = {2}, rc[1] = {5}, rd[1] = {1};
+    memset(a->out, 0, sizeof a->out);
+    return weft_comm_plan_run_v(a->cp, a->in, sc, sd, a->out, rc, rd, WEFT_UINT8, NULL);
+}
+
+static void oom_ran(void *arg)
+{
+    oom_arg *a = arg;
+    CHECK(memcmp(a->out + 1, a->in + 2, 5) == 0);
+    CHECK(a->out[0] == 0 && a->out[6] == 0);
+}
+
+static void test_oom(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.addr = "127.0.0.1:0";
+    oom_arg a = {0};
+    CHECK_ERR(weft_comm_init(&cfg, &a.c, NULL), WEFT_OK);
+    CHECK_ERR(weft_plan_parse(solo, strlen(solo), "solo.plan", &a.p, NULL), WEFT_OK);
+    for (int i = 0; i < 8; i++)
+        a.in[i] = (unsigned char)(i * 29 + 3);
+    if (a.c && a.p) {
+        CHECK(weft_test_oom_sweep("weft_comm_plan_new (alltoallv)", oom_prepare, oom_unprepare,
+                                  &a) > 0);
+        CHECK_ERR(weft_comm_plan_new(a.c, a.p, &a.cp, NULL), WEFT_OK);
+        CHECK(weft_test_oom_sweep("weft_comm_plan_run_v", oom_run, oom_ran, &a) > 0);
+        CHECK(!weft_comm_failed(a.c));
+        weft_comm_plan_free(a.cp);
+    }
+    weft_plan_free(a.p);
+    weft_comm_free(a.c);
+}
+
 int main(void)
 {
+    test_oom();
     run_all(2, WEFT_UINT8, 3, false);
     run_all(2, WEFT_INT16, 2, true);
     run_all(3, WEFT_UINT8, 5, false);
