@@ -120,8 +120,8 @@ static weft_err exchange_words(weft_comm *c, const uint64_t *mine, uint64_t *the
 
 /* Up to weft__alltoallv_all_max ranks (128), one allgather of every rank's dtype, sendcounts and
  * recvcounts (2n + 1 words each: 256 KiB at 128 ranks) tells every rank
- * everything, one collective's latency; beyond, an alltoall of the counts
- * and an allgather of what each rank found (six words each). */
+ * everything in size - 1 exchanges; beyond, an alltoall of the counts and
+ * an allgather of what each rank found (six words each). */
 uint32_t weft__alltoallv_all_max = 128;
 
 /* Every rank's view, agreed: WEFT_OK, or WEFT_EINVAL with the same message
