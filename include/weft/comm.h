@@ -315,7 +315,12 @@ WEFT_API weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf
  * allgather of a few words): a count that differs from what its receiver
  * expects, or another dtype, is WEFT_EINVAL on every rank with the same
  * message ("comm: ranks disagree on the counts of alltoallv: rank 1 sends 5
- * elements (float) to rank 2, which expects 4"), and nothing is received. */
+ * elements (float) to rank 2, which expects 4"), and nothing is received.
+ * Which schedule runs: when config plan_file (WEFT_PLAN) is an alltoallv
+ * plan (a traffic matrix), that plan, and every call's counts must be its
+ * matrix (WEFT_EINVAL on every rank otherwise, as weft_comm_plan_run_v
+ * says); with any other plan forced, or none, weft's own pairwise
+ * schedule. */
 WEFT_API weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
                                  const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                  const size_t *rdispls, weft_dtype dtype, weft_diag *d);
@@ -390,6 +395,25 @@ WEFT_API weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm
                                      weft_diag *d);
 WEFT_API weft_err weft_comm_plan_run(weft_comm_plan *cp, const void *sendbuf, void *recvbuf,
                                      size_t count, weft_dtype dtype, weft_redop op, weft_diag *d);
+/* Runs an alltoallv plan (one with a traffic matrix, weft/plan.h, which
+ * fixes every block's bytes) with counts and displacements as
+ * weft_alltoallv takes them: block d of this rank's input is sendcounts[d]
+ * elements at sendbuf + sdispls[d] elements, block s of its output
+ * recvcounts[s] at recvbuf + rdispls[s]; in place when sendbuf == recvbuf
+ * (sendcounts and sdispls are then ignored). Chunk p of a block of b bytes
+ * (C chunks per block) lies at the block's start + p*floor(b/C) + min(p,
+ * b mod C). Collective. Before data moves the ranks compare their counts
+ * (as weft_alltoallv does): counts a receiver does not expect, or counts
+ * whose bytes (count x the dtype's size) are not the plan's matrix, are
+ * WEFT_EINVAL on every rank with one message ("comm: the counts of
+ * alltoallv differ from the traffic matrix of the plan: rank 1 sends rank 2
+ * 5 elements of float (20 bytes), the matrix 16 bytes"). A plan with equal
+ * chunks is WEFT_EINVAL here, and an alltoallv plan is WEFT_EINVAL for
+ * weft_comm_plan_run and weft_comm_run_plan, which take one count. */
+WEFT_API weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf,
+                                       const size_t *sendcounts, const size_t *sdispls,
+                                       void *recvbuf, const size_t *recvcounts,
+                                       const size_t *rdispls, weft_dtype dtype, weft_diag *d);
 /* NULL is allowed. */
 WEFT_API void weft_comm_plan_free(weft_comm_plan *cp);
 

@@ -3,7 +3,8 @@
  * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or
  * alone, as one rank). Rank 0 prints; every rank checks its own results.
  * `weft perf alltoall --traffic FILE` measures the skewed all-to-all of a
- * traffic matrix (weft/traffic.h) with weft_alltoallv. */
+ * traffic matrix (weft/traffic.h) with weft_alltoallv, or with an
+ * alltoallv plan of that matrix (--plan, WEFT_PLAN). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,8 +92,10 @@ static const cli_syntax perf_syntax = {
              "traffic matrix FILE gives (docs/traffic-format.md; N ranks, N x N entries,\n"
              "each a whole number of -d elements) with weft_alltoallv, one row: size is\n"
              "the largest bytes one rank sends, algbw = size / time, busbw = algbw *\n"
-             "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e, -f\n"
-             "and --plan do not apply; alltoallv runs no plan.\n",
+             "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e and\n"
+             "-f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
+             "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
+             "matrix must be FILE's (docs/run.md, \"Alltoallv plans\").\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -198,6 +201,9 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
     unsigned char *s = p->send, *r = p->recv;
     if (p->tv) {
         size_t n = p->n, *tv = p->tv;
+        if (p->plan)
+            return weft_comm_plan_run_v(p->plan, in_place ? r : s, tv, tv + n, r, tv + 2 * n,
+                                        tv + 3 * n, p->dtype, d);
         return weft_alltoallv(p->c, in_place ? r : s, tv, tv + n, r, tv + 2 * n, tv + 3 * n,
                               p->dtype, d);
     }
@@ -678,8 +684,10 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
 
 /* --traffic: loads FILE and sets p->tv (this rank's counts and
  * displacements in elements), p->trow and p->tsym; *size the bytes of the
- * one row perf prints. Exit code as cli_fail's, or CLI_EXIT_OK. */
-static int load_traffic(perf *p, const char *path, size_t *size)
+ * one row perf prints; the header names `forced` (WEFT_PLAN, NULL for
+ * none) when it is an alltoallv plan, which weft_alltoallv then runs. Exit
+ * code as cli_fail's, or CLI_EXIT_OK. */
+static int load_traffic(perf *p, const char *path, const char *forced, size_t *size)
 {
     weft_traffic t = {0, NULL};
     weft_diag d;
@@ -733,7 +741,14 @@ static int load_traffic(perf *p, const char *path, size_t *size)
         }
         p->trow = (size_t)row_max;
         *size = (size_t)row_max;
-        snprintf(p->schedule, sizeof p->schedule, "traffic %s, weft_alltoallv", path);
+        weft_plan *plan = NULL;
+        if (forced && weft_plan_load_file(forced, &plan, NULL) == WEFT_OK &&
+            weft_plan_traffic(plan))
+            snprintf(p->schedule, sizeof p->schedule, "traffic %s, weft_alltoallv, WEFT_PLAN=%s",
+                     path, forced);
+        else
+            snprintf(p->schedule, sizeof p->schedule, "traffic %s, weft_alltoallv", path);
+        weft_plan_free(plan);
     }
     weft_traffic_free(&t);
     return rc;
@@ -822,10 +837,9 @@ int cli_cmd_perf(int argc, char **argv)
         goto free_args;
     }
     if (traffic && (cli_args_get(&a, "minbytes") || cli_args_get(&a, "maxbytes") ||
-                    cli_args_get(&a, "stepfactor") || cli_args_get(&a, "plan"))) {
+                    cli_args_get(&a, "stepfactor"))) {
         rc = cli_usage_error(&perf_syntax,
-                             "--traffic gives the sizes and runs weft_alltoallv: -b, -e, -f and "
-                             "--plan do not apply");
+                             "--traffic gives the sizes: -b, -e and -f do not apply");
         goto free_args;
     }
     p.check = check != 0;
@@ -869,7 +883,8 @@ int cli_cmd_perf(int argc, char **argv)
     weft_plan *plan = NULL;
     const char *plan_file = cli_args_get(&a, "plan");
     if (traffic) {
-        rc = load_traffic(&p, traffic, &maxb);
+        rc = load_traffic(&p, traffic, cfg.plan_file && *cfg.plan_file ? cfg.plan_file : NULL,
+                          &maxb);
         minb = maxb;
         if (rc != CLI_EXIT_OK) goto free_comm;
     } else if (!plan_file) {
@@ -881,7 +896,22 @@ int cli_cmd_perf(int argc, char **argv)
         if (!e && strcmp(weft_coll_name(info->coll), coll) != 0)
             e = weft_diag_set(&d, WEFT_EINVAL, "%s: the plan is for %s, not %s", plan_file,
                               weft_coll_name(info->coll), coll);
-        if (!e) {
+        /* An alltoallv plan fixes the sizes: it runs with the counts of
+         * --traffic, and a plan of equal chunks with the sizes of -b .. -e. */
+        if (!e && weft_plan_traffic(plan) && !traffic)
+            e = weft_diag_set(&d, WEFT_EINVAL,
+                              "%s: an alltoallv plan (a traffic matrix); give its matrix with "
+                              "--traffic FILE",
+                              plan_file);
+        if (!e && traffic && !weft_plan_traffic(plan))
+            e = weft_diag_set(&d, WEFT_EINVAL,
+                              "%s: a plan of equal chunks; with --traffic give an alltoallv plan "
+                              "(weft plan --traffic FILE)",
+                              plan_file);
+        if (!e && traffic) {
+            snprintf(p.schedule, sizeof p.schedule, "traffic %s, plan %s", traffic, plan_file);
+            e = weft_comm_plan_new(p.c, plan, &p.plan, &d);
+        } else if (!e) {
             p.chunks = info->chunks;
             snprintf(p.schedule, sizeof p.schedule, "plan %s, %u chunks", plan_file, info->chunks);
             p.root = info->root.v;

@@ -10,15 +10,32 @@
  * an allgather of what each receiver found). Every rank then returns the
  * same error, naming the lowest receiver that expects another count (and
  * its lowest such sender), and the communicator stays usable: nothing else
- * moved. The exchanges are collectives of fixed size, so ranks that
- * disagree still complete them. */
+ * moved. The exchanges are of fixed size, so ranks that disagree still
+ * complete them; they are pairwise exchanges on the transports, not
+ * weft_allgather, which a forced plan or algorithm (WEFT_PLAN, WEFT_ALGO)
+ * of another collective would refuse.
+ *
+ * Alltoallv plans (weft/plan.h, "Alltoallv"): a plan's traffic matrix fixes
+ * every block's bytes, and a rank knows only its own row and column of the
+ * call's, so the same exchange also checks that every rank's counts (times
+ * the dtype's size) are the plan's row: with the receivers agreeing, the
+ * columns are then the plan's too. A call that does not match fails on
+ * every rank with one message naming the lowest sender and receiver that
+ * differ. weft_comm_plan_run_v runs a prepared plan so; weft_alltoallv runs
+ * the forced plan (WEFT_PLAN) when it is an alltoallv plan, and then a call
+ * whose counts are not its matrix fails alike (a forced plan never falls
+ * back silently); with any other plan forced, or none, it runs its own
+ * pairwise schedule. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "run/coll_alltoallv.h"
 #include "run/coll_ring.h"
 #include "run/comm_internal.h"
+#include "run/exec_plan.h"
 #include "run/p2p.h"
+#include "run/select.h"
 
 #define NONE UINT64_MAX
 
@@ -41,18 +58,82 @@ static weft_err differ_dtype(weft_diag *d, uint64_t t0, uint32_t r, uint64_t tr)
                          weft_dtype_name((weft_dtype)t0), r, weft_dtype_name((weft_dtype)tr));
 }
 
+/* The matrix a call must match: an alltoallv plan's (weft/plan.h), named
+ * in messages as `name` ("the plan x.plan (WEFT_PLAN)"). */
+typedef struct want_matrix {
+    const weft_traffic *t; /* NULL: any counts */
+    const char *name;
+} want_matrix;
+
+/* True when count elements of es bytes are b bytes. */
+static bool same_bytes(uint64_t count, size_t es, uint64_t b)
+{
+    return count <= UINT64_MAX / es && count * es == b;
+}
+
+static weft_err differ_plan(weft_diag *d, const want_matrix *m, uint64_t sender, uint32_t to,
+                            uint64_t count, weft_dtype dtype)
+{
+    size_t es = weft_dtype_size(dtype);
+    uint64_t b = m->t->bytes[(size_t)sender * m->t->ranks + to];
+    char bytes[48] = "more than 2^64 bytes";
+    if (count <= UINT64_MAX / es)
+        snprintf(bytes, sizeof bytes, "%llu bytes", (unsigned long long)(count * es));
+    return weft_diag_set(d, WEFT_EINVAL,
+                         "comm: the counts of alltoallv differ from the traffic matrix of %s: "
+                         "rank %llu sends rank %u %llu elements of %s (%s), the matrix %llu bytes",
+                         m->name, (unsigned long long)sender, to, (unsigned long long)count,
+                         weft_dtype_name(dtype), bytes, (unsigned long long)b);
+}
+
+/* Every rank's w words into all (rank r's at all + r*w), by pairwise
+ * exchanges on the transports (size - 1 steps), and below the alltoall of
+ * one word per pair: not through the schedule selection, where a forced
+ * plan or algorithm (WEFT_PLAN, WEFT_ALGO) of another collective would
+ * refuse the call. */
+static weft_err gather_words(weft_comm *c, const uint64_t *mine, uint64_t *all, size_t w,
+                             weft_diag *d)
+{
+    uint32_t n = c->size, r = c->rank;
+    weft_err e = WEFT_OK;
+    memcpy(all + (size_t)r * w, mine, w * sizeof *all);
+    for (uint32_t k = 1; !e && k < n; k++) {
+        uint32_t to = (r + k) % n, from = (r + n - k) % n;
+        e = weft__comm_exchange(c, to, mine, w * sizeof *mine, from, all + (size_t)from * w,
+                                w * sizeof *all, NULL, 1, d);
+    }
+    return e;
+}
+
+static weft_err exchange_words(weft_comm *c, const uint64_t *mine, uint64_t *theirs, weft_diag *d)
+{
+    uint32_t n = c->size, r = c->rank;
+    weft_err e = WEFT_OK;
+    theirs[r] = mine[r];
+    for (uint32_t k = 1; !e && k < n; k++) {
+        uint32_t to = (r + k) % n, from = (r + n - k) % n;
+        e = weft__comm_exchange(c, to, &mine[to], sizeof *mine, from, &theirs[from], sizeof *theirs,
+                                NULL, 1, d);
+    }
+    return e;
+}
+
 /* Up to weft__alltoallv_all_max ranks (128), one allgather of every rank's dtype, sendcounts and
  * recvcounts (2n + 1 words each: 256 KiB at 128 ranks) tells every rank
- * everything, one collective's latency; beyond, an alltoall of the counts
- * and an allgather of what each receiver found (four words each). */
+ * everything in size - 1 exchanges; beyond, an alltoall of the counts and
+ * an allgather of what each rank found (six words each). */
 uint32_t weft__alltoallv_all_max = 128;
 
 /* Every rank's view, agreed: WEFT_OK, or WEFT_EINVAL with the same message
- * on every rank. */
+ * on every rank. Checked in order: the dtype, counts a receiver does not
+ * expect, then (with m->t) the lowest sender and receiver whose count is
+ * not m's bytes (the rows of m: with the receivers agreeing, its columns
+ * follow). */
 static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_t *recvcounts,
-                             weft_dtype dtype, weft_diag *d)
+                             weft_dtype dtype, const want_matrix *m, weft_diag *d)
 {
     uint32_t n = c->size;
+    size_t es = weft_dtype_size(dtype);
     weft_err e = WEFT_OK;
     if (n <= weft__alltoallv_all_max) {
         size_t w = 2 * (size_t)n + 1;
@@ -64,7 +145,7 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
             mine[1 + j] = sendcounts[j];
             mine[1 + n + j] = recvcounts[j];
         }
-        e = weft_allgather(c, mine, all, w, WEFT_UINT64, d);
+        e = gather_words(c, mine, all, w, d);
         for (uint32_t r = 1; !e && r < n; r++)
             if (all[r * w] != all[0]) e = differ_dtype(d, all[0], r, all[r * w]);
         /* Receiver r expects all[r*w + 1 + n + s] from s, which sends
@@ -74,28 +155,44 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
                 if (all[(size_t)s * w + 1 + r] != all[(size_t)r * w + 1 + n + s])
                     e = differ(d, s, all[(size_t)s * w + 1 + r], dtype, r,
                                all[(size_t)r * w + 1 + n + s]);
+        for (uint32_t s = 0; !e && m->t && s < n; s++)
+            for (uint32_t r = 0; !e && r < n; r++)
+                if (!same_bytes(all[(size_t)s * w + 1 + r], es, m->t->bytes[(size_t)s * n + r]))
+                    e = differ_plan(d, m, s, r, all[(size_t)s * w + 1 + r], dtype);
         weft__free(mine);
         return e;
     }
-    uint64_t *mine = weft__malloc((size_t)n * sizeof *mine * 2 + (size_t)n * 4 * sizeof *mine);
+    enum { REC = 6 };
+    uint64_t *mine = weft__malloc((size_t)n * sizeof *mine * 2 + (size_t)n * REC * sizeof *mine);
     if (!mine) return weft_diag_code(d, WEFT_ENOMEM);
     uint64_t *theirs = mine + n, *all = theirs + n;
     for (uint32_t j = 0; j < n; j++)
         mine[j] = sendcounts[j];
-    e = weft_alltoall(c, mine, theirs, 1, WEFT_UINT64, d);
-    uint64_t rec[4] = {(uint64_t)dtype, NONE, 0, 0};
+    e = exchange_words(c, mine, theirs, d);
+    /* dtype; the first sender whose count this rank does not expect, what
+     * it expects and what it sends; the first receiver this rank sends a
+     * count that m does not have, and that count. */
+    uint64_t rec[REC] = {(uint64_t)dtype, NONE, 0, 0, NONE, 0};
     for (uint32_t j = 0; !e && j < n && rec[1] == NONE; j++)
         if (theirs[j] != recvcounts[j]) {
             rec[1] = j;
             rec[2] = recvcounts[j];
             rec[3] = theirs[j];
         }
-    if (!e) e = weft_allgather(c, rec, all, 4, WEFT_UINT64, d);
+    for (uint32_t j = 0; !e && m->t && j < n && rec[4] == NONE; j++)
+        if (!same_bytes(sendcounts[j], es, m->t->bytes[(size_t)c->rank * n + j])) {
+            rec[4] = j;
+            rec[5] = sendcounts[j];
+        }
+    if (!e) e = gather_words(c, rec, all, REC, d);
     for (uint32_t r = 1; !e && r < n; r++)
-        if (all[4 * r] != all[0]) e = differ_dtype(d, all[0], r, all[4 * r]);
+        if (all[REC * r] != all[0]) e = differ_dtype(d, all[0], r, all[REC * r]);
     for (uint32_t r = 0; !e && r < n; r++)
-        if (all[4 * r + 1] != NONE)
-            e = differ(d, all[4 * r + 1], all[4 * r + 3], dtype, r, all[4 * r + 2]);
+        if (all[REC * r + 1] != NONE)
+            e = differ(d, all[REC * r + 1], all[REC * r + 3], dtype, r, all[REC * r + 2]);
+    for (uint32_t r = 0; !e && r < n; r++)
+        if (all[REC * r + 4] != NONE)
+            e = differ_plan(d, m, r, (uint32_t)all[REC * r + 4], all[REC * r + 5], dtype);
     weft__free(mine);
     return e;
 }
@@ -114,9 +211,19 @@ weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcou
     }
     if (!sendcounts || !sdispls || !recvcounts || !rdispls)
         return weft_diag_set(d, WEFT_EINVAL, "comm: alltoallv needs counts and displacements");
-    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, d))) return e;
+    want_matrix m = {NULL, NULL};
+    const weft_plan *plan = NULL;
+    weft_comm_plan *cp = weft__select_alltoallv(c, &plan, &m.name);
+    char name[WEFT_DIAG_MSG_SIZE];
+    if (cp) {
+        snprintf(name, sizeof name, "the plan %s (WEFT_PLAN)", m.name);
+        m.name = name;
+        m.t = weft_plan_traffic(plan);
+    }
+    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
     uint32_t n = c->size, r = c->rank;
     size_t es = weft_dtype_size(dtype);
+    if (cp) return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, es, d);
     const unsigned char *in = sendbuf;
     unsigned char *out = recvbuf, *copy = NULL;
     if (in_place && n > 1) {
@@ -136,4 +243,27 @@ weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcou
     }
     weft__free(copy);
     return e;
+}
+
+weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
+                              const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                              const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+{
+    weft_comm *c = weft__comm_plan_comm(cp);
+    const weft_plan *p = weft__comm_plan_plan(cp);
+    weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
+    if (e) return e;
+    if (!weft_plan_traffic(p))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "plan: weft_comm_plan_run_v runs alltoallv plans (with a traffic "
+                             "matrix); this plan has equal chunks: weft_comm_plan_run runs it");
+    if (sendbuf == recvbuf) {
+        sendcounts = recvcounts;
+        sdispls = rdispls;
+    }
+    if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: alltoallv needs counts and displacements");
+    want_matrix m = {weft_plan_traffic(p), "the plan"};
+    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
+    return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype), d);
 }

@@ -32,6 +32,28 @@
  * order (op by op, slices in order), so both ends of a stream match the
  * same messages. Every ready item of every stream is in flight at once.
  *
+ * Alltoallv plans (weft/plan.h, "Alltoallv": a traffic matrix fixes every
+ * chunk's bytes). weft_comm_plan_new runs the plan symbolically once, over
+ * every rank (which chunk each storage slot holds after each op), which
+ * gives the bytes of every slot each of this rank's ops moves and the
+ * largest value each of this rank's storage slots ever holds. A run lays the
+ * in and out slots out as MPI displacements do: chunk p of block (s, d), b
+ * bytes in C chunks, starts at the block's displacement + p*floor(b/C) +
+ * min(p, b mod C). In slots are read straight from sendbuf when no op of
+ * this rank writes them (and the call is not in place), out slots written
+ * straight into recvbuf when no op writes a larger value into one; every
+ * other slot (scratch, and in and out of an in-place plan) lives in a
+ * private buffer, each sized by the largest value it holds, filled from
+ * sendbuf first and copied to recvbuf last. Slots need not be contiguous
+ * between blocks, so an op sends one message per slot (and slice) that has
+ * bytes; both ends know every slot's bytes from the symbolic run, so they
+ * skip the same empty ones. Slice s of a value of b bytes is bytes
+ * [b*s/S, b*(s+1)/S). The argument of exactness above needs every access
+ * to a slot to cut the same bytes, so S > 1 only when no storage slot of
+ * any rank ever holds values of two different nonzero sizes (the symbolic
+ * run checks it; every rank computes the same S); otherwise S = 1 and ops
+ * move whole.
+ *
  * Deadlock freedom: let (o, s) be the first unfinished item in G's order
  * (ops in G order, slices in order). Every item it waits for (deps' slice s,
  * its own slice s-1, prefix bounds) and every earlier item of its stream
@@ -70,7 +92,17 @@ struct weft_comm_plan {
     uint32_t *pool;     /* positions named by the wait sets */
     int64_t *prev;      /* per position: previous position of its stream, -1 for none */
     uint32_t *lane;     /* per position: the transport lane (1 + channel mod lanes) */
-    size_t last_cb; /* chunk bytes of the previous run, for the log line */
+    size_t last_cb;     /* chunk bytes of the previous run, for the log line */
+    /* An alltoallv plan (the header comment's "Alltoallv plans"). */
+    bool sized;
+    bool in_direct;                /* no op of this rank writes an in slot (and out of place) */
+    bool out_direct;               /* no op writes into an out slot more than its final chunk */
+    uint32_t sized_slices;         /* S of every run */
+    uint32_t nst;                  /* storage slots of this rank */
+    uint32_t *st[WEFT__BUF_COUNT]; /* storage slot of (buf, index) on this rank */
+    uint64_t *cap;                 /* per storage slot: its largest value, bytes */
+    uint64_t *vb;                  /* bytes of each slot each position moves */
+    size_t *vboff;                 /* per position: its first entry of vb */
 };
 
 /* The per-run state on top of the prepared schedule. */
@@ -82,11 +114,12 @@ typedef struct exec_state {
     size_t elems;  /* elements per chunk */
     uint32_t slices;
     weft__reduce_fn fn;
-    uint32_t *posted; /* per position: slices posted (local ops: done) */
-    uint32_t *done;   /* per position: leading slices complete */
-    size_t *rbase;    /* per position: its first request */
-    weft__xreq *reqs; /* per position, slice and slot segment */
-    uint32_t first;   /* every position before it is complete */
+    uint32_t *posted;   /* per position: slices posted (local ops: done) */
+    uint32_t *done;     /* per position: leading slices complete */
+    size_t *rbase;      /* per position: its first request */
+    weft__xreq *reqs;   /* per position, slice and slot segment */
+    uint32_t first;     /* every position before it is complete */
+    unsigned char **at; /* alltoallv plan: per storage slot of this rank, its address */
 } exec_state;
 
 static uint32_t lanes_of(const weft_comm *c, uint32_t peer)
@@ -236,7 +269,7 @@ static void slice_range(const exec_state *x, uint32_t s, size_t *lo, size_t *hi)
  * each slot); with one slice the slots are contiguous, so one in all. */
 static uint32_t segments(const exec_state *x, const weft_op *op)
 {
-    return x->slices == 1 ? 1 : op->count;
+    return x->slices == 1 && !x->x->sized ? 1 : op->count;
 }
 
 static bool item_ready(const exec_state *x, uint32_t i, uint32_t s)
@@ -251,11 +284,61 @@ static bool item_ready(const exec_state *x, uint32_t i, uint32_t s)
     return true;
 }
 
+/* Bytes [lo, hi) of a value of b bytes form slice s (alltoallv plans). */
+static void slice_bytes(uint64_t b, uint32_t s, uint32_t slices, uint64_t *lo, uint64_t *hi)
+{
+    *lo = (uint64_t)((unsigned __int128)b * s / slices);
+    *hi = (uint64_t)((unsigned __int128)b * (s + 1) / slices);
+}
+
+/* The address of slot `index` of buf on this rank (alltoallv plans). */
+static unsigned char *slot_at(const exec_state *x, weft_buf buf, uint32_t index)
+{
+    return x->at[x->x->st[buf][index]];
+}
+
+/* start_item for an alltoallv plan: one message per slot with bytes in
+ * slice s; a slot without is marked complete and never posted (its peer,
+ * which knows the same bytes, skips it too). */
+static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op *op, weft_diag *d)
+{
+    uint32_t me = x->c->rank;
+    bool local = op->src_rank.v == me && op->dst_rank.v == me;
+    const uint64_t *vb = x->x->vb + x->x->vboff[i];
+    for (uint32_t k = 0; k < op->count; k++) {
+        uint64_t lo, hi;
+        slice_bytes(vb[k], s, x->slices, &lo, &hi);
+        unsigned char *src =
+            op->src_rank.v == me ? slot_at(x, op->src_buf, op->src_index + k) : NULL;
+        unsigned char *dst =
+            op->dst_rank.v == me ? slot_at(x, op->dst_buf, op->dst_index + k) : NULL;
+        if (local) {
+            if (hi > lo) memmove(dst + lo, src + lo, (size_t)(hi - lo));
+            continue;
+        }
+        weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * op->count + k];
+        memset(r, 0, sizeof *r);
+        if (hi == lo) {
+            r->complete = true;
+            continue;
+        }
+        r->len = (size_t)(hi - lo);
+        r->lane = x->x->lane[i];
+        r->is_send = src != NULL;
+        r->peer = src ? op->dst_rank.v : op->src_rank.v;
+        r->buf = (src ? src : dst) + lo;
+        weft_err e = weft__comm_post(x->c, r, d);
+        if (e) return e;
+    }
+    return WEFT_OK;
+}
+
 /* Runs a local op's slice s, or posts a remote op's. */
 static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
 {
     weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
     uint32_t me = x->c->rank;
+    if (x->x->sized) return op.kind == WEFT_OP_NOP ? WEFT_OK : start_sized(x, i, s, &op, d);
     size_t lo, hi;
     slice_range(x, s, &lo, &hi);
     if (op.kind == WEFT_OP_NOP || hi == lo) return WEFT_OK;
@@ -305,8 +388,8 @@ static bool update_done(exec_state *x, uint32_t i)
         weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
         bool remote = op.kind != WEFT_OP_NOP && op.src_rank.v != op.dst_rank.v;
         if (remote) {
-            size_t lo, hi;
-            slice_range(x, s, &lo, &hi);
+            size_t lo = 0, hi = 1;
+            if (!x->x->sized) slice_range(x, s, &lo, &hi); /* else empty slots are complete */
             uint32_t segs = segments(x, &op);
             const weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * segs];
             for (uint32_t k = 0; hi > lo && k < segs; k++)
@@ -371,7 +454,147 @@ void weft_comm_plan_free(weft_comm_plan *x)
     weft__free(x->pool);
     weft__free(x->prev);
     weft__free(x->lane);
+    for (int b = 0; b < WEFT__BUF_COUNT; b++)
+        weft__free(x->st[b]);
+    weft__free(x->cap);
+    weft__free(x->vb);
+    weft__free(x->vboff);
     weft__free(x);
+}
+
+/* ---- Alltoallv plans: the symbolic run (size independent of the call) ------ */
+
+/* A slot that holds no chunk (chunk ids fit 32 bits: the plan's limits). */
+#define EMPTY UINT32_MAX
+
+/* The chunk in[i] of rank r starts with, and the one out[i] ends with. */
+static uint64_t chunk_in(uint32_t n, uint32_t chunks, uint32_t r, uint32_t i)
+{
+    return ((uint64_t)r * n + i / chunks) * chunks + i % chunks;
+}
+static uint64_t chunk_out(uint32_t n, uint32_t chunks, uint32_t r, uint32_t i)
+{
+    return ((uint64_t)(i / chunks) * n + r) * chunks + i % chunks;
+}
+
+/* Where chunk p of a block of b bytes in C chunks starts within the block
+ * (weft/plan.h: floor(b/C) bytes each, one more for p < b mod C). */
+static size_t chunk_at(uint64_t b, uint32_t chunks, uint32_t p)
+{
+    return (size_t)(p * (b / chunks) + (p < b % chunks ? p : b % chunks));
+}
+
+/* Fills x's alltoallv fields by running the plan symbolically over every
+ * rank in one topological order (for a verified plan every order gives the
+ * same values). Time O(ops + slots moved + slots of all ranks), memory 12
+ * bytes per slot of all ranks (the verifier keeps 16). */
+static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
+{
+    const weft_plan *p = x->p;
+    const weft_plan_info *info = weft_plan_get_info(p);
+    uint32_t n = info->nranks, C = info->chunks, me = x->c->rank, nops = weft_plan_num_ops(p);
+    uint32_t nb[WEFT__BUF_COUNT];
+    size_t per = 0; /* storage numbers of a rank lie below this */
+    for (int b = 0; b < WEFT__BUF_COUNT; b++) {
+        nb[b] = weft_plan_buf_slots(p, (weft_buf)b);
+        per += nb[b];
+    }
+    weft_err e = WEFT_ENOMEM;
+    uint32_t *val = weft__malloc((n * per + 1) * sizeof *val);
+    uint64_t *sz = weft__calloc(n * per + 1, sizeof *sz);
+    uint32_t *order = weft__malloc(((size_t)nops + 1) * sizeof *order);
+    uint32_t *pos = weft__malloc(((size_t)nops + 1) * sizeof *pos);
+    x->vboff = weft__malloc(((size_t)x->len + 1) * sizeof *x->vboff);
+    if (!val || !sz || !order || !pos || !x->vboff) goto free_scratch;
+    x->nst = 0;
+    for (int b = 0; b < WEFT__BUF_COUNT; b++) {
+        if (!(x->st[b] = weft__malloc(((size_t)nb[b] + 1) * sizeof *x->st[b]))) goto free_scratch;
+        for (uint32_t i = 0; i < nb[b]; i++) {
+            x->st[b][i] = weft_plan_storage_slot(p, (weft_rank){me}, (weft_buf)b, i);
+            if (x->st[b][i] + 1 > x->nst) x->nst = x->st[b][i] + 1;
+        }
+    }
+    size_t nvb = 0;
+    for (uint32_t k = 0; k < nops; k++)
+        pos[k] = UINT32_MAX;
+    for (uint32_t i = 0; i < x->len; i++) {
+        weft_op op = weft_plan_op(p, x->order[i]);
+        pos[x->order[i]] = i;
+        x->vboff[i] = nvb;
+        nvb += op.kind == WEFT_OP_NOP ? 0 : op.count;
+    }
+    x->cap = weft__calloc((size_t)x->nst + 1, sizeof *x->cap);
+    x->vb = weft__malloc((nvb + 1) * sizeof *x->vb);
+    if (!x->cap || !x->vb) goto free_scratch;
+    if ((e = weft_plan_topo_order(p, order, d))) goto free_scratch;
+    for (size_t k = 0; k < n * per; k++)
+        val[k] = EMPTY;
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t i = 0; i < nb[WEFT_BUF_IN]; i++) {
+            uint64_t ch = chunk_in(n, C, r, i);
+            size_t at = r * per + weft_plan_storage_slot(p, (weft_rank){r}, WEFT_BUF_IN, i);
+            val[at] = (uint32_t)ch;
+            sz[at] = weft_plan_chunk_bytes(p, ch);
+        }
+    bool uniform = true;
+    x->in_direct = x->out_direct = !info->inplace;
+    for (uint32_t k = 0; k < nops; k++) {
+        weft_op op = weft_plan_op(p, order[k]);
+        if (op.kind == WEFT_OP_NOP) continue;
+        if (op.kind != WEFT_OP_COPY) {
+            e = weft_diag_set(d, WEFT_EUNSUPPORTED,
+                              "plan: op %u reduces; the runtime runs alltoallv plans of copies "
+                              "only",
+                              order[k]);
+            goto free_scratch;
+        }
+        uint32_t i = pos[order[k]];
+        for (uint32_t j = 0; j < op.count; j++) {
+            size_t sa = op.src_rank.v * per +
+                        weft_plan_storage_slot(p, op.src_rank, op.src_buf, op.src_index + j);
+            uint32_t ds = weft_plan_storage_slot(p, op.dst_rank, op.dst_buf, op.dst_index + j);
+            uint32_t v = val[sa];
+            uint64_t b = v == EMPTY ? 0 : weft_plan_chunk_bytes(p, v);
+            size_t da = op.dst_rank.v * per + ds;
+            val[da] = v;
+            if (b && sz[da] && sz[da] != b) uniform = false;
+            if (b && !sz[da]) sz[da] = b;
+            if (i != UINT32_MAX) x->vb[x->vboff[i] + j] = b;
+            if (op.dst_rank.v != me) continue;
+            if (b > x->cap[ds]) x->cap[ds] = b;
+            if (op.dst_buf == WEFT_BUF_IN) x->in_direct = false;
+            if (op.dst_buf == WEFT_BUF_OUT &&
+                b > weft_plan_chunk_bytes(p, chunk_out(n, C, me, op.dst_index + j)))
+                x->out_direct = false;
+        }
+    }
+    /* Private slots hold their first and last values too. */
+    for (uint32_t i = 0; i < nb[WEFT_BUF_IN]; i++) {
+        uint64_t b = weft_plan_chunk_bytes(p, chunk_in(n, C, me, i));
+        uint32_t st = x->st[WEFT_BUF_IN][i];
+        if (b > x->cap[st]) x->cap[st] = b;
+    }
+    for (uint32_t i = 0; i < nb[WEFT_BUF_OUT]; i++) {
+        uint64_t b = weft_plan_chunk_bytes(p, chunk_out(n, C, me, i));
+        uint32_t st = x->st[WEFT_BUF_OUT][i];
+        if (b > x->cap[st]) x->cap[st] = b;
+    }
+    /* The slices of the mean chunk, as the estimate and the simulator cut
+     * an alltoallv plan at its own size (weft_plan_shared_opts_exec). */
+    const weft_traffic *t = weft_plan_traffic(p);
+    uint64_t total = 0;
+    for (size_t k = 0; k < (size_t)n * n; k++)
+        total += t->bytes[k];
+    x->sized_slices = uniform ? weft__exec_plan_slices(total / ((uint64_t)n * n * C)) : 1;
+    x->sized = true;
+    e = WEFT_OK;
+free_scratch:
+    weft__free(val);
+    weft__free(sz);
+    weft__free(order);
+    weft__free(pos);
+    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    return e;
 }
 
 weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **out, weft_diag *d)
@@ -382,13 +605,6 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
                              "plan: the plan is for %u ranks, the communicator "
                              "has %u",
                              info->nranks, c->size);
-    /* An alltoallv plan's chunks differ in size (weft/plan.h); the executor
-     * cuts count elements into equal chunks, so it would move the wrong
-     * bytes. Refused until it lays buffers out by the matrix (issue 14). */
-    if (weft_plan_traffic(p))
-        return weft_diag_set(d, WEFT_EUNSUPPORTED,
-                             "plan: the runtime does not execute alltoallv plans (a plan with a "
-                             "traffic matrix) yet");
     weft_err e = weft_plan_verify(p, NULL, d);
     if (e) return e;
     struct weft_comm_plan *x = weft__calloc(1, sizeof *x);
@@ -396,6 +612,7 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
     x->c = c;
     x->p = p;
     e = schedule(x, d);
+    if (!e && weft_plan_traffic(p)) e = size_plan(x, d);
     if (e) {
         weft_comm_plan_free(x);
         return e;
@@ -448,6 +665,15 @@ static void free_run(exec_state *x)
     weft__free(x->reqs);
 }
 
+/* An alltoallv plan fixes its sizes; a call with one count cannot give
+ * its displacements. */
+static weft_err sized_refused(weft_diag *d)
+{
+    return weft_diag_set(d, WEFT_EINVAL,
+                         "plan: an alltoallv plan (one with a traffic matrix) runs with counts "
+                         "and displacements, not one count");
+}
+
 weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
                             weft_dtype dtype, weft_redop op, weft_diag *d)
 {
@@ -456,6 +682,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
      * they passed the checks every rank makes alike. */
     weft_comm *c = xp->c;
     const weft_plan_info *info = weft_plan_get_info(xp->p);
+    if (xp->sized) return sized_refused(d);
     if (!c->failed && weft_dtype_size(dtype) && weft__reduce_get(dtype, op) &&
         count % info->chunks == 0) {
         weft_coll coll = info->coll;
@@ -476,6 +703,7 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;
     if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (xp->sized) return sized_refused(d);
     const weft_plan_info *info = weft_plan_get_info(p);
     size_t es = weft_dtype_size(dtype);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
@@ -539,7 +767,89 @@ free_all:
     return e;
 }
 
+weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const size_t *sdispls,
+                               void *recvbuf, const size_t *rdispls, size_t es, weft_diag *d)
+{
+    weft_comm *c = xp->c;
+    const weft_plan *p = xp->p;
+    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    const weft_plan_info *info = weft_plan_get_info(p);
+    uint32_t n = info->nranks, C = info->chunks, me = c->rank;
+    exec_state x = {.x = xp, .c = c, .es = 1, .slices = xp->sized_slices};
+    if (c->rank == 0 && xp->last_cb != 1) {
+        weft_log(WEFT_LOG_DEBUG, "run",
+                 "plan alltoallv: %u chunks per pair, each cut into %u slices", C, x.slices);
+        xp->last_cb = 1;
+    }
+    uint32_t nin = weft_plan_buf_slots(p, WEFT_BUF_IN), nout = weft_plan_buf_slots(p, WEFT_BUF_OUT);
+    /* In place (one buffer) the inputs must be read before any output lands. */
+    bool in_direct = xp->in_direct && sendbuf && sendbuf != recvbuf;
+    bool out_direct = xp->out_direct && recvbuf;
+    unsigned char *priv = NULL;
+    weft_err e = WEFT_ENOMEM;
+    x.at = weft__calloc((size_t)xp->nst + 1, sizeof *x.at);
+    if (!x.at || alloc_run(&x)) goto free_all;
+    /* Where the in and out slots lie in the caller's buffers (the MPI
+     * layout of the header comment); at[] keeps the ones used there. */
+    const unsigned char *in = sendbuf;
+    unsigned char *out = recvbuf;
+    const weft_traffic *t = weft_plan_traffic(p);
+    for (uint32_t i = 0; in_direct && i < nin; i++)
+        x.at[xp->st[WEFT_BUF_IN][i]] = (unsigned char *)in + sdispls[i / C] * es +
+                                       chunk_at(t->bytes[(size_t)me * n + i / C], C, i % C);
+    for (uint32_t i = 0; out_direct && i < nout; i++)
+        x.at[xp->st[WEFT_BUF_OUT][i]] =
+            out + rdispls[i / C] * es + chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C);
+    size_t priv_bytes = 0;
+    for (uint32_t st = 0; st < xp->nst; st++)
+        if (!x.at[st]) priv_bytes += xp->cap[st];
+    if (!(priv = weft__malloc(priv_bytes + 1))) goto free_all;
+    priv_bytes = 0;
+    for (uint32_t st = 0; st < xp->nst; st++)
+        if (!x.at[st]) {
+            x.at[st] = priv + priv_bytes;
+            priv_bytes += xp->cap[st];
+        }
+    for (uint32_t i = 0; !in_direct && i < nin; i++) {
+        uint64_t b = weft_plan_chunk_bytes(p, chunk_in(n, C, me, i));
+        if (b)
+            memcpy(x.at[xp->st[WEFT_BUF_IN][i]],
+                   in + sdispls[i / C] * es + chunk_at(t->bytes[(size_t)me * n + i / C], C, i % C),
+                   (size_t)b);
+    }
+    e = execute(&x, d);
+    if (e && !c->failed) weft__comm_fail(c, e, d);
+    for (uint32_t i = 0; !e && !out_direct && i < nout; i++) {
+        uint64_t b = weft_plan_chunk_bytes(p, chunk_out(n, C, me, i));
+        if (b)
+            memcpy(out + rdispls[i / C] * es +
+                       chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C),
+                   x.at[xp->st[WEFT_BUF_OUT][i]], (size_t)b);
+    }
+free_all:
+    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    free_run(&x);
+    weft__free(x.at);
+    weft__free(priv);
+    return e;
+}
+
 /* ---- Test access (exec_plan.h) --------------------------------------------- */
+
+uint32_t weft__comm_plan_sized_slices(const weft_comm_plan *x)
+{
+    return x->sized ? x->sized_slices : 0;
+}
+
+weft_comm *weft__comm_plan_comm(const weft_comm_plan *x)
+{
+    return x->c;
+}
+
+const weft_plan *weft__comm_plan_plan(const weft_comm_plan *x)
+{
+    return x->p;
+}
 
 uint32_t weft__comm_plan_len(const weft_comm_plan *x)
 {

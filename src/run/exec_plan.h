@@ -19,6 +19,20 @@ uint32_t weft__exec_plan_slices(uint64_t chunk_bytes);
 weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
                              weft_dtype dtype, weft_redop op, weft_diag *d);
 
+/* Runs an alltoallv plan (one with a traffic matrix, which fixes every
+ * byte count) without checking the call against it (coll_alltoallv.c
+ * agreed first): block d of this rank's input starts at sendbuf +
+ * sdispls[d] * es, block s of its output at recvbuf + rdispls[s] * es.
+ * In place when sendbuf == recvbuf. */
+weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const size_t *sdispls,
+                               void *recvbuf, const size_t *rdispls, size_t es, weft_diag *d);
+/* The slices every run of an alltoallv plan cuts a chunk into (1 where a
+ * slot holds chunks of two sizes); 0 for a plan of equal chunks. */
+uint32_t weft__comm_plan_sized_slices(const weft_comm_plan *x);
+/* The communicator and the plan of a prepared plan. */
+weft_comm *weft__comm_plan_comm(const weft_comm_plan *x);
+const weft_plan *weft__comm_plan_plan(const weft_comm_plan *x);
+
 /* Ops of this rank in L. */
 uint32_t weft__comm_plan_len(const weft_comm_plan *x);
 /* The op id at position pos (< len). */

@@ -83,6 +83,7 @@ struct weft__select {
     cand_set *sets;
     size_t nsets, cap;
     int64_t logged[WEFT__COLL_COUNT][NCLASS]; /* builtin/forced plan: 1 once logged */
+    bool logged_v;                            /* alltoallv's forced plan logged */
 };
 
 static void set_fini(cand_set *s)
@@ -508,6 +509,11 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
             return weft_diag_set(d, WEFT_EINVAL,
                                  "comm: the plan %s (WEFT_PLAN) has root %u; the call's root is %u",
                                  s->plan_name, info->root.v, root);
+        if (weft_plan_traffic(s->plan))
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "comm: the plan %s (WEFT_PLAN) is an alltoallv plan (a traffic "
+                                 "matrix): it runs alltoallv calls, not alltoall",
+                                 s->plan_name);
         if (count % info->chunks)
             return weft_diag_set(d, WEFT_EINVAL,
                                  "comm: count %zu is not a multiple of the %u chunks of the plan "
@@ -583,6 +589,21 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
     rc->logged = pick;
     if (pick >= 0) return prepare(c, &set->cands[pick], cp, d);
     return WEFT_OK;
+}
+
+weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, const char **name)
+{
+    weft__select *s = c->sel;
+    if (!s->plan || !weft_plan_traffic(s->plan)) return NULL;
+    if (!s->logged_v)
+        weft_log(WEFT_LOG_INFO, "run",
+                 "alltoallv: %s (forced by WEFT_PLAN; the call's counts must be its traffic "
+                 "matrix)",
+                 s->plan_name);
+    s->logged_v = true;
+    *plan = s->plan;
+    *name = s->plan_name;
+    return s->plan_cp;
 }
 
 weft_err weft_comm_choose(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,

@@ -23,6 +23,12 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
                            uint32_t root,
                       weft_comm_choice *ch, weft_comm_plan **cp, weft_diag *d);
 
+/* The forced plan (config plan_file, WEFT_PLAN) when it is an alltoallv
+ * plan (one with a traffic matrix), which weft_alltoallv runs, with *plan
+ * and its *name as given; NULL otherwise: weft_alltoallv then runs its own
+ * schedule. Logs the choice once at info level. */
+weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, const char **name);
+
 /* Runs a chosen plan for a call of the public API (a reduce's non-root
  * ranks may pass recvbuf NULL: a scratch buffer stands in). */
 weft_err weft__select_run(weft_comm *c, weft_comm_plan *cp, weft_coll coll, const void *sendbuf,

@@ -1,8 +1,9 @@
 # weft perf alltoall --traffic FILE under weft launch: a skewed matrix and
 # a symmetric one (in place) on shared memory and TCP, a seeded MoE
 # dispatch from `weft traffic moe`, every element checked (#wrong 0); the
-# row's size is the largest row of the matrix; bad matrices and bad
-# combinations of options.
+# row's size is the largest row of the matrix; alltoallv plans of the
+# matrix (WEFT_PLAN, --plan), and a matrix that is not the plan's; bad
+# matrices and bad combinations of options.
 # Run by CTest as: bash perf_traffic.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
@@ -66,6 +67,66 @@ expect_rc 2
 expect_err_has "--traffic is for alltoall only, not allreduce"
 run perf alltoall --traffic "$T/sym.tm" -b 1K
 expect_rc 2
-expect_err_has "--traffic gives the sizes and runs weft_alltoallv: -b, -e, -f and --plan do not apply"
+expect_err_has "--traffic gives the sizes: -b, -e and -f do not apply"
+
+# Alltoallv plans of the matrix (weft plan --traffic): forced by WEFT_PLAN
+# (weft_alltoallv runs it) or given with --plan; every element checked.
+for a in direct bruck; do
+    run plan switch:3 --coll alltoall --algo $a --traffic "$T/skew.tm" -o "$T/$a.plan"
+    expect_rc 0
+done
+run plan switch:3 --coll alltoall --algo pairwise --traffic "$T/sym.tm" -o "$T/sym.plan"
+expect_rc 0
+run plan switch:3 --coll alltoall --algo direct -o "$T/equal.plan"
+expect_rc 0
+for t in shm tcp; do
+    LAST="WEFT_PLAN bruck ($t)"
+    WEFT_TRANSPORT=$t WEFT_PLAN="$T/bruck.plan" WEFT_LOG=info run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 2 -w 1
+    expect_rc 0
+    expect_out_has "check 1, traffic $T/skew.tm, weft_alltoallv, WEFT_PLAN=$T/bruck.plan"
+    expect_out_has "
+        4808          1202     float    none      -1"
+    expect_out_has "# Out of bounds values : 0 OK"
+    expect_err_has "weft INFO run: rank 0: alltoallv: $T/bruck.plan (forced by WEFT_PLAN; the call's counts must be its traffic matrix)"
+
+    LAST="--plan direct ($t)"
+    WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" --plan "$T/direct.plan" -d uint8 -n 2 -w 1
+    expect_rc 0
+    expect_out_has "traffic $T/skew.tm, plan $T/direct.plan"
+    expect_out_has "# Out of bounds values : 0 OK"
+
+    LAST="--plan, symmetric, in place ($t)"
+    WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/sym.tm" --plan "$T/sym.plan" -d int32 -n 2 -w 1 --json
+    expect_rc 0
+    expect_out_has '"wrong_total": 0'
+    case "$OUT" in *'"in_place": null'*) fail_ "in place not run on a symmetric matrix" ;; *) pass_ ;; esac
+done
+
+# A forced algorithm or plan of equal chunks leaves weft_alltoallv its own
+# schedule: its count exchange no longer goes through the selection, which
+# refused it ("algorithm 'pairwise' does not build allgather").
+WEFT_ALGO=pairwise run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 1 -w 0
+expect_rc 0
+expect_out_has "# Out of bounds values : 0 OK"
+WEFT_PLAN="$T/equal.plan" run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 1 -w 0
+expect_rc 0
+expect_out_has "traffic $T/skew.tm, weft_alltoallv
+"
+expect_out_has "# Out of bounds values : 0 OK"
+
+# A matrix that is not the plan's: exit 1 on every rank, one message.
+printf '0 4096 400\n1200 40 0\n8 800 4004\n' >"$T/other.tm"
+WEFT_PLAN="$T/direct.plan" run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/other.tm" -n 1 -w 0
+expect_rc 1
+expect_err_has "comm: the counts of alltoallv differ from the traffic matrix of the plan $T/direct.plan (WEFT_PLAN): rank 2 sends rank 2 1001 elements of float (4004 bytes), the matrix 4000 bytes"
+WEFT_PLAN="$T/direct.plan" run launch -n 3 -- "$WEFT" perf alltoall -e 64 -n 1 -w 0
+expect_rc 1
+expect_err_has "comm: the plan $T/direct.plan (WEFT_PLAN) is an alltoallv plan (a traffic matrix): it runs alltoallv calls, not alltoall"
+run launch -n 3 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -n 1 -w 0
+expect_rc 1
+expect_err_has "$T/direct.plan: an alltoallv plan (a traffic matrix); give its matrix with --traffic FILE"
+run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" --plan "$T/equal.plan" -n 1 -w 0
+expect_rc 1
+expect_err_has "$T/equal.plan: a plan of equal chunks; with --traffic give an alltoallv plan (weft plan --traffic FILE)"
 
 finish
