@@ -224,6 +224,40 @@ static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
+/* What the MSCCL export changed of a routed plan (weft_plan_relay_routes):
+ * its ops as rank-to-rank hops, and the chunk refinement. */
+static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const weft_plan *x,
+                          const plan_report *r, uint32_t refine)
+{
+    fprintf(f, "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
+               "GPU): %u ops became %u",
+            weft_plan_num_ops(p), weft_plan_num_ops(x));
+    if (refine > 1)
+        fprintf(f, "; every chunk cut into %u equal pieces so that each path carries whole "
+                   "chunks (MSCCL chunks are equal)",
+                refine);
+    fprintf(f, "\n");
+    /* The runtime routes each hop itself: the limit with every hop on the
+     * fabric's shortest paths (as weft verify/sim read the XML back). */
+    weft_plan *bare = NULL;
+    weft_plan_cost c;
+    weft_diag d;
+    if (weft_plan_copy(x, &bare) == WEFT_OK) {
+        for (uint32_t i = 0; i < weft_plan_num_ops(bare); i++)
+            weft_plan_clear_route(bare, i);
+        if (weft_plan_cost_get(bare, t, &c, &d) == WEFT_OK) {
+            char ex[64];
+            weft_rat_format(c.algbw, ex, sizeof ex);
+            bool same = weft_rat_eq(c.algbw, r->cost.algbw);
+            fprintf(f, "             hops on shortest paths, as the XML reads back: algbw <= %s "
+                       "GB/s (%s)\n",
+                    ex, same ? "the same limit" : "below the plan's: the fabric's shortest "
+                                                  "paths are not the flow's");
+        }
+    }
+    weft_plan_free(bare);
+}
+
 static void print_human(FILE *f, const char *spec, const weft_topo *t, const weft_plan *p,
                         const plan_report *r)
 {
@@ -515,7 +549,7 @@ int cli_cmd_plan(int argc, char **argv)
     if (rc != CLI_CONTINUE)
         return rc;
     weft_topo *t = NULL;
-    weft_plan *p = NULL;
+    weft_plan *p = NULL, *xml_plan = NULL; /* xml_plan: p relayed for MSCCL */
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     weft_traffic matrix = {0};
@@ -661,6 +695,20 @@ int cli_cmd_plan(int argc, char **argv)
     cli_context_object("writing the plan");
     const char *path = cli_args_get(&a, "output");
     bool plan_to_stdout = path && strcmp(path, "-") == 0;
+    /* MSCCL steps name a peer GPU, not links: a plan routed over several
+     * paths or through relay GPUs (the optimal all-to-all) is exported
+     * with its routes as rank-to-rank hops (weft_plan_relay_routes), its
+     * chunks refined where a path's share is not whole. */
+    uint32_t refine = 1;
+    if (path && fi == CLI_PLAN_MSCCL) {
+        weft_plan *relayed = NULL;
+        e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
+        if (e) {
+            rc = cli_fail(e, &d);
+            goto done;
+        }
+        xml_plan = relayed; /* NULL: nothing to relay, p is exported as it is */
+    }
     if (path) {
         cli_out o;
         rc = cli_out_open(&o, plan_to_stdout ? NULL : path);
@@ -669,7 +717,7 @@ int cli_cmd_plan(int argc, char **argv)
         /* A failed write leaves its errno (ENOSPC) with the stream's error
          * flag; it is taken before closing, which may set errno again. */
         errno = 0;
-        bool ok = writers[fi](p, o.f) == WEFT_OK;
+        bool ok = writers[fi](xml_plan ? xml_plan : p, o.f) == WEFT_OK;
         int write_err = !ok && ferror(o.f) ? (errno ? errno : EIO) : 0;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
@@ -694,6 +742,8 @@ int cli_cmd_plan(int argc, char **argv)
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
+        if (xml_plan)
+            print_relayed(f, t, p, xml_plan, &r, refine);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
         if (is_bfb) {
@@ -707,6 +757,7 @@ int cli_cmd_plan(int argc, char **argv)
 done:
     weft_traffic_free(&matrix);
     weft_optimal_fini(&opt);
+    weft_plan_free(xml_plan);
     weft_plan_free(p);
     weft_topo_free(t);
     cli_args_fini(&a);
