@@ -256,6 +256,10 @@ static weft_err add_op(relay_ctx *c, weft_plan *q, uint32_t id, uint32_t K, uint
     bool need = false;
     if ((e = needs_relay(c, id, &need)))
         return e;
+    if ((uint64_t)o.src_index * K + (uint64_t)o.count * K > WEFT_PLAN_MAX_SLOTS ||
+        (uint64_t)o.dst_index * K + (uint64_t)o.count * K > WEFT_PLAN_MAX_SLOTS)
+        return weft_diag_set(c->d, WEFT_ELIMIT, "op %" PRIu32 ": its slots cut %" PRIu32
+                             "-fold pass %u slots", id, K, (unsigned)WEFT_PLAN_MAX_SLOTS);
     weft_op r = o;
     r.src_index = o.src_index * K;
     r.dst_index = o.dst_index * K;
