@@ -227,8 +227,27 @@ static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
+/* The limit of a relayed plan x read back from its XML: no routes, every
+ * hop on the fabric's shortest paths, as the runtime routes it. false when
+ * it cannot be costed (no memory). */
+static bool read_back_limit(const weft_topo *t, const weft_plan *x, weft_rat *algbw)
+{
+    weft_plan *bare = NULL;
+    weft_plan_cost c;
+    weft_diag d;
+    bool ok = weft_plan_copy(x, &bare) == WEFT_OK;
+    for (uint32_t i = 0; ok && i < weft_plan_num_ops(bare); i++)
+        weft_plan_clear_route(bare, i);
+    ok = ok && weft_plan_cost_get(bare, t, &c, &d) == WEFT_OK;
+    if (ok)
+        *algbw = c.algbw;
+    weft_plan_free(bare);
+    return ok;
+}
+
 /* What the MSCCL export changed of a routed plan (weft_plan_relay_routes):
- * its ops as rank-to-rank hops, and the chunk refinement. */
+ * its ops as rank-to-rank hops, the chunk refinement, and the limit read
+ * back. */
 static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const weft_plan *x,
                           const plan_report *r, uint32_t refine)
 {
@@ -240,25 +259,16 @@ static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const
                    "chunks (MSCCL chunks are equal)",
                 refine);
     fprintf(f, "\n");
-    /* The runtime routes each hop itself: the limit with every hop on the
-     * fabric's shortest paths (as weft verify/sim read the XML back). */
-    weft_plan *bare = NULL;
-    weft_plan_cost c;
-    weft_diag d;
-    if (weft_plan_copy(x, &bare) == WEFT_OK) {
-        for (uint32_t i = 0; i < weft_plan_num_ops(bare); i++)
-            weft_plan_clear_route(bare, i);
-        if (weft_plan_cost_get(bare, t, &c, &d) == WEFT_OK) {
-            char ex[64];
-            weft_rat_format(c.algbw, ex, sizeof ex);
-            bool same = weft_rat_eq(c.algbw, r->cost.algbw);
-            fprintf(f, "             hops on shortest paths, as the XML reads back: algbw <= %s "
-                       "GB/s (%s)\n",
-                    ex, same ? "the same limit" : "below the plan's: the fabric's shortest "
-                                                  "paths are not the flow's");
-        }
+    weft_rat bw;
+    if (read_back_limit(t, x, &bw)) {
+        char ex[64];
+        weft_rat_format(bw, ex, sizeof ex);
+        fprintf(f, "             hops on shortest paths, as the XML reads back: algbw <= %s "
+                   "GB/s (%s)\n",
+                ex, weft_rat_eq(bw, r->cost.algbw) ? "the same limit"
+                                                   : "below the plan's: the fabric's shortest "
+                                                     "paths are not the flow's");
     }
-    weft_plan_free(bare);
 }
 
 static void print_human(FILE *f, const char *spec, const weft_topo *t, const weft_plan *p,
@@ -342,7 +352,7 @@ static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report 
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
                       const weft_optimal *opt, const char *traffic_path,
-                      const weft_bfb *bfb)
+                      const weft_bfb *bfb, const weft_plan *xml, uint32_t refine)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -373,6 +383,17 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
     }
     if (opt)
         cli_optimal_json(&j, opt);
+    weft_rat back;
+    if (xml && read_back_limit(t, xml, &back)) {
+        /* The MSCCL export's relayed plan (print_relayed). */
+        cli_json_key(&j, "msccl");
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ops", weft_plan_num_ops(xml));
+        cli_json_kv_uint(&j, "chunk_pieces", refine);
+        cli_json_kv_uint(&j, "nchunksperloop", weft_plan_size_chunks(xml));
+        cli_json_kv_rat(&j, "algbw_read_back_exact", back);
+        cli_json_end_object(&j);
+    }
     cli_json_key(&j, "busiest_link");
     if (r->cost.has_busiest) {
         cli_json_begin_object(&j);
@@ -741,7 +762,7 @@ int cli_cmd_plan(int argc, char **argv)
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
         rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
-                        is_bfb ? &bfb : NULL);
+                        is_bfb ? &bfb : NULL, xml_plan, refine);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);

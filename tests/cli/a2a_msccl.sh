@@ -55,6 +55,15 @@ expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names on
 if [ $have_python = 1 ]; then
     check "dgx1 executor rules" test "$(msccl_check "$TMP/d.xml" 64)" = "ok: 8 gpus, 53 threadblocks, 203 steps, 24 chunks per loop"
 fi
+run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d2.xml" --json
+expect_rc 0
+expect_out_has '"msccl": {
+    "ops": 117,
+    "chunk_pieces": 3,
+    "nchunksperloop": 24,
+    "algbw_read_back_exact": "75"
+  },'
+check "same program with --json" cmp -s "$TMP/d.xml" "$TMP/d2.xml"
 run verify "$TMP/d.xml" --topo dgx1
 expect_rc 0
 expect_out "ok: alltoall, 8 ranks, 226 ops verified"
