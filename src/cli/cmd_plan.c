@@ -227,6 +227,20 @@ static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
+/* Whether every block of p holds the same bytes (no traffic matrix, or a
+ * uniform one): only then can MSCCL express it, and a skewed plan is left
+ * to weft_plan_write_msccl, which says why not. */
+static bool equal_blocks(const weft_plan *p)
+{
+    const weft_traffic *tm = weft_plan_traffic(p);
+    if (!tm)
+        return true;
+    for (size_t i = 1; i < (size_t)tm->ranks * tm->ranks; i++)
+        if (tm->bytes[i] != tm->bytes[0])
+            return false;
+    return true;
+}
+
 /* The limit of a relayed plan x read back from its XML: no routes, every
  * hop on the fabric's shortest paths, as the runtime routes it. false when
  * it cannot be costed (no memory). */
@@ -724,7 +738,7 @@ int cli_cmd_plan(int argc, char **argv)
      * with its routes as rank-to-rank hops (weft_plan_relay_routes), its
      * chunks refined where a path's share is not whole. */
     uint32_t refine = 1;
-    if (path && fi == CLI_PLAN_MSCCL) {
+    if (path && fi == CLI_PLAN_MSCCL && equal_blocks(p)) {
         weft_plan *relayed = NULL;
         e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
         if (e) {

@@ -90,6 +90,15 @@ run plan a100:2 --coll alltoall --algo optimal -o "$TMP/a.plan"
 expect_rc 0
 check "weft format not relayed" test "$(grep -c '^op ' "$TMP/a.plan")" = 256
 
+# A skewed matrix cannot be said in MSCCL's equal chunks: the exporter's
+# reason, not the relays' (their refinement would not make blocks equal).
+run traffic moe --ranks 16 --experts 32 --topk 2 --tokens 256 --hidden-bytes 4096 --skew zipf:1.2 --seed 1 -o "$TMP/moe.tm"
+expect_rc 0
+run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/moe.tm" -o "$TMP/moe.xml"
+expect_rc 1
+expect_err "weft: MSCCL XML cannot express this alltoallv plan: rank 0 sends rank 1 327680 bytes but rank 0 sends rank 0 774144, and an MSCCL program cuts every buffer into equal chunks (count / nchunksperloop elements); only a uniform matrix exports"
+check "no skewed xml" test ! -e "$TMP/moe.xml"
+
 # A plan without relays is written as before: no msccl line.
 run plan switch:4 --coll alltoall --algo optimal -o "$TMP/s.xml"
 expect_rc 0
