@@ -13,8 +13,10 @@
  * names is its time over the bound's, `ratio`), store and forward, and in
  * the runtime model (shared per flow, as TCP is; not expected to reach the
  * bound on a skewed matrix). Prints each time, its ratio to the bound and
- * the milliseconds the simulation took (CPU, best of 3). Never fails on
- * time; exits 1 only when a step fails. */
+ * the milliseconds the simulation took (CPU, best of 3); then the uniform
+ * optimal plan's MSCCL export (its routes relayed, weft_plan_relay_routes,
+ * and the XML written): ops, chunk refinement, bytes and milliseconds.
+ * Never fails on time; exits 1 only when a step fails. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,6 +46,57 @@ static int run_one(const char *what, const weft_topo *t, const weft_plan *p, uin
     printf("  %-28s %12.3f us  ratio %.6f  (%.2f ms to simulate)\n", what, r.time_s * 1e6,
            r.time_s / bound_s, best * 1e3);
     return 0;
+}
+
+/* The uniform optimal plan's MSCCL export: relaying its routes
+ * (weft_plan_relay_routes) and writing the XML, CPU milliseconds, best of
+ * 3. */
+static int bench_export(const weft_topo *t)
+{
+    weft_plan *p = NULL;
+    weft_a2a_bound b;
+    weft_diag d;
+    if (weft_synth_a2a_optimal(t, &p, &b, &d)) {
+        fprintf(stderr, "bench_a2a_sim: optimal: %s\n", d.msg);
+        return 1;
+    }
+    weft_a2a_bound_fini(&b);
+    double best_relay = 1e30, best_write = 1e30;
+    uint32_t ops = 0, refine = 1;
+    size_t bytes = 0;
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        weft_plan *q = NULL;
+        double c0 = bench_cpu();
+        if (weft_plan_relay_routes(p, t, &q, &refine, &d)) {
+            fprintf(stderr, "bench_a2a_sim: relay: %s\n", d.msg);
+            rc = 1;
+            break;
+        }
+        double c1 = bench_cpu();
+        char *xml = NULL;
+        FILE *f = open_memstream(&xml, &bytes);
+        if (!f || weft_plan_write_msccl(q ? q : p, NULL, f, &d)) {
+            fprintf(stderr, "bench_a2a_sim: export: %s\n", f ? d.msg : "no memory");
+            rc = 1;
+        }
+        if (f)
+            fclose(f);
+        double c2 = bench_cpu();
+        free(xml);
+        ops = weft_plan_num_ops(q ? q : p);
+        weft_plan_free(q);
+        if (c1 - c0 < best_relay)
+            best_relay = c1 - c0;
+        if (c2 - c1 < best_write)
+            best_write = c2 - c1;
+    }
+    if (!rc)
+        printf("  uniform optimal plan to MSCCL XML: %u ops -> %u, chunks cut %u-fold, %zu "
+               "bytes; relay %.2f ms, write %.2f ms\n",
+               weft_plan_num_ops(p), ops, refine, bytes, best_relay * 1e3, best_write * 1e3);
+    weft_plan_free(p);
+    return rc;
 }
 
 static int bench_fabric(const char *spec)
@@ -95,6 +148,7 @@ static int bench_fabric(const char *spec)
     o.model = WEFT_SIM_RUNTIME;
     rc = rc ? rc : run_one("runtime (per-flow sharing)", t, p, size, &o, b.time_s);
     weft_plan_free(p);
+    rc = rc ? rc : bench_export(t);
     weft_a2a_bound_fini(&b);
 free_matrix:
     weft_traffic_free(&m);
