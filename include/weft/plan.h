@@ -580,6 +580,31 @@ typedef struct weft_msccl_opts {
 /* Executor profile, NULL name, "Simple", 0, 0. */
 WEFT_API void weft_msccl_opts_init(weft_msccl_opts *o);
 
+/* The plan p with its routes made explicit as rank-to-rank hops, for a
+ * runtime that routes by peer only (MSCCL: a step names the GPU it sends
+ * to, not the links). Every op with several paths, or a path through
+ * another rank (a relay, as the optimal all-to-all's flow uses), becomes
+ * one piece per path, each moving its share of the op's slots, and each
+ * piece one op per stretch of its path between ranks: copies through
+ * fresh scratch slots of the relay ranks (appended after the scratch),
+ * the last hop the op's own kind into its destination. Each hop keeps
+ * its stretch as its route, so the links carry what they carried and
+ * the cost (weft_plan_cost_get) is the same. MSCCL's chunks are equal, so
+ * when a share is not a whole number of slots every chunk is cut into
+ * *refine equal pieces (the least common multiple of the shares'
+ * denominators, at most 1,024): chunks, every slot index and count, and
+ * the scratch are multiplied by it, which leaves the collective the same
+ * (slot i*K+q is piece q of slot i). The first hop of a piece waits for
+ * the last hops of the op's deps, each later hop for the one before it;
+ * ops without such a route are copied with their indices refined. A
+ * traffic matrix is kept. *out is NULL (and *refine 1) when no op needs
+ * relaying: p itself is the plan to export. WEFT_ETOPO for a path node
+ * the fabric lacks, WEFT_EINVAL for shares that do not sum to 1 or ranks
+ * that are not the fabric's, WEFT_ELIMIT past the refinement or slot
+ * limits, WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_relay_routes(const weft_plan *p, const weft_topo *t, weft_plan **out,
+                                         uint32_t *refine, weft_diag *d);
+
 /* Writes p as an MSCCL XML program for o's profile. Each op becomes steps
  * of threadblocks keyed by (peer, direction, channel) on each rank, in one
  * topological order of the plan, so sends and receives match in order on

@@ -261,7 +261,10 @@ WEFT_API weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint3
  * optimal plan does, changes nothing). An alltoallv plan (one with a
  * traffic matrix, weft/plan.h) charges each op its own bytes
  * (weft_plan_op_bytes_at: exact at its own size, within half a byte, and
- * in proportion at others), as count equal flows. Each op is
+ * in proportion at others), as count equal flows; in the fluid model its
+ * flows share links in proportion to their bytes (weighted max-min, as a
+ * schedule pacing each transfer at its planned rate; docs/sim.md), in the
+ * runtime and gpu models per flow, as TCP and NCCL do. Each op is
  * cut into o->slices slices: slice s of an op waits for slice s of each of
  * its deps and for its own slice s-1 (pieces of a chunk move through the
  * schedule independently, as NCCL pipelines a step's data). An op with a

@@ -57,6 +57,9 @@ static const cli_syntax plan_syntax = {
              "agree with the extension, a file with another extension needs --format, and\n"
              "-o - writes weft text unless --format says otherwise. weft verify and weft\n"
              "sim --plan read weft text and MSCCL XML (by content), the runtime weft text.\n"
+             "MSCCL steps name only their peer GPU: routes through relay GPUs or over\n"
+             "several paths (the optimal all-to-all) are written as rank-to-rank hops, with\n"
+             "chunks cut into equal pieces where a path carries part of one (docs/msccl.md).\n"
              "--compare builds every classic algorithm for the collective (rings:K as\n"
              "rings:auto, NCCL's channel count, and rings:4; nccl, what NCCL runs) and\n"
              "lists them side by side, with the best limit.\n"
@@ -224,6 +227,64 @@ static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
+/* Whether every block of p holds the same bytes (no traffic matrix, or a
+ * uniform one): only then can MSCCL express it, and a skewed plan is left
+ * to weft_plan_write_msccl, which says why not. */
+static bool equal_blocks(const weft_plan *p)
+{
+    const weft_traffic *tm = weft_plan_traffic(p);
+    if (!tm)
+        return true;
+    for (size_t i = 1; i < (size_t)tm->ranks * tm->ranks; i++)
+        if (tm->bytes[i] != tm->bytes[0])
+            return false;
+    return true;
+}
+
+/* The limit of a relayed plan x read back from its XML: no routes, every
+ * hop on the fabric's shortest paths, as the runtime routes it. false when
+ * it cannot be costed (no memory). */
+static bool read_back_limit(const weft_topo *t, const weft_plan *x, weft_rat *algbw)
+{
+    weft_plan *bare = NULL;
+    weft_plan_cost c;
+    weft_diag d;
+    bool ok = weft_plan_copy(x, &bare) == WEFT_OK;
+    for (uint32_t i = 0; ok && i < weft_plan_num_ops(bare); i++)
+        weft_plan_clear_route(bare, i);
+    ok = ok && weft_plan_cost_get(bare, t, &c, &d) == WEFT_OK;
+    if (ok)
+        *algbw = c.algbw;
+    weft_plan_free(bare);
+    return ok;
+}
+
+/* What the MSCCL export changed of a routed plan (weft_plan_relay_routes):
+ * its ops as rank-to-rank hops, the chunk refinement, and the limit read
+ * back. */
+static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const weft_plan *x,
+                          const plan_report *r, uint32_t refine)
+{
+    fprintf(f, "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
+               "GPU): %u ops became %u",
+            weft_plan_num_ops(p), weft_plan_num_ops(x));
+    if (refine > 1)
+        fprintf(f, "; every chunk cut into %u equal pieces so that each path carries whole "
+                   "chunks (MSCCL chunks are equal)",
+                refine);
+    fprintf(f, "\n");
+    weft_rat bw;
+    if (read_back_limit(t, x, &bw)) {
+        char ex[64];
+        weft_rat_format(bw, ex, sizeof ex);
+        fprintf(f, "             hops on shortest paths, as the XML reads back: algbw <= %s "
+                   "GB/s (%s)\n",
+                ex, weft_rat_eq(bw, r->cost.algbw) ? "the same limit"
+                                                   : "below the plan's: the fabric's shortest "
+                                                     "paths are not the flow's");
+    }
+}
+
 static void print_human(FILE *f, const char *spec, const weft_topo *t, const weft_plan *p,
                         const plan_report *r)
 {
@@ -305,7 +366,7 @@ static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report 
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
                       const weft_optimal *opt, const char *traffic_path,
-                      const weft_bfb *bfb)
+                      const weft_bfb *bfb, const weft_plan *xml, uint32_t refine)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -336,6 +397,17 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
     }
     if (opt)
         cli_optimal_json(&j, opt);
+    weft_rat back;
+    if (xml && read_back_limit(t, xml, &back)) {
+        /* The MSCCL export's relayed plan (print_relayed). */
+        cli_json_key(&j, "msccl");
+        cli_json_begin_object(&j);
+        cli_json_kv_uint(&j, "ops", weft_plan_num_ops(xml));
+        cli_json_kv_uint(&j, "chunk_pieces", refine);
+        cli_json_kv_uint(&j, "nchunksperloop", weft_plan_size_chunks(xml));
+        cli_json_kv_rat(&j, "algbw_read_back_exact", back);
+        cli_json_end_object(&j);
+    }
     cli_json_key(&j, "busiest_link");
     if (r->cost.has_busiest) {
         cli_json_begin_object(&j);
@@ -515,7 +587,7 @@ int cli_cmd_plan(int argc, char **argv)
     if (rc != CLI_CONTINUE)
         return rc;
     weft_topo *t = NULL;
-    weft_plan *p = NULL;
+    weft_plan *p = NULL, *xml_plan = NULL; /* xml_plan: p relayed for MSCCL */
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     weft_traffic matrix = {0};
@@ -661,6 +733,20 @@ int cli_cmd_plan(int argc, char **argv)
     cli_context_object("writing the plan");
     const char *path = cli_args_get(&a, "output");
     bool plan_to_stdout = path && strcmp(path, "-") == 0;
+    /* MSCCL steps name a peer GPU, not links: a plan routed over several
+     * paths or through relay GPUs (the optimal all-to-all) is exported
+     * with its routes as rank-to-rank hops (weft_plan_relay_routes), its
+     * chunks refined where a path's share is not whole. */
+    uint32_t refine = 1;
+    if (path && fi == CLI_PLAN_MSCCL && equal_blocks(p)) {
+        weft_plan *relayed = NULL;
+        e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
+        if (e) {
+            rc = cli_fail(e, &d);
+            goto done;
+        }
+        xml_plan = relayed; /* NULL: nothing to relay, p is exported as it is */
+    }
     if (path) {
         cli_out o;
         rc = cli_out_open(&o, plan_to_stdout ? NULL : path);
@@ -669,7 +755,7 @@ int cli_cmd_plan(int argc, char **argv)
         /* A failed write leaves its errno (ENOSPC) with the stream's error
          * flag; it is taken before closing, which may set errno again. */
         errno = 0;
-        bool ok = writers[fi](p, o.f) == WEFT_OK;
+        bool ok = writers[fi](xml_plan ? xml_plan : p, o.f) == WEFT_OK;
         int write_err = !ok && ferror(o.f) ? (errno ? errno : EIO) : 0;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
@@ -690,10 +776,12 @@ int cli_cmd_plan(int argc, char **argv)
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
         rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
-                        is_bfb ? &bfb : NULL);
+                        is_bfb ? &bfb : NULL, xml_plan, refine);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
+        if (xml_plan)
+            print_relayed(f, t, p, xml_plan, &r, refine);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
         if (is_bfb) {
@@ -707,6 +795,7 @@ int cli_cmd_plan(int argc, char **argv)
 done:
     weft_traffic_free(&matrix);
     weft_optimal_fini(&opt);
+    weft_plan_free(xml_plan);
     weft_plan_free(p);
     weft_topo_free(t);
     cli_args_fini(&a);

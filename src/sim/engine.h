@@ -10,6 +10,19 @@
  * raises all unfrozen flows of a connected component together until a link
  * saturates, freezes the flows that cross it, and repeats.
  *
+ * Weights (sim_engine_add_weighted_flow). A flow may carry a weight w > 0
+ * (default 1): sharing is then weighted max-min fair, a flow's rate is w
+ * times the filling level, so the flows a link freezes get rates in
+ * proportion to their weights. With every weight 1 this is the plain
+ * model above, bit for bit (x 1.0 is exact). The plan simulator weights
+ * the flows of an alltoallv plan by their bytes in the fluid model only
+ * (docs/sim.md, "Sharing in proportion to bytes"): flows that share a
+ * bottleneck then drain together, as a schedule pacing each transfer at
+ * its planned rate would; runtimes share per flow, so their models keep
+ * weight 1. A cut-through pair must have equal weights (a forwarder and
+ * its dep carry the same bytes; WEFT_EINVAL otherwise), so a coupled
+ * forwarder, frozen at its dep's level, gets its dep's rate.
+ *
  * Time. A flow is released when all the flows it depends on are done, and
  * starts `alpha` seconds later (the per-op overhead). Its bytes are in flight
  * along the whole route at once: it competes for bandwidth from its start
@@ -91,6 +104,10 @@ weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link,
  * stands for (statistics only). */
 weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double mult,
                              uint32_t *flow_id);
+/* sim_engine_add_flow with a weight w > 0 in the max-min sharing (see
+ * "Weights"; sim_engine_add_flow is weight 1). */
+weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double bytes, double mult,
+                                      double w, uint32_t *flow_id);
 /* Flow f is released only after flow dep is done. */
 weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep);
 /* Flow f is queued behind flow dep (the next message of a FIFO stream):
@@ -103,7 +120,7 @@ weft_err sim_engine_add_queue_dep(sim_engine *e, uint32_t f, uint32_t dep);
  * start once dep has started and its first byte has crossed dep's route
  * (dep's start + its latency), the bytes f has sent never exceed the bytes
  * dep has sent, and f drains no earlier than dep is done. Both flows must
- * have the same size (WEFT_EINVAL). For a flow without links or bytes this
+ * have the same size and weight (WEFT_EINVAL). For a flow without links or bytes this
  * is sim_engine_add_dep (it takes no time, so forwarding changes nothing). */
 weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep);
 

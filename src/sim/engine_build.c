@@ -54,7 +54,7 @@ void sim_engine_free(sim_engine *e)
                       e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
                       e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
                       e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel};
+                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel, e->f_w};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
@@ -134,7 +134,8 @@ static weft_err grow_flows(sim_engine *e)
               resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
               resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
               resize(&e->f_slot, cap, sizeof *e->f_slot) &&
-              resize(&e->f_left, cap, sizeof *e->f_left);
+              resize(&e->f_left, cap, sizeof *e->f_left) &&
+              (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w));
     if (!ok)
         return WEFT_ENOMEM;
     e->flow_cap = cap;
@@ -144,12 +145,28 @@ static weft_err grow_flows(sim_engine *e)
 weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double mult,
                              uint32_t *flow_id)
 {
-    if (route >= e->n_routes || !(bytes >= 0) || !(mult > 0) || e->ran ||
-        e->n_flows == UINT32_MAX - 1)
+    return sim_engine_add_weighted_flow(e, route, bytes, mult, 1.0, flow_id);
+}
+
+weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double bytes, double mult,
+                                      double w, uint32_t *flow_id)
+{
+    if (route >= e->n_routes || !(bytes >= 0) || !(mult > 0) || !(w > 0) || !isfinite(w) ||
+        e->ran || e->n_flows == UINT32_MAX - 1)
         return WEFT_EINVAL;
     if (e->n_flows == e->flow_cap && grow_flows(e))
         return WEFT_ENOMEM;
+    if (w != 1.0 && !e->f_w) {
+        /* The first weight other than 1: every flow so far has weight 1. */
+        e->f_w = weft__malloc(e->flow_cap * sizeof *e->f_w);
+        if (!e->f_w)
+            return WEFT_ENOMEM;
+        for (uint32_t g = 0; g < e->n_flows; g++)
+            e->f_w[g] = 1.0;
+    }
     uint32_t f = e->n_flows;
+    if (e->f_w)
+        e->f_w[f] = w;
     e->f_route[f] = route;
     e->f_bytes[f] = bytes;
     e->f_mult[f] = mult;
@@ -181,7 +198,8 @@ weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep)
 
 weft_err sim_engine_add_ct_dep(sim_engine *e, uint32_t f, uint32_t dep)
 {
-    if (f >= e->n_flows || dep >= e->n_flows || e->ran || e->f_bytes[f] != e->f_bytes[dep])
+    if (f >= e->n_flows || dep >= e->n_flows || e->ran || e->f_bytes[f] != e->f_bytes[dep] ||
+        sim_eng_weight(e, f) != sim_eng_weight(e, dep))
         return WEFT_EINVAL;
     uint32_t r = e->f_route[f];
     if (e->r_off[r] == e->r_off[r + 1] || e->f_bytes[f] == 0)

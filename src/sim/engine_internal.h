@@ -97,6 +97,8 @@ struct sim_engine {
     uint32_t *f_route;
     double *f_bytes, *f_mult, *f_rem, *f_rate, *f_new, *f_upd, *f_rate0;
     double *f_start, *f_drain, *f_done;
+    double *f_w;        /* weights (sim_engine_add_weighted_flow); NULL while
+                           every flow has weight 1 */
     uint8_t *f_state, *f_frozen;
     uint64_t *f_stamp;
     size_t *f_slot;     /* offset of the flow's positions in `slot` */
@@ -143,6 +145,12 @@ static inline weft_err sim_eng_vec_push(vec32 *v, uint32_t x)
         return WEFT_ENOMEM;
     v->v[v->n++] = x;
     return WEFT_OK;
+}
+
+/* Flow f's weight in the max-min sharing. */
+static inline double sim_eng_weight(const sim_engine *e, uint32_t f)
+{
+    return e->f_w ? e->f_w[f] : 1.0;
 }
 
 /* Is rate a below rate b by more than rounding? */

@@ -97,17 +97,19 @@ static weft_err comp_add_coupled(sim_engine *e, uint32_t f, uint64_t ep)
     return WEFT_OK;
 }
 
-/* Freezes flow f at `level` during filling: its links lose its share (the
- * popped link l is out of the heap already). */
+/* Freezes flow f at `level` during filling, at the rate weight x level:
+ * its links lose its share (the popped link l is out of the heap
+ * already). */
 static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t l)
 {
+    double w = sim_eng_weight(e, f), rate = w * level;
     e->f_frozen[f] = 1;
-    e->f_new[f] = level;
+    e->f_new[f] = rate;
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
         uint32_t l2 = e->r_link.v[k];
-        e->resid[l2] -= e->r_coef[k] * level;
-        e->wsum[l2] -= e->r_coef[k];
+        e->resid[l2] -= e->r_coef[k] * rate;
+        e->wsum[l2] -= e->r_coef[k] * w;
         e->ucount[l2]--;
         if (l2 == l)
             continue;
@@ -186,15 +188,16 @@ weft_err sim_eng_refill(sim_engine *e, double t)
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        double w = sim_eng_weight(e, f);
         e->f_frozen[f] = 0;
         for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-            e->wsum[e->r_link.v[k]] += e->r_coef[k];
+            e->wsum[e->r_link.v[k]] += e->r_coef[k] * w;
             e->ucount[e->r_link.v[k]]++;
         }
     }
     /* Progressive filling with the links in a heap by the level at which
-     * they saturate: (capacity - load of frozen flows) / (coefficients of
-     * unfrozen flows). That level only changes when a flow on the link
+     * they saturate: (capacity - load of frozen flows) / (coefficients x
+     * weights of unfrozen flows). That level only changes when a flow on the link
      * freezes, so each freeze updates the links of one route: O((links +
      * route entries) log links) per refill instead of a scan of every link
      * per round. */

@@ -4,7 +4,7 @@
  *
  * Classes. Flows and links are coloured by refinement, as symm.c does for
  * one ring step, but over the whole dependency DAG at once: a flow's colour
- * hashes its bytes, its route's latency, the multiset of (link colour,
+ * hashes its bytes, its weight, its route's latency, the multiset of (link colour,
  * coefficient) of its route and, per edge kind (dependency, cut-through,
  * queue), the multiset of the colours of the flows it waits for; a link's
  * colour hashes its capacity, its previous colour and the multiset of
@@ -13,7 +13,7 @@
  * depth of the DAG; passes alternate with link passes until neither
  * partition splits (a handful of passes: the links' view is what is left
  * to settle). The result is an equitable partition: members of a flow
- * class have the same deps' classes, the same bytes and latency and the
+ * class have the same deps' classes, the same bytes, weight and latency and the
  * same load on every link class, and every link of a class sees the same
  * load from each flow class. By induction over events, members of a class
  * start, freeze, couple and drain together (progressive filling saturates
@@ -219,6 +219,8 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
             uint64_t sig = sim_mix64(sim_double_bits(e->f_bytes[f]) ^ sim_mix64(sim_double_bits(e->r_lat[r]) + 1));
             sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_mult[f]) + 2) ^ sim_mix64(s + 3));
             sig = sim_mix64(sig ^ sim_mix64(dep[0] + 4) ^ sim_mix64(sim_mix64(dep[1] + 5) ^ sim_mix64(dep[2] + 6)));
+            if (e->f_w) /* weights split classes; none (all 1) leaves the hash as it was */
+                sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_w[f]) + 8));
             fc[f] = sigmap_get(&fm, sig);
         }
         for (uint32_t l = 0; l < m; l++)
@@ -249,7 +251,7 @@ free_all:
 
 /* Builds the quotient engine of the classes: one link per link class (its
  * capacity), one route and one flow per flow class (the first member's
- * bytes and latency; per link class the class's load spread over the
+ * bytes, weight and latency; per link class the class's load spread over the
  * class's links), and the classes' edges once each. *q is NULL when a
  * class would have two queue successors (the engine allows one). */
 static weft_err quotient(const sim_engine *e, const inedges *g, const uint32_t *fc,
@@ -291,8 +293,9 @@ static weft_err quotient(const sim_engine *e, const inedges *g, const uint32_t *
             acc[rl[i]] = 0;
         }
         if ((err = sim_engine_add_route(out, len, rl, rc, e->r_lat[r], &route)) ||
-            (err = sim_engine_add_flow(out, route, e->f_bytes[x], e->f_mult[x] * fcount[c],
-                                       &id)))
+            (err = sim_engine_add_weighted_flow(out, route, e->f_bytes[x],
+                                                e->f_mult[x] * fcount[c], sim_eng_weight(e, x),
+                                                &id)))
             goto free_all;
     }
     /* seen[3c + kind]: the last class that added an edge of that kind to

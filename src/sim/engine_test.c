@@ -54,6 +54,80 @@ static void test_two_share(void)
     sim_engine_free(e);
 }
 
+/* Weighted sharing: on one link of 10 GB/s flows of 1 GB (weight 1) and
+ * 3 GB (weight 3) get 2.5 and 7.5 GB/s and drain together at 0.4 s (with
+ * equal weights the small one drains at 0.2 s, test_two_share). Across
+ * two links (GB/s) a flow of weight 2 on both and flows of weight 1 and 3
+ * on one each: link 1 (cap 6) saturates first, at level 6 / (2 + 1) = 2
+ * (link 0's would be 12 / (2 + 3) = 2.4), freezing the weight-2 flow at 4
+ * and its partner at 2; link 0 then gives the weight-3 flow the rest, 8
+ * (level 8 / 3). Bytes in proportion: all three drain at 1 s. */
+static void test_weights(void)
+{
+    double cap[] = {1e10};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f0, f1;
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e9, 1, 1, &f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 3e9, 1, 3, &f1), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    CHECK_NEAR(sim_engine_flow_rate0(e, f0), 2.5e9);
+    CHECK_NEAR(sim_engine_flow_rate0(e, f1), 7.5e9);
+    double s, dr, dn;
+    sim_engine_flow_times(e, f0, &s, &dr, &dn);
+    CHECK_NEAR(dn, 0.4);
+    sim_engine_flow_times(e, f1, &s, &dr, &dn);
+    CHECK_NEAR(dn, 0.4);
+    sim_engine_stats st;
+    sim_engine_get_stats(e, &st);
+    CHECK(st.conservation_err < 1e-12);
+    sim_engine_free(e);
+
+    double cap2[] = {12e9, 6e9};
+    CHECK_ERR(sim_engine_new(2, cap2, NULL, &e), WEFT_OK);
+    uint32_t both[2] = {0, 1}, one = 1, zero = 0, f2;
+    uint32_t rb = route1(e, 2, both, 0), r1 = route1(e, 1, &one, 0), r0 = route1(e, 1, &zero, 0);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, rb, 4e9, 1, 2, &f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r1, 2e9, 1, 1, &f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r0, 8e9, 1, 3, &f2), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    CHECK_NEAR(sim_engine_flow_rate0(e, f0), 4e9);
+    CHECK_NEAR(sim_engine_flow_rate0(e, f1), 2e9);
+    CHECK_NEAR(sim_engine_flow_rate0(e, f2), 8e9);
+    for (uint32_t f = 0; f < 3; f++) {
+        sim_engine_flow_times(e, f, &s, &dr, &dn);
+        CHECK_NEAR(dn, 1.0);
+    }
+    sim_engine_get_stats(e, &st);
+    CHECK_NEAR(st.makespan_s, 1.0);
+    sim_engine_free(e);
+}
+
+/* Weights must be positive and finite; a cut-through pair must have equal
+ * weights (a coupled forwarder takes its dep's level). */
+static void test_weight_errors(void)
+{
+    double cap[] = {1e9};
+    sim_engine *e;
+    CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+    uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f0, f1, f2, f3;
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, 0, &f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, -1, &f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, NAN, &f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, INFINITY, &f0), WEFT_EINVAL);
+    CHECK_INT(sim_engine_num_flows(e), 0);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e3, 1, &f0), WEFT_OK);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, 2, &f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_weighted_flow(e, r, 1e3, 1, 2, &f2), WEFT_OK);
+    CHECK_ERR(sim_engine_add_flow(e, r, 1e3, 1, &f3), WEFT_OK);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f3, f2), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f2, f1), WEFT_OK);
+    CHECK_ERR(sim_engine_add_ct_dep(e, f3, f0), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+    sim_engine_free(e);
+}
+
 static void test_bottleneck(void)
 {
     double cap[] = {10e9, 4e9, 8e9};
@@ -531,7 +605,17 @@ static void test_queue(void)
  * (kind 2). Every group is alike: G x L flows fall into L classes. */
 #define SYM_G 512u
 #define SYM_L 10u
+static sim_engine *sym_build_w(int kind, bool symm, int wmode, weft_err *err);
+
 static sim_engine *sym_build(int kind, bool symm, weft_err *err)
+{
+    return sym_build_w(kind, symm, 0, err);
+}
+
+/* sym_build with weights: wmode 0 none (all 1), 1 flow j of every group
+ * weight 1 + j % 3 (the classes stay L), 2 groups of odd g weight 2 (the
+ * weights split every class in two: 2 L classes). */
+static sim_engine *sym_build_w(int kind, bool symm, int wmode, weft_err *err)
 {
     double cap[2 * SYM_G + 1];
     for (uint32_t l = 0; l < 2 * SYM_G; l++)
@@ -545,8 +629,9 @@ static sim_engine *sym_build(int kind, bool symm, weft_err *err)
         for (uint32_t j = 0; j < SYM_L && !*err; j++) {
             uint32_t links[2] = {2 * g + j % 2, 2 * SYM_G}, r, f;
             double coef[2] = {1, 1};
+            double w = wmode == 1 ? 1 + j % 3 : wmode == 2 ? 1 + g % 2 : 1;
             if ((*err = sim_engine_add_route(e, 2, links, coef, 1e-6, &r)) ||
-                (*err = sim_engine_add_flow(e, r, 1e6, 1, &f)) || j == 0)
+                (*err = sim_engine_add_weighted_flow(e, r, 1e6, 1, w, &f)) || j == 0)
                 continue;
             *err = kind == 1   ? sim_engine_add_ct_dep(e, f, f - 1)
                    : kind == 2 ? sim_engine_add_queue_dep(e, f, f - 1)
@@ -560,10 +645,10 @@ static sim_engine *sym_build(int kind, bool symm, weft_err *err)
 /* The reduced run gives every flow the flow-by-flow run's times (to
  * rounding), the same link bytes and makespan, on L classes and far fewer
  * events. */
-static void test_symmetry(int kind)
+static void test_symmetry(int kind, int wmode)
 {
     weft_err e1, e2;
-    sim_engine *a = sym_build(kind, false, &e1), *b = sym_build(kind, true, &e2);
+    sim_engine *a = sym_build_w(kind, false, wmode, &e1), *b = sym_build_w(kind, true, wmode, &e2);
     CHECK_ERR(e1, WEFT_OK);
     CHECK_ERR(e2, WEFT_OK);
     if (e1 || e2) {
@@ -589,7 +674,7 @@ static void test_symmetry(int kind)
     sim_engine_get_stats(a, &sa);
     sim_engine_get_stats(b, &sb);
     CHECK_INT(sa.flow_classes, SYM_G * SYM_L);
-    CHECK_INT(sb.flow_classes, SYM_L);
+    CHECK_INT(sb.flow_classes, wmode == 2 ? 2 * SYM_L : SYM_L);
     CHECK(sb.events * 100 < sa.events);
     CHECK(fabs(sa.makespan_s - sb.makespan_s) <= 1e-12 * sa.makespan_s);
     CHECK(sb.conservation_err < 1e-9);
@@ -658,9 +743,12 @@ int main(void)
     test_ct_errors();
     test_determinism(false);
     test_determinism(true);
-    test_symmetry(0);
-    test_symmetry(1);
-    test_symmetry(2);
+    test_weights();
+    test_weight_errors();
+    for (int kind = 0; kind < 3; kind++)
+        for (int wmode = 0; wmode < 3; wmode++)
+            if (kind != 1 || wmode != 1) /* a cut-through pair has one weight */
+                test_symmetry(kind, wmode);
     test_symmetry_errors();
     sim_engine *s = NULL;
     CHECK(weft_test_oom_sweep("engine", oom_ctor, oom_dtor, &s) > 0);

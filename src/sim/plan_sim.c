@@ -13,6 +13,17 @@
  * whether identical transfers are merged into one op (as the optimal plan
  * merges identical trees) or written one by one.
  *
+ * Sharing in proportion to bytes (docs/sim.md). In the fluid model the
+ * flows of an alltoallv plan are weighted by their bytes (weighted max-min
+ * fairness, engine.h "Weights"): the fluid model stands for a schedule
+ * that paces every transfer at its planned rate, and where the plan's
+ * transfers share a bottleneck in proportion to their bytes they drain
+ * together, so a plan whose per-link loads fit the time T (the optimal
+ * plan, from a flow) runs in T. The runtime and gpu models mimic software
+ * that shares a link per flow (TCP streams, NCCL channels), whatever a
+ * flow's size: their flows keep weight 1, and so does every flow of a
+ * plan without a matrix (equal chunks: weights would change nothing).
+ *
  * Cut-through (o->cut_through): a dep is a data dep when the two ops touch
  * exactly the same physical slots (weft_plan_storage_slot resolves in-place
  * aliases) with the same count, and one writes them: the dep wrote what the
@@ -268,9 +279,13 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
             if (err)
                 return err;
         }
+        /* The fluid model shares links in proportion to bytes in an
+         * alltoallv plan (the file comment): the weight is the flow's
+         * bytes over a uniform chunk's, 1 for a flow without bytes. */
+        double w = opb && o->model == WEFT_SIM_FLUID && bytes > 0 ? bytes / chunk : 1.0;
         for (uint32_t s = 0; s < P; s++) {
             uint32_t f;
-            if ((err = sim_engine_add_flow(c->e, route, bytes, 1, &f)))
+            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f)))
                 return weft_diag_code(c->d, err);
         }
     }

@@ -169,14 +169,14 @@ run sim switch:4,lat=1us --algo direct --coll alltoall --traffic "$TMP/sk.tm" --
 expect_rc 0
 expect_out_has '"size": 2875000,
   "traffic": "'"$TMP/sk.tm"'",
-  "time_s": 7.199999999999999e-05,'
+  "time_s": 7.2e-05,'
 
 # A plan file with a traffic matrix needs no --size.
 run plan switch:4,lat=1us --coll alltoall --traffic "$TMP/sk.tm" -o "$TMP/d.plan"
 expect_rc 0
 run sim switch:4,lat=1us --plan "$TMP/d.plan" --model fluid --csv
 expect_rc 0
-expect_out_has "2875000,7.1999999999999988e-05,"
+expect_out_has "2875000,7.2000000000000002e-05,"
 
 run sim switch:4 --algo direct --coll alltoall --traffic "$TMP/sk.tm" --size 1M
 expect_rc 2
@@ -231,6 +231,7 @@ expect_out_has "  2875000     70.000        41.071        30.804"
 run sim switch:4 --coll alltoall --traffic "$TMP/sk.tm" --compare --model fluid
 expect_rc 0
 expect_out_has "     bound         70.000        41.071        30.804    100.0%  (exact: algbw 575/14 GB/s)"
-expect_out_has "  2  optimal       70.000        41.071        30.804    100.0%  sw0 -> rank3 100.0%"
+# Four schedules tie at 70 us; their order is the last bit of rounding.
+expect_out_has "  optimal       70.000        41.071        30.804    100.0%  sw0 -> rank3 100.0%"
 
 finish

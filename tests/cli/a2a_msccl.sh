@@ -1,0 +1,114 @@
+# The optimal all-to-all plan as MSCCL XML (issue 14): its routes through
+# relay GPUs and over several paths become rank-to-rank hops
+# (weft_plan_relay_routes), chunks refined where a path's share is not a
+# whole chunk; the XML passes an independent check of the executor's load
+# rules (tests/cli/lib/msccl_check.py), reads back into a plan that
+# verifies on the fabric, and keeps the plan's limit on shortest paths.
+# Run by CTest as: bash a2a_msccl.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+FIX=$3/msccl
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+have_python=0
+command -v python3 >/dev/null && have_python=1
+msccl_check() {
+    [ $have_python = 1 ] || return 0
+    python3 "$SRC/tests/cli/lib/msccl_check.py" "$@"
+}
+
+# a100:2: one path per pair, 68 hops through relay GPUs (240 pairs, 16
+# local copies): 324 ops, chunks not refined.
+run plan a100:2 --coll alltoall --algo optimal -o "$TMP/a.xml"
+expect_rc 0
+expect_out_has "limit        algbw <= 50.000 GB/s (50)"
+expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer GPU): 256 ops became 324
+             hops on shortest paths, as the XML reads back: algbw <= 50 GB/s (the same limit)"
+check "a100:2 header" grep -q '<algo name="weft_alltoall" proto="Simple" nchannels="1" nchunksperloop="16" ngpus="16" coll="alltoall"' "$TMP/a.xml"
+check "a100:2 relays fused" test "$(grep -c 'type="rcs"' "$TMP/a.xml")" = 35
+if [ $have_python = 1 ]; then
+    check "a100:2 executor rules" test "$(msccl_check "$TMP/a.xml" 64)" = "ok: 16 gpus, 329 threadblocks, 597 steps, 16 chunks per loop"
+    # The checker can fail: a receive that no longer matches its send.
+    awk '/type="r"/ && !done { sub(/cnt="1"/, "cnt=\"2\""); done = 1 } { print }' \
+        "$TMP/a.xml" >"$TMP/bad.xml"
+    check "checker catches a mismatched receive" sh -c "! python3 '$SRC/tests/cli/lib/msccl_check.py' '$TMP/bad.xml' | grep -q '^ok'"
+    # And it accepts RCCL's own all-to-all.
+    check "rccl fixture passes" test "$(msccl_check "$FIX/rccl_alltoall-8n-9kb-190kb.xml" 64)" = "ok: 8 gpus, 240 threadblocks, 240 steps, 16 chunks per loop"
+fi
+run verify "$TMP/a.xml" --topo a100:2
+expect_rc 0
+expect_out "ok: alltoall, 16 ranks, 632 ops verified"
+
+# The msccl profile writes the same program (256 steps allowed).
+run plan a100:2 --coll alltoall --algo optimal -o "$TMP/m.xml" --msccl-profile msccl
+expect_rc 0
+check "profiles agree" cmp -s "$TMP/a.xml" "$TMP/m.xml"
+
+# dgx1: pairs split 1/3 + 2/3 over two paths, so every chunk is cut in 3
+# (nchunksperloop 8 x 3).
+run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d.xml"
+expect_rc 0
+expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer GPU): 64 ops became 117; every chunk cut into 3 equal pieces so that each path carries whole chunks (MSCCL chunks are equal)
+             hops on shortest paths, as the XML reads back: algbw <= 75 GB/s (the same limit)"
+if [ $have_python = 1 ]; then
+    check "dgx1 executor rules" test "$(msccl_check "$TMP/d.xml" 64)" = "ok: 8 gpus, 53 threadblocks, 203 steps, 24 chunks per loop"
+fi
+run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d2.xml" --json
+expect_rc 0
+expect_out_has '"msccl": {
+    "ops": 117,
+    "chunk_pieces": 3,
+    "nchunksperloop": 24,
+    "algbw_read_back_exact": "75"
+  },'
+check "same program with --json" cmp -s "$TMP/d.xml" "$TMP/d2.xml"
+run verify "$TMP/d.xml" --topo dgx1
+expect_rc 0
+expect_out "ok: alltoall, 8 ranks, 226 ops verified"
+
+# torus:4x4: shares of 1/4 and 3/4, chunks cut in 4.
+run plan torus:4x4 --coll alltoall --algo optimal -o "$TMP/t.xml"
+expect_rc 0
+expect_out_has "256 ops became 631; every chunk cut into 4 equal pieces"
+expect_out_has "algbw <= 200 GB/s (the same limit)"
+if [ $have_python = 1 ]; then
+    check "torus executor rules" test "$(msccl_check "$TMP/t.xml" 64)" = "ok: 16 gpus, 86 threadblocks, 1122 steps, 64 chunks per loop"
+fi
+
+# A uniform traffic matrix exports the same way (an alltoallv plan of
+# equal chunks); the weft format keeps the routes as they are.
+run traffic uniform --ranks 16 --size 16M -o "$TMP/u.tm"
+expect_rc 0
+run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/u.tm" -o "$TMP/u.xml"
+expect_rc 0
+expect_out_has "256 ops became 324"
+run verify "$TMP/u.xml" --topo a100:2
+expect_rc 0
+run plan a100:2 --coll alltoall --algo optimal -o "$TMP/a.plan"
+expect_rc 0
+check "weft format not relayed" test "$(grep -c '^op ' "$TMP/a.plan")" = 256
+
+# A skewed matrix cannot be said in MSCCL's equal chunks: the exporter's
+# reason, not the relays' (their refinement would not make blocks equal).
+run traffic moe --ranks 16 --experts 32 --topk 2 --tokens 256 --hidden-bytes 4096 --skew zipf:1.2 --seed 1 -o "$TMP/moe.tm"
+expect_rc 0
+run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/moe.tm" -o "$TMP/moe.xml"
+expect_rc 1
+expect_err "weft: MSCCL XML cannot express this alltoallv plan: rank 0 sends rank 1 327680 bytes but rank 0 sends rank 0 774144, and an MSCCL program cuts every buffer into equal chunks (count / nchunksperloop elements); only a uniform matrix exports"
+check "no skewed xml" test ! -e "$TMP/moe.xml"
+
+# A plan without relays is written as before: no msccl line.
+run plan switch:4 --coll alltoall --algo optimal -o "$TMP/s.xml"
+expect_rc 0
+check "no relays on a switch" test "${OUT/msccl        /}" = "$OUT"
+
+# 32 ranks need 62 threadblocks per rank on one channel: refused by the
+# exporter's limit, nothing written.
+run plan mi250:2 --coll alltoall --algo optimal -o "$TMP/x.xml"
+expect_rc 1
+expect_err "weft: rank 0 needs more than 32 threadblocks on channel 0 (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)"
+check "nothing written" test ! -e "$TMP/x.xml"
+
+finish
