@@ -1,0 +1,105 @@
+# Cost and power of fabrics through the weft command (issue 16): weft topo
+# cost counts clos:hosts=2,gpus=2,nics=2,leafports=2 by hand (4 NICs, 12
+# switch ports, 8 transceivers, 4 DACs, 4 fibers, 4 NVLinks), prices it
+# exactly under a cost file, an override moves the total by exactly
+# count x difference, a bad cost line exits 1 naming file:line:col, and
+# weft sim --compare-fabrics ranks fabrics of the same number of ranks by
+# time (mismatched ranks: exit 1 with both counts).
+# Run by CTest as: bash fabric_cost.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd)
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+cd "$TMP" || exit 1
+
+CLOS=clos:hosts=2,gpus=2,nics=2,leafports=2
+
+# ---- weft topo cost: the defaults -----------------------------------------
+run topo cost $CLOS
+expect_rc 0
+expect_out "network of $CLOS (4 ranks)
+  part         rate  count  \$ each  W each  \$   W
+  nic          400g      4       -       -  -   -
+  switch_port  400g     12       -       -  -   -
+  transceiver  400g      8       -       9  -  72
+  dac          400g      4       -       0  -   0
+  fiber        -         4       -       0  -   0
+  gpu_link     -         4       0       0  0   0
+  total                                     -   -
+  per rank                                  -   -
+\$ unknown: no public figure for nic.400g.usd, switch_port.400g.usd, transceiver.400g.usd, dac.400g.usd, fiber.usd (give them in --cost FILE)
+W unknown: no public figure for nic.400g.w, switch_port.400g.w (give them in --cost FILE)"
+
+# ---- a cost file: exact totals, and an override's exact difference --------
+cat > q.cost <<'COST'
+# quotes (test figures, not list prices)
+nic.400g.usd = 1000
+nic.400g.w = 20
+switch_port.400g.usd = 500
+switch_port.400g.w = 10.5
+transceiver.400g.usd = 300
+dac.400g.usd = 100
+fiber.usd = 50
+COST
+run topo cost $CLOS --cost q.cost --json
+expect_rc 0
+expect_out_has '"usd_exact": "13000",'
+expect_out_has '"w_exact": "278",'
+expect_out_has '"usd_per_rank_exact": "3250",'
+expect_out_has '"w_per_rank_exact": "139/2",'
+expect_out_has '"missing_usd": "",'
+sed 's/^nic.400g.usd = 1000$/nic.400g.usd = 1250/' q.cost > q2.cost
+run topo cost $CLOS --cost q2.cost --json
+expect_out_has '"usd_exact": "14000",' # 4 NICs x 250 more
+expect_out_has '"w_exact": "278",'
+
+# ---- bad cost files: exit 1, file:line:col and the reason ----------------
+printf 'nic.400g.usd = 1000\n\n  nic.400g.w 20\n' > bad.cost
+run topo cost $CLOS --cost bad.cost
+expect_rc 1
+expect_out ""
+expect_err "weft: bad.cost:3:3: expected KEY = VALUE, got 'nic.400g.w 20'"
+printf 'ocs_port.usd = 12O\n' > bad2.cost
+run topo cost $CLOS --cost bad2.cost
+expect_rc 1
+expect_err "weft: bad2.cost:1:16: 'ocs_port.usd' needs a non-negative number (such as 1250 or 8.5), not '12O'"
+run topo cost $CLOS --cost bad.cost -o out.txt
+expect_rc 1
+check "no half-written output" test ! -e out.txt
+
+# ---- weft sim --compare-fabrics --------------------------------------------
+run sim --compare-fabrics torus:2x4,ring:4 --coll allreduce --size 1M
+expect_rc 1
+expect_out ""
+expect_err "weft: --compare-fabrics needs fabrics of the same number of ranks: torus:2x4 has 8, ring:4 has 4"
+
+run sim --compare-fabrics clos:hosts=2,gpus=4,nics=4,leafports=2,mixnet:hosts=2,gpus=4,torus:2x4 \
+    --coll alltoall --size 16M --cost q.cost --json
+expect_rc 0
+expect_out_has '"ranks": 8,'
+expect_out_has '"spec": "mixnet:hosts=2,gpus=4",'
+expect_out_has '"missing_usd": "ocs_port.usd",'
+expect_out_has '"missing_w": "nic.800g.w"'
+# clos: 8 NICs, 8 leaf ports + 8 DACs; 4 leaves (one per rail) x 2 spines
+# = 8 leaf-spine cables (16 ports, 16 transceivers, 8 fibers):
+# 8*1000 + 24*500 + 16*300 + 8*100 + 8*50 = 26000.
+expect_out_has '"usd_exact": "26000",'
+# Sorted by time: the times in order are non-decreasing.
+check "sorted by time" awk -F': ' '/"time_s"/ { t = $2 + 0; if (n++ && t < last) bad = 1; last = t } END { exit bad || n != 3 }' <<<"$OUT"
+
+run sim --compare-fabrics torus:2x4 torus:2x2 --coll allreduce --size 1M
+expect_rc 2
+expect_err_has "weft: --compare-fabrics names the fabrics; drop SPEC 'torus:2x2'"
+run sim --compare-fabrics torus:2x4,full:8 --coll allreduce --size 1M:4M:x2
+expect_rc 2
+expect_err_has "weft: --compare-fabrics compares at one size, not the sweep '1M:4M:x2'"
+run sim ring:4 --coll allreduce --algo ring --size 1M --cost q.cost
+expect_rc 2
+expect_err_has "weft: --cost prices the fabrics of --compare-fabrics"
+run sim --coll allreduce --size 1M
+expect_rc 2
+expect_err_has "weft: missing SPEC"
+
+finish
