@@ -188,10 +188,10 @@ static void print_table(const fabric_row *r, size_t n, weft_coll coll, uint64_t 
         if (!f->best.have)
             printf("%s: no plan simulated (%s)\n", f->spec, f->best.why);
         if (f->tot.missing_usd[0])
-            printf("%s: $ unknown: give %s in --cost FILE (docs/cost.md)\n", f->spec,
+            printf("%s: price ($) unknown: give %s in --cost FILE (docs/cost.md)\n", f->spec,
                    f->tot.missing_usd);
         if (f->tot.missing_watt[0])
-            printf("%s: W unknown: give %s in --cost FILE (docs/cost.md)\n", f->spec,
+            printf("%s: power (W) unknown: give %s in --cost FILE (docs/cost.md)\n", f->spec,
                    f->tot.missing_watt);
     }
 }

@@ -133,10 +133,10 @@ static int print_table(FILE *f, const char *spec, const weft_cost_bom *b,
     int rc = cli_table_print(&tb, f, "  ");
     cli_table_fini(&tb);
     if (tot->missing_usd[0])
-        fprintf(f, "$ unknown: no public figure for %s (give them in --cost FILE)\n",
+        fprintf(f, "price ($) unknown: no public figure for %s (give them in --cost FILE)\n",
                 tot->missing_usd);
     if (tot->missing_watt[0])
-        fprintf(f, "W unknown: no public figure for %s (give them in --cost FILE)\n",
+        fprintf(f, "power (W) unknown: no public figure for %s (give them in --cost FILE)\n",
                 tot->missing_watt);
     return rc;
 }

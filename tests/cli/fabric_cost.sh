@@ -29,8 +29,8 @@ expect_out "network of $CLOS (4 ranks)
   gpu_link     -         4       0       0  0   0
   total                                     -   -
   per rank                                  -   -
-\$ unknown: no public figure for nic.400g.usd, switch_port.400g.usd, transceiver.400g.usd, dac.400g.usd, fiber.usd (give them in --cost FILE)
-W unknown: no public figure for nic.400g.w, switch_port.400g.w (give them in --cost FILE)"
+price (\$) unknown: no public figure for nic.400g.usd, switch_port.400g.usd, transceiver.400g.usd, dac.400g.usd, fiber.usd (give them in --cost FILE)
+power (W) unknown: no public figure for nic.400g.w, switch_port.400g.w (give them in --cost FILE)"
 
 # ---- a cost file: exact totals, and an override's exact difference --------
 cat > q.cost <<'COST'
