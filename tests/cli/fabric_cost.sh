@@ -89,6 +89,21 @@ expect_out_has '"usd_exact": "26000",'
 # Sorted by time: the times in order are non-decreasing.
 check "sorted by time" awk -F': ' '/"time_s"/ { t = $2 + 0; if (n++ && t < last) bad = 1; last = t } END { exit bad || n != 3 }' <<<"$OUT"
 
+# Sixteen ranks: rail (h100:2: 16 NICs, 16 rail ports, 16 DACs = 25600 $,
+# 16*20 + 16*10.5 = 488 W), fat-tree, MixNet-like (ocs_port given here) and
+# torus, all simulated.
+cp q.cost q3.cost
+printf 'ocs_port.usd = 200\nocs_port.w = 0.5\n' >> q3.cost
+run sim --compare-fabrics h100:2,clos:hosts=2,leafports=2,mixnet:hosts=2,torus:4x4,bw=50 \
+    --coll alltoall --size 16M --cost q3.cost
+expect_rc 0
+expect_out_has "alltoall of 16777216 bytes on 16 ranks, best plan per fabric"
+expect_out_has "25600   488    1600   30.50"
+# mixnet:hosts=2: 16 NICs, 8 rail ports + 8 DACs, 8 OCS ports + 8
+# transceivers + 8 fibers: 16000 + 4000 + 800 + 1600 + 2400 + 400 = 25200.
+expect_out_has "25200   480    1575      30"
+check "four fabrics ranked" test "$(grep -c '^[1-4]  ' <<<"$OUT")" = 4
+
 run sim --compare-fabrics torus:2x4 torus:2x2 --coll allreduce --size 1M
 expect_rc 2
 expect_err_has "weft: --compare-fabrics names the fabrics; drop SPEC 'torus:2x2'"
