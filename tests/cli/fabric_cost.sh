@@ -104,6 +104,16 @@ expect_out_has "25600   488    1600   30.50"
 expect_out_has "25200   480    1575      30"
 check "four fabrics ranked" test "$(grep -c '^[1-4]  ' <<<"$OUT")" = 4
 
+# A file is a fabric of its own; a comma inside a preset's parameters is not.
+run topo show full:8,bw=50 -o f8.topo
+run sim --compare-fabrics f8.topo,torus:2x4,bw=50 --coll allgather --size 1M --json
+expect_rc 0
+expect_out_has '"spec": "f8.topo",'
+expect_out_has '"spec": "torus:2x4,bw=50",'
+run sim --compare-fabrics ,torus:2x4 --coll allreduce --size 1M
+expect_rc 2
+expect_err_has "weft: --compare-fabrics ',torus:2x4': expected 1 to 64 fabric specs separated by commas"
+
 run sim --compare-fabrics torus:2x4 torus:2x2 --coll allreduce --size 1M
 expect_rc 2
 expect_err_has "weft: --compare-fabrics names the fabrics; drop SPEC 'torus:2x2'"
