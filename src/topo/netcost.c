@@ -56,6 +56,32 @@ void weft_cost_table_defaults(weft_cost_table *t)
     set(&t->watt[WEFT_COST_TRANSCEIVER][WEFT_COST_200G], 5, 1);
     set(&t->watt[WEFT_COST_TRANSCEIVER][WEFT_COST_400G], 9, 1);
     set(&t->watt[WEFT_COST_TRANSCEIVER][WEFT_COST_800G], 17, 1);
+    /* NICs, W: NVIDIA ConnectX-7 user manual, Specifications, typical
+     * power with passive cables in PCIe Gen 5.0 x16: MCX75310AAS-NEAT
+     * (one 400G OSFP port) 24.9 W, MCX75310AAS-HEAT (one 200G OSFP port)
+     * 16.7 W. */
+    set(&t->watt[WEFT_COST_NIC][WEFT_COST_200G], 167, 10);
+    set(&t->watt[WEFT_COST_NIC][WEFT_COST_400G], 249, 10);
+    /* Packet-switch ports, W: NVIDIA Spectrum-4 SN5600, typical power with
+     * passive cables (ATIS) 940 W for 64 ports of 800GbE, or 128 of 400GbE
+     * (SN5000 user manual, Data Interfaces): 940/64 and 940/128 W. */
+    set(&t->watt[WEFT_COST_SWITCH_PORT][WEFT_COST_400G], 235, 32);
+    set(&t->watt[WEFT_COST_SWITCH_PORT][WEFT_COST_800G], 235, 16);
+    /* Prices, $: MixNet (Liao et al., SIGCOMM 2025), Appendix D.2,
+     * Table 4 "cost of networking components" (100G and 200G NIC, switch
+     * port and OCS port prices taken there from TopoOpt, NSDI 2023; 400G
+     * and 800G added by MixNet). Its 800G NIC price is the paper's own
+     * guess (1.5 x 400G, no product then), so it is not a default. */
+    static const int64_t xcvr_usd[WEFT_COST_ANY] = {99, 239, 659, 1399};
+    static const int64_t port_usd[WEFT_COST_ANY] = {187, 374, 1090, 1400};
+    static const int64_t nic_usd[WEFT_COST_800G] = {659, 1079, 1499};
+    for (int r = 0; r < WEFT_COST_ANY; r++) {
+        set(&t->usd[WEFT_COST_TRANSCEIVER][r], xcvr_usd[r], 1);
+        set(&t->usd[WEFT_COST_SWITCH_PORT][r], port_usd[r], 1);
+        if (r < WEFT_COST_800G)
+            set(&t->usd[WEFT_COST_NIC][r], nic_usd[r], 1);
+    }
+    set(&t->usd[WEFT_COST_OCS_PORT][WEFT_COST_ANY], 520, 1);
     /* Passive copper draws no power (NVIDIA MCP7Y00 DAC specification:
      * "near zero power consuming"); a fiber is glass. */
     for (int r = 0; r < WEFT_COST_ANY; r++)

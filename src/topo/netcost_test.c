@@ -60,6 +60,50 @@ static bool bom_of_text(const char *text, weft_cost_bom *b)
     return true;
 }
 
+static void check_fig(const weft_cost_value *v, int64_t num, int64_t den)
+{
+    CHECK(v->known);
+    CHECK_INT(v->v.num, num);
+    CHECK_INT(v->v.den, den);
+}
+
+/* Every default of docs/cost.md's table, exactly, and the keys no public
+ * source gave staying unknown. */
+static void test_defaults(void)
+{
+    weft_cost_table c;
+    weft_cost_table_defaults(&c);
+    /* MixNet (SIGCOMM 2025) Appendix D.2, Table 4, $. */
+    const int64_t xcvr[4] = {99, 239, 659, 1399}, port[4] = {187, 374, 1090, 1400},
+                  nic[3] = {659, 1079, 1499};
+    for (int r = 0; r < 4; r++) {
+        check_fig(&c.usd[XCVR][r], xcvr[r], 1);
+        check_fig(&c.usd[PORT][r], port[r], 1);
+        if (r < 3)
+            check_fig(&c.usd[NIC][r], nic[r], 1);
+        CHECK(!c.usd[DAC][r].known);
+        CHECK_INT(c.usd_line[XCVR][r], 0);
+    }
+    check_fig(&c.usd[OCS][ANY], 520, 1);
+    /* ConnectX-7 typical W; SN5600 940 W over 128 x 400G or 64 x 800G. */
+    check_fig(&c.watt[NIC][G200], 167, 10);
+    check_fig(&c.watt[NIC][G400], 249, 10);
+    check_fig(&c.watt[PORT][G400], 235, 32);
+    check_fig(&c.watt[PORT][G800], 235, 16);
+    check_fig(&c.watt[XCVR][G400], 9, 1);
+    check_fig(&c.watt[XCVR][G800], 17, 1);
+    check_fig(&c.watt[GPU][ANY], 0, 1);
+    check_fig(&c.usd[GPU][ANY], 0, 1);
+    /* No public figure: still unknown. */
+    CHECK(!c.usd[NIC][G800].known);
+    CHECK(!c.watt[NIC][WEFT_COST_100G].known);
+    CHECK(!c.watt[NIC][G800].known);
+    CHECK(!c.watt[PORT][WEFT_COST_100G].known);
+    CHECK(!c.watt[PORT][G200].known);
+    CHECK(!c.watt[OCS][ANY].known);
+    CHECK(!c.usd[FIBER][ANY].known);
+}
+
 /* clos:hosts=2,gpus=2,nics=2,leafports=2: two hosts of 2 GPUs on an
  * NVSwitch and 2 NICs of 400G; rail-optimised, 2 leaves, 2 spines, each
  * leaf-spine link 2 * 50 / 2 = 50 GB/s (400G). By hand: 4 GPU-NVSwitch
@@ -79,9 +123,11 @@ static void test_clos(void)
     CHECK_INT(b.count[GPU][ANY], 4);
     CHECK_INT(total_parts(&b), 36);
 
-    /* Defaults: transceivers 9 W each (72 W), DACs and fibers 0 W, GPU
-     * links 0; NIC and switch-port figures have no public default, so
-     * both totals are unknown and name what is missing. */
+    /* Sourced defaults (docs/cost.md): NIC 400G 1499 $ / 24.9 W, switch
+     * port 400G 1090 $ / 940/128 W, transceiver 400G 659 $ / 9 W, DACs,
+     * fibers and GPU links 0 W. W = 4*24.9 + 12*235/32 + 8*9 =
+     * 498/5 + 705/8 + 72 = 10389/40 (259.725) exactly. No public price
+     * for a DAC or a fiber: the $ total is unknown and names them. */
     weft_cost_table c;
     weft_cost_table_defaults(&c);
     weft_cost_totals tot;
@@ -89,10 +135,23 @@ static void test_clos(void)
     weft_diag_clear(&d);
     CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
     CHECK(!tot.usd.known);
-    CHECK(!tot.watt.known);
-    CHECK_STR(tot.missing_watt, "nic.400g.w, switch_port.400g.w");
-    CHECK_STR(tot.missing_usd, "nic.400g.usd, switch_port.400g.usd, transceiver.400g.usd, "
-                               "dac.400g.usd, fiber.usd");
+    CHECK(tot.watt.known);
+    CHECK_INT(tot.watt.v.num, 10389);
+    CHECK_INT(tot.watt.v.den, 40);
+    CHECK_STR(tot.missing_watt, "");
+    CHECK_STR(tot.missing_usd, "dac.400g.usd, fiber.usd");
+
+    /* Giving only the two missing prices completes the $ total on top of
+     * the defaults: 4*1499 + 12*1090 + 8*659 + 4*100 + 4*50 = 24948. */
+    const char *two = "dac.400g.usd = 100\nfiber.usd = 50\n";
+    weft_cost_table c2;
+    weft_cost_table_defaults(&c2);
+    CHECK_ERR(weft_cost_table_parse(&c2, two, strlen(two), "two.cost", &d), WEFT_OK);
+    CHECK_ERR(weft_cost_price(&b, &c2, &tot, &d), WEFT_OK);
+    CHECK(tot.usd.known);
+    CHECK_INT(tot.usd.v.num, 24948);
+    CHECK_INT(tot.usd.v.den, 1);
+    CHECK_INT(tot.watt.v.num, 10389);
 
     const char *file = "# quotes\n"
                        "nic.400g.usd = 1000\n"
@@ -143,6 +202,19 @@ static void test_mixnet(void)
     CHECK_INT(b.count[XCVR][G400], 4);
     CHECK_INT(b.count[FIBER][ANY], 4);
     CHECK_INT(total_parts(&b), 36);
+
+    /* No public figure for an OCS port's power: W unknown, naming it;
+     * $ unknown for the DACs and fibers only (the OCS port has 520 $). */
+    weft_cost_table c;
+    weft_cost_table_defaults(&c);
+    weft_cost_totals tot;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
+    CHECK(!tot.usd.known);
+    CHECK(!tot.watt.known);
+    CHECK_STR(tot.missing_watt, "ocs_port.w");
+    CHECK_STR(tot.missing_usd, "dac.400g.usd, fiber.usd");
 }
 
 /* torus:4x4 (100 GB/s = 800G, ranks of no host): 32 duplex neighbour
@@ -155,6 +227,17 @@ static void test_torus_and_star(void)
         CHECK_INT(b.count[XCVR][G800], 64);
         CHECK_INT(b.count[FIBER][ANY], 32);
         CHECK_INT(total_parts(&b), 160);
+        /* No 800G NIC had a public price or power: both totals unknown. */
+        weft_cost_table c;
+        weft_cost_table_defaults(&c);
+        weft_cost_totals tot;
+        weft_diag d;
+        weft_diag_clear(&d);
+        CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
+        CHECK(!tot.usd.known);
+        CHECK(!tot.watt.known);
+        CHECK_STR(tot.missing_usd, "nic.800g.usd, fiber.usd");
+        CHECK_STR(tot.missing_watt, "nic.800g.w");
     }
     /* switch:4,bw=25 (200G): each rank's own NIC, a port, a DAC. */
     if (bom_of("switch:4,bw=25", &b)) {
@@ -269,6 +352,7 @@ static void test_oom(void)
 
 int main(void)
 {
+    test_defaults();
     test_clos();
     test_mixnet();
     test_torus_and_star();

@@ -1,7 +1,8 @@
 # Cost and power of fabrics through the weft command (issue 16): weft topo
 # cost counts clos:hosts=2,gpus=2,nics=2,leafports=2 by hand (4 NICs, 12
 # switch ports, 8 transceivers, 4 DACs, 4 fibers, 4 NVLinks), prices it
-# exactly under a cost file, an override moves the total by exactly
+# exactly with the sourced defaults (a key with no source still prints '-')
+# and under a cost file, an override moves the total by exactly
 # count x difference, a bad cost line exits 1 naming file:line:col, and
 # weft sim --compare-fabrics ranks fabrics of the same number of ranks by
 # time (mismatched ranks: exit 1 with both counts).
@@ -16,21 +17,42 @@ cd "$TMP" || exit 1
 
 CLOS=clos:hosts=2,gpus=2,nics=2,leafports=2
 
-# ---- weft topo cost: the defaults -----------------------------------------
+# ---- weft topo cost: the sourced defaults (docs/cost.md) ------------------
+# NIC 400G 1499 $ / 24.9 W, switch port 400G 1090 $ / 940/128 W, transceiver
+# 400G 659 $ / 9 W: 4*1499 = 5996, 12*1090 = 13080, 8*659 = 5272 $;
+# 4*24.9 + 12*235/32 + 8*9 = 10389/40 W. DACs and fibers have no public
+# price, so the $ total stays '-' and names them.
 run topo cost $CLOS
 expect_rc 0
 expect_out "network of $CLOS (4 ranks)
-  part         rate  count  \$ each  W each  \$   W
-  nic          400g      4       -       -  -   -
-  switch_port  400g     12       -       -  -   -
-  transceiver  400g      8       -       9  -  72
-  dac          400g      4       -       0  -   0
-  fiber        -         4       -       0  -   0
-  gpu_link     -         4       0       0  0   0
-  total                                     -   -
-  per rank                                  -   -
-price (\$) unknown: no public figure for nic.400g.usd, switch_port.400g.usd, transceiver.400g.usd, dac.400g.usd, fiber.usd (give them in --cost FILE)
-power (W) unknown: no public figure for nic.400g.w, switch_port.400g.w (give them in --cost FILE)"
+  part         rate  count  \$ each  W each      \$       W
+  nic          400g      4    1499   24.90   5996   99.60
+  switch_port  400g     12    1090    7.34  13080   88.12
+  transceiver  400g      8     659       9   5272      72
+  dac          400g      4       -       0      -       0
+  fiber        -         4       -       0      -       0
+  gpu_link     -         4       0       0      0       0
+  total                                         -  259.73
+  per rank                                      -   64.93
+price (\$) unknown: no public figure for dac.400g.usd, fiber.usd (give them in --cost FILE)"
+run topo cost $CLOS --json
+expect_rc 0
+expect_out_has '"w_exact": "10389/40",'
+expect_out_has '"w_per_rank_exact": "10389/160",'
+expect_out_has '"missing_usd": "dac.400g.usd, fiber.usd",'
+expect_out_has '"missing_w": ""'
+# Giving only the two missing prices completes the total on the defaults:
+# 5996 + 13080 + 5272 + 4*100 + 4*50 = 24948.
+printf 'dac.400g.usd = 100\nfiber.usd = 50\n' > two.cost
+run topo cost $CLOS --cost two.cost --json
+expect_rc 0
+expect_out_has '"usd_exact": "24948",'
+expect_out_has '"missing_usd": "",'
+# An OCS port has a price (520 $) but no public power figure: W stays '-'.
+run topo cost mixnet:hosts=2,gpus=4
+expect_rc 0
+expect_out_has "  ocs_port     -         4     520       -   2080       -"
+expect_out_has "power (W) unknown: no public figure for ocs_port.w (give them in --cost FILE)"
 
 # ---- a cost file: exact totals, and an override's exact difference --------
 cat > q.cost <<'COST'
@@ -80,7 +102,12 @@ run sim --compare-fabrics clos:hosts=2,gpus=4,nics=4,leafports=2,mixnet:hosts=2,
 expect_rc 0
 expect_out_has '"ranks": 8,'
 expect_out_has '"spec": "mixnet:hosts=2,gpus=4",'
-expect_out_has '"missing_usd": "ocs_port.usd",'
+# mixnet: the OCS ports' 520 $ default completes its $ (8*1000 + 4*500 +
+# 4*100 + 4*520 + 4*300 + 4*50 = 13880); their power has no default.
+expect_out_has '"usd_exact": "13880",'
+expect_out_has '"missing_w": "ocs_port.w"'
+# torus:2x4 is 800G: no public 800G NIC figure, so both are unknown.
+expect_out_has '"missing_usd": "nic.800g.usd",'
 expect_out_has '"missing_w": "nic.800g.w"'
 # clos: 8 NICs, 8 leaf ports + 8 DACs; 4 leaves (one per rail) x 2 spines
 # = 8 leaf-spine cables (16 ports, 16 transceivers, 8 fibers):
