@@ -20,6 +20,7 @@
 #include "cli/progress.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
+#include "cli/sim_fabrics.h"
 #include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -34,6 +35,9 @@ static const cli_opt sim_opts[] = {
     {"algo", 0, "A", "or an algorithm: any of weft plan --list, optimal or bfb"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
+    {"compare-fabrics", 0, "A,B,...", "instead of SPEC: the best plan on each fabric with the\n"
+                                      "bound, $ and W of its network, sorted by time"},
+    {"cost", 0, "FILE", "with --compare-fabrics: $ and W per part over the defaults (docs/cost.md)"},
     {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
                      "--traffic and alltoallv plans)"},
     {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size)"},
@@ -58,6 +62,7 @@ static const cli_optgroup sim_group = {"options", sim_opts};
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
+            "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
             "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
             "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
@@ -102,10 +107,20 @@ static const cli_syntax sim_syntax = {
              "A --plan that carries a traffic matrix needs no --size either. --compare\n"
              "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl,\n"
              "which has none) and optimal's (from the matrix bound's flow) at that one size.\n"
+             "--compare-fabrics A,B,... takes fabric specs in place of SPEC (a comma inside a\n"
+             "preset's parameters stays with it: a new spec starts at a piece with ':' or\n"
+             "'(', a preset name or a file), all of the same number of ranks, and prints for\n"
+             "each the fastest plan --compare finds (at one size, or the --traffic matrix\n"
+             "for alltoall), the exact bound, and the $ and W of its network (weft topo\n"
+             "cost; --cost FILE overrides the defaults of docs/cost.md), in total and per\n"
+             "rank, sorted by time. OCS fabrics are simulated with every OCS relaxed to a\n"
+             "switch of its ports, as weft bound does. --json gives ranks, coll, size and\n"
+             "fabrics [{spec, model, algo, time_s, algbw, busbw, bound_time_s, usd, w,\n"
+             "usd_per_rank, w_per_rank (null when unknown), missing_usd, missing_w}].\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
-    .min_pos = 1,
+    .min_pos = 0,
     .max_pos = 1,
 };
 
@@ -350,6 +365,54 @@ static uint64_t *size_list(uint64_t lo, uint64_t factor, size_t n, weft_sim_resu
     return sizes;
 }
 
+/* weft sim --compare-fabrics A,B,...: its flags checked, then the
+ * comparison (cli/sim_fabrics.h). */
+static int compare_fabrics(cli_args *a, const char *fabrics, const char *cost_path,
+                           cli_progress *pr)
+{
+    static const char *const excluded[] = {"plan", "algo", "compare", "trace", "plot", "csv"};
+    if (a->n_pos)
+        return cli_usage_error(&sim_syntax, "--compare-fabrics names the fabrics; drop SPEC '%s'",
+                               a->pos[0]);
+    for (size_t i = 0; i < sizeof excluded / sizeof *excluded; i++)
+        if (cli_args_has(a, excluded[i]))
+            return cli_usage_error(&sim_syntax, "--%s does not go with --compare-fabrics",
+                                   excluded[i]);
+    const char *coll_s = cli_args_get(a, "coll"), *size_s = cli_args_get(a, "size"),
+               *traffic_path = cli_args_get(a, "traffic");
+    if (!coll_s)
+        return cli_usage_error(&sim_syntax, "missing --coll");
+    weft_coll coll;
+    int rc = cli_flag_coll(&sim_syntax, "--coll", coll_s, &coll);
+    if (rc)
+        return rc;
+    if (!size_s == !traffic_path)
+        return cli_usage_error(&sim_syntax, "--compare-fabrics needs one of --size and --traffic");
+    if (traffic_path && coll != WEFT_COLL_ALLTOALL)
+        return cli_usage_error(&sim_syntax, "--traffic gives the bytes of an all-to-all; it needs "
+                                            "--coll alltoall, not %s",
+                               weft_coll_name(coll));
+    uint64_t lo = 1, hi = 1, factor = 0;
+    if (size_s && (rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
+        return rc;
+    if (factor)
+        return cli_usage_error(&sim_syntax, "--compare-fabrics compares at one size, not the "
+                                            "sweep '%s'",
+                               size_s);
+    weft_sim_opts o;
+    uint32_t max_ops = CLI_SIM_MAX_OPS;
+    bool model_set = false;
+    if ((rc = parse_opts(a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
+        return rc;
+    double delay;
+    if (!cli_progress_delay(&delay))
+        return cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
+                               getenv("WEFT_PROGRESS_AFTER"));
+    cli_progress_start(pr, stderr, isatty(fileno(stderr)) == 1, delay);
+    return cli_sim_compare_fabrics(a, fabrics, coll, lo, traffic_path, cost_path, &o, model_set,
+                                   max_ops, cli_args_has(a, "json"), pr);
+}
+
 int cli_cmd_sim(int argc, char **argv)
 {
     cli_args a;
@@ -378,6 +441,19 @@ int cli_cmd_sim(int argc, char **argv)
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);
     double delay;
+    const char *fabrics = cli_args_get(&a, "compare-fabrics"), *cost_path = cli_args_get(&a, "cost");
+    if (fabrics) {
+        rc = compare_fabrics(&a, fabrics, cost_path, &pr);
+        goto free_args;
+    }
+    if (cost_path) {
+        rc = cli_usage_error(&sim_syntax, "--cost prices the fabrics of --compare-fabrics");
+        goto free_args;
+    }
+    if (a.n_pos == 0) {
+        rc = cli_usage_error(&sim_syntax, "missing SPEC");
+        goto free_args;
+    }
     if (plan_path && (algo || coll_s || compare)) {
         rc = cli_usage_error(&sim_syntax, "--plan excludes --algo, --coll and --compare");
         goto free_args;

@@ -15,6 +15,8 @@ static const cli_command topo_commands[] = {
     {"search", "direct-connect fabrics for N ranks of degree D scored by BFB: Pareto frontier, "
                "best for a size",
      cli_topo_search},
+    {"cost", "the network bill of materials of a fabric: parts by rate, $ and W (--cost FILE)",
+     cli_topo_cost},
 };
 
 static const cli_group topo_group = {

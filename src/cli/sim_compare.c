@@ -535,22 +535,13 @@ static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traff
     return WEFT_OK;
 }
 
-static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr)
+/* Builds and simulates every candidate c[0..n) at every size (c[i].res
+ * filled, or c[i].why); returns how many simulated. */
+static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                             const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                             uint32_t max_ops, cli_progress *pr, candidate *c, size_t n)
 {
-    enum { MAX_CANDIDATES = 32 };
-    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
-    size_t *idx = calloc(MAX_CANDIDATES, sizeof *idx);
-    if (!c || !idx) {
-        free(c);
-        free(idx);
-        return cli_fail(WEFT_ENOMEM, NULL);
-    }
-    size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated = 0;
-    bound_row b;
-    cli_progress_set(pr, "sim --compare: the bound");
-    compute_bound(t, coll, m, &b);
+    size_t simulated = 0;
     char st[64];
     for (size_t i = 0; i < n; i++) {
         weft_diag d;
@@ -607,6 +598,26 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
         cli_sim_algo_fini(&c[i].algo);
         simulated += c[i].res != NULL;
     }
+    return simulated;
+}
+
+static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr)
+{
+    enum { MAX_CANDIDATES = 32 };
+    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
+    size_t *idx = calloc(MAX_CANDIDATES, sizeof *idx);
+    if (!c || !idx) {
+        free(c);
+        free(idx);
+        return cli_fail(WEFT_ENOMEM, NULL);
+    }
+    size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated;
+    bound_row b;
+    cli_progress_set(pr, "sim --compare: the bound");
+    compute_bound(t, coll, m, &b);
+    simulated = run_candidates(t, coll, m, sizes, nsizes, o, max_ops, pr, c, n);
     cli_progress_stop(pr);
     int rc = CLI_EXIT_OK;
     if (simulated == 0) {
@@ -631,4 +642,50 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
     free(c);
     free(idx);
     return rc;
+}
+
+void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
+                       const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr,
+                       cli_sim_best *out)
+{
+    enum { MAX_CANDIDATES = 32 };
+    memset(out, 0, sizeof *out);
+    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
+    if (!c) {
+        snprintf(out->why, sizeof out->why, "out of memory");
+        return;
+    }
+    size_t n = list_candidates(coll, c, MAX_CANDIDATES);
+    bound_row b;
+    compute_bound(t, coll, m, &b);
+    if (b.have) {
+        out->have_bound = true;
+        out->bound_algbw = b.algbw;
+        out->bound_time_s = b.gbps > 0 ? (double)size / (b.gbps * 1e9) : 0;
+    }
+    run_candidates(t, coll, m, &size, 1, o, max_ops, pr, c, n);
+    out->tried = n;
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!c[i].res) {
+            out->skipped++;
+            if (!out->why[0])
+                snprintf(out->why, sizeof out->why, "%s: %.400s", c[i].name, c[i].why);
+            continue;
+        }
+        if (best == n || c[i].res[0].time_s < c[best].res[0].time_s)
+            best = i;
+    }
+    if (best < n) {
+        out->have = true;
+        out->res = c[best].res[0];
+        out->res.n_busiest = 0;
+        snprintf(out->algo, sizeof out->algo, "%s", c[best].label[0]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        cli_sim_algo_fini(&c[i].algo);
+        free(c[i].res);
+        free(c[i].label);
+    }
+    free(c);
 }

@@ -47,4 +47,26 @@ int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_tra
                             uint32_t max_ops, cli_sim_format fmt, const char *plot,
                             cli_progress *pr);
 
+/* The best plan weft has for coll on fabric t: the fastest of every
+ * candidate --compare simulates (for matrix m, non-NULL, the alltoallv
+ * plans of cli_sim_compare_traffic at size = the matrix's total / N), and
+ * the exact bound. This is the one place weft sim --compare-fabrics asks
+ * "how fast can this fabric do it"; a better schedule for a kind of fabric
+ * (circuit schedules on OCS fabrics) becomes a candidate here. */
+typedef struct cli_sim_best {
+    bool have;              /* some candidate simulated */
+    char algo[48];          /* what ran fastest ("nccl (ring, LL128, rings:16)") */
+    weft_sim_result res;    /* its result (busiest links dropped) */
+    bool have_bound;        /* the exact bound, as an algbw */
+    weft_rat bound_algbw;   /* GB/s */
+    double bound_time_s;    /* size / bound algbw */
+    size_t tried, skipped;  /* candidates listed, and those that did not build or run */
+    char why[512];          /* !have: the first candidate's reason */
+} cli_sim_best;
+/* Fills *out (always; out->have false when nothing simulated). size is
+ * the bytes (for m: its total / N, rounded). */
+void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
+                       const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr,
+                       cli_sim_best *out);
+
 #endif

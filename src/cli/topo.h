@@ -15,6 +15,7 @@ int cli_topo_stats(int argc, char **argv);
 int cli_topo_dot(int argc, char **argv);
 int cli_topo_host(int argc, char **argv);
 int cli_topo_search(int argc, char **argv);
+int cli_topo_cost(int argc, char **argv);
 
 /* Writes one view of fabric t (loaded from spec) to f. Returns
  * CLI_EXIT_OK, or an exit code after printing why with cli_error; what it

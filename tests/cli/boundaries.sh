@@ -33,7 +33,7 @@ allowed() {
 owner() {
     case $1 in
     err.h | log.h | rat.h) echo base ;;
-    topo.h | host.h | maxflow.h | paths.h) echo topo ;;
+    topo.h | host.h | maxflow.h | paths.h | cost.h) echo topo ;;
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h | bvn.h) echo synth ;;
     sim.h) echo sim ;;

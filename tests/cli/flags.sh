@@ -19,6 +19,7 @@ PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--fo
         [--max-ops N] [--traffic FILE]
 run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)
+        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
 run 'weft sim --help' for details"

@@ -1,0 +1,72 @@
+/* Cost tables and $/W text for the CLI. See fabric_cost.h. */
+#include "cli/fabric_cost.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cli_cost_table(const char *path, weft_cost_table *out)
+{
+    weft_cost_table_defaults(out);
+    if (!path)
+        return CLI_EXIT_OK;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_cost_table_load(out, path, &d);
+    if (e)
+        return cli_fail(e, &d);
+    return CLI_EXIT_OK;
+}
+
+int cli_cost_of(const weft_topo *t, const weft_cost_table *c, weft_cost_bom *b,
+                weft_cost_totals *tot)
+{
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_cost_count(t, b, &d);
+    if (!e)
+        e = weft_cost_price(b, c, tot, &d);
+    return e ? cli_fail(e, &d) : CLI_EXIT_OK;
+}
+
+/* v / per, exactly when it fits. */
+static bool per_value(weft_cost_value v, uint32_t per, weft_rat *out)
+{
+    if (!v.known)
+        return false;
+    if (per == 0) {
+        *out = v.v;
+        return true;
+    }
+    return weft_rat_div(v.v, weft_rat_int(per), out) == WEFT_OK;
+}
+
+void cli_cost_text(weft_cost_value v, uint32_t per, char *buf, size_t len)
+{
+    weft_rat r;
+    if (!per_value(v, per, &r)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (r.den == 1)
+        snprintf(buf, len, "%lld", (long long)r.num);
+    else
+        snprintf(buf, len, "%.2f", weft_rat_to_double(r));
+}
+
+void cli_cost_json(cli_json *j, const char *key, weft_cost_value v, uint32_t per)
+{
+    char exact_key[64];
+    snprintf(exact_key, sizeof exact_key, "%s_exact", key);
+    weft_rat r;
+    if (!per_value(v, per, &r)) {
+        cli_json_key(j, key);
+        cli_json_null(j);
+        cli_json_key(j, exact_key);
+        cli_json_null(j);
+        return;
+    }
+    cli_json_kv_double(j, key, weft_rat_to_double(r));
+    cli_json_kv_rat(j, exact_key, r);
+}
