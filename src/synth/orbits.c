@@ -176,23 +176,6 @@ static uint64_t degree_key(const search *s, uint32_t v)
     return ((uint64_t)(count + cin) << 32) | v;
 }
 
-/* Builds a node permutation with r0 -> r by matching neighbours outward
- * (same colour and link weight; equal candidates paired in id order
- * rotated by shift), then checks that it maps every link onto a link of
- * the same weight. */
-static bool extend_and_verify(search *s, uint32_t len, uint32_t shift);
-
-static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
-{
-    uint32_t n = s->n, len = 0;
-    for (uint32_t v = 0; v < n; v++)
-        s->map[v] = s->inv[v] = NONE;
-    s->map[r0] = r;
-    s->inv[r] = r0;
-    heap_push(s->heap, &len, degree_key(s, r0));
-    return extend_and_verify(s, len, shift);
-}
-
 /* Extends the partial map in s->map/s->inv (its nodes queued in s->heap,
  * len of them) by matching neighbours outward, then checks it link by link. */
 static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
@@ -246,6 +229,21 @@ static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
             return false;
     }
     return true;
+}
+
+/* Builds a node permutation with r0 -> r by matching neighbours outward
+ * (same colour and link weight; equal candidates paired in id order
+ * rotated by shift), then checks that it maps every link onto a link of
+ * the same weight. */
+static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
+{
+    uint32_t n = s->n, len = 0;
+    for (uint32_t v = 0; v < n; v++)
+        s->map[v] = s->inv[v] = NONE;
+    s->map[r0] = r;
+    s->inv[r] = r0;
+    heap_push(s->heap, &len, degree_key(s, r0));
+    return extend_and_verify(s, len, shift);
 }
 
 static uint32_t find(uint32_t *parent, uint32_t v)

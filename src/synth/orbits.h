@@ -14,8 +14,9 @@
  * Weisfeiler-Leman, weighted and directed) followed by a greedy matching
  * outward from the two ranks; each candidate costs O((V + E) log E).
  *
- * It lives in synth because the bound (bound.c) is its only user and it needs
- * no more of a fabric than the public weft/topo.h.
+ * It lives in synth because the bounds (bound.c, a2a_bound.c) and the optimal
+ * all-to-all plan (a2a_optimal.c, through the rank maps below) are its users
+ * and it needs no more of a fabric than the public weft/topo.h.
  */
 #ifndef WEFT_SYNTH_ORBITS_H
 #define WEFT_SYNTH_ORBITS_H
