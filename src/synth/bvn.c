@@ -65,26 +65,31 @@ static bool augment(bvn_work *w, uint32_t u)
          * them is usually a neighbour, so most searches end at depth 1 or
          * 2 instead of diving through the whole matching. */
         if (w->pos[r] == 0 && w->nfreec < n) {
-            for (uint32_t q = 0; q < w->nfreec && j == NONE; q++) {
-                uint32_t f = w->freec[q];
-                if (w->mc[f] == NONE && row[f] != 0)
+            const uint32_t *freec = w->freec, *mc = w->mc, nf = w->nfreec;
+            for (uint32_t q = 0; q < nf; q++) {
+                uint32_t f = freec[q];
+                if (mc[f] == NONE && row[f] != 0) {
                     j = f;
+                    break;
+                }
             }
         }
         if (j == NONE) {
             /* The support only shrinks, so the row's list drops the
              * columns that reached zero as the scan meets them. */
-            uint32_t *adj = w->adj + (size_t)r * n, q = w->pos[r];
-            while (q < w->deg[r]) {
+            uint32_t *adj = w->adj + (size_t)r * n, q = w->pos[r], deg = w->deg[r];
+            const uint32_t *seen = w->seen, stamp = w->stamp; /* locals: adj may alias */
+            while (q < deg) {
                 uint32_t c = adj[q];
                 if (row[c] == 0)
-                    adj[q] = adj[--w->deg[r]];
-                else if (w->seen[c] == w->stamp)
+                    adj[q] = adj[--deg];
+                else if (seen[c] == stamp)
                     q++;
                 else
                     break;
             }
-            if (q >= w->deg[r]) {
+            w->deg[r] = deg;
+            if (q >= deg) {
                 w->pos[r] = q;
                 top--;
                 continue;
