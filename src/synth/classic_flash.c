@@ -9,7 +9,10 @@
  *    T[A][B]. The pair's blocks, largest first, fill its rounds in order
  *    (next fit: a round takes blocks until its weight is used up), so the
  *    bytes follow the decomposition as closely as whole blocks allow (a
- *    block is never cut). Every round is a partial permutation of boxes: a
+ *    block is never cut; synth_flash_plan_split cuts every block into the
+ *    plan's C chunks and places those, so a block may span rounds:
+ *    docs/algorithms.md measures when that helps). Every round is a
+ *    partial permutation of boxes: a
  *    box sends to one box and receives from one. A uniform matrix has one
  *    round per pair (H-1 rounds).
  * 3. Balance (FAST's intra-server rebalancing). The bytes of (A, B) in one
