@@ -383,9 +383,44 @@ static void test_rotating_boxes(void)
     CHECK_INT(mapped, 40);
 }
 
+/* Allocation failures on the mapped path (h100:2: rank maps, one source,
+ * rank 0's decomposition mapped): WEFT_ENOMEM and nothing leaked at every
+ * failing allocation of the library's own. */
+typedef struct oom_arg {
+    weft_topo *t;
+    weft_plan *p;
+    weft_a2a_bound b;
+} oom_arg;
+
+static weft_err ctor_optimal(void *arg)
+{
+    oom_arg *a = arg;
+    return weft_synth_a2a_optimal(a->t, &a->p, &a->b, NULL);
+}
+
+static void dtor_optimal(void *arg)
+{
+    oom_arg *a = arg;
+    CHECK_INT(a->b.sources, 1);
+    CHECK_INT(weft_plan_num_ops(a->p), 256);
+    weft_plan_free(a->p);
+    weft_a2a_bound_fini(&a->b);
+}
+
+static void test_oom(void)
+{
+    oom_arg a = {NULL, NULL, {0}};
+    weft_diag d;
+    CHECK_ERR(weft_topo_preset("h100:2", &a.t, &d), WEFT_OK);
+    if (a.t)
+        CHECK(weft_test_oom_sweep("a2a optimal h100:2", ctor_optimal, dtor_optimal, &a) > 20);
+    weft_topo_free(a.t);
+}
+
 int main(void)
 {
     test_rotating_boxes();
+    test_oom();
     test_matrices();
     test_bad();
     check("switch:4,bw=30", "40", 1);
