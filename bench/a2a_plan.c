@@ -123,6 +123,84 @@ static void box_matrix(const uint64_t *m, uint32_t n, uint32_t box, uint64_t *ou
         out[(size_t)a * h + a] = 0;
 }
 
+static int cmp_desc_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Whether flash loses by never splitting a block (issue 14): the rounds'
+ * time at the box level when each pair's blocks, largest first, fill its
+ * rounds whole as classic_flash.c's place() does (a round takes blocks
+ * until its weight is used up, the pair's last round takes the rest), the
+ * sum over rounds of the most bytes any pair puts in it, against D, the
+ * BvN total (the largest line sum of the box matrix), which blocks split
+ * at the weights would reach exactly. Prints both and the excess. */
+static void split_figure(const char *what, const uint64_t *m, uint32_t n, uint32_t box)
+{
+    uint32_t h = n / box;
+    uint64_t *bm = malloc((size_t)h * h * sizeof *bm);
+    uint64_t *blk = malloc((size_t)box * box * sizeof *blk);
+    weft_bvn b;
+    if (!bm || !blk)
+        goto done;
+    box_matrix(m, n, box, bm);
+    if (weft_bvn_decompose(bm, h, &b, NULL))
+        goto done;
+    uint64_t *rmax = calloc(b.rounds + 1, sizeof *rmax);
+    uint32_t *mine = malloc((b.rounds + 1) * sizeof *mine);
+    if (!rmax || !mine) {
+        free(rmax);
+        free(mine);
+        weft_bvn_fini(&b);
+        goto done;
+    }
+    for (uint32_t a = 0; a < h; a++)
+        for (uint32_t c = 0; c < h; c++) {
+            if (a == c || bm[(size_t)a * h + c] == 0)
+                continue;
+            uint32_t nr = 0, nb = 0;
+            for (uint32_t k = 0; k < b.rounds; k++)
+                if (b.perm[(size_t)k * h + a] == c)
+                    mine[nr++] = k;
+            for (uint32_t i = 0; i < box; i++)
+                for (uint32_t j = 0; j < box; j++) {
+                    uint64_t x = m[(size_t)(a * box + i) * n + c * box + j];
+                    if (x)
+                        blk[nb++] = x;
+                }
+            qsort(blk, nb, sizeof *blk, cmp_desc_u64);
+            uint32_t cur = 0, used = 0;
+            uint64_t rem = b.weight[mine[0]], put = 0;
+            for (uint32_t x = 0; x < nb; x++) {
+                if (used && rem < blk[x] && cur + 1 < nr) {
+                    rmax[mine[cur]] = put > rmax[mine[cur]] ? put : rmax[mine[cur]];
+                    cur++;
+                    rem = b.weight[mine[cur]];
+                    used = 0;
+                    put = 0;
+                }
+                put += blk[x];
+                rem = rem > blk[x] ? rem - blk[x] : 0;
+                used++;
+            }
+            rmax[mine[cur]] = put > rmax[mine[cur]] ? put : rmax[mine[cur]];
+        }
+    uint64_t whole = 0;
+    for (uint32_t k = 0; k < b.rounds; k++)
+        whole += rmax[k];
+    printf("flash %s: %u boxes, %u rounds; blocks whole %llu bytes per NIC set, blocks split at "
+           "the weights (D) %llu: whole is %+.2f%%\n",
+           what, h, b.rounds, (unsigned long long)whole, (unsigned long long)b.line,
+           100.0 * ((double)whole / (double)b.line - 1));
+    free(rmax);
+    free(mine);
+    weft_bvn_fini(&b);
+done:
+    free(bm);
+    free(blk);
+}
+
 static double bvn_ms(const uint64_t *m, uint32_t n, uint32_t *rounds, uint64_t *line)
 {
     double best = 1e30;
@@ -187,6 +265,26 @@ int main(int argc, char **argv)
         best = dt < best ? dt : best;
     }
     printf("flash schedule %u ranks (box sums + bvn): %.3f ms (issue: < 5 ms)\n", n, best);
+
+    split_figure("MoE 1,024 ranks (zipf 1.0, top-8)", m, n, box);
+    static const struct {
+        const char *what;
+        weft_traffic_moe_params p;
+    } mats[] = {
+        {"MoE 16 ranks (a100:2, zipf 1.2, top-2 of 32)",
+         {16, 32, 2, 256, 4096, WEFT_TRAFFIC_SKEW_ZIPF, 1200, 1}},
+        {"MoE 128 ranks (h100:16, zipf 1.0, top-8 of 256)",
+         {128, 256, 8, 1024, 14336, WEFT_TRAFFIC_SKEW_ZIPF, 1000, 3}},
+        {"MoE 128 ranks (h100:16, uniform, top-8 of 256)",
+         {128, 256, 8, 1024, 14336, WEFT_TRAFFIC_SKEW_UNIFORM, 0, 3}},
+    };
+    for (size_t q = 0; q < sizeof mats / sizeof *mats; q++) {
+        weft_traffic tm;
+        if (weft_traffic_moe(&mats[q].p, &tm, NULL) == WEFT_OK) {
+            split_figure(mats[q].what, tm.bytes, tm.ranks, 8);
+            weft_traffic_free(&tm);
+        }
+    }
 
     uint32_t small = n < 128 ? n : 128;
     uint64_t *ms128 = moe_matrix(small, 7);

@@ -22,8 +22,10 @@
  * Time: the first matching by augmenting paths (Kuhn's algorithm, O(n^3)
  * worst case, near O(n^2) on dense supports); each later round repairs the
  * previous matching: only rows whose matched entry reached zero are
- * re-matched, each by one augmenting-path search, so a round usually costs
- * O(n) plus a short search. Memory O(n^2 + rounds x n). A dense skewed
+ * re-matched, each by one augmenting-path search; the least matched entry
+ * is kept per block of 8 rows and recomputed only where a search changed
+ * a row, so a round usually costs O(n / 8) plus a short search (and the
+ * copy of its permutation). Memory O(n^2 + rounds x n). A dense skewed
  * 128 x 128 matrix takes milliseconds (bench/a2a_plan.c prints it); a
  * dense 1,024 x 1,024 one can have ~10^6 rounds, which is why FLASH
  * decomposes the box-to-box matrix, not the rank matrix.

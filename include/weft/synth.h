@@ -215,9 +215,13 @@ WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
  * copy op per ordered pair (in[d] of rank s to out[s] of rank d, and the
  * rank's own share locally), whose route is the flow's path decomposition
  * for that pair with exact shares, so every link carries exactly the
- * optimal flow and the plan's throughput limit equals the bound. Solved
- * without symmetry (every rank a source; the same size limit as the bound
- * without symmetry). *bound receives the bound (release it with
+ * optimal flow and the plan's throughput limit equals the bound. On a
+ * fabric of identical boxes whose ranks rotate (h100:B, a100:B, switch:N)
+ * the program has one source, rank 0, and its flow is mapped to every rank
+ * by a regular group of verified automorphisms (bound->sources is 1;
+ * h100:128, 1,024 GPUs, in about a second); otherwise every rank is a
+ * source (the same size limit as the bound without symmetry). *bound
+ * receives the bound (release it with
  * weft_a2a_bound_fini). WEFT_EOVERFLOW when a path's share does not fit a
  * 64-bit fraction; else the bound's errors. */
 WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,

@@ -248,8 +248,12 @@ static weft_err bw_weights(const weft_topo *t, int64_t *w)
     return WEFT_OK;
 }
 
+/* The model for traffic tm (NULL: uniform). With rm (uniform only), one
+ * source, rank 0, standing for every rank, and rm's link orbits as the link
+ * classes; otherwise the orbits the search finds (symmetry, uniform) or
+ * none. */
 static weft_err build_model(const weft_topo *t, const weft_traffic *tm, bool symmetry,
-                            model *md)
+                            const weft__rank_maps *rm, model *md)
 {
     memset(md, 0, sizeof *md);
     md->t = t;
@@ -266,11 +270,21 @@ static weft_err build_model(const weft_topo *t, const weft_traffic *tm, bool sym
         e = WEFT_ENOMEM;
         goto free_scratch;
     }
-    e = bw_weights(t, w);
-    if (!e)
-        e = weft__orbits_compute_links(t, w, symmetry && !tm, &orb);
-    if (e)
-        goto free_scratch;
+    if (rm) {
+        orb.rank_of = weft__calloc(nr, sizeof *orb.rank_of);
+        orb.link_of = weft__malloc(((size_t)m + 1) * sizeof *orb.link_of);
+        if (!orb.rank_of || !orb.link_of) {
+            e = WEFT_ENOMEM;
+            goto free_scratch;
+        }
+        memcpy(orb.link_of, rm->link_of, (size_t)m * sizeof *orb.link_of);
+    } else {
+        e = bw_weights(t, w);
+        if (!e)
+            e = weft__orbits_compute_links(t, w, symmetry && !tm, &orb);
+        if (e)
+            goto free_scratch;
+    }
     /* Sources: one per rank orbit (uniform), or every rank that sends. */
     md->src = weft__malloc((size_t)nr * sizeof *md->src);
     md->mult = weft__calloc(nr, sizeof *md->mult);
@@ -1146,7 +1160,7 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     res.ranks = nr;
     res.uniform = !tm;
     model md;
-    e = build_model(t, tm, opts->use_symmetry, &md);
+    e = build_model(t, tm, opts->use_symmetry, NULL, &md);
     if (e) {
         weft_diag_code(d, e);
         goto free_model;
@@ -1169,14 +1183,15 @@ free_model:
 void weft__a2a_flow_fini(weft__a2a_flow *f)
 {
     if (f->x) {
-        for (size_t i = 0; i < (size_t)f->nr * f->m; i++)
+        for (size_t i = 0; i < (size_t)f->rows * f->m; i++)
             mpq_clear(f->x[i]);
-        for (size_t i = 0; i < (size_t)f->nr * f->nr; i++)
+        for (size_t i = 0; i < (size_t)f->rows * f->nr; i++)
             mpq_clear(f->dem[i]);
         mpq_clear(f->theta);
     }
     weft__free(f->x);
     weft__free(f->dem);
+    weft__rank_maps_fini(&f->maps);
     f->x = NULL;
     f->dem = NULL;
 }
@@ -1184,17 +1199,32 @@ void weft__a2a_flow_fini(weft__a2a_flow *f)
 weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft_a2a_bound *b,
                                 weft__a2a_flow *f, weft_diag *d)
 {
-    uint32_t nr = weft_topo_num_ranks(t);
+    uint32_t nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
     memset(f, 0, sizeof *f);
     weft_err e = check_input(t, tm, d);
     if (e)
         return e;
     model md;
+    memset(&md, 0, sizeof md);
     weft_a2a_bound res;
     memset(&res, 0, sizeof res);
     res.ranks = nr;
     res.uniform = !tm;
-    e = build_model(t, tm, false, &md);
+    /* Uniform: a group of rank maps when the fabric has one, so the program
+     * has one source (rank 0) and the plan maps its flow to every rank. */
+    bool sym = false;
+    if (!tm) {
+        int64_t *w = weft__malloc(((size_t)nl + 1) * sizeof *w);
+        e = w ? bw_weights(t, w) : WEFT_ENOMEM;
+        if (!e)
+            e = weft__rank_maps_compute(t, w, &f->maps, &sym);
+        weft__free(w);
+        if (e) {
+            weft_diag_code(d, e);
+            goto free_model;
+        }
+    }
+    e = build_model(t, tm, false, sym ? &f->maps : NULL, &md);
     if (e) {
         weft_diag_code(d, e);
         goto free_model;
@@ -1211,12 +1241,14 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
         mpq_init(flows[j]);
     e = solve(&md, false, &res, flows, d);
     if (!e) {
-        /* No symmetry: source s is rank md.src[s]; ranks that send nothing
-         * carry no flow. */
+        /* Without maps source s is rank md.src[s] and ranks that send
+         * nothing carry no flow; with them the one row is rank 0's. */
+        uint32_t rows = sym ? 1 : nr;
         f->nr = nr;
         f->m = md.m;
-        f->x = weft__malloc(((size_t)nr * md.m + 1) * sizeof *f->x);
-        f->dem = weft__malloc(((size_t)nr * nr + 1) * sizeof *f->dem);
+        f->rows = rows;
+        f->x = weft__malloc(((size_t)rows * md.m + 1) * sizeof *f->x);
+        f->dem = weft__malloc(((size_t)rows * nr + 1) * sizeof *f->dem);
         if (!f->x || !f->dem) {
             weft__free(f->x);
             weft__free(f->dem);
@@ -1225,12 +1257,12 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
             e = weft_diag_code(d, WEFT_ENOMEM);
         }
         if (f->x) {
-            for (size_t i = 0; i < (size_t)nr * md.m; i++)
+            for (size_t i = 0; i < (size_t)rows * md.m; i++)
                 mpq_init(f->x[i]);
-            for (size_t i = 0; i < (size_t)nr * nr; i++)
+            for (size_t i = 0; i < (size_t)rows * nr; i++)
                 mpq_init(f->dem[i]);
             for (uint32_t s = 0; s < md.ns; s++) {
-                uint32_t r = md.src[s];
+                uint32_t r = sym ? 0 : md.src[s];
                 for (uint32_t l = 0; l < md.m; l++)
                     mpq_set(f->x[(size_t)r * md.m + l], flows[flow_col(&md, s, l)]);
                 for (uint32_t j = 0; j < nr; j++)
@@ -1249,6 +1281,8 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
     }
     *b = res;
 free_model:
+    if (e)
+        weft__rank_maps_fini(&f->maps);
     model_fini(&md);
     return e;
 }

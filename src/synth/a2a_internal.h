@@ -5,6 +5,7 @@
 
 #include <gmp.h>
 
+#include "synth/orbits.h"
 #include "weft/synth.h"
 #include "weft/traffic.h"
 
@@ -15,13 +16,21 @@
  * (all in the same scaled units, so only their ratios matter). */
 typedef struct weft__a2a_flow {
     uint32_t nr, m;
-    mpq_t *x;
-    mpq_t *dem;  /* nr * nr */
+    uint32_t rows; /* nr, or 1 with maps (only rank 0's flow and demands) */
+    mpq_t *x;      /* rows * m */
+    mpq_t *dem;    /* rows * nr */
     mpq_t theta; /* initialised only when x is not NULL */
+    /* Uniform traffic on a fabric with a regular group of rank maps
+     * (orbits.h): node_map not NULL, x is rank 0's flow, and rank s's flow
+     * is x mapped by g_s (x[g_s^-1 e]); the program had one source and the
+     * group's link orbits as classes, which makes the mapped flows
+     * together feasible. Otherwise node_map is NULL. */
+    weft__rank_maps maps;
 } weft__a2a_flow;
 
-/* Solves and certifies the bound without symmetry (every rank that sends a
- * source) for traffic tm (NULL: uniform) and keeps the flow. *b as
+/* Solves and certifies the bound for traffic tm (NULL: uniform) and keeps
+ * the flow: with tm every rank that sends is a source; uniform traffic on a
+ * fabric with rank maps has one source (see maps), otherwise every rank. *b as
  * weft_a2a_bound_compute gives it. */
 weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft_a2a_bound *b,
                                 weft__a2a_flow *f, weft_diag *d);

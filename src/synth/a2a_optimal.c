@@ -9,7 +9,15 @@
  * search succeeds, and each step empties a link or a demand, so there are
  * at most (links + ranks) paths per source. Flow left on cycles is dropped
  * (it only lowers loads). A path through another rank is a relay in the
- * route, as the bound allows. */
+ * route, as the bound allows.
+ *
+ * With a group of rank maps (uniform traffic on identical boxes such as
+ * h100:B, orbits.h) the program has one source, rank 0: its flow is
+ * decomposed once, and the op from s to d gets the paths of rank 0 to
+ * g_s^-1(d), each node mapped by g_s, with the same shares. The loads of
+ * all these paths on a link are those the program bounds (a2a_bound.c), so
+ * the plan's limit is the bound; building costs O(N^2 P L) for P paths of
+ * L nodes per pair, no program of N sources. */
 #include <string.h>
 
 #include "base/alloc.h"
@@ -24,6 +32,13 @@ typedef struct decomp {
     uint32_t *via;     /* n: the link BFS reached each node by */
     uint32_t *queue;   /* n */
     const char **names; /* n: a path's node names */
+    /* With maps: the paths of rank 0 to each rank d0 (first[d0] ..
+     * first[d0 + 1] - 1 in the path table), their node ids and shares. */
+    uint32_t *first;
+    uint32_t *pstart, *pnodes;
+    weft_rat *pshare;
+    uint32_t npaths, nnodes;
+    size_t pcap, ncap, scap;
 } decomp;
 
 /* Breadth-first search from node a to node b over links with r > 0; the
@@ -93,11 +108,87 @@ static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uin
             break;
         }
         weft_rat sh = {mpz_get_si(mpq_numref(share)), mpz_get_si(mpq_denref(share))};
-        e = weft_plan_add_path(p, id, sh, c->names, len + 1);
+        if (p) {
+            e = weft_plan_add_path(p, id, sh, c->names, len + 1);
+        } else {
+            /* Recorded for mapping (rank 0's paths): node ids, in order. */
+            if (weft__grow((void **)&c->pstart, &c->pcap, (size_t)c->npaths + 2,
+                           sizeof *c->pstart) ||
+                weft__grow((void **)&c->pshare, &c->scap, (size_t)c->npaths + 1,
+                           sizeof *c->pshare) ||
+                weft__grow((void **)&c->pnodes, &c->ncap, (size_t)c->nnodes + len + 1,
+                           sizeof *c->pnodes)) {
+                e = WEFT_ENOMEM;
+            } else {
+                uint32_t i = len;
+                for (uint32_t v = b; v != a;
+                     v = weft_topo_link_src(c->t, (weft_link_id){c->via[v]}).v)
+                    c->pnodes[c->nnodes + i--] = v;
+                c->pnodes[c->nnodes] = a;
+                c->pshare[c->npaths] = sh;
+                c->pstart[c->npaths++] = c->nnodes;
+                c->nnodes += len + 1;
+                c->pstart[c->npaths] = c->nnodes;
+            }
+        }
         if (e)
             weft_diag_code(dg, e);
     }
     mpq_clears(rem, amt, share, want, NULL);
+    return e;
+}
+
+/* The uniform plan from rank 0's flow and the rank maps (see the top). */
+static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
+{
+    const weft__a2a_flow *f = c->f;
+    uint32_t nr = f->nr, n = c->n, m = c->m;
+    weft_err e = WEFT_OK;
+    uint32_t *inv = weft__malloc((size_t)nr * sizeof *inv);
+    c->first = weft__malloc(((size_t)nr + 1) * sizeof *c->first);
+    if (!inv || !c->first) {
+        weft__free(inv);
+        return weft_diag_code(dg, WEFT_ENOMEM);
+    }
+    for (uint32_t l = 0; l < m; l++)
+        mpq_set(c->r[l], f->x[l]);
+    for (uint32_t d0 = 0; d0 < nr && !e; d0++) {
+        c->first[d0] = c->npaths;
+        if (d0 != f->maps.rep)
+            e = route_pair(c, NULL, 0, f->maps.rep, d0, dg);
+    }
+    c->first[nr] = c->npaths;
+    for (uint32_t s = 0; s < nr && !e; s++) {
+        const uint32_t *g = f->maps.node_map + (size_t)s * n;
+        for (uint32_t d0 = 0; d0 < nr; d0++) {
+            weft_rank r = {0};
+            weft_topo_node_rank(c->t, (weft_node_id){g[weft_topo_rank_node(c->t, (weft_rank){d0}).v]},
+                                &r);
+            inv[r.v] = d0;
+        }
+        for (uint32_t k = 0; k < nr && !e; k++) {
+            uint32_t d = (s + k) % nr, id;
+            weft_op op = {.kind = WEFT_OP_COPY,
+                          .src_rank = {s},
+                          .dst_rank = {d},
+                          .src_buf = WEFT_BUF_IN,
+                          .dst_buf = WEFT_BUF_OUT,
+                          .src_index = d,
+                          .dst_index = s,
+                          .count = 1};
+            e = weft_plan_add_op(p, &op, NULL, 0, &id);
+            for (uint32_t q = c->first[inv[d]]; d != s && !e && q < c->first[inv[d] + 1]; q++) {
+                uint32_t len = c->pstart[q + 1] - c->pstart[q];
+                for (uint32_t i = 0; i < len; i++)
+                    c->names[i] = weft_topo_node_name(
+                        c->t, (weft_node_id){g[c->pnodes[c->pstart[q] + i]]});
+                e = weft_plan_add_path(p, id, c->pshare[q], c->names, len);
+            }
+            if (e)
+                weft_diag_code(dg, e);
+        }
+    }
+    weft__free(inv);
     return e;
 }
 
@@ -141,6 +232,10 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
         weft_diag_code(dg, e);
         goto free_scratch;
     }
+    if (f.maps.node_map) {
+        e = build_mapped(&c, p, dg);
+        goto done;
+    }
     for (uint32_t s = 0; s < nr && !e; s++) {
         for (uint32_t l = 0; l < m; l++)
             mpq_set(c.r[l], f.x[(size_t)s * m + l]);
@@ -163,6 +258,7 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
                 e = route_pair(&c, p, id, s, d, dg);
         }
     }
+done:
     if (!e && tm)
         e = weft_plan_set_traffic(p, tm, dg);
     if (e) {
@@ -182,6 +278,10 @@ free_scratch:
     weft__free(c.via);
     weft__free(c.queue);
     weft__free(c.names);
+    weft__free(c.first);
+    weft__free(c.pstart);
+    weft__free(c.pnodes);
+    weft__free(c.pshare);
     weft_a2a_bound_fini(&b);
     weft__a2a_flow_fini(&f);
     return e;

@@ -2,7 +2,9 @@
  * the fabric (routes follow real links) and its exact throughput limit
  * (weft_plan_cost_get, the busiest link's load) equals the certified bound,
  * on switches, boxes with NICs, NVLink meshes (relays through other GPUs),
- * tori and one-way rings. With a traffic matrix
+ * tori and one-way rings, both where the plan maps rank 0's flow to every
+ * rank (one source: switch, a100, h100:2 and h100:16) and where every rank
+ * is solved for. With a traffic matrix
  * (weft_synth_a2a_optimal_traffic): an alltoallv plan whose exact time at
  * its own size (total / N bytes over its limit) equals the bound's
  * time_exact, one op per pair with bytes, and whose fluid cut-through
@@ -19,7 +21,9 @@
 #include "weft/synth.h"
 #include "weft/traffic.h"
 
-static void check(const char *spec, const char *want)
+/* sources: the program's (1 where the fabric's rank maps apply, orbits.h:
+ * rank 0's flow mapped to every rank; otherwise one per rank). */
+static void check(const char *spec, const char *want, uint32_t sources)
 {
     weft_topo *t = NULL;
     weft_diag d;
@@ -34,6 +38,7 @@ static void check(const char *spec, const char *want)
     CHECK_ERR(e, WEFT_OK);
     if (!e) {
         CHECK_STR(b.algbw_exact, want);
+        CHECK_INT(b.sources, sources);
         e = weft_plan_verify(p, t, &d);
         if (e)
             fprintf(stderr, "%s: verify: %s\n", spec, d.msg);
@@ -267,15 +272,185 @@ static void test_bad(void)
     weft_topo_free(t);
 }
 
+/* Random fabrics of identical boxes that rotate (rank maps apply): B boxes
+ * of k ranks, one-way circulant links inside a box (rank i to i + o, a
+ * bandwidth per offset o), maybe a box switch, maybe a NIC per rank to one
+ * shared switch or to k rails, with unequal bandwidths up and down. The
+ * plan has one source, verifies, and its exact limit equals the bound
+ * solved without symmetry (every rank a source, no orbit code involved). */
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+
+static uint32_t rnd(uint32_t n)
+{
+    return (uint32_t)(weft_test_rng(&rng_state) % n);
+}
+
+static weft_topo *rotating_boxes(void)
+{
+    uint32_t boxes = 1 + rnd(4), k = 2 + rnd(4);
+    bool box_switch = rnd(2), nics = boxes > 1 && rnd(3);
+    uint32_t rails = nics && rnd(2) ? k : 1;
+    if (boxes > 1 && !nics)
+        box_switch = true, nics = true; /* the boxes must be joined */
+    weft_topo_builder *b;
+    if (weft_topo_builder_new(&b))
+        return NULL;
+    uint32_t per = k + box_switch + (nics ? k : 0);
+    for (uint32_t x = 0; x < boxes; x++) {
+        char name[32], host[16];
+        snprintf(host, sizeof host, "b%u", x);
+        for (uint32_t i = 0; i < k; i++) {
+            snprintf(name, sizeof name, "b%u.g%u", x, i);
+            weft_topo_builder_add_node(b, name, WEFT_NODE_COMPUTE, host, NULL);
+        }
+        if (box_switch) {
+            snprintf(name, sizeof name, "b%u.sw", x);
+            weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
+        }
+        for (uint32_t i = 0; nics && i < k; i++) {
+            snprintf(name, sizeof name, "b%u.nic%u", x, i);
+            weft_topo_builder_add_node(b, name, WEFT_NODE_NIC, host, NULL);
+        }
+    }
+    for (uint32_t r = 0; nics && r < rails; r++) {
+        char name[16];
+        snprintf(name, sizeof name, "rail%u", r);
+        weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, NULL, NULL);
+    }
+    uint32_t off_bw[8] = {0};
+    for (uint32_t o = 1; o < k; o++)
+        off_bw[o] = rnd(2) ? 1 + rnd(40) : 0;
+    if (!box_switch && !off_bw[1])
+        off_bw[1] = 1 + rnd(40); /* a one-way ring at least: connected */
+    int64_t sw = 5 + rnd(30), nic = 1 + rnd(20), up = 1 + rnd(20), down = rnd(2) ? up : 1 + rnd(20);
+    uint32_t rail0 = boxes * per;
+    for (uint32_t x = 0; x < boxes; x++) {
+        uint32_t base = x * per;
+        for (uint32_t i = 0; i < k; i++) {
+            for (uint32_t o = 1; o < k; o++)
+                if (off_bw[o])
+                    weft_topo_builder_add_link(b, (weft_node_id){base + i},
+                                               (weft_node_id){base + (i + o) % k},
+                                               weft_rat_int(off_bw[o]), weft_rat_int(0));
+            if (box_switch)
+                weft_topo_builder_add_duplex(b, (weft_node_id){base + i},
+                                             (weft_node_id){base + k}, weft_rat_int(sw),
+                                             weft_rat_int(0));
+            if (!nics)
+                continue;
+            weft_node_id nv = {base + k + box_switch + i}, rail = {rail0 + i % rails};
+            weft_topo_builder_add_duplex(b, (weft_node_id){base + i}, nv, weft_rat_int(nic),
+                                         weft_rat_int(0));
+            weft_topo_builder_add_link(b, nv, rail, weft_rat_int(up), weft_rat_int(0));
+            weft_topo_builder_add_link(b, rail, nv, weft_rat_int(down), weft_rat_int(0));
+        }
+    }
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_build(b, &t, &d)) {
+        fprintf(stderr, "rotating_boxes: %s\n", d.msg);
+        return NULL;
+    }
+    return t;
+}
+
+static void test_rotating_boxes(void)
+{
+    uint32_t mapped = 0;
+    for (int it = 0; it < 40; it++) {
+        weft_topo *t = rotating_boxes();
+        CHECK(t != NULL);
+        if (!t)
+            continue;
+        weft_diag d;
+        weft_plan *p = NULL;
+        weft_a2a_bound b, full;
+        weft_a2a_bound_opts o;
+        weft_a2a_bound_opts_init(&o);
+        o.use_symmetry = false;
+        weft_err e = weft_synth_a2a_optimal(t, &p, &b, &d);
+        if (e)
+            fprintf(stderr, "rotating boxes %d: %s\n", it, d.msg);
+        CHECK_ERR(e, WEFT_OK);
+        weft_err fe = weft_a2a_bound_compute(t, NULL, &o, &full, &d);
+        CHECK_ERR(fe, WEFT_OK);
+        if (!e && !fe) {
+            CHECK_INT(full.sources, weft_topo_num_ranks(t));
+            mapped += b.sources == 1;
+            CHECK_STR(b.algbw_exact, full.algbw_exact);
+            CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
+            weft_plan_cost cost;
+            CHECK_ERR(weft_plan_cost_get(p, t, &cost, &d), WEFT_OK);
+            mpq_t want, got;
+            mpq_inits(want, got, NULL);
+            CHECK(mpq_set_str(want, full.algbw_exact, 10) == 0);
+            mpq_set_si(got, cost.algbw.num, (unsigned long)cost.algbw.den);
+            mpq_canonicalize(got);
+            if (!mpq_equal(got, want))
+                fprintf(stderr, "rotating boxes %d: limit %lld/%lld, bound %s\n", it,
+                        (long long)cost.algbw.num, (long long)cost.algbw.den, full.algbw_exact);
+            CHECK(mpq_equal(got, want));
+            mpq_clears(want, got, NULL);
+        }
+        if (!e) {
+            weft_plan_free(p);
+            weft_a2a_bound_fini(&b);
+        }
+        if (!fe)
+            weft_a2a_bound_fini(&full);
+        weft_topo_free(t);
+    }
+    /* Every one of them rotates: the rank maps are found each time. */
+    CHECK_INT(mapped, 40);
+}
+
+/* Allocation failures on the mapped path (h100:2: rank maps, one source,
+ * rank 0's decomposition mapped): WEFT_ENOMEM and nothing leaked at every
+ * failing allocation of the library's own. */
+typedef struct oom_arg {
+    weft_topo *t;
+    weft_plan *p;
+    weft_a2a_bound b;
+} oom_arg;
+
+static weft_err ctor_optimal(void *arg)
+{
+    oom_arg *a = arg;
+    return weft_synth_a2a_optimal(a->t, &a->p, &a->b, NULL);
+}
+
+static void dtor_optimal(void *arg)
+{
+    oom_arg *a = arg;
+    CHECK_INT(a->b.sources, 1);
+    CHECK_INT(weft_plan_num_ops(a->p), 256);
+    weft_plan_free(a->p);
+    weft_a2a_bound_fini(&a->b);
+}
+
+static void test_oom(void)
+{
+    oom_arg a = {NULL, NULL, {0}};
+    weft_diag d;
+    CHECK_ERR(weft_topo_preset("h100:2", &a.t, &d), WEFT_OK);
+    if (a.t)
+        CHECK(weft_test_oom_sweep("a2a optimal h100:2", ctor_optimal, dtor_optimal, &a) > 20);
+    weft_topo_free(a.t);
+}
+
 int main(void)
 {
+    test_rotating_boxes();
+    test_oom();
     test_matrices();
     test_bad();
-    check("switch:4,bw=30", "40");
-    check("a100:2", "50");
-    check("dgx1", "75");
-    check("torus:4x4", "200");
-    check("ring:4", "200/3");
-    check("mi250:2", "32");
+    check("switch:4,bw=30", "40", 1);
+    check("a100:2", "50", 1);
+    check("dgx1", "75", 8);
+    check("torus:4x4", "200", 16);
+    check("ring:4", "200/3", 1);
+    check("mi250:2", "32", 32);
+    check("h100:2", "100", 1);
+    check("h100:16", "160/3", 1);
     return weft_test_done();
 }

@@ -128,6 +128,51 @@ static void check_flash_skewed(const char *spec)
     weft_topo_free(t);
 }
 
+/* Flash with every block cut into C chunks placed into the rounds one by
+ * one (synth_flash_plan_split), as an alltoallv plan of the skewed matrix
+ * above with some blocks empty: it has C chunks per block, verifies and
+ * executes byte-exact whatever rounds the pieces fell into, and a block's
+ * pieces may be in different rounds, so it has more inter-box ops than
+ * the plan of whole blocks. */
+static void check_flash_split(const char *spec, uint32_t split)
+{
+    weft_topo *t = weft__test_topo_spec(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    uint32_t n = weft_topo_num_ranks(t);
+    weft_traffic tm;
+    weft_diag d;
+    CHECK_ERR(weft_traffic_new(n, &tm, &d), WEFT_OK);
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t r = 0; r < n; r++)
+            tm.bytes[(size_t)s * n + r] =
+                (s + r) % 6 == 0 ? 0 : (1 + (s * 7 + r * 3) % 5) * (r == 3 ? 20 : 1) * (s % 4 + 1) * 1000;
+    synth_ctx c = {.topo = t, .coll = WEFT_COLL_ALLTOALL, .n = n};
+    c.d = &d;
+    CHECK_ERR(synth_hosts_init(&c.hosts, t), WEFT_OK);
+    weft_plan *whole = NULL, *p = NULL;
+    CHECK_ERR(synth_flash_plan_split(&c, tm.bytes, 1, &whole), WEFT_OK);
+    weft_err e = synth_flash_plan_split(&c, tm.bytes, split, &p);
+    CHECK_ERR(e, WEFT_OK);
+    if (!e && whole) {
+        CHECK_INT(weft_plan_get_info(p)->chunks, split);
+        CHECK(weft_plan_num_ops(p) > weft_plan_num_ops(whole));
+        CHECK_ERR(weft_plan_set_traffic(p, &tm, &d), WEFT_OK);
+        weft_err ve = weft_plan_verify(p, t, &d);
+        CHECK_ERR(ve, WEFT_OK);
+        if (ve)
+            fprintf(stderr, "%s flash split %u: verify: %s\n", spec, split, d.msg);
+        else
+            CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+    }
+    weft_plan_free(p);
+    weft_plan_free(whole);
+    synth_hosts_fini(&c.hosts);
+    weft_traffic_free(&tm);
+    weft_topo_free(t);
+}
+
 /* Boxes whose ranks are not consecutive ids (host A holds ranks 0, 2, 4):
  * messages between boxes are cut into runs, and every schedule still
  * verifies and executes. */
@@ -281,6 +326,8 @@ int main(void)
     check_flash_skewed("a100:4");
     check_flash_skewed("clos");
     check_flash_skewed("mi250:2");
+    check_flash_split("a100:4", 4);
+    check_flash_split("clos", 3);
 
     /* Uniform all-to-all of S bytes per rank on B boxes of L ranks with one
      * NIC of b GB/s per rank: a rank sends S (N-L)/N out of its box, over

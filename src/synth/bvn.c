@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 
 #define NONE UINT32_MAX
+#define BLOCK 8
 
 /* Work state of one decomposition. */
 typedef struct bvn_work {
@@ -19,10 +20,24 @@ typedef struct bvn_work {
     uint32_t *pos;   /* row -> next column to scan */
     uint32_t *adj;   /* n x n: row r's support columns adj[r*n .. r*n + deg[r]) */
     uint32_t *deg;   /* (entries found zero are dropped as scans meet them) */
-    /* val[i]: row i's matched entry, kept here instead of in a (where it is
-     * stale but still nonzero, which is all a search asks of a) so that a
-     * round's minimum and subtraction run over one contiguous array. */
-    uint64_t *val;
+    /* key[i] - off: row i's matched entry, kept here instead of in a (where
+     * it is stale but still nonzero, which is all a search asks of a) so
+     * that a round's minimum runs over one contiguous array. off is the
+     * sum of the weights peeled so far: a peel subtracts its weight from
+     * every matched entry by adding it to off, without touching key, and
+     * the entries it empties are the keys equal to the new off. A key is
+     * at most the line sum D (an entry is at most its row's remainder
+     * D - off), so it cannot overflow. */
+    uint64_t *key;
+    uint64_t off;
+    /* Only the rows a search re-matches change key, a few per round, so
+     * the least key is kept per block of BLOCK rows (bmin) and a block is
+     * recomputed only when a row of it changed (its bit in dirty): a round
+     * reads the dirty blocks and the block minima, and looks for emptied
+     * entries only in the blocks whose minimum is the weight. */
+    uint64_t *bmin;
+    uint64_t *dirty;
+    uint32_t nb;
     uint32_t *freec; /* the columns left unmatched by the last peel */
     uint32_t nfreec;
     uint32_t stamp;
@@ -50,26 +65,31 @@ static bool augment(bvn_work *w, uint32_t u)
          * them is usually a neighbour, so most searches end at depth 1 or
          * 2 instead of diving through the whole matching. */
         if (w->pos[r] == 0 && w->nfreec < n) {
-            for (uint32_t q = 0; q < w->nfreec && j == NONE; q++) {
-                uint32_t f = w->freec[q];
-                if (w->mc[f] == NONE && row[f] != 0)
+            const uint32_t *freec = w->freec, *mc = w->mc, nf = w->nfreec;
+            for (uint32_t q = 0; q < nf; q++) {
+                uint32_t f = freec[q];
+                if (mc[f] == NONE && row[f] != 0) {
                     j = f;
+                    break;
+                }
             }
         }
         if (j == NONE) {
             /* The support only shrinks, so the row's list drops the
              * columns that reached zero as the scan meets them. */
-            uint32_t *adj = w->adj + (size_t)r * n, q = w->pos[r];
-            while (q < w->deg[r]) {
+            uint32_t *adj = w->adj + (size_t)r * n, q = w->pos[r], deg = w->deg[r];
+            const uint32_t *seen = w->seen, stamp = w->stamp; /* locals: adj may alias */
+            while (q < deg) {
                 uint32_t c = adj[q];
                 if (row[c] == 0)
-                    adj[q] = adj[--w->deg[r]];
-                else if (w->seen[c] == w->stamp)
+                    adj[q] = adj[--deg];
+                else if (seen[c] == stamp)
                     q++;
                 else
                     break;
             }
-            if (q >= w->deg[r]) {
+            w->deg[r] = deg;
+            if (q >= deg) {
                 w->pos[r] = q;
                 top--;
                 continue;
@@ -85,8 +105,9 @@ static bool augment(bvn_work *w, uint32_t u)
                 uint32_t row_of = w->via[j], prev = w->mr[row_of];
                 uint64_t *arow = w->a + (size_t)row_of * n;
                 if (prev != NONE)
-                    arow[prev] = w->val[row_of];
-                w->val[row_of] = arow[j];
+                    arow[prev] = w->key[row_of] - w->off;
+                w->key[row_of] = arow[j] + w->off;
+                w->dirty[row_of / BLOCK / 64] |= UINT64_C(1) << (row_of / BLOCK % 64);
                 w->mr[row_of] = j;
                 w->mc[j] = row_of;
                 j = row_of == u ? NONE : prev;
@@ -185,8 +206,11 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
     w.a = weft__malloc((size_t)n * n * sizeof *w.a);
     uint32_t *ints = weft__malloc((size_t)n * 9 * sizeof *ints);
     w.adj = weft__malloc((size_t)n * n * sizeof *w.adj);
-    w.val = weft__malloc((size_t)n * sizeof *w.val);
-    if (!w.a || !ints || !w.adj || !w.val)
+    w.key = weft__malloc((size_t)n * sizeof *w.key);
+    w.nb = (n + BLOCK - 1) / BLOCK;
+    w.bmin = weft__malloc((size_t)w.nb * sizeof *w.bmin);
+    w.dirty = weft__calloc((w.nb + 63) / 64, sizeof *w.dirty);
+    if (!w.a || !ints || !w.adj || !w.key || !w.bmin || !w.dirty)
         goto free_work;
     memcpy(w.a, m, (size_t)n * n * sizeof *w.a);
     w.mr = ints;
@@ -240,26 +264,48 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
                 goto free_result;
             }
         }
-        /* Four running minima: no chain of dependent compares. */
+        /* The blocks whose rows changed, then the least block minimum
+         * (four running minima: no chain of dependent compares). */
+        for (uint32_t q = 0; q < (w.nb + 63) / 64; q++) {
+            for (uint64_t bits = w.dirty[q]; bits; bits &= bits - 1) {
+                uint32_t blk = q * 64 + (uint32_t)__builtin_ctzll(bits);
+                uint32_t lo = blk * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+                uint64_t bm = UINT64_MAX;
+                for (uint32_t i = lo; i < hi; i++)
+                    bm = w.key[i] < bm ? w.key[i] : bm;
+                w.bmin[blk] = bm;
+            }
+            w.dirty[q] = 0;
+        }
         uint64_t m4[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
-        uint32_t i4 = 0;
-        for (; i4 + 4 <= n; i4 += 4)
-            for (uint32_t q = 0; q < 4; q++)
-                m4[q] = w.val[i4 + q] < m4[q] ? w.val[i4 + q] : m4[q];
-        for (; i4 < n; i4++)
-            m4[0] = w.val[i4] < m4[0] ? w.val[i4] : m4[0];
-        uint64_t wt = m4[0] < m4[1] ? m4[0] : m4[1];
-        wt = m4[2] < wt ? m4[2] : wt;
-        wt = m4[3] < wt ? m4[3] : wt;
+        uint32_t b4 = 0;
+        for (; b4 + 4 <= w.nb; b4 += 4) {
+            const uint64_t *k4 = w.bmin + b4;
+            m4[0] = k4[0] < m4[0] ? k4[0] : m4[0];
+            m4[1] = k4[1] < m4[1] ? k4[1] : m4[1];
+            m4[2] = k4[2] < m4[2] ? k4[2] : m4[2];
+            m4[3] = k4[3] < m4[3] ? k4[3] : m4[3];
+        }
+        for (; b4 < w.nb; b4++)
+            m4[0] = w.bmin[b4] < m4[0] ? w.bmin[b4] : m4[0];
+        uint64_t low = m4[0] < m4[1] ? m4[0] : m4[1];
+        low = m4[2] < low ? m4[2] : low;
+        low = m4[3] < low ? m4[3] : low;
+        uint64_t wt = low - w.off;
         if ((e = push_round(&res, &cap, wt, w.mr)))
             goto free_result;
-        /* Subtract, listing the rows whose entry reached zero without a
-         * branch (freed[nfree] is overwritten until a zero keeps it). */
+        /* The rows whose entry the peel empties, in row order: only in
+         * the blocks whose minimum is the new offset. Their rows are
+         * re-matched next round, which marks their blocks dirty. */
+        w.off = low;
         nfree = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            w.val[i] -= wt;
-            freed[nfree] = i;
-            nfree += w.val[i] == 0;
+        for (uint32_t blk = 0; blk < w.nb; blk++) {
+            if (w.bmin[blk] != low)
+                continue;
+            uint32_t lo = blk * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+            for (uint32_t i = lo; i < hi; i++)
+                if (w.key[i] == low)
+                    freed[nfree++] = i;
         }
         for (uint32_t k = 0; k < nfree; k++) {
             uint32_t i = freed[k];
@@ -277,7 +323,9 @@ weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_d
 free_result:
     weft_bvn_fini(&res);
 free_work:
-    weft__free(w.val);
+    weft__free(w.key);
+    weft__free(w.bmin);
+    weft__free(w.dirty);
     weft__free(w.adj);
     weft__free(ints);
     weft__free(w.a);

@@ -43,7 +43,7 @@ weft_err synth_need_boxes(const synth_ctx *c, const char *algo)
     return WEFT_OK;
 }
 
-weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m)
+weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m, uint32_t chunks)
 {
     const synth_hosts *hs = &c->hosts;
     weft_err err = WEFT_OK;
@@ -53,8 +53,8 @@ weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m)
                 uint32_t s = RANK(a, i), d = RANK(a, j);
                 if (m && m[(size_t)s * c->n + d] == 0)
                     continue;
-                err = synth_emit_op(e, WEFT_OP_COPY, s, WEFT_BUF_IN, d, d, WEFT_BUF_OUT, s, 1, 0,
-                                    NULL, 0, NULL);
+                err = synth_emit_op(e, WEFT_OP_COPY, s, WEFT_BUF_IN, d * chunks, d, WEFT_BUF_OUT,
+                                    s * chunks, chunks, 0, NULL, 0, NULL);
             }
     return err;
 }
@@ -76,7 +76,7 @@ weft_err synth_build_a2a_hier(const synth_ctx *c, weft_plan **out)
     if (!sidx || !didx)
         err = WEFT_ENOMEM;
     if (!err)
-        err = synth_a2a_intra(c, &e, NULL);
+        err = synth_a2a_intra(c, &e, NULL, 1);
     /* Gather: A_i's block for B_j into scratch[B*L + i] of A_j. */
     for (uint32_t a = 0; a < H && !err; a++)
         for (uint32_t b = 0; b < H && !err; b++)

@@ -9,7 +9,10 @@
  *    T[A][B]. The pair's blocks, largest first, fill its rounds in order
  *    (next fit: a round takes blocks until its weight is used up), so the
  *    bytes follow the decomposition as closely as whole blocks allow (a
- *    block is never cut). Every round is a partial permutation of boxes: a
+ *    block is never cut; synth_flash_plan_split cuts every block into the
+ *    plan's C chunks and places those, so a block may span rounds:
+ *    docs/algorithms.md measures when that helps). Every round is a
+ *    partial permutation of boxes: a
  *    box sends to one box and receives from one. A uniform matrix has one
  *    round per pair (H-1 rounds).
  * 3. Balance (FAST's intra-server rebalancing). The bytes of (A, B) in one
@@ -37,6 +40,7 @@
 
 typedef struct flash_blk {
     uint32_t i, j;  /* source and destination local index */
+    uint32_t piece; /* which of the block's C chunks (0 when C = 1) */
     uint32_t round; /* the BvN round that sends it */
     uint32_t rail;  /* the local index of the NICs it crosses */
     uint64_t bytes;
@@ -49,7 +53,9 @@ static int by_bytes_desc(const void *a, const void *b)
         return x->bytes < y->bytes ? 1 : -1;
     if (x->i != y->i)
         return x->i < y->i ? -1 : 1;
-    return x->j < y->j ? -1 : x->j > y->j;
+    if (x->j != y->j)
+        return x->j < y->j ? -1 : 1;
+    return x->piece < y->piece ? -1 : x->piece > y->piece;
 }
 
 static int by_round(const void *a, const void *b)
@@ -64,6 +70,7 @@ typedef struct flash {
     const synth_ctx *c;
     const uint64_t *m;
     uint32_t H, L, n;
+    uint32_t C; /* chunks per block: the pieces placed one by one */
     weft_bvn bvn;
     /* Pair q = A*H + B: its rounds pr[ps[q] .. ps[q+1]) in order, and its
      * non-empty blocks pb[q*L*L .. q*L*L + nb[q]), sorted by round. */
@@ -171,12 +178,15 @@ static void place(flash *f, uint32_t a, uint32_t b, uint64_t *load)
 {
     const synth_hosts *hs = &f->c->hosts;
     uint32_t L = f->L, H = f->H, q = a * H + b, cnt = 0;
-    flash_blk *g = f->pb + (size_t)q * L * L;
+    flash_blk *g = f->pb + (size_t)q * L * L * f->C;
     for (uint32_t i = 0; i < L; i++)
         for (uint32_t j = 0; j < L; j++) {
             uint64_t x = blk_bytes(f, RANK(a, i), RANK(b, j));
-            if (x)
-                g[cnt++] = (flash_blk){i, j, 0, 0, x};
+            for (uint32_t p = 0; p < f->C; p++) {
+                uint64_t y = x / f->C + (p < x % f->C); /* weft/plan.h's chunk sizes */
+                if (y)
+                    g[cnt++] = (flash_blk){i, j, p, 0, 0, y};
+            }
         }
     f->nb[q] = cnt;
     uint32_t r0 = f->ps[q], r1 = f->ps[q + 1];
@@ -212,33 +222,42 @@ weft_err synth_build_flash(const synth_ctx *c, weft_plan **out)
 
 weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out)
 {
+    return synth_flash_plan_split(c, m, 1, out);
+}
+
+weft_err synth_flash_plan_split(const synth_ctx *c, const uint64_t *m, uint32_t split,
+                                weft_plan **out)
+{
     weft_err err = synth_need_boxes(c, "flash");
     if (err)
         return err;
     const synth_hosts *hs = &c->hosts;
-    flash f = {.c = c, .m = m, .H = hs->nhosts, .L = hs->per_host, .n = c->n};
-    uint32_t H = f.H, L = f.L, n = f.n;
+    flash f = {.c = c, .m = m, .H = hs->nhosts, .L = hs->per_host, .n = c->n, .C = split};
+    uint32_t H = f.H, L = f.L, n = f.n, C = split;
     weft_plan *p = NULL;
     synth_emit e;
     synth_emit_init(&e, NULL);
-    f.pb = weft__malloc((size_t)H * H * L * L * sizeof *f.pb);
+    f.pb = weft__malloc((size_t)H * H * L * L * C * sizeof *f.pb);
     f.nb = weft__calloc((size_t)H * H, sizeof *f.nb);
     f.gath = weft__calloc((size_t)n * 2, sizeof *f.gath);
     uint32_t *cur = weft__calloc((size_t)H * H, sizeof *cur); /* next block per pair */
     uint64_t *load = weft__malloc((size_t)L * sizeof *load);
     /* The blocks of one message (source, dest ranks) and slot lists. */
-    uint32_t *ms = weft__malloc((size_t)L * L * sizeof *ms);
-    uint32_t *md = weft__malloc((size_t)L * L * sizeof *md);
-    uint32_t *sidx = weft__malloc((size_t)L * L * sizeof *sidx);
-    uint32_t *didx = weft__malloc((size_t)L * L * sizeof *didx);
-    uint32_t *deps = weft__malloc((size_t)4 * L * L * sizeof *deps);
+    uint32_t *ms = weft__malloc((size_t)L * L * C * sizeof *ms);
+    uint32_t *md = weft__malloc((size_t)L * L * C * sizeof *md);
+    uint32_t *mp = weft__malloc((size_t)L * L * C * sizeof *mp); /* pieces */
+    uint32_t *mi = weft__malloc((size_t)L * L * C * sizeof *mi); /* in slots */
+    uint32_t *sidx = weft__malloc((size_t)L * L * C * sizeof *sidx);
+    uint32_t *didx = weft__malloc((size_t)L * L * C * sizeof *didx);
+    uint32_t *deps = weft__malloc((size_t)4 * L * L * C * sizeof *deps);
     /* Per rank: its last round's send ops [first, first + count) and the
      * rank whose last send came into it; prev and cur halves. */
     uint32_t *first = weft__malloc((size_t)n * 2 * sizeof *first);
     uint32_t *cnt = weft__calloc((size_t)n * 2, sizeof *cnt);
     uint32_t *into = weft__malloc((size_t)n * 2 * sizeof *into);
     uint32_t *gpos = weft__calloc((size_t)n * 2, sizeof *gpos); /* next free slots */
-    if (!f.pb || !f.nb || !f.gath || !cur || !load || !ms || !md || !sidx || !didx || !deps ||
+    if (!f.pb || !f.nb || !f.gath || !cur || !load || !ms || !md || !mp || !mi || !sidx ||
+        !didx || !deps ||
         !first || !cnt || !into || !gpos) {
         err = WEFT_ENOMEM;
         goto done;
@@ -257,10 +276,10 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
         gpos[r] = 0;             /* gathered blocks from slot 0 */
         gpos[n + r] = f.gath[r]; /* received ones after them */
     }
-    if ((err = synth_plan_new(c, 1, scratch ? scratch : 1, &p)))
+    if ((err = synth_plan_new(c, C, scratch ? scratch : 1, &p)))
         goto done;
     synth_emit_init(&e, p);
-    if ((err = synth_a2a_intra(c, &e, m)))
+    if ((err = synth_a2a_intra(c, &e, m, C)))
         goto done;
     for (uint32_t r = 0; r < 2 * n; r++)
         into[r] = UINT32_MAX;
@@ -276,7 +295,7 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
             uint32_t b = f.bvn.perm[(size_t)k * H + a], q = a * H + b;
             if (b == a)
                 continue;
-            const flash_blk *g = f.pb + (size_t)q * L * L + cur[q];
+            const flash_blk *g = f.pb + (size_t)q * L * L * C + cur[q];
             uint32_t gn = 0;
             while (cur[q] + gn < f.nb[q] && g[gn].round == k)
                 gn++;
@@ -289,20 +308,24 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
                 for (uint32_t x = 0; x < gn; x++)
                     if (g[x].rail == rail && g[x].i == rail) {
                         ms[nown] = src;
+                        mp[nown] = g[x].piece;
                         md[nown++] = RANK(b, g[x].j);
                     }
                 for (uint32_t x = 0; x < gn; x++)
                     if (g[x].rail == rail && g[x].i != rail) {
                         ms[nown + ng] = RANK(a, g[x].i);
+                        mp[nown + ng] = g[x].piece;
                         md[nown + ng++] = RANK(b, g[x].j);
                     }
                 uint32_t tot = nown + ng;
                 if (tot == 0)
                     continue;
+                for (uint32_t x = 0; x < tot; x++)
+                    mi[x] = md[x] * C + mp[x];
                 uint32_t g0 = gpos[src];
                 for (uint32_t x = 0; x < ng && !err; x++) /* gather into src */
                     err = synth_emit_op(&e, WEFT_OP_COPY, ms[nown + x], WEFT_BUF_IN,
-                                        md[nown + x], src, S, g0 + x, 1, 0, NULL, 0, NULL);
+                                        mi[nown + x], src, S, g0 + x, 1, 0, NULL, 0, NULL);
                 gpos[src] += ng;
                 uint32_t nd = 0;
                 for (uint32_t x = 0; x < pc[src]; x++)
@@ -315,7 +338,7 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
                 for (uint32_t x = 0; x < tot; x++)
                     didx[x] = y0 + x;
                 if (!err && nown)
-                    err = synth_emit_runs(&e, src, WEFT_BUF_IN, md, dst, S, didx, nown, 1, deps,
+                    err = synth_emit_runs(&e, src, WEFT_BUF_IN, mi, dst, S, didx, nown, 1, deps,
                                           nd, &f1, &n1);
                 for (uint32_t x = 0; x < ng; x++)
                     sidx[x] = g0 + x;
@@ -327,7 +350,7 @@ weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out
                 ci[dst] = src;
                 for (uint32_t x = 0; x < tot && !err; x++) /* scatter from dst */
                     err = synth_emit_op(&e, WEFT_OP_COPY, dst, S, y0 + x, md[x], WEFT_BUF_OUT,
-                                        ms[x], 1, 0, NULL, 0, NULL);
+                                        ms[x] * C + mp[x], 1, 0, NULL, 0, NULL);
             }
         }
         uint32_t *x = pf;
@@ -350,6 +373,8 @@ done:
     weft__free(load);
     weft__free(ms);
     weft__free(md);
+    weft__free(mp);
+    weft__free(mi);
     weft__free(sidx);
     weft__free(didx);
     weft__free(deps);

@@ -53,13 +53,19 @@ weft_err synth_build_flash(const synth_ctx *c, weft_plan **out);
  * NULL: every block equal). With m, blocks of 0 bytes get no op (an
  * alltoallv plan does not ask for them). */
 weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out);
+/* The same with every block cut into `split` chunks (the plan's C; chunk
+ * p of a block of b bytes has floor(b/C) bytes, one more for p < b mod C,
+ * as weft/plan.h sizes them), placed into the rounds one by one, so a
+ * block may span rounds. split 1 is synth_flash_plan. */
+weft_err synth_flash_plan_split(const synth_ctx *c, const uint64_t *m, uint32_t split,
+                                weft_plan **out);
 /* WEFT_ETOPO (with d naming why) unless the fabric has at least two hosts
  * of equal size with more than one rank each. */
 weft_err synth_need_boxes(const synth_ctx *c, const char *algo);
 /* The all-to-all blocks inside every box, each straight to its rank (a
  * local copy for a rank's own block); with m, blocks of 0 bytes are left
  * out. */
-weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m);
+weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m, uint32_t chunks);
 
 /* Emits copies of slots sidx[k] of buffer sbuf on rank src to slots
  * didx[k] of dbuf on dst, k < cnt, as one op per maximal run where both

@@ -176,18 +176,11 @@ static uint64_t degree_key(const search *s, uint32_t v)
     return ((uint64_t)(count + cin) << 32) | v;
 }
 
-/* Builds a node permutation with r0 -> r by matching neighbours outward
- * (same colour and link weight; equal candidates paired in id order
- * rotated by shift), then checks that it maps every link onto a link of
- * the same weight. */
-static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
+/* Extends the partial map in s->map/s->inv (its nodes queued in s->heap,
+ * len of them) by matching neighbours outward, then checks it link by link. */
+static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
 {
-    uint32_t n = s->n, len = 0;
-    for (uint32_t v = 0; v < n; v++)
-        s->map[v] = s->inv[v] = NONE;
-    s->map[r0] = r;
-    s->inv[r] = r0;
-    heap_push(s->heap, &len, degree_key(s, r0));
+    uint32_t n = s->n;
     while (len) {
         uint32_t a = (uint32_t)heap_pop(s->heap, &len), b = s->map[a];
         for (int dir = 0; dir < 2; dir++) {
@@ -236,6 +229,21 @@ static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
             return false;
     }
     return true;
+}
+
+/* Builds a node permutation with r0 -> r by matching neighbours outward
+ * (same colour and link weight; equal candidates paired in id order
+ * rotated by shift), then checks that it maps every link onto a link of
+ * the same weight. */
+static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
+{
+    uint32_t n = s->n, len = 0;
+    for (uint32_t v = 0; v < n; v++)
+        s->map[v] = s->inv[v] = NONE;
+    s->map[r0] = r;
+    s->inv[r] = r0;
+    heap_push(s->heap, &len, degree_key(s, r0));
+    return extend_and_verify(s, len, shift);
 }
 
 static uint32_t find(uint32_t *parent, uint32_t v)
@@ -424,4 +432,254 @@ weft_err weft__orbits_compute_links(const weft_topo *t, const int64_t *w, bool s
                                     weft__orbits *out)
 {
     return compute(t, w, search_on, true, out);
+}
+
+/* ---- A regular group of rank maps (the optimal all-to-all plan) ---------- */
+
+void weft__rank_maps_fini(weft__rank_maps *rm)
+{
+    weft__free(rm->node_map);
+    weft__free(rm->link_of);
+    rm->node_map = NULL;
+    rm->link_of = NULL;
+}
+
+/* Seeds s->map with the given map of the nodes in `from` onto `to` (count
+ * of each), extends it and verifies it. True when it is an automorphism;
+ * its node map is then in s->map. */
+static bool seeded_automorphism(search *s, const uint32_t *from, const uint32_t *to,
+                                uint32_t count)
+{
+    for (uint32_t shift = 0; shift < 2; shift++) {
+        uint32_t len = 0;
+        bool clash = false;
+        for (uint32_t v = 0; v < s->n; v++)
+            s->map[v] = s->inv[v] = NONE;
+        for (uint32_t i = 0; i < count && !clash; i++) {
+            if (s->map[from[i]] != NONE || s->inv[to[i]] != NONE ||
+                s->color[from[i]] != s->color[to[i]]) {
+                clash = true;
+                break;
+            }
+            s->map[from[i]] = to[i];
+            s->inv[to[i]] = from[i];
+            heap_push(s->heap, &len, degree_key(s, from[i]));
+        }
+        if (clash)
+            return false;
+        if (extend_and_verify(s, len, shift))
+            return true;
+    }
+    return false;
+}
+
+/* True when applying map `g` `k` times is the identity (scratch: n). */
+static bool has_order(const uint32_t *g, uint32_t n, uint32_t k, uint32_t *scratch)
+{
+    for (uint32_t v = 0; v < n; v++)
+        scratch[v] = v;
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t v = 0; v < n; v++)
+            scratch[v] = g[scratch[v]];
+    for (uint32_t v = 0; v < n; v++)
+        if (scratch[v] != v)
+            return false;
+    return true;
+}
+
+/* Unites every link l with its image under node map g. */
+static void unite_links(const weft_topo *t, const uint32_t *g, uint32_t *link_of)
+{
+    uint32_t m = weft_topo_num_links(t);
+    for (uint32_t l = 0; l < m; l++) {
+        weft_link_id img;
+        if (weft_topo_find_link(t, (weft_node_id){g[weft_topo_link_src(t, (weft_link_id){l}).v]},
+                                (weft_node_id){g[weft_topo_link_dst(t, (weft_link_id){l}).v]},
+                                &img))
+            unite(link_of, l, img.v);
+    }
+}
+
+/* The candidates (see orbits.h): A moves host h's i-th node (in node order)
+ * to host h+1's (mod B), C the i-th rank of every host to its (i+1)-th (mod
+ * k); the nodes they leave open (switches shared by hosts, NICs) are matched
+ * outward and the whole map checked. Then A^B = C^k = 1, AC = CA and the
+ * B k products A^a C^c must take rank 0 to B k = N distinct ranks: the group
+ * they generate is then exactly these products, abelian, and regular on
+ * the ranks. */
+static weft_err find_rank_maps(const weft_topo *t, const int64_t *w, weft__rank_maps *rm,
+                               bool *found)
+{
+    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
+    uint32_t hosts = weft_topo_num_hosts(t), maxdeg = 1;
+    *found = false;
+    if (hosts == 0)
+        hosts = 1; /* no host= anywhere: one box, C only */
+    bool any_host = weft_topo_num_hosts(t) > 0;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t first, count, cin;
+        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+        weft_topo_in_links(t, (weft_node_id){v}, &cin);
+        if (count > maxdeg)
+            maxdeg = count;
+        if (cin > maxdeg)
+            maxdeg = cin;
+    }
+    /* One node map per rank: give up (no maps, not an error) beyond 2^26
+     * entries (256 MiB); 1,024 ranks of h100:128 need 2.2 million. */
+    if (nr % hosts || (uint64_t)nr * n > (1u << 26))
+        return WEFT_OK;
+    uint32_t k = nr / hosts;
+    weft_err e = WEFT_OK;
+    search s = {.t = t, .w = w, .n = n};
+    uint32_t *color = weft__malloc((size_t)n * sizeof *color);
+    keyed *scratch = weft__malloc((size_t)n * sizeof *scratch);
+    uint32_t *A = weft__malloc((size_t)n * sizeof *A), *C = weft__malloc((size_t)n * sizeof *C);
+    uint32_t *from = weft__malloc((size_t)n * sizeof *from);
+    uint32_t *to = weft__malloc((size_t)n * sizeof *to);
+    uint32_t *per_host = weft__calloc((size_t)hosts + 1, sizeof *per_host);
+    uint32_t *tmp = weft__malloc((size_t)n * sizeof *tmp);
+    s.map = weft__malloc((size_t)n * sizeof *s.map);
+    s.inv = weft__malloc((size_t)n * sizeof *s.inv);
+    s.heap = weft__malloc((size_t)n * sizeof *s.heap);
+    s.ka = weft__malloc((size_t)maxdeg * sizeof *s.ka);
+    s.kb = weft__malloc((size_t)maxdeg * sizeof *s.kb);
+    weft__rank_maps out = {.nr = nr, .n = n, .rep = 0};
+    out.node_map = weft__malloc((size_t)nr * n * sizeof *out.node_map);
+    out.link_of = weft__malloc(((size_t)nl + 1) * sizeof *out.link_of);
+    if (!color || !scratch || !A || !C || !from || !to || !per_host || !tmp || !s.map ||
+        !s.inv || !s.heap || !s.ka || !s.kb || !out.node_map || !out.link_of) {
+        e = WEFT_ENOMEM;
+        goto free_scratch;
+    }
+    refine(t, w, color, scratch);
+    s.color = color;
+    /* Host h's nodes in node order: their index within the host. */
+    uint32_t *index = tmp;
+    bool ok = true;
+    for (uint32_t v = 0; v < n && ok; v++) {
+        int32_t h = weft_topo_node_host(t, (weft_node_id){v});
+        if (h < 0) {
+            ok = !weft_topo_node_rank(t, (weft_node_id){v}, &(weft_rank){0}) || !any_host;
+            index[v] = NONE;
+            continue;
+        }
+        index[v] = per_host[h]++;
+    }
+    for (uint32_t h = 1; h < hosts && ok; h++)
+        ok = per_host[h] == per_host[0];
+    /* A: host h's i-th node to host h+1's. */
+    for (uint32_t v = 0; v < n; v++)
+        A[v] = v;
+    if (ok && any_host && hosts > 1) {
+        /* slot[(h, i)] -> node, through `to` as a table of hosts x per_host. */
+        uint32_t per = per_host[0], cnt = 0;
+        uint32_t *node_at = weft__malloc(((size_t)hosts * per + 1) * sizeof *node_at);
+        if (!node_at) {
+            e = WEFT_ENOMEM;
+            goto free_scratch;
+        }
+        for (uint32_t v = 0; v < n; v++)
+            if (index[v] != NONE)
+                node_at[(size_t)weft_topo_node_host(t, (weft_node_id){v}) * per + index[v]] = v;
+        for (uint32_t v = 0; v < n; v++)
+            if (index[v] != NONE) {
+                uint32_t h = (uint32_t)weft_topo_node_host(t, (weft_node_id){v});
+                from[cnt] = v;
+                to[cnt++] = node_at[(size_t)((h + 1) % hosts) * per + index[v]];
+            }
+        weft__free(node_at);
+        ok = seeded_automorphism(&s, from, to, cnt);
+        if (ok)
+            memcpy(A, s.map, (size_t)n * sizeof *A);
+    }
+    /* C: the i-th rank of each host to its (i+1)-th. Ranks of a host in
+     * rank order; every host has k of them. */
+    for (uint32_t v = 0; v < n; v++)
+        C[v] = v;
+    if (ok && k > 1) {
+        uint32_t cnt = 0;
+        for (uint32_t h = 0; h < hosts && ok; h++) {
+            uint32_t first = cnt, have = 0;
+            for (uint32_t r = 0; r < nr; r++) {
+                uint32_t v = weft_topo_rank_node(t, (weft_rank){r}).v;
+                int32_t hv = weft_topo_node_host(t, (weft_node_id){v});
+                if ((any_host ? hv : 0) != (int32_t)h)
+                    continue;
+                from[cnt++] = v;
+                have++;
+            }
+            ok = have == k;
+            for (uint32_t i = 0; ok && i < k; i++)
+                to[first + i] = from[first + (i + 1) % k];
+        }
+        ok = ok && seeded_automorphism(&s, from, to, cnt);
+        if (ok)
+            memcpy(C, s.map, (size_t)n * sizeof *C);
+    }
+    uint32_t B = any_host ? hosts : 1;
+    ok = ok && has_order(A, n, B, tmp) && has_order(C, n, k, tmp);
+    for (uint32_t v = 0; v < n && ok; v++)
+        ok = A[C[v]] == C[A[v]];
+    /* The products A^a C^c, each filed under the rank it takes rank 0 to. */
+    uint32_t v0 = weft_topo_rank_node(t, (weft_rank){0}).v;
+    uint8_t *seen = (uint8_t *)scratch; /* n * 12 bytes >= nr */
+    if (ok)
+        memset(seen, 0, nr);
+    for (uint32_t v = 0; v < n; v++)
+        from[v] = v; /* A^a */
+    for (uint32_t a = 0; a < B && ok; a++) {
+        memcpy(to, from, (size_t)n * sizeof *to); /* A^a C^c */
+        for (uint32_t c = 0; c < k && ok; c++) {
+            weft_rank r;
+            ok = weft_topo_node_rank(t, (weft_node_id){to[v0]}, &r) && !seen[r.v];
+            if (!ok)
+                break;
+            seen[r.v] = 1;
+            memcpy(out.node_map + (size_t)r.v * n, to, (size_t)n * sizeof *to);
+            for (uint32_t v = 0; v < n; v++)
+                to[v] = C[to[v]];
+        }
+        for (uint32_t v = 0; v < n; v++)
+            from[v] = A[from[v]];
+    }
+    if (ok) {
+        for (uint32_t l = 0; l < nl; l++)
+            out.link_of[l] = l;
+        unite_links(t, A, out.link_of);
+        unite_links(t, C, out.link_of);
+        for (uint32_t l = 0; l < nl; l++)
+            out.link_of[l] = find(out.link_of, l);
+        *rm = out;
+        out.node_map = NULL;
+        out.link_of = NULL;
+        *found = true;
+    }
+free_scratch:
+    weft__rank_maps_fini(&out);
+    weft__free(color);
+    weft__free(scratch);
+    weft__free(A);
+    weft__free(C);
+    weft__free(from);
+    weft__free(to);
+    weft__free(per_host);
+    weft__free(tmp);
+    weft__free(s.map);
+    weft__free(s.inv);
+    weft__free(s.heap);
+    weft__free(s.ka);
+    weft__free(s.kb);
+    return e;
+}
+
+weft_err weft__rank_maps_compute(const weft_topo *t, const int64_t *w, weft__rank_maps *out,
+                                 bool *found)
+{
+    memset(out, 0, sizeof *out);
+    if (weft_topo_num_ranks(t) < 2) {
+        *found = false;
+        return WEFT_OK;
+    }
+    return find_rank_maps(t, w, out, found);
 }
