@@ -23,6 +23,7 @@
 #include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "cli/sim_sequence.h"
 #include "cli/traffic_file.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
@@ -447,6 +448,18 @@ int cli_cmd_sim(int argc, char **argv)
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
+    if (traffic_path && strchr(traffic_path, ',')) {
+        /* Several matrices in order (docs/ocs.md). */
+        if (plan_path || compare || trace_path || plot_path || fmt == CLI_SIM_CSV) {
+            rc = cli_usage_error(&sim_syntax, "--traffic A,B,... runs --algo on each matrix in "
+                                              "order; it does not go with --plan, --compare, "
+                                              "--trace, --plot or --csv");
+            goto free_all;
+        }
+        rc = cli_sim_traffic_sequence(a.pos[0], t, algo, traffic_path, &o, max_ops,
+                                      fmt == CLI_SIM_JSON);
+        goto free_all;
+    }
     if (traffic_path && (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t),
                                                &matrix)))
         goto free_all;
