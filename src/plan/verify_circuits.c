@@ -44,7 +44,10 @@ static weft_err check_ports(verifier *v, ckey *k, size_t n, bool sends)
     for (size_t i = 1; i < n; i++) {
         if (k[i].epoch != k[i - 1].epoch || k[i].ocs != k[i - 1].ocs || k[i].a != k[i - 1].a)
             continue;
-        const weft__plan_circuit *x = &p->circuits[k[i - 1].idx], *y = &p->circuits[k[i].idx];
+        /* The two in the order the plan lists them. */
+        uint32_t i0 = k[i - 1].idx < k[i].idx ? k[i - 1].idx : k[i].idx,
+                 i1 = k[i - 1].idx < k[i].idx ? k[i].idx : k[i - 1].idx;
+        const weft__plan_circuit *x = &p->circuits[i0], *y = &p->circuits[i1];
         return weft_diag_set(v->d, WEFT_EVERIFY,
                              "epoch %u: port '%s' of ocs '%s' %s two circuits (%s -> %s and "
                              "%s -> %s); a port is in at most one circuit each way",
