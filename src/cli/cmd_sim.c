@@ -37,7 +37,7 @@ static const cli_opt sim_opts[] = {
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
                      "--traffic and alltoallv plans)"},
-    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size)"},
+    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size); A,B,...: each in order"},
     {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
                       "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
@@ -101,6 +101,11 @@ static const cli_syntax sim_syntax = {
              "A --plan that carries a traffic matrix needs no --size either. --compare\n"
              "--traffic ranks every classic all-to-all schedule's alltoallv plan (not nccl,\n"
              "which has none) and optimal's (from the matrix bound's flow) at that one size.\n"
+             "--traffic A,B,... (with --algo) runs the all-to-all of each matrix in order,\n"
+             "one plan each, and prints each one's time and the reconfiguration before it\n"
+             "and the total. On a fabric with an ocs node --algo optimal is the circuit\n"
+             "schedule, and a plan with circuits waits the OCS's reconfig= delay whenever\n"
+             "its circuits change, between epochs and between matrices (docs/ocs.md).\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
