@@ -268,8 +268,9 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
  * of their own (all slices together), beside the op's flows, which carry its
  * other paths. OCS o starts epoch e >= 1 at a gate: a flow without links
  * whose latency is o's reconfig= delay when o's circuits of epoch e differ
- * from those of e-1 (0 otherwise), released when gate e-1 is and when every
- * flow on a circuit of o that epoch e drops has finished. A flow waits for
+ * from those of e-1 (0 otherwise), released when gate e-1 is done and every
+ * flow on a circuit of o that epoch e drops has drained (its last byte has
+ * crossed the OCS). A flow waits for
  * the gate of the first epoch of the run of epochs in which all its circuits
  * on o stay up, so unchanged circuits keep carrying. Dependents of an op
  * wait for its epoch flows too. */
@@ -413,10 +414,13 @@ static weft_err collect_used(plan_ctx *c, epoch_ctx *x, uint32_t id, uint32_t ep
     return WEFT_OK;
 }
 
-/* Gates of flow f (epoch ep) on each OCS its circuits cross. */
+/* Gates of flow f (epoch ep) on each OCS its circuits cross: f waits for
+ * the gate of the first epoch of the run in which its circuits stay up, and
+ * the gate of the epoch that drops one of them waits for f to drain. */
 static weft_err gate_flow(plan_ctx *c, epoch_ctx *x, uint32_t f, uint32_t ep)
 {
     weft_err err = WEFT_OK;
+    bool queued = false;
     for (size_t lo = 0; lo < x->nused && !err;) {
         size_t hi = lo;
         while (hi < x->nused && x->used[hi].ocs == x->used[lo].ocs)
@@ -430,8 +434,15 @@ static weft_err gate_flow(plan_ctx *c, epoch_ctx *x, uint32_t f, uint32_t ep)
             e1++;
         if (e0 >= 1 && e0 < x->nepochs && g[e0] != UINT32_MAX)
             err = sim_engine_add_dep(c->e, f, g[e0]);
-        if (!err && e1 < x->nepochs && g[e1] != UINT32_MAX)
-            err = sim_engine_add_dep(c->e, g[e1], f);
+        /* A circuit may change once the flow's last byte has crossed it
+         * (drained), not one route latency later when it arrives; the
+         * engine queues at most one flow behind another, so a flow across
+         * a second OCS holds that one's gate until it is done. */
+        if (!err && e1 < x->nepochs && g[e1] != UINT32_MAX) {
+            err = queued ? sim_engine_add_dep(c->e, g[e1], f)
+                         : sim_engine_add_queue_dep(c->e, g[e1], f);
+            queued = true;
+        }
         lo = hi;
     }
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
