@@ -76,6 +76,7 @@ typedef struct sched_ctx {
     double *load;  /* a candidate's loads */
     weft_topo *packet;
     weft_paths *ppaths;
+    bool stranded; /* a candidate left bytes of a pair without a packet path */
 } sched_ctx;
 
 static double rat_d(weft_rat r)
@@ -194,13 +195,13 @@ static weft_err pair_route(sched_ctx *c, uint32_t s, uint32_t dd)
     weft_paths_route rt;
     weft_err e = weft_paths_route_get(c->ppaths, weft_topo_rank_node(c->packet, (weft_rank){s}),
                                       weft_topo_rank_node(c->packet, (weft_rank){dd}), &rt, c->d);
+    if (e == WEFT_ETOPO) { /* no packet path: this pair stays on circuits */
+        c->rstart[pr] = SIZE_MAX - 1;
+        weft_diag_clear(c->d);
+        return WEFT_OK;
+    }
     if (e)
-        return e == WEFT_ETOPO
-                   ? weft_diag_set(c->d, WEFT_ETOPO,
-                                   "rank %u cannot reach rank %u without the OCSes, so its "
-                                   "traffic cannot leave the circuits",
-                                   s, dd)
-                   : e;
+        return e;
     if (weft__grow((void **)&c->rlink, &c->rcap, c->rlen_total + rt.n, sizeof *c->rlink))
         return weft_diag_code(c->d, WEFT_ENOMEM);
     size_t cap2 = c->rcap;
@@ -397,6 +398,10 @@ static void add_route_load(sched_ctx *c, uint32_t op, double bytes)
 {
     weft_op o = weft_plan_op(c->p0, op);
     size_t pr = (size_t)o.src_rank.v * c->m->ranks + o.dst_rank.v;
+    if (c->rstart[pr] == SIZE_MAX - 1) {
+        c->stranded = true; /* bytes with no packet path: not a schedule */
+        return;
+    }
     for (uint32_t i = 0; i < c->rlen[pr]; i++)
         c->load[c->rlink[c->rstart[pr] + i]] += bytes * c->rfrac[c->rstart[pr] + i];
 }
@@ -406,6 +411,7 @@ static double packet_time(sched_ctx *c, double *circuit, double *rerouted)
 {
     memcpy(c->load, c->base, (c->nl ? c->nl : 1) * sizeof *c->load);
     *circuit = *rerouted = 0;
+    c->stranded = false;
     for (size_t x = 0; x < c->npaths; x++) {
         if (c->path_kind[x] == P_PACKET)
             continue;
@@ -418,7 +424,7 @@ static double packet_time(sched_ctx *c, double *circuit, double *rerouted)
         *circuit += phi * b;
         *rerouted += (1 - phi) * b;
     }
-    double worst = 0;
+    double worst = c->stranded ? INFINITY : 0;
     for (uint32_t l = 0; l < c->nl; l++) {
         if (c->skip_link[l])
             continue;
@@ -747,6 +753,12 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
         }
     }
     weft_plan *p = NULL;
+    if (best == INFINITY) {
+        e = weft_diag_set(d, WEFT_ETOPO,
+                          "no circuit schedule: some traffic crosses two OCSes in the relaxed "
+                          "flow and the fabric has no packet path for it");
+        goto fini;
+    }
     if ((e = build_plan(&c, best_m, best_a, &p)))
         goto fini;
     memset(sched, 0, sizeof *sched);
