@@ -64,6 +64,28 @@ static void expect_verify(const weft_plan *p, const weft_topo *t, const char *ms
     CHECK_STR(d.msg, msg);
 }
 
+/* Allocation failures while parsing and copying a plan with circuits
+ * unwind with WEFT_ENOMEM and leak nothing. */
+static char oom_text[4096];
+static weft_plan *oom_src;
+
+static weft_err ctor_parse(void *arg)
+{
+    return weft_plan_parse(oom_text, strlen(oom_text), "o.plan", arg, NULL);
+}
+
+static weft_err ctor_copy(void *arg)
+{
+    return weft_plan_copy(oom_src, arg);
+}
+
+static void dtor_plan(void *arg)
+{
+    weft_plan **p = arg;
+    weft_plan_free(*p);
+    *p = NULL;
+}
+
 int main(void)
 {
     weft_topo *t = NULL;
@@ -172,6 +194,12 @@ int main(void)
         CHECK_ERR(weft_plan_parse(text, strlen(text), "t.plan", &bad, &d), WEFT_EPARSE);
         CHECK_STR(d.msg, "t.plan:16:36: bad epoch '' (0 to 16777215)");
     }
+
+    snprintf(oom_text, sizeof oom_text, "%s%s", plan_head, circuits);
+    weft_plan *o = NULL;
+    CHECK(weft_test_oom_sweep("parse with circuits", ctor_parse, dtor_plan, &o) > 3);
+    oom_src = p;
+    CHECK(weft_test_oom_sweep("copy with circuits", ctor_copy, dtor_plan, &o) > 3);
 
     weft_plan_free(cp);
     weft_plan_free(q);
