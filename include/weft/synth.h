@@ -249,8 +249,8 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
  *     is configuration k of that OCS, lasting weight / port bandwidth.
  *  3. Candidates, as Solstice-style schedulers trade configurations for
  *     delay: keep the first m configurations (m = 0, 1, 2, 3, 4, 6, 8, 12,
- *     ... and all), each for a fraction a of its duration (a = 1, 1/2,
- *     1/4, 1/8, 1/16); what a path's circuit cannot carry in that time, and
+ *     ... and all), each for a times its duration (a = 1/16, 1/8, 1/4,
+ *     1/2, 1, 2, 4, 8); what a path's circuit cannot carry in that time, and
  *     every path that crosses OCSes twice, goes over the packet part
  *     (ECMP shortest paths of the fabric without its OCSes). A candidate's
  *     time is max(over OCSes: its configurations' time + (its
@@ -282,7 +282,7 @@ typedef struct weft_circuit_sched {
     uint32_t configs;     /* configurations (epochs) kept: 0 .. rounds */
     uint32_t rounds;      /* the decomposition's largest number of rounds */
     uint32_t candidates;  /* schedules compared */
-    double fraction;      /* a: the share of each round's duration kept */
+    double fraction;      /* a: each round's duration is a x its weight / bw */
     double *duration_s;   /* configs: epoch k's duration (the longest of
                              the OCSes' round k) */
     double ocs_s;         /* the busiest OCS: its epochs' time + delays */

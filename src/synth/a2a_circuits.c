@@ -310,21 +310,19 @@ static weft_err read_paths(sched_ctx *c)
     return e;
 }
 
-static int g_cmp_weight_desc(const uint64_t *w, uint32_t a, uint32_t b)
+/* Round a before round b: larger weight first, then lower index. */
+static bool round_before(const uint64_t *w, uint32_t a, uint32_t b)
 {
-    return w[a] > w[b] ? -1 : w[a] < w[b] ? 1 : (a < b ? -1 : a > b);
+    return w[a] > w[b] || (w[a] == w[b] && a < b);
 }
 
-/* Insertion-free sort of round indices by weight, largest first (stable by
- * index), without a global comparator context. */
+/* Sorts round indices by round_before (a shell sort: no comparator
+ * context needed; rounds <= ports^2). */
 static void sort_rounds(const uint64_t *w, uint32_t *ord, uint32_t n)
 {
-    /* Bottom-up merge sort into a scratch-free order: n is small enough
-     * (rounds <= ports^2) for a shell sort. */
     for (uint32_t gap = n / 2; gap > 0; gap /= 2)
         for (uint32_t i = gap; i < n; i++)
-            for (uint32_t j = i; j >= gap && g_cmp_weight_desc(w, ord[j - gap], ord[j]) > 0;
-                 j -= gap) {
+            for (uint32_t j = i; j >= gap && round_before(w, ord[j], ord[j - gap]); j -= gap) {
                 uint32_t x = ord[j];
                 ord[j] = ord[j - gap];
                 ord[j - gap] = x;
@@ -467,8 +465,7 @@ static weft_err push(build_ctx *b, double w, uint32_t epoch, uint32_t src, uint3
  * what is left to the largest. Entries that round to 0 are dropped. */
 #define SHARE_GRID (INT64_C(1) << 24)
 
-static weft_err emit_op(sched_ctx *c, build_ctx *b, weft_plan *p, uint32_t id, uint32_t npk,
-                        uint32_t plen)
+static weft_err emit_op(sched_ctx *c, build_ctx *b, weft_plan *p, uint32_t id, uint32_t plen)
 {
     double sum = 0;
     for (size_t i = 0; i < b->nwp; i++)
@@ -514,7 +511,6 @@ static weft_err emit_op(sched_ctx *c, build_ctx *b, weft_plan *p, uint32_t id, u
         if (!e && w->epoch != WEFT_PLAN_NO_EPOCH)
             e = weft_plan_set_path_epoch(p, id, weft_plan_op_num_paths(p, id) - 1, w->epoch);
     }
-    (void)npk;
     weft__free(q);
     return e;
 }
@@ -605,7 +601,7 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
                 e = push(&b, reroute * rat_d(b.pw[k]) / wsum, WEFT_PLAN_NO_EPOCH, 1, k);
         }
         if (!e)
-            e = emit_op(c, &b, p, id, npk, plen);
+            e = emit_op(c, &b, p, id, plen);
     }
     /* The circuits: every permutation entry with demand. */
     for (uint32_t o = 0; o < c->nocs && !e; o++) {
