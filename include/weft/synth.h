@@ -245,8 +245,11 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
  *     a (from port, to port) demand; the port demand of each OCS is a
  *     matrix (bytes, rounded up).
  *  2. Each OCS's port matrix is decomposed into weighted permutations
- *     (Birkhoff-von Neumann, weft/bvn.h), largest weight first: round k
- *     is configuration k of that OCS, lasting weight / port bandwidth.
+ *     twice: Birkhoff-von Neumann (weft/bvn.h), rounds sorted by weight,
+ *     largest first; and Solstice-style (Liu et al., CoNEXT 2015: stuff
+ *     the matrix to equal line sums, take perfect matchings of entries
+ *     >= r, halving r when there is none). Round k is configuration k of
+ *     that OCS, lasting weight / port bandwidth.
  *  3. Candidates, as Solstice-style schedulers trade configurations for
  *     delay: keep the first m configurations (m = 0, 1, 2, 3, 4, 6, 8, 12,
  *     ... and all), each for a times its duration (a = 1/16, 1/8, 1/4,
@@ -257,8 +260,8 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
  *     configurations - 1) x its delay, over the other links: their bytes /
  *     bandwidth): the delay is counted per OCS, as MixNet's regional OCSes
  *     reconfigure independently. m = 0 is the schedule without circuits.
- *  4. The fastest candidate wins (ties: the one found first, fewer
- *     configurations first). Each candidate's time is c + (m - 1) d with
+ *  4. The fastest candidate of both decompositions wins (ties: the one
+ *     found first: BvN, then fewer configurations). Each candidate's time is c + (m - 1) d with
  *     c independent of the delay d, so the chosen time never falls as d
  *     grows, and past some delay a candidate with at most one
  *     configuration (which pays no delay) wins.
@@ -281,6 +284,8 @@ WEFT_API void weft_circuit_opts_init(weft_circuit_opts *o);
 typedef struct weft_circuit_sched {
     uint32_t configs;     /* configurations (epochs) kept: 0 .. rounds */
     uint32_t rounds;      /* the decomposition's largest number of rounds */
+    const char *decomposition; /* the rounds kept: "bvn" (Birkhoff-von Neumann)
+                                  or "solstice" (large-threshold matchings) */
     uint32_t candidates;  /* schedules compared */
     double fraction;      /* a: each round's duration is a x its weight / bw */
     double *duration_s;   /* configs: epoch k's duration (the longest of

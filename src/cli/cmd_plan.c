@@ -315,6 +315,7 @@ static void json_circuits(cli_json *j, const weft_circuit_sched *cs)
     cli_json_begin_object(j);
     cli_json_kv_uint(j, "configs", cs->configs);
     cli_json_kv_uint(j, "rounds", cs->rounds);
+    cli_json_kv_string(j, "decomposition", cs->decomposition);
     cli_json_kv_uint(j, "candidates", cs->candidates);
     cli_json_kv_double(j, "fraction", cs->fraction);
     cli_json_key(j, "durations_s");
@@ -335,9 +336,12 @@ static void json_circuits(cli_json *j, const weft_circuit_sched *cs)
 
 static void print_circuits(FILE *f, const weft_circuit_sched *cs)
 {
-    fprintf(f, "circuits     %u configuration%s of %u (Birkhoff-von Neumann rounds), %u schedules "
-               "compared; reconfiguration delay %.6g s\n",
-            cs->configs, cs->configs == 1 ? "" : "s", cs->rounds, cs->candidates, cs->delay_s);
+    fprintf(f, "circuits     %u configuration%s of %u (%s rounds), %u schedules compared; "
+               "reconfiguration delay %.6g s\n",
+            cs->configs, cs->configs == 1 ? "" : "s", cs->rounds,
+            strcmp(cs->decomposition, "bvn") == 0 ? "Birkhoff-von Neumann"
+                                                  : "Solstice threshold",
+            cs->candidates, cs->delay_s);
     if (cs->configs) {
         fprintf(f, "durations   ");
         for (uint32_t k = 0; k < cs->configs && k < 8; k++)

@@ -40,11 +40,15 @@ typedef struct ocs_info {
     double delay_s;
     double *dem;         /* nports^2: bytes over circuit (i, j) */
     double *cap;         /* nports^2: a candidate's circuit capacity, bytes */
-    weft_bvn bvn;
-    uint32_t *order;     /* bvn.rounds, by weight descending */
+    /* Two decompositions of dem: [DEC_BVN] Birkhoff-von Neumann (weft/bvn.h),
+     * rounds ordered by weight, largest first; [DEC_SOLSTICE] large-threshold
+     * matchings in the order found. ord[k]: the round of configuration k. */
+    weft_bvn dec[2];
+    uint32_t *ord[2];
 } ocs_info;
 
 enum { P_PACKET = 0, P_CIRCUIT, P_MULTI };
+enum { DEC_BVN = 0, DEC_SOLSTICE = 1 };
 
 typedef struct sched_ctx {
     const weft_topo *t;
@@ -77,6 +81,7 @@ typedef struct sched_ctx {
     weft_topo *packet;
     weft_paths *ppaths;
     bool stranded; /* a candidate left bytes of a pair without a packet path */
+    int which;     /* the decomposition candidates use (DEC_*) */
 } sched_ctx;
 
 static double rat_d(weft_rat r)
@@ -329,6 +334,135 @@ static void sort_rounds(const uint64_t *w, uint32_t *ord, uint32_t n)
             }
 }
 
+/* Augmenting path from row i (Kuhn) over entries >= r of the n x n m;
+ * rowm/colm the matching (UINT32_MAX: free), seen the columns visited. */
+static bool augment(const uint64_t *m, uint32_t n, uint64_t r, uint32_t i, uint32_t *rowm,
+                    uint32_t *colm, uint8_t *seen)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        if (seen[j] || m[(size_t)i * n + j] < r)
+            continue;
+        seen[j] = 1;
+        if (colm[j] == UINT32_MAX || augment(m, n, r, colm[j], rowm, colm, seen)) {
+            colm[j] = i;
+            rowm[i] = j;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Solstice-style decomposition (after Liu et al., CoNEXT 2015): stuff the
+ * matrix to equal line sums (each entry, row-major, raised by the smaller
+ * of its row's and column's deficit), then take perfect matchings among
+ * the entries >= r, r the largest power of two not above the largest
+ * entry, halving r when there is none; each matching runs for its smallest
+ * entry, which is subtracted. Large, long configurations come first, so a
+ * prefix of them covers more of the matrix than the same number of
+ * Birkhoff-von Neumann rounds. The matching is repaired between rounds
+ * (only rows whose entry fell below r are re-matched). Integers
+ * throughout; the weights sum to the largest line sum. */
+static weft_err solstice(const uint64_t *m0, uint32_t n, weft_bvn *out)
+{
+    size_t nn = (size_t)n * n;
+    uint64_t *m = weft__malloc(nn * sizeof *m), *rs = weft__calloc(n, sizeof *rs),
+             *cs = weft__calloc(n, sizeof *cs);
+    uint32_t *rowm = weft__malloc(n * sizeof *rowm), *colm = weft__malloc(n * sizeof *colm);
+    uint8_t *seen = weft__malloc(n);
+    weft_bvn b;
+    memset(&b, 0, sizeof b);
+    b.n = n;
+    size_t cap = 0;
+    weft_err e = WEFT_OK;
+    if (!m || !rs || !cs || !rowm || !colm || !seen) {
+        e = WEFT_ENOMEM;
+        goto done;
+    }
+    memcpy(m, m0, nn * sizeof *m);
+    uint64_t line = 0, big = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            rs[i] += m[(size_t)i * n + j];
+            cs[j] += m[(size_t)i * n + j];
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        line = rs[i] > line ? rs[i] : line;
+        line = cs[i] > line ? cs[i] : line;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t dr = line - rs[i], dc = line - cs[j], add = dr < dc ? dr : dc;
+            m[(size_t)i * n + j] += add;
+            rs[i] += add;
+            cs[j] += add;
+            b.padded += add;
+            if (m[(size_t)i * n + j] > big)
+                big = m[(size_t)i * n + j];
+        }
+    b.line = line;
+    uint64_t r = 1;
+    while (r <= big / 2)
+        r *= 2;
+    for (uint32_t i = 0; i < n; i++)
+        rowm[i] = colm[i] = UINT32_MAX;
+    uint64_t left = line;
+    while (left > 0) {
+        bool perfect = true;
+        for (uint32_t i = 0; i < n && perfect; i++) {
+            if (rowm[i] != UINT32_MAX)
+                continue;
+            memset(seen, 0, n);
+            perfect = augment(m, n, r, i, rowm, colm, seen);
+        }
+        if (!perfect) {
+            r /= 2; /* r = 1 always has one: the stuffed matrix / line is doubly stochastic */
+            if (r == 0) {
+                e = WEFT_EINVAL;
+                break;
+            }
+            continue;
+        }
+        uint64_t w = UINT64_MAX;
+        for (uint32_t i = 0; i < n; i++)
+            if (m[(size_t)i * n + rowm[i]] < w)
+                w = m[(size_t)i * n + rowm[i]];
+        if (weft__grow((void **)&b.weight, &cap, (size_t)b.rounds + 1, sizeof *b.weight)) {
+            e = WEFT_ENOMEM;
+            break;
+        }
+        uint32_t *np = weft__realloc(b.perm, ((size_t)b.rounds + 1) * n * sizeof *np);
+        if (!np) {
+            e = WEFT_ENOMEM;
+            break;
+        }
+        b.perm = np;
+        memcpy(b.perm + (size_t)b.rounds * n, rowm, n * sizeof *rowm);
+        b.weight[b.rounds++] = w;
+        left -= w;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t *x = &m[(size_t)i * n + rowm[i]];
+            *x -= w;
+            if (*x < r) { /* no longer an edge at this threshold */
+                colm[rowm[i]] = UINT32_MAX;
+                rowm[i] = UINT32_MAX;
+            }
+        }
+    }
+done:
+    weft__free(m);
+    weft__free(rs);
+    weft__free(cs);
+    weft__free(rowm);
+    weft__free(colm);
+    weft__free(seen);
+    if (e) {
+        weft_bvn_fini(&b);
+        return e;
+    }
+    *out = b;
+    return WEFT_OK;
+}
+
 static weft_err decompose(sched_ctx *c)
 {
     for (uint32_t o = 0; o < c->nocs; o++) {
@@ -345,16 +479,21 @@ static weft_err decompose(sched_ctx *c)
             weft__free(mi);
             continue;
         }
-        weft_err e = weft_bvn_decompose(mi, q->nports, &q->bvn, c->d);
+        weft_err e = weft_bvn_decompose(mi, q->nports, &q->dec[DEC_BVN], c->d);
+        if (!e)
+            e = solstice(mi, q->nports, &q->dec[DEC_SOLSTICE]);
         weft__free(mi);
         if (e)
-            return e;
-        q->order = weft__malloc((q->bvn.rounds ? q->bvn.rounds : 1) * sizeof *q->order);
-        if (!q->order)
-            return weft_diag_code(c->d, WEFT_ENOMEM);
-        for (uint32_t k = 0; k < q->bvn.rounds; k++)
-            q->order[k] = k;
-        sort_rounds(q->bvn.weight, q->order, q->bvn.rounds);
+            return weft_diag_code(c->d, e);
+        for (int k = 0; k < 2; k++) {
+            const weft_bvn *b = &q->dec[k];
+            q->ord[k] = weft__malloc((b->rounds ? b->rounds : 1) * sizeof *q->ord[k]);
+            if (!q->ord[k])
+                return weft_diag_code(c->d, WEFT_ENOMEM);
+            for (uint32_t r = 0; r < b->rounds; r++)
+                q->ord[k][r] = r;
+        }
+        sort_rounds(q->dec[DEC_BVN].weight, q->ord[DEC_BVN], q->dec[DEC_BVN].rounds);
     }
     return WEFT_OK;
 }
@@ -366,14 +505,14 @@ static double fill_caps(sched_ctx *c, uint32_t m, double a)
     double worst = 0;
     for (uint32_t o = 0; o < c->nocs; o++) {
         ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->bvn.rounds ? m : q->bvn.rounds;
+        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
         memset(q->cap, 0, (size_t)n * n * sizeof *q->cap);
         double sum = 0;
         for (uint32_t k = 0; k < kept; k++) {
-            uint32_t r = q->order[k];
-            double w = a * (double)q->bvn.weight[r];
+            uint32_t r = q->ord[c->which][k];
+            double w = a * (double)q->dec[c->which].weight[r];
             for (uint32_t i = 0; i < n; i++)
-                q->cap[(size_t)i * n + q->bvn.perm[(size_t)r * n + i]] += w;
+                q->cap[(size_t)i * n + q->dec[c->which].perm[(size_t)r * n + i]] += w;
             sum += w;
         }
         double tm = sum / q->bw + (kept > 1 ? (kept - 1) * q->delay_s : 0);
@@ -552,13 +691,13 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
             double phi = served(c, x);
             reroute += (1 - phi) * share;
             const ocs_info *q = &c->ocs[c->path_ocs[x]];
-            uint32_t n = q->nports, kept = m < q->bvn.rounds ? m : q->bvn.rounds;
+            uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
             double cap = q->cap[(size_t)c->path_from[x] * n + c->path_to[x]];
             for (uint32_t ep = 0; ep < kept && !e && phi > 0; ep++) {
-                uint32_t r = q->order[ep];
-                if (q->bvn.perm[(size_t)r * n + c->path_from[x]] != c->path_to[x])
+                uint32_t r = q->ord[c->which][ep];
+                if (q->dec[c->which].perm[(size_t)r * n + c->path_from[x]] != c->path_to[x])
                     continue;
-                double w = a * (double)q->bvn.weight[r];
+                double w = a * (double)q->dec[c->which].weight[r];
                 e = push(&b, share * phi * w / cap, ep, 0, k);
             }
         }
@@ -606,12 +745,12 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
     /* The circuits: every permutation entry with demand. */
     for (uint32_t o = 0; o < c->nocs && !e; o++) {
         const ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->bvn.rounds ? m : q->bvn.rounds;
+        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
         const char *on = weft_topo_node_name(c->t, (weft_node_id){q->node});
         for (uint32_t ep = 0; ep < kept && !e; ep++) {
-            uint32_t r = q->order[ep];
+            uint32_t r = q->ord[c->which][ep];
             for (uint32_t i = 0; i < n && !e; i++) {
-                uint32_t j = q->bvn.perm[(size_t)r * n + i];
+                uint32_t j = q->dec[c->which].perm[(size_t)r * n + i];
                 if (q->dem[(size_t)i * n + j] <= 0)
                     continue;
                 e = weft_plan_add_circuit(
@@ -640,8 +779,10 @@ static void ctx_fini(sched_ctx *c)
         weft__free(c->ocs[o].port_node);
         weft__free(c->ocs[o].dem);
         weft__free(c->ocs[o].cap);
-        weft__free(c->ocs[o].order);
-        weft_bvn_fini(&c->ocs[o].bvn);
+        weft__free(c->ocs[o].ord[0]);
+        weft_bvn_fini(&c->ocs[o].dec[0]);
+        weft_bvn_fini(&c->ocs[o].dec[1]);
+        weft__free(c->ocs[o].ord[1]);
     }
     weft__free(c->ocs);
     weft__free(c->ocs_of);
@@ -700,41 +841,48 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
         e = decompose(&c);
     if (e)
         goto fini;
-    uint32_t rounds = 0;
-    for (uint32_t q = 0; q < c.nocs; q++)
-        if (c.ocs[q].bvn.rounds > rounds)
-            rounds = c.ocs[q].bvn.rounds;
-    uint32_t maxm = o->max_configs && o->max_configs < rounds ? o->max_configs : rounds;
     static const double fracs[] = {1, 0.5, 0.25, 0.125, 0.0625, 2, 4, 8};
     double best = INFINITY, best_a = 1, best_ocs = 0, best_pk = 0, best_cb = 0, best_rb = 0;
-    uint32_t best_m = 0, ncand = 0;
-    /* m = 1, 2, 3, 4, 6, 9, 13, ... then maxm, then m = 0 (no circuits):
-     * a tie keeps the earlier, so fewer configurations before more and one
+    uint32_t best_m = 0, ncand = 0, rounds = 0;
+    int best_which = DEC_BVN;
+    /* Per decomposition, m = 1, 2, 3, 4, 6, 9, 13, ... then all its rounds;
+     * then m = 0 (no circuits). A tie keeps the earlier: Birkhoff-von
+     * Neumann before Solstice, fewer configurations before more, one
      * before none. */
-    for (uint32_t mm = 1; mm <= maxm;) {
-        for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++) {
-            double ocs_s = fill_caps(&c, mm, fracs[f]), cb, rb;
-            double pk = packet_time(&c, &cb, &rb);
-            double tm = ocs_s > pk ? ocs_s : pk;
-            ncand++;
-            if (tm < best) {
-                best = tm;
-                best_m = mm;
-                best_a = fracs[f];
-                best_ocs = ocs_s;
-                best_pk = pk;
-                best_cb = cb;
-                best_rb = rb;
+    for (c.which = DEC_BVN; c.which <= DEC_SOLSTICE; c.which++) {
+        uint32_t nr = 0;
+        for (uint32_t q = 0; q < c.nocs; q++)
+            if (c.ocs[q].dec[c.which].rounds > nr)
+                nr = c.ocs[q].dec[c.which].rounds;
+        uint32_t maxm = o->max_configs && o->max_configs < nr ? o->max_configs : nr;
+        for (uint32_t mm = 1; mm <= maxm;) {
+            for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++) {
+                double ocs_s = fill_caps(&c, mm, fracs[f]), cb, rb;
+                double pk = packet_time(&c, &cb, &rb);
+                double tm = ocs_s > pk ? ocs_s : pk;
+                ncand++;
+                if (tm < best) {
+                    best = tm;
+                    best_m = mm;
+                    best_a = fracs[f];
+                    best_ocs = ocs_s;
+                    best_pk = pk;
+                    best_cb = cb;
+                    best_rb = rb;
+                    best_which = c.which;
+                    rounds = nr;
+                }
             }
+            if (mm == maxm)
+                break;
+            mm = mm < 4 ? mm + 1 : mm + mm / 2;
+            if (mm > maxm)
+                mm = maxm;
         }
-        if (mm == maxm)
-            break;
-        mm = mm < 4 ? mm + 1 : mm + mm / 2;
-        if (mm > maxm)
-            mm = maxm;
     }
     {
         double cb, rb;
+        c.which = DEC_BVN;
         fill_caps(&c, 0, 1);
         double pk = packet_time(&c, &cb, &rb);
         ncand++;
@@ -746,8 +894,14 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
             best_pk = pk;
             best_cb = cb;
             best_rb = rb;
+            best_which = DEC_BVN;
+            rounds = 0;
+            for (uint32_t q = 0; q < c.nocs; q++)
+                if (c.ocs[q].dec[DEC_BVN].rounds > rounds)
+                    rounds = c.ocs[q].dec[DEC_BVN].rounds;
         }
     }
+    c.which = best_which;
     weft_plan *p = NULL;
     if (best == INFINITY) {
         e = weft_diag_set(d, WEFT_ETOPO,
@@ -767,14 +921,15 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
     for (uint32_t k = 0; k < best_m; k++)
         for (uint32_t q = 0; q < c.nocs; q++) {
             const ocs_info *x = &c.ocs[q];
-            if (k < x->bvn.rounds) {
-                double dur = best_a * (double)x->bvn.weight[x->order[k]] / x->bw;
+            if (k < x->dec[c.which].rounds) {
+                double dur = best_a * (double)x->dec[c.which].weight[x->ord[c.which][k]] / x->bw;
                 if (dur > sched->duration_s[k])
                     sched->duration_s[k] = dur;
             }
         }
     sched->configs = best_m;
     sched->rounds = rounds;
+    sched->decomposition = best_which == DEC_BVN ? "bvn" : "solstice";
     sched->candidates = ncand;
     sched->fraction = best_a;
     sched->ocs_s = best_ocs;
