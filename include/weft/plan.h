@@ -263,6 +263,50 @@ WEFT_API uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k
 WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k,
                                          uint32_t i);
 
+/* ---- Circuits: optical circuit switch configurations -------------------
+ *
+ * A plan for a fabric with optical circuit switches (ocs nodes, weft/topo.h)
+ * may carry a schedule of circuit configurations, numbered epochs 0, 1, 2,
+ * ... in the order they are set up. A circuit (epoch, ocs, from, to) joins
+ * port `from` of the OCS (the node its link comes from) to port `to`: the
+ * light that enters at `from` leaves at `to`, as a MEMS switch steers each
+ * input fibre to one output fibre. A duplex circuit is two circuits. In one
+ * epoch a port sends on at most one circuit and receives on at most one.
+ * A route path may name the epoch it runs in (weft_plan_set_path_epoch):
+ * every hop `from`, ocs, `to` of the path must then be a circuit of that
+ * epoch. In a plan with circuits every path that crosses an OCS names its
+ * epoch; a plan without circuits treats every OCS as a switch (what weft
+ * bound assumes). The verifier checks all of this (with --topo also that
+ * the OCS and its ports exist); the simulator starts epoch k after the
+ * transfers of epoch k-1 on circuits that epoch k drops have finished, plus
+ * the OCS's reconfig= delay (docs/ocs.md). */
+
+#define WEFT_PLAN_NO_EPOCH UINT32_MAX
+/* The most epochs a plan may have (ids 0 .. WEFT_PLAN_MAX_EPOCHS-1). */
+#define WEFT_PLAN_MAX_EPOCHS (1u << 24)
+
+typedef struct weft_plan_circuit {
+    uint32_t epoch;
+    const char *ocs, *from, *to; /* node names; belong to the plan */
+} weft_plan_circuit;
+
+/* Appends a circuit. WEFT_EINVAL for an epoch >= WEFT_PLAN_MAX_EPOCHS or a
+ * name that weft_plan_add_path would refuse; WEFT_ENOMEM. Duplicates and
+ * conflicts are the verifier's to report. */
+WEFT_API weft_err weft_plan_add_circuit(weft_plan *p, uint32_t epoch, const char *ocs,
+                                        const char *from, const char *to);
+WEFT_API uint32_t weft_plan_num_circuits(const weft_plan *p);
+/* Circuit i (< weft_plan_num_circuits), in order of addition. */
+WEFT_API weft_plan_circuit weft_plan_get_circuit(const weft_plan *p, uint32_t i);
+/* 1 + the largest epoch of a circuit; 0 for a plan without circuits. */
+WEFT_API uint32_t weft_plan_num_epochs(const weft_plan *p);
+/* Sets the epoch of path k of op id (WEFT_PLAN_NO_EPOCH clears it).
+ * WEFT_EINVAL when the path does not exist or epoch is out of range. */
+WEFT_API weft_err weft_plan_set_path_epoch(weft_plan *p, uint32_t id, uint32_t k,
+                                           uint32_t epoch);
+/* The epoch of path k of op id, or WEFT_PLAN_NO_EPOCH. */
+WEFT_API uint32_t weft_plan_path_epoch(const weft_plan *p, uint32_t id, uint32_t k);
+
 /* ---- Alltoallv: per-chunk sizes from a traffic matrix ------------------ */
 
 /* Makes p an alltoallv plan of matrix t (copied; a later call replaces it).

@@ -238,6 +238,84 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
                                                  weft_plan **out, weft_a2a_bound *bound,
                                                  weft_diag *d);
 
+/* ==== Circuit schedules on optical circuit switches ======================
+ *
+ * An all-to-all of a traffic matrix on a fabric with ocs nodes, as a plan
+ * that carries circuit configurations (weft/plan.h, "Circuits";
+ * docs/ocs.md). The method:
+ *
+ *  1. The optimal flow of the bound with every OCS relaxed to a switch
+ *     (weft_synth_a2a_optimal_traffic): its paths, each hop across an OCS
+ *     a (from port, to port) demand; the port demand of each OCS is a
+ *     matrix (bytes, rounded up).
+ *  2. Each OCS's port matrix is decomposed into weighted permutations
+ *     twice: Birkhoff-von Neumann (weft/bvn.h), rounds sorted by weight,
+ *     largest first; and Solstice-style (Liu et al., CoNEXT 2015: stuff
+ *     the matrix to equal line sums, take perfect matchings of entries
+ *     >= r, halving r when there is none). Round k is configuration k of
+ *     that OCS, lasting weight / port bandwidth.
+ *  3. Candidates, as Solstice-style schedulers trade configurations for
+ *     delay: keep the first m configurations (m = 0, 1, 2, 3, 4, 6, 8, 12,
+ *     ... and all), each for a times its duration (a = 1/16, 1/8, 1/4,
+ *     1/2, 1, 2, 4, 8); what a path's circuit cannot carry in that time, and
+ *     every path that crosses OCSes twice, goes over the packet part
+ *     (ECMP shortest paths of the fabric without its OCSes). A candidate's
+ *     time is max(over OCSes: its configurations' time + (its
+ *     configurations - 1) x its delay, over the other links: their bytes /
+ *     bandwidth): the delay is counted per OCS, as MixNet's regional OCSes
+ *     reconfigure independently. m = 0 is the schedule without circuits.
+ *  4. The fastest candidate of both decompositions wins (ties: the one
+ *     found first: BvN, then fewer configurations). Each candidate's time is c + (m - 1) d with
+ *     c independent of the delay d, so the chosen time never falls as d
+ *     grows, and past some delay a candidate with at most one
+ *     configuration (which pays no delay) wins.
+ *
+ * With no delay and every path crossing at most one OCS, keeping every
+ * configuration reproduces the relaxed flow: the time is the bound (up to
+ * the rounding of port demands to whole bytes). */
+
+typedef struct weft_circuit_opts {
+    /* Reconfiguration delay in seconds for every OCS; < 0 (the default):
+     * each OCS's own reconfig= (weft_topo_ocs_reconfig_ns). */
+    double delay_s;
+    /* Candidates keep at most this many configurations (0, the default:
+     * every one the decomposition has). */
+    uint32_t max_configs;
+} weft_circuit_opts;
+
+WEFT_API void weft_circuit_opts_init(weft_circuit_opts *o);
+
+typedef struct weft_circuit_sched {
+    uint32_t configs;     /* configurations (epochs) kept: 0 .. rounds */
+    uint32_t rounds;      /* the decomposition's largest number of rounds */
+    const char *decomposition; /* the rounds kept: "bvn" (Birkhoff-von Neumann)
+                                  or "solstice" (large-threshold matchings) */
+    uint32_t candidates;  /* schedules compared */
+    double fraction;      /* a: each round's duration is a x its weight / bw */
+    double *duration_s;   /* configs: epoch k's duration (the longest of
+                             the OCSes' round k) */
+    double ocs_s;         /* the busiest OCS: its epochs' time + delays */
+    double packet_s;      /* the busiest other link: bytes / bandwidth */
+    double delay_s;       /* the largest delay of an OCS */
+    double time_s;        /* max(ocs_s, packet_s) */
+    double bound_s;       /* the relaxation bound, T* */
+    double circuit_bytes; /* bytes that cross an OCS on a circuit */
+    double rerouted_bytes; /* bytes the relaxed flow sent across an OCS that go
+                              over the packet part instead */
+    uint32_t multi_paths; /* paths of the relaxed flow that cross OCSes twice */
+} weft_circuit_sched;
+
+/* The circuit schedule of matrix m on t (which must have an ocs node,
+ * WEFT_EINVAL otherwise) as an alltoallv plan with circuits: every path
+ * across an OCS names its epoch. o may be NULL (defaults). *sched receives
+ * the schedule's figures (weft_circuit_sched_fini releases them). Errors
+ * as weft_synth_a2a_optimal_traffic; WEFT_ETOPO when a pair's traffic must
+ * leave the circuits and the fabric without OCSes cannot carry it. */
+WEFT_API weft_err weft_synth_a2a_circuits(const weft_topo *t, const struct weft_traffic *m,
+                                          const weft_circuit_opts *o, weft_plan **out,
+                                          weft_circuit_sched *sched, weft_diag *d);
+WEFT_API void weft_circuit_sched_fini(weft_circuit_sched *s);
+
 /* ==== Classic algorithms ================================================
  *
  * The textbook schedules as plans, for any rank count: rings (one

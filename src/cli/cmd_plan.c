@@ -70,7 +70,12 @@ static const cli_syntax plan_syntax = {
              "certified maximum concurrent flow (docs/bound.md): one op per pair routed\n"
              "over the flow's paths with exact shares, so its limit is the bound of weft\n"
              "bound --coll alltoall; with --traffic, the flow of the matrix's bound, so its\n"
-             "time_exact is the bound's. Plans larger than --max-ops ops\n"
+             "time_exact is the bound's. On a fabric with an ocs node, --algo optimal\n"
+             "--traffic builds a circuit schedule instead (docs/ocs.md): configurations\n"
+             "of circuits with durations, chosen for the OCS's reconfig= delay, and what\n"
+             "goes over the packet part; the plan carries the circuits and the output (and\n"
+             "the JSON object circuits) the schedule's time beside the bound. Plans larger\n"
+             "than --max-ops ops\n"
              "are not built, as in weft sim (a ring over N ranks has 2N(N-1)); --compare\n"
              "leaves them out and names them.\n"
              "--traffic FILE (--coll alltoall, classic algorithms or optimal, also with\n"
@@ -364,9 +369,57 @@ static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report 
     cli_json_kv_double(j, "estimate_at_size_s", r->own_s);
 }
 
+/* The circuit schedule of an OCS fabric (weft_synth_a2a_circuits). */
+static void json_circuits(cli_json *j, const weft_circuit_sched *cs)
+{
+    cli_json_key(j, "circuits");
+    cli_json_begin_object(j);
+    cli_json_kv_uint(j, "configs", cs->configs);
+    cli_json_kv_uint(j, "rounds", cs->rounds);
+    cli_json_kv_string(j, "decomposition", cs->decomposition);
+    cli_json_kv_uint(j, "candidates", cs->candidates);
+    cli_json_kv_double(j, "fraction", cs->fraction);
+    cli_json_key(j, "durations_s");
+    cli_json_begin_array(j);
+    for (uint32_t k = 0; k < cs->configs; k++)
+        cli_json_double(j, cs->duration_s[k]);
+    cli_json_end_array(j);
+    cli_json_kv_double(j, "delay_s", cs->delay_s);
+    cli_json_kv_double(j, "ocs_s", cs->ocs_s);
+    cli_json_kv_double(j, "packet_s", cs->packet_s);
+    cli_json_kv_double(j, "time_s", cs->time_s);
+    cli_json_kv_double(j, "bound_s", cs->bound_s);
+    cli_json_kv_double(j, "circuit_bytes", cs->circuit_bytes);
+    cli_json_kv_double(j, "rerouted_bytes", cs->rerouted_bytes);
+    cli_json_kv_uint(j, "multi_ocs_paths", cs->multi_paths);
+    cli_json_end_object(j);
+}
+
+static void print_circuits(FILE *f, const weft_circuit_sched *cs)
+{
+    fprintf(f, "circuits     %u configuration%s of %u (%s rounds), %u schedules compared; "
+               "reconfiguration delay %.6g s\n",
+            cs->configs, cs->configs == 1 ? "" : "s", cs->rounds,
+            strcmp(cs->decomposition, "bvn") == 0 ? "Birkhoff-von Neumann"
+                                                  : "Solstice threshold",
+            cs->candidates, cs->delay_s);
+    if (cs->configs) {
+        fprintf(f, "durations   ");
+        for (uint32_t k = 0; k < cs->configs && k < 8; k++)
+            fprintf(f, " %.3f us", cs->duration_s[k] * 1e6);
+        fprintf(f, "%s\n", cs->configs > 8 ? " ..." : "");
+    }
+    fprintf(f, "schedule     %.3f us: circuits %.3f us (with delays), packet part %.3f us; bound "
+               "%.3f us (every OCS a switch)\n",
+            cs->time_s * 1e6, cs->ocs_s * 1e6, cs->packet_s * 1e6, cs->bound_s * 1e6);
+    fprintf(f, "bytes        %.0f on circuits, %.0f moved to the packet part\n", cs->circuit_bytes,
+            cs->rerouted_bytes);
+}
+
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
                       const weft_optimal *opt, const char *traffic_path,
-                      const weft_bfb *bfb, const weft_plan *xml, uint32_t refine)
+                      const weft_bfb *bfb, const weft_plan *xml, uint32_t refine,
+                      const weft_circuit_sched *cs)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -408,6 +461,8 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
         cli_json_kv_rat(&j, "algbw_read_back_exact", back);
         cli_json_end_object(&j);
     }
+    if (cs)
+        json_circuits(&j, cs);
     cli_json_key(&j, "busiest_link");
     if (r->cost.has_busiest) {
         cli_json_begin_object(&j);
@@ -591,6 +646,9 @@ int cli_cmd_plan(int argc, char **argv)
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     weft_traffic matrix = {0};
+    weft_circuit_sched csched;
+    memset(&csched, 0, sizeof csched);
+    bool is_circuits = false;
     if (cli_args_has(&a, "list")) {
         rc = cli_args_has(&a, "json") ? list_algorithms_json() : list_algorithms();
         goto done;
@@ -710,6 +768,10 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
+    } else if (traffic_path && strcmp(algo, "optimal") == 0 && cli_fabric_has_ocs(t)) {
+        /* Optical circuit switches: the circuit schedule (docs/ocs.md). */
+        is_circuits = true;
+        e = weft_synth_a2a_circuits(t, &matrix, NULL, &p, &csched, &d);
     } else if (traffic_path) {
         e = cli_build_traffic(t, algo, &matrix, max_ops, &p, &d);
     } else if (is_bfb) {
@@ -776,7 +838,8 @@ int cli_cmd_plan(int argc, char **argv)
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
         rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
-                        is_bfb ? &bfb : NULL, xml_plan, refine);
+                        is_bfb ? &bfb : NULL, xml_plan, refine,
+                        is_circuits ? &csched : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
@@ -784,6 +847,8 @@ int cli_cmd_plan(int argc, char **argv)
             print_relayed(f, t, p, xml_plan, &r, refine);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
+        if (is_circuits)
+            print_circuits(f, &csched);
         if (is_bfb) {
             char ex[64];
             weft_rat_format(bfb.algbw_stepwise, ex, sizeof ex);
@@ -793,6 +858,7 @@ int cli_cmd_plan(int argc, char **argv)
         }
     }
 done:
+    weft_circuit_sched_fini(&csched);
     weft_traffic_free(&matrix);
     weft_optimal_fini(&opt);
     weft_plan_free(xml_plan);

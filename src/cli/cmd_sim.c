@@ -24,6 +24,7 @@
 #include "cli/sim_plot.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "cli/sim_sequence.h"
 #include "cli/traffic_file.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
@@ -40,7 +41,7 @@ static const cli_opt sim_opts[] = {
     {"cost", 0, "FILE", "with --compare-fabrics: $ and W per part over the defaults (docs/cost.md)"},
     {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
                      "--traffic and alltoallv plans)"},
-    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size)"},
+    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size); A,B,...: each in order"},
     {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
                       "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
@@ -117,6 +118,11 @@ static const cli_syntax sim_syntax = {
              "switch of its ports, as weft bound does. --json gives ranks, coll, size and\n"
              "fabrics [{spec, model, algo, time_s, algbw, busbw, bound_time_s, usd, w,\n"
              "usd_per_rank, w_per_rank (null when unknown), missing_usd, missing_w}].\n"
+             "--traffic A,B,... (with --algo) runs the all-to-all of each matrix in order,\n"
+             "one plan each, and prints each one's time and the reconfiguration before it\n"
+             "and the total. On a fabric with an ocs node --algo optimal is the circuit\n"
+             "schedule, and a plan with circuits waits the OCS's reconfig= delay whenever\n"
+             "its circuits change, between epochs and between matrices (docs/ocs.md).\n"
              "On a terminal, runs longer than a second show progress on stderr.\n",
     .groups = {&sim_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
@@ -525,6 +531,18 @@ int cli_cmd_sim(int argc, char **argv)
      * second (WEFT_PROGRESS_AFTER), so short runs and redirected output
      * never see it. */
     cli_progress_start(&pr, stderr, isatty(fileno(stderr)) == 1, delay);
+    if (traffic_path && strchr(traffic_path, ',')) {
+        /* Several matrices in order (docs/ocs.md). */
+        if (plan_path || compare || trace_path || plot_path || fmt == CLI_SIM_CSV) {
+            rc = cli_usage_error(&sim_syntax, "--traffic A,B,... runs --algo on each matrix in "
+                                              "order; it does not go with --plan, --compare, "
+                                              "--trace, --plot or --csv");
+            goto free_all;
+        }
+        rc = cli_sim_traffic_sequence(a.pos[0], t, algo, traffic_path, &o, max_ops,
+                                      fmt == CLI_SIM_JSON);
+        goto free_all;
+    }
     if (traffic_path && (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t),
                                                &matrix)))
         goto free_all;

@@ -74,6 +74,56 @@ static int print_json(const char *path, const char *spec, const weft_plan *p, co
     return error ? CLI_EXIT_INPUT : CLI_EXIT_OK;
 }
 
+/* A circuit error names the line it is about: the op of a hop with no
+ * circuit ("op 10 (...): route path 1 crosses ocs ..."), or the second of
+ * two circuits that share a port ("epoch 0: port 'p' of ocs 'o' sends on two
+ * circuits (a -> b and c -> d)"). Finds that line of a .plan text file and
+ * puts "PATH:LINE: " before the message in d; other messages are kept. */
+static void circuit_line(const char *path, weft_diag *d)
+{
+    char want[400];
+    unsigned op, ep;
+    char ocs[130], a[130], b[130];
+    if (strstr(d->msg, "crosses ocs '") && sscanf(d->msg, "op %u (", &op) == 1)
+        snprintf(want, sizeof want, "op %u ", op);
+    else if (sscanf(d->msg, "epoch %u: port '%*[^']' of ocs '%129[^']' %*s on two circuits "
+                            "(%*s -> %*s and %129s -> %129[^)])",
+                    &ep, ocs, a, b) == 4)
+        snprintf(want, sizeof want, "circuit %u %s %s %s", ep, ocs, a, b);
+    else
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    unsigned long n = 0;
+    size_t wl = strlen(want);
+    bool found = false, whole = true;
+    while (fgets(line, sizeof line, f)) {
+        bool start = whole;
+        whole = strchr(line, '\n') != NULL;
+        if (!start)
+            continue;
+        n++;
+        if (strncmp(line, want, wl) == 0 &&
+            (want[wl - 1] == ' ' || line[wl] == '\n' || line[wl] == ' ' || line[wl] == '#' ||
+             line[wl] == '\r' || line[wl] == '\0')) {
+            found = true;
+            break;
+        }
+    }
+    fclose(f);
+    if (found) {
+        char head[64 + 4096];
+        int hl = snprintf(head, sizeof head, "%s:%lu: ", path, n);
+        size_t ml = strlen(d->msg);
+        if (hl > 0 && (size_t)hl + ml < sizeof d->msg) {
+            memmove(d->msg + hl, d->msg, ml + 1);
+            memcpy(d->msg, head, (size_t)hl);
+        }
+    }
+}
+
 int cli_cmd_verify(int argc, char **argv)
 {
     cli_args a;
@@ -96,6 +146,8 @@ int cli_cmd_verify(int argc, char **argv)
     if (!e) {
         cli_context_object("verifying the plan");
         e = weft_plan_verify(p, t, &d);
+        if (e == WEFT_EVERIFY && weft_plan_num_circuits(p))
+            circuit_line(a.pos[0], &d);
     }
     if (cli_args_has(&a, "json") && read) {
         if (e)

@@ -1,4 +1,5 @@
 /* Building and simulating one algorithm for weft sim. See sim_algo.h. */
+#include "cli/fabric.h"
 #include "cli/sim_algo.h"
 
 #include <errno.h>
@@ -67,6 +68,14 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
 weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
                            uint32_t max_ops, weft_plan **out, weft_diag *d)
 {
+    if (strcmp(name, "optimal") == 0 && cli_fabric_has_ocs(t)) {
+        /* Optical circuit switches: the circuit schedule (docs/ocs.md). */
+        weft_circuit_sched cs;
+        weft_err e = weft_synth_a2a_circuits(t, m, NULL, out, &cs, d);
+        if (!e)
+            weft_circuit_sched_fini(&cs);
+        return e;
+    }
     if (strcmp(name, "optimal") == 0) {
         weft_a2a_bound b;
         weft_err e = weft_synth_a2a_optimal_traffic(t, m, out, &b, d);

@@ -119,6 +119,7 @@ void weft_plan_free(weft_plan *p)
     weft__free(p->name_off);
     weft__free(p->name_slots);
     weft_traffic_free(&p->traffic);
+    weft__free(p->circuits);
     weft__free(p);
 }
 
@@ -325,7 +326,14 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
             for (uint32_t v = 0; v < pt->nnodes; v++)
                 names[v] = weft__plan_name(p, p->path_nodes[pt->node_start + v]);
             e = weft_plan_add_path(q, i, pt->share, names, pt->nnodes);
+            if (!e)
+                e = weft_plan_set_path_epoch(q, i, k, pt->epoch);
         }
+    }
+    for (size_t c = 0; c < p->ncircuits && !e; c++) {
+        const weft__plan_circuit *ci = &p->circuits[c];
+        e = weft_plan_add_circuit(q, ci->epoch, weft__plan_name(p, ci->ocs),
+                                  weft__plan_name(p, ci->from), weft__plan_name(p, ci->to));
     }
     weft__free(names);
     if (!e && p->traffic.bytes) {
@@ -362,8 +370,16 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
     if (a->info.coll != b->info.coll || a->info.nranks != b->info.nranks ||
         a->info.root.v != b->info.root.v || a->info.chunks != b->info.chunks ||
         a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
-        a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes)
+        a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes ||
+        a->ncircuits != b->ncircuits)
         return false;
+    for (size_t c = 0; c < a->ncircuits; c++) {
+        const weft__plan_circuit *x = &a->circuits[c], *y = &b->circuits[c];
+        if (x->epoch != y->epoch || strcmp(weft__plan_name(a, x->ocs), weft__plan_name(b, y->ocs)) ||
+            strcmp(weft__plan_name(a, x->from), weft__plan_name(b, y->from)) ||
+            strcmp(weft__plan_name(a, x->to), weft__plan_name(b, y->to)))
+            return false;
+    }
     if (a->traffic.bytes &&
         memcmp(a->traffic.bytes, b->traffic.bytes,
                (size_t)a->traffic.ranks * a->traffic.ranks * sizeof *a->traffic.bytes) != 0)
@@ -380,7 +396,8 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
         for (uint32_t k = 0; k < np; k++) {
             const weft__plan_path *pa = &a->paths[a->path_start[i] + k];
             const weft__plan_path *pb = &b->paths[b->path_start[i] + k];
-            if (!weft_rat_eq(pa->share, pb->share) || pa->nnodes != pb->nnodes)
+            if (!weft_rat_eq(pa->share, pb->share) || pa->nnodes != pb->nnodes ||
+                pa->epoch != pb->epoch)
                 return false;
             for (uint32_t v = 0; v < pa->nnodes; v++) {
                 if (strcmp(weft__plan_name(a, a->path_nodes[pa->node_start + v]),

@@ -19,7 +19,13 @@ typedef struct weft__plan_path {
     weft_rat share;
     uint32_t node_start; /* into path_nodes */
     uint32_t nnodes;
+    uint32_t epoch; /* WEFT_PLAN_NO_EPOCH unless set */
 } weft__plan_path;
+
+/* A circuit: name ids of the OCS and its two ports. */
+typedef struct weft__plan_circuit {
+    uint32_t epoch, ocs, from, to;
+} weft__plan_circuit;
 
 struct weft_plan {
     weft_plan_info info;
@@ -47,6 +53,9 @@ struct weft_plan {
     /* An alltoallv plan's matrix (weft_plan_set_traffic); bytes NULL for a
      * plan of equal chunks. */
     weft_traffic traffic;
+    /* Circuit configurations (plan_circuit.c), in order of addition. */
+    weft__plan_circuit *circuits;
+    size_t ncircuits, circuit_cap;
 };
 
 /* The bytes of chunk id `chunk` of an alltoall plan of C chunks per block
@@ -76,5 +85,9 @@ const char *weft__plan_name(const weft_plan *p, uint32_t name);
  * name keeps its id. WEFT_ENOMEM, or WEFT_ELIMIT past 2^32 bytes of names
  * (plan_names.c). */
 weft_err weft__plan_name_intern(weft_plan *p, const char *s, size_t len, uint32_t *out);
+
+/* True for a name a route or circuit may use: 1 .. WEFT_TOPO_NAME_MAX
+ * bytes, no blank, control byte, ',' or '#' (plan_route.c). */
+bool weft__plan_node_name_ok(const char *s);
 
 #endif

@@ -68,7 +68,10 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
                 const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
                 char share[48];
                 weft_rat_format(pt->share, share, sizeof share);
-                fprintf(f, "%s{\"share\":\"%s\",\"nodes\":[", k ? "," : "", share);
+                fprintf(f, "%s{\"share\":\"%s\",", k ? "," : "", share);
+                if (pt->epoch != WEFT_PLAN_NO_EPOCH)
+                    fprintf(f, "\"epoch\":%u,", pt->epoch);
+                fputs("\"nodes\":[", f);
                 for (uint32_t v = 0; v < pt->nnodes; v++) {
                     if (v)
                         fputc(',', f);
@@ -80,6 +83,21 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
         }
         fputc('}', f);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+    if (p->ncircuits) {
+        fputs(",\"circuits\":[", f);
+        for (size_t c = 0; c < p->ncircuits; c++) {
+            const weft__plan_circuit *ci = &p->circuits[c];
+            fprintf(f, "%s{\"epoch\":%u,\"ocs\":", c ? "," : "", ci->epoch);
+            json_string(f, weft__plan_name(p, ci->ocs));
+            fputs(",\"from\":", f);
+            json_string(f, weft__plan_name(p, ci->from));
+            fputs(",\"to\":", f);
+            json_string(f, weft__plan_name(p, ci->to));
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    fputs("}\n", f);
     return ferror(f) ? WEFT_EIO : WEFT_OK;
 }

@@ -8,7 +8,7 @@
 #include "base/alloc.h"
 #include "plan/plan_internal.h"
 
-static bool node_name_ok(const char *s)
+bool weft__plan_node_name_ok(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > WEFT_TOPO_NAME_MAX)
@@ -27,7 +27,7 @@ weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share, const cha
     if (id >= p->nops || nnodes < 2 || share.den <= 0)
         return WEFT_EINVAL;
     for (uint32_t i = 0; i < nnodes; i++) {
-        if (!node_name_ok(nodes[i]))
+        if (!weft__plan_node_name_ok(nodes[i]))
             return WEFT_EINVAL;
     }
     if (!p->path_start) {
@@ -71,6 +71,7 @@ weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share, const cha
     pt->share = share;
     pt->node_start = (uint32_t)p->path_nodes_len;
     pt->nnodes = nnodes;
+    pt->epoch = WEFT_PLAN_NO_EPOCH;
     p->path_nodes_len += nnodes;
     p->path_count[id] = have + 1;
     return WEFT_OK;

@@ -415,8 +415,25 @@ static weft_err parse_path(parser *ps, const char *v, size_t len, uint32_t col, 
     weft_rat share;
     size_t used;
     size_t slen = (size_t)(colon - v);
-    if (slen == 0 || weft_rat_parse(v, slen, &share, &used) || used != slen)
-        return fail(ps, col, "bad share '%.*s'", (int)slen, v);
+    /* SHARE@EPOCH: the epoch of a circuit plan (weft/plan.h, "Circuits"). */
+    const char *at = memchr(v, '@', slen);
+    size_t shlen = at ? (size_t)(at - v) : slen;
+    uint32_t epoch = WEFT_PLAN_NO_EPOCH;
+    if (shlen == 0 || weft_rat_parse(v, shlen, &share, &used) || used != shlen)
+        return fail(ps, col, "bad share '%.*s'", (int)shlen, v);
+    if (at) {
+        uint64_t ep = 0;
+        size_t elen = slen - shlen - 1;
+        bool ok = elen > 0 && elen <= 9;
+        for (size_t i = 0; ok && i < elen; i++) {
+            ok = at[1 + i] >= '0' && at[1 + i] <= '9';
+            ep = ep * 10 + (uint64_t)(at[1 + i] - '0');
+        }
+        if (!ok || ep >= WEFT_PLAN_MAX_EPOCHS)
+            return fail(ps, col + (uint32_t)shlen + 1, "bad epoch '%.*s' (0 to %u)", (int)elen,
+                        at + 1, WEFT_PLAN_MAX_EPOCHS - 1);
+        epoch = (uint32_t)ep;
+    }
     /* Copy the node list so each name can be NUL-terminated. */
     size_t nlen = len - slen - 1;
     if (weft__grow((void **)&ps->node_buf, &ps->node_buf_cap, nlen + 1, 1))
@@ -449,6 +466,42 @@ static weft_err parse_path(parser *ps, const char *v, size_t len, uint32_t col, 
         return oom(ps);
     if (e)
         return fail(ps, col, "path too long");
+    if (epoch != WEFT_PLAN_NO_EPOCH)
+        weft_plan_set_path_epoch(ps->plan, id, weft_plan_op_num_paths(ps->plan, id) - 1, epoch);
+    return WEFT_OK;
+}
+
+/* "circuit EPOCH OCS FROM TO" (weft/plan.h, "Circuits"): after the header;
+ * the first one ends it as an op does. */
+static weft_err parse_circuit(parser *ps, const tok *t, size_t nt)
+{
+    weft_err e;
+    if (nt != 5)
+        return fail(ps, t[0].col, "'circuit' takes 4 values: EPOCH OCS FROM TO");
+    if (!ps->plan && (e = finish_header(ps, t[0].col)))
+        return e;
+    uint64_t ep = 0;
+    bool ok = t[1].len > 0 && t[1].len <= 9;
+    for (size_t i = 0; ok && i < t[1].len; i++) {
+        ok = t[1].s[i] >= '0' && t[1].s[i] <= '9';
+        ep = ep * 10 + (uint64_t)(t[1].s[i] - '0');
+    }
+    if (!ok || ep >= WEFT_PLAN_MAX_EPOCHS)
+        return fail(ps, t[1].col, "bad epoch '%.*s' (0 to %u)", (int)t[1].len, t[1].s,
+                    WEFT_PLAN_MAX_EPOCHS - 1);
+    char name[3][WEFT_TOPO_NAME_MAX + 1];
+    for (int k = 0; k < 3; k++) {
+        const tok *x = &t[2 + k];
+        if (x->len > WEFT_TOPO_NAME_MAX || memchr(x->s, ',', x->len))
+            return fail(ps, x->col, "bad node name '%.*s' in a circuit", (int)x->len, x->s);
+        memcpy(name[k], x->s, x->len);
+        name[k][x->len] = '\0';
+    }
+    e = weft_plan_add_circuit(ps->plan, (uint32_t)ep, name[0], name[1], name[2]);
+    if (e == WEFT_ENOMEM)
+        return oom(ps);
+    if (e)
+        return fail(ps, t[0].col, "too many circuits");
     return WEFT_OK;
 }
 
@@ -582,6 +635,8 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
         return parse_op(ps, toks, nt);
     if (tok_is(&toks[0], "traffic"))
         return parse_traffic(ps, toks, nt);
+    if (tok_is(&toks[0], "circuit"))
+        return parse_circuit(ps, toks, nt);
     for (size_t k = 0; k < sizeof header_keys / sizeof header_keys[0]; k++) {
         if (tok_is(&toks[0], header_keys[k].word))
             return parse_header(ps, header_keys[k].bit, header_keys[k].word, toks, nt);
@@ -700,12 +755,20 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
             const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
             char share[48];
             weft_rat_format(pt->share, share, sizeof share);
-            fprintf(f, " path=%s:", share);
+            if (pt->epoch != WEFT_PLAN_NO_EPOCH)
+                fprintf(f, " path=%s@%u:", share, pt->epoch);
+            else
+                fprintf(f, " path=%s:", share);
             for (uint32_t v = 0; v < pt->nnodes; v++)
                 fprintf(f, "%s%s", v ? "," : "",
                         weft__plan_name(p, p->path_nodes[pt->node_start + v]));
         }
         fputc('\n', f);
+    }
+    for (size_t c = 0; c < p->ncircuits; c++) {
+        const weft__plan_circuit *ci = &p->circuits[c];
+        fprintf(f, "circuit %u %s %s %s\n", ci->epoch, weft__plan_name(p, ci->ocs),
+                weft__plan_name(p, ci->from), weft__plan_name(p, ci->to));
     }
     return ferror(f) ? WEFT_EIO : WEFT_OK;
 }

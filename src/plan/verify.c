@@ -428,7 +428,8 @@ weft_err weft_plan_verify(const weft_plan *p, const weft_topo *topo, weft_diag *
     weft_err e = weft__layout_init(&v.l, p);
     if (e)
         return weft_diag_set(d, e, "the plan has too many slots per rank to verify");
-    if ((e = check_structure(&v)) || (e = check_routes(&v)) || (e = weft__verify_order(&v)))
+    if ((e = check_structure(&v)) || (e = check_routes(&v)) || (e = weft__verify_circuits(&v)) ||
+        (e = weft__verify_order(&v)))
         goto fini;
     size_t n = p->nops ? p->nops : 1;
     v.chain = weft__malloc(n * sizeof *v.chain);

@@ -4,7 +4,7 @@
  * and verify_msg.c (how ops are named in messages). verify.c's opening
  * comment gives the method. Nothing outside src/plan includes this header.
  *
- * File order (docs/architecture.md): verify_msg < verify_sets,
+ * File order (docs/architecture.md): verify_msg < verify_sets, verify_circuits,
  * verify_order < verify; a file calls only the files before it.
  */
 #ifndef WEFT_PLAN_VERIFY_INTERNAL_H
@@ -60,6 +60,14 @@ weft_err weft__verify_fail(verifier *v, uint32_t id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* WEFT_ENOMEM, said on v->d. */
 weft_err weft__verify_oom(verifier *v);
+
+/* ---- verify_circuits.c ---- */
+
+/* The circuit checks of weft/plan.h, "Circuits": ports used once per epoch
+ * each way, circuits that exist in v->topo (when given), and every route
+ * path across an OCS on a circuit of its epoch. WEFT_OK for a plan without
+ * circuits. */
+weft_err weft__verify_circuits(verifier *v);
 
 /* ---- verify_order.c ---- */
 

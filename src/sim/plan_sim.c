@@ -37,6 +37,7 @@
  * all of the dep's data, or none of it but its completion.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -87,6 +88,8 @@ static weft_err pair_grow(pair_map *m)
     return WEFT_OK;
 }
 
+#define SEL_ALL (UINT32_MAX - 1)
+
 typedef struct plan_ctx {
     const weft_topo *t;
     const weft_plan *p;
@@ -96,6 +99,8 @@ typedef struct plan_ctx {
     uint32_t *rlink; /* scratch for one route: links and coefficients */
     double *rcoef;
     size_t rlink_cap, rcoef_cap;
+    bool epochs;            /* the plan has circuits (weft/plan.h): paths with an
+                               epoch are flows of their own (plan_epochs) */
     const weft_sim_opts *o; /* resolved settings */
     double slice_bytes;     /* wire bytes of one slice of one chunk */
     weft_diag *d;
@@ -153,14 +158,27 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
 /* An op's explicit route: per link, the sum of the shares of the paths
  * that cross it, times the op's chunk count; the latency is that of the
  * slowest path. */
+static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
+                                   uint32_t *route);
+
 static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
+{
+    return explicit_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, route);
+}
+
+/* The same over the paths of epoch `sel` only (SEL_ALL: every path), each
+ * share multiplied by scale. */
+static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
+                                   uint32_t *route)
 {
     const weft_topo *t = c->t;
     uint32_t np = weft_plan_op_num_paths(c->p, op), n = 0;
     double lat = 0, count = weft_plan_op(c->p, op).count;
     for (uint32_t k = 0; k < np; k++) {
+        if (sel != SEL_ALL && weft_plan_path_epoch(c->p, op, k) != sel)
+            continue;
         uint32_t len = weft_plan_path_len(c->p, op, k);
-        double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)), plat = 0;
+        double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)) * scale, plat = 0;
         weft_node_id prev = {0};
         for (uint32_t i = 0; i < len; i++) {
             const char *name = weft_plan_path_node(c->p, op, k, i);
@@ -225,6 +243,8 @@ static bool forwards(weft_op x)
 
 static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb);
 static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o);
+static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk,
+                             const double *opb);
 
 static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
 {
@@ -245,10 +265,272 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
         }
     }
     err = build_flows(c, o, chunk, opb);
+    if (!err)
+        err = build_deps(c, o);
+    if (!err && c->epochs)
+        err = build_epochs(c, o, chunk, opb);
     weft__free(opb);
-    if (err)
-        return err;
-    return build_deps(c, o);
+    return err;
+}
+
+/* ---- Circuit epochs (weft/plan.h, "Circuits"; docs/ocs.md) ----------------
+ *
+ * In a plan with circuits the paths of an op that name epoch e are one flow
+ * of their own (all slices together), beside the op's flows, which carry its
+ * other paths. OCS o starts epoch e >= 1 at a gate: a flow without links
+ * whose latency is o's reconfig= delay when o's circuits of epoch e differ
+ * from those of e-1 (0 otherwise), released when gate e-1 is done and every
+ * flow on a circuit of o that epoch e drops has drained (its last byte has
+ * crossed the OCS). A flow waits for
+ * the gate of the first epoch of the run of epochs in which all its circuits
+ * on o stay up, so unchanged circuits keep carrying. Dependents of an op
+ * wait for its epoch flows too. */
+
+typedef struct ckey4 {
+    uint32_t ocs, from, to, epoch;
+} ckey4;
+
+static int ckey4_cmp(const void *x, const void *y)
+{
+    const ckey4 *a = x, *b = y;
+    if (a->ocs != b->ocs)
+        return a->ocs < b->ocs ? -1 : 1;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    if (a->to != b->to)
+        return a->to < b->to ? -1 : 1;
+    return a->epoch < b->epoch ? -1 : a->epoch > b->epoch;
+}
+
+typedef struct epoch_ctx {
+    ckey4 *circ; /* sorted */
+    size_t ncirc;
+    uint32_t nepochs;
+    uint32_t *ocs_index; /* node -> OCS number or UINT32_MAX */
+    uint32_t nocs;
+    uint32_t *gate;      /* nocs x nepochs: gate flow, UINT32_MAX none */
+    ckey4 *used;         /* circuits of the flow being built (epoch unused) */
+    size_t nused, used_cap;
+} epoch_ctx;
+
+static bool has_circuit(const epoch_ctx *x, uint32_t ocs, uint32_t from, uint32_t to,
+                        uint32_t epoch)
+{
+    ckey4 k = {ocs, from, to, epoch};
+    return bsearch(&k, x->circ, x->ncirc, sizeof k, ckey4_cmp) != NULL;
+}
+
+/* Whether every circuit of used[lo..hi) (all on one OCS) is up in epoch e. */
+static bool all_up(const epoch_ctx *x, size_t lo, size_t hi, uint32_t e)
+{
+    for (size_t i = lo; i < hi; i++)
+        if (!has_circuit(x, x->used[i].ocs, x->used[i].from, x->used[i].to, e))
+            return false;
+    return true;
+}
+
+/* Whether OCS node o's circuits of epochs e-1 and e differ. */
+static bool changes(const epoch_ctx *x, uint32_t o, uint32_t e)
+{
+    for (size_t i = 0; i < x->ncirc; i++) {
+        const ckey4 *k = &x->circ[i];
+        if (k->ocs != o)
+            continue;
+        if (k->epoch == e && !has_circuit(x, o, k->from, k->to, e - 1))
+            return true;
+        if (k->epoch == e - 1 && !has_circuit(x, o, k->from, k->to, e))
+            return true;
+    }
+    return false;
+}
+
+static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
+{
+    const weft_plan *p = c->p;
+    uint32_t nc = weft_plan_num_circuits(p), nn = weft_topo_num_nodes(c->t);
+    x->nepochs = weft_plan_num_epochs(p);
+    x->circ = weft__malloc((nc ? nc : 1) * sizeof *x->circ);
+    x->ocs_index = weft__malloc((nn ? nn : 1) * sizeof *x->ocs_index);
+    if (!x->circ || !x->ocs_index)
+        return weft_diag_code(c->d, WEFT_ENOMEM);
+    for (uint32_t v = 0; v < nn; v++)
+        x->ocs_index[v] = weft_topo_node_kind(c->t, (weft_node_id){v}) == WEFT_NODE_OCS
+                              ? x->nocs++
+                              : UINT32_MAX;
+    for (uint32_t i = 0; i < nc; i++) {
+        weft_plan_circuit pc = weft_plan_get_circuit(p, i);
+        weft_node_id o, a, b;
+        if (!weft_topo_find_node(c->t, pc.ocs, &o) || !weft_topo_find_node(c->t, pc.from, &a) ||
+            !weft_topo_find_node(c->t, pc.to, &b))
+            return weft_diag_set(c->d, WEFT_ETOPO,
+                                 "sim: circuit %s -> %s of epoch %u on '%s': no such node", pc.from,
+                                 pc.to, pc.epoch, pc.ocs);
+        x->circ[x->ncirc++] = (ckey4){o.v, a.v, b.v, pc.epoch};
+    }
+    qsort(x->circ, x->ncirc, sizeof *x->circ, ckey4_cmp);
+    size_t ng = (size_t)x->nocs * x->nepochs;
+    x->gate = weft__malloc((ng ? ng : 1) * sizeof *x->gate);
+    if (!x->gate)
+        return weft_diag_code(c->d, WEFT_ENOMEM);
+    for (size_t i = 0; i < ng; i++)
+        x->gate[i] = UINT32_MAX;
+    /* Gates of the OCSes that have circuits. */
+    weft_err err = WEFT_OK;
+    for (uint32_t v = 0; v < nn && !err; v++) {
+        uint32_t oi = x->ocs_index[v];
+        if (oi == UINT32_MAX)
+            continue;
+        bool any = false;
+        for (size_t i = 0; i < x->ncirc && !any; i++)
+            any = x->circ[i].ocs == v;
+        if (!any)
+            continue;
+        double delay = weft_rat_to_double(weft_topo_ocs_reconfig_ns(c->t, (weft_node_id){v})) * 1e-9;
+        for (uint32_t e = 1; e < x->nepochs && !err; e++) {
+            uint32_t route, f;
+            double lat = changes(x, v, e) ? delay : 0;
+            if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, lat, &route)) ||
+                (err = sim_engine_add_flow(c->e, route, 0, 1, &f)))
+                break;
+            x->gate[(size_t)oi * x->nepochs + e] = f;
+            if (e > 1)
+                err = sim_engine_add_dep(c->e, f, x->gate[(size_t)oi * x->nepochs + e - 1]);
+        }
+    }
+    return err ? weft_diag_code(c->d, err) : WEFT_OK;
+}
+
+/* The circuits op id's paths of epoch ep cross, into x->used, sorted. */
+static weft_err collect_used(plan_ctx *c, epoch_ctx *x, uint32_t id, uint32_t ep)
+{
+    x->nused = 0;
+    uint32_t np = weft_plan_op_num_paths(c->p, id);
+    for (uint32_t k = 0; k < np; k++) {
+        if (weft_plan_path_epoch(c->p, id, k) != ep)
+            continue;
+        uint32_t len = weft_plan_path_len(c->p, id, k);
+        for (uint32_t j = 1; j + 1 < len; j++) {
+            weft_node_id o, a, b;
+            if (!weft_topo_find_node(c->t, weft_plan_path_node(c->p, id, k, j), &o) ||
+                x->ocs_index[o.v] == UINT32_MAX)
+                continue;
+            weft_topo_find_node(c->t, weft_plan_path_node(c->p, id, k, j - 1), &a);
+            weft_topo_find_node(c->t, weft_plan_path_node(c->p, id, k, j + 1), &b);
+            if (weft__grow((void **)&x->used, &x->used_cap, x->nused + 1, sizeof *x->used))
+                return weft_diag_code(c->d, WEFT_ENOMEM);
+            x->used[x->nused++] = (ckey4){o.v, a.v, b.v, 0};
+        }
+    }
+    qsort(x->used, x->nused, sizeof *x->used, ckey4_cmp);
+    return WEFT_OK;
+}
+
+/* Gates of flow f (epoch ep) on each OCS its circuits cross: f waits for
+ * the gate of the first epoch of the run in which its circuits stay up, and
+ * the gate of the epoch that drops one of them waits for f to drain. */
+static weft_err gate_flow(plan_ctx *c, epoch_ctx *x, uint32_t f, uint32_t ep)
+{
+    weft_err err = WEFT_OK;
+    bool queued = false;
+    for (size_t lo = 0; lo < x->nused && !err;) {
+        size_t hi = lo;
+        while (hi < x->nused && x->used[hi].ocs == x->used[lo].ocs)
+            hi++;
+        uint32_t oi = x->ocs_index[x->used[lo].ocs];
+        const uint32_t *g = x->gate + (size_t)oi * x->nepochs;
+        uint32_t e0 = ep, e1 = ep + 1;
+        while (e0 >= 1 && all_up(x, lo, hi, e0 - 1))
+            e0--;
+        while (e1 < x->nepochs && all_up(x, lo, hi, e1))
+            e1++;
+        if (e0 >= 1 && e0 < x->nepochs && g[e0] != UINT32_MAX)
+            err = sim_engine_add_dep(c->e, f, g[e0]);
+        /* A circuit may change once the flow's last byte has crossed it
+         * (drained), not one route latency later when it arrives; the
+         * engine queues at most one flow behind another, so a flow across
+         * a second OCS holds that one's gate until it is done. */
+        if (!err && e1 < x->nepochs && g[e1] != UINT32_MAX) {
+            err = queued ? sim_engine_add_dep(c->e, g[e1], f)
+                         : sim_engine_add_queue_dep(c->e, g[e1], f);
+            queued = true;
+        }
+        lo = hi;
+    }
+    return err ? weft_diag_code(c->d, err) : WEFT_OK;
+}
+
+static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb)
+{
+    const weft_plan *p = c->p;
+    uint32_t nops = weft_plan_num_ops(p), P = o->slices;
+    epoch_ctx x;
+    memset(&x, 0, sizeof x);
+    uint32_t *xstart = weft__malloc(((size_t)nops + 1) * sizeof *xstart), *eps = NULL;
+    size_t eps_cap = 0;
+    weft_err err = xstart ? read_circuits(c, &x) : weft_diag_code(c->d, WEFT_ENOMEM);
+    uint32_t first = sim_engine_num_flows(c->e);
+    for (uint32_t id = 0; id < nops && !err; id++) {
+        xstart[id] = sim_engine_num_flows(c->e);
+        uint32_t np = weft_plan_op_num_paths(p, id), ne = 0;
+        weft_op op = weft_plan_op(p, id);
+        for (uint32_t k = 0; k < np; k++) {
+            uint32_t ep = weft_plan_path_epoch(p, id, k);
+            bool seen = ep == WEFT_PLAN_NO_EPOCH;
+            for (uint32_t i = 0; i < ne && !seen; i++)
+                seen = eps[i] == ep;
+            if (seen)
+                continue;
+            if (weft__grow((void **)&eps, &eps_cap, ne + 1, sizeof *eps)) {
+                err = weft_diag_code(c->d, WEFT_ENOMEM);
+                break;
+            }
+            eps[ne++] = ep;
+        }
+        for (uint32_t i = 0; i < ne && !err; i++) {
+            double sum = 0;
+            for (uint32_t k = 0; k < np; k++)
+                if (weft_plan_path_epoch(p, id, k) == eps[i])
+                    sum += weft_rat_to_double(weft_plan_path_share(p, id, k));
+            double bytes = (opb ? opb[id] / o->bw_scale : chunk * P * op.count) * sum;
+            uint32_t route, f;
+            if ((err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, &route)))
+                break;
+            if ((err = sim_engine_add_flow(c->e, route, bytes, 1, &f))) {
+                weft_diag_code(c->d, err);
+                break;
+            }
+            if (!(err = collect_used(c, &x, id, eps[i])))
+                err = gate_flow(c, &x, f, eps[i]);
+        }
+    }
+    if (!err)
+        xstart[nops] = sim_engine_num_flows(c->e);
+    /* Deps: an op's epoch flows wait for its deps (their last slice and
+     * their epoch flows); its slices wait for its deps' epoch flows. */
+    for (uint32_t id = 0; id < nops && !err && first < xstart[nops]; id++) {
+        uint32_t nd;
+        const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+        for (uint32_t k = 0; k < nd && !err; k++) {
+            uint32_t dp = deps[k];
+            for (uint32_t f = xstart[id]; f < xstart[id + 1] && !err; f++) {
+                err = sim_engine_add_dep(c->e, f, dp * P + P - 1);
+                for (uint32_t g = xstart[dp]; g < xstart[dp + 1] && !err; g++)
+                    err = sim_engine_add_dep(c->e, f, g);
+            }
+            for (uint32_t g = xstart[dp]; g < xstart[dp + 1] && !err; g++)
+                for (uint32_t s = 0; s < P && !err; s++)
+                    err = sim_engine_add_dep(c->e, id * P + s, g);
+        }
+        if (err)
+            weft_diag_code(c->d, err);
+    }
+    weft__free(xstart);
+    weft__free(eps);
+    weft__free(x.circ);
+    weft__free(x.ocs_index);
+    weft__free(x.gate);
+    weft__free(x.used);
+    return err;
 }
 
 static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb)
@@ -412,6 +694,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     c.d = d;
     c.o = o;
     c.slice_bytes = (double)size / (double)weft_plan_size_chunks(p) / o->slices / o->bw_scale;
+    c.epochs = weft_plan_num_circuits(p) > 0;
     sim_classes cls;
     memset(&cls, 0, sizeof cls);
     weft_err err = WEFT_ENOMEM;

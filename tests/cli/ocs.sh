@@ -2,6 +2,12 @@
 # bound with every OCS relaxed to a switch (exact: 1600/3 GB/s, NIC-bound,
 # docs/presets.md), a .topo with a one-way OCS link and a reconfig= without
 # a unit (exit 1, exact messages), and show -> file -> stats round trip.
+# Circuit schedules: weft plan --algo optimal --traffic on a mixnet fabric
+# gives a plan with circuits that meets the bound at delay 0 and keeps one
+# configuration at 1 s; it verifies, and two corrupted copies (a circuit
+# removed, a port in two circuits) fail with the exact message and line;
+# weft sim --traffic A,B,A runs three all-to-alls and charges the
+# reconfiguration between them.
 # Run by CTest as: bash ocs.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$2" && pwd)
@@ -37,5 +43,45 @@ run topo stats m.topo --json
 expect_rc 0
 expect_out_has '"ocs": 1'
 check "m.topo has 'node ocs0 ocs reconfig=1ms'" grep -q '^node ocs0 *ocs *reconfig=1ms$' m.topo
+
+# Circuit schedules (docs/ocs.md).
+F=mixnet:hosts=4,gpus=2,ocsnics=1,reconfig=0
+run traffic moe --ranks 8 --experts 8 --topk 2 --tokens 256 --hidden-bytes 4K --skew zipf:1 -o m.tm
+expect_rc 0
+run traffic moe --ranks 8 --experts 8 --topk 2 --tokens 256 --hidden-bytes 4K --skew zipf:1 --seed 3 -o m2.tm
+expect_rc 0
+run plan "$F" --coll alltoall --traffic m.tm --algo optimal --json -o c0.plan
+expect_rc 0
+expect_out_has '"configs": 9,'
+expect_out_has '"time_s": 6.2464e-05,'
+expect_out_has '"bound_s": 6.246399999999999e-05,'
+expect_out_has '"rerouted_bytes": 0,'
+check "c0.plan has 30 circuits" test "$(grep -c '^circuit ' c0.plan)" = 30
+check "c0.plan's first circuit" test "$(grep -m1 '^circuit ' c0.plan)" = 'circuit 0 ocs0 b0.nic1 b1.nic1'
+run verify c0.plan --topo "$F"
+expect_rc 0
+expect_out "ok: alltoall, 8 ranks, 64 ops verified"
+
+sed '0,/^circuit/{/^circuit/d}' c0.plan >bad1.plan
+run verify bad1.plan --topo "$F"
+expect_rc 1
+expect_err "weft: bad1.plan:25: op 10 (rank 1 -> rank 3, in[3] -> out[1]): route path 1 crosses ocs 'ocs0' from b0.nic1 to b1.nic1 in epoch 0, which has no such circuit"
+awk '{print} /^circuit/ && !done {print "circuit 0 ocs0 b0.nic1 b3.nic1"; done=1}' c0.plan >bad2.plan
+run verify bad2.plan
+expect_rc 1
+expect_err "weft: bad2.plan:80: epoch 0: port 'b0.nic1' of ocs 'ocs0' sends on two circuits (b0.nic1 -> b1.nic1 and b0.nic1 -> b3.nic1); a port is in at most one circuit each way"
+
+run plan mixnet:hosts=4,gpus=2,ocsnics=1,reconfig=1s --coll alltoall --traffic m.tm --algo optimal --json
+expect_rc 0
+expect_out_has '"configs": 1,'
+expect_out_has '"time_s": 9.576448e-05,'
+
+run sim mixnet:hosts=4,gpus=2,ocsnics=1 --coll alltoall --algo optimal --traffic m.tm,m2.tm,m.tm --model fluid --json
+expect_rc 0
+expect_out_has '"reconfig_s": 5e-05,'
+expect_out_has '"time_s": 0.000296564'
+check "three matrices" test "$(grep -c '"traffic"' "$CHECK_OUT_")" = 3
+run sim "$F" --coll alltoall --algo optimal --traffic m.tm,m2.tm --plan c0.plan
+expect_rc 2
 
 finish
