@@ -168,6 +168,14 @@ typedef struct weft_comm_config {
     const char *algo;
     const char *plan_file;
     const char *tuning;
+    /* The host this rank declares itself on, a name ("h0"); NULL or "" for
+     * the machine itself. Ranks share memory (WEFT_TRANSPORT=auto) only
+     * when they run on one machine AND declare the same host, so ranks of
+     * one machine in different network namespaces (docs/netns.md) can be
+     * emulated hosts: shared memory among host-mates, TCP between hosts.
+     * The name is combined with the machine's identity, so the same name
+     * on two machines never joins them. */
+    const char *host;
 } weft_comm_config;
 
 /* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
@@ -179,13 +187,13 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
  *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
- *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING.
+ *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST.
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
  * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
- * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING) into c,
+ * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 

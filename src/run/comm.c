@@ -101,6 +101,19 @@ void weft_comm_free(weft_comm *c)
     weft__free(c);
 }
 
+/* The host identity on this rank's card: the machine's, refined by the
+ * host the configuration declares (weft_comm_config.host, WEFT_HOST), so
+ * that emulated hosts on one machine talk TCP to each other. */
+static unsigned long long host_id(const weft_comm_config *cfg)
+{
+    unsigned long long h = weft__host_id();
+    if (cfg->host && *cfg->host) {
+        h = weft__fnv64(h, "\0host:", 6);
+        h = weft__fnv64(h, cfg->host, strlen(cfg->host));
+    }
+    return h;
+}
+
 /* Steps 1-3 of the setup (see the top of the file). */
 static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct in_addr local,
                              int64_t deadline, weft_diag *d)
@@ -127,7 +140,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
                .rank = c->rank,
                .size = n,
                .pid = (uint32_t)getpid(),
-               .host = weft__host_id(),
+               .host = host_id(cfg),
                .transport = (uint32_t)cfg->transport,
                .tcp_conns = conns,
                .nifs = nifs,

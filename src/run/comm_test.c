@@ -366,11 +366,56 @@ static void test_interfaces(void)
     CHECK_STR(d.msg, "WEFT_SOCKET_IFNAME: no IPv4 interface named 'nope0'");
 }
 
+/* Declared hosts (weft_comm_config.host, WEFT_HOST): ranks 0 and 1 on
+ * "h0", 2 and 3 on "h1", all on this machine. Host-mates share memory, the
+ * others talk TCP, and collectives over the mix are exact. */
+static int mixed_hosts(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    for (uint32_t p = 0; p < n; p++)
+        CHECK_STR(weft_comm_transport(c, p), p == me ? "self" : p / 2 == me / 2 ? "shm" : "tcp");
+    check_allreduce_int(c, 100003, false);
+    check_allreduce_float(c, 1009);
+    check_allgather(c, 40000, false);
+    check_reduce_scatter(c, 1009, false);
+    check_broadcast(c, 3 * (1u << 20) + 5, n - 1);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int declared_host_rank(const weft_comm_config *cfg, void *arg)
+{
+    (void)arg;
+    weft_comm_config mine = *cfg;
+    mine.host = mine.rank < 2 ? "h0" : "h1";
+    return weft__test_with_comm(&mine, mixed_hosts, NULL);
+}
+
+static int same_declared_host(weft_comm *c, void *arg)
+{
+    (void)arg;
+    CHECK_STR(weft_comm_transport(c, 1 - weft_comm_rank(c)), "shm");
+    check_allreduce_int(c, 1009, false);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static void test_declared_hosts(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.timeout_ms = 8000;
+    weft__test_ranks_ok(4, &cfg, declared_host_rank, NULL, 20000, "declared hosts");
+    /* One name on every rank is one host: shared memory, as without it. */
+    cfg.host = "h7";
+    weft__test_comm_ranks_ok(2, &cfg, same_declared_host, NULL, 20000, "one declared host");
+}
+
 int main(void)
 {
     test_config_errors();
     test_oom();
     test_interfaces();
+    test_declared_hosts();
     suite shm = {"shm"}, tcp = {"tcp"};
     run(2, WEFT_TRANSPORT_SHM, collectives, &shm, "shm");
     run(3, WEFT_TRANSPORT_AUTO, collectives, &shm, "auto");

@@ -90,6 +90,7 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
     if ((s = getenv("WEFT_ALGO")) != NULL) cfg.algo = *s ? s : NULL;
     if ((s = getenv("WEFT_PLAN")) != NULL) cfg.plan_file = *s ? s : NULL;
     if ((s = getenv("WEFT_TUNING")) != NULL) cfg.tuning = *s ? s : NULL;
+    if ((s = getenv("WEFT_HOST")) != NULL) cfg.host = *s ? s : NULL;
     if (cfg.algo && cfg.plan_file)
         return weft_diag_set(d, WEFT_EINVAL, "WEFT_ALGO=%s and WEFT_PLAN=%s: give one, not both",
                              cfg.algo, cfg.plan_file);
