@@ -118,7 +118,6 @@ void weft__select_free(weft__select *s)
     weft__free(s->relay_cp);
     weft__free(s->relay_plan);
     weft_topo_free(s->relay_topo);
-    weft__free(s->sets);
     weft_comm_plan_free(s->plan_cp);
     weft_plan_free(s->plan);
     weft_topo_free(s->topo);
