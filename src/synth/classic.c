@@ -69,9 +69,10 @@ static const classic_entry algorithms[] = {
                "to NIC i, no incast; scatter inside the box",
       C_(ALLTOALL), false},
      synth_build_flash, false},
-    {{"relay:K", "broadcast leaving the root's host through the NICs of K of its ranks, relayed "
-                 "over the host (FuseLink); relay:1 without relay, relay:auto every rank",
-      C_(BROADCAST), false},
+    {{"relay:K", "broadcast/reduce leaving/reaching the root's host through the NICs of K of "
+                 "its ranks, relayed over the host (FuseLink); relay:1 without relay, "
+                 "relay:auto every rank",
+      ROOTED, false},
      synth_build_relay, true},
     {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
               "the double binary tree (sim: its choice per size)",

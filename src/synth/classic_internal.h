@@ -44,8 +44,8 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
-/* Broadcast relayed through c->param ranks of the root's host (0: all),
- * classic_relay.c. */
+/* Broadcast and reduce relayed through c->param ranks of the root's host
+ * (0: all), classic_relay.c. */
 weft_err synth_build_relay(const synth_ctx *c, weft_plan **out);
 /* All-to-all: Bruck's log-step exchange (classic_a2a.c), and on boxes the
  * hierarchical (PXN) and FLASH schedules (classic_a2a_box.c). */

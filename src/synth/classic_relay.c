@@ -1,5 +1,5 @@
-/* Relayed broadcast (relay:K): one rank's bytes leave its host through the
- * NICs of K ranks of the host, as FuseLink (OSDI'25) relays a GPU's
+/* Relayed broadcast and reduce (relay:K): one rank's bytes leave its host
+ * (or, for reduce, reach it) through the NICs of K ranks of the host, as FuseLink (OSDI'25) relays a GPU's
  * inter-host traffic through the NICs of other GPUs of its server.
  *
  * Where each rank owns one NIC (GPU-NIC affinity; in the runtime a rank's
@@ -26,11 +26,14 @@
  * others, not every chunk to every host-mate (on a100:2 that is 1.75 of
  * the data over the root's NVLink instead of 7).
  *
+ * Reduce runs the same hops backwards, each combining: every rank of B
+ * into b_j, b_j into a_j across, the rest of A into a_j, a_j into the root.
+ *
  * relay:1 is the same schedule without the relay (every chunk leaves
  * through the root's NIC): the baseline. K is capped at the root's host
  * size; relay:auto takes the whole host. On a fabric without hosts every
  * rank is its own host and the plan is a flat broadcast straight from the
- * root. O(K x N) ops.
+ * root (a flat reduce straight into it). O(K x N) ops.
  */
 #include "synth/classic_internal.h"
 
@@ -50,7 +53,29 @@ weft_err synth_build_relay(const synth_ctx *c, weft_plan **out)
         return e;
     synth_emit em;
     synth_emit_init(&em, p);
-    for (uint32_t j = 0; j < k && !e; j++) {
+    for (uint32_t j = 0; j < k && !e && c->coll == WEFT_COLL_REDUCE; j++) {
+        /* Reduce: the broadcast's hops reversed, each combining. */
+        uint32_t la = (lroot + j) % na;
+        uint32_t aj = A[la];
+        for (uint32_t hb = 0; hb < h->nhosts && !e; hb++) {
+            if (hb == ha)
+                continue;
+            uint32_t nb = h->start[hb + 1] - h->start[hb];
+            const uint32_t *B = h->ranks + h->start[hb];
+            uint32_t bj = B[la % nb];
+            for (uint32_t i = 0; i < nb && !e; i++)
+                if (B[i] != bj)
+                    e = synth_reduce(&em, B[i], bj, buf, j, 1, j, NULL);
+            if (!e)
+                e = synth_reduce(&em, bj, aj, buf, j, 1, j, NULL);
+        }
+        for (uint32_t i = 0; i < na && !e; i++)
+            if (A[i] != root && A[i] != aj)
+                e = synth_reduce(&em, A[i], aj, buf, j, 1, j, NULL);
+        if (!e && aj != root)
+            e = synth_reduce(&em, aj, root, buf, j, 1, j, NULL);
+    }
+    for (uint32_t j = 0; j < k && !e && c->coll == WEFT_COLL_BROADCAST; j++) {
         uint32_t la = (lroot + j) % na;
         uint32_t aj = A[la];
         if (aj != root)

@@ -198,6 +198,11 @@ int main(void)
     check_algbw("a100:2", "relay:1", WEFT_COLL_BROADCAST, 25, 1);
     check_algbw("a100:2", "relay:2", WEFT_COLL_BROADCAST, 50, 1);
     check_algbw("a100:2", "relay:auto", WEFT_COLL_BROADCAST, 1200, 7);
+    /* Reduce takes the same hops backwards: the same limits, on the
+     * reverse links. */
+    check_algbw("a100:2", "relay:1", WEFT_COLL_REDUCE, 25, 1);
+    check_algbw("a100:2", "relay:2", WEFT_COLL_REDUCE, 50, 1);
+    check_algbw("a100:2", "relay:auto", WEFT_COLL_REDUCE, 1200, 7);
 
     /* Errors. */
     weft_topo *t = weft__test_topo_spec("ring:8");
