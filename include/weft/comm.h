@@ -168,7 +168,30 @@ typedef struct weft_comm_config {
     const char *algo;
     const char *plan_file;
     const char *tuning;
+    /* The host this rank declares itself on, a name ("h0"); NULL or "" for
+     * the machine itself. Ranks share memory (WEFT_TRANSPORT=auto) only
+     * when they run on one machine AND declare the same host, so ranks of
+     * one machine in different network namespaces (docs/netns.md) can be
+     * emulated hosts: shared memory among host-mates, TCP between hosts.
+     * The name is combined with the machine's identity, so the same name
+     * on two machines never joins them. */
+    const char *host;
+    /* Relaying (FuseLink, OSDI'25): broadcasts of at least relay_min bytes
+     * whose ranks span several hosts run the classic plan relay:auto
+     * (weft/synth.h), in which the root's bytes leave its host through the
+     * NIC of every rank of the host, handed over by shared memory, instead
+     * of the built-in chain, which crosses on one rank's NIC. Only when no
+     * fabric, algorithm or plan is configured, and the count is a multiple
+     * of the plan's chunks (the ranks of the root's host). 0: never (the
+     * default). It pays where each rank owns one NIC (WEFT_SOCKET_IFNAME
+     * per rank); docs/netns.md, "Relaying through host-mates". Every rank
+     * must give the same (checked at init). */
+    uint64_t relay_min;
 } weft_comm_config;
+
+/* What WEFT_RELAY=on sets relay_min to (docs/netns.md has the
+ * measurement). */
+#define WEFT_RELAY_DEFAULT_MIN (UINT64_C(1) << 20)
 
 /* Sets the defaults: rank 0 of 1, no address, listen_fd -1, no secret,
  * default timeout, automatic transport, default interface, default conns. */
@@ -179,13 +202,14 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_SECRET (64 hex digits), WEFT_LISTEN_FD (set by weft launch),
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
  *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
- *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING.
+ *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST,
+ *   WEFT_RELAY (off, on = WEFT_RELAY_DEFAULT_MIN, or bytes with K, M, G).
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
  * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
- * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING) into c,
+ * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST, WEFT_RELAY) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
@@ -332,11 +356,13 @@ typedef enum weft_choice_source {
     WEFT_CHOICE_ALGO,        /* the algorithm forced by config algo (WEFT_ALGO) */
     WEFT_CHOICE_PLAN,        /* the plan forced by config plan_file (WEFT_PLAN) */
     WEFT_CHOICE_TUNED,       /* the fastest by simulation in config tuning (WEFT_TUNING) */
+    WEFT_CHOICE_RELAY,       /* relay:auto across hosts, config relay_min (WEFT_RELAY) */
 } weft_choice_source;
 
 typedef struct weft_comm_choice {
     weft_choice_source source;
-    const char *algo; /* "ring", "hd", ..., "builtin", or the plan file's path as given;
+    const char *algo; /* "ring", "hd", ..., "builtin", "relay:auto", or the plan file's path
+                         as given;
                          the communicator's storage, valid until weft_comm_free */
     char reason[WEFT_DIAG_MSG_SIZE]; /* why, e.g. "fastest of 4 by the shared-link estimate
                                         on switch:4 at 4096 B ..."; whole paths */

@@ -79,7 +79,9 @@ static const cli_syntax perf_syntax = {
              "check, schedule, average, blocking, cycles, rows (cycle, size, count, type,\n"
              "redop, root, out_of_place and in_place: time_s, algbw, busbw, wrong; null\n"
              "for N/A), wrong_total, avg_busbw, ok and error. With WEFT_LOG, each log\n"
-             "line of a rank of several names it: 'weft INFO run: rank R: ...'.\n"
+             "line of a rank of several names it: 'weft INFO run: rank R: ...'. The\n"
+             "transport is how rank 0 reaches its peers: self, shm, tcp, or shm+tcp when\n"
+             "host-mates share memory and other hosts are over TCP (WEFT_HOST).\n"
              "\n"
              "Run it as N ranks with 'weft launch -n N -- weft perf ...' (each rank reads\n"
              "WEFT_RANK, WEFT_SIZE, WEFT_ADDR, WEFT_SECRET; see docs/run.md) or, when\n"
@@ -423,6 +425,20 @@ static void rank_log(weft_log_level level, const char *line, void *arg)
     fprintf(stderr, "%.*srank %u: %s\n", head, line, *(const uint32_t *)arg, line + head);
 }
 
+/* How rank 0 reaches its peers: "self" alone, "shm" or "tcp" when every
+ * peer is reached one way, "shm+tcp" when host-mates share memory and other
+ * hosts are over TCP (WEFT_HOST, docs/netns.md). */
+static const char *perf_transport(const perf *p)
+{
+    if (p->n < 2)
+        return "self";
+    const char *first = weft_comm_transport(p->c, 1);
+    for (uint32_t r = 2; r < p->n; r++)
+        if (strcmp(weft_comm_transport(p->c, r), first) != 0)
+            return "shm+tcp";
+    return first;
+}
+
 /* The measured busbw of every size, out of place and in place, as an SVG
  * plot (rank 0, after the table). */
 static int plot_perf(const char *path, const perf *p, const char *coll, const uint64_t *sizes,
@@ -430,7 +446,7 @@ static int plot_perf(const char *path, const perf *p, const char *coll, const ui
 {
     char title[320];
     snprintf(title, sizeof title, "weft perf %s: %u ranks, transport %s, measured", coll, p->n,
-             p->n > 1 ? weft_comm_transport(p->c, 1) : "self");
+             perf_transport(p));
     cli_plot_series s[2] = {{"out-of-place", sizes, bus, n, false},
                             {"in-place", sizes, bus + n, n, false}};
     cli_plot plot = {title, "size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", s, 2};
@@ -468,7 +484,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                         : rooted               ? 1.0
                                                : (double)(p->n - 1) / p->n;
     bool reduces = p->coll == C_ALLREDUCE || p->coll == C_REDUCESCATTER || p->coll == C_REDUCE;
-    const char *transport = p->n > 1 ? weft_comm_transport(p->c, 1) : "self";
+    const char *transport = perf_transport(p);
     bool print = p->rank == 0;
     cli_json j;
     if (print && p->json) {

@@ -37,6 +37,10 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
     if (strncmp(text, "rings:", 6) == 0)
         return cli_usage_error(syn, "bad %s '%s': K of rings:K must be an integer from 1 to 64",
                                flag, text);
+    if (strncmp(text, "relay:", 6) == 0)
+        return cli_usage_error(syn,
+                               "bad %s '%s': K of relay:K must be auto or an integer from 1 to 64",
+                               flag, text);
     return cli_usage_error(syn, "unknown %s '%s': expected %s%s (weft plan --list says what each "
                                 "builds)",
                            flag, text, list, allow_optimal ? ", optimal or bfb" : "");

@@ -31,6 +31,7 @@ typedef struct card {
     uint32_t magic, rank, size, pid;
     uint64_t host;
     uint32_t transport, tcp_conns, nifs, timeout_ms;
+    uint64_t relay_min;
 } card;
 
 static weft_err check_config(const weft_comm_config *cfg, weft_diag *d)
@@ -97,8 +98,22 @@ void weft_comm_free(weft_comm *c)
     comm_close_transports(c);
     if (c->bops) c->bops->close(c->boot);
     weft__free(c->via);
+    weft__free(c->host_first);
     weft__free(c->scratch);
     weft__free(c);
+}
+
+/* The host identity on this rank's card: the machine's, refined by the
+ * host the configuration declares (weft_comm_config.host, WEFT_HOST), so
+ * that emulated hosts on one machine talk TCP to each other. */
+static unsigned long long host_id(const weft_comm_config *cfg)
+{
+    unsigned long long h = weft__host_id();
+    if (cfg->host && *cfg->host) {
+        h = weft__fnv64(h, "\0host:", 6);
+        h = weft__fnv64(h, cfg->host, strlen(cfg->host));
+    }
+    return h;
 }
 
 /* Steps 1-3 of the setup (see the top of the file). */
@@ -127,11 +142,12 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
                .rank = c->rank,
                .size = n,
                .pid = (uint32_t)getpid(),
-               .host = weft__host_id(),
+               .host = host_id(cfg),
                .transport = (uint32_t)cfg->transport,
                .tcp_conns = conns,
                .nifs = nifs,
-               .timeout_ms = (uint32_t)(c->timeout_ns / 1000000)};
+               .timeout_ms = (uint32_t)(c->timeout_ns / 1000000),
+               .relay_min = cfg->relay_min};
     e = WEFT_ENOMEM;
     cards = weft__calloc(n, sizeof *cards);
     addrs = weft__calloc(n, 2 * WEFT__XPORT_ADDR_BYTES);
@@ -154,12 +170,22 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
             what = "TCP connections per peer (WEFT_TCP_CONNS)";
         else if (k->timeout_ms != me.timeout_ms)
             what = "the timeout (WEFT_TIMEOUT)";
+        else if (k->relay_min != me.relay_min)
+            what = "relaying (WEFT_RELAY)";
         if (what) {
             e = weft_diag_set(d, WEFT_EINVAL, "comm: rank %u and rank %u disagree on %s", c->rank,
                               r, what);
             goto free_scratch;
         }
     }
+    /* Host groups, alike on every rank: the first rank of each rank's host. */
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t f = 0;
+        while (cards[f].host != cards[r].host)
+            f++;
+        c->host_first[r] = f;
+    }
+    c->relay_min = cfg->relay_min;
     bool need_shm = false, need_tcp = false;
     for (uint32_t r = 0; r < n; r++) {
         if (r == c->rank) {
@@ -238,7 +264,8 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     c->timeout_ns =
         (int64_t)(cfg->timeout_ms ? cfg->timeout_ms : WEFT_DEFAULT_TIMEOUT_MS) * 1000000;
     c->via = weft__calloc(c->size, 1);
-    if (!c->via) {
+    c->host_first = weft__calloc(c->size, sizeof *c->host_first);
+    if (!c->via || !c->host_first) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_comm;
     }

@@ -53,6 +53,10 @@ struct weft_comm {
     weft__boot *boot;
     weft__xport *shm, *tcp;
     uint8_t *via; /* per peer: WEFT__VIA_* */
+    /* Per rank: the lowest rank on its host (host identity and WEFT_HOST,
+     * comm.c), the same on every rank; and config relay_min (select.c). */
+    uint32_t *host_first;
+    uint64_t relay_min;
     struct weft__select *sel; /* which schedule runs (select.c) */
     bool failed;
     char fail_msg[WEFT_DIAG_MSG_SIZE]; /* why it failed, repeated by later calls */

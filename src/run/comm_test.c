@@ -366,11 +366,99 @@ static void test_interfaces(void)
     CHECK_STR(d.msg, "WEFT_SOCKET_IFNAME: no IPv4 interface named 'nope0'");
 }
 
+/* Declared hosts (weft_comm_config.host, WEFT_HOST): ranks 0 and 1 on
+ * "h0", 2 and 3 on "h1", all on this machine. Host-mates share memory, the
+ * others talk TCP, and collectives over the mix are exact. */
+static int mixed_hosts(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    for (uint32_t p = 0; p < n; p++)
+        CHECK_STR(weft_comm_transport(c, p), p == me ? "self" : p / 2 == me / 2 ? "shm" : "tcp");
+    check_allreduce_int(c, 100003, false);
+    check_allreduce_float(c, 1009);
+    check_allgather(c, 40000, false);
+    check_reduce_scatter(c, 1009, false);
+    check_broadcast(c, 3 * (1u << 20) + 5, n - 1);
+    /* relay_min 1: broadcasts relay through the root's host-mate when the
+     * count splits into the plan's 2 chunks, else the built-in chain. */
+    weft_comm_choice ch;
+    for (uint32_t root = 0; root < n; root++) {
+        CHECK_ERR(weft_comm_choose(c, WEFT_COLL_BROADCAST, 1000, WEFT_INT8, root, &ch, NULL),
+                  WEFT_OK);
+        CHECK_INT(ch.source, WEFT_CHOICE_RELAY);
+        CHECK_STR(ch.algo, "relay:auto");
+        CHECK_STR(ch.reason,
+                  "relayed through the root's host-mates: 2 ranks, at least 1 B (WEFT_RELAY)");
+    }
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_BROADCAST, 1001, WEFT_INT8, 0, &ch, NULL), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
+    CHECK_STR(ch.reason, "count 1001 is not a multiple of the 2 chunks of relay:auto "
+                         "(WEFT_RELAY); built-in schedule");
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1000, WEFT_INT8, 0, &ch, NULL), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
+    check_broadcast(c, 2 * (1u << 20), 0);
+    check_broadcast(c, (1u << 20) + 2, 3);
+    check_broadcast(c, 2, 1);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static int declared_host_rank(const weft_comm_config *cfg, void *arg)
+{
+    (void)arg;
+    weft_comm_config mine = *cfg;
+    mine.host = mine.rank < 2 ? "h0" : "h1";
+    return weft__test_with_comm(&mine, mixed_hosts, NULL);
+}
+
+static int same_declared_host(weft_comm *c, void *arg)
+{
+    (void)arg;
+    CHECK_STR(weft_comm_transport(c, 1 - weft_comm_rank(c)), "shm");
+    check_allreduce_int(c, 1009, false);
+    weft_comm_choice ch;
+    CHECK_ERR(weft_comm_choose(c, WEFT_COLL_BROADCAST, 1000, WEFT_INT8, 0, &ch, NULL), WEFT_OK);
+    CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+/* Ranks that disagree on WEFT_RELAY fail init, each naming the other. */
+static int relay_disagrees(const weft_comm_config *cfg, void *arg)
+{
+    (void)arg;
+    weft_comm_config mine = *cfg;
+    mine.relay_min = mine.rank == 0 ? 1 : 0;
+    weft_comm *c = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_comm_init(&mine, &c, &d), WEFT_EINVAL);
+    char want[128];
+    snprintf(want, sizeof want, "comm: rank %u and rank %u disagree on relaying (WEFT_RELAY)",
+             mine.rank, 1 - mine.rank);
+    CHECK_STR(d.msg, want);
+    weft_comm_free(c);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
+static void test_declared_hosts(void)
+{
+    weft_comm_config cfg;
+    weft_comm_config_init(&cfg);
+    cfg.timeout_ms = 8000;
+    cfg.relay_min = 1;
+    weft__test_ranks_ok(4, &cfg, declared_host_rank, NULL, 20000, "declared hosts");
+    /* One name on every rank is one host: shared memory, as without it;
+     * with one host nothing relays. */
+    cfg.host = "h7";
+    weft__test_comm_ranks_ok(2, &cfg, same_declared_host, NULL, 20000, "one declared host");
+    weft__test_ranks_ok(2, &cfg, relay_disagrees, NULL, 20000, "WEFT_RELAY disagrees");
+}
+
 int main(void)
 {
     test_config_errors();
     test_oom();
     test_interfaces();
+    test_declared_hosts();
     suite shm = {"shm"}, tcp = {"tcp"};
     run(2, WEFT_TRANSPORT_SHM, collectives, &shm, "shm");
     run(3, WEFT_TRANSPORT_AUTO, collectives, &shm, "auto");

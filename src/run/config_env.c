@@ -42,6 +42,32 @@ static bool parse_seconds(const char *s, uint32_t *ms)
     return true;
 }
 
+/* WEFT_RELAY: off, on, or bytes (a decimal integer with an optional K, M
+ * or G, powers of 2), at least 1. */
+static bool parse_relay(const char *s, uint64_t *out)
+{
+    if (strcmp(s, "off") == 0 || strcmp(s, "0") == 0) {
+        *out = 0;
+        return true;
+    }
+    if (strcmp(s, "on") == 0) {
+        *out = WEFT_RELAY_DEFAULT_MIN;
+        return true;
+    }
+    if (!*s || *s < '0' || *s > '9') return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K') shift = 10;
+    else if (*end == 'M') shift = 20;
+    else if (*end == 'G') shift = 30;
+    if (shift) end++;
+    if (*end || errno || v == 0 || v > (UINT64_MAX >> shift)) return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
 weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
 {
     weft_comm_config cfg = *c;
@@ -90,6 +116,12 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
     if ((s = getenv("WEFT_ALGO")) != NULL) cfg.algo = *s ? s : NULL;
     if ((s = getenv("WEFT_PLAN")) != NULL) cfg.plan_file = *s ? s : NULL;
     if ((s = getenv("WEFT_TUNING")) != NULL) cfg.tuning = *s ? s : NULL;
+    if ((s = getenv("WEFT_HOST")) != NULL) cfg.host = *s ? s : NULL;
+    if ((s = getenv("WEFT_RELAY")) != NULL && !parse_relay(s, &cfg.relay_min))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "WEFT_RELAY: expected off, on or a size in bytes (K, M, G allowed), "
+                             "got '%s'",
+                             s);
     if (cfg.algo && cfg.plan_file)
         return weft_diag_set(d, WEFT_EINVAL, "WEFT_ALGO=%s and WEFT_PLAN=%s: give one, not both",
                              cfg.algo, cfg.plan_file);

@@ -370,6 +370,34 @@ static void test_config_from_env(void)
     setenv("WEFT_TCP_CONNS", "0", 1);
     CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "WEFT_TCP_CONNS: expected 1 .. 16, got '0'");
+    unsetenv("WEFT_TCP_CONNS");
+    /* WEFT_HOST and WEFT_RELAY (docs/netns.md, "Relaying through host-mates"). */
+    setenv("WEFT_HOST", "h1", 1);
+    const char *relay[][2] = {{"off", "0"}, {"0", "0"}, {"on", "1048576"}, {"1", "1"},
+                              {"4M", "4194304"}, {"3K", "3072"}, {"2G", "2147483648"}};
+    for (size_t i = 0; i < sizeof relay / sizeof *relay; i++) {
+        setenv("WEFT_RELAY", relay[i][0], 1);
+        CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
+        char got[32];
+        snprintf(got, sizeof got, "%llu", (unsigned long long)c.relay_min);
+        CHECK_STR(got, relay[i][1]);
+        CHECK_STR(c.host, "h1");
+    }
+    const char *bad[] = {"yes", "-1", "4T", "M", "99999999999999999999", "1.5M", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("WEFT_RELAY", bad[i], 1);
+        CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "WEFT_RELAY: expected off, on or a size in bytes (K, M, G allowed), got '%s'",
+                 bad[i]);
+        CHECK_STR(d.msg, want);
+    }
+    unsetenv("WEFT_RELAY");
+    setenv("WEFT_HOST", "", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
+    CHECK(c.host == NULL);
+    unsetenv("WEFT_HOST");
     const char *vars[] = {"WEFT_RANK", "WEFT_SIZE", "WEFT_ADDR", "WEFT_TCP_CONNS",
                           "WEFT_SOCKET_IFNAME"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)

@@ -84,6 +84,12 @@ struct weft__select {
     size_t nsets, cap;
     int64_t logged[WEFT__COLL_COUNT][NCLASS]; /* builtin/forced plan: 1 once logged */
     bool logged_v;                            /* alltoallv's forced plan logged */
+    /* Relayed broadcasts (config relay_min): the communicator's hosts as a
+     * fabric, and per root the relay:auto plan, built on first use. */
+    weft_topo *relay_topo;
+    weft_plan **relay_plan;
+    weft_comm_plan **relay_cp;
+    uint32_t relay_n;
 };
 
 static void set_fini(cand_set *s)
@@ -106,6 +112,13 @@ void weft__select_free(weft__select *s)
     for (size_t i = 0; i < s->nsets; i++)
         set_fini(&s->sets[i]);
     weft__free(s->sets);
+    for (uint32_t r = 0; r < s->relay_n; r++) {
+        weft_comm_plan_free(s->relay_cp[r]);
+        weft_plan_free(s->relay_plan[r]);
+    }
+    weft__free(s->relay_cp);
+    weft__free(s->relay_plan);
+    weft_topo_free(s->relay_topo);
     weft_comm_plan_free(s->plan_cp);
     weft_plan_free(s->plan);
     weft_topo_free(s->topo);
@@ -484,6 +497,84 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
     return WEFT_OK;
 }
 
+/* True when a broadcast of `bytes` from root relays (config relay_min):
+ * its ranks span several hosts and the root has a host-mate. */
+static bool relay_applies(const weft_comm *c, uint32_t root, uint64_t bytes)
+{
+    if (!c->relay_min || bytes < c->relay_min) return false;
+    bool mate = false, other = false;
+    for (uint32_t r = 0; r < c->size; r++) {
+        if (r == root) continue;
+        if (c->host_first[r] == c->host_first[root]) mate = true;
+        else other = true;
+    }
+    return mate && other;
+}
+
+/* The communicator's hosts as a fabric for the synthesiser: rank r on host
+ * host_first[r], every rank on one switch (relay:auto needs only the
+ * hosts). */
+static weft_err relay_topo(weft_comm *c, weft_topo **out, weft_diag *d)
+{
+    size_t cap = (size_t)c->size * 64 + 32, at = 0;
+    char *text = weft__malloc(cap);
+    if (!text) return weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t r = 0; r < c->size; r++)
+        at += (size_t)snprintf(text + at, cap - at, "node r%u compute host=%u\n", r,
+                               c->host_first[r]);
+    at += (size_t)snprintf(text + at, cap - at, "node sw switch\n");
+    for (uint32_t r = 0; r < c->size; r++)
+        at += (size_t)snprintf(text + at, cap - at, "duplex r%u sw 1GB/s\n", r);
+    weft_err e = weft_topo_parse(text, at, "the communicator's hosts", out, d);
+    weft__free(text);
+    return e;
+}
+
+/* A broadcast that relays (relay_applies): relay:auto for its root, built
+ * and prepared on first use; *cp stays NULL (the built-in chain) when the
+ * count is not a multiple of the plan's chunks. */
+static weft_err relay_pick(weft_comm *c, weft__select *s, uint32_t root, size_t count,
+                           uint64_t bytes, weft_comm_choice *ch, weft_comm_plan **cp,
+                           weft_diag *d)
+{
+    weft_err e;
+    if (!s->relay_topo && (e = relay_topo(c, &s->relay_topo, d))) return e;
+    if (!s->relay_plan) {
+        s->relay_plan = weft__calloc(c->size, sizeof *s->relay_plan);
+        s->relay_cp = weft__calloc(c->size, sizeof *s->relay_cp);
+        if (!s->relay_plan || !s->relay_cp) {
+            weft__free(s->relay_plan);
+            weft__free(s->relay_cp);
+            s->relay_plan = NULL;
+            s->relay_cp = NULL;
+            return weft_diag_code(d, WEFT_ENOMEM);
+        }
+        s->relay_n = c->size;
+    }
+    if (!s->relay_plan[root] &&
+        (e = weft_synth_classic(s->relay_topo, "relay:auto", WEFT_COLL_BROADCAST,
+                                (weft_rank){root}, &s->relay_plan[root], d)))
+        return e;
+    uint32_t chunks = weft_plan_get_info(s->relay_plan[root])->chunks;
+    if (count % chunks) {
+        fill_choice(ch, WEFT_CHOICE_BUILTIN, "builtin", 0, bytes);
+        snprintf(ch->reason, sizeof ch->reason,
+                 "count %zu is not a multiple of the %u chunks of relay:auto (WEFT_RELAY); "
+                 "built-in schedule",
+                 count, chunks);
+        return WEFT_OK;
+    }
+    if (!s->relay_cp[root] &&
+        (e = weft_comm_plan_new(c, s->relay_plan[root], &s->relay_cp[root], d)))
+        return e;
+    fill_choice(ch, WEFT_CHOICE_RELAY, "relay:auto", 0, bytes);
+    snprintf(ch->reason, sizeof ch->reason,
+             "relayed through the root's host-mates: %u ranks, at least %llu B (WEFT_RELAY)",
+             chunks, (unsigned long long)c->relay_min);
+    *cp = s->relay_cp[root];
+    return WEFT_OK;
+}
+
 weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
                            uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
 {
@@ -524,6 +615,15 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
         if (!s->logged[coll][k]) log_choice(coll, ch);
         s->logged[coll][k] = 1;
         *cp = s->plan_cp;
+        return WEFT_OK;
+    }
+    if (!s->topo && coll == WEFT_COLL_BROADCAST && relay_applies(c, root, bytes)) {
+        weft_err e = relay_pick(c, s, root, count, bytes, ch, cp, d);
+        if (e) return e;
+        /* Logged once per size class and outcome (relayed or built-in). */
+        int64_t mark = *cp ? 2 : 3;
+        if (s->logged[coll][k] != mark) log_choice(coll, ch);
+        s->logged[coll][k] = mark;
         return WEFT_OK;
     }
     if (!s->topo) {

@@ -69,6 +69,11 @@ static const classic_entry algorithms[] = {
                "to NIC i, no incast; scatter inside the box",
       C_(ALLTOALL), false},
      synth_build_flash, false},
+    {{"relay:K", "broadcast/reduce leaving/reaching the root's host through the NICs of K of "
+                 "its ranks, relayed over the host (FuseLink); relay:1 without relay, "
+                 "relay:auto every rank",
+      ROOTED, false},
+     synth_build_relay, true},
     {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
               "the double binary tree (sim: its choice per size)",
       REDUCING | ROOTED | C_(ALLTOALL), true},
@@ -223,6 +228,8 @@ static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll co
         k = 1;
     else if (strcmp(a->info.name, "biring") == 0)
         k = 2;
+    else if (a->build == synth_build_relay)
+        ; /* relay:auto (k 0): every rank of the root's host */
     else if (a->takes_k && k == 0) {
         weft_nccl_fabric f;
         weft_err fe = weft_nccl_fabric_get(t, &f, d);

@@ -6,8 +6,8 @@
  * buffer), classic_ring.c (also the ring phases hier reuses),
  * classic_tree.c, classic_hd.c, classic_a2a.c (also the runs helper the
  * box schedules use), classic_a2a_box.c (hier all-to-all and what the box
- * schedules share), classic_flash.c, classic_hier.c, and classic.c, the
- * registry and weft_synth_classic. */
+ * schedules share), classic_flash.c, classic_hier.c, classic_relay.c, and
+ * classic.c, the registry and weft_synth_classic. */
 #ifndef WEFT_SYNTH_CLASSIC_INTERNAL_H
 #define WEFT_SYNTH_CLASSIC_INTERNAL_H
 
@@ -44,6 +44,9 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_direct(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_hier(const synth_ctx *c, weft_plan **out);
+/* Broadcast and reduce relayed through c->param ranks of the root's host
+ * (0: all), classic_relay.c. */
+weft_err synth_build_relay(const synth_ctx *c, weft_plan **out);
 /* All-to-all: Bruck's log-step exchange (classic_a2a.c), and on boxes the
  * hierarchical (PXN) and FLASH schedules (classic_a2a_box.c). */
 weft_err synth_build_a2a_bruck(const synth_ctx *c, weft_plan **out);

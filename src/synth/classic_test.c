@@ -13,7 +13,7 @@ static const char *const fabrics[] = {"ring:8",  "switch:16", "torus:4x4", "a100
                                       "ring:3",  "h100:2",    "full:6"};
 static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
                                     "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier",
-                                    "nccl", "rings:auto"};
+                                    "nccl", "rings:auto", "relay:1", "relay:3", "relay:auto"};
 
 /* Builds, verifies and executes one combination; returns false on failure
  * (after reporting it). */
@@ -188,6 +188,21 @@ int main(void)
     check_algbw("switch:16", "ring", WEFT_COLL_BROADCAST, 100, 1);
     /* Direct all-to-all on a switch: each rank sends (N-1)/N of its input. */
     check_algbw("switch:16", "direct", WEFT_COLL_ALLTOALL, 1600, 15);
+
+    /* Relayed broadcast on a100:2 (8 GPUs per box, each with its own
+     * 25 GB/s NIC, 300 GB/s into NVSwitch). relay:1 leaves through the
+     * root's NIC alone; relay:2 through two NICs, half the data each;
+     * relay:auto through all eight, 1/8 each, and then the root's NVLink
+     * limits: it sends 7 chunks of 1/8 to the relaying host-mates and its
+     * own chunk to the 7 others, 7/4 of the data. */
+    check_algbw("a100:2", "relay:1", WEFT_COLL_BROADCAST, 25, 1);
+    check_algbw("a100:2", "relay:2", WEFT_COLL_BROADCAST, 50, 1);
+    check_algbw("a100:2", "relay:auto", WEFT_COLL_BROADCAST, 1200, 7);
+    /* Reduce takes the same hops backwards: the same limits, on the
+     * reverse links. */
+    check_algbw("a100:2", "relay:1", WEFT_COLL_REDUCE, 25, 1);
+    check_algbw("a100:2", "relay:2", WEFT_COLL_REDUCE, 50, 1);
+    check_algbw("a100:2", "relay:auto", WEFT_COLL_REDUCE, 1200, 7);
 
     /* Errors. */
     weft_topo *t = weft__test_topo_spec("ring:8");
