@@ -46,6 +46,8 @@ static const cli_opt sim_opts[] = {
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"max-ops", 0, "N", "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},
+    {"back-to-back", 0, NULL, "fabrics with shaped links (burst=): one of many calls run back to back\n"
+                              "(each token bucket as the call before left it), not after an idle moment"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
@@ -59,7 +61,8 @@ static const cli_syntax sim_syntax = {
     .path = "weft sim",
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
             "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
-            "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
+            "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
+            "        [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
@@ -327,6 +330,7 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
         return CLI_EXIT_USAGE;
     o->symmetry = !cli_args_has(a, "no-symmetry");
     o->cut_through = cli_args_has(a, "cut-through");
+    o->back_to_back = cli_args_has(a, "back-to-back");
     return CLI_CONTINUE;
 }
 
