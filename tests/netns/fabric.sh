@@ -4,9 +4,10 @@
 # Builds hosts h0..h3, each a network namespace with one veth (eth0, MTU
 # 9000) to a bridge in a fifth namespace (the switch), every veth
 # rate-limited by tbf in both directions (h0..h2: 1 Gbit/s, h3: 200 Mbit/s),
-# with addresses 198.18.0.1 .. 198.18.0.4/24 from the benchmarking range.
+# with addresses 198.18.0.1 .. 198.18.0.4/24 from the benchmarking range,
+# and TCP without pacing (cubic or reno; see TCP_CC below).
 # tests/netns/fabric.topo is the same fabric, at the rates TCP payload gets
-# through those links.
+# through those links, with tbf's buckets as shapers (burst= peak=).
 #
 # First a calibration: a 2-rank ring allreduce of MAXBYTES between h0 and h3
 # (both directions of the slow link at once) measures what share of the
@@ -23,14 +24,15 @@
 #            shared-link estimate), named in the log.
 # For each size and run it prints the measured time, the simulator's
 # predictions on fabric.topo and on cal.topo (weft sim's default model for
-# these CPU hosts, the runtime model: weft's executor; the slice count it
-# cuts must equal the one the executor logged for that size) and their
-# relative errors, ring / chosen measured and predicted, and the load
-# average before and after.
+# these CPU hosts, the runtime model: weft's executor, back to back as weft
+# perf's iterations run; the slice count it cuts must equal the one the
+# executor logged for that size) and their relative errors, ring / chosen
+# measured and predicted, and the load average before and after.
 #
 # Fails when a result is wrong, a run fails, the runtime model's slices
 # differ from the executor's, the median |calibrated error| over the
-# executor runs exceeds AGREE_PCT percent (environment; default 10), or a
+# executor runs (ring, chosen, ranked) of any one size, or over all sizes,
+# exceeds AGREE_PCT percent (environment; default 10), or a
 # measured ring time beats the fabric's throughput bound by more than
 # tbf's burst allows (which would mean the data did not cross the
 # rate-limited links). Everything it creates is deleted on exit, also on failure or interrupt. Skips (exit 77) when not
