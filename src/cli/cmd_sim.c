@@ -93,7 +93,7 @@ static const cli_syntax sim_syntax = {
              "Links shaped by a token bucket (burst= peak= in the .topo, as tc-tbf) pass\n"
              "a full bucket at their peak: plans start with full buckets, or with\n"
              "--back-to-back as the previous of many calls in a row left them (as weft\n"
-             "perf times its iterations); --algo ring without a plan ignores buckets.\n"
+             "perf times its iterations); --algo ring then simulates the ring plan.\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan;\n"
              "a larger --plan FILE is refused with the same message.\n"
