@@ -60,6 +60,14 @@ RATES=(1gbit 1gbit 1gbit 200mbit)
 BURSTS=(16kb 16kb 16kb 10kb)
 
 [ -d "$SRC" ] || { echo "FAIL: source directory '$SRC' not found"; exit 1; }
+# fabric.topo states these buckets as shapers: tc's kb is 1024 bytes of
+# frames, burst= counts payload (x 8948/9014, as the rates), rounded.
+for i in 0 1 2 3; do
+    want=$(awk -v b="${BURSTS[$i]}" 'BEGIN { sub(/kb$/, "", b); printf "%d", b * 1024 * 8948 / 9014 + 0.5 }')
+    got=$(awk -v h="h$i" '$1 == "duplex" && $2 == h { for (k = 5; k <= NF; k++)
+        if ($k ~ /^burst=/) { sub(/^burst=/, "", $k); print $k } }' "$TOPO")
+    [ "$got" = "$want" ] || { echo "FAIL: $TOPO gives h$i burst=$got, tbf's ${BURSTS[$i]} is burst=$want"; exit 1; }
+done
 . "$SRC/tests/netns/lib.sh"
 netns_begin weft
 
