@@ -89,6 +89,14 @@ typedef struct weft_sim_opts {
                          chunks a dep delivered streams them as they arrive
                          (the limit of infinitely many slices; default false,
                          store and forward per slice; see weft_sim_plan) */
+    bool back_to_back; /* weft_sim_plan, fabrics with shaped links (burst=):
+                          one call of a run of back-to-back calls, every
+                          bucket starting with the tokens it held when the
+                          call before ended (the periodic steady state, as
+                          weft perf's timed iterations run; found by
+                          simulating the call again until the tokens repeat,
+                          at most 8 times). Default false: buckets start
+                          full, as after an idle moment */
     weft_sim_model model; /* default WEFT_SIM_FLUID: the fields above and below
                              are used as set. runtime and gpu derive alpha_s,
                              slices, cut_through and the fields below per

@@ -93,6 +93,22 @@ WEFT_API weft_err weft_topo_builder_add_link(weft_topo_builder *b, weft_node_id 
 /* Adds two directed links, src->dst and dst->src. */
 WEFT_API weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_id a,
                                                weft_node_id c, weft_rat bw_gbps, weft_rat lat_ns);
+/* A token-bucket shaper on a link, as tc-tbf(8) has one: tokens accrue at
+ * the link's bandwidth up to burst_bytes, a byte leaves when it has a
+ * token, and while the bucket holds tokens bytes leave at peak_gbps (the
+ * speed of the wire under the shaper), so after an idle moment up to
+ * burst_bytes pass at the peak. burst_bytes 0: no shaper. In a .topo file:
+ * `burst=BYTES peak=BW` after a link's bandwidth and latency. */
+typedef struct weft_link_shaper {
+    uint64_t burst_bytes;
+    weft_rat peak_gbps;
+} weft_link_shaper;
+/* Gives the last `last` links added (1 after add_link, 2 after add_duplex)
+ * the shaper s; WEFT_EINVAL unless burst_bytes > 0 and the peak exceeds
+ * each link's bandwidth. A shaped link cannot have a parallel twin (build
+ * fails with WEFT_ETOPO naming it). */
+WEFT_API weft_err weft_topo_builder_shape_links(weft_topo_builder *b, uint32_t last,
+                                                weft_link_shaper s);
 /* Appends a line to the fabric's provenance note: what an importer assumed
  * or was told by flags ("NVLink bandwidth 300 GB/s per GPU (--nvlink-bw)").
  * The note is printed by `weft topo show` as comments. */
@@ -149,6 +165,9 @@ WEFT_API weft_node_id weft_topo_link_src(const weft_topo *t, weft_link_id l);
 WEFT_API weft_node_id weft_topo_link_dst(const weft_topo *t, weft_link_id l);
 WEFT_API weft_rat weft_topo_link_bw(const weft_topo *t, weft_link_id l);
 WEFT_API weft_rat weft_topo_link_lat(const weft_topo *t, weft_link_id l);
+/* The link's shaper (weft_topo_builder_shape_links); false, and *out zero,
+ * for a link without one. */
+WEFT_API bool weft_topo_link_shaper(const weft_topo *t, weft_link_id l, weft_link_shaper *out);
 
 /* Out-links of n are link ids first .. first+count-1, sorted by destination. */
 WEFT_API void weft_topo_out_links(const weft_topo *t, weft_node_id n, uint32_t *first,
@@ -165,8 +184,8 @@ WEFT_API const char *weft_topo_note(const weft_topo *t);
 WEFT_API const char *weft_topo_assumptions(const weft_topo *t);
 
 /* True when a and b are the same graph: same nodes (names, kinds, hosts,
- * attributes) in the same order and the same links with equal bandwidth and
- * latency. The note is not compared. */
+ * attributes) in the same order and the same links with equal bandwidth,
+ * latency and shaper. The note is not compared. */
 WEFT_API bool weft_topo_equal(const weft_topo *a, const weft_topo *b);
 
 /* ---- Summary ----------------------------------------------------------- */

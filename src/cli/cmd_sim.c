@@ -51,6 +51,8 @@ static const cli_opt sim_opts[] = {
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"max-ops", 0, "N", "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},
+    {"back-to-back", 0, NULL, "fabrics with shaped links (burst=): one of many calls run back to back\n"
+                              "(each token bucket as the call before left it), not after an idle moment"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
@@ -65,7 +67,8 @@ static const cli_syntax sim_syntax = {
     .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
             "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
             "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
-            "        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]",
+            "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
+            "        [--plot FILE.svg]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
@@ -95,6 +98,10 @@ static const cli_syntax sim_syntax = {
              "(--slice-bytes 64K), or --cut-through: an op that forwards or reduces what a\n"
              "dep delivered streams it as it arrives (plans only: --algo ring then\n"
              "simulates the ring plan op by op, as the gpu model always does).\n"
+             "Links shaped by a token bucket (burst= peak= in the .topo, as tc-tbf) pass\n"
+             "a full bucket at their peak: plans start with full buckets, or with\n"
+             "--back-to-back as the previous of many calls in a row left them (as weft\n"
+             "perf times its iterations); --algo ring then simulates the ring plan.\n"
              "Plans larger than --max-ops ops are not built (a ring over N ranks has\n"
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan;\n"
              "a larger --plan FILE is refused with the same message.\n"
@@ -350,6 +357,7 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
         return CLI_EXIT_USAGE;
     o->symmetry = !cli_args_has(a, "no-symmetry");
     o->cut_through = cli_args_has(a, "cut-through");
+    o->back_to_back = cli_args_has(a, "back-to-back");
     return CLI_CONTINUE;
 }
 

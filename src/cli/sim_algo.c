@@ -90,6 +90,17 @@ weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traf
     return e;
 }
 
+/* Whether a link of t has a shaper (burst=): token buckets are simulated
+ * for plans only, so the ring is then simulated as its plan. */
+static bool shaped(const weft_topo *t)
+{
+    weft_link_shaper sh;
+    for (uint32_t l = 0; l < weft_topo_num_links(t); l++)
+        if (weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
+            return true;
+    return false;
+}
+
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
                             weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d)
 {
@@ -106,7 +117,7 @@ weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *nam
     }
     if (strcmp(name, "rings:auto") == 0 && weft_nccl_fabric_get(t, &a->fabric, NULL))
         memset(&a->fabric, 0, sizeof a->fabric); /* the build below says why */
-    if (strcmp(name, "ring") == 0 && ring_coll(coll) && !need_plan) {
+    if (strcmp(name, "ring") == 0 && ring_coll(coll) && !need_plan && !shaped(t)) {
         uint32_t n = weft_topo_num_ranks(t);
         uint32_t *order = malloc((n ? n : 1) * sizeof *order);
         if (!order)

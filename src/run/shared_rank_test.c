@@ -4,7 +4,9 @@
  *
  * For every classic algorithm without parameters (the runtime's ranked
  * candidates, built at root 0) x collective, on the classic fabrics and
- * the emulated netns fabric, at 4 KiB, 1 MiB and 64 MiB: each plan is
+ * the emulated netns fabric (at its links' rates: without tbf's buckets,
+ * which the estimate does not model and which make every message of 4 KiB
+ * nearly free), at 4 KiB, 1 MiB and 64 MiB: each plan is
  * simulated (weft_sim_plan) and estimated with the slices the plan
  * executor cuts its chunks into (chunk / 256 KiB, 1 .. 32). A case agrees
  * when the pick simulates as fast as the fastest (equal plans such as hd
@@ -135,7 +137,8 @@ static void matrix(const char *const *specs, int nf, tally *ab_t, tally *sh_t)
         printf("%-40s %-13s %9s | %-12s %10s | %-12s %6s | %-12s %6s\n", "fabric", "coll", "size",
                "sim fastest", "us", "alpha-beta", "ratio", "shared", "ratio");
     for (int f = 0; f < nf; f++) {
-        weft_topo *t = weft__test_topo_spec(specs[f]);
+        weft_topo *t = strcmp(specs[f], NETNS) == 0 ? weft__test_topo_spec_unshaped(NETNS)
+                                                    : weft__test_topo_spec(specs[f]);
         CHECK(t != NULL);
         for (int c = 0; t && c < WEFT__COLL_COUNT; c++) {
             weft_plan *plans[MAXC];
@@ -179,7 +182,7 @@ static weft_plan *build(const weft_topo *t, const char *algo, weft_coll coll)
 /* The netns fabric: h3's link at a fifth of the others'. */
 static void test_netns(void)
 {
-    weft_topo *t = weft__test_topo_spec(NETNS);
+    weft_topo *t = weft__test_topo_spec_unshaped(NETNS);
     CHECK(t != NULL);
     if (!t) return;
     weft_plan *ring = build(t, "ring", WEFT_COLL_ALLREDUCE);

@@ -71,9 +71,10 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     e->ran = true;
     weft_err err;
     bool ct = e->ct_f.n > 0;
+    e->b_ev = ct ? 2 * e->n_flows : e->n_flows;
     if ((err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
         (err = sim_eng_build_queue(e)) ||
-        (err = sim_heap_init(&e->heap, ct ? 2 * e->n_flows : e->n_flows)) ||
+        (err = sim_heap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
         (err = sim_heap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
     e->slot = weft__malloc((e->n_slots ? e->n_slots : 1) * sizeof *e->slot);
@@ -91,6 +92,14 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
         while (e->heap.n && sim_heap_top(&e->heap)->t == t) {
             uint32_t f = sim_heap_pop(&e->heap);
             e->st.events++;
+            if (f >= e->b_ev) {
+                /* A bucket ran out of tokens: its link drops to its rate. */
+                sim_eng_bucket_advance(e, f - e->b_ev, t);
+                e->b_tok[f - e->b_ev] = 0;
+                if ((err = sim_eng_vec_push(&e->seeds, f - e->b_ev)))
+                    return weft_diag_code(d, err);
+                continue;
+            }
             if (f >= e->n_flows) {
                 e->st.catchups++;
                 if ((err = sim_eng_ct_catch_up(e, f - e->n_flows, t)))
@@ -228,4 +237,12 @@ void sim_engine_flow_route(const sim_engine *e, uint32_t f, uint32_t *n, const u
 double sim_engine_flow_bytes(const sim_engine *e, uint32_t f)
 {
     return e->f_bytes[f];
+}
+
+double sim_engine_bucket_tokens(const sim_engine *e, uint32_t l)
+{
+    if (!e->b_size || !(e->b_size[l] > 0))
+        return 0;
+    double tok = e->b_tok[l] + (e->b_rate[l] - e->b_load[l]) * (e->st.makespan_s - e->b_upd[l]);
+    return tok < 0 ? 0 : tok > e->b_size[l] ? e->b_size[l] : tok;
 }

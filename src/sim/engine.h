@@ -96,6 +96,19 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
                         sim_engine **out);
 void sim_engine_free(sim_engine *e);
 
+/* Gives link l a token bucket (a shaper, as tc-tbf(8)): tokens accrue at
+ * the link's capacity up to `bytes`, and while the bucket holds tokens the
+ * link carries up to `peak` > capacity bytes/s (the speed of the wire under
+ * the shaper), each byte taking a token; empty, it carries its capacity.
+ * The bucket holds `tokens` (0 .. bytes) at the start (tc-tbf(8)'s is
+ * full after an idle moment). In fluid terms: at load x the tokens
+ * change at capacity - x, capped at `bytes`; the link's capacity is `peak`
+ * while tokens are left and its own when they are gone (an event at the
+ * exact time they run out refills the link's component). A run with
+ * buckets is never reduced by symmetry. WEFT_EINVAL for bad values. */
+weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak,
+                              double tokens);
+
 /* Adds a route of n (link, coefficient > 0) pairs and latency lat_s >= 0;
  * links may not repeat. Many flows may share one route. */
 weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link,
@@ -152,6 +165,9 @@ uint32_t sim_engine_num_flows(const sim_engine *e);
 /* Times of a flow after the run: start (after alpha), drained, done. */
 void sim_engine_flow_times(const sim_engine *e, uint32_t f, double *start, double *drained,
                            double *done);
+/* The tokens link l's bucket holds at the end of the run (the makespan);
+ * 0 for a link without one. */
+double sim_engine_bucket_tokens(const sim_engine *e, uint32_t l);
 /* Bytes a link carried (per physical link it stands for). */
 double sim_engine_link_bytes(const sim_engine *e, uint32_t l);
 /* The rate a flow was first given when it started (bytes/s; for a flow

@@ -39,6 +39,30 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     return WEFT_OK;
 }
 
+weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak,
+                              double tokens)
+{
+    if (e->ran || l >= e->n_links || !(bytes > 0) || !(peak > e->cap[l]) || !isfinite(peak) ||
+        !isfinite(bytes) || !(tokens >= 0 && tokens <= bytes))
+        return WEFT_EINVAL;
+    if (!e->b_size) {
+        size_t n = e->n_links;
+        e->b_size = weft__calloc(n, sizeof *e->b_size);
+        e->b_peak = weft__calloc(n, sizeof *e->b_peak);
+        e->b_rate = weft__calloc(n, sizeof *e->b_rate);
+        e->b_tok = weft__calloc(n, sizeof *e->b_tok);
+        e->b_upd = weft__calloc(n, sizeof *e->b_upd);
+        e->b_load = weft__calloc(n, sizeof *e->b_load);
+        if (!e->b_size || !e->b_peak || !e->b_rate || !e->b_tok || !e->b_upd || !e->b_load)
+            return WEFT_ENOMEM; /* the engine is freed, not resumed */
+    }
+    e->b_size[l] = bytes;
+    e->b_peak[l] = peak;
+    e->b_rate[l] = e->cap[l];
+    e->b_tok[l] = tokens;
+    return WEFT_OK;
+}
+
 void sim_engine_free(sim_engine *e)
 {
     if (!e)
@@ -54,7 +78,8 @@ void sim_engine_free(sim_engine *e)
                       e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
                       e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
                       e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel, e->f_w};
+                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel, e->f_w,
+                      e->b_size, e->b_peak, e->b_rate, e->b_tok, e->b_upd, e->b_load};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     sim_heap_fini(&e->heap);
@@ -310,3 +335,4 @@ weft_err sim_eng_build_ct(sim_engine *e)
         e->f_ctleft[f] = e->ctd_off[f + 1] - e->ctd_off[f];
     return WEFT_OK;
 }
+

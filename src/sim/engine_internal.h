@@ -129,6 +129,15 @@ struct sim_engine {
     uint32_t *q_next;
     double *f_nb, *f_rel;
 
+    /* Token buckets (sim_engine_set_bucket), allocated with the first:
+     * per link b_size (bytes, 0 for a link without one), b_peak (its
+     * capacity while it holds tokens), b_rate (the fill rate: its capacity
+     * when empty), b_tok (tokens at time b_upd) and b_load (bytes/s its
+     * flows put on it since then). A bucket's empty event has heap id
+     * b_ev + link. */
+    double *b_size, *b_peak, *b_rate, *b_tok, *b_upd, *b_load;
+    uint32_t b_ev;
+
     sim_heap heap;
     sim_heap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -173,6 +182,8 @@ weft_err sim_eng_build_ct(sim_engine *e);
 weft_err sim_eng_build_queue(sim_engine *e);
 
 /* engine_rates.c (each is described at its definition). */
+/* Bucket of link l: its tokens integrated up to t at the current load. */
+void sim_eng_bucket_advance(sim_engine *e, uint32_t l, double t);
 /* Integrates f's current rate up to time t into its remaining bytes and
  * its links' carried bytes. */
 void sim_eng_advance(sim_engine *e, uint32_t f, double t);

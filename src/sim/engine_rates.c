@@ -61,6 +61,53 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
     return sim_eng_seed_route(e, f);
 }
 
+/* Below this fraction of its size a bucket counts as empty (rounding of
+ * the token integral at the time it runs out). */
+#define BUCKET_EPS 1e-9
+
+void sim_eng_bucket_advance(sim_engine *e, uint32_t l, double t)
+{
+    double tok = e->b_tok[l] + (e->b_rate[l] - e->b_load[l]) * (t - e->b_upd[l]);
+    e->b_tok[l] = tok < 0 ? 0 : tok > e->b_size[l] ? e->b_size[l] : tok;
+    e->b_upd[l] = t;
+}
+
+/* Before a refill: the tokens of the component's buckets up to t at the
+ * old load, and each link's capacity from them (its peak while tokens are
+ * left, its rate when they are gone). */
+static void buckets_before(sim_engine *e, double t)
+{
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        if (!(e->b_size[l] > 0))
+            continue;
+        sim_eng_bucket_advance(e, l, t);
+        if (e->b_tok[l] <= BUCKET_EPS * e->b_size[l])
+            e->b_tok[l] = 0;
+        e->cap[l] = e->b_tok[l] > 0 ? e->b_peak[l] : e->b_rate[l];
+    }
+}
+
+/* After a refill: each bucket's new load (its capacity less what filling
+ * left over, every flow being frozen) and the time its tokens run out at
+ * that load, if they do. */
+static void buckets_after(sim_engine *e, double t)
+{
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        if (!(e->b_size[l] > 0))
+            continue;
+        double load = e->cap[l] - e->resid[l];
+        e->b_load[l] = load < 0 ? 0 : load;
+        uint32_t ev = e->b_ev + l;
+        double drain = e->b_load[l] - e->b_rate[l];
+        if (e->b_tok[l] > 0 && drain > e->b_rate[l] * BUCKET_EPS)
+            sim_heap_set(&e->heap, ev, t + e->b_tok[l] / drain);
+        else if (sim_heap_contains(&e->heap, ev))
+            sim_heap_remove(&e->heap, ev);
+    }
+}
+
 /* Pushes link l onto the component being discovered (once per epoch). */
 static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
 {
@@ -177,8 +224,16 @@ weft_err sim_eng_refill(sim_engine *e, double t)
                 return WEFT_ENOMEM;
         }
     }
-    if (!e->comp_flows.n)
+    if (e->b_size)
+        buckets_before(e, t);
+    if (!e->comp_flows.n) {
+        if (e->b_size) { /* idle now: the buckets fill */
+            for (size_t i = 0; i < e->comp_links.n; i++)
+                e->resid[e->comp_links.v[i]] = e->cap[e->comp_links.v[i]];
+            buckets_after(e, t);
+        }
         return WEFT_OK;
+    }
     e->st.refills++;
     for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
@@ -258,5 +313,7 @@ weft_err sim_eng_refill(sim_engine *e, double t)
             }
         }
     }
+    if (e->b_size)
+        buckets_after(e, t);
     return WEFT_OK;
 }

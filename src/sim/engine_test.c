@@ -727,6 +727,116 @@ static weft_err oom_ctor_sym(void *arg)
     return WEFT_OK;
 }
 
+/* Token buckets (sim_engine_set_bucket): a link of rate r = 100 B/s with a
+ * bucket of b = 50 B and a peak of 1000 B/s. A flow of B bytes arriving at
+ * a full bucket takes b / (peak - r) at the peak, then the rest at r: in all
+ * (B - b) / r, whatever the peak. */
+static void test_bucket(void)
+{
+    double s, dr, dn;
+    sim_engine_stats st;
+    {   /* alone: 1000 B in 9.5 s, not 10 */
+        double cap[] = {100};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 100, 50), WEFT_EINVAL); /* peak <= rate */
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 0, 1000, 0), WEFT_EINVAL);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 51), WEFT_EINVAL);
+        CHECK_ERR(sim_engine_set_bucket(e, 1, 50, 1000, 50), WEFT_EINVAL);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 50), WEFT_OK);
+        uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f;
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        CHECK(sim_engine_flow_rate0(e, f) == 1000);
+        sim_engine_flow_times(e, f, &s, &dr, &dn);
+        CHECK_NEAR(dn, 9.5);
+        sim_engine_get_stats(e, &st);
+        CHECK(st.conservation_err < 1e-12);
+        CHECK_INT(st.events, 4); /* start, bucket empty, drain, done */
+        CHECK(sim_engine_bucket_tokens(e, 0) == 0);
+        sim_engine_free(e);
+    }
+    {   /* starting with 20 of 50 tokens: (1000 - 20) / 100 = 9.8 s */
+        double cap[] = {100};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 20), WEFT_OK);
+        uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f;
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        sim_engine_flow_times(e, f, &s, &dr, &dn);
+        CHECK_NEAR(dn, 9.8);
+        sim_engine_free(e);
+    }
+    {   /* behind a 150 B/s link: 150 B/s until the bucket is empty (1 s),
+         * then 100 B/s: 150 + 850 / 100 = 9.5 s again */
+        double cap[] = {100, 150};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 50), WEFT_OK);
+        uint32_t ls[] = {0, 1}, r = route1(e, 2, ls, 0), f;
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        CHECK(sim_engine_flow_rate0(e, f) == 150);
+        sim_engine_flow_times(e, f, &s, &dr, &dn);
+        CHECK_NEAR(dn, 9.5);
+        sim_engine_free(e);
+    }
+    {   /* behind a 50 B/s link the bucket never empties: 1000 / 50 = 20 s */
+        double cap[] = {100, 50};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 50), WEFT_OK);
+        uint32_t ls[] = {0, 1}, r = route1(e, 2, ls, 0), f;
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        sim_engine_flow_times(e, f, &s, &dr, &dn);
+        CHECK_NEAR(dn, 20);
+        CHECK(sim_engine_bucket_tokens(e, 0) == 50);
+        CHECK(sim_engine_bucket_tokens(e, 1) == 0); /* no bucket */
+        sim_engine_free(e);
+    }
+    {   /* a second flow after an idle 0.2 s (alpha) finds 20 B of tokens:
+         * first 0.2 + 9.5 = 9.7 s, then 9.9 + (1000 - 20) / 100 = 19.7 s */
+        double cap[] = {100};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 50), WEFT_OK);
+        uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f0, f1;
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f0), WEFT_OK);
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f1), WEFT_OK);
+        CHECK_ERR(sim_engine_add_dep(e, f1, f0), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0.2, NULL), WEFT_OK);
+        sim_engine_flow_times(e, f0, &s, &dr, &dn);
+        CHECK_NEAR(dn, 9.7);
+        sim_engine_flow_times(e, f1, &s, &dr, &dn);
+        CHECK_NEAR(s, 9.9);
+        CHECK_NEAR(dn, 19.7);
+        sim_engine_free(e);
+    }
+    {   /* two flows share the peak (500 B/s each) until the bucket is
+         * empty at 1/18 s, then 50 B/s each: the 100 B flow is done at
+         * 1.5 s, the 1000 B one at (1100 - 50) / 100 = 10.5 s */
+        double cap[] = {100};
+        sim_engine *e;
+        CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
+        CHECK_ERR(sim_engine_set_bucket(e, 0, 50, 1000, 50), WEFT_OK);
+        uint32_t l0 = 0, r = route1(e, 1, &l0, 0), f0, f1;
+        CHECK_ERR(sim_engine_add_flow(e, r, 100, 1, &f0), WEFT_OK);
+        CHECK_ERR(sim_engine_add_flow(e, r, 1000, 1, &f1), WEFT_OK);
+        CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
+        CHECK(sim_engine_flow_rate0(e, f0) == 500);
+        sim_engine_flow_times(e, f0, &s, &dr, &dn);
+        CHECK_NEAR(dn, 1.5);
+        sim_engine_flow_times(e, f1, &s, &dr, &dn);
+        CHECK_NEAR(dn, 10.5);
+        sim_engine_get_stats(e, &st);
+        CHECK(st.conservation_err < 1e-12);
+        CHECK_NEAR(sim_engine_link_bytes(e, 0), 1100);
+        sim_engine_free(e);
+    }
+}
+
 int main(void)
 {
     test_two_share();
@@ -735,6 +845,7 @@ int main(void)
     test_split();
     test_deps();
     test_queue();
+    test_bucket();
     test_ct_slower_hop();
     test_ct_shared_upstream();
     test_ct_catch_up();

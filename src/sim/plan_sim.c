@@ -89,6 +89,9 @@ static weft_err pair_grow(pair_map *m)
 }
 
 #define SEL_ALL (UINT32_MAX - 1)
+/* Calls simulated at most to find the back-to-back steady state of the
+ * buckets (weft_sim_opts.back_to_back). */
+#define BACK_TO_BACK_ROUNDS 8
 
 typedef struct plan_ctx {
     const weft_topo *t;
@@ -698,7 +701,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     sim_classes cls;
     memset(&cls, 0, sizeof cls);
     weft_err err = WEFT_ENOMEM;
-    double *cap = weft__malloc((nl ? nl : 1) * sizeof *cap);
+    double *cap = weft__malloc((nl ? nl : 1) * sizeof *cap), *tok = NULL;
     cls.lrep = weft__malloc((nl ? nl : 1) * sizeof *cls.lrep);
     cls.lcount = weft__malloc((nl ? nl : 1) * sizeof *cls.lcount);
     if (!cap || !cls.lrep || !cls.lcount)
@@ -710,21 +713,68 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     }
     cls.nl = nl;
     cls.nf = weft_plan_num_ops(p);
-    if ((err = weft_paths_new(t, &c.paths)) || (err = sim_engine_new(nl, cap, NULL, &c.e)))
+    if ((err = weft_paths_new(t, &c.paths)))
         goto fail;
-    sim_engine_set_symmetry(c.e, o->symmetry);
-    if ((err = build(&c, size, o)) ||
-        (o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
-         (err = stream_fifo(&c, o->slices))) ||
-        (err = sim_engine_run(c.e, o->alpha_s, d))) {
-        /* A cycle names an engine flow; say which op it is. */
-        if (err == WEFT_EVERIFY) {
-            uint32_t f = sim_engine_stuck_flow(c.e);
-            weft_diag_set(d, WEFT_EVERIFY,
-                          "sim: op %u (slice %u) never becomes ready (a dependency cycle)",
-                          f / o->slices, f % o->slices);
+    /* Shaped links (burst= peak=, tc-tbf(8)) get a token bucket each, the
+     * peak scaled as the link's rate is; full, or back to back as the last
+     * round left them. */
+    bool shaped = false;
+    for (uint32_t l = 0; l < nl && !shaped; l++) {
+        weft_link_shaper sh;
+        shaped = weft_topo_link_shaper(t, (weft_link_id){l}, &sh);
+    }
+    if (shaped && !(tok = weft__malloc(nl * sizeof *tok))) {
+        err = WEFT_ENOMEM;
+        goto fail;
+    }
+    for (uint32_t round = 0;; round++) {
+        if ((err = sim_engine_new(nl, cap, NULL, &c.e)))
+            goto fail;
+        sim_engine_set_symmetry(c.e, o->symmetry);
+        for (uint32_t l = 0; l < nl && shaped; l++) {
+            weft_link_shaper sh;
+            if (!weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
+                continue;
+            double bw = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
+            double peak = weft_rat_to_double(sh.peak_gbps) * 1e9 * (cap[l] / bw);
+            if (round == 0)
+                tok[l] = (double)sh.burst_bytes;
+            if ((err = sim_engine_set_bucket(c.e, l, (double)sh.burst_bytes, peak, tok[l])))
+                goto fail;
         }
-        goto free_all;
+        if ((err = build(&c, size, o)) ||
+            (o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
+             (err = stream_fifo(&c, o->slices))) ||
+            (err = sim_engine_run(c.e, o->alpha_s, d))) {
+            /* A cycle names an engine flow; say which op it is. */
+            if (err == WEFT_EVERIFY) {
+                uint32_t f = sim_engine_stuck_flow(c.e);
+                weft_diag_set(d, WEFT_EVERIFY,
+                              "sim: op %u (slice %u) never becomes ready (a dependency cycle)",
+                              f / o->slices, f % o->slices);
+            }
+            goto free_all;
+        }
+        if (!shaped || !o->back_to_back || round + 1 == BACK_TO_BACK_ROUNDS)
+            break;
+        /* The next call starts with the tokens this one ended with. */
+        bool same = true;
+        for (uint32_t l = 0; l < nl; l++) {
+            weft_link_shaper sh;
+            if (!weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
+                continue;
+            double end = sim_engine_bucket_tokens(c.e, l);
+            if (fabs(end - tok[l]) > 1e-9 * (double)sh.burst_bytes)
+                same = false;
+            tok[l] = end;
+        }
+        if (same)
+            break;
+        sim_engine_free(c.e);
+        c.e = NULL;
+        weft__free(c.ecmp.key);
+        weft__free(c.ecmp.val);
+        memset(&c.ecmp, 0, sizeof c.ecmp);
     }
     memset(out, 0, sizeof *out);
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
@@ -752,6 +802,7 @@ free_all:
     weft__free(c.rlink);
     weft__free(c.rcoef);
     weft__free(cap);
+    weft__free(tok);
     sim_classes_fini(&cls);
     return err;
 }

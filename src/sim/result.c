@@ -13,6 +13,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->trace_label = NULL;
     o->max_classes = 0;
     o->cut_through = false;
+    o->back_to_back = false;
     o->model = WEFT_SIM_FLUID;
     o->slice_bytes = 0;
     o->bw_scale = 1;

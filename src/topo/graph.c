@@ -55,6 +55,7 @@ struct weft_topo_builder {
     size_t n_links, link_cap;
     uint32_t *link_src, *link_dst;
     weft_rat *link_bw, *link_lat;
+    weft_link_shaper *link_shaper; /* allocated with the first shaper */
     strbuf note;
     strbuf assumed; /* the note's lines added by weft_topo_builder_assume */
 };
@@ -103,6 +104,7 @@ void weft_topo_builder_free(weft_topo_builder *b)
     weft__free(b->link_dst);
     weft__free(b->link_bw);
     weft__free(b->link_lat);
+    weft__free(b->link_shaper);
     weft__free(b->note.data);
     weft__free(b->assumed.data);
     weft__free(b);
@@ -267,6 +269,12 @@ static weft_err reserve_links(weft_topo_builder *b, size_t need)
     if (!lat)
         return WEFT_ENOMEM;
     b->link_lat = lat;
+    if (b->link_shaper) {
+        weft_link_shaper *sh = weft__realloc_array(b->link_shaper, ncap, sizeof *sh);
+        if (!sh)
+            return WEFT_ENOMEM;
+        b->link_shaper = sh;
+    }
     b->link_cap = ncap;
     return WEFT_OK;
 }
@@ -288,6 +296,27 @@ weft_err weft_topo_builder_add_link(weft_topo_builder *b, weft_node_id src, weft
     b->link_dst[i] = dst.v;
     b->link_bw[i] = bw_gbps;
     b->link_lat[i] = lat_ns;
+    if (b->link_shaper)
+        b->link_shaper[i] = (weft_link_shaper){0, {0, 1}};
+    return WEFT_OK;
+}
+
+weft_err weft_topo_builder_shape_links(weft_topo_builder *b, uint32_t last, weft_link_shaper s)
+{
+    if (last == 0 || last > b->n_links || s.burst_bytes == 0 || s.peak_gbps.den <= 0)
+        return WEFT_EINVAL;
+    for (size_t i = b->n_links - last; i < b->n_links; i++)
+        if (weft_rat_cmp(s.peak_gbps, b->link_bw[i]) <= 0)
+            return WEFT_EINVAL;
+    if (!b->link_shaper) {
+        b->link_shaper = weft__calloc(b->link_cap, sizeof *b->link_shaper);
+        if (!b->link_shaper)
+            return WEFT_ENOMEM;
+        for (size_t i = 0; i < b->link_cap; i++)
+            b->link_shaper[i].peak_gbps = (weft_rat){0, 1};
+    }
+    for (size_t i = b->n_links - last; i < b->n_links; i++)
+        b->link_shaper[i] = s;
     return WEFT_OK;
 }
 
@@ -352,6 +381,7 @@ void weft_topo_free(weft_topo *t)
     weft__free(t->link_dst);
     weft__free(t->link_bw);
     weft__free(t->link_lat);
+    weft__free(t->link_shaper);
     weft__free(t->in_start);
     weft__free(t->in_links);
     weft__free(t->note);
@@ -479,8 +509,10 @@ static weft_err build_links(weft_topo_builder *b, weft_topo *t, weft_diag *d)
     t->link_lat = weft__malloc(alloc * sizeof *t->link_lat);
     t->out_start = weft__calloc((size_t)b->n_nodes + 1, sizeof *t->out_start);
     t->in_start = weft__calloc((size_t)b->n_nodes + 1, sizeof *t->in_start);
+    if (b->link_shaper)
+        t->link_shaper = weft__malloc(alloc * sizeof *t->link_shaper);
     if (!t->link_src || !t->link_dst || !t->link_bw || !t->link_lat || !t->out_start ||
-        !t->in_start) {
+        !t->in_start || (b->link_shaper && !t->link_shaper)) {
         e = WEFT_ENOMEM;
         goto free_perm;
     }
@@ -488,6 +520,15 @@ static weft_err build_links(weft_topo_builder *b, weft_topo *t, weft_diag *d)
     for (size_t i = 0; i < n; i++) {
         uint32_t l = perm[i];
         if (m && t->link_src[m - 1] == b->link_src[l] && t->link_dst[m - 1] == b->link_dst[l]) {
+            if (t->link_shaper && (t->link_shaper[m - 1].burst_bytes ||
+                                   b->link_shaper[l].burst_bytes)) {
+                e = weft_diag_set(d, WEFT_ETOPO,
+                                  "parallel links %s -> %s: a link with a shaper (burst=) "
+                                  "cannot have a parallel twin; give them one link",
+                                  b->strings.data + b->node_name[b->link_src[l]],
+                                  b->strings.data + b->node_name[b->link_dst[l]]);
+                goto free_perm;
+            }
             if (!weft_rat_eq(t->link_lat[m - 1], b->link_lat[l])) {
                 char l1[48], l2[48];
                 weft_rat_format_exact(t->link_lat[m - 1], l1, sizeof l1);
@@ -514,6 +555,8 @@ static weft_err build_links(weft_topo_builder *b, weft_topo *t, weft_diag *d)
         t->link_dst[m] = b->link_dst[l];
         t->link_bw[m] = b->link_bw[l];
         t->link_lat[m] = b->link_lat[l];
+        if (t->link_shaper)
+            t->link_shaper[m] = b->link_shaper[l];
         m++;
     }
     t->n_links = m;

@@ -28,6 +28,7 @@ struct weft_topo {
     uint32_t *out_start;      /* n_nodes+1: out-links of v are out_start[v] .. out_start[v+1]-1 */
     uint32_t *link_src, *link_dst;
     weft_rat *link_bw, *link_lat;
+    weft_link_shaper *link_shaper; /* NULL when no link has a shaper */
     uint32_t *in_start;       /* n_nodes+1 */
     uint32_t *in_links;       /* n_links link ids grouped by destination */
     char *note;               /* "" when none */

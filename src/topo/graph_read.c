@@ -165,6 +165,26 @@ const char *weft_topo_assumptions(const weft_topo *t)
     return t->assumed;
 }
 
+bool weft_topo_link_shaper(const weft_topo *t, weft_link_id l, weft_link_shaper *out)
+{
+    if (t->link_shaper && t->link_shaper[l.v].burst_bytes) {
+        *out = t->link_shaper[l.v];
+        return true;
+    }
+    *out = (weft_link_shaper){0, {0, 1}};
+    return false;
+}
+
+/* Same shaper (or none) on link l of a and b. */
+static bool same_shaper(const weft_topo *a, const weft_topo *b, uint32_t l)
+{
+    weft_link_shaper x, y;
+    bool hx = weft_topo_link_shaper(a, (weft_link_id){l}, &x);
+    bool hy = weft_topo_link_shaper(b, (weft_link_id){l}, &y);
+    return hx == hy && (!hx || (x.burst_bytes == y.burst_bytes &&
+                                weft_rat_eq(x.peak_gbps, y.peak_gbps)));
+}
+
 bool weft_topo_equal(const weft_topo *a, const weft_topo *b)
 {
     if (a->n_nodes != b->n_nodes || a->n_links != b->n_links || a->n_ranks != b->n_ranks)
@@ -182,7 +202,7 @@ bool weft_topo_equal(const weft_topo *a, const weft_topo *b)
     for (uint32_t l = 0; l < a->n_links; l++) {
         if (a->link_src[l] != b->link_src[l] || a->link_dst[l] != b->link_dst[l] ||
             !weft_rat_eq(a->link_bw[l], b->link_bw[l]) ||
-            !weft_rat_eq(a->link_lat[l], b->link_lat[l]))
+            !weft_rat_eq(a->link_lat[l], b->link_lat[l]) || !same_shaper(a, b, l))
             return false;
     }
     return true;

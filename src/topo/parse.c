@@ -27,7 +27,7 @@
 
 /* The synopses of the statements, after their keyword. */
 #define NODE_ARGS "NAME KIND [key=value ...]"
-#define LINK_ARGS "A B BW [LAT]"
+#define LINK_ARGS "A B BW [LAT] [burst=BYTES peak=BW]"
 
 /* A token: a span of the input line. */
 typedef struct tok {
@@ -457,6 +457,27 @@ static weft_err check_pair(parser *p, weft_node_id src, weft_node_id dst, tok sn
     return WEFT_OK;
 }
 
+/* Reads the value of burst=: a whole number of bytes > 0, optionally
+ * followed by B. */
+static weft_err burst_bytes(parser *p, tok whole, tok val, uint64_t *out)
+{
+    size_t n = val.len;
+    if (n && val.p[n - 1] == 'B')
+        n--;
+    uint64_t v = 0;
+    bool ok = n > 0 && n <= 15;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = val.p[i] >= '0' && val.p[i] <= '9';
+        v = v * 10 + (uint64_t)(val.p[i] - '0');
+    }
+    char q[48];
+    if (!ok || v == 0)
+        return fail(p, val.p, "bad %s: expected a whole number of bytes > 0 (e.g. burst=16384)",
+                    show(whole, q));
+    *out = v;
+    return WEFT_OK;
+}
+
 static weft_err st_link(parser *p, tok kw, bool duplex)
 {
     const char *kwname = duplex ? "duplex" : "link";
@@ -480,14 +501,56 @@ static weft_err st_link(parser *p, tok kw, bool duplex)
         return missing(p, kwname, "BW (bandwidth)", LINK_ARGS);
     if ((e = quantity(p, bw_tok, true, &bw)))
         return e;
-    bool has_lat = next_tok(p, &lat_tok);
-    if (has_lat && (e = quantity(p, lat_tok, false, &lat)))
-        return e;
-    if (next_tok(p, &extra))
-        return fail(p, extra.p, "too many arguments: unexpected '%s' (expected: %s " LINK_ARGS ")",
-                    show(extra, q), kwname);
+    bool has_lat = false, has_burst = false, has_peak = false;
+    tok burst_tok = {0}, peak_tok = {0};
+    weft_link_shaper sh = {0, {0, 1}};
+    while (next_tok(p, &extra)) {
+        const char *eq = memchr(extra.p, '=', extra.len);
+        if (!eq && !has_lat && !has_burst && !has_peak) {
+            has_lat = true;
+            lat_tok = extra;
+            if ((e = quantity(p, lat_tok, false, &lat)))
+                return e;
+            continue;
+        }
+        if (!eq)
+            return fail(p, extra.p,
+                        "too many arguments: unexpected '%s' (expected: %s " LINK_ARGS ")",
+                        show(extra, q), kwname);
+        tok val = {eq + 1, extra.len - (size_t)(eq + 1 - extra.p)};
+        if ((size_t)(eq - extra.p) == 5 && memcmp(extra.p, "burst", 5) == 0 && !has_burst) {
+            if ((e = burst_bytes(p, extra, val, &sh.burst_bytes)))
+                return e;
+            has_burst = true;
+            burst_tok = extra;
+        } else if ((size_t)(eq - extra.p) == 4 && memcmp(extra.p, "peak", 4) == 0 && !has_peak) {
+            if (!val.len)
+                return fail(p, val.p, "peak= needs a bandwidth (e.g. peak=2.5GB/s)");
+            if ((e = quantity(p, val, true, &sh.peak_gbps)))
+                return e;
+            has_peak = true;
+            peak_tok = extra;
+        } else {
+            return fail(p, extra.p,
+                        "unknown or repeated link attribute '%s' (a link takes burst=BYTES "
+                        "and peak=BW once each: a token-bucket shaper)",
+                        show(extra, q));
+        }
+    }
+    if (has_burst != has_peak)
+        return fail(p, has_burst ? burst_tok.p : peak_tok.p,
+                    "%s needs %s: a shaper's bucket passes its bytes at the peak rate of the "
+                    "wire under it (tc-tbf(8))",
+                    has_burst ? "burst=" : "peak=", has_burst ? "peak=" : "burst=");
+    if (has_peak && weft_rat_cmp(sh.peak_gbps, bw) <= 0) {
+        char q2[48];
+        return fail(p, peak_tok.p, "%s must exceed the link's bandwidth '%s'",
+                    show(peak_tok, q), show(bw_tok, q2));
+    }
     e = duplex ? weft_topo_builder_add_duplex(p->b, src, dst, bw, lat)
                : weft_topo_builder_add_link(p->b, src, dst, bw, lat);
+    if (!e && has_burst)
+        e = weft_topo_builder_shape_links(p->b, duplex ? 2 : 1, sh);
     if (e == WEFT_ENOMEM)
         return oom(p, kw.p);
     if (e)

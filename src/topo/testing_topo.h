@@ -79,4 +79,41 @@ done:
     return out;
 }
 
+/* The fabric spec names without its links' shapers (burst= peak=): the
+ * links at their rates only, for tests of estimates that do not model
+ * token buckets; NULL after printing why. */
+static inline weft_topo *weft__test_topo_spec_unshaped(const char *spec)
+{
+    weft_topo *t = weft__test_topo_spec(spec), *out = NULL;
+    char *text = NULL, *strip = NULL;
+    size_t len = 0;
+    FILE *f = t ? open_memstream(&text, &len) : NULL;
+    if (!f || weft_topo_write(t, f) != WEFT_OK) {
+        if (f)
+            fclose(f);
+        goto done;
+    }
+    fclose(f);
+    strip = (char *)malloc(len + 1);
+    if (!strip)
+        goto done;
+    size_t o = 0;
+    for (const char *p = text; *p;) {
+        if (*p == ' ' && (strncmp(p + 1, "burst=", 6) == 0 || strncmp(p + 1, "peak=", 5) == 0)) {
+            p++;
+            while (*p && *p != ' ' && *p != '\n')
+                p++;
+            continue;
+        }
+        strip[o++] = *p++;
+    }
+    strip[o] = 0;
+    out = weft__test_topo_text(strip);
+done:
+    free(strip);
+    free(text);
+    weft_topo_free(t);
+    return out;
+}
+
 #endif

@@ -12,6 +12,7 @@
  * never a file that does not parse back. O(V + E log E) for the duplex
  * lookups, one fwrite per line.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "topo/graph_internal.h"
@@ -22,6 +23,16 @@
  * lines continue on the next comment line. */
 #define NOTE_CHUNK 1000
 #define KIND_WIDTH 7 /* "compute" */
+
+/* Same shaper (or none) on links a and b. */
+static bool same_shaper(const weft_topo *t, uint32_t a, uint32_t b)
+{
+    weft_link_shaper x, y;
+    bool hx = weft_topo_link_shaper(t, (weft_link_id){a}, &x);
+    bool hy = weft_topo_link_shaper(t, (weft_link_id){b}, &y);
+    return hx == hy && (!hx || (x.burst_bytes == y.burst_bytes &&
+                                weft_rat_eq(x.peak_gbps, y.peak_gbps)));
+}
 
 static const char *str(const weft_topo *t, uint32_t off)
 {
@@ -158,7 +169,7 @@ weft_err weft_topo_write(const weft_topo *t, FILE *f)
         weft_link_id r;
         bool twin = weft_topo_find_link(t, dst, src, &r) &&
                     weft_rat_eq(t->link_bw[r.v], t->link_bw[l]) &&
-                    weft_rat_eq(t->link_lat[r.v], t->link_lat[l]);
+                    weft_rat_eq(t->link_lat[r.v], t->link_lat[l]) && same_shaper(t, r.v, l);
         if (twin && src.v > dst.v)
             continue; /* written as the duplex of its twin */
         size_t o = pad_to(buf, 0, twin ? "duplex" : "link", 6);
@@ -175,6 +186,14 @@ weft_err weft_topo_write(const weft_topo *t, FILE *f)
             o += (size_t)weft_rat_format_exact(t->link_lat[l], buf + o, 64);
             memcpy(buf + o, "ns", 2);
             o += 2;
+        }
+        weft_link_shaper sh;
+        if (weft_topo_link_shaper(t, (weft_link_id){l}, &sh)) {
+            o += (size_t)snprintf(buf + o, 40, " burst=%llu peak=",
+                                  (unsigned long long)sh.burst_bytes);
+            o += (size_t)weft_rat_format_exact(sh.peak_gbps, buf + o, 64);
+            memcpy(buf + o, "GB/s", 4);
+            o += 4;
         }
         buf[o++] = '\n';
         if (put(f, buf, o))

@@ -120,6 +120,42 @@ static void test_small(void)
     weft_topo_free(t);
 }
 
+/* Shapers (burst= peak=) are written after the latency, fold into a duplex
+ * only when both directions have the same one, and parse back equal; a
+ * different shaper makes the graphs unequal. */
+static void test_shaper(void)
+{
+    const char *in = "node a compute host=0\nnode s switch\nnode b compute host=1\n"
+                     "duplex a s 1GB/s burst=16264 peak=1.3GB/s\n"
+                     "link b s 1/8GB/s 1us burst=100B peak=2GB/s\n"
+                     "link s b 1/8GB/s 1us burst=99 peak=2GB/s\n";
+    weft_topo *t = NULL, *u = NULL;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_topo_parse(in, strlen(in), "shaped", &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    weft_link_id l = {0};
+    weft_link_shaper sh;
+    weft_node_id na = {0}, ns = {0};
+    CHECK(weft_topo_find_node(t, "a", &na) && weft_topo_find_node(t, "s", &ns));
+    CHECK(weft_topo_find_link(t, na, ns, &l));
+    CHECK(weft_topo_link_shaper(t, l, &sh));
+    CHECK(sh.burst_bytes == 16264 && weft_rat_eq(sh.peak_gbps, (weft_rat){13, 10}));
+    char *text = round_trip(t, "shaped");
+    CHECK(text && strstr(text, " 1GB/s burst=16264 peak=1.3GB/s\n"));
+    CHECK(text && strstr(text, "link   b s 0.125GB/s 1000ns burst=100 peak=2GB/s\n"));
+    CHECK(text && strstr(text, "link   s b 0.125GB/s 1000ns burst=99 peak=2GB/s\n"));
+    free(text);
+    const char *in2 = "node a compute host=0\nnode s switch\nnode b compute host=1\n"
+                      "duplex a s 1GB/s burst=16264 peak=1.3GB/s\n"
+                      "duplex b s 1/8GB/s 1us burst=100 peak=2GB/s\n";
+    CHECK_ERR(weft_topo_parse(in2, strlen(in2), "shaped2", &u, &d), WEFT_OK);
+    CHECK(u && !weft_topo_equal(t, u));
+    weft_topo_free(u);
+    weft_topo_free(t);
+}
+
 /* Opposite links fold into a duplex only when bandwidth and latency agree. */
 static void test_pairs(void)
 {
@@ -340,6 +376,7 @@ static void test_eio(void)
 int main(void)
 {
     test_small();
+    test_shaper();
     test_pairs();
     test_names();
     test_ring();

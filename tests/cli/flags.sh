@@ -21,7 +21,8 @@ run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)
         | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
-        [--cut-through] [--max-ops N] [--json | --csv] [--trace FILE] [--plot FILE.svg]
+        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]
+        [--plot FILE.svg]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"

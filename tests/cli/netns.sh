@@ -2,7 +2,8 @@
 # 64 KiB to 1 MiB: namespaces, veth, tbf, weft perf with WEFT_NETNS per
 # rank, ring vs the cost model's plan, simulator vs measurement. Skips
 # (77) when not root or without ip/tc. The simulator must agree with the
-# executor within a median 25% here, not the sweep's 10%: CTest runs this
+# executor within 25% here (the median over the runs of each size, and over
+# all sizes), not the sweep's 10%: CTest runs this
 # beside other tests, and load alone moved the median to 10.6% (fabric.sh,
 # docs/netns.md); the documented sweep keeps 10%.
 # Run by CTest as: bash netns.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
