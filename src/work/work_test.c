@@ -83,7 +83,7 @@ static void test_counts(void)
     /* Selective with SP: 34 s b h / t per layer. */
     p.recompute = WEFT_RECOMPUTE_SELECTIVE;
     p.sp = true;
-    CHECK_INT(weft__work_layer_act(&m, &p, p.recompute), 34 * 32 * 2 * 64 / 2);
+    CHECK_INT(weft__work_layer_act(&m, false, &p, p.recompute), 34 * 32 * 2 * 64 / 2);
     /* The distributed optimizer shards the 12 bytes over DP. */
     p.dist_opt = true;
     CHECK_ERR(weft_work_counts(&m, &p, 4, &c, NULL), WEFT_OK);
