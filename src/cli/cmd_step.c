@@ -310,6 +310,9 @@ static void json_result(cli_json *j, const weft_step_result *r)
         cli_json_end_object(j);
     }
     cli_json_end_object(j);
+    cli_json_kv_double(j, "ep_dispatch_s", r->ep_dispatch_s);
+    cli_json_kv_double(j, "ep_combine_s", r->ep_combine_s);
+    cli_json_kv_uint(j, "ep_busiest_tokens", r->ep_max_tokens);
     cli_json_key(j, "memory");
     cli_json_begin_object(j);
     cli_json_kv_uint(j, "weights", c->mem_weights);
