@@ -444,7 +444,9 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
     uint64_t act_d = weft__work_layer_act(m, false, p, p->recompute);
     uint64_t full_m = weft__work_layer_act(m, true, p, WEFT_RECOMPUTE_NONE);
     uint64_t full_d = weft__work_layer_act(m, false, p, WEFT_RECOMPUTE_NONE);
-    uint64_t act_full = nm && full_m > full_d ? full_m : full_d;
+    /* One layer's whole set (full recomputation rebuilds one at a time):
+     * the larger kind the model has. */
+    uint64_t act_full = !nm ? full_d : !nd ? full_m : full_m > full_d ? full_m : full_d;
     uint32_t edp = c.dp / p->ep;
     for (uint32_t st = 0; st < p->pp; st += p->pp > 1 ? p->pp - 1 : 1) {
         uint64_t dn, ex;

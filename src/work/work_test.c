@@ -339,6 +339,18 @@ static void test_deepseek_v3_counts(void)
     weft__work_stage_layers(&q, &p, 1, &nm, &nd);
     CHECK_INT(nm, 1);
     CHECK_INT(nd, 1);
+    /* Full recomputation keeps one whole layer's set: an all-MoE model's
+     * MoE layer even when its dense ffn would be larger. */
+    weft_model e = tiny();
+    e.experts = 4;
+    e.topk = 1;
+    e.moe_ffn = 16; /* ffn 256 */
+    weft_parallel_init(&p);
+    p.recompute = WEFT_RECOMPUTE_FULL;
+    CHECK_ERR(weft_work_counts(&e, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t fm = weft__work_layer_act(&e, true, &p, WEFT_RECOMPUTE_NONE);
+    CHECK(fm < weft__work_layer_act(&e, false, &p, WEFT_RECOMPUTE_NONE));
+    CHECK_INT(c.mem_act, 2 * (2 * 32 * 64) + fm + 4 * 32 * 256);
     /* gpt style untied: the output layer's V h more. */
     weft_model u = tiny();
     weft_parallel_init(&p);
