@@ -1,7 +1,8 @@
 /* Training-step benchmark (weft/work.h): the CPU time of one
  * configuration of a 1,024-GPU job (GPT 76.1B, TP 8, PP 4, DP 32 on
  * a100:128, a fresh context: every simulation runs), of a Mixtral-style
- * MoE step on h100:2 (16 GPUs, EP 8), and of a sweep of GPT-3 175B on
+ * MoE step on h100:2 (16 GPUs, EP 8; balanced, then with a zipf 1.2
+ * expert load, and on h100:16), and of a sweep of GPT-3 175B on
  * a100:64 (every configuration counted, printed per 100). Never fails on
  * time. */
 #include <stdio.h>
@@ -70,6 +71,16 @@ int main(void)
     p.recompute = WEFT_RECOMPUTE_SELECTIVE;
     p.dist_opt = true;
     one("h100:2", "h100-sxm", "mixtral-8x7b", &p);
+    /* The same with a skewed expert load (zipf 1.2): every EP group's
+     * routing drawn, dispatch and combine simulated as alltoallv plans. */
+    p.moe_zipf = true;
+    p.moe_zipf_milli = 1200;
+    p.moe_seed = 1;
+    one("h100:2", "h100-sxm", "mixtral-8x7b", &p);
+    /* Mixtral on 128 GPUs (docs/step.md), skewed: 16 EP groups. */
+    p.global_batch = 512;
+    p.overlap_grad = true;
+    one("h100:16", "h100-sxm", "mixtral-8x7b", &p);
 
     weft_topo *t = load("a100:64");
     weft_gpu g;

@@ -94,6 +94,23 @@ typedef struct weft_model {
     uint32_t seq, vocab;
     uint32_t experts, topk, moe_ffn, shared_experts;
     bool swiglu;
+    /* --untie-embeddings-and-output-weights for a gpt-style model (swiglu
+     * models are always untied). */
+    bool untie;
+    /* MoE layers: layer i (0-based) has experts when i >= moe_first_dense
+     * and i % moe_freq == 0 (Megatron's --moe-layer-freq, an integer N or
+     * the pattern ([0]*K+[1]*M)); moe_freq 0 means 1. Others are dense
+     * (ffn). */
+    uint32_t moe_first_dense, moe_freq;
+    /* Multi-head latent attention (DeepSeek-V2/V3; Megatron's
+     * --multi-latent-attention --q-lora-rank --kv-lora-rank --qk-head-dim
+     * --qk-pos-emb-head-dim --v-head-dim): queries through a rank-q_lora
+     * down/up projection (q_lora 0: one h x a (qk + rope) matrix), keys
+     * and values through a shared kv_lora latent plus a shared rope key of
+     * qk_rope channels, per head qk + qk_rope query/key and v value
+     * channels. */
+    bool mla;
+    uint32_t q_lora, kv_lora, qk_head, qk_rope, v_head;
 } weft_model;
 
 WEFT_API size_t weft_model_count(void);
@@ -104,7 +121,8 @@ WEFT_API bool weft_model_find(const char *name, weft_model *out);
 
 /* Megatron's defaults for what a model leaves 0: ffn 4 x hidden,
  * query_groups heads, kv_channels hidden / heads, seq 2048, vocab 51200,
- * topk 2 and moe_ffn ffn when experts > 0. */
+ * topk 2 and moe_ffn ffn when experts > 0, moe_freq 1; with mla qk_head 128,
+ * qk_rope 64, v_head 128 and kv_lora 512 (Megatron's MLA defaults). */
 WEFT_API void weft_model_complete(weft_model *m);
 
 /* ---- Parallelism ---------------------------------------------------------- */
@@ -132,6 +150,15 @@ typedef struct weft_parallel {
     bool dist_opt;              /* --use-distributed-optimizer */
     bool overlap_grad;          /* --overlap-grad-reduce */
     uint32_t order[WEFT__DIM_COUNT]; /* placement, innermost first */
+    /* Expert load of the EP all-to-all (--moe-skew, --seed): false is the
+     * balanced matrix (every EP rank receives its exact share, what
+     * Megatron's auxiliary-loss balancing aims at); true draws each EP
+     * group's routing with weft_traffic_moe's generator, zipf exponent
+     * moe_zipf_milli / 1000 (0: uniform random routing), group g seeded
+     * moe_seed + g. */
+    bool moe_zipf;
+    uint32_t moe_zipf_milli;
+    uint64_t moe_seed;
 } weft_parallel;
 
 /* tp pp cp ep 1, no interleaving, no sp, batch 1 / 1, no recompute, bf16,
@@ -147,7 +174,8 @@ typedef struct weft_counts {
     uint64_t params;            /* whole model */
     uint64_t params_active;     /* per token (MoE: topk experts) */
     uint64_t params_gpu_max;    /* on the busiest GPU */
-    uint64_t layer_fwd_flops;   /* one layer, one micro-batch, whole layer */
+    uint64_t layer_fwd_flops;   /* one layer, one micro-batch, whole layer (the MoE one when
+                                   some layers are dense) */
     uint64_t logits_fwd_flops;  /* the output layer, one micro-batch */
     double model_flops;         /* per step: 3 x forward (MFU's numerator) */
     double hw_flops;            /* per step: with recomputation */
@@ -170,10 +198,14 @@ typedef enum weft_comm_kind {
     WEFT_COMM_DP,
     WEFT_COMM_PP,
     WEFT_COMM_EP,
+    WEFT_COMM_EMB,  /* the embedding: vocabulary-parallel all-reduce over TP (forward, first
+                       stage) and the tied gradient all-reduce of the first and last stage */
+    WEFT_COMM_LOSS, /* cross-entropy's three fp32 all-reduces over TP (last stage) and the
+                       loss average over DP */
     WEFT__COMM_COUNT
 } weft_comm_kind;
 
-/* "tp", "cp", "dp", "pp", "ep". */
+/* "tp", "cp", "dp", "pp", "ep", "emb", "loss". */
 WEFT_API const char *weft_comm_kind_name(weft_comm_kind k);
 
 /* The GEMM efficiency ceiling, the one constant fitted on the development
@@ -194,6 +226,9 @@ typedef struct weft_step_result {
     uint32_t comm_calls[WEFT__COMM_COUNT];/* collectives per GPU per step */
     double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage */
     double pp_send_s;                     /* one pipeline send (all stages at once) */
+    double ep_dispatch_s, ep_combine_s;   /* one EP all-to-all each way (all groups at once) */
+    uint64_t ep_max_tokens;               /* routed tokens the busiest EP rank receives per
+                                             micro-batch and layer (its expert GEMMs) */
     uint32_t sims, sim_hits;              /* simulations run, cache hits */
     bool fits;
 } weft_step_result;

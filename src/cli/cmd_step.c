@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/table.h"
@@ -42,6 +43,15 @@ static const cli_opt model_opts[] = {
     {"num-experts", 0, "N", "mixture of experts in every layer"},
     {"moe-router-topk", 0, "K", "default 2"},
     {"moe-ffn-hidden-size", 0, "N", "default --ffn-hidden-size"},
+    {"moe-layer-freq", 0, "N|([0]*K+[1]*M)",
+     "every N-th layer MoE, or K dense layers then M MoE (default 1)"},
+    {"untie-embeddings-and-output-weights", 0, NULL, "gpt style with its own output layer"},
+    {"multi-latent-attention", 0, NULL, "MLA (DeepSeek-V2/V3)"},
+    {"q-lora-rank", 0, "N", "MLA: query down-projection rank (default none)"},
+    {"kv-lora-rank", 0, "N", "MLA: key-value latent rank (default 512)"},
+    {"qk-head-dim", 0, "N", "MLA: query/key channels per head without rotary (default 128)"},
+    {"qk-pos-emb-head-dim", 0, "N", "MLA: rotary query/key channels per head (default 64)"},
+    {"v-head-dim", 0, "N", "MLA: value channels per head (default 128)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -60,6 +70,9 @@ static const cli_opt par_opts[] = {
     {"fp8-format", 0, "F", "hybrid or e4m3: fp8 GEMMs"},
     {"use-distributed-optimizer", 0, NULL, "shard the optimizer state over DP"},
     {"overlap-grad-reduce", 0, NULL, "reduce gradients during the last backward"},
+    {"moe-skew", 0, "uniform|zipf:S",
+     "expert load: balanced (default) or routing drawn as weft traffic moe --skew zipf:S"},
+    {"seed", 0, "S", "--moe-skew zipf:S: seed of EP group 0 (group g: S + g; default 0)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -76,7 +89,9 @@ static const cli_syntax step_syntax = {
         "Predicts one training step of a transformer on a fabric: the compute of\n"
         "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
         "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
-        "EP all-to-all) simulated on the fabric with all groups of a kind at once,\n"
+        "EP all-to-all, the embedding's and the loss's) simulated on the fabric with\n"
+        "all groups of a kind at once (--moe-skew zipf:S: each EP group's routing\n"
+        "drawn as weft traffic moe draws it),\n"
         "placed in Megatron's order (TP innermost, then CP, EP, DP, PP). Data\n"
         "parallelism is the fabric's ranks / (TP x PP x CP). Prints the step time,\n"
         "its parts (compute, pipeline bubble, exposed communication per kind,\n"
@@ -144,6 +159,43 @@ static int read_model(const cli_args *a, weft_model *m)
         return rc;
     if (cli_args_has(a, "swiglu"))
         m->swiglu = true;
+    if (cli_args_has(a, "untie-embeddings-and-output-weights"))
+        m->untie = true;
+    if (cli_args_has(a, "multi-latent-attention"))
+        m->mla = true;
+    if ((rc = u32_flag(a, "q-lora-rank", &m->q_lora)) ||
+        (rc = u32_flag(a, "kv-lora-rank", &m->kv_lora)) ||
+        (rc = u32_flag(a, "qk-head-dim", &m->qk_head)) ||
+        (rc = u32_flag(a, "qk-pos-emb-head-dim", &m->qk_rope)) ||
+        (rc = u32_flag(a, "v-head-dim", &m->v_head)))
+        return rc;
+    const char *lf = cli_args_get(a, "moe-layer-freq");
+    if (lf) {
+        unsigned long k = 0, n = 0;
+        int used = 0;
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(lf, &end, 10);
+        if (*lf >= '1' && *lf <= '9' && !*end && !errno && x <= 100000000ull) {
+            m->moe_freq = (uint32_t)x;
+            m->moe_first_dense = 0;
+        } else if ((sscanf(lf, "([0]*%lu+[1]*%lu)%n", &k, &n, &used) == 2 ||
+                    sscanf(lf, "[0]*%lu+[1]*%lu%n", &k, &n, &used) == 2) &&
+                   !lf[used] && n >= 1 && k + n <= 100000000ul) {
+            if (k + n != m->layers) {
+                cli_error("--moe-layer-freq '%s' gives %lu layers, --num-layers is %u", lf, k + n,
+                          m->layers);
+                return CLI_EXIT_INPUT;
+            }
+            m->moe_first_dense = (uint32_t)k;
+            m->moe_freq = 1;
+        } else {
+            return cli_usage_error(&step_syntax,
+                                   "bad --moe-layer-freq '%s': a whole number N (every N-th "
+                                   "layer) or ([0]*K+[1]*M) (K dense layers, then M MoE)",
+                                   lf);
+        }
+    }
     return CLI_EXIT_OK;
 }
 
@@ -179,6 +231,19 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
         return cli_usage_error(&step_syntax, "bad --fp8-format '%s': hybrid or e4m3", f8);
     if (f8)
         p->prec = WEFT_PREC_FP8;
+    const char *sk = cli_args_get(a, "moe-skew"), *sd = cli_args_get(a, "seed");
+    if (sk && (rc = cli_flag_skew(&step_syntax, "--moe-skew", sk, &p->moe_zipf,
+                                  &p->moe_zipf_milli)))
+        return rc;
+    if (sd) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(sd, &end, 10);
+        if (!*sd || *end || errno || *sd == '-' || *sd == '+')
+            return cli_usage_error(&step_syntax, "bad --seed '%s': a whole number from 0 to %llu",
+                                   sd, (unsigned long long)UINT64_MAX);
+        p->moe_seed = x;
+    }
     p->dist_opt = cli_args_has(a, "use-distributed-optimizer");
     p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");
     const char *ord = cli_args_get(a, "order");
@@ -247,6 +312,9 @@ static void json_result(cli_json *j, const weft_step_result *r)
         cli_json_end_object(j);
     }
     cli_json_end_object(j);
+    cli_json_kv_double(j, "ep_dispatch_s", r->ep_dispatch_s);
+    cli_json_kv_double(j, "ep_combine_s", r->ep_combine_s);
+    cli_json_kv_uint(j, "ep_busiest_tokens", r->ep_max_tokens);
     cli_json_key(j, "memory");
     cli_json_begin_object(j);
     cli_json_kv_uint(j, "weights", c->mem_weights);

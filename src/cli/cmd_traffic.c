@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/flagvals.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/json.h"
@@ -145,40 +146,15 @@ static const cli_syntax moe_syntax = {
     .groups = {&moe_group},
 };
 
-/* "uniform" or "zipf:S", S in [0, 8] with at most 3 decimals. */
+/* "uniform" or "zipf:S" (cli_flag_skew). */
 static int parse_skew(const char *text, weft_traffic_moe_params *p)
 {
-    if (!text || strcmp(text, "uniform") == 0) {
-        p->skew = WEFT_TRAFFIC_SKEW_UNIFORM;
-        return CLI_EXIT_OK;
-    }
-    const char *s = strncmp(text, "zipf:", 5) == 0 ? text + 5 : NULL;
-    uint64_t whole = 0, milli = 0;
-    unsigned frac_digits = 0;
-    bool ok = s && *s >= '0' && *s <= '9';
-    for (; ok && *s >= '0' && *s <= '9'; s++) {
-        whole = whole * 10 + (uint64_t)(*s - '0');
-        ok = whole <= 8;
-    }
-    if (ok && *s == '.') {
-        s++;
-        ok = *s >= '0' && *s <= '9';
-        for (; ok && *s >= '0' && *s <= '9'; s++) {
-            ok = ++frac_digits <= 3;
-            milli = milli * 10 + (uint64_t)(*s - '0');
-        }
-    }
-    for (unsigned k = frac_digits; k < 3; k++)
-        milli *= 10;
-    uint64_t m = whole * 1000 + milli;
-    if (!ok || *s || m > 8000)
-        return cli_usage_error(&moe_syntax,
-                               "bad --skew '%s': expected uniform or zipf:S with S from 0 to 8 "
-                               "(at most 3 decimals, e.g. zipf:1.2)",
-                               text);
-    p->skew = WEFT_TRAFFIC_SKEW_ZIPF;
-    p->zipf_milli = (uint32_t)m;
-    return CLI_EXIT_OK;
+    bool zipf = false;
+    uint32_t milli = 0;
+    int rc = text ? cli_flag_skew(&moe_syntax, "--skew", text, &zipf, &milli) : CLI_EXIT_OK;
+    p->skew = zipf ? WEFT_TRAFFIC_SKEW_ZIPF : WEFT_TRAFFIC_SKEW_UNIFORM;
+    p->zipf_milli = milli;
+    return rc;
 }
 
 static int cmd_moe(int argc, char **argv)

@@ -86,3 +86,40 @@ int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, dou
     *seconds = s;
     return CLI_EXIT_OK;
 }
+
+int cli_flag_skew(const cli_syntax *syn, const char *flag, const char *text, bool *zipf,
+                  uint32_t *milli_out)
+{
+    if (strcmp(text, "uniform") == 0) {
+        *zipf = false;
+        *milli_out = 0;
+        return CLI_EXIT_OK;
+    }
+    const char *s = strncmp(text, "zipf:", 5) == 0 ? text + 5 : NULL;
+    uint64_t whole = 0, milli = 0;
+    unsigned frac_digits = 0;
+    bool ok = s && *s >= '0' && *s <= '9';
+    for (; ok && *s >= '0' && *s <= '9'; s++) {
+        whole = whole * 10 + (uint64_t)(*s - '0');
+        ok = whole <= 8;
+    }
+    if (ok && *s == '.') {
+        s++;
+        ok = *s >= '0' && *s <= '9';
+        for (; ok && *s >= '0' && *s <= '9'; s++) {
+            ok = ++frac_digits <= 3;
+            milli = milli * 10 + (uint64_t)(*s - '0');
+        }
+    }
+    for (unsigned k = frac_digits; k < 3; k++)
+        milli *= 10;
+    uint64_t m = whole * 1000 + milli;
+    if (!ok || *s || m > 8000)
+        return cli_usage_error(syn,
+                               "bad %s '%s': expected uniform or zipf:S with S from 0 to 8 "
+                               "(at most 3 decimals, e.g. zipf:1.2)",
+                               flag, text);
+    *zipf = true;
+    *milli_out = (uint32_t)m;
+    return CLI_EXIT_OK;
+}

@@ -31,5 +31,9 @@ int cli_flag_bandwidth(const cli_syntax *syn, const char *flag, const char *text
  * s) or as a bare number of seconds; the value in seconds. */
 int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, double max_s,
                   double *seconds);
+/* An expert popularity: "uniform" (*zipf false) or "zipf:S", S from 0 to 8
+ * with at most 3 decimals (*zipf true, *milli = 1000 S). */
+int cli_flag_skew(const cli_syntax *syn, const char *flag, const char *text, bool *zipf,
+                  uint32_t *milli);
 
 #endif

@@ -317,3 +317,130 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     *out = t;
     return WEFT_OK;
 }
+
+/* ---- Skewed expert load ------------------------------------------------- */
+
+struct weft__moe_entry {
+    uint32_t tp, cp, ep, pp, dp, experts, topk, zipf;
+    uint32_t order[WEFT__DIM_COUNT];
+    uint64_t tokens, hbytes, seed;
+    weft__moe_cost cost;
+};
+
+void weft__work_moe_free(weft_work_ctx *c)
+{
+    weft__free(c->moe);
+    c->moe = NULL;
+    c->moe_n = c->moe_cap = 0;
+}
+
+/* An alltoallv of matrix t over the fabric's ranks as one direct copy per
+ * nonzero off-diagonal entry. */
+static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
+{
+    weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
+    weft_plan *p = NULL;
+    weft_err err = weft_plan_new(&info, &p);
+    if (err)
+        return weft_diag_code(d, err);
+    for (uint32_t a = 0; a < c->ranks && !err; a++)
+        for (uint32_t b = 0; b < c->ranks && !err; b++) {
+            if (a == b || !weft_traffic_at(t, a, b))
+                continue;
+            weft_op op = {WEFT_OP_COPY, {a}, {b}, WEFT_BUF_IN, WEFT_BUF_OUT, b, a, 1, 0};
+            err = weft_plan_add_op(p, &op, NULL, 0, NULL);
+        }
+    if (err)
+        weft_diag_code(d, err);
+    else
+        err = weft_plan_set_traffic(p, t, d);
+    weft_sim_result r;
+    if (!err) {
+        double size = weft_plan_traffic_size(p);
+        err = weft_sim_plan(c->topo, p, (uint64_t)(size + 0.5), &c->opts, &r, d);
+    }
+    if (!err)
+        *out = r.time_s;
+    weft_plan_free(p);
+    return err;
+}
+
+weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                          const weft_model *m, uint64_t tokens, uint64_t hbytes,
+                          weft__moe_cost *out, weft_diag *d)
+{
+    struct weft__moe_entry key;
+    memset(&key, 0, sizeof key);
+    key.tp = p->tp;
+    key.cp = p->cp;
+    key.ep = p->ep;
+    key.pp = p->pp;
+    key.dp = dp;
+    key.experts = m->experts;
+    key.topk = m->topk;
+    key.zipf = p->moe_zipf_milli;
+    memcpy(key.order, p->order, sizeof key.order);
+    key.tokens = tokens;
+    key.hbytes = hbytes;
+    key.seed = p->moe_seed;
+    for (size_t i = 0; i < c->moe_n; i++) {
+        struct weft__moe_entry *e = &c->moe[i];
+        if (e->tp == key.tp && e->cp == key.cp && e->ep == key.ep && e->pp == key.pp &&
+            e->dp == key.dp && e->experts == key.experts && e->topk == key.topk &&
+            e->zipf == key.zipf && !memcmp(e->order, key.order, sizeof key.order) &&
+            e->tokens == key.tokens && e->hbytes == key.hbytes && e->seed == key.seed) {
+            c->hits += 2;
+            *out = e->cost;
+            return WEFT_OK;
+        }
+    }
+    uint32_t n = c->ranks, gs = p->ep;
+    uint32_t *pos = weft__malloc((size_t)n * sizeof *pos);
+    if (!pos)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft__work_groups(p, dp, 1u << WEFT_DIM_EP, pos);
+    weft_traffic all = {0, NULL}, tr = {0, NULL};
+    weft_err err = weft_traffic_new(n, &all, d);
+    uint64_t offdiag = 0;
+    for (uint32_t g0 = 0; g0 < n && !err; g0 += gs) {
+        weft_traffic_moe_params mp = {gs, m->experts, m->topk, tokens, hbytes,
+                                      WEFT_TRAFFIC_SKEW_ZIPF, p->moe_zipf_milli,
+                                      p->moe_seed + g0 / gs};
+        weft_traffic one;
+        if ((err = weft_traffic_moe(&mp, &one, d)))
+            break;
+        for (uint32_t i = 0; i < gs; i++)
+            for (uint32_t j = 0; j < gs; j++) {
+                uint64_t v = weft_traffic_at(&one, i, j);
+                all.bytes[(size_t)pos[g0 + i] * n + pos[g0 + j]] = v;
+                if (i != j)
+                    offdiag += v;
+            }
+        weft_traffic_free(&one);
+    }
+    weft__free(pos);
+    weft__moe_cost cost = {0, 0, 0, 0};
+    if (!err) {
+        uint64_t mx = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t s = weft_traffic_recv(&all, j);
+            mx = s > mx ? s : mx;
+        }
+        cost.max_recv_tokens = hbytes ? mx / hbytes : 0;
+        cost.mean_offdiag = (double)offdiag / n;
+        err = sim_traffic(c, &all, &cost.dispatch_s, d);
+    }
+    if (!err && !(err = weft_traffic_transpose(&all, &tr, d)))
+        err = sim_traffic(c, &tr, &cost.combine_s, d);
+    weft_traffic_free(&all);
+    weft_traffic_free(&tr);
+    if (err)
+        return err;
+    c->sims += 2;
+    if (weft__grow((void **)&c->moe, &c->moe_cap, c->moe_n + 1, sizeof *c->moe))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    key.cost = cost;
+    c->moe[c->moe_n++] = key;
+    *out = cost;
+    return WEFT_OK;
+}

@@ -63,8 +63,9 @@ static double mem_s(const weft_gpu *g, double bytes)
     return bytes / g->hbm_bw;
 }
 
-void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
-                           uint32_t dp, weft__layer_time *out)
+/* One layer's forward compute and its attention core. */
+static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_parallel *p, bool moe,
+                      uint64_t routed, double *gemm_s, double *elem_s, double *core)
 {
     weft_prec pr = p->prec;
     uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
@@ -73,17 +74,35 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     /* Element-wise traffic of the parts that are not TP-split (norms,
      * dropout-add), in bytes. */
     double ln = 2.0 * 2 * Tl * h / sp, bda = 7.0 * Tl * h / sp;
-    double qkv = weft__work_gemm_s(g, pr, 1, Tl, d * (a + 2 * gq), h);
-    double scores = weft__work_gemm_s(g, pr, b * a, sl, s, d);
-    double av = weft__work_gemm_s(g, pr, b * a, sl, d, s);
+    double qkv, scores, av, proj;
+    if (m->mla) {
+        /* Down projections (replicated over TP), then the heads' up
+         * projections; scores over qk + rope channels, values of v. */
+        uint64_t qk = (uint64_t)m->qk_head + m->qk_rope, v = m->v_head;
+        uint64_t ql = m->q_lora, kvl = m->kv_lora;
+        qkv = (ql ? weft__work_gemm_s(g, pr, 1, Tl, ql, h) + weft__work_gemm_s(g, pr, 1, Tl, a * qk, ql)
+                  : weft__work_gemm_s(g, pr, 1, Tl, a * qk, h)) +
+              weft__work_gemm_s(g, pr, 1, Tl, kvl + m->qk_rope, h) +
+              weft__work_gemm_s(g, pr, 1, Tl, a * (m->qk_head + v), kvl);
+        scores = weft__work_gemm_s(g, pr, b * a, sl, s, qk);
+        av = weft__work_gemm_s(g, pr, b * a, sl, v, s);
+        proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * v);
+    } else {
+        qkv = weft__work_gemm_s(g, pr, 1, Tl, d * (a + 2 * gq), h);
+        scores = weft__work_gemm_s(g, pr, b * a, sl, s, d);
+        av = weft__work_gemm_s(g, pr, b * a, sl, d, s);
+        proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * d);
+    }
     double E = (double)b * a * sl * s;
     double softmax = mem_s(g, 9.0 * E);
-    double proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * d);
     double mlp = 0, mlp_elem = 0;
     uint64_t up = m->swiglu ? 2 : 1;
-    if (m->experts) {
+    if (moe) {
         uint64_t local = m->experts / p->ep;
-        uint64_t tok = (Tl * m->topk * p->ep + m->experts - 1) / m->experts;
+        /* Tokens per local expert on the busiest rank: the balanced share,
+         * or what a skewed routing sends it, spread over its experts. */
+        uint64_t tok = routed ? (routed + local - 1) / local
+                              : (Tl * m->topk * p->ep + m->experts - 1) / m->experts;
         uint64_t f = m->moe_ffn / tp;
         mlp += weft__work_gemm_s(g, WEFT_PREC_BF16, 1, Tl, m->experts, h); /* router */
         mlp += (double)local * (weft__work_gemm_s(g, pr, 1, tok, f * up, h) +
@@ -101,14 +120,35 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     }
     double gemm = qkv + scores + av + proj + mlp;
     double elem = mem_s(g, 2 * ln + 2 * bda) + softmax + mlp_elem;
-    out->fwd = gemm + elem;
+    *gemm_s = gemm;
+    *elem_s = elem;
+    *core = scores + av + softmax;
+}
+
+void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
+                           uint32_t dp, uint64_t routed, weft__layer_time *out)
+{
+    weft_prec pr = p->prec;
+    uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
+    uint64_t h = m->hidden;
+    bool moe = m->experts > 0;
+    double gemm, elem, core;
+    layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core);
     /* Backward: two GEMMs per forward GEMM (data and weight gradients),
      * element-wise kernels read and write twice as much. */
+    out->fwd = gemm + elem;
     out->bwd = 2 * gemm + 2 * elem;
-    out->attn_core = scores + av + softmax;
+    out->attn_core = core;
     out->recompute = p->recompute == WEFT_RECOMPUTE_FULL        ? out->fwd
                      : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? out->attn_core
                                                                 : 0;
+    if (moe)
+        layer_fwd(g, m, p, false, 0, &gemm, &elem, &core);
+    out->fwd_dense = gemm + elem;
+    out->bwd_dense = 2 * gemm + 2 * elem;
+    out->recompute_dense = p->recompute == WEFT_RECOMPUTE_FULL        ? out->fwd_dense
+                           : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? core
+                                                                      : 0;
     uint64_t V = weft__work_vocab(m, tp) / tp;
     double logits = weft__work_gemm_s(g, pr, 1, Tl, V, h);
     double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */

@@ -9,24 +9,26 @@
 static const weft_model models[] = {
     /* name, layers, hidden, ffn, heads, groups, kv_ch, seq, vocab, experts, topk, moe_ffn,
      * shared, swiglu */
-    {"gpt3-175b", 96, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"llama2-70b", 80, 8192, 28672, 64, 8, 0, 4096, 32000, 0, 0, 0, 0, true},
-    {"llama3-8b", 32, 4096, 14336, 32, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
-    {"llama3-70b", 80, 8192, 28672, 64, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
-    {"llama3.1-405b", 126, 16384, 53248, 128, 8, 0, 8192, 128256, 0, 0, 0, 0, true},
-    {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 0, 4096, 32000, 8, 2, 14336, 0, true},
-    {"deepseek-v3", 61, 7168, 18432, 128, 128, 128, 4096, 129280, 256, 8, 2048, 1, true},
+    {"gpt3-175b", 96, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"llama2-70b", 80, 8192, 28672, 64, 8, 0, 4096, 32000, 0, 0, 0, 0, true, .untie = false},
+    {"llama3-8b", 32, 4096, 14336, 32, 8, 0, 8192, 128256, 0, 0, 0, 0, true, .untie = false},
+    {"llama3-70b", 80, 8192, 28672, 64, 8, 0, 8192, 128256, 0, 0, 0, 0, true, .untie = false},
+    {"llama3.1-405b", 126, 16384, 53248, 128, 8, 0, 8192, 128256, 0, 0, 0, 0, true, .untie = false},
+    {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 0, 4096, 32000, 8, 2, 14336, 0, true, .untie = false},
+    {"deepseek-v3", 61, 7168, 18432, 128, 128, 128, 4096, 129280, 256, 8, 2048, 1, true,
+     .moe_first_dense = 3, .moe_freq = 1, .mla = true, .q_lora = 1536, .kv_lora = 512,
+     .qk_head = 128, .qk_rope = 64, .v_head = 128},
     /* Narayanan et al. SC'21, Table 1 (weak scaling on Selene). */
-    {"gpt-1.7b", 24, 2304, 0, 24, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-3.6b", 30, 3072, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-7.5b", 36, 4096, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-18.4b", 40, 6144, 0, 48, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-39.1b", 48, 8192, 0, 64, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-76.1b", 60, 10240, 0, 80, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-145.6b", 80, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-310.1b", 96, 16384, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-529.6b", 105, 20480, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
-    {"gpt-1t", 128, 25600, 0, 160, 0, 0, 2048, 51200, 0, 0, 0, 0, false},
+    {"gpt-1.7b", 24, 2304, 0, 24, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-3.6b", 30, 3072, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-7.5b", 36, 4096, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-18.4b", 40, 6144, 0, 48, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-39.1b", 48, 8192, 0, 64, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-76.1b", 60, 10240, 0, 80, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-145.6b", 80, 12288, 0, 96, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-310.1b", 96, 16384, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-529.6b", 105, 20480, 0, 128, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
+    {"gpt-1t", 128, 25600, 0, 160, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
 };
 
 static const char *const sources[] = {
@@ -38,9 +40,10 @@ static const char *const sources[] = {
     "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), Table 3",
     "Jiang et al. 2024, Mixtral of Experts (arXiv 2401.04088), Table 1 (sequence 4096 for "
     "training)",
-    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437), Sec. 4.2: 61 layers, "
-    "hidden 7168, 128 heads, 256 routed experts of 2048 (top 8) and 1 shared; approximated: "
-    "MLA as 128 heads of 128 channels, every layer MoE",
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv 2412.19437), Sec. 4.2: 61 layers "
+    "(the first 3 dense, ffn 18432), hidden 7168, MLA of 128 heads (q rank 1536, kv rank 512, "
+    "128 + 64 rotary query/key and 128 value channels), 256 routed experts of 2048 (top 8) and "
+    "1 shared; 671B parameters, 37B active (the multi-token prediction module not counted)",
     "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
     "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
     "Narayanan et al. SC'21 (arXiv 2104.04473), Table 1",
@@ -97,6 +100,47 @@ void weft_model_complete(weft_model *m)
         m->topk = 2;
     if (m->experts && !m->moe_ffn)
         m->moe_ffn = m->ffn;
+    if (!m->moe_freq)
+        m->moe_freq = 1;
+    if (m->mla) {
+        if (!m->qk_head)
+            m->qk_head = 128;
+        if (!m->qk_rope)
+            m->qk_rope = 64;
+        if (!m->v_head)
+            m->v_head = 128;
+        if (!m->kv_lora)
+            m->kv_lora = 512;
+    }
+}
+
+bool weft__work_is_moe(const weft_model *m, uint32_t layer)
+{
+    uint32_t f = m->moe_freq ? m->moe_freq : 1;
+    return m->experts && layer >= m->moe_first_dense && layer % f == 0;
+}
+
+void weft__work_stage_layers(const weft_model *m, const weft_parallel *p, uint32_t stage,
+                             uint32_t *moe, uint32_t *dense)
+{
+    uint32_t lps = m->layers / p->pp;
+    uint32_t chunk = p->layers_per_vstage && p->pp > 1 ? p->layers_per_vstage : lps;
+    uint32_t v = lps / chunk, nm = 0;
+    for (uint32_t j = 0; j < v; j++) {
+        uint32_t first = (j * p->pp + stage) * chunk;
+        for (uint32_t i = 0; i < chunk; i++)
+            nm += weft__work_is_moe(m, first + i);
+    }
+    *moe = nm;
+    *dense = lps - nm;
+}
+
+static uint32_t moe_layers(const weft_model *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->layers; i++)
+        n += weft__work_is_moe(m, i);
+    return n;
 }
 
 const char *weft_recompute_name(weft_recompute r)
@@ -165,13 +209,22 @@ static uint64_t mats(const weft_model *m)
     return m->swiglu ? 3 : 2;
 }
 
-void weft__work_layer_params(const weft_model *m, weft__layer_params *lp)
+void weft__work_layer_params(const weft_model *m, bool moe, weft__layer_params *lp)
 {
     uint64_t h = m->hidden, qkv = (uint64_t)m->kv_channels * (m->heads + 2ull * m->query_groups);
     uint64_t ad = (uint64_t)m->kv_channels * m->heads;
     lp->attn = h * qkv + ad * h + (gpt(m) ? qkv + h : 0);
     lp->norm = gpt(m) ? 4 * h : 2 * h;
-    if (m->experts) {
+    if (m->mla) {
+        /* Megatron's MLASelfAttention: the down projections and their
+         * norms are replicated over TP, the up projections split. */
+        uint64_t a = m->heads, qk = (uint64_t)m->qk_head + m->qk_rope;
+        uint64_t kvl = m->kv_lora, ql = m->q_lora;
+        lp->attn = (ql ? ql * a * qk : h * a * qk) + kvl * a * ((uint64_t)m->qk_head + m->v_head) +
+                   a * m->v_head * h;
+        lp->norm += h * (kvl + m->qk_rope) + kvl + (ql ? h * ql + ql : 0);
+    }
+    if (moe) {
         uint64_t one = mats(m) * h * m->moe_ffn + (gpt(m) ? m->moe_ffn + h : 0);
         lp->dense_mlp = h * m->experts + m->shared_experts * one; /* router, shared */
         lp->expert = m->experts * one;
@@ -182,16 +235,25 @@ void weft__work_layer_params(const weft_model *m, weft__layer_params *lp)
     }
 }
 
-/* Forward FLOPs of one layer for one micro-batch of b sequences (whole
- * layer, all TP ranks): 2mnk per GEMM. attn_core is the QK^T and AV
- * part. */
-void weft__work_layer_flops(const weft_model *m, uint64_t b, uint64_t *total, uint64_t *attn_core)
+/* Forward FLOPs of one layer (MoE or dense) for one micro-batch of b
+ * sequences (whole layer, all TP ranks): 2mnk per GEMM. attn_core is the
+ * QK^T and AV part. */
+void weft__work_layer_flops(const weft_model *m, bool moe, uint64_t b, uint64_t *total,
+                            uint64_t *attn_core)
 {
     uint64_t s = m->seq, h = m->hidden, T = b * s, d = m->kv_channels, a = m->heads;
     uint64_t qkv = d * (a + 2ull * m->query_groups);
     uint64_t core = 4 * b * a * s * s * d;
     uint64_t f = 2 * T * h * qkv + core + 2 * T * a * d * h;
-    if (m->experts)
+    if (m->mla) {
+        uint64_t qk = (uint64_t)m->qk_head + m->qk_rope, v = m->v_head;
+        uint64_t kvl = m->kv_lora, ql = m->q_lora;
+        core = 2 * b * a * s * s * (qk + v);
+        f = (ql ? 2 * T * h * ql + 2 * T * ql * a * qk : 2 * T * h * a * qk) +
+            2 * T * h * (kvl + m->qk_rope) + 2 * T * kvl * a * (m->qk_head + v) + core +
+            2 * T * a * v * h;
+    }
+    if (moe)
         f += 2 * T * h * m->experts +
              ((uint64_t)m->topk + m->shared_experts) * 2 * T * h * m->moe_ffn * mats(m);
     else
@@ -203,15 +265,23 @@ void weft__work_layer_flops(const weft_model *m, uint64_t b, uint64_t *total, ui
 /* Activation bytes one micro-batch leaves stored per layer on one GPU
  * (Korthikanti et al. 2022, generalized to GQA and gated MLPs), and the
  * full set of one layer (what full recomputation rebuilds). */
-uint64_t weft__work_layer_act(const weft_model *m, const weft_parallel *p, weft_recompute r)
+uint64_t weft__work_layer_act(const weft_model *m, bool moe, const weft_parallel *p,
+                              weft_recompute r)
 {
     uint64_t sl = m->seq / p->cp, b = p->micro_batch, T = b * sl, h = m->hidden;
     uint64_t a = m->heads, d = m->kv_channels, g = m->query_groups, tp = p->tp;
     uint64_t rep = 10 * h; /* norm inputs, QKV and MLP inputs, dropout masks */
-    uint64_t mlp1 = (m->swiglu ? 6 : 4) * (uint64_t)(m->experts ? m->moe_ffn : m->ffn);
-    if (m->experts)
+    uint64_t mlp1 = (m->swiglu ? 6 : 4) * (uint64_t)(moe ? m->moe_ffn : m->ffn);
+    if (moe)
         mlp1 *= (uint64_t)m->topk + m->shared_experts;
     uint64_t part = 2 * a * d + 4 * g * d + 2 * a * d + mlp1;
+    if (m->mla) {
+        /* Q and K of qk + rope channels, V and the context of v per head;
+         * the latents (replicated) join the unsplit part. */
+        uint64_t qk = (uint64_t)m->qk_head + m->qk_rope;
+        part = 2 * a * qk + 2 * a * qk + 2 * a * m->v_head + 2 * a * m->v_head + mlp1;
+        rep += 2 * ((uint64_t)m->q_lora + m->kv_lora + m->qk_rope);
+    }
     uint64_t rep_div = p->sp ? tp : 1;
     if (r == WEFT_RECOMPUTE_FULL)
         return T * 2 * h / rep_div;
@@ -304,16 +374,23 @@ weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t 
 void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32_t stage,
                              uint64_t *dense, uint64_t *expert)
 {
-    weft__layer_params lp;
-    weft__work_layer_params(m, &lp);
-    uint64_t lps = m->layers / p->pp, h = m->hidden, V = weft__work_vocab(m, p->tp);
-    uint64_t dn = lps * ((lp.attn + lp.dense_mlp) / p->tp + lp.norm);
-    uint64_t ex = lps * (lp.expert / p->ep / p->tp);
+    weft__layer_params lm, ld;
+    weft__work_layer_params(m, true, &lm);
+    weft__work_layer_params(m, false, &ld);
+    uint32_t nm, nd;
+    weft__work_stage_layers(m, p, stage, &nm, &nd);
+    uint64_t h = m->hidden, V = weft__work_vocab(m, p->tp);
+    uint64_t dn = nd * ((ld.attn + ld.dense_mlp) / p->tp + ld.norm);
+    uint64_t ex = 0;
+    if (m->experts) {
+        dn += nm * ((lm.attn + lm.dense_mlp) / p->tp + lm.norm);
+        ex = nm * (lm.expert / p->ep / p->tp);
+    }
     if (stage == 0)
         dn += V * h / p->tp + (gpt(m) ? (uint64_t)m->seq * h : 0);
     if (stage == p->pp - 1) {
         dn += gpt(m) ? 2 * h : h;
-        if (!gpt(m) || p->pp > 1)
+        if (!gpt(m) || m->untie || p->pp > 1)
             dn += V * h / p->tp;
     }
     *dense = dn;
@@ -333,42 +410,60 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
         return err;
     c.microbatches = p->global_batch / (p->micro_batch * c.dp);
     c.vstages = p->layers_per_vstage ? m->layers / p->pp / p->layers_per_vstage : 1;
-    weft__layer_params lp;
-    weft__work_layer_params(m, &lp);
+    weft__layer_params lm, ld;
+    weft__work_layer_params(m, true, &lm);
+    weft__work_layer_params(m, false, &ld);
     uint64_t h = m->hidden, V = weft__work_vocab(m, 1);
-    uint64_t layer = lp.attn + lp.dense_mlp + lp.expert + lp.norm;
-    c.params = m->layers * layer + V * h + (gpt(m) ? (uint64_t)m->seq * h + 2 * h : V * h + h);
-    c.params_active = c.params - m->layers * (lp.expert - (uint64_t)m->topk * lp.expert_one);
-    uint64_t core;
-    weft__work_layer_flops(m, p->micro_batch, &c.layer_fwd_flops, &core);
+    uint64_t nm = moe_layers(m), nd = m->layers - nm;
+    uint64_t layer_m = lm.attn + lm.dense_mlp + lm.expert + lm.norm;
+    uint64_t layer_d = ld.attn + ld.dense_mlp + ld.norm;
+    bool tied = gpt(m) && !m->untie;
+    c.params = nm * layer_m + nd * layer_d + V * h + (gpt(m) ? (uint64_t)m->seq * h + 2 * h : h) +
+               (tied ? 0 : V * h);
+    c.params_active = c.params - nm * (lm.expert - (uint64_t)m->topk * lm.expert_one);
+    uint64_t core_m, core_d, fl_d;
+    weft__work_layer_flops(m, true, p->micro_batch, &c.layer_fwd_flops, &core_m);
+    weft__work_layer_flops(m, false, p->micro_batch, &fl_d, &core_d);
+    if (!nm)
+        c.layer_fwd_flops = fl_d;
     uint64_t Vt = weft__work_vocab(m, p->tp);
     c.logits_fwd_flops = 2ull * p->micro_batch * m->seq * h * Vt;
-    double per_mb = (double)m->layers * (double)c.layer_fwd_flops + (double)c.logits_fwd_flops;
+    double layers_fwd = (double)nm * (double)c.layer_fwd_flops + (double)nd * (double)fl_d;
+    if (!nm)
+        layers_fwd = (double)m->layers * (double)fl_d;
+    double per_mb = layers_fwd + (double)c.logits_fwd_flops;
     double mbs = (double)p->global_batch / p->micro_batch;
     c.model_flops = 3 * per_mb * mbs;
     c.hw_flops = c.model_flops;
     if (p->recompute == WEFT_RECOMPUTE_FULL)
-        c.hw_flops += (double)m->layers * (double)c.layer_fwd_flops * mbs;
+        c.hw_flops += layers_fwd * mbs;
     else if (p->recompute == WEFT_RECOMPUTE_SELECTIVE)
-        c.hw_flops += (double)m->layers * (double)core * mbs;
+        c.hw_flops += (double)m->layers * (double)core_d * mbs;
     /* Memory: the larger of the first and the last stage. */
-    uint64_t lps = m->layers / p->pp;
-    uint64_t act_layer = weft__work_layer_act(m, p, p->recompute);
-    uint64_t act_full = weft__work_layer_act(m, p, WEFT_RECOMPUTE_NONE);
+    uint64_t act_m = weft__work_layer_act(m, true, p, p->recompute);
+    uint64_t act_d = weft__work_layer_act(m, false, p, p->recompute);
+    uint64_t full_m = weft__work_layer_act(m, true, p, WEFT_RECOMPUTE_NONE);
+    uint64_t full_d = weft__work_layer_act(m, false, p, WEFT_RECOMPUTE_NONE);
+    /* One layer's whole set (full recomputation rebuilds one at a time):
+     * the larger kind the model has. */
+    uint64_t act_full = !nm ? full_d : !nd ? full_m : full_m > full_d ? full_m : full_d;
     uint32_t edp = c.dp / p->ep;
     for (uint32_t st = 0; st < p->pp; st += p->pp > 1 ? p->pp - 1 : 1) {
         uint64_t dn, ex;
         weft__work_stage_params(m, p, st, &dn, &ex);
         uint64_t w = 2 * (dn + ex), g = 4 * (dn + ex);
         uint64_t o = p->dist_opt ? 12 * dn / c.dp + 12 * ex / edp : 12 * (dn + ex);
+        uint32_t snm, snd;
+        weft__work_stage_layers(m, p, st, &snm, &snd);
+        uint64_t act_stage = snm * act_m + snd * act_d;
         /* Micro-batches in flight on stage st under 1F1B; the interleaved
          * schedule holds (1 + (pp - 1) / (pp v)) times the first stage's
          * (Korthikanti et al., Sec. 4.2.3), rounded up. */
         uint64_t inflight = p->pp - st < c.microbatches ? p->pp - st : c.microbatches;
-        uint64_t act = act_layer * lps * inflight;
+        uint64_t act = act_stage * inflight;
         if (c.vstages > 1 && st == 0) {
             uint64_t den = (uint64_t)p->pp * c.vstages;
-            act = (act_layer * lps * (den + p->pp - 1) + den - 1) / den;
+            act = (act_stage * (den + p->pp - 1) + den - 1) / den;
         }
         if (p->recompute == WEFT_RECOMPUTE_FULL)
             act += act_full;

@@ -12,7 +12,7 @@
 
 const char *weft_comm_kind_name(weft_comm_kind k)
 {
-    static const char *const names[] = {"tp", "cp", "dp", "pp", "ep"};
+    static const char *const names[] = {"tp", "cp", "dp", "pp", "ep", "emb", "loss"};
     return (unsigned)k < WEFT__COMM_COUNT ? names[k] : "?";
 }
 
@@ -41,6 +41,7 @@ void weft_work_ctx_free(weft_work_ctx *c)
         return;
     weft__free(c->cache);
     weft__work_gcache_free(c);
+    weft__work_moe_free(c);
     weft__free(c->scratch);
     weft__free(c);
 }
@@ -102,6 +103,76 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     return WEFT_OK;
 }
 
+/* Per-layer communication of nl layers, nm of them MoE: a on every layer,
+ * e on the MoE ones (one product when all are, as before dense layers). */
+static double layer_comm(uint32_t nl, uint32_t nm, double a, double e)
+{
+    return nm == nl ? (double)nl * (a + e) : (double)nl * a + (double)nm * e;
+}
+
+/* The stage of every rank (stage_of[rank]) from the PP groups. */
+static weft_err stage_map(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t **out,
+                          weft_diag *d)
+{
+    uint32_t n = c->ranks, *pos = weft__malloc(2 * (size_t)n * sizeof *pos);
+    if (!pos)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft__work_groups(p, dp, M_PP, pos);
+    for (uint32_t i = 0; i < n; i++)
+        pos[n + pos[i]] = i % p->pp;
+    memmove(pos, pos + n, (size_t)n * sizeof *pos);
+    *out = pos;
+    return WEFT_OK;
+}
+
+/* The DP groups of the last stage (dp ranks each) all-reducing one fp32
+ * at once: *n is the group size, *t the time. */
+static weft_err last_stage_dp(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t *n,
+                              double *t, weft_diag *d)
+{
+    *n = dp;
+    *t = 0;
+    if (dp < 2)
+        return WEFT_OK;
+    uint32_t *stage = NULL, nr = c->ranks;
+    weft_err err = stage_map(c, p, dp, &stage, d);
+    if (err)
+        return err;
+    uint32_t *pos = weft__malloc(2 * (size_t)nr * sizeof *pos), k = 0;
+    if (!pos) {
+        weft__free(stage);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    weft__work_groups(p, dp, M_DP | M_EP, pos);
+    for (uint32_t g0 = 0; g0 < nr; g0 += dp)
+        if (stage[pos[g0]] == p->pp - 1)
+            for (uint32_t i = 0; i < dp; i++)
+                pos[nr + k++] = pos[g0 + i];
+    err = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos + nr, k, dp, 4, t, d);
+    weft__free(pos);
+    weft__free(stage);
+    return err;
+}
+
+/* Every (first stage, last stage) pair of a pipeline all-reducing S
+ * bytes at once. */
+static weft_err tied_pairs_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint64_t S,
+                             double *t, weft_diag *d)
+{
+    uint32_t nr = c->ranks, *pos = weft__malloc((size_t)nr * sizeof *pos), k = 0;
+    if (!pos)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    weft__work_groups(p, dp, M_PP, pos);
+    for (uint32_t g0 = 0; g0 < nr; g0 += p->pp) {
+        uint32_t a = pos[g0], b = pos[g0 + p->pp - 1];
+        pos[k++] = a;
+        pos[k++] = b;
+    }
+    weft_err err = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, k, 2, S, t, d);
+    weft__free(pos);
+    return err;
+}
+
 weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_parallel *p,
                         bool check_memory, FILE *trace, weft_step_result *out, weft_diag *d)
 {
@@ -128,11 +199,19 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                              r.counts.mem_grads / GIB, r.counts.mem_optim / GIB,
                              r.counts.mem_act / GIB, g->name, g->hbm_bytes / GIB);
     uint32_t sims0 = c->sims, hits0 = c->hits;
-    weft__layer_time lt;
-    weft__work_layer_time(g, m, p, dp, &lt);
     uint64_t tp = p->tp, Tl = (uint64_t)p->micro_batch * (m->seq / p->cp), h = m->hidden;
     uint64_t lps = m->layers / p->pp;
     bool full = p->recompute == WEFT_RECOMPUTE_FULL;
+    /* A skewed expert load: the routing drawn per EP group; the busiest
+     * rank's experts set the expert GEMMs' tokens. */
+    bool skew = m->experts && p->ep > 1 && p->moe_zipf;
+    weft__moe_cost mc = {0, 0, 0, 0};
+    uint64_t sp_tp = p->sp ? tp : 1;
+    if (skew && (err = weft__work_moe_s(c, p, dp, m, Tl / sp_tp, 2 * h, &mc, d)))
+        return err;
+    uint64_t routed = skew ? mc.max_recv_tokens * sp_tp : 0;
+    weft__layer_time lt;
+    weft__work_layer_time(g, m, p, dp, routed, &lt);
 
     /* Per layer and micro-batch: TP. */
     double tp_f = 0, tp_b = 0, tpb = 0;
@@ -180,30 +259,122 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     if (m->experts && p->ep > 1) {
         uint64_t S = Tl * m->topk * h * 2 / (p->sp ? tp : 1);
         double t;
-        if ((err = weft__work_coll_s(c, p, dp, M_EP, WEFT_COLL_ALLTOALL, false, S, &t, d)))
-            return err;
-        ep_f = 2 * t;
-        ep_b = 2 * t * (full ? 2 : 1);
         epc = full ? 6 : 4;
-        epb = (double)epc * (p->ep - 1) / p->ep * (double)S;
+        if (skew) {
+            /* Dispatch and combine (its transpose) forward; backward the
+             * gradients go the other way: combine's matrix then dispatch's. */
+            r.ep_dispatch_s = mc.dispatch_s;
+            r.ep_combine_s = mc.combine_s;
+            ep_f = mc.dispatch_s + mc.combine_s;
+            ep_b = ep_f * (full ? 2 : 1);
+            epb = (double)epc * mc.mean_offdiag; /* a transpose sends the same total */
+            r.ep_max_tokens = routed;
+        } else {
+            if ((err = weft__work_coll_s(c, p, dp, M_EP, WEFT_COLL_ALLTOALL, false, S, &t, d)))
+                return err;
+            r.ep_dispatch_s = r.ep_combine_s = t;
+            ep_f = 2 * t;
+            ep_b = 2 * t * (full ? 2 : 1);
+            epb = (double)epc * (p->ep - 1) / p->ep * (double)S;
+            r.ep_max_tokens = Tl * m->topk;
+        }
     }
     /* A micro-batch on the first and on the last stage (compute only, and
      * the per-layer communication on its critical path). */
-    double fc = (double)lps * lt.fwd, bc = (double)lps * (lt.bwd + lt.recompute);
-    double f0 = fc + lt.embed_fwd, b0 = bc + lt.embed_bwd;
-    double fl = fc + lt.logits_fwd, bl = bc + lt.logits_bwd;
-    if (p->pp == 1) {
-        f0 = fc + lt.embed_fwd + lt.logits_fwd;
-        b0 = bc + lt.embed_bwd + lt.logits_bwd;
-        fl = f0;
-        bl = b0;
+    /* The embedding and the loss, per micro-batch (Megatron-LM's
+     * VocabParallelEmbedding, parallel_lm_logits and
+     * vocab_parallel_cross_entropy): the embedding's output is reduced over
+     * TP (SP: reduce-scattered) on the first stage; on the last the output
+     * layer's input is all-gathered over TP forward and reduce-scattered
+     * backward with SP, all-reduced backward without; the cross entropy
+     * all-reduces three fp32 values per token over TP (the logits' max, the
+     * target logit, the sum of exponentials) and the loss is averaged over
+     * DP (one fp32). On the critical path of the stage that runs them. */
+    double emb_first = 0, emb_last = 0, loss_mb = 0, emb_bytes = 0, loss_bytes = 0;
+    uint32_t emb_calls = 0, loss_calls = 0;
+    if (tp > 1) {
+        uint64_t S = Tl * h * 2;
+        double t_in, t_ag = 0, t_out, t_ce;
+        weft_coll in = p->sp ? WEFT_COLL_REDUCESCATTER : WEFT_COLL_ALLREDUCE;
+        if ((err = weft__work_coll_s(c, p, dp, M_TP, in, false, S, &t_in, d)) ||
+            (p->sp && (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLGATHER, false, S,
+                                               &t_ag, d))) ||
+            (err = weft__work_coll_s(c, p, dp, M_TP, in, false, S, &t_out, d)) ||
+            (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLREDUCE, false, 4 * Tl, &t_ce, d)))
+            return err;
+        emb_first = t_in;
+        emb_last = t_ag + t_out;
+        emb_bytes = 2 * ring_bytes(in, (uint32_t)tp, (double)S) +
+                    (p->sp ? ring_bytes(WEFT_COLL_ALLGATHER, (uint32_t)tp, (double)S) : 0);
+        emb_calls = p->sp ? 3 : 2;
+        loss_mb = 3 * t_ce;
+        loss_bytes = 3 * ring_bytes(WEFT_COLL_ALLREDUCE, (uint32_t)tp, 4.0 * (double)Tl);
+        loss_calls = 3;
     }
-    double cstage = fmax(f0 + b0, fl + bl);
+    uint32_t ldp = 0;
+    double t_avg = 0;
+    if ((err = last_stage_dp(c, p, dp, &ldp, &t_avg, d)))
+        return err;
+    if (ldp > 1) {
+        loss_mb += t_avg;
+        loss_bytes += ring_bytes(WEFT_COLL_ALLREDUCE, ldp, 4);
+        loss_calls++;
+    }
+    /* A micro-batch on every stage (compute only, and the per-layer
+     * communication on its critical path: EP on its MoE layers only); the
+     * busiest stage sets the pace. */
+    double f0 = 0, b0 = 0, fl = 0, bl = 0, cstage = 0, best = -1, emb_mb = 0, loss_x = 0;
+    uint32_t bnl = (uint32_t)lps, bnm = 0, nm0 = 0;
+    for (uint32_t st = 0; st < p->pp; st++) {
+        uint32_t nm, nd;
+        weft__work_stage_layers(m, p, st, &nm, &nd);
+        double fs = (double)nm * lt.fwd + (double)nd * lt.fwd_dense;
+        double bs = (double)nm * (lt.bwd + lt.recompute) +
+                    (double)nd * (lt.bwd_dense + lt.recompute_dense);
+        if (st == 0) {
+            fs += lt.embed_fwd;
+            bs += lt.embed_bwd;
+            nm0 = nm;
+        }
+        if (st == p->pp - 1) {
+            fs += lt.logits_fwd;
+            bs += lt.logits_bwd;
+        }
+        if (st == 0) {
+            f0 = fs;
+            b0 = bs;
+        }
+        if (st == p->pp - 1) {
+            fl = fs;
+            bl = bs;
+        }
+        double xe = (st == 0 ? emb_first : 0) + (st == p->pp - 1 ? emb_last : 0);
+        double xl = st == p->pp - 1 ? loss_mb : 0;
+        double tot = fs + bs + layer_comm(nm + nd, nm, tp_f + tp_b + cpx_f + cpx_b, ep_f + ep_b) +
+                     xe + xl;
+        if (tot > best) {
+            best = tot;
+            cstage = fs + bs;
+            bnl = nm + nd;
+            bnm = nm;
+            emb_mb = xe;
+            loss_x = xl;
+        }
+    }
     double xcomm[WEFT__COMM_COUNT] = {0};
-    xcomm[WEFT_COMM_TP] = (double)lps * (tp_f + tp_b);
-    xcomm[WEFT_COMM_CP] = (double)lps * (cpx_f + cpx_b);
-    xcomm[WEFT_COMM_EP] = (double)lps * (ep_f + ep_b);
-    double per_mb_comm = xcomm[WEFT_COMM_TP] + xcomm[WEFT_COMM_CP] + xcomm[WEFT_COMM_EP];
+    xcomm[WEFT_COMM_TP] = (double)bnl * (tp_f + tp_b);
+    xcomm[WEFT_COMM_CP] = (double)bnl * (cpx_f + cpx_b);
+    xcomm[WEFT_COMM_EP] = (double)bnm * (ep_f + ep_b);
+    xcomm[WEFT_COMM_EMB] = emb_mb;
+    xcomm[WEFT_COMM_LOSS] = loss_x;
+    r.comm_s[WEFT_COMM_EMB] = (double)mb * (emb_first + emb_last);
+    r.comm_s[WEFT_COMM_LOSS] = (double)mb * loss_mb;
+    r.comm_bytes[WEFT_COMM_EMB] = (uint64_t)((double)mb * emb_bytes);
+    r.comm_bytes[WEFT_COMM_LOSS] = (uint64_t)((double)mb * loss_bytes);
+    r.comm_calls[WEFT_COMM_EMB] = mb * emb_calls;
+    r.comm_calls[WEFT_COMM_LOSS] = mb * loss_calls;
+    double per_mb_comm = xcomm[WEFT_COMM_TP] + xcomm[WEFT_COMM_CP] + xcomm[WEFT_COMM_EP] +
+                         emb_mb + loss_x;
     /* 1F1B: mb slots in the steady state, (pp - 1) / v of fill and drain. */
     double fill = p->pp > 1 ? (double)(p->pp - 1) / v : 0;
     r.compute_s = (double)mb * cstage;
@@ -212,13 +383,13 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         r.exposed_s[k] = (double)mb * xcomm[k];
     r.comm_s[WEFT_COMM_TP] = (double)mb * (double)lps * (tp_f + tp_b);
     r.comm_s[WEFT_COMM_CP] = (double)mb * (double)lps * (cp_f + cp_b);
-    r.comm_s[WEFT_COMM_EP] = (double)mb * (double)lps * (ep_f + ep_b);
+    r.comm_s[WEFT_COMM_EP] = (double)mb * (double)bnm * (ep_f + ep_b);
     r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * lps * tpb * (full ? 3 : 2));
     r.comm_bytes[WEFT_COMM_CP] = (uint64_t)((double)mb * lps * cpb);
-    r.comm_bytes[WEFT_COMM_EP] = (uint64_t)((double)mb * lps * epb);
+    r.comm_bytes[WEFT_COMM_EP] = (uint64_t)((double)mb * bnm * epb);
     r.comm_calls[WEFT_COMM_TP] = (uint32_t)(mb * lps * tpc);
     r.comm_calls[WEFT_COMM_CP] = (uint32_t)(mb * lps * cpc);
-    r.comm_calls[WEFT_COMM_EP] = (uint32_t)(mb * lps * epc);
+    r.comm_calls[WEFT_COMM_EP] = (uint32_t)(mb * bnm * epc);
     /* PP: activations forward and gradients backward between neighbouring
      * stages, each TP rank its 1/tp share (scatter-gather). */
     if (p->pp > 1) {
@@ -244,12 +415,26 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     /* Overlapped (--overlap-grad-reduce) with the last micro-batch's
      * backward on the first stage, which ends the pipeline; otherwise
      * after it. */
-    double window = p->overlap_grad ? b0 + (double)lps * (tp_b + cpx_b + ep_b) : 0;
+    double window = p->overlap_grad ? b0 + layer_comm((uint32_t)lps, nm0, tp_b + cpx_b, ep_b) : 0;
     if ((err = dp_buckets(c, p, dp, M_DP | M_EP, dp, dn, window, &dpt, &dpend, &dpag, &dpbytes,
                           &dpc, d)) ||
         (err = dp_buckets(c, p, dp, M_DP, dp / p->ep, ex, 0, &ext, &exend, &exag, &dpbytes, &dpc,
                           d)))
         return err;
+    /* Tied embeddings (gpt style, PP > 1): after the data-parallel
+     * reduction the first and the last stage all-reduce the word
+     * embedding's fp32 gradient (Megatron's _allreduce_word_embedding_grads),
+     * every pair of the first and last stage at once. */
+    if (p->pp > 1 && !m->swiglu && !m->untie) {
+        uint64_t S = 4 * (weft__work_vocab(m, p->tp) / tp) * h;
+        double t;
+        if ((err = tied_pairs_s(c, p, dp, S, &t, d)))
+            return err;
+        r.exposed_s[WEFT_COMM_EMB] += t;
+        r.comm_s[WEFT_COMM_EMB] += t;
+        r.comm_bytes[WEFT_COMM_EMB] += (uint64_t)ring_bytes(WEFT_COLL_ALLREDUCE, 2, (double)S);
+        r.comm_calls[WEFT_COMM_EMB]++;
+    }
     double grad = dpt + ext, gather = dpag + exag;
     r.comm_s[WEFT_COMM_DP] = grad + gather;
     r.comm_bytes[WEFT_COMM_DP] = (uint64_t)dpbytes;
@@ -257,8 +442,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     double dpx = fmax(0, fmax(dpend, window) + ext - window);
     r.exposed_s[WEFT_COMM_DP] = dpx + gather;
     r.optimizer_s = lt.optimizer;
-    r.fwd_s = fmax(f0, fl) + (double)lps * (tp_f + cpx_f + ep_f);
-    r.bwd_s = fmax(b0, bl) + (double)lps * (tp_b + cpx_b + ep_b);
+    r.fwd_s = fmax(f0, fl) + layer_comm(bnl, bnm, tp_f + cpx_f, ep_f);
+    r.bwd_s = fmax(b0, bl) + layer_comm(bnl, bnm, tp_b + cpx_b, ep_b);
     r.step_s = r.compute_s + r.bubble_s + r.optimizer_s;
     for (int k = 0; k < WEFT__COMM_COUNT; k++)
         r.step_s += r.exposed_s[k];

@@ -193,7 +193,7 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
 }
 
 /* weft_comm_kind_name's names (step.c is above this file). */
-static const char *const kind_names[WEFT__COMM_COUNT] = {"tp", "cp", "dp", "pp", "ep"};
+static const char *const kind_names[WEFT__COMM_COUNT] = {"tp", "cp", "dp", "pp", "ep", "emb", "loss"};
 
 /* Which link groups each kind of collective of the step loads, per stage. */
 static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,

@@ -11,18 +11,27 @@
 
 /* Parameters of one layer, whole (no parallelism). */
 typedef struct weft__layer_params {
-    uint64_t attn;       /* QKV and output projection, their biases */
+    uint64_t attn;       /* QKV and output projection, their biases (TP-split) */
     uint64_t dense_mlp;  /* dense MLP; for MoE the router and shared experts */
     uint64_t expert;     /* all routed experts */
     uint64_t expert_one; /* one routed expert */
-    uint64_t norm;       /* the layer's norms (replicated over TP) */
+    uint64_t norm;       /* the layer's norms, MLA's down projections (replicated over TP) */
 } weft__layer_params;
 
 const char *weft__work_dim_name(uint32_t dim);
 uint64_t weft__work_vocab(const weft_model *m, uint32_t tp);
-void weft__work_layer_params(const weft_model *m, weft__layer_params *lp);
-void weft__work_layer_flops(const weft_model *m, uint64_t b, uint64_t *total, uint64_t *attn_core);
-uint64_t weft__work_layer_act(const weft_model *m, const weft_parallel *p, weft_recompute r);
+/* moe: the layer has experts (else its MLP is dense, ffn). */
+void weft__work_layer_params(const weft_model *m, bool moe, weft__layer_params *lp);
+void weft__work_layer_flops(const weft_model *m, bool moe, uint64_t b, uint64_t *total,
+                            uint64_t *attn_core);
+uint64_t weft__work_layer_act(const weft_model *m, bool moe, const weft_parallel *p,
+                              weft_recompute r);
+/* Whether layer i (0-based) has experts (weft_model's moe_first_dense,
+ * moe_freq), and how many of a stage's layers (its virtual chunks
+ * included) do and do not. */
+bool weft__work_is_moe(const weft_model *m, uint32_t layer);
+void weft__work_stage_layers(const weft_model *m, const weft_parallel *p, uint32_t stage,
+                             uint32_t *moe, uint32_t *dense);
 weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t ranks, uint32_t *dp,
                           weft_diag *d);
 void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32_t stage,
@@ -43,16 +52,19 @@ double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64
 
 /* Compute time of one micro-batch on one GPU. */
 typedef struct weft__layer_time {
-    double fwd, bwd;   /* one layer */
+    double fwd, bwd;   /* one layer (an MoE one when the model has experts) */
     double recompute;  /* one layer's recomputation (selective or full) */
+    double fwd_dense, bwd_dense, recompute_dense; /* a dense layer of the same model */
     double attn_core;  /* the QK^T, softmax, AV part of fwd (CP overlaps with it) */
     double logits_fwd, logits_bwd; /* output layer and loss, last stage */
     double embed_fwd, embed_bwd;   /* input embedding, first stage */
     double optimizer;  /* one optimizer step of the busiest GPU */
 } weft__layer_time;
 
+/* routed: tokens the busiest EP rank's experts receive per micro-batch
+ * (0: the balanced share, topk x EP x T / E per local expert). */
 void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
-                           uint32_t dp, weft__layer_time *out);
+                           uint32_t dp, uint64_t routed, weft__layer_time *out);
 
 /* ---- comm.c ---- */
 
@@ -70,6 +82,8 @@ struct weft_work_ctx {
     size_t cache_n, cache_cap;
     struct weft__gcache_entry *gcache; /* weft__work_groups_s */
     size_t gcache_n, gcache_cap;
+    struct weft__moe_entry *moe; /* weft__work_moe_s */
+    size_t moe_n, moe_cap;
     uint32_t sims, hits;
     uint32_t *scratch; /* 2 x ranks x channels */
     size_t scratch_cap;
@@ -96,6 +110,23 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
                              uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d);
 /* Releases that cache (weft_work_ctx_free). */
 void weft__work_gcache_free(weft_work_ctx *c);
+
+/* A skewed EP all-to-all (p->moe_zipf): every EP group's dispatch matrix
+ * drawn by weft_traffic_moe (p->ep ranks, m's experts and topk, `tokens`
+ * per rank, `hbytes` per token and expert, zipf p->moe_zipf_milli, group
+ * g seeded p->moe_seed + g), all groups in one fabric-wide alltoallv plan
+ * of direct copies; combine is the transpose. Gives both times, the
+ * largest column sum over hbytes (tokens the busiest rank receives) and
+ * the mean bytes a rank sends to the others. Cached per context. */
+typedef struct weft__moe_cost {
+    double dispatch_s, combine_s;
+    uint64_t max_recv_tokens;
+    double mean_offdiag;
+} weft__moe_cost;
+weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                          const weft_model *m, uint64_t tokens, uint64_t hbytes,
+                          weft__moe_cost *out, weft_diag *d);
+void weft__work_moe_free(weft_work_ctx *c);
 
 /* ---- trace.c ---- */
 

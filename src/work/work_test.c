@@ -8,6 +8,7 @@
 
 #include "base/testing.h"
 #include "topo/testing_topo.h"
+#include "weft/traffic.h"
 #include "work/work_internal.h"
 
 static bool rel_close(double a, double b, double tol)
@@ -83,7 +84,7 @@ static void test_counts(void)
     /* Selective with SP: 34 s b h / t per layer. */
     p.recompute = WEFT_RECOMPUTE_SELECTIVE;
     p.sp = true;
-    CHECK_INT(weft__work_layer_act(&m, &p, p.recompute), 34 * 32 * 2 * 64 / 2);
+    CHECK_INT(weft__work_layer_act(&m, false, &p, p.recompute), 34 * 32 * 2 * 64 / 2);
     /* The distributed optimizer shards the 12 bytes over DP. */
     p.dist_opt = true;
     CHECK_ERR(weft_work_counts(&m, &p, 4, &c, NULL), WEFT_OK);
@@ -278,6 +279,217 @@ static void test_dp_groups_share_spine(void)
                                 NULL),
               WEFT_OK);
     CHECK(four > r.time_s);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
+
+/* DeepSeek-V3 (arXiv 2412.19437): MLA, 3 dense layers then 58 MoE ones;
+ * the report's 671B total and 37B active parameters. */
+static void test_deepseek_v3_counts(void)
+{
+    weft_model m;
+    CHECK(weft_model_find("deepseek-v3", &m));
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    weft_counts c;
+    CHECK_ERR(weft_work_counts(&m, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t h = 7168, a = 128, V = 129280;
+    /* Attention: q down 7168 x 1536 and its norm, q up 1536 x 128 (128 +
+     * 64), kv down 7168 x (512 + 64) and its norm, kv up 512 x 128 (128 +
+     * 128), output 128 x 128 x 7168; two RMSNorms. */
+    uint64_t attn = h * 1536 + 1536 + 1536 * a * 192 + h * 576 + 512 + 512 * a * 256 + a * 128 * h;
+    CHECK_INT(attn, 187107328);
+    uint64_t one = 3 * h * 2048;
+    uint64_t moe = attn + 2 * h + h * 256 + 257 * one, dense = attn + 2 * h + 3 * h * 18432;
+    uint64_t total = 3 * dense + 58 * moe + 2 * V * h + h;
+    CHECK_INT(c.params, total);
+    CHECK_INT(c.params, 671026404352ull);
+    CHECK_INT(c.params_active, total - 58 * 248 * one);
+    CHECK_INT(c.params_active, 37552282624ull);
+    /* The report's figures: 671B, and 37B active (36.6B without the input
+     * embedding's table, which a token only indexes). */
+    CHECK_INT((c.params + 500000000) / 1000000000, 671);
+    CHECK_INT(c.params_active / 1000000000, 37);
+    CHECK_INT((c.params_active - V * h + 500000000) / 1000000000, 37);
+    /* Forward FLOPs of an MoE layer (T = 4096 tokens): the MLA GEMMs, the
+     * attention core over 192 query/key and 128 value channels, the
+     * router and 8 + 1 experts. */
+    uint64_t T = 4096, s = 4096;
+    uint64_t f = 2 * T * h * 1536 + 2 * T * 1536 * a * 192 + 2 * T * h * 576 +
+                 2 * T * 512 * a * 256 + 2 * a * s * s * (192 + 128) + 2 * T * a * 128 * h +
+                 2 * T * h * 256 + 9 * 2 * T * h * 2048 * 3;
+    CHECK_INT(c.layer_fwd_flops, f);
+    /* Layers: the first three dense. */
+    CHECK(!weft__work_is_moe(&m, 2));
+    CHECK(weft__work_is_moe(&m, 3));
+    uint32_t nm, nd;
+    weft__work_stage_layers(&m, &p, 0, &nm, &nd);
+    CHECK_INT(nm, 58);
+    CHECK_INT(nd, 3);
+    /* --moe-layer-freq 2 on 4 layers: layers 0 and 2 MoE; with PP 2 each
+     * stage has one of each. */
+    weft_model q = tiny();
+    q.experts = 4;
+    q.moe_freq = 2;
+    weft_parallel_init(&p);
+    p.pp = 2;
+    q.layers = 4;
+    weft__work_stage_layers(&q, &p, 1, &nm, &nd);
+    CHECK_INT(nm, 1);
+    CHECK_INT(nd, 1);
+    /* Full recomputation keeps one whole layer's set: an all-MoE model's
+     * MoE layer even when its dense ffn would be larger. */
+    weft_model e = tiny();
+    e.experts = 4;
+    e.topk = 1;
+    e.moe_ffn = 16; /* ffn 256 */
+    weft_parallel_init(&p);
+    p.recompute = WEFT_RECOMPUTE_FULL;
+    CHECK_ERR(weft_work_counts(&e, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t fm = weft__work_layer_act(&e, true, &p, WEFT_RECOMPUTE_NONE);
+    CHECK(fm < weft__work_layer_act(&e, false, &p, WEFT_RECOMPUTE_NONE));
+    CHECK_INT(c.mem_act, 2 * (2 * 32 * 64) + fm + 4 * 32 * 256);
+    /* gpt style untied: the output layer's V h more. */
+    weft_model u = tiny();
+    weft_parallel_init(&p);
+    CHECK_ERR(weft_work_counts(&u, &p, 1, &c, NULL), WEFT_OK);
+    uint64_t tied = c.params;
+    u.untie = true;
+    CHECK_ERR(weft_work_counts(&u, &p, 1, &c, NULL), WEFT_OK);
+    CHECK_INT(c.params - tied, 256 * 64);
+}
+
+static const char *star4_topo = "node g0 compute host=0\nnode g1 compute host=1\n"
+                                "node g2 compute host=2\nnode g3 compute host=3\n"
+                                "node s switch\n"
+                                "duplex g0 s 100GB/s\nduplex g1 s 100GB/s\n"
+                                "duplex g2 s 100GB/s\nduplex g3 s 100GB/s\n";
+
+/* Skewed expert load: on a star of 100 GB/s links (fluid model) an
+ * all-to-all takes its busiest link's bytes / 100 GB/s, the bound of
+ * its matrix; uniform gives (n-1)/n S. */
+static void test_moe_skew(void)
+{
+    weft_topo *t = weft__test_topo_text(star4_topo);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &g, &o, &c), WEFT_OK);
+    weft_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 2;
+    m.hidden = 64;
+    m.heads = 4;
+    m.seq = 32;
+    m.vocab = 256;
+    m.experts = 8;
+    m.topk = 2;
+    m.moe_ffn = 64;
+    m.swiglu = true;
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.ep = 4;
+    p.global_batch = 4;
+    weft_step_result u, z;
+    weft_diag d;
+    weft_diag_clear(&d);
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &u, &d), WEFT_OK);
+    /* 32 tokens x top 2 x 128 bytes per rank, 3/4 of it leaves. */
+    CHECK_REL(u.ep_dispatch_s, 6144 / 100e9, 1e-9);
+    CHECK_REL(u.ep_combine_s, 6144 / 100e9, 1e-9);
+    CHECK_INT(u.ep_max_tokens, 64);
+    p.moe_zipf = true;
+    p.moe_zipf_milli = 1200;
+    p.moe_seed = 7;
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &z, &d), WEFT_OK);
+    weft_traffic_moe_params mp = {4, 8, 2, 32, 128, WEFT_TRAFFIC_SKEW_ZIPF, 1200, 7};
+    weft_traffic tm;
+    CHECK_ERR(weft_traffic_moe(&mp, &tm, NULL), WEFT_OK);
+    uint64_t worst = 0, recv = 0, off = 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        uint64_t out = 0, in = 0;
+        for (uint32_t j = 0; j < 4; j++)
+            if (i != j) {
+                out += weft_traffic_at(&tm, i, j);
+                in += weft_traffic_at(&tm, j, i);
+            }
+        worst = out > worst ? out : worst;
+        worst = in > worst ? in : worst;
+        recv = weft_traffic_recv(&tm, i) > recv ? weft_traffic_recv(&tm, i) : recv;
+        off += out;
+    }
+    weft_traffic_free(&tm);
+    CHECK(worst > 6144);
+    CHECK_REL(z.ep_dispatch_s, (double)worst / 100e9, 1e-9);
+    CHECK_REL(z.ep_combine_s, (double)worst / 100e9, 1e-9);
+    /* The expert GEMMs wait for the busiest rank: its tokens. */
+    CHECK_INT(z.ep_max_tokens, recv / 128);
+    CHECK(z.ep_max_tokens > 64);
+    /* Per step: 2 layers x (dispatch + combine) forward and backward. */
+    CHECK_REL(z.comm_s[WEFT_COMM_EP], 2 * 2 * 2 * (double)worst / 100e9, 1e-9);
+    CHECK_REL(z.comm_s[WEFT_COMM_EP] / u.comm_s[WEFT_COMM_EP], (double)worst / 6144, 1e-9);
+    CHECK_INT(z.comm_bytes[WEFT_COMM_EP], 2 * 4 * off / 4);
+    CHECK(z.step_s > u.step_s);
+    CHECK(z.fwd_s > u.fwd_s);
+    /* The same seed again comes from the cache; another seed differs. */
+    uint32_t sims = c->sims;
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &z, &d), WEFT_OK);
+    CHECK_INT(c->sims, sims);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
+/* The embedding and loss collectives: on 2 boxes of 2 with TP 2 and PP
+ * 2, the tied gradient all-reduce pairs rank 0 with 2 and 1 with 3. */
+static void test_embedding_loss(void)
+{
+    weft_topo *t = weft__test_topo_text(spine_topo);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_gpu g;
+    CHECK(weft_gpu_find("a100-80g", &g));
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &g, &o, &c), WEFT_OK);
+    weft_model m = tiny();
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.pp = 2;
+    p.global_batch = 4;
+    weft_step_result r;
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &r, NULL), WEFT_OK);
+    /* Per micro-batch (4): the embedding's all-reduce and the output
+     * layer's backward all-reduce of T h 2 = 4096 bytes over TP, then one
+     * tied all-reduce of 4 V h / 2 = 32768 bytes per pair: two ring steps
+     * of 16384 bytes, both pairs across the 4 GB/s spine at once each
+     * way: 2 x 2 x 16384 / 4e9. */
+    CHECK_INT(r.comm_calls[WEFT_COMM_EMB], 4 * 2 + 1);
+    CHECK_INT(r.comm_bytes[WEFT_COMM_EMB], 4 * 2 * 4096 + 32768);
+    double tp1;
+    CHECK_ERR(weft__work_coll_s(c, &p, 1, 1u << WEFT_DIM_TP, WEFT_COLL_ALLREDUCE, false, 4096,
+                                &tp1, NULL),
+              WEFT_OK);
+    CHECK_REL(r.comm_s[WEFT_COMM_EMB], 4 * 2 * tp1 + 4 * 16384 / 4e9, 1e-9);
+    /* The last stage runs the output layer's all-reduce every micro-batch;
+     * the tied one is exposed once. */
+    CHECK_REL(r.exposed_s[WEFT_COMM_EMB], 4 * tp1 + 4 * 16384 / 4e9, 1e-9);
+    /* The loss: three fp32 all-reduces of T values over TP. */
+    CHECK_INT(r.comm_calls[WEFT_COMM_LOSS], 4 * 3);
+    CHECK_INT(r.comm_bytes[WEFT_COMM_LOSS], 4 * 3 * 128);
+    /* llama style (untied): no tied all-reduce. */
+    m.swiglu = true;
+    CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &r, NULL), WEFT_OK);
+    CHECK_INT(r.comm_calls[WEFT_COMM_EMB], 4 * 2);
     weft_work_ctx_free(c);
     weft_topo_free(t);
 }
@@ -483,6 +695,9 @@ static void test_oom(void)
 
 int main(void)
 {
+    test_deepseek_v3_counts();
+    test_moe_skew();
+    test_embedding_loss();
     test_counts();
     test_llama_moe_counts();
     test_checks();

@@ -68,6 +68,46 @@ expect_rc 1
 expect_err "weft: memory: 3184.1 GiB per GPU (weights 325.2, gradients 650.5, optimizer 1951.5, activations 256.9 GiB) does not fit the a100-80g's 80.0 GiB"
 check "no trace of a failed step" test ! -e "$TMP/none.json"
 
+# Skewed expert load: --moe-skew uniform is the default, byte for byte;
+# a zipf routing (seeded) is slower, and the same seed gives the same step.
+MOE="--fabric h100:2 --gpu h100-sxm --model mixtral-8x7b --num-layers 4 --expert-model-parallel-size 8 --global-batch-size 16 --recompute-granularity full --use-distributed-optimizer"
+run step $MOE
+expect_rc 0
+cp "$CHECK_OUT_" "$TMP/uniform.txt"
+run step $MOE --moe-skew uniform
+expect_rc 0
+check "--moe-skew uniform is the default" cmp -s "$CHECK_OUT_" "$TMP/uniform.txt"
+run step $MOE --moe-skew zipf:1.2 --seed 5 --json
+expect_rc 0
+cp "$CHECK_OUT_" "$TMP/zipf1.json"
+run step $MOE --moe-skew zipf:1.2 --seed 5 --json
+check "same seed, same step" cmp -s "$CHECK_OUT_" "$TMP/zipf1.json"
+expect_out_has '"ep_busiest_tokens": '
+u=$(sed -n 's/^step \([0-9.]*\) s.*/\1/p' "$TMP/uniform.txt")
+z=$(sed -n 's/.*"step_s": \([0-9.e+-]*\),.*/\1/p' "$TMP/zipf1.json" | head -1)
+check "zipf:1.2 is slower than uniform ($z > $u)" awk -v u="$u" -v z="$z" 'BEGIN { exit !(z > u) }'
+run step $MOE --moe-skew zipf:9
+expect_rc 2
+expect_err_has "weft: bad --moe-skew 'zipf:9': expected uniform or zipf:S with S from 0 to 8 (at most 3 decimals, e.g. zipf:1.2)"
+run step $MOE --moe-skew zipf:1 --seed -1
+expect_rc 2
+expect_err_has "weft: bad --seed '-1': a whole number from 0 to 18446744073709551615"
+
+# DeepSeek-V3: MLA and 3 dense layers; the report's 671B / 37B.
+run step --fabric h100:32 --gpu h100-sxm --model deepseek-v3 --tensor-model-parallel-size 8 \
+    --expert-model-parallel-size 32 --sequence-parallel --recompute-granularity full \
+    --use-distributed-optimizer --global-batch-size 256
+expect_rc 0
+expect_out_has "model deepseek-v3: 671.03B parameters (37.55B active), 61 layers, hidden 7168, seq 4096"
+expect_out_has "emb exposed"
+expect_out_has "loss exposed"
+run step --fabric h100:32 --gpu h100-sxm --model deepseek-v3 --moe-layer-freq '([0]*3+[1]*50)'
+expect_rc 1
+expect_err "weft: --moe-layer-freq '([0]*3+[1]*50)' gives 53 layers, --num-layers is 61"
+run step --fabric h100:32 --gpu h100-sxm --model deepseek-v3 --moe-layer-freq 'every other'
+expect_rc 2
+expect_err_has "weft: bad --moe-layer-freq 'every other': a whole number N (every N-th layer) or ([0]*K+[1]*M) (K dense layers, then M MoE)"
+
 # Megatron's argument checks.
 run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --tensor-model-parallel-size 5
 expect_rc 1
