@@ -82,6 +82,7 @@ typedef struct xctx {
     uint32_t nops;
     xk *keys;
     size_t nkeys;
+    uint32_t *chan;      /* per op: its channel in the program (plan channels spread) */
     xstep *steps;
     size_t nsteps, steps_cap;
     uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */
