@@ -5,7 +5,11 @@
  * ready ops by id). An op between ranks becomes a send step on the source
  * rank and a receive step on the destination rank, each in the threadblock
  * of its (peer, direction, channel); local ops and nops go to one local
- * threadblock per channel. As every threadblock appends its steps in the
+ * threadblock per channel. A rank with more than 32 send or receive peers
+ * on a channel has its peers spread over channels by offset (make_keys),
+ * and a channel with more than 32 threadblocks gets threadblocks that send
+ * to one peer and receive from another (merge_crowded), as the executors'
+ * per-channel limits ask. As every threadblock appends its steps in the
  * same global order, the k-th send on a connection is the k-th receive.
  * A dep becomes a wait on the dep's own step on the same rank (its receive
  * there, else its send there), which is where the data it orders lives. The
