@@ -402,6 +402,22 @@ static void test_wide(void)
         round_trip("direct allgather 40", p, WEFT_MSCCL_MSCCL);
     }
     weft_plan_free(p);
+    /* 218 ranks: 217 peers on 7 channels of 32 threadblocks each, 224 in
+     * all: the executor takes them, Microsoft MSCCL's 216 do not. */
+    p = direct_allgather(218);
+    if (p) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml)
+            CHECK_CONTAINS(xml, "nchannels=\"7\"");
+        free(xml);
+        expect_fail(p, WEFT_MSCCL_MSCCL, WEFT_ELIMIT,
+                    "rank 0 needs more than 216 threadblocks; the msccl profile allows 216 per "
+                    "GPU (MSCCL_MAX_NUM_THREAD_BLOCKS)");
+    }
+    weft_plan_free(p);
 }
 
 static void test_inexpressible(void)
