@@ -5,7 +5,11 @@
  * ready ops by id). An op between ranks becomes a send step on the source
  * rank and a receive step on the destination rank, each in the threadblock
  * of its (peer, direction, channel); local ops and nops go to one local
- * threadblock per channel. As every threadblock appends its steps in the
+ * threadblock per channel. A rank with more than 32 send or receive peers
+ * on a channel has its peers spread over channels by offset (make_keys),
+ * and a channel with more than 32 threadblocks gets threadblocks that send
+ * to one peer and receive from another (merge_crowded), as the executors'
+ * per-channel limits ask. As every threadblock appends its steps in the
  * same global order, the k-th send on a connection is the k-th receive.
  * A dep becomes a wait on the dep's own step on the same rank (its receive
  * there, else its send there), which is where the data it orders lives. The
@@ -80,12 +84,12 @@ static void find_fusions(xctx *x)
         weft_op oa = weft_plan_op(x->p, a);
         if (oa.kind == WEFT_OP_NOP || ob.kind == WEFT_OP_NOP || oa.src_rank.v == oa.dst_rank.v ||
             ob.src_rank.v == ob.dst_rank.v || oa.dst_rank.v != ob.src_rank.v ||
-            oa.channel != ob.channel || oa.dst_buf != ob.src_buf ||
+            x->chan[a] != x->chan[b] || oa.dst_buf != ob.src_buf ||
             oa.dst_index != ob.src_index || oa.count != ob.count || x->fuse_next[a] != NONE)
             continue;
         uint32_t r = oa.dst_rank.v;
-        uint32_t kr = key_of(x, r, TB_RECV, oa.src_rank.v, oa.channel);
-        uint32_t ks = key_of(x, r, TB_SEND, ob.dst_rank.v, ob.channel);
+        uint32_t kr = key_of(x, r, TB_RECV, oa.src_rank.v, x->chan[a]);
+        uint32_t ks = key_of(x, r, TB_SEND, ob.dst_rank.v, x->chan[b]);
         if (x->pair_of[kr] == NONE && x->pair_of[ks] == NONE) {
             x->pair_of[kr] = ks, x->pair_of[ks] = kr;
             x->alias[kr] = ks;
@@ -211,29 +215,19 @@ static weft_err topo_order(xctx *x, uint32_t *order)
     return e;
 }
 
-/* Collects the threadblock keys of every op and sorts them. */
-static weft_err make_keys(xctx *x)
+/* Collects the threadblock keys of every op (on its channel x->chan[op])
+ * and sorts them, dropping repeats. */
+static void collect_keys(xctx *x)
 {
-    x->keys = weft__malloc(((size_t)x->nops * 2 + 1) * sizeof *x->keys);
-    if (!x->keys)
-        return weft_diag_code(x->d, WEFT_ENOMEM);
     size_t n = 0;
     for (uint32_t i = 0; i < x->nops; i++) {
         weft_op o = weft_plan_op(x->p, i);
-        if (o.src_rank.v >= x->info->nranks || o.dst_rank.v >= x->info->nranks)
-            return weft_diag_set(x->d, WEFT_EVERIFY,
-                                 "op %u (rank %u -> rank %u) names a rank the plan does not have",
-                                 i, o.src_rank.v, o.dst_rank.v);
-        if (o.channel >= WEFT_MSCCL_MAX_CHANNELS)
-            return weft_diag_set(x->d, WEFT_ELIMIT,
-                                 "op %u uses channel %u; MSCCL runtimes have at most %u channels",
-                                 i, o.channel, WEFT_MSCCL_MAX_CHANNELS);
         if (o.src_rank.v == o.dst_rank.v) {
-            xk k = {o.src_rank.v, TB_LOCAL, 0, o.channel};
+            xk k = {o.src_rank.v, TB_LOCAL, 0, x->chan[i]};
             x->keys[n++] = k;
         } else {
-            xk s = {o.src_rank.v, TB_SEND, o.dst_rank.v, o.channel};
-            xk r = {o.dst_rank.v, TB_RECV, o.src_rank.v, o.channel};
+            xk s = {o.src_rank.v, TB_SEND, o.dst_rank.v, x->chan[i]};
+            xk r = {o.dst_rank.v, TB_RECV, o.src_rank.v, x->chan[i]};
             x->keys[n++] = s;
             x->keys[n++] = r;
         }
@@ -244,7 +238,144 @@ static weft_err make_keys(xctx *x)
         if (u == 0 || xk_cmp(&x->keys[u - 1], &x->keys[i]) != 0)
             x->keys[u++] = x->keys[i];
     x->nkeys = u;
+}
+
+/* True when some rank sends to (or receives from) more peers on one
+ * channel than a channel has send (receive) connections for: the MSCCL
+ * executor's parser counts the threadblocks with a send peer and those with
+ * a receive peer on each channel and refuses the 33rd (nSendPeers and
+ * nRecvPeers against MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in
+ * msccl-executor-nccl src/misc/msccl/msccl_parser.cc). Keys are sorted by
+ * (rank, kind, peer, channel). */
+static bool peers_crowded(const xctx *x)
+{
+    uint32_t count[WEFT_MSCCL_MAX_CHANNELS];
+    for (size_t t = 0; t < x->nkeys; t++) {
+        const xk *k = &x->keys[t];
+        if (t == 0 || k->rank != x->keys[t - 1].rank || k->kind != x->keys[t - 1].kind)
+            memset(count, 0, sizeof count);
+        if (k->kind != TB_LOCAL && ++count[k->chan] > WEFT_MSCCL_MAX_TBS_PER_CHANNEL)
+            return true;
+    }
+    return false;
+}
+
+/* Gives every op its channel in the program (x->chan) and collects the
+ * threadblock keys. Ops keep their plan channel unless a rank has more than
+ * 32 send or receive peers on one; then the peers are spread: with N ranks
+ * and S = ceil((N - 1) / 32), the ops from rank s to rank d on plan channel
+ * c go to channel c S + ((d - s) mod N - 1) / 32, so each rank sends to at
+ * most 32 peers and receives from at most 32 on every channel (the offsets
+ * 1..N-1 fall into S runs of 32 on either side), and all messages of a
+ * connection stay on one channel in plan order. */
+static weft_err make_keys(xctx *x)
+{
+    uint32_t n = x->info->nranks;
+    x->keys = weft__malloc(((size_t)x->nops * 2 + 1) * sizeof *x->keys);
+    x->chan = weft__malloc(((size_t)x->nops + 1) * sizeof *x->chan);
+    if (!x->keys || !x->chan)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
+    for (uint32_t i = 0; i < x->nops; i++) {
+        weft_op o = weft_plan_op(x->p, i);
+        if (o.src_rank.v >= n || o.dst_rank.v >= n)
+            return weft_diag_set(x->d, WEFT_EVERIFY,
+                                 "op %u (rank %u -> rank %u) names a rank the plan does not have",
+                                 i, o.src_rank.v, o.dst_rank.v);
+        if (o.channel >= WEFT_MSCCL_MAX_CHANNELS)
+            return weft_diag_set(x->d, WEFT_ELIMIT,
+                                 "op %u uses channel %u; MSCCL runtimes have at most %u channels",
+                                 i, o.channel, WEFT_MSCCL_MAX_CHANNELS);
+        x->chan[i] = o.channel;
+    }
+    collect_keys(x);
+    if (!peers_crowded(x))
+        return WEFT_OK;
+    uint32_t per = WEFT_MSCCL_MAX_TBS_PER_CHANNEL;
+    uint32_t spread = (n - 1 + per - 1) / per;
+    for (uint32_t i = 0; i < x->nops; i++) {
+        weft_op o = weft_plan_op(x->p, i);
+        uint32_t off = (o.dst_rank.v + n - o.src_rank.v) % n;
+        uint64_t c = (uint64_t)o.channel * spread + (off ? (off - 1) / per : 0);
+        if (c >= WEFT_MSCCL_MAX_CHANNELS)
+            return weft_diag_set(x->d, WEFT_ELIMIT,
+                                 "op %u (rank %u -> rank %u, channel %u) needs channel %llu: %u "
+                                 "ranks spread over %u channels per plan channel, so that no rank "
+                                 "has more than %u peers on a channel, and MSCCL runtimes have at "
+                                 "most %u channels",
+                                 i, o.src_rank.v, o.dst_rank.v, o.channel, (unsigned long long)c,
+                                 n, spread, per, WEFT_MSCCL_MAX_CHANNELS);
+        x->chan[i] = (uint32_t)c;
+    }
+    collect_keys(x);
     return WEFT_OK;
+}
+
+/* Pairs send key s with receive key v: one threadblock, s's. */
+static void pair_keys(xctx *x, size_t s, size_t v)
+{
+    x->pair_of[s] = (uint32_t)v, x->pair_of[v] = (uint32_t)s;
+    x->alias[v] = (uint32_t)s;
+}
+
+/* Where a rank has more than 32 threadblocks on one channel (a rank of a
+ * wide all-to-all: a send and a receive threadblock per peer), some of its
+ * threadblocks there send to one peer and receive from another, as many as
+ * it takes to fit: first a send and a receive with the same peer, then the
+ * rest in peer order; if that is not enough the local steps join the
+ * channel's first threadblock. A threadblock runs its steps in emission
+ * order, so the merged program still only waits for steps emitted before
+ * (no deadlock), but a merged threadblock's sends and receives no longer
+ * overlap, so merging only what the limit asks costs least
+ * (docs/msccl.md has the simulated times). */
+static void merge_crowded(xctx *x)
+{
+    const uint32_t cap = WEFT_MSCCL_MAX_TBS_PER_CHANNEL;
+    for (size_t first = 0, last; first < x->nkeys; first = last) {
+        uint32_t r = x->keys[first].rank, tbs[WEFT_MSCCL_MAX_CHANNELS] = {0};
+        for (last = first; last < x->nkeys && x->keys[last].rank == r; last++)
+            if (x->alias[last] == last)
+                tbs[x->keys[last].chan]++;
+        for (uint32_t c = 0; c < WEFT_MSCCL_MAX_CHANNELS; c++) {
+            if (tbs[c] <= cap)
+                continue;
+            /* First a send and a receive with the same peer (an exchange),
+             * then the rest in peer order, until the channel fits. */
+            for (size_t s = first; s < last && tbs[c] > cap; s++) {
+                const xk *k = &x->keys[s];
+                if (k->kind != TB_SEND || k->chan != c || x->pair_of[s] != NONE)
+                    continue;
+                xk want = {r, TB_RECV, k->peer, c};
+                const xk *at = bsearch(&want, x->keys + first, last - first, sizeof want, xk_cmp);
+                if (at && x->pair_of[at - x->keys] == NONE)
+                    pair_keys(x, s, (size_t)(at - x->keys)), tbs[c]--;
+            }
+            size_t s = first, v = first, loc = NONE, any = NONE;
+            while (tbs[c] > cap) {
+                while (s < last && !(x->keys[s].kind == TB_SEND && x->keys[s].chan == c &&
+                                     x->pair_of[s] == NONE))
+                    s++;
+                while (v < last && !(x->keys[v].kind == TB_RECV && x->keys[v].chan == c &&
+                                     x->pair_of[v] == NONE))
+                    v++;
+                if (s == last || v == last)
+                    break;
+                pair_keys(x, s, v);
+                tbs[c]--, s++, v++;
+            }
+            if (tbs[c] <= cap)
+                continue;
+            for (size_t t = first; t < last; t++) {
+                if (x->keys[t].chan != c || x->alias[t] != t)
+                    continue;
+                if (x->keys[t].kind == TB_LOCAL)
+                    loc = t;
+                else if (any == NONE)
+                    any = t;
+            }
+            if (loc != NONE && any != NONE)
+                x->alias[loc] = (uint32_t)any;
+        }
+    }
 }
 
 /* The steps of op id: its local step (a local op), or its send step on the
@@ -258,7 +389,7 @@ static weft_err emit_local(xctx *x, uint32_t id)
     int64_t so, dof;
     map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
     map_slot(x, s, o.dst_buf, o.dst_index, &db, &dof);
-    uint32_t tb = tb_of(x, s, TB_LOCAL, 0, o.channel);
+    uint32_t tb = tb_of(x, s, TB_LOCAL, 0, x->chan[id]);
     weft_err e = wire_deps(x, id, s, tb, &dep, s);
     if (e)
         return e;
@@ -287,7 +418,7 @@ static weft_err emit_send(xctx *x, uint32_t id)
     map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
     map_slot(x, r, o.dst_buf, o.dst_index, &db, &dof);
     uint32_t from = x->fused_from[id];
-    uint32_t stb = tb_of(x, s, TB_SEND, r, o.channel);
+    uint32_t stb = tb_of(x, s, TB_SEND, r, x->chan[id]);
     size_t before = x->nsteps;
     weft_err e = wire_deps(x, id, s, stb, &dep, r);
     if (e)
@@ -320,7 +451,7 @@ static weft_err emit_recv(xctx *x, uint32_t id)
     int64_t so, dof;
     map_slot(x, s, o.src_buf, o.src_index, &sb, &so);
     map_slot(x, r, o.dst_buf, o.dst_index, &db, &dof);
-    uint32_t rtb = tb_of(x, r, TB_RECV, s, o.channel);
+    uint32_t rtb = tb_of(x, r, TB_RECV, s, x->chan[id]);
     weft_err e = wire_deps(x, id, r, rtb, &dep, s);
     if (e)
         return e;
@@ -448,7 +579,7 @@ static weft_err emit_events(xctx *x, bool *stalled)
         uint32_t b = ev / 2;
         weft_op o = weft_plan_op(x->p, b);
         bool local = o.src_rank.v == o.dst_rank.v;
-        uint32_t key = local ? NONE : key_of(x, o.dst_rank.v, TB_RECV, o.src_rank.v, o.channel);
+        uint32_t key = local ? NONE : key_of(x, o.dst_rank.v, TB_RECV, o.src_rank.v, x->chan[b]);
         if (local)
             e = emit_local(x, b);
         else if (ev % 2 == 0)
@@ -484,7 +615,7 @@ static weft_err emit_events(xctx *x, bool *stalled)
                 pull = s;
             } else if (s % 2 == 1 && !is_local(x, sb)) {
                 weft_op so = weft_plan_op(x->p, sb);
-                uint32_t sk = key_of(x, so.dst_rank.v, TB_RECV, so.src_rank.v, so.channel);
+                uint32_t sk = key_of(x, so.dst_rank.v, TB_RECV, so.src_rank.v, x->chan[sb]);
                 if (head[sk] == sb)
                     queue[qt++] = s;
                 else
@@ -521,6 +652,7 @@ static void xctx_reset(xctx *x)
     weft__free(x->wait);
     weft__free(x->steps);
     weft__free(x->keys);
+    weft__free(x->chan);
     weft__free(x->recv_step);
     weft__free(x->send_step);
     const weft_plan *p = x->p;
@@ -562,6 +694,7 @@ static weft_err build(xctx *x, bool events, bool *stalled)
         for (uint32_t i = 0; i < x->nops; i++)
             x->fuse_next[i] = x->fused_from[i] = NONE;
     }
+    merge_crowded(x);
     for (size_t t = 0; t < x->nkeys; t++)
         x->tb_last[t] = x->last_wait[t] = NONE;
     if (events)

@@ -318,8 +318,9 @@ static void test_limits(void)
                     "op 0 uses channel 32; MSCCL runtimes have at most 32 channels");
         weft_plan_free(p);
     }
-    /* 33 local threadblocks... instead: 33 peers on one channel need 33
-     * send threadblocks on rank 0. */
+    /* 33 peers on one channel: more send connections than a channel has
+     * (the executor's parser counts them per channel), so the peers are
+     * spread over two channels. Plan channel 16 would need channels 32, 33. */
     weft_plan_info big = {WEFT_COLL_ALLGATHER, 34, {0}, 1, 0, false};
     p = NULL;
     CHECK_ERR(weft_plan_new(&big, &p), WEFT_OK);
@@ -328,11 +329,95 @@ static void test_limits(void)
         CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_OK);
     }
     if (p) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml) {
+            CHECK_CONTAINS(xml, "nchannels=\"2\"");
+            CHECK_CONTAINS(xml, "<tb id=\"31\" send=\"32\" recv=\"-1\" chan=\"0\">");
+            CHECK_CONTAINS(xml, "<tb id=\"32\" send=\"33\" recv=\"-1\" chan=\"1\">");
+        }
+        free(xml);
+        for (uint32_t i = 0; i < 33; i++) {
+            weft_op op = {WEFT_OP_COPY, {0}, {i + 1}, WEFT_BUF_IN, WEFT_BUF_OUT, 0, 0, 1, 16};
+            CHECK_ERR(weft_plan_set_op(p, i, &op), WEFT_OK);
+        }
         expect_fail(p, WEFT_MSCCL_EXECUTOR, WEFT_ELIMIT,
-                    "rank 0 needs more than 32 threadblocks on channel 0 "
-                    "(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)");
+                    "op 0 (rank 0 -> rank 1, channel 16) needs channel 32: 34 ranks spread "
+                    "over 2 channels per plan channel, so that no rank has more than 32 peers on "
+                    "a channel, and MSCCL runtimes have at most 32 channels");
         weft_plan_free(p);
     }
+}
+
+/* Wide all-to-all-like traffic: 18 ranks each send to and receive from 17
+ * peers (35 threadblocks with the local one), so three threadblocks send
+ * to and receive from one peer (an exchange) and 32 remain; 40 ranks
+ * spread their 39 peers over two channels, where channel 0 then pairs
+ * exchanges first, the rest in peer order, and takes the local steps into
+ * its first threadblock. Both round-trip and execute. */
+static void test_wide(void)
+{
+    weft_plan *p = direct_allgather(18);
+    if (p) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml) {
+            CHECK_CONTAINS(xml, "nchannels=\"1\"");
+            CHECK_CONTAINS(xml, "<tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+                                "      <step s=\"0\" type=\"s\"");
+            CHECK_CONTAINS(xml, "<tb id=\"2\" send=\"3\" recv=\"3\" chan=\"0\">");
+            CHECK_CONTAINS(xml, "<tb id=\"3\" send=\"4\" recv=\"-1\" chan=\"0\">");
+            CHECK_CONTAINS(xml, "<tb id=\"31\" send=\"-1\" recv=\"-1\" chan=\"0\">");
+            CHECK(strstr(xml, "<tb id=\"32\"") == NULL);
+        }
+        free(xml);
+        round_trip("direct allgather 18", p, WEFT_MSCCL_EXECUTOR);
+    }
+    weft_plan_free(p);
+    p = direct_allgather(40);
+    if (p) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml) {
+            CHECK_CONTAINS(xml, "nchannels=\"2\"");
+            /* Rank 0 sends to peers 1..32 on channel 0 and receives from
+             * 8..39 there (offsets 1..32 either way): 25 exchanges, then
+             * sends to 1..7 with receives from 33..39, and the local steps
+             * in the first; channel 1 (7 + 7) stays unpaired. */
+            CHECK_CONTAINS(xml, "<tb id=\"0\" send=\"1\" recv=\"33\" chan=\"0\">\n"
+                                "      <step s=\"0\" type=\"cpy\"");
+            CHECK_CONTAINS(xml, "<tb id=\"7\" send=\"8\" recv=\"8\" chan=\"0\">");
+            CHECK_CONTAINS(xml, "<tb id=\"38\" send=\"39\" recv=\"-1\" chan=\"1\">");
+            CHECK_CONTAINS(xml, "<tb id=\"45\" send=\"-1\" recv=\"7\" chan=\"1\">");
+            CHECK(strstr(xml, "<tb id=\"46\"") == NULL);
+        }
+        free(xml);
+        round_trip("direct allgather 40", p, WEFT_MSCCL_EXECUTOR);
+        round_trip("direct allgather 40", p, WEFT_MSCCL_MSCCL);
+    }
+    weft_plan_free(p);
+    /* 218 ranks: 217 peers on 7 channels of 32 threadblocks each, 224 in
+     * all: the executor takes them, Microsoft MSCCL's 216 do not. */
+    p = direct_allgather(218);
+    if (p) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml)
+            CHECK_CONTAINS(xml, "nchannels=\"7\"");
+        free(xml);
+        expect_fail(p, WEFT_MSCCL_MSCCL, WEFT_ELIMIT,
+                    "rank 0 needs more than 216 threadblocks; the msccl profile allows 216 per "
+                    "GPU (MSCCL_MAX_NUM_THREAD_BLOCKS)");
+    }
+    weft_plan_free(p);
 }
 
 static void test_inexpressible(void)
@@ -412,6 +497,7 @@ int main(void)
     test_small();
     test_fusion();
     test_limits();
+    test_wide();
     test_inexpressible();
     test_profiles();
     oom_arg a = {ring_allreduce(4, 2), tmpfile()};

@@ -45,6 +45,11 @@ static inline bool weft__msccl_step_sends(int t)
            t == WEFT__MSCCL_RRCS;
 }
 
+/* Threadblocks per GPU a profile's parser accepts (ids below
+ * MSCCL_MAX_NUM_THREAD_BLOCKS: 32 x MAXCHANNELS = 1024 in msccl-executor,
+ * 108 x 2 = 216 in Microsoft MSCCL). */
+uint32_t weft__msccl_max_tbs(weft_msccl_profile profile);
+
 /* The coll attribute's spelling of a collective under a profile
  * (reducescatter is "reduce_scatter" for the msccl profile). */
 const char *weft__msccl_coll_name(weft_coll coll, weft_msccl_profile profile);
@@ -82,6 +87,7 @@ typedef struct xctx {
     uint32_t nops;
     xk *keys;
     size_t nkeys;
+    uint32_t *chan;      /* per op: its channel in the program (plan channels spread) */
     xstep *steps;
     size_t nsteps, steps_cap;
     uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */

@@ -25,6 +25,11 @@ uint32_t weft_msccl_max_steps(weft_msccl_profile profile)
     return profile == WEFT_MSCCL_MSCCL ? 256 : 64;
 }
 
+uint32_t weft__msccl_max_tbs(weft_msccl_profile profile)
+{
+    return profile == WEFT_MSCCL_MSCCL ? 216 : 1024;
+}
+
 const char *weft__msccl_coll_name(weft_coll coll, weft_msccl_profile profile)
 {
     if (coll == WEFT_COLL_REDUCESCATTER && profile == WEFT_MSCCL_MSCCL)

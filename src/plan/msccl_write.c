@@ -91,13 +91,23 @@ weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
         if (k->chan + 1 > nchan)
             nchan = k->chan + 1;
     }
-    /* Threadblock ids: 0.. per rank in key order; at most 32 per channel. */
+    /* Threadblock ids: 0.. per rank in key order; at most 32 per channel and
+     * the profile's number per GPU. */
     for (size_t t = 0, first = 0, id = 0; t < nt; t++) {
         if (x->keys[t].rank != x->keys[first].rank)
             first = t, id = 0;
         tb_id[t] = NONE;
         if (x->alias[t] != t)
             continue; /* merged into its pair's threadblock */
+        if (id >= weft__msccl_max_tbs(opts->profile)) {
+            e = weft_diag_set(x->d, WEFT_ELIMIT,
+                              "rank %u needs more than %u threadblocks; the %s profile allows %u "
+                              "per GPU (MSCCL_MAX_NUM_THREAD_BLOCKS)",
+                              x->keys[t].rank, weft__msccl_max_tbs(opts->profile),
+                              weft_msccl_profile_name(opts->profile),
+                              weft__msccl_max_tbs(opts->profile));
+            goto free_all;
+        }
         tb_id[t] = (uint32_t)id++;
         uint32_t same_chan = 0;
         for (size_t u = first; u <= t; u++)

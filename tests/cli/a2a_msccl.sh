@@ -36,6 +36,10 @@ if [ $have_python = 1 ]; then
     awk '/type="r"/ && !done { sub(/cnt="1"/, "cnt=\"2\""); done = 1 } { print }' \
         "$TMP/a.xml" >"$TMP/bad.xml"
     check "checker catches a mismatched receive" sh -c "! python3 '$SRC/tests/cli/lib/msccl_check.py' '$TMP/bad.xml' | grep -q '^ok'"
+    # And a count the executor's parser refuses (MSCCL_MAX_COUNT).
+    awk '/type="s"/ && !done { sub(/cnt="1"/, "cnt=\"72\""); done = 1 } { print }' \
+        "$TMP/a.xml" >"$TMP/bad72.xml"
+    check "checker catches cnt 72" sh -c "python3 '$SRC/tests/cli/lib/msccl_check.py' '$TMP/bad72.xml' | grep -q 'cnt 72, not below MSCCL_MAX_COUNT'"
     # And it accepts RCCL's own all-to-all.
     check "rccl fixture passes" test "$(msccl_check "$FIX/rccl_alltoall-8n-9kb-190kb.xml" 64)" = "ok: 8 gpus, 240 threadblocks, 240 steps, 16 chunks per loop"
 fi
@@ -106,11 +110,58 @@ run plan switch:4 --coll alltoall --algo optimal -o "$TMP/s.xml"
 expect_rc 0
 check "no relays on a switch" test "${OUT/msccl        /}" = "$OUT"
 
-# 32 ranks need 62 threadblocks per rank on one channel: refused by the
-# exporter's limit, nothing written.
-run plan mi250:2 --coll alltoall --algo optimal -o "$TMP/x.xml"
-expect_rc 1
-expect_err "weft: rank 0 needs more than 32 threadblocks on channel 0 (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)"
-check "nothing written" test ! -e "$TMP/x.xml"
+# 32 ranks (mi250:2): 31 send and 31 receive peers per rank, 63
+# threadblocks with the local one on one channel; the executor allows 32
+# per channel, so 31 exchanges (send to and receive from one peer) share a
+# threadblock and every rank has 32. The XML reads back to the plan's time.
+run plan mi250:2 --coll alltoall --algo direct -o "$TMP/md.xml"
+expect_rc 0
+check "mi250:2 direct header" grep -q 'nchannels="1" nchunksperloop="32" ngpus="32" coll="alltoall"' "$TMP/md.xml"
+check "mi250:2 exchange threadblocks" grep -q '<tb id="0" send="1" recv="1" chan="0">' "$TMP/md.xml"
+if [ $have_python = 1 ]; then
+    check "mi250:2 direct executor rules" test "$(msccl_check "$TMP/md.xml" 64)" = "ok: 32 gpus, 1024 threadblocks, 2016 steps, 32 chunks per loop"
+fi
+run verify "$TMP/md.xml" --topo mi250:2
+expect_rc 0
+expect_out "ok: alltoall, 32 ranks, 2016 ops verified"
+run sim mi250:2 --plan "$TMP/md.xml" --size 1G --cut-through
+expect_rc 0
+expect_out_has "  1073741824  58720.986        18.285        17.714"
+run sim mi250:2 --coll alltoall --algo direct --size 1G --cut-through
+expect_rc 0
+expect_out_has "  1073741824  58720.986        18.285        17.714"
+
+run plan mi250:2 --coll alltoall --algo optimal -o "$TMP/mo.xml"
+expect_rc 0
+expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer GPU): 1024 ops became 1900
+             hops on shortest paths, as the XML reads back: algbw <= 32 GB/s (the same limit)"
+if [ $have_python = 1 ]; then
+    check "mi250:2 optimal executor rules" test "$(msccl_check "$TMP/mo.xml" 64)" = "ok: 32 gpus, 1024 threadblocks, 3450 steps, 32 chunks per loop"
+fi
+run verify "$TMP/mo.xml" --topo mi250:2
+expect_rc 0
+
+# 128 ranks (h100:16): 127 peers per rank, spread over 4 channels (peer
+# offsets 1-32, 33-64, 65-96, 97-127), exchanges paired on each.
+run plan h100:16 --coll alltoall --algo direct -o "$TMP/hd.xml"
+expect_rc 0
+check "h100:16 direct on 4 channels" grep -q 'nchannels="4" nchunksperloop="128" ngpus="128"' "$TMP/hd.xml"
+check "h100:16 peer 97 on channel 3" grep -q '<tb id="96" send="97" recv="1" chan="3">' "$TMP/hd.xml"
+if [ $have_python = 1 ]; then
+    check "h100:16 direct executor rules" test "$(msccl_check "$TMP/hd.xml" 64)" = "ok: 128 gpus, 16384 threadblocks, 32640 steps, 128 chunks per loop"
+fi
+run verify "$TMP/hd.xml" --topo h100:16
+expect_rc 0
+expect_out "ok: alltoall, 128 ranks, 32640 ops verified"
+run plan h100:16 --coll alltoall --algo optimal -o "$TMP/ho.xml"
+expect_rc 0
+expect_out_has "16384 ops became 29824
+             hops on shortest paths, as the XML reads back: algbw <= 160/3 GB/s (the same limit)"
+if [ $have_python = 1 ]; then
+    check "h100:16 optimal executor rules" test "$(msccl_check "$TMP/ho.xml" 64)" = "ok: 128 gpus, 4096 threadblocks, 58373 steps, 128 chunks per loop"
+fi
+run verify "$TMP/ho.xml" --topo h100:16
+expect_rc 0
+expect_out "ok: alltoall, 128 ranks, 59520 ops verified"
 
 finish

@@ -10,11 +10,18 @@ executors load it by, independently of weft's importer:
 - every <gpu> has i_chunks, o_chunks, s_chunks; an alltoall's input and
   output hold nchunksperloop chunks;
 - every <tb> has id (0, 1, ... per gpu), send and recv (-1 or another gpu)
-  and chan < nchannels; at most 32 threadblocks per gpu and channel; no two
+  and chan < nchannels; at most 32 threadblocks per gpu and channel (the
+  executor's parser counts the threadblocks with a send peer and those with
+  a receive peer per channel, nSendPeers and nRecvPeers, each up to
+  MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL = 32; this checker holds all
+  threadblocks of a channel to 32, which implies both); no two
   threadblocks of a gpu send to (receive from) one peer on one channel;
 - every <step> has s (0, 1, ... per threadblock, at most MAX_STEPS), a known
   type, srcbuf/dstbuf among i, o, s with the ranges it reads and writes
-  inside the gpu's chunk counts, cnt >= 1 (0 for nop), a sending type only
+  inside the gpu's chunk counts, 1 <= cnt < 72 (0 for nop; msccl-executor's
+  parser refuses a count of MSCCL_MAX_COUNT, 72, or more: "count (%d) must
+  be positive and less than %d" in src/misc/msccl/msccl_parser.cc), a
+  sending type only
   where send != -1 and a receiving one only where recv != -1; depid/deps
   -1/-1 or an existing step of another threadblock of the same gpu;
   hasdep 1 exactly on the steps some step waits for;
@@ -115,6 +122,8 @@ def main():
                 cnt = num(st, "cnt", where)
                 if (cnt < 1) != (ty == "nop"):
                     fail("%s: cnt %d for a %s step" % (where, cnt, ty))
+                if cnt >= 72:
+                    fail("%s: cnt %d, not below MSCCL_MAX_COUNT (72)" % (where, cnt))
                 if ty in SENDS and snd == -1:
                     fail("%s: %s step in a threadblock with send=-1" % (where, ty))
                 if ty in RECVS and rcv == -1:

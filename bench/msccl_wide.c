@@ -1,0 +1,120 @@
+/* Benchmark of the MSCCL export of wide all-to-all programs (issue 14: 32
+ * ranks and more, peers spread over channels and threadblocks paired,
+ * docs/msccl.md "Wide programs").
+ *
+ *   bench_msccl_wide [SPEC ...]     (default mi250:2 h100:16)
+ *
+ * On each fabric, for the direct and the uniform optimal all-to-all plan:
+ * the plan's ops, the ops after relaying its routes
+ * (weft_plan_relay_routes), the XML's channels, threadblocks and steps, its
+ * bytes, and the CPU milliseconds of relaying and of writing the XML (best
+ * of 3). Never fails on time; exits 1 only when a step fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "weft/plan.h"
+#include "weft/synth.h"
+#include "weft/topo.h"
+
+/* Occurrences of needle in hay. */
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0, len = strlen(needle);
+    for (const char *s = strstr(hay, needle); s; s = strstr(s + len, needle))
+        n++;
+    return n;
+}
+
+static int bench_export(const char *spec, const char *algo, const weft_topo *t,
+                        const weft_plan *p)
+{
+    weft_diag d;
+    double best_relay = 1e30, best_write = 1e30;
+    uint32_t ops = 0, refine = 1;
+    size_t bytes = 0, tbs = 0, steps = 0;
+    int nchan = 0;
+    for (int k = 0; k < 3; k++) {
+        weft_plan *q = NULL;
+        double c0 = bench_cpu();
+        if (weft_plan_relay_routes(p, t, &q, &refine, &d)) {
+            fprintf(stderr, "bench_msccl_wide: %s %s: relay: %s\n", spec, algo, d.msg);
+            return 1;
+        }
+        double c1 = bench_cpu();
+        char *xml = NULL;
+        FILE *f = open_memstream(&xml, &bytes);
+        weft_err e = f ? weft_plan_write_msccl(q ? q : p, NULL, f, &d) : WEFT_ENOMEM;
+        if (f)
+            fclose(f);
+        double c2 = bench_cpu();
+        ops = weft_plan_num_ops(q ? q : p);
+        weft_plan_free(q);
+        if (e) {
+            fprintf(stderr, "bench_msccl_wide: %s %s: export: %s\n", spec, algo,
+                    f ? d.msg : "no memory");
+            free(xml);
+            return 1;
+        }
+        const char *nc = strstr(xml, "nchannels=\"");
+        nchan = nc ? atoi(nc + 11) : 0;
+        tbs = count_of(xml, "<tb ");
+        steps = count_of(xml, "<step ");
+        free(xml);
+        if (c1 - c0 < best_relay)
+            best_relay = c1 - c0;
+        if (c2 - c1 < best_write)
+            best_write = c2 - c1;
+    }
+    printf("  %-8s %6u ops -> %6u, %d channel(s), %zu threadblocks, %zu steps, %zu bytes; "
+           "relay %.2f ms, write %.2f ms\n",
+           algo, weft_plan_num_ops(p), ops, nchan, tbs, steps, bytes, best_relay * 1e3,
+           best_write * 1e3);
+    return 0;
+}
+
+static int bench_fabric(const char *spec)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_preset(spec, &t, &d)) {
+        fprintf(stderr, "bench_msccl_wide: %s: %s\n", spec, d.msg);
+        return 1;
+    }
+    printf("%s: %u ranks\n", spec, weft_topo_num_ranks(t));
+    int rc = 0;
+    weft_plan *p = NULL;
+    if (weft_synth_classic(t, "direct", WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d)) {
+        fprintf(stderr, "bench_msccl_wide: %s direct: %s\n", spec, d.msg);
+        rc = 1;
+    } else {
+        rc |= bench_export(spec, "direct", t, p);
+        weft_plan_free(p);
+    }
+    p = NULL;
+    weft_a2a_bound b;
+    if (weft_synth_a2a_optimal(t, &p, &b, &d)) {
+        fprintf(stderr, "bench_msccl_wide: %s optimal: %s\n", spec, d.msg);
+        rc = 1;
+    } else {
+        weft_a2a_bound_fini(&b);
+        rc |= bench_export(spec, "optimal", t, p);
+        weft_plan_free(p);
+    }
+    weft_topo_free(t);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *dflt[] = {"mi250:2", "h100:16"};
+    int rc = 0;
+    if (argc > 1)
+        for (int i = 1; i < argc; i++)
+            rc |= bench_fabric(argv[i]);
+    else
+        for (size_t i = 0; i < sizeof dflt / sizeof dflt[0]; i++)
+            rc |= bench_fabric(dflt[i]);
+    return rc;
+}
