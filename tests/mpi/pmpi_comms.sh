@@ -19,13 +19,13 @@ prog=$1 lib=$2 mpirun=${3:-mpirun}
 . "$(dirname "$0")/lib/mpirun_env.sh"
 
 for np in 2 3 4; do
-  timeout 120 "$mpirun" -np "$np" "$prog" >"$out" 2>"$err"
+  mpirun_ranks 120 -np "$np" "$prog"
   rc=$?
   [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; head -40 "$out" "$err"; }
   grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
     fail "np $np without preload: no clean tally"
 
-  timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" >"$out" 2>"$err"
+  mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog"
   rc=$?
   [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; head -40 "$out" "$err"; }
   grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
@@ -52,8 +52,7 @@ done
 # At most 2 weft communicators per process (WEFT_PMPI_COMMS=2): with
 # MPI_COMM_WORLD's and the split's held, the split's duplicate stays MPI's
 # on every rank (its calls are passed), and every result is still right.
-timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI_COMMS=2 "$prog" \
-  >"$out" 2>"$err"
+mpirun_ranks 120 -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI_COMMS=2 "$prog"
 rc=$?
 [ $rc = 0 ] || { fail "WEFT_PMPI_COMMS=2: exit $rc"; head -40 "$out" "$err"; }
 grep -Eq "^pmpi_comms: 3 ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
@@ -67,7 +66,7 @@ done
 grep -q "on dup communicators" "$err" && fail "WEFT_PMPI_COMMS=2: a duplicate served"
 if grep -q "ERROR\|WARN" "$err"; then fail "WEFT_PMPI_COMMS=2: errors logged"; grep "ERROR\|WARN" "$err"; fi
 
-timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" --mismatch >"$out" 2>"$err"
+mpirun_ranks 120 -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" --mismatch
 rc=$?
 [ $rc = 0 ] || { fail "mismatch: exit $rc"; head -40 "$out" "$err"; }
 # (libweft_mpi.so moves bytes: 2 ints are 8.)

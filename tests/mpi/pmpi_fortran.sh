@@ -28,8 +28,7 @@ fi
 
 for prog in $progs; do
   for np in 2 3; do
-    timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$dir/$prog" \
-      >"$out" 2>"$err"
+    mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$dir/$prog"
     rc=$?
     [ $rc = 0 ] || { fail "$prog np $np: exit $rc"; head -40 "$out" "$err"; }
     grep -qxF "$prog: $np ranks, 0 failed" "$out" || { fail "$prog np $np: results"; cat "$out"; }

@@ -15,13 +15,13 @@ prog=$1 lib=$2 mpirun=${3:-mpirun}
 . "$(dirname "$0")/lib/mpirun_env.sh"
 
 for np in 2 3 4; do
-  timeout 120 "$mpirun" -np "$np" "$prog" >"$out" 2>"$err"
+  mpirun_ranks 120 -np "$np" "$prog"
   rc=$?
   [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; cat "$out" "$err"; }
   grep -Eq "^pmpi_layout: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
     fail "np $np without preload: no clean tally"
 
-  timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" >"$out" 2>"$err"
+  mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog"
   rc=$?
   [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; head -40 "$out" "$err"; }
   grep -Eq "^pmpi_layout: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||

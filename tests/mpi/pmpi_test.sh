@@ -16,14 +16,14 @@ check=$1 lib=$2 mpirun=${3:-mpirun}
 . "$(dirname "$0")/lib/mpirun_env.sh"
 
 for np in 2 4; do
-  "$mpirun" -np "$np" "$check" >"$out" 2>"$err"
+  mpirun_ranks 0 -np "$np" "$check"
   rc=$?
   [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; cat "$out" "$err"; }
   grep -Eq "^pmpi_check: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
     fail "np $np without preload: no clean tally"
   grep -q "weft" "$err" && fail "np $np without preload: weft ran"
 
-  "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$check" >"$out" 2>"$err"
+  mpirun_ranks 0 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$check"
   rc=$?
   [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; cat "$out" "$err"; }
   grep -Eq "^pmpi_check: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
@@ -48,7 +48,7 @@ for np in 2 4; do
 done
 
 # Switched off, the library passes every call on and the program still passes.
-"$mpirun" -np 2 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI=off "$check" >"$out" 2>"$err"
+mpirun_ranks 0 -np 2 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PMPI=off "$check"
 rc=$?
 [ $rc = 0 ] || fail "WEFT_PMPI=off: exit $rc"
 grep -qxF "weft INFO pmpi: rank 0: weft off, every call goes to MPI: WEFT_PMPI is off" "$err" ||
@@ -61,8 +61,7 @@ grep -q "served by weft$" "$err" && fail "WEFT_PMPI=off: weft served a call"
 plan=$(cd "$(dirname "$0")/../fixtures/plans" && pwd)/ring_allreduce_4.plan
 forced() { # NAME VAR=VALUE REASON-OF-THE-PASS LOG-NAME LOG-REASON
   local name=$1 setting=$2 passwhy=$3 logname=$4 logwhy=$5
-  "$mpirun" -np 4 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x "$setting" "$check" --allreduce 4096 3 \
-    >"$out" 2>"$err"
+  mpirun_ranks 0 -np 4 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x "$setting" "$check" --allreduce 4096 3
   rc=$?
   [ $rc = 0 ] || { fail "$name: exit $rc"; cat "$out" "$err"; }
   grep -qxF "pmpi_check: 4 ranks, 786444 checks, 0 failed" "$out" ||
