@@ -97,7 +97,8 @@ static const cli_syntax perf_syntax = {
              "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e and\n"
              "-f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
              "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
-             "matrix must be FILE's (docs/run.md, \"Alltoallv plans\").\n",
+             "matrix must be FILE's (docs/run.md, \"Alltoallv plans\"). --plan P of an\n"
+             "alltoallv plan without --traffic runs the plan's own matrix.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
