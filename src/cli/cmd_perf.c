@@ -97,7 +97,8 @@ static const cli_syntax perf_syntax = {
              "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e and\n"
              "-f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
              "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
-             "matrix must be FILE's (docs/run.md, \"Alltoallv plans\").\n",
+             "matrix must be FILE's (docs/run.md, \"Alltoallv plans\"). --plan P of an\n"
+             "alltoallv plan without --traffic runs the plan's own matrix.\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -698,18 +699,25 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
     return chunks;
 }
 
-/* --traffic: loads FILE and sets p->tv (this rank's counts and
- * displacements in elements), p->trow and p->tsym; *size the bytes of the
- * one row perf prints; the header names `forced` (WEFT_PLAN, NULL for
- * none) when it is an alltoallv plan, which weft_alltoallv then runs. Exit
- * code as cli_fail's, or CLI_EXIT_OK. */
-static int load_traffic(perf *p, const char *path, const char *forced, size_t *size)
+/* --traffic: loads FILE (or takes `given`, the matrix of the alltoallv
+ * plan FILE when --plan comes without --traffic) and sets p->tv (this
+ * rank's counts and displacements in elements), p->trow and p->tsym; *size
+ * the bytes of the one row perf prints; the header names `forced`
+ * (WEFT_PLAN, NULL for none) when it is an alltoallv plan, which
+ * weft_alltoallv then runs. Exit code as cli_fail's, or CLI_EXIT_OK. */
+static int load_traffic(perf *p, const char *path, const weft_traffic *given, const char *forced,
+                        size_t *size)
 {
-    weft_traffic t = {0, NULL};
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft_err e = weft_traffic_load_file(path, &t, &d);
-    if (e) return cli_fail(e, &d);
+    weft_traffic own = {0, NULL};
+    const weft_traffic *tp = given;
+    if (!given) {
+        weft_diag d;
+        weft_diag_clear(&d);
+        weft_err e = weft_traffic_load_file(path, &own, &d);
+        if (e) return cli_fail(e, &d);
+        tp = &own;
+    }
+    const weft_traffic t = *tp;
     uint32_t n = p->n, me = p->rank;
     size_t es = weft_dtype_size(p->dtype);
     int rc = CLI_EXIT_OK;
@@ -766,7 +774,7 @@ static int load_traffic(perf *p, const char *path, const char *forced, size_t *s
             snprintf(p->schedule, sizeof p->schedule, "traffic %s, weft_alltoallv", path);
         weft_plan_free(plan);
     }
-    weft_traffic_free(&t);
+    weft_traffic_free(&own);
     return rc;
 }
 
@@ -898,33 +906,47 @@ int cli_cmd_perf(int argc, char **argv)
     p.chunks = 1;
     weft_plan *plan = NULL;
     const char *plan_file = cli_args_get(&a, "plan");
-    if (traffic) {
-        rc = load_traffic(&p, traffic, cfg.plan_file && *cfg.plan_file ? cfg.plan_file : NULL,
-                          &maxb);
+    const weft_plan_info *info = NULL;
+    if (plan_file) {
+        e = weft_plan_load_file(plan_file, &plan, &d);
+        info = e ? NULL : weft_plan_get_info(plan);
+        if (!e && strcmp(weft_coll_name(info->coll), coll) != 0)
+            e = weft_diag_set(&d, WEFT_EINVAL, "%s: the plan is for %s, not %s", plan_file,
+                              weft_coll_name(info->coll), coll);
+        if (e) {
+            rc = cli_fail(e, &d);
+            goto free_comm;
+        }
+    }
+    /* An alltoallv plan fixes the sizes: without --traffic it runs its
+     * own matrix, with it the matrix must be the plan's (checked by the
+     * run's count exchange); a plan of equal chunks runs -b .. -e. */
+    const weft_traffic *own = plan && !traffic ? weft_plan_traffic(plan) : NULL;
+    if (own && (cli_args_get(&a, "minbytes") || cli_args_get(&a, "maxbytes") ||
+                cli_args_get(&a, "stepfactor"))) {
+        rc = cli_usage_error(&perf_syntax,
+                             "the alltoallv plan %s gives the sizes: -b, -e and -f do not apply",
+                             plan_file);
+        goto free_comm;
+    }
+    if (traffic || own) {
+        rc = load_traffic(&p, traffic ? traffic : plan_file, own,
+                          cfg.plan_file && *cfg.plan_file ? cfg.plan_file : NULL, &maxb);
         minb = maxb;
         if (rc != CLI_EXIT_OK) goto free_comm;
     } else if (!plan_file) {
         p.chunks = forced_chunks(&cfg, coll, p.n, p.root, p.schedule, sizeof p.schedule);
     }
     if (plan_file) {
-        e = weft_plan_load_file(plan_file, &plan, &d);
-        const weft_plan_info *info = e ? NULL : weft_plan_get_info(plan);
-        if (!e && strcmp(weft_coll_name(info->coll), coll) != 0)
-            e = weft_diag_set(&d, WEFT_EINVAL, "%s: the plan is for %s, not %s", plan_file,
-                              weft_coll_name(info->coll), coll);
-        /* An alltoallv plan fixes the sizes: it runs with the counts of
-         * --traffic, and a plan of equal chunks with the sizes of -b .. -e. */
-        if (!e && weft_plan_traffic(plan) && !traffic)
-            e = weft_diag_set(&d, WEFT_EINVAL,
-                              "%s: an alltoallv plan (a traffic matrix); give its matrix with "
-                              "--traffic FILE",
-                              plan_file);
         if (!e && traffic && !weft_plan_traffic(plan))
             e = weft_diag_set(&d, WEFT_EINVAL,
                               "%s: a plan of equal chunks; with --traffic give an alltoallv plan "
                               "(weft plan --traffic FILE)",
                               plan_file);
-        if (!e && traffic) {
+        if (!e && own) {
+            snprintf(p.schedule, sizeof p.schedule, "traffic of the plan, plan %s", plan_file);
+            e = weft_comm_plan_new(p.c, plan, &p.plan, &d);
+        } else if (!e && traffic) {
             snprintf(p.schedule, sizeof p.schedule, "traffic %s, plan %s", traffic, plan_file);
             e = weft_comm_plan_new(p.c, plan, &p.plan, &d);
         } else if (!e) {

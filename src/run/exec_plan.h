@@ -26,9 +26,12 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
  * In place when sendbuf == recvbuf. */
 weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const size_t *sdispls,
                                void *recvbuf, const size_t *rdispls, size_t es, weft_diag *d);
-/* The slices every run of an alltoallv plan cuts a chunk into (1 where a
- * slot holds chunks of two sizes); 0 for a plan of equal chunks. */
+/* The slices every run of an alltoallv plan cuts a chunk into; 0 for a
+ * plan of equal chunks. */
 uint32_t weft__comm_plan_sized_slices(const weft_comm_plan *x);
+/* An alltoallv plan's slice bytes Q where a slot holds chunks of two sizes
+ * (slices cut by position); 0 where they are cut by fraction. */
+uint64_t weft__comm_plan_sized_quantum(const weft_comm_plan *x);
 /* The communicator and the plan of a prepared plan. */
 weft_comm *weft__comm_plan_comm(const weft_comm_plan *x);
 const weft_plan *weft__comm_plan_plan(const weft_comm_plan *x);

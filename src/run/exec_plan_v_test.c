@@ -251,20 +251,37 @@ static int body(weft_comm *c, void *arg)
         if (e) fprintf(stderr, "%s: %s\n", what, d.msg);
         CHECK_ERR(e, WEFT_OK);
         if (!cp) continue;
-        /* Slices: those of the mean chunk where every slot holds one size
-         * (direct: each slot one block; relay_3: each scratch slot one
-         * chunk), one where a slot holds blocks of two sizes (Bruck's
-         * packing slots on a matrix that is not symmetric). */
+        /* Slices: those of the mean chunk, cut by fraction, where every
+         * slot holds one size (direct: each slot one block; relay_3: each
+         * scratch slot one chunk); cut by position where a slot holds
+         * blocks of two sizes (Bruck's packing slots on a matrix that is
+         * not symmetric, the in-place plan's slots): Q the mean chunk's
+         * slice bytes (raised so the largest chunk has at most
+         * WEFT_EXEC_MAX_SLICES), as many slices as the largest chunk has. */
         const weft_plan_info *info = weft_plan_get_info(j->plans[k]);
         const weft_traffic *m = weft_plan_traffic(j->plans[k]);
-        uint64_t total = 0;
-        for (size_t e2 = 0; e2 < (size_t)n * n; e2++)
+        uint64_t total = 0, big = 0;
+        for (size_t e2 = 0; e2 < (size_t)n * n; e2++) {
             total += m->bytes[e2];
-        uint32_t mean_slices = weft_exec_slices(total / ((uint64_t)n * n * info->chunks));
-        if (strcmp(j->names[k], "direct") == 0 || strcmp(j->names[k], "relay_3.plan") == 0)
+            big = m->bytes[e2] > big ? m->bytes[e2] : big;
+        }
+        big = (big + info->chunks - 1) / info->chunks;
+        uint64_t mean = total / ((uint64_t)n * n * info->chunks);
+        uint32_t mean_slices = weft_exec_slices(mean);
+        uint64_t q = (mean + mean_slices - 1) / mean_slices;
+        if (q * WEFT_EXEC_MAX_SLICES < big)
+            q = (big + WEFT_EXEC_MAX_SLICES - 1) / WEFT_EXEC_MAX_SLICES;
+        if (strcmp(j->names[k], "direct") == 0 || strcmp(j->names[k], "relay_3.plan") == 0) {
             CHECK_INT(weft__comm_plan_sized_slices(cp), mean_slices);
-        if (strcmp(j->names[k], "bruck") == 0 && !j->sym)
-            CHECK_INT(weft__comm_plan_sized_slices(cp), 1);
+            CHECK_INT(weft__comm_plan_sized_quantum(cp), 0);
+        }
+        if (!j->sym && (strcmp(j->names[k], "bruck") == 0 ||
+                        strcmp(j->names[k], "inplace_2.plan") == 0)) {
+            CHECK_INT(weft__comm_plan_sized_quantum(cp), q);
+            CHECK_INT(weft__comm_plan_sized_slices(cp), (big + q - 1) / q);
+            /* Large blocks: relays pipelined (they ran whole before). */
+            if (j->scale > 1000) CHECK(weft__comm_plan_sized_slices(cp) > 1);
+        }
         if (j->scale > 1000) CHECK(mean_slices > 1); /* relay_3 too: its two chunks per block */
         run_once(c, j, cp, false, what);
         if (j->scale < 1000) run_once(c, j, cp, false, what); /* large ones run twice in all */
@@ -433,6 +450,11 @@ static void oom_ran(void *arg)
     oom_arg *a = arg;
     CHECK(memcmp(a->out + 1, a->in + 2, 5) == 0);
     CHECK(a->out[0] == 0 && a->out[6] == 0);
+    /* The run keeps its private slots in the prepared plan until it is
+     * freed: release them (a fresh plan holds none). */
+    weft_comm_plan_free(a->cp);
+    a->cp = NULL;
+    CHECK_ERR(weft_comm_plan_new(a->c, a->p, &a->cp, NULL), WEFT_OK);
 }
 
 static void test_oom(void)

@@ -2,8 +2,8 @@
 # a symmetric one (in place) on shared memory and TCP, a seeded MoE
 # dispatch from `weft traffic moe`, every element checked (#wrong 0); the
 # row's size is the largest row of the matrix; alltoallv plans of the
-# matrix (WEFT_PLAN, --plan), and a matrix that is not the plan's; bad
-# matrices and bad combinations of options.
+# matrix (WEFT_PLAN, --plan; --plan alone runs the plan's own matrix), and a
+# matrix that is not the plan's; bad matrices and bad combinations of options.
 # Run by CTest as: bash perf_traffic.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
@@ -122,9 +122,22 @@ expect_err_has "comm: the counts of alltoallv differ from the traffic matrix of 
 WEFT_PLAN="$T/direct.plan" run launch -n 3 -- "$WEFT" perf alltoall -e 64 -n 1 -w 0
 expect_rc 1
 expect_err_has "comm: the plan $T/direct.plan (WEFT_PLAN) is an alltoallv plan (a traffic matrix): it runs alltoallv calls, not alltoall"
-run launch -n 3 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -n 1 -w 0
+# An alltoallv plan without --traffic runs its own matrix (skew.tm's).
+for a in direct bruck; do
+    LAST="--plan $a, no --traffic"
+    run launch -n 3 -- "$WEFT" perf alltoall --plan "$T/$a.plan" -n 1 -w 0
+    expect_rc 0
+    expect_out_has "check 1, traffic of the plan, plan $T/$a.plan"
+    expect_out_has "
+        4808          1202     float    none      -1"
+    expect_out_has "# Out of bounds values : 0 OK"
+done
+run launch -n 2 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -n 1 -w 0
 expect_rc 1
-expect_err_has "$T/direct.plan: an alltoallv plan (a traffic matrix); give its matrix with --traffic FILE"
+expect_err_has "perf: $T/direct.plan: the matrix has 3 ranks, the job 2"
+run launch -n 3 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -e 1K -n 1 -w 0
+expect_rc 2
+expect_err_has "the alltoallv plan $T/direct.plan gives the sizes: -b, -e and -f do not apply"
 run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" --plan "$T/equal.plan" -n 1 -w 0
 expect_rc 1
 expect_err_has "$T/equal.plan: a plan of equal chunks; with --traffic give an alltoallv plan (weft plan --traffic FILE)"

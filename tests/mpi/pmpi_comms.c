@@ -26,6 +26,16 @@
  * still work; it prints "pmpi_comms: rank R: mismatch failed,
  * reduce_scatter failed, then allreduce N".
  *
+ * `pmpi_comms --sized` runs only MPI_Alltoallv of ints, twice, with the
+ * counts sized_count() gives (a traffic matrix of 4 x those bytes, some
+ * blocks 0 and some of 240 KB; gaps between blocks, received in reverse
+ * order), for an alltoallv plan of that matrix forced by WEFT_PLAN
+ * (tests/mpi/pmpi_comms.sh writes it), checked element by element.
+ * `pmpi_comms --sized --off` makes rank 1 send rank 0 one int more, rank 0
+ * expecting it (so the counts agree but are not the plan's matrix): every
+ * rank must see the call fail, then an MPI_Allreduce must still work; it
+ * prints "pmpi_comms: rank R: sized failed, then allreduce N".
+ *
  * Every rank prints the served/passed counts it expects, as pmpi_check
  * does, and the last line is the tally. Exit 0 when every check passed. */
 #include <mpi.h>
@@ -409,6 +419,70 @@ static int mismatch(void)
     return 0;
 }
 
+/* --sized: what s sends d (elements of MPI_INT; rank 0 sends itself none)
+ * and element k of that block. pmpi_comms.sh writes the same matrix. */
+static int sized_count(int s, int d)
+{
+    return (s + 2 * d) % 4 * 60000 + 7 * s + d;
+}
+
+static int sized_value(int s, int d, int k)
+{
+    return (s * 131 + d) * 1000003 + k;
+}
+
+static int sized(bool off)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *sc = malloc(4 * (size_t)n * sizeof(int)), *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n;
+    int stotal = 0, rtotal = 0;
+    for (int j = 0; j < n; j++) {
+        sc[j] = sized_count(me, j) + (off && me == 1 && j == 0);
+        sd[j] = stotal + 1; /* one int of gap */
+        stotal += sc[j] + 1;
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        rc[j] = sized_count(j, me) + (off && me == 0 && j == 1);
+        rd[j] = rtotal + 2;
+        rtotal += rc[j] + 2;
+    }
+    int *sb = calloc((size_t)stotal + 1, sizeof(int)), *rb = calloc((size_t)rtotal + 1, sizeof(int));
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < sc[j]; k++)
+            sb[sd[j] + k] = sized_value(me, j, k);
+    int status = MPI_SUCCESS;
+    for (int it = 0; it < 2 && status == MPI_SUCCESS; it++) {
+        for (int i = 0; i < rtotal; i++)
+            rb[i] = -7;
+        status = MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_WORLD);
+        count_call(WORLD, ALLTOALLV, true);
+        if (off) break;
+        expect(status == MPI_SUCCESS, "MPI_Alltoallv (sized plan)", 0);
+        for (int j = 0; j < n; j++) {
+            for (int k = 0; k < rc[j]; k++)
+                expect(rb[rd[j] + k] == sized_value(j, me, k), "MPI_Alltoallv (sized plan)",
+                       (size_t)(rd[j] + k));
+            expect(rb[rd[j] - 1] == -7 && rb[rd[j] - 2] == -7, "MPI_Alltoallv gap",
+                   (size_t)rd[j]);
+        }
+    }
+    free(sb);
+    free(rb);
+    free(sc);
+    if (off) {
+        int v = 1, sum = 0;
+        int rc2 = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        printf("pmpi_comms: rank %d: sized %s, then allreduce %d\n", me,
+               status == MPI_SUCCESS ? "succeeded" : "failed", rc2 == MPI_SUCCESS ? sum : -1);
+        MPI_Finalize();
+        return 0;
+    }
+    /* The tally's MPI_Allreduce goes to MPI: the forced plan (an
+     * alltoall's) does not build allreduce. */
+    passed[ALLREDUCE]++;
+    return tally_finish("pmpi_comms", false);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -420,6 +494,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc > 1 && strcmp(argv[1], "--mismatch") == 0) return mismatch();
+    if (argc > 1 && strcmp(argv[1], "--sized") == 0)
+        return sized(argc > 2 && strcmp(argv[2], "--off") == 0);
     check_comms();
     check_rs(MPI_COMM_WORLD, WORLD, false, false);
     check_rs(MPI_COMM_WORLD, WORLD, true, false);

@@ -11,8 +11,14 @@
 # at warning or error level. Then `pmpi_comms --mismatch` at 3 ranks: an
 # MPI_Alltoallv whose counts disagree and an MPI_Reduce_scatter whose
 # recvcounts differ on one rank fail on every rank with the same message,
-# and the communicator still serves an MPI_Allreduce. Each run has
-# 120 s, so that a hang fails the test instead of blocking it.
+# and the communicator still serves an MPI_Allreduce. Then `pmpi_comms
+# --sized` at 3 and 4 ranks under WEFT_PLAN set to an alltoallv plan of its
+# matrix (bruck, whose slots hold blocks of several sizes, and direct;
+# `weft plan --traffic`, the weft next to the library): byte-exact, the
+# report counts every MPI_Alltoallv as served, rank 0 logs the forced plan;
+# and `--sized --off` (counts that agree but are not the plan's matrix)
+# fails on every rank with the message, the communicator still usable.
+# Each run has 120 s, so that a hang fails the test instead of blocking it.
 # Usage: pmpi_comms.sh PMPI_COMMS LIBWEFT_MPI_SO MPIRUN
 set -u
 prog=$1 lib=$2 mpirun=${3:-mpirun}
@@ -81,6 +87,58 @@ for ((r = 0; r < 3; r++)); do
     { fail "mismatch: rank $r's reduce_scatter message"; grep "rank $r: MPI_Reduce_scatter" "$err"; }
 done
 echo "mismatch: $(grep -c 'mismatch failed, reduce_scatter failed, then allreduce 3' "$out") ranks failed both calls and went on"
+
+weft=$(dirname "$lib")/weft
+if [ -x "$weft" ]; then
+  T=$(mktemp -d)
+  trap 'rm -rf "$out" "$err" "$T"' EXIT
+  for np in 3 4; do
+    # sized_count() of pmpi_comms.c, in bytes (4 per int).
+    for ((s = 0; s < np; s++)); do
+      row=
+      for ((d = 0; d < np; d++)); do row="$row $((((s + 2 * d) % 4 * 60000 + 7 * s + d) * 4))"; done
+      echo "$row"
+    done >"$T/m$np.tm"
+    for algo in bruck direct; do
+      plan=$T/$algo$np.plan
+      "$weft" plan "switch:$np" --coll alltoall --algo $algo --traffic "$T/m$np.tm" -o "$plan" \
+        >/dev/null || fail "sized np $np: weft plan $algo"
+      timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
+        "$prog" --sized >"$out" 2>"$err"
+      rc=$?
+      [ $rc = 0 ] || { fail "sized $algo np $np: exit $rc"; head -40 "$out" "$err"; }
+      grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
+        { fail "sized $algo np $np: no clean tally"; grep -v "^weft" "$err" | head; }
+      grep -q "^weft INFO run: .*alltoallv: $plan (forced by WEFT_PLAN; the call's counts must be its traffic matrix)$" "$err" ||
+        fail "sized $algo np $np: the forced plan not logged"
+      for ((r = 0; r < np; r++)); do
+        want=$(sed -n "s/^pmpi_comms: rank $r expects weft\/MPI: //p" "$out")
+        case $want in *"Alltoallv 2/0"*) ;; *) fail "sized np $np rank $r: expects '$want'" ;; esac
+        grep -qxF "weft INFO pmpi: rank $r: calls served by weft/passed to MPI: $want" "$err" ||
+          { fail "sized $algo np $np rank $r: report differs from '$want'"; grep "rank $r: calls" "$err"; }
+      done
+      if grep -q "ERROR\|WARN" "$err"; then fail "sized $algo np $np: errors logged"; grep "ERROR\|WARN" "$err"; fi
+      echo "sized $algo np $np: $(grep 'checks' "$out")"
+    done
+  done
+  plan=$T/bruck3.plan
+  timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
+    "$prog" --sized --off >"$out" 2>"$err"
+  rc=$?
+  [ $rc = 0 ] || { fail "sized off: exit $rc"; head -40 "$out" "$err"; }
+  # Rank 1 sends rank 0 sized_count(1, 0) + 1 = 60008 ints, 240032 bytes;
+  # the matrix 240028.
+  msg="comm: the counts of alltoallv differ from the traffic matrix of the plan $plan (WEFT_PLAN): rank 1 sends rank 0 240032 elements of uint8 (240032 bytes), the matrix 240028 bytes"
+  for ((r = 0; r < 3; r++)); do
+    grep -qxF "pmpi_comms: rank $r: sized failed, then allreduce 3" "$out" ||
+      { fail "sized off: rank $r"; grep "rank $r" "$out"; }
+    grep -qxF "weft ERROR pmpi: rank $r: MPI_Alltoallv failed in weft: $msg" "$err" ||
+      { fail "sized off: rank $r's message"; grep "rank $r: MPI_Alltoallv" "$err"; }
+  done
+  echo "sized off: $(grep -c 'sized failed, then allreduce 3' "$out") ranks failed the call and went on"
+else
+  fail "$weft not built (the sized plans are made with it)"
+fi
 
 [ $fails = 0 ] && echo "pmpi_comms: all passed" && exit 0
 echo "pmpi_comms: $fails failures"
