@@ -103,8 +103,8 @@ if [ -x "$weft" ]; then
       plan=$T/$algo$np.plan
       "$weft" plan "switch:$np" --coll alltoall --algo $algo --traffic "$T/m$np.tm" -o "$plan" \
         >/dev/null || fail "sized np $np: weft plan $algo"
-      timeout 120 "$mpirun" -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
-        "$prog" --sized >"$out" 2>"$err"
+      mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
+        "$prog" --sized
       rc=$?
       [ $rc = 0 ] || { fail "sized $algo np $np: exit $rc"; head -40 "$out" "$err"; }
       grep -Eq "^pmpi_comms: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
@@ -122,8 +122,8 @@ if [ -x "$weft" ]; then
     done
   done
   plan=$T/bruck3.plan
-  timeout 120 "$mpirun" -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
-    "$prog" --sized --off >"$out" 2>"$err"
+  mpirun_ranks 120 -np 3 -x LD_PRELOAD="$lib" -x WEFT_LOG=info -x WEFT_PLAN="$plan" \
+    "$prog" --sized --off
   rc=$?
   [ $rc = 0 ] || { fail "sized off: exit $rc"; head -40 "$out" "$err"; }
   # Rank 1 sends rank 0 sized_count(1, 0) + 1 = 60008 ints, 240032 bytes;
