@@ -804,8 +804,11 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
                                 j, info->nranks, weft_topo_num_ranks(t));
             goto free_all;
         }
-        if ((err = weft_sim_opts_resolve(o, t, info->coll, jobs[j].size,
-                                         jobs[j].size / weft_plan_size_chunks(p), &res[j], d)))
+        if ((err = jobs[j].ring ? sim_model_resolve_ring(o, t, jobs[j].ring_coll, jobs[j].size,
+                                                         jobs[j].ring, &res[j], d)
+                                : weft_sim_opts_resolve(o, t, info->coll, jobs[j].size,
+                                                        jobs[j].size / weft_plan_size_chunks(p),
+                                                        &res[j], d)))
             goto free_all;
         if (jobs[j].size == 0 || res[j].slices == 0 || !(res[j].alpha_s >= 0) ||
             !(jobs[j].start_s >= 0) || weft_plan_num_circuits(p) > 0) {
@@ -849,9 +852,31 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
         c.base = base[j] = sim_engine_num_flows(c.e);
         c.slice_bytes = (double)jobs[j].size / (double)weft_plan_size_chunks(p) / P /
                         r->bw_scale;
-        if ((err = build(&c, jobs[j].size, r)) ||
-            (r->model == WEFT_SIM_RUNTIME && !r->cut_through && (err = stream_fifo(&c, P))))
+        if ((err = build(&c, jobs[j].size, r)))
             break;
+        if (r->model == WEFT_SIM_RUNTIME && !r->cut_through && !jobs[j].ring &&
+            (err = stream_fifo(&c, P)))
+            break;
+        if (r->model == WEFT_SIM_RUNTIME && jobs[j].ring) {
+            /* A ring position's messages, step after step, are one stream
+             * (as weft_sim_rings queues them): op id (step s, position q)
+             * queues behind op id - positions (step s - 1, position q); the
+             * positions are the ops of step 0, those without deps. */
+            uint32_t pos = 0;
+            while (pos < nops) {
+                uint32_t nd;
+                weft_plan_op_deps(p, pos, &nd);
+                if (nd)
+                    break;
+                pos++;
+            }
+            for (uint32_t id = pos; id < nops && !err; id++)
+                if ((err = sim_engine_add_queue_dep(c.e, c.base + id * P,
+                                                    c.base + (id - pos) * P + P - 1)))
+                    weft_diag_code(d, err);
+            if (err)
+                break;
+        }
         if (!(jobs[j].start_s > 0))
             continue;
         uint32_t route, timer;

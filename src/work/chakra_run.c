@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "work/chakra.h"
+#include "weft/paths.h"
 #include "work/work_internal.h"
 
 #define NONE UINT32_MAX
@@ -317,6 +318,12 @@ typedef struct cjob {
     uint64_t size;
     double t0, t1;
     uint32_t mem_off, nmem; /* jmem: (group, instance) pairs, or message indices (P2P) */
+    uint32_t comp;          /* its component: the id of a job of it */
+    size_t link_off;        /* the links it may cross: jlink[link_off ..], nlink */
+    uint32_t nlink;
+    weft_plan *plan;        /* while live: what its simulation runs, of size psize */
+    uint64_t psize;
+    uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
 } cjob;
 
 typedef struct run {
@@ -343,9 +350,14 @@ typedef struct run {
     size_t njob, capjob;
     uint32_t *jpos, *jmem;
     size_t njpos, capjpos, njmem, capjmem;
-    uint32_t *clu; /* the cluster: jobs since the fabric was last idle */
+    uint32_t *clu;   /* the live jobs: those of components still running */
     size_t nclu, capclu;
-    bool joint;    /* a job joined a running cluster at this instant */
+    uint8_t *cflag;  /* per component id: 1 running, 2 joined, 4 to simulate again */
+    size_t capcflag;
+    uint32_t *jlink; /* the jobs' link sets */
+    size_t njlink, capjlink;
+    weft_paths *paths;
+    bool joint;      /* a job joined a running component at this instant */
     weft_chakra_result *res;
     bool traced;       /* link-group tracks are kept */
     weft__links links; /* kinds: weft_coll, then sends (P2P) */
@@ -755,72 +767,191 @@ static weft_err job_end(run *R, uint32_t j, double t1)
     return err;
 }
 
-/* A new job at t of `dur` (its time alone): it joins the running cluster
- * when a job of it is still running, else starts a new one. */
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Job j's plan (weft__work_groups_plan: what its simulation runs) and the
+ * links its transfers may cross (every link of their ECMP routes), sorted. */
+static weft_err job_plan(run *R, uint32_t j)
+{
+    cjob *J = &R->job[j];
+    bool p2p = J->kind == P2P;
+    weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind,
+                                          p2p, R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
+                                          &J->psize, &J->ring, R->d);
+    if (err)
+        return err;
+    if (!R->paths && (err = weft_paths_new(R->c->topo, &R->paths)))
+        return weft_diag_code(R->d, err);
+    uint32_t nops = J->plan ? weft_plan_num_ops(J->plan) : 0, np = 0;
+    uint64_t *pair = weft__malloc(((size_t)nops + 1) * sizeof *pair);
+    if (!pair)
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    for (uint32_t id = 0; id < nops; id++) {
+        weft_op op = weft_plan_op(J->plan, id);
+        if (op.src_rank.v != op.dst_rank.v)
+            pair[np++] = (uint64_t)op.src_rank.v << 32 | op.dst_rank.v;
+    }
+    qsort(pair, np, sizeof *pair, u64_cmp);
+    size_t start = R->njlink;
+    for (uint32_t q = 0; q < np && !err; q++) {
+        if (q && pair[q] == pair[q - 1])
+            continue;
+        const weft_topo *t = R->c->topo;
+        weft_paths_route rt;
+        if ((err = weft_paths_route_get(
+                 R->paths, weft_topo_rank_node(t, (weft_rank){(uint32_t)(pair[q] >> 32)}),
+                 weft_topo_rank_node(t, (weft_rank){(uint32_t)pair[q]}), &rt, R->d)))
+            break;
+        if (weft__grow((void **)&R->jlink, &R->capjlink, R->njlink + rt.n, sizeof *R->jlink)) {
+            err = weft_diag_code(R->d, WEFT_ENOMEM);
+            break;
+        }
+        memcpy(R->jlink + R->njlink, rt.link, rt.n * sizeof *rt.link);
+        R->njlink += rt.n;
+    }
+    weft__free(pair);
+    if (err)
+        return err;
+    uint32_t *l = R->jlink + start;
+    size_t n = R->njlink - start, u = 0;
+    qsort(l, n, sizeof *l, u32_cmp);
+    for (size_t q = 0; q < n; q++)
+        if (!u || l[q] != l[u - 1])
+            l[u++] = l[q];
+    R->njlink = start + u;
+    J = &R->job[j];
+    J->link_off = start;
+    J->nlink = (uint32_t)u;
+    return WEFT_OK;
+}
+
+static bool share_link(const run *R, const cjob *a, const cjob *b)
+{
+    const uint32_t *x = R->jlink + a->link_off, *y = R->jlink + b->link_off;
+    uint32_t i = 0, k = 0;
+    while (i < a->nlink && k < b->nlink) {
+        if (x[i] == y[k])
+            return true;
+        if (x[i] < y[k])
+            i++;
+        else
+            k++;
+    }
+    return false;
+}
+
+/* A new job at t of `dur` (its time alone). The live jobs (R->clu) form
+ * components: jobs that ran at once on a common link, transitively. The
+ * components with no job running at t are over and leave; a new job that
+ * crosses a link of a running job joins (and merges) those components,
+ * which are then simulated again together (joint); else it is a component
+ * of its own, and its time alone stands. */
 static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint32_t gs,
                         uint64_t size, double t, double dur, const uint32_t *mem, uint32_t nmem)
 {
     if (weft__grow((void **)&R->job, &R->capjob, R->njob + 1, sizeof *R->job) ||
+        weft__grow((void **)&R->cflag, &R->capcflag, R->njob + 1, sizeof *R->cflag) ||
         weft__grow((void **)&R->jpos, &R->capjpos, R->njpos + n, sizeof *R->jpos) ||
         weft__grow((void **)&R->jmem, &R->capjmem, R->njmem + nmem, sizeof *R->jmem) ||
         weft__grow((void **)&R->clu, &R->capclu, R->nclu + 1, sizeof *R->clu))
         return weft_diag_code(R->d, WEFT_ENOMEM);
     uint32_t j = (uint32_t)R->njob++;
-    R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem};
+    R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
+                       j, 0, 0, NULL, 0, 0};
+    R->cflag[j] = 0;
     memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
     memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
     R->njpos += n;
     R->njmem += nmem;
+    weft_err err;
     if (dur > 0) {
-        bool running = false;
-        for (size_t q = 0; q < R->nclu && !running; q++)
-            running = R->job[R->clu[q]].t1 > t;
-        if (!running)
-            R->nclu = 0;
+        if ((err = job_plan(R, j)))
+            return err;
+        const cjob *J = &R->job[j];
+        /* Components still running (flag 1), those J joins (flag 2). */
+        for (size_t q = 0; q < R->nclu; q++) {
+            const cjob *X = &R->job[R->clu[q]];
+            if (X->t1 > t)
+                R->cflag[X->comp] |= 1;
+        }
+        size_t keep = 0;
+        for (size_t q = 0; q < R->nclu; q++) {
+            cjob *X = &R->job[R->clu[q]];
+            if (!(R->cflag[X->comp] & 1)) {
+                weft_plan_free(X->plan);
+                X->plan = NULL;
+                continue;
+            }
+            R->clu[keep++] = R->clu[q];
+            if (X->t1 > t && share_link(R, X, J))
+                R->cflag[X->comp] |= 2;
+        }
+        R->nclu = keep;
+        bool joins = false, dirty = false;
+        for (size_t q = 0; q < R->nclu; q++) {
+            cjob *X = &R->job[R->clu[q]];
+            if (R->cflag[X->comp] & 2) {
+                joins = true;
+                dirty |= (R->cflag[X->comp] & 4) != 0;
+                X->comp = j;
+            }
+        }
+        for (size_t q = 0; q < R->nclu; q++)
+            R->cflag[R->job[R->clu[q]].comp] &= 4;
         R->clu[R->nclu++] = j;
-        if (R->nclu > 1)
+        R->cflag[j] = joins || dirty ? 4 : 0;
+        if (joins)
             R->joint = true;
     }
     return job_end(R, j, t + dur);
 }
 
-/* Jobs joined the running cluster at t: simulates all its jobs together
- * from the first one's start, each from its own (weft_sim_plans), and moves
- * the ends of those still running. Those that ended before t keep their
- * ends: the fluid engine is causal, so the jobs that start at t change
- * nothing before t. */
+/* Jobs joined running components at t: simulates each such component's
+ * jobs together from its first one's start, each from its own
+ * (weft_sim_plans), and moves the ends of those still running. Those that
+ * ended before t keep their ends: the fluid engine is causal, so the jobs
+ * that start at t change nothing before t. */
 static weft_err joint(run *R, double t)
 {
     R->joint = false;
     size_t n = R->nclu;
-    weft_sim_job *jobs = weft__calloc(n, sizeof *jobs);
-    double *done = weft__calloc(n, sizeof *done);
-    weft_plan **plans = weft__calloc(n, sizeof *plans);
-    weft_err err = jobs && done && plans ? WEFT_OK : weft_diag_code(R->d, WEFT_ENOMEM);
-    double base = n ? R->job[R->clu[0]].t0 : 0;
-    for (size_t q = 0; q < n && !err; q++) {
-        const cjob *J = &R->job[R->clu[q]];
-        bool p2p = J->kind == P2P;
-        err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind, p2p,
-                                     R->jpos + J->off, J->n, J->gs, J->size, &plans[q],
-                                     &jobs[q].size, R->d);
-        jobs[q].plan = plans[q];
-        jobs[q].start_s = J->t0 - base;
-    }
-    if (!err)
-        err = weft_sim_plans(R->c->topo, jobs, (uint32_t)n, &R->c->opts, done, R->d);
-    if (!err)
+    weft_sim_job *jobs = weft__calloc(n ? n : 1, sizeof *jobs);
+    double *done = weft__calloc(n ? n : 1, sizeof *done);
+    uint32_t *which = weft__calloc(n ? n : 1, sizeof *which);
+    weft_err err = jobs && done && which ? WEFT_OK : weft_diag_code(R->d, WEFT_ENOMEM);
+    for (size_t q0 = 0; q0 < n && !err; q0++) {
+        uint32_t c = R->job[R->clu[q0]].comp;
+        if (!(R->cflag[c] & 4))
+            continue;
+        R->cflag[c] = 0;
+        uint32_t m = 0;
+        for (size_t q = q0; q < n; q++) {
+            const cjob *J = &R->job[R->clu[q]];
+            if (J->comp != c)
+                continue;
+            which[m] = R->clu[q];
+            jobs[m].plan = J->plan;
+            jobs[m].size = J->psize;
+            jobs[m].start_s = J->t0 - R->job[which[0]].t0;
+            jobs[m].ring = J->ring;
+            jobs[m].ring_coll = J->kind == P2P ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind;
+            m++;
+        }
+        if ((err = weft_sim_plans(R->c->topo, jobs, m, &R->c->opts, done, R->d)))
+            break;
         R->res->joint_sims++;
-    for (size_t q = 0; q < n && !err; q++) {
-        const cjob *J = &R->job[R->clu[q]];
-        if (J->t1 > t)
-            err = job_end(R, R->clu[q], fmax(t, base + done[q]));
+        double base = R->job[which[0]].t0;
+        for (uint32_t q = 0; q < m && !err; q++)
+            if (R->job[which[q]].t1 > t)
+                err = job_end(R, which[q], fmax(t, base + done[q]));
     }
-    for (size_t q = 0; plans && q < n; q++)
-        weft_plan_free(plans[q]);
-    weft__free(plans);
     weft__free(jobs);
     weft__free(done);
+    weft__free(which);
     return err;
 }
 
@@ -1247,10 +1378,15 @@ free_all:
     weft__free(R.m);
     weft__free(R.psend);
     weft__free(R.pos);
-    weft__free(R.job);
     weft__free(R.jpos);
     weft__free(R.jmem);
     weft__free(R.clu);
+    for (size_t j = 0; j < R.njob; j++)
+        weft_plan_free(R.job[j].plan);
+    weft__free(R.job);
+    weft__free(R.cflag);
+    weft__free(R.jlink);
+    weft_paths_free(R.paths);
     weft__free(res.rank);
     weft__links_fini(&R.links);
     return err;

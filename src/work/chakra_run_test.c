@@ -391,6 +391,72 @@ static void run_stagger(const weft_topo *t, const char *name, double g2, double 
     weft_chakra_free(w);
 }
 
+/* A batch's plan (weft__work_groups_plan) run alone by weft_sim_plans
+ * takes what its own simulation (weft__work_groups_s) gives, in every
+ * model, so that a collective overlapping nothing is not moved by being
+ * simulated with others: rings of 16 ranks over two boxes (8 channels),
+ * rings of 2, an alltoall of 8, a broadcast chain, sends. */
+static void test_alone_equal(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_from_spec("a100:2", NULL, &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    static const weft_sim_model models[] = {WEFT_SIM_FLUID, WEFT_SIM_RUNTIME, WEFT_SIM_GPU};
+    uint32_t all[16], pairs[16];
+    for (uint32_t i = 0; i < 16; i++) {
+        all[i] = i;
+        pairs[i] = i % 2 ? i / 2 + 8 : i / 2; /* (0, 8), (1, 9), ... */
+    }
+    struct {
+        weft_coll coll;
+        bool p2p;
+        const uint32_t *pos;
+        uint32_t n, gs;
+        uint64_t size;
+    } cases[] = {
+        {WEFT_COLL_ALLREDUCE, false, all, 16, 16, 64u << 20},
+        {WEFT_COLL_ALLGATHER, false, all, 16, 16, 3000000},
+        {WEFT_COLL_REDUCESCATTER, false, pairs, 16, 2, 1u << 20},
+        {WEFT_COLL_ALLTOALL, false, all, 16, 8, 8u << 20},
+        {WEFT_COLL_BROADCAST, false, all, 16, 4, 1u << 20},
+        {WEFT_COLL_ALLTOALL, true, pairs, 16, 2, 1u << 20},
+    };
+    for (size_t m = 0; m < 3; m++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            weft_sim_opts o;
+            weft_sim_opts_init(&o);
+            o.model = models[m];
+            weft_work_ctx *c = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, NULL, &o, &c), WEFT_OK);
+            double alone = 0, done = 0;
+            CHECK_ERR(weft__work_groups_s(c, cases[k].coll, cases[k].p2p, cases[k].pos,
+                                          cases[k].n, cases[k].gs, cases[k].size, &alone, &d),
+                      WEFT_OK);
+            weft_plan *p = NULL;
+            weft_sim_job job = {NULL, 0, 0, 0, cases[k].coll};
+            CHECK_ERR(weft__work_groups_plan(c, cases[k].coll, cases[k].p2p, cases[k].pos,
+                                             cases[k].n, cases[k].gs, cases[k].size, &p,
+                                             &job.size, &job.ring, &d),
+                      WEFT_OK);
+            job.plan = p;
+            CHECK_INT(job.ring, cases[k].coll <= WEFT_COLL_ALLREDUCE ? cases[k].gs : 0);
+            CHECK_ERR(weft_sim_plans(t, &job, 1, &o, &done, &d), WEFT_OK);
+            CHECK(alone > 0);
+            if (!(fabs(done - alone) <= 1e-9 * alone))
+                printf("model %zu case %zu: alone %.12g, as a job %.12g\n", m, k, alone, done);
+            CHECK(fabs(done - alone) <= 1e-9 * alone);
+            /* Started later, it ends as much later. */
+            job.start_s = 0.25;
+            CHECK_ERR(weft_sim_plans(t, &job, 1, &o, &done, &d), WEFT_OK);
+            CHECK(fabs(done - 0.25 - alone) <= 1e-9);
+            weft_plan_free(p);
+            weft_work_ctx_free(c);
+        }
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     weft_topo *t = two_hosts();
@@ -411,6 +477,7 @@ int main(void)
                 "another order");
     }
     test_bad();
+    test_alone_equal();
     weft_topo_free(t);
     return weft_test_done();
 }

@@ -344,10 +344,11 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
 
 weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
                                 uint32_t n, uint32_t gs, uint64_t size, weft_plan **out,
-                                uint64_t *psize, weft_diag *d)
+                                uint64_t *psize, uint32_t *ring, weft_diag *d)
 {
     *out = NULL;
     *psize = 0;
+    *ring = 0;
     if (gs < 2 || size == 0 || n == 0)
         return WEFT_OK;
     if (p2p || coll == WEFT_COLL_BROADCAST)
@@ -358,6 +359,7 @@ weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, cons
     if (err)
         return err;
     memcpy(c->scratch, pos, (size_t)n * sizeof *pos);
+    *ring = gs;
     return plan_rings(c, n, gs, coll, size, out, psize, d);
 }
 
