@@ -165,10 +165,11 @@ static void run(const char *label, const char *spec, weft_chakra *w)
     if (weft_work_ctx_new(t, NULL, NULL, &c) || weft_chakra_run(c, w, NULL, &r, &d)) {
         printf("%s: failed: %s\n", label, d.msg);
     } else {
-        printf("%-28s %-9s %6llu nodes  total %.6f s  %4u batches  %3u simulations  "
-               "%3u joint  %.4f s wall  %.4f s cpu\n",
-               label, spec, (unsigned long long)weft_chakra_nodes(w), r.total_s, r.batches,
-               r.sims, r.joint_sims, bench_now() - w0, bench_cpu() - c0);
+        printf("%-28s %-9s\n%-28s %6llu nodes  total %.6f s  %4u batches  %3u simulations  "
+               "%3u joint (%llu batches, %u dropped)  %.4f s wall  %.4f s cpu\n",
+               label, spec, "", (unsigned long long)weft_chakra_nodes(w), r.total_s, r.batches,
+               r.sims, r.joint_sims, (unsigned long long)r.joint_jobs, r.joint_dropped,
+               bench_now() - w0, bench_cpu() - c0);
         weft_chakra_result_fini(&r);
     }
     weft_work_ctx_free(c);
@@ -235,6 +236,7 @@ int main(int argc, char **argv)
         return 0;
     }
     run("skewed DP, 64 ranks", "a100:8", w);
+    run("skewed DP, 64 ranks", "clos:hosts=8,rail=0,leafports=16,oversub=4", w);
     weft_chakra_free(w);
     for (uint32_t r = 0; r < RANKS; r++)
         free(bufs[r].b);

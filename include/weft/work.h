@@ -290,6 +290,9 @@ typedef struct weft_chakra_result {
     uint32_t sims, sim_hits;
     uint32_t joint_sims; /* simulations of batches that overlap in time, run
                             together because one started while others ran */
+    uint64_t joint_jobs; /* batches in them, summed */
+    uint32_t joint_dropped; /* batches over before t left out of a joint
+                               simulation of more than 32 (approximate) */
 } weft_chakra_result;
 
 /* Runs the traces on c's fabric (its ranks must be w's). Compute nodes take

@@ -366,6 +366,8 @@ static void json_chakra(cli_json *j, const weft_chakra_result *r)
     cli_json_kv_uint(j, "simulations", r->sims);
     cli_json_kv_uint(j, "simulation_cache_hits", r->sim_hits);
     cli_json_kv_uint(j, "joint_simulations", r->joint_sims);
+    cli_json_kv_uint(j, "joint_batches", r->joint_jobs);
+    cli_json_kv_uint(j, "joint_dropped", r->joint_dropped);
 }
 
 static void print_chakra(const char *prefix, const char *spec, const weft_chakra *w,

@@ -910,11 +910,18 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
     return job_end(R, j, t + dur);
 }
 
+/* At most this many jobs are simulated together; past it the oldest that
+ * have ended are left out (an approximation, counted in joint_dropped). */
+#define JOINT_MAX 32
+
 /* Jobs joined running components at t: simulates each such component's
- * jobs together from its first one's start, each from its own
- * (weft_sim_plans), and moves the ends of those still running. Those that
- * ended before t keep their ends: the fluid engine is causal, so the jobs
- * that start at t change nothing before t. */
+ * jobs together, each from its own start (weft_sim_plans), and moves the
+ * ends of those still running. Those that ended before t keep their ends:
+ * the fluid engine is causal, so the jobs that start at t change nothing
+ * before t. Only the jobs since the component's last cut run: the latest
+ * time T with every job either over by T or started at or after it (the
+ * component's links then carry nothing of it, so what came before changes
+ * nothing after); the jobs over by T leave for good. */
 static weft_err joint(run *R, double t)
 {
     R->joint = false;
@@ -928,23 +935,63 @@ static weft_err joint(run *R, double t)
         if (!(R->cflag[c] & 4))
             continue;
         R->cflag[c] = 0;
+        /* The component's jobs, in start order (live jobs are). */
         uint32_t m = 0;
-        for (size_t q = q0; q < n; q++) {
-            const cjob *J = &R->job[R->clu[q]];
-            if (J->comp != c)
-                continue;
-            which[m] = R->clu[q];
-            jobs[m].plan = J->plan;
-            jobs[m].size = J->psize;
-            jobs[m].start_s = J->t0 - R->job[which[0]].t0;
-            jobs[m].ring = J->ring;
-            jobs[m].ring_coll = J->kind == P2P ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind;
-            m++;
+        for (size_t q = q0; q < n; q++)
+            if (R->job[R->clu[q]].comp == c)
+                which[m++] = R->clu[q];
+        /* The cut: T from the running jobs' starts, lowered to the start of
+         * every job still running after T, until none is. */
+        double T = t;
+        for (uint32_t q = 0; q < m; q++)
+            if (R->job[which[q]].t1 > t && R->job[which[q]].t0 < T)
+                T = R->job[which[q]].t0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (uint32_t q = 0; q < m; q++) {
+                const cjob *J = &R->job[which[q]];
+                if (J->t1 > T && J->t0 < T) {
+                    T = J->t0;
+                    moved = true;
+                }
+            }
+        }
+        uint32_t k = 0, over = 0;
+        for (uint32_t q = 0; q < m; q++) {
+            cjob *J = &R->job[which[q]];
+            if (J->t1 > T || J->t0 >= T)
+                which[k++] = which[q];
+            else {
+                J->comp = which[q]; /* alone, over: leaves the live jobs */
+                R->cflag[which[q]] = 0;
+            }
+        }
+        m = k;
+        for (uint32_t q = 0; q < m; q++)
+            over += R->job[which[q]].t1 <= t;
+        /* Too many: the oldest that are over go (approximate). */
+        k = 0;
+        for (uint32_t q = 0; q < m; q++) {
+            cjob *J = &R->job[which[q]];
+            if (m - q + k > JOINT_MAX && J->t1 <= t && over) {
+                over--;
+                J->comp = which[q];
+                R->cflag[which[q]] = 0;
+                R->res->joint_dropped++;
+            } else
+                which[k++] = which[q];
+        }
+        m = k;
+        double base = R->job[which[0]].t0;
+        for (uint32_t q = 0; q < m; q++) {
+            const cjob *J = &R->job[which[q]];
+            jobs[q] = (weft_sim_job){J->plan, J->psize, J->t0 - base, J->ring,
+                                     J->kind == P2P ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind};
         }
         if ((err = weft_sim_plans(R->c->topo, jobs, m, &R->c->opts, done, R->d)))
             break;
         R->res->joint_sims++;
-        double base = R->job[which[0]].t0;
+        R->res->joint_jobs += m;
         for (uint32_t q = 0; q < m && !err; q++)
             if (R->job[which[q]].t1 > t)
                 err = job_end(R, which[q], fmax(t, base + done[q]));
