@@ -324,6 +324,7 @@ typedef struct cjob {
     weft_plan *plan;        /* while live: what its simulation runs, of size psize */
     uint64_t psize;
     uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
+    bool planned;           /* plan and links are set (job_plan) */
 } cjob;
 
 typedef struct run {
@@ -778,6 +779,9 @@ static int u64_cmp(const void *a, const void *b)
 static weft_err job_plan(run *R, uint32_t j)
 {
     cjob *J = &R->job[j];
+    if (J->planned)
+        return WEFT_OK;
+    J->planned = true;
     bool p2p = J->kind == P2P;
     weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind,
                                           p2p, R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
@@ -861,7 +865,7 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
         return weft_diag_code(R->d, WEFT_ENOMEM);
     uint32_t j = (uint32_t)R->njob++;
     R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
-                       j, 0, 0, NULL, 0, 0};
+                       j, 0, 0, NULL, 0, 0, false};
     R->cflag[j] = 0;
     memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
     memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
@@ -869,8 +873,6 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
     R->njmem += nmem;
     weft_err err;
     if (dur > 0) {
-        if ((err = job_plan(R, j)))
-            return err;
         const cjob *J = &R->job[j];
         /* Components still running (flag 1), those J joins (flag 2). */
         for (size_t q = 0; q < R->nclu; q++) {
@@ -887,6 +889,10 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
                 continue;
             }
             R->clu[keep++] = R->clu[q];
+            /* Plans and link sets only where a job may share (not on the
+             * fast path of a job that starts alone). */
+            if (X->t1 > t && ((err = job_plan(R, j)) || (err = job_plan(R, R->clu[q]))))
+                return err;
             if (X->t1 > t && share_link(R, X, J))
                 R->cflag[X->comp] |= 2;
         }
@@ -982,6 +988,10 @@ static weft_err joint(run *R, double t)
                 which[k++] = which[q];
         }
         m = k;
+        for (uint32_t q = 0; q < m && !err; q++)
+            err = job_plan(R, which[q]);
+        if (err)
+            break;
         double base = R->job[which[0]].t0;
         for (uint32_t q = 0; q < m; q++) {
             const cjob *J = &R->job[which[q]];
