@@ -713,8 +713,10 @@ static weft_err complete(run *R, const ev *e)
 {
     rstate *s = &R->rs[e->rank];
     const weft_ck_node *nd = node_at(R, e->rank, e->node);
-    if (s->due[e->node] >= 0 && e->t != s->due[e->node])
-        return WEFT_OK; /* rescheduled */
+    /* Rescheduled (an end moved, perhaps back to an earlier time, so an
+     * event may also repeat one already handled). */
+    if (s->done[e->node] || (s->due[e->node] >= 0 && e->t != s->due[e->node]))
+        return WEFT_OK;
     s->done[e->node] = 1;
     s->end[e->node] = e->t;
     if (nd->type == WEFT_CK_COMP && nd->is_cpu_op)
