@@ -123,6 +123,34 @@ static void gen_rank(enc *t, uint32_t r, uint32_t layers)
     node(t, id, 4, d, 2, 500, 0, NULL);
 }
 
+/* The skewed trace: no TP; every layer's backward compute takes 200 + 50 x
+ * (r mod 8) us on rank r, then its DP allreduce of 32 MiB (one at a time
+ * per rank, after the one before): the 8 DP groups issue theirs at
+ * different instants and run overlapping in time, so they are simulated
+ * together (weft_sim_plans) whenever one starts while others run. */
+static void gen_skewed(enc *t, uint32_t r, uint32_t layers)
+{
+    enc meta = {0};
+    field_len(&meta, 1, "0.0.4", 5);
+    vput(t, meta.n);
+    put(t, meta.b, meta.n);
+    free(meta.b);
+    char dpg[16];
+    snprintf(dpg, sizeof dpg, "dp%u", r % 8);
+    uint64_t id = 1, last = 0, lastdp = 0;
+    for (uint32_t l = 0; l < layers; l++) {
+        uint64_t d[1] = {last};
+        node(t, id, 4, d, 1, 200 + 50 * (r % 8), 0, NULL);
+        uint64_t c = id++;
+        last = c;
+        uint64_t dd[2] = {c, lastdp};
+        node(t, id, 7, dd, 2, 0, 32u << 20, dpg);
+        lastdp = id++;
+    }
+    uint64_t d[2] = {last, lastdp};
+    node(t, id, 4, d, 2, 500, 0, NULL);
+}
+
 static void run(const char *label, const char *spec, weft_chakra *w)
 {
     weft_topo *t = NULL;
@@ -137,10 +165,11 @@ static void run(const char *label, const char *spec, weft_chakra *w)
     if (weft_work_ctx_new(t, NULL, NULL, &c) || weft_chakra_run(c, w, NULL, &r, &d)) {
         printf("%s: failed: %s\n", label, d.msg);
     } else {
-        printf("%-28s %-9s %6llu nodes  total %.6f s  %4u batches  %3u simulations  "
-               "%.4f s wall  %.4f s cpu\n",
-               label, spec, (unsigned long long)weft_chakra_nodes(w), r.total_s, r.batches,
-               r.sims, bench_now() - w0, bench_cpu() - c0);
+        printf("%-28s %-9s\n%-28s %6llu nodes  total %.6f s  %4u batches  %3u simulations  "
+               "%3u joint (%llu batches, %u dropped)  %.4f s wall  %.4f s cpu\n",
+               label, spec, "", (unsigned long long)weft_chakra_nodes(w), r.total_s, r.batches,
+               r.sims, r.joint_sims, (unsigned long long)r.joint_jobs, r.joint_dropped,
+               bench_now() - w0, bench_cpu() - c0);
         weft_chakra_result_fini(&r);
     }
     weft_work_ctx_free(c);
@@ -193,6 +222,21 @@ int main(int argc, char **argv)
     printf("generated 64-rank trace, encoded and parsed: %.4f s wall, %.4f s cpu\n",
            bench_now() - w0, bench_cpu() - c0);
     run("generated 64 ranks, 32 layers", "a100:8", w);
+    weft_chakra_free(w);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        free(bufs[r].b);
+        memset(&bufs[r], 0, sizeof bufs[r]);
+        gen_skewed(&bufs[r], r, LAYERS);
+        b[r] = bufs[r].b;
+        lens[r] = bufs[r].n;
+    }
+    w = NULL;
+    if (weft_chakra_parse(b, lens, np, RANKS, &w, &d)) {
+        printf("skewed: %s\n", d.msg);
+        return 0;
+    }
+    run("skewed DP, 64 ranks", "a100:8", w);
+    run("skewed DP, 64 ranks", "clos:hosts=8,rail=0,leafports=16,oversub=4", w);
     weft_chakra_free(w);
     for (uint32_t r = 0; r < RANKS; r++)
         free(bufs[r].b);

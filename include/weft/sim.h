@@ -305,6 +305,36 @@ WEFT_API weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint3
 WEFT_API weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 
+/* One plan of several run at once (weft_sim_plans): its collective's size
+ * and the time it starts. ring > 0 says that the plan holds the transfers
+ * weft_sim_rings makes for rings of `ring` ranks of ring_coll (step s of a
+ * position after step s - 1 of the one before it, one chunk of size /
+ * ring bytes each, a header of ring chunks; ops step after step, the
+ * positions' ops of step 0 first): it then runs with the settings
+ * weft_sim_rings resolves for them (in the gpu model no cut-through and
+ * NCCL's steps as slices; in the runtime model each position's messages
+ * one FIFO stream), so that alone it takes what weft_sim_rings gives. */
+typedef struct weft_sim_job {
+    const weft_plan *plan;
+    uint64_t size;
+    double start_s; /* >= 0 */
+    uint32_t ring;  /* 0: a plan as weft_sim_plan runs it */
+    weft_coll ring_coll;
+} weft_sim_job;
+
+/* Simulates n plans on one fabric at once, each as weft_sim_plan would
+ * (its own settings resolved from o for its collective and size), job j's
+ * transfers starting no earlier than jobs[j].start_s, so that plans that
+ * overlap in time share the links they both cross max-min fairly.
+ * done_s[j] is when job j's last transfer is done (plus its launch
+ * latency), in the same time as the starts. A job alone at start 0 takes
+ * what weft_sim_plan (weft_sim_rings for a ring job) gives it. Every job must resolve to the same
+ * per-transfer overhead alpha (all models do) and have no circuits
+ * (WEFT_EINVAL otherwise); o->trace is not supported. The Chakra runner
+ * (weft/work.h) runs collectives that overlap in time through it. */
+WEFT_API weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n,
+                                 const weft_sim_opts *o, double *done_s, weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -323,6 +323,11 @@ typedef struct weft_chakra_result {
     uint32_t barriers;
     uint32_t batches; /* simulations asked for (concurrent instances share one) */
     uint32_t sims, sim_hits;
+    uint32_t joint_sims; /* simulations of batches that overlap in time, run
+                            together because one started while others ran */
+    uint64_t joint_jobs; /* batches in them, summed */
+    uint32_t joint_dropped; /* batches over before t left out of a joint
+                               simulation of more than 32 (approximate) */
 } weft_chakra_result;
 
 /* Runs the traces on c's fabric (its ranks must be w's). Compute nodes take
@@ -337,7 +342,10 @@ typedef struct weft_chakra_result {
  * same time with the same kind, size and group size is simulated in one
  * simulation (weft_sim_rings for allreduce, allgather, reducescatter; plans
  * of direct copies for alltoall, broadcast chains and sends), so concurrent
- * groups share links. A send starts when issued; its receive ends when the
+ * groups share links. A batch that starts while others run is simulated
+ * again with every batch it overlaps (weft_sim_plans, each from its own
+ * start), so collectives that overlap in time share the links they both
+ * cross; their ends move accordingly. A send starts when issued; its receive ends when the
  * message has arrived and the receive was issued (sends and receives
  * matched by source, destination and tag, in order). Mismatched
  * collectives (another kind or size) and deadlocks (a collective a member

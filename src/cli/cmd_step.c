@@ -433,6 +433,9 @@ static void json_chakra(cli_json *j, const weft_chakra_result *r)
     cli_json_kv_uint(j, "batches", r->batches);
     cli_json_kv_uint(j, "simulations", r->sims);
     cli_json_kv_uint(j, "simulation_cache_hits", r->sim_hits);
+    cli_json_kv_uint(j, "joint_simulations", r->joint_sims);
+    cli_json_kv_uint(j, "joint_batches", r->joint_jobs);
+    cli_json_kv_uint(j, "joint_dropped", r->joint_dropped);
 }
 
 static void print_chakra(const char *prefix, const char *spec, const weft_chakra *w,
@@ -440,8 +443,11 @@ static void print_chakra(const char *prefix, const char *spec, const weft_chakra
 {
     printf("chakra %s: %u ranks, %llu nodes, on %s\n", prefix, r->ranks,
            (unsigned long long)weft_chakra_nodes(w), spec);
-    printf("total %.6f s (%u batches of concurrent communication, %u simulations)\n", r->total_s,
+    printf("total %.6f s (%u batches of concurrent communication, %u simulations", r->total_s,
            r->batches, r->sims);
+    if (r->joint_sims)
+        printf(", %u of overlapping batches together", r->joint_sims);
+    printf(")\n");
     cli_table tb;
     cli_table_init(&tb, 6);
     for (size_t k = 0; k < 6; k++)

@@ -205,3 +205,26 @@ double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_
         bw *= r->intra_eff;
     return bw;
 }
+
+weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
+                                uint64_t size, uint32_t g, weft_sim_opts *out, weft_diag *d)
+{
+    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / g, out, d);
+    if (rerr)
+        return rerr;
+    if (o->model == WEFT_SIM_GPU) {
+        /* Without a plan there is nothing to cut through: the ring moves
+         * slices of one pipeline step each, as NCCL's ring does. */
+        out->cut_through = false;
+        if (!o->slice_bytes) {
+            /* Step sizes do not depend on the architecture. */
+            uint64_t step = weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1,
+                                                 (weft_proto)out->proto)
+                                .step_bytes;
+            uint64_t s = size / g / step;
+            out->slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES
+                                                                : (uint32_t)s;
+        }
+    }
+    return WEFT_OK;
+}

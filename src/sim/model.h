@@ -18,4 +18,11 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
  * neither is a NIC. */
 double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l);
 
+/* The settings weft_sim_rings runs rings of g ranks of `size` bytes with:
+ * weft_sim_opts_resolve for chunks of size / g, and in the gpu model no
+ * cut-through (nothing to cut through without a plan) and, unless
+ * o->slice_bytes, slices of one NCCL pipeline step. */
+weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
+                                uint64_t size, uint32_t g, weft_sim_opts *out, weft_diag *d);
+
 #endif

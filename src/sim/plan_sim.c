@@ -106,6 +106,7 @@ typedef struct plan_ctx {
                                epoch are flows of their own (plan_epochs) */
     const weft_sim_opts *o; /* resolved settings */
     double slice_bytes;     /* wire bytes of one slice of one chunk */
+    uint32_t base;          /* engine id of the plan's first flow (weft_sim_plans) */
     weft_diag *d;
 } plan_ctx;
 
@@ -596,7 +597,7 @@ static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o)
                                      "does not exist (%u ops)", id, deps[k], nops);
             bool through = fw && data_dep(p, x, weft_plan_op(p, deps[k]));
             for (uint32_t s = 0; s < P; s++) {
-                uint32_t f = id * P + s, dep = deps[k] * P + s;
+                uint32_t f = c->base + id * P + s, dep = c->base + deps[k] * P + s;
                 /* A slice streams through only when it carries what its
                  * dependency delivered; in an alltoallv plan an op may
                  * forward part or more of it (Bruck's packed messages),
@@ -613,8 +614,10 @@ static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o)
          * (stream_fifo) instead of waiting for it to be done. */
         bool queued = o->model == WEFT_SIM_RUNTIME && !o->cut_through && forwards(x);
         for (uint32_t s = 1; s < P; s++)
-            if ((err = queued ? sim_engine_add_queue_dep(c->e, id * P + s, id * P + s - 1)
-                              : sim_engine_add_dep(c->e, id * P + s, id * P + s - 1)))
+            if ((err = queued ? sim_engine_add_queue_dep(c->e, c->base + id * P + s,
+                                                         c->base + id * P + s - 1)
+                              : sim_engine_add_dep(c->e, c->base + id * P + s,
+                                                   c->base + id * P + s - 1)))
                 return weft_diag_code(c->d, err);
     }
     return WEFT_OK;
@@ -654,7 +657,8 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
             break;
         uint32_t i = pair_slot(&last, key);
         if (last.key[i])
-            err = sim_engine_add_queue_dep(c->e, order[k] * P, last.val[i] * P + P - 1);
+            err = sim_engine_add_queue_dep(c->e, c->base + order[k] * P,
+                                           c->base + last.val[i] * P + P - 1);
         else
             last.n++;
         last.key[i] = key;
@@ -804,5 +808,167 @@ free_all:
     weft__free(cap);
     weft__free(tok);
     sim_classes_fini(&cls);
+    return err;
+}
+
+/* ---- Several plans at once (weft_sim_plans) ------------------------------
+ *
+ * Every job's plan is built into one engine as weft_sim_plan builds it
+ * (its own resolved settings: slices, bytes, route latencies), its flows
+ * numbered after the jobs before it. A job that starts at s > 0 gets a
+ * timer: a flow without links whose route latency is s - alpha, so that it
+ * is done at s (it starts at alpha, as every flow without deps does), and
+ * every flow of an op without deps waits for it and starts at s + alpha,
+ * as its first flows start at alpha when the plan runs alone. Links are
+ * then shared max-min fairly between all the jobs' flows; a job is done
+ * when its last flow is (plus its launch latency). */
+weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n,
+                        const weft_sim_opts *o, double *done_s, weft_diag *d)
+{
+    weft_sim_opts defaults;
+    if (!o) {
+        weft_sim_opts_init(&defaults);
+        o = &defaults;
+    }
+    if (o->trace)
+        return weft_diag_set(d, WEFT_EINVAL, "sim: several plans at once are not traced");
+    uint32_t nl = weft_topo_num_links(t);
+    weft_sim_opts *res = weft__calloc(n ? n : 1, sizeof *res);
+    uint32_t *base = weft__calloc((size_t)n + 1, sizeof *base);
+    double *cap = weft__malloc((nl ? nl : 1) * sizeof *cap);
+    plan_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.d = d;
+    weft_err err = WEFT_OK;
+    if (!res || !base || !cap) {
+        err = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    double alpha = 0;
+    uint64_t flows = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const weft_plan *p = jobs[j].plan;
+        const weft_plan_info *info = weft_plan_get_info(p);
+        if (info->nranks != weft_topo_num_ranks(t)) {
+            err = weft_diag_set(d, WEFT_EINVAL, "sim: job %u: the plan has %u ranks, the fabric %u",
+                                j, info->nranks, weft_topo_num_ranks(t));
+            goto free_all;
+        }
+        if ((err = jobs[j].ring ? sim_model_resolve_ring(o, t, jobs[j].ring_coll, jobs[j].size,
+                                                         jobs[j].ring, &res[j], d)
+                                : weft_sim_opts_resolve(o, t, info->coll, jobs[j].size,
+                                                        jobs[j].size / weft_plan_size_chunks(p),
+                                                        &res[j], d)))
+            goto free_all;
+        if (jobs[j].size == 0 || res[j].slices == 0 || !(res[j].alpha_s >= 0) ||
+            !(jobs[j].start_s >= 0) || weft_plan_num_circuits(p) > 0) {
+            err = weft_diag_set(d, WEFT_EINVAL, "sim: job %u: size and slices must be > 0, "
+                                "alpha and start >= 0, and the plan without circuits", j);
+            goto free_all;
+        }
+        /* The engine has one alpha; the models give every job the same. */
+        if (j == 0)
+            alpha = res[j].alpha_s;
+        else if (res[j].alpha_s != alpha) {
+            err = weft_diag_set(d, WEFT_EINVAL, "sim: job %u: another per-transfer overhead "
+                                "than job 0's", j);
+            goto free_all;
+        }
+        flows += (uint64_t)weft_plan_num_ops(p) * res[j].slices + 1;
+    }
+    if (flows >= UINT32_MAX - 1) {
+        err = weft_diag_set(d, WEFT_ELIMIT, "sim: %llu flows exceed the engine's limit",
+                            (unsigned long long)flows);
+        goto free_all;
+    }
+    for (uint32_t l = 0; l < nl; l++)
+        cap[l] = sim_model_link_cap(n ? &res[0] : o, t, (weft_link_id){l});
+    if ((err = weft_paths_new(t, &c.paths)) || (err = sim_engine_new(nl, cap, NULL, &c.e))) {
+        weft_diag_code(d, err);
+        goto free_all;
+    }
+    sim_engine_set_symmetry(c.e, o->symmetry);
+    for (uint32_t j = 0; j < n && !err; j++) {
+        const weft_plan *p = jobs[j].plan;
+        const weft_sim_opts *r = &res[j];
+        uint32_t P = r->slices, nops = weft_plan_num_ops(p);
+        /* Routes carry this job's latency extras: a fresh ECMP table. */
+        weft__free(c.ecmp.key);
+        weft__free(c.ecmp.val);
+        memset(&c.ecmp, 0, sizeof c.ecmp);
+        c.p = p;
+        c.o = r;
+        c.epochs = false;
+        c.base = base[j] = sim_engine_num_flows(c.e);
+        c.slice_bytes = (double)jobs[j].size / (double)weft_plan_size_chunks(p) / P /
+                        r->bw_scale;
+        if ((err = build(&c, jobs[j].size, r)))
+            break;
+        if (r->model == WEFT_SIM_RUNTIME && !r->cut_through && !jobs[j].ring &&
+            (err = stream_fifo(&c, P)))
+            break;
+        if (r->model == WEFT_SIM_RUNTIME && jobs[j].ring) {
+            /* A ring position's messages, step after step, are one stream
+             * (as weft_sim_rings queues them): op id (step s, position q)
+             * queues behind op id - positions (step s - 1, position q); the
+             * positions are the ops of step 0, those without deps. */
+            uint32_t pos = 0;
+            while (pos < nops) {
+                uint32_t nd;
+                weft_plan_op_deps(p, pos, &nd);
+                if (nd)
+                    break;
+                pos++;
+            }
+            for (uint32_t id = pos; id < nops && !err; id++)
+                if ((err = sim_engine_add_queue_dep(c.e, c.base + id * P,
+                                                    c.base + (id - pos) * P + P - 1)))
+                    weft_diag_code(d, err);
+            if (err)
+                break;
+        }
+        if (!(jobs[j].start_s > 0))
+            continue;
+        uint32_t route, timer;
+        double lat = jobs[j].start_s > alpha ? jobs[j].start_s - alpha : 0;
+        if ((err = sim_engine_add_route(c.e, 0, NULL, NULL, lat, &route)) ||
+            (err = sim_engine_add_flow(c.e, route, 0, 1, &timer))) {
+            weft_diag_code(d, err);
+            break;
+        }
+        for (uint32_t id = 0; id < nops && !err; id++) {
+            uint32_t nd;
+            weft_plan_op_deps(p, id, &nd);
+            for (uint32_t s = 0; s < P && !nd && !err; s++)
+                if ((err = sim_engine_add_dep(c.e, c.base + id * P + s, timer)))
+                    weft_diag_code(d, err);
+        }
+    }
+    base[n] = sim_engine_num_flows(c.e);
+    if (!err && (err = sim_engine_run(c.e, alpha, d)) == WEFT_EVERIFY)
+        weft_diag_set(d, WEFT_EVERIFY, "sim: a job's plan has a dependency cycle");
+    for (uint32_t j = 0; j < n && !err; j++) {
+        uint32_t P = res[j].slices, end = base[j] + weft_plan_num_ops(jobs[j].plan) * P;
+        double last = jobs[j].start_s;
+        for (uint32_t f = base[j]; f < end; f++) {
+            double s0, s1, s2;
+            sim_engine_flow_times(c.e, f, &s0, &s1, &s2);
+            if (s2 > last)
+                last = s2;
+        }
+        done_s[j] = last > jobs[j].start_s && res[j].launch_s > 0 ? last + res[j].launch_s
+                                                                    : last;
+    }
+free_all:
+    sim_engine_free(c.e);
+    weft_paths_free(c.paths);
+    weft__free(c.ecmp.key);
+    weft__free(c.ecmp.val);
+    weft__free(c.rlink);
+    weft__free(c.rcoef);
+    weft__free(cap);
+    weft__free(res);
+    weft__free(base);
     return err;
 }

@@ -405,11 +405,48 @@ static void test_runtime_streams(void)
     }
 }
 
+/* weft_sim_plans: two plans of one 1e9-byte copy over one 1 GB/s link.
+ * The second starting at 0.5 s: the first runs alone to 0.5 s (5e8 B
+ * sent), both at 0.5 GB/s until the first is done at 1.5 s, the second's
+ * last 5e8 B alone to 2 s. Starting at 2 s, each takes its 1 s alone. */
+static void test_plans(void)
+{
+    static const char two[] = "node r0 compute\nnode r1 compute\nlink r0 r1 1GB/s\n"
+                              "link r1 r0 1GB/s\n";
+    weft_topo *t = NULL;
+    CHECK_ERR(weft_topo_parse(two, sizeof two - 1, "two.topo", &t, NULL), WEFT_OK);
+    weft_plan_info info = {WEFT_COLL_ALLGATHER, 2, {0}, 1, 0, true};
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+    if (!t || !p)
+        return;
+    weft_op a = {WEFT_OP_COPY, {0}, {1}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0};
+    CHECK_ERR(weft_plan_add_op(p, &a, NULL, 0, NULL), WEFT_OK);
+    /* Size 2e9: one chunk of the 2 is 1e9 bytes. */
+    weft_sim_job jobs[2] = {{p, 2000000000u, 0, 0, 0}, {p, 2000000000u, 0.5, 0, 0}};
+    double done[2] = {0, 0};
+    weft_diag d;
+    CHECK_ERR(weft_sim_plans(t, jobs, 2, NULL, done, &d), WEFT_OK);
+    CHECK(fabs(done[0] - 1.5) <= 1e-12);
+    CHECK(fabs(done[1] - 2.0) <= 1e-12);
+    jobs[1].start_s = 2;
+    CHECK_ERR(weft_sim_plans(t, jobs, 2, NULL, done, &d), WEFT_OK);
+    CHECK(fabs(done[0] - 1.0) <= 1e-12);
+    CHECK(fabs(done[1] - 3.0) <= 1e-12);
+    /* A negative start is refused. */
+    jobs[1].start_s = -1;
+    CHECK_ERR(weft_sim_plans(t, jobs, 2, NULL, done, &d), WEFT_EINVAL);
+    CHECK_CONTAINS(d.msg, "job 1: size and slices must be > 0, alpha and start >= 0");
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     test_ring_plans();
     test_ring_cut_through();
     test_routes();
     test_runtime_streams();
+    test_plans();
     return weft_test_done();
 }

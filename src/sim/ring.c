@@ -401,23 +401,9 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
     if (n % g)
         return weft_diag_set(d, WEFT_EINVAL, "sim: %u positions are not rings of %u", n, g);
     weft_sim_opts resolved;
-    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / g, &resolved, d);
+    weft_err rerr = sim_model_resolve_ring(o, t, coll, size, g, &resolved, d);
     if (rerr)
         return rerr;
-    if (o->model == WEFT_SIM_GPU) {
-        /* Without a plan there is nothing to cut through: the ring moves
-         * slices of one pipeline step each, as NCCL's ring does. */
-        resolved.cut_through = false;
-        if (!o->slice_bytes) {
-            /* Step sizes do not depend on the architecture. */
-            uint64_t step = weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1,
-                                                 (weft_proto)resolved.proto)
-                                .step_bytes;
-            uint64_t s = size / g / step;
-            resolved.slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES
-                                                                    : (uint32_t)s;
-        }
-    }
     o = &resolved;
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");

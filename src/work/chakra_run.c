@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "work/chakra.h"
+#include "weft/paths.h"
 #include "work/work_internal.h"
 
 #define NONE UINT32_MAX
@@ -279,6 +280,7 @@ typedef struct rstate {
     uint32_t *left, *succ_off, *succ;
     uint8_t *done;
     double *end;
+    double *due;  /* when a communication node's scheduled end is (-1: none yet) */
     uint32_t *cq, cq_h, cq_t; /* compute queue */
     uint32_t *mq, mq_h, mq_t; /* communication queue */
     uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
@@ -307,6 +309,24 @@ typedef struct msg {
     double sent, arrive, recv_t; /* arrive < 0: in flight, not yet simulated */
 } msg;
 
+/* A batch of communication launched at one instant: one simulation's
+ * worth (kind, the groups' positions, size), what it completes, and when it
+ * runs. Jobs whose runs overlap in time form the running cluster. */
+typedef struct cjob {
+    int kind;              /* weft_coll, P2P, or -1 (barriers) */
+    uint32_t off, n, gs;   /* its positions: jpos[off .. off + n) */
+    uint64_t size;
+    double t0, t1;
+    uint32_t mem_off, nmem; /* jmem: (group, instance) pairs, or message indices (P2P) */
+    uint32_t comp;          /* its component: the id of a job of it */
+    size_t link_off;        /* the links it may cross: jlink[link_off ..], nlink */
+    uint32_t nlink;
+    weft_plan *plan;        /* while live: what its simulation runs, of size psize */
+    uint64_t psize;
+    uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
+    bool planned;           /* plan and links are set (job_plan) */
+} cjob;
+
 typedef struct run {
     weft_work_ctx *c;
     const weft_chakra *w;
@@ -327,6 +347,18 @@ typedef struct run {
     size_t npsend, cappsend;
     uint32_t *pos;
     size_t cappos;
+    cjob *job;
+    size_t njob, capjob;
+    uint32_t *jpos, *jmem;
+    size_t njpos, capjpos, njmem, capjmem;
+    uint32_t *clu;   /* the live jobs: those of components still running */
+    size_t nclu, capclu;
+    uint8_t *cflag;  /* per component id: 1 running, 2 joined, 4 to simulate again */
+    size_t capcflag;
+    uint32_t *jlink; /* the jobs' link sets */
+    size_t njlink, capjlink;
+    weft_paths *paths;
+    bool joint;      /* a job joined a running component at this instant */
     weft_chakra_result *res;
     bool traced;       /* link-group tracks are kept */
     weft__links links; /* kinds: weft_coll, then sends (P2P) */
@@ -375,6 +407,18 @@ static weft_err push_ev(run *R, double t, uint32_t rank, uint32_t node)
     }
     R->heap[i] = e;
     return WEFT_OK;
+}
+
+/* Node i of rank r (a communication node) ends at t: an event, unless one
+ * is already due then. An event whose time is no longer the node's due
+ * time (its job was simulated again with others) is skipped. */
+static weft_err sched(run *R, double t, uint32_t r, uint32_t i)
+{
+    double *due = &R->rs[r].due[i];
+    if (*due == t)
+        return WEFT_OK;
+    *due = t;
+    return push_ev(R, t, r, i);
 }
 
 static ev pop_ev(run *R)
@@ -557,7 +601,7 @@ static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
             m->recv_node = i;
             m->recv_t = t;
             if (m->arrive >= 0)
-                return push_ev(R, fmax(t, m->arrive), r, i);
+                return sched(R, fmax(t, m->arrive), r, i);
             return WEFT_OK;
         }
     }
@@ -669,6 +713,10 @@ static weft_err complete(run *R, const ev *e)
 {
     rstate *s = &R->rs[e->rank];
     const weft_ck_node *nd = node_at(R, e->rank, e->node);
+    /* Rescheduled (an end moved, perhaps back to an earlier time, so an
+     * event may also repeat one already handled). */
+    if (s->done[e->node] || (s->due[e->node] >= 0 && e->t != s->due[e->node]))
+        return WEFT_OK;
     s->done[e->node] = 1;
     s->end[e->node] = e->t;
     if (nd->type == WEFT_CK_COMP && nd->is_cpu_op)
@@ -691,8 +739,284 @@ static weft_err complete(run *R, const ev *e)
     return WEFT_OK;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Job j's end is t1: its members' ends (collective nodes; sends and the
+ * receives posted for them). */
+static weft_err job_end(run *R, uint32_t j, double t1)
+{
+    cjob *J = &R->job[j];
+    J->t1 = t1;
+    weft_err err = WEFT_OK;
+    if (J->kind == P2P) {
+        for (uint32_t q = 0; q < J->nmem && !err; q++) {
+            msg *m = &R->m[R->jmem[J->mem_off + q]];
+            m->arrive = t1;
+            if (!(err = sched(R, t1, m->src, m->send_node)) && m->recv_node != NONE)
+                err = sched(R, fmax(t1, m->recv_t), m->dst, m->recv_node);
+        }
+        return err;
+    }
+    for (uint32_t q = 0; q < J->nmem && !err; q += 2) {
+        const group *g = &R->g[R->jmem[J->mem_off + q]];
+        size_t k = R->jmem[J->mem_off + q + 1];
+        for (uint32_t m = 0; m < g->gs && !err; m++)
+            err = sched(R, t1, g->member[m], g->inode[k * g->gs + m]);
+    }
+    return err;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Job j's plan (weft__work_groups_plan: what its simulation runs) and the
+ * links its transfers may cross (every link of their ECMP routes), sorted. */
+static weft_err job_plan(run *R, uint32_t j)
+{
+    cjob *J = &R->job[j];
+    if (J->planned)
+        return WEFT_OK;
+    J->planned = true;
+    bool p2p = J->kind == P2P;
+    weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind,
+                                          p2p, R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
+                                          &J->psize, &J->ring, R->d);
+    if (err)
+        return err;
+    if (!R->paths && (err = weft_paths_new(R->c->topo, &R->paths)))
+        return weft_diag_code(R->d, err);
+    uint32_t nops = J->plan ? weft_plan_num_ops(J->plan) : 0, np = 0;
+    uint64_t *pair = weft__malloc(((size_t)nops + 1) * sizeof *pair);
+    if (!pair)
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    for (uint32_t id = 0; id < nops; id++) {
+        weft_op op = weft_plan_op(J->plan, id);
+        if (op.src_rank.v != op.dst_rank.v)
+            pair[np++] = (uint64_t)op.src_rank.v << 32 | op.dst_rank.v;
+    }
+    qsort(pair, np, sizeof *pair, u64_cmp);
+    size_t start = R->njlink;
+    for (uint32_t q = 0; q < np && !err; q++) {
+        if (q && pair[q] == pair[q - 1])
+            continue;
+        const weft_topo *t = R->c->topo;
+        weft_paths_route rt;
+        if ((err = weft_paths_route_get(
+                 R->paths, weft_topo_rank_node(t, (weft_rank){(uint32_t)(pair[q] >> 32)}),
+                 weft_topo_rank_node(t, (weft_rank){(uint32_t)pair[q]}), &rt, R->d)))
+            break;
+        if (weft__grow((void **)&R->jlink, &R->capjlink, R->njlink + rt.n, sizeof *R->jlink)) {
+            err = weft_diag_code(R->d, WEFT_ENOMEM);
+            break;
+        }
+        memcpy(R->jlink + R->njlink, rt.link, rt.n * sizeof *rt.link);
+        R->njlink += rt.n;
+    }
+    weft__free(pair);
+    if (err)
+        return err;
+    uint32_t *l = R->jlink + start;
+    size_t n = R->njlink - start, u = 0;
+    qsort(l, n, sizeof *l, u32_cmp);
+    for (size_t q = 0; q < n; q++)
+        if (!u || l[q] != l[u - 1])
+            l[u++] = l[q];
+    R->njlink = start + u;
+    J = &R->job[j];
+    J->link_off = start;
+    J->nlink = (uint32_t)u;
+    return WEFT_OK;
+}
+
+static bool share_link(const run *R, const cjob *a, const cjob *b)
+{
+    const uint32_t *x = R->jlink + a->link_off, *y = R->jlink + b->link_off;
+    uint32_t i = 0, k = 0;
+    while (i < a->nlink && k < b->nlink) {
+        if (x[i] == y[k])
+            return true;
+        if (x[i] < y[k])
+            i++;
+        else
+            k++;
+    }
+    return false;
+}
+
+/* A new job at t of `dur` (its time alone). The live jobs (R->clu) form
+ * components: jobs that ran at once on a common link, transitively. The
+ * components with no job running at t are over and leave; a new job that
+ * crosses a link of a running job joins (and merges) those components,
+ * which are then simulated again together (joint); else it is a component
+ * of its own, and its time alone stands. */
+static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint32_t gs,
+                        uint64_t size, double t, double dur, const uint32_t *mem, uint32_t nmem)
+{
+    if (weft__grow((void **)&R->job, &R->capjob, R->njob + 1, sizeof *R->job) ||
+        weft__grow((void **)&R->cflag, &R->capcflag, R->njob + 1, sizeof *R->cflag) ||
+        weft__grow((void **)&R->jpos, &R->capjpos, R->njpos + n, sizeof *R->jpos) ||
+        weft__grow((void **)&R->jmem, &R->capjmem, R->njmem + nmem, sizeof *R->jmem) ||
+        weft__grow((void **)&R->clu, &R->capclu, R->nclu + 1, sizeof *R->clu))
+        return weft_diag_code(R->d, WEFT_ENOMEM);
+    uint32_t j = (uint32_t)R->njob++;
+    R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
+                       j, 0, 0, NULL, 0, 0, false};
+    R->cflag[j] = 0;
+    memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
+    memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
+    R->njpos += n;
+    R->njmem += nmem;
+    weft_err err;
+    if (dur > 0) {
+        const cjob *J = &R->job[j];
+        /* Components still running (flag 1), those J joins (flag 2). */
+        for (size_t q = 0; q < R->nclu; q++) {
+            const cjob *X = &R->job[R->clu[q]];
+            if (X->t1 > t)
+                R->cflag[X->comp] |= 1;
+        }
+        size_t keep = 0;
+        for (size_t q = 0; q < R->nclu; q++) {
+            cjob *X = &R->job[R->clu[q]];
+            if (!(R->cflag[X->comp] & 1)) {
+                weft_plan_free(X->plan);
+                X->plan = NULL;
+                continue;
+            }
+            R->clu[keep++] = R->clu[q];
+            /* Plans and link sets only where a job may share (not on the
+             * fast path of a job that starts alone). */
+            if (X->t1 > t && ((err = job_plan(R, j)) || (err = job_plan(R, R->clu[q]))))
+                return err;
+            if (X->t1 > t && share_link(R, X, J))
+                R->cflag[X->comp] |= 2;
+        }
+        R->nclu = keep;
+        bool joins = false, dirty = false;
+        for (size_t q = 0; q < R->nclu; q++) {
+            cjob *X = &R->job[R->clu[q]];
+            if (R->cflag[X->comp] & 2) {
+                joins = true;
+                dirty |= (R->cflag[X->comp] & 4) != 0;
+                X->comp = j;
+            }
+        }
+        for (size_t q = 0; q < R->nclu; q++)
+            R->cflag[R->job[R->clu[q]].comp] &= 4;
+        R->clu[R->nclu++] = j;
+        R->cflag[j] = joins || dirty ? 4 : 0;
+        if (joins)
+            R->joint = true;
+    }
+    return job_end(R, j, t + dur);
+}
+
+/* At most this many jobs are simulated together; past it the oldest that
+ * have ended are left out (an approximation, counted in joint_dropped). */
+#define JOINT_MAX 32
+
+/* Jobs joined running components at t: simulates each such component's
+ * jobs together, each from its own start (weft_sim_plans), and moves the
+ * ends of those still running. Those that ended before t keep their ends:
+ * the fluid engine is causal, so the jobs that start at t change nothing
+ * before t. Only the jobs since the component's last cut run: the latest
+ * time T with every job either over by T or started at or after it (the
+ * component's links then carry nothing of it, so what came before changes
+ * nothing after); the jobs over by T leave for good. */
+static weft_err joint(run *R, double t)
+{
+    R->joint = false;
+    size_t n = R->nclu;
+    weft_sim_job *jobs = weft__calloc(n ? n : 1, sizeof *jobs);
+    double *done = weft__calloc(n ? n : 1, sizeof *done);
+    uint32_t *which = weft__calloc(n ? n : 1, sizeof *which);
+    weft_err err = jobs && done && which ? WEFT_OK : weft_diag_code(R->d, WEFT_ENOMEM);
+    for (size_t q0 = 0; q0 < n && !err; q0++) {
+        uint32_t c = R->job[R->clu[q0]].comp;
+        if (!(R->cflag[c] & 4))
+            continue;
+        R->cflag[c] = 0;
+        /* The component's jobs, in start order (live jobs are). */
+        uint32_t m = 0;
+        for (size_t q = q0; q < n; q++)
+            if (R->job[R->clu[q]].comp == c)
+                which[m++] = R->clu[q];
+        /* The cut: T from the running jobs' starts, lowered to the start of
+         * every job still running after T, until none is. */
+        double T = t;
+        for (uint32_t q = 0; q < m; q++)
+            if (R->job[which[q]].t1 > t && R->job[which[q]].t0 < T)
+                T = R->job[which[q]].t0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (uint32_t q = 0; q < m; q++) {
+                const cjob *J = &R->job[which[q]];
+                if (J->t1 > T && J->t0 < T) {
+                    T = J->t0;
+                    moved = true;
+                }
+            }
+        }
+        uint32_t k = 0, over = 0;
+        for (uint32_t q = 0; q < m; q++) {
+            cjob *J = &R->job[which[q]];
+            if (J->t1 > T || J->t0 >= T)
+                which[k++] = which[q];
+            else {
+                J->comp = which[q]; /* alone, over: leaves the live jobs */
+                R->cflag[which[q]] = 0;
+            }
+        }
+        m = k;
+        for (uint32_t q = 0; q < m; q++)
+            over += R->job[which[q]].t1 <= t;
+        /* Too many: the oldest that are over go (approximate). */
+        k = 0;
+        for (uint32_t q = 0; q < m; q++) {
+            cjob *J = &R->job[which[q]];
+            if (m - q + k > JOINT_MAX && J->t1 <= t && over) {
+                over--;
+                J->comp = which[q];
+                R->cflag[which[q]] = 0;
+                R->res->joint_dropped++;
+            } else
+                which[k++] = which[q];
+        }
+        m = k;
+        for (uint32_t q = 0; q < m && !err; q++)
+            err = job_plan(R, which[q]);
+        if (err)
+            break;
+        double base = R->job[which[0]].t0;
+        for (uint32_t q = 0; q < m; q++) {
+            const cjob *J = &R->job[which[q]];
+            jobs[q] = (weft_sim_job){J->plan, J->psize, J->t0 - base, J->ring,
+                                     J->kind == P2P ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind};
+        }
+        if ((err = weft_sim_plans(R->c->topo, jobs, m, &R->c->opts, done, R->d)))
+            break;
+        R->res->joint_sims++;
+        R->res->joint_jobs += m;
+        for (uint32_t q = 0; q < m && !err; q++)
+            if (R->job[which[q]].t1 > t)
+                err = job_end(R, which[q], fmax(t, base + done[q]));
+    }
+    weft__free(jobs);
+    weft__free(done);
+    weft__free(which);
+    return err;
+}
+
 /* Simulates the instances and sends that start at t, batched by (kind,
- * size, group size), and schedules their ends. */
+ * size, group size), each batch alone (weft__work_groups_s, cached) and,
+ * when a batch starts while others run, with them (joint). */
 static weft_err launch(run *R, double t)
 {
     weft_err err;
@@ -732,75 +1056,97 @@ static weft_err launch(run *R, double t)
         err = coll < 0 ? WEFT_OK
                        : weft__work_groups_s(R->c, (weft_coll)coll, false, R->pos, n, gs, size,
                                              &dur, R->d);
-        if (!err && coll >= 0)
-            batch_links(R, (uint32_t)coll, R->pos, n, gs, t, t + dur);
         res->batches++;
         for (size_t q = 0; q < nb && !err; q += 2) {
-            const group *g = &R->g[batch[q]];
-            size_t k = batch[q + 1];
             if (coll < 0)
                 res->barriers++;
             else {
                 res->coll_calls[coll]++;
-                res->coll_s[coll] += dur;
                 res->coll_bytes[coll] += size;
             }
-            for (uint32_t m = 0; m < g->gs && !err; m++) {
-                uint32_t r = g->member[m], i = g->inode[k * g->gs + m];
-                rstate *s = &R->rs[r];
-                if (!(err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, g->it[k * g->gs + m],
-                                     t + dur, i)))
-                    err = push_ev(R, t + dur, r, i);
-            }
         }
+        if (!err)
+            err = add_job(R, coll, R->pos, n, gs, size, t, dur, batch, (uint32_t)nb);
         weft__free(batch);
         if (err)
             return err;
     }
     while (R->npsend) {
         uint64_t size = R->m[R->psend[0]].size;
-        uint32_t n = 0;
-        size_t keep = 0, first = R->nm;
+        uint32_t n = 0, nmem = 0;
+        size_t keep = 0;
+        uint32_t *mem = weft__malloc(R->npsend * sizeof *mem);
+        if (!mem)
+            return weft_diag_code(R->d, WEFT_ENOMEM);
         for (size_t q = 0; q < R->npsend; q++) {
             msg *m = &R->m[R->psend[q]];
             if (m->size != size) {
                 R->psend[keep++] = R->psend[q];
                 continue;
             }
-            if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + 2, sizeof *R->pos))
-                return weft_diag_code(R->d, WEFT_ENOMEM);
-            R->pos[n++] = m->src;
-            R->pos[n++] = m->dst;
-            m->arrive = -2; /* this batch */
-            if (first == R->nm)
-                first = R->psend[q];
+            mem[nmem++] = R->psend[q];
         }
-        R->npsend = keep;
+        /* Pairs and ends in message order. */
+        qsort(mem, nmem, sizeof *mem, u32_cmp);
+        if (weft__grow((void **)&R->pos, &R->cappos, (size_t)2 * nmem, sizeof *R->pos)) {
+            weft__free(mem);
+            return weft_diag_code(R->d, WEFT_ENOMEM);
+        }
+        for (uint32_t q = 0; q < nmem; q++) {
+            R->pos[n++] = R->m[mem[q]].src;
+            R->pos[n++] = R->m[mem[q]].dst;
+        }
         double dur = 0;
-        if ((err = weft__work_groups_s(R->c, WEFT_COLL_ALLTOALL, true, R->pos, n, 2, size, &dur,
-                                       R->d)))
-            return err;
-        batch_links(R, P2P, R->pos, n, 2, t, t + dur);
+        err = weft__work_groups_s(R->c, WEFT_COLL_ALLTOALL, true, R->pos, n, 2, size, &dur, R->d);
         res->batches++;
-        for (size_t k = first; k < R->nm; k++) {
-            msg *m = &R->m[k];
-            if (m->arrive != -2)
-                continue;
-            m->arrive = t + dur;
+        for (uint32_t q = 0; q < nmem && !err; q++) {
             res->p2p_calls++;
-            res->p2p_s += dur;
             res->p2p_bytes += size;
-            rstate *s = &R->rs[m->src];
-            if ((err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, m->sent, m->arrive,
-                                m->send_node)) ||
-                (err = push_ev(R, m->arrive, m->src, m->send_node)))
-                return err;
-            if (m->recv_node != NONE &&
-                (err = push_ev(R, fmax(m->arrive, m->recv_t), m->dst, m->recv_node)))
-                return err;
         }
+        if (!err)
+            err = add_job(R, P2P, R->pos, n, 2, size, t, dur, mem, nmem);
+        weft__free(mem);
+        if (err)
+            return err;
+        R->npsend = keep;
     }
-    return WEFT_OK;
+    return R->joint ? joint(R, t) : WEFT_OK;
+}
+
+/* The comm spans, simulated times and link loads of every job, at its
+ * final times. */
+static weft_err finish_jobs(run *R)
+{
+    weft_chakra_result *res = R->res;
+    weft_err err = WEFT_OK;
+    for (size_t j = 0; j < R->njob && !err; j++) {
+        const cjob *J = &R->job[j];
+        double dur = J->t1 - J->t0;
+        if (J->kind == P2P) {
+            for (uint32_t q = 0; q < J->nmem && !err; q++) {
+                const msg *m = &R->m[R->jmem[J->mem_off + q]];
+                rstate *s = &R->rs[m->src];
+                res->p2p_s += dur;
+                err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, m->sent, m->arrive,
+                               m->send_node);
+            }
+        } else {
+            for (uint32_t q = 0; q < J->nmem && !err; q += 2) {
+                const group *g = &R->g[R->jmem[J->mem_off + q]];
+                size_t k = R->jmem[J->mem_off + q + 1];
+                if (J->kind >= 0)
+                    res->coll_s[J->kind] += dur;
+                for (uint32_t m = 0; m < g->gs && !err; m++) {
+                    rstate *s = &R->rs[g->member[m]];
+                    err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, g->it[k * g->gs + m],
+                                   J->t1, g->inode[k * g->gs + m]);
+                }
+            }
+        }
+        if (J->kind >= 0)
+            batch_links(R, (uint32_t)J->kind, R->jpos + J->off, J->n, J->gs, J->t0, J->t1);
+    }
+    return err;
 }
 
 /* Why the run stopped with nodes left: the first waiting collective, else
@@ -859,11 +1205,13 @@ static weft_err rank_init(run *R, uint32_t r)
         !(s->succ_off = weft__calloc(n + 2, sizeof *s->succ_off)) ||
         !(s->succ = weft__malloc((m + 1) * sizeof *s->succ)) ||
         !(s->done = weft__calloc(n + 1, 1)) || !(s->end = weft__calloc(n + 1, sizeof *s->end)) ||
+        !(s->due = weft__malloc((n + 1) * sizeof *s->due)) ||
         !(s->cq = weft__malloc((n + 1) * sizeof *s->cq)) ||
         !(s->mq = weft__malloc((n + 1) * sizeof *s->mq)) ||
         !(s->pq = weft__malloc((n + 1) * sizeof *s->pq)))
         return weft_diag_code(R->d, WEFT_ENOMEM);
     for (size_t i = 0; i < n; i++) {
+        s->due[i] = -1;
         s->left[i] = k->dep_off[i + 1] - k->dep_off[i];
         for (uint32_t q = k->dep_off[i]; q < k->dep_off[i + 1]; q++)
             s->succ_off[k->dep[q] + 1]++;
@@ -888,6 +1236,7 @@ static void rank_free(rstate *s)
     weft__free(s->succ);
     weft__free(s->done);
     weft__free(s->end);
+    weft__free(s->due);
     weft__free(s->cq);
     weft__free(s->mq);
     weft__free(s->pq);
@@ -1049,6 +1398,8 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
     }
     if (!err)
         err = deadlock(&R);
+    if (!err)
+        err = finish_jobs(&R);
     if (!err && R.links.oom)
         err = weft_diag_code(d, WEFT_ENOMEM);
     if (err)
@@ -1086,6 +1437,15 @@ free_all:
     weft__free(R.m);
     weft__free(R.psend);
     weft__free(R.pos);
+    weft__free(R.jpos);
+    weft__free(R.jmem);
+    weft__free(R.clu);
+    for (size_t j = 0; j < R.njob; j++)
+        weft_plan_free(R.job[j].plan);
+    weft__free(R.job);
+    weft__free(R.cflag);
+    weft__free(R.jlink);
+    weft_paths_free(R.paths);
     weft__free(res.rank);
     weft__links_fini(&R.links);
     return err;

@@ -29,6 +29,7 @@
 
 #include "base/testing.h"
 #include "weft/work.h"
+#include "work/work_internal.h"
 
 #define FIX WEFT_SOURCE_DIR "/tests/fixtures/chakra/"
 
@@ -316,11 +317,154 @@ static void run_err(const weft_topo *t, const char *prefix, const char *msg)
     weft_chakra_free(w);
 }
 
+/* Collectives that overlap without starting together (gen.py's stagger,
+ * stagger_q, apart): group "1" (ranks 0, 1) issues its allreduce at 10 us,
+ * group "2" (ranks 2, 3) D later; each ring of 2 sends two steps of 5e5 B
+ * across the 1 GB/s link (one way per rank), 0.5 ms per step alone.
+ *
+ * stagger (D = 500 us): group 1's first step ends at 510 us, just as group
+ * 2 starts; group 1's second step and group 2's first then share the link,
+ * 0.5 GB/s each, and both end at 1510 us; group 2's second step runs alone
+ * to 2010 us. So 10..1510 and 510..2010 (1.5 ms each, not 1 ms), ranks 0
+ * and 1 end at 1530 us, ranks 2 and 3 at 2030 us.
+ *
+ * stagger_q (D = 250 us): at 260 us group 1's first step has 2.5e5 B left;
+ * shared, it ends at 760 us, when group 2's first step has sent 2.5e5 B;
+ * group 1's second step and group 2's first share to 1260 us (group 2's
+ * first done, group 1's second half sent); then both second steps share
+ * to 1760 us (group 1 done) and group 2's last 2.5e5 B run alone to 2010
+ * us. So 10..1760 and 260..2010 (1.75 ms each); the link carried 2e6 B
+ * each way from 10 us to 2010 us without a pause, as it must.
+ *
+ * apart (D = 1500 us): the first allreduce is over (1010 us) before the
+ * second starts (1510 us): 1 ms each, from the cache, no joint simulation. */
+static void run_stagger(const weft_topo *t, const char *name, double g2, double end1,
+                        double end2, uint32_t joint)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s%s", FIX, name);
+    weft_chakra *w = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_chakra_load(prefix, 4, &w, &d), WEFT_OK);
+    if (!w)
+        return;
+    weft_work_ctx *c = fluid_ctx(t, NULL);
+    weft_chakra_result r;
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);
+    NEAR(r.rank[0].end_s, end1 + 20e-6);
+    NEAR(r.rank[1].end_s, end1 + 20e-6);
+    NEAR(r.rank[2].end_s, end2 + 20e-6);
+    NEAR(r.rank[3].end_s, end2 + 20e-6);
+    NEAR(r.total_s, end2 + 20e-6);
+    NEAR(r.rank[0].comm_s, end1 - 10e-6);
+    NEAR(r.rank[2].comm_s, end2 - g2);
+    NEAR(r.rank[3].exposed_s, end2 - g2);
+    NEAR(r.coll_s[WEFT_COLL_ALLREDUCE], end1 - 10e-6 + end2 - g2);
+    CHECK_INT(r.coll_calls[WEFT_COLL_ALLREDUCE], 2);
+    CHECK_INT(r.batches, 2);
+    CHECK_INT(r.joint_sims, joint);
+    /* Each batch alone is one simulation (the cache keys on the ranks). */
+    CHECK_INT(r.sims, 2);
+    CHECK_INT(r.sim_hits, 0);
+    weft_chakra_result_fini(&r);
+    weft_work_ctx_free(c);
+
+    /* The default model on this fabric (runtime): overlapping makes the
+     * first allreduce slower than alone; apart it is as alone. */
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.model = weft_sim_model_default(t);
+    c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, NULL, &o, &c), WEFT_OK);
+    CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);
+    double alone = 0;
+    uint32_t pos[2] = {0, 1};
+    CHECK_ERR(weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, 2, 2, 1000000, &alone, &d),
+              WEFT_OK);
+    if (joint)
+        CHECK(r.rank[0].comm_s > alone * 1.2);
+    else
+        NEAR(r.rank[0].comm_s, alone);
+    CHECK_INT(r.joint_sims, joint);
+    weft_chakra_result_fini(&r);
+    weft_work_ctx_free(c);
+    weft_chakra_free(w);
+}
+
+/* A batch's plan (weft__work_groups_plan) run alone by weft_sim_plans
+ * takes what its own simulation (weft__work_groups_s) gives, in every
+ * model, so that a collective overlapping nothing is not moved by being
+ * simulated with others: rings of 16 ranks over two boxes (8 channels),
+ * rings of 2, an alltoall of 8, a broadcast chain, sends. */
+static void test_alone_equal(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_from_spec("a100:2", NULL, &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    static const weft_sim_model models[] = {WEFT_SIM_FLUID, WEFT_SIM_RUNTIME, WEFT_SIM_GPU};
+    uint32_t all[16], pairs[16];
+    for (uint32_t i = 0; i < 16; i++) {
+        all[i] = i;
+        pairs[i] = i % 2 ? i / 2 + 8 : i / 2; /* (0, 8), (1, 9), ... */
+    }
+    struct {
+        weft_coll coll;
+        bool p2p;
+        const uint32_t *pos;
+        uint32_t n, gs;
+        uint64_t size;
+    } cases[] = {
+        {WEFT_COLL_ALLREDUCE, false, all, 16, 16, 64u << 20},
+        {WEFT_COLL_ALLGATHER, false, all, 16, 16, 3000000},
+        {WEFT_COLL_REDUCESCATTER, false, pairs, 16, 2, 1u << 20},
+        {WEFT_COLL_ALLTOALL, false, all, 16, 8, 8u << 20},
+        {WEFT_COLL_BROADCAST, false, all, 16, 4, 1u << 20},
+        {WEFT_COLL_ALLTOALL, true, pairs, 16, 2, 1u << 20},
+    };
+    for (size_t m = 0; m < 3; m++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            weft_sim_opts o;
+            weft_sim_opts_init(&o);
+            o.model = models[m];
+            weft_work_ctx *c = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, NULL, &o, &c), WEFT_OK);
+            double alone = 0, done = 0;
+            CHECK_ERR(weft__work_groups_s(c, cases[k].coll, cases[k].p2p, cases[k].pos,
+                                          cases[k].n, cases[k].gs, cases[k].size, &alone, &d),
+                      WEFT_OK);
+            weft_plan *p = NULL;
+            weft_sim_job job = {NULL, 0, 0, 0, cases[k].coll};
+            CHECK_ERR(weft__work_groups_plan(c, cases[k].coll, cases[k].p2p, cases[k].pos,
+                                             cases[k].n, cases[k].gs, cases[k].size, &p,
+                                             &job.size, &job.ring, &d),
+                      WEFT_OK);
+            job.plan = p;
+            CHECK_INT(job.ring, cases[k].coll <= WEFT_COLL_ALLREDUCE ? cases[k].gs : 0);
+            CHECK_ERR(weft_sim_plans(t, &job, 1, &o, &done, &d), WEFT_OK);
+            CHECK(alone > 0);
+            if (!(fabs(done - alone) <= 1e-9 * alone))
+                printf("model %zu case %zu: alone %.12g, as a job %.12g\n", m, k, alone, done);
+            CHECK(fabs(done - alone) <= 1e-9 * alone);
+            /* Started later, it ends as much later. */
+            job.start_s = 0.25;
+            CHECK_ERR(weft_sim_plans(t, &job, 1, &o, &done, &d), WEFT_OK);
+            CHECK(fabs(done - 0.25 - alone) <= 1e-9);
+            weft_plan_free(p);
+            weft_work_ctx_free(c);
+        }
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     weft_topo *t = two_hosts();
     if (t) {
         test_small(t);
+        run_stagger(t, "stagger", 510e-6, 1510e-6, 2010e-6, 1);
+        run_stagger(t, "stagger_q", 260e-6, 1760e-6, 2010e-6, 1);
+        run_stagger(t, "apart", 1510e-6, 1010e-6, 2510e-6, 0);
         test_memory(t);
         run_err(t, "deadlock",
                 "deadlock.2.et: node 2 ('grad allreduce'): allreduce of 1000000 bytes "
@@ -333,6 +477,7 @@ int main(void)
                 "another order");
     }
     test_bad();
+    test_alone_equal();
     weft_topo_free(t);
     return weft_test_done();
 }

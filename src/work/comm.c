@@ -81,12 +81,14 @@ static int32_t host_of(const weft_topo *t, uint32_t r)
     return weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){r}));
 }
 
-/* Rings over the groups of gs in c->scratch[0 .. n): with k channels when a group spans several
- * hosts with k ranks in its first one, channel ch rotating each host's run
- * of members by ch, so that every channel leaves a host through another
- * rank (and NIC). */
-static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
-                          uint64_t size, double *out, weft_diag *d)
+/* The rings over the groups of gs in c->scratch[0 .. n): with k channels
+ * when a group spans several hosts with k ranks in its first one, channel
+ * ch rotating each host's run of members by ch, so that every channel
+ * leaves a host through another rank (and NIC). Writes the n x k ring
+ * positions to c->scratch + n (group after group, channel after channel)
+ * and sets *k; each ring carries size / k bytes (at least 1). */
+static weft_err ring_channels(weft_work_ctx *c, uint32_t n, uint32_t gs, uint32_t *kout,
+                              weft_diag *d)
 {
     const weft_topo *t = c->topo;
     const uint32_t *pos = c->scratch; /* the groups, moved along when it grows */
@@ -122,20 +124,73 @@ static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll c
                 i = j;
             }
         }
-    weft_sim_result r;
+    *kout = k;
+    return WEFT_OK;
+}
+
+static uint64_t ring_bytes(uint64_t size, uint32_t k)
+{
     uint64_t per = size / k;
-    if (per == 0)
-        per = 1;
-    err = weft_sim_rings(t, coll, ord, (uint32_t)total, gs, per, &c->opts, &r, d);
+    return per ? per : 1;
+}
+
+/* Rings over the groups of gs in c->scratch[0 .. n) (ring_channels), all at
+ * once through weft_sim_rings. */
+static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
+                          uint64_t size, double *out, weft_diag *d)
+{
+    uint32_t k = 1;
+    weft_err err = ring_channels(c, n, gs, &k, d);
+    if (err)
+        return err;
+    weft_sim_result r;
+    err = weft_sim_rings(c->topo, coll, c->scratch + n, (uint32_t)((size_t)n * k), gs,
+                         ring_bytes(size, k), &c->opts, &r, d);
     if (!err)
         *out = r.time_s;
     return err;
 }
 
-/* A uniform all-to-all (weft_traffic_uniform) in every group at once, as a
- * plan of direct copies over the fabric's ranks. */
-static weft_err sim_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
-                             uint64_t size, double *out, weft_diag *d)
+/* The same rings as a plan of the transfers weft_sim_rings simulates: step
+ * s of position p (one chunk of the ring's bytes / gs to the next position
+ * of its ring) after step s - 1 of the position before it; the header is
+ * an allreduce's of gs chunks (a chunk is size / gs bytes), channels are
+ * the rings' channels. */
+static weft_err plan_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
+                           uint64_t size, weft_plan **out, uint64_t *psize, weft_diag *d)
+{
+    uint32_t k = 1;
+    weft_err err = ring_channels(c, n, gs, &k, d);
+    if (err)
+        return err;
+    const uint32_t *ord = c->scratch + n;
+    uint32_t total = n * k, steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (gs - 1) : gs - 1;
+    weft_plan_info info = {WEFT_COLL_ALLREDUCE, c->ranks, {0}, gs, 0, false};
+    weft_plan *p = NULL;
+    if ((err = weft_plan_new(&info, &p)))
+        return weft_diag_code(d, err);
+    for (uint32_t s = 0; s < steps && !err; s++)
+        for (uint32_t q = 0; q < total && !err; q++) {
+            uint32_t g0 = q / gs * gs, next = g0 + (q - g0 + 1) % gs,
+                     pred = g0 + (q - g0 + gs - 1) % gs, dep = (s - 1) * total + pred;
+            weft_op op = {WEFT_OP_COPY, {ord[q]}, {ord[next]}, WEFT_BUF_IN, WEFT_BUF_OUT, 0, 0,
+                          1, q / gs % k};
+            err = weft_plan_add_op(p, &op, &dep, s > 0 ? 1 : 0, NULL);
+        }
+    if (err) {
+        weft_plan_free(p);
+        return weft_diag_code(d, err);
+    }
+    *out = p;
+    *psize = ring_bytes(size, k);
+    return WEFT_OK;
+}
+
+/* The plan of a uniform all-to-all (weft_traffic_uniform) in every group at
+ * once, direct copies over the fabric's ranks; *psize: its size (one op
+ * carries S / (N x 1) bytes: S = block x ranks). */
+static weft_err plan_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                              uint64_t size, weft_plan **out, uint64_t *psize, weft_diag *d)
 {
     weft_traffic tm;
     uint64_t blk = size / gs ? size / gs : 1;
@@ -158,24 +213,23 @@ static weft_err sim_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, 
                 err = weft_plan_add_op(p, &op, NULL, 0, NULL);
             }
     weft_traffic_free(&tm);
-    weft_sim_result r;
-    /* One op carries S / (N x 1) bytes: S = block x ranks. */
-    if (!err)
-        err = weft_sim_plan(c->topo, p, blk * c->ranks, &c->opts, &r, d);
-    else
-        weft_diag_code(d, err);
-    if (!err)
-        *out = r.time_s;
-    weft_plan_free(p);
-    return err;
+    if (err) {
+        weft_plan_free(p);
+        return weft_diag_code(d, err);
+    }
+    *out = p;
+    *psize = blk * c->ranks;
+    return WEFT_OK;
 }
 
-/* Copies over the fabric's ranks, as an all-to-all plan of direct ops:
- * chain, every group's members one after another from its first (each hop
- * after the one before it); else one op per pair (gs 2). Each op moves
- * `size` bytes. */
-static weft_err sim_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
-                           bool chain, uint64_t size, double *out, weft_diag *d)
+/* The plan of copies over the fabric's ranks, as an all-to-all plan of
+ * direct ops: chain, every group's members one after another from its
+ * first (each hop after the one before it); else one op per pair (gs 2).
+ * Each op moves `size` bytes (one op carries S / N bytes: S = size x
+ * ranks). */
+static weft_err plan_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                            bool chain, uint64_t size, weft_plan **out, uint64_t *psize,
+                            weft_diag *d)
 {
     weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
     weft_plan *p = NULL;
@@ -190,16 +244,44 @@ static weft_err sim_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, ui
             err = weft_plan_add_op(p, &op, &prev, i > 0 ? 1 : 0, &id);
             prev = id;
         }
+    if (err) {
+        weft_plan_free(p);
+        return weft_diag_code(d, err);
+    }
+    *out = p;
+    *psize = size * c->ranks;
+    return WEFT_OK;
+}
+
+static weft_err sim_planned(weft_work_ctx *c, weft_plan *p, uint64_t psize, double *out,
+                            weft_diag *d)
+{
     weft_sim_result r;
-    /* One op carries S / N bytes: S = size x ranks. */
-    if (!err)
-        err = weft_sim_plan(c->topo, p, size * c->ranks, &c->opts, &r, d);
-    else
-        weft_diag_code(d, err);
+    weft_err err = weft_sim_plan(c->topo, p, psize, &c->opts, &r, d);
     if (!err)
         *out = r.time_s;
     weft_plan_free(p);
     return err;
+}
+
+/* A uniform all-to-all in every group at once (plan_alltoall). */
+static weft_err sim_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                             uint64_t size, double *out, weft_diag *d)
+{
+    weft_plan *p = NULL;
+    uint64_t psize = 0;
+    weft_err err = plan_alltoall(c, pos, n, gs, size, &p, &psize, d);
+    return err ? err : sim_planned(c, p, psize, out, d);
+}
+
+/* Copies over the fabric's ranks (plan_copies). */
+static weft_err sim_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, uint32_t gs,
+                           bool chain, uint64_t size, double *out, weft_diag *d)
+{
+    weft_plan *p = NULL;
+    uint64_t psize = 0;
+    weft_err err = plan_copies(c, pos, n, gs, chain, size, &p, &psize, d);
+    return err ? err : sim_planned(c, p, psize, out, d);
 }
 
 struct weft__gcache_entry {
@@ -258,6 +340,27 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
     c->gcache[c->gcache_n++] = (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
     *out = t;
     return WEFT_OK;
+}
+
+weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                                uint32_t n, uint32_t gs, uint64_t size, weft_plan **out,
+                                uint64_t *psize, uint32_t *ring, weft_diag *d)
+{
+    *out = NULL;
+    *psize = 0;
+    *ring = 0;
+    if (gs < 2 || size == 0 || n == 0)
+        return WEFT_OK;
+    if (p2p || coll == WEFT_COLL_BROADCAST)
+        return plan_copies(c, pos, n, gs, !p2p, size, out, psize, d);
+    if (coll == WEFT_COLL_ALLTOALL)
+        return plan_alltoall(c, pos, n, gs, size, out, psize, d);
+    weft_err err = scratch(c, n, d);
+    if (err)
+        return err;
+    memcpy(c->scratch, pos, (size_t)n * sizeof *pos);
+    *ring = gs;
+    return plan_rings(c, n, gs, coll, size, out, psize, d);
 }
 
 weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,

@@ -108,6 +108,14 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
  * (chakra_run.c) run their collectives through it. */
 weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
                              uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d);
+/* The plan weft__work_groups_s's simulation runs, for running it beside
+ * others (weft_sim_plans): *out (NULL when nothing moves: gs < 2, size or
+ * n 0; the caller frees it) and its size *psize; for rings, *ring = gs and
+ * the plan holds the transfers weft_sim_rings simulates (a weft_sim_job
+ * with ring = gs, ring_coll = coll), else *ring = 0. */
+weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                                uint32_t n, uint32_t gs, uint64_t size, weft_plan **out,
+                                uint64_t *psize, uint32_t *ring, weft_diag *d);
 /* Releases that cache (weft_work_ctx_free). */
 void weft__work_gcache_free(weft_work_ctx *c);
 
