@@ -159,18 +159,43 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
 /* An op's explicit route: per link, the sum of the shares of the paths
  * that cross it, times the op's chunk count; the latency is that of the
  * slowest path. */
+/* Which part of each path a route covers: all of it, or (circuit epochs)
+ * the head up to the relay after its last OCS, or the tail from there. */
+typedef enum route_part { PART_ALL, PART_HEAD, PART_TAIL } route_part;
+
 static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
-                                   uint32_t *route);
+                                   route_part part, uint32_t *n_links, uint32_t *route);
 
 static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
 {
-    return explicit_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, route);
+    return explicit_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, PART_ALL, NULL,
+                              route);
+}
+
+/* The relay of path k of op: the index of the first compute node after
+ * the path's last OCS, where what the circuit delivered is forwarded on
+ * (len - 1 when that is the destination or there is no OCS). */
+static uint32_t path_relay(const plan_ctx *c, uint32_t op, uint32_t k)
+{
+    uint32_t len = weft_plan_path_len(c->p, op, k), last = len;
+    weft_node_id v;
+    for (uint32_t i = 1; i + 1 < len; i++)
+        if (weft_topo_find_node(c->t, weft_plan_path_node(c->p, op, k, i), &v) &&
+            weft_topo_node_kind(c->t, v) == WEFT_NODE_OCS)
+            last = i;
+    for (uint32_t i = last + 1; i + 1 < len; i++)
+        if (weft_topo_find_node(c->t, weft_plan_path_node(c->p, op, k, i), &v) &&
+            weft_topo_node_kind(c->t, v) == WEFT_NODE_COMPUTE)
+            return i;
+    return len - 1;
 }
 
 /* The same over the paths of epoch `sel` only (SEL_ALL: every path), each
- * share multiplied by scale. */
+ * share multiplied by scale, over the part of each path `part` names;
+ * *n_links (may be NULL) receives the route's link count (a tail route
+ * may have none: then no route is added). */
 static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
-                                   uint32_t *route)
+                                   route_part part, uint32_t *n_links, uint32_t *route)
 {
     const weft_topo *t = c->t;
     uint32_t np = weft_plan_op_num_paths(c->p, op), n = 0;
@@ -178,16 +203,23 @@ static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, doubl
     for (uint32_t k = 0; k < np; k++) {
         if (sel != SEL_ALL && weft_plan_path_epoch(c->p, op, k) != sel)
             continue;
-        uint32_t len = weft_plan_path_len(c->p, op, k);
+        uint32_t len = weft_plan_path_len(c->p, op, k), lo = 0;
+        if (part != PART_ALL) {
+            uint32_t r = path_relay(c, op, k);
+            if (part == PART_HEAD)
+                len = r + 1;
+            else
+                lo = r;
+        }
         double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)) * scale, plat = 0;
         weft_node_id prev = {0};
-        for (uint32_t i = 0; i < len; i++) {
+        for (uint32_t i = lo; i < len; i++) {
             const char *name = weft_plan_path_node(c->p, op, k, i);
             weft_node_id v;
             if (!weft_topo_find_node(t, name, &v))
                 return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: unknown node '%s'",
                                      op, k, name);
-            if (i > 0) {
+            if (i > lo) {
                 weft_link_id l;
                 if (!weft_topo_find_link(t, prev, v, &l))
                     return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: no link %s -> %s",
@@ -209,6 +241,10 @@ static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, doubl
         if (plat > lat)
             lat = plat;
     }
+    if (n_links)
+        *n_links = n;
+    if (part == PART_TAIL && n == 0)
+        return WEFT_OK;
     weft_op op_ = weft_plan_op(c->p, op);
     lat += sim_model_route_extra(c->o, t, weft_topo_rank_node(t, op_.src_rank),
                                  weft_topo_rank_node(t, op_.dst_rank), c->rlink, n,
@@ -621,12 +657,18 @@ static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, 
                 if (weft_plan_path_epoch(p, id, k) == eps[i])
                     sum += weft_rat_to_double(weft_plan_path_share(p, id, k));
             double bytes = (opb ? opb[id] / o->bw_scale : chunk * P * op.count) * sum;
-            uint32_t route, f;
-            if ((err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, &route)) ||
+            uint32_t route, tail = 0, f, g, ntail = 0;
+            if ((err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, PART_HEAD, NULL,
+                                          &route)) ||
+                (err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, PART_TAIL, &ntail,
+                                          &tail)) ||
                 (err = collect_used(c, &x, id, eps[i])))
                 break;
             double w = weighted && bytes > 0 ? epoch_weight(&x, eps[i], bytes, chunk * P) : 1.0;
-            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f))) {
+            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f)) ||
+                (ntail && (err = sim_engine_add_weighted_flow(c->e, tail, bytes, 1, w, &g))) ||
+                (ntail && (err = o->cut_through ? sim_engine_add_ct_dep(c->e, g, f)
+                                                : sim_engine_add_dep(c->e, g, f)))) {
                 weft_diag_code(c->d, err);
                 break;
             }
