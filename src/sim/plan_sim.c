@@ -156,13 +156,13 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
     return WEFT_OK;
 }
 
-/* An op's explicit route: per link, the sum of the shares of the paths
- * that cross it, times the op's chunk count; the latency is that of the
- * slowest path. */
 /* Which part of each path a route covers: all of it, or (circuit epochs)
  * the head up to the relay after its last OCS, or the tail from there. */
 typedef enum route_part { PART_ALL, PART_HEAD, PART_TAIL } route_part;
 
+/* An op's explicit route: per link, the sum of the shares of the paths
+ * that cross it, times the op's chunk count; the latency is that of the
+ * slowest path. */
 static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
                                    route_part part, uint32_t *n_links, uint32_t *route);
 
@@ -370,12 +370,16 @@ static bool all_up(const epoch_ctx *x, size_t lo, size_t hi, uint32_t e)
 }
 
 /* Marks x->chg: OCS i's circuits of epochs e-1 and e differ (a circuit
- * set up or dropped at e). One pass over the circuits, sorted so that a
- * circuit's epochs are consecutive entries: O(circuits). */
+ * set up or dropped at e). One pass over the circuits, sorted and without
+ * repeats, so that a circuit's epochs are consecutive entries:
+ * O(circuits). Circuits named on a node that is no OCS are left to the
+ * verifier (they gate nothing). */
 static void mark_changes(epoch_ctx *x)
 {
     for (size_t i = 0; i < x->ncirc; i++) {
         const ckey4 *k = &x->circ[i];
+        if (x->ocs_index[k->ocs] == UINT32_MAX)
+            continue;
         uint8_t *chg = x->chg + (size_t)x->ocs_index[k->ocs] * x->nepochs;
         bool same = i > 0 && x->circ[i - 1].ocs == k->ocs && x->circ[i - 1].from == k->from &&
                     x->circ[i - 1].to == k->to;
@@ -413,6 +417,11 @@ static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
         x->circ[x->ncirc++] = (ckey4){o.v, a.v, b.v, pc.epoch};
     }
     qsort(x->circ, x->ncirc, sizeof *x->circ, ckey4_cmp);
+    size_t uniq = 0; /* a circuit given twice is one circuit */
+    for (size_t i = 0; i < x->ncirc; i++)
+        if (!uniq || ckey4_cmp(&x->circ[uniq - 1], &x->circ[i]) != 0)
+            x->circ[uniq++] = x->circ[i];
+    x->ncirc = uniq;
     size_t ng = (size_t)x->nocs * x->nepochs;
     x->gate = weft__malloc((ng ? ng : 1) * sizeof *x->gate);
     x->chg = weft__calloc(ng ? ng : 1, sizeof *x->chg);
@@ -535,9 +544,9 @@ static weft_err plan_durations(plan_ctx *c, epoch_ctx *x, const double *opb)
     for (size_t i = 0; i < x->ncirc; i++) {
         const ckey4 *k = &x->circ[i];
         weft_link_id in, out;
-        if (!(cb[i] > 0) || !weft_topo_find_link(t, (weft_node_id){k->from},
-                                                 (weft_node_id){k->ocs}, &in) ||
-            !weft_topo_find_link(t, (weft_node_id){k->ocs}, (weft_node_id){k->to}, &out))
+        weft_node_id o = {k->ocs}, from = {k->from}, to = {k->to};
+        if (!(cb[i] > 0) || x->ocs_index[k->ocs] == UINT32_MAX ||
+            !weft_topo_find_link(t, from, o, &in) || !weft_topo_find_link(t, o, to, &out))
             continue;
         double bw = c->cap[in.v] < c->cap[out.v] ? c->cap[in.v] : c->cap[out.v];
         double *d = &x->dur[(size_t)x->ocs_index[k->ocs] * x->nepochs + k->epoch];
