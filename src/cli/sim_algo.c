@@ -167,6 +167,10 @@ static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, we
 void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len)
 {
     weft_nccl_choice ch;
+    if (a->circuits) {
+        snprintf(buf, len, "%s (circuits: %u configs)", a->name, a->configs);
+        return;
+    }
     if (!a->nccl && a->fabric.channels > 0) {
         snprintf(buf, len, "%s (%u)", a->name, a->fabric.channels); /* rings:auto */
         return;

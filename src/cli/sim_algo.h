@@ -22,6 +22,11 @@ typedef struct cli_sim_algo {
     bool nccl;
     weft_nccl_fabric fabric;
     char built[24]; /* the weft algorithm `plan` runs ("rings:16") */
+    /* optimal with a traffic matrix on a fabric with an OCS: the plan is
+     * the circuit schedule (docs/ocs.md) of `configs` configurations, and
+     * the label says so. */
+    bool circuits;
+    uint32_t configs;
     uint32_t max_ops;
 } cli_sim_algo;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_plot.h"
@@ -253,6 +254,18 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     }
     if (!b->have)
         printf("no bound: %s\n", b->why);
+    if (cli_fabric_has_ocs(t)) {
+        bool circuits = false;
+        for (size_t i = 0; i < n; i++)
+            circuits = circuits || (c[i].res && strcmp(c[i].name, "optimal") == 0 &&
+                                    strstr(c[i].label[0], "circuits"));
+        printf(circuits ? "optimal runs the circuit schedule (docs/ocs.md); the other plans "
+                          "carry no circuits and cross each OCS as a packet switch, as weft "
+                          "bound does\n"
+                        : "no plan carries circuits (a circuit schedule needs --coll alltoall "
+                          "--traffic FILE): each crosses every OCS as a packet switch, as weft "
+                          "bound does\n");
+    }
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         if (c[i].res)
@@ -532,6 +545,10 @@ static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traff
         return e;
     cli_sim_algo_from_plan(&c->algo, p);
     c->algo.name = c->name;
+    if (strcmp(c->name, "optimal") == 0 && cli_fabric_has_ocs(t)) {
+        c->algo.circuits = true; /* cli_build_traffic built the circuit schedule */
+        c->algo.configs = weft_plan_num_epochs(p);
+    }
     return WEFT_OK;
 }
 

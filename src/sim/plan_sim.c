@@ -105,6 +105,7 @@ typedef struct plan_ctx {
     bool epochs;            /* the plan has circuits (weft/plan.h): paths with an
                                epoch are flows of their own (plan_epochs) */
     const weft_sim_opts *o; /* resolved settings */
+    const double *cap;      /* link capacities, bytes/s (sim_model_link_cap) */
     double slice_bytes;     /* wire bytes of one slice of one chunk */
     uint32_t base;          /* engine id of the plan's first flow (weft_sim_plans) */
     weft_diag *d;
@@ -159,21 +160,46 @@ static weft_err ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t
     return WEFT_OK;
 }
 
+/* Which part of each path a route covers: all of it, or (circuit epochs)
+ * the head up to the relay after its last OCS, or the tail from there. */
+typedef enum route_part { PART_ALL, PART_HEAD, PART_TAIL } route_part;
+
 /* An op's explicit route: per link, the sum of the shares of the paths
  * that cross it, times the op's chunk count; the latency is that of the
  * slowest path. */
 static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
-                                   uint32_t *route);
+                                   route_part part, uint32_t *n_links, uint32_t *route);
 
 static weft_err explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
 {
-    return explicit_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, route);
+    return explicit_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, PART_ALL, NULL,
+                              route);
+}
+
+/* The relay of path k of op: the index of the first compute node after
+ * the path's last OCS, where what the circuit delivered is forwarded on
+ * (len - 1 when that is the destination or there is no OCS). */
+static uint32_t path_relay(const plan_ctx *c, uint32_t op, uint32_t k)
+{
+    uint32_t len = weft_plan_path_len(c->p, op, k), last = len;
+    weft_node_id v;
+    for (uint32_t i = 1; i + 1 < len; i++)
+        if (weft_topo_find_node(c->t, weft_plan_path_node(c->p, op, k, i), &v) &&
+            weft_topo_node_kind(c->t, v) == WEFT_NODE_OCS)
+            last = i;
+    for (uint32_t i = last + 1; i + 1 < len; i++)
+        if (weft_topo_find_node(c->t, weft_plan_path_node(c->p, op, k, i), &v) &&
+            weft_topo_node_kind(c->t, v) == WEFT_NODE_COMPUTE)
+            return i;
+    return len - 1;
 }
 
 /* The same over the paths of epoch `sel` only (SEL_ALL: every path), each
- * share multiplied by scale. */
+ * share multiplied by scale, over the part of each path `part` names;
+ * *n_links (may be NULL) receives the route's link count (a tail route
+ * may have none: then no route is added). */
 static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale,
-                                   uint32_t *route)
+                                   route_part part, uint32_t *n_links, uint32_t *route)
 {
     const weft_topo *t = c->t;
     uint32_t np = weft_plan_op_num_paths(c->p, op), n = 0;
@@ -181,16 +207,23 @@ static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, doubl
     for (uint32_t k = 0; k < np; k++) {
         if (sel != SEL_ALL && weft_plan_path_epoch(c->p, op, k) != sel)
             continue;
-        uint32_t len = weft_plan_path_len(c->p, op, k);
+        uint32_t len = weft_plan_path_len(c->p, op, k), lo = 0;
+        if (part != PART_ALL) {
+            uint32_t r = path_relay(c, op, k);
+            if (part == PART_HEAD)
+                len = r + 1;
+            else
+                lo = r;
+        }
         double share = weft_rat_to_double(weft_plan_path_share(c->p, op, k)) * scale, plat = 0;
         weft_node_id prev = {0};
-        for (uint32_t i = 0; i < len; i++) {
+        for (uint32_t i = lo; i < len; i++) {
             const char *name = weft_plan_path_node(c->p, op, k, i);
             weft_node_id v;
             if (!weft_topo_find_node(t, name, &v))
                 return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: unknown node '%s'",
                                      op, k, name);
-            if (i > 0) {
+            if (i > lo) {
                 weft_link_id l;
                 if (!weft_topo_find_link(t, prev, v, &l))
                     return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: no link %s -> %s",
@@ -212,6 +245,10 @@ static weft_err explicit_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, doubl
         if (plat > lat)
             lat = plat;
     }
+    if (n_links)
+        *n_links = n;
+    if (part == PART_TAIL && n == 0)
+        return WEFT_OK;
     weft_op op_ = weft_plan_op(c->p, op);
     lat += sim_model_route_extra(c->o, t, weft_topo_rank_node(t, op_.src_rank),
                                  weft_topo_rank_node(t, op_.dst_rank), c->rlink, n,
@@ -313,6 +350,9 @@ typedef struct epoch_ctx {
     uint32_t *ocs_index; /* node -> OCS number or UINT32_MAX */
     uint32_t nocs;
     uint32_t *gate;      /* nocs x nepochs: gate flow, UINT32_MAX none */
+    uint8_t *chg;        /* nocs x nepochs: circuits of e differ from e-1's */
+    double *dur;         /* nocs x nepochs: planned duration, s (plan_durations) */
+    double total_s;      /* the plan's own time (plan_durations); 0: unweighted */
     ckey4 *used;         /* circuits of the flow being built (epoch unused) */
     size_t nused, used_cap;
 } epoch_ctx;
@@ -333,19 +373,28 @@ static bool all_up(const epoch_ctx *x, size_t lo, size_t hi, uint32_t e)
     return true;
 }
 
-/* Whether OCS node o's circuits of epochs e-1 and e differ. */
-static bool changes(const epoch_ctx *x, uint32_t o, uint32_t e)
+/* Marks x->chg: OCS i's circuits of epochs e-1 and e differ (a circuit
+ * set up or dropped at e). One pass over the circuits, sorted and without
+ * repeats, so that a circuit's epochs are consecutive entries:
+ * O(circuits). Circuits named on a node that is no OCS are left to the
+ * verifier (they gate nothing). */
+static void mark_changes(epoch_ctx *x)
 {
     for (size_t i = 0; i < x->ncirc; i++) {
         const ckey4 *k = &x->circ[i];
-        if (k->ocs != o)
+        if (x->ocs_index[k->ocs] == UINT32_MAX)
             continue;
-        if (k->epoch == e && !has_circuit(x, o, k->from, k->to, e - 1))
-            return true;
-        if (k->epoch == e - 1 && !has_circuit(x, o, k->from, k->to, e))
-            return true;
+        uint8_t *chg = x->chg + (size_t)x->ocs_index[k->ocs] * x->nepochs;
+        bool same = i > 0 && x->circ[i - 1].ocs == k->ocs && x->circ[i - 1].from == k->from &&
+                    x->circ[i - 1].to == k->to;
+        if (k->epoch > 0 && !(same && x->circ[i - 1].epoch + 1 == k->epoch))
+            chg[k->epoch] = 1; /* set up at its epoch */
+        bool next = i + 1 < x->ncirc && x->circ[i + 1].ocs == k->ocs &&
+                    x->circ[i + 1].from == k->from && x->circ[i + 1].to == k->to &&
+                    x->circ[i + 1].epoch == k->epoch + 1;
+        if (k->epoch + 1 < x->nepochs && !next)
+            chg[k->epoch + 1] = 1; /* dropped after it */
     }
-    return false;
 }
 
 static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
@@ -372,10 +421,18 @@ static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
         x->circ[x->ncirc++] = (ckey4){o.v, a.v, b.v, pc.epoch};
     }
     qsort(x->circ, x->ncirc, sizeof *x->circ, ckey4_cmp);
+    size_t uniq = 0; /* a circuit given twice is one circuit */
+    for (size_t i = 0; i < x->ncirc; i++)
+        if (!uniq || ckey4_cmp(&x->circ[uniq - 1], &x->circ[i]) != 0)
+            x->circ[uniq++] = x->circ[i];
+    x->ncirc = uniq;
     size_t ng = (size_t)x->nocs * x->nepochs;
     x->gate = weft__malloc((ng ? ng : 1) * sizeof *x->gate);
-    if (!x->gate)
+    x->chg = weft__calloc(ng ? ng : 1, sizeof *x->chg);
+    x->dur = weft__calloc(ng ? ng : 1, sizeof *x->dur);
+    if (!x->gate || !x->chg || !x->dur)
         return weft_diag_code(c->d, WEFT_ENOMEM);
+    mark_changes(x);
     for (size_t i = 0; i < ng; i++)
         x->gate[i] = UINT32_MAX;
     /* Gates of the OCSes that have circuits. */
@@ -392,7 +449,7 @@ static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
         double delay = weft_rat_to_double(weft_topo_ocs_reconfig_ns(c->t, (weft_node_id){v})) * 1e-9;
         for (uint32_t e = 1; e < x->nepochs && !err; e++) {
             uint32_t route, f;
-            double lat = changes(x, v, e) ? delay : 0;
+            double lat = x->chg[(size_t)oi * x->nepochs + e] ? delay : 0;
             if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, lat, &route)) ||
                 (err = sim_engine_add_flow(c->e, route, 0, 1, &f)))
                 break;
@@ -427,6 +484,118 @@ static weft_err collect_used(plan_ctx *c, epoch_ctx *x, uint32_t id, uint32_t ep
     }
     qsort(x->used, x->nused, sizeof *x->used, ckey4_cmp);
     return WEFT_OK;
+}
+
+/* Planned rates (fluid model, alltoallv plans with circuits). The fluid
+ * model weights each flow by its planned rate (docs/sim.md, "Sharing in
+ * proportion to bytes"): a flow that may take the whole collective by
+ * its bytes, as elsewhere, but a flow of epoch e must cross its circuit
+ * within the epoch, so its weight is its bytes x T / D(e), T the plan's
+ * own time and D(e) the epoch's duration on its OCS. Both come from the
+ * plan as a circuit schedule counts them (weft_synth_a2a_circuits,
+ * docs/ocs.md): D(e) is the busiest circuit of the epoch's bytes / the
+ * circuit's rate (the slower of its two ports); T the larger of every
+ * OCS's epochs plus its delay at each change, and every other link's
+ * bytes / its capacity. When the plan's rates fit every link in every
+ * epoch (they do when the packet flows and an epoch's circuit flows
+ * together stay under the links they share), the level 1/T is feasible
+ * at every moment, so every flow keeps at least its planned rate and the
+ * simulated time is the plan's own plus route latencies. Without this,
+ * epoch flows of equal weight lost to the packet flows beside them on the
+ * GPUs' links, and at delay 0 the first (longest) epoch of a 32-rank
+ * mixnet all-to-all took 469 us instead of 245 us.
+ *
+ * Cost: one walk over every path of the plan (a name lookup per node). */
+static weft_err plan_durations(plan_ctx *c, epoch_ctx *x, const double *opb)
+{
+    const weft_plan *p = c->p;
+    const weft_topo *t = c->t;
+    uint32_t nops = weft_plan_num_ops(p), nl = weft_topo_num_links(t);
+    double *cb = weft__calloc(x->ncirc ? x->ncirc : 1, sizeof *cb),
+           *load = weft__calloc(nl ? nl : 1, sizeof *load);
+    if (!cb || !load) {
+        weft__free(cb);
+        weft__free(load);
+        return weft_diag_code(c->d, WEFT_ENOMEM);
+    }
+    for (uint32_t id = 0; id < nops; id++) {
+        weft_op op = weft_plan_op(p, id);
+        if (op.kind == WEFT_OP_NOP || op.count == 0 || op.src_rank.v == op.dst_rank.v)
+            continue;
+        uint32_t np = weft_plan_op_num_paths(p, id);
+        for (uint32_t k = 0; k < np; k++) {
+            double b = opb[id] / c->o->bw_scale *
+                       weft_rat_to_double(weft_plan_path_share(p, id, k));
+            uint32_t len = weft_plan_path_len(p, id, k), ep = weft_plan_path_epoch(p, id, k);
+            weft_node_id prev = {0}, v = {0}, next;
+            for (uint32_t j = 0; j < len; j++, prev = v) {
+                if (!weft_topo_find_node(t, weft_plan_path_node(p, id, k, j), &v))
+                    break; /* explicit_route_sel reports it */
+                weft_link_id l;
+                if (j > 0 && weft_topo_find_link(t, prev, v, &l))
+                    load[l.v] += b;
+                if (ep == WEFT_PLAN_NO_EPOCH || j == 0 || j + 1 >= len ||
+                    x->ocs_index[v.v] == UINT32_MAX ||
+                    !weft_topo_find_node(t, weft_plan_path_node(p, id, k, j + 1), &next))
+                    continue;
+                ckey4 key = {v.v, prev.v, next.v, ep};
+                const ckey4 *hit = bsearch(&key, x->circ, x->ncirc, sizeof key, ckey4_cmp);
+                if (hit)
+                    cb[hit - x->circ] += b;
+            }
+        }
+    }
+    for (size_t i = 0; i < x->ncirc; i++) {
+        const ckey4 *k = &x->circ[i];
+        weft_link_id in, out;
+        weft_node_id o = {k->ocs}, from = {k->from}, to = {k->to};
+        if (!(cb[i] > 0) || x->ocs_index[k->ocs] == UINT32_MAX ||
+            !weft_topo_find_link(t, from, o, &in) || !weft_topo_find_link(t, o, to, &out))
+            continue;
+        double bw = c->cap[in.v] < c->cap[out.v] ? c->cap[in.v] : c->cap[out.v];
+        double *d = &x->dur[(size_t)x->ocs_index[k->ocs] * x->nepochs + k->epoch];
+        if (cb[i] / bw > *d)
+            *d = cb[i] / bw;
+    }
+    double total = 0;
+    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
+        uint32_t oi = x->ocs_index[v];
+        if (oi == UINT32_MAX)
+            continue;
+        double delay = weft_rat_to_double(weft_topo_ocs_reconfig_ns(t, (weft_node_id){v})) * 1e-9,
+               sum = 0;
+        for (uint32_t e = 0; e < x->nepochs; e++)
+            sum += x->dur[(size_t)oi * x->nepochs + e] +
+                   (x->chg[(size_t)oi * x->nepochs + e] ? delay : 0);
+        if (sum > total)
+            total = sum;
+    }
+    for (uint32_t l = 0; l < nl; l++) {
+        weft_link_id li = {l};
+        if (x->ocs_index[weft_topo_link_src(t, li).v] != UINT32_MAX ||
+            x->ocs_index[weft_topo_link_dst(t, li).v] != UINT32_MAX)
+            continue;
+        if (load[l] / c->cap[l] > total)
+            total = load[l] / c->cap[l];
+    }
+    x->total_s = total;
+    weft__free(cb);
+    weft__free(load);
+    return WEFT_OK;
+}
+
+/* The weight of a flow of epoch ep over the circuits x->used: its bytes
+ * over a uniform slice's (as build_flows weighs the op's other paths) x
+ * T / D, D the longest planned duration of ep on the OCSes it crosses. */
+static double epoch_weight(const epoch_ctx *x, uint32_t ep, double bytes, double slice)
+{
+    double d = 0;
+    for (size_t i = 0; i < x->nused; i++) {
+        double di = x->dur[(size_t)x->ocs_index[x->used[i].ocs] * x->nepochs + ep];
+        d = di > d ? di : d;
+    }
+    double w = bytes / slice;
+    return d > 0 && x->total_s > d ? w * (x->total_s / d) : w;
 }
 
 /* Gates of flow f (epoch ep) on each OCS its circuits cross: f waits for
@@ -472,6 +641,11 @@ static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, 
     uint32_t *xstart = weft__malloc(((size_t)nops + 1) * sizeof *xstart), *eps = NULL;
     size_t eps_cap = 0;
     weft_err err = xstart ? read_circuits(c, &x) : weft_diag_code(c->d, WEFT_ENOMEM);
+    /* Planned rates weigh the fluid model's flows of an alltoallv plan
+     * (build_flows; plan_durations). */
+    bool weighted = opb && o->model == WEFT_SIM_FLUID;
+    if (!err && weighted)
+        err = plan_durations(c, &x, opb);
     uint32_t first = sim_engine_num_flows(c->e);
     for (uint32_t id = 0; id < nops && !err; id++) {
         xstart[id] = sim_engine_num_flows(c->e);
@@ -496,15 +670,22 @@ static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, 
                 if (weft_plan_path_epoch(p, id, k) == eps[i])
                     sum += weft_rat_to_double(weft_plan_path_share(p, id, k));
             double bytes = (opb ? opb[id] / o->bw_scale : chunk * P * op.count) * sum;
-            uint32_t route, f;
-            if ((err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, &route)))
+            uint32_t route, tail = 0, f, g, ntail = 0;
+            if ((err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, PART_HEAD, NULL,
+                                          &route)) ||
+                (err = explicit_route_sel(c, id, eps[i], 1 / sum / op.count, PART_TAIL, &ntail,
+                                          &tail)) ||
+                (err = collect_used(c, &x, id, eps[i])))
                 break;
-            if ((err = sim_engine_add_flow(c->e, route, bytes, 1, &f))) {
+            double w = weighted && bytes > 0 ? epoch_weight(&x, eps[i], bytes, chunk * P) : 1.0;
+            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f)) ||
+                (ntail && (err = sim_engine_add_weighted_flow(c->e, tail, bytes, 1, w, &g))) ||
+                (ntail && (err = o->cut_through ? sim_engine_add_ct_dep(c->e, g, f)
+                                                : sim_engine_add_dep(c->e, g, f)))) {
                 weft_diag_code(c->d, err);
                 break;
             }
-            if (!(err = collect_used(c, &x, id, eps[i])))
-                err = gate_flow(c, &x, f, eps[i]);
+            err = gate_flow(c, &x, f, eps[i]);
         }
     }
     if (!err)
@@ -533,6 +714,8 @@ static weft_err build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, 
     weft__free(x.circ);
     weft__free(x.ocs_index);
     weft__free(x.gate);
+    weft__free(x.chg);
+    weft__free(x.dur);
     weft__free(x.used);
     return err;
 }
@@ -717,6 +900,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     }
     cls.nl = nl;
     cls.nf = weft_plan_num_ops(p);
+    c.cap = cap;
     if ((err = weft_paths_new(t, &c.paths)))
         goto fail;
     /* Shaped links (burst= peak=, tc-tbf(8)) get a token bucket each, the

@@ -7,7 +7,8 @@
 # configuration at 1 s; it verifies, and two corrupted copies (a circuit
 # removed, a port in two circuits) fail with the exact message and line;
 # weft sim --traffic A,B,A runs three all-to-alls and charges the
-# reconfiguration between them.
+# reconfiguration between them. --compare and --compare-fabrics name the
+# circuit schedule.
 # Run by CTest as: bash ocs.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$2" && pwd)
@@ -83,5 +84,18 @@ expect_out_has '"time_s": 0.000298641' # fluid model: links shared by bytes (doc
 check "three matrices" test "$(grep -c '"traffic"' "$CHECK_OUT_")" = 3
 run sim "$F" --coll alltoall --algo optimal --traffic m.tm,m2.tm --plan c0.plan
 expect_rc 2
+
+# --compare and --compare-fabrics run the circuit schedule as optimal and
+# say so; the other plans cross the OCS as a switch, and the table says that.
+run sim "$F" --coll alltoall --traffic m.tm --compare --model fluid
+expect_rc 0
+expect_out_has '  1  optimal (circuits: 9 configs)'
+expect_out_has 'optimal runs the circuit schedule (docs/ocs.md); the other plans carry no circuits and cross each OCS as a packet switch, as weft bound does'
+run sim "$F" --coll alltoall --size 1M --compare --model fluid
+expect_rc 0
+expect_out_has 'no plan carries circuits (a circuit schedule needs --coll alltoall --traffic FILE): each crosses every OCS as a packet switch, as weft bound does'
+run sim --compare-fabrics "$F",clos:hosts=4,gpus=2,nics=2 --coll alltoall --traffic m.tm --model fluid --json
+expect_rc 0
+expect_out_has '"algo": "optimal (circuits: 9 configs)",'
 
 finish
