@@ -29,16 +29,12 @@
  *
  * Waiting polls first and sleeps only when polling stops paying. The poll
  * phase lasts up to the endpoint's spin budget: between polls it pauses the
- * CPU for the first SHM_YIELD_AFTER_NS, then (at once when more ranks share
- * this host than it has CPUs, oversubscribed) calls sched_yield so that a
- * peer or another process waiting for our core gets it (on an idle host the
- * yield returns at once; as region.c's waits do). The budget adapts between
- * SHM_SPIN_MIN_NS and SHM_SPIN_MAX_NS: it grows by a quarter when polling
- * found work, rises to cover a wait that slept but was shorter than the
- * maximum, and shrinks by an eighth after a wait longer than the maximum
- * (adapt_after_sleep), so a rank whose peers answer in microseconds keeps
- * polling and one whose peers are descheduled for milliseconds soon stops
- * burning its time slice. Then
+ * CPU, or, when more ranks share this host than it has CPUs (oversubscribed),
+ * calls sched_yield so that a peer waiting for our core gets it. The budget
+ * adapts between SHM_SPIN_MIN_NS and SHM_SPIN_MAX_NS: it halves when a wait
+ * had to sleep and grows by a quarter when polling found work, so a rank
+ * whose peers answer in microseconds keeps polling and one whose peers are
+ * descheduled for milliseconds quickly stops burning its time slice. Then
  * it sleeps on the rank's doorbell (bell.h) in its own segment header,
  * which a peer rings after it moved a head or tail or changed state; the
  * bell's re-check is "could any ring move now". Sleeps last at most
@@ -80,7 +76,6 @@
 #define SHM_SPIN_MIN_NS 20000LL
 #define SHM_SPIN_START_NS 50000LL
 #define SHM_SPIN_MAX_NS 200000LL
-#define SHM_YIELD_AFTER_NS 10000LL
 #define SHM_MAGIC 0x31304d4853544657ULL /* "WFTSHM01" */
 
 enum { SEG_ALIVE = 1, SEG_CLOSED = 2, SEG_ABORTED = 3 };
@@ -530,30 +525,6 @@ static void sleep_on_bell(weft__xport *x, int64_t nap)
     weft__bell_sleep(&hdr_of(x->mine)->bell, any_can_move, x, nap);
 }
 
-/* The budget after a wait that slept and ended (work or timeout) `took`
- * ns after it began. Halving on every wait that slept, as the budget once
- * did, made two stable states (issue 17's bimodal 2-rank reduce): a run
- * whose budget fell below its typical wait (a 2-rank reduce's root waits
- * 30-150 us for each slot of its peer's result) slept on every wait, so
- * the budget never grew again and each wait paid a futex wake-up, while a
- * run that started above polled through the same waits and kept it. So a
- * wait that slept but was short enough to poll through (under the maximum
- * budget) raises the budget to cover it with a quarter to spare; only
- * waits longer than the maximum, where sleeping pays, lower it, by an
- * eighth so that a few long waits among short ones (a peer descheduled
- * now and then) do not undo what the short ones need. */
-static void adapt_after_sleep(weft__xport *x, int64_t took)
-{
-    if (took < SHM_SPIN_MAX_NS) {
-        int64_t want = took + took / 4;
-        if (want > SHM_SPIN_MAX_NS) want = SHM_SPIN_MAX_NS;
-        if (x->spin_ns < want) x->spin_ns = want;
-    } else {
-        x->spin_ns -= x->spin_ns / 8;
-        if (x->spin_ns < SHM_SPIN_MIN_NS) x->spin_ns = SHM_SPIN_MIN_NS;
-    }
-}
-
 static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_diag *d)
 {
     int64_t start = 0, now = 0;
@@ -568,8 +539,6 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
             if (polls && !slept) {
                 x->spin_ns += x->spin_ns / 4;
                 if (x->spin_ns > SHM_SPIN_MAX_NS) x->spin_ns = SHM_SPIN_MAX_NS;
-            } else if (slept) {
-                adapt_after_sleep(x, weft__now_ns() - start);
             }
             return WEFT_OK;
         }
@@ -583,18 +552,19 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
                 if (e) return e;
                 x->next_check = now + SHM_CHECK_NS;
             }
-            if (now - start >= wait_ns) {
-                if (slept) adapt_after_sleep(x, now - start);
-                return WEFT_OK;
-            }
+            if (now - start >= wait_ns) return WEFT_OK;
         }
         if (!slept && now - start < x->spin_ns) {
-            if (polls >= 4 && (x->oversub || now - start >= SHM_YIELD_AFTER_NS))
+            if (x->oversub && polls >= 4)
                 sched_yield();
             else
                 for (int i = 0; i < 8; i++)
                     weft__poll_pause();
             continue;
+        }
+        if (!slept) {
+            x->spin_ns /= 2;
+            if (x->spin_ns < SHM_SPIN_MIN_NS) x->spin_ns = SHM_SPIN_MIN_NS;
         }
         slept = true;
         int64_t nap = wait_ns - (now - start);
