@@ -144,7 +144,8 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
                                  (unsigned long long)nd->id, nd->name, why);
         }
     }
-    qsort(ids, n, sizeof *ids, id_cmp);
+    if (n)
+        qsort(ids, n, sizeof *ids, id_cmp);
     for (size_t i = 1; i < n; i++)
         if (ids[i].id == ids[i - 1].id) {
             weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice", r->file,
@@ -801,7 +802,8 @@ static weft_err job_plan(run *R, uint32_t j)
         if (op.src_rank.v != op.dst_rank.v)
             pair[np++] = (uint64_t)op.src_rank.v << 32 | op.dst_rank.v;
     }
-    qsort(pair, np, sizeof *pair, u64_cmp);
+    if (np)
+        qsort(pair, np, sizeof *pair, u64_cmp);
     size_t start = R->njlink;
     for (uint32_t q = 0; q < np && !err; q++) {
         if (q && pair[q] == pair[q - 1])
@@ -816,7 +818,8 @@ static weft_err job_plan(run *R, uint32_t j)
             err = weft_diag_code(R->d, WEFT_ENOMEM);
             break;
         }
-        memcpy(R->jlink + R->njlink, rt.link, rt.n * sizeof *rt.link);
+        if (rt.n)
+            memcpy(R->jlink + R->njlink, rt.link, rt.n * sizeof *rt.link);
         R->njlink += rt.n;
     }
     weft__free(pair);
@@ -824,7 +827,8 @@ static weft_err job_plan(run *R, uint32_t j)
         return err;
     uint32_t *l = R->jlink + start;
     size_t n = R->njlink - start, u = 0;
-    qsort(l, n, sizeof *l, u32_cmp);
+    if (n)
+        qsort(l, n, sizeof *l, u32_cmp);
     for (size_t q = 0; q < n; q++)
         if (!u || l[q] != l[u - 1])
             l[u++] = l[q];
@@ -869,8 +873,10 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
     R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
                        j, 0, 0, NULL, 0, 0, false};
     R->cflag[j] = 0;
-    memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
-    memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
+    if (n)
+        memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
+    if (nmem)
+        memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
     R->njpos += n;
     R->njmem += nmem;
     weft_err err;
@@ -1087,7 +1093,8 @@ static weft_err launch(run *R, double t)
             mem[nmem++] = R->psend[q];
         }
         /* Pairs and ends in message order. */
-        qsort(mem, nmem, sizeof *mem, u32_cmp);
+        if (nmem)
+            qsort(mem, nmem, sizeof *mem, u32_cmp);
         if (weft__grow((void **)&R->pos, &R->cappos, (size_t)2 * nmem, sizeof *R->pos)) {
             weft__free(mem);
             return weft_diag_code(R->d, WEFT_ENOMEM);
@@ -1410,7 +1417,8 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
         o->nodes = w->r[r].t.n;
         for (size_t i = 0; i < w->r[r].t.n; i++)
             o->end_s = fmax(o->end_s, s->end[i]);
-        qsort(s->comm, s->ncomm, sizeof *s->comm, span_cmp);
+        if (s->ncomm)
+            qsort(s->comm, s->ncomm, sizeof *s->comm, span_cmp);
         for (size_t i = 0; i < s->ncomp; i++)
             o->compute_s += s->comp[i].t1 - s->comp[i].t0;
         for (size_t i = 0; i < s->ncomm; i++)
