@@ -11,10 +11,11 @@
 #include "base/file.h"
 #include "plan/plan_internal.h"
 
-#define LINE_MAX_BYTES 65536u
-/* The most tokens a line may have: an op with many paths. Lines are at most
- * LINE_MAX_BYTES, so this bound is never the limiting one. */
-#define MAX_TOKENS (LINE_MAX_BYTES / 2 + 1)
+/* An op with paths in many circuit epochs is one long line (a 128-rank
+ * mixnet circuit plan writes 83,016 bytes), so lines may be long; the token
+ * array is sized by the text's most tokens on a line (max_tokens), never by
+ * this bound. */
+#define LINE_MAX_BYTES 16777216u
 
 /* A token: bytes [s, s+len) at 1-based column col. */
 typedef struct tok {
@@ -30,6 +31,7 @@ typedef struct fwd_dep {
 
 typedef struct parser {
     const char *name;
+    size_t max_tokens; /* the token array's size: the most tokens of a line + 1 */
     uint32_t line;
     weft_diag *d;
     weft_plan_info info;
@@ -264,7 +266,7 @@ static weft_err parse_traffic(parser *ps, const tok *t, size_t nt)
                     "column %u",
                     want_row, want_col, row, col);
     if (nt - 3 > n - col)
-        return fail(ps, 3 + (size_t)(n - col) < MAX_TOKENS ? t[3 + (n - col)].col : t[0].col,
+        return fail(ps, 3 + (size_t)(n - col) < ps->max_tokens ? t[3 + (n - col)].col : t[0].col,
                     "row %u has %u entries; this line goes past its end", row, n);
     if (!ps->traffic) {
         ps->traffic = weft__calloc(nn, sizeof *ps->traffic);
@@ -616,7 +618,7 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
     weft_err e = check_bytes(ps, s, n);
     if (e)
         return e;
-    size_t nt = split(s, n, toks, MAX_TOKENS);
+    size_t nt = split(s, n, toks, ps->max_tokens);
     if (nt == 0)
         return WEFT_OK;
     if (!ps->magic) {
@@ -654,7 +656,29 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
     ps.d = d;
     ps.info.inplace = true;
     weft_err e = WEFT_OK;
-    tok *toks = weft__malloc(MAX_TOKENS * sizeof *toks);
+    /* The most tokens a line has (counted over at most LINE_MAX_BYTES of
+     * each line; a longer one is reported below): the token array holds
+     * what the text needs, not what the limit would allow. */
+    size_t most = 0, ntok = 0, col = 0;
+    bool in_tok = false;
+    for (size_t at = 0; at < len; at++) {
+        char ch = text[at];
+        if (ch == '\n') {
+            most = ntok > most ? ntok : most;
+            ntok = col = 0;
+            in_tok = false;
+            continue;
+        }
+        if (++col > LINE_MAX_BYTES)
+            continue;
+        bool sep = ch == ' ' || ch == '\t' || ch == '\r' || ch == '#';
+        if (!sep && !in_tok)
+            ntok++;
+        in_tok = !sep;
+    }
+    most = ntok > most ? ntok : most;
+    ps.max_tokens = most + 1;
+    tok *toks = weft__malloc(ps.max_tokens * sizeof *toks);
     if (!toks)
         return oom(&ps);
     size_t pos = 0;
