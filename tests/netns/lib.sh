@@ -30,3 +30,34 @@ netns_cleanup() {
 
 # Creates a namespace that is deleted on exit.
 mkns() { ip netns add "$1" || die "ip netns add $1"; CREATED+=("$1"); }
+
+# two_nic_hosts N RATE: the switch namespace $SW with bridges br0 and br1,
+# and hosts $P-h0 .. $P-h(N-1), each with two veths, eth0 to br0
+# (198.18.0.(i+1)/24) and eth1 to br1 (198.19.0.(i+1)/24), MTU 9000, every
+# veth limited to RATE by tbf in both directions (nics.sh, relay.sh).
+two_nic_hosts() {
+    local n=$1 rate=$2 b i H
+    mkns "$SW"
+    for b in 0 1; do
+        ip -n "$SW" link add br$b type bridge || die "cannot create a bridge (no bridge support?)"
+        ip -n "$SW" link set br$b up || die "br$b up"
+    done
+    for ((i = 0; i < n; i++)); do
+        H=$P-h$i
+        mkns "$H"
+        ip -n "$H" link set lo up || die "lo up in h$i"
+        for b in 0 1; do
+            ip link add eth$b netns "$H" type veth peer name p$i$b netns "$SW" || die "veth h$i eth$b"
+            ip -n "$SW" link set p$i$b mtu 9000 || die "mtu p$i$b"
+            ip -n "$H" link set eth$b mtu 9000 || die "mtu eth$b in h$i"
+            ip -n "$SW" link set p$i$b master br$b || die "bridge port p$i$b"
+            ip -n "$SW" link set p$i$b up || die "p$i$b up"
+            ip -n "$H" addr add 198.$((18 + b)).0.$((i + 1))/24 dev eth$b || die "address h$i eth$b"
+            ip -n "$H" link set eth$b up || die "eth$b up in h$i"
+            tc -n "$H" qdisc add dev eth$b root tbf rate "$rate" burst 64kb latency 100ms ||
+                die "tbf on h$i eth$b (kernel without sch_tbf?)"
+            tc -n "$SW" qdisc add dev p$i$b root tbf rate "$rate" burst 64kb latency 100ms ||
+                die "tbf on p$i$b"
+        done
+    done
+}

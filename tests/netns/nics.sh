@@ -26,29 +26,7 @@ RATE=400mbit
 . "$SRC/tests/netns/lib.sh"
 netns_begin weftn
 
-mkns "$SW"
-for b in 0 1; do
-    ip -n "$SW" link add br$b type bridge || die "cannot create a bridge (no bridge support?)"
-    ip -n "$SW" link set br$b up || die "br$b up"
-done
-for i in 0 1 2 3; do
-    H=$P-h$i
-    mkns "$H"
-    ip -n "$H" link set lo up || die "lo up in h$i"
-    for b in 0 1; do
-        ip link add eth$b netns "$H" type veth peer name p$i$b netns "$SW" || die "veth h$i eth$b"
-        ip -n "$SW" link set p$i$b mtu 9000 || die "mtu p$i$b"
-        ip -n "$H" link set eth$b mtu 9000 || die "mtu eth$b in h$i"
-        ip -n "$SW" link set p$i$b master br$b || die "bridge port p$i$b"
-        ip -n "$SW" link set p$i$b up || die "p$i$b up"
-        ip -n "$H" addr add 198.$((18 + b)).0.$((i + 1))/24 dev eth$b || die "address h$i eth$b"
-        ip -n "$H" link set eth$b up || die "eth$b up in h$i"
-        tc -n "$H" qdisc add dev eth$b root tbf rate $RATE burst 64kb latency 100ms ||
-            die "tbf on h$i eth$b (kernel without sch_tbf?)"
-        tc -n "$SW" qdisc add dev p$i$b root tbf rate $RATE burst 64kb latency 100ms ||
-            die "tbf on p$i$b"
-    done
-done
+two_nic_hosts 4 "$RATE"
 echo "# fabric: 4 namespaces $P-h0..h3, two NICs each (eth0 -> br0, eth1 -> br1), $RATE per NIC and direction"
 
 "$WEFT" plan switch:4 --coll allreduce --algo ring -o "$TMP/ring.plan" >/dev/null ||
