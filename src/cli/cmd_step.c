@@ -112,7 +112,9 @@ static const cli_syntax step_syntax = {
 
 #define GIB 1073741824.0
 
-static int u32_flag(const cli_args *a, const char *name, uint32_t *out)
+/* Flag --name, when given, as a whole number from lo to hi. */
+static int whole_flag(const cli_args *a, const char *name, uint64_t lo, uint64_t hi,
+                      uint64_t *out)
 {
     const char *v = cli_args_get(a, name);
     if (!v)
@@ -120,11 +122,19 @@ static int u32_flag(const cli_args *a, const char *name, uint32_t *out)
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *end || errno || x == 0 || x > 100000000ull || *v == '-' || *v == '+')
-        return cli_usage_error(&step_syntax, "bad --%s '%s': a whole number from 1 to 100000000",
-                               name, v);
-    *out = (uint32_t)x;
+    if (!*v || *end || errno || x < lo || x > hi || *v == '-' || *v == '+')
+        return cli_usage_error(&step_syntax, "bad --%s '%s': a whole number from %llu to %llu",
+                               name, v, (unsigned long long)lo, (unsigned long long)hi);
+    *out = x;
     return CLI_EXIT_OK;
+}
+
+static int u32_flag(const cli_args *a, const char *name, uint32_t *out)
+{
+    uint64_t x = *out;
+    int rc = whole_flag(a, name, 1, 100000000ull, &x);
+    *out = (uint32_t)x;
+    return rc;
 }
 
 static void list_models(void)
@@ -231,19 +241,12 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
         return cli_usage_error(&step_syntax, "bad --fp8-format '%s': hybrid or e4m3", f8);
     if (f8)
         p->prec = WEFT_PREC_FP8;
-    const char *sk = cli_args_get(a, "moe-skew"), *sd = cli_args_get(a, "seed");
+    const char *sk = cli_args_get(a, "moe-skew");
     if (sk && (rc = cli_flag_skew(&step_syntax, "--moe-skew", sk, &p->moe_zipf,
                                   &p->moe_zipf_milli)))
         return rc;
-    if (sd) {
-        char *end;
-        errno = 0;
-        unsigned long long x = strtoull(sd, &end, 10);
-        if (!*sd || *end || errno || *sd == '-' || *sd == '+')
-            return cli_usage_error(&step_syntax, "bad --seed '%s': a whole number from 0 to %llu",
-                                   sd, (unsigned long long)UINT64_MAX);
-        p->moe_seed = x;
-    }
+    if ((rc = whole_flag(a, "seed", 0, UINT64_MAX, &p->moe_seed)))
+        return rc;
     p->dist_opt = cli_args_has(a, "use-distributed-optimizer");
     p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");
     const char *ord = cli_args_get(a, "order");
