@@ -5,7 +5,8 @@
  * weft's allreduce runs single-pass on it: coll_shared.c), with "ordinary"
  * private memory from aligned_alloc, as unmodified MPI programs and `weft
  * perf` have; each size's line names the path weft took: "small" for the
- * eager path of coll_small.c, "shared", "cma" for the single-copy path
+ * eager path of coll_small.c, "pipe" for the pipelined eager path of
+ * coll_eager.c, "shared", "cma" for the single-copy path
  * of coll_cma.c, or "ordinary" (the transport's slots)), float sum, rank r contributing r+1 so every
  * result is exact and checked), sizes 1 KiB to the maximum (default 256
  * MiB) in x4 steps; each size is timed as the slowest rank's time over a
@@ -215,11 +216,12 @@ int main(int argc, char **argv)
         j.count = bytes / sizeof(float);
         int iters = iterations(bytes);
         uint64_t fast0 = weft__region_fast_calls(wc), small0 = weft__region_small_calls(wc);
-        uint64_t cma0 = weft__region_cma_calls(wc);
+        uint64_t cma0 = weft__region_cma_calls(wc), pipe0 = weft__region_pipe_calls(wc);
         double tw = timed(&j, 1, iters);
         const char *path = weft__region_small_calls(wc) > small0 ? "small"
                            : weft__region_fast_calls(wc) > fast0  ? "shared"
                            : weft__region_cma_calls(wc) > cma0    ? "cma"
+                           : weft__region_pipe_calls(wc) > pipe0  ? "pipe"
                                                                   : "ordinary";
         double tm = timed(&j, 0, iters);
         if (tw < 0 || tm < 0) bad = 1;

@@ -187,7 +187,17 @@ typedef struct weft_comm_config {
      * per rank); docs/netns.md, "Relaying through host-mates". Every rank
      * must give the same (checked at init). */
     uint64_t relay_min;
+    /* CPUs this host gives its ranks; 0: detect (the online CPUs, capped by
+     * the cgroup's CPU quota, as a container limited to 2 CPUs of a larger
+     * machine has). With more ranks on a host than this, the shared-memory
+     * paths wait by yielding and sleeping instead of polling and let only
+     * this many ranks copy (docs/run.md, "Waits"). Ranks of one host must
+     * agree (checked at init). */
+    uint32_t cpus;
 } weft_comm_config;
+
+/* Largest config cpus (WEFT_CPUS). */
+#define WEFT_MAX_CPUS 65536u
 
 /* What WEFT_RELAY=on sets relay_min to (docs/netns.md has the
  * measurement). */
@@ -203,13 +213,15 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_TIMEOUT (seconds, decimal allowed), WEFT_TRANSPORT (auto|shm|tcp),
  *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
  *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST,
- *   WEFT_RELAY (off, on = WEFT_RELAY_DEFAULT_MIN, or bytes with K, M, G).
+ *   WEFT_RELAY (off, on = WEFT_RELAY_DEFAULT_MIN, or bytes with K, M, G),
+ *   WEFT_CPUS (1 .. WEFT_MAX_CPUS).
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
  * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
- * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST, WEFT_RELAY) into c,
+ * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST, WEFT_RELAY,
+ * WEFT_CPUS) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 

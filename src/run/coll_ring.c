@@ -41,6 +41,7 @@
 #include "base/alloc.h"
 #include "run/coll.h"
 #include "run/coll_cma.h"
+#include "run/coll_eager.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/coll_small.h"
@@ -282,6 +283,8 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     bool ran;
     e = weft__shared_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
     if (e || ran) return e;
+    if (weft__eager_fits(c, WEFT_COLL_ALLREDUCE, count * es))
+        return weft__eager_allreduce(c, sendbuf, recvbuf, count, &red, d);
     if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
     e = weft__cma_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
@@ -404,6 +407,8 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         bool ran;
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
         if (e || ran) return e;
+        if (weft__eager_fits(c, WEFT_COLL_BROADCAST, bytes))
+            return weft__eager_broadcast(c, sendbuf, recvbuf, count, es, root, d);
         e = weft__cma_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
         if (e || ran) return e;
     }
@@ -458,6 +463,8 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
+    if (weft__eager_fits(c, WEFT_COLL_REDUCE, total))
+        return weft__eager_reduce(c, sendbuf, recvbuf, count, &red, root, d);
     e = weft__cma_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
     if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;

@@ -56,14 +56,18 @@
  * chain takes n - 1 message latencies, where the eager path takes one
  * barrier. Not measured beyond 2 ranks on CPUs of their own (the
  * development host has 2 CPUs); with 2 the allreduce's limit applies. */
-#define SMALL_MAX_READ_MANY ((size_t)8 << 10)
+#ifndef WEFT_SMALL_READ_MANY
+#define WEFT_SMALL_READ_MANY ((size_t)8 << 10)
+#endif
+#define SMALL_MAX_READ_MANY WEFT_SMALL_READ_MANY
 
 bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 {
     size_t eager = weft__region_eager_bytes(c);
     if (!eager || bytes > eager) return false;
-    size_t limit =
-        weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED : SMALL_MAX_TRAFFIC;
+    size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
+                   : c->size == 2                  ? SMALL_MAX_TRAFFIC
+                                                   : SMALL_MAX_READ_MANY;
     return bytes * (c->size - 1) <= limit;
 }
 

@@ -18,6 +18,7 @@
 #include "run/clock.h"
 #include "run/comm_internal.h"
 #include "run/comm_setup.h"
+#include "run/host_cpus.h"
 #include "run/liveness.h"
 #include "run/select.h"
 #include "run/transport/shm/leftovers.h"
@@ -32,6 +33,7 @@ typedef struct card {
     uint64_t host;
     uint32_t transport, tcp_conns, nifs, timeout_ms;
     uint64_t relay_min;
+    uint32_t cpus, pad;
 } card;
 
 static weft_err check_config(const weft_comm_config *cfg, weft_diag *d)
@@ -45,6 +47,9 @@ static weft_err check_config(const weft_comm_config *cfg, weft_diag *d)
     if (cfg->tcp_conns > WEFT_MAX_TCP_CONNS)
         return weft_diag_set(d, WEFT_EINVAL, "comm: %u TCP connections per peer (at most %u)",
                              cfg->tcp_conns, WEFT_MAX_TCP_CONNS);
+    if (cfg->cpus > WEFT_MAX_CPUS)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: %u CPUs (at most %u)", cfg->cpus,
+                             WEFT_MAX_CPUS);
     if ((unsigned)cfg->transport > WEFT_TRANSPORT_TCP)
         return weft_diag_set(d, WEFT_EINVAL, "comm: unknown transport choice %d",
                              (int)cfg->transport);
@@ -147,7 +152,8 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
                .tcp_conns = conns,
                .nifs = nifs,
                .timeout_ms = (uint32_t)(c->timeout_ns / 1000000),
-               .relay_min = cfg->relay_min};
+               .relay_min = cfg->relay_min,
+               .cpus = cfg->cpus ? cfg->cpus : weft__host_cpus_detect()};
     e = WEFT_ENOMEM;
     cards = weft__calloc(n, sizeof *cards);
     addrs = weft__calloc(n, 2 * WEFT__XPORT_ADDR_BYTES);
@@ -172,6 +178,8 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
             what = "the timeout (WEFT_TIMEOUT)";
         else if (k->relay_min != me.relay_min)
             what = "relaying (WEFT_RELAY)";
+        else if (k->host == me.host && k->cpus != me.cpus)
+            what = "the CPUs of their host (WEFT_CPUS)";
         if (what) {
             e = weft_diag_set(d, WEFT_EINVAL, "comm: rank %u and rank %u disagree on %s", c->rank,
                               r, what);
@@ -186,6 +194,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
         c->host_first[r] = f;
     }
     c->relay_min = cfg->relay_min;
+    c->host_cpus = me.cpus;
     bool need_shm = false, need_tcp = false;
     for (uint32_t r = 0; r < n; r++) {
         if (r == c->rank) {
@@ -212,6 +221,7 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
                              .ifaddrs = ifs,
                              .nifaddrs = nifs,
                              .conns = conns,
+                             .host_cpus = me.cpus,
                              .netns = cfg->netns};
     unsigned char secret[WEFT_SECRET_BYTES];
     memcpy(secret, cfg->secret, sizeof secret);

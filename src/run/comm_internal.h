@@ -57,6 +57,9 @@ struct weft_comm {
      * comm.c), the same on every rank; and config relay_min (select.c). */
     uint32_t *host_first;
     uint64_t relay_min;
+    /* CPUs of this host (config cpus or weft__host_cpus_detect), alike on
+     * the ranks of a host. */
+    uint32_t host_cpus;
     struct weft__select *sel; /* which schedule runs (select.c) */
     bool failed;
     char fail_msg[WEFT_DIAG_MSG_SIZE]; /* why it failed, repeated by later calls */

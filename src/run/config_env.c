@@ -105,6 +105,12 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
                                  WEFT_MAX_TCP_CONNS, s);
         cfg.tcp_conns = (uint32_t)v;
     }
+    if ((s = getenv("WEFT_CPUS")) != NULL) {
+        if (!parse_uint(s, 1, WEFT_MAX_CPUS, &v))
+            return weft_diag_set(d, WEFT_EINVAL, "WEFT_CPUS: expected 1 .. %u, got '%s'",
+                                 WEFT_MAX_CPUS, s);
+        cfg.cpus = (uint32_t)v;
+    }
     if ((s = getenv("WEFT_NETNS")) != NULL && *s != '/')
         return weft_diag_set(d, WEFT_EINVAL,
                              "WEFT_NETNS: expected an absolute path to a network namespace "

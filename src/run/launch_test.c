@@ -371,6 +371,21 @@ static void test_config_from_env(void)
     CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "WEFT_TCP_CONNS: expected 1 .. 16, got '0'");
     unsetenv("WEFT_TCP_CONNS");
+    /* WEFT_CPUS: the CPUs the host gives its ranks (host_cpus.h). */
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
+    CHECK_INT(c.cpus, 0);
+    setenv("WEFT_CPUS", "16", 1);
+    CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
+    CHECK_INT(c.cpus, 16);
+    const char *bad_cpus[] = {"0", "-2", "16x", "65537", ""};
+    for (size_t i = 0; i < sizeof bad_cpus / sizeof *bad_cpus; i++) {
+        setenv("WEFT_CPUS", bad_cpus[i], 1);
+        CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_EINVAL);
+        char want[80];
+        snprintf(want, sizeof want, "WEFT_CPUS: expected 1 .. 65536, got '%s'", bad_cpus[i]);
+        CHECK_STR(d.msg, want);
+    }
+    unsetenv("WEFT_CPUS");
     /* WEFT_HOST and WEFT_RELAY (docs/netns.md, "Relaying through host-mates"). */
     setenv("WEFT_HOST", "h1", 1);
     const char *relay[][2] = {{"off", "0"}, {"0", "0"}, {"on", "1048576"}, {"1", "1"},

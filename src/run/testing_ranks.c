@@ -118,6 +118,10 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             cfg.size = n;
             cfg.addr = addr;
             cfg.listen_fd = r == 0 ? lfd : -1;
+            /* WEFT_CPUS runs a test as on a host with that many CPUs
+             * (CMakeLists.txt runs the runtime tests so as well). */
+            const char *cpus = getenv("WEFT_CPUS");
+            if (!cfg.cpus && cpus) cfg.cpus = (uint32_t)strtoul(cpus, NULL, 10);
             if (r != 0) close(lfd);
             int rc = weft_test_child_status(child(&cfg, arg));
             fflush(stdout);

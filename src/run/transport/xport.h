@@ -79,6 +79,8 @@ typedef struct weft__xport_params {
     const struct in_addr *ifaddrs;
     uint32_t nifaddrs;
     uint32_t conns;
+    /* Shared memory: CPUs of this host (comm.c's host_cpus). */
+    uint32_t host_cpus;
     /* TCP: namespace file to create the data sockets in (NULL: none);
      * borrowed until open returns. */
     const char *netns;

@@ -30,9 +30,9 @@
 #define REGION_MAGIC 0x3130474552544657ULL /* "WFTREG01" */
 #define CTL_ID 0u
 /* The eager area of each of a rank's two slots (see eager_bytes). */
-#define REGION_EAGER_MAX ((size_t)64 << 10)
+#define REGION_EAGER_MAX ((size_t)256 << 10)
 #define REGION_EAGER_MIN ((size_t)4 << 10)
-#define REGION_EAGER_TOTAL ((size_t)1 << 20)
+#define REGION_EAGER_TOTAL ((size_t)4 << 20)
 
 enum { CTL_ALIVE = 1, CTL_CLOSED = 2, CTL_ABORTED = 3 };
 
@@ -84,7 +84,7 @@ struct weft__region {
     uint32_t workers;    /* weft__region_workers */
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
-    uint64_t seq, fast, small, cma;
+    uint64_t seq, fast, small, cma, pipe;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -341,9 +341,9 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->eager = eager;
     /* With more ranks than CPUs a spinning rank holds the CPU a peer it
      * waits for needs: yield at once then. */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    g->spin_polls = cpus > 0 && (long)c->size > cpus ? 0 : REGION_SPIN_POLLS;
-    g->workers = cpus > 0 && (long)c->size > cpus ? (uint32_t)cpus : c->size;
+    uint32_t cpus = c->host_cpus ? c->host_cpus : 1;
+    g->spin_polls = c->size > cpus ? 0 : REGION_SPIN_POLLS;
+    g->workers = c->size > cpus ? cpus : c->size;
     g->next_id = CTL_ID + 1;
     c->region = g;
     c->region_abort = weft__region_abort;
@@ -490,6 +490,16 @@ uint64_t weft__region_cma_calls(const weft_comm *c)
 void weft__region_count_cma(weft_comm *c)
 {
     c->region->cma++;
+}
+
+uint64_t weft__region_pipe_calls(const weft_comm *c)
+{
+    return c->region ? c->region->pipe : 0;
+}
+
+void weft__region_count_pipe(weft_comm *c)
+{
+    c->region->pipe++;
 }
 
 uint32_t weft__region_pid(const weft_comm *c, uint32_t q)
@@ -667,6 +677,13 @@ weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__regi
 {
     weft__region_publish(c, rec);
     return weft__region_gather(c, rec->seq, recs, d);
+}
+
+void weft__region_done_signal(weft_comm *c, uint64_t seq)
+{
+    weft__region *g = c->region;
+    atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
+    ring(g);
 }
 
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)

@@ -130,6 +130,9 @@ void weft__region_publish(weft_comm *c, const weft__region_rec *rec);
 weft_err weft__region_gather(weft_comm *c, uint64_t seq, weft__region_rec *recs, weft_diag *d);
 /* Publishes that this rank finished call seq and waits for every rank's. */
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d);
+/* Publishes that this rank finished call seq without waiting (a rank that
+ * has nothing to read after the others finished: a reduce's non-root). */
+void weft__region_done_signal(weft_comm *c, uint64_t seq);
 
 /* A per-communicator work area of WEFT__REGION_WORK bytes, aligned to 64. */
 #define WEFT__REGION_WORK (64u << 10)
@@ -149,6 +152,10 @@ void weft__region_count_small(weft_comm *c);
  * count's increment. */
 uint64_t weft__region_cma_calls(const weft_comm *c);
 void weft__region_count_cma(weft_comm *c);
+/* Calls that ran pipelined through the eager areas (coll_eager.c), and
+ * the count's increment. */
+uint64_t weft__region_pipe_calls(const weft_comm *c);
+void weft__region_count_pipe(weft_comm *c);
 /* Rank q's process id as its control page gives it (weft__region_records
  * must hold). */
 uint32_t weft__region_pid(const weft_comm *c, uint32_t q);

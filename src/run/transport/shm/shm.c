@@ -133,6 +133,7 @@ struct weft__xport {
     int64_t next_check; /* when check_peers runs next */
     int64_t spin_ns;    /* current poll budget of a wait (see the top) */
     bool oversub;       /* more ranks on this host than CPUs: yield while polling */
+    uint32_t host_cpus; /* CPUs of this host (weft__xport_params) */
     bool has_cause;     /* progress failed because of a peer: */
     weft__cause cause;  /* what it saw (shm_cause) */
 };
@@ -196,6 +197,7 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
     if (!x) return weft_diag_code(d, e);
     x->rank = p->rank;
     x->size = p->size;
+    x->host_cpus = p->host_cpus ? p->host_cpus : 1;
     x->spin_ns = SHM_SPIN_START_NS;
     x->seg_bytes = seg_size(p->size);
     x->peers = weft__calloc(p->size, sizeof *x->peers);
@@ -247,22 +249,13 @@ close_xport:
     return e;
 }
 
-/* CPUs of this host (at least 1). Not this process's affinity: launchers
- * such as mpirun bind each rank to its own core, and ranks on distinct
- * cores are not oversubscribed even though each may use only one. */
-static uint32_t host_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (uint32_t)n : 1;
-}
-
 static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned char *addrs,
                             int64_t deadline, weft_diag *d)
 {
     uint32_t local = 1;
     for (uint32_t p = 0; p < x->size; p++)
         local += serve[p] && p != x->rank;
-    x->oversub = local > host_cpus();
+    x->oversub = local > x->host_cpus;
     for (uint32_t p = 0; p < x->size; p++) {
         if (!serve[p] || p == x->rank) continue;
         shm_addr a;
