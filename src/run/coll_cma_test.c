@@ -302,6 +302,35 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+/* A large reduction that runs single-copy on c: the allreduce where it
+ * does (more ranks than CPUs), else the reduce-scatter (with a CPU per
+ * rank every allreduce runs pipelined, coll_eager.c), both through the
+ * same tiles (reduce_range). cma_count: the elements of the input (at
+ * least `least`), *allreduce which call; cma_reduction runs it on v,
+ * which holds count + count / n floats (the reduce-scatter's output
+ * after its input). */
+static size_t cma_count(weft_comm *c, size_t least, bool *allreduce)
+{
+    uint32_t n = weft_comm_size(c);
+    size_t cnt[3];
+    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
+    *allreduce = cnt[1] != 0;
+    size_t count = cnt[2];
+    if (!*allreduce) {
+        edges(c, WEFT_COLL_REDUCESCATTER, 4, n, cnt);
+        count = cnt[2] * n;
+    }
+    if (count < least) count = (least + n - 1) / n * n;
+    return count;
+}
+
+static weft_err cma_reduction(weft_comm *c, float *v, size_t count, bool allreduce, weft_diag *d)
+{
+    if (allreduce) return weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, d);
+    return weft_reduce_scatter(c, v, v + count, count / weft_comm_size(c), WEFT_FLOAT, WEFT_SUM,
+                               d);
+}
+
 /* Rank 0 asks for one element more than the others, which sits at the
  * threshold while theirs is below it: every rank gets the same error.
  * Below the threshold runs a path that agrees through the records before
@@ -315,7 +344,10 @@ static int straddle_body(weft_comm *c, void *arg)
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t cnt[3];
     edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
-    size_t min = cnt[1];
+    /* With a CPU per rank no allreduce runs single-copy (the pipelined
+     * path takes every size): straddle the one-barrier path's edge. */
+    bool cma = cnt[1] != 0;
+    size_t min = cma ? cnt[1] : small_edge(c, WEFT_COLL_ALLREDUCE, 4) + 1;
     size_t count = me == 0 ? min : min - 1;
     float *b = calloc(min, sizeof *b);
     weft_diag d;
@@ -332,12 +364,12 @@ static int straddle_body(weft_comm *c, void *arg)
                 !weft__eager_fits(c, WEFT_COLL_ALLREDUCE, below) &&
                 weft__allreduce_direct_fits(n, below);
     CHECK(!sent);
-    /* Still usable, on the single-copy path. */
+    /* Still usable, on the single-copy path (or the pipelined one). */
     for (size_t i = 0; i < min; i++)
         b[i] = (float)(me + 1);
-    uint64_t before = weft__region_cma_calls(c);
+    uint64_t before = cma ? weft__region_cma_calls(c) : weft__region_pipe_calls(c);
     CHECK_ERR(weft_allreduce(c, b, b, min, WEFT_FLOAT, WEFT_SUM, NULL), WEFT_OK);
-    CHECK_INT(weft__region_cma_calls(c) - before, 1);
+    CHECK_INT((cma ? weft__region_cma_calls(c) : weft__region_pipe_calls(c)) - before, 1);
     CHECK(b[0] == (float)(n * (n + 1) / 2) && b[min - 1] == b[0]);
     free(b);
     return weft__test_failed > 99 ? 99 : weft__test_failed;
@@ -349,14 +381,13 @@ static int oom_body(weft_comm *c, void *arg)
 {
     (void)arg;
     uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
-    size_t cnt[3];
-    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
-    size_t count = cnt[2];
-    float *v = calloc(count, sizeof *v);
+    bool all;
+    size_t count = cma_count(c, 0, &all);
+    float *v = calloc(count + count / n, sizeof *v);
     weft_diag d;
     weft_diag_clear(&d);
     if (me == 1) weft__alloc_fail_after(0);
-    weft_err e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
+    weft_err e = cma_reduction(c, v, count, all, &d);
     weft__alloc_fail_after(-1);
     if (me == 1) {
         CHECK_ERR(e, WEFT_ENOMEM);
@@ -383,7 +414,7 @@ typedef struct kill_log {
     char msg[KILL_RANKS][MSG_BYTES];
 } kill_log;
 
-/* Single-copy allreduces until one fails; the victim kills itself at call
+/* Single-copy reductions (cma_reduction) until one fails; the victim kills itself at call
  * 10 (before it publishes, so the others wait for it in their first
  * barrier, or while they copy). Exit code KILL_CODE + the error. */
 static int kill_body(weft_comm *c, void *arg)
@@ -391,15 +422,15 @@ static int kill_body(weft_comm *c, void *arg)
     kill_log *log = arg;
     uint32_t me = weft_comm_rank(c);
     log->pid[me] = (int)getpid();
-    size_t cnt[3];
-    edges(c, WEFT_COLL_ALLREDUCE, 4, 1, cnt);
-    float *v = calloc(cnt[2], sizeof *v);
+    bool all;
+    size_t count = cma_count(c, 0, &all);
+    float *v = calloc(count + count / weft_comm_size(c), sizeof *v);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     for (int it = 0; !e; it++) {
         if (it == 10 && me == VICTIM) kill(getpid(), SIGKILL);
-        e = weft_allreduce(c, v, v, cnt[2], WEFT_FLOAT, WEFT_SUM, &d);
+        e = cma_reduction(c, v, count, all, &d);
     }
     memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
     free(v);
@@ -431,7 +462,7 @@ static void run_kill(void)
 }
 
 /* The victim killed by the parent while every rank loops on large
- * single-copy allreduces (tens of ms each on 2 CPUs, so the kill lands in
+ * single-copy reductions (tens of ms each on 2 CPUs, so the kill lands in
  * the middle of one: survivors find its memory gone, ESRCH, or wait for
  * it): every survivor names it. */
 typedef struct mid_job {
@@ -444,14 +475,15 @@ static int mid_body(weft_comm *c, void *arg)
     mid_job *j = arg;
     uint32_t me = weft_comm_rank(c);
     j->log->pid[me] = (int)getpid();
-    size_t count = (size_t)4 << 20; /* 16 MiB of floats */
-    float *v = calloc(count, sizeof *v);
+    bool all;
+    size_t count = cma_count(c, (size_t)4 << 20, &all); /* 16 MiB of floats */
+    float *v = calloc(count + count / weft_comm_size(c), sizeof *v);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     for (int it = 0; !e; it++) {
         uint64_t before = weft__region_cma_calls(c);
-        e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
+        e = cma_reduction(c, v, count, all, &d);
         if (it == 0 && !e) {
             CHECK_INT(weft__region_cma_calls(c) - before, 1);
             char one = 1;

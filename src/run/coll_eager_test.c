@@ -135,9 +135,8 @@ static int body(weft_comm *c, void *arg)
     size_t area = weft__region_eager_bytes(c);
     /* The limits: 3 ranks or more with CPUs of their own. */
     CHECK(!weft__region_oversubscribed(c));
-    CHECK(weft__eager_fits(c, WEFT_COLL_ALLREDUCE, (size_t)1 << 20));
-    CHECK(!weft__eager_fits(c, WEFT_COLL_ALLREDUCE, ((size_t)1 << 20) + 1));
-    CHECK(weft__eager_fits(c, WEFT_COLL_REDUCE, (size_t)1 << 20));
+    CHECK(weft__eager_fits(c, WEFT_COLL_ALLREDUCE, (size_t)1 << 34));
+    CHECK(weft__eager_fits(c, WEFT_COLL_REDUCE, (size_t)1 << 34));
     CHECK(weft__eager_fits(c, WEFT_COLL_BROADCAST, (size_t)1 << 34));
     CHECK(!weft__eager_fits(c, WEFT_COLL_ALLGATHER, 4096));
     CHECK(!weft__eager_fits(c, WEFT_COLL_ALLREDUCE, 0));

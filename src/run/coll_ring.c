@@ -361,6 +361,12 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     weft__reducer_get(dtype, op, &red);
     if (weft__small_fits(c, WEFT_COLL_REDUCESCATTER, count, es))
         return weft__small_reduce_scatter(c, sendbuf, recvbuf, count, &red, d);
+    weft__reduce_fn fn = red.pair;
+    bool ran;
+    e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
+    e = weft__cma_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
+    if (e || ran) return e;
     /* Rounds of RING_CHUNK bytes of every rank's block: the partial
      * results stay in the scratch, and sendbuf is only read (in place,
      * recvbuf is block rank of it, and its final value is written after
@@ -368,12 +374,6 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
     if (!work) return no_scratch(c, d);
-    weft__reduce_fn fn = red.pair;
-    bool ran;
-    e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
-    e = weft__cma_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
     if ((e = weft__call_agree(c, d))) return e;
     for (size_t off = 0; off < count && !e; off += per) {
         ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,

@@ -51,15 +51,18 @@
  * docs/interop.md, "Small messages". */
 #define SMALL_MAX_TRAFFIC ((size_t)512)
 #define SMALL_MAX_TRAFFIC_OVERSUBSCRIBED ((size_t)64 << 10)
-/* The other collectives' limit on what one rank reads from its peers'
- * eager areas, with at least 3 ranks on their own CPUs: their ring or
- * chain takes n - 1 message latencies, where the eager path takes one
- * barrier. Not measured beyond 2 ranks on CPUs of their own (the
- * development host has 2 CPUs); with 2 the allreduce's limit applies. */
-#ifndef WEFT_SMALL_READ_MANY
-#define WEFT_SMALL_READ_MANY ((size_t)8 << 10)
-#endif
-#define SMALL_MAX_READ_MANY WEFT_SMALL_READ_MANY
+/* With at least 3 ranks on CPUs of their own: the limit on what the
+ * busiest rank of an allreduce or reduce reads from its peers' eager
+ * areas (beyond it the pipelined path, coll_eager.c, reads each byte once
+ * instead of n - 1 times: on 16 ranks of a 16-core host a one-barrier
+ * allreduce reading 3.75 MiB per rank (256 KiB buffers) ran at 0.52-0.83
+ * of Open MPI's busbw, the pipelined one at 1.51-1.70); allgather,
+ * reduce-scatter, broadcast and all-to-all have no limit but the eager
+ * area: their single-copy path reads as many bytes, one system call per
+ * peer (16 ranks, OSU: allgather of 1 KiB 16.9 us through the areas
+ * against 80 us single-copy; reduce-scatter of 64 KiB 18.4 against 70.7;
+ * Open MPI 21.9 and 47.1). */
+#define SMALL_MAX_READ_MANY ((size_t)8 << 10)
 
 bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 {
@@ -128,7 +131,8 @@ bool weft__small_fits(const weft_comm *c, weft_coll coll, size_t count, size_t e
     if (copy > eager) return false;
     size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
                    : c->size == 2                  ? SMALL_MAX_TRAFFIC
-                                                   : SMALL_MAX_READ_MANY;
+                   : coll == WEFT_COLL_REDUCE      ? SMALL_MAX_READ_MANY
+                                                   : SIZE_MAX;
     return read <= limit;
 }
 

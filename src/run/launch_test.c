@@ -372,6 +372,7 @@ static void test_config_from_env(void)
     CHECK_STR(d.msg, "WEFT_TCP_CONNS: expected 1 .. 16, got '0'");
     unsetenv("WEFT_TCP_CONNS");
     /* WEFT_CPUS: the CPUs the host gives its ranks (host_cpus.h). */
+    unsetenv("WEFT_CPUS");
     CHECK_ERR(weft_comm_config_from_env(&c, &d), WEFT_OK);
     CHECK_INT(c.cpus, 0);
     setenv("WEFT_CPUS", "16", 1);

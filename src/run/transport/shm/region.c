@@ -22,8 +22,17 @@
 #include "run/transport/shm/segname.h"
 
 #define REGION_CHECK_NS 20000000LL
-/* Polls of a wait before it starts yielding the CPU to other processes. */
-#define REGION_SPIN_POLLS 4096u
+/* Polls of a wait before it starts yielding the CPU to other processes
+ * (about 10 us of `pause`). A barrier waits for every rank, so a rank that
+ * shares its core with another (mpirun binds ranks to a core only for 2
+ * ranks, beyond that to the socket, and mpirun's own daemon or any other
+ * process makes one more runnable task than cores) delays everyone until
+ * the core's other task stops: with 4096 polls (about 200 us) an 8-byte
+ * allgather on 16 ranks of a 16-core host averaged 53 us in one run and
+ * 2.2 us in the next (OSU, issue 17). A yield with nobody else on the
+ * core returns at once, so polling on between yields costs a system call
+ * per poll and no latency. */
+#define REGION_SPIN_POLLS 256u
 /* With more ranks than CPUs, how long a wait yields before it sleeps on
  * the awaited peer's doorbell (wait_slow). */
 #define REGION_YIELD_NS 100000LL
