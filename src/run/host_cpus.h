@@ -12,9 +12,9 @@
 /* The online CPUs, capped by this process's cgroup (v2 cpu.max, or v1
  * cpu.cfs_quota_us / cpu.cfs_period_us) CPU quota rounded up: a container
  * limited to 2 CPUs of a 64-CPU machine has 2. Not this process's
- * affinity: launchers such as mpirun bind each rank to its own core, and
- * ranks on distinct cores are not oversubscribed even though each may use
- * only one. At least 1. */
+ * affinity: launchers bind ranks to a core or a socket (Open MPI: a core
+ * each for up to 2 ranks, the socket beyond), and ranks on distinct cores
+ * are not oversubscribed even though each may use only one. At least 1. */
 uint32_t weft__host_cpus_detect(void);
 
 /* CPUs from a cgroup v2 cpu.max line ("max 100000", "200000 100000"):
