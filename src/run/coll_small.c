@@ -63,6 +63,14 @@
  * against 80 us single-copy; reduce-scatter of 64 KiB 18.4 against 70.7;
  * Open MPI 21.9 and 47.1). */
 #define SMALL_MAX_READ_MANY ((size_t)8 << 10)
+/* The other collectives' limit on 2 ranks with CPUs of their own, where
+ * the alternative is one step through the transport's slots: at 1 KiB the
+ * eager path took 0.4-0.6 us against 0.8-1.3 (OSU 7.4 through
+ * libweft_mpi.so on the 2-CPU development host, 5 runs each; Open MPI
+ * 0.7-0.9), and on a 16-core host the slots' 1 KiB reduce, broadcast,
+ * allgather and all-to-all were 1.2-1.7x Open MPI's latency; at 64 KiB
+ * the eager path was no faster (bcast 8.2 against 5.6 us). */
+#define SMALL_MAX_READ_TWO ((size_t)4 << 10)
 
 bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 {
@@ -130,7 +138,7 @@ bool weft__small_fits(const weft_comm *c, weft_coll coll, size_t count, size_t e
     small_traffic(coll, c->size, count, es, &copy, &read);
     if (copy > eager) return false;
     size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
-                   : c->size == 2                  ? SMALL_MAX_TRAFFIC
+                   : c->size == 2                  ? SMALL_MAX_READ_TWO
                    : coll == WEFT_COLL_REDUCE      ? SMALL_MAX_READ_MANY
                                                    : SIZE_MAX;
     return read <= limit;
