@@ -673,8 +673,33 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         return;
     }
     size_t n = list_candidates(coll, c, MAX_CANDIDATES);
+    /* On a fabric with optical circuit switches a plan that carries no
+     * circuits cannot run as simulated (it crosses each OCS as a packet
+     * switch, which it is not): an all-to-all there runs the circuit
+     * schedule only (docs/ocs.md), of the matrix or, given a size, of the
+     * uniform one (size / N to every rank, size rounded down to a multiple
+     * of N). Other collectives have no circuit schedule: their plans keep
+     * the relaxation of `weft bound` and say so (out->ocs_relaxed). */
+    weft_traffic uniform = {0};
+    bool own_matrix = false;
+    if (cli_fabric_has_ocs(t)) {
+        if (coll == WEFT_COLL_ALLTOALL) {
+            uint32_t ranks = weft_topo_num_ranks(t);
+            if (!m && size >= ranks &&
+                weft_traffic_uniform(ranks, size - size % ranks, &uniform, NULL) == WEFT_OK) {
+                m = &uniform;
+                own_matrix = true;
+            }
+            snprintf(c[0].name, sizeof c->name, "optimal");
+            n = 1;
+        } else {
+            out->ocs_relaxed = true;
+        }
+    }
     bound_row b;
-    compute_bound(t, coll, m, &b);
+    /* The uniform all-to-all's bound from its symmetric flow, not the
+     * matrix's per-source LP: the same optimum, far faster. */
+    compute_bound(t, coll, own_matrix ? NULL : m, &b);
     if (b.have) {
         out->have_bound = true;
         out->bound_algbw = b.algbw;
@@ -705,4 +730,6 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         free(c[i].label);
     }
     free(c);
+    if (own_matrix)
+        weft_traffic_free(&uniform);
 }

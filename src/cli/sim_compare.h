@@ -62,6 +62,8 @@ typedef struct cli_sim_best {
     double bound_time_s;    /* size / bound algbw */
     size_t tried, skipped;  /* candidates listed, and those that did not build or run */
     char why[512];          /* !have: the first candidate's reason */
+    bool ocs_relaxed;       /* an OCS fabric, a collective with no circuit schedule: the
+                             * plans crossed each OCS as a packet switch (optimistic) */
 } cli_sim_best;
 /* Fills *out (always; out->have false when nothing simulated). size is
  * the bytes (for m: its total / N, rounded). */

@@ -106,6 +106,7 @@ static void print_json(const fabric_row *r, size_t n, weft_coll coll, uint64_t s
         cli_json_kv_string(&j, "model", weft_sim_model_name(f->model));
         if (f->best.have) {
             cli_json_kv_string(&j, "algo", f->best.algo);
+            cli_json_kv_bool(&j, "ocs_as_switch", f->best.ocs_relaxed);
             cli_json_kv_double(&j, "time_s", f->best.res.time_s);
             cli_json_kv_double(&j, "algbw", f->best.res.algbw_gbps);
             cli_json_kv_double(&j, "busbw", f->best.res.busbw_gbps);
@@ -160,7 +161,8 @@ static void print_table(const fabric_row *r, size_t n, weft_coll coll, uint64_t 
         cli_table_cell(&tb, "%zu", i + 1);
         cli_table_cell(&tb, "%s", f->spec);
         if (f->best.have) {
-            cli_table_cell(&tb, "%s (%s)", f->best.algo, weft_sim_model_name(f->model));
+            cli_table_cell(&tb, "%s (%s)%s", f->best.algo, weft_sim_model_name(f->model),
+                           f->best.ocs_relaxed ? " *" : "");
             cli_table_cell(&tb, "%.3f", f->best.res.time_s * 1e6);
         } else {
             cli_table_cell(&tb, "none builds");
@@ -183,6 +185,13 @@ static void print_table(const fabric_row *r, size_t n, weft_coll coll, uint64_t 
     }
     cli_table_print(&tb, stdout, "");
     cli_table_fini(&tb);
+    bool relaxed = false;
+    for (size_t i = 0; i < n; i++)
+        relaxed = relaxed || (r[i].best.have && r[i].best.ocs_relaxed);
+    if (relaxed)
+        printf("* %s has no circuit schedule: the plan crossed each OCS as a packet switch, as "
+               "weft bound relaxes them (optimistic; docs/ocs.md)\n",
+               weft_coll_name(coll));
     for (size_t i = 0; i < n; i++) {
         const fabric_row *f = &r[i];
         if (!f->best.have)

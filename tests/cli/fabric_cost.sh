@@ -130,6 +130,21 @@ expect_out_has "25600   488    1600   30.50"
 # transceivers + 8 fibers: 16000 + 4000 + 800 + 1600 + 2400 + 400 = 25200.
 expect_out_has "25200   480    1575      30"
 check "four fabrics ranked" test "$(grep -c '^[1-4]  ' <<<"$OUT")" = 4
+# An all-to-all on the OCS fabric runs its circuit schedule only (a plan
+# without circuits cannot cross the OCS), here of the uniform matrix of
+# --size: 4 configurations.
+expect_out_has "mixnet:hosts=2            optimal (circuits: 4 configs) (gpu)"
+check "no OCS relaxed in an all-to-all" test "$(grep -c ' \* ' <<<"$OUT")" = 0
+# An allreduce has no circuit schedule: the row says its plan crossed the
+# OCS as a switch.
+run sim --compare-fabrics h100:2,mixnet:hosts=2 --coll allreduce --size 1M --json
+expect_rc 0
+check "mixnet's allreduce crossed the OCS as a switch" \
+  awk '/"spec": "mixnet:hosts=2"/ { m = 1 } m && /"ocs_as_switch": true/ { ok = 1 } END { exit !ok }' <<<"$OUT"
+check "h100:2 has no OCS" awk '/"spec": "h100:2"/ { m = 1 } m && /"ocs_as_switch"/ { exit !/false/ }' <<<"$OUT"
+run sim --compare-fabrics h100:2,mixnet:hosts=2 --coll allreduce --size 1M
+expect_rc 0
+expect_out_has "* allreduce has no circuit schedule: the plan crossed each OCS as a packet switch, as weft bound relaxes them (optimistic; docs/ocs.md)"
 
 # A file is a fabric of its own; a comma inside a preset's parameters is not.
 run topo show full:8,bw=50 -o f8.topo
