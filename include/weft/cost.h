@@ -125,7 +125,8 @@ WEFT_API weft_err weft_cost_count(const weft_topo *t, weft_cost_bom *out, weft_d
 
 /* Totals of a bill: $ and W, each exact, or unknown when a part the bill
  * has (count > 0) has no figure; then missing lists the first such keys
- * ("nic.400g.usd, switch_port.400g.usd"), truncated to fit. */
+ * ("nic.400g.usd, switch_port.400g.usd"), truncated to fit, and v is the
+ * sum of the parts that have one (a lower bound of the total). */
 typedef struct weft_cost_totals {
     weft_cost_value usd, watt;
     char missing_usd[256], missing_watt[256];

@@ -33,8 +33,6 @@ int cli_cost_of(const weft_topo *t, const weft_cost_table *c, weft_cost_bom *b,
 /* v / per, exactly when it fits. */
 static bool per_value(weft_cost_value v, uint32_t per, weft_rat *out)
 {
-    if (!v.known)
-        return false;
     if (per == 0) {
         *out = v.v;
         return true;
@@ -45,14 +43,16 @@ static bool per_value(weft_cost_value v, uint32_t per, weft_rat *out)
 void cli_cost_text(weft_cost_value v, uint32_t per, char *buf, size_t len)
 {
     weft_rat r;
-    if (!per_value(v, per, &r)) {
+    /* Unknown: ">=" the priced parts' sum, or "-" when none has a price. */
+    if (!per_value(v, per, &r) || (!v.known && r.num == 0)) {
         snprintf(buf, len, "-");
         return;
     }
+    const char *at_least = v.known ? "" : ">=";
     if (r.den == 1)
-        snprintf(buf, len, "%lld", (long long)r.num);
+        snprintf(buf, len, "%s%lld", at_least, (long long)r.num);
     else
-        snprintf(buf, len, "%.2f", weft_rat_to_double(r));
+        snprintf(buf, len, "%s%.2f", at_least, weft_rat_to_double(r));
 }
 
 void cli_cost_json(cli_json *j, const char *key, weft_cost_value v, uint32_t per)
@@ -60,11 +60,18 @@ void cli_cost_json(cli_json *j, const char *key, weft_cost_value v, uint32_t per
     char exact_key[64];
     snprintf(exact_key, sizeof exact_key, "%s_exact", key);
     weft_rat r;
-    if (!per_value(v, per, &r)) {
+    bool have = per_value(v, per, &r);
+    if (!v.known || !have) {
+        /* Unknown: null, and the priced parts' sum, when some are, as
+         * KEY_at_least. */
         cli_json_key(j, key);
         cli_json_null(j);
         cli_json_key(j, exact_key);
         cli_json_null(j);
+        char least_key[64];
+        snprintf(least_key, sizeof least_key, "%s_at_least", key);
+        if (have && r.num > 0)
+            cli_json_kv_double(j, least_key, weft_rat_to_double(r));
         return;
     }
     cli_json_kv_double(j, key, weft_rat_to_double(r));

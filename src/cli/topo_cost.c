@@ -132,11 +132,16 @@ static int print_table(FILE *f, const char *spec, const weft_cost_bom *b,
     cli_table_cell(&tb, "%s", buf[1]);
     int rc = cli_table_print(&tb, f, "  ");
     cli_table_fini(&tb);
+    /* ">=" totals are the priced parts' sum: the total is at least that. */
     if (tot->missing_usd[0])
-        fprintf(f, "price ($) unknown: no public figure for %s (give them in --cost FILE)\n",
+        fprintf(f,
+                "price ($) unknown, at least the priced parts' sum: no public figure for %s "
+                "(give them in --cost FILE)\n",
                 tot->missing_usd);
     if (tot->missing_watt[0])
-        fprintf(f, "power (W) unknown: no public figure for %s (give them in --cost FILE)\n",
+        fprintf(f,
+                "power (W) unknown, at least the priced parts' sum: no public figure for %s "
+                "(give them in --cost FILE)\n",
                 tot->missing_watt);
     return rc;
 }

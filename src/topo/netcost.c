@@ -494,7 +494,7 @@ static weft_err total(const weft_cost_bom *b, const weft_cost_table *c, bool usd
         }
     }
     out->known = known;
-    out->v = known ? sum : weft_rat_int(0);
+    out->v = sum; /* unknown: the priced parts' sum, a lower bound */
     return WEFT_OK;
 }
 
