@@ -12,7 +12,9 @@
  * carry data: each op of the plan becomes one op per run of pieces that is
  * contiguous on both sides (at most MSCCL_MAX_COUNT - 1 = 71 pieces, the
  * largest `cnt` the executors' parsers take), an op that moves no bytes
- * disappears (its dependents wait for what it waited for), and the padded
+ * keeps its place in the order (a nop on one rank; between ranks a
+ * one-piece message between scratch pieces kept for this, so that MSCCL's
+ * per-GPU dependencies still say it), and the padded
  * plan carries the matrix in pieces (M / g), so its 0-byte chunks are the
  * padding, which the verifier does not ask to be delivered. Scratch slot j
  * gets as many pieces as the largest chunk it ever holds.
@@ -50,6 +52,11 @@ typedef struct padctx {
     uint32_t *val;         /* chunk id per physical slot, or EMPTY */
     uint64_t *scr_size;    /* pieces per scratch slot */
     uint64_t *scr_off;
+    /* Ops that move no bytes between ranks keep their place as one-piece
+     * copies of scratch piece sync_base of the source (never written) into
+     * a fresh scratch piece of the destination: sync_used per rank. */
+    uint64_t sync_base;
+    uint32_t *sync_used;
     /* Pass 2: the padded plan and each op's padded ops. */
     weft_plan *out;
     uint32_t *map;          /* flat lists of padded op ids */
@@ -162,7 +169,7 @@ static weft_err add_padded(padctx *x, uint32_t id, const weft_op *o, uint32_t nd
 }
 
 /* Emits op id of the plan as padded ops (pass 2): its runs of pieces, each
- * cut at PAD_MAX_CNT pieces; no run: the op's deps stand for it. */
+ * cut at max_cnt pieces; no run: a nop, or a sync message between ranks. */
 static weft_err emit(padctx *x, uint32_t id, const weft_op *op)
 {
     uint32_t nd = 0;
@@ -172,9 +179,21 @@ static weft_err emit(padctx *x, uint32_t id, const weft_op *op)
     x->map_start[id] = x->nmap;
     if (op->kind == WEFT_OP_NOP) {
         e = add_padded(x, id, op, nd);
+    } else if (x->nruns == 0 && op->src_rank.v == op->dst_rank.v) {
+        /* No bytes, one rank: a nop keeps its place in the order. */
+        weft_op o = {WEFT_OP_NOP, op->src_rank, op->src_rank, 0, 0, 0, 0, 0, op->channel};
+        e = add_padded(x, id, &o, nd);
     } else if (x->nruns == 0) {
-        for (uint32_t k = 0; k < nd && !e; k++)
-            e = push_map(x, x->deps[k]);
+        /* No bytes between ranks: a one-piece message between the ranks'
+         * sync pieces of scratch, so that what waits for it on the
+         * destination still waits for what it waited for on the source. */
+        weft_op o = *op;
+        o.kind = WEFT_OP_COPY;
+        o.src_buf = o.dst_buf = WEFT_BUF_SCRATCH;
+        o.src_index = (uint32_t)x->sync_base;
+        o.dst_index = (uint32_t)(x->sync_base + 1 + x->sync_used[op->dst_rank.v]++);
+        o.count = 1;
+        e = add_padded(x, id, &o, nd);
     } else {
         for (size_t i = 0; i < x->nruns && !e; i++)
             for (uint64_t at = 0, step = x->max_cnt ? x->max_cnt : x->runs[i].len;
@@ -211,6 +230,7 @@ static weft_err run(padctx *x, const uint32_t *order, bool emitting)
         uint32_t id = order[k];
         const weft_op *op = &x->p->ops[id];
         x->nruns = 0;
+        bool data = false;
         if (op->kind != WEFT_OP_NOP) {
             size_t sb = (size_t)op->src_rank.v * l->per_rank;
             size_t db = (size_t)op->dst_rank.v * l->per_rank;
@@ -225,6 +245,7 @@ static weft_err run(padctx *x, const uint32_t *order, bool emitting)
                 chunk_pieces(x, v, &start, &len);
                 if (len == 0)
                     continue;
+                data = true;
                 if (op->dst_buf == WEFT_BUF_SCRATCH && !emitting) {
                     if (len > x->scr_size[op->dst_index + j])
                         x->scr_size[op->dst_index + j] = len;
@@ -252,6 +273,8 @@ static weft_err run(padctx *x, const uint32_t *order, bool emitting)
                 x->runs[x->nruns++] = (pad_run){sp, dp, len};
             }
         }
+        if (!emitting && !data && op->kind != WEFT_OP_NOP && op->src_rank.v != op->dst_rank.v)
+            x->sync_used[op->dst_rank.v]++;
         if (emitting) {
             weft_err e = emit(x, id, op);
             if (e)
@@ -329,7 +352,9 @@ static weft_err pad_once(const weft_plan *p, uint32_t max_cnt, weft_plan **out,
     x.scr_off = weft__malloc(((size_t)nsc + 1) * sizeof *x.scr_off);
     x.map_start = weft__malloc(((size_t)nops + 1) * sizeof *x.map_start);
     x.map_len = weft__malloc(((size_t)nops + 1) * sizeof *x.map_len);
-    if (!order || !x.val || !x.scr_size || !x.scr_off || !x.map_start || !x.map_len) {
+    x.sync_used = weft__calloc((size_t)n + 1, sizeof *x.sync_used);
+    if (!order || !x.val || !x.scr_size || !x.scr_off || !x.map_start || !x.map_len ||
+        !x.sync_used) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto done;
     }
@@ -338,6 +363,15 @@ static weft_err pad_once(const weft_plan *p, uint32_t max_cnt, weft_plan **out,
     uint64_t scratch = 0;
     for (uint32_t j = 0; j < nsc; j++)
         x.scr_off[j] = scratch, scratch += x.scr_size[j];
+    uint32_t syncs = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (x.sync_used[r] > syncs)
+            syncs = x.sync_used[r];
+        x.sync_used[r] = 0;
+    }
+    x.sync_base = scratch;
+    if (syncs)
+        scratch += 1 + (uint64_t)syncs;
     uint64_t slots = (uint64_t)n * (2 * loop + scratch);
     if (scratch > UINT32_MAX || slots > WEFT_PLAN_MAX_TOTAL_SLOTS) {
         e = weft_diag_set(
@@ -374,6 +408,7 @@ done:
     weft__free(x.runs);
     weft__free(x.deps);
     weft__free(x.map);
+    weft__free(x.sync_used);
     weft__free(x.map_len);
     weft__free(x.map_start);
     weft__free(x.scr_off);
