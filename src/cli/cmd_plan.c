@@ -254,28 +254,35 @@ static bool read_back_limit(const weft_topo *t, const weft_plan *x, weft_rat *al
     return ok;
 }
 
-/* Reads the padded program just written at path back with weft's own
+/* Writes the padded program in memory, reads it back with weft's own
  * MSCCL reader and verifies it on the fabric against the padded matrix
- * (the padding is the matrix's 0-byte chunks, which need not arrive). A
- * program that does not verify is removed and the reason given (exit 1):
- * never a wrong program. */
-static int read_back_padded(const char *path, const weft_topo *t, const weft_plan *padded)
+ * (the padding is the matrix's 0-byte chunks, which need not arrive),
+ * before anything is written: a program that does not verify is never
+ * written (exit 1, the reason given). */
+static int read_back_padded(const weft_topo *t, const weft_plan *padded,
+                            const weft_msccl_opts *opts)
 {
     weft_plan *back = NULL;
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e = weft_plan_msccl_load_file(path, &back, &d);
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    if (!f) {
+        cli_error("cannot read the padded MSCCL program back: out of memory");
+        return CLI_EXIT_INPUT;
+    }
+    weft_err e = weft_plan_write_msccl(padded, opts, f, &d);
+    fclose(f);
+    if (!e)
+        e = weft_plan_msccl_parse(xml, len, "the padded MSCCL program", &back, &d);
     if (!e)
         e = weft_plan_set_traffic(back, weft_plan_traffic(padded), &d);
     if (!e)
         e = weft_plan_verify(back, t, &d);
     weft_plan_free(back);
-    if (!e)
-        return CLI_EXIT_OK;
-    remove(path);
-    cli_error("the padded MSCCL program read back from '%s' does not verify, so it was removed:",
-              path);
-    return cli_fail(e, &d);
+    free(xml);
+    return e ? cli_fail(e, &d) : CLI_EXIT_OK;
 }
 
 /* The padded layout of a skewed alltoallv plan (weft_plan_msccl_pad):
@@ -867,6 +874,8 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
         }
         refine = pad.refine;
+        if ((rc = read_back_padded(t, padded, &msccl_opts)) != CLI_EXIT_OK)
+            goto done;
     } else if (path && fi == CLI_PLAN_MSCCL) {
         weft_plan *relayed = NULL;
         e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
@@ -901,8 +910,6 @@ int cli_cmd_plan(int argc, char **argv)
             }
         }
         if (rc != CLI_EXIT_OK)
-            goto done;
-        if (padded && !plan_to_stdout && (rc = read_back_padded(path, t, padded)) != CLI_EXIT_OK)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)

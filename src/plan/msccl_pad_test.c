@@ -315,11 +315,46 @@ static void test_uniform_unchanged(void)
     weft_plan_free(p);
 }
 
+/* weft_plan_msccl_pad (with the relays) under allocation failures:
+ * WEFT_ENOMEM and nothing leaked. */
+static weft_plan *oom_plan;
+static weft_topo *oom_topo;
+static weft_msccl_padding oom_pad;
+
+static weft_err oom_ctor(void *arg)
+{
+    return weft_plan_msccl_pad(oom_plan, oom_topo, arg, &oom_pad, NULL);
+}
+
+static void oom_dtor(void *arg)
+{
+    weft_plan_free(*(weft_plan **)arg);
+    *(weft_plan **)arg = NULL;
+}
+
+static void test_oom(void)
+{
+    weft_diag d;
+    CHECK_ERR(weft_topo_from_spec("a100:2", NULL, &oom_topo, &d), WEFT_OK);
+    weft_traffic_moe_params mp = {16, 32, 2, 64, 4096, WEFT_TRAFFIC_SKEW_ZIPF, 1200, 3};
+    weft_traffic m;
+    CHECK_ERR(weft_traffic_moe(&mp, &m, &d), WEFT_OK);
+    weft_a2a_bound b;
+    CHECK_ERR(weft_synth_a2a_optimal_traffic(oom_topo, &m, &oom_plan, &b, &d), WEFT_OK);
+    weft_a2a_bound_fini(&b);
+    weft_plan *x = NULL;
+    CHECK(weft_test_oom_sweep("msccl_pad", oom_ctor, oom_dtor, &x) > 0);
+    weft_plan_free(oom_plan);
+    weft_traffic_free(&m);
+    weft_topo_free(oom_topo);
+}
+
 int main(void)
 {
     test_small();
     test_moe();
     test_limits();
     test_uniform_unchanged();
+    test_oom();
     return weft_test_done();
 }
