@@ -461,7 +461,9 @@ weft_err weft_plan_msccl_pad(const weft_plan *p, const weft_topo *t, weft_plan *
         pad->pieces_per_block *= K;
         pad->refine = K;
     }
-    e = pad_once(relayed ? relayed : first, PAD_MAX_CNT, out, &again, d);
+    /* Nothing relayed: pad p again with runs cut at 71 pieces (its slots
+     * are few; the padded plan has N x B / g per buffer). */
+    e = pad_once(relayed ? relayed : p, PAD_MAX_CNT, out, &again, d);
 done:
     weft_plan_free(relayed);
     weft_plan_free(first);
