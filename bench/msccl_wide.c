@@ -8,7 +8,12 @@
  * the plan's ops, the ops after relaying its routes
  * (weft_plan_relay_routes), the XML's channels, threadblocks and steps, its
  * bytes, and the CPU milliseconds of relaying and of writing the XML (best
- * of 3). Never fails on time; exits 1 only when a step fails. */
+ * of 3). Then skewed alltoallv plans in the padded layout (docs/msccl.md,
+ * "Skewed matrices"): MoE dispatch matrices on h100:16 (128 ranks, direct)
+ * and a100:2 (16 ranks, direct and optimal): the piece, nchunksperloop,
+ * ops, steps, the padding, and the CPU milliseconds of padding (with the
+ * relays) and of writing the XML (best of 3). Never fails on time; exits 1
+ * only when a step fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,7 @@
 #include "weft/plan.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
+#include "weft/traffic.h"
 
 /* Occurrences of needle in hay. */
 static size_t count_of(const char *hay, const char *needle)
@@ -106,6 +112,103 @@ static int bench_fabric(const char *spec)
     return rc;
 }
 
+/* One skewed plan: padded (weft_plan_msccl_pad, routes relayed in pieces)
+ * and written. */
+static int bench_padded(const char *what, const weft_topo *t, const weft_plan *p)
+{
+    weft_diag d;
+    double best_pad = 1e30, best_write = 1e30;
+    weft_msccl_padding pad;
+    uint32_t ops = 0;
+    uint64_t loop = 0;
+    size_t bytes = 0, steps = 0;
+    for (int k = 0; k < 3; k++) {
+        weft_plan *x = NULL;
+        double c0 = bench_cpu();
+        if (weft_plan_msccl_pad(p, t, &x, &pad, &d)) {
+            fprintf(stderr, "bench_msccl_wide: %s: pad: %s\n", what, d.msg);
+            return 1;
+        }
+        double c1 = bench_cpu();
+        char *xml = NULL;
+        FILE *f = open_memstream(&xml, &bytes);
+        weft_err e = f ? weft_plan_write_msccl(x, NULL, f, &d) : WEFT_ENOMEM;
+        if (f)
+            fclose(f);
+        double c2 = bench_cpu();
+        ops = weft_plan_num_ops(x);
+        loop = weft_plan_size_chunks(x);
+        weft_plan_free(x);
+        if (e) {
+            fprintf(stderr, "bench_msccl_wide: %s: export: %s\n", what, f ? d.msg : "no memory");
+            free(xml);
+            return 1;
+        }
+        steps = count_of(xml, "<step ");
+        free(xml);
+        if (c1 - c0 < best_pad)
+            best_pad = c1 - c0;
+        if (c2 - c1 < best_write)
+            best_write = c2 - c1;
+    }
+    printf("  %-28s pieces of %llu B (K %u), region %llu B, nchunksperloop %llu, %u ops -> %u, "
+           "%zu steps, %zu bytes; padding %.1f%%; pad %.2f ms, write %.2f ms\n",
+           what, (unsigned long long)pad.piece_bytes, pad.refine,
+           (unsigned long long)pad.block_bytes, (unsigned long long)loop, weft_plan_num_ops(p),
+           ops, steps, bytes,
+           100.0 * (double)(pad.padded_bytes - pad.data_bytes) / (double)pad.padded_bytes,
+           best_pad * 1e3, best_write * 1e3);
+    return 0;
+}
+
+/* MoE dispatch on spec: tokens per rank of 4 KiB, top-2, skew. */
+static int bench_skewed(const char *spec, uint32_t experts, uint64_t tokens, uint32_t zipf_milli,
+                        bool optimal)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    if (weft_topo_preset(spec, &t, &d)) {
+        fprintf(stderr, "bench_msccl_wide: %s: %s\n", spec, d.msg);
+        return 1;
+    }
+    uint32_t n = weft_topo_num_ranks(t);
+    weft_traffic_moe_params mp = {n,      experts, 2,          tokens, 4096,
+                                  zipf_milli ? WEFT_TRAFFIC_SKEW_ZIPF : WEFT_TRAFFIC_SKEW_UNIFORM,
+                                  zipf_milli, 1};
+    weft_traffic m;
+    int rc = 0;
+    if (weft_traffic_moe(&mp, &m, &d)) {
+        fprintf(stderr, "bench_msccl_wide: moe: %s\n", d.msg);
+        weft_topo_free(t);
+        return 1;
+    }
+    char what[96];
+    for (int o = 0; o < (optimal ? 2 : 1); o++) {
+        weft_plan *p = NULL;
+        weft_err e;
+        if (o) {
+            weft_a2a_bound b;
+            e = weft_synth_a2a_optimal_traffic(t, &m, &p, &b, &d);
+            if (!e)
+                weft_a2a_bound_fini(&b);
+        } else {
+            e = weft_synth_classic_traffic(t, "direct", &m, 0, &p, &d);
+        }
+        snprintf(what, sizeof what, "%s moe %s%s %s", spec, zipf_milli ? "zipf:" : "uniform",
+                 zipf_milli ? (zipf_milli == 1200 ? "1.2" : "s") : "", o ? "optimal" : "direct");
+        if (e) {
+            fprintf(stderr, "bench_msccl_wide: %s: %s\n", what, d.msg);
+            rc = 1;
+            continue;
+        }
+        rc |= bench_padded(what, t, p);
+        weft_plan_free(p);
+    }
+    weft_traffic_free(&m);
+    weft_topo_free(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const char *dflt[] = {"mi250:2", "h100:16"};
@@ -116,5 +219,9 @@ int main(int argc, char **argv)
     else
         for (size_t i = 0; i < sizeof dflt / sizeof dflt[0]; i++)
             rc |= bench_fabric(dflt[i]);
+    printf("skewed alltoallv (MoE dispatch, top-2, 4 KiB tokens), padded layout:\n");
+    rc |= bench_skewed("h100:16", 128, 512, 0, false);
+    rc |= bench_skewed("h100:16", 256, 1024, 1200, false);
+    rc |= bench_skewed("a100:2", 32, 256, 1200, true);
     return rc;
 }

@@ -649,6 +649,48 @@ WEFT_API void weft_msccl_opts_init(weft_msccl_opts *o);
 WEFT_API weft_err weft_plan_relay_routes(const weft_plan *p, const weft_topo *t, weft_plan **out,
                                          uint32_t *refine, weft_diag *d);
 
+/* The padded layout of a skewed alltoallv plan (docs/msccl.md, "Skewed
+ * matrices: the padded layout"). */
+typedef struct weft_msccl_padding {
+    uint64_t piece_bytes;      /* g: the gcd of the plan's non-zero chunks */
+    uint64_t block_bytes;      /* B: the largest block, every peer's region */
+    uint64_t pieces_per_block; /* B / g: the padded plan's chunks per block */
+    uint64_t data_bytes;       /* the matrix's total */
+    uint64_t padded_bytes;     /* N x N x B: every rank's send buffer together */
+    uint32_t refine;           /* K: pieces cut K-fold for the routes (1: not) */
+    bool relayed;              /* routes were made rank-to-rank hops */
+} weft_msccl_padding;
+
+/* The alltoallv plan p (alltoall with a traffic matrix, out of place) in
+ * MSCCL's equal chunks: every peer's block sits in a region of B bytes cut
+ * into pieces of g bytes (block s -> d in the first M(s, d) / g pieces of
+ * region d of rank s's in buffer, and of region s of rank d's out buffer;
+ * padding after). *out is an alltoall plan of B / g chunks per block with
+ * the matrix M / g (in pieces, so its 0-byte chunks are the padding) that
+ * moves only the pieces that carry data: every op becomes one op per run
+ * of pieces contiguous on both sides, at most 71 pieces each (MSCCL's
+ * cnt < 72); an op that moves no bytes is left out, its dependents waiting
+ * for its deps. Routes are kept; scratch slot j gets as many pieces as the
+ * largest chunk it holds. *pad says what it costs. WEFT_EINVAL for a plan
+ * that is not an out-of-place alltoallv plan or moves a chunk into a slot
+ * too small for it; WEFT_ELIMIT (naming the limit and by how much) when
+ * nchunksperloop N B / g would exceed an int (msccl-executor) or the
+ * padded plan WEFT_PLAN_MAX_TOTAL_SLOTS; WEFT_EVERIFY for a broken
+ * structure or a cycle; WEFT_ENOMEM. p should be verified first.
+ * With a fabric t (NULL: routes are ignored, as the runtime would), the
+ * padded plan's routes are then made rank-to-rank hops as
+ * weft_plan_relay_routes does, on pieces rather than whole blocks, and
+ * where a path carries part of a piece every piece is cut into
+ * pad->refine = K parts (piece_bytes is then g / K: WEFT_ELIMIT when K
+ * does not divide g), errors as weft_plan_relay_routes. */
+WEFT_API weft_err weft_plan_msccl_pad(const weft_plan *p, const weft_topo *t, weft_plan **out,
+                                      weft_msccl_padding *pad, weft_diag *d);
+/* True when weft_plan_write_msccl pads p first: an alltoallv plan whose
+ * chunks differ (not a uniform matrix whose entries C divides) and that
+ * is not already padded (every chunk 0 or 1 unit and some block full, as
+ * weft_plan_msccl_pad makes it). */
+WEFT_API bool weft_plan_msccl_needs_padding(const weft_plan *p);
+
 /* Writes p as an MSCCL XML program for o's profile. Each op becomes steps
  * of threadblocks keyed by (peer, direction, channel) on each rank, in one
  * topological order of the plan, so sends and receives match in order on

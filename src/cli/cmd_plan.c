@@ -60,6 +60,10 @@ static const cli_syntax plan_syntax = {
              "MSCCL steps name only their peer GPU: routes through relay GPUs or over\n"
              "several paths (the optimal all-to-all) are written as rank-to-rank hops, with\n"
              "chunks cut into equal pieces where a path carries part of one (docs/msccl.md).\n"
+             "A skewed alltoallv plan is written in a padded layout (MSCCL chunks are\n"
+             "equal): every peer a region of the largest block, in pieces of the blocks'\n"
+             "gcd, only the data moved; weft plan reads the XML back, verifies it, and\n"
+             "prints the padding (docs/msccl.md, \"Skewed matrices\").\n"
              "--compare builds every classic algorithm for the collective (rings:K as\n"
              "rings:auto, NCCL's channel count, and rings:4; nccl, what NCCL runs) and\n"
              "lists them side by side, with the best limit.\n"
@@ -232,20 +236,6 @@ static void link_text(const weft_topo *t, weft_link_id l, char *buf, size_t size
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
-/* Whether every block of p holds the same bytes (no traffic matrix, or a
- * uniform one): only then can MSCCL express it, and a skewed plan is left
- * to weft_plan_write_msccl, which says why not. */
-static bool equal_blocks(const weft_plan *p)
-{
-    const weft_traffic *tm = weft_plan_traffic(p);
-    if (!tm)
-        return true;
-    for (size_t i = 1; i < (size_t)tm->ranks * tm->ranks; i++)
-        if (tm->bytes[i] != tm->bytes[0])
-            return false;
-    return true;
-}
-
 /* The limit of a relayed plan x read back from its XML: no routes, every
  * hop on the fabric's shortest paths, as the runtime routes it. false when
  * it cannot be costed (no memory). */
@@ -264,20 +254,77 @@ static bool read_back_limit(const weft_topo *t, const weft_plan *x, weft_rat *al
     return ok;
 }
 
-/* What the MSCCL export changed of a routed plan (weft_plan_relay_routes):
- * its ops as rank-to-rank hops, the chunk refinement, and the limit read
- * back. */
-static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const weft_plan *x,
-                          const plan_report *r, uint32_t refine)
+/* Writes the padded program in memory, reads it back with weft's own
+ * MSCCL reader and verifies it on the fabric against the padded matrix
+ * (the padding is the matrix's 0-byte chunks, which need not arrive),
+ * before anything is written: a program that does not verify is never
+ * written (exit 1, the reason given). */
+static int read_back_padded(const weft_topo *t, const weft_plan *padded,
+                            const weft_msccl_opts *opts)
 {
-    fprintf(f, "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
-               "GPU): %u ops became %u",
-            weft_plan_num_ops(p), weft_plan_num_ops(x));
-    if (refine > 1)
-        fprintf(f, "; every chunk cut into %u equal pieces so that each path carries whole "
-                   "chunks (MSCCL chunks are equal)",
-                refine);
-    fprintf(f, "\n");
+    weft_plan *back = NULL;
+    weft_diag d;
+    weft_diag_clear(&d);
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    if (!f) {
+        cli_error("cannot read the padded MSCCL program back: out of memory");
+        return CLI_EXIT_INPUT;
+    }
+    weft_err e = weft_plan_write_msccl(padded, opts, f, &d);
+    fclose(f);
+    if (!e)
+        e = weft_plan_msccl_parse(xml, len, "the padded MSCCL program", &back, &d);
+    if (!e)
+        e = weft_plan_set_traffic(back, weft_plan_traffic(padded), &d);
+    if (!e)
+        e = weft_plan_verify(back, t, &d);
+    weft_plan_free(back);
+    free(xml);
+    return e ? cli_fail(e, &d) : CLI_EXIT_OK;
+}
+
+/* The padded layout of a skewed alltoallv plan (weft_plan_msccl_pad):
+ * what the caller lays out and what the padding wastes. */
+static void print_padded(FILE *f, const weft_plan *p, const weft_plan *x,
+                         const weft_msccl_padding *pad)
+{
+    uint64_t waste = pad->padded_bytes - pad->data_bytes;
+    fprintf(f, "msccl        padded layout (MSCCL chunks are equal): every peer a region of "
+               "%llu bytes (the largest block) in pieces of %llu bytes%s; nchunksperloop %llu; "
+               "%u ops became %u (runs of at most 71 pieces%s)\n",
+            (unsigned long long)pad->block_bytes, (unsigned long long)pad->piece_bytes,
+            pad->refine > 1 ? " (cut so that each path carries whole pieces)" : "",
+            (unsigned long long)weft_plan_size_chunks(x), weft_plan_num_ops(p),
+            weft_plan_num_ops(x), pad->relayed ? ", routes as rank-to-rank hops" : "");
+    fprintf(f, "             buffers of %llu bytes per rank; padding %llu of %llu bytes "
+               "(%.1f%%), never moved; the XML read back verifies against the padded matrix\n",
+            (unsigned long long)(pad->padded_bytes / weft_plan_get_info(x)->nranks),
+            (unsigned long long)waste, (unsigned long long)pad->padded_bytes,
+            100.0 * (double)waste / (double)pad->padded_bytes);
+}
+
+/* What the MSCCL export changed of a plan: its routes as rank-to-rank hops
+ * (relayed, weft_plan_relay_routes; may be NULL), the chunk refinement,
+ * the padded layout (padded, when the blocks differ; may be NULL), and the
+ * limit of x, the plan the XML reads back as. */
+static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p,
+                          const weft_plan *relayed, const weft_plan *x,
+                          const weft_msccl_padding *pad, const plan_report *r, uint32_t refine)
+{
+    if (relayed) {
+        fprintf(f, "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
+                   "GPU): %u ops became %u",
+                weft_plan_num_ops(p), weft_plan_num_ops(relayed));
+        if (refine > 1)
+            fprintf(f, "; every chunk cut into %u equal pieces so that each path carries whole "
+                       "chunks (MSCCL chunks are equal)",
+                    refine);
+        fprintf(f, "\n");
+    }
+    if (pad)
+        print_padded(f, p, x, pad);
     weft_rat bw;
     if (read_back_limit(t, x, &bw)) {
         char ex[64];
@@ -419,7 +466,7 @@ static void print_circuits(FILE *f, const weft_circuit_sched *cs)
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
                       const weft_optimal *opt, const char *traffic_path,
                       const weft_bfb *bfb, const weft_plan *xml, uint32_t refine,
-                      const weft_circuit_sched *cs)
+                      const weft_msccl_padding *pad, const weft_circuit_sched *cs)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -459,6 +506,21 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
         cli_json_kv_uint(&j, "chunk_pieces", refine);
         cli_json_kv_uint(&j, "nchunksperloop", weft_plan_size_chunks(xml));
         cli_json_kv_rat(&j, "algbw_read_back_exact", back);
+        if (pad) {
+            /* The padded layout (print_padded); the XML was read back and
+             * verified before this is printed. */
+            cli_json_key(&j, "padding");
+            cli_json_begin_object(&j);
+            cli_json_kv_uint(&j, "piece_bytes", pad->piece_bytes);
+            cli_json_kv_uint(&j, "block_bytes", pad->block_bytes);
+            cli_json_kv_uint(&j, "pieces_per_block", pad->pieces_per_block);
+            cli_json_kv_uint(&j, "data_bytes", pad->data_bytes);
+            cli_json_kv_uint(&j, "buffer_bytes", pad->padded_bytes);
+            cli_json_kv_double(&j, "fraction", (double)(pad->padded_bytes - pad->data_bytes) /
+                                                   (double)pad->padded_bytes);
+            cli_json_kv_bool(&j, "read_back_verified", true);
+            cli_json_end_object(&j);
+        }
         cli_json_end_object(&j);
     }
     if (cs)
@@ -643,6 +705,8 @@ int cli_cmd_plan(int argc, char **argv)
         return rc;
     weft_topo *t = NULL;
     weft_plan *p = NULL, *xml_plan = NULL; /* xml_plan: p relayed for MSCCL */
+    weft_plan *padded = NULL; /* xml_plan (or p) in the padded layout, for a skewed matrix */
+    weft_msccl_padding pad;
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     weft_traffic matrix = {0};
@@ -800,7 +864,19 @@ int cli_cmd_plan(int argc, char **argv)
      * with its routes as rank-to-rank hops (weft_plan_relay_routes), its
      * chunks refined where a path's share is not whole. */
     uint32_t refine = 1;
-    if (path && fi == CLI_PLAN_MSCCL && equal_blocks(p)) {
+    if (path && fi == CLI_PLAN_MSCCL && weft_plan_msccl_needs_padding(p)) {
+        /* A skewed matrix: MSCCL's chunks are equal, so the blocks are
+         * padded to the largest and relayed in pieces (docs/msccl.md); a
+         * limit is said here, before anything is written. */
+        e = weft_plan_msccl_pad(p, t, &padded, &pad, &d);
+        if (e) {
+            rc = cli_fail(e, &d);
+            goto done;
+        }
+        refine = pad.refine;
+        if ((rc = read_back_padded(t, padded, &msccl_opts)) != CLI_EXIT_OK)
+            goto done;
+    } else if (path && fi == CLI_PLAN_MSCCL) {
         weft_plan *relayed = NULL;
         e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
         if (e) {
@@ -817,7 +893,7 @@ int cli_cmd_plan(int argc, char **argv)
         /* A failed write leaves its errno (ENOSPC) with the stream's error
          * flag; it is taken before closing, which may set errno again. */
         errno = 0;
-        bool ok = writers[fi](xml_plan ? xml_plan : p, o.f) == WEFT_OK;
+        bool ok = writers[fi](padded ? padded : xml_plan ? xml_plan : p, o.f) == WEFT_OK;
         int write_err = !ok && ferror(o.f) ? (errno ? errno : EIO) : 0;
         rc = cli_out_close(&o, ok);
         if (rc == CLI_EXIT_OK && !ok) {
@@ -838,13 +914,14 @@ int cli_cmd_plan(int argc, char **argv)
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
         rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
-                        is_bfb ? &bfb : NULL, xml_plan, refine,
-                        is_circuits ? &csched : NULL);
+                        is_bfb ? &bfb : NULL, padded ? padded : xml_plan, refine,
+                        padded ? &pad : NULL, is_circuits ? &csched : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
-        if (xml_plan)
-            print_relayed(f, t, p, xml_plan, &r, refine);
+        if (xml_plan || padded)
+            print_relayed(f, t, p, xml_plan, padded ? padded : xml_plan, padded ? &pad : NULL,
+                          &r, refine);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost);
         if (is_circuits)
@@ -861,6 +938,7 @@ done:
     weft_circuit_sched_fini(&csched);
     weft_traffic_free(&matrix);
     weft_optimal_fini(&opt);
+    weft_plan_free(padded);
     weft_plan_free(xml_plan);
     weft_plan_free(p);
     weft_topo_free(t);

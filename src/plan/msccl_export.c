@@ -715,37 +715,31 @@ static weft_err build(xctx *x, bool events, bool *stalled)
 }
 
 /* An MSCCL program has no sizes: the executor cuts each buffer into
- * nchunksperloop equal chunks (of count / nchunksperloop elements), so an
- * alltoallv plan exports only when all its chunks are equal (a uniform
- * matrix whose entries C divides), as the alltoall it then is. Otherwise
- * WEFT_EINVAL says why (docs/msccl.md). */
-static weft_err alltoallv_equal(const weft_plan *p, weft_diag *d)
+ * nchunksperloop equal chunks (of count / nchunksperloop elements). A plan
+ * of equal chunks (no matrix, or a uniform one whose entries C divides) is
+ * written as it is; so is one already in the padded layout (every chunk 0
+ * or 1 unit, some block full: what weft_plan_msccl_pad makes). Any other
+ * alltoallv plan is padded first (msccl_pad.c). */
+bool weft_plan_msccl_needs_padding(const weft_plan *p)
 {
     const weft_traffic *t = weft_plan_traffic(p);
     if (!t)
-        return WEFT_OK;
-    uint32_t c = weft_plan_get_info(p)->chunks, n = t->ranks;
-    uint64_t first = t->bytes[0];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < n; j++) {
-            uint64_t b = weft_traffic_at(t, i, j);
-            if (b != first)
-                return weft_diag_set(
-                    d, WEFT_EINVAL,
-                    "MSCCL XML cannot express this alltoallv plan: rank %u sends rank %u %llu "
-                    "bytes but rank 0 sends rank 0 %llu, and an MSCCL program cuts every buffer "
-                    "into equal chunks (count / nchunksperloop elements); only a uniform matrix "
-                    "exports",
-                    i, j, (unsigned long long)b, (unsigned long long)first);
-        }
-    if (first % c)
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "MSCCL XML cannot express this alltoallv plan: its %llu bytes per "
-                             "block are not a multiple of its %u chunks, and an MSCCL program's "
-                             "chunks are equal",
-                             (unsigned long long)first, c);
-    return WEFT_OK;
+        return false;
+    uint32_t c = weft_plan_get_info(p)->chunks;
+    uint64_t first = t->bytes[0], big = 0;
+    bool equal = true;
+    for (size_t i = 0; i < (size_t)t->ranks * t->ranks; i++) {
+        equal = equal && t->bytes[i] == first;
+        if (t->bytes[i] > big)
+            big = t->bytes[i];
+    }
+    if (equal && first % c == 0)
+        return false;
+    return big != c;
 }
+
+static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                           weft_diag *d);
 
 weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                                weft_diag *d)
@@ -757,9 +751,21 @@ weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, 
     }
     if (opts->profile >= WEFT__MSCCL_PROFILE_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "unknown MSCCL profile %d", (int)opts->profile);
-    weft_err te = alltoallv_equal(p, d);
-    if (te)
-        return te;
+    if (weft_plan_msccl_needs_padding(p)) {
+        weft_plan *padded;
+        weft_msccl_padding pad;
+        weft_err e = weft_plan_msccl_pad(p, NULL, &padded, &pad, d);
+        if (!e)
+            e = write_plan(padded, opts, f, d);
+        weft_plan_free(padded);
+        return e;
+    }
+    return write_plan(p, opts, f, d);
+}
+
+static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                           weft_diag *d)
+{
     xctx x = {0};
     x.p = p;
     x.info = weft_plan_get_info(p);

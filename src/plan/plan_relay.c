@@ -131,14 +131,18 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
             if (s.num <= 0 || s.den <= 0)
                 return weft_diag_set(c->d, WEFT_EINVAL, "op %" PRIu32 " path %" PRIu32
                                      ": a share must be positive", id, k);
-            uint64_t den = (uint64_t)s.den, g = gcd64(K, den);
-            if (K / g * den > RELAY_MAX_REFINE)
+            /* Piece k moves share x count x K slots: K needs only the
+             * part of the denominator that count does not cover. */
+            uint64_t count = weft_plan_op(p, id).count;
+            uint64_t part = (uint64_t)s.den / gcd64((uint64_t)s.den, count ? count : 1);
+            uint64_t den = (uint64_t)s.den, g = gcd64(K, part);
+            if (K / g * part > RELAY_MAX_REFINE)
                 return weft_diag_set(c->d, WEFT_ELIMIT,
                                      "the route shares would cut every chunk into more than "
                                      "%u equal pieces (op %" PRIu32 " path %" PRIu32
                                      " carries %" PRId64 "/%" PRId64 ")",
                                      RELAY_MAX_REFINE, id, k, s.num, s.den);
-            K = K / g * den;
+            K = K / g * part;
             g = gcd64(sum_den, den);
             sum_num = sum_num * (den / g) + (uint64_t)s.num * (sum_den / g);
             sum_den = sum_den / g * den;

@@ -96,14 +96,43 @@ run plan a100:2 --coll alltoall --algo optimal -o "$TMP/a.plan"
 expect_rc 0
 check "weft format not relayed" test "$(grep -c '^op ' "$TMP/a.plan")" = 256
 
-# A skewed matrix cannot be said in MSCCL's equal chunks: the exporter's
-# reason, not the relays' (their refinement would not make blocks equal).
+# A skewed matrix (MoE dispatch, zipf 1.2: blocks of 3 to 228 tokens of 4
+# KiB): every peer gets a region of the largest block, cut into pieces of
+# the blocks' gcd (4096 bytes), and only the pieces that carry data move;
+# the optimal plan's routes are relayed in pieces, cut 8-fold where a path
+# carries part of one (512 bytes). weft plan reads the XML back and
+# verifies it against the padded matrix; the executor rules hold.
 run traffic moe --ranks 16 --experts 32 --topk 2 --tokens 256 --hidden-bytes 4096 --skew zipf:1.2 --seed 1 -o "$TMP/moe.tm"
 expect_rc 0
 run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/moe.tm" -o "$TMP/moe.xml"
+expect_rc 0
+expect_out_has "msccl        padded layout (MSCCL chunks are equal): every peer a region of 933888 bytes (the largest block) in pieces of 512 bytes (cut so that each path carries whole pieces); nchunksperloop 29184; 256 ops became 1407 (runs of at most 71 pieces, routes as rank-to-rank hops)
+             buffers of 14942208 bytes per rank; padding 205520896 of 239075328 bytes (86.0%), never moved; the XML read back verifies against the padded matrix
+             hops on shortest paths, as the XML reads back: algbw <= 102400/3559 GB/s (the same limit)"
+if [ $have_python = 1 ]; then
+    check "moe optimal executor rules" test "$(msccl_check "$TMP/moe.xml" 64)" = "ok: 16 gpus, 349 threadblocks, 2732 steps, 29184 chunks per loop"
+fi
+run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/moe.tm" -o "$TMP/moe2.xml" --json
+expect_rc 0
+[ $have_python = 1 ] && check "moe padding json" test "$(printf '%s' "$OUT" | python3 -c 'import json,sys; m=json.load(sys.stdin)["msccl"]; p=m["padding"]; print(m["nchunksperloop"], m["chunk_pieces"], p["piece_bytes"], p["block_bytes"], p["data_bytes"], p["buffer_bytes"], round(p["fraction"], 4), p["read_back_verified"])')" = "29184 8 512 933888 33554432 239075328 0.8596 True"
+for a in direct flash; do
+    run plan a100:2 --coll alltoall --algo $a --traffic "$TMP/moe.tm" -o "$TMP/moe-$a.xml"
+    expect_rc 0
+    expect_out_has "every peer a region of 933888 bytes (the largest block) in pieces of 4096 bytes; nchunksperloop 3648"
+    expect_out_has "the XML read back verifies against the padded matrix"
+done
+if [ $have_python = 1 ]; then
+    check "moe direct executor rules" test "$(msccl_check "$TMP/moe-direct.xml" 64)" = "ok: 16 gpus, 496 threadblocks, 601 steps, 3648 chunks per loop"
+    check "moe flash executor rules" test "$(msccl_check "$TMP/moe-flash.xml" 64)" = "ok: 16 gpus, 272 threadblocks, 904 steps, 3648 chunks per loop"
+fi
+
+# Pieces beyond the cap: regions of 2^24 one-byte pieces would make the
+# XML hold more slots than weft reads back; refused, nothing written.
+printf '1 16777216\n16777216 1\n' >"$TMP/cap.tm"
+run plan switch:2 --coll alltoall --algo direct --traffic "$TMP/cap.tm" -o "$TMP/cap.xml"
 expect_rc 1
-expect_err "weft: MSCCL XML cannot express this alltoallv plan: rank 0 sends rank 1 327680 bytes but rank 0 sends rank 0 774144, and an MSCCL program cuts every buffer into equal chunks (count / nchunksperloop elements); only a uniform matrix exports"
-check "no skewed xml" test ! -e "$TMP/moe.xml"
+expect_err "weft: MSCCL XML cannot express this alltoallv plan within weft's limits: its padded layout (blocks padded to 16777216 bytes, cut into pieces of 1 bytes, the gcd of its chunks: nchunksperloop 33554432, 0 scratch pieces) holds 134217728 slots over its 2 ranks, 2.0 times the 67108864 a plan may hold (WEFT_PLAN_MAX_TOTAL_SLOTS), so the XML could not be read back"
+check "no capped xml" test ! -e "$TMP/cap.xml"
 
 # A plan without relays is written as before: no msccl line.
 run plan switch:4 --coll alltoall --algo optimal -o "$TMP/s.xml"
