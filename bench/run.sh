@@ -11,7 +11,9 @@
 # single-core memcpy bound (measured in rounds interleaved with weft's
 # calls; bench/run_mpi.c's paired_ratio) next to the ceiling any allreduce
 # has when the ranks share this host's cores (docs/run.md: n ranks read n
-# buffers and write n, on at most min(n, cores) cores).
+# buffers and write n, on at most min(n, cores) cores), and the measured
+# ceiling: the busbw of every rank copying its buffer at once, the memory
+# traffic of any allreduce (all-copy), with weft's busbw over it.
 # With more ranks than CPUs the ranks are oversubscribed: the figures then
 # measure scheduling as much as the algorithms (say so when quoting them).
 # Never fails on time; exits 1 only when a run fails (a wrong result).
@@ -44,7 +46,7 @@ echo
 echo "== weft busbw / Open MPI busbw (allreduce, float sum; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 awk -v max="$max" '
   $1 == "row" { k = $7 " " $2 " " $4; w[k] = $5; m[k] = $6; nr[$2] = 1 }
-  $1 == "memcpy" { mc[$8 " " $2] = sprintf("%-8s %5d %10.3f %10.3f %8.2f %8.2f", $8, $2, $5, $4, $6, $7) }
+  $1 == "memcpy" { mc[$8 " " $2] = sprintf("%-8s %5d %10.3f %10.3f %8.2f %8.2f %10.3f %8.2f", $8, $2, $5, $4, $6, $7, $9, $10) }
   END {
     split("1024 16384 262144 4194304 67108864", sz, " ")
     split("1KiB 16KiB 256KiB 4MiB 64MiB", nm, " ")
@@ -69,7 +71,7 @@ awk -v max="$max" '
         printf "\n"
       }
     }
-    printf "\nlargest size: %-8s %5s %10s %10s %8s %8s\n", "buffers", "ranks", "weft", "copy", "ratio", "ceiling"
+    printf "\nlargest size: %-8s %5s %10s %10s %8s %8s %10s %8s\n", "buffers", "ranks", "weft", "copy", "ratio", "ceiling", "all-copy", "weft/all"
     for (b = 1; b <= 2; b++) for (i = 1; i <= nn; i++) {
       k = kinds[b] " " rk[i]
       if (k in mc) printf "              %s\n", mc[k]

@@ -125,6 +125,51 @@ static double paired_ratio(const job *j, int rounds, double factor, double *bw, 
     return median(r, rounds);
 }
 
+/* The ceiling of any allreduce of j->count floats on this host: it reads
+ * the n inputs and writes the n outputs, the memory traffic of n copies,
+ * so it takes at least as long as every rank copying its sendbuf into its
+ * recvbuf at once (the slowest rank's time; the faster of memcpy and
+ * streaming stores). Unlike the single-core bound this counts what the
+ * cores share, the memory bandwidth, at sizes beyond the caches. In rounds,
+ * each a timed weft call then the copies; on rank 0 the median of weft's
+ * busbw / the ceiling's busbw, and in *ceil the ceiling's median busbw; -1
+ * on an error (the result is checked after the last round). */
+static double all_copy_ratio(const job *j, int rounds, double factor, double *ceil)
+{
+    double r[MAX_ROUNDS], c[MAX_ROUNDS];
+    size_t bytes = j->count * sizeof(float);
+    int ok = one(j, 1);
+    for (int i = 0; i < rounds && ok; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = bench_now();
+        ok = one(j, 1);
+        double t = bench_now() - t0, worst = 0;
+        MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double best = 0;
+        for (int nt = 0; nt < 2; nt++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double c0 = bench_now();
+            if (nt)
+                weft__copy_nt(j->recv, j->send, bytes);
+            else
+                memcpy(j->recv, j->send, bytes);
+            double ct = bench_now() - c0, cworst = 0;
+            MPI_Allreduce(&ct, &cworst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (nt == 0 || cworst < best) best = cworst;
+        }
+        c[i] = best > 0 ? (double)bytes / best / 1e9 * factor : 0;
+        r[i] = c[i] > 0 ? (double)bytes / worst / 1e9 * factor / c[i] : 0;
+    }
+    ok = ok && one(j, 1); /* the copies overwrote the result */
+    float want = (float)j->n * (float)(j->n + 1) / 2;
+    ok = ok && j->recv[0] == want && j->recv[j->count - 1] == want;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) return -1;
+    *ceil = median(c, rounds);
+    return median(r, rounds);
+}
+
 /* About 100 ms of 1 KiB allreduces, both libraries alternately, before
  * anything is timed: measured right after setup, the first size ran 1.5-6x
  * slower for whichever library went first (weft at 1 KiB, 2 ranks, under
@@ -243,13 +288,18 @@ int main(int argc, char **argv)
     j.count = max_count;
     double ratio = paired_ratio(&j, 5, factor, &pbw, &pmc);
     if (ratio < 0) bad = 1;
+    double all_ceil = 0, all_ratio = all_copy_ratio(&j, 5, factor, &all_ceil);
+    if (all_ratio < 0) bad = 1;
     if (me == 0) {
         printf("# at %zu bytes, 5 rounds of one weft call then rank 0 alone copying the bytes "
                "(faster of memcpy and streaming stores): weft busbw %.3f GB/s, copy %.3f GB/s, "
                "median ratio %.2f%s; ceiling with %d ranks on %ld cores %.2f\n",
                max_bytes, pbw, pmc, ratio, ratio < 0 ? " WRONG" : "", n, cores, ceiling);
-        printf("memcpy %d %s %.4f %.4f %.4f %.4f %s\n", n, label, pmc, pbw, ratio, ceiling,
-               ordinary ? "ordinary" : "shared");
+        printf("# and 5 rounds of one weft call then every rank copying its bytes at once (the "
+               "memory traffic of any allreduce): ceiling busbw %.3f GB/s, weft / ceiling %.2f%s\n",
+               all_ceil, all_ratio, all_ratio < 0 ? " WRONG" : "");
+        printf("memcpy %d %s %.4f %.4f %.4f %.4f %s %.4f %.4f\n", n, label, pmc, pbw, ratio,
+               ceiling, ordinary ? "ordinary" : "shared", all_ceil, all_ratio);
     }
     if (ordinary) {
         free(sp);
