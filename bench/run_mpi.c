@@ -85,6 +85,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* After rounds that overwrote the result with copies: one more weft call,
+ * its result checked; true when every rank's rounds and check were ok. */
+static int rerun_ok(const job *j, int ok)
+{
+    ok = ok && one(j, 1);
+    float want = (float)j->n * (float)(j->n + 1) / 2;
+    ok = ok && j->recv[0] == want && j->recv[j->count - 1] == want;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all_ok;
+}
+
 #define MAX_ROUNDS 16
 
 /* weft's busbw against the memcpy bound at j->count floats, in rounds:
@@ -114,12 +126,7 @@ static double paired_ratio(const job *j, int rounds, double factor, double *bw, 
         w[i] = (double)bytes / worst / 1e9 * factor;
         r[i] = m[i] > 0 ? w[i] / m[i] : 0;
     }
-    ok = ok && one(j, 1); /* the copies overwrote the result */
-    float want = (float)j->n * (float)(j->n + 1) / 2;
-    ok = ok && j->recv[0] == want && j->recv[j->count - 1] == want;
-    int all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) return -1;
+    if (!rerun_ok(j, ok)) return -1;
     *bw = median(w, rounds);
     *mc = median(m, rounds);
     return median(r, rounds);
@@ -160,12 +167,7 @@ static double all_copy_ratio(const job *j, int rounds, double factor, double *ce
         c[i] = best > 0 ? (double)bytes / best / 1e9 * factor : 0;
         r[i] = c[i] > 0 ? (double)bytes / worst / 1e9 * factor / c[i] : 0;
     }
-    ok = ok && one(j, 1); /* the copies overwrote the result */
-    float want = (float)j->n * (float)(j->n + 1) / 2;
-    ok = ok && j->recv[0] == want && j->recv[j->count - 1] == want;
-    int all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) return -1;
+    if (!rerun_ok(j, ok)) return -1;
     *ceil = median(c, rounds);
     return median(r, rounds);
 }
