@@ -69,6 +69,11 @@ static const classic_entry algorithms[] = {
                "to NIC i, no incast; scatter inside the box",
       C_(ALLTOALL), false},
      synth_build_flash, false},
+    {{"flash:K", "flash with every block cut into K chunks (1 to 64) placed one by one, so a "
+                 "block may span BvN rounds (docs/algorithms.md: faster than whole blocks "
+                 "where pairs have many small rounds)",
+      C_(ALLTOALL), false},
+     synth_build_flash_split, true},
     {{"relay:K", "broadcast/reduce leaving/reaching the root's host through the NICs of K of "
                  "its ranks, relayed over the host (FuseLink); relay:1 without relay, "
                  "relay:auto every rank",
@@ -230,6 +235,8 @@ static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll co
         k = 2;
     else if (a->build == synth_build_relay)
         ; /* relay:auto (k 0): every rank of the root's host */
+    else if (a->build == synth_build_flash_split)
+        ; /* flash:auto has no meaning: synth_build_flash_split says so */
     else if (a->takes_k && k == 0) {
         weft_nccl_fabric f;
         weft_err fe = weft_nccl_fabric_get(t, &f, d);

@@ -220,6 +220,15 @@ weft_err synth_build_flash(const synth_ctx *c, weft_plan **out)
     return synth_flash_plan(c, c->traffic ? c->traffic->bytes : NULL, out);
 }
 
+weft_err synth_build_flash_split(const synth_ctx *c, weft_plan **out)
+{
+    if (c->param == 0)
+        return weft_diag_set(c->d, WEFT_EINVAL,
+                             "flash:auto: flash takes the chunks per block, flash:1 to flash:64 "
+                             "(none is chosen automatically)");
+    return synth_flash_plan_split(c, c->traffic ? c->traffic->bytes : NULL, c->param, out);
+}
+
 weft_err synth_flash_plan(const synth_ctx *c, const uint64_t *m, weft_plan **out)
 {
     return synth_flash_plan_split(c, m, 1, out);

@@ -52,6 +52,8 @@ weft_err synth_build_relay(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_a2a_bruck(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_a2a_hier(const synth_ctx *c, weft_plan **out);
 weft_err synth_build_flash(const synth_ctx *c, weft_plan **out);
+/* flash:K: synth_flash_plan_split with split c->param (1..64). */
+weft_err synth_build_flash_split(const synth_ctx *c, weft_plan **out);
 /* Flash for the N x N byte matrix m (row-major, bytes rank s sends rank d;
  * NULL: every block equal). With m, blocks of 0 bytes get no op (an
  * alltoallv plan does not ask for them). */

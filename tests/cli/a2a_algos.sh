@@ -86,5 +86,20 @@ check "flash without boxes says why" grep -q "^weft: flash all-to-all needs boxe
 err=$("$weft" plan a100:2 --coll allreduce --algo flash 2>&1 >/dev/null)
 check "flash builds alltoall only" grep -q "^weft: algorithm 'flash' does not build allreduce (it builds: alltoall)$" <<<"$err"
 
+# flash:K cuts every block into K chunks that may span rounds: an alltoallv
+# plan of K chunks per block that verifies, and flash:1 is flash.
+out=$("$weft" plan a100:2 --coll alltoall --algo flash:4 --traffic "$tmp/moe.txt" -o "$tmp/f4.plan")
+check "flash:4: 4 chunks per block" grep -q "16 x 16 blocks of the traffic matrix, 4 chunks each" <<<"$out"
+check "flash:4 verifies" "$weft" verify "$tmp/f4.plan" --topo a100:2
+"$weft" plan a100:2 --coll alltoall --algo flash:1 --traffic "$tmp/moe.txt" -o "$tmp/f1.plan" >/dev/null
+"$weft" plan a100:2 --coll alltoall --algo flash --traffic "$tmp/moe.txt" -o "$tmp/f.plan" >/dev/null
+check "flash:1 is flash" cmp -s <(grep -v '^# ' "$tmp/f1.plan" | sed 's/flash:1/flash/') <(grep -v '^# ' "$tmp/f.plan")
+err=$("$weft" plan a100:2 --coll alltoall --algo flash:auto 2>&1 >/dev/null)
+rc=$?
+check "flash:auto exits 1" test "$rc" = 1
+check "flash:auto says why" grep -q "^weft: flash:auto: flash takes the chunks per block, flash:1 to flash:64 (none is chosen automatically)$" <<<"$err"
+"$weft" plan a100:2 --coll alltoall --algo flash:65 >/dev/null 2>&1
+check "flash:65 is a usage error" test "$?" = 2
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
