@@ -173,6 +173,34 @@ static void check_flash_split(const char *spec, uint32_t split)
     weft_topo_free(t);
 }
 
+/* flash:K without a matrix (every block equal): each block's K chunks all
+ * move (a uniform block once weighed 1, so its chunks past the first were
+ * empty and never sent), the plan verifies and executes byte-exact. */
+static void check_flash_split_uniform(const char *spec, uint32_t split)
+{
+    weft_topo *t = weft__test_topo_spec(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_plan *p = NULL;
+    weft_diag d;
+    char algo[32];
+    snprintf(algo, sizeof algo, "flash:%u", split);
+    weft_err e = weft_synth_classic(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d);
+    CHECK_ERR(e, WEFT_OK);
+    if (!e) {
+        CHECK_INT(weft_plan_get_info(p)->chunks, split);
+        weft_err ve = weft_plan_verify(p, t, &d);
+        CHECK_ERR(ve, WEFT_OK);
+        if (ve)
+            fprintf(stderr, "%s %s: verify: %s\n", spec, algo, d.msg);
+        else
+            CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+    }
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
 /* Boxes whose ranks are not consecutive ids (host A holds ranks 0, 2, 4):
  * messages between boxes are cut into runs, and every schedule still
  * verifies and executes. */
@@ -328,6 +356,9 @@ int main(void)
     check_flash_skewed("mi250:2");
     check_flash_split("a100:4", 4);
     check_flash_split("clos", 3);
+    check_flash_split_uniform("a100:2", 2);
+    check_flash_split_uniform("a100:4", 3);
+    check_flash_split_uniform("clos", 4);
 
     /* Uniform all-to-all of S bytes per rank on B boxes of L ranks with one
      * NIC of b GB/s per rank: a rank sends S (N-L)/N out of its box, over

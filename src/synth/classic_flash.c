@@ -79,9 +79,11 @@ typedef struct flash {
     uint32_t *gath, *recv; /* per rank: scratch slots gathered / received */
 } flash;
 
+/* A block's weight: its bytes, or without a matrix C (every block equal,
+ * so each of its C pieces weighs 1 and none is empty). */
 static uint64_t blk_bytes(const flash *f, uint32_t s, uint32_t d)
 {
-    return f->m ? f->m[(size_t)s * f->n + d] : 1;
+    return f->m ? f->m[(size_t)s * f->n + d] : f->C;
 }
 
 /* Steps 1 and 2: box matrix, BvN, each pair's rounds. */
