@@ -144,6 +144,9 @@ static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
         }
         if (weft_classic_supports(name, coll))
             snprintf(c[n++].name, sizeof c->name, "%s", name);
+        /* flash:K's K chosen by simulation (run_flash_auto). */
+        if (strcmp(name, "flash") == 0 && weft_classic_supports(name, coll) && n < cap)
+            snprintf(c[n++].name, sizeof c->name, "flash:auto");
     }
     weft_bound_coll bc; /* all-to-all: the plan of the exact flow (uniform) */
     if ((cli_sim_bound_coll(coll, &bc) || coll == WEFT_COLL_ALLTOALL) && n < cap)
@@ -552,6 +555,84 @@ static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traff
     return WEFT_OK;
 }
 
+/* Sets r's algbw and busbw from the matrix's exact total / N (as weft sim
+ * --traffic gives it) when plan p carries one. */
+static void traffic_rates(const weft_traffic *m, const weft_plan *p, weft_sim_result *r)
+{
+    if (!m || r->time_s <= 0)
+        return;
+    r->algbw_gbps = weft_plan_traffic_size(p) / r->time_s * 1e-9;
+    r->busbw_gbps = r->algbw_gbps * weft_sim_busbw_factor(r->coll, r->ranks);
+}
+
+/* The candidate flash:auto: flash:K for K = 1, 2, 4 and 8 (blocks cut into
+ * K chunks that may span rounds, docs/algorithms.md), each simulated at
+ * every size; per size the fastest is kept, labelled "flash:auto (C=K)".
+ * The best K differs per matrix (and the plans grow with K), so synth
+ * builds whole blocks and the simulator chooses here. */
+static void run_flash_auto(const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                           const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
+                           uint32_t max_ops, candidate *c)
+{
+    static const uint32_t ks[] = {1, 2, 4, 8};
+    c->res = calloc(nsizes, sizeof *c->res);
+    c->label = calloc(nsizes, sizeof *c->label);
+    bool *have = calloc(nsizes, sizeof *have);
+    if (!c->res || !c->label || !have) {
+        free(c->res);
+        c->res = NULL;
+        free(have);
+        snprintf(c->why, sizeof c->why, "out of memory");
+        return;
+    }
+    for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "flash:%u", ks[k]);
+        weft_diag d;
+        weft_diag_clear(&d);
+        weft_plan *p = NULL;
+        weft_err e = m ? cli_build_traffic(t, name, m, max_ops, &p, &d)
+                       : cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &p,
+                                           NULL, &d);
+        if (e) {
+            if (!c->why[0])
+                snprintf(c->why, sizeof c->why, "%s", d.msg);
+            continue;
+        }
+        cli_sim_algo alg;
+        cli_sim_algo_from_plan(&alg, p);
+        for (size_t s = 0; s < nsizes && !e; s++) {
+            weft_sim_opts eff;
+            weft_sim_result r;
+            e = cli_sim_algo_prepare(&alg, t, sizes[s], o, &eff, &d);
+            if (!e)
+                e = cli_sim_algo_run(&alg, t, sizes[s], o, &r, &d);
+            if (e) {
+                if (!c->why[0])
+                    snprintf(c->why, sizeof c->why, "%s: %.900s", name, d.msg);
+                break;
+            }
+            traffic_rates(m, alg.plan, &r);
+            if (!have[s] || r.time_s < c->res[s].time_s) {
+                c->res[s] = r;
+                have[s] = true;
+                snprintf(c->label[s], sizeof c->label[s], "flash:auto (C=%u)", ks[k]);
+            }
+        }
+        cli_sim_algo_fini(&alg);
+    }
+    bool all = nsizes > 0;
+    for (size_t s = 0; s < nsizes; s++)
+        all = all && have[s];
+    free(have);
+    if (!all) {
+        free(c->res);
+        c->res = NULL;
+        free(c->label);
+        c->label = NULL;
+    }
+}
+
 /* Builds and simulates every candidate c[0..n) at every size (c[i].res
  * filled, or c[i].why); returns how many simulated. */
 static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traffic *m,
@@ -564,6 +645,11 @@ static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traf
         weft_diag d;
         weft_diag_clear(&d);
         cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
+        if (strcmp(c[i].name, "flash:auto") == 0) {
+            run_flash_auto(t, coll, m, sizes, nsizes, o, max_ops, &c[i]);
+            simulated += c[i].res != NULL;
+            continue;
+        }
         if (m ? build_traffic(&c[i], t, m, max_ops, &d)
               : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o),
                                    max_ops, &d)) {
@@ -591,13 +677,8 @@ static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traf
                                  c[i].name, st, i + 1, n, c[j].name);
             else if (!e)
                 e = cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d);
-            if (!e && m && c[i].res[s].time_s > 0) {
-                /* algbw = S / time with S the matrix's exact total / N, as
-                 * weft sim --traffic gives it. */
-                weft_sim_result *r = &c[i].res[s];
-                r->algbw_gbps = weft_plan_traffic_size(c[i].algo.plan) / r->time_s * 1e-9;
-                r->busbw_gbps = r->algbw_gbps * weft_sim_busbw_factor(r->coll, r->ranks);
-            }
+            if (!e)
+                traffic_rates(m, c[i].algo.plan, &c[i].res[s]);
             if (e) {
                 snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
                          (unsigned long long)sizes[s], d.msg);
