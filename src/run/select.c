@@ -695,7 +695,7 @@ weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, con
 {
     weft__select *s = c->sel;
     if (!s->plan || !weft_plan_traffic(s->plan)) return NULL;
-    if (!s->logged_v)
+    if (!s->logged_v && c->rank == 0) /* every rank runs it alike: rank 0 says so */
         weft_log(WEFT_LOG_INFO, "run",
                  "alltoallv: %s (forced by WEFT_PLAN; the call's counts must be its traffic "
                  "matrix)",

@@ -88,6 +88,7 @@ for t in shm tcp; do
         4808          1202     float    none      -1"
     expect_out_has "# Out of bounds values : 0 OK"
     expect_err_has "weft INFO run: rank 0: alltoallv: $T/bruck.plan (forced by WEFT_PLAN; the call's counts must be its traffic matrix)"
+    check "rank 0 alone logs the forced alltoallv plan" test "$(grep -c 'alltoallv: .*(forced by WEFT_PLAN' <<<"$ERR")" = 1
 
     LAST="--plan direct ($t)"
     WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" --plan "$T/direct.plan" -d uint8 -n 2 -w 1
