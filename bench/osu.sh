@@ -12,13 +12,17 @@
 # Usage: bench/osu.sh BIN_DIR [BUILD_DIR [RUNS [RANKS ...]]]
 #   BIN_DIR holds the OSU build (osu_allreduce ... found below it) and/or
 #   IMB-MPI1 (found below it); BUILD_DIR default build, RUNS default 3,
-#   RANKS default 2 4. Build OSU and IMB outside the tree. OSU runs with
+#   RANKS default 2 4, and 8 16 32 64 where the host has that many CPUs. Build OSU and IMB outside the tree. OSU runs with
 #   -T mpi_float (its default, MPI_CHAR, is no reduction type for weft).
 set -u
 dir=${1:-} build=${2:-build} runs=${3:-3}
 shift $(($# < 3 ? $# : 3))
 ranks=("$@")
-[ ${#ranks[@]} = 0 ] && ranks=(2 4)
+if [ ${#ranks[@]} = 0 ]; then
+  ranks=(2 4)
+  cpus=$(nproc)
+  for r in 8 16 32 64; do [ "$cpus" -ge "$r" ] && ranks+=("$r"); done
+fi
 skip() { echo "bench/osu.sh: skipped: $*"; exit 0; }
 [ -n "$dir" ] && [ -d "$dir" ] || skip "no binaries folder given or '${dir}' absent"
 command -v mpirun > /dev/null || skip "mpirun not found"
