@@ -333,6 +333,19 @@ static weft_err round_for_msccl(const weft_topo *t, const weft_plan *p, uint64_t
     return e;
 }
 
+/* An export of the rounded plan failed too: says so before its reason. */
+static weft_err rounded_context(weft_err e, const weft_share_rounding *rs, weft_diag *d)
+{
+    if (e) {
+        char why[WEFT_DIAG_MSG_SIZE];
+        snprintf(why, sizeof why, "%s", d->msg);
+        weft_diag_set(d, e, "with the route shares rounded to multiples of 1/%u (%.4f%% of the "
+                            "limit lost; exact shares: %.200s): %.400s",
+                      rs->k, 100.0 * weft_rat_to_double(rs->loss), exact_refused, why);
+    }
+    return e;
+}
+
 /* The rounded route shares (round_for_msccl), when there are. */
 static void print_rounded(FILE *f, const weft_share_rounding *rs)
 {
@@ -926,7 +939,7 @@ int cli_cmd_plan(int argc, char **argv)
         e = weft_plan_msccl_pad(p, t, &padded, &pad, &d);
         if (e == WEFT_ELIMIT && pad.piece_bytes &&
             (e = round_for_msccl(t, p, pad.piece_bytes, &rounded, &rounding, &d)) == WEFT_OK)
-            e = weft_plan_msccl_pad(rounded, t, &padded, &pad, &d);
+            e = rounded_context(weft_plan_msccl_pad(rounded, t, &padded, &pad, &d), &rounding, &d);
         if (e) {
             rc = cli_fail(e, &d);
             goto done;
@@ -938,7 +951,8 @@ int cli_cmd_plan(int argc, char **argv)
         weft_plan *relayed = NULL;
         e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
         if (e == WEFT_ELIMIT && (e = round_for_msccl(t, p, 0, &rounded, &rounding, &d)) == WEFT_OK)
-            e = weft_plan_relay_routes(rounded, t, &relayed, &refine, &d);
+            e = rounded_context(weft_plan_relay_routes(rounded, t, &relayed, &refine, &d),
+                                &rounding, &d);
         if (e) {
             rc = cli_fail(e, &d);
             goto done;
