@@ -783,8 +783,92 @@ weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, 
     return write_plan(p, opts, f, d);
 }
 
+/* True when op id waits for an op with no step on either of its ranks
+ * (MSCCL orders steps only within a GPU). */
+static bool has_remote_dep(const weft_plan *p, uint32_t id)
+{
+    weft_op o = weft_plan_op(p, id);
+    uint32_t nd;
+    const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+    for (uint32_t k = 0; k < nd; k++) {
+        weft_op y = weft_plan_op(p, deps[k]);
+        if (y.src_rank.v != o.src_rank.v && y.dst_rank.v != o.src_rank.v &&
+            y.src_rank.v != o.dst_rank.v && y.dst_rank.v != o.dst_rank.v)
+            return true;
+    }
+    return false;
+}
+
+/* A dep on an op with no step on either rank of the waiting op is never a
+ * data dependence (reading, writing or overwriting a slot of a rank
+ * involves a step there): it paces (flash's rounds: a rank's send waits
+ * for the last send of the rank that last sent into it, which may since
+ * have sent elsewhere). MSCCL cannot say it, so the plan without such deps
+ * is exported when it still verifies (every order its remaining deps allow
+ * gives the collective's result, weft_plan_verify): *out is that plan, or
+ * NULL when p has none, or when it does not verify without them (then the
+ * build names the first). */
+static weft_err drop_remote_deps(const weft_plan *p, weft_plan **out, weft_diag *d)
+{
+    *out = NULL;
+    uint32_t n = weft_plan_num_ops(p), any = 0;
+    for (uint32_t i = 0; i < n && !any; i++)
+        any = has_remote_dep(p, i);
+    if (!any)
+        return WEFT_OK;
+    weft_plan *q = NULL;
+    weft_err e = weft_plan_copy(p, &q);
+    uint32_t *keep = NULL;
+    size_t cap = 0;
+    for (uint32_t i = 0; !e && i < n; i++) {
+        if (!has_remote_dep(p, i))
+            continue;
+        weft_op o = weft_plan_op(p, i);
+        uint32_t nd, nk = 0;
+        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
+        if (weft__grow((void **)&keep, &cap, (size_t)nd + 1, sizeof *keep)) {
+            e = WEFT_ENOMEM;
+            break;
+        }
+        for (uint32_t k = 0; k < nd; k++) {
+            weft_op y = weft_plan_op(p, deps[k]);
+            if (y.src_rank.v == o.src_rank.v || y.dst_rank.v == o.src_rank.v ||
+                y.src_rank.v == o.dst_rank.v || y.dst_rank.v == o.dst_rank.v)
+                keep[nk++] = deps[k];
+        }
+        e = weft_plan_set_deps(q, i, keep, nk);
+    }
+    weft__free(keep);
+    if (e) {
+        weft_plan_free(q);
+        return weft_diag_code(d, e);
+    }
+    weft_diag vd;
+    weft_diag_clear(&vd);
+    if (weft_plan_verify(q, NULL, &vd) != WEFT_OK) {
+        weft_plan_free(q); /* they order data: refused as before */
+        return WEFT_OK;
+    }
+    *out = q;
+    return WEFT_OK;
+}
+
+static weft_err write_plan_paced(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                                 weft_diag *d);
+
 static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                            weft_diag *d)
+{
+    weft_plan *q = NULL;
+    weft_err e = drop_remote_deps(p, &q, d);
+    if (!e)
+        e = write_plan_paced(q ? q : p, opts, f, d);
+    weft_plan_free(q);
+    return e;
+}
+
+static weft_err write_plan_paced(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                                 weft_diag *d)
 {
     xctx x = {0};
     x.p = p;

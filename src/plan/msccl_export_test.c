@@ -531,15 +531,42 @@ static void test_wide(void)
 
 static void test_inexpressible(void)
 {
-    /* Op 2 (rank 2 -> 3) waits for op 0 (rank 0 -> 1): no GPU sees both. */
-    weft_plan *p = parse("weft-plan 1\ncoll allgather\nranks 4\nchunks 1\n"
+    /* Op 2 (rank 1 -> 3) reads what op 0 (rank 0 -> 1) wrote, ordered
+     * only through op 1 (rank 0 -> 2), on neither of its GPUs: without
+     * that dep it could read too early, so it is data order MSCCL cannot
+     * say. */
+    weft_plan *p = parse("weft-plan 1\ncoll broadcast\nranks 4\nroot 0\nchunks 1\n"
                          "op 0 copy 0:out[0] 1:out[0]\n"
-                         "op 1 copy 1:out[1] 0:out[1]\n"
-                         "op 2 copy 2:out[2] 3:out[2] deps=0\n");
+                         "op 1 copy 0:out[0] 2:out[0] deps=0\n"
+                         "op 2 copy 1:out[0] 3:out[0] deps=1\n");
     if (p) {
+        CHECK_ERR(weft_plan_verify(p, NULL, NULL), WEFT_OK);
         expect_fail(p, WEFT_MSCCL_EXECUTOR, WEFT_EINVAL,
-                    "op 2 depends on op 0 (rank 0 -> rank 1), which has no step on rank 2 or "
+                    "op 2 depends on op 1 (rank 0 -> rank 2), which has no step on rank 1 or "
                     "rank 3: MSCCL orders steps only within a GPU");
+        weft_plan_free(p);
+    }
+    /* The same with op 2 also waiting for op 0 itself: the dep on op 1
+     * only paces (as flash's rounds do), the plan verifies without it, so
+     * it is left out: op 2's send on rank 1 waits for op 0's receive
+     * there and for nothing else. */
+    p = parse("weft-plan 1\ncoll broadcast\nranks 4\nroot 0\nchunks 1\n"
+              "op 0 copy 0:out[0] 1:out[0]\n"
+              "op 1 copy 0:out[0] 2:out[0] deps=0\n"
+              "op 2 copy 1:out[0] 3:out[0] deps=0,1\n");
+    if (p) {
+        weft_diag d;
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml) {
+            CHECK_CONTAINS(xml, "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
+                                "    <tb id=\"0\" send=\"3\" recv=\"0\" chan=\"0\">\n"
+                                "      <step s=\"0\" type=\"rcs\" srcbuf=\"i\" srcoff=\"0\" "
+                                "dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"");
+            CHECK_INT(count_type(xml, "nop"), 0);
+        }
+        free(xml);
+        round_trip("paced broadcast", p, WEFT_MSCCL_EXECUTOR);
         weft_plan_free(p);
     }
     p = parse("weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
