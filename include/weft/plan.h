@@ -649,6 +649,36 @@ WEFT_API void weft_msccl_opts_init(weft_msccl_opts *o);
 WEFT_API weft_err weft_plan_relay_routes(const weft_plan *p, const weft_topo *t, weft_plan **out,
                                          uint32_t *refine, weft_diag *d);
 
+/* What weft_plan_round_shares did. */
+typedef struct weft_share_rounding {
+    uint32_t k;             /* every share a multiple of 1/k */
+    uint32_t ops;           /* ops whose shares changed */
+    weft_rat limit;         /* the plan's exact throughput limit (algbw, GB/s) */
+    weft_rat rounded_limit; /* the rounded plan's */
+    weft_rat loss;          /* 1 - rounded_limit / limit */
+} weft_share_rounding;
+
+/* The largest K weft_plan_round_shares tries (weft_plan_relay_routes'
+ * refinement limit). */
+#define WEFT_ROUND_MAX_K 1024u
+
+/* For a runtime of equal chunks when exact shares would cut every chunk
+ * into more than WEFT_ROUND_MAX_K pieces: p with the path shares of every
+ * op split over several paths rounded to multiples of 1/K, for the least
+ * K <= WEFT_ROUND_MAX_K (a divisor of `divides` unless 0: the bytes of a
+ * piece that must stay whole) whose exact throughput limit on t is at
+ * least 99.9 % of p's. Per op, largest-remainder rounding: floor(s K)
+ * units of 1/K each, the missing units one each to the largest remainders
+ * (lower path first on ties), so the shares sum to exactly 1; a path
+ * rounded to 0 is dropped. Deps, slots and ops of one path are kept. *r
+ * says K, the ops changed, both limits and the loss. WEFT_ELIMIT when no
+ * K reaches 99.9 % (the message names the best K and its loss),
+ * WEFT_EINVAL for a plan without split ops or shares that do not sum to
+ * 1, cost errors as weft_plan_cost_get, WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_round_shares(const weft_plan *p, const weft_topo *t,
+                                         uint64_t divides, weft_plan **out,
+                                         weft_share_rounding *r, weft_diag *d);
+
 /* The padded layout of a skewed alltoallv plan (docs/msccl.md, "Skewed
  * matrices: the padded layout"). */
 typedef struct weft_msccl_padding {

@@ -59,7 +59,9 @@ static const cli_syntax plan_syntax = {
              "sim --plan read weft text and MSCCL XML (by content), the runtime weft text.\n"
              "MSCCL steps name only their peer GPU: routes through relay GPUs or over\n"
              "several paths (the optimal all-to-all) are written as rank-to-rank hops, with\n"
-             "chunks cut into equal pieces where a path carries part of one (docs/msccl.md).\n"
+             "chunks cut into equal pieces where a path carries part of one (docs/msccl.md);\n"
+             "where exact shares cannot be cut so, they are rounded to multiples of 1/K\n"
+             "keeping 99.9% of the limit, the loss printed (\"Rounded shares\").\n"
              "A skewed alltoallv plan is written in a padded layout (MSCCL chunks are\n"
              "equal): every peer a region of the largest block, in pieces of the blocks'\n"
              "gcd, only the data moved; weft plan reads the XML back, verifies it, and\n"
@@ -305,6 +307,56 @@ static void print_padded(FILE *f, const weft_plan *p, const weft_plan *x,
             100.0 * (double)waste / (double)pad->padded_bytes);
 }
 
+/* The exact export of p hit a limit (d says which): where p splits ops
+ * over paths, their shares are rounded to multiples of 1/K, keeping 99.9 %
+ * of the limit (weft_plan_round_shares; K divides `divides` when it is not
+ * 0), into *rounded. Otherwise d keeps its reason; when no K reaches
+ * 99.9 %, d gets both reasons. */
+static char exact_refused[WEFT_DIAG_MSG_SIZE]; /* why exact shares did not export */
+static weft_err round_for_msccl(const weft_topo *t, const weft_plan *p, uint64_t divides,
+                                weft_plan **rounded, weft_share_rounding *rs, weft_diag *d)
+{
+    bool split = false;
+    for (uint32_t id = 0; id < weft_plan_num_ops(p) && !split; id++)
+        split = weft_plan_op_num_paths(p, id) > 1;
+    if (!split)
+        return d->err;
+    snprintf(exact_refused, sizeof exact_refused, "%s", d->msg);
+    weft_diag d2;
+    weft_diag_clear(&d2);
+    weft_err e = weft_plan_round_shares(p, t, divides, rounded, rs, &d2);
+    if (e) {
+        char first[WEFT_DIAG_MSG_SIZE];
+        snprintf(first, sizeof first, "%s", d->msg);
+        weft_diag_set(d, e, "%.400s; %.500s", first, d2.msg);
+    }
+    return e;
+}
+
+/* An export of the rounded plan failed too: says so before its reason. */
+static weft_err rounded_context(weft_err e, const weft_share_rounding *rs, weft_diag *d)
+{
+    if (e) {
+        char why[WEFT_DIAG_MSG_SIZE];
+        snprintf(why, sizeof why, "%s", d->msg);
+        weft_diag_set(d, e, "with the route shares rounded to multiples of 1/%u (%.4f%% of the "
+                            "limit lost; exact shares: %.200s): %.400s",
+                      rs->k, 100.0 * weft_rat_to_double(rs->loss), exact_refused, why);
+    }
+    return e;
+}
+
+/* The rounded route shares (round_for_msccl), when there are. */
+static void print_rounded(FILE *f, const weft_share_rounding *rs)
+{
+    char a[64], b[64];
+    weft_rat_format(rs->rounded_limit, a, sizeof a);
+    weft_rat_format(rs->limit, b, sizeof b);
+    fprintf(f, "msccl        route shares rounded to multiples of 1/%u in %u ops: limit %s GB/s "
+               "of the plan's %s, %.4f%% lost (exact shares: %s)\n",
+            rs->k, rs->ops, a, b, 100.0 * weft_rat_to_double(rs->loss), exact_refused);
+}
+
 /* What the MSCCL export changed of a plan: its routes as rank-to-rank hops
  * (relayed, weft_plan_relay_routes; may be NULL), the chunk refinement,
  * the padded layout (padded, when the blocks differ; may be NULL), and the
@@ -466,7 +518,8 @@ static void print_circuits(FILE *f, const weft_circuit_sched *cs)
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
                       const weft_optimal *opt, const char *traffic_path,
                       const weft_bfb *bfb, const weft_plan *xml, uint32_t refine,
-                      const weft_msccl_padding *pad, const weft_circuit_sched *cs)
+                      const weft_msccl_padding *pad, const weft_share_rounding *rs,
+                      const weft_circuit_sched *cs)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -506,6 +559,19 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
         cli_json_kv_uint(&j, "chunk_pieces", refine);
         cli_json_kv_uint(&j, "nchunksperloop", weft_plan_size_chunks(xml));
         cli_json_kv_rat(&j, "algbw_read_back_exact", back);
+        if (rs) {
+            /* Shares rounded (print_rounded): K, the ops, both limits. */
+            cli_json_key(&j, "rounded_shares");
+            cli_json_begin_object(&j);
+            cli_json_kv_uint(&j, "k", rs->k);
+            cli_json_kv_uint(&j, "ops", rs->ops);
+            cli_json_kv_rat(&j, "algbw_exact", rs->limit);
+            cli_json_kv_rat(&j, "algbw_rounded_exact", rs->rounded_limit);
+            cli_json_kv_rat(&j, "limit_loss_exact", rs->loss);
+            cli_json_kv_string(&j, "exact_refused", exact_refused);
+            cli_json_end_object(&j);
+            cli_json_kv_double(&j, "limit_loss", weft_rat_to_double(rs->loss));
+        }
         if (pad) {
             /* The padded layout (print_padded); the XML was read back and
              * verified before this is printed. */
@@ -707,6 +773,8 @@ int cli_cmd_plan(int argc, char **argv)
     weft_plan *p = NULL, *xml_plan = NULL; /* xml_plan: p relayed for MSCCL */
     weft_plan *padded = NULL; /* xml_plan (or p) in the padded layout, for a skewed matrix */
     weft_msccl_padding pad;
+    weft_plan *rounded = NULL; /* p with its shares rounded, where exact ones hit a limit */
+    weft_share_rounding rounding = {0};
     weft_optimal opt;
     memset(&opt, 0, sizeof opt);
     weft_traffic matrix = {0};
@@ -869,6 +937,9 @@ int cli_cmd_plan(int argc, char **argv)
          * padded to the largest and relayed in pieces (docs/msccl.md); a
          * limit is said here, before anything is written. */
         e = weft_plan_msccl_pad(p, t, &padded, &pad, &d);
+        if (e == WEFT_ELIMIT && pad.piece_bytes &&
+            (e = round_for_msccl(t, p, pad.piece_bytes, &rounded, &rounding, &d)) == WEFT_OK)
+            e = rounded_context(weft_plan_msccl_pad(rounded, t, &padded, &pad, &d), &rounding, &d);
         if (e) {
             rc = cli_fail(e, &d);
             goto done;
@@ -879,11 +950,16 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (path && fi == CLI_PLAN_MSCCL) {
         weft_plan *relayed = NULL;
         e = weft_plan_relay_routes(p, t, &relayed, &refine, &d);
+        if (e == WEFT_ELIMIT && (e = round_for_msccl(t, p, 0, &rounded, &rounding, &d)) == WEFT_OK)
+            e = rounded_context(weft_plan_relay_routes(rounded, t, &relayed, &refine, &d),
+                                &rounding, &d);
         if (e) {
             rc = cli_fail(e, &d);
             goto done;
         }
         xml_plan = relayed; /* NULL: nothing to relay, p is exported as it is */
+        if (!relayed && rounded)
+            xml_plan = rounded, rounded = NULL;
     }
     if (path) {
         cli_out o;
@@ -915,10 +991,13 @@ int cli_cmd_plan(int argc, char **argv)
     if (cli_args_has(&a, "json") && !plan_to_stdout)
         rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
                         is_bfb ? &bfb : NULL, padded ? padded : xml_plan, refine,
-                        padded ? &pad : NULL, is_circuits ? &csched : NULL);
+                        padded ? &pad : NULL, rounding.k ? &rounding : NULL,
+                        is_circuits ? &csched : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
+        if (rounding.k)
+            print_rounded(f, &rounding);
         if (xml_plan || padded)
             print_relayed(f, t, p, xml_plan, padded ? padded : xml_plan, padded ? &pad : NULL,
                           &r, refine);
@@ -940,6 +1019,7 @@ done:
     weft_optimal_fini(&opt);
     weft_plan_free(padded);
     weft_plan_free(xml_plan);
+    weft_plan_free(rounded);
     weft_plan_free(p);
     weft_topo_free(t);
     cli_args_fini(&a);

@@ -11,6 +11,8 @@
  * to one peer and receive from another (merge_crowded), as the executors'
  * per-channel limits ask. As every threadblock appends its steps in the
  * same global order, the k-th send on a connection is the k-th receive.
+ * An op of more than 71 chunks becomes consecutive steps of at most 71 on
+ * its threadblocks (the executors' cnt limit), cut alike on both ranks.
  * A dep becomes a wait on the dep's own step on the same rank (its receive
  * there, else its send there), which is where the data it orders lives. The
  * document is built in memory (msccl_write.c) and written at the end, so a
@@ -25,6 +27,12 @@
 #include "plan/plan_internal.h"
 
 #define NONE UINT32_MAX
+
+/* The most chunks one step moves: the executors' parsers refuse a cnt of
+ * MSCCL_MAX_COUNT = 72 or more (msccl-executor-nccl
+ * src/include/msccl/msccl_struct.h). An op that moves more becomes
+ * consecutive steps of at most this many on its threadblock (split_steps). */
+#define MAX_CNT 71u
 
 static int xk_cmp(const void *a, const void *b)
 {
@@ -85,7 +93,8 @@ static void find_fusions(xctx *x)
         if (oa.kind == WEFT_OP_NOP || ob.kind == WEFT_OP_NOP || oa.src_rank.v == oa.dst_rank.v ||
             ob.src_rank.v == ob.dst_rank.v || oa.dst_rank.v != ob.src_rank.v ||
             x->chan[a] != x->chan[b] || oa.dst_buf != ob.src_buf ||
-            oa.dst_index != ob.src_index || oa.count != ob.count || x->fuse_next[a] != NONE)
+            oa.dst_index != ob.src_index || oa.count != ob.count || oa.count > MAX_CNT ||
+            x->fuse_next[a] != NONE)
             continue;
         uint32_t r = oa.dst_rank.v;
         uint32_t kr = key_of(x, r, TB_RECV, oa.src_rank.v, x->chan[a]);
@@ -136,6 +145,29 @@ static uint32_t add_step(xctx *x, uint32_t tb, uint8_t type)
     x->steps[x->nsteps] = s;
     x->tb_last[tb] = (uint32_t)x->nsteps;
     return (uint32_t)x->nsteps++;
+}
+
+/* Appends the steps of one op's side to threadblock tb: one step of cnt
+ * chunks, or consecutive steps of at most MAX_CNT when cnt is larger (the
+ * offsets advance with them; a threadblock runs its steps in order, so
+ * only the first waits for dep). Returns the last step (what later steps
+ * wait for: it ends after all before it) or NONE on no memory. */
+static uint32_t add_steps(xctx *x, uint32_t tb, uint8_t type, uint32_t dep, char sb, int64_t so,
+                          char db, int64_t dof, uint32_t cnt)
+{
+    uint32_t k = NONE;
+    for (uint64_t at = 0; at < cnt || k == NONE; at += MAX_CNT) {
+        if ((k = add_step(x, tb, type)) == NONE)
+            return NONE;
+        xstep *st = &x->steps[k];
+        st->dep = at == 0 ? dep : NONE;
+        if (type == WEFT__MSCCL_NOP)
+            break;
+        st->srcbuf = sb, st->srcoff = so + (int64_t)at, st->dstbuf = db;
+        st->dstoff = dof + (int64_t)at;
+        st->cnt = cnt - at < MAX_CNT ? (uint32_t)(cnt - at) : MAX_CNT;
+    }
+    return k;
 }
 
 /* The step of op `dep` on rank r, or NONE when it has none there. */
@@ -396,15 +428,9 @@ static weft_err emit_local(xctx *x, uint32_t id)
     uint8_t type = o.kind == WEFT_OP_NOP      ? WEFT__MSCCL_NOP
                    : o.kind == WEFT_OP_REDUCE ? WEFT__MSCCL_RE
                                               : WEFT__MSCCL_CPY;
-    uint32_t k = add_step(x, tb, type);
+    uint32_t k = add_steps(x, tb, type, dep, sb, so, db, dof, o.count);
     if (k == NONE)
         return weft_diag_code(x->d, WEFT_ENOMEM);
-    xstep *st = &x->steps[k];
-    st->dep = dep;
-    if (type != WEFT__MSCCL_NOP) {
-        st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
-        st->cnt = o.count;
-    }
     x->send_step[id] = x->recv_step[id] = k;
     return WEFT_OK;
 }
@@ -432,12 +458,9 @@ static weft_err emit_send(xctx *x, uint32_t id)
         xstep *st = &x->steps[k];
         st->type = st->type == WEFT__MSCCL_RRC ? WEFT__MSCCL_RRCS : WEFT__MSCCL_RCS;
     } else {
-        k = add_step(x, stb, WEFT__MSCCL_S);
+        k = add_steps(x, stb, WEFT__MSCCL_S, dep, sb, so, db, dof, o.count);
         if (k == NONE)
             return weft_diag_code(x->d, WEFT_ENOMEM);
-        xstep *st = &x->steps[k];
-        st->dep = dep, st->srcbuf = sb, st->srcoff = so, st->dstbuf = db, st->dstoff = dof;
-        st->cnt = o.count;
     }
     x->send_step[id] = k;
     return WEFT_OK;
@@ -456,15 +479,12 @@ static weft_err emit_recv(xctx *x, uint32_t id)
     if (e)
         return e;
     bool reduce = o.kind == WEFT_OP_REDUCE;
-    uint32_t k = add_step(x, rtb, reduce ? WEFT__MSCCL_RRC : WEFT__MSCCL_R);
-    if (k == NONE)
-        return weft_diag_code(x->d, WEFT_ENOMEM);
-    xstep *st = &x->steps[k];
-    st->dep = dep, st->dstbuf = db, st->dstoff = dof, st->cnt = o.count;
     /* rrc adds the message to its src operand and stores in dst; r names
      * where the data came from, as msccl-tools writes it. */
-    st->srcbuf = reduce ? db : sb;
-    st->srcoff = reduce ? dof : so;
+    uint32_t k = add_steps(x, rtb, reduce ? WEFT__MSCCL_RRC : WEFT__MSCCL_R, dep, reduce ? db : sb,
+                           reduce ? dof : so, db, dof, o.count);
+    if (k == NONE)
+        return weft_diag_code(x->d, WEFT_ENOMEM);
     x->recv_step[id] = k;
     return WEFT_OK;
 }
@@ -763,8 +783,92 @@ weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, 
     return write_plan(p, opts, f, d);
 }
 
+/* True when op id waits for an op with no step on either of its ranks
+ * (MSCCL orders steps only within a GPU). */
+static bool has_remote_dep(const weft_plan *p, uint32_t id)
+{
+    weft_op o = weft_plan_op(p, id);
+    uint32_t nd;
+    const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+    for (uint32_t k = 0; k < nd; k++) {
+        weft_op y = weft_plan_op(p, deps[k]);
+        if (y.src_rank.v != o.src_rank.v && y.dst_rank.v != o.src_rank.v &&
+            y.src_rank.v != o.dst_rank.v && y.dst_rank.v != o.dst_rank.v)
+            return true;
+    }
+    return false;
+}
+
+/* A dep on an op with no step on either rank of the waiting op is never a
+ * data dependence (reading, writing or overwriting a slot of a rank
+ * involves a step there): it paces (flash's rounds: a rank's send waits
+ * for the last send of the rank that last sent into it, which may since
+ * have sent elsewhere). MSCCL cannot say it, so the plan without such deps
+ * is exported when it still verifies (every order its remaining deps allow
+ * gives the collective's result, weft_plan_verify): *out is that plan, or
+ * NULL when p has none, or when it does not verify without them (then the
+ * build names the first). */
+static weft_err drop_remote_deps(const weft_plan *p, weft_plan **out, weft_diag *d)
+{
+    *out = NULL;
+    uint32_t n = weft_plan_num_ops(p), any = 0;
+    for (uint32_t i = 0; i < n && !any; i++)
+        any = has_remote_dep(p, i);
+    if (!any)
+        return WEFT_OK;
+    weft_plan *q = NULL;
+    weft_err e = weft_plan_copy(p, &q);
+    uint32_t *keep = NULL;
+    size_t cap = 0;
+    for (uint32_t i = 0; !e && i < n; i++) {
+        if (!has_remote_dep(p, i))
+            continue;
+        weft_op o = weft_plan_op(p, i);
+        uint32_t nd, nk = 0;
+        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
+        if (weft__grow((void **)&keep, &cap, (size_t)nd + 1, sizeof *keep)) {
+            e = WEFT_ENOMEM;
+            break;
+        }
+        for (uint32_t k = 0; k < nd; k++) {
+            weft_op y = weft_plan_op(p, deps[k]);
+            if (y.src_rank.v == o.src_rank.v || y.dst_rank.v == o.src_rank.v ||
+                y.src_rank.v == o.dst_rank.v || y.dst_rank.v == o.dst_rank.v)
+                keep[nk++] = deps[k];
+        }
+        e = weft_plan_set_deps(q, i, keep, nk);
+    }
+    weft__free(keep);
+    if (e) {
+        weft_plan_free(q);
+        return weft_diag_code(d, e);
+    }
+    weft_diag vd;
+    weft_diag_clear(&vd);
+    if (weft_plan_verify(q, NULL, &vd) != WEFT_OK) {
+        weft_plan_free(q); /* they order data: refused as before */
+        return WEFT_OK;
+    }
+    *out = q;
+    return WEFT_OK;
+}
+
+static weft_err write_plan_paced(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                                 weft_diag *d);
+
 static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                            weft_diag *d)
+{
+    weft_plan *q = NULL;
+    weft_err e = drop_remote_deps(p, &q, d);
+    if (!e)
+        e = write_plan_paced(q ? q : p, opts, f, d);
+    weft_plan_free(q);
+    return e;
+}
+
+static weft_err write_plan_paced(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
+                                 weft_diag *d)
 {
     xctx x = {0};
     x.p = p;

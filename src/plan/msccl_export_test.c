@@ -10,6 +10,7 @@
 #include "plan/testexec.h"
 #include "plan/testplans.h"
 #include "weft/plan.h"
+#include "weft/topo.h"
 
 static weft_plan *parse(const char *text)
 {
@@ -273,6 +274,114 @@ static void test_fusion(void)
     weft_plan_free(p);
 }
 
+/* A ring allreduce on n ranks whose op c moves `per` contiguous slots
+ * [c per, (c+1) per), in place. */
+static weft_plan *wide_ring_allreduce(uint32_t n, uint32_t per)
+{
+    weft_plan_info info = {WEFT_COLL_ALLREDUCE, n, {0}, n * per, 0, true};
+    weft_plan *p = NULL;
+    if (weft_plan_new(&info, &p))
+        return NULL;
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t prev = WEFT_PLAN_NO_OP;
+        for (uint32_t k = 0; k < 2 * (n - 1); k++) {
+            weft_op op = {k < n - 1 ? WEFT_OP_REDUCE : WEFT_OP_COPY,
+                          {(c + k) % n},
+                          {(c + k + 1) % n},
+                          WEFT_BUF_IN,
+                          WEFT_BUF_IN,
+                          c * per,
+                          c * per,
+                          per,
+                          0};
+            uint32_t id;
+            if (weft_plan_add_op(p, &op, &prev, prev == WEFT_PLAN_NO_OP ? 0 : 1, &id)) {
+                weft_plan_free(p);
+                return NULL;
+            }
+            prev = id;
+        }
+    }
+    return p;
+}
+
+/* The largest cnt="N" of a program, and how many steps it has. */
+static long max_cnt(const char *xml, int *steps)
+{
+    long big = -1;
+    *steps = 0;
+    for (const char *at = xml; (at = strstr(at, " cnt=\"")); at += 6) {
+        long v = strtol(at + 6, NULL, 10);
+        big = v > big ? v : big;
+        ++*steps;
+    }
+    return big;
+}
+
+/* An op of more than 71 chunks (the executors refuse cnt >= 72) becomes
+ * consecutive steps of at most 71 on its threadblocks, cut alike on both
+ * sides: 150 = 71 + 71 + 8. The program reads back to a plan that
+ * verifies, executes right and has the same limit on the ring; one of 71
+ * stays one step (and fuses as before). */
+static void test_max_count(void)
+{
+    weft_plan *p = wide_ring_allreduce(4, 150);
+    CHECK(p && weft_plan_verify(p, NULL, NULL) == WEFT_OK);
+    if (!p)
+        return;
+    weft_diag d;
+    weft_diag_clear(&d);
+    size_t len = 0;
+    char *xml = export(p, NULL, &d, &len);
+    CHECK(xml != NULL);
+    if (xml) {
+        int steps;
+        CHECK_INT(max_cnt(xml, &steps), 71);
+        /* 24 ops, 3 steps on each of their 2 ranks; nothing fuses. */
+        CHECK_INT(steps, 24 * 2 * 3);
+        CHECK_INT(count_type(xml, "rrcs") + count_type(xml, "rcs"), 0);
+        CHECK_CONTAINS(xml, "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" "
+                            "dstoff=\"0\" cnt=\"71\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+                            "      <step s=\"1\" type=\"s\" srcbuf=\"i\" srcoff=\"71\" "
+                            "dstbuf=\"i\" dstoff=\"71\" cnt=\"71\" depid=\"-1\" deps=\"-1\" "
+                            "hasdep=\"0\"/>\n"
+                            "      <step s=\"2\" type=\"s\" srcbuf=\"i\" srcoff=\"142\" "
+                            "dstbuf=\"i\" dstoff=\"142\" cnt=\"8\"");
+        weft_plan *q = NULL;
+        CHECK_ERR(weft_plan_msccl_parse(xml, len, "wide", &q, &d), WEFT_OK);
+        if (q) {
+            /* 72 messages, each a send and a receive op there. */
+            CHECK_INT(weft_plan_num_ops(q), 24 * 3 * 2);
+            CHECK_ERR(weft_plan_verify(q, NULL, &d), WEFT_OK);
+            CHECK(weft__test_exec_seeds(q, 2));
+            weft_topo *t = NULL;
+            CHECK_ERR(weft_topo_preset("ring:4", &t, &d), WEFT_OK);
+            weft_plan_cost cp, cq;
+            CHECK_ERR(weft_plan_cost_get(p, t, &cp, &d), WEFT_OK);
+            CHECK_ERR(weft_plan_cost_get(q, t, &cq, &d), WEFT_OK);
+            CHECK(weft_rat_eq(cp.algbw, cq.algbw));
+            CHECK(weft_rat_sign(cp.algbw) > 0);
+            weft_topo_free(t);
+            weft_plan_free(q);
+        }
+    }
+    free(xml);
+    round_trip("wide ring allreduce", p, WEFT_MSCCL_EXECUTOR);
+    weft_plan_free(p);
+    /* 71 chunks an op: one step each, fused as in test_fusion. */
+    p = wide_ring_allreduce(4, 71);
+    xml = p ? export(p, NULL, &d, NULL) : NULL;
+    CHECK(xml != NULL);
+    if (xml) {
+        int steps;
+        CHECK_INT(max_cnt(xml, &steps), 71);
+        CHECK_INT(count_type(xml, "rrcs"), 12);
+        CHECK_INT(count_type(xml, "rcs"), 8);
+    }
+    free(xml);
+    weft_plan_free(p);
+}
+
 static void expect_fail(const weft_plan *p, weft_msccl_profile profile, weft_err want,
                         const char *msg)
 {
@@ -422,15 +531,42 @@ static void test_wide(void)
 
 static void test_inexpressible(void)
 {
-    /* Op 2 (rank 2 -> 3) waits for op 0 (rank 0 -> 1): no GPU sees both. */
-    weft_plan *p = parse("weft-plan 1\ncoll allgather\nranks 4\nchunks 1\n"
+    /* Op 2 (rank 1 -> 3) reads what op 0 (rank 0 -> 1) wrote, ordered
+     * only through op 1 (rank 0 -> 2), on neither of its GPUs: without
+     * that dep it could read too early, so it is data order MSCCL cannot
+     * say. */
+    weft_plan *p = parse("weft-plan 1\ncoll broadcast\nranks 4\nroot 0\nchunks 1\n"
                          "op 0 copy 0:out[0] 1:out[0]\n"
-                         "op 1 copy 1:out[1] 0:out[1]\n"
-                         "op 2 copy 2:out[2] 3:out[2] deps=0\n");
+                         "op 1 copy 0:out[0] 2:out[0] deps=0\n"
+                         "op 2 copy 1:out[0] 3:out[0] deps=1\n");
     if (p) {
+        CHECK_ERR(weft_plan_verify(p, NULL, NULL), WEFT_OK);
         expect_fail(p, WEFT_MSCCL_EXECUTOR, WEFT_EINVAL,
-                    "op 2 depends on op 0 (rank 0 -> rank 1), which has no step on rank 2 or "
+                    "op 2 depends on op 1 (rank 0 -> rank 2), which has no step on rank 1 or "
                     "rank 3: MSCCL orders steps only within a GPU");
+        weft_plan_free(p);
+    }
+    /* The same with op 2 also waiting for op 0 itself: the dep on op 1
+     * only paces (as flash's rounds do), the plan verifies without it, so
+     * it is left out: op 2's send on rank 1 waits for op 0's receive
+     * there and for nothing else. */
+    p = parse("weft-plan 1\ncoll broadcast\nranks 4\nroot 0\nchunks 1\n"
+              "op 0 copy 0:out[0] 1:out[0]\n"
+              "op 1 copy 0:out[0] 2:out[0] deps=0\n"
+              "op 2 copy 1:out[0] 3:out[0] deps=0,1\n");
+    if (p) {
+        weft_diag d;
+        char *xml = export(p, NULL, &d, NULL);
+        CHECK(xml != NULL);
+        if (xml) {
+            CHECK_CONTAINS(xml, "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
+                                "    <tb id=\"0\" send=\"3\" recv=\"0\" chan=\"0\">\n"
+                                "      <step s=\"0\" type=\"rcs\" srcbuf=\"i\" srcoff=\"0\" "
+                                "dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"");
+            CHECK_INT(count_type(xml, "nop"), 0);
+        }
+        free(xml);
+        round_trip("paced broadcast", p, WEFT_MSCCL_EXECUTOR);
         weft_plan_free(p);
     }
     p = parse("weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
@@ -496,6 +632,7 @@ int main(void)
     test_round_trips();
     test_small();
     test_fusion();
+    test_max_count();
     test_limits();
     test_wide();
     test_inexpressible();
