@@ -97,6 +97,18 @@ static int rerun_ok(const job *j, int ok)
     return all_ok;
 }
 
+/* One weft call after a barrier: the slowest rank's seconds; *ok false on
+ * an error. */
+static double timed_once(const job *j, int *ok)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = bench_now();
+    *ok = one(j, 1);
+    double t = bench_now() - t0, worst = 0;
+    MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
 #define MAX_ROUNDS 16
 
 /* weft's busbw against the memcpy bound at j->count floats, in rounds:
@@ -115,11 +127,7 @@ static double paired_ratio(const job *j, int rounds, double factor, double *bw, 
     int me, ok = one(j, 1);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     for (int i = 0; i < rounds && ok; i++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = bench_now();
-        ok = one(j, 1);
-        double t = bench_now() - t0, worst = 0;
-        MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double worst = timed_once(j, &ok);
         quiet_barrier();
         m[i] = me == 0 ? bench_copy_once_gbps(j->recv, j->send, bytes) : 0;
         quiet_barrier();
@@ -147,11 +155,7 @@ static double all_copy_ratio(const job *j, int rounds, double factor, double *ce
     size_t bytes = j->count * sizeof(float);
     int ok = one(j, 1);
     for (int i = 0; i < rounds && ok; i++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = bench_now();
-        ok = one(j, 1);
-        double t = bench_now() - t0, worst = 0;
-        MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double worst = timed_once(j, &ok);
         double best = 0;
         for (int nt = 0; nt < 2; nt++) {
             MPI_Barrier(MPI_COMM_WORLD);
