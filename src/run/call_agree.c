@@ -325,9 +325,14 @@ weft_err weft__call_agree(weft_comm *c, weft_diag *d)
         weft_err e = all_start(c, &s, 0, d);
         return e ? e : all_finish(c, &s, d);
     }
+    return weft__call_post_seq(c, weft__region_next_seq(c), d);
+}
+
+weft_err weft__call_post_seq(weft_comm *c, uint64_t seq, weft_diag *d)
+{
     weft__region_rec me;
     memset(&me, 0, sizeof me);
-    me.seq = weft__region_next_seq(c);
+    me.seq = seq;
     weft__call_to_rec(c, &me);
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);

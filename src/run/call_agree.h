@@ -104,5 +104,10 @@ void weft__call_to_rec(const weft_comm *c, struct weft__region_rec *rec);
 /* Compares every rank's record (size of them, as weft__region_post
  * returned them) and marks the call agreed; WEFT_EINVAL as above. */
 weft_err weft__call_check_recs(weft_comm *c, const struct weft__region_rec *recs, weft_diag *d);
+/* With control pages: publishes this rank's record of call seq (the
+ * current call's arguments, no buffers; the caller filled its eager area
+ * of seq first, if it uses one), waits for everyone's and compares them
+ * (weft__call_check_recs). */
+weft_err weft__call_post_seq(weft_comm *c, uint64_t seq, weft_diag *d);
 
 #endif

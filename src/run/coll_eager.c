@@ -41,10 +41,10 @@
 
 #include <string.h>
 
+#include "run/block.h"
 #include "run/call_agree.h"
 #include "run/coll_shared_core.h"
 #include "run/transport/shm/region.h"
-
 
 bool weft__eager_fits(const weft_comm *c, weft_coll coll, size_t bytes)
 {
@@ -52,22 +52,6 @@ bool weft__eager_fits(const weft_comm *c, weft_coll coll, size_t bytes)
         weft__region_oversubscribed(c))
         return false;
     return coll == WEFT_COLL_ALLREDUCE || coll == WEFT_COLL_REDUCE || coll == WEFT_COLL_BROADCAST;
-}
-
-static size_t blk(size_t count, uint32_t n, uint32_t b)
-{
-    return (size_t)((unsigned __int128)count * b / n);
-}
-
-/* Publishes this rank's record of call seq and waits for everyone's; ranks
- * whose calls differ get WEFT_EINVAL. */
-static weft_err post(weft_comm *c, uint64_t seq, weft_diag *d)
-{
-    weft__region_rec me = {.seq = seq};
-    weft__call_to_rec(c, &me);
-    weft__region_rec *recs = weft__region_recs(c);
-    weft_err e = weft__region_post(c, &me, recs, d);
-    return e ? e : weft__call_check_recs(c, recs, d);
 }
 
 /* The two-phase reduction; all: every rank gets the result (allreduce),
@@ -84,9 +68,9 @@ static weft_err reduce2(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         size_t k = count - off < per ? count - off : per;
         uint64_t seq = weft__region_next_seq(c);
         memcpy(weft__region_eager(c, me, seq), in + off * es, k * es);
-        weft_err e = post(c, seq, d);
+        weft_err e = weft__call_post_seq(c, seq, d);
         if (e) return e;
-        size_t lo = blk(k, n, me) * es, hi = blk(k, n, me + 1) * es;
+        size_t lo = weft__block_at(k, n, me) * es, hi = weft__block_at(k, n, me + 1) * es;
         unsigned char *dst = weft__region_eager(c, me, seq) + lo;
         for (uint32_t q = 0; q < n; q++)
             src[q] = weft__region_eager(c, q, seq) + lo;
@@ -97,7 +81,7 @@ static weft_err reduce2(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         }
         if ((e = weft__region_done(c, seq, d))) return e;
         for (uint32_t q = 0; q < n; q++) {
-            size_t a = blk(k, n, q) * es, b = blk(k, n, q + 1) * es;
+            size_t a = weft__block_at(k, n, q) * es, b = weft__block_at(k, n, q + 1) * es;
             memcpy(out + off * es + a, weft__region_eager(c, q, seq) + a, b - a);
         }
     }
@@ -128,7 +112,7 @@ weft_err weft__eager_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf,
         size_t k = bytes - off < per ? bytes - off : per;
         uint64_t seq = weft__region_next_seq(c);
         if (is_root) memcpy(weft__region_eager(c, root, seq), in + off, k);
-        weft_err e = post(c, seq, d);
+        weft_err e = weft__call_post_seq(c, seq, d);
         if (e) return e;
         if (!is_root) memcpy(out + off, weft__region_eager(c, root, seq), k);
     }

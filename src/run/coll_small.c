@@ -89,11 +89,7 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
     uint32_t n = c->size;
     uint64_t seq = weft__region_next_seq(c);
     memcpy(weft__region_eager(c, c->rank, seq), sendbuf, bytes);
-    weft__region_rec me = {.seq = seq};
-    weft__call_to_rec(c, &me);
-    weft__region_rec *recs = weft__region_recs(c);
-    weft_err e = weft__region_post(c, &me, recs, d);
-    if (!e) e = weft__call_check_recs(c, recs, d);
+    weft_err e = weft__call_post_seq(c, seq, d);
     if (e) return e;
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)
@@ -152,11 +148,7 @@ static weft_err small_post(weft_comm *c, const void *src, size_t bytes, uint64_t
 {
     *seq = weft__region_next_seq(c);
     if (src && bytes) memcpy(weft__region_eager(c, c->rank, *seq), src, bytes);
-    weft__region_rec me = {.seq = *seq};
-    weft__call_to_rec(c, &me);
-    weft__region_rec *recs = weft__region_recs(c);
-    weft_err e = weft__region_post(c, &me, recs, d);
-    if (!e) e = weft__call_check_recs(c, recs, d);
+    weft_err e = weft__call_post_seq(c, *seq, d);
     if (!e) weft__region_count_small(c);
     return e;
 }
