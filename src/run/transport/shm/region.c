@@ -691,17 +691,15 @@ weft_err weft__region_post(weft_comm *c, const weft__region_rec *rec, weft__regi
 void weft__region_done_signal(weft_comm *c, uint64_t seq)
 {
     weft__region *g = c->region;
+    /* Release order: every read of a peer's buffer and write into one
+     * (streaming stores are fenced by their writer) happens before a peer
+     * that sees the counter goes on. */
     atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
     ring(g);
 }
 
 weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
 {
-    weft__region *g = c->region;
-    /* Release order: every read of a peer's buffer and write into one
-     * (streaming stores are fenced by their writer) happens before a peer
-     * that sees the counter goes on. */
-    atomic_store_explicit(&ctl_of(g, g->rank)->done, seq, memory_order_release);
-    ring(g);
+    weft__region_done_signal(c, seq);
     return wait_all(c, true, seq, d);
 }
