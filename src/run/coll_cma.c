@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "run/block.h"
 #include "run/call_agree.h"
 #include "run/cause.h"
 #include "run/coll_cma.h"
@@ -136,11 +137,6 @@ bool weft__cma_available(void)
 void weft__cma_disable(void)
 {
     atomic_store(&g_cma, -1);
-}
-
-static size_t blk(size_t count, uint32_t n, uint32_t b)
-{
-    return (size_t)((unsigned __int128)count * b / n);
 }
 
 /* Bytes of a tile on n ranks: n tiles fit CMA_STAGE_BYTES, a multiple of
@@ -299,7 +295,7 @@ weft_err weft__cma_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
     if (e || !*ran) return e;
     uint32_t r = c->rank, w = weft__region_workers(c);
     if (r < w) {
-        size_t lo = blk(count, w, r) * es, hi = blk(count, w, r + 1) * es;
+        size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
         cma_range j = {.in = sendbuf, .out = recvbuf, .src0 = lo, .dst0 = lo, .len = hi - lo,
                        .to = TO_ALL};
         e = reduce_range(c, &j, red, d);
@@ -318,7 +314,7 @@ weft_err weft__cma_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size
     if (e || !*ran) return e;
     uint32_t r = c->rank, w = weft__region_workers(c);
     if (r < w) {
-        size_t lo = blk(count, w, r) * es, hi = blk(count, w, r + 1) * es;
+        size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
         cma_range j = {.in = sendbuf, .out = recvbuf, .src0 = lo, .dst0 = lo, .len = hi - lo,
                        .to = TO_ROOT, .root = root};
         e = reduce_range(c, &j, red, d);

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/block.h"
 #include "run/coll.h"
 #include "run/coll_cma.h"
 #include "run/coll_eager.h"
@@ -62,11 +63,6 @@
  * with streaming stores (copy_nt.h): beyond the caches the caller reads
  * them back from memory anyway. */
 #define NT_MIN_BYTES (8u << 20)
-
-static size_t blk(size_t count, uint32_t n, uint32_t b)
-{
-    return (size_t)((unsigned __int128)count * b / n);
-}
 
 static uint32_t mod(int64_t v, uint32_t n)
 {
@@ -103,17 +99,17 @@ typedef struct ring_round {
 
 static size_t rr_ioff(const ring_round *g, uint32_t b)
 {
-    return (g->stride ? b * g->stride + g->base : g->base + blk(g->count, g->n, b)) * g->es;
+    return (g->stride ? b * g->stride + g->base : g->base + weft__block_at(g->count, g->n, b)) * g->es;
 }
 
 static size_t rr_woff(const ring_round *g, uint32_t b)
 {
-    return (g->stride ? b * g->count : blk(g->count, g->n, b)) * g->es;
+    return (g->stride ? b * g->count : weft__block_at(g->count, g->n, b)) * g->es;
 }
 
 static size_t rr_len(const ring_round *g, uint32_t b)
 {
-    return (g->stride ? g->count : blk(g->count, g->n, b + 1) - blk(g->count, g->n, b)) * g->es;
+    return (g->stride ? g->count : weft__block_at(g->count, g->n, b + 1) - weft__block_at(g->count, g->n, b)) * g->es;
 }
 
 /* One step of a round: posts the send s, runs local (may be NULL) while
@@ -249,8 +245,8 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
     uint32_t right = mod((int64_t)r + 1, n), left = mod((int64_t)r - 1, n);
     for (uint32_t s = 0; s + 1 < n; s++) {
         uint32_t sb = mod((int64_t)r - s, n), rb = mod((int64_t)r - s - 1, n);
-        size_t so = blk(count, n, sb), sn = blk(count, n, sb + 1) - so;
-        size_t ro = blk(count, n, rb), rn = blk(count, n, rb + 1) - ro;
+        size_t so = weft__block_at(count, n, sb), sn = weft__block_at(count, n, sb + 1) - so;
+        size_t ro = weft__block_at(count, n, rb), rn = weft__block_at(count, n, rb + 1) - ro;
         weft_err e = weft__comm_exchange(c, right, buf + so * es, sn * es, left, buf + ro * es,
                                          rn * es, NULL, es, d);
         if (e) return e;

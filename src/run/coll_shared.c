@@ -42,6 +42,7 @@
  */
 #include <string.h>
 
+#include "run/block.h"
 #include "run/coll_shared.h"
 #include "run/coll_shared_core.h"
 #include "run/coll_small.h"
@@ -69,8 +70,7 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
      * runs). */
     uint32_t n = c->size, r = c->rank, w = weft__region_workers(c);
     if (r >= w) return weft__region_done(c, seq, d);
-    size_t lo = (size_t)((unsigned __int128)count * r / w) * es;
-    size_t hi = (size_t)((unsigned __int128)count * (r + 1) / w) * es;
+    size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), **dst = src + n;
     for (uint32_t q = 0; q < n && !e; q++) {

@@ -28,6 +28,7 @@
  */
 #include <string.h>
 
+#include "run/block.h"
 #include "run/coll_shared.h"
 #include "run/coll_shared_core.h"
 #include "run/comm_fail.h"
@@ -143,8 +144,7 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
     weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND, WEFT__REC_RECV,
                               &seq, &ok, &round2, d);
     if (e || !ok) return e;
-    size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
-    size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;
+    size_t lo = weft__block_at(count, n, r) * es, hi = weft__block_at(count, n, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **dst = weft__region_ptrs(c);
     unsigned char *src = peer_or_null(c, recs[root].sid, root, recs[root].soff, lo);
@@ -182,8 +182,7 @@ weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
     weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND | WEFT__REC_RECV,
                               WEFT__REC_SEND, &seq, &ok, &round2, d);
     if (e || !ok) return e;
-    size_t lo = (size_t)((unsigned __int128)count * r / n) * es;
-    size_t hi = (size_t)((unsigned __int128)count * (r + 1) / n) * es;
+    size_t lo = weft__block_at(count, n, r) * es, hi = weft__block_at(count, n, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), **out = src + n;
     bool have = true;
