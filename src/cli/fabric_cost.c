@@ -77,3 +77,13 @@ void cli_cost_json(cli_json *j, const char *key, weft_cost_value v, uint32_t per
     cli_json_kv_double(j, key, weft_rat_to_double(r));
     cli_json_kv_rat(j, exact_key, r);
 }
+
+void cli_cost_totals_json(cli_json *j, const weft_cost_totals *tot, uint32_t ranks)
+{
+    cli_cost_json(j, "usd", tot->usd, 0);
+    cli_cost_json(j, "w", tot->watt, 0);
+    cli_cost_json(j, "usd_per_rank", tot->usd, ranks);
+    cli_cost_json(j, "w_per_rank", tot->watt, ranks);
+    cli_json_kv_string(j, "missing_usd", tot->missing_usd);
+    cli_json_kv_string(j, "missing_w", tot->missing_watt);
+}

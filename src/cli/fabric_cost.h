@@ -25,4 +25,8 @@ void cli_cost_text(weft_cost_value v, uint32_t per, char *buf, size_t len);
 /* key: a number, or null when unknown; key_exact its exact text. */
 void cli_cost_json(cli_json *j, const char *key, weft_cost_value v, uint32_t per);
 
+/* A fabric's totals as JSON keys: usd, w, usd_per_rank, w_per_rank (each
+ * by cli_cost_json), missing_usd, missing_w. */
+void cli_cost_totals_json(cli_json *j, const weft_cost_totals *tot, uint32_t ranks);
+
 #endif

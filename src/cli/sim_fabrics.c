@@ -124,12 +124,7 @@ static void print_json(const fabric_row *r, size_t n, weft_coll coll, uint64_t s
             cli_json_key(&j, "bound_time_s");
             cli_json_null(&j);
         }
-        cli_cost_json(&j, "usd", f->tot.usd, 0);
-        cli_cost_json(&j, "w", f->tot.watt, 0);
-        cli_cost_json(&j, "usd_per_rank", f->tot.usd, f->bom.ranks);
-        cli_cost_json(&j, "w_per_rank", f->tot.watt, f->bom.ranks);
-        cli_json_kv_string(&j, "missing_usd", f->tot.missing_usd);
-        cli_json_kv_string(&j, "missing_w", f->tot.missing_watt);
+        cli_cost_totals_json(&j, &f->tot, f->bom.ranks);
         cli_json_end_object(&j);
     }
     cli_json_end_array(&j);

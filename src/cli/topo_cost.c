@@ -70,12 +70,7 @@ static int print_json(FILE *f, const char *spec, const weft_cost_bom *b,
         }
     }
     cli_json_end_array(&j);
-    cli_cost_json(&j, "usd", tot->usd, 0);
-    cli_cost_json(&j, "w", tot->watt, 0);
-    cli_cost_json(&j, "usd_per_rank", tot->usd, b->ranks);
-    cli_cost_json(&j, "w_per_rank", tot->watt, b->ranks);
-    cli_json_kv_string(&j, "missing_usd", tot->missing_usd);
-    cli_json_kv_string(&j, "missing_w", tot->missing_watt);
+    cli_cost_totals_json(&j, tot, b->ranks);
     cli_json_end_object(&j);
     return cli_json_finish(&j);
 }

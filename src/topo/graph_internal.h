@@ -54,4 +54,7 @@ weft_err weft__name_index_reserve(weft__name_index *ix, uint32_t count, const ch
  * fabric (graph_ocs.c); WEFT_ETOPO with d naming the node and why. */
 weft_err weft__topo_check_ocs(const weft_topo *t, weft_diag *d);
 
+/* Same shaper (or none) on link la of a and link lb of b (graph_read.c). */
+bool weft__topo_same_shaper(const weft_topo *a, uint32_t la, const weft_topo *b, uint32_t lb);
+
 #endif

@@ -175,12 +175,11 @@ bool weft_topo_link_shaper(const weft_topo *t, weft_link_id l, weft_link_shaper 
     return false;
 }
 
-/* Same shaper (or none) on link l of a and b. */
-static bool same_shaper(const weft_topo *a, const weft_topo *b, uint32_t l)
+bool weft__topo_same_shaper(const weft_topo *a, uint32_t la, const weft_topo *b, uint32_t lb)
 {
     weft_link_shaper x, y;
-    bool hx = weft_topo_link_shaper(a, (weft_link_id){l}, &x);
-    bool hy = weft_topo_link_shaper(b, (weft_link_id){l}, &y);
+    bool hx = weft_topo_link_shaper(a, (weft_link_id){la}, &x);
+    bool hy = weft_topo_link_shaper(b, (weft_link_id){lb}, &y);
     return hx == hy && (!hx || (x.burst_bytes == y.burst_bytes &&
                                 weft_rat_eq(x.peak_gbps, y.peak_gbps)));
 }
@@ -202,7 +201,7 @@ bool weft_topo_equal(const weft_topo *a, const weft_topo *b)
     for (uint32_t l = 0; l < a->n_links; l++) {
         if (a->link_src[l] != b->link_src[l] || a->link_dst[l] != b->link_dst[l] ||
             !weft_rat_eq(a->link_bw[l], b->link_bw[l]) ||
-            !weft_rat_eq(a->link_lat[l], b->link_lat[l]) || !same_shaper(a, b, l))
+            !weft_rat_eq(a->link_lat[l], b->link_lat[l]) || !weft__topo_same_shaper(a, l, b, l))
             return false;
     }
     return true;

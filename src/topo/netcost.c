@@ -393,32 +393,28 @@ weft_err weft_cost_count(const weft_topo *t, weft_cost_bom *out, weft_diag *d)
      * (a's out-links) and b -> a (a's in-links) for b > a. */
     for (uint32_t a = 0; a < n && !e; a++) {
         weft_node_id na = {a};
-        uint32_t nt = 0, first, count;
-        weft_topo_out_links(t, na, &first, &count);
-        for (uint32_t i = 0; i < count && !e; i++) {
-            weft_link_id l = {first + i};
-            uint32_t peer = weft_topo_link_dst(t, l).v;
-            if (peer <= a)
-                continue;
-            if (!mark[peer]) {
-                mark[peer] = true;
-                fwd[peer] = rev[peer] = weft_rat_int(0);
-                touched[nt++] = peer;
+        uint32_t nt = 0;
+        /* dir 0: a's out-links into fwd; dir 1: a's in-links into rev. */
+        for (int dir = 0; dir < 2 && !e; dir++) {
+            uint32_t first = 0, count;
+            const uint32_t *ins = NULL;
+            if (dir == 0)
+                weft_topo_out_links(t, na, &first, &count);
+            else
+                ins = weft_topo_in_links(t, na, &count);
+            weft_rat *sum = dir == 0 ? fwd : rev;
+            for (uint32_t i = 0; i < count && !e; i++) {
+                weft_link_id l = {ins ? ins[i] : first + i};
+                uint32_t peer = dir == 0 ? weft_topo_link_dst(t, l).v : weft_topo_link_src(t, l).v;
+                if (peer <= a)
+                    continue;
+                if (!mark[peer]) {
+                    mark[peer] = true;
+                    fwd[peer] = rev[peer] = weft_rat_int(0);
+                    touched[nt++] = peer;
+                }
+                e = weft_rat_add(sum[peer], weft_topo_link_bw(t, l), &sum[peer]);
             }
-            e = weft_rat_add(fwd[peer], weft_topo_link_bw(t, l), &fwd[peer]);
-        }
-        const uint32_t *ins = weft_topo_in_links(t, na, &count);
-        for (uint32_t i = 0; i < count && !e; i++) {
-            weft_link_id l = {ins[i]};
-            uint32_t peer = weft_topo_link_src(t, l).v;
-            if (peer <= a)
-                continue;
-            if (!mark[peer]) {
-                mark[peer] = true;
-                fwd[peer] = rev[peer] = weft_rat_int(0);
-                touched[nt++] = peer;
-            }
-            e = weft_rat_add(rev[peer], weft_topo_link_bw(t, l), &rev[peer]);
         }
         for (uint32_t k = 0; k < nt; k++) {
             uint32_t peer = touched[k];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "topo/testing_topo.h"
 #include "weft/cost.h"
 
 #define NIC WEFT_COST_NIC
@@ -28,36 +29,38 @@ static uint64_t total_parts(const weft_cost_bom *b)
     return s;
 }
 
-static bool bom_of(const char *spec, weft_cost_bom *b)
+/* The bill of materials of t (freed here), or false when t is NULL. */
+static bool bom_of_topo(weft_topo *t, weft_cost_bom *b)
 {
-    weft_topo *t = NULL;
+    CHECK(t != NULL);
+    if (!t)
+        return false;
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e = weft_topo_from_spec(spec, NULL, &t, &d);
-    CHECK_ERR(e, WEFT_OK);
-    if (e) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
-        return false;
-    }
     memset(b, 0xff, sizeof *b);
     CHECK_ERR(weft_cost_count(t, b, &d), WEFT_OK);
     weft_topo_free(t);
     return true;
 }
 
+static bool bom_of(const char *spec, weft_cost_bom *b)
+{
+    return bom_of_topo(weft__test_topo_spec(spec), b);
+}
+
 static bool bom_of_text(const char *text, weft_cost_bom *b)
 {
-    weft_topo *t = NULL;
+    return bom_of_topo(weft__test_topo_text(text), b);
+}
+
+/* The totals of b under the defaults of docs/cost.md. */
+static void price_defaults(const weft_cost_bom *b, weft_cost_totals *tot)
+{
+    weft_cost_table c;
+    weft_cost_table_defaults(&c);
     weft_diag d;
     weft_diag_clear(&d);
-    CHECK_ERR(weft_topo_parse(text, strlen(text), "t.topo", &t, &d), WEFT_OK);
-    if (!t) {
-        fprintf(stderr, "%s\n", d.msg);
-        return false;
-    }
-    CHECK_ERR(weft_cost_count(t, b, &d), WEFT_OK);
-    weft_topo_free(t);
-    return true;
+    CHECK_ERR(weft_cost_price(b, &c, tot, &d), WEFT_OK);
 }
 
 static void check_fig(const weft_cost_value *v, int64_t num, int64_t den)
@@ -128,12 +131,8 @@ static void test_clos(void)
      * fibers and GPU links 0 W. W = 4*24.9 + 12*235/32 + 8*9 =
      * 498/5 + 705/8 + 72 = 10389/40 (259.725) exactly. No public price
      * for a DAC or a fiber: the $ total is unknown and names them. */
-    weft_cost_table c;
-    weft_cost_table_defaults(&c);
     weft_cost_totals tot;
-    weft_diag d;
-    weft_diag_clear(&d);
-    CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
+    price_defaults(&b, &tot);
     CHECK(!tot.usd.known);
     CHECK(tot.watt.known);
     CHECK_INT(tot.watt.v.num, 10389);
@@ -144,6 +143,8 @@ static void test_clos(void)
     /* Giving only the two missing prices completes the $ total on top of
      * the defaults: 4*1499 + 12*1090 + 8*659 + 4*100 + 4*50 = 24948. */
     const char *two = "dac.400g.usd = 100\nfiber.usd = 50\n";
+    weft_diag d;
+    weft_diag_clear(&d);
     weft_cost_table c2;
     weft_cost_table_defaults(&c2);
     CHECK_ERR(weft_cost_table_parse(&c2, two, strlen(two), "two.cost", &d), WEFT_OK);
@@ -162,6 +163,8 @@ static void test_clos(void)
                        "transceiver.400g.usd = 300\n"
                        "dac.400g.usd = 100\n"
                        "fiber.usd = 50\n";
+    weft_cost_table c;
+    weft_cost_table_defaults(&c);
     CHECK_ERR(weft_cost_table_parse(&c, file, strlen(file), "q.cost", &d), WEFT_OK);
     CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
     /* 4*1000 + 12*500 + 8*300 + 4*100 + 4*50 = 13000 $;
@@ -205,12 +208,8 @@ static void test_mixnet(void)
 
     /* No public figure for an OCS port's power: W unknown, naming it;
      * $ unknown for the DACs and fibers only (the OCS port has 520 $). */
-    weft_cost_table c;
-    weft_cost_table_defaults(&c);
     weft_cost_totals tot;
-    weft_diag d;
-    weft_diag_clear(&d);
-    CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
+    price_defaults(&b, &tot);
     CHECK(!tot.usd.known);
     CHECK(!tot.watt.known);
     CHECK_STR(tot.missing_watt, "ocs_port.w");
@@ -228,12 +227,8 @@ static void test_torus_and_star(void)
         CHECK_INT(b.count[FIBER][ANY], 32);
         CHECK_INT(total_parts(&b), 160);
         /* No 800G NIC had a public price or power: both totals unknown. */
-        weft_cost_table c;
-        weft_cost_table_defaults(&c);
         weft_cost_totals tot;
-        weft_diag d;
-        weft_diag_clear(&d);
-        CHECK_ERR(weft_cost_price(&b, &c, &tot, &d), WEFT_OK);
+        price_defaults(&b, &tot);
         CHECK(!tot.usd.known);
         CHECK(!tot.watt.known);
         CHECK_STR(tot.missing_usd, "nic.800g.usd, fiber.usd");

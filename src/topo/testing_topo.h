@@ -34,29 +34,13 @@ static inline weft_topo *weft__test_topo_text(const char *text)
     return t;
 }
 
-/* The fabric spec names with every link's latency set to 0 (for tests
- * whose expected figures describe a latency-free fabric, such as the
- * symmetry classes of the hardware presets before they had latencies), or
- * NULL after printing why. Written as .topo text and parsed back without
- * the LAT column. */
-static inline weft_topo *weft__test_topo_spec_nolat(const char *spec)
+/* Drops the LAT column (the fifth token) of the link and duplex lines of
+ * .topo text into strip (as long as text at most); returns strip's length. */
+static inline size_t weft__test_strip_lat(const char *text, char *strip)
 {
-    weft_topo *t = weft__test_topo_spec(spec), *out = NULL;
-    char *text = NULL, *strip = NULL;
-    size_t len = 0;
-    FILE *f = t ? open_memstream(&text, &len) : NULL;
-    if (!f || weft_topo_write(t, f) != WEFT_OK) {
-        if (f)
-            fclose(f);
-        goto done;
-    }
-    fclose(f);
-    strip = (char *)malloc(len + 1);
-    if (!strip)
-        goto done;
     size_t o = 0;
-    for (char *line = text; *line;) {
-        char *end = strchr(line, '\n');
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
         int tok = 0, keep = 1;
         bool is_link = strncmp(line, "link ", 5) == 0 || strncmp(line, "duplex ", 7) == 0;
@@ -70,19 +54,31 @@ static inline weft_topo *weft__test_topo_spec_nolat(const char *spec)
         }
         line += n;
     }
-    strip[o] = 0;
-    out = weft__test_topo_text(strip);
-done:
-    free(strip);
-    free(text);
-    weft_topo_free(t);
-    return out;
+    return o;
 }
 
-/* The fabric spec names without its links' shapers (burst= peak=): the
- * links at their rates only, for tests of estimates that do not model
- * token buckets; NULL after printing why. */
-static inline weft_topo *weft__test_topo_spec_unshaped(const char *spec)
+/* Drops the shaper attributes (burst= peak=) of .topo text into strip
+ * (as long as text at most); returns strip's length. */
+static inline size_t weft__test_strip_shapers(const char *text, char *strip)
+{
+    size_t o = 0;
+    for (const char *p = text; *p;) {
+        if (*p == ' ' && (strncmp(p + 1, "burst=", 6) == 0 || strncmp(p + 1, "peak=", 5) == 0)) {
+            p++;
+            while (*p && *p != ' ' && *p != '\n')
+                p++;
+            continue;
+        }
+        strip[o++] = *p++;
+    }
+    return o;
+}
+
+/* The fabric spec names, written as .topo text, passed through strip
+ * (which writes at most the text's length) and parsed back; NULL after
+ * printing why. */
+static inline weft_topo *weft__test_topo_spec_rewritten(const char *spec,
+                                                        size_t (*strip_fn)(const char *, char *))
 {
     weft_topo *t = weft__test_topo_spec(spec), *out = NULL;
     char *text = NULL, *strip = NULL;
@@ -97,23 +93,31 @@ static inline weft_topo *weft__test_topo_spec_unshaped(const char *spec)
     strip = (char *)malloc(len + 1);
     if (!strip)
         goto done;
-    size_t o = 0;
-    for (const char *p = text; *p;) {
-        if (*p == ' ' && (strncmp(p + 1, "burst=", 6) == 0 || strncmp(p + 1, "peak=", 5) == 0)) {
-            p++;
-            while (*p && *p != ' ' && *p != '\n')
-                p++;
-            continue;
-        }
-        strip[o++] = *p++;
-    }
-    strip[o] = 0;
+    strip[strip_fn(text, strip)] = 0;
     out = weft__test_topo_text(strip);
 done:
     free(strip);
     free(text);
     weft_topo_free(t);
     return out;
+}
+
+/* The fabric spec names with every link's latency set to 0 (for tests
+ * whose expected figures describe a latency-free fabric, such as the
+ * symmetry classes of the hardware presets before they had latencies), or
+ * NULL after printing why. Written as .topo text and parsed back without
+ * the LAT column. */
+static inline weft_topo *weft__test_topo_spec_nolat(const char *spec)
+{
+    return weft__test_topo_spec_rewritten(spec, weft__test_strip_lat);
+}
+
+/* The fabric spec names without its links' shapers (burst= peak=): the
+ * links at their rates only, for tests of estimates that do not model
+ * token buckets; NULL after printing why. */
+static inline weft_topo *weft__test_topo_spec_unshaped(const char *spec)
+{
+    return weft__test_topo_spec_rewritten(spec, weft__test_strip_shapers);
 }
 
 #endif

@@ -24,16 +24,6 @@
 #define NOTE_CHUNK 1000
 #define KIND_WIDTH 7 /* "compute" */
 
-/* Same shaper (or none) on links a and b. */
-static bool same_shaper(const weft_topo *t, uint32_t a, uint32_t b)
-{
-    weft_link_shaper x, y;
-    bool hx = weft_topo_link_shaper(t, (weft_link_id){a}, &x);
-    bool hy = weft_topo_link_shaper(t, (weft_link_id){b}, &y);
-    return hx == hy && (!hx || (x.burst_bytes == y.burst_bytes &&
-                                weft_rat_eq(x.peak_gbps, y.peak_gbps)));
-}
-
 static const char *str(const weft_topo *t, uint32_t off)
 {
     return t->strings + off;
@@ -169,7 +159,8 @@ weft_err weft_topo_write(const weft_topo *t, FILE *f)
         weft_link_id r;
         bool twin = weft_topo_find_link(t, dst, src, &r) &&
                     weft_rat_eq(t->link_bw[r.v], t->link_bw[l]) &&
-                    weft_rat_eq(t->link_lat[r.v], t->link_lat[l]) && same_shaper(t, r.v, l);
+                    weft_rat_eq(t->link_lat[r.v], t->link_lat[l]) &&
+                    weft__topo_same_shaper(t, r.v, t, l);
         if (twin && src.v > dst.v)
             continue; /* written as the duplex of its twin */
         size_t o = pad_to(buf, 0, twin ? "duplex" : "link", 6);
