@@ -88,6 +88,14 @@ static weft_err pair_grow(pair_map *m)
     return WEFT_OK;
 }
 
+/* Frees the table and leaves it empty. */
+static void pair_clear(pair_map *m)
+{
+    weft__free(m->key);
+    weft__free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
 #define SEL_ALL (UINT32_MAX - 1)
 /* Calls simulated at most to find the back-to-back steady state of the
  * buckets (weft_sim_opts.back_to_back). */
@@ -110,6 +118,16 @@ typedef struct plan_ctx {
     uint32_t base;          /* engine id of the plan's first flow (weft_sim_plans) */
     weft_diag *d;
 } plan_ctx;
+
+/* Frees what weft_sim_plan and weft_sim_plans build into the context. */
+static void plan_ctx_fini(plan_ctx *c)
+{
+    sim_engine_free(c->e);
+    weft_paths_free(c->paths);
+    pair_clear(&c->ecmp);
+    weft__free(c->rlink);
+    weft__free(c->rcoef);
+}
 
 static weft_err reserve_route(plan_ctx *c, size_t n)
 {
@@ -848,8 +866,7 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
         last.val[i] = order[k];
     }
     weft__free(order);
-    weft__free(last.key);
-    weft__free(last.val);
+    pair_clear(&last);
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
@@ -960,9 +977,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
             break;
         sim_engine_free(c.e);
         c.e = NULL;
-        weft__free(c.ecmp.key);
-        weft__free(c.ecmp.val);
-        memset(&c.ecmp, 0, sizeof c.ecmp);
+        pair_clear(&c.ecmp);
     }
     memset(out, 0, sizeof *out);
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
@@ -983,12 +998,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
 fail:
     weft_diag_code(d, err);
 free_all:
-    sim_engine_free(c.e);
-    weft_paths_free(c.paths);
-    weft__free(c.ecmp.key);
-    weft__free(c.ecmp.val);
-    weft__free(c.rlink);
-    weft__free(c.rcoef);
+    plan_ctx_fini(&c);
     weft__free(cap);
     weft__free(tok);
     sim_classes_fini(&cls);
@@ -1078,9 +1088,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
         const weft_sim_opts *r = &res[j];
         uint32_t P = r->slices, nops = weft_plan_num_ops(p);
         /* Routes carry this job's latency extras: a fresh ECMP table. */
-        weft__free(c.ecmp.key);
-        weft__free(c.ecmp.val);
-        memset(&c.ecmp, 0, sizeof c.ecmp);
+        pair_clear(&c.ecmp);
         c.p = p;
         c.o = r;
         c.epochs = false;
@@ -1145,12 +1153,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
                                                                     : last;
     }
 free_all:
-    sim_engine_free(c.e);
-    weft_paths_free(c.paths);
-    weft__free(c.ecmp.key);
-    weft__free(c.ecmp.val);
-    weft__free(c.rlink);
-    weft__free(c.rcoef);
+    plan_ctx_fini(&c);
     weft__free(cap);
     weft__free(res);
     weft__free(base);
