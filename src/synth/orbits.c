@@ -267,6 +267,23 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
     }
 }
 
+/* The most links into or out of one node (at least 1): the size of the
+ * search's neighbour scratch (search.ka, search.kb). */
+static uint32_t max_degree(const weft_topo *t)
+{
+    uint32_t n = weft_topo_num_nodes(t), maxdeg = 1;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t first, count, cin;
+        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+        weft_topo_in_links(t, (weft_node_id){v}, &cin);
+        if (count > maxdeg)
+            maxdeg = count;
+        if (cin > maxdeg)
+            maxdeg = cin;
+    }
+    return maxdeg;
+}
+
 /* Merges rank orbits through verified automorphisms. Each rank is tried
  * against the anchors of its colour class (earlier ranks that joined no
  * earlier anchor) until one maps onto it, and becomes an anchor itself if
@@ -280,16 +297,7 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
 static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
 {
     uint32_t nl = weft_topo_num_links(t);
-    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), maxdeg = 1;
-    for (uint32_t v = 0; v < n; v++) {
-        uint32_t first, count, cin;
-        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
-        weft_topo_in_links(t, (weft_node_id){v}, &cin);
-        if (count > maxdeg)
-            maxdeg = count;
-        if (cin > maxdeg)
-            maxdeg = cin;
-    }
+    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), maxdeg = max_degree(t);
     weft_err e = WEFT_OK;
     search s = {.t = t, .w = w, .n = n};
     uint32_t *color = weft__malloc((size_t)n * sizeof *color);
@@ -511,20 +519,11 @@ static weft_err find_rank_maps(const weft_topo *t, const int64_t *w, weft__rank_
                                bool *found)
 {
     uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
-    uint32_t hosts = weft_topo_num_hosts(t), maxdeg = 1;
+    uint32_t hosts = weft_topo_num_hosts(t), maxdeg = max_degree(t);
     *found = false;
     if (hosts == 0)
         hosts = 1; /* no host= anywhere: one box, C only */
     bool any_host = weft_topo_num_hosts(t) > 0;
-    for (uint32_t v = 0; v < n; v++) {
-        uint32_t first, count, cin;
-        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
-        weft_topo_in_links(t, (weft_node_id){v}, &cin);
-        if (count > maxdeg)
-            maxdeg = count;
-        if (cin > maxdeg)
-            maxdeg = cin;
-    }
     /* One node map per rank: give up (no maps, not an error) beyond 2^26
      * entries (256 MiB); 1,024 ranks of h100:128 need 2.2 million. */
     if (nr % hosts || (uint64_t)nr * n > (1u << 26))
