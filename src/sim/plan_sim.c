@@ -375,6 +375,12 @@ typedef struct epoch_ctx {
     size_t nused, used_cap;
 } epoch_ctx;
 
+/* Whether a and b are one circuit (OCS, from, to), whatever their epochs. */
+static bool same_circuit(const ckey4 *a, const ckey4 *b)
+{
+    return a->ocs == b->ocs && a->from == b->from && a->to == b->to;
+}
+
 static bool has_circuit(const epoch_ctx *x, uint32_t ocs, uint32_t from, uint32_t to,
                         uint32_t epoch)
 {
@@ -403,12 +409,11 @@ static void mark_changes(epoch_ctx *x)
         if (x->ocs_index[k->ocs] == UINT32_MAX)
             continue;
         uint8_t *chg = x->chg + (size_t)x->ocs_index[k->ocs] * x->nepochs;
-        bool same = i > 0 && x->circ[i - 1].ocs == k->ocs && x->circ[i - 1].from == k->from &&
-                    x->circ[i - 1].to == k->to;
-        if (k->epoch > 0 && !(same && x->circ[i - 1].epoch + 1 == k->epoch))
+        bool prev = i > 0 && same_circuit(&x->circ[i - 1], k) &&
+                    x->circ[i - 1].epoch + 1 == k->epoch;
+        if (k->epoch > 0 && !prev)
             chg[k->epoch] = 1; /* set up at its epoch */
-        bool next = i + 1 < x->ncirc && x->circ[i + 1].ocs == k->ocs &&
-                    x->circ[i + 1].from == k->from && x->circ[i + 1].to == k->to &&
+        bool next = i + 1 < x->ncirc && same_circuit(&x->circ[i + 1], k) &&
                     x->circ[i + 1].epoch == k->epoch + 1;
         if (k->epoch + 1 < x->nepochs && !next)
             chg[k->epoch + 1] = 1; /* dropped after it */
