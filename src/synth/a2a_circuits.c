@@ -498,6 +498,13 @@ static weft_err decompose(sched_ctx *c)
     return WEFT_OK;
 }
 
+/* The configurations OCS q keeps in candidate m: its first m rounds, or
+ * all it has. */
+static uint32_t kept_rounds(const sched_ctx *c, const ocs_info *q, uint32_t m)
+{
+    return m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+}
+
 /* Fills every OCS's cap for candidate (m, a); the time of the busiest
  * OCS with its delays. */
 static double fill_caps(sched_ctx *c, uint32_t m, double a)
@@ -505,7 +512,7 @@ static double fill_caps(sched_ctx *c, uint32_t m, double a)
     double worst = 0;
     for (uint32_t o = 0; o < c->nocs; o++) {
         ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+        uint32_t n = q->nports, kept = kept_rounds(c, q, m);
         memset(q->cap, 0, (size_t)n * n * sizeof *q->cap);
         double sum = 0;
         for (uint32_t k = 0; k < kept; k++) {
@@ -600,6 +607,19 @@ static weft_err push(build_ctx *b, double w, uint32_t epoch, uint32_t src, uint3
     return WEFT_OK;
 }
 
+/* Path k of op id of the relaxed plan p0: its node names into b->names,
+ * *len of them. */
+static weft_err relaxed_path_names(build_ctx *b, const weft_plan *p0, uint32_t id, uint32_t k,
+                                   uint32_t *len)
+{
+    *len = weft_plan_path_len(p0, id, k);
+    if (weft__grow((void **)&b->names, &b->names_cap, *len, sizeof *b->names))
+        return WEFT_ENOMEM;
+    for (uint32_t j = 0; j < *len; j++)
+        b->names[j] = weft_plan_path_node(p0, id, k, j);
+    return WEFT_OK;
+}
+
 /* Shares on a grid of 1/2^24 that sum to exactly 1: each floor(w * Q),
  * what is left to the largest. Entries that round to 0 are dropped. */
 #define SHARE_GRID (INT64_C(1) << 24)
@@ -630,13 +650,8 @@ static weft_err emit_op(sched_ctx *c, build_ctx *b, weft_plan *p, uint32_t id, u
         const wpath *w = &b->wp[i];
         uint32_t len;
         if (w->src == 0) {
-            len = weft_plan_path_len(c->p0, id, w->k);
-            if (weft__grow((void **)&b->names, &b->names_cap, len, sizeof *b->names)) {
-                e = WEFT_ENOMEM;
+            if ((e = relaxed_path_names(b, c->p0, id, w->k, &len)))
                 break;
-            }
-            for (uint32_t j = 0; j < len; j++)
-                b->names[j] = weft_plan_path_node(c->p0, id, w->k, j);
         } else {
             len = plen + 1;
             if (weft__grow((void **)&b->names, &b->names_cap, len, sizeof *b->names)) {
@@ -691,7 +706,7 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
             double phi = served(c, x);
             reroute += (1 - phi) * share;
             const ocs_info *q = &c->ocs[c->path_ocs[x]];
-            uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+            uint32_t n = q->nports, kept = kept_rounds(c, q, m);
             double cap = q->cap[(size_t)c->path_from[x] * n + c->path_to[x]];
             for (uint32_t ep = 0; ep < kept && !e && phi > 0; ep++) {
                 uint32_t r = q->ord[c->which][ep];
@@ -705,14 +720,9 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
             continue;
         if (!touches) { /* the relaxed op's route as it was, exactly */
             for (uint32_t k = 0; k < np && !e; k++) {
-                uint32_t len = weft_plan_path_len(p0, id, k);
-                if (weft__grow((void **)&b.names, &b.names_cap, len, sizeof *b.names)) {
-                    e = WEFT_ENOMEM;
-                    break;
-                }
-                for (uint32_t j = 0; j < len; j++)
-                    b.names[j] = weft_plan_path_node(p0, id, k, j);
-                e = weft_plan_add_path(p, id, weft_plan_path_share(p0, id, k), b.names, len);
+                uint32_t len;
+                if (!(e = relaxed_path_names(&b, p0, id, k, &len)))
+                    e = weft_plan_add_path(p, id, weft_plan_path_share(p0, id, k), b.names, len);
             }
             continue;
         }
@@ -745,7 +755,7 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
     /* The circuits: every permutation entry with demand. */
     for (uint32_t o = 0; o < c->nocs && !e; o++) {
         const ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+        uint32_t n = q->nports, kept = kept_rounds(c, q, m);
         const char *on = weft_topo_node_name(c->t, (weft_node_id){q->node});
         for (uint32_t ep = 0; ep < kept && !e; ep++) {
             uint32_t r = q->ord[c->which][ep];
