@@ -819,6 +819,24 @@ static void ctx_fini(sched_ctx *c)
     weft_topo_free(c->packet);
 }
 
+/* The most rounds any OCS's decomposition `which` has. */
+static uint32_t most_rounds(const sched_ctx *c, int which)
+{
+    uint32_t nr = 0;
+    for (uint32_t q = 0; q < c->nocs; q++)
+        if (c->ocs[q].dec[which].rounds > nr)
+            nr = c->ocs[q].dec[which].rounds;
+    return nr;
+}
+
+/* A candidate schedule: its time (the busier of its OCS and packet
+ * times), fraction, configurations kept and decomposition. */
+typedef struct candidate {
+    double time_s, a, ocs_s, packet_s, circuit_bytes, rerouted_bytes;
+    uint32_t m, rounds; /* configurations kept; the decomposition's most rounds */
+    int which;
+} candidate;
+
 weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
                                  const weft_circuit_opts *o, weft_plan **out,
                                  weft_circuit_sched *sched, weft_diag *d)
@@ -852,18 +870,14 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
     if (e)
         goto fini;
     static const double fracs[] = {1, 0.5, 0.25, 0.125, 0.0625, 2, 4, 8};
-    double best = INFINITY, best_a = 1, best_ocs = 0, best_pk = 0, best_cb = 0, best_rb = 0;
-    uint32_t best_m = 0, ncand = 0, rounds = 0;
-    int best_which = DEC_BVN;
+    candidate best = {INFINITY, 1, 0, 0, 0, 0, 0, 0, DEC_BVN};
+    uint32_t ncand = 0;
     /* Per decomposition, m = 1, 2, 3, 4, 6, 9, 13, ... then all its rounds;
      * then m = 0 (no circuits). A tie keeps the earlier: Birkhoff-von
      * Neumann before Solstice, fewer configurations before more, one
      * before none. */
     for (c.which = DEC_BVN; c.which <= DEC_SOLSTICE; c.which++) {
-        uint32_t nr = 0;
-        for (uint32_t q = 0; q < c.nocs; q++)
-            if (c.ocs[q].dec[c.which].rounds > nr)
-                nr = c.ocs[q].dec[c.which].rounds;
+        uint32_t nr = most_rounds(&c, c.which);
         uint32_t maxm = o->max_configs && o->max_configs < nr ? o->max_configs : nr;
         for (uint32_t mm = 1; mm <= maxm;) {
             for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++) {
@@ -871,17 +885,8 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
                 double pk = packet_time(&c, &cb, &rb);
                 double tm = ocs_s > pk ? ocs_s : pk;
                 ncand++;
-                if (tm < best) {
-                    best = tm;
-                    best_m = mm;
-                    best_a = fracs[f];
-                    best_ocs = ocs_s;
-                    best_pk = pk;
-                    best_cb = cb;
-                    best_rb = rb;
-                    best_which = c.which;
-                    rounds = nr;
-                }
+                if (tm < best.time_s)
+                    best = (candidate){tm, fracs[f], ocs_s, pk, cb, rb, mm, nr, c.which};
             }
             if (mm == maxm)
                 break;
@@ -896,61 +901,49 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
         fill_caps(&c, 0, 1);
         double pk = packet_time(&c, &cb, &rb);
         ncand++;
-        if (pk < best) {
-            best = pk;
-            best_m = 0;
-            best_a = 1;
-            best_ocs = 0;
-            best_pk = pk;
-            best_cb = cb;
-            best_rb = rb;
-            best_which = DEC_BVN;
-            rounds = 0;
-            for (uint32_t q = 0; q < c.nocs; q++)
-                if (c.ocs[q].dec[DEC_BVN].rounds > rounds)
-                    rounds = c.ocs[q].dec[DEC_BVN].rounds;
-        }
+        if (pk < best.time_s)
+            best = (candidate){pk, 1, 0, pk, cb, rb, 0, most_rounds(&c, DEC_BVN), DEC_BVN};
     }
-    c.which = best_which;
+    c.which = best.which;
     weft_plan *p = NULL;
-    if (best == INFINITY) {
+    if (best.time_s == INFINITY) {
         e = weft_diag_set(d, WEFT_ETOPO,
                           "no circuit schedule: some traffic crosses two OCSes in the relaxed "
                           "flow and the fabric has no packet path for it");
         goto fini;
     }
-    if ((e = build_plan(&c, best_m, best_a, &p)))
+    if ((e = build_plan(&c, best.m, best.a, &p)))
         goto fini;
     memset(sched, 0, sizeof *sched);
-    sched->duration_s = weft__calloc(best_m ? best_m : 1, sizeof *sched->duration_s);
+    sched->duration_s = weft__calloc(best.m ? best.m : 1, sizeof *sched->duration_s);
     if (!sched->duration_s) {
         weft_plan_free(p);
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto fini;
     }
-    for (uint32_t k = 0; k < best_m; k++)
+    for (uint32_t k = 0; k < best.m; k++)
         for (uint32_t q = 0; q < c.nocs; q++) {
             const ocs_info *x = &c.ocs[q];
             if (k < x->dec[c.which].rounds) {
-                double dur = best_a * (double)x->dec[c.which].weight[x->ord[c.which][k]] / x->bw;
+                double dur = best.a * (double)x->dec[c.which].weight[x->ord[c.which][k]] / x->bw;
                 if (dur > sched->duration_s[k])
                     sched->duration_s[k] = dur;
             }
         }
-    sched->configs = best_m;
-    sched->rounds = rounds;
-    sched->decomposition = best_which == DEC_BVN ? "bvn" : "solstice";
+    sched->configs = best.m;
+    sched->rounds = best.rounds;
+    sched->decomposition = best.which == DEC_BVN ? "bvn" : "solstice";
     sched->candidates = ncand;
-    sched->fraction = best_a;
-    sched->ocs_s = best_ocs;
-    sched->packet_s = best_pk;
+    sched->fraction = best.a;
+    sched->ocs_s = best.ocs_s;
+    sched->packet_s = best.packet_s;
     for (uint32_t q = 0; q < c.nocs; q++)
         if (c.ocs[q].delay_s > sched->delay_s)
             sched->delay_s = c.ocs[q].delay_s;
-    sched->time_s = best;
+    sched->time_s = best.time_s;
     sched->bound_s = bound.time_s;
-    sched->circuit_bytes = best_cb;
-    sched->rerouted_bytes = best_rb;
+    sched->circuit_bytes = best.circuit_bytes;
+    sched->rerouted_bytes = best.rerouted_bytes;
     for (size_t x = 0; x < c.npaths; x++)
         sched->multi_paths += c.path_kind[x] == P_MULTI;
     *out = p;
