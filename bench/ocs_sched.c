@@ -37,6 +37,22 @@ static weft_topo *preset(const char *spec)
     return t;
 }
 
+/* The plan's simulated time for its own bytes (fluid model, cut-through:
+ * the idealised one), or -1 where the simulator refuses it. */
+static double sim_time(const weft_topo *t, const weft_plan *p)
+{
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.model = WEFT_SIM_FLUID;
+    o.cut_through = true;
+    weft_sim_result r;
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_sim_plan(t, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), &o, &r, &d))
+        return -1;
+    return r.time_s;
+}
+
 int main(int argc, char **argv)
 {
     unsigned hosts = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16;
@@ -86,14 +102,7 @@ int main(int argc, char **argv)
         }
         double w1 = bench_now(), c1 = bench_cpu();
         bound = s.bound_s;
-        weft_sim_opts o;
-        weft_sim_opts_init(&o);
-        o.model = WEFT_SIM_FLUID;
-        o.cut_through = true;
-        weft_sim_result r;
-        double sim = -1;
-        if (!weft_sim_plan(t, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), &o, &r, &d))
-            sim = r.time_s;
+        double sim = sim_time(t, p);
         printf("%-8s %8u %8u %12.3f %12.3f %12.3f %10.2f %10.2f\n", delays[i].text, s.configs,
                s.rounds, s.time_s * 1e6, sim * 1e6, s.packet_s * 1e6, w1 - w0, c1 - c0);
         fflush(stdout);
@@ -113,14 +122,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double w1 = bench_now();
-    weft_sim_opts o;
-    weft_sim_opts_init(&o);
-    o.model = WEFT_SIM_FLUID;
-    o.cut_through = true;
-    weft_sim_result r;
-    double sim = -1;
-    if (!weft_sim_plan(ft, fp, (uint64_t)(weft_plan_traffic_size(fp) + 0.5), &o, &r, &d))
-        sim = r.time_s;
+    double sim = sim_time(ft, fp);
     printf("fat tree %s (8 NICs per host on packet switches): bound %.3f us, optimal plan "
            "simulated %.3f us (%.2f s to plan)\n",
            spec, b.time_s * 1e6, sim * 1e6, w1 - w0);

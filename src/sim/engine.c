@@ -243,6 +243,5 @@ double sim_engine_bucket_tokens(const sim_engine *e, uint32_t l)
 {
     if (!e->b_size || !(e->b_size[l] > 0))
         return 0;
-    double tok = e->b_tok[l] + (e->b_rate[l] - e->b_load[l]) * (e->st.makespan_s - e->b_upd[l]);
-    return tok < 0 ? 0 : tok > e->b_size[l] ? e->b_size[l] : tok;
+    return sim_eng_bucket_at(e, l, e->st.makespan_s);
 }

@@ -162,6 +162,14 @@ static inline double sim_eng_weight(const sim_engine *e, uint32_t f)
     return e->f_w ? e->f_w[f] : 1.0;
 }
 
+/* Link l's bucket tokens at time t: those of its last update plus its
+ * rate less its load since, kept within [0, size]. */
+static inline double sim_eng_bucket_at(const sim_engine *e, uint32_t l, double t)
+{
+    double tok = e->b_tok[l] + (e->b_rate[l] - e->b_load[l]) * (t - e->b_upd[l]);
+    return tok < 0 ? 0 : tok > e->b_size[l] ? e->b_size[l] : tok;
+}
+
 /* Is rate a below rate b by more than rounding? */
 static inline bool sim_eng_slower(double a, double b)
 {

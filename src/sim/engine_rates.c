@@ -67,8 +67,7 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
 
 void sim_eng_bucket_advance(sim_engine *e, uint32_t l, double t)
 {
-    double tok = e->b_tok[l] + (e->b_rate[l] - e->b_load[l]) * (t - e->b_upd[l]);
-    e->b_tok[l] = tok < 0 ? 0 : tok > e->b_size[l] ? e->b_size[l] : tok;
+    e->b_tok[l] = sim_eng_bucket_at(e, l, t);
     e->b_upd[l] = t;
 }
 

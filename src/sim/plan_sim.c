@@ -88,6 +88,14 @@ static weft_err pair_grow(pair_map *m)
     return WEFT_OK;
 }
 
+/* Frees the table and leaves it empty. */
+static void pair_clear(pair_map *m)
+{
+    weft__free(m->key);
+    weft__free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
 #define SEL_ALL (UINT32_MAX - 1)
 /* Calls simulated at most to find the back-to-back steady state of the
  * buckets (weft_sim_opts.back_to_back). */
@@ -110,6 +118,16 @@ typedef struct plan_ctx {
     uint32_t base;          /* engine id of the plan's first flow (weft_sim_plans) */
     weft_diag *d;
 } plan_ctx;
+
+/* Frees what weft_sim_plan and weft_sim_plans build into the context. */
+static void plan_ctx_fini(plan_ctx *c)
+{
+    sim_engine_free(c->e);
+    weft_paths_free(c->paths);
+    pair_clear(&c->ecmp);
+    weft__free(c->rlink);
+    weft__free(c->rcoef);
+}
 
 static weft_err reserve_route(plan_ctx *c, size_t n)
 {
@@ -357,6 +375,12 @@ typedef struct epoch_ctx {
     size_t nused, used_cap;
 } epoch_ctx;
 
+/* Whether a and b are one circuit (OCS, from, to), whatever their epochs. */
+static bool same_circuit(const ckey4 *a, const ckey4 *b)
+{
+    return a->ocs == b->ocs && a->from == b->from && a->to == b->to;
+}
+
 static bool has_circuit(const epoch_ctx *x, uint32_t ocs, uint32_t from, uint32_t to,
                         uint32_t epoch)
 {
@@ -385,12 +409,11 @@ static void mark_changes(epoch_ctx *x)
         if (x->ocs_index[k->ocs] == UINT32_MAX)
             continue;
         uint8_t *chg = x->chg + (size_t)x->ocs_index[k->ocs] * x->nepochs;
-        bool same = i > 0 && x->circ[i - 1].ocs == k->ocs && x->circ[i - 1].from == k->from &&
-                    x->circ[i - 1].to == k->to;
-        if (k->epoch > 0 && !(same && x->circ[i - 1].epoch + 1 == k->epoch))
+        bool prev = i > 0 && same_circuit(&x->circ[i - 1], k) &&
+                    x->circ[i - 1].epoch + 1 == k->epoch;
+        if (k->epoch > 0 && !prev)
             chg[k->epoch] = 1; /* set up at its epoch */
-        bool next = i + 1 < x->ncirc && x->circ[i + 1].ocs == k->ocs &&
-                    x->circ[i + 1].from == k->from && x->circ[i + 1].to == k->to &&
+        bool next = i + 1 < x->ncirc && same_circuit(&x->circ[i + 1], k) &&
                     x->circ[i + 1].epoch == k->epoch + 1;
         if (k->epoch + 1 < x->nepochs && !next)
             chg[k->epoch + 1] = 1; /* dropped after it */
@@ -848,8 +871,7 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
         last.val[i] = order[k];
     }
     weft__free(order);
-    weft__free(last.key);
-    weft__free(last.val);
+    pair_clear(&last);
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
@@ -960,9 +982,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
             break;
         sim_engine_free(c.e);
         c.e = NULL;
-        weft__free(c.ecmp.key);
-        weft__free(c.ecmp.val);
-        memset(&c.ecmp, 0, sizeof c.ecmp);
+        pair_clear(&c.ecmp);
     }
     memset(out, 0, sizeof *out);
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
@@ -983,12 +1003,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
 fail:
     weft_diag_code(d, err);
 free_all:
-    sim_engine_free(c.e);
-    weft_paths_free(c.paths);
-    weft__free(c.ecmp.key);
-    weft__free(c.ecmp.val);
-    weft__free(c.rlink);
-    weft__free(c.rcoef);
+    plan_ctx_fini(&c);
     weft__free(cap);
     weft__free(tok);
     sim_classes_fini(&cls);
@@ -1078,9 +1093,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
         const weft_sim_opts *r = &res[j];
         uint32_t P = r->slices, nops = weft_plan_num_ops(p);
         /* Routes carry this job's latency extras: a fresh ECMP table. */
-        weft__free(c.ecmp.key);
-        weft__free(c.ecmp.val);
-        memset(&c.ecmp, 0, sizeof c.ecmp);
+        pair_clear(&c.ecmp);
         c.p = p;
         c.o = r;
         c.epochs = false;
@@ -1145,12 +1158,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
                                                                     : last;
     }
 free_all:
-    sim_engine_free(c.e);
-    weft_paths_free(c.paths);
-    weft__free(c.ecmp.key);
-    weft__free(c.ecmp.val);
-    weft__free(c.rlink);
-    weft__free(c.rcoef);
+    plan_ctx_fini(&c);
     weft__free(cap);
     weft__free(res);
     weft__free(base);

@@ -498,6 +498,13 @@ static weft_err decompose(sched_ctx *c)
     return WEFT_OK;
 }
 
+/* The configurations OCS q keeps in candidate m: its first m rounds, or
+ * all it has. */
+static uint32_t kept_rounds(const sched_ctx *c, const ocs_info *q, uint32_t m)
+{
+    return m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+}
+
 /* Fills every OCS's cap for candidate (m, a); the time of the busiest
  * OCS with its delays. */
 static double fill_caps(sched_ctx *c, uint32_t m, double a)
@@ -505,7 +512,7 @@ static double fill_caps(sched_ctx *c, uint32_t m, double a)
     double worst = 0;
     for (uint32_t o = 0; o < c->nocs; o++) {
         ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+        uint32_t n = q->nports, kept = kept_rounds(c, q, m);
         memset(q->cap, 0, (size_t)n * n * sizeof *q->cap);
         double sum = 0;
         for (uint32_t k = 0; k < kept; k++) {
@@ -600,6 +607,19 @@ static weft_err push(build_ctx *b, double w, uint32_t epoch, uint32_t src, uint3
     return WEFT_OK;
 }
 
+/* Path k of op id of the relaxed plan p0: its node names into b->names,
+ * *len of them. */
+static weft_err relaxed_path_names(build_ctx *b, const weft_plan *p0, uint32_t id, uint32_t k,
+                                   uint32_t *len)
+{
+    *len = weft_plan_path_len(p0, id, k);
+    if (weft__grow((void **)&b->names, &b->names_cap, *len, sizeof *b->names))
+        return WEFT_ENOMEM;
+    for (uint32_t j = 0; j < *len; j++)
+        b->names[j] = weft_plan_path_node(p0, id, k, j);
+    return WEFT_OK;
+}
+
 /* Shares on a grid of 1/2^24 that sum to exactly 1: each floor(w * Q),
  * what is left to the largest. Entries that round to 0 are dropped. */
 #define SHARE_GRID (INT64_C(1) << 24)
@@ -630,13 +650,8 @@ static weft_err emit_op(sched_ctx *c, build_ctx *b, weft_plan *p, uint32_t id, u
         const wpath *w = &b->wp[i];
         uint32_t len;
         if (w->src == 0) {
-            len = weft_plan_path_len(c->p0, id, w->k);
-            if (weft__grow((void **)&b->names, &b->names_cap, len, sizeof *b->names)) {
-                e = WEFT_ENOMEM;
+            if ((e = relaxed_path_names(b, c->p0, id, w->k, &len)))
                 break;
-            }
-            for (uint32_t j = 0; j < len; j++)
-                b->names[j] = weft_plan_path_node(c->p0, id, w->k, j);
         } else {
             len = plen + 1;
             if (weft__grow((void **)&b->names, &b->names_cap, len, sizeof *b->names)) {
@@ -691,7 +706,7 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
             double phi = served(c, x);
             reroute += (1 - phi) * share;
             const ocs_info *q = &c->ocs[c->path_ocs[x]];
-            uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+            uint32_t n = q->nports, kept = kept_rounds(c, q, m);
             double cap = q->cap[(size_t)c->path_from[x] * n + c->path_to[x]];
             for (uint32_t ep = 0; ep < kept && !e && phi > 0; ep++) {
                 uint32_t r = q->ord[c->which][ep];
@@ -705,14 +720,9 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
             continue;
         if (!touches) { /* the relaxed op's route as it was, exactly */
             for (uint32_t k = 0; k < np && !e; k++) {
-                uint32_t len = weft_plan_path_len(p0, id, k);
-                if (weft__grow((void **)&b.names, &b.names_cap, len, sizeof *b.names)) {
-                    e = WEFT_ENOMEM;
-                    break;
-                }
-                for (uint32_t j = 0; j < len; j++)
-                    b.names[j] = weft_plan_path_node(p0, id, k, j);
-                e = weft_plan_add_path(p, id, weft_plan_path_share(p0, id, k), b.names, len);
+                uint32_t len;
+                if (!(e = relaxed_path_names(&b, p0, id, k, &len)))
+                    e = weft_plan_add_path(p, id, weft_plan_path_share(p0, id, k), b.names, len);
             }
             continue;
         }
@@ -745,7 +755,7 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
     /* The circuits: every permutation entry with demand. */
     for (uint32_t o = 0; o < c->nocs && !e; o++) {
         const ocs_info *q = &c->ocs[o];
-        uint32_t n = q->nports, kept = m < q->dec[c->which].rounds ? m : q->dec[c->which].rounds;
+        uint32_t n = q->nports, kept = kept_rounds(c, q, m);
         const char *on = weft_topo_node_name(c->t, (weft_node_id){q->node});
         for (uint32_t ep = 0; ep < kept && !e; ep++) {
             uint32_t r = q->ord[c->which][ep];
@@ -809,6 +819,24 @@ static void ctx_fini(sched_ctx *c)
     weft_topo_free(c->packet);
 }
 
+/* The most rounds any OCS's decomposition `which` has. */
+static uint32_t most_rounds(const sched_ctx *c, int which)
+{
+    uint32_t nr = 0;
+    for (uint32_t q = 0; q < c->nocs; q++)
+        if (c->ocs[q].dec[which].rounds > nr)
+            nr = c->ocs[q].dec[which].rounds;
+    return nr;
+}
+
+/* A candidate schedule: its time (the busier of its OCS and packet
+ * times), fraction, configurations kept and decomposition. */
+typedef struct candidate {
+    double time_s, a, ocs_s, packet_s, circuit_bytes, rerouted_bytes;
+    uint32_t m, rounds; /* configurations kept; the decomposition's most rounds */
+    int which;
+} candidate;
+
 weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
                                  const weft_circuit_opts *o, weft_plan **out,
                                  weft_circuit_sched *sched, weft_diag *d)
@@ -842,18 +870,14 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
     if (e)
         goto fini;
     static const double fracs[] = {1, 0.5, 0.25, 0.125, 0.0625, 2, 4, 8};
-    double best = INFINITY, best_a = 1, best_ocs = 0, best_pk = 0, best_cb = 0, best_rb = 0;
-    uint32_t best_m = 0, ncand = 0, rounds = 0;
-    int best_which = DEC_BVN;
+    candidate best = {INFINITY, 1, 0, 0, 0, 0, 0, 0, DEC_BVN};
+    uint32_t ncand = 0;
     /* Per decomposition, m = 1, 2, 3, 4, 6, 9, 13, ... then all its rounds;
      * then m = 0 (no circuits). A tie keeps the earlier: Birkhoff-von
      * Neumann before Solstice, fewer configurations before more, one
      * before none. */
     for (c.which = DEC_BVN; c.which <= DEC_SOLSTICE; c.which++) {
-        uint32_t nr = 0;
-        for (uint32_t q = 0; q < c.nocs; q++)
-            if (c.ocs[q].dec[c.which].rounds > nr)
-                nr = c.ocs[q].dec[c.which].rounds;
+        uint32_t nr = most_rounds(&c, c.which);
         uint32_t maxm = o->max_configs && o->max_configs < nr ? o->max_configs : nr;
         for (uint32_t mm = 1; mm <= maxm;) {
             for (size_t f = 0; f < sizeof fracs / sizeof fracs[0]; f++) {
@@ -861,17 +885,8 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
                 double pk = packet_time(&c, &cb, &rb);
                 double tm = ocs_s > pk ? ocs_s : pk;
                 ncand++;
-                if (tm < best) {
-                    best = tm;
-                    best_m = mm;
-                    best_a = fracs[f];
-                    best_ocs = ocs_s;
-                    best_pk = pk;
-                    best_cb = cb;
-                    best_rb = rb;
-                    best_which = c.which;
-                    rounds = nr;
-                }
+                if (tm < best.time_s)
+                    best = (candidate){tm, fracs[f], ocs_s, pk, cb, rb, mm, nr, c.which};
             }
             if (mm == maxm)
                 break;
@@ -886,61 +901,49 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
         fill_caps(&c, 0, 1);
         double pk = packet_time(&c, &cb, &rb);
         ncand++;
-        if (pk < best) {
-            best = pk;
-            best_m = 0;
-            best_a = 1;
-            best_ocs = 0;
-            best_pk = pk;
-            best_cb = cb;
-            best_rb = rb;
-            best_which = DEC_BVN;
-            rounds = 0;
-            for (uint32_t q = 0; q < c.nocs; q++)
-                if (c.ocs[q].dec[DEC_BVN].rounds > rounds)
-                    rounds = c.ocs[q].dec[DEC_BVN].rounds;
-        }
+        if (pk < best.time_s)
+            best = (candidate){pk, 1, 0, pk, cb, rb, 0, most_rounds(&c, DEC_BVN), DEC_BVN};
     }
-    c.which = best_which;
+    c.which = best.which;
     weft_plan *p = NULL;
-    if (best == INFINITY) {
+    if (best.time_s == INFINITY) {
         e = weft_diag_set(d, WEFT_ETOPO,
                           "no circuit schedule: some traffic crosses two OCSes in the relaxed "
                           "flow and the fabric has no packet path for it");
         goto fini;
     }
-    if ((e = build_plan(&c, best_m, best_a, &p)))
+    if ((e = build_plan(&c, best.m, best.a, &p)))
         goto fini;
     memset(sched, 0, sizeof *sched);
-    sched->duration_s = weft__calloc(best_m ? best_m : 1, sizeof *sched->duration_s);
+    sched->duration_s = weft__calloc(best.m ? best.m : 1, sizeof *sched->duration_s);
     if (!sched->duration_s) {
         weft_plan_free(p);
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto fini;
     }
-    for (uint32_t k = 0; k < best_m; k++)
+    for (uint32_t k = 0; k < best.m; k++)
         for (uint32_t q = 0; q < c.nocs; q++) {
             const ocs_info *x = &c.ocs[q];
             if (k < x->dec[c.which].rounds) {
-                double dur = best_a * (double)x->dec[c.which].weight[x->ord[c.which][k]] / x->bw;
+                double dur = best.a * (double)x->dec[c.which].weight[x->ord[c.which][k]] / x->bw;
                 if (dur > sched->duration_s[k])
                     sched->duration_s[k] = dur;
             }
         }
-    sched->configs = best_m;
-    sched->rounds = rounds;
-    sched->decomposition = best_which == DEC_BVN ? "bvn" : "solstice";
+    sched->configs = best.m;
+    sched->rounds = best.rounds;
+    sched->decomposition = best.which == DEC_BVN ? "bvn" : "solstice";
     sched->candidates = ncand;
-    sched->fraction = best_a;
-    sched->ocs_s = best_ocs;
-    sched->packet_s = best_pk;
+    sched->fraction = best.a;
+    sched->ocs_s = best.ocs_s;
+    sched->packet_s = best.packet_s;
     for (uint32_t q = 0; q < c.nocs; q++)
         if (c.ocs[q].delay_s > sched->delay_s)
             sched->delay_s = c.ocs[q].delay_s;
-    sched->time_s = best;
+    sched->time_s = best.time_s;
     sched->bound_s = bound.time_s;
-    sched->circuit_bytes = best_cb;
-    sched->rerouted_bytes = best_rb;
+    sched->circuit_bytes = best.circuit_bytes;
+    sched->rerouted_bytes = best.rerouted_bytes;
     for (size_t x = 0; x < c.npaths; x++)
         sched->multi_paths += c.path_kind[x] == P_MULTI;
     *out = p;

@@ -15,16 +15,17 @@
 #include "weft/topo.h"
 #include "weft/traffic.h"
 
-static weft_traffic moe(uint32_t ranks)
+/* A skewed MoE dispatch: one expert per rank, top-2, zipf:1, 8 KiB tokens. */
+static weft_traffic moe(uint32_t ranks, uint64_t tokens, uint64_t seed)
 {
     weft_traffic_moe_params mp = {.ranks = ranks,
                                   .experts = ranks,
                                   .topk = 2,
-                                  .tokens = 512,
+                                  .tokens = tokens,
                                   .hidden_bytes = 8192,
                                   .skew = WEFT_TRAFFIC_SKEW_ZIPF,
                                   .zipf_milli = 1000,
-                                  .seed = 3};
+                                  .seed = seed};
     weft_traffic m = {0};
     weft_diag d;
     CHECK_ERR(weft_traffic_moe(&mp, &m, &d), WEFT_OK);
@@ -64,18 +65,9 @@ static double sim_time(const weft_topo *t, const weft_plan *p)
  * the delay grows, and equal once a single configuration is kept. */
 static void sim_keeps_schedule(void)
 {
-    weft_traffic_moe_params mp = {.ranks = 32,
-                                  .experts = 32,
-                                  .topk = 2,
-                                  .tokens = 4096,
-                                  .hidden_bytes = 8192,
-                                  .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                  .zipf_milli = 1000,
-                                  .seed = 0};
-    weft_traffic m = {0};
+    weft_traffic m = moe(32, 4096, 0);
     weft_diag d;
     weft_diag_clear(&d);
-    CHECK_ERR(weft_traffic_moe(&mp, &m, &d), WEFT_OK);
     static const char *const delays[] = {"0", "1us", "25us", "100us", "1ms", "100ms", "1s"};
     double prev = 0, bound = 0, single = -1;
     for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
@@ -125,7 +117,7 @@ int main(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_preset("mixnet:hosts=4,gpus=4,ocsnics=2,reconfig=0", &t, &d), WEFT_OK);
-    weft_traffic m = moe(16);
+    weft_traffic m = moe(16, 512, 3);
     static const double delays[] = {0, 1e-6, 25e-6, 1e-3, 0.1, 1};
     double prev = 0, bound = 0;
     uint32_t first_configs = 0;

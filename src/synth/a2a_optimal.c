@@ -138,6 +138,21 @@ static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uin
     return e;
 }
 
+/* Rank s's block for rank d: one chunk copied from slot d of s's input to
+ * slot s of d's output. */
+static weft_err add_block(weft_plan *p, uint32_t s, uint32_t d, uint32_t *id)
+{
+    weft_op op = {.kind = WEFT_OP_COPY,
+                  .src_rank = {s},
+                  .dst_rank = {d},
+                  .src_buf = WEFT_BUF_IN,
+                  .dst_buf = WEFT_BUF_OUT,
+                  .src_index = d,
+                  .dst_index = s,
+                  .count = 1};
+    return weft_plan_add_op(p, &op, NULL, 0, id);
+}
+
 /* The uniform plan from rank 0's flow and the rank maps (see the top). */
 static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
 {
@@ -168,15 +183,7 @@ static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
         }
         for (uint32_t k = 0; k < nr && !e; k++) {
             uint32_t d = (s + k) % nr, id;
-            weft_op op = {.kind = WEFT_OP_COPY,
-                          .src_rank = {s},
-                          .dst_rank = {d},
-                          .src_buf = WEFT_BUF_IN,
-                          .dst_buf = WEFT_BUF_OUT,
-                          .src_index = d,
-                          .dst_index = s,
-                          .count = 1};
-            e = weft_plan_add_op(p, &op, NULL, 0, &id);
+            e = add_block(p, s, d, &id);
             for (uint32_t q = c->first[inv[d]]; d != s && !e && q < c->first[inv[d] + 1]; q++) {
                 uint32_t len = c->pstart[q + 1] - c->pstart[q];
                 for (uint32_t i = 0; i < len; i++)
@@ -243,15 +250,7 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
             uint32_t d = (s + k) % nr, id;
             if (tm && weft_traffic_at(tm, s, d) == 0)
                 continue; /* no bytes: no op (alltoallv, weft/plan.h) */
-            weft_op op = {.kind = WEFT_OP_COPY,
-                          .src_rank = {s},
-                          .dst_rank = {d},
-                          .src_buf = WEFT_BUF_IN,
-                          .dst_buf = WEFT_BUF_OUT,
-                          .src_index = d,
-                          .dst_index = s,
-                          .count = 1};
-            e = weft_plan_add_op(p, &op, NULL, 0, &id);
+            e = add_block(p, s, d, &id);
             if (e)
                 weft_diag_code(dg, e);
             else if (d != s)

@@ -92,6 +92,20 @@ static void check_limit(const char *spec, const char *algo, int64_t num, int64_t
     weft_topo_free(t);
 }
 
+/* The plan verifies with its fabric and then executes byte-exact; a
+ * verify failure is reported as "SPEC WHAT: verify: reason". */
+static void check_verify_exec(const weft_plan *p, const weft_topo *t, const char *spec,
+                              const char *what)
+{
+    weft_diag d;
+    weft_err ve = weft_plan_verify(p, t, &d);
+    CHECK_ERR(ve, WEFT_OK);
+    if (ve)
+        fprintf(stderr, "%s %s: verify: %s\n", spec, what, d.msg);
+    else
+        CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+}
+
 /* Flash with a skewed matrix (every block non-empty, so the plan verifies
  * as a plain all-to-all): one hot destination receives 20 times more, and
  * rows differ. The plan must verify and execute whatever the balancing
@@ -114,14 +128,8 @@ static void check_flash_skewed(const char *spec)
     CHECK_ERR(synth_hosts_init(&c.hosts, t), WEFT_OK);
     weft_err e = synth_flash_plan(&c, m, &p);
     CHECK_ERR(e, WEFT_OK);
-    if (!e) {
-        weft_err ve = weft_plan_verify(p, t, &d);
-        CHECK_ERR(ve, WEFT_OK);
-        if (ve)
-            fprintf(stderr, "%s flash skewed: verify: %s\n", spec, d.msg);
-        else
-            CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
-    }
+    if (!e)
+        check_verify_exec(p, t, spec, "flash skewed");
     weft_plan_free(p);
     synth_hosts_fini(&c.hosts);
     free(m);
@@ -159,12 +167,9 @@ static void check_flash_split(const char *spec, uint32_t split)
         CHECK_INT(weft_plan_get_info(p)->chunks, split);
         CHECK(weft_plan_num_ops(p) > weft_plan_num_ops(whole));
         CHECK_ERR(weft_plan_set_traffic(p, &tm, &d), WEFT_OK);
-        weft_err ve = weft_plan_verify(p, t, &d);
-        CHECK_ERR(ve, WEFT_OK);
-        if (ve)
-            fprintf(stderr, "%s flash split %u: verify: %s\n", spec, split, d.msg);
-        else
-            CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+        char what[32];
+        snprintf(what, sizeof what, "flash split %u", split);
+        check_verify_exec(p, t, spec, what);
     }
     weft_plan_free(p);
     weft_plan_free(whole);
@@ -190,12 +195,7 @@ static void check_flash_split_uniform(const char *spec, uint32_t split)
     CHECK_ERR(e, WEFT_OK);
     if (!e) {
         CHECK_INT(weft_plan_get_info(p)->chunks, split);
-        weft_err ve = weft_plan_verify(p, t, &d);
-        CHECK_ERR(ve, WEFT_OK);
-        if (ve)
-            fprintf(stderr, "%s %s: verify: %s\n", spec, algo, d.msg);
-        else
-            CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+        check_verify_exec(p, t, spec, algo);
     }
     weft_plan_free(p);
     weft_topo_free(t);
@@ -301,12 +301,9 @@ static void check_traffic_all(const char *spec)
         }
         CHECK_ERR(e, WEFT_OK);
         if (!e) {
-            weft_err ve = weft_plan_verify(p, t, &d);
-            CHECK_ERR(ve, WEFT_OK);
-            if (ve)
-                fprintf(stderr, "%s %s with traffic: verify: %s\n", spec, algos[a], d.msg);
-            else
-                CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+            char what[48];
+            snprintf(what, sizeof what, "%s with traffic", algos[a]);
+            check_verify_exec(p, t, spec, what);
         }
         weft_plan_free(p);
     }

@@ -267,6 +267,39 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
     }
 }
 
+/* A search on t with weights w: its maps, heap and neighbour lists (the
+ * latter of the most links into or out of one node, at least 1).
+ * search_fini frees them, also after a failure here (WEFT_ENOMEM). */
+static weft_err search_init(search *s, const weft_topo *t, const int64_t *w)
+{
+    uint32_t n = weft_topo_num_nodes(t), maxdeg = 1;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t first, count, cin;
+        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
+        weft_topo_in_links(t, (weft_node_id){v}, &cin);
+        if (count > maxdeg)
+            maxdeg = count;
+        if (cin > maxdeg)
+            maxdeg = cin;
+    }
+    *s = (search){.t = t, .w = w, .n = n};
+    s->map = weft__malloc((size_t)n * sizeof *s->map);
+    s->inv = weft__malloc((size_t)n * sizeof *s->inv);
+    s->heap = weft__malloc((size_t)n * sizeof *s->heap);
+    s->ka = weft__malloc((size_t)maxdeg * sizeof *s->ka);
+    s->kb = weft__malloc((size_t)maxdeg * sizeof *s->kb);
+    return s->map && s->inv && s->heap && s->ka && s->kb ? WEFT_OK : WEFT_ENOMEM;
+}
+
+static void search_fini(search *s)
+{
+    weft__free(s->map);
+    weft__free(s->inv);
+    weft__free(s->heap);
+    weft__free(s->ka);
+    weft__free(s->kb);
+}
+
 /* Merges rank orbits through verified automorphisms. Each rank is tried
  * against the anchors of its colour class (earlier ranks that joined no
  * earlier anchor) until one maps onto it, and becomes an anchor itself if
@@ -280,28 +313,14 @@ static void unite(uint32_t *parent, uint32_t a, uint32_t b)
 static weft_err search_orbits(const weft_topo *t, const int64_t *w, weft__orbits *o)
 {
     uint32_t nl = weft_topo_num_links(t);
-    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), maxdeg = 1;
-    for (uint32_t v = 0; v < n; v++) {
-        uint32_t first, count, cin;
-        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
-        weft_topo_in_links(t, (weft_node_id){v}, &cin);
-        if (count > maxdeg)
-            maxdeg = count;
-        if (cin > maxdeg)
-            maxdeg = cin;
-    }
-    weft_err e = WEFT_OK;
-    search s = {.t = t, .w = w, .n = n};
+    uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t);
+    search s;
+    weft_err e = search_init(&s, t, w);
     uint32_t *color = weft__malloc((size_t)n * sizeof *color);
     uint32_t *parent = weft__malloc((size_t)n * sizeof *parent);
     uint32_t *next_anchor = weft__malloc((size_t)n * sizeof *next_anchor);
     keyed *scratch = weft__malloc((size_t)n * sizeof *scratch);
-    s.map = weft__malloc((size_t)n * sizeof *s.map);
-    s.inv = weft__malloc((size_t)n * sizeof *s.inv);
-    s.heap = weft__malloc((size_t)n * sizeof *s.heap);
-    s.ka = weft__malloc((size_t)maxdeg * sizeof *s.ka);
-    s.kb = weft__malloc((size_t)maxdeg * sizeof *s.kb);
-    if (!color || !parent || !next_anchor || !scratch || !s.map || !s.inv || !s.heap || !s.ka || !s.kb) {
+    if (e || !color || !parent || !next_anchor || !scratch) {
         e = WEFT_ENOMEM;
         goto free_scratch;
     }
@@ -382,11 +401,7 @@ free_scratch:
     weft__free(parent);
     weft__free(next_anchor);
     weft__free(scratch);
-    weft__free(s.map);
-    weft__free(s.inv);
-    weft__free(s.heap);
-    weft__free(s.ka);
-    weft__free(s.kb);
+    search_fini(&s);
     return e;
 }
 
@@ -511,27 +526,18 @@ static weft_err find_rank_maps(const weft_topo *t, const int64_t *w, weft__rank_
                                bool *found)
 {
     uint32_t n = weft_topo_num_nodes(t), nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
-    uint32_t hosts = weft_topo_num_hosts(t), maxdeg = 1;
+    uint32_t hosts = weft_topo_num_hosts(t);
     *found = false;
     if (hosts == 0)
         hosts = 1; /* no host= anywhere: one box, C only */
     bool any_host = weft_topo_num_hosts(t) > 0;
-    for (uint32_t v = 0; v < n; v++) {
-        uint32_t first, count, cin;
-        weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
-        weft_topo_in_links(t, (weft_node_id){v}, &cin);
-        if (count > maxdeg)
-            maxdeg = count;
-        if (cin > maxdeg)
-            maxdeg = cin;
-    }
     /* One node map per rank: give up (no maps, not an error) beyond 2^26
      * entries (256 MiB); 1,024 ranks of h100:128 need 2.2 million. */
     if (nr % hosts || (uint64_t)nr * n > (1u << 26))
         return WEFT_OK;
     uint32_t k = nr / hosts;
-    weft_err e = WEFT_OK;
-    search s = {.t = t, .w = w, .n = n};
+    search s;
+    weft_err e = search_init(&s, t, w);
     uint32_t *color = weft__malloc((size_t)n * sizeof *color);
     keyed *scratch = weft__malloc((size_t)n * sizeof *scratch);
     uint32_t *A = weft__malloc((size_t)n * sizeof *A), *C = weft__malloc((size_t)n * sizeof *C);
@@ -539,16 +545,11 @@ static weft_err find_rank_maps(const weft_topo *t, const int64_t *w, weft__rank_
     uint32_t *to = weft__malloc((size_t)n * sizeof *to);
     uint32_t *per_host = weft__calloc((size_t)hosts + 1, sizeof *per_host);
     uint32_t *tmp = weft__malloc((size_t)n * sizeof *tmp);
-    s.map = weft__malloc((size_t)n * sizeof *s.map);
-    s.inv = weft__malloc((size_t)n * sizeof *s.inv);
-    s.heap = weft__malloc((size_t)n * sizeof *s.heap);
-    s.ka = weft__malloc((size_t)maxdeg * sizeof *s.ka);
-    s.kb = weft__malloc((size_t)maxdeg * sizeof *s.kb);
     weft__rank_maps out = {.nr = nr, .n = n, .rep = 0};
     out.node_map = weft__malloc((size_t)nr * n * sizeof *out.node_map);
     out.link_of = weft__malloc(((size_t)nl + 1) * sizeof *out.link_of);
-    if (!color || !scratch || !A || !C || !from || !to || !per_host || !tmp || !s.map ||
-        !s.inv || !s.heap || !s.ka || !s.kb || !out.node_map || !out.link_of) {
+    if (e || !color || !scratch || !A || !C || !from || !to || !per_host || !tmp ||
+        !out.node_map || !out.link_of) {
         e = WEFT_ENOMEM;
         goto free_scratch;
     }
@@ -665,11 +666,7 @@ free_scratch:
     weft__free(to);
     weft__free(per_host);
     weft__free(tmp);
-    weft__free(s.map);
-    weft__free(s.inv);
-    weft__free(s.heap);
-    weft__free(s.ka);
-    weft__free(s.kb);
+    search_fini(&s);
     return e;
 }
 
