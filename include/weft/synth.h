@@ -255,8 +255,9 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
  *     >= r, halving r when there is none). Round k is configuration k of
  *     that OCS, lasting weight / port bandwidth.
  *  3. Candidates, as Solstice-style schedulers trade configurations for
- *     delay: keep the first m configurations (m = 0, 1, 2, 3, 4, 6, 8, 12,
- *     ... and all), each for a times its duration (a = 1/16, 1/8, 1/4,
+ *     delay: keep the first m configurations (m = 1, 2, 3, 4, 6, 9, 13,
+ *     ... each half again the last, and all; then m = 0), each for a
+ *     times its duration (a = 1/16, 1/8, 1/4,
  *     1/2, 1, 2, 4, 8); what a path's circuit cannot carry in that time, and
  *     every path that crosses OCSes twice, goes over the packet part
  *     (ECMP shortest paths of the fabric without its OCSes). A candidate's
