@@ -457,15 +457,11 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         weft_diag_code(d, err);
     else
         err = weft_plan_set_traffic(p, t, d);
-    weft_sim_result r;
-    if (!err) {
-        double size = weft_plan_traffic_size(p);
-        err = weft_sim_plan(c->topo, p, (uint64_t)(size + 0.5), &c->opts, &r, d);
+    if (err) {
+        weft_plan_free(p);
+        return err;
     }
-    if (!err)
-        *out = r.time_s;
-    weft_plan_free(p);
-    return err;
+    return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
 }
 
 weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
