@@ -69,6 +69,15 @@ static void attr(enc *node, const char *name, uint64_t v, const char *str)
     free(a.b);
 }
 
+/* Appends message m as a length-delimited record of the trace, and frees
+ * it. */
+static void put_record(enc *t, enc *m)
+{
+    vput(t, m->n);
+    put(t, m->b, m->n);
+    free(m->b);
+}
+
 /* Node id (1-based), type, deps (data deps), and either a duration or a
  * collective of size bytes in group pg. */
 static void node(enc *t, uint64_t id, uint64_t type, const uint64_t *deps, int nd, uint64_t dur,
@@ -87,18 +96,20 @@ static void node(enc *t, uint64_t id, uint64_t type, const uint64_t *deps, int n
         attr(&n, "comm_size", size, NULL);
         attr(&n, "pg_name", 0, pg);
     }
-    vput(t, n.n);
-    put(t, n.b, n.n);
-    free(n.b);
+    put_record(t, &n);
+}
+
+/* A trace's first record: its metadata (schema 0.0.4). */
+static void header(enc *t)
+{
+    enc meta = {0};
+    field_len(&meta, 1, "0.0.4", 5);
+    put_record(t, &meta);
 }
 
 static void gen_rank(enc *t, uint32_t r, uint32_t layers)
 {
-    enc meta = {0};
-    field_len(&meta, 1, "0.0.4", 5);
-    vput(t, meta.n);
-    put(t, meta.b, meta.n);
-    free(meta.b);
+    header(t);
     char tp[16], dpg[16];
     snprintf(tp, sizeof tp, "tp%u", r / 8);
     snprintf(dpg, sizeof dpg, "dp%u", r % 8);
@@ -130,11 +141,7 @@ static void gen_rank(enc *t, uint32_t r, uint32_t layers)
  * together (weft_sim_plans) whenever one starts while others run. */
 static void gen_skewed(enc *t, uint32_t r, uint32_t layers)
 {
-    enc meta = {0};
-    field_len(&meta, 1, "0.0.4", 5);
-    vput(t, meta.n);
-    put(t, meta.b, meta.n);
-    free(meta.b);
+    header(t);
     char dpg[16];
     snprintf(dpg, sizeof dpg, "dp%u", r % 8);
     uint64_t id = 1, last = 0, lastdp = 0;

@@ -300,15 +300,23 @@ static void test_bad(void)
     CHECK(w == NULL);
 }
 
-static void run_err(const weft_topo *t, const char *prefix, const char *msg)
+/* The fixture trace `name` of 4 ranks (NULL when it does not load). */
+static weft_chakra *load4(const char *name)
 {
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", FIX, name);
     weft_chakra *w = NULL;
     weft_diag d;
-    char p[512];
-    snprintf(p, sizeof p, "%s%s", FIX, prefix);
     CHECK_ERR(weft_chakra_load(p, 4, &w, &d), WEFT_OK);
+    return w;
+}
+
+static void run_err(const weft_topo *t, const char *prefix, const char *msg)
+{
+    weft_chakra *w = load4(prefix);
     if (!w)
         return;
+    weft_diag d;
     weft_work_ctx *c = fluid_ctx(t, NULL);
     weft_chakra_result r;
     CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_EINVAL);
@@ -341,13 +349,10 @@ static void run_err(const weft_topo *t, const char *prefix, const char *msg)
 static void run_stagger(const weft_topo *t, const char *name, double g2, double end1,
                         double end2, uint32_t joint)
 {
-    char prefix[256];
-    snprintf(prefix, sizeof prefix, "%s%s", FIX, name);
-    weft_chakra *w = NULL;
-    weft_diag d;
-    CHECK_ERR(weft_chakra_load(prefix, 4, &w, &d), WEFT_OK);
+    weft_chakra *w = load4(name);
     if (!w)
         return;
+    weft_diag d;
     weft_work_ctx *c = fluid_ctx(t, NULL);
     weft_chakra_result r;
     CHECK_ERR(weft_chakra_run(c, w, NULL, &r, &d), WEFT_OK);

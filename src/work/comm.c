@@ -151,6 +151,20 @@ static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll c
     return err;
 }
 
+/* The end of the plan_* builders: plan p, of size `size`, goes to *out and
+ * *psize, or is freed when building it failed (err). */
+static weft_err plan_done(weft_plan *p, weft_err err, uint64_t size, weft_plan **out,
+                          uint64_t *psize, weft_diag *d)
+{
+    if (err) {
+        weft_plan_free(p);
+        return weft_diag_code(d, err);
+    }
+    *out = p;
+    *psize = size;
+    return WEFT_OK;
+}
+
 /* The same rings as a plan of the transfers weft_sim_rings simulates: step
  * s of position p (one chunk of the ring's bytes / gs to the next position
  * of its ring) after step s - 1 of the position before it; the header is
@@ -177,13 +191,7 @@ static weft_err plan_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll 
                           1, q / gs % k};
             err = weft_plan_add_op(p, &op, &dep, s > 0 ? 1 : 0, NULL);
         }
-    if (err) {
-        weft_plan_free(p);
-        return weft_diag_code(d, err);
-    }
-    *out = p;
-    *psize = ring_bytes(size, k);
-    return WEFT_OK;
+    return plan_done(p, err, ring_bytes(size, k), out, psize, d);
 }
 
 /* The plan of a uniform all-to-all (weft_traffic_uniform) in every group at
@@ -213,13 +221,7 @@ static weft_err plan_alltoall(weft_work_ctx *c, const uint32_t *pos, uint32_t n,
                 err = weft_plan_add_op(p, &op, NULL, 0, NULL);
             }
     weft_traffic_free(&tm);
-    if (err) {
-        weft_plan_free(p);
-        return weft_diag_code(d, err);
-    }
-    *out = p;
-    *psize = blk * c->ranks;
-    return WEFT_OK;
+    return plan_done(p, err, blk * c->ranks, out, psize, d);
 }
 
 /* The plan of copies over the fabric's ranks, as an all-to-all plan of
@@ -244,13 +246,7 @@ static weft_err plan_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, u
             err = weft_plan_add_op(p, &op, &prev, i > 0 ? 1 : 0, &id);
             prev = id;
         }
-    if (err) {
-        weft_plan_free(p);
-        return weft_diag_code(d, err);
-    }
-    *out = p;
-    *psize = size * c->ranks;
-    return WEFT_OK;
+    return plan_done(p, err, size * c->ranks, out, psize, d);
 }
 
 static weft_err sim_planned(weft_work_ctx *c, weft_plan *p, uint64_t psize, double *out,
@@ -457,15 +453,11 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         weft_diag_code(d, err);
     else
         err = weft_plan_set_traffic(p, t, d);
-    weft_sim_result r;
-    if (!err) {
-        double size = weft_plan_traffic_size(p);
-        err = weft_sim_plan(c->topo, p, (uint64_t)(size + 0.5), &c->opts, &r, d);
+    if (err) {
+        weft_plan_free(p);
+        return err;
     }
-    if (!err)
-        *out = r.time_s;
-    weft_plan_free(p);
-    return err;
+    return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
 }
 
 weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,

@@ -125,6 +125,21 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
     *core = scores + av + softmax;
 }
 
+/* One layer's forward, backward and recomputation (p->recompute: its
+ * forward, or its attention core) from its forward GEMMs, element-wise
+ * kernels and attention core. Backward: two GEMMs per forward GEMM (data
+ * and weight gradients), element-wise kernels read and write twice as
+ * much. */
+static void fwd_bwd(const weft_parallel *p, double gemm, double elem, double core, double *fwd,
+                    double *bwd, double *rec)
+{
+    *fwd = gemm + elem;
+    *bwd = 2 * gemm + 2 * elem;
+    *rec = p->recompute == WEFT_RECOMPUTE_FULL        ? *fwd
+           : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? core
+                                                      : 0;
+}
+
 void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
                            uint32_t dp, uint64_t routed, weft__layer_time *out)
 {
@@ -134,21 +149,11 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     bool moe = m->experts > 0;
     double gemm, elem, core;
     layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core);
-    /* Backward: two GEMMs per forward GEMM (data and weight gradients),
-     * element-wise kernels read and write twice as much. */
-    out->fwd = gemm + elem;
-    out->bwd = 2 * gemm + 2 * elem;
+    fwd_bwd(p, gemm, elem, core, &out->fwd, &out->bwd, &out->recompute);
     out->attn_core = core;
-    out->recompute = p->recompute == WEFT_RECOMPUTE_FULL        ? out->fwd
-                     : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? out->attn_core
-                                                                : 0;
     if (moe)
         layer_fwd(g, m, p, false, 0, &gemm, &elem, &core);
-    out->fwd_dense = gemm + elem;
-    out->bwd_dense = 2 * gemm + 2 * elem;
-    out->recompute_dense = p->recompute == WEFT_RECOMPUTE_FULL        ? out->fwd_dense
-                           : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? core
-                                                                      : 0;
+    fwd_bwd(p, gemm, elem, core, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
     uint64_t V = weft__work_vocab(m, tp) / tp;
     double logits = weft__work_gemm_s(g, pr, 1, Tl, V, h);
     double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */

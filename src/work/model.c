@@ -429,8 +429,6 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
     uint64_t Vt = weft__work_vocab(m, p->tp);
     c.logits_fwd_flops = 2ull * p->micro_batch * m->seq * h * Vt;
     double layers_fwd = (double)nm * (double)c.layer_fwd_flops + (double)nd * (double)fl_d;
-    if (!nm)
-        layers_fwd = (double)m->layers * (double)fl_d;
     double per_mb = layers_fwd + (double)c.logits_fwd_flops;
     double mbs = (double)p->global_batch / p->micro_batch;
     c.model_flops = 3 * per_mb * mbs;

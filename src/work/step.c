@@ -257,7 +257,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     double ep_f = 0, ep_b = 0, epb = 0;
     uint32_t epc = 0;
     if (m->experts && p->ep > 1) {
-        uint64_t S = Tl * m->topk * h * 2 / (p->sp ? tp : 1);
+        uint64_t S = Tl * m->topk * h * 2 / sp_tp;
         double t;
         epc = full ? 6 : 4;
         if (skew) {

@@ -16,17 +16,25 @@
 #include "base/alloc.h"
 #include "work/work_internal.h"
 
-/* Times are written as whole nanoseconds (microseconds with three
- * decimals), the end rounded as the start is, so that a slice that begins
- * where another ends never overlaps it in the file. */
+/* A time of ns nanoseconds in microseconds with three decimals. */
+static void ns_ts(FILE *f, long long ns)
+{
+    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
+}
+
+/* Times are written as whole nanoseconds (ns_ts), the end rounded as the
+ * start is, so that a slice that begins where another ends never overlaps
+ * it in the file. */
 static void slice(FILE *f, bool *first, uint32_t pid, uint32_t tid, const char *name, uint32_t mb,
                   double t0, double t1)
 {
     long long a = llround(t0 * 1e9), b = llround(t1 * 1e9);
-    fprintf(f, "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,"
-               "\"dur\":%lld.%03lld}",
-            *first ? "" : ",", name, mb, pid, tid, a / 1000, a % 1000, (b - a) / 1000,
-            (b - a) % 1000);
+    fprintf(f, "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
+            *first ? "" : ",", name, mb, pid, tid);
+    ns_ts(f, a);
+    fprintf(f, ",\"dur\":");
+    ns_ts(f, b - a);
+    fprintf(f, "}");
     *first = false;
 }
 
@@ -132,11 +140,6 @@ static int lspan_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t ? 1 : x->delta - y->delta;
 }
 
-static void ns_ts(FILE *f, long long ns)
-{
-    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
-}
-
 void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                        const char *const *names)
 {
@@ -191,9 +194,6 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
         }
     }
 }
-
-/* weft_comm_kind_name's names (step.c is above this file). */
-static const char *const kind_names[WEFT__COMM_COUNT] = {"tp", "cp", "dp", "pp", "ep", "emb", "loss"};
 
 /* Which link groups each kind of collective of the step loads, per stage. */
 static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
@@ -347,7 +347,10 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-    weft__links_write(f, &first, &L, pp, kind_names);
+    const char *names[WEFT__COMM_COUNT];
+    for (int k = 0; k < WEFT__COMM_COUNT; k++)
+        names[k] = weft_comm_kind_name((weft_comm_kind)k);
+    weft__links_write(f, &first, &L, pp, names);
     fprintf(f, "\n]}\n");
     if (fflush(f) || ferror(f))
         err = weft_diag_set(d, WEFT_EIO, "trace: write error");
