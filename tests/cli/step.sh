@@ -81,6 +81,7 @@ run step $MOE --moe-skew zipf:1.2 --seed 5 --json
 expect_rc 0
 cp "$CHECK_OUT_" "$TMP/zipf1.json"
 run step $MOE --moe-skew zipf:1.2 --seed 5 --json
+expect_rc 0
 check "same seed, same step" cmp -s "$CHECK_OUT_" "$TMP/zipf1.json"
 expect_out_has '"ep_busiest_tokens": '
 u=$(sed -n 's/^step \([0-9.]*\) s.*/\1/p' "$TMP/uniform.txt")
