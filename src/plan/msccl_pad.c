@@ -242,13 +242,11 @@ static weft_err run(padctx *x, const uint32_t *order, bool emitting)
                 if (len == 0)
                     continue;
                 data = true;
-                if (op->dst_buf == WEFT_BUF_SCRATCH && !emitting) {
-                    if (len > x->scr_size[op->dst_index + j])
+                if (!emitting) { /* pass 1 only sizes the scratch */
+                    if (op->dst_buf == WEFT_BUF_SCRATCH && len > x->scr_size[op->dst_index + j])
                         x->scr_size[op->dst_index + j] = len;
                     continue;
                 }
-                if (!emitting)
-                    continue;
                 slot_pos(x, op->src_rank.v, op->src_buf, op->src_index + j, &sp, &scap);
                 slot_pos(x, op->dst_rank.v, op->dst_buf, op->dst_index + j, &dp, &dcap);
                 if (len > scap || len > dcap)
