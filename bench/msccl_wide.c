@@ -38,6 +38,25 @@ static size_t count_of(const char *hay, const char *needle)
     return n;
 }
 
+/* p's MSCCL XML (opts) in a heap string of *bytes; NULL when the export
+ * fails, said on stderr for what. */
+static char *write_xml(const char *what, const weft_plan *p, const weft_msccl_opts *opts,
+                       size_t *bytes)
+{
+    weft_diag d;
+    char *xml = NULL;
+    FILE *f = open_memstream(&xml, bytes);
+    weft_err e = f ? weft_plan_write_msccl(p, opts, f, &d) : WEFT_ENOMEM;
+    if (f)
+        fclose(f);
+    if (e) {
+        fprintf(stderr, "bench_msccl_wide: %s: export: %s\n", what, f ? d.msg : "no memory");
+        free(xml);
+        return NULL;
+    }
+    return xml;
+}
+
 static int bench_export(const char *spec, const char *algo, const weft_topo *t,
                         const weft_plan *p)
 {
@@ -46,28 +65,22 @@ static int bench_export(const char *spec, const char *algo, const weft_topo *t,
     uint32_t ops = 0, refine = 1;
     size_t bytes = 0, tbs = 0, steps = 0;
     int nchan = 0;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", spec, algo);
     for (int k = 0; k < 3; k++) {
         weft_plan *q = NULL;
         double c0 = bench_cpu();
         if (weft_plan_relay_routes(p, t, &q, &refine, &d)) {
-            fprintf(stderr, "bench_msccl_wide: %s %s: relay: %s\n", spec, algo, d.msg);
+            fprintf(stderr, "bench_msccl_wide: %s: relay: %s\n", what, d.msg);
             return 1;
         }
         double c1 = bench_cpu();
-        char *xml = NULL;
-        FILE *f = open_memstream(&xml, &bytes);
-        weft_err e = f ? weft_plan_write_msccl(q ? q : p, NULL, f, &d) : WEFT_ENOMEM;
-        if (f)
-            fclose(f);
+        char *xml = write_xml(what, q ? q : p, NULL, &bytes);
         double c2 = bench_cpu();
         ops = weft_plan_num_ops(q ? q : p);
         weft_plan_free(q);
-        if (e) {
-            fprintf(stderr, "bench_msccl_wide: %s %s: export: %s\n", spec, algo,
-                    f ? d.msg : "no memory");
-            free(xml);
+        if (!xml)
             return 1;
-        }
         const char *nc = strstr(xml, "nchannels=\"");
         nchan = nc ? atoi(nc + 11) : 0;
         tbs = count_of(xml, "<tb ");
@@ -136,20 +149,13 @@ static int bench_padded(const char *what, const weft_topo *t, const weft_plan *p
             return 1;
         }
         double c1 = bench_cpu();
-        char *xml = NULL;
-        FILE *f = open_memstream(&xml, &bytes);
-        weft_err e = f ? weft_plan_write_msccl(x, opts, f, &d) : WEFT_ENOMEM;
-        if (f)
-            fclose(f);
+        char *xml = write_xml(what, x, opts, &bytes);
         double c2 = bench_cpu();
         ops = weft_plan_num_ops(x);
         loop = weft_plan_size_chunks(x);
         weft_plan_free(x);
-        if (e) {
-            fprintf(stderr, "bench_msccl_wide: %s: export: %s\n", what, f ? d.msg : "no memory");
-            free(xml);
+        if (!xml)
             return 1;
-        }
         steps = count_of(xml, "<step ");
         free(xml);
         if (c1 - c0 < best_pad)

@@ -28,12 +28,6 @@
 
 #define NONE UINT32_MAX
 
-/* The most chunks one step moves: the executors' parsers refuse a cnt of
- * MSCCL_MAX_COUNT = 72 or more (msccl-executor-nccl
- * src/include/msccl/msccl_struct.h). An op that moves more becomes
- * consecutive steps of at most this many on its threadblock (split_steps). */
-#define MAX_CNT 71u
-
 static int xk_cmp(const void *a, const void *b)
 {
     const xk *x = a, *y = b;
@@ -92,9 +86,8 @@ static void find_fusions(xctx *x)
         weft_op oa = weft_plan_op(x->p, a);
         if (oa.kind == WEFT_OP_NOP || ob.kind == WEFT_OP_NOP || oa.src_rank.v == oa.dst_rank.v ||
             ob.src_rank.v == ob.dst_rank.v || oa.dst_rank.v != ob.src_rank.v ||
-            x->chan[a] != x->chan[b] || oa.dst_buf != ob.src_buf ||
-            oa.dst_index != ob.src_index || oa.count != ob.count || oa.count > MAX_CNT ||
-            x->fuse_next[a] != NONE)
+            x->chan[a] != x->chan[b] || oa.dst_buf != ob.src_buf || oa.dst_index != ob.src_index ||
+            oa.count != ob.count || oa.count > WEFT__MSCCL_MAX_CNT || x->fuse_next[a] != NONE)
             continue;
         uint32_t r = oa.dst_rank.v;
         uint32_t kr = key_of(x, r, TB_RECV, oa.src_rank.v, x->chan[a]);
@@ -148,15 +141,15 @@ static uint32_t add_step(xctx *x, uint32_t tb, uint8_t type)
 }
 
 /* Appends the steps of one op's side to threadblock tb: one step of cnt
- * chunks, or consecutive steps of at most MAX_CNT when cnt is larger (the
- * offsets advance with them; a threadblock runs its steps in order, so
- * only the first waits for dep). Returns the last step (what later steps
- * wait for: it ends after all before it) or NONE on no memory. */
+ * chunks, or consecutive steps of at most WEFT__MSCCL_MAX_CNT (71,
+ * plan_internal.h) when cnt is larger (the offsets advance with them; a
+ * threadblock runs its steps in order, so only the first waits for dep). Returns the last step
+ * (what later steps wait for: it ends after all before it) or NONE on no memory. */
 static uint32_t add_steps(xctx *x, uint32_t tb, uint8_t type, uint32_t dep, char sb, int64_t so,
                           char db, int64_t dof, uint32_t cnt)
 {
     uint32_t k = NONE;
-    for (uint64_t at = 0; at < cnt || k == NONE; at += MAX_CNT) {
+    for (uint64_t at = 0; at < cnt || k == NONE; at += WEFT__MSCCL_MAX_CNT) {
         if ((k = add_step(x, tb, type)) == NONE)
             return NONE;
         xstep *st = &x->steps[k];
@@ -165,7 +158,7 @@ static uint32_t add_steps(xctx *x, uint32_t tb, uint8_t type, uint32_t dep, char
             break;
         st->srcbuf = sb, st->srcoff = so + (int64_t)at, st->dstbuf = db;
         st->dstoff = dof + (int64_t)at;
-        st->cnt = cnt - at < MAX_CNT ? (uint32_t)(cnt - at) : MAX_CNT;
+        st->cnt = cnt - at < WEFT__MSCCL_MAX_CNT ? (uint32_t)(cnt - at) : WEFT__MSCCL_MAX_CNT;
     }
     return k;
 }

@@ -42,6 +42,18 @@ static char *export(const weft_plan *p, const weft_msccl_opts *o, weft_diag *d, 
     return buf;
 }
 
+/* Exports p with the default options, which must succeed. */
+static char *export_ok(const weft_plan *p)
+{
+    weft_diag d;
+    weft_diag_clear(&d);
+    char *xml = export(p, NULL, &d, NULL);
+    if (!xml)
+        fprintf(stderr, "export: %s\n", d.msg);
+    CHECK(xml != NULL);
+    return xml;
+}
+
 /* Export, import, verify, execute; the header survives. */
 static void round_trip(const char *what, const weft_plan *p, weft_msccl_profile profile)
 {
@@ -257,9 +269,7 @@ static void test_fusion(void)
     weft_plan *p = ring_allreduce(4, 1);
     if (!p)
         return;
-    weft_diag d;
-    char *xml = export(p, NULL, &d, NULL);
-    CHECK(xml != NULL);
+    char *xml = export_ok(p);
     if (xml) {
         CHECK_INT(count_type(xml, "s"), 4);
         CHECK_INT(count_type(xml, "rrcs"), 12);
@@ -438,10 +448,7 @@ static void test_limits(void)
         CHECK_ERR(weft_plan_add_op(p, &op, NULL, 0, NULL), WEFT_OK);
     }
     if (p) {
-        weft_diag d;
-        weft_diag_clear(&d);
-        char *xml = export(p, NULL, &d, NULL);
-        CHECK(xml != NULL);
+        char *xml = export_ok(p);
         if (xml) {
             CHECK_CONTAINS(xml, "nchannels=\"2\"");
             CHECK_CONTAINS(xml, "<tb id=\"31\" send=\"32\" recv=\"-1\" chan=\"0\">");
@@ -470,10 +477,7 @@ static void test_wide(void)
 {
     weft_plan *p = direct_allgather(18);
     if (p) {
-        weft_diag d;
-        weft_diag_clear(&d);
-        char *xml = export(p, NULL, &d, NULL);
-        CHECK(xml != NULL);
+        char *xml = export_ok(p);
         if (xml) {
             CHECK_CONTAINS(xml, "nchannels=\"1\"");
             CHECK_CONTAINS(xml, "<tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
@@ -489,10 +493,7 @@ static void test_wide(void)
     weft_plan_free(p);
     p = direct_allgather(40);
     if (p) {
-        weft_diag d;
-        weft_diag_clear(&d);
-        char *xml = export(p, NULL, &d, NULL);
-        CHECK(xml != NULL);
+        char *xml = export_ok(p);
         if (xml) {
             CHECK_CONTAINS(xml, "nchannels=\"2\"");
             /* Rank 0 sends to peers 1..32 on channel 0 and receives from
@@ -515,10 +516,7 @@ static void test_wide(void)
      * all: the executor takes them, Microsoft MSCCL's 216 do not. */
     p = direct_allgather(218);
     if (p) {
-        weft_diag d;
-        weft_diag_clear(&d);
-        char *xml = export(p, NULL, &d, NULL);
-        CHECK(xml != NULL);
+        char *xml = export_ok(p);
         if (xml)
             CHECK_CONTAINS(xml, "nchannels=\"7\"");
         free(xml);
@@ -555,9 +553,7 @@ static void test_inexpressible(void)
               "op 1 copy 0:out[0] 2:out[0] deps=0\n"
               "op 2 copy 1:out[0] 3:out[0] deps=0,1\n");
     if (p) {
-        weft_diag d;
-        char *xml = export(p, NULL, &d, NULL);
-        CHECK(xml != NULL);
+        char *xml = export_ok(p);
         if (xml) {
             CHECK_CONTAINS(xml, "<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"0\" s_chunks=\"0\">\n"
                                 "    <tb id=\"0\" send=\"3\" recv=\"0\" chan=\"0\">\n"

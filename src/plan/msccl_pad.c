@@ -33,10 +33,6 @@
 #include "plan/plan_layout.h"
 
 #define EMPTY UINT32_MAX
-/* msccl-executor-nccl src/misc/msccl/msccl_parser.cc refuses a step whose
- * cnt is not below MSCCL_MAX_COUNT (72, src/include/msccl/msccl_struct.h;
- * the same in Microsoft MSCCL). */
-#define PAD_MAX_CNT 71u
 
 typedef struct pad_run {
     uint64_t src, dst, len; /* pieces */
@@ -246,13 +242,11 @@ static weft_err run(padctx *x, const uint32_t *order, bool emitting)
                 if (len == 0)
                     continue;
                 data = true;
-                if (op->dst_buf == WEFT_BUF_SCRATCH && !emitting) {
-                    if (len > x->scr_size[op->dst_index + j])
+                if (!emitting) { /* pass 1 only sizes the scratch */
+                    if (op->dst_buf == WEFT_BUF_SCRATCH && len > x->scr_size[op->dst_index + j])
                         x->scr_size[op->dst_index + j] = len;
                     continue;
                 }
-                if (!emitting)
-                    continue;
                 slot_pos(x, op->src_rank.v, op->src_buf, op->src_index + j, &sp, &scap);
                 slot_pos(x, op->dst_rank.v, op->dst_buf, op->dst_index + j, &dp, &dcap);
                 if (len > scap || len > dcap)
@@ -430,7 +424,7 @@ weft_err weft_plan_msccl_pad(const weft_plan *p, const weft_topo *t, weft_plan *
     weft_plan *first = NULL, *relayed = NULL;
     uint32_t K = 1;
     weft_msccl_padding again;
-    weft_err e = pad_once(p, t ? 0 : PAD_MAX_CNT, t ? &first : out, pad, d);
+    weft_err e = pad_once(p, t ? 0 : WEFT__MSCCL_MAX_CNT, t ? &first : out, pad, d);
     pad->refine = 1;
     if (e || !t)
         return e;
@@ -463,7 +457,7 @@ weft_err weft_plan_msccl_pad(const weft_plan *p, const weft_topo *t, weft_plan *
     }
     /* Nothing relayed: pad p again with runs cut at 71 pieces (its slots
      * are few; the padded plan has N x B / g per buffer). */
-    e = pad_once(relayed ? relayed : p, PAD_MAX_CNT, out, &again, d);
+    e = pad_once(relayed ? relayed : p, WEFT__MSCCL_MAX_CNT, out, &again, d);
 done:
     weft_plan_free(relayed);
     weft_plan_free(first);

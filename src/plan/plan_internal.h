@@ -58,6 +58,13 @@ struct weft_plan {
     size_t ncircuits, circuit_cap;
 };
 
+/* The most chunks one MSCCL step moves: msccl-executor-nccl
+ * src/misc/msccl/msccl_parser.cc refuses a step whose cnt is not below
+ * MSCCL_MAX_COUNT (72, src/include/msccl/msccl_struct.h; the same in
+ * Microsoft MSCCL). The export cuts larger ops into steps of at most this
+ * (msccl_export.c), the padded layout its runs (msccl_pad.c). */
+#define WEFT__MSCCL_MAX_CNT 71u
+
 /* The bytes of chunk id `chunk` of an alltoall plan of C chunks per block
  * under matrix t: block (s, d) = chunk / C of b = t(s, d) bytes is cut into
  * C chunks, the first b mod C of them one byte larger (layout.c, with the

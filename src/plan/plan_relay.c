@@ -125,7 +125,8 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
         if (e)
             return e;
         *any = *any || need;
-        uint64_t sum_num = 0, sum_den = 1; /* the shares must sum to 1 */
+        weft_rat sum = weft_rat_int(0); /* the shares must sum to 1 */
+        bool over = false;
         for (uint32_t k = 0; k < np && need; k++) {
             weft_rat s = weft_plan_path_share(p, id, k);
             if (s.num <= 0 || s.den <= 0)
@@ -135,7 +136,7 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
              * part of the denominator that count does not cover. */
             uint64_t count = weft_plan_op(p, id).count;
             uint64_t part = (uint64_t)s.den / gcd64((uint64_t)s.den, count ? count : 1);
-            uint64_t den = (uint64_t)s.den, g = gcd64(K, part);
+            uint64_t g = gcd64(K, part);
             if (K / g * part > RELAY_MAX_REFINE)
                 return weft_diag_set(c->d, WEFT_ELIMIT,
                                      "the route shares would cut every chunk into more than "
@@ -143,14 +144,10 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
                                      " carries %" PRId64 "/%" PRId64 ")",
                                      RELAY_MAX_REFINE, id, k, s.num, s.den);
             K = K / g * part;
-            g = gcd64(sum_den, den);
-            sum_num = sum_num * (den / g) + (uint64_t)s.num * (sum_den / g);
-            sum_den = sum_den / g * den;
-            g = gcd64(sum_num, sum_den);
-            sum_num /= g;
-            sum_den /= g;
+            /* A sum past int64 (exact in weft_rat_add) is far from 1. */
+            over = over || weft_rat_add(sum, s, &sum) != WEFT_OK;
         }
-        if (need && !(sum_num == 1 && sum_den == 1))
+        if (need && (over || !weft_rat_eq(sum, weft_rat_int(1))))
             return weft_diag_set(c->d, WEFT_EINVAL, "op %" PRIu32 ": the shares of its paths "
                                  "do not sum to 1", id);
     }

@@ -175,6 +175,24 @@ static weft_err parse_u32(parser *ps, const char *s, size_t len, uint32_t col, u
     return WEFT_OK;
 }
 
+/* A circuit epoch (weft/plan.h, "Circuits"): at most 9 digits, below
+ * WEFT_PLAN_MAX_EPOCHS. Returns the constant as parse_u32 does. */
+static weft_err parse_epoch(parser *ps, const char *s, size_t len, uint32_t col, uint32_t *out)
+{
+    uint64_t ep = 0;
+    bool ok = len > 0 && len <= 9;
+    for (size_t i = 0; ok && i < len; i++) {
+        ok = s[i] >= '0' && s[i] <= '9';
+        ep = ep * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (!ok || ep >= WEFT_PLAN_MAX_EPOCHS) {
+        fail(ps, col, "bad epoch '%.*s' (0 to %u)", (int)len, s, WEFT_PLAN_MAX_EPOCHS - 1);
+        return WEFT_EPARSE;
+    }
+    *out = (uint32_t)ep;
+    return WEFT_OK;
+}
+
 static const struct {
     const char *word;
     unsigned bit;
@@ -423,19 +441,8 @@ static weft_err parse_path(parser *ps, const char *v, size_t len, uint32_t col, 
     uint32_t epoch = WEFT_PLAN_NO_EPOCH;
     if (shlen == 0 || weft_rat_parse(v, shlen, &share, &used) || used != shlen)
         return fail(ps, col, "bad share '%.*s'", (int)shlen, v);
-    if (at) {
-        uint64_t ep = 0;
-        size_t elen = slen - shlen - 1;
-        bool ok = elen > 0 && elen <= 9;
-        for (size_t i = 0; ok && i < elen; i++) {
-            ok = at[1 + i] >= '0' && at[1 + i] <= '9';
-            ep = ep * 10 + (uint64_t)(at[1 + i] - '0');
-        }
-        if (!ok || ep >= WEFT_PLAN_MAX_EPOCHS)
-            return fail(ps, col + (uint32_t)shlen + 1, "bad epoch '%.*s' (0 to %u)", (int)elen,
-                        at + 1, WEFT_PLAN_MAX_EPOCHS - 1);
-        epoch = (uint32_t)ep;
-    }
+    if (at && parse_epoch(ps, at + 1, slen - shlen - 1, col + (uint32_t)shlen + 1, &epoch))
+        return WEFT_EPARSE;
     /* Copy the node list so each name can be NUL-terminated. */
     size_t nlen = len - slen - 1;
     if (weft__grow((void **)&ps->node_buf, &ps->node_buf_cap, nlen + 1, 1))
@@ -482,15 +489,9 @@ static weft_err parse_circuit(parser *ps, const tok *t, size_t nt)
         return fail(ps, t[0].col, "'circuit' takes 4 values: EPOCH OCS FROM TO");
     if (!ps->plan && (e = finish_header(ps, t[0].col)))
         return e;
-    uint64_t ep = 0;
-    bool ok = t[1].len > 0 && t[1].len <= 9;
-    for (size_t i = 0; ok && i < t[1].len; i++) {
-        ok = t[1].s[i] >= '0' && t[1].s[i] <= '9';
-        ep = ep * 10 + (uint64_t)(t[1].s[i] - '0');
-    }
-    if (!ok || ep >= WEFT_PLAN_MAX_EPOCHS)
-        return fail(ps, t[1].col, "bad epoch '%.*s' (0 to %u)", (int)t[1].len, t[1].s,
-                    WEFT_PLAN_MAX_EPOCHS - 1);
+    uint32_t ep;
+    if (parse_epoch(ps, t[1].s, t[1].len, t[1].col, &ep))
+        return WEFT_EPARSE;
     char name[3][WEFT_TOPO_NAME_MAX + 1];
     for (int k = 0; k < 3; k++) {
         const tok *x = &t[2 + k];
@@ -499,7 +500,7 @@ static weft_err parse_circuit(parser *ps, const tok *t, size_t nt)
         memcpy(name[k], x->s, x->len);
         name[k][x->len] = '\0';
     }
-    e = weft_plan_add_circuit(ps->plan, (uint32_t)ep, name[0], name[1], name[2]);
+    e = weft_plan_add_circuit(ps->plan, ep, name[0], name[1], name[2]);
     if (e == WEFT_ENOMEM)
         return oom(ps);
     if (e)

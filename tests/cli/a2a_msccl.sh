@@ -14,9 +14,11 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 have_python=0
 command -v python3 >/dev/null && have_python=1
-msccl_check() {
+# expect_msccl DESC XML MAXCOUNT WANT: the executor-rules checker's summary
+# of XML is WANT (skipped without python3).
+expect_msccl() {
     [ $have_python = 1 ] || return 0
-    python3 "$SRC/tests/cli/lib/msccl_check.py" "$@"
+    check "$1" test "$(python3 "$SRC/tests/cli/lib/msccl_check.py" "$2" "$3")" = "$4"
 }
 
 # a100:2: one path per pair, 64 hops through relay GPUs (240 pairs, 16
@@ -31,7 +33,7 @@ expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names on
 check "a100:2 header" grep -q '<algo name="weft_alltoall" proto="Simple" nchannels="1" nchunksperloop="16" ngpus="16" coll="alltoall"' "$TMP/a.xml"
 check "a100:2 relays fused" test "$(grep -c 'type="rcs"' "$TMP/a.xml")" = 32
 if [ $have_python = 1 ]; then
-    check "a100:2 executor rules" test "$(msccl_check "$TMP/a.xml" 64)" = "ok: 16 gpus, 336 threadblocks, 592 steps, 16 chunks per loop"
+    expect_msccl "a100:2 executor rules" "$TMP/a.xml" 64 "ok: 16 gpus, 336 threadblocks, 592 steps, 16 chunks per loop"
     # The checker can fail: a receive that no longer matches its send.
     awk '/type="r"/ && !done { sub(/cnt="1"/, "cnt=\"2\""); done = 1 } { print }' \
         "$TMP/a.xml" >"$TMP/bad.xml"
@@ -41,7 +43,7 @@ if [ $have_python = 1 ]; then
         "$TMP/a.xml" >"$TMP/bad72.xml"
     check "checker catches cnt 72" sh -c "python3 '$SRC/tests/cli/lib/msccl_check.py' '$TMP/bad72.xml' | grep -q 'cnt 72, not below MSCCL_MAX_COUNT'"
     # And it accepts RCCL's own all-to-all.
-    check "rccl fixture passes" test "$(msccl_check "$FIX/rccl_alltoall-8n-9kb-190kb.xml" 64)" = "ok: 8 gpus, 240 threadblocks, 240 steps, 16 chunks per loop"
+    expect_msccl "rccl fixture passes" "$FIX/rccl_alltoall-8n-9kb-190kb.xml" 64 "ok: 8 gpus, 240 threadblocks, 240 steps, 16 chunks per loop"
 fi
 run verify "$TMP/a.xml" --topo a100:2
 expect_rc 0
@@ -58,9 +60,7 @@ run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d.xml"
 expect_rc 0
 expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer GPU): 64 ops became 117; every chunk cut into 3 equal pieces so that each path carries whole chunks (MSCCL chunks are equal)
              hops on shortest paths, as the XML reads back: algbw <= 75 GB/s (the same limit)"
-if [ $have_python = 1 ]; then
-    check "dgx1 executor rules" test "$(msccl_check "$TMP/d.xml" 64)" = "ok: 8 gpus, 53 threadblocks, 203 steps, 24 chunks per loop"
-fi
+expect_msccl "dgx1 executor rules" "$TMP/d.xml" 64 "ok: 8 gpus, 53 threadblocks, 203 steps, 24 chunks per loop"
 run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d2.xml" --json
 expect_rc 0
 expect_out_has '"msccl": {
@@ -79,9 +79,7 @@ run plan torus:4x4 --coll alltoall --algo optimal -o "$TMP/t.xml"
 expect_rc 0
 expect_out_has "256 ops became 631; every chunk cut into 4 equal pieces"
 expect_out_has "algbw <= 200 GB/s (the same limit)"
-if [ $have_python = 1 ]; then
-    check "torus executor rules" test "$(msccl_check "$TMP/t.xml" 64)" = "ok: 16 gpus, 86 threadblocks, 1122 steps, 64 chunks per loop"
-fi
+expect_msccl "torus executor rules" "$TMP/t.xml" 64 "ok: 16 gpus, 86 threadblocks, 1122 steps, 64 chunks per loop"
 
 # A uniform traffic matrix exports the same way (an alltoallv plan of
 # equal chunks); the weft format keeps the routes as they are.
@@ -109,9 +107,7 @@ expect_rc 0
 expect_out_has "msccl        padded layout (MSCCL chunks are equal): every peer a region of 933888 bytes (the largest block) in pieces of 512 bytes (cut so that each path carries whole pieces); nchunksperloop 29184; 256 ops became 1407 (runs of at most 71 pieces, routes as rank-to-rank hops)
              buffers of 14942208 bytes per rank; padding 205520896 of 239075328 bytes (86.0%), never moved; the XML read back verifies against the padded matrix
              hops on shortest paths, as the XML reads back: algbw <= 102400/3559 GB/s (the same limit)"
-if [ $have_python = 1 ]; then
-    check "moe optimal executor rules" test "$(msccl_check "$TMP/moe.xml" 64)" = "ok: 16 gpus, 349 threadblocks, 2732 steps, 29184 chunks per loop"
-fi
+expect_msccl "moe optimal executor rules" "$TMP/moe.xml" 64 "ok: 16 gpus, 349 threadblocks, 2732 steps, 29184 chunks per loop"
 run plan a100:2 --coll alltoall --algo optimal --traffic "$TMP/moe.tm" -o "$TMP/moe2.xml" --json
 expect_rc 0
 [ $have_python = 1 ] && check "moe padding json" test "$(printf '%s' "$OUT" | python3 -c 'import json,sys; m=json.load(sys.stdin)["msccl"]; p=m["padding"]; print(m["nchunksperloop"], m["chunk_pieces"], p["piece_bytes"], p["block_bytes"], p["data_bytes"], p["buffer_bytes"], round(p["fraction"], 4), p["read_back_verified"])')" = "29184 8 512 933888 33554432 239075328 0.8596 True"
@@ -121,10 +117,8 @@ for a in direct flash; do
     expect_out_has "every peer a region of 933888 bytes (the largest block) in pieces of 4096 bytes; nchunksperloop 3648"
     expect_out_has "the XML read back verifies against the padded matrix"
 done
-if [ $have_python = 1 ]; then
-    check "moe direct executor rules" test "$(msccl_check "$TMP/moe-direct.xml" 64)" = "ok: 16 gpus, 496 threadblocks, 601 steps, 3648 chunks per loop"
-    check "moe flash executor rules" test "$(msccl_check "$TMP/moe-flash.xml" 64)" = "ok: 16 gpus, 272 threadblocks, 904 steps, 3648 chunks per loop"
-fi
+expect_msccl "moe direct executor rules" "$TMP/moe-direct.xml" 64 "ok: 16 gpus, 496 threadblocks, 601 steps, 3648 chunks per loop"
+expect_msccl "moe flash executor rules" "$TMP/moe-flash.xml" 64 "ok: 16 gpus, 272 threadblocks, 904 steps, 3648 chunks per loop"
 
 # 64 ranks (h100:8), uniform experts, 128 tokens: the exact flow's shares
 # would cut the 4096-byte pieces into 12 parts (not whole bytes), so they
@@ -140,9 +134,7 @@ run plan h100:8 --coll alltoall --algo optimal --traffic "$TMP/u64.tm" -o "$TMP/
 expect_rc 0
 expect_out_has "msccl        route shares rounded to multiples of 1/32 in 75 ops: limit 409600/7543 GB/s of the plan's 25600/471, 0.0928% lost (exact shares: MSCCL XML cannot express this alltoallv plan: its routes cut the padded layout's pieces of 4096 bytes into 12 parts, which are not whole bytes)"
 expect_out_has "nchunksperloop 26624; 4023 ops became 18462"
-if [ $have_python = 1 ]; then
-    check "rounded executor rules" test "$(msccl_check "$TMP/u64.xml" 256)" = "ok: 64 gpus, 1427 threadblocks, 36311 steps, 26624 chunks per loop"
-fi
+expect_msccl "rounded executor rules" "$TMP/u64.xml" 256 "ok: 64 gpus, 1427 threadblocks, 36311 steps, 26624 chunks per loop"
 # Exact shares are written as before, without rounding.
 run plan dgx1 --coll alltoall --algo optimal -o "$TMP/d2.xml" --json
 expect_rc 0
@@ -157,9 +149,7 @@ run plan h100:4 --coll alltoall --algo flash --traffic "$TMP/f32.tm" -o "$TMP/f3
 expect_rc 0
 expect_out_has "nchunksperloop 480; 686 ops became 744 (runs of at most 71 pieces)"
 expect_out_has "the XML read back verifies against the padded matrix"
-if [ $have_python = 1 ]; then
-    check "paced flash executor rules" test "$(msccl_check "$TMP/f32.xml" 64)" = "ok: 32 gpus, 550 threadblocks, 1557 steps, 480 chunks per loop"
-fi
+expect_msccl "paced flash executor rules" "$TMP/f32.xml" 64 "ok: 32 gpus, 550 threadblocks, 1557 steps, 480 chunks per loop"
 
 # Pieces beyond the cap: regions of 2^24 one-byte pieces would make the
 # XML hold more slots than weft reads back; refused, nothing written.
@@ -182,9 +172,7 @@ run plan mi250:2 --coll alltoall --algo direct -o "$TMP/md.xml"
 expect_rc 0
 check "mi250:2 direct header" grep -q 'nchannels="1" nchunksperloop="32" ngpus="32" coll="alltoall"' "$TMP/md.xml"
 check "mi250:2 exchange threadblocks" grep -q '<tb id="0" send="1" recv="1" chan="0">' "$TMP/md.xml"
-if [ $have_python = 1 ]; then
-    check "mi250:2 direct executor rules" test "$(msccl_check "$TMP/md.xml" 64)" = "ok: 32 gpus, 1024 threadblocks, 2016 steps, 32 chunks per loop"
-fi
+expect_msccl "mi250:2 direct executor rules" "$TMP/md.xml" 64 "ok: 32 gpus, 1024 threadblocks, 2016 steps, 32 chunks per loop"
 run verify "$TMP/md.xml" --topo mi250:2
 expect_rc 0
 expect_out "ok: alltoall, 32 ranks, 2016 ops verified"
@@ -199,9 +187,7 @@ run plan mi250:2 --coll alltoall --algo optimal -o "$TMP/mo.xml"
 expect_rc 0
 expect_out_has "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer GPU): 1024 ops became 1900
              hops on shortest paths, as the XML reads back: algbw <= 32 GB/s (the same limit)"
-if [ $have_python = 1 ]; then
-    check "mi250:2 optimal executor rules" test "$(msccl_check "$TMP/mo.xml" 64)" = "ok: 32 gpus, 1024 threadblocks, 3450 steps, 32 chunks per loop"
-fi
+expect_msccl "mi250:2 optimal executor rules" "$TMP/mo.xml" 64 "ok: 32 gpus, 1024 threadblocks, 3450 steps, 32 chunks per loop"
 run verify "$TMP/mo.xml" --topo mi250:2
 expect_rc 0
 
@@ -211,9 +197,7 @@ run plan h100:16 --coll alltoall --algo direct -o "$TMP/hd.xml"
 expect_rc 0
 check "h100:16 direct on 4 channels" grep -q 'nchannels="4" nchunksperloop="128" ngpus="128"' "$TMP/hd.xml"
 check "h100:16 peer 97 on channel 3" grep -q '<tb id="96" send="97" recv="1" chan="3">' "$TMP/hd.xml"
-if [ $have_python = 1 ]; then
-    check "h100:16 direct executor rules" test "$(msccl_check "$TMP/hd.xml" 64)" = "ok: 128 gpus, 16384 threadblocks, 32640 steps, 128 chunks per loop"
-fi
+expect_msccl "h100:16 direct executor rules" "$TMP/hd.xml" 64 "ok: 128 gpus, 16384 threadblocks, 32640 steps, 128 chunks per loop"
 run verify "$TMP/hd.xml" --topo h100:16
 expect_rc 0
 expect_out "ok: alltoall, 128 ranks, 32640 ops verified"
@@ -221,9 +205,7 @@ run plan h100:16 --coll alltoall --algo optimal -o "$TMP/ho.xml"
 expect_rc 0
 expect_out_has "16384 ops became 29824
              hops on shortest paths, as the XML reads back: algbw <= 160/3 GB/s (the same limit)"
-if [ $have_python = 1 ]; then
-    check "h100:16 optimal executor rules" test "$(msccl_check "$TMP/ho.xml" 64)" = "ok: 128 gpus, 4096 threadblocks, 58373 steps, 128 chunks per loop"
-fi
+expect_msccl "h100:16 optimal executor rules" "$TMP/ho.xml" 64 "ok: 128 gpus, 4096 threadblocks, 58373 steps, 128 chunks per loop"
 run verify "$TMP/ho.xml" --topo h100:16
 expect_rc 0
 expect_out "ok: alltoall, 128 ranks, 59520 ops verified"
