@@ -143,6 +143,24 @@ typedef enum weft_dim { WEFT_DIM_TP = 0, WEFT_DIM_CP, WEFT_DIM_EP, WEFT_DIM_DP, 
 typedef struct weft_parallel {
     uint32_t tp, pp, cp, ep;   /* >= 1; dp = ranks / (tp pp cp) */
     uint32_t layers_per_vstage; /* 0: no interleaving */
+    /* Virtual stages per pipeline rank (--num-virtual-stages-per-pipeline-rank,
+     * --virtual-pipeline-model-parallel-size); 0: from layers_per_vstage
+     * (1 without it). The two exclude each other. */
+    uint32_t vpp;
+    /* Uneven pipeline stages (--decoder-first-pipeline-num-layers,
+     * --decoder-last-pipeline-num-layers): the first / last stage's
+     * layers, the rest split evenly over the other stages; 0: even. */
+    uint32_t first_stage_layers, last_stage_layers;
+    /* --use-flash-attn: a fused attention kernel that keeps no score
+     * matrix (Dao 2023, FlashAttention-2): the activations drop the
+     * 5 a s b s_cp / t score term, the kernel streams Q, K, V and O once. */
+    bool flash_attn;
+    /* DeepSpeed ZeRO stage (--zero-stage 0..3; docs/step.md "ZeRO"): 1
+     * shards the optimizer state, 2 also the gradients, 3 also the
+     * parameters, over the data-parallel group (CP included), with
+     * DeepSpeed's default buckets. Excludes dist_opt; 2 and 3 exclude
+     * PP > 1 (as DeepSpeed). */
+    uint32_t zero_stage;
     bool sp;                    /* sequence parallelism */
     uint32_t global_batch, micro_batch;
     weft_recompute recompute;
@@ -171,6 +189,7 @@ WEFT_API bool weft_parallel_order_parse(const char *text, uint32_t order[WEFT__D
 
 typedef struct weft_counts {
     uint32_t dp, microbatches, vstages;
+    uint32_t stage_layers_max; /* layers of the largest pipeline stage */
     uint64_t params;            /* whole model */
     uint64_t params_active;     /* per token (MoE: topk experts) */
     uint64_t params_gpu_max;    /* on the busiest GPU */
@@ -224,8 +243,11 @@ typedef struct weft_step_result {
     double comm_s[WEFT__COMM_COUNT];      /* total simulated time per kind */
     uint64_t comm_bytes[WEFT__COMM_COUNT];/* bytes one GPU sends per step */
     uint32_t comm_calls[WEFT__COMM_COUNT];/* collectives per GPU per step */
-    double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage */
+    double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage, its per-layer
+                                             communication in both, its embedding and loss
+                                             communication in fwd_s */
     double pp_send_s;                     /* one pipeline send (all stages at once) */
+    double tied_s;                        /* the tied embedding's gradient all-reduce */
     double ep_dispatch_s, ep_combine_s;   /* one EP all-to-all each way (all groups at once) */
     uint64_t ep_max_tokens;               /* routed tokens the busiest EP rank receives per
                                              micro-batch and layer (its expert GEMMs) */

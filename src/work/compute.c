@@ -95,6 +95,22 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
     }
     double E = (double)b * a * sl * s;
     double softmax = mem_s(g, 9.0 * E);
+    if (p->flash_attn) {
+        /* One fused kernel (Dao 2023, FlashAttention-2): the scores stay
+         * on chip, so HBM sees Q, K, V and O once; with the causal mask it
+         * skips the blocks above the diagonal, half the QK^T and AV work
+         * (Sec. 3.1.1), at the shape efficiency of its QK^T tiles. */
+        uint64_t qk = m->mla ? (uint64_t)m->qk_head + m->qk_rope : d;
+        uint64_t v = m->mla ? m->v_head : d, kvh = m->mla ? a : gq;
+        double flops = 0.5 * 2.0 * b * a * sl * s * (double)(qk + v);
+        double peak = g->peak[pr] > 0 ? g->peak[pr] : g->peak[WEFT_PREC_BF16];
+        double eff = weft__work_gemm_eff(g, b * a, sl, s, qk);
+        double bytes = 2.0 * b * ((double)a * sl * (qk + v) + (double)kvh * s * (qk + v));
+        double tc = flops / (peak * eff), tm = mem_s(g, bytes);
+        scores = tc > tm ? tc : tm;
+        av = 0;
+        softmax = 0;
+    }
     double mlp = 0, mlp_elem = 0;
     uint64_t up = m->swiglu ? 2 : 1;
     if (moe) {
@@ -118,10 +134,8 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
         mlp = weft__work_gemm_s(g, pr, 1, Tl, f * up, h) + weft__work_gemm_s(g, pr, 1, Tl, h, f);
         mlp_elem = mem_s(g, (up * 2.0 + 2) * (double)Tl * f);
     }
-    double gemm = qkv + scores + av + proj + mlp;
-    double elem = mem_s(g, 2 * ln + 2 * bda) + softmax + mlp_elem;
-    *gemm_s = gemm;
-    *elem_s = elem;
+    *gemm_s = qkv + proj + mlp;
+    *elem_s = mem_s(g, 2 * ln + 2 * bda) + mlp_elem;
     *core = scores + av + softmax;
 }
 
@@ -129,12 +143,13 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
  * forward, or its attention core) from its forward GEMMs, element-wise
  * kernels and attention core. Backward: two GEMMs per forward GEMM (data
  * and weight gradients), element-wise kernels read and write twice as
- * much. */
+ * much; a fused attention kernel's backward runs five GEMMs of the
+ * forward's two (it recomputes the scores): 2.5 times its forward. */
 static void fwd_bwd(const weft_parallel *p, double gemm, double elem, double core, double *fwd,
                     double *bwd, double *rec)
 {
-    *fwd = gemm + elem;
-    *bwd = 2 * gemm + 2 * elem;
+    *fwd = gemm + elem + core;
+    *bwd = 2 * gemm + 2 * elem + (p->flash_attn ? 2.5 : 2.0) * core;
     *rec = p->recompute == WEFT_RECOMPUTE_FULL        ? *fwd
            : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? core
                                                       : 0;
@@ -164,11 +179,18 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     /* Adam on fp32 master weights: read grad, master, m, v (16 bytes),
      * write master, m, v and the 16-bit weight (14); zeroing and the norm
      * of the gradients touch every local gradient twice more (8). */
-    uint64_t dn0, ex0, dn1, ex1;
-    weft__work_stage_params(m, p, 0, &dn0, &ex0);
-    weft__work_stage_params(m, p, p->pp - 1, &dn1, &ex1);
-    double all = (double)(dn0 + ex0 > dn1 + ex1 ? dn0 + ex0 : dn1 + ex1);
-    double ex = (double)(ex0 > ex1 ? ex0 : ex1), dn = all - ex;
-    double upd = p->dist_opt ? dn / dp + ex / (dp / p->ep) : all;
-    out->optimizer = mem_s(g, 30.0 * upd + 8.0 * all);
+    uint64_t dnm = 0, exm = 0;
+    for (uint32_t st = 0; st < p->pp; st++) {
+        uint64_t dn1, ex1;
+        weft__work_stage_params(m, p, st, &dn1, &ex1);
+        if (dn1 + ex1 > dnm + exm) {
+            dnm = dn1;
+            exm = ex1;
+        }
+    }
+    double all = (double)(dnm + exm), ex = (double)exm, dn = (double)dnm;
+    double gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
+    double upd = p->dist_opt || p->zero_stage ? dn / gdp + ex / egdp : all;
+    double local = p->zero_stage >= 2 ? upd : all;
+    out->optimizer = mem_s(g, 30.0 * upd + 8.0 * local);
 }

@@ -120,19 +120,53 @@ bool weft__work_is_moe(const weft_model *m, uint32_t layer)
     return m->experts && layer >= m->moe_first_dense && layer % f == 0;
 }
 
+uint32_t weft__work_stage_nlayers(const weft_model *m, const weft_parallel *p, uint32_t stage)
+{
+    if (p->pp < 2)
+        return m->layers;
+    uint32_t f = p->first_stage_layers, l = p->last_stage_layers;
+    if (stage == 0 && f)
+        return f;
+    if (stage == p->pp - 1 && l)
+        return l;
+    uint32_t middle = p->pp - (f ? 1 : 0) - (l ? 1 : 0);
+    return middle ? (m->layers - f - l) / middle : 0;
+}
+
+uint32_t weft__work_vstages(const weft_model *m, const weft_parallel *p)
+{
+    if (p->pp < 2)
+        return 1;
+    if (p->vpp)
+        return p->vpp;
+    if (p->layers_per_vstage)
+        return weft__work_stage_nlayers(m, p, 0) / p->layers_per_vstage;
+    return 1;
+}
+
+/* Megatron's layer order: the model is cut into pp x v chunks, chunk
+ * j pp + s (virtual stage j of stage s) holding stage s's layers / v, in
+ * order; so chunk j of stage s starts after j whole rounds of layers / v
+ * and the chunks of the stages before s in round j. */
 void weft__work_stage_layers(const weft_model *m, const weft_parallel *p, uint32_t stage,
                              uint32_t *moe, uint32_t *dense)
 {
-    uint32_t lps = m->layers / p->pp;
-    uint32_t chunk = p->layers_per_vstage && p->pp > 1 ? p->layers_per_vstage : lps;
-    uint32_t v = lps / chunk, nm = 0;
+    uint32_t v = weft__work_vstages(m, p), nl = weft__work_stage_nlayers(m, p, stage);
+    uint32_t chunk = nl / v, round = m->layers / v, before = 0, nm = 0;
+    for (uint32_t s = 0; s < stage; s++)
+        before += weft__work_stage_nlayers(m, p, s) / v;
+    if (!m->experts) {
+        *moe = 0;
+        *dense = nl;
+        return;
+    }
     for (uint32_t j = 0; j < v; j++) {
-        uint32_t first = (j * p->pp + stage) * chunk;
+        uint32_t first = j * round + before;
         for (uint32_t i = 0; i < chunk; i++)
             nm += weft__work_is_moe(m, first + i);
     }
     *moe = nm;
-    *dense = lps - nm;
+    *dense = nl - nm;
 }
 
 static uint32_t moe_layers(const weft_model *m)
@@ -286,9 +320,104 @@ uint64_t weft__work_layer_act(const weft_model *m, bool moe, const weft_parallel
     if (r == WEFT_RECOMPUTE_FULL)
         return T * 2 * h / rep_div;
     uint64_t act = T * rep / rep_div + T * part / tp;
-    if (r == WEFT_RECOMPUTE_NONE)
+    if (p->flash_attn) /* no scores kept: Q, K, V and O above, fp32 log-sum-exp per head */
+        act += 4 * a * T / tp;
+    else if (r == WEFT_RECOMPUTE_NONE)
         act += 5 * a * sl * m->seq * b / tp;
     return act;
+}
+
+/* The pipeline's stages: even (layers divisible by PP) or with the first
+ * and last stages' layers given and the rest split evenly; virtual stages
+ * given one way, dividing every stage's layers. */
+static weft_err check_stages(const weft_model *m, const weft_parallel *p, weft_diag *d)
+{
+    uint32_t f = p->first_stage_layers, l = p->last_stage_layers;
+    if ((f || l) && p->pp < 2)
+        return weft_diag_set(d, WEFT_EINVAL, "--decoder-%s-pipeline-num-layers needs "
+                                              "--pipeline-model-parallel-size > 1",
+                             f ? "first" : "last");
+    if (f || l) {
+        uint32_t middle = p->pp - (f ? 1 : 0) - (l ? 1 : 0);
+        uint64_t given = (uint64_t)f + l;
+        if (given > m->layers || (middle == 0 && given != m->layers))
+            return weft_diag_set(d, WEFT_EINVAL, "--decoder-first-pipeline-num-layers (%u) + "
+                                                  "--decoder-last-pipeline-num-layers (%u) must "
+                                                  "%s --num-layers (%u)",
+                                 f, l, middle ? "leave layers of" : "equal", m->layers);
+        uint32_t rest = m->layers - (uint32_t)given;
+        if (middle && (rest % middle || rest / middle == 0))
+            return weft_diag_set(d, WEFT_EINVAL, "the %u layers left by "
+                                                  "--decoder-first/last-pipeline-num-layers do not "
+                                                  "divide evenly into the other %u pipeline stages",
+                                 rest, middle);
+        if (p->layers_per_vstage)
+            return weft_diag_set(d, WEFT_EINVAL, "uneven pipeline stages take their virtual "
+                                                  "stages from --num-virtual-stages-per-pipeline-rank, "
+                                                  "not --num-layers-per-virtual-pipeline-stage");
+    } else if (m->layers % p->pp) {
+        return weft_diag_set(d, WEFT_EINVAL, "--num-layers (%u) is not divisible by "
+                                              "--pipeline-model-parallel-size (%u)",
+                             m->layers, p->pp);
+    }
+    if (p->vpp && p->layers_per_vstage)
+        return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage and "
+                                              "--num-virtual-stages-per-pipeline-rank exclude each "
+                                              "other");
+    if ((p->layers_per_vstage || p->vpp > 1) && p->pp < 2)
+        return weft_diag_set(d, WEFT_EINVAL, "%s needs --pipeline-model-parallel-size > 1",
+                             p->vpp ? "--num-virtual-stages-per-pipeline-rank"
+                                    : "--num-layers-per-virtual-pipeline-stage");
+    uint32_t lps = weft__work_stage_nlayers(m, p, 0);
+    if (p->layers_per_vstage && lps % p->layers_per_vstage)
+        return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage (%u) does "
+                                              "not divide the %u layers of a pipeline stage",
+                             p->layers_per_vstage, lps);
+    uint32_t v = weft__work_vstages(m, p);
+    for (uint32_t s = 0; s < p->pp && v > 1; s++)
+        if (weft__work_stage_nlayers(m, p, s) % v)
+            return weft_diag_set(d, WEFT_EINVAL, "pipeline stage %u's %u layers do not divide "
+                                                  "into --num-virtual-stages-per-pipeline-rank (%u) "
+                                                  "virtual stages",
+                                 s, weft__work_stage_nlayers(m, p, s), v);
+    return WEFT_OK;
+}
+
+/* Refuses a configuration whose counts could overflow 64 bits: an upper
+ * bound (in double) on a GPU's bytes and a layer's FLOPs, from every
+ * width the formulas multiply, must stay below 2^62. A real model is far
+ * below (GPT-3 175B: about 2^41 bytes, 2^47 FLOPs per layer). */
+static weft_err check_size(const weft_model *m, const weft_parallel *p, uint32_t dp,
+                           weft_diag *d)
+{
+    double h = m->hidden, a = m->heads, dk = m->kv_channels, g = m->query_groups;
+    double f = m->ffn > m->moe_ffn ? m->ffn : m->moe_ffn;
+    double e = (double)m->experts + m->shared_experts + m->topk + 1;
+    double s = m->seq, b = p->micro_batch, L = m->layers, V = (double)m->vocab + 128.0 * p->tp;
+    double qk = (double)m->qk_head + m->qk_rope + m->v_head + dk;
+    double lat = (double)m->q_lora + m->kv_lora + m->qk_rope;
+    double layer = h * dk * (a + 2 * g) + 2 * a * dk * h + 3 * h * f * e + 3 * f * e + h * e +
+                   4 * h + h * lat + lat * a * qk * 2 + a * qk * h;
+    double params = L * layer + 2 * V * h + s * h + 2 * h;
+    double tok = b * s;
+    double act = tok * (10 * h + 2 * lat + 4 * a * (dk + qk) + 4 * g * dk + 6 * f * e) +
+                 5 * a * s * s * b + 4 * a * tok;
+    double bytes = 18 * params + L * act * (p->pp + 1) + 4 * tok * V + 4 * params;
+    double flops = 2 * tok * layer + 4 * b * a * s * s * qk + 2 * tok * h * V;
+    double lim = 4611686018427387904.0; /* 2^62 */
+    (void)dp;
+    if (bytes < lim && flops < lim)
+        return WEFT_OK;
+    return weft_diag_set(d, WEFT_EINVAL,
+                         "the model is too large to count in 64 bits (about %.3g bytes per GPU "
+                         "or %.3g FLOPs per layer): check --num-layers, --hidden-size, "
+                         "--ffn-hidden-size, --seq-length, --vocab-size and --micro-batch-size",
+                         bytes, flops);
+}
+
+uint32_t weft__work_grad_group(const weft_parallel *p, uint32_t dp)
+{
+    return dp * p->cp;
 }
 
 weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t ranks, uint32_t *dp,
@@ -305,9 +434,9 @@ weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t 
               "--context-parallel-size (%u) = %llu does not divide the fabric's %u ranks",
               p->tp, p->pp, p->cp, (unsigned long long)mp, ranks);
     uint32_t dpn = (uint32_t)(ranks / mp);
-    if (!(m->layers % p->pp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--num-layers (%u) is not divisible by --pipeline-model-parallel-size (%u)",
-              m->layers, p->pp);
+    weft_err err = check_stages(m, p, d);
+    if (err)
+        return err;
     if (!(m->heads % p->tp == 0))
         return weft_diag_set(d, WEFT_EINVAL, "--num-attention-heads (%u) is not divisible by --tensor-model-parallel-size (%u)",
               m->heads, p->tp);
@@ -346,21 +475,27 @@ weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t 
         return weft_diag_set(d, WEFT_EINVAL, "--global-batch-size (%u) is not divisible by --micro-batch-size (%u) x "
               "data-parallel size (%u)",
               p->global_batch, p->micro_batch, dpn);
-    if (p->layers_per_vstage) {
-        uint32_t lps = m->layers / p->pp;
-        if (!(p->pp > 1))
-            return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage needs "
-                  "--pipeline-model-parallel-size > 1");
-        if (!(lps % p->layers_per_vstage == 0))
-            return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage (%u) does not divide the %u layers "
-                  "of a pipeline stage",
-                  p->layers_per_vstage, lps);
+    if (p->layers_per_vstage || p->vpp > 1) {
         uint64_t mb = p->global_batch / per;
         if (!(mb % p->pp == 0))
             return weft_diag_set(d, WEFT_EINVAL, "number of microbatches (%llu) is not divisible by "
                   "--pipeline-model-parallel-size (%u) when using the interleaved schedule",
                   (unsigned long long)mb, p->pp);
     }
+    if (p->zero_stage > 3)
+        return weft_diag_set(d, WEFT_EINVAL, "--zero-stage (%u) must be 0, 1, 2 or 3",
+                             p->zero_stage);
+    if (p->zero_stage && p->dist_opt)
+        return weft_diag_set(d, WEFT_EINVAL, "--zero-stage %u and --use-distributed-optimizer "
+                                              "both shard the optimizer: give one",
+                             p->zero_stage);
+    if (p->zero_stage >= 2 && p->pp > 1)
+        return weft_diag_set(d, WEFT_EINVAL, "--zero-stage %u is incompatible with pipeline "
+                                              "parallelism (--pipeline-model-parallel-size %u), as "
+                                              "in DeepSpeed: use stage 1",
+                             p->zero_stage, p->pp);
+    if ((err = check_size(m, p, dpn, d)))
+        return err;
     *dp = dpn;
     return WEFT_OK;
 }
@@ -397,6 +532,55 @@ void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32
     *expert = ex;
 }
 
+/* Micro-batches (v > 1: chunks of 1 / v of the stage's layers) whose
+ * activations stage st holds at once, at the end of its warm-up. 1F1B
+ * (v = 1): pp - st forwards before the first backward. Interleaved:
+ * Megatron's warm-up of 2 (pp - st - 1) + (v - 1) pp chunks plus the one
+ * the steady state adds, all of them when there are only pp
+ * micro-batches. On the first stage this is pp micro-batches times
+ * (1 + (pp - 1) / (pp v)), Korthikanti et al. 2022, Sec. 4.2.3. */
+static uint64_t inflight(const weft_parallel *p, uint32_t v, uint32_t mb, uint32_t st)
+{
+    uint64_t n = v > 1 ? 2ull * (p->pp - st - 1) + (uint64_t)(v - 1) * p->pp + 1 : p->pp - st;
+    uint64_t all = (uint64_t)mb * v;
+    return n < all ? n : all;
+}
+
+/* DeepSpeed's default bucket of reduce_bucket_size = 5e8 elements (its
+ * configuration documentation, "zero_optimization"). */
+#define ZERO_BUCKET 500000000ull
+
+/* Weights, gradients and optimizer state of one GPU holding dn dense and
+ * ex expert parameters, sharded over gdp (dense) and egdp (experts).
+ * Megatron: 2 + 4 (fp32 main gradients) + 12 bytes per parameter, the 12
+ * sharded with the distributed optimizer. ZeRO (Rajbhandari et al. 2020,
+ * Sec. 5: 2 + 2 + 12 bytes, 16-bit gradients): stage 1 shards the 12,
+ * stage 2 also the gradients, stage 3 also the weights; every stage keeps
+ * one 16-bit reduce bucket, and stage 3 the gathered weights of two
+ * layers (the one running and the one prefetched). */
+static void model_state(const weft_model *m, const weft_parallel *p, uint64_t gdp, uint64_t egdp,
+                        uint64_t dn, uint64_t ex, uint64_t *w, uint64_t *g, uint64_t *o)
+{
+    uint64_t all = dn + ex;
+    bool shard = p->dist_opt || p->zero_stage >= 1;
+    *o = shard ? 12 * dn / gdp + 12 * ex / egdp : 12 * all;
+    if (!p->zero_stage) {
+        *w = 2 * all;
+        *g = 4 * all;
+        return;
+    }
+    uint64_t sharded = dn / gdp + ex / egdp;
+    uint64_t bucket = 2 * (all < ZERO_BUCKET ? all : ZERO_BUCKET);
+    *g = (p->zero_stage >= 2 ? 2 * sharded : 2 * all) + bucket;
+    *w = 2 * all;
+    if (p->zero_stage == 3) {
+        weft__layer_params lp;
+        weft__work_layer_params(m, m->experts > 0, &lp);
+        uint64_t layer = (lp.attn + lp.dense_mlp) / p->tp + lp.norm + lp.expert / p->ep / p->tp;
+        *w = 2 * sharded + 2 * 2 * layer;
+    }
+}
+
 weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t ranks,
                           weft_counts *out, weft_diag *d)
 {
@@ -409,7 +593,12 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
     if (err)
         return err;
     c.microbatches = p->global_batch / (p->micro_batch * c.dp);
-    c.vstages = p->layers_per_vstage ? m->layers / p->pp / p->layers_per_vstage : 1;
+    c.vstages = weft__work_vstages(m, p);
+    for (uint32_t st = 0; st < p->pp; st++) {
+        uint32_t nl = weft__work_stage_nlayers(m, p, st);
+        if (nl > c.stage_layers_max)
+            c.stage_layers_max = nl;
+    }
     weft__layer_params lm, ld;
     weft__work_layer_params(m, true, &lm);
     weft__work_layer_params(m, false, &ld);
@@ -445,24 +634,18 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
     /* One layer's whole set (full recomputation rebuilds one at a time):
      * the larger kind the model has. */
     uint64_t act_full = !nm ? full_d : !nd ? full_m : full_m > full_d ? full_m : full_d;
-    uint32_t edp = c.dp / p->ep;
-    for (uint32_t st = 0; st < p->pp; st += p->pp > 1 ? p->pp - 1 : 1) {
+    uint64_t gdp = weft__work_grad_group(p, c.dp), egdp = gdp / p->ep;
+    for (uint32_t st = 0; st < p->pp; st++) {
         uint64_t dn, ex;
         weft__work_stage_params(m, p, st, &dn, &ex);
-        uint64_t w = 2 * (dn + ex), g = 4 * (dn + ex);
-        uint64_t o = p->dist_opt ? 12 * dn / c.dp + 12 * ex / edp : 12 * (dn + ex);
         uint32_t snm, snd;
         weft__work_stage_layers(m, p, st, &snm, &snd);
+        uint64_t w, g, o;
+        model_state(m, p, gdp, egdp, dn, ex, &w, &g, &o);
         uint64_t act_stage = snm * act_m + snd * act_d;
-        /* Micro-batches in flight on stage st under 1F1B; the interleaved
-         * schedule holds (1 + (pp - 1) / (pp v)) times the first stage's
-         * (Korthikanti et al., Sec. 4.2.3), rounded up. */
-        uint64_t inflight = p->pp - st < c.microbatches ? p->pp - st : c.microbatches;
-        uint64_t act = act_stage * inflight;
-        if (c.vstages > 1 && st == 0) {
-            uint64_t den = (uint64_t)p->pp * c.vstages;
-            act = (act_stage * (den + p->pp - 1) + den - 1) / den;
-        }
+        uint64_t act = act_stage * inflight(p, c.vstages, c.microbatches, st);
+        if (c.vstages > 1) /* the count above is of chunks of 1 / v of the stage */
+            act = (act + c.vstages - 1) / c.vstages;
         if (p->recompute == WEFT_RECOMPUTE_FULL)
             act += act_full;
         if (st == p->pp - 1) /* fp32 logits of one micro-batch */
@@ -476,8 +659,6 @@ weft_err weft_work_counts(const weft_model *m0, const weft_parallel *p, uint32_t
             c.mem_act = act;
             c.params_gpu_max = dn + ex;
         }
-        if (p->pp == 1)
-            break;
     }
     *out = c;
     return WEFT_OK;

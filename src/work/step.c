@@ -60,11 +60,65 @@ static double ring_bytes(weft_coll coll, uint32_t n, double S)
 #define M_DP (1u << WEFT_DIM_DP)
 #define M_PP (1u << WEFT_DIM_PP)
 
+/* How a data-parallel group reduces its gradients and gathers its
+ * parameters back. */
+typedef struct dp_cfg {
+    weft_coll coll;         /* allreduce, or reducescatter when sharded */
+    uint32_t grad_bytes;    /* per parameter reduced */
+    uint64_t bucket;        /* parameters per bucket (UINT64_MAX: one) */
+    uint32_t gather_bytes;  /* per parameter all-gathered after the optimizer; 0: none */
+    uint64_t gather_bucket; /* parameters per all-gather */
+} dp_cfg;
+
+/* Megatron's and DeepSpeed's: Megatron-Core's DistributedDataParallel
+ * reduces fp32 main gradients (4 bytes) in buckets of max(40M, 1M x the
+ * DP x CP group) parameters when --overlap-grad-reduce, in one bucket
+ * otherwise; all-reduce, or reduce-scatter then a 16-bit all-gather of
+ * the parameters with the distributed optimizer. DeepSpeed ZeRO 1 and 2
+ * reduce-scatter 16-bit gradients and all-gather 16-bit parameters, both
+ * in buckets of 5e8 elements (reduce_bucket_size, allgather_bucket_size:
+ * DeepSpeed's configuration documentation, "zero_optimization"). */
+static dp_cfg dp_config(const weft_parallel *p, uint32_t group)
+{
+    dp_cfg k;
+    if (p->zero_stage) {
+        k.coll = WEFT_COLL_REDUCESCATTER;
+        k.grad_bytes = 2;
+        k.bucket = 500000000ull;
+        k.gather_bytes = p->zero_stage < 3 ? 2 : 0;
+        k.gather_bucket = 500000000ull;
+        return k;
+    }
+    uint64_t b = 1000000ull * group;
+    k.coll = p->dist_opt ? WEFT_COLL_REDUCESCATTER : WEFT_COLL_ALLREDUCE;
+    k.grad_bytes = 4;
+    k.bucket = !p->overlap_grad ? UINT64_MAX : b > 40000000ull ? b : 40000000ull;
+    k.gather_bytes = p->dist_opt ? 2 : 0;
+    k.gather_bucket = k.bucket;
+    return k;
+}
+
+/* Collectives of `params` parameters in buckets of `bucket`, each
+ * `bytes` per parameter, over the groups of mask: the time of a full
+ * bucket (*tf), of the last (*tl) and the number of buckets. */
+static weft_err bucketed(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
+                         weft_coll coll, uint64_t params, uint64_t bucket, uint32_t bytes,
+                         double *tf, double *tl, uint64_t *nb, weft_diag *d)
+{
+    uint64_t n = params / bucket + (params % bucket != 0);
+    uint64_t last = params - (n - 1) * bucket;
+    weft_err err;
+    *tf = 0;
+    if (n > 1 && (err = weft__work_coll_s(c, p, dp, mask, coll, false, bytes * bucket, tf, d)))
+        return err;
+    *nb = n;
+    return weft__work_coll_s(c, p, dp, mask, coll, false, bytes * last, tl, d);
+}
+
 /* The gradient collectives of `params` parameters over the groups of mask
- * (n ranks each), in Megatron's buckets of max(40M, 1M x dp) parameters:
- * their total time, when the last ends if they start as a backward of
- * `window` seconds produces them, and the parameter all-gather of the
- * distributed optimizer (*ag). */
+ * (n ranks each), in k's buckets: their total time, when the last ends if
+ * they start as a backward of `window` seconds produces them, and the
+ * parameter all-gather of a sharded optimizer (*ag). */
 static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            uint32_t n, uint64_t params, double window, double *total, double *end,
                            double *ag, double *bytes, uint32_t *calls, weft_diag *d)
@@ -72,14 +126,11 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     *total = *ag = *end = 0;
     if (n < 2 || params == 0)
         return WEFT_OK;
-    uint64_t bucket = 40000000ull > 1000000ull * dp ? 40000000ull : 1000000ull * dp;
-    uint64_t nb = (params + bucket - 1) / bucket, last = params - (nb - 1) * bucket;
-    weft_coll coll = p->dist_opt ? WEFT_COLL_REDUCESCATTER : WEFT_COLL_ALLREDUCE;
-    double tf = 0, tl = 0, af = 0, al = 0;
-    weft_err err;
-    if (nb > 1 && (err = weft__work_coll_s(c, p, dp, mask, coll, false, 4 * bucket, &tf, d)))
-        return err;
-    if ((err = weft__work_coll_s(c, p, dp, mask, coll, false, 4 * last, &tl, d)))
+    dp_cfg k = dp_config(p, weft__work_grad_group(p, dp));
+    double tf, tl;
+    uint64_t nb;
+    weft_err err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb, d);
+    if (err)
         return err;
     *total = (double)(nb - 1) * tf + tl;
     /* Bucket i is ready at window (i + 1) / nb and runs after bucket i - 1:
@@ -88,16 +139,14 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     for (uint64_t i = 0; i < nb; i++)
         e = fmax(e, window * (double)(i + 1) / (double)nb) + (i + 1 < nb ? tf : tl);
     *end = e;
-    *bytes += ring_bytes(coll, n, 4.0 * (double)params);
+    *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
     *calls += (uint32_t)nb;
-    if (p->dist_opt) {
-        if (nb > 1 &&
-            (err = weft__work_coll_s(c, p, dp, mask, WEFT_COLL_ALLGATHER, false, 2 * bucket, &af, d)))
+    if (k.gather_bytes) {
+        if ((err = bucketed(c, p, dp, mask, WEFT_COLL_ALLGATHER, params, k.gather_bucket,
+                            k.gather_bytes, &tf, &tl, &nb, d)))
             return err;
-        if ((err = weft__work_coll_s(c, p, dp, mask, WEFT_COLL_ALLGATHER, false, 2 * last, &al, d)))
-            return err;
-        *ag = (double)(nb - 1) * af + al;
-        *bytes += ring_bytes(WEFT_COLL_ALLGATHER, n, 2.0 * (double)params);
+        *ag = (double)(nb - 1) * tf + tl;
+        *bytes += ring_bytes(WEFT_COLL_ALLGATHER, n, (double)k.gather_bytes * (double)params);
         *calls += (uint32_t)nb;
     }
     return WEFT_OK;
@@ -173,6 +222,75 @@ static weft_err tied_pairs_s(weft_work_ctx *c, const weft_parallel *p, uint32_t 
     return err;
 }
 
+/* ZeRO stage 3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): every
+ * layer's 16-bit parameters all-gathered over the DP x CP group before its
+ * forward and again before its backward, its 16-bit gradients
+ * reduce-scattered after it, every micro-batch; the next layer's gather is
+ * prefetched during this one's compute and the reduction overlaps the
+ * next backward (DeepSpeed's default overlap_comm for stage 3), so a layer
+ * exposes only what exceeds its compute, plus the first layer's gather of
+ * each pass. Expert parameters go over DP x CP / EP. DeepSpeed may keep a
+ * layer gathered from its forward to its backward (stage3_max_reuse_distance);
+ * this counts every gather, the paper's 3 x parameters of traffic. Fills
+ * r's DP fields. */
+static weft_err zero3(weft_work_ctx *c, const weft_model *m, const weft_parallel *p, uint32_t dp,
+                      const weft__layer_time *lt, uint32_t mb, weft_step_result *r, weft_diag *d)
+{
+    uint32_t gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
+    double exposed = 0, total = 0, bytes = 0;
+    uint32_t calls = 0;
+    for (int moe = 0; moe <= 1; moe++) {
+        uint32_t nm, nd;
+        weft__work_stage_layers(m, p, 0, &nm, &nd);
+        uint32_t nl = moe ? nm : nd;
+        if (!nl)
+            continue;
+        weft__layer_params lp;
+        weft__work_layer_params(m, moe, &lp);
+        uint64_t dense = (lp.attn + lp.dense_mlp) / p->tp + lp.norm;
+        uint64_t expert = lp.expert / p->ep / p->tp;
+        double ag = 0, rs = 0, t;
+        weft_err err;
+        if (gdp > 1) {
+            if ((err = weft__work_coll_s(c, p, dp, M_DP | M_EP | M_CP, WEFT_COLL_ALLGATHER, false,
+                                         2 * dense, &t, d)))
+                return err;
+            ag += t;
+            if ((err = weft__work_coll_s(c, p, dp, M_DP | M_EP | M_CP, WEFT_COLL_REDUCESCATTER,
+                                         false, 2 * dense, &t, d)))
+                return err;
+            rs += t;
+            bytes += nl * (2 * ring_bytes(WEFT_COLL_ALLGATHER, gdp, 2.0 * dense) +
+                           ring_bytes(WEFT_COLL_REDUCESCATTER, gdp, 2.0 * dense));
+            calls += 3 * nl;
+        }
+        if (expert && egdp > 1) {
+            if ((err = weft__work_coll_s(c, p, dp, M_DP | M_CP, WEFT_COLL_ALLGATHER, false,
+                                         2 * expert, &t, d)))
+                return err;
+            ag += t;
+            if ((err = weft__work_coll_s(c, p, dp, M_DP | M_CP, WEFT_COLL_REDUCESCATTER, false,
+                                         2 * expert, &t, d)))
+                return err;
+            rs += t;
+            bytes += nl * (2 * ring_bytes(WEFT_COLL_ALLGATHER, egdp, 2.0 * expert) +
+                           ring_bytes(WEFT_COLL_REDUCESCATTER, egdp, 2.0 * expert));
+            calls += 3 * nl;
+        }
+        double fwd = moe ? lt->fwd : lt->fwd_dense;
+        double bwd = moe ? lt->bwd + lt->recompute : lt->bwd_dense + lt->recompute_dense;
+        exposed += nl * (fmax(0, ag - fwd) + fmax(0, ag + rs - bwd));
+        total += nl * (2 * ag + rs);
+        if (!moe || !nd) /* the first layer's gather, forward and backward */
+            exposed += 2 * ag;
+    }
+    r->exposed_s[WEFT_COMM_DP] = mb * exposed;
+    r->comm_s[WEFT_COMM_DP] = mb * total;
+    r->comm_bytes[WEFT_COMM_DP] = (uint64_t)(mb * bytes);
+    r->comm_calls[WEFT_COMM_DP] = mb * calls;
+    return WEFT_OK;
+}
+
 weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_parallel *p,
                         bool check_memory, FILE *trace, weft_step_result *out, weft_diag *d)
 {
@@ -200,7 +318,6 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                              r.counts.mem_act / GIB, g->name, g->hbm_bytes / GIB);
     uint32_t sims0 = c->sims, hits0 = c->hits;
     uint64_t tp = p->tp, Tl = (uint64_t)p->micro_batch * (m->seq / p->cp), h = m->hidden;
-    uint64_t lps = m->layers / p->pp;
     bool full = p->recompute == WEFT_RECOMPUTE_FULL;
     /* A skewed expert load: the routing drawn per EP group; the busiest
      * rank's experts set the expert GEMMs' tokens. */
@@ -323,8 +440,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     /* A micro-batch on every stage (compute only, and the per-layer
      * communication on its critical path: EP on its MoE layers only); the
      * busiest stage sets the pace. */
-    double f0 = 0, b0 = 0, fl = 0, bl = 0, cstage = 0, best = -1, emb_mb = 0, loss_x = 0;
-    uint32_t bnl = (uint32_t)lps, bnm = 0, nm0 = 0;
+    double b0 = 0, cstage = 0, cstage_f = 0, best = -1, emb_mb = 0, loss_x = 0, tied_s = 0;
+    uint32_t bnl = 0, bnm = 0, nm0 = 0, nl0 = 0;
     for (uint32_t st = 0; st < p->pp; st++) {
         uint32_t nm, nd;
         weft__work_stage_layers(m, p, st, &nm, &nd);
@@ -335,19 +452,14 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
             fs += lt.embed_fwd;
             bs += lt.embed_bwd;
             nm0 = nm;
+            nl0 = nm + nd;
         }
         if (st == p->pp - 1) {
             fs += lt.logits_fwd;
             bs += lt.logits_bwd;
         }
-        if (st == 0) {
-            f0 = fs;
+        if (st == 0)
             b0 = bs;
-        }
-        if (st == p->pp - 1) {
-            fl = fs;
-            bl = bs;
-        }
         double xe = (st == 0 ? emb_first : 0) + (st == p->pp - 1 ? emb_last : 0);
         double xl = st == p->pp - 1 ? loss_mb : 0;
         double tot = fs + bs + layer_comm(nm + nd, nm, tp_f + tp_b + cpx_f + cpx_b, ep_f + ep_b) +
@@ -355,6 +467,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         if (tot > best) {
             best = tot;
             cstage = fs + bs;
+            cstage_f = fs;
             bnl = nm + nd;
             bnm = nm;
             emb_mb = xe;
@@ -381,14 +494,14 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.bubble_s = fill * (cstage + per_mb_comm);
     for (int k = 0; k < WEFT__COMM_COUNT; k++)
         r.exposed_s[k] = (double)mb * xcomm[k];
-    r.comm_s[WEFT_COMM_TP] = (double)mb * (double)lps * (tp_f + tp_b);
-    r.comm_s[WEFT_COMM_CP] = (double)mb * (double)lps * (cp_f + cp_b);
+    r.comm_s[WEFT_COMM_TP] = (double)mb * (double)bnl * (tp_f + tp_b);
+    r.comm_s[WEFT_COMM_CP] = (double)mb * (double)bnl * (cp_f + cp_b);
     r.comm_s[WEFT_COMM_EP] = (double)mb * (double)bnm * (ep_f + ep_b);
-    r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * lps * tpb * (full ? 3 : 2));
-    r.comm_bytes[WEFT_COMM_CP] = (uint64_t)((double)mb * lps * cpb);
+    r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * bnl * tpb * (full ? 3 : 2));
+    r.comm_bytes[WEFT_COMM_CP] = (uint64_t)((double)mb * bnl * cpb);
     r.comm_bytes[WEFT_COMM_EP] = (uint64_t)((double)mb * bnm * epb);
-    r.comm_calls[WEFT_COMM_TP] = (uint32_t)(mb * lps * tpc);
-    r.comm_calls[WEFT_COMM_CP] = (uint32_t)(mb * lps * cpc);
+    r.comm_calls[WEFT_COMM_TP] = (uint32_t)(mb * bnl * tpc);
+    r.comm_calls[WEFT_COMM_CP] = (uint32_t)(mb * bnl * cpc);
     r.comm_calls[WEFT_COMM_EP] = (uint32_t)(mb * bnm * epc);
     /* PP: activations forward and gradients backward between neighbouring
      * stages, each TP rank its 1/tp share (scatter-gather). */
@@ -397,30 +510,51 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         double t;
         if ((err = weft__work_coll_s(c, p, dp, M_PP, WEFT_COLL_ALLGATHER, true, S, &t, d)))
             return err;
-        double sends = 2.0 * ((double)mb * v + p->pp - 1);
-        r.exposed_s[WEFT_COMM_PP] = sends * t;
         r.pp_send_s = t;
         r.comm_s[WEFT_COMM_PP] = 2.0 * mb * v * t;
         r.comm_bytes[WEFT_COMM_PP] = (uint64_t)(2.0 * mb * v * (double)S);
         r.comm_calls[WEFT_COMM_PP] = 2 * mb * v;
     }
-    /* DP: the busiest stage's gradients; dense ones over the whole DP
-     * group, expert ones over the expert-data-parallel group. */
-    uint64_t dn0, ex0, dn1, ex1;
-    weft__work_stage_params(m, p, 0, &dn0, &ex0);
-    weft__work_stage_params(m, p, p->pp - 1, &dn1, &ex1);
-    uint64_t dn = dn0 > dn1 ? dn0 : dn1, ex = ex0 > ex1 ? ex0 : ex1;
+    /* DP: the busiest stage's gradients; dense ones over the DP x CP
+     * group, expert ones over DP x CP / EP (Megatron-Core's data-parallel
+     * groups "with context parallel": CP ranks hold the same weights). */
+    uint64_t dn = 0, ex = 0;
+    for (uint32_t st = 0; st < p->pp; st++) {
+        uint64_t dn1, ex1;
+        weft__work_stage_params(m, p, st, &dn1, &ex1);
+        if (dn1 + ex1 > dn + ex) {
+            dn = dn1;
+            ex = ex1;
+        }
+    }
+    uint32_t gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
     double dpt = 0, dpag = 0, ext = 0, exag = 0, dpbytes = 0, dpend, exend;
     uint32_t dpc = 0;
     /* Overlapped (--overlap-grad-reduce) with the last micro-batch's
      * backward on the first stage, which ends the pipeline; otherwise
-     * after it. */
-    double window = p->overlap_grad ? b0 + layer_comm((uint32_t)lps, nm0, tp_b + cpx_b, ep_b) : 0;
-    if ((err = dp_buckets(c, p, dp, M_DP | M_EP, dp, dn, window, &dpt, &dpend, &dpag, &dpbytes,
-                          &dpc, d)) ||
-        (err = dp_buckets(c, p, dp, M_DP, dp / p->ep, ex, 0, &ext, &exend, &exag, &dpbytes, &dpc,
-                          d)))
+     * after it. DeepSpeed's ZeRO 1 and 2 do not overlap (overlap_comm is
+     * false by default). */
+    double window = p->overlap_grad && !p->zero_stage
+                        ? b0 + layer_comm(nl0, nm0, tp_b + cpx_b, ep_b)
+                        : 0;
+    if (p->zero_stage == 3) {
+        if ((err = zero3(c, m, p, dp, &lt, mb, &r, d)))
+            return err;
+    } else if ((err = dp_buckets(c, p, dp, M_DP | M_EP | M_CP, gdp, dn, window, &dpt, &dpend,
+                                 &dpag, &dpbytes, &dpc, d)) ||
+               (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag,
+                                 &dpbytes, &dpc, d)))
         return err;
+    if (p->zero_stage == 2 && mb > 1) {
+        /* ZeRO 2 keeps only its shard of the gradients, so it reduces
+         * every micro-batch's, in the backward that produces them. */
+        double once = ring_bytes(WEFT_COLL_REDUCESCATTER, gdp, 2.0 * (double)dn) +
+                      ring_bytes(WEFT_COLL_REDUCESCATTER, egdp, 2.0 * (double)ex);
+        dpbytes += (mb - 1) * once;
+        dpc += (mb - 1) * (uint32_t)((dn > 0 && gdp > 1) + (ex > 0 && egdp > 1));
+        dpt *= mb;
+        ext *= mb;
+    }
     /* Tied embeddings (gpt style, PP > 1): after the data-parallel
      * reduction the first and the last stage all-reduce the word
      * embedding's fp32 gradient (Megatron's _allreduce_word_embedding_grads),
@@ -430,20 +564,41 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         double t;
         if ((err = tied_pairs_s(c, p, dp, S, &t, d)))
             return err;
+        tied_s = t;
         r.exposed_s[WEFT_COMM_EMB] += t;
         r.comm_s[WEFT_COMM_EMB] += t;
         r.comm_bytes[WEFT_COMM_EMB] += (uint64_t)ring_bytes(WEFT_COLL_ALLREDUCE, 2, (double)S);
         r.comm_calls[WEFT_COMM_EMB]++;
     }
-    double grad = dpt + ext, gather = dpag + exag;
-    r.comm_s[WEFT_COMM_DP] = grad + gather;
-    r.comm_bytes[WEFT_COMM_DP] = (uint64_t)dpbytes;
-    r.comm_calls[WEFT_COMM_DP] = dpc;
-    double dpx = fmax(0, fmax(dpend, window) + ext - window);
-    r.exposed_s[WEFT_COMM_DP] = dpx + gather;
+    if (p->zero_stage != 3) {
+        double grad = dpt + ext, gather = dpag + exag;
+        r.comm_s[WEFT_COMM_DP] = grad + gather;
+        r.comm_bytes[WEFT_COMM_DP] = (uint64_t)dpbytes;
+        r.comm_calls[WEFT_COMM_DP] = dpc;
+        double dpx = p->zero_stage == 2 ? grad : fmax(0, fmax(dpend, window) + ext - window);
+        r.exposed_s[WEFT_COMM_DP] = dpx + gather;
+    }
     r.optimizer_s = lt.optimizer;
-    r.fwd_s = fmax(f0, fl) + layer_comm(bnl, bnm, tp_f + cpx_f, ep_f);
-    r.bwd_s = fmax(b0, bl) + layer_comm(bnl, bnm, tp_b + cpx_b, ep_b);
+    /* The busiest stage's micro-batch, as the trace draws it: its
+     * embedding and loss communication counted in the forward. */
+    r.fwd_s = cstage_f + layer_comm(bnl, bnm, tp_f + cpx_f, ep_f) + emb_mb + loss_x;
+    r.bwd_s = cstage - cstage_f + layer_comm(bnl, bnm, tp_b + cpx_b, ep_b);
+    r.tied_s = tied_s;
+    /* The sends the 1F1B schedule cannot hide: its makespan with them
+     * beyond the (m + (PP - 1) / v) (F + B) it takes without. */
+    if (p->pp > 1) {
+        double *clock = weft__calloc(p->pp, sizeof *clock), end = 0;
+        if (!clock ||
+            weft__work_pipeline(p->pp, mb * v, r.fwd_s / v, r.bwd_s / v, r.pp_send_s, NULL, NULL,
+                                clock)) {
+            weft__free(clock);
+            return weft_diag_code(d, WEFT_ENOMEM);
+        }
+        for (uint32_t st = 0; st < p->pp; st++)
+            end = fmax(end, clock[st]);
+        weft__free(clock);
+        r.exposed_s[WEFT_COMM_PP] = fmax(0, end - ((double)mb + fill) * (r.fwd_s + r.bwd_s));
+    }
     r.step_s = r.compute_s + r.bubble_s + r.optimizer_s;
     for (int k = 0; k < WEFT__COMM_COUNT; k++)
         r.step_s += r.exposed_s[k];

@@ -249,6 +249,31 @@ static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel
     return WEFT_OK;
 }
 
+/* What the schedule's callback draws into. */
+typedef struct draw {
+    FILE *f;
+    bool *first;
+    weft__links *L;
+} draw;
+
+/* A forward or backward on its stage's compute track, the send that
+ * brought its input on the sender's track, and the links they load. */
+static void draw_event(void *arg, const weft__pipe_event *e)
+{
+    draw *w = arg;
+    uint32_t s = e->stage;
+    if (e->sent) {
+        uint32_t from = e->fwd ? s - 1 : s + 1;
+        slice(w->f, w->first, from, e->fwd ? TID_PP : TID_PPB, e->fwd ? "send F" : "send B",
+              e->unit, e->send0, e->send1);
+        weft__links_load(w->L, WEFT_COMM_PP, e->fwd ? s - 1 : s, e->send0, e->send1);
+    }
+    slice(w->f, w->first, s, TID_COMPUTE, e->fwd ? "F" : "B", e->unit, e->t0, e->t1);
+    weft__links_load(w->L, WEFT_COMM_TP, s, e->t0, e->t1);
+    weft__links_load(w->L, WEFT_COMM_CP, s, e->t0, e->t1);
+    weft__links_load(w->L, WEFT_COMM_EP, s, e->t0, e->t1);
+}
+
 weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
                           const weft_step_result *r, weft_diag *d)
 {
@@ -259,13 +284,9 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
     }
     uint32_t pp = p->pp, v = r->counts.vstages, u = r->counts.microbatches * v;
     double fw = r->fwd_s / v, bw = r->bwd_s / v, send = r->pp_send_s;
-    /* done[s][i]: end of F (0) and B (1) of unit i on stage s. */
-    size_t cells = (size_t)pp * u;
-    double *fend = weft__calloc(cells, sizeof *fend), *bend = weft__calloc(cells, sizeof *bend);
-    uint32_t *next = weft__calloc(pp, sizeof *next);
     double *clock = weft__calloc(pp, sizeof *clock);
     weft_err err = WEFT_OK;
-    if (!fend || !bend || !next || !clock) {
+    if (!clock) {
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
@@ -279,69 +300,25 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         meta(f, &first, "thread_name", s, TID_DP, "dp gradients", UINT32_MAX);
         meta(f, &first, "thread_name", s, TID_OPT, "optimizer", UINT32_MAX);
     }
-    /* Stage s runs w = min(pp - s - 1, u) forwards, then alternates one
-     * forward and one backward, then the w remaining backwards. Op k of
-     * stage s is a forward of unit nf or a backward of unit nb. */
-    uint32_t *nf = weft__calloc(pp, sizeof *nf), *nbk = weft__calloc(pp, sizeof *nbk);
-    if (!nf || !nbk) {
-        weft__free(nf);
-        weft__free(nbk);
+    draw w = {f, &first, &L};
+    if (weft__work_pipeline(pp, u, fw, bw, send, draw_event, &w, clock)) {
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-    bool progress = true;
-    while (progress) {
-        progress = false;
-        for (uint32_t s = 0; s < pp; s++) {
-            for (;;) {
-                uint32_t w = pp - s - 1 < u ? pp - s - 1 : u, k = next[s];
-                if (k >= 2 * u)
-                    break;
-                bool fwd = k < w ? true : k >= 2 * u - w ? false : (k - w) % 2 == 0;
-                uint32_t i = fwd ? nf[s] : nbk[s];
-                double ready;
-                if (fwd) {
-                    if (s > 0 && fend[(size_t)(s - 1) * u + i] == 0)
-                        break;
-                    ready = s > 0 ? fend[(size_t)(s - 1) * u + i] + send : 0;
-                } else {
-                    if (s + 1 < pp && bend[(size_t)(s + 1) * u + i] == 0)
-                        break;
-                    if (fend[(size_t)s * u + i] == 0)
-                        break;
-                    ready = s + 1 < pp ? bend[(size_t)(s + 1) * u + i] + send
-                                       : fend[(size_t)s * u + i];
-                }
-                double t0 = fmax(ready, clock[s]), t1 = t0 + (fwd ? fw : bw);
-                if (ready > 0 && ready - send >= 0 && send > 0 &&
-                    ((fwd && s > 0) || (!fwd && s + 1 < pp))) {
-                    slice(f, &first, fwd ? s - 1 : s + 1, fwd ? TID_PP : TID_PPB,
-                          fwd ? "send F" : "send B", i,
-                          ready - send, ready);
-                    weft__links_load(&L, WEFT_COMM_PP, fwd ? s - 1 : s, ready - send, ready);
-                }
-                slice(f, &first, s, TID_COMPUTE, fwd ? "F" : "B", i, t0, t1);
-                weft__links_load(&L, WEFT_COMM_TP, s, t0, t1);
-                weft__links_load(&L, WEFT_COMM_CP, s, t0, t1);
-                weft__links_load(&L, WEFT_COMM_EP, s, t0, t1);
-                clock[s] = t1;
-                (fwd ? fend : bend)[(size_t)s * u + i] = t1;
-                (fwd ? nf : nbk)[s]++;
-                next[s]++;
-                progress = true;
-            }
-        }
-    }
-    weft__free(nf);
-    weft__free(nbk);
-    double dp = r->exposed_s[WEFT_COMM_DP];
+    /* After the flush: the exposed gradient reduction, the tied
+     * embedding's all-reduce on the first and last stage (every stage
+     * waits for it: the optimizer step follows the gradients' clipping
+     * norm over the whole model), then the optimizer. */
+    double dp = r->exposed_s[WEFT_COMM_DP], tied = r->tied_s;
     for (uint32_t s = 0; s < pp; s++) {
         double t = clock[s];
         if (dp > 0) {
             slice(f, &first, s, TID_DP, "dp", 0, t, t + dp);
             weft__links_load(&L, WEFT_COMM_DP, s, t, t + dp);
         }
-        slice(f, &first, s, TID_OPT, "adam", 0, t + dp, t + dp + r->optimizer_s);
+        if (tied > 0 && (s == 0 || s == pp - 1))
+            slice(f, &first, s, TID_DP, "tied embedding", 0, t + dp, t + dp + tied);
+        slice(f, &first, s, TID_OPT, "adam", 0, t + dp + tied, t + dp + tied + r->optimizer_s);
     }
     if (L.oom) {
         err = weft_diag_code(d, WEFT_ENOMEM);
@@ -356,9 +333,6 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         err = weft_diag_set(d, WEFT_EIO, "trace: write error");
 free_all:
     weft__links_fini(&L);
-    weft__free(fend);
-    weft__free(bend);
-    weft__free(next);
     weft__free(clock);
     return err;
 }

@@ -1,6 +1,7 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
- *   <  comm (placement, simulations, cache)  <  trace  <  step  <  sweep;
+ *   <  comm (placement, simulations, cache)  <  pipeline (the 1F1B
+ *   schedule)  <  trace  <  step  <  sweep;
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
  *   and trace).
  */
@@ -32,6 +33,15 @@ uint64_t weft__work_layer_act(const weft_model *m, bool moe, const weft_parallel
 bool weft__work_is_moe(const weft_model *m, uint32_t layer);
 void weft__work_stage_layers(const weft_model *m, const weft_parallel *p, uint32_t stage,
                              uint32_t *moe, uint32_t *dense);
+/* Layers of pipeline stage `stage` (uneven first and last stages
+ * included) and the virtual stages per rank; valid after
+ * weft__work_check. */
+uint32_t weft__work_stage_nlayers(const weft_model *m, const weft_parallel *p, uint32_t stage);
+uint32_t weft__work_vstages(const weft_model *m, const weft_parallel *p);
+/* The data-parallel group the gradients and the optimizer state are
+ * reduced and sharded over: DP x CP (Megatron's data-parallel group "with
+ * context parallel"); its expert part: DP x CP / EP. */
+uint32_t weft__work_grad_group(const weft_parallel *p, uint32_t dp);
 weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t ranks, uint32_t *dp,
                           weft_diag *d);
 void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32_t stage,
@@ -135,6 +145,26 @@ weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
                           const weft_model *m, uint64_t tokens, uint64_t hbytes,
                           weft__moe_cost *out, weft_diag *d);
 void weft__work_moe_free(weft_work_ctx *c);
+
+/* ---- pipeline.c ---- */
+
+/* One forward (fwd) or backward of unit `unit` (micro-batch x virtual
+ * stage) on stage `stage`, from t0 to t1; when sent, its input arrived by
+ * a pipeline send from send0 to send1. */
+typedef struct weft__pipe_event {
+    uint32_t stage, unit;
+    bool fwd, sent;
+    double t0, t1, send0, send1;
+} weft__pipe_event;
+typedef void (*weft__pipe_cb)(void *arg, const weft__pipe_event *e);
+
+/* Schedules 1F1B over u units on pp stages, each forward fw and backward
+ * bw seconds, each hop between stages a send of `send` seconds, event by
+ * event: cb (may be NULL) sees every forward and backward in the order
+ * they are placed; clock[s] (pp entries) receives when stage s ends.
+ * O(pp u) memory; WEFT_ENOMEM. */
+weft_err weft__work_pipeline(uint32_t pp, uint32_t u, double fw, double bw, double send,
+                             weft__pipe_cb cb, void *arg, double *clock);
 
 /* ---- trace.c ---- */
 
