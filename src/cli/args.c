@@ -14,7 +14,7 @@ static const cli_opt common_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-const cli_optgroup cli_common_options = {"common options", common_opts};
+const cli_optgroup cli_common_options = {"common options", common_opts, false};
 
 /* The groups of a syntax followed by the common group; returns the count. */
 static size_t all_groups(const cli_syntax *syn, const cli_optgroup **out)
@@ -97,6 +97,20 @@ void cli_print_optgroup(const cli_optgroup *g, int width)
         width = label_width(g);
     printf("%s:\n", g->title);
     char buf[256];
+    if (g->names_only) {
+        int col = 0;
+        for (const cli_opt *o = g->opts; o->name; o++) {
+            int len = (int)strlen(o->name) + 2 + (o[1].name ? 1 : 0);
+            if (col && col + 1 + len > 78) {
+                printf("\n");
+                col = 0;
+            }
+            printf("%s--%s%s", col ? " " : "  ", o->name, o[1].name ? "," : "");
+            col += (col ? 1 : 2) + len;
+        }
+        printf("\n");
+        return;
+    }
     for (const cli_opt *o = g->opts; o->name; o++) {
         opt_label(o, buf, sizeof buf);
         printf("%-*s  %s\n", width, buf, o->help);
@@ -112,7 +126,7 @@ void cli_print_help(const cli_syntax *syn)
     size_t ng = all_groups(syn, groups);
     int width = 0;
     for (size_t g = 0; g < ng; g++) {
-        int w = label_width(groups[g]);
+        int w = groups[g]->names_only ? 0 : label_width(groups[g]);
         if (w > width)
             width = w;
     }

@@ -31,9 +31,12 @@ typedef struct cli_opt {
 typedef struct cli_optgroup {
     const char *title; /* heading in --help: "options" */
     const cli_opt *opts;
+    /* --help lists the names only, wrapped (a long list of accepted flags
+     * whose help lives in the docs). */
+    bool names_only;
 } cli_optgroup;
 
-#define CLI_MAX_GROUPS 4
+#define CLI_MAX_GROUPS 5
 #define CLI_MAX_POS 4
 #define CLI_UNLIMITED ((unsigned)-1)
 

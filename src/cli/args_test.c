@@ -16,7 +16,7 @@ static const cli_opt test_opts[] = {
     {"verbose", 'v', NULL, "say more"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup test_group = {"options", test_opts};
+static const cli_optgroup test_group = {"options", test_opts, false};
 static const cli_syntax test_syn = {
     .path = "weft test",
     .args = "SPEC [PLAN] [options]",

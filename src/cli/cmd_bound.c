@@ -21,7 +21,7 @@ static const cli_opt bound_opts[] = {
     {"no-symmetry", 0, NULL, "check every rank instead of one per automorphism orbit"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup bound_group = {"options", bound_opts};
+static const cli_optgroup bound_group = {"options", bound_opts, false};
 
 static const cli_syntax bound_syntax = {
     .path = "weft bound",

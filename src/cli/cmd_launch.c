@@ -15,7 +15,7 @@ static const cli_opt launch_opts[] = {
     {"grace", 0, "S", "seconds between SIGTERM and SIGKILL after a rank fails (default 2)"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup launch_group = {"options", launch_opts};
+static const cli_optgroup launch_group = {"options", launch_opts, false};
 
 static const cli_syntax launch_syntax = {
     .path = "weft launch",

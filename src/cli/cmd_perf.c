@@ -49,7 +49,7 @@ static const cli_opt perf_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
-                                        perf_opts};
+                                        perf_opts, false};
 
 static const cli_syntax perf_syntax = {
     .path = "weft perf",

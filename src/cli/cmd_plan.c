@@ -39,7 +39,7 @@ static const cli_opt plan_opts[] = {
     {"traffic", 0, "FILE", "alltoall: an alltoallv plan for this traffic matrix (docs/traffic-format.md)"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup plan_group = {"options", plan_opts};
+static const cli_optgroup plan_group = {"options", plan_opts, false};
 
 static const cli_syntax plan_syntax = {
     .path = "weft plan",

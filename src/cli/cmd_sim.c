@@ -60,7 +60,7 @@ static const cli_opt sim_opts[] = {
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup sim_group = {"options", sim_opts};
+static const cli_optgroup sim_group = {"options", sim_opts, false};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",

@@ -11,6 +11,7 @@
 #include "cli/fabric.h"
 #include "cli/flagvals.h"
 #include "cli/json.h"
+#include "cli/megatron_flags.h"
 #include "cli/outfile.h"
 #include "cli/table.h"
 #include "weft/work.h"
@@ -59,12 +60,19 @@ static const cli_opt par_opts[] = {
     {"tensor-model-parallel-size", 0, "N", "TP (default 1)"},
     {"pipeline-model-parallel-size", 0, "N", "PP (default 1)"},
     {"num-layers-per-virtual-pipeline-stage", 0, "N", "interleaved 1F1B"},
+    {"num-virtual-stages-per-pipeline-rank", 0, "N", "interleaved 1F1B: virtual stages per rank"},
+    {"virtual-pipeline-model-parallel-size", 0, "N", "the same (Megatron's older name)"},
+    {"decoder-first-pipeline-num-layers", 0, "N", "layers of the first stage (uneven stages)"},
+    {"decoder-last-pipeline-num-layers", 0, "N", "layers of the last stage (uneven stages)"},
     {"context-parallel-size", 0, "N", "CP (default 1)"},
     {"expert-model-parallel-size", 0, "N", "EP, inside DP (default 1)"},
     {"sequence-parallel", 0, NULL, "TP all-gather/reduce-scatter instead of all-reduce"},
     {"global-batch-size", 0, "N", "sequences per step (default: one micro-batch per DP rank)"},
     {"micro-batch-size", 0, "N", "sequences per micro-batch (default 1)"},
     {"recompute-granularity", 0, "G", "full or selective (default none)"},
+    {"checkpoint-activations", 0, NULL, "full recomputation (Megatron-DeepSpeed's name)"},
+    {"use-flash-attn", 0, NULL, "fused attention: no score matrix kept or written"},
+    {"zero-stage", 0, "N", "DeepSpeed ZeRO 0-3 (Megatron-DeepSpeed; docs/step.md)"},
     {"bf16", 0, NULL, "bf16 (the default)"},
     {"fp16", 0, NULL, "fp16 tensor cores"},
     {"fp8-format", 0, "F", "hybrid or e4m3: fp8 GEMMs"},
@@ -76,9 +84,9 @@ static const cli_opt par_opts[] = {
     {NULL, 0, NULL, NULL},
 };
 
-static const cli_optgroup step_group = {"options", step_opts};
-static const cli_optgroup model_group = {"model (Megatron-LM's flags)", model_opts};
-static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's flags)", par_opts};
+static const cli_optgroup step_group = {"options", step_opts, false};
+static const cli_optgroup model_group = {"model (Megatron-LM's flags)", model_opts, false};
+static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's flags)", par_opts, false};
 
 static const cli_syntax step_syntax = {
     .path = "weft step",
@@ -105,7 +113,7 @@ static const cli_syntax step_syntax = {
         "across ranks by order within their process group and simulated on the\n"
         "fabric, concurrent ones together; prints the total time, each rank's\n"
         "compute and exposed communication, and the time per kind of collective.\n",
-    .groups = {&step_group, &model_group, &par_group, &cli_fabric_options},
+    .groups = {&step_group, &model_group, &par_group, &cli_fabric_options, &cli_megatron_other},
     .min_pos = 0,
     .max_pos = 0,
 };
@@ -150,10 +158,10 @@ static int read_model(const cli_args *a, weft_model *m)
 {
     memset(m, 0, sizeof *m);
     const char *name = cli_args_get(a, "model");
-    if (name && !weft_model_find(name, m)) {
-        cli_error("unknown --model '%s' (weft step --list-models lists them)", name);
-        return CLI_EXIT_INPUT;
-    }
+    if (name && !weft_model_find(name, m))
+        return cli_usage_error(&step_syntax, "unknown --model '%s' (weft step --list-models lists "
+                                             "them)",
+                               name);
     if (!name)
         snprintf(m->name, sizeof m->name, "custom");
     int rc;
@@ -219,8 +227,23 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
         (rc = u32_flag(a, "context-parallel-size", &p->cp)) ||
         (rc = u32_flag(a, "expert-model-parallel-size", &p->ep)) ||
         (rc = u32_flag(a, "global-batch-size", &p->global_batch)) ||
-        (rc = u32_flag(a, "micro-batch-size", &p->micro_batch)))
+        (rc = u32_flag(a, "micro-batch-size", &p->micro_batch)) ||
+        (rc = u32_flag(a, "decoder-first-pipeline-num-layers", &p->first_stage_layers)) ||
+        (rc = u32_flag(a, "decoder-last-pipeline-num-layers", &p->last_stage_layers)))
         return rc;
+    static const char *const vflags[2] = {"num-virtual-stages-per-pipeline-rank",
+                                          "virtual-pipeline-model-parallel-size"};
+    if (cli_args_has(a, vflags[0]) && cli_args_has(a, vflags[1]))
+        return cli_usage_error(&step_syntax, "--%s and --%s are one setting: give one", vflags[0],
+                               vflags[1]);
+    for (int i = 0; i < 2; i++)
+        if ((rc = u32_flag(a, vflags[i], &p->vpp)))
+            return rc;
+    uint64_t zs = 0;
+    if ((rc = whole_flag(a, "zero-stage", 0, 3, &zs)))
+        return rc;
+    p->zero_stage = (uint32_t)zs;
+    p->flash_attn = cli_args_has(a, "use-flash-attn");
     if (!cli_args_get(a, "global-batch-size"))
         p->global_batch = 0; /* one micro-batch per DP rank, set once DP is known */
     p->sp = cli_args_has(a, "sequence-parallel");
@@ -232,6 +255,13 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     else if (rg)
         return cli_usage_error(&step_syntax, "bad --recompute-granularity '%s': full or selective",
                                rg);
+    if (cli_args_has(a, "checkpoint-activations")) {
+        if (rg && p->recompute != WEFT_RECOMPUTE_FULL)
+            return cli_usage_error(&step_syntax, "--checkpoint-activations is full recomputation: "
+                                                 "it contradicts --recompute-granularity %s",
+                                   rg);
+        p->recompute = WEFT_RECOMPUTE_FULL;
+    }
     if (cli_args_has(a, "bf16") && cli_args_has(a, "fp16"))
         return cli_usage_error(&step_syntax, "--bf16 and --fp16 exclude each other");
     if (cli_args_has(a, "fp16"))
@@ -337,16 +367,22 @@ static void json_result(cli_json *j, const weft_step_result *r)
 
 static void par_text(const weft_parallel *p, const weft_counts *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "TP %u PP %u%s CP %u EP %u DP %u mbs %u %s%s", p->tp, p->pp,
-             c->vstages > 1 ? "x" : "", p->cp, p->ep, c->dp, p->micro_batch,
-             weft_recompute_name(p->recompute), p->sp ? " sp" : "");
-    if (c->vstages > 1) {
-        char tmp[160];
-        snprintf(tmp, sizeof tmp, "TP %u PP %ux%u CP %u EP %u DP %u mbs %u %s%s", p->tp, p->pp,
-                 c->vstages, p->cp, p->ep, c->dp, p->micro_batch, weft_recompute_name(p->recompute),
-                 p->sp ? " sp" : "");
-        snprintf(buf, n, "%s", tmp);
-    }
+    char pp[48];
+    if (c->vstages > 1)
+        snprintf(pp, sizeof pp, "%ux%u", p->pp, c->vstages);
+    else
+        snprintf(pp, sizeof pp, "%u", p->pp);
+    size_t k = strlen(pp);
+    if (p->first_stage_layers)
+        k += (size_t)snprintf(pp + k, sizeof pp - k, " first %u", p->first_stage_layers);
+    if (p->last_stage_layers)
+        snprintf(pp + k, sizeof pp - k, " last %u", p->last_stage_layers);
+    char z[16] = "";
+    if (p->zero_stage)
+        snprintf(z, sizeof z, " zero%u", p->zero_stage);
+    snprintf(buf, n, "TP %u PP %s CP %u EP %u DP %u mbs %u %s%s%s%s", p->tp, pp, p->cp, p->ep,
+             c->dp, p->micro_batch, weft_recompute_name(p->recompute), p->sp ? " sp" : "",
+             p->flash_attn ? " flash" : "", z);
 }
 
 static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model *m,
@@ -676,8 +712,11 @@ int cli_cmd_step(int argc, char **argv)
     weft_gpu g;
     weft_model m;
     weft_parallel p;
-    if ((rc = read_gpu(&a, &g)) || (rc = read_model(&a, &m)) || (rc = read_parallel(&a, &p)))
+    cli_megatron_seen seen;
+    if ((rc = read_gpu(&a, &g)) || (rc = read_model(&a, &m)) || (rc = read_parallel(&a, &p)) ||
+        (rc = cli_megatron_check(&step_syntax, &a, &seen)))
         goto free_args;
+    cli_megatron_report(&seen);
     weft_topo *t = NULL;
     if ((rc = cli_load_fabric(&a, spec, &t)))
         goto free_args;
@@ -709,7 +748,7 @@ int cli_cmd_step(int argc, char **argv)
     }
     weft_step_result r;
     cli_context_object("predicting the step");
-    err = weft_work_step(ctx, &m, &p, true, traced ? out.f : NULL, &r, &d);
+    err = weft_work_step(ctx, &m, &p, false, traced ? out.f : NULL, &r, &d);
     if (traced) {
         int crc = cli_out_close(&out, err == WEFT_OK);
         if (!err && crc) {
@@ -721,6 +760,15 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_fail(err, &d);
         goto free_ctx;
     }
+    /* A configuration that ran for real may not fit by weft's memory
+     * model: predict it all the same, and say so. */
+    if (!r.fits)
+        fprintf(stderr,
+                "weft: warning: memory: %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer "
+                "%.1f, activations %.1f GiB) does not fit the %s's %.1f GiB; predicted anyway "
+                "(fits: false)\n",
+                r.counts.mem_total / GIB, r.counts.mem_weights / GIB, r.counts.mem_grads / GIB,
+                r.counts.mem_optim / GIB, r.counts.mem_act / GIB, g.name, g.hbm_bytes / GIB);
     if (cli_args_has(&a, "json")) {
         cli_json j;
         cli_json_init(&j, stdout);
@@ -729,6 +777,16 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "model", m.name);
         cli_json_kv_string(&j, "gpu", g.name);
         json_result(&j, &r);
+        cli_json_key(&j, "ignored_flags");
+        cli_json_begin_array(&j);
+        for (size_t i = 0; i < seen.n_ignored; i++)
+            cli_json_string(&j, seen.ignored[i]);
+        cli_json_end_array(&j);
+        cli_json_key(&j, "unmodelled_flags");
+        cli_json_begin_array(&j);
+        for (size_t i = 0; i < seen.n_unmodelled; i++)
+            cli_json_string(&j, seen.unmodelled[i]);
+        cli_json_end_array(&j);
         cli_json_end_object(&j);
         rc = cli_json_done(&j);
     } else {

@@ -70,7 +70,7 @@ static const cli_opt uniform_opts[] = {
     {"output", 'o', "FILE", "write the matrix to FILE (atomically) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup uniform_group = {"options", uniform_opts};
+static const cli_optgroup uniform_group = {"options", uniform_opts, false};
 
 static const cli_syntax uniform_syntax = {
     .path = "weft traffic uniform",
@@ -130,7 +130,7 @@ static const cli_opt moe_opts[] = {
     {"output", 'o', "FILE", "write the matrix to FILE (atomically) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup moe_group = {"options", moe_opts};
+static const cli_optgroup moe_group = {"options", moe_opts, false};
 
 static const cli_syntax moe_syntax = {
     .path = "weft traffic moe",
@@ -237,7 +237,7 @@ static const cli_opt show_opts[] = {
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup show_group = {"options", show_opts};
+static const cli_optgroup show_group = {"options", show_opts, false};
 
 static const cli_syntax show_syntax = {
     .path = "weft traffic show",

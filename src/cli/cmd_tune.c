@@ -39,7 +39,7 @@ static const cli_opt tune_opts[] = {
     {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup tune_group = {"options", tune_opts};
+static const cli_optgroup tune_group = {"options", tune_opts, false};
 
 static const cli_syntax tune_syntax = {
     .path = "weft tune",

@@ -19,7 +19,7 @@ static const cli_opt verify_opts[] = {
     {"json", 0, NULL, "print the verdict as one JSON object (also when the plan is wrong)"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup verify_group = {"options", verify_opts};
+static const cli_optgroup verify_group = {"options", verify_opts, false};
 
 static const cli_syntax verify_syntax = {
     .path = "weft verify",

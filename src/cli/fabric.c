@@ -21,6 +21,7 @@ const cli_optgroup cli_fabric_options = {
         {"net", 0, "rail|switch", "with --hosts 2 or more: a switch per NIC index or one switch"},
         {NULL, 0, NULL, NULL},
     },
+    false,
 };
 
 /* The options above, in order: each applies only to NCCL XML imports. */

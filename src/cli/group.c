@@ -104,7 +104,7 @@ static void group_help(const cli_group *g)
             {"log", 0, "LEVEL", "error, warn, info, debug or trace (default warn, or $WEFT_LOG)"},
             {NULL, 0, NULL, NULL},
         };
-        const cli_optgroup top = {"options", top_opts};
+        const cli_optgroup top = {"options", top_opts, false};
         cli_print_optgroup(&top, 0);
     } else {
         cli_print_optgroup(&cli_common_options, 0);

@@ -17,7 +17,7 @@ static const cli_opt cost_opts[] = {
     {"output", 'o', "FILE", "write to FILE (atomically: all or nothing) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup cost_group = {"options", cost_opts};
+static const cli_optgroup cost_group = {"options", cost_opts, false};
 
 static const cli_syntax cost_syntax = {
     .path = "weft topo cost",

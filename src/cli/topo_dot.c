@@ -14,7 +14,7 @@ static const cli_opt dot_opts[] = {
     {"full", 0, NULL, "draw every host even when identical hosts would be collapsed"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup dot_group = {"options", dot_opts};
+static const cli_optgroup dot_group = {"options", dot_opts, false};
 
 static const cli_syntax dot_syntax = {
     .path = "weft topo dot",

@@ -25,7 +25,7 @@ static const cli_opt host_opts[] = {
     {"output", 'o', "FILE", "write the fabric here (default: standard output)"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup host_group = {"options", host_opts};
+static const cli_optgroup host_group = {"options", host_opts, false};
 
 static const cli_syntax host_syntax = {
     .path = "weft topo host",

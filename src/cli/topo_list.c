@@ -13,7 +13,7 @@ static const cli_opt list_opts[] = {
     {"json", 0, NULL, "print one JSON object: presets, each with name, usage and summary"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup list_group = {"options", list_opts};
+static const cli_optgroup list_group = {"options", list_opts, false};
 
 static const cli_syntax list_syntax = {
     .path = "weft topo list",

@@ -27,7 +27,7 @@ static const cli_opt search_opts[] = {
     {"json", 0, NULL, "print one JSON object instead of tables"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup search_group = {"options", search_opts};
+static const cli_optgroup search_group = {"options", search_opts, false};
 
 static const cli_syntax search_syntax = {
     .path = "weft topo search",

@@ -11,7 +11,7 @@ static const cli_opt show_opts[] = {
     {"output", 'o', "FILE", "write to FILE (atomically: all or nothing) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup show_group = {"options", show_opts};
+static const cli_optgroup show_group = {"options", show_opts, false};
 
 static const cli_syntax show_syntax = {
     .path = "weft topo show",

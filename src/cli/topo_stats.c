@@ -14,7 +14,7 @@ static const cli_opt stats_opts[] = {
     {"output", 'o', "FILE", "write to FILE (atomically: all or nothing) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup stats_group = {"options", stats_opts};
+static const cli_optgroup stats_group = {"options", stats_opts, false};
 
 static const cli_syntax stats_syntax = {
     .path = "weft topo stats",
