@@ -7,7 +7,9 @@
  * these figures must say so here and in the docs. Measured 3.29 %
  * geometric mean when fitted; 3.40 % (worst 8.8 %) once the embedding's
  * and the loss's collectives were simulated (every row 0.1-1.0 % slower:
- * communication Megatron-LM really issues; nothing refitted). */
+ * communication Megatron-LM really issues; nothing refitted); 3.38 %
+ * (worst 9.0 %) once the pipeline's exposure came from playing the
+ * 1F1B schedule and CP joined the gradient group. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

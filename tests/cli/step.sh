@@ -62,11 +62,60 @@ ok") pass_ ;; *) fail_ "$got" ;; esac
     done
 fi
 
-# A failed step writes no trace.
-run step --fabric a100:2 --gpu a100-80g --model gpt3-175b --trace "$TMP/none.json"
+# A configuration that does not fit is predicted all the same, with a
+# warning and fits: false (a run that really happened must not be refused
+# by weft's memory model); a failed step writes no trace.
+run step --fabric a100:2 --gpu a100-80g --model gpt3-175b --json
+expect_rc 0
+expect_err "weft: warning: memory: 3184.1 GiB per GPU (weights 325.2, gradients 650.5, optimizer 1951.5, activations 256.9 GiB) does not fit the a100-80g's 80.0 GiB; predicted anyway (fits: false)"
+expect_out_has '"fits": false'
+run step --fabric a100:2 --gpu a100-80g --model gpt3-175b --pipeline-model-parallel-size 5 --trace "$TMP/none.json"
 expect_rc 1
-expect_err "weft: memory: 3184.1 GiB per GPU (weights 325.2, gradients 650.5, optimizer 1951.5, activations 256.9 GiB) does not fit the a100-80g's 80.0 GiB"
+expect_err "weft: --tensor-model-parallel-size (1) x --pipeline-model-parallel-size (5) x --context-parallel-size (1) = 5 does not divide the fabric's 16 ranks"
 check "no trace of a failed step" test ! -e "$TMP/none.json"
+
+# A Megatron-LM launch line pastes: training-only flags are named and
+# ignored, flags weft does not model are warned about, and a value
+# Megatron itself rejects is still an error.
+MEG="--fabric a100:2 --gpu a100-80g --model gpt-1.7b --global-batch-size 64 --recompute-granularity full"
+run step $MEG --lr 1.5e-4 --min-lr 1e-5 --lr-decay-style cosine --train-iters 500000 --max-position-embeddings 2048 --data-path /data/my_text_document --split 949,50,1 --tokenizer-type GPT2BPETokenizer --save-interval 1000 --log-interval 10 --use-mcore-models --tp-comm-overlap --json
+expect_rc 0
+expect_err_has "weft: ignored (training only, no effect on the step): --lr, --min-lr, --lr-decay-style, --train-iters, --data-path, --split, --tokenizer-type, --max-position-embeddings, --save-interval, --log-interval, --use-mcore-models"
+expect_err_has "weft: warning: --tp-comm-overlap changes the step but is not modelled: TP communication is timed on the critical path"
+expect_out_has '"tp-comm-overlap"'
+run step $MEG --lr fast
+expect_rc 2
+expect_err_has "weft: bad --lr 'fast': Megatron-LM takes a number"
+run step $MEG --lr-decay-style cubic
+expect_rc 2
+expect_err_has "weft: bad --lr-decay-style 'cubic': Megatron-LM takes one of constant|linear|cosine|inverse-square-root|WSD"
+run step $MEG --train-iters 1e5
+expect_rc 2
+expect_err_has "weft: bad --train-iters '1e5': Megatron-LM takes an integer"
+
+# Llama 3.1 405B's published layout: 16 stages of 7, 8 x 14, 7 layers.
+run step --fabric h100:16 --gpu h100-sxm --model llama3.1-405b --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 --sequence-parallel --use-flash-attn --global-batch-size 16 --use-distributed-optimizer
+expect_rc 0
+expect_out_has "TP 8 PP 16 first 7 last 7 CP 1 EP 1 DP 1 mbs 1 none sp flash"
+run step --fabric h100:16 --gpu h100-sxm --model llama3.1-405b --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16
+expect_rc 1
+expect_err "weft: --num-layers (126) is not divisible by --pipeline-model-parallel-size (16)"
+
+# DeepSpeed ZeRO: its stages and their checks.
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --zero-stage 3 --global-batch-size 32 --json
+expect_rc 0
+expect_out_has '"fits": true'
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --zero-stage 4
+expect_rc 2
+expect_err_has "weft: bad --zero-stage '4': a whole number from 0 to 3"
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --zero-stage 2 --pipeline-model-parallel-size 2
+expect_rc 1
+expect_err "weft: --zero-stage 2 is incompatible with pipeline parallelism (--pipeline-model-parallel-size 2), as in DeepSpeed: use stage 1"
+
+# Counts beyond 64 bits are refused, not reported as fitting.
+run step --fabric a100:2 --gpu a100-80g --num-layers 100000000 --hidden-size 100000000 --num-attention-heads 100000
+expect_rc 1
+expect_err_has "weft: the model is too large to count in 64 bits"
 
 # Skewed expert load: --moe-skew uniform is the default, byte for byte;
 # a zipf routing (seeded) is slower, and the same seed gives the same step.
@@ -143,8 +192,8 @@ run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --order tp-dp-pp
 expect_rc 2
 expect_err_has "weft: bad --order 'tp-dp-pp'"
 run step --fabric a100:2 --gpu a100-80g --model gpt-9b
-expect_rc 1
-expect_err "weft: unknown --model 'gpt-9b' (weft step --list-models lists them)"
+expect_rc 2
+expect_err_has "weft: unknown --model 'gpt-9b' (weft step --list-models lists them)"
 
 # A GPU file, and its errors with file:line:col.
 printf 'name = myx\nbf16 = 400\nhbm_bw = 3000\nhbm = 96\n' >"$TMP/myx.gpu"
