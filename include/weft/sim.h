@@ -118,8 +118,14 @@ typedef struct weft_sim_opts {
                             link, as a receiver forwards a step once it has
                             arrived (default 0) */
     int proto;           /* gpu model: the weft_proto to run; -1 (default):
-                            NCCL's choice (weft_sim_opts_resolve). Reported
-                            in the result */
+                            weft_sim_plan, weft_sim_ring(s) and
+                            weft_sim_plans simulate every protocol NCCL
+                            enables for the plan's communicator and keep
+                            the fastest (NCCL runs the protocol its
+                            estimate makes fastest; weft's estimate is the
+                            simulation), so the time never exceeds another
+                            protocol's at the same size and never falls as
+                            the size grows. Reported in the result */
     double intra_eff;    /* fraction of the line rate that carries data on a
                             link inside a host (both ends on one host, neither
                             a NIC); links to NICs and between hosts keep their
@@ -143,8 +149,10 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
  * derived fields filled in (see weft_sim_model; fluid keeps them as set)
  * and slice_bytes applied, model and proto set. gpu: the GPU generation is
  * the first arch= of a compute node; the protocol is o->proto, or when -1
- * weft_proto_choose's for a ring of coll over all ranks, as many nodes as t
- * has hosts, 16 channels sharing the bus bandwidth B (the largest bandwidth
+ * weft_proto_choose's (NCCL's own estimate; the simulations instead keep
+ * the fastest simulated protocol, see proto) for a ring of coll over all
+ * ranks of t, as many nodes as t has hosts (the simulations resolve for
+ * the communicator a plan spans, not the whole fabric), 16 channels sharing the bus bandwidth B (the largest bandwidth
  * a rank has to other nodes of its host; across hosts at most its NIC
  * bandwidth times the ranks per host) and NVLink inside a host; bw_scale
  * the protocol's fraction, lowered to its ceilings (LL's total, LL128's per

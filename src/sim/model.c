@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/model.h"
+#include "base/alloc.h"
 #include "weft/exec_model.h"
 #include "weft/protocol.h"
 
@@ -48,20 +49,20 @@ weft_sim_model weft_sim_model_default(const weft_topo *t)
     return fabric_arch(t, &a) ? WEFT_SIM_GPU : WEFT_SIM_RUNTIME;
 }
 
-/* Rank 0's largest out-link bandwidth, GB/s, to a node of its own host
- * other than a NIC (intra), or to a NIC or a node of no or another host
- * (inter). */
-static void rank_bws(const weft_topo *t, double *intra, double *inter)
+/* Rank `first`'s largest out-link bandwidth, GB/s, to a node of its own
+ * host other than a NIC (intra), or to a NIC or a node of no or another
+ * host (inter). */
+static void rank_bws(const weft_topo *t, uint32_t first, double *intra, double *inter)
 {
     *intra = *inter = 0;
-    if (!weft_topo_num_ranks(t))
+    if (first >= weft_topo_num_ranks(t))
         return;
-    weft_node_id v = weft_topo_rank_node(t, (weft_rank){0});
+    weft_node_id v = weft_topo_rank_node(t, (weft_rank){first});
     int32_t h = weft_topo_node_host(t, v);
-    uint32_t first, count;
-    weft_topo_out_links(t, v, &first, &count);
+    uint32_t lo, count;
+    weft_topo_out_links(t, v, &lo, &count);
     for (uint32_t k = 0; k < count; k++) {
-        weft_link_id l = {first + k};
+        weft_link_id l = {lo + k};
         weft_node_id w = weft_topo_link_dst(t, l);
         double bw = weft_rat_to_double(weft_topo_link_bw(t, l));
         bool in_host = h >= 0 && weft_topo_node_host(t, w) == h &&
@@ -76,41 +77,142 @@ static void rank_bws(const weft_topo *t, double *intra, double *inter)
         *inter = *intra;
 }
 
-static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, weft_coll coll, uint64_t size,
-                            weft_diag *d)
+void sim_comm_all(const weft_topo *t, sim_comm *out)
+{
+    out->ranks = weft_topo_num_ranks(t);
+    out->nodes = weft_topo_num_hosts(t) ? weft_topo_num_hosts(t) : 1;
+    out->first = 0;
+}
+
+weft_err sim_comm_of(const weft_topo *t, const uint32_t *ranks, uint32_t n, sim_comm *out,
+                     weft_diag *d)
+{
+    uint32_t hosts = weft_topo_num_hosts(t), nodes = 0, first = UINT32_MAX;
+    uint8_t *seen = weft__calloc(hosts ? hosts : 1, 1);
+    if (!seen)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t k = 0; k < n; k++) {
+        int32_t h = weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){ranks[k]}));
+        if (h >= 0 && (uint32_t)h < hosts && !seen[h]) {
+            seen[h] = 1;
+            nodes++;
+        }
+        if (ranks[k] < first)
+            first = ranks[k];
+    }
+    weft__free(seen);
+    out->ranks = n;
+    out->nodes = nodes ? nodes : 1;
+    out->first = n ? first : 0;
+    return WEFT_OK;
+}
+
+/* The root of rank r's set in the union-find forest up[] (path halving). */
+static uint32_t find_root(uint32_t *up, uint32_t r)
+{
+    while (up[r] != r) {
+        up[r] = up[up[r]];
+        r = up[r];
+    }
+    return r;
+}
+
+weft_err sim_comm_of_plan(const weft_topo *t, const weft_plan *p, sim_comm *out, weft_diag *d)
+{
+    uint32_t n = weft_plan_get_info(p)->nranks, ops = weft_plan_num_ops(p);
+    uint32_t *up = weft__malloc((size_t)(n ? n : 1) * sizeof *up);
+    uint32_t *size = weft__calloc(n ? n : 1, sizeof *size);
+    uint8_t *talks = weft__calloc(n ? n : 1, 1);
+    weft_err err = WEFT_OK;
+    if (!up || !size || !talks) {
+        err = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    for (uint32_t r = 0; r < n; r++)
+        up[r] = r;
+    for (uint32_t i = 0; i < ops; i++) {
+        weft_op op = weft_plan_op(p, i);
+        uint32_t a = op.src_rank.v, b = op.dst_rank.v;
+        if (op.kind == WEFT_OP_NOP || a == b || a >= n || b >= n)
+            continue;
+        talks[a] = talks[b] = 1;
+        uint32_t ra = find_root(up, a), rb = find_root(up, b);
+        if (ra != rb)
+            up[ra > rb ? ra : rb] = ra < rb ? ra : rb; /* the lower rank is the root */
+    }
+    /* The largest group, and of equal ones the lowest rank's. */
+    uint32_t best = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++)
+        if (talks[r]) {
+            uint32_t root = find_root(up, r);
+            size[root]++;
+            if (best == UINT32_MAX || size[root] > size[best])
+                best = root;
+        }
+    if (best == UINT32_MAX) {
+        sim_comm_all(t, out);
+        goto free_all;
+    }
+    uint32_t m = 0;
+    for (uint32_t r = 0; r < n; r++)
+        if (talks[r] && find_root(up, r) == best)
+            up[m++] = r; /* the ranks of the group, reusing up[0..m) */
+    err = sim_comm_of(t, up, m, out, d);
+free_all:
+    weft__free(up);
+    weft__free(size);
+    weft__free(talks);
+    return err;
+}
+
+/* NCCL's view of a ring over communicator c on t: the generation, the bus
+ * bandwidth (GB/s) and the per-link figure inside a box. False when no
+ * compute node names a generation. */
+static bool comm_ring(const weft_topo *t, const sim_comm *c, weft_coll coll,
+                      weft_proto_ring *ring, double *total, double *eff)
 {
     weft_gpu_arch arch;
     if (!fabric_arch(t, &arch))
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "sim: the gpu model needs the GPUs' generation, and no compute node "
-                             "of this fabric has arch= (volta, ampere, hopper, blackwell)");
-    uint32_t nodes = weft_topo_num_hosts(t), ranks = weft_topo_num_ranks(t);
-    if (nodes < 1)
-        nodes = 1;
-    double intra, inter, eff = 1;
-    rank_bws(t, &intra, &inter);
+        return false;
+    uint32_t nodes = c->nodes ? c->nodes : 1, ranks = c->ranks;
+    double intra, inter;
+    *eff = 1;
+    rank_bws(t, c->first, &intra, &inter);
     /* NCCL's topology model counts NVLink (xGMI) at its per-link figure,
      * not the line rate: the links inside a box carry that fraction. */
     uint32_t n_ranks = weft_topo_num_ranks(t);
     for (uint32_t k = 0; k < n_ranks; k++) {
         const char *text = weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){k}), "arch");
-        if (weft_proto_link_eff(text, WEFT_HOP_NVLINK, &eff))
+        if (weft_proto_link_eff(text, WEFT_HOP_NVLINK, eff))
             break;
     }
-    intra *= eff;
+    intra *= *eff;
     /* The bus bandwidth NCCL's rings get: a rank's NVLink bandwidth inside
      * one box; across boxes at most what the box's NICs carry together (a
-     * rank's NIC bandwidth times the ranks of a box). */
-    double total = intra, per_box = (double)ranks / nodes;
-    if (nodes > 1 && inter * per_box < total)
-        total = inter * per_box;
-    weft_proto_ring ring = {coll, ranks < 2 ? 2 : ranks, nodes, GPU_CHANNELS,
-                            total / GPU_CHANNELS, arch, WEFT_HOP_NVLINK};
+     * rank's NIC bandwidth times the communicator's ranks per box). */
+    double per_box = (double)ranks / nodes;
+    *total = intra;
+    if (nodes > 1 && inter * per_box < *total)
+        *total = inter * per_box;
+    *ring = (weft_proto_ring){coll, ranks < 2 ? 2 : ranks, nodes, GPU_CHANNELS,
+                              *total / GPU_CHANNELS, arch, WEFT_HOP_NVLINK};
+    return true;
+}
+
+static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, const sim_comm *c,
+                            weft_coll coll, uint64_t size, weft_diag *d)
+{
+    weft_proto_ring ring;
+    double total, eff;
+    if (!comm_ring(t, c, coll, &ring, &total, &eff))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "sim: the gpu model needs the GPUs' generation, and no compute node "
+                             "of this fabric has arch= (volta, ampere, hopper, blackwell)");
     weft_proto p = (unsigned)r->proto < WEFT_PROTO_COUNT ? (weft_proto)r->proto
                    : total > 0                           ? weft_proto_choose(&ring, size, NULL)
                                                          : WEFT_PROTO_SIMPLE;
-    weft_proto_model m = weft_proto_model_get(arch, WEFT_HOP_NVLINK, nodes, p);
-    weft_proto_model net = weft_proto_model_get(arch, WEFT_HOP_NET, nodes, p);
+    weft_proto_model m = weft_proto_model_get(ring.arch, WEFT_HOP_NVLINK, ring.nodes, p);
+    weft_proto_model net = weft_proto_model_get(ring.arch, WEFT_HOP_NET, ring.nodes, p);
     double frac = m.bw_frac;
     if (total > 0 && m.total_max_gbps > 0 && total * frac > m.total_max_gbps)
         frac = m.total_max_gbps / total;
@@ -134,9 +236,35 @@ static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, weft_coll coll
     return WEFT_OK;
 }
 
+uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_comm *c,
+                          weft_coll coll, int protos[WEFT_PROTO_COUNT])
+{
+    weft_proto_ring ring;
+    double total, eff;
+    if (o->model != WEFT_SIM_GPU || o->proto >= 0 || !comm_ring(t, c, coll, &ring, &total, &eff) ||
+        !(total > 0)) {
+        protos[0] = o->proto;
+        return 1;
+    }
+    uint32_t n = 0;
+    for (int p = 0; p < WEFT_PROTO_COUNT; p++)
+        if (weft_proto_enabled(&ring, (weft_proto)p))
+            protos[n++] = p;
+    return n;
+}
+
 weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
                                uint64_t size, uint64_t chunk_bytes, weft_sim_opts *out,
                                weft_diag *d)
+{
+    sim_comm all;
+    sim_comm_all(t, &all);
+    return sim_model_resolve_comm(o, t, &all, coll, size, chunk_bytes, out, d);
+}
+
+weft_err sim_model_resolve_comm(const weft_sim_opts *o, const weft_topo *t, const sim_comm *c,
+                                weft_coll coll, uint64_t size, uint64_t chunk_bytes,
+                                weft_sim_opts *out, weft_diag *d)
 {
     weft_sim_opts r = *o;
     switch (o->model) {
@@ -153,7 +281,7 @@ weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_
         r.proto = -1;
         break;
     case WEFT_SIM_GPU: {
-        weft_err e = resolve_gpu(&r, t, coll, size, d);
+        weft_err e = resolve_gpu(&r, t, c, coll, size, d);
         if (e)
             return e;
         break;
@@ -206,10 +334,11 @@ double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_
     return bw;
 }
 
-weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
-                                uint64_t size, uint32_t g, weft_sim_opts *out, weft_diag *d)
+weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, const sim_comm *c,
+                                weft_coll coll, uint64_t size, uint32_t g, weft_sim_opts *out,
+                                weft_diag *d)
 {
-    weft_err rerr = weft_sim_opts_resolve(o, t, coll, size, size / g, out, d);
+    weft_err rerr = sim_model_resolve_comm(o, t, c, coll, size, size / g, out, d);
     if (rerr)
         return rerr;
     if (o->model == WEFT_SIM_GPU) {

@@ -875,21 +875,17 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
-weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
-                       const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
+/* Runs plan p of `size` bytes with settings o resolved for communicator
+ * cm and protocol proto (o->proto, or one of sim_model_protos). */
+static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
+                         const weft_sim_opts *o, const sim_comm *cm, int proto,
+                         weft_sim_result *out, weft_diag *d)
 {
-    weft_sim_opts defaults;
-    if (!o) {
-        weft_sim_opts_init(&defaults);
-        o = &defaults;
-    }
     const weft_plan_info *info = weft_plan_get_info(p);
-    if (info->nranks != weft_topo_num_ranks(t))
-        return weft_diag_set(d, WEFT_EINVAL, "sim: the plan has %u ranks, the fabric %u",
-                             info->nranks, weft_topo_num_ranks(t));
-    weft_sim_opts resolved;
-    weft_err rerr = weft_sim_opts_resolve(o, t, info->coll, size,
-                                          size / weft_plan_size_chunks(p), &resolved, d);
+    weft_sim_opts asked = *o, resolved;
+    asked.proto = proto;
+    weft_err rerr = sim_model_resolve_comm(&asked, t, cm, info->coll, size,
+                                           size / weft_plan_size_chunks(p), &resolved, d);
     if (rerr)
         return rerr;
     o = &resolved;
@@ -1010,6 +1006,86 @@ free_all:
     return err;
 }
 
+weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
+                       const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
+{
+    weft_sim_opts defaults;
+    if (!o) {
+        weft_sim_opts_init(&defaults);
+        o = &defaults;
+    }
+    const weft_plan_info *info = weft_plan_get_info(p);
+    if (info->nranks != weft_topo_num_ranks(t))
+        return weft_diag_set(d, WEFT_EINVAL, "sim: the plan has %u ranks, the fabric %u",
+                             info->nranks, weft_topo_num_ranks(t));
+    sim_comm cm;
+    int protos[WEFT_PROTO_COUNT];
+    weft_err err = sim_comm_of_plan(t, p, &cm, d);
+    if (err)
+        return err;
+    uint32_t np = sim_model_protos(o, t, &cm, info->coll, protos);
+    if (np == 1)
+        return plan_run(t, p, size, o, &cm, protos[0], out, d);
+    /* NCCL's choice by weft's estimate: the fastest protocol, simulated
+     * without a trace; the trace, when asked, is of the one kept. */
+    weft_sim_opts quiet = *o;
+    quiet.trace = NULL;
+    weft_sim_result best, r;
+    int keep = -1;
+    for (uint32_t k = 0; k < np; k++) {
+        if ((err = plan_run(t, p, size, &quiet, &cm, protos[k], &r, d)))
+            return err;
+        if (keep < 0 || r.time_s < best.time_s) {
+            best = r;
+            keep = protos[k];
+        }
+    }
+    if (o->trace)
+        return plan_run(t, p, size, o, &cm, keep, out, d);
+    *out = best;
+    return WEFT_OK;
+}
+
+/* The settings job j runs with among several (weft_sim_plans): those
+ * weft_sim_plan (weft_sim_rings for a ring job) would run it with alone,
+ * the protocol included. */
+static weft_err job_settings(const weft_topo *t, const weft_sim_job *job, const weft_sim_opts *o,
+                             weft_sim_opts *out, weft_diag *d)
+{
+    const weft_plan_info *info = weft_plan_get_info(job->plan);
+    weft_coll coll = job->ring ? job->ring_coll : info->coll;
+    sim_comm cm;
+    int protos[WEFT_PROTO_COUNT];
+    weft_err err = sim_comm_of_plan(t, job->plan, &cm, d);
+    if (err)
+        return err;
+    uint32_t np = sim_model_protos(o, t, &cm, coll, protos);
+    int keep = protos[0];
+    if (np > 1) {
+        weft_sim_job alone = *job;
+        alone.start_s = 0;
+        double best = INFINITY;
+        for (uint32_t k = 0; k < np; k++) {
+            weft_sim_opts forced = *o;
+            forced.proto = protos[k];
+            double done;
+            if ((err = weft_sim_plans(t, &alone, 1, &forced, &done, d)))
+                return err;
+            if (done < best) {
+                best = done;
+                keep = protos[k];
+            }
+        }
+    }
+    weft_sim_opts asked = *o;
+    asked.proto = keep;
+    return job->ring ? sim_model_resolve_ring(&asked, t, &cm, job->ring_coll, job->size,
+                                              job->ring, out, d)
+                     : sim_model_resolve_comm(&asked, t, &cm, info->coll, job->size,
+                                              job->size / weft_plan_size_chunks(job->plan), out,
+                                              d);
+}
+
 /* ---- Several plans at once (weft_sim_plans) ------------------------------
  *
  * Every job's plan is built into one engine as weft_sim_plan builds it
@@ -1054,11 +1130,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
                                 j, info->nranks, weft_topo_num_ranks(t));
             goto free_all;
         }
-        if ((err = jobs[j].ring ? sim_model_resolve_ring(o, t, jobs[j].ring_coll, jobs[j].size,
-                                                         jobs[j].ring, &res[j], d)
-                                : weft_sim_opts_resolve(o, t, info->coll, jobs[j].size,
-                                                        jobs[j].size / weft_plan_size_chunks(p),
-                                                        &res[j], d)))
+        if ((err = job_settings(t, &jobs[j], o, &res[j], d)))
             goto free_all;
         if (jobs[j].size == 0 || res[j].slices == 0 || !(res[j].alpha_s >= 0) ||
             !(jobs[j].start_s >= 0) || weft_plan_num_circuits(p) > 0) {

@@ -380,6 +380,12 @@ static weft_err check_order(const uint32_t *order, uint32_t n, uint32_t g, uint3
     return err;
 }
 
+static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n, uint32_t g,
+                          sim_comm *out, weft_diag *d);
+static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
+                         uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
+                         int proto, weft_sim_result *out, weft_diag *d);
+
 /* n positions of order (NULL: the ranks in order), in rings of g
  * consecutive positions that all run at once; see weft_sim_rings. */
 static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
@@ -400,8 +406,59 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
                              n == g ? "the fabric has" : "a group has", g);
     if (n % g)
         return weft_diag_set(d, WEFT_EINVAL, "sim: %u positions are not rings of %u", n, g);
-    weft_sim_opts resolved;
-    weft_err rerr = sim_model_resolve_ring(o, t, coll, size, g, &resolved, d);
+    if (order) {
+        weft_err cerr = check_order(order, n, g, weft_topo_num_ranks(t), d);
+        if (cerr)
+            return cerr;
+    }
+    sim_comm cm;
+    weft_err cerr = ring_comm(t, order, n, g, &cm, d);
+    if (cerr)
+        return cerr;
+    int protos[WEFT_PROTO_COUNT];
+    uint32_t np = sim_model_protos(o, t, &cm, coll, protos);
+    if (np == 1)
+        return ring_run(t, coll, order, n, g, size, o, &cm, protos[0], out, d);
+    /* NCCL's choice by weft's estimate: the fastest protocol. */
+    weft_sim_result best, r;
+    for (uint32_t k = 0; k < np; k++) {
+        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k], &r, d)))
+            return cerr;
+        if (k == 0 || r.time_s < best.time_s)
+            best = r;
+    }
+    *out = best;
+    return WEFT_OK;
+}
+
+/* The communicator of rings of g positions of order (NULL: the ranks in
+ * order): the ring holding the lowest rank, as sim_comm_of_plan takes the
+ * ring plan's. */
+static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n, uint32_t g,
+                          sim_comm *out, weft_diag *d)
+{
+    uint32_t at = 0;
+    for (uint32_t p = 0; order && p < n; p++)
+        if (order[p] < order[at])
+            at = p;
+    uint32_t lo = at / g * g, *ranks = weft__malloc((size_t)g * sizeof *ranks);
+    if (!ranks)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t q = 0; q < g; q++)
+        ranks[q] = order ? order[lo + q] : lo + q;
+    weft_err err = sim_comm_of(t, ranks, g, out, d);
+    weft__free(ranks);
+    return err;
+}
+
+/* One run of rings_sim with protocol proto on communicator cm. */
+static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
+                         uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
+                         int proto, weft_sim_result *out, weft_diag *d)
+{
+    weft_sim_opts asked = *o, resolved;
+    asked.proto = proto;
+    weft_err rerr = sim_model_resolve_ring(&asked, t, cm, coll, size, g, &resolved, d);
     if (rerr)
         return rerr;
     o = &resolved;
@@ -424,8 +481,7 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
     uint32_t pruned = 0, *hit = NULL;
     double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
-    if ((order && (err = check_order(order, n, g, weft_topo_num_ranks(t), d))) ||
-        (err = route_ring(t, n, g, order, o, (double)size / g / o->slices / o->bw_scale, &x, d)))
+    if ((err = route_ring(t, n, g, order, o, (double)size / g / o->slices / o->bw_scale, &x, d)))
         goto free_all;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);

@@ -2,14 +2,17 @@
  * row of Narayanan et al. SC'21 Table 1 predicted on its a100:B fabric,
  * its error printed, and the errors held to what they measured when
  * WEFT_WORK_GEMM_EFF was fitted (docs/step.md, "Validation"): at most
- * 9.0 % on any row, 3.5 % geometric mean (exp of the mean |ln(pred /
+ * 9.0 % on any row, 4.6 % geometric mean (exp of the mean |ln(pred /
  * published)|). A regression check: a change to the model that moves
  * these figures must say so here and in the docs. Measured 3.29 %
  * geometric mean when fitted; 3.40 % (worst 8.8 %) once the embedding's
  * and the loss's collectives were simulated (every row 0.1-1.0 % slower:
  * communication Megatron-LM really issues; nothing refitted); 3.38 %
  * (worst 9.0 %) once the pipeline's exposure came from playing the
- * 1F1B schedule and CP joined the gradient group. */
+ * 1F1B schedule and CP joined the gradient group; 4.52 % (worst 9.0 %)
+ * once NCCL's protocol was chosen per communicator (a pipeline send
+ * between two boxes no longer pays the whole fabric's latency model: the
+ * PP > 1 rows 0.5-5 % faster; nothing refitted). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,6 @@ int main(void)
     double geo = exp(sum_log / (rows ? rows : 1)) - 1;
     printf("worst %.1f%%, geometric mean error %.2f%%\n", 100 * worst, 100 * geo);
     CHECK(worst <= 0.090);
-    CHECK(geo <= 0.035);
+    CHECK(geo <= 0.046);
     return weft_test_done();
 }

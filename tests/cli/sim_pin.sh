@@ -18,7 +18,11 @@
 # moves it by -2.8e-7 relative, the reduced one by +9.3e-10.
 #
 # Columns: fabric, algorithm, model (fluid; fluid-ct: --cut-through;
-# runtime; gpu), size, time_s of the old engine.
+# runtime; gpu; gpu-PROTO: gpu with --proto PROTO), size, time_s of the old
+# engine. The gpu model once ran the protocol NCCL's estimate picks and now
+# runs the fastest one simulated (docs/sim.md, "Models"): four rows at 1M,
+# where the two differ, pin the old engine's figure with the old protocol
+# forced (LL128) and the new choice (LL) beside it.
 # Run by CTest as: bash sim_pin.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 . "$2/tests/cli/lib/check.sh"
@@ -26,6 +30,7 @@ WEFT=$1
 while read -r fabric algo model size want; do
     case $model in
     fluid-ct) flags=(--cut-through) ;;
+    gpu-*) flags=(--model gpu --proto "${model#gpu-}") ;;
     *) flags=(--model "$model") ;;
     esac
     run sim "$fabric" --coll allreduce --algo "$algo" --size "$size" "${flags[@]}" --json
@@ -70,7 +75,8 @@ a100:2 optimal fluid-ct 1M 1.8788951762042588e-05
 a100:2 optimal fluid-ct 1G 0.0062078388799100895
 a100:2 optimal runtime 1M 0.001062326375384615
 a100:2 optimal runtime 1G 0.016961557167541063
-a100:2 optimal gpu 1M 7.924775919732441e-05
+a100:2 optimal gpu-LL128 1M 7.924775919732441e-05
+a100:2 optimal gpu 1M 6.564847170439187e-05
 a100:2 optimal gpu 1G 0.007821466723763285
 a100:2 rings:auto fluid 1M 2.1234657500000016e-05
 a100:2 rings:auto fluid 1G 0.010204470468130325
@@ -78,7 +84,8 @@ a100:2 rings:auto fluid-ct 1M 1.884768e-05
 a100:2 rings:auto fluid-ct 1G 0.010072305989235834
 a100:2 rings:auto runtime 1M 0.0013710964016666657
 a100:2 rings:auto runtime 1G 0.0101120596
-a100:2 rings:auto gpu 1M 9.827617391304352e-05
+a100:2 rings:auto gpu-LL128 1M 9.827617391304352e-05
+a100:2 rings:auto gpu 1M 6.472643349490426e-05
 a100:2 rings:auto gpu 1G 0.010133065944905602
 a100:2 nccl fluid 1M 2.0790506666666656e-05
 a100:2 nccl fluid 1G 0.010204470468130325
@@ -126,7 +133,8 @@ h100:2 rings:auto fluid-ct 1M 1.9883840000000004e-05
 h100:2 rings:auto fluid-ct 1G 0.005039750639638676
 h100:2 rings:auto runtime 1M 0.001371557524908288
 h100:2 rings:auto runtime 1G 0.005091552091764714
-h100:2 rings:auto gpu 1M 9.930010412269598e-05
+h100:2 rings:auto gpu-LL128 1M 9.930010412269598e-05
+h100:2 rings:auto gpu 1M 5.912676373967646e-05
 h100:2 rings:auto gpu 1G 0.0051538577196104576
 h100:2 nccl fluid 1M 1.628542222222222e-05
 h100:2 nccl fluid 1G 0.005034486142498011
@@ -174,7 +182,8 @@ clos:hosts=2 rings:auto fluid-ct 1M 1.8943840000000003e-05
 clos:hosts=2 rings:auto fluid-ct 1G 0.005039273236823128
 clos:hosts=2 rings:auto runtime 1M 0.001370273946666669
 clos:hosts=2 rings:auto runtime 1G 0.005088572182222224
-clos:hosts=2 rings:auto gpu 1M 9.835808695652179e-05
+clos:hosts=2 rings:auto gpu-LL128 1M 9.835808695652179e-05
+clos:hosts=2 rings:auto gpu 1M 5.8939121582881207e-05
 clos:hosts=2 rings:auto gpu 1G 0.005100033192492884
 clos:hosts=2 nccl fluid 1M 1.628542222222222e-05
 clos:hosts=2 nccl fluid 1G 0.005040006950802136
