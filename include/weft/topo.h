@@ -259,7 +259,7 @@ typedef enum weft_quantity {
 /* The one reader of bandwidths and times that .topo files, presets and
  * every command-line flag share: NUMBER UNIT as weft_parse_bandwidth, or a
  * bare NUMBER taken in bare_unit (one of the quantity's units: presets and
- * --nic-bw take "GB/s", --alpha "s", preset latencies "ns"); bare_unit
+ * --nic-bw take "GB/s", preset latencies "ns"); bare_unit
  * NULL requires a unit. Writes the exact value in GB/s or ns. On failure
  * *why (when why is not NULL) is a static reason for a message: "bad
  * number", "missing unit", "unknown unit", "must be > 0", "must be >= 0",

@@ -113,7 +113,14 @@ void cli_print_optgroup(const cli_optgroup *g, int width)
     }
     for (const cli_opt *o = g->opts; o->name; o++) {
         opt_label(o, buf, sizeof buf);
-        printf("%-*s  %s\n", width, buf, o->help);
+        /* A help text's later lines start at its column too. */
+        printf("%-*s  ", width, buf);
+        for (const char *h = o->help; *h; h++)
+            if (*h == '\n')
+                printf("\n%-*s  ", width, "");
+            else
+                putchar(*h);
+        putchar('\n');
     }
 }
 

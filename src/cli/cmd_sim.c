@@ -47,7 +47,8 @@ static const cli_opt sim_opts[] = {
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
     {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
                             "the model's"},
-    {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
+    {"alpha", 0, "T", "fluid model: per-transfer start overhead, with a unit (5us,\n"
+                      "0.5ms; 0 needs none); default 0"},
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"max-ops", 0, "N", "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},

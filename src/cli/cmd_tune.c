@@ -33,7 +33,8 @@ static const cli_opt tune_opts[] = {
                       "gpu when the fabric's GPUs name their arch=, else runtime)"},
     {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
                             "the model's"},
-    {"alpha", 0, "T", "fluid model: per-transfer start overhead: 5us, 500ns or seconds (default 0)"},
+    {"alpha", 0, "T", "fluid model: per-transfer start overhead, with a unit (5us,\n"
+                      "0.5ms; 0 needs none); default 0"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
     {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},

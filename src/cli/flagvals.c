@@ -75,11 +75,21 @@ int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, dou
 {
     const char *why;
     weft_rat ns;
-    if (weft_parse_quantity(WEFT_QTY_LATENCY, text, "s", &ns, &why) != WEFT_OK)
-        return quantity_error(syn, flag, text, why, "a number of seconds or a number and a unit",
-                              "5us, 0.7us or 2e-6", WEFT_QTY_LATENCY);
-    /* One division, so that whole nanoseconds give the nearest double
-     * ("1e-6" is exactly the double 1e-6, as strtod reads it). */
+    /* As a .topo file's lat= (src/topo/units.c): a number and a unit. A
+     * bare 0 is the one number that means the same in every unit. */
+    if (weft_parse_quantity(WEFT_QTY_LATENCY, text, NULL, &ns, &why) != WEFT_OK) {
+        weft_rat bare;
+        if (strcmp(why, "missing unit") != 0)
+            return quantity_error(syn, flag, text, why, "a number and a unit", "5us or 0.5ms",
+                                  WEFT_QTY_LATENCY);
+        if (weft_parse_quantity(WEFT_QTY_LATENCY, text, "s", &bare, NULL) != WEFT_OK ||
+            weft_rat_sign(bare) != 0)
+            return cli_usage_error(syn, "bad %s '%s': add a unit, one of %s (e.g. %sus, or "
+                                        "%ss for seconds); only 0 goes without one",
+                                   flag, text, weft_quantity_units(WEFT_QTY_LATENCY), text, text);
+        ns = bare;
+    }
+    /* One division, so that whole nanoseconds give the nearest double. */
     double s = (double)ns.num / ((double)ns.den * 1e9);
     if (s > max_s)
         return cli_usage_error(syn, "bad %s '%s': at most %g s", flag, text, max_s);

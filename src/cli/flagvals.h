@@ -28,7 +28,8 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
 /* A bandwidth > 0 in GB/s; a bare number is GB/s. */
 int cli_flag_bandwidth(const cli_syntax *syn, const char *flag, const char *text, weft_rat *gbps);
 /* A time >= 0 and at most max_s seconds, written with a unit (ns, us, ms,
- * s) or as a bare number of seconds; the value in seconds. */
+ * s) as a .topo file's lat=; a bare number is a usage error naming the
+ * units, except 0. The value in seconds. */
 int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, double max_s,
                   double *seconds);
 /* An expert popularity: "uniform" (*zipf false) or "zipf:S", S from 0 to 8

@@ -22,7 +22,7 @@ static const cli_opt search_opts[] = {
     {"coll", 0, "C", "allgather, reducescatter or allreduce"},
     {"size", 0, "S", "the collective's size the best fabric is chosen for (e.g. 1M, 1G)"},
     {"bw", 0, "B", "bandwidth of every link (default 100 GB/s)"},
-    {"alpha", 0, "A", "latency of one step (default 1us)"},
+    {"alpha", 0, "A", "latency of one step, with a unit: 1us, 500ns (default 1us)"},
     {"output", 'o', "FILE", "write the best fabric to FILE in .topo format"},
     {"json", 0, NULL, "print one JSON object instead of tables"},
     {NULL, 0, NULL, NULL},

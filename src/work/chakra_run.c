@@ -68,10 +68,36 @@ uint64_t weft_chakra_nodes(const weft_chakra *w)
     return w->nodes;
 }
 
-static int id_cmp(const void *a, const void *b)
+static bool id_less(ck_id x, ck_id y)
 {
-    const ck_id *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id ? 1 : x->idx < y->idx ? -1 : x->idx > y->idx;
+    return x.id < y.id || (x.id == y.id && x.idx < y.idx);
+}
+
+/* Sorts ids by (id, index) in place: a heapsort, O(n log n) time and no
+ * memory besides the array (glibc's qsort takes a copy of it, which at
+ * 2^24 nodes is 256 MiB more). */
+static void sort_ids(ck_id *a, size_t n)
+{
+    for (size_t end = n, i = n / 2; end > 1;) {
+        size_t root;
+        if (i > 0) {
+            root = --i; /* building the heap */
+        } else {
+            ck_id t = a[0]; /* the largest goes to the end */
+            a[0] = a[--end];
+            a[end] = t;
+            root = 0;
+        }
+        for (size_t c; (c = 2 * root + 1) < end; root = c) {
+            if (c + 1 < end && id_less(a[c], a[c + 1]))
+                c++;
+            if (!id_less(a[root], a[c]))
+                break;
+            ck_id t = a[root];
+            a[root] = a[c];
+            a[c] = t;
+        }
+    }
 }
 
 /* The weft collective of a Chakra one; -1 for a barrier, -2 unsupported. */
@@ -102,8 +128,7 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
 {
     size_t n = r->t.n, total = 0;
     ck_id *ids = weft__malloc((n ? n : 1) * sizeof *ids);
-    r->dep_off = weft__malloc((n + 1) * sizeof *r->dep_off);
-    if (!ids || !r->dep_off)
+    if (!ids)
         goto oom;
     if (n >= NONE) {
         weft__free(ids);
@@ -111,6 +136,7 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
     }
     for (size_t i = 0; i < n; i++) {
         const weft_ck_node *nd = &r->t.nodes[i];
+        const weft_ck_attrs *at = weft_ck_attr(&r->t, nd);
         ids[i] = (ck_id){nd->id, (uint32_t)i};
         total += nd->ndeps;
         const char *why = NULL;
@@ -118,43 +144,43 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
         if (nd->type > WEFT_CK_COLL) {
             snprintf(buf, sizeof buf, "unknown node type %llu", (unsigned long long)nd->type);
             why = buf;
-        } else if (nd->type == WEFT_CK_COLL && coll_of(nd->comm_type) == -2) {
+        } else if (nd->type == WEFT_CK_COLL && coll_of(at->comm_type) == -2) {
             snprintf(buf, sizeof buf,
                      "collective %s (comm_type %llu) is not supported (allreduce, allgather, "
                      "reducescatter, alltoall, broadcast, barrier)",
-                     ck_coll_name(nd->comm_type), (unsigned long long)nd->comm_type);
+                     ck_coll_name(at->comm_type), (unsigned long long)at->comm_type);
             why = buf;
         } else if ((nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) &&
-                   nd->comm_size > ((uint64_t)1 << 50)) {
+                   at->comm_size > ((uint64_t)1 << 50)) {
             snprintf(buf, sizeof buf, "comm_size %llu is more than 1 PiB",
-                     (unsigned long long)nd->comm_size);
+                     (unsigned long long)at->comm_size);
             why = buf;
-        } else if (nd->type == WEFT_CK_SEND && (nd->comm_dst < 0 || nd->comm_dst >= ranks)) {
+        } else if (nd->type == WEFT_CK_SEND && (at->comm_dst < 0 || at->comm_dst >= ranks)) {
             snprintf(buf, sizeof buf, "send to rank %lld, not one of the %u ranks",
-                     (long long)nd->comm_dst, ranks);
+                     (long long)at->comm_dst, ranks);
             why = buf;
-        } else if (nd->type == WEFT_CK_RECV && (nd->comm_src < 0 || nd->comm_src >= ranks)) {
+        } else if (nd->type == WEFT_CK_RECV && (at->comm_src < 0 || at->comm_src >= ranks)) {
             snprintf(buf, sizeof buf, "recv from rank %lld, not one of the %u ranks",
-                     (long long)nd->comm_src, ranks);
+                     (long long)at->comm_src, ranks);
             why = buf;
         }
         if (why) {
             weft__free(ids);
             return weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s'): %s", r->file,
-                                 (unsigned long long)nd->id, nd->name, why);
+                                 (unsigned long long)nd->id, weft_ck_name(&r->t, nd), why);
         }
     }
-    if (n)
-        qsort(ids, n, sizeof *ids, id_cmp);
+    sort_ids(ids, n);
     for (size_t i = 1; i < n; i++)
         if (ids[i].id == ids[i - 1].id) {
-            weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice", r->file,
-                          (unsigned long long)ids[i].id);
+            weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice (nodes %u and %u)",
+                          r->file, (unsigned long long)ids[i].id, ids[i - 1].idx, ids[i].idx);
             weft__free(ids);
             return WEFT_EINVAL;
         }
+    r->dep_off = weft__malloc((n + 1) * sizeof *r->dep_off);
     r->dep = weft__malloc((total ? total : 1) * sizeof *r->dep);
-    if (!r->dep)
+    if (!r->dep_off || !r->dep)
         goto oom;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -164,15 +190,16 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
             size_t lo = 0, hi = n;
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
-                if (ids[mid].id < nd->deps[j])
+                if (ids[mid].id < r->t.deps[nd->dep + j])
                     lo = mid + 1;
                 else
                     hi = mid;
             }
-            if (lo == n || ids[lo].id != nd->deps[j]) {
+            if (lo == n || ids[lo].id != r->t.deps[nd->dep + j]) {
                 weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s') depends on node %llu, which "
                               "the trace does not have", r->file, (unsigned long long)nd->id,
-                              nd->name, (unsigned long long)nd->deps[j]);
+                              weft_ck_name(&r->t, nd),
+                              (unsigned long long)r->t.deps[nd->dep + j]);
                 weft__free(ids);
                 return WEFT_EINVAL;
             }
@@ -466,12 +493,13 @@ static weft_err add_span(run *R, span **s, size_t *n, size_t *cap, double t0, do
     return WEFT_OK;
 }
 
-static uint32_t group_of(const run *R, const weft_ck_node *nd)
+/* The group of a collective of process group pg ("" or "0": every rank). */
+static uint32_t group_of(const run *R, const char *pg)
 {
-    if (!nd->pg_name[0] || !strcmp(nd->pg_name, "0"))
+    if (!pg[0] || !strcmp(pg, "0"))
         return 0;
     for (uint32_t i = 1; i < R->ng; i++)
-        if (!strcmp(R->g[i].name, nd->pg_name))
+        if (!strcmp(R->g[i].name, pg))
             return i;
     return NONE;
 }
@@ -505,10 +533,10 @@ static weft_err build_groups(run *R)
             const weft_ck_node *nd = &w->r[r].t.nodes[i];
             if (nd->type != WEFT_CK_COLL)
                 continue;
-            uint32_t gi = group_of(R, nd);
+            uint32_t gi = group_of(R, weft_ck_pg_name(&w->r[r].t, nd));
             if (gi == NONE) {
                 gi = R->ng;
-                err = add_group(R, &cap, nd->pg_name);
+                err = add_group(R, &cap, weft_ck_pg_name(&w->r[r].t, nd));
             }
             if (!err)
                 R->g[gi].slot[r] = 0;
@@ -544,7 +572,7 @@ static void groups_free(run *R)
 static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
 {
     const weft_ck_node *nd = node_at(R, r, i);
-    uint32_t gi = group_of(R, nd);
+    uint32_t gi = group_of(R, weft_ck_pg_name(&R->w->r[r].t, nd));
     group *g = &R->g[gi];
     size_t k = g->seq[r]++;
     if (k >= g->ninst) {
@@ -569,18 +597,21 @@ static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
     /* Every member has issued it: they must agree. */
     uint32_t r0 = g->member[0];
     const weft_ck_node *a = node_at(R, r0, g->inode[k * g->gs]);
+    const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[r0].t, a);
     for (uint32_t q = 1; q < g->gs; q++) {
         uint32_t rq = g->member[q];
         const weft_ck_node *b = node_at(R, rq, g->inode[k * g->gs + q]);
-        if (coll_of(a->comm_type) != coll_of(b->comm_type) || a->comm_size != b->comm_size)
+        const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[rq].t, b);
+        if (coll_of(aa->comm_type) != coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
             return weft_diag_set(
                 R->d, WEFT_EINVAL,
                 "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
                 "bytes) are both collective %zu of process group '%s': the ranks issue the "
                 "group's collectives in another order",
-                R->w->r[r0].file, (unsigned long long)a->id, a->name, ck_coll_name(a->comm_type),
-                (unsigned long long)a->comm_size, R->w->r[rq].file, (unsigned long long)b->id,
-                b->name, ck_coll_name(b->comm_type), (unsigned long long)b->comm_size, k,
+                R->w->r[r0].file, (unsigned long long)a->id, weft_ck_name(&R->w->r[r0].t, a),
+                ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
+                (unsigned long long)b->id, weft_ck_name(&R->w->r[rq].t, b),
+                ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
                 g->name[0] ? g->name : "0");
     }
     return push_pair(R, &R->pend, &R->npend, &R->cappend, gi, (uint32_t)k);
@@ -596,9 +627,10 @@ static bool msg_match(const msg *m, uint32_t src, uint32_t dst, int64_t tag)
 static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
 {
     const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     for (size_t k = 0; k < R->nm; k++) {
         msg *m = &R->m[k];
-        if (m->recv_node == NONE && msg_match(m, (uint32_t)nd->comm_src, r, nd->comm_tag)) {
+        if (m->recv_node == NONE && msg_match(m, (uint32_t)at->comm_src, r, at->comm_tag)) {
             m->recv_node = i;
             m->recv_t = t;
             if (m->arrive >= 0)
@@ -609,26 +641,27 @@ static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
     if (weft__grow((void **)&R->m, &R->capm, R->nm + 1, sizeof *R->m))
         return weft_diag_code(R->d, WEFT_ENOMEM);
     /* A receive posted before its send: a placeholder the send fills. */
-    R->m[R->nm++] = (msg){(uint32_t)nd->comm_src, r, NONE, i, nd->comm_tag, 0, -1, -1, t};
+    R->m[R->nm++] = (msg){(uint32_t)at->comm_src, r, NONE, i, at->comm_tag, 0, -1, -1, t};
     return WEFT_OK;
 }
 
 static weft_err issue_send(run *R, uint32_t r, uint32_t i, double t)
 {
     const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     size_t k;
     for (k = 0; k < R->nm; k++)
-        if (R->m[k].send_node == NONE && msg_match(&R->m[k], r, (uint32_t)nd->comm_dst,
-                                                   nd->comm_tag))
+        if (R->m[k].send_node == NONE &&
+            msg_match(&R->m[k], r, (uint32_t)at->comm_dst, at->comm_tag))
             break;
     if (k == R->nm) {
         if (weft__grow((void **)&R->m, &R->capm, R->nm + 1, sizeof *R->m))
             return weft_diag_code(R->d, WEFT_ENOMEM);
-        R->m[R->nm++] = (msg){r, (uint32_t)nd->comm_dst, NONE, NONE, nd->comm_tag, 0, -1, -1, -1};
+        R->m[R->nm++] = (msg){r, (uint32_t)at->comm_dst, NONE, NONE, at->comm_tag, 0, -1, -1, -1};
     }
     msg *m = &R->m[k];
     m->send_node = i;
-    m->size = nd->comm_size;
+    m->size = at->comm_size;
     m->sent = t;
     if (weft__grow((void **)&R->psend, &R->cappsend, R->npsend + 1, sizeof *R->psend))
         return weft_diag_code(R->d, WEFT_ENOMEM);
@@ -639,7 +672,8 @@ static weft_err issue_send(run *R, uint32_t r, uint32_t i, double t)
 static weft_err compute_s(run *R, uint32_t r, const weft_ck_node *nd, double *out)
 {
     const weft_gpu *g = R->c->gpu;
-    if (nd->duration_us || (!nd->num_ops && !nd->tensor_size)) {
+    const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
+    if (nd->duration_us || (!at->num_ops && !at->tensor_size)) {
         *out = (double)nd->duration_us * 1e-6;
         return WEFT_OK;
     }
@@ -647,9 +681,10 @@ static weft_err compute_s(run *R, uint32_t r, const weft_ck_node *nd, double *ou
         return weft_diag_set(R->d, WEFT_EINVAL,
                              "%s: node %llu ('%s') has no duration_micros: its num_ops (%llu) and "
                              "tensor_size (%llu) need a GPU (--gpu)",
-                             R->w->r[r].file, (unsigned long long)nd->id, nd->name,
-                             (unsigned long long)nd->num_ops, (unsigned long long)nd->tensor_size);
-    *out = weft__work_roofline_s(g, (double)nd->num_ops, (double)nd->tensor_size);
+                             R->w->r[r].file, (unsigned long long)nd->id,
+                             weft_ck_name(&R->w->r[r].t, nd), (unsigned long long)at->num_ops,
+                             (unsigned long long)at->tensor_size);
+    *out = weft__work_roofline_s(g, (double)at->num_ops, (double)at->tensor_size);
     return WEFT_OK;
 }
 
@@ -689,7 +724,7 @@ static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
 {
     rstate *s = &R->rs[r];
     const weft_ck_node *nd = node_at(R, r, i);
-    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op) {
+    if (nd->type == WEFT_CK_COMP && weft_ck_attr(&R->w->r[r].t, nd)->is_cpu_op) {
         s->pq[s->pq_t++] = i;
         return WEFT_OK;
     }
@@ -720,7 +755,7 @@ static weft_err complete(run *R, const ev *e)
         return WEFT_OK;
     s->done[e->node] = 1;
     s->end[e->node] = e->t;
-    if (nd->type == WEFT_CK_COMP && nd->is_cpu_op)
+    if (nd->type == WEFT_CK_COMP && weft_ck_attr(&R->w->r[e->rank].t, nd)->is_cpu_op)
         s->cpu_busy = false;
     else if (nd->type == WEFT_CK_COMP || nd->type == WEFT_CK_MEM_LOAD ||
              nd->type == WEFT_CK_MEM_STORE)
@@ -1031,8 +1066,9 @@ static weft_err launch(run *R, double t)
         /* The first pending instance's class; every other of that class. */
         const group *g0 = &R->g[R->pend[0]];
         const weft_ck_node *a = node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
-        int coll = coll_of(a->comm_type);
-        uint64_t size = a->comm_size;
+        const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[g0->member[0]].t, a);
+        int coll = coll_of(aa->comm_type);
+        uint64_t size = aa->comm_size;
         uint32_t gs = g0->gs, n = 0;
         size_t keep = 0;
         if (weft__grow((void **)&R->pos, &R->cappos, R->w->n + (size_t)gs, sizeof *R->pos))
@@ -1042,7 +1078,8 @@ static weft_err launch(run *R, double t)
         for (size_t q = 0; q < R->npend; q += 2) {
             const group *g = &R->g[R->pend[q]];
             const weft_ck_node *b = node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
-            if (g->gs == gs && coll_of(b->comm_type) == coll && b->comm_size == size) {
+            const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[g->member[0]].t, b);
+            if (g->gs == gs && coll_of(ba->comm_type) == coll && ba->comm_size == size) {
                 if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + gs, sizeof *R->pos) ||
                     weft__grow((void **)&batch, &capb, nb + 2, sizeof *batch)) {
                     weft__free(batch);
@@ -1175,8 +1212,9 @@ static weft_err deadlock(run *R)
         return weft_diag_set(R->d, WEFT_EINVAL,
                              "%s: node %llu ('%s'): %s of %llu bytes (collective %zu of process "
                              "group '%s') is never issued by rank %u (%s): deadlock",
-                             w->r[r].file, (unsigned long long)nd->id, nd->name,
-                             ck_coll_name(nd->comm_type), (unsigned long long)nd->comm_size, k,
+                             w->r[r].file, (unsigned long long)nd->id, weft_ck_name(&w->r[r].t, nd),
+                             ck_coll_name(weft_ck_attr(&w->r[r].t, nd)->comm_type),
+                             (unsigned long long)weft_ck_attr(&w->r[r].t, nd)->comm_size, k,
                              g->name[0] ? g->name : "0", miss, w->r[miss].file);
     }
     for (size_t k = 0; k < R->nm; k++) {
@@ -1186,7 +1224,8 @@ static weft_err deadlock(run *R)
             return weft_diag_set(R->d, WEFT_EINVAL,
                                  "%s: node %llu ('%s'): recv from rank %u (tag %lld) that rank "
                                  "never sends: deadlock",
-                                 w->r[m->dst].file, (unsigned long long)nd->id, nd->name, m->src,
+                                 w->r[m->dst].file, (unsigned long long)nd->id,
+                                 weft_ck_name(&w->r[m->dst].t, nd), m->src,
                                  (long long)m->tag);
         }
     }
@@ -1197,7 +1236,8 @@ static weft_err deadlock(run *R)
                 return weft_diag_set(R->d, WEFT_EINVAL,
                                      "%s: node %llu ('%s') never runs: its dependencies wait on "
                                      "each other (a cycle): deadlock",
-                                     w->r[r].file, (unsigned long long)nd->id, nd->name);
+                                     w->r[r].file, (unsigned long long)nd->id,
+                                     weft_ck_name(&w->r[r].t, nd));
             }
     return WEFT_OK;
 }
@@ -1290,12 +1330,14 @@ static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const s
 {
     for (size_t i = 0; i < n; i++) {
         const weft_ck_node *nd = node_at(R, r, s[i].node);
+        const char *name = weft_ck_name(&R->w->r[r].t, nd);
+        const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
         long long a = llround(s[i].t0 * 1e9), b = llround(s[i].t1 * 1e9);
         fprintf(f, ",\n{\"name\":\"");
-        if (nd->name[0])
-            jstr(f, nd->name);
+        if (name[0])
+            jstr(f, name);
         else if (nd->type == WEFT_CK_COLL)
-            fprintf(f, "%s", ck_coll_name(nd->comm_type));
+            fprintf(f, "%s", ck_coll_name(at->comm_type));
         else
             fprintf(f, "node %llu", (unsigned long long)nd->id);
         fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", r, tid);
@@ -1303,7 +1345,7 @@ static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const s
         fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"node\":%llu", (b - a) / 1000, (b - a) % 1000,
                 (unsigned long long)nd->id);
         if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND)
-            fprintf(f, ",\"bytes\":%llu", (unsigned long long)nd->comm_size);
+            fprintf(f, ",\"bytes\":%llu", (unsigned long long)at->comm_size);
         fprintf(f, "}}");
     }
 }

@@ -82,13 +82,13 @@ static void test_decode(void)
     CHECK_INT(t.n, 2);
     CHECK_INT(t.nodes[0].type, WEFT_CK_COMP);
     CHECK_INT(t.nodes[0].duration_us, 250);
-    CHECK_INT(t.nodes[0].num_ops, 1000000);
+    CHECK_INT(weft_ck_attr(&t, &t.nodes[0])->num_ops, 1000000);
     CHECK_INT(t.nodes[0].ndeps, 0);
     CHECK_INT(t.nodes[1].id, 1);
     CHECK_INT(t.nodes[1].type, WEFT_CK_COLL);
-    CHECK_INT(t.nodes[1].comm_type, WEFT_CK_ALL_REDUCE);
-    CHECK_INT(t.nodes[1].comm_size, 1 << 20);
-    CHECK_INT(t.nodes[1].comm_src, -2);
+    CHECK_INT(weft_ck_attr(&t, &t.nodes[1])->comm_type, WEFT_CK_ALL_REDUCE);
+    CHECK_INT(weft_ck_attr(&t, &t.nodes[1])->comm_size, 1 << 20);
+    CHECK_INT(weft_ck_attr(&t, &t.nodes[1])->comm_src, -2);
     CHECK_INT(t.nodes[1].ndeps, 2);
     weft_ck_free(&t);
 }
@@ -132,8 +132,8 @@ static void test_astra_examples(void)
         CHECK_INT(weft_ck_decode(b, n, &t, err, sizeof err), 0);
         CHECK_INT(t.n, 1);
         CHECK_INT(t.nodes[0].type, WEFT_CK_COLL);
-        CHECK_INT(t.nodes[0].comm_type, ex[i].comm_type);
-        CHECK_INT(t.nodes[0].comm_size, 1048576);
+        CHECK_INT(weft_ck_attr(&t, &t.nodes[0])->comm_type, ex[i].comm_type);
+        CHECK_INT(weft_ck_attr(&t, &t.nodes[0])->comm_size, 1048576);
         CHECK_INT(t.nodes[0].ndeps, 0);
         weft_ck_free(&t);
     }

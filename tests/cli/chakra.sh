@@ -86,6 +86,13 @@ run step --chakra "$FIX/small" --fabric switch:2
 expect_rc 1
 expect_err "weft: $FIX/small.2.et: a trace for rank 2, but the fabric has 2 ranks (0 to 1)"
 
+# 10 MiB of empty Node messages (issue 24: 2.3 GB and seconds before): the
+# first is refused with its offset, after the 8 bytes of GlobalMetadata.
+{ printf '\007\012\0050.0.4'; head -c 10485760 /dev/zero; } >"$TMP/empty.0.et"
+run step --chakra "$TMP/empty" --fabric switch:1
+expect_rc 1
+expect_err "weft: $TMP/empty.0.et: offset 8: node 0 is an empty message (no id, no type: et_def.proto's defaults, which no Chakra converter writes)"
+
 # Usage errors.
 run step --chakra "$FIX/small"
 expect_rc 2

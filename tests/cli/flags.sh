@@ -223,16 +223,48 @@ run tune ring:4 --sizes 1x:1M:x2
 expect_rc 2
 expect_err_has "weft: bad --sizes '1x:1M:x2': its start '1x' is not a size (a size is $SIZE_GRAMMAR)"
 
-# --alpha takes a unit (5us) or seconds, the same value either way.
-run sim ring:4 --algo ring --coll allreduce --size 1M --alpha 5e-6 --csv
-SECONDS_OUT=$OUT
+# --alpha takes a number and a unit, as a .topo file's lat=: the same
+# value in any unit; a bare 0 needs none, and is the default.
 run sim ring:4 --algo ring --coll allreduce --size 1M --alpha 5us --csv
 expect_rc 0
-expect_out "$SECONDS_OUT"
 expect_out_has "1048576,4.5728639999999997e-05,"
+US_OUT=$OUT
+for t in 5000ns 0.005ms 5e-6s; do
+    run sim ring:4 --algo ring --coll allreduce --size 1M --alpha "$t" --csv
+    expect_rc 0
+    expect_out "$US_OUT"
+done
+run sim ring:4 --algo ring --coll allreduce --size 1M --alpha 0.5ms --csv
+expect_rc 0
+expect_out_has "1048576,0.0030157286399999997,"
+run sim ring:4 --algo ring --coll allreduce --size 1M --model fluid --csv
+expect_rc 0
+ZERO_OUT=$OUT
+expect_out_has "1048576,1.572864e-05,"
+for t in 0 0.0 0us; do
+    run sim ring:4 --algo ring --coll allreduce --size 1M --alpha "$t" --csv
+    expect_rc 0
+    expect_out "$ZERO_OUT"
+done
+# A bare number other than 0 is not taken as seconds: a usage error that
+# names the units, in every command that takes --alpha.
+for t in 5 5e-6 0.5; do
+    run sim ring:4 --algo ring --coll allreduce --size 1M --alpha "$t"
+    expect_rc 2
+    expect_err_has "weft: bad --alpha '$t': add a unit, one of ns, us, ms, s (e.g. ${t}us, or ${t}s for seconds); only 0 goes without one"
+done
+run tune ring:4 --colls allreduce --sizes 1K --alpha 5
+expect_rc 2
+expect_err_has "weft: bad --alpha '5': add a unit, one of ns, us, ms, s (e.g. 5us, or 5s for seconds); only 0 goes without one"
+run topo search --ranks 4 --degree 2 --coll allgather --size 1M --alpha 1
+expect_rc 2
+expect_err_has "weft: bad --alpha '1': add a unit, one of ns, us, ms, s (e.g. 1us, or 1s for seconds); only 0 goes without one"
 run sim ring:4 --algo ring --coll allreduce --size 1M --alpha 5sec
 expect_rc 2
-expect_err_has "weft: bad --alpha '5sec': unknown unit (expected a number of seconds or a number and a unit, e.g. 5us, 0.7us or 2e-6; units: ns, us, ms, s)"
+expect_err_has "weft: bad --alpha '5sec': unknown unit (expected a number and a unit, e.g. 5us or 0.5ms; units: ns, us, ms, s)"
+run sim ring:4 --algo ring --coll allreduce --size 1M --alpha -1us
+expect_rc 2
+expect_err_has "weft: bad --alpha '-1us': must be >= 0"
 run tune ring:4 --colls allreduce --sizes 1K --alpha 1us
 expect_rc 0
 expect_out_has "slices=1 alpha=1e-06"

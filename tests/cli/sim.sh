@@ -38,7 +38,7 @@ expect_out_has '"approximated": false,
 
 # Pipelining and alpha are passed down: 4 slices, alpha 1 us on ring:4
 # allreduce of 1M: 6 steps x 256K / 100 GB/s + (6 + 4 - 1) x 1 us.
-run sim ring:4 --algo ring --coll allreduce --size 1M --slices 4 --alpha 1e-6 --csv
+run sim ring:4 --algo ring --coll allreduce --size 1M --slices 4 --alpha 1us --csv
 expect_rc 0
 expect_out_has "1048576,2.4728640000000"
 
@@ -290,7 +290,7 @@ expect_out_has '"slices": 16,'
 run sim switch:4 --model gpu --algo ring --coll allreduce --size 1K
 expect_rc 1
 expect_err "weft: sim: the gpu model needs the GPUs' generation, and no compute node of this fabric has arch= (volta, ampere, hopper, blackwell)"
-run sim switch:4 --model gpu --alpha 1e-6 --algo ring --coll allreduce --size 1K
+run sim switch:4 --model gpu --alpha 1us --algo ring --coll allreduce --size 1K
 expect_rc 2
 expect_err_has "weft: --alpha, --slices and --cut-through set the fluid model; they do not go with --model gpu"
 run sim switch:4 --model packet --algo ring --coll allreduce --size 1K

@@ -40,11 +40,11 @@ reach "$TMP/a100-nolat.topo" allgather 1040 3 --slices 128
 # op. With latency + alpha (2 us) above a chunk's time (40000 B at 25 GB/s:
 # 1.6 us) each of the 8 steps drains before the next starts on its link:
 # 8 x 2 us + 1.6 us = 17.6 us (store and forward: 8 x 3.6 us = 28.8 us).
-run sim ring:5,bw=25,lat=1us --algo ring --coll allreduce --size 200000 --alpha 1e-6 \
+run sim ring:5,bw=25,lat=1us --algo ring --coll allreduce --size 200000 --alpha 1us \
     --cut-through --json
 expect_rc 0
 expect_out_has '"time_s": 1.7600000000000004e-05,'
-run sim ring:5,bw=25,lat=1us --algo ring --coll allreduce --size 200000 --alpha 1e-6 --json
+run sim ring:5,bw=25,lat=1us --algo ring --coll allreduce --size 200000 --alpha 1us --json
 expect_out_has '"time_s": 2.88e-05,'
 run sim a100:2 --coll allreduce --size 1G --compare --cut-through --json
 expect_rc 0

@@ -9,7 +9,7 @@ SRC=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 
-run tune switch:4 --alpha 5e-6 --colls broadcast,allreduce --sizes 1K:1M:x4 -o "$T/t.tune"
+run tune switch:4 --alpha 5us --colls broadcast,allreduce --sizes 1K:1M:x4 -o "$T/t.tune"
 expect_rc 0
 expect_out_has "tuning table for switch:4 (4 ranks, model=fluid slices=1 alpha=5e-06) written to $T/t.tune"
 check "11 header lines and entries" test "$(grep -c . "$T/t.tune")" = 19
@@ -28,7 +28,7 @@ for pair in $(echo "$line" | cut -d' ' -f4-); do
     name=${pair%%=*}
     want=${pair#*=}
     "$WEFT" plan switch:4 --coll broadcast --algo "$name" -o "$T/$name.plan" >/dev/null
-    got=$("$WEFT" sim switch:4 --plan "$T/$name.plan" --size 16K --alpha 5e-6 --csv |
+    got=$("$WEFT" sim switch:4 --plan "$T/$name.plan" --size 16K --alpha 5us --csv |
           tail -1 | cut -d, -f2)
     LAST="sim switch:4 --plan ($name) --size 16K"
     awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-8 * b) }' &&
@@ -84,7 +84,7 @@ expect_err "weft tune: --slices is deprecated: it fixes the slice count at every
 check "slices header" test "$(sed -n 7p "$T/sl.tune")" = "sim model=fluid slices=8 alpha=0"
 
 # Table to stdout without -o: the same text.
-run tune switch:4 --alpha 5e-6 --colls broadcast,allreduce --sizes 1K:1M:x4
+run tune switch:4 --alpha 5us --colls broadcast,allreduce --sizes 1K:1M:x4
 expect_rc 0
 check "stdout table equals the file" test "$OUT" = "$(cat "$T/t.tune")"
 
@@ -166,7 +166,7 @@ expect_err_has "/nonexistent/dir/t.tune"
 # 5 us start per transfer, 1 KiB is latency bound (hd: 2 log2 8 = 6 steps,
 # 30.07 us) and 4 MiB bandwidth bound (ring: 143.4 us, hd's exchanges
 # crowd the ring's links).
-run tune ring:8 --alpha 5e-6 --colls allreduce --sizes 1K:4M:x4096 -o "$T/r.tune"
+run tune ring:8 --alpha 5us --colls allreduce --sizes 1K:4M:x4096 -o "$T/r.tune"
 expect_rc 0
 check "1 KiB: hd first" test "$(grep '^entry allreduce 1024 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = hd
 check "4 MiB: ring first" test "$(grep '^entry allreduce 4194304 ' "$T/r.tune" | cut -d' ' -f4 | cut -d= -f1)" = ring
