@@ -324,6 +324,17 @@ static void check_same_model(const char *spec, size_t ranks, size_t nodes, const
     CHECK(a.rank_gbps == b.rank_gbps && a.arch == b.arch && a.nvlink == b.nvlink);
 }
 
+/* The mapping under a growing allocation budget: every failure is
+ * WEFT_ENOMEM with nothing left allocated (the sub-fabric's builder
+ * included). */
+static weft_err map_one_node(void *arg)
+{
+    weft_nccl_fabric f;
+    return tuner_fabric_map("h100:2", 8, 1, &f, arg);
+}
+
+static void no_free(void *arg) {}
+
 /* Whether the preset's default spelling has GPUs (arch= on rank 0). */
 static bool gpu_preset(const char *name, uint32_t *ranks, uint32_t *hosts)
 {
@@ -397,6 +408,8 @@ int main(int argc, char **argv)
     check_same_model("h100:2", 8, 1, "h100:1");
     check_same_model("clos:hosts=32", 128, 16, "clos:hosts=16");
     check_versions("h100:2", 16, 2);
+    weft_diag od;
+    CHECK(weft_test_oom_sweep("tuner_fabric_map", map_one_node, no_free, &od) > 10);
     fprintf(stderr, "%ld calls checked\n", checked_sizes);
     CHECK(checked_sizes > 5000);
 
