@@ -31,9 +31,9 @@ demo: $(BUILD)/weft
 	@sh tools/demo.sh $(BUILD)/weft
 
 # Besides the suite's own build (gcc -O2), make test proves the library, the
-# weft command and libweft_mpi.so warning-free where packagers build them:
-# gcc -O3 (Release) in build-release-gcc, clang -O2 and -O3 in build-clang and
-# build-clang-o3. Built before the suite; about 30 s each from scratch on 2
+# weft command, libweft_mpi.so and libweft_nccl_tuner.so warning-free where
+# packagers build them: gcc -O3 (Release) in build-release-gcc, clang -O2 and
+# -O3 in build-clang and build-clang-o3. Built before the suite; about 30 s each from scratch on 2
 # loaded cores, seconds when little changed.
 WERROR_TREES := build-release-gcc:gcc:Release build-clang:clang:RelWithDebInfo \
                 build-clang-o3:clang:Release
@@ -48,7 +48,7 @@ werror-builds: deps
 	    test -f $$dir/CMakeCache.txt || CC=$$cc cmake -S . -B $$dir $(CMAKE_GEN) \
 	        -DCMAKE_BUILD_TYPE=$$type -DWEFT_WERROR=ON >/dev/null || exit 1; \
 	    $(call werror_on,$$dir) || exit 1; \
-	    echo "== $$dir ($$cc, $$type, -Werror): the library, weft, libweft_mpi.so"; \
+	    echo "== $$dir ($$cc, $$type, -Werror): the library, weft, libweft_mpi.so, libweft_nccl_tuner.so"; \
 	    cmake --build $$dir -j $(JOBS) --target weft_shipped || exit 1; \
 	done
 

@@ -670,9 +670,32 @@ typedef struct weft_nccl_choice {
     double nvls_s;
 } weft_nccl_choice;
 
+/* NCCL's estimate of one algorithm with one protocol, split the way NCCL's
+ * ncclTopoGetAlgoTime splits it (src/graph/tuning.cc @5067397c): a fixed
+ * latency (per operation of a group) plus bytes over an algorithm
+ * bandwidth. */
+typedef struct weft_nccl_cost {
+    double lat_s;      /* base and per-hop latencies; the ring's plateau
+                          factor (Simple, allreduce across hosts) is in it
+                          when it applies at the size asked */
+    double algbw_gbps; /* algorithm bandwidth: bytes / (1e9 algbw) s */
+    double busbw_gbps; /* the bus bandwidth it came from */
+    double time_s;     /* lat_s + bytes / (1e9 algbw_gbps) */
+} weft_nccl_cost;
+
+/* NCCL's estimate of algorithm a (ring or tree) with protocol p for coll at
+ * `bytes` on f: the figures weft_nccl_choose compares. False, *out
+ * untouched, when NCCL's model does not run that pair: the tree outside
+ * allreduce, LL128 where the hops are not NVLink, p2p (all-to-all is not
+ * tuned), an unknown collective, algorithm or protocol, a negative size. */
+WEFT_API bool weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
+                                 weft_proto p, double bytes, weft_nccl_cost *out);
+
 /* NCCL's choice for coll at `bytes` (allgather: total output,
- * reducescatter: total input, as everywhere in weft). WEFT_EINVAL for an
- * unknown collective or a negative size. */
+ * reducescatter: total input, as everywhere in weft): the least
+ * weft_nccl_estimate, trying the tree before the ring and LL, LL128,
+ * Simple in that order (NCCL's order; the first of equal times wins).
+ * WEFT_EINVAL for an unknown collective or a negative size. */
 WEFT_API weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                                    weft_nccl_choice *out, weft_diag *d);
 

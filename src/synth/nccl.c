@@ -237,6 +237,46 @@ static double nvls_time(const weft_nccl_fabric *f, weft_coll coll, double bytes)
     return (NVLS_LAT_US + bytes / (1e3 * algbw)) * 1e-6;
 }
 
+bool weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo algo,
+                        weft_proto p, double bytes, weft_nccl_cost *out)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT || coll == WEFT_COLL_ALLTOALL || !(bytes >= 0) ||
+        (unsigned)p >= WEFT_PROTO_COUNT || (algo != WEFT_NCCL_RING && algo != WEFT_NCCL_TREE))
+        return false;
+    int a = algo == WEFT_NCCL_RING ? 1 : 0;
+    if (a == 0 && coll != WEFT_COLL_ALLREDUCE) return false; /* NCCL's tree runs allreduce only */
+    double n = f->ranks, nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1)
+                                  : weft_coll_has_root(coll)  ? n
+                                                              : n - 1;
+    double inter_steps = f->hosts <= 1                 ? 0
+                         : coll == WEFT_COLL_ALLREDUCE ? 2.0 * (f->hosts - 1)
+                                                       : f->hosts - 1.0;
+    double busbw = f->search_channels * f->channel_gbps, base, intra, inter;
+    if (!proto_model(f, coll, a, p, &busbw, &base, &intra, &inter)) return false;
+    double algbw = busbw * (a == 1 ? n / nsteps : 0.5);
+    if (!(algbw > 0)) return false;
+    double lat = base;
+    if (a == 1 && weft_coll_has_root(coll)) {
+        lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
+    } else if (a == 1) {
+        double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
+        intra = fmax(intra, over);
+        lat += (nsteps - inter_steps) * intra + inter_steps * inter;
+        /* The ring's plateau across hosts once chunks fill. */
+        if (p == WEFT_PROTO_SIMPLE && f->hosts > 1 && coll == WEFT_COLL_ALLREDUCE &&
+            bytes / ((double)f->channels * n) >= 64)
+            lat *= 1.4;
+    } else {
+        lat += 2 * ((f->per_host - 1.0) * intra + log2_floor(f->hosts) * inter);
+    }
+    double us = lat + bytes / (1e3 * algbw);
+    out->lat_s = lat * 1e-6;
+    out->algbw_gbps = algbw;
+    out->busbw_gbps = busbw;
+    out->time_s = us * 1e-6;
+    return true;
+}
+
 weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                           weft_nccl_choice *out, weft_diag *d)
 {
@@ -251,40 +291,18 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
         *out = best;
         return WEFT_OK;
     }
-    double n = f->ranks, nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1)
-                                  : weft_coll_has_root(coll)  ? n
-                                                              : n - 1;
-    double inter_steps = f->hosts <= 1                 ? 0
-                         : coll == WEFT_COLL_ALLREDUCE ? 2.0 * (f->hosts - 1)
-                                                       : f->hosts - 1.0;
+    static const weft_nccl_algo order[2] = {WEFT_NCCL_TREE, WEFT_NCCL_RING};
     bool found = false;
     for (int a = 0; a < 2; a++) {
-        if (a == 0 && coll != WEFT_COLL_ALLREDUCE) continue; /* NCCL's tree runs allreduce only */
         for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
-            double busbw = f->search_channels * f->channel_gbps, base, intra, inter;
-            if (!proto_model(f, coll, a, (weft_proto)p, &busbw, &base, &intra, &inter)) continue;
-            double algbw = busbw * (a == 1 ? n / nsteps : 0.5);
-            double lat = base;
-            if (a == 1 && weft_coll_has_root(coll)) {
-                lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
-            } else if (a == 1) {
-                double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
-                intra = fmax(intra, over);
-                lat += (nsteps - inter_steps) * intra + inter_steps * inter;
-                /* The ring's plateau across hosts once chunks fill. */
-                if (p == WEFT_PROTO_SIMPLE && f->hosts > 1 && coll == WEFT_COLL_ALLREDUCE &&
-                    bytes / ((double)f->channels * n) >= 64)
-                    lat *= 1.4;
-            } else {
-                lat += 2 * ((f->per_host - 1.0) * intra + log2_floor(f->hosts) * inter);
-            }
-            double us = lat + bytes / (1e3 * algbw);
-            if (algbw > 0 && (!found || us < best.time_s * 1e6)) {
+            weft_nccl_cost c;
+            if (!weft_nccl_estimate(f, coll, order[a], (weft_proto)p, bytes, &c)) continue;
+            if (!found || c.time_s < best.time_s) {
                 found = true;
-                best.algo = a == 1 ? WEFT_NCCL_RING : WEFT_NCCL_TREE;
+                best.algo = order[a];
                 best.proto = (weft_proto)p;
-                best.time_s = us * 1e-6;
-                best.busbw_gbps = busbw;
+                best.time_s = c.time_s;
+                best.busbw_gbps = c.busbw_gbps;
             }
         }
     }

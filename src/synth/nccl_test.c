@@ -74,8 +74,68 @@ static void check_plan(const char *spec, const char *algo, weft_coll coll, int64
     weft_topo_free(t);
 }
 
+/* weft_nccl_estimate: the parts of NCCL's estimate, and the pairs it
+ * refuses; weft_nccl_choose takes the least of them. */
+static void check_estimates(void)
+{
+    weft_topo *t = preset("a100:2");
+    CHECK(t != NULL);
+    if (!t) return;
+    weft_nccl_fabric f;
+    weft_nccl_cost c;
+    weft_diag d;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    /* Tree, LL, 1 KiB: 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us; bus
+     * bandwidth 8 x 24 = 192 GB/s, x 0.92 (allreduce) = 176.64, / 3.8 for
+     * LL capped at 39.0 (two hosts), halved for the tree: 19.5 GB/s. */
+    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
+    CHECK(fabs(c.lat_s - 25.2e-6) < 1e-12);
+    CHECK(fabs(c.busbw_gbps - 39.0) < 1e-12);
+    CHECK(fabs(c.algbw_gbps - 19.5) < 1e-12);
+    CHECK(fabs(c.time_s - (25.2e-6 + 1024 / 19.5e9)) < 1e-15);
+    /* The ring's Simple plateau: x 1.4 from 64 B per channel and rank
+     * (16 channels x 16 ranks x 64 = 16384 B) on. */
+    weft_nccl_cost lo, hi;
+    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16383, &lo));
+    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16384, &hi));
+    CHECK(fabs(hi.lat_s / lo.lat_s - 1.4) < 1e-12);
+    CHECK(hi.algbw_gbps == lo.algbw_gbps);
+    /* Refused: the tree outside allreduce, p2p, bad arguments. */
+    c.time_s = -1;
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLGATHER, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLTOALL, WEFT_NCCL_RING, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_P2P, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, -1, &c));
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, (weft_proto)3, 1, &c));
+    CHECK(c.time_s == -1);
+    /* The choice is the least estimate at every size. */
+    for (double bytes = 8; bytes <= 1073741824.0; bytes *= 4) {
+        for (int coll = 0; coll < WEFT_COLL_ALLTOALL; coll++) {
+            weft_nccl_choice ch;
+            CHECK_ERR(weft_nccl_choose(&f, (weft_coll)coll, bytes, &ch, &d), WEFT_OK);
+            double least = INFINITY;
+            for (int a = 0; a < 2; a++)
+                for (int p = 0; p < WEFT_PROTO_COUNT; p++)
+                    if (weft_nccl_estimate(&f, (weft_coll)coll, (weft_nccl_algo)a, (weft_proto)p,
+                                           bytes, &c))
+                        least = fmin(least, c.time_s);
+            CHECK(ch.time_s == least);
+        }
+    }
+    weft_topo_free(t);
+    /* 50 GB/s per GPU inside the box is no NVLink to NCCL: no LL128. */
+    t = preset("a100:2,nvbw=50");
+    CHECK(t != NULL);
+    if (!t) return;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL128, 1, &c));
+    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 1, &c));
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    check_estimates();
     /* 8 NICs of 25 GB/s per box: a ring per NIC at 24 GB/s (the fastest
      * of NCCL's Ampere inter-node rates not above 25), not duplicated
      * (below 25 GB/s), run twice: 16 channels, as NCCL logs on DGX A100. */
