@@ -745,10 +745,8 @@ int cli_cmd_sim(int argc, char **argv)
             printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
             weft_nccl_choice ch;
             if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
-                ch.nvls_s > 0 && ch.nvls_s < ch.time_s)
-                printf("; NCCL's model has NVLS faster (%.1f us vs %.1f us), not run: weft has "
-                       "no in-switch reduction",
-                       ch.nvls_s * 1e6, ch.time_s * 1e6);
+                weft_nccl_algo_innet(ch.algo))
+                printf(" in the switch (%.1f us by NCCL's model)", ch.time_s * 1e6);
             printf("\n");
         }
     }
