@@ -674,12 +674,22 @@ typedef struct weft_nccl_fabric {
     double nvls_bw_intra;    /* the NVLS search's rates, GB/s per channel: */
     double nvls_bw_inter;    /* GPU <-> NVSwitch, and network (one host: the
                                 search raises it to its top, < 2 x intra) */
+    bool nvls_switch;        /* the switch reduces (nvls also needs sm90+ and
+                                2 heads) */
 } weft_nccl_fabric;
 
 /* Describes t (ranks are grouped by their host= attribute; a fabric
  * without hosts has one rank per host). WEFT_ETOPO for fewer than 2 ranks,
  * WEFT_ENOMEM. */
 WEFT_API weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d);
+
+/* The fabric as a communicator of `ranks` ranks spread evenly over `hosts`
+ * hosts of full sees it (a training step's TP or DP group): full's links
+ * and switches, ranks per host ceil(ranks / hosts), the network ports in
+ * proportion to the ranks it has per host (at least 1), and both searches
+ * redone. WEFT_EINVAL for fewer than 2 ranks or hosts not in 1 .. ranks. */
+WEFT_API weft_err weft_nccl_fabric_group(const weft_nccl_fabric *full, uint32_t ranks,
+                                         uint32_t hosts, weft_nccl_fabric *out, weft_diag *d);
 
 typedef struct weft_nccl_choice {
     weft_nccl_algo algo;

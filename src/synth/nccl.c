@@ -140,7 +140,7 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
  * H100). bwInter is the NIC's rate across hosts; inside one host nothing
  * limits it and pass 2 raises it while below 2 x bwIntra, to the list's
  * top. */
-static void nvls_search(const weft_topo *t, weft_nccl_fabric *f)
+static void nvls_search(weft_nccl_fabric *f)
 {
     f->nvls_channels = 0;
     if (!f->nvls || f->arch < WEFT_ARCH_HOPPER || f->per_host < 2) {
@@ -155,8 +155,7 @@ static void nvls_search(const weft_topo *t, weft_nccl_fabric *f)
         return;
     }
     double eff = 1;
-    weft_proto_link_eff(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "arch"),
-                        WEFT_HOP_NVLINK, &eff);
+    weft_proto_link_eff(weft_gpu_arch_name(f->arch), WEFT_HOP_NVLINK, &eff);
     double nvl = f->rank_gbps * eff;
     const double *intra = bw ? speed_intra_sm100 : speed_intra[1];
     size_t nintra = bw ? 12 : 13;
@@ -171,6 +170,46 @@ static void nvls_search(const weft_topo *t, weft_nccl_fabric *f)
                 f->nvls_bw_inter = intra[i];
     }
     f->nvls_channels = heads;
+}
+
+/* The ring and NVLS searches on f's description (ranks, hosts, per_host,
+ * ports, port_gbps, rank_gbps, arch, nvls_switch). */
+static void search(weft_nccl_fabric *out)
+{
+    weft_nccl_fabric f = *out;
+    f.hopper = f.arch >= WEFT_ARCH_HOPPER;
+    int arch = f.hopper;
+    if (f.hosts > 1 && f.ports > 0) {
+        /* One ring per port at the fastest rate the port carries; a port
+         * much faster than NCCL's top rate carries several. */
+        double speed = first_speed(speed_inter[arch], 19, f.port_gbps);
+        uint32_t per_port = f.port_gbps >= 2 * speed ? (uint32_t)(f.port_gbps / speed) : 1;
+        f.search_channels = f.ports * per_port;
+        f.channel_gbps = speed;
+    } else {
+        /* One host: rings share each rank's links inside it. */
+        double cap = f.per_host > 1 && f.rank_gbps > 0 ? f.rank_gbps : f.port_gbps;
+        double speed = first_speed(speed_intra[arch], 13, cap);
+        f.search_channels = cap >= speed ? (uint32_t)(cap / speed) : 1;
+        f.channel_gbps = speed < cap ? speed : cap;
+    }
+    if (f.search_channels > SEARCH_CHANNELS) f.search_channels = SEARCH_CHANNELS;
+    if (f.search_channels < 1) f.search_channels = 1;
+    /* ncclTopoDupChannels: fast rings are doubled at half the rate, except
+     * on Hopper below 50 GB/s with more than 4 of them. */
+    if (f.channel_gbps >= 25 && !(f.hopper && f.channel_gbps < 50 && f.search_channels > 4)) {
+        uint32_t dup =
+            2 * f.search_channels > SEARCH_CHANNELS ? SEARCH_CHANNELS : 2 * f.search_channels;
+        if (dup > f.search_channels) {
+            f.channel_gbps /= 2;
+            f.search_channels = dup;
+        }
+    }
+    /* ncclTopoPostset: the communicator runs every ring twice. */
+    f.channels = 2 * f.search_channels > MAX_CHANNELS ? MAX_CHANNELS : 2 * f.search_channels;
+    f.nvls = f.nvls_switch;
+    nvls_search(&f);
+    *out = f;
 }
 
 weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d)
@@ -207,37 +246,8 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
             break;
         }
     }
-    f.hopper = f.arch >= WEFT_ARCH_HOPPER;
-    int arch = f.hopper;
-    if (f.hosts > 1 && f.ports > 0) {
-        /* One ring per port at the fastest rate the port carries; a port
-         * much faster than NCCL's top rate carries several. */
-        double speed = first_speed(speed_inter[arch], 19, f.port_gbps);
-        uint32_t per_port = f.port_gbps >= 2 * speed ? (uint32_t)(f.port_gbps / speed) : 1;
-        f.search_channels = f.ports * per_port;
-        f.channel_gbps = speed;
-    } else {
-        /* One host: rings share each rank's links inside it. */
-        double cap = f.per_host > 1 && f.rank_gbps > 0 ? f.rank_gbps : f.port_gbps;
-        double speed = first_speed(speed_intra[arch], 13, cap);
-        f.search_channels = cap >= speed ? (uint32_t)(cap / speed) : 1;
-        f.channel_gbps = speed < cap ? speed : cap;
-    }
-    if (f.search_channels > SEARCH_CHANNELS) f.search_channels = SEARCH_CHANNELS;
-    if (f.search_channels < 1) f.search_channels = 1;
-    /* ncclTopoDupChannels: fast rings are doubled at half the rate, except
-     * on Hopper below 50 GB/s with more than 4 of them. */
-    if (f.channel_gbps >= 25 && !(f.hopper && f.channel_gbps < 50 && f.search_channels > 4)) {
-        uint32_t dup =
-            2 * f.search_channels > SEARCH_CHANNELS ? SEARCH_CHANNELS : 2 * f.search_channels;
-        if (dup > f.search_channels) {
-            f.channel_gbps /= 2;
-            f.search_channels = dup;
-        }
-    }
-    /* ncclTopoPostset: the communicator runs every ring twice. */
-    f.channels = 2 * f.search_channels > MAX_CHANNELS ? MAX_CHANNELS : 2 * f.search_channels;
-    nvls_search(t, &f);
+    f.nvls_switch = f.nvls;
+    search(&f);
     *out = f;
     return WEFT_OK;
 }
@@ -536,6 +546,25 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
     plan_text(f, coll, best.algo, best.plan, sizeof best.plan);
     fill_rank(f, coll, bytes, &best);
     *out = best;
+    return WEFT_OK;
+}
+
+weft_err weft_nccl_fabric_group(const weft_nccl_fabric *full, uint32_t ranks, uint32_t hosts,
+                                weft_nccl_fabric *out, weft_diag *d)
+{
+    if (ranks < 2 || hosts < 1 || hosts > ranks)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: a communicator of %u ranks on %u hosts",
+                             ranks, hosts);
+    weft_nccl_fabric f = *full;
+    f.ranks = ranks;
+    f.hosts = hosts;
+    f.per_host = (ranks + hosts - 1) / hosts;
+    /* The NICs nearest its GPUs: as many ports as the host's in proportion
+     * to the GPUs the communicator has there, at least one. */
+    uint32_t ports = full->per_host ? full->ports * f.per_host / full->per_host : full->ports;
+    f.ports = hosts > 1 ? (ports < 1 ? 1 : ports > full->ports ? full->ports : ports) : full->ports;
+    search(&f);
+    *out = f;
     return WEFT_OK;
 }
 
