@@ -1,7 +1,8 @@
 /* The NCCL tuner plugin's cost per call, loaded as NCCL loads it
  * (docs/tuner.md): init, the first getCollInfo of each size class (which
  * fills the class) and a cached one (the target is under 10 us), on
- * h100:2 (16 GPUs), h100:16 (128) and clos:hosts=32 (256), for NCCL's five
+ * h100:2 (16 GPUs), h100:16 (128), clos:hosts=32 (256), h100:4 with SHARP
+ * rail switches (32) and one GPU on each of h100:16's hosts (16), for NCCL's five
  * tuned collectives at 8 B .. 1 GiB. Then the tuner's choice per size
  * (the least entry of the table, as NCCL picks): "2M:tree/LL128/16" is
  * the tree with LL128 on 16 channels from 2 MiB on, up to the next
@@ -34,16 +35,20 @@ static double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* NCCL's table before the plugin: -1 but for the ring, and the tree for
- * allreduce (func 4). */
+/* NCCL's table before the plugin on a machine where NCCL enables every
+ * algorithm: the ring, the tree for allreduce (func 4), and the others
+ * (CollNet, NVLS, NVLS tree, PAT) for every protocol; the plugin writes
+ * weft's cost where weft's model runs the pair, and a pair it does not
+ * keeps this large cost. */
 static void prefill(float t[7][3], int func)
 {
     for (int a = 0; a < 7; a++)
         for (int p = 0; p < 3; p++)
-            t[a][p] = (a == 1 || (a == 0 && func == 4)) ? 1e6f : -1.0f;
+            t[a][p] = (a == 1 || (a == 0 && func == 4) || a > 1) ? 1e6f : -1.0f;
 }
 
-static const char *const algo_names[2] = {"tree", "ring"};
+static const char *const algo_names[7] = {"tree", "ring",      "collnet_direct", "collnet_chain",
+                                          "nvls", "nvls_tree", "pat"};
 static const char *const proto_names[3] = {"LL", "LL128", "Simple"};
 
 static void bench(const tuner_v6 *v6, const char *spec, size_t ranks, size_t nodes)
@@ -96,7 +101,7 @@ static void bench(const tuner_v6 *v6, const char *spec, size_t ranks, size_t nod
             channels = 0;
             v6->getCollInfo(ctx, func, b, 1, (float **)t, 7, 3, 0, &channels);
             int ba = -1, bp = -1;
-            for (int a = 0; a < 2; a++)
+            for (int a = 0; a < 7; a++)
                 for (int p = 0; p < 3; p++)
                     if (t[a][p] >= 0 && (ba < 0 || t[a][p] < t[ba][bp])) {
                         ba = a;
@@ -135,6 +140,8 @@ int main(int argc, char **argv)
     bench(v6, "h100:2", 16, 2);
     bench(v6, "h100:16", 128, 16);
     bench(v6, "clos:hosts=32", 256, 32);
+    bench(v6, "h100:4,sharp=1", 32, 4);
+    bench(v6, "h100:16", 16, 16);
     dlclose(lib);
     return 0;
 }

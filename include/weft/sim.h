@@ -343,6 +343,43 @@ typedef struct weft_sim_job {
 WEFT_API weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n,
                                  const weft_sim_opts *o, double *done_s, weft_diag *d);
 
+/* ==== In-network reduction ================================================
+ *
+ * NCCL's algorithms that reduce inside a switch (weft/synth.h, "NCCL's
+ * choice"), run as the flows they move to and from the switch
+ * (docs/sim.md, "In-network reduction"; src/sim/innet.c): NVLS (NVLink
+ * SHARP in each host's NVSwitch; across hosts with a SHARP network
+ * switch), NVLS-tree (NVLS in each host, a double binary tree of hosts),
+ * CollNet direct and chain (in-host reduce to per-shard heads over NVLink,
+ * directly or along a chain, then a SHARP network switch). */
+typedef enum weft_sim_innet_algo {
+    WEFT_SIM_INNET_NVLS = 0,
+    WEFT_SIM_INNET_NVLS_TREE,
+    WEFT_SIM_INNET_COLLNET_DIRECT,
+    WEFT_SIM_INNET_COLLNET_CHAIN,
+    WEFT__SIM_INNET_COUNT
+} weft_sim_innet_algo;
+
+/* "nvls", "nvls_tree", "collnet_direct", "collnet_chain"; "?" out of range. */
+WEFT_API const char *weft_sim_innet_name(weft_sim_innet_algo a);
+
+/* Simulates algo for coll of `size` bytes over groups of ranks at once, as
+ * weft_sim_rings takes them: order[0..n) is n / group groups of `group`
+ * consecutive positions (order NULL: one group of every rank). Every host
+ * of a group must hold as many of its ranks; the NVLS kinds need each
+ * rank linked both ways to its host's switch with reduce=nvls, the
+ * CollNet kinds and NVLS across hosts a switch with reduce=sharp
+ * reachable from the heads. allreduce runs everywhere; allgather and
+ * reducescatter with NVLS inside one host only. The gpu model counts the
+ * reducing NVSwitch's links at NCCL's NVLS efficiency and launches with
+ * NCCL's latency for the algorithm; proto is Simple. WEFT_EINVAL for
+ * those conditions (d says which), WEFT_ETOPO for a missing switch or
+ * path. Deterministic like the rest. */
+WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo algo,
+                                 const uint32_t *order, uint32_t n, uint32_t group,
+                                 uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                                 weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -615,23 +615,37 @@ WEFT_API void weft_optimal_fini(weft_optimal *info);
  * - Plans. A ring choice runs as weft's rings:C (C the channels), a tree
  *   as dbtree, all-to-all as direct (NCCL sends every pair at once).
  *
- * Switches that reduce (reduce=1, docs/topo-format.md): with one host whose
- * switch reduces NCCL's model also has NVLS (NVLink SHARP); its estimate is
- * reported (nvls_s) but never chosen, because weft's plans, bound and
- * simulator have no in-switch reduction to run it with. CollNet (a
- * network switch that reduces) is only flagged. Not modelled at all: PAT,
- * NVLS across hosts, the tree's small-size correction factors,
- * NCCL_ALGO/NCCL_PROTO overrides. */
+ * In-network reduction (reduce=nvls|sharp, docs/topo-format.md), also from
+ * tuning.cc and search.cc: NVLS (NVLink SHARP) inside one host whose
+ * NVSwitch reduces, and, with a SHARP network, across hosts; NVLS-tree
+ * (NVLS inside the hosts, a tree between them) for allreduce across hosts
+ * whose NVSwitches reduce; CollNet direct and chain (allreduce through a
+ * SHARP network switch, hosts with NVSwitch for direct); PAT (allgather and
+ * reducescatter with one rank per host, hosts > 1). Each has NCCL's
+ * bandwidth (channels x per-channel rate x its efficiency and ratios) and
+ * latency; the least estimate of every enabled algorithm and protocol is
+ * NCCL's choice. In-network algorithms have no rank-to-rank plan: the
+ * simulator runs them as flows to and from the reducing switch
+ * (weft_sim_innet, weft/sim.h); PAT runs as weft's bruck plan (the same
+ * bytes in log2 steps). Not modelled: NCCL_ALGO/NCCL_PROTO overrides, the
+ * tree's small-size correction factors, CollNet's allgather and
+ * reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
 
 typedef enum weft_nccl_algo {
     WEFT_NCCL_RING = 0,
     WEFT_NCCL_TREE,
     WEFT_NCCL_P2P, /* all-to-all: direct sends, not tuned by NCCL */
+    WEFT_NCCL_NVLS,           /* in the NVSwitch (and a SHARP network across hosts) */
+    WEFT_NCCL_NVLS_TREE,      /* NVLS in each host, a tree between hosts */
+    WEFT_NCCL_COLLNET_DIRECT, /* through a SHARP switch, every GPU to its host's heads */
+    WEFT_NCCL_COLLNET_CHAIN,  /* through a SHARP switch, a chain inside each host */
+    WEFT_NCCL_PAT,            /* allgather, reducescatter: one rank per host */
     WEFT__NCCL_ALGO_COUNT
 } weft_nccl_algo;
 
 
-/* "ring", "tree", "p2p" ("?" when invalid). Protocols are weft_proto
+/* "ring", "tree", "p2p", "nvls", "nvls_tree", "collnet_direct",
+ * "collnet_chain", "pat" ("?" when invalid). Protocols are weft_proto
  * (weft/protocol.h), whose ring figures the model uses. */
 WEFT_API const char *weft_nccl_algo_name(weft_nccl_algo a);
 
@@ -650,8 +664,18 @@ typedef struct weft_nccl_fabric {
     uint32_t search_channels; /* rings the search finds, after duplication */
     double channel_gbps;     /* the rate of each, GB/s */
     uint32_t channels;       /* the communicator's channels: rings:channels */
-    bool nvls;               /* a switch inside rank 0's host reduces (reduce=1) */
-    bool collnet;            /* a switch outside the hosts reduces (reduce=1) */
+    bool nvls;               /* a switch inside rank 0's host reduces (reduce=nvls)
+                                and the GPUs are hopper or later: NVLS runs */
+    bool collnet;            /* a switch outside the hosts reduces (reduce=sharp) */
+    bool nvswitch;           /* rank 0 reaches a switch inside its host */
+    uint32_t nvls_channels;  /* NVLS channels (heads): per_host inside one
+                                host, the host's network ports across hosts
+                                (at most per_host); 0 when NVLS is off */
+    double nvls_bw_intra;    /* the NVLS search's rates, GB/s per channel: */
+    double nvls_bw_inter;    /* GPU <-> NVSwitch, and network (one host: the
+                                search raises it to its top, < 2 x intra) */
+    bool nvls_switch;        /* the switch reduces (nvls also needs sm90+ and
+                                2 heads) */
 } weft_nccl_fabric;
 
 /* Describes t (ranks are grouped by their host= attribute; a fabric
@@ -659,15 +683,33 @@ typedef struct weft_nccl_fabric {
  * WEFT_ENOMEM. */
 WEFT_API weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d);
 
+/* The fabric as a communicator of `ranks` ranks spread evenly over `hosts`
+ * hosts of full sees it (a training step's TP or DP group): full's links
+ * and switches, ranks per host ceil(ranks / hosts), the network ports in
+ * proportion to the ranks it has per host (at least 1), and both searches
+ * redone. WEFT_EINVAL for fewer than 2 ranks or hosts not in 1 .. ranks. */
+WEFT_API weft_err weft_nccl_fabric_group(const weft_nccl_fabric *full, uint32_t ranks,
+                                         uint32_t hosts, weft_nccl_fabric *out, weft_diag *d);
+
 typedef struct weft_nccl_choice {
     weft_nccl_algo algo;
     weft_proto proto;
     double time_s;     /* NCCL's own estimate (0 for p2p, which it does not tune) */
     double busbw_gbps; /* the bus bandwidth it assumed */
-    char plan[24];     /* the weft algorithm that runs it: "rings:16", "dbtree", "direct" */
-    /* NCCL's estimate for NVLS when f->nvls, one host and allreduce,
-     * allgather or reducescatter; 0 otherwise. Not a choice (see above). */
+    char plan[24];     /* what runs it: the weft algorithm ("rings:16",
+                          "dbtree", "direct", "bruck") or, in the network,
+                          the algorithm's name ("nvls", "nvls_tree",
+                          "collnet_direct", "collnet_chain") */
+    /* NCCL's estimate for NVLS (one host; across hosts with CollNet) when
+     * it runs coll; 0 otherwise. */
     double nvls_s;
+    /* The best choice among ring and tree alone (rank-to-rank plans): what
+     * a plan (weft plan --algo nccl) builds when `algo` runs in the
+     * network, equal to algo/proto/plan otherwise. */
+    weft_nccl_algo rank_algo;
+    weft_proto rank_proto;
+    double rank_time_s;
+    char rank_plan[24];
 } weft_nccl_choice;
 
 /* NCCL's estimate of one algorithm with one protocol, split the way NCCL's
@@ -683,19 +725,33 @@ typedef struct weft_nccl_cost {
     double time_s;     /* lat_s + bytes / (1e9 algbw_gbps) */
 } weft_nccl_cost;
 
-/* NCCL's estimate of algorithm a (ring or tree) with protocol p for coll at
- * `bytes` on f: the figures weft_nccl_choose compares. False, *out
- * untouched, when NCCL's model does not run that pair: the tree outside
- * allreduce, LL128 where the hops are not NVLink, p2p (all-to-all is not
- * tuned), an unknown collective, algorithm or protocol, a negative size. */
-WEFT_API bool weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
-                                 weft_proto p, double bytes, weft_nccl_cost *out);
+/* NCCL's estimate of algorithm a with protocol p for coll at `bytes` on f:
+ * the figures weft_nccl_choose compares. False, *out untouched, when NCCL
+ * does not run that pair there: an algorithm disabled for coll on f
+ * (weft_nccl_estimate says why), the tree outside allreduce, LL128 where
+ * the hops are not NVLink, the in-network algorithms and PAT with another
+ * protocol than Simple, p2p (all-to-all is not tuned), an unknown
+ * collective, algorithm or protocol, a negative size. */
+WEFT_API bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
+                                weft_proto p, double bytes, weft_nccl_cost *out);
+
+/* NCCL's estimate for one algorithm (its best protocol) for coll at
+ * `bytes`: *out as weft_nccl_choose fills it, but for `algo` alone
+ * (rank_* as in weft_nccl_choose). WEFT_EUNSUPPORTED when NCCL does not run
+ * algo for coll on f (d says why: "nvls needs an NVSwitch that reduces
+ * (reduce=nvls)", ...). */
+WEFT_API weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll,
+                                     weft_nccl_algo algo, double bytes, weft_nccl_choice *out,
+                                     weft_diag *d);
+/* Whether algo reduces in the network (nvls, nvls_tree, collnet_*). */
+WEFT_API bool weft_nccl_algo_innet(weft_nccl_algo algo);
 
 /* NCCL's choice for coll at `bytes` (allgather: total output,
  * reducescatter: total input, as everywhere in weft): the least
- * weft_nccl_estimate, trying the tree before the ring and LL, LL128,
- * Simple in that order (NCCL's order; the first of equal times wins).
- * WEFT_EINVAL for an unknown collective or a negative size. */
+ * weft_nccl_cost_of, trying the algorithms in NCCL's order (tree, ring,
+ * collnet direct, collnet chain, nvls, nvls tree, pat) and LL, LL128,
+ * Simple (the first of equal times wins, as in NCCL). WEFT_EINVAL for an
+ * unknown collective or a negative size. */
 WEFT_API weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                                    weft_nccl_choice *out, weft_diag *d);
 

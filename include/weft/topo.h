@@ -147,6 +147,18 @@ WEFT_API const char *weft_topo_node_attrs(const weft_topo *t, weft_node_id n);
 WEFT_API const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *key);
 WEFT_API bool weft_topo_find_node(const weft_topo *t, const char *name, weft_node_id *out);
 
+/* What a switch reduces in the network (reduce=, docs/topo-format.md):
+ * nothing, NVLink SHARP (an NVSwitch inside a host: NCCL's NVLS) or SHARP
+ * (a network switch: NCCL's CollNet). reduce=1, kept for compatibility,
+ * means nvls on a switch with a host and sharp on one without. */
+typedef enum weft_reduce_kind {
+    WEFT_REDUCE_NONE = 0,
+    WEFT_REDUCE_NVLS,
+    WEFT_REDUCE_SHARP,
+} weft_reduce_kind;
+/* Node n's reduce= (NONE for every other node and for reduce=0). */
+WEFT_API weft_reduce_kind weft_topo_node_reduce(const weft_topo *t, weft_node_id n);
+
 /* Optical circuit switches (docs/topo-format.md, "ocs"). An ocs node's links
  * are its ports: each joins it to a compute, nic or switch node as a duplex
  * pair of equal bandwidth (weft_topo_build refuses anything else). At any

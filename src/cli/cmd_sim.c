@@ -33,7 +33,7 @@
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
-    {"algo", 0, "A", "or an algorithm: any of weft plan --list, optimal or bfb"},
+    {"algo", 0, "A", "or an algorithm: any of weft plan --list, optimal or bfb, or one that\nreduces in the switch where NCCL runs it: nvls, nvls_tree, collnet_direct,\ncollnet_chain (docs/sim.md, \"In-network reduction\")"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
     {"compare-fabrics", 0, "A,B,...", "instead of SPEC: the best plan on each fabric with the\n"
@@ -515,7 +515,9 @@ int cli_cmd_sim(int argc, char **argv)
                              weft_coll_name(coll));
         goto free_args;
     }
-    if (algo && (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
+    weft_sim_innet_algo innet_kind;
+    if (algo && !cli_sim_innet_parse(algo, &innet_kind) &&
+        (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
         goto free_args;
     lo = hi = 1;
     factor = 0;
@@ -748,10 +750,8 @@ int cli_cmd_sim(int argc, char **argv)
             printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
             weft_nccl_choice ch;
             if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
-                ch.nvls_s > 0 && ch.nvls_s < ch.time_s)
-                printf("; NCCL's model has NVLS faster (%.1f us vs %.1f us), not run: weft has "
-                       "no in-switch reduction",
-                       ch.nvls_s * 1e6, ch.time_s * 1e6);
+                weft_nccl_algo_innet(ch.algo))
+                printf(" in the switch (%.1f us by NCCL's model)", ch.time_s * 1e6);
             printf("\n");
         }
     }

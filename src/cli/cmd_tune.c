@@ -24,6 +24,7 @@
 #include "cli/table.h"
 #include "weft/log.h"
 #include "weft/sim.h"
+#include "weft/synth.h"
 #include "weft/tuning.h"
 
 static const cli_opt tune_opts[] = {
@@ -192,6 +193,46 @@ static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
     return WEFT_OK;
 }
 
+/* NCCL's in-network algorithms are no candidates (weft's runtime sends
+ * rank to rank), but where NCCL would run one the summary says so: per
+ * collective, the smallest size of the table from which NCCL's choice
+ * reduces in the switch, and at the largest size its simulated time
+ * (weft_sim_innet) beside the table's fastest plan. */
+static void print_innet(const weft_topo *t, const weft_tuning *tt, const weft_sim_opts *o)
+{
+    weft_nccl_fabric f;
+    if (weft_nccl_fabric_get(t, &f, NULL) || (!f.nvls && !f.collnet))
+        return;
+    static const weft_sim_innet_algo of[] = {0, 0, 0, WEFT_SIM_INNET_NVLS,
+                                             WEFT_SIM_INNET_NVLS_TREE,
+                                             WEFT_SIM_INNET_COLLNET_DIRECT,
+                                             WEFT_SIM_INNET_COLLNET_CHAIN};
+    for (int c = 0; c < WEFT__COLL_COUNT; c++) {
+        uint64_t from = 0;
+        const weft_tuning_entry *last = NULL;
+        weft_nccl_choice ch, lastch;
+        memset(&lastch, 0, sizeof lastch);
+        for (uint32_t i = 0; i < weft_tuning_get_info(tt)->entries; i++) {
+            const weft_tuning_entry *x = weft_tuning_entry_get(tt, i);
+            if ((int)x->coll != c || weft_nccl_choose(&f, x->coll, (double)x->bytes, &ch, NULL))
+                continue;
+            if (weft_nccl_algo_innet(ch.algo) && !from) from = x->bytes;
+            last = x;
+            lastch = ch;
+        }
+        if (!from || !last || !weft_nccl_algo_innet(lastch.algo)) continue;
+        weft_sim_result r;
+        weft_diag d;
+        if (weft_sim_innet(t, last->coll, of[lastch.algo], NULL, 0, 0, last->bytes, o, &r, &d))
+            continue;
+        printf("%s: NCCL reduces in the switch from %llu B (%s at %llu B: %.3f us simulated, "
+               "%s %.3f us; not a runtime candidate)\n",
+               weft_coll_name(last->coll), (unsigned long long)from,
+               weft_nccl_algo_name(lastch.algo), (unsigned long long)last->bytes, r.time_s * 1e6,
+               last->names[0], last->times_s[0] * 1e6);
+    }
+}
+
 /* --json: the whole table as one object on stdout. */
 static int print_json(const char *spec, const char *out_path, const weft_tuning *tt,
                       const weft_sim_opts *o)
@@ -346,6 +387,7 @@ int cli_cmd_tune(int argc, char **argv)
         }
         cli_table_print(&tab, stdout, "  ");
         cli_table_fini(&tab);
+        print_innet(t, tt, &o);
     }
     rc = CLI_EXIT_OK;
 free_all:

@@ -101,12 +101,53 @@ static bool shaped(const weft_topo *t)
     return false;
 }
 
+bool cli_sim_innet_parse(const char *name, weft_sim_innet_algo *out)
+{
+    for (int k = 0; k < WEFT__SIM_INNET_COUNT; k++) {
+        if (strcmp(name, weft_sim_innet_name((weft_sim_innet_algo)k)) == 0) {
+            *out = (weft_sim_innet_algo)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* NCCL's algorithm for an in-network kind, and back. */
+static weft_nccl_algo nccl_of(weft_sim_innet_algo k)
+{
+    static const weft_nccl_algo m[] = {WEFT_NCCL_NVLS, WEFT_NCCL_NVLS_TREE,
+                                       WEFT_NCCL_COLLNET_DIRECT, WEFT_NCCL_COLLNET_CHAIN};
+    return m[k];
+}
+
+static weft_sim_innet_algo innet_of(weft_nccl_algo a)
+{
+    for (int k = 0; k < WEFT__SIM_INNET_COUNT; k++)
+        if (nccl_of((weft_sim_innet_algo)k) == a)
+            return (weft_sim_innet_algo)k;
+    return WEFT_SIM_INNET_NVLS;
+}
+
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
                             weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d)
 {
     memset(a, 0, sizeof *a);
     a->name = name;
     a->coll = coll;
+    weft_sim_innet_algo k;
+    if (cli_sim_innet_parse(name, &k)) {
+        /* Runs where NCCL runs it (weft_nccl_estimate says why not). */
+        weft_nccl_choice ch;
+        weft_err e = weft_nccl_fabric_get(t, &a->fabric, d);
+        if (!e)
+            e = weft_nccl_estimate(&a->fabric, coll, nccl_of(k), WEFT_NCCL_PLAN_BYTES, &ch, d);
+        if (e)
+            return e;
+        memset(&a->fabric, 0, sizeof a->fabric);
+        a->innet = true;
+        a->innet_algo = k;
+        return WEFT_OK;
+    }
     if (strcmp(name, "nccl") == 0) {
         if (!weft_classic_supports(name, coll))
             return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl does not build %s",
@@ -141,15 +182,23 @@ void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)
     a->plan = p;
 }
 
-/* NCCL's plan at `size`, built unless the last one is the same. */
+/* NCCL's plan at `size`, built unless the last one is the same; an
+ * in-network choice has none (a->innet). */
 static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, weft_proto *proto,
                           weft_diag *d)
 {
     weft_nccl_choice ch;
     weft_err e = weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, d);
     *proto = ch.proto;
-    if (e || (a->plan && strcmp(ch.plan, a->built) == 0))
+    if (e)
         return e;
+    a->innet = weft_nccl_algo_innet(ch.algo);
+    if (a->innet) {
+        a->innet_algo = innet_of(ch.algo);
+        return WEFT_OK;
+    }
+    if (a->plan && strcmp(ch.plan, a->built) == 0)
+        return WEFT_OK;
     weft_plan *p = NULL;
     e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p,
                               d);
@@ -179,8 +228,12 @@ void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t 
         snprintf(buf, len, "%s", a->name);
         return;
     }
-    snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-             weft_proto_name(ch.proto), ch.plan);
+    if (weft_nccl_algo_innet(ch.algo))
+        snprintf(buf, len, "nccl (%s, %s)", weft_nccl_algo_name(ch.algo),
+                 weft_proto_name(ch.proto));
+    else
+        snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
+                 weft_proto_name(ch.proto), ch.plan);
 }
 
 weft_err cli_sim_algo_prepare(cli_sim_algo *a, const weft_topo *t, uint64_t size,
@@ -206,6 +259,14 @@ weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
     weft_err e = cli_sim_algo_prepare(a, t, size, o, &eff, d);
     if (e)
         return e;
+    if (a->innet) {
+        if (o->trace)
+            return weft_diag_set(d, WEFT_EUNSUPPORTED,
+                                 "sim: a trace draws a plan's ops; %s reduces in the switch and "
+                                 "has none",
+                                 weft_sim_innet_name(a->innet_algo));
+        return weft_sim_innet(t, a->coll, a->innet_algo, NULL, 0, 0, size, o, out, d);
+    }
     if (a->ring)
         return weft_sim_ring_order(t, a->coll, a->ring, size, &eff, out, d);
     return weft_sim_plan(t, a->plan, size, &eff, out, d);

@@ -21,6 +21,11 @@ typedef struct cli_sim_algo {
      * plan of the last choice kept, rebuilt when the choice changes. */
     bool nccl;
     weft_nccl_fabric fabric;
+    /* An algorithm that reduces in the network ("nvls", "nvls_tree",
+     * "collnet_direct", "collnet_chain", or nccl's choice at the size last
+     * prepared): it has no plan and runs as weft_sim_innet. */
+    bool innet;
+    weft_sim_innet_algo innet_algo;
     char built[24]; /* the weft algorithm `plan` runs ("rings:16") */
     /* optimal with a traffic matrix on a fabric with an OCS: the plan is
      * the circuit schedule (docs/ocs.md) of `configs` configurations, and
@@ -59,6 +64,10 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
  * not limited). */
 weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
                            uint32_t max_ops, weft_plan **out, weft_diag *d);
+
+/* Whether name is an in-network algorithm (nvls, nvls_tree,
+ * collnet_direct, collnet_chain); *out its kind. */
+bool cli_sim_innet_parse(const char *name, weft_sim_innet_algo *out);
 
 /* Builds algorithm `name` for coll on t (broadcast and reduce rooted at
  * rank 0). need_plan forces a plan for the ring too (a trace is drawn per

@@ -131,8 +131,9 @@ static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic
 /* The candidates for coll: every classic algorithm that builds it (rings:K
  * as rings:4 and as rings:auto, NCCL's channel count, as weft plan
  * --compare does; nccl is among them), then optimal (for all-to-all the
- * plan of the exact flow, uniform only). */
-static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
+ * plan of the exact flow, uniform only), then with t the in-network
+ * algorithms NCCL runs for coll on t (nvls, ...: no plan, weft_sim_innet). */
+static size_t list_candidates(const weft_topo *t, weft_coll coll, candidate *c, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < weft_classic_count() && n < cap; i++) {
@@ -151,6 +152,17 @@ static size_t list_candidates(weft_coll coll, candidate *c, size_t cap)
     weft_bound_coll bc; /* all-to-all: the plan of the exact flow (uniform) */
     if ((cli_sim_bound_coll(coll, &bc) || coll == WEFT_COLL_ALLTOALL) && n < cap)
         snprintf(c[n++].name, sizeof c->name, "optimal");
+    weft_nccl_fabric f;
+    weft_nccl_choice ch;
+    for (int k = 0; t && k < WEFT__SIM_INNET_COUNT && n < cap; k++) {
+        const char *name = weft_sim_innet_name((weft_sim_innet_algo)k);
+        weft_sim_innet_algo a;
+        static const weft_nccl_algo of[] = {WEFT_NCCL_NVLS, WEFT_NCCL_NVLS_TREE,
+                                            WEFT_NCCL_COLLNET_DIRECT, WEFT_NCCL_COLLNET_CHAIN};
+        if (cli_sim_innet_parse(name, &a) && !weft_nccl_fabric_get(t, &f, NULL) &&
+            !weft_nccl_estimate(&f, coll, of[k], WEFT_NCCL_PLAN_BYTES, &ch, NULL))
+            snprintf(c[n++].name, sizeof c->name, "%s", name);
+    }
     return n;
 }
 
@@ -257,6 +269,16 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     }
     if (!b->have)
         printf("no bound: %s\n", b->why);
+    bool over = false;
+    for (size_t i = 0; b->have && i < n; i++)
+        for (size_t s = 0; c[i].res && s < nsizes; s++)
+            over = over || (c[i].res[s].algbw_gbps > b->gbps &&
+                             (c[i].algo.innet || strncmp(c[i].label[s], "nccl (nvls", 10) == 0 ||
+                              strncmp(c[i].label[s], "nccl (collnet", 13) == 0));
+    if (over)
+        printf("rows over 100%% of the bound reduce in the switch: the bound counts the data "
+               "ranks send one another, and a switch that reduces moves less (docs/sim.md, "
+               "\"In-network reduction\")\n");
     if (cli_fabric_has_ocs(t)) {
         bool circuits = false;
         for (size_t i = 0; i < n; i++)
@@ -711,7 +733,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
         free(idx);
         return cli_fail(WEFT_ENOMEM, NULL);
     }
-    size_t n = list_candidates(coll, c, MAX_CANDIDATES), simulated;
+    size_t n = list_candidates(t, coll, c, MAX_CANDIDATES), simulated;
     bound_row b;
     cli_progress_set(pr, "sim --compare: the bound");
     compute_bound(t, coll, m, &b);
@@ -753,7 +775,7 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         snprintf(out->why, sizeof out->why, "out of memory");
         return;
     }
-    size_t n = list_candidates(coll, c, MAX_CANDIDATES);
+    size_t n = list_candidates(NULL, coll, c, MAX_CANDIDATES); /* plans only */
     /* On a fabric with optical circuit switches a plan that carries no
      * circuits cannot run as simulated (it crosses each OCS as a packet
      * switch, which it is not): an all-to-all there runs the circuit

@@ -39,13 +39,38 @@ static const double ll_max_single[2] = {87.7, 141.0}; /* one host, by GPU */
 static const double ll_max_multi[2] = {39.0, 20.4};   /* 2 hosts, more (Intel hosts) */
 static const double tree_ll128_per_ch[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
 static const double tree_per_ch[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-#define NET_OVERHEAD_US 1.0  /* getNetOverhead on x86 Intel hosts */
-#define NVLS_EFFICIENCY 0.85 /* nvlsEfficiency, Hopper */
-#define NVLS_LAT_US 25.0     /* hwLatencies[NVLINK][NVLS][Simple]; NVLS has no base latency */
+#define NET_OVERHEAD_US 1.0 /* getNetOverhead on x86 Intel hosts */
+
+/* In-network algorithms (tuning.cc, ncclTunerConstantsDefaults and
+ * ncclTopoTuneModel; github:NVIDIA/nccl @5067397c). Their base latencies
+ * are 0; hwLatencies for Simple, us, NVLink then network rows; NVLS's
+ * efficiency per generation (nvlsEfficiency: Hopper 0.85, Blackwell 0.74);
+ * perChMaxNVLSTreeBws by [blackwell][min(hosts, 3) - 1] (no one-host row). */
+#define NVLS_LAT_US 25.0          /* hwLatencies[NVLINK][NVLS][Simple] */
+#define NVLS_NET_LAT_US 18.0      /* hwLatencies[NET][NVLS][Simple] */
+#define NVLS_TREE_LAT_US 25.0     /* hwLatencies[NVLINK][NVLS_TREE][Simple] */
+#define NVLS_TREE_NET_LAT_US 20.9 /* hwLatencies[NET][NVLS_TREE][Simple] */
+#define COLLNET_DIRECT_LAT_US 3.7 /* hwLatencies[NVLINK][COLLNET_DIRECT][Simple] */
+#define COLLNET_DIRECT_NET_LAT_US 31.0
+#define COLLNET_CHAIN_LAT_US 2.8 /* hwLatencies[NVLINK][COLLNET_CHAIN][Simple] */
+#define COLLNET_CHAIN_NET_LAT_US 30.0
+#define COLLNET_ARITY_US 0.4       /* "arity serialization latency" per local rank */
+#define PAT_BASE_US 8.0            /* baseLatencies[PAT] */
+#define PAT_LINEAR_US 2.8          /* the "linear part" per rank */
+#define PAT_BW_FACTOR 0.75         /* busBw *= .75 */
+#define COLLNET_HOPPER_FACTOR 0.85 /* CollNet direct on sm90+: busBw *= .85 */
+static const double nvls_efficiency[2] = {0.85, 0.74}; /* Hopper, Blackwell */
+static const double nvls_tree_per_ch[2][3] = {{0, 57.7, 45.5}, {0, 96.0, 80.0}};
+/* search.cc: sm100SpeedArrayIntra/Inter (the NVLS search of Blackwell). */
+static const double speed_intra_sm100[12] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+static const double speed_inter_sm100[19] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,  22,
+                                             20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24};
+#define MAX_NVLS_ARITY 32 /* NCCL_MAX_NVLS_ARITY, src/include/device.h */
 
 const char *weft_nccl_algo_name(weft_nccl_algo a)
 {
-    static const char *const names[] = {"ring", "tree", "p2p"};
+    static const char *const names[] = {"ring",      "tree",           "p2p",           "nvls",
+                                        "nvls_tree", "collnet_direct", "collnet_chain", "pat"};
     return (unsigned)a < WEFT__NCCL_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -91,9 +116,11 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
             else if (v == r0.v && weft_topo_node_kind(t, w) != WEFT_NODE_NIC)
                 f->rank_gbps += bw;
         }
-        const char *red = weft_topo_node_attr(t, id, "reduce");
         weft_link_id l;
-        if (red && strcmp(red, "1") == 0 && weft_topo_find_link(t, r0, id, &l)) f->nvls = true;
+        if (weft_topo_node_kind(t, id) == WEFT_NODE_SWITCH && weft_topo_find_link(t, r0, id, &l)) {
+            f->nvswitch = true;
+            if (weft_topo_node_reduce(t, id) == WEFT_REDUCE_NVLS) f->nvls = true;
+        }
         if (out > 0) {
             f->port_gbps = f->ports == 0 || out < f->port_gbps ? out : f->port_gbps;
             f->ports++;
@@ -101,40 +128,54 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
     }
 }
 
-weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d)
+/* The NVLS search (search.cc, ncclTopoCompute with NCCL_TOPO_PATTERN_NVLS
+ * and ncclTopoSearchTryNvls): only on an NVSwitch of sm90 or later. One
+ * channel per head: every GPU inside one host (minChannels = maxChannels =
+ * min(32, GPUs)), the GPUs with a NIC across hosts. Channel c loads every
+ * GPU <-> NVSwitch link with its rate each way and its head's twice, so
+ * over all channels a GPU's link carries (heads + 1) x bwIntra: bwIntra is
+ * the fastest intra rate with (heads + 1) x rate <= the GPU's NVLink
+ * bandwidth as NCCL counts it (link_eff x line rate: 18 x 20.6 GB/s on
+ * H100). bwInter is the NIC's rate across hosts; inside one host nothing
+ * limits it and pass 2 raises it while below 2 x bwIntra, to the list's
+ * top. */
+static void nvls_search(weft_nccl_fabric *f)
 {
-    weft_nccl_fabric f;
-    memset(&f, 0, sizeof f);
-    f.ranks = weft_topo_num_ranks(t);
-    if (f.ranks < 2)
-        return weft_diag_set(d, WEFT_ETOPO, "nccl needs at least 2 ranks, the fabric has %u",
-                             f.ranks);
-    synth_hosts h;
-    weft_err e = synth_hosts_init(&h, t);
-    if (e) return weft_diag_code(d, e);
-    f.hosts = h.nhosts;
-    for (uint32_t i = 0; i < h.nhosts; i++) {
-        uint32_t m = h.start[i + 1] - h.start[i];
-        f.per_host = m > f.per_host ? m : f.per_host;
+    f->nvls_channels = 0;
+    if (!f->nvls || f->arch < WEFT_ARCH_HOPPER || f->per_host < 2) {
+        f->nvls = false;
+        return;
     }
-    synth_hosts_fini(&h);
-    host_links(t, &f);
-    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
-        weft_node_id id = {v};
-        const char *red = weft_topo_node_attr(t, id, "reduce");
-        if (red && strcmp(red, "1") == 0 && weft_topo_node_host(t, id) == WEFT_NO_HOST)
-            f.collnet = true;
+    bool bw = f->arch >= WEFT_ARCH_BLACKWELL;
+    uint32_t heads = f->per_host > MAX_NVLS_ARITY ? MAX_NVLS_ARITY : f->per_host;
+    if (f->hosts > 1 && f->ports < heads) heads = f->ports;
+    if (heads < 2) {
+        f->nvls = false;
+        return;
     }
-    f.nvlink = f.rank_gbps >= 100;
-    f.arch = f.rank_gbps >= 450 ? WEFT_ARCH_HOPPER : WEFT_ARCH_AMPERE;
-    for (uint32_t r = 0; r < f.ranks; r++) {
-        weft_gpu_arch ga;
-        if (weft_gpu_arch_parse(
-                weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){r}), "arch"), &ga)) {
-            f.arch = ga;
-            break;
-        }
+    double eff = 1;
+    weft_proto_link_eff(weft_gpu_arch_name(f->arch), WEFT_HOP_NVLINK, &eff);
+    double nvl = f->rank_gbps * eff;
+    const double *intra = bw ? speed_intra_sm100 : speed_intra[1];
+    size_t nintra = bw ? 12 : 13;
+    f->nvls_bw_intra = first_speed(intra, nintra, nvl / (heads + 1));
+    if (f->hosts > 1) {
+        f->nvls_bw_inter = bw ? first_speed(speed_inter_sm100, 19, f->port_gbps)
+                              : first_speed(speed_inter[1], 19, f->port_gbps);
+    } else {
+        f->nvls_bw_inter = f->nvls_bw_intra;
+        for (size_t i = nintra; i-- > 0;)
+            if (intra[i] > f->nvls_bw_inter && f->nvls_bw_inter < 2 * f->nvls_bw_intra)
+                f->nvls_bw_inter = intra[i];
     }
+    f->nvls_channels = heads;
+}
+
+/* The ring and NVLS searches on f's description (ranks, hosts, per_host,
+ * ports, port_gbps, rank_gbps, arch, nvls_switch). */
+static void search(weft_nccl_fabric *out)
+{
+    weft_nccl_fabric f = *out;
     f.hopper = f.arch >= WEFT_ARCH_HOPPER;
     int arch = f.hopper;
     if (f.hosts > 1 && f.ports > 0) {
@@ -165,6 +206,47 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
     }
     /* ncclTopoPostset: the communicator runs every ring twice. */
     f.channels = 2 * f.search_channels > MAX_CHANNELS ? MAX_CHANNELS : 2 * f.search_channels;
+    f.nvls = f.nvls_switch;
+    nvls_search(&f);
+    *out = f;
+}
+
+weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_diag *d)
+{
+    weft_nccl_fabric f;
+    memset(&f, 0, sizeof f);
+    f.ranks = weft_topo_num_ranks(t);
+    if (f.ranks < 2)
+        return weft_diag_set(d, WEFT_ETOPO, "nccl needs at least 2 ranks, the fabric has %u",
+                             f.ranks);
+    synth_hosts h;
+    weft_err e = synth_hosts_init(&h, t);
+    if (e) return weft_diag_code(d, e);
+    f.hosts = h.nhosts;
+    for (uint32_t i = 0; i < h.nhosts; i++) {
+        uint32_t m = h.start[i + 1] - h.start[i];
+        f.per_host = m > f.per_host ? m : f.per_host;
+    }
+    synth_hosts_fini(&h);
+    host_links(t, &f);
+    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
+        weft_node_id id = {v};
+        if (weft_topo_node_reduce(t, id) == WEFT_REDUCE_SHARP &&
+            weft_topo_node_host(t, id) == WEFT_NO_HOST)
+            f.collnet = true;
+    }
+    f.nvlink = f.rank_gbps >= 100;
+    f.arch = f.rank_gbps >= 450 ? WEFT_ARCH_HOPPER : WEFT_ARCH_AMPERE;
+    for (uint32_t r = 0; r < f.ranks; r++) {
+        weft_gpu_arch ga;
+        if (weft_gpu_arch_parse(
+                weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){r}), "arch"), &ga)) {
+            f.arch = ga;
+            break;
+        }
+    }
+    f.nvls_switch = f.nvls;
+    search(&f);
     *out = f;
     return WEFT_OK;
 }
@@ -217,103 +299,317 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_p
     return true;
 }
 
-/* NCCL's NVLS estimate inside one host whose switch reduces (0 when it
- * does not apply): one channel per rank at the fastest intra rate all of
- * them fit in a rank's bandwidth, each worth rate x efficiency x (C-1)/C,
- * twice for allreduce (it pipelines the reduce and the multicast), x
- * (ppn-1)/ppn for allgather and reduce-scatter; latency 25 us. */
-static double nvls_time(const weft_nccl_fabric *f, weft_coll coll, double bytes)
+/* log2i of NCCL: floor(log2(v)), 0 for v <= 1. */
+static double log2i(uint32_t v)
 {
-    if (!f->nvls || f->hosts != 1 || f->per_host < 2 ||
-        (coll != WEFT_COLL_ALLREDUCE && coll != WEFT_COLL_ALLGATHER &&
-         coll != WEFT_COLL_REDUCESCATTER))
-        return 0;
-    double ch = f->per_host > 32 ? 32 : f->per_host, n = f->ranks;
-    double speed = first_speed(speed_intra[f->hopper], 13, f->rank_gbps / ch);
-    double per = speed * NVLS_EFFICIENCY * (ch - 1) / ch;
-    per *= coll == WEFT_COLL_ALLREDUCE ? 2.0 : (n - 1) / n;
-    double nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    double algbw = ch * per * n / nsteps;
-    return (NVLS_LAT_US + bytes / (1e3 * algbw)) * 1e-6;
+    return (double)log2_floor(v);
 }
 
-bool weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo algo,
-                        weft_proto p, double bytes, weft_nccl_cost *out)
+/* Why NCCL does not run algo a for coll on f (NULL when it does). */
+static const char *disabled(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a)
 {
-    if ((unsigned)coll >= WEFT__COLL_COUNT || coll == WEFT_COLL_ALLTOALL || !(bytes >= 0) ||
-        (unsigned)p >= WEFT_PROTO_COUNT || (algo != WEFT_NCCL_RING && algo != WEFT_NCCL_TREE))
-        return false;
-    int a = algo == WEFT_NCCL_RING ? 1 : 0;
-    if (a == 0 && coll != WEFT_COLL_ALLREDUCE) return false; /* NCCL's tree runs allreduce only */
-    double n = f->ranks, nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1)
-                                  : weft_coll_has_root(coll)  ? n
-                                                              : n - 1;
-    double inter_steps = f->hosts <= 1                 ? 0
-                         : coll == WEFT_COLL_ALLREDUCE ? 2.0 * (f->hosts - 1)
-                                                       : f->hosts - 1.0;
-    double busbw = f->search_channels * f->channel_gbps, base, intra, inter;
-    if (!proto_model(f, coll, a, p, &busbw, &base, &intra, &inter)) return false;
-    double algbw = busbw * (a == 1 ? n / nsteps : 0.5);
-    if (!(algbw > 0)) return false;
-    double lat = base;
-    if (a == 1 && weft_coll_has_root(coll)) {
-        lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
-    } else if (a == 1) {
-        double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
-        intra = fmax(intra, over);
-        lat += (nsteps - inter_steps) * intra + inter_steps * inter;
-        /* The ring's plateau across hosts once chunks fill. */
-        if (p == WEFT_PROTO_SIMPLE && f->hosts > 1 && coll == WEFT_COLL_ALLREDUCE &&
-            bytes / ((double)f->channels * n) >= 64)
-            lat *= 1.4;
-    } else {
-        lat += 2 * ((f->per_host - 1.0) * intra + log2_floor(f->hosts) * inter);
+    bool ar = coll == WEFT_COLL_ALLREDUCE,
+         agrs = coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER;
+    switch (a) {
+    case WEFT_NCCL_RING:
+        return coll == WEFT_COLL_ALLTOALL ? "NCCL runs all-to-all as p2p" : NULL;
+    case WEFT_NCCL_TREE:
+        return ar ? NULL : "NCCL's tree runs allreduce only";
+    case WEFT_NCCL_P2P:
+        return coll == WEFT_COLL_ALLTOALL ? NULL : "p2p is all-to-all only";
+    case WEFT_NCCL_NVLS:
+        if (!f->nvls) return "nvls needs an NVSwitch that reduces (reduce=nvls) and sm90+";
+        if (!ar && !agrs) return "nvls runs allreduce, allgather and reducescatter only";
+        if (f->hosts > 1 && !f->collnet)
+            return "nvls across hosts needs a SHARP network (reduce=sharp)";
+        if (f->hosts > 1 && agrs)
+            return "nvls allgather/reducescatter across hosts needs a CollNet plugin";
+        return NULL;
+    case WEFT_NCCL_NVLS_TREE:
+        if (!f->nvls) return "nvls_tree needs an NVSwitch that reduces (reduce=nvls) and sm90+";
+        if (f->hosts < 2) return "nvls_tree needs several hosts";
+        return ar ? NULL : "nvls_tree runs allreduce only";
+    case WEFT_NCCL_COLLNET_DIRECT:
+    case WEFT_NCCL_COLLNET_CHAIN:
+        if (!f->collnet) return "collnet needs a network switch that reduces (reduce=sharp)";
+        if (f->hosts < 2) return "collnet needs several hosts";
+        if (a == WEFT_NCCL_COLLNET_DIRECT && !f->nvswitch)
+            return "collnet_direct needs NVSwitch hosts";
+        return ar ? NULL : "collnet runs allreduce only (without a CollNet plugin)";
+    case WEFT_NCCL_PAT:
+        if (!agrs) return "pat runs allgather and reducescatter only";
+        if (f->per_host != 1 || f->hosts < 2) return "pat needs one rank per host";
+        return NULL;
+    default:
+        return "unknown algorithm";
     }
-    double us = lat + bytes / (1e3 * algbw);
+}
+
+bool weft_nccl_algo_innet(weft_nccl_algo a)
+{
+    return a == WEFT_NCCL_NVLS || a == WEFT_NCCL_NVLS_TREE || a == WEFT_NCCL_COLLNET_DIRECT ||
+           a == WEFT_NCCL_COLLNET_CHAIN;
+}
+
+/* NCCL's estimate for algorithm a (not p2p, enabled on f) with protocol
+ * p; false when it does not run the pair. algbw_gbps: the bandwidth NCCL
+ * divides the bytes by (algorithm bandwidth for ring, tree, NVLS; see
+ * tuning.cc's "Convert bus BW to algorithm BW"); busbw_gbps: NCCL's bus
+ * bandwidth before that conversion. */
+static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a, weft_proto p,
+                     double bytes, weft_nccl_cost *out)
+{
+    double n = f->ranks, ppn = (double)f->ranks / f->hosts;
+    double nsteps = coll == WEFT_COLL_ALLREDUCE ? 2 * (n - 1)
+                    : weft_coll_has_root(coll)  ? n
+                                                : n - 1;
+    int n2 = f->hosts >= 3 ? 2 : (int)f->hosts - 1, blackwell = f->arch >= WEFT_ARCH_BLACKWELL;
+    bool ar = coll == WEFT_COLL_ALLREDUCE;
+    double lat, busbw, algbw;
+    if (a == WEFT_NCCL_RING || a == WEFT_NCCL_TREE) {
+        int ai = a == WEFT_NCCL_RING ? 1 : 0;
+        double inter_steps = f->hosts <= 1 ? 0 : ar ? 2.0 * (f->hosts - 1) : f->hosts - 1.0;
+        double base, intra, inter;
+        busbw = f->search_channels * f->channel_gbps;
+        if (!proto_model(f, coll, ai, p, &busbw, &base, &intra, &inter)) return false;
+        algbw = busbw * (ai == 1 ? n / nsteps : 0.5);
+        lat = base;
+        if (ai == 1 && weft_coll_has_root(coll)) {
+            lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
+        } else if (ai == 1) {
+            double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
+            intra = fmax(intra, over);
+            lat += (nsteps - inter_steps) * intra + inter_steps * inter;
+            /* The ring's plateau across hosts once chunks fill. */
+            if (p == WEFT_PROTO_SIMPLE && f->hosts > 1 && ar &&
+                bytes / ((double)f->channels * n) >= 64)
+                lat *= 1.4;
+        } else {
+            lat += 2 * ((f->per_host - 1.0) * intra + log2_floor(f->hosts) * inter);
+        }
+    } else if (p != WEFT_PROTO_SIMPLE) {
+        return false; /* the in-network algorithms and PAT: Simple */
+    } else {
+        /* With one rank per host the network latency is the tree's. */
+        double tree_net = tree_hw_lat[HW_NET][WEFT_PROTO_SIMPLE];
+        switch (a) {
+        case WEFT_NCCL_NVLS:
+        case WEFT_NCCL_NVLS_TREE: {
+            double ch = f->nvls_channels;
+            double intra_bw = f->nvls_bw_intra * nvls_efficiency[blackwell] * (ch - 1) / ch;
+            intra_bw *= ar ? 2.0 : (ppn - 1) / ppn; /* allreduce pipelines two operations */
+            double inter_bw =
+                f->nvls_bw_inter * (a == WEFT_NCCL_NVLS_TREE && f->hosts <= 2 ? 2 : 1);
+            double bw = fmin(intra_bw, inter_bw);
+            if (a == WEFT_NCCL_NVLS_TREE) bw = fmin(bw, nvls_tree_per_ch[blackwell][n2]);
+            busbw = ch * bw;
+            algbw = ar ? busbw * n / nsteps : busbw; /* allgather, reducescatter: not converted */
+            if (a == WEFT_NCCL_NVLS) {
+                lat = NVLS_LAT_US + (f->hosts > 1 ? (ppn == 1 ? tree_net : NVLS_NET_LAT_US) : 0);
+            } else {
+                double inter = ppn == 1 ? tree_net : NVLS_TREE_NET_LAT_US;
+                lat = NVLS_TREE_LAT_US + 2 * log2i(f->hosts) * inter;
+            }
+            break;
+        }
+        case WEFT_NCCL_COLLNET_DIRECT:
+        case WEFT_NCCL_COLLNET_CHAIN: {
+            /* The CollNet graphs: weft takes the ring search's channels and
+             * rate (one per network port at the NIC's rate: the heads). */
+            double ch = f->search_channels;
+            busbw = ch * f->channel_gbps;
+            double local = f->per_host - 1.0;
+            if (a == WEFT_NCCL_COLLNET_DIRECT) {
+                double factor = ppn / ch; /* GPU/NIC ratio */
+                factor -= (factor - 1) / 2;
+                busbw /= factor;
+                if (f->arch >= WEFT_ARCH_HOPPER) busbw *= COLLNET_HOPPER_FACTOR;
+                double inter = ppn == 1 ? tree_net : COLLNET_DIRECT_NET_LAT_US;
+                lat =
+                    2 * (fmin(1, local) * COLLNET_DIRECT_LAT_US + local * COLLNET_ARITY_US) + inter;
+            } else {
+                double inter = ppn == 1 ? tree_net : COLLNET_CHAIN_NET_LAT_US;
+                lat = 2 * local * COLLNET_CHAIN_LAT_US + inter;
+            }
+            algbw = busbw * 0.5;
+            break;
+        }
+        case WEFT_NCCL_PAT: {
+            /* PAT runs on the ring's graph: bwIntra up to 2 hosts, bwInter
+             * beyond, which weft's search makes the same rate. */
+            busbw = f->search_channels * f->channel_gbps * PAT_BW_FACTOR;
+            algbw = busbw; /* allgather, reducescatter: not converted */
+            lat = PAT_BASE_US + log2i(f->hosts) * (tree_net / 3.5) + n * PAT_LINEAR_US;
+            break;
+        }
+        default:
+            return false;
+        }
+    }
+    if (!(algbw > 0)) return false;
     out->lat_s = lat * 1e-6;
     out->algbw_gbps = algbw;
     out->busbw_gbps = busbw;
-    out->time_s = us * 1e-6;
+    out->time_s = (lat + bytes / (1e3 * algbw)) * 1e-6;
     return true;
+}
+
+/* The plan text of a choice of algo a (ring and tree: the channels). */
+static void plan_text(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a, char *buf,
+                      size_t len)
+{
+    if (a == WEFT_NCCL_RING)
+        snprintf(buf, len, "rings:%u", f->channels);
+    else if (a == WEFT_NCCL_TREE)
+        snprintf(buf, len, "dbtree");
+    else if (a == WEFT_NCCL_P2P)
+        snprintf(buf, len, "direct");
+    else if (a == WEFT_NCCL_PAT)
+        snprintf(buf, len, "%s", coll == WEFT_COLL_ALLGATHER ? "bruck" : "hd");
+    else
+        snprintf(buf, len, "%s", weft_nccl_algo_name(a));
+}
+
+bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a, weft_proto p,
+                       double bytes, weft_nccl_cost *out)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0) || (unsigned)p >= WEFT_PROTO_COUNT ||
+        (unsigned)a >= WEFT__NCCL_ALGO_COUNT || a == WEFT_NCCL_P2P || disabled(f, coll, a))
+        return false;
+    return estimate(f, coll, a, p, bytes, out);
+}
+
+/* NCCL's algorithms in the order its tuner tries them (its algorithm
+ * index: tree, ring, collnet direct, collnet chain, nvls, nvls tree, pat),
+ * so that of equal estimates the one NCCL keeps wins. */
+static const weft_nccl_algo nccl_order[] = {
+    WEFT_NCCL_TREE,          WEFT_NCCL_RING, WEFT_NCCL_COLLNET_DIRECT,
+    WEFT_NCCL_COLLNET_CHAIN, WEFT_NCCL_NVLS, WEFT_NCCL_NVLS_TREE,
+    WEFT_NCCL_PAT,
+};
+
+/* The least estimate over the algorithms NCCL runs for which keep[a], in
+ * NCCL's order and LL, LL128, Simple (the first of equal times wins);
+ * false when none. busbw_gbps is the bus bandwidth (nccl-tests' factor on
+ * algbw). */
+static bool best_of(const weft_nccl_fabric *f, weft_coll coll, double bytes,
+                    const bool keep[WEFT__NCCL_ALGO_COUNT], weft_nccl_choice *best)
+{
+    bool found = false;
+    for (size_t i = 0; i < sizeof nccl_order / sizeof nccl_order[0]; i++) {
+        weft_nccl_algo a = nccl_order[i];
+        if (!keep[a]) continue;
+        for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
+            weft_nccl_cost c;
+            if (!weft_nccl_cost_of(f, coll, a, (weft_proto)p, bytes, &c)) continue;
+            if (!found || c.time_s < best->time_s) {
+                found = true;
+                best->algo = a;
+                best->proto = (weft_proto)p;
+                best->time_s = c.time_s;
+                best->busbw_gbps = c.busbw_gbps;
+            }
+        }
+    }
+    return found;
+}
+
+static void fill_rank(const weft_nccl_fabric *f, weft_coll coll, double bytes, weft_nccl_choice *c)
+{
+    weft_nccl_choice r;
+    memset(&r, 0, sizeof r);
+    bool rank[WEFT__NCCL_ALGO_COUNT] = {[WEFT_NCCL_RING] = true, [WEFT_NCCL_TREE] = true};
+    if (best_of(f, coll, bytes, rank, &r)) {
+        c->rank_algo = r.algo;
+        c->rank_proto = r.proto;
+        c->rank_time_s = r.time_s;
+        plan_text(f, coll, r.algo, c->rank_plan, sizeof c->rank_plan);
+    }
+    weft_nccl_cost nv;
+    c->nvls_s =
+        weft_nccl_cost_of(f, coll, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE, bytes, &nv) ? nv.time_s : 0;
+}
+
+static weft_err check_args(weft_coll coll, double bytes, weft_diag *d)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0))
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: bad collective or size (%g B)", bytes);
+    return WEFT_OK;
+}
+
+static void p2p_choice(weft_nccl_choice *c)
+{
+    memset(c, 0, sizeof *c);
+    c->algo = c->rank_algo = WEFT_NCCL_P2P;
+    c->proto = c->rank_proto = WEFT_PROTO_SIMPLE;
+    snprintf(c->plan, sizeof c->plan, "direct");
+    snprintf(c->rank_plan, sizeof c->rank_plan, "direct");
 }
 
 weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                           weft_nccl_choice *out, weft_diag *d)
 {
-    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0))
-        return weft_diag_set(d, WEFT_EINVAL, "nccl: bad collective or size (%g B)", bytes);
+    weft_err e = check_args(coll, bytes, d);
+    if (e) return e;
     weft_nccl_choice best;
     memset(&best, 0, sizeof best);
     if (coll == WEFT_COLL_ALLTOALL) {
-        best.algo = WEFT_NCCL_P2P;
-        best.proto = WEFT_PROTO_SIMPLE;
-        snprintf(best.plan, sizeof best.plan, "direct");
-        *out = best;
+        p2p_choice(out);
         return WEFT_OK;
     }
-    static const weft_nccl_algo order[2] = {WEFT_NCCL_TREE, WEFT_NCCL_RING};
-    bool found = false;
-    for (int a = 0; a < 2; a++) {
-        for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
-            weft_nccl_cost c;
-            if (!weft_nccl_estimate(f, coll, order[a], (weft_proto)p, bytes, &c)) continue;
-            if (!found || c.time_s < best.time_s) {
-                found = true;
-                best.algo = order[a];
-                best.proto = (weft_proto)p;
-                best.time_s = c.time_s;
-                best.busbw_gbps = c.busbw_gbps;
-            }
-        }
-    }
-    if (!found)
+    bool all[WEFT__NCCL_ALGO_COUNT];
+    for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
+        all[a] = true;
+    if (!best_of(f, coll, bytes, all, &best))
         return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: no algorithm for %s",
                              weft_coll_name(coll));
-    best.nvls_s = nvls_time(f, coll, bytes);
-    if (best.algo == WEFT_NCCL_RING)
-        snprintf(best.plan, sizeof best.plan, "rings:%u", f->channels);
-    else
-        snprintf(best.plan, sizeof best.plan, "dbtree");
+    plan_text(f, coll, best.algo, best.plan, sizeof best.plan);
+    fill_rank(f, coll, bytes, &best);
+    *out = best;
+    return WEFT_OK;
+}
+
+weft_err weft_nccl_fabric_group(const weft_nccl_fabric *full, uint32_t ranks, uint32_t hosts,
+                                weft_nccl_fabric *out, weft_diag *d)
+{
+    if (ranks < 2 || hosts < 1 || hosts > ranks)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: a communicator of %u ranks on %u hosts", ranks,
+                             hosts);
+    weft_nccl_fabric f = *full;
+    f.ranks = ranks;
+    f.hosts = hosts;
+    f.per_host = (ranks + hosts - 1) / hosts;
+    /* The NICs nearest its GPUs: as many ports as the host's in proportion
+     * to the GPUs the communicator has there, at least one. */
+    uint32_t ports = full->per_host ? full->ports * f.per_host / full->per_host : full->ports;
+    f.ports = hosts > 1 ? (ports < 1 ? 1 : ports > full->ports ? full->ports : ports) : full->ports;
+    search(&f);
+    *out = f;
+    return WEFT_OK;
+}
+
+weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo algo,
+                            double bytes, weft_nccl_choice *out, weft_diag *d)
+{
+    weft_err e = check_args(coll, bytes, d);
+    if (e) return e;
+    if ((unsigned)algo >= WEFT__NCCL_ALGO_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: bad algorithm %d", (int)algo);
+    const char *why = disabled(f, coll, algo);
+    if (why) return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s (%s)", why, weft_coll_name(coll));
+    if (algo == WEFT_NCCL_P2P) {
+        p2p_choice(out);
+        return WEFT_OK;
+    }
+    weft_nccl_choice best;
+    memset(&best, 0, sizeof best);
+    bool only[WEFT__NCCL_ALGO_COUNT] = {false};
+    only[algo] = true;
+    if (!best_of(f, coll, bytes, only, &best))
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s: no protocol for %s",
+                             weft_nccl_algo_name(algo), weft_coll_name(coll));
+    plan_text(f, coll, best.algo, best.plan, sizeof best.plan);
+    fill_rank(f, coll, bytes, &best);
     *out = best;
     return WEFT_OK;
 }
@@ -326,7 +622,12 @@ weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
     if (!e) e = weft_nccl_choose(&f, c->coll, c->bytes, &ch, c->d);
     if (e) return e;
     synth_ctx rc = *c;
-    switch (ch.algo) {
+    /* An in-network choice has no rank-to-rank plan: the plan is NCCL's
+     * best ring or tree (PAT's log-step plan is weft's bruck or hd). */
+    if (ch.algo == WEFT_NCCL_PAT)
+        return c->coll == WEFT_COLL_ALLGATHER ? synth_build_bruck(&rc, out)
+                                              : synth_build_hd(&rc, out);
+    switch (ch.rank_algo) {
     case WEFT_NCCL_RING:
         rc.param = f.channels;
         return synth_build_rings(&rc, out);

@@ -74,7 +74,7 @@ static void check_plan(const char *spec, const char *algo, weft_coll coll, int64
     weft_topo_free(t);
 }
 
-/* weft_nccl_estimate: the parts of NCCL's estimate, and the pairs it
+/* weft_nccl_cost_of: the parts of NCCL's estimate, and the pairs it
  * refuses; weft_nccl_choose takes the least of them. */
 static void check_estimates(void)
 {
@@ -88,7 +88,7 @@ static void check_estimates(void)
     /* Tree, LL, 1 KiB: 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us; bus
      * bandwidth 8 x 24 = 192 GB/s, x 0.92 (allreduce) = 176.64, / 3.8 for
      * LL capped at 39.0 (two hosts), halved for the tree: 19.5 GB/s. */
-    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
     CHECK(fabs(c.lat_s - 25.2e-6) < 1e-12);
     CHECK(fabs(c.busbw_gbps - 39.0) < 1e-12);
     CHECK(fabs(c.algbw_gbps - 19.5) < 1e-12);
@@ -96,17 +96,17 @@ static void check_estimates(void)
     /* The ring's Simple plateau: x 1.4 from 64 B per channel and rank
      * (16 channels x 16 ranks x 64 = 16384 B) on. */
     weft_nccl_cost lo, hi;
-    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16383, &lo));
-    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16384, &hi));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16383, &lo));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16384, &hi));
     CHECK(fabs(hi.lat_s / lo.lat_s - 1.4) < 1e-12);
     CHECK(hi.algbw_gbps == lo.algbw_gbps);
     /* Refused: the tree outside allreduce, p2p, bad arguments. */
     c.time_s = -1;
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLGATHER, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLTOALL, WEFT_NCCL_RING, WEFT_PROTO_LL, 1024, &c));
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_P2P, WEFT_PROTO_LL, 1024, &c));
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, -1, &c));
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, (weft_proto)3, 1, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLGATHER, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLTOALL, WEFT_NCCL_RING, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_P2P, WEFT_PROTO_LL, 1024, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, -1, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, (weft_proto)3, 1, &c));
     CHECK(c.time_s == -1);
     /* The choice is the least estimate at every size. */
     for (double bytes = 8; bytes <= 1073741824.0; bytes *= 4) {
@@ -114,9 +114,9 @@ static void check_estimates(void)
             weft_nccl_choice ch;
             CHECK_ERR(weft_nccl_choose(&f, (weft_coll)coll, bytes, &ch, &d), WEFT_OK);
             double least = INFINITY;
-            for (int a = 0; a < 2; a++)
+            for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
                 for (int p = 0; p < WEFT_PROTO_COUNT; p++)
-                    if (weft_nccl_estimate(&f, (weft_coll)coll, (weft_nccl_algo)a, (weft_proto)p,
+                    if (weft_nccl_cost_of(&f, (weft_coll)coll, (weft_nccl_algo)a, (weft_proto)p,
                                            bytes, &c))
                         least = fmin(least, c.time_s);
             CHECK(ch.time_s == least);
@@ -128,8 +128,24 @@ static void check_estimates(void)
     CHECK(t != NULL);
     if (!t) return;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
-    CHECK(!weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL128, 1, &c));
-    CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 1, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL128, 1, &c));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 1, &c));
+    weft_topo_free(t);
+    /* In the switch: NVLS on one H100 box runs Simple only, and is NCCL's
+     * choice at 1 GiB (its cost the least of every pair). */
+    t = preset("h100:1");
+    CHECK(t != NULL);
+    if (!t) return;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, WEFT_PROTO_LL, 1, &c));
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, WEFT_PROTO_SIMPLE, 1,
+                             &c)); /* one host */
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE,
+                            1073741824.0, &c));
+    weft_nccl_choice ch;
+    CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, 1073741824.0, &ch, &d), WEFT_OK);
+    CHECK_INT(ch.algo, WEFT_NCCL_NVLS);
+    CHECK(ch.time_s == c.time_s);
     weft_topo_free(t);
 }
 
@@ -158,8 +174,12 @@ int main(void)
     check_choice("a100:2", WEFT_COLL_ALLGATHER, 1024, WEFT_NCCL_RING, WEFT_PROTO_LL, "rings:16");
     check_choice("a100:2", WEFT_COLL_ALLGATHER, 1073741824.0, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE,
                  "rings:16");
-    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE,
-                 "rings:16");
+    /* h100:16 at 1 GiB: NVLS-tree (8 heads, min(40 x 0.85 x 7/8 x 2, 48,
+     * 45.5) = 45.5 GB/s each: algbw 364 x 128/254 = 183.4 GB/s, latency 25
+     * + 2 x 4 x 20.9 us: 6,047 us) beats the ring (384 x 128/254 GB/s and
+     * 1.4 x (8.4 + 224 x 3.4 + 30 x 14) us: 7,215 us). */
+    check_choice("h100:16", WEFT_COLL_ALLREDUCE, 1073741824.0, WEFT_NCCL_NVLS_TREE,
+                 WEFT_PROTO_SIMPLE, "nvls_tree");
     check_choice("a100:2", WEFT_COLL_ALLTOALL, 1024, WEFT_NCCL_P2P, WEFT_PROTO_SIMPLE, "direct");
 
     /* rings:auto is rings:16 on a100:2: each of the 16 NICs (both ways)
@@ -170,10 +190,13 @@ int main(void)
     check_plan("a100:2", "nccl", WEFT_COLL_ALLREDUCE, 320, 3);
     check_plan("h100:16", "nccl", WEFT_COLL_ALLREDUCE, 25600, 127);
 
-    /* Switches that reduce: the h100 box's NVSwitch (reduce=1), not the
-     * a100's. NCCL's NVLS estimate on h100:1 at 1 GiB: 8 channels at 50
-     * GB/s (8 x 60 would exceed 450), each 50 x 0.85 x 7/8 x 2 = 74.375,
-     * algbw 8 x 74.375 x 8/14 = 340 GB/s: 25 us + 2^30 B / 340 GB/s. */
+    /* Switches that reduce: the h100 box's NVSwitch (reduce=nvls), not the
+     * a100's. NVLS on h100:1: 8 heads; a GPU's link carries 9 channels' rate
+     * and NCCL counts it at 18 x 20.6 = 370.8 GB/s, so bwIntra is 40 (60
+     * and 50 exceed 370.8 / 9 = 41.2); bwInter rises to 60. Per channel
+     * min(40 x 0.85 x 7/8 x 2, 60) = 59.5: busbw 476 GB/s (the published
+     * nccl-tests figure on DGX H100 is ~480), algbw 476 x 8/14 = 272 GB/s,
+     * 25 us + 2^30 B / 272 GB/s. */
     {
         weft_topo *h = preset("h100:1"), *a = preset("a100:1");
         weft_nccl_fabric fh, fa;
@@ -183,21 +206,129 @@ int main(void)
         if (h && a) {
             CHECK_ERR(weft_nccl_fabric_get(h, &fh, &d), WEFT_OK);
             CHECK_ERR(weft_nccl_fabric_get(a, &fa, &d), WEFT_OK);
-            CHECK(fh.nvls && !fh.collnet);
-            CHECK(!fa.nvls && !fa.collnet);
+            CHECK(fh.nvls && !fh.collnet && fh.nvswitch);
+            CHECK(!fa.nvls && !fa.collnet && fa.nvswitch);
+            CHECK_INT(fh.nvls_channels, 8);
+            CHECK(fh.nvls_bw_intra == 40 && fh.nvls_bw_inter == 60);
             CHECK_ERR(weft_nccl_choose(&fh, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
-            CHECK(fabs(c.nvls_s - (25e-6 + 1073741824.0 / 340e9)) < 1e-12);
-            CHECK_STR(c.plan, "rings:28"); /* NVLS is reported, never chosen */
+            CHECK(fabs(c.nvls_s - (25e-6 + 1073741824.0 / 272e9)) < 1e-12);
+            CHECK(fabs(c.time_s - c.nvls_s) < 1e-15);
+            CHECK(fabs(c.busbw_gbps - 476) < 1e-9);
+            CHECK_STR(weft_nccl_algo_name(c.algo), "nvls");
+            CHECK_STR(c.plan, "nvls");
+            CHECK_STR(c.rank_plan, "rings:28"); /* what weft plan --algo nccl builds */
+            CHECK(weft_nccl_algo_innet(c.algo) && !weft_nccl_algo_innet(c.rank_algo));
+            /* Small sizes: the ring with LL (6.6 + 14 x 0.6 = 15 us, min(141,
+             * 420 x 0.5) x 8/14 = 80.57 GB/s). The choice switches where 15
+             * + S / 80.57 = 25 + S / 272 (us, S in kB): S = 1,144,840 B. */
+            check_choice("h100:1", WEFT_COLL_ALLREDUCE, 1048576, WEFT_NCCL_RING, WEFT_PROTO_LL,
+                         "rings:28");
+            check_choice("h100:1", WEFT_COLL_ALLREDUCE, 1310720, WEFT_NCCL_NVLS,
+                         WEFT_PROTO_SIMPLE, "nvls");
+            double lo = 1048576, hi = 1310720;
+            for (int i = 0; i < 60; i++) {
+                double mid = (lo + hi) / 2;
+                CHECK_ERR(weft_nccl_choose(&fh, WEFT_COLL_ALLREDUCE, mid, &c, &d), WEFT_OK);
+                *(c.algo == WEFT_NCCL_NVLS ? &hi : &lo) = mid;
+            }
+            double want = 10.0 / (14.0 / 1128e3 - 1.0 / 272e3);
+            CHECK(fabs(hi - want) < 1e-3 * want);
+            /* Allgather: per channel min(40 x 0.85 x 7/8 x 7/8, 60) =
+             * 26.03 GB/s, 8 of them, not converted: 25 us + S / 208.25. */
+            weft_nccl_choice g;
+            CHECK_ERR(weft_nccl_estimate(&fh, WEFT_COLL_ALLGATHER, WEFT_NCCL_NVLS, 1073741824.0,
+                                         &g, &d),
+                      WEFT_OK);
+            CHECK(fabs(g.time_s - (25e-6 + 1073741824.0 / 208.25e9)) < 1e-12);
+            CHECK_ERR(weft_nccl_estimate(&fh, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, 1e6, &g,
+                                         &d),
+                      WEFT_EUNSUPPORTED);
+            CHECK_STR(d.msg, "nvls_tree needs several hosts (allreduce)");
             CHECK_ERR(weft_nccl_choose(&fa, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
             CHECK(c.nvls_s == 0);
+            CHECK_ERR(weft_nccl_estimate(&fa, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, 1e6, &g, &d),
+                      WEFT_EUNSUPPORTED);
+            CHECK_STR(d.msg, "nvls needs an NVSwitch that reduces (reduce=nvls) and sm90+ "
+                             "(allreduce)");
         }
         weft_topo_free(h);
         weft_topo_free(a);
     }
+    /* b200:1: 18 x 40.1 = 721.8 GB/s per GPU, / 9 = 80.2: bwIntra 80
+     * (Blackwell's list), bwInter 90; min(80 x 0.74 x 7/8 x 2 = 103.6,
+     * 90) = 90 per channel: busbw 720 GB/s. */
+    {
+        weft_topo *b = preset("b200:1");
+        weft_nccl_fabric f;
+        weft_nccl_choice c;
+        weft_diag d;
+        if (b) {
+            CHECK_ERR(weft_nccl_fabric_get(b, &f, &d), WEFT_OK);
+            CHECK(f.nvls_bw_intra == 80 && f.nvls_bw_inter == 90);
+            CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
+            CHECK_STR(c.plan, "nvls");
+            CHECK(fabs(c.busbw_gbps - 720) < 1e-9);
+        }
+        weft_topo_free(b);
+    }
+    /* h100:2: NVLS-tree with 2 hosts doubles bwInter: min(59.5, 96, 57.7)
+     * = 57.7 per head, busbw 461.6. With sharp=1 CollNet and NVLS across
+     * hosts run too: NVLS min(59.5, 48) = 48 x 8 = 384; CollNet direct
+     * 8 x 48 x 0.85 = 326.4 (algbw half of it). */
+    {
+        weft_topo *h = preset("h100:2"), *s = preset("h100:2,sharp=1");
+        weft_nccl_fabric f, fs;
+        weft_nccl_choice c;
+        weft_diag d;
+        if (h && s) {
+            CHECK_ERR(weft_nccl_fabric_get(h, &f, &d), WEFT_OK);
+            CHECK_ERR(weft_nccl_fabric_get(s, &fs, &d), WEFT_OK);
+            CHECK(!f.collnet && fs.collnet);
+            CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
+            CHECK_STR(c.plan, "nvls_tree");
+            CHECK(fabs(c.busbw_gbps - 461.6) < 1e-9);
+            CHECK_STR(c.rank_plan, "rings:16");
+            CHECK_ERR(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_COLLNET_DIRECT, 1e6,
+                                         &c, &d),
+                      WEFT_EUNSUPPORTED);
+            CHECK_STR(d.msg, "collnet needs a network switch that reduces (reduce=sharp) "
+                             "(allreduce)");
+            CHECK_ERR(weft_nccl_estimate(&fs, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, 1073741824.0,
+                                         &c, &d),
+                      WEFT_OK);
+            CHECK(fabs(c.busbw_gbps - 384) < 1e-9);
+            CHECK_ERR(weft_nccl_estimate(&fs, WEFT_COLL_ALLREDUCE, WEFT_NCCL_COLLNET_DIRECT,
+                                         1073741824.0, &c, &d),
+                      WEFT_OK);
+            CHECK(fabs(c.busbw_gbps - 326.4) < 1e-9);
+            /* 2 x (3.7 + 7 x 0.4) + 31 = 44 us, algbw 163.2 GB/s. */
+            CHECK(fabs(c.time_s - (44e-6 + 1073741824.0 / 163.2e9)) < 1e-12);
+        }
+        weft_topo_free(h);
+        weft_topo_free(s);
+    }
+    /* PAT: one rank per host (clos with one GPU each), allgather. */
+    {
+        weft_topo *t = preset("clos:hosts=8,gpus=1,nics=1");
+        weft_nccl_fabric f;
+        weft_nccl_choice c;
+        weft_diag d;
+        if (t) {
+            CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+            CHECK_ERR(weft_nccl_estimate(&f, WEFT_COLL_ALLGATHER, WEFT_NCCL_PAT, 0, &c, &d),
+                      WEFT_OK);
+            /* 8 + log2(8) x 14 / 3.5 + 8 x 2.8 = 42.4 us */
+            CHECK(fabs(c.time_s - 42.4e-6) < 1e-12);
+            CHECK_STR(c.plan, "bruck");
+            CHECK_ERR(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_PAT, 0, &c, &d),
+                      WEFT_EUNSUPPORTED);
+        }
+        weft_topo_free(t);
+    }
     /* A network switch that reduces is flagged as CollNet. */
     {
         static const char sharp[] = "node a compute host=x\nnode b compute host=y\n"
-                                    "node s switch reduce=1\n"
+                                    "node s switch reduce=sharp\n"
                                     "duplex a s 50GB/s\nduplex b s 50GB/s\n";
         weft_topo *t = NULL;
         weft_nccl_fabric f;

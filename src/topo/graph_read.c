@@ -66,6 +66,20 @@ const char *weft_topo_node_attr(const weft_topo *t, weft_node_id n, const char *
     return NULL;
 }
 
+weft_reduce_kind weft_topo_node_reduce(const weft_topo *t, weft_node_id n)
+{
+    const char *v =
+        t->node_kind[n.v] == WEFT_NODE_SWITCH ? weft_topo_node_attr(t, n, "reduce") : NULL;
+    if (!v || strcmp(v, "0") == 0)
+        return WEFT_REDUCE_NONE;
+    if (strcmp(v, "nvls") == 0)
+        return WEFT_REDUCE_NVLS;
+    if (strcmp(v, "sharp") == 0)
+        return WEFT_REDUCE_SHARP;
+    /* reduce=1: the kind the switch's place implies. */
+    return t->node_host[n.v] != WEFT_NO_HOST ? WEFT_REDUCE_NVLS : WEFT_REDUCE_SHARP;
+}
+
 weft_rat weft_topo_ocs_reconfig_ns(const weft_topo *t, weft_node_id n)
 {
     weft_rat ns = weft_rat_int(0);

@@ -277,14 +277,17 @@ static weft_err st_node(parser *p, tok kw)
             host_at = a.p;
             host = (tok){eq + 1, vlen};
         }
-        /* reduce=1: the switch reduces in the network (NVLink SHARP, IB
-         * SHARP); docs/topo-format.md. */
+        /* reduce=nvls|sharp (1: the one its place implies, 0: none): the
+         * switch reduces in the network; docs/topo-format.md. */
         if (klen == 6 && memcmp(a.p, "reduce", 6) == 0) {
             if (k != WEFT_NODE_SWITCH)
                 return fail(p, a.p, "attribute 'reduce' is for switch nodes; '%s' is a %s",
                             show(name, q), weft_node_kind_name(k));
-            if (vlen != 1 || (eq[1] != '0' && eq[1] != '1'))
-                return fail(p, a.p, "bad 'reduce=%s' on '%s': expected 0 or 1",
+            bool ok = (vlen == 1 && (eq[1] == '0' || eq[1] == '1')) ||
+                      (vlen == 4 && memcmp(eq + 1, "nvls", 4) == 0) ||
+                      (vlen == 5 && memcmp(eq + 1, "sharp", 5) == 0);
+            if (!ok)
+                return fail(p, a.p, "bad 'reduce=%s' on '%s': expected nvls, sharp, 0 or 1",
                             show((tok){eq + 1, vlen}, q2), show(name, q));
         }
         /* reconfig=DELAY: how long a changed circuit of the OCS carries

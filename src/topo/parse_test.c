@@ -270,7 +270,9 @@ static const bad_case bad_cases[] = {
     {"node a compute reduce=1\n", 0, WEFT_EPARSE,
      "t.topo:1:16: attribute 'reduce' is for switch nodes; 'a' is a compute"},
     {"node s switch reduce=yes\n", 0, WEFT_EPARSE,
-     "t.topo:1:15: bad 'reduce=yes' on 's': expected 0 or 1"},
+     "t.topo:1:15: bad 'reduce=yes' on 's': expected nvls, sharp, 0 or 1"},
+    {"node a compute\nnode s switch reduce=NVLS\n", 0, WEFT_EPARSE,
+     "t.topo:2:15: bad 'reduce=NVLS' on 's': expected nvls, sharp, 0 or 1"},
     {"node a compute =v\n", 0, WEFT_EPARSE, "t.topo:1:16: attribute '=v' has an empty key"},
     {"node " N256 " compute\n", 0, WEFT_EPARSE,
      "t.topo:1:6: node name '" N40 "...' is 256 bytes long; the limit is 255"},
@@ -294,6 +296,29 @@ static const bad_case bad_cases[] = {
      "t.topo:4:2: parallel links a -> b add up to a bandwidth too large to represent (first "
      "on line 3)"},
 };
+
+/* reduce=nvls|sharp, and the kind reduce=1 implies by the switch's place. */
+static void test_reduce(void)
+{
+    static const char text[] = "node a compute host=h\nnode b compute host=h\n"
+                               "node s switch host=h reduce=1\nnode n switch reduce=1\n"
+                               "node v switch reduce=nvls\nnode w switch host=h reduce=sharp\n"
+                               "node z switch reduce=0\nlink a s 1GB/s\nlink b s 1GB/s\n";
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_parse(text, sizeof text - 1, "r.topo", &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    static const char *const names[] = {"a", "s", "n", "v", "w", "z"};
+    static const weft_reduce_kind want[] = {WEFT_REDUCE_NONE, WEFT_REDUCE_NVLS, WEFT_REDUCE_SHARP,
+                                            WEFT_REDUCE_NVLS, WEFT_REDUCE_SHARP, WEFT_REDUCE_NONE};
+    for (size_t i = 0; i < 6; i++) {
+        weft_node_id v;
+        CHECK(weft_topo_find_node(t, names[i], &v));
+        CHECK_INT(weft_topo_node_reduce(t, v), want[i]);
+    }
+    weft_topo_free(t);
+}
 
 static void test_bad(void)
 {
@@ -433,6 +458,7 @@ static void test_oom_conflict(void)
 
 int main(void)
 {
+    test_reduce();
     test_valid();
     test_line_limit();
     test_bad();

@@ -14,7 +14,7 @@
 static const char *const p_n[] = {"N", "bw", "lat", NULL};
 static const char *const p_torus[] = {"dims", "bw", "lat", NULL};
 static const char *const p_hypercube[] = {"D", "bw", "lat", NULL};
-static const char *const p_nvidia[] = {"boxes", "nvbw", "nicbw", NULL};
+static const char *const p_nvidia[] = {"boxes", "nvbw", "nicbw", "sharp", NULL};
 static const char *const p_mi250[] = {"boxes", "xgmibw", "ibbw", NULL};
 static const char *const p_dgx1[] = {"bw", NULL};
 static const char *const p_genkautz[] = {"N", "d", "bw", "lat", NULL};
@@ -81,26 +81,54 @@ static const weft__preset presets[] = {
       "Complete bipartite graph K(N/2, N/2): N even >= 2 ranks, every rank of 0 .. N/2-1"
       " duplex to every rank of N/2 .. N-1; degree N/2, diameter 2 (1 for N = 2)." BW_LAT_DOC},
      p_n, weft__preset_bipartite, NULL},
-    {{"a100", "a100:B[,nvbw=BW][,nicbw=BW]",
+    {{"a100", "a100:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
       "ForestColl's A100 model: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and one"
       " NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 300 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> IB switch"
       " ib(i mod 2) at nicbw each way (default 25 GB/s); the two IB switches ib0, ib1 are"
-      " shared by all boxes. Box X is host bX. GPUs have arch=ampere. Latency: GPU <->"
+      " shared by all boxes (sharp=1: they reduce, reduce=sharp). Box X is host bX. GPUs have arch=ampere. Latency: GPU <->"
       " NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <-> switch 65 ns (docs/presets.md)."},
      p_nvidia, weft__preset_a100,
      "model: ForestColl's a100_topology (github.com/liangyuRain/ForestColl topologies.py)"},
-    {{"h100", "h100:B[,nvbw=BW][,nicbw=BW]",
+    {{"h100", "h100:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
       "H100 (DGX/HGX H100-like) boxes: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and"
-      " one NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 450 GB/s). When"
+      " one NVSwitch node (bX.nvsw0, reduce=nvls: NVLink SHARP), GPU <-> NVSwitch nvbw each"
+      " way (default 450 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> rail switch"
       " rail i at nicbw each way (default 50 GB/s, a 400 Gb/s NIC); the 8 rail switches"
-      " rail0-7 are shared by all boxes. A single box has no NICs. Box X is host bX. GPUs"
+      " rail0-7 are shared by all boxes (sharp=1: InfiniBand switches with SHARP,"
+      " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
       " have arch=hopper. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
       " switch 65 ns (docs/presets.md)."},
      p_nvidia, weft__preset_h100,
      "model: DGX H100-like box, NVLink 4 (18 links x 25 GB/s = 450 GB/s per GPU each way) "
      "through one NVSwitch node; one 400 Gb/s NIC per GPU on its own rail"},
+    {{"h200", "h200:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
+      "H200 (DGX/HGX H200-like) boxes: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and"
+      " one NVSwitch node (bX.nvsw0, reduce=nvls: NVLink SHARP), GPU <-> NVSwitch nvbw each"
+      " way (default 450 GB/s). When"
+      " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> rail switch"
+      " rail i at nicbw each way (default 50 GB/s, a 400 Gb/s NIC); the 8 rail switches"
+      " rail0-7 are shared by all boxes (sharp=1: InfiniBand switches with SHARP,"
+      " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
+      " have arch=hopper. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
+      " switch 65 ns (docs/presets.md)."},
+     p_nvidia, weft__preset_h200,
+     "model: DGX H200-like box, NVLink 4 as h100 (NVIDIA H200 datasheet: 900 GB/s NVLink per "
+     "GPU both ways); one 400 Gb/s NIC per GPU on its own rail"},
+    {{"b200", "b200:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
+      "B200 (DGX/HGX B200-like) boxes: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and"
+      " one NVSwitch node (bX.nvsw0, reduce=nvls: NVLink SHARP), GPU <-> NVSwitch nvbw each"
+      " way (default 900 GB/s). When"
+      " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> rail switch"
+      " rail i at nicbw each way (default 50 GB/s, a 400 Gb/s NIC); the 8 rail switches"
+      " rail0-7 are shared by all boxes (sharp=1: InfiniBand switches with SHARP,"
+      " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
+      " have arch=blackwell. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
+      " switch 65 ns (docs/presets.md)."},
+     p_nvidia, weft__preset_b200,
+     "model: DGX B200-like box, NVLink 5 (18 links x 50 GB/s = 900 GB/s per GPU each way; "
+     "NVIDIA DGX B200 datasheet) through one NVSwitch node; one 400 Gb/s NIC per GPU"},
     {{"mi250", "mi250:B[,xgmibw=BW][,ibbw=BW]",
       "ForestColl's AMD MI250 model: B >= 1 boxes (default 1) of 16 GCDs (bX.gcd0-15) joined"
       " by xGMI: GCDs i and j have m(i,j) links of xgmibw each way (default 50 GB/s per link;"

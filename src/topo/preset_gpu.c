@@ -53,12 +53,18 @@ typedef struct nv_family {
     unsigned n_shared;    /* shared switches: 2 (a100) or 8 (h100) */
     const char *shared;   /* their name prefix */
     const char *arch;     /* the GPUs' generation */
-    /* The box's NVSwitch reduces in the network (reduce=1): third-generation
-     * NVSwitch (H100 boxes) has NVLink SHARP, the A100's second generation
-     * has not (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022,
-     * "NVLink Switch System"; NCCL's NVLS needs NVSwitch and sm90,
-     * src/graph/search.cc). */
+    /* The box's NVSwitch reduces in the network (reduce=nvls): third-
+     * generation NVSwitch (H100, H200 boxes) and the fourth (B200) have
+     * NVLink SHARP, the A100's second generation has not (NVIDIA H100 Tensor
+     * Core GPU Architecture whitepaper, 2022, "NVLink Switch System"; NVIDIA
+     * Blackwell Architecture Technical Brief, 2024, "NVLink Switch"; NCCL's
+     * NVLS needs NVSwitch and sm90, src/graph/search.cc of github:NVIDIA/nccl
+     * @5067397c, ncclTopoCompute). */
     bool nvsw_reduce;
+    /* Whether sharp=1 is taken: the shared switches are InfiniBand
+     * (Quantum-2 NDR for 400 Gb/s NICs), which has SHARP v3 (NVIDIA
+     * Quantum-2 InfiniBand platform datasheet, "SHARPv3"); a100's HDR
+     * Quantum also has SHARP (v2), so every family takes it. */
 } nv_family;
 
 static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_topo_builder *b,
@@ -68,11 +74,14 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
     weft_rat nvbw, nicbw, nvlat = weft_rat_int(WEFT__LAT_NVLINK_HALF_NS),
                           niclat = weft_rat_int(WEFT__LAT_NIC_HALF_NS),
                           swlat = weft_rat_int(WEFT__LAT_IBSW_HALF_NS);
+    uint32_t sharp;
     weft_err e = weft__preset_uint(a, 0, 1, 1, UINT32_MAX, &boxes, d);
     if (!e)
         e = weft__preset_bw(a, 1, f->nvbw, false, &nvbw, d);
     if (!e)
         e = weft__preset_bw(a, 2, f->nicbw, false, &nicbw, d);
+    if (!e)
+        e = weft__preset_uint(a, 3, 0, 0, 1, &sharp, d);
     if (e)
         return e;
     bool net = boxes > 1;
@@ -95,13 +104,17 @@ static weft_err nv_boxes(const weft__preset_args *a, const nv_family *f, weft_to
         if (!e)
             e = weft__preset_node(b, WEFT_NODE_SWITCH, host, &sw, "b%u.nvsw0", x);
         if (!e && f->nvsw_reduce)
-            e = weft_topo_builder_set_attr(b, sw, "reduce", "1");
+            e = weft_topo_builder_set_attr(b, sw, "reduce", "nvls");
         for (unsigned g = 0; net && !e && g < GPUS_PER_BOX; g++)
             e = weft__preset_node(b, WEFT_NODE_NIC, host, NULL, "b%u.nic%u", x, g);
     }
     uint32_t shared0 = boxes * per_box;
-    for (unsigned s = 0; net && !e && s < f->n_shared; s++)
-        e = weft__preset_node(b, WEFT_NODE_SWITCH, NULL, NULL, "%s%u", f->shared, s);
+    for (unsigned s = 0; net && !e && s < f->n_shared; s++) {
+        weft_node_id sw;
+        e = weft__preset_node(b, WEFT_NODE_SWITCH, NULL, &sw, "%s%u", f->shared, s);
+        if (!e && sharp)
+            e = weft_topo_builder_set_attr(b, sw, "reduce", "sharp");
+    }
     for (uint32_t x = 0; !e && x < boxes; x++) {
         uint32_t base = x * per_box, nvsw = base + GPUS_PER_BOX;
         for (unsigned g = 0; !e && g < GPUS_PER_BOX; g++) {
@@ -126,6 +139,22 @@ weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, wef
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
 {
     static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", "hopper", true};
+    return nv_boxes(a, &f, b, d);
+}
+
+/* H200: the H100's NVLink 4 and NVSwitch, more memory (NVIDIA H200 Tensor
+ * Core GPU datasheet, 2024: 900 GB/s NVLink per GPU, both ways). */
+weft_err weft__preset_h200(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
+{
+    static const nv_family f = {{450, 1}, {50, 1}, 8, "rail", "hopper", true};
+    return nv_boxes(a, &f, b, d);
+}
+
+/* B200: NVLink 5, 1.8 TB/s per GPU both ways (NVIDIA DGX B200 datasheet,
+ * 2024), eight 400 Gb/s ConnectX-7 NICs per box. */
+weft_err weft__preset_b200(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d)
+{
+    static const nv_family f = {{900, 1}, {50, 1}, 8, "rail", "blackwell", true};
     return nv_boxes(a, &f, b, d);
 }
 

@@ -150,6 +150,8 @@ weft_err weft__topo_operator(const char *spec, weft_topo **out, weft_diag *d);
 
 weft_err weft__preset_a100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_h100(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_h200(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
+weft_err weft__preset_b200(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_mi250(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 weft_err weft__preset_dgx1(const weft__preset_args *a, weft_topo_builder *b, weft_diag *d);
 

@@ -88,13 +88,13 @@ static void check_shape(const weft_topo *t, uint32_t ranks, uint32_t switches, u
 
 static void test_registry(void)
 {
-    CHECK_INT(weft_preset_count(), 18);
+    CHECK_INT(weft_preset_count(), 20);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
     static const char *const names[] = {"ring",      "biring",  "full",      "switch",   "torus",
                                         "hypercube", "genkautz", "circulant", "debruijn", "bipartite",
-                                        "a100",      "h100",    "mi250",     "dgx1",     "fattree",
-                                        "dragonfly", "clos",    "mixnet"};
-    for (size_t i = 0; i < weft_preset_count() && i < 18; i++) {
+                                        "a100",      "h100",    "h200",      "b200",     "mi250",
+                                        "dgx1",      "fattree", "dragonfly", "clos",     "mixnet"};
+    for (size_t i = 0; i < weft_preset_count() && i < 20; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
         CHECK(strncmp(p->usage, p->name, strlen(p->name)) == 0);
@@ -276,6 +276,38 @@ static void test_h100(void)
         CHECK_NOLINK(t, "b1.nic5", "rail4");
         CHECK_STR(host_of(t, "rail7"), "");
         CHECK_STR(rank_name(t, 9), "b1.gpu1");
+        weft_node_id sw, rail;
+        CHECK(weft_topo_find_node(t, "b1.nvsw0", &sw) && weft_topo_find_node(t, "rail5", &rail));
+        CHECK_STR(weft_topo_node_attr(t, sw, "reduce"), "nvls");
+        CHECK_INT(weft_topo_node_reduce(t, sw), WEFT_REDUCE_NVLS);
+        CHECK_INT(weft_topo_node_reduce(t, rail), WEFT_REDUCE_NONE);
+        weft_topo_free(t);
+    }
+    /* sharp=1: the rail switches are SHARP InfiniBand switches. */
+    t = make("h100:2,sharp=1");
+    if (t) {
+        weft_node_id rail;
+        CHECK(weft_topo_find_node(t, "rail5", &rail));
+        CHECK_STR(weft_topo_node_attr(t, rail, "reduce"), "sharp");
+        CHECK_INT(weft_topo_node_reduce(t, rail), WEFT_REDUCE_SHARP);
+        weft_topo_free(t);
+    }
+    t = make("h200:1");
+    if (t) {
+        check_shape(t, 8, 1, 0, 16, 1);
+        CHECK_BW(t, "b0.gpu0", "b0.nvsw0", 450, 1);
+        CHECK_STR(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "arch"), "hopper");
+        weft_topo_free(t);
+    }
+    t = make("b200:1");
+    if (t) {
+        check_shape(t, 8, 1, 0, 16, 1);
+        CHECK_BW(t, "b0.gpu0", "b0.nvsw0", 900, 1);
+        CHECK_STR(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "arch"),
+                  "blackwell");
+        weft_node_id sw;
+        CHECK(weft_topo_find_node(t, "b0.nvsw0", &sw));
+        CHECK_INT(weft_topo_node_reduce(t, sw), WEFT_REDUCE_NVLS);
         weft_topo_free(t);
     }
 }
@@ -557,6 +589,7 @@ static const bad_case bad[] = {
     {"a100:0", WEFT_EINVAL, "a100:0: boxes must be >= 1"},
     {"a100:2,nicbw=0", WEFT_EINVAL, "a100:2,nicbw=0: nicbw must be > 0"},
     {"h100:x", WEFT_EINVAL, "h100:x: boxes must be an integer"},
+    {"h100:2,sharp=2", WEFT_EINVAL, "h100:2,sharp=2: sharp must be <= 1"},
     {"mi250:2,xgmibw=9223372036854775807", WEFT_EINVAL, "mi250:2,xgmibw=9223372036854775807: xgmibw is too large"},
     {"dgx1:bw=0", WEFT_EINVAL, "dgx1:bw=0: bw must be > 0"},
     {"dgx1:25:2", WEFT_EINVAL, "dgx1:25:2: too many parameters (usage: dgx1[:bw=BW])"},
@@ -580,11 +613,11 @@ static const bad_case bad[] = {
     {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
     {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
     {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
     {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
     {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
 };
 
 static void test_errors(void)

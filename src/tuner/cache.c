@@ -1,10 +1,10 @@
 /* Costs per collective and size class (tuner.h, "cache.c").
  *
- * A class is filled on first use: for each of the 6 pairs, weft_nccl_estimate
+ * A class is filled on first use: for each of the 21 pairs, weft_nccl_cost_of
  * at the class's two ends, and when their latencies differ, a bisection
  * over the sizes between them for the first size with the second latency
  * (at most 64 more estimates). Every later call in the class is a few
- * multiplications. The cost at a size is then exactly weft_nccl_estimate's
+ * multiplications. The cost at a size is then exactly weft_nccl_cost_of's
  * time at that size (to rounding), not an interpolation. */
 #include <string.h>
 
@@ -20,8 +20,16 @@ static const weft_coll func_coll[TUNER_FUNCS] = {
     [NCCL_FUNC_REDUCESCATTER] = WEFT_COLL_REDUCESCATTER,
     [NCCL_FUNC_ALLREDUCE] = WEFT_COLL_ALLREDUCE,
 };
-/* Row a of the table (NCCL_ALGO_TREE 0, NCCL_ALGO_RING 1) -> weft's. */
-static const weft_nccl_algo row_algo[2] = {WEFT_NCCL_TREE, WEFT_NCCL_RING};
+/* Row a of the table (NCCL's algorithm index) -> weft's. */
+static const weft_nccl_algo row_algo[TUNER_ALGOS] = {
+    [NCCL_ALGO_TREE] = WEFT_NCCL_TREE,
+    [NCCL_ALGO_RING] = WEFT_NCCL_RING,
+    [NCCL_ALGO_COLLNET_DIRECT] = WEFT_NCCL_COLLNET_DIRECT,
+    [NCCL_ALGO_COLLNET_CHAIN] = WEFT_NCCL_COLLNET_CHAIN,
+    [NCCL_ALGO_NVLS] = WEFT_NCCL_NVLS,
+    [NCCL_ALGO_NVLS_TREE] = WEFT_NCCL_NVLS_TREE,
+    [NCCL_ALGO_PAT] = WEFT_NCCL_PAT,
+};
 /* Column p (NCCL_PROTO_LL, _LL128, _SIMPLE) -> weft's. */
 static const weft_proto col_proto[3] = {WEFT_PROTO_LL, WEFT_PROTO_LL128, WEFT_PROTO_SIMPLE};
 
@@ -43,7 +51,7 @@ uint32_t tuner_class_of(uint64_t bytes)
 static double lat_at(const weft_nccl_fabric *f, weft_coll coll, int a, int p, uint64_t bytes)
 {
     weft_nccl_cost c;
-    if (!weft_nccl_estimate(f, coll, row_algo[a], col_proto[p], (double)bytes, &c)) return 0;
+    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)bytes, &c)) return 0;
     return c.lat_s * 1e6;
 }
 
@@ -52,7 +60,7 @@ static void fill_entry(const weft_nccl_fabric *f, weft_coll coll, int a, int p, 
 {
     weft_nccl_cost c;
     memset(e, 0, sizeof *e);
-    if (!weft_nccl_estimate(f, coll, row_algo[a], col_proto[p], (double)lo, &c)) return;
+    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)lo, &c)) return;
     e->on = true;
     e->lat_us = e->lat_hi_us = c.lat_s * 1e6;
     e->bytes_per_us = 1e3 * c.algbw_gbps;
@@ -81,7 +89,7 @@ const tuner_class *tuner_model_class(tuner_model *m, int func, uint64_t bytes)
     if (c->filled) return c;
     uint64_t lo = k == 0 ? 0 : (uint64_t)1 << k;
     uint64_t hi = k == 63 ? UINT64_MAX : ((uint64_t)1 << (k + 1)) - 1;
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < TUNER_ALGOS; a++)
         for (int p = 0; p < 3; p++)
             fill_entry(&m->f, func_coll[func], a, p, lo, hi, &c->e[a][p]);
     c->filled = true;
@@ -100,7 +108,7 @@ bool tuner_model_fill(tuner_model *m, int func, uint64_t bytes, int pipe_ops, fl
 {
     const tuner_class *c = tuner_model_class(m, func, bytes);
     if (!c) return false;
-    for (int a = 0; a < 2 && a < num_algo; a++) {
+    for (int a = 0; a < TUNER_ALGOS && a < num_algo; a++) {
         for (int p = 0; p < 3 && p < num_proto; p++) {
             float *slot = &table[a * num_proto + p];
             /* NCCL cannot run an entry it left below 0; NCCL's own cost
@@ -112,15 +120,18 @@ bool tuner_model_fill(tuner_model *m, int func, uint64_t bytes, int pipe_ops, fl
     return true;
 }
 
-bool tuner_model_choose(tuner_model *m, int func, uint64_t bytes, int pipe_ops, int *algo,
-                        int *proto)
+bool tuner_model_choose(tuner_model *m, int func, uint64_t bytes, int pipe_ops, bool collnet,
+                        bool nvls, int *algo, int *proto)
 {
     const tuner_class *c = tuner_model_class(m, func, bytes);
     if (!c) return false;
     bool found = false;
     double best = 0;
-    for (int a = 0; a < 2; a++) {
-        for (int p = 0; p < 3; p++) {
+    for (int a = 0; a <= NCCL_ALGO_NVLS_TREE; a++) {
+        bool allowed = a <= NCCL_ALGO_RING ||
+                       (collnet && (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN)) ||
+                       (nvls && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE));
+        for (int p = 0; p < 3 && allowed; p++) {
             if (!c->e[a][p].on) continue;
             double cost = tuner_entry_cost(&c->e[a][p], a, bytes, pipe_ops);
             if (!found || cost < best) {

@@ -6,7 +6,7 @@
  * Run as: nccl_tuner_test PATH/libweft_nccl_tuner.so. On every GPU preset
  * (those whose ranks have arch=) and communicators of the whole fabric,
  * one node, and fewer GPUs per node, for NCCL's five tuned collectives at
- * 8 B .. 1 GiB: the entries weft models hold weft_nccl_estimate's cost (us),
+ * 8 B .. 1 GiB: the entries weft models hold weft_nccl_cost_of's cost (us),
  * the others are as NCCL left them, the least entry is weft_nccl_choose's
  * choice for the communicator's sub-fabric (tuner_fabric_map, linked in
  * here too) and *nChannels its channels. Then the refusals: WEFT_FABRIC
@@ -52,7 +52,7 @@ logger(nccl_log_level level, unsigned long flags, const char *file, int line, co
 
 /* The table NCCL would hand over for func on fabric f: -1 everywhere, a
  * cost wherever NCCL runs the pair (the ring for every collective, the tree
- * for allreduce, LL128 on NVLink only: NCCL's rules as weft_nccl_estimate
+ * for allreduce, LL128 on NVLink only: NCCL's rules as weft_nccl_cost_of
  * restates them), and also on NVLS, CollNet and PAT when `others`. */
 static void prefill(float t[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], const weft_nccl_fabric *f,
                     int func, bool others)
@@ -67,6 +67,23 @@ static void prefill(float t[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], const weft
             if (p != NCCL_PROTO_LL128 || f->nvlink || a > NCCL_ALGO_RING)
                 t[a][p] = MARK + (float)(a * 3 + p);
     }
+}
+
+/* NCCL's algorithm index -> weft's, and back. */
+static const weft_nccl_algo weft_algo[NCCL_NUM_ALGORITHMS] = {
+    [NCCL_ALGO_TREE] = WEFT_NCCL_TREE,
+    [NCCL_ALGO_RING] = WEFT_NCCL_RING,
+    [NCCL_ALGO_COLLNET_DIRECT] = WEFT_NCCL_COLLNET_DIRECT,
+    [NCCL_ALGO_COLLNET_CHAIN] = WEFT_NCCL_COLLNET_CHAIN,
+    [NCCL_ALGO_NVLS] = WEFT_NCCL_NVLS,
+    [NCCL_ALGO_NVLS_TREE] = WEFT_NCCL_NVLS_TREE,
+    [NCCL_ALGO_PAT] = WEFT_NCCL_PAT,
+};
+static int nccl_algo(weft_nccl_algo a)
+{
+    for (int k = 0; k < NCCL_NUM_ALGORITHMS; k++)
+        if (weft_algo[k] == a) return k;
+    return -1;
 }
 
 static const weft_coll func_coll[5] = {WEFT_COLL_BROADCAST, WEFT_COLL_REDUCE, WEFT_COLL_ALLGATHER,
@@ -108,10 +125,7 @@ static void check_call(void *ctx, const weft_nccl_fabric *f, int func, size_t by
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) {
         for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
             weft_nccl_cost c;
-            bool models =
-                a <= NCCL_ALGO_RING &&
-                weft_nccl_estimate(f, coll, a == NCCL_ALGO_RING ? WEFT_NCCL_RING : WEFT_NCCL_TREE,
-                                   (weft_proto)p, (double)bytes, &c);
+            bool models = weft_nccl_cost_of(f, coll, weft_algo[a], (weft_proto)p, (double)bytes, &c);
             if (models && before[a][p] >= 0) {
                 float want = (float)(c.time_s * 1e6);
                 bool ok = isfinite(t[a][p]) && t[a][p] > 0 && t[a][p] != before[a][p] &&
@@ -129,22 +143,57 @@ static void check_call(void *ctx, const weft_nccl_fabric *f, int func, size_t by
         }
     }
     CHECK_INT(bad, 0);
-    if (others) return;
+    /* NCCL then runs weft's choice among the pairs NCCL can run here:
+     * with every algorithm enabled, weft_nccl_choose's own. */
     weft_nccl_choice ch;
     weft_diag d;
     CHECK_ERR(weft_nccl_choose(f, coll, (double)bytes, &ch, &d), WEFT_OK);
-    int want_a = ch.algo == WEFT_NCCL_RING ? NCCL_ALGO_RING : NCCL_ALGO_TREE, want_p = ch.proto;
+    int want_a = -1, want_p = -1;
+    double least = INFINITY;
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
+        for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
+            weft_nccl_cost c;
+            if (before[a][p] >= 0 &&
+                weft_nccl_cost_of(f, coll, weft_algo[a], (weft_proto)p, (double)bytes, &c) &&
+                c.time_s < least) {
+                least = c.time_s;
+                want_a = a;
+                want_p = p;
+            }
+        }
+    if (others && want_a >= 0 && before[nccl_algo(ch.algo)][ch.proto] >= 0)
+        CHECK(want_a == nccl_algo(ch.algo) && want_p == (int)ch.proto);
     int a, p;
     nccl_pick(t, &a, &p);
     /* A float tie is no disagreement: both entries then cost the same. */
     if (a != want_a || p != want_p) {
-        if (a < 0 || t[a][p] != t[want_a][want_p]) {
-            fprintf(stderr, "%s func %d %zu B: NCCL would run [%d][%d], weft chooses %s %s\n", what,
-                    func, bytes, a, p, weft_nccl_algo_name(ch.algo), weft_proto_name(ch.proto));
+        if (a < 0 || want_a < 0 || t[a][p] != t[want_a][want_p]) {
+            fprintf(stderr, "%s func %d %zu B: NCCL would run [%d][%d], weft chooses [%d][%d]\n",
+                    what, func, bytes, a, p, want_a, want_p);
             CHECK(false);
         }
     } else {
         CHECK(true);
+    }
+    if (others) {
+        /* v2 told that CollNet and NVLS run: the least of every algorithm
+         * but PAT (v2's NCCL has none). */
+        int a2 = -1, p2 = -1, va = NCCL_ALGO_UNDEF, vp = NCCL_PROTO_UNDEF;
+        least = INFINITY;
+        for (int k = 0; k <= NCCL_ALGO_NVLS_TREE; k++)
+            for (int q = 0; q < NCCL_NUM_PROTOCOLS; q++) {
+                weft_nccl_cost c;
+                if (weft_nccl_cost_of(f, coll, weft_algo[k], (weft_proto)q, (double)bytes, &c) &&
+                    c.time_s < least) {
+                    least = c.time_s;
+                    a2 = k;
+                    p2 = q;
+                }
+            }
+        CHECK_INT(v2->getCollInfo(ctx, (nccl_func)func, bytes, 1, 1, 1, &va, &vp, &channels),
+                  NCCL_SUCCESS);
+        CHECK(va == a2 && vp == p2);
+        return;
     }
     /* The same call again comes from the cache and gives the same table. */
     float again[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
@@ -225,7 +274,7 @@ static void check_comm(const char *spec, size_t ranks, size_t nodes)
               NCCL_SUCCESS);
     for (int a = 0; a < 2; a++) {
         weft_nccl_cost c;
-        CHECK(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, a ? WEFT_NCCL_RING : WEFT_NCCL_TREE,
+        CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, a ? WEFT_NCCL_RING : WEFT_NCCL_TREE,
                                  WEFT_PROTO_LL, 4096, &c));
         double us = (a ? 4 : 1) * c.lat_s * 1e6 + 4096 / (1e3 * c.algbw_gbps);
         CHECK(fabsf(t[a][NCCL_PROTO_LL] - (float)us) <= 1e-6f * (float)us);
@@ -393,8 +442,8 @@ int main(int argc, char **argv)
         if (hosts > 1) check_comm(name, ranks / hosts, 1);
         if (ranks / hosts % 2 == 0) check_comm(name, ranks / 2, hosts);
     }
-    /* a100, clos, dgx1, h100, mi250, mixnet. */
-    CHECK_INT(presets, 6);
+    /* a100, b200, clos, dgx1, h100, h200, mi250, mixnet. */
+    CHECK_INT(presets, 8);
     /* Several boxes of each, 256 GPUs, 3 nodes (the ring's plateau at
      * 64 x 16 channels x 24 ranks = 24576 B, inside a size class), and a
      * fabric without NVLink (no LL128). */
@@ -405,6 +454,10 @@ int main(int argc, char **argv)
     check_comm("clos:hosts=32", 256, 32);
     check_comm("clos:hosts=32", 128, 16);
     check_comm("a100:2,nvbw=50", 16, 2);
+    /* In the network: NVLS tree and CollNet on SHARP, PAT at one rank per
+     * host. */
+    check_comm("h100:4,sharp=1", 32, 4);
+    check_comm("h100:4", 4, 4);
     check_same_model("h100:2", 8, 1, "h100:1");
     check_same_model("clos:hosts=32", 128, 16, "clos:hosts=16");
     check_versions("h100:2", 16, 2);

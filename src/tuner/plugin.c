@@ -75,10 +75,11 @@ static nccl_result ctx_new(size_t ranks, size_t nodes, nccl_logger log, int vers
     }
     tuner_model_init(&c->m, &f);
     say(log, NCCL_LOG_INFO, __LINE__,
-        "WEFT_FABRIC=%s, %zu ranks on %zu nodes: %u channels of %g GB/s (%s, %s); ring and "
-        "tree costs from weft's NCCL model (tuner ABI v%d)",
+        "WEFT_FABRIC=%s, %zu ranks on %zu nodes: %u channels of %g GB/s (%s, %s%s%s); "
+        "costs from weft's NCCL model (tuner ABI v%d)",
         spec, ranks, nodes, f.channels, f.channel_gbps, weft_gpu_arch_name(f.arch),
-        f.nvlink ? "NVLink" : "PCIe", version);
+        f.nvlink ? "NVLink" : "PCIe", f.nvls ? ", NVLS" : "", f.collnet ? ", SHARP" : "",
+        version);
     *out = c;
     return NCCL_SUCCESS;
 }
@@ -139,7 +140,7 @@ static nccl_result coll_info_v2(void *context, nccl_func func, size_t bytes, int
     if (!c || !algo || !proto || !channels) return NCCL_INVALID_ARGUMENT;
     if (c->idle) return NCCL_SUCCESS;
     int a, p;
-    if (tuner_model_choose(&c->m, (int)func, bytes, pipe_ops, &a, &p)) {
+    if (tuner_model_choose(&c->m, (int)func, bytes, pipe_ops, collnet != 0, nvls != 0, &a, &p)) {
         *algo = a;
         *proto = p;
         *channels = (int)c->m.f.channels;

@@ -3,9 +3,10 @@
  * NCCL asks a tuner plugin, per collective, for the cost of each algorithm
  * and protocol (src/tuner/nccl_tuner_abi.h). This one answers from weft's
  * model of NCCL on the fabric named by WEFT_FABRIC: weft_nccl_fabric_get
- * (channels, their rate, the GPU generation) and weft_nccl_estimate (the
- * latency and algorithm bandwidth of the ring and the tree with LL, LL128
- * and Simple), the analytic model weft_nccl_choose ranks (weft/synth.h,
+ * (channels, their rate, the GPU generation, the switches that reduce)
+ * and weft_nccl_cost_of (the latency and algorithm bandwidth of every
+ * algorithm NCCL has -- ring, tree, CollNet direct and chain, NVLS, NVLS
+ * tree, PAT -- with each protocol it runs), the analytic model weft_nccl_choose ranks (weft/synth.h,
  * "NCCL's choice"). The simulator is not used: it is seconds per size on
  * a 256-GPU fabric, where NCCL's launch path needs microseconds, and its
  * times would not rank the pairs the way weft_nccl_choose does.
@@ -53,6 +54,9 @@ weft_err tuner_fabric_map(const char *spec, uint64_t ranks, uint64_t nodes, weft
  * holds sizes [2^k, 2^(k+1)) bytes (class 0 also holds 0). */
 #define TUNER_FUNCS 5
 #define TUNER_CLASSES 64
+/* NCCL's algorithms (NCCL_NUM_ALGORITHMS of the v3+ table): tree, ring,
+ * collnet direct, collnet chain, nvls, nvls tree, pat. */
+#define TUNER_ALGOS 7
 
 /* One algorithm and protocol over one size class: the cost in us of size s
  * is lat_us (lat_hi_us from size `step` on) times the operations whose
@@ -69,10 +73,10 @@ typedef struct tuner_entry {
 
 typedef struct tuner_class {
     bool filled;
-    tuner_entry e[2][3]; /* [NCCL_ALGO_TREE, NCCL_ALGO_RING][NCCL protocol] */
+    tuner_entry e[TUNER_ALGOS][3]; /* [NCCL algorithm][NCCL protocol] */
 } tuner_class;
 
-/* Every class of every collective of one communicator (about 63 KiB),
+/* Every class of every collective of one communicator (about 260 KiB),
  * filled on first use. Not thread safe: NCCL calls a communicator's
  * getCollInfo from one thread at a time (its communicators are not
  * thread safe). */
@@ -91,10 +95,10 @@ uint32_t tuner_class_of(uint64_t bytes);
  * not; NULL for any other function. */
 const tuner_class *tuner_model_class(tuner_model *m, int func, uint64_t bytes);
 
-/* The cost in us of entry e (algorithm index a: 0 tree, 1 ring) at `bytes`
- * for a group of pipe_ops operations: the ring pays its latency per
- * operation (NCCL's latCount); the tree once (NCCL batches up to
- * NCCL_MAX_DEV_WORK_BATCH_COLLS tree operations per latency). */
+/* The cost in us of entry e (NCCL's algorithm index a) at `bytes` for a
+ * group of pipe_ops operations: the ring pays its latency per operation
+ * (NCCL's latCount); the others once (NCCL batches up to
+ * NCCL_MAX_DEV_WORK_BATCH_COLLS such operations per latency). */
 double tuner_entry_cost(const tuner_entry *e, int a, uint64_t bytes, int pipe_ops);
 
 /* Writes the cost of every pair weft models into NCCL's table (numAlgo x
@@ -104,10 +108,13 @@ double tuner_entry_cost(const tuner_entry *e, int a, uint64_t bytes, int pipe_op
 bool tuner_model_fill(tuner_model *m, int func, uint64_t bytes, int pipe_ops, float *table,
                       int num_algo, int num_proto);
 
-/* The pair of least cost (NCCL's order: tree before ring, LL, LL128,
- * Simple; the first of equal costs), as NCCL algorithm and protocol
- * numbers. False for a function weft does not model. */
-bool tuner_model_choose(tuner_model *m, int func, uint64_t bytes, int pipe_ops, int *algo,
-                        int *proto);
+/* The pair of least cost among the tree, the ring, CollNet when collnet
+ * and NVLS when nvls (what the v2 interface says the communicator can
+ * run; never PAT, which v2's NCCL versions do not have), in NCCL's order
+ * (its algorithm index, then LL, LL128, Simple; the first of equal costs),
+ * as NCCL algorithm and protocol numbers. False for a function weft does
+ * not model. */
+bool tuner_model_choose(tuner_model *m, int func, uint64_t bytes, int pipe_ops, bool collnet,
+                        bool nvls, int *algo, int *proto);
 
 #endif

@@ -134,11 +134,59 @@ static uint64_t ring_bytes(uint64_t size, uint32_t k)
     return per ? per : 1;
 }
 
-/* Rings over the groups of gs in c->scratch[0 .. n) (ring_channels), all at
- * once through weft_sim_rings. */
+/* In the gpu model, whether NCCL runs coll of `size` in the network for a
+ * communicator like the first group of c->scratch[0 .. gs) (its ranks and
+ * hosts; weft_nccl_fabric_group, weft_nccl_choose), and which kind. */
+static bool nccl_innet(weft_work_ctx *c, uint32_t gs, weft_coll coll, uint64_t size,
+                       weft_sim_innet_algo *kind)
+{
+    if (c->opts.model != WEFT_SIM_GPU)
+        return false;
+    if (c->nccl_state == 0)
+        c->nccl_state = weft_nccl_fabric_get(c->topo, &c->nccl, NULL) ? -1 : 1;
+    if (c->nccl_state < 0 || (!c->nccl.nvls_switch && !c->nccl.collnet))
+        return false;
+    uint32_t hosts = 0;
+    for (uint32_t i = 0; i < gs; i++) {
+        int32_t h = host_of(c->topo, c->scratch[i]);
+        bool seen = false;
+        for (uint32_t k = 0; k < i && !seen; k++)
+            seen = h >= 0 && host_of(c->topo, c->scratch[k]) == h;
+        hosts += !seen;
+    }
+    weft_nccl_fabric f;
+    weft_nccl_choice ch;
+    if (weft_nccl_fabric_group(&c->nccl, gs, hosts, &f, NULL) ||
+        weft_nccl_choose(&f, coll, (double)size, &ch, NULL) || !weft_nccl_algo_innet(ch.algo))
+        return false;
+    *kind = ch.algo == WEFT_NCCL_NVLS             ? WEFT_SIM_INNET_NVLS
+            : ch.algo == WEFT_NCCL_NVLS_TREE      ? WEFT_SIM_INNET_NVLS_TREE
+            : ch.algo == WEFT_NCCL_COLLNET_DIRECT ? WEFT_SIM_INNET_COLLNET_DIRECT
+                                                  : WEFT_SIM_INNET_COLLNET_CHAIN;
+    return true;
+}
+
+/* The groups of gs in c->scratch[0 .. n) all at once: as NCCL would run
+ * the communicator in the gpu model where that reduces in the network
+ * (weft_sim_innet; a group weft_sim_innet cannot place, unequal hosts,
+ * falls back to rings), otherwise rings (ring_channels) through
+ * weft_sim_rings. */
 static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
                           uint64_t size, double *out, weft_diag *d)
 {
+    weft_sim_innet_algo kind;
+    if (coll != WEFT_COLL_BROADCAST && nccl_innet(c, gs, coll, size, &kind)) {
+        weft_sim_result r;
+        weft_diag ld;
+        weft_err ierr = weft_sim_innet(c->topo, coll, kind, c->scratch, n, gs, size, &c->opts, &r,
+                                       &ld);
+        if (!ierr) {
+            *out = r.time_s;
+            return WEFT_OK;
+        }
+        if (ierr != WEFT_EINVAL && ierr != WEFT_ETOPO)
+            return weft_diag_set(d, ierr, "%s", ld.msg);
+    }
     uint32_t k = 1;
     weft_err err = ring_channels(c, n, gs, &k, d);
     if (err)

@@ -8,6 +8,7 @@
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
 
+#include "weft/synth.h"
 #include "weft/work.h"
 
 /* Parameters of one layer, whole (no parallelism). */
@@ -97,6 +98,10 @@ struct weft_work_ctx {
     uint32_t sims, hits;
     uint32_t *scratch; /* 2 x ranks x channels */
     size_t scratch_cap;
+    /* NCCL's view of the fabric (weft_nccl_fabric_get), made on first use
+     * by the gpu model: 0 not yet, 1 made, -1 none (fewer than 2 ranks). */
+    int nccl_state;
+    weft_nccl_fabric nccl;
 };
 
 /* Time of one collective of `size` bytes (its nccl-tests size) run by every

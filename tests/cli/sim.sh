@@ -115,18 +115,18 @@ expect_rc 1
 run sim switch:4 --model fluid --coll allgather --size 1M --compare
 expect_rc 0
 expect_out "allgather on switch:4 (4 ranks), size 1048576 (1M), model fluid, 1 slice per transfer, alpha 0 s
-  #  algorithm                     time (us)  algbw (GB/s)  busbw (GB/s)  of bound  busiest link
-     bound                             7.864       133.333       100.000    100.0%  (exact: algbw 400/3 GB/s)
-  1  ring                              7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  2  biring                            7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  3  rings:auto (8)                    7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  4  rings:4                           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  5  hd                                7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  6  rd                                7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  7  bruck                             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  8  nccl (ring, Simple, rings:8)      7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-  9  optimal                           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
-optimal is 1.00x vs ring, the fastest baseline; 1.00x vs nccl (ring, Simple, rings:8)
+  #  algorithm                  time (us)  algbw (GB/s)  busbw (GB/s)  of bound  busiest link
+     bound                          7.864       133.333       100.000    100.0%  (exact: algbw 400/3 GB/s)
+  1  ring                           7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  2  biring                         7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  3  rings:auto (8)                 7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  4  rings:4                        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  5  hd                             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  6  rd                             7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  7  bruck                          7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  8  nccl (pat, Simple, bruck)      7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+  9  optimal                        7.864       133.333       100.000    100.0%  rank0 -> sw0 100.0%
+optimal is 1.00x vs ring, the fastest baseline; 1.00x vs nccl (pat, Simple, bruck)
 skipped:
   hier         hier needs at least two hosts (host=) of equal size with more than one rank each; this fabric has 4 host groups"
 # Pipelining is passed to every algorithm: NCCL's double binary tree

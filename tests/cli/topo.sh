@@ -416,7 +416,7 @@ for p in ring biring full switch torus hypercube a100 h100 mi250 dgx1 clos; do
 done
 run topo list
 expect_rc 0
-expect_out_has "a100:B[,nvbw=BW][,nicbw=BW]
+expect_out_has "a100:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]
     ForestColl's A100 model:"
 # Every preset is shown with its usage and an indented summary.
 LAST="topo list: one usage line per preset"
