@@ -148,9 +148,11 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
 int main(int argc, char **argv)
 {
     bool verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
-    /* One DGX-class A100 box each (NVSwitch), then two A3 Mega H100 VMs. */
+    /* One DGX-class A100 box each (NVSwitch), then two A3 Mega H100 VMs,
+     * then eight CoreWeave H100 nodes on InfiniBand (SHARP). */
     check_set("a100-1x8-40gb-allreduce.txt", 11, verbose);
     check_set("a100-1x8-80gb-allreduce.txt", 6, verbose);
     check_set("a3mega-2x8-h100-allreduce.txt", 24, verbose);
+    check_set("coreweave-8x8-h100-allreduce.txt", 5, verbose);
     return weft_test_done();
 }
