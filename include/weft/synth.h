@@ -587,6 +587,91 @@ WEFT_API weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll,
 /* Releases what weft_synth_optimal stored in info; safe on a zeroed struct. */
 WEFT_API void weft_optimal_fini(weft_optimal *info);
 
+/* ==== The schedule registry ==============================================
+ *
+ * Every schedule builder weft has, in one table: the classic algorithms
+ * above (weft_classic_get, in that order), then optimal and bfb. Each row
+ * says what it builds (collectives from a size, all-to-all from a traffic
+ * matrix) and what the fabric must have; weft_sched_build builds any row,
+ * and weft_sched_candidates lists the rows a ranking path compares, so
+ * that `weft plan --compare`, `weft sim --compare`, `weft tune`, the
+ * runtime's tuning candidates and the registry's tests all draw from this
+ * one list (docs/architecture.md, "The schedule registry"). A new schedule
+ * is its builder's file in src/synth and one row: in classic.c when it
+ * builds through the classic context, in sched.c otherwise.
+ */
+
+/* What a row needs of the fabric, beyond ranks (weft_sched_info.needs). */
+enum {
+    WEFT_SCHED_NEEDS_BOXES = 1u << 0,  /* at least two equal hosts of several ranks */
+    WEFT_SCHED_NEEDS_DIRECT = 1u << 1, /* no switch, NIC or OCS node (direct-connect) */
+};
+
+typedef struct weft_sched_info {
+    const char *name;    /* as given to --algo ("rings:K" stands for rings:1..64 and
+                            rings:auto) */
+    const char *summary; /* one line */
+    uint32_t colls;      /* bit (1 << weft_coll) per collective it builds from a size */
+    bool matrix;         /* builds all-to-all from a traffic matrix (alltoallv) */
+    uint32_t needs;      /* WEFT_SCHED_NEEDS_* */
+    bool takes_k;        /* spelled NAME:K */
+    bool composite;      /* builds another row's plan (nccl) */
+    bool ranked;         /* a candidate of its own where plans are ranked */
+} weft_sched_info;
+
+/* Rows 0 .. weft_sched_count() - 1; false past the end. */
+WEFT_API size_t weft_sched_count(void);
+WEFT_API bool weft_sched_get(size_t i, weft_sched_info *out);
+/* True when `algo` is a spelling of some row ("rings:4", "optimal"). */
+WEFT_API bool weft_sched_known(const char *algo);
+/* True when spelling `algo` builds coll (with a traffic matrix: alltoall
+ * from the matrix). False for unknown spellings. */
+WEFT_API bool weft_sched_supports(const char *algo, weft_coll coll, bool matrix);
+
+/* What weft_sched_build builds. */
+typedef struct weft_sched_args {
+    weft_coll coll;
+    weft_rank root;                   /* broadcast and reduce */
+    uint32_t max_ops;                 /* as weft_synth_classic_limited; 0: no limit */
+    double bytes;                     /* the collective's size: nccl builds its choice there
+                                         (default WEFT_NCCL_PLAN_BYTES) */
+    const weft_traffic *matrix;       /* alltoall from this matrix (the plan carries it), or
+                                         NULL */
+    const weft_optimal_opts *optimal; /* optimal's options (NULL: defaults) */
+    weft_optimal *optimal_out;        /* optimal's report (may be NULL) */
+    weft_bfb *bfb_out;                /* bfb's analysis (may be NULL) */
+} weft_sched_args;
+
+/* coll, root 0, no limit, WEFT_NCCL_PLAN_BYTES, no matrix, no options. */
+WEFT_API void weft_sched_args_init(weft_sched_args *a, weft_coll coll);
+
+/* Builds spelling `algo` on t. The errors of the row's builder
+ * (weft_synth_classic_at / weft_synth_classic_traffic, weft_synth_optimal,
+ * weft_synth_a2a_optimal(_traffic), weft_synth_a2a_circuits on a fabric
+ * with an OCS and a matrix, weft_synth_bfb); WEFT_ENOENT for an unknown
+ * spelling; WEFT_EUNSUPPORTED, naming the collective, for one the row does
+ * not build. */
+WEFT_API weft_err weft_sched_build(const weft_topo *t, const char *algo, const weft_sched_args *a,
+                                   weft_plan **out, weft_diag *d);
+
+/* Which list weft_sched_candidates gives. */
+typedef enum weft_sched_purpose {
+    /* Every plan compared by --compare: each ranked row, rings:K as
+     * rings:auto (NCCL's channel count) and rings:4, nccl (its plan at the
+     * size), optimal; flash:K's K is the caller's (flash:auto). */
+    WEFT_SCHED_FOR_COMPARE = 0,
+    /* The runtime's candidates (weft tune's table, weft_tuning_candidate):
+     * rows with no parameter to guess and no composite, and optimal for
+     * allgather, reducescatter and allreduce. */
+    WEFT_SCHED_FOR_RUNTIME,
+} weft_sched_purpose;
+
+/* The spellings (static strings) compared for coll (with a traffic matrix
+ * when matrix) for `purpose`, in registry order, at most cap; returns how
+ * many. They may still fail to build on a fabric (hier without boxes). */
+WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_purpose purpose,
+                                      const char **names, size_t cap);
+
 /* ==== NCCL's choice ======================================================
  *
  * What NCCL would run on a fabric (docs/algorithms.md, "nccl"): the

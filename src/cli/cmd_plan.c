@@ -135,7 +135,8 @@ static void print_time(FILE *f, double s)
         fprintf(f, "%.3f s", s);
 }
 
-/* --list --json: {"algorithms": [{"name", "colls": [...], "summary"}]}. */
+/* --list --json: {"algorithms": [{"name", "colls": [...], "summary"}]},
+ * every row of the schedule registry (weft_sched_get). */
 static int list_algorithms_json(void)
 {
     cli_json j;
@@ -143,8 +144,10 @@ static int list_algorithms_json(void)
     cli_json_begin_object(&j);
     cli_json_key(&j, "algorithms");
     cli_json_begin_array(&j);
-    for (size_t i = 0; i < weft_classic_count(); i++) {
-        const weft_classic_info *in = weft_classic_get(i);
+    for (size_t i = 0; i < weft_sched_count(); i++) {
+        weft_sched_info row;
+        weft_sched_get(i, &row);
+        const weft_sched_info *in = &row;
         cli_json_begin_object(&j);
         cli_json_kv_string(&j, "name", in->name);
         cli_json_key(&j, "colls");
@@ -168,8 +171,10 @@ static int list_algorithms(void)
     cli_table_cell(&tab, "algorithm");
     cli_table_cell(&tab, "collectives");
     cli_table_cell(&tab, "what it does");
-    for (size_t i = 0; i < weft_classic_count(); i++) {
-        const weft_classic_info *in = weft_classic_get(i);
+    for (size_t i = 0; i < weft_sched_count(); i++) {
+        weft_sched_info row;
+        weft_sched_get(i, &row);
+        const weft_sched_info *in = &row;
         char colls[128];
         size_t at = 0;
         colls[0] = '\0';
@@ -649,7 +654,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     /* rings:K appears twice: as rings:auto (NCCL's channel count) and as
      * rings:4. */
     const char *names[64];
-    size_t nn = cli_baseline_names(names, 64), n_over = 0;
+    size_t nn = cli_baseline_names(coll, m != NULL, names, 64), n_over = 0;
     char over[256] = "", best_label[64] = "";
     weft_rat best = weft_rat_int(0);
     bool have_best = false;
@@ -907,7 +912,11 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (traffic_path) {
         e = cli_build_traffic(t, algo, &matrix, max_ops, &p, &d);
     } else if (is_bfb) {
-        e = weft_synth_bfb(t, coll, max_ops, &p, &bfb, &d);
+        weft_sched_args sa;
+        weft_sched_args_init(&sa, coll);
+        sa.max_ops = max_ops;
+        sa.bfb_out = &bfb;
+        e = weft_sched_build(t, algo, &sa, &p, &d);
     } else {
         e = cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d);
     }

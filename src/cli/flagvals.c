@@ -26,7 +26,7 @@ static bool classic_known(const char *text)
 
 int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, bool allow_optimal)
 {
-    if (classic_known(text) || (allow_optimal && (strcmp(text, "optimal") == 0 || strcmp(text, "bfb") == 0)))
+    if (classic_known(text) || (allow_optimal && weft_sched_known(text)))
         return CLI_EXIT_OK;
     char list[512];
     size_t at = 0;
@@ -34,6 +34,18 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
     for (size_t i = 0; i < weft_classic_count() && at < sizeof list; i++)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
                                weft_classic_get(i)->name);
+    char others[128];
+    size_t ot = 0, nothers = 0;
+    others[0] = '\0';
+    for (size_t i = weft_classic_count(); i < weft_sched_count(); i++)
+        nothers++;
+    for (size_t i = weft_classic_count(), k = 0; i < weft_sched_count() && ot < sizeof others;
+         i++, k++) {
+        weft_sched_info in;
+        weft_sched_get(i, &in);
+        ot += (size_t)snprintf(others + ot, sizeof others - ot, "%s%s",
+                               k == 0 ? ", " : k + 1 == nothers ? " or " : ", ", in.name);
+    }
     if (strncmp(text, "rings:", 6) == 0)
         return cli_usage_error(syn, "bad %s '%s': K of rings:K must be an integer from 1 to 64",
                                flag, text);
@@ -43,7 +55,7 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
                                flag, text);
     return cli_usage_error(syn, "unknown %s '%s': expected %s%s (weft plan --list says what each "
                                 "builds)",
-                           flag, text, list, allow_optimal ? ", optimal or bfb" : "");
+                           flag, text, list, allow_optimal ? others : "");
 }
 
 /* The message for a reason of weft_parse_quantity. */

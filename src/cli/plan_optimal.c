@@ -7,17 +7,13 @@
 #include "cli/cli.h"
 #include "cli/dot.h"
 
-size_t cli_baseline_names(const char **names, size_t cap)
+size_t cli_baseline_names(weft_coll coll, bool matrix, const char **names, size_t cap)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < weft_classic_count() && n + 2 <= cap; i++) {
-        const char *name = weft_classic_get(i)->name;
-        if (strcmp(name, "rings:K") == 0) {
-            names[n++] = "rings:auto";
-            name = "rings:4";
-        }
-        names[n++] = name;
-    }
+    const char *all[64];
+    size_t n = 0, nall = weft_sched_candidates(coll, matrix, WEFT_SCHED_FOR_COMPARE, all, 64);
+    for (size_t i = 0; i < nall && n < cap; i++)
+        if (strcmp(all[i], "optimal") != 0)
+            names[n++] = all[i];
     return n;
 }
 
@@ -40,7 +36,7 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
                         char *what, size_t len, char *over, size_t over_len)
 {
     const char *all[64];
-    size_t nall = cli_baseline_names(all, 64);
+    size_t nall = cli_baseline_names(coll, false, all, 64);
     const char *nccl_only[] = {"nccl"};
     const char *const *baselines = count == 1 ? nccl_only : all;
     count = count == 1 ? 1 : nall;

@@ -21,11 +21,12 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
  * on 1,024 ranks has 33.5 million) are left out and named. */
 #define CLI_PLAN_MAX_OPS 4194304u
 
-/* The baselines, as weft plan --compare lists them: every classic
- * algorithm of weft plan --list, rings:K as rings:auto (NCCL's channel
- * count) and as rings:4, nccl among them. Returns how many were written
- * (at most cap). */
-size_t cli_baseline_names(const char **names, size_t cap);
+/* The baselines for coll (alltoall from a matrix when matrix), as weft
+ * plan --compare lists them: the registry's compare list
+ * (weft_sched_candidates, WEFT_SCHED_FOR_COMPARE) without optimal, so
+ * rings:K as rings:auto (NCCL's channel count) and as rings:4, nccl among
+ * them. Returns how many were written (at most cap). */
+size_t cli_baseline_names(weft_coll coll, bool matrix, const char **names, size_t cap);
 /* "nccl (ring, Simple, rings:16)" (its choice at WEFT_NCCL_PLAN_BYTES),
  * "rings:auto (16)", or the name. */
 void cli_algo_label(const weft_topo *t, const char *algo, weft_coll coll, char *buf, size_t len);

@@ -38,53 +38,34 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                            uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
                            weft_optimal *opt, weft_diag *d)
 {
+    weft_sched_args a;
+    weft_sched_args_init(&a, coll);
+    a.root = root;
+    a.max_ops = max_ops;
+    a.optimal = oo;
+    a.optimal_out = opt;
+    weft_err e = weft_sched_build(t, name, &a, out, d);
     uint32_t n = weft_topo_num_ranks(t);
-    if (strcmp(name, "optimal") == 0 && coll == WEFT_COLL_ALLTOALL) {
-        /* From the certified maximum concurrent flow (docs/bound.md). */
-        weft_a2a_bound b;
-        weft_err e = weft_synth_a2a_optimal(t, out, &b, d);
-        if (!e)
-            weft_a2a_bound_fini(&b);
-        return e;
-    }
-    if (strcmp(name, "optimal") == 0) {
-        if (ring_coll(coll) && n > 1 && max_ops && least_ops(coll, n) > max_ops)
-            return weft_diag_set(d, WEFT_ELIMIT,
-                                 "optimal %s on %u ranks has at least %llu ops, more than %u "
-                                 "(the limit, --max-ops)",
-                                 weft_coll_name(coll), n, (unsigned long long)least_ops(coll, n),
-                                 max_ops);
-        return weft_synth_optimal(t, coll, oo, out, opt, d);
-    }
-    if (strcmp(name, "bfb") == 0)
-        return weft_synth_bfb(t, coll, max_ops, out, NULL, d);
-    weft_err e = weft_synth_classic_limited(t, name, coll, root, max_ops, out, d);
-    if (e == WEFT_ELIMIT && max_ops)
+    if (e == WEFT_ELIMIT && max_ops && strcmp(name, "optimal") != 0)
         weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,
                       weft_coll_name(coll), n, max_ops);
+    else if (e == WEFT_ELIMIT && max_ops && ring_coll(coll) && least_ops(coll, n) > max_ops)
+        weft_diag_set(d, e,
+                      "optimal %s on %u ranks has at least %llu ops, more than %u (the limit, "
+                      "--max-ops)",
+                      weft_coll_name(coll), n, (unsigned long long)least_ops(coll, n), max_ops);
     return e;
 }
 
 weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
                            uint32_t max_ops, weft_plan **out, weft_diag *d)
 {
-    if (strcmp(name, "optimal") == 0 && cli_fabric_has_ocs(t)) {
-        /* Optical circuit switches: the circuit schedule (docs/ocs.md). */
-        weft_circuit_sched cs;
-        weft_err e = weft_synth_a2a_circuits(t, m, NULL, out, &cs, d);
-        if (!e)
-            weft_circuit_sched_fini(&cs);
-        return e;
-    }
-    if (strcmp(name, "optimal") == 0) {
-        weft_a2a_bound b;
-        weft_err e = weft_synth_a2a_optimal_traffic(t, m, out, &b, d);
-        if (!e)
-            weft_a2a_bound_fini(&b);
-        return e;
-    }
-    weft_err e = weft_synth_classic_traffic(t, name, m, max_ops, out, d);
-    if (e == WEFT_ELIMIT && max_ops)
+    weft_sched_args a;
+    weft_sched_args_init(&a, WEFT_COLL_ALLTOALL);
+    a.max_ops = max_ops;
+    a.matrix = m;
+    weft_err e = weft_sched_build(t, name, &a, out, d);
+    if (e == WEFT_ELIMIT && max_ops && strcmp(name, "optimal") != 0)
         weft_diag_set(d, e, "%s alltoall on %u ranks has more than %u ops (the limit, --max-ops)",
                       name, weft_topo_num_ranks(t), max_ops);
     return e;

@@ -128,30 +128,24 @@ static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic
     weft_bound_fini(&bd);
 }
 
-/* The candidates for coll: every classic algorithm that builds it (rings:K
- * as rings:4 and as rings:auto, NCCL's channel count, as weft plan
- * --compare does; nccl is among them), then optimal (for all-to-all the
- * plan of the exact flow, uniform only), then with t the in-network
- * algorithms NCCL runs for coll on t (nvls, ...: no plan, weft_sim_innet). */
-static size_t list_candidates(const weft_topo *t, weft_coll coll, candidate *c, size_t cap)
+/* The candidates for coll: the schedule registry's compare list
+ * (weft_sched_candidates: every classic algorithm that builds it, rings:K
+ * as rings:auto, NCCL's channel count, and rings:4, as weft plan --compare
+ * does; nccl among them; then optimal, for all-to-all the plan of the
+ * exact flow), with flash:auto after flash, then with t the in-network
+ * algorithms NCCL runs for coll on t (nvls, ...: no plan,
+ * weft_sim_innet). */
+static size_t list_candidates(const weft_topo *t, weft_coll coll, bool matrix, candidate *c,
+                              size_t cap)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < weft_classic_count() && n < cap; i++) {
-        const char *name = weft_classic_get(i)->name;
-        if (strcmp(name, "rings:K") == 0) {
-            if (weft_classic_supports("rings:auto", coll) && n + 1 < cap)
-                snprintf(c[n++].name, sizeof c->name, "rings:auto");
-            name = "rings:4";
-        }
-        if (weft_classic_supports(name, coll))
-            snprintf(c[n++].name, sizeof c->name, "%s", name);
+    const char *names[64];
+    size_t n = 0, nn = weft_sched_candidates(coll, matrix, WEFT_SCHED_FOR_COMPARE, names, 64);
+    for (size_t i = 0; i < nn && n < cap; i++) {
+        snprintf(c[n++].name, sizeof c->name, "%s", names[i]);
         /* flash:K's K chosen by simulation (run_flash_auto). */
-        if (strcmp(name, "flash") == 0 && weft_classic_supports(name, coll) && n < cap)
+        if (strcmp(names[i], "flash") == 0 && n < cap)
             snprintf(c[n++].name, sizeof c->name, "flash:auto");
     }
-    weft_bound_coll bc; /* all-to-all: the plan of the exact flow (uniform) */
-    if ((cli_sim_bound_coll(coll, &bc) || coll == WEFT_COLL_ALLTOALL) && n < cap)
-        snprintf(c[n++].name, sizeof c->name, "optimal");
     weft_nccl_fabric f;
     weft_nccl_choice ch;
     for (int k = 0; t && k < WEFT__SIM_INNET_COUNT && n < cap; k++) {
@@ -733,7 +727,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
         free(idx);
         return cli_fail(WEFT_ENOMEM, NULL);
     }
-    size_t n = list_candidates(t, coll, c, MAX_CANDIDATES), simulated;
+    size_t n = list_candidates(t, coll, m != NULL, c, MAX_CANDIDATES), simulated;
     bound_row b;
     cli_progress_set(pr, "sim --compare: the bound");
     compute_bound(t, coll, m, &b);
@@ -775,7 +769,7 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         snprintf(out->why, sizeof out->why, "out of memory");
         return;
     }
-    size_t n = list_candidates(NULL, coll, c, MAX_CANDIDATES); /* plans only */
+    size_t n = list_candidates(NULL, coll, m != NULL, c, MAX_CANDIDATES); /* plans only */
     /* On a fabric with optical circuit switches a plan that carries no
      * circuits cannot run as simulated (it crosses each OCS as a packet
      * switch, which it is not): an all-to-all there runs the circuit

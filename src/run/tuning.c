@@ -13,29 +13,49 @@
 
 /* ---- Candidates ---------------------------------------------------------- */
 
-static const char optimal_name[] = "optimal";
-
-/* Classic algorithms with a parameter ("rings:K") are not candidates: the
- * runtime would have to guess the parameter. Nor are composite ones (nccl
- * builds one of the others, chosen for 1 GiB whatever the size class). */
-static bool classic_plain(size_t i)
+/* The candidates are the schedule registry's runtime list
+ * (weft_sched_candidates, WEFT_SCHED_FOR_RUNTIME): rows with no parameter
+ * to guess ("rings:K") and no composite (nccl builds one of the others,
+ * chosen for 1 GiB whatever the size class), then optimal. Here they are
+ * one list over every collective, in registry order. */
+static size_t candidates(const char *list[64])
 {
-    return strchr(weft_classic_get(i)->name, ':') == NULL && !weft_classic_get(i)->composite;
+    size_t m = 0;
+    for (size_t i = 0; i < weft_sched_count() && m < 64; i++) {
+        weft_sched_info in;
+        weft_sched_get(i, &in);
+        if (!in.ranked) continue;
+        for (int c = 0; c < WEFT__COLL_COUNT; c++) {
+            if (weft_tuning_candidate_supports(in.name, (weft_coll)c)) {
+                list[m++] = in.name;
+                break;
+            }
+        }
+    }
+    return m;
 }
 
 size_t weft_tuning_candidate_count(void)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < weft_classic_count(); i++)
-        n += classic_plain(i);
-    return n;
+    const char *list[64];
+    return candidates(list);
 }
 
 const char *weft_tuning_candidate(size_t i)
 {
-    for (size_t k = 0; k < weft_classic_count(); k++)
-        if (classic_plain(k) && i-- == 0) return weft_classic_get(k)->name;
-    return i == 0 ? optimal_name : NULL;
+    const char *list[64];
+    size_t n = candidates(list);
+    return i < n ? list[i] : NULL;
+}
+
+bool weft_tuning_candidate_supports(const char *name, weft_coll coll)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT) return false;
+    const char *got[64];
+    size_t k = weft_sched_candidates(coll, false, WEFT_SCHED_FOR_RUNTIME, got, 64);
+    for (size_t q = 0; q < k; q++)
+        if (strcmp(got[q], name) == 0) return true;
+    return false;
 }
 
 static bool is_candidate(const char *name)
@@ -45,22 +65,15 @@ static bool is_candidate(const char *name)
     return false;
 }
 
-bool weft_tuning_candidate_supports(const char *name, weft_coll coll)
-{
-    if (!is_candidate(name)) return false;
-    if (strcmp(name, optimal_name) == 0)
-        return coll == WEFT_COLL_ALLGATHER || coll == WEFT_COLL_REDUCESCATTER ||
-               coll == WEFT_COLL_ALLREDUCE;
-    return weft_classic_supports(name, coll);
-}
-
 weft_err weft_tuning_build(const weft_topo *t, const char *name, weft_coll coll, weft_rank root,
                            weft_plan **out, weft_diag *d)
 {
     if (!is_candidate(name))
         return weft_diag_set(d, WEFT_ENOENT, "'%s' is not a tuning candidate", name);
-    if (strcmp(name, optimal_name) == 0) return weft_synth_optimal(t, coll, NULL, out, NULL, d);
-    return weft_synth_classic(t, name, coll, root, out, d);
+    weft_sched_args a;
+    weft_sched_args_init(&a, coll);
+    a.root = root;
+    return weft_sched_build(t, name, &a, out, d);
 }
 
 weft_err weft__tuning_text_hash(const void *obj, weft__tuning_writer w, uint64_t *out,
