@@ -10,7 +10,8 @@
  *            Korthikanti et al. 2022), from integer formulas;
  *   compute  per kernel FLOPs and bytes of a layer, timed by a roofline with
  *            a shape-dependent GEMM efficiency (tile and wave quantization
- *            under one fitted ceiling, WEFT_WORK_GEMM_EFF);
+ *            under one fitted ceiling, WEFT_WORK_GEMM_EFF) of the GPU's
+ *            measured matmul FLOP/s; FP8 as Transformer Engine runs it;
  *   comm     every collective the step issues (TP allreduce or allgather /
  *            reduce-scatter, CP key-value exchange, DP gradient buckets, PP
  *            sends, EP all-to-all), placed on the fabric's ranks in

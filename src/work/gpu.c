@@ -89,7 +89,9 @@ const char *weft_prec_name(weft_prec p)
 }
 
 /* The keys of a GPU file, their unit and where they go. */
-enum { K_NAME, K_BF16, K_FP16, K_FP8, K_FP32, K_HBM_BW, K_HBM, K_SMS, K_MAMF_BF16, K_MAMF_FP8, K_COUNT };
+enum {
+    K_NAME, K_BF16, K_FP16, K_FP8, K_FP32, K_HBM_BW, K_HBM, K_SMS, K_MAMF_BF16, K_MAMF_FP8, K_COUNT
+};
 static const char *const keys[K_COUNT] = {"name", "bf16", "fp16",      "fp8",     "fp32",
                                           "hbm_bw", "hbm", "sms", "mamf_bf16", "mamf_fp8"};
 
