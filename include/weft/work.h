@@ -10,7 +10,8 @@
  *            Korthikanti et al. 2022), from integer formulas;
  *   compute  per kernel FLOPs and bytes of a layer, timed by a roofline with
  *            a shape-dependent GEMM efficiency (tile and wave quantization
- *            under one fitted ceiling, WEFT_WORK_GEMM_EFF);
+ *            under one fitted ceiling, WEFT_WORK_GEMM_EFF) of the GPU's
+ *            measured matmul FLOP/s; FP8 as Transformer Engine runs it;
  *   comm     every collective the step issues (TP allreduce or allgather /
  *            reduce-scatter, CP key-value exchange, DP gradient buckets, PP
  *            sends, EP all-to-all), placed on the fabric's ranks in
@@ -59,14 +60,28 @@ WEFT_API const char *weft_prec_name(weft_prec p);
 #define WEFT_WORK_NAME_MAX 31
 
 /* One GPU (one rank of a fabric). Peaks are dense (no sparsity) tensor
- * FLOP/s; 0 means the precision is not supported (fp8 on A100). */
+ * FLOP/s; 0 means the precision is not supported (fp8 on A100). mamf is
+ * the measured maximum achievable matmul FLOP/s (the best GEMM shape found,
+ * docs/step.md, "GPUs"), bf16 and fp8; 0: not measured (see
+ * weft_gpu_ceiling). */
 typedef struct weft_gpu {
     char name[WEFT_WORK_NAME_MAX + 1];
     double peak[WEFT__PREC_COUNT]; /* FLOP/s per precision */
     double hbm_bw;                 /* bytes/s */
     double hbm_bytes;              /* capacity, bytes */
     uint32_t sms;                  /* streaming multiprocessors / compute units */
+    double mamf[WEFT__PREC_COUNT]; /* achievable FLOP/s per precision; 0: unmeasured */
 } weft_gpu;
+
+/* A100 SXM's measured share of its peak, 271.2 of 312 TFLOP/s in bf16
+ * (docs/step.md, "GPUs"): the share a GPU with no measurement is given. */
+#define WEFT_WORK_MAMF_SHARE (271.2 / 312.0)
+
+/* The GEMM ceiling of a precision in FLOP/s: its measured mamf; else its
+ * peak times the share the GPU's bf16 measurement reaches of the bf16
+ * peak, or WEFT_WORK_MAMF_SHARE without one. A precision with no peak
+ * (fp8 on A100) runs at bf16's. */
+WEFT_API double weft_gpu_ceiling(const weft_gpu *g, weft_prec p);
 
 /* The built-in table (docs/step.md cites each row's data sheet). */
 WEFT_API size_t weft_gpu_count(void);
@@ -74,7 +89,8 @@ WEFT_API const weft_gpu *weft_gpu_at(size_t i);
 /* The built-in GPU of that name; false when unknown. */
 WEFT_API bool weft_gpu_find(const char *name, weft_gpu *out);
 /* Parses a GPU file: lines "key = value" ('#' comments), keys name, bf16,
- * fp16, fp8, fp32 (TFLOP/s), hbm_bw (GB/s), hbm (GiB), sms. name, bf16,
+ * fp16, fp8, fp32 (TFLOP/s), hbm_bw (GB/s), hbm (GiB), sms, mamf_bf16,
+ * mamf_fp8 (TFLOP/s, optional, at most the peak). name, bf16,
  * hbm_bw and hbm are required; fp16 defaults to bf16. WEFT_EPARSE names
  * file:line:col and the reason. */
 WEFT_API weft_err weft_gpu_parse(const char *text, size_t len, const char *fname, weft_gpu *out,
@@ -228,9 +244,12 @@ typedef enum weft_comm_kind {
 WEFT_API const char *weft_comm_kind_name(weft_comm_kind k);
 
 /* The GEMM efficiency ceiling, the one constant fitted on the development
- * data (docs/step.md, "Validation"; 0.76, 0.78, 0.80 tried): the fraction
- * of the dense peak a large, well-shaped GEMM reaches. */
-#define WEFT_WORK_GEMM_EFF 0.78
+ * data (docs/step.md, "Validation"): the fraction of the GPU's measured
+ * matmul ceiling (weft_gpu_ceiling) a large, well-shaped GEMM reaches in
+ * training. Fitted as 0.78 of the data-sheet peak on A100 (0.76, 0.78,
+ * 0.80 tried) and restated against A100's measured ceiling, 271.2 of 312
+ * TFLOP/s: 0.897, A100's predictions unchanged, nothing refitted. */
+#define WEFT_WORK_GEMM_EFF (0.78 / WEFT_WORK_MAMF_SHARE)
 
 typedef struct weft_step_result {
     weft_counts counts;

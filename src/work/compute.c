@@ -1,8 +1,12 @@
 /* Compute time: per kernel FLOPs and bytes, a roofline with a
  * shape-dependent GEMM efficiency. docs/step.md ("Compute") gives the model:
  *
- *   time = max(flops / (peak x eff), bytes / hbm_bw)
+ *   time = max(flops / (ceiling x eff), bytes / hbm_bw)
  *   eff  = WEFT_WORK_GEMM_EFF x tile(M) x tile(N) x wave x K / (K + 64)
+ *
+ * ceiling is the GPU's measured maximum achievable matmul FLOP/s in the
+ * precision (weft_gpu_ceiling), not its data-sheet peak: H100 reaches
+ * 80 % of its bf16 peak and 71 % of its fp8 peak where A100 reaches 87 %.
  *
  * tile(d) = d / (128 ceil(d / 128)) is the work a 128-wide output tile
  * wastes at the matrix edge; wave = tiles / (sms x ceil(tiles / sms)) the
@@ -32,7 +36,7 @@ double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64
 
 double weft__work_roofline_s(const weft_gpu *g, double flops, double bytes)
 {
-    double peak = g->peak[WEFT_PREC_BF16];
+    double peak = weft_gpu_ceiling(g, WEFT_PREC_BF16);
     double tc = peak > 0 ? flops / (peak * WEFT_WORK_GEMM_EFF) : 0;
     double tm = g->hbm_bw > 0 ? bytes / g->hbm_bw : 0;
     return tc > tm ? tc : tm;
@@ -49,7 +53,7 @@ double weft__work_gemm_s(const weft_gpu *g, weft_prec prec, uint64_t batch, uint
     if (!batch || !M || !N || !K)
         return 0;
     double flops = 2.0 * (double)batch * (double)M * (double)N * (double)K;
-    double peak = g->peak[prec] > 0 ? g->peak[prec] : g->peak[WEFT_PREC_BF16];
+    double peak = weft_gpu_ceiling(g, prec);
     double eb = elem_bytes(prec);
     /* Operands in the precision, the output in 16 bits. */
     double bytes = (double)batch * (eb * ((double)M * K + (double)K * N) + 2.0 * M * N);
@@ -63,11 +67,47 @@ static double mem_s(const weft_gpu *g, double bytes)
     return bytes / g->hbm_bw;
 }
 
-/* One layer's forward compute and its attention core. */
-static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_parallel *p, bool moe,
-                      uint64_t routed, double *gemm_s, double *elem_s, double *core)
+/* The precision of the GEMMs outside Transformer Engine's Linear layers.
+ * FP8 (fp8_autocast) runs only the Linear layers' GEMMs in FP8: the
+ * attention core stays 16-bit unless the recipe's fp8_dpa is set, which
+ * defaults to False (NVIDIA/TransformerEngine
+ * transformer_engine/common/recipe/__init__.py @3ec998e9, v1.8;
+ * Megatron-Core's fp8_dot_product_attention defaults to False,
+ * NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py
+ * @baf94af3, core_r0.8.0), and the output layer is Megatron's own
+ * ColumnParallelLinear, not a TE module (megatron/core/models/gpt/
+ * gpt_model.py, same commit). */
+static weft_prec non_te_prec(weft_prec p)
 {
-    weft_prec pr = p->prec;
+    return p == WEFT_PREC_FP8 ? WEFT_PREC_BF16 : p;
+}
+
+/* FP8 casts around one TE Linear of `in` input and `out` output elements
+ * (NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py,
+ * layernorm_linear.py and base.py's grad_output_preprocess @3ec998e9):
+ * the forward casts its 16-bit input to FP8 and writes its transpose for
+ * the weight gradient (fp8_cast_transpose_fused: read 2 bytes, write 1 +
+ * 1), or, behind a fused norm that writes FP8 itself, transposes it in
+ * the backward (fp8_transpose: read 1, write 1); the backward casts and
+ * transposes the output gradient (4 bytes). *f and *b gather the bytes of
+ * the forward and of the backward. */
+static void fp8_linear(double in, double out, bool norm_fused, double *f, double *b)
+{
+    if (norm_fused)
+        *b += 2.0 * in;
+    else
+        *f += 4.0 * in;
+    *b += 4.0 * out;
+}
+
+/* One layer's forward compute, its attention core, and with FP8 the time
+ * of the casts of its forward (*cast_f) and of its backward (*cast_b). */
+static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_parallel *p, bool moe,
+                      uint64_t routed, double *gemm_s, double *elem_s, double *core, double *cast_f,
+                      double *cast_b)
+{
+    weft_prec pr = p->prec, cpr = non_te_prec(pr);
+    double cf = 0, cb = 0; /* FP8 cast bytes, forward and backward */
     uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
     uint64_t h = m->hidden, a = m->heads / tp, d = m->kv_channels, gq = m->query_groups / tp;
     double sp = p->sp ? (double)tp : 1.0;
@@ -84,14 +124,27 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
                   : weft__work_gemm_s(g, pr, 1, Tl, a * qk, h)) +
               weft__work_gemm_s(g, pr, 1, Tl, kvl + m->qk_rope, h) +
               weft__work_gemm_s(g, pr, 1, Tl, a * (m->qk_head + v), kvl);
-        scores = weft__work_gemm_s(g, pr, b * a, sl, s, qk);
-        av = weft__work_gemm_s(g, pr, b * a, sl, v, s);
+        scores = weft__work_gemm_s(g, cpr, b * a, sl, s, qk);
+        av = weft__work_gemm_s(g, cpr, b * a, sl, v, s);
         proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * v);
+        if (ql) {
+            fp8_linear((double)Tl * h, (double)Tl * ql, false, &cf, &cb);
+            fp8_linear((double)Tl * ql, (double)Tl * a * qk, false, &cf, &cb);
+        } else {
+            fp8_linear((double)Tl * h, (double)Tl * a * qk, false, &cf, &cb);
+        }
+        fp8_linear((double)Tl * h, (double)Tl * (kvl + m->qk_rope), false, &cf, &cb);
+        fp8_linear((double)Tl * kvl, (double)Tl * a * (m->qk_head + v), false, &cf, &cb);
+        fp8_linear((double)Tl * a * v, (double)Tl * h, false, &cf, &cb);
     } else {
         qkv = weft__work_gemm_s(g, pr, 1, Tl, d * (a + 2 * gq), h);
-        scores = weft__work_gemm_s(g, pr, b * a, sl, s, d);
-        av = weft__work_gemm_s(g, pr, b * a, sl, d, s);
+        scores = weft__work_gemm_s(g, cpr, b * a, sl, s, d);
+        av = weft__work_gemm_s(g, cpr, b * a, sl, d, s);
         proj = weft__work_gemm_s(g, pr, 1, Tl, h, a * d);
+        /* QKV behind the input norm (TE's LayerNormLinear), the output
+         * projection on the attention's 16-bit output. */
+        fp8_linear((double)Tl * h, (double)Tl * d * (a + 2 * gq), true, &cf, &cb);
+        fp8_linear((double)Tl * a * d, (double)Tl * h, false, &cf, &cb);
     }
     double E = (double)b * a * sl * s;
     double softmax = mem_s(g, 9.0 * E);
@@ -103,7 +156,7 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
         uint64_t qk = m->mla ? (uint64_t)m->qk_head + m->qk_rope : d;
         uint64_t v = m->mla ? m->v_head : d, kvh = m->mla ? a : gq;
         double flops = 0.5 * 2.0 * b * a * sl * s * (double)(qk + v);
-        double peak = g->peak[pr] > 0 ? g->peak[pr] : g->peak[WEFT_PREC_BF16];
+        double peak = weft_gpu_ceiling(g, cpr);
         double eff = weft__work_gemm_eff(g, b * a, sl, s, qk);
         double bytes = 2.0 * b * ((double)a * sl * (qk + v) + (double)kvh * s * (qk + v));
         double tc = flops / (peak * eff), tm = mem_s(g, bytes);
@@ -123,9 +176,14 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
         mlp += weft__work_gemm_s(g, WEFT_PREC_BF16, 1, Tl, m->experts, h); /* router */
         mlp += (double)local * (weft__work_gemm_s(g, pr, 1, tok, f * up, h) +
                                 weft__work_gemm_s(g, pr, 1, tok, h, f));
-        if (m->shared_experts)
+        fp8_linear((double)local * tok * h, (double)local * tok * f * up, false, &cf, &cb);
+        fp8_linear((double)local * tok * f, (double)local * tok * h, false, &cf, &cb);
+        if (m->shared_experts) {
             mlp += weft__work_gemm_s(g, pr, 1, Tl, f * up * m->shared_experts, h) +
                    weft__work_gemm_s(g, pr, 1, Tl, h, f * m->shared_experts);
+            fp8_linear((double)Tl * h, (double)Tl * f * up * m->shared_experts, false, &cf, &cb);
+            fp8_linear((double)Tl * f * m->shared_experts, (double)Tl * h, false, &cf, &cb);
+        }
         /* Permute and unpermute the routed copies, the activation. */
         double copies = (double)Tl * m->topk;
         mlp_elem = mem_s(g, 2.0 * 2 * 2 * copies * h + (up * 2.0 + 2) * copies * f);
@@ -133,10 +191,15 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
         uint64_t f = m->ffn / tp;
         mlp = weft__work_gemm_s(g, pr, 1, Tl, f * up, h) + weft__work_gemm_s(g, pr, 1, Tl, h, f);
         mlp_elem = mem_s(g, (up * 2.0 + 2) * (double)Tl * f);
+        /* FC1 behind the norm (LayerNormMLP / LayerNormLinear), FC2. */
+        fp8_linear((double)Tl * h, (double)Tl * f * up, true, &cf, &cb);
+        fp8_linear((double)Tl * f, (double)Tl * h, false, &cf, &cb);
     }
     *gemm_s = qkv + proj + mlp;
     *elem_s = mem_s(g, 2 * ln + 2 * bda) + mlp_elem;
     *core = scores + av + softmax;
+    *cast_f = pr == WEFT_PREC_FP8 ? mem_s(g, cf) : 0;
+    *cast_b = pr == WEFT_PREC_FP8 ? mem_s(g, cb) : 0;
 }
 
 /* One layer's forward, backward and recomputation (p->recompute: its
@@ -145,11 +208,11 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
  * and weight gradients), element-wise kernels read and write twice as
  * much; a fused attention kernel's backward runs five GEMMs of the
  * forward's two (it recomputes the scores): 2.5 times its forward. */
-static void fwd_bwd(const weft_parallel *p, double gemm, double elem, double core, double *fwd,
-                    double *bwd, double *rec)
+static void fwd_bwd(const weft_parallel *p, double gemm, double elem, double core, double cast_f,
+                    double cast_b, double *fwd, double *bwd, double *rec)
 {
-    *fwd = gemm + elem + core;
-    *bwd = 2 * gemm + 2 * elem + (p->flash_attn ? 2.5 : 2.0) * core;
+    *fwd = gemm + elem + core + cast_f;
+    *bwd = 2 * gemm + 2 * elem + (p->flash_attn ? 2.5 : 2.0) * core + cast_b;
     *rec = p->recompute == WEFT_RECOMPUTE_FULL        ? *fwd
            : p->recompute == WEFT_RECOMPUTE_SELECTIVE ? core
                                                       : 0;
@@ -162,15 +225,15 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
     uint64_t h = m->hidden;
     bool moe = m->experts > 0;
-    double gemm, elem, core;
-    layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core);
-    fwd_bwd(p, gemm, elem, core, &out->fwd, &out->bwd, &out->recompute);
+    double gemm, elem, core, cf, cb;
+    layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core, &cf, &cb);
+    fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd, &out->bwd, &out->recompute);
     out->attn_core = core;
     if (moe)
-        layer_fwd(g, m, p, false, 0, &gemm, &elem, &core);
-    fwd_bwd(p, gemm, elem, core, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
+        layer_fwd(g, m, p, false, 0, &gemm, &elem, &core, &cf, &cb);
+    fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
     uint64_t V = weft__work_vocab(m, tp) / tp;
-    double logits = weft__work_gemm_s(g, pr, 1, Tl, V, h);
+    double logits = weft__work_gemm_s(g, non_te_prec(pr), 1, Tl, V, h);
     double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */
     out->logits_fwd = logits + ce;
     out->logits_bwd = 2 * logits + ce;
@@ -192,5 +255,12 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     double gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
     double upd = p->dist_opt || p->zero_stage ? dn / gdp + ex / egdp : all;
     double local = p->zero_stage >= 2 ? upd : all;
-    out->optimizer = mem_s(g, 30.0 * upd + 8.0 * local);
+    /* With FP8, TE casts and transposes each weight once per step, on the
+     * first micro-batch, and keeps both for the others (Megatron-Core's TE
+     * layers pass is_first_microbatch: NVIDIA/Megatron-LM megatron/core/
+     * transformer/custom_layers/transformer_engine.py @baf94af3): read 2
+     * bytes, write 1 + 1, on every local weight (the embedding's too, which
+     * stays 16-bit: a slight overcount), charged with the optimizer. */
+    double wcast = pr == WEFT_PREC_FP8 ? 4.0 * all : 0;
+    out->optimizer = mem_s(g, 30.0 * upd + 8.0 * local + wcast);
 }

@@ -12,7 +12,12 @@
  * 1F1B schedule and CP joined the gradient group; 4.52 % (worst 9.0 %)
  * once NCCL's protocol was chosen per communicator (a pipeline send
  * between two boxes no longer pays the whole fabric's latency model: the
- * PP > 1 rows 0.5-5 % faster; nothing refitted). */
+ * PP > 1 rows 0.5-5 % faster; nothing refitted). Unchanged (4.52 %,
+ * worst 9.0 %) when GEMMs moved from the data-sheet peak to each GPU's
+ * measured matmul ceiling: WEFT_WORK_GEMM_EFF, fitted as 0.78 of A100's
+ * peak, is restated as 0.78 / (271.2 / 312) of its ceiling, not refitted
+ * (a refit on these rows alone would pick 0.87 of 0.86-0.92 by mean
+ * |error|, 3.56 %, but its worst row, 10.0 %, breaks the 9.0 % bound). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,12 +16,17 @@
  *
  * Checks: physical sanity (a finite, positive step that fits in memory and
  * is not faster than its FLOPs at the FP8 peak of every GPU), then a
- * regression check on the errors as measured when the set was added
- * (docs/step.md, "Validation"): worst |error| 46.9 % (llama3-8b on one box,
- * predicted 5.78 s against 10.89 s), geometric mean 22.3 % (exp of the
- * mean |ln(predicted / published)|). The bounds below are those figures
- * plus 1 point: a change that moves them must say so here and in the
- * docs. */
+ * regression check on the errors as measured (docs/step.md, "Validation";
+ * geometric mean: exp of the mean |ln(predicted / published)|). When the
+ * set was added: worst 47.0 % (llama3-8b on one box, 5.78 s against
+ * 10.89 s), geometric mean 22.35 %, every row fast. Then FP8 as Transformer
+ * Engine runs it (only the Linear GEMMs in FP8, the attention core and the
+ * output layer in bf16, the casts charged) and GEMMs against each GPU's
+ * measured matmul ceiling instead of its data-sheet peak (nothing fitted):
+ * worst 23.0 % (llama3-8b, 8.38 s), geometric mean 13.00 %; the TP 4 rows
+ * are now slow (+5 to +17 %: weft does not overlap TP communication,
+ * which NeMo's 70B recipes do). The bounds below are the figures plus 1
+ * point: a change that moves them must say so here and in the docs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +118,7 @@ int main(void)
     double geo = exp(sum_log / (rows ? rows : 1)) - 1;
     printf("worst %.1f%%, geometric mean error %.2f%%\n", 100 * worst, 100 * geo);
     /* Regression bounds: measured figures (header) plus 1 point. */
-    CHECK(worst <= 0.479);
-    CHECK(geo <= 0.233);
+    CHECK(worst <= 0.240);
+    CHECK(geo <= 0.140);
     return weft_test_done();
 }

@@ -55,7 +55,7 @@ void weft__work_stage_params(const weft_model *m, const weft_parallel *p, uint32
 double weft__work_gemm_s(const weft_gpu *g, weft_prec prec, uint64_t batch, uint64_t M, uint64_t N,
                          uint64_t K);
 /* A kernel known only by its FLOPs and bytes (a Chakra compute node): the
- * roofline at the bf16 peak x WEFT_WORK_GEMM_EFF (a large, well-shaped
+ * roofline at the bf16 ceiling x WEFT_WORK_GEMM_EFF (a large, well-shaped
  * GEMM) and HBM bandwidth. */
 double weft__work_roofline_s(const weft_gpu *g, double flops, double bytes);
 /* The shape efficiency alone (WEFT_WORK_GEMM_EFF x quantization). */

@@ -602,7 +602,12 @@ static void test_gpu_file(void)
     } bad[] = {
         {"name = x\nbf16 = fast\n", "x.gpu:2:8: bf16: 'fast' is not a positive number"},
         {"name = x\n  speed = 3\n", "x.gpu:2:3: unknown key 'speed' (keys: name, bf16, fp16, fp8, "
-                                    "fp32, hbm_bw, hbm, sms)"},
+                                    "fp32, hbm_bw, hbm, sms, mamf_bf16, mamf_fp8)"},
+        {"name = x\nbf16 = 100\nmamf_bf16 = 120\nhbm_bw = 1\nhbm = 1\n",
+         "x.gpu:3:13: mamf_bf16: 120 TFLOP/s is above the bf16 peak (100)"},
+        {"name = x\nbf16 = 100\nhbm_bw = 1\nhbm = 1\nmamf_fp8 = 10\n",
+         "x.gpu:5:12: mamf_fp8: 10 TFLOP/s is above the fp8 peak (0)"},
+        {"name = x\nmamf_fp8 = 0\n", "x.gpu:2:12: mamf_fp8: '0' is not a positive number"},
         {"name x\n", "x.gpu:1:1: expected 'key = value'"},
         {"name = x\nbf16 = 1\nhbm = 8\n", "x.gpu:3:1: missing key 'hbm_bw'"},
         {"name = x\nhbm =\n", "x.gpu:2:6: hbm needs a value"},
@@ -616,6 +621,67 @@ static void test_gpu_file(void)
     CHECK(weft_gpu_find("mi300x", &g));
     CHECK_REL(g.peak[WEFT_PREC_BF16], 1307.4e12, 1e-15);
     CHECK(!weft_gpu_find("v100", &g));
+
+    /* The GEMM ceiling: a measured figure; else the peak times the GPU's
+     * bf16 share; else A100's share; fp8 without a peak runs at bf16's. */
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_BF16), 794.5e12, 1e-15);
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 1402.6e12, 1e-15);
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP16), 794.5e12, 1e-15);
+    CHECK(weft_gpu_find("mi300x", &g));
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 2614.9e12 * 668.4 / 1307.4, 1e-12);
+    CHECK(weft_gpu_find("a100-80g", &g));
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 271.2e12, 1e-15);
+    CHECK(weft_gpu_find("mi250x", &g));
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_BF16), 191.5e12 * 271.2 / 312, 1e-12);
+    const char *m = "name = y\nbf16 = 500\nfp8 = 1000\nhbm_bw = 1\nhbm = 1\nmamf_bf16 = 400\n"
+                    "mamf_fp8 = 700\n";
+    CHECK_ERR(weft_gpu_parse(m, strlen(m), "y.gpu", &g, NULL), WEFT_OK);
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_BF16), 400e12, 1e-15);
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 700e12, 1e-15);
+    CHECK_ERR(weft_gpu_parse(ok, strlen(ok), "x1.gpu", &g, NULL), WEFT_OK);
+    CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 1000e12 * 271.2 / 312, 1e-12);
+}
+
+/* FP8 in Transformer Engine's terms: the attention core and the output
+ * layer stay 16-bit (the same time as in bf16), and each Linear's casts
+ * cost their bytes over HBM: from fwd = gemm + elem + core + cast_f and
+ * bwd = 2 gemm + 2 elem + 2.5 core + cast_b, bwd - 2 fwd - 0.5 core is
+ * exactly cast_b - 2 cast_f (zero in bf16). */
+static void test_fp8(void)
+{
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_model m;
+    CHECK(weft_model_find("llama3-8b", &m));
+    m.seq = 4096;
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.sp = true;
+    p.flash_attn = true;
+    p.global_batch = 8;
+    p.micro_batch = 1;
+    weft__layer_time b16, f8;
+    weft__work_layer_time(&g, &m, &p, 4, 0, &b16);
+    p.prec = WEFT_PREC_FP8;
+    weft__work_layer_time(&g, &m, &p, 4, 0, &f8);
+    CHECK_REL(f8.attn_core, b16.attn_core, 1e-15);
+    CHECK_REL(f8.logits_fwd, b16.logits_fwd, 1e-15);
+    CHECK(f8.fwd < b16.fwd);
+    CHECK(fabs(b16.bwd - 2 * b16.fwd - 0.5 * b16.attn_core) < 1e-15);
+    /* Per GPU: T = 4096 tokens, h = 4096, QKV 3072 = 128 x (16 + 2 x 4),
+     * f = 7168 (x2 gated). Forward: proj input T x 2048 and FC2 input
+     * T x 7168 cast and transposed (4 bytes each). Backward: QKV and FC1
+     * inputs transposed behind their norms (2), every output gradient
+     * cast and transposed (4). */
+    double T = 4096, h = 4096;
+    double cf = 4 * T * 2048 + 4 * T * 7168;
+    double cb = 2 * T * h + 4 * T * 3072 + 4 * T * h + 2 * T * h + 4 * T * 14336 + 4 * T * h;
+    CHECK_REL(f8.bwd - 2 * f8.fwd - 0.5 * f8.attn_core, (cb - 2 * cf) / g.hbm_bw, 1e-9);
+    /* The weights' casts once per step: 4 bytes per local weight. */
+    CHECK_REL(f8.optimizer - b16.optimizer, 4.0 * 8.03e9 / 2 / g.hbm_bw, 0.01);
 }
 
 /* A step of every kind of collective with a trace, and a small sweep,
@@ -705,6 +771,7 @@ int main(void)
     test_dp_groups_share_spine();
     test_volumes();
     test_gpu_file();
+    test_fp8();
     test_oom();
     return weft_test_done();
 }
