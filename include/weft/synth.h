@@ -661,8 +661,9 @@ typedef enum weft_sched_purpose {
      * size), optimal; flash:K's K is the caller's (flash:auto). */
     WEFT_SCHED_FOR_COMPARE = 0,
     /* The runtime's candidates (weft tune's table, weft_tuning_candidate):
-     * rows with no parameter to guess and no composite, and optimal for
-     * allgather, reducescatter and allreduce. */
+     * rows with no parameter to guess (rings:K as rings:auto, whose K the
+     * fabric decides) and no composite, and optimal for allgather,
+     * reducescatter and allreduce. */
     WEFT_SCHED_FOR_RUNTIME,
 } weft_sched_purpose;
 

@@ -303,14 +303,19 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
         set->tuned = true;
         goto done;
     }
-    size_t n = s->algo ? 1 : weft_classic_count();
+    /* The registry's runtime candidates (weft_sched_candidates), but
+     * optimal: its tree packing takes seconds on large fabrics, too long
+     * for a communicator's first call; weft tune ranks it into a table. */
+    const char *names[64];
+    size_t n = s->algo ? 1
+                       : weft_sched_candidates(coll, false, WEFT_SCHED_FOR_RUNTIME, names, 64);
     weft_err e = WEFT_OK;
-    if (!(set->cands = weft__calloc(n, sizeof *set->cands))) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!(set->cands = weft__calloc(n ? n : 1, sizeof *set->cands)))
+        return weft_diag_code(d, WEFT_ENOMEM);
     set->cap = n;
     for (size_t i = 0; i < n && !e; i++) {
-        const char *name = s->algo ? s->algo : weft_classic_get(i)->name;
-        if (!s->algo && (strchr(name, ':') || weft_classic_get(i)->composite ||
-                         !weft_classic_supports(name, coll)))
+        const char *name = s->algo ? s->algo : names[i];
+        if (!s->algo && strcmp(name, "optimal") == 0)
             continue;
         weft_diag ld;
         weft_diag_clear(&ld);

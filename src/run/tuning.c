@@ -15,8 +15,9 @@
 
 /* The candidates are the schedule registry's runtime list
  * (weft_sched_candidates, WEFT_SCHED_FOR_RUNTIME): rows with no parameter
- * to guess ("rings:K") and no composite (nccl builds one of the others,
- * chosen for 1 GiB whatever the size class), then optimal. Here they are
+ * to guess (rings:K only as rings:auto, the channel count the fabric
+ * decides) and no composite (nccl builds one of the others, chosen for
+ * 1 GiB whatever the size class), then optimal. Here they are
  * one list over every collective, in registry order. */
 static size_t candidates(const char *list[64])
 {
@@ -24,10 +25,11 @@ static size_t candidates(const char *list[64])
     for (size_t i = 0; i < weft_sched_count() && m < 64; i++) {
         weft_sched_info in;
         weft_sched_get(i, &in);
-        if (!in.ranked) continue;
+        /* rings:K is ranked as rings:auto, the fabric's channel count. */
+        const char *name = strcmp(in.name, "rings:K") == 0 ? "rings:auto" : in.name;
         for (int c = 0; c < WEFT__COLL_COUNT; c++) {
-            if (weft_tuning_candidate_supports(in.name, (weft_coll)c)) {
-                list[m++] = in.name;
+            if (weft_tuning_candidate_supports(name, (weft_coll)c)) {
+                list[m++] = name;
                 break;
             }
         }

@@ -223,7 +223,7 @@ static void test_candidates(void)
     size_t plain = 0;
     for (size_t i = 0; i < weft_classic_count(); i++)
         plain += strchr(weft_classic_get(i)->name, ':') == NULL && !weft_classic_get(i)->composite;
-    CHECK_INT(n, plain + 1);
+    CHECK_INT(n, plain + 2); /* and rings:auto, and optimal */
     CHECK_STR(weft_tuning_candidate(n - 1), "optimal");
     CHECK(weft_tuning_candidate(n) == NULL);
     CHECK_STR(weft_tuning_candidate(0), weft_classic_get(0)->name);
@@ -231,6 +231,7 @@ static void test_candidates(void)
     CHECK(!weft_tuning_candidate_supports("optimal", WEFT_COLL_ALLTOALL));
     CHECK(weft_tuning_candidate_supports("ring", WEFT_COLL_ALLGATHER));
     CHECK(!weft_tuning_candidate_supports("rings:2", WEFT_COLL_ALLGATHER));
+    CHECK(weft_tuning_candidate_supports("rings:auto", WEFT_COLL_ALLGATHER));
     weft_topo *t = NULL;
     CHECK_ERR(weft_topo_preset("switch:4", &t, NULL), WEFT_OK);
     weft_plan *p = NULL;

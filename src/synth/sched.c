@@ -210,14 +210,17 @@ size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_purpose pur
     for (size_t i = 0; i < weft_classic_count() && n < cap; i++) {
         weft_sched_info in;
         classic_info(i, &in);
-        if (purpose == WEFT_SCHED_FOR_RUNTIME && !in.ranked)
-            continue;
         const char *name = in.name;
         if (strcmp(name, "rings:K") == 0) {
-            /* Compared twice: NCCL's channel count and 4. */
-            if (weft_sched_supports("rings:auto", coll, matrix) && n + 1 < cap)
+            /* Compared twice: NCCL's channel count, which the fabric
+             * decides (so the runtime ranks it too), and 4. */
+            if (weft_sched_supports("rings:auto", coll, matrix))
                 names[n++] = "rings:auto";
+            if (purpose == WEFT_SCHED_FOR_RUNTIME || n >= cap)
+                continue;
             name = "rings:4";
+        } else if (purpose == WEFT_SCHED_FOR_RUNTIME && !in.ranked) {
+            continue;
         } else if (in.takes_k) {
             /* flash:K's K is ranked by the caller (flash:auto); relay:K
              * is chosen per root by the runtime (weft_comm_choose). */

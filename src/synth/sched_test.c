@@ -39,14 +39,16 @@ static void test_rows(void)
     CHECK(!weft_sched_supports("ring", (weft_coll)99, false));
 }
 
-/* The lists every ranking path drew from before the registry: weft tune's
- * and the runtime's candidates, and --compare's for allreduce and
- * all-to-all. */
+/* The lists the ranking paths draw from: weft tune's and the runtime's
+ * candidates (those before the registry, and rings:auto, whose K the
+ * fabric decides, so that tune ranks what --compare ranks), and
+ * --compare's for allreduce and all-to-all (as before the registry). */
 static void test_candidates(void)
 {
-    static const char *const runtime[] = {"ring",     "biring", "dbtree", "binomial", "hd",
-                                          "rabenseifner", "rd", "bruck",  "direct",   "pairwise",
-                                          "hier",     "flash",  "optimal"};
+    static const char *const runtime[] = {"ring",     "biring", "rings:auto", "dbtree",
+                                          "binomial", "hd",     "rabenseifner", "rd",
+                                          "bruck",    "direct", "pairwise",   "hier",
+                                          "flash",    "optimal"};
     size_t n = sizeof runtime / sizeof *runtime;
     CHECK_INT(weft_tuning_candidate_count(), n);
     for (size_t i = 0; i < n; i++)
@@ -55,6 +57,7 @@ static void test_candidates(void)
     CHECK(!weft_tuning_candidate_supports("optimal", WEFT_COLL_ALLTOALL));
     CHECK(!weft_tuning_candidate_supports("nccl", WEFT_COLL_ALLREDUCE));
     CHECK(!weft_tuning_candidate_supports("rings:4", WEFT_COLL_ALLREDUCE));
+    CHECK(weft_tuning_candidate_supports("rings:auto", WEFT_COLL_ALLREDUCE));
 
     const char *got[64];
     static const char *const allreduce[] = {"ring", "biring", "rings:auto", "rings:4", "dbtree",
