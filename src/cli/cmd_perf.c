@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
 #include "cli/sizes.h"
@@ -89,7 +90,7 @@ static const cli_syntax perf_syntax = {
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
              "single rank. Exit 1 when a result is wrong or a rank fails.\n"
              "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
-             "size (log scale) once every size has run.\n"
+             "size (log scale) once every size has run; FILE must end in .svg.\n"
              "--traffic FILE (alltoall only): every rank sends every rank the bytes the\n"
              "traffic matrix FILE gives (docs/traffic-format.md; N ranks, N x N entries,\n"
              "each a whole number of -d elements) with weft_alltoallv, one row: size is\n"
@@ -866,6 +867,8 @@ int cli_cmd_perf(int argc, char **argv)
                              "--traffic gives the sizes: -b, -e and -f do not apply");
         goto free_args;
     }
+    if ((v = cli_args_get(&a, "plot")) && (rc = cli_flag_svg(&perf_syntax, "--plot", v)))
+        goto free_args;
     p.check = check != 0;
     p.root = (uint32_t)root;
     p.json = cli_args_has(&a, "json");
