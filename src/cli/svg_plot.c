@@ -111,7 +111,8 @@ static void ranges(const cli_plot *p, int *lo, int *hi, double *top, double *ste
         *lo -= *lo > 0;
         *hi += 1;
     }
-    if (!(ymax > 0))
+    bool empty = !(ymax > 0);
+    if (empty)
         ymax = 1;
     double raw = ymax / 5, mag = pow(10, floor(log10(raw))), r = raw / mag;
     *step = (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
@@ -119,7 +120,7 @@ static void ranges(const cli_plot *p, int *lo, int *hi, double *top, double *ste
     /* Headroom: the highest line (often the bound, a round figure such as
      * 100 GB/s) stays at least 5 % of the height below the frame's top
      * edge instead of being drawn on it. */
-    if (*top - ymax < 0.05 * *top)
+    if (!empty && *top - ymax < 0.05 * *top)
         *top += *step;
 }
 
