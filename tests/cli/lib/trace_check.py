@@ -115,11 +115,13 @@ def main(path, nest_only=False):
 
     for label, run in runs.items():
         for pid, names in run["names"].items():
+            if nest_only:
+                continue
             if PROC.match(proc_name[pid]).group(2) == "links":
                 dup = sorted(n for n in set(names) if names.count(n) > 1)
                 if dup:
                     bad("%s: a link on several tracks: %s" % (proc_name[pid], dup[0]))
-            elif not nest_only and len(names) != 1:
+            elif len(names) != 1:
                 bad("%s: %d tracks, expected one" % (proc_name[pid], len(names)))
     if problems:
         for p in problems:
