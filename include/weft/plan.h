@@ -715,6 +715,18 @@ typedef struct weft_msccl_padding {
  * does not divide g), errors as weft_plan_relay_routes. */
 WEFT_API weft_err weft_plan_msccl_pad(const weft_plan *p, const weft_topo *t, weft_plan **out,
                                       weft_msccl_padding *pad, weft_diag *d);
+/* The matrix that the padded program x of the byte matrix m moves, for
+ * verifying x as read back from its MSCCL XML (which holds equal chunks
+ * and no matrix; `weft verify FILE.xml --traffic M`): x is an alltoall
+ * plan of P chunks per block, so the unit is u = B / P with B the largest
+ * block of m, and *out (free with weft_traffic_free) is m / u, the pieces
+ * of every block (its 0-unit chunks are the padding). A program that is
+ * not padded (a uniform m whose blocks are P units) gives every block P.
+ * WEFT_EINVAL, naming what does not fit, when x is not an alltoall of m's
+ * ranks, m moves no bytes, or B / P or a block / u is not whole (x is not
+ * the program of m); WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_msccl_padded_traffic(const weft_plan *x, const weft_traffic *m,
+                                                 weft_traffic *out, weft_diag *d);
 /* True when weft_plan_write_msccl pads p first: an alltoallv plan whose
  * chunks differ (not a uniform matrix whose entries C divides) and that
  * is not already padded (every chunk 0 or 1 unit and some block full, as

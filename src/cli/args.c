@@ -161,6 +161,7 @@ int cli_args_parse(const cli_syntax *syn, int argc, char **argv, cli_args *a)
         const char *arg = argv[i];
         if (only_pos || arg[0] != '-' || arg[1] == '\0') {
             a->pos[a->n_pos++] = argv[i];
+            only_pos = only_pos || syn->opts_end_at_pos;
             continue;
         }
         if (strcmp(arg, "--") == 0) {

@@ -49,6 +49,10 @@ typedef struct cli_syntax {
     /* Names of the positional arguments, for "missing SPEC". */
     const char *pos_names[CLI_MAX_POS];
     unsigned min_pos, max_pos; /* max_pos may be CLI_UNLIMITED */
+    /* Options end at the first positional word, as if "--" stood before
+     * it: the command's own options follow it (weft launch -n 2 CMD -x;
+     * env and mpirun read their command lines the same way). */
+    bool opts_end_at_pos;
 } cli_syntax;
 
 /* A parsed command line. Values point into argv. */

@@ -1,9 +1,10 @@
-/* weft launch -n N [--grace S] -- CMD [ARGS...]: N ranks of a command on
+/* weft launch -n N [--grace S] [--] CMD [ARGS...]: N ranks of a command on
  * this host, joined through the environment (weft_launch in weft/comm.h does
  * the work; this file reads flags and reports). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -19,7 +20,7 @@ static const cli_optgroup launch_group = {"options", launch_opts, false};
 
 static const cli_syntax launch_syntax = {
     .path = "weft launch",
-    .args = "-n N [--grace S] -- CMD [ARGS...]",
+    .args = "-n N [--grace S] [--] CMD [ARGS...]",
     .about = "Runs N copies of CMD on this host, without MPI. Each copy gets WEFT_RANK,\n"
              "WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1 whose socket the launcher\n"
              "opened and hands to rank 0 as WEFT_LISTEN_FD) and WEFT_SECRET (a random\n"
@@ -34,11 +35,18 @@ static const cli_syntax launch_syntax = {
              "while waiting for it. SIGINT and SIGTERM are passed on to every rank (unless\n"
              "they were ignored when weft launch started: then the ranks ignore them too);\n"
              "when weft launch itself is killed, even by SIGKILL, the ranks are killed.\n"
-             "Exit 0 when every rank exited 0.\n",
+             "Exit 0 when every rank exited 0.\n"
+             "\n"
+             "weft launch's options come before CMD: the first word that is not one of\n"
+             "them starts CMD, and every word after it, flags included, is CMD's\n"
+             "(weft launch -n 2 weft perf allreduce -n 5 runs 2 ranks of 'weft perf\n"
+             "allreduce -n 5'). '--' before CMD is optional; it is needed only when CMD\n"
+             "itself starts with '-'.\n",
     .groups = {&launch_group},
     .pos_names = {"CMD"},
     .min_pos = 1,
     .max_pos = CLI_UNLIMITED,
+    .opts_end_at_pos = true,
 };
 
 int cli_cmd_launch(int argc, char **argv)
@@ -51,7 +59,15 @@ int cli_cmd_launch(int argc, char **argv)
     char *end;
     weft_launch_opts o = {.argv = a.pos};
     if (!n_text) {
-        rc = cli_usage_error(&launch_syntax, "missing -n N (the number of ranks)");
+        /* "weft launch CMD -n 2": the options were put after CMD, whose
+         * words they became. */
+        bool after = false;
+        for (size_t i = 1; i < a.n_pos; i++)
+            after = after || strcmp(a.pos[i], "-n") == 0 || strncmp(a.pos[i], "--ranks", 7) == 0;
+        rc = cli_usage_error(&launch_syntax, "missing -n N (the number of ranks)%s",
+                             after ? "; weft launch's options go before CMD, whose words "
+                                     "follow it (weft launch -n N -- CMD ...)"
+                                   : "");
         goto free_args;
     }
     errno = 0;

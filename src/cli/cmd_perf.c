@@ -16,6 +16,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
 #include "cli/sizes.h"
@@ -89,13 +90,14 @@ static const cli_syntax perf_syntax = {
              "bootstraps; data goes through weft's transports). Otherwise it runs as a\n"
              "single rank. Exit 1 when a result is wrong or a rank fails.\n"
              "--plot FILE.svg: rank 0 draws the out-of-place and in-place busbw against\n"
-             "size (log scale) once every size has run.\n"
+             "size (log scale) once every size has run; FILE must end in .svg.\n"
              "--traffic FILE (alltoall only): every rank sends every rank the bytes the\n"
              "traffic matrix FILE gives (docs/traffic-format.md; N ranks, N x N entries,\n"
-             "each a whole number of -d elements) with weft_alltoallv, one row: size is\n"
-             "the largest bytes one rank sends, algbw = size / time, busbw = algbw *\n"
-             "(n-1)/n; in place only when the matrix is symmetric (else N/A). -b, -e and\n"
-             "-f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
+             "each a whole number of -d elements) with weft_alltoallv, one row: size S is\n"
+             "the matrix's total / N (the mean bytes a rank sends, shown rounded; weft sim\n"
+             "--traffic and weft plan --traffic use the same S), algbw = S / time, busbw =\n"
+             "algbw * (n-1)/n; in place only when the matrix is symmetric (else N/A). -b,\n"
+             "-e and -f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
              "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
              "matrix must be FILE's (docs/run.md, \"Alltoallv plans\"). --plan P of an\n"
              "alltoallv plan without --traffic runs the plan's own matrix.\n",
@@ -124,9 +126,12 @@ typedef struct perf {
     char schedule[WEFT_DIAG_MSG_SIZE]; /* what the header says runs (whole paths) */
     /* --traffic: this rank's counts and displacements in elements (size_t
      * [4][n]: send counts, send displs, recv counts, recv displs), the
-     * matrix's largest row in bytes, and whether it is symmetric. */
+     * row's size S = the matrix's total / N exactly (the definition of
+     * weft_plan_traffic_size, so algbw = S / time is weft sim's; docs/run.md)
+     * and S / element size rounded (the count column), and whether it is
+     * symmetric. */
     size_t *tv;
-    size_t trow;
+    double tsize, tcount;
     bool tsym;
 } perf;
 
@@ -509,7 +514,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                names[p->coll], p->n, transport, p->iters, p->warmup, p->check ? 1 : 0,
                p->schedule);
         if (p->tv)
-            printf("# size: the largest bytes one rank sends; in place: %s\n",
+            printf("# size: the matrix's total / N (the mean bytes a rank sends, as weft sim); "
+                   "in place: %s\n",
                    p->tsym ? "the symmetric matrix, weft_alltoallv in place"
                            : "N/A (the matrix is not symmetric)");
         printf("# time: %s (-a %ld), %s (-z %ld)\n", average_text[p->average], p->average,
@@ -575,7 +581,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                  * call's overhead (45,491 GB/s once); out of place it copies
                  * between the two buffers, which is a rate. */
                 h[ip].moved = !(ip == 1 && p->n == 1);
-                h[ip].algbw = h[ip].secs > 0 ? (double)bytes / h[ip].secs / 1e9 : 0;
+                double moved = p->tv ? p->tsize : (double)bytes; /* exact S */
+                h[ip].algbw = h[ip].secs > 0 ? moved / h[ip].secs / 1e9 : 0;
                 h[ip].busbw = h[ip].algbw * factor_bus;
                 total_wrong += h[ip].wrong;
                 if (h[ip].moved) {
@@ -591,7 +598,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 cli_json_begin_object(&j);
                 cli_json_kv_int(&j, "cycle", cycle);
                 cli_json_kv_uint(&j, "size", bytes);
-                cli_json_kv_uint(&j, "count", bytes / es);
+                cli_json_kv_uint(&j, "count", p->tv ? (uint64_t)llround(p->tcount) : bytes / es);
                 cli_json_kv_string(&j, "type", weft_dtype_name(p->dtype));
                 cli_json_kv_string(&j, "redop", reduces ? weft_redop_name(p->op) : NULL);
                 cli_json_kv_int(&j, "root", rooted ? (int)p->root : -1);
@@ -614,7 +621,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 }
                 snprintf(line, sizeof line,
                          "%12zu  %12zu  %8s  %6s  %6d  %7s  %s  %s  %6s  %7s  %s  %s  %6s", bytes,
-                         bytes / es, weft_dtype_name(p->dtype),
+                         p->tv ? (size_t)llround(p->tcount) : bytes / es, weft_dtype_name(p->dtype),
                          reduces ? weft_redop_name(p->op) : "none", rooted ? (int)p->root : -1,
                          t[0], bw[0], bw[1], p->check ? w[0] : "N/A", t[1], bw[2], bw[3],
                          p->check && !h[1].skip ? w[1] : "N/A");
@@ -701,8 +708,8 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
 
 /* --traffic: loads FILE (or takes `given`, the matrix of the alltoallv
  * plan FILE when --plan comes without --traffic) and sets p->tv (this
- * rank's counts and displacements in elements), p->trow and p->tsym; *size
- * the bytes of the one row perf prints; the header names `forced`
+ * rank's counts and displacements in elements), p->tsize, p->tcount and
+ * p->tsym; *size the bytes of the one row perf prints (S rounded); the header names `forced`
  * (WEFT_PLAN, NULL for none) when it is an alltoallv plan, which
  * weft_alltoallv then runs. Exit code as cli_fail's, or CLI_EXIT_OK. */
 static int load_traffic(perf *p, const char *path, const weft_traffic *given, const char *forced,
@@ -726,7 +733,7 @@ static int load_traffic(perf *p, const char *path, const weft_traffic *given, co
         rc = CLI_EXIT_INPUT;
     }
     p->tsym = true;
-    uint64_t row_max = 0;
+    uint64_t row_max = 0, total = 0;
     for (uint32_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
         uint64_t row = 0;
         for (uint32_t j = 0; rc == CLI_EXIT_OK && j < n; j++) {
@@ -741,6 +748,7 @@ static int load_traffic(perf *p, const char *path, const weft_traffic *given, co
             p->tsym = p->tsym && b == t.bytes[(size_t)j * n + i];
         }
         row_max = row > row_max ? row : row_max;
+        total += row;
     }
     if (rc == CLI_EXIT_OK && row_max > ((size_t)1 << 40)) {
         cli_error("perf: %s: a rank sends %llu bytes, more than 2^40", path,
@@ -763,8 +771,9 @@ static int load_traffic(perf *p, const char *path, const weft_traffic *given, co
             so += p->tv[j];
             ro += p->tv[2 * n + j];
         }
-        p->trow = (size_t)row_max;
-        *size = (size_t)row_max;
+        p->tsize = (double)total / n;
+        p->tcount = p->tsize / (double)es;
+        *size = (size_t)llround(p->tsize);
         weft_plan *plan = NULL;
         if (forced && weft_plan_load_file(forced, &plan, NULL) == WEFT_OK &&
             weft_plan_traffic(plan))
@@ -866,6 +875,8 @@ int cli_cmd_perf(int argc, char **argv)
                              "--traffic gives the sizes: -b, -e and -f do not apply");
         goto free_args;
     }
+    if ((v = cli_args_get(&a, "plot")) && (rc = cli_flag_svg(&perf_syntax, "--plot", v)))
+        goto free_args;
     p.check = check != 0;
     p.root = (uint32_t)root;
     p.json = cli_args_has(&a, "json");

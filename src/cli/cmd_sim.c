@@ -55,7 +55,7 @@ static const cli_opt sim_opts[] = {
     {"back-to-back", 0, NULL, "fabrics with shaped links (burst=): one of many calls run back to back\n"
                               "(each token bucket as the call before left it), not after an idle moment"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size (docs/sim.md)"},
+    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size: a track per rank and link"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
@@ -110,7 +110,8 @@ static const cli_syntax sim_syntax = {
              "2N(N-1)): --compare lists them as skipped; --algo ring alone needs no plan;\n"
              "a larger --plan FILE is refused with the same message.\n"
              "--plot FILE.svg draws busbw against size (log scale) for the algorithm, or\n"
-             "for every algorithm with --compare, and the bound's busbw as a dashed line.\n"
+             "for every algorithm with --compare, and the bound's busbw as a labelled\n"
+             "dash-dotted line; FILE must end in .svg (weft writes SVG only).\n"
              "--traffic FILE (--coll alltoall with --algo or --compare, or an alltoall\n"
              "--plan) simulates an alltoallv: block (s, d) holds the matrix's bytes from\n"
              "rank s to rank d, so --size is not given (both are a usage error); the size\n"
@@ -488,6 +489,8 @@ int cli_cmd_sim(int argc, char **argv)
         rc = cli_usage_error(&sim_syntax, "--compare simulates every algorithm; drop --algo");
         goto free_args;
     }
+    if (plot_path && (rc = cli_flag_svg(&sim_syntax, "--plot", plot_path)))
+        goto free_args;
     if (compare && trace_path) {
         rc = cli_usage_error(&sim_syntax, "--trace draws one schedule; it does not go with "
                                           "--compare");

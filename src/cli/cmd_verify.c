@@ -13,9 +13,11 @@
 #include "cli/plan_file.h"
 #include "weft/plan.h"
 #include "weft/topo.h"
+#include "weft/traffic.h"
 
 static const cli_opt verify_opts[] = {
     {"topo", 't', "SPEC", "also check every route against this fabric (file or preset)"},
+    {"traffic", 0, "FILE", "the matrix of an alltoallv MSCCL program (weft plan --traffic)"},
     {"json", 0, NULL, "print the verdict as one JSON object (also when the plan is wrong)"},
     {NULL, 0, NULL, NULL},
 };
@@ -23,7 +25,7 @@ static const cli_optgroup verify_group = {"options", verify_opts, false};
 
 static const cli_syntax verify_syntax = {
     .path = "weft verify",
-    .args = "PLAN [--topo SPEC] [--json]",
+    .args = "PLAN [--topo SPEC] [--traffic FILE] [--json]",
     .about = "Proves that PLAN (weft plan text or an MSCCL XML program, told apart by\n"
              "content; a warning says when the extension disagrees) computes its\n"
              "collective exactly, in every execution order its dependencies\n"
@@ -32,6 +34,11 @@ static const cli_syntax verify_syntax = {
              "slot, no dependency cycle, no op between ranks that do not exist. Route\n"
              "shares must sum to 1; with --topo every route must follow links of the\n"
              "fabric.\n"
+             "\n"
+             "An MSCCL program of a skewed all-to-all (weft plan --traffic FILE\n"
+             "--format msccl) holds equal chunks, each block padded to the largest, and\n"
+             "not the matrix: --traffic FILE gives it, so that the padding (the chunks\n"
+             "that carry no data) need not arrive. Without it every chunk must.\n"
              "\n"
              "Prints 'ok: COLL, N ranks, M ops verified' and exits 0, or prints the first\n"
              "error and exits 1. With --json, one object on stdout: ok (true or false),\n"
@@ -124,6 +131,32 @@ static void circuit_line(const char *path, weft_diag *d)
     }
 }
 
+/* --traffic FILE: p's blocks in pieces of the matrix FILE (an MSCCL program
+ * written padded; weft_plan_msccl_padded_traffic). A plan that carries its
+ * own matrix (text `traffic` lines) is refused: two matrices would
+ * disagree. */
+static weft_err set_traffic(weft_plan *p, const char *path, weft_diag *d)
+{
+    if (weft_plan_traffic(p))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--traffic %s: the plan carries its own traffic matrix; drop "
+                             "--traffic",
+                             path);
+    weft_traffic m = {0}, pieces = {0};
+    cli_context_object("reading the traffic matrix");
+    weft_err e = weft_traffic_load_file(path, &m, d);
+    if (!e && (e = weft_plan_msccl_padded_traffic(p, &m, &pieces, d))) {
+        char why[sizeof d->msg];
+        snprintf(why, sizeof why, "%s", d->msg);
+        weft_diag_set(d, e, "--traffic %s: %s", path, why);
+    }
+    if (!e)
+        e = weft_plan_set_traffic(p, &pieces, d);
+    weft_traffic_free(&pieces);
+    weft_traffic_free(&m);
+    return e;
+}
+
 int cli_cmd_verify(int argc, char **argv)
 {
     cli_args a;
@@ -142,12 +175,22 @@ int cli_cmd_verify(int argc, char **argv)
     weft_err e = WEFT_OK;
     if (spec)
         e = load_topo(spec, &t, &d);
+    const char *traffic = cli_args_get(&a, "traffic");
+    if (!e && traffic)
+        e = set_traffic(p, traffic, &d);
     bool read = !e;
     if (!e) {
         cli_context_object("verifying the plan");
         e = weft_plan_verify(p, t, &d);
         if (e == WEFT_EVERIFY && weft_plan_num_circuits(p))
             circuit_line(a.pos[0], &d);
+        if (e == WEFT_EVERIFY && !traffic && weft_plan_get_info(p)->coll == WEFT_COLL_ALLTOALL &&
+            !weft_plan_traffic(p) && strstr(d.msg, "holds no data at the end")) {
+            size_t ml = strlen(d.msg);
+            snprintf(d.msg + ml, sizeof d.msg - ml,
+                     " (an MSCCL all-to-all of a traffic matrix is padded: give the matrix "
+                     "with --traffic FILE)");
+        }
     }
     if (cli_args_has(&a, "json") && read) {
         if (e)

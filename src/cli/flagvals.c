@@ -145,3 +145,15 @@ int cli_flag_skew(const cli_syntax *syn, const char *flag, const char *text, boo
     *milli_out = (uint32_t)m;
     return CLI_EXIT_OK;
 }
+
+int cli_flag_svg(const cli_syntax *syn, const char *flag, const char *path)
+{
+    size_t n = strlen(path);
+    const char *ext = n >= 4 ? path + n - 4 : "";
+    if (n >= 4 && ext[0] == '.' && (ext[1] | 0x20) == 's' && (ext[2] | 0x20) == 'v' &&
+        (ext[3] | 0x20) == 'g')
+        return CLI_EXIT_OK;
+    return cli_usage_error(syn, "bad %s '%s': weft writes plots as SVG only; name the file "
+                                "FILE.svg",
+                           flag, path);
+}

@@ -36,5 +36,10 @@ int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, dou
  * with at most 3 decimals (*zipf true, *milli = 1000 S). */
 int cli_flag_skew(const cli_syntax *syn, const char *flag, const char *text, bool *zipf,
                   uint32_t *milli);
+/* An output file for SVG (--plot): its name must end in ".svg" (any case),
+ * since weft writes SVG only and a viewer trusts the extension (a .png
+ * holding SVG opens as a broken image). Checked before any work, so a bad
+ * name leaves nothing written. */
+int cli_flag_svg(const cli_syntax *syn, const char *flag, const char *path);
 
 #endif

@@ -19,9 +19,41 @@ enum {
     WIDTH = LEGEND_LEFT + 196,
 };
 
-/* Tableau 10: distinct on screen and in grey print; cycled past ten. */
+/* Tableau 10 (Tableau's default categorical palette, as in matplotlib's
+ * "tab10"): distinct on screen and in grey print. A plot has more series
+ * than colours (weft sim --compare draws up to a dozen algorithms), so the
+ * series past each ten repeat the colours with a dash pattern of their own:
+ * style j is palette[j % 10] with dashes[(j / 10) % 4], 40 distinct styles.
+ * The reference line (the bound) uses none of them: it is black, thicker,
+ * dash-dotted and labelled inside the plot area. */
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                       "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+static const char *const dashes[] = {NULL, "8 4", "2 3", "12 3 3 3"};
+#define BOUND_COLOR "#000000"
+#define BOUND_DASH "10 4 2 4"
+
+/* A series' stroke: its colour and dash pattern (NULL: solid). */
+typedef struct style {
+    const char *color, *dash;
+} style;
+
+/* Series k's style: the reference's, or the next style after the
+ * non-reference series before it. */
+static style series_style(const cli_plot *p, size_t k)
+{
+    if (p->series[k].reference)
+        return (style){BOUND_COLOR, BOUND_DASH};
+    size_t j = 0;
+    for (size_t i = 0; i < k; i++)
+        j += !p->series[i].reference;
+    return (style){palette[j % 10], dashes[(j / 10) % 4]};
+}
+
+static void dash_attr(FILE *f, const char *dash)
+{
+    if (dash)
+        fprintf(f, " stroke-dasharray=\"%s\"", dash);
+}
 
 /* Writes s with the five XML special characters escaped. */
 static void xml_text(FILE *f, const char *s)
@@ -79,11 +111,17 @@ static void ranges(const cli_plot *p, int *lo, int *hi, double *top, double *ste
         *lo -= *lo > 0;
         *hi += 1;
     }
-    if (!(ymax > 0))
+    bool empty = !(ymax > 0);
+    if (empty)
         ymax = 1;
     double raw = ymax / 5, mag = pow(10, floor(log10(raw))), r = raw / mag;
     *step = (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
     *top = ceil(ymax / *step - 1e-9) * *step;
+    /* Headroom: the highest line (often the bound, a round figure such as
+     * 100 GB/s) stays at least 5 % of the height below the frame's top
+     * edge instead of being drawn on it. */
+    if (!empty && *top - ymax < 0.05 * *top)
+        *top += *step;
 }
 
 void cli_plot_svg(FILE *f, const cli_plot *p)
@@ -137,7 +175,7 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
                 y0 - k * step * yscale + 4, k * step);
     fputs("</g>\n", f);
     fprintf(f,
-            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+            "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
             "stroke=\"#333333\"/>\n",
             PLOT_LEFT, PLOT_TOP, PLOT_WIDTH, PLOT_HEIGHT);
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", x0 + PLOT_WIDTH / 2.0,
@@ -152,28 +190,41 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
     /* The series, then their legend. */
     for (size_t k = 0; k < p->nseries; k++) {
         const cli_plot_series *s = &p->series[k];
-        const char *color = s->reference ? "#222222" : palette[k % 10];
+        style st = series_style(p, k);
         fprintf(f, "<g class=\"series%s\" data-name=\"", s->reference ? " bound" : "");
         xml_text(f, s->name);
-        fprintf(f, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"",
-                color, s->reference ? "1.5" : "2",
-                s->reference ? " stroke-dasharray=\"7 4\"" : "");
+        fprintf(f, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"", st.color,
+                s->reference ? "2.5" : "2");
+        dash_attr(f, st.dash);
+        fputs(" points=\"", f);
         bool first = true;
+        double last_x = 0, last_y = 0;
         for (size_t i = 0; i < s->n; i++) {
             if (!usable(s, i))
                 continue;
-            fprintf(f, "%s%.2f,%.2f", first ? "" : " ",
-                    x0 + (log2((double)s->x[i]) - lo) * xscale, y0 - s->y[i] * yscale);
+            last_x = x0 + (log2((double)s->x[i]) - lo) * xscale;
+            last_y = y0 - s->y[i] * yscale;
+            fprintf(f, "%s%.2f,%.2f", first ? "" : " ", last_x, last_y);
             first = false;
         }
         fputs("\"/>\n", f);
+        /* The reference is labelled on the plot, above its last point and
+         * right-aligned inside the frame. */
+        if (s->reference && !first) {
+            fprintf(f, "<text class=\"label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
+                       "fill=\"%s\">",
+                    x0 + PLOT_WIDTH - 6 < last_x ? x0 + PLOT_WIDTH - 6 : last_x, last_y - 6,
+                    st.color);
+            xml_text(f, s->name);
+            fputs("</text>\n", f);
+        }
         for (size_t i = 0; i < s->n && !s->reference; i++) {
             if (!usable(s, i))
                 continue;
             char label[32];
             cli_size_label(s->x[i], label, sizeof label);
             fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"><title>",
-                    x0 + (log2((double)s->x[i]) - lo) * xscale, y0 - s->y[i] * yscale, color);
+                    x0 + (log2((double)s->x[i]) - lo) * xscale, y0 - s->y[i] * yscale, st.color);
             xml_text(f, s->name);
             fprintf(f, " %s: %.6g</title></circle>\n", label, s->y[i]);
         }
@@ -183,16 +234,17 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
     fputs("<g class=\"legend\">\n", f);
     for (size_t k = 0; k < p->nseries; k++) {
         const cli_plot_series *s = &p->series[k];
-        const char *color = s->reference ? "#222222" : palette[k % 10];
+        style st = series_style(p, k);
         double ly = PLOT_TOP + 12 + (double)k * LEGEND_ROW;
         fprintf(f,
                 "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"%s\" "
-                "stroke-width=\"2\"%s/>\n",
-                LEGEND_LEFT, ly, LEGEND_LEFT + 24, ly, color,
-                s->reference ? " stroke-dasharray=\"7 4\"" : "");
+                "stroke-width=\"%s\"",
+                LEGEND_LEFT, ly, LEGEND_LEFT + 24, ly, st.color, s->reference ? "2.5" : "2");
+        dash_attr(f, st.dash);
+        fputs("/>\n", f);
         if (!s->reference)
             fprintf(f, "<circle cx=\"%d\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", LEGEND_LEFT + 12,
-                    ly, color);
+                    ly, st.color);
         fprintf(f, "<text x=\"%d\" y=\"%.2f\">", LEGEND_LEFT + 32, ly + 4);
         xml_text(f, s->name);
         fputs("</text>\n", f);

@@ -5,16 +5,21 @@
  * and labelled as nccl-tests and the command line spell sizes ("1K",
  * "64M", "1G"); the y axis is linear from 0, ticked at 1, 2 or 5 times a
  * power of ten. Every series is a polyline with a marker per point (a
- * circle with a <title> giving the exact figure, shown on hover); a
- * reference series (the bound) is a dashed line without markers. The
- * legend lists the series in order beside the plot; the picture grows in
- * height to fit it.
+ * circle with a <title> giving the exact figure, shown on hover). Every
+ * series has a stroke of its own (one of 10 colours, then the colours
+ * again with a dash pattern: 40 styles before one repeats). A reference
+ * series (the bound) is a thicker black dash-dotted line without markers,
+ * labelled with its name inside the plot area; the y axis leaves at least
+ * 5 % headroom above the highest line, so the bound is never drawn on the
+ * frame. The legend lists the series in order beside the plot; the picture
+ * grows in height to fit it.
  *
  * The document is plain SVG 1.1 with no scripts, fonts or external
  * references, so any browser or rsvg-convert draws it. Every series is a
  * <g class="series"> (class "series bound" for a reference) whose
  * data-name is the series name, holding one polyline and, unless a
- * reference, one circle per point: tests count them. Output is
+ * reference, one circle per point: tests count them; the frame is the
+ * <rect class="frame">. Output is
  * deterministic (fixed formats, no dates).
  */
 #ifndef WEFT_CLI_SVG_PLOT_H

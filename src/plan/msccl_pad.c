@@ -463,3 +463,47 @@ done:
     weft_plan_free(first);
     return e;
 }
+
+weft_err weft_plan_msccl_padded_traffic(const weft_plan *x, const weft_traffic *m,
+                                        weft_traffic *out, weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n = x->info.nranks, per_block = x->info.chunks;
+    if (x->info.coll != WEFT_COLL_ALLTOALL)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "a traffic matrix gives the blocks of an alltoall; this plan is "
+                             "an %s",
+                             weft_coll_name(x->info.coll));
+    if (m->ranks != n)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the traffic matrix has %" PRIu32 " ranks, the plan %" PRIu32,
+                             m->ranks, n);
+    uint64_t big = 0;
+    size_t nb = (size_t)n * n, at = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (m->bytes[i] > big)
+            big = m->bytes[i], at = i;
+    if (big == 0)
+        return weft_diag_set(d, WEFT_EINVAL, "the traffic matrix moves no bytes");
+    if (per_block == 0 || big % per_block)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the matrix's largest block (%" PRIu64 " bytes, %zu -> %zu) is not "
+                             "a whole number of the plan's %" PRIu32 " chunks per block: the "
+                             "plan is not the padded program of this matrix",
+                             big, at / n, at % n, per_block);
+    uint64_t unit = big / per_block;
+    for (size_t i = 0; i < nb; i++)
+        if (m->bytes[i] % unit)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "block %zu -> %zu of the matrix (%" PRIu64 " bytes) is not a "
+                                 "whole number of the plan's pieces of %" PRIu64 " bytes (the "
+                                 "largest block / %" PRIu32 " chunks per block): the plan is "
+                                 "not the padded program of this matrix",
+                                 i / n, i % n, m->bytes[i], unit, per_block);
+    weft_err e = weft_traffic_new(n, out, d);
+    if (e)
+        return e;
+    for (size_t i = 0; i < nb; i++)
+        out->bytes[i] = m->bytes[i] / unit;
+    return WEFT_OK;
+}

@@ -267,8 +267,8 @@ static void test_routes(void)
     char *text = calloc(1, (size_t)len + 1);
     CHECK(fread(text, 1, (size_t)len, f) == (size_t)len);
     fclose(f);
-    /* One process per rank, then "links"; the slices of a track are on
-     * lanes (trace.h), names and args say what moves where. */
+    /* One process per rank, then "links", a track per rank and per busy
+     * link (trace.h); names and args say what moves where. */
     CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
                          "\"args\":{\"name\":\"rank 0\"}}");
     CHECK_CONTAINS(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,"

@@ -16,8 +16,13 @@ typedef struct span {
     int64_t start, end;
     uint32_t track; /* rank, or link id */
     uint32_t flow;
-    uint32_t lane; /* filled by assign_lanes */
 } span;
+
+/* A span's end, for the sweep's second order. */
+typedef struct span_end {
+    int64_t end;
+    uint32_t idx; /* into the track's spans */
+} span_end;
 
 /* The trace being written: where, and whether an event was written yet
  * (every event after the first is preceded by ",\n"). */
@@ -72,67 +77,12 @@ static int span_cmp(const void *a, const void *b)
     return 0;
 }
 
-/* A binary min-heap of lane numbers, ordered by key[lane] then lane (key
- * NULL: by lane alone). */
-typedef struct lane_heap {
-    uint32_t *v;
-    uint32_t n;
-    const int64_t *key;
-} lane_heap;
-
-static bool lane_less(const lane_heap *h, uint32_t a, uint32_t b)
+static int end_cmp(const void *a, const void *b)
 {
-    if (h->key && h->key[a] != h->key[b])
-        return h->key[a] < h->key[b];
-    return a < b;
-}
-
-static void heap_push(lane_heap *h, uint32_t lane)
-{
-    uint32_t i = h->n++;
-    while (i > 0 && lane_less(h, lane, h->v[(i - 1) / 2])) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = lane;
-}
-
-static uint32_t heap_pop(lane_heap *h)
-{
-    uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && lane_less(h, h->v[c + 1], h->v[c]))
-            c++;
-        if (!lane_less(h, h->v[c], last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
-    return top;
-}
-
-/* Gives every span of one track (s[0..n), sorted by start) the lowest lane
- * free at its start: a lane is free once its last span ended at or before
- * that start. Returns the number of lanes. scratch holds 2n entries
- * (the two heaps), end n (each lane's last end). */
-static uint32_t assign_lanes(span *s, uint32_t n, uint32_t *scratch, int64_t *end)
-{
-    lane_heap busy = {scratch, 0, end}, idle = {scratch + n, 0, NULL};
-    uint32_t lanes = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        while (busy.n && end[busy.v[0]] <= s[i].start)
-            heap_push(&idle, heap_pop(&busy));
-        uint32_t lane = idle.n ? heap_pop(&idle) : lanes++;
-        s[i].lane = lane;
-        end[lane] = s[i].end;
-        heap_push(&busy, lane);
-    }
-    return lanes;
+    const span_end *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* "reduce 3→4 chunk 12", "copy 0→1 chunks 4-7", "nop 3". */
@@ -163,68 +113,161 @@ static void meta(writer *w, const char *what, uint32_t pid, int64_t tid, const c
     fprintf(w->f, "\"args\":{\"sort_index\":%u}}", sort);
 }
 
-/* The complete event of span s on (pid, tid). */
-static void slice_event(writer *w, const weft_plan *p, const sim_engine *e, uint32_t slices,
-                        const span *s, uint32_t pid, uint32_t tid)
+/* The bytes of one slice (one chunk's bytes per unit of count; see
+ * plan_sim.c). */
+static double slice_bytes(const weft_plan *p, const sim_engine *e, uint32_t slices, uint32_t flow)
 {
-    uint32_t op = s->flow / slices;
+    return sim_engine_flow_bytes(e, flow) * weft_plan_op(p, flow / slices).count;
+}
+
+/* The complete event of one slice alone on (pid, tid) from t0 to t1. */
+static void slice_event(writer *w, const weft_plan *p, const sim_engine *e, uint32_t slices,
+                        uint32_t flow, int64_t t0, int64_t t1, uint32_t pid, uint32_t tid)
+{
+    uint32_t op = flow / slices;
     weft_op o = weft_plan_op(p, op);
     char name[96];
     op_name(name, sizeof name, o);
     sep(w);
     fprintf(w->f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
             name, weft_op_kind_name(o.kind), pid, tid);
-    put_us(w->f, s->start);
+    put_us(w->f, t0);
     fputs(",\"dur\":", w->f);
-    put_us(w->f, s->end - s->start);
-    /* One chunk's bytes per unit of count (see plan_sim.c). */
+    put_us(w->f, t1 - t0);
     fprintf(w->f,
             ",\"args\":{\"op\":%u,\"kind\":\"%s\",\"src\":%u,\"dst\":%u,\"chunk\":%u,"
             "\"count\":%u,\"slice\":%u,\"slices\":%u,\"bytes\":%.17g,"
             "\"src_buf\":\"%s\",\"src_slot\":%u,\"dst_buf\":\"%s\",\"dst_slot\":%u}}",
             op, weft_op_kind_name(o.kind), o.src_rank.v, o.dst_rank.v, o.dst_index, o.count,
-            s->flow % slices, slices, sim_engine_flow_bytes(e, s->flow) * o.count,
-            weft_buf_name(o.src_buf), o.src_index, weft_buf_name(o.dst_buf), o.dst_index);
+            flow % slices, slices, slice_bytes(p, e, slices, flow), weft_buf_name(o.src_buf),
+            o.src_index, weft_buf_name(o.dst_buf), o.dst_index);
 }
 
-/* Lanes for spans s[0..n) (sorted by track), then the events: one process
- * per rank (links == false) or one process "links". */
+/* The slices a segment names in its args: at most this many, the earliest
+ * started first. */
+enum { SEGMENT_LISTED = 8 };
+
+/* The complete event of a segment [t0, t1) in which the k >= 2 slices
+ * act[0..k) (indices into s) are all in flight: "K transfers", args
+ * transfers (K), bytes (theirs together), ops (the first SEGMENT_LISTED by
+ * start: "op N: NAME", "op N slice I: NAME" when ops are sliced) and more
+ * (how many are not listed). */
+static void segment_event(writer *w, const weft_plan *p, const sim_engine *e, uint32_t slices,
+                          const span *s, const uint32_t *act, uint32_t k, int64_t t0, int64_t t1,
+                          uint32_t pid, uint32_t tid)
+{
+    double bytes = 0;
+    for (uint32_t i = 0; i < k; i++)
+        bytes += slice_bytes(p, e, slices, s[act[i]].flow);
+    /* The earliest SEGMENT_LISTED: spans are sorted by start, so the
+     * smallest indices (a selection, k x SEGMENT_LISTED). */
+    uint32_t pick[SEGMENT_LISTED], np = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = act[i], at = np;
+        while (at > 0 && pick[at - 1] > v)
+            at--;
+        if (at >= SEGMENT_LISTED)
+            continue;
+        if (np < SEGMENT_LISTED)
+            np++;
+        memmove(pick + at + 1, pick + at, (np - 1 - at) * sizeof *pick);
+        pick[at] = v;
+    }
+    sep(w);
+    fprintf(w->f, "{\"name\":\"%u transfers\",\"cat\":\"transfers\",\"ph\":\"X\",\"pid\":%u,"
+                  "\"tid\":%u,\"ts\":",
+            k, pid, tid);
+    put_us(w->f, t0);
+    fputs(",\"dur\":", w->f);
+    put_us(w->f, t1 - t0);
+    fprintf(w->f, ",\"args\":{\"transfers\":%u,\"bytes\":%.17g,\"ops\":[", k, bytes);
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t flow = s[pick[i]].flow;
+        char name[96], item[160];
+        op_name(name, sizeof name, weft_plan_op(p, flow / slices));
+        if (slices > 1)
+            snprintf(item, sizeof item, "op %u slice %u: %s", flow / slices, flow % slices, name);
+        else
+            snprintf(item, sizeof item, "op %u: %s", flow / slices, name);
+        fputs(i ? "," : "", w->f);
+        json_str(w->f, item);
+    }
+    fprintf(w->f, "],\"more\":%u}}", k - np);
+}
+
+/* One track's events, spans s[0..n) sorted by start: a slice of zero
+ * length is an event of its own; the others are swept in time order and
+ * every interval between consecutive starts and ends in which something is
+ * in flight is one event: the slice itself when it is alone, else a
+ * segment naming them all. The events are disjoint but for the zero-length
+ * ones, which nest in the segment around them. Scratch: ends n, act n,
+ * pos n. */
+static void write_track(writer *w, const weft_plan *p, const sim_engine *e, uint32_t slices,
+                        const span *s, uint32_t n, uint32_t pid, uint32_t tid, span_end *ends,
+                        uint32_t *act, uint32_t *pos)
+{
+    uint32_t ne = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (s[i].end > s[i].start)
+            ends[ne++] = (span_end){s[i].end, i};
+        else
+            slice_event(w, p, e, slices, s[i].flow, s[i].start, s[i].start, pid, tid);
+    }
+    qsort(ends, ne, sizeof *ends, end_cmp);
+    uint32_t i = 0, j = 0, k = 0;
+    int64_t t = 0;
+    while (j < ne) {
+        while (i < n && s[i].end <= s[i].start)
+            i++;
+        int64_t next = i < n && s[i].start < ends[j].end ? s[i].start : ends[j].end;
+        if (k == 1 && next > t)
+            slice_event(w, p, e, slices, s[act[0]].flow, t, next, pid, tid);
+        else if (k > 1 && next > t)
+            segment_event(w, p, e, slices, s, act, k, t, next, pid, tid);
+        for (; j < ne && ends[j].end == next; j++) { /* swap-remove */
+            uint32_t at = pos[ends[j].idx];
+            act[at] = act[--k];
+            pos[act[at]] = at;
+        }
+        for (; i < n && s[i].start == next; i++) {
+            if (s[i].end > s[i].start) {
+                pos[i] = k;
+                act[k++] = i;
+            }
+        }
+        t = next;
+    }
+}
+
+/* The events of spans s[0..n) (sorted by track): one process per rank with
+ * one track "sends" (links == false), or one process "links" with one
+ * track per link that carried anything. */
 static void write_tracks(writer *w, const weft_topo *t, const weft_plan *p,
-                             const sim_engine *e, uint32_t slices, span *s, uint32_t n,
-                             bool links, uint32_t base, const char *label, uint32_t *scratch,
-                             int64_t *end)
+                         const sim_engine *e, uint32_t slices, const span *s, uint32_t n,
+                         bool links, uint32_t base, const char *label, span_end *ends,
+                         uint32_t *act, uint32_t *pos)
 {
     char name[2 * WEFT_TOPO_NAME_MAX + 96];
-    uint32_t tid0 = 0; /* links: the first thread of the current link */
+    uint32_t tid = 0; /* links: the current link's track */
     for (uint32_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && s[j].track == s[i].track; j++)
             ;
-        uint32_t lanes = assign_lanes(s + i, j - i, scratch, end);
         uint32_t pid = links ? base + weft_plan_get_info(p)->nranks + 1 : base + 1 + s[i].track;
-        if (!links) {
+        if (links) {
+            weft_link_id id = {s[i].track};
+            snprintf(name, sizeof name, "%s -> %s",
+                     weft_topo_node_name(t, weft_topo_link_src(t, id)),
+                     weft_topo_node_name(t, weft_topo_link_dst(t, id)));
+            meta(w, "thread", pid, tid, name, tid);
+        } else {
             snprintf(name, sizeof name, "%s%srank %u", label ? label : "", label ? ": " : "",
                      s[i].track);
             meta(w, "process", pid, -1, name, pid);
+            meta(w, "thread", pid, tid, "sends", tid);
         }
-        for (uint32_t k = 0; k < lanes; k++) {
-            if (links) {
-                weft_link_id id = {s[i].track};
-                int m = snprintf(name, sizeof name, "%s -> %s",
-                                 weft_topo_node_name(t, weft_topo_link_src(t, id)),
-                                 weft_topo_node_name(t, weft_topo_link_dst(t, id)));
-                if (k > 0 && m > 0 && (size_t)m < sizeof name)
-                    snprintf(name + m, sizeof name - (size_t)m, " (%u)", k + 1);
-            } else if (k == 0) {
-                snprintf(name, sizeof name, "sends");
-            } else {
-                snprintf(name, sizeof name, "sends %u", k + 1);
-            }
-            meta(w, "thread", pid, tid0 + k, name, tid0 + k);
-        }
-        for (uint32_t k = i; k < j; k++)
-            slice_event(w, p, e, slices, &s[k], pid, tid0 + s[k].lane);
+        write_track(w, p, e, slices, s + i, j - i, pid, tid, ends, act, pos);
         if (links)
-            tid0 += lanes;
+            tid++;
     }
 }
 
@@ -276,7 +319,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     uint32_t ns = (uint32_t)total;
     span *s = weft__malloc((ns ? ns : 1) * sizeof *s);
     uint32_t *scratch = weft__malloc((ns ? 2 * (size_t)ns : 1) * sizeof *scratch);
-    int64_t *end = weft__malloc((ns ? ns : 1) * sizeof *end);
+    span_end *end = weft__malloc((ns ? ns : 1) * sizeof *end);
     weft_err err = WEFT_ENOMEM;
     if (!s || !scratch || !end)
         goto free_all;
@@ -284,7 +327,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     for (uint32_t fl = 0; fl < nf; fl++) {
         double start, drained, done;
         sim_engine_flow_times(e, fl, &start, &drained, &done);
-        s[k++] = (span){ps(start), ps(done), weft_plan_op(p, fl / slices).src_rank.v, fl, 0};
+        s[k++] = (span){ps(start), ps(done), weft_plan_op(p, fl / slices).src_rank.v, fl};
     }
     nrank_spans = k;
     for (uint32_t fl = 0; fl < nf; fl++) {
@@ -294,7 +337,7 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         sim_engine_flow_times(e, fl, &start, &drained, &done);
         sim_engine_flow_route(e, fl, &n, &route);
         for (uint32_t i = 0; i < n; i++)
-            s[k++] = (span){ps(start), ps(drained), route[i], fl, 0};
+            s[k++] = (span){ps(start), ps(drained), route[i], fl};
     }
     qsort(s, nrank_spans, sizeof *s, span_cmp);
     qsort(s + nrank_spans, ns - nrank_spans, sizeof *s, span_cmp);
@@ -305,13 +348,14 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
     errno = 0;
     if (run == 0)
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-    write_tracks(&w, t, p, e, slices, s, nrank_spans, false, base, label, scratch, end);
+    write_tracks(&w, t, p, e, slices, s, nrank_spans, false, base, label, end, scratch,
+                 scratch + ns);
     if (ns > nrank_spans) {
         char name[128];
         snprintf(name, sizeof name, "%s%slinks", label ? label : "", label ? ": " : "");
         meta(&w, "process", base + nranks + 1, -1, name, base + nranks + 1);
         write_tracks(&w, t, p, e, slices, s + nrank_spans, ns - nrank_spans, true, base, label,
-                     scratch, end);
+                     end, scratch, scratch + ns);
     }
     if (run == 0)
         fputs("\n]}\n", f);

@@ -1,34 +1,40 @@
 /* Chrome trace-event JSON of a simulated plan (chrome://tracing, Perfetto).
  *
- * Perfetto draws the complete events ("ph":"X") of one track as a stack:
- * two slices on a track must nest or be disjoint, or the later one is not
- * drawn. Transfers overlap freely, so they are never put on one track as
- * they come. Every slice of every op is placed on a *lane*: the slices of a
- * rank (or of a link) are sorted by start and each takes the lowest lane
- * that is free at its start (greedy interval partitioning, which uses as
- * few lanes as the largest number of slices in flight at once). Slices on
- * one lane are therefore disjoint (one may begin where another ends).
+ * A timeline per rank and per link is what people read, so every rank has
+ * one track and every link that carried anything has one. Perfetto draws
+ * the complete events ("ph":"X") of one track as a stack: two slices on a
+ * track must nest or be disjoint, or the later one is not drawn, and
+ * transfers overlap freely (in the gpu model every slice of a rank is in
+ * flight at once). So a track's slices are swept in time order and cut at
+ * every start and end: each interval in which something is in flight is
+ * one event, the slice itself when it is alone ("reduce 3→4 chunk 12",
+ * args op, kind, src, dst, chunk, count, slice, slices, bytes and both
+ * buffers and slots), else a segment "K transfers" (args transfers, bytes
+ * of all K together, ops: the first 8 by start as "op N: NAME" or "op N
+ * slice I: NAME", more: how many are not listed). Events on a track are
+ * disjoint (one may begin where another ends); a slice of zero length is
+ * an event of its own that nests in the segment around it.
  *
- * Layout of a run: process "rank R" (pid base+1+R) has one thread per lane
- * of the slices rank R sends ("sends", "sends 2", ...), each slice from its
- * start (after alpha) to its completion (drained plus route latency).
- * Process "links" (pid base+N+1) has one thread per lane of every link that
- * carried anything ("gpu0 -> sw0", "gpu0 -> sw0 (2)", ...), each slice from
- * its start until its bytes are drained. A slice is named "reduce 3→4
- * chunk 12" (kind, source and destination rank, first slot written at the
- * destination; "chunks 12-15" when the op moves several), "nop 3" for a nop
- * of rank 3; its args give the op id, kind, src, dst, chunk, count, slice,
- * slices, bytes and both buffers and slots.
+ * Layout of a run: process "rank R" (pid base+1+R) has one thread
+ * "sends": the slices rank R sends, each from its start (after alpha) to
+ * its completion (drained plus route latency). Process "links" (pid
+ * base+N+1) has one thread per link that carried anything ("gpu0 -> sw0"),
+ * each slice from its start until its bytes are drained. A slice is named
+ * "reduce 3→4 chunk 12" (kind, source and destination rank, first slot
+ * written at the destination; "chunks 12-15" when the op moves several),
+ * "nop 3" for a nop of rank 3.
  *
  * Times are microseconds rounded to whole picoseconds and written as exact
- * decimals ("12.345678"), and lanes are computed on the rounded times, so a
+ * decimals ("12.345678"), and segments are cut on the rounded times, so a
  * reader that parses them exactly sees the same disjointness. Output is
- * deterministic (tracks in rank and link id order, slices by start then op).
+ * deterministic (tracks in rank and link id order, slices by start then
+ * op).
  *
  * Several runs (the sizes of a sweep) share one document: run k >= 1 uses
  * pids from base = (k-1)(N+1), and its process names start with its label
- * ("1M: rank 0"). Every run's times start at 0. Cost O(E log E) in the E
- * slice placements (flows plus flow x route length), and O(E) memory.
+ * ("1M: rank 0"). Every run's times start at 0. Cost O(E log E + E A) in
+ * the E slice placements (flows plus flow x route length) with at most A
+ * in flight on a track at once, and O(E) memory.
  */
 #ifndef WEFT_SIM_TRACE_H
 #define WEFT_SIM_TRACE_H

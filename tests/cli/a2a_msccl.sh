@@ -117,6 +117,32 @@ for a in direct flash; do
     expect_out_has "every peer a region of 933888 bytes (the largest block) in pieces of 4096 bytes; nchunksperloop 3648"
     expect_out_has "the XML read back verifies against the padded matrix"
 done
+# weft verify on the files as written (issue 29): the padding is the
+# matrix's to tell, so without --traffic a padded chunk is "missing" and the
+# error says to give the matrix; with it all three verify; a matrix the
+# program was not written for is refused, naming why.
+run verify "$TMP/moe-direct.xml" --topo a100:2
+expect_rc 1
+expect_err "weft: rank 0 out[189] holds no data at the end (expected chunk 189) (an MSCCL all-to-all of a traffic matrix is padded: give the matrix with --traffic FILE)"
+for f in moe-direct moe-flash moe; do
+    run verify "$TMP/$f.xml" --topo a100:2 --traffic "$TMP/moe.tm"
+    expect_rc 0
+done
+expect_out "ok: alltoall, 16 ranks, 2749 ops verified"
+run traffic moe --ranks 16 --experts 32 --topk 2 --tokens 256 --hidden-bytes 4096 --skew zipf:1.2 --seed 2 -o "$TMP/moe-seed2.tm"
+run verify "$TMP/moe-direct.xml" --traffic "$TMP/moe-seed2.tm"
+expect_rc 1
+expect_err "weft: --traffic $TMP/moe-seed2.tm: the matrix's largest block (946176 bytes, 12 -> 0) is not a whole number of the plan's 228 chunks per block: the plan is not the padded program of this matrix"
+run traffic uniform --ranks 4 --size 4K -o "$TMP/u4.tm"
+run verify "$TMP/moe-direct.xml" --traffic "$TMP/u4.tm"
+expect_rc 1
+expect_err "weft: --traffic $TMP/u4.tm: the traffic matrix has 4 ranks, the plan 16"
+# A text plan carries its matrix itself: a second one is refused.
+run plan switch:4 --coll alltoall --algo direct --traffic "$TMP/u4.tm" -o "$TMP/u4.plan"
+expect_rc 0
+run verify "$TMP/u4.plan" --traffic "$TMP/u4.tm"
+expect_rc 1
+expect_err "weft: --traffic $TMP/u4.tm: the plan carries its own traffic matrix; drop --traffic"
 expect_msccl "moe direct executor rules" "$TMP/moe-direct.xml" 64 "ok: 16 gpus, 496 threadblocks, 601 steps, 3648 chunks per loop"
 expect_msccl "moe flash executor rules" "$TMP/moe-flash.xml" 64 "ok: 16 gpus, 272 threadblocks, 904 steps, 3648 chunks per loop"
 

@@ -24,6 +24,21 @@ run launch -n 2 -- /nonexistent/cmd
 expect_rc 127
 expect_err_has "cannot run '/nonexistent/cmd': No such file or directory"
 
+# Without "--" the options end at CMD: its flags, even one launch has (-n),
+# are CMD's (issue 29: they were read as launch's and refused).
+run launch -n 2 sh -c 'echo "rank $WEFT_RANK of $WEFT_SIZE: $*"' sh -b 8 --json -n 5 --grace
+expect_rc 0
+expect_out_has "rank 0 of 2: -b 8 --json -n 5 --grace"
+expect_out_has "rank 1 of 2: -b 8 --json -n 5 --grace"
+# Options put after CMD: the error says where they go.
+run launch sh -c true -n 2
+expect_rc 2
+expect_err_has "weft: missing -n N (the number of ranks); weft launch's options go before CMD, whose words follow it (weft launch -n N -- CMD ...)"
+# An unknown flag before CMD is still launch's error.
+run launch -n 2 --bogus true
+expect_rc 2
+expect_err_has "weft: unknown flag '--bogus'"
+
 run launch -- true
 expect_rc 2
 expect_err_has "weft: missing -n N (the number of ranks)"

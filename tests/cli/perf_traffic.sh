@@ -1,7 +1,8 @@
 # weft perf alltoall --traffic FILE under weft launch: a skewed matrix and
 # a symmetric one (in place) on shared memory and TCP, a seeded MoE
 # dispatch from `weft traffic moe`, every element checked (#wrong 0); the
-# row's size is the largest row of the matrix; alltoallv plans of the
+# row's size S is the matrix's total / N, as weft sim's and weft plan's
+# (algbw = S / time in both, so they compare); alltoallv plans of the
 # matrix (WEFT_PLAN, --plan; --plan alone runs the plan's own matrix), and a
 # matrix that is not the plan's; bad matrices and bad combinations of options.
 # Run by CTest as: bash perf_traffic.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
@@ -18,10 +19,12 @@ for t in shm tcp; do
     WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 2 -w 1
     expect_rc 0
     expect_out_has "# weft perf alltoall: 3 ranks, transport $t, 2 iterations, 1 warmup, check 1, traffic $T/skew.tm, weft_alltoallv"
-    expect_out_has "# size: the largest bytes one rank sends; in place: N/A (the matrix is not symmetric)"
-    # Rank 2 sends 8 + 800 + 4000 bytes, the most: 1202 floats.
+    expect_out_has "# size: the matrix's total / N (the mean bytes a rank sends, as weft sim); in place: N/A (the matrix is not symmetric)"
+    # The matrix moves 10544 bytes: S = 10544 / 3 = 3514.67 bytes, 878.67
+    # floats (shown rounded). Rank 2 sends the most, 4808 bytes (issue 29:
+    # perf showed that, weft sim S, so their algbw differed by 1.37x).
     expect_out_has "
-        4808          1202     float    none      -1"
+        3515           879     float    none      -1"
     expect_out_has "       0      N/A     N/A     N/A     N/A"
     expect_out_has "# Out of bounds values : 0 OK"
     rows=$(printf '%s\n' "$OUT" | grep -vc '^#')
@@ -30,7 +33,7 @@ for t in shm tcp; do
     LAST="symmetric, in place ($t)"
     WEFT_TRANSPORT=$t run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/sym.tm" -d int32 -n 2 -w 1 --json
     expect_rc 0
-    expect_out_has '"size": 84'
+    expect_out_has '"size": 60'
     expect_out_has '"wrong_total": 0'
     expect_out_has '"ok": true'
     case "$OUT" in *'"in_place": null'*) fail_ "in place not run on a symmetric matrix" ;; *) pass_ ;; esac
@@ -44,6 +47,21 @@ expect_rc 0
 expect_out_has "
       128000        128000     uint8    none      -1"
 expect_out_has "# Out of bounds values : 0 OK"
+
+# One definition of S: weft sim reports the same size for the matrix, and
+# perf's algbw is S / time with S exact (not rounded to 3515).
+run sim switch:3 --algo direct --coll alltoall --traffic "$T/skew.tm" --json
+expect_rc 0
+expect_out_has '"size": 3515'
+run launch -n 3 -- "$WEFT" perf alltoall --traffic "$T/skew.tm" -n 2 -w 1 --json
+expect_rc 0
+expect_out_has '"size": 3515'
+if command -v python3 >/dev/null 2>&1; then
+    check "perf algbw = (10544 / 3) / time" python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])["rows"][0]["out_of_place"]
+sys.exit(0 if abs(r["algbw"] * 1e9 * r["time_s"] - 10544 / 3) < 1e-6 else 1)' "$OUT"
+fi
 
 # Bad input: exit 1 naming the file (and line and column where it has them).
 run launch -n 2 -- "$WEFT" perf alltoall --traffic "$T/skew.tm"
@@ -85,7 +103,7 @@ for t in shm tcp; do
     expect_rc 0
     expect_out_has "check 1, traffic $T/skew.tm, weft_alltoallv, WEFT_PLAN=$T/bruck.plan"
     expect_out_has "
-        4808          1202     float    none      -1"
+        3515           879     float    none      -1"
     expect_out_has "# Out of bounds values : 0 OK"
     expect_err_has "weft INFO run: rank 0: alltoallv: $T/bruck.plan (forced by WEFT_PLAN; the call's counts must be its traffic matrix)"
     check "rank 0 alone logs the forced alltoallv plan" test "$(grep -c 'alltoallv: .*(forced by WEFT_PLAN' <<<"$ERR")" = 1
@@ -130,7 +148,7 @@ for a in direct bruck; do
     expect_rc 0
     expect_out_has "check 1, traffic of the plan, plan $T/$a.plan"
     expect_out_has "
-        4808          1202     float    none      -1"
+        3515           879     float    none      -1"
     expect_out_has "# Out of bounds values : 0 OK"
 done
 run launch -n 2 -- "$WEFT" perf alltoall --plan "$T/direct.plan" -n 1 -w 0

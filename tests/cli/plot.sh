@@ -51,6 +51,31 @@ series nccl: 3 points
 series optimal: 3 points
 legend: bound (100.0 GB/s) | ring | biring | rings:auto | rings:4 | hd | rd | bruck | nccl | optimal"
 
+# Eleven algorithms and the bound on a100:2 (issue 29): svg_check.py fails
+# the file if two series share a stroke (Tableau 10 alone repeats at the
+# eleventh) or the bound is drawn like the frame, on it, or unlabelled.
+run sim a100:2 --coll allreduce --compare --size 1M:4M:x4 --plot "$TMP/eleven.svg"
+expect_rc 0
+svg "$TMP/eleven.svg" "x ticks: 1M 2M 4M
+bound bound (325.0 GB/s)
+series ring: 2 points
+series biring: 2 points
+series rings:auto: 2 points
+series rings:4: 2 points
+series dbtree: 2 points
+series hd: 2 points
+series rabenseifner: 2 points
+series rd: 2 points
+series hier: 2 points
+series nccl: 2 points
+series optimal: 2 points
+legend: bound (325.0 GB/s) | ring | biring | rings:auto | rings:4 | dbtree | hd | rabenseifner | rd | hier | nccl | optimal"
+check "eleventh series dashed" grep -q 'stroke="#4e79a7" stroke-width="2" stroke-dasharray="8 4"' "$TMP/eleven.svg"
+check "bound labelled" grep -q '<text class="label" [^>]*>bound (325.0 GB/s)</text>' "$TMP/eleven.svg"
+# The ring plot above: the bound (100 GB/s) is the highest line and a round
+# figure; the axis goes to 120 so it is drawn inside the frame.
+check "headroom above the bound" grep -q '>120</text>' "$TMP/ring.svg"
+
 # A collective weft bound does not cover has no bound line; a single size
 # that is not a power of two sits between the two ticks around it.
 run sim switch:4 --algo binomial --coll broadcast --size 3M --plot "$TMP/bc.svg"
@@ -77,8 +102,31 @@ run sim switch:4 --coll allgather --compare --size 1M --plot "$TMP/no/such.svg"
 expect_rc 1
 expect_err "weft: cannot write '$TMP/no/such.svg': No such file or directory"
 expect_out ""
-check "no temporary files left" test "$(ls "$TMP")" = "bc.svg
+
+# weft writes SVG only: any other name is a usage error naming the flag and
+# the file, found before anything runs (perf: before the ranks connect),
+# and nothing is written.
+for cmd in "sim switch:4 --algo ring --coll allreduce --size 1M" \
+           "sim switch:4 --coll allgather --compare --size 1M"; do
+    run $cmd --plot "$TMP/p.png"
+    expect_rc 2
+    expect_err_has "weft: bad --plot '$TMP/p.png': weft writes plots as SVG only; name the file FILE.svg
+usage: weft sim SPEC"
+    expect_out ""
+done
+run perf allreduce -b 8 -e 64 --plot "$TMP/p.svgz"
+expect_rc 2
+expect_err_has "weft: bad --plot '$TMP/p.svgz': weft writes plots as SVG only; name the file FILE.svg"
+run launch -n 2 -- "$WEFT" perf allreduce -b 8 -e 64 -n 1 -w 0 --plot "$TMP/perf.png"
+expect_rc 2
+expect_err_has "weft: bad --plot '$TMP/perf.png': weft writes plots as SVG only"
+# An upper-case extension is still SVG.
+run sim switch:4 --algo ring --coll allreduce --size 1M --plot "$TMP/UP.SVG"
+expect_rc 0
+check "no temporary files left" test "$(ls "$TMP")" = "UP.SVG
+bc.svg
 cmp.svg
+eleven.svg
 perf.svg
 ring.svg"
 finish

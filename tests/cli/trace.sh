@@ -1,10 +1,13 @@
-# weft sim --trace: every trace Perfetto can draw. For several plans (ring,
-# a tree, the optimal plan, hier), pipelined or not, over a sweep of sizes,
-# lib/trace_check.py asserts that on every track the slices nest or are
-# disjoint, that async events pair up, that every slice is named "KIND
-# S→D chunk C" with args that agree, and that every track is named; its
-# summary gives the slices per size (ops x slices on the rank tracks, one
-# per link of each route on the link tracks) and the lanes used.
+# weft sim --trace: every trace Perfetto can draw, one track per rank and
+# per busy link. For several plans (ring, a tree, the optimal plan, hier,
+# NCCL's rings and trees in the gpu model), pipelined or not, over a sweep
+# of sizes, lib/trace_check.py asserts that on every track the slices nest
+# or are disjoint, that a rank has one track and a link one, that async
+# events pair up, that every slice is a transfer named "KIND S→D chunk C"
+# with args that agree or a segment "K transfers" listing them, and that
+# every track is named; its summary gives the events per size on the rank
+# and link tracks, the tracks (ranks + busy links) and the most transfers
+# in flight at once on one track.
 # Run by CTest as: bash trace.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
@@ -34,32 +37,42 @@ $want"; fi
 
 # The ring allreduce on switch:4: 2(N-1) = 6 steps of 4 ranks = 24 ops, on
 # two links each (rank -> sw0 -> rank); every rank sends one slice at a
-# time, so one lane per rank and per link.
-traced ring "1K: 24 rank slices, 48 link slices, 12 tracks, at most 1 lanes
-1M: 24 rank slices, 48 link slices, 12 tracks, at most 1 lanes
-1G: 24 rank slices, 48 link slices, 12 tracks, at most 1 lanes
+# time, so every event is one transfer: 4 rank and 8 link tracks.
+traced ring "1K: 24 rank events, 48 link events, 12 tracks, at most 1 in flight
+1M: 24 rank events, 48 link events, 12 tracks, at most 1 in flight
+1G: 24 rank events, 48 link events, 12 tracks, at most 1 in flight
 ok" switch:4 --model fluid --algo ring --coll allreduce --size 1K:1G:x1024
 # Pipelined (4 slices) double binary tree: slices of one op and of the two
-# trees overlap on a rank, so its sends take 3 lanes.
-traced dbtree "64K: 112 rank slices, 224 link slices, 52 tracks, at most 3 lanes
-16M: 112 rank slices, 224 link slices, 52 tracks, at most 3 lanes
+# trees overlap on a rank (3 at once), cut into segments: 8 + 16 tracks
+# (the lanes before made 52).
+traced dbtree "64K: 84 rank events, 199 link events, 24 tracks, at most 3 in flight
+16M: 84 rank events, 199 link events, 24 tracks, at most 3 in flight
 ok" switch:8 --algo dbtree --coll allreduce --slices 4 --size 64K:16M:x256
 # The optimal allreduce on two DGX A100 boxes: many trees at once.
-traced optimal "1M: 1170 rank slices, 2536 link slices, 1041 tracks, at most 29 lanes
-256M: 1170 rank slices, 2536 link slices, 1153 tracks, at most 31 lanes
+traced optimal "1M: 1170 rank events, 2167 link events, 112 tracks, at most 29 in flight
+256M: 1118 rank events, 2422 link events, 112 tracks, at most 31 in flight
 ok" a100:2 --model fluid --algo optimal --coll allreduce --size 1M:256M:x256
 # hier with cut-through: ops stream what their deps deliver, so a rank's
-# sends overlap (7 lanes at 4M) where store and forward keeps them apart;
-# at 4K the links' latencies (docs/presets.md) dominate and 2 lanes do.
-traced hier "4K: 256 rank slices, 576 link slices, 128 tracks, at most 2 lanes
-4M: 256 rank slices, 576 link slices, 464 tracks, at most 7 lanes
+# sends overlap (7 at once at 4M) where store and forward keeps them apart;
+# at 4K the links' latencies (docs/presets.md) dominate and 2 do.
+traced hier "4K: 464 rank events, 576 link events, 112 tracks, at most 2 in flight
+4M: 464 rank events, 1024 link events, 112 tracks, at most 7 in flight
 ok" a100:2 --algo hier --coll allreduce --cut-through --size 4K:4M:x1024
 # A pipelined ring allgather on h100:2: 16 ranks x 15 steps x 8 slices.
-traced ring8 "1M: 1920 rank slices, 5280 link slices, 402 tracks, at most 15 lanes
+traced ring8 "1M: 2906 rank events, 6361 link events, 58 tracks, at most 15 in flight
 ok" h100:2 --algo ring --coll allgather --slices 8 --size 1M
 # A binomial broadcast tree: ECMP spreads each op over many links.
-traced binomial "32M: 15 rank slices, 254 link slices, 265 tracks, at most 5 lanes
+traced binomial "32M: 12 rank events, 308 link events, 72 tracks, at most 5 in flight
 ok" a100:2 --model fluid --algo binomial --coll broadcast --size 32M
+# The gpu model (issue 29): NCCL's channels keep every slice of a rank in
+# flight at once, so lanes gave each of the 24,960 slices at 1G a track of
+# its own; now 16 rank tracks and 96 link tracks, up to 480 transfers at
+# once in one segment.
+traced gpu_nccl "1G: 3952 rank events, 10784 link events, 112 tracks, at most 480 in flight
+ok" a100:2 --model gpu --algo nccl --coll allreduce --size 1G
+traced gpu_ring "1M: 930 rank events, 2012 link events, 52 tracks, at most 5 in flight
+1G: 944 rank events, 2124 link events, 52 tracks, at most 30 in flight
+ok" a100:2 --model gpu --algo ring --coll allreduce --size 1M:1G:x1024
 
 # The checker itself fails on a trace Perfetto cannot draw: two slices on
 # one track that overlap without nesting, and an unpaired async begin.
@@ -78,6 +91,32 @@ rc=$?
 if [ "$rc" = 1 ]; then pass_; else fail_ "exit code $rc, expected 1"; fi
 want="trace_check: $TMP/bad.json: async (1, 'c', 7): 1 begin events without an end
 trace_check: $TMP/bad.json: track (1, 0) (rank 0 / sends): slice [1.0, 3.0] 'copy 0→1 chunk 1' overlaps one ending at 2.0"
+if [ "$got" = "$want" ]; then pass_; else fail_ "trace_check said:
+$got
+  expected:
+$want"; fi
+
+# ... and a trace in lanes (a rank on two tracks, a link on two).
+cat >"$TMP/lanes.json" <<'JSON'
+{"traceEvents":[
+{"name":"process_name","ph":"M","pid":1,"args":{"name":"rank 0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"sends"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"sends 2"}},
+{"name":"process_name","ph":"M","pid":3,"args":{"name":"links"}},
+{"name":"thread_name","ph":"M","pid":3,"tid":0,"args":{"name":"r0 -> s0"}},
+{"name":"thread_name","ph":"M","pid":3,"tid":1,"args":{"name":"r0 -> s0"}},
+{"name":"copy 0→1 chunk 0","ph":"X","pid":1,"tid":0,"ts":0.0,"dur":2.0,"args":{"op":0,"kind":"copy","src":0,"dst":1,"chunk":0,"count":1,"slice":0,"slices":1,"bytes":1}},
+{"name":"copy 0→1 chunk 1","ph":"X","pid":1,"tid":1,"ts":1.0,"dur":2.0,"args":{"op":1,"kind":"copy","src":0,"dst":1,"chunk":1,"count":1,"slice":0,"slices":1,"bytes":1}},
+{"name":"copy 0→1 chunk 0","ph":"X","pid":3,"tid":0,"ts":0.0,"dur":2.0,"args":{"op":0,"kind":"copy","src":0,"dst":1,"chunk":0,"count":1,"slice":0,"slices":1,"bytes":1}},
+{"name":"copy 0→1 chunk 1","ph":"X","pid":3,"tid":1,"ts":1.0,"dur":2.0,"args":{"op":1,"kind":"copy","src":0,"dst":1,"chunk":1,"count":1,"slice":0,"slices":1,"bytes":1}}
+]}
+JSON
+LAST="trace_check lanes.json"
+got=$(python3 "$SRC/tests/cli/lib/trace_check.py" "$TMP/lanes.json" 2>&1)
+rc=$?
+if [ "$rc" = 1 ]; then pass_; else fail_ "exit code $rc, expected 1"; fi
+want="trace_check: $TMP/lanes.json: rank 0: 2 tracks, expected one
+trace_check: $TMP/lanes.json: links: a link on several tracks: r0 -> s0"
 if [ "$got" = "$want" ]; then pass_; else fail_ "trace_check said:
 $got
   expected:

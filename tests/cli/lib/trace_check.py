@@ -14,14 +14,19 @@ Asserts what Perfetto needs to draw every slice, and weft's naming:
   compared as exact decimals, as weft writes them);
 - async begin/end events ("b"/"e") pair up per (pid, cat, id) and never end
   before they begin;
-- every slice is named "KIND S→D chunk C", "KIND S→D chunks C-E" or
-  "nop R", and its args (op, kind, src, dst, chunk, count, slice, slices,
-  bytes) say the same;
+- one track per rank (its process has one thread, "sends") and one per
+  link (the links process has one thread per link, each name once);
+- every slice is one transfer alone, named "KIND S→D chunk C", "KIND S→D
+  chunks C-E" or "nop R", its args (op, kind, src, dst, chunk, count,
+  slice, slices, bytes) saying the same, or a segment "K transfers" (K >=
+  2 in flight at once) whose args give transfers K, bytes, ops (the first
+  min(K, 8), each "op N: NAME" or "op N slice I: NAME") and more (the
+  rest); on a rank's track every transfer is the rank's own;
 - every pid and every track that has slices is named by metadata.
 
-Prints one line per run of the sweep: its label, the slices on rank tracks
-and on link tracks, the tracks, and the largest number of lanes a rank or
-link needed; then "ok". Exits 1 with every problem on stderr otherwise.
+Prints one line per run of the sweep: its label, the events on rank tracks
+and on link tracks, the tracks, and the most transfers in flight at once on
+one track; then "ok". Exits 1 with every problem on stderr otherwise.
 """
 import json
 import re
@@ -32,6 +37,8 @@ from decimal import Decimal
 NAME = re.compile(r"^(copy|reduce) (\d+)\u2192(\d+) chunks? (\d+)(?:-(\d+))?$")
 NOP = re.compile(r"^nop (\d+)$")
 PROC = re.compile(r"^(?:(.+): )?(rank (\d+)|links)$")
+SEGMENT = re.compile(r"^(\d+) transfers$")
+ITEM = re.compile(r"^op (\d+)(?: slice (\d+))?: (.*)$")
 
 
 def main(path, nest_only=False):
@@ -84,12 +91,12 @@ def main(path, nest_only=False):
             bad("process name %r" % proc_name[pid])
             continue
         label, is_link = m.group(1) or "", not nest_only and m.group(2) == "links"
-        run = runs.setdefault(label, {"rank": 0, "link": 0, "tracks": 0, "lanes": defaultdict(set)})
+        run = runs.setdefault(label, {"rank": 0, "link": 0, "tracks": 0, "most": 0,
+                                      "names": defaultdict(list)})
         run["rank" if not is_link else "link"] += len(evs)
         run["tracks"] += 1
         tname = thread_name.get((pid, tid), "")
-        base = re.sub(r" \(\d+\)$| \d+$", "", tname)
-        run["lanes"][(pid, base)].add(tid)
+        run["names"][pid].append(tname)
         stack = []
         for ev in sorted(evs, key=lambda e: (e["ts"], -e["dur"])):
             ts, dur = ev["ts"], ev["dur"]
@@ -103,8 +110,19 @@ def main(path, nest_only=False):
                     % ((pid, tid), proc_name[pid], tname, ts, end, ev["name"], stack[-1]))
             stack.append(end)
             if not nest_only:
-                check_name(ev, bad, None if is_link else int(m.group(3)))
+                k = check_name(ev, bad, None if is_link else int(m.group(3)))
+                run["most"] = max(run["most"], k)
 
+    for label, run in runs.items():
+        for pid, names in run["names"].items():
+            if nest_only:
+                continue
+            if PROC.match(proc_name[pid]).group(2) == "links":
+                dup = sorted(n for n in set(names) if names.count(n) > 1)
+                if dup:
+                    bad("%s: a link on several tracks: %s" % (proc_name[pid], dup[0]))
+            elif len(names) != 1:
+                bad("%s: %d tracks, expected one" % (proc_name[pid], len(names)))
     if problems:
         for p in problems:
             print("trace_check: %s: %s" % (path, p), file=sys.stderr)
@@ -115,14 +133,34 @@ def main(path, nest_only=False):
         print("ok")
         return 0
     for label, run in runs.items():
-        lanes = max(len(v) for v in run["lanes"].values())
-        print("%s: %d rank slices, %d link slices, %d tracks, at most %d lanes"
-              % (label or "-", run["rank"], run["link"], run["tracks"], lanes))
+        print("%s: %d rank events, %d link events, %d tracks, at most %d in flight"
+              % (label or "-", run["rank"], run["link"], run["tracks"], run["most"]))
     print("ok")
     return 0
 
 
 def check_name(ev, bad, rank):
+    """Checks one slice; returns the transfers it stands for."""
+    seg = SEGMENT.match(ev["name"])
+    if seg:
+        a, k = ev["args"], int(seg.group(1))
+        ops = a.get("ops", [])
+        if k < 2 or a.get("transfers") != k or len(ops) != min(k, 8) or \
+                a.get("more") != k - len(ops) or "bytes" not in a:
+            bad("segment %r: args %r" % (ev["name"], a))
+        for item in ops:
+            im = ITEM.match(item)
+            nm = im and (NAME.match(im.group(3)) or NOP.match(im.group(3)))
+            if not nm:
+                bad("segment %r: op %r is not 'op N: NAME'" % (ev["name"], item))
+            elif rank is not None and NAME.match(im.group(3)) and int(nm.group(2)) != rank:
+                bad("%r in a segment on the track of rank %d" % (item, rank))
+        return k
+    check_one(ev, bad, rank)
+    return 1
+
+
+def check_one(ev, bad, rank):
     name, a = ev["name"], ev["args"]
     for k in ("op", "kind", "src", "dst", "chunk", "count", "slice", "slices", "bytes"):
         if k not in a:
