@@ -720,8 +720,30 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
     char why[sizeof ((weft_diag *)0)->msg] = "";
     if (a2a && rc == CLI_EXIT_OK)
         have_bound = cli_a2a_bound_algbw(t, m, &bound, why, sizeof why);
+    /* The fastest baseline simulated at 1 GiB in the fabric's default
+     * model: the row weft sim --compare ranks first among the baselines
+     * there, and weft plan --algo optimal's "vs fastest" (one ranking,
+     * cli_sim_best_baseline). Sizes come from a matrix's own bytes, so
+     * alltoallv is left to weft sim --compare --traffic. */
+    cli_sim_best fastest;
+    memset(&fastest, 0, sizeof fastest);
+    weft_sim_opts so;
+    weft_sim_opts_init(&so);
+    so.model = weft_sim_model_default(t);
+    if (!m && rc == CLI_EXIT_OK && weft_topo_num_ranks(t) <= CLI_PLAN_SIM_MAX_RANKS)
+        cli_sim_best_baseline(t, coll, (uint64_t)WEFT_NCCL_PLAN_BYTES, &so, max_ops, &fastest);
     if (json) {
         cli_json_end_array(&j);
+        if (fastest.have) {
+            cli_json_key(&j, "fastest_simulated");
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "algo", fastest.name);
+            cli_json_kv_string(&j, "label", fastest.algo);
+            cli_json_kv_uint(&j, "size", (uint64_t)WEFT_NCCL_PLAN_BYTES);
+            cli_json_kv_string(&j, "model", weft_sim_model_name(so.model));
+            cli_json_kv_double(&j, "time_s", fastest.res.time_s);
+            cli_json_end_object(&j);
+        }
         if (a2a) {
             cli_json_key(&j, "bound");
             if (have_bound) {
@@ -749,6 +771,10 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
         printf("best limit: %s, algbw %.3f GB/s (the baseline weft plan --algo optimal is "
                "measured against)\n",
                best_label, weft_rat_to_double(best));
+    if (rc == CLI_EXIT_OK && fastest.have)
+        printf("fastest at 1 GiB simulated (model %s): %s, %.3f us (weft sim --compare ranks "
+               "it first of the baselines)\n",
+               weft_sim_model_name(so.model), fastest.algo, fastest.res.time_s * 1e6);
     if (rc == CLI_EXIT_OK && a2a && have_bound) {
         char ex[64];
         weft_rat_format(bound, ex, sizeof ex);
@@ -1011,7 +1037,7 @@ int cli_cmd_plan(int argc, char **argv)
             print_relayed(f, t, p, xml_plan, padded ? padded : xml_plan, padded ? &pad : NULL,
                           &r, refine);
         if (is_optimal)
-            rc = cli_optimal_print(f, t, &opt, &r.cost);
+            rc = cli_optimal_print(f, t, &opt, &r.cost, p);
         if (is_circuits)
             print_circuits(f, &csched);
         if (is_bfb) {

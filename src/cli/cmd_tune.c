@@ -48,8 +48,9 @@ static const cli_syntax tune_syntax = {
     .args = "SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--model fluid|runtime|gpu]\n"
             "        [--slice-bytes B] [--alpha T] [-o FILE] [--json]",
     .about = "Writes a tuning table for the runtime: for each collective and size, every\n"
-             "plan the runtime can build on the fabric (each classic algorithm without\n"
-             "parameters, and the optimal plan where it builds) is simulated, and the\n"
+             "plan the runtime can build on the fabric (the schedule registry's runtime\n"
+             "candidates: each classic algorithm without parameters, rings:auto, and the\n"
+             "optimal plan where it builds) is simulated, and the\n"
              "ranking, fastest first, is recorded with the simulated times and the\n"
              "fabric's canonical hash. Give the table to the runtime with WEFT_TUNING=FILE\n"
              "(and WEFT_FABRIC=SPEC): each call then runs the table's fastest plan for its\n"

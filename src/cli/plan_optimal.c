@@ -1,5 +1,7 @@
 /* `weft plan --algo optimal`: summary, JSON and DOT (cli/plan_optimal.h). */
 #include "cli/plan_optimal.h"
+#include "cli/sim_algo.h"
+#include "cli/sim_compare.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +89,36 @@ static void rat_text(weft_rat r, char *buf, size_t size)
     weft_rat_format(r, buf, size);
 }
 
+/* "vs fastest" (cli_optimal_print): the optimal plan p and the fastest
+ * baseline simulated at 1 GiB in the fabric's default model, the ranking
+ * weft sim --compare makes there. */
+static void print_fastest(FILE *f, const weft_topo *t, const weft_plan *p, weft_coll coll)
+{
+    weft_sim_opts so;
+    weft_sim_opts_init(&so);
+    so.model = weft_sim_model_default(t);
+    uint64_t size = (uint64_t)WEFT_NCCL_PLAN_BYTES;
+    cli_sim_best bb;
+    weft_sim_result r;
+    weft_diag d;
+    weft_diag_clear(&d);
+    if (weft_topo_num_ranks(t) > CLI_PLAN_SIM_MAX_RANKS) {
+        fprintf(f, "vs fastest   not simulated here (more than %u ranks): weft sim --compare "
+                   "--size 1G ranks the baselines\n",
+                CLI_PLAN_SIM_MAX_RANKS);
+        return;
+    }
+    cli_sim_best_baseline(t, coll, size, &so, CLI_SIM_MAX_OPS, &bb);
+    if (!bb.have || weft_sim_plan(t, p, size, &so, &r, &d) || !(r.time_s > 0))
+        return;
+    fprintf(f, "vs fastest   at 1 GiB simulated (model %s): optimal %.3f us, %s %.3f us; "
+               "optimal is %.2fx vs %s\n",
+            weft_sim_model_name(so.model), r.time_s * 1e6, bb.algo, bb.res.time_s * 1e6,
+            bb.res.time_s / r.time_s, bb.algo);
+}
+
 int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
-                      const weft_plan_cost *cost)
+                      const weft_plan_cost *cost, const weft_plan *p)
 {
     char a[64], b[64];
     rat_text(o->bound, a, sizeof a);
@@ -130,6 +160,7 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
                     x > 0 ? y / x : 0.0, what);
         }
     }
+    print_fastest(f, t, p, o->coll);
     return CLI_EXIT_OK;
 }
 

@@ -11,10 +11,13 @@
 #include "weft/synth.h"
 
 /* Prints the optimum, k, U and tree counts of each phase, then how the
- * plan compares with ring and double binary tree on the same fabric
- * (their per-link throughput limits). Returns a CLI exit code. */
+ * plan compares with the best baseline by per-link throughput limit ("vs
+ * best", "vs nccl") and, simulated at 1 GiB in the fabric's default model,
+ * with the fastest baseline ("vs fastest": the ranking of weft sim
+ * --compare, cli_sim_best_baseline; p is the optimal plan). Returns a CLI
+ * exit code. */
 int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
-                      const weft_plan_cost *cost);
+                      const weft_plan_cost *cost, const weft_plan *p);
 /* The most ops a baseline plan may have in weft plan --compare and the
  * comparison of --algo optimal (weft_synth_classic_limited): 4,194,304
  * ops take about 0.8 GB and 4 s to build and cost. Larger ones (rings:16

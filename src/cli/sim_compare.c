@@ -758,9 +758,11 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
     return rc;
 }
 
-void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
-                       const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr,
-                       cli_sim_best *out)
+/* cli_sim_best_plan, or with baselines only, every plan candidate but
+ * optimal (cli_sim_best_baseline). */
+static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
+                      const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr, bool baselines,
+                      cli_sim_best *out)
 {
     enum { MAX_CANDIDATES = 32 };
     memset(out, 0, sizeof *out);
@@ -770,6 +772,13 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         return;
     }
     size_t n = list_candidates(NULL, coll, m != NULL, c, MAX_CANDIDATES); /* plans only */
+    if (baselines) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(c[i].name, "optimal") != 0)
+                c[k++] = c[i];
+        n = k;
+    }
     /* On a fabric with optical circuit switches a plan that carries no
      * circuits cannot run as simulated (it crosses each OCS as a packet
      * switch, which it is not): an all-to-all there runs the circuit
@@ -820,6 +829,7 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
         out->res = c[best].res[0];
         out->res.n_busiest = 0;
         snprintf(out->algo, sizeof out->algo, "%s", c[best].label[0]);
+        snprintf(out->name, sizeof out->name, "%s", c[best].name);
     }
     for (size_t i = 0; i < n; i++) {
         cli_sim_algo_fini(&c[i].algo);
@@ -829,4 +839,19 @@ void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m
     free(c);
     if (own_matrix)
         weft_traffic_free(&uniform);
+}
+
+void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
+                       const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr,
+                       cli_sim_best *out)
+{
+    best_plan(t, coll, m, size, o, max_ops, pr, false, out);
+}
+
+void cli_sim_best_baseline(const weft_topo *t, weft_coll coll, uint64_t size,
+                           const weft_sim_opts *o, uint32_t max_ops, cli_sim_best *out)
+{
+    cli_progress quiet;
+    memset(&quiet, 0, sizeof quiet);
+    best_plan(t, coll, NULL, size, o, max_ops, &quiet, true, out);
 }

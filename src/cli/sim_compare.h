@@ -56,6 +56,7 @@ int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_tra
 typedef struct cli_sim_best {
     bool have;              /* some candidate simulated */
     char algo[48];          /* what ran fastest ("nccl (ring, LL128, rings:16)") */
+    char name[32];          /* its candidate's name ("nccl") */
     weft_sim_result res;    /* its result (busiest links dropped) */
     bool have_bound;        /* the exact bound, as an algbw */
     weft_rat bound_algbw;   /* GB/s */
@@ -70,5 +71,17 @@ typedef struct cli_sim_best {
 void cli_sim_best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m, uint64_t size,
                        const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr,
                        cli_sim_best *out);
+/* The fastest baseline of weft sim --compare (its plan candidates from
+ * the schedule registry, weft_sched_candidates, but optimal) for coll at
+ * `size` bytes with o: the one row `weft sim --compare`, `weft plan
+ * --compare` and `weft plan --algo optimal` all name as the fastest
+ * baseline at that size. */
+void cli_sim_best_baseline(const weft_topo *t, weft_coll coll, uint64_t size,
+                           const weft_sim_opts *o, uint32_t max_ops, cli_sim_best *out);
+/* weft plan simulates its baselines (cli_sim_best_baseline) on fabrics of
+ * at most this many ranks: on larger ones some plans take minutes op by
+ * op (rings:auto on mi250:4), too long for a command that builds one
+ * plan; weft sim --compare --size 1G ranks them there. */
+#define CLI_PLAN_SIM_MAX_RANKS 32u
 
 #endif

@@ -91,7 +91,7 @@ run sim ring:3 --plan "$PLAN" --size 3M --slices 2 --trace "$TMP/t.json" --json
 expect_rc 0
 expect_out_has '"algo": "plan"'
 check "trace written" grep -q '{"name":"reduce 0→1 chunk 0","cat":"reduce","ph":"X","pid":1,"tid":0,"ts":0.000000,"dur":5.242880,"args":{"op":0,"kind":"reduce","src":0,"dst":1,"chunk":0,"count":1,"slice":0,"slices":2,"bytes":524288,"src_buf":"in","src_slot":0,"dst_buf":"in","dst_slot":0}}' "$TMP/t.json"
-check "trace names links" grep -q '{"name":"thread_name","ph":"M","pid":4,"tid":4,"args":{"name":"rank2 -> rank0"}}' "$TMP/t.json"
+check "trace names links" grep -q '{"name":"thread_name","ph":"M","pid":4,"tid":2,"args":{"name":"rank2 -> rank0"}}' "$TMP/t.json"
 check "trace names ranks by size" grep -q '{"name":"process_name","ph":"M","pid":1,"args":{"name":"3M: rank 0"}}' "$TMP/t.json"
 run sim ring:4 --model fluid --plan "$PLAN" --size 3M --trace "$TMP/u.json"
 expect_rc 1
