@@ -135,12 +135,20 @@ int weft__pmpi_done(MPI_Request *req);
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
 /* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
 bool weft__pmpi_op(MPI_Op op, weft_redop *out);
+/* Whether t's typemap, read in order, is its data's bytes in increasing
+ * address order without gaps (dtype_order.c): true for predefined types
+ * and derived types built of them in order; false for a type with gaps or
+ * with its elements in another order (a transposed matrix, an indexed type
+ * with displacements {1, 0}), and for constructors the walk does not know
+ * (MPI_Type_create_darray), which are then packed. */
+bool weft__pmpi_in_order(MPI_Datatype t);
 /* How count elements of datatype t lie in a buffer: bytes is their data
  * (count times the type's size: what MPI requires to match across ranks,
  * whatever datatypes the ranks use), contig whether those bytes lie as they
- * are from the buffer's start (no holes, no displacement: size == extent ==
- * true extent, lower bounds 0), extent the type's extent (element i starts
- * at buf + i * extent). */
+ * are from the buffer's start, in the order of the type signature (no
+ * holes, no displacement: size == extent == true extent, lower bounds 0,
+ * and weft__pmpi_in_order), extent the type's extent (element i starts at
+ * buf + i * extent). */
 typedef struct weft__pmpi_layout {
     size_t bytes;
     size_t size; /* of one element */
