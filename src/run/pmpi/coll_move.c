@@ -25,15 +25,20 @@
 
 /* The layouts of a send/receive pair (count elements each) that carry the
  * same bytes; sendbuf MPI_IN_PLACE ignores the send side. NULL when
- * servable, else why not. */
+ * servable, else why not. Each reason is an erroneous call (a negative
+ * count, an invalid datatype, a send that is not what its receivers
+ * expect), which MPI reports on the rank that made it: a legal call always
+ * gets NULL, and then only the receive size (the same on every rank for
+ * MPI_Allgather and MPI_Alltoall) decides the rest, so every rank takes
+ * the same path. */
 static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
                                MPI_Datatype rtype, weft__pmpi_layout *sl, weft__pmpi_layout *rl)
 {
-    if (!weft__pmpi_layout_of(rtype, rcount, rl)) return "bad receive datatype or count";
+    if (!weft__pmpi_layout_of(rtype, rcount, rl)) return "bad receive datatype or count (erroneous)";
     *sl = *rl;
     if (sendbuf != MPI_IN_PLACE) {
-        if (!weft__pmpi_layout_of(stype, scount, sl)) return "bad send datatype or count";
-        if (sl->bytes != rl->bytes) return "send and receive sizes differ";
+        if (!weft__pmpi_layout_of(stype, scount, sl)) return "bad send datatype or count (erroneous)";
+        if (sl->bytes != rl->bytes) return "send and receive sizes differ (erroneous)";
     }
     return NULL;
 }
@@ -109,7 +114,7 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     weft__pmpi_layout l;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
-    if (!why && !weft__pmpi_layout_of(datatype, count, &l)) why = "bad datatype or count";
+    if (!why && !weft__pmpi_layout_of(datatype, count, &l)) why = "bad datatype or count (erroneous)";
     if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(t.comm))) why = "root out of range";
     if (!why)
         why = weft__pmpi_unfit(t.comm, WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
