@@ -15,7 +15,7 @@
  * types say nothing of another's. Otherwise it goes to MPI, counted as
  * passed.
  *
- * MPI_Ibarrier is weft_comm_barrier. */
+ * MPI_Ibarrier is MPI's (below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +48,8 @@ static bool negative_count(const int *counts, uint32_t n)
  * displacements count from its lowest block with data (s->shift, <= 0,
  * bytes from the buffer) and an empty block's are 0. Nothing here depends
  * on what another rank passes, nor decides whether the call is served. */
-static void side_of(const int *counts, const int *displs, const weft__pmpi_layout *l,
-                    MPI_Aint unit, uint32_t n, size_t *room, side *s)
+static void side_of(const int *counts, const int *displs, const weft__pmpi_layout *l, MPI_Aint unit,
+                    uint32_t n, size_t *room, side *s)
 {
     s->counts = room;
     s->displs = room + n;
@@ -61,9 +61,7 @@ static void side_of(const int *counts, const int *displs, const weft__pmpi_layou
     for (uint32_t j = 0; j < n; j++) {
         s->counts[j] = (size_t)counts[j] * l->size;
         if (l->contig)
-            s->displs[j] = counts[j] > 0
-                               ? (size_t)((MPI_Aint)displs[j] * unit - s->shift)
-                               : 0;
+            s->displs[j] = counts[j] > 0 ? (size_t)((MPI_Aint)displs[j] * unit - s->shift) : 0;
         else
             s->displs[j] = s->total;
         s->total += s->counts[j];
@@ -79,7 +77,7 @@ static weft_err pack_side(const void *buf, const int *counts, const int *displs,
     for (uint32_t j = 0; !e && j < n; j++)
         if (counts[j] > 0)
             e = weft__pmpi_pack((const unsigned char *)buf + (MPI_Aint)displs[j] * l->extent,
-                            (size_t)counts[j], t, l, packed + s->displs[j], unpack, d);
+                                (size_t)counts[j], t, l, packed + s->displs[j], unpack, d);
     return e;
 }
 
@@ -126,8 +124,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     side_of(recvcounts, rdispls, &rl, (MPI_Aint)rl.size, n, room + 2 * n, &rs);
     if (!in_place) side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
     weft_err e = WEFT_OK;
-    unsigned char *out = (unsigned char *)recvbuf + rs.shift, *packed_out = NULL,
-                  *packed_in = NULL;
+    unsigned char *out = (unsigned char *)recvbuf + rs.shift, *packed_out = NULL, *packed_in = NULL;
     const unsigned char *in = in_place ? out : (const unsigned char *)sendbuf + ss.shift;
     if (!rl.contig && !(e = weft__pmpi_scratch(rs.total, &packed_out, &d))) {
         out = packed_out;
@@ -241,19 +238,18 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     return e ? weft__pmpi_fail(k, comm, &d) : MPI_SUCCESS;
 }
 
+/* MPI_Ibarrier always goes to MPI, on every rank alike (nothing of the
+ * call is looked at): weft's barrier completes only inside the call, and
+ * programs rely on one that completes while they poll. The NBX pattern
+ * (MPI_Issend, then MPI_Ibarrier once the sends are matched, receiving
+ * until it completes) hung with it served: a rank inside weft's barrier
+ * stopped receiving, so a message on its way to it was never matched and
+ * its sender never came to the barrier. */
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     weft__pmpi_target t;
-    const char *why = weft__pmpi_target_of(comm, &t);
-    if (why) {
-        weft__pmpi_passed(&t, WEFT__PMPI_IBARRIER, why);
-        return PMPI_Ibarrier(comm, request);
-    }
-    weft__pmpi_served(&t, WEFT__PMPI_IBARRIER);
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_comm_barrier(t.comm, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(WEFT__PMPI_IBARRIER, comm, &d) : weft__pmpi_done(request);
+    weft__pmpi_target_of(comm, &t);
+    weft__pmpi_passed(&t, WEFT__PMPI_IBARRIER,
+                      "non-blocking: weft's barrier would block the caller");
+    return PMPI_Ibarrier(comm, request);
 }
