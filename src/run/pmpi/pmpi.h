@@ -2,9 +2,10 @@
  *
  * Loaded with LD_PRELOAD into an unchanged MPI program, the library defines
  * MPI_Init, MPI_Init_thread and MPI_Finalize, the communicator constructors
- * (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create) and
- * MPI_Comm_free, the collectives in weft__pmpi_coll (blocking and
- * non-blocking) and the Fortran entry points of the same calls (fortran.c).
+ * (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create),
+ * MPI_Comm_free and MPI_Comm_disconnect, the collectives in weft__pmpi_coll
+ * (blocking and non-blocking) and the Fortran entry points of the same
+ * calls (fortran.c).
  * MPI_Init* build one weft communicator over MPI_COMM_WORLD
  * (weft_comm_init_mpi); each constructor builds one over the new MPI
  * communicator (comm.c), so every member agrees on its membership and rank
@@ -15,8 +16,11 @@
  * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
  * everything else to PMPI_*. Every decision depends only on arguments MPI
  * requires to agree across ranks (for moves the bytes of the data, never
- * the layout a rank's datatype gives them), so all ranks of a call take the
- * same path. The communicators are used by one thread at a time, so weft
+ * the layout a rank's datatype gives them), or agreed among the ranks, so
+ * all ranks of a call take the same path; arguments that may differ between
+ * ranks (MPI_Alltoallv's counts and displacements) never make one rank
+ * pass alone, and only erroneous ones pass on the rank that has them, for
+ * MPI to report. The communicators are used by one thread at a time, so weft
  * stays off when the program asks for MPI_THREAD_MULTIPLE.
  *
  * Non-blocking collectives that weft serves run to completion inside the
@@ -24,6 +28,9 @@
  * be the same on every rank of a communicator); the request returned is an
  * MPI request that is already complete (a receive from MPI_PROC_NULL), so
  * MPI_Wait, MPI_Test and their kin, unchanged, complete it at once.
+ * MPI_Ibarrier always goes to MPI: programs poll for its completion while
+ * they keep receiving (the NBX pattern), which a barrier run inside the
+ * call would deadlock.
  *
  * This is the one part of weft besides the CLI that reads the environment
  * (WEFT_LOG, WEFT_PMPI, WEFT_PMPI_COMMS and
