@@ -91,7 +91,7 @@ int main(int argc, char **argv)
                     passed[IBARRIER]++;
                     in_barrier = true;
                 }
-            } else {
+            } else if (in_barrier) {
                 MPI_Test(&breq, &done, MPI_STATUS_IGNORE);
             }
         }
