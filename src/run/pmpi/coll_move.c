@@ -25,22 +25,29 @@
 
 /* The layouts of a send/receive pair (count elements each) that carry the
  * same bytes; sendbuf MPI_IN_PLACE ignores the send side. NULL when
- * servable, else why not. */
+ * servable, else why not. Each reason is an erroneous call (a negative
+ * count, an invalid datatype, a send that is not what its receivers
+ * expect), which MPI reports on the rank that made it: a legal call always
+ * gets NULL, and then only the receive size (the same on every rank for
+ * MPI_Allgather and MPI_Alltoall) decides the rest, so every rank takes
+ * the same path. */
 static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
                                MPI_Datatype rtype, weft__pmpi_layout *sl, weft__pmpi_layout *rl)
 {
-    if (!weft__pmpi_layout_of(rtype, rcount, rl)) return "bad receive datatype or count";
+    if (!weft__pmpi_layout_of(rtype, rcount, rl))
+        return "bad receive datatype or count (erroneous)";
     *sl = *rl;
     if (sendbuf != MPI_IN_PLACE) {
-        if (!weft__pmpi_layout_of(stype, scount, sl)) return "bad send datatype or count";
-        if (sl->bytes != rl->bytes) return "send and receive sizes differ";
+        if (!weft__pmpi_layout_of(stype, scount, sl))
+            return "bad send datatype or count (erroneous)";
+        if (sl->bytes != rl->bytes) return "send and receive sizes differ (erroneous)";
     }
     return NULL;
 }
 
-static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *req)
+static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *req)
 {
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
@@ -81,8 +88,8 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
     if (!e) e = weft_allgather(c, src, out, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
     if (!e && !rl.contig)
-        e = weft__pmpi_pack(recvbuf, (size_t)n * (size_t)recvcount, recvtype, &rl, packed_out,
-                            true, &d);
+        e = weft__pmpi_pack(recvbuf, (size_t)n * (size_t)recvcount, recvtype, &rl, packed_out, true,
+                            &d);
     free(packed_in);
     free(packed_out);
     return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
@@ -109,7 +116,8 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     weft__pmpi_layout l;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
-    if (!why && !weft__pmpi_layout_of(datatype, count, &l)) why = "bad datatype or count";
+    if (!why && !weft__pmpi_layout_of(datatype, count, &l))
+        why = "bad datatype or count (erroneous)";
     if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(t.comm))) why = "root out of range";
     if (!why)
         why = weft__pmpi_unfit(t.comm, WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
@@ -143,8 +151,8 @@ PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     return bcast(WEFT__PMPI_BCAST, buffer, count, datatype, root, comm, NULL);
 }
 
-PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                           MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                           MPI_Request *request)
 {
     return bcast(WEFT__PMPI_IBCAST, buffer, count, datatype, root, comm, request);
 }
@@ -199,8 +207,8 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
 PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall(WEFT__PMPI_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, NULL);
+    return alltoall(WEFT__PMPI_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, NULL);
 }
 
 PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -70,18 +70,22 @@ static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int r
                          weft_dtype dt, weft_redop ro, weft_diag *d)
 {
     size_t block = (size_t)recvcount * weft_dtype_size(dt);
-    unsigned char *mine = (unsigned char *)recvbuf + weft_comm_rank(c) * block;
-    weft_err e;
-    weft__pmpi_enter();
+    unsigned char *input = NULL;
+    weft_err e = WEFT_OK;
     if (sendbuf == MPI_IN_PLACE) {
-        /* MPI's input is recvbuf and its result goes to recvbuf's start;
-         * weft's in-place result is this rank's block of the input. */
-        e = weft_reduce_scatter(c, recvbuf, mine, (size_t)recvcount, dt, ro, d);
-        if (!e && mine != recvbuf) memmove(recvbuf, mine, block);
-    } else {
-        e = weft_reduce_scatter(c, sendbuf, recvbuf, (size_t)recvcount, dt, ro, d);
+        /* MPI's input is recvbuf, its result goes to recvbuf's first block,
+         * and the other blocks stay the input (MPI 3.1 section 5.10.1):
+         * weft reduces a private copy of the input into recvbuf. (Weft's
+         * own in-place form leaves its copies of the result in the other
+         * blocks, which the first version handed back.) */
+        e = weft__pmpi_scratch(block * weft_comm_size(c), &input, d);
+        if (!e) memcpy(input, recvbuf, block * weft_comm_size(c));
+        sendbuf = input;
     }
+    weft__pmpi_enter();
+    if (!e) e = weft_reduce_scatter(c, sendbuf, recvbuf, (size_t)recvcount, dt, ro, d);
     weft__pmpi_leave();
+    free(input);
     return e;
 }
 

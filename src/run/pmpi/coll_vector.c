@@ -15,7 +15,7 @@
  * types say nothing of another's. Otherwise it goes to MPI, counted as
  * passed.
  *
- * MPI_Ibarrier is weft_comm_barrier. */
+ * MPI_Ibarrier is MPI's (below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,26 +29,43 @@
 typedef struct side {
     size_t *counts, *displs; /* bytes */
     size_t total;            /* bytes, when packed */
+    MPI_Aint shift;          /* bytes from the buffer to displacement 0 */
 } side;
 
-static bool side_of(const int *counts, const int *displs, const weft__pmpi_layout *l, uint32_t n,
-                    size_t *room, side *s)
+/* Whether a side has a negative count: an erroneous call, which MPI
+ * reports. */
+static bool negative_count(const int *counts, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++)
+        if (counts[j] < 0) return true;
+    return false;
+}
+
+/* Fills s (counts checked non-negative; displacements in units of unit
+ * bytes: the extent for MPI_Alltoallv, 1 for MPI_Alltoallw). MPI allows negative displacements
+ * (the buffer may point into an array) and ignores the displacement of a
+ * block of no data; weft's are unsigned, so a contiguous side's
+ * displacements count from its lowest block with data (s->shift, <= 0,
+ * bytes from the buffer) and an empty block's are 0. Nothing here depends
+ * on what another rank passes, nor decides whether the call is served. */
+static void side_of(const int *counts, const int *displs, const weft__pmpi_layout *l, MPI_Aint unit,
+                    uint32_t n, size_t *room, side *s)
 {
     s->counts = room;
     s->displs = room + n;
     s->total = 0;
+    s->shift = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (l->contig && counts[j] > 0 && (MPI_Aint)displs[j] * unit < s->shift)
+            s->shift = (MPI_Aint)displs[j] * unit;
     for (uint32_t j = 0; j < n; j++) {
-        if (counts[j] < 0) return false;
         s->counts[j] = (size_t)counts[j] * l->size;
-        if (l->contig) {
-            if (displs[j] < 0) return false;
-            s->displs[j] = (size_t)displs[j] * l->size;
-        } else {
+        if (l->contig)
+            s->displs[j] = counts[j] > 0 ? (size_t)((MPI_Aint)displs[j] * unit - s->shift) : 0;
+        else
             s->displs[j] = s->total;
-        }
         s->total += s->counts[j];
     }
-    return true;
 }
 
 /* Packs (or unpacks) the blocks of a side whose layout is not contiguous. */
@@ -58,8 +75,9 @@ static weft_err pack_side(const void *buf, const int *counts, const int *displs,
 {
     weft_err e = WEFT_OK;
     for (uint32_t j = 0; !e && j < n; j++)
-        e = weft__pmpi_pack((const unsigned char *)buf + (MPI_Aint)displs[j] * l->extent,
-                            (size_t)counts[j], t, l, packed + s->displs[j], unpack, d);
+        if (counts[j] > 0)
+            e = weft__pmpi_pack((const unsigned char *)buf + (MPI_Aint)displs[j] * l->extent,
+                                (size_t)counts[j], t, l, packed + s->displs[j], unpack, d);
     return e;
 }
 
@@ -73,22 +91,20 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     const char *why = weft__pmpi_target_of(comm, &t);
     bool in_place = sendbuf == MPI_IN_PLACE;
     uint32_t n = why ? 0 : weft_comm_size(t.comm);
-    size_t *room = NULL;
-    side ss, rs;
     /* Set below on every path that reads them; cleared so that gcc -O3 can
      * see it (-Wmaybe-uninitialized). */
-    memset(&ss, 0, sizeof ss);
-    memset(&rs, 0, sizeof rs);
     memset(&sl, 0, sizeof sl);
-    if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype";
-    if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl)) why = "bad send datatype";
-    if (!why && !(room = malloc((size_t)n * 4 * sizeof *room))) why = "out of memory";
-    if (!why && !side_of(recvcounts, rdispls, &rl, n, room + 2 * n, &rs))
-        why = "negative count or displacement";
-    if (!why && !in_place && !side_of(sendcounts, sdispls, &sl, n, room, &ss))
-        why = "negative count or displacement";
+    memset(&rl, 0, sizeof rl);
+    /* Only erroneous arguments (which MPI reports on the rank that has
+     * them, as it would without weft) pass here on one rank alone:
+     * whatever legal counts, displacements and datatypes a rank passes,
+     * every rank serves the call. */
+    if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype (erroneous)";
+    if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl))
+        why = "bad send datatype (erroneous)";
+    if (!why && (negative_count(recvcounts, n) || (!in_place && negative_count(sendcounts, n))))
+        why = "negative count (erroneous)";
     if (why) {
-        free(room);
         weft__pmpi_passed(&t, k, why);
         return req ? PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, req)
@@ -98,9 +114,18 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     weft__pmpi_served(&t, k);
     weft_diag d;
     weft_diag_clear(&d);
+    side ss, rs;
+    memset(&ss, 0, sizeof ss);
+    size_t *room = malloc((size_t)n * 4 * sizeof *room);
+    if (!room) {
+        weft_diag_set(&d, WEFT_ENOMEM, "out of memory for the counts of %u ranks", n);
+        return weft__pmpi_fail(k, comm, &d);
+    }
+    side_of(recvcounts, rdispls, &rl, (MPI_Aint)rl.size, n, room + 2 * n, &rs);
+    if (!in_place) side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
     weft_err e = WEFT_OK;
-    unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
-    const unsigned char *in = in_place ? out : sendbuf;
+    unsigned char *out = (unsigned char *)recvbuf + rs.shift, *packed_out = NULL, *packed_in = NULL;
+    const unsigned char *in = in_place ? out : (const unsigned char *)sendbuf + ss.shift;
     if (!rl.contig && !(e = weft__pmpi_scratch(rs.total, &packed_out, &d))) {
         out = packed_out;
         if (in_place) {
@@ -172,15 +197,13 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     bool in_place = sendbuf == MPI_IN_PLACE;
     uint32_t n = why ? 0 : weft_comm_size(t.comm);
     size_t *room = NULL;
+    int size = 0;
     if (!why) {
         /* Whether every rank has one predefined contiguous type, agreed. */
         MPI_Datatype ty = one_type(recvtypes, n, MPI_DATATYPE_NULL);
         if (!in_place && ty != MPI_DATATYPE_NULL) ty = one_type(sendtypes, n, ty);
-        bool ok = ty != MPI_DATATYPE_NULL;
-        for (uint32_t j = 0; ok && j < n; j++)
-            ok = recvcounts[j] >= 0 && rdispls[j] >= 0 &&
-                 (in_place || (sendcounts[j] >= 0 && sdispls[j] >= 0));
-        int size = 0;
+        bool ok = ty != MPI_DATATYPE_NULL && !negative_count(recvcounts, n) &&
+                  (in_place || !negative_count(sendcounts, n));
         ok = ok && PMPI_Type_size(ty, &size) == MPI_SUCCESS && size > 0;
         ok = ok && (room = malloc((size_t)n * 4 * sizeof *room));
         int in = ok, all = 0;
@@ -188,14 +211,6 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
         int rc = PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm);
         weft__pmpi_leave();
         if (rc != MPI_SUCCESS || !all) why = "not one predefined contiguous type everywhere";
-        for (uint32_t j = 0; !why && j < n; j++) {
-            room[2 * n + j] = (size_t)recvcounts[j] * (size_t)size;
-            room[3 * n + j] = (size_t)rdispls[j];
-            if (!in_place) {
-                room[j] = (size_t)sendcounts[j] * (size_t)size;
-                room[n + j] = (size_t)sdispls[j];
-            }
-        }
     }
     if (why) {
         free(room);
@@ -204,30 +219,37 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
                               recvtypes, comm);
     }
     weft__pmpi_served(&t, k);
+    /* Byte displacements (unit 1), negative ones and empty blocks as for
+     * MPI_Alltoallv. */
+    weft__pmpi_layout l = {.size = (size_t)size, .contig = true, .extent = size};
+    side ss, rs;
+    memset(&ss, 0, sizeof ss);
+    side_of(recvcounts, rdispls, &l, 1, n, room + 2 * n, &rs);
+    if (!in_place) side_of(sendcounts, sdispls, &l, 1, n, room, &ss);
+    unsigned char *out = (unsigned char *)recvbuf + rs.shift;
     weft_diag d;
     weft_diag_clear(&d);
     weft__pmpi_enter();
-    weft_err e = weft_alltoallv(t.comm, in_place ? recvbuf : sendbuf, in_place ? NULL : room,
-                                in_place ? NULL : room + n, recvbuf, room + 2 * n, room + 3 * n,
-                                WEFT_UINT8, &d);
+    weft_err e = weft_alltoallv(t.comm, in_place ? out : (const unsigned char *)sendbuf + ss.shift,
+                                in_place ? NULL : ss.counts, in_place ? NULL : ss.displs, out,
+                                rs.counts, rs.displs, WEFT_UINT8, &d);
     weft__pmpi_leave();
     free(room);
     return e ? weft__pmpi_fail(k, comm, &d) : MPI_SUCCESS;
 }
 
+/* MPI_Ibarrier always goes to MPI, on every rank alike (nothing of the
+ * call is looked at): weft's barrier completes only inside the call, and
+ * programs rely on one that completes while they poll. The NBX pattern
+ * (MPI_Issend, then MPI_Ibarrier once the sends are matched, receiving
+ * until it completes) hung with it served: a rank inside weft's barrier
+ * stopped receiving, so a message on its way to it was never matched and
+ * its sender never came to the barrier. */
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     weft__pmpi_target t;
-    const char *why = weft__pmpi_target_of(comm, &t);
-    if (why) {
-        weft__pmpi_passed(&t, WEFT__PMPI_IBARRIER, why);
-        return PMPI_Ibarrier(comm, request);
-    }
-    weft__pmpi_served(&t, WEFT__PMPI_IBARRIER);
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_comm_barrier(t.comm, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(WEFT__PMPI_IBARRIER, comm, &d) : weft__pmpi_done(request);
+    weft__pmpi_target_of(comm, &t);
+    weft__pmpi_passed(&t, WEFT__PMPI_IBARRIER,
+                      "non-blocking: weft's barrier would block the caller");
+    return PMPI_Ibarrier(comm, request);
 }

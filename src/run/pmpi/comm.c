@@ -1,7 +1,18 @@
 /* The communicator constructors interposed: MPI_Comm_dup, MPI_Comm_split,
  * MPI_Comm_split_type and MPI_Comm_create build, after MPI's, a weft
  * communicator over the new MPI communicator (weft_comm_init_mpi), so that
- * collectives on it are served (see pmpi.h); MPI_Comm_free frees it.
+ * collectives on it are served (see pmpi.h); MPI_Comm_free and
+ * MPI_Comm_disconnect free it.
+ *
+ * MPI reuses the handle of a freed communicator for the next one (Open MPI
+ * 4.1 does at once), so a weft side that outlived its MPI communicator
+ * would serve calls on an unrelated one with the old members: the first
+ * version did not intercept MPI_Comm_disconnect, and an MPI_Allreduce on a
+ * new 2-rank split summed over the 4 ranks of the disconnected duplicate.
+ * Besides the two calls, every adopted communicator carries an attribute
+ * whose delete callback MPI runs however the communicator goes (a Fortran
+ * binding or the program calling PMPI_Comm_free itself, which bypass this
+ * library), and a constructor drops any entry still under its new handle.
  *
  * Building is collective over the new communicator's members only (a rank
  * given MPI_COMM_NULL, from MPI_UNDEFINED or outside the group, takes no
@@ -67,11 +78,48 @@ static int *world_ranks(MPI_Comm mc, int n)
     return world;
 }
 
+/* Drops the weft side of mc, if it has one (before MPI frees mc). */
+static void forget(MPI_Comm mc)
+{
+    weft_comm *c = weft__pmpi_remove(mc);
+    if (!c) return;
+    weft__pmpi_enter();
+    weft_comm_free(c);
+    weft__pmpi_leave();
+}
+
+/* The attribute's delete callback (MPI_Comm_delete_attr_function): MPI
+ * runs it when the communicator is freed by any path. Freed through this
+ * library the entry is already gone. */
+static int on_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    if (comm != MPI_COMM_WORLD) forget(comm);
+    return MPI_SUCCESS;
+}
+
+/* Marks mc so that its weft side goes with it (on_delete); false when MPI
+ * refuses the keyval or the attribute. */
+static bool watch(MPI_Comm mc)
+{
+    static int keyval = MPI_KEYVAL_INVALID;
+    if (keyval == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval, NULL) != MPI_SUCCESS)
+        return false;
+    return PMPI_Comm_set_attr(mc, keyval, NULL) == MPI_SUCCESS;
+}
+
 /* Builds and records the weft communicator of the new MPI communicator mc
  * (of the given kind); logs why not when it cannot. */
 static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
 {
-    if (!weft__pmpi.on || weft__pmpi.depth || mc == MPI_COMM_NULL) return;
+    if (weft__pmpi.depth || mc == MPI_COMM_NULL) return;
+    /* An entry under a new handle belongs to a communicator MPI freed
+     * without telling: never serve the new one with it. */
+    forget(mc);
+    if (!weft__pmpi.on) return;
     int inter = 0, n = 0;
     if (PMPI_Comm_test_inter(mc, &inter) != MPI_SUCCESS || inter) return;
     if (PMPI_Comm_size(mc, &n) != MPI_SUCCESS || n < 1) return;
@@ -101,7 +149,7 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
         weft_log(WEFT_LOG_WARN, "pmpi",
                  "rank %d: cannot build the weft side of a %s communicator: %s", weft__pmpi.rank,
                  kname, d.msg);
-    bool added = !e && weft__pmpi_add(mc, c, kind);
+    bool added = !e && watch(mc) && weft__pmpi_add(mc, c, kind);
     if (!all_members(mc, added)) {
         if (added) weft__pmpi_remove(mc);
         weft__pmpi_enter();
@@ -145,13 +193,18 @@ PMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcom
     return rc;
 }
 
+/* The weft side goes first: freeing it may use MPI (the bootstrap's own
+ * duplicate), and the handle is MPI's to reuse once PMPI returns. */
 PMPI_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 {
-    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi.depth) {
-        weft_comm *c = weft__pmpi_remove(*comm);
-        weft__pmpi_enter();
-        weft_comm_free(c);
-        weft__pmpi_leave();
-    }
+    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi.depth)
+        forget(*comm);
     return PMPI_Comm_free(comm);
+}
+
+PMPI_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi.depth)
+        forget(*comm);
+    return PMPI_Comm_disconnect(comm);
 }

@@ -111,7 +111,10 @@ bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out)
         return false;
     out->size = (size_t)size;
     out->bytes = (size_t)size * (size_t)count;
-    out->contig = lb == 0 && tlb == 0 && extent == size && textent == size;
+    /* No holes and no displacement is not enough: the data must also lie
+     * in typemap order (a transposed matrix has no holes). */
+    out->contig =
+        lb == 0 && tlb == 0 && extent == size && textent == size && weft__pmpi_in_order(t);
     out->extent = extent;
     return true;
 }

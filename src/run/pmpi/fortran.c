@@ -15,8 +15,9 @@
  * out as the integer, and whose ierror is optional: NULL when absent;
  * its choice buffers are passed as addresses, as Open MPI 4.1 declares them
  * with gfortran's NO_ARG_CHECK). Covered: MPI_Init, MPI_Init_thread,
- * MPI_Finalize, the communicator constructors and MPI_Comm_free, and every
- * collective of weft__pmpi_coll but MPI_Alltoallw. */
+ * MPI_Finalize, the communicator constructors, MPI_Comm_free and
+ * MPI_Comm_disconnect, and every collective of weft__pmpi_coll but
+ * MPI_Alltoallw. */
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -147,6 +148,15 @@ static void f_comm_free(MPI_Fint *comm, MPI_Fint *ierror)
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_free, MPI_COMM_FREE, f_comm_free);
+
+static void f_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierror)
+{
+    MPI_Comm c = comm_of(comm);
+    int rc = MPI_Comm_disconnect(&c);
+    if (rc == MPI_SUCCESS) *comm = PMPI_Comm_c2f(c);
+    set_err(ierror, rc);
+}
+FORTRAN(mpi_comm_disconnect, MPI_COMM_DISCONNECT, f_comm_disconnect);
 
 /* ---- Collectives -------------------------------------------------------------- */
 

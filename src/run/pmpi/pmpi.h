@@ -2,9 +2,10 @@
  *
  * Loaded with LD_PRELOAD into an unchanged MPI program, the library defines
  * MPI_Init, MPI_Init_thread and MPI_Finalize, the communicator constructors
- * (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create) and
- * MPI_Comm_free, the collectives in weft__pmpi_coll (blocking and
- * non-blocking) and the Fortran entry points of the same calls (fortran.c).
+ * (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type, MPI_Comm_create),
+ * MPI_Comm_free and MPI_Comm_disconnect, the collectives in weft__pmpi_coll
+ * (blocking and non-blocking) and the Fortran entry points of the same
+ * calls (fortran.c).
  * MPI_Init* build one weft communicator over MPI_COMM_WORLD
  * (weft_comm_init_mpi); each constructor builds one over the new MPI
  * communicator (comm.c), so every member agrees on its membership and rank
@@ -15,8 +16,11 @@
  * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
  * everything else to PMPI_*. Every decision depends only on arguments MPI
  * requires to agree across ranks (for moves the bytes of the data, never
- * the layout a rank's datatype gives them), so all ranks of a call take the
- * same path. The communicators are used by one thread at a time, so weft
+ * the layout a rank's datatype gives them), or agreed among the ranks, so
+ * all ranks of a call take the same path; arguments that may differ between
+ * ranks (MPI_Alltoallv's counts and displacements) never make one rank
+ * pass alone, and only erroneous ones pass on the rank that has them, for
+ * MPI to report. The communicators are used by one thread at a time, so weft
  * stays off when the program asks for MPI_THREAD_MULTIPLE.
  *
  * Non-blocking collectives that weft serves run to completion inside the
@@ -24,6 +28,9 @@
  * be the same on every rank of a communicator); the request returned is an
  * MPI request that is already complete (a receive from MPI_PROC_NULL), so
  * MPI_Wait, MPI_Test and their kin, unchanged, complete it at once.
+ * MPI_Ibarrier always goes to MPI: programs poll for its completion while
+ * they keep receiving (the NBX pattern), which a barrier run inside the
+ * call would deadlock.
  *
  * This is the one part of weft besides the CLI that reads the environment
  * (WEFT_LOG, WEFT_PMPI, WEFT_PMPI_COMMS and
@@ -135,12 +142,20 @@ int weft__pmpi_done(MPI_Request *req);
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out);
 /* MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX; false for the others. */
 bool weft__pmpi_op(MPI_Op op, weft_redop *out);
+/* Whether t's typemap, read in order, is its data's bytes in increasing
+ * address order without gaps (dtype_order.c): true for predefined types
+ * and derived types built of them in order; false for a type with gaps or
+ * with its elements in another order (a transposed matrix, an indexed type
+ * with displacements {1, 0}), and for constructors the walk does not know
+ * (MPI_Type_create_darray), which are then packed. */
+bool weft__pmpi_in_order(MPI_Datatype t);
 /* How count elements of datatype t lie in a buffer: bytes is their data
  * (count times the type's size: what MPI requires to match across ranks,
  * whatever datatypes the ranks use), contig whether those bytes lie as they
- * are from the buffer's start (no holes, no displacement: size == extent ==
- * true extent, lower bounds 0), extent the type's extent (element i starts
- * at buf + i * extent). */
+ * are from the buffer's start, in the order of the type signature (no
+ * holes, no displacement: size == extent == true extent, lower bounds 0,
+ * and weft__pmpi_in_order), extent the type's extent (element i starts at
+ * buf + i * extent). */
 typedef struct weft__pmpi_layout {
     size_t bytes;
     size_t size; /* of one element */

@@ -4,6 +4,7 @@
  * under MPI_THREAD_MULTIPLE), so plain statics suffice. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
@@ -125,6 +126,28 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
     weft__pmpi.served[t->kind][k]++;
 }
 
+/* Counts a passed call of k under its reason (see weft__pmpi_reason). */
+static void count_reason(weft__pmpi_coll k, const char *why)
+{
+    char cut[sizeof weft__pmpi.reasons[0].why];
+    snprintf(cut, sizeof cut, "%s", why);
+    for (uint32_t i = 0; i < weft__pmpi.nreasons; i++) {
+        weft__pmpi_reason *r = &weft__pmpi.reasons[i];
+        if (r->coll == k && strcmp(r->why, cut) == 0) {
+            r->calls++;
+            return;
+        }
+    }
+    if (weft__pmpi.nreasons == WEFT__PMPI_REASONS) {
+        weft__pmpi.passed_more[k]++;
+        return;
+    }
+    weft__pmpi_reason *r = &weft__pmpi.reasons[weft__pmpi.nreasons++];
+    r->coll = k;
+    r->calls = 1;
+    memcpy(r->why, cut, sizeof cut);
+}
+
 void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
 {
     /* Calls made by weft's own MPI bootstrap are not the application's. */
@@ -133,6 +156,7 @@ void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
                  coll_names[k], why);
     weft__pmpi.passed[t->kind][k]++;
+    count_reason(k, why);
 }
 
 int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d)
@@ -188,4 +212,16 @@ void weft__pmpi_report(void)
             weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: on %s communicators: %s", weft__pmpi.rank,
                      kind_names[kind], line);
     }
+    for (uint32_t i = 0; i < weft__pmpi.nreasons; i++) {
+        const weft__pmpi_reason *r = &weft__pmpi.reasons[i];
+        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI %llu time%s (%s)",
+                 weft__pmpi.rank, coll_names[r->coll], (unsigned long long)r->calls,
+                 r->calls == 1 ? "" : "s", r->why);
+    }
+    for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+        if (weft__pmpi.passed_more[k])
+            weft_log(WEFT_LOG_INFO, "pmpi",
+                     "rank %d: %s passed to MPI %llu more times for reasons past the first %d",
+                     weft__pmpi.rank, coll_names[k], (unsigned long long)weft__pmpi.passed_more[k],
+                     WEFT__PMPI_REASONS);
 }

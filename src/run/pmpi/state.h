@@ -15,6 +15,17 @@ typedef struct weft__pmpi_entry {
     weft__pmpi_kind kind;
 } weft__pmpi_entry;
 
+/* How many calls of one collective went to MPI for one reason. */
+typedef struct weft__pmpi_reason {
+    weft__pmpi_coll coll;
+    uint64_t calls;
+    char why[256]; /* truncated past 255 bytes */
+} weft__pmpi_reason;
+
+/* The distinct (collective, reason) pairs counted; calls for more go to
+ * passed_more. */
+#define WEFT__PMPI_REASONS 64
+
 typedef struct weft__pmpi_state {
     bool on;    /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
     int rank;   /* in MPI_COMM_WORLD; -1 before MPI_Init */
@@ -24,6 +35,9 @@ typedef struct weft__pmpi_state {
     uint32_t ncomms, cap, max_comms;
     uint64_t served[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
     uint64_t passed[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
+    weft__pmpi_reason reasons[WEFT__PMPI_REASONS];
+    uint32_t nreasons;
+    uint64_t passed_more[WEFT__PMPI_COLL_COUNT];
 } weft__pmpi_state;
 
 extern weft__pmpi_state weft__pmpi;
@@ -34,7 +48,8 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind);
 weft_comm *weft__pmpi_remove(MPI_Comm mpi);
 
 /* Logs the counters at info level: every collective's over all
- * communicators, then one line per kind of communicator that had calls. */
+ * communicators, then one line per kind of communicator that had calls,
+ * then one line per collective and reason for the calls passed to MPI. */
 void weft__pmpi_report(void);
 
 #endif
