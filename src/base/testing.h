@@ -17,6 +17,19 @@
 
 #define WEFT_TEST_SKIP 77
 
+#ifndef WEFT_BUILDING
+/* Under CTest a test's stdout is a pipe, which stdio buffers whole: what a
+ * test prints as it goes would appear only at its end, and not at all when
+ * CTest's TIMEOUT kills it, leaving an empty log. Line-buffered from the
+ * start, a slow or stuck test shows how far it got (and a forked rank does
+ * not inherit half a buffer). Static, in every test program that includes
+ * this header, never in the library. */
+__attribute__((constructor)) static void weft__test_line_buffered(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+#endif
+
 extern int weft__test_passed;
 extern int weft__test_failed;
 

@@ -14,7 +14,6 @@
 
 #include "base/alloc.h"
 #include "base/testing.h"
-#include "run/clock.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
@@ -187,7 +186,9 @@ static void run(uint32_t n, weft_transport_choice t, bool large, const char *wha
 }
 
 /* A rank that cannot allocate the scratch fails the communicator, so its
- * peers end with WEFT_EPEER at once rather than after the timeout (20 s). */
+ * peers end with WEFT_EPEER at once rather than after the timeout, which
+ * run_oom makes longer than CTest's: WEFT_EPEER naming rank 1 shows it, no
+ * clock decides it. */
 static int oom_body(weft_comm *c, void *arg)
 {
     (void)arg;
@@ -199,9 +200,7 @@ static int oom_body(weft_comm *c, void *arg)
     weft_diag d;
     weft_diag_clear(&d);
     if (me == 1) weft__alloc_fail_after(0);
-    int64_t t0 = weft__now_ns();
     weft_err e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
-    double secs = (double)(weft__now_ns() - t0) / 1e9;
     weft__alloc_fail_after(-1);
     if (me == 1) {
         CHECK_ERR(e, WEFT_ENOMEM);
@@ -215,7 +214,6 @@ static int oom_body(weft_comm *c, void *arg)
         if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1) pid = -1;
         snprintf(want, sizeof want, "shm: rank 1 (pid %d) failed: out of memory", pid);
         CHECK_STR(d.msg, want);
-        CHECK(secs < 5);
     }
     CHECK(weft_comm_failed(c));
     free(v);
@@ -227,14 +225,14 @@ static void run_oom(void)
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
-    cfg.timeout_ms = 20000;
+    cfg.timeout_ms = 600000; /* longer than CTest's TIMEOUT: only detection ends it */
     /* As on 2 CPUs, whatever this host has: with a CPU per rank the
      * allreduce runs pipelined through the eager areas (coll_eager.c),
      * which needs no scratch. */
     cfg.cpus = 2;
     int codes[3];
     memset(codes, -1, sizeof codes);
-    CHECK_INT(weft__test_comm_ranks(3, &cfg, oom_body, NULL, 60000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(3, &cfg, oom_body, NULL, 1200000, codes, NULL), 0);
     for (uint32_t r = 0; r < 3; r++) {
         if (codes[r] != 0) fprintf(stderr, "scratch OOM: rank %u exited with %d\n", r, codes[r]);
         CHECK_INT(codes[r], 0);

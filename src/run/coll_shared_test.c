@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "base/testing.h"
-#include "run/clock.h"
 #include "run/coll_small.h"
 #include "run/comm_internal.h"
 #include "run/testing_ranks.h"
@@ -297,7 +296,10 @@ typedef struct kill_log {
  * instead of calling: the others wait in their single-pass call for the
  * witness, which fails only once it sees the victim die, so they must
  * learn from the witness's abort whom to blame. Exit code CODE_BASE + the
- * error, or 90 + when it took too long. */
+ * error, 90 when the shared buffer cannot be had. No clock decides the
+ * result: the communicator's timeout is longer than CTest's (run_kill), so
+ * only the detection of the death ends the loop, and WEFT_EPEER (not
+ * WEFT_ETIMEDOUT) says that it did. */
 static int kill_body(weft_comm *c, void *arg)
 {
     kill_log *log = arg;
@@ -309,18 +311,16 @@ static int kill_body(weft_comm *c, void *arg)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    int64_t start = weft__now_ns(), died = 0;
-    for (int it = 0; !e && weft__now_ns() - start < 10000000000LL; it++) {
+    int64_t got = 0;
+    for (int it = 0; !e; it++) {
         if (it == 20 && me == VICTIM) kill(getpid(), SIGKILL);
-        if (it == 20) died = weft__now_ns();
         if (it == 20 && me == WITNESS)
-            e = weft_recv(c, VICTIM, &start, sizeof start, &d);
+            e = weft_recv(c, VICTIM, &got, sizeof got, &d);
         else
             e = weft_allreduce(c, p, p, count, WEFT_INT32, WEFT_MAX, &d);
     }
     if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", me, weft_err_name(e), d.msg);
     memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
-    if (e && died && weft__now_ns() - died > 3000000000LL) return 91;
     return CODE_BASE + (int)e;
 }
 
@@ -340,13 +340,13 @@ static void run_kill(void)
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
-    cfg.timeout_ms = 30000;
+    cfg.timeout_ms = 600000; /* longer than CTest's TIMEOUT: only detection ends it */
     kill_log *log =
         mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (log == MAP_FAILED) return;
     memset(log, 0, sizeof *log);
     int codes[KILL_RANKS];
-    CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, log, 60000, codes, NULL), 0);
+    CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, log, 1200000, codes, NULL), 0);
     /* Every survivor names the rank that died: the witness as it saw it,
      * the others as the witness reported it. */
     char died[64], reported[96];

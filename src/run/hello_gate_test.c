@@ -69,7 +69,7 @@ static void real_among_silent(bool real_first)
     int fd = -1;
     uint32_t li = 9;
     weft__hello h;
-    CHECK_ERR(weft__hello_gate_next(&g, only_rank_1, NULL, weft__now_ns() + 30000000000LL, &fd, &h,
+    CHECK_ERR(weft__hello_gate_next(&g, only_rank_1, NULL, weft__now_ns() + 240000000000LL, &fd, &h,
                                     &li, NULL),
               WEFT_OK);
     CHECK_INT(h.rank, 1);

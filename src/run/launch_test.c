@@ -83,7 +83,7 @@ static int rank_leak(void)
         for (;;)
             pause(); /* killed before or after: never exits by itself */
     }
-    int64_t give_up = weft__now_ns() + 10000000000LL;
+    int64_t give_up = weft__now_ns() + 240000000000LL; /* a hang guard, as the harness's */
     while (names_of_job(tag) == 0 && weft__now_ns() < give_up)
         usleep(1000);
     FILE *f = fopen(getenv("WEFT_TEST_TAG_FILE"), "w");
@@ -156,21 +156,20 @@ static void test_job(void)
 
 static void test_failure(void)
 {
-    /* Rank 2 fails at once; the others would sleep 30 s. */
-    char *argv[] = {"sh", "-c", "test \"$WEFT_RANK\" = 2 && exit 3; sleep 30", NULL};
+    /* Rank 2 fails at once; the others would sleep longer than CTest's
+     * TIMEOUT, so returning at all shows that they were stopped (no clock
+     * decides it). */
+    char *argv[] = {"sh", "-c", "test \"$WEFT_RANK\" = 2 && exit 3; sleep 3600", NULL};
     weft_launch_opts o = {.ranks = 4, .argv = argv, .grace_ms = 500};
     weft_launch_result res;
-    int64_t t0 = weft__now_ns();
     CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
-    int64_t ms = (weft__now_ns() - t0) / 1000000;
-    CHECK(ms < 3000);
     CHECK_INT(res.status, 3);
     CHECK_INT(res.failed_rank, 2);
     CHECK_CONTAINS(res.message, "rank 2 (pid ");
     CHECK_CONTAINS(res.message, ") exited with status 3");
 
     /* A rank killed by a signal. */
-    char *argv2[] = {"sh", "-c", "test \"$WEFT_RANK\" = 1 && kill -9 $$; sleep 30", NULL};
+    char *argv2[] = {"sh", "-c", "test \"$WEFT_RANK\" = 1 && kill -9 $$; sleep 3600", NULL};
     o.argv = argv2;
     CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
     CHECK_INT(res.status, 128 + SIGKILL);
@@ -185,14 +184,16 @@ static void test_failure(void)
     snprintf(script, sizeof script,
              "if test \"$WEFT_RANK\" = 0; then "
              "while test $(ls %s | wc -l) -lt 3; do sleep 0.02; done; exit 1; fi; "
-             "trap '' TERM; touch %s/$WEFT_RANK; sleep 30 & wait; sleep 30",
+             "trap '' TERM; touch %s/$WEFT_RANK; sleep 3600 & wait; sleep 3600",
              dir, dir);
     char *argv3[] = {"sh", "-c", script, NULL};
     o.argv = argv3;
-    t0 = weft__now_ns();
+    /* The grace period passes before the SIGKILL (a lower bound, which
+     * load cannot break); returning at all shows the SIGKILL came. */
+    int64_t t0 = weft__now_ns();
     CHECK_ERR(weft_launch(&o, &res, NULL), WEFT_OK);
-    ms = (weft__now_ns() - t0) / 1000000;
-    CHECK(ms >= 500 && ms < 6000);
+    int64_t ms = (weft__now_ns() - t0) / 1000000;
+    CHECK(ms >= 500);
     CHECK_INT(res.status, 1);
     CHECK_INT(res.failed_rank, 0);
     for (int r = 1; r < 4; r++) {
@@ -209,11 +210,11 @@ static void test_failure(void)
     CHECK_INT(res.status, 127);
 }
 
-/* Waits until file holds a pid; 0 after 20 s (a generous bound: the ranks
- * write it as they start). */
+/* Waits until file holds a pid; 0 after 240 s (a hang guard, as the
+ * harness's for forked ranks: the ranks write it as they start). */
 static int read_pid(const char *file)
 {
-    int64_t give_up = weft__now_ns() + 20000000000LL;
+    int64_t give_up = weft__now_ns() + 240000000000LL;
     for (;;) {
         int pid = 0;
         FILE *f = fopen(file, "r");
@@ -292,8 +293,8 @@ static void test_launcher_killed(void)
     kill(launcher, SIGKILL);
     int st;
     CHECK(waitpid(launcher, &st, 0) == launcher && WIFSIGNALED(st));
-    /* Generous bound: the kernel sends the signal as the launcher exits. */
-    int64_t give_up = weft__now_ns() + 20000000000LL;
+    /* A hang guard (the kernel sends the signal as the launcher exits). */
+    int64_t give_up = weft__now_ns() + 240000000000LL;
     for (int r = 0; r < 3; r++) {
         while (pids[r] > 0 && weft__pid_alive(pids[r]) && weft__now_ns() < give_up)
             usleep(2000);

@@ -167,25 +167,23 @@ static void silent_strangers(const pid_t *pids, uint32_t n, int port, void *arg)
 
 /* 40 connections that never send a byte, made before the real ranks, do
  * not keep the job from forming: their hellos are awaited side by side
- * with the real ones. One at a time with 2 s each, they outlasted the 20 s
- * deadline. The bound checked is generous (the job forms in well under a
- * second when nothing else runs). */
+ * with the real ones. One at a time with 2 s each they take 80 s, past the
+ * 60 s deadline, and the job fails (codes): no clock of the test's own
+ * decides the result, and the deadline is far beyond what load makes of a
+ * job that forms in well under a second when nothing else runs. */
 static void test_silent_bootstrap(void)
 {
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.has_secret = true;
     memset(cfg.secret, 0xab, sizeof cfg.secret);
-    cfg.timeout_ms = 20000;
+    cfg.timeout_ms = 60000;
     int fds[SILENT], codes[3];
     CHECK(pipe(go) == 0);
-    int64_t t0 = weft__now_ns();
-    CHECK_INT(weft__test_ranks(3, &cfg, silent_child, silent_strangers, fds, 60000, codes, NULL),
+    CHECK_INT(weft__test_ranks(3, &cfg, silent_child, silent_strangers, fds, 120000, codes, NULL),
               0);
-    int64_t ms = (weft__now_ns() - t0) / 1000000;
     for (int r = 0; r < 3; r++)
         CHECK_INT(codes[r], 0);
-    CHECK(ms < 15000);
     for (int i = 0; i < SILENT; i++)
         if (fds[i] >= 0) close(fds[i]);
     close(go[0]);

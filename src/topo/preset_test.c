@@ -276,8 +276,9 @@ static void test_h100(void)
         CHECK_NOLINK(t, "b1.nic5", "rail4");
         CHECK_STR(host_of(t, "rail7"), "");
         CHECK_STR(rank_name(t, 9), "b1.gpu1");
-        weft_node_id sw, rail;
-        CHECK(weft_topo_find_node(t, "b1.nvsw0", &sw) && weft_topo_find_node(t, "rail5", &rail));
+        weft_node_id sw = {0}, rail = {0};
+        CHECK(weft_topo_find_node(t, "b1.nvsw0", &sw));
+        CHECK(weft_topo_find_node(t, "rail5", &rail));
         CHECK_STR(weft_topo_node_attr(t, sw, "reduce"), "nvls");
         CHECK_INT(weft_topo_node_reduce(t, sw), WEFT_REDUCE_NVLS);
         CHECK_INT(weft_topo_node_reduce(t, rail), WEFT_REDUCE_NONE);

@@ -161,8 +161,13 @@ static void check_call(void *ctx, const weft_nccl_fabric *f, int func, size_t by
                 want_p = p;
             }
         }
-    if (others && want_a >= 0 && before[nccl_algo(ch.algo)][ch.proto] >= 0)
-        CHECK(want_a == nccl_algo(ch.algo) && want_p == (int)ch.proto);
+    /* weft_nccl_choose names one of NCCL's algorithms (an index of -1
+     * would read before the table: gcc -O3 warns of it, -Warray-bounds). */
+    int chosen_a = nccl_algo(ch.algo);
+    CHECK(chosen_a >= 0 && (int)ch.proto >= 0 && (int)ch.proto < NCCL_NUM_PROTOCOLS);
+    if (others && want_a >= 0 && chosen_a >= 0 && (int)ch.proto >= 0 &&
+        (int)ch.proto < NCCL_NUM_PROTOCOLS && before[chosen_a][ch.proto] >= 0)
+        CHECK(want_a == chosen_a && want_p == (int)ch.proto);
     int a, p;
     nccl_pick(t, &a, &p);
     /* A float tie is no disagreement: both entries then cost the same. */

@@ -8,11 +8,15 @@
 #   expect_out_has TEXT     stdout contains TEXT
 #   expect_err_has TEXT     stderr contains TEXT
 #   check DESC CMD...       CMD succeeds
+#   progress TEXT           prints "[SECONDS s] TEXT" on stdout at once
 #   finish                  prints "N passed, N failed"; exits 1 on failure
 #                           (and removes the capture files: call it last)
 #
 # Every failed expectation prints the command, what was expected and what
-# came out, and the script goes on, so one run shows every failure.
+# came out, and the script goes on, so one run shows every failure. Every
+# `run` prints a progress line first (the seconds since the script began
+# and the command), so that a test CTest stops at its TIMEOUT shows in its
+# log what it was running and how far it got, rather than nothing.
 
 passed=0
 failed=0
@@ -33,8 +37,13 @@ CHECK_OUT_=$(mktemp)
 CHECK_ERR_=$(mktemp)
 trap 'rm -f "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 
+progress() {
+    printf '[%ss] %s\n' "$SECONDS" "$*"
+}
+
 run() {
     LAST="$*"
+    progress "weft $*"
     "$WEFT" "$@" >"$CHECK_OUT_" 2>"$CHECK_ERR_"
     RC=$?
     OUT=$(<"$CHECK_OUT_")
