@@ -48,17 +48,17 @@ int main(void)
     char line[256];
     double sum_log = 0, worst = 0;
     int rows = 0;
-    printf("%-9s %-11s %5s %6s %-12s %12s %12s %8s\n", "source", "model", "gpus", "gbs",
-           "tp/pp/cp/vp", "published s", "predicted s", "error");
+    printf("%-9s %-11s %5s %6s %-12s %3s %12s %12s %8s %7s\n", "source", "model", "gpus", "gbs",
+           "tp/pp/cp/vp", "ub", "published s", "predicted s", "error", "tp exp");
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
         char src[16], name[32];
-        unsigned n, gbs, mbs, seq, tp, pp, cp, vp;
+        unsigned n, gbs, mbs, seq, tp, pp, cp, vp, ub;
         double tok;
-        if (sscanf(line, "%15[^,],%31[^,],%u,%u,%u,%u,%u,%u,%u,%u,%lf", src, name, &n, &gbs, &mbs,
-                   &seq, &tp, &pp, &cp, &vp, &tok) != 11 ||
-            n % 8 != 0 || tok <= 0) {
+        if (sscanf(line, "%15[^,],%31[^,],%u,%u,%u,%u,%u,%u,%u,%u,%lf,%u", src, name, &n, &gbs,
+                   &mbs, &seq, &tp, &pp, &cp, &vp, &tok, &ub) != 12 ||
+            n % 8 != 0 || tok <= 0 || ub > 1) {
             CHECK(!"malformed fixture row");
             continue;
         }
@@ -76,6 +76,7 @@ int main(void)
         p.global_batch = gbs;
         p.micro_batch = mbs;
         p.sp = tp > 1;
+        p.tp_comm_overlap = ub == 1;
         p.flash_attn = true;
         p.prec = WEFT_PREC_FP8;
         p.dist_opt = true;
@@ -101,8 +102,9 @@ int main(void)
             double e = r.step_s / published - 1;
             char par[24];
             snprintf(par, sizeof par, "%u/%u/%u/%u", tp, pp, cp, vp);
-            printf("%-9s %-11s %5u %6u %-12s %12.3f %12.3f %+7.1f%%\n", src, name, n, gbs, par,
-                   published, r.step_s, 100 * e);
+            printf("%-9s %-11s %5u %6u %-12s %3u %12.3f %12.3f %+7.1f%% %6.1f%%\n", src, name, n,
+                   gbs, par, ub, published, r.step_s, 100 * e,
+                   100 * r.exposed_s[WEFT_COMM_TP] / r.step_s);
             sum_log += fabs(log(r.step_s / published));
             if (fabs(e) > worst)
                 worst = fabs(e);
