@@ -12,7 +12,9 @@
  * FP8 GEMMs (the table's precision; --fp8-format hybrid), fused attention
  * (--use-flash-attn: Transformer Engine's), sequence parallelism wherever
  * TP > 1, the distributed optimizer and gradient reduction overlapped with
- * the backward, no recomputation.
+ * the backward, no recomputation; and, where the fixture's ub column is 1
+ * (its header cites each recipe), TP communication overlapped with the
+ * GEMMs (--tp-comm-overlap).
  *
  * Checks: physical sanity (a finite, positive step that fits in memory and
  * is not faster than its FLOPs at the FP8 peak of every GPU), then a
@@ -24,9 +26,13 @@
  * output layer in bf16, the casts charged) and GEMMs against each GPU's
  * measured matmul ceiling instead of its data-sheet peak (nothing fitted):
  * worst 23.0 % (llama3-8b, 8.38 s), geometric mean 13.00 %; the TP 4 rows
- * are now slow (+5 to +17 %: weft does not overlap TP communication,
- * which NeMo's 70B recipes do). The bounds below are the figures plus 1
- * point: a change that moves them must say so here and in the docs. */
+ * were slow (+5 to +17 %). Then TP communication overlapped with the
+ * Linear GEMMs where the run's recipe sets it (the fixture's ub column,
+ * --tp-comm-overlap: Transformer Engine's userbuffers, nothing fitted):
+ * the three Llama 70B rows +14.0, +5.1, +17.3 % -> -4.4, -11.7, +1.9 %;
+ * worst 23.0 % (llama3-8b, unchanged), geometric mean 10.15 %. The bounds
+ * below are the figures plus 1 point: a change that moves them must say
+ * so here and in the docs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +127,6 @@ int main(void)
     printf("worst %.1f%%, geometric mean error %.2f%%\n", 100 * worst, 100 * geo);
     /* Regression bounds: measured figures (header) plus 1 point. */
     CHECK(worst <= 0.240);
-    CHECK(geo <= 0.140);
+    CHECK(geo <= 0.112);
     return weft_test_done();
 }
