@@ -178,6 +178,10 @@ typedef struct weft_parallel {
      * PP > 1 (as DeepSpeed). */
     uint32_t zero_stage;
     bool sp;                    /* sequence parallelism */
+    /* --tp-comm-overlap: Transformer Engine's userbuffers overlap every TP
+     * all-gather and reduce-scatter of the Linears with their GEMMs
+     * (docs/step.md, "TP overlap"); needs sp and tp > 1 (as Megatron). */
+    bool tp_comm_overlap;
     uint32_t global_batch, micro_batch;
     weft_recompute recompute;
     weft_prec prec;             /* bf16 (default), fp16, fp8 */

@@ -67,6 +67,8 @@ static const cli_opt par_opts[] = {
     {"context-parallel-size", 0, "N", "CP (default 1)"},
     {"expert-model-parallel-size", 0, "N", "EP, inside DP (default 1)"},
     {"sequence-parallel", 0, NULL, "TP all-gather/reduce-scatter instead of all-reduce"},
+    {"tp-comm-overlap", 0, NULL,
+     "with --sequence-parallel: TP collectives overlapped with the Linear GEMMs (userbuffers)"},
     {"global-batch-size", 0, "N", "sequences per step (default: one micro-batch per DP rank)"},
     {"micro-batch-size", 0, "N", "sequences per micro-batch (default 1)"},
     {"recompute-granularity", 0, "G", "full or selective (default none)"},
@@ -247,6 +249,7 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     if (!cli_args_get(a, "global-batch-size"))
         p->global_batch = 0; /* one micro-batch per DP rank, set once DP is known */
     p->sp = cli_args_has(a, "sequence-parallel");
+    p->tp_comm_overlap = cli_args_has(a, "tp-comm-overlap");
     const char *rg = cli_args_get(a, "recompute-granularity");
     if (rg && !strcmp(rg, "full"))
         p->recompute = WEFT_RECOMPUTE_FULL;
@@ -380,9 +383,9 @@ static void par_text(const weft_parallel *p, const weft_counts *c, char *buf, si
     char z[16] = "";
     if (p->zero_stage)
         snprintf(z, sizeof z, " zero%u", p->zero_stage);
-    snprintf(buf, n, "TP %u PP %s CP %u EP %u DP %u mbs %u %s%s%s%s", p->tp, pp, p->cp, p->ep,
+    snprintf(buf, n, "TP %u PP %s CP %u EP %u DP %u mbs %u %s%s%s%s%s", p->tp, pp, p->cp, p->ep,
              c->dp, p->micro_batch, weft_recompute_name(p->recompute), p->sp ? " sp" : "",
-             p->flash_attn ? " flash" : "", z);
+             p->tp_comm_overlap ? " tp-overlap" : "", p->flash_attn ? " flash" : "", z);
 }
 
 static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model *m,
@@ -776,6 +779,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
         cli_json_kv_string(&j, "model", m.name);
         cli_json_kv_string(&j, "gpu", g.name);
+        cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
         json_result(&j, &r);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);

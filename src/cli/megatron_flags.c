@@ -136,7 +136,6 @@ static const cli_opt flags[] = {
     {"optimizer", 0, "adam|sgd", "weft models Adam's state and step"},
     {"transformer-impl", 0, "local|transformer_engine",
      "weft times one kernel set, Transformer Engine's fusions included"},
-    {"tp-comm-overlap", 0, NULL, "TP communication is timed on the critical path"},
     {"overlap-param-gather", 0, NULL,
      "the distributed optimizer's parameter all-gather is timed after the step"},
     {"recompute-method", 0, "uniform|block", "recomputation applies to every layer"},

@@ -27,7 +27,7 @@ typedef struct cli_megatron_seen {
 int cli_megatron_check(const cli_syntax *syn, const cli_args *a, cli_megatron_seen *seen);
 
 /* "weft: ignored (training only, no effect on the step): --lr, ..." and
- * "weft: warning: not modelled ...: --tp-comm-overlap (why), ..." on
+ * "weft: warning: not modelled ...: --overlap-param-gather (why), ..." on
  * stderr, when there are any. */
 void cli_megatron_report(const cli_megatron_seen *seen);
 

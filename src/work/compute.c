@@ -101,11 +101,15 @@ static void fp8_linear(double in, double out, bool norm_fused, double *f, double
 }
 
 /* One layer's forward compute, its attention core, and with FP8 the time
- * of the casts of its forward (*cast_f) and of its backward (*cast_b). */
+ * of the casts of its forward (*cast_f) and of its backward (*cast_b);
+ * lin[4] receives the forward GEMMs of its QKV (MLA: all its query, key
+ * and value projections), output projection, FC1 and FC2 (0 and 0 for an
+ * MoE layer), the GEMMs TP communication overlaps with. */
 static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_parallel *p, bool moe,
                       uint64_t routed, double *gemm_s, double *elem_s, double *core, double *cast_f,
-                      double *cast_b)
+                      double *cast_b, double lin[4])
 {
+    lin[2] = lin[3] = 0;
     weft_prec pr = p->prec, cpr = non_te_prec(pr);
     double cf = 0, cb = 0; /* FP8 cast bytes, forward and backward */
     uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
@@ -189,12 +193,16 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
         mlp_elem = mem_s(g, 2.0 * 2 * 2 * copies * h + (up * 2.0 + 2) * copies * f);
     } else {
         uint64_t f = m->ffn / tp;
-        mlp = weft__work_gemm_s(g, pr, 1, Tl, f * up, h) + weft__work_gemm_s(g, pr, 1, Tl, h, f);
+        lin[2] = weft__work_gemm_s(g, pr, 1, Tl, f * up, h);
+        lin[3] = weft__work_gemm_s(g, pr, 1, Tl, h, f);
+        mlp = lin[2] + lin[3];
         mlp_elem = mem_s(g, (up * 2.0 + 2) * (double)Tl * f);
         /* FC1 behind the norm (LayerNormMLP / LayerNormLinear), FC2. */
         fp8_linear((double)Tl * h, (double)Tl * f * up, true, &cf, &cb);
         fp8_linear((double)Tl * f, (double)Tl * h, false, &cf, &cb);
     }
+    lin[0] = qkv;
+    lin[1] = proj;
     *gemm_s = qkv + proj + mlp;
     *elem_s = mem_s(g, 2 * ln + 2 * bda) + mlp_elem;
     *core = scores + av + softmax;
@@ -226,11 +234,11 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     uint64_t h = m->hidden;
     bool moe = m->experts > 0;
     double gemm, elem, core, cf, cb;
-    layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core, &cf, &cb);
+    layer_fwd(g, m, p, moe, routed, &gemm, &elem, &core, &cf, &cb, out->lin);
     fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd, &out->bwd, &out->recompute);
     out->attn_core = core;
     if (moe)
-        layer_fwd(g, m, p, false, 0, &gemm, &elem, &core, &cf, &cb);
+        layer_fwd(g, m, p, false, 0, &gemm, &elem, &core, &cf, &cb, out->lin);
     fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
     uint64_t V = weft__work_vocab(m, tp) / tp;
     double logits = weft__work_gemm_s(g, non_te_prec(pr), 1, Tl, V, h);

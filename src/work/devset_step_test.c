@@ -12,7 +12,9 @@
  * FP8 GEMMs (the table's precision; --fp8-format hybrid), fused attention
  * (--use-flash-attn: Transformer Engine's), sequence parallelism wherever
  * TP > 1, the distributed optimizer and gradient reduction overlapped with
- * the backward, no recomputation.
+ * the backward, no recomputation; and, where the fixture's ub column is 1
+ * (its header cites each recipe), TP communication overlapped with the
+ * GEMMs (--tp-comm-overlap).
  *
  * Checks: physical sanity (a finite, positive step that fits in memory and
  * is not faster than its FLOPs at the FP8 peak of every GPU), then a
@@ -24,9 +26,13 @@
  * output layer in bf16, the casts charged) and GEMMs against each GPU's
  * measured matmul ceiling instead of its data-sheet peak (nothing fitted):
  * worst 23.0 % (llama3-8b, 8.38 s), geometric mean 13.00 %; the TP 4 rows
- * are now slow (+5 to +17 %: weft does not overlap TP communication,
- * which NeMo's 70B recipes do). The bounds below are the figures plus 1
- * point: a change that moves them must say so here and in the docs. */
+ * were slow (+5 to +17 %). Then TP communication overlapped with the
+ * Linear GEMMs where the run's recipe sets it (the fixture's ub column,
+ * --tp-comm-overlap: Transformer Engine's userbuffers, nothing fitted):
+ * the three Llama 70B rows +14.0, +5.1, +17.3 % -> -4.4, -11.7, +1.9 %;
+ * worst 23.0 % (llama3-8b, unchanged), geometric mean 10.15 %. The bounds
+ * below are the figures plus 1 point: a change that moves them must say
+ * so here and in the docs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,17 +54,17 @@ int main(void)
     char line[256];
     double sum_log = 0, worst = 0;
     int rows = 0;
-    printf("%-9s %-11s %5s %6s %-12s %12s %12s %8s\n", "source", "model", "gpus", "gbs",
-           "tp/pp/cp/vp", "published s", "predicted s", "error");
+    printf("%-9s %-11s %5s %6s %-12s %3s %12s %12s %8s %7s\n", "source", "model", "gpus", "gbs",
+           "tp/pp/cp/vp", "ub", "published s", "predicted s", "error", "tp exp");
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
         char src[16], name[32];
-        unsigned n, gbs, mbs, seq, tp, pp, cp, vp;
+        unsigned n, gbs, mbs, seq, tp, pp, cp, vp, ub;
         double tok;
-        if (sscanf(line, "%15[^,],%31[^,],%u,%u,%u,%u,%u,%u,%u,%u,%lf", src, name, &n, &gbs, &mbs,
-                   &seq, &tp, &pp, &cp, &vp, &tok) != 11 ||
-            n % 8 != 0 || tok <= 0) {
+        if (sscanf(line, "%15[^,],%31[^,],%u,%u,%u,%u,%u,%u,%u,%u,%lf,%u", src, name, &n, &gbs,
+                   &mbs, &seq, &tp, &pp, &cp, &vp, &tok, &ub) != 12 ||
+            n % 8 != 0 || tok <= 0 || ub > 1) {
             CHECK(!"malformed fixture row");
             continue;
         }
@@ -76,6 +82,7 @@ int main(void)
         p.global_batch = gbs;
         p.micro_batch = mbs;
         p.sp = tp > 1;
+        p.tp_comm_overlap = ub == 1;
         p.flash_attn = true;
         p.prec = WEFT_PREC_FP8;
         p.dist_opt = true;
@@ -101,8 +108,9 @@ int main(void)
             double e = r.step_s / published - 1;
             char par[24];
             snprintf(par, sizeof par, "%u/%u/%u/%u", tp, pp, cp, vp);
-            printf("%-9s %-11s %5u %6u %-12s %12.3f %12.3f %+7.1f%%\n", src, name, n, gbs, par,
-                   published, r.step_s, 100 * e);
+            printf("%-9s %-11s %5u %6u %-12s %3u %12.3f %12.3f %+7.1f%% %6.1f%%\n", src, name, n,
+                   gbs, par, ub, published, r.step_s, 100 * e,
+                   100 * r.exposed_s[WEFT_COMM_TP] / r.step_s);
             sum_log += fabs(log(r.step_s / published));
             if (fabs(e) > worst)
                 worst = fabs(e);
@@ -119,6 +127,6 @@ int main(void)
     printf("worst %.1f%%, geometric mean error %.2f%%\n", 100 * worst, 100 * geo);
     /* Regression bounds: measured figures (header) plus 1 point. */
     CHECK(worst <= 0.240);
-    CHECK(geo <= 0.140);
+    CHECK(geo <= 0.112);
     return weft_test_done();
 }

@@ -470,6 +470,12 @@ weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t 
         return weft_diag_set(d, WEFT_EINVAL, "--sequence-parallel: --seq-length (%u) / --context-parallel-size (%u) is not "
               "divisible by --tensor-model-parallel-size (%u)",
               m->seq, p->cp, p->tp);
+    /* Megatron's check (megatron/training/arguments.py): overlap needs
+     * sequence parallelism, which it turns off at TP 1. */
+    if (p->tp_comm_overlap && !(p->sp && p->tp > 1))
+        return weft_diag_set(d, WEFT_EINVAL, "--tp-comm-overlap needs --sequence-parallel and "
+              "--tensor-model-parallel-size > 1 (TP %u%s)",
+              p->tp, p->sp ? "" : ", no --sequence-parallel");
     uint64_t per = (uint64_t)p->micro_batch * dpn;
     if (!(p->global_batch % per == 0))
         return weft_diag_set(d, WEFT_EINVAL, "--global-batch-size (%u) is not divisible by --micro-batch-size (%u) x "

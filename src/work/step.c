@@ -291,6 +291,47 @@ static weft_err zero3(weft_work_ctx *c, const weft_model *m, const weft_parallel
     return WEFT_OK;
 }
 
+/* --tp-comm-overlap (tp_overlap.c, docs/step.md "TP overlap"): a layer's
+ * TP collectives under Transformer Engine's userbuffers, S the 16-bit
+ * bytes of a layer input gathered over TP, pair the all-gather plus
+ * reduce-scatter it would expose without overlap. Per layer and
+ * micro-batch: the collectives' time forward and backward (*f, *b: two
+ * all-gathers (FP8 with FP8) and two reduce-scatters forward; backward two
+ * more all-gathers, the norm outputs gathered again for the weight
+ * gradients; full recomputation runs the forward's again), what stays
+ * exposed (*xf, *xb) and, for MoE layers whose MLP is not overlapped, what
+ * they expose beyond (*ef, *eb); the bytes a GPU sends (*bytes) and the
+ * collectives (*calls). */
+static weft_err tp_overlap(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                           const weft__layer_time *lt, uint64_t S, double pair, bool full,
+                           bool moe, double *f, double *b, double *xf, double *xb, double *ef,
+                           double *eb, double *bytes, uint32_t *calls, weft_diag *d)
+{
+    uint32_t tp = p->tp, n = weft__ub_splits();
+    uint64_t S_ag = p->prec == WEFT_PREC_FP8 ? S / 2 : S;
+    weft__ub_comm uc;
+    weft_err err;
+    if ((err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLGATHER, false, S_ag, &uc.ag, d)) ||
+        (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_REDUCESCATTER, false, S, &uc.rs, d)) ||
+        (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_REDUCESCATTER, false, S / n,
+                                 &uc.rs_chunk, d)))
+        return err;
+    weft__ub_exposed x;
+    weft__ub_layer(lt->lin, &uc, tp, c->gpu->sms, &x);
+    double rep = full ? 1 : 0;
+    *f = 2 * (uc.ag + uc.rs);
+    *b = 4 * uc.ag + 2 * uc.rs + rep * *f;
+    *xf = x.attn_f + x.mlp_f;
+    *xb = x.attn_b + x.mlp_b + rep * *xf;
+    *ef = moe ? pair - x.mlp_f : 0;
+    *eb = moe ? (1 + rep) * pair - x.mlp_b - rep * x.mlp_f : 0;
+    double ag = ring_bytes(WEFT_COLL_ALLGATHER, tp, (double)S_ag);
+    double rs = ring_bytes(WEFT_COLL_REDUCESCATTER, tp, (double)S);
+    *bytes = (2 + 4 + 2 * rep) * ag + (2 + 2 + 2 * rep) * rs;
+    *calls = full ? 14 : 10;
+    return WEFT_OK;
+}
+
 weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_parallel *p,
                         bool check_memory, FILE *trace, weft_step_result *out, weft_diag *d)
 {
@@ -330,8 +371,10 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     weft__layer_time lt;
     weft__work_layer_time(g, m, p, dp, routed, &lt);
 
-    /* Per layer and micro-batch: TP. */
-    double tp_f = 0, tp_b = 0, tpb = 0;
+    /* Per layer and micro-batch: TP. tp_f, tp_b: its collectives, forward
+     * and backward; tpx_f, tpx_b: what of them is exposed; tpe_f, tpe_b:
+     * what an MoE layer exposes beyond (its MLP is not overlapped). */
+    double tp_f = 0, tp_b = 0, tpb = 0, tpx_f = 0, tpx_b = 0, tpe_f = 0, tpe_b = 0, ub_bytes = 0;
     uint32_t tpc = 0;
     if (tp > 1) {
         uint64_t S = Tl * h * 2;
@@ -351,6 +394,12 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         tp_b = tp_f * (full ? 2 : 1);
         tpb *= 2;
         tpc = (p->sp ? 4 : 2) * (full ? 3 : 2);
+        tpx_f = tp_f;
+        tpx_b = tp_b;
+        if (p->tp_comm_overlap &&
+            (err = tp_overlap(c, p, dp, &lt, S, t1 + t2, full, m->experts > 0, &tp_f, &tp_b,
+                              &tpx_f, &tpx_b, &tpe_f, &tpe_b, &ub_bytes, &tpc, d)))
+            return err;
     }
     /* CP: keys and values gathered forward, gathered and reduce-scattered
      * backward, overlapped with the attention core (ring attention). */
@@ -462,7 +511,9 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
             b0 = bs;
         double xe = (st == 0 ? emb_first : 0) + (st == p->pp - 1 ? emb_last : 0);
         double xl = st == p->pp - 1 ? loss_mb : 0;
-        double tot = fs + bs + layer_comm(nm + nd, nm, tp_f + tp_b + cpx_f + cpx_b, ep_f + ep_b) +
+        double tot = fs + bs +
+                     layer_comm(nm + nd, nm, tpx_f + tpx_b + cpx_f + cpx_b,
+                                ep_f + ep_b + tpe_f + tpe_b) +
                      xe + xl;
         if (tot > best) {
             best = tot;
@@ -475,7 +526,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         }
     }
     double xcomm[WEFT__COMM_COUNT] = {0};
-    xcomm[WEFT_COMM_TP] = (double)bnl * (tp_f + tp_b);
+    xcomm[WEFT_COMM_TP] = (double)bnl * (tpx_f + tpx_b) + (double)bnm * (tpe_f + tpe_b);
     xcomm[WEFT_COMM_CP] = (double)bnl * (cpx_f + cpx_b);
     xcomm[WEFT_COMM_EP] = (double)bnm * (ep_f + ep_b);
     xcomm[WEFT_COMM_EMB] = emb_mb;
@@ -497,7 +548,9 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.comm_s[WEFT_COMM_TP] = (double)mb * (double)bnl * (tp_f + tp_b);
     r.comm_s[WEFT_COMM_CP] = (double)mb * (double)bnl * (cp_f + cp_b);
     r.comm_s[WEFT_COMM_EP] = (double)mb * (double)bnm * (ep_f + ep_b);
-    r.comm_bytes[WEFT_COMM_TP] = (uint64_t)((double)mb * bnl * tpb * (full ? 3 : 2));
+    r.comm_bytes[WEFT_COMM_TP] = p->tp_comm_overlap
+                                     ? (uint64_t)((double)mb * bnl * ub_bytes)
+                                     : (uint64_t)((double)mb * bnl * tpb * (full ? 3 : 2));
     r.comm_bytes[WEFT_COMM_CP] = (uint64_t)((double)mb * bnl * cpb);
     r.comm_bytes[WEFT_COMM_EP] = (uint64_t)((double)mb * bnm * epb);
     r.comm_calls[WEFT_COMM_TP] = (uint32_t)(mb * bnl * tpc);
@@ -535,7 +588,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
      * after it. DeepSpeed's ZeRO 1 and 2 do not overlap (overlap_comm is
      * false by default). */
     double window = p->overlap_grad && !p->zero_stage
-                        ? b0 + layer_comm(nl0, nm0, tp_b + cpx_b, ep_b)
+                        ? b0 + layer_comm(nl0, nm0, tpx_b + cpx_b, ep_b + tpe_b)
                         : 0;
     if (p->zero_stage == 3) {
         if ((err = zero3(c, m, p, dp, &lt, mb, &r, d)))
@@ -581,8 +634,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.optimizer_s = lt.optimizer;
     /* The busiest stage's micro-batch, as the trace draws it: its
      * embedding and loss communication counted in the forward. */
-    r.fwd_s = cstage_f + layer_comm(bnl, bnm, tp_f + cpx_f, ep_f) + emb_mb + loss_x;
-    r.bwd_s = cstage - cstage_f + layer_comm(bnl, bnm, tp_b + cpx_b, ep_b);
+    r.fwd_s = cstage_f + layer_comm(bnl, bnm, tpx_f + cpx_f, ep_f + tpe_f) + emb_mb + loss_x;
+    r.bwd_s = cstage - cstage_f + layer_comm(bnl, bnm, tpx_b + cpx_b, ep_b + tpe_b);
     r.tied_s = tied_s;
     /* The sends the 1F1B schedule cannot hide: its makespan with them
      * beyond the (m + (PP - 1) / v) (F + B) it takes without. */

@@ -56,6 +56,8 @@ weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m0, const weft_para
                                 p.cp = cp;
                                 p.ep = ep;
                                 p.sp = tp > 1;
+                                /* The overlap where there is TP to overlap. */
+                                p.tp_comm_overlap = base->tp_comm_overlap && tp > 1;
                                 p.micro_batch = mbs[mi];
                                 p.recompute = (weft_recompute)rc;
                                 p.layers_per_vstage = 0;

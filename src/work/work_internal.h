@@ -70,12 +70,48 @@ typedef struct weft__layer_time {
     double logits_fwd, logits_bwd; /* output layer and loss, last stage */
     double embed_fwd, embed_bwd;   /* input embedding, first stage */
     double optimizer;  /* one optimizer step of the busiest GPU */
+    /* Forward GEMMs of a dense layer's QKV, output projection, FC1, FC2
+     * (the TP-split Linears whose communication --tp-comm-overlap hides);
+     * each one's data- and weight-gradient GEMMs take as long. */
+    double lin[4];
 } weft__layer_time;
 
 /* routed: tokens the busiest EP rank's experts receive per micro-batch
  * (0: the balanced share, topk x EP x T / E per local expert). */
 void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_parallel *p,
                            uint32_t dp, uint64_t routed, weft__layer_time *out);
+
+/* ---- tp_overlap.c ---- */
+
+/* Transformer Engine's userbuffers overlap of TP communication with the
+ * Linear GEMMs (--tp-comm-overlap; the schedules and their sources are in
+ * tp_overlap.c and docs/step.md, "TP overlap"). Spans in seconds of a GEMM
+ * of `gemm` seconds (all SMs) with its communication: a ring exchange of
+ * tp steps of `step` seconds each (copy engines); a pipeline of `splits`
+ * GEMM chunks on sms - k SMs, each chunk's reduce-scatter (`chunk`
+ * seconds) during the next one's GEMM; a bulk collective of `comm`
+ * seconds on k SMs beside the whole GEMM. */
+double weft__ub_ring_s(double gemm, double step, uint32_t tp);
+double weft__ub_pipe_s(double gemm, double chunk, uint32_t splits, uint32_t sms, uint32_t k);
+double weft__ub_bulk_s(double gemm, double comm, uint32_t sms, uint32_t k);
+/* The pipeline's splits (4). */
+uint32_t weft__ub_splits(void);
+
+/* One layer's TP collectives, each over its TP group: the all-gather of
+ * a layer input (FP8 bytes with FP8), the 16-bit reduce-scatter of a
+ * Linear's output and of 1 / weft__ub_splits() of it. */
+typedef struct weft__ub_comm {
+    double ag, rs, rs_chunk;
+} weft__ub_comm;
+/* Exposed TP time of one layer (spans minus their GEMMs) of its attention
+ * (QKV, output projection) and its MLP (FC1, FC2), forward and backward. */
+typedef struct weft__ub_exposed {
+    double attn_f, mlp_f, attn_b, mlp_b;
+} weft__ub_exposed;
+/* lin: forward GEMMs of QKV, projection, FC1, FC2 (weft__layer_time);
+ * sms: the GPU's SMs (0: no contention). */
+void weft__ub_layer(const double lin[4], const weft__ub_comm *c, uint32_t tp, uint32_t sms,
+                    weft__ub_exposed *out);
 
 /* ---- comm.c ---- */
 
