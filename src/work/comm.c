@@ -8,6 +8,14 @@
 #include "weft/traffic.h"
 #include "work/work_internal.h"
 
+/* Here, below trace.c and step.c which both name the kinds (the file
+ * order of docs/architecture.md). */
+const char *weft_comm_kind_name(weft_comm_kind k)
+{
+    static const char *const names[] = {"tp", "cp", "dp", "pp", "ep", "emb", "loss"};
+    return (unsigned)k < WEFT__COMM_COUNT ? names[k] : "?";
+}
+
 static void dim_sizes(const weft_parallel *p, uint32_t dp, uint32_t size[WEFT__DIM_COUNT])
 {
     size[WEFT_DIM_TP] = p->tp;

@@ -10,12 +10,6 @@
 
 #define GIB 1073741824.0
 
-const char *weft_comm_kind_name(weft_comm_kind k)
-{
-    static const char *const names[] = {"tp", "cp", "dp", "pp", "ep", "emb", "loss"};
-    return (unsigned)k < WEFT__COMM_COUNT ? names[k] : "?";
-}
-
 weft_err weft_work_ctx_new(const weft_topo *t, const weft_gpu *g, const weft_sim_opts *o,
                            weft_work_ctx **out)
 {
