@@ -1,0 +1,71 @@
+/* The context weft_sim_plan builds a plan into (plan_sim.c), shared with
+ * the routes (plan_routes.c) and the circuit epochs (plan_epochs.c). File
+ * order: plan_routes < plan_epochs < plan_sim. */
+#ifndef WEFT_SIM_PLAN_CTX_H
+#define WEFT_SIM_PLAN_CTX_H
+
+#include "sim/engine.h"
+#include "weft/paths.h"
+#include "weft/sim.h"
+
+/* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
+ * empty. */
+typedef struct pair_map {
+    uint64_t *key; /* (src << 42 | dst << 21 | count) + 1 */
+    uint32_t *val;
+    uint32_t cap, n;
+} pair_map;
+
+/* A path selection meaning every path of an op (plan_route_sel). */
+#define SEL_ALL (UINT32_MAX - 1)
+
+typedef struct plan_ctx {
+    const weft_topo *t;
+    const weft_plan *p;
+    sim_engine *e;
+    weft_paths *paths;
+    pair_map ecmp;
+    uint32_t *rlink; /* scratch for one route: links and coefficients */
+    double *rcoef;
+    size_t rlink_cap, rcoef_cap;
+    bool epochs;            /* the plan has circuits (weft/plan.h): paths with an
+                               epoch are flows of their own (plan_epochs) */
+    const weft_sim_opts *o; /* resolved settings */
+    const double *cap;      /* link capacities, bytes/s (sim_model_link_cap) */
+    double slice_bytes;     /* wire bytes of one slice of one chunk */
+    uint32_t base;          /* engine id of the plan's first flow (weft_sim_plans) */
+    weft_diag *d;
+} plan_ctx;
+
+/* Which part of each path a route covers: all of it, or (circuit epochs)
+ * the head up to the relay after its last OCS, or the tail from there. */
+typedef enum route_part { PART_ALL, PART_HEAD, PART_TAIL } route_part;
+
+/* The slot of key in m: where it is, or the empty slot it would take. */
+uint32_t plan_pairs_slot(const pair_map *m, uint64_t key);
+/* Makes room for one more key (the table at most half full). WEFT_ENOMEM. */
+weft_err plan_pairs_grow(pair_map *m);
+/* Frees the table and leaves it empty. */
+void plan_pairs_clear(pair_map *m);
+
+/* The ECMP route between nodes a and b for an op of `count` chunks, shared
+ * by every op with the same three (cached in c->ecmp). */
+weft_err plan_ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t count,
+                         uint32_t *route);
+/* An op's explicit route over all its paths (those without an epoch in a
+ * plan with circuits). */
+weft_err plan_explicit_route(plan_ctx *c, uint32_t op, uint32_t *route);
+
+/* An op's explicit route over the paths of epoch `sel` (SEL_ALL: every
+ * path; WEFT_PLAN_NO_EPOCH: those without one): per link, the sum of the
+ * shares of the paths that cross it, times the op's chunk count and
+ * `scale`, over the part of each path `part` says; the latency is that of
+ * the slowest path. *n_links (may be NULL) gets how many links it has. */
+weft_err plan_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale, route_part part,
+                        uint32_t *n_links, uint32_t *route);
+
+/* The flows of a plan with circuits (plan_epochs.c, docs/ocs.md): each
+ * op's paths of an epoch as a flow of their own, and the OCS gates. */
+weft_err plan_build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, const double *opb);
+
+#endif
