@@ -322,23 +322,51 @@ WEFT_API uint64_t weft_plan_chunk_bytes(const weft_plan *p, uint64_t chunk);
 /* An alltoallv plan's own size: the matrix's total / N bytes (not always
  * whole); 0 for a plan without a matrix. */
 WEFT_API double weft_plan_traffic_size(const weft_plan *p);
-/* The exact bytes every op of an alltoallv plan moves at its own size:
+/* The exact bytes every op of a sized plan (an alltoallv plan, or op sizes:
+ * then the stated bytes) moves at its own size:
  * bytes[id] for id < num_ops (0 for a nop). The plan is run symbolically in
  * one topological order (for a verified plan every order gives the same
  * values); a slot that holds nothing yet moves 0 bytes. WEFT_EINVAL for a
- * plan without a matrix; WEFT_EVERIFY (as weft_plan_check_structure and
+ * plan of equal chunks, or op sizes set for another op count; WEFT_EVERIFY (as weft_plan_check_structure and
  * weft_plan_topo_order report) for a plan whose structure or deps are
  * broken; WEFT_ENOMEM. O(ops + deps + slots moved + slots). */
 WEFT_API weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_diag *d);
 /* What each op moves in a collective of size_bytes, for any plan:
  * bytes[id] = count * size / weft_plan_size_chunks for equal chunks, and
- * weft_plan_op_bytes scaled by size / weft_plan_traffic_size for an
- * alltoallv plan (so exactly its bytes at its own size, and at any size
+ * weft_plan_op_bytes scaled by size / weft_plan_own_size for a sized
+ * plan (so exactly its bytes at its own size, and at any size
  * within half a byte of it (inclusive): a whole number of bytes, as weft_sim_plan
  * takes, stands for a size that is not whole). Errors as
  * weft_plan_op_bytes (none for a plan without a matrix). */
 WEFT_API weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *bytes,
                                         weft_diag *d);
+
+/* ---- Sized plans: the bytes of every op, stated by its builder ---------
+ *
+ * A compressed or sparse collective (weft/compress.h; docs/compression.md)
+ * has the dataflow of its dense collective, which the verifier proves as
+ * usual, but its ops move fewer bytes than their slots: a quantized chunk,
+ * the (index, value) pairs of a partition, a union that grows as it is
+ * reduced. Such a plan carries the exact bytes of every op at the dense
+ * collective size `size` (what --size means for the plain collective);
+ * at another size they scale in proportion, as an alltoallv plan's do. A
+ * plan has a traffic matrix or op sizes, never both. */
+
+/* Sets the bytes of every op of p (bytes[id] for id < weft_plan_num_ops,
+ * 0 for a nop) at collective size `size` > 0, copied. Ops added or removed
+ * afterwards make weft_plan_op_bytes fail (WEFT_EINVAL) until this is
+ * called again. WEFT_EINVAL for size 0, a nop with bytes or a plan with a
+ * traffic matrix; WEFT_ENOMEM. */
+WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes,
+                                         weft_diag *d);
+/* True when p carries op sizes. */
+WEFT_API bool weft_plan_has_op_sizes(const weft_plan *p);
+/* True when p's ops move bytes of their own (a traffic matrix or op sizes)
+ * rather than count x size / weft_plan_size_chunks. */
+WEFT_API bool weft_plan_sized(const weft_plan *p);
+/* The size at which a sized plan's bytes are exact: weft_plan_traffic_size
+ * for an alltoallv plan, the op sizes' size, 0 for a plan of equal chunks. */
+WEFT_API double weft_plan_own_size(const weft_plan *p);
 
 /* ---- Text format (.plan) and JSON -------------------------------------- */
 

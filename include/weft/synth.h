@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "weft/compress.h"
 #include "weft/err.h"
 #include "weft/plan.h"
 #include "weft/protocol.h"
@@ -628,6 +629,36 @@ WEFT_API bool weft_sched_known(const char *algo);
  * from the matrix). False for unknown spellings. */
 WEFT_API bool weft_sched_supports(const char *algo, weft_coll coll, bool matrix);
 
+/* ==== Compressed and sparse collectives ==================================
+ *
+ * Registry rows whose plans carry op sizes (weft/plan.h, "Sized plans"):
+ * the dataflow of the dense collective, which verifies as usual, and the
+ * exact bytes each op moves when the gradients are compressed or sparse
+ * (weft/compress.h; docs/compression.md):
+ *   sparse-ag     allgather, allreduce: every rank sends its k (index,
+ *                 value) pairs to every rank (allreduce: then sums them);
+ *   quant-2shot   allreduce: reduce-scatter of compressed chunks,
+ *                 decompress-aggregate-recompress at the owner, all-gather
+ *                 of the compressed aggregate (fp8, int8, qsgd, sign);
+ *   sparse-hash   allreduce: each rank owns a hashed share of the index
+ *                 space; sparse reduce-scatter of the pairs, then the
+ *                 owners all-gather their unions (balanced whatever the
+ *                 skew, Zen);
+ *   sparse-range  the same with contiguous ranges: skewed non-zeros
+ *                 overload the first owners (Zen's observation).
+ * The bytes depend on the dense size: the plan is built at
+ * weft_sched_args.bytes and scales in proportion elsewhere. */
+typedef struct weft_sparse_args {
+    /* quant-2shot: the quantizer; the sparse rows: the density of each
+     * rank's non-zeros, comp.density_ppm (topk, dgc, randk, hash). */
+    weft_compressor comp;
+    uint32_t elem_bytes; /* of the dense tensor: 2 (fp16, bf16) */
+    uint32_t zipf_milli; /* skew of the non-zeros over the index space, S x 1000 */
+} weft_sparse_args;
+
+/* topk:0.01, 2-byte elements, no skew. */
+WEFT_API void weft_sparse_args_init(weft_sparse_args *a);
+
 /* What weft_sched_build builds. */
 typedef struct weft_sched_args {
     weft_coll coll;
@@ -640,6 +671,8 @@ typedef struct weft_sched_args {
     const weft_optimal_opts *optimal; /* optimal's options (NULL: defaults) */
     weft_optimal *optimal_out;        /* optimal's report (may be NULL) */
     weft_bfb *bfb_out;                /* bfb's analysis (may be NULL) */
+    const weft_sparse_args *sparse;   /* the compressed and sparse rows (NULL: defaults); they
+                                         build at `bytes` */
 } weft_sched_args;
 
 /* coll, root 0, no limit, WEFT_NCCL_PLAN_BYTES, no matrix, no options. */

@@ -18,6 +18,7 @@
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
 #include "cli/table.h"
+#include "cli/sparse_flags.h"
 #include "cli/traffic_file.h"
 #include "weft/synth.h"
 
@@ -37,6 +38,7 @@ static const cli_opt plan_opts[] = {
     {"dot", 0, NULL, "optimal: print the trees of rank --root over the fabric as DOT"},
     {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
     {"traffic", 0, "FILE", "alltoall: an alltoallv plan for this traffic matrix (docs/traffic-format.md)"},
+    CLI_SPARSE_OPTS,
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup plan_group = {"options", plan_opts, false};
@@ -45,7 +47,8 @@ static const cli_syntax plan_syntax = {
     .path = "weft plan",
     .args = "SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]\n"
             "        [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]\n"
-            "        [--max-ops N] [--traffic FILE]",
+            "        [--max-ops N] [--traffic FILE]\n"
+            "        [--compress C] [--density D] [--skew zipf:S] [--elem-bytes B]",
     .about = "Builds a schedule (a plan) for a collective on a fabric and reports what it\n"
              "costs there: its ops, the longest chain of transfers (steps), its throughput\n"
              "limit (algbw = 1 / max over links of load / bandwidth, exact, where a link's\n"
@@ -883,6 +886,10 @@ int cli_cmd_plan(int argc, char **argv)
                                            "(-o FILE.xml or --format msccl)");
         goto done;
     }
+    weft_sparse_args sparse;
+    if ((rc = cli_sparse_flags(&plan_syntax, &a, algo, &sparse)) != CLI_CONTINUE)
+        goto done;
+    rc = CLI_EXIT_OK;
     const char *traffic_path = cli_args_get(&a, "traffic");
     if (traffic_path && coll != WEFT_COLL_ALLTOALL) {
         rc = cli_usage_error(&plan_syntax, "--traffic gives the bytes of an all-to-all; it needs "
@@ -937,6 +944,10 @@ int cli_cmd_plan(int argc, char **argv)
         e = weft_synth_a2a_circuits(t, &matrix, NULL, &p, &csched, &d);
     } else if (traffic_path) {
         e = cli_build_traffic(t, algo, &matrix, max_ops, &p, &d);
+    } else if (cli_sparse_algo(algo)) {
+        /* Built at 1 GiB; its op bytes scale with the size (weft/plan.h,
+         * "Sized plans"). */
+        e = cli_build_sparse(t, algo, coll, WEFT_NCCL_PLAN_BYTES, max_ops, &sparse, &p, &d);
     } else if (is_bfb) {
         weft_sched_args sa;
         weft_sched_args_init(&sa, coll);

@@ -25,6 +25,7 @@
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "cli/sim_sequence.h"
+#include "cli/sparse_flags.h"
 #include "cli/traffic_file.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
@@ -59,6 +60,7 @@ static const cli_opt sim_opts[] = {
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
+    CLI_SPARSE_OPTS,
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup sim_group = {"options", sim_opts, false};
@@ -69,7 +71,8 @@ static const cli_syntax sim_syntax = {
             "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
             "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
             "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
-            "        [--plot FILE.svg]",
+            "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
+            "        [--elem-bytes B]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
@@ -526,6 +529,9 @@ int cli_cmd_sim(int argc, char **argv)
     factor = 0;
     if (size_s && (rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
         goto free_args;
+    weft_sparse_args sparse;
+    if ((rc = cli_sparse_flags(&sim_syntax, &a, algo, &sparse)) != CLI_CONTINUE)
+        goto free_args;
     uint32_t max_ops = CLI_SIM_MAX_OPS;
     bool model_set = false;
     if ((rc = parse_opts(&a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
@@ -633,6 +639,18 @@ int cli_cmd_sim(int argc, char **argv)
         cli_context_object("building the plan");
         weft_plan *plan = NULL;
         if ((e = cli_build_traffic(t, algo, &matrix, max_ops, &plan, &d))) {
+            rc = cli_fail(e, &d);
+            goto free_all;
+        }
+        cli_sim_algo_from_plan(&subject, plan);
+        subject.name = algo;
+    } else if (cli_sparse_algo(algo)) {
+        /* Built at the smallest --size; its op bytes scale with the size
+         * (weft/plan.h, "Sized plans"). */
+        cli_progress_set(&pr, "sim: building %s", algo);
+        cli_context_object("building the plan");
+        weft_plan *plan = NULL;
+        if ((e = cli_build_sparse(t, algo, coll, (double)lo, max_ops, &sparse, &plan, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }

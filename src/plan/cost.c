@@ -199,9 +199,15 @@ static weft_err loads(weft__cost_ctx *c, weft_rat *load)
     /* An alltoallv plan: each op's real bytes over the plan's own size
      * (weft/plan.h), op_bytes * N / total, exact. */
     uint64_t *opb = NULL, total = 0;
-    if (weft_plan_traffic(p)) {
-        weft_traffic_stats st;
-        weft_traffic_get_stats(weft_plan_traffic(p), &st);
+    if (weft_plan_sized(p)) {
+        /* Op sizes: bytes * N / (size * N), the same fraction. */
+        weft_traffic_stats st = {0};
+        if (weft_plan_traffic(p))
+            weft_traffic_get_stats(weft_plan_traffic(p), &st);
+        else if (weft_plan_own_size(p) * p->info.nranks < 9.2e18)
+            st.total = (uint64_t)weft_plan_own_size(p) * p->info.nranks;
+        else
+            st.total = UINT64_MAX;
         total = st.total;
         if (total > INT64_MAX)
             return weft_diag_set(c->d, WEFT_EOVERFLOW,
@@ -349,7 +355,7 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
     if (!e) e = weft__plan_topo_order(p, order, NULL, d);
     if (e) goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), total = 0;
-    if (weft_plan_traffic(p)) {
+    if (weft_plan_sized(p)) {
         opb = weft__malloc(((size_t)p->nops + 1) * sizeof *opb);
         e = opb ? weft_plan_op_bytes_at(p, size_bytes, opb, d) : weft_diag_code(d, WEFT_ENOMEM);
         if (e) goto done;

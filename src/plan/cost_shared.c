@@ -244,7 +244,7 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
     uint32_t nlev = 0;
     if ((e = levels(&r, &nlev, d))) goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), P = o->slices;
-    if (weft_plan_traffic(p)) {
+    if (weft_plan_sized(p)) {
         r.opb = weft__malloc(((size_t)p->nops + 1) * sizeof *r.opb);
         e = r.opb ? weft_plan_op_bytes_at(p, size_bytes, r.opb, d) : weft_diag_code(d, WEFT_ENOMEM);
         if (e) goto done;

@@ -119,6 +119,7 @@ void weft_plan_free(weft_plan *p)
     weft__free(p->name_off);
     weft__free(p->name_slots);
     weft_traffic_free(&p->traffic);
+    weft__free(p->op_bytes);
     weft__free(p->circuits);
     weft__free(p);
 }
@@ -348,6 +349,16 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
             e = WEFT_ENOMEM;
         }
     }
+    if (!e && p->op_bytes) {
+        q->op_bytes = weft__malloc(((size_t)p->op_bytes_n + 1) * sizeof *q->op_bytes);
+        if (q->op_bytes) {
+            memcpy(q->op_bytes, p->op_bytes, (size_t)p->op_bytes_n * sizeof *q->op_bytes);
+            q->op_bytes_n = p->op_bytes_n;
+            q->op_size = p->op_size;
+        } else {
+            e = WEFT_ENOMEM;
+        }
+    }
     if (e)
         goto free_copy;
     *out = q;
@@ -371,7 +382,11 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
         a->info.root.v != b->info.root.v || a->info.chunks != b->info.chunks ||
         a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
         a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes ||
-        a->ncircuits != b->ncircuits)
+        a->ncircuits != b->ncircuits || !a->op_bytes != !b->op_bytes)
+        return false;
+    if (a->op_bytes &&
+        (a->op_size != b->op_size || a->op_bytes_n != b->op_bytes_n ||
+         memcmp(a->op_bytes, b->op_bytes, (size_t)a->op_bytes_n * sizeof *a->op_bytes) != 0))
         return false;
     for (size_t c = 0; c < a->ncircuits; c++) {
         const weft__plan_circuit *x = &a->circuits[c], *y = &b->circuits[c];

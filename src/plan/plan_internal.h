@@ -53,6 +53,13 @@ struct weft_plan {
     /* An alltoallv plan's matrix (weft_plan_set_traffic); bytes NULL for a
      * plan of equal chunks. */
     weft_traffic traffic;
+    /* A sized plan's bytes per op (weft_plan_set_op_sizes): op_bytes[id]
+     * for id < op_bytes_n, at the collective size op_size; NULL otherwise.
+     * op_bytes_n is the op count when they were set: ops added or removed
+     * later make weft_plan_op_bytes fail rather than guess. */
+    uint64_t *op_bytes;
+    uint32_t op_bytes_n;
+    uint64_t op_size;
     /* Circuit configurations (plan_circuit.c), in order of addition. */
     weft__plan_circuit *circuits;
     size_t ncircuits, circuit_cap;

@@ -33,6 +33,8 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
         fprintf(f, ",\"root\":%u", in->root.v);
     fprintf(f, ",\"chunks\":%u,\"scratch\":%u,\"inplace\":%s", in->chunks, in->scratch,
             in->inplace ? "true" : "false");
+    if (p->op_bytes)
+        fprintf(f, ",\"size\":%llu", (unsigned long long)p->op_size);
     const weft_traffic *tm = weft_plan_traffic(p);
     if (tm) {
         fputs(",\"traffic\":[", f);
@@ -55,6 +57,9 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
             fputc(',', f);
             json_slot(f, "dst", op->dst_rank, op->dst_buf, op->dst_index);
             fprintf(f, ",\"count\":%u", op->count);
+            if (p->op_bytes)
+                fprintf(f, ",\"bytes\":%llu",
+                        i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
         }
         fprintf(f, ",\"channel\":%u,\"deps\":[", op->channel);
         const uint32_t *deps = weft__plan_deps(p, i);

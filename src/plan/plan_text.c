@@ -49,6 +49,9 @@ typedef struct parser {
     size_t traffic_next;  /* the entry the next line must start at */
     uint64_t traffic_sum; /* of the entries read */
     uint32_t traffic_line; /* the first `traffic` line */
+    uint64_t op_size;      /* a `size` line: the plan carries op sizes (bytes=) */
+    uint64_t *op_bytes;    /* bytes= of each op read so far */
+    size_t op_bytes_cap;
 } parser;
 
 enum { H_COLL = 1, H_RANKS = 2, H_ROOT = 4, H_CHUNKS = 8, H_SCRATCH = 16, H_INPLACE = 32 };
@@ -172,6 +175,24 @@ static weft_err parse_u32(parser *ps, const char *s, size_t len, uint32_t col, u
         }
     }
     *out = (uint32_t)v;
+    return WEFT_OK;
+}
+
+/* A byte count up to 2^64-1 (`size`, bytes=). */
+static weft_err parse_u64(parser *ps, const char *s, size_t len, uint32_t col, uint64_t *out)
+{
+    if (len == 0)
+        return fail(ps, col, "expected a number");
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned dg = (unsigned)(s[i] - '0');
+        if (s[i] < '0' || s[i] > '9')
+            return fail(ps, col, "bad number '%.*s'", (int)len, s);
+        if (v > (UINT64_MAX - dg) / 10)
+            return fail(ps, col, "number too large '%.*s'", (int)len, s);
+        v = v * 10 + dg;
+    }
+    *out = v;
     return WEFT_OK;
 }
 
@@ -313,6 +334,24 @@ static weft_err parse_traffic(parser *ps, const tok *t, size_t nt)
     return WEFT_OK;
 }
 
+/* "size S": the ops carry their bytes (bytes=) at collective size S
+ * (weft/plan.h, "Sized plans"). */
+static weft_err parse_size(parser *ps, const tok *t, size_t nt)
+{
+    if (ps->plan)
+        return fail(ps, t[0].col, "'size' must come before the first op");
+    if (ps->op_size)
+        return fail(ps, t[0].col, "'size' given twice");
+    if (nt != 2)
+        return fail(ps, t[0].col, "'size' takes one value, the collective's bytes");
+    weft_err e = parse_u64(ps, t[1].s, t[1].len, t[1].col, &ps->op_size);
+    if (e)
+        return e;
+    if (ps->op_size == 0)
+        return fail(ps, t[1].col, "'size' must be at least 1 byte");
+    return WEFT_OK;
+}
+
 /* Creates the plan once the header is complete; col locates the statement
  * that needs it (0 at the end of the file). */
 static weft_err finish_header(parser *ps, uint32_t col)
@@ -349,6 +388,8 @@ static weft_err finish_header(parser *ps, uint32_t col)
         ps->line = ps->traffic_line;
         return fail(ps, 1, "'traffic' gives the sizes of an alltoall plan, not %s", coll);
     }
+    if (ps->traffic && ps->op_size)
+        return fail(ps, col, "a plan has a traffic matrix or a 'size' line with op bytes, not both");
     if (ps->traffic && ps->traffic_next != nn)
         return fail(ps, col, "the traffic matrix is incomplete: %zu of its %u x %u entries given",
                     ps->traffic_next, ps->info.nranks, ps->info.nranks);
@@ -508,7 +549,7 @@ static weft_err parse_circuit(parser *ps, const tok *t, size_t nt)
     return WEFT_OK;
 }
 
-enum { F_N = 1, F_CH = 2, F_DEPS = 4 };
+enum { F_N = 1, F_CH = 2, F_DEPS = 4, F_BYTES = 8 };
 
 static weft_err parse_op(parser *ps, const tok *t, size_t nt)
 {
@@ -553,6 +594,7 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
     /* Fields; paths are added after the op exists, so remember them. */
     unsigned seen = 0;
     uint32_t ndeps = 0;
+    uint64_t op_bytes = 0;
     size_t first_path = 0;
     for (; i < nt; i++) {
         const tok *f = &t[i];
@@ -568,6 +610,8 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
             bit = F_CH;
         else if (klen == 4 && memcmp(f->s, "deps", 4) == 0)
             bit = F_DEPS;
+        else if (klen == 5 && memcmp(f->s, "bytes", 5) == 0)
+            bit = F_BYTES;
         else if (klen == 4 && memcmp(f->s, "path", 4) == 0) {
             if (op.kind == WEFT_OP_NOP)
                 return fail(ps, f->col, "a nop has no route");
@@ -577,7 +621,8 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
                 first_path = i;
             continue;
         } else
-            return fail(ps, f->col, "unknown op field '%.*s' (expected n=, ch=, deps= or path=)",
+            return fail(ps, f->col,
+                        "unknown op field '%.*s' (expected n=, ch=, bytes=, deps= or path=)",
                         (int)klen, f->s);
         if (first_path)
             return fail(ps, f->col, "'%.*s' must come before the paths", (int)klen, f->s);
@@ -596,10 +641,30 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
         } else if (bit == F_CH) {
             if ((e = parse_u32(ps, v, vlen, vcol, &op.channel)))
                 return e;
+        } else if (bit == F_BYTES) {
+            if (!ps->op_size)
+                return fail(ps, f->col, "bytes= needs a 'size' line in the header");
+            if (op.kind == WEFT_OP_NOP)
+                return fail(ps, f->col, "a nop moves no bytes (no bytes=)");
+            if ((e = parse_u64(ps, v, vlen, vcol, &op_bytes)))
+                return e;
         } else if ((e = parse_deps(ps, v, vlen, vcol, id, &ndeps))) {
             return e;
         }
     }
+    if (ps->op_size && op.kind != WEFT_OP_NOP && !(seen & F_BYTES))
+        return fail(ps, t[0].col, "op %u has no bytes= (the 'size' line gives every op its bytes)",
+                    id);
+    if (ps->op_size && ps->plan->nops >= ps->op_bytes_cap) {
+        size_t cap = ps->op_bytes_cap ? 2 * ps->op_bytes_cap : 64;
+        uint64_t *nb = weft__realloc(ps->op_bytes, cap * sizeof *nb);
+        if (!nb)
+            return oom(ps);
+        ps->op_bytes = nb;
+        ps->op_bytes_cap = cap;
+    }
+    if (ps->op_size)
+        ps->op_bytes[ps->plan->nops] = op_bytes;
     e = weft_plan_add_op(ps->plan, &op, ps->deps, ndeps, NULL);
     if (e == WEFT_ENOMEM)
         return oom(ps);
@@ -640,6 +705,8 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
         return parse_traffic(ps, toks, nt);
     if (tok_is(&toks[0], "circuit"))
         return parse_circuit(ps, toks, nt);
+    if (tok_is(&toks[0], "size"))
+        return parse_size(ps, toks, nt);
     for (size_t k = 0; k < sizeof header_keys / sizeof header_keys[0]; k++) {
         if (tok_is(&toks[0], header_keys[k].word))
             return parse_header(ps, header_keys[k].bit, header_keys[k].word, toks, nt);
@@ -715,6 +782,9 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
             goto free_parser;
         }
     }
+    if (ps.op_size &&
+        (e = weft_plan_set_op_sizes(ps.plan, ps.op_size, ps.op_bytes ? ps.op_bytes : &ps.op_size, d)))
+        goto free_parser;
     *out = ps.plan;
     ps.plan = NULL;
 free_parser:
@@ -724,6 +794,7 @@ free_parser:
     weft__free(ps.nodes);
     weft__free(ps.node_buf);
     weft__free(ps.traffic);
+    weft__free(ps.op_bytes);
     weft__free(toks);
     return e;
 }
@@ -752,6 +823,8 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
     /* At most TRAFFIC_PER_LINE entries a line: 21 bytes each stay far below
      * LINE_MAX_BYTES. */
     enum { TRAFFIC_PER_LINE = 256 };
+    if (p->op_bytes)
+        fprintf(f, "size %llu\n", (unsigned long long)p->op_size);
     const weft_traffic *tm = weft_plan_traffic(p);
     for (uint32_t r = 0; tm && r < tm->ranks; r++)
         for (uint32_t c0 = 0; c0 < tm->ranks; c0 += TRAFFIC_PER_LINE) {
@@ -772,6 +845,8 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
             fprintf(f, " n=%u", op->count);
         if (op->channel)
             fprintf(f, " ch=%u", op->channel);
+        if (p->op_bytes && op->kind != WEFT_OP_NOP)
+            fprintf(f, " bytes=%llu", i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
         const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             fprintf(f, "%s%u", k ? "," : " deps=", deps[k]);

@@ -10,6 +10,8 @@
 
 weft_err weft_plan_set_traffic(weft_plan *p, const weft_traffic *t, weft_diag *d)
 {
+    if (p->op_bytes)
+        return weft_diag_set(d, WEFT_EINVAL, "the plan has op sizes; it takes no traffic matrix");
     if (p->info.coll != WEFT_COLL_ALLTOALL)
         return weft_diag_set(d, WEFT_EINVAL,
                              "a traffic matrix gives the sizes of an alltoall plan, not %s",
@@ -53,11 +55,58 @@ double weft_plan_traffic_size(const weft_plan *p)
     return (double)s.total / p->info.nranks;
 }
 
+weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes,
+                                weft_diag *d)
+{
+    if (p->traffic.bytes)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the plan has a traffic matrix; its sizes come from the matrix");
+    if (size == 0)
+        return weft_diag_set(d, WEFT_EINVAL, "op sizes need a collective size above 0");
+    for (uint32_t id = 0; id < p->nops; id++)
+        if (p->ops[id].kind == WEFT_OP_NOP && bytes[id])
+            return weft_diag_set(d, WEFT_EINVAL, "op %" PRIu32 " is a nop; it moves no bytes", id);
+    uint64_t *b = weft__malloc(((size_t)p->nops + 1) * sizeof *b);
+    if (!b)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    if (p->nops)
+        memcpy(b, bytes, (size_t)p->nops * sizeof *b);
+    weft__free(p->op_bytes);
+    p->op_bytes = b;
+    p->op_bytes_n = p->nops;
+    p->op_size = size;
+    return WEFT_OK;
+}
+
+bool weft_plan_has_op_sizes(const weft_plan *p)
+{
+    return p->op_bytes != NULL;
+}
+
+bool weft_plan_sized(const weft_plan *p)
+{
+    return p->op_bytes || p->traffic.bytes;
+}
+
+double weft_plan_own_size(const weft_plan *p)
+{
+    return p->op_bytes ? (double)p->op_size : weft_plan_traffic_size(p);
+}
+
 /* A slot that holds no chunk yet. */
 #define EMPTY UINT32_MAX
 
 weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_diag *d)
 {
+    if (p->op_bytes) {
+        if (p->op_bytes_n != p->nops)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "the op sizes give %" PRIu32 " ops, the plan has %" PRIu32,
+                                 p->op_bytes_n, p->nops);
+        if (p->nops)
+            memcpy(bytes, p->op_bytes, (size_t)p->nops * sizeof *bytes);
+        return WEFT_OK;
+    }
     if (!p->traffic.bytes)
         return weft_diag_set(d, WEFT_EINVAL, "the plan has no traffic matrix (equal chunks)");
     weft_err e = weft_plan_check_structure(p, d);
@@ -117,7 +166,7 @@ free_all:
 
 weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *bytes, weft_diag *d)
 {
-    if (!p->traffic.bytes) {
+    if (!weft_plan_sized(p)) {
         double chunk = size_bytes / (double)weft_plan_size_chunks(p);
         for (uint32_t id = 0; id < p->nops; id++)
             bytes[id] = p->ops[id].kind == WEFT_OP_NOP ? 0 : chunk * p->ops[id].count;
@@ -128,7 +177,7 @@ weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *by
         return weft_diag_code(d, WEFT_ENOMEM);
     weft_err e = weft_plan_op_bytes(p, exact, d);
     if (!e) {
-        double own = weft_plan_traffic_size(p);
+        double own = weft_plan_own_size(p);
         double scale = own > 0 ? size_bytes / own : 0;
         for (uint32_t id = 0; id < p->nops; id++)
             bytes[id] = fabs(size_bytes - own) <= 0.5 ? (double)exact[id]

@@ -101,7 +101,7 @@ static weft_err build(plan_ctx *c, uint64_t size, const weft_sim_opts *o)
     /* An alltoallv plan: each op's own bytes (weft_plan_op_bytes_at), as
      * count flows of the same size, like the count chunks of any op. */
     double *opb = NULL;
-    if (weft_plan_traffic(p)) {
+    if (weft_plan_sized(p)) {
         opb = weft__malloc(((size_t)nops + 1) * sizeof *opb);
         if (!opb)
             return weft_diag_code(c->d, WEFT_ENOMEM);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "synth/classic_internal.h"
+#include "synth/sparse.h"
 
 #define C_(x) (1u << WEFT_COLL_##x)
 #define REDUCING (C_(ALLGATHER) | C_(REDUCESCATTER) | C_(ALLREDUCE))
@@ -74,6 +75,36 @@ static weft_err build_bfb(const weft_topo *t, const weft_sched_args *a, weft_pla
     return weft_synth_bfb(t, a->coll, a->max_ops, out, a->bfb_out, d);
 }
 
+static weft_err build_sparse(const char *algo, const weft_topo *t, const weft_sched_args *a,
+                             weft_plan **out, weft_diag *d)
+{
+    return weft__synth_sparse(t, algo, a->coll, a->bytes, a->max_ops, a->sparse, out, d);
+}
+
+static weft_err build_sparse_ag(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
+                                weft_diag *d)
+{
+    return build_sparse("sparse-ag", t, a, out, d);
+}
+
+static weft_err build_quant_2shot(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
+                                  weft_diag *d)
+{
+    return build_sparse("quant-2shot", t, a, out, d);
+}
+
+static weft_err build_sparse_hash(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
+                                  weft_diag *d)
+{
+    return build_sparse("sparse-hash", t, a, out, d);
+}
+
+static weft_err build_sparse_range(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
+                                   weft_diag *d)
+{
+    return build_sparse("sparse-range", t, a, out, d);
+}
+
 static const sched_row rows[] = {
     {{"optimal",
       "throughput-optimal: packed spanning trees (allgather, reducescatter, allreduce), the "
@@ -84,6 +115,25 @@ static const sched_row rows[] = {
              "exact max-flow (direct-connect fabrics)",
       REDUCING, false, WEFT_SCHED_NEEDS_DIRECT, false, false, false},
      build_bfb, false},
+    /* Compressed and sparse (weft/synth.h, "Compressed and sparse
+     * collectives"): not ranked, since they move other data than the dense
+     * collective (the comparison is docs/compression.md's). */
+    {{"sparse-ag", "sparse all-gather of each rank's (index, value) pairs (--density; allreduce: "
+                   "then summed locally)",
+      C_(ALLGATHER) | C_(ALLREDUCE), false, 0, false, false, false},
+     build_sparse_ag, false},
+    {{"quant-2shot", "two-shot all-reduce of quantized chunks (--compress int8, fp8, qsgd:S, "
+                     "sign): reduce-scatter, aggregate at the owner, all-gather",
+      C_(ALLREDUCE), false, 0, false, false, false},
+     build_quant_2shot, false},
+    {{"sparse-hash", "sparse all-reduce by hash partitioning (--density, --skew): sparse "
+                     "reduce-scatter to balanced owners, all-gather of their unions",
+      C_(ALLREDUCE), false, 0, false, false, false},
+     build_sparse_hash, false},
+    {{"sparse-range", "sparse-hash with contiguous index ranges: skewed non-zeros overload the "
+                      "first owners",
+      C_(ALLREDUCE), false, 0, false, false, false},
+     build_sparse_range, false},
 };
 
 #define N_ROWS (sizeof rows / sizeof *rows)

@@ -13,7 +13,8 @@
 
 static void test_rows(void)
 {
-    CHECK_INT(weft_sched_count(), weft_classic_count() + 2);
+    /* optimal, bfb, and the compressed and sparse rows. */
+    CHECK_INT(weft_sched_count(), weft_classic_count() + 6);
     for (size_t i = 0; i < weft_sched_count(); i++) {
         weft_sched_info in;
         CHECK(weft_sched_get(i, &in));
@@ -37,6 +38,10 @@ static void test_rows(void)
     CHECK(weft_sched_supports("flash", WEFT_COLL_ALLTOALL, true));
     CHECK(!weft_sched_supports("ring", WEFT_COLL_ALLREDUCE, true)); /* no matrix */
     CHECK(!weft_sched_supports("ring", (weft_coll)99, false));
+    CHECK(weft_sched_supports("sparse-hash", WEFT_COLL_ALLREDUCE, false));
+    CHECK(!weft_sched_supports("sparse-hash", WEFT_COLL_ALLGATHER, false));
+    CHECK(weft_sched_supports("sparse-ag", WEFT_COLL_ALLGATHER, false));
+    CHECK(weft_sched_supports("quant-2shot", WEFT_COLL_ALLREDUCE, false));
 }
 
 /* The lists the ranking paths draw from: weft tune's and the runtime's

@@ -36,7 +36,7 @@ owner() {
     err.h | log.h | rat.h) echo base ;;
     topo.h | host.h | maxflow.h | paths.h | cost.h) echo topo ;;
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
-    synth.h | bvn.h) echo synth ;;
+    synth.h | bvn.h | compress.h) echo synth ;;
     sim.h) echo sim ;;
     work.h) echo work ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;

@@ -17,12 +17,14 @@ cd "$TMP" || exit 1
 PLAN_USAGE="usage: weft plan SPEC --coll C [--algo A] [--root R] [-o FILE] [--format weft|json|msccl]
         [--msccl-profile executor|msccl] [--json] [--trees-per-root K] [--dot]
         [--max-ops N] [--traffic FILE]
+        [--compress C] [--density D] [--skew zipf:S] [--elem-bytes B]
 run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)
         | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]
-        [--plot FILE.svg]
+        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]
+        [--elem-bytes B]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"
@@ -280,7 +282,7 @@ if [ -f "$NDV4" ]; then
 fi
 
 # ---- Bad values are usage errors that list the valid ones ------------------
-ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal or bfb"
+ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash or sparse-range"
 run plan ring:4 --coll allreduce --algo nosuch
 expect_rc 2
 expect_err "weft: unknown --algo 'nosuch': expected $ALGOS (weft plan --list says what each builds)

@@ -1,0 +1,175 @@
+/* weft compression: gradient compressors as data, and the shapes of sparse
+ * tensors that compressed and sparse collectives move.
+ *
+ * A compressor here is no kernel: it is the exact size of what it puts on
+ * the wire for a tensor (values, indices, scales, factors), as a function
+ * of the tensor's elements, its element bytes and the scheme's parameter,
+ * and what is known of its compute cost. The synth module builds plans
+ * from these sizes (weft/synth.h, "Compressed and sparse collectives":
+ * sparse-ag, quant-2shot, sparse-hash, sparse-range), so bound, plan,
+ * verify and sim see their bytes. docs/compression.md gives every formula
+ * with its source.
+ *
+ * Densities are exact: parts per million (a uint32_t, 0 .. 1,000,000), so
+ * k = ceil(n x ppm / 10^6) is computed in integers and "0.01" means 10,000
+ * ppm, exactly. Compute costs are not modelled yet: no published kernel
+ * figure for these compressors on weft's GPU presets has been checked into
+ * weft, so weft_compress_cost says "not measured" (docs/compression.md,
+ * "Compute cost") and the simulator charges compress, decompress and
+ * aggregate no time (local ops take none). A later benchmark fills it.
+ *
+ * Contract: owned by the synth module (src/synth/compress.c); plain data.
+ */
+#ifndef WEFT_COMPRESS_H
+#define WEFT_COMPRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum weft_comp_kind {
+    WEFT_COMP_NONE = 0, /* dense, the tensor's own element bytes */
+    WEFT_COMP_FP8,      /* 1 byte per element + fp32 scales (per tensor or per block) */
+    WEFT_COMP_INT8,     /* 1 byte per element + fp32 scales (per tensor or per block) */
+    WEFT_COMP_QSGD,     /* s levels: sign + level bits per element + one fp32 norm */
+    WEFT_COMP_SIGN,     /* 1 bit per element + one fp32 scale (error feedback) */
+    WEFT_COMP_TOPK,     /* k values + k 32-bit indices */
+    WEFT_COMP_DGC,      /* as top-k on the wire (the selection differs) */
+    WEFT_COMP_RANDK,    /* k values + the 64-bit seed that draws the indices */
+    WEFT_COMP_POWERSGD, /* rank r: P (m x r) and Q (n x r) in the element type */
+    WEFT_COMP_HASH,     /* DRAGONN's hashed selection: k values + k 32-bit indices */
+    WEFT__COMP_COUNT
+} weft_comp_kind;
+
+#define WEFT_PPM 1000000u
+
+typedef struct weft_compressor {
+    weft_comp_kind kind;
+    /* fp8, int8: elements per fp32 scale; 0 is one scale per tensor. */
+    uint32_t block;
+    /* qsgd: s >= 1 levels; powersgd: rank r >= 1. */
+    uint32_t param;
+    /* topk, dgc, randk, hash: the fraction of elements kept, ppm (1 .. 10^6). */
+    uint32_t density_ppm;
+} weft_compressor;
+
+/* "none", "fp8", "int8", "qsgd", "sign", "topk", "dgc", "randk",
+ * "powersgd", "hash" ("?" when invalid). */
+WEFT_API const char *weft_comp_kind_name(weft_comp_kind k);
+
+/* True for the schemes whose output is (index, value) pairs or values at
+ * chosen indices: topk, dgc, randk, hash. */
+WEFT_API bool weft_comp_is_sparse(weft_comp_kind k);
+
+/* Parses a compressor spelling: "none"; "fp8" or "int8" (one scale per
+ * tensor), "fp8:B" or "int8:B" (one scale per B elements); "qsgd:S";
+ * "sign"; "topk:D", "dgc:D", "randk:D", "hash:D" with D a density in
+ * (0, 1] written as a decimal of at most 6 places ("0.01") or a percentage
+ * ("1%"); "powersgd:R". WEFT_EINVAL with d naming the spelling and what
+ * is wrong ("compressor 'qsgd': qsgd takes its levels, qsgd:S"). */
+WEFT_API weft_err weft_compressor_parse(const char *text, weft_compressor *out, weft_diag *d);
+
+/* Writes the canonical spelling of c ("topk:0.01", "int8:128") into buf
+ * (cap bytes, truncated, always terminated). */
+WEFT_API void weft_compressor_format(const weft_compressor *c, char *buf, size_t cap);
+
+/* Parses a density "0.01" or "1%" into ppm: at most 6 decimal places (4
+ * with %), in (0, 1]. WEFT_EINVAL otherwise, d naming the text. */
+WEFT_API weft_err weft_density_parse(const char *text, uint32_t *ppm, weft_diag *d);
+
+/* A dense tensor: elems elements of elem_bytes each (2: fp16, bf16; 4:
+ * fp32); PowerSGD reads it as a rows x cols matrix (rows x cols == elems;
+ * rows 0 means elems x 1). */
+typedef struct weft_tensor_shape {
+    uint64_t elems;
+    uint32_t elem_bytes;
+    uint64_t rows, cols;
+} weft_tensor_shape;
+
+/* k = ceil(elems x ppm / 10^6): the elements a sparse scheme keeps (0 for
+ * an empty tensor). */
+WEFT_API uint64_t weft_density_count(uint64_t elems, uint32_t ppm);
+
+/* The exact bytes c writes for tensor s (docs/compression.md, "Output
+ * bytes"), with n = elems, b = elem_bytes, k = weft_density_count:
+ *   none      n b
+ *   fp8/int8  n + 4                     (per tensor)
+ *             n + 4 ceil(n / B)         (per block of B)
+ *   qsgd:S    ceil(n (1 + ceil(log2(S + 1))) / 8) + 4
+ *   sign      ceil(n / 8) + 4
+ *   topk, dgc, hash   k (4 + b)
+ *   randk     k b + 8
+ *   powersgd:R   (rows + cols) R b
+ * An empty tensor (n = 0) writes 0 bytes. WEFT_EINVAL for an invalid
+ * compressor or shape (elem_bytes 0, rows x cols != elems), WEFT_EOVERFLOW
+ * beyond 2^64 - 1 bytes. */
+WEFT_API weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *s,
+                                      uint64_t *bytes, weft_diag *d);
+
+/* What is known of a compressor's compute on a GPU (arch name as the
+ * presets spell it: "volta", "ampere", "hopper") or "cpu". */
+typedef struct weft_compress_cost {
+    bool measured;            /* false: no published figure checked in */
+    double compress_s_per_b;  /* seconds per input byte (when measured) */
+    double decompress_s_per_b;
+    const char *source;       /* the citation, or why not measured */
+} weft_compress_cost;
+
+/* Every (kind, device) is "not measured" today (see above). WEFT_EINVAL for
+ * an unknown kind or device. */
+WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device,
+                                         weft_compress_cost *out, weft_diag *d);
+
+/* ---- Sparse tensors across ranks ----------------------------------------
+ *
+ * How a sparse collective sees its ranks' tensors: every rank holds a
+ * tensor of n elements with k = weft_density_count(n, density) non-zeros.
+ * The index space is cut into N parts, one per owning rank:
+ *  - range partitioning: part j is the contiguous range of elements
+ *    [j n / N, (j + 1) n / N); with skew zipf:S the non-zeros of every rank
+ *    fall into range j in proportion to 1/(j + 1)^S (gradients of
+ *    embeddings and of the last layers concentrate: Zen's observation), so
+ *    the first owners receive most;
+ *  - hash partitioning: an index's owner is a hash of the index, so every
+ *    part holds n / N elements and k / N of each rank's non-zeros whatever
+ *    the skew (Zen balances its hash this way).
+ * Counts are split by largest remainders (ties to the lower part), capped
+ * at the part's elements. Supports of different ranks are independent and
+ * uniform within a part, so the union of N ranks' k_j non-zeros in a part
+ * of n_j elements has ceil(n_j (1 - (1 - k_j / n_j)^N)) elements (the
+ * power computed by N multiplications in IEEE double). */
+
+typedef enum weft_sparse_part {
+    WEFT_SPARSE_HASH = 0,
+    WEFT_SPARSE_RANGE,
+} weft_sparse_part;
+
+typedef struct weft_sparse_spec {
+    uint64_t elems;       /* n, the dense tensor's elements */
+    uint32_t elem_bytes;  /* b */
+    uint32_t density_ppm; /* of each rank's non-zeros */
+    uint32_t zipf_milli;  /* skew over the ranges: S in thousandths; 0 uniform */
+    weft_sparse_part part;
+} weft_sparse_spec;
+
+/* Part j (< ranks) under s: its elements, each rank's non-zeros in it and
+ * the union of all ranks' non-zeros. WEFT_EINVAL for ranks 0, j >= ranks,
+ * elem_bytes 0 or density above 10^6 ppm; WEFT_ENOMEM. */
+typedef struct weft_sparse_part_counts {
+    uint64_t elems, nnz, uni;
+} weft_sparse_part_counts;
+
+WEFT_API weft_err weft_sparse_part_get(const weft_sparse_spec *s, uint32_t ranks, uint32_t j,
+                                       weft_sparse_part_counts *out, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

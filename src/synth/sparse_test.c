@@ -1,0 +1,300 @@
+/* Compressors and the compressed and sparse collectives: exact output
+ * bytes of every scheme, the sparse parts under hash and range
+ * partitioning, the exact bytes of every op of each plan on 2 and 4
+ * ranks (computed by hand in the comments), that the plans verify, run on
+ * real data, round-trip through the text format and simulate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "topo/testing_topo.h"
+#include "weft/compress.h"
+#include "weft/sim.h"
+#include "weft/synth.h"
+
+static uint64_t cbytes(const char *spec, uint64_t n, uint32_t b, uint64_t rows, uint64_t cols)
+{
+    weft_compressor c;
+    weft_diag d = {0};
+    CHECK_ERR(weft_compressor_parse(spec, &c, &d), WEFT_OK);
+    weft_tensor_shape s = {n, b, rows, cols};
+    uint64_t out = UINT64_MAX;
+    CHECK_ERR(weft_compress_bytes(&c, &s, &out, &d), WEFT_OK);
+    return out;
+}
+
+static void test_output_bytes(void)
+{
+    /* n = 1000 fp16 elements, b = 2. */
+    CHECK_INT(cbytes("none", 1000, 2, 0, 0), 2000);
+    CHECK_INT(cbytes("int8", 1000, 2, 0, 0), 1004);          /* n + one fp32 scale */
+    CHECK_INT(cbytes("fp8", 1000, 2, 0, 0), 1004);
+    CHECK_INT(cbytes("int8:128", 1000, 2, 0, 0), 1032);      /* n + 4 ceil(1000/128) = 4 x 8 */
+    CHECK_INT(cbytes("qsgd:1", 1000, 2, 0, 0), 254);         /* 2 bits: 250 + 4 */
+    CHECK_INT(cbytes("qsgd:15", 1000, 2, 0, 0), 629);        /* 1 + 4 bits: 625 + 4 */
+    CHECK_INT(cbytes("qsgd:16", 1000, 2, 0, 0), 754);        /* 1 + 5 bits: 750 + 4 */
+    CHECK_INT(cbytes("sign", 1000, 2, 0, 0), 129);           /* 125 + 4 */
+    CHECK_INT(cbytes("sign", 1001, 2, 0, 0), 130);           /* 126 + 4 */
+    CHECK_INT(cbytes("topk:0.01", 1000, 2, 0, 0), 60);       /* k = 10, 10 x (4 + 2) */
+    CHECK_INT(cbytes("dgc:0.01", 1000, 2, 0, 0), 60);
+    CHECK_INT(cbytes("hash:1%", 1000, 4, 0, 0), 80);         /* 10 x (4 + 4) */
+    CHECK_INT(cbytes("topk:0.0015", 1000, 2, 0, 0), 12);     /* k = ceil(1.5) = 2 */
+    CHECK_INT(cbytes("randk:0.01", 1000, 2, 0, 0), 28);      /* 10 x 2 + the 8-byte seed */
+    CHECK_INT(cbytes("powersgd:4", 1000, 2, 100, 10), 880);  /* (100 + 10) x 4 x 2 */
+    CHECK_INT(cbytes("powersgd:1", 1000, 2, 0, 0), 2002);    /* 1000 x 1: (1000 + 1) x 2 */
+    CHECK_INT(cbytes("topk:0.01", 0, 2, 0, 0), 0);
+    CHECK_INT(weft_density_count(UINT64_C(3000000000000), 1), 3000000);
+    CHECK_INT(weft_density_count(1000001, 1), 2);
+
+    weft_compressor c;
+    weft_diag d = {0};
+    uint32_t ppm = 0;
+    CHECK_ERR(weft_density_parse("0.01", &ppm, &d), WEFT_OK);
+    CHECK_INT(ppm, 10000);
+    CHECK_ERR(weft_density_parse("1%", &ppm, &d), WEFT_OK);
+    CHECK_INT(ppm, 10000);
+    CHECK_ERR(weft_density_parse("1", &ppm, &d), WEFT_OK);
+    CHECK_INT(ppm, 1000000);
+    CHECK_ERR(weft_density_parse("0.0000001", &ppm, &d), WEFT_EINVAL);
+    CHECK_ERR(weft_density_parse("1.5", &ppm, &d), WEFT_EINVAL);
+    CHECK_ERR(weft_density_parse("0", &ppm, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "density '0': expected a fraction in (0, 1] with at most 6 decimal places "
+                     "(0.01) or a percentage with at most 4 (1%)");
+    CHECK_ERR(weft_compressor_parse("qsgd", &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "compressor 'qsgd': qsgd takes its levels, qsgd:S >= 1");
+    CHECK_ERR(weft_compressor_parse("zip", &c, &d), WEFT_EINVAL);
+    CHECK_ERR(weft_compressor_parse("sign:3", &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "compressor 'sign:3': sign takes no parameter");
+    weft_tensor_shape bad = {1000, 2, 30, 30};
+    uint64_t out;
+    CHECK_ERR(weft_compressor_parse("powersgd:2", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_bytes(&c, &bad, &out, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "powersgd: a 30 x 30 matrix is not 1000 elements");
+
+    char buf[32];
+    const char *spells[] = {"topk:0.01", "int8:128", "qsgd:4", "sign", "randk:1", "hash:0.000125",
+                            "powersgd:2", "fp8", "none"};
+    for (size_t i = 0; i < sizeof spells / sizeof *spells; i++) {
+        CHECK_ERR(weft_compressor_parse(spells[i], &c, &d), WEFT_OK);
+        weft_compressor_format(&c, buf, sizeof buf);
+        CHECK_STR(buf, spells[i]);
+    }
+    weft_compress_cost cost;
+    CHECK_ERR(weft_compress_cost_get(WEFT_COMP_TOPK, "ampere", &cost, &d), WEFT_OK);
+    CHECK(!cost.measured);
+    CHECK_ERR(weft_compress_cost_get(WEFT_COMP_TOPK, "tpu", &cost, &d), WEFT_EINVAL);
+}
+
+static void test_parts(void)
+{
+    weft_diag d = {0};
+    weft_sparse_part_counts pc;
+    /* n = 1000, k = 10, two ranks, hashed: 500 elements and 5 non-zeros a
+     * part; union 500 (1 - 0.99^2) = 9.95 -> 10. */
+    weft_sparse_spec s = {1000, 2, 10000, 0, WEFT_SPARSE_HASH};
+    CHECK_ERR(weft_sparse_part_get(&s, 2, 1, &pc, &d), WEFT_OK);
+    CHECK_INT(pc.elems, 500);
+    CHECK_INT(pc.nnz, 5);
+    CHECK_INT(pc.uni, 10);
+    /* Skew zipf:1 is ignored by hashing ... */
+    s.zipf_milli = 1000;
+    CHECK_ERR(weft_sparse_part_get(&s, 2, 0, &pc, &d), WEFT_OK);
+    CHECK_INT(pc.nnz, 5);
+    /* ... and overloads range 0: weights 1 and 1/2 split 10 as 6.67 and
+     * 3.33 -> 7 and 3; unions 500 (1 - (493/500)^2) = 13.902 -> 14 and
+     * 500 (1 - (497/500)^2) = 5.982 -> 6. */
+    s.part = WEFT_SPARSE_RANGE;
+    CHECK_ERR(weft_sparse_part_get(&s, 2, 0, &pc, &d), WEFT_OK);
+    CHECK_INT(pc.nnz, 7);
+    CHECK_INT(pc.uni, 14);
+    CHECK_ERR(weft_sparse_part_get(&s, 2, 1, &pc, &d), WEFT_OK);
+    CHECK_INT(pc.nnz, 3);
+    CHECK_INT(pc.uni, 6);
+    /* Density 1: every element, the union is the part. */
+    weft_sparse_spec full = {1001, 2, 1000000, 0, WEFT_SPARSE_HASH};
+    CHECK_ERR(weft_sparse_part_get(&full, 2, 0, &pc, &d), WEFT_OK);
+    CHECK_INT(pc.elems, 501);
+    CHECK_INT(pc.nnz, 501);
+    CHECK_INT(pc.uni, 501);
+    CHECK_ERR(weft_sparse_part_get(&s, 2, 2, &pc, &d), WEFT_EINVAL);
+}
+
+/* Builds `algo` at `size` with compressor `comp`, checks it verifies, runs
+ * on real data and survives the text format, and returns its op bytes
+ * (caller frees) in *bytes and the op count. */
+static weft_plan *build(const weft_topo *t, const char *algo, weft_coll coll, double size,
+                        const char *comp, uint32_t zipf_milli, uint64_t **bytes)
+{
+    weft_diag d = {0};
+    weft_sparse_args sa;
+    weft_sparse_args_init(&sa);
+    CHECK_ERR(weft_compressor_parse(comp, &sa.comp, &d), WEFT_OK);
+    sa.zipf_milli = zipf_milli;
+    weft_sched_args a;
+    weft_sched_args_init(&a, coll);
+    a.bytes = size;
+    a.sparse = &sa;
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_sched_build(t, algo, &a, &p, &d), WEFT_OK);
+    if (!p) {
+        fprintf(stderr, "%s: %s\n", algo, d.msg);
+        return NULL;
+    }
+    CHECK(weft_plan_has_op_sizes(p));
+    CHECK(weft_plan_own_size(p) == size);
+    CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
+    CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+    uint32_t n = weft_plan_num_ops(p);
+    *bytes = calloc(n + 1, sizeof **bytes);
+    CHECK_ERR(weft_plan_op_bytes(p, *bytes, &d), WEFT_OK);
+    /* Text round trip keeps the sizes. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK_ERR(weft_plan_write(p, f), WEFT_OK);
+    fclose(f);
+    weft_plan *q = NULL;
+    CHECK_ERR(weft_plan_parse(text, len, "x.plan", &q, &d), WEFT_OK);
+    CHECK(q && weft_plan_equal(p, q));
+    weft_plan_free(q);
+    free(text);
+    return p;
+}
+
+/* Counts ops by kind and locality with their bytes: the sum of the bytes
+ * of ops between ranks, and each op's bytes equal to one of want[]. */
+static uint64_t wire_bytes(const weft_plan *p, const uint64_t *b)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < weft_plan_num_ops(p); i++) {
+        weft_op op = weft_plan_op(p, i);
+        if (op.src_rank.v != op.dst_rank.v)
+            sum += b[i];
+    }
+    return sum;
+}
+
+static void test_plans(void)
+{
+    weft_topo *t4 = weft__test_topo_spec("switch:4"), *t2 = weft__test_topo_spec("switch:2");
+    uint64_t *b = NULL;
+
+    /* quant-2shot int8 on 4 ranks at 4004 bytes: 2002 fp16 elements,
+     * chunks of 501, 501, 500, 500 -> 505, 505, 504, 504 bytes each way;
+     * 12 sends to owners, 12 reduces, 12 sends back. */
+    weft_plan *p = build(t4, "quant-2shot", WEFT_COLL_ALLREDUCE, 4004, "int8", 0, &b);
+    CHECK_INT(weft_plan_num_ops(p), 36);
+    for (uint32_t i = 0; i < 36; i++) {
+        weft_op op = weft_plan_op(p, i);
+        uint32_t owner = op.kind == WEFT_OP_REDUCE ? op.dst_rank.v : op.dst_buf == WEFT_BUF_SCRATCH ? op.dst_rank.v : op.src_rank.v;
+        CHECK_INT(b[i], owner < 2 ? 505 : 504);
+    }
+    CHECK_INT(wire_bytes(p, b), 12 * 505 + 12 * 504);
+    weft_plan_free(p);
+    free(b);
+
+    /* sparse-hash on 4 ranks at 400,000 bytes: n = 200,000, k = 2,000,
+     * 500 non-zeros a part: 3,000 bytes to each owner; the union
+     * 50,000 (1 - 0.99^4) = 1,970.2 -> 1,971 pairs, 11,826 bytes back. */
+    p = build(t4, "sparse-hash", WEFT_COLL_ALLREDUCE, 400000, "topk:0.01", 0, &b);
+    CHECK_INT(weft_plan_num_ops(p), 36);
+    for (uint32_t i = 0; i < 36; i++) {
+        weft_op op = weft_plan_op(p, i);
+        bool back = op.kind == WEFT_OP_COPY && op.dst_buf == WEFT_BUF_IN;
+        CHECK_INT(b[i], back ? 11826 : 3000);
+    }
+    CHECK_INT(wire_bytes(p, b), 12 * 3000 + 12 * 11826);
+    /* At twice the size every op moves twice the bytes. */
+    double at[36];
+    weft_diag d = {0};
+    CHECK_ERR(weft_plan_op_bytes_at(p, 800000, at, &d), WEFT_OK);
+    CHECK(at[0] == 6000);
+    weft_plan_free(p);
+    free(b);
+
+    /* sparse-range on 2 ranks, n = 1000 (2000 bytes), topk:0.01, zipf:1:
+     * the parts of test_parts: 7 and 3 pairs to the owners (42, 18
+     * bytes), unions 14 and 6 back (84, 36). */
+    p = build(t2, "sparse-range", WEFT_COLL_ALLREDUCE, 2000, "topk:0.01", 1000, &b);
+    CHECK_INT(weft_plan_num_ops(p), 6);
+    CHECK_INT(wire_bytes(p, b), 42 + 18 + 84 + 36);
+    weft_plan_free(p);
+    free(b);
+    /* Hashed, the same tensors balance: 5 pairs each way, unions of 10. */
+    p = build(t2, "sparse-hash", WEFT_COLL_ALLREDUCE, 2000, "topk:0.01", 1000, &b);
+    CHECK_INT(wire_bytes(p, b), 30 + 30 + 60 + 60);
+    weft_plan_free(p);
+    free(b);
+
+    /* sparse-ag allgather on 4 ranks, 8000 bytes of output: 2000 bytes a
+     * rank, n = 1000, k = 10: 60 bytes to each of 3 others. */
+    p = build(t4, "sparse-ag", WEFT_COLL_ALLGATHER, 8000, "topk:0.01", 0, &b);
+    CHECK_INT(weft_plan_num_ops(p), 12);
+    CHECK_INT(wire_bytes(p, b), 12 * 60);
+    weft_plan_free(p);
+    free(b);
+    /* sparse-ag allreduce on 2 ranks at 4000 bytes: n = 2000, k = 20, 120
+     * bytes each way and one local sum of 120 bytes on each rank. */
+    p = build(t2, "sparse-ag", WEFT_COLL_ALLREDUCE, 4000, "randk:0.01", 0, &b);
+    CHECK_INT(weft_plan_num_ops(p), 4);
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_INT(b[i], 48); /* randk: 20 x 2 + 8 */
+    weft_plan_free(p);
+    free(b);
+
+    /* Errors name what is wrong. */
+    weft_sparse_args sa;
+    weft_sparse_args_init(&sa);
+    weft_sched_args a;
+    weft_sched_args_init(&a, WEFT_COLL_ALLREDUCE);
+    a.sparse = &sa;
+    p = NULL;
+    CHECK_ERR(weft_sched_build(t4, "quant-2shot", &a, &p, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "quant-2shot aggregates dense chunks; topk is sparse (use sparse-hash or "
+                     "sparse-ag)");
+    CHECK_ERR(weft_compressor_parse("int8", &sa.comp, &d), WEFT_OK);
+    CHECK_ERR(weft_sched_build(t4, "sparse-hash", &a, &p, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sparse-hash needs a density (a sparse compressor: topk:D, dgc:D, randk:D or "
+                     "hash:D), not int8");
+    a.coll = WEFT_COLL_ALLGATHER;
+    CHECK_ERR(weft_sched_build(t4, "sparse-hash", &a, &p, &d), WEFT_EUNSUPPORTED);
+    CHECK(p == NULL);
+    weft_topo_free(t4);
+    weft_topo_free(t2);
+}
+
+/* On a100:2 (16 ranks) the sparse plans simulate, and at 1% density the
+ * hashed sparse all-reduce of 256 MiB beats the dense ring. */
+static void test_sim(void)
+{
+    weft_topo *t = weft__test_topo_spec("a100:2");
+    weft_diag d = {0};
+    uint64_t size = 256u << 20;
+    uint64_t *b = NULL;
+    weft_plan *sp = build(t, "sparse-hash", WEFT_COLL_ALLREDUCE, (double)size, "topk:0.01", 0, &b);
+    free(b);
+    weft_plan *ring = NULL;
+    CHECK_ERR(weft_synth_classic(t, "ring", WEFT_COLL_ALLREDUCE, (weft_rank){0}, &ring, &d),
+              WEFT_OK);
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    weft_sim_result rs, rr;
+    CHECK_ERR(weft_sim_plan(t, sp, size, &o, &rs, &d), WEFT_OK);
+    CHECK_ERR(weft_sim_plan(t, ring, size, &o, &rr, &d), WEFT_OK);
+    CHECK(rs.time_s > 0 && rs.time_s < rr.time_s);
+    printf("a100:2 256 MiB allreduce: ring %.3f ms, sparse-hash topk:0.01 %.3f ms\n",
+           rr.time_s * 1e3, rs.time_s * 1e3);
+    weft_plan_free(sp);
+    weft_plan_free(ring);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    test_output_bytes();
+    test_parts();
+    test_plans();
+    test_sim();
+    return weft_test_done();
+}
