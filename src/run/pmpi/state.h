@@ -42,8 +42,8 @@ typedef struct weft__pmpi_reason {
 
 typedef struct weft__pmpi_state {
     pthread_mutex_t lock;
-    bool on;    /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
-    int rank;   /* in MPI_COMM_WORLD; -1 before MPI_Init */
+    bool on;                  /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
+    int rank;                 /* in MPI_COMM_WORLD; -1 before MPI_Init */
     weft_comm_config cfg;     /* what every communicator is built with */
     weft__pmpi_entry **comms; /* [0] is MPI_COMM_WORLD's while on */
     uint32_t ncomms, cap, max_comms;
