@@ -23,7 +23,9 @@
  *     call returns WEFT_EPEER at once. Output buffers of a failed call hold
  *     unspecified data.
  *
- * A communicator is used by one thread at a time. Ranks are uint32_t.
+ * A communicator is used by one thread at a time; different communicators
+ * may be used by different threads at once (they share no mutable state:
+ * libweft_mpi.so serves MPI_THREAD_MULTIPLE so). Ranks are uint32_t.
  * The architecture, the environment variables and the security model are in
  * docs/run.md.
  */

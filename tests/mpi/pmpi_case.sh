@@ -6,7 +6,9 @@
 # report and its lines per kind of communicator must equal the counts the
 # program expects, every "PROG: rank R expects log: TEXT" line the program
 # prints must be logged as "weft INFO pmpi: rank R: TEXT", and nothing is
-# logged at warning or error level. Each run has 120 s, so that a hang (a
+# logged at warning or error level; and every "PROG: rank R expects result:
+# TEXT" line (a digest of the results) must be the same in both runs. Each
+# run has 120 s, so that a hang (a
 # rank on another path than its peers) fails the test instead of blocking
 # it.
 # Usage: pmpi_case.sh PROG LIBWEFT_MPI_SO MPIRUN "NP ..." [ARGS...]
@@ -22,12 +24,15 @@ for np in $nps; do
   [ $rc = 0 ] || { fail "np $np without preload: exit $rc"; head -40 "$out" "$err"; }
   grep -Eq "^$name: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
     fail "np $np without preload: no clean tally"
+  plain_results=$(grep "^$name: rank [0-9]* expects result: " "$out" | sort)
 
   mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" "$@"
   rc=$?
   [ $rc = 0 ] || { fail "np $np with preload: exit $rc"; head -40 "$out" "$err"; }
   grep -Eq "^$name: $np ranks, [1-9][0-9]* checks, 0 failed$" "$out" ||
     { fail "np $np with preload: no clean tally"; grep -v "^weft" "$err" | head; }
+  [ "$(grep "^$name: rank [0-9]* expects result: " "$out" | sort)" = "$plain_results" ] ||
+    { fail "np $np: results differ from those without preload"; echo "$plain_results"; grep "expects result" "$out"; }
   for ((r = 0; r < np; r++)); do
     want=$(sed -n "s/^$name: rank $r expects weft\/MPI: //p" "$out")
     [ -n "$want" ] || fail "np $np rank $r: no expectation printed"

@@ -92,7 +92,7 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
                             &d);
     free(packed_in);
     free(packed_out);
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -143,7 +143,7 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     if (!e && !l.contig && !is_root)
         e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, true, &d);
     free(packed);
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -201,7 +201,7 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
         e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, true, &d);
     free(packed_in);
     free(packed_out);
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -17,18 +17,25 @@
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
 /* NULL when weft can serve a reduction (coll, root) of count elements of t
- * with op on comm (and then t->comm, *dt, *ro are set); otherwise why not. */
-static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long long count,
-                           weft_coll coll, int root, weft__pmpi_target *t, weft_dtype *dt,
-                           weft_redop *ro)
+ * with op on the communicator t holds (and then *dt, *ro are set);
+ * otherwise why not. */
+static const char *unfit(MPI_Datatype dtype, MPI_Op op, long long count, weft_coll coll, int root,
+                         const weft__pmpi_target *t, weft_dtype *dt, weft_redop *ro)
 {
-    const char *why = weft__pmpi_target_of(comm, t);
-    if (why) return why;
     if (count < 0) return "negative count";
     if (!weft__pmpi_dtype(dtype, dt)) return "datatype weft does not reduce";
     if (!weft__pmpi_op(op, ro)) return "operator weft does not have";
     if (root < 0 || (uint32_t)root >= weft_comm_size(t->comm)) return "root out of range";
     return weft__pmpi_unfit(t->comm, coll, (size_t)count, *dt, (uint32_t)root);
+}
+
+/* Looks comm up (weft__pmpi_target_of) and then as unfit. */
+static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long long count,
+                           weft_coll coll, int root, weft__pmpi_target *t, weft_dtype *dt,
+                           weft_redop *ro)
+{
+    const char *why = weft__pmpi_target_of(comm, t);
+    return why ? why : unfit(dtype, op, count, coll, root, t, dt, ro);
 }
 
 static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
@@ -50,7 +57,7 @@ static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int 
     weft__pmpi_enter();
     weft_err e = weft_allreduce(t.comm, src, recvbuf, (size_t)count, dt, ro, &d);
     weft__pmpi_leave();
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -108,7 +115,7 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = rs_block(t.comm, sendbuf, recvbuf, recvcount, dt, ro, &d);
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -147,9 +154,8 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
         equal = equal && recvcounts[r] == recvcounts[0];
     }
     if (!why)
-        why = equal ? why_not(comm, datatype, op, recvcounts[0], WEFT_COLL_REDUCESCATTER, 0, &t,
-                              &dt, &ro)
-                    : why_not(comm, datatype, op, sum, WEFT_COLL_ALLREDUCE, 0, &t, &dt, &ro);
+        why = equal ? unfit(datatype, op, recvcounts[0], WEFT_COLL_REDUCESCATTER, 0, &t, &dt, &ro)
+                    : unfit(datatype, op, sum, WEFT_COLL_ALLREDUCE, 0, &t, &dt, &ro);
     if (why) {
         weft__pmpi_passed(&t, k, why);
         return req ? PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req)
@@ -173,7 +179,7 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
         if (!e) memcpy(recvbuf, all + (size_t)before * es, (size_t)recvcounts[me] * es);
         free(all);
     }
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -214,7 +220,7 @@ static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int cou
     weft_err e = weft_reduce(t.comm, src, is_root ? recvbuf : NULL, (size_t)count, dt, ro,
                              (uint32_t)root, &d);
     weft__pmpi_leave();
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

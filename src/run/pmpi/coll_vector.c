@@ -119,7 +119,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     size_t *room = malloc((size_t)n * 4 * sizeof *room);
     if (!room) {
         weft_diag_set(&d, WEFT_ENOMEM, "out of memory for the counts of %u ranks", n);
-        return weft__pmpi_fail(k, comm, &d);
+        return weft__pmpi_fail(&t, k, comm, &d);
     }
     side_of(recvcounts, rdispls, &rl, (MPI_Aint)rl.size, n, room + 2 * n, &rs);
     if (!in_place) side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
@@ -148,7 +148,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     free(packed_in);
     free(packed_out);
     free(room);
-    return e ? weft__pmpi_fail(k, comm, &d) : weft__pmpi_done(req);
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
 }
 
 PMPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -235,7 +235,7 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
                                 rs.counts, rs.displs, WEFT_UINT8, &d);
     weft__pmpi_leave();
     free(room);
-    return e ? weft__pmpi_fail(k, comm, &d) : MPI_SUCCESS;
+    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, NULL);
 }
 
 /* MPI_Ibarrier always goes to MPI, on every rank alike (nothing of the

@@ -29,6 +29,7 @@
  * MPI_COMM_WORLD), so it is built without them: its calls run the built-in
  * schedules, or WEFT_ALGO on switch:SIZE. A duplicate of MPI_COMM_WORLD
  * keeps them all. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "run/pmpi/pmpi.h"
@@ -100,32 +101,44 @@ static int on_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The attribute's key, made once by the first thread that needs it. */
+static int keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+
+static void make_keyval(void)
+{
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval, NULL) != MPI_SUCCESS)
+        keyval = MPI_KEYVAL_INVALID;
+}
+
 /* Marks mc so that its weft side goes with it (on_delete); false when MPI
  * refuses the keyval or the attribute. */
 static bool watch(MPI_Comm mc)
 {
-    static int keyval = MPI_KEYVAL_INVALID;
-    if (keyval == MPI_KEYVAL_INVALID &&
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval, NULL) != MPI_SUCCESS)
-        return false;
-    return PMPI_Comm_set_attr(mc, keyval, NULL) == MPI_SUCCESS;
+    pthread_once(&keyval_once, make_keyval);
+    return keyval != MPI_KEYVAL_INVALID && PMPI_Comm_set_attr(mc, keyval, NULL) == MPI_SUCCESS;
 }
 
 /* Builds and records the weft communicator of the new MPI communicator mc
  * (of the given kind); logs why not when it cannot. */
 static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
 {
-    if (weft__pmpi.depth || mc == MPI_COMM_NULL) return;
+    if (weft__pmpi_inside() || mc == MPI_COMM_NULL) return;
     /* An entry under a new handle belongs to a communicator MPI freed
      * without telling: never serve the new one with it. */
     forget(mc);
-    if (!weft__pmpi.on) return;
+    weft_comm_config cfg;
+    if (!weft__pmpi_is_on(&cfg)) return;
     int inter = 0, n = 0;
     if (PMPI_Comm_test_inter(mc, &inter) != MPI_SUCCESS || inter) return;
     if (PMPI_Comm_size(mc, &n) != MPI_SUCCESS || n < 1) return;
     const char *kname = weft__pmpi_kind_name(kind);
     int *members = world_ranks(mc, n);
-    if (!all_members(mc, members && weft__pmpi.ncomms < weft__pmpi.max_comms)) {
+    /* A place among WEFT_PMPI_COMMS, taken before the agreement so that
+     * threads building communicators at once cannot pass the limit. */
+    bool place = members && weft__pmpi_reserve();
+    if (!all_members(mc, place)) {
+        if (place) weft__pmpi_unreserve();
         weft_log(WEFT_LOG_INFO, "pmpi",
                  "rank %d: a %s communicator stays MPI's: a member cannot list its members or "
                  "holds %u weft communicators (WEFT_PMPI_COMMS)",
@@ -133,7 +146,6 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
         free(members);
         return;
     }
-    weft_comm_config cfg = weft__pmpi.cfg;
     if (!like_world(mc)) cfg.fabric = cfg.plan_file = cfg.tuning = NULL;
     weft_comm *c = NULL;
     weft_diag d;
@@ -149,7 +161,8 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
         weft_log(WEFT_LOG_WARN, "pmpi",
                  "rank %d: cannot build the weft side of a %s communicator: %s", weft__pmpi.rank,
                  kname, d.msg);
-    bool added = !e && watch(mc) && weft__pmpi_add(mc, c, kind);
+    bool added = !e && watch(mc) && weft__pmpi_add(mc, c, kind, true);
+    if (!added) weft__pmpi_unreserve();
     if (!all_members(mc, added)) {
         if (added) weft__pmpi_remove(mc);
         weft__pmpi_enter();
@@ -197,14 +210,14 @@ PMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcom
  * duplicate), and the handle is MPI's to reuse once PMPI returns. */
 PMPI_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 {
-    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi.depth)
+    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi_inside())
         forget(*comm);
     return PMPI_Comm_free(comm);
 }
 
 PMPI_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
 {
-    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi.depth)
+    if (comm && *comm != MPI_COMM_NULL && *comm != MPI_COMM_WORLD && !weft__pmpi_inside())
         forget(*comm);
     return PMPI_Comm_disconnect(comm);
 }

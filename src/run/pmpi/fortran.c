@@ -19,6 +19,7 @@
  * MPI_Comm_disconnect, and every collective of weft__pmpi_coll but
  * MPI_Alltoallw. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "run/pmpi/pmpi.h"
@@ -40,19 +41,22 @@ static void set_err(MPI_Fint *ierror, int rc)
 
 /* Fortran's MPI_IN_PLACE: the address of Open MPI's common block, under
  * whichever name the compiler gave it; NULL where no Fortran library is
- * loaded. */
+ * loaded. Looked up once, by the first thread that needs it. */
+static const void *in_place_at;
+static pthread_once_t in_place_once = PTHREAD_ONCE_INIT;
+
+static void look_up_in_place(void)
+{
+    const char *const names[] = {"mpi_fortran_in_place_", "mpi_fortran_in_place",
+                                 "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
+    for (size_t i = 0; !in_place_at && i < sizeof names / sizeof names[0]; i++)
+        in_place_at = dlsym(RTLD_DEFAULT, names[i]);
+}
+
 static const void *fortran_in_place(void)
 {
-    static bool looked;
-    static const void *at;
-    if (!looked) {
-        const char *const names[] = {"mpi_fortran_in_place_", "mpi_fortran_in_place",
-                                     "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
-        for (size_t i = 0; !at && i < sizeof names / sizeof names[0]; i++)
-            at = dlsym(RTLD_DEFAULT, names[i]);
-        looked = true;
-    }
-    return at;
+    pthread_once(&in_place_once, look_up_in_place);
+    return in_place_at;
 }
 
 static const void *in_place(const void *buf)

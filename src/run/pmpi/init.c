@@ -1,5 +1,7 @@
 /* MPI_Init, MPI_Init_thread and MPI_Finalize interposed: the weft
- * communicators' life (see pmpi.h). Building it is collective, and so is
+ * communicators' life (see pmpi.h). Neither runs while another thread calls
+ * MPI: MPI_Finalize is called "only after all the process threads have
+ * completed their MPI calls" (MPI 3.1 section 12.4.2). Building it is collective, and so is
  * every decision about it: the ranks agree (PMPI_Allreduce, MIN) that each
  * can take part before building, and that each built it after, so either all
  * ranks serve collectives with weft or none does. */
@@ -33,9 +35,9 @@ static bool all_ranks(bool mine)
     return out != 0;
 }
 
-/* Whether this rank can take part, from the environment and the thread
- * level; says why not in *why. */
-static bool local_ready(int provided, weft_comm_config *cfg, const char **why)
+/* Whether this rank can take part, from the environment; says why not in
+ * *why. Every thread level is served (see pmpi.h on threads). */
+static bool local_ready(weft_comm_config *cfg, const char **why)
 {
     const char *level = getenv("WEFT_LOG");
     weft_log_level lv;
@@ -48,10 +50,6 @@ static bool local_ready(int provided, weft_comm_config *cfg, const char **why)
     const char *onoff = getenv("WEFT_PMPI");
     if (onoff && (strcmp(onoff, "off") == 0 || strcmp(onoff, "0") == 0)) {
         *why = "WEFT_PMPI is off";
-        return false;
-    }
-    if (provided == MPI_THREAD_MULTIPLE) {
-        *why = "MPI_THREAD_MULTIPLE: a weft communicator serves one thread at a time";
         return false;
     }
     weft__pmpi.max_comms = PMPI_MAX_COMMS;
@@ -80,12 +78,12 @@ static bool local_ready(int provided, weft_comm_config *cfg, const char **why)
     return true;
 }
 
-static void setup(int provided)
+static void setup(void)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &weft__pmpi.rank);
     weft_comm_config cfg;
     const char *why = "another rank cannot use weft";
-    if (!all_ranks(local_ready(provided, &cfg, &why))) {
+    if (!all_ranks(local_ready(&cfg, &why))) {
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft off, every call goes to MPI: %s",
                  weft__pmpi.rank, why);
         return;
@@ -105,7 +103,7 @@ static void setup(int provided)
                  weft__pmpi.rank);
         return;
     }
-    bool added = weft__pmpi_add(MPI_COMM_WORLD, c, WEFT__PMPI_WORLD);
+    bool added = weft__pmpi_add(MPI_COMM_WORLD, c, WEFT__PMPI_WORLD, false);
     if (!added) weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: out of memory", weft__pmpi.rank);
     if (!all_ranks(added)) {
         if (added) weft__pmpi_remove(MPI_COMM_WORLD);
@@ -114,8 +112,7 @@ static void setup(int provided)
                  weft__pmpi.rank);
         return;
     }
-    weft__pmpi.cfg = cfg;
-    weft__pmpi.on = true;
+    weft__pmpi_set_on(true, &cfg);
     uint32_t n = weft_comm_size(c);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft communicator on MPI_COMM_WORLD, %u ranks, %s",
              weft__pmpi.rank, n, weft_comm_transport(c, (weft_comm_rank(c) + 1) % n));
@@ -125,9 +122,7 @@ PMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc != MPI_SUCCESS) return rc;
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
-    setup(provided);
+    setup();
     return MPI_SUCCESS;
 }
 
@@ -135,18 +130,19 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc != MPI_SUCCESS) return rc;
-    setup(*provided);
+    setup();
     return MPI_SUCCESS;
 }
 
 PMPI_EXPORT int MPI_Finalize(void)
 {
     weft__pmpi_report();
-    weft__pmpi.on = false;
-    /* The program's communicators it did not free, then MPI_COMM_WORLD's. */
+    weft__pmpi_set_on(false, NULL);
+    /* The program's communicators it did not free, then MPI_COMM_WORLD's
+     * (MPI_Finalize is called once every thread's calls are done). */
     weft__pmpi_enter();
-    while (weft__pmpi.ncomms)
-        weft_comm_free(weft__pmpi_remove(weft__pmpi.comms[weft__pmpi.ncomms - 1].mpi));
+    for (MPI_Comm m; (m = weft__pmpi_last()) != MPI_COMM_NULL;)
+        weft_comm_free(weft__pmpi_remove(m));
     weft__pmpi_leave();
     free(weft__pmpi.comms);
     weft__pmpi.comms = NULL;

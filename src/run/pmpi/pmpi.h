@@ -20,8 +20,18 @@
  * all ranks of a call take the same path; arguments that may differ between
  * ranks (MPI_Alltoallv's counts and displacements) never make one rank
  * pass alone, and only erroneous ones pass on the rank that has them, for
- * MPI to report. The communicators are used by one thread at a time, so weft
- * stays off when the program asks for MPI_THREAD_MULTIPLE.
+ * MPI to report.
+ *
+ * Threads: under MPI_THREAD_MULTIPLE (mpi4py asks for it) several threads
+ * may call at once. A weft communicator runs one call at a time: a call
+ * holds its communicator's lock from the look-up to its end (decision, the
+ * weft collective, and the schedule weft_comm_choose builds on first use),
+ * so calls on one communicator are serialized (their order is the
+ * program's to fix, MPI 3.1 section 12.4.2) and
+ * calls on different communicators run concurrently. The table of
+ * communicators, the counters and the once-only log lines are under one
+ * process-wide lock held briefly; "inside weft" (weft's own MPI calls,
+ * below) is per thread.
  *
  * Non-blocking collectives that weft serves run to completion inside the
  * MPI_I* call, in the order the program issues them (which MPI requires to
@@ -91,15 +101,20 @@ typedef enum weft__pmpi_kind {
 const char *weft__pmpi_kind_name(weft__pmpi_kind k);
 
 /* The weft side of a call's MPI communicator. */
+typedef struct weft__pmpi_entry weft__pmpi_entry;
 typedef struct weft__pmpi_target {
     weft_comm *comm; /* NULL when weft cannot serve calls on it */
     weft__pmpi_kind kind;
+    weft__pmpi_entry *entry; /* held (locked) while comm is not NULL */
 } weft__pmpi_target;
 
 /* Looks comm up: NULL when a call on it may be served by weft at all (weft
- * is on, comm has a weft communicator, and no weft call is already running
- * on this process: the MPI bootstrap inside weft calls MPI itself), else why
- * not. t->kind is set either way, t->comm when NULL is returned. */
+ * is on, comm has a weft communicator, and this thread is not inside a weft
+ * call: the MPI bootstrap inside weft calls MPI itself), else why not.
+ * t->kind is set either way, t->comm when NULL is returned: then the call
+ * holds the communicator (its lock, waiting for a call of another thread
+ * on it to end) until it ends with exactly one of weft__pmpi_passed,
+ * weft__pmpi_done or weft__pmpi_fail, which let it go. */
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
 
 /* Which schedule weft runs for this call is weft_comm_choose's decision (a
@@ -107,8 +122,8 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
  * or the built-in schedules), exactly as for weft_allreduce & co.; it logs
  * the choice at info level. NULL when weft can run the call on c; otherwise
  * why not (a forced plan or algorithm that does not fit: another collective
- * or root, or count not a multiple of its chunks), in a buffer valid until
- * the next call. Such calls go to MPI with that reason logged, instead of
+ * or root, or count not a multiple of its chunks), in a buffer of the
+ * thread's valid until its next call. Such calls go to MPI with that reason logged, instead of
  * failing the application. */
 const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
                              uint32_t root);
@@ -116,23 +131,26 @@ const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dt
 /* Counts a call on a communicator of t's kind and logs, once per
  * collective, that weft serves it. */
 void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
-/* Counts a call passed to MPI and logs, once per collective, why. */
-void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
+/* Counts a call passed to MPI and logs, once per collective, why; lets
+ * t's communicator go (the caller then calls PMPI_*). */
+void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
 
-/* Marks a weft call as running (see weft__pmpi_target_of). */
+/* Marks a weft call as running on this thread (see weft__pmpi_target_of). */
 void weft__pmpi_enter(void);
 void weft__pmpi_leave(void);
+/* Whether this thread is inside a weft call. */
+bool weft__pmpi_inside(void);
 
-/* Reports a failed weft collective (the message of d, at error level) and
- * returns what the MPI call returns: the communicator's error handler runs
- * with MPI_ERR_OTHER (with the default handler that aborts the job, as a
- * failed MPI collective would). */
-int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d);
+/* Reports a failed weft collective (the message of d, at error level), lets
+ * t's communicator go and returns what the MPI call returns: the
+ * communicator's error handler runs with MPI_ERR_OTHER (with the default
+ * handler that aborts the job, as a failed MPI collective would). */
+int weft__pmpi_fail(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d);
 
-/* The end of a served call: MPI_SUCCESS, and when req is not NULL (a
- * non-blocking call, which weft ran to completion) *req set to a request
- * that is already complete. */
-int weft__pmpi_done(MPI_Request *req);
+/* The end of a served call: lets t's communicator go and returns
+ * MPI_SUCCESS, and when req is not NULL (a non-blocking call, which weft
+ * ran to completion) *req set to a request that is already complete. */
+int weft__pmpi_done(weft__pmpi_target *t, MPI_Request *req);
 
 /* The weft element type of a predefined MPI datatype that weft reduces
  * (signed and unsigned C integer types of 1, 2, 4 and 8 bytes, the

@@ -1,7 +1,7 @@
 /* The process-wide state of the interposition library: the table of
- * communicators, the counters and the once-only log lines (see pmpi.h). MPI
- * programs call collectives from one thread at a time here (weft is off
- * under MPI_THREAD_MULTIPLE), so plain statics suffice. */
+ * communicators, the counters and the once-only log lines (see pmpi.h),
+ * under weft__pmpi.lock; each communicator's lock serializes the calls on
+ * it (see state.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,11 @@
 #include "run/pmpi/state.h"
 #include "weft/log.h"
 
-weft__pmpi_state weft__pmpi = {.rank = -1};
+weft__pmpi_state weft__pmpi = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+
+/* Weft calls running on this thread: weft's bootstrap calls MPI, and those
+ * calls are weft's own, passed to MPI uncounted. */
+static _Thread_local int depth;
 
 static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_ALLREDUCE] = "MPI_Allreduce",
@@ -49,61 +53,185 @@ const char *weft__pmpi_kind_name(weft__pmpi_kind k)
     return (unsigned)k < WEFT__PMPI_KIND_COUNT ? kind_names[k] : "?";
 }
 
-static weft__pmpi_entry *find(MPI_Comm mpi)
+static void lock(void)
 {
-    for (uint32_t i = 0; i < weft__pmpi.ncomms; i++)
-        if (weft__pmpi.comms[i].mpi == mpi) return &weft__pmpi.comms[i];
-    return NULL;
+    pthread_mutex_lock(&weft__pmpi.lock);
 }
 
-bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind)
+static void unlock(void)
 {
+    pthread_mutex_unlock(&weft__pmpi.lock);
+}
+
+/* mpi's place in the table, or ncomms; under lock. */
+static uint32_t find(MPI_Comm mpi)
+{
+    uint32_t i = 0;
+    while (i < weft__pmpi.ncomms && weft__pmpi.comms[i]->mpi != mpi)
+        i++;
+    return i;
+}
+
+/* Drops a reference to e; the last one frees it. */
+static void unref(weft__pmpi_entry *e)
+{
+    lock();
+    bool last = --e->refs == 0;
+    unlock();
+    if (!last) return;
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+}
+
+bool weft__pmpi_reserve(void)
+{
+    lock();
+    bool room = weft__pmpi.ncomms + weft__pmpi.reserved < weft__pmpi.max_comms;
+    if (room) weft__pmpi.reserved++;
+    unlock();
+    return room;
+}
+
+void weft__pmpi_unreserve(void)
+{
+    lock();
+    weft__pmpi.reserved--;
+    unlock();
+}
+
+bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool reserved)
+{
+    weft__pmpi_entry *e = malloc(sizeof *e);
+    if (!e || pthread_mutex_init(&e->lock, NULL) != 0) {
+        free(e);
+        return false;
+    }
+    e->mpi = mpi;
+    e->comm = comm;
+    e->kind = kind;
+    e->refs = 1;
+    lock();
+    bool ok = true;
     if (weft__pmpi.ncomms == weft__pmpi.cap) {
         uint32_t cap = weft__pmpi.cap ? 2 * weft__pmpi.cap : 8;
-        weft__pmpi_entry *t = realloc(weft__pmpi.comms, cap * sizeof *t);
-        if (!t) return false;
-        weft__pmpi.comms = t;
-        weft__pmpi.cap = cap;
+        weft__pmpi_entry **t = realloc(weft__pmpi.comms, cap * sizeof *t);
+        if (t) {
+            weft__pmpi.comms = t;
+            weft__pmpi.cap = cap;
+        }
+        ok = t != NULL;
     }
-    weft__pmpi.comms[weft__pmpi.ncomms++] = (weft__pmpi_entry){mpi, comm, kind};
-    return true;
+    if (ok) {
+        weft__pmpi.comms[weft__pmpi.ncomms++] = e;
+        if (reserved) weft__pmpi.reserved--;
+    }
+    unlock();
+    if (!ok) {
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+    }
+    return ok;
 }
 
 weft_comm *weft__pmpi_remove(MPI_Comm mpi)
 {
-    weft__pmpi_entry *e = find(mpi);
+    lock();
+    uint32_t i = find(mpi);
+    weft__pmpi_entry *e = i < weft__pmpi.ncomms ? weft__pmpi.comms[i] : NULL;
+    if (e) weft__pmpi.comms[i] = weft__pmpi.comms[--weft__pmpi.ncomms];
+    unlock();
     if (!e) return NULL;
+    /* A call of another thread on it ends first (MPI makes freeing a
+     * communicator that another thread is using erroneous; this only keeps
+     * the library from freeing what a call runs on). */
+    pthread_mutex_lock(&e->lock);
     weft_comm *c = e->comm;
-    *e = weft__pmpi.comms[--weft__pmpi.ncomms];
+    e->comm = NULL;
+    pthread_mutex_unlock(&e->lock);
+    unref(e);
     return c;
+}
+
+MPI_Comm weft__pmpi_last(void)
+{
+    lock();
+    MPI_Comm m = weft__pmpi.ncomms ? weft__pmpi.comms[weft__pmpi.ncomms - 1]->mpi : MPI_COMM_NULL;
+    unlock();
+    return m;
+}
+
+void weft__pmpi_set_on(bool on, const weft_comm_config *cfg)
+{
+    lock();
+    weft__pmpi.on = on;
+    if (on) weft__pmpi.cfg = *cfg;
+    unlock();
+}
+
+bool weft__pmpi_is_on(weft_comm_config *cfg)
+{
+    lock();
+    bool on = weft__pmpi.on;
+    if (on && cfg) *cfg = weft__pmpi.cfg;
+    unlock();
+    return on;
+}
+
+/* Lets t's communicator go (see weft__pmpi_target_of). */
+static void release(weft__pmpi_target *t)
+{
+    weft__pmpi_entry *e = t->entry;
+    if (!e) return;
+    t->entry = NULL;
+    pthread_mutex_unlock(&e->lock);
+    unref(e);
 }
 
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
 {
-    const weft__pmpi_entry *e = weft__pmpi.on ? find(comm) : NULL;
     t->comm = NULL;
+    t->entry = NULL;
+    lock();
+    bool on = weft__pmpi.on;
+    uint32_t i = on ? find(comm) : weft__pmpi.ncomms;
+    weft__pmpi_entry *e = i < weft__pmpi.ncomms ? weft__pmpi.comms[i] : NULL;
     t->kind = e ? e->kind : comm == MPI_COMM_WORLD ? WEFT__PMPI_WORLD : WEFT__PMPI_OTHER;
-    if (!weft__pmpi.on) return "weft is off";
-    if (weft__pmpi.depth) return "inside weft";
+    if (e && !depth) e->refs++;
+    unlock();
+    if (!on) return "weft is off";
+    if (depth) return "inside weft";
     if (!e) return "no weft communicator";
+    pthread_mutex_lock(&e->lock);
+    t->entry = e;
+    if (!e->comm) {
+        /* Removed while this call waited (an erroneous program: freed on
+         * one thread while another calls on it). */
+        release(t);
+        return "communicator freed meanwhile";
+    }
     t->comm = e->comm;
     return NULL;
 }
 
 void weft__pmpi_enter(void)
 {
-    weft__pmpi.depth++;
+    depth++;
 }
 
 void weft__pmpi_leave(void)
 {
-    weft__pmpi.depth--;
+    depth--;
+}
+
+bool weft__pmpi_inside(void)
+{
+    return depth > 0;
 }
 
 const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
                              uint32_t root)
 {
-    static weft_diag d;
+    static _Thread_local weft_diag d;
     weft_comm_choice ch;
     weft_diag_clear(&d);
     if (weft_comm_choose(c, coll, count, dtype, root, &ch, &d) == WEFT_OK) return NULL;
@@ -120,13 +248,16 @@ static uint64_t total(uint64_t (*by)[WEFT__PMPI_COLL_COUNT], weft__pmpi_coll k)
 
 void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
 {
+    lock();
     if (total(weft__pmpi.served, k) == 0)
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s served by weft", weft__pmpi.rank,
                  coll_names[k]);
     weft__pmpi.served[t->kind][k]++;
+    unlock();
 }
 
-/* Counts a passed call of k under its reason (see weft__pmpi_reason). */
+/* Counts a passed call of k under its reason (see weft__pmpi_reason);
+ * under lock. */
 static void count_reason(weft__pmpi_coll k, const char *why)
 {
     char cut[sizeof weft__pmpi.reasons[0].why];
@@ -148,27 +279,32 @@ static void count_reason(weft__pmpi_coll k, const char *why)
     memcpy(r->why, cut, sizeof cut);
 }
 
-void weft__pmpi_passed(const weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
+void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
 {
+    release(t);
     /* Calls made by weft's own MPI bootstrap are not the application's. */
-    if (weft__pmpi.depth) return;
+    if (depth) return;
+    lock();
     if (total(weft__pmpi.passed, k) == 0)
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
                  coll_names[k], why);
     weft__pmpi.passed[t->kind][k]++;
     count_reason(k, why);
+    unlock();
 }
 
-int weft__pmpi_fail(weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d)
+int weft__pmpi_fail(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, const weft_diag *d)
 {
+    release(t);
     weft_log(WEFT_LOG_ERROR, "pmpi", "rank %d: %s failed in weft: %s", weft__pmpi.rank,
              coll_names[k], d->msg[0] ? d->msg : weft_strerror(d->err));
     PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
     return MPI_ERR_OTHER;
 }
 
-int weft__pmpi_done(MPI_Request *req)
+int weft__pmpi_done(weft__pmpi_target *t, MPI_Request *req)
 {
+    release(t);
     if (!req) return MPI_SUCCESS;
     /* A receive from MPI_PROC_NULL completes at once and is an ordinary MPI
      * request: every completion call of MPI handles it, unintercepted. */
@@ -202,6 +338,7 @@ static void format(int kind, char *line, size_t size)
 
 void weft__pmpi_report(void)
 {
+    lock();
     char line[1024];
     format(-1, line, sizeof line);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: calls served by weft/passed to MPI: %s",
@@ -224,4 +361,5 @@ void weft__pmpi_report(void)
                      "rank %d: %s passed to MPI %llu more times for reasons past the first %d",
                      weft__pmpi.rank, coll_names[k], (unsigned long long)weft__pmpi.passed_more[k],
                      WEFT__PMPI_REASONS);
+    unlock();
 }

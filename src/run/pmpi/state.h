@@ -1,19 +1,33 @@
 /* The interposition library's process-wide state, shared by state.c (the
  * accessors in pmpi.h), init.c (MPI_Init*, MPI_Finalize) and comm.c (the
- * communicator constructors). */
+ * communicator constructors).
+ *
+ * Threads (MPI_THREAD_MULTIPLE): every field of weft__pmpi below is read
+ * and written under weft__pmpi.lock, held briefly (a look-up, a count, a
+ * log line; never across a collective or an MPI call). Each entry has its
+ * own lock, held for the whole of a call served on its communicator (see
+ * weft__pmpi_target_of), so calls on one communicator run one at a time and
+ * calls on different ones run at once. Lock order: an entry's, then the
+ * global one, never the other way. */
 #ifndef WEFT_RUN_PMPI_STATE_H
 #define WEFT_RUN_PMPI_STATE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "run/pmpi/pmpi.h"
 
-/* An MPI communicator that has a weft communicator. */
-typedef struct weft__pmpi_entry {
+/* An MPI communicator that has a weft communicator; on the heap, so that a
+ * call holds it while the table grows. refs counts the table's reference
+ * (while mpi is in the table) and each call holding it; the last one frees
+ * it. comm is NULL once the communicator was removed (under lock). */
+struct weft__pmpi_entry {
     MPI_Comm mpi;
     weft_comm *comm;
     weft__pmpi_kind kind;
-} weft__pmpi_entry;
+    pthread_mutex_t lock;
+    uint32_t refs; /* under weft__pmpi.lock */
+};
 
 /* How many calls of one collective went to MPI for one reason. */
 typedef struct weft__pmpi_reason {
@@ -27,12 +41,13 @@ typedef struct weft__pmpi_reason {
 #define WEFT__PMPI_REASONS 64
 
 typedef struct weft__pmpi_state {
-    bool on;    /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
-    int rank;   /* in MPI_COMM_WORLD; -1 before MPI_Init */
-    int depth;  /* weft calls running (weft's bootstrap calls MPI) */
+    pthread_mutex_t lock;
+    bool on;                  /* weft serves calls (MPI_COMM_WORLD's communicator was built) */
+    int rank;                 /* in MPI_COMM_WORLD; -1 before MPI_Init */
     weft_comm_config cfg;     /* what every communicator is built with */
-    weft__pmpi_entry *comms;  /* [0] is MPI_COMM_WORLD's while on */
+    weft__pmpi_entry **comms; /* [0] is MPI_COMM_WORLD's while on */
     uint32_t ncomms, cap, max_comms;
+    uint32_t reserved; /* places taken by communicators being built */
     uint64_t served[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
     uint64_t passed[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
     weft__pmpi_reason reasons[WEFT__PMPI_REASONS];
@@ -42,10 +57,26 @@ typedef struct weft__pmpi_state {
 
 extern weft__pmpi_state weft__pmpi;
 
-/* Adds (mpi, comm, kind) to the table; false when out of memory. */
-bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind);
-/* Removes mpi's entry and returns its weft communicator (NULL if none). */
+/* Takes one of the max_comms places for a communicator about to be built
+ * (false when all are taken): a place taken is given back by
+ * weft__pmpi_add (reserved true) or weft__pmpi_unreserve. */
+bool weft__pmpi_reserve(void);
+void weft__pmpi_unreserve(void);
+/* Adds (mpi, comm, kind) to the table (using a place taken when reserved);
+ * false when out of memory. */
+bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool reserved);
+/* Removes mpi's entry and returns its weft communicator (NULL if none),
+ * once no call runs on it: the caller frees it. */
 weft_comm *weft__pmpi_remove(MPI_Comm mpi);
+/* The MPI communicator of the table's last entry (MPI_COMM_NULL when
+ * empty). */
+MPI_Comm weft__pmpi_last(void);
+/* Sets whether weft serves calls (with the configuration communicators are
+ * built with when on). */
+void weft__pmpi_set_on(bool on, const weft_comm_config *cfg);
+/* Whether weft is on, and the configuration (*cfg, when on and cfg not
+ * NULL). */
+bool weft__pmpi_is_on(weft_comm_config *cfg);
 
 /* Logs the counters at info level: every collective's over all
  * communicators, then one line per kind of communicator that had calls,
