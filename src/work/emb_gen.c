@@ -3,8 +3,12 @@
  *
  * A zipf table draws from the cumulative sums of its rows' integer weights
  * (base/rand.h, rank k has floor(2^40 / k^s)): a draw is an exact integer
- * u in [0, total) and a binary search for the first rank whose sum passes
- * u, O(log R). With more than 2^23 rows the weights are divided by
+ * u in [0, total) and a search for the first rank whose sum passes u,
+ * started from a guide table (Chen and Asau, 1974: guide[i] is the answer
+ * for the least u of the i-th of 2^g slices of [0, 2^bits(total)), 2^g
+ * the least power of two >= R), so a draw reads about two sums whatever R
+ * and divides by nothing but in the random number's rejection (a binary
+ * search read 20 sums at 1M rows). With more than 2^23 rows the weights are divided by
  * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
  * Tables with the same rows and exponent share one array (8 bytes a row).
  * A uniform table draws its row directly. No floating point anywhere: a
@@ -22,6 +26,8 @@ typedef struct sampler {
     uint64_t rows;
     uint32_t milli;  /* 0: uniform, no array */
     uint64_t *cum;   /* cum[k] = weights of ranks 1..k+1 */
+    uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
+    unsigned shift;  /* u's slice is u >> shift */
     uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
 } sampler;
 
@@ -52,14 +58,24 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     sp->rows = rows;
     sp->milli = milli;
     sp->cum = NULL;
+    sp->guide = NULL;
     sp->mult = spread_mult(rows);
     if (!milli)
         return WEFT_OK;
     sp->cum = weft__malloc((size_t)rows * sizeof *sp->cum);
-    if (!sp->cum)
+    unsigned g = 0;
+    while ((1ull << g) < rows)
+        g++;
+    sp->guide = weft__malloc(((size_t)1 << g) * sizeof *sp->guide);
+    if (!sp->cum || !sp->guide) {
+        weft__free(sp->cum);
+        weft__free(sp->guide);
+        sp->cum = NULL;
+        sp->guide = NULL;
         return weft_diag_set(d, WEFT_ENOMEM, "out of memory for the zipf weights of %" PRIu64
                                              " rows",
                              rows);
+    }
     unsigned bits = 0;
     while (bits < 64 && ((rows - 1) >> bits) != 0)
         bits++;
@@ -72,6 +88,17 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
         sum += w ? w : 1; /* <= 2^27 * 2^40 / 2^4 < 2^64 */
         sp->cum[k] = sum;
     }
+    unsigned tbits = 0; /* sum < 2^tbits */
+    while (tbits < 64 && (sum >> tbits) != 0)
+        tbits++;
+    sp->shift = tbits > g ? tbits - g : 0;
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < (1ull << g); i++) {
+        uint64_t lo = i << sp->shift;
+        while (k < rows - 1 && sp->cum[k] <= lo)
+            k++;
+        sp->guide[i] = (uint32_t)k;
+    }
     return WEFT_OK;
 }
 
@@ -79,16 +106,14 @@ static uint64_t sampler_draw(const sampler *sp, weft__rng *g)
 {
     if (!sp->cum)
         return weft__rng_below(g, sp->rows);
-    uint64_t u = weft__rng_below(g, sp->cum[sp->rows - 1]);
-    uint64_t lo = 0, hi = sp->rows - 1; /* the first k with cum[k] > u */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (sp->cum[mid] > u)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return (uint64_t)(((u128)lo * sp->mult) % sp->rows);
+    uint64_t total = sp->cum[sp->rows - 1];
+    uint64_t u = weft__rng_below(g, total);
+    /* u's slice starts at or before u, so its guide is no later than the
+     * answer. */
+    uint64_t k = sp->guide[u >> sp->shift];
+    while (sp->cum[k] <= u)
+        k++;
+    return k * sp->mult % sp->rows; /* k, mult < 2^27 */
 }
 
 /* The samplers of w's tables: (*of)[t] indexes (*sps)[]. */
@@ -100,8 +125,10 @@ typedef struct samplers {
 
 static void samplers_free(samplers *s)
 {
-    for (uint32_t i = 0; i < s->count; i++)
+    for (uint32_t i = 0; i < s->count; i++) {
         weft__free(s->sp[i].cum);
+        weft__free(s->sp[i].guide);
+    }
     weft__free(s->sp);
     weft__free(s->of);
 }
