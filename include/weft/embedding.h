@@ -156,6 +156,57 @@ WEFT_API weft_err weft_emb_trace_load_file(const char *path, weft_emb_acc *a, we
 WEFT_API weft_err weft_emb_trace_write(FILE *f, const weft_emb_workload *w, const char *comment,
                                        weft_diag *d);
 
+/* ---- Caches (Herald's idea: hot rows cached on the GPUs that read them) --
+ *
+ * A lookup by GPU g of a row whose data is not all on g (a table-wise or
+ * row-wise row held by another GPU, a column-wise row with a shard
+ * elsewhere; data-parallel rows are always local) is *remote*: without a
+ * cache its remote bytes (D*E, less the slices on g) are fetched. With a
+ * cache, each GPU keeps up to `rows_per_gpu` rows of any table (least
+ * recently used evicted); a remote lookup of a cached row that is fresh is
+ * a hit and moves nothing. A copy fetched in step k is fresh through step
+ * k + staleness - 1 (the owner's updates reach it only by a new fetch:
+ * Herald's staleness bound); staleness 0 means it never goes stale. A
+ * stale or absent row is a miss: fetched (and cached, evicting the least
+ * recently used row when full). Lookups come in order of samples over any
+ * number of steps: sample s is in step s / (N*B), on GPU (s mod N*B) / B.
+ * O(1) expected a lookup; memory O(N * rows_per_gpu). */
+typedef struct weft_emb_cache_params {
+    uint64_t rows_per_gpu; /* 0: no cache */
+    uint64_t staleness;    /* steps a fetched copy stays fresh; 0: forever */
+} weft_emb_cache_params;
+
+typedef struct weft_emb_cache_stats {
+    uint64_t steps;          /* steps seen (the last sample's step + 1) */
+    uint64_t lookups;        /* all lookups */
+    uint64_t remote;         /* lookups of rows not wholly on the GPU */
+    uint64_t hits;           /* remote lookups served by a fresh cached copy */
+    uint64_t stale;          /* misses whose row was cached but stale */
+    uint64_t bytes_uncached; /* remote bytes without a cache */
+    uint64_t bytes_cached;   /* remote bytes fetched with the cache */
+} weft_emb_cache_stats;
+
+typedef struct weft_emb_cache weft_emb_cache;
+
+/* w is checked and copied. */
+WEFT_API weft_err weft_emb_cache_new(const weft_emb_workload *w, const weft_emb_cache_params *p,
+                                     weft_emb_cache **out, weft_diag *d);
+WEFT_API void weft_emb_cache_free(weft_emb_cache *c);
+/* One lookup; WEFT_EINVAL when s is before the previous sample, t is not a
+ * table or r not one of its rows. */
+WEFT_API weft_err weft_emb_cache_add(weft_emb_cache *c, uint64_t s, uint32_t t, uint64_t r,
+                                     weft_diag *d);
+/* The counts so far, and (when fetched is not NULL) a new matrix of the
+ * bytes fetched with the cache, entry (owner, reader). */
+WEFT_API weft_err weft_emb_cache_stats_get(const weft_emb_cache *c, weft_emb_cache_stats *out,
+                                           weft_traffic *fetched, weft_diag *d);
+
+/* The generator over `steps` batches: samples 0 to steps*N*B - 1, each
+ * table's stream continuing from step to step (steps 1 is
+ * weft_emb_generate). */
+WEFT_API weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps,
+                                          weft_emb_lookup_fn fn, void *ctx, weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

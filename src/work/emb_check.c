@@ -96,3 +96,18 @@ weft_err weft_emb_check(const weft_emb_workload *w, weft_diag *d)
     }
     return WEFT_OK;
 }
+
+void weft__emb_slots(const weft_emb_workload *w, uint64_t *first_slot)
+{
+    uint64_t slot = 0;
+    for (uint32_t t = 0; t < w->ntables; t++) {
+        const weft_emb_table *tb = &w->tables[t];
+        first_slot[t] = 0;
+        if (tb->sharding == WEFT_EMB_TW)
+            first_slot[t] = slot++;
+        else if (tb->sharding == WEFT_EMB_CW) {
+            first_slot[t] = slot;
+            slot += tb->col_shards;
+        }
+    }
+}

@@ -165,6 +165,12 @@ static weft_err samplers_build(const weft_emb_workload *w, samplers *s, weft_dia
 weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, void *ctx,
                            weft_diag *d)
 {
+    return weft_emb_generate_steps(w, 1, fn, ctx, d);
+}
+
+weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps,
+                                 weft_emb_lookup_fn fn, void *ctx, weft_diag *d)
+{
     weft_err e = weft_emb_check(w, d);
     if (e)
         return e;
@@ -180,7 +186,10 @@ weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, vo
     }
     for (uint32_t t = 0; t < w->ntables; t++)
         weft__rng_seed(&g[t], w->seed, t);
-    uint64_t samples = (uint64_t)w->gpus * w->batch;
+    u128 all = (u128)w->gpus * w->batch * steps;
+    if (all > UINT64_MAX)
+        all = UINT64_MAX;
+    uint64_t samples = (uint64_t)all;
     for (uint64_t smp = 0; smp < samples && !e; smp++)
         for (uint32_t t = 0; t < w->ntables && !e; t++) {
             const sampler *sp = &s.sp[s.of[t]];

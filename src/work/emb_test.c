@@ -373,6 +373,176 @@ static void test_generator(void)
     free(rec.t);
 }
 
+/* ---- the cache against a brute-force replay ---------------------------- */
+
+typedef struct brute_entry {
+    uint32_t t;
+    uint64_t r, fetched, used;
+} brute_entry;
+
+typedef struct brute {
+    const weft_emb_workload *w;
+    uint64_t cap, stale_steps, clock, slot[8];
+    brute_entry *e[4];
+    uint64_t n[4];
+    weft_emb_cache_stats st;
+    uint64_t m[16]; /* fetched bytes, owner * N + reader */
+    weft_emb_cache *c;
+    weft_err cache_err;
+} brute;
+
+/* The bytes of (t, r) not on g, by the placement rules written out again. */
+static uint64_t brute_remote(brute *b, uint32_t t, uint64_t r, uint32_t g, bool add)
+{
+    const weft_emb_table *tb = &b->w->tables[t];
+    uint32_t n = b->w->gpus;
+    uint64_t sum = 0;
+    for (uint32_t sh = 0; sh < (tb->sharding == WEFT_EMB_CW ? tb->col_shards : 1); sh++) {
+        uint32_t owner = g;
+        uint64_t bytes = (uint64_t)tb->dim * tb->dtype_bytes;
+        if (tb->sharding == WEFT_EMB_TW)
+            owner = (uint32_t)(b->slot[t] % n);
+        else if (tb->sharding == WEFT_EMB_RW)
+            owner = (uint32_t)(r / ((tb->rows + n - 1) / n));
+        else if (tb->sharding == WEFT_EMB_CW) {
+            owner = (uint32_t)((b->slot[t] + sh) % n);
+            bytes = (uint64_t)(tb->dim / tb->col_shards + (sh < tb->dim % tb->col_shards)) *
+                    tb->dtype_bytes;
+        }
+        if (owner != g) {
+            sum += bytes;
+            if (add)
+                b->m[owner * n + g] += bytes;
+        }
+    }
+    return sum;
+}
+
+static weft_err brute_add(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    brute *b = ctx;
+    weft_err ce = weft_emb_cache_add(b->c, s, t, r, d);
+    if (ce)
+        b->cache_err = ce;
+    uint64_t per_step = (uint64_t)b->w->gpus * b->w->batch, step = s / per_step;
+    uint32_t g = (uint32_t)(s % per_step / b->w->batch);
+    b->st.steps = step + 1;
+    b->st.lookups++;
+    b->clock++;
+    uint64_t bytes = brute_remote(b, t, r, g, false);
+    if (!bytes)
+        return WEFT_OK;
+    b->st.remote++;
+    b->st.bytes_uncached += bytes;
+    brute_entry *e = b->e[g];
+    uint64_t i = 0;
+    while (i < b->n[g] && !(e[i].t == t && e[i].r == r))
+        i++;
+    if (b->cap && i < b->n[g]) {
+        e[i].used = b->clock;
+        if (!b->stale_steps || step < e[i].fetched + b->stale_steps) {
+            b->st.hits++;
+            return WEFT_OK;
+        }
+        b->st.stale++;
+        e[i].fetched = step;
+    } else if (b->cap) {
+        if (b->n[g] == b->cap) { /* evict the least recently used */
+            i = 0;
+            for (uint64_t k = 1; k < b->n[g]; k++)
+                if (e[k].used < e[i].used)
+                    i = k;
+        } else {
+            i = b->n[g]++;
+        }
+        e[i] = (brute_entry){.t = t, .r = r, .fetched = step, .used = b->clock};
+    }
+    b->st.bytes_cached += brute_remote(b, t, r, g, true);
+    return WEFT_OK;
+}
+
+static void test_cache(void)
+{
+    weft_emb_table tb[5] = {
+        {.rows = 40, .dim = 4, .pooling = 3, .dtype_bytes = 4, .zipf_milli = 1100,
+         .sharding = WEFT_EMB_RW},
+        {.rows = 30, .dim = 2, .pooling = 2, .dtype_bytes = 2, .zipf_milli = 800,
+         .sharding = WEFT_EMB_TW},
+        {.rows = 25, .dim = 5, .pooling = 2, .dtype_bytes = 4, .zipf_milli = 1500,
+         .sharding = WEFT_EMB_CW, .col_shards = 2},
+        {.rows = 9, .dim = 3, .pooling = 1, .dtype_bytes = 1, .sharding = WEFT_EMB_DP},
+        {.rows = 1000, .dim = 1, .pooling = 4, .dtype_bytes = 8, .sharding = WEFT_EMB_RW},
+    };
+    weft_emb_workload w = {.gpus = 3, .batch = 4, .ntables = 5, .tables = tb, .seed = 5};
+    static const uint64_t caps[] = {0, 1, 7, 40, 2000}, stales[] = {0, 1, 3};
+    for (size_t ci = 0; ci < 5; ci++)
+        for (size_t si = 0; si < 3; si++) {
+            brute b = {.w = &w, .cap = caps[ci], .stale_steps = stales[si],
+                       .slot = {0, 0, 1, 0, 0}};
+            for (int g = 0; g < 3; g++)
+                b.e[g] = calloc(caps[ci] + 1, sizeof *b.e[g]);
+            weft_emb_cache_params p = {.rows_per_gpu = caps[ci], .staleness = stales[si]};
+            weft_diag d;
+            CHECK_ERR(weft_emb_cache_new(&w, &p, &b.c, &d), WEFT_OK);
+            CHECK_ERR(weft_emb_generate_steps(&w, 30, brute_add, &b, &d), WEFT_OK);
+            CHECK_ERR(b.cache_err, WEFT_OK);
+            weft_emb_cache_stats st;
+            weft_traffic m;
+            CHECK_ERR(weft_emb_cache_stats_get(b.c, &st, &m, &d), WEFT_OK);
+            CHECK_INT(st.steps, 30);
+            CHECK_INT(st.lookups, 30 * 12 * 12);
+            CHECK_INT(st.remote, b.st.remote);
+            CHECK_INT(st.hits, b.st.hits);
+            CHECK_INT(st.stale, b.st.stale);
+            CHECK_INT(st.bytes_uncached, b.st.bytes_uncached);
+            CHECK_INT(st.bytes_cached, b.st.bytes_cached);
+            CHECK(memcmp(m.bytes, b.m, 9 * 8) == 0);
+            if (caps[ci] == 0)
+                CHECK_INT(st.bytes_cached, st.bytes_uncached);
+            if (caps[ci] == 2000 && stales[si] == 0) /* all fits: one miss a row */
+                CHECK(st.hits > st.remote / 2);
+            weft_traffic_free(&m);
+            weft_emb_cache_free(b.c);
+            for (int g = 0; g < 3; g++)
+                free(b.e[g]);
+        }
+    /* Hand-counted: one table-wise table on GPU 0, 2 GPUs, 1 sample each,
+     * a cache of 1 row, fresh for 2 steps. GPU 1 (samples 1, 3, 5, 7)
+     * reads rows 5, 5 | 5 | 6 | 5, 6: miss, hit | hit | miss (evicts 5) |
+     * miss (5 gone), miss (evicts 6 again). GPU 0's lookups are local. */
+    weft_emb_table one = {.rows = 10, .dim = 2, .pooling = 1, .dtype_bytes = 4};
+    weft_emb_workload w1 = {.gpus = 2, .batch = 1, .ntables = 1, .tables = &one};
+    weft_emb_cache_params p1 = {.rows_per_gpu = 1, .staleness = 2};
+    weft_emb_cache *c;
+    weft_diag d;
+    CHECK_ERR(weft_emb_cache_new(&w1, &p1, &c, &d), WEFT_OK);
+    static const uint64_t lk[][2] = {{0, 5}, {1, 5}, {1, 5}, {3, 5}, {5, 6}, {7, 5}, {7, 6}};
+    for (size_t i = 0; i < sizeof lk / sizeof *lk; i++)
+        CHECK_ERR(weft_emb_cache_add(c, lk[i][0], 0, lk[i][1], &d), WEFT_OK);
+    weft_emb_cache_stats st;
+    CHECK_ERR(weft_emb_cache_stats_get(c, &st, NULL, &d), WEFT_OK);
+    CHECK_INT(st.steps, 4);
+    CHECK_INT(st.lookups, 7);
+    CHECK_INT(st.remote, 6);
+    CHECK_INT(st.hits, 2);
+    CHECK_INT(st.stale, 0);
+    CHECK_INT(st.bytes_uncached, 6 * 8);
+    CHECK_INT(st.bytes_cached, 4 * 8);
+    CHECK_ERR(weft_emb_cache_add(c, 6, 0, 1, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "sample 6 after sample 7: lookups come in order of samples");
+    weft_emb_cache_free(c);
+    /* Staleness: row 5 fetched in step 0, read again in steps 1 (fresh)
+     * and 2 (stale: refetched), 3 (fresh again). */
+    CHECK_ERR(weft_emb_cache_new(&w1, &p1, &c, &d), WEFT_OK);
+    for (uint64_t s = 1; s <= 7; s += 2)
+        CHECK_ERR(weft_emb_cache_add(c, s, 0, 5, &d), WEFT_OK);
+    CHECK_ERR(weft_emb_cache_stats_get(c, &st, NULL, &d), WEFT_OK);
+    CHECK_INT(st.hits, 2);
+    CHECK_INT(st.stale, 1);
+    CHECK_INT(st.bytes_cached, 2 * 8);
+    weft_emb_cache_free(c);
+}
+
 /* Allocation failures: every one is WEFT_ENOMEM and leaks nothing. */
 static weft_emb_result oom_res;
 static weft_err oom_ctor(void *arg)
@@ -404,6 +574,7 @@ int main(void)
     test_trace_errors();
     test_check();
     test_generator();
+    test_cache();
     test_oom();
     return weft_test_done();
 }
