@@ -1,6 +1,7 @@
 /* Embedding workloads (issue 27): the speed of replaying a lookup trace
  * (parsing "sample,table,row" text into the accumulator; target >= 10 M
- * lookups/s), of the accumulator alone and of the zipf generator; and the
+ * lookups/s), of the accumulator alone, of the zipf generator and of the
+ * cache model (100,000 rows a GPU, 4 steps of staleness); and the
  * time to build the forward matrix of 128 GPUs x 1,000 tables for each
  * sharding (1M-row tables of dim 128, fp32; 64 samples per GPU; 4 lookups
  * a sample and table, zipf 1.05). Wall and CPU seconds, and peak memory:
@@ -30,6 +31,11 @@ static int fail(const char *what, const weft_diag *d)
 static weft_err to_acc(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
 {
     return weft_emb_acc_add(ctx, s, t, r, d);
+}
+
+static weft_err to_cache(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    return weft_emb_cache_add(ctx, s, t, r, d);
 }
 
 static weft_err count_only(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
@@ -86,6 +92,29 @@ static int replay(uint64_t millions)
     if (weft_emb_generate(&w, count_only, &sink, &d))
         return fail("generate", &d);
     double t6 = bench_now(), c6 = bench_cpu();
+    /* The cache model over the same lookups: 100,000 rows a GPU (2.6 GB of
+     * 128-float rows, an H100's spare memory), fresh for 4 steps, 8 steps
+     * of 1/8 of the batch each (the same lookups, cut in steps). */
+    weft_emb_workload w8 = w;
+    w8.batch = w.batch / 8;
+    weft_emb_cache *cache;
+    weft_emb_cache_params cp = {.rows_per_gpu = 100000, .staleness = 4};
+    if (weft_emb_cache_new(&w8, &cp, &cache, &d))
+        return fail("cache", &d);
+    double c7 = bench_cpu();
+    if (weft_emb_generate_steps(&w8, 8, to_cache, cache, &d))
+        return fail("cache replay", &d);
+    double c8 = bench_cpu();
+    weft_emb_cache_stats cst;
+    weft_emb_cache_stats_get(cache, &cst, NULL, &d);
+    weft_emb_cache_free(cache);
+    printf("cache model: %llu lookups in %llu steps, %llu remote, %llu hits (%.1f %% of the "
+           "remote bytes avoided): generate+cache %.3f s cpu, the cache alone about %.1f M "
+           "lookups/s\n",
+           (unsigned long long)cst.lookups, (unsigned long long)cst.steps,
+           (unsigned long long)cst.remote, (unsigned long long)cst.hits,
+           100.0 * (1.0 - (double)cst.bytes_cached / (double)cst.bytes_uncached), c8 - c7,
+           cst.lookups / ((c8 - c7) - (c6 - c5)) / 1e6);
     printf("trace replay: %llu lookups (%.1f MB of text, 26 row-wise zipf:1.05 tables of 1M "
            "rows, 8 GPUs): parse+accumulate %.3f s wall, %.3f s cpu = %.1f M lookups/s (cpu); "
            "generate+write %.3f s cpu; generate+accumulate %.3f s cpu; generate alone %.3f s "
