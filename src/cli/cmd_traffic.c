@@ -1,4 +1,4 @@
-/* weft traffic moe | uniform | show: traffic matrices (weft/traffic.h).
+/* weft traffic moe | uniform | show (embedding: traffic_emb.c): traffic matrices (weft/traffic.h).
  * The generators and statistics are the library's; this file reads flags,
  * writes the matrix through the atomic output (-o) and prints. */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "cli/outfile.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "cli/traffic_emb.h"
 #include "weft/traffic.h"
 
 /* A whole number in [lo, hi] from flag's value, or the usage error. */
@@ -352,6 +353,8 @@ free_args:
 /* ---- the group ------------------------------------------------------------ */
 
 static const cli_command traffic_commands[] = {
+    {"embedding", "write the pooled-embedding all-to-all of sharded tables (DLRM)",
+     cli_traffic_embedding},
     {"moe", "write a seeded MoE dispatch (or --combine) matrix", cmd_moe},
     {"uniform", "write the matrix of a uniform all-to-all", cmd_uniform},
     {"show", "per-rank send and receive totals and the skew of a matrix file", cmd_show},

@@ -12,7 +12,7 @@
 
 #define CLI_COMMANDS(X)                                                                            \
     X(topo, "inspect fabrics: list presets, print, summarise, draw (DOT)")                        \
-    X(traffic, "traffic matrices (bytes rank i sends to j): weft traffic moe|uniform|show")      \
+    X(traffic, "traffic matrices (bytes rank i sends to j): moe, embedding, uniform, show")        \
     X(bound, "exact throughput optimum and bottleneck cut: weft bound SPEC --coll C")              \
     X(plan, "build a schedule and its cost on a fabric: weft plan SPEC --coll C --algo A")       \
     X(verify, "prove a plan correct in every order its deps allow: weft verify PLAN")              \

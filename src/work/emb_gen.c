@@ -1,0 +1,301 @@
+/* The lookup generator, the matrix of its lookups and the trace writer
+ * (weft/embedding.h).
+ *
+ * A zipf table draws from the cumulative sums of its rows' integer weights
+ * (base/rand.h, rank k has floor(2^40 / k^s)): a draw is an exact integer
+ * u in [0, total) and a search for the first rank whose sum passes u,
+ * started from a guide table (Chen and Asau, 1974: guide[i] is the answer
+ * for the least u of the i-th of 2^g slices of [0, 2^bits(total)), 2^g
+ * the least power of two >= R), so a draw reads about two sums whatever R
+ * and divides by nothing but in the random number's rejection (a binary
+ * search read 20 sums at 1M rows). With more than 2^23 rows the weights are divided by
+ * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
+ * Tables with the same rows and exponent share one array (8 bytes a row).
+ * A uniform table draws its row directly. No floating point anywhere: a
+ * (workload, seed) gives the same lookups on every platform. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/rand.h"
+#include "work/emb_internal.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+typedef struct sampler {
+    uint64_t rows;
+    uint32_t milli;  /* 0: uniform, no array */
+    uint64_t *cum;   /* cum[k] = weights of ranks 1..k+1 */
+    uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
+    unsigned shift;  /* u's slice is u >> shift */
+    uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
+} sampler;
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
+ * with R: a bijection of the ranks that spreads the hot ones. */
+static uint64_t spread_mult(uint64_t rows)
+{
+    uint64_t a = (uint64_t)(((u128)rows * 0x9E3779B97F4A7C15u) >> 64);
+    if (a == 0)
+        a = 1;
+    while (gcd64(a, rows) != 1)
+        a++;
+    return a;
+}
+
+static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_diag *d)
+{
+    sp->rows = rows;
+    sp->milli = milli;
+    sp->cum = NULL;
+    sp->guide = NULL;
+    sp->mult = spread_mult(rows);
+    if (!milli)
+        return WEFT_OK;
+    sp->cum = weft__malloc((size_t)rows * sizeof *sp->cum);
+    unsigned g = 0;
+    while ((1ull << g) < rows)
+        g++;
+    sp->guide = weft__malloc(((size_t)1 << g) * sizeof *sp->guide);
+    if (!sp->cum || !sp->guide) {
+        weft__free(sp->cum);
+        weft__free(sp->guide);
+        sp->cum = NULL;
+        sp->guide = NULL;
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for the zipf weights of %" PRIu64
+                                             " rows",
+                             rows);
+    }
+    unsigned bits = 0;
+    while (bits < 64 && ((rows - 1) >> bits) != 0)
+        bits++;
+    unsigned shift = bits > 23 ? bits - 23 : 0;
+    weft__zipf z;
+    weft__zipf_init(&z, milli);
+    uint64_t sum = 0;
+    for (uint64_t k = 0; k < rows; k++) {
+        uint64_t w = weft__zipf_weight(&z, k + 1) >> shift;
+        sum += w ? w : 1; /* <= 2^27 * 2^40 / 2^4 < 2^64 */
+        sp->cum[k] = sum;
+    }
+    unsigned tbits = 0; /* sum < 2^tbits */
+    while (tbits < 64 && (sum >> tbits) != 0)
+        tbits++;
+    sp->shift = tbits > g ? tbits - g : 0;
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < (1ull << g); i++) {
+        uint64_t lo = i << sp->shift;
+        while (k < rows - 1 && sp->cum[k] <= lo)
+            k++;
+        sp->guide[i] = (uint32_t)k;
+    }
+    return WEFT_OK;
+}
+
+static uint64_t sampler_draw(const sampler *sp, weft__rng *g)
+{
+    if (!sp->cum)
+        return weft__rng_below(g, sp->rows);
+    uint64_t total = sp->cum[sp->rows - 1];
+    uint64_t u = weft__rng_below(g, total);
+    /* u's slice starts at or before u, so its guide is no later than the
+     * answer. */
+    uint64_t k = sp->guide[u >> sp->shift];
+    while (sp->cum[k] <= u)
+        k++;
+    return k * sp->mult % sp->rows; /* k, mult < 2^27 */
+}
+
+/* The samplers of w's tables: (*of)[t] indexes (*sps)[]. */
+typedef struct samplers {
+    sampler *sp;
+    uint32_t count;
+    uint32_t *of;
+} samplers;
+
+static void samplers_free(samplers *s)
+{
+    for (uint32_t i = 0; i < s->count; i++) {
+        weft__free(s->sp[i].cum);
+        weft__free(s->sp[i].guide);
+    }
+    weft__free(s->sp);
+    weft__free(s->of);
+}
+
+/* O(tables x distinct laws). */
+static weft_err samplers_build(const weft_emb_workload *w, samplers *s, weft_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    s->sp = weft__calloc(w->ntables, sizeof *s->sp);
+    s->of = weft__malloc((size_t)w->ntables * sizeof *s->of);
+    if (!s->sp || !s->of) {
+        samplers_free(s);
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for %" PRIu32 " tables' samplers",
+                             w->ntables);
+    }
+    for (uint32_t t = 0; t < w->ntables; t++) {
+        const weft_emb_table *tb = &w->tables[t];
+        uint32_t i = 0;
+        while (i < s->count && !(s->sp[i].rows == tb->rows && s->sp[i].milli == tb->zipf_milli))
+            i++;
+        if (i == s->count) {
+            weft_err e = sampler_build(&s->sp[i], tb->rows, tb->zipf_milli, d);
+            if (e) {
+                samplers_free(s);
+                return e;
+            }
+            s->count++;
+        }
+        s->of[t] = i;
+    }
+    return WEFT_OK;
+}
+
+weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, void *ctx,
+                           weft_diag *d)
+{
+    return weft_emb_generate_steps(w, 1, fn, ctx, d);
+}
+
+weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps,
+                                 weft_emb_lookup_fn fn, void *ctx, weft_diag *d)
+{
+    weft_err e = weft_emb_check(w, d);
+    if (e)
+        return e;
+    samplers s;
+    e = samplers_build(w, &s, d);
+    if (e)
+        return e;
+    weft__rng *g = weft__malloc((size_t)w->ntables * sizeof *g);
+    if (!g) {
+        e = weft_diag_set(d, WEFT_ENOMEM, "out of memory for %" PRIu32 " tables' generators",
+                          w->ntables);
+        goto free_samplers;
+    }
+    for (uint32_t t = 0; t < w->ntables; t++)
+        weft__rng_seed(&g[t], w->seed, t);
+    u128 all = (u128)w->gpus * w->batch * steps;
+    if (all > UINT64_MAX)
+        all = UINT64_MAX;
+    uint64_t samples = (uint64_t)all;
+    for (uint64_t smp = 0; smp < samples && !e; smp++)
+        for (uint32_t t = 0; t < w->ntables && !e; t++) {
+            const sampler *sp = &s.sp[s.of[t]];
+            for (uint32_t p = 0; p < w->tables[t].pooling && !e; p++)
+                e = fn(ctx, smp, t, sampler_draw(sp, &g[t]), d);
+        }
+    weft__free(g);
+free_samplers:
+    samplers_free(&s);
+    return e;
+}
+
+static weft_err to_acc(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    return weft_emb_acc_add(ctx, s, t, r, d);
+}
+
+weft_err weft_emb_forward(const weft_emb_workload *w, weft_emb_result *out, weft_diag *d)
+{
+    weft_emb_acc *a;
+    weft_err e = weft_emb_acc_new(w, &a, d);
+    if (e)
+        return e;
+    /* Only sparse row-wise tables read the lookups; without one, the
+     * lookups are counted, not drawn. */
+    bool draw = false;
+    uint64_t pooled = 0;
+    for (uint32_t t = 0; t < w->ntables; t++) {
+        draw |= w->tables[t].sharding == WEFT_EMB_RW && !w->rw_dense;
+        pooled += w->tables[t].pooling;
+    }
+    if (draw)
+        e = weft_emb_generate(w, to_acc, a, d);
+    if (!e)
+        e = weft_emb_acc_finish(a, out, d);
+    if (!e && !draw)
+        out->lookups = (uint64_t)w->gpus * w->batch * pooled;
+    weft_emb_acc_free(a);
+    return e;
+}
+
+/* ---- the trace writer ---------------------------------------------------- */
+
+typedef struct writer {
+    FILE *f;
+    char buf[1 << 16];
+    size_t len;
+} writer;
+
+static bool writer_flush(writer *wr)
+{
+    bool ok = fwrite(wr->buf, 1, wr->len, wr->f) == wr->len;
+    wr->len = 0;
+    return ok;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static weft_err to_writer(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    writer *wr = ctx;
+    if (wr->len > sizeof wr->buf - 64 && !writer_flush(wr))
+        return weft_diag_set(d, WEFT_EIO, "cannot write the trace");
+    char *p = wr->buf + wr->len, *start = p;
+    p = put_u64(p, s);
+    *p++ = ',';
+    p = put_u64(p, t);
+    *p++ = ',';
+    p = put_u64(p, r);
+    *p++ = '\n';
+    wr->len += (size_t)(p - start);
+    return WEFT_OK;
+}
+
+weft_err weft_emb_trace_write(FILE *f, const weft_emb_workload *w, const char *comment,
+                              weft_diag *d)
+{
+    weft_err e = weft_emb_check(w, d);
+    if (e)
+        return e;
+    writer *wr = weft__malloc(sizeof *wr);
+    if (!wr)
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory writing a trace");
+    wr->f = f;
+    wr->len = 0;
+    for (const char *c = comment; c && *c;) {
+        const char *nl = strchr(c, '\n');
+        size_t len = nl ? (size_t)(nl - c) : strlen(c);
+        fprintf(f, "# %.*s\n", (int)len, c);
+        c += len + (nl != NULL);
+    }
+    fputs("# sample,table,row\n", f);
+    e = weft_emb_generate(w, to_writer, wr, d);
+    if (!e && (!writer_flush(wr) || fflush(f) != 0 || ferror(f)))
+        e = weft_diag_set(d, WEFT_EIO, "cannot write the trace");
+    weft__free(wr);
+    return e;
+}

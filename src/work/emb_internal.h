@@ -1,0 +1,33 @@
+/* Embedding workloads (weft/embedding.h): the files and their order.
+ *
+ * emb_check (names, limits, placement) < emb_acc (the accumulator:
+ * closed-form shares and the row-wise bags), emb_cache (the cache model)
+ * < emb_gen (the zipf sampler, the generator, the trace writer) and
+ * emb_trace (the trace reader), which do not call each other. */
+#ifndef WEFT_WORK_EMB_INTERNAL_H
+#define WEFT_WORK_EMB_INTERNAL_H
+
+#include <stdint.h>
+
+#include "weft/embedding.h"
+
+/* Which field of a lookup weft__emb_acc_add refused. */
+typedef enum emb_field {
+    EMB_FIELD_SAMPLE,
+    EMB_FIELD_TABLE,
+    EMB_FIELD_ROW,
+} emb_field;
+
+/* weft_emb_acc_add that also says which field was refused (*bad, written
+ * only on failure), so the trace reader can name its column. */
+weft_err weft__emb_acc_add(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r, emb_field *bad,
+                           weft_diag *d);
+
+/* The round-robin slot of each table-wise table and of each column-wise
+ * table's first shard (slot u is GPU u mod N); other tables get 0. */
+void weft__emb_slots(const weft_emb_workload *w, uint64_t *first_slot);
+
+/* The accumulator's copy of the workload. */
+const weft_emb_workload *weft__emb_acc_workload(const weft_emb_acc *a);
+
+#endif
