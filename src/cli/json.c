@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
+
 void cli_json_init(cli_json *j, FILE *f)
 {
     memset(j, 0, sizeof *j);
@@ -98,85 +100,6 @@ void cli_json_end_array(cli_json *j)
     end(j, false);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* no overlong forms */
-        if (c == 0xED)
-            hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        if (c == 0xF4)
-            hi = 0x8F; /* nothing above U+10FFFF */
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
-void cli_json_write_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned char c = *p;
-        switch (c) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        case '\b':
-            fputs("\\b", f);
-            break;
-        case '\f':
-            fputs("\\f", f);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7F) {
-                fprintf(f, "\\u%04x", c);
-            } else {
-                size_t n = utf8_len(p);
-                if (n == 0) {
-                    fputs("\\ufffd", f);
-                } else {
-                    fwrite(p, 1, n, f);
-                    p += n;
-                    continue;
-                }
-            }
-        }
-        p++;
-    }
-    fputc('"', f);
-}
-
 void cli_json_key(cli_json *j, const char *key)
 {
     if (j->misuse || j->depth == 0 || !j->in_object[j->depth - 1] || j->have_key) {
@@ -187,7 +110,7 @@ void cli_json_key(cli_json *j, const char *key)
         fputc(',', j->f);
     j->empty[j->depth - 1] = false;
     indent(j);
-    cli_json_write_string(j->f, key);
+    weft__json_string(j->f, key, WEFT__JSON_STRICT);
     fputs(": ", j->f);
     j->have_key = true;
 }
@@ -200,7 +123,7 @@ void cli_json_string(cli_json *j, const char *s)
     }
     if (!before_value(j))
         return;
-    cli_json_write_string(j->f, s);
+    weft__json_string(j->f, s, WEFT__JSON_STRICT);
     after_value(j);
 }
 

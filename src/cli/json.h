@@ -65,7 +65,4 @@ void cli_json_kv_rat(cli_json *j, const char *key, weft_rat v);
  * misused or the document is incomplete (nothing more is written then). */
 int cli_json_finish(cli_json *j);
 
-/* Writes s as a JSON string literal (quotes included) to f. */
-void cli_json_write_string(FILE *f, const char *s);
-
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/map.h"
 #include "cli/cli.h"
 #include "cli/fabric.h"
 #include "cli/json.h"
@@ -430,10 +431,7 @@ static int plot_candidates(const char *path, const char *spec, const weft_topo *
 
 static uint64_t mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+    return weft__mix64(x);
 }
 
 /* Two independent 64-bit chains over one value. */

@@ -15,8 +15,7 @@
 void weft__cost_ctx_fini(weft__cost_ctx *c)
 {
     weft_paths_free(c->paths);
-    weft__free(c->keys);
-    weft__free(c->val);
+    weft__map64_fini(&c->pairs);
     weft__free(c->routes);
     weft__free(c->link);
     weft__free(c->frac);
@@ -41,14 +40,6 @@ weft_err weft__cost_ctx_init(weft__cost_ctx *c, const weft_plan *p, const weft_t
     c->weights = weft__malloc(WEFT_PATHS_LIST_MAX * sizeof *c->weights);
     if (!c->nodes || !c->weights) return weft_diag_code(d, WEFT_ENOMEM);
     return WEFT_OK;
-}
-
-static uint32_t hash64(uint64_t k)
-{
-    k ^= k >> 31;
-    k *= 0x9e3779b97f4a7c15ULL;
-    k ^= k >> 29;
-    return (uint32_t)k;
 }
 
 static weft_err pool_push(weft__cost_ctx *c, uint32_t link, weft_rat frac)
@@ -109,41 +100,16 @@ weft_err weft__cost_pair(weft__cost_ctx *c, uint32_t src, uint32_t dst,
                          const weft__cost_route **out)
 {
     uint64_t key = (uint64_t)src * c->p->info.nranks + dst;
-    if ((uint64_t)(c->used + 1) * 2 > c->cap) {
-        uint32_t ncap = c->cap ? c->cap * 2 : 256;
-        uint64_t *keys = weft__calloc(ncap, sizeof *keys);
-        uint32_t *val = weft__malloc((size_t)ncap * sizeof *val);
-        if (!keys || !val) {
-            weft__free(keys);
-            weft__free(val);
-            return weft_diag_code(c->d, WEFT_ENOMEM);
-        }
-        for (uint32_t i = 0; i < c->cap; i++) {
-            if (!c->keys[i]) continue;
-            uint32_t j = hash64(c->keys[i] - 1) & (ncap - 1);
-            while (keys[j])
-                j = (j + 1) & (ncap - 1);
-            keys[j] = c->keys[i];
-            val[j] = c->val[i];
-        }
-        weft__free(c->keys);
-        weft__free(c->val);
-        c->keys = keys;
-        c->val = val;
-        c->cap = ncap;
+    const uint32_t *known = weft__map64_find(&c->pairs, key);
+    if (known) {
+        *out = &c->routes[*known];
+        return WEFT_OK;
     }
-    uint32_t j = hash64(key) & (c->cap - 1);
-    while (c->keys[j] && c->keys[j] != key + 1)
-        j = (j + 1) & (c->cap - 1);
-    if (!c->keys[j]) {
-        uint32_t index = 0;
-        weft_err e = route_pair(c, src, dst, &index);
-        if (e) return e;
-        c->keys[j] = key + 1;
-        c->val[j] = index;
-        c->used++;
-    }
-    *out = &c->routes[c->val[j]];
+    uint32_t index = 0;
+    weft_err e = route_pair(c, src, dst, &index);
+    if (e) return e;
+    if (weft__map64_put(&c->pairs, key, index)) return weft_diag_code(c->d, WEFT_ENOMEM);
+    *out = &c->routes[index];
     return WEFT_OK;
 }
 

@@ -9,6 +9,7 @@
 #ifndef WEFT_PLAN_COST_INTERNAL_H
 #define WEFT_PLAN_COST_INTERNAL_H
 
+#include "base/map.h"
 #include "weft/paths.h"
 #include "weft/plan.h"
 
@@ -29,10 +30,8 @@ typedef struct weft__cost_ctx {
     const weft_topo *t;
     weft_paths *paths;
     weft_diag *d;
-    /* Pair cache: open addressing on src * N + dst. */
-    uint64_t *keys; /* key + 1, 0 empty */
-    uint32_t *val;  /* index into routes */
-    uint32_t cap, used;
+    /* Pair cache: src * N + dst -> index into routes. */
+    weft__map64 pairs;
     weft__cost_route *routes;
     size_t nroutes, routes_cap;
     uint32_t *link;

@@ -117,7 +117,7 @@ void weft_plan_free(weft_plan *p)
     weft__free(p->path_nodes);
     weft__free(p->names);
     weft__free(p->name_off);
-    weft__free(p->name_slots);
+    weft__free(p->name_index.slots);
     weft_traffic_free(&p->traffic);
     weft__free(p->op_bytes);
     weft__free(p->circuits);

@@ -12,6 +12,7 @@
 #ifndef WEFT_PLAN_INTERNAL_H
 #define WEFT_PLAN_INTERNAL_H
 
+#include "base/name_index.h"
 #include "weft/plan.h"
 #include "weft/traffic.h"
 
@@ -48,8 +49,7 @@ struct weft_plan {
     uint32_t *name_off;
     size_t name_off_cap;
     uint32_t nnames;
-    uint32_t *name_slots; /* open addressing, name id + 1, 0 empty */
-    uint32_t name_slot_cap;
+    weft__name_index name_index; /* name ids by name (base/name_index.h) */
     /* An alltoallv plan's matrix (weft_plan_set_traffic); bytes NULL for a
      * plan of equal chunks. */
     weft_traffic traffic;

@@ -1,21 +1,14 @@
 /* The JSON form of a plan, for other tools. One object; the schema is in
  * docs/plan-format.md. Names are escaped as JSON strings; shares are exact
  * fractions in strings ("1/2"), as DESIGN.md does for every exact value. */
+#include "base/json.h"
 #include "plan/plan_internal.h"
 
+/* A plan's names as they always were: every control character as \u00xx,
+ * bytes from 0x7F up as they are (base/json.h). */
 static void json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    weft__json_string(f, s, WEFT__JSON_CTRL_HEX | WEFT__JSON_RAW_BYTES);
 }
 
 static void json_slot(FILE *f, const char *key, weft_rank r, weft_buf b, uint32_t index)

@@ -6,42 +6,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/heap.h"
 #include "plan/verify_internal.h"
 
 #define NONE UINT32_MAX
-
-static void heap_push(uint32_t *h, size_t *n, uint32_t x)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (h[parent] <= x)
-            break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = x;
-}
-
-static uint32_t heap_pop(uint32_t *h, size_t *n)
-{
-    uint32_t top = h[0], x = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= x)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = x;
-    return top;
-}
 
 /* Reports a cycle among the ops Kahn's algorithm could not order. */
 static weft_err report_cycle(verifier *v)
@@ -97,9 +65,13 @@ weft_err weft__verify_order(verifier *v)
     v->indeg = weft__calloc((size_t)n + 1, sizeof *v->indeg);
     v->outleft = weft__calloc((size_t)n + 1, sizeof *v->outleft);
     v->order = weft__malloc(((size_t)n + 1) * sizeof *v->order);
-    uint32_t *heap = weft__malloc(((size_t)n + 1) * sizeof *heap);
-    if (!v->succ_start || !v->succ || !v->indeg || !v->outleft || !v->order || !heap) {
-        weft__free(heap);
+    /* Ready ops by id; each op is pushed once, so reserving n + 1 keys up
+     * front leaves no push that can fail. */
+    weft__heap64 heap;
+    weft__heap64_init(&heap);
+    if (!v->succ_start || !v->succ || !v->indeg || !v->outleft || !v->order ||
+        weft__heap64_reserve(&heap, (size_t)n + 1)) {
+        weft__heap64_fini(&heap);
         return weft__verify_oom(v);
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -115,7 +87,7 @@ weft_err weft__verify_order(verifier *v)
     /* Fill successors using order[] as a cursor. */
     uint64_t *cur = weft__malloc(((size_t)n + 1) * sizeof *cur);
     if (!cur) {
-        weft__free(heap);
+        weft__heap64_fini(&heap);
         return weft__verify_oom(v);
     }
     memcpy(cur, v->succ_start, ((size_t)n + 1) * sizeof *cur);
@@ -125,20 +97,20 @@ weft_err weft__verify_order(verifier *v)
             v->succ[cur[deps[k]]++] = i;
     }
     weft__free(cur);
-    size_t hn = 0, done = 0;
+    size_t done = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!v->indeg[i])
-            heap_push(heap, &hn, i);
+            (void)weft__heap64_push(&heap, i);
     }
-    while (hn) {
-        uint32_t x = heap_pop(heap, &hn);
+    while (heap.n) {
+        uint32_t x = (uint32_t)weft__heap64_pop(&heap);
         v->order[done++] = x;
         for (uint64_t s = v->succ_start[x]; s < v->succ_start[x + 1]; s++) {
             if (--v->indeg[v->succ[s]] == 0)
-                heap_push(heap, &hn, v->succ[s]);
+                (void)weft__heap64_push(&heap, v->succ[s]);
         }
     }
-    weft__free(heap);
+    weft__heap64_fini(&heap);
     if (done < n)
         return report_cycle(v);
     return WEFT_OK;

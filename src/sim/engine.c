@@ -25,7 +25,7 @@ static void release(sim_engine *e, uint32_t g, double at, double alpha_s)
         if (e->f_nb && e->f_nb[g] > start)
             start = e->f_nb[g];
         e->f_state[g] = F_WAIT;
-        sim_heap_set(&e->heap, g, start);
+        weft__evheap_set(&e->heap, g, start);
     }
 }
 
@@ -43,7 +43,7 @@ static void release_queued(sim_engine *e, uint32_t f, double t, double alpha_s)
         if (e->f_nb[g] > start)
             start = e->f_nb[g];
         e->f_state[g] = F_WAIT;
-        sim_heap_set(&e->heap, g, start);
+        weft__evheap_set(&e->heap, g, start);
     }
 }
 
@@ -59,7 +59,7 @@ static void finish(sim_engine *e, uint32_t f, double t, double alpha_s)
         if (--e->f_ctleft[g] == 0 && e->f_state[g] == F_HOLD) {
             e->f_drain[g] = t;
             e->f_state[g] = F_TAIL;
-            sim_heap_set(&e->heap, g, t + e->r_lat[e->f_route[g]]);
+            weft__evheap_set(&e->heap, g, t + e->r_lat[e->f_route[g]]);
         }
     }
 }
@@ -74,8 +74,8 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     e->b_ev = ct ? 2 * e->n_flows : e->n_flows;
     if ((err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
         (err = sim_eng_build_queue(e)) ||
-        (err = sim_heap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
-        (err = sim_heap_init(&e->fill, e->n_links)))
+        (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
+        (err = weft__evheap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
     e->slot = weft__malloc((e->n_slots ? e->n_slots : 1) * sizeof *e->slot);
     if (!e->slot)
@@ -83,14 +83,14 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     for (uint32_t f = 0; f < e->n_flows; f++)
         if (!e->f_left[f]) {
             e->f_state[f] = F_WAIT;
-            sim_heap_set(&e->heap, f, alpha_s);
+            weft__evheap_set(&e->heap, f, alpha_s);
         }
     uint32_t done = 0;
     while (e->heap.n) {
-        double t = sim_heap_top(&e->heap)->t;
+        double t = weft__evheap_top(&e->heap)->t;
         e->st.batches++;
-        while (e->heap.n && sim_heap_top(&e->heap)->t == t) {
-            uint32_t f = sim_heap_pop(&e->heap);
+        while (e->heap.n && weft__evheap_top(&e->heap)->t == t) {
+            uint32_t f = weft__evheap_pop(&e->heap);
             e->st.events++;
             if (f >= e->b_ev) {
                 /* A bucket ran out of tokens: its link drops to its rate. */
@@ -119,7 +119,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                     e->f_rem[f] = 0;
                     e->f_drain[f] = t;
                     e->f_state[f] = F_TAIL;
-                    sim_heap_set(&e->heap, f, t + e->r_lat[r]);
+                    weft__evheap_set(&e->heap, f, t + e->r_lat[r]);
                     release_queued(e, f, t, alpha_s);
                 } else if ((err = sim_eng_activate(e, f, t)) ||
                            (ct && (err = sim_eng_ct_start(e, f, t)))) {
@@ -140,7 +140,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                 }
                 e->f_drain[f] = t;
                 e->f_state[f] = F_TAIL;
-                sim_heap_set(&e->heap, f, t + e->r_lat[r]);
+                weft__evheap_set(&e->heap, f, t + e->r_lat[r]);
                 break;
             case F_TAIL:
                 e->f_done[f] = t;

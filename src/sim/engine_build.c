@@ -82,8 +82,8 @@ void sim_engine_free(sim_engine *e)
                       e->b_size, e->b_peak, e->b_rate, e->b_tok, e->b_upd, e->b_load};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
-    sim_heap_fini(&e->heap);
-    sim_heap_fini(&e->fill);
+    weft__evheap_fini(&e->heap);
+    weft__evheap_fini(&e->fill);
     weft__free(e);
 }
 

@@ -39,9 +39,9 @@ weft_err sim_eng_ct_update(sim_engine *e, double t)
         if (coupled && sim_eng_seed_route(e, f))
             return WEFT_ENOMEM;
         if (best < INFINITY)
-            sim_heap_set(&e->heap, ev, best);
-        else if (sim_heap_contains(&e->heap, ev))
-            sim_heap_remove(&e->heap, ev);
+            weft__evheap_set(&e->heap, ev, best);
+        else if (weft__evheap_contains(&e->heap, ev))
+            weft__evheap_remove(&e->heap, ev);
     }
     e->ct_dirty.n = 0;
     return WEFT_OK;
@@ -90,8 +90,8 @@ weft_err sim_eng_ct_drained(sim_engine *e, uint32_t f)
     for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++)
         e->ct_cu[e->ctd[k]] = 0;
     uint32_t ev = e->n_flows + f;
-    if (sim_heap_contains(&e->heap, ev))
-        sim_heap_remove(&e->heap, ev);
+    if (weft__evheap_contains(&e->heap, ev))
+        weft__evheap_remove(&e->heap, ev);
     for (uint32_t k = e->cts_off[f]; k < e->cts_off[f + 1]; k++) {
         uint32_t edge = e->cts[k], g = e->ct_f.v[edge];
         if (e->f_state[g] != F_ACTIVE)

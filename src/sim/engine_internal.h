@@ -48,7 +48,7 @@
 
 #include "base/alloc.h"
 #include "sim/engine.h"
-#include "sim/heap.h"
+#include "base/evheap.h"
 
 /* F_HOLD: drained, waiting for a cut-through dep to be done (it cannot
  * finish before the data it forwards has arrived). */
@@ -138,8 +138,8 @@ struct sim_engine {
     double *b_size, *b_peak, *b_rate, *b_tok, *b_upd, *b_load;
     uint32_t b_ev;
 
-    sim_heap heap;
-    sim_heap fill; /* links by saturation level while filling */
+    weft__evheap heap;
+    weft__evheap fill; /* links by saturation level while filling */
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;

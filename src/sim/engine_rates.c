@@ -101,9 +101,9 @@ static void buckets_after(sim_engine *e, double t)
         uint32_t ev = e->b_ev + l;
         double drain = e->b_load[l] - e->b_rate[l];
         if (e->b_tok[l] > 0 && drain > e->b_rate[l] * BUCKET_EPS)
-            sim_heap_set(&e->heap, ev, t + e->b_tok[l] / drain);
-        else if (sim_heap_contains(&e->heap, ev))
-            sim_heap_remove(&e->heap, ev);
+            weft__evheap_set(&e->heap, ev, t + e->b_tok[l] / drain);
+        else if (weft__evheap_contains(&e->heap, ev))
+            weft__evheap_remove(&e->heap, ev);
     }
 }
 
@@ -160,9 +160,9 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
         if (l2 == l)
             continue;
         if (!e->ucount[l2])
-            sim_heap_remove(&e->fill, l2);
+            weft__evheap_remove(&e->fill, l2);
         else
-            sim_heap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
+            weft__evheap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
     }
 }
 
@@ -258,12 +258,12 @@ weft_err sim_eng_refill(sim_engine *e, double t)
     for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
         if (e->ucount[l])
-            sim_heap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
+            weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
     }
     double level = 0;
     while (e->fill.n) {
-        double lam = sim_heap_top(&e->fill)->t;
-        uint32_t l = sim_heap_pop(&e->fill);
+        double lam = weft__evheap_top(&e->fill)->t;
+        uint32_t l = weft__evheap_pop(&e->fill);
         if (lam > level)
             level = lam;
         for (size_t j = 0; j < e->lflows[l].n; j++) {
@@ -291,7 +291,7 @@ weft_err sim_eng_refill(sim_engine *e, double t)
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i];
         double nr = e->f_new[f];
-        if (nr == e->f_rate[f] && sim_heap_contains(&e->heap, f))
+        if (nr == e->f_rate[f] && weft__evheap_contains(&e->heap, f))
             continue;
         sim_eng_advance(e, f, t);
         if (e->f_rate[f] == 0 && e->f_rate0[f] == 0)
@@ -299,7 +299,7 @@ weft_err sim_eng_refill(sim_engine *e, double t)
         e->f_rate[f] = nr;
         double left = e->f_rem[f];
         double when = left <= EPS * e->f_bytes[f] ? t : t + left / nr;
-        sim_heap_set(&e->heap, f, when);
+        weft__evheap_set(&e->heap, f, when);
         if (ct) {
             /* Its catch-up times, and those of forwarders behind it, move. */
             if (sim_eng_ct_mark(e, f))

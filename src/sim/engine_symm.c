@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/map.h"
 #include "sim/engine_internal.h"
 #include "sim/symm.h"
 
@@ -51,53 +52,20 @@ void sim_engine_set_symmetry(sim_engine *e, bool on)
     e->symm = on;
 }
 
-/* Open-addressing map from 64-bit signatures to dense class numbers,
- * numbered by first insertion. */
-typedef struct sigmap {
-    uint64_t *key;
-    uint32_t *val;
-    uint8_t *used;
-    uint32_t cap, n;
-} sigmap;
-
-static weft_err sigmap_init(sigmap *m, uint32_t n)
+/* Signatures to dense class numbers, numbered by first insertion (since
+ * the last clear). The maps are reserved for every key they can get, so no
+ * insertion can fail. */
+static weft_err sigmap_init(weft__map64 *m, uint32_t n)
 {
-    m->cap = 16;
-    while (m->cap < 2 * (uint64_t)n)
-        m->cap *= 2;
-    m->n = 0;
-    m->key = weft__malloc(m->cap * sizeof *m->key);
-    m->val = weft__malloc(m->cap * sizeof *m->val);
-    /* Empty from the start: the link map is filled before any clear (a
-     * malloc'd map held ASan's fill pattern and probed forever). */
-    m->used = weft__calloc(m->cap, 1);
-    return m->key && m->val && m->used ? WEFT_OK : WEFT_ENOMEM;
+    weft__map64_init(m);
+    return weft__map64_reserve(m, n);
 }
 
-static void sigmap_clear(sigmap *m)
+static uint32_t sigmap_get(weft__map64 *m, uint64_t sig)
 {
-    memset(m->used, 0, m->cap);
-    m->n = 0;
-}
-
-static uint32_t sigmap_get(sigmap *m, uint64_t sig)
-{
-    uint32_t mask = m->cap - 1, h = (uint32_t)(sig ^ (sig >> 32)) & mask;
-    while (m->used[h] && m->key[h] != sig)
-        h = (h + 1) & mask;
-    if (!m->used[h]) {
-        m->used[h] = 1;
-        m->key[h] = sig;
-        m->val[h] = m->n++;
-    }
-    return m->val[h];
-}
-
-static void sigmap_fini(sigmap *m)
-{
-    weft__free(m->key);
-    weft__free(m->val);
-    weft__free(m->used);
+    uint32_t v = 0;
+    (void)weft__map64_get_or_put(m, sig, (uint32_t)m->n, &v, NULL);
+    return v;
 }
 
 /* In-edges of every flow, all kinds, in CSR form: in_on[k] is the flow
@@ -198,7 +166,7 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
     bool stable = false;
     uint32_t n = e->n_flows, m = e->n_links;
     uint64_t *lsig = weft__malloc(((size_t)m + 1) * sizeof *lsig);
-    sigmap fm, lm;
+    weft__map64 fm, lm;
     memset(&fm, 0, sizeof fm);
     memset(&lm, 0, sizeof lm);
     weft_err err = WEFT_ENOMEM;
@@ -208,7 +176,7 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
         lc[l] = sigmap_get(&lm, sim_mix64(sim_double_bits(e->cap[l])));
     uint32_t pf = 0, pl = lm.n;
     for (int pass = 0; pass < SYMM_MAX_PASSES; pass++) {
-        sigmap_clear(&fm);
+        weft__map64_clear(&fm);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t f = order[i], r = e->f_route[f];
             uint64_t s = 0, dep[3] = {0, 0, 0};
@@ -230,7 +198,7 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
             for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
                 lsig[e->r_link.v[k]] += sim_mix64(sim_mix64(fc[f]) ^ sim_double_bits(e->r_coef[k]));
         }
-        sigmap_clear(&lm);
+        weft__map64_clear(&lm);
         for (uint32_t l = 0; l < m; l++)
             lc[l] = sigmap_get(&lm, sim_mix64(sim_mix64(lc[l]) ^ sim_mix64(lsig[l] + 7)));
         stable = fm.n == pf && lm.n == pl;
@@ -244,8 +212,8 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
     err = WEFT_OK;
 free_all:
     weft__free(lsig);
-    sigmap_fini(&fm);
-    sigmap_fini(&lm);
+    weft__map64_fini(&fm);
+    weft__map64_fini(&lm);
     return err;
 }
 

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/map.h"
 #include "sim/period.h"
 
 static uint64_t bits(double v)
@@ -13,10 +14,7 @@ static uint64_t bits(double v)
 
 static uint64_t mix(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+    return weft__mix64(x);
 }
 
 /* Do positions i and j have the same type (capacity, coefficient,

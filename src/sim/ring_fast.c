@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "sim/heap.h"
+#include "base/evheap.h"
 #include "sim/ring_fast.h"
 
 /* An in-flight flow. */
@@ -33,7 +33,7 @@ typedef struct fast {
     uint32_t n_sl, cap_sl, free_sl;
     uint64_t *started, *done; /* per (class, slice): steps started / done */
     uint32_t *succ_off, *succ;
-    sim_heap heap; /* ids 0 .. nf-1: servers (next drain); nf + i: slot i */
+    weft__evheap heap; /* ids 0 .. nf-1: servers (next drain); nf + i: slot i */
     uint64_t events, flows;
     double makespan;
 } fast;
@@ -53,12 +53,12 @@ static void resched(fast *f, uint32_t c, double t)
 {
     server *v = &f->srv[c];
     if (!v->n) {
-        if (sim_heap_contains(&f->heap, c))
-            sim_heap_remove(&f->heap, c);
+        if (weft__evheap_contains(&f->heap, c))
+            weft__evheap_remove(&f->heap, c);
         return;
     }
     double left = f->sl[v->head].tag - v->v;
-    sim_heap_set(&f->heap, c, t + (left > 0 ? left * v->n / f->in->rate[c] : 0));
+    weft__evheap_set(&f->heap, c, t + (left > 0 ? left * v->n / f->in->rate[c] : 0));
 }
 
 static weft_err new_slot(fast *f, uint32_t *out)
@@ -75,7 +75,7 @@ static weft_err new_slot(fast *f, uint32_t *out)
             return WEFT_ENOMEM;
         f->sl = s;
         /* The heap's id space must cover every slot. */
-        weft_err err = sim_heap_reserve(&f->heap, f->in->nf + (uint32_t)cap);
+        weft_err err = weft__evheap_reserve(&f->heap, f->in->nf + (uint32_t)cap);
         if (err)
             return err;
         f->cap_sl = (uint32_t)cap;
@@ -132,7 +132,7 @@ static weft_err try_start(fast *f, uint32_t c, uint32_t s, double t)
             f->events++;
             join(f, i, t);
         } else {
-            sim_heap_set(&f->heap, in->nf + i, t + in->alpha);
+            weft__evheap_set(&f->heap, in->nf + i, t + in->alpha);
         }
     }
 }
@@ -164,8 +164,8 @@ static weft_err run(fast *f)
         if ((err = try_start(f, c, 0, 0)))
             return err;
     while (f->heap.n) {
-        double t = sim_heap_top(&f->heap)->t;
-        uint32_t id = sim_heap_pop(&f->heap);
+        double t = weft__evheap_top(&f->heap)->t;
+        uint32_t id = weft__evheap_pop(&f->heap);
         f->events++;
         if (id < nf) {
             /* The head of server id is drained. */
@@ -184,7 +184,7 @@ static weft_err run(fast *f)
                 if ((err = on_done(f, i, t)))
                     return err;
             } else {
-                sim_heap_set(&f->heap, nf + i, t + in->lat[id]);
+                weft__evheap_set(&f->heap, nf + i, t + in->lat[id]);
             }
             continue;
         }
@@ -217,7 +217,7 @@ weft_err sim_ring_fast_run(const sim_ring_fast_in *in, sim_ring_fast_out *out)
     f.succ = weft__malloc(nf * sizeof *f.succ);
     if (!f.srv || !f.sl || !f.started || !f.done || !f.succ_off || !f.succ)
         goto free_all;
-    if ((err = sim_heap_init(&f.heap, nf + f.cap_sl)))
+    if ((err = weft__evheap_init(&f.heap, nf + f.cap_sl)))
         goto free_all;
     f.free_sl = NIL;
     for (uint32_t c = 0; c < nf; c++) {
@@ -262,6 +262,6 @@ free_all:
     weft__free(f.done);
     weft__free(f.succ_off);
     weft__free(f.succ);
-    sim_heap_fini(&f.heap);
+    weft__evheap_fini(&f.heap);
     return err;
 }

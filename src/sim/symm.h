@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/map.h"
 #include "weft/err.h"
 
 #define SIM_NONE UINT32_MAX
@@ -41,10 +42,7 @@
  * and a double's exact bits (equal values, equal bits). */
 static inline uint64_t sim_mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+    return weft__mix64(x);
 }
 
 static inline uint64_t sim_double_bits(double v)

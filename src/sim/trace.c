@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/json.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
 
@@ -40,17 +41,10 @@ static void sep(writer *w)
 
 /* Writes s as a JSON string; node names and labels are printable by
  * construction, but quotes and backslashes are escaped anyway and control
- * characters dropped. */
+ * characters dropped (base/json.h). */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
+    weft__json_string(f, s, WEFT__JSON_CTRL_DROP | WEFT__JSON_RAW_BYTES);
 }
 
 /* Seconds to whole picoseconds; the engine's times are finite and >= 0. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/heap.h"
 
 void weft__orbits_fini(weft__orbits *o)
 {
@@ -97,7 +98,11 @@ typedef struct search {
     const uint32_t *color;
     uint32_t n;
     uint32_t *map, *inv;
-    uint64_t *heap;
+    /* Mapped nodes to extend from, by (degree, order) key: matching
+     * proceeds from the most constrained nodes, so a box's inner links are
+     * matched before a switch that joins many boxes pairs its remaining
+     * neighbours by id. Each node is queued at most once (n reserved). */
+    weft__heap64 heap;
     keyed *ka, *kb; /* neighbour lists, max degree each */
 } search;
 
@@ -136,38 +141,6 @@ static bool has_link(const search *s, uint32_t u, uint32_t v, int64_t weight)
            s->w[l.v] == weight;
 }
 
-/* A min-heap of (degree, order) keys: matching proceeds from the most
- * constrained nodes, so a box's inner links are matched before a switch
- * that joins many boxes pairs its remaining neighbours by id. */
-static void heap_push(uint64_t *h, uint32_t *len, uint64_t key)
-{
-    uint32_t i = (*len)++;
-    while (i && h[(i - 1) / 2] > key) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = key;
-}
-
-static uint64_t heap_pop(uint64_t *h, uint32_t *len)
-{
-    uint64_t top = h[0], last = h[--(*len)];
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= *len)
-            break;
-        if (c + 1 < *len && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= last)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = last;
-    return top;
-}
-
 static uint64_t degree_key(const search *s, uint32_t v)
 {
     uint32_t first, count, cin;
@@ -176,13 +149,13 @@ static uint64_t degree_key(const search *s, uint32_t v)
     return ((uint64_t)(count + cin) << 32) | v;
 }
 
-/* Extends the partial map in s->map/s->inv (its nodes queued in s->heap,
- * len of them) by matching neighbours outward, then checks it link by link. */
-static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
+/* Extends the partial map in s->map/s->inv (its nodes queued in s->heap)
+ * by matching neighbours outward, then checks it link by link. */
+static bool extend_and_verify(search *s, uint32_t shift)
 {
     uint32_t n = s->n;
-    while (len) {
-        uint32_t a = (uint32_t)heap_pop(s->heap, &len), b = s->map[a];
+    while (s->heap.n) {
+        uint32_t a = (uint32_t)weft__heap64_pop(&s->heap), b = s->map[a];
         for (int dir = 0; dir < 2; dir++) {
             bool out = dir == 0;
             uint32_t na = neighbours(s, a, out, s->ka, s->map);
@@ -204,7 +177,7 @@ static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
                     uint32_t y = s->kb[i0 + (i - i0 + shift) % (i1 - i0)].node;
                     s->map[x] = y;
                     s->inv[y] = x;
-                    heap_push(s->heap, &len, degree_key(s, x));
+                    (void)weft__heap64_push(&s->heap, degree_key(s, x));
                 }
                 i0 = i1;
             }
@@ -237,13 +210,14 @@ static bool extend_and_verify(search *s, uint32_t len, uint32_t shift)
  * the same weight. */
 static bool try_automorphism(search *s, uint32_t r0, uint32_t r, uint32_t shift)
 {
-    uint32_t n = s->n, len = 0;
+    uint32_t n = s->n;
     for (uint32_t v = 0; v < n; v++)
         s->map[v] = s->inv[v] = NONE;
     s->map[r0] = r;
     s->inv[r] = r0;
-    heap_push(s->heap, &len, degree_key(s, r0));
-    return extend_and_verify(s, len, shift);
+    s->heap.n = 0; /* what a failed extension left queued */
+    (void)weft__heap64_push(&s->heap, degree_key(s, r0));
+    return extend_and_verify(s, shift);
 }
 
 static uint32_t find(uint32_t *parent, uint32_t v)
@@ -285,17 +259,19 @@ static weft_err search_init(search *s, const weft_topo *t, const int64_t *w)
     *s = (search){.t = t, .w = w, .n = n};
     s->map = weft__malloc((size_t)n * sizeof *s->map);
     s->inv = weft__malloc((size_t)n * sizeof *s->inv);
-    s->heap = weft__malloc((size_t)n * sizeof *s->heap);
+    weft__heap64_init(&s->heap);
     s->ka = weft__malloc((size_t)maxdeg * sizeof *s->ka);
     s->kb = weft__malloc((size_t)maxdeg * sizeof *s->kb);
-    return s->map && s->inv && s->heap && s->ka && s->kb ? WEFT_OK : WEFT_ENOMEM;
+    return s->map && s->inv && !weft__heap64_reserve(&s->heap, n) && s->ka && s->kb
+               ? WEFT_OK
+               : WEFT_ENOMEM;
 }
 
 static void search_fini(search *s)
 {
     weft__free(s->map);
     weft__free(s->inv);
-    weft__free(s->heap);
+    weft__heap64_fini(&s->heap);
     weft__free(s->ka);
     weft__free(s->kb);
 }
@@ -466,8 +442,8 @@ static bool seeded_automorphism(search *s, const uint32_t *from, const uint32_t 
                                 uint32_t count)
 {
     for (uint32_t shift = 0; shift < 2; shift++) {
-        uint32_t len = 0;
         bool clash = false;
+        s->heap.n = 0; /* what a failed extension left queued */
         for (uint32_t v = 0; v < s->n; v++)
             s->map[v] = s->inv[v] = NONE;
         for (uint32_t i = 0; i < count && !clash; i++) {
@@ -478,11 +454,11 @@ static bool seeded_automorphism(search *s, const uint32_t *from, const uint32_t 
             }
             s->map[from[i]] = to[i];
             s->inv[to[i]] = from[i];
-            heap_push(s->heap, &len, degree_key(s, from[i]));
+            (void)weft__heap64_push(&s->heap, degree_key(s, from[i]));
         }
         if (clash)
             return false;
-        if (extend_and_verify(s, len, shift))
+        if (extend_and_verify(s, shift))
             return true;
     }
     return false;

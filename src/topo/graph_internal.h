@@ -4,14 +4,8 @@
 #ifndef WEFT_TOPO_GRAPH_INTERNAL_H
 #define WEFT_TOPO_GRAPH_INTERNAL_H
 
+#include "base/name_index.h"
 #include "weft/topo.h"
-
-/* Open-addressing set of node indices keyed by name. Slots hold index+1,
- * 0 is empty; capacity is a power of two, at most half full. */
-typedef struct weft__name_index {
-    uint32_t *slots;
-    uint32_t cap;
-} weft__name_index;
 
 struct weft_topo {
     uint32_t n_nodes, n_links, n_ranks, n_hosts;
@@ -35,20 +29,6 @@ struct weft_topo {
     char *assumed;            /* the note's assumption lines; "" when none */
     weft__name_index names;
 };
-
-/* Hash of a name, FNV-1a. */
-uint32_t weft__name_hash(const char *s, size_t len);
-
-/* The name index (graph_names.c). Names live in `strings` at
- * name_off[node]. find: true and *out = the node named s[0..len), else
- * false. put: adds node under hash (the caller has reserved room).
- * reserve: makes room for one more of `count` entries, rehashing from the
- * names; WEFT_ENOMEM, or WEFT_ELIMIT when the capacity would overflow. */
-bool weft__name_index_find(const weft__name_index *ix, const char *strings,
-                           const uint32_t *name_off, const char *s, size_t len, uint32_t *out);
-void weft__name_index_put(weft__name_index *ix, uint32_t hash, uint32_t node);
-weft_err weft__name_index_reserve(weft__name_index *ix, uint32_t count, const char *strings,
-                                  const uint32_t *name_off);
 
 /* Checks the ports and the reconfig= delay of every ocs node of a built
  * fabric (graph_ocs.c); WEFT_ETOPO with d naming the node and why. */

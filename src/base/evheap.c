@@ -1,8 +1,8 @@
 /* The event heap. See heap.h. */
-#include "sim/heap.h"
+#include "base/evheap.h"
 #include "base/alloc.h"
 
-weft_err sim_heap_init(sim_heap *h, uint32_t cap)
+weft_err weft__evheap_init(weft__evheap *h, uint32_t cap)
 {
     h->n = 0;
     h->cap = cap;
@@ -10,7 +10,7 @@ weft_err sim_heap_init(sim_heap *h, uint32_t cap)
     h->ent = weft__malloc((cap ? cap : 1) * sizeof *h->ent);
     h->pos = weft__malloc((cap ? cap : 1) * sizeof *h->pos);
     if (!h->ent || !h->pos) {
-        sim_heap_fini(h);
+        weft__evheap_fini(h);
         return WEFT_ENOMEM;
     }
     for (uint32_t i = 0; i < cap; i++)
@@ -18,11 +18,11 @@ weft_err sim_heap_init(sim_heap *h, uint32_t cap)
     return WEFT_OK;
 }
 
-weft_err sim_heap_reserve(sim_heap *h, uint32_t cap)
+weft_err weft__evheap_reserve(weft__evheap *h, uint32_t cap)
 {
     if (cap <= h->cap)
         return WEFT_OK;
-    sim_heap_ent *ent = weft__realloc_array(h->ent, cap, sizeof *ent);
+    weft__evheap_ent *ent = weft__realloc_array(h->ent, cap, sizeof *ent);
     if (!ent)
         return WEFT_ENOMEM;
     h->ent = ent;
@@ -36,7 +36,7 @@ weft_err sim_heap_reserve(sim_heap *h, uint32_t cap)
     return WEFT_OK;
 }
 
-void sim_heap_fini(sim_heap *h)
+void weft__evheap_fini(weft__evheap *h)
 {
     weft__free(h->ent);
     weft__free(h->pos);
@@ -45,20 +45,20 @@ void sim_heap_fini(sim_heap *h)
     h->n = h->cap = 0;
 }
 
-static bool less(const sim_heap_ent *a, const sim_heap_ent *b)
+static bool less(const weft__evheap_ent *a, const weft__evheap_ent *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void place(sim_heap *h, uint32_t i, sim_heap_ent e)
+static void place(weft__evheap *h, uint32_t i, weft__evheap_ent e)
 {
     h->ent[i] = e;
     h->pos[e.id] = i;
 }
 
-static void sift_up(sim_heap *h, uint32_t i)
+static void sift_up(weft__evheap *h, uint32_t i)
 {
-    sim_heap_ent e = h->ent[i];
+    weft__evheap_ent e = h->ent[i];
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
         if (!less(&e, &h->ent[parent]))
@@ -69,9 +69,9 @@ static void sift_up(sim_heap *h, uint32_t i)
     place(h, i, e);
 }
 
-static void sift_down(sim_heap *h, uint32_t i)
+static void sift_down(weft__evheap *h, uint32_t i)
 {
-    sim_heap_ent e = h->ent[i];
+    weft__evheap_ent e = h->ent[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= h->n)
@@ -86,9 +86,9 @@ static void sift_down(sim_heap *h, uint32_t i)
     place(h, i, e);
 }
 
-void sim_heap_set(sim_heap *h, uint32_t id, double t)
+void weft__evheap_set(weft__evheap *h, uint32_t id, double t)
 {
-    sim_heap_ent e = {t, h->next_seq++, id};
+    weft__evheap_ent e = {t, h->next_seq++, id};
     uint32_t i = h->pos[id];
     if (i == UINT32_MAX) {
         i = h->n++;
@@ -101,12 +101,12 @@ void sim_heap_set(sim_heap *h, uint32_t id, double t)
     sift_down(h, h->pos[id]);
 }
 
-bool sim_heap_contains(const sim_heap *h, uint32_t id)
+bool weft__evheap_contains(const weft__evheap *h, uint32_t id)
 {
     return h->pos[id] != UINT32_MAX;
 }
 
-void sim_heap_remove(sim_heap *h, uint32_t id)
+void weft__evheap_remove(weft__evheap *h, uint32_t id)
 {
     uint32_t i = h->pos[id];
     h->pos[id] = UINT32_MAX;
@@ -119,9 +119,9 @@ void sim_heap_remove(sim_heap *h, uint32_t id)
     sift_down(h, h->pos[moved]);
 }
 
-uint32_t sim_heap_pop(sim_heap *h)
+uint32_t weft__evheap_pop(weft__evheap *h)
 {
     uint32_t id = h->ent[0].id;
-    sim_heap_remove(h, id);
+    weft__evheap_remove(h, id);
     return id;
 }

@@ -1,14 +1,13 @@
-/* The name index of a fabric and its builder: open addressing over node
- * indices keyed by name (FNV-1a, linear probing, at most half full), the
- * names themselves living in the caller's string arena at name_off[node].
- * See weft__name_index in graph_internal.h. */
+/* The name index. See name_index.h. */
 #include <string.h>
 
 #include "base/alloc.h"
-#include "topo/graph_internal.h"
+#include "base/name_index.h"
 
 uint32_t weft__name_hash(const char *s, size_t len)
 {
+    /* FNV-1a's 32-bit offset basis and prime (Fowler, Noll, Vo; IETF draft
+     * draft-eastlake-fnv, section 2.1). */
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)s[i];
@@ -41,13 +40,13 @@ bool weft__name_index_find(const weft__name_index *ix, const char *strings,
     }
 }
 
-void weft__name_index_put(weft__name_index *ix, uint32_t hash, uint32_t node)
+void weft__name_index_put(weft__name_index *ix, uint32_t hash, uint32_t id)
 {
     uint32_t mask = ix->cap - 1;
     uint32_t i = hash & mask;
     while (ix->slots[i])
         i = (i + 1) & mask;
-    ix->slots[i] = node + 1;
+    ix->slots[i] = id + 1;
 }
 
 /* Makes room for one more of `count` entries, rehashing from names. */
