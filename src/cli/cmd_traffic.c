@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/flagvals.h"
 #include "cli/cli.h"
+#include "cli/traffic_file.h"
 #include "cli/commands.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
@@ -46,22 +47,6 @@ static int need_uint(const cli_syntax *syn, const cli_args *a, const char *name,
     return flag_uint(syn, flag, v, lo, hi, out);
 }
 
-/* Writes t to the -o path (stdout without one), complete or not at all. */
-static int write_matrix(const char *path, const weft_traffic *t, const char *comment)
-{
-    cli_out o;
-    int rc = cli_out_open(&o, path);
-    if (rc)
-        return rc;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft_err e = weft_traffic_write(o.f, t, comment, &d);
-    if (e) {
-        cli_out_close(&o, false);
-        return cli_fail(e, &d);
-    }
-    return cli_out_close(&o, true);
-}
 
 /* ---- weft traffic uniform ------------------------------------------------ */
 
@@ -109,7 +94,7 @@ static int cmd_uniform(int argc, char **argv)
     char comment[128];
     snprintf(comment, sizeof comment,
              "uniform all-to-all: %" PRIu64 " ranks, %" PRIu64 " bytes per rank", n, size);
-    rc = write_matrix(cli_args_get(&a, "output"), &t, comment);
+    rc = cli_traffic_write(cli_args_get(&a, "output"), &t, comment);
     weft_traffic_free(&t);
 free_args:
     cli_args_fini(&a);
@@ -225,7 +210,7 @@ static int cmd_moe(int argc, char **argv)
              "skew %s, seed %" PRIu64 " (weft traffic moe)",
              combine ? "combine (experts to tokens)" : "dispatch (tokens to experts)", n, ne, k,
              tok, h, skew, seed);
-    rc = write_matrix(cli_args_get(&a, "output"), &t, comment);
+    rc = cli_traffic_write(cli_args_get(&a, "output"), &t, comment);
     weft_traffic_free(&t);
 free_args:
     cli_args_fini(&a);

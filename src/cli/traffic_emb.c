@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/traffic_file.h"
 #include "cli/emb_tables.h"
 #include "cli/outfile.h"
 #include "cli/traffic_emb.h"
@@ -135,21 +136,6 @@ static int write_trace(const char *path, const weft_emb_workload *w)
     return cli_out_close(&o, true);
 }
 
-static int write_matrix(const char *path, const weft_traffic *t, const char *comment)
-{
-    cli_out o;
-    int rc = cli_out_open(&o, path);
-    if (rc)
-        return rc;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft_err e = weft_traffic_write(o.f, t, comment, &d);
-    if (e) {
-        cli_out_close(&o, false);
-        return cli_fail(e, &d);
-    }
-    return cli_out_close(&o, true);
-}
 
 /* The matrix of w from the generator or the trace at path. */
 static weft_err build(const weft_emb_workload *w, const char *trace, weft_emb_result *r,
@@ -248,7 +234,7 @@ int cli_traffic_embedding(int argc, char **argv)
                   : "forward (pooled embeddings to the samples' GPUs)",
              n, b, nt, shards, w.rw_dense ? ", row-wise dense" : "", r.lookups, source,
              r.allreduce_bytes);
-    rc = write_matrix(cli_args_get(&a, "output"), &r.forward, comment);
+    rc = cli_traffic_write(cli_args_get(&a, "output"), &r.forward, comment);
     weft_emb_result_free(&r);
 free_args:
     free(tabs);

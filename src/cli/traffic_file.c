@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/traffic_file.h"
+#include "cli/outfile.h"
 
 int cli_traffic_load(const char *path, const char *spec, uint32_t ranks, weft_traffic *out)
 {
@@ -21,4 +22,20 @@ int cli_traffic_load(const char *path, const char *spec, uint32_t ranks, weft_tr
     }
     *out = m;
     return CLI_EXIT_OK;
+}
+
+int cli_traffic_write(const char *path, const weft_traffic *t, const char *comment)
+{
+    cli_out o;
+    int rc = cli_out_open(&o, path);
+    if (rc)
+        return rc;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_traffic_write(o.f, t, comment, &d);
+    if (e) {
+        cli_out_close(&o, false);
+        return cli_fail(e, &d);
+    }
+    return cli_out_close(&o, true);
 }

@@ -15,4 +15,8 @@
  * CLI_EXIT_INPUT after printing why (*out untouched). */
 int cli_traffic_load(const char *path, const char *spec, uint32_t ranks, weft_traffic *out);
 
+/* Writes t with its comment line to path (stdout without one; see
+ * cli_out_open), complete or not at all. A CLI exit code. */
+int cli_traffic_write(const char *path, const weft_traffic *t, const char *comment);
+
 #endif
