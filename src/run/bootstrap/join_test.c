@@ -33,7 +33,8 @@ static void test_missing_rank(void)
           getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
     char addr[32];
     snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
-    shared_t *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared_t *sh =
+        mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(sh != MAP_FAILED);
     if (sh == MAP_FAILED) return;
     memset(sh, 0, sizeof *sh);

@@ -10,8 +10,8 @@
  * that joined with a BOOT_MISSING hello (hello.h) naming the first rank
  * that did not join, how many are missing and how long it waited, so every
  * rank says "rank R did not join within T ms" (an end of file without an
- * answer means rank 0 refused the hello: wrong secret, rank or size). Allgather frames are an 8-byte little-endian length and
- * the bytes; rank 0 checks each length before reading the bytes.
+ * answer means rank 0 refused the hello: wrong secret, rank or size). Allgather frames are an
+ * 8-byte little-endian length and the bytes; rank 0 checks each length before reading the bytes.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -78,8 +78,8 @@ static uint32_t timeout_ms(const weft_comm_config *cfg)
  * not (BOOT_MISSING, hello.h), each without waiting more than 100 ms. */
 static void tell_missing(const weft__boot *b, uint32_t first, uint32_t missing, uint32_t ms)
 {
-    weft__hello h = {.kind = WEFT__HELLO_BOOT_MISSING, .rank = first, .size = b->size,
-                     .index = missing};
+    weft__hello h = {
+        .kind = WEFT__HELLO_BOOT_MISSING, .rank = first, .size = b->size, .index = missing};
     for (int i = 0; i < 4; i++)
         h.secret[i] = (unsigned char)(ms >> (8 * i));
     unsigned char buf[WEFT__HELLO_BYTES];
