@@ -27,7 +27,16 @@
  * it is connected. */
 #define WEFT__HELLO_WAIT_NS 1000000000LL
 
-enum { WEFT__HELLO_BOOT = 1, WEFT__HELLO_TCP = 2, WEFT__HELLO_BOOT_REPLY = 3 };
+/* BOOT_MISSING: rank 0's answer when the job cannot form because ranks
+ * did not join (bootstrap/tcp.c): rank is the first rank missing, index
+ * how many are missing, the first 4 secret bytes the milliseconds rank 0
+ * waited (little-endian), the other 28 zero. */
+enum {
+    WEFT__HELLO_BOOT = 1,
+    WEFT__HELLO_TCP = 2,
+    WEFT__HELLO_BOOT_REPLY = 3,
+    WEFT__HELLO_BOOT_MISSING = 4
+};
 
 typedef struct weft__hello {
     uint32_t kind, rank, size, index;

@@ -23,6 +23,7 @@ struct weft__hello_pending {
     weft__hello h;
     unsigned char buf[WEFT__HELLO_BYTES];
     char peer[32];
+    uint32_t ip; /* the peer's IPv4 address, network order */
 };
 
 weft_err weft__hello_gate_init(weft__hello_gate *g, const int *lfds, uint32_t nl, uint32_t kind,
@@ -34,6 +35,8 @@ weft_err weft__hello_gate_init(weft__hello_gate *g, const int *lfds, uint32_t nl
     g->kind = kind;
     g->secret = secret;
     snprintf(g->who, sizeof g->who, "%s", who);
+    g->log_interval_ns = WEFT__HELLO_GATE_LOG_INTERVAL_NS;
+    g->summary_at = weft__now_ns();
     g->p = weft__calloc(WEFT__HELLO_GATE_PENDING, sizeof *g->p);
     g->pfds = weft__calloc(nl + WEFT__HELLO_GATE_PENDING, sizeof *g->pfds);
     if (!g->p || !g->pfds) {
@@ -43,15 +46,44 @@ weft_err weft__hello_gate_init(weft__hello_gate *g, const int *lfds, uint32_t nl
     return WEFT_OK;
 }
 
+static void summary(weft__hello_gate *g, int64_t now)
+{
+    if (g->held)
+        weft_log(WEFT_LOG_WARN, "run",
+                 "%s refused %u more connection%s not logged one by one (the last from %s: %s)",
+                 g->who, g->held, g->held == 1 ? "" : "s", g->last_peer, g->last_why);
+    g->held = 0;
+    g->summary_at = now;
+}
+
 void weft__hello_gate_fini(weft__hello_gate *g)
 {
     for (uint32_t i = 0; g->p && i < g->np; i++)
         close(g->p[i].fd);
     g->np = 0;
+    summary(g, weft__now_ns());
     weft__free(g->p);
     weft__free(g->pfds);
     g->p = NULL;
     g->pfds = NULL;
+}
+
+/* True when a refusal from ip gets a line of its own (see the log limit in
+ * hello_gate.h); counts it. */
+static bool log_admit(weft__hello_gate *g, uint32_t ip)
+{
+    uint32_t k = 0;
+    while (k < g->log_npeers && g->log_ip[k] != ip)
+        k++;
+    if (k == g->log_npeers) {
+        if (k == WEFT__HELLO_GATE_LOG_PEERS) return false;
+        g->log_ip[k] = ip;
+        g->log_lines[k] = 0;
+        g->log_npeers++;
+    }
+    if (g->log_lines[k] == WEFT__HELLO_GATE_LOG_FIRST) return false;
+    g->log_lines[k]++;
+    return true;
 }
 
 /* Removes pending connection i (order is not kept); closes it and counts
@@ -60,11 +92,19 @@ static void take(weft__hello_gate *g, uint32_t i, const char *why)
 {
     weft__hello_pending *p = &g->p[i];
     if (why) {
-        weft_log(WEFT_LOG_WARN, "run", "%s refused connection from %s: %s", g->who, p->peer, why);
+        bool line = log_admit(g, p->ip);
+        if (line)
+            weft_log(WEFT_LOG_WARN, "run", "%s refused connection from %s: %s", g->who, p->peer,
+                     why);
         close(p->fd);
         g->refused++;
         memcpy(g->last_peer, p->peer, sizeof g->last_peer);
         g->last_why = why;
+        if (!line) {
+            g->held++;
+            int64_t now = weft__now_ns();
+            if (now - g->summary_at >= g->log_interval_ns) summary(g, now);
+        }
     }
     g->p[i] = g->p[--g->np];
 }
@@ -118,6 +158,7 @@ static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now, weft__
         p->li = li;
         p->deadline = now + WEFT__HELLO_WAIT_NS;
         weft__sock_format(&peer, p->peer, sizeof p->peer);
+        p->ip = peer.sin_addr.s_addr;
     }
 }
 

@@ -218,7 +218,8 @@ static void test_silent_cause(void)
     weft_log_set_sink(capture, NULL);
     CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_ETIMEDOUT);
     weft_log_set_sink(NULL, NULL);
-    const char *want = "bootstrap: only 1 of 2 ranks joined before the deadline; 5 connections "
+    const char *want = "bootstrap: rank 1 did not join within 1500 ms (1 of 2 ranks joined); 5 "
+                       "connections "
                        "without a valid hello, the last from 127.0.0.1:";
     CHECK(strncmp(d.msg, want, strlen(want)) == 0);
     CHECK_CONTAINS(d.msg, " (no complete hello)");

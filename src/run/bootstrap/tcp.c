@@ -6,8 +6,12 @@
  * and, when rank 0 was given the job secret, that secret; anything else is
  * refused and logged, and rank 0 keeps waiting for the real ranks until the
  * deadline. Rank 0 then answers every rank with a BOOT_REPLY hello carrying
- * the job secret. Allgather frames are an 8-byte little-endian length and
- * the bytes; rank 0 checks each length before reading the bytes.
+ * the job secret. When the deadline passes first, rank 0 answers the ranks
+ * that joined with a BOOT_MISSING hello (hello.h) naming the first rank
+ * that did not join, how many are missing and how long it waited, so every
+ * rank says "rank R did not join within T ms" (an end of file without an
+ * answer means rank 0 refused the hello: wrong secret, rank or size). Allgather frames are an
+ * 8-byte little-endian length and the bytes; rank 0 checks each length before reading the bytes.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -65,6 +69,27 @@ static const char *boot_check(void *arg, uint32_t li, const weft__hello *h)
     return NULL;
 }
 
+static uint32_t timeout_ms(const weft_comm_config *cfg)
+{
+    return cfg->timeout_ms ? cfg->timeout_ms : WEFT_DEFAULT_TIMEOUT_MS;
+}
+
+/* Rank 0, the deadline passed: tells every rank that joined which rank did
+ * not (BOOT_MISSING, hello.h), each without waiting more than 100 ms. */
+static void tell_missing(const weft__boot *b, uint32_t first, uint32_t missing, uint32_t ms)
+{
+    weft__hello h = {
+        .kind = WEFT__HELLO_BOOT_MISSING, .rank = first, .size = b->size, .index = missing};
+    for (int i = 0; i < 4; i++)
+        h.secret[i] = (unsigned char)(ms >> (8 * i));
+    unsigned char buf[WEFT__HELLO_BYTES];
+    weft__hello_encode(&h, buf);
+    for (uint32_t r = 1; r < b->size; r++) {
+        if (b->fds[r] >= 0)
+            weft__sock_write_all(b->fds[r], buf, sizeof buf, weft__now_ns() + 100000000, NULL);
+    }
+}
+
 /* Rank 0: accepts until every rank has joined, reading the hellos of all
  * pending connections side by side (hello_gate.h). */
 static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd, int64_t deadline,
@@ -83,8 +108,15 @@ static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd,
         if (e == WEFT_ETIMEDOUT) {
             char note[160];
             weft__hello_gate_note(&g, note, sizeof note);
-            e = weft_diag_set(d, e, "bootstrap: only %u of %u ranks joined before the deadline%s",
-                              joined + 1, b->size, note);
+            uint32_t first = 1;
+            while (b->fds[first] >= 0)
+                first++;
+            uint32_t missing = b->size - 1 - joined;
+            tell_missing(b, first, missing, timeout_ms(cfg));
+            e = weft_diag_set(d, e,
+                              "bootstrap: rank %u did not join within %u ms (%u of %u ranks "
+                              "joined)%s",
+                              first, timeout_ms(cfg), joined + 1, b->size, note);
         }
         if (e) break;
         b->fds[h.rank] = fd;
@@ -168,15 +200,34 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
         weft__hello_encode(&h, buf);
         e = weft__sock_write_all(b->fds[0], buf, sizeof buf, p->deadline, d);
         if (!e) e = weft__sock_read_all(b->fds[0], buf, sizeof buf, p->deadline, d);
+        if (e == WEFT_ETIMEDOUT) {
+            /* Rank 0 answers once every rank has joined, or says which did
+             * not when its own deadline passes; neither came in time. */
+            e = weft_diag_set(d, e,
+                              "bootstrap: rank 0 at %s did not answer rank %u within %u ms (the "
+                              "job did not form: a rank did not join?)",
+                              cfg->addr, b->rank, timeout_ms(cfg));
+            goto free_boot;
+        }
         if (e) {
-            e = weft_diag_set(
-                d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
-                "bootstrap: rank 0 at %s did not let rank %u join (%s)", cfg->addr, b->rank,
-                e == WEFT_ETIMEDOUT ? "timed out" : "refused: wrong secret, rank or size?");
+            e = weft_diag_set(d, WEFT_EPEER,
+                              "bootstrap: rank 0 at %s did not let rank %u join (refused: wrong "
+                              "secret, rank or size?)",
+                              cfg->addr, b->rank);
             goto free_boot;
         }
         const char *why;
         weft__hello reply;
+        if (weft__hello_decode(buf, WEFT__HELLO_BOOT_MISSING, NULL, &reply, &why)) {
+            uint32_t ms = 0;
+            for (int i = 3; i >= 0; i--)
+                ms = ms << 8 | reply.secret[i];
+            e = weft_diag_set(d, WEFT_ETIMEDOUT,
+                              "bootstrap: the job did not form: rank %u did not join within %u "
+                              "ms (rank 0 at %s waited; %u of %u ranks missing)",
+                              reply.rank, ms, cfg->addr, reply.index, b->size);
+            goto free_boot;
+        }
         if (!weft__hello_decode(buf, WEFT__HELLO_BOOT_REPLY, cfg->has_secret ? cfg->secret : NULL,
                                 &reply, &why)) {
             e = weft_diag_set(d, WEFT_EAUTH, "bootstrap: rank 0 at %s answered badly: %s",

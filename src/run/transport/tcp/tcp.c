@@ -39,7 +39,22 @@
  * a notice (end of file, reset, broken pipe) means the peer's process is
  * gone: "tcp: rank 2 died". A send that fails looks for a notice already
  * waiting on the connection first. The cause is the transport's `cause`,
- * which the communicator passes on when it fails in turn. Reductions received over TCP go
+ * which the communicator passes on when it fails in turn. A send that fails
+ * while a receive is pending on the same connection does not fail at once:
+ * the peer may have written data and then its notice before the connection
+ * broke, so the receives go on and meet the notice (or the end) in order.
+ *
+ * Closing. Closing a socket whose receive queue holds unread bytes makes
+ * the kernel answer with a reset and drop what it has not yet sent (Linux
+ * net/ipv4/tcp.c, tcp_close(), after RFC 2525 section 2.17), and a peer
+ * that keeps sending to a closed socket gets a reset too: either can drop
+ * the notice, and the peer then reports "rank N died" for a rank that
+ * closed or failed. So close (and abort) send the notice and shut only the
+ * writing side (the peer reads the notice, then end of file); close then
+ * lingers: it reads and discards what peers still send until each
+ * connection has reached end of file or has all its bytes, notice and end
+ * included, acknowledged by the peer (SIOCOUTQ is 0), at most
+ * TCP_LINGER_NS in all, and only then closes the sockets. Reductions received over TCP go
  * through a 256 KiB bounce buffer per connection and are combined into the
  * destination whole elements at a time.
  *
@@ -52,9 +67,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -77,6 +94,10 @@
 #define TCP_NOTE_BYTES (TCP_FRAME_HDR + TCP_NOTE_LEN)
 #define TCP_MIN_PART (64u * 1024u)
 #define TCP_BOUNCE (256u * 1024u)
+/* The longest a close waits for its notices to be acknowledged (see
+ * "Closing" at the top). A peer that reads its connection takes them in
+ * microseconds; this bounds only the wait for one that never reads. */
+#define TCP_LINGER_NS (2000 * 1000000LL)
 
 typedef struct rqueue {
     weft__xreq **v;
@@ -93,6 +114,7 @@ typedef struct tcp_conn {
     size_t rhdr_done, roff;
     unsigned char *bounce;
     size_t bounce_have;
+    bool sdead; /* a send failed (reset or broken pipe); receives go on */
 } tcp_conn;
 
 struct weft__xport {
@@ -165,6 +187,7 @@ static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
 /* ---- Lifetime -------------------------------------------------------------- */
 
 static void send_notes(weft__xport *x, const weft__cause *why);
+static void linger(weft__xport *x);
 
 static void tcp_close(weft__xport *x)
 {
@@ -173,6 +196,7 @@ static void tcp_close(weft__xport *x)
         weft__cause closed = {.kind = WEFT__CAUSE_CLOSED, .rank = x->rank,
                               .pid = (uint32_t)getpid(), .witness = x->rank};
         send_notes(x, &closed);
+        linger(x);
     }
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
         if (x->lfd[i] >= 0) close(x->lfd[i]);
@@ -220,6 +244,8 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
     x->pfds = weft__calloc(n, sizeof *x->pfds);
     x->pconn = weft__calloc(n, sizeof *x->pconn);
     if (!x->conns || !x->pfds || !x->pconn) {
+        weft__free(x->conns); /* its fds are 0, not -1: close must skip it */
+        x->conns = NULL;
         weft_diag_code(d, e);
         goto close_xport;
     }
@@ -559,6 +585,10 @@ static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
         if (k < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) return WEFT_OK;
+            if ((errno == EPIPE || errno == ECONNRESET) && c->rq.len) {
+                c->sdead = true; /* the receives read on to the notice (top) */
+                return WEFT_OK;
+            }
             return io_error(x, c, errno, d);
         }
         *moved = true;
@@ -671,8 +701,10 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 static weft_err service(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 {
     weft_err e = WEFT_OK;
-    if (c->sq.len) e = do_send(x, c, moved, d);
+    if (c->sq.len && !c->sdead) e = do_send(x, c, moved, d);
     if (!e && c->rq.len) e = do_recv(x, c, moved, d);
+    /* Sends that cannot go and nothing more to read first: fail now. */
+    if (!e && c->sdead && c->sq.len && !c->rq.len) e = io_error(x, c, EPIPE, d);
     return e;
 }
 
@@ -687,9 +719,8 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
         weft_err e = service(x, c, &any, d);
         if (e) return e;
         if (c->sq.len || c->rq.len) {
-            x->pfds[n] = (struct pollfd){
-                .fd = c->fd,
-                .events = (short)((c->sq.len ? POLLOUT : 0) | (c->rq.len ? POLLIN : 0))};
+            short ev = (short)((c->sq.len && !c->sdead ? POLLOUT : 0) | (c->rq.len ? POLLIN : 0));
+            x->pfds[n] = (struct pollfd){.fd = c->fd, .events = ev};
             x->pconn[n++] = c;
         }
     }
@@ -769,14 +800,53 @@ static bool tcp_cause(const weft__xport *x, weft__cause *out)
     return true;
 }
 
-/* Tells every peer why (send_notes), then shuts every connection. */
+/* Tells every peer why (send_notes), then shuts the writing side of every
+ * connection: peers read the notice, then end of file. The reading side
+ * stays open so close can drain it (see "Closing" at the top). */
 static void tcp_abort(weft__xport *x, const weft__cause *why)
 {
     if (!x) return;
     send_notes(x, why);
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
-        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_RDWR);
+        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_WR);
     }
+}
+
+/* True when connection fd is done lingering: end of file or an error on
+ * reading (what came is discarded), or every byte sent acknowledged. */
+static bool linger_done(int fd)
+{
+    static unsigned char sink[16384];
+    for (;;) {
+        ssize_t k = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (k > 0) continue;
+        if (k < 0 && errno == EINTR) continue;
+        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+        break;
+    }
+    int unacked = 0;
+    return ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0;
+}
+
+/* Shuts the writing side of every connection and waits until each is done
+ * (linger_done), at most TCP_LINGER_NS in all; see "Closing" at the top. */
+static void linger(weft__xport *x)
+{
+    size_t total = (size_t)x->size * x->nconn, n;
+    for (size_t i = 0; i < total; i++) {
+        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_WR);
+    }
+    int64_t deadline = weft__now_ns() + TCP_LINGER_NS;
+    do {
+        n = 0;
+        for (size_t i = 0; i < total; i++) {
+            int fd = x->conns[i].fd;
+            if (fd >= 0 && !linger_done(fd))
+                x->pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+        }
+        /* Acknowledgements do not wake poll: look again every millisecond. */
+        if (n) poll(x->pfds, (nfds_t)n, 1);
+    } while (n && weft__now_ns() < deadline);
 }
 
 const weft__xport_ops weft__xport_tcp = {
