@@ -274,6 +274,39 @@ static void draw_event(void *arg, const weft__pipe_event *e)
     weft__links_load(w->L, WEFT_COMM_EP, s, e->t0, e->t1);
 }
 
+/* The loads of draw_event without the drawing. */
+static void load_event(void *arg, const weft__pipe_event *e)
+{
+    weft__links *L = arg;
+    uint32_t s = e->stage;
+    if (e->sent)
+        weft__links_load(L, WEFT_COMM_PP, e->fwd ? s - 1 : s, e->send0, e->send1);
+    weft__links_load(L, WEFT_COMM_TP, s, e->t0, e->t1);
+    weft__links_load(L, WEFT_COMM_CP, s, e->t0, e->t1);
+    weft__links_load(L, WEFT_COMM_EP, s, e->t0, e->t1);
+}
+
+weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
+                               const weft_step_result *r, weft__links *L)
+{
+    weft_err err = step_links(L, c, p, dpn, r);
+    if (err)
+        return err;
+    uint32_t pp = p->pp, v = r->counts.vstages, u = r->counts.microbatches * v;
+    double *clock = weft__calloc(pp, sizeof *clock);
+    if (!clock)
+        return WEFT_ENOMEM;
+    err = weft__work_pipeline(pp, u, r->fwd_s / v, r->bwd_s / v, r->pp_send_s, load_event, L,
+                              clock);
+    /* As weft__work_trace: the exposed gradient reduction after each
+     * stage's flush. */
+    double dp = r->exposed_s[WEFT_COMM_DP];
+    for (uint32_t s = 0; !err && s < pp && dp > 0; s++)
+        weft__links_load(L, WEFT_COMM_DP, s, clock[s], clock[s] + dp);
+    weft__free(clock);
+    return err ? err : L->oom ? WEFT_ENOMEM : WEFT_OK;
+}
+
 weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
                           const weft_step_result *r, weft_diag *d)
 {

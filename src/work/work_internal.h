@@ -248,6 +248,12 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                        const char *const *names);
 void weft__links_fini(weft__links *L);
 
+/* The link loads weft__work_trace draws, without a trace: L (initialized
+ * here; weft__links_fini it whatever the result) holds every load of the
+ * step r under p. WEFT_ENOMEM. */
+weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                               const weft_step_result *r, weft__links *L);
+
 /* Writes the step r under p as a Chrome/Perfetto trace: one process per
  * pipeline stage, a "compute" track with the forward and backward of every
  * micro-batch (virtual stage) in 1F1B order, "pp sends forward" and "pp
