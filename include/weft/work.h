@@ -347,6 +347,9 @@ WEFT_API weft_err weft_work_idle(weft_work_ctx *c, const weft_parallel *p,
                                  const weft_step_result *r, weft_idle_profile *out,
                                  weft_diag *d);
 WEFT_API void weft_idle_profile_fini(weft_idle_profile *p);
+/* on: weft_work_step's traces also draw each link group's idle intervals
+ * ("idle" slices on its track, every group drawn). Off by default. */
+WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
 
 /* Where checkpoints go: GEMINI's replicas in CPU memory of K machines
  * (Wang et al., SOSP'23), one of them the GPU's own, sent to the others in

@@ -794,10 +794,14 @@ static void json_ckpt(cli_json *j, const ckpt_out *o)
         for (uint32_t k = 1; k <= loss_ks(o); k++) {
             cli_json_begin_object(j);
             cli_json_kv_uint(j, "failures", k);
-            cli_json_kv_double(j, "group",
-                               weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k));
-            cli_json_kv_double(j, "ring",
-                               weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k));
+            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
+            double pr = weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k);
+            cli_json_key(j, "group"); /* null: boxes not a multiple of K */
+            if (isnan(pg))
+                cli_json_null(j);
+            else
+                cli_json_double(j, pg);
+            cli_json_kv_double(j, "ring", pr);
             cli_json_end_object(j);
         }
         cli_json_end_array(j);
@@ -844,10 +848,16 @@ static void print_ckpt(const ckpt_out *o)
         printf("  failures   %.3g a day, %.3g s restart: interval %.3f s, %.1f s lost a day\n",
                o->F, o->restart, c->interval_s, c->lost_per_day_s);
     if (gem)
-        for (uint32_t k = 1; k <= loss_ks(o); k++)
-            printf("  P(loss | %u box%s fail) group %.3g, ring %.3g\n", k, k == 1 ? "" : "es",
-                   weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k),
+        for (uint32_t k = 1; k <= loss_ks(o); k++) {
+            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
+            printf("  P(loss | %u box%s fail) group ", k, k == 1 ? "" : "es");
+            if (isnan(pg)) /* boxes not a multiple of K */
+                printf("-");
+            else
+                printf("%.3g", pg);
+            printf(", ring %.3g\n",
                    weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k));
+        }
 }
 
 int cli_cmd_step(int argc, char **argv)
@@ -927,6 +937,7 @@ int cli_cmd_step(int argc, char **argv)
     if ((rc = real_flag(&a, "failures-per-day", &co.F)) ||
         (rc = real_flag(&a, "restart", &co.restart)))
         goto free_ctx;
+    weft_work_ctx_set_trace_idle(ctx, co.idle);
     weft_step_result r;
     cli_context_object("predicting the step");
     err = weft_work_step(ctx, &m, &p, false, traced ? out.f : NULL, &r, &d);

@@ -77,6 +77,11 @@ static weft_err group_idle(weft__ltrack *tr, int64_t step, weft_idle_group *g)
     return WEFT_OK;
 }
 
+void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on)
+{
+    c->trace_idle = on;
+}
+
 void weft_idle_profile_fini(weft_idle_profile *p)
 {
     for (size_t i = 0; p->g && i < p->n; i++)

@@ -136,6 +136,7 @@ struct weft_work_ctx {
     size_t scratch_cap;
     /* NCCL's view of the fabric (weft_nccl_fabric_get), made on first use
      * by the gpu model: 0 not yet, 1 made, -1 none (fewer than 2 ranks). */
+    bool trace_idle; /* weft_work_ctx_set_trace_idle */
     int nccl_state;
     weft_nccl_fabric nccl;
 };
@@ -237,6 +238,8 @@ typedef struct weft__links {
     uint8_t *load;     /* [kind][stage][link group] */
     weft__ltrack *tr;
     bool oom;          /* a load was lost for want of memory */
+    double idle_end;   /* > 0: weft__links_write also draws "idle" slices in the
+                          gaps of [0, idle_end] on every group's track */
 } weft__links;
 
 /* kinds <= WEFT__LINKS_MAX_KINDS. WEFT_ENOMEM (then weft__links_fini). */
