@@ -1,7 +1,8 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
  *   <  comm (placement, simulations, cache)  <  pipeline (the 1F1B
- *   schedule)  <  trace  <  step  <  sweep;
+ *   schedule)  <  trace  <  step  <  sweep;  trace  <  idle (link
+ *   groups' idle time)  <  ckpt (checkpoints in it);
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
  *   and trace).
  */
