@@ -41,36 +41,36 @@ static double group_bw(const weft_topo *t, int32_t h, bool nic)
 }
 
 /* One group: busy = union of its spans clipped to [0, step]; its idle
- * intervals into g. */
+ * intervals into g. Every change at one nanosecond is taken together, as
+ * the trace's tracks take it, so the intervals are the trace's gaps. */
 static weft_err group_idle(weft__ltrack *tr, int64_t step, weft_idle_group *g)
 {
     qsort(tr->s, tr->n, sizeof *tr->s, lspan_cmp);
     size_t cap = 0;
-    int64_t busy = 0, free_from = 0; /* idle since free_from while depth is 0 */
+    int64_t busy = 0, from = 0; /* the current busy or idle period began at from */
     int32_t depth = 0;
-    for (size_t i = 0; i <= tr->n; i++) {
+    for (size_t i = 0; i <= tr->n;) {
         bool end = i == tr->n;
         int64_t now = end ? step : llround(tr->s[i].t * 1e9);
+        int32_t was = depth;
+        while (i < tr->n && llround(tr->s[i].t * 1e9) == now)
+            depth += tr->s[i++].delta;
         now = now < 0 ? 0 : now > step ? step : now;
-        if (end || (depth == 0 && tr->s[i].delta > 0)) {
-            if (now > free_from) {
+        if (end || (was == 0 && depth > 0)) { /* an idle period ends */
+            if (now > from) {
                 if (weft__grow((void **)&g->iv, &cap, g->n + 1, sizeof *g->iv))
                     return WEFT_ENOMEM;
-                g->iv[g->n][0] = free_from * 1e-9;
+                g->iv[g->n][0] = from * 1e-9;
                 g->iv[g->n][1] = now * 1e-9;
                 g->n++;
-                g->idle_ns += now - free_from;
+                g->idle_ns += now - from;
             }
+            from = now;
             if (end)
                 break;
-        }
-        int32_t was = depth;
-        depth += tr->s[i].delta;
-        if (was == 0 && depth > 0)
-            free_from = now; /* busy from now: free_from holds the start */
-        else if (was > 0 && depth == 0) {
-            busy += now - free_from;
-            free_from = now;
+        } else if (was > 0 && depth == 0) { /* a busy period ends */
+            busy += now - from;
+            from = now;
         }
     }
     g->busy_ns = busy;
