@@ -315,6 +315,105 @@ WEFT_API weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m, const w
                                   weft_sweep_entry **out, size_t *n, weft_diag *d);
 WEFT_API void weft_work_sweep_free(weft_sweep_entry *e);
 
+/* ---- Idle time and checkpoints (docs/step.md "Checkpoints") ------------- */
+
+/* One link group's step: a box's NVLink (links between its ranks) or its
+ * NICs (its ranks' way out), as the trace's "links" tracks draw them. Its
+ * busy time is the union of the intervals any collective of the step loads
+ * it (weft_work_step's trace), its idle time the rest of [0, step_s]; both
+ * in whole nanoseconds, so busy_ns + idle_ns = step_ns exactly. */
+typedef struct weft_idle_group {
+    char name[32];          /* "b3.nic", "b3.nvlink" (b: the box's host id) */
+    int32_t host;
+    bool nic;
+    double bw_gbs;          /* GB/s one way: the box's links out of the host (nic), or
+                               from its GPUs to in-box switches and GPUs (nvlink) */
+    int64_t busy_ns, idle_ns;
+    double idle_bytes;      /* what a background class could move: bw x idle */
+    size_t n;               /* idle intervals */
+    double (*iv)[2];        /* [start, end] in seconds, in order */
+} weft_idle_group;
+
+typedef struct weft_idle_profile {
+    int64_t step_ns;        /* the step, rounded to whole nanoseconds */
+    uint32_t ranks_per_box; /* the largest box's ranks */
+    size_t n;
+    weft_idle_group *g;     /* every box's nvlink then nic group, boxes in rank order */
+} weft_idle_profile;
+
+/* The idle profile of the step r (weft_work_step's result for p on c).
+ * WEFT_ENOMEM; release with weft_idle_profile_fini. */
+WEFT_API weft_err weft_work_idle(weft_work_ctx *c, const weft_parallel *p,
+                                 const weft_step_result *r, weft_idle_profile *out,
+                                 weft_diag *d);
+WEFT_API void weft_idle_profile_fini(weft_idle_profile *p);
+/* on: weft_work_step's traces also draw each link group's idle intervals
+ * ("idle" slices on its track, every group drawn). Off by default. */
+WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
+
+/* Where checkpoints go: GEMINI's replicas in CPU memory of K machines
+ * (Wang et al., SOSP'23), one of them the GPU's own, sent to the others in
+ * the NICs' idle time; or remote storage at bw per box. */
+typedef enum weft_ckpt_kind { WEFT_CKPT_GEMINI, WEFT_CKPT_REMOTE } weft_ckpt_kind;
+typedef enum weft_ckpt_place { WEFT_CKPT_GROUP, WEFT_CKPT_RING } weft_ckpt_place;
+
+typedef struct weft_ckpt_spec {
+    weft_ckpt_kind kind;
+    uint32_t replicas;      /* gemini: K >= 1 (default 2) */
+    weft_ckpt_place place;  /* gemini: default group */
+    double remote_gbs;      /* remote storage GB/s per box (default 2.5: 20 Gbit/s) */
+} weft_ckpt_spec;
+
+/* "gemini[:replicas=K,placement=group|ring]" or "remote[:bw=BW]" (BW as
+ * weft_parse_bandwidth). WEFT_EINVAL naming the bad part. */
+WEFT_API weft_err weft_ckpt_parse(const char *text, weft_ckpt_spec *out, weft_diag *d);
+
+/* A GPU preset's host (docs/step.md "Checkpoints" cites them). */
+typedef struct weft_host_figures {
+    double pcie_gbs;        /* GB/s one way, per GPU (its PCIe x16 link) */
+    double mem_bytes;       /* host memory per box */
+    const char *source;
+} weft_host_figures;
+/* false when the GPU (by name) has no figures. */
+WEFT_API bool weft_host_figures_get(const char *gpu, weft_host_figures *out);
+
+typedef struct weft_ckpt_result {
+    uint64_t bytes_gpu;     /* the busiest GPU's state: fp32 master weights and Adam's two
+                               moments, 12 bytes a parameter, sharded as configured */
+    double bytes_box;       /* ranks_per_box x bytes_gpu */
+    double send_box;        /* bytes a box sends per checkpoint: (K - 1) x bytes_box
+                               (gemini), bytes_box (remote) */
+    double host_need;       /* host memory a box needs: K x bytes_box (gemini) */
+    bool host_fits;
+    double path_gbs;        /* min(NIC group, ranks_per_box x PCIe) GB/s (gemini), remote bw */
+    double idle_bytes;      /* the tightest box's idle NIC time x path_gbs, per step */
+    uint32_t iters;         /* steps per checkpoint with no added time (0: never, no idle) */
+    double added_every_s;   /* added step time to checkpoint every step (remote: the save) */
+    /* Failures (when failures_per_day > 0): the checkpoint interval in
+     * seconds (gemini: iters steps, or 1 step with added_every_s when idle
+     * never suffices; remote: Young's sqrt(2 save MTBF), at least one step),
+     * and the expected loss per day: F (interval / 2 + restart) plus the
+     * added time of the checkpoints of a day. */
+    double interval_s;
+    double lost_per_day_s;
+} weft_ckpt_result;
+
+/* The checkpoint of the step r (p, m on c's fabric, gpu g) under spec,
+ * its idle profile ip; F failures per day, restart_s each. WEFT_EINVAL
+ * when the GPU has no host figures. */
+WEFT_API weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g,
+                                 const weft_step_result *r, const weft_idle_profile *ip,
+                                 double failures_per_day, double restart_s,
+                                 weft_ckpt_result *out, weft_diag *d);
+
+/* The probability that k machines failing at once (every k-subset of the
+ * n machines equally likely) lose every replica of some machine's
+ * checkpoint, K replicas each: group placement (n / K groups of K
+ * machines, each holding its members'; n % K == 0) or ring (machine i's
+ * on i .. i + K - 1 mod n). Closed forms (docs/step.md); NaN for bad
+ * arguments (K < 1, K > n, group with n % K != 0, k > n). */
+WEFT_API double weft_ckpt_loss_prob(weft_ckpt_place place, uint32_t n, uint32_t K, uint32_t k);
+
 /* ---- Chakra execution traces --------------------------------------------- */
 
 /* The execution traces of every rank of a job (ASTRA-sim's workload format:

@@ -1,5 +1,6 @@
 /* weft step: one training step of a model on a fabric (weft/work.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,11 @@ static const cli_opt step_opts[] = {
     {"sweep", 0, NULL, "rank every valid parallelism by step time"},
     {"top", 0, "N", "--sweep: print the N fastest that fit (default 10)"},
     {"order", 0, "ORDER", "placement, innermost first (default tp-cp-ep-dp-pp)"},
+    {"idle", 0, NULL, "each link group's busy and idle time over the step"},
+    {"checkpoint", 0, "SPEC",
+     "gemini[:replicas=K,placement=group|ring] or remote[:bw=BW]: checkpoint cost"},
+    {"failures-per-day", 0, "F", "--checkpoint: failures a day, for the time lost"},
+    {"restart", 0, "S", "--checkpoint: seconds a restart takes (default 0)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -94,6 +100,7 @@ static const cli_syntax step_syntax = {
     .path = "weft step",
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
             "[--trace FILE] [--sweep]\n"
+            "       [--idle] [--checkpoint SPEC [--failures-per-day F] [--restart S]]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
     .about =
         "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -114,7 +121,10 @@ static const cli_syntax step_syntax = {
         "their duration (or their FLOPs and bytes on --gpu), collectives are matched\n"
         "across ranks by order within their process group and simulated on the\n"
         "fabric, concurrent ones together; prints the total time, each rank's\n"
-        "compute and exposed communication, and the time per kind of collective.\n",
+        "compute and exposed communication, and the time per kind of collective.\n"
+        "--idle adds each link group's idle time in the step; --checkpoint the cost\n"
+        "of checkpointing the optimizer state to peers' CPU memory in the NICs' idle\n"
+        "time (GEMINI) or to remote storage (docs/step.md \"Checkpoints\").\n",
     .groups = {&step_group, &model_group, &par_group, &cli_fabric_options, &cli_megatron_other},
     .min_pos = 0,
     .max_pos = 0,
@@ -691,12 +701,173 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
     return rc;
 }
 
+/* Flag --name, when given, as a number >= 0. */
+static int real_flag(const cli_args *a, const char *name, double *out)
+{
+    const char *v = cli_args_get(a, name);
+    if (!v)
+        return CLI_EXIT_OK;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x >= 0) || isinf(x))
+        return cli_usage_error(&step_syntax, "bad --%s '%s': a number >= 0", name, v);
+    *out = x;
+    return CLI_EXIT_OK;
+}
+
+/* --idle, --checkpoint: what to add to the report. */
+typedef struct ckpt_out {
+    bool idle, ckpt;
+    weft_idle_profile ip;
+    weft_ckpt_spec spec;
+    weft_ckpt_result cr;
+    double F, restart;
+    uint32_t boxes;
+} ckpt_out;
+
+/* k = 1 .. K + 1 (at most the boxes) simultaneous box failures. */
+static uint32_t loss_ks(const ckpt_out *o)
+{
+    uint32_t k = o->spec.replicas + 1;
+    return k < o->boxes ? k : o->boxes;
+}
+
+static void json_ckpt(cli_json *j, const ckpt_out *o)
+{
+    if (o->idle) {
+        cli_json_key(j, "idle");
+        cli_json_begin_array(j);
+        for (size_t i = 0; i < o->ip.n; i++) {
+            const weft_idle_group *g = &o->ip.g[i];
+            cli_json_begin_object(j);
+            cli_json_kv_string(j, "group", g->name);
+            cli_json_kv_double(j, "bw_gbs", g->bw_gbs);
+            cli_json_kv_double(j, "busy_s", g->busy_ns * 1e-9);
+            cli_json_kv_double(j, "idle_s", g->idle_ns * 1e-9);
+            cli_json_kv_double(j, "idle_bytes", g->idle_bytes);
+            cli_json_key(j, "intervals");
+            cli_json_begin_array(j);
+            for (size_t k = 0; k < g->n; k++) {
+                cli_json_begin_array(j);
+                cli_json_double(j, g->iv[k][0]);
+                cli_json_double(j, g->iv[k][1]);
+                cli_json_end_array(j);
+            }
+            cli_json_end_array(j);
+            cli_json_end_object(j);
+        }
+        cli_json_end_array(j);
+    }
+    if (!o->ckpt)
+        return;
+    const weft_ckpt_result *c = &o->cr;
+    bool gem = o->spec.kind == WEFT_CKPT_GEMINI;
+    cli_json_key(j, "checkpoint");
+    cli_json_begin_object(j);
+    cli_json_kv_string(j, "kind", gem ? "gemini" : "remote");
+    if (gem) {
+        cli_json_kv_uint(j, "replicas", o->spec.replicas);
+        cli_json_kv_string(j, "placement", o->spec.place == WEFT_CKPT_RING ? "ring" : "group");
+    }
+    cli_json_kv_uint(j, "bytes_gpu", c->bytes_gpu);
+    cli_json_kv_double(j, "bytes_box", c->bytes_box);
+    cli_json_kv_double(j, "send_box", c->send_box);
+    if (gem) {
+        cli_json_kv_double(j, "host_need", c->host_need);
+        cli_json_kv_bool(j, "host_fits", c->host_fits);
+        cli_json_kv_double(j, "idle_bytes", c->idle_bytes);
+    }
+    cli_json_kv_double(j, "path_gbs", c->path_gbs);
+    cli_json_kv_uint(j, "iterations_per_checkpoint", c->iters);
+    cli_json_kv_double(j, "added_s", gem && c->iters ? 0 : c->added_every_s);
+    cli_json_kv_double(j, "added_s_every_iteration", c->added_every_s);
+    if (o->F > 0) {
+        cli_json_kv_double(j, "failures_per_day", o->F);
+        cli_json_kv_double(j, "restart_s", o->restart);
+        cli_json_kv_double(j, "interval_s", c->interval_s);
+        cli_json_kv_double(j, "lost_per_day_s", c->lost_per_day_s);
+    }
+    if (gem) {
+        cli_json_key(j, "loss_probability");
+        cli_json_begin_array(j);
+        for (uint32_t k = 1; k <= loss_ks(o); k++) {
+            cli_json_begin_object(j);
+            cli_json_kv_uint(j, "failures", k);
+            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
+            double pr = weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k);
+            cli_json_key(j, "group"); /* null: boxes not a multiple of K */
+            if (isnan(pg))
+                cli_json_null(j);
+            else
+                cli_json_double(j, pg);
+            cli_json_kv_double(j, "ring", pr);
+            cli_json_end_object(j);
+        }
+        cli_json_end_array(j);
+    }
+    cli_json_end_object(j);
+}
+
+static void print_ckpt(const ckpt_out *o)
+{
+    if (o->idle) {
+        printf("\nidle time per link group (step %.6f s):\n", o->ip.step_ns * 1e-9);
+        for (size_t i = 0; i < o->ip.n; i++) {
+            const weft_idle_group *g = &o->ip.g[i];
+            printf("  %-12s busy %.6f s  idle %.6f s in %zu intervals  %.1f GB/s: %.3f GB idle\n",
+                   g->name, g->busy_ns * 1e-9, g->idle_ns * 1e-9, g->n, g->bw_gbs,
+                   g->idle_bytes / 1e9);
+        }
+    }
+    if (!o->ckpt)
+        return;
+    const weft_ckpt_result *c = &o->cr;
+    bool gem = o->spec.kind == WEFT_CKPT_GEMINI;
+    printf("\ncheckpoint: %s", gem ? "gemini" : "remote");
+    if (gem)
+        printf(" (%u replicas, %s placement)", o->spec.replicas,
+               o->spec.place == WEFT_CKPT_RING ? "ring" : "group");
+    printf("\n  state      %.2f GB per GPU, %.1f GB per box; a box sends %.1f GB at %.1f GB/s\n",
+           c->bytes_gpu / 1e9, c->bytes_box / 1e9, c->send_box / 1e9, c->path_gbs);
+    if (gem) {
+        printf("  host       %.1f GB per box for the replicas (%s)\n", c->host_need / 1e9,
+               c->host_fits ? "fits" : "does not fit the host's memory");
+        printf("  idle       %.1f GB a step on the tightest box's NICs\n", c->idle_bytes / 1e9);
+        if (c->iters)
+            printf("  every      %u iteration%s at no added step time\n", c->iters,
+                   c->iters == 1 ? "" : "s");
+        else
+            printf("  every      iteration, adding %.4f s (no idle time)\n", c->added_every_s);
+        if (c->iters > 1)
+            printf("  each step  %.4f s added to checkpoint every iteration\n", c->added_every_s);
+    } else {
+        printf("  save       %.4f s, blocking, every %u iterations\n", c->added_every_s, c->iters);
+    }
+    if (o->F > 0)
+        printf("  failures   %.3g a day, %.3g s restart: interval %.3f s, %.1f s lost a day\n",
+               o->F, o->restart, c->interval_s, c->lost_per_day_s);
+    if (gem)
+        for (uint32_t k = 1; k <= loss_ks(o); k++) {
+            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
+            printf("  P(loss | %u box%s fail) group ", k, k == 1 ? "" : "es");
+            if (isnan(pg)) /* boxes not a multiple of K */
+                printf("-");
+            else
+                printf("%.3g", pg);
+            printf(", ring %.3g\n",
+                   weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k));
+        }
+}
+
 int cli_cmd_step(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&step_syntax, argc, argv, &a);
     if (rc != CLI_CONTINUE)
         return rc;
+    ckpt_out co;
+    memset(&co, 0, sizeof co);
     const char *chakra = cli_args_get(&a, "chakra");
     if (chakra) {
         rc = run_chakra(&a, chakra);
@@ -749,6 +920,24 @@ int cli_cmd_step(int argc, char **argv)
             goto free_ctx;
         traced = true;
     }
+    co.idle = cli_args_has(&a, "idle");
+    const char *cspec = cli_args_get(&a, "checkpoint");
+    if (cspec) {
+        weft_diag pd;
+        weft_diag_clear(&pd);
+        if (weft_ckpt_parse(cspec, &co.spec, &pd)) {
+            rc = cli_usage_error(&step_syntax, "%s", pd.msg);
+            goto free_ctx;
+        }
+        co.ckpt = true;
+    } else if (cli_args_get(&a, "failures-per-day") || cli_args_get(&a, "restart")) {
+        rc = cli_usage_error(&step_syntax, "--failures-per-day and --restart need --checkpoint");
+        goto free_ctx;
+    }
+    if ((rc = real_flag(&a, "failures-per-day", &co.F)) ||
+        (rc = real_flag(&a, "restart", &co.restart)))
+        goto free_ctx;
+    weft_work_ctx_set_trace_idle(ctx, co.idle);
     weft_step_result r;
     cli_context_object("predicting the step");
     err = weft_work_step(ctx, &m, &p, false, traced ? out.f : NULL, &r, &d);
@@ -772,6 +961,28 @@ int cli_cmd_step(int argc, char **argv)
                 "(fits: false)\n",
                 r.counts.mem_total / GIB, r.counts.mem_weights / GIB, r.counts.mem_grads / GIB,
                 r.counts.mem_optim / GIB, r.counts.mem_act / GIB, g.name, g.hbm_bytes / GIB);
+    if (co.idle || co.ckpt) {
+        err = weft_work_idle(ctx, &p, &r, &co.ip, &d);
+        if (!err && co.ckpt)
+            err = weft_ckpt_plan(&co.spec, &g, &r, &co.ip, co.F, co.restart, &co.cr, &d);
+        if (err) {
+            rc = cli_fail(err, &d);
+            goto free_ctx;
+        }
+        co.boxes = (uint32_t)(co.ip.n / 2);
+        if (co.ckpt && co.spec.kind == WEFT_CKPT_GEMINI && co.spec.replicas > co.boxes) {
+            rc = cli_usage_error(&step_syntax, "--checkpoint '%s': replicas=%u but the fabric "
+                                               "has %u boxes", cspec, co.spec.replicas, co.boxes);
+            goto free_ctx;
+        }
+        if (co.ckpt && co.spec.kind == WEFT_CKPT_GEMINI && co.spec.place == WEFT_CKPT_GROUP &&
+            co.boxes % co.spec.replicas) {
+            rc = cli_usage_error(&step_syntax, "--checkpoint '%s': group placement needs the "
+                                               "boxes (%u) to be a multiple of replicas=%u",
+                                 cspec, co.boxes, co.spec.replicas);
+            goto free_ctx;
+        }
+    }
     if (cli_args_has(&a, "json")) {
         cli_json j;
         cli_json_init(&j, stdout);
@@ -781,6 +992,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "gpu", g.name);
         cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
         json_result(&j, &r);
+        json_ckpt(&j, &co);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);
         for (size_t i = 0; i < seen.n_ignored; i++)
@@ -795,9 +1007,11 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_json_done(&j);
     } else {
         print_result(t, &g, &m, &p, &r);
+        print_ckpt(&co);
         rc = CLI_EXIT_OK;
     }
 free_ctx:
+    weft_idle_profile_fini(&co.ip);
     weft_work_ctx_free(ctx);
 free_topo:
     weft_topo_free(t);

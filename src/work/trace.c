@@ -140,13 +140,25 @@ static int lspan_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t ? 1 : x->delta - y->delta;
 }
 
+/* An "idle" slice of a link-group track, when it lasts. */
+static void idle_slice(FILE *f, uint32_t pid, uint32_t tid, long long a, long long b)
+{
+    if (b <= a)
+        return;
+    fprintf(f, ",\n{\"name\":\"idle\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
+    ns_ts(f, a);
+    fprintf(f, ",\"dur\":");
+    ns_ts(f, b - a);
+    fprintf(f, "}");
+}
+
 void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                        const char *const *names)
 {
     bool named = false;
     for (uint32_t g = 0; g < L->nlg; g++) {
         weft__ltrack *tr = &L->tr[g];
-        if (!tr->n)
+        if (!tr->n && !(L->idle_end > 0))
             continue;
         if (!named) {
             fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
@@ -161,7 +173,7 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                 pid, g + 1, g % 2 ? "NICs" : "NVLink", h);
         qsort(tr->s, tr->n, sizeof *tr->s, lspan_cmp);
         uint32_t count[WEFT__LINKS_MAX_KINDS] = {0}, mask = 0;
-        long long start = 0;
+        long long start = 0, idle_from = 0, idle_end = llround(L->idle_end * 1e9);
         for (size_t i = 0; i < tr->n;) {
             long long now = llround(tr->s[i].t * 1e9);
             /* Everything that changes at this nanosecond. */
@@ -175,6 +187,10 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                     m |= 1u << k;
             if (m == mask)
                 continue;
+            if (!mask && idle_end > 0) /* busy from now: the idle time before it */
+                idle_slice(f, pid, g + 1, idle_from, now < idle_end ? now : idle_end);
+            if (!m)
+                idle_from = now;
             if (mask && now > start) {
                 fprintf(f, ",\n{\"name\":\"");
                 const char *sep = "";
@@ -192,6 +208,8 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
             mask = m;
             start = now;
         }
+        if (idle_end > 0)
+            idle_slice(f, pid, g + 1, idle_from, idle_end);
     }
 }
 
@@ -274,6 +292,39 @@ static void draw_event(void *arg, const weft__pipe_event *e)
     weft__links_load(w->L, WEFT_COMM_EP, s, e->t0, e->t1);
 }
 
+/* The loads of draw_event without the drawing. */
+static void load_event(void *arg, const weft__pipe_event *e)
+{
+    weft__links *L = arg;
+    uint32_t s = e->stage;
+    if (e->sent)
+        weft__links_load(L, WEFT_COMM_PP, e->fwd ? s - 1 : s, e->send0, e->send1);
+    weft__links_load(L, WEFT_COMM_TP, s, e->t0, e->t1);
+    weft__links_load(L, WEFT_COMM_CP, s, e->t0, e->t1);
+    weft__links_load(L, WEFT_COMM_EP, s, e->t0, e->t1);
+}
+
+weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
+                               const weft_step_result *r, weft__links *L)
+{
+    weft_err err = step_links(L, c, p, dpn, r);
+    if (err)
+        return err;
+    uint32_t pp = p->pp, v = r->counts.vstages, u = r->counts.microbatches * v;
+    double *clock = weft__calloc(pp, sizeof *clock);
+    if (!clock)
+        return WEFT_ENOMEM;
+    err = weft__work_pipeline(pp, u, r->fwd_s / v, r->bwd_s / v, r->pp_send_s, load_event, L,
+                              clock);
+    /* As weft__work_trace: the exposed gradient reduction after each
+     * stage's flush. */
+    double dp = r->exposed_s[WEFT_COMM_DP];
+    for (uint32_t s = 0; !err && s < pp && dp > 0; s++)
+        weft__links_load(L, WEFT_COMM_DP, s, clock[s], clock[s] + dp);
+    weft__free(clock);
+    return err ? err : L->oom ? WEFT_ENOMEM : WEFT_OK;
+}
+
 weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dpn,
                           const weft_step_result *r, weft_diag *d)
 {
@@ -324,6 +375,8 @@ weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uin
         err = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
+    if (c->trace_idle)
+        L.idle_end = r->step_s;
     const char *names[WEFT__COMM_COUNT];
     for (int k = 0; k < WEFT__COMM_COUNT; k++)
         names[k] = weft_comm_kind_name((weft_comm_kind)k);

@@ -1,7 +1,8 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
  *   <  comm (placement, simulations, cache)  <  pipeline (the 1F1B
- *   schedule)  <  trace  <  step  <  sweep;
+ *   schedule)  <  trace  <  step  <  sweep;  trace  <  idle (link
+ *   groups' idle time)  <  ckpt (checkpoints in it);
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
  *   and trace).
  */
@@ -136,6 +137,7 @@ struct weft_work_ctx {
     size_t scratch_cap;
     /* NCCL's view of the fabric (weft_nccl_fabric_get), made on first use
      * by the gpu model: 0 not yet, 1 made, -1 none (fewer than 2 ranks). */
+    bool trace_idle; /* weft_work_ctx_set_trace_idle */
     int nccl_state;
     weft_nccl_fabric nccl;
 };
@@ -237,6 +239,8 @@ typedef struct weft__links {
     uint8_t *load;     /* [kind][stage][link group] */
     weft__ltrack *tr;
     bool oom;          /* a load was lost for want of memory */
+    double idle_end;   /* > 0: weft__links_write also draws "idle" slices in the
+                          gaps of [0, idle_end] on every group's track */
 } weft__links;
 
 /* kinds <= WEFT__LINKS_MAX_KINDS. WEFT_ENOMEM (then weft__links_fini). */
@@ -247,6 +251,12 @@ void weft__links_load(weft__links *L, uint32_t kind, uint32_t stage, double t0, 
 void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
                        const char *const *names);
 void weft__links_fini(weft__links *L);
+
+/* The link loads weft__work_trace draws, without a trace: L (initialized
+ * here; weft__links_fini it whatever the result) holds every load of the
+ * step r under p. WEFT_ENOMEM. */
+weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
+                               const weft_step_result *r, weft__links *L);
 
 /* Writes the step r under p as a Chrome/Perfetto trace: one process per
  * pipeline stage, a "compute" track with the forward and backward of every

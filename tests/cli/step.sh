@@ -239,4 +239,53 @@ expect_rc 0
 expect_out_has '"ranked": ['
 expect_out_has '"step_s": '
 
+# Idle time (--idle): busy + idle = the step on every link group, in the
+# JSON and on the trace's link tracks ("idle" slices).
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --pipeline-model-parallel-size 4 \
+    --tensor-model-parallel-size 2 --global-batch-size 16 --idle --json --trace "$TMP/idle.json"
+expect_rc 0
+expect_out_has '"group": "b0.nvlink",'
+expect_out_has '"group": "b1.nic",'
+check "idle sums to the step" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))["traceEvents"]
+step = round(j["step_s"] * 1e9)
+assert len(j["idle"]) == 4
+for g in j["idle"]:
+    assert round(g["busy_s"] * 1e9) + round(g["idle_s"] * 1e9) == step, g["group"]
+    assert abs(sum(b - a for a, b in g["intervals"]) - g["idle_s"]) < 1e-8, g["group"]
+idle = [e for e in t if e["name"] == "idle"]
+assert len(idle) == sum(len(g["intervals"]) for g in j["idle"]), len(idle)
+' "$CHECK_OUT_" "$TMP/idle.json"
+
+# Checkpoints: GPT-1.7B's optimizer state (12 bytes a parameter, DP 2
+# unsharded) to one peer box in the NICs' idle time, and to remote storage.
+CK="--fabric a100:2 --gpu a100-80g --model gpt-1.7b --pipeline-model-parallel-size 4 --tensor-model-parallel-size 2 --global-batch-size 16"
+run step $CK --checkpoint gemini --failures-per-day 2 --restart 300
+expect_rc 0
+expect_out_has "checkpoint: gemini (2 replicas, group placement)"
+expect_out_has "  state      3.06 GB per GPU, 24.5 GB per box; a box sends 24.5 GB at 200.0 GB/s"
+expect_out_has "  every      1 iteration at no added step time"
+expect_out_has "  P(loss | 2 boxes fail) group 1, ring 1"
+run step $CK --checkpoint remote:bw=10GB/s --failures-per-day 2 --restart 300 --json
+expect_rc 0
+expect_out_has '"bytes_gpu": 3059057664,'
+expect_out_has '"iterations_per_checkpoint": 1612,'
+expect_out_has '"added_s_every_iteration": 2.4472461312,'
+run step $CK --checkpoint nvme
+expect_rc 2
+expect_err_has "weft: --checkpoint 'nvme': unknown kind 'nvme' (gemini or remote)"
+run step $CK --checkpoint gemini:replicas=3
+expect_rc 2
+expect_err_has "weft: --checkpoint 'gemini:replicas=3': replicas=3 but the fabric has 2 boxes"
+run step $CK --restart 60
+expect_rc 2
+expect_err_has "weft: --failures-per-day and --restart need --checkpoint"
+run step $CK --checkpoint gemini --failures-per-day lots
+expect_rc 2
+expect_err_has "weft: bad --failures-per-day 'lots': a number >= 0"
+run step --fabric a100:2 --gpu mi300x --model gpt-1.7b --global-batch-size 16 --checkpoint gemini
+expect_rc 1
+expect_err_has "no host figures (PCIe, host memory) for GPU 'mi300x'"
+
 finish
