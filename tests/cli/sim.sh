@@ -49,7 +49,7 @@ expect_err_has "weft: bad --size '1Q': expected a number of bytes with an option
 # exit 1 pointing at --help, where the list is not).
 run sim ring:4 --model fluid --algo tree --coll allreduce --size 1M
 expect_rc 2
-expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash or sparse-range (weft plan --list says what each builds)"
+expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash, sparse-range or hier-quant (weft plan --list says what each builds)"
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"
