@@ -180,7 +180,13 @@ static void topk_decode(const uint32_t *idx, const float *val, size_t k, size_t 
 
 static void sign_decode(const uint8_t *bits, float s, size_t n, float *y)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t whole = n / 8 * 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        unsigned b = bits[i / 8];
+        for (unsigned j = 0; j < 8; j++)
+            y[i + j] = (b >> j) & 1 ? -s : s;
+    }
+    for (size_t i = whole; i < n; i++)
         y[i] = (bits[i / 8] >> (i % 8)) & 1 ? -s : s;
 }
 
