@@ -12,11 +12,12 @@
  *
  * Densities are exact: parts per million (a uint32_t, 0 .. 1,000,000), so
  * k = ceil(n x ppm / 10^6) is computed in integers and "0.01" means 10,000
- * ppm, exactly. Compute costs are not modelled yet: no published kernel
- * figure for these compressors on weft's GPU presets has been checked into
- * weft, so weft_compress_cost says "not measured" (docs/compression.md,
- * "Compute cost") and the simulator charges compress, decompress and
- * aggregate no time (local ops take none). A later benchmark fills it.
+ * ppm, exactly. Compute costs: weft's bench_compress measured int8, top-k,
+ * DGC and sign on the CPU (weft_compress_cost); no published kernel figure
+ * for weft's GPU presets has been checked in, so those say "not measured"
+ * (docs/compression.md, "Compute cost"). The simulator charges compress,
+ * decompress and aggregate no time: a plan has no compute op (local ops
+ * take none).
  *
  * Contract: owned by the synth module (src/synth/compress.c); plain data.
  */
@@ -121,8 +122,10 @@ typedef struct weft_compress_cost {
     const char *source;       /* the citation, or why not measured */
 } weft_compress_cost;
 
-/* Every (kind, device) is "not measured" today (see above). WEFT_EINVAL for
- * an unknown kind or device. */
+/* Measured on "cpu" for int8, topk, dgc and sign (weft's bench_compress,
+ * one thread, per byte of fp32 input; the source names the run); every
+ * other (kind, device), every GPU included, is "not measured" (see above).
+ * WEFT_EINVAL for an unknown kind or device. */
 WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device,
                                          weft_compress_cost *out, weft_diag *d);
 

@@ -645,7 +645,11 @@ WEFT_API bool weft_sched_supports(const char *algo, weft_coll coll, bool matrix)
  *                 owners all-gather their unions (balanced whatever the
  *                 skew, Zen);
  *   sparse-range  the same with contiguous ranges: skewed non-zeros
- *                 overload the first owners (Zen's observation).
+ *                 overload the first owners (Zen's observation);
+ *   hier-quant    allreduce on two or more hosts of equal size: dense ring
+ *                 reduce-scatter inside each host, quant-2shot across hosts
+ *                 between the ranks of one local index (rails), dense ring
+ *                 all-gather inside each host (sparse_hier.c).
  * The bytes depend on the dense size: the plan is built at
  * weft_sched_args.bytes and scales in proportion elsewhere. */
 typedef struct weft_sparse_args {

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "weft/compress.h"
 #include "weft/err.h"
 #include "weft/plan.h"
 #include "weft/sim.h"
@@ -197,6 +198,11 @@ typedef struct weft_parallel {
     bool moe_zipf;
     uint32_t moe_zipf_milli;
     uint64_t moe_seed;
+    /* --grad-compression (docs/step.md, "Gradient compression"): the
+     * compressor of the DP gradient all-reduce; kind WEFT_COMP_NONE (the
+     * default) is dense. A quantizer only (int8, fp8, qsgd, sign), with
+     * the gradients all-reduced (neither dist_opt nor zero_stage). */
+    weft_compressor grad_comp;
 } weft_parallel;
 
 /* tp pp cp ep 1, no interleaving, no sp, batch 1 / 1, no recompute, bf16,
@@ -275,6 +281,12 @@ typedef struct weft_step_result {
     uint64_t ep_max_tokens;               /* routed tokens the busiest EP rank receives per
                                              micro-batch and layer (its expert GEMMs) */
     uint32_t sims, sim_hits;              /* simulations run, cache hits */
+    /* With grad_comp: the compression compute in comm_s[WEFT_COMM_DP]
+     * (compress, decompress at every hop, at the GPU's memory bandwidth:
+     * docs/step.md, "Gradient compression"), and the bytes one GPU does
+     * not send against the dense all-reduce; 0 without. */
+    double compress_s;
+    uint64_t compress_saved_bytes;
     bool fits;
 } weft_step_result;
 

@@ -89,6 +89,8 @@ static const cli_opt par_opts[] = {
     {"moe-skew", 0, "uniform|zipf:S",
      "expert load: balanced (default) or routing drawn as weft traffic moe --skew zipf:S"},
     {"seed", 0, "S", "--moe-skew zipf:S: seed of EP group 0 (group g: S + g; default 0)"},
+    {"grad-compression", 0, "C",
+     "compress the DP gradient all-reduce: int8, fp8[:B], qsgd:S or sign (docs/step.md)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -292,6 +294,10 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
         return rc;
     p->dist_opt = cli_args_has(a, "use-distributed-optimizer");
     p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");
+    const char *gc = cli_args_get(a, "grad-compression");
+    weft_diag gd = {0};
+    if (gc && weft_compressor_parse(gc, &p->grad_comp, &gd))
+        return cli_usage_error(&step_syntax, "bad --grad-compression: %s", gd.msg);
     const char *ord = cli_args_get(a, "order");
     if (ord && !weft_parallel_order_parse(ord, p->order))
         return cli_usage_error(&step_syntax,
@@ -328,7 +334,7 @@ static int read_gpu(const cli_args *a, weft_gpu *g)
     return e ? cli_fail(e, &d) : CLI_EXIT_OK;
 }
 
-static void json_result(cli_json *j, const weft_step_result *r)
+static void json_result(cli_json *j, const weft_parallel *p, const weft_step_result *r)
 {
     const weft_counts *c = &r->counts;
     cli_json_kv_double(j, "step_s", r->step_s);
@@ -361,6 +367,16 @@ static void json_result(cli_json *j, const weft_step_result *r)
     cli_json_kv_double(j, "ep_dispatch_s", r->ep_dispatch_s);
     cli_json_kv_double(j, "ep_combine_s", r->ep_combine_s);
     cli_json_kv_uint(j, "ep_busiest_tokens", r->ep_max_tokens);
+    if (p->grad_comp.kind != WEFT_COMP_NONE) {
+        char spec[64];
+        weft_compressor_format(&p->grad_comp, spec, sizeof spec);
+        cli_json_key(j, "grad_compression");
+        cli_json_begin_object(j);
+        cli_json_kv_string(j, "compressor", spec);
+        cli_json_kv_double(j, "compute_s", r->compress_s);
+        cli_json_kv_uint(j, "bytes_saved", r->compress_saved_bytes);
+        cli_json_end_object(j);
+    }
     cli_json_key(j, "memory");
     cli_json_begin_object(j);
     cli_json_kv_uint(j, "weights", c->mem_weights);
@@ -437,6 +453,13 @@ static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model
     }
     cli_table_print(&tb, stdout, "  ");
     cli_table_fini(&tb);
+    if (p->grad_comp.kind != WEFT_COMP_NONE) {
+        char spec[64];
+        weft_compressor_format(&p->grad_comp, spec, sizeof spec);
+        printf("gradient compression %s: %.4f s of compression compute (in dp), %.2f GiB a GPU "
+               "not sent\n",
+               spec, r->compress_s, r->compress_saved_bytes / GIB);
+    }
     printf("memory per GPU %.1f GiB of %.1f: weights %.1f, gradients %.1f, optimizer %.1f, "
            "activations %.1f\n",
            c->mem_total / GIB, g->hbm_bytes / GIB, c->mem_weights / GIB, c->mem_grads / GIB,
@@ -663,7 +686,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
             cli_json_kv_uint(&j, "ep", q->ep);
             cli_json_kv_uint(&j, "micro_batch", q->micro_batch);
             cli_json_kv_string(&j, "recompute", weft_recompute_name(q->recompute));
-            json_result(&j, &e[i].res);
+            json_result(&j, q, &e[i].res);
             cli_json_end_object(&j);
         }
         cli_json_end_array(&j);
@@ -991,7 +1014,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "model", m.name);
         cli_json_kv_string(&j, "gpu", g.name);
         cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
-        json_result(&j, &r);
+        json_result(&j, &p, &r);
         json_ckpt(&j, &co);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);

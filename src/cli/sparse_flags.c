@@ -9,7 +9,8 @@
 bool cli_sparse_algo(const char *algo)
 {
     return algo && (strcmp(algo, "sparse-ag") == 0 || strcmp(algo, "quant-2shot") == 0 ||
-                    strcmp(algo, "sparse-hash") == 0 || strcmp(algo, "sparse-range") == 0);
+                    strcmp(algo, "sparse-hash") == 0 || strcmp(algo, "sparse-range") == 0 ||
+                    strcmp(algo, "hier-quant") == 0);
 }
 
 /* "zipf:S" with S a decimal of at most 3 places in [0, 8], as thousandths. */
@@ -52,18 +53,22 @@ int cli_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *algo,
     if (!cli_sparse_algo(algo)) {
         if (comp || dens || skew || eb)
             return cli_usage_error(syn, "--compress, --density, --skew and --elem-bytes need "
-                                        "--algo quant-2shot, sparse-ag, sparse-hash or "
-                                        "sparse-range");
+                                        "--algo quant-2shot, hier-quant, sparse-ag, "
+                                        "sparse-hash or sparse-range");
         return CLI_CONTINUE;
     }
     weft_diag d = {0};
-    if (strcmp(algo, "quant-2shot") == 0)
+    if (strcmp(algo, "quant-2shot") == 0 || strcmp(algo, "hier-quant") == 0)
         out->comp.kind = WEFT_COMP_INT8, out->comp.density_ppm = 0;
     if (comp && weft_compressor_parse(comp, &out->comp, &d))
         return cli_usage_error(syn, "bad --compress: %s", d.msg);
     if (dens && comp)
         return cli_usage_error(syn, "--density and --compress both say what is sent: give "
                                     "--compress topk:D, or --density D alone");
+    if (dens && (strcmp(algo, "quant-2shot") == 0 || strcmp(algo, "hier-quant") == 0))
+        return cli_usage_error(syn, "--density is for the sparse rows; %s quantizes (give "
+                                    "--compress int8, fp8[:B], qsgd:S or sign)",
+                               algo);
     if (dens && weft_density_parse(dens, &out->comp.density_ppm, &d))
         return cli_usage_error(syn, "bad --density: %s", d.msg);
     if (skew && !parse_skew(skew, &out->zipf_milli))

@@ -105,6 +105,12 @@ static weft_err build_sparse_range(const weft_topo *t, const weft_sched_args *a,
     return build_sparse("sparse-range", t, a, out, d);
 }
 
+static weft_err build_hier_quant(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
+                                 weft_diag *d)
+{
+    return build_sparse("hier-quant", t, a, out, d);
+}
+
 static const sched_row rows[] = {
     {{"optimal",
       "throughput-optimal: packed spanning trees (allgather, reducescatter, allreduce), the "
@@ -134,6 +140,11 @@ static const sched_row rows[] = {
                       "first owners",
       C_(ALLREDUCE), false, 0, false, false, false},
      build_sparse_range, false},
+    {{"hier-quant", "hierarchical compressed all-reduce (--compress int8, fp8, qsgd:S, sign): "
+                    "dense reduce-scatter in each host, quant-2shot across hosts on each rail, "
+                    "dense all-gather in each host",
+      C_(ALLREDUCE), false, 0, false, false, false},
+     build_hier_quant, false},
 };
 
 #define N_ROWS (sizeof rows / sizeof *rows)

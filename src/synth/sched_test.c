@@ -13,8 +13,9 @@
 
 static void test_rows(void)
 {
-    /* optimal, bfb, and the compressed and sparse rows. */
-    CHECK_INT(weft_sched_count(), weft_classic_count() + 6);
+    /* optimal, bfb, and the compressed and sparse rows (sparse-ag,
+     * quant-2shot, sparse-hash, sparse-range, hier-quant). */
+    CHECK_INT(weft_sched_count(), weft_classic_count() + 7);
     for (size_t i = 0; i < weft_sched_count(); i++) {
         weft_sched_info in;
         CHECK(weft_sched_get(i, &in));

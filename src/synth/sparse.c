@@ -32,7 +32,7 @@ void weft_sparse_args_init(weft_sparse_args *a)
 }
 
 /* Which builder: the spellings of sched.c's rows. */
-typedef enum scheme { S_AG, S_QUANT, S_HASH, S_RANGE } scheme;
+typedef enum scheme { S_AG, S_QUANT, S_HASH, S_RANGE, S_HIER } scheme;
 
 typedef struct build_ctx {
     const weft_topo *t;
@@ -183,23 +183,27 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
     scheme sc = strcmp(algo, "sparse-ag") == 0     ? S_AG
                 : strcmp(algo, "quant-2shot") == 0 ? S_QUANT
                 : strcmp(algo, "sparse-range") == 0 ? S_RANGE
+                : strcmp(algo, "hier-quant") == 0   ? S_HIER
                                                     : S_HASH;
+    /* hier-quant quantizes as quant-2shot does, on the rails only. */
+    bool quant = sc == S_QUANT || sc == S_HIER;
     uint32_t n = weft_topo_num_ranks(t);
     if (n < 2)
         return weft_diag_set(d, WEFT_ETOPO, "%s needs at least 2 ranks, the fabric has %" PRIu32,
                              algo, n);
     if (args->elem_bytes == 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: elements of 0 bytes", algo);
-    if (sc == S_QUANT && weft_comp_is_sparse(args->comp.kind))
+    if (quant && weft_comp_is_sparse(args->comp.kind))
         return weft_diag_set(d, WEFT_EINVAL,
-                             "quant-2shot aggregates dense chunks; %s is sparse (use "
+                             "%s aggregates dense chunks; %s is sparse (use "
                              "sparse-hash or sparse-ag)",
-                             weft_comp_kind_name(args->comp.kind));
-    if (sc == S_QUANT && args->comp.kind == WEFT_COMP_POWERSGD)
+                             algo, weft_comp_kind_name(args->comp.kind));
+    if (quant && args->comp.kind == WEFT_COMP_POWERSGD)
         return weft_diag_set(d, WEFT_EINVAL,
-                             "quant-2shot cuts the tensor into chunks; powersgd factors the whole "
-                             "matrix");
-    if (sc != S_QUANT && !weft_comp_is_sparse(args->comp.kind))
+                             "%s cuts the tensor into chunks; powersgd factors the whole "
+                             "matrix",
+                             algo);
+    if (!quant && !weft_comp_is_sparse(args->comp.kind))
         return weft_diag_set(d, WEFT_EINVAL, "%s needs a density (a sparse compressor: topk:D, "
                                              "dgc:D, randk:D or hash:D), not %s",
                              algo, weft_comp_kind_name(args->comp.kind));
@@ -213,6 +217,8 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: %" PRIu64 " bytes hold no element of %" PRIu32 " bytes per rank",
                              algo, c.size, args->elem_bytes);
+    if (sc == S_HIER)
+        return weft__synth_hier_quant(t, c.size, c.elems, max_ops, args, out, d);
     weft_plan_info info = {coll, n, {0}, sc == S_AG ? 1 : n, n - 1, true};
     if (coll == WEFT_COLL_ALLGATHER)
         info.scratch = 0;

@@ -109,13 +109,39 @@ static weft_err bucketed(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, 
     return weft__work_coll_s(c, p, dp, mask, coll, false, bytes * last, tl, d);
 }
 
+/* Compressed gradient all-reduce (docs/step.md, "Gradient compression"):
+ * the ring the dense one uses, every hop carrying compressed chunks, so
+ * the bytes of quant-2shot in ring form; at each hop the receiver
+ * decompresses, adds and recompresses. One bucket of E parameters of b
+ * bytes (q compressed) on n ranks: one full compression, (n - 1) / n of a
+ * recompression in the reduce-scatter, 2 (n - 1) / n of a decompression
+ * (reduce-scatter and all-gather receptions); each pass reads and writes
+ * E b + q bytes, at the GPU's HBM bandwidth: a memory roofline, the least
+ * such a kernel can take (no GPU kernel is measured: weft/compress.h). */
+static weft_err comp_bucket(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
+                            uint32_t n, uint64_t elems, uint32_t b, double *t, double *comp,
+                            double *q_out, weft_diag *d)
+{
+    weft_tensor_shape sh = {elems, b, 0, 0};
+    uint64_t q = 0;
+    weft_err err = weft_compress_bytes(&p->grad_comp, &sh, &q, d);
+    if (err || (err = weft__work_coll_s(c, p, dp, mask, WEFT_COLL_ALLREDUCE, false, q, t, d)))
+        return err;
+    double passes = 1 + 3.0 * (n - 1) / n;
+    *comp = passes * ((double)elems * b + (double)q) / c->gpu->hbm_bw;
+    *t += *comp;
+    *q_out = (double)q;
+    return WEFT_OK;
+}
+
 /* The gradient collectives of `params` parameters over the groups of mask
  * (n ranks each), in k's buckets: their total time, when the last ends if
  * they start as a backward of `window` seconds produces them, and the
  * parameter all-gather of a sharded optimizer (*ag). */
 static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            uint32_t n, uint64_t params, double window, double *total, double *end,
-                           double *ag, double *bytes, uint32_t *calls, weft_diag *d)
+                           double *ag, double *bytes, uint32_t *calls, double *comp,
+                           double *saved, weft_diag *d)
 {
     *total = *ag = *end = 0;
     if (n < 2 || params == 0)
@@ -123,9 +149,28 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     dp_cfg k = dp_config(p, weft__work_grad_group(p, dp));
     double tf, tl;
     uint64_t nb;
-    weft_err err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb, d);
-    if (err)
-        return err;
+    weft_err err;
+    if (p->grad_comp.kind != WEFT_COMP_NONE) {
+        /* As bucketed, each bucket compressed. */
+        nb = params / k.bucket + (params % k.bucket != 0);
+        uint64_t last = params - (nb - 1) * k.bucket;
+        double cf = 0, cl, qf = 0, ql;
+        tf = 0;
+        if ((nb > 1 && (err = comp_bucket(c, p, dp, mask, n, k.bucket, k.grad_bytes, &tf, &cf,
+                                          &qf, d))) ||
+            (err = comp_bucket(c, p, dp, mask, n, last, k.grad_bytes, &tl, &cl, &ql, d)))
+            return err;
+        *comp += (double)(nb - 1) * cf + cl;
+        double q = (double)(nb - 1) * qf + ql;
+        *saved += ring_bytes(WEFT_COLL_ALLREDUCE, n, (double)k.grad_bytes * (double)params) -
+                  ring_bytes(WEFT_COLL_ALLREDUCE, n, q);
+        *bytes += ring_bytes(WEFT_COLL_ALLREDUCE, n, q);
+    } else {
+        err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb, d);
+        if (err)
+            return err;
+        *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
+    }
     *total = (double)(nb - 1) * tf + tl;
     /* Bucket i is ready at window (i + 1) / nb and runs after bucket i - 1:
      * the last one ends at *end (the whole queue when window is 0). */
@@ -133,7 +178,6 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     for (uint64_t i = 0; i < nb; i++)
         e = fmax(e, window * (double)(i + 1) / (double)nb) + (i + 1 < nb ? tf : tl);
     *end = e;
-    *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
     *calls += (uint32_t)nb;
     if (k.gather_bytes) {
         if ((err = bucketed(c, p, dp, mask, WEFT_COLL_ALLGATHER, params, k.gather_bucket,
@@ -342,6 +386,19 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         return weft_diag_set(d, WEFT_EINVAL, "--%s: the %s has no %s tensor cores",
                              p->prec == WEFT_PREC_FP8 ? "fp8-format" : weft_prec_name(p->prec),
                              g->name, weft_prec_name(p->prec));
+    if (p->grad_comp.kind != WEFT_COMP_NONE) {
+        weft_comp_kind k = p->grad_comp.kind;
+        if (weft_comp_is_sparse(k) || k == WEFT_COMP_POWERSGD)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--grad-compression: %s is not a quantizer (the step models "
+                                 "int8, fp8, qsgd:S and sign)",
+                                 weft_comp_kind_name(k));
+        if (p->dist_opt || p->zero_stage)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--grad-compression compresses the gradient all-reduce; %s "
+                                 "reduce-scatters",
+                                 p->dist_opt ? "--use-distributed-optimizer" : "--zero-stage");
+    }
     uint32_t dp = r.counts.dp, mb = r.counts.microbatches, v = r.counts.vstages;
     r.fits = (double)r.counts.mem_total <= g->hbm_bytes;
     if (check_memory && !r.fits)
@@ -575,7 +632,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         }
     }
     uint32_t gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
-    double dpt = 0, dpag = 0, ext = 0, exag = 0, dpbytes = 0, dpend, exend;
+    double dpt = 0, dpag = 0, ext = 0, exag = 0, dpbytes = 0, dpend, exend, saved = 0;
     uint32_t dpc = 0;
     /* Overlapped (--overlap-grad-reduce) with the last micro-batch's
      * backward on the first stage, which ends the pipeline; otherwise
@@ -588,10 +645,11 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         if ((err = zero3(c, m, p, dp, &lt, mb, &r, d)))
             return err;
     } else if ((err = dp_buckets(c, p, dp, M_DP | M_EP | M_CP, gdp, dn, window, &dpt, &dpend,
-                                 &dpag, &dpbytes, &dpc, d)) ||
+                                 &dpag, &dpbytes, &dpc, &r.compress_s, &saved, d)) ||
                (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag,
-                                 &dpbytes, &dpc, d)))
+                                 &dpbytes, &dpc, &r.compress_s, &saved, d)))
         return err;
+    r.compress_saved_bytes = (uint64_t)saved;
     if (p->zero_stage == 2 && mb > 1) {
         /* ZeRO 2 keeps only its shard of the gradients, so it reduces
          * every micro-batch's, in the backward that produces them. */

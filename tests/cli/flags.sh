@@ -282,7 +282,7 @@ if [ -f "$NDV4" ]; then
 fi
 
 # ---- Bad values are usage errors that list the valid ones ------------------
-ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash or sparse-range"
+ALGOS="ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash, sparse-range or hier-quant"
 run plan ring:4 --coll allreduce --algo nosuch
 expect_rc 2
 expect_err "weft: unknown --algo 'nosuch': expected $ALGOS (weft plan --list says what each builds)

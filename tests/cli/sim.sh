@@ -49,7 +49,18 @@ expect_err_has "weft: bad --size '1Q': expected a number of bytes with an option
 # exit 1 pointing at --help, where the list is not).
 run sim ring:4 --model fluid --algo tree --coll allreduce --size 1M
 expect_rc 2
-expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash or sparse-range (weft plan --list says what each builds)"
+expect_err_has "weft: unknown --algo 'tree': expected ring, biring, rings:K, dbtree, binomial, hd, rabenseifner, rd, bruck, direct, pairwise, hier, flash, flash:K, relay:K, nccl, optimal, bfb, sparse-ag, quant-2shot, sparse-hash, sparse-range or hier-quant (weft plan --list says what each builds)"
+# hier-quant: int8 across hosts on 25 Gb/s a host (docs/compression.md,
+# "Hierarchical"); --density is for the sparse rows; one host is an error.
+run sim a100:2,nicbw=3.125Gbps --coll allreduce --algo hier-quant --compress int8 --size 256M --csv
+expect_rc 0
+expect_out_has "268435456,0.04496636"
+run sim a100:2 --coll allreduce --algo hier-quant --density 0.01 --size 1M
+expect_rc 2
+expect_err_has "weft: --density is for the sparse rows; hier-quant quantizes (give --compress int8, fp8[:B], qsgd:S or sign)"
+run sim a100:1 --coll allreduce --algo hier-quant --size 1M
+expect_rc 1
+expect_err_has "hier-quant needs at least two hosts (host=) of equal size; this fabric has 1 host group"
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"

@@ -14,6 +14,18 @@ expect_out_has "model gpt-1.7b: 1.65B parameters (1.65B active), 24 layers, hidd
 expect_out_has "16 x a100-80g, TP 1 PP 1 CP 1 EP 1 DP 16 mbs 1 full bf16, global batch 64, 4 micro-batches"
 expect_out_has "dp exposed"
 expect_out_has "memory per GPU 28.9 GiB of 80.0: weights 3.1, gradients 6.2, optimizer 18.5, activations 1.2"
+# --grad-compression: the DP all-reduce of int8 gradients, its compute and
+# bytes saved (docs/step.md, "Gradient compression"); bad values.
+run step --fabric a100:2,nicbw=3.125Gbps --gpu a100-80g $GPT --grad-compression int8
+expect_rc 0
+expect_out_has "step 1.8165 s"
+expect_out_has "gradient compression int8: 0.0154 s of compression compute (in dp), 8.66 GiB a GPU not sent"
+run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression bogus
+expect_rc 2
+expect_err_has "weft: bad --grad-compression: unknown compressor 'bogus' (none, fp8[:B], int8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D, powersgd:R)"
+run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression topk:0.01
+expect_rc 1
+expect_err_has "weft: --grad-compression: topk is not a quantizer (the step models int8, fp8, qsgd:S and sign)"
 
 run step --fabric a100:2 --gpu a100-80g $GPT --json
 expect_rc 0
