@@ -13,386 +13,18 @@
  * Events are ordered by (time, sequence number): the run is deterministic.
  * A traced run also draws the link groups each batch loads (trace.c's
  * weft__links: NVLink and NICs per box) while it runs.
- * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations. */
+ * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations.
+ * Loading is chakra_load.c, the trace file chakra_trace.c
+ * (work/chakra_int.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
-#include "base/file.h"
-#include "work/chakra.h"
-#include "weft/paths.h"
-#include "work/work_internal.h"
-
-#define NONE UINT32_MAX
-
-typedef struct ck_id {
-    uint64_t id;
-    uint32_t idx;
-} ck_id;
-
-typedef struct ck_rank {
-    char *file;
-    weft_ck_trace t;
-    uint32_t *dep;     /* resolved deps, node after node */
-    uint32_t *dep_off; /* n + 1 */
-} ck_rank;
-
-struct weft_chakra {
-    uint32_t n;
-    ck_rank *r;
-    uint64_t nodes;
-};
-
-static void rank_fini(ck_rank *r)
-{
-    weft__free(r->file);
-    weft_ck_free(&r->t);
-    weft__free(r->dep);
-    weft__free(r->dep_off);
-}
-
-void weft_chakra_free(weft_chakra *w)
-{
-    if (!w)
-        return;
-    for (uint32_t i = 0; i < w->n; i++)
-        rank_fini(&w->r[i]);
-    weft__free(w->r);
-    weft__free(w);
-}
-
-uint64_t weft_chakra_nodes(const weft_chakra *w)
-{
-    return w->nodes;
-}
-
-static bool id_less(ck_id x, ck_id y)
-{
-    return x.id < y.id || (x.id == y.id && x.idx < y.idx);
-}
-
-/* Sorts ids by (id, index) in place: a heapsort, O(n log n) time and no
- * memory besides the array (glibc's qsort takes a copy of it, which at
- * 2^24 nodes is 256 MiB more). */
-static void sort_ids(ck_id *a, size_t n)
-{
-    for (size_t end = n, i = n / 2; end > 1;) {
-        size_t root;
-        if (i > 0) {
-            root = --i; /* building the heap */
-        } else {
-            ck_id t = a[0]; /* the largest goes to the end */
-            a[0] = a[--end];
-            a[end] = t;
-            root = 0;
-        }
-        for (size_t c; (c = 2 * root + 1) < end; root = c) {
-            if (c + 1 < end && id_less(a[c], a[c + 1]))
-                c++;
-            if (!id_less(a[root], a[c]))
-                break;
-            ck_id t = a[root];
-            a[root] = a[c];
-            a[c] = t;
-        }
-    }
-}
-
-/* The weft collective of a Chakra one; -1 for a barrier, -2 unsupported. */
-static int coll_of(uint64_t ct)
-{
-    switch (ct) {
-    case WEFT_CK_ALL_REDUCE: return WEFT_COLL_ALLREDUCE;
-    case WEFT_CK_ALL_GATHER: return WEFT_COLL_ALLGATHER;
-    case WEFT_CK_REDUCE_SCATTER:
-    case WEFT_CK_REDUCE_SCATTER_BLOCK: return WEFT_COLL_REDUCESCATTER;
-    case WEFT_CK_ALL_TO_ALL: return WEFT_COLL_ALLTOALL;
-    case WEFT_CK_BROADCAST: return WEFT_COLL_BROADCAST;
-    case WEFT_CK_BARRIER: return -1;
-    default: return -2;
-    }
-}
-
-static const char *ck_coll_name(uint64_t ct)
-{
-    static const char *const names[] = {"allreduce", "reduce", "allgather", "gather", "scatter",
-                                        "broadcast", "alltoall", "reducescatter",
-                                        "reducescatter_block", "barrier"};
-    return ct < sizeof names / sizeof *names ? names[ct] : "?";
-}
-
-/* Checks rank r's nodes and resolves their deps to indices. */
-static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
-{
-    size_t n = r->t.n, total = 0;
-    ck_id *ids = weft__malloc((n ? n : 1) * sizeof *ids);
-    if (!ids)
-        goto oom;
-    if (n >= NONE) {
-        weft__free(ids);
-        return weft_diag_set(d, WEFT_ELIMIT, "%s: %zu nodes, more than weft handles", r->file, n);
-    }
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = &r->t.nodes[i];
-        const weft_ck_attrs *at = weft_ck_attr(&r->t, nd);
-        ids[i] = (ck_id){nd->id, (uint32_t)i};
-        total += nd->ndeps;
-        const char *why = NULL;
-        char buf[200];
-        if (nd->type > WEFT_CK_COLL) {
-            snprintf(buf, sizeof buf, "unknown node type %llu", (unsigned long long)nd->type);
-            why = buf;
-        } else if (nd->type == WEFT_CK_COLL && coll_of(at->comm_type) == -2) {
-            snprintf(buf, sizeof buf,
-                     "collective %s (comm_type %llu) is not supported (allreduce, allgather, "
-                     "reducescatter, alltoall, broadcast, barrier)",
-                     ck_coll_name(at->comm_type), (unsigned long long)at->comm_type);
-            why = buf;
-        } else if ((nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) &&
-                   at->comm_size > ((uint64_t)1 << 50)) {
-            snprintf(buf, sizeof buf, "comm_size %llu is more than 1 PiB",
-                     (unsigned long long)at->comm_size);
-            why = buf;
-        } else if (nd->type == WEFT_CK_SEND && (at->comm_dst < 0 || at->comm_dst >= ranks)) {
-            snprintf(buf, sizeof buf, "send to rank %lld, not one of the %u ranks",
-                     (long long)at->comm_dst, ranks);
-            why = buf;
-        } else if (nd->type == WEFT_CK_RECV && (at->comm_src < 0 || at->comm_src >= ranks)) {
-            snprintf(buf, sizeof buf, "recv from rank %lld, not one of the %u ranks",
-                     (long long)at->comm_src, ranks);
-            why = buf;
-        }
-        if (why) {
-            weft__free(ids);
-            return weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s'): %s", r->file,
-                                 (unsigned long long)nd->id, weft_ck_name(&r->t, nd), why);
-        }
-    }
-    sort_ids(ids, n);
-    for (size_t i = 1; i < n; i++)
-        if (ids[i].id == ids[i - 1].id) {
-            weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice (nodes %u and %u)",
-                          r->file, (unsigned long long)ids[i].id, ids[i - 1].idx, ids[i].idx);
-            weft__free(ids);
-            return WEFT_EINVAL;
-        }
-    r->dep_off = weft__malloc((n + 1) * sizeof *r->dep_off);
-    r->dep = weft__malloc((total ? total : 1) * sizeof *r->dep);
-    if (!r->dep_off || !r->dep)
-        goto oom;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = &r->t.nodes[i];
-        r->dep_off[i] = (uint32_t)k;
-        for (size_t j = 0; j < nd->ndeps; j++) {
-            size_t lo = 0, hi = n;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (ids[mid].id < r->t.deps[nd->dep + j])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == n || ids[lo].id != r->t.deps[nd->dep + j]) {
-                weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s') depends on node %llu, which "
-                              "the trace does not have", r->file, (unsigned long long)nd->id,
-                              weft_ck_name(&r->t, nd),
-                              (unsigned long long)r->t.deps[nd->dep + j]);
-                weft__free(ids);
-                return WEFT_EINVAL;
-            }
-            r->dep[k++] = ids[lo].idx;
-        }
-    }
-    r->dep_off[n] = (uint32_t)k;
-    weft__free(ids);
-    return WEFT_OK;
-oom:
-    weft__free(ids);
-    return weft_diag_code(d, WEFT_ENOMEM);
-}
-
-weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens,
-                           const char *const *names, uint32_t n, weft_chakra **out, weft_diag *d)
-{
-    weft_chakra *w = weft__calloc(1, sizeof *w);
-    if (!w || !(w->r = weft__calloc(n ? n : 1, sizeof *w->r))) {
-        weft__free(w);
-        return weft_diag_code(d, WEFT_ENOMEM);
-    }
-    weft_err err = WEFT_OK;
-    for (uint32_t i = 0; i < n && !err; i++) {
-        ck_rank *r = &w->r[i];
-        w->n = i + 1;
-        size_t len = strlen(names[i]) + 1;
-        if (!(r->file = weft__malloc(len))) {
-            err = weft_diag_code(d, WEFT_ENOMEM);
-            break;
-        }
-        memcpy(r->file, names[i], len);
-        char why[200];
-        if (weft_ck_decode(bufs[i], lens[i], &r->t, why, sizeof why) < 0) {
-            err = weft_diag_set(d, strstr(why, "out of memory") ? WEFT_ENOMEM : WEFT_EINVAL,
-                                "%s: %s", r->file, why);
-            break;
-        }
-        err = check_rank(r, n, d);
-        w->nodes += r->t.n;
-    }
-    if (err) {
-        weft_chakra_free(w);
-        return err;
-    }
-    *out = w;
-    return WEFT_OK;
-}
-
-weft_err weft_chakra_load(const char *prefix, uint32_t ranks, weft_chakra **out, weft_diag *d)
-{
-    size_t plen = strlen(prefix) + 32;
-    char *names = weft__malloc(((size_t)ranks + 1) * plen);
-    uint8_t **bufs = weft__calloc(ranks ? ranks : 1, sizeof *bufs);
-    size_t *lens = weft__calloc(ranks ? ranks : 1, sizeof *lens);
-    const char **np = weft__calloc(ranks ? ranks : 1, sizeof *np);
-    weft_err err = WEFT_OK;
-    if (!names || !bufs || !lens || !np) {
-        err = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    for (uint32_t i = 0; i <= ranks; i++)
-        snprintf(names + (size_t)i * plen, plen, "%s.%u.et", prefix, i);
-    for (uint32_t i = 0; i < ranks && !err; i++) {
-        np[i] = names + (size_t)i * plen;
-        char *text = NULL;
-        err = weft__file_read(np[i], (size_t)1 << 30, "a Chakra trace", &text, &lens[i], d);
-        bufs[i] = (uint8_t *)text;
-    }
-    if (!err) {
-        const char *extra = names + (size_t)ranks * plen;
-        FILE *f = fopen(extra, "rb");
-        if (f) {
-            fclose(f);
-            err = weft_diag_set(d, WEFT_EINVAL,
-                                "%s: a trace for rank %u, but the fabric has %u ranks (0 to %u)",
-                                extra, ranks, ranks, ranks ? ranks - 1 : 0);
-        }
-    }
-    if (!err)
-        err = weft_chakra_parse((const uint8_t *const *)bufs, lens, np, ranks, out, d);
-free_all:
-    for (uint32_t i = 0; bufs && i < ranks; i++)
-        weft__free(bufs[i]);
-    weft__free(bufs);
-    weft__free(lens);
-    weft__free(np);
-    weft__free(names);
-    return err;
-}
+#include "work/chakra_int.h"
 
 /* ---- the run ---------------------------------------------------------- */
-
-typedef struct ev {
-    double t;
-    uint64_t seq;
-    uint32_t rank, node;
-} ev;
-
-typedef struct span {
-    double t0, t1;
-    uint32_t node;
-} span;
-
-typedef struct rstate {
-    uint32_t *left, *succ_off, *succ;
-    uint8_t *done;
-    double *end;
-    double *due;  /* when a communication node's scheduled end is (-1: none yet) */
-    uint32_t *cq, cq_h, cq_t; /* compute queue */
-    uint32_t *mq, mq_h, mq_t; /* communication queue */
-    uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
-    bool comp_busy, comm_busy, cpu_busy;
-    uint32_t wait_g, wait_k; /* the collective instance its comm stream waits in */
-    span *comp, *comm, *cpu;
-    size_t ncomp, ncomm, ncpu, capcomp, capcomm, capcpu;
-} rstate;
-
-typedef struct group {
-    char name[WEFT_CK_NAME_MAX + 1];
-    uint32_t gs;
-    uint32_t *member; /* gs ranks, increasing */
-    uint32_t *slot;   /* rank -> position in member, or NONE */
-    uint32_t *seq;    /* rank -> collectives issued */
-    uint32_t *inode;  /* instance k: gs node indices (NONE: not issued yet) */
-    double *it;       /* instance k: gs issue times */
-    uint32_t *arrived;
-    size_t ninst, cap_inode, cap_it, cap_arr;
-} group;
-
-typedef struct msg {
-    uint32_t src, dst, send_node, recv_node;
-    int64_t tag;
-    uint64_t size;
-    double sent, arrive, recv_t; /* arrive < 0: in flight, not yet simulated */
-} msg;
-
-/* A batch of communication launched at one instant: one simulation's
- * worth (kind, the groups' positions, size), what it completes, and when it
- * runs. Jobs whose runs overlap in time form the running cluster. */
-typedef struct cjob {
-    int kind;              /* weft_coll, P2P, or -1 (barriers) */
-    uint32_t off, n, gs;   /* its positions: jpos[off .. off + n) */
-    uint64_t size;
-    double t0, t1;
-    uint32_t mem_off, nmem; /* jmem: (group, instance) pairs, or message indices (P2P) */
-    uint32_t comp;          /* its component: the id of a job of it */
-    size_t link_off;        /* the links it may cross: jlink[link_off ..], nlink */
-    uint32_t nlink;
-    weft_plan *plan;        /* while live: what its simulation runs, of size psize */
-    uint64_t psize;
-    uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
-    bool planned;           /* plan and links are set (job_plan) */
-} cjob;
-
-typedef struct run {
-    weft_work_ctx *c;
-    const weft_chakra *w;
-    weft_diag *d;
-    rstate *rs;
-    group *g;
-    uint32_t ng;
-    ev *heap;
-    size_t nheap, capheap;
-    uint64_t seq;
-    uint32_t *ready; /* pairs (rank, node) ready now */
-    size_t nready, capready;
-    uint32_t *pend; /* pairs (group, instance) that start now */
-    size_t npend, cappend;
-    msg *m;
-    size_t nm, capm;
-    uint32_t *psend; /* messages that start now */
-    size_t npsend, cappsend;
-    uint32_t *pos;
-    size_t cappos;
-    cjob *job;
-    size_t njob, capjob;
-    uint32_t *jpos, *jmem;
-    size_t njpos, capjpos, njmem, capjmem;
-    uint32_t *clu;   /* the live jobs: those of components still running */
-    size_t nclu, capclu;
-    uint8_t *cflag;  /* per component id: 1 running, 2 joined, 4 to simulate again */
-    size_t capcflag;
-    uint32_t *jlink; /* the jobs' link sets */
-    size_t njlink, capjlink;
-    weft_paths *paths;
-    bool joint;      /* a job joined a running component at this instant */
-    weft_chakra_result *res;
-    bool traced;       /* link-group tracks are kept */
-    weft__links links; /* kinds: weft_coll, then sends (P2P) */
-} run;
-
-#define P2P WEFT__COLL_COUNT
 
 /* The link groups a batch loads (traced runs): n / gs groups in pos. */
 static void batch_links(run *R, uint32_t kind, const uint32_t *pos, uint32_t n, uint32_t gs,
@@ -418,22 +50,29 @@ static void batch_links(run *R, uint32_t kind, const uint32_t *pos, uint32_t n, 
     weft__links_load(L, kind, 0, t0, t1);
 }
 
-static bool ev_less(const ev *a, const ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
+/* The event queue: base/evheap.h over event ids, which are reused once
+ * popped; evr holds each id's (rank, node). Pushes get increasing sequence
+ * numbers, so equal times pop in the order pushed. */
 static weft_err push_ev(run *R, double t, uint32_t rank, uint32_t node)
 {
-    if (weft__grow((void **)&R->heap, &R->capheap, R->nheap + 1, sizeof *R->heap))
-        return weft_diag_code(R->d, WEFT_ENOMEM);
-    size_t i = R->nheap++;
-    ev e = {t, R->seq++, rank, node};
-    while (i > 0 && ev_less(&e, &R->heap[(i - 1) / 2])) {
-        R->heap[i] = R->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
+    uint32_t id;
+    if (R->nevfree) {
+        id = R->evfree[--R->nevfree];
+    } else {
+        if (R->nev == UINT32_MAX)
+            return weft_diag_set(R->d, WEFT_ELIMIT, "more than 2^32 pending events");
+        id = R->nev;
+        if (weft__grow((void **)&R->evr, &R->capevr, 2 * ((size_t)id + 1), sizeof *R->evr) ||
+            weft__grow((void **)&R->evfree, &R->capevfree, (size_t)id + 1, sizeof *R->evfree) ||
+            (id >= R->q.cap && weft__evheap_reserve(&R->q, R->q.cap > UINT32_MAX / 2
+                                                               ? UINT32_MAX
+                                                               : 2 * R->q.cap + 64)))
+            return weft_diag_code(R->d, WEFT_ENOMEM);
+        R->nev++;
     }
-    R->heap[i] = e;
+    R->evr[2 * (size_t)id] = rank;
+    R->evr[2 * (size_t)id + 1] = node;
+    weft__evheap_set(&R->q, id, t);
     return WEFT_OK;
 }
 
@@ -451,23 +90,10 @@ static weft_err sched(run *R, double t, uint32_t r, uint32_t i)
 
 static ev pop_ev(run *R)
 {
-    ev top = R->heap[0], last = R->heap[--R->nheap];
-    size_t i = 0, n = R->nheap;
-    for (;;) {
-        size_t l = 2 * i + 1, s = i;
-        const ev *best = &last;
-        if (l < n && ev_less(&R->heap[l], best))
-            s = l, best = &R->heap[l];
-        if (l + 1 < n && ev_less(&R->heap[l + 1], best))
-            s = l + 1;
-        if (s == i)
-            break;
-        R->heap[i] = R->heap[s];
-        i = s;
-    }
-    if (n)
-        R->heap[i] = last;
-    return top;
+    double t = weft__evheap_top(&R->q)->t;
+    uint32_t id = weft__evheap_pop(&R->q);
+    R->evfree[R->nevfree++] = id; /* room: one entry per id handed out */
+    return (ev){t, R->evr[2 * (size_t)id], R->evr[2 * (size_t)id + 1]};
 }
 
 static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32_t a, uint32_t b)
@@ -479,10 +105,6 @@ static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32
     return WEFT_OK;
 }
 
-static const weft_ck_node *node_at(const run *R, uint32_t r, uint32_t i)
-{
-    return &R->w->r[r].t.nodes[i];
-}
 
 static weft_err add_span(run *R, span **s, size_t *n, size_t *cap, double t0, double t1,
                          uint32_t node)
@@ -571,7 +193,7 @@ static void groups_free(run *R)
 /* Rank r's comm stream issues collective node i at time t. */
 static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     uint32_t gi = group_of(R, weft_ck_pg_name(&R->w->r[r].t, nd));
     group *g = &R->g[gi];
     size_t k = g->seq[r]++;
@@ -596,22 +218,22 @@ static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
         return WEFT_OK;
     /* Every member has issued it: they must agree. */
     uint32_t r0 = g->member[0];
-    const weft_ck_node *a = node_at(R, r0, g->inode[k * g->gs]);
+    const weft_ck_node *a = weft__ck_node_at(R, r0, g->inode[k * g->gs]);
     const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[r0].t, a);
     for (uint32_t q = 1; q < g->gs; q++) {
         uint32_t rq = g->member[q];
-        const weft_ck_node *b = node_at(R, rq, g->inode[k * g->gs + q]);
+        const weft_ck_node *b = weft__ck_node_at(R, rq, g->inode[k * g->gs + q]);
         const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[rq].t, b);
-        if (coll_of(aa->comm_type) != coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
+        if (weft__ck_coll_of(aa->comm_type) != weft__ck_coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
             return weft_diag_set(
                 R->d, WEFT_EINVAL,
                 "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
                 "bytes) are both collective %zu of process group '%s': the ranks issue the "
                 "group's collectives in another order",
                 R->w->r[r0].file, (unsigned long long)a->id, weft_ck_name(&R->w->r[r0].t, a),
-                ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
+                weft__ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
                 (unsigned long long)b->id, weft_ck_name(&R->w->r[rq].t, b),
-                ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
+                weft__ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
                 g->name[0] ? g->name : "0");
     }
     return push_pair(R, &R->pend, &R->npend, &R->cappend, gi, (uint32_t)k);
@@ -626,7 +248,7 @@ static bool msg_match(const msg *m, uint32_t src, uint32_t dst, int64_t tag)
  * message of its (source, tag), or waits for one. */
 static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     for (size_t k = 0; k < R->nm; k++) {
         msg *m = &R->m[k];
@@ -647,7 +269,7 @@ static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
 
 static weft_err issue_send(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     size_t k;
     for (k = 0; k < R->nm; k++)
@@ -696,7 +318,7 @@ static weft_err dispatch(run *R, uint32_t r, double t)
     if (!s->comp_busy && s->cq_h < s->cq_t) {
         uint32_t i = s->cq[s->cq_h++];
         double dur = 0;
-        if ((err = compute_s(R, r, node_at(R, r, i), &dur)) ||
+        if ((err = compute_s(R, r, weft__ck_node_at(R, r, i), &dur)) ||
             (err = add_span(R, &s->comp, &s->ncomp, &s->capcomp, t, t + dur, i)) ||
             (err = push_ev(R, t + dur, r, i)))
             return err;
@@ -704,7 +326,7 @@ static weft_err dispatch(run *R, uint32_t r, double t)
     }
     if (!s->cpu_busy && s->pq_h < s->pq_t) {
         uint32_t i = s->pq[s->pq_h++];
-        double dur = (double)node_at(R, r, i)->duration_us * 1e-6;
+        double dur = (double)weft__ck_node_at(R, r, i)->duration_us * 1e-6;
         if ((err = add_span(R, &s->cpu, &s->ncpu, &s->capcpu, t, t + dur, i)) ||
             (err = push_ev(R, t + dur, r, i)))
             return err;
@@ -713,7 +335,7 @@ static weft_err dispatch(run *R, uint32_t r, double t)
     if (!s->comm_busy && s->mq_h < s->mq_t) {
         uint32_t i = s->mq[s->mq_h++];
         s->comm_busy = true;
-        if (node_at(R, r, i)->type == WEFT_CK_COLL)
+        if (weft__ck_node_at(R, r, i)->type == WEFT_CK_COLL)
             return issue_coll(R, r, i, t);
         return issue_send(R, r, i, t);
     }
@@ -723,7 +345,7 @@ static weft_err dispatch(run *R, uint32_t r, double t)
 static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
 {
     rstate *s = &R->rs[r];
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     if (nd->type == WEFT_CK_COMP && weft_ck_attr(&R->w->r[r].t, nd)->is_cpu_op) {
         s->pq[s->pq_t++] = i;
         return WEFT_OK;
@@ -748,7 +370,7 @@ static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
 static weft_err complete(run *R, const ev *e)
 {
     rstate *s = &R->rs[e->rank];
-    const weft_ck_node *nd = node_at(R, e->rank, e->node);
+    const weft_ck_node *nd = weft__ck_node_at(R, e->rank, e->node);
     /* Rescheduled (an end moved, perhaps back to an earlier time, so an
      * event may also repeat one already handled). */
     if (s->done[e->node] || (s->due[e->node] >= 0 && e->t != s->due[e->node]))
@@ -1065,9 +687,9 @@ static weft_err launch(run *R, double t)
     while (R->npend) {
         /* The first pending instance's class; every other of that class. */
         const group *g0 = &R->g[R->pend[0]];
-        const weft_ck_node *a = node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
+        const weft_ck_node *a = weft__ck_node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
         const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[g0->member[0]].t, a);
-        int coll = coll_of(aa->comm_type);
+        int coll = weft__ck_coll_of(aa->comm_type);
         uint64_t size = aa->comm_size;
         uint32_t gs = g0->gs, n = 0;
         size_t keep = 0;
@@ -1077,9 +699,9 @@ static weft_err launch(run *R, double t)
         size_t nb = 0, capb = 0;
         for (size_t q = 0; q < R->npend; q += 2) {
             const group *g = &R->g[R->pend[q]];
-            const weft_ck_node *b = node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
+            const weft_ck_node *b = weft__ck_node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
             const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[g->member[0]].t, b);
-            if (g->gs == gs && coll_of(ba->comm_type) == coll && ba->comm_size == size) {
+            if (g->gs == gs && weft__ck_coll_of(ba->comm_type) == coll && ba->comm_size == size) {
                 if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + gs, sizeof *R->pos) ||
                     weft__grow((void **)&batch, &capb, nb + 2, sizeof *batch)) {
                     weft__free(batch);
@@ -1204,7 +826,7 @@ static weft_err deadlock(run *R)
             continue;
         const group *g = &R->g[s->wait_g];
         size_t k = s->wait_k;
-        const weft_ck_node *nd = node_at(R, r, g->inode[k * g->gs + g->slot[r]]);
+        const weft_ck_node *nd = weft__ck_node_at(R, r, g->inode[k * g->gs + g->slot[r]]);
         uint32_t miss = NONE;
         for (uint32_t m = 0; m < g->gs && miss == NONE; m++)
             if (g->inode[k * g->gs + m] == NONE)
@@ -1213,14 +835,14 @@ static weft_err deadlock(run *R)
                              "%s: node %llu ('%s'): %s of %llu bytes (collective %zu of process "
                              "group '%s') is never issued by rank %u (%s): deadlock",
                              w->r[r].file, (unsigned long long)nd->id, weft_ck_name(&w->r[r].t, nd),
-                             ck_coll_name(weft_ck_attr(&w->r[r].t, nd)->comm_type),
+                             weft__ck_coll_name(weft_ck_attr(&w->r[r].t, nd)->comm_type),
                              (unsigned long long)weft_ck_attr(&w->r[r].t, nd)->comm_size, k,
                              g->name[0] ? g->name : "0", miss, w->r[miss].file);
     }
     for (size_t k = 0; k < R->nm; k++) {
         const msg *m = &R->m[k];
         if (m->send_node == NONE) {
-            const weft_ck_node *nd = node_at(R, m->dst, m->recv_node);
+            const weft_ck_node *nd = weft__ck_node_at(R, m->dst, m->recv_node);
             return weft_diag_set(R->d, WEFT_EINVAL,
                                  "%s: node %llu ('%s'): recv from rank %u (tag %lld) that rank "
                                  "never sends: deadlock",
@@ -1232,7 +854,7 @@ static weft_err deadlock(run *R)
     for (uint32_t r = 0; r < w->n; r++)
         for (size_t i = 0; i < w->r[r].t.n; i++)
             if (!R->rs[r].done[i]) {
-                const weft_ck_node *nd = node_at(R, r, (uint32_t)i);
+                const weft_ck_node *nd = weft__ck_node_at(R, r, (uint32_t)i);
                 return weft_diag_set(R->d, WEFT_EINVAL,
                                      "%s: node %llu ('%s') never runs: its dependencies wait on "
                                      "each other (a cycle): deadlock",
@@ -1309,77 +931,6 @@ static double overlap(const span *a, size_t na, const span *b, size_t nb)
     return o;
 }
 
-/* ---- trace ---- */
-
-static void ts(FILE *f, double t)
-{
-    long long ns = llround(t * 1e9);
-    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else
-            fputc(*s, f);
-}
-
-static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const span *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = node_at(R, r, s[i].node);
-        const char *name = weft_ck_name(&R->w->r[r].t, nd);
-        const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
-        long long a = llround(s[i].t0 * 1e9), b = llround(s[i].t1 * 1e9);
-        fprintf(f, ",\n{\"name\":\"");
-        if (name[0])
-            jstr(f, name);
-        else if (nd->type == WEFT_CK_COLL)
-            fprintf(f, "%s", ck_coll_name(at->comm_type));
-        else
-            fprintf(f, "node %llu", (unsigned long long)nd->id);
-        fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", r, tid);
-        ts(f, (double)a * 1e-9);
-        fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"node\":%llu", (b - a) / 1000, (b - a) % 1000,
-                (unsigned long long)nd->id);
-        if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND)
-            fprintf(f, ",\"bytes\":%llu", (unsigned long long)at->comm_size);
-        fprintf(f, "}}");
-    }
-}
-
-static weft_err write_trace(FILE *f, run *R, weft_diag *d)
-{
-    const char *names[P2P + 1];
-    for (int k = 0; k < P2P; k++)
-        names[k] = weft_coll_name((weft_coll)k);
-    names[P2P] = "send";
-    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":\"process_name\","
-               "\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"rank 0\"}}");
-    for (uint32_t r = 0; r < R->w->n; r++) {
-        if (r)
-            fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                       "\"args\":{\"name\":\"rank %u\"}}", r, r);
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
-                   "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
-                   "\"tid\":2,\"args\":{\"name\":\"comm\"}}", r, r);
-        if (R->rs[r].ncpu)
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
-                       "\"args\":{\"name\":\"cpu\"}}", r);
-        trace_spans(f, R, r, 1, R->rs[r].comp, R->rs[r].ncomp);
-        trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
-        trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);
-    }
-    bool first = false;
-    weft__links_write(f, &first, &R->links, R->w->n, names);
-    fprintf(f, "\n]}\n");
-    if (fflush(f) || ferror(f))
-        return weft_diag_set(d, WEFT_EIO, "trace: write error");
-    return WEFT_OK;
-}
-
 static int span_cmp(const void *a, const void *b)
 {
     const span *x = a, *y = b;
@@ -1430,9 +981,9 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
             R.nready = 0;
             for (uint32_t r = 0; r < w->n && !err; r++)
                 err = dispatch(&R, r, t);
-            if (err || !R.nheap || R.heap[0].t > t)
+            if (err || !R.q.n || weft__evheap_top(&R.q)->t > t)
                 break;
-            while (!err && R.nheap && R.heap[0].t == t) {
+            while (!err && R.q.n && weft__evheap_top(&R.q)->t == t) {
                 ev e = pop_ev(&R);
                 err = complete(&R, &e);
             }
@@ -1441,9 +992,9 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
             err = launch(&R, t);
             continue;
         }
-        if (err || !R.nheap)
+        if (err || !R.q.n)
             break;
-        t = R.heap[0].t;
+        t = weft__evheap_top(&R.q)->t;
     }
     if (!err)
         err = deadlock(&R);
@@ -1472,7 +1023,7 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
     }
     res.sims = c->sims - sims0;
     res.sim_hits = c->hits - hits0;
-    if (trace && (err = write_trace(trace, &R, d)))
+    if (trace && (err = weft__ck_write_trace(trace, &R, d)))
         goto free_all;
     *out = res;
     res.rank = NULL;
@@ -1481,7 +1032,9 @@ free_all:
         rank_free(&R.rs[r]);
     weft__free(R.rs);
     groups_free(&R);
-    weft__free(R.heap);
+    weft__evheap_fini(&R.q);
+    weft__free(R.evr);
+    weft__free(R.evfree);
     weft__free(R.ready);
     weft__free(R.pend);
     weft__free(R.m);
