@@ -1,7 +1,8 @@
 /* Internals of running Chakra traces (weft_chakra_run): the loaded traces
  * and the run's state, shared by its files. File order: chakra_load
  * (decoding checks, dependency resolution) < chakra_trace (the Chrome
- * trace of a run) < chakra_run (the event loop). */
+ * trace of a run); chakra_queue (events, spans) < chakra_jobs (batches
+ * simulated) < chakra_run (the event loop). */
 #ifndef WEFT_WORK_CHAKRA_INT_H
 #define WEFT_WORK_CHAKRA_INT_H
 
@@ -136,6 +137,23 @@ static inline const weft_ck_node *weft__ck_node_at(const run *R, uint32_t r, uin
 {
     return &R->w->r[r].t.nodes[i];
 }
+
+/* chakra_queue.c: node i of rank r ends at t, an event (push_ev); sched
+ * pushes it only when t is not already the node's due time, and events
+ * whose time is no longer the node's due time are skipped when popped. */
+weft_err weft__ck_push_ev(run *R, double t, uint32_t rank, uint32_t node);
+weft_err weft__ck_sched(run *R, double t, uint32_t r, uint32_t i);
+/* The earliest event (the queue must not be empty). */
+ev weft__ck_pop_ev(run *R);
+/* Appends the span [t0, t1] of node to *s. */
+weft_err weft__ck_add_span(run *R, span **s, size_t *n, size_t *cap, double t0, double t1,
+                           uint32_t node);
+
+/* chakra_jobs.c: launches what starts at t (pending collective instances
+ * and sends) as jobs, joining running ones that share links; finish_jobs
+ * records the spans and link loads of every job at the end of the run. */
+weft_err weft__ck_launch(run *R, double t);
+weft_err weft__ck_finish_jobs(run *R);
 
 /* chakra_load.c: the weft collective of a Chakra one; -1 for a barrier,
  * -2 unsupported. */
