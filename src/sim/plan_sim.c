@@ -241,7 +241,8 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
         if ((err = weft__map64_get_or_put(&last, key, order[k], &prev, &added)))
             break;
         if (!added) {
-            err = sim_engine_add_queue_dep(c->e, c->base + order[k] * P, c->base + prev * P + P - 1);
+            err = sim_engine_add_queue_dep(c->e, c->base + order[k] * P,
+                                           c->base + prev * P + P - 1);
             *weft__map64_find(&last, key) = order[k];
         }
     }
