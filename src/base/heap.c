@@ -2,6 +2,8 @@
  * swapping, one write per level. */
 #include "base/heap.h"
 
+#include <string.h>
+
 #include "base/alloc.h"
 
 void weft__heap64_init(weft__heap64 *h)
@@ -55,4 +57,30 @@ uint64_t weft__heap64_pop(weft__heap64 *h)
     if (n)
         h->key[i] = last;
     return top;
+}
+
+void weft__heapsort(void *a, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+{
+    unsigned char *b = a, t[64];
+#define AT(i) (b + (i) * elem)
+#define SWAP(i, j) (memcpy(t, AT(i), elem), memcpy(AT(i), AT(j), elem), memcpy(AT(j), t, elem))
+    for (size_t end = n, i = n / 2; end > 1;) {
+        size_t root;
+        if (i > 0) {
+            root = --i; /* building the max-heap */
+        } else {
+            --end; /* the largest goes to the end */
+            SWAP(0, end);
+            root = 0;
+        }
+        for (size_t c; (c = 2 * root + 1) < end; root = c) {
+            if (c + 1 < end && cmp(AT(c), AT(c + 1)) < 0)
+                c++;
+            if (cmp(AT(root), AT(c)) >= 0)
+                break;
+            SWAP(root, c);
+        }
+    }
+#undef SWAP
+#undef AT
 }

@@ -8,6 +8,8 @@
  * The simulator's event queue, which needs decrease-key and (time, sequence)
  * order, is base/evheap.h.
  *
+ * weft__heapsort sorts an array in place by the same method.
+ *
  * Push and pop are O(log n); storage grows by doubling (weft__grow) and is
  * never shrunk, so a heap reserved for its largest size allocates nothing
  * after that.
@@ -34,5 +36,12 @@ weft_err weft__heap64_reserve(weft__heap64 *h, size_t cap);
 weft_err weft__heap64_push(weft__heap64 *h, uint64_t key);
 /* Removes and returns the smallest key; the heap must not be empty. */
 uint64_t weft__heap64_pop(weft__heap64 *h);
+
+/* Sorts the n elements of elem bytes at a into increasing order of cmp (as
+ * qsort's) in place: a heapsort, O(n log n) time and no memory besides the
+ * array and one element (glibc's qsort may take a copy of the array, which
+ * for 2^24 16-byte records is 256 MiB more). Not stable: give equal
+ * elements a tie-break when their order matters. elem <= 64. */
+void weft__heapsort(void *a, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 
 #endif

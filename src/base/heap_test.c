@@ -1,3 +1,6 @@
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/alloc.h"
 #include "base/evheap.h"
 #include "base/heap.h"
@@ -96,11 +99,48 @@ static void evheap(void)
     weft__evheap_fini(&h);
 }
 
+typedef struct rec {
+    uint64_t id;
+    uint32_t idx;
+} rec;
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const rec *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The in-place sort agrees with qsort on records with repeated ids, and
+ * leaves short arrays alone. */
+static void heapsort_records(void)
+{
+    enum { N = 1000 };
+    static rec a[N], b[N];
+    uint64_t s = 12345;
+    for (uint32_t i = 0; i < N; i++)
+        a[i] = b[i] = (rec){next(&s) % 97, i};
+    weft__heapsort(a, N, sizeof *a, rec_cmp);
+    qsort(b, N, sizeof *b, rec_cmp);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(a[0].id == 0 && a[N - 1].id == 96);
+    rec one = {7, 0};
+    weft__heapsort(&one, 1, sizeof one, rec_cmp);
+    weft__heapsort(NULL, 0, sizeof one, rec_cmp);
+    CHECK(one.id == 7);
+    rec two[2] = {{5, 1}, {5, 0}};
+    weft__heapsort(two, 2, sizeof *two, rec_cmp);
+    CHECK_INT(two[0].idx, 0);
+    CHECK_INT(two[1].idx, 1);
+}
+
 int main(void)
 {
     long live = weft__alloc_live();
     heap64();
     evheap();
+    heapsort_records();
     CHECK_INT(weft__alloc_live(), live);
     return weft_test_done();
 }

@@ -1,3 +1,5 @@
+/* Over 900 lines on purpose: one command's flags, timing loop and printing;
+ * the registry work of issue 29 moves its selection out, after which it splits. */
 /* weft perf COLL [-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP -c CHECK
  *                 -d TYPE -o OP -r ROOT]: the nccl-tests table, measured on
  * the real runtime (weft/comm.h). Run it under `weft launch -n N --` (or

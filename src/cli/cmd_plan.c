@@ -1,3 +1,5 @@
+/* Over 900 lines on purpose: one command's flags and printers; its --compare
+ * ranking (compare()) moves to synth's `choose` module with issue 29's registry. */
 /* weft plan SPEC --coll C [--algo A]: build a schedule, write it, and say
  * what it costs on the fabric (weft/synth.h builds, weft/plan.h costs; this
  * file reads flags and prints). */

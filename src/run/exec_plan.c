@@ -1,3 +1,5 @@
+/* Over 900 lines on purpose: the order, the slices, the run and the alltoallv
+ * sizing pass share one item state and its invariants, kept in one file. */
 /* Running a plan across the ranks of a communicator (see weft_comm_run_plan
  * in weft/comm.h).
  *

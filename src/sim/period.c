@@ -27,35 +27,39 @@ static bool same_type(const sim_xfer_set *x, uint32_t i, uint32_t j)
 }
 
 /* Numbers the position types: ty[i] = index of i's type in order of first
- * appearance. Open addressing on a hash of the type, compared exactly. */
+ * appearance. Types are found by a 64-bit hash of (capacity, coefficient,
+ * latency) and compared exactly; a hash shared by two different types is
+ * rehashed until it finds its own type or a free key. */
 static weft_err number_types(const sim_xfer_set *x, uint32_t *ty)
 {
-    uint32_t n = x->n, cap = 16;
-    while (cap < 2 * (uint64_t)n)
-        cap *= 2;
-    uint32_t *slot = weft__malloc(cap * sizeof *slot); /* a member of the type, or UINT32_MAX */
-    uint32_t *sty = weft__malloc(cap * sizeof *sty);
-    if (!slot || !sty) {
-        weft__free(slot);
-        weft__free(sty);
+    uint32_t n = x->n;
+    uint32_t *rep = weft__malloc((n ? n : 1) * sizeof *rep); /* the first member of each type */
+    weft__map64 tab;
+    weft__map64_init(&tab);
+    if (!rep || weft__map64_reserve(&tab, n)) {
+        weft__free(rep);
+        weft__map64_fini(&tab);
         return WEFT_ENOMEM;
     }
-    memset(slot, 0xff, cap * sizeof *slot);
-    uint32_t count = 0, mask = cap - 1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = x->r_off[i];
         uint64_t h = mix(bits(x->cap[x->link[k]]) ^ mix(bits(x->coef[k]) ^ mix(bits(x->lat[i]))));
-        uint32_t at = (uint32_t)(h ^ (h >> 32)) & mask;
-        while (slot[at] != UINT32_MAX && !same_type(x, slot[at], i))
-            at = (at + 1) & mask;
-        if (slot[at] == UINT32_MAX) {
-            slot[at] = i;
-            sty[at] = count++;
+        for (;;) {
+            bool added;
+            uint32_t t;
+            /* Cannot fail: at most n keys, reserved. */
+            (void)weft__map64_get_or_put(&tab, h, (uint32_t)tab.n, &t, &added);
+            if (added)
+                rep[t] = i;
+            if (added || same_type(x, rep[t], i)) {
+                ty[i] = t;
+                break;
+            }
+            h = mix(h + 1);
         }
-        ty[i] = sty[at];
     }
-    weft__free(slot);
-    weft__free(sty);
+    weft__free(rep);
+    weft__map64_fini(&tab);
     return WEFT_OK;
 }
 

@@ -4,17 +4,10 @@
 #ifndef WEFT_SIM_PLAN_CTX_H
 #define WEFT_SIM_PLAN_CTX_H
 
+#include "base/map.h"
 #include "sim/engine.h"
 #include "weft/paths.h"
 #include "weft/sim.h"
-
-/* (src node, dst node, chunk count) -> engine route, open addressing; 0 marks
- * empty. */
-typedef struct pair_map {
-    uint64_t *key; /* (src << 42 | dst << 21 | count) + 1 */
-    uint32_t *val;
-    uint32_t cap, n;
-} pair_map;
 
 /* A path selection meaning every path of an op (plan_route_sel). */
 #define SEL_ALL (UINT32_MAX - 1)
@@ -24,7 +17,7 @@ typedef struct plan_ctx {
     const weft_plan *p;
     sim_engine *e;
     weft_paths *paths;
-    pair_map ecmp;
+    weft__map64 ecmp; /* (src node << 42 | dst node << 21 | chunk count) -> engine route */
     uint32_t *rlink; /* scratch for one route: links and coefficients */
     double *rcoef;
     size_t rlink_cap, rcoef_cap;
@@ -40,13 +33,6 @@ typedef struct plan_ctx {
 /* Which part of each path a route covers: all of it, or (circuit epochs)
  * the head up to the relay after its last OCS, or the tail from there. */
 typedef enum route_part { PART_ALL, PART_HEAD, PART_TAIL } route_part;
-
-/* The slot of key in m: where it is, or the empty slot it would take. */
-uint32_t plan_pairs_slot(const pair_map *m, uint64_t key);
-/* Makes room for one more key (the table at most half full). WEFT_ENOMEM. */
-weft_err plan_pairs_grow(pair_map *m);
-/* Frees the table and leaves it empty. */
-void plan_pairs_clear(pair_map *m);
 
 /* The ECMP route between nodes a and b for an op of `count` chunks, shared
  * by every op with the same three (cached in c->ecmp). */

@@ -1,5 +1,5 @@
 /* Routes of a simulated plan's ops (sim/plan_ctx.h): ECMP routes shared
- * per (source, destination, chunk count) through a small hash table, and
+ * per (source, destination, chunk count) through a hash map, and
  * explicit routes from an op's paths, whole or (circuit epochs) in parts.
  * File order: plan_routes < plan_epochs < plan_sim. */
 #include <math.h>
@@ -9,47 +9,6 @@
 #include "base/alloc.h"
 #include "sim/model.h"
 #include "sim/plan_ctx.h"
-
-uint32_t plan_pairs_slot(const pair_map *m, uint64_t key)
-{
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
-    while (m->key[i] && m->key[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-weft_err plan_pairs_grow(pair_map *m)
-{
-    if ((uint64_t)(m->n + 1) * 2 <= m->cap)
-        return WEFT_OK;
-    pair_map g = {NULL, NULL, m->cap ? m->cap * 2 : 64, m->n};
-    g.key = weft__calloc(g.cap, sizeof *g.key);
-    g.val = weft__malloc(g.cap * sizeof *g.val);
-    if (!g.key || !g.val) {
-        weft__free(g.key);
-        weft__free(g.val);
-        return WEFT_ENOMEM;
-    }
-    for (uint32_t i = 0; i < m->cap; i++)
-        if (m->key[i]) {
-            uint32_t j = plan_pairs_slot(&g, m->key[i]);
-            g.key[j] = m->key[i];
-            g.val[j] = m->val[i];
-        }
-    weft__free(m->key);
-    weft__free(m->val);
-    *m = g;
-    return WEFT_OK;
-}
-
-/* Frees the table and leaves it empty. */
-void plan_pairs_clear(pair_map *m)
-{
-    weft__free(m->key);
-    weft__free(m->val);
-    memset(m, 0, sizeof *m);
-}
 
 static weft_err reserve_route(plan_ctx *c, size_t n)
 {
@@ -66,16 +25,13 @@ weft_err plan_ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t c
                          uint32_t *route)
 {
     /* The key packs (a, b, count) exactly when each fits in 21 bits;
-     * beyond that the route is built but not cached (key 0). */
-    uint64_t key = (((uint64_t)a.v << 42) | ((uint64_t)b.v << 21) | count) + 1;
-    if (a.v >= (1u << 21) || b.v >= (1u << 21) || count >= (1u << 21))
-        key = 0;
-    if (key && c->ecmp.cap) {
-        uint32_t i = plan_pairs_slot(&c->ecmp, key);
-        if (c->ecmp.key[i]) {
-            *route = c->ecmp.val[i];
-            return WEFT_OK;
-        }
+     * beyond that the route is built but not cached. */
+    uint64_t key = ((uint64_t)a.v << 42) | ((uint64_t)b.v << 21) | count;
+    bool cached = a.v < (1u << 21) && b.v < (1u << 21) && count < (1u << 21);
+    const uint32_t *hit = cached ? weft__map64_find(&c->ecmp, key) : NULL;
+    if (hit) {
+        *route = *hit;
+        return WEFT_OK;
     }
     weft_paths_route rt;
     weft_err err = weft_paths_route_get(c->paths, a, b, &rt, c->d);
@@ -89,14 +45,10 @@ weft_err plan_ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t c
                  sim_model_route_extra(c->o, c->t, a, b, rt.link, rt.n, c->slice_bytes);
     if ((err = sim_engine_add_route(c->e, rt.n, rt.link, c->rcoef, lat, route)))
         return weft_diag_code(c->d, err);
-    if (!key)
-        return WEFT_OK; /* not cached: a fabric or op beyond 2^21 nodes or chunks */
-    if ((err = plan_pairs_grow(&c->ecmp)))
+    if (!cached)
+        return WEFT_OK; /* a fabric or op beyond 2^21 nodes or chunks */
+    if ((err = weft__map64_put(&c->ecmp, key, *route)))
         return weft_diag_code(c->d, err);
-    uint32_t i = plan_pairs_slot(&c->ecmp, key);
-    c->ecmp.key[i] = key;
-    c->ecmp.val[i] = *route;
-    c->ecmp.n++;
     return WEFT_OK;
 }
 

@@ -59,7 +59,7 @@ static void plan_ctx_fini(plan_ctx *c)
 {
     sim_engine_free(c->e);
     weft_paths_free(c->paths);
-    plan_pairs_clear(&c->ecmp);
+    weft__map64_fini(&c->ecmp);
     weft__free(c->rlink);
     weft__free(c->rcoef);
 }
@@ -224,7 +224,8 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
     if (nranks >= (1u << 21))
         return WEFT_OK; /* keys would not be exact; no stream order (not a CPU cluster) */
     uint32_t *order = weft__malloc(((size_t)n + 1) * sizeof *order);
-    pair_map last = {NULL, NULL, 0, 0};
+    weft__map64 last; /* (src rank << 42 | dst rank << 21 | lane) -> last op */
+    weft__map64_init(&last);
     weft_err err = order ? weft_plan_topo_order(p, order, c->d) : WEFT_ENOMEM;
     for (uint32_t k = 0; !err && k < n; k++) {
         weft_op op = weft_plan_op(p, order[k]);
@@ -233,21 +234,20 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
         int32_t ha = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.src_rank)),
                 hb = weft_topo_node_host(c->t, weft_topo_rank_node(c->t, op.dst_rank));
         uint32_t lanes = ha >= 0 && ha == hb ? 1 : WEFT_EXEC_TCP_LANES;
-        uint64_t key = (((uint64_t)op.src_rank.v << 42) | ((uint64_t)op.dst_rank.v << 21) |
-                        (op.channel % lanes)) + 1;
-        if ((err = plan_pairs_grow(&last)))
+        uint64_t key = ((uint64_t)op.src_rank.v << 42) | ((uint64_t)op.dst_rank.v << 21) |
+                       (op.channel % lanes);
+        uint32_t prev;
+        bool added;
+        if ((err = weft__map64_get_or_put(&last, key, order[k], &prev, &added)))
             break;
-        uint32_t i = plan_pairs_slot(&last, key);
-        if (last.key[i])
+        if (!added) {
             err = sim_engine_add_queue_dep(c->e, c->base + order[k] * P,
-                                           c->base + last.val[i] * P + P - 1);
-        else
-            last.n++;
-        last.key[i] = key;
-        last.val[i] = order[k];
+                                           c->base + prev * P + P - 1);
+            *weft__map64_find(&last, key) = order[k];
+        }
     }
     weft__free(order);
-    plan_pairs_clear(&last);
+    weft__map64_fini(&last);
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
@@ -354,7 +354,7 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
             break;
         sim_engine_free(c.e);
         c.e = NULL;
-        plan_pairs_clear(&c.ecmp);
+        weft__map64_clear(&c.ecmp);
     }
     memset(out, 0, sizeof *out);
     sim_result_fill(out, c.e, &cls, cap, info->coll, info->nranks, size, 1.0, -1);
@@ -541,7 +541,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
         const weft_sim_opts *r = &res[j];
         uint32_t P = r->slices, nops = weft_plan_num_ops(p);
         /* Routes carry this job's latency extras: a fresh ECMP table. */
-        plan_pairs_clear(&c.ecmp);
+        weft__map64_clear(&c.ecmp);
         c.p = p;
         c.o = r;
         c.epochs = false;

@@ -2,28 +2,19 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/map.h"
 #include "sim/symm.h"
 
 /* Numbers signatures by first occurrence: out[i] = index of sig[i] among
- * the distinct values in order of appearance. table has 2^k >= 2n slots of
- * (key, value) pairs. Returns the number of distinct values. */
-static uint32_t renumber(const uint64_t *sig, uint32_t n, uint64_t *keys, uint32_t *vals,
-                         uint8_t *used, uint32_t tcap, uint32_t *out)
+ * the distinct values in order of appearance. tab has room for n keys
+ * (reserved), so nothing is allocated here. Returns the number of distinct
+ * values. */
+static uint32_t renumber(const uint64_t *sig, uint32_t n, weft__map64 *tab, uint32_t *out)
 {
-    memset(used, 0, tcap);
-    uint32_t count = 0, mask = tcap - 1;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t h = (uint32_t)(sig[i] ^ (sig[i] >> 32)) & mask;
-        while (used[h] && keys[h] != sig[i])
-            h = (h + 1) & mask;
-        if (!used[h]) {
-            used[h] = 1;
-            keys[h] = sig[i];
-            vals[h] = count++;
-        }
-        out[i] = vals[h];
-    }
-    return count;
+    weft__map64_clear(tab);
+    for (uint32_t i = 0; i < n; i++)
+        (void)weft__map64_get_or_put(tab, sig[i], (uint32_t)tab->n, &out[i], NULL);
+    return (uint32_t)tab->n;
 }
 
 void sim_classes_fini(sim_classes *c)
@@ -62,10 +53,11 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
     memset(&c, 0, sizeof c);
     uint32_t n = x->n, nlinks = x->n_links, m = 0;
     uint32_t *lidx = NULL, *used_link = NULL, *t_off = NULL, *t_xf = NULL, *fc = NULL,
-             *lc = NULL, *vals = NULL;
+             *lc = NULL;
     double *t_coef = NULL;
-    uint64_t *fsig = NULL, *lsig = NULL, *keys = NULL;
-    uint8_t *tused = NULL;
+    uint64_t *fsig = NULL, *lsig = NULL;
+    weft__map64 tab;
+    weft__map64_init(&tab);
 
     /* Used links, compactly numbered, and the link -> transfers transpose. */
     lidx = weft__malloc((nlinks ? nlinks : 1) * sizeof *lidx);
@@ -85,15 +77,9 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
     lc = weft__malloc((m ? m : 1) * sizeof *lc);
     fsig = weft__malloc((n ? n : 1) * sizeof *fsig);
     lsig = weft__malloc((m ? m : 1) * sizeof *lsig);
-    uint32_t big = n > m ? n : m, tcap = 16;
-    while (tcap < 2 * (uint64_t)big)
-        tcap *= 2;
-    keys = weft__malloc(tcap * sizeof *keys);
-    vals = weft__malloc(tcap * sizeof *vals);
-    tused = weft__malloc(tcap);
     c.lcls = weft__malloc((nlinks ? nlinks : 1) * sizeof *c.lcls);
-    if (!used_link || !t_off || !t_xf || !t_coef || !fc || !lc || !fsig || !lsig || !keys ||
-        !vals || !tused || !c.lcls)
+    if (!used_link || !t_off || !t_xf || !t_coef || !fc || !lc || !fsig || !lsig || !c.lcls ||
+        weft__map64_reserve(&tab, n > m ? n : m))
         goto free_all;
     for (uint32_t l = 0; l < nlinks; l++)
         if (lidx[l] != SIM_NONE)
@@ -125,8 +111,8 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
             fsig[i] = sim_mix64(sim_double_bits(x->lat[i]) ^ sim_mix64(x->pred[i] == SIM_NONE));
         for (uint32_t j = 0; j < m; j++)
             lsig[j] = sim_mix64(sim_double_bits(x->cap[used_link[j]]));
-        nf = renumber(fsig, n, keys, vals, tused, tcap, fc);
-        nl = renumber(lsig, m, keys, vals, tused, tcap, lc);
+        nf = renumber(fsig, n, &tab, fc);
+        nl = renumber(lsig, m, &tab, lc);
         for (;;) {
             c.rounds++;
             /* Multisets are hashed by summing mixed elements, which does not
@@ -144,8 +130,8 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
                     s += sim_mix64(sim_mix64(fc[t_xf[k]]) ^ sim_double_bits(t_coef[k]));
                 lsig[j] = sim_mix64(sim_mix64(lc[j]) ^ sim_mix64(s + 3));
             }
-            uint32_t nf2 = renumber(fsig, n, keys, vals, tused, tcap, fc);
-            uint32_t nl2 = renumber(lsig, m, keys, vals, tused, tcap, lc);
+            uint32_t nf2 = renumber(fsig, n, &tab, fc);
+            uint32_t nl2 = renumber(lsig, m, &tab, lc);
             bool stable = nf2 == nf && nl2 == nl;
             nf = nf2;
             nl = nl2;
@@ -180,8 +166,6 @@ free_all:
     weft__free(lc);
     weft__free(fsig);
     weft__free(lsig);
-    weft__free(keys);
-    weft__free(vals);
-    weft__free(tused);
+    weft__map64_fini(&tab);
     return err;
 }

@@ -1,3 +1,5 @@
+/* Over 900 lines on purpose: one pipeline (relaxed plan, per-OCS Solstice
+ * decomposition, prefix choice, emission) whose stages share the ctx struct. */
 /* Circuit schedules for an all-to-all on a fabric with optical circuit
  * switches (weft/synth.h, "Circuit schedules"; docs/ocs.md). Starts from
  * the optimal plan of the relaxation (every OCS a switch), decomposes each

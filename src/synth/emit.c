@@ -12,23 +12,16 @@ static uint64_t slot_key(uint32_t rank, weft_buf buf, uint32_t index)
     return ((uint64_t)rank << 34) | ((uint64_t)buf << 32) | index;
 }
 
-static uint32_t key_hash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 void synth_emit_init(synth_emit *e, weft_plan *p)
 {
     memset(e, 0, sizeof *e);
     e->plan = p;
+    weft__map64_init(&e->slot_of);
 }
 
 void synth_emit_fini(synth_emit *e)
 {
-    weft__free(e->keys);
+    weft__map64_fini(&e->slot_of);
     weft__free(e->writer);
     weft__free(e->read_head);
     weft__free(e->reader_op);
@@ -37,68 +30,24 @@ void synth_emit_fini(synth_emit *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Keys are stored +1 so that 0 marks an empty bucket. */
-static uint32_t find_bucket(const synth_emit *e, uint64_t key)
-{
-    uint32_t mask = e->cap - 1;
-    uint32_t i = key_hash(key) & mask;
-    while (e->keys[i] && e->keys[i] != key + 1)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static weft_err grow_table(synth_emit *e)
-{
-    uint32_t ncap = e->cap ? e->cap * 2 : 1024;
-    if (ncap < e->cap)
-        return WEFT_ELIMIT;
-    uint64_t *keys = weft__calloc(ncap, sizeof *keys);
-    uint32_t *writer = weft__malloc((size_t)ncap * sizeof *writer);
-    uint32_t *head = weft__malloc((size_t)ncap * sizeof *head);
-    if (!keys || !writer || !head) {
-        weft__free(keys);
-        weft__free(writer);
-        weft__free(head);
-        return WEFT_ENOMEM;
-    }
-    synth_emit fresh = *e;
-    fresh.keys = keys;
-    fresh.writer = writer;
-    fresh.read_head = head;
-    fresh.cap = ncap;
-    for (uint32_t i = 0; i < e->cap; i++) {
-        if (!e->keys[i])
-            continue;
-        uint32_t b = find_bucket(&fresh, e->keys[i] - 1);
-        keys[b] = e->keys[i];
-        writer[b] = e->writer[i];
-        head[b] = e->read_head[i];
-    }
-    weft__free(e->keys);
-    weft__free(e->writer);
-    weft__free(e->read_head);
-    *e = fresh;
-    return WEFT_OK;
-}
-
-/* The bucket of a slot, created (never written, never read) if new. */
+/* The number of a slot, created (never written, never read) if new. */
 static weft_err slot_bucket(synth_emit *e, uint32_t rank, weft_buf buf, uint32_t index,
                             uint32_t *out)
 {
-    if ((uint64_t)(e->nslots + 1) * 2 > e->cap) {
-        weft_err err = grow_table(e);
-        if (err)
-            return err;
+    uint32_t n = (uint32_t)e->slot_of.n;
+    if (n == NONE)
+        return WEFT_ELIMIT;
+    if (weft__grow((void **)&e->writer, &e->writer_cap, (size_t)n + 1, sizeof *e->writer) ||
+        weft__grow((void **)&e->read_head, &e->read_head_cap, (size_t)n + 1,
+                   sizeof *e->read_head))
+        return WEFT_ENOMEM;
+    bool added;
+    if (weft__map64_get_or_put(&e->slot_of, slot_key(rank, buf, index), n, out, &added))
+        return WEFT_ENOMEM;
+    if (added) {
+        e->writer[n] = NONE;
+        e->read_head[n] = NONE;
     }
-    uint64_t key = slot_key(rank, buf, index);
-    uint32_t b = find_bucket(e, key);
-    if (!e->keys[b]) {
-        e->keys[b] = key + 1;
-        e->writer[b] = NONE;
-        e->read_head[b] = NONE;
-        e->nslots++;
-    }
-    *out = b;
     return WEFT_OK;
 }
 

@@ -19,6 +19,7 @@
 #ifndef WEFT_SYNTH_EMIT_H
 #define WEFT_SYNTH_EMIT_H
 
+#include "base/map.h"
 #include "weft/plan.h"
 
 typedef struct synth_slot_state synth_slot_state;
@@ -26,11 +27,12 @@ typedef struct synth_slot_state synth_slot_state;
 
 typedef struct synth_emit {
     weft_plan *plan; /* borrowed: ops are appended to it */
-    /* Hash table of touched slots: key (rank, buf, index) packed. */
-    uint64_t *keys;
-    uint32_t *writer;     /* last op that wrote the slot, WEFT_PLAN_NO_OP if none */
-    uint32_t *read_head;  /* first entry of the slot's reader list, UINT32_MAX if none */
-    uint32_t nslots, cap; /* used, capacity (power of two) */
+    /* Touched slots, numbered densely: key (rank, buf, index) packed ->
+     * slot number, which indexes writer and read_head. */
+    weft__map64 slot_of;
+    uint32_t *writer;    /* last op that wrote the slot, WEFT_PLAN_NO_OP if none */
+    uint32_t *read_head; /* first entry of the slot's reader list, UINT32_MAX if none */
+    size_t writer_cap, read_head_cap;
     /* Reader lists: a pool of (op, next) entries. Overwritten slots drop
      * their list without reclaiming its entries (O(total reads) memory). */
     uint32_t *reader_op, *reader_next;

@@ -21,6 +21,8 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/map.h"
+#include "base/vec.h"
 #include "topo/parse.h"
 #include "topo/units.h"
 #include "weft/topo.h"
@@ -36,13 +38,12 @@ typedef struct tok {
 } tok;
 
 /* One node pair (src, dst) seen by the locate pass, with the latency and
- * the bandwidth so far of its links. key is (src << 32 | dst); src != dst,
- * so key 0 marks an empty slot. */
-typedef struct pair_slot {
-    uint64_t key;
+ * the bandwidth so far of its links; found through parser.pair_of by the
+ * key (src << 32 | dst). */
+typedef struct pair_rec {
     weft_rat lat, bw;
     size_t line;
-} pair_slot;
+} pair_rec;
 
 /* The last bandwidth or latency token read and its value: fabrics repeat a
  * few values many times, and exact parsing (128-bit gcds) is the costliest
@@ -71,8 +72,8 @@ typedef struct parser {
     bool saw_text; /* a line held a token or a comment */
     bool locate;   /* the second pass: check parallel links */
     memo bw_memo, lat_memo;
-    pair_slot *pairs;
-    size_t pair_cap, pair_count;
+    weft__map64 pair_of; /* pair key -> index in pairs */
+    weft__vec pairs;     /* of pair_rec */
 } parser;
 
 /* ---- Bytes ---------------------------------------------------------------- */
@@ -392,54 +393,25 @@ static weft_err quantity(parser *p, tok t, bool is_bw, weft_rat *out)
     return fail(p, t.p, "%s '%s' %s", what, show(t, q), why);
 }
 
-/* Index of the locate pass's slot for key: its own, or the empty one where
- * it belongs. */
-static size_t pair_slot_of(const parser *p, uint64_t key)
-{
-    size_t mask = p->pair_cap - 1;
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
-    while (p->pairs[i].key && p->pairs[i].key != key)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static weft_err pairs_reserve(parser *p)
-{
-    if ((p->pair_count + 1) * 2 <= p->pair_cap)
-        return WEFT_OK;
-    size_t ncap = p->pair_cap ? p->pair_cap * 2 : 256;
-    pair_slot *old = p->pairs;
-    size_t old_cap = p->pair_cap;
-    p->pairs = weft__calloc(ncap, sizeof *p->pairs);
-    if (!p->pairs) {
-        p->pairs = old;
-        return WEFT_ENOMEM;
-    }
-    p->pair_cap = ncap;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (old[i].key)
-            p->pairs[pair_slot_of(p, old[i].key)] = old[i];
-    }
-    weft__free(old);
-    return WEFT_OK;
-}
-
 /* The locate pass: checks the link src -> dst against earlier links between
  * the same pair. at is the latency token, or the statement when the latency
  * was left out. */
 static weft_err check_pair(parser *p, weft_node_id src, weft_node_id dst, tok sname, tok dname,
                            weft_rat bw, weft_rat lat, const char *at)
 {
-    if (pairs_reserve(p))
-        return oom(p, at);
     uint64_t key = (uint64_t)src.v << 32 | dst.v;
-    pair_slot *s = &p->pairs[pair_slot_of(p, key)];
-    char q1[48], q2[48];
-    if (!s->key) {
-        *s = (pair_slot){key, lat, bw, p->line};
-        p->pair_count++;
+    uint32_t idx;
+    bool added;
+    if (weft__vec_reserve(&p->pairs, p->pairs.n + 1) ||
+        weft__map64_get_or_put(&p->pair_of, key, (uint32_t)p->pairs.n, &idx, &added))
+        return oom(p, at);
+    if (added) {
+        pair_rec r = {lat, bw, p->line};
+        weft__vec_push(&p->pairs, &r); /* cannot fail: reserved above */
         return WEFT_OK;
     }
+    pair_rec *s = weft__vec_at(&p->pairs, idx);
+    char q1[48], q2[48];
     if (!weft_rat_eq(s->lat, lat)) {
         char l1[48], l2[48];
         weft_rat_format_exact(lat, l1, sizeof l1);
@@ -669,6 +641,8 @@ weft_err weft_topo_parse(const char *text, size_t len, const char *name, weft_to
     p.text = text ? text : "";
     p.len = text ? len : 0;
     p.d = d;
+    weft__map64_init(&p.pair_of);
+    weft__vec_init(&p.pairs, sizeof(pair_rec));
     weft_err e = run_pass(&p);
     if (e)
         goto free_lines;
@@ -695,7 +669,8 @@ weft_err weft_topo_parse(const char *text, size_t len, const char *name, weft_to
     weft_topo_builder_free(p.b);
     weft_diag_set(d, e, "%s: %s", p.name, bd.msg);
 free_pairs:
-    weft__free(p.pairs);
+    weft__map64_fini(&p.pair_of);
+    weft__vec_fini(&p.pairs);
 free_lines:
     weft__free(p.node_line);
     return e;

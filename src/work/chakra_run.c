@@ -13,462 +13,19 @@
  * Events are ordered by (time, sequence number): the run is deterministic.
  * A traced run also draws the link groups each batch loads (trace.c's
  * weft__links: NVLink and NICs per box) while it runs.
- * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations. */
+ * Cost O(E log E + E x R) for E nodes over R ranks, besides simulations.
+ * Loading is chakra_load.c, the event queue chakra_queue.c, the batches
+ * and their simulations chakra_jobs.c, the trace file chakra_trace.c
+ * (work/chakra_int.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
-#include "base/file.h"
-#include "work/chakra.h"
-#include "weft/paths.h"
-#include "work/work_internal.h"
-
-#define NONE UINT32_MAX
-
-typedef struct ck_id {
-    uint64_t id;
-    uint32_t idx;
-} ck_id;
-
-typedef struct ck_rank {
-    char *file;
-    weft_ck_trace t;
-    uint32_t *dep;     /* resolved deps, node after node */
-    uint32_t *dep_off; /* n + 1 */
-} ck_rank;
-
-struct weft_chakra {
-    uint32_t n;
-    ck_rank *r;
-    uint64_t nodes;
-};
-
-static void rank_fini(ck_rank *r)
-{
-    weft__free(r->file);
-    weft_ck_free(&r->t);
-    weft__free(r->dep);
-    weft__free(r->dep_off);
-}
-
-void weft_chakra_free(weft_chakra *w)
-{
-    if (!w)
-        return;
-    for (uint32_t i = 0; i < w->n; i++)
-        rank_fini(&w->r[i]);
-    weft__free(w->r);
-    weft__free(w);
-}
-
-uint64_t weft_chakra_nodes(const weft_chakra *w)
-{
-    return w->nodes;
-}
-
-static bool id_less(ck_id x, ck_id y)
-{
-    return x.id < y.id || (x.id == y.id && x.idx < y.idx);
-}
-
-/* Sorts ids by (id, index) in place: a heapsort, O(n log n) time and no
- * memory besides the array (glibc's qsort takes a copy of it, which at
- * 2^24 nodes is 256 MiB more). */
-static void sort_ids(ck_id *a, size_t n)
-{
-    for (size_t end = n, i = n / 2; end > 1;) {
-        size_t root;
-        if (i > 0) {
-            root = --i; /* building the heap */
-        } else {
-            ck_id t = a[0]; /* the largest goes to the end */
-            a[0] = a[--end];
-            a[end] = t;
-            root = 0;
-        }
-        for (size_t c; (c = 2 * root + 1) < end; root = c) {
-            if (c + 1 < end && id_less(a[c], a[c + 1]))
-                c++;
-            if (!id_less(a[root], a[c]))
-                break;
-            ck_id t = a[root];
-            a[root] = a[c];
-            a[c] = t;
-        }
-    }
-}
-
-/* The weft collective of a Chakra one; -1 for a barrier, -2 unsupported. */
-static int coll_of(uint64_t ct)
-{
-    switch (ct) {
-    case WEFT_CK_ALL_REDUCE: return WEFT_COLL_ALLREDUCE;
-    case WEFT_CK_ALL_GATHER: return WEFT_COLL_ALLGATHER;
-    case WEFT_CK_REDUCE_SCATTER:
-    case WEFT_CK_REDUCE_SCATTER_BLOCK: return WEFT_COLL_REDUCESCATTER;
-    case WEFT_CK_ALL_TO_ALL: return WEFT_COLL_ALLTOALL;
-    case WEFT_CK_BROADCAST: return WEFT_COLL_BROADCAST;
-    case WEFT_CK_BARRIER: return -1;
-    default: return -2;
-    }
-}
-
-static const char *ck_coll_name(uint64_t ct)
-{
-    static const char *const names[] = {"allreduce", "reduce", "allgather", "gather", "scatter",
-                                        "broadcast", "alltoall", "reducescatter",
-                                        "reducescatter_block", "barrier"};
-    return ct < sizeof names / sizeof *names ? names[ct] : "?";
-}
-
-/* Checks rank r's nodes and resolves their deps to indices. */
-static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
-{
-    size_t n = r->t.n, total = 0;
-    ck_id *ids = weft__malloc((n ? n : 1) * sizeof *ids);
-    if (!ids)
-        goto oom;
-    if (n >= NONE) {
-        weft__free(ids);
-        return weft_diag_set(d, WEFT_ELIMIT, "%s: %zu nodes, more than weft handles", r->file, n);
-    }
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = &r->t.nodes[i];
-        const weft_ck_attrs *at = weft_ck_attr(&r->t, nd);
-        ids[i] = (ck_id){nd->id, (uint32_t)i};
-        total += nd->ndeps;
-        const char *why = NULL;
-        char buf[200];
-        if (nd->type > WEFT_CK_COLL) {
-            snprintf(buf, sizeof buf, "unknown node type %llu", (unsigned long long)nd->type);
-            why = buf;
-        } else if (nd->type == WEFT_CK_COLL && coll_of(at->comm_type) == -2) {
-            snprintf(buf, sizeof buf,
-                     "collective %s (comm_type %llu) is not supported (allreduce, allgather, "
-                     "reducescatter, alltoall, broadcast, barrier)",
-                     ck_coll_name(at->comm_type), (unsigned long long)at->comm_type);
-            why = buf;
-        } else if ((nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND) &&
-                   at->comm_size > ((uint64_t)1 << 50)) {
-            snprintf(buf, sizeof buf, "comm_size %llu is more than 1 PiB",
-                     (unsigned long long)at->comm_size);
-            why = buf;
-        } else if (nd->type == WEFT_CK_SEND && (at->comm_dst < 0 || at->comm_dst >= ranks)) {
-            snprintf(buf, sizeof buf, "send to rank %lld, not one of the %u ranks",
-                     (long long)at->comm_dst, ranks);
-            why = buf;
-        } else if (nd->type == WEFT_CK_RECV && (at->comm_src < 0 || at->comm_src >= ranks)) {
-            snprintf(buf, sizeof buf, "recv from rank %lld, not one of the %u ranks",
-                     (long long)at->comm_src, ranks);
-            why = buf;
-        }
-        if (why) {
-            weft__free(ids);
-            return weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s'): %s", r->file,
-                                 (unsigned long long)nd->id, weft_ck_name(&r->t, nd), why);
-        }
-    }
-    sort_ids(ids, n);
-    for (size_t i = 1; i < n; i++)
-        if (ids[i].id == ids[i - 1].id) {
-            weft_diag_set(d, WEFT_EINVAL, "%s: node id %llu appears twice (nodes %u and %u)",
-                          r->file, (unsigned long long)ids[i].id, ids[i - 1].idx, ids[i].idx);
-            weft__free(ids);
-            return WEFT_EINVAL;
-        }
-    r->dep_off = weft__malloc((n + 1) * sizeof *r->dep_off);
-    r->dep = weft__malloc((total ? total : 1) * sizeof *r->dep);
-    if (!r->dep_off || !r->dep)
-        goto oom;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = &r->t.nodes[i];
-        r->dep_off[i] = (uint32_t)k;
-        for (size_t j = 0; j < nd->ndeps; j++) {
-            size_t lo = 0, hi = n;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (ids[mid].id < r->t.deps[nd->dep + j])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == n || ids[lo].id != r->t.deps[nd->dep + j]) {
-                weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s') depends on node %llu, which "
-                              "the trace does not have", r->file, (unsigned long long)nd->id,
-                              weft_ck_name(&r->t, nd),
-                              (unsigned long long)r->t.deps[nd->dep + j]);
-                weft__free(ids);
-                return WEFT_EINVAL;
-            }
-            r->dep[k++] = ids[lo].idx;
-        }
-    }
-    r->dep_off[n] = (uint32_t)k;
-    weft__free(ids);
-    return WEFT_OK;
-oom:
-    weft__free(ids);
-    return weft_diag_code(d, WEFT_ENOMEM);
-}
-
-weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens,
-                           const char *const *names, uint32_t n, weft_chakra **out, weft_diag *d)
-{
-    weft_chakra *w = weft__calloc(1, sizeof *w);
-    if (!w || !(w->r = weft__calloc(n ? n : 1, sizeof *w->r))) {
-        weft__free(w);
-        return weft_diag_code(d, WEFT_ENOMEM);
-    }
-    weft_err err = WEFT_OK;
-    for (uint32_t i = 0; i < n && !err; i++) {
-        ck_rank *r = &w->r[i];
-        w->n = i + 1;
-        size_t len = strlen(names[i]) + 1;
-        if (!(r->file = weft__malloc(len))) {
-            err = weft_diag_code(d, WEFT_ENOMEM);
-            break;
-        }
-        memcpy(r->file, names[i], len);
-        char why[200];
-        if (weft_ck_decode(bufs[i], lens[i], &r->t, why, sizeof why) < 0) {
-            err = weft_diag_set(d, strstr(why, "out of memory") ? WEFT_ENOMEM : WEFT_EINVAL,
-                                "%s: %s", r->file, why);
-            break;
-        }
-        err = check_rank(r, n, d);
-        w->nodes += r->t.n;
-    }
-    if (err) {
-        weft_chakra_free(w);
-        return err;
-    }
-    *out = w;
-    return WEFT_OK;
-}
-
-weft_err weft_chakra_load(const char *prefix, uint32_t ranks, weft_chakra **out, weft_diag *d)
-{
-    size_t plen = strlen(prefix) + 32;
-    char *names = weft__malloc(((size_t)ranks + 1) * plen);
-    uint8_t **bufs = weft__calloc(ranks ? ranks : 1, sizeof *bufs);
-    size_t *lens = weft__calloc(ranks ? ranks : 1, sizeof *lens);
-    const char **np = weft__calloc(ranks ? ranks : 1, sizeof *np);
-    weft_err err = WEFT_OK;
-    if (!names || !bufs || !lens || !np) {
-        err = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    for (uint32_t i = 0; i <= ranks; i++)
-        snprintf(names + (size_t)i * plen, plen, "%s.%u.et", prefix, i);
-    for (uint32_t i = 0; i < ranks && !err; i++) {
-        np[i] = names + (size_t)i * plen;
-        char *text = NULL;
-        err = weft__file_read(np[i], (size_t)1 << 30, "a Chakra trace", &text, &lens[i], d);
-        bufs[i] = (uint8_t *)text;
-    }
-    if (!err) {
-        const char *extra = names + (size_t)ranks * plen;
-        FILE *f = fopen(extra, "rb");
-        if (f) {
-            fclose(f);
-            err = weft_diag_set(d, WEFT_EINVAL,
-                                "%s: a trace for rank %u, but the fabric has %u ranks (0 to %u)",
-                                extra, ranks, ranks, ranks ? ranks - 1 : 0);
-        }
-    }
-    if (!err)
-        err = weft_chakra_parse((const uint8_t *const *)bufs, lens, np, ranks, out, d);
-free_all:
-    for (uint32_t i = 0; bufs && i < ranks; i++)
-        weft__free(bufs[i]);
-    weft__free(bufs);
-    weft__free(lens);
-    weft__free(np);
-    weft__free(names);
-    return err;
-}
+#include "work/chakra_int.h"
 
 /* ---- the run ---------------------------------------------------------- */
-
-typedef struct ev {
-    double t;
-    uint64_t seq;
-    uint32_t rank, node;
-} ev;
-
-typedef struct span {
-    double t0, t1;
-    uint32_t node;
-} span;
-
-typedef struct rstate {
-    uint32_t *left, *succ_off, *succ;
-    uint8_t *done;
-    double *end;
-    double *due;  /* when a communication node's scheduled end is (-1: none yet) */
-    uint32_t *cq, cq_h, cq_t; /* compute queue */
-    uint32_t *mq, mq_h, mq_t; /* communication queue */
-    uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
-    bool comp_busy, comm_busy, cpu_busy;
-    uint32_t wait_g, wait_k; /* the collective instance its comm stream waits in */
-    span *comp, *comm, *cpu;
-    size_t ncomp, ncomm, ncpu, capcomp, capcomm, capcpu;
-} rstate;
-
-typedef struct group {
-    char name[WEFT_CK_NAME_MAX + 1];
-    uint32_t gs;
-    uint32_t *member; /* gs ranks, increasing */
-    uint32_t *slot;   /* rank -> position in member, or NONE */
-    uint32_t *seq;    /* rank -> collectives issued */
-    uint32_t *inode;  /* instance k: gs node indices (NONE: not issued yet) */
-    double *it;       /* instance k: gs issue times */
-    uint32_t *arrived;
-    size_t ninst, cap_inode, cap_it, cap_arr;
-} group;
-
-typedef struct msg {
-    uint32_t src, dst, send_node, recv_node;
-    int64_t tag;
-    uint64_t size;
-    double sent, arrive, recv_t; /* arrive < 0: in flight, not yet simulated */
-} msg;
-
-/* A batch of communication launched at one instant: one simulation's
- * worth (kind, the groups' positions, size), what it completes, and when it
- * runs. Jobs whose runs overlap in time form the running cluster. */
-typedef struct cjob {
-    int kind;              /* weft_coll, P2P, or -1 (barriers) */
-    uint32_t off, n, gs;   /* its positions: jpos[off .. off + n) */
-    uint64_t size;
-    double t0, t1;
-    uint32_t mem_off, nmem; /* jmem: (group, instance) pairs, or message indices (P2P) */
-    uint32_t comp;          /* its component: the id of a job of it */
-    size_t link_off;        /* the links it may cross: jlink[link_off ..], nlink */
-    uint32_t nlink;
-    weft_plan *plan;        /* while live: what its simulation runs, of size psize */
-    uint64_t psize;
-    uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
-    bool planned;           /* plan and links are set (job_plan) */
-} cjob;
-
-typedef struct run {
-    weft_work_ctx *c;
-    const weft_chakra *w;
-    weft_diag *d;
-    rstate *rs;
-    group *g;
-    uint32_t ng;
-    ev *heap;
-    size_t nheap, capheap;
-    uint64_t seq;
-    uint32_t *ready; /* pairs (rank, node) ready now */
-    size_t nready, capready;
-    uint32_t *pend; /* pairs (group, instance) that start now */
-    size_t npend, cappend;
-    msg *m;
-    size_t nm, capm;
-    uint32_t *psend; /* messages that start now */
-    size_t npsend, cappsend;
-    uint32_t *pos;
-    size_t cappos;
-    cjob *job;
-    size_t njob, capjob;
-    uint32_t *jpos, *jmem;
-    size_t njpos, capjpos, njmem, capjmem;
-    uint32_t *clu;   /* the live jobs: those of components still running */
-    size_t nclu, capclu;
-    uint8_t *cflag;  /* per component id: 1 running, 2 joined, 4 to simulate again */
-    size_t capcflag;
-    uint32_t *jlink; /* the jobs' link sets */
-    size_t njlink, capjlink;
-    weft_paths *paths;
-    bool joint;      /* a job joined a running component at this instant */
-    weft_chakra_result *res;
-    bool traced;       /* link-group tracks are kept */
-    weft__links links; /* kinds: weft_coll, then sends (P2P) */
-} run;
-
-#define P2P WEFT__COLL_COUNT
-
-/* The link groups a batch loads (traced runs): n / gs groups in pos. */
-static void batch_links(run *R, uint32_t kind, const uint32_t *pos, uint32_t n, uint32_t gs,
-                        double t0, double t1)
-{
-    if (!R->traced || !(t1 > t0))
-        return;
-    weft__links *L = &R->links;
-    weft__links_clear(L, kind, 0);
-    for (uint32_t g = 0; g < n; g += gs)
-        for (uint32_t i = 0; i < gs; i++) {
-            if (kind == WEFT_COLL_ALLTOALL) {
-                for (uint32_t j = 0; j < gs; j++)
-                    if (j != i)
-                        weft__links_mark(L, kind, 0, pos[g + i], pos[g + j]);
-            } else if (kind == P2P || kind == WEFT_COLL_BROADCAST) {
-                if (i + 1 < gs)
-                    weft__links_mark(L, kind, 0, pos[g + i], pos[g + i + 1]);
-            } else {
-                weft__links_mark(L, kind, 0, pos[g + i], pos[g + (i + 1) % gs]);
-            }
-        }
-    weft__links_load(L, kind, 0, t0, t1);
-}
-
-static bool ev_less(const ev *a, const ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static weft_err push_ev(run *R, double t, uint32_t rank, uint32_t node)
-{
-    if (weft__grow((void **)&R->heap, &R->capheap, R->nheap + 1, sizeof *R->heap))
-        return weft_diag_code(R->d, WEFT_ENOMEM);
-    size_t i = R->nheap++;
-    ev e = {t, R->seq++, rank, node};
-    while (i > 0 && ev_less(&e, &R->heap[(i - 1) / 2])) {
-        R->heap[i] = R->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    R->heap[i] = e;
-    return WEFT_OK;
-}
-
-/* Node i of rank r (a communication node) ends at t: an event, unless one
- * is already due then. An event whose time is no longer the node's due
- * time (its job was simulated again with others) is skipped. */
-static weft_err sched(run *R, double t, uint32_t r, uint32_t i)
-{
-    double *due = &R->rs[r].due[i];
-    if (*due == t)
-        return WEFT_OK;
-    *due = t;
-    return push_ev(R, t, r, i);
-}
-
-static ev pop_ev(run *R)
-{
-    ev top = R->heap[0], last = R->heap[--R->nheap];
-    size_t i = 0, n = R->nheap;
-    for (;;) {
-        size_t l = 2 * i + 1, s = i;
-        const ev *best = &last;
-        if (l < n && ev_less(&R->heap[l], best))
-            s = l, best = &R->heap[l];
-        if (l + 1 < n && ev_less(&R->heap[l + 1], best))
-            s = l + 1;
-        if (s == i)
-            break;
-        R->heap[i] = R->heap[s];
-        i = s;
-    }
-    if (n)
-        R->heap[i] = last;
-    return top;
-}
 
 static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32_t a, uint32_t b)
 {
@@ -479,21 +36,7 @@ static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32
     return WEFT_OK;
 }
 
-static const weft_ck_node *node_at(const run *R, uint32_t r, uint32_t i)
-{
-    return &R->w->r[r].t.nodes[i];
-}
 
-static weft_err add_span(run *R, span **s, size_t *n, size_t *cap, double t0, double t1,
-                         uint32_t node)
-{
-    if (weft__grow((void **)s, cap, *n + 1, sizeof **s))
-        return weft_diag_code(R->d, WEFT_ENOMEM);
-    (*s)[(*n)++] = (span){t0, t1, node};
-    return WEFT_OK;
-}
-
-/* The group of a collective of process group pg ("" or "0": every rank). */
 static uint32_t group_of(const run *R, const char *pg)
 {
     if (!pg[0] || !strcmp(pg, "0"))
@@ -571,7 +114,7 @@ static void groups_free(run *R)
 /* Rank r's comm stream issues collective node i at time t. */
 static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     uint32_t gi = group_of(R, weft_ck_pg_name(&R->w->r[r].t, nd));
     group *g = &R->g[gi];
     size_t k = g->seq[r]++;
@@ -596,22 +139,22 @@ static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
         return WEFT_OK;
     /* Every member has issued it: they must agree. */
     uint32_t r0 = g->member[0];
-    const weft_ck_node *a = node_at(R, r0, g->inode[k * g->gs]);
+    const weft_ck_node *a = weft__ck_node_at(R, r0, g->inode[k * g->gs]);
     const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[r0].t, a);
     for (uint32_t q = 1; q < g->gs; q++) {
         uint32_t rq = g->member[q];
-        const weft_ck_node *b = node_at(R, rq, g->inode[k * g->gs + q]);
+        const weft_ck_node *b = weft__ck_node_at(R, rq, g->inode[k * g->gs + q]);
         const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[rq].t, b);
-        if (coll_of(aa->comm_type) != coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
+        if (weft__ck_coll_of(aa->comm_type) != weft__ck_coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
             return weft_diag_set(
                 R->d, WEFT_EINVAL,
                 "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
                 "bytes) are both collective %zu of process group '%s': the ranks issue the "
                 "group's collectives in another order",
                 R->w->r[r0].file, (unsigned long long)a->id, weft_ck_name(&R->w->r[r0].t, a),
-                ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
+                weft__ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
                 (unsigned long long)b->id, weft_ck_name(&R->w->r[rq].t, b),
-                ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
+                weft__ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
                 g->name[0] ? g->name : "0");
     }
     return push_pair(R, &R->pend, &R->npend, &R->cappend, gi, (uint32_t)k);
@@ -626,7 +169,7 @@ static bool msg_match(const msg *m, uint32_t src, uint32_t dst, int64_t tag)
  * message of its (source, tag), or waits for one. */
 static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     for (size_t k = 0; k < R->nm; k++) {
         msg *m = &R->m[k];
@@ -634,7 +177,7 @@ static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
             m->recv_node = i;
             m->recv_t = t;
             if (m->arrive >= 0)
-                return sched(R, fmax(t, m->arrive), r, i);
+                return weft__ck_sched(R, fmax(t, m->arrive), r, i);
             return WEFT_OK;
         }
     }
@@ -647,7 +190,7 @@ static weft_err post_recv(run *R, uint32_t r, uint32_t i, double t)
 
 static weft_err issue_send(run *R, uint32_t r, uint32_t i, double t)
 {
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
     size_t k;
     for (k = 0; k < R->nm; k++)
@@ -696,24 +239,24 @@ static weft_err dispatch(run *R, uint32_t r, double t)
     if (!s->comp_busy && s->cq_h < s->cq_t) {
         uint32_t i = s->cq[s->cq_h++];
         double dur = 0;
-        if ((err = compute_s(R, r, node_at(R, r, i), &dur)) ||
-            (err = add_span(R, &s->comp, &s->ncomp, &s->capcomp, t, t + dur, i)) ||
-            (err = push_ev(R, t + dur, r, i)))
+        if ((err = compute_s(R, r, weft__ck_node_at(R, r, i), &dur)) ||
+            (err = weft__ck_add_span(R, &s->comp, &s->ncomp, &s->capcomp, t, t + dur, i)) ||
+            (err = weft__ck_push_ev(R, t + dur, r, i)))
             return err;
         s->comp_busy = true;
     }
     if (!s->cpu_busy && s->pq_h < s->pq_t) {
         uint32_t i = s->pq[s->pq_h++];
-        double dur = (double)node_at(R, r, i)->duration_us * 1e-6;
-        if ((err = add_span(R, &s->cpu, &s->ncpu, &s->capcpu, t, t + dur, i)) ||
-            (err = push_ev(R, t + dur, r, i)))
+        double dur = (double)weft__ck_node_at(R, r, i)->duration_us * 1e-6;
+        if ((err = weft__ck_add_span(R, &s->cpu, &s->ncpu, &s->capcpu, t, t + dur, i)) ||
+            (err = weft__ck_push_ev(R, t + dur, r, i)))
             return err;
         s->cpu_busy = true;
     }
     if (!s->comm_busy && s->mq_h < s->mq_t) {
         uint32_t i = s->mq[s->mq_h++];
         s->comm_busy = true;
-        if (node_at(R, r, i)->type == WEFT_CK_COLL)
+        if (weft__ck_node_at(R, r, i)->type == WEFT_CK_COLL)
             return issue_coll(R, r, i, t);
         return issue_send(R, r, i, t);
     }
@@ -723,7 +266,7 @@ static weft_err dispatch(run *R, uint32_t r, double t)
 static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
 {
     rstate *s = &R->rs[r];
-    const weft_ck_node *nd = node_at(R, r, i);
+    const weft_ck_node *nd = weft__ck_node_at(R, r, i);
     if (nd->type == WEFT_CK_COMP && weft_ck_attr(&R->w->r[r].t, nd)->is_cpu_op) {
         s->pq[s->pq_t++] = i;
         return WEFT_OK;
@@ -741,14 +284,14 @@ static weft_err make_ready(run *R, uint32_t r, uint32_t i, double t)
     case WEFT_CK_RECV:
         return post_recv(R, r, i, t);
     default: /* metadata, invalid: no time (ASTRA-sim skips them) */
-        return push_ev(R, t, r, i);
+        return weft__ck_push_ev(R, t, r, i);
     }
 }
 
 static weft_err complete(run *R, const ev *e)
 {
     rstate *s = &R->rs[e->rank];
-    const weft_ck_node *nd = node_at(R, e->rank, e->node);
+    const weft_ck_node *nd = weft__ck_node_at(R, e->rank, e->node);
     /* Rescheduled (an end moved, perhaps back to an earlier time, so an
      * event may also repeat one already handled). */
     if (s->done[e->node] || (s->due[e->node] >= 0 && e->t != s->due[e->node]))
@@ -775,424 +318,6 @@ static weft_err complete(run *R, const ev *e)
     return WEFT_OK;
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Job j's end is t1: its members' ends (collective nodes; sends and the
- * receives posted for them). */
-static weft_err job_end(run *R, uint32_t j, double t1)
-{
-    cjob *J = &R->job[j];
-    J->t1 = t1;
-    weft_err err = WEFT_OK;
-    if (J->kind == P2P) {
-        for (uint32_t q = 0; q < J->nmem && !err; q++) {
-            msg *m = &R->m[R->jmem[J->mem_off + q]];
-            m->arrive = t1;
-            if (!(err = sched(R, t1, m->src, m->send_node)) && m->recv_node != NONE)
-                err = sched(R, fmax(t1, m->recv_t), m->dst, m->recv_node);
-        }
-        return err;
-    }
-    for (uint32_t q = 0; q < J->nmem && !err; q += 2) {
-        const group *g = &R->g[R->jmem[J->mem_off + q]];
-        size_t k = R->jmem[J->mem_off + q + 1];
-        for (uint32_t m = 0; m < g->gs && !err; m++)
-            err = sched(R, t1, g->member[m], g->inode[k * g->gs + m]);
-    }
-    return err;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Job j's plan (weft__work_groups_plan: what its simulation runs) and the
- * links its transfers may cross (every link of their ECMP routes), sorted. */
-static weft_err job_plan(run *R, uint32_t j)
-{
-    cjob *J = &R->job[j];
-    if (J->planned)
-        return WEFT_OK;
-    J->planned = true;
-    bool p2p = J->kind == P2P;
-    weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind,
-                                          p2p, R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
-                                          &J->psize, &J->ring, R->d);
-    if (err)
-        return err;
-    if (!R->paths && (err = weft_paths_new(R->c->topo, &R->paths)))
-        return weft_diag_code(R->d, err);
-    uint32_t nops = J->plan ? weft_plan_num_ops(J->plan) : 0, np = 0;
-    uint64_t *pair = weft__malloc(((size_t)nops + 1) * sizeof *pair);
-    if (!pair)
-        return weft_diag_code(R->d, WEFT_ENOMEM);
-    for (uint32_t id = 0; id < nops; id++) {
-        weft_op op = weft_plan_op(J->plan, id);
-        if (op.src_rank.v != op.dst_rank.v)
-            pair[np++] = (uint64_t)op.src_rank.v << 32 | op.dst_rank.v;
-    }
-    if (np)
-        qsort(pair, np, sizeof *pair, u64_cmp);
-    size_t start = R->njlink;
-    for (uint32_t q = 0; q < np && !err; q++) {
-        if (q && pair[q] == pair[q - 1])
-            continue;
-        const weft_topo *t = R->c->topo;
-        weft_paths_route rt;
-        if ((err = weft_paths_route_get(
-                 R->paths, weft_topo_rank_node(t, (weft_rank){(uint32_t)(pair[q] >> 32)}),
-                 weft_topo_rank_node(t, (weft_rank){(uint32_t)pair[q]}), &rt, R->d)))
-            break;
-        if (weft__grow((void **)&R->jlink, &R->capjlink, R->njlink + rt.n, sizeof *R->jlink)) {
-            err = weft_diag_code(R->d, WEFT_ENOMEM);
-            break;
-        }
-        if (rt.n)
-            memcpy(R->jlink + R->njlink, rt.link, rt.n * sizeof *rt.link);
-        R->njlink += rt.n;
-    }
-    weft__free(pair);
-    if (err)
-        return err;
-    uint32_t *l = R->jlink + start;
-    size_t n = R->njlink - start, u = 0;
-    if (n)
-        qsort(l, n, sizeof *l, u32_cmp);
-    for (size_t q = 0; q < n; q++)
-        if (!u || l[q] != l[u - 1])
-            l[u++] = l[q];
-    R->njlink = start + u;
-    J = &R->job[j];
-    J->link_off = start;
-    J->nlink = (uint32_t)u;
-    return WEFT_OK;
-}
-
-static bool share_link(const run *R, const cjob *a, const cjob *b)
-{
-    const uint32_t *x = R->jlink + a->link_off, *y = R->jlink + b->link_off;
-    uint32_t i = 0, k = 0;
-    while (i < a->nlink && k < b->nlink) {
-        if (x[i] == y[k])
-            return true;
-        if (x[i] < y[k])
-            i++;
-        else
-            k++;
-    }
-    return false;
-}
-
-/* A new job at t of `dur` (its time alone). The live jobs (R->clu) form
- * components: jobs that ran at once on a common link, transitively. The
- * components with no job running at t are over and leave; a new job that
- * crosses a link of a running job joins (and merges) those components,
- * which are then simulated again together (joint); else it is a component
- * of its own, and its time alone stands. */
-static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint32_t gs,
-                        uint64_t size, double t, double dur, const uint32_t *mem, uint32_t nmem)
-{
-    if (weft__grow((void **)&R->job, &R->capjob, R->njob + 1, sizeof *R->job) ||
-        weft__grow((void **)&R->cflag, &R->capcflag, R->njob + 1, sizeof *R->cflag) ||
-        weft__grow((void **)&R->jpos, &R->capjpos, R->njpos + n, sizeof *R->jpos) ||
-        weft__grow((void **)&R->jmem, &R->capjmem, R->njmem + nmem, sizeof *R->jmem) ||
-        weft__grow((void **)&R->clu, &R->capclu, R->nclu + 1, sizeof *R->clu))
-        return weft_diag_code(R->d, WEFT_ENOMEM);
-    uint32_t j = (uint32_t)R->njob++;
-    R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
-                       j, 0, 0, NULL, 0, 0, false};
-    R->cflag[j] = 0;
-    if (n)
-        memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
-    if (nmem)
-        memcpy(R->jmem + R->njmem, mem, (size_t)nmem * sizeof *mem);
-    R->njpos += n;
-    R->njmem += nmem;
-    weft_err err;
-    if (dur > 0) {
-        const cjob *J = &R->job[j];
-        /* Components still running (flag 1), those J joins (flag 2). */
-        for (size_t q = 0; q < R->nclu; q++) {
-            const cjob *X = &R->job[R->clu[q]];
-            if (X->t1 > t)
-                R->cflag[X->comp] |= 1;
-        }
-        size_t keep = 0;
-        for (size_t q = 0; q < R->nclu; q++) {
-            cjob *X = &R->job[R->clu[q]];
-            if (!(R->cflag[X->comp] & 1)) {
-                weft_plan_free(X->plan);
-                X->plan = NULL;
-                continue;
-            }
-            R->clu[keep++] = R->clu[q];
-            /* Plans and link sets only where a job may share (not on the
-             * fast path of a job that starts alone). */
-            if (X->t1 > t && ((err = job_plan(R, j)) || (err = job_plan(R, R->clu[q]))))
-                return err;
-            if (X->t1 > t && share_link(R, X, J))
-                R->cflag[X->comp] |= 2;
-        }
-        R->nclu = keep;
-        bool joins = false, dirty = false;
-        for (size_t q = 0; q < R->nclu; q++) {
-            cjob *X = &R->job[R->clu[q]];
-            if (R->cflag[X->comp] & 2) {
-                joins = true;
-                dirty |= (R->cflag[X->comp] & 4) != 0;
-                X->comp = j;
-            }
-        }
-        for (size_t q = 0; q < R->nclu; q++)
-            R->cflag[R->job[R->clu[q]].comp] &= 4;
-        R->clu[R->nclu++] = j;
-        R->cflag[j] = joins || dirty ? 4 : 0;
-        if (joins)
-            R->joint = true;
-    }
-    return job_end(R, j, t + dur);
-}
-
-/* At most this many jobs are simulated together; past it the oldest that
- * have ended are left out (an approximation, counted in joint_dropped). */
-#define JOINT_MAX 32
-
-/* Jobs joined running components at t: simulates each such component's
- * jobs together, each from its own start (weft_sim_plans), and moves the
- * ends of those still running. Those that ended before t keep their ends:
- * the fluid engine is causal, so the jobs that start at t change nothing
- * before t. Only the jobs since the component's last cut run: the latest
- * time T with every job either over by T or started at or after it (the
- * component's links then carry nothing of it, so what came before changes
- * nothing after); the jobs over by T leave for good. */
-static weft_err joint(run *R, double t)
-{
-    R->joint = false;
-    size_t n = R->nclu;
-    weft_sim_job *jobs = weft__calloc(n ? n : 1, sizeof *jobs);
-    double *done = weft__calloc(n ? n : 1, sizeof *done);
-    uint32_t *which = weft__calloc(n ? n : 1, sizeof *which);
-    weft_err err = jobs && done && which ? WEFT_OK : weft_diag_code(R->d, WEFT_ENOMEM);
-    for (size_t q0 = 0; q0 < n && !err; q0++) {
-        uint32_t c = R->job[R->clu[q0]].comp;
-        if (!(R->cflag[c] & 4))
-            continue;
-        R->cflag[c] = 0;
-        /* The component's jobs, in start order (live jobs are). */
-        uint32_t m = 0;
-        for (size_t q = q0; q < n; q++)
-            if (R->job[R->clu[q]].comp == c)
-                which[m++] = R->clu[q];
-        /* The cut: T from the running jobs' starts, lowered to the start of
-         * every job still running after T, until none is. */
-        double T = t;
-        for (uint32_t q = 0; q < m; q++)
-            if (R->job[which[q]].t1 > t && R->job[which[q]].t0 < T)
-                T = R->job[which[q]].t0;
-        for (bool moved = true; moved;) {
-            moved = false;
-            for (uint32_t q = 0; q < m; q++) {
-                const cjob *J = &R->job[which[q]];
-                if (J->t1 > T && J->t0 < T) {
-                    T = J->t0;
-                    moved = true;
-                }
-            }
-        }
-        uint32_t k = 0, over = 0;
-        for (uint32_t q = 0; q < m; q++) {
-            cjob *J = &R->job[which[q]];
-            if (J->t1 > T || J->t0 >= T)
-                which[k++] = which[q];
-            else {
-                J->comp = which[q]; /* alone, over: leaves the live jobs */
-                R->cflag[which[q]] = 0;
-            }
-        }
-        m = k;
-        for (uint32_t q = 0; q < m; q++)
-            over += R->job[which[q]].t1 <= t;
-        /* Too many: the oldest that are over go (approximate). */
-        k = 0;
-        for (uint32_t q = 0; q < m; q++) {
-            cjob *J = &R->job[which[q]];
-            if (m - q + k > JOINT_MAX && J->t1 <= t && over) {
-                over--;
-                J->comp = which[q];
-                R->cflag[which[q]] = 0;
-                R->res->joint_dropped++;
-            } else
-                which[k++] = which[q];
-        }
-        m = k;
-        for (uint32_t q = 0; q < m && !err; q++)
-            err = job_plan(R, which[q]);
-        if (err)
-            break;
-        double base = R->job[which[0]].t0;
-        for (uint32_t q = 0; q < m; q++) {
-            const cjob *J = &R->job[which[q]];
-            jobs[q] = (weft_sim_job){J->plan, J->psize, J->t0 - base, J->ring,
-                                     J->kind == P2P ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind};
-        }
-        if ((err = weft_sim_plans(R->c->topo, jobs, m, &R->c->opts, done, R->d)))
-            break;
-        R->res->joint_sims++;
-        R->res->joint_jobs += m;
-        for (uint32_t q = 0; q < m && !err; q++)
-            if (R->job[which[q]].t1 > t)
-                err = job_end(R, which[q], fmax(t, base + done[q]));
-    }
-    weft__free(jobs);
-    weft__free(done);
-    weft__free(which);
-    return err;
-}
-
-/* Simulates the instances and sends that start at t, batched by (kind,
- * size, group size), each batch alone (weft__work_groups_s, cached) and,
- * when a batch starts while others run, with them (joint). */
-static weft_err launch(run *R, double t)
-{
-    weft_err err;
-    weft_chakra_result *res = R->res;
-    while (R->npend) {
-        /* The first pending instance's class; every other of that class. */
-        const group *g0 = &R->g[R->pend[0]];
-        const weft_ck_node *a = node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
-        const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[g0->member[0]].t, a);
-        int coll = coll_of(aa->comm_type);
-        uint64_t size = aa->comm_size;
-        uint32_t gs = g0->gs, n = 0;
-        size_t keep = 0;
-        if (weft__grow((void **)&R->pos, &R->cappos, R->w->n + (size_t)gs, sizeof *R->pos))
-            return weft_diag_code(R->d, WEFT_ENOMEM);
-        uint32_t *batch = NULL;
-        size_t nb = 0, capb = 0;
-        for (size_t q = 0; q < R->npend; q += 2) {
-            const group *g = &R->g[R->pend[q]];
-            const weft_ck_node *b = node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
-            const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[g->member[0]].t, b);
-            if (g->gs == gs && coll_of(ba->comm_type) == coll && ba->comm_size == size) {
-                if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + gs, sizeof *R->pos) ||
-                    weft__grow((void **)&batch, &capb, nb + 2, sizeof *batch)) {
-                    weft__free(batch);
-                    return weft_diag_code(R->d, WEFT_ENOMEM);
-                }
-                memcpy(R->pos + n, g->member, gs * sizeof *R->pos);
-                n += gs;
-                batch[nb++] = R->pend[q];
-                batch[nb++] = R->pend[q + 1];
-            } else {
-                R->pend[keep++] = R->pend[q];
-                R->pend[keep++] = R->pend[q + 1];
-            }
-        }
-        R->npend = keep;
-        double dur = 0;
-        err = coll < 0 ? WEFT_OK
-                       : weft__work_groups_s(R->c, (weft_coll)coll, false, R->pos, n, gs, size,
-                                             &dur, R->d);
-        res->batches++;
-        for (size_t q = 0; q < nb && !err; q += 2) {
-            if (coll < 0)
-                res->barriers++;
-            else {
-                res->coll_calls[coll]++;
-                res->coll_bytes[coll] += size;
-            }
-        }
-        if (!err)
-            err = add_job(R, coll, R->pos, n, gs, size, t, dur, batch, (uint32_t)nb);
-        weft__free(batch);
-        if (err)
-            return err;
-    }
-    while (R->npsend) {
-        uint64_t size = R->m[R->psend[0]].size;
-        uint32_t n = 0, nmem = 0;
-        size_t keep = 0;
-        uint32_t *mem = weft__malloc(R->npsend * sizeof *mem);
-        if (!mem)
-            return weft_diag_code(R->d, WEFT_ENOMEM);
-        for (size_t q = 0; q < R->npsend; q++) {
-            msg *m = &R->m[R->psend[q]];
-            if (m->size != size) {
-                R->psend[keep++] = R->psend[q];
-                continue;
-            }
-            mem[nmem++] = R->psend[q];
-        }
-        /* Pairs and ends in message order. */
-        if (nmem)
-            qsort(mem, nmem, sizeof *mem, u32_cmp);
-        if (weft__grow((void **)&R->pos, &R->cappos, (size_t)2 * nmem, sizeof *R->pos)) {
-            weft__free(mem);
-            return weft_diag_code(R->d, WEFT_ENOMEM);
-        }
-        for (uint32_t q = 0; q < nmem; q++) {
-            R->pos[n++] = R->m[mem[q]].src;
-            R->pos[n++] = R->m[mem[q]].dst;
-        }
-        double dur = 0;
-        err = weft__work_groups_s(R->c, WEFT_COLL_ALLTOALL, true, R->pos, n, 2, size, &dur, R->d);
-        res->batches++;
-        for (uint32_t q = 0; q < nmem && !err; q++) {
-            res->p2p_calls++;
-            res->p2p_bytes += size;
-        }
-        if (!err)
-            err = add_job(R, P2P, R->pos, n, 2, size, t, dur, mem, nmem);
-        weft__free(mem);
-        if (err)
-            return err;
-        R->npsend = keep;
-    }
-    return R->joint ? joint(R, t) : WEFT_OK;
-}
-
-/* The comm spans, simulated times and link loads of every job, at its
- * final times. */
-static weft_err finish_jobs(run *R)
-{
-    weft_chakra_result *res = R->res;
-    weft_err err = WEFT_OK;
-    for (size_t j = 0; j < R->njob && !err; j++) {
-        const cjob *J = &R->job[j];
-        double dur = J->t1 - J->t0;
-        if (J->kind == P2P) {
-            for (uint32_t q = 0; q < J->nmem && !err; q++) {
-                const msg *m = &R->m[R->jmem[J->mem_off + q]];
-                rstate *s = &R->rs[m->src];
-                res->p2p_s += dur;
-                err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, m->sent, m->arrive,
-                               m->send_node);
-            }
-        } else {
-            for (uint32_t q = 0; q < J->nmem && !err; q += 2) {
-                const group *g = &R->g[R->jmem[J->mem_off + q]];
-                size_t k = R->jmem[J->mem_off + q + 1];
-                if (J->kind >= 0)
-                    res->coll_s[J->kind] += dur;
-                for (uint32_t m = 0; m < g->gs && !err; m++) {
-                    rstate *s = &R->rs[g->member[m]];
-                    err = add_span(R, &s->comm, &s->ncomm, &s->capcomm, g->it[k * g->gs + m],
-                                   J->t1, g->inode[k * g->gs + m]);
-                }
-            }
-        }
-        if (J->kind >= 0)
-            batch_links(R, (uint32_t)J->kind, R->jpos + J->off, J->n, J->gs, J->t0, J->t1);
-    }
-    return err;
-}
-
 /* Why the run stopped with nodes left: the first waiting collective, else
  * the first waiting receive, else the first node that never became ready. */
 static weft_err deadlock(run *R)
@@ -1204,7 +329,7 @@ static weft_err deadlock(run *R)
             continue;
         const group *g = &R->g[s->wait_g];
         size_t k = s->wait_k;
-        const weft_ck_node *nd = node_at(R, r, g->inode[k * g->gs + g->slot[r]]);
+        const weft_ck_node *nd = weft__ck_node_at(R, r, g->inode[k * g->gs + g->slot[r]]);
         uint32_t miss = NONE;
         for (uint32_t m = 0; m < g->gs && miss == NONE; m++)
             if (g->inode[k * g->gs + m] == NONE)
@@ -1213,14 +338,14 @@ static weft_err deadlock(run *R)
                              "%s: node %llu ('%s'): %s of %llu bytes (collective %zu of process "
                              "group '%s') is never issued by rank %u (%s): deadlock",
                              w->r[r].file, (unsigned long long)nd->id, weft_ck_name(&w->r[r].t, nd),
-                             ck_coll_name(weft_ck_attr(&w->r[r].t, nd)->comm_type),
+                             weft__ck_coll_name(weft_ck_attr(&w->r[r].t, nd)->comm_type),
                              (unsigned long long)weft_ck_attr(&w->r[r].t, nd)->comm_size, k,
                              g->name[0] ? g->name : "0", miss, w->r[miss].file);
     }
     for (size_t k = 0; k < R->nm; k++) {
         const msg *m = &R->m[k];
         if (m->send_node == NONE) {
-            const weft_ck_node *nd = node_at(R, m->dst, m->recv_node);
+            const weft_ck_node *nd = weft__ck_node_at(R, m->dst, m->recv_node);
             return weft_diag_set(R->d, WEFT_EINVAL,
                                  "%s: node %llu ('%s'): recv from rank %u (tag %lld) that rank "
                                  "never sends: deadlock",
@@ -1232,7 +357,7 @@ static weft_err deadlock(run *R)
     for (uint32_t r = 0; r < w->n; r++)
         for (size_t i = 0; i < w->r[r].t.n; i++)
             if (!R->rs[r].done[i]) {
-                const weft_ck_node *nd = node_at(R, r, (uint32_t)i);
+                const weft_ck_node *nd = weft__ck_node_at(R, r, (uint32_t)i);
                 return weft_diag_set(R->d, WEFT_EINVAL,
                                      "%s: node %llu ('%s') never runs: its dependencies wait on "
                                      "each other (a cycle): deadlock",
@@ -1309,77 +434,6 @@ static double overlap(const span *a, size_t na, const span *b, size_t nb)
     return o;
 }
 
-/* ---- trace ---- */
-
-static void ts(FILE *f, double t)
-{
-    long long ns = llround(t * 1e9);
-    fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else
-            fputc(*s, f);
-}
-
-static void trace_spans(FILE *f, const run *R, uint32_t r, uint32_t tid, const span *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const weft_ck_node *nd = node_at(R, r, s[i].node);
-        const char *name = weft_ck_name(&R->w->r[r].t, nd);
-        const weft_ck_attrs *at = weft_ck_attr(&R->w->r[r].t, nd);
-        long long a = llround(s[i].t0 * 1e9), b = llround(s[i].t1 * 1e9);
-        fprintf(f, ",\n{\"name\":\"");
-        if (name[0])
-            jstr(f, name);
-        else if (nd->type == WEFT_CK_COLL)
-            fprintf(f, "%s", ck_coll_name(at->comm_type));
-        else
-            fprintf(f, "node %llu", (unsigned long long)nd->id);
-        fprintf(f, "\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", r, tid);
-        ts(f, (double)a * 1e-9);
-        fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"node\":%llu", (b - a) / 1000, (b - a) % 1000,
-                (unsigned long long)nd->id);
-        if (nd->type == WEFT_CK_COLL || nd->type == WEFT_CK_SEND)
-            fprintf(f, ",\"bytes\":%llu", (unsigned long long)at->comm_size);
-        fprintf(f, "}}");
-    }
-}
-
-static weft_err write_trace(FILE *f, run *R, weft_diag *d)
-{
-    const char *names[P2P + 1];
-    for (int k = 0; k < P2P; k++)
-        names[k] = weft_coll_name((weft_coll)k);
-    names[P2P] = "send";
-    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{\"name\":\"process_name\","
-               "\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"rank 0\"}}");
-    for (uint32_t r = 0; r < R->w->n; r++) {
-        if (r)
-            fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                       "\"args\":{\"name\":\"rank %u\"}}", r, r);
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
-                   "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
-                   "\"tid\":2,\"args\":{\"name\":\"comm\"}}", r, r);
-        if (R->rs[r].ncpu)
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
-                       "\"args\":{\"name\":\"cpu\"}}", r);
-        trace_spans(f, R, r, 1, R->rs[r].comp, R->rs[r].ncomp);
-        trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
-        trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);
-    }
-    bool first = false;
-    weft__links_write(f, &first, &R->links, R->w->n, names);
-    fprintf(f, "\n]}\n");
-    if (fflush(f) || ferror(f))
-        return weft_diag_set(d, WEFT_EIO, "trace: write error");
-    return WEFT_OK;
-}
-
 static int span_cmp(const void *a, const void *b)
 {
     const span *x = a, *y = b;
@@ -1430,25 +484,25 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
             R.nready = 0;
             for (uint32_t r = 0; r < w->n && !err; r++)
                 err = dispatch(&R, r, t);
-            if (err || !R.nheap || R.heap[0].t > t)
+            if (err || !R.q.n || weft__evheap_top(&R.q)->t > t)
                 break;
-            while (!err && R.nheap && R.heap[0].t == t) {
-                ev e = pop_ev(&R);
+            while (!err && R.q.n && weft__evheap_top(&R.q)->t == t) {
+                ev e = weft__ck_pop_ev(&R);
                 err = complete(&R, &e);
             }
         }
         if (!err && (R.npend || R.npsend)) {
-            err = launch(&R, t);
+            err = weft__ck_launch(&R, t);
             continue;
         }
-        if (err || !R.nheap)
+        if (err || !R.q.n)
             break;
-        t = R.heap[0].t;
+        t = weft__evheap_top(&R.q)->t;
     }
     if (!err)
         err = deadlock(&R);
     if (!err)
-        err = finish_jobs(&R);
+        err = weft__ck_finish_jobs(&R);
     if (!err && R.links.oom)
         err = weft_diag_code(d, WEFT_ENOMEM);
     if (err)
@@ -1472,7 +526,7 @@ weft_err weft_chakra_run(weft_work_ctx *c, const weft_chakra *w, FILE *trace,
     }
     res.sims = c->sims - sims0;
     res.sim_hits = c->hits - hits0;
-    if (trace && (err = write_trace(trace, &R, d)))
+    if (trace && (err = weft__ck_write_trace(trace, &R, d)))
         goto free_all;
     *out = res;
     res.rank = NULL;
@@ -1481,7 +535,9 @@ free_all:
         rank_free(&R.rs[r]);
     weft__free(R.rs);
     groups_free(&R);
-    weft__free(R.heap);
+    weft__evheap_fini(&R.q);
+    weft__free(R.evr);
+    weft__free(R.evfree);
     weft__free(R.ready);
     weft__free(R.pend);
     weft__free(R.m);
