@@ -64,8 +64,11 @@ typedef struct weft_dlrm {
  * recommendation_v2/torchrec_dlrm; docs/step.md cites it): 26 fp32 tables
  * of dimension 128 with their row counts and multi-hot sizes, bottom MLP
  * 512-256-128, top 1024-1024-512-256-1, 3 DCN layers of rank 512. tables
- * receives the 26 tables (sharding tw); m->emb.tables points at them. */
+ * receives the 26 tables (sharding tw); m->emb.tables points at them;
+ * m->emb.gpus and batch are left 0 (the reference's global batch is
+ * WEFT_DLRM_MLPERF_BATCH samples). */
 #define WEFT_DLRM_MLPERF_TABLES 26u
+#define WEFT_DLRM_MLPERF_BATCH 65536u
 WEFT_API void weft_dlrm_mlperf(weft_dlrm *m, weft_emb_table tables[WEFT_DLRM_MLPERF_TABLES]);
 
 typedef struct weft_dlrm_result {

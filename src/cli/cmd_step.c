@@ -13,6 +13,7 @@
 #include "cli/json.h"
 #include "cli/megatron_flags.h"
 #include "cli/outfile.h"
+#include "cli/step_dlrm.h"
 #include "cli/table.h"
 #include "weft/work.h"
 
@@ -94,6 +95,8 @@ static const cli_syntax step_syntax = {
     .path = "weft step",
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
             "[--trace FILE] [--sweep]\n"
+            "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
+            "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
     .about =
         "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -114,8 +117,14 @@ static const cli_syntax step_syntax = {
         "their duration (or their FLOPs and bytes on --gpu), collectives are matched\n"
         "across ranks by order within their process group and simulated on the\n"
         "fabric, concurrent ones together; prints the total time, each rank's\n"
-        "compute and exposed communication, and the time per kind of collective.\n",
-    .groups = {&step_group, &model_group, &par_group, &cli_fabric_options, &cli_megatron_other},
+        "compute and exposed communication, and the time per kind of collective.\n"
+        "--model dlrm (or the preset dlrm-mlperf, MLPerf's DLRM-DCNv2) predicts a\n"
+        "recommendation model's step: embedding lookups at HBM bandwidth, the\n"
+        "forward and backward embedding all-to-alls of the sharded tables simulated\n"
+        "on the fabric, the dense MLPs' GEMMs and their gradient all-reduce;\n"
+        "--sweep ranks sharding plans (docs/step.md, \"DLRM\").\n",
+    .groups = {&step_group, &model_group, &par_group, &cli_dlrm_options, &cli_fabric_options,
+               &cli_megatron_other},
     .min_pos = 0,
     .max_pos = 0,
 };
@@ -153,6 +162,10 @@ static void list_models(void)
         const weft_model *m = weft_model_at(i);
         printf("%-14s %s\n", m->name, weft_model_source(i));
     }
+    printf("%-14s %s\n", "dlrm", "a DLRM of --tables, --bottom-mlp, --top-mlp (docs/step.md)");
+    printf("%-14s %s\n", "dlrm-mlperf",
+           "MLPerf Training DLRM-DCNv2, Criteo 1TB (mlcommons/training "
+           "recommendation_v2/torchrec_dlrm)");
 }
 
 /* The model from --model and the flags. */
@@ -700,6 +713,16 @@ int cli_cmd_step(int argc, char **argv)
     const char *chakra = cli_args_get(&a, "chakra");
     if (chakra) {
         rc = run_chakra(&a, chakra);
+        goto free_args;
+    }
+    if (cli_step_is_dlrm(cli_args_get(&a, "model"))) {
+        const cli_optgroup *const foreign[] = {&model_group, &par_group, NULL};
+        rc = cli_step_dlrm(&a, &step_syntax, foreign);
+        goto free_args;
+    }
+    const char *dflag = cli_step_dlrm_flag(&a);
+    if (dflag) {
+        rc = cli_usage_error(&step_syntax, "--%s needs --model dlrm or dlrm-mlperf", dflag);
         goto free_args;
     }
     if (cli_args_has(&a, "list-models")) {

@@ -15,7 +15,7 @@
  * 512,256,128, --over_arch_layer_sizes 1024,1024,512,256,1,
  * --interaction_type dcn --dcn_num_layers 3 --dcn_low_rank_dim 512; the 13
  * integer features of Criteo 1TB; GLOBAL_BATCH_SIZE 65536 of its run
- * script). The multi-hot ids are drawn uniformly
+ * script, WEFT_DLRM_MLPERF_BATCH). The multi-hot ids are drawn uniformly
  * (--multi_hot_distribution_type uniform): zipf 0. */
 static const uint64_t mlperf_rows[WEFT_DLRM_MLPERF_TABLES] = {
     40000000, 39060, 17295, 7424, 20265, 3,     7122, 1543,     63,       40000000,
@@ -41,7 +41,6 @@ void weft_dlrm_mlperf(weft_dlrm *m, weft_emb_table tables[WEFT_DLRM_MLPERF_TABLE
         tables[t] = (weft_emb_table){mlperf_rows[t], 128, mlperf_pool[t], 4, 0, WEFT_EMB_TW, 1};
     m->emb.ntables = WEFT_DLRM_MLPERF_TABLES;
     m->emb.tables = tables;
-    m->emb.batch = 65536;
     m->prec = WEFT_PREC_BF16;
 }
 
