@@ -3,7 +3,8 @@
  *   <  comm (placement, simulations, cache)  <  pipeline (the 1F1B
  *   schedule)  <  trace  <  step  <  sweep;
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
- *   and trace).
+ *   and trace); dlrm (the DLRM step, above comm and the embedding
+ *   workloads).
  */
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
