@@ -711,6 +711,11 @@ int cli_cmd_step(int argc, char **argv)
     if (rc != CLI_CONTINUE)
         return rc;
     const char *chakra = cli_args_get(&a, "chakra");
+    if (chakra && cli_step_dlrm_flag(&a)) {
+        rc = cli_usage_error(&step_syntax, "--chakra runs traces: --%s does not apply",
+                             cli_step_dlrm_flag(&a));
+        goto free_args;
+    }
     if (chakra) {
         rc = run_chakra(&a, chakra);
         goto free_args;

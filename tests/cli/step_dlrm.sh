@@ -82,6 +82,10 @@ run step --fabric switch:2 --model dlrm-mlperf
 expect_rc 2
 expect_err_has "weft: --model dlrm-mlperf needs --gpu NAME"
 
+run step --chakra x --fabric switch:4 --tables 1x1
+expect_rc 2
+expect_err_has "weft: --chakra runs traces: --tables does not apply"
+
 # The preset: 26 tables, 65,536 samples a step (8,192 a GPU on 8).
 run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --json
 expect_rc 0
