@@ -36,7 +36,7 @@ typedef struct cli_optgroup {
     bool names_only;
 } cli_optgroup;
 
-#define CLI_MAX_GROUPS 5
+#define CLI_MAX_GROUPS 6
 #define CLI_MAX_POS 4
 #define CLI_UNLIMITED ((unsigned)-1)
 

@@ -14,6 +14,7 @@
 #include "cli/json.h"
 #include "cli/megatron_flags.h"
 #include "cli/outfile.h"
+#include "cli/step_dlrm.h"
 #include "cli/table.h"
 #include "weft/work.h"
 
@@ -103,6 +104,8 @@ static const cli_syntax step_syntax = {
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
             "[--trace FILE] [--sweep]\n"
             "       [--idle] [--checkpoint SPEC [--failures-per-day F] [--restart S]]\n"
+            "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
+            "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
     .about =
         "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -126,8 +129,14 @@ static const cli_syntax step_syntax = {
         "compute and exposed communication, and the time per kind of collective.\n"
         "--idle adds each link group's idle time in the step; --checkpoint the cost\n"
         "of checkpointing the optimizer state to peers' CPU memory in the NICs' idle\n"
-        "time (GEMINI) or to remote storage (docs/step.md \"Checkpoints\").\n",
-    .groups = {&step_group, &model_group, &par_group, &cli_fabric_options, &cli_megatron_other},
+        "time (GEMINI) or to remote storage (docs/step.md \"Checkpoints\").\n"
+        "--model dlrm (or the preset dlrm-mlperf, MLPerf's DLRM-DCNv2) predicts a\n"
+        "recommendation model's step: embedding lookups at HBM bandwidth, the\n"
+        "forward and backward embedding all-to-alls of the sharded tables simulated\n"
+        "on the fabric, the dense MLPs' GEMMs and their gradient all-reduce;\n"
+        "--sweep ranks sharding plans (docs/step.md, \"DLRM\").\n",
+    .groups = {&step_group, &model_group, &par_group, &cli_dlrm_options, &cli_fabric_options,
+               &cli_megatron_other},
     .min_pos = 0,
     .max_pos = 0,
 };
@@ -165,6 +174,10 @@ static void list_models(void)
         const weft_model *m = weft_model_at(i);
         printf("%-14s %s\n", m->name, weft_model_source(i));
     }
+    printf("%-14s %s\n", "dlrm", "a DLRM of --tables, --bottom-mlp, --top-mlp (docs/step.md)");
+    printf("%-14s %s\n", "dlrm-mlperf",
+           "MLPerf Training DLRM-DCNv2, Criteo 1TB (mlcommons/training "
+           "recommendation_v2/torchrec_dlrm)");
 }
 
 /* The model from --model and the flags. */
@@ -892,8 +905,23 @@ int cli_cmd_step(int argc, char **argv)
     ckpt_out co;
     memset(&co, 0, sizeof co);
     const char *chakra = cli_args_get(&a, "chakra");
+    if (chakra && cli_step_dlrm_flag(&a)) {
+        rc = cli_usage_error(&step_syntax, "--chakra runs traces: --%s does not apply",
+                             cli_step_dlrm_flag(&a));
+        goto free_args;
+    }
     if (chakra) {
         rc = run_chakra(&a, chakra);
+        goto free_args;
+    }
+    if (cli_step_is_dlrm(cli_args_get(&a, "model"))) {
+        const cli_optgroup *const foreign[] = {&model_group, &par_group, NULL};
+        rc = cli_step_dlrm(&a, &step_syntax, foreign);
+        goto free_args;
+    }
+    const char *dflag = cli_step_dlrm_flag(&a);
+    if (dflag) {
+        rc = cli_usage_error(&step_syntax, "--%s needs --model dlrm or dlrm-mlperf", dflag);
         goto free_args;
     }
     if (cli_args_has(&a, "list-models")) {

@@ -493,6 +493,14 @@ void weft__work_moe_free(weft_work_ctx *c)
  * nonzero off-diagonal entry. */
 static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
+    bool any = false;
+    for (uint32_t a = 0; a < c->ranks && !any; a++)
+        for (uint32_t b = 0; b < c->ranks && !any; b++)
+            any = a != b && weft_traffic_at(t, a, b);
+    if (!any) {
+        *out = 0;
+        return WEFT_OK;
+    }
     weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
     weft_plan *p = NULL;
     weft_err err = weft_plan_new(&info, &p);
@@ -514,6 +522,16 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         return err;
     }
     return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
+}
+
+weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                              weft_diag *d)
+{
+    if (t->ranks != c->ranks)
+        return weft_diag_set(d, WEFT_EINVAL, "traffic matrix of %u ranks on a fabric of %u",
+                             t->ranks, c->ranks);
+    c->sims++;
+    return sim_traffic(c, t, out, d);
 }
 
 weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,

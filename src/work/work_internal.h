@@ -4,12 +4,14 @@
  *   schedule)  <  trace  <  step  <  sweep;  trace  <  idle (link
  *   groups' idle time)  <  ckpt (checkpoints in it);
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
- *   and trace).
+ *   and trace); dlrm (the DLRM step, above comm and the embedding
+ *   workloads).
  */
 #ifndef WEFT_WORK_INTERNAL_H
 #define WEFT_WORK_INTERNAL_H
 
 #include "weft/synth.h"
+#include "weft/traffic.h"
 #include "weft/work.h"
 
 /* Parameters of one layer, whole (no parallelism). */
@@ -188,6 +190,11 @@ weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
                           const weft_model *m, uint64_t tokens, uint64_t hbytes,
                           weft__moe_cost *out, weft_diag *d);
 void weft__work_moe_free(weft_work_ctx *c);
+/* An alltoallv of matrix t (the fabric's ranks) as one direct copy per
+ * nonzero off-diagonal entry, simulated (not cached); 0 when nothing
+ * leaves a rank. WEFT_EINVAL when t is not of the fabric's ranks. */
+weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                              weft_diag *d);
 
 /* ---- pipeline.c ---- */
 

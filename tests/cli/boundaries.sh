@@ -38,7 +38,7 @@ owner() {
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h | bvn.h | compress.h) echo synth ;;
     sim.h) echo sim ;;
-    work.h | embedding.h) echo work ;;
+    work.h | embedding.h | dlrm.h) echo work ;;
     comm.h | comm_mpi.h | tuning.h) echo run ;;
     esac
 }

@@ -1,0 +1,100 @@
+/* The DLRM step (issue 27): the time to predict one step of 128 GPUs
+ * (h100:16) and 1,000 tables for each sharding (target < 1 s): tables of
+ * 1M rows (10,000 for data-parallel ones: a million-row table on every GPU
+ * would not fit), dim 128, fp32, 1 lookup a sample, zipf 1.05, 64 samples
+ * a GPU; bottom MLP 13-512-128, DCN 1 x 64, top 1024-1; row-wise as
+ * TorchRec's dense reduce-scatter (a sparse 128 x 128 matrix of distinct
+ * entries takes the flow simulator minutes: docs/step.md, "DLRM"). Then
+ * the MLPerf preset on SPEC2. Wall and CPU seconds; never fails on time.
+ * Usage: bench_dlrm [SPEC [TABLES [SPEC2]]] (defaults h100:16 1000
+ * h100:1). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "weft/dlrm.h"
+
+static int fail(const char *what, const weft_diag *d)
+{
+    fprintf(stderr, "bench_dlrm: %s: %s\n", what, d->msg);
+    return 1;
+}
+
+static int one(weft_work_ctx *c, const weft_dlrm *m, const char *what, weft_diag *d)
+{
+    double w0 = bench_now(), c0 = bench_cpu();
+    weft_dlrm_result r;
+    if (weft_dlrm_step(c, m, &r, d))
+        return fail(what, d);
+    printf("%-32s step %9.3f ms  predicted in %.3f s wall, %.3f s CPU\n", what, r.step_s * 1e3,
+           bench_now() - w0, bench_cpu() - c0);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = argc > 1 ? argv[1] : "h100:16", *spec2 = argc > 3 ? argv[3] : "h100:1";
+    uint32_t nt = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 1000;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_gpu g;
+    weft_gpu_find("h100-sxm", &g);
+    weft_topo *t = NULL, *t2 = NULL;
+    weft_work_ctx *c = NULL, *c2 = NULL;
+    if (!nt || weft_topo_from_spec(spec, NULL, &t, &d) || weft_work_ctx_new(t, &g, NULL, &c))
+        return fail(spec, &d);
+    weft_emb_table *tb = calloc(nt, sizeof *tb);
+    if (!tb)
+        return 1;
+    weft_dlrm m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "bench");
+    m.dense_features = 13;
+    m.bottom[0] = 512;
+    m.bottom[1] = 128;
+    m.nbottom = 2;
+    m.top[0] = 1024;
+    m.top[1] = 1;
+    m.ntop = 2;
+    m.interaction = WEFT_DLRM_DCN;
+    m.dcn_layers = 1;
+    m.dcn_rank = 64;
+    m.prec = WEFT_PREC_BF16;
+    static const weft_emb_sharding kinds[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_DP};
+    static const char *const names[] = {"tw", "rw (dense)", "cw:4", "dp"};
+    uint32_t ranks = weft_topo_num_ranks(t);
+    for (uint32_t k = 0; k < 4; k++) {
+        for (uint32_t i = 0; i < nt; i++)
+            tb[i] = (weft_emb_table){kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050,
+                                     kinds[k], 4};
+        m.emb = (weft_emb_workload){ranks, 64, nt, tb, 1, true};
+        char what[96];
+        snprintf(what, sizeof what, "%s, %u tables, %s", spec, nt, names[k]);
+        if (one(c, &m, what, &d))
+            return 1;
+    }
+    weft_emb_table pre[WEFT_DLRM_MLPERF_TABLES];
+    weft_dlrm_mlperf(&m, pre);
+    if (weft_topo_from_spec(spec2, NULL, &t2, &d) || weft_work_ctx_new(t2, &g, NULL, &c2))
+        return fail(spec2, &d);
+    m.emb.gpus = weft_topo_num_ranks(t2);
+    m.emb.batch = WEFT_DLRM_MLPERF_BATCH / m.emb.gpus;
+    static const char *const pn[] = {"tw", "rw", "cw:4", "dp"};
+    for (uint32_t k = 0; k < 4; k++) {
+        for (uint32_t i = 0; i < WEFT_DLRM_MLPERF_TABLES; i++) {
+            pre[i].sharding = kinds[k];
+            pre[i].col_shards = 4;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "dlrm-mlperf on %s, %s", spec2, pn[k]);
+        if (one(c2, &m, what, &d))
+            return 1;
+    }
+    weft_work_ctx_free(c2);
+    weft_topo_free(t2);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+    free(tb);
+    return 0;
+}

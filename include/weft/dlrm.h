@@ -1,0 +1,106 @@
+/* weft DLRM steps: one training step of a recommendation model (Naumov et
+ * al. 2019, "Deep Learning Recommendation Model for Personalization and
+ * Recommendation Systems", arXiv:1906.00091) on a fabric (docs/step.md,
+ * "DLRM").
+ *
+ * The model: dense features through a bottom MLP, sparse features through
+ * embedding tables (weft/embedding.h: rows, dimension, pooling, sharding),
+ * an interaction of the bottom MLP's output with the pooled embeddings
+ * (dot products, or DCNv2's low-rank cross layers), and a top MLP. The
+ * dense part is data-parallel over every GPU; the tables are sharded as
+ * TorchRec shards them. One step on the busiest GPU is, in order, with no
+ * overlap (an upper bound on a pipelined step):
+ *
+ *   lookup_fwd   the embedding lookups: looked-up rows read, pooled
+ *                vectors written, at HBM bandwidth;
+ *   a2a_fwd      the forward all-to-all of pooled embeddings (the
+ *                workload's exact matrix) simulated on the fabric;
+ *   dense_fwd    bottom MLP, interaction, top MLP GEMMs (compute model);
+ *   dense_bwd    their data- and weight-gradient GEMMs;
+ *   a2a_bwd      the backward all-to-all (the transpose);
+ *   lookup_bwd   pooled gradients read, each looked-up row read and
+ *                written (the optimizer fused in the backward, FBGEMM's
+ *                table-batched embedding);
+ *   dense_ar     the all-reduce of the dense gradients (fp32);
+ *   emb_ar       the all-reduce of data-parallel tables' gradients.
+ *
+ * Contract: owned by the work module (src/work/dlrm.c); deterministic (the
+ * lookups of row-wise tables come from weft_emb_generate's seeded draws).
+ */
+#ifndef WEFT_DLRM_H
+#define WEFT_DLRM_H
+
+#include "weft/embedding.h"
+#include "weft/work.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_DLRM_MAX_LAYERS 16u
+
+typedef enum weft_dlrm_interaction {
+    WEFT_DLRM_DOT = 0, /* pairwise dot products of the T+1 vectors (DLRM) */
+    WEFT_DLRM_DCN,     /* DCNv2 low-rank cross layers over the concatenation */
+} weft_dlrm_interaction;
+
+typedef struct weft_dlrm {
+    char name[WEFT_WORK_NAME_MAX + 1];
+    uint32_t dense_features;             /* inputs of the bottom MLP (Criteo: 13) */
+    uint32_t bottom[WEFT_DLRM_MAX_LAYERS]; /* bottom MLP widths; the last is every table's dim */
+    uint32_t nbottom;
+    uint32_t top[WEFT_DLRM_MAX_LAYERS]; /* top MLP widths */
+    uint32_t ntop;
+    weft_dlrm_interaction interaction;
+    uint32_t dcn_layers, dcn_rank; /* WEFT_DLRM_DCN */
+    /* Tables, batch per GPU (emb.batch), seed, rw_dense; emb.gpus must be
+     * the fabric's ranks. */
+    weft_emb_workload emb;
+    weft_prec prec;  /* of the dense GEMMs (bf16, fp16, fp32) */
+    bool bound;      /* also compute the all-to-alls' exact bounds (an LP) */
+} weft_dlrm;
+
+/* The preset: MLPerf Training's DLRM-DCNv2 on Criteo 1TB (mlcommons/training
+ * recommendation_v2/torchrec_dlrm; docs/step.md cites it): 26 fp32 tables
+ * of dimension 128 with their row counts and multi-hot sizes, bottom MLP
+ * 512-256-128, top 1024-1024-512-256-1, 3 DCN layers of rank 512. tables
+ * receives the 26 tables (sharding tw); m->emb.tables points at them;
+ * m->emb.gpus and batch are left 0 (the reference's global batch is
+ * WEFT_DLRM_MLPERF_BATCH samples). */
+#define WEFT_DLRM_MLPERF_TABLES 26u
+#define WEFT_DLRM_MLPERF_BATCH 65536u
+WEFT_API void weft_dlrm_mlperf(weft_dlrm *m, weft_emb_table tables[WEFT_DLRM_MLPERF_TABLES]);
+
+typedef struct weft_dlrm_result {
+    double step_s;
+    double lookup_fwd_s, lookup_bwd_s; /* the busiest GPU's */
+    double a2a_fwd_s, a2a_bwd_s;       /* simulated */
+    double a2a_fwd_bound_s, a2a_bwd_bound_s; /* 0 unless bound (or nothing moves) */
+    double dense_fwd_s, dense_bwd_s;
+    double dense_ar_s, emb_ar_s;
+    uint64_t dense_params;      /* bottom, interaction, top weights and biases */
+    uint64_t dense_ar_bytes;    /* 4 x dense_params */
+    uint64_t emb_ar_bytes;      /* data-parallel tables, sum of R*D*E */
+    uint64_t a2a_bytes;         /* off-diagonal bytes of the forward matrix */
+    uint64_t a2a_max_send;      /* the most a GPU sends to others, forward */
+    uint64_t lookups;           /* per step, all GPUs */
+    uint32_t busiest;           /* GPU of the lookup times */
+    uint64_t lookup_fwd_bytes, lookup_bwd_bytes; /* its HBM bytes */
+    uint64_t table_bytes_max;   /* the largest table memory of a GPU */
+    bool fits;                  /* table_bytes_max within the GPU's memory */
+} weft_dlrm_result;
+
+/* WEFT_EINVAL naming the field (a bottom MLP whose last width is not a
+ * table's dim, no tables, emb.gpus not the fabric's ranks, ...), or the
+ * embedding checks' errors (weft_emb_check). c needs a GPU. */
+WEFT_API weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out,
+                                 weft_diag *d);
+
+/* Writes the step as a Chrome/Perfetto trace: one process, one track per
+ * phase in the order above. WEFT_EIO. */
+WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

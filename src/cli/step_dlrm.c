@@ -1,0 +1,429 @@
+/* weft step --model dlrm | dlrm-mlperf (cli/step_dlrm.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/emb_tables.h"
+#include "cli/fabric.h"
+#include "cli/json.h"
+#include "cli/outfile.h"
+#include "cli/step_dlrm.h"
+#include "cli/table.h"
+#include "weft/dlrm.h"
+
+static const cli_opt dlrm_opts[] = {
+    {"tables", 0, "SPEC", "embedding tables, as weft traffic embedding --tables (docs/embedding.md)"},
+    {"sharding", 0, "PLAN", "tw, rw, cw:K or dp for every table without /shard= (default tw)"},
+    {"rw-dense", 0, NULL, "row-wise as TorchRec's dense reduce-scatter (B x D to every GPU)"},
+    {"dense-features", 0, "N", "inputs of the bottom MLP (default 13, Criteo's)"},
+    {"bottom-mlp", 0, "W-W-..", "bottom MLP widths; the last is the tables' dimension"},
+    {"top-mlp", 0, "W-W-..", "top MLP widths"},
+    {"interaction", 0, "dot|dcn:L:R", "dot products (default) or L DCNv2 cross layers of rank R"},
+    {"bound", 0, NULL, "also the all-to-alls' exact bounds (weft bound --coll alltoall)"},
+    {NULL, 0, NULL, NULL},
+};
+
+const cli_optgroup cli_dlrm_options = {"DLRM (--model dlrm or dlrm-mlperf; also --global-batch-size, "
+                                       "--seed, --fp16, --json, --trace, --sweep)",
+                                       dlrm_opts, false};
+
+bool cli_step_is_dlrm(const char *model)
+{
+    return model && (!strcmp(model, "dlrm") || !strcmp(model, "dlrm-mlperf"));
+}
+
+const char *cli_step_dlrm_flag(const cli_args *a)
+{
+    for (const cli_opt *o = dlrm_opts; o->name; o++)
+        if (cli_args_has(a, o->name))
+            return o->name;
+    return NULL;
+}
+
+#define MB 1e6
+#define MS 1e3
+
+static int widths(const cli_syntax *syn, const char *flag, const char *v, uint32_t *w, uint32_t *n)
+{
+    *n = 0;
+    const char *p = v;
+    for (;;) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (end == p || *p == '-' || *p == '+' || errno || x < 1 || x > 1000000 ||
+            *n == WEFT_DLRM_MAX_LAYERS || (*end && *end != '-'))
+            return cli_usage_error(syn,
+                                   "bad --%s '%s': 1 to %u widths from 1 to 1000000 joined by '-' "
+                                   "(512-256-128)",
+                                   flag, v, WEFT_DLRM_MAX_LAYERS);
+        w[(*n)++] = (uint32_t)x;
+        if (!*end)
+            return CLI_EXIT_OK;
+        p = end + 1;
+    }
+}
+
+static int whole(const cli_syntax *syn, const cli_args *a, const char *name, uint64_t lo,
+                 uint64_t hi, uint64_t *out)
+{
+    const char *v = cli_args_get(a, name);
+    if (!v)
+        return CLI_EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi || *v == '-' || *v == '+')
+        return cli_usage_error(syn, "bad --%s '%s': a whole number from %llu to %llu", name, v,
+                               (unsigned long long)lo, (unsigned long long)hi);
+    *out = x;
+    return CLI_EXIT_OK;
+}
+
+/* The model from --model and the flags; *tabs (free()) holds the tables. */
+static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, weft_dlrm *m,
+                     weft_emb_table **tabs)
+{
+    const char *name = cli_args_get(a, "model");
+    bool mlperf = !strcmp(name, "dlrm-mlperf");
+    weft_emb_table def = {.pooling = 1, .dtype_bytes = 4, .sharding = WEFT_EMB_TW, .col_shards = 1};
+    const char *v = cli_args_get(a, "sharding");
+    if (v && !cli_emb_sharding_parse(v, &def))
+        return cli_usage_error(syn, "bad --sharding '%s': tw, rw, dp or cw:K", v);
+    memset(m, 0, sizeof *m);
+    uint32_t nt = 0;
+    if (mlperf) {
+        weft_emb_table pre[WEFT_DLRM_MLPERF_TABLES];
+        weft_dlrm_mlperf(m, pre);
+        *tabs = malloc(sizeof pre);
+        if (!*tabs)
+            return cli_fail(WEFT_ENOMEM, NULL);
+        memcpy(*tabs, pre, sizeof pre);
+        nt = WEFT_DLRM_MLPERF_TABLES;
+        for (uint32_t t = 0; t < nt; t++) {
+            (*tabs)[t].sharding = def.sharding;
+            (*tabs)[t].col_shards = def.col_shards;
+        }
+    } else {
+        snprintf(m->name, sizeof m->name, "dlrm");
+        m->dense_features = 13;
+    }
+    if ((v = cli_args_get(a, "tables"))) {
+        free(*tabs);
+        *tabs = NULL;
+        char why[256];
+        if (!cli_emb_tables_parse(v, &def, tabs, &nt, why, sizeof why))
+            return cli_usage_error(syn, "bad --tables '%s': %s", v, why);
+    } else if (!mlperf) {
+        return cli_usage_error(syn, "--model dlrm needs --tables SPEC");
+    }
+    int rc;
+    if ((v = cli_args_get(a, "bottom-mlp")) && (rc = widths(syn, "bottom-mlp", v, m->bottom, &m->nbottom)))
+        return rc;
+    if ((v = cli_args_get(a, "top-mlp")) && (rc = widths(syn, "top-mlp", v, m->top, &m->ntop)))
+        return rc;
+    if (!m->nbottom || !m->ntop)
+        return cli_usage_error(syn, "--model dlrm needs --bottom-mlp and --top-mlp");
+    uint64_t x = m->dense_features;
+    if ((rc = whole(syn, a, "dense-features", 1, 1000000, &x)))
+        return rc;
+    m->dense_features = (uint32_t)x;
+    if ((v = cli_args_get(a, "interaction"))) {
+        unsigned l = 0, r = 0;
+        int used = 0;
+        if (!strcmp(v, "dot")) {
+            m->interaction = WEFT_DLRM_DOT;
+        } else if (sscanf(v, "dcn:%u:%u%n", &l, &r, &used) == 2 && !v[used] && l >= 1 &&
+                   l <= 64 && r >= 1 && r <= 65536) {
+            m->interaction = WEFT_DLRM_DCN;
+            m->dcn_layers = l;
+            m->dcn_rank = r;
+        } else {
+            return cli_usage_error(syn,
+                                   "bad --interaction '%s': dot, or dcn:L:R (1 to 64 layers of "
+                                   "rank 1 to 65536)",
+                                   v);
+        }
+    }
+    uint64_t gb = mlperf ? WEFT_DLRM_MLPERF_BATCH : 0;
+    if ((rc = whole(syn, a, "global-batch-size", 1, 1ull << 40, &gb)))
+        return rc;
+    if (!gb)
+        return cli_usage_error(syn, "--model dlrm needs --global-batch-size N (samples per step)");
+    if (gb % ranks)
+        return cli_usage_error(syn,
+                               "--global-batch-size %llu: must be a multiple of the fabric's %u GPUs",
+                               (unsigned long long)gb, ranks);
+    uint64_t seed = 0;
+    if ((rc = whole(syn, a, "seed", 0, UINT64_MAX, &seed)))
+        return rc;
+    m->emb = (weft_emb_workload){ranks, gb / ranks, nt, *tabs, seed, cli_args_has(a, "rw-dense")};
+    m->prec = cli_args_has(a, "fp16") ? WEFT_PREC_FP16 : WEFT_PREC_BF16;
+    m->bound = cli_args_has(a, "bound");
+    return CLI_EXIT_OK;
+}
+
+static void plan_text(const weft_dlrm *m, char *buf, size_t n)
+{
+    uint32_t cnt[4] = {0, 0, 0, 0};
+    for (uint32_t t = 0; t < m->emb.ntables; t++)
+        cnt[m->emb.tables[t].sharding]++;
+    size_t k = 0;
+    buf[0] = 0;
+    for (uint32_t s = 0; s < 4; s++)
+        if (cnt[s] && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s %u", k ? ", " : "",
+                                  weft_emb_sharding_name((weft_emb_sharding)s), cnt[s]);
+}
+
+static void json_result(cli_json *j, const weft_dlrm_result *r)
+{
+    cli_json_kv_double(j, "step_s", r->step_s);
+    cli_json_kv_double(j, "lookup_fwd_s", r->lookup_fwd_s);
+    cli_json_kv_double(j, "a2a_fwd_s", r->a2a_fwd_s);
+    cli_json_kv_double(j, "dense_fwd_s", r->dense_fwd_s);
+    cli_json_kv_double(j, "dense_bwd_s", r->dense_bwd_s);
+    cli_json_kv_double(j, "a2a_bwd_s", r->a2a_bwd_s);
+    cli_json_kv_double(j, "lookup_bwd_s", r->lookup_bwd_s);
+    cli_json_kv_double(j, "dense_allreduce_s", r->dense_ar_s);
+    cli_json_kv_double(j, "emb_allreduce_s", r->emb_ar_s);
+    cli_json_kv_double(j, "a2a_fwd_bound_s", r->a2a_fwd_bound_s);
+    cli_json_kv_double(j, "a2a_bwd_bound_s", r->a2a_bwd_bound_s);
+    cli_json_kv_uint(j, "dense_params", r->dense_params);
+    cli_json_kv_uint(j, "dense_allreduce_bytes", r->dense_ar_bytes);
+    cli_json_kv_uint(j, "emb_allreduce_bytes", r->emb_ar_bytes);
+    cli_json_kv_uint(j, "a2a_bytes", r->a2a_bytes);
+    cli_json_kv_uint(j, "a2a_max_send", r->a2a_max_send);
+    cli_json_kv_uint(j, "lookups", r->lookups);
+    cli_json_kv_uint(j, "busiest_gpu", r->busiest);
+    cli_json_kv_uint(j, "lookup_fwd_bytes", r->lookup_fwd_bytes);
+    cli_json_kv_uint(j, "lookup_bwd_bytes", r->lookup_bwd_bytes);
+    cli_json_kv_uint(j, "table_bytes_max", r->table_bytes_max);
+    cli_json_kv_bool(j, "fits", r->fits);
+}
+
+static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m,
+                         const weft_dlrm_result *r)
+{
+    char plan[128];
+    plan_text(m, plan, sizeof plan);
+    printf("%s on %u x %s (%s): batch %llu per GPU, %u tables (%s)\n", m->name, m->emb.gpus,
+           g->name, spec, (unsigned long long)m->emb.batch, m->emb.ntables, plan);
+    printf("step %.3f ms\n", r->step_s * MS);
+    printf("  lookup fwd       %9.3f ms  GPU %u: %.1f MB of rows read, pooled vectors written\n",
+           r->lookup_fwd_s * MS, r->busiest, r->lookup_fwd_bytes / MB);
+    printf("  all-to-all fwd   %9.3f ms  %.1f MB between GPUs, the busiest sends %.1f MB",
+           r->a2a_fwd_s * MS, r->a2a_bytes / MB, r->a2a_max_send / MB);
+    if (m->bound && r->a2a_bytes)
+        printf("; bound %.3f ms", r->a2a_fwd_bound_s * MS);
+    printf("\n  dense fwd        %9.3f ms  %llu parameters (bottom, interaction, top)\n",
+           r->dense_fwd_s * MS, (unsigned long long)r->dense_params);
+    printf("  dense bwd        %9.3f ms\n", r->dense_bwd_s * MS);
+    printf("  all-to-all bwd   %9.3f ms", r->a2a_bwd_s * MS);
+    if (m->bound && r->a2a_bytes)
+        printf("  bound %.3f ms", r->a2a_bwd_bound_s * MS);
+    printf("\n  lookup bwd       %9.3f ms  %.1f MB (rows read and written)\n", r->lookup_bwd_s * MS,
+           r->lookup_bwd_bytes / MB);
+    printf("  dense all-reduce %9.3f ms  %.1f MB of fp32 gradients\n", r->dense_ar_s * MS,
+           r->dense_ar_bytes / MB);
+    printf("  table all-reduce %9.3f ms  %.1f MB of data-parallel tables' gradients\n",
+           r->emb_ar_s * MS, r->emb_ar_bytes / MB);
+    printf("tables: %.2f GiB on the fullest GPU (%s the %s's %.0f GiB); %llu lookups a step\n",
+           r->table_bytes_max / 1073741824.0, r->fits ? "fits" : "does not fit", g->name,
+           g->hbm_bytes / 1073741824.0, (unsigned long long)r->lookups);
+}
+
+/* --sweep: every table under one plan (tw, rw, cw:2, cw:4, dp), then per
+ * table: the tables whose gradient is at most the dense gradient
+ * data-parallel, the others tw or rw. */
+typedef struct swept {
+    char name[32];
+    weft_dlrm_result r;
+} swept;
+
+static int cmp_swept(const void *x, const void *y)
+{
+    const swept *a = x, *b = y;
+    if (a->r.fits != b->r.fits)
+        return a->r.fits ? -1 : 1;
+    return (a->r.step_s > b->r.step_s) - (a->r.step_s < b->r.step_s);
+}
+
+static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, const weft_gpu *g,
+                     weft_dlrm *m)
+{
+    uint32_t nt = m->emb.ntables;
+    weft_emb_table *orig = (weft_emb_table *)m->emb.tables;
+    weft_emb_table *tb = malloc((size_t)nt * sizeof *tb);
+    swept out[7];
+    size_t n = 0;
+    if (!tb)
+        return cli_fail(WEFT_ENOMEM, NULL);
+    uint32_t mind = UINT32_MAX;
+    for (uint32_t t = 0; t < nt; t++)
+        mind = orig[t].dim < mind ? orig[t].dim : mind;
+    m->emb.tables = tb;
+    weft_dlrm_result dense;
+    memset(&dense, 0, sizeof dense);
+    int rc = CLI_EXIT_OK;
+    weft_diag d;
+    weft_diag_clear(&d);
+    for (int plan = 0; plan < 7 && !rc; plan++) {
+        static const char *const names[] = {"tw", "rw", "cw:2", "cw:4", "dp", "dp small, tw",
+                                            "dp small, rw"};
+        if ((plan == 2 && mind < 2) || (plan == 3 && mind < 4))
+            continue;
+        for (uint32_t t = 0; t < nt; t++) {
+            tb[t] = orig[t];
+            tb[t].col_shards = plan == 3 ? 4 : 2;
+            static const weft_emb_sharding s[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW,
+                                                  WEFT_EMB_CW, WEFT_EMB_DP, WEFT_EMB_TW,
+                                                  WEFT_EMB_RW};
+            tb[t].sharding = s[plan];
+            if (plan >= 5 && tb[t].rows * tb[t].dim * tb[t].dtype_bytes <= dense.dense_ar_bytes)
+                tb[t].sharding = WEFT_EMB_DP;
+        }
+        weft_err err = weft_dlrm_step(ctx, m, &out[n].r, &d);
+        if (err) {
+            rc = cli_fail(err, &d);
+            break;
+        }
+        if (plan == 0)
+            dense = out[n].r;
+        snprintf(out[n].name, sizeof out[n].name, "%s", names[plan]);
+        n++;
+    }
+    m->emb.tables = orig;
+    free(tb);
+    if (rc)
+        return rc;
+    qsort(out, n, sizeof *out, cmp_swept);
+    if (cli_args_has(a, "json")) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "model", m->name);
+        cli_json_kv_uint(&j, "ranks", m->emb.gpus);
+        cli_json_kv_string(&j, "gpu", g->name);
+        cli_json_key(&j, "ranked");
+        cli_json_begin_array(&j);
+        for (size_t i = 0; i < n; i++) {
+            cli_json_begin_object(&j);
+            cli_json_kv_string(&j, "plan", out[i].name);
+            json_result(&j, &out[i].r);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+        return cli_json_done(&j);
+    }
+    printf("%s on %u x %s (%s), batch %llu per GPU: sharding plans by step time\n", m->name,
+           m->emb.gpus, g->name, spec, (unsigned long long)m->emb.batch);
+    cli_table tab;
+    cli_table_init(&tab, 9);
+    for (size_t k = 1; k < 9; k++)
+        cli_table_align_right(&tab, k);
+    const char *head[] = {"plan", "step ms", "lookup", "a2a fwd", "dense", "a2a bwd", "allreduce",
+                          "GiB/GPU", "fits"};
+    for (size_t k = 0; k < 9; k++)
+        cli_table_cell(&tab, "%s", head[k]);
+    for (size_t i = 0; i < n; i++) {
+        const weft_dlrm_result *r = &out[i].r;
+        cli_table_cell(&tab, "%s", out[i].name);
+        cli_table_cell(&tab, "%.3f", r->step_s * MS);
+        cli_table_cell(&tab, "%.3f", (r->lookup_fwd_s + r->lookup_bwd_s) * MS);
+        cli_table_cell(&tab, "%.3f", r->a2a_fwd_s * MS);
+        cli_table_cell(&tab, "%.3f", (r->dense_fwd_s + r->dense_bwd_s) * MS);
+        cli_table_cell(&tab, "%.3f", r->a2a_bwd_s * MS);
+        cli_table_cell(&tab, "%.3f", (r->dense_ar_s + r->emb_ar_s) * MS);
+        cli_table_cell(&tab, "%.2f", r->table_bytes_max / 1073741824.0);
+        cli_table_cell(&tab, "%s", r->fits ? "yes" : "no");
+    }
+    cli_table_print(&tab, stdout, "  ");
+    cli_table_fini(&tab);
+    return CLI_EXIT_OK;
+}
+
+int cli_step_dlrm(const cli_args *a, const cli_syntax *syn, const cli_optgroup *const *foreign)
+{
+    static const char *const allowed[] = {"model", "global-batch-size", "seed", "fp16", "bf16",
+                                          NULL};
+    for (size_t g = 0; foreign[g]; g++)
+        for (const cli_opt *o = foreign[g]->opts; o->name; o++) {
+            bool ok = false;
+            for (size_t k = 0; allowed[k]; k++)
+                ok |= !strcmp(allowed[k], o->name);
+            if (!ok && cli_args_has(a, o->name))
+                return cli_usage_error(syn, "--%s does not apply to --model %s", o->name,
+                                       cli_args_get(a, "model"));
+        }
+    const char *spec = cli_args_get(a, "fabric");
+    if (!spec)
+        return cli_usage_error(syn, "missing --fabric SPEC");
+    weft_gpu g;
+    const char *gname = cli_args_get(a, "gpu");
+    if (!gname)
+        return cli_usage_error(syn, "--model %s needs --gpu NAME", cli_args_get(a, "model"));
+    if (!weft_gpu_find(gname, &g))
+        return cli_usage_error(syn, "unknown --gpu '%s'", gname);
+    weft_topo *t = NULL;
+    int rc = cli_load_fabric(a, spec, &t);
+    if (rc)
+        return rc;
+    weft_dlrm m;
+    weft_emb_table *tabs = NULL;
+    weft_work_ctx *ctx = NULL;
+    weft_diag d;
+    weft_diag_clear(&d);
+    if ((rc = read_dlrm(a, syn, weft_topo_num_ranks(t), &m, &tabs)))
+        goto done;
+    weft_err err = weft_work_ctx_new(t, &g, NULL, &ctx);
+    if (err) {
+        rc = cli_fail(err, &d);
+        goto done;
+    }
+    if (cli_args_has(a, "sweep")) {
+        rc = run_sweep(ctx, a, spec, &g, &m);
+        goto done;
+    }
+    weft_dlrm_result r;
+    cli_context_object("predicting the DLRM step");
+    if ((err = weft_dlrm_step(ctx, &m, &r, &d))) {
+        rc = cli_fail(err, &d);
+        goto done;
+    }
+    const char *tp = cli_args_get(a, "trace");
+    if (tp) {
+        cli_out out;
+        if ((rc = cli_out_open(&out, tp)))
+            goto done;
+        err = weft_dlrm_trace(out.f, &r, &d);
+        if ((rc = cli_out_close(&out, err == WEFT_OK)) || err) {
+            rc = err ? cli_fail(err, &d) : rc;
+            goto done;
+        }
+    }
+    if (cli_args_has(a, "json")) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "model", m.name);
+        cli_json_kv_uint(&j, "ranks", m.emb.gpus);
+        cli_json_kv_string(&j, "gpu", g.name);
+        cli_json_kv_uint(&j, "batch_per_gpu", m.emb.batch);
+        cli_json_kv_uint(&j, "tables", m.emb.ntables);
+        json_result(&j, &r);
+        cli_json_end_object(&j);
+        rc = cli_json_done(&j);
+    } else {
+        print_result(spec, &g, &m, &r);
+        rc = CLI_EXIT_OK;
+    }
+done:
+    weft_work_ctx_free(ctx);
+    free(tabs);
+    weft_topo_free(t);
+    return rc;
+}

@@ -1,0 +1,323 @@
+/* One DLRM training step on a fabric (weft/dlrm.h; docs/step.md, "DLRM"):
+ * the dense GEMMs through the compute model, the embedding lookups at HBM
+ * bandwidth, the embedding all-to-alls and the all-reduces simulated on
+ * the fabric. */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "weft/dlrm.h"
+#include "weft/synth.h"
+#include "work/work_internal.h"
+
+/* MLPerf Training v3.0+ DLRM-DCNv2 (mlcommons/training,
+ * recommendation_v2/torchrec_dlrm/README.md: --num_embeddings_per_feature,
+ * --multi_hot_sizes, --embedding_dim 128, --dense_arch_layer_sizes
+ * 512,256,128, --over_arch_layer_sizes 1024,1024,512,256,1,
+ * --interaction_type dcn --dcn_num_layers 3 --dcn_low_rank_dim 512; the 13
+ * integer features of Criteo 1TB; GLOBAL_BATCH_SIZE 65536 of its run
+ * script, WEFT_DLRM_MLPERF_BATCH). The multi-hot ids are drawn uniformly
+ * (--multi_hot_distribution_type uniform): zipf 0. */
+static const uint64_t mlperf_rows[WEFT_DLRM_MLPERF_TABLES] = {
+    40000000, 39060, 17295, 7424, 20265, 3,     7122, 1543,     63,       40000000,
+    3067956,  405282, 10,   2209, 11938, 155,   4,    976,      14,       40000000,
+    40000000, 40000000, 590152, 12973, 108, 36};
+static const uint32_t mlperf_pool[WEFT_DLRM_MLPERF_TABLES] = {
+    3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1};
+
+void weft_dlrm_mlperf(weft_dlrm *m, weft_emb_table tables[WEFT_DLRM_MLPERF_TABLES])
+{
+    memset(m, 0, sizeof *m);
+    strcpy(m->name, "dlrm-mlperf");
+    m->dense_features = 13;
+    static const uint32_t bottom[] = {512, 256, 128}, top[] = {1024, 1024, 512, 256, 1};
+    memcpy(m->bottom, bottom, sizeof bottom);
+    m->nbottom = 3;
+    memcpy(m->top, top, sizeof top);
+    m->ntop = 5;
+    m->interaction = WEFT_DLRM_DCN;
+    m->dcn_layers = 3;
+    m->dcn_rank = 512;
+    for (uint32_t t = 0; t < WEFT_DLRM_MLPERF_TABLES; t++)
+        tables[t] = (weft_emb_table){mlperf_rows[t], 128, mlperf_pool[t], 4, 0, WEFT_EMB_TW, 1};
+    m->emb.ntables = WEFT_DLRM_MLPERF_TABLES;
+    m->emb.tables = tables;
+    m->prec = WEFT_PREC_BF16;
+}
+
+static weft_err check(const weft_work_ctx *c, const weft_dlrm *m, weft_diag *d)
+{
+    if (!c->gpu)
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: the step needs a GPU");
+    if (m->emb.gpus != c->ranks)
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: %u GPUs in the workload, %u ranks in the fabric",
+                             m->emb.gpus, c->ranks);
+    if (!m->dense_features)
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: dense features: must be at least 1");
+    if (!m->nbottom || m->nbottom > WEFT_DLRM_MAX_LAYERS || !m->ntop ||
+        m->ntop > WEFT_DLRM_MAX_LAYERS)
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: the bottom and top MLPs need 1 to %u layers",
+                             WEFT_DLRM_MAX_LAYERS);
+    for (uint32_t i = 0; i < m->nbottom; i++)
+        if (!m->bottom[i])
+            return weft_diag_set(d, WEFT_EINVAL, "dlrm: bottom MLP layer %u: width 0", i + 1);
+    for (uint32_t i = 0; i < m->ntop; i++)
+        if (!m->top[i])
+            return weft_diag_set(d, WEFT_EINVAL, "dlrm: top MLP layer %u: width 0", i + 1);
+    if (m->interaction == WEFT_DLRM_DCN && (!m->dcn_layers || !m->dcn_rank))
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: DCN needs at least 1 layer of rank at least 1");
+    if (m->prec == WEFT_PREC_FP8)
+        return weft_diag_set(d, WEFT_EINVAL, "dlrm: dense precision fp8 is not modelled");
+    weft_err e = weft_emb_check(&m->emb, d);
+    if (e)
+        return e;
+    uint32_t dim = m->bottom[m->nbottom - 1];
+    for (uint32_t t = 0; t < m->emb.ntables; t++)
+        if (m->emb.tables[t].dim != dim)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "dlrm: table %u: dim %u: must be the bottom MLP's output width %u "
+                                 "(the interaction combines them)",
+                                 t, m->emb.tables[t].dim, dim);
+    return WEFT_OK;
+}
+
+/* A Linear of B rows, K inputs, N outputs: its forward GEMM, and its
+ * data- and weight-gradient GEMMs. */
+static void linear(const weft_gpu *g, weft_prec p, uint64_t B, uint64_t K, uint64_t N, double *fw,
+                   double *bw)
+{
+    *fw += weft__work_gemm_s(g, p, 1, B, N, K);
+    *bw += weft__work_gemm_s(g, p, 1, B, K, N) + weft__work_gemm_s(g, p, 1, K, N, B);
+}
+
+static void dense(const weft_gpu *g, const weft_dlrm *m, weft_dlrm_result *r)
+{
+    uint64_t B = m->emb.batch, in = m->dense_features, params = 0;
+    double fw = 0, bw = 0;
+    for (uint32_t i = 0; i < m->nbottom; i++) {
+        linear(g, m->prec, B, in, m->bottom[i], &fw, &bw);
+        params += in * m->bottom[i] + m->bottom[i];
+        in = m->bottom[i];
+    }
+    uint64_t D = in, F = (uint64_t)m->emb.ntables + 1;
+    if (m->interaction == WEFT_DLRM_DOT) {
+        /* Z = X X^T per sample (F x D times D x F); its backward takes two
+         * GEMMs of the same shape. The top MLP reads the dense vector and
+         * the F (F - 1) / 2 distinct products. */
+        double z = weft__work_gemm_s(g, m->prec, B, F, F, D);
+        fw += z;
+        bw += 2 * z;
+        in = D + F * (F - 1) / 2;
+    } else {
+        /* DCNv2's low-rank cross layer over the concatenation of width
+         * W = F D: x_{l+1} = x_0 * (U (V x_l) + b) + x_l, V of R x W, U of
+         * W x R (TorchRec's LowRankCrossNet). */
+        uint64_t W = F * D, R = m->dcn_rank;
+        for (uint32_t l = 0; l < m->dcn_layers; l++) {
+            linear(g, m->prec, B, W, R, &fw, &bw);
+            linear(g, m->prec, B, R, W, &fw, &bw);
+            params += 2 * W * R + W;
+        }
+        in = W;
+    }
+    for (uint32_t i = 0; i < m->ntop; i++) {
+        linear(g, m->prec, B, in, m->top[i], &fw, &bw);
+        params += in * m->top[i] + m->top[i];
+        in = m->top[i];
+    }
+    r->dense_fwd_s = fw;
+    r->dense_bwd_s = bw;
+    r->dense_params = params;
+    r->dense_ar_bytes = 4 * params;
+}
+
+/* Row-wise lookups counted per owner while the matrix is built. */
+typedef struct rw_count {
+    weft_emb_acc *acc;
+    const weft_dlrm *m;
+    uint64_t *row_bytes; /* per GPU: bytes of looked-up rows it reads */
+} rw_count;
+
+static weft_err count_rw(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    rw_count *rc = ctx;
+    const weft_emb_table *tb = &rc->m->emb.tables[t];
+    if (tb->sharding == WEFT_EMB_RW) {
+        uint64_t N = rc->m->emb.gpus, blk = (tb->rows + N - 1) / N;
+        rc->row_bytes[r / blk] += (uint64_t)tb->dim * tb->dtype_bytes;
+    }
+    return weft_emb_acc_add(rc->acc, s, t, r, d);
+}
+
+/* The forward matrix, and per GPU the bytes of rows it reads and of table
+ * it holds. */
+static weft_err embedding(const weft_dlrm *m, weft_emb_result *er, uint64_t *row_bytes,
+                          uint64_t *mem, uint64_t *dp_out, weft_diag *d)
+{
+    const weft_emb_workload *w = &m->emb;
+    uint64_t N = w->gpus, B = w->batch, slot = 0;
+    bool any_rw = false;
+    *dp_out = 0;
+    for (uint32_t t = 0; t < w->ntables; t++) {
+        const weft_emb_table *tb = &w->tables[t];
+        uint64_t E = tb->dtype_bytes, D = tb->dim, P = tb->pooling;
+        switch (tb->sharding) {
+        case WEFT_EMB_TW:
+            row_bytes[slot % N] += N * B * P * D * E;
+            mem[slot++ % N] += tb->rows * D * E;
+            break;
+        case WEFT_EMB_CW:
+            for (uint32_t c = 0; c < tb->col_shards; c++) {
+                uint64_t dc = D / tb->col_shards + (c < D % tb->col_shards);
+                row_bytes[slot % N] += N * B * P * dc * E;
+                mem[slot++ % N] += tb->rows * dc * E;
+            }
+            break;
+        case WEFT_EMB_RW: {
+            uint64_t blk = (tb->rows + N - 1) / N;
+            for (uint64_t o = 0; o < N; o++) {
+                uint64_t lo = o * blk < tb->rows ? o * blk : tb->rows;
+                uint64_t hi = lo + blk < tb->rows ? lo + blk : tb->rows;
+                mem[o] += (hi - lo) * D * E;
+            }
+            any_rw = true;
+            break;
+        }
+        case WEFT_EMB_DP:
+            for (uint64_t g = 0; g < N; g++) {
+                row_bytes[g] += B * P * D * E;
+                mem[g] += tb->rows * D * E;
+            }
+            *dp_out += B * D * E;
+            break;
+        }
+    }
+    if (!any_rw)
+        return weft_emb_forward(w, er, d);
+    weft_emb_acc *a;
+    weft_err e = weft_emb_acc_new(w, &a, d);
+    if (e)
+        return e;
+    rw_count rc = {a, m, row_bytes};
+    if (!(e = weft_emb_generate(w, count_rw, &rc, d)))
+        e = weft_emb_acc_finish(a, er, d);
+    weft_emb_acc_free(a);
+    return e;
+}
+
+static weft_err allreduce(weft_work_ctx *c, uint64_t size, double *out, weft_diag *d)
+{
+    *out = 0;
+    if (c->ranks < 2 || !size)
+        return WEFT_OK;
+    uint32_t *pos = weft__malloc((size_t)c->ranks * sizeof *pos);
+    if (!pos)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t i = 0; i < c->ranks; i++)
+        pos[i] = i;
+    weft_err e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, c->ranks, c->ranks, size,
+                                     out, d);
+    weft__free(pos);
+    return e;
+}
+
+static weft_err bound(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
+{
+    weft_a2a_bound b;
+    memset(&b, 0, sizeof b);
+    weft_err e = weft_a2a_bound_compute(c->topo, t, NULL, &b, d);
+    if (!e)
+        *out = b.time_s;
+    weft_a2a_bound_fini(&b);
+    return e;
+}
+
+weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out,
+                        weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    weft_err e = check(c, m, d);
+    if (e)
+        return e;
+    weft_dlrm_result r;
+    memset(&r, 0, sizeof r);
+    const weft_gpu *g = c->gpu;
+    dense(g, m, &r);
+    uint32_t N = c->ranks;
+    uint64_t *acc = weft__calloc(2 * (size_t)N, sizeof *acc), dp_out = 0;
+    if (!acc)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    uint64_t *row_bytes = acc, *mem = acc + N;
+    weft_emb_result er;
+    memset(&er, 0, sizeof er);
+    weft_traffic back = {0, NULL};
+    if ((e = embedding(m, &er, row_bytes, mem, &dp_out, d)))
+        goto done;
+    r.lookups = er.lookups;
+    r.emb_ar_bytes = er.allreduce_bytes;
+    uint64_t best = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t sent = weft_traffic_send(&er.forward, i);
+        uint64_t outb = sent + dp_out;
+        uint64_t fw = row_bytes[i] + outb, bw = 2 * row_bytes[i] + outb;
+        if (i == 0 || fw + bw > best) {
+            best = fw + bw;
+            r.busiest = i;
+            r.lookup_fwd_bytes = fw;
+            r.lookup_bwd_bytes = bw;
+        }
+        uint64_t off = sent - weft_traffic_at(&er.forward, i, i);
+        r.a2a_bytes += off;
+        r.a2a_max_send = off > r.a2a_max_send ? off : r.a2a_max_send;
+        r.table_bytes_max = mem[i] > r.table_bytes_max ? mem[i] : r.table_bytes_max;
+    }
+    r.fits = (double)r.table_bytes_max <= g->hbm_bytes;
+    r.lookup_fwd_s = (double)r.lookup_fwd_bytes / g->hbm_bw;
+    r.lookup_bwd_s = (double)r.lookup_bwd_bytes / g->hbm_bw;
+    if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
+        (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
+        (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)))
+        goto done;
+    if (m->bound && r.a2a_bytes &&
+        ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
+         (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))
+        goto done;
+    if ((e = allreduce(c, r.dense_ar_bytes, &r.dense_ar_s, d)) ||
+        (e = allreduce(c, r.emb_ar_bytes, &r.emb_ar_s, d)))
+        goto done;
+    r.step_s = r.lookup_fwd_s + r.a2a_fwd_s + r.dense_fwd_s + r.dense_bwd_s + r.a2a_bwd_s +
+               r.lookup_bwd_s + r.dense_ar_s + r.emb_ar_s;
+    *out = r;
+done:
+    weft_traffic_free(&back);
+    weft_emb_result_free(&er);
+    weft__free(acc);
+    return e;
+}
+
+weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d)
+{
+    const char *names[] = {"lookup fwd", "a2a fwd",    "dense fwd",   "dense bwd",
+                           "a2a bwd",    "lookup bwd", "dense allreduce", "emb allreduce"};
+    const double span[] = {r->lookup_fwd_s, r->a2a_fwd_s,  r->dense_fwd_s, r->dense_bwd_s,
+                           r->a2a_bwd_s,    r->lookup_bwd_s, r->dense_ar_s,  r->emb_ar_s};
+    const int tid[] = {1, 2, 1, 1, 2, 1, 2, 2};
+    fputs("{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{"
+          "\"name\":\"dlrm step (busiest GPU)\"}},\n"
+          "{\"ph\":\"M\",\"pid\":0,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":"
+          "\"compute\"}},\n"
+          "{\"ph\":\"M\",\"pid\":0,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
+          "\"comm\"}}",
+          f);
+    double t = 0;
+    for (size_t i = 0; i < sizeof span / sizeof *span; i++) {
+        if (span[i] <= 0)
+            continue;
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f}",
+                tid[i], names[i], t * 1e6, span[i] * 1e6);
+        t += span[i];
+    }
+    fputs("\n]}\n", f);
+    if (ferror(f))
+        return weft_diag_set(d, WEFT_EIO, "writing the trace failed");
+    return WEFT_OK;
+}

@@ -1,0 +1,97 @@
+# weft step --model dlrm | dlrm-mlperf: a hand-computed step's parts in
+# JSON, usage errors, the preset, the sweep and the trace.
+# Run by CTest as: bash step_dlrm.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
+WEFT=$1
+SRC=$2
+. "$SRC/tests/cli/lib/check.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
+SMALL="--fabric switch:2,bw=100 --gpu a100-80g --model dlrm --tables 10x4/pool=2,6x4/dtype=fp16
+       --bottom-mlp 8-4 --top-mlp 4-1 --dense-features 3 --global-batch-size 4"
+# 2 GPUs, 2 samples each. Table 0 (10 x 4 fp32, 2 lookups a sample) on GPU
+# 0 sends B*D*E = 32 bytes to each GPU, table 1 (6 x 4 fp16) on GPU 1 16;
+# GPU 0 reads N*B*P*D*E = 128 bytes of rows and writes 64 of pooled
+# vectors (192), backward reads and writes the rows (320). Dense: 3*8+8 +
+# 8*4+4 + (4 + 3 products)*4+4 + 4*1+1 = 105 parameters, 420 bytes.
+run step $SMALL --bound --json
+expect_rc 0
+expect_out_has '"dense_params": 105,'
+expect_out_has '"dense_allreduce_bytes": 420,'
+expect_out_has '"a2a_bytes": 48,'
+expect_out_has '"a2a_max_send": 32,'
+expect_out_has '"lookups": 12,'
+expect_out_has '"busiest_gpu": 0,'
+expect_out_has '"lookup_fwd_bytes": 192,'
+expect_out_has '"lookup_bwd_bytes": 320,'
+expect_out_has '"table_bytes_max": 160,'
+# The bound: GPU 0's 32 bytes at 100 GB/s, as weft bound says.
+expect_out_has '"a2a_fwd_bound_s": 3.2e-10,'
+printf '32 32\n16 16\n' > "$TMP/fwd.tm"
+run bound switch:2,bw=100 --coll alltoall --traffic "$TMP/fwd.tm"
+expect_rc 0
+expect_out_has "time           3.2e-10 s (exact 1/3125000000 s)"
+
+# Data-parallel: nothing moves; the tables' gradients, 160 + 48 bytes.
+run step $SMALL --sharding dp --json
+expect_rc 0
+expect_out_has '"a2a_bytes": 0,'
+expect_out_has '"a2a_fwd_s": 0,'
+expect_out_has '"emb_allreduce_bytes": 208,'
+
+run step $SMALL --trace "$TMP/t.json"
+expect_rc 0
+expect_out_has "dlrm on 2 x a100-80g (switch:2,bw=100): batch 2 per GPU, 2 tables (tw 2)"
+check "trace has the all-to-all" grep -q '"name":"a2a fwd"' "$TMP/t.json"
+
+run step $SMALL --sweep
+expect_rc 0
+expect_out_has "sharding plans by step time"
+expect_out_has "  dp  "
+
+# Errors.
+run step --fabric switch:2 --gpu a100-80g --tables 10x4
+expect_rc 2
+expect_err_has "weft: --tables needs --model dlrm or dlrm-mlperf"
+run step --fabric switch:2 --gpu a100-80g --model dlrm --tables 10x4 --bottom-mlp 8-4 --top-mlp 4-1
+expect_rc 2
+expect_err_has "weft: --model dlrm needs --global-batch-size N (samples per step)"
+run step --fabric switch:2 --gpu a100-80g --model dlrm --tables 10x4 --bottom-mlp 8-5 --top-mlp 4-1 --global-batch-size 4
+expect_rc 1
+expect_err "weft: dlrm: table 0: dim 4: must be the bottom MLP's output width 5 (the interaction combines them)"
+run step --fabric switch:2 --gpu a100-80g --model dlrm-mlperf --tensor-model-parallel-size 2
+expect_rc 2
+expect_err_has "weft: --tensor-model-parallel-size does not apply to --model dlrm-mlperf"
+run step --fabric switch:2 --gpu a100-80g --model dlrm-mlperf --global-batch-size 3
+expect_rc 2
+expect_err_has "weft: --global-batch-size 3: must be a multiple of the fabric's 2 GPUs"
+run step --fabric switch:2 --gpu a100-80g --model dlrm-mlperf --bottom-mlp 8--4
+expect_rc 2
+expect_err_has "weft: bad --bottom-mlp '8--4': 1 to 16 widths from 1 to 1000000 joined by '-' (512-256-128)"
+run step --fabric switch:2 --gpu a100-80g --model dlrm-mlperf --interaction dcn:0:4
+expect_rc 2
+expect_err_has "weft: bad --interaction 'dcn:0:4': dot, or dcn:L:R (1 to 64 layers of rank 1 to 65536)"
+run step --fabric switch:2 --gpu a100-80g --model dlrm-mlperf --sharding xx
+expect_rc 2
+expect_err_has "weft: bad --sharding 'xx': tw, rw, dp or cw:K"
+run step --fabric switch:2 --gpu a100-80g --model dlrm --bottom-mlp 8-4 --top-mlp 4-1 --global-batch-size 8
+expect_rc 2
+expect_err_has "weft: --model dlrm needs --tables SPEC"
+run step --fabric switch:2 --model dlrm-mlperf
+expect_rc 2
+expect_err_has "weft: --model dlrm-mlperf needs --gpu NAME"
+
+run step --chakra x --fabric switch:4 --tables 1x1
+expect_rc 2
+expect_err_has "weft: --chakra runs traces: --tables does not apply"
+
+# The preset: 26 tables, 65,536 samples a step (8,192 a GPU on 8).
+run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --json
+expect_rc 0
+expect_out_has '"batch_per_gpu": 8192,'
+expect_out_has '"tables": 26,'
+expect_out_has '"lookups": 14024704,'
+expect_out_has '"dense_params": 16044545,'
+
+finish
