@@ -77,7 +77,7 @@ static int read_defaults(const cli_args *a, weft_emb_table *def)
 {
     *def = (weft_emb_table){.pooling = 1, .dtype_bytes = 4, .sharding = WEFT_EMB_TW};
     const char *v;
-    uint64_t n;
+    uint64_t n = 0;
     if ((v = cli_args_get(a, "pooling"))) {
         int rc = flag_uint("--pooling", v, 0, WEFT_EMB_MAX_POOLING, &n);
         if (rc)
