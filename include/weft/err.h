@@ -74,7 +74,9 @@ WEFT_API weft_err weft_diag_set(weft_diag *d, weft_err err, const char *fmt, ...
     __attribute__((format(printf, 3, 4)));
 WEFT_API weft_err weft_diag_vset(weft_diag *d, weft_err err, const char *fmt, va_list ap);
 /* Records err with the plain message of the code, unless d already holds a
- * message for the same failure. Returns err. */
+ * message for the same failure. Returns err. WEFT_OK leaves d untouched
+ * (it is not read either: a caller's diag may be uninitialised until a
+ * failure sets it). */
 WEFT_API weft_err weft_diag_code(weft_diag *d, weft_err err);
 
 #ifdef __cplusplus

@@ -57,7 +57,7 @@ weft_err weft_diag_set(weft_diag *d, weft_err err, const char *fmt, ...)
 
 weft_err weft_diag_code(weft_diag *d, weft_err err)
 {
-    if (d && !(d->err == err && d->msg[0]))
+    if (d && err != WEFT_OK && !(d->err == err && d->msg[0]))
         weft_diag_set(d, err, "%s", weft_strerror(err));
     return err;
 }

@@ -62,6 +62,7 @@ static void test_small(const weft_topo *t)
 {
     weft_chakra *w = NULL;
     weft_diag d;
+    weft_diag_clear(&d);
     CHECK_ERR(weft_chakra_load(FIX "small", 4, &w, &d), WEFT_OK);
     if (!w)
         return;
