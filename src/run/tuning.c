@@ -60,10 +60,11 @@ bool weft_tuning_candidate_supports(const char *name, weft_coll coll)
     return false;
 }
 
+/* A candidate is a name the runtime ranks for some collective. */
 static bool is_candidate(const char *name)
 {
-    for (size_t i = 0; i < weft_tuning_candidate_count(); i++)
-        if (strcmp(weft_tuning_candidate(i), name) == 0) return true;
+    for (int c = 0; c < WEFT__COLL_COUNT; c++)
+        if (weft_tuning_candidate_supports(name, (weft_coll)c)) return true;
     return false;
 }
 
