@@ -168,6 +168,8 @@ WEFT_API weft_reduce_kind weft_topo_node_reduce(const weft_topo *t, weft_node_id
  * ns: the node's reconfig= attribute, 0 when it has none (circuits change
  * instantly), or 0 for a node that is not an ocs. */
 WEFT_API weft_rat weft_topo_ocs_reconfig_ns(const weft_topo *t, weft_node_id n);
+/* True when t has an ocs node. */
+WEFT_API bool weft_topo_has_ocs(const weft_topo *t);
 
 WEFT_API weft_node_id weft_topo_rank_node(const weft_topo *t, weft_rank r);
 /* The rank of a compute node; false for other kinds. */

@@ -940,7 +940,7 @@ int cli_cmd_plan(int argc, char **argv)
     } else if (cli_args_has(&a, "trees-per-root") || cli_args_has(&a, "dot")) {
         rc = cli_usage_error(&plan_syntax, "--trees-per-root and --dot need --algo optimal");
         goto done;
-    } else if (traffic_path && strcmp(algo, "optimal") == 0 && cli_fabric_has_ocs(t)) {
+    } else if (traffic_path && strcmp(algo, "optimal") == 0 && weft_topo_has_ocs(t)) {
         /* Optical circuit switches: the circuit schedule (docs/ocs.md). */
         is_circuits = true;
         e = weft_synth_a2a_circuits(t, &matrix, NULL, &p, &csched, &d);

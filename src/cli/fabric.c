@@ -89,14 +89,6 @@ static int check_applies(const cli_args *a, const char *spec, weft_spec_kind kin
     return CLI_EXIT_OK;
 }
 
-bool cli_fabric_has_ocs(const weft_topo *t)
-{
-    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++)
-        if (weft_topo_node_kind(t, (weft_node_id){v}) == WEFT_NODE_OCS)
-            return true;
-    return false;
-}
-
 void cli_fabric_say_assumptions(const weft_topo *t)
 {
     const char *s = weft_topo_assumptions(t);

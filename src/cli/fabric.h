@@ -31,7 +31,4 @@ int cli_load_fabric(const cli_args *a, const char *spec, weft_topo **out);
  * fabric options, such as verify --topo). */
 void cli_fabric_say_assumptions(const weft_topo *t);
 
-/* True when t has an ocs node (an optical circuit switch). */
-bool cli_fabric_has_ocs(const weft_topo *t);
-
 #endif

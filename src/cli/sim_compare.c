@@ -274,7 +274,7 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
         printf("rows over 100%% of the bound reduce in the switch: the bound counts the data "
                "ranks send one another, and a switch that reduces moves less (docs/sim.md, "
                "\"In-network reduction\")\n");
-    if (cli_fabric_has_ocs(t)) {
+    if (weft_topo_has_ocs(t)) {
         bool circuits = false;
         for (size_t i = 0; i < n; i++)
             circuits = circuits || (c[i].res && strcmp(c[i].name, "optimal") == 0 &&
@@ -562,7 +562,7 @@ static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traff
         return e;
     cli_sim_algo_from_plan(&c->algo, p);
     c->algo.name = c->name;
-    if (strcmp(c->name, "optimal") == 0 && cli_fabric_has_ocs(t)) {
+    if (strcmp(c->name, "optimal") == 0 && weft_topo_has_ocs(t)) {
         c->algo.circuits = true; /* cli_build_traffic built the circuit schedule */
         c->algo.configs = weft_plan_num_epochs(p);
     }
@@ -786,7 +786,7 @@ static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m,
      * the relaxation of `weft bound` and say so (out->ocs_relaxed). */
     weft_traffic uniform = {0};
     bool own_matrix = false;
-    if (cli_fabric_has_ocs(t)) {
+    if (weft_topo_has_ocs(t)) {
         if (coll == WEFT_COLL_ALLTOALL) {
             uint32_t ranks = weft_topo_num_ranks(t);
             if (!m && size >= ranks &&

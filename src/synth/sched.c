@@ -23,14 +23,6 @@ typedef struct sched_row {
     bool own_message; /* the builder names a collective it lacks itself */
 } sched_row;
 
-static bool has_ocs(const weft_topo *t)
-{
-    for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++)
-        if (weft_topo_node_kind(t, (weft_node_id){v}) == WEFT_NODE_OCS)
-            return true;
-    return false;
-}
-
 /* The least ops of any plan of coll on n ranks: every rank receives every
  * other rank's shard (twice for allreduce), one op each at least. */
 static uint64_t least_ops(weft_coll coll, uint32_t n)
@@ -43,7 +35,7 @@ static weft_err build_optimal(const weft_topo *t, const weft_sched_args *a, weft
                               weft_diag *d)
 {
     uint32_t n = weft_topo_num_ranks(t);
-    if (a->matrix && has_ocs(t)) {
+    if (a->matrix && weft_topo_has_ocs(t)) {
         /* Optical circuit switches: the circuit schedule (docs/ocs.md). */
         weft_circuit_sched cs;
         weft_err e = weft_synth_a2a_circuits(t, a->matrix, NULL, out, &cs, d);

@@ -80,6 +80,14 @@ weft_reduce_kind weft_topo_node_reduce(const weft_topo *t, weft_node_id n)
     return t->node_host[n.v] != WEFT_NO_HOST ? WEFT_REDUCE_NVLS : WEFT_REDUCE_SHARP;
 }
 
+bool weft_topo_has_ocs(const weft_topo *t)
+{
+    for (uint32_t v = 0; v < t->n_nodes; v++)
+        if (t->node_kind[v] == WEFT_NODE_OCS)
+            return true;
+    return false;
+}
+
 weft_rat weft_topo_ocs_reconfig_ns(const weft_topo *t, weft_node_id n)
 {
     weft_rat ns = weft_rat_int(0);

@@ -98,6 +98,11 @@ static void test_mixnet(void)
         return;
     /* 4 hosts x (4 GPUs + NVSwitch + 4 NICs) + 3 rails + 2 OCSes. */
     CHECK_INT(weft_topo_num_nodes(t), 4 * 9 + 3 + 2);
+    CHECK(weft_topo_has_ocs(t));
+    weft_topo *plain = NULL;
+    CHECK_ERR(weft_topo_preset("a100:2", &plain, &d), WEFT_OK);
+    CHECK(plain && !weft_topo_has_ocs(plain));
+    weft_topo_free(plain);
     CHECK_INT(weft_topo_num_ranks(t), 16);
     CHECK_INT(weft_topo_num_links(t), 4 * 4 * 6);
     CHECK(weft_rat_eq(bw(t, "b0.nic0", "rail0"), weft_rat_int(50)));
