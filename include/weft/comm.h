@@ -196,6 +196,11 @@ typedef struct weft_comm_config {
      * this many ranks copy (docs/run.md, "Waits"). Ranks of one host must
      * agree (checked at init). */
     uint32_t cpus;
+    /* How many times weft launch --restart has restarted this rank
+     * (WEFT_RESTART; 0 for a first start). The library does not act on
+     * it: a restarted rank rejoins its job with weft_ckpt_join
+     * (weft/ckpt.h), which finds out by itself what the rank lost. */
+    uint32_t restart;
 } weft_comm_config;
 
 /* Largest config cpus (WEFT_CPUS). */
@@ -216,14 +221,14 @@ WEFT_API void weft_comm_config_init(weft_comm_config *c);
  *   WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS (a namespace file),
  *   WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST,
  *   WEFT_RELAY (off, on = WEFT_RELAY_DEFAULT_MIN, or bytes with K, M, G),
- *   WEFT_CPUS (1 .. WEFT_MAX_CPUS).
+ *   WEFT_CPUS (1 .. WEFT_MAX_CPUS), WEFT_RESTART (set by weft launch --restart).
  * Strings in c point into the environment. WEFT_EINVAL naming the variable
  * and the bad value when one is missing or malformed. */
 WEFT_API weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d);
 /* Reads only the optional variables (WEFT_SECRET, WEFT_LISTEN_FD,
  * WEFT_TIMEOUT, WEFT_TRANSPORT, WEFT_SOCKET_IFNAME, WEFT_TCP_CONNS, WEFT_NETNS,
  * WEFT_FABRIC, WEFT_ALGO, WEFT_PLAN, WEFT_TUNING, WEFT_HOST, WEFT_RELAY,
- * WEFT_CPUS) into c,
+ * WEFT_CPUS, WEFT_RESTART) into c,
  * leaving the other fields as they are: for jobs an MPI launcher started. */
 WEFT_API weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d);
 
@@ -465,6 +470,14 @@ typedef struct weft_launch_opts {
     /* After the first rank fails, the others get SIGTERM and, grace_ms later,
      * SIGKILL. 0 means 2000. */
     uint32_t grace_ms;
+    /* Restarts (weft launch --restart N): while fewer than this many
+     * restarts were made in the job, a rank that fails (non-zero exit or a
+     * signal) is started again in its place, with WEFT_RESTART set to how
+     * many times that rank was restarted, and the other ranks go on (they
+     * rejoin it with weft_ckpt_join, weft/ckpt.h). One line per restart on
+     * stderr ("weft launch: rank 2 (pid 812) was killed by signal 9
+     * (Killed); restart 1 of 3"). 0: none, a failure stops the job. */
+    uint32_t restarts;
 } weft_launch_opts;
 
 typedef struct weft_launch_result {
@@ -473,6 +486,7 @@ typedef struct weft_launch_result {
     int status;
     int failed_rank;   /* -1 when none failed */
     char message[256]; /* "rank 2 (pid 812) exited with status 3" or "" */
+    uint32_t restarted; /* restarts made (opts restarts) */
 } weft_launch_result;
 
 /* Runs o->ranks copies of a command on this host, each with WEFT_RANK,
@@ -482,7 +496,9 @@ typedef struct weft_launch_result {
  * weft_comm_init_env joins them without MPI and without guessing a port.
  * Each rank runs in its own process group and writes straight to the
  * launcher's stdout and stderr. When a rank fails (non-zero exit or a
- * signal) the others are stopped (see grace_ms). SIGINT and SIGTERM sent to
+ * signal) it is restarted while restarts are left (see restarts; the
+ * launcher keeps the rendezvous socket open for a restarted rank 0), and
+ * otherwise the others are stopped (see grace_ms). SIGINT and SIGTERM sent to
  * the launcher are passed on to every rank. Blocks until every rank has
  * ended; writes *res. Fails (WEFT_EINVAL, WEFT_EIO) only when the job cannot
  * be started; a failing rank is reported in *res, not as an error. */

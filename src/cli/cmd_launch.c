@@ -1,4 +1,4 @@
-/* weft launch -n N [--grace S] [--] CMD [ARGS...]: N ranks of a command on
+/* weft launch -n N [--grace S] [--restart N] [--] CMD [ARGS...]: N ranks of a command on
  * this host, joined through the environment (weft_launch in weft/comm.h does
  * the work; this file reads flags and reports). */
 #include <errno.h>
@@ -14,13 +14,14 @@
 static const cli_opt launch_opts[] = {
     {"ranks", 'n', "N", "number of ranks to start (required, 1 .. 4096)"},
     {"grace", 0, "S", "seconds between SIGTERM and SIGKILL after a rank fails (default 2)"},
+    {"restart", 0, "N", "restart a rank that fails, up to N restarts in the job (default 0)"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup launch_group = {"options", launch_opts, false};
 
 static const cli_syntax launch_syntax = {
     .path = "weft launch",
-    .args = "-n N [--grace S] [--] CMD [ARGS...]",
+    .args = "-n N [--grace S] [--restart N] [--] CMD [ARGS...]",
     .about = "Runs N copies of CMD on this host, without MPI. Each copy gets WEFT_RANK,\n"
              "WEFT_SIZE, WEFT_ADDR (a rendezvous on 127.0.0.1 whose socket the launcher\n"
              "opened and hands to rank 0 as WEFT_LISTEN_FD) and WEFT_SECRET (a random\n"
@@ -36,6 +37,14 @@ static const cli_syntax launch_syntax = {
              "they were ignored when weft launch started: then the ranks ignore them too);\n"
              "when weft launch itself is killed, even by SIGKILL, the ranks are killed.\n"
              "Exit 0 when every rank exited 0.\n"
+             "\n"
+             "With --restart N, a rank that exits non-zero or is killed is started again\n"
+             "in its place instead (up to N restarts in the whole job, one line on stderr\n"
+             "each), with WEFT_RESTART set to how many times that rank was restarted; the\n"
+             "other ranks go on, and the job forms again when they call weft_ckpt_join,\n"
+             "which restores every rank from the checkpoints kept in peers' memory\n"
+             "(docs/run.md, \"Checkpoints in peers' memory\"). Once N restarts are used,\n"
+             "a failure stops the job as above. A rank that exited 0 is not restarted.\n"
              "\n"
              "weft launch's options come before CMD: the first word that is not one of\n"
              "them starts CMD, and every word after it, flags included, is CMD's\n"
@@ -87,6 +96,17 @@ int cli_cmd_launch(int argc, char **argv)
         }
         o.grace_ms = (uint32_t)(g * 1000 + 0.5);
         if (!o.grace_ms) o.grace_ms = 1;
+    }
+    const char *restart_text = cli_args_get(&a, "restart");
+    if (restart_text) {
+        errno = 0;
+        unsigned long r = strtoul(restart_text, &end, 10);
+        if (*restart_text < '0' || *restart_text > '9' || *end || errno || r > 1000000) {
+            rc = cli_usage_error(&launch_syntax, "bad --restart '%s': expected 0 .. 1000000",
+                                 restart_text);
+            goto free_args;
+        }
+        o.restarts = (uint32_t)r;
     }
     weft_launch_result res;
     weft_diag d;

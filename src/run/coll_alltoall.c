@@ -14,11 +14,12 @@
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/coll_small.h"
+#include "run/coll_busy.h"
 #include "run/comm_internal.h"
 #include "run/p2p.h"
 #include "run/select.h"
 
-weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err alltoall_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                        weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
@@ -61,4 +62,11 @@ weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t 
     }
     weft__free(copy);
     return e;
+}
+
+weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                      weft_dtype dtype, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, alltoall_call(c, sendbuf, recvbuf, count, dtype, d));
 }

@@ -32,6 +32,7 @@
 #include "base/alloc.h"
 #include "run/coll_alltoallv.h"
 #include "run/coll_ring.h"
+#include "run/coll_busy.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"
@@ -197,7 +198,7 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
     return e;
 }
 
-weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
+static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
                         const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                         const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
@@ -266,4 +267,12 @@ weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const siz
     want_matrix m = {weft_plan_traffic(p), "the plan"};
     if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
     return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype), d);
+}
+
+weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
+                       const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                       const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d));
 }

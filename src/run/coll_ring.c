@@ -40,6 +40,7 @@
 
 #include "base/alloc.h"
 #include "run/block.h"
+#include "run/coll_busy.h"
 #include "run/coll.h"
 #include "run/coll_cma.h"
 #include "run/coll_eager.h"
@@ -254,7 +255,7 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
     return WEFT_OK;
 }
 
-weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err allreduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
@@ -299,7 +300,7 @@ weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     return e;
 }
 
-weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err allgather_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
@@ -332,7 +333,7 @@ weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     return ring_ag(c, recvbuf, count * c->size, es, d);
 }
 
-weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err reduce_scatter_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                              weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
@@ -379,7 +380,7 @@ weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, s
     return e;
 }
 
-weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                         weft_dtype dtype, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
@@ -429,7 +430,7 @@ weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
     return WEFT_OK;
 }
 
-weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                      weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
@@ -487,4 +488,39 @@ weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t co
         }
     }
     return e;
+}
+
+weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                       weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, allreduce_call(c, sendbuf, recvbuf, count, dtype, op, d));
+}
+
+weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                       weft_dtype dtype, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, allgather_call(c, sendbuf, recvbuf, count, dtype, d));
+}
+
+weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                            weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, reduce_scatter_call(c, sendbuf, recvbuf, count, dtype, op, d));
+}
+
+weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                       weft_dtype dtype, uint32_t root, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, broadcast_call(c, sendbuf, recvbuf, count, dtype, root, d));
+}
+
+weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                    weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, reduce_call(c, sendbuf, recvbuf, count, dtype, op, root, d));
 }

@@ -288,6 +288,8 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     if (e) goto free_comm;
     job.has_secret = true;
     c->bops = bops;
+    memcpy(c->secret, job.secret, sizeof c->secret);
+    c->boot_local = local;
     /* Names of weft_comm_alloc's segments: the same on every rank, hard to
      * guess without the secret. */
     c->job_tag = weft__shm_job_tag(job.secret, sizeof job.secret);

@@ -35,6 +35,8 @@
 #ifndef WEFT_RUN_COMM_INTERNAL_H
 #define WEFT_RUN_COMM_INTERNAL_H
 
+#include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -80,6 +82,15 @@ struct weft_comm {
     weft__call call;
     uint32_t call_kind; /* its record word (call_agree.c) */
     bool call_agreed;
+    /* Public collectives under way on this communicator (coll_busy.h),
+     * read by the checkpoint helper thread (ckpt_send.c) of another
+     * communicator to send only between collectives. */
+    _Atomic uint32_t coll_depth;
+    /* The job secret and the address the bootstrap used, kept so that a
+     * second communicator of the same ranks can be formed on this one's
+     * bootstrap (bootstrap/sub.c). */
+    unsigned char secret[WEFT_SECRET_BYTES];
+    struct in_addr boot_local;
 };
 
 #endif

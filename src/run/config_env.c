@@ -111,6 +111,11 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
                                  WEFT_MAX_CPUS, s);
         cfg.cpus = (uint32_t)v;
     }
+    if ((s = getenv("WEFT_RESTART")) != NULL) {
+        if (!parse_uint(s, 0, UINT32_MAX, &v))
+            return weft_diag_set(d, WEFT_EINVAL, "WEFT_RESTART: expected a count, got '%s'", s);
+        cfg.restart = (uint32_t)v;
+    }
     if ((s = getenv("WEFT_NETNS")) != NULL && *s != '/')
         return weft_diag_set(d, WEFT_EINVAL,
                              "WEFT_NETNS: expected an absolute path to a network namespace "

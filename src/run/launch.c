@@ -53,8 +53,9 @@ static void on_signal(int sig)
  * setenv (the launcher is single-threaded). `parent` is the launcher's pid,
  * `keep_int` and `keep_term` whether it inherited SIGINT and SIGTERM
  * ignored (the rank then inherits that too). */
-static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const char *addr,
-                      const char *secret, pid_t parent, bool keep_int, bool keep_term)
+static void exec_rank(const weft_launch_opts *o, uint32_t rank, uint32_t restart, int lfd,
+                      const char *addr, const char *secret, pid_t parent, bool keep_int,
+                      bool keep_term)
 {
     char num[32];
     /* The launcher may have died between fork and prctl, before the
@@ -70,6 +71,12 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, int lfd, const c
     setenv("WEFT_SIZE", num, 1);
     setenv("WEFT_ADDR", addr, 1);
     setenv("WEFT_SECRET", secret, 1);
+    if (restart) {
+        snprintf(num, sizeof num, "%u", restart);
+        setenv("WEFT_RESTART", num, 1);
+    } else {
+        unsetenv("WEFT_RESTART");
+    }
     if (rank == 0) {
         fcntl(lfd, F_SETFD, 0); /* inherited across exec */
         snprintf(num, sizeof num, "%d", lfd);
@@ -147,6 +154,35 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
     msg[hl + tl] = '\0';
 }
 
+/* Starts rank r again in place of pid `dead`, which ended with wait
+ * status st: one line on stderr, and started[] grows by the new pid.
+ * The new pid, or -1 when it cannot be started (the failure then stands). */
+static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restart, int lfd,
+                          const char *addr, const char *secret, pid_t me, bool keep_int,
+                          bool keep_term, pid_t **started, uint32_t *nstarted, int st, pid_t dead,
+                          weft_launch_result *res)
+{
+    pid_t *grown = weft__realloc_array(*started, (size_t)*nstarted + 1, sizeof *grown);
+    if (!grown) return -1;
+    *started = grown;
+    char what[96];
+    if (WIFEXITED(st))
+        snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(st));
+    else
+        snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    fprintf(stderr, "weft launch: rank %u (pid %d) %s; restart %u of %u\n", r, (int)dead, what,
+            res->restarted + 1, o->restarts);
+    fflush(stderr);
+    pid_t p = fork();
+    if (p == 0) exec_rank(o, r, restart, lfd, addr, secret, me, keep_int, keep_term);
+    if (p < 0) return -1;
+    setpgid(p, p);
+    grown[(*nstarted)++] = p;
+    res->restarted++;
+    return p;
+}
+
 weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_diag *d)
 {
     if (!o || !o->argv || !o->argv[0])
@@ -207,6 +243,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     pid_t me = getpid();
 
     res->status = 0;
+    res->restarted = 0;
     res->failed_rank = -1;
     res->message[0] = '\0';
     weft_err e = WEFT_OK;
@@ -215,7 +252,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     fflush(stderr);
     for (uint32_t r = 0; r < o->ranks; r++) {
         pid_t p = fork();
-        if (p == 0) exec_rank(o, r, lfd, addr, secret, me, keep_int, keep_term);
+        if (p == 0) exec_rank(o, r, 0, lfd, addr, secret, me, keep_int, keep_term);
         if (p < 0) {
             e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r, strerror(errno));
             break;
@@ -224,8 +261,18 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         pids[r] = started[r] = p;
         running++;
     }
-    close(lfd);
+    /* A restarted rank 0 needs the rendezvous socket again. */
+    if (!o->restarts || e) {
+        close(lfd);
+        lfd = -1;
+    }
     if (e) signal_all(pids, o->ranks, SIGKILL);
+    uint32_t nstarted = o->ranks;
+    uint32_t *restarts = o->restarts ? weft__calloc(o->ranks, sizeof *restarts) : NULL;
+    if (o->restarts && !restarts && !e) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        signal_all(pids, o->ranks, SIGKILL);
+    }
 
     int64_t kill_at = 0; /* when to send SIGKILL; 0: not stopping */
     int64_t grace = (int64_t)(o->grace_ms ? o->grace_ms : 2000) * 1000000;
@@ -263,6 +310,17 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         stopsig[r] = 0;
         running--;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (code != 0 && res->failed_rank < 0 && !e && !got_signal && !kill_at &&
+            res->restarted < o->restarts) {
+            pid_t q = restart_rank(o, r, ++restarts[r], lfd, addr, secret, me, keep_int,
+                                   keep_term, &started, &nstarted, st, p, res);
+            if (q > 0) {
+                pids[r] = q;
+                running++;
+                continue;
+            }
+            restarts[r]--;
+        }
         if (code != 0 && res->failed_rank < 0 && !e) {
             res->failed_rank = (int)r;
             res->status = code;
@@ -284,7 +342,9 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     sigaction(SIGTERM, &old_term, NULL);
     /* Every rank has exited (or could not be waited for: then it is not
      * ours to clean). */
-    if (!running) weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, o->ranks);
+    if (!running) weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, nstarted);
+    if (lfd >= 0) close(lfd);
+    weft__free(restarts);
     weft__free(pids);
     weft__free(started);
     weft__free(stopsig);

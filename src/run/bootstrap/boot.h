@@ -9,6 +9,9 @@
  *                   to it; a star, so allgather costs 2(n-1) messages.
  *   weft__boot_mpi  an MPI communicator (built only when MPI is found;
  *                   src/run/mpi/).
+ *   weft__boot_sub  another weft communicator's bootstrap (sub.c): a second
+ *                   communicator of the same ranks, formed without a second
+ *                   rendezvous (the checkpoint channel, ckpt_join.c).
  */
 #ifndef WEFT_RUN_BOOT_H
 #define WEFT_RUN_BOOT_H
@@ -25,6 +28,7 @@ typedef struct weft__boot_params {
     const weft_comm_config *cfg; /* rank, size, addr, listen_fd, secret */
     int64_t deadline;            /* absolute, for open */
     const void *mpi_comm;        /* weft__boot_mpi: points to an MPI_Comm */
+    weft_comm *parent;           /* weft__boot_sub: the communicator to ride on */
 } weft__boot_params;
 
 /* The largest allgather contribution, per rank: a bootstrap message longer
@@ -51,5 +55,6 @@ typedef struct weft__boot_ops {
 } weft__boot_ops;
 
 extern const weft__boot_ops weft__boot_tcp;
+extern const weft__boot_ops weft__boot_sub;
 
 #endif
