@@ -17,7 +17,7 @@
  *
  * Priority (the contract of the background sends). Checkpoint bytes move
  * only on the helper thread, which runs at the lowest CPU priority
- * (SCHED_IDLE) and, before each chunk (chunk_bytes), waits while the job's
+ * (SCHED_IDLE, unless normal_priority) and, before each chunk (chunk_bytes), waits while the job's
  * communicator is inside a collective, at most max_defer_us; so a chunk
  * starts only between collectives unless the job has run collectives back
  * to back for max_defer_us, which bounds how long a checkpoint can be
@@ -68,16 +68,19 @@ extern "C" {
 #endif
 
 typedef enum weft_ckpt_placement {
-    WEFT_CKPT_RING = 0,
-    WEFT_CKPT_GROUP,
+    WEFT_CKPT_PLACE_RING = 0,
+    WEFT_CKPT_PLACE_GROUP,
 } weft_ckpt_placement;
 
 #define WEFT_CKPT_MAX_REPLICAS 8u
 #define WEFT_CKPT_MAX_BUFFERS 64u
-/* Chunk of the background sends: 1 MiB, the slice size at which the
- * runtime's shared-memory and TCP paths reach their full copy rate
- * (src/run/coll_ring.c ring rounds use pieces of the same order). */
-#define WEFT_CKPT_DEFAULT_CHUNK (UINT64_C(1) << 20)
+/* Chunk of the background sends: 256 KiB, the slice of the runtime's plan
+ * executor (weft_comm_run_plan above: slices of about 256 KiB), small
+ * enough to fit a gap of a millisecond between collectives at the shared
+ * memory copy rates bench/ckpt_interference.c measures (0.1-0.3 GB/s per
+ * rank with 8 ranks on 2 CPUs; with 1 MiB chunks its 2 ms gaps were
+ * overrun and the checkpoint took longer than the idle-time model says). */
+#define WEFT_CKPT_DEFAULT_CHUNK (UINT64_C(256) << 10)
 /* Longest wait of a chunk behind collectives: 20 ms, a fraction of a
  * training iteration (100 ms .. seconds, docs/step.md), so a checkpoint
  * always completes even in a job that never leaves the network idle. */
@@ -88,6 +91,10 @@ typedef struct weft_ckpt_config {
     weft_ckpt_placement placement; /* ring (default) or group */
     uint64_t chunk_bytes;          /* 0: WEFT_CKPT_DEFAULT_CHUNK */
     uint32_t max_defer_us;         /* 0: WEFT_CKPT_DEFAULT_MAX_DEFER_US */
+    /* true: the helper thread keeps the priority of the thread that
+     * joined instead of SCHED_IDLE (on a host whose CPUs other work keeps
+     * busy, SCHED_IDLE may starve it; bench/ckpt_interference.c compares). */
+    bool normal_priority;
     /* Attempts of weft_ckpt_join when a peer fails while the job forms
      * again (another rank dies meanwhile); 0 means 8. */
     uint32_t join_attempts;
@@ -128,6 +135,19 @@ WEFT_API weft_comm *weft_ckpt_comm(const weft_ckpt *k);
  * counted alike on every rank (the largest count of any rank, plus one):
  * 1 after the first join, and one more per recovery. */
 WEFT_API uint64_t weft_ckpt_generation(const weft_ckpt *k);
+
+/* What the last successful join of this rank did, and how long it took
+ * (CLOCK_MONOTONIC). */
+typedef struct weft_ckpt_join_info {
+    uint64_t version;   /* restored (0: none) */
+    uint32_t source;    /* where this rank's copy came from: its own rank or a holder */
+    uint32_t attempts;  /* 1 when the job formed at the first try */
+    uint64_t bytes;     /* received from the source (0 when restored from its own copy) */
+    double form_s;      /* building the communicators (rendezvous, transports) */
+    double restore_s;   /* agreeing on the version and moving every rank's copy */
+    double reprotect_s; /* giving holders that restarted their replicas again (0: none) */
+} weft_ckpt_join_info;
+WEFT_API void weft_ckpt_join_info_get(const weft_ckpt *k, weft_ckpt_join_info *out);
 
 /* Collective: waits until the previous save is complete on every holder of
  * every rank (WEFT_EPEER when its replication failed: call join), then

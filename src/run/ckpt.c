@@ -12,7 +12,7 @@ void weft_ckpt_config_init(weft_ckpt_config *cc)
 {
     memset(cc, 0, sizeof *cc);
     cc->replicas = 1;
-    cc->placement = WEFT_CKPT_RING;
+    cc->placement = WEFT_CKPT_PLACE_RING;
 }
 
 weft_err weft_ckpt_config_parse(const char *text, weft_ckpt_config *cc, weft_diag *d)
@@ -22,9 +22,9 @@ weft_err weft_ckpt_config_parse(const char *text, weft_ckpt_config *cc, weft_dia
     const char *t = text ? text : "";
     size_t n = strcspn(t, ":");
     if (n == 4 && strncmp(t, "ring", 4) == 0)
-        c.placement = WEFT_CKPT_RING;
+        c.placement = WEFT_CKPT_PLACE_RING;
     else if (n == 5 && strncmp(t, "group", 5) == 0)
-        c.placement = WEFT_CKPT_GROUP;
+        c.placement = WEFT_CKPT_PLACE_GROUP;
     else
         return weft_diag_set(d, WEFT_EINVAL,
                              "ckpt: placement '%s': expected ring or group, optionally with "
@@ -56,7 +56,7 @@ weft_err weft_ckpt_new(const weft_ckpt_config *cc, weft_ckpt **out, weft_diag *d
     if (c.replicas > WEFT_CKPT_MAX_REPLICAS)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: %u replicas (at most %u)", c.replicas,
                              WEFT_CKPT_MAX_REPLICAS);
-    if ((unsigned)c.placement > WEFT_CKPT_GROUP)
+    if ((unsigned)c.placement > WEFT_CKPT_PLACE_GROUP)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: unknown placement %d", (int)c.placement);
     weft_ckpt *k = weft__calloc(1, sizeof *k);
     if (!k) return weft_diag_code(d, WEFT_ENOMEM);
@@ -90,6 +90,11 @@ weft_comm *weft_ckpt_comm(const weft_ckpt *k)
 uint64_t weft_ckpt_generation(const weft_ckpt *k)
 {
     return k->generation;
+}
+
+void weft_ckpt_join_info_get(const weft_ckpt *k, weft_ckpt_join_info *out)
+{
+    *out = k->join;
 }
 
 uint64_t weft_ckpt_committed(const weft_ckpt *k)

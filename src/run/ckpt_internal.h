@@ -45,6 +45,7 @@ struct weft_ckpt {
     uint64_t committed;    /* complete on every holder of every rank */
     uint64_t last_version; /* last saved or restored */
     uint64_t generation;   /* weft_ckpt_generation */
+    weft_ckpt_join_info join;
     /* The helper thread (ckpt_send.c). Under mu: job (a round to send),
      * job_version, stop, and the last round's result. */
     pthread_t thread;
@@ -80,7 +81,7 @@ static inline weft__ckpt_slot *weft__ckpt_slot_of(weft__ckpt_slot pair[2], uint6
  * holder r is. */
 static inline uint32_t weft__ckpt_holder(const struct weft_ckpt *k, uint32_t r, uint32_t j)
 {
-    if (k->cfg.placement == WEFT_CKPT_GROUP) {
+    if (k->cfg.placement == WEFT_CKPT_PLACE_GROUP) {
         uint32_t g = k->cfg.replicas + 1, base = r - r % g;
         return base + (r - base + j) % g;
     }
@@ -89,7 +90,7 @@ static inline uint32_t weft__ckpt_holder(const struct weft_ckpt *k, uint32_t r, 
 
 static inline uint32_t weft__ckpt_owner(const struct weft_ckpt *k, uint32_t r, uint32_t j)
 {
-    if (k->cfg.placement == WEFT_CKPT_GROUP) {
+    if (k->cfg.placement == WEFT_CKPT_PLACE_GROUP) {
         uint32_t g = k->cfg.replicas + 1, base = r - r % g;
         return base + (r - base + g - j) % g;
     }

@@ -32,6 +32,7 @@
 
 #include "base/alloc.h"
 #include "run/ckpt_internal.h"
+#include "run/clock.h"
 #include "run/comm_internal.h"
 #include "run/comm_setup.h"
 #include "run/p2p.h"
@@ -108,7 +109,7 @@ static weft_err lost(const struct weft_ckpt *k, const uint64_t *all, uint32_t o,
         if (n > 0 && (size_t)n < sizeof who - len) len += (size_t)n;
         dead++;
     }
-    const char *place = k->cfg.placement == WEFT_CKPT_GROUP ? "group" : "ring";
+    const char *place = k->cfg.placement == WEFT_CKPT_PLACE_GROUP ? "group" : "ring";
     if (info_of(all, o)[W_FRESH])
         return weft_diag_set(d, WEFT_ENOENT,
                              "ckpt: the checkpoint of rank %u (version %llu) is lost: rank %u "
@@ -243,6 +244,8 @@ static weft_err transfer(struct weft_ckpt *k, const uint64_t *all, uint64_t v, w
 static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint64_t *version,
                           weft_diag *d)
 {
+    int64_t t0 = weft__now_ns();
+    weft_ckpt_join_info info = {.source = cfg->rank};
     weft__ckpt_helper_stop(k);
     weft_comm_free(k->chan);
     weft_comm_free(k->comm);
@@ -256,6 +259,8 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
     weft__boot_params bp = {.cfg = &cc, .parent = k->comm};
     e = weft__comm_setup(&cc, &weft__boot_sub, &bp, &k->chan, d);
     if (e) return e;
+    int64_t t1 = weft__now_ns();
+    info.form_s = (double)(t1 - t0) / 1e9;
     uint32_t n = k->size;
     uint64_t mine[W_COUNT];
     describe(k, mine);
@@ -284,6 +289,9 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
     e = choose_version(k, all, &v, d);
     if (e) goto free_all;
     if (v) {
+        uint64_t bytes;
+        info.source = source_of(k, all, k->rank, v, &bytes);
+        if (info.source != k->rank) info.bytes = bytes;
         e = transfer(k, all, v, d);
         if (e) goto free_all;
         const weft__ckpt_slot *from = weft__ckpt_slot_of(k->own, v);
@@ -304,6 +312,8 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
     }
     k->generation = gen + 1;
     k->committed = k->last_version = v;
+    int64_t t2 = weft__now_ns();
+    info.restore_s = (double)(t2 - t1) / 1e9;
     if (v && any_fresh) {
         weft_diag mine_d;
         weft_diag_clear(&mine_d);
@@ -316,7 +326,10 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
                               "ckpt: giving restarted holders their replicas failed on another "
                               "rank");
         if (e) goto free_all;
+        info.reprotect_s = (double)(weft__now_ns() - t2) / 1e9;
     }
+    info.version = v;
+    k->join = info;
     k->round_err = WEFT_OK;
     k->round_done = v;
     e = weft__ckpt_helper_start(k, d);
@@ -341,7 +354,7 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     if (n < 2 || rep > n - 1)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: %u replicas need at least %u ranks, not %u",
                              rep, rep + 1 > 2 ? rep + 1 : 2, n);
-    if (k->cfg.placement == WEFT_CKPT_GROUP && n % (rep + 1))
+    if (k->cfg.placement == WEFT_CKPT_PLACE_GROUP && n % (rep + 1))
         return weft_diag_set(d, WEFT_EINVAL,
                              "ckpt: group placement with %u replicas needs a multiple of %u "
                              "ranks, not %u",
@@ -361,6 +374,7 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     weft_err e = WEFT_OK;
     for (uint32_t a = 0; a < k->cfg.join_attempts; a++) {
         e = join_once(k, cfg, version, d);
+        if (!e) k->join.attempts = a + 1;
         if (!e || !worth_retrying(e)) return e;
     }
     return e;

@@ -105,7 +105,7 @@ static void *helper_main(void *arg)
      * leave a CPU idle (sched(7)); refused only where SCHED_IDLE is
      * unknown, and then the thread keeps its priority. */
     struct sched_param sp = {0};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    if (!k->cfg.normal_priority) (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     pthread_mutex_lock(&k->mu);
     for (;;) {
         while (!k->job && !k->stop)
