@@ -20,7 +20,8 @@
  *    moment.
  *  lost: ring:1 on 4 ranks; after version 5 is complete everywhere rank 2
  *    kills rank 1 and itself, so rank 1's only replica dies with it: join
- *    fails on every rank with the named error.
+ *    fails on every rank with the named error. The same with group:1,
+ *    where rank 3 kills rank 2, its group's other member.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,12 +196,13 @@ static int rank_kill(const weft_comm_config *cfg, const char *placement, uint64_
     return 0;
 }
 
-static int rank_lost(const weft_comm_config *cfg)
+static int rank_lost(const weft_comm_config *cfg, const char *placement, uint32_t owner,
+                     uint32_t holder)
 {
     weft_diag d;
     weft_diag_clear(&d);
     weft_ckpt_config cc;
-    weft_ckpt_config_init(&cc); /* ring, 1 replica */
+    if (weft_ckpt_config_parse(placement, &cc, &d)) return 2;
     weft_ckpt *k;
     uint64_t x[512];
     if (weft_ckpt_new(&cc, &k, &d) || weft_ckpt_register(k, x, sizeof x, &d)) return 2;
@@ -221,8 +223,8 @@ static int rank_lost(const weft_comm_config *cfg)
             e = weft_ckpt_save(k, s, &d);
         }
         if (!e) e = weft_ckpt_wait(k, &d);
-        if (!e && weft_ckpt_generation(k) == 1 && r == 2) {
-            kill(pids[1], SIGKILL);
+        if (!e && weft_ckpt_generation(k) == 1 && r == holder) {
+            kill(pids[owner], SIGKILL);
             raise(SIGKILL);
         }
         while (!e) /* until the deaths reach this rank */
@@ -242,8 +244,12 @@ static int rank_main(const char *scenario)
         logf_line("FAIL config: %s", d.msg);
         return 2;
     }
-    if (strcmp(scenario, "lost") == 0) return rank_lost(&cfg);
     const char *placement = getenv("CKPT_TEST_PLACEMENT");
+    if (strcmp(scenario, "lost") == 0) {
+        /* ring:1: rank 1's holder is rank 2; group:1: rank 2's is rank 3. */
+        bool group = placement && strncmp(placement, "group", 5) == 0;
+        return rank_lost(&cfg, placement ? placement : "ring:1", group ? 2 : 1, group ? 3 : 2);
+    }
     const char *trials = getenv("CKPT_TEST_TRIALS");
     return rank_kill(&cfg, placement ? placement : "ring:2", trials ? strtoull(trials, NULL, 10) : 0);
 }
@@ -309,6 +315,19 @@ static void kill_trials(const char *placement, const char *transport, uint32_t t
     free(text);
 }
 
+/* Both holders of nothing: the owner and its only holder die at once. */
+static void lost(const char *placement, const char *want)
+{
+    setenv("CKPT_TEST_PLACEMENT", placement, 1);
+    weft_launch_result res;
+    char *text = run_job("lost", 2, &res);
+    CHECK_INT(res.restarted, 2);
+    CHECK_INT(res.status, 3);
+    CHECK(count(text, want) >= 1);
+    if (!count(text, want)) fputs(text ? text : "", stderr);
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (getenv("WEFT_RANK")) return rank_main(argc > 1 ? argv[1] : "kill");
@@ -320,13 +339,20 @@ int main(int argc, char **argv)
     kill_trials("group:1", "tcp", 20);
 
     unsetenv("WEFT_TRANSPORT");
-    weft_launch_result res;
-    char *text = run_job("lost", 2, &res);
-    CHECK_INT(res.restarted, 2);
-    CHECK_INT(res.status, 3);
-    CHECK(count(text, "ckpt: the checkpoint of rank 1 (version 5) is lost: rank 1 restarted and "
-                      "so did its holder rank 2 (1 replica, ring placement)") >= 1);
-    if (!count(text, "is lost")) fputs(text ? text : "", stderr);
-    free(text);
+    lost("ring:1", "ckpt: the checkpoint of rank 1 (version 5) is lost: rank 1 restarted and so "
+                   "did its holder rank 2 (1 replica, ring placement)");
+    lost("group:1", "ckpt: the checkpoint of rank 2 (version 5) is lost: rank 2 restarted and so "
+                    "did its holder rank 3 (1 replica, group placement)");
+
+    weft_ckpt_config cc;
+    weft_diag d;
+    CHECK_ERR(weft_ckpt_config_parse("group:3", &cc, &d), WEFT_OK);
+    CHECK_INT(cc.replicas, 3);
+    CHECK_INT(cc.placement, WEFT_CKPT_PLACE_GROUP);
+    CHECK_ERR(weft_ckpt_config_parse("ring:0", &cc, &d), WEFT_EINVAL);
+    CHECK(strcmp(d.msg, "ckpt: replicas in 'ring:0': expected 1 .. 8") == 0);
+    CHECK_ERR(weft_ckpt_config_parse("star", &cc, &d), WEFT_EINVAL);
+    CHECK(strcmp(d.msg, "ckpt: placement 'star': expected ring or group, optionally with "
+                        ":REPLICAS (ring:2)") == 0);
     return weft_test_done();
 }

@@ -14,7 +14,7 @@
  *   cause, copy_nt, dtype, hello, liveness, secret, sock, reduce_x86,
  *     transport/shm/bell, clock.h (no code of their own above them)
  *   hello_gate, reduce, tuning, transport/shm/leftovers, transport/shm/shm
- *   bootstrap/tcp, transport/tcp/tcp, tuning_text, launch
+ *   bootstrap/tcp, bootstrap/sub, transport/tcp/tcp, tuning_text, launch
  *   comm_fail     failing a communicator; tells the region through
  *                 c->region_abort, so that it needs no code of region.c
  *   p2p           posting requests, progress, waiting (p2p.h)
@@ -30,6 +30,10 @@
  *                 coll_cma, coll_direct)
  *   coll_alltoall
  *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
+ *   ckpt_send     replicating checkpoints, the helper thread (p2p;
+ *                 ckpt_internal.h has the checkpoints' own order)
+ *   ckpt, ckpt_join  save and wait (weft_allreduce), forming the job again
+ *                 and restoring (comm, bootstrap/sub, weft_allgather)
  *   mpi/, pmpi/
  */
 #ifndef WEFT_RUN_COMM_INTERNAL_H
