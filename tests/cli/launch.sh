@@ -1,5 +1,5 @@
 # weft launch: environment of the ranks, exit status of a failing rank,
-# usage errors.
+# restarts, usage errors.
 # Run by CTest as: bash launch.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
@@ -38,6 +38,26 @@ expect_err_has "weft: missing -n N (the number of ranks); weft launch's options 
 run launch -n 2 --bogus true
 expect_rc 2
 expect_err_has "weft: unknown flag '--bogus'"
+
+# --restart: a failing rank starts again in its place with WEFT_RESTART,
+# the others go on; once the restarts are used, a failure stops the job.
+run launch -n 3 --restart 2 -- sh -c 'echo "rank $WEFT_RANK restart ${WEFT_RESTART:-0}"; test "$WEFT_RANK" = 1 && test "${WEFT_RESTART:-0}" -lt 2 && exit 5; exit 0'
+expect_rc 0
+expect_out_has "rank 1 restart 0"
+expect_out_has "rank 1 restart 1"
+expect_out_has "rank 1 restart 2"
+expect_out_has "rank 0 restart 0"
+expect_err_has "weft launch: rank 1 (pid "
+expect_err_has ") exited with status 5; restart 1 of 2"
+expect_err_has ") exited with status 5; restart 2 of 2"
+run launch -n 2 --restart 1 --grace 0.5 -- sh -c 'test "$WEFT_RANK" = 0 && exit 0; kill -KILL $$'
+expect_rc 137
+expect_err_has "was killed by signal 9 (Killed); restart 1 of 1"
+expect_err_has "weft: launch: rank 1 (pid "
+expect_err_has ") was killed by signal 9 (Killed); the other ranks were stopped"
+run launch -n 2 --restart x true
+expect_rc 2
+expect_err_has "weft: bad --restart 'x': expected 0 .. 1000000"
 
 run launch -- true
 expect_rc 2
