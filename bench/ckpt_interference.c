@@ -9,18 +9,21 @@
  *
  * Per loop (GAP = 0 us, a tight loop that leaves no idle time, and GAP =
  * 2000 us of "compute" between allreduces, a sleep, as a GPU's compute
- * leaves the host's CPUs and the network idle):
- *   base   the loop's time per iteration without checkpoint traffic;
- *   idle   the measured idle fraction of the loop: GAP / iteration time;
+ * leaves the host's CPUs and the network idle), 3 pairs of:
+ *   base   the loop without checkpoint traffic (ITERS iterations): the
+ *          median time of one allreduce, and the idle fraction of the
+ *          loop, GAP / time per iteration;
+ *   with   the loop while a checkpoint replicates (until every rank's
+ *          helper is done): the median allreduce, and the iterations the
+ *          checkpoint took;
+ * and the slowdown, with / base - 1 of the medians, per pair (so the
+ * drift of a shared machine's load cancels), the median pair printed.
  *   alone  the replication with the job idle (save + wait, no loop): its
  *          bandwidth B per rank;
- *   with   the loop while the replication runs (until every rank's helper
- *          is done): time per iteration, iterations the checkpoint took;
- *   model  iterations predicted: ceil(S / (B x GAP)); added time 0 when
- *          GAP > 0 (the checkpoint fits in idle time), and without idle
- *          time the checkpoint either waits (strict priority) or, as the
- *          runtime does after max_defer_us, steals time: the slowdown is
- *          then at most alone's time spread over the loop.
+ *   model  iterations predicted: ceil(S / (B x GAP)) at no added time
+ *          when GAP > 0; without idle time strict priority never sends,
+ *          and the runtime's max_defer_us lets a chunk through after 20
+ *          ms of back-to-back collectives.
  * Then the restore: rank 3 drops its state (a fresh weft_ckpt, as a
  * restarted process has) and every rank joins again: rank 3's time to
  * form the job, to get its 64 MiB back from its holder, and to give its
@@ -44,7 +47,7 @@
 #include "weft/ckpt.h"
 #include "weft/comm.h"
 
-enum { RANKS = 8, VICTIM = 3 };
+enum { RANKS = 8, VICTIM = 3, REPS = 3 };
 
 typedef struct params {
     uint64_t bytes, ar_bytes;
@@ -155,42 +158,50 @@ static int body(const weft_comm_config *cfg, void *arg)
     static const uint32_t gaps[] = {0, 2000};
     uint64_t version = 3;
     for (size_t g = 0; g < sizeof gaps / sizeof *gaps; g++) {
-        /* base: the mean of a loop before and a loop after, against the
-         * drift of a shared machine's load. */
-        double base, base2, with, med, med2, med_with;
-        uint32_t n_base, n_with;
-        if (loop(c, NULL, buf, count, gaps[g], p->iters, false, &base, &med, &n_base)) return 1;
-        if (weft_ckpt_save(k, ++version, &d)) {
-            printf("rank %u: save: %s\n", cfg->rank, d.msg);
-            return 1;
+        /* REPS pairs of a loop without and a loop with checkpoint
+         * traffic, each pair's slowdown its own ratio, so that the drift
+         * of a shared machine's load between pairs cancels. */
+        double slow[REPS], base = 0, took = 0;
+        uint32_t n_with[REPS];
+        for (int rep = 0; rep < REPS; rep++) {
+            double b_iter, b_med, w_iter, w_med;
+            uint32_t n_base;
+            if (loop(c, NULL, buf, count, gaps[g], p->iters, false, &b_iter, &b_med, &n_base))
+                return 1;
+            if (weft_ckpt_save(k, ++version, &d)) {
+                printf("rank %u: save: %s\n", cfg->rank, d.msg);
+                return 1;
+            }
+            if (loop(c, k, buf, count, gaps[g], 1, true, &w_iter, &w_med, &n_with[rep]) ||
+                weft_ckpt_wait(k, &d))
+                return 1;
+            slow[rep] = w_med / b_med - 1;
+            base += b_iter / REPS;
+            took += w_iter * n_with[rep] / REPS;
+            if (r0)
+                printf("  pair %d: allreduce median %.3f ms alone, %.3f ms while the checkpoint "
+                       "moves (%u iterations, %.1f ms): %+.1f%%\n",
+                       rep + 1, b_med * 1e3, w_med * 1e3, n_with[rep], w_iter * n_with[rep] * 1e3,
+                       slow[rep] * 100);
         }
-        if (loop(c, k, buf, count, gaps[g], 1, true, &with, &med_with, &n_with) ||
-            weft_ckpt_wait(k, &d))
-            return 1;
-        if (loop(c, NULL, buf, count, gaps[g], p->iters, false, &base2, &med2, &n_base)) return 1;
-        base = (base + base2) / 2;
-        med = (med + med2) / 2;
         if (!r0) continue;
+        qsort(slow, REPS, sizeof *slow, cmp_double);
         double idle = gaps[g] * 1e-6 / base;
         printf("loop: allreduce %.0f KiB, %u us compute between: %.3f ms an iteration, idle "
-               "%.1f%%\n",
-               (double)p->ar_bytes / 1024, gaps[g], base * 1e3, idle * 100);
-        printf("  allreduce median %.3f ms alone, %.3f ms while the checkpoint moves (%u "
-               "iterations, %.1f ms): slowdown %+.1f%%\n",
-               med * 1e3, med_with * 1e3, n_with, with * n_with * 1e3,
-               (med_with / med - 1) * 100);
+               "%.1f%%: allreduce slowdown %+.1f%% (median of %d pairs; %+.1f .. %+.1f%%)\n",
+               (double)p->ar_bytes / 1024, gaps[g], base * 1e3, idle * 100, slow[REPS / 2] * 100,
+               REPS, slow[0] * 100, slow[REPS - 1] * 100);
         if (gaps[g]) {
             double per = bw * gaps[g] * 1e-6;
             printf("  model: I = %.2f MiB of idle time an iteration at %.2f GB/s, S = %.1f MiB: "
-                   "%u iterations at no added time; measured %u iterations, %+.1f%%\n",
+                   "%u iterations at no added time (0%% slowdown)\n",
                    per / 1048576, bw / 1e9, (double)p->bytes / 1048576,
-                   (unsigned)ceil((double)p->bytes / per), n_with, (med_with / med - 1) * 100);
+                   (unsigned)ceil((double)p->bytes / per));
         } else {
             printf("  model: no idle time: strict priority would never send; the runtime sends "
-                   "a chunk after %u us of back-to-back collectives, taking at most alone's "
-                   "%.1f ms from the %u iterations: %+.1f%%; measured %+.1f%%\n",
-                   WEFT_CKPT_DEFAULT_MAX_DEFER_US, alone * 1e3, n_with,
-                   alone / (base * n_with) * 100, (with / base - 1) * 100);
+                   "a chunk after %u us of back-to-back collectives: the checkpoint takes "
+                   "%.1f ms here (alone %.1f ms)\n",
+                   WEFT_CKPT_DEFAULT_MAX_DEFER_US, took * 1e3, alone * 1e3);
         }
     }
     /* The restore: rank VICTIM loses its memory. */
