@@ -73,7 +73,8 @@ weft_err weft_ckpt_register(weft_ckpt *k, void *buf, size_t bytes, weft_diag *d)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: buffers are registered before the first join");
     if (k->nbufs == WEFT_CKPT_MAX_BUFFERS)
         return weft_diag_set(d, WEFT_ELIMIT, "ckpt: more than %u buffers", WEFT_CKPT_MAX_BUFFERS);
-    if (!buf && bytes) return weft_diag_set(d, WEFT_EINVAL, "ckpt: a NULL buffer of %zu bytes", bytes);
+    if (!buf && bytes)
+        return weft_diag_set(d, WEFT_EINVAL, "ckpt: a NULL buffer of %zu bytes", bytes);
     if (bytes > SIZE_MAX / 2 - k->total)
         return weft_diag_set(d, WEFT_EOVERFLOW, "ckpt: %zu more bytes overflow the state", bytes);
     k->bufs[k->nbufs] = buf;
@@ -126,8 +127,7 @@ static weft_err settle(weft_ckpt *k, uint64_t next, weft_diag *d)
         if (round)
             return weft_diag_set(d, round, "ckpt: replicating version %llu failed: %s",
                                  (unsigned long long)k->last_version, mine.msg);
-        return weft_diag_set(d, WEFT_EPEER,
-                             "ckpt: replicating version %llu failed on another rank",
+        return weft_diag_set(d, WEFT_EPEER, "ckpt: replicating version %llu failed on another rank",
                              (unsigned long long)k->last_version);
     }
     if (w[1] != ~w[2])

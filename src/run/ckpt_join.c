@@ -278,8 +278,7 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
                               "(%s), rank %u %llu (%s)",
                               k->rank, (unsigned long long)mine[W_REPLICAS],
                               mine[W_PLACEMENT] ? "group" : "ring", r,
-                              (unsigned long long)w[W_REPLICAS],
-                              w[W_PLACEMENT] ? "group" : "ring");
+                              (unsigned long long)w[W_REPLICAS], w[W_PLACEMENT] ? "group" : "ring");
             goto free_all;
         }
         if (w[W_GENERATION] > gen) gen = w[W_GENERATION];
@@ -346,8 +345,7 @@ static bool worth_retrying(weft_err e)
            e == WEFT_EAUTH;
 }
 
-weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *version,
-                        weft_diag *d)
+weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *version, weft_diag *d)
 {
     if (!cfg) return weft_diag_set(d, WEFT_EINVAL, "ckpt: no configuration");
     uint32_t n = cfg->size, rep = k->cfg.replicas;
@@ -360,9 +358,8 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
                              "ranks, not %u",
                              rep, rep + 1, n);
     if (k->generation && (cfg->rank != k->rank || n != k->size))
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "ckpt: rank %u of %u cannot rejoin as rank %u of %u", k->rank,
-                             k->size, cfg->rank, n);
+        return weft_diag_set(d, WEFT_EINVAL, "ckpt: rank %u of %u cannot rejoin as rank %u of %u",
+                             k->rank, k->size, cfg->rank, n);
     k->rank = cfg->rank;
     k->size = n;
     for (int s = 0; s < 2; s++) {

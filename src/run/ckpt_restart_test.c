@@ -251,7 +251,8 @@ static int rank_main(const char *scenario)
         return rank_lost(&cfg, placement ? placement : "ring:1", group ? 2 : 1, group ? 3 : 2);
     }
     const char *trials = getenv("CKPT_TEST_TRIALS");
-    return rank_kill(&cfg, placement ? placement : "ring:2", trials ? strtoull(trials, NULL, 10) : 0);
+    return rank_kill(&cfg, placement ? placement : "ring:2",
+                     trials ? strtoull(trials, NULL, 10) : 0);
 }
 
 /* The driver: runs SCENARIO under weft_launch with `restarts`; returns the
@@ -311,7 +312,8 @@ static void kill_trials(const char *placement, const char *transport, uint32_t t
     /* Every generation after the first restored every rank, the
      * restarted one included (restart >= 1 in its line). */
     CHECK(count(text, "restored rank") >= (size_t)trials * RANKS);
-    if (count(text, "FAIL") || res.status || getenv("CKPT_TEST_SHOW")) fputs(text ? text : "", stderr);
+    if (count(text, "FAIL") || res.status || getenv("CKPT_TEST_SHOW"))
+        fputs(text ? text : "", stderr);
     free(text);
 }
 

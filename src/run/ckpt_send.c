@@ -52,8 +52,8 @@ static weft_err one_holder(struct weft_ckpt *k, uint32_t j, uint64_t v, weft_dia
                              k->rank, (unsigned long long)v);
     s->complete = false; /* before any byte of the new version lands */
     uint64_t mine[HDR_WORDS] = {HDR_MAGIC, v, k->total, k->rank}, theirs[HDR_WORDS];
-    weft_err e = weft__comm_exchange(ch, to, mine, sizeof mine, from, theirs, sizeof theirs, NULL,
-                                     1, d);
+    weft_err e =
+        weft__comm_exchange(ch, to, mine, sizeof mine, from, theirs, sizeof theirs, NULL, 1, d);
     if (e) return e;
     if (theirs[0] != HDR_MAGIC || theirs[1] != v || theirs[3] != from)
         return weft_diag_set(d, WEFT_EPARSE,

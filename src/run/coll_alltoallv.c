@@ -246,7 +246,7 @@ static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *
     return e;
 }
 
-weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
+static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                               const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
@@ -275,4 +275,14 @@ weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcou
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d));
+}
+
+weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
+                              const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                              const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+{
+    weft_comm *c = weft__comm_plan_comm(cp);
+    weft__coll_enter(c);
+    return weft__coll_leave(c, plan_run_v_call(cp, sendbuf, sendcounts, sdispls, recvbuf,
+                                               recvcounts, rdispls, dtype, d));
 }

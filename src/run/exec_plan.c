@@ -75,6 +75,7 @@
 #include "base/alloc.h"
 #include "run/clock.h"
 #include "run/comm_fail.h"
+#include "run/coll_busy.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"
@@ -719,6 +720,7 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
     weft_comm *c = xp->c;
     const weft_plan_info *info = weft_plan_get_info(xp->p);
     if (xp->sized) return sized_refused(d);
+    weft__coll_enter(c);
     if (!c->failed && weft_dtype_size(dtype) && weft__reduce_get(dtype, op) &&
         count % info->chunks == 0) {
         weft_coll coll = info->coll;
@@ -728,9 +730,9 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
         weft__call_begin(c, coll, count, dtype, reduces ? (uint32_t)op : WEFT__CALL_NO_OP,
                          rooted ? info->root.v : 0);
         weft_err e = weft__call_agree(c, d);
-        if (e) return e;
+        if (e) return weft__coll_leave(c, e);
     }
-    return weft__comm_plan_run(xp, sendbuf, recvbuf, count, dtype, op, d);
+    return weft__coll_leave(c, weft__comm_plan_run(xp, sendbuf, recvbuf, count, dtype, op, d));
 }
 
 weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvbuf, size_t count,
