@@ -10,17 +10,17 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_busy.h"
 #include "run/coll_cma.h"
 #include "run/coll_ring.h"
 #include "run/coll_shared.h"
 #include "run/coll_small.h"
-#include "run/coll_busy.h"
 #include "run/comm_internal.h"
 #include "run/p2p.h"
 #include "run/select.h"
 
 static weft_err alltoall_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                       weft_dtype dtype, weft_diag *d)
+                              weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
@@ -65,7 +65,7 @@ static weft_err alltoall_call(weft_comm *c, const void *sendbuf, void *recvbuf, 
 }
 
 weft_err weft_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                      weft_dtype dtype, weft_diag *d)
+                       weft_dtype dtype, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, alltoall_call(c, sendbuf, recvbuf, count, dtype, d));

@@ -31,8 +31,8 @@
 
 #include "base/alloc.h"
 #include "run/coll_alltoallv.h"
-#include "run/coll_ring.h"
 #include "run/coll_busy.h"
+#include "run/coll_ring.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"
@@ -199,8 +199,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
 }
 
 static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
-                        const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                        const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                               const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
@@ -247,8 +247,8 @@ static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *
 }
 
 static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
-                              const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                              const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+                                const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
     weft_comm *c = weft__comm_plan_comm(cp);
     const weft_plan *p = weft__comm_plan_plan(cp);
@@ -270,11 +270,12 @@ static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const s
 }
 
 weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
-                       const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                       const size_t *rdispls, weft_dtype dtype, weft_diag *d)
+                        const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                        const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
     weft__coll_enter(c);
-    return weft__coll_leave(c, alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d));
+    return weft__coll_leave(
+        c, alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d));
 }
 
 weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,

@@ -40,8 +40,8 @@
 
 #include "base/alloc.h"
 #include "run/block.h"
-#include "run/coll_busy.h"
 #include "run/coll.h"
+#include "run/coll_busy.h"
 #include "run/coll_cma.h"
 #include "run/coll_eager.h"
 #include "run/coll_ring.h"
@@ -256,7 +256,7 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
 }
 
 static weft_err allreduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                        weft_dtype dtype, weft_redop op, weft_diag *d)
+                               weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
@@ -301,7 +301,7 @@ static weft_err allreduce_call(weft_comm *c, const void *sendbuf, void *recvbuf,
 }
 
 static weft_err allgather_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                        weft_dtype dtype, weft_diag *d)
+                               weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
@@ -334,7 +334,7 @@ static weft_err allgather_call(weft_comm *c, const void *sendbuf, void *recvbuf,
 }
 
 static weft_err reduce_scatter_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                             weft_dtype dtype, weft_redop op, weft_diag *d)
+                                    weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
@@ -381,7 +381,7 @@ static weft_err reduce_scatter_call(weft_comm *c, const void *sendbuf, void *rec
 }
 
 static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                        weft_dtype dtype, uint32_t root, weft_diag *d)
+                               weft_dtype dtype, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
     if (e) return e;
@@ -431,7 +431,7 @@ static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf,
 }
 
 static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                     weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
+                            weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
     if (e) return e;
@@ -491,35 +491,35 @@ static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, si
 }
 
 weft_err weft_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                       weft_dtype dtype, weft_redop op, weft_diag *d)
+                        weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, allreduce_call(c, sendbuf, recvbuf, count, dtype, op, d));
 }
 
 weft_err weft_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                       weft_dtype dtype, weft_diag *d)
+                        weft_dtype dtype, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, allgather_call(c, sendbuf, recvbuf, count, dtype, d));
 }
 
 weft_err weft_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                            weft_dtype dtype, weft_redop op, weft_diag *d)
+                             weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, reduce_scatter_call(c, sendbuf, recvbuf, count, dtype, op, d));
 }
 
 weft_err weft_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                       weft_dtype dtype, uint32_t root, weft_diag *d)
+                        weft_dtype dtype, uint32_t root, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, broadcast_call(c, sendbuf, recvbuf, count, dtype, root, d));
 }
 
 weft_err weft_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                    weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
+                     weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
 {
     weft__coll_enter(c);
     return weft__coll_leave(c, reduce_call(c, sendbuf, recvbuf, count, dtype, op, root, d));

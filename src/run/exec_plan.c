@@ -74,8 +74,8 @@
 
 #include "base/alloc.h"
 #include "run/clock.h"
-#include "run/comm_fail.h"
 #include "run/coll_busy.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"

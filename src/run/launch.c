@@ -312,8 +312,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (code != 0 && res->failed_rank < 0 && !e && !got_signal && !kill_at &&
             res->restarted < o->restarts) {
-            pid_t q = restart_rank(o, r, ++restarts[r], lfd, addr, secret, me, keep_int,
-                                   keep_term, &started, &nstarted, st, p, res);
+            pid_t q = restart_rank(o, r, ++restarts[r], lfd, addr, secret, me, keep_int, keep_term,
+                                   &started, &nstarted, st, p, res);
             if (q > 0) {
                 pids[r] = q;
                 running++;
