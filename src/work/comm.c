@@ -441,12 +441,16 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
             *out = c->cache[i].time_s;
             return WEFT_OK;
         }
-    weft_err err = scratch(c, c->ranks, d);
-    if (err)
-        return err;
-    uint32_t *pos = c->scratch;
+    /* A miss here can still be a simulation already run: layouts that
+     * differ (CP 2 x DP 256 and CP 4 x DP 128 with TP 1, PP 1) can put the
+     * same ranks in the same groups, so the groups' positions go to the
+     * cache of weft__work_groups_s, which runs the same simulation. */
+    uint32_t *pos = weft__malloc((size_t)c->ranks * sizeof *pos);
+    if (!pos)
+        return weft_diag_code(d, WEFT_ENOMEM);
     weft__work_groups(p, dp, mask, pos);
     double t = 0;
+    weft_err err;
     if (pairs) {
         /* Stage s with stage s + 1, s even: each sends `size` both ways. */
         uint32_t m = 0;
@@ -455,15 +459,13 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
                 pos[m++] = pos[g0 + s];
                 pos[m++] = pos[g0 + s + 1];
             }
-        err = sim_rings(c, m, 2, WEFT_COLL_ALLGATHER, 2 * size, &t, d);
-    } else if (coll == WEFT_COLL_ALLTOALL) {
-        err = sim_alltoall(c, pos, c->ranks, gs, size, &t, d);
+        err = weft__work_groups_s(c, WEFT_COLL_ALLGATHER, false, pos, m, 2, 2 * size, &t, d);
     } else {
-        err = sim_rings(c, c->ranks, gs, coll, size, &t, d);
+        err = weft__work_groups_s(c, coll, false, pos, c->ranks, gs, size, &t, d);
     }
+    weft__free(pos);
     if (err)
         return err;
-    c->sims++;
     if (weft__grow((void **)&c->cache, &c->cache_cap, c->cache_n + 1, sizeof *c->cache))
         return weft_diag_code(d, WEFT_ENOMEM);
     c->cache[c->cache_n].key = key;

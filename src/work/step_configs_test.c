@@ -350,6 +350,46 @@ static void test_trace_end(void)
     weft_topo_free(t);
 }
 
+/* The sweep's caches (by layout, then by the groups' ranks) answer each
+ * configuration as a step alone on a fresh context would: every 7th entry
+ * of gpt-1.7b's sweep over a100:2, re-run alone, gives the same step time
+ * and memory to the bit. */
+static void test_sweep_matches_steps(void)
+{
+    weft_topo *t = weft__test_topo_spec("a100:2");
+    weft_gpu g;
+    CHECK(weft_gpu_find("a100-80g", &g));
+    weft_work_ctx *ctx = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &ctx), WEFT_OK);
+    weft_model m = preset("gpt-1.7b");
+    weft_parallel base;
+    weft_parallel_init(&base);
+    base.global_batch = 64;
+    weft_sweep_entry *e = NULL;
+    size_t n = 0;
+    CHECK_ERR(weft_work_sweep(ctx, &m, &base, &e, &n, NULL), WEFT_OK);
+    CHECK(n > 100);
+    size_t checked = 0, differ = 0;
+    for (size_t i = 0; i < n; i += 7) {
+        weft_work_ctx *alone = NULL;
+        CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &alone), WEFT_OK);
+        weft_step_result r;
+        CHECK_ERR(weft_work_step(alone, &m, &e[i].par, false, NULL, &r, NULL), WEFT_OK);
+        if (r.step_s != e[i].res.step_s || r.counts.mem_total != e[i].res.counts.mem_total) {
+            if (differ++ < 3)
+                fprintf(stderr, "  sweep entry %zu: %.9f s in the sweep, %.9f s alone\n", i,
+                        e[i].res.step_s, r.step_s);
+        }
+        checked++;
+        weft_work_ctx_free(alone);
+    }
+    CHECK(checked * 7 >= n);
+    CHECK_INT(differ, 0);
+    weft_work_sweep_free(e);
+    weft_work_ctx_free(ctx);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     test_interleaved();
@@ -359,5 +399,6 @@ int main(void)
     test_zero();
     test_overflow();
     test_trace_end();
+    test_sweep_matches_steps();
     return weft_test_done();
 }
