@@ -316,8 +316,10 @@ typedef struct weft_sweep_entry {
 } weft_sweep_entry;
 
 /* Every valid (TP, PP, virtual stages, CP, EP, micro-batch, recompute) for
- * m with base's batch, precision and options on c's fabric, predicted and
- * sorted by step time, those that fit in memory first. *out (release with
+ * m with base's batch, precision and options on c's fabric: those that
+ * fit in memory predicted and sorted by step time, then those that do not,
+ * with their counts and memory but not predicted (step_s 0, fits false),
+ * by memory. *out (release with
  * weft_work_sweep_free) holds the *n configurations that pass Megatron's
  * argument checks. TP runs over powers of two up to the ranks of one
  * host (with SP when > 1), PP over the divisors of the layers, virtual

@@ -74,8 +74,19 @@ weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m0, const weft_para
                                     weft__free(e);
                                     return weft_diag_code(d, WEFT_ENOMEM);
                                 }
+                                if (p.prec != WEFT_PREC_FP32 && !(c->gpu->peak[p.prec] > 0))
+                                    continue; /* fp8 on a GPU without it */
+                                if (!((double)cnt.mem_total <= c->gpu->hbm_bytes)) {
+                                    /* Ranked after those that fit, by memory, not
+                                     * predicted (most of a large model's space). */
+                                    memset(&e[len].res, 0, sizeof e[len].res);
+                                    e[len].res.counts = cnt;
+                                    e[len].par = p;
+                                    len++;
+                                    continue;
+                                }
                                 weft_err err = weft_work_step(c, &m, &p, false, NULL, &e[len].res, d);
-                                if (err == WEFT_EINVAL) /* fp8 on a GPU without it */
+                                if (err == WEFT_EINVAL) /* a combination the step refuses */
                                     continue;
                                 if (err) {
                                     weft__free(e);
