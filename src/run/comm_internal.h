@@ -30,6 +30,7 @@
  *                 coll_cma, coll_direct)
  *   coll_alltoall
  *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
+ *   coll_sparse   weft_allreduce_sparse (p2p, the hash partition of synth)
  *   mpi/, pmpi/
  */
 #ifndef WEFT_RUN_COMM_INTERNAL_H

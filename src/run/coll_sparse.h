@@ -1,0 +1,26 @@
+/* The sparse all-reduce's internals (coll_sparse.c) that the quantized
+ * all-reduce and the tests share. */
+#ifndef WEFT_RUN_COLL_SPARSE_H
+#define WEFT_RUN_COLL_SPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One (index, value) pair in flight, with its owning rank. */
+typedef struct weft__sparse_rec {
+    uint64_t idx;
+    float v;
+    uint32_t owner;
+} weft__sparse_rec;
+
+/* Stable LSD radix sort of a[0..m) by idx (its low `bits` bits, 11 a
+ * pass, a pass skipped when every record shares its digit), then, when
+ * by_owner, stably by owner (< owners): records of one owner stay in index
+ * order and equal indices in their first order. tmp holds m records. The
+ * sorted records are in a or tmp: the one returned; NULL when out of
+ * memory (nothing moved). */
+weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, size_t m,
+                                    unsigned bits, bool by_owner, uint32_t owners);
+
+#endif
