@@ -81,6 +81,75 @@ WEFT_API weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_
 /* Frees r's arrays and zeroes it; NULL and a zeroed result are allowed. */
 WEFT_API void weft_sparse_result_free(weft_sparse_result *r);
 
+/* ---- Compressors with error feedback --------------------------------------
+ *
+ * Error feedback (Seide et al., "1-bit SGD", Interspeech 2014; Karimireddy
+ * et al., "Error Feedback Fixes SignSGD", ICML 2019): the compressor sends
+ * C(g + e) and keeps e' = (g + e) - D(C(g + e)), what it did not send, for
+ * the next step. The residual e lives in a weft_ef the caller owns, one per
+ * tensor; a NULL weft_ef compresses g alone. */
+typedef struct weft_ef {
+    float *residual; /* n floats, zero at first */
+    size_t n;
+} weft_ef;
+
+/* A zero residual of n floats (WEFT_ENOMEM). */
+WEFT_API weft_err weft_ef_init(weft_ef *ef, size_t n);
+/* Frees the residual; safe on a zeroed or finished weft_ef. */
+WEFT_API void weft_ef_fini(weft_ef *ef);
+
+/* Top-k (Aji & Heafield, EMNLP 2017): x = g + e; the k elements of largest
+ * |x| (ties to the lower index; NaN counts as largest), written as
+ * indices[0..k) ascending and values[i] = x[indices[i]]; the residual
+ * becomes x with those k zeroed. k <= n < 2^32. WEFT_EINVAL for k > n, n
+ * >= 2^32 or a residual of another length; WEFT_ENOMEM. */
+WEFT_API weft_err weft_topk_compress(const float *g, size_t n, size_t k, weft_ef *ef,
+                                     uint32_t *indices, float *values, weft_diag *d);
+
+/* int8 with one fp32 scale per block of `block` elements (0: one block of
+ * all n; the last block may be shorter): the scales weft_int8_compress
+ * writes. */
+WEFT_API size_t weft_int8_scales(size_t n, size_t block);
+
+/* int8 quantization (per tensor or per block, as weft_compress_bytes'
+ * int8:B; ZeRO++'s block quantization): x = g + e; for each block b, s_b =
+ * max |x| / 127 in fp32 (1 when the block is all zero), q_i = x_i / s_b
+ * rounded to nearest even (in double), clamped to [-127, 127]; the residual
+ * becomes x - D(q). Bound, for a block of finite values: |x_i - s_b q_i| <=
+ * s_b (1/2 + 2^-16) (the rounding of x / s_b, and s_b q_i in fp32).
+ * WEFT_EINVAL for a residual of another length; NaN or infinite values
+ * give unspecified codes. */
+WEFT_API weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef,
+                                     int8_t *q, float *scales, weft_diag *d);
+/* out[i] = scales[i / block] x q[i], in fp32. */
+WEFT_API void weft_int8_decompress(const int8_t *q, const float *scales, size_t n, size_t block,
+                                   float *out);
+
+/* ---- Quantized all-reduce ------------------------------------------------ */
+
+/* The int8 two-shot all-reduce of count floats (quant-2shot,
+ * docs/compression.md): chunk j (count / size elements, the first count
+ * mod size one more; chunks in rank order) is owned by rank j. Every rank
+ * int8-compresses its chunk j (blocks of `block` from the chunk's start,
+ * 0: one block a chunk) and sends it to rank j; the owner decompresses
+ * the size chunks, sums them in rank order in double, rounds the sums to
+ * fp32, compresses them again and sends them to every rank; every rank
+ * decompresses into recvbuf (in place when sendbuf == recvbuf). Every rank
+ * gets the same bytes. Wire: a chunk of c elements weighs c + 4
+ * ceil(c / block) bytes (c + 4 for block 0), int8:B's
+ * weft_compress_bytes.
+ *
+ * Bound: for element i in block b of its chunk, with y_i the exact sum
+ * of the inputs and m_{r,b} the largest |x| of rank r in block b,
+ *     |recvbuf_i - y_i| <= (1 + 2^-12) sum_r m_{r,b} / 127
+ * (each rank's quantization error is at most m_{r,b} / 254 (1 + 2^-15),
+ * the owner's at most max |sum| / 254 (1 + 2^-15) <= sum_r m_{r,b} / 254
+ * (1 + 2^-14), the fp32 rounding of the sum 2^-24 of it), for finite
+ * inputs. Every rank must pass the same count and block (checked: WEFT_EINVAL
+ * on every rank otherwise, as the sparse all-reduce's errors); WEFT_ENOMEM. */
+WEFT_API weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
+                                      size_t count, size_t block, weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

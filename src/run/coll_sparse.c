@@ -120,8 +120,8 @@ static uint64_t load_index(const unsigned char *msg, size_t i, size_t isz)
 
 /* Every rank's w words into all (w per rank, in rank order): size - 1
  * pairwise exchanges. */
-static weft_err gather_words(weft_comm *c, const uint64_t *mine, uint64_t *all, size_t w,
-                             weft_diag *d)
+weft_err weft__sparse_gather_words(weft_comm *c, const uint64_t *mine, uint64_t *all, size_t w,
+                                   weft_diag *d)
 {
     uint32_t n = c->size, r = c->rank;
     weft_err e = WEFT_OK;
@@ -324,7 +324,7 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     check_args(indices, index_type, values, count, n, dense, sparse, mine);
     uint64_t *all = weft__malloc((size_t)s.n * HDR * sizeof *all);
     if (!all) return weft_diag_code(d, WEFT_ENOMEM);
-    e = gather_words(c, mine, all, HDR, d);
+    e = weft__sparse_gather_words(c, mine, all, HDR, d);
     if (!e) e = judge(all, s.n, d);
     weft__free(all);
     if (e) return e;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "weft/err.h"
+
 /* One (index, value) pair in flight, with its owning rank. */
 typedef struct weft__sparse_rec {
     uint64_t idx;
@@ -22,5 +24,11 @@ typedef struct weft__sparse_rec {
  * memory (nothing moved). */
 weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, size_t m,
                                     unsigned bits, bool by_owner, uint32_t owners);
+
+struct weft_comm;
+/* Every rank's w words into all (w per rank, in rank order), by size - 1
+ * pairwise exchanges on the transports (never the schedule selection). */
+weft_err weft__sparse_gather_words(struct weft_comm *c, const uint64_t *mine, uint64_t *all,
+                                   size_t w, weft_diag *d);
 
 #endif
