@@ -144,8 +144,11 @@ weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef,
         scales[s] = sc;
         for (size_t i = b0; i < b1; i++) {
             float x = g[i] + (ef ? ef->residual[i] : 0.0f);
-            double r = nearbyint((double)x * inv);
-            r = r > 127 ? 127 : r < -127 ? -127 : r;
+            /* Round to nearest even: adding and taking away 1.5 x 2^52
+             * leaves the integer part (|x inv| <= 127 (1 + 2^-23)) in
+             * the default rounding mode, without a libm call. */
+            double r = ((double)x * inv + 0x1.8p52) - 0x1.8p52;
+            r = r > 127 ? 127 : r >= -127 ? r : -127; /* NaN: -127, never UB */
             q[i] = (int8_t)r;
             if (ef) ef->residual[i] = x - sc * (float)q[i];
         }
