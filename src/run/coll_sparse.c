@@ -118,19 +118,65 @@ static uint64_t load_index(const unsigned char *msg, size_t i, size_t isz)
     return x;
 }
 
-/* Every rank's w words into all (w per rank, in rank order): size - 1
- * pairwise exchanges. */
+weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, const size_t *sl,
+                               unsigned char *const *rb, const size_t *rl, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank, m = 0;
+    if (n < 2) return WEFT_OK;
+    weft__xreq *req = weft__malloc(2 * (size_t)(n - 1) * sizeof *req);
+    weft__xreq **w = weft__malloc(2 * (size_t)(n - 1) * sizeof *w);
+    weft_err e = WEFT_OK;
+    if (!req || !w) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_reqs;
+    }
+    /* Receives first, in the order of the pairwise steps (from me - k),
+     * then the sends (to me + k), so that early steps' peers go first. */
+    for (uint32_t k = 1; k < n && !e; k++) {
+        uint32_t from = (me + n - k) % n;
+        if (!rl[from]) continue;
+        req[m] = (weft__xreq){.peer = from, .buf = rb[from], .len = rl[from]};
+        w[m] = &req[m];
+        e = weft__comm_post(c, &req[m++], d);
+    }
+    for (uint32_t k = 1; k < n && !e; k++) {
+        uint32_t to = (me + k) % n;
+        if (!sl[to]) continue;
+        req[m] = (weft__xreq){
+            .peer = to, .is_send = true, .buf = (unsigned char *)sb[to], .len = sl[to]};
+        w[m] = &req[m];
+        e = weft__comm_post(c, &req[m++], d);
+    }
+    if (!e) e = weft__comm_wait(c, w, m, d);
+free_reqs:
+    weft__free(w);
+    weft__free(req);
+    return e;
+}
+
 weft_err weft__sparse_gather_words(weft_comm *c, const uint64_t *mine, uint64_t *all, size_t w,
                                    weft_diag *d)
 {
     uint32_t n = c->size, r = c->rank;
-    weft_err e = WEFT_OK;
     memcpy(all + (size_t)r * w, mine, w * sizeof *all);
-    for (uint32_t k = 1; !e && k < n; k++) {
-        uint32_t to = (r + k) % n, from = (r + n - k) % n;
-        e = weft__comm_exchange(c, to, mine, w * sizeof *mine, from, all + (size_t)from * w,
-                                w * sizeof *all, NULL, 1, d);
+    const unsigned char **sb = weft__malloc((size_t)n * sizeof *sb);
+    unsigned char **rb = weft__malloc((size_t)n * sizeof *rb);
+    size_t *len = weft__malloc((size_t)n * sizeof *len);
+    weft_err e = WEFT_OK;
+    if (!sb || !rb || !len) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_arrays;
     }
+    for (uint32_t j = 0; j < n; j++) {
+        sb[j] = (const unsigned char *)mine;
+        rb[j] = (unsigned char *)(all + (size_t)j * w);
+        len[j] = j == r ? 0 : w * sizeof *all;
+    }
+    e = weft__sparse_post_all(c, sb, len, rb, len, d);
+free_arrays:
+    weft__free(len);
+    weft__free(rb);
+    weft__free(sb);
     return e;
 }
 
@@ -251,17 +297,70 @@ static size_t coalesce(weft__sparse_rec *a, size_t m)
     return o;
 }
 
-/* Reads the m pairs of msg (isz-byte indices, then values) into recs,
- * with owner set to tag. */
-static void unpack(weft__sparse_rec *recs, const unsigned char *msg, size_t m, size_t isz,
-                   uint32_t tag)
+/* A k-way merge of sorted runs of packed pairs (each run's indices
+ * ascending, unique within it): a binary heap of the runs' heads keyed by
+ * (index, run), so equal indices come out in run order (rank order). */
+typedef struct run_head {
+    const unsigned char *msg;
+    size_t i, m;
+    uint64_t idx;
+    uint32_t run;
+} run_head;
+
+static bool head_less(const run_head *a, const run_head *b)
 {
-    const unsigned char *v = msg + m * isz;
-    for (size_t i = 0; i < m; i++) {
-        recs[i].idx = load_index(msg, i, isz);
-        memcpy(&recs[i].v, v + i * sizeof(float), sizeof(float));
-        recs[i].owner = tag;
+    return a->idx < b->idx || (a->idx == b->idx && a->run < b->run);
+}
+
+static void sift_down(run_head *h, size_t m, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, best = i;
+        if (l < m && head_less(&h[l], &h[best])) best = l;
+        if (l + 1 < m && head_less(&h[l + 1], &h[best])) best = l + 1;
+        if (best == i) return;
+        run_head t = h[i];
+        h[i] = h[best];
+        h[best] = t;
+        i = best;
     }
+}
+
+/* Merges runs (msgs[j], counts[j]) j < nr, summing equal indices in run
+ * order, into ix (isz bytes each) and vals; returns the pairs written.
+ * heap holds nr entries. */
+static size_t merge_runs(const unsigned char *const *msgs, const size_t *counts, uint32_t nr,
+                         size_t isz, run_head *heap, unsigned char *ix, float *vals)
+{
+    size_t m = 0, o = 0;
+    for (uint32_t j = 0; j < nr; j++)
+        if (counts[j])
+            heap[m++] = (run_head){msgs[j], 0, counts[j], load_index(msgs[j], 0, isz), j};
+    for (size_t i = m; i-- > 0;)
+        sift_down(heap, m, i);
+    while (m) {
+        run_head *h = &heap[0];
+        float v;
+        memcpy(&v, h->msg + h->m * isz + h->i * sizeof(float), sizeof v);
+        if (o && load_index(ix, o - 1, isz) == h->idx) {
+            vals[o - 1] += v;
+        } else {
+            if (isz == 4) {
+                uint32_t x = (uint32_t)h->idx;
+                memcpy(ix + o * 4, &x, 4);
+            } else {
+                memcpy(ix + o * 8, &h->idx, 8);
+            }
+            vals[o++] = v;
+        }
+        if (++h->i < h->m) {
+            h->idx = load_index(h->msg, h->i, isz);
+        } else {
+            heap[0] = heap[--m];
+        }
+        sift_down(heap, m, 0);
+    }
+    return o;
 }
 
 typedef struct sparse_call {
@@ -272,11 +371,11 @@ typedef struct sparse_call {
     weft_sparse_hash h;
 } sparse_call;
 
-/* Exchanges: count words then payloads. scount[j] pairs at sbuf + soff[j]
- * go to rank j (all_to_all) or mine (scount[0] at sbuf) to every rank;
- * rcount[j] and roff[j] are filled and *rbuf allocated (8-byte aligned
- * slots). rcount[me], roff[me] describe this rank's own data in sbuf
- * instead (*own_in_sbuf). */
+/* Exchanges: count words then payloads, every peer's posted at once.
+ * scount[j] pairs at sbuf + soff[j] go to rank j (all_to_all), or
+ * scount[0] pairs at sbuf to every rank; rcount[j] and roff[j] are filled
+ * and *rbuf allocated (8-byte aligned slots). rcount[me] is this rank's
+ * own count (its data stays in sbuf). */
 static weft_err exchange(sparse_call *s, bool all_to_all, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
                          unsigned char **rbuf, weft_diag *d)
@@ -284,32 +383,45 @@ static weft_err exchange(sparse_call *s, bool all_to_all, const unsigned char *s
     uint32_t n = s->n, me = s->me;
     weft_err e = WEFT_OK;
     uint64_t *words = weft__malloc(2 * (size_t)n * sizeof *words);
-    if (!words) return weft_diag_code(d, WEFT_ENOMEM);
-    uint64_t *theirs = words + n;
-    for (uint32_t j = 0; j < n; j++)
-        words[j] = all_to_all ? scount[j] : scount[0];
-    theirs[me] = words[me];
-    for (uint32_t k = 1; !e && k < n; k++) {
-        uint32_t to = (me + k) % n, from = (me + n - k) % n;
-        e = weft__comm_exchange(s->c, to, &words[to], sizeof *words, from, &theirs[from],
-                                sizeof *theirs, NULL, 1, d);
+    const unsigned char **sb = weft__malloc((size_t)n * sizeof *sb);
+    unsigned char **rb = weft__malloc((size_t)n * sizeof *rb);
+    size_t *sl = weft__malloc(2 * (size_t)n * sizeof *sl);
+    if (!words || !sb || !rb || !sl) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_arrays;
     }
+    uint64_t *theirs = words + n;
+    size_t *rl = sl + n;
+    for (uint32_t j = 0; j < n; j++) {
+        words[j] = all_to_all ? scount[j] : scount[0];
+        sb[j] = (const unsigned char *)&words[j];
+        rb[j] = (unsigned char *)&theirs[j];
+        sl[j] = rl[j] = j == me ? 0 : sizeof *words;
+    }
+    theirs[me] = words[me];
+    if ((e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d))) goto free_arrays;
     size_t total = 0;
-    for (uint32_t j = 0; !e && j < n; j++) {
+    for (uint32_t j = 0; j < n; j++) {
         rcount[j] = (size_t)theirs[j];
         roff[j] = total;
         if (j != me) total += align8(rcount[j] * s->per);
     }
-    weft__free(words);
-    if (e) return e;
-    if (!(*rbuf = weft__malloc(total ? total : 1))) return weft_diag_code(d, WEFT_ENOMEM);
-    for (uint32_t k = 1; !e && k < n; k++) {
-        uint32_t to = (me + k) % n, from = (me + n - k) % n;
-        const unsigned char *out = all_to_all ? sbuf + soff[to] : sbuf;
-        size_t ob = (all_to_all ? scount[to] : scount[0]) * s->per;
-        e = weft__comm_exchange(s->c, to, out, ob, from, *rbuf + roff[from], rcount[from] * s->per,
-                                NULL, 1, d);
+    if (!(*rbuf = weft__malloc(total ? total : 1))) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_arrays;
     }
+    for (uint32_t j = 0; j < n; j++) {
+        sb[j] = all_to_all ? sbuf + soff[j] : sbuf;
+        sl[j] = j == me ? 0 : (all_to_all ? scount[j] : scount[0]) * s->per;
+        rb[j] = *rbuf + roff[j];
+        rl[j] = j == me ? 0 : rcount[j] * s->per;
+    }
+    e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d);
+free_arrays:
+    weft__free(sl);
+    weft__free(rb);
+    weft__free(sb);
+    weft__free(words);
     return e;
 }
 
@@ -378,39 +490,38 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     /* 3. Sparse reduce-scatter. */
     if ((e = exchange(&s, true, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_local;
 
-    /* 4. The owner's sum, in rank order. */
+    /* 4. The owner's sum, in rank order: a merge of the ranks' sorted
+     * runs, packed as [indices][values] once its count u is known. */
     size_t got = 0;
     for (uint32_t j = 0; j < s.n; j++)
         got += rcount[j];
-    weft__free(recs);
-    weft__free(tmp);
-    recs = weft__malloc((got ? got : 1) * sizeof *recs);
-    tmp = weft__malloc((got ? got : 1) * sizeof *tmp);
-    if (!recs || !tmp) {
+    const unsigned char **msgs = weft__malloc((size_t)s.n * sizeof *msgs);
+    run_head *heap = weft__malloc((size_t)s.n * sizeof *heap);
+    unsigned char *mix = weft__malloc(got ? got * s.isz : 1);
+    float *mval = weft__malloc(got ? got * sizeof *mval : 1);
+    if (!msgs || !heap || !mix || !mval) {
+        weft__free(msgs), weft__free(heap), weft__free(mix), weft__free(mval);
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_local;
     }
-    got = 0;
-    for (uint32_t j = 0; j < s.n; j++) {
-        const unsigned char *msg = j == s.me ? sbuf + soff[j] : rbuf + roff[j];
-        unpack(recs + got, msg, rcount[j], s.isz, 0);
-        got += rcount[j];
-    }
-    if (!(sorted = weft__sparse_sort(recs, tmp, got, bits, false, 1))) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
-    }
-    size_t u = coalesce(sorted, got);
+    for (uint32_t j = 0; j < s.n; j++)
+        msgs[j] = j == s.me ? sbuf + soff[j] : rbuf + roff[j];
+    size_t u = merge_runs(msgs, rcount, s.n, s.isz, heap, mix, mval);
     weft__free(sbuf);
-    if (!(sbuf = weft__malloc(u ? u * s.per : 1))) {
+    if ((sbuf = weft__malloc(u ? u * s.per : 1))) {
+        if (u) memcpy(sbuf, mix, u * s.isz);
+        if (u) memcpy(sbuf + u * s.isz, mval, u * sizeof *mval);
+    }
+    weft__free(mix), weft__free(mval);
+    if (!sbuf) {
+        weft__free(msgs), weft__free(heap);
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_local;
     }
-    pack(sbuf, sorted, u, s.isz);
 
     /* 5. All-gather of the owners' sums. */
     size_t mycount[1] = {u}, myoff[1] = {0};
-    if ((e = exchange(&s, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d))) goto free_local;
+    if ((e = exchange(&s, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d))) goto free_merge;
     size_t total = 0;
     for (uint32_t j = 0; j < s.n; j++)
         total += gcount[j];
@@ -422,37 +533,23 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
             for (size_t i = 0; i < gcount[j]; i++)
                 memcpy(&dense[load_index(msg, i, s.isz)], v + i * sizeof(float), sizeof(float));
         }
-        goto free_local;
+        goto free_merge;
     }
-    weft__free(recs);
-    weft__free(tmp);
-    recs = weft__malloc((total ? total : 1) * sizeof *recs);
-    tmp = weft__malloc((total ? total : 1) * sizeof *tmp);
     weft_sparse_result res = {weft__malloc(total ? total * s.isz : 1),
                               weft__malloc(total ? total * sizeof(float) : 1), total};
-    if (!recs || !tmp || !res.indices || !res.values) {
+    if (!res.indices || !res.values) {
         weft_sparse_result_free(&res);
         e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
+        goto free_merge;
     }
-    got = 0;
-    for (uint32_t j = 0; j < s.n; j++) {
-        unpack(recs + got, j == s.me ? sbuf : gbuf + goff[j], gcount[j], s.isz, 0);
-        got += gcount[j];
-    }
-    if (!(sorted = weft__sparse_sort(recs, tmp, total, bits, false, 1))) {
-        weft_sparse_result_free(&res);
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
-    }
-    for (size_t i = 0; i < total; i++) {
-        if (s.isz == 4)
-            ((uint32_t *)res.indices)[i] = (uint32_t)sorted[i].idx;
-        else
-            ((uint64_t *)res.indices)[i] = sorted[i].idx;
-        res.values[i] = sorted[i].v;
-    }
+    for (uint32_t j = 0; j < s.n; j++)
+        msgs[j] = j == s.me ? sbuf : gbuf + goff[j];
+    /* The owners' parts are disjoint: the merge only orders them. */
+    res.count = merge_runs(msgs, gcount, s.n, s.isz, heap, res.indices, res.values);
     *sparse = res;
+free_merge:
+    weft__free(heap);
+    weft__free(msgs);
 free_local:
     weft__free(gbuf);
     weft__free(rbuf);

@@ -26,8 +26,14 @@ weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, 
                                     unsigned bits, bool by_owner, uint32_t owners);
 
 struct weft_comm;
-/* Every rank's w words into all (w per rank, in rank order), by size - 1
- * pairwise exchanges on the transports (never the schedule selection). */
+/* Sends sl[j] bytes of sb[j] to every rank j and receives rl[j] bytes from
+ * it into rb[j] (0: none; entry own rank ignored), every request posted at
+ * once on the transports, then waits for all. Blocking. */
+weft_err weft__sparse_post_all(struct weft_comm *c, const unsigned char *const *sb,
+                               const size_t *sl, unsigned char *const *rb, const size_t *rl,
+                               weft_diag *d);
+/* Every rank's w words into all (w per rank, in rank order), with
+ * weft__sparse_post_all (never the schedule selection). */
 weft_err weft__sparse_gather_words(struct weft_comm *c, const uint64_t *mine, uint64_t *all,
                                    size_t w, weft_diag *d);
 
