@@ -5,8 +5,8 @@
  * (ns = weft_int8_scales(c, block)), c + 4 ns bytes as int8:B weighs.
  * The owner's own chunk is summed uncompressed (it never crosses a wire);
  * the others arrive compressed. Steps as coll_sparse.c's: a header of
- * three words a rank, size - 1 pairwise exchanges to the owners, size - 1
- * back. */
+ * three words a rank, then every chunk to its owner and every owner's sum
+ * to every rank, each phase's messages posted at once. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -87,12 +87,13 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
         rtotal += align8(packed_bytes(mylen, block));
     }
     unsigned char *sbuf = weft__malloc(stotal ? stotal : 1);
-    /* Phase 3 receives one chunk at a time, at most count / n + 1. */
-    size_t most = align8(packed_bytes(count / n + 1, block));
-    unsigned char *rbuf = weft__malloc(rtotal > most ? rtotal : most);
+    unsigned char *rbuf = weft__malloc(rtotal ? rtotal : 1);
+    const unsigned char **sb = weft__malloc((size_t)n * sizeof *sb);
+    unsigned char **rb = weft__malloc((size_t)n * sizeof *rb);
+    size_t *sl = weft__malloc(2 * (size_t)n * sizeof *sl), *rl = sl ? sl + n : NULL;
     double *acc = weft__malloc((mylen ? mylen : 1) * sizeof *acc);
     float *tmp = weft__malloc((mylen ? mylen : 1) * sizeof *tmp);
-    if (!sbuf || !rbuf || !acc || !tmp) {
+    if (!sbuf || !rbuf || !acc || !tmp || !sb || !rb || !sl) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
@@ -103,13 +104,14 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
         compress_into(sbuf + off[j], sendbuf + first, len, block);
     }
     size_t mine_b = packed_bytes(mylen, block);
-    for (uint32_t k = 1; !e && k < n; k++) {
-        uint32_t to = (me + k) % n, from = (me + n - k) % n;
-        chunk(count, n, to, &first, &len);
-        e = weft__comm_exchange(c, to, sbuf + off[to], packed_bytes(len, block), from,
-                                rbuf + roff[from], mine_b, NULL, 1, d);
+    for (uint32_t j = 0; j < n; j++) {
+        chunk(count, n, j, &first, &len);
+        sb[j] = sbuf + off[j];
+        sl[j] = j == me ? 0 : packed_bytes(len, block);
+        rb[j] = rbuf + roff[j];
+        rl[j] = j == me ? 0 : mine_b;
     }
-    if (e) goto free_all;
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, d))) goto free_all;
     /* 2. The owner's sum in rank order, in double, rounded to fp32 and
      * compressed once more. */
     for (uint32_t r = 0; r < n; r++) {
@@ -125,15 +127,25 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
         tmp[i] = (float)acc[i];
     compress_into(sbuf + off[me], tmp, mylen, block);
     decompress_from(sbuf + off[me], mylen, block, recvbuf + myfirst);
-    /* 3. Every owner's compressed sum to every rank. */
-    for (uint32_t k = 1; !e && k < n; k++) {
-        uint32_t to = (me + k) % n, from = (me + n - k) % n;
-        chunk(count, n, from, &first, &len);
-        e = weft__comm_exchange(c, to, sbuf + off[me], mine_b, from, rbuf,
-                                packed_bytes(len, block), NULL, 1, d);
-        if (!e) decompress_from(rbuf, len, block, recvbuf + first);
+    /* 3. Every owner's compressed sum to every rank (into sbuf's slots:
+     * slot j is chunk j's size). */
+    for (uint32_t j = 0; j < n; j++) {
+        chunk(count, n, j, &first, &len);
+        sb[j] = sbuf + off[me];
+        sl[j] = j == me ? 0 : mine_b;
+        rb[j] = sbuf + off[j];
+        rl[j] = j == me ? 0 : packed_bytes(len, block);
+    }
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, d))) goto free_all;
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == me) continue;
+        chunk(count, n, j, &first, &len);
+        decompress_from(sbuf + off[j], len, block, recvbuf + first);
     }
 free_all:
+    weft__free(sl);
+    weft__free(rb);
+    weft__free(sb);
     weft__free(tmp);
     weft__free(acc);
     weft__free(rbuf);
