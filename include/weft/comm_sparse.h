@@ -53,18 +53,21 @@ typedef struct weft_sparse_result {
  * the union of all ranks' indices, each with its sum, even a sum of 0).
  *
  * Order of summation, so that the result is deterministic and the same on
- * every rank: a rank's repeats of an index add up in input order, and the
- * ranks' values of an index add up in rank order (((v_0 + v_1) + v_2) ...
- * over the ranks that hold it). That is bit for bit the sum a dense
- * all-reduce of the densified tensors computes in rank order (as weft's
- * direct schedule does: coll.h), since adding +0 changes no value but -0;
- * an index whose every value is -0 sums to -0 here and to +0 there.
+ * every rank: the values of an index add up rank by rank in rank order,
+ * each rank's in input order, the first one taken as it is: ((v_0a + v_0b)
+ * + v_1a) + ... . Where no rank repeats an index (top-k's output never
+ * does) that is bit for bit the sum a dense all-reduce of the densified
+ * tensors computes in rank order (as weft's direct schedule does), since
+ * adding +0 changes no value but -0: an index whose every value is -0
+ * sums to -0 here and to +0 there.
  *
- * Wire: a rank sends owner j its coalesced pairs of part j (count_j
- * indices, then count_j values: count_j (isz + 4) bytes, isz the index
- * type's size), and owner j sends its u_j summed pairs to every rank, as
- * the sparse-hash plan charges (docs/compression.md), plus a header of 6
- * words per rank and one word per message carrying its count.
+ * Wire: a rank sends owner j its pairs of part j (count_j positions in the
+ * part, then count_j values: count_j (isz + 4) bytes, isz the index type's
+ * size), and owner j sends its u_j summed pairs (indices and values) to
+ * every rank, as the sparse-hash plan charges (docs/compression.md), plus
+ * a header of 6 words per rank and one word per message carrying its
+ * count. A rank's repeats of an index all travel (the plan counts distinct
+ * non-zeros).
  *
  * Errors, on every rank with the same message (before any pair moves):
  * WEFT_EINVAL when a rank passed an index type other than uint32 or uint64,

@@ -198,8 +198,16 @@ WEFT_API weft_err weft_sparse_hash_init(weft_sparse_hash *h, uint64_t n, uint32_
                                         weft_diag *d);
 /* pi(index), for index < n (index >= n gives index itself). */
 WEFT_API uint64_t weft_sparse_hash_perm(const weft_sparse_hash *h, uint64_t index);
+/* The inverse: the index whose image is p < n (p >= n gives p itself). */
+WEFT_API uint64_t weft_sparse_hash_unperm(const weft_sparse_hash *h, uint64_t p);
 /* The part (owning rank) of index < n. */
 WEFT_API uint32_t weft_sparse_hash_owner(const weft_sparse_hash *h, uint64_t index);
+/* The part holding image p < n (weft_sparse_hash_owner is this of
+ * weft_sparse_hash_perm). */
+WEFT_API uint32_t weft_sparse_hash_owner_of_image(const weft_sparse_hash *h, uint64_t p);
+/* The first image of part j < ranks: parts hold images [start(j),
+ * start(j + 1)). */
+WEFT_API uint64_t weft_sparse_hash_start(const weft_sparse_hash *h, uint32_t j);
 
 #ifdef __cplusplus
 }

@@ -4,18 +4,23 @@
  * 1. Header: every rank sends every rank six words (n, index type, count,
  *    and what, if anything, is wrong with its arguments), so that every
  *    rank fails a bad call alike before any pair moves.
- * 2. Local: every pair gets its owner (weft_sparse_hash_owner); the pairs
- *    are sorted stably by owner, then index (LSD radix sort: a repeat of an
- *    index keeps its input order), repeats are summed, and the pairs of
- *    part j are packed as [indices][values].
+ * 2. Local: every pair's index goes through the hash partition's
+ *    bijection (weft_sparse_hash_perm); the image names the owner and the
+ *    pair's position in the owner's part, which is what travels in place
+ *    of the index. The pairs of part j are packed as [positions][values]
+ *    in input order (a counting sort by owner: no sort by index at all).
  * 3. Sparse reduce-scatter: the counts go first (one word per pair of
- *    ranks), then rank r sends its part j to owner j, in size - 1 pairwise
- *    steps (step k: to r + k, from r - k), as weft_alltoallv does.
- * 4. The owner concatenates the parts in rank order, sorts them stably by
- *    index and sums equal indices in that order.
+ *    ranks), then every rank's part j to owner j, every message posted at
+ *    once.
+ * 4. The owner adds the pairs up by position, rank 0's pairs first in
+ *    input order, then rank 1's, ... (in a dense accumulator of its part
+ *    with a bitmap of the positions seen, or, for a part much larger than
+ *    the pairs, after a stable radix sort by position), and packs the
+ *    positions it saw in ascending order with their global indices
+ *    (weft_sparse_hash_unperm).
  * 5. All-gather: every owner sends its summed pairs to every rank (counts
- *    first, then size - 1 steps), and every rank scatters them into its
- *    dense output or sorts them into one ascending sparse result.
+ *    first), and every rank scatters them into its dense output, or sorts
+ *    them by index (LSD radix) into one ascending sparse result.
  *
  * Wire sizes are the plan's (docs/compression.md, "The collectives"): a
  * message of c pairs is c x (isz + 4) bytes; the receiver places each
@@ -87,23 +92,6 @@ static unsigned index_bits(uint64_t n)
 static size_t align8(size_t x)
 {
     return (x + 7) & ~(size_t)7;
-}
-
-/* Packs m pairs as [indices (isz bytes each)][values] at out. */
-static void pack(unsigned char *out, const weft__sparse_rec *r, size_t m, size_t isz)
-{
-    float *v = (float *)(void *)(out + m * isz);
-    if (isz == 4) {
-        uint32_t *ix = (uint32_t *)(void *)out;
-        for (size_t i = 0; i < m; i++)
-            ix[i] = (uint32_t)r[i].idx;
-    } else {
-        uint64_t *ix = (uint64_t *)(void *)out;
-        for (size_t i = 0; i < m; i++)
-            ix[i] = r[i].idx;
-    }
-    for (size_t i = 0; i < m; i++)
-        memcpy(&v[i], &r[i].v, sizeof(float));
 }
 
 static uint64_t load_index(const unsigned char *msg, size_t i, size_t isz)
@@ -282,87 +270,6 @@ static void check_args(const void *indices, weft_dtype itype, const float *value
     }
 }
 
-/* Sums runs of equal indices of sorted a[0..m) in place (in order);
- * returns the new count. */
-static size_t coalesce(weft__sparse_rec *a, size_t m)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (o && a[o - 1].idx == a[i].idx && a[o - 1].owner == a[i].owner) {
-            a[o - 1].v += a[i].v;
-            continue;
-        }
-        a[o++] = a[i];
-    }
-    return o;
-}
-
-/* A k-way merge of sorted runs of packed pairs (each run's indices
- * ascending, unique within it): a binary heap of the runs' heads keyed by
- * (index, run), so equal indices come out in run order (rank order). */
-typedef struct run_head {
-    const unsigned char *msg;
-    size_t i, m;
-    uint64_t idx;
-    uint32_t run;
-} run_head;
-
-static bool head_less(const run_head *a, const run_head *b)
-{
-    return a->idx < b->idx || (a->idx == b->idx && a->run < b->run);
-}
-
-static void sift_down(run_head *h, size_t m, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, best = i;
-        if (l < m && head_less(&h[l], &h[best])) best = l;
-        if (l + 1 < m && head_less(&h[l + 1], &h[best])) best = l + 1;
-        if (best == i) return;
-        run_head t = h[i];
-        h[i] = h[best];
-        h[best] = t;
-        i = best;
-    }
-}
-
-/* Merges runs (msgs[j], counts[j]) j < nr, summing equal indices in run
- * order, into ix (isz bytes each) and vals; returns the pairs written.
- * heap holds nr entries. */
-static size_t merge_runs(const unsigned char *const *msgs, const size_t *counts, uint32_t nr,
-                         size_t isz, run_head *heap, unsigned char *ix, float *vals)
-{
-    size_t m = 0, o = 0;
-    for (uint32_t j = 0; j < nr; j++)
-        if (counts[j])
-            heap[m++] = (run_head){msgs[j], 0, counts[j], load_index(msgs[j], 0, isz), j};
-    for (size_t i = m; i-- > 0;)
-        sift_down(heap, m, i);
-    while (m) {
-        run_head *h = &heap[0];
-        float v;
-        memcpy(&v, h->msg + h->m * isz + h->i * sizeof(float), sizeof v);
-        if (o && load_index(ix, o - 1, isz) == h->idx) {
-            vals[o - 1] += v;
-        } else {
-            if (isz == 4) {
-                uint32_t x = (uint32_t)h->idx;
-                memcpy(ix + o * 4, &x, 4);
-            } else {
-                memcpy(ix + o * 8, &h->idx, 8);
-            }
-            vals[o++] = v;
-        }
-        if (++h->i < h->m) {
-            h->idx = load_index(h->msg, h->i, isz);
-        } else {
-            heap[0] = heap[--m];
-        }
-        sift_down(heap, m, 0);
-    }
-    return o;
-}
-
 typedef struct sparse_call {
     weft_comm *c;
     uint32_t n, me;
@@ -425,6 +332,16 @@ free_arrays:
     return e;
 }
 
+static void store_index(unsigned char *msg, size_t i, size_t isz, uint64_t x)
+{
+    if (isz == 4) {
+        uint32_t y = (uint32_t)x;
+        memcpy(msg + i * 4, &y, 4);
+    } else {
+        memcpy(msg + i * 8, &x, 8);
+    }
+}
+
 weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
                                const float *values, size_t count, uint64_t n, float *dense,
                                weft_sparse_result *sparse, weft_diag *d)
@@ -444,84 +361,146 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     s.per = s.isz + sizeof(float);
     if ((e = weft_sparse_hash_init(&s.h, n, s.n, d))) return e;
 
-    /* 2. Sort and coalesce this rank's pairs. */
-    weft__sparse_rec *recs = NULL, *tmp = NULL, *sorted;
-    size_t *cnt = NULL;
+    size_t *cnt = weft__malloc(6 * (size_t)s.n * sizeof *cnt);
+    uint64_t *pos = weft__malloc((count ? count : 1) * sizeof *pos);
+    uint32_t *own = weft__malloc((count ? count : 1) * sizeof *own);
     unsigned char *sbuf = NULL, *rbuf = NULL, *gbuf = NULL;
-    size_t m = count;
-    recs = weft__malloc((m ? m : 1) * sizeof *recs);
-    tmp = weft__malloc((m ? m : 1) * sizeof *tmp);
-    cnt = weft__malloc(6 * (size_t)s.n * sizeof *cnt);
-    if (!recs || !tmp || !cnt) {
+    float *acc = NULL;
+    uint64_t *seen = NULL;
+    weft__sparse_rec *recs = NULL, *tmp = NULL;
+    if (!cnt || !pos || !own) {
         e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
+        goto free_all;
     }
     size_t *soff = cnt + s.n, *rcount = soff + s.n, *roff = rcount + s.n;
     size_t *gcount = roff + s.n, *goff = gcount + s.n;
-    for (size_t i = 0; i < m; i++) {
-        recs[i].idx = index_type == WEFT_UINT32 ? ((const uint32_t *)indices)[i]
-                                                : ((const uint64_t *)indices)[i];
-        recs[i].v = values[i];
-        recs[i].owner = weft_sparse_hash_owner(&s.h, recs[i].idx);
-    }
-    unsigned bits = index_bits(n);
-    if (!(sorted = weft__sparse_sort(recs, tmp, m, bits, true, s.n))) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
-    }
-    m = coalesce(sorted, m);
+
+    /* 2. Each pair's owner and its position in the owner's part; the
+     * pairs of part j packed in input order (a stable counting sort). */
     memset(cnt, 0, s.n * sizeof *cnt);
-    for (size_t i = 0; i < m; i++)
-        cnt[sorted[i].owner]++;
-    size_t off = 0, first = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t x = index_type == WEFT_UINT32 ? ((const uint32_t *)indices)[i]
+                                               : ((const uint64_t *)indices)[i];
+        uint64_t p = weft_sparse_hash_perm(&s.h, x);
+        uint32_t o = weft_sparse_hash_owner_of_image(&s.h, p);
+        own[i] = o;
+        pos[i] = p - weft_sparse_hash_start(&s.h, o);
+        cnt[o]++;
+    }
+    size_t off = 0;
     for (uint32_t j = 0; j < s.n; j++) {
         soff[j] = off;
         off += align8(cnt[j] * s.per);
     }
     if (!(sbuf = weft__malloc(off ? off : 1))) {
         e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
+        goto free_all;
     }
-    for (uint32_t j = 0; j < s.n; j++) {
-        pack(sbuf + soff[j], sorted + first, cnt[j], s.isz);
-        first += cnt[j];
+    /* rcount as the fill level of each part while packing. */
+    memset(rcount, 0, s.n * sizeof *rcount);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t o = own[i];
+        unsigned char *msg = sbuf + soff[o];
+        size_t at = rcount[o]++;
+        store_index(msg, at, s.isz, pos[i]);
+        memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
     }
+    weft__free(pos), pos = NULL;
+    weft__free(own), own = NULL;
 
-    /* 3. Sparse reduce-scatter. */
-    if ((e = exchange(&s, true, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_local;
+    /* 3. Sparse reduce-scatter: every part to its owner. */
+    if ((e = exchange(&s, true, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_all;
 
-    /* 4. The owner's sum, in rank order: a merge of the ranks' sorted
-     * runs, packed as [indices][values] once its count u is known. */
+    /* 4. The owner's sum over its part's positions: the ranks in rank
+     * order, each rank's pairs in input order; the first value of a
+     * position is stored, the others added. A part of at most 8 times the
+     * pairs received (and 2^31 positions) is summed in a dense accumulator
+     * of the part with a bitmap of the positions seen; a larger (sparser)
+     * one by a stable radix sort of the pairs by position, which keeps
+     * that order among equal positions. Either way the sums come out by
+     * ascending position. */
+    uint64_t part = s.h.q + (s.me < s.h.r), base = weft_sparse_hash_start(&s.h, s.me);
     size_t got = 0;
     for (uint32_t j = 0; j < s.n; j++)
         got += rcount[j];
-    const unsigned char **msgs = weft__malloc((size_t)s.n * sizeof *msgs);
-    run_head *heap = weft__malloc((size_t)s.n * sizeof *heap);
-    unsigned char *mix = weft__malloc(got ? got * s.isz : 1);
-    float *mval = weft__malloc(got ? got * sizeof *mval : 1);
-    if (!msgs || !heap || !mix || !mval) {
-        weft__free(msgs), weft__free(heap), weft__free(mix), weft__free(mval);
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
+    bool by_array = part <= (uint64_t)8 * got + 4096 && part <= (UINT64_C(1) << 31);
+    size_t u = 0;
+    if (by_array) {
+        acc = weft__malloc((part ? part : 1) * sizeof *acc);
+        seen = weft__calloc(part / 64 + 1, sizeof *seen);
+    } else {
+        recs = weft__malloc((got ? got : 1) * sizeof *recs);
+        tmp = weft__malloc((got ? got : 1) * sizeof *tmp);
     }
-    for (uint32_t j = 0; j < s.n; j++)
-        msgs[j] = j == s.me ? sbuf + soff[j] : rbuf + roff[j];
-    size_t u = merge_runs(msgs, rcount, s.n, s.isz, heap, mix, mval);
+    if (by_array ? !acc || !seen : !recs || !tmp) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_all;
+    }
+    size_t k = 0;
+    for (uint32_t j = 0; j < s.n; j++) {
+        const unsigned char *msg = j == s.me ? sbuf + soff[j] : rbuf + roff[j];
+        const unsigned char *v = msg + rcount[j] * s.isz;
+        for (size_t i = 0; i < rcount[j]; i++) {
+            uint64_t p = load_index(msg, i, s.isz);
+            float x;
+            memcpy(&x, v + i * sizeof x, sizeof x);
+            if (!by_array) {
+                recs[k++] = (weft__sparse_rec){p, x, 0};
+                continue;
+            }
+            uint64_t bit = UINT64_C(1) << (p & 63);
+            if (seen[p >> 6] & bit) {
+                acc[p] += x;
+            } else {
+                seen[p >> 6] |= bit;
+                acc[p] = x;
+            }
+        }
+    }
+    weft__sparse_rec *sorted = NULL;
+    if (by_array) {
+        for (uint64_t w = 0; w <= part / 64; w++)
+            u += (size_t)__builtin_popcountll(seen[w]);
+    } else {
+        if (!(sorted = weft__sparse_sort(recs, tmp, got, index_bits(part), false, 1))) {
+            e = weft_diag_code(d, WEFT_ENOMEM);
+            goto free_all;
+        }
+        for (size_t i = 0; i < got; i++) {
+            if (u && sorted[u - 1].idx == sorted[i].idx)
+                sorted[u - 1].v += sorted[i].v;
+            else
+                sorted[u++] = sorted[i];
+        }
+    }
     weft__free(sbuf);
-    if ((sbuf = weft__malloc(u ? u * s.per : 1))) {
-        if (u) memcpy(sbuf, mix, u * s.isz);
-        if (u) memcpy(sbuf + u * s.isz, mval, u * sizeof *mval);
-    }
-    weft__free(mix), weft__free(mval);
-    if (!sbuf) {
-        weft__free(msgs), weft__free(heap);
+    if (!(sbuf = weft__malloc(u ? u * s.per : 1))) {
         e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_local;
+        goto free_all;
     }
+    float *uv = (float *)(void *)(sbuf + u * s.isz);
+    if (by_array) {
+        size_t o = 0;
+        for (uint64_t w = 0; w <= part / 64; w++)
+            for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
+                uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(bits);
+                store_index(sbuf, o, s.isz, weft_sparse_hash_unperm(&s.h, base + p));
+                memcpy(&uv[o++], &acc[p], sizeof(float));
+            }
+    } else {
+        for (size_t i = 0; i < u; i++) {
+            store_index(sbuf, i, s.isz, weft_sparse_hash_unperm(&s.h, base + sorted[i].idx));
+            memcpy(&uv[i], &sorted[i].v, sizeof(float));
+        }
+    }
+    weft__free(acc), acc = NULL;
+    weft__free(seen), seen = NULL;
+    weft__free(recs), recs = NULL;
+    weft__free(tmp), tmp = NULL;
 
     /* 5. All-gather of the owners' sums. */
     size_t mycount[1] = {u}, myoff[1] = {0};
-    if ((e = exchange(&s, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d))) goto free_merge;
+    if ((e = exchange(&s, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d))) goto free_all;
     size_t total = 0;
     for (uint32_t j = 0; j < s.n; j++)
         total += gcount[j];
@@ -533,30 +512,48 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
             for (size_t i = 0; i < gcount[j]; i++)
                 memcpy(&dense[load_index(msg, i, s.isz)], v + i * sizeof(float), sizeof(float));
         }
-        goto free_merge;
+        goto free_all;
     }
+    /* Sparse: every owner's pairs, sorted by index (parts are disjoint). */
+    recs = weft__malloc((total ? total : 1) * sizeof *recs);
+    tmp = weft__malloc((total ? total : 1) * sizeof *tmp);
     weft_sparse_result res = {weft__malloc(total ? total * s.isz : 1),
                               weft__malloc(total ? total * sizeof(float) : 1), total};
-    if (!res.indices || !res.values) {
+    sorted = NULL;
+    if (recs && tmp && res.indices && res.values) {
+        k = 0;
+        for (uint32_t j = 0; j < s.n; j++) {
+            const unsigned char *msg = j == s.me ? sbuf : gbuf + goff[j];
+            const unsigned char *v = msg + gcount[j] * s.isz;
+            for (size_t i = 0; i < gcount[j]; i++, k++) {
+                recs[k].idx = load_index(msg, i, s.isz);
+                memcpy(&recs[k].v, v + i * sizeof(float), sizeof(float));
+                recs[k].owner = 0;
+            }
+        }
+        sorted = weft__sparse_sort(recs, tmp, total, index_bits(n), false, 1);
+    }
+    if (!sorted) {
         weft_sparse_result_free(&res);
         e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_merge;
+        goto free_all;
     }
-    for (uint32_t j = 0; j < s.n; j++)
-        msgs[j] = j == s.me ? sbuf : gbuf + goff[j];
-    /* The owners' parts are disjoint: the merge only orders them. */
-    res.count = merge_runs(msgs, gcount, s.n, s.isz, heap, res.indices, res.values);
+    for (size_t i = 0; i < total; i++) {
+        store_index(res.indices, i, s.isz, sorted[i].idx);
+        res.values[i] = sorted[i].v;
+    }
     *sparse = res;
-free_merge:
-    weft__free(heap);
-    weft__free(msgs);
-free_local:
+free_all:
+    weft__free(tmp);
+    weft__free(recs);
+    weft__free(seen);
+    weft__free(acc);
     weft__free(gbuf);
     weft__free(rbuf);
     weft__free(sbuf);
+    weft__free(own);
+    weft__free(pos);
     weft__free(cnt);
-    weft__free(tmp);
-    weft__free(recs);
     return e;
 }
 

@@ -5,14 +5,14 @@
  * uint64 indices; bad arguments fail every rank with one message.
  *
  * The values are not integers, so a sum in another order would show in the
- * last bits: the reference is the dense all-reduce in rank order (each
- * rank densifies its own pairs in input order, then the ranks' tensors add
- * up rank 0 first), computed by every rank from every rank's inputs, which
- * it regenerates. With small integer values the result must also equal
- * weft_allreduce of the densified tensors (any order is exact there). At
- * n = 2^40 only the sparse output fits: its reference sorts all ranks'
- * pairs by (index, rank, position) and sums runs, another way to the same
- * order. */
+ * last bits: the reference adds every pair into a dense accumulator, rank
+ * 0's pairs first in input order, then rank 1's, ... (the order of
+ * weft/comm_sparse.h), computed by every rank from every rank's inputs,
+ * which it regenerates. With small integer values the result must also
+ * equal weft_allreduce of the densified tensors (any order is exact
+ * there). At n = 2^40 only the sparse output fits: its reference sorts all
+ * ranks' pairs by (index, rank, position) and sums runs, another way to
+ * the same order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,23 +63,25 @@ static size_t pairs(const gen *g, uint32_t r, uint64_t **ix, float **v)
     return k;
 }
 
-/* The dense reference in rank order. */
+/* The dense reference: every rank's pairs in rank order, each rank's in
+ * input order, into one accumulator per index (the first value stored,
+ * the others added). */
 static float *reference(const gen *g, uint32_t ranks)
 {
-    float *ref = calloc(g->n, sizeof *ref), *mine = malloc(g->n * sizeof *mine);
+    float *ref = calloc(g->n, sizeof *ref);
+    unsigned char *seen = calloc(g->n, 1);
     for (uint32_t r = 0; r < ranks; r++) {
         uint64_t *ix;
         float *v;
         size_t k = pairs(g, r, &ix, &v);
-        memset(mine, 0, g->n * sizeof *mine);
-        for (size_t i = 0; i < k; i++)
-            mine[ix[i]] += v[i];
-        for (uint64_t i = 0; i < g->n; i++)
-            ref[i] = r == 0 ? mine[i] : ref[i] + mine[i];
+        for (size_t i = 0; i < k; i++) {
+            ref[ix[i]] = seen[ix[i]] ? ref[ix[i]] + v[i] : v[i];
+            seen[ix[i]] = 1;
+        }
         free(ix);
         free(v);
     }
-    free(mine);
+    free(seen);
     return ref;
 }
 
@@ -209,19 +211,11 @@ static void huge_case(weft_comm *c)
     CHECK_ERR(weft_allreduce_sparse(c, mine, WEFT_UINT64, mv, K, N, NULL, &res, &d), WEFT_OK);
     size_t j = 0, wrong = 0;
     for (size_t i = 0; i < (size_t)n * K;) {
-        /* Each rank's repeats first (input order), then the ranks in order. */
-        float sum = 0, part = 0;
-        bool first_rank = true;
-        size_t e = i;
-        while (e < (size_t)n * K && all[e].idx == all[i].idx) {
-            size_t f = e;
-            part = all[f].v;
-            while (++f < (size_t)n * K && all[f].idx == all[i].idx && all[f].rank == all[e].rank)
-                part += all[f].v;
-            sum = first_rank ? part : sum + part;
-            first_rank = false;
-            e = f;
-        }
+        /* In (rank, position) order, the first value stored. */
+        float sum = all[i].v;
+        size_t e = i + 1;
+        while (e < (size_t)n * K && all[e].idx == all[i].idx)
+            sum += all[e++].v;
         if (j >= res.count || ((uint64_t *)res.indices)[j] != all[i].idx ||
             memcmp(&res.values[j], &sum, sizeof sum) != 0)
             wrong++;

@@ -47,6 +47,35 @@ static uint64_t feistel(uint64_t x, uint32_t hb)
     return (l << hb) | r;
 }
 
+/* The network run backwards: (L, R) -> (R ^ F(L), L), rounds 4 .. 1. */
+static uint64_t feistel_inv(uint64_t x, uint32_t hb)
+{
+    uint64_t mask = hb == 32 ? UINT64_MAX >> 32 : (UINT64_C(1) << hb) - 1;
+    uint64_t l = (x >> hb) & mask, r = x & mask;
+    for (uint64_t round = 4; round >= 1; round--) {
+        uint64_t f = mix64(l ^ (round * UINT64_C(0x9e3779b97f4a7c15))) & mask;
+        uint64_t t = l;
+        l = r ^ f;
+        r = t;
+    }
+    return (l << hb) | r;
+}
+
+uint64_t weft_sparse_hash_unperm(const weft_sparse_hash *h, uint64_t p)
+{
+    if (p >= h->n)
+        return p;
+    uint64_t x = feistel_inv(p, h->half_bits);
+    while (x >= h->n)
+        x = feistel_inv(x, h->half_bits);
+    return x;
+}
+
+uint64_t weft_sparse_hash_start(const weft_sparse_hash *h, uint32_t j)
+{
+    return j < h->r ? (uint64_t)j * (h->q + 1) : h->r * (h->q + 1) + (uint64_t)(j - h->r) * h->q;
+}
+
 uint64_t weft_sparse_hash_perm(const weft_sparse_hash *h, uint64_t index)
 {
     if (index >= h->n)
@@ -61,7 +90,11 @@ uint64_t weft_sparse_hash_perm(const weft_sparse_hash *h, uint64_t index)
 
 uint32_t weft_sparse_hash_owner(const weft_sparse_hash *h, uint64_t index)
 {
-    uint64_t p = weft_sparse_hash_perm(h, index);
+    return weft_sparse_hash_owner_of_image(h, weft_sparse_hash_perm(h, index));
+}
+
+uint32_t weft_sparse_hash_owner_of_image(const weft_sparse_hash *h, uint64_t p)
+{
     /* The first r parts hold q + 1 images each, the others q. */
     uint64_t big = h->r * (h->q + 1);
     if (p < big)

@@ -29,10 +29,14 @@ static void test_bijection_and_sizes(void)
                     CHECK(!seen[p]);
                     seen[p] = 1;
                 }
+                CHECK_INT(weft_sparse_hash_unperm(&h, p), i);
                 uint32_t o = weft_sparse_hash_owner(&h, i);
                 CHECK(o < N);
+                CHECK(p >= weft_sparse_hash_start(&h, o) &&
+                      (o + 1 == N || p < weft_sparse_hash_start(&h, o + 1)));
                 if (o < N) cnt[o]++;
             }
+            CHECK_INT(weft_sparse_hash_start(&h, 0), 0);
             weft_sparse_spec s = {n, 4, 1000000, 0, WEFT_SPARSE_HASH};
             for (uint32_t j = 0; j < N; j++) {
                 weft_sparse_part_counts pc;
@@ -62,6 +66,8 @@ static void test_pinned(void)
     CHECK_ERR(weft_sparse_hash_init(&h, UINT64_MAX, 3, NULL), WEFT_OK);
     CHECK_INT(h.half_bits, 32);
     CHECK(weft_sparse_hash_owner(&h, UINT64_MAX - 1) < 3);
+    uint64_t far = weft_sparse_hash_perm(&h, UINT64_C(12345678901234567));
+    CHECK_INT(weft_sparse_hash_unperm(&h, far), UINT64_C(12345678901234567));
 }
 
 /* The first 10,000 indices of 10^6 (Zen's skew at its most: one dense run)
