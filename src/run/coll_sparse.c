@@ -37,8 +37,10 @@
 #include "weft/compress.h"
 
 /* What a rank found wrong with its own arguments (header word 3). */
-enum { BAD_NONE = 0, BAD_ITYPE, BAD_OUTPUTS, BAD_NULL, BAD_INDEX, BAD_COUNT, BAD_DENSE };
+enum { BAD_NONE = 0, BAD_ITYPE, BAD_OUTPUTS, BAD_NULL, BAD_INDEX, BAD_COUNT, BAD_DENSE, BAD_NOMEM };
 enum { HDR = 6 }; /* n, index type, count, bad, where, what */
+
+uint32_t weft__sparse_fold_max = 64;
 
 #define RADIX_BITS 11u
 #define RADIX (1u << RADIX_BITS)
@@ -169,11 +171,11 @@ free_arrays:
 }
 
 /* The agreed verdict on the headers: the same on every rank. */
-static weft_err judge(const uint64_t *all, uint32_t n, weft_diag *d)
+static weft_err judge(const uint64_t *all, uint32_t n, size_t w, weft_diag *d)
 {
     static const char *const P = "sparse allreduce: ";
     for (uint32_t r = 0; r < n; r++) {
-        const uint64_t *h = all + (size_t)r * HDR;
+        const uint64_t *h = all + (size_t)r * w;
         switch (h[3]) {
         case BAD_NONE: break;
         case BAD_ITYPE:
@@ -198,6 +200,8 @@ static weft_err judge(const uint64_t *all, uint32_t n, weft_diag *d)
             return weft_diag_set(d, WEFT_EINVAL,
                                  "%srank %" PRIu32 ": %" PRIu64 " pairs do not fit in memory", P,
                                  r, h[2]);
+        case BAD_NOMEM:
+            return weft_diag_set(d, WEFT_ENOMEM, "%srank %" PRIu32 ": out of memory", P, r);
         default: /* BAD_DENSE */
             return weft_diag_set(d, WEFT_EOVERFLOW,
                                  "%srank %" PRIu32 ": a dense output of n = %" PRIu64
@@ -206,7 +210,7 @@ static weft_err judge(const uint64_t *all, uint32_t n, weft_diag *d)
         }
     }
     for (uint32_t r = 1; r < n; r++) {
-        const uint64_t *h = all + (size_t)r * HDR;
+        const uint64_t *h = all + (size_t)r * w;
         if (h[0] != all[0])
             return weft_diag_set(d, WEFT_EINVAL,
                                  "%sranks disagree on n: rank 0 has %" PRIu64 ", rank %" PRIu32
@@ -222,7 +226,7 @@ static weft_err judge(const uint64_t *all, uint32_t n, weft_diag *d)
     size_t per = weft_dtype_size((weft_dtype)all[1]) + sizeof(float);
     uint64_t total = 0;
     for (uint32_t r = 0; r < n; r++) {
-        uint64_t k = all[(size_t)r * HDR + 2];
+        uint64_t k = all[(size_t)r * w + 2];
         if (k > (SIZE_MAX - 8 * (size_t)n) / per - total)
             return weft_diag_set(d, WEFT_EOVERFLOW,
                                  "%sthe pairs of ranks 0 .. %" PRIu32
@@ -278,12 +282,13 @@ typedef struct sparse_call {
     weft_sparse_hash h;
 } sparse_call;
 
-/* Exchanges: count words then payloads, every peer's posted at once.
+/* Exchanges: count words (unless known: rcount given) then payloads,
+ * every peer's posted at once.
  * scount[j] pairs at sbuf + soff[j] go to rank j (all_to_all), or
  * scount[0] pairs at sbuf to every rank; rcount[j] and roff[j] are filled
  * and *rbuf allocated (8-byte aligned slots). rcount[me] is this rank's
  * own count (its data stays in sbuf). */
-static weft_err exchange(sparse_call *s, bool all_to_all, const unsigned char *sbuf,
+static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
                          unsigned char **rbuf, weft_diag *d)
 {
@@ -306,10 +311,10 @@ static weft_err exchange(sparse_call *s, bool all_to_all, const unsigned char *s
         sl[j] = rl[j] = j == me ? 0 : sizeof *words;
     }
     theirs[me] = words[me];
-    if ((e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d))) goto free_arrays;
+    if (!known && (e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d))) goto free_arrays;
     size_t total = 0;
     for (uint32_t j = 0; j < n; j++) {
-        rcount[j] = (size_t)theirs[j];
+        if (!known) rcount[j] = (size_t)theirs[j];
         roff[j] = total;
         if (j != me) total += align8(rcount[j] * s->per);
     }
@@ -349,44 +354,57 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
     if (e) return e;
     sparse_call s = {.c = c, .n = c->size, .me = c->rank, .elems = n};
-    uint64_t mine[HDR];
-    check_args(indices, index_type, values, count, n, dense, sparse, mine);
-    uint64_t *all = weft__malloc((size_t)s.n * HDR * sizeof *all);
-    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
-    e = weft__sparse_gather_words(c, mine, all, HDR, d);
-    if (!e) e = judge(all, s.n, d);
-    weft__free(all);
-    if (e) return e;
-    s.isz = weft_dtype_size(index_type);
-    s.per = s.isz + sizeof(float);
-    if ((e = weft_sparse_hash_init(&s.h, n, s.n, d))) return e;
-
+    /* Up to weft__sparse_fold_max ranks the counts for the owners ride in
+     * the header (one round less); beyond, their own exchange. */
+    bool fold = s.n <= weft__sparse_fold_max;
+    size_t hw = HDR + (fold ? s.n : 0);
     size_t *cnt = weft__malloc(6 * (size_t)s.n * sizeof *cnt);
     uint64_t *pos = weft__malloc((count ? count : 1) * sizeof *pos);
     uint32_t *own = weft__malloc((count ? count : 1) * sizeof *own);
+    uint64_t *mine = weft__malloc(hw * sizeof *mine);
+    uint64_t *all = weft__malloc((size_t)s.n * hw * sizeof *all);
     unsigned char *sbuf = NULL, *rbuf = NULL, *gbuf = NULL;
     float *acc = NULL;
     uint64_t *seen = NULL;
     weft__sparse_rec *recs = NULL, *tmp = NULL;
-    if (!cnt || !pos || !own) {
+    if (!mine || !all) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-    size_t *soff = cnt + s.n, *rcount = soff + s.n, *roff = rcount + s.n;
-    size_t *gcount = roff + s.n, *goff = gcount + s.n;
-
-    /* 2. Each pair's owner and its position in the owner's part; the
-     * pairs of part j packed in input order (a stable counting sort). */
-    memset(cnt, 0, s.n * sizeof *cnt);
-    for (size_t i = 0; i < count; i++) {
-        uint64_t x = index_type == WEFT_UINT32 ? ((const uint32_t *)indices)[i]
-                                               : ((const uint64_t *)indices)[i];
-        uint64_t p = weft_sparse_hash_perm(&s.h, x);
-        uint32_t o = weft_sparse_hash_owner_of_image(&s.h, p);
-        own[i] = o;
-        pos[i] = p - weft_sparse_hash_start(&s.h, o);
-        cnt[o]++;
+    check_args(indices, index_type, values, count, n, dense, sparse, mine);
+    if (mine[3] == BAD_NONE && (!cnt || !pos || !own)) mine[3] = BAD_NOMEM;
+    size_t *soff = NULL, *rcount = NULL, *roff = NULL, *gcount = NULL, *goff = NULL;
+    if (cnt) {
+        soff = cnt + s.n, rcount = soff + s.n, roff = rcount + s.n;
+        gcount = roff + s.n, goff = gcount + s.n;
     }
+    s.isz = weft_dtype_size(index_type);
+    s.per = s.isz + sizeof(float);
+    weft_sparse_hash_init(&s.h, n, s.n, NULL);
+
+    /* 2. Each pair's owner and its position in the owner's part (valid
+     * arguments only: an index >= n has no owner). */
+    if (mine[3] == BAD_NONE) {
+        memset(cnt, 0, s.n * sizeof *cnt);
+        for (size_t i = 0; i < count; i++) {
+            uint64_t x = index_type == WEFT_UINT32 ? ((const uint32_t *)indices)[i]
+                                                   : ((const uint64_t *)indices)[i];
+            uint64_t p = weft_sparse_hash_perm(&s.h, x);
+            uint32_t o = weft_sparse_hash_owner_of_image(&s.h, p);
+            own[i] = o;
+            pos[i] = p - weft_sparse_hash_start(&s.h, o);
+            cnt[o]++;
+        }
+    }
+    for (uint32_t j = 0; fold && j < s.n; j++)
+        mine[HDR + j] = mine[3] == BAD_NONE ? cnt[j] : 0;
+    e = weft__sparse_gather_words(c, mine, all, hw, d);
+    if (!e) e = judge(all, s.n, hw, d);
+    for (uint32_t j = 0; !e && fold && j < s.n; j++)
+        rcount[j] = (size_t)all[(size_t)j * hw + HDR + s.me];
+    if (e) goto free_all;
+
+    /* The pairs of part j packed in input order (a stable counting sort). */
     size_t off = 0;
     for (uint32_t j = 0; j < s.n; j++) {
         soff[j] = off;
@@ -396,12 +414,12 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-    /* rcount as the fill level of each part while packing. */
-    memset(rcount, 0, s.n * sizeof *rcount);
+    /* goff as the fill level of each part while packing. */
+    memset(goff, 0, s.n * sizeof *goff);
     for (size_t i = 0; i < count; i++) {
         uint32_t o = own[i];
         unsigned char *msg = sbuf + soff[o];
-        size_t at = rcount[o]++;
+        size_t at = goff[o]++;
         store_index(msg, at, s.isz, pos[i]);
         memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
     }
@@ -409,7 +427,7 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     weft__free(own), own = NULL;
 
     /* 3. Sparse reduce-scatter: every part to its owner. */
-    if ((e = exchange(&s, true, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_all;
+    if ((e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_all;
 
     /* 4. The owner's sum over its part's positions: the ranks in rank
      * order, each rank's pairs in input order; the first value of a
@@ -500,7 +518,8 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
 
     /* 5. All-gather of the owners' sums. */
     size_t mycount[1] = {u}, myoff[1] = {0};
-    if ((e = exchange(&s, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d))) goto free_all;
+    if ((e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d)))
+        goto free_all;
     size_t total = 0;
     for (uint32_t j = 0; j < s.n; j++)
         total += gcount[j];
@@ -544,6 +563,8 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     }
     *sparse = res;
 free_all:
+    weft__free(all);
+    weft__free(mine);
     weft__free(tmp);
     weft__free(recs);
     weft__free(seen);

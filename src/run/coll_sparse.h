@@ -9,6 +9,11 @@
 
 #include "weft/err.h"
 
+/* Up to this many ranks the counts to the owners travel in the header's
+ * allgather (64; the test sets 0 to run the separate exchange on a few
+ * ranks). */
+extern uint32_t weft__sparse_fold_max;
+
 /* One (index, value) pair in flight, with its owning rank. */
 typedef struct weft__sparse_rec {
     uint64_t idx;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "run/coll_sparse.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 #include "weft/comm_sparse.h"
@@ -329,6 +330,11 @@ int main(void)
         run(n, WEFT_TRANSPORT_SHM, n == 2 || n == 5 || n == 8, "shm");
     run(2, WEFT_TRANSPORT_TCP, true, "tcp");
     run(3, WEFT_TRANSPORT_TCP, false, "tcp");
+    /* The counts in their own exchange, as beyond 64 ranks. */
+    weft__sparse_fold_max = 0;
+    run(3, WEFT_TRANSPORT_SHM, true, "shm, counts apart");
+    run(4, WEFT_TRANSPORT_TCP, false, "tcp, counts apart");
+    weft__sparse_fold_max = 64;
     run(8, WEFT_TRANSPORT_TCP, true, "tcp");
     return weft_test_done();
 }
