@@ -111,7 +111,7 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
         rb[j] = rbuf + roff[j];
         rl[j] = j == me ? 0 : mine_b;
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, d))) goto free_all;
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d))) goto free_all;
     /* 2. The owner's sum in rank order, in double, rounded to fp32 and
      * compressed once more. */
     for (uint32_t r = 0; r < n; r++) {
@@ -136,7 +136,7 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
         rb[j] = sbuf + off[j];
         rl[j] = j == me ? 0 : packed_bytes(len, block);
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, d))) goto free_all;
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d))) goto free_all;
     for (uint32_t j = 0; j < n; j++) {
         if (j == me) continue;
         chunk(count, n, j, &first, &len);

@@ -109,14 +109,15 @@ static uint64_t load_index(const unsigned char *msg, size_t i, size_t isz)
 }
 
 weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, const size_t *sl,
-                               unsigned char *const *rb, const size_t *rl, weft_diag *d)
+                               unsigned char *const *rb, const size_t *rl,
+                               weft__sparse_each each, void *arg, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank, m = 0;
-    if (n < 2) return WEFT_OK;
-    weft__xreq *req = weft__malloc(2 * (size_t)(n - 1) * sizeof *req);
-    weft__xreq **w = weft__malloc(2 * (size_t)(n - 1) * sizeof *w);
+    weft__xreq *req = weft__malloc(2 * (size_t)n * sizeof *req);
+    weft__xreq **w = weft__malloc(2 * (size_t)n * sizeof *w);
+    uint32_t *at = weft__malloc((size_t)n * sizeof *at); /* rank -> its receive */
     weft_err e = WEFT_OK;
-    if (!req || !w) {
+    if (!req || !w || !at) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_reqs;
     }
@@ -124,9 +125,11 @@ weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, con
      * then the sends (to me + k), so that early steps' peers go first. */
     for (uint32_t k = 1; k < n && !e; k++) {
         uint32_t from = (me + n - k) % n;
+        at[from] = UINT32_MAX;
         if (!rl[from]) continue;
         req[m] = (weft__xreq){.peer = from, .buf = rb[from], .len = rl[from]};
         w[m] = &req[m];
+        at[from] = m;
         e = weft__comm_post(c, &req[m++], d);
     }
     for (uint32_t k = 1; k < n && !e; k++) {
@@ -137,8 +140,18 @@ weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, con
         w[m] = &req[m];
         e = weft__comm_post(c, &req[m++], d);
     }
+    /* Each message in rank order as soon as it is in, the transports
+     * moving the others meanwhile; after a callback's error, still every
+     * request to its end (the caller frees the buffers). */
+    weft_err ce = WEFT_OK;
+    for (uint32_t j = 0; each && j < n && !e && !ce; j++) {
+        if (j != me && at[j] != UINT32_MAX) e = weft__comm_wait(c, &w[at[j]], 1, d);
+        if (!e) ce = each(arg, j, d);
+    }
     if (!e) e = weft__comm_wait(c, w, m, d);
+    if (!e) e = ce;
 free_reqs:
+    weft__free(at);
     weft__free(w);
     weft__free(req);
     return e;
@@ -162,7 +175,7 @@ weft_err weft__sparse_gather_words(weft_comm *c, const uint64_t *mine, uint64_t 
         rb[j] = (unsigned char *)(all + (size_t)j * w);
         len[j] = j == r ? 0 : w * sizeof *all;
     }
-    e = weft__sparse_post_all(c, sb, len, rb, len, d);
+    e = weft__sparse_post_all(c, sb, len, rb, len, NULL, NULL, d);
 free_arrays:
     weft__free(len);
     weft__free(rb);
@@ -283,14 +296,15 @@ typedef struct sparse_call {
 } sparse_call;
 
 /* Exchanges: count words (unless known: rcount given) then payloads,
- * every peer's posted at once.
+ * every peer's posted at once, each(arg, j) called for every rank's
+ * message in rank order as it arrives (this rank's own included).
  * scount[j] pairs at sbuf + soff[j] go to rank j (all_to_all), or
  * scount[0] pairs at sbuf to every rank; rcount[j] and roff[j] are filled
  * and *rbuf allocated (8-byte aligned slots). rcount[me] is this rank's
  * own count (its data stays in sbuf). */
 static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
-                         unsigned char **rbuf, weft_diag *d)
+                         unsigned char **rbuf, weft__sparse_each each, void *arg, weft_diag *d)
 {
     uint32_t n = s->n, me = s->me;
     weft_err e = WEFT_OK;
@@ -311,7 +325,8 @@ static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsi
         sl[j] = rl[j] = j == me ? 0 : sizeof *words;
     }
     theirs[me] = words[me];
-    if (!known && (e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d))) goto free_arrays;
+    if (!known && (e = weft__sparse_post_all(s->c, sb, sl, rb, rl, NULL, NULL, d)))
+        goto free_arrays;
     size_t total = 0;
     for (uint32_t j = 0; j < n; j++) {
         if (!known) rcount[j] = (size_t)theirs[j];
@@ -328,7 +343,7 @@ static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsi
         rb[j] = *rbuf + roff[j];
         rl[j] = j == me ? 0 : rcount[j] * s->per;
     }
-    e = weft__sparse_post_all(s->c, sb, sl, rb, rl, d);
+    e = weft__sparse_post_all(s->c, sb, sl, rb, rl, each, arg, d);
 free_arrays:
     weft__free(sl);
     weft__free(rb);
@@ -345,6 +360,107 @@ static void store_index(unsigned char *msg, size_t i, size_t isz, uint64_t x)
     } else {
         memcpy(msg + i * 8, &x, 8);
     }
+}
+
+/* The owner's side of the reduce-scatter and every rank's side of the
+ * all-gather, run per message as it arrives (weft__sparse_post_all). */
+typedef struct sparse_sink {
+    const sparse_call *s;
+    /* Rank j's message: own (this rank's data, j == me) or *in + off[j];
+     * count[j] pairs. */
+    const unsigned char *own;
+    unsigned char *const *in;
+    const size_t *count, *off;
+    bool started;
+    /* Owner: a dense accumulator of the part and its bitmap, or records to
+     * sort (by_array false). */
+    bool by_array;
+    uint64_t part;
+    float *acc;
+    uint64_t *seen;
+    weft__sparse_rec *recs, *tmp;
+    size_t k;
+    /* All-gather: the dense output, or recs (sparse). */
+    float *dense;
+    uint64_t n;
+} sparse_sink;
+
+static const unsigned char *sink_msg(const sparse_sink *k, uint32_t j)
+{
+    return j == k->s->me ? k->own : *k->in + k->off[j];
+}
+
+/* Owner: adds rank j's pairs (by position). The first call decides the
+ * accumulator (every count is known by then). */
+static weft_err owner_add(void *arg, uint32_t j, weft_diag *d)
+{
+    sparse_sink *k = arg;
+    const sparse_call *s = k->s;
+    if (!k->started) {
+        size_t got = 0;
+        for (uint32_t r = 0; r < s->n; r++)
+            got += k->count[r];
+        k->by_array = k->part <= (uint64_t)8 * got + 4096 && k->part <= (UINT64_C(1) << 31);
+        if (k->by_array) {
+            k->acc = weft__malloc((k->part ? k->part : 1) * sizeof *k->acc);
+            k->seen = weft__calloc(k->part / 64 + 1, sizeof *k->seen);
+        } else {
+            k->recs = weft__malloc((got ? got : 1) * sizeof *k->recs);
+            k->tmp = weft__malloc((got ? got : 1) * sizeof *k->tmp);
+        }
+        if (k->by_array ? !k->acc || !k->seen : !k->recs || !k->tmp)
+            return weft_diag_code(d, WEFT_ENOMEM);
+        k->started = true;
+    }
+    const unsigned char *msg = sink_msg(k, j), *v = msg + k->count[j] * s->isz;
+    for (size_t i = 0; i < k->count[j]; i++) {
+        uint64_t p = load_index(msg, i, s->isz);
+        float x;
+        memcpy(&x, v + i * sizeof x, sizeof x);
+        if (!k->by_array) {
+            k->recs[k->k++] = (weft__sparse_rec){p, x, 0};
+            continue;
+        }
+        uint64_t bit = UINT64_C(1) << (p & 63);
+        if (k->seen[p >> 6] & bit) {
+            k->acc[p] += x;
+        } else {
+            k->seen[p >> 6] |= bit;
+            k->acc[p] = x;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Every rank: owner j's sums into the dense output, or into records. */
+static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
+{
+    sparse_sink *k = arg;
+    const sparse_call *s = k->s;
+    if (!k->started) {
+        if (k->dense) {
+            memset(k->dense, 0, (size_t)k->n * sizeof *k->dense);
+        } else {
+            size_t total = 0;
+            for (uint32_t r = 0; r < s->n; r++)
+                total += k->count[r];
+            k->recs = weft__malloc((total ? total : 1) * sizeof *k->recs);
+            k->tmp = weft__malloc((total ? total : 1) * sizeof *k->tmp);
+            if (!k->recs || !k->tmp) return weft_diag_code(d, WEFT_ENOMEM);
+        }
+        k->started = true;
+    }
+    const unsigned char *msg = sink_msg(k, j), *v = msg + k->count[j] * s->isz;
+    for (size_t i = 0; i < k->count[j]; i++) {
+        if (k->dense) {
+            memcpy(&k->dense[load_index(msg, i, s->isz)], v + i * sizeof(float), sizeof(float));
+        } else {
+            k->recs[k->k].idx = load_index(msg, i, s->isz);
+            memcpy(&k->recs[k->k].v, v + i * sizeof(float), sizeof(float));
+            k->recs[k->k++].owner = 0;
+        }
+    }
+    return WEFT_OK;
 }
 
 weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
@@ -426,10 +542,10 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     weft__free(pos), pos = NULL;
     weft__free(own), own = NULL;
 
-    /* 3. Sparse reduce-scatter: every part to its owner. */
-    if ((e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, d))) goto free_all;
-
-    /* 4. The owner's sum over its part's positions: the ranks in rank
+    /* 3. Sparse reduce-scatter: every part to its owner, which adds each
+     * rank's pairs as they arrive (4).
+     *
+     * 4. The owner's sum over its part's positions: the ranks in rank
      * order, each rank's pairs in input order; the first value of a
      * position is stored, the others added. A part of at most 8 times the
      * pairs received (and 2^31 positions) is summed in a dense accumulator
@@ -437,54 +553,23 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
      * one by a stable radix sort of the pairs by position, which keeps
      * that order among equal positions. Either way the sums come out by
      * ascending position. */
-    uint64_t part = s.h.q + (s.me < s.h.r), base = weft_sparse_hash_start(&s.h, s.me);
-    size_t got = 0;
-    for (uint32_t j = 0; j < s.n; j++)
-        got += rcount[j];
-    bool by_array = part <= (uint64_t)8 * got + 4096 && part <= (UINT64_C(1) << 31);
+    sparse_sink own_sum = {.s = &s, .own = sbuf + soff[s.me], .in = &rbuf, .count = rcount,
+                           .off = roff, .part = s.h.q + (s.me < s.h.r)};
+    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, owner_add, &own_sum, d);
+    acc = own_sum.acc, seen = own_sum.seen, recs = own_sum.recs, tmp = own_sum.tmp;
+    if (e) goto free_all;
+    uint64_t part = own_sum.part, base = weft_sparse_hash_start(&s.h, s.me);
     size_t u = 0;
-    if (by_array) {
-        acc = weft__malloc((part ? part : 1) * sizeof *acc);
-        seen = weft__calloc(part / 64 + 1, sizeof *seen);
-    } else {
-        recs = weft__malloc((got ? got : 1) * sizeof *recs);
-        tmp = weft__malloc((got ? got : 1) * sizeof *tmp);
-    }
-    if (by_array ? !acc || !seen : !recs || !tmp) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    size_t k = 0;
-    for (uint32_t j = 0; j < s.n; j++) {
-        const unsigned char *msg = j == s.me ? sbuf + soff[j] : rbuf + roff[j];
-        const unsigned char *v = msg + rcount[j] * s.isz;
-        for (size_t i = 0; i < rcount[j]; i++) {
-            uint64_t p = load_index(msg, i, s.isz);
-            float x;
-            memcpy(&x, v + i * sizeof x, sizeof x);
-            if (!by_array) {
-                recs[k++] = (weft__sparse_rec){p, x, 0};
-                continue;
-            }
-            uint64_t bit = UINT64_C(1) << (p & 63);
-            if (seen[p >> 6] & bit) {
-                acc[p] += x;
-            } else {
-                seen[p >> 6] |= bit;
-                acc[p] = x;
-            }
-        }
-    }
     weft__sparse_rec *sorted = NULL;
-    if (by_array) {
+    if (own_sum.by_array) {
         for (uint64_t w = 0; w <= part / 64; w++)
             u += (size_t)__builtin_popcountll(seen[w]);
     } else {
-        if (!(sorted = weft__sparse_sort(recs, tmp, got, index_bits(part), false, 1))) {
+        if (!(sorted = weft__sparse_sort(recs, tmp, own_sum.k, index_bits(part), false, 1))) {
             e = weft_diag_code(d, WEFT_ENOMEM);
             goto free_all;
         }
-        for (size_t i = 0; i < got; i++) {
+        for (size_t i = 0; i < own_sum.k; i++) {
             if (u && sorted[u - 1].idx == sorted[i].idx)
                 sorted[u - 1].v += sorted[i].v;
             else
@@ -497,7 +582,7 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
         goto free_all;
     }
     float *uv = (float *)(void *)(sbuf + u * s.isz);
-    if (by_array) {
+    if (own_sum.by_array) {
         size_t o = 0;
         for (uint64_t w = 0; w <= part / 64; w++)
             for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
@@ -516,42 +601,20 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     weft__free(recs), recs = NULL;
     weft__free(tmp), tmp = NULL;
 
-    /* 5. All-gather of the owners' sums. */
+    /* 5. All-gather of the owners' sums, scattered (or collected) as they
+     * arrive. */
     size_t mycount[1] = {u}, myoff[1] = {0};
-    if ((e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, d)))
-        goto free_all;
-    size_t total = 0;
-    for (uint32_t j = 0; j < s.n; j++)
-        total += gcount[j];
-    if (dense) {
-        memset(dense, 0, (size_t)n * sizeof *dense);
-        for (uint32_t j = 0; j < s.n; j++) {
-            const unsigned char *msg = j == s.me ? sbuf : gbuf + goff[j];
-            const unsigned char *v = msg + gcount[j] * s.isz;
-            for (size_t i = 0; i < gcount[j]; i++)
-                memcpy(&dense[load_index(msg, i, s.isz)], v + i * sizeof(float), sizeof(float));
-        }
-        goto free_all;
-    }
+    sparse_sink out = {.s = &s, .own = sbuf, .in = &gbuf, .count = gcount, .off = goff,
+                       .dense = dense, .n = n};
+    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, gather_put, &out, d);
+    recs = out.recs, tmp = out.tmp;
+    if (e || dense) goto free_all;
     /* Sparse: every owner's pairs, sorted by index (parts are disjoint). */
-    recs = weft__malloc((total ? total : 1) * sizeof *recs);
-    tmp = weft__malloc((total ? total : 1) * sizeof *tmp);
+    size_t total = out.k;
     weft_sparse_result res = {weft__malloc(total ? total * s.isz : 1),
                               weft__malloc(total ? total * sizeof(float) : 1), total};
-    sorted = NULL;
-    if (recs && tmp && res.indices && res.values) {
-        k = 0;
-        for (uint32_t j = 0; j < s.n; j++) {
-            const unsigned char *msg = j == s.me ? sbuf : gbuf + goff[j];
-            const unsigned char *v = msg + gcount[j] * s.isz;
-            for (size_t i = 0; i < gcount[j]; i++, k++) {
-                recs[k].idx = load_index(msg, i, s.isz);
-                memcpy(&recs[k].v, v + i * sizeof(float), sizeof(float));
-                recs[k].owner = 0;
-            }
-        }
-        sorted = weft__sparse_sort(recs, tmp, total, index_bits(n), false, 1);
-    }
+    sorted = res.indices && res.values ? weft__sparse_sort(recs, tmp, total, index_bits(n), false, 1)
+                                       : NULL;
     if (!sorted) {
         weft_sparse_result_free(&res);
         e = weft_diag_code(d, WEFT_ENOMEM);

@@ -31,12 +31,19 @@ weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, 
                                     unsigned bits, bool by_owner, uint32_t owners);
 
 struct weft_comm;
+/* What weft__sparse_post_all calls for rank j's message once it is in. */
+typedef weft_err (*weft__sparse_each)(void *arg, uint32_t j, weft_diag *d);
+
 /* Sends sl[j] bytes of sb[j] to every rank j and receives rl[j] bytes from
  * it into rb[j] (0: none; entry own rank ignored), every request posted at
- * once on the transports, then waits for all. Blocking. */
+ * once on the transports; then, with each, calls each(arg, j) for j = 0 ..
+ * size - 1 in rank order, each as soon as rank j's message is in (at once
+ * for this rank and for empty messages), and waits for all. A callback's
+ * error stops the callbacks, not the transfers: it is returned once every
+ * request is complete. Blocking. */
 weft_err weft__sparse_post_all(struct weft_comm *c, const unsigned char *const *sb,
                                const size_t *sl, unsigned char *const *rb, const size_t *rl,
-                               weft_diag *d);
+                               weft__sparse_each each, void *arg, weft_diag *d);
 /* Every rank's w words into all (w per rank, in rank order), with
  * weft__sparse_post_all (never the schedule selection). */
 weft_err weft__sparse_gather_words(struct weft_comm *c, const uint64_t *mine, uint64_t *all,
