@@ -475,10 +475,10 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
     bool fold = s.n <= weft__sparse_fold_max;
     size_t hw = HDR + (fold ? s.n : 0);
     size_t *cnt = weft__malloc(6 * (size_t)s.n * sizeof *cnt);
-    uint64_t *pos = weft__malloc((count ? count : 1) * sizeof *pos);
-    uint32_t *own = weft__malloc((count ? count : 1) * sizeof *own);
     uint64_t *mine = weft__malloc(hw * sizeof *mine);
     uint64_t *all = weft__malloc((size_t)s.n * hw * sizeof *all);
+    uint64_t *pos = NULL;
+    uint32_t *own = NULL;
     unsigned char *sbuf = NULL, *rbuf = NULL, *gbuf = NULL;
     float *acc = NULL;
     uint64_t *seen = NULL;
@@ -487,8 +487,13 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
+    /* The arguments first: count is bounded once they pass. */
     check_args(indices, index_type, values, count, n, dense, sparse, mine);
-    if (mine[3] == BAD_NONE && (!cnt || !pos || !own)) mine[3] = BAD_NOMEM;
+    if (mine[3] == BAD_NONE) {
+        pos = weft__malloc((count ? count : 1) * sizeof *pos);
+        own = weft__malloc((count ? count : 1) * sizeof *own);
+        if (!cnt || !pos || !own) mine[3] = BAD_NOMEM;
+    }
     size_t *soff = NULL, *rcount = NULL, *roff = NULL, *gcount = NULL, *goff = NULL;
     if (cnt) {
         soff = cnt + s.n, rcount = soff + s.n, roff = rcount + s.n;
