@@ -13,7 +13,7 @@
 #include "base/alloc.h"
 #include "run/coll_ring.h"
 #include "run/coll_sparse.h"
-#include "run/p2p.h"
+#include "run/comm_internal.h"
 #include "weft/comm_sparse.h"
 
 /* Chunk j of count over n ranks: its first element and length. */

@@ -1,5 +1,5 @@
-/* The sparse all-reduce's internals (coll_sparse.c) that the quantized
- * all-reduce and the tests share. */
+/* The sparse all-reduce's internals: its sort (coll_sparse.c) and the
+ * transfers it shares with the quantized all-reduce (coll_sparse_xfer.c). */
 #ifndef WEFT_RUN_COLL_SPARSE_H
 #define WEFT_RUN_COLL_SPARSE_H
 

@@ -30,9 +30,10 @@
  *                 coll_cma, coll_direct)
  *   coll_alltoall
  *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
- *   coll_sparse   weft_allreduce_sparse (p2p, the hash partition of synth)
+ *   coll_sparse_xfer  every peer's message at once (p2p), for:
+ *   coll_sparse   weft_allreduce_sparse (the hash partition of synth)
  *   compress_ef   top-k and int8 compressors with error feedback
- *   coll_quant    weft_allreduce_int8 (compress_ef, coll_sparse's word gather)
+ *   coll_quant    weft_allreduce_int8 (compress_ef, coll_sparse_xfer)
  *   mpi/, pmpi/
  */
 #ifndef WEFT_RUN_COMM_INTERNAL_H
