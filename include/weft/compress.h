@@ -171,6 +171,44 @@ typedef struct weft_sparse_part_counts {
 WEFT_API weft_err weft_sparse_part_get(const weft_sparse_spec *s, uint32_t ranks, uint32_t j,
                                        weft_sparse_part_counts *out, weft_diag *d);
 
+/* The hash partition as the runtime applies it to real indices
+ * (weft_allreduce_sparse, weft/comm_sparse.h): a fixed bijection pi of the
+ * index space [0, n), and part j is the indices whose image pi(i) lies in
+ * the j-th of `ranks` consecutive ranges of n / ranks elements, the first
+ * n mod ranks one more, so every part holds exactly the elements
+ * weft_sparse_part_get gives WEFT_SPARSE_HASH, and a skewed support (a
+ * dense run of indices, a stride) is spread over the parts as a random
+ * one would be. pi is a 4-round Feistel network on 2h bits (the least h
+ * >= 1 with 4^h >= n) whose round function is splitmix64's finaliser
+ * (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number Generators",
+ * OOPSLA 2014; constants of Vigna's splitmix64.c), walked along its cycle
+ * until the image is below n (format-preserving encryption's cycle
+ * walking: Black & Rogaway, "Ciphers with Arbitrary Finite Domains",
+ * CT-RSA 2002), fewer than 4 steps on average since 4^h < 4n. It depends
+ * on n and ranks only, so every rank computes the same owners. */
+typedef struct weft_sparse_hash {
+    uint64_t n;
+    uint32_t ranks;
+    uint32_t half_bits; /* h */
+    uint64_t q, r;      /* n / ranks, n mod ranks */
+} weft_sparse_hash;
+
+/* WEFT_EINVAL for ranks 0. */
+WEFT_API weft_err weft_sparse_hash_init(weft_sparse_hash *h, uint64_t n, uint32_t ranks,
+                                        weft_diag *d);
+/* pi(index), for index < n (index >= n gives index itself). */
+WEFT_API uint64_t weft_sparse_hash_perm(const weft_sparse_hash *h, uint64_t index);
+/* The inverse: the index whose image is p < n (p >= n gives p itself). */
+WEFT_API uint64_t weft_sparse_hash_unperm(const weft_sparse_hash *h, uint64_t p);
+/* The part (owning rank) of index < n. */
+WEFT_API uint32_t weft_sparse_hash_owner(const weft_sparse_hash *h, uint64_t index);
+/* The part holding image p < n (weft_sparse_hash_owner is this of
+ * weft_sparse_hash_perm). */
+WEFT_API uint32_t weft_sparse_hash_owner_of_image(const weft_sparse_hash *h, uint64_t p);
+/* The first image of part j < ranks: parts hold images [start(j),
+ * start(j + 1)). */
+WEFT_API uint64_t weft_sparse_hash_start(const weft_sparse_hash *h, uint32_t j);
+
 #ifdef __cplusplus
 }
 #endif

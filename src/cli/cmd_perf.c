@@ -21,6 +21,7 @@
 #include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/mpi/cli_mpi.h"
+#include "cli/perf_sparse.h"
 #include "cli/sizes.h"
 #include "cli/svg_plot.h"
 #include "weft/comm.h"
@@ -49,6 +50,7 @@ static const cli_opt perf_opts[] = {
     {"json", 0, NULL, "rank 0 prints one JSON object instead of the table"},
     {"plot", 0, "FILE", "rank 0 also writes busbw against size as an SVG plot"},
     {"traffic", 0, "FILE", "alltoall only: per-pair bytes of a traffic matrix (weft_alltoallv)"},
+    CLI_PERF_SPARSE_OPTS,
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
@@ -58,7 +60,8 @@ static const cli_syntax perf_syntax = {
     .path = "weft perf",
     .args = "COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] [-c 0|1] [-d TYPE] [-o OP]\n"
             "        [-r ROOT] [-a 0..3] [-z 0..3] [-N CYCLES] [--plan FILE] [--json]\n"
-            "        [--plot FILE.svg] [--traffic FILE]",
+            "        [--plot FILE.svg] [--traffic FILE] [--density D [--skew zipf:S]]\n"
+            "        [--compress int8[:B]|topk:D]",
     .about = "Measures a collective on the real runtime and prints the nccl-tests table:\n"
              "size (B), count (elements), type, redop, root, then for out-of-place and\n"
              "in-place the time per call (us, averaged over ITERS, then combined over\n"
@@ -102,7 +105,13 @@ static const cli_syntax perf_syntax = {
              "-e and -f do not apply. With --plan P (an alltoallv plan: weft plan --traffic) or\n"
              "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
              "matrix must be FILE's (docs/run.md, \"Alltoallv plans\"). --plan P of an\n"
-             "alltoallv plan without --traffic runs the plan's own matrix.\n",
+             "alltoallv plan without --traffic runs the plan's own matrix.\n"
+            "--density D [--skew zipf:S] (allreduce): each size also runs the sparse all-reduce\n"
+            "(weft_allreduce_sparse) of a tensor with D of its elements non-zero on each rank,\n"
+            "beside the dense weft_allreduce of the same tensor; --compress int8[:B] the int8\n"
+            "two-shot all-reduce (weft_allreduce_int8), --compress topk:D top-k with error\n"
+            "feedback then the sparse all-reduce. Their own table: time and algbw of both and\n"
+            "the speedup; sizes 1M .. 16M unless -b, -e (docs/compression.md).\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
@@ -879,6 +888,9 @@ int cli_cmd_perf(int argc, char **argv)
     }
     if ((v = cli_args_get(&a, "plot")) && (rc = cli_flag_svg(&perf_syntax, "--plot", v)))
         goto free_args;
+    cli_perf_sparse sp;
+    if ((rc = cli_perf_sparse_flags(&perf_syntax, &a, coll, &minb, &maxb, &sp)) != CLI_CONTINUE)
+        goto free_args;
     p.check = check != 0;
     p.root = (uint32_t)root;
     p.json = cli_args_has(&a, "json");
@@ -918,6 +930,10 @@ int cli_cmd_perf(int argc, char **argv)
     if (p.n > 1) weft_log_set_sink(rank_log, &log_rank);
     p.chunks = 1;
     weft_plan *plan = NULL;
+    if (sp.on) {
+        rc = cli_perf_sparse_run(p.c, &sp, minb, maxb, factor, p.iters, p.warmup, p.check);
+        goto free_comm;
+    }
     const char *plan_file = cli_args_get(&a, "plan");
     const weft_plan_info *info = NULL;
     if (plan_file) {

@@ -13,8 +13,7 @@ bool cli_sparse_algo(const char *algo)
                     strcmp(algo, "hier-quant") == 0);
 }
 
-/* "zipf:S" with S a decimal of at most 3 places in [0, 8], as thousandths. */
-static bool parse_skew(const char *s, uint32_t *milli)
+bool cli_sparse_skew_parse(const char *s, uint32_t *milli)
 {
     if (strcmp(s, "none") == 0) {
         *milli = 0;
@@ -71,7 +70,7 @@ int cli_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *algo,
                                algo);
     if (dens && weft_density_parse(dens, &out->comp.density_ppm, &d))
         return cli_usage_error(syn, "bad --density: %s", d.msg);
-    if (skew && !parse_skew(skew, &out->zipf_milli))
+    if (skew && !cli_sparse_skew_parse(skew, &out->zipf_milli))
         return cli_usage_error(syn, "bad --skew '%s' (expected none or zipf:S, 0 <= S <= 8, at "
                                     "most 3 decimal places)",
                                skew);

@@ -18,6 +18,10 @@
         {"skew", 0, "S", "sparse-*: non-zeros over the index space: none or zipf:S (S <= 8)"},     \
         {"elem-bytes", 0, "B", "quant-2shot, sparse-*: bytes per dense element (default 2)"}
 
+/* "none" (0) or "zipf:S" with S a decimal of at most 3 places in [0, 8],
+ * as thousandths. False when malformed. */
+bool cli_sparse_skew_parse(const char *s, uint32_t *milli);
+
 /* True for the rows that build from weft_sparse_args. */
 bool cli_sparse_algo(const char *algo);
 

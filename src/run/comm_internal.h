@@ -30,6 +30,10 @@
  *                 coll_cma, coll_direct)
  *   coll_alltoall
  *   coll_alltoallv  weft_alltoallv (weft_alltoall, weft_allgather, p2p)
+ *   coll_sparse_xfer  every peer's message at once (p2p), for:
+ *   coll_sparse   weft_allreduce_sparse (the hash partition of synth)
+ *   compress_ef   top-k and int8 compressors with error feedback
+ *   coll_quant    weft_allreduce_int8 (compress_ef, coll_sparse_xfer)
  *   ckpt_send     replicating checkpoints, the helper thread (p2p;
  *                 ckpt_internal.h has the checkpoints' own order)
  *   ckpt, ckpt_join  save and wait (weft_allreduce), forming the job again

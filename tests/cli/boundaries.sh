@@ -39,7 +39,7 @@ owner() {
     synth.h | bvn.h | compress.h) echo synth ;;
     sim.h) echo sim ;;
     work.h | embedding.h | dlrm.h) echo work ;;
-    comm.h | comm_mpi.h | tuning.h | ckpt.h) echo run ;;
+    comm.h | comm_mpi.h | tuning.h | ckpt.h | comm_sparse.h) echo run ;;
     esac
 }
 

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Predicted vs measured sparse all-reduce on the emulated fabric of
+# tests/netns/fabric.sh (4 hosts in network namespaces behind one bridge,
+# h0..h2 at 1 Gbit/s, h3 at 200 Mbit/s, tbf both ways, MTU 9000; the same
+# construction, and tests/netns/fabric.topo as its model).
+#
+# For each density D: `weft perf allreduce --density D` on 4 ranks over TCP,
+# one rank per host (WEFT_NETNS), measures weft_allreduce_sparse beside the
+# dense weft_allreduce of the same tensor; `weft sim fabric.topo --algo
+# sparse-hash --density D --elem-bytes 4` predicts the sparse one (wire
+# time only: the simulator charges no compute, docs/compression.md) and
+# `--algo ring` the dense one (weft's built-in allreduce over TCP is a ring
+# in rounds). Prints measured, predicted and their relative error; and,
+# since the sparse all-reduce also computes (owners, hashing, summing,
+# scattering: what the simulator does not charge), the same call on the
+# same 4 ranks over shared memory (no fabric: its local work and
+# latencies), and the error of sim + that.
+# A benchmark: it never fails on time. Skips (exit 77) when not root or
+# without ip/tc (tests/netns/lib.sh).
+#
+# usage: sparse_netns.sh WEFT_BIN SOURCE_DIR [SIZE [DENSITIES]]
+#        (defaults 16M and "0.01 0.05 0.1")
+set -u
+USAGE="usage: sparse_netns.sh WEFT_BIN SOURCE_DIR [SIZE [DENSITIES]]"
+WEFT=${1:?$USAGE}
+SRC=${2:?$USAGE}
+SIZE=${3:-16M}
+DENS=${4:-0.01 0.05 0.1}
+TOPO=$SRC/tests/netns/fabric.topo
+RATES=(1gbit 1gbit 1gbit 200mbit)
+BURSTS=(16kb 16kb 16kb 10kb)
+. "$SRC/tests/netns/lib.sh"
+netns_begin weftsp
+
+mkns "$SW"
+ip -n "$SW" link add br0 type bridge || die "cannot create a bridge (no bridge support?)"
+ip -n "$SW" link set br0 up || die "bridge up"
+for i in 0 1 2 3; do
+    H=$P-h$i
+    mkns "$H"
+    ip link add eth0 netns "$H" type veth peer name p$i netns "$SW" || die "veth h$i"
+    ip -n "$SW" link set p$i mtu 9000 || die "mtu of p$i"
+    ip -n "$H" link set eth0 mtu 9000 || die "mtu of eth0 in h$i"
+    ip -n "$SW" link set p$i master br0 || die "bridge port p$i"
+    ip -n "$SW" link set p$i up || die "p$i up"
+    ip -n "$H" addr add 198.18.0.$((i + 1))/24 dev eth0 || die "address of h$i"
+    ip -n "$H" link set eth0 up || die "eth0 up in h$i"
+    ip -n "$H" link set lo up || die "lo up in h$i"
+    tc -n "$H" qdisc add dev eth0 root tbf rate ${RATES[$i]} burst ${BURSTS[$i]} latency 100ms ||
+        die "tbf on h$i (kernel without sch_tbf?)"
+    tc -n "$SW" qdisc add dev p$i root tbf rate ${RATES[$i]} burst ${BURSTS[$i]} latency 100ms ||
+        die "tbf on p$i"
+    # No pacing (docs/netns.md, "Pacing"), as fabric.sh.
+    for cc in cubic reno; do
+        ip netns exec "$H" sysctl -qw net.ipv4.tcp_congestion_control=$cc 2>/dev/null && break
+    done
+done
+cat >"$TMP/rank.sh" <<EOF2
+#!/bin/sh
+export WEFT_NETNS=/var/run/netns/$P-h\$WEFT_RANK WEFT_SOCKET_IFNAME=eth0
+exec "\$@"
+EOF2
+chmod +x "$TMP/rank.sh"
+
+sim_s() { "$WEFT" sim "$TOPO" --coll allreduce --size "$SIZE" --csv "$@" | tail -1 | cut -d, -f2; }
+ring=$(sim_s --algo ring) || die "weft sim ring failed"
+echo "# 4 hosts (h0..h2 1 Gbit/s, h3 200 Mbit/s), 4 ranks over TCP, $SIZE of float, load $(cut -d' ' -f1 /proc/loadavg)"
+printf "# %8s %11s %9s %7s %9s %7s %10s %9s %7s\n" density "sparse(ms)" "sim(ms)" "err" \
+    "shm(ms)" "err+shm" "dense(ms)" "sim ring" "err"
+for D in $DENS; do
+    WEFT_TRANSPORT=tcp WEFT_TIMEOUT=60 timeout 600 "$WEFT" launch -n 4 -- "$TMP/rank.sh" \
+        "$WEFT" perf allreduce --density "$D" -b "$SIZE" -e "$SIZE" -n 3 -w 1 >"$TMP/p.out" 2>&1 ||
+        { cat "$TMP/p.out"; die "weft perf --density $D failed"; }
+    grep -q "transport tcp" "$TMP/p.out" || { cat "$TMP/p.out"; die "not over TCP"; }
+    row=$(grep -v '^#' "$TMP/p.out" | tail -1)
+    [ "$(echo "$row" | awk '{print $NF}')" = 0 ] || { cat "$TMP/p.out"; die "wrong results at $D"; }
+    sp=$(sim_s --algo sparse-hash --density "$D" --elem-bytes 4) || die "weft sim sparse-hash failed"
+    WEFT_TRANSPORT=shm timeout 600 "$WEFT" launch -n 4 -- "$WEFT" perf allreduce --density "$D" \
+        -b "$SIZE" -e "$SIZE" -n 3 -w 1 >"$TMP/s.out" 2>&1 || { cat "$TMP/s.out"; die "shm run failed"; }
+    shm=$(grep -v '^#' "$TMP/s.out" | tail -1 | awk '{print $8 / 1e3}')
+    echo "$row" | awk -v d="$D" -v sp="$sp" -v ring="$ring" -v shm="$shm" '{
+        ms = $8 / 1e3; dn = $6 / 1e3; p = sp * 1e3
+        printf "  %8s %11.1f %9.1f %+6.1f%% %9.1f %+6.1f%% %10.1f %9.1f %+6.1f%%\n", d, ms, p,
+            (ms / p - 1) * 100, shm, (ms / (p + shm) - 1) * 100, dn, ring * 1e3,
+            (dn / (ring * 1e3) - 1) * 100 }'
+done
+echo "# load after: $(cut -d' ' -f1 /proc/loadavg)"
