@@ -107,6 +107,7 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
         return false;
     }
     e->mpi = mpi;
+    e->worker = NULL;
     e->comm = comm;
     e->kind = kind;
     e->refs = 1;
@@ -147,6 +148,10 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
     pthread_mutex_lock(&e->lock);
     weft_comm *c = e->comm;
     e->comm = NULL;
+    /* Its queued calls run to their end first (MPI lets a program free a
+     * communicator with calls outstanding on it). */
+    weft__pmpi_worker_stop(e->worker);
+    e->worker = NULL;
     pthread_mutex_unlock(&e->lock);
     unref(e);
     return c;

@@ -21,8 +21,15 @@
  * call holds it while the table grows. refs counts the table's reference
  * (while mpi is in the table) and each call holding it; the last one frees
  * it. comm is NULL once the communicator was removed (under lock). */
+/* A communicator's progress thread (progress.c). */
+typedef struct weft__pmpi_worker weft__pmpi_worker;
+/* Runs the calls queued on w, then ends the thread and frees w (NULL is
+ * allowed). */
+void weft__pmpi_worker_stop(weft__pmpi_worker *w);
+
 struct weft__pmpi_entry {
     MPI_Comm mpi;
+    weft__pmpi_worker *worker; /* started by its first queued call; under lock */
     weft_comm *comm;
     weft__pmpi_kind kind;
     pthread_mutex_t lock;
