@@ -709,6 +709,12 @@ static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dty
     return WEFT_OK;
 }
 
+bool weft__select_takes_all(const weft_comm *c)
+{
+    const weft__select *s = c->sel;
+    return !s->plan && !s->algo && !s->tuning;
+}
+
 weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
                            uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
 {
