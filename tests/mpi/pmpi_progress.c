@@ -26,8 +26,13 @@
  * 4. Preloaded only (what Open MPI's progress, driven by MPI calls, does
  *    not do): the result of an MPI_Iallreduce arrives while the program
  *    makes no MPI call at all.
+ * 5. MPI_THREAD_MULTIPLE (the program asks for it): 3 threads, each on its
+ *    own duplicate of MPI_COMM_WORLD, 30 rounds of two outstanding
+ *    MPI_Iallreduce calls of 1-2000 ints, completed by MPI_Waitall or an
+ *    MPI_Testall loop in turn, every element checked.
  * Usage: pmpi_progress */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -230,7 +235,8 @@ static long issue_first(int which, size_t count, int how)
                     "it (no token in 60 s)\n",
                     me, name);
         }
-        MPI_Recv(&got, 1, MPI_INT, 0, TOKEN_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int token;
+        MPI_Recv(&token, 1, MPI_INT, 0, TOKEN_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     complete(&r, how);
     /* The result, element by element, and its digest. */
@@ -373,9 +379,80 @@ static void without_calls(size_t count)
     free((int *)ra);
 }
 
+/* Part 5: one thread's rounds on its own communicator. */
+#define THREADS 3
+#define ROUNDS 30
+typedef struct thread_arg {
+    MPI_Comm comm;
+    int id;
+    long failures, checks;
+} thread_arg;
+
+static void *thread_rounds(void *p)
+{
+    thread_arg *a = p;
+    for (int round = 0; round < ROUNDS; round++) {
+        size_t count = 1 + (size_t)((round * 379 + a->id * 211) % 2000);
+        int *in = malloc(count * sizeof *in), *out1 = malloc(count * sizeof *out1),
+            *out2 = malloc(count * sizeof *out2);
+        for (size_t i = 0; i < count; i++)
+            in[i] = input(me, i + (size_t)a->id);
+        MPI_Request rs[2];
+        MPI_Iallreduce(in, out1, (int)count, MPI_INT, MPI_SUM, a->comm, &rs[0]);
+        MPI_Iallreduce(in, out2, (int)count, MPI_INT, MPI_MAX, a->comm, &rs[1]);
+        if (round % 2) {
+            int flag = 0;
+            while (!flag)
+                MPI_Testall(2, rs, &flag, MPI_STATUSES_IGNORE);
+        } else {
+            MPI_Waitall(2, rs, MPI_STATUSES_IGNORE);
+        }
+        for (size_t i = 0; i < count; i++) {
+            long s = 0, mx = 0;
+            for (int r = 0; r < n; r++) {
+                s += input(r, i + (size_t)a->id);
+                if (input(r, i + (size_t)a->id) > mx) mx = input(r, i + (size_t)a->id);
+            }
+            a->checks += 2;
+            if (out1[i] != s || out2[i] != mx) {
+                if (a->failures++ < 5)
+                    fprintf(stderr,
+                            "pmpi_progress: rank %d thread %d round %d: element %zu is %d/%d, "
+                            "want %ld/%ld\n",
+                            me, a->id, round, i, out1[i], out2[i], s, mx);
+            }
+        }
+        free(in);
+        free(out1);
+        free(out2);
+    }
+    return NULL;
+}
+
+static void threads(void)
+{
+    thread_arg args[THREADS];
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (thread_arg){.id = t};
+        MPI_Comm_dup(MPI_COMM_WORLD, &args[t].comm);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, thread_rounds, &args[t]);
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+        failures += args[t].failures;
+        checks += args[t].checks;
+        MPI_Comm_free(&args[t].comm);
+        for (int k = 0; k < 2 * ROUNDS; k++)
+            count_call(DUP, IALLREDUCE, true);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     const char *pre = getenv("LD_PRELOAD");
@@ -405,8 +482,8 @@ int main(int argc, char **argv)
         served[ALLREDUCE]++;
     }
     if (preloaded) without_calls(4096);
+    if (provided == MPI_THREAD_MULTIPLE) threads();
     served[ALLREDUCE]++; /* the tally below */
-    (void)count_call;    /* every call here is on MPI_COMM_WORLD */
     int rc = tally_finish("pmpi_progress", false);
     free(fa); /* the freed call is done: MPI_Finalize waited for it */
     free(fr);
