@@ -4,7 +4,10 @@
  * mean time of MPI_Iallreduce + MPI_Wait; then each iteration issues the
  * call, computes for about pure microseconds (calling MPI_Test between
  * pieces of work when TEST is 1, so that a library that progresses in
- * MPI_Test can), and waits. Float sum of BYTES bytes, ITERS timed
+ * MPI_Test can; TEST 2 "computes" by sleeping in pieces of 50 us and
+ * calls nothing: a rank whose CPU is free meanwhile, as while a GPU kernel
+ * or I/O runs, which shows the progress a library makes on its own where
+ * the compute loops of TEST 0 and 1 keep every core busy), and waits. Float sum of BYTES bytes, ITERS timed
  * iterations after 5 warm-up ones; rank 0 prints the lowest overlap over
  * the ranks. Run plainly and with LD_PRELOAD=libweft_mpi.so
  * (docs/interop.md, "Non-blocking collectives: progress").
@@ -12,13 +15,20 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 static volatile double sink;
-/* Computes for us microseconds, testing r between pieces when test. */
+/* Computes for us microseconds, testing r between pieces when test is 1,
+ * sleeping when it is 2. */
 static void work(double us, MPI_Request *r, int test)
 {
     double t0 = MPI_Wtime();
     int flag;
     while ((MPI_Wtime() - t0) * 1e6 < us) {
+        if (test == 2) {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         for (int i = 0; i < 200; i++)
             sink += i * 0.5;
         if (test && r) MPI_Test(r, &flag, MPI_STATUS_IGNORE);

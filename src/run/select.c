@@ -33,6 +33,7 @@
 #include "run/select.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,11 @@ struct weft__select {
     weft_plan **relay_plan;
     weft_comm_plan **relay_cp;
     uint32_t relay_n;
+    /* Held by weft__select_pick and weft__select_alltoallv: the interposition
+     * library decides a non-blocking call (weft_comm_choose) on the
+     * program's thread while its progress thread runs an earlier call on
+     * the same communicator, whose own pick reads and fills these caches. */
+    pthread_mutex_t lock;
 };
 
 static void set_fini(cand_set *s)
@@ -127,6 +133,7 @@ void weft__select_free(weft__select *s)
     weft__free(s->fabric);
     weft__free(s->plan_name);
     weft__free(s->tuning_name);
+    pthread_mutex_destroy(&s->lock);
     weft__free(s);
 }
 
@@ -245,6 +252,10 @@ weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag 
 {
     weft__select *s = weft__calloc(1, sizeof *s);
     if (!s) return weft_diag_code(d, WEFT_ENOMEM);
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        weft__free(s);
+        return weft_diag_set(d, WEFT_ENOMEM, "comm: cannot make the selection's lock");
+    }
     weft_err e = load(s, c, cfg, d);
     /* Agreement even when this rank failed to load would leave the others
      * waiting until it closes its bootstrap; they then fail with EPEER. */
@@ -580,8 +591,10 @@ static weft_err relay_pick(weft_comm *c, weft__select *s, uint32_t root, size_t 
     return WEFT_OK;
 }
 
-weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
-                           uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
+/* weft__select_pick under s->lock. */
+static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                            uint32_t root, weft_comm_choice *out, weft_comm_plan **cp,
+                            weft_diag *d)
 {
     weft__select *s = c->sel;
     weft_comm_choice tmp, *ch = out ? out : &tmp;
@@ -696,16 +709,33 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
     return WEFT_OK;
 }
 
+bool weft__select_takes_all(const weft_comm *c)
+{
+    const weft__select *s = c->sel;
+    return !s->plan && !s->algo && !s->tuning;
+}
+
+weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                           uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
+{
+    pthread_mutex_lock(&c->sel->lock);
+    weft_err e = pick_locked(c, coll, count, dtype, root, out, cp, d);
+    pthread_mutex_unlock(&c->sel->lock);
+    return e;
+}
+
 weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, const char **name)
 {
     weft__select *s = c->sel;
     if (!s->plan || !weft_plan_traffic(s->plan)) return NULL;
+    pthread_mutex_lock(&s->lock);
     if (!s->logged_v && c->rank == 0) /* every rank runs it alike: rank 0 says so */
         weft_log(WEFT_LOG_INFO, "run",
                  "alltoallv: %s (forced by WEFT_PLAN; the call's counts must be its traffic "
                  "matrix)",
                  s->plan_name);
     s->logged_v = true;
+    pthread_mutex_unlock(&s->lock);
     *plan = s->plan;
     *name = s->plan_name;
     return s->plan_cp;

@@ -17,6 +17,15 @@ weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag 
 /* NULL is allowed. */
 void weft__select_free(weft__select *s);
 
+/* Whether weft__select_pick takes every valid call on c (a collective,
+ * datatype and root in range) without refusing it for its schedule: true
+ * when no plan (WEFT_PLAN), algorithm (WEFT_ALGO) or tuning table
+ * (WEFT_TUNING) is forced, the only settings whose schedules may not fit a
+ * call; then only running out of memory fails a pick, which the call
+ * reports. The interposition library skips its look-ahead
+ * weft_comm_choose then (the call's own pick decides once). */
+bool weft__select_takes_all(const weft_comm *c);
+
 /* The decision for one call: *cp is the prepared plan to run, or NULL for
  * the built-in schedule. ch (may be NULL) receives the report. */
 weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,

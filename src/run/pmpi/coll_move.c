@@ -66,6 +66,19 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
     uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
     size_t bytes = rl.bytes;
     bool in_place = sendbuf == MPI_IN_PLACE;
+    if (rl.contig && (in_place || sl.contig)) {
+        /* This rank's block is at its place in recvbuf: weft's in-place
+         * convention. */
+        weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLGATHER,
+                            .comm = c,
+                            .in = in_place ? (unsigned char *)recvbuf + me * bytes : sendbuf,
+                            .out = recvbuf,
+                            .count = bytes,
+                            .dt = WEFT_UINT8};
+        return weft__pmpi_start(&t, k, comm, &j, req);
+    }
+    /* Packed by MPI: runs here, after the calls queued before it. */
+    weft__pmpi_drain(&t);
     unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
     const void *src = sendbuf;
     weft_diag d;
@@ -129,6 +142,18 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     weft__pmpi_served(&t, k);
     weft_comm *c = t.comm;
     bool is_root = weft_comm_rank(c) == (uint32_t)root;
+    if (l.contig) {
+        weft__pmpi_job j = {.what = WEFT__PMPI_JOB_BROADCAST,
+                            .comm = c,
+                            .in = buffer,
+                            .out = buffer,
+                            .count = l.bytes,
+                            .dt = WEFT_UINT8,
+                            .root = (uint32_t)root};
+        return weft__pmpi_start(&t, k, comm, &j, req);
+    }
+    /* Packed by MPI: runs here, after the calls queued before it. */
+    weft__pmpi_drain(&t);
     unsigned char *data = buffer, *packed = NULL;
     weft_diag d;
     weft_diag_clear(&d);
@@ -177,6 +202,19 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
     weft_comm *c = t.comm;
     size_t n = weft_comm_size(c), bytes = rl.bytes;
     bool in_place = sendbuf == MPI_IN_PLACE;
+    if (rl.contig && (in_place || sl.contig)) {
+        /* In place, recvbuf holds the input: weft's convention (sendbuf ==
+         * recvbuf). */
+        weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALL,
+                            .comm = c,
+                            .in = in_place ? recvbuf : sendbuf,
+                            .out = recvbuf,
+                            .count = bytes,
+                            .dt = WEFT_UINT8};
+        return weft__pmpi_start(&t, k, comm, &j, req);
+    }
+    /* Packed by MPI: runs here, after the calls queued before it. */
+    weft__pmpi_drain(&t);
     unsigned char *out = recvbuf, *packed_out = NULL, *packed_in = NULL;
     const void *src = sendbuf;
     weft_diag d;

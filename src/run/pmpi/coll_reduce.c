@@ -51,13 +51,14 @@ static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int 
                    : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
     weft__pmpi_served(&t, k);
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_allreduce(t.comm, src, recvbuf, (size_t)count, dt, ro, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
+    weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLREDUCE,
+                        .comm = t.comm,
+                        .in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                        .out = recvbuf,
+                        .count = (size_t)count,
+                        .dt = dt,
+                        .op = ro};
+    return weft__pmpi_start(&t, k, comm, &j, req);
 }
 
 PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -72,28 +73,34 @@ PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MP
     return allreduce(WEFT__PMPI_IALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-/* Reduce-scatter of blocks of recvcount elements on t->comm (served). */
+/* The job of a reduce-scatter of blocks of recvcount elements on c
+ * (served). */
 static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
-                         weft_dtype dt, weft_redop ro, weft_diag *d)
+                         weft_dtype dt, weft_redop ro, weft__pmpi_job *j, weft_diag *d)
 {
     size_t block = (size_t)recvcount * weft_dtype_size(dt);
-    unsigned char *input = NULL;
-    weft_err e = WEFT_OK;
+    *j = (weft__pmpi_job){.what = WEFT__PMPI_JOB_REDUCE_SCATTER,
+                          .comm = c,
+                          .in = sendbuf,
+                          .out = recvbuf,
+                          .count = (size_t)recvcount,
+                          .dt = dt,
+                          .op = ro};
     if (sendbuf == MPI_IN_PLACE) {
         /* MPI's input is recvbuf, its result goes to recvbuf's first block,
          * and the other blocks stay the input (MPI 3.1 section 5.10.1):
-         * weft reduces a private copy of the input into recvbuf. (Weft's
-         * own in-place form leaves its copies of the result in the other
-         * blocks, which the first version handed back.) */
-        e = weft__pmpi_scratch(block * weft_comm_size(c), &input, d);
-        if (!e) memcpy(input, recvbuf, block * weft_comm_size(c));
-        sendbuf = input;
+         * weft reduces a private copy of the input (made now, at issue)
+         * into recvbuf. (Weft's own in-place form leaves its copies of the
+         * result in the other blocks, which the first version handed
+         * back.) */
+        unsigned char *input = NULL;
+        weft_err e = weft__pmpi_scratch(block * weft_comm_size(c), &input, d);
+        if (e) return e;
+        memcpy(input, recvbuf, block * weft_comm_size(c));
+        j->in = input;
+        j->owned[0] = input;
     }
-    weft__pmpi_enter();
-    if (!e) e = weft_reduce_scatter(c, sendbuf, recvbuf, (size_t)recvcount, dt, ro, d);
-    weft__pmpi_leave();
-    free(input);
-    return e;
+    return WEFT_OK;
 }
 
 static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
@@ -114,8 +121,10 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
     weft__pmpi_served(&t, k);
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e = rs_block(t.comm, sendbuf, recvbuf, recvcount, dt, ro, &d);
-    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
+    weft__pmpi_job j;
+    if (rs_block(t.comm, sendbuf, recvbuf, recvcount, dt, ro, &j, &d))
+        return weft__pmpi_fail(&t, k, comm, &d);
+    return weft__pmpi_start(&t, k, comm, &j, req);
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -164,22 +173,30 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
     weft__pmpi_served(&t, k);
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e;
+    weft__pmpi_job j;
     if (equal) {
-        e = rs_block(t.comm, sendbuf, recvbuf, recvcounts[0], dt, ro, &d);
+        if (rs_block(t.comm, sendbuf, recvbuf, recvcounts[0], dt, ro, &j, &d))
+            return weft__pmpi_fail(&t, k, comm, &d);
     } else {
+        /* The whole vector reduced into a private buffer, of which this
+         * rank keeps its part. */
         size_t es = weft_dtype_size(dt);
         unsigned char *all = NULL;
-        e = weft__pmpi_scratch((size_t)sum * es, &all, &d);
-        weft__pmpi_enter();
-        if (!e)
-            e = weft_allreduce(t.comm, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all,
-                               (size_t)sum, dt, ro, &d);
-        weft__pmpi_leave();
-        if (!e) memcpy(recvbuf, all + (size_t)before * es, (size_t)recvcounts[me] * es);
-        free(all);
+        if (weft__pmpi_scratch((size_t)sum * es, &all, &d))
+            return weft__pmpi_fail(&t, k, comm, &d);
+        j = (weft__pmpi_job){.what = WEFT__PMPI_JOB_ALLREDUCE,
+                             .comm = t.comm,
+                             .in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                             .out = all,
+                             .count = (size_t)sum,
+                             .dt = dt,
+                             .op = ro,
+                             .copy_to = recvbuf,
+                             .copy_from = all + (size_t)before * es,
+                             .copy_bytes = (size_t)recvcounts[me] * es,
+                             .owned = {all}};
     }
-    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
+    return weft__pmpi_start(&t, k, comm, &j, req);
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -213,14 +230,15 @@ static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int cou
     /* Only the root may pass MPI_IN_PLACE; its input is then recvbuf. Other
      * ranks' recvbuf is not significant in MPI, so weft gets NULL. */
     bool is_root = weft_comm_rank(t.comm) == (uint32_t)root;
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_reduce(t.comm, src, is_root ? recvbuf : NULL, (size_t)count, dt, ro,
-                             (uint32_t)root, &d);
-    weft__pmpi_leave();
-    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, req);
+    weft__pmpi_job j = {.what = WEFT__PMPI_JOB_REDUCE,
+                        .comm = t.comm,
+                        .in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                        .out = is_root ? recvbuf : NULL,
+                        .count = (size_t)count,
+                        .dt = dt,
+                        .op = ro,
+                        .root = (uint32_t)root};
+    return weft__pmpi_start(&t, k, comm, &j, req);
 }
 
 PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

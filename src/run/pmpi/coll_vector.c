@@ -123,6 +123,22 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     }
     side_of(recvcounts, rdispls, &rl, (MPI_Aint)rl.size, n, room + 2 * n, &rs);
     if (!in_place) side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
+    if (rl.contig && (in_place || sl.contig)) {
+        unsigned char *out = (unsigned char *)recvbuf + rs.shift;
+        weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
+                            .comm = t.comm,
+                            .in = in_place ? out : (const unsigned char *)sendbuf + ss.shift,
+                            .out = out,
+                            .dt = WEFT_UINT8,
+                            .scounts = in_place ? NULL : ss.counts,
+                            .sdispls = in_place ? NULL : ss.displs,
+                            .rcounts = rs.counts,
+                            .rdispls = rs.displs,
+                            .owned = {room}};
+        return weft__pmpi_start(&t, k, comm, &j, req);
+    }
+    /* Packed by MPI: runs here, after the calls queued before it. */
+    weft__pmpi_drain(&t);
     weft_err e = WEFT_OK;
     unsigned char *out = (unsigned char *)recvbuf + rs.shift, *packed_out = NULL, *packed_in = NULL;
     const unsigned char *in = in_place ? out : (const unsigned char *)sendbuf + ss.shift;
@@ -227,15 +243,17 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     side_of(recvcounts, rdispls, &l, 1, n, room + 2 * n, &rs);
     if (!in_place) side_of(sendcounts, sdispls, &l, 1, n, room, &ss);
     unsigned char *out = (unsigned char *)recvbuf + rs.shift;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft__pmpi_enter();
-    weft_err e = weft_alltoallv(t.comm, in_place ? out : (const unsigned char *)sendbuf + ss.shift,
-                                in_place ? NULL : ss.counts, in_place ? NULL : ss.displs, out,
-                                rs.counts, rs.displs, WEFT_UINT8, &d);
-    weft__pmpi_leave();
-    free(room);
-    return e ? weft__pmpi_fail(&t, k, comm, &d) : weft__pmpi_done(&t, NULL);
+    weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
+                        .comm = t.comm,
+                        .in = in_place ? out : (const unsigned char *)sendbuf + ss.shift,
+                        .out = out,
+                        .dt = WEFT_UINT8,
+                        .scounts = in_place ? NULL : ss.counts,
+                        .sdispls = in_place ? NULL : ss.displs,
+                        .rcounts = rs.counts,
+                        .rdispls = rs.displs,
+                        .owned = {room}};
+    return weft__pmpi_start(&t, k, comm, &j, NULL);
 }
 
 /* MPI_Ibarrier always goes to MPI, on every rank alike (nothing of the

@@ -100,9 +100,30 @@ bool weft__pmpi_op(MPI_Op op, weft_redop *out)
     return true;
 }
 
+/* The size of t when it is a predefined basic type weft knows (MPI_BYTE,
+ * MPI_CHAR and those weft__pmpi_dtype maps): one C object, so its data is
+ * its bytes in order, its lower bounds 0 and its extent its size (MPI 3.1
+ * section 4.1.5); 0 for any other type. Spares a call on such a type the
+ * four datatype queries and the typemap walk below (about 300 of an
+ * 8-byte move's 1300 instructions at one rank, callgrind). */
+static size_t basic_size(MPI_Datatype t)
+{
+    weft_dtype dt;
+    if (t == MPI_BYTE || t == MPI_CHAR) return 1;
+    return weft__pmpi_dtype(t, &dt) ? weft_dtype_size(dt) : 0;
+}
+
 bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out)
 {
     if (count < 0 || t == MPI_DATATYPE_NULL) return false;
+    size_t basic = basic_size(t);
+    if (basic) {
+        out->size = basic;
+        out->bytes = basic * (size_t)count;
+        out->contig = true;
+        out->extent = (MPI_Aint)basic;
+        return true;
+    }
     int size;
     MPI_Aint lb, extent, tlb, textent;
     if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||

@@ -112,6 +112,7 @@ static void setup(void)
                  weft__pmpi.rank);
         return;
     }
+    weft__pmpi_progress_init();
     weft__pmpi_set_on(true, &cfg);
     uint32_t n = weft_comm_size(c);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft communicator on MPI_COMM_WORLD, %u ranks, %s",
@@ -144,6 +145,7 @@ PMPI_EXPORT int MPI_Finalize(void)
     for (MPI_Comm m; (m = weft__pmpi_last()) != MPI_COMM_NULL;)
         weft_comm_free(weft__pmpi_remove(m));
     weft__pmpi_leave();
+    weft__pmpi_progress_fini();
     free(weft__pmpi.comms);
     weft__pmpi.comms = NULL;
     weft__pmpi.cap = 0;

@@ -33,14 +33,21 @@
  * process-wide lock held briefly; "inside weft" (weft's own MPI calls,
  * below) is per thread.
  *
- * Non-blocking collectives that weft serves run to completion inside the
- * MPI_I* call, in the order the program issues them (which MPI requires to
- * be the same on every rank of a communicator); the request returned is an
- * MPI request that is already complete (a receive from MPI_PROC_NULL), so
- * MPI_Wait, MPI_Test and their kin, unchanged, complete it at once.
+ * Non-blocking collectives: a served MPI_I* call is decided on the
+ * program's thread (the same decision as its blocking form), queued on its
+ * communicator's progress thread (progress.c), which runs the calls queued
+ * on it one after another in issue order (which MPI requires to be the
+ * same on every rank of a communicator), and returns at once with a
+ * generalized request that MPI_Wait, MPI_Test and their kin (C and
+ * Fortran) complete once the call has run. A blocking call on the
+ * communicator first waits for the calls queued before it. Calls whose
+ * data must be packed or unpacked by MPI (a datatype that is not
+ * contiguous), and every served MPI_I* call when the MPI has no progress
+ * hook (progress.c), still run to completion inside the call, after the
+ * calls queued before them; their request is then an MPI request that is
+ * already complete (a receive from MPI_PROC_NULL).
  * MPI_Ibarrier always goes to MPI: programs poll for its completion while
- * they keep receiving (the NBX pattern), which a barrier run inside the
- * call would deadlock.
+ * they keep receiving (the NBX pattern), which MPI's own progress serves.
  *
  * This is the one part of weft besides the CLI that reads the environment
  * (WEFT_LOG, WEFT_PMPI, WEFT_PMPI_COMMS and
@@ -151,6 +158,59 @@ int weft__pmpi_fail(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, cons
  * MPI_SUCCESS, and when req is not NULL (a non-blocking call, which weft
  * ran to completion) *req set to a request that is already complete. */
 int weft__pmpi_done(weft__pmpi_target *t, MPI_Request *req);
+
+/* One served call as weft runs it: the weft collective what on comm with
+ * the arguments it uses (count elements of dt; moves pass bytes as
+ * WEFT_UINT8), then copy_bytes from copy_from to copy_to (when not 0), then
+ * the buffers in owned freed (private copies the call made at issue). */
+typedef enum weft__pmpi_job_kind {
+    WEFT__PMPI_JOB_ALLREDUCE,
+    WEFT__PMPI_JOB_REDUCE_SCATTER,
+    WEFT__PMPI_JOB_REDUCE,
+    WEFT__PMPI_JOB_ALLGATHER,
+    WEFT__PMPI_JOB_BROADCAST,
+    WEFT__PMPI_JOB_ALLTOALL,
+    WEFT__PMPI_JOB_ALLTOALLV
+} weft__pmpi_job_kind;
+
+typedef struct weft__pmpi_job {
+    weft__pmpi_job_kind what;
+    weft_comm *comm;
+    const void *in;
+    void *out;
+    size_t count;
+    weft_dtype dt;
+    weft_redop op;
+    uint32_t root;
+    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* alltoallv */
+    void *copy_to;
+    const void *copy_from;
+    size_t copy_bytes;
+    void *owned[3];
+} weft__pmpi_job;
+
+/* Runs j on the calling thread (weft__pmpi_enter is the caller's) and frees
+ * its owned buffers. */
+weft_err weft__pmpi_job_run(weft__pmpi_job *j, weft_diag *d);
+
+/* Ends a served call with j (which it takes over, owned buffers included):
+ * a non-blocking call (req not NULL) is queued on t's progress thread when
+ * the engine is on, and *req set to its request; anything else waits for
+ * the calls queued on t's communicator and runs j here. Lets t's
+ * communicator go and returns what weft__pmpi_done or weft__pmpi_fail
+ * return. */
+int weft__pmpi_start(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, weft__pmpi_job *j,
+                     MPI_Request *req);
+/* Waits until no call is queued on t's communicator (held by t): what a
+ * call that runs here, not through weft__pmpi_start, does first. */
+void weft__pmpi_drain(const weft__pmpi_target *t);
+
+/* The engine: registers its hook in MPI's progress loop (MPI_Init*);
+ * whether that worked; completes the requests left and leaves the loop
+ * (MPI_Finalize, after every communicator's worker stopped). */
+void weft__pmpi_progress_init(void);
+bool weft__pmpi_progress_on(void);
+void weft__pmpi_progress_fini(void);
 
 /* The weft element type of a predefined MPI datatype that weft reduces
  * (signed and unsigned C integer types of 1, 2, 4 and 8 bytes, the

@@ -2,8 +2,8 @@
  * accessors in pmpi.h), init.c (MPI_Init*, MPI_Finalize) and comm.c (the
  * communicator constructors).
  *
- * Threads (MPI_THREAD_MULTIPLE): every field of weft__pmpi below is read
- * and written under weft__pmpi.lock, held briefly (a look-up, a count, a
+ * Threads (MPI_THREAD_MULTIPLE): every field of weft__pmpi below but the
+ * served counters (atomic) is read and written under weft__pmpi.lock, held briefly (a look-up, a count, a
  * log line; never across a collective or an MPI call). Each entry has its
  * own lock, held for the whole of a call served on its communicator (see
  * weft__pmpi_target_of), so calls on one communicator run one at a time and
@@ -21,12 +21,19 @@
  * call holds it while the table grows. refs counts the table's reference
  * (while mpi is in the table) and each call holding it; the last one frees
  * it. comm is NULL once the communicator was removed (under lock). */
+/* A communicator's progress thread (progress.c). */
+typedef struct weft__pmpi_worker weft__pmpi_worker;
+/* Runs the calls queued on w, then ends the thread and frees w (NULL is
+ * allowed). */
+void weft__pmpi_worker_stop(weft__pmpi_worker *w);
+
 struct weft__pmpi_entry {
     MPI_Comm mpi;
+    weft__pmpi_worker *worker; /* started by its first queued call; under lock */
     weft_comm *comm;
     weft__pmpi_kind kind;
     pthread_mutex_t lock;
-    uint32_t refs; /* under weft__pmpi.lock */
+    uint32_t refs; /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
 };
 
 /* How many calls of one collective went to MPI for one reason. */
@@ -48,7 +55,10 @@ typedef struct weft__pmpi_state {
     weft__pmpi_entry **comms; /* [0] is MPI_COMM_WORLD's while on */
     uint32_t ncomms, cap, max_comms;
     uint32_t reserved; /* places taken by communicators being built */
+    /* Atomic (__atomic builtins), not under lock: counted on every served
+     * call; read at MPI_Finalize. */
     uint64_t served[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
+    bool served_logged[WEFT__PMPI_COLL_COUNT]; /* "served by weft" logged */
     uint64_t passed[WEFT__PMPI_KIND_COUNT][WEFT__PMPI_COLL_COUNT];
     weft__pmpi_reason reasons[WEFT__PMPI_REASONS];
     uint32_t nreasons;
