@@ -639,8 +639,10 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     bool done = false;
     if (tm && !opts->edge_lp && !opts->exact_basis) {
         e = colgen(&md, tm, &res, &done, d);
-        if (e)
+        if (e) {
+            weft_a2a_bound_fini(&res);
             goto free_model;
+        }
     }
     if (!done)
         e = solve(&md, opts->exact_basis, &res, NULL, d);
