@@ -628,6 +628,43 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
     }
     if (e)
         goto done;
+    /* A first basis that is already feasible and one pivot from the first
+     * columns' optimum: θ and every source's tree basic, the link they
+     * load most against its bandwidth at its bound, every other link's
+     * slack basic (ns + m basic; the basis matrix is nonsingular as that
+     * link carries load). The simplex then starts where the slack basis
+     * would arrive after one pivot per source. */
+    {
+        double worst = 0;
+        uint32_t at = UINT32_MAX;
+        double *lo = weft__calloc((size_t)g.m + 1, sizeof *lo);
+        if (!lo) {
+            e = WEFT_ENOMEM;
+            goto done;
+        }
+        for (size_t j = 0; j < g.ncols; j++) {
+            const col *cj = &g.cols[j];
+            for (uint32_t i = 0; i < cj->nl; i++)
+                lo[cj->link[i]] += (double)cj->load[i] * (double)md->mult[cj->s] / (double)md->dmax;
+        }
+        for (uint32_t l = 0; l < g.m; l++) {
+            double r = lo[l] / mpq_get_d(md->cap[md->cls[l]]);
+            if (r > worst) {
+                worst = r;
+                at = l;
+            }
+        }
+        weft__free(lo);
+        if (at != UINT32_MAX) {
+            glp_set_col_stat(P, 1, GLP_BS);
+            for (size_t j = 0; j < g.ncols; j++)
+                glp_set_col_stat(P, (int)j + 2, GLP_BS);
+            for (uint32_t s = 0; s < g.ns; s++)
+                glp_set_row_stat(P, (int)s + 1, GLP_NS);
+            for (uint32_t l = 0; l < g.m; l++)
+                glp_set_row_stat(P, (int)(g.ns + l + 1), l == at ? GLP_NU : GLP_BS);
+        }
+    }
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
@@ -687,26 +724,28 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
     }
     for (size_t j = 0; j < g.ncols; j++)
         mpq_init(lam[j]);
+    /* The exact basic solution first (the simplex's values of a large
+     * master have denominators beyond doubles), then the rounded values;
+     * each against the duals made rational at growing precision. */
+    mpq_t th;
+    mpq_init(th);
+    bool basis = exact_master(&g, P, lam, th) && loads_fit(&g, lam, th);
     for (size_t i = 0; i < sizeof tols / sizeof *tols && !*certified; i++) {
         for (uint32_t l = 0; l < g.m; l++)
             weft__a2a_rationalize(len[l], tols[i], rl[l]);
         if (!dual_bound(&g, rl, len, c->theta))
             continue;
-        for (size_t k = 0; k < sizeof tols / sizeof *tols && !*certified; k++)
-            *certified = rounded_lambda(&g, P, tols[k], c->theta, lam) &&
-                         loads_fit(&g, lam, c->theta);
-    }
-    if (!*certified) {
-        mpq_t th;
-        mpq_init(th);
-        *certified = exact_master(&g, P, lam, th) && mpq_equal(th, c->theta) &&
-                     loads_fit(&g, lam, c->theta);
-        if (*certified)
+        if (basis && mpq_equal(th, c->theta)) {
+            *certified = true;
             b->cert = WEFT_A2A_CERT_BASIS;
-        mpq_clear(th);
-    } else {
-        b->cert = WEFT_A2A_CERT_ROUNDED;
+        }
+        for (size_t k = 0; k < sizeof tols / sizeof *tols && !*certified; k++)
+            if (rounded_lambda(&g, P, tols[k], c->theta, lam) && loads_fit(&g, lam, c->theta)) {
+                *certified = true;
+                b->cert = WEFT_A2A_CERT_ROUNDED;
+            }
     }
+    mpq_clear(th);
     if (*certified) {
         for (uint32_t o = 0; o < md->no; o++)
             mpq_set_ui(c->len[o], 0, 1);
