@@ -46,6 +46,11 @@
 #include "base/alloc.h"
 #include "synth/a2a_colgen.h"
 
+/* Rounds of pricing: at most CG_MAX_ROUNDS, and CG_STALL in a row without
+ * a better master end the loop (h100:128 needs 3 rounds). */
+#define CG_MAX_ROUNDS 1000u
+#define CG_STALL 25u
+
 /* One generated column: source s, the links its tree loads and the load on
  * each in bytes of the matrix (exact integers; divided by dmax in the
  * model's scale). */
@@ -668,6 +673,12 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
+    /* The loop ends when no tree pays; a master that stops improving (the
+     * floats' tolerances re-offering a tree the simplex will not take)
+     * ends it too, after CG_STALL rounds: the certificate below then
+     * decides, and the edge program answers if it cannot. */
+    double best = -1;
+    uint32_t stall = 0;
     for (uint32_t iter = 0;; iter++) {
         int rc = glp_simplex(P, &parm);
         if (rc != 0 || glp_get_status(P) != GLP_OPT)
@@ -703,7 +714,10 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
         }
         if (e)
             goto done;
-        if (!added || iter > 10000)
+        double obj = glp_get_obj_val(P);
+        stall = obj > best * (1 + 1e-12) ? 0 : stall + 1;
+        best = obj > best ? obj : best;
+        if (!added || stall >= CG_STALL || iter >= CG_MAX_ROUNDS)
             break;
     }
     b->lp_rows = (uint32_t)glp_get_num_rows(P);
