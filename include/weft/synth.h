@@ -162,6 +162,12 @@ typedef struct weft_a2a_bound_opts {
      * the exact basic solution (default false; tests and benchmarks use it
      * to exercise that path). */
     bool exact_basis;
+    /* A traffic matrix is solved by column generation (tree routings of
+     * each source, docs/bound.md "Column generation"), falling back to
+     * the edge program when that cannot certify its optimum. True: the
+     * edge program only, as before (default false; the tests compare the
+     * two). */
+    bool edge_lp;
 } weft_a2a_bound_opts;
 
 /* How the optimum was proved (docs/bound.md, "Exact"). */

@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "synth/a2a_colgen.h"
 #include "synth/a2a_exact.h"
 #include "synth/a2a_internal.h"
 #include "synth/orbits.h"
@@ -557,6 +558,34 @@ free_lp:
     return e;
 }
 
+/* The matrix bound by column generation (a2a_colgen.c); *done when it
+ * certified the optimum and b holds the result. */
+static weft_err colgen(const model *md, const weft_traffic *tm, weft_a2a_bound *b, bool *done,
+                       weft_diag *d)
+{
+    cert c;
+    mpq_init(c.theta);
+    c.oom = false;
+    c.flows = NULL;
+    c.len = weft__malloc(((size_t)md->no + 1) * sizeof *c.len);
+    if (!c.len) {
+        mpq_clear(c.theta);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    for (uint32_t o = 0; o < md->no; o++)
+        mpq_init(c.len[o]);
+    weft_err e = weft__a2a_colgen(md, tm, b, &c, done);
+    if (!e && *done)
+        e = fill_result(md, &c, b);
+    if (e)
+        weft_diag_code(d, e);
+    for (uint32_t o = 0; o < md->no; o++)
+        mpq_clear(c.len[o]);
+    weft__free(c.len);
+    mpq_clear(c.theta);
+    return e;
+}
+
 /* The checks the bound and the optimal plan share: ranks, the matrix's
  * size and traffic, a path for every pair with traffic. */
 static weft_err check_input(const weft_topo *t, const weft_traffic *tm, weft_diag *d)
@@ -607,7 +636,16 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     }
     res.sources = md.ns;
     res.link_classes = md.no;
-    e = solve(&md, opts->exact_basis, &res, NULL, d);
+    bool done = false;
+    if (tm && !opts->edge_lp && !opts->exact_basis) {
+        e = colgen(&md, tm, &res, &done, d);
+        if (e) {
+            weft_a2a_bound_fini(&res);
+            goto free_model;
+        }
+    }
+    if (!done)
+        e = solve(&md, opts->exact_basis, &res, NULL, d);
     if (e) {
         weft_a2a_bound_fini(&res);
         goto free_model;

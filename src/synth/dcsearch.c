@@ -259,15 +259,17 @@ weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_ra
         weft_dc_search_fini(&s);
         return e;
     }
-    /* Pareto: no other candidate has T_L <= and T_B <= with one strict. */
+    /* Pareto: no other candidate has T_L <= and T_B <= with one strict.
+     * Fabrics at the same point tie and all stay: neither is better, and
+     * a user choosing between them wants to see both (debruijn:4,3 and
+     * genkautz:64,4 at 64 ranks of degree 4). */
     for (size_t i = 0; i < s.count; i++) {
         bool dominated = false;
         for (size_t k = 0; k < s.count && !dominated; k++) {
             int cb = weft_rat_cmp(s.cand[k].tb, s.cand[i].tb);
             bool le = s.cand[k].steps <= s.cand[i].steps && cb <= 0;
             bool lt = s.cand[k].steps < s.cand[i].steps || cb < 0;
-            /* Equal points: only the first stays on the frontier. */
-            dominated = (le && lt) || (k < i && s.cand[k].steps == s.cand[i].steps && cb == 0);
+            dominated = le && lt;
         }
         s.cand[i].pareto = !dominated;
     }

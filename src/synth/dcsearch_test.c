@@ -48,13 +48,12 @@ static void test_family(void)
         CHECK(weft_rat_eq(tb, c->tb));
         weft_topo_free(t);
         /* Pareto: marked exactly when no other point is at most as large in
-         * both and smaller in one (the first of equal points stays). */
+         * both and smaller in one (equal points all stay). */
         bool dominated = false;
         for (size_t k = 0; k < s.count; k++) {
             int cb = weft_rat_cmp(s.cand[k].tb, c->tb);
             if ((s.cand[k].steps <= c->steps && cb <= 0 &&
-                 (s.cand[k].steps < c->steps || cb < 0)) ||
-                (k < i && s.cand[k].steps == c->steps && cb == 0))
+                 (s.cand[k].steps < c->steps || cb < 0)))
                 dominated = true;
         }
         CHECK(c->pareto == !dominated);
@@ -90,9 +89,37 @@ static void test_errors(void)
     weft_dc_search_fini(&s);
 }
 
+/* Fabrics at the same (T_L, T_B) tie and all stay on the frontier: at 64
+ * ranks of degree 4 the de Bruijn graph debruijn:4,3 and the generalized
+ * Kautz graph genkautz:64,4 both take 6 steps and T_B 21/32 (before, only
+ * the first generated stayed and debruijn:4,3 was dropped). */
+static void test_ties(void)
+{
+    weft_dc_search s;
+    weft_diag d;
+    CHECK_ERR(weft_dc_search_run(64, 4, WEFT_COLL_ALLREDUCE, weft_rat_int(100), &s, &d), WEFT_OK);
+    weft_rat tb;
+    weft_rat_make(21, 32, &tb);
+    size_t on = 0, at = 0;
+    for (size_t i = 0; i < s.count; i++) {
+        const weft_dc_candidate *c = &s.cand[i];
+        on += c->pareto;
+        if (c->steps == 6 && weft_rat_eq(c->tb, tb)) {
+            at++;
+            CHECK(c->pareto);
+            CHECK(strcmp(c->spec, "genkautz:64,4,bw=100") == 0 ||
+                  strcmp(c->spec, "debruijn:4,3,bw=100") == 0);
+        }
+    }
+    CHECK_INT(at, 2);
+    CHECK_INT(on, 5);
+    weft_dc_search_fini(&s);
+}
+
 int main(void)
 {
     test_family();
+    test_ties();
     test_errors();
     return weft_test_done();
 }

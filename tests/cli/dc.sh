@@ -55,16 +55,18 @@ expect_rc 0
 expect_out_has '"ranks": 8,'
 
 # Search. Degree 2 on 16 ranks: the Pareto frontier holds the line graph
-# of the line graph of K(2,2) (diameter 4: T_L 8, T_B 9/8), the line graph
+# of the line graph of K(2,2) and of the 4-circulant, which tie (diameter
+# 4: T_L 8, T_B 9/8), the line graph
 # of the bidirectional 8-ring (10 steps, T_B 1) and the 4 x 4 torus of
 # directed rings (12 steps, T_B 2 * 15/32, the bound's). At 1 MiB with
 # 1 us a step: 8 us + 9/8 * 1048576 / 100e9 s = 19.80 us.
 run topo search --ranks 16 --degree 2 --coll allreduce --size 1M -o "$TMP/best.topo"
 expect_rc 0
-expect_out "allreduce on 16 ranks of degree 2, links 100 GB/s, alpha 1.00 us: 10 fabrics scored (14 generated), 3 on the Pareto frontier
+expect_out "allreduce on 16 ranks of degree 2, links 100 GB/s, alpha 1.00 us: 10 fabrics scored (14 generated), 4 on the Pareto frontier
 Pareto frontier (T_L steps; S bytes take T_L * alpha + T_B * S / bw):
   fabric                                T_L    T_B  algbw GB/s  time(1M)
   line(line(bipartite:4,bw=100))          8    9/8      88.889  19.80 us
+  line(line(circulant:4,1,bw=100))        8    9/8      88.889  19.80 us
   line(circulant:8,1,bw=100)             10      1     100.000  20.49 us
   product(ring:4,bw=100;ring:4,bw=100)   12  15/16     106.667  21.83 us
 best for 1M: line(line(bipartite:4,bw=100)), 19.80 us (T_L 8, T_B 9/8)
@@ -78,6 +80,22 @@ run topo search --ranks 16 --degree 2 --coll allreduce --size 1G --json
 expect_rc 0
 expect_out_has '"best": "product(ring:4,bw=100;ring:4,bw=100)",'
 expect_out_has '"tb_exact": "15/16",'
+# Ties stay: at 64 ranks of degree 4, debruijn:4,3 and genkautz:64,4 are
+# both at T_L 6, T_B 21/32 (as are the 64-circulant and a product at 14
+# steps, T_B 63/128); every fabric at a frontier point is shown.
+run topo search --ranks 64 --degree 4 --coll allreduce --size 1M
+expect_rc 0
+expect_out "allreduce on 64 ranks of degree 4, links 100 GB/s, alpha 1.00 us: 46 fabrics scored (48 generated), 5 on the Pareto frontier
+Pareto frontier (T_L steps; S bytes take T_L * alpha + T_B * S / bw):
+  fabric                                          T_L     T_B  algbw GB/s  time(1M)
+  genkautz:64,4,bw=100                              6   21/32     152.381  12.88 us
+  debruijn:4,3,bw=100                               6   21/32     152.381  12.88 us
+  line(circulant:16,1,4,bw=100)                     8     1/2     200.000  13.24 us
+  circulant:64,1,8,bw=100                          14  63/128     203.175  19.16 us
+  product(ring:4,bw=100;circulant:16,1,8,bw=100)   14  63/128     203.175  19.16 us
+best for 1M: genkautz:64,4,bw=100, 12.88 us (T_L 6, T_B 21/32)
+ring:        4 parallel rings, 131.16 us (T_L 126, T_B 63/128)
+bound:       weft bound of the best fabric: algbw 152.381 GB/s (3200/21), 6.88 us of bandwidth time at least"
 run topo search --ranks 16 --degree 16 --coll allreduce --size 1M
 expect_rc 1
 expect_err "weft: degree 16 cannot be reached with 16 ranks (1 <= d < N)"
