@@ -299,6 +299,12 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
 {
     uint32_t nranks = weft_plan_get_info(p)->nranks, nf = sim_engine_num_flows(e);
     uint32_t base = run ? (run - 1) * (nranks + 1) : 0;
+    /* The plan's slices are the engine's first flows (op x slices + slice);
+     * a plan with circuits has more after them, its epochs' gates and drain
+     * markers (plan_epochs.c), which carry no op and are not drawn. */
+    uint64_t op_flows = (uint64_t)weft_plan_num_ops(p) * slices;
+    if (nf > op_flows)
+        nf = (uint32_t)op_flows;
     /* Every flow on its source rank, and once per link of its route. */
     uint64_t total = nf;
     for (uint32_t fl = 0; fl < nf; fl++) {

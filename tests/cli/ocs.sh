@@ -98,4 +98,15 @@ run sim --compare-fabrics "$F",clos:hosts=4,gpus=2,nics=2 --coll alltoall --traf
 expect_rc 0
 expect_out_has '"algo": "optimal (circuits: 9 configs)",'
 
+# A trace of a circuit schedule draws the plan's ops only: its epochs'
+# gates and drain markers are engine flows of no op (once read as ops past
+# the plan's end: "copy 1849360496->22028").
+run sim "$F" --coll alltoall --algo optimal --traffic m.tm --trace circ.json
+expect_rc 0
+check "the circuit trace names only the plan's 64 ops and 8 ranks" python3 -c '
+import json, sys
+ev = [e for e in json.load(open("circ.json"))["traceEvents"] if e.get("ph") == "X"]
+a = [e["args"] for e in ev if "op" in e.get("args", {})]
+sys.exit(not (a and all(x["op"] < 64 and x["src"] < 8 and x["dst"] < 8 for x in a)))'
+
 finish
