@@ -9,7 +9,8 @@
  * (dot products, or DCNv2's low-rank cross layers), and a top MLP. The
  * dense part is data-parallel over every GPU; the tables are sharded as
  * TorchRec shards them. One step on the busiest GPU is, in order, with no
- * overlap (an upper bound on a pipelined step):
+ * overlap unless `overlap` (then an all-to-all's time beyond the bottom
+ * MLP's counts):
  *
  *   lookup_fwd   the embedding lookups: looked-up rows read, pooled
  *                vectors written, at HBM bandwidth;
@@ -58,6 +59,16 @@ typedef struct weft_dlrm {
     weft_emb_workload emb;
     weft_prec prec;  /* of the dense GEMMs (bf16, fp16, fp32) */
     bool bound;      /* also compute the all-to-alls' exact bounds (an LP) */
+    /* Herald's cache and placement (weft_emb_herald); rows_per_gpu 0 and
+     * WEFT_EMB_PLACE_RANDOM: none. With either, the all-to-alls simulated
+     * are the reduced matrices, and the result also has the step without
+     * them (the same step's lookups, no cache, drawn placement). */
+    weft_emb_herald_params herald;
+    /* Overlap the embedding all-to-alls with the dense compute that does
+     * not wait for them (TorchRec's lazily awaited output distribution):
+     * the forward one with the bottom MLP's forward, the backward one with
+     * the bottom MLP's backward. */
+    bool overlap;
 } weft_dlrm;
 
 /* The preset: MLPerf Training's DLRM-DCNv2 on Criteo 1TB (mlcommons/training
@@ -88,6 +99,17 @@ typedef struct weft_dlrm_result {
     uint64_t lookup_fwd_bytes, lookup_bwd_bytes; /* its HBM bytes */
     uint64_t table_bytes_max;   /* the largest table memory of a GPU */
     bool fits;                  /* table_bytes_max within the GPU's memory */
+    double bottom_fwd_s, bottom_bwd_s; /* the bottom MLP's part of dense_fwd/bwd */
+    bool overlap;                      /* the step overlapped (weft_dlrm.overlap) */
+    double a2a_fwd_hidden_s, a2a_bwd_hidden_s; /* overlap: all-to-all time hidden */
+    /* With a cache or a placement (herald true): the step and its
+     * all-to-alls without them, and the counts of weft_emb_herald. */
+    bool herald;
+    double step_base_s, a2a_fwd_base_s, a2a_bwd_base_s;
+    uint64_t a2a_bytes_base, a2a_bwd_bytes;
+    uint64_t transfers_base, transfers;
+    uint64_t remote, hits, stale, admitted, samples_moved;
+    bool placed;
 } weft_dlrm_result;
 
 /* WEFT_EINVAL naming the field (a bottom MLP whose last width is not a
