@@ -348,8 +348,9 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
     const weft_emb_herald_params *h = &m->herald;
     printf("herald: ");
     if (h->rows_per_gpu)
-        printf("cache of %llu rows a GPU (%s, staleness %llu, %u warm-up step%s)",
-               (unsigned long long)h->rows_per_gpu, h->policy == WEFT_EMB_LFU ? "lfu" : "lru",
+        printf("cache of %llu row%s a GPU (%s, staleness %llu, %u warm-up step%s)",
+               (unsigned long long)h->rows_per_gpu, h->rows_per_gpu == 1 ? "" : "s",
+               h->policy == WEFT_EMB_LFU ? "lfu" : "lru",
                (unsigned long long)h->staleness, h->warm_steps, h->warm_steps == 1 ? "" : "s");
     else
         printf("no cache");
