@@ -122,6 +122,56 @@ WEFT_API weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm
  * phase in the order above. WEFT_EIO. */
 WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d);
 
+/* ---- The sharding planner (docs/step.md, "Sharding planner") ----------
+ *
+ * As TorchRec's planner (pytorch/torchrec, torchrec/distributed/planner/:
+ * an enumerator of sharding options per table, perf and storage
+ * estimators, a proposer searching plans, a partitioner checking memory),
+ * weft chooses each table's sharding among tw, rw, cw:2, cw:4 (when the
+ * dimension allows) and dp under a cost model of the embedding part of the
+ * step, in seconds, from per-GPU sums:
+ *
+ *   max_g (3 rows_g + 2 out_g) / hbm_bw           the lookups, fwd + bwd
+ *   + 2 max_g max(send_g, recv_g) / a2a_bw        the two all-to-alls
+ *   + dp_bytes / ar_bw                            the dp tables' all-reduce
+ *
+ * where rows_g are the bytes of rows GPU g reads, out_g the pooled bytes it
+ * writes, send_g and recv_g its all-to-all bytes off the diagonal (the
+ * formulas of weft/embedding.h; a sparse row-wise bag of P lookups reaches
+ * a block with probability 1 - (1 - 1/N)^P, uniform access), and a plan
+ * whose fullest GPU's tables exceed its memory costs infinity. a2a_bw and
+ * ar_bw come from two simulations on the fabric (a uniform all-to-all and
+ * the dense gradients' all-reduce); table placement is weft's round-robin.
+ * The search is exhaustive when the plans are at most 4096 (the first
+ * cheapest in the order where table 0's option varies fastest), else
+ * coordinate descent from the cheapest uniform plan: tables in order, each
+ * to its cheapest option given the others, until a pass changes nothing
+ * (at most 32 passes). */
+typedef struct weft_dlrm_costs {
+    double hbm_bw, hbm_bytes; /* the GPU's */
+    double a2a_bw;            /* bytes a GPU sends a second in a uniform all-to-all */
+    double ar_bw;             /* all-reduce buffer bytes a second */
+} weft_dlrm_costs;
+
+WEFT_API weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m,
+                                            weft_dlrm_costs *k, weft_diag *d);
+/* The cost model of m's tables' shardings (col_shards for cw); INFINITY
+ * when they do not fit. */
+WEFT_API double weft_dlrm_plan_cost(const weft_dlrm *m, const weft_dlrm_costs *k);
+
+typedef struct weft_dlrm_plan_info {
+    double cost_s;      /* the model's cost of the plan chosen */
+    double uniform_s;   /* the cheapest uniform plan's */
+    uint64_t evaluated; /* plans costed */
+    bool exhaustive;
+} weft_dlrm_plan_info;
+
+/* Writes the plan into tables (m->emb.ntables entries: m's tables with
+ * their sharding and col_shards chosen). WEFT_ENOMEM, or the calibration's
+ * errors. */
+WEFT_API weft_err weft_dlrm_plan(weft_work_ctx *c, const weft_dlrm *m, weft_emb_table *tables,
+                                 weft_dlrm_plan_info *info, weft_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -396,8 +396,11 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
     uint32_t nt = m->emb.ntables;
     weft_emb_table *orig = (weft_emb_table *)m->emb.tables;
     weft_emb_table *tb = malloc((size_t)nt * sizeof *tb);
-    swept out[7];
+    swept out[8];
     size_t n = 0;
+    weft_dlrm_plan_info pinfo;
+    memset(&pinfo, 0, sizeof pinfo);
+    char pmix[128] = "";
     if (!tb)
         return cli_fail(WEFT_ENOMEM, NULL);
     uint32_t mind = UINT32_MAX;
@@ -434,6 +437,22 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         snprintf(out[n].name, sizeof out[n].name, "%s", names[plan]);
         n++;
     }
+    /* The planner's per-table plan (weft_dlrm_plan), simulated as the
+     * others. */
+    if (!rc) {
+        m->emb.tables = orig;
+        weft_err err = weft_dlrm_plan(ctx, m, tb, &pinfo, &d);
+        m->emb.tables = tb;
+        if (!err)
+            err = weft_dlrm_step(ctx, m, &out[n].r, &d);
+        if (err) {
+            rc = cli_fail(err, &d);
+        } else {
+            plan_text(m, pmix, sizeof pmix);
+            snprintf(out[n].name, sizeof out[n].name, "planner");
+            n++;
+        }
+    }
     m->emb.tables = orig;
     free(tb);
     if (rc)
@@ -455,18 +474,28 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
             cli_json_end_object(&j);
         }
         cli_json_end_array(&j);
+        cli_json_key(&j, "planner");
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "tables", pmix);
+        cli_json_kv_string(&j, "search", pinfo.exhaustive ? "exhaustive" : "coordinate descent");
+        cli_json_kv_uint(&j, "plans_costed", pinfo.evaluated);
+        cli_json_kv_double(&j, "cost_s", pinfo.cost_s);
+        cli_json_kv_double(&j, "uniform_cost_s", pinfo.uniform_s);
+        cli_json_end_object(&j);
         cli_json_end_object(&j);
         return cli_json_done(&j);
     }
     printf("%s on %u x %s (%s), batch %llu per GPU: sharding plans by step time\n", m->name,
            m->emb.gpus, g->name, spec, (unsigned long long)m->emb.batch);
+    bool her = out[0].r.herald;
+    size_t cols = her ? 10 : 9;
     cli_table tab;
-    cli_table_init(&tab, 9);
-    for (size_t k = 1; k < 9; k++)
+    cli_table_init(&tab, cols);
+    for (size_t k = 1; k < cols; k++)
         cli_table_align_right(&tab, k);
     const char *head[] = {"plan", "step ms", "lookup", "a2a fwd", "dense", "a2a bwd", "allreduce",
-                          "GiB/GPU", "fits"};
-    for (size_t k = 0; k < 9; k++)
+                          "GiB/GPU", "fits", "no cache ms"};
+    for (size_t k = 0; k < cols; k++)
         cli_table_cell(&tab, "%s", head[k]);
     for (size_t i = 0; i < n; i++) {
         const weft_dlrm_result *r = &out[i].r;
@@ -479,9 +508,15 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         cli_table_cell(&tab, "%.3f", (r->dense_ar_s + r->emb_ar_s) * MS);
         cli_table_cell(&tab, "%.2f", r->table_bytes_max / 1073741824.0);
         cli_table_cell(&tab, "%s", r->fits ? "yes" : "no");
+        if (her)
+            cli_table_cell(&tab, "%.3f", r->step_base_s * MS);
     }
     cli_table_print(&tab, stdout, "  ");
     cli_table_fini(&tab);
+    printf("planner: %s (%s over %llu plans), its model's embedding time %.3f ms, the best "
+           "uniform plan's %.3f ms\n",
+           pmix, pinfo.exhaustive ? "exhaustive" : "coordinate descent",
+           (unsigned long long)pinfo.evaluated, pinfo.cost_s * MS, pinfo.uniform_s * MS);
     return CLI_EXIT_OK;
 }
 
