@@ -132,16 +132,17 @@ WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag 
  * step, in seconds, from per-GPU sums:
  *
  *   max_g (3 rows_g + 2 out_g) / hbm_bw           the lookups, fwd + bwd
- *   + 2 max_g max(send_g, recv_g) / a2a_bw        the two all-to-alls
- *   + dp_bytes / ar_bw                            the dp tables' all-reduce
+ *   + 2 (a2a_lat + max_g max(send_g, recv_g) / a2a_bw)   the all-to-alls
+ *   + ar_lat + dp_bytes / ar_bw                   the dp tables' all-reduce
  *
  * where rows_g are the bytes of rows GPU g reads, out_g the pooled bytes it
  * writes, send_g and recv_g its all-to-all bytes off the diagonal (the
  * formulas of weft/embedding.h; a sparse row-wise bag of P lookups reaches
  * a block with probability 1 - (1 - 1/N)^P, uniform access), and a plan
- * whose fullest GPU's tables exceed its memory costs infinity. a2a_bw and
- * ar_bw come from two simulations on the fabric (a uniform all-to-all and
- * the dense gradients' all-reduce); table placement is weft's round-robin.
+ * whose fullest GPU's tables exceed its memory costs infinity. The
+ * bandwidths and fixed times come from simulations on the fabric (a
+ * uniform all-to-all and an all-reduce, each at two sizes: the line
+ * through both); table placement is weft's round-robin.
  * The search is exhaustive when the plans are at most 4096 (the first
  * cheapest in the order where table 0's option varies fastest), else
  * coordinate descent from the cheapest uniform plan: tables in order, each
@@ -151,6 +152,7 @@ typedef struct weft_dlrm_costs {
     double hbm_bw, hbm_bytes; /* the GPU's */
     double a2a_bw;            /* bytes a GPU sends a second in a uniform all-to-all */
     double ar_bw;             /* all-reduce buffer bytes a second */
+    double a2a_lat_s, ar_lat_s; /* their fixed times (each all-to-all, the all-reduce) */
 } weft_dlrm_costs;
 
 WEFT_API weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m,

@@ -7,6 +7,20 @@
 #include "weft/dlrm.h"
 #include "work/work_internal.h"
 
+/* The line t = lat + bytes / bw through (x0, t0) and (x1, t1), x0 < x1;
+ * lat at least 0, bw infinite when the time does not grow. */
+static void line(double t0, double t1, double x0, double x1, double *lat, double *bw)
+{
+    double slope = (t1 - t0) / (x1 - x0);
+    if (!(slope > 0)) {
+        *bw = INFINITY;
+        *lat = t1 > 0 ? t1 : 0;
+        return;
+    }
+    *bw = 1 / slope;
+    *lat = t0 - x0 * slope > 0 ? t0 - x0 * slope : 0;
+}
+
 weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_costs *k,
                                    weft_diag *d)
 {
@@ -20,40 +34,45 @@ weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m, weft_dl
     if (n < 2)
         return WEFT_OK;
     /* A uniform all-to-all of what a GPU's samples receive from each other
-     * GPU when the tables are spread evenly. */
+     * GPU when the tables are spread evenly, and one of 1/16 of that: the
+     * line through both gives the fixed time and the bandwidth. */
     uint64_t per = 0;
     for (uint32_t t = 0; t < m->emb.ntables; t++)
         per += (uint64_t)m->emb.tables[t].dim * m->emb.tables[t].dtype_bytes;
     per = per * m->emb.batch / n;
-    if (!per)
-        per = 1;
+    if (per < 16)
+        per = 16;
+    double ta[2] = {0, 0};
     weft_traffic u;
     weft_err e = weft_traffic_new(n, &u, d);
     if (e)
         return e;
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < n; j++)
-            u.bytes[(size_t)i * n + j] = i == j ? 0 : per;
-    double ts = 0;
-    e = weft__work_traffic_s(c, &u, &ts, d);
+    for (int q = 0; q < 2 && !e; q++) {
+        uint64_t x = q ? per : per / 16;
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < n; j++)
+                u.bytes[(size_t)i * n + j] = i == j ? 0 : x;
+        e = weft__work_traffic_s(c, &u, &ta[q], d);
+    }
     weft_traffic_free(&u);
     if (e)
         return e;
-    if (ts > 0)
-        k->a2a_bw = (double)(n - 1) * (double)per / ts;
-    /* The all-reduce of 64 MiB (a dense gradient's size order). */
+    line(ta[0], ta[1], (double)(n - 1) * (double)(per / 16), (double)(n - 1) * (double)per,
+         &k->a2a_lat_s, &k->a2a_bw);
+    /* All-reduces of 1 and 64 MiB. */
     uint32_t *pos = weft__malloc((size_t)n * sizeof *pos);
     if (!pos)
         return weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t i = 0; i < n; i++)
         pos[i] = i;
-    uint64_t y = 64ull << 20;
-    e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, n, n, y, &ts, d);
+    double tr[2] = {0, 0};
+    for (int q = 0; q < 2 && !e; q++)
+        e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, n, n, q ? 64ull << 20 : 1ull << 20,
+                                &tr[q], d);
     weft__free(pos);
     if (e)
         return e;
-    if (ts > 0)
-        k->ar_bw = (double)y / ts;
+    line(tr[0], tr[1], (double)(1ull << 20), (double)(64ull << 20), &k->ar_lat_s, &k->ar_bw);
     return WEFT_OK;
 }
 
@@ -127,9 +146,9 @@ static double cost(const weft_dlrm *m, const weft_dlrm_costs *k, sums *s)
     }
     double c = look;
     if (a2a > 0)
-        c += 2 * a2a / k->a2a_bw;
+        c += 2 * (k->a2a_lat_s + a2a / k->a2a_bw);
     if (s->ar > 0 && n > 1)
-        c += s->ar / k->ar_bw;
+        c += k->ar_lat_s + s->ar / k->ar_bw;
     return c;
 }
 

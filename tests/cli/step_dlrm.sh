@@ -155,6 +155,12 @@ run step --chakra x --fabric switch:4 --tables 1x1
 expect_rc 2
 expect_err_has "weft: --chakra runs traces: --tables does not apply"
 
+# The planner's per-table plan beats every uniform plan on the preset.
+run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --sweep
+expect_rc 0
+check "the planner's plan ranks first" awk 'NR == 3 {exit $1 != "planner"}' "$CHECK_OUT_"
+expect_out_has "planner: rw 2, cw 24 (coordinate descent over 320 plans)"
+
 # The preset: 26 tables, 65,536 samples a step (8,192 a GPU on 8).
 run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --json
 expect_rc 0
