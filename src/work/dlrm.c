@@ -286,8 +286,8 @@ static weft_err herald(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *r
         (e = weft__work_traffic_s(c, &h.forward, &r->a2a_fwd_s, d)) ||
         (e = weft__work_traffic_s(c, &h.backward, &r->a2a_bwd_s, d)))
         goto done;
-    if (m->bound && ((e = bound(c, &h.forward, &r->a2a_fwd_bound_s, d)) ||
-                     (e = bound(c, &h.backward, &r->a2a_bwd_bound_s, d))))
+    if (m->bound && ((h.bytes && (e = bound(c, &h.forward, &r->a2a_fwd_bound_s, d))) ||
+                     (h.bwd_bytes && (e = bound(c, &h.backward, &r->a2a_bwd_bound_s, d)))))
         goto done;
     r->a2a_bytes_base = offdiag(&h.forward_base);
     r->a2a_bytes = h.bytes;
@@ -353,19 +353,20 @@ weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *
     r.fits = (double)r.table_bytes_max <= g->hbm_bytes;
     r.lookup_fwd_s = (double)r.lookup_fwd_bytes / g->hbm_bw;
     r.lookup_bwd_s = (double)r.lookup_bwd_bytes / g->hbm_bw;
-    if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
-        (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
-        (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)))
-        goto done;
     r.a2a_bwd_bytes = r.a2a_bytes;
     if (m->herald.rows_per_gpu || m->herald.placement != WEFT_EMB_PLACE_RANDOM) {
+        /* Herald's measured step replaces these matrices, its plain ones
+         * included. */
         if ((e = herald(c, m, &r, d)))
             goto done;
-    }
-    if (m->bound && r.a2a_bytes &&
-        ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
-         (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))
+    } else if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
+               (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
+               (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)) ||
+               (m->bound && r.a2a_bytes &&
+                ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
+                 (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))) {
         goto done;
+    }
     if ((e = allreduce(c, r.dense_ar_bytes, &r.dense_ar_s, d)) ||
         (e = allreduce(c, r.emb_ar_bytes, &r.emb_ar_s, d)))
         goto done;
