@@ -5,9 +5,15 @@
  * a GPU; bottom MLP 13-512-128, DCN 1 x 64, top 1024-1; row-wise as
  * TorchRec's dense reduce-scatter (a sparse 128 x 128 matrix of distinct
  * entries takes the flow simulator minutes: docs/step.md, "DLRM"). Then
- * the MLPerf preset on SPEC2. Wall and CPU seconds; never fails on time.
- * Usage: bench_dlrm [SPEC [TABLES [SPEC2]]] (defaults h100:16 1000
- * h100:1). */
+ * the MLPerf preset on SPEC2. Then Herald (weft_emb_herald: the cache of
+ * 10,000 rows a GPU and the placement, one warm-up step) on SPEC's 128 GPUs
+ * x 1,000 table-wise tables, the replay alone; the planner's search
+ * (weft_dlrm_plan) there; and the whole step with sparse row-wise tables
+ * and with Herald on SPEC3 (their all-to-alls have a distinct size per
+ * pair, which the flow simulator takes in O(flows^2): minutes at 128 GPUs,
+ * docs/step.md). Wall and CPU seconds; never fails on time.
+ * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
+ * h100:1 h100:4). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,7 @@ static int one(weft_work_ctx *c, const weft_dlrm *m, const char *what, weft_diag
 int main(int argc, char **argv)
 {
     const char *spec = argc > 1 ? argv[1] : "h100:16", *spec2 = argc > 3 ? argv[3] : "h100:1";
+    const char *spec3 = argc > 4 ? argv[4] : "h100:4";
     uint32_t nt = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 1000;
     weft_diag d;
     weft_diag_clear(&d);
@@ -91,6 +98,62 @@ int main(int argc, char **argv)
         if (one(c2, &m, what, &d))
             return 1;
     }
+    /* Herald's replay and the planner at SPEC's scale. */
+    for (uint32_t i = 0; i < nt; i++)
+        tb[i] = (weft_emb_table){1000000, 128, 1, 4, 1050, WEFT_EMB_TW, 1};
+    weft_emb_workload w = {ranks, 64, nt, tb, 1, false};
+    weft_emb_herald_params hp = {10000, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_HERALD, 1};
+    weft_emb_herald_result hr;
+    double w0 = bench_now(), cp0 = bench_cpu();
+    if (weft_emb_herald(&w, &hp, &hr, &d))
+        return fail("herald", &d);
+    printf("herald replay, %s, %u tables: %llu lookups x 2 steps, %llu of %llu vectors avoided, "
+           "in %.3f s wall, %.3f s CPU (%.1f M lookups/s)\n",
+           spec, nt, (unsigned long long)hr.lookups,
+           (unsigned long long)(hr.transfers_base - hr.transfers),
+           (unsigned long long)hr.transfers_base, bench_now() - w0, bench_cpu() - cp0,
+           2e-6 * (double)hr.lookups / (bench_cpu() - cp0));
+    weft_emb_herald_free(&hr);
+    weft_dlrm mp;
+    memset(&mp, 0, sizeof mp);
+    strcpy(mp.name, "bench");
+    mp.dense_features = 13;
+    mp.bottom[0] = 128;
+    mp.nbottom = 1;
+    mp.top[0] = 1;
+    mp.ntop = 1;
+    mp.prec = WEFT_PREC_BF16;
+    mp.emb = w;
+    weft_emb_table *plan = calloc(nt, sizeof *plan);
+    weft_dlrm_plan_info pi;
+    w0 = bench_now();
+    cp0 = bench_cpu();
+    if (!plan || weft_dlrm_plan(c, &mp, plan, &pi, &d))
+        return fail("planner", &d);
+    printf("planner, %s, %u tables: %llu plans costed (%s) in %.3f s wall, %.3f s CPU\n", spec,
+           nt, (unsigned long long)pi.evaluated, pi.exhaustive ? "exhaustive" : "descent",
+           bench_now() - w0, bench_cpu() - cp0);
+    free(plan);
+    /* Sparse row-wise and Herald steps on SPEC3. */
+    weft_topo *t3 = NULL;
+    weft_work_ctx *c3 = NULL;
+    if (weft_topo_from_spec(spec3, NULL, &t3, &d) || weft_work_ctx_new(t3, &g, NULL, &c3))
+        return fail(spec3, &d);
+    uint32_t r3 = weft_topo_num_ranks(t3);
+    for (uint32_t k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < nt; i++)
+            tb[i] = (weft_emb_table){1000000, 128, 1, 4, 1050, k ? WEFT_EMB_TW : WEFT_EMB_RW, 1};
+        m.emb = (weft_emb_workload){r3, 64, nt, tb, 1, false};
+        m.herald = (weft_emb_herald_params){k ? 10000 : 0, 1, WEFT_EMB_LRU,
+                                            k ? WEFT_EMB_PLACE_HERALD : WEFT_EMB_PLACE_RANDOM, 1};
+        char what[96];
+        snprintf(what, sizeof what, "%s, %u tables, %s", spec3, nt,
+                 k ? "tw + herald" : "rw (sparse)");
+        if (one(c3, &m, what, &d))
+            return 1;
+    }
+    weft_work_ctx_free(c3);
+    weft_topo_free(t3);
     weft_work_ctx_free(c2);
     weft_topo_free(t2);
     weft_work_ctx_free(c);

@@ -9,7 +9,8 @@
  * (dot products, or DCNv2's low-rank cross layers), and a top MLP. The
  * dense part is data-parallel over every GPU; the tables are sharded as
  * TorchRec shards them. One step on the busiest GPU is, in order, with no
- * overlap (an upper bound on a pipelined step):
+ * overlap unless `overlap` (then an all-to-all's time beyond the bottom
+ * MLP's counts):
  *
  *   lookup_fwd   the embedding lookups: looked-up rows read, pooled
  *                vectors written, at HBM bandwidth;
@@ -58,6 +59,16 @@ typedef struct weft_dlrm {
     weft_emb_workload emb;
     weft_prec prec;  /* of the dense GEMMs (bf16, fp16, fp32) */
     bool bound;      /* also compute the all-to-alls' exact bounds (an LP) */
+    /* Herald's cache and placement (weft_emb_herald); rows_per_gpu 0 and
+     * WEFT_EMB_PLACE_RANDOM: none. With either, the all-to-alls simulated
+     * are the reduced matrices, and the result also has the step without
+     * them (the same step's lookups, no cache, drawn placement). */
+    weft_emb_herald_params herald;
+    /* Overlap the embedding all-to-alls with the dense compute that does
+     * not wait for them (TorchRec's lazily awaited output distribution):
+     * the forward one with the bottom MLP's forward, the backward one with
+     * the bottom MLP's backward. */
+    bool overlap;
 } weft_dlrm;
 
 /* The preset: MLPerf Training's DLRM-DCNv2 on Criteo 1TB (mlcommons/training
@@ -88,6 +99,17 @@ typedef struct weft_dlrm_result {
     uint64_t lookup_fwd_bytes, lookup_bwd_bytes; /* its HBM bytes */
     uint64_t table_bytes_max;   /* the largest table memory of a GPU */
     bool fits;                  /* table_bytes_max within the GPU's memory */
+    double bottom_fwd_s, bottom_bwd_s; /* the bottom MLP's part of dense_fwd/bwd */
+    bool overlap;                      /* the step overlapped (weft_dlrm.overlap) */
+    double a2a_fwd_hidden_s, a2a_bwd_hidden_s; /* overlap: all-to-all time hidden */
+    /* With a cache or a placement (herald true): the step and its
+     * all-to-alls without them, and the counts of weft_emb_herald. */
+    bool herald;
+    double step_base_s, a2a_fwd_base_s, a2a_bwd_base_s;
+    uint64_t a2a_bytes_base, a2a_bwd_bytes;
+    uint64_t transfers_base, transfers;
+    uint64_t remote, hits, stale, admitted, samples_moved;
+    bool placed;
 } weft_dlrm_result;
 
 /* WEFT_EINVAL naming the field (a bottom MLP whose last width is not a
@@ -99,6 +121,58 @@ WEFT_API weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm
 /* Writes the step as a Chrome/Perfetto trace: one process, one track per
  * phase in the order above. WEFT_EIO. */
 WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d);
+
+/* ---- The sharding planner (docs/step.md, "Sharding planner") ----------
+ *
+ * As TorchRec's planner (pytorch/torchrec, torchrec/distributed/planner/:
+ * an enumerator of sharding options per table, perf and storage
+ * estimators, a proposer searching plans, a partitioner checking memory),
+ * weft chooses each table's sharding among tw, rw, cw:2, cw:4 (when the
+ * dimension allows) and dp under a cost model of the embedding part of the
+ * step, in seconds, from per-GPU sums:
+ *
+ *   max_g (3 rows_g + 2 out_g) / hbm_bw           the lookups, fwd + bwd
+ *   + 2 (a2a_lat + max_g max(send_g, recv_g) / a2a_bw)   the all-to-alls
+ *   + ar_lat + dp_bytes / ar_bw                   the dp tables' all-reduce
+ *
+ * where rows_g are the bytes of rows GPU g reads, out_g the pooled bytes it
+ * writes, send_g and recv_g its all-to-all bytes off the diagonal (the
+ * formulas of weft/embedding.h; a sparse row-wise bag of P lookups reaches
+ * a block with probability 1 - (1 - 1/N)^P, uniform access), and a plan
+ * whose fullest GPU's tables exceed its memory costs infinity. The
+ * bandwidths and fixed times come from simulations on the fabric (a
+ * uniform all-to-all and an all-reduce, each at two sizes: the line
+ * through both); table placement is weft's round-robin.
+ * The search is exhaustive when the plans are at most 4096 (the first
+ * cheapest in the order where table 0's option varies fastest), else
+ * coordinate descent from the cheapest uniform plan: tables in order, each
+ * to its cheapest option given the others, until a pass changes nothing
+ * (at most 32 passes). */
+typedef struct weft_dlrm_costs {
+    double hbm_bw, hbm_bytes; /* the GPU's */
+    double a2a_bw;            /* bytes a GPU sends a second in a uniform all-to-all */
+    double ar_bw;             /* all-reduce buffer bytes a second */
+    double a2a_lat_s, ar_lat_s; /* their fixed times (each all-to-all, the all-reduce) */
+} weft_dlrm_costs;
+
+WEFT_API weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m,
+                                            weft_dlrm_costs *k, weft_diag *d);
+/* The cost model of m's tables' shardings (col_shards for cw); INFINITY
+ * when they do not fit. */
+WEFT_API double weft_dlrm_plan_cost(const weft_dlrm *m, const weft_dlrm_costs *k);
+
+typedef struct weft_dlrm_plan_info {
+    double cost_s;      /* the model's cost of the plan chosen */
+    double uniform_s;   /* the cheapest uniform plan's */
+    uint64_t evaluated; /* plans costed */
+    bool exhaustive;
+} weft_dlrm_plan_info;
+
+/* Writes the plan into tables (m->emb.ntables entries: m's tables with
+ * their sharding and col_shards chosen). WEFT_ENOMEM, or the calibration's
+ * errors. */
+WEFT_API weft_err weft_dlrm_plan(weft_work_ctx *c, const weft_dlrm *m, weft_emb_table *tables,
+                                 weft_dlrm_plan_info *info, weft_diag *d);
 
 #ifdef __cplusplus
 }

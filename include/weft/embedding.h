@@ -207,6 +207,82 @@ WEFT_API weft_err weft_emb_cache_stats_get(const weft_emb_cache *c, weft_emb_cac
 WEFT_API weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps,
                                           weft_emb_lookup_fn fn, void *ctx, weft_diag *d);
 
+/* ---- Herald in a step: cache, synchronisation and placement ------------
+ *
+ * The step's model of Herald (Zeng, Cheng, Tian, Wang, Chen, "Accelerating
+ * Neural Recommendation Training with Embedding Scheduling", NSDI 2024;
+ * first as "Herald: An Embedding Scheduler for Distributed Embedding Model
+ * Training", APNet 2022): each GPU caches hot rows of the tables it does
+ * not hold, and the samples of a batch are assigned to GPUs knowing where
+ * their rows are (location-aware input allocation). docs/embedding.md,
+ * "Caches and placement", states the rules; in short, per step:
+ *
+ * - A bag (sample, table) on GPU g needs from each other GPU o holding
+ *   some of its rows (a table-wise table's GPU, a row-wise block's GPU, a
+ *   column-wise table's shards) one pooled vector (D*E; a column shard its
+ *   slice), as weft_emb_acc counts, unless every lookup of those rows is a
+ *   *hit*: a fresh copy cached on g. A bag part with exactly one missed
+ *   lookup receives that row (its pooled partial is the row) and caches it
+ *   (evicting the least recently or least frequently used row when full);
+ *   one with more receives the pooled partial and caches nothing.
+ * - A copy fetched in step k is fresh in step k' when staleness is 0, or
+ *   k' < k + staleness, or no other GPU has looked the row up (so updated
+ *   it) in steps k .. k'-1; else it is stale and a lookup of it is a miss
+ *   (a synchronisation: the fresh row is fetched again).
+ * - Backward: a bag part that received a vector sends its gradient back
+ *   (the transpose); the gradients of hits reach the owner, per pair
+ *   (g, o) the fewer bytes of one pooled gradient per hit bag part or one
+ *   row gradient per distinct hit row.
+ * - Placement WEFT_EMB_PLACE_HERALD assigns the N*B samples of a step to
+ *   the GPUs, B each, greedily in sample order, each to the GPU with room
+ *   that saves the most forward bytes under the cache contents at the
+ *   step's start (a GPU saves a bag part's vector when it holds the rows or
+ *   fresh copies of all of them); it keeps the drawn assignment (RANDOM:
+ *   sample s on GPU (s mod N*B) / B) when that saves as much.
+ *
+ * The generator draws warm_steps + 1 steps (weft_emb_generate_steps); the
+ * last is measured. */
+typedef enum weft_emb_policy {
+    WEFT_EMB_LRU = 0,
+    WEFT_EMB_LFU, /* least frequently used since cached; ties least recent */
+} weft_emb_policy;
+
+typedef enum weft_emb_placement {
+    WEFT_EMB_PLACE_RANDOM = 0, /* the samples as drawn */
+    WEFT_EMB_PLACE_HERALD,
+} weft_emb_placement;
+
+typedef struct weft_emb_herald_params {
+    uint64_t rows_per_gpu; /* 0: no cache */
+    uint64_t staleness;    /* steps; 0: never stale; 1: no lag behind others' updates */
+    weft_emb_policy policy;
+    weft_emb_placement placement;
+    uint32_t warm_steps; /* steps replayed before the measured one */
+} weft_emb_herald_params;
+
+typedef struct weft_emb_herald_result {
+    weft_traffic forward;  /* the measured step's forward all-to-all */
+    weft_traffic backward; /* its backward: gradients and hits' pushes */
+    /* The same step without cache and with the drawn placement (what
+     * weft_emb_acc counts; backward is its transpose). */
+    weft_traffic forward_base;
+    uint64_t lookups;                  /* of the measured step */
+    uint64_t transfers_base, transfers; /* forward vectors between GPUs */
+    uint64_t bytes_base, bytes;        /* forward bytes between GPUs */
+    uint64_t bwd_bytes;                /* backward bytes between GPUs */
+    uint64_t remote;                   /* lookups of rows held by another GPU */
+    uint64_t hits, stale, admitted;    /* of the remote lookups */
+    bool placed;                       /* the Herald assignment was kept */
+    uint64_t samples_moved;            /* samples it put on another GPU */
+} weft_emb_herald_result;
+
+/* w is checked; WEFT_EINVAL for a bad policy or placement, WEFT_ELIMIT
+ * for a cache of more than 2^32 rows in all, WEFT_ENOMEM. out's matrices
+ * are freed by weft_emb_herald_free. */
+WEFT_API weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_params *p,
+                                  weft_emb_herald_result *out, weft_diag *d);
+WEFT_API void weft_emb_herald_free(weft_emb_herald_result *r);
+
 #ifdef __cplusplus
 }
 #endif

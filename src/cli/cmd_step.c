@@ -106,6 +106,7 @@ static const cli_syntax step_syntax = {
             "       [--idle] [--checkpoint SPEC [--failures-per-day F] [--restart S]]\n"
             "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
+            "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
     .about =
         "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -134,7 +135,10 @@ static const cli_syntax step_syntax = {
         "recommendation model's step: embedding lookups at HBM bandwidth, the\n"
         "forward and backward embedding all-to-alls of the sharded tables simulated\n"
         "on the fabric, the dense MLPs' GEMMs and their gradient all-reduce;\n"
-        "--sweep ranks sharding plans (docs/step.md, \"DLRM\").\n",
+        "--sweep ranks sharding plans, the planner's per-table plan among them;\n"
+        "--emb-cache and --placement herald model Herald's per-GPU caches and\n"
+        "location-aware placement of samples, --overlap hides the all-to-alls\n"
+        "behind the bottom MLP (docs/step.md, \"DLRM\").\n",
     .groups = {&step_group, &model_group, &par_group, &cli_dlrm_options, &cli_fabric_options,
                &cli_megatron_other},
     .min_pos = 0,

@@ -22,6 +22,14 @@ static const cli_opt dlrm_opts[] = {
     {"top-mlp", 0, "W-W-..", "top MLP widths"},
     {"interaction", 0, "dot|dcn:L:R", "dot products (default) or L DCNv2 cross layers of rank R"},
     {"bound", 0, NULL, "also the all-to-alls' exact bounds (weft bound --coll alltoall)"},
+    {"emb-cache", 0, "ROWS|FRAC[,..]",
+     "Herald's cache: ROWS rows a GPU, or FRAC (0.01) of the sharded tables' rows; "
+     "policy=lru|lfu, staleness=S (steps, 0 never stale; default 1), warm=K (steps before "
+     "the measured one; default 1)"},
+    {"placement", 0, "random|herald", "samples to GPUs as drawn (default) or Herald's location-aware "
+                                      "assignment"},
+    {"overlap", 0, NULL, "overlap the embedding all-to-alls with the bottom MLP (TorchRec's "
+                         "lazily awaited output distribution)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -79,6 +87,63 @@ static int whole(const cli_syntax *syn, const cli_args *a, const char *name, uin
         return cli_usage_error(syn, "bad --%s '%s': a whole number from %llu to %llu", name, v,
                                (unsigned long long)lo, (unsigned long long)hi);
     *out = x;
+    return CLI_EXIT_OK;
+}
+
+/* --emb-cache ROWS|FRAC[,policy=lru|lfu][,staleness=S][,warm=K]. */
+static int read_cache(const cli_syntax *syn, const char *v, const weft_emb_workload *w,
+                      weft_emb_herald_params *p)
+{
+    char buf[256];
+    if (strlen(v) >= sizeof buf)
+        return cli_usage_error(syn, "bad --emb-cache: longer than %zu characters", sizeof buf - 1);
+    strcpy(buf, v);
+    char *save = NULL;
+    char *tok = strtok_r(buf, ",", &save);
+    if (!tok)
+        return cli_usage_error(syn, "bad --emb-cache '%s': ROWS or FRACTION first", v);
+    char *end;
+    errno = 0;
+    if (strchr(tok, '.')) {
+        double f = strtod(tok, &end);
+        if (*end || errno || !(f > 0 && f <= 1))
+            return cli_usage_error(syn, "bad --emb-cache '%s': '%s' is not a fraction in (0, 1]", v,
+                                   tok);
+        uint64_t rows = 0;
+        for (uint32_t t = 0; t < w->ntables; t++)
+            if (w->tables[t].sharding != WEFT_EMB_DP)
+                rows += w->tables[t].rows;
+        double r = f * (double)rows;
+        p->rows_per_gpu = r < 1 ? 1 : (uint64_t)(r + 0.5);
+    } else {
+        unsigned long long x = strtoull(tok, &end, 10);
+        if (!*tok || *end || errno || *tok == '-' || *tok == '+' || x > (1ull << 32))
+            return cli_usage_error(syn,
+                                   "bad --emb-cache '%s': '%s' is not a number of rows (0 to 2^32) "
+                                   "nor a fraction (0.01)",
+                                   v, tok);
+        p->rows_per_gpu = x;
+    }
+    while ((tok = strtok_r(NULL, ",", &save))) {
+        unsigned long long x;
+        int used = 0;
+        if (!strcmp(tok, "policy=lru")) {
+            p->policy = WEFT_EMB_LRU;
+        } else if (!strcmp(tok, "policy=lfu")) {
+            p->policy = WEFT_EMB_LFU;
+        } else if (sscanf(tok, "staleness=%llu%n", &x, &used) == 1 && !tok[used] &&
+                   tok[10] != '-' && tok[10] != '+' && x <= 1000000) {
+            p->staleness = x;
+        } else if (sscanf(tok, "warm=%llu%n", &x, &used) == 1 && !tok[used] && tok[5] != '-' &&
+                   tok[5] != '+' && x <= 1000) {
+            p->warm_steps = (uint32_t)x;
+        } else {
+            return cli_usage_error(syn,
+                                   "bad --emb-cache '%s': '%s': expected policy=lru|lfu, "
+                                   "staleness=S (0 to 1000000) or warm=K (0 to 1000)",
+                                   v, tok);
+        }
+    }
     return CLI_EXIT_OK;
 }
 
@@ -162,6 +227,19 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
     m->emb = (weft_emb_workload){ranks, gb / ranks, nt, *tabs, seed, cli_args_has(a, "rw-dense")};
     m->prec = cli_args_has(a, "fp16") ? WEFT_PREC_FP16 : WEFT_PREC_BF16;
     m->bound = cli_args_has(a, "bound");
+    m->overlap = cli_args_has(a, "overlap");
+    m->herald = (weft_emb_herald_params){0, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_RANDOM, 1};
+    if ((v = cli_args_get(a, "emb-cache")) && (rc = read_cache(syn, v, &m->emb, &m->herald)))
+        return rc;
+    if ((v = cli_args_get(a, "placement"))) {
+        if (!strcmp(v, "herald"))
+            m->herald.placement = WEFT_EMB_PLACE_HERALD;
+        else if (strcmp(v, "random"))
+            return cli_usage_error(syn, "bad --placement '%s': random or herald", v);
+    }
+    if ((m->herald.rows_per_gpu || m->herald.placement) && m->emb.rw_dense)
+        return cli_usage_error(syn, "--emb-cache and --placement herald need the sparse row-wise "
+                                    "exchange: drop --rw-dense");
     return CLI_EXIT_OK;
 }
 
@@ -202,6 +280,28 @@ static void json_result(cli_json *j, const weft_dlrm_result *r)
     cli_json_kv_uint(j, "lookup_bwd_bytes", r->lookup_bwd_bytes);
     cli_json_kv_uint(j, "table_bytes_max", r->table_bytes_max);
     cli_json_kv_bool(j, "fits", r->fits);
+    cli_json_kv_bool(j, "overlap", r->overlap);
+    cli_json_kv_double(j, "a2a_fwd_hidden_s", r->a2a_fwd_hidden_s);
+    cli_json_kv_double(j, "a2a_bwd_hidden_s", r->a2a_bwd_hidden_s);
+    if (!r->herald)
+        return;
+    cli_json_key(j, "herald");
+    cli_json_begin_object(j);
+    cli_json_kv_double(j, "step_base_s", r->step_base_s);
+    cli_json_kv_double(j, "a2a_fwd_base_s", r->a2a_fwd_base_s);
+    cli_json_kv_double(j, "a2a_bwd_base_s", r->a2a_bwd_base_s);
+    cli_json_kv_uint(j, "a2a_bytes_base", r->a2a_bytes_base);
+    cli_json_kv_uint(j, "a2a_bwd_bytes", r->a2a_bwd_bytes);
+    cli_json_kv_uint(j, "transfers_base", r->transfers_base);
+    cli_json_kv_uint(j, "transfers", r->transfers);
+    cli_json_kv_double(j, "transfers_avoided", (double)r->transfers_base - (double)r->transfers);
+    cli_json_kv_uint(j, "remote_lookups", r->remote);
+    cli_json_kv_uint(j, "hits", r->hits);
+    cli_json_kv_uint(j, "stale", r->stale);
+    cli_json_kv_uint(j, "admitted", r->admitted);
+    cli_json_kv_bool(j, "placed", r->placed);
+    cli_json_kv_uint(j, "samples_moved", r->samples_moved);
+    cli_json_end_object(j);
 }
 
 static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m,
@@ -218,12 +318,22 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
            r->a2a_fwd_s * MS, r->a2a_bytes / MB, r->a2a_max_send / MB);
     if (m->bound && r->a2a_bytes)
         printf("; bound %.3f ms", r->a2a_fwd_bound_s * MS);
+    if (r->herald)
+        printf("; %.3f ms without cache and placement", r->a2a_fwd_base_s * MS);
+    if (r->overlap)
+        printf("; %.3f ms hidden behind the bottom MLP", r->a2a_fwd_hidden_s * MS);
     printf("\n  dense fwd        %9.3f ms  %llu parameters (bottom, interaction, top)\n",
            r->dense_fwd_s * MS, (unsigned long long)r->dense_params);
     printf("  dense bwd        %9.3f ms\n", r->dense_bwd_s * MS);
     printf("  all-to-all bwd   %9.3f ms", r->a2a_bwd_s * MS);
+    if (r->herald)
+        printf("  %.1f MB between GPUs", r->a2a_bwd_bytes / MB);
     if (m->bound && r->a2a_bytes)
         printf("  bound %.3f ms", r->a2a_bwd_bound_s * MS);
+    if (r->herald)
+        printf("; %.3f ms without cache and placement", r->a2a_bwd_base_s * MS);
+    if (r->overlap)
+        printf("; %.3f ms hidden behind the bottom MLP", r->a2a_bwd_hidden_s * MS);
     printf("\n  lookup bwd       %9.3f ms  %.1f MB (rows read and written)\n", r->lookup_bwd_s * MS,
            r->lookup_bwd_bytes / MB);
     printf("  dense all-reduce %9.3f ms  %.1f MB of fp32 gradients\n", r->dense_ar_s * MS,
@@ -233,6 +343,35 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
     printf("tables: %.2f GiB on the fullest GPU (%s the %s's %.0f GiB); %llu lookups a step\n",
            r->table_bytes_max / 1073741824.0, r->fits ? "fits" : "does not fit", g->name,
            g->hbm_bytes / 1073741824.0, (unsigned long long)r->lookups);
+    if (!r->herald)
+        return;
+    const weft_emb_herald_params *h = &m->herald;
+    printf("herald: ");
+    if (h->rows_per_gpu)
+        printf("cache of %llu row%s a GPU (%s, staleness %llu, %u warm-up step%s)",
+               (unsigned long long)h->rows_per_gpu, h->rows_per_gpu == 1 ? "" : "s",
+               h->policy == WEFT_EMB_LFU ? "lfu" : "lru",
+               (unsigned long long)h->staleness, h->warm_steps, h->warm_steps == 1 ? "" : "s");
+    else
+        printf("no cache");
+    if (h->placement == WEFT_EMB_PLACE_HERALD)
+        printf(", placement herald (%s, %llu samples moved)\n",
+               r->placed ? "kept" : "no better than as drawn", (unsigned long long)r->samples_moved);
+    else
+        printf(", samples as drawn\n");
+    double pct = r->transfers_base ? 100.0 * (double)(r->transfers_base - r->transfers) /
+                                         (double)r->transfers_base
+                                   : 0;
+    printf("  forward vectors between GPUs %llu, without %llu: %lld avoided (%.1f %%); %.1f MB, "
+           "without %.1f MB\n",
+           (unsigned long long)r->transfers, (unsigned long long)r->transfers_base,
+           (long long)(r->transfers_base - r->transfers), pct, r->a2a_bytes / MB,
+           r->a2a_bytes_base / MB);
+    printf("  remote lookups %llu: %llu hits, %llu stale, %llu rows admitted\n",
+           (unsigned long long)r->remote, (unsigned long long)r->hits,
+           (unsigned long long)r->stale, (unsigned long long)r->admitted);
+    printf("  step %.3f ms, without cache and placement %.3f ms (%.3f ms saved)\n", r->step_s * MS,
+           r->step_base_s * MS, (r->step_base_s - r->step_s) * MS);
 }
 
 /* --sweep: every table under one plan (tw, rw, cw:2, cw:4, dp), then per
@@ -257,8 +396,11 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
     uint32_t nt = m->emb.ntables;
     weft_emb_table *orig = (weft_emb_table *)m->emb.tables;
     weft_emb_table *tb = malloc((size_t)nt * sizeof *tb);
-    swept out[7];
+    swept out[8];
     size_t n = 0;
+    weft_dlrm_plan_info pinfo;
+    memset(&pinfo, 0, sizeof pinfo);
+    char pmix[128] = "";
     if (!tb)
         return cli_fail(WEFT_ENOMEM, NULL);
     uint32_t mind = UINT32_MAX;
@@ -295,6 +437,22 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         snprintf(out[n].name, sizeof out[n].name, "%s", names[plan]);
         n++;
     }
+    /* The planner's per-table plan (weft_dlrm_plan), simulated as the
+     * others. */
+    if (!rc) {
+        m->emb.tables = orig;
+        weft_err err = weft_dlrm_plan(ctx, m, tb, &pinfo, &d);
+        m->emb.tables = tb;
+        if (!err)
+            err = weft_dlrm_step(ctx, m, &out[n].r, &d);
+        if (err) {
+            rc = cli_fail(err, &d);
+        } else {
+            plan_text(m, pmix, sizeof pmix);
+            snprintf(out[n].name, sizeof out[n].name, "planner");
+            n++;
+        }
+    }
     m->emb.tables = orig;
     free(tb);
     if (rc)
@@ -316,18 +474,28 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
             cli_json_end_object(&j);
         }
         cli_json_end_array(&j);
+        cli_json_key(&j, "planner");
+        cli_json_begin_object(&j);
+        cli_json_kv_string(&j, "tables", pmix);
+        cli_json_kv_string(&j, "search", pinfo.exhaustive ? "exhaustive" : "coordinate descent");
+        cli_json_kv_uint(&j, "plans_costed", pinfo.evaluated);
+        cli_json_kv_double(&j, "cost_s", pinfo.cost_s);
+        cli_json_kv_double(&j, "uniform_cost_s", pinfo.uniform_s);
+        cli_json_end_object(&j);
         cli_json_end_object(&j);
         return cli_json_done(&j);
     }
     printf("%s on %u x %s (%s), batch %llu per GPU: sharding plans by step time\n", m->name,
            m->emb.gpus, g->name, spec, (unsigned long long)m->emb.batch);
+    bool her = out[0].r.herald;
+    size_t cols = her ? 10 : 9;
     cli_table tab;
-    cli_table_init(&tab, 9);
-    for (size_t k = 1; k < 9; k++)
+    cli_table_init(&tab, cols);
+    for (size_t k = 1; k < cols; k++)
         cli_table_align_right(&tab, k);
     const char *head[] = {"plan", "step ms", "lookup", "a2a fwd", "dense", "a2a bwd", "allreduce",
-                          "GiB/GPU", "fits"};
-    for (size_t k = 0; k < 9; k++)
+                          "GiB/GPU", "fits", "no cache ms"};
+    for (size_t k = 0; k < cols; k++)
         cli_table_cell(&tab, "%s", head[k]);
     for (size_t i = 0; i < n; i++) {
         const weft_dlrm_result *r = &out[i].r;
@@ -340,9 +508,15 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         cli_table_cell(&tab, "%.3f", (r->dense_ar_s + r->emb_ar_s) * MS);
         cli_table_cell(&tab, "%.2f", r->table_bytes_max / 1073741824.0);
         cli_table_cell(&tab, "%s", r->fits ? "yes" : "no");
+        if (her)
+            cli_table_cell(&tab, "%.3f", r->step_base_s * MS);
     }
     cli_table_print(&tab, stdout, "  ");
     cli_table_fini(&tab);
+    printf("planner: %s (%s over %llu plans), its model's embedding time %.3f ms, the best "
+           "uniform plan's %.3f ms\n",
+           pmix, pinfo.exhaustive ? "exhaustive" : "coordinate descent",
+           (unsigned long long)pinfo.evaluated, pinfo.cost_s * MS, pinfo.uniform_s * MS);
     return CLI_EXIT_OK;
 }
 

@@ -98,6 +98,8 @@ static void dense(const weft_gpu *g, const weft_dlrm *m, weft_dlrm_result *r)
         params += in * m->bottom[i] + m->bottom[i];
         in = m->bottom[i];
     }
+    r->bottom_fwd_s = fw;
+    r->bottom_bwd_s = bw;
     uint64_t D = in, F = (uint64_t)m->emb.ntables + 1;
     if (m->interaction == WEFT_DLRM_DOT) {
         /* Z = X X^T per sample (F x D times D x F); its backward takes two
@@ -231,6 +233,84 @@ static weft_err bound(weft_work_ctx *c, const weft_traffic *t, double *out, weft
     return e;
 }
 
+/* The step from its parts: with overlap, each all-to-all runs beside the
+ * bottom MLP's pass of the same direction (TorchRec's output distribution
+ * is a LazyAwaitable, waited on only where the interaction reads the
+ * pooled embeddings: pytorch/torchrec, torchrec/distributed/types.py;
+ * the dense arch does not depend on it). */
+static double hidden(double a2a, double bottom)
+{
+    return a2a < bottom ? a2a : bottom;
+}
+
+static void compose(const weft_dlrm *m, weft_dlrm_result *r)
+{
+    double rest = r->lookup_fwd_s + r->dense_fwd_s + r->dense_bwd_s + r->lookup_bwd_s +
+                  r->dense_ar_s + r->emb_ar_s;
+    r->overlap = m->overlap;
+    r->a2a_fwd_hidden_s = m->overlap ? hidden(r->a2a_fwd_s, r->bottom_fwd_s) : 0;
+    r->a2a_bwd_hidden_s = m->overlap ? hidden(r->a2a_bwd_s, r->bottom_bwd_s) : 0;
+    r->step_s = rest + r->a2a_fwd_s + r->a2a_bwd_s - r->a2a_fwd_hidden_s - r->a2a_bwd_hidden_s;
+    if (r->herald) {
+        double hf = m->overlap ? hidden(r->a2a_fwd_base_s, r->bottom_fwd_s) : 0;
+        double hb = m->overlap ? hidden(r->a2a_bwd_base_s, r->bottom_bwd_s) : 0;
+        r->step_base_s = rest + r->a2a_fwd_base_s + r->a2a_bwd_base_s - hf - hb;
+    } else {
+        r->step_base_s = r->step_s;
+    }
+}
+
+static uint64_t offdiag(const weft_traffic *t)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < t->ranks; i++)
+        for (uint32_t j = 0; j < t->ranks; j++)
+            if (i != j)
+                s += weft_traffic_at(t, i, j);
+    return s;
+}
+
+/* Herald's cache and placement: the reduced all-to-alls replace the
+ * plain ones, which are kept as the base (of the same measured step). */
+static weft_err herald(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *r, weft_diag *d)
+{
+    weft_emb_herald_result h;
+    weft_err e = weft_emb_herald(&m->emb, &m->herald, &h, d);
+    if (e)
+        return e;
+    weft_traffic back = {0, NULL};
+    r->herald = true;
+    if ((e = weft_traffic_transpose(&h.forward_base, &back, d)) ||
+        (e = weft__work_traffic_s(c, &h.forward_base, &r->a2a_fwd_base_s, d)) ||
+        (e = weft__work_traffic_s(c, &back, &r->a2a_bwd_base_s, d)) ||
+        (e = weft__work_traffic_s(c, &h.forward, &r->a2a_fwd_s, d)) ||
+        (e = weft__work_traffic_s(c, &h.backward, &r->a2a_bwd_s, d)))
+        goto done;
+    if (m->bound && ((h.bytes && (e = bound(c, &h.forward, &r->a2a_fwd_bound_s, d))) ||
+                     (h.bwd_bytes && (e = bound(c, &h.backward, &r->a2a_bwd_bound_s, d)))))
+        goto done;
+    r->a2a_bytes_base = offdiag(&h.forward_base);
+    r->a2a_bytes = h.bytes;
+    r->a2a_bwd_bytes = h.bwd_bytes;
+    r->a2a_max_send = 0;
+    for (uint32_t i = 0; i < h.forward.ranks; i++) {
+        uint64_t s = weft_traffic_send(&h.forward, i) - weft_traffic_at(&h.forward, i, i);
+        r->a2a_max_send = s > r->a2a_max_send ? s : r->a2a_max_send;
+    }
+    r->transfers_base = h.transfers_base;
+    r->transfers = h.transfers;
+    r->remote = h.remote;
+    r->hits = h.hits;
+    r->stale = h.stale;
+    r->admitted = h.admitted;
+    r->samples_moved = h.samples_moved;
+    r->placed = h.placed;
+done:
+    weft_traffic_free(&back);
+    weft_emb_herald_free(&h);
+    return e;
+}
+
 weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out,
                         weft_diag *d)
 {
@@ -273,19 +353,24 @@ weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *
     r.fits = (double)r.table_bytes_max <= g->hbm_bytes;
     r.lookup_fwd_s = (double)r.lookup_fwd_bytes / g->hbm_bw;
     r.lookup_bwd_s = (double)r.lookup_bwd_bytes / g->hbm_bw;
-    if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
-        (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
-        (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)))
+    r.a2a_bwd_bytes = r.a2a_bytes;
+    if (m->herald.rows_per_gpu || m->herald.placement != WEFT_EMB_PLACE_RANDOM) {
+        /* Herald's measured step replaces these matrices, its plain ones
+         * included. */
+        if ((e = herald(c, m, &r, d)))
+            goto done;
+    } else if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
+               (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
+               (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)) ||
+               (m->bound && r.a2a_bytes &&
+                ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
+                 (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))) {
         goto done;
-    if (m->bound && r.a2a_bytes &&
-        ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
-         (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))
-        goto done;
+    }
     if ((e = allreduce(c, r.dense_ar_bytes, &r.dense_ar_s, d)) ||
         (e = allreduce(c, r.emb_ar_bytes, &r.emb_ar_s, d)))
         goto done;
-    r.step_s = r.lookup_fwd_s + r.a2a_fwd_s + r.dense_fwd_s + r.dense_bwd_s + r.a2a_bwd_s +
-               r.lookup_bwd_s + r.dense_ar_s + r.emb_ar_s;
+    compose(m, &r);
     *out = r;
 done:
     weft_traffic_free(&back);
@@ -294,13 +379,16 @@ done:
     return e;
 }
 
+static void span(FILE *f, int tid, const char *name, double t, double dur)
+{
+    if (dur <= 0)
+        return;
+    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f}",
+            tid, name, t * 1e6, dur * 1e6);
+}
+
 weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d)
 {
-    const char *names[] = {"lookup fwd", "a2a fwd",    "dense fwd",   "dense bwd",
-                           "a2a bwd",    "lookup bwd", "dense allreduce", "emb allreduce"};
-    const double span[] = {r->lookup_fwd_s, r->a2a_fwd_s,  r->dense_fwd_s, r->dense_bwd_s,
-                           r->a2a_bwd_s,    r->lookup_bwd_s, r->dense_ar_s,  r->emb_ar_s};
-    const int tid[] = {1, 2, 1, 1, 2, 1, 2, 2};
     fputs("{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{"
           "\"name\":\"dlrm step (busiest GPU)\"}},\n"
           "{\"ph\":\"M\",\"pid\":0,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":"
@@ -309,13 +397,37 @@ weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag *d)
           "\"comm\"}}",
           f);
     double t = 0;
-    for (size_t i = 0; i < sizeof span / sizeof *span; i++) {
-        if (span[i] <= 0)
-            continue;
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f}",
-                tid[i], names[i], t * 1e6, span[i] * 1e6);
-        t += span[i];
+    span(f, 1, "lookup fwd", t, r->lookup_fwd_s);
+    t += r->lookup_fwd_s;
+    if (r->overlap) {
+        /* The bottom MLP beside the all-to-all; the interaction waits for
+         * both; backward, the bottom MLP's gradients beside the gradients'
+         * all-to-all. */
+        span(f, 1, "bottom mlp fwd", t, r->bottom_fwd_s);
+        span(f, 2, "a2a fwd", t, r->a2a_fwd_s);
+        t += r->a2a_fwd_s > r->bottom_fwd_s ? r->a2a_fwd_s : r->bottom_fwd_s;
+        span(f, 1, "dense fwd", t, r->dense_fwd_s - r->bottom_fwd_s);
+        t += r->dense_fwd_s - r->bottom_fwd_s;
+        span(f, 1, "dense bwd", t, r->dense_bwd_s - r->bottom_bwd_s);
+        t += r->dense_bwd_s - r->bottom_bwd_s;
+        span(f, 1, "bottom mlp bwd", t, r->bottom_bwd_s);
+        span(f, 2, "a2a bwd", t, r->a2a_bwd_s);
+        t += r->a2a_bwd_s > r->bottom_bwd_s ? r->a2a_bwd_s : r->bottom_bwd_s;
+    } else {
+        span(f, 2, "a2a fwd", t, r->a2a_fwd_s);
+        t += r->a2a_fwd_s;
+        span(f, 1, "dense fwd", t, r->dense_fwd_s);
+        t += r->dense_fwd_s;
+        span(f, 1, "dense bwd", t, r->dense_bwd_s);
+        t += r->dense_bwd_s;
+        span(f, 2, "a2a bwd", t, r->a2a_bwd_s);
+        t += r->a2a_bwd_s;
     }
+    span(f, 1, "lookup bwd", t, r->lookup_bwd_s);
+    t += r->lookup_bwd_s;
+    span(f, 2, "dense allreduce", t, r->dense_ar_s);
+    t += r->dense_ar_s;
+    span(f, 2, "emb allreduce", t, r->emb_ar_s);
     fputs("\n]}\n", f);
     if (ferror(f))
         return weft_diag_set(d, WEFT_EIO, "writing the trace failed");

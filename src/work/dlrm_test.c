@@ -261,8 +261,81 @@ static void bench_big(void)
     weft_topo_free(t);
 }
 
+/* Herald in the step: with a cache (with and without the placement) the
+ * step is never slower than without, on these configurations (2 to 16
+ * GPUs, every sharding, LRU and LFU); with neither, nothing changes; and
+ * --overlap never lengthens a step and hides at most the bottom MLP. */
+static void test_herald(void)
+{
+    static const char *const specs[] = {"switch:2,bw=100", "switch:4,bw=50", "a100:1", "h100:2"};
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    int worse = 0, better = 0, cases = 0;
+    for (size_t si = 0; si < 4; si++) {
+        weft_topo *t = weft__test_topo_spec(specs[si]);
+        CHECK(t != NULL);
+        if (!t)
+            continue;
+        weft_work_ctx *c = NULL;
+        CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+        uint32_t n = weft_topo_num_ranks(t);
+        for (int sh = 0; sh < 3; sh++)
+            for (int pol = 0; pol < 2; pol++)
+                for (int pl = 0; pl < 2; pl++) {
+                    weft_emb_table tb[3];
+                    for (int k = 0; k < 3; k++)
+                        tb[k] = (weft_emb_table){2000 + 1000 * (uint64_t)k, 16, 1 + (uint32_t)k, 4,
+                                                 1100, sh == 0   ? WEFT_EMB_TW
+                                                       : sh == 1 ? WEFT_EMB_RW
+                                                                 : WEFT_EMB_CW,
+                                                 2};
+                    weft_dlrm m;
+                    memset(&m, 0, sizeof m);
+                    strcpy(m.name, "herald");
+                    m.dense_features = 13;
+                    m.bottom[0] = 64;
+                    m.bottom[1] = 16;
+                    m.nbottom = 2;
+                    m.top[0] = 32;
+                    m.top[1] = 1;
+                    m.ntop = 2;
+                    m.prec = WEFT_PREC_BF16;
+                    m.emb = (weft_emb_workload){n, 64, 3, tb, 5, false};
+                    m.herald = (weft_emb_herald_params){200, 1, (weft_emb_policy)pol,
+                                                        (weft_emb_placement)pl, 1};
+                    weft_dlrm_result r, plain;
+                    CHECK_ERR(weft_dlrm_step(c, &m, &r, NULL), WEFT_OK);
+                    worse += r.step_s > r.step_base_s;
+                    better += r.step_s < r.step_base_s;
+                    cases++;
+                    /* The base is the step without Herald. */
+                    weft_emb_herald_params keep = m.herald;
+                    m.herald = (weft_emb_herald_params){0, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_RANDOM,
+                                                        keep.warm_steps};
+                    CHECK_ERR(weft_dlrm_step(c, &m, &plain, NULL), WEFT_OK);
+                    CHECK(!plain.herald);
+                    CHECK(plain.step_s == plain.step_base_s);
+                    m.overlap = true;
+                    weft_dlrm_result ov;
+                    CHECK_ERR(weft_dlrm_step(c, &m, &ov, NULL), WEFT_OK);
+                    CHECK(ov.step_s <= plain.step_s);
+                    CHECK(ov.a2a_fwd_hidden_s <= ov.bottom_fwd_s &&
+                          ov.a2a_bwd_hidden_s <= ov.bottom_bwd_s);
+                    CHECK(fabs(plain.step_s - ov.step_s - ov.a2a_fwd_hidden_s -
+                               ov.a2a_bwd_hidden_s) < 1e-12);
+                }
+        weft_work_ctx_free(c);
+        weft_topo_free(t);
+    }
+    CHECK_INT(cases, 48);
+    CHECK_INT(worse, 0);
+    CHECK(better >= 24);
+    printf("herald: %d of %d steps faster with the cache, none slower\n", better, cases);
+}
+
 int main(void)
 {
+    test_herald();
     test_small_tw();
     test_errors();
     test_mlperf();

@@ -1,15 +1,15 @@
 /* The cache model (weft_emb_cache_*, weft/embedding.h).
  *
  * Each GPU's cache is an LRU list of at most rows_per_gpu nodes (table,
- * row, step of the fetch) with an open-addressing hash table of twice the
- * capacity or more (linear probing, deletion by backward shift, Knuth's
- * Algorithm R, TAOCP 6.4), so a lookup, a hit, a miss and an eviction are
- * O(1) expected. All GPUs' nodes live in one array: no allocation per
- * lookup. */
+ * row, step of the fetch) and a map from the row's key to its node
+ * (base/map.h, reserved for the capacity once), so a lookup, a hit, a
+ * miss and an eviction are O(1) expected. All GPUs' nodes live in one
+ * array: no allocation per lookup. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/map.h"
 #include "work/emb_internal.h"
 
 #define NONE UINT64_MAX
@@ -29,9 +29,8 @@ struct weft_emb_cache {
     uint64_t samples, last;
     weft_emb_cache_stats st;
     weft_traffic fetched;
-    node *nodes;     /* N * cap */
-    uint64_t *hash;  /* N * hsize: node index + 1, 0 empty */
-    unsigned hbits;
+    node *nodes;       /* N * cap */
+    weft__map64 *map;  /* per GPU: key -> node index within the GPU's cap */
     uint64_t *used, *head, *tail; /* per GPU */
 };
 
@@ -41,7 +40,10 @@ void weft_emb_cache_free(weft_emb_cache *c)
         return;
     weft_traffic_free(&c->fetched);
     weft__free(c->nodes);
-    weft__free(c->hash);
+    if (c->map)
+        for (uint32_t g = 0; g < c->w.gpus; g++)
+            weft__map64_fini(&c->map[g]);
+    weft__free(c->map);
     weft__free(c->used);
     weft__free(c->head);
     weft__free(c->tail);
@@ -89,12 +91,13 @@ weft_err weft_emb_cache_new(const weft_emb_workload *w, const weft_emb_cache_par
         c->head[g] = c->tail[g] = NONE;
     uint64_t cap = p->rows_per_gpu;
     if (cap) {
-        while ((1ull << c->hbits) < 2 * cap)
-            c->hbits++;
         c->nodes = weft__malloc((size_t)(n * cap) * sizeof *c->nodes);
-        c->hash = weft__calloc((size_t)n << c->hbits, sizeof *c->hash);
-        if (!c->nodes || !c->hash)
+        c->map = weft__calloc(n, sizeof *c->map);
+        if (!c->nodes || !c->map)
             goto nomem;
+        for (uint32_t g = 0; g < n; g++)
+            if (weft__map64_reserve(&c->map[g], (size_t)cap))
+                goto nomem;
     }
     *out = c;
     return WEFT_OK;
@@ -105,43 +108,6 @@ nomem:
 fail:
     weft_emb_cache_free(c);
     return e;
-}
-
-static uint64_t home(const weft_emb_cache *c, uint64_t key)
-{
-    return (key * 0x9E3779B97F4A7C15u) >> (64 - c->hbits);
-}
-
-/* The hash slot of key on GPU g holding it, or the empty slot where it
- * would go (*found false). */
-static uint64_t *probe(weft_emb_cache *c, uint32_t g, uint64_t key, bool *found)
-{
-    uint64_t *h = c->hash + ((size_t)g << c->hbits), mask = (1ull << c->hbits) - 1;
-    for (uint64_t i = home(c, key);; i = (i + 1) & mask) {
-        if (!h[i] || c->nodes[h[i] - 1].key == key) {
-            *found = h[i] != 0;
-            return &h[i];
-        }
-    }
-}
-
-static void hash_remove(weft_emb_cache *c, uint32_t g, uint64_t key)
-{
-    uint64_t *h = c->hash + ((size_t)g << c->hbits), mask = (1ull << c->hbits) - 1;
-    bool found;
-    uint64_t i = (uint64_t)(probe(c, g, key, &found) - h), j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!h[j])
-            break;
-        uint64_t k = home(c, c->nodes[h[j] - 1].key);
-        bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (stays)
-            continue;
-        h[i] = h[j];
-        i = j;
-    }
-    h[i] = 0;
 }
 
 static void list_unlink(weft_emb_cache *c, uint32_t g, uint64_t x)
@@ -235,11 +201,11 @@ weft_err weft_emb_cache_add(weft_emb_cache *c, uint64_t s, uint32_t t, uint64_t 
         c->st.bytes_cached += remote_bytes(c, t, r, g, true);
         return WEFT_OK;
     }
-    uint64_t key = (uint64_t)t << 40 | r;
-    bool found;
-    uint64_t *slot = probe(c, g, key, &found), x;
-    if (found) {
-        x = *slot - 1;
+    uint64_t key = (uint64_t)t << 40 | r, x;
+    weft__map64 *map = &c->map[g];
+    const uint32_t *at = weft__map64_find(map, key);
+    if (at) {
+        x = (uint64_t)g * cap + *at;
         list_unlink(c, g, x);
         list_push_front(c, g, x);
         node *nd = &c->nodes[x];
@@ -255,11 +221,13 @@ weft_err weft_emb_cache_add(weft_emb_cache *c, uint64_t s, uint32_t t, uint64_t 
         } else {
             x = c->tail[g];
             list_unlink(c, g, x);
-            hash_remove(c, g, c->nodes[x].key);
-            slot = probe(c, g, key, &found);
+            weft__map64_del(map, c->nodes[x].key);
         }
         c->nodes[x] = (node){.key = key, .fetched = step};
-        *slot = x + 1;
+        /* Reserved for cap keys: the put never grows the map. */
+        weft_err e = weft__map64_put(map, key, (uint32_t)(x - (uint64_t)g * cap));
+        if (e)
+            return weft_diag_code(d, e);
         list_push_front(c, g, x);
     }
     c->st.bytes_cached += remote_bytes(c, t, r, g, true);

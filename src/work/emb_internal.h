@@ -3,7 +3,9 @@
  * emb_check (names, limits, placement) < emb_acc (the accumulator:
  * closed-form shares and the row-wise bags), emb_cache (the cache model)
  * < emb_gen (the zipf sampler, the generator, the trace writer) and
- * emb_trace (the trace reader), which do not call each other. */
+ * emb_trace (the trace reader), which do not call each other, <
+ * emb_herald (Herald in a step: caches, synchronisation, placement; it
+ * draws with emb_gen and counts the plain step with emb_acc). */
 #ifndef WEFT_WORK_EMB_INTERNAL_H
 #define WEFT_WORK_EMB_INTERNAL_H
 

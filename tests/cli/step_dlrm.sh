@@ -50,6 +50,75 @@ expect_rc 0
 expect_out_has "sharding plans by step time"
 expect_out_has "  dp  "
 
+# Herald (docs/step.md, "Caches and placement"): two 1-row tables, table 0
+# on GPU 0, table 1 on GPU 1, 2 samples a GPU: every sample reads row 0 of
+# both. Step 0 (warm-up): each GPU's first sample misses the other GPU's
+# row and caches it, the second hits; both GPUs read both rows, so each
+# copy is overwritten at the step's end. Step 1 with staleness 2: still
+# fresh, 4 hits, nothing forward; backward, per GPU the one row gradient
+# (16 bytes; fewer than the 2 bags' pooled gradients).
+HER="--fabric switch:2,bw=100 --gpu a100-80g --model dlrm --tables 1x4,1x4 --bottom-mlp 8-4
+     --top-mlp 4-1 --dense-features 3 --global-batch-size 4"
+run step $HER --emb-cache 1,staleness=2 --json
+expect_rc 0
+expect_out_has '"a2a_bytes": 0,'
+expect_out_has '"a2a_bytes_base": 64,'
+expect_out_has '"a2a_bwd_bytes": 32,'
+expect_out_has '"transfers_base": 4,'
+expect_out_has '"transfers": 0,'
+expect_out_has '"hits": 4,'
+expect_out_has '"stale": 0,'
+# Staleness 1: the overwritten copies are stale: each GPU's first sample
+# fetches its row again (a synchronisation), the second hits.
+run step $HER --emb-cache 1 --json
+expect_rc 0
+expect_out_has '"transfers": 2,'
+expect_out_has '"hits": 2,'
+expect_out_has '"stale": 2,'
+expect_out_has '"admitted": 2,'
+expect_out_has '"a2a_bytes": 32,'
+run step $HER --emb-cache 1,staleness=2,policy=lfu,warm=1 --placement herald
+expect_rc 0
+expect_out_has "herald: cache of 1 row a GPU (lfu, staleness 2, 1 warm-up step), placement herald (no better than as drawn, 0 samples moved)"
+expect_out_has "  forward vectors between GPUs 0, without 4: 4 avoided (100.0 %); 0.0 MB, without 0.0 MB"
+expect_out_has "  remote lookups 4: 4 hits, 0 stale, 0 rows admitted"
+# Row-wise, no cache: the placement alone moves samples to the GPUs that
+# hold their rows and never sends more than the drawn assignment.
+RW="--fabric a100:1 --gpu a100-80g --model dlrm --tables 8*10Kx16/pool=4/zipf=1.1 --sharding rw
+    --bottom-mlp 32-16 --top-mlp 16-1 --global-batch-size 512"
+run step $RW --placement herald --json
+expect_rc 0
+expect_out_has '"placed": true,'
+check "placement sends less than the drawn samples" \
+    awk -F'[:,]' '/"a2a_bytes":/ {w=$2} /"a2a_bytes_base":/ {b=$2} END {exit !(w < b)}' "$CHECK_OUT_"
+# Overlap: the forward all-to-all beside the bottom MLP.
+run step $SMALL --overlap --json
+expect_rc 0
+expect_out_has '"overlap": true,'
+run step $SMALL --overlap --trace "$TMP/o.json"
+expect_rc 0
+expect_out_has "hidden behind the bottom MLP"
+check "overlap trace has the bottom MLP" grep -q '"name":"bottom mlp fwd"' "$TMP/o.json"
+# Errors.
+run step $HER --emb-cache 1,policy=x
+expect_rc 2
+expect_err_has "weft: bad --emb-cache '1,policy=x': 'policy=x': expected policy=lru|lfu, staleness=S (0 to 1000000) or warm=K (0 to 1000)"
+run step $HER --emb-cache 1.5
+expect_rc 2
+expect_err_has "weft: bad --emb-cache '1.5': '1.5' is not a fraction in (0, 1]"
+run step $HER --emb-cache -3
+expect_rc 2
+expect_err_has "weft: bad --emb-cache '-3': '-3' is not a number of rows (0 to 2^32) nor a fraction (0.01)"
+run step $HER --placement near
+expect_rc 2
+expect_err_has "weft: bad --placement 'near': random or herald"
+run step $HER --sharding rw --rw-dense --placement herald
+expect_rc 2
+expect_err_has "weft: --emb-cache and --placement herald need the sparse row-wise exchange: drop --rw-dense"
+run step --fabric switch:2 --gpu a100-80g --emb-cache 10
+expect_rc 2
+expect_err_has "weft: --emb-cache needs --model dlrm or dlrm-mlperf"
+
 # Errors.
 run step --fabric switch:2 --gpu a100-80g --tables 10x4
 expect_rc 2
@@ -85,6 +154,12 @@ expect_err_has "weft: --model dlrm-mlperf needs --gpu NAME"
 run step --chakra x --fabric switch:4 --tables 1x1
 expect_rc 2
 expect_err_has "weft: --chakra runs traces: --tables does not apply"
+
+# The planner's per-table plan beats every uniform plan on the preset.
+run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --sweep
+expect_rc 0
+check "the planner's plan ranks first" awk 'NR == 3 {exit $1 != "planner"}' "$CHECK_OUT_"
+expect_out_has "planner: rw 2, cw 24 (coordinate descent over 320 plans)"
 
 # The preset: 26 tables, 65,536 samples a step (8,192 a GPU on 8).
 run step --fabric a100:1 --gpu a100-80g --model dlrm-mlperf --json

@@ -1,0 +1,144 @@
+/* The DLRM sharding planner (weft_dlrm_plan): its cost model on a
+ * hand-computed case, its choice against a brute force over every plan of
+ * a tiny model, and the descent never worse than a uniform plan. */
+#include <math.h>
+#include <string.h>
+
+#include "base/testing.h"
+#include "topo/testing_topo.h"
+#include "weft/dlrm.h"
+
+static void model(weft_dlrm *m, weft_emb_table *tb, uint32_t nt, uint32_t gpus, uint64_t batch)
+{
+    memset(m, 0, sizeof *m);
+    strcpy(m->name, "plan");
+    m->dense_features = 3;
+    m->bottom[0] = 8;
+    m->nbottom = 1;
+    m->top[0] = 1;
+    m->ntop = 1;
+    m->prec = WEFT_PREC_BF16;
+    m->emb = (weft_emb_workload){gpus, batch, nt, tb, 1, false};
+}
+
+/* 2 GPUs, 4 samples each; one table of 100 rows x 8 fp32, 2 lookups a
+ * sample, on GPU 0. GPU 0 reads N*B*P*D*E = 2*4*2*32 = 512 bytes of rows,
+ * writes N*B*D*E = 256 of pooled vectors, sends 128 to GPU 1 (which
+ * receives 128). With 1 GB/s everywhere: (3*512 + 2*256) / 1e9 +
+ * 2 * 128 / 1e9 s. Data-parallel: every GPU reads B*P*D*E = 256, writes
+ * 128; the all-reduce of 3200 bytes. */
+static void test_cost(void)
+{
+    weft_emb_table tb[1] = {{100, 8, 2, 4, 0, WEFT_EMB_TW, 1}};
+    weft_dlrm m;
+    model(&m, tb, 1, 2, 4);
+    weft_dlrm_costs k = {1e9, 1e12, 1e9, 1e9, 0, 0};
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (2048 + 256) / 1e9) < 1e-18);
+    tb[0].sharding = WEFT_EMB_DP;
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (3 * 256 + 2 * 128 + 3200) / 1e9) < 1e-18);
+    /* Row-wise: each GPU reads B*P*D*E = 256; a bag reaches a block with
+     * probability 1 - (1/2)^2 = 3/4: out 2*4*0.75*32 = 192, send = recv =
+     * 96. */
+    tb[0].sharding = WEFT_EMB_RW;
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (3 * 256 + 2 * 192 + 2 * 96) / 1e9) < 1e-18);
+    /* Too big for the GPU: infinity. */
+    k.hbm_bytes = 1000;
+    tb[0].sharding = WEFT_EMB_TW;
+    CHECK(isinf(weft_dlrm_plan_cost(&m, &k)));
+}
+
+static const weft_emb_sharding kinds[5] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_CW,
+                                           WEFT_EMB_DP};
+static const uint32_t shards[5] = {1, 1, 2, 4, 1};
+
+/* The cheapest of every plan (table 0's option fastest), by the cost
+ * model, written into best. */
+static double brute(weft_dlrm *m, weft_emb_table *tb, const weft_dlrm_costs *k,
+                    weft_emb_table *best)
+{
+    uint32_t nt = m->emb.ntables, dig[8] = {0};
+    double low = INFINITY;
+    for (;;) {
+        bool ok = true;
+        for (uint32_t t = 0; t < nt; t++) {
+            tb[t].sharding = kinds[dig[t]];
+            tb[t].col_shards = shards[dig[t]];
+            ok &= shards[dig[t]] <= tb[t].dim;
+        }
+        if (ok) {
+            double c = weft_dlrm_plan_cost(m, k);
+            if (c < low) {
+                low = c;
+                memcpy(best, tb, nt * sizeof *tb);
+            }
+        }
+        uint32_t t = 0;
+        while (t < nt && ++dig[t] == 5)
+            dig[t++] = 0;
+        if (t == nt)
+            break;
+    }
+    return low;
+}
+
+static void test_brute(void)
+{
+    weft_topo *topo = weft__test_topo_spec("switch:2,bw=100");
+    CHECK(topo != NULL);
+    if (!topo)
+        return;
+    weft_gpu g;
+    CHECK(weft_gpu_find("a100-80g", &g));
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(topo, &g, NULL, &c), WEFT_OK);
+    /* A big hot table, a tiny one, a mid one of dim 2 (no cw:4). */
+    weft_emb_table tb[3] = {{300000000, 128, 8, 4, 0, WEFT_EMB_TW, 1},
+                            {10, 128, 1, 4, 0, WEFT_EMB_TW, 1},
+                            {50000, 2, 20, 2, 0, WEFT_EMB_TW, 1}};
+    weft_emb_table orig[3], plan[3], want[3];
+    memcpy(orig, tb, sizeof tb);
+    weft_dlrm m;
+    model(&m, tb, 3, 2, 4096);
+    weft_dlrm_plan_info info;
+    CHECK_ERR(weft_dlrm_plan(c, &m, plan, &info, NULL), WEFT_OK);
+    CHECK(info.exhaustive);
+    CHECK_INT(info.evaluated, 4 + 5 * 5 * 4); /* no uniform cw:4 */
+    weft_dlrm_costs k;
+    CHECK_ERR(weft_dlrm_costs_calibrate(c, &m, &k, NULL), WEFT_OK);
+    double low = brute(&m, tb, &k, want);
+    CHECK(info.cost_s == low);
+    int same = 0;
+    for (uint32_t t = 0; t < 3; t++)
+        same += plan[t].sharding == want[t].sharding && plan[t].col_shards == want[t].col_shards;
+    CHECK_INT(same, 3);
+    CHECK(info.cost_s <= info.uniform_s);
+    printf("3 tables: plan %s/%u %s/%u %s/%u, %.6g s (uniform %.6g s)\n",
+           weft_emb_sharding_name(plan[0].sharding), plan[0].col_shards,
+           weft_emb_sharding_name(plan[1].sharding), plan[1].col_shards,
+           weft_emb_sharding_name(plan[2].sharding), plan[2].col_shards, info.cost_s,
+           info.uniform_s);
+    /* Six tables (5^6 plans): the descent, never above the best uniform
+     * plan nor below the brute force. */
+    weft_emb_table t6[6], p6[6], w6[6];
+    for (uint32_t t = 0; t < 6; t++)
+        t6[t] = (weft_emb_table){(uint64_t)1000 << (3 * t), 8, 1 + t, 4, 0, WEFT_EMB_TW, 1};
+    model(&m, t6, 6, 2, 4096);
+    CHECK_ERR(weft_dlrm_plan(c, &m, p6, &info, NULL), WEFT_OK);
+    CHECK(!info.exhaustive);
+    CHECK(info.cost_s <= info.uniform_s);
+    CHECK_ERR(weft_dlrm_costs_calibrate(c, &m, &k, NULL), WEFT_OK);
+    low = brute(&m, t6, &k, w6);
+    CHECK(info.cost_s >= low);
+    printf("descent over 6 tables: %.6g s, brute force %.6g s, best uniform %.6g s\n", info.cost_s,
+           low, info.uniform_s);
+    weft_work_ctx_free(c);
+    weft_topo_free(topo);
+    (void)orig;
+}
+
+int main(void)
+{
+    test_cost();
+    test_brute();
+    return weft_test_done();
+}

@@ -1,0 +1,875 @@
+/* Herald in a step (weft_emb_herald, weft/embedding.h): per-GPU caches of
+ * rows, their synchronisation and the location-aware placement of samples
+ * (Zeng et al., NSDI 2024; docs/embedding.md, "Caches and placement").
+ *
+ * The generator's lookups are kept one step at a time: sample i of a step
+ * looks up pooling[t] rows of each table t in table order, so bag (i, t)
+ * is rows[i * per + off[t] ...] (per = the sum of the pooling factors) and
+ * nothing but the rows is stored.
+ *
+ * Per GPU the cache is an array of copies (grown as used, at most cap),
+ * a map from the row's key to its copy (base/map.h) and an LRU list or an
+ * LFU heap (base/evheap.h: the frequency as the key, the sequence number
+ * breaking ties by least recent bump). Every row cached anywhere has one
+ * record, found by a global map: which GPUs hold a copy and which of those
+ * copies are valid (not yet overwritten elsewhere), two bitsets of N bits,
+ * and the stamp of the update pass. A record lives while a copy does, so
+ * memory follows the caches, not the rows looked up.
+ *
+ * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags in
+ * sample order against the caches (hits, misses, admissions; the measured
+ * step adds to the matrices), (3) the updates: every row looked up in the
+ * step is changed by the backward, so each copy of it on a GPU other than
+ * the (single) GPU that looked it up is marked overwritten (`dirty`). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/evheap.h"
+#include "base/map.h"
+#include "base/vec.h"
+#include "work/emb_internal.h"
+
+#define NONE32 UINT32_MAX
+
+typedef struct copy {
+    uint64_t key;    /* table << 40 | row */
+    uint32_t fetched; /* step of the fetch */
+    uint32_t dirty;  /* first step another GPU updated the row since, or NONE32 */
+    uint32_t pushed; /* step + 1 of the last push counted */
+    uint32_t freq;   /* LFU: lookups since cached */
+    uint32_t prev, next; /* LRU list, indices of the GPU's copies */
+    uint32_t rec;    /* the row's record */
+} copy;
+
+typedef struct gpu_cache {
+    weft__vec copies; /* of copy, at most cap */
+    weft__map64 map;  /* key -> index in copies */
+    uint32_t head, tail;
+    weft__evheap lfu;
+} gpu_cache;
+
+/* A record: this header, then W words of holders and W of valid. */
+typedef struct rowrec {
+    uint64_t key;
+    uint32_t stamp; /* step + 1 of the update pass that saw it last */
+    uint32_t first; /* the first GPU that looked it up in that step */
+    uint32_t holders;
+    uint32_t multi; /* more than one GPU looked it up in that step */
+} rowrec;
+
+typedef struct herald {
+    weft_emb_workload w;
+    weft_emb_herald_params p;
+    uint32_t n, nt, W;       /* GPUs, tables, words of a bitset */
+    uint64_t nb, per;        /* samples a step, lookups a sample */
+    uint64_t *off;           /* per table: first lookup of its bag in a sample */
+    uint64_t *slot, *block;  /* per table: round-robin slot, rows a row-wise block */
+    uint64_t *rows;          /* the step's lookups */
+    uint64_t got;            /* lookups of the current step so far */
+    uint32_t step;           /* the current step */
+    uint32_t *place;         /* per sample of the step: its GPU */
+    gpu_cache *gc;
+    weft__map64 recmap;      /* key -> record */
+    weft__vec recs;          /* records (header + 2W words) */
+    weft__vec freerec;       /* indices of free records */
+    weft__vec touched;       /* records stamped by the update pass */
+    /* Scratch per GPU: placement scores, row-wise block state. */
+    uint64_t *score;
+    uint32_t *load;
+    uint64_t *bstamp, *bmask; /* per block: bag stamp; W words of mask */
+    uint32_t *bmiss, *blook;
+    uint64_t *bkey;
+    uint64_t bag;            /* bag stamp counter */
+    uint32_t *hx, nh;        /* the bag's hits (copies on its GPU) */
+    /* The measured step's accumulators: N x N. */
+    bool measure;
+    uint64_t *bagpush, *rowpush;
+    weft_emb_herald_result *out;
+    weft_err err;
+} herald;
+
+static rowrec *rec_at(const herald *h, uint32_t i)
+{
+    return weft__vec_at(&h->recs, i);
+}
+
+static uint64_t *rec_hold(const herald *h, uint32_t i)
+{
+    return (uint64_t *)(rec_at(h, i) + 1);
+}
+
+static uint64_t *rec_valid(const herald *h, uint32_t i)
+{
+    return rec_hold(h, i) + h->W;
+}
+
+static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
+{
+    return (copy *)weft__vec_at(&h->gc[g].copies, x);
+}
+
+static void bit_set(uint64_t *b, uint32_t i)
+{
+    b[i >> 6] |= 1ull << (i & 63);
+}
+
+static void bit_clear(uint64_t *b, uint32_t i)
+{
+    b[i >> 6] &= ~(1ull << (i & 63));
+}
+
+void weft_emb_herald_free(weft_emb_herald_result *r)
+{
+    if (!r)
+        return;
+    weft_traffic_free(&r->forward);
+    weft_traffic_free(&r->backward);
+    weft_traffic_free(&r->forward_base);
+}
+
+static void herald_fini(herald *h)
+{
+    if (h->gc)
+        for (uint32_t g = 0; g < h->n; g++) {
+            weft__vec_fini(&h->gc[g].copies);
+            weft__map64_fini(&h->gc[g].map);
+            weft__evheap_fini(&h->gc[g].lfu);
+        }
+    weft__free(h->gc);
+    weft__map64_fini(&h->recmap);
+    weft__vec_fini(&h->recs);
+    weft__vec_fini(&h->freerec);
+    weft__vec_fini(&h->touched);
+    weft__free(h->off);
+    weft__free(h->slot);
+    weft__free(h->block);
+    weft__free(h->rows);
+    weft__free(h->place);
+    weft__free(h->score);
+    weft__free(h->load);
+    weft__free(h->bstamp);
+    weft__free(h->bmask);
+    weft__free(h->bmiss);
+    weft__free(h->blook);
+    weft__free(h->bkey);
+    weft__free(h->hx);
+    weft__free(h->bagpush);
+    weft__free(h->rowpush);
+}
+
+/* ---- the caches ------------------------------------------------------- */
+
+static bool fresh(const herald *h, const copy *c)
+{
+    return !h->p.staleness || c->dirty == NONE32 || h->step < c->fetched + h->p.staleness;
+}
+
+static void lru_unlink(herald *h, uint32_t g, uint32_t x)
+{
+    gpu_cache *gc = &h->gc[g];
+    copy *c = copy_at(h, g, x);
+    if (c->prev != NONE32)
+        copy_at(h, g, c->prev)->next = c->next;
+    else
+        gc->head = c->next;
+    if (c->next != NONE32)
+        copy_at(h, g, c->next)->prev = c->prev;
+    else
+        gc->tail = c->prev;
+}
+
+static void lru_front(herald *h, uint32_t g, uint32_t x)
+{
+    gpu_cache *gc = &h->gc[g];
+    copy *c = copy_at(h, g, x);
+    c->prev = NONE32;
+    c->next = gc->head;
+    if (gc->head != NONE32)
+        copy_at(h, g, gc->head)->prev = x;
+    else
+        gc->tail = x;
+    gc->head = x;
+}
+
+/* A lookup of copy x on g (hit or not): recency or frequency. */
+static void touch(herald *h, uint32_t g, uint32_t x)
+{
+    if (h->p.policy == WEFT_EMB_LFU) {
+        copy *c = copy_at(h, g, x);
+        c->freq++;
+        weft__evheap_set(&h->gc[g].lfu, x, (double)c->freq);
+    } else if (h->gc[g].head != x) {
+        lru_unlink(h, g, x);
+        lru_front(h, g, x);
+    }
+}
+
+/* The record of key, or NONE32. */
+static uint32_t rec_find(const herald *h, uint64_t key)
+{
+    const uint32_t *v = weft__map64_find(&h->recmap, key);
+    return v ? *v : NONE32;
+}
+
+static weft_err rec_get(herald *h, uint64_t key, uint32_t *out)
+{
+    uint32_t i = rec_find(h, key);
+    if (i == NONE32) {
+        if (h->freerec.n) {
+            i = *(uint32_t *)weft__vec_at(&h->freerec, --h->freerec.n);
+        } else {
+            i = (uint32_t)h->recs.n;
+            weft_err e = weft__vec_reserve(&h->recs, h->recs.n + 1);
+            if (e)
+                return e;
+            h->recs.n++;
+        }
+        memset(rec_at(h, i), 0, h->recs.elem);
+        rec_at(h, i)->key = key;
+        weft_err e = weft__map64_put(&h->recmap, key, i);
+        if (e)
+            return e;
+    }
+    *out = i;
+    return WEFT_OK;
+}
+
+static weft_err evict(herald *h, uint32_t g, uint32_t x)
+{
+    copy *c = copy_at(h, g, x);
+    uint32_t ri = c->rec;
+    rowrec *r = rec_at(h, ri);
+    bit_clear(rec_hold(h, ri), g);
+    bit_clear(rec_valid(h, ri), g);
+    weft__map64_del(&h->gc[g].map, c->key);
+    if (--r->holders == 0) {
+        weft__map64_del(&h->recmap, r->key);
+        return weft__vec_push(&h->freerec, &ri);
+    }
+    return WEFT_OK;
+}
+
+/* Caches key on g (absent there), evicting when full. */
+static weft_err admit(herald *h, uint32_t g, uint64_t key)
+{
+    gpu_cache *gc = &h->gc[g];
+    uint32_t x;
+    weft_err e;
+    if (gc->copies.n < h->p.rows_per_gpu) {
+        x = (uint32_t)gc->copies.n;
+        if ((e = weft__vec_reserve(&gc->copies, gc->copies.n + 1)))
+            return e;
+        gc->copies.n++;
+        if (h->p.policy == WEFT_EMB_LFU && x >= gc->lfu.cap &&
+            (e = weft__evheap_reserve(&gc->lfu, gc->lfu.cap ? 2 * gc->lfu.cap : 64)))
+            return e;
+    } else if (h->p.policy == WEFT_EMB_LFU) {
+        x = weft__evheap_pop(&gc->lfu);
+        if ((e = evict(h, g, x)))
+            return e;
+    } else {
+        x = gc->tail;
+        lru_unlink(h, g, x);
+        if ((e = evict(h, g, x)))
+            return e;
+    }
+    uint32_t ri;
+    if ((e = rec_get(h, key, &ri)) || (e = weft__map64_put(&gc->map, key, x)))
+        return e;
+    *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, NONE32, NONE32, ri};
+    rec_at(h, ri)->holders++;
+    bit_set(rec_hold(h, ri), g);
+    bit_set(rec_valid(h, ri), g);
+    if (h->p.policy == WEFT_EMB_LFU)
+        weft__evheap_set(&gc->lfu, x, 1.0);
+    else
+        lru_front(h, g, x);
+    return WEFT_OK;
+}
+
+/* A stale copy fetched again. */
+static void refresh(herald *h, uint32_t g, uint32_t x)
+{
+    copy *c = copy_at(h, g, x);
+    c->fetched = h->step;
+    c->dirty = NONE32;
+    bit_set(rec_valid(h, c->rec), g);
+}
+
+/* ---- a bag part: the rows of a bag that one owner (or a column-wise
+ * table's shards) holds, looked up from GPU g ------------------------- */
+
+static uint64_t vec_bytes(const weft_emb_table *tb)
+{
+    return (uint64_t)tb->dim * tb->dtype_bytes;
+}
+
+static uint64_t slice_bytes(const weft_emb_table *tb, uint32_t c)
+{
+    return (uint64_t)(tb->dim / tb->col_shards + (c < tb->dim % tb->col_shards)) * tb->dtype_bytes;
+}
+
+/* Adds v to pair (from, to) of m (N x N). */
+static void add(uint64_t *m, uint32_t n, uint32_t from, uint32_t to, uint64_t v)
+{
+    m[(size_t)from * n + to] += v;
+}
+
+/* Moves the part's vectors (owner o, or every remote shard when o is
+ * NONE32) to g: the forward entry and its backward transpose. */
+static void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
+{
+    const weft_emb_table *tb = &h->w.tables[t];
+    weft_emb_herald_result *r = h->out;
+    uint32_t n = h->n;
+    if (o != NONE32) {
+        uint64_t v = vec_bytes(tb);
+        add(r->forward.bytes, n, o, g, v);
+        if (o == g)
+            return;
+        add(r->backward.bytes, n, g, o, v);
+        r->transfers++;
+        r->bytes += v;
+        r->bwd_bytes += v;
+        return;
+    }
+    for (uint32_t c = 0; c < tb->col_shards; c++) {
+        uint32_t oc = (uint32_t)((h->slot[t] + c) % n);
+        uint64_t v = slice_bytes(tb, c);
+        add(r->forward.bytes, n, oc, g, v);
+        if (oc == g)
+            continue;
+        add(r->backward.bytes, n, g, oc, v);
+        r->transfers++;
+        r->bytes += v;
+        r->bwd_bytes += v;
+    }
+}
+
+/* The part's gradient pushes: into m (bagpush or rowpush) from g. */
+static void push_part(herald *h, uint64_t *m, uint32_t t, uint32_t o, uint32_t g)
+{
+    const weft_emb_table *tb = &h->w.tables[t];
+    if (o != NONE32) {
+        add(m, h->n, g, o, vec_bytes(tb));
+        return;
+    }
+    for (uint32_t c = 0; c < tb->col_shards; c++) {
+        uint32_t oc = (uint32_t)((h->slot[t] + c) % h->n);
+        if (oc != g)
+            add(m, h->n, g, oc, slice_bytes(tb, c));
+    }
+}
+
+/* One remote lookup of key by g: *hit (then the copy joins the bag's hit
+ * list), and the copy (NONE32 if absent). */
+static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
+{
+    weft_emb_herald_result *r = h->out;
+    *hit = false;
+    if (h->measure)
+        r->remote++;
+    const uint32_t *v = h->p.rows_per_gpu ? weft__map64_find(&h->gc[g].map, key) : NULL;
+    if (!v)
+        return NONE32;
+    uint32_t x = *v;
+    copy *c = copy_at(h, g, x);
+    *hit = fresh(h, c);
+    if (*hit)
+        h->hx[h->nh++] = x;
+    if (h->measure) {
+        r->hits += *hit;
+        r->stale += !*hit;
+    }
+    touch(h, g, x);
+    return x;
+}
+
+/* The end of a part with `looked` lookups, `miss` of them missed, the
+ * last missed being mkey (copy mx or NONE32). */
+static weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked,
+                         uint64_t miss, uint64_t mkey, uint32_t mx)
+{
+    if (looked && !miss) {
+        if (h->measure)
+            push_part(h, h->bagpush, t, o, g);
+        return WEFT_OK;
+    }
+    /* The pooled gradient sent back covers every row of the part, the
+     * cached ones too (sum pooling: each row's gradient is the bag's). */
+    if (h->measure)
+        send_part(h, t, o, g);
+    if (miss != 1 || !h->p.rows_per_gpu)
+        return WEFT_OK;
+    if (h->measure)
+        h->out->admitted++;
+    if (mx != NONE32) {
+        refresh(h, g, mx);
+        return WEFT_OK;
+    }
+    return admit(h, g, mkey);
+}
+
+/* The hits of fully served parts: one row gradient per distinct row a
+ * step (the row strategy of the backward). part_of(k) is the hit's part:
+ * the owner for row-wise, else o. */
+static void row_pushes(herald *h, uint32_t t, uint32_t o, uint32_t g, bool rw)
+{
+    if (!h->measure)
+        return;
+    for (uint32_t k = 0; k < h->nh; k++) {
+        copy *c = copy_at(h, g, h->hx[k]);
+        uint32_t part = rw ? (uint32_t)((c->key & ((1ull << 40) - 1)) / h->block[t]) : o;
+        if ((rw && h->bmiss[part]) || c->pushed == h->step + 1)
+            continue;
+        c->pushed = h->step + 1;
+        push_part(h, h->rowpush, t, part, g);
+    }
+}
+
+static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
+{
+    h->nh = 0;
+    const weft_emb_table *tb = &h->w.tables[t];
+    uint32_t n = h->n, P = tb->pooling;
+    uint64_t key0 = (uint64_t)t << 40;
+    bool hit;
+    switch (tb->sharding) {
+    case WEFT_EMB_DP:
+        return WEFT_OK;
+    case WEFT_EMB_TW:
+    case WEFT_EMB_CW: {
+        uint32_t o = tb->sharding == WEFT_EMB_TW ? (uint32_t)(h->slot[t] % n) : NONE32;
+        bool local = o == g;
+        if (o == NONE32) {
+            local = true;
+            for (uint32_t c = 0; c < tb->col_shards && local; c++)
+                local = (h->slot[t] + c) % n == g;
+        }
+        if (local) {
+            if (h->measure)
+                send_part(h, t, o, g); /* the diagonal */
+            return WEFT_OK;
+        }
+        uint64_t miss = 0, mkey = 0;
+        uint32_t mx = NONE32;
+        for (uint32_t k = 0; k < P; k++) {
+            uint32_t x = lookup(h, g, key0 | rows[k], &hit);
+            if (!hit) {
+                miss++;
+                mkey = key0 | rows[k];
+                mx = x;
+            }
+        }
+        if (!miss)
+            row_pushes(h, t, o, g, false);
+        return end_part(h, t, o, g, P, miss, mkey, mx);
+    }
+    case WEFT_EMB_RW: {
+        uint64_t stamp = ++h->bag;
+        uint32_t *list = h->load + n; /* scratch: the blocks of this bag */
+        uint32_t nl = 0;
+        for (uint32_t k = 0; k < P; k++) {
+            uint32_t o = (uint32_t)(rows[k] / h->block[t]);
+            if (h->bstamp[o] != stamp) {
+                h->bstamp[o] = stamp;
+                h->bmiss[o] = 0;
+                h->blook[o] = 0;
+                list[nl++] = o;
+            }
+            h->blook[o]++;
+            if (o == g)
+                continue;
+            uint32_t x = lookup(h, g, key0 | rows[k], &hit);
+            if (!hit) {
+                h->bmiss[o]++;
+                h->bkey[2 * (size_t)o] = key0 | rows[k];
+                h->bkey[2 * (size_t)o + 1] = x;
+            }
+        }
+        row_pushes(h, t, NONE32, g, true);
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t o = list[i];
+            weft_err e;
+            if (o == g) {
+                if (h->measure) {
+                    add(h->out->forward.bytes, n, g, g, vec_bytes(tb));
+                }
+                continue;
+            }
+            if ((e = end_part(h, t, o, g, h->blook[o], h->bmiss[o], h->bkey[2 * (size_t)o],
+                              (uint32_t)h->bkey[2 * (size_t)o + 1])))
+                return e;
+        }
+        return WEFT_OK;
+    }
+    }
+    return WEFT_OK;
+}
+
+/* ---- placement ---------------------------------------------------------- */
+
+/* Adds to score[] what sample i saves on each GPU; true when some GPU
+ * saves anything. */
+static void score_sample(herald *h, uint64_t i)
+{
+    uint32_t n = h->n, W = h->W;
+    const uint64_t *rows = h->rows + i * h->per;
+    uint64_t *mask = h->bmask; /* scratch: W words a block; block n is the tw/cw mask */
+    for (uint32_t t = 0; t < h->nt; t++) {
+        const weft_emb_table *tb = &h->w.tables[t];
+        const uint64_t *br = rows + h->off[t];
+        uint64_t key0 = (uint64_t)t << 40, v = vec_bytes(tb);
+        if (tb->sharding == WEFT_EMB_DP)
+            continue;
+        if (tb->sharding == WEFT_EMB_RW) {
+            uint64_t stamp = ++h->bag;
+            uint32_t *list = h->load + n, nl = 0;
+            for (uint32_t k = 0; k < tb->pooling; k++) {
+                uint32_t o = (uint32_t)(br[k] / h->block[t]);
+                uint64_t *m = mask + (size_t)o * W;
+                if (h->bstamp[o] != stamp) {
+                    h->bstamp[o] = stamp;
+                    list[nl++] = o;
+                    for (uint32_t q = 0; q < W; q++)
+                        m[q] = ~0ull;
+                }
+                uint32_t ri = rec_find(h, key0 | br[k]);
+                for (uint32_t q = 0; q < W; q++)
+                    m[q] &= ri == NONE32 ? 0 : rec_valid(h, ri)[q];
+            }
+            for (uint32_t l = 0; l < nl; l++) {
+                uint32_t o = list[l];
+                uint64_t *m = mask + (size_t)o * W;
+                bit_set(m, o);
+                for (uint32_t q = 0; q < W; q++)
+                    for (uint64_t b = m[q]; b; b &= b - 1)
+                        h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+            }
+            continue;
+        }
+        uint64_t *m = mask + (size_t)n * W;
+        for (uint32_t q = 0; q < W; q++)
+            m[q] = tb->pooling ? ~0ull : 0;
+        for (uint32_t k = 0; k < tb->pooling; k++) {
+            uint32_t ri = rec_find(h, key0 | br[k]);
+            bool any = false;
+            for (uint32_t q = 0; q < W; q++) {
+                m[q] &= ri == NONE32 ? 0 : rec_valid(h, ri)[q];
+                any |= m[q] != 0;
+            }
+            if (!any)
+                break;
+        }
+        if (n % 64)
+            m[W - 1] &= (1ull << (n % 64)) - 1;
+        if (tb->sharding == WEFT_EMB_TW) {
+            bit_set(m, (uint32_t)(h->slot[t] % n));
+            for (uint32_t q = 0; q < W; q++)
+                for (uint64_t b = m[q]; b; b &= b - 1)
+                    h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+            continue;
+        }
+        /* Column-wise: a GPU saves the slices it holds, or every byte when
+         * it caches all the bag's rows. */
+        for (uint32_t c = 0; c < tb->col_shards; c++) {
+            uint32_t oc = (uint32_t)((h->slot[t] + c) % n);
+            if (!(m[oc >> 6] >> (oc & 63) & 1))
+                h->score[oc] += slice_bytes(tb, c);
+        }
+        for (uint32_t q = 0; q < W; q++)
+            for (uint64_t b = m[q]; b; b &= b - 1)
+                h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+    }
+}
+
+/* Herald's greedy assignment into place[], kept when it saves more than
+ * the drawn one (then *moved counts the samples it moved). */
+static void placement(herald *h, bool *placed, uint64_t *moved)
+{
+    uint32_t n = h->n;
+    uint64_t B = h->w.batch, sum_h = 0, sum_r = 0;
+    uint32_t *load = h->load;
+    memset(load, 0, (size_t)n * sizeof *load);
+    for (uint64_t i = 0; i < h->nb; i++) {
+        memset(h->score, 0, (size_t)n * sizeof *h->score);
+        score_sample(h, i);
+        uint32_t drawn = (uint32_t)(i / B), best = NONE32;
+        for (uint32_t g = 0; g < n; g++)
+            if (load[g] < B && (best == NONE32 || h->score[g] > h->score[best]))
+                best = g;
+        if (load[drawn] < B && h->score[drawn] == h->score[best])
+            best = drawn;
+        load[best]++;
+        h->place[i] = best;
+        sum_h += h->score[best];
+        sum_r += h->score[drawn];
+    }
+    *placed = sum_h > sum_r;
+    *moved = 0;
+    for (uint64_t i = 0; i < h->nb; i++) {
+        if (!*placed)
+            h->place[i] = (uint32_t)(i / B);
+        *moved += h->place[i] != i / B;
+    }
+}
+
+/* ---- a step ------------------------------------------------------------- */
+
+/* Every row looked up in the step is updated: copies elsewhere go dirty. */
+static weft_err updates(herald *h)
+{
+    h->touched.n = 0;
+    weft_err e;
+    for (uint64_t i = 0; i < h->nb; i++) {
+        uint32_t g = h->place[i];
+        const uint64_t *rows = h->rows + i * h->per;
+        for (uint32_t t = 0; t < h->nt; t++) {
+            if (h->w.tables[t].sharding == WEFT_EMB_DP)
+                continue;
+            for (uint32_t k = 0; k < h->w.tables[t].pooling; k++) {
+                uint32_t ri = rec_find(h, (uint64_t)t << 40 | rows[h->off[t] + k]);
+                if (ri == NONE32)
+                    continue;
+                rowrec *r = rec_at(h, ri);
+                if (r->stamp != h->step + 1) {
+                    r->stamp = h->step + 1;
+                    r->first = g;
+                    r->multi = 0;
+                    if ((e = weft__vec_push(&h->touched, &ri)))
+                        return e;
+                } else if (r->first != g) {
+                    r->multi = 1;
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < h->touched.n; k++) {
+        uint32_t ri = *(uint32_t *)weft__vec_at(&h->touched, k);
+        rowrec *r = rec_at(h, ri);
+        uint64_t *hold = rec_hold(h, ri);
+        for (uint32_t q = 0; q < h->W; q++)
+            for (uint64_t b = hold[q]; b; b &= b - 1) {
+                uint32_t g = q * 64 + (uint32_t)__builtin_ctzll(b);
+                if (!r->multi && r->first == g)
+                    continue;
+                copy *c = copy_at(h, g, *weft__map64_find(&h->gc[g].map, r->key));
+                if (c->dirty == NONE32)
+                    c->dirty = h->step;
+                bit_clear(rec_valid(h, ri), g);
+            }
+    }
+    return WEFT_OK;
+}
+
+static weft_err run_step(herald *h, weft_diag *d)
+{
+    weft_emb_herald_result *r = h->out;
+    bool placed = false;
+    uint64_t moved = 0;
+    if (h->p.placement == WEFT_EMB_PLACE_HERALD) {
+        placement(h, &placed, &moved);
+    } else {
+        for (uint64_t i = 0; i < h->nb; i++)
+            h->place[i] = (uint32_t)(i / h->w.batch);
+    }
+    if (h->measure) {
+        r->placed = placed;
+        r->samples_moved = moved;
+        r->lookups = h->got;
+    }
+    weft_err e = WEFT_OK;
+    for (uint64_t i = 0; i < h->nb && !e; i++)
+        for (uint32_t t = 0; t < h->nt && !e; t++)
+            e = do_bag(h, h->place[i], t, h->rows + i * h->per + h->off[t]);
+    if (!e && h->p.rows_per_gpu)
+        e = updates(h);
+    if (e)
+        return weft_diag_code(d, e);
+    return WEFT_OK;
+}
+
+static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
+{
+    (void)t;
+    herald *h = ctx;
+    uint64_t step = s / h->nb;
+    if (step != h->step) {
+        weft_err e = run_step(h, d);
+        if (e)
+            return e;
+        h->step = (uint32_t)step;
+        h->got = 0;
+    }
+    h->rows[h->got++] = row;
+    return WEFT_OK;
+}
+
+/* The measured step without cache and with the drawn placement. */
+static weft_err base_matrix(herald *h, weft_diag *d)
+{
+    weft_emb_acc *a;
+    weft_err e = weft_emb_acc_new(&h->w, &a, d);
+    if (e)
+        return e;
+    for (uint64_t i = 0; i < h->nb && !e; i++)
+        for (uint32_t t = 0; t < h->nt && !e; t++)
+            for (uint32_t k = 0; k < h->w.tables[t].pooling && !e; k++)
+                e = weft_emb_acc_add(a, i, t, h->rows[i * h->per + h->off[t] + k], d);
+    weft_emb_result er;
+    if (!e && !(e = weft_emb_acc_finish(a, &er, d)))
+        h->out->forward_base = er.forward;
+    weft_emb_acc_free(a);
+    if (e)
+        return e;
+    /* Its vectors between GPUs. */
+    uint32_t n = h->n;
+    uint64_t tr = 0;
+    for (uint32_t t = 0; t < h->nt; t++) {
+        const weft_emb_table *tb = &h->w.tables[t];
+        if (tb->sharding == WEFT_EMB_TW)
+            tr += h->nb - h->w.batch;
+        else if (tb->sharding == WEFT_EMB_CW)
+            tr += (uint64_t)tb->col_shards * (h->nb - h->w.batch);
+    }
+    const weft_traffic *f = &h->out->forward_base;
+    for (uint32_t o = 0; o < n; o++)
+        for (uint32_t j = 0; j < n; j++)
+            if (o != j)
+                h->out->bytes_base += weft_traffic_at(f, o, j);
+    /* Row-wise bags: one vector per (bag, block not on the sample's GPU). */
+    for (uint32_t t = 0; t < h->nt; t++) {
+        const weft_emb_table *tb = &h->w.tables[t];
+        if (tb->sharding != WEFT_EMB_RW)
+            continue;
+        for (uint64_t i = 0; i < h->nb; i++) {
+            uint64_t stamp = ++h->bag;
+            const uint64_t *br = h->rows + i * h->per + h->off[t];
+            for (uint32_t k = 0; k < tb->pooling; k++) {
+                uint32_t o = (uint32_t)(br[k] / h->block[t]);
+                if (h->bstamp[o] != stamp) {
+                    h->bstamp[o] = stamp;
+                    tr += o != i / h->w.batch;
+                }
+            }
+        }
+    }
+    h->out->transfers_base = tr;
+    return WEFT_OK;
+}
+
+weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_params *p,
+                         weft_emb_herald_result *out, weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    weft_err e = weft_emb_check(w, d);
+    if (e)
+        return e;
+    if (p->policy != WEFT_EMB_LRU && p->policy != WEFT_EMB_LFU)
+        return weft_diag_set(d, WEFT_EINVAL, "cache policy %d: lru or lfu", (int)p->policy);
+    if (p->placement != WEFT_EMB_PLACE_RANDOM && p->placement != WEFT_EMB_PLACE_HERALD)
+        return weft_diag_set(d, WEFT_EINVAL, "placement %d: random or herald", (int)p->placement);
+    if (w->rw_dense)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "a cache or a placement needs the sparse row-wise exchange (a "
+                             "dense reduce-scatter sends every block whatever is cached)");
+    if (p->warm_steps > 1000)
+        return weft_diag_set(d, WEFT_EINVAL, "%" PRIu32 " warm-up steps: at most 1000",
+                             p->warm_steps);
+    uint32_t n = w->gpus;
+    if (p->rows_per_gpu > (1ull << 32) / n)
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "a cache of %" PRIu64 " rows on each of %" PRIu32
+                             " GPUs: at most 2^32 rows in all",
+                             p->rows_per_gpu, n);
+    herald h;
+    memset(&h, 0, sizeof h);
+    h.w = *w;
+    h.p = *p;
+    h.n = n;
+    h.nt = w->ntables;
+    h.W = (n + 63) / 64;
+    h.nb = (uint64_t)n * w->batch;
+    h.out = out;
+    weft__map64_init(&h.recmap);
+    weft__vec_init(&h.recs, sizeof(rowrec) + 2 * (size_t)h.W * sizeof(uint64_t));
+    weft__vec_init(&h.freerec, sizeof(uint32_t));
+    weft__vec_init(&h.touched, sizeof(uint32_t));
+    h.off = weft__malloc((size_t)h.nt * sizeof *h.off);
+    h.slot = weft__malloc((size_t)h.nt * sizeof *h.slot);
+    h.block = weft__malloc((size_t)h.nt * sizeof *h.block);
+    if (!h.off || !h.slot || !h.block)
+        goto nomem;
+    weft__emb_slots(w, h.slot);
+    for (uint32_t t = 0; t < h.nt; t++) {
+        h.off[t] = h.per;
+        h.per += w->tables[t].pooling;
+        h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);
+    }
+    if (h.per && h.nb > SIZE_MAX / sizeof *h.rows / h.per)
+        goto nomem;
+    h.rows = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.rows + 1);
+    h.place = weft__malloc((size_t)h.nb * sizeof *h.place + 1);
+    h.gc = weft__calloc(n, sizeof *h.gc);
+    h.score = weft__calloc(n, sizeof *h.score);
+    h.load = weft__calloc(2 * (size_t)n, sizeof *h.load);
+    h.bstamp = weft__calloc(n, sizeof *h.bstamp);
+    h.bmask = weft__calloc((size_t)(n + 1) * h.W, sizeof *h.bmask);
+    h.bmiss = weft__calloc(n, sizeof *h.bmiss);
+    h.blook = weft__calloc(n, sizeof *h.blook);
+    h.bkey = weft__calloc(2 * (size_t)n, sizeof *h.bkey);
+    uint32_t maxp = 1;
+    for (uint32_t t = 0; t < h.nt; t++)
+        maxp = w->tables[t].pooling > maxp ? w->tables[t].pooling : maxp;
+    h.hx = weft__malloc((size_t)maxp * sizeof *h.hx);
+    h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
+    h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
+    if (!h.rows || !h.place || !h.gc || !h.score || !h.load || !h.bstamp || !h.bmask ||
+        !h.bmiss || !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
+        goto nomem;
+    for (uint32_t g = 0; g < n; g++) {
+        weft__vec_init(&h.gc[g].copies, sizeof(copy));
+        weft__map64_init(&h.gc[g].map);
+        h.gc[g].head = h.gc[g].tail = NONE32;
+        if (p->policy == WEFT_EMB_LFU && (e = weft__evheap_init(&h.gc[g].lfu, 0)))
+            goto fail_code;
+    }
+    if ((e = weft_traffic_new(n, &out->forward, d)) ||
+        (e = weft_traffic_new(n, &out->backward, d)))
+        goto fail;
+    uint64_t steps = (uint64_t)p->warm_steps + 1;
+    /* The last step is measured: collect() runs steps 0 .. warm_steps - 1
+     * as the next one's lookups arrive; the last runs below. */
+    e = weft_emb_generate_steps(w, steps, collect, &h, d);
+    if (e)
+        goto fail;
+    if (h.step != p->warm_steps) { /* no lookups at all: every step is empty */
+        h.step = p->warm_steps;
+        h.got = 0;
+    }
+    h.measure = true;
+    if ((e = base_matrix(&h, d)) || (e = run_step(&h, d)))
+        goto fail;
+    for (uint32_t g = 0; g < n; g++)
+        for (uint32_t o = 0; o < n; o++) {
+            size_t k = (size_t)g * n + o;
+            uint64_t v = h.bagpush[k] < h.rowpush[k] ? h.bagpush[k] : h.rowpush[k];
+            out->backward.bytes[k] += v;
+            out->bwd_bytes += v;
+        }
+    herald_fini(&h);
+    return WEFT_OK;
+nomem:
+    e = weft_diag_set(d, WEFT_ENOMEM,
+                      "out of memory for Herald's model of %" PRIu32 " GPUs x %" PRIu64
+                      " samples (%" PRIu64 " rows cached a GPU)",
+                      n, w->batch, p->rows_per_gpu);
+    goto fail;
+fail_code:
+    e = weft_diag_code(d, e);
+fail:
+    herald_fini(&h);
+    weft_emb_herald_free(out);
+    return e;
+}
