@@ -371,8 +371,17 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     weft_err e = WEFT_OK;
     for (uint32_t a = 0; a < k->cfg.join_attempts; a++) {
         e = join_once(k, cfg, version, d);
-        if (!e) k->join.attempts = a + 1;
-        if (!e || !worth_retrying(e)) return e;
+        if (!e) {
+            k->join.attempts = a + 1;
+            return WEFT_OK;
+        }
+        if (!worth_retrying(e)) break;
     }
+    /* A failed join leaves no communicator (weft_ckpt_comm: the last
+     * successful join's; the helper thread is stopped), so that save and
+     * wait refuse ("not joined") instead of handing a round to no thread. */
+    weft_comm_free(k->chan);
+    weft_comm_free(k->comm);
+    k->chan = k->comm = NULL;
     return e;
 }
