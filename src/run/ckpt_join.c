@@ -360,6 +360,10 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     if (k->generation && (cfg->rank != k->rank || n != k->size))
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: rank %u of %u cannot rejoin as rank %u of %u",
                              k->rank, k->size, cfg->rank, n);
+    /* Before any field of k changes: the helper thread of the last join
+     * reads them (ThreadSanitizer: k->rank and k->size written here while
+     * its round read them in weft__ckpt_holder). */
+    weft__ckpt_helper_stop(k);
     k->rank = cfg->rank;
     k->size = n;
     for (int s = 0; s < 2; s++) {
