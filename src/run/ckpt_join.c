@@ -366,11 +366,17 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     weft__ckpt_helper_stop(k);
     k->rank = cfg->rank;
     k->size = n;
+    /* The snapshots grow with the state: buffers may still be registered
+     * after a first join that failed (generation 0), and save copies
+     * k->total bytes into them. */
     for (int s = 0; s < 2; s++) {
-        if (!k->own[s].buf && k->total && !(k->own[s].buf = weft__malloc(k->total)))
+        if (k->own[s].cap >= k->total) continue;
+        unsigned char *p = weft__malloc(k->total);
+        if (!p)
             return weft_diag_set(d, WEFT_ENOMEM, "ckpt: no memory for the %zu-byte snapshots",
                                  k->total);
-        k->own[s].cap = k->total;
+        weft__free(k->own[s].buf);
+        k->own[s] = (weft__ckpt_slot){.buf = p, .cap = k->total};
     }
     weft_err e = WEFT_OK;
     for (uint32_t a = 0; a < k->cfg.join_attempts; a++) {

@@ -29,7 +29,10 @@
  *    save or wait waited for it forever). After a good join and save 1,
  *    rank 0 saves version 1 again while the others save 2: every rank
  *    fails alike (rank 0 alone refusing left the others in the
- *    allreduce until the timeout).
+ *    allreduce until the timeout). Ranks 1-3 then register a second,
+ *    larger buffer on the same state and join again: the snapshots grow
+ *    with it (they kept the first join's 512 bytes, and save wrote 4608
+ *    into them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -257,9 +260,18 @@ static int rank_misuse(const weft_comm_config *cfg)
     e = weft_ckpt_save(k, 1, &d);
     logf_line("misuse rank %u comm %s save %d: %s", r, weft_ckpt_comm(k) ? "set" : "none", (int)e,
               d.msg);
-    weft_ckpt_free(k);
-    if (weft_ckpt_config_parse("ring:1", &cc, &d) || weft_ckpt_new(&cc, &k, &d) ||
-        weft_ckpt_register(k, x, sizeof x, &d) || weft_ckpt_join(k, cfg, &v, &d) ||
+    /* Ranks 1-3 keep k (no join succeeded: they may still register) and
+     * add a buffer 8 times larger; rank 0 starts over with ring. */
+    static uint64_t y[512];
+    for (size_t i = 0; i < 512; i++)
+        y[i] = r * 1000 + i;
+    if (r == 0) {
+        weft_ckpt_free(k);
+        if (weft_ckpt_config_parse("ring:1", &cc, &d) || weft_ckpt_new(&cc, &k, &d) ||
+            weft_ckpt_register(k, x, sizeof x, &d))
+            return 2;
+    }
+    if (weft_ckpt_register(k, y, sizeof y, &d) || weft_ckpt_join(k, cfg, &v, &d) ||
         weft_ckpt_save(k, 1, &d)) {
         logf_line("FAIL rank %u: %s", r, d.msg);
         weft_ckpt_free(k);
