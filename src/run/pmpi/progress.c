@@ -9,7 +9,9 @@
  * thread per weft communicator that runs the calls queued on it, in issue
  * order, gives that without cutting every schedule into resumable steps,
  * and it never calls MPI, so it needs no thread support from MPI (the
- * program may have MPI_THREAD_SINGLE). It sleeps on a condition variable
+ * program may have MPI_THREAD_SINGLE); a call of its that fails does not
+ * either (the failed communicator keeps its MPI bootstrap open until it is
+ * freed: keep_on_fail in bootstrap/boot.h). It sleeps on a condition variable
  * while its queue is empty, and inside a call waits as weft's transports do
  * (spin briefly, then yield, then sleep: p2p.c), so an idle or waiting
  * thread leaves its core to the program.
