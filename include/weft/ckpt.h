@@ -128,8 +128,9 @@ WEFT_API weft_err weft_ckpt_register(weft_ckpt *k, void *buf, size_t bytes, weft
  * than their checkpoints hold, or disagree on the configuration. */
 WEFT_API weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *version,
                                  weft_diag *d);
-/* The communicator of the last successful join (NULL before); owned by k,
- * freed by the next join and by weft_ckpt_free. */
+/* The communicator of the last successful join (NULL before it and after
+ * a join that failed: save and wait then fail with WEFT_EINVAL, "ckpt: not
+ * joined"); owned by k, freed by the next join and by weft_ckpt_free. */
 WEFT_API weft_comm *weft_ckpt_comm(const weft_ckpt *k);
 /* How many times the job was formed since this rank's ckpt was created,
  * counted alike on every rank (the largest count of any rank, plus one):
@@ -166,7 +167,7 @@ WEFT_API bool weft_ckpt_busy(weft_ckpt *k);
  * restored). Local. */
 WEFT_API uint64_t weft_ckpt_committed(const weft_ckpt *k);
 
-/* Stops the helper (waiting for the chunk in flight), frees the
+/* Stops the helper (waiting for the round in flight), frees the
  * communicator, the snapshot and the replicas held. NULL is allowed. */
 WEFT_API void weft_ckpt_free(weft_ckpt *k);
 

@@ -140,12 +140,15 @@ static weft_err settle(weft_ckpt *k, uint64_t next, weft_diag *d)
 
 weft_err weft_ckpt_save(weft_ckpt *k, uint64_t version, weft_diag *d)
 {
+    /* The version is judged after settle's allreduce, which every rank
+     * enters: a rank refusing alone before it left the others waiting
+     * there; ranks passing different versions fail there alike. */
+    weft_err e = settle(k, version, d);
+    if (e) return e;
     if (version <= k->last_version)
         return weft_diag_set(d, WEFT_EINVAL,
                              "ckpt: version %llu is not greater than the last one, %llu",
                              (unsigned long long)version, (unsigned long long)k->last_version);
-    weft_err e = settle(k, version, d);
-    if (e) return e;
     weft__ckpt_slot *s = weft__ckpt_slot_to_fill(k->own);
     s->complete = false;
     size_t off = 0;

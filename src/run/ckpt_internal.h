@@ -108,7 +108,8 @@ weft_err weft__ckpt_replicate(struct weft_ckpt *k, uint64_t v, weft_diag *d);
 weft_err weft__ckpt_helper_start(struct weft_ckpt *k, weft_diag *d);
 void weft__ckpt_helper_post(struct weft_ckpt *k, uint64_t v);
 weft_err weft__ckpt_helper_wait(struct weft_ckpt *k, weft_diag *d);
-/* Stops and joins the helper thread (it finishes the chunk in flight). */
+/* Stops and joins the helper thread (it finishes the round in flight:
+ * stop is looked at between rounds). */
 void weft__ckpt_helper_stop(struct weft_ckpt *k);
 
 #endif

@@ -360,19 +360,38 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
     if (k->generation && (cfg->rank != k->rank || n != k->size))
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: rank %u of %u cannot rejoin as rank %u of %u",
                              k->rank, k->size, cfg->rank, n);
+    /* Before any field of k changes: the helper thread of the last join
+     * reads them (ThreadSanitizer: k->rank and k->size written here while
+     * its round read them in weft__ckpt_holder). */
+    weft__ckpt_helper_stop(k);
     k->rank = cfg->rank;
     k->size = n;
+    /* The snapshots grow with the state: buffers may still be registered
+     * after a first join that failed (generation 0), and save copies
+     * k->total bytes into them. */
     for (int s = 0; s < 2; s++) {
-        if (!k->own[s].buf && k->total && !(k->own[s].buf = weft__malloc(k->total)))
+        if (k->own[s].cap >= k->total) continue;
+        unsigned char *p = weft__malloc(k->total);
+        if (!p)
             return weft_diag_set(d, WEFT_ENOMEM, "ckpt: no memory for the %zu-byte snapshots",
                                  k->total);
-        k->own[s].cap = k->total;
+        weft__free(k->own[s].buf);
+        k->own[s] = (weft__ckpt_slot){.buf = p, .cap = k->total};
     }
     weft_err e = WEFT_OK;
     for (uint32_t a = 0; a < k->cfg.join_attempts; a++) {
         e = join_once(k, cfg, version, d);
-        if (!e) k->join.attempts = a + 1;
-        if (!e || !worth_retrying(e)) return e;
+        if (!e) {
+            k->join.attempts = a + 1;
+            return WEFT_OK;
+        }
+        if (!worth_retrying(e)) break;
     }
+    /* A failed join leaves no communicator (weft_ckpt_comm: the last
+     * successful join's; the helper thread is stopped), so that save and
+     * wait refuse ("not joined") instead of handing a round to no thread. */
+    weft_comm_free(k->chan);
+    weft_comm_free(k->comm);
+    k->chan = k->comm = NULL;
     return e;
 }

@@ -22,6 +22,17 @@
  *    kills rank 1 and itself, so rank 1's only replica dies with it: join
  *    fails on every rank with the named error. The same with group:1,
  *    where rank 3 kills rank 2, its group's other member.
+ *  misuse: 4 ranks, no restarts. A join that fails on every rank (rank 0
+ *    asks for group placement, the others for ring) leaves no
+ *    communicator, and save then refuses ("not joined") instead of
+ *    posting a round to a helper thread that no longer runs (the next
+ *    save or wait waited for it forever). After a good join and save 1,
+ *    rank 0 saves version 1 again while the others save 2: every rank
+ *    fails alike (rank 0 alone refusing left the others in the
+ *    allreduce until the timeout). Ranks 1-3 then register a second,
+ *    larger buffer on the same state and join again: the snapshots grow
+ *    with it (they kept the first join's 512 bytes, and save wrote 4608
+ *    into them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -232,6 +243,47 @@ static int rank_lost(const weft_comm_config *cfg, const char *placement, uint32_
     }
 }
 
+static int rank_misuse(const weft_comm_config *cfg)
+{
+    weft_diag d;
+    weft_diag_clear(&d);
+    uint32_t r = cfg->rank;
+    uint64_t x[64] = {0}, v = 0;
+    weft_ckpt_config cc;
+    weft_ckpt *k;
+    if (weft_ckpt_config_parse(r == 0 ? "group:1" : "ring:1", &cc, &d) ||
+        weft_ckpt_new(&cc, &k, &d) || weft_ckpt_register(k, x, sizeof x, &d))
+        return 2;
+    weft_err e = weft_ckpt_join(k, cfg, &v, &d);
+    logf_line("misuse rank %u join %d: %s", r, (int)e, d.msg);
+    weft_diag_clear(&d);
+    e = weft_ckpt_save(k, 1, &d);
+    logf_line("misuse rank %u comm %s save %d: %s", r, weft_ckpt_comm(k) ? "set" : "none", (int)e,
+              d.msg);
+    /* Ranks 1-3 keep k (no join succeeded: they may still register) and
+     * add a buffer 8 times larger; rank 0 starts over with ring. */
+    static uint64_t y[512];
+    for (size_t i = 0; i < 512; i++)
+        y[i] = r * 1000 + i;
+    if (r == 0) {
+        weft_ckpt_free(k);
+        if (weft_ckpt_config_parse("ring:1", &cc, &d) || weft_ckpt_new(&cc, &k, &d) ||
+            weft_ckpt_register(k, x, sizeof x, &d))
+            return 2;
+    }
+    if (weft_ckpt_register(k, y, sizeof y, &d) || weft_ckpt_join(k, cfg, &v, &d) ||
+        weft_ckpt_save(k, 1, &d)) {
+        logf_line("FAIL rank %u: %s", r, d.msg);
+        weft_ckpt_free(k);
+        return 2;
+    }
+    e = weft_ckpt_save(k, r == 0 ? 1 : 2, &d);
+    logf_line("misuse rank %u resave %d: %s", r, (int)e, d.msg);
+    if (!e) e = weft_ckpt_wait(k, &d);
+    weft_ckpt_free(k);
+    return 0;
+}
+
 static int rank_main(const char *scenario)
 {
     const char *path = getenv("CKPT_TEST_LOG");
@@ -250,6 +302,7 @@ static int rank_main(const char *scenario)
         bool group = placement && strncmp(placement, "group", 5) == 0;
         return rank_lost(&cfg, placement ? placement : "ring:1", group ? 2 : 1, group ? 3 : 2);
     }
+    if (strcmp(scenario, "misuse") == 0) return rank_misuse(&cfg);
     const char *trials = getenv("CKPT_TEST_TRIALS");
     return rank_kill(&cfg, placement ? placement : "ring:2",
                      trials ? strtoull(trials, NULL, 10) : 0);
@@ -330,6 +383,22 @@ static void lost(const char *placement, const char *want)
     free(text);
 }
 
+/* A failed join and ranks disagreeing on a version: errors, no hang. */
+static void misuse(void)
+{
+    weft_launch_result res;
+    char *text = run_job("misuse", 0, &res);
+    CHECK_INT(res.status, 0);
+    CHECK_INT(count(text, "FAIL"), 0);
+    /* rank 0's view of the placement against rank 1's. */
+    CHECK_INT(count(text, "join 2: ckpt: ranks disagree on the placement: rank "), RANKS);
+    CHECK_INT(count(text, "comm none save 2: ckpt: not joined (call weft_ckpt_join)\n"), RANKS);
+    CHECK_INT(count(text, "resave 2: ckpt: ranks disagree on the version to save: 1 .. 2\n"),
+              RANKS);
+    if (count(text, "resave 2: ckpt: ranks disagree") != RANKS) fputs(text ? text : "", stderr);
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (getenv("WEFT_RANK")) return rank_main(argc > 1 ? argv[1] : "kill");
@@ -337,6 +406,7 @@ int main(int argc, char **argv)
      * driver (weft_launch's parent-death signal). */
     alarm(240);
     setenv("WEFT_TIMEOUT", "20", 1);
+    misuse();
     kill_trials("ring:2", "auto", 30);
     kill_trials("group:1", "tcp", 20);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_busy.h"
 #include "run/coll_ring.h"
 #include "run/coll_sparse.h"
 #include "run/comm_internal.h"
@@ -48,8 +49,8 @@ static size_t align8(size_t x)
     return (x + 7) & ~(size_t)7;
 }
 
-weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf, size_t count,
-                             size_t block, weft_diag *d)
+static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, size_t count,
+                          size_t block, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
     if (e) return e;
@@ -69,8 +70,9 @@ weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf,
             e = weft_diag_set(d, WEFT_EINVAL,
                               "int8 allreduce: ranks disagree on the %s: rank 0 has %" PRIu64
                               ", rank %" PRIu32 " has %" PRIu64,
-                              all[3 * r] != all[0] ? "count" : "block", all[3 * r] != all[0] ? all[0] : all[1],
-                              r, all[3 * r] != all[0] ? all[3 * r] : all[3 * r + 1]);
+                              all[3 * r] != all[0] ? "count" : "block",
+                              all[3 * r] != all[0] ? all[0] : all[1], r,
+                              all[3 * r] != all[0] ? all[3 * r] : all[3 * r + 1]);
     weft__free(all);
     if (e || count == 0) return e;
 
@@ -152,4 +154,13 @@ free_all:
     weft__free(sbuf);
     weft__free(off);
     return e;
+}
+
+/* Marked busy like the dense collectives (coll_busy.h), so that a
+ * checkpoint's helper thread defers to it too. */
+weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf, size_t count,
+                             size_t block, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(c, int8_call(c, sendbuf, recvbuf, count, block, d));
 }

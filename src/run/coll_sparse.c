@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "run/coll_busy.h"
 #include "run/coll_ring.h"
 #include "run/coll_sparse.h"
 #include "run/comm_internal.h"
@@ -388,9 +389,9 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
     return WEFT_OK;
 }
 
-weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
-                               const float *values, size_t count, uint64_t n, float *dense,
-                               weft_sparse_result *sparse, weft_diag *d)
+static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype index_type,
+                                const float *values, size_t count, uint64_t n, float *dense,
+                                weft_sparse_result *sparse, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
     if (e) return e;
@@ -569,6 +570,17 @@ free_all:
     weft__free(pos);
     weft__free(cnt);
     return e;
+}
+
+/* Marked busy like the dense collectives (coll_busy.h), so that a
+ * checkpoint's helper thread defers to it too. */
+weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
+                               const float *values, size_t count, uint64_t n, float *dense,
+                               weft_sparse_result *sparse, weft_diag *d)
+{
+    weft__coll_enter(c);
+    return weft__coll_leave(
+        c, sparse_call_run(c, indices, index_type, values, count, n, dense, sparse, d));
 }
 
 void weft_sparse_result_free(weft_sparse_result *r)

@@ -37,9 +37,12 @@ weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *wh
         if (c->region) c->region_abort(c->region, &cause);
         if (c->shm) weft__xport_shm.abort(c->shm, &cause);
         if (c->tcp) weft__xport_tcp.abort(c->tcp, &cause);
-        /* Dropping the bootstrap ends peers' bootstrap waits too. */
-        c->bops->close(c->boot);
-        c->boot = NULL;
+        /* Dropping the bootstrap ends peers' bootstrap waits too (every
+         * later use looks at c->failed first). */
+        if (!c->bops->keep_on_fail) {
+            c->bops->close(c->boot);
+            c->boot = NULL;
+        }
     }
     return err;
 }

@@ -17,6 +17,7 @@
 #define WEFT_RUN_BOOT_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,13 @@ typedef struct weft__boot_ops {
                           weft_diag *d);
     /* Frees; NULL is allowed. Never blocks. */
     void (*close)(weft__boot *b);
+    /* true: failing the communicator (comm_fail.c) leaves the bootstrap
+     * open until weft_comm_free instead of closing it. The MPI backend:
+     * closing calls MPI (MPI_Comm_free), and a failure may come on a
+     * thread that must not call MPI (the interposition library's progress
+     * thread, pmpi/progress.c); freeing an MPI communicator ends no peer's
+     * wait anyway. */
+    bool keep_on_fail;
 } weft__boot_ops;
 
 extern const weft__boot_ops weft__boot_tcp;

@@ -64,4 +64,5 @@ const weft__boot_ops weft__boot_mpi = {
     .open = mpi_open,
     .allgather = mpi_allgather,
     .close = mpi_close,
+    .keep_on_fail = true,
 };

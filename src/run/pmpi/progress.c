@@ -9,7 +9,9 @@
  * thread per weft communicator that runs the calls queued on it, in issue
  * order, gives that without cutting every schedule into resumable steps,
  * and it never calls MPI, so it needs no thread support from MPI (the
- * program may have MPI_THREAD_SINGLE). It sleeps on a condition variable
+ * program may have MPI_THREAD_SINGLE); a call of its that fails does not
+ * either (the failed communicator keeps its MPI bootstrap open until it is
+ * freed: keep_on_fail in bootstrap/boot.h). It sleeps on a condition variable
  * while its queue is empty, and inside a call waits as weft's transports do
  * (spin briefly, then yield, then sleep: p2p.c), so an idle or waiting
  * thread leaves its core to the program.
@@ -51,6 +53,18 @@ typedef struct task {
     MPI_Request req;
     weft__pmpi_coll k;
     weft_err err;
+    /* A hand-off count: added to (release) by the thread that completes
+     * the request, just before MPI_Grequest_complete (after the worker's
+     * writes, which reach it through eng.mu, and its own last read of the
+     * task); read (acquire) by query_fn before it reads err and added to
+     * (release) after; added to (acquire) by free_fn. The thread that
+     * waits may not be the one whose hook completed the request, nor the
+     * one that frees it: what orders the writes (err, next, the program's
+     * buffers) before the later threads' reads and free is otherwise only
+     * MPI's request completion, which a race detector cannot see into
+     * (ThreadSanitizer flagged query_fn's read of err, free_fn's free and
+     * the program's reads of its result, Open MPI 4.1, MPI_THREAD_MULTIPLE). */
+    atomic_uint handoff;
 } task;
 
 struct weft__pmpi_worker {
@@ -113,18 +127,24 @@ weft_err weft__pmpi_job_run(weft__pmpi_job *j, weft_diag *d)
 
 static int query_fn(void *extra, MPI_Status *st)
 {
-    const task *t = extra;
+    task *t = extra;
+    (void)atomic_load_explicit(&t->handoff, memory_order_acquire);
+    weft_err err = t->err;
+    /* This thread's last look at t (free_fn may run on another). */
+    atomic_fetch_add_explicit(&t->handoff, 1, memory_order_release);
     /* A collective's status carries no source, tag or data count. */
     PMPI_Status_set_elements(st, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(st, 0);
     st->MPI_SOURCE = MPI_ANY_SOURCE;
     st->MPI_TAG = MPI_ANY_TAG;
-    return t->err ? MPI_ERR_OTHER : MPI_SUCCESS;
+    return err ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 static int free_fn(void *extra)
 {
-    free(extra);
+    task *t = extra;
+    atomic_fetch_add_explicit(&t->handoff, 1, memory_order_acquire);
+    free(t);
     return MPI_SUCCESS;
 }
 
@@ -154,6 +174,7 @@ static int complete_finished(bool wait_for_lock)
         next = t->next;
         MPI_Request r = t->req;
         atomic_fetch_sub(&eng.outstanding, 1);
+        atomic_fetch_add_explicit(&t->handoff, 1, memory_order_release);
         PMPI_Grequest_complete(r); /* t may be freed from here on */
     }
     return n;

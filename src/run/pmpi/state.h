@@ -3,12 +3,15 @@
  * communicator constructors).
  *
  * Threads (MPI_THREAD_MULTIPLE): every field of weft__pmpi below but the
- * served counters (atomic) is read and written under weft__pmpi.lock, held briefly (a look-up, a count, a
- * log line; never across a collective or an MPI call). Each entry has its
- * own lock, held for the whole of a call served on its communicator (see
+ * served counters and served_logged (atomic builtins) is read and written
+ * under weft__pmpi.lock, held briefly (a look-up, a count, a log line;
+ * never across a collective or an MPI call). Each entry has its own lock,
+ * held for the whole of a call served on its communicator (see
  * weft__pmpi_target_of), so calls on one communicator run one at a time and
  * calls on different ones run at once. Lock order: an entry's, then the
- * global one, never the other way. */
+ * global one, never the other way; under an entry's lock also its
+ * worker's, then progress.c's list of finished calls (the worker takes
+ * those two in that order and never an entry's). */
 #ifndef WEFT_RUN_PMPI_STATE_H
 #define WEFT_RUN_PMPI_STATE_H
 
