@@ -192,12 +192,13 @@ static weft_err cost(void *arg, uint32_t i, uint32_t j, uint32_t o, weft__gc_job
  * then the rest (embeddings, output layer, final norm) as one, the first
  * stage's input embedding being the backward's last gradient. Its layers
  * in the stage's order, MoE ones first (sizes only: a model's layers of a
- * kind are alike). A stage of more than WEFT__GC_MAX_TENSORS tensors
- * has a unit per layer (its three fused): every group the search weighs
+ * kind are alike). For the fusion search (fuse) a stage of more than
+ * WEFT__GC_MAX_TENSORS tensors has a unit per layer (its three fused),
+ * the search exact over layer-aligned fusions: every group it weighs
  * is simulated at its size, and the groups of n units are n (n + 1) / 2.
  * *cum gets n + 1 prefix sums. */
 static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st,
-                        uint64_t params, uint64_t **cum, uint32_t *n, weft_diag *d)
+                        uint64_t params, bool fuse, uint64_t **cum, uint32_t *n, weft_diag *d)
 {
     uint32_t nm, nd;
     weft__work_stage_layers(m, p, st, &nm, &nd);
@@ -210,7 +211,7 @@ static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st
         weft__layer_params lp;
         weft__work_layer_params(m, m->experts && l < nm, &lp);
         uint64_t part[3] = {lp.dense_mlp / p->tp, lp.norm, lp.attn / p->tp};
-        if (3ull * nl + 1 > WEFT__GC_MAX_TENSORS) {
+        if (fuse && 3ull * nl + 1 > WEFT__GC_MAX_TENSORS) {
             c[k + 1] = c[k] + part[0] + part[1] + part[2];
             k++;
             continue;
@@ -364,7 +365,7 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
             goto done;
     }
     if (fuse == WEFT_GC_FUSE_TENSOR || fuse == WEFT_GC_FUSE_DP) {
-        if ((err = tensors(m, p, stage, params, &tcum, &nt, d)))
+        if ((err = tensors(m, p, stage, params, fuse == WEFT_GC_FUSE_DP, &tcum, &nt, d)))
             goto done;
         tready = weft__malloc((size_t)nt * sizeof *tready);
         if (!tready) {
