@@ -811,9 +811,11 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
                "memory; the %zu fastest:\n",
                n, m->name, weft_topo_num_ranks(t), g->name, p->global_batch, fit,
                fit < top ? fit : (size_t)top);
+        bool gc = p->grad_comp.kind != WEFT_COMP_NONE;
+        size_t cols = gc ? 8 : 6;
         cli_table tb;
-        cli_table_init(&tb, 6);
-        for (size_t k = 2; k < 6; k++)
+        cli_table_init(&tb, cols);
+        for (size_t k = 2; k < cols; k++)
             cli_table_align_right(&tb, k);
         cli_table_cell(&tb, "rank");
         cli_table_cell(&tb, "parallelism");
@@ -821,6 +823,10 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
         cli_table_cell(&tb, "MFU");
         cli_table_cell(&tb, "GiB");
         cli_table_cell(&tb, "bubble s");
+        if (gc) {
+            cli_table_cell(&tb, "compressed");
+            cli_table_cell(&tb, "dense step s");
+        }
         for (size_t i = 0; i < fit && i < top; i++) {
             char par[160];
             par_text(&e[i].par, &e[i].res.counts, par, sizeof par);
@@ -830,6 +836,13 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
             cli_table_cell(&tb, "%.1f%%", 100 * e[i].res.mfu);
             cli_table_cell(&tb, "%.1f", e[i].res.counts.mem_total / GIB);
             cli_table_cell(&tb, "%.4f", e[i].res.bubble_s);
+            if (gc && e[i].res.gc_groups) {
+                cli_table_cell(&tb, "%u/%u", e[i].res.gc_compressed, e[i].res.gc_groups);
+                cli_table_cell(&tb, "%.4f", e[i].res.gc_never_step_s);
+            } else if (gc) {
+                cli_table_cell(&tb, "-");
+                cli_table_cell(&tb, "-");
+            }
         }
         cli_table_print(&tb, stdout, "  ");
         cli_table_fini(&tb);
