@@ -365,7 +365,9 @@ typedef struct weft_gc_group {
 } weft_gc_group;
 
 typedef struct weft_gc_report {
-    const char *units;       /* "tensors" or "buckets" */
+    const char *units;       /* "tensors", "layers" (a layer's tensors as one unit: the
+                                fusion search of a stage of more than 64 tensors) or
+                                "buckets" */
     uint32_t nunits;
     size_t n;
     weft_gc_group *g;

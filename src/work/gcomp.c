@@ -198,11 +198,13 @@ static weft_err cost(void *arg, uint32_t i, uint32_t j, uint32_t o, weft__gc_job
  * is simulated at its size, and the groups of n units are n (n + 1) / 2.
  * *cum gets n + 1 prefix sums. */
 static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st,
-                        uint64_t params, bool fuse, uint64_t **cum, uint32_t *n, weft_diag *d)
+                        uint64_t params, bool fuse, uint64_t **cum, uint32_t *n, bool *layers,
+                        weft_diag *d)
 {
     uint32_t nm, nd;
     weft__work_stage_layers(m, p, st, &nm, &nd);
     uint32_t nl = nm + nd, k = 0;
+    *layers = fuse && 3ull * nl + 1 > WEFT__GC_MAX_TENSORS;
     uint64_t *c = weft__malloc(((size_t)3 * nl + 2) * sizeof *c);
     if (!c)
         return weft_diag_code(d, WEFT_ENOMEM);
@@ -211,7 +213,7 @@ static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st
         weft__layer_params lp;
         weft__work_layer_params(m, m->experts && l < nm, &lp);
         uint64_t part[3] = {lp.dense_mlp / p->tp, lp.norm, lp.attn / p->tp};
-        if (fuse && 3ull * nl + 1 > WEFT__GC_MAX_TENSORS) {
+        if (*layers) {
             c[k + 1] = c[k] + part[0] + part[1] + part[2];
             k++;
             continue;
@@ -317,6 +319,7 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
     uint64_t *bcum = NULL, *tcum = NULL;
     double *bready = NULL, *tready = NULL;
     uint32_t nt = 0;
+    bool per_layer = false;
     weft__gc_sol sb, st;
     memset(&sb, 0, sizeof sb);
     memset(&st, 0, sizeof st);
@@ -365,7 +368,8 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
             goto done;
     }
     if (fuse == WEFT_GC_FUSE_TENSOR || fuse == WEFT_GC_FUSE_DP) {
-        if ((err = tensors(m, p, stage, params, fuse == WEFT_GC_FUSE_DP, &tcum, &nt, d)))
+        if ((err = tensors(m, p, stage, params, fuse == WEFT_GC_FUSE_DP, &tcum, &nt,
+                           &per_layer, d)))
             goto done;
         tready = weft__malloc((size_t)nt * sizeof *tready);
         if (!tready) {
@@ -393,7 +397,7 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
     out->always_end = always;
     out->exact = sol->exact;
     if (rep) {
-        rep->units = use_t ? "tensors" : "buckets";
+        rep->units = !use_t ? "buckets" : per_layer ? "layers" : "tensors";
         rep->nunits = pr->n;
         rep->end_s = out->end;
         rep->never_end_s = never;
@@ -461,19 +465,4 @@ void weft_gc_report_fini(weft_gc_report *r)
         return;
     weft__free(r->g);
     memset(r, 0, sizeof *r);
-}
-
-weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
-                             weft_gc_report *out, weft_diag *d)
-{
-    memset(out, 0, sizeof *out);
-    if (p->grad_comp.kind == WEFT_COMP_NONE)
-        return weft_diag_set(d, WEFT_EINVAL, "no --grad-compression to plan");
-    weft_step_result r;
-    c->gc_report = out;
-    weft_err err = weft_work_step(c, m, p, false, NULL, &r, d);
-    c->gc_report = NULL;
-    if (err)
-        weft_gc_report_fini(out);
-    return err;
 }

@@ -707,3 +707,19 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     *out = r;
     return WEFT_OK;
 }
+
+/* Here, not in gcomp.c: it runs the step, which calls gcomp.c. */
+weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
+                             weft_gc_report *out, weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    if (p->grad_comp.kind == WEFT_COMP_NONE)
+        return weft_diag_set(d, WEFT_EINVAL, "no --grad-compression to plan");
+    weft_step_result r;
+    c->gc_report = out;
+    weft_err err = weft_work_step(c, m, p, false, NULL, &r, d);
+    c->gc_report = NULL;
+    if (err)
+        weft_gc_report_fini(out);
+    return err;
+}
