@@ -312,7 +312,8 @@ typedef struct weft_step_result {
     /* With grad_comp: the compression compute in comm_s[WEFT_COMM_DP]
      * (compress, decompress at every hop, at the GPU's memory bandwidth:
      * docs/step.md, "Gradient compression"), and the bytes one GPU does
-     * not send against the dense all-reduce; 0 without. */
+     * not send against the dense all-reduce (0 when it sends more); 0
+     * without. */
     double compress_s;
     uint64_t compress_saved_bytes;
     /* With grad_comp: of compress_s, what runs on the compute stream (it
@@ -361,7 +362,8 @@ typedef struct weft_gc_group {
     double compute_s;        /* compression compute: compress, aggregate, decompress
                                 (and the PCIe copies on the CPU) */
     double comm_start_s, end_s;
-    uint64_t bytes, bytes_saved; /* one GPU sends; against the dense all-reduce */
+    uint64_t bytes, bytes_saved; /* one GPU sends; against the dense all-reduce (0 when
+                                    it sends more: sparse-ag at a high density) */
 } weft_gc_group;
 
 typedef struct weft_gc_report {

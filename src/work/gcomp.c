@@ -282,7 +282,7 @@ static weft_err account(gc_ctx *g, const weft__gc_prob *pr, const uint32_t *cut,
             gr->comm_start_s = start;
             gr->end_s = end;
             gr->bytes = (uint64_t)by;
-            gr->bytes_saved = (uint64_t)(dense - by);
+            gr->bytes_saved = dense > by ? (uint64_t)(dense - by) : 0;
         }
     }
     out->end = weft__gc_final(&s, pr->window);

@@ -634,7 +634,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag,
                                  &dpbytes, &dpc, d)))
         return err;
-    r.compress_saved_bytes = (uint64_t)saved;
+    r.compress_saved_bytes = saved > 0 ? (uint64_t)saved : 0;
     if (p->zero_stage == 2 && mb > 1) {
         /* ZeRO 2 keeps only its shard of the gradients, so it reduces
          * every micro-batch's, in the backward that produces them. */
