@@ -485,7 +485,7 @@ static void print_gc_plan(const weft_gc_report *gr)
     for (size_t k = 1; k < 8; k++)
         if (k != 3)
             cli_table_align_right(&tb, k);
-    cli_table_cell(&tb, gr->units);
+    cli_table_cell(&tb, "%s", gr->units);
     cli_table_cell(&tb, "groups");
     cli_table_cell(&tb, "M elems");
     cli_table_cell(&tb, "reduced");
