@@ -17,7 +17,8 @@
  * for weft's GPU presets has been checked in, so those say "not measured"
  * (docs/compression.md, "Compute cost"). The simulator charges compress,
  * decompress and aggregate no time: a plan has no compute op (local ops
- * take none).
+ * take none). weft step's gradient compression charges them where its
+ * plan runs them (docs/step.md, "Gradient compression").
  *
  * Contract: owned by the synth module (src/synth/compress.c); plain data.
  */

@@ -200,10 +200,38 @@ typedef struct weft_parallel {
     uint64_t moe_seed;
     /* --grad-compression (docs/step.md, "Gradient compression"): the
      * compressor of the DP gradient all-reduce; kind WEFT_COMP_NONE (the
-     * default) is dense. A quantizer only (int8, fp8, qsgd, sign), with
-     * the gradients all-reduced (neither dist_opt nor zero_stage). */
+     * default) is dense. A quantizer (int8, fp8, qsgd, sign) or a
+     * sparsifier (topk, dgc, randk, hash; not powersgd), with the
+     * gradients all-reduced (neither dist_opt nor zero_stage). Without
+     * grad_auto every group of gradients is compressed on the GPU (ring
+     * form for a quantizer, sparse all-gather for a sparsifier); with it
+     * the search of weft_work_grad_plan decides per group. grad_fuse says
+     * how the gradient tensors are grouped (weft_gc_fuse). */
     weft_compressor grad_comp;
+    bool grad_auto;
+    uint32_t grad_fuse; /* weft_gc_fuse */
 } weft_parallel;
+
+/* How --grad-compression groups the gradient tensors before compressing
+ * them (docs/step.md, "Gradient compression"):
+ *   BUCKET  Megatron's buckets (the dense step's), one decision each;
+ *   TENSOR  every tensor on its own (per-layer compression);
+ *   DP      Cupcake's fusion: the partition of the backward's tensors
+ *           into runs of consecutive tensors that minimises the step,
+ *           found by dynamic programming (with grad_auto: the better of
+ *           that and BUCKET's per-bucket search). */
+typedef enum weft_gc_fuse {
+    WEFT_GC_FUSE_DEFAULT = 0, /* BUCKET without grad_auto, DP with it */
+    WEFT_GC_FUSE_BUCKET,
+    WEFT_GC_FUSE_TENSOR,
+    WEFT_GC_FUSE_DP,
+} weft_gc_fuse;
+
+/* Parses --grad-compression: "C" (a compressor, weft_compressor_parse),
+ * "auto" (auto:int8) or "auto:C", each optionally followed by
+ * ",fuse=bucket|tensor|dp"; sets p's grad_comp, grad_auto, grad_fuse.
+ * WEFT_EINVAL with d naming the bad part. */
+WEFT_API weft_err weft_grad_compression_parse(const char *text, weft_parallel *p, weft_diag *d);
 
 /* tp pp cp ep 1, no interleaving, no sp, batch 1 / 1, no recompute, bf16,
  * order tp-cp-ep-dp-pp. */
@@ -284,9 +312,19 @@ typedef struct weft_step_result {
     /* With grad_comp: the compression compute in comm_s[WEFT_COMM_DP]
      * (compress, decompress at every hop, at the GPU's memory bandwidth:
      * docs/step.md, "Gradient compression"), and the bytes one GPU does
-     * not send against the dense all-reduce; 0 without. */
+     * not send against the dense all-reduce (0 when it sends more); 0
+     * without. */
     double compress_s;
     uint64_t compress_saved_bytes;
+    /* With grad_comp: of compress_s, what runs on the compute stream (it
+     * delays the backward) and on the CPU; the groups of the plan, those
+     * compressed and those on the CPU; the step with no compression and
+     * with every Megatron bucket compressed on the GPU (the "never" and
+     * "always" of weft_work_grad_plan, in the same timeline). */
+    double compress_gpu_s, compress_cpu_s;
+    uint32_t gc_groups, gc_compressed, gc_cpu;
+    double gc_never_step_s, gc_always_step_s;
+    bool gc_exact;
     bool fits;
 } weft_step_result;
 
@@ -307,6 +345,47 @@ WEFT_API void weft_work_ctx_free(weft_work_ctx *c);
 WEFT_API weft_err weft_work_step(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
                                  bool check_memory, FILE *trace, weft_step_result *out,
                                  weft_diag *d);
+
+/* ---- Gradient compression plan (docs/step.md, "Gradient compression") --- */
+
+/* One group of the data-parallel gradients: units first .. last of the
+ * plan (tensors in the order the backward produces them, or Megatron's
+ * buckets), how it is reduced and what that costs. Times are from the
+ * start of the last micro-batch's backward. */
+typedef struct weft_gc_group {
+    uint32_t first, last;
+    uint64_t elems;          /* fp32 gradient elements */
+    bool compressed, cpu;
+    const char *coll;        /* "allreduce" (dense), "ring", "2shot" (quantizers),
+                                "sparse-ag", "sparse-hash" (sparsifiers) */
+    double ready_s;          /* its last tensor produced (compute stream delays included) */
+    double compute_s;        /* compression compute: compress, aggregate, decompress
+                                (and the PCIe copies on the CPU) */
+    double comm_start_s, end_s;
+    uint64_t bytes, bytes_saved; /* one GPU sends; against the dense all-reduce (0 when
+                                    it sends more: sparse-ag at a high density) */
+} weft_gc_group;
+
+typedef struct weft_gc_report {
+    const char *units;       /* "tensors", "layers" (a layer's tensors as one unit: the
+                                fusion search of a stage of more than 64 tensors) or
+                                "buckets" */
+    uint32_t nunits;
+    size_t n;
+    weft_gc_group *g;
+    double end_s;            /* the last gradient reduced (or the backward's end) */
+    double never_end_s, always_end_s; /* the same with no compression / all compressed */
+    double window_s;         /* the backward's end without compression compute */
+    size_t states;           /* Pareto states the search kept (all boundaries) */
+    bool exact;              /* the search kept every non-dominated state */
+} weft_gc_report;
+
+/* The plan of p's grad_comp for the dense DP gradients of the busiest
+ * stage (as weft_work_step places them): WEFT_EINVAL as weft_work_step,
+ * and when p has no grad_comp. Release with weft_gc_report_fini. */
+WEFT_API weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m,
+                                      const weft_parallel *p, weft_gc_report *out, weft_diag *d);
+WEFT_API void weft_gc_report_fini(weft_gc_report *r);
 
 /* ---- Sweep --------------------------------------------------------------- */
 

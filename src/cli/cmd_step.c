@@ -91,7 +91,10 @@ static const cli_opt par_opts[] = {
      "expert load: balanced (default) or routing drawn as weft traffic moe --skew zipf:S"},
     {"seed", 0, "S", "--moe-skew zipf:S: seed of EP group 0 (group g: S + g; default 0)"},
     {"grad-compression", 0, "C",
-     "compress the DP gradient all-reduce: int8, fp8[:B], qsgd:S or sign (docs/step.md)"},
+     "compress the DP gradients: C (int8, fp8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D)"
+     " on every bucket, or auto[:C] to search per group (compress or not, GPU or CPU, which"
+     " collective); ,fuse=bucket|tensor|dp groups the tensors (dp: the optimal fusion)"
+     " (docs/step.md)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -313,7 +316,7 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");
     const char *gc = cli_args_get(a, "grad-compression");
     weft_diag gd = {0};
-    if (gc && weft_compressor_parse(gc, &p->grad_comp, &gd))
+    if (gc && weft_grad_compression_parse(gc, p, &gd))
         return cli_usage_error(&step_syntax, "bad --grad-compression: %s", gd.msg);
     const char *ord = cli_args_get(a, "order");
     if (ord && !weft_parallel_order_parse(ord, p->order))
@@ -351,7 +354,20 @@ static int read_gpu(const cli_args *a, weft_gpu *g)
     return e ? cli_fail(e, &d) : CLI_EXIT_OK;
 }
 
-static void json_result(cli_json *j, const weft_parallel *p, const weft_step_result *r)
+static const char *fuse_name(const weft_parallel *p)
+{
+    uint32_t f = p->grad_fuse ? p->grad_fuse
+                              : p->grad_auto ? WEFT_GC_FUSE_DP : WEFT_GC_FUSE_BUCKET;
+    return f == WEFT_GC_FUSE_BUCKET ? "bucket" : f == WEFT_GC_FUSE_TENSOR ? "tensor" : "dp";
+}
+
+static const char *gc_place(const weft_gc_group *g)
+{
+    return !g->compressed ? "dense" : g->cpu ? "cpu" : "gpu";
+}
+
+static void json_result(cli_json *j, const weft_parallel *p, const weft_step_result *r,
+                        const weft_gc_report *gr)
 {
     const weft_counts *c = &r->counts;
     cli_json_kv_double(j, "step_s", r->step_s);
@@ -390,8 +406,42 @@ static void json_result(cli_json *j, const weft_parallel *p, const weft_step_res
         cli_json_key(j, "grad_compression");
         cli_json_begin_object(j);
         cli_json_kv_string(j, "compressor", spec);
+        cli_json_kv_string(j, "mode", p->grad_auto ? "auto" : "always");
+        cli_json_kv_string(j, "fuse", fuse_name(p));
         cli_json_kv_double(j, "compute_s", r->compress_s);
+        cli_json_kv_double(j, "compute_gpu_stream_s", r->compress_gpu_s);
+        cli_json_kv_double(j, "compute_cpu_s", r->compress_cpu_s);
         cli_json_kv_uint(j, "bytes_saved", r->compress_saved_bytes);
+        cli_json_kv_uint(j, "groups", r->gc_groups);
+        cli_json_kv_uint(j, "compressed", r->gc_compressed);
+        cli_json_kv_uint(j, "on_cpu", r->gc_cpu);
+        cli_json_kv_double(j, "never_step_s", r->gc_never_step_s);
+        cli_json_kv_double(j, "always_step_s", r->gc_always_step_s);
+        cli_json_kv_bool(j, "exact", r->gc_exact);
+        if (gr) {
+            cli_json_kv_string(j, "units", gr->units);
+            cli_json_kv_uint(j, "unit_count", gr->nunits);
+            cli_json_kv_uint(j, "search_states", gr->states);
+            cli_json_key(j, "plan");
+            cli_json_begin_array(j);
+            for (size_t i = 0; i < gr->n; i++) {
+                const weft_gc_group *x = &gr->g[i];
+                cli_json_begin_object(j);
+                cli_json_kv_uint(j, "first", x->first);
+                cli_json_kv_uint(j, "last", x->last);
+                cli_json_kv_uint(j, "elems", x->elems);
+                cli_json_kv_string(j, "place", gc_place(x));
+                cli_json_kv_string(j, "collective", x->coll);
+                cli_json_kv_double(j, "ready_s", x->ready_s);
+                cli_json_kv_double(j, "compute_s", x->compute_s);
+                cli_json_kv_double(j, "comm_start_s", x->comm_start_s);
+                cli_json_kv_double(j, "end_s", x->end_s);
+                cli_json_kv_uint(j, "bytes", x->bytes);
+                cli_json_kv_uint(j, "bytes_saved", x->bytes_saved);
+                cli_json_end_object(j);
+            }
+            cli_json_end_array(j);
+        }
         cli_json_end_object(j);
     }
     cli_json_key(j, "memory");
@@ -431,8 +481,50 @@ static void par_text(const weft_parallel *p, const weft_counts *c, char *buf, si
              p->tp_comm_overlap ? " tp-overlap" : "", p->flash_attn ? " flash" : "", z);
 }
 
+/* The plan's groups, runs of consecutive groups reduced alike merged. */
+static void print_gc_plan(const weft_gc_report *gr)
+{
+    cli_table tb;
+    cli_table_init(&tb, 8);
+    for (size_t k = 1; k < 8; k++)
+        if (k != 3)
+            cli_table_align_right(&tb, k);
+    cli_table_cell(&tb, "%s", gr->units);
+    cli_table_cell(&tb, "groups");
+    cli_table_cell(&tb, "M elems");
+    cli_table_cell(&tb, "reduced");
+    cli_table_cell(&tb, "compute s");
+    cli_table_cell(&tb, "GiB saved");
+    cli_table_cell(&tb, "start s");
+    cli_table_cell(&tb, "end s");
+    for (size_t i = 0; i < gr->n;) {
+        size_t k = i + 1;
+        while (k < gr->n && gr->g[k].compressed == gr->g[i].compressed &&
+               gr->g[k].cpu == gr->g[i].cpu && !strcmp(gr->g[k].coll, gr->g[i].coll))
+            k++;
+        double el = 0, comp = 0, sv = 0;
+        for (size_t x = i; x < k; x++) {
+            el += (double)gr->g[x].elems;
+            comp += gr->g[x].compute_s;
+            sv += (double)gr->g[x].bytes_saved;
+        }
+        cli_table_cell(&tb, "%u-%u", gr->g[i].first, gr->g[k - 1].last);
+        cli_table_cell(&tb, "%zu", k - i);
+        cli_table_cell(&tb, "%.1f", el / 1e6);
+        cli_table_cell(&tb, "%s %s", gc_place(&gr->g[i]), gr->g[i].coll);
+        cli_table_cell(&tb, "%.4f", comp);
+        cli_table_cell(&tb, "%.2f", sv / GIB);
+        cli_table_cell(&tb, "%.4f", gr->g[i].comm_start_s);
+        cli_table_cell(&tb, "%.4f", gr->g[k - 1].end_s);
+        i = k;
+    }
+    cli_table_print(&tb, stdout, "  ");
+    cli_table_fini(&tb);
+}
+
 static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model *m,
-                         const weft_parallel *p, const weft_step_result *r)
+                         const weft_parallel *p, const weft_step_result *r,
+                         const weft_gc_report *gr)
 {
     const weft_counts *c = &r->counts;
     char par[160];
@@ -473,9 +565,18 @@ static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model
     if (p->grad_comp.kind != WEFT_COMP_NONE) {
         char spec[64];
         weft_compressor_format(&p->grad_comp, spec, sizeof spec);
-        printf("gradient compression %s: %.4f s of compression compute (in dp), %.2f GiB a GPU "
-               "not sent\n",
-               spec, r->compress_s, r->compress_saved_bytes / GIB);
+        printf("gradient compression %s%s, fuse=%s: %u of %u groups compressed (%u on the CPU), "
+               "%.4f s of compression compute (%.4f on the compute stream), %.2f GiB a GPU not "
+               "sent\n",
+               p->grad_auto ? "auto:" : "", spec, fuse_name(p), r->gc_compressed, r->gc_groups,
+               r->gc_cpu, r->compress_s, r->compress_gpu_s, r->compress_saved_bytes / GIB);
+        if (r->gc_groups)
+            printf("step with no compression %.4f s, every bucket compressed on the GPU %.4f s, "
+                   "this plan %.4f s%s\n",
+                   r->gc_never_step_s, r->gc_always_step_s, r->step_s,
+                   r->gc_exact ? "" : " (search capped: not proven optimal)");
+        if (gr && gr->n)
+            print_gc_plan(gr);
     }
     printf("memory per GPU %.1f GiB of %.1f: weights %.1f, gradients %.1f, optimizer %.1f, "
            "activations %.1f\n",
@@ -703,7 +804,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
             cli_json_kv_uint(&j, "ep", q->ep);
             cli_json_kv_uint(&j, "micro_batch", q->micro_batch);
             cli_json_kv_string(&j, "recompute", weft_recompute_name(q->recompute));
-            json_result(&j, q, &e[i].res);
+            json_result(&j, q, &e[i].res, NULL);
             cli_json_end_object(&j);
         }
         cli_json_end_array(&j);
@@ -714,9 +815,11 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
                "memory; the %zu fastest:\n",
                n, m->name, weft_topo_num_ranks(t), g->name, p->global_batch, fit,
                fit < top ? fit : (size_t)top);
+        bool gc = p->grad_comp.kind != WEFT_COMP_NONE;
+        size_t cols = gc ? 8 : 6;
         cli_table tb;
-        cli_table_init(&tb, 6);
-        for (size_t k = 2; k < 6; k++)
+        cli_table_init(&tb, cols);
+        for (size_t k = 2; k < cols; k++)
             cli_table_align_right(&tb, k);
         cli_table_cell(&tb, "rank");
         cli_table_cell(&tb, "parallelism");
@@ -724,6 +827,10 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
         cli_table_cell(&tb, "MFU");
         cli_table_cell(&tb, "GiB");
         cli_table_cell(&tb, "bubble s");
+        if (gc) {
+            cli_table_cell(&tb, "compressed");
+            cli_table_cell(&tb, "dense step s");
+        }
         for (size_t i = 0; i < fit && i < top; i++) {
             char par[160];
             par_text(&e[i].par, &e[i].res.counts, par, sizeof par);
@@ -733,6 +840,13 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, 
             cli_table_cell(&tb, "%.1f%%", 100 * e[i].res.mfu);
             cli_table_cell(&tb, "%.1f", e[i].res.counts.mem_total / GIB);
             cli_table_cell(&tb, "%.4f", e[i].res.bubble_s);
+            if (gc && e[i].res.gc_groups) {
+                cli_table_cell(&tb, "%u/%u", e[i].res.gc_compressed, e[i].res.gc_groups);
+                cli_table_cell(&tb, "%.4f", e[i].res.gc_never_step_s);
+            } else if (gc) {
+                cli_table_cell(&tb, "-");
+                cli_table_cell(&tb, "-");
+            }
         }
         cli_table_print(&tb, stdout, "  ");
         cli_table_fini(&tb);
@@ -1038,6 +1152,13 @@ int cli_cmd_step(int argc, char **argv)
             goto free_ctx;
         }
     }
+    weft_gc_report gcr;
+    memset(&gcr, 0, sizeof gcr);
+    if (p.grad_comp.kind != WEFT_COMP_NONE && r.gc_groups &&
+        (err = weft_work_grad_plan(ctx, &m, &p, &gcr, &d))) {
+        rc = cli_fail(err, &d);
+        goto free_ctx;
+    }
     if (cli_args_has(&a, "json")) {
         cli_json j;
         cli_json_init(&j, stdout);
@@ -1046,7 +1167,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "model", m.name);
         cli_json_kv_string(&j, "gpu", g.name);
         cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
-        json_result(&j, &p, &r);
+        json_result(&j, &p, &r, gcr.g ? &gcr : NULL);
         json_ckpt(&j, &co);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);
@@ -1061,10 +1182,11 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_end_object(&j);
         rc = cli_json_done(&j);
     } else {
-        print_result(t, &g, &m, &p, &r);
+        print_result(t, &g, &m, &p, &r, gcr.g ? &gcr : NULL);
         print_ckpt(&co);
         rc = CLI_EXIT_OK;
     }
+    weft_gc_report_fini(&gcr);
 free_ctx:
     weft_idle_profile_fini(&co.ip);
     weft_work_ctx_free(ctx);

@@ -109,39 +109,13 @@ static weft_err bucketed(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, 
     return weft__work_coll_s(c, p, dp, mask, coll, false, bytes * last, tl, d);
 }
 
-/* Compressed gradient all-reduce (docs/step.md, "Gradient compression"):
- * the ring the dense one uses, every hop carrying compressed chunks, so
- * the bytes of quant-2shot in ring form; at each hop the receiver
- * decompresses, adds and recompresses. One bucket of E parameters of b
- * bytes (q compressed) on n ranks: one full compression, (n - 1) / n of a
- * recompression in the reduce-scatter, 2 (n - 1) / n of a decompression
- * (reduce-scatter and all-gather receptions); each pass reads and writes
- * E b + q bytes, at the GPU's HBM bandwidth: a memory roofline, the least
- * such a kernel can take (no GPU kernel is measured: weft/compress.h). */
-static weft_err comp_bucket(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
-                            uint32_t n, uint64_t elems, uint32_t b, double *t, double *comp,
-                            double *q_out, weft_diag *d)
-{
-    weft_tensor_shape sh = {elems, b, 0, 0};
-    uint64_t q = 0;
-    weft_err err = weft_compress_bytes(&p->grad_comp, &sh, &q, d);
-    if (err || (err = weft__work_coll_s(c, p, dp, mask, WEFT_COLL_ALLREDUCE, false, q, t, d)))
-        return err;
-    double passes = 1 + 3.0 * (n - 1) / n;
-    *comp = passes * ((double)elems * b + (double)q) / c->gpu->hbm_bw;
-    *t += *comp;
-    *q_out = (double)q;
-    return WEFT_OK;
-}
-
 /* The gradient collectives of `params` parameters over the groups of mask
  * (n ranks each), in k's buckets: their total time, when the last ends if
  * they start as a backward of `window` seconds produces them, and the
  * parameter all-gather of a sharded optimizer (*ag). */
 static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp, uint32_t mask,
                            uint32_t n, uint64_t params, double window, double *total, double *end,
-                           double *ag, double *bytes, uint32_t *calls, double *comp,
-                           double *saved, weft_diag *d)
+                           double *ag, double *bytes, uint32_t *calls, weft_diag *d)
 {
     *total = *ag = *end = 0;
     if (n < 2 || params == 0)
@@ -150,27 +124,10 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     double tf, tl;
     uint64_t nb;
     weft_err err;
-    if (p->grad_comp.kind != WEFT_COMP_NONE) {
-        /* As bucketed, each bucket compressed. */
-        nb = params / k.bucket + (params % k.bucket != 0);
-        uint64_t last = params - (nb - 1) * k.bucket;
-        double cf = 0, cl, qf = 0, ql;
-        tf = 0;
-        if ((nb > 1 && (err = comp_bucket(c, p, dp, mask, n, k.bucket, k.grad_bytes, &tf, &cf,
-                                          &qf, d))) ||
-            (err = comp_bucket(c, p, dp, mask, n, last, k.grad_bytes, &tl, &cl, &ql, d)))
-            return err;
-        *comp += (double)(nb - 1) * cf + cl;
-        double q = (double)(nb - 1) * qf + ql;
-        *saved += ring_bytes(WEFT_COLL_ALLREDUCE, n, (double)k.grad_bytes * (double)params) -
-                  ring_bytes(WEFT_COLL_ALLREDUCE, n, q);
-        *bytes += ring_bytes(WEFT_COLL_ALLREDUCE, n, q);
-    } else {
-        err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb, d);
-        if (err)
-            return err;
-        *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
-    }
+    if ((err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb,
+                        d)))
+        return err;
+    *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
     *total = (double)(nb - 1) * tf + tl;
     /* Bucket i is ready at window (i + 1) / nb and runs after bucket i - 1:
      * the last one ends at *end (the whole queue when window is 0). */
@@ -388,11 +345,11 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                              g->name, weft_prec_name(p->prec));
     if (p->grad_comp.kind != WEFT_COMP_NONE) {
         weft_comp_kind k = p->grad_comp.kind;
-        if (weft_comp_is_sparse(k) || k == WEFT_COMP_POWERSGD)
+        if (k == WEFT_COMP_POWERSGD)
             return weft_diag_set(d, WEFT_EINVAL,
-                                 "--grad-compression: %s is not a quantizer (the step models "
-                                 "int8, fp8, qsgd:S and sign)",
-                                 weft_comp_kind_name(k));
+                                 "--grad-compression: the step does not model powersgd (a "
+                                 "quantizer or a sparsifier: int8, fp8, qsgd:S, sign, topk:D, "
+                                 "dgc:D, randk:D, hash:D)");
         if (p->dist_opt || p->zero_stage)
             return weft_diag_set(d, WEFT_EINVAL,
                                  "--grad-compression compresses the gradient all-reduce; %s "
@@ -623,16 +580,19 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
      * group, expert ones over DP x CP / EP (Megatron-Core's data-parallel
      * groups "with context parallel": CP ranks hold the same weights). */
     uint64_t dn = 0, ex = 0;
+    uint32_t bst = 0;
     for (uint32_t st = 0; st < p->pp; st++) {
         uint64_t dn1, ex1;
         weft__work_stage_params(m, p, st, &dn1, &ex1);
         if (dn1 + ex1 > dn + ex) {
             dn = dn1;
             ex = ex1;
+            bst = st;
         }
     }
     uint32_t gdp = weft__work_grad_group(p, dp), egdp = gdp / p->ep;
-    double dpt = 0, dpag = 0, ext = 0, exag = 0, dpbytes = 0, dpend, exend, saved = 0;
+    double dpt = 0, dpag = 0, ext = 0, exag = 0, dpbytes = 0, dpend = 0, exend, saved = 0;
+    double gc_never = -1, gc_always = -1;
     uint32_t dpc = 0;
     /* Overlapped (--overlap-grad-reduce) with the last micro-batch's
      * backward on the first stage, which ends the pipeline; otherwise
@@ -644,12 +604,37 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     if (p->zero_stage == 3) {
         if ((err = zero3(c, m, p, dp, &lt, mb, &r, d)))
             return err;
+    } else if (p->grad_comp.kind != WEFT_COMP_NONE && gdp > 1 && dn > 0) {
+        /* Compressed (gcomp.c): the dense gradients' plan; its end counts
+         * the compression compute the compute stream runs (the backward's
+         * end moves by it). Expert gradients stay dense. */
+        weft__gc_out go;
+        uint64_t bucket = dp_config(p, gdp).bucket;
+        if ((err = weft__work_gc(c, m, p, dp, M_DP | M_EP | M_CP, gdp, bst, dn, window, bucket,
+                                 &go, c->gc_report, d)) ||
+            (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag, &dpbytes,
+                              &dpc, d)))
+            return err;
+        dpt = go.comm;
+        dpend = go.end;
+        dpbytes += go.bytes;
+        dpc += go.calls;
+        saved = go.saved;
+        r.compress_s = go.compute;
+        r.compress_gpu_s = go.gpu;
+        r.compress_cpu_s = go.cpu;
+        r.gc_groups = go.groups;
+        r.gc_compressed = go.compressed;
+        r.gc_cpu = go.on_cpu;
+        r.gc_exact = go.exact;
+        gc_never = go.never_end;
+        gc_always = go.always_end;
     } else if ((err = dp_buckets(c, p, dp, M_DP | M_EP | M_CP, gdp, dn, window, &dpt, &dpend,
-                                 &dpag, &dpbytes, &dpc, &r.compress_s, &saved, d)) ||
+                                 &dpag, &dpbytes, &dpc, d)) ||
                (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag,
-                                 &dpbytes, &dpc, &r.compress_s, &saved, d)))
+                                 &dpbytes, &dpc, d)))
         return err;
-    r.compress_saved_bytes = (uint64_t)saved;
+    r.compress_saved_bytes = saved > 0 ? (uint64_t)saved : 0;
     if (p->zero_stage == 2 && mb > 1) {
         /* ZeRO 2 keeps only its shard of the gradients, so it reduces
          * every micro-batch's, in the backward that produces them. */
@@ -707,6 +692,12 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.step_s = r.compute_s + r.bubble_s + r.optimizer_s;
     for (int k = 0; k < WEFT__COMM_COUNT; k++)
         r.step_s += r.exposed_s[k];
+    /* The DP end enters the step once, through exposed dp (max(end,
+     * window) - window, end >= window): the plans differ by their ends. */
+    if (gc_never >= 0) {
+        r.gc_never_step_s = r.step_s + gc_never - dpend;
+        r.gc_always_step_s = r.step_s + gc_always - dpend;
+    }
     double peak = g->peak[p->prec] > 0 ? g->peak[p->prec] : g->peak[WEFT_PREC_BF16];
     r.mfu = r.counts.model_flops / (r.step_s * c->ranks * peak);
     r.sims = c->sims - sims0;
@@ -715,4 +706,20 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         return err;
     *out = r;
     return WEFT_OK;
+}
+
+/* Here, not in gcomp.c: it runs the step, which calls gcomp.c. */
+weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
+                             weft_gc_report *out, weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    if (p->grad_comp.kind == WEFT_COMP_NONE)
+        return weft_diag_set(d, WEFT_EINVAL, "no --grad-compression to plan");
+    weft_step_result r;
+    c->gc_report = out;
+    weft_err err = weft_work_step(c, m, p, false, NULL, &r, d);
+    c->gc_report = NULL;
+    if (err)
+        weft_gc_report_fini(out);
+    return err;
 }

@@ -1,6 +1,7 @@
 /* Internals of the work module (weft/work.h). Files, lowest first:
  *   gpu, model (counts and checks)  <  compute (kernel times)
- *   <  comm (placement, simulations, cache)  <  pipeline (the 1F1B
+ *   <  comm (placement, simulations, cache)  <  gcomp_search (the
+ *   gradient compression plan's search)  <  gcomp  <  pipeline (the 1F1B
  *   schedule)  <  trace  <  step  <  sweep;  trace  <  idle (link
  *   groups' idle time)  <  ckpt (checkpoints in it);
  *   pbwire  <  chakra (Chakra trace decoding)  <  chakra_run (above comm
@@ -140,6 +141,7 @@ struct weft_work_ctx {
     /* NCCL's view of the fabric (weft_nccl_fabric_get), made on first use
      * by the gpu model: 0 not yet, 1 made, -1 none (fewer than 2 ranks). */
     bool trace_idle; /* weft_work_ctx_set_trace_idle */
+    weft_gc_report *gc_report; /* weft_work_grad_plan: the step fills it */
     int nccl_state;
     weft_nccl_fabric nccl;
 };
@@ -195,6 +197,79 @@ void weft__work_moe_free(weft_work_ctx *c);
  * leaves a rank. WEFT_EINVAL when t is not of the fabric's ranks. */
 weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
                               weft_diag *d);
+
+/* ---- gcomp_search.c: the gradient compression plan's search ---- */
+
+/* What reducing one group costs on each resource (gcomp_search.c gives
+ * the timeline): seconds on the compute stream (delaying the backward),
+ * on the compressing CPU thread, on the communication stream, on the
+ * decompressing CPU thread; 0: not used. */
+typedef struct weft__gc_job {
+    double gpu, cpu_pre, comm, cpu_post;
+} weft__gc_job;
+
+/* When each resource is next free, D the compute stream's delay so far. */
+typedef struct weft__gc_state {
+    double D, comm, cpu_c, cpu_d;
+} weft__gc_state;
+
+/* The cost of group [i, j) (units i .. j - 1) with option opt. */
+typedef weft_err (*weft__gc_cost_fn)(void *arg, uint32_t i, uint32_t j, uint32_t opt,
+                                     weft__gc_job *out, weft_diag *d);
+
+typedef struct weft__gc_prob {
+    uint32_t n;          /* units, in the order the backward produces them */
+    const double *ready; /* n: when each is produced, without compression compute */
+    double window;       /* the backward's end without it */
+    uint32_t nopt;       /* options 0 .. nopt - 1 (<= 32) */
+    uint32_t opt_mask;   /* the allowed ones */
+    bool fuse;           /* groups of any consecutive units; else one unit each */
+    size_t max_states;   /* per boundary; 0: no cap (exact) */
+    weft__gc_cost_fn cost;
+    void *arg;
+} weft__gc_prob;
+
+/* The plan: groups [cut[g], cut[g + 1]) with options opt[g]. */
+typedef struct weft__gc_sol {
+    uint32_t ng;
+    uint32_t *cut, *opt;
+    double end;
+    size_t states;
+    bool exact;
+} weft__gc_sol;
+
+/* One group on the timeline: from state s, its last unit produced at
+ * ready; the state after it, when its collective starts and when it is
+ * done (either may be NULL). */
+void weft__gc_apply(const weft__gc_state *s, double ready, const weft__gc_job *j,
+                    weft__gc_state *o, double *start, double *end);
+/* The end of a plan whose last state is s. */
+double weft__gc_final(const weft__gc_state *s, double window);
+/* The end of the plan of ng groups cut, opt. */
+weft_err weft__gc_eval(const weft__gc_prob *pr, const uint32_t *cut, const uint32_t *opt,
+                       uint32_t ng, double *end, weft_diag *d);
+/* The plan of least end (exact unless max_states cut a Pareto set:
+ * out->exact). WEFT_ENOMEM, the cost's errors. */
+weft_err weft__gc_search(const weft__gc_prob *pr, weft__gc_sol *out, weft_diag *d);
+void weft__gc_sol_fini(weft__gc_sol *s);
+
+/* ---- gcomp.c: the step's gradient compression ---- */
+
+/* The dense DP gradients of stage `stage` (`params` of them, n ranks per
+ * group of mask) under p->grad_comp, the last micro-batch's backward
+ * ending at window, Megatron's buckets of `bucket`: when the last is
+ * reduced (*end, >= window), the collectives' time, the bytes and calls
+ * of one GPU, and the report's figures. rep (may be NULL) receives the
+ * plan. */
+typedef struct weft__gc_out {
+    double end, comm, bytes, compute, gpu, cpu, saved;
+    uint32_t calls, groups, compressed, on_cpu;
+    double never_end, always_end;
+    bool exact;
+} weft__gc_out;
+weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_parallel *p, uint32_t dp,
+                       uint32_t mask, uint32_t n, uint32_t stage, uint64_t params, double window,
+                       uint64_t bucket, weft__gc_out *out, weft_gc_report *rep, weft_diag *d);
 
 /* ---- pipeline.c ---- */
 

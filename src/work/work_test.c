@@ -863,7 +863,7 @@ static void test_oom(void)
  * 4E + E + 4 bytes at A100's HBM bandwidth; it sends 2 x 15/16 x (4E -
  * (E + 4)) bytes fewer. Not overlapped, it is all exposed, so the step
  * changes by exactly the DP time's change. With 25 Gb/s a host int8
- * beats dense; a sparse compressor or a sharded optimizer is refused. */
+ * beats dense; PowerSGD or a sharded optimizer is refused. */
 static void test_grad_compression(void)
 {
     const char *fab[2] = {"a100:2", "a100:2,nicbw=3.125Gbps"};
@@ -892,7 +892,10 @@ static void test_grad_compression(void)
                   WEFT_OK);
         double comp = (1 + 3.0 * 15 / 16) * (5 * E + 4) / g.hbm_bw;
         CHECK_REL(q.compress_s, comp, 1e-12);
-        CHECK_REL(q.comm_s[WEFT_COMM_DP], wire + comp, 1e-12);
+        /* The compression pass runs on the compute stream, the rest in
+         * the collective: exposed, both. */
+        CHECK_REL(q.compress_gpu_s, (5 * E + 4) / g.hbm_bw, 1e-12);
+        CHECK_REL(q.comm_s[WEFT_COMM_DP], wire + comp - q.compress_gpu_s, 1e-12);
         CHECK_REL(q.exposed_s[WEFT_COMM_DP], wire + comp, 1e-12);
         CHECK_INT(q.compress_saved_bytes, (uint64_t)(2.0 * 15 / 16 * 4 * E -
                                                      2.0 * 15 / 16 * (E + 4)));
@@ -905,10 +908,11 @@ static void test_grad_compression(void)
                q.comm_s[WEFT_COMM_DP], q.compress_s);
         if (f)
             CHECK(q.step_s < dense.step_s);
-        CHECK_ERR(weft_compressor_parse("topk:0.01", &p.grad_comp, &d), WEFT_OK);
+        CHECK_ERR(weft_compressor_parse("powersgd:4", &p.grad_comp, &d), WEFT_OK);
         CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &q, &d), WEFT_EINVAL);
-        CHECK_STR(d.msg, "--grad-compression: topk is not a quantizer (the step models int8, "
-                         "fp8, qsgd:S and sign)");
+        CHECK_STR(d.msg, "--grad-compression: the step does not model powersgd (a quantizer or "
+                         "a sparsifier: int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D, "
+                         "hash:D)");
         CHECK_ERR(weft_compressor_parse("sign", &p.grad_comp, &d), WEFT_OK);
         p.dist_opt = true;
         CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &q, &d), WEFT_EINVAL);

@@ -19,13 +19,31 @@ expect_out_has "memory per GPU 28.9 GiB of 80.0: weights 3.1, gradients 6.2, opt
 run step --fabric a100:2,nicbw=3.125Gbps --gpu a100-80g $GPT --grad-compression int8
 expect_rc 0
 expect_out_has "step 1.8165 s"
-expect_out_has "gradient compression int8: 0.0154 s of compression compute (in dp), 8.66 GiB a GPU not sent"
+expect_out_has "gradient compression int8, fuse=bucket: 1 of 1 groups compressed (0 on the CPU), 0.0154 s of compression compute (0.0041 on the compute stream), 8.66 GiB a GPU not sent"
+expect_out_has "step with no compression 4.7751 s, every bucket compressed on the GPU 1.8165 s, this plan 1.8165 s"
+# auto: the search per bucket (top-k at 1 %: two buckets on the CPU).
+run step --fabric a100:2,nicbw=3.125Gbps --gpu a100-80g $GPT --overlap-grad-reduce \
+    --grad-compression auto:topk:0.01,fuse=bucket
+expect_rc 0
+expect_out_has "gradient compression auto:topk:0.01, fuse=bucket: 42 of 42 groups compressed (2 on the CPU)"
+expect_out_has "step with no compression 4.6343 s, every bucket compressed on the GPU 1.3081 s, this plan 1.3079 s"
+expect_out_has "  22-22         1     40.0  cpu sparse-ag     0.2693       0.23   0.3444  0.3700"
+run step --fabric a100:2,nicbw=3.125Gbps --gpu a100-80g $GPT --overlap-grad-reduce \
+    --grad-compression auto:topk:0.01,fuse=bucket --json
+expect_rc 0
+for key in '"mode": "auto"' '"fuse": "bucket"' '"on_cpu": 2' '"units": "buckets"' \
+    '"place": "cpu"' '"collective": "sparse-ag"' '"exact": true'; do
+    expect_out_has "$key"
+done
+run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression auto,fuse=lots
+expect_rc 2
+expect_err_has "weft: bad --grad-compression: --grad-compression 'auto,fuse=lots': unknown option 'fuse=lots' (fuse=bucket, fuse=tensor or fuse=dp)"
 run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression bogus
 expect_rc 2
 expect_err_has "weft: bad --grad-compression: unknown compressor 'bogus' (none, fp8[:B], int8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D, powersgd:R)"
-run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression topk:0.01
+run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression powersgd:4
 expect_rc 1
-expect_err_has "weft: --grad-compression: topk is not a quantizer (the step models int8, fp8, qsgd:S and sign)"
+expect_err_has "weft: --grad-compression: the step does not model powersgd (a quantizer or a sparsifier: int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D)"
 
 run step --fabric a100:2 --gpu a100-80g $GPT --json
 expect_rc 0
