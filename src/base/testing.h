@@ -10,6 +10,8 @@
 #define WEFT_BASE_TESTING_H
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +55,22 @@ extern int weft__test_failed;
             fprintf(stderr, "%s:%d: CHECK_INT failed: %s == %lld, expected %s == %lld\n",          \
                     __FILE__, __LINE__, #a, va_, #b, vb_);                                         \
         }                                                                                          \
+    } while (0)
+
+/* Whether a is within tol x |b| of b, the expected value. */
+static inline bool weft_test_rel_close(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * fabs(b);
+}
+
+/* a within a relative tol of the expected b; prints both when not. */
+#define CHECK_REL(a, b, tol)                                                                       \
+    do {                                                                                           \
+        double x_ = (a), y_ = (b);                                                                 \
+        if (!weft_test_rel_close(x_, y_, tol))                                                     \
+            fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, x_,   \
+                    y_);                                                                           \
+        CHECK(weft_test_rel_close(x_, y_, tol));                                                   \
     } while (0)
 
 #define CHECK_ERR(a, b)                                                                            \

@@ -14,6 +14,8 @@
 #include "cli/json.h"
 #include "cli/megatron_flags.h"
 #include "cli/outfile.h"
+#include "cli/step_chakra.h"
+#include "cli/step_ckpt.h"
 #include "cli/step_dlrm.h"
 #include "cli/table.h"
 #include "weft/work.h"
@@ -584,187 +586,6 @@ static void print_result(const weft_topo *t, const weft_gpu *g, const weft_model
            c->mem_optim / GIB, c->mem_act / GIB);
 }
 
-static void json_chakra(cli_json *j, const weft_chakra_result *r)
-{
-    cli_json_kv_double(j, "total_s", r->total_s);
-    cli_json_kv_double(j, "step_s", r->total_s);
-    cli_json_key(j, "per_rank");
-    cli_json_begin_array(j);
-    for (uint32_t i = 0; i < r->ranks; i++) {
-        const weft_chakra_rank *k = &r->rank[i];
-        cli_json_begin_object(j);
-        cli_json_kv_uint(j, "rank", i);
-        cli_json_kv_uint(j, "nodes", k->nodes);
-        cli_json_kv_double(j, "end_s", k->end_s);
-        cli_json_kv_double(j, "compute_s", k->compute_s);
-        cli_json_kv_double(j, "cpu_s", k->cpu_s);
-        cli_json_kv_double(j, "comm_s", k->comm_s);
-        cli_json_kv_double(j, "exposed_comm_s", k->exposed_s);
-        cli_json_end_object(j);
-    }
-    cli_json_end_array(j);
-    cli_json_key(j, "comm");
-    cli_json_begin_object(j);
-    for (int k = 0; k < WEFT__COLL_COUNT; k++) {
-        if (k == WEFT_COLL_REDUCE)
-            continue;
-        cli_json_key(j, weft_coll_name((weft_coll)k));
-        cli_json_begin_object(j);
-        cli_json_kv_uint(j, "calls", r->coll_calls[k]);
-        cli_json_kv_double(j, "time_s", r->coll_s[k]);
-        cli_json_kv_uint(j, "bytes", r->coll_bytes[k]);
-        cli_json_end_object(j);
-    }
-    cli_json_key(j, "p2p");
-    cli_json_begin_object(j);
-    cli_json_kv_uint(j, "calls", r->p2p_calls);
-    cli_json_kv_double(j, "time_s", r->p2p_s);
-    cli_json_kv_uint(j, "bytes", r->p2p_bytes);
-    cli_json_end_object(j);
-    cli_json_end_object(j);
-    cli_json_kv_uint(j, "barriers", r->barriers);
-    cli_json_kv_uint(j, "batches", r->batches);
-    cli_json_kv_uint(j, "simulations", r->sims);
-    cli_json_kv_uint(j, "simulation_cache_hits", r->sim_hits);
-    cli_json_kv_uint(j, "joint_simulations", r->joint_sims);
-    cli_json_kv_uint(j, "joint_batches", r->joint_jobs);
-    cli_json_kv_uint(j, "joint_dropped", r->joint_dropped);
-}
-
-static void print_chakra(const char *prefix, const char *spec, const weft_chakra *w,
-                         const weft_chakra_result *r)
-{
-    printf("chakra %s: %u ranks, %llu nodes, on %s\n", prefix, r->ranks,
-           (unsigned long long)weft_chakra_nodes(w), spec);
-    printf("total %.6f s (%u batches of concurrent communication, %u simulations", r->total_s,
-           r->batches, r->sims);
-    if (r->joint_sims)
-        printf(", %u of overlapping batches together", r->joint_sims);
-    printf(")\n");
-    cli_table tb;
-    cli_table_init(&tb, 6);
-    for (size_t k = 0; k < 6; k++)
-        cli_table_align_right(&tb, k);
-    cli_table_cell(&tb, "rank");
-    cli_table_cell(&tb, "nodes");
-    cli_table_cell(&tb, "end s");
-    cli_table_cell(&tb, "compute s");
-    cli_table_cell(&tb, "comm s");
-    cli_table_cell(&tb, "exposed comm s");
-    for (uint32_t i = 0; i < r->ranks; i++) {
-        const weft_chakra_rank *k = &r->rank[i];
-        cli_table_cell(&tb, "%u", i);
-        cli_table_cell(&tb, "%llu", (unsigned long long)k->nodes);
-        cli_table_cell(&tb, "%.6f", k->end_s);
-        cli_table_cell(&tb, "%.6f", k->compute_s);
-        cli_table_cell(&tb, "%.6f", k->comm_s);
-        cli_table_cell(&tb, "%.6f", k->exposed_s);
-    }
-    cli_table_print(&tb, stdout, "  ");
-    cli_table_fini(&tb);
-    cli_table_init(&tb, 4);
-    for (size_t k = 1; k < 4; k++)
-        cli_table_align_right(&tb, k);
-    cli_table_cell(&tb, "communication");
-    cli_table_cell(&tb, "calls");
-    cli_table_cell(&tb, "time s");
-    cli_table_cell(&tb, "MiB");
-    for (int k = 0; k <= WEFT__COLL_COUNT; k++) {
-        uint32_t calls = k < WEFT__COLL_COUNT ? r->coll_calls[k] : r->p2p_calls;
-        if (!calls)
-            continue;
-        cli_table_cell(&tb, "%s", k < WEFT__COLL_COUNT ? weft_coll_name((weft_coll)k) : "send/recv");
-        cli_table_cell(&tb, "%u", calls);
-        cli_table_cell(&tb, "%.6f", k < WEFT__COLL_COUNT ? r->coll_s[k] : r->p2p_s);
-        cli_table_cell(&tb, "%.2f",
-                       (k < WEFT__COLL_COUNT ? r->coll_bytes[k] : r->p2p_bytes) / 1048576.0);
-    }
-    if (r->barriers) {
-        cli_table_cell(&tb, "barrier");
-        cli_table_cell(&tb, "%u", r->barriers);
-        cli_table_cell(&tb, "%.6f", 0.0);
-        cli_table_cell(&tb, "-");
-    }
-    cli_table_print(&tb, stdout, "  ");
-    cli_table_fini(&tb);
-}
-
-/* weft step --chakra PREFIX: the traces on the fabric. */
-static int run_chakra(const cli_args *a, const char *prefix)
-{
-    static const char *const model_flags[] = {"model", "sweep", "top", "order", "list-models",
-                                              "num-layers", "hidden-size",
-                                              "tensor-model-parallel-size",
-                                              "pipeline-model-parallel-size",
-                                              "global-batch-size", NULL};
-    for (size_t i = 0; model_flags[i]; i++)
-        if (cli_args_has(a, model_flags[i]))
-            return cli_usage_error(&step_syntax, "--chakra runs traces: --%s does not apply",
-                                   model_flags[i]);
-    const char *spec = cli_args_get(a, "fabric");
-    if (!spec)
-        return cli_usage_error(&step_syntax, "missing --fabric SPEC");
-    weft_gpu g;
-    bool has_gpu = cli_args_get(a, "gpu") || cli_args_get(a, "gpu-file");
-    int rc;
-    if (has_gpu && (rc = read_gpu(a, &g)))
-        return rc;
-    weft_topo *t = NULL;
-    if ((rc = cli_load_fabric(a, spec, &t)))
-        return rc;
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft_chakra *w = NULL;
-    weft_work_ctx *ctx = NULL;
-    cli_context_object("reading the Chakra traces");
-    weft_err err = weft_chakra_load(prefix, weft_topo_num_ranks(t), &w, &d);
-    if (!err)
-        err = weft_work_ctx_new(t, has_gpu ? &g : NULL, NULL, &ctx);
-    if (err) {
-        rc = cli_fail(err, &d);
-        goto free_all;
-    }
-    const char *trace_path = cli_args_get(a, "trace");
-    cli_out out;
-    if (trace_path && (rc = cli_out_open(&out, trace_path)))
-        goto free_all;
-    weft_chakra_result r;
-    cli_context_object("running the Chakra traces");
-    err = weft_chakra_run(ctx, w, trace_path ? out.f : NULL, &r, &d);
-    if (trace_path) {
-        int crc = cli_out_close(&out, err == WEFT_OK);
-        if (!err && crc) {
-            weft_chakra_result_fini(&r);
-            rc = crc;
-            goto free_all;
-        }
-    }
-    if (err) {
-        rc = cli_fail(err, &d);
-        goto free_all;
-    }
-    if (cli_args_has(a, "json")) {
-        cli_json j;
-        cli_json_init(&j, stdout);
-        cli_json_begin_object(&j);
-        cli_json_kv_uint(&j, "ranks", weft_topo_num_ranks(t));
-        cli_json_kv_string(&j, "chakra", prefix);
-        cli_json_kv_uint(&j, "nodes", weft_chakra_nodes(w));
-        json_chakra(&j, &r);
-        cli_json_end_object(&j);
-        rc = cli_json_done(&j);
-    } else {
-        print_chakra(prefix, spec, w, &r);
-        rc = CLI_EXIT_OK;
-    }
-    weft_chakra_result_fini(&r);
-free_all:
-    weft_work_ctx_free(ctx);
-    weft_chakra_free(w);
-    weft_topo_free(t);
-    return rc;
-}
-
 static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const weft_topo *t, const weft_gpu *g,
                      const weft_model *m, const weft_parallel *p)
 {
@@ -870,157 +691,13 @@ static int real_flag(const cli_args *a, const char *name, double *out)
     return CLI_EXIT_OK;
 }
 
-/* --idle, --checkpoint: what to add to the report. */
-typedef struct ckpt_out {
-    bool idle, ckpt;
-    weft_idle_profile ip;
-    weft_ckpt_spec spec;
-    weft_ckpt_result cr;
-    double F, restart;
-    uint32_t boxes;
-} ckpt_out;
-
-/* k = 1 .. K + 1 (at most the boxes) simultaneous box failures. */
-static uint32_t loss_ks(const ckpt_out *o)
-{
-    uint32_t k = o->spec.replicas + 1;
-    return k < o->boxes ? k : o->boxes;
-}
-
-static void json_ckpt(cli_json *j, const ckpt_out *o)
-{
-    if (o->idle) {
-        cli_json_key(j, "idle");
-        cli_json_begin_array(j);
-        for (size_t i = 0; i < o->ip.n; i++) {
-            const weft_idle_group *g = &o->ip.g[i];
-            cli_json_begin_object(j);
-            cli_json_kv_string(j, "group", g->name);
-            cli_json_kv_double(j, "bw_gbs", g->bw_gbs);
-            cli_json_kv_double(j, "busy_s", g->busy_ns * 1e-9);
-            cli_json_kv_double(j, "idle_s", g->idle_ns * 1e-9);
-            cli_json_kv_double(j, "idle_bytes", g->idle_bytes);
-            cli_json_key(j, "intervals");
-            cli_json_begin_array(j);
-            for (size_t k = 0; k < g->n; k++) {
-                cli_json_begin_array(j);
-                cli_json_double(j, g->iv[k][0]);
-                cli_json_double(j, g->iv[k][1]);
-                cli_json_end_array(j);
-            }
-            cli_json_end_array(j);
-            cli_json_end_object(j);
-        }
-        cli_json_end_array(j);
-    }
-    if (!o->ckpt)
-        return;
-    const weft_ckpt_result *c = &o->cr;
-    bool gem = o->spec.kind == WEFT_CKPT_GEMINI;
-    cli_json_key(j, "checkpoint");
-    cli_json_begin_object(j);
-    cli_json_kv_string(j, "kind", gem ? "gemini" : "remote");
-    if (gem) {
-        cli_json_kv_uint(j, "replicas", o->spec.replicas);
-        cli_json_kv_string(j, "placement", o->spec.place == WEFT_CKPT_RING ? "ring" : "group");
-    }
-    cli_json_kv_uint(j, "bytes_gpu", c->bytes_gpu);
-    cli_json_kv_double(j, "bytes_box", c->bytes_box);
-    cli_json_kv_double(j, "send_box", c->send_box);
-    if (gem) {
-        cli_json_kv_double(j, "host_need", c->host_need);
-        cli_json_kv_bool(j, "host_fits", c->host_fits);
-        cli_json_kv_double(j, "idle_bytes", c->idle_bytes);
-    }
-    cli_json_kv_double(j, "path_gbs", c->path_gbs);
-    cli_json_kv_uint(j, "iterations_per_checkpoint", c->iters);
-    cli_json_kv_double(j, "added_s", gem && c->iters ? 0 : c->added_every_s);
-    cli_json_kv_double(j, "added_s_every_iteration", c->added_every_s);
-    if (o->F > 0) {
-        cli_json_kv_double(j, "failures_per_day", o->F);
-        cli_json_kv_double(j, "restart_s", o->restart);
-        cli_json_kv_double(j, "interval_s", c->interval_s);
-        cli_json_kv_double(j, "lost_per_day_s", c->lost_per_day_s);
-    }
-    if (gem) {
-        cli_json_key(j, "loss_probability");
-        cli_json_begin_array(j);
-        for (uint32_t k = 1; k <= loss_ks(o); k++) {
-            cli_json_begin_object(j);
-            cli_json_kv_uint(j, "failures", k);
-            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
-            double pr = weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k);
-            cli_json_key(j, "group"); /* null: boxes not a multiple of K */
-            if (isnan(pg))
-                cli_json_null(j);
-            else
-                cli_json_double(j, pg);
-            cli_json_kv_double(j, "ring", pr);
-            cli_json_end_object(j);
-        }
-        cli_json_end_array(j);
-    }
-    cli_json_end_object(j);
-}
-
-static void print_ckpt(const ckpt_out *o)
-{
-    if (o->idle) {
-        printf("\nidle time per link group (step %.6f s):\n", o->ip.step_ns * 1e-9);
-        for (size_t i = 0; i < o->ip.n; i++) {
-            const weft_idle_group *g = &o->ip.g[i];
-            printf("  %-12s busy %.6f s  idle %.6f s in %zu intervals  %.1f GB/s: %.3f GB idle\n",
-                   g->name, g->busy_ns * 1e-9, g->idle_ns * 1e-9, g->n, g->bw_gbs,
-                   g->idle_bytes / 1e9);
-        }
-    }
-    if (!o->ckpt)
-        return;
-    const weft_ckpt_result *c = &o->cr;
-    bool gem = o->spec.kind == WEFT_CKPT_GEMINI;
-    printf("\ncheckpoint: %s", gem ? "gemini" : "remote");
-    if (gem)
-        printf(" (%u replicas, %s placement)", o->spec.replicas,
-               o->spec.place == WEFT_CKPT_RING ? "ring" : "group");
-    printf("\n  state      %.2f GB per GPU, %.1f GB per box; a box sends %.1f GB at %.1f GB/s\n",
-           c->bytes_gpu / 1e9, c->bytes_box / 1e9, c->send_box / 1e9, c->path_gbs);
-    if (gem) {
-        printf("  host       %.1f GB per box for the replicas (%s)\n", c->host_need / 1e9,
-               c->host_fits ? "fits" : "does not fit the host's memory");
-        printf("  idle       %.1f GB a step on the tightest box's NICs\n", c->idle_bytes / 1e9);
-        if (c->iters)
-            printf("  every      %u iteration%s at no added step time\n", c->iters,
-                   c->iters == 1 ? "" : "s");
-        else
-            printf("  every      iteration, adding %.4f s (no idle time)\n", c->added_every_s);
-        if (c->iters > 1)
-            printf("  each step  %.4f s added to checkpoint every iteration\n", c->added_every_s);
-    } else {
-        printf("  save       %.4f s, blocking, every %u iterations\n", c->added_every_s, c->iters);
-    }
-    if (o->F > 0)
-        printf("  failures   %.3g a day, %.3g s restart: interval %.3f s, %.1f s lost a day\n",
-               o->F, o->restart, c->interval_s, c->lost_per_day_s);
-    if (gem)
-        for (uint32_t k = 1; k <= loss_ks(o); k++) {
-            double pg = weft_ckpt_loss_prob(WEFT_CKPT_GROUP, o->boxes, o->spec.replicas, k);
-            printf("  P(loss | %u box%s fail) group ", k, k == 1 ? "" : "es");
-            if (isnan(pg)) /* boxes not a multiple of K */
-                printf("-");
-            else
-                printf("%.3g", pg);
-            printf(", ring %.3g\n",
-                   weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k));
-        }
-}
-
 int cli_cmd_step(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&step_syntax, argc, argv, &a);
     if (rc != CLI_CONTINUE)
         return rc;
-    ckpt_out co;
+    cli_ckpt_out co;
     memset(&co, 0, sizeof co);
     const char *chakra = cli_args_get(&a, "chakra");
     if (chakra && cli_step_dlrm_flag(&a)) {
@@ -1029,7 +706,10 @@ int cli_cmd_step(int argc, char **argv)
         goto free_args;
     }
     if (chakra) {
-        rc = run_chakra(&a, chakra);
+        weft_gpu g;
+        bool has_gpu = cli_args_get(&a, "gpu") || cli_args_get(&a, "gpu-file");
+        if (!has_gpu || !(rc = read_gpu(&a, &g)))
+            rc = cli_step_chakra(&a, chakra, &step_syntax, has_gpu ? &g : NULL);
         goto free_args;
     }
     if (cli_step_is_dlrm(cli_args_get(&a, "model"))) {
@@ -1168,7 +848,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "gpu", g.name);
         cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
         json_result(&j, &p, &r, gcr.g ? &gcr : NULL);
-        json_ckpt(&j, &co);
+        cli_step_ckpt_json(&j, &co);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);
         for (size_t i = 0; i < seen.n_ignored; i++)
@@ -1183,7 +863,7 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_json_done(&j);
     } else {
         print_result(t, &g, &m, &p, &r, gcr.g ? &gcr : NULL);
-        print_ckpt(&co);
+        cli_step_ckpt_print(&co);
         rc = CLI_EXIT_OK;
     }
     weft_gc_report_fini(&gcr);

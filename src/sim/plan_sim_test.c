@@ -10,19 +10,6 @@
 #include "weft/exec_model.h"
 #include "weft/sim.h"
 
-static bool rel_close(double a, double b, double tol)
-{
-    return fabs(a - b) <= tol * fabs(b);
-}
-
-#define CHECK_REL(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double x_ = (a), y_ = (b);                                                                 \
-        if (!rel_close(x_, y_, tol))                                                               \
-            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
-        CHECK(rel_close(x_, y_, tol));                                                             \
-    } while (0)
-
 /* The ring algorithm as a plan: C = N chunks. Reduce-scatter step k: rank
  * r reduces chunk (r - k) mod N into rank r+1, after step k-1 of rank r-1.
  * Allgather step k: rank r copies chunk (r + 1 - k) mod N to rank r+1. The

@@ -8,19 +8,6 @@
 #include "topo/testing_topo.h"
 #include "weft/sim.h"
 
-static bool rel_close(double a, double b, double tol)
-{
-    return fabs(a - b) <= tol * fabs(b);
-}
-
-#define CHECK_REL(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double x_ = (a), y_ = (b);                                                                 \
-        if (!rel_close(x_, y_, tol))                                                               \
-            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
-        CHECK(rel_close(x_, y_, tol));                                                             \
-    } while (0)
-
 /* steps x (alpha + hop latency + size/N/B). */
 static double closed_form(weft_coll coll, uint32_t n, double size, double bw, double lat,
                           double alpha)

@@ -17,14 +17,6 @@ static double rel_err(double a, double b)
     return fabs(a - b) / fabs(b);
 }
 
-#define CHECK_REL(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double x_ = (a), y_ = (b);                                                                 \
-        if (!(rel_err(x_, y_) <= (tol)))                                                           \
-            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
-        CHECK(rel_err(x_, y_) <= (tol));                                                           \
-    } while (0)
-
 /* Seven routes over eleven links. Link 1 ties with link 0 on route 0 (only
  * the first tightest link is essential), link 2 is shared with headroom,
  * link 5 is private with headroom, link 8 is shared and can saturate

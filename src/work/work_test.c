@@ -9,39 +9,12 @@
 #include "base/testing.h"
 #include "topo/testing_topo.h"
 #include "weft/traffic.h"
+#include "work/testing_work.h"
 #include "work/work_internal.h"
-
-static bool rel_close(double a, double b, double tol)
-{
-    return fabs(a - b) <= tol * fabs(b);
-}
-
-#define CHECK_REL(a, b, tol)                                                                       \
-    do {                                                                                           \
-        double x_ = (a), y_ = (b);                                                                 \
-        if (!rel_close(x_, y_, tol))                                                               \
-            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
-        CHECK(rel_close(x_, y_, tol));                                                             \
-    } while (0)
-
-/* A GPT of 2 layers, hidden 64, 4 heads, sequence 32, vocabulary 256. */
-static weft_model tiny(void)
-{
-    weft_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "tiny");
-    m.layers = 2;
-    m.hidden = 64;
-    m.heads = 4;
-    m.seq = 32;
-    m.vocab = 256;
-    weft_model_complete(&m);
-    return m;
-}
 
 static void test_counts(void)
 {
-    weft_model m = tiny();
+    weft_model m = weft__test_tiny_model();
     CHECK_INT(m.ffn, 256);
     CHECK_INT(m.kv_channels, 16);
     weft_parallel p;
@@ -139,61 +112,52 @@ static void test_llama_moe_counts(void)
                                      2 * T * 128 * 4 + 3 * 2 * T * 128 * 64 * 3);
 }
 
-static void check_bad(const weft_parallel *p, const weft_model *m, uint32_t ranks, const char *msg)
-{
-    weft_diag d;
-    weft_diag_clear(&d);
-    weft_counts c;
-    CHECK_ERR(weft_work_counts(m, p, ranks, &c, &d), WEFT_EINVAL);
-    CHECK_STR(d.msg, msg);
-}
-
 static void test_checks(void)
 {
-    weft_model m = tiny();
+    weft_model m = weft__test_tiny_model();
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 3;
-    check_bad(&p, &m, 4,
+    weft__test_check_refused(&p, &m, 4,
               "--tensor-model-parallel-size (3) x --pipeline-model-parallel-size (1) x "
               "--context-parallel-size (1) = 3 does not divide the fabric's 4 ranks");
     p.tp = 8;
-    check_bad(&p, &m, 8,
+    weft__test_check_refused(&p, &m, 8,
               "--num-attention-heads (4) is not divisible by --tensor-model-parallel-size (8)");
     weft_parallel_init(&p);
     p.pp = 4;
-    check_bad(&p, &m, 4, "--num-layers (2) is not divisible by --pipeline-model-parallel-size (4)");
+    weft__test_check_refused(&p, &m, 4, "--num-layers (2) is not divisible by --pipeline-model-parallel-size (4)");
     weft_parallel_init(&p);
     p.micro_batch = 2;
     p.global_batch = 6;
-    check_bad(&p, &m, 2,
+    weft__test_check_refused(&p, &m, 2,
               "--global-batch-size (6) is not divisible by --micro-batch-size (2) x "
               "data-parallel size (2)");
     weft_parallel_init(&p);
     p.ep = 2;
-    check_bad(&p, &m, 2, "--expert-model-parallel-size (2) needs --num-experts");
+    weft__test_check_refused(&p, &m, 2, "--expert-model-parallel-size (2) needs --num-experts");
     weft_parallel_init(&p);
     p.cp = 2;
     p.global_batch = 1;
     m.seq = 30;
-    check_bad(&p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
-    m = tiny();
+    weft__test_check_refused(&p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
+    m = weft__test_tiny_model();
     m.layers = 8;
     weft_parallel_init(&p);
     p.pp = 2;
     p.layers_per_vstage = 3;
     p.global_batch = 2;
-    check_bad(&p, &m, 2,
+    weft__test_check_refused(&p, &m, 2,
               "--num-layers-per-virtual-pipeline-stage (3) does not divide the 4 layers of a "
               "pipeline stage");
     p.layers_per_vstage = 2;
     p.global_batch = 3;
-    check_bad(&p, &m, 2,
+    weft__test_check_refused(&p, &m, 2,
               "number of microbatches (3) is not divisible by --pipeline-model-parallel-size (2) "
               "when using the interleaved schedule");
     m.query_groups = 3;
     weft_parallel_init(&p);
-    check_bad(&p, &m, 1, "--num-attention-heads (4) is not divisible by --num-query-groups (3)");
+    weft__test_check_refused(&p, &m, 1, "--num-attention-heads (4) is not divisible by --num-query-groups (3)");
 }
 
 static void test_groups(void)
@@ -330,7 +294,7 @@ static void test_deepseek_v3_counts(void)
     CHECK_INT(nd, 3);
     /* --moe-layer-freq 2 on 4 layers: layers 0 and 2 MoE; with PP 2 each
      * stage has one of each. */
-    weft_model q = tiny();
+    weft_model q = weft__test_tiny_model();
     q.experts = 4;
     q.moe_freq = 2;
     weft_parallel_init(&p);
@@ -341,7 +305,7 @@ static void test_deepseek_v3_counts(void)
     CHECK_INT(nd, 1);
     /* Full recomputation keeps one whole layer's set: an all-MoE model's
      * MoE layer even when its dense ffn would be larger. */
-    weft_model e = tiny();
+    weft_model e = weft__test_tiny_model();
     e.experts = 4;
     e.topk = 1;
     e.moe_ffn = 16; /* ffn 256 */
@@ -352,7 +316,7 @@ static void test_deepseek_v3_counts(void)
     CHECK(fm < weft__work_layer_act(&e, false, &p, WEFT_RECOMPUTE_NONE));
     CHECK_INT(c.mem_act, 2 * (2 * 32 * 64) + fm + 4 * 32 * 256);
     /* gpt style untied: the output layer's V h more. */
-    weft_model u = tiny();
+    weft_model u = weft__test_tiny_model();
     weft_parallel_init(&p);
     CHECK_ERR(weft_work_counts(&u, &p, 1, &c, NULL), WEFT_OK);
     uint64_t tied = c.params;
@@ -460,7 +424,7 @@ static void test_embedding_loss(void)
     weft_sim_opts_init(&o);
     weft_work_ctx *c = NULL;
     CHECK_ERR(weft_work_ctx_new(t, &g, &o, &c), WEFT_OK);
-    weft_model m = tiny();
+    weft_model m = weft__test_tiny_model();
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 2;
@@ -643,144 +607,6 @@ static void test_gpu_file(void)
     CHECK_REL(weft_gpu_ceiling(&g, WEFT_PREC_FP8), 1000e12 * 271.2 / 312, 1e-12);
 }
 
-/* FP8 in Transformer Engine's terms: the attention core and the output
- * layer stay 16-bit (the same time as in bf16), and each Linear's casts
- * cost their bytes over HBM: from fwd = gemm + elem + core + cast_f and
- * bwd = 2 gemm + 2 elem + 2.5 core + cast_b, bwd - 2 fwd - 0.5 core is
- * exactly cast_b - 2 cast_f (zero in bf16). */
-static void test_fp8(void)
-{
-    weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
-    weft_model m;
-    CHECK(weft_model_find("llama3-8b", &m));
-    m.seq = 4096;
-    weft_model_complete(&m);
-    weft_parallel p;
-    weft_parallel_init(&p);
-    p.tp = 2;
-    p.sp = true;
-    p.flash_attn = true;
-    p.global_batch = 8;
-    p.micro_batch = 1;
-    weft__layer_time b16, f8;
-    weft__work_layer_time(&g, &m, &p, 4, 0, &b16);
-    p.prec = WEFT_PREC_FP8;
-    weft__work_layer_time(&g, &m, &p, 4, 0, &f8);
-    CHECK_REL(f8.attn_core, b16.attn_core, 1e-15);
-    CHECK_REL(f8.logits_fwd, b16.logits_fwd, 1e-15);
-    CHECK(f8.fwd < b16.fwd);
-    CHECK(fabs(b16.bwd - 2 * b16.fwd - 0.5 * b16.attn_core) < 1e-15);
-    /* Per GPU: T = 4096 tokens, h = 4096, QKV 3072 = 128 x (16 + 2 x 4),
-     * f = 7168 (x2 gated). Forward: proj input T x 2048 and FC2 input
-     * T x 7168 cast and transposed (4 bytes each). Backward: QKV and FC1
-     * inputs transposed behind their norms (2), every output gradient
-     * cast and transposed (4). */
-    double T = 4096, h = 4096;
-    double cf = 4 * T * 2048 + 4 * T * 7168;
-    double cb = 2 * T * h + 4 * T * 3072 + 4 * T * h + 2 * T * h + 4 * T * 14336 + 4 * T * h;
-    CHECK_REL(f8.bwd - 2 * f8.fwd - 0.5 * f8.attn_core, (cb - 2 * cf) / g.hbm_bw, 1e-9);
-    /* The weights' casts once per step: 4 bytes per local weight. */
-    CHECK_REL(f8.optimizer - b16.optimizer, 4.0 * 8.03e9 / 2 / g.hbm_bw, 0.01);
-}
-
-/* --tp-comm-overlap (tp_overlap.c): the three schedules and one layer
- * computed by hand, Megatron's check, and a step whose exposed TP falls
- * while its compute stays. */
-static void test_tp_overlap(void)
-{
-    /* Ring exchange, 4 ranks: chunk GEMMs of 1, steps of 2: 1 + 3 x 2. */
-    CHECK_REL(weft__ub_ring_s(4, 2, 4), 7, 1e-15);
-    CHECK_REL(weft__ub_ring_s(8, 1, 4), 8, 1e-15); /* hidden: 2 + 3 x 2 */
-    CHECK_REL(weft__ub_ring_s(8, 1, 1), 8, 1e-15);
-    /* Pipeline, 4 splits on 80 of 100 SMs: the GEMM takes 10, chunks of
-     * 2.5; 2.5 + 3 x max(2.5, c) + c. */
-    CHECK_REL(weft__ub_pipe_s(8, 1, 4, 100, 20), 2.5 + 3 * 2.5 + 1, 1e-15);
-    CHECK_REL(weft__ub_pipe_s(8, 3, 4, 100, 20), 2.5 + 3 * 3 + 3, 1e-15);
-    CHECK_REL(weft__ub_pipe_s(8, 1, 4, 0, 20), 2 + 3 * 2 + 1, 1e-15); /* no SM count */
-    /* Bulk on 20 of 100 SMs: the GEMM loses 20 % while the collective
-     * runs (10 + 4 x 0.2), or the collective is the longer. */
-    CHECK_REL(weft__ub_bulk_s(10, 4, 100, 20), 10.8, 1e-15);
-    CHECK_REL(weft__ub_bulk_s(2, 4, 100, 20), 4, 1e-15);
-    CHECK_INT(weft__ub_splits(), 4);
-    /* A layer, TP 4, no SM contention (sms 0): QKV 4, projection 2,
-     * FC1 8, FC2 6; all-gather 3 (ring steps of 1), reduce-scatter 2,
-     * a quarter of it 1.
-     *   forward  QKV ring 1 + 3 x 1 = 4: 0; projection pipeline
-     *            0.5 + 3 x 1 + 1 = 4.5: 2.5; FC1 ring 2 + 3 x 2: 0;
-     *            FC2 1.5 + 3 x 1.5 + 1 = 7: 1.
-     *   backward projection's ring 0.5 + 3 x 1 = 3.5: 1.5; QKV bulk
-     *            max(3, 4), max(2, 4): 0; FC2's ring 1.5 + 3 x 1.5: 0;
-     *            FC1 bulk: 0. */
-    double lin[4] = {4, 2, 8, 6};
-    weft__ub_comm uc = {3, 2, 1};
-    weft__ub_exposed x;
-    weft__ub_layer(lin, &uc, 4, 0, &x);
-    CHECK_REL(x.attn_f, 2.5, 1e-15);
-    CHECK_REL(x.mlp_f, 1, 1e-15);
-    CHECK_REL(x.attn_b, 1.5, 1e-15);
-    CHECK(x.mlp_b == 0);
-    /* On 132 SMs: the projection's GEMM on 108 (NeMo's 24 for
-     * proj_fprop): 2 x 132 / 108 in chunks, 0.6111 + 3 x 1 + 1; the QKV
-     * bulks charge 3 x 4 / 132 (qkv_dgrad, 4 SMs) and 2 x 24 / 132
-     * (qkv_wgrad, 24 SMs). */
-    weft__ub_layer(lin, &uc, 4, 132, &x);
-    CHECK_REL(x.attn_f, 2.0 * 132 / 108 / 4 + 3 + 1 - 2, 1e-12);
-    CHECK_REL(x.attn_b, 1.5 + 3.0 * 4 / 132 + 2.0 * 24 / 132, 1e-12);
-    /* FC2 on 116 SMs (16): 6 x 132 / 116 / 4 = 1.707 per chunk, hiding
-     * its reduce-scatter chunks; FC1's bulks 3 x 2 / 132 and 2 x 4 / 132. */
-    CHECK_REL(x.mlp_f, 6.0 * 132 / 116 + 1 - 6, 1e-12);
-    CHECK_REL(x.mlp_b, 3.0 * 2 / 132 + 2.0 * 4 / 132, 1e-12);
-
-    weft_model m = tiny();
-    weft_parallel p;
-    weft_parallel_init(&p);
-    p.tp = 2;
-    p.tp_comm_overlap = true;
-    check_bad(&p, &m, 2,
-              "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
-              "(TP 2, no --sequence-parallel)");
-    p.tp = 1;
-    p.sp = true;
-    check_bad(&p, &m, 2,
-              "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
-              "(TP 1)");
-
-    /* llama3-8b, TP 2 on one H100 box, bf16: the same compute, less TP
-     * exposed, the bytes of 6 all-gathers and 4 reduce-scatters per layer
-     * (the norm outputs gathered again in the backward), 10 collectives. */
-    weft_topo *t = weft__test_topo_spec("h100:1");
-    CHECK(t != NULL);
-    if (!t)
-        return;
-    weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
-    CHECK(weft_model_find("llama3-8b", &m));
-    m.seq = 4096;
-    weft_model_complete(&m);
-    weft_parallel_init(&p);
-    p.tp = 2;
-    p.sp = true;
-    p.flash_attn = true;
-    p.global_batch = 8; /* DP 4: 2 micro-batches */
-    weft_step_result off, on;
-    weft_diag d;
-    weft_diag_clear(&d);
-    CHECK_ERR(weft_work_step(c, &m, &p, false, NULL, &off, &d), WEFT_OK);
-    p.tp_comm_overlap = true;
-    CHECK_ERR(weft_work_step(c, &m, &p, false, NULL, &on, &d), WEFT_OK);
-    CHECK(on.compute_s == off.compute_s);
-    CHECK(on.exposed_s[WEFT_COMM_TP] < 0.5 * off.exposed_s[WEFT_COMM_TP]);
-    CHECK(on.step_s < off.step_s);
-    double S = 4096.0 * 4096 * 2, half = 0.5 * S, mb = 2, L = 32;
-    CHECK_INT(on.comm_bytes[WEFT_COMM_TP], (uint64_t)(mb * L * 10 * half));
-    CHECK_INT(on.comm_calls[WEFT_COMM_TP], (uint32_t)(mb * L * 10));
-    weft_work_ctx_free(c);
-    weft_topo_free(t);
-}
-
 /* A step of every kind of collective with a trace, and a small sweep,
  * under injected allocation failures: each fails with WEFT_ENOMEM and
  * leaks nothing. */
@@ -935,8 +761,6 @@ int main(void)
     test_dp_groups_share_spine();
     test_volumes();
     test_gpu_file();
-    test_fp8();
-    test_tp_overlap();
     test_oom();
     test_grad_compression();
     return weft_test_done();
