@@ -303,8 +303,8 @@ int main(int argc, char **argv)
         for (size_t a = 0; a < 3; a++) {
             weft_plan *p = NULL;
             double t0 = now();
-            weft_err e = weft_synth_classic(t, algos[a], WEFT_COLL_ALLTOALL, (weft_rank){0}, &p,
-                                            &d);
+            weft_err e =
+                weft_synth_classic(t, algos[a], WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d);
             double dt = (now() - t0) * 1e3;
             if (e)
                 printf("plan %-6s uniform on %s: %s\n", algos[a], spec, d.msg);

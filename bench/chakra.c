@@ -194,8 +194,7 @@ static void run(const char *label, const char *spec, weft_chakra *w)
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures/chakra";
-    static const char *const micro[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                        "all_to_all"};
+    static const char *const micro[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
     double w0 = bench_now(), c0 = bench_cpu();
     for (size_t i = 0; i < 4; i++) {
         char prefix[1024];

@@ -58,7 +58,8 @@ typedef struct params {
 
 static void gap_sleep(uint32_t us)
 {
-    if (!us) return;
+    if (!us)
+        return;
     struct timespec ts = {0, (long)us * 1000};
     nanosleep(&ts, NULL);
 }
@@ -93,8 +94,10 @@ static int loop(weft_comm *c, weft_ckpt *k, float *buf, size_t count, uint32_t g
             printf("rank %u: %s\n", weft_comm_rank(c), d.msg);
             return 1;
         }
-        if (i < MAX_SAMPLES) samples[i] = bench_now() - a;
-        if (i + 1 >= iters && !(until && buf[count - 1] > 0)) break;
+        if (i < MAX_SAMPLES)
+            samples[i] = bench_now() - a;
+        if (i + 1 >= iters && !(until && buf[count - 1] > 0))
+            break;
     }
     uint32_t n = i + 1 < MAX_SAMPLES ? i + 1 : MAX_SAMPLES;
     qsort(samples, n, sizeof *samples, cmp_double);
@@ -138,7 +141,8 @@ static int body(const weft_comm_config *cfg, void *arg)
      * fault their pages in). */
     double a0 = 0;
     for (uint64_t s = 1; s <= 3; s++) {
-        if (s == 3) a0 = bench_now();
+        if (s == 3)
+            a0 = bench_now();
         if (weft_ckpt_save(k, s, &d) || weft_ckpt_wait(k, &d)) {
             printf("rank %u: save: %s\n", cfg->rank, d.msg);
             return 1;
@@ -184,7 +188,8 @@ static int body(const weft_comm_config *cfg, void *arg)
                        rep + 1, b_med * 1e3, w_med * 1e3, n_with[rep], w_iter * n_with[rep] * 1e3,
                        slow[rep] * 100);
         }
-        if (!r0) continue;
+        if (!r0)
+            continue;
         qsort(slow, REPS, sizeof *slow, cmp_double);
         double idle = gaps[g] * 1e-6 / base;
         printf("loop: allreduce %.0f KiB, %u us compute between: %.3f ms an iteration, idle "
@@ -240,18 +245,24 @@ static int body(const weft_comm_config *cfg, void *arg)
 int main(int argc, char **argv)
 {
     params p = {.bytes = 64u << 20, .ar_bytes = 256u << 10, .iters = 200};
-    if (argc > 1 && !(p.bytes = bench_parse_bytes(argv[1]))) return 2;
-    if (argc > 2 && !(p.ar_bytes = bench_parse_bytes(argv[2]))) return 2;
-    if (argc > 3) p.iters = (uint32_t)strtoul(argv[3], NULL, 10);
+    if (argc > 1 && !(p.bytes = bench_parse_bytes(argv[1])))
+        return 2;
+    if (argc > 2 && !(p.ar_bytes = bench_parse_bytes(argv[2])))
+        return 2;
+    if (argc > 3)
+        p.iters = (uint32_t)strtoul(argv[3], NULL, 10);
     p.normal_priority = argc > 4 && strcmp(argv[4], "normal") == 0;
-    if (argc > 5) p.chunk = bench_parse_bytes(argv[5]);
-    if (p.ar_bytes < sizeof(float) || !p.iters) return 2;
+    if (argc > 5)
+        p.chunk = bench_parse_bytes(argv[5]);
+    if (p.ar_bytes < sizeof(float) || !p.iters)
+        return 2;
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
     cfg.transport = WEFT_TRANSPORT_SHM;
     int codes[RANKS];
     fflush(stdout);
-    if (weft__test_ranks(RANKS, &cfg, body, NULL, &p, 600000, codes, NULL)) return 1;
+    if (weft__test_ranks(RANKS, &cfg, body, NULL, &p, 600000, codes, NULL))
+        return 1;
     int status = 0;
     for (uint32_t r = 0; r < RANKS; r++) {
         if (codes[r]) {

@@ -205,8 +205,8 @@ int main(int argc, char **argv)
         }
     }
     size_t n = (mib << 20) / sizeof(float);
-    float *x = malloc(n * sizeof *x), *work = malloc(n * sizeof *work),
-          *e = calloc(n, sizeof *e), *val = malloc(n / 50 * sizeof *val + 4),
+    float *x = malloc(n * sizeof *x), *work = malloc(n * sizeof *work), *e = calloc(n, sizeof *e),
+          *val = malloc(n / 50 * sizeof *val + 4),
           *scales = malloc((n / BLOCK + 1) * sizeof *scales), *y = malloc(n * sizeof *y);
     int8_t *q = malloc(n);
     uint8_t *bits = malloc(n / 8 + 1);
@@ -216,24 +216,45 @@ int main(int argc, char **argv)
         return 1;
     }
     fill(x, n);
-    const char *names[] = {"int8:128 quantize", "int8 quantize", "int8:128 dequantize",
-                           "topk:0.01 exact", "topk:0.01 sampled", "topk:0.01 decode",
-                           "sign + EF", "sign decode"};
-    printf("fp32 gradient of %zu MiB, one thread, best of %d (GB/s of fp32 input)\n", mib,
-           trials);
+    const char *names[] = {"int8:128 quantize", "int8 quantize",     "int8:128 dequantize",
+                           "topk:0.01 exact",   "topk:0.01 sampled", "topk:0.01 decode",
+                           "sign + EF",         "sign decode"};
+    printf("fp32 gradient of %zu MiB, one thread, best of %d (GB/s of fp32 input)\n", mib, trials);
     for (int k = 0; k < 8; k++) {
         double best = 1e30;
         for (int t = 0; t < trials; t++) {
             double t0 = thread_cpu();
             switch (k) {
-            case 0: quant_block(x, n, q, scales); sink += q[n - 1]; break;
-            case 1: quant_tensor(x, n, q, scales); sink += q[n - 1]; break;
-            case 2: dequant_block(q, scales, n, y); sink += y[n - 1]; break;
-            case 3: sink += (double)topk_exact(x, n, work, idx, val); break;
-            case 4: sink += (double)topk_sampled(x, n, work, idx, val); break;
-            case 5: topk_decode(idx, val, n / 100, n, y); sink += y[n - 1]; break;
-            case 6: sign_ef(x, n, e, bits); sink += bits[0]; break;
-            default: sign_decode(bits, 1e-3f, n, y); sink += y[n - 1]; break;
+            case 0:
+                quant_block(x, n, q, scales);
+                sink += q[n - 1];
+                break;
+            case 1:
+                quant_tensor(x, n, q, scales);
+                sink += q[n - 1];
+                break;
+            case 2:
+                dequant_block(q, scales, n, y);
+                sink += y[n - 1];
+                break;
+            case 3:
+                sink += (double)topk_exact(x, n, work, idx, val);
+                break;
+            case 4:
+                sink += (double)topk_sampled(x, n, work, idx, val);
+                break;
+            case 5:
+                topk_decode(idx, val, n / 100, n, y);
+                sink += y[n - 1];
+                break;
+            case 6:
+                sign_ef(x, n, e, bits);
+                sink += bits[0];
+                break;
+            default:
+                sign_decode(bits, 1e-3f, n, y);
+                sink += y[n - 1];
+                break;
             }
             double dt = thread_cpu() - t0;
             best = dt < best ? dt : best;

@@ -51,7 +51,8 @@ static int step(const char *spec, const weft_gpu *g, const weft_model *m, bool o
     }
     weft_step_result r;
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-    if (!rc && (weft_work_ctx_new(t, g, NULL, &c) || weft_work_step(c, m, &p, true, NULL, &r, &d))) {
+    if (!rc &&
+        (weft_work_ctx_new(t, g, NULL, &c) || weft_work_step(c, m, &p, true, NULL, &r, &d))) {
         printf("%s %s: %s\n", spec, gc ? gc : "dense", d.msg);
         rc = 1;
     }

@@ -73,8 +73,8 @@ int main(int argc, char **argv)
     uint32_t ranks = weft_topo_num_ranks(t);
     for (uint32_t k = 0; k < 4; k++) {
         for (uint32_t i = 0; i < nt; i++)
-            tb[i] = (weft_emb_table){kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050,
-                                     kinds[k], 4};
+            tb[i] = (weft_emb_table){
+                kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050, kinds[k], 4};
         m.emb = (weft_emb_workload){ranks, 64, nt, tb, 1, true};
         char what[96];
         snprintf(what, sizeof what, "%s, %u tables, %s", spec, nt, names[k]);
@@ -130,8 +130,8 @@ int main(int argc, char **argv)
     cp0 = bench_cpu();
     if (!plan || weft_dlrm_plan(c, &mp, plan, &pi, &d))
         return fail("planner", &d);
-    printf("planner, %s, %u tables: %llu plans costed (%s) in %.3f s wall, %.3f s CPU\n", spec,
-           nt, (unsigned long long)pi.evaluated, pi.exhaustive ? "exhaustive" : "descent",
+    printf("planner, %s, %u tables: %llu plans costed (%s) in %.3f s wall, %.3f s CPU\n", spec, nt,
+           (unsigned long long)pi.evaluated, pi.exhaustive ? "exhaustive" : "descent",
            bench_now() - w0, bench_cpu() - cp0);
     free(plan);
     /* Sparse row-wise and Herald steps on SPEC3. */

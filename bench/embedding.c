@@ -51,12 +51,15 @@ static int replay(uint64_t millions)
     enum { NT = 26 };
     weft_emb_table tb[NT];
     for (int t = 0; t < NT; t++)
-        tb[t] = (weft_emb_table){.rows = 1000000, .dim = 128, .pooling = 4, .dtype_bytes = 4,
-                                 .zipf_milli = 1050, .sharding = WEFT_EMB_RW};
+        tb[t] = (weft_emb_table){.rows = 1000000,
+                                 .dim = 128,
+                                 .pooling = 4,
+                                 .dtype_bytes = 4,
+                                 .zipf_milli = 1050,
+                                 .sharding = WEFT_EMB_RW};
     uint64_t per_sample = NT * 4;
     uint64_t samples = millions * 1000000 / per_sample;
-    weft_emb_workload w = {.gpus = 8, .batch = samples / 8, .ntables = NT, .tables = tb,
-                           .seed = 1};
+    weft_emb_workload w = {.gpus = 8, .batch = samples / 8, .ntables = NT, .tables = tb, .seed = 1};
     weft_diag d;
     weft_diag_clear(&d);
     char *text = NULL;
@@ -133,10 +136,15 @@ static int build(uint32_t gpus, uint32_t ntables, weft_emb_sharding s, bool dens
     if (!tb)
         return 1;
     for (uint32_t t = 0; t < ntables; t++)
-        tb[t] = (weft_emb_table){.rows = 1000000, .dim = 128, .pooling = 4, .dtype_bytes = 4,
-                                 .zipf_milli = 1050, .sharding = s, .col_shards = 4};
-    weft_emb_workload w = {.gpus = gpus, .batch = 64, .ntables = ntables, .tables = tb,
-                           .seed = 1, .rw_dense = dense};
+        tb[t] = (weft_emb_table){.rows = 1000000,
+                                 .dim = 128,
+                                 .pooling = 4,
+                                 .dtype_bytes = 4,
+                                 .zipf_milli = 1050,
+                                 .sharding = s,
+                                 .col_shards = 4};
+    weft_emb_workload w = {
+        .gpus = gpus, .batch = 64, .ntables = ntables, .tables = tb, .seed = 1, .rw_dense = dense};
     weft_diag d;
     weft_diag_clear(&d);
     weft_emb_result r;
@@ -148,7 +156,10 @@ static int build(uint32_t gpus, uint32_t ntables, weft_emb_sharding s, bool dens
     weft_traffic_get_stats(&r.forward, &st);
     printf("forward matrix %u GPUs x %u tables, %s%s: %.3f s wall, %.3f s cpu; %llu lookups; "
            "total %.4g bytes, recv skew %.3f; all-reduce %.4g bytes; peak %ld MiB\n",
-           gpus, ntables, weft_emb_sharding_name(s), s == WEFT_EMB_CW ? ":4" : dense ? " dense" : "",
+           gpus, ntables, weft_emb_sharding_name(s),
+           s == WEFT_EMB_CW ? ":4"
+           : dense          ? " dense"
+                            : "",
            t1 - t0, c1 - c0, (unsigned long long)r.lookups, (double)st.total, st.recv_skew,
            (double)r.allreduce_bytes, peak_mib());
     weft_emb_result_free(&r);

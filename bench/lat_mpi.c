@@ -16,9 +16,8 @@
 #include <string.h>
 
 enum { ALLREDUCE, REDUCE, BCAST, ALLGATHER, ALLTOALL, ALLTOALLV, RSB, NCOLL };
-static const char *const names[NCOLL] = {"allreduce", "reduce",   "bcast",
-                                         "allgather", "alltoall", "alltoallv",
-                                         "reduce_scatter_block"};
+static const char *const names[NCOLL] = {
+    "allreduce", "reduce", "bcast", "allgather", "alltoall", "alltoallv", "reduce_scatter_block"};
 
 static void call(int k, size_t bytes, int n, char *a, char *b, int *cnt, int *dsp)
 {
@@ -65,7 +64,8 @@ int main(int argc, char **argv)
     int iters = atoi(argv[1]);
     for (int s = 2; s < argc; s++) {
         size_t bytes = (size_t)atol(argv[s]);
-        if (bytes < 4) bytes = 4;
+        if (bytes < 4)
+            bytes = 4;
         char *a = calloc((size_t)n, bytes), *b = calloc((size_t)n, bytes);
         int *cnt = malloc(2 * (size_t)n * sizeof *cnt), *dsp = cnt + n;
         for (int k = 0; k < NCOLL; k++) {
@@ -77,7 +77,8 @@ int main(int argc, char **argv)
                 call(k, bytes, n, a, b, cnt, dsp);
             double mine = (MPI_Wtime() - t0) / iters * 1e6, worst = 0;
             PMPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            if (me == 0) printf("%s %zu: %.2f\n", names[k], bytes, worst);
+            if (me == 0)
+                printf("%s %zu: %.2f\n", names[k], bytes, worst);
         }
         free(a);
         free(b);

@@ -49,7 +49,8 @@ static inline double bench_memcpy_gbps(void)
     double best = 0;
     for (int i = 0; i < 8; i++) {
         double g = bench_copy_once_gbps(i % 2 ? a : b, i % 2 ? b : a, bytes);
-        if (g > best) best = g;
+        if (g > best)
+            best = g;
     }
     volatile char sink = a[bytes / 2] + b[bytes / 3]; /* the copies are used */
     (void)sink;

@@ -57,8 +57,7 @@ static char *write_xml(const char *what, const weft_plan *p, const weft_msccl_op
     return xml;
 }
 
-static int bench_export(const char *spec, const char *algo, const weft_topo *t,
-                        const weft_plan *p)
+static int bench_export(const char *spec, const char *algo, const weft_topo *t, const weft_plan *p)
 {
     weft_diag d;
     double best_relay = 1e30, best_write = 1e30;
@@ -166,8 +165,8 @@ static int bench_padded(const char *what, const weft_topo *t, const weft_plan *p
     printf("  %-28s pieces of %llu B (K %u), region %llu B, nchunksperloop %llu, %u ops -> %u, "
            "%zu steps, %zu bytes; padding %.1f%%; pad %.2f ms, write %.2f ms\n",
            what, (unsigned long long)pad.piece_bytes, pad.refine,
-           (unsigned long long)pad.block_bytes, (unsigned long long)loop, weft_plan_num_ops(p),
-           ops, steps, bytes,
+           (unsigned long long)pad.block_bytes, (unsigned long long)loop, weft_plan_num_ops(p), ops,
+           steps, bytes,
            100.0 * (double)(pad.padded_bytes - pad.data_bytes) / (double)pad.padded_bytes,
            best_pad * 1e3, best_write * 1e3);
     return 0;
@@ -184,9 +183,10 @@ static int bench_skewed(const char *spec, uint32_t experts, uint64_t tokens, uin
         return 1;
     }
     uint32_t n = weft_topo_num_ranks(t);
-    weft_traffic_moe_params mp = {n,      experts, 2,          tokens, 4096,
-                                  zipf_milli ? WEFT_TRAFFIC_SKEW_ZIPF : WEFT_TRAFFIC_SKEW_UNIFORM,
-                                  zipf_milli, 1};
+    weft_traffic_moe_params mp = {
+        n,          experts, 2,
+        tokens,     4096,    zipf_milli ? WEFT_TRAFFIC_SKEW_ZIPF : WEFT_TRAFFIC_SKEW_UNIFORM,
+        zipf_milli, 1};
     weft_traffic m;
     int rc = 0;
     if (weft_traffic_moe(&mp, &m, &d)) {

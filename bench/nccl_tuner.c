@@ -47,8 +47,8 @@ static void prefill(float t[7][3], int func)
             t[a][p] = (a == 1 || (a == 0 && func == 4) || a > 1) ? 1e6f : -1.0f;
 }
 
-static const char *const algo_names[7] = {"tree", "ring",      "collnet_direct", "collnet_chain",
-                                          "nvls", "nvls_tree", "pat"};
+static const char *const algo_names[7] = {
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 static const char *const proto_names[3] = {"LL", "LL128", "Simple"};
 
 static void bench(const tuner_v6 *v6, const char *spec, size_t ranks, size_t nodes)
@@ -107,7 +107,8 @@ static void bench(const tuner_v6 *v6, const char *spec, size_t ranks, size_t nod
                         ba = a;
                         bp = p;
                     }
-            if (ba == last_a && bp == last_p && channels == last_c) continue;
+            if (ba == last_a && bp == last_p && channels == last_c)
+                continue;
             last_a = ba;
             last_p = bp;
             last_c = channels;

@@ -87,8 +87,8 @@ int main(int argc, char **argv)
         double s;
     } delays[] = {{"0", 0}, {"25us", 25e-6}, {"1ms", 1e-3}, {"100ms", 0.1}};
     double bound = 0;
-    printf("%-8s %8s %8s %12s %12s %12s %10s %10s\n", "delay", "configs", "rounds",
-           "schedule us", "sim us", "packet us", "sched s", "cpu s");
+    printf("%-8s %8s %8s %12s %12s %12s %10s %10s\n", "delay", "configs", "rounds", "schedule us",
+           "sim us", "packet us", "sched s", "cpu s");
     for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
         char spec[96];
         snprintf(spec, sizeof spec, "mixnet:hosts=%u,reconfig=%s", hosts, delays[i].text);

@@ -7,11 +7,10 @@
  * MPI_Test can; TEST 2 "computes" by sleeping in pieces of 50 us and
  * calls nothing: a rank whose CPU is free meanwhile, as while a GPU kernel
  * or I/O runs, which shows the progress a library makes on its own where
- * the compute loops of TEST 0 and 1 keep every core busy), and waits. Float sum of BYTES bytes, ITERS timed
- * iterations after 5 warm-up ones; rank 0 prints the lowest overlap over
- * the ranks. Run plainly and with LD_PRELOAD=libweft_mpi.so
- * (docs/interop.md, "Non-blocking collectives: progress").
- * Usage: mpirun -np N bench_overlap_mpi BYTES ITERS TEST */
+ * the compute loops of TEST 0 and 1 keep every core busy), and waits. Float sum of BYTES bytes,
+ * ITERS timed iterations after 5 warm-up ones; rank 0 prints the lowest overlap over the ranks. Run
+ * plainly and with LD_PRELOAD=libweft_mpi.so (docs/interop.md, "Non-blocking collectives:
+ * progress"). Usage: mpirun -np N bench_overlap_mpi BYTES ITERS TEST */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,8 @@ static void work(double us, MPI_Request *r, int test)
         }
         for (int i = 0; i < 200; i++)
             sink += i * 0.5;
-        if (test && r) MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+        if (test && r)
+            MPI_Test(r, &flag, MPI_STATUS_IGNORE);
     }
 }
 int main(int argc, char **argv)
@@ -56,7 +56,8 @@ int main(int argc, char **argv)
         MPI_Iallreduce(a, b, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         double t1 = MPI_Wtime();
-        if (k >= 5) pure += t1 - t0;
+        if (k >= 5)
+            pure += t1 - t0;
     }
     pure /= iters;
     for (int k = 0; k < iters; k++) {

@@ -11,9 +11,12 @@ static inline size_t bench_parse_bytes(const char *s)
 {
     char *end;
     size_t v = strtoull(s, &end, 10);
-    if (*end == 'K') v <<= 10;
-    if (*end == 'M') v <<= 20;
-    if (*end == 'G') v <<= 30;
+    if (*end == 'K')
+        v <<= 10;
+    if (*end == 'M')
+        v <<= 20;
+    if (*end == 'G')
+        v <<= 30;
     return v;
 }
 

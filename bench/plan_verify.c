@@ -20,8 +20,15 @@ static weft_plan *ring_allreduce(uint32_t n, int seq)
         uint32_t k = copy ? step - (n - 1) : step;
         for (uint32_t r = 0; r < n; r++) {
             uint32_t chunk = copy ? (r + 1 + n - k) % n : (r + n - k) % n;
-            weft_op op = {copy ? WEFT_OP_COPY : WEFT_OP_REDUCE, {r}, {(r + 1) % n}, WEFT_BUF_OUT,
-                          WEFT_BUF_OUT, chunk, chunk, 1, 0};
+            weft_op op = {copy ? WEFT_OP_COPY : WEFT_OP_REDUCE,
+                          {r},
+                          {(r + 1) % n},
+                          WEFT_BUF_OUT,
+                          WEFT_BUF_OUT,
+                          chunk,
+                          chunk,
+                          1,
+                          0};
             uint32_t deps[2], nd = 0;
             if (step > 0)
                 deps[nd++] = (step - 1) * n + (r + n - 1) % n;

@@ -77,8 +77,10 @@ static figures measure(weft__reduce_fn fn, void *dst, const void *src, size_t co
         for (unsigned c = 0; c < calls; c++)
             fn(dst, src, count);
         int64_t t2 = cpu_ns();
-        if (t1 - t0 < best_m) best_m = t1 - t0;
-        if (t2 - t1 < best_k) best_k = t2 - t1;
+        if (t1 - t0 < best_m)
+            best_m = t1 - t0;
+        if (t2 - t1 < best_k)
+            best_k = t2 - t1;
     }
     double total = (double)bytes * calls;
     return (figures){total / (double)(best_k > 0 ? best_k : 1),

@@ -25,7 +25,8 @@ static const size_t sizes[] = {1024, 65536, 1u << 20, 8u << 20};
 /* Elements (int32) rank s sends rank d: equal, or half to s+1. */
 static size_t count_of(uint32_t n, uint32_t s, uint32_t d, size_t total, bool skewed)
 {
-    if (!skewed || n == 1) return total / n;
+    if (!skewed || n == 1)
+        return total / n;
     size_t half = total / 2, rest = (total - half) / (n - 1);
     return d == (s + 1) % n ? half : rest;
 }
@@ -62,8 +63,10 @@ static double run_case(weft_comm *c, const opts *o, size_t total, int kind, size
         weft_err e = kind == 0 ? weft_alltoall(c, s, r, total / n, WEFT_INT32, NULL)
                                : weft_alltoallv(c, s, sc, sd, r, rc, rd, WEFT_INT32, NULL);
         int64_t dt = weft__now_ns() - t0;
-        if (e) *wrong += ro;
-        if (it >= 0) t[it] = dt;
+        if (e)
+            *wrong += ro;
+        if (it >= 0)
+            t[it] = dt;
     }
     for (uint32_t j = 0; j < n; j++)
         for (size_t i = 0; i < rc[j]; i++)

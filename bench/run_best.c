@@ -48,7 +48,8 @@ static weft_err call(weft_comm *c, const job *j, float *in, float *out, size_t c
         return weft_reduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, 0, NULL);
     if (!strcmp(j->coll, "broadcast"))
         return weft_broadcast(c, in, out, count, WEFT_FLOAT, 0, NULL);
-    if (!strcmp(j->coll, "alltoall")) return weft_alltoall(c, in, out, count / n, WEFT_FLOAT, NULL);
+    if (!strcmp(j->coll, "alltoall"))
+        return weft_alltoall(c, in, out, count / n, WEFT_FLOAT, NULL);
     return weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL);
 }
 
@@ -58,20 +59,25 @@ static int body(weft_comm *c, void *arg)
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t count = j->bytes / sizeof(float) / n * n;
     void *a, *b;
-    if (!bench_bufs_alloc(c, j->shared, count * sizeof(float) + 1, &a, &b)) return 1;
+    if (!bench_bufs_alloc(c, j->shared, count * sizeof(float) + 1, &a, &b))
+        return 1;
     float *in = a, *out = b;
     int64_t *t = calloc((size_t)j->iters, sizeof *t);
-    if (!t) return 1;
+    if (!t)
+        return 1;
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(me + 1);
     memset(out, 0, count * sizeof(float));
     double mc = me == 0 ? bench_memcpy_gbps() : 0;
-    if (call(c, j, in, out, count)) return 2;
+    if (call(c, j, in, out, count))
+        return 2;
     int64_t cpu0 = cpu_ns();
     for (int i = 0; i < j->iters; i++) {
-        if (weft_comm_barrier(c, NULL)) return 2;
+        if (weft_comm_barrier(c, NULL))
+            return 2;
         int64_t t0 = weft__now_ns();
-        if (call(c, j, in, out, count)) return 2;
+        if (call(c, j, in, out, count))
+            return 2;
         t[i] = weft__now_ns() - t0;
     }
     int64_t cpu = (cpu_ns() - cpu0) / j->iters;
@@ -81,10 +87,12 @@ static int body(weft_comm *c, void *arg)
     bool bcast = !strcmp(j->coll, "broadcast"), a2a = !strcmp(j->coll, "alltoall");
     for (size_t i = 0; has_result && ok && i < check; i += 997)
         ok = out[i] == (bcast ? 1.0f : a2a ? (float)(i / (count / n) + 1) : want);
-    if (!ok) return 3;
+    if (!ok)
+        return 3;
     /* Each call's time is its slowest rank's: a root that returns once its
      * data left (broadcast) is not done. */
-    if (weft_allreduce(c, t, t, (size_t)j->iters, WEFT_INT64, WEFT_MAX, NULL)) return 2;
+    if (weft_allreduce(c, t, t, (size_t)j->iters, WEFT_INT64, WEFT_MAX, NULL))
+        return 2;
     qsort(t, (size_t)j->iters, sizeof *t, bench_cmp_i64);
     double factor = !strcmp(j->coll, "allreduce") ? 2.0 * (n - 1) / n
                     : !strcmp(j->coll, "reduce") || !strcmp(j->coll, "broadcast")

@@ -7,18 +7,15 @@
  * perf` have; each size's line names the path weft took: "small" for the
  * eager path of coll_small.c, "pipe" for the pipelined eager path of
  * coll_eager.c, "shared", "cma" for the single-copy path
- * of coll_cma.c, or "ordinary" (the transport's slots)), float sum, rank r contributing r+1 so every
- * result is exact and checked), sizes 1 KiB to the maximum (default 256
- * MiB) in x4 steps; each size is timed as the slowest rank's time over a
- * few iterations (fewer for large sizes) after 1 + iterations/5 warm-up
- * calls. Bus bandwidth is
- * nccl-tests': bytes / time * 2(n-1)/n. At the largest size it then
- * compares weft with the single-core memcpy bound (memcpy_bound.h) in
- * rounds (paired_ratio) and prints the median ratio next to the ceiling any
- * allreduce has when n ranks share c cores. Lines starting "row" and
- * "memcpy" are for bench/run.sh. Never fails on time; exits 1 only when a result is wrong or
- * weft cannot start.
- * Usage: mpirun -np N bench_run_mpi [LABEL [MAX_BYTES [shared|ordinary]]] */
+ * of coll_cma.c, or "ordinary" (the transport's slots)), float sum, rank r contributing r+1 so
+ * every result is exact and checked), sizes 1 KiB to the maximum (default 256 MiB) in x4 steps;
+ * each size is timed as the slowest rank's time over a few iterations (fewer for large sizes) after
+ * 1 + iterations/5 warm-up calls. Bus bandwidth is nccl-tests': bytes / time * 2(n-1)/n. At the
+ * largest size it then compares weft with the single-core memcpy bound (memcpy_bound.h) in rounds
+ * (paired_ratio) and prints the median ratio next to the ceiling any allreduce has when n ranks
+ * share c cores. Lines starting "row" and "memcpy" are for bench/run.sh. Never fails on time; exits
+ * 1 only when a result is wrong or weft cannot start. Usage: mpirun -np N bench_run_mpi [LABEL
+ * [MAX_BYTES [shared|ordinary]]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +30,12 @@
 
 static int iterations(size_t bytes)
 {
-    if (bytes >= (64u << 20)) return 2;
-    if (bytes >= (4u << 20)) return 5;
-    if (bytes >= (256u << 10)) return 20;
+    if (bytes >= (64u << 20))
+        return 2;
+    if (bytes >= (4u << 20))
+        return 5;
+    if (bytes >= (256u << 10))
+        return 20;
     return 100;
 }
 
@@ -68,7 +68,8 @@ static void quiet_barrier(void)
     struct timespec nap = {0, 100000};
     for (;;) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (done) return;
+        if (done)
+            return;
         nanosleep(&nap, NULL);
     }
 }
@@ -134,7 +135,8 @@ static double paired_ratio(const job *j, int rounds, double factor, double *bw, 
         w[i] = (double)bytes / worst / 1e9 * factor;
         r[i] = m[i] > 0 ? w[i] / m[i] : 0;
     }
-    if (!rerun_ok(j, ok)) return -1;
+    if (!rerun_ok(j, ok))
+        return -1;
     *bw = median(w, rounds);
     *mc = median(m, rounds);
     return median(r, rounds);
@@ -166,12 +168,14 @@ static double all_copy_ratio(const job *j, int rounds, double factor, double *ce
                 memcpy(j->recv, j->send, bytes);
             double ct = bench_now() - c0, cworst = 0;
             MPI_Allreduce(&ct, &cworst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            if (nt == 0 || cworst < best) best = cworst;
+            if (nt == 0 || cworst < best)
+                best = cworst;
         }
         c[i] = best > 0 ? (double)bytes / best / 1e9 * factor : 0;
         r[i] = c[i] > 0 ? (double)bytes / worst / 1e9 * factor / c[i] : 0;
     }
-    if (!rerun_ok(j, ok)) return -1;
+    if (!rerun_ok(j, ok))
+        return -1;
     *ceil = median(c, rounds);
     return median(r, rounds);
 }
@@ -206,8 +210,7 @@ static double timed(const job *j, int use_weft, int iters)
     for (int i = 0; i < 1 + iters / 5 && ok; i++) /* warm-up, as nccl-tests does */
         ok = one(j, use_weft);
     float want = (float)j->n * (float)(j->n + 1) / 2;
-    ok = ok && j->recv[0] == want && j->recv[j->count / 2] == want &&
-         j->recv[j->count - 1] == want;
+    ok = ok && j->recv[0] == want && j->recv[j->count / 2] == want && j->recv[j->count - 1] == want;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = bench_now();
     for (int i = 0; i < iters && ok; i++)
@@ -270,17 +273,21 @@ int main(int argc, char **argv)
         uint64_t cma0 = weft__region_cma_calls(wc), pipe0 = weft__region_pipe_calls(wc);
         double tw = timed(&j, 1, iters);
         const char *path = weft__region_small_calls(wc) > small0 ? "small"
-                           : weft__region_fast_calls(wc) > fast0  ? "shared"
-                           : weft__region_cma_calls(wc) > cma0    ? "cma"
-                           : weft__region_pipe_calls(wc) > pipe0  ? "pipe"
-                                                                  : "ordinary";
+                           : weft__region_fast_calls(wc) > fast0 ? "shared"
+                           : weft__region_cma_calls(wc) > cma0   ? "cma"
+                           : weft__region_pipe_calls(wc) > pipe0 ? "pipe"
+                                                                 : "ordinary";
         double tm = timed(&j, 0, iters);
-        if (tw < 0 || tm < 0) bad = 1;
+        if (tw < 0 || tm < 0)
+            bad = 1;
         double bw = tw > 0 ? (double)bytes / tw / 1e9 * factor : 0;
         double bm = tm > 0 ? (double)bytes / tm / 1e9 * factor : 0;
         if (me == 0) {
             printf("  %10zu %12.3f %12.3f %8.2f  %-8s%s\n", bytes, bw, bm, bm > 0 ? bw / bm : 0,
-                   path, tw < 0 ? "  weft WRONG" : tm < 0 ? "  mpi WRONG" : "");
+                   path,
+                   tw < 0   ? "  weft WRONG"
+                   : tm < 0 ? "  mpi WRONG"
+                            : "");
             printf("row %d %s %zu %.4f %.4f %s\n", n, label, bytes, bw, bm,
                    ordinary ? "ordinary" : "shared");
         }
@@ -293,9 +300,11 @@ int main(int argc, char **argv)
     double ceiling = factor * busy / n, pbw = 0, pmc = 0;
     j.count = max_count;
     double ratio = paired_ratio(&j, 5, factor, &pbw, &pmc);
-    if (ratio < 0) bad = 1;
+    if (ratio < 0)
+        bad = 1;
     double all_ceil = 0, all_ratio = all_copy_ratio(&j, 5, factor, &all_ceil);
-    if (all_ratio < 0) bad = 1;
+    if (all_ratio < 0)
+        bad = 1;
     if (me == 0) {
         printf("# at %zu bytes, 5 rounds of one weft call then rank 0 alone copying the bytes "
                "(faster of memcpy and streaming stores): weft busbw %.3f GB/s, copy %.3f GB/s, "

@@ -40,28 +40,34 @@ static int body(weft_comm *c, void *arg)
     }
     size_t count = j->bytes / sizeof(float);
     void *a, *b;
-    if (!bench_bufs_alloc(c, j->shared, j->bytes, &a, &b)) return 1;
+    if (!bench_bufs_alloc(c, j->shared, j->bytes, &a, &b))
+        return 1;
     float *in = a, *out = b;
     int64_t *t = calloc((size_t)j->trials, sizeof *t);
-    if (!t) return 1;
+    if (!t)
+        return 1;
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(me + 1);
     uint64_t fast0 = weft__region_fast_calls(c), small0 = weft__region_small_calls(c);
     for (int i = 0; i < 200; i++)
-        if (weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL)) return 2;
+        if (weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL))
+            return 2;
     for (int k = 0; k < j->trials; k++) {
-        if (weft_comm_barrier(c, NULL)) return 2;
+        if (weft_comm_barrier(c, NULL))
+            return 2;
         int64_t t0 = weft__now_ns();
         for (int i = 0; i < j->calls; i++)
-            if (weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL)) return 2;
+            if (weft_allreduce(c, in, out, count, WEFT_FLOAT, WEFT_SUM, NULL))
+                return 2;
         t[k] = weft__now_ns() - t0;
     }
     float want = (float)n * (float)(n + 1) / 2;
     for (size_t i = 0; i < count; i++)
-        if (out[i] != want) return 3;
-    const char *path = weft__region_small_calls(c) > small0  ? "small"
+        if (out[i] != want)
+            return 3;
+    const char *path = weft__region_small_calls(c) > small0 ? "small"
                        : weft__region_fast_calls(c) > fast0 ? "shared"
-                                                              : "ordinary";
+                                                            : "ordinary";
     qsort(t, (size_t)j->trials, sizeof *t, bench_cmp_i64);
     if (me == 0)
         printf("%-8s %u ranks %8zu B: median %8.3f us  best %8.3f us per call  (%s path)\n",
@@ -87,8 +93,10 @@ int main(int argc, char **argv)
     }
     int status = 0;
     for (int s = 0; s < nsizes; s++) {
-        j.bytes = bench_parse_bytes(argc > 5 ? argv[5 + s] : dflt[s]) / sizeof(float) * sizeof(float);
-        if (j.bytes && bench_on_shm_ranks(n, body, &j)) status = 1;
+        j.bytes =
+            bench_parse_bytes(argc > 5 ? argv[5 + s] : dflt[s]) / sizeof(float) * sizeof(float);
+        if (j.bytes && bench_on_shm_ranks(n, body, &j))
+            status = 1;
     }
     return status;
 }

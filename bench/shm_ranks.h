@@ -25,7 +25,8 @@ static inline int bench_cmp_i64(const void *a, const void *b)
 static inline bool bench_bufs_alloc(weft_comm *c, bool shared, size_t bytes, void **a, void **b)
 {
     *a = *b = NULL;
-    if (shared) return !weft_comm_alloc(c, bytes, a, NULL) && !weft_comm_alloc(c, bytes, b, NULL);
+    if (shared)
+        return !weft_comm_alloc(c, bytes, a, NULL) && !weft_comm_alloc(c, bytes, b, NULL);
     *a = malloc(bytes);
     *b = malloc(bytes);
     return *a && *b;

@@ -70,12 +70,14 @@ static int run_case(const char *spec, bool classic)
         snprintf(how, sizeof how, "periodic quotient p=%u, %u defects", r.period, r.defects);
     else
         snprintf(how, sizeof how, "exact");
-    printf("%-18s %-7s %6u ranks  build %.2f s (cpu %.2f)  sim %.2f s wall, %.2f s cpu  %llu events  "
-           "%.2fM ev/cpu-s  peak %.1f MiB  time %.6g s  algbw %.3f GB/s  busbw %.3f GB/s  "
-           "classes %u/%u  pruned %u  %s\n",
-           spec, classic ? "classic" : "rank", r.ranks, t1 - t0, c1 - c0, t2 - t1, c2 - c1, (unsigned long long)r.events,
-           r.events / (c2 - c1 > 0 ? c2 - c1 : 1e-9) / 1e6, ru.ru_maxrss / 1024.0, r.time_s,
-           r.algbw_gbps, r.busbw_gbps, r.flow_classes, r.link_classes, r.pruned_links, how);
+    printf(
+        "%-18s %-7s %6u ranks  build %.2f s (cpu %.2f)  sim %.2f s wall, %.2f s cpu  %llu events  "
+        "%.2fM ev/cpu-s  peak %.1f MiB  time %.6g s  algbw %.3f GB/s  busbw %.3f GB/s  "
+        "classes %u/%u  pruned %u  %s\n",
+        spec, classic ? "classic" : "rank", r.ranks, t1 - t0, c1 - c0, t2 - t1, c2 - c1,
+        (unsigned long long)r.events, r.events / (c2 - c1 > 0 ? c2 - c1 : 1e-9) / 1e6,
+        ru.ru_maxrss / 1024.0, r.time_s, r.algbw_gbps, r.busbw_gbps, r.flow_classes, r.link_classes,
+        r.pruned_links, how);
     fflush(stdout);
     weft_topo_free(t);
     return 0;
@@ -83,8 +85,8 @@ static int run_case(const char *spec, bool classic)
 
 int main(int argc, char **argv)
 {
-    const char *defaults[] = {"switch:1024",     "h100:512",        "clos:hosts=512",
-                              "h100:2048",       "clos:hosts=2048", "clos:hosts=12500"};
+    const char *defaults[] = {"switch:1024", "h100:512",        "clos:hosts=512",
+                              "h100:2048",   "clos:hosts=2048", "clos:hosts=12500"};
     const char **specs = argc > 1 ? (const char **)argv + 1 : defaults;
     int n = argc > 1 ? argc - 1 : (int)(sizeof defaults / sizeof defaults[0]);
     int rc = 0;

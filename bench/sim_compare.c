@@ -136,9 +136,9 @@ static int row(const char *label, char *weft, char *before, char *spec, char *al
 
 int main(int argc, char **argv)
 {
-    static const char *const algos[] = {"hier",         "nccl",       "optimal", "dbtree",
-                                        "rd",           "hd",         "rabenseifner",
-                                        "rings:auto",   "biring",     "rings:4", "ring"};
+    static const char *const algos[] = {"hier",   "nccl",    "optimal",      "dbtree",
+                                        "rd",     "hd",      "rabenseifner", "rings:auto",
+                                        "biring", "rings:4", "ring"};
     char *before = NULL;
     if (argc > 2 && strcmp(argv[1], "--before") == 0) {
         before = argv[2];

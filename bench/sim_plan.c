@@ -37,8 +37,8 @@ static void run(const char *spec, const weft_topo *t, const weft_plan *p, weft_c
     double cpu = cpu_now() - c0;
     printf("%-8s %-13s %-14s %4u slices  sim %.3f s cpu  %9llu events  %6.2fM ev/cpu-s  "
            "algbw %.3f GB/s = %.2f %% of %.3f\n",
-           spec, weft_coll_name(coll), cut_through ? "cut through" : "store+forward", slices,
-           cpu, (unsigned long long)r.events, cpu > 0 ? r.events / cpu / 1e6 : 0, r.algbw_gbps,
+           spec, weft_coll_name(coll), cut_through ? "cut through" : "store+forward", slices, cpu,
+           (unsigned long long)r.events, cpu > 0 ? r.events / cpu / 1e6 : 0, r.algbw_gbps,
            100 * r.algbw_gbps / bound, bound);
 }
 

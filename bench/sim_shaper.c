@@ -22,7 +22,8 @@ static weft_topo *unshaped(const weft_topo *t)
     weft_topo_builder *b = NULL;
     weft_topo *out = NULL;
     weft_diag d;
-    if (weft_topo_builder_new(&b)) return NULL;
+    if (weft_topo_builder_new(&b))
+        return NULL;
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         weft_node_id n = {v}, id;
         const char *host = weft_topo_node_attr(t, n, "host");
@@ -57,7 +58,8 @@ static double sim_ms(const weft_topo *t, const weft_plan *p, uint64_t size, bool
         fprintf(stderr, "sim: %s\n", d.msg);
         return -1;
     }
-    if (cpu) *cpu = bench_cpu() - c0;
+    if (cpu)
+        *cpu = bench_cpu() - c0;
     return r.time_s * 1e3;
 }
 

@@ -65,7 +65,8 @@ static double slowest(weft_comm *c, double v)
 {
     double all[64];
     uint32_t n = weft_comm_size(c);
-    if (weft_allgather(c, &v, all, 1, WEFT_DOUBLE, NULL)) return -1;
+    if (weft_allgather(c, &v, all, 1, WEFT_DOUBLE, NULL))
+        return -1;
     for (uint32_t r = 0; r < n; r++)
         v = all[r] > v ? all[r] : v;
     return v;
@@ -79,7 +80,8 @@ static int body(weft_comm *c, void *arg)
     float *dense = calloc(n, sizeof *dense), *out = malloc(n * sizeof *out);
     float *ref = malloc(n * sizeof *ref), *val = malloc(n * sizeof *val);
     uint32_t *ix = malloc(n * sizeof *ix);
-    if (!dense || !out || !ref || !val || !ix) return 3;
+    if (!dense || !out || !ref || !val || !ix)
+        return 3;
     double ratio[ND];
     int bad = 0;
     if (me == 0)
@@ -103,13 +105,16 @@ static int body(weft_comm *c, void *arg)
         for (int it = -1; it < g->iters; it++) {
             weft_comm_barrier(c, NULL);
             double t0 = now_s();
-            if (weft_allreduce(c, dense, ref, n, WEFT_FLOAT, WEFT_SUM, NULL)) return 4;
+            if (weft_allreduce(c, dense, ref, n, WEFT_FLOAT, WEFT_SUM, NULL))
+                return 4;
             double t1 = now_s();
             weft_comm_barrier(c, NULL);
             double t2 = now_s();
-            if (weft_allreduce_sparse(c, ix, WEFT_UINT32, val, k, n, out, NULL, NULL)) return 5;
+            if (weft_allreduce_sparse(c, ix, WEFT_UINT32, val, k, n, out, NULL, NULL))
+                return 5;
             double t3 = now_s();
-            if (it >= 0) td += t1 - t0, ts += t3 - t2;
+            if (it >= 0)
+                td += t1 - t0, ts += t3 - t2;
         }
         td = slowest(c, td / g->iters);
         ts = slowest(c, ts / g->iters);
@@ -147,12 +152,14 @@ int main(int argc, char **argv)
     size_t bytes = argc > 2 ? bench_parse_bytes(argv[2]) : (size_t)16 << 20;
     cfg g = {(size_t)(bytes / 4), argc > 3 ? atoi(argv[3]) : 5};
     if (ranks < 1 || ranks > 64 || g.n == 0 || g.n > UINT32_MAX || g.iters < 1) {
-        fprintf(stderr, "usage: bench_sparse_allreduce [RANKS (1..64) [BYTES [ITERS [shm|tcp]]]]\n");
+        fprintf(stderr,
+                "usage: bench_sparse_allreduce [RANKS (1..64) [BYTES [ITERS [shm|tcp]]]]\n");
         return 2;
     }
     weft_comm_config cc;
     weft_comm_config_init(&cc);
-    cc.transport = argc > 4 && strcmp(argv[4], "tcp") == 0 ? WEFT_TRANSPORT_TCP : WEFT_TRANSPORT_SHM;
+    cc.transport =
+        argc > 4 && strcmp(argv[4], "tcp") == 0 ? WEFT_TRANSPORT_TCP : WEFT_TRANSPORT_SHM;
     cc.timeout_ms = 120000;
     int codes[64], status = 0;
     fflush(stdout);

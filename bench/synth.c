@@ -112,8 +112,8 @@ static int measure_plan(const char *spec, int ci, int what, bool general, bool p
         if (!e) {
             weft_rat_format(b.algbw, x, sizeof x);
             printf("%-10s %-13s %6u %-5s %8.3f %8.3f %9.1f %5s %6s %9s  %s\n", spec,
-                   weft_coll_name(plan_colls[ci]), b.ranks, "bound", c1 - c0, w1 - w0,
-                   peak_mib(), "-", "-", "-", x);
+                   weft_coll_name(plan_colls[ci]), b.ranks, "bound", c1 - c0, w1 - w0, peak_mib(),
+                   "-", "-", "-", x);
             weft_bound_fini(&b);
         }
     } else {
@@ -139,8 +139,8 @@ static int measure_plan(const char *spec, int ci, int what, bool general, bool p
             else
                 snprintf(k, sizeof k, "%u", o.phase[0].k);
             printf("%-10s %-13s %6u %-5s %8.3f %8.3f %9.1f %5s %6u %9llu  %s\n", spec,
-                   weft_coll_name(plan_colls[ci]), o.ranks, "plan", c1 - c0, w1 - w0, peak_mib(),
-                   k, trees, (unsigned long long)flows, x);
+                   weft_coll_name(plan_colls[ci]), o.ranks, "plan", c1 - c0, w1 - w0, peak_mib(), k,
+                   trees, (unsigned long long)flows, x);
             weft_optimal_fini(&o);
             weft_plan_free(p);
         }
@@ -158,8 +158,8 @@ static int bench_plans(int n, const char **specs, bool all, bool general, bool p
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
             specs[n++] = defaults[i];
     }
-    printf("%-10s %-13s %6s %-5s %8s %8s %9s %5s %6s %9s  %s\n", "fabric", "coll", "ranks",
-           "what", "cpu_s", "wall_s", "peak_MiB", "k", "trees", "maxflows", "algbw_exact");
+    printf("%-10s %-13s %6s %-5s %8s %8s %9s %5s %6s %9s  %s\n", "fabric", "coll", "ranks", "what",
+           "cpu_s", "wall_s", "peak_MiB", "k", "trees", "maxflows", "algbw_exact");
     fflush(stdout);
     for (int i = 0; i < n; i++) {
         for (int ci = 0; ci < (all ? 3 : 1); ci++) {
@@ -185,8 +185,9 @@ static int bench_plans(int n, const char **specs, bool all, bool general, bool p
 
 int main(int argc, char **argv)
 {
-    static const char *defaults[] = {"a100:2",   "a100:4",   "mi250:2",     "h100:16",
-                                     "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
+    static const char *defaults[] = {
+        "a100:2",   "a100:4",   "mi250:2",     "h100:16",
+        "h100:128", "h100:512", "torus:16x16", "clos:hosts=256,nics=2"};
     bool all = false, plans = false, general = false, pr = false;
     const char *specs[64];
     int n = 0;
@@ -209,8 +210,8 @@ int main(int argc, char **argv)
             specs[n++] = defaults[i];
     }
     printf("%-10s %-13s %-12s %-4s %6s %7s %8s %8s %5s %6s %8s %9s  %s\n", "fabric", "coll",
-           "maxflow", "sym", "ranks", "nodes", "build_s", "bound_s", "iters", "orbits",
-           "maxflows", "peak_MiB", "algbw_exact");
+           "maxflow", "sym", "ranks", "nodes", "build_s", "bound_s", "iters", "orbits", "maxflows",
+           "peak_MiB", "algbw_exact");
     fflush(stdout);
     for (int i = 0; i < n; i++) {
         for (int coll = 0; coll < (all ? 3 : 1); coll++) {
@@ -220,8 +221,8 @@ int main(int argc, char **argv)
                 for (int sym = 1; sym >= 0; sym--) {
                     pid_t pid = fork();
                     if (pid == 0) {
-                        int rc = measure(specs[i], (weft_bound_coll)coll,
-                                         (weft_maxflow_algo)algo, sym);
+                        int rc =
+                            measure(specs[i], (weft_bound_coll)coll, (weft_maxflow_algo)algo, sym);
                         fflush(stdout);
                         _exit(rc);
                     }

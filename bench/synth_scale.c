@@ -71,14 +71,16 @@ static int measure(const char *spec, weft_coll coll, bool verify, bool packing)
         double v0 = bench_now();
         e = weft_plan_verify(p, t, &d);
         verify_s = bench_now() - v0;
-        if (e) fprintf(stderr, "%s %s: verify: %s\n", spec, weft_coll_name(coll), d.msg);
+        if (e)
+            fprintf(stderr, "%s %s: verify: %s\n", spec, weft_coll_name(coll), d.msg);
     }
     char x[64];
     weft_rat_format(info.algbw, x, sizeof x);
     printf("%-10s %-13s %6u %8.3f %8.3f %8.1f %8.3f %8.3f %9.1f %10u %-8s", spec,
            weft_coll_name(coll), info.ranks, w1 - w0, c1 - c0, bound_mib, w2 - w1, c2 - c1,
            plan_mib, weft_plan_num_ops(p), weft_optimal_method_name(info.method));
-    if (verify) printf(" %8.3f%s", verify_s, e ? " FAILED" : "");
+    if (verify)
+        printf(" %8.3f%s", verify_s, e ? " FAILED" : "");
     printf("  %s%s\n", x, weft_rat_eq(info.algbw, info.bound) ? " (= bound)" : " (BELOW BOUND)");
     weft_optimal_fini(&info);
     weft_plan_free(p);
@@ -108,8 +110,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             only = (int)c;
-        }
-        else
+        } else
             specs[n++] = argv[i];
     }
     if (n == 0) {
@@ -136,7 +137,8 @@ int main(int argc, char **argv)
                 _exit(rc);
             }
             int status = 0;
-            if (pid > 0) waitpid(pid, &status, 0);
+            if (pid > 0)
+                waitpid(pid, &status, 0);
             if (WIFSIGNALED(status))
                 printf("%-10s %-13s stopped (signal %d)\n", specs[i], weft_coll_name(colls[c]),
                        WTERMSIG(status));

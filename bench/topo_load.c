@@ -71,8 +71,7 @@ static int generate(FILE *f, long hosts)
                     fprintf(f, "link h%ld.g%d h%ld.g%d 2400/7GB/s 0.25us\n", h, g, h, o);
             }
             fprintf(f, "duplex h%ld.g%d h%ld.nic%d 64GB/s\n", h, g, h, g);
-            fprintf(f, "duplex h%ld.nic%d r%d.leaf%ld 400Gbps 1us\n", h, g, g,
-                    h / HOSTS_PER_LEAF);
+            fprintf(f, "duplex h%ld.nic%d r%d.leaf%ld 400Gbps 1us\n", h, g, g, h / HOSTS_PER_LEAF);
         }
     }
     for (int r = 0; r < RANKS_PER_HOST; r++) {

@@ -38,7 +38,8 @@ static int run(uint32_t n)
     printf("N=%u d=4 allreduce: %zu generated, %zu scored, search %.2f s wall, %.2f s cpu\n", n,
            s.considered, s.count, w1 - w0, c1 - c0);
     for (size_t i = 0; i < s.count; i++) {
-        if (!s.cand[i].pareto) continue;
+        if (!s.cand[i].pareto)
+            continue;
         char tb[64];
         weft_rat_format(s.cand[i].tb, tb, sizeof tb);
         printf("  pareto  T_L %4u  T_B %-14s %s\n", s.cand[i].steps, tb, s.cand[i].spec);
@@ -47,7 +48,8 @@ static int run(uint32_t n)
     char spec[64];
     snprintf(spec, sizeof spec, "genkautz:%u,4", n);
     weft_topo *t;
-    if (weft_topo_from_spec(spec, NULL, &t, &d)) return 1;
+    if (weft_topo_from_spec(spec, NULL, &t, &d))
+        return 1;
     weft_bfb b;
     w0 = clock_s(CLOCK_MONOTONIC);
     c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);

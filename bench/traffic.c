@@ -36,9 +36,14 @@ int main(int argc, char **argv)
     weft_diag d;
     weft_diag_clear(&d);
 
-    weft_traffic_moe_params mp = {.ranks = nm, .experts = 2 * nm, .topk = 8, .tokens = 4096,
-                                  .hidden_bytes = 14336, .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                  .zipf_milli = 1200, .seed = 1};
+    weft_traffic_moe_params mp = {.ranks = nm,
+                                  .experts = 2 * nm,
+                                  .topk = 8,
+                                  .tokens = 4096,
+                                  .hidden_bytes = 14336,
+                                  .skew = WEFT_TRAFFIC_SKEW_ZIPF,
+                                  .zipf_milli = 1200,
+                                  .seed = 1};
     weft_traffic m;
     double t0 = bench_now(), c0 = bench_cpu();
     if (weft_traffic_moe(&mp, &m, &d))
@@ -52,15 +57,21 @@ int main(int argc, char **argv)
     double t2 = bench_now(), c2 = bench_cpu();
     weft_traffic_stats st;
     weft_traffic_get_stats(&m, &st);
-    printf("moe dispatch %u ranks, %u experts, top-8, 4096 tokens, zipf:1.2: generate %.3f s "
-           "wall, %.3f s cpu; write as text %.3f s wall, %.3f s cpu; recv skew %.3f; peak %ld MiB\n",
-           nm, 2 * nm, t1 - t0, c1 - c0, t2 - t1, c2 - c1, st.recv_skew, peak_mib());
+    printf(
+        "moe dispatch %u ranks, %u experts, top-8, 4096 tokens, zipf:1.2: generate %.3f s "
+        "wall, %.3f s cpu; write as text %.3f s wall, %.3f s cpu; recv skew %.3f; peak %ld MiB\n",
+        nm, 2 * nm, t1 - t0, c1 - c0, t2 - t1, c2 - c1, st.recv_skew, peak_mib());
     weft_traffic_free(&m);
 
     /* The 128-rank skewed matrix. */
-    weft_traffic_moe_params sp = {.ranks = np, .experts = 4 * np, .topk = 8, .tokens = 1024,
-                                  .hidden_bytes = 8192, .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                  .zipf_milli = 1200, .seed = 2};
+    weft_traffic_moe_params sp = {.ranks = np,
+                                  .experts = 4 * np,
+                                  .topk = 8,
+                                  .tokens = 1024,
+                                  .hidden_bytes = 8192,
+                                  .skew = WEFT_TRAFFIC_SKEW_ZIPF,
+                                  .zipf_milli = 1200,
+                                  .seed = 2};
     if (weft_traffic_moe(&sp, &m, &d))
         return fail("moe", &d);
     char spec[32];
@@ -90,9 +101,9 @@ int main(int argc, char **argv)
     printf("direct alltoallv %u ranks (%s, %u ops, skew %.3f): plan %.4f s wall, %.4f s cpu; "
            "verify %.4f s wall, %.4f s cpu; plan+verify %.4f s cpu; cost %.4f s cpu "
            "(algbw %.3f GB/s); sim %.4f s cpu (%.3f us); peak %ld MiB\n",
-           np, spec, weft_plan_num_ops(p), (weft_traffic_get_stats(&m, &st), st.recv_skew),
-           t1 - t0, c1 - c0, t2 - t1, c2 - c1, c2 - c0, c3 - c2,
-           weft_rat_to_double(cost.algbw), c4 - c3, r.time_s * 1e6, peak_mib());
+           np, spec, weft_plan_num_ops(p), (weft_traffic_get_stats(&m, &st), st.recv_skew), t1 - t0,
+           c1 - c0, t2 - t1, c2 - c1, c2 - c0, c3 - c2, weft_rat_to_double(cost.algbw), c4 - c3,
+           r.time_s * 1e6, peak_mib());
     (void)t3;
     (void)t4;
     weft_plan_free(p);

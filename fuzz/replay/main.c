@@ -14,8 +14,8 @@
  * read or names no file at all (an empty corpus must not pass as tested).
  */
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +137,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "replay: %s: %s\n", argv[i], strerror(errno));
             return 1;
         }
-        bool ok = S_ISDIR(st.st_mode) ? replay_dir(argv[i], &count)
-                                      : (count++, replay_file(argv[i]));
+        bool ok =
+            S_ISDIR(st.st_mode) ? replay_dir(argv[i], &count) : (count++, replay_file(argv[i]));
         if (!ok)
             return 1;
     }

@@ -46,9 +46,9 @@ extern "C" {
 #endif
 
 typedef struct weft_bvn {
-    uint32_t n;      /* matrix order */
-    uint32_t rounds; /* permutations */
-    uint64_t line;   /* D: the largest line sum of M = the sum of the weights */
+    uint32_t n;       /* matrix order */
+    uint32_t rounds;  /* permutations */
+    uint64_t line;    /* D: the largest line sum of M = the sum of the weights */
     uint64_t *weight; /* rounds weights, each >= 1 */
     /* rounds x n: perm[k*n + i] = the column row i is matched to in round
      * k. Padding may match i to a j with M[i][j] = 0. */
@@ -60,8 +60,7 @@ typedef struct weft_bvn {
  * arrays that weft_bvn_fini releases. Errors: WEFT_EINVAL for n 0 or m
  * NULL, WEFT_EOVERFLOW when a line sum does not fit in 64 bits,
  * WEFT_ENOMEM. O(n^2) memory besides the result. */
-WEFT_API weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out,
-                                     weft_diag *d);
+WEFT_API weft_err weft_bvn_decompose(const uint64_t *m, uint32_t n, weft_bvn *out, weft_diag *d);
 /* Releases what weft_bvn_decompose stored; safe on a zeroed struct. */
 WEFT_API void weft_bvn_fini(weft_bvn *b);
 

@@ -484,8 +484,8 @@ typedef struct weft_launch_result {
     /* What the launcher should exit with: 0 when every rank exited 0, else
      * the first failing rank's exit code, or 128 + the signal that killed it. */
     int status;
-    int failed_rank;   /* -1 when none failed */
-    char message[256]; /* "rank 2 (pid 812) exited with status 3" or "" */
+    int failed_rank;    /* -1 when none failed */
+    char message[256];  /* "rank 2 (pid 812) exited with status 3" or "" */
     uint32_t restarted; /* restarts made (opts restarts) */
 } weft_launch_result;
 

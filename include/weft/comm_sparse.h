@@ -78,8 +78,8 @@ typedef struct weft_sparse_result {
  * over ranks pass 2^64 - 1 bytes; WEFT_ENOMEM on any rank. Transport
  * errors as for every collective (weft/comm.h). */
 WEFT_API weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
-                                        const float *values, size_t count, uint64_t n,
-                                        float *dense, weft_sparse_result *sparse, weft_diag *d);
+                                        const float *values, size_t count, uint64_t n, float *dense,
+                                        weft_sparse_result *sparse, weft_diag *d);
 
 /* Frees r's arrays and zeroes it; NULL and a zeroed result are allowed. */
 WEFT_API void weft_sparse_result_free(weft_sparse_result *r);
@@ -122,8 +122,8 @@ WEFT_API size_t weft_int8_scales(size_t n, size_t block);
  * s_b (1/2 + 2^-16) (the rounding of x / s_b, and s_b q_i in fp32).
  * WEFT_EINVAL for a residual of another length; NaN or infinite values
  * give unspecified codes. */
-WEFT_API weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef,
-                                     int8_t *q, float *scales, weft_diag *d);
+WEFT_API weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef, int8_t *q,
+                                     float *scales, weft_diag *d);
 /* out[i] = scales[i / block] x q[i], in fp32. */
 WEFT_API void weft_int8_decompress(const int8_t *q, const float *scales, size_t n, size_t block,
                                    float *out);

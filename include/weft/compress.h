@@ -117,10 +117,10 @@ WEFT_API weft_err weft_compress_bytes(const weft_compressor *c, const weft_tenso
 /* What is known of a compressor's compute on a GPU (arch name as the
  * presets spell it: "volta", "ampere", "hopper") or "cpu". */
 typedef struct weft_compress_cost {
-    bool measured;            /* false: no published figure checked in */
-    double compress_s_per_b;  /* seconds per input byte (when measured) */
+    bool measured;           /* false: no published figure checked in */
+    double compress_s_per_b; /* seconds per input byte (when measured) */
     double decompress_s_per_b;
-    const char *source;       /* the citation, or why not measured */
+    const char *source; /* the citation, or why not measured */
 } weft_compress_cost;
 
 /* Measured on "cpu" for int8, topk, dgc and sign (weft's bench_compress,

@@ -47,7 +47,7 @@ typedef enum weft_dlrm_interaction {
 
 typedef struct weft_dlrm {
     char name[WEFT_WORK_NAME_MAX + 1];
-    uint32_t dense_features;             /* inputs of the bottom MLP (Criteo: 13) */
+    uint32_t dense_features;               /* inputs of the bottom MLP (Criteo: 13) */
     uint32_t bottom[WEFT_DLRM_MAX_LAYERS]; /* bottom MLP widths; the last is every table's dim */
     uint32_t nbottom;
     uint32_t top[WEFT_DLRM_MAX_LAYERS]; /* top MLP widths */
@@ -57,8 +57,8 @@ typedef struct weft_dlrm {
     /* Tables, batch per GPU (emb.batch), seed, rw_dense; emb.gpus must be
      * the fabric's ranks. */
     weft_emb_workload emb;
-    weft_prec prec;  /* of the dense GEMMs (bf16, fp16, fp32) */
-    bool bound;      /* also compute the all-to-alls' exact bounds (an LP) */
+    weft_prec prec; /* of the dense GEMMs (bf16, fp16, fp32) */
+    bool bound;     /* also compute the all-to-alls' exact bounds (an LP) */
     /* Herald's cache and placement (weft_emb_herald); rows_per_gpu 0 and
      * WEFT_EMB_PLACE_RANDOM: none. With either, the all-to-alls simulated
      * are the reduced matrices, and the result also has the step without
@@ -84,24 +84,24 @@ WEFT_API void weft_dlrm_mlperf(weft_dlrm *m, weft_emb_table tables[WEFT_DLRM_MLP
 
 typedef struct weft_dlrm_result {
     double step_s;
-    double lookup_fwd_s, lookup_bwd_s; /* the busiest GPU's */
-    double a2a_fwd_s, a2a_bwd_s;       /* simulated */
+    double lookup_fwd_s, lookup_bwd_s;       /* the busiest GPU's */
+    double a2a_fwd_s, a2a_bwd_s;             /* simulated */
     double a2a_fwd_bound_s, a2a_bwd_bound_s; /* 0 unless bound (or nothing moves) */
     double dense_fwd_s, dense_bwd_s;
     double dense_ar_s, emb_ar_s;
-    uint64_t dense_params;      /* bottom, interaction, top weights and biases */
-    uint64_t dense_ar_bytes;    /* 4 x dense_params */
-    uint64_t emb_ar_bytes;      /* data-parallel tables, sum of R*D*E */
-    uint64_t a2a_bytes;         /* off-diagonal bytes of the forward matrix */
-    uint64_t a2a_max_send;      /* the most a GPU sends to others, forward */
-    uint64_t lookups;           /* per step, all GPUs */
-    uint32_t busiest;           /* GPU of the lookup times */
+    uint64_t dense_params;                       /* bottom, interaction, top weights and biases */
+    uint64_t dense_ar_bytes;                     /* 4 x dense_params */
+    uint64_t emb_ar_bytes;                       /* data-parallel tables, sum of R*D*E */
+    uint64_t a2a_bytes;                          /* off-diagonal bytes of the forward matrix */
+    uint64_t a2a_max_send;                       /* the most a GPU sends to others, forward */
+    uint64_t lookups;                            /* per step, all GPUs */
+    uint32_t busiest;                            /* GPU of the lookup times */
     uint64_t lookup_fwd_bytes, lookup_bwd_bytes; /* its HBM bytes */
-    uint64_t table_bytes_max;   /* the largest table memory of a GPU */
-    bool fits;                  /* table_bytes_max within the GPU's memory */
-    double bottom_fwd_s, bottom_bwd_s; /* the bottom MLP's part of dense_fwd/bwd */
-    bool overlap;                      /* the step overlapped (weft_dlrm.overlap) */
-    double a2a_fwd_hidden_s, a2a_bwd_hidden_s; /* overlap: all-to-all time hidden */
+    uint64_t table_bytes_max;                    /* the largest table memory of a GPU */
+    bool fits;                                   /* table_bytes_max within the GPU's memory */
+    double bottom_fwd_s, bottom_bwd_s;           /* the bottom MLP's part of dense_fwd/bwd */
+    bool overlap;                                /* the step overlapped (weft_dlrm.overlap) */
+    double a2a_fwd_hidden_s, a2a_bwd_hidden_s;   /* overlap: all-to-all time hidden */
     /* With a cache or a placement (herald true): the step and its
      * all-to-alls without them, and the counts of weft_emb_herald. */
     bool herald;
@@ -149,9 +149,9 @@ WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag 
  * to its cheapest option given the others, until a pass changes nothing
  * (at most 32 passes). */
 typedef struct weft_dlrm_costs {
-    double hbm_bw, hbm_bytes; /* the GPU's */
-    double a2a_bw;            /* bytes a GPU sends a second in a uniform all-to-all */
-    double ar_bw;             /* all-reduce buffer bytes a second */
+    double hbm_bw, hbm_bytes;   /* the GPU's */
+    double a2a_bw;              /* bytes a GPU sends a second in a uniform all-to-all */
+    double ar_bw;               /* all-reduce buffer bytes a second */
     double a2a_lat_s, ar_lat_s; /* their fixed times (each all-to-all, the all-reduce) */
 } weft_dlrm_costs;
 

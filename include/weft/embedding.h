@@ -114,8 +114,7 @@ WEFT_API void weft_emb_result_free(weft_emb_result *r);
 typedef struct weft_emb_acc weft_emb_acc;
 
 /* w is checked (weft_emb_check) and copied, tables included. */
-WEFT_API weft_err weft_emb_acc_new(const weft_emb_workload *w, weft_emb_acc **out,
-                                   weft_diag *d);
+WEFT_API weft_err weft_emb_acc_new(const weft_emb_workload *w, weft_emb_acc **out, weft_diag *d);
 WEFT_API void weft_emb_acc_free(weft_emb_acc *a);
 /* One lookup: sample s looks up row r of table t. WEFT_EINVAL when s is
  * beyond the batch or before the previous lookup's sample, t is not a
@@ -130,15 +129,13 @@ WEFT_API weft_err weft_emb_acc_finish(weft_emb_acc *a, weft_emb_result *out, wef
  * draws are stream t of the seed (base/rand.h). Calls fn(s, t, r, ctx) for
  * each lookup, stopping at the first error fn returns. Memory: 8 bytes a
  * row per distinct (rows, zipf) pair of zipf tables. */
-typedef weft_err (*weft_emb_lookup_fn)(void *ctx, uint64_t s, uint32_t t, uint64_t r,
-                                       weft_diag *d);
-WEFT_API weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn,
-                                    void *ctx, weft_diag *d);
+typedef weft_err (*weft_emb_lookup_fn)(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d);
+WEFT_API weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, void *ctx,
+                                    weft_diag *d);
 
 /* The matrix of the generator's lookups (weft_emb_generate into an
  * accumulator). */
-WEFT_API weft_err weft_emb_forward(const weft_emb_workload *w, weft_emb_result *out,
-                                   weft_diag *d);
+WEFT_API weft_err weft_emb_forward(const weft_emb_workload *w, weft_emb_result *out, weft_diag *d);
 
 /* Lookup traces (docs/embedding.md "Trace files"): one lookup per line,
  * "SAMPLE,TABLE,ROW" (whole decimal numbers; blanks around the fields
@@ -266,14 +263,14 @@ typedef struct weft_emb_herald_result {
     /* The same step without cache and with the drawn placement (what
      * weft_emb_acc counts; backward is its transpose). */
     weft_traffic forward_base;
-    uint64_t lookups;                  /* of the measured step */
+    uint64_t lookups;                   /* of the measured step */
     uint64_t transfers_base, transfers; /* forward vectors between GPUs */
-    uint64_t bytes_base, bytes;        /* forward bytes between GPUs */
-    uint64_t bwd_bytes;                /* backward bytes between GPUs */
-    uint64_t remote;                   /* lookups of rows held by another GPU */
-    uint64_t hits, stale, admitted;    /* of the remote lookups */
-    bool placed;                       /* the Herald assignment was kept */
-    uint64_t samples_moved;            /* samples it put on another GPU */
+    uint64_t bytes_base, bytes;         /* forward bytes between GPUs */
+    uint64_t bwd_bytes;                 /* backward bytes between GPUs */
+    uint64_t remote;                    /* lookups of rows held by another GPU */
+    uint64_t hits, stale, admitted;     /* of the remote lookups */
+    bool placed;                        /* the Herald assignment was kept */
+    uint64_t samples_moved;             /* samples it put on another GPU */
 } weft_emb_herald_result;
 
 /* w is checked; WEFT_EINVAL for a bad policy or placement, WEFT_ELIMIT

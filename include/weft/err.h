@@ -23,22 +23,22 @@ extern "C" {
 #endif
 
 /* X(NAME, message). WEFT_OK must stay first and equal to 0. */
-#define WEFT_ERR_MAP(X)                                                        \
-    X(OK, "success")                                                           \
-    X(ENOMEM, "out of memory")                                                 \
-    X(EINVAL, "invalid argument")                                              \
-    X(EPARSE, "malformed input")                                               \
-    X(EIO, "input/output error")                                               \
-    X(ENOENT, "no such file or object")                                        \
-    X(EEXIST, "already exists")                                                \
-    X(EOVERFLOW, "arithmetic overflow")                                        \
-    X(ERANGE, "value out of range")                                            \
-    X(EUNSUPPORTED, "not supported")                                           \
-    X(ETOPO, "the fabric does not allow this")                                 \
-    X(EVERIFY, "the plan is incorrect")                                        \
-    X(ELIMIT, "exceeds a limit")                                               \
-    X(EPEER, "a peer failed")                                                  \
-    X(ETIMEDOUT, "timed out")                                                  \
+#define WEFT_ERR_MAP(X)                                                                            \
+    X(OK, "success")                                                                               \
+    X(ENOMEM, "out of memory")                                                                     \
+    X(EINVAL, "invalid argument")                                                                  \
+    X(EPARSE, "malformed input")                                                                   \
+    X(EIO, "input/output error")                                                                   \
+    X(ENOENT, "no such file or object")                                                            \
+    X(EEXIST, "already exists")                                                                    \
+    X(EOVERFLOW, "arithmetic overflow")                                                            \
+    X(ERANGE, "value out of range")                                                                \
+    X(EUNSUPPORTED, "not supported")                                                               \
+    X(ETOPO, "the fabric does not allow this")                                                     \
+    X(EVERIFY, "the plan is incorrect")                                                            \
+    X(ELIMIT, "exceeds a limit")                                                                   \
+    X(EPEER, "a peer failed")                                                                      \
+    X(ETIMEDOUT, "timed out")                                                                      \
     X(EAUTH, "authentication failed")
 
 typedef enum weft_err {

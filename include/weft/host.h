@@ -45,8 +45,8 @@ typedef enum weft_host_unit {
 
 /* Zero rationals and NULL mean "the documented default". */
 typedef struct weft_host_opts {
-    const char *xml;     /* an hwloc XML file to read instead of this machine */
-    weft_host_unit unit; /* what a rank is */
+    const char *xml;       /* an hwloc XML file to read instead of this machine */
+    weft_host_unit unit;   /* what a rank is */
     weft_rat rank_bw_gbps; /* each rank to its NUMA node's memory, each way; 0: 10 GB/s */
     weft_rat numa_bw_gbps; /* between two NUMA nodes of a box, each way; 0: 20 GB/s */
     /* Each NIC to the network, each way (and to its memory when hwloc does

@@ -49,7 +49,7 @@ typedef struct weft_paths weft_paths;
  * in order of distance from src, then by link id; the fractions of the links
  * leaving any one level sum to 1. */
 typedef struct weft_paths_route {
-    uint32_t n;          /* number of links used */
+    uint32_t n;           /* number of links used */
     const uint32_t *link; /* link ids */
     const weft_rat *frac; /* exact share of the traffic on each link, in (0, 1] */
     const double *fracd;  /* the same as doubles (correctly rounded from frac) */

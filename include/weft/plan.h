@@ -113,12 +113,7 @@ WEFT_API bool weft_coll_parse(const char *text, size_t len, weft_coll *out);
 /* True for broadcast and reduce. */
 WEFT_API bool weft_coll_has_root(weft_coll coll);
 
-typedef enum weft_buf {
-    WEFT_BUF_IN = 0,
-    WEFT_BUF_OUT,
-    WEFT_BUF_SCRATCH,
-    WEFT__BUF_COUNT
-} weft_buf;
+typedef enum weft_buf { WEFT_BUF_IN = 0, WEFT_BUF_OUT, WEFT_BUF_SCRATCH, WEFT__BUF_COUNT } weft_buf;
 
 /* "in", "out", "scratch". */
 WEFT_API const char *weft_buf_name(weft_buf buf);
@@ -153,7 +148,7 @@ typedef struct weft_plan_info {
  * ask for tens of GB. The largest real plans fit: all-to-all over 4096
  * ranks with one chunk per pair is 2^25 slots. */
 #define WEFT_PLAN_MAX_RANKS (1u << 20)
-#define WEFT_PLAN_MAX_SLOTS (1u << 30)  /* per rank and buffer */
+#define WEFT_PLAN_MAX_SLOTS (1u << 30)                /* per rank and buffer */
 #define WEFT_PLAN_MAX_TOTAL_SLOTS (UINT64_C(1) << 26) /* 67,108,864, all ranks and buffers */
 #define WEFT_PLAN_MAX_OPS (UINT32_MAX - 1)
 #define WEFT_PLAN_NO_OP UINT32_MAX
@@ -260,8 +255,7 @@ WEFT_API uint32_t weft_plan_op_num_paths(const weft_plan *p, uint32_t id);
 /* Path k of op id: its share, and its nodes (names belong to p). */
 WEFT_API weft_rat weft_plan_path_share(const weft_plan *p, uint32_t id, uint32_t k);
 WEFT_API uint32_t weft_plan_path_len(const weft_plan *p, uint32_t id, uint32_t k);
-WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k,
-                                         uint32_t i);
+WEFT_API const char *weft_plan_path_node(const weft_plan *p, uint32_t id, uint32_t k, uint32_t i);
 
 /* ---- Circuits: optical circuit switch configurations -------------------
  *
@@ -302,8 +296,7 @@ WEFT_API weft_plan_circuit weft_plan_get_circuit(const weft_plan *p, uint32_t i)
 WEFT_API uint32_t weft_plan_num_epochs(const weft_plan *p);
 /* Sets the epoch of path k of op id (WEFT_PLAN_NO_EPOCH clears it).
  * WEFT_EINVAL when the path does not exist or epoch is out of range. */
-WEFT_API weft_err weft_plan_set_path_epoch(weft_plan *p, uint32_t id, uint32_t k,
-                                           uint32_t epoch);
+WEFT_API weft_err weft_plan_set_path_epoch(weft_plan *p, uint32_t id, uint32_t k, uint32_t epoch);
 /* The epoch of path k of op id, or WEFT_PLAN_NO_EPOCH. */
 WEFT_API uint32_t weft_plan_path_epoch(const weft_plan *p, uint32_t id, uint32_t k);
 
@@ -327,8 +320,8 @@ WEFT_API double weft_plan_traffic_size(const weft_plan *p);
  * bytes[id] for id < num_ops (0 for a nop). The plan is run symbolically in
  * one topological order (for a verified plan every order gives the same
  * values); a slot that holds nothing yet moves 0 bytes. WEFT_EINVAL for a
- * plan of equal chunks, or op sizes set for another op count; WEFT_EVERIFY (as weft_plan_check_structure and
- * weft_plan_topo_order report) for a plan whose structure or deps are
+ * plan of equal chunks, or op sizes set for another op count; WEFT_EVERIFY (as
+ * weft_plan_check_structure and weft_plan_topo_order report) for a plan whose structure or deps are
  * broken; WEFT_ENOMEM. O(ops + deps + slots moved + slots). */
 WEFT_API weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_diag *d);
 /* What each op moves in a collective of size_bytes, for any plan:
@@ -375,8 +368,8 @@ WEFT_API double weft_plan_own_size(const weft_plan *p);
  * file:line:col and why: WEFT_EPARSE for malformed text, WEFT_ENOMEM. The
  * parser checks syntax and structure (ids in order, deps naming existing
  * ops, a valid header); whether the plan is correct is the verifier's job. */
-WEFT_API weft_err weft_plan_parse(const char *text, size_t len, const char *name,
-                                  weft_plan **out, weft_diag *d);
+WEFT_API weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_plan **out,
+                                  weft_diag *d);
 /* Reads and parses a file (WEFT_ENOENT / WEFT_EIO when it cannot be read;
  * WEFT_ELIMIT beyond WEFT_PLAN_MAX_FILE_BYTES, also for a pipe or
  * /dev/zero, which are read up to that point and no further). The cap
@@ -512,15 +505,15 @@ typedef struct weft_plan_cost {
 WEFT_API weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *load,
                                        weft_diag *d);
 /* The throughput limit, the busiest link and the step count. */
-WEFT_API weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t,
-                                     weft_plan_cost *out, weft_diag *d);
+WEFT_API weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_cost *out,
+                                     weft_diag *d);
 /* Alpha-beta estimate of the plan's time for a collective of size_bytes:
  * every op takes its path latency plus its bytes over its path's
  * bottleneck bandwidth (the slowest of its paths when it has several), no
  * contention and no pipelining; an op starts when its deps finished. The
  * plan's deps must be acyclic (WEFT_EVERIFY otherwise). Seconds. */
-WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t,
-                                       double size_bytes, double *seconds, weft_diag *d);
+WEFT_API weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double size_bytes,
+                                       double *seconds, weft_diag *d);
 
 /* A time estimate that accounts for link sharing, still without
  * simulating: what the runtime ranks plans by when it has no tuning table.
@@ -581,9 +574,9 @@ typedef struct weft_plan_shared {
  * WEFT_EINVAL for slices 0 or a negative or NaN alpha or size; those of
  * weft_plan_alpha_beta (WEFT_ETOPO for ranks or routes that do not fit t,
  * WEFT_EVERIFY for cyclic deps); WEFT_ENOMEM. */
-WEFT_API weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t,
-                                        double size_bytes, const weft_plan_shared_opts *o,
-                                        weft_plan_shared *out, weft_diag *d);
+WEFT_API weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double size_bytes,
+                                        const weft_plan_shared_opts *o, weft_plan_shared *out,
+                                        weft_diag *d);
 /* The ranking order of two estimates: true when a goes before b, i.e. a is
  * faster by more than a relative 1e-9, or as fast within that and has
  * fewer steps. Fewer steps break ties because on fabrics whose links
@@ -703,9 +696,8 @@ typedef struct weft_share_rounding {
  * K reaches 99.9 % (the message names the best K and its loss),
  * WEFT_EINVAL for a plan without split ops or shares that do not sum to
  * 1, cost errors as weft_plan_cost_get, WEFT_ENOMEM. */
-WEFT_API weft_err weft_plan_round_shares(const weft_plan *p, const weft_topo *t,
-                                         uint64_t divides, weft_plan **out,
-                                         weft_share_rounding *r, weft_diag *d);
+WEFT_API weft_err weft_plan_round_shares(const weft_plan *p, const weft_topo *t, uint64_t divides,
+                                         weft_plan **out, weft_share_rounding *r, weft_diag *d);
 
 /* The padded layout of a skewed alltoallv plan (docs/msccl.md, "Skewed
  * matrices: the padded layout"). */

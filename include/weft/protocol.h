@@ -129,12 +129,12 @@ WEFT_API bool weft_proto_link_eff(const char *arch, weft_hop_class h, double *ou
 
 /* A ring collective as NCCL sees it when it estimates time. */
 typedef struct weft_proto_ring {
-    weft_coll coll;      /* allreduce, allgather, reducescatter (broadcast,
-                            reduce: n steps) */
-    uint32_t ranks;      /* n >= 2 */
-    uint32_t nodes;      /* boxes the ring crosses, >= 1 */
-    uint32_t channels;   /* rings run side by side, >= 1 */
-    double chan_gbps;    /* bandwidth of one channel's slowest hop, GB/s */
+    weft_coll coll;    /* allreduce, allgather, reducescatter (broadcast,
+                          reduce: n steps) */
+    uint32_t ranks;    /* n >= 2 */
+    uint32_t nodes;    /* boxes the ring crosses, >= 1 */
+    uint32_t channels; /* rings run side by side, >= 1 */
+    double chan_gbps;  /* bandwidth of one channel's slowest hop, GB/s */
     weft_gpu_arch arch;
     weft_hop_class intra; /* the hop class inside a box (nvlink or pci) */
 } weft_proto_ring;

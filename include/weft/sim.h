@@ -67,71 +67,71 @@ typedef enum weft_sim_model {
 } weft_sim_model;
 
 typedef struct weft_sim_opts {
-    double alpha_s;  /* per-transfer start overhead, seconds (default 0) */
-    uint32_t slices; /* pipelining depth: each transfer is cut into this many
-                        slices that flow one after another (default 1) */
-    bool symmetry;   /* simulate flow classes (exact; default true); false
-                        simulates every transfer on its own */
-    FILE *trace;     /* weft_sim_plan only: when set, a Chrome trace-event JSON
-                        document is written here (default NULL); docs/sim.md
-                        describes its tracks and names */
-    uint32_t trace_run; /* 0 (default): o->trace receives a whole document.
-                           k >= 1: the k-th run (1, 2, ... in order) of a
-                           document opened by weft_sim_trace_begin, on its own
-                           processes, named after trace_label */
+    double alpha_s;          /* per-transfer start overhead, seconds (default 0) */
+    uint32_t slices;         /* pipelining depth: each transfer is cut into this many
+                                slices that flow one after another (default 1) */
+    bool symmetry;           /* simulate flow classes (exact; default true); false
+                                simulates every transfer on its own */
+    FILE *trace;             /* weft_sim_plan only: when set, a Chrome trace-event JSON
+                                document is written here (default NULL); docs/sim.md
+                                describes its tracks and names */
+    uint32_t trace_run;      /* 0 (default): o->trace receives a whole document.
+                                k >= 1: the k-th run (1, 2, ... in order) of a
+                                document opened by weft_sim_trace_begin, on its own
+                                processes, named after trace_label */
     const char *trace_label; /* with trace_run: prefixes this run's process
                                 names ("1M: rank 0"; default NULL) */
-    uint32_t max_classes; /* weft_sim_ring only: when the exact symmetry classes
-                             are more than this (0: the default, 4096), a ring
-                             of private routes is approximated by its periodic
-                             quotient (result.period > 0; docs/sim.md) */
-    bool cut_through; /* weft_sim_plan only: an op that forwards or reduces the
-                         chunks a dep delivered streams them as they arrive
-                         (the limit of infinitely many slices; default false,
-                         store and forward per slice; see weft_sim_plan) */
-    bool back_to_back; /* weft_sim_plan, fabrics with shaped links (burst=):
-                          one call of a run of back-to-back calls, every
-                          bucket starting with the tokens it held when the
-                          call before ended (the periodic steady state, as
-                          weft perf's timed iterations run; found by
-                          simulating the call again until the tokens repeat,
-                          at most 8 times). Default false: buckets start
-                          full, as after an idle moment */
-    weft_sim_model model; /* default WEFT_SIM_FLUID: the fields above and below
-                             are used as set. runtime and gpu derive alpha_s,
-                             slices, cut_through and the fields below per
-                             call from the fabric, the collective, the size
-                             and the chunk size (weft_sim_opts_resolve) */
-    uint64_t slice_bytes; /* when > 0 (any model): slices = chunk bytes /
-                             slice_bytes, clamped to 1 .. WEFT_EXEC_MAX_SLICES,
-                             instead of `slices` or the model's (default 0) */
-    double bw_scale;  /* fraction of every link's bandwidth that carries data:
-                         a transfer puts bytes / bw_scale on the wire (a
-                         protocol's flags; default 1) */
-    double launch_s;  /* added once to the collective's time (default 0) */
-    double hop_s;     /* added to the latency of every route that stays in
-                         one host (default 0) */
-    double net_hop_s; /* added to the latency of every route between hosts
-                         (default 0) */
-    uint64_t step_bytes; /* when > 0: a route's latency also has the time to
-                            move min(step_bytes, one slice) over its slowest
-                            link, as a receiver forwards a step once it has
-                            arrived (default 0) */
-    int proto;           /* gpu model: the weft_proto to run; -1 (default):
-                            weft_sim_plan, weft_sim_ring(s) and
-                            weft_sim_plans simulate every protocol NCCL
-                            enables for the plan's communicator and keep
-                            the fastest (NCCL runs the protocol its
-                            estimate makes fastest; weft's estimate is the
-                            simulation), so the time never exceeds another
-                            protocol's at the same size and never falls as
-                            the size grows. Reported in the result */
-    double intra_eff;    /* fraction of the line rate that carries data on a
-                            link inside a host (both ends on one host, neither
-                            a NIC); links to NICs and between hosts keep their
-                            rate. The gpu model sets NCCL's figure for the
-                            fabric's arch= (weft_proto_link_eff, nvlink),
-                            runtime 1 (default 1) */
+    uint32_t max_classes;    /* weft_sim_ring only: when the exact symmetry classes
+                                are more than this (0: the default, 4096), a ring
+                                of private routes is approximated by its periodic
+                                quotient (result.period > 0; docs/sim.md) */
+    bool cut_through;        /* weft_sim_plan only: an op that forwards or reduces the
+                                chunks a dep delivered streams them as they arrive
+                                (the limit of infinitely many slices; default false,
+                                store and forward per slice; see weft_sim_plan) */
+    bool back_to_back;       /* weft_sim_plan, fabrics with shaped links (burst=):
+                                one call of a run of back-to-back calls, every
+                                bucket starting with the tokens it held when the
+                                call before ended (the periodic steady state, as
+                                weft perf's timed iterations run; found by
+                                simulating the call again until the tokens repeat,
+                                at most 8 times). Default false: buckets start
+                                full, as after an idle moment */
+    weft_sim_model model;    /* default WEFT_SIM_FLUID: the fields above and below
+                                are used as set. runtime and gpu derive alpha_s,
+                                slices, cut_through and the fields below per
+                                call from the fabric, the collective, the size
+                                and the chunk size (weft_sim_opts_resolve) */
+    uint64_t slice_bytes;    /* when > 0 (any model): slices = chunk bytes /
+                                slice_bytes, clamped to 1 .. WEFT_EXEC_MAX_SLICES,
+                                instead of `slices` or the model's (default 0) */
+    double bw_scale;         /* fraction of every link's bandwidth that carries data:
+                                a transfer puts bytes / bw_scale on the wire (a
+                                protocol's flags; default 1) */
+    double launch_s;         /* added once to the collective's time (default 0) */
+    double hop_s;            /* added to the latency of every route that stays in
+                                one host (default 0) */
+    double net_hop_s;        /* added to the latency of every route between hosts
+                                (default 0) */
+    uint64_t step_bytes;     /* when > 0: a route's latency also has the time to
+                                move min(step_bytes, one slice) over its slowest
+                                link, as a receiver forwards a step once it has
+                                arrived (default 0) */
+    int proto;               /* gpu model: the weft_proto to run; -1 (default):
+                                weft_sim_plan, weft_sim_ring(s) and
+                                weft_sim_plans simulate every protocol NCCL
+                                enables for the plan's communicator and keep
+                                the fastest (NCCL runs the protocol its
+                                estimate makes fastest; weft's estimate is the
+                                simulation), so the time never exceeds another
+                                protocol's at the same size and never falls as
+                                the size grows. Reported in the result */
+    double intra_eff;        /* fraction of the line rate that carries data on a
+                                link inside a host (both ends on one host, neither
+                                a NIC); links to NICs and between hosts keep their
+                                rate. The gpu model sets NCCL's figure for the
+                                fabric's arch= (weft_proto_link_eff, nvlink),
+                                runtime 1 (default 1) */
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);
@@ -152,8 +152,8 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
  * weft_proto_choose's (NCCL's own estimate; the simulations instead keep
  * the fastest simulated protocol, see proto) for a ring of coll over all
  * ranks of t, as many nodes as t has hosts (the simulations resolve for
- * the communicator a plan spans, not the whole fabric), 16 channels sharing the bus bandwidth B (the largest bandwidth
- * a rank has to other nodes of its host; across hosts at most its NIC
+ * the communicator a plan spans, not the whole fabric), 16 channels sharing the bus bandwidth B
+ * (the largest bandwidth a rank has to other nodes of its host; across hosts at most its NIC
  * bandwidth times the ranks per host) and NVLink inside a host; bw_scale
  * the protocol's fraction, lowered to its ceilings (LL's total, LL128's per
  * channel) where they bind on B, where B counts the links inside a host at
@@ -162,8 +162,8 @@ WEFT_API weft_sim_model weft_sim_model_default(const weft_topo *t);
  * of one with no arch=. weft_sim_plan and weft_sim_ring call this
  * themselves. */
 WEFT_API weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
-                                        uint64_t size, uint64_t chunk_bytes,
-                                        weft_sim_opts *out, weft_diag *d);
+                                        uint64_t size, uint64_t chunk_bytes, weft_sim_opts *out,
+                                        weft_diag *d);
 
 /* One trace document holding several runs (the sizes of a sweep):
  * weft_sim_trace_begin writes its head, then weft_sim_plan with o->trace = f
@@ -176,8 +176,7 @@ WEFT_API weft_err weft_sim_trace_end(FILE *f);
  * model, "runs": [{"size", "model", "proto" (or null), "slices"}, ...]}
  * from the n results in run order. */
 struct weft_sim_result;
-WEFT_API weft_err weft_sim_trace_end_results(FILE *f, const struct weft_sim_result *rs,
-                                             size_t n);
+WEFT_API weft_err weft_sim_trace_end_results(FILE *f, const struct weft_sim_result *rs, size_t n);
 
 #define WEFT_SIM_BUSIEST 5
 
@@ -193,14 +192,14 @@ typedef struct weft_sim_result {
     uint32_t ranks;
     uint64_t size; /* bytes (allgather: total output; reducescatter: total input) */
     double time_s;
-    double algbw_gbps; /* size / time / 1e9 */
-    double busbw_gbps; /* algbw x the nccl-tests factor */
-    uint64_t transfers;     /* transfers the collective makes (all slices) */
-    uint64_t flows;         /* flows the engine simulated */
-    uint64_t events;        /* engine events */
-    uint32_t flow_classes;  /* transfer classes per step */
-    uint32_t link_classes;  /* link classes */
-    double conservation_err; /* largest relative |carried - sent| over links */
+    double algbw_gbps;        /* size / time / 1e9 */
+    double busbw_gbps;        /* algbw x the nccl-tests factor */
+    uint64_t transfers;       /* transfers the collective makes (all slices) */
+    uint64_t flows;           /* flows the engine simulated */
+    uint64_t events;          /* engine events */
+    uint32_t flow_classes;    /* transfer classes per step */
+    uint32_t link_classes;    /* link classes */
+    double conservation_err;  /* largest relative |carried - sent| over links */
     uint64_t simulated_steps; /* ring steps simulated (all of them unless extrapolated) */
     bool extrapolated;        /* the time was extrapolated from a steady state */
     uint32_t pruned_links;    /* links left out because they can never limit a
@@ -210,9 +209,9 @@ typedef struct weft_sim_result {
     uint32_t defects;         /* positions that break that period */
     uint32_t n_busiest;
     weft_sim_link_use busiest[WEFT_SIM_BUSIEST];
-    weft_sim_model model;     /* the model that ran */
-    int proto;                /* its protocol (weft_proto, gpu model), or -1 */
-    uint32_t slices;          /* slices per transfer it ran with */
+    weft_sim_model model; /* the model that ran */
+    int proto;            /* its protocol (weft_proto, gpu model), or -1 */
+    uint32_t slices;      /* slices per transfer it ran with */
 } weft_sim_result;
 
 /* The nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for
@@ -249,8 +248,8 @@ WEFT_API weft_err weft_sim_ring(const weft_topo *t, weft_coll coll, uint64_t siz
  * transfers of the classic ring plan, symmetry-reduced. WEFT_EINVAL names a
  * position whose rank is out of range or repeated. */
 WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t *order,
-                                      uint64_t size, const weft_sim_opts *o,
-                                      weft_sim_result *out, weft_diag *d);
+                                      uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                                      weft_diag *d);
 
 /* Several rings at once, sharing the fabric: the n positions of order are
  * n / group rings of `group` consecutive positions, each an independent
@@ -267,8 +266,8 @@ WEFT_API weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const 
  * training steps (weft/work.h) simulate the data-parallel gradient
  * collectives of every group together. */
 WEFT_API weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint32_t *order,
-                                 uint32_t n, uint32_t group, uint64_t size,
-                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
+                                 uint32_t n, uint32_t group, uint64_t size, const weft_sim_opts *o,
+                                 weft_sim_result *out, weft_diag *d);
 
 /* Simulates a plan on a fabric for a collective of `size` bytes (cut into
  * weft_plan_size_chunks equal chunks; an op moves count chunks and counts
@@ -376,9 +375,8 @@ WEFT_API const char *weft_sim_innet_name(weft_sim_innet_algo a);
  * those conditions (d says which), WEFT_ETOPO for a missing switch or
  * path. Deterministic like the rest. */
 WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo algo,
-                                 const uint32_t *order, uint32_t n, uint32_t group,
-                                 uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
-                                 weft_diag *d);
+                                 const uint32_t *order, uint32_t n, uint32_t group, uint64_t size,
+                                 const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 
 #ifdef __cplusplus
 }

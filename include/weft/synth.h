@@ -231,8 +231,8 @@ WEFT_API void weft_a2a_bound_fini(weft_a2a_bound *b);
  * receives the bound (release it with
  * weft_a2a_bound_fini). WEFT_EOVERFLOW when a path's share does not fit a
  * 64-bit fraction; else the bound's errors. */
-WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out,
-                                         weft_a2a_bound *bound, weft_diag *d);
+WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bound *bound,
+                                         weft_diag *d);
 /* The same for a traffic matrix m (NULL: uniform, as above): an alltoallv
  * plan (weft_plan_set_traffic) from the flow of the matrix's bound, one copy
  * op per pair with bytes (m(s, d) > 0, the diagonal a local copy), routed
@@ -294,23 +294,23 @@ typedef struct weft_circuit_opts {
 WEFT_API void weft_circuit_opts_init(weft_circuit_opts *o);
 
 typedef struct weft_circuit_sched {
-    uint32_t configs;     /* configurations (epochs) kept: 0 .. rounds */
-    uint32_t rounds;      /* the decomposition's largest number of rounds */
+    uint32_t configs;          /* configurations (epochs) kept: 0 .. rounds */
+    uint32_t rounds;           /* the decomposition's largest number of rounds */
     const char *decomposition; /* the rounds kept: "bvn" (Birkhoff-von Neumann)
                                   or "solstice" (large-threshold matchings) */
-    uint32_t candidates;  /* schedules compared */
-    double fraction;      /* a: each round's duration is a x its weight / bw */
-    double *duration_s;   /* configs: epoch k's duration (the longest of
-                             the OCSes' round k) */
-    double ocs_s;         /* the busiest OCS: its epochs' time + delays */
-    double packet_s;      /* the busiest other link: bytes / bandwidth */
-    double delay_s;       /* the largest delay of an OCS */
-    double time_s;        /* max(ocs_s, packet_s) */
-    double bound_s;       /* the relaxation bound, T* */
-    double circuit_bytes; /* bytes that cross an OCS on a circuit */
-    double rerouted_bytes; /* bytes the relaxed flow sent across an OCS that go
-                              over the packet part instead */
-    uint32_t multi_paths; /* paths of the relaxed flow that cross OCSes twice */
+    uint32_t candidates;       /* schedules compared */
+    double fraction;           /* a: each round's duration is a x its weight / bw */
+    double *duration_s;        /* configs: epoch k's duration (the longest of
+                                  the OCSes' round k) */
+    double ocs_s;              /* the busiest OCS: its epochs' time + delays */
+    double packet_s;           /* the busiest other link: bytes / bandwidth */
+    double delay_s;            /* the largest delay of an OCS */
+    double time_s;             /* max(ocs_s, packet_s) */
+    double bound_s;            /* the relaxation bound, T* */
+    double circuit_bytes;      /* bytes that cross an OCS on a circuit */
+    double rerouted_bytes;     /* bytes the relaxed flow sent across an OCS that go
+                                  over the packet part instead */
+    uint32_t multi_paths;      /* paths of the relaxed flow that cross OCSes twice */
 } weft_circuit_sched;
 
 /* The circuit schedule of matrix m on t (which must have an ocs node,
@@ -426,7 +426,7 @@ typedef struct weft_bfb {
     /* Sum over steps of the step's busiest-link time for shards of one
      * byte, in ns (= s per GB): size / N * step_sum is the bandwidth time. */
     weft_rat step_sum;
-    uint32_t chunks;         /* K: chunks per shard in the plan (0 from analyze) */
+    uint32_t chunks; /* K: chunks per shard in the plan (0 from analyze) */
 } weft_bfb;
 
 /* The step count and exact stepwise throughput of BFB for coll on t,
@@ -436,8 +436,7 @@ typedef struct weft_bfb {
  * switch, NIC or OCS node (named), fewer than 2 ranks, or a rank that
  * cannot reach another; WEFT_ELIMIT beyond 8,192 ranks; WEFT_EOVERFLOW;
  * WEFT_ENOMEM. */
-WEFT_API weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out,
-                                   weft_diag *d);
+WEFT_API weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out, weft_diag *d);
 /* Builds the BFB plan: every shard cut into K chunks (K the least common
  * multiple of the per-step optima's denominators, at most 65,536), each
  * (step, receiver) split by an integral max-flow of the exact optimum. The
@@ -763,7 +762,7 @@ WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_pu
 typedef enum weft_nccl_algo {
     WEFT_NCCL_RING = 0,
     WEFT_NCCL_TREE,
-    WEFT_NCCL_P2P, /* all-to-all: direct sends, not tuned by NCCL */
+    WEFT_NCCL_P2P,            /* all-to-all: direct sends, not tuned by NCCL */
     WEFT_NCCL_NVLS,           /* in the NVSwitch (and a SHARP network across hosts) */
     WEFT_NCCL_NVLS_TREE,      /* NVLS in each host, a tree between hosts */
     WEFT_NCCL_COLLNET_DIRECT, /* through a SHARP switch, every GPU to its host's heads */
@@ -771,7 +770,6 @@ typedef enum weft_nccl_algo {
     WEFT_NCCL_PAT,            /* allgather, reducescatter: one rank per host */
     WEFT__NCCL_ALGO_COUNT
 } weft_nccl_algo;
-
 
 /* "ring", "tree", "p2p", "nvls", "nvls_tree", "collnet_direct",
  * "collnet_chain", "pat" ("?" when invalid). Protocols are weft_proto
@@ -781,30 +779,30 @@ WEFT_API const char *weft_nccl_algo_name(weft_nccl_algo a);
 /* The fabric as NCCL's search sees it. */
 typedef struct weft_nccl_fabric {
     uint32_t ranks, hosts;
-    uint32_t per_host;       /* ranks per host (the largest host) */
-    uint32_t ports;          /* network ports of a host (nodes with links out of it) */
-    double port_gbps;        /* the slowest port's bandwidth out, GB/s */
-    double rank_gbps;        /* a rank's bandwidth inside its host, GB/s */
-    bool nvlink;             /* rank_gbps >= 100: NVLink latencies, LL128 on */
-    weft_gpu_arch arch;      /* the first arch= of a rank; without one, hopper
-                                when rank_gbps >= 450, else ampere */
-    bool hopper;             /* arch hopper or later: Hopper's search and tree
-                                tables (NCCL's Blackwell rows are not kept) */
+    uint32_t per_host;        /* ranks per host (the largest host) */
+    uint32_t ports;           /* network ports of a host (nodes with links out of it) */
+    double port_gbps;         /* the slowest port's bandwidth out, GB/s */
+    double rank_gbps;         /* a rank's bandwidth inside its host, GB/s */
+    bool nvlink;              /* rank_gbps >= 100: NVLink latencies, LL128 on */
+    weft_gpu_arch arch;       /* the first arch= of a rank; without one, hopper
+                                 when rank_gbps >= 450, else ampere */
+    bool hopper;              /* arch hopper or later: Hopper's search and tree
+                                 tables (NCCL's Blackwell rows are not kept) */
     uint32_t search_channels; /* rings the search finds, after duplication */
-    double channel_gbps;     /* the rate of each, GB/s */
-    uint32_t channels;       /* the communicator's channels: rings:channels */
-    bool nvls;               /* a switch inside rank 0's host reduces (reduce=nvls)
-                                and the GPUs are hopper or later: NVLS runs */
-    bool collnet;            /* a switch outside the hosts reduces (reduce=sharp) */
-    bool nvswitch;           /* rank 0 reaches a switch inside its host */
-    uint32_t nvls_channels;  /* NVLS channels (heads): per_host inside one
-                                host, the host's network ports across hosts
-                                (at most per_host); 0 when NVLS is off */
-    double nvls_bw_intra;    /* the NVLS search's rates, GB/s per channel: */
-    double nvls_bw_inter;    /* GPU <-> NVSwitch, and network (one host: the
-                                search raises it to its top, < 2 x intra) */
-    bool nvls_switch;        /* the switch reduces (nvls also needs sm90+ and
-                                2 heads) */
+    double channel_gbps;      /* the rate of each, GB/s */
+    uint32_t channels;        /* the communicator's channels: rings:channels */
+    bool nvls;                /* a switch inside rank 0's host reduces (reduce=nvls)
+                                 and the GPUs are hopper or later: NVLS runs */
+    bool collnet;             /* a switch outside the hosts reduces (reduce=sharp) */
+    bool nvswitch;            /* rank 0 reaches a switch inside its host */
+    uint32_t nvls_channels;   /* NVLS channels (heads): per_host inside one
+                                 host, the host's network ports across hosts
+                                 (at most per_host); 0 when NVLS is off */
+    double nvls_bw_intra;     /* the NVLS search's rates, GB/s per channel: */
+    double nvls_bw_inter;     /* GPU <-> NVSwitch, and network (one host: the
+                                 search raises it to its top, < 2 x intra) */
+    bool nvls_switch;         /* the switch reduces (nvls also needs sm90+ and
+                                 2 heads) */
 } weft_nccl_fabric;
 
 /* Describes t (ranks are grouped by their host= attribute; a fabric
@@ -869,9 +867,8 @@ WEFT_API bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_
  * (rank_* as in weft_nccl_choose). WEFT_EUNSUPPORTED when NCCL does not run
  * algo for coll on f (d says why: "nvls needs an NVSwitch that reduces
  * (reduce=nvls)", ...). */
-WEFT_API weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll,
-                                     weft_nccl_algo algo, double bytes, weft_nccl_choice *out,
-                                     weft_diag *d);
+WEFT_API weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo algo,
+                                     double bytes, weft_nccl_choice *out, weft_diag *d);
 /* Whether algo reduces in the network (nvls, nvls_tree, collnet_*). */
 WEFT_API bool weft_nccl_algo_innet(weft_nccl_algo algo);
 

@@ -91,8 +91,8 @@ WEFT_API weft_err weft_topo_builder_set_attr(weft_topo_builder *b, weft_node_id 
 WEFT_API weft_err weft_topo_builder_add_link(weft_topo_builder *b, weft_node_id src,
                                              weft_node_id dst, weft_rat bw_gbps, weft_rat lat_ns);
 /* Adds two directed links, src->dst and dst->src. */
-WEFT_API weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_id a,
-                                               weft_node_id c, weft_rat bw_gbps, weft_rat lat_ns);
+WEFT_API weft_err weft_topo_builder_add_duplex(weft_topo_builder *b, weft_node_id a, weft_node_id c,
+                                               weft_rat bw_gbps, weft_rat lat_ns);
 /* A token-bucket shaper on a link, as tc-tbf(8) has one: tokens accrue at
  * the link's bandwidth up to burst_bytes, a byte leaves when it has a
  * token, and while the bucket holds tokens bytes leave at peak_gbps (the
@@ -234,8 +234,8 @@ WEFT_API weft_err weft_topo_get_stats(const weft_topo *t, weft_topo_stats *out);
  * malformed text, WEFT_ETOPO for a well-formed text that is not a fabric (no
  * compute node, parallel links with different latencies), WEFT_ENOMEM. One
  * pass, O(len) plus the builder's O(V + E log E); no allocation per line. */
-WEFT_API weft_err weft_topo_parse(const char *text, size_t len, const char *name,
-                                  weft_topo **out, weft_diag *d);
+WEFT_API weft_err weft_topo_parse(const char *text, size_t len, const char *name, weft_topo **out,
+                                  weft_diag *d);
 /* Reads and parses a file; messages name it by path (WEFT_ENOENT when it
  * does not exist, WEFT_EIO when it cannot be read or is a directory,
  * WEFT_ELIMIT beyond WEFT_TOPO_MAX_FILE_BYTES: "PATH: larger than 256 MiB,
@@ -391,8 +391,8 @@ WEFT_API void weft_spec_opts_init(weft_spec_opts *o);
  * Otherwise `spec` is a preset ("a100:2"). Neither: WEFT_ENOENT with
  * "no such file or preset 'X' (see weft topo list)". opts may be NULL for
  * defaults. */
-WEFT_API weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts,
-                                      weft_topo **out, weft_diag *d);
+WEFT_API weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_topo **out,
+                                      weft_diag *d);
 
 /* What a spec names, decided exactly as weft_topo_from_spec decides it, so
  * a caller can tell before loading whether options such as the NCCL ones

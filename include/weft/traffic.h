@@ -69,8 +69,7 @@ WEFT_API weft_err weft_traffic_write(FILE *f, const weft_traffic *t, const char 
  * bytes and sends size/n of them to every rank, itself included. size must
  * be a multiple of n (else WEFT_EINVAL: "size 1000 is not a multiple of 3
  * ranks"), so that every block is a whole number of bytes. */
-WEFT_API weft_err weft_traffic_uniform(uint32_t n, uint64_t size, weft_traffic *out,
-                                       weft_diag *d);
+WEFT_API weft_err weft_traffic_uniform(uint32_t n, uint64_t size, weft_traffic *out, weft_diag *d);
 
 /* How popular each expert is when a token picks its experts. */
 typedef enum weft_traffic_skew {
@@ -121,13 +120,13 @@ WEFT_API weft_err weft_traffic_transpose(const weft_traffic *t, weft_traffic *ou
 
 /* What each rank sends and receives. */
 typedef struct weft_traffic_stats {
-    uint64_t total;      /* sum of all entries */
-    uint64_t offdiag;    /* sum of entries i != j (what crosses ranks) */
-    uint64_t max_entry;  /* largest entry */
-    uint64_t max_send;   /* largest row sum */
-    uint64_t min_send;   /* smallest row sum */
-    uint64_t max_recv;   /* largest column sum */
-    uint64_t min_recv;   /* smallest column sum */
+    uint64_t total;                        /* sum of all entries */
+    uint64_t offdiag;                      /* sum of entries i != j (what crosses ranks) */
+    uint64_t max_entry;                    /* largest entry */
+    uint64_t max_send;                     /* largest row sum */
+    uint64_t min_send;                     /* smallest row sum */
+    uint64_t max_recv;                     /* largest column sum */
+    uint64_t min_recv;                     /* smallest column sum */
     uint32_t max_send_rank, max_recv_rank; /* the first rank with that sum */
     /* max / mean of the row (column) sums: 1 when balanced, N at most;
      * 0 for an all-zero matrix. */
@@ -141,7 +140,8 @@ WEFT_API uint64_t weft_traffic_recv(const weft_traffic *t, uint32_t j);
 WEFT_API void weft_traffic_get_stats(const weft_traffic *t, weft_traffic_stats *out);
 
 /* Entry (i, j). */
-static inline uint64_t weft_traffic_at(const weft_traffic *t, uint32_t i, uint32_t j) {
+static inline uint64_t weft_traffic_at(const weft_traffic *t, uint32_t i, uint32_t j)
+{
     return t->bytes[(size_t)i * t->ranks + j];
 }
 

@@ -88,8 +88,8 @@ typedef struct weft_tuning_info {
 typedef struct weft_tuning_entry {
     weft_coll coll;
     uint64_t bytes;
-    uint32_t line; /* its line in the file (0 when built in memory) */
-    uint32_t n;    /* candidates, >= 1 */
+    uint32_t line;            /* its line in the file (0 when built in memory) */
+    uint32_t n;               /* candidates, >= 1 */
     const char *const *names; /* fastest first */
     const double *times_s;    /* simulated seconds, same order */
 } weft_tuning_entry;

@@ -154,11 +154,17 @@ WEFT_API const char *weft_recompute_name(weft_recompute r);
 
 /* The dimensions in placement order, innermost first (Megatron's
  * RankGenerator order "tp-cp-ep-dp-pp": EP is the inner part of DP). */
-typedef enum weft_dim { WEFT_DIM_TP = 0, WEFT_DIM_CP, WEFT_DIM_EP, WEFT_DIM_DP, WEFT_DIM_PP } weft_dim;
+typedef enum weft_dim {
+    WEFT_DIM_TP = 0,
+    WEFT_DIM_CP,
+    WEFT_DIM_EP,
+    WEFT_DIM_DP,
+    WEFT_DIM_PP
+} weft_dim;
 #define WEFT__DIM_COUNT 5
 
 typedef struct weft_parallel {
-    uint32_t tp, pp, cp, ep;   /* >= 1; dp = ranks / (tp pp cp) */
+    uint32_t tp, pp, cp, ep;    /* >= 1; dp = ranks / (tp pp cp) */
     uint32_t layers_per_vstage; /* 0: no interleaving */
     /* Virtual stages per pipeline rank (--num-virtual-stages-per-pipeline-rank,
      * --virtual-pipeline-model-parallel-size); 0: from layers_per_vstage
@@ -178,16 +184,16 @@ typedef struct weft_parallel {
      * DeepSpeed's default buckets. Excludes dist_opt; 2 and 3 exclude
      * PP > 1 (as DeepSpeed). */
     uint32_t zero_stage;
-    bool sp;                    /* sequence parallelism */
+    bool sp; /* sequence parallelism */
     /* --tp-comm-overlap: Transformer Engine's userbuffers overlap every TP
      * all-gather and reduce-scatter of the Linears with their GEMMs
      * (docs/step.md, "TP overlap"); needs sp and tp > 1 (as Megatron). */
     bool tp_comm_overlap;
     uint32_t global_batch, micro_batch;
     weft_recompute recompute;
-    weft_prec prec;             /* bf16 (default), fp16, fp8 */
-    bool dist_opt;              /* --use-distributed-optimizer */
-    bool overlap_grad;          /* --overlap-grad-reduce */
+    weft_prec prec;                  /* bf16 (default), fp16, fp8 */
+    bool dist_opt;                   /* --use-distributed-optimizer */
+    bool overlap_grad;               /* --overlap-grad-reduce */
     uint32_t order[WEFT__DIM_COUNT]; /* placement, innermost first */
     /* Expert load of the EP all-to-all (--moe-skew, --seed): false is the
      * balanced matrix (every EP rank receives its exact share, what
@@ -244,14 +250,14 @@ WEFT_API bool weft_parallel_order_parse(const char *text, uint32_t order[WEFT__D
 typedef struct weft_counts {
     uint32_t dp, microbatches, vstages;
     uint32_t stage_layers_max; /* layers of the largest pipeline stage */
-    uint64_t params;            /* whole model */
-    uint64_t params_active;     /* per token (MoE: topk experts) */
-    uint64_t params_gpu_max;    /* on the busiest GPU */
-    uint64_t layer_fwd_flops;   /* one layer, one micro-batch, whole layer (the MoE one when
-                                   some layers are dense) */
-    uint64_t logits_fwd_flops;  /* the output layer, one micro-batch */
-    double model_flops;         /* per step: 3 x forward (MFU's numerator) */
-    double hw_flops;            /* per step: with recomputation */
+    uint64_t params;           /* whole model */
+    uint64_t params_active;    /* per token (MoE: topk experts) */
+    uint64_t params_gpu_max;   /* on the busiest GPU */
+    uint64_t layer_fwd_flops;  /* one layer, one micro-batch, whole layer (the MoE one when
+                                  some layers are dense) */
+    uint64_t logits_fwd_flops; /* the output layer, one micro-batch */
+    double model_flops;        /* per step: 3 x forward (MFU's numerator) */
+    double hw_flops;           /* per step: with recomputation */
     /* Bytes per GPU, the busiest stage. */
     uint64_t mem_weights, mem_grads, mem_optim, mem_act;
     uint64_t mem_total;
@@ -293,22 +299,22 @@ typedef struct weft_step_result {
     weft_counts counts;
     double step_s;
     double mfu;
-    double compute_s;                     /* pipeline steady state, compute only */
-    double bubble_s;                      /* pipeline fill and drain */
+    double compute_s; /* pipeline steady state, compute only */
+    double bubble_s;  /* pipeline fill and drain */
     double optimizer_s;
-    double exposed_s[WEFT__COMM_COUNT];   /* on the critical path */
-    double comm_s[WEFT__COMM_COUNT];      /* total simulated time per kind */
-    uint64_t comm_bytes[WEFT__COMM_COUNT];/* bytes one GPU sends per step */
-    uint32_t comm_calls[WEFT__COMM_COUNT];/* collectives per GPU per step */
-    double fwd_s, bwd_s;                  /* one micro-batch on the busiest stage, its per-layer
-                                             communication in both, its embedding and loss
-                                             communication in fwd_s */
-    double pp_send_s;                     /* one pipeline send (all stages at once) */
-    double tied_s;                        /* the tied embedding's gradient all-reduce */
-    double ep_dispatch_s, ep_combine_s;   /* one EP all-to-all each way (all groups at once) */
-    uint64_t ep_max_tokens;               /* routed tokens the busiest EP rank receives per
-                                             micro-batch and layer (its expert GEMMs) */
-    uint32_t sims, sim_hits;              /* simulations run, cache hits */
+    double exposed_s[WEFT__COMM_COUNT];    /* on the critical path */
+    double comm_s[WEFT__COMM_COUNT];       /* total simulated time per kind */
+    uint64_t comm_bytes[WEFT__COMM_COUNT]; /* bytes one GPU sends per step */
+    uint32_t comm_calls[WEFT__COMM_COUNT]; /* collectives per GPU per step */
+    double fwd_s, bwd_s;                   /* one micro-batch on the busiest stage, its per-layer
+                                              communication in both, its embedding and loss
+                                              communication in fwd_s */
+    double pp_send_s;                      /* one pipeline send (all stages at once) */
+    double tied_s;                         /* the tied embedding's gradient all-reduce */
+    double ep_dispatch_s, ep_combine_s;    /* one EP all-to-all each way (all groups at once) */
+    uint64_t ep_max_tokens;                /* routed tokens the busiest EP rank receives per
+                                              micro-batch and layer (its expert GEMMs) */
+    uint32_t sims, sim_hits;               /* simulations run, cache hits */
     /* With grad_comp: the compression compute in comm_s[WEFT_COMM_DP]
      * (compress, decompress at every hop, at the GPU's memory bandwidth:
      * docs/step.md, "Gradient compression"), and the bytes one GPU does
@@ -354,37 +360,37 @@ WEFT_API weft_err weft_work_step(weft_work_ctx *c, const weft_model *m, const we
  * start of the last micro-batch's backward. */
 typedef struct weft_gc_group {
     uint32_t first, last;
-    uint64_t elems;          /* fp32 gradient elements */
+    uint64_t elems; /* fp32 gradient elements */
     bool compressed, cpu;
-    const char *coll;        /* "allreduce" (dense), "ring", "2shot" (quantizers),
-                                "sparse-ag", "sparse-hash" (sparsifiers) */
-    double ready_s;          /* its last tensor produced (compute stream delays included) */
-    double compute_s;        /* compression compute: compress, aggregate, decompress
-                                (and the PCIe copies on the CPU) */
+    const char *coll; /* "allreduce" (dense), "ring", "2shot" (quantizers),
+                         "sparse-ag", "sparse-hash" (sparsifiers) */
+    double ready_s;   /* its last tensor produced (compute stream delays included) */
+    double compute_s; /* compression compute: compress, aggregate, decompress
+                         (and the PCIe copies on the CPU) */
     double comm_start_s, end_s;
     uint64_t bytes, bytes_saved; /* one GPU sends; against the dense all-reduce (0 when
                                     it sends more: sparse-ag at a high density) */
 } weft_gc_group;
 
 typedef struct weft_gc_report {
-    const char *units;       /* "tensors", "layers" (a layer's tensors as one unit: the
-                                fusion search of a stage of more than 64 tensors) or
-                                "buckets" */
+    const char *units; /* "tensors", "layers" (a layer's tensors as one unit: the
+                          fusion search of a stage of more than 64 tensors) or
+                          "buckets" */
     uint32_t nunits;
     size_t n;
     weft_gc_group *g;
-    double end_s;            /* the last gradient reduced (or the backward's end) */
+    double end_s;                     /* the last gradient reduced (or the backward's end) */
     double never_end_s, always_end_s; /* the same with no compression / all compressed */
-    double window_s;         /* the backward's end without compression compute */
-    size_t states;           /* Pareto states the search kept (all boundaries) */
-    bool exact;              /* the search kept every non-dominated state */
+    double window_s;                  /* the backward's end without compression compute */
+    size_t states;                    /* Pareto states the search kept (all boundaries) */
+    bool exact;                       /* the search kept every non-dominated state */
 } weft_gc_report;
 
 /* The plan of p's grad_comp for the dense DP gradients of the busiest
  * stage (as weft_work_step places them): WEFT_EINVAL as weft_work_step,
  * and when p has no grad_comp. Release with weft_gc_report_fini. */
-WEFT_API weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m,
-                                      const weft_parallel *p, weft_gc_report *out, weft_diag *d);
+WEFT_API weft_err weft_work_grad_plan(weft_work_ctx *c, const weft_model *m, const weft_parallel *p,
+                                      weft_gc_report *out, weft_diag *d);
 WEFT_API void weft_gc_report_fini(weft_gc_report *r);
 
 /* ---- Sweep --------------------------------------------------------------- */
@@ -416,29 +422,28 @@ WEFT_API void weft_work_sweep_free(weft_sweep_entry *e);
  * it (weft_work_step's trace), its idle time the rest of [0, step_s]; both
  * in whole nanoseconds, so busy_ns + idle_ns = step_ns exactly. */
 typedef struct weft_idle_group {
-    char name[32];          /* "b3.nic", "b3.nvlink" (b: the box's host id) */
+    char name[32]; /* "b3.nic", "b3.nvlink" (b: the box's host id) */
     int32_t host;
     bool nic;
-    double bw_gbs;          /* GB/s one way: the box's links out of the host (nic), or
-                               from its GPUs to in-box switches and GPUs (nvlink) */
+    double bw_gbs; /* GB/s one way: the box's links out of the host (nic), or
+                      from its GPUs to in-box switches and GPUs (nvlink) */
     int64_t busy_ns, idle_ns;
-    double idle_bytes;      /* what a background class could move: bw x idle */
-    size_t n;               /* idle intervals */
-    double (*iv)[2];        /* [start, end] in seconds, in order */
+    double idle_bytes; /* what a background class could move: bw x idle */
+    size_t n;          /* idle intervals */
+    double (*iv)[2];   /* [start, end] in seconds, in order */
 } weft_idle_group;
 
 typedef struct weft_idle_profile {
     int64_t step_ns;        /* the step, rounded to whole nanoseconds */
     uint32_t ranks_per_box; /* the largest box's ranks */
     size_t n;
-    weft_idle_group *g;     /* every box's nvlink then nic group, boxes in rank order */
+    weft_idle_group *g; /* every box's nvlink then nic group, boxes in rank order */
 } weft_idle_profile;
 
 /* The idle profile of the step r (weft_work_step's result for p on c).
  * WEFT_ENOMEM; release with weft_idle_profile_fini. */
 WEFT_API weft_err weft_work_idle(weft_work_ctx *c, const weft_parallel *p,
-                                 const weft_step_result *r, weft_idle_profile *out,
-                                 weft_diag *d);
+                                 const weft_step_result *r, weft_idle_profile *out, weft_diag *d);
 WEFT_API void weft_idle_profile_fini(weft_idle_profile *p);
 /* on: weft_work_step's traces also draw each link group's idle intervals
  * ("idle" slices on its track, every group drawn). Off by default. */
@@ -452,9 +457,9 @@ typedef enum weft_ckpt_place { WEFT_CKPT_GROUP, WEFT_CKPT_RING } weft_ckpt_place
 
 typedef struct weft_ckpt_spec {
     weft_ckpt_kind kind;
-    uint32_t replicas;      /* gemini: K >= 1 (default 2) */
-    weft_ckpt_place place;  /* gemini: default group */
-    double remote_gbs;      /* remote storage GB/s per box (default 2.5: 20 Gbit/s) */
+    uint32_t replicas;     /* gemini: K >= 1 (default 2) */
+    weft_ckpt_place place; /* gemini: default group */
+    double remote_gbs;     /* remote storage GB/s per box (default 2.5: 20 Gbit/s) */
 } weft_ckpt_spec;
 
 /* "gemini[:replicas=K,placement=group|ring]" or "remote[:bw=BW]" (BW as
@@ -463,25 +468,25 @@ WEFT_API weft_err weft_ckpt_parse(const char *text, weft_ckpt_spec *out, weft_di
 
 /* A GPU preset's host (docs/step.md "Checkpoints" cites them). */
 typedef struct weft_host_figures {
-    double pcie_gbs;        /* GB/s one way, per GPU (its PCIe x16 link) */
-    double mem_bytes;       /* host memory per box */
+    double pcie_gbs;  /* GB/s one way, per GPU (its PCIe x16 link) */
+    double mem_bytes; /* host memory per box */
     const char *source;
 } weft_host_figures;
 /* false when the GPU (by name) has no figures. */
 WEFT_API bool weft_host_figures_get(const char *gpu, weft_host_figures *out);
 
 typedef struct weft_ckpt_result {
-    uint64_t bytes_gpu;     /* the busiest GPU's state: fp32 master weights and Adam's two
-                               moments, 12 bytes a parameter, sharded as configured */
-    double bytes_box;       /* ranks_per_box x bytes_gpu */
-    double send_box;        /* bytes a box sends per checkpoint: (K - 1) x bytes_box
-                               (gemini), bytes_box (remote) */
-    double host_need;       /* host memory a box needs: K x bytes_box (gemini) */
+    uint64_t bytes_gpu; /* the busiest GPU's state: fp32 master weights and Adam's two
+                           moments, 12 bytes a parameter, sharded as configured */
+    double bytes_box;   /* ranks_per_box x bytes_gpu */
+    double send_box;    /* bytes a box sends per checkpoint: (K - 1) x bytes_box
+                           (gemini), bytes_box (remote) */
+    double host_need;   /* host memory a box needs: K x bytes_box (gemini) */
     bool host_fits;
-    double path_gbs;        /* min(NIC group, ranks_per_box x PCIe) GB/s (gemini), remote bw */
-    double idle_bytes;      /* the tightest box's idle NIC time x path_gbs, per step */
-    uint32_t iters;         /* steps per checkpoint with no added time (0: never, no idle) */
-    double added_every_s;   /* added step time to checkpoint every step (remote: the save) */
+    double path_gbs;      /* min(NIC group, ranks_per_box x PCIe) GB/s (gemini), remote bw */
+    double idle_bytes;    /* the tightest box's idle NIC time x path_gbs, per step */
+    uint32_t iters;       /* steps per checkpoint with no added time (0: never, no idle) */
+    double added_every_s; /* added step time to checkpoint every step (remote: the save) */
     /* Failures (when failures_per_day > 0): the checkpoint interval in
      * seconds (gemini: iters steps, or 1 step with added_every_s when idle
      * never suffices; remote: Young's sqrt(2 save MTBF), at least one step),
@@ -496,8 +501,8 @@ typedef struct weft_ckpt_result {
  * when the GPU has no host figures. */
 WEFT_API weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g,
                                  const weft_step_result *r, const weft_idle_profile *ip,
-                                 double failures_per_day, double restart_s,
-                                 weft_ckpt_result *out, weft_diag *d);
+                                 double failures_per_day, double restart_s, weft_ckpt_result *out,
+                                 weft_diag *d);
 
 /* The probability that k machines failing at once (every k-subset of the
  * n machines equally likely) lose every replica of some machine's
@@ -560,9 +565,9 @@ typedef struct weft_chakra_result {
     uint32_t barriers;
     uint32_t batches; /* simulations asked for (concurrent instances share one) */
     uint32_t sims, sim_hits;
-    uint32_t joint_sims; /* simulations of batches that overlap in time, run
-                            together because one started while others ran */
-    uint64_t joint_jobs; /* batches in them, summed */
+    uint32_t joint_sims;    /* simulations of batches that overlap in time, run
+                               together because one started while others ran */
+    uint64_t joint_jobs;    /* batches in them, summed */
     uint32_t joint_dropped; /* batches over before t left out of a joint
                                simulation of more than 32 (approximate) */
 } weft_chakra_result;

@@ -26,7 +26,7 @@ typedef struct weft__evheap_ent {
 
 typedef struct weft__evheap {
     weft__evheap_ent *ent; /* ent[0 .. n) is the heap */
-    uint32_t *pos;     /* pos[id]: index in ent, or UINT32_MAX when absent */
+    uint32_t *pos;         /* pos[id]: index in ent, or UINT32_MAX when absent */
     uint32_t n, cap;
     uint64_t next_seq;
 } weft__evheap;

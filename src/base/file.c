@@ -17,8 +17,8 @@ static weft_err open_stat(const char *path, FILE **out, struct stat *st, weft_di
     FILE *f = fopen(path, "rb");
     if (!f) {
         int err = errno;
-        return weft_diag_set(d, err == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s",
-                             path, strerror(err));
+        return weft_diag_set(d, err == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open: %s", path,
+                             strerror(err));
     }
     weft_err e;
     if (fstat(fileno(f), st) != 0) {
@@ -69,7 +69,8 @@ weft_err weft__file_read(const char *path, size_t max, const char *what, char **
     FILE *f = NULL;
     struct stat st;
     weft_err e = open_stat(path, &f, &st, d);
-    if (e) return e;
+    if (e)
+        return e;
     bool regular = S_ISREG(st.st_mode) && st.st_size >= 0;
     if (regular && (uintmax_t)st.st_size > max) {
         e = too_large(path, max, what, d);
@@ -78,8 +79,8 @@ weft_err weft__file_read(const char *path, size_t max, const char *what, char **
     /* A regular file's size is a hint (it may grow or shrink while it is
      * read): one byte more than it, so that the first read already meets
      * the end, and one for the NUL. */
-    size_t cap = regular && (uintmax_t)st.st_size < SIZE_MAX - 2 ? (size_t)st.st_size + 2
-                                                                  : FILE_FIRST_BYTES;
+    size_t cap =
+        regular && (uintmax_t)st.st_size < SIZE_MAX - 2 ? (size_t)st.st_size + 2 : FILE_FIRST_BYTES;
     size_t n = 0;
     char *buf = weft__malloc(cap);
     if (!buf) {
@@ -109,7 +110,8 @@ weft_err weft__file_read(const char *path, size_t max, const char *what, char **
             e = too_large(path, max, what, d);
             goto free_buf;
         }
-        if (got == want) continue;
+        if (got == want)
+            continue;
         if (ferror(f)) {
             e = weft__file_read_error(path, err, d);
             goto free_buf;

@@ -17,7 +17,8 @@ static void write_file(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "wb");
     CHECK(f != NULL);
-    if (!f) return;
+    if (!f)
+        return;
     CHECK_INT(fwrite(text, 1, len, f), len);
     fclose(f);
 }
@@ -83,16 +84,19 @@ int main(void)
         CHECK(out && memcmp(out, text, big) == 0 && out[big] == '\0');
         weft__free(out);
         /* One byte over the limit. */
-        expect_error(TMP, big - 1, WEFT_ELIMIT, TMP ": larger than 204799 bytes, the limit for a test file");
+        expect_error(TMP, big - 1, WEFT_ELIMIT,
+                     TMP ": larger than 204799 bytes, the limit for a test file");
         expect_error(TMP, 1024, WEFT_ELIMIT,
                      TMP ": larger than 1024 bytes, the limit for a test file");
         free(text);
     }
     /* A device without an end stops at the limit. */
-    expect_error("/dev/zero", (size_t)1 << 20, WEFT_ELIMIT, "/dev/zero: larger than 1 MiB, the limit for a test file");
+    expect_error("/dev/zero", (size_t)1 << 20, WEFT_ELIMIT,
+                 "/dev/zero: larger than 1 MiB, the limit for a test file");
 
     /* Failures name the path and the reason. */
-    expect_error(WEFT_BINARY_DIR, WEFT__FILE_ANY_SIZE, WEFT_EIO, WEFT_BINARY_DIR ": is a directory");
+    expect_error(WEFT_BINARY_DIR, WEFT__FILE_ANY_SIZE, WEFT_EIO,
+                 WEFT_BINARY_DIR ": is a directory");
     expect_error("/", WEFT__FILE_ANY_SIZE, WEFT_EIO, "/: is a directory");
     expect_error("/nonexistent/x", WEFT__FILE_ANY_SIZE, WEFT_ENOENT,
                  "/nonexistent/x: cannot open: No such file or directory");

@@ -62,7 +62,7 @@ uint64_t weft__heap64_pop(weft__heap64 *h)
 void weft__heapsort(void *a, size_t n, size_t elem, int (*cmp)(const void *, const void *))
 {
     unsigned char *b = a, t[64];
-#define AT(i) (b + (i) * elem)
+#define AT(i) (b + (i)*elem)
 #define SWAP(i, j) (memcpy(t, AT(i), elem), memcpy(AT(i), AT(j), elem), memcpy(AT(j), t, elem))
     for (size_t end = n, i = n / 2; end > 1;) {
         size_t root;

@@ -36,10 +36,14 @@ int main(void)
 
     /* A plan's JSON: every control as \u00xx, bytes from 0x7F up raw. */
     unsigned plan = WEFT__JSON_CTRL_HEX | WEFT__JSON_RAW_BYTES;
-    CHECK_STR(esc("a\n\t\"\\\x7f\xff\xc3\xa9", plan), "\"a\\u000a\\u0009\\\"\\\\\x7f\xff\xc3\xa9\"");
+    CHECK_STR(esc("a\n\t\"\\\x7f\xff\xc3\xa9", plan),
+              "\"a\\u000a\\u0009\\\"\\\\\x7f\xff\xc3\xa9\"");
     /* A trace: controls dropped, bytes from 0x7F up raw. */
     unsigned trace = WEFT__JSON_CTRL_DROP | WEFT__JSON_RAW_BYTES;
-    CHECK_STR(esc("a\n\x01" "b\"\\\x7f\x80", trace), "\"ab\\\"\\\\\x7f\x80\"");
+    CHECK_STR(esc("a\n\x01"
+                  "b\"\\\x7f\x80",
+                  trace),
+              "\"ab\\\"\\\\\x7f\x80\"");
 
     /* Without quotes. */
     char out[32];

@@ -68,13 +68,16 @@ void weft_log(weft_log_level level, const char *subsys, const char *fmt, ...)
      * them, as fprintf's separate writes of text and newline allowed
      * ("... Bcast 1weft INFO pmpi: rank 0: ..."). */
     size_t len = strlen(line);
-    if (len > sizeof line - 2) len = sizeof line - 2;
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
     line[len++] = '\n';
     fflush(stderr);
     for (size_t done = 0; done < len;) {
         ssize_t w = write(STDERR_FILENO, line + done, len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
         done += (size_t)w;
     }
 }

@@ -23,7 +23,8 @@ void weft_test_child_start(void)
 
 int weft_test_child_status(int rc)
 {
-    if (rc) return rc;
+    if (rc)
+        return rc;
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 

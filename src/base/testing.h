@@ -68,7 +68,7 @@ static inline bool weft_test_rel_close(double a, double b, double tol)
     do {                                                                                           \
         double x_ = (a), y_ = (b);                                                                 \
         if (!weft_test_rel_close(x_, y_, tol))                                                     \
-            fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, x_,   \
+            fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, x_,     \
                     y_);                                                                           \
         CHECK(weft_test_rel_close(x_, y_, tol));                                                   \
     } while (0)

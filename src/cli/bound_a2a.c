@@ -26,11 +26,11 @@ typedef struct lclass {
     weft_node_kind ks, kd;
     weft_rat bw;
     scope sc;
-    int32_t host;       /* the host (first one when hosts > 1); -1 outside */
-    uint32_t per_host;  /* links of the class in each host */
-    uint32_t hosts;     /* hosts with exactly that many */
-    uint32_t first;     /* index in b->limits of one link of the class */
-    weft_node_id src;   /* the common source node, or none (v = UINT32_MAX) */
+    int32_t host;      /* the host (first one when hosts > 1); -1 outside */
+    uint32_t per_host; /* links of the class in each host */
+    uint32_t hosts;    /* hosts with exactly that many */
+    uint32_t first;    /* index in b->limits of one link of the class */
+    weft_node_id src;  /* the common source node, or none (v = UINT32_MAX) */
 } lclass;
 
 static scope link_scope(const weft_topo *t, weft_link_id l, int32_t *host)
@@ -121,14 +121,16 @@ static void class_text(const weft_topo *t, const weft_a2a_bound *b, const lclass
             snprintf(buf, size, "the %u %s -> %s links out of %s (%s GB/s each)", total, ks, kd,
                      weft_topo_node_name(t, c->src), bw);
         else
-            snprintf(buf, size, "the %u %s -> %s links outside hosts (%s GB/s each)", total, ks,
-                     kd, bw);
+            snprintf(buf, size, "the %u %s -> %s links outside hosts (%s GB/s each)", total, ks, kd,
+                     bw);
     } else if (c->hosts == 1) {
         snprintf(buf, size, "the %u %s -> %s links %s host %s (%s GB/s each)", total, ks, kd,
                  scope_words[c->sc], weft_topo_host_name(t, c->host), bw);
     } else {
-        snprintf(buf, size, "the %s -> %s links %s each of %u hosts (%u per host, %u in all, %s "
-                 "GB/s each)", ks, kd, scope_words[c->sc], c->hosts, c->per_host, total, bw);
+        snprintf(buf, size,
+                 "the %s -> %s links %s each of %u hosts (%u per host, %u in all, %s "
+                 "GB/s each)",
+                 ks, kd, scope_words[c->sc], c->hosts, c->per_host, total, bw);
     }
 }
 
@@ -146,8 +148,7 @@ static void print_human(const char *spec, const char *traffic, const weft_topo *
         printf("  time per byte  %.6g ns; 1 GiB per rank takes %.6g ms\n", 1 / b->algbw,
                1073741824.0 / b->algbw / 1e6);
     } else {
-        printf("alltoall bound on %s: %u ranks, traffic matrix %s\n", spec, b->ranks,
-               traffic);
+        printf("alltoall bound on %s: %u ranks, traffic matrix %s\n", spec, b->ranks, traffic);
         printf("  time           %.6g s (exact %s s)\n", b->time_s, b->time_exact);
     }
     printf("  method         maximum concurrent flow: %u source%s, %u link class%s, LP %u x %u;\n"

@@ -26,29 +26,28 @@ static const cli_optgroup bound_group = {"options", bound_opts, false};
 static const cli_syntax bound_syntax = {
     .path = "weft bound",
     .args = "SPEC --coll C [--traffic FILE] [--json]",
-    .about =
-        "Prints the exact throughput optimum of a collective on a fabric: the best\n"
-        "algbw any schedule can reach, as a decimal and an exact fraction (GB/s),\n"
-        "the time per byte, and the bottleneck cut S that limits it (the nodes in S\n"
-        "and the links crossing it). For allgather with N ranks,\n"
-        "  algbw = N * min over S of B+(S) / |S ∩ ranks|,\n"
-        "S ranging over node sets that hold some ranks and leave out at least one,\n"
-        "B+(S) the bandwidth of the links leaving S. Reduce-scatter uses the links\n"
-        "entering S. Allreduce is reduce-scatter then allgather at the same size:\n"
-        "T_ar = T_rs + T_ag, so algbw_ar = a_rs * a_ag / (a_rs + a_ag).\n"
-        "\n"
-        "For alltoall the bound is the maximum concurrent flow: every ordered pair of\n"
-        "ranks routed at once over any paths (switches, NICs, relays through other\n"
-        "ranks), the flows adding up in each link; solved as a linear program (GLPK)\n"
-        "and certified exactly in rational arithmetic (docs/bound.md). Uniform: algbw\n"
-        "= per-rank input size / T*. With --traffic FILE: time_s and time_exact, the\n"
-        "least time to deliver the matrix, solved by column generation (a tree\n"
-        "routing of each source per column; 1,024 ranks in seconds) and certified the\n"
-        "same way. It names the links that limit it.\n"
-        "\n"
-        "A fabric with fewer than two ranks, or a rank that cannot reach another, is\n"
-        "an error (exit 1). A switch whose in and out bandwidth differ gets a note:\n"
-        "the bound still holds, but tree packing may not reach it.\n",
+    .about = "Prints the exact throughput optimum of a collective on a fabric: the best\n"
+             "algbw any schedule can reach, as a decimal and an exact fraction (GB/s),\n"
+             "the time per byte, and the bottleneck cut S that limits it (the nodes in S\n"
+             "and the links crossing it). For allgather with N ranks,\n"
+             "  algbw = N * min over S of B+(S) / |S ∩ ranks|,\n"
+             "S ranging over node sets that hold some ranks and leave out at least one,\n"
+             "B+(S) the bandwidth of the links leaving S. Reduce-scatter uses the links\n"
+             "entering S. Allreduce is reduce-scatter then allgather at the same size:\n"
+             "T_ar = T_rs + T_ag, so algbw_ar = a_rs * a_ag / (a_rs + a_ag).\n"
+             "\n"
+             "For alltoall the bound is the maximum concurrent flow: every ordered pair of\n"
+             "ranks routed at once over any paths (switches, NICs, relays through other\n"
+             "ranks), the flows adding up in each link; solved as a linear program (GLPK)\n"
+             "and certified exactly in rational arithmetic (docs/bound.md). Uniform: algbw\n"
+             "= per-rank input size / T*. With --traffic FILE: time_s and time_exact, the\n"
+             "least time to deliver the matrix, solved by column generation (a tree\n"
+             "routing of each source per column; 1,024 ranks in seconds) and certified the\n"
+             "same way. It names the links that limit it.\n"
+             "\n"
+             "A fabric with fewer than two ranks, or a rank that cannot reach another, is\n"
+             "an error (exit 1). A switch whose in and out bandwidth differ gets a note:\n"
+             "the bound still holds, but tree packing may not reach it.\n",
     .groups = {&bound_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -71,9 +70,8 @@ static void kinds_text(const uint32_t *by_kind, char *buf, size_t size)
     for (int k = 0; k < WEFT__NODE_KIND_COUNT; k++) {
         if (!by_kind[k])
             continue;
-        len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%u %s",
-                                len ? ", " : "", by_kind[k],
-                                weft_node_kind_name((weft_node_kind)k));
+        len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%u %s", len ? ", " : "",
+                                by_kind[k], weft_node_kind_name((weft_node_kind)k));
     }
 }
 
@@ -181,8 +179,7 @@ static void print_phase(const weft_topo *t, const weft_bound *b, const weft_boun
            c->n_links, rat_text(c->bw, x, sizeof x), weft_rat_to_double(c->bw));
     for (uint32_t i = 0; i < c->n_links && i < MAX_LINKS_SHOWN; i++) {
         weft_link_id l = c->links[i];
-        printf("%s  %s -> %s  %s GB/s\n", indent,
-               weft_topo_node_name(t, weft_topo_link_src(t, l)),
+        printf("%s  %s -> %s  %s GB/s\n", indent, weft_topo_node_name(t, weft_topo_link_src(t, l)),
                weft_topo_node_name(t, weft_topo_link_dst(t, l)),
                rat_text(weft_topo_link_bw(t, l), x, sizeof x));
     }

@@ -62,7 +62,8 @@ int cli_cmd_launch(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&launch_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE) return rc;
+    if (rc != CLI_CONTINUE)
+        return rc;
     const char *n_text = cli_args_get(&a, "ranks");
     const char *grace_text = cli_args_get(&a, "grace");
     char *end;
@@ -95,7 +96,8 @@ int cli_cmd_launch(int argc, char **argv)
             goto free_args;
         }
         o.grace_ms = (uint32_t)(g * 1000 + 0.5);
-        if (!o.grace_ms) o.grace_ms = 1;
+        if (!o.grace_ms)
+            o.grace_ms = 1;
     }
     const char *restart_text = cli_args_get(&a, "restart");
     if (restart_text) {
@@ -116,7 +118,8 @@ int cli_cmd_launch(int argc, char **argv)
         rc = cli_fail(e, &d);
         goto free_args;
     }
-    if (res.failed_rank >= 0) cli_error("launch: %s; the other ranks were stopped", res.message);
+    if (res.failed_rank >= 0)
+        cli_error("launch: %s; the other ranks were stopped", res.message);
     rc = res.status;
 free_args:
     cli_args_fini(&a);

@@ -31,7 +31,8 @@
 #include "weft/traffic.h"
 
 static const cli_opt perf_opts[] = {
-    {"minbytes", 'b', "SIZE", "smallest size: 4096, 64K, 1.5G, 1GiB (as weft sim --size; default 8)"},
+    {"minbytes", 'b', "SIZE",
+     "smallest size: 4096, 64K, 1.5G, 1GiB (as weft sim --size; default 8)"},
     {"maxbytes", 'e', "SIZE", "largest size (default 32M)"},
     {"stepfactor", 'f', "F", "multiply the size by F each step, F >= 2 (default 2)"},
     {"iters", 'n', "N", "timed iterations per size (default 20)"},
@@ -41,8 +42,10 @@ static const cli_opt perf_opts[] = {
     {"op", 'o', "OP", "sum, prod, min or max (default sum)"},
     {"root", 'r', "RANK", "root of broadcast and reduce (default 0)"},
     {"average", 'a', "0..3", "time over ranks: 0 rank 0's, 1 mean, 2 least, 3 largest (default 3)"},
-    {"blocking", 'z', "0..3", "1: barrier after each call, timed; 3: not timed; 0, 2: none (default 0)"},
-    {"run_cycles", 'N', "N", "run the whole sweep N times, printing each (0: until killed; default 1)"},
+    {"blocking", 'z', "0..3",
+     "1: barrier after each call, timed; 3: not timed; 0, 2: none (default 0)"},
+    {"run_cycles", 'N', "N",
+     "run the whole sweep N times, printing each (0: until killed; default 1)"},
     {"ngpus", 'g', "1", "GPUs per thread: only 1 (one rank per process)"},
     {"nthreads", 't', "1", "threads per process: only 1 (one rank per process)"},
     {"cudagraph", 'G', "0", "CUDA graph launches: only 0 (the runtime runs on CPUs)"},
@@ -53,8 +56,7 @@ static const cli_opt perf_opts[] = {
     CLI_PERF_SPARSE_OPTS,
     {NULL, 0, NULL, NULL},
 };
-static const cli_optgroup perf_group = {"options (the names of nccl-tests)",
-                                        perf_opts, false};
+static const cli_optgroup perf_group = {"options (the names of nccl-tests)", perf_opts, false};
 
 static const cli_syntax perf_syntax = {
     .path = "weft perf",
@@ -106,19 +108,26 @@ static const cli_syntax perf_syntax = {
              "WEFT_PLAN=P, the plan runs (weft_comm_plan_run_v, weft_alltoallv), and its\n"
              "matrix must be FILE's (docs/run.md, \"Alltoallv plans\"). --plan P of an\n"
              "alltoallv plan without --traffic runs the plan's own matrix.\n"
-            "--density D [--skew zipf:S] (allreduce): each size also runs the sparse all-reduce\n"
-            "(weft_allreduce_sparse) of a tensor with D of its elements non-zero on each rank,\n"
-            "beside the dense weft_allreduce of the same tensor; --compress int8[:B] the int8\n"
-            "two-shot all-reduce (weft_allreduce_int8), --compress topk:D top-k with error\n"
-            "feedback then the sparse all-reduce. Their own table: time and algbw of both and\n"
-            "the speedup; sizes 1M .. 16M unless -b, -e (docs/compression.md).\n",
+             "--density D [--skew zipf:S] (allreduce): each size also runs the sparse all-reduce\n"
+             "(weft_allreduce_sparse) of a tensor with D of its elements non-zero on each rank,\n"
+             "beside the dense weft_allreduce of the same tensor; --compress int8[:B] the int8\n"
+             "two-shot all-reduce (weft_allreduce_int8), --compress topk:D top-k with error\n"
+             "feedback then the sparse all-reduce. Their own table: time and algbw of both and\n"
+             "the speedup; sizes 1M .. 16M unless -b, -e (docs/compression.md).\n",
     .groups = {&perf_group},
     .pos_names = {"COLL"},
     .min_pos = 1,
     .max_pos = 1,
 };
 
-typedef enum { C_ALLREDUCE, C_ALLGATHER, C_REDUCESCATTER, C_BROADCAST, C_REDUCE, C_ALLTOALL } coll_kind;
+typedef enum {
+    C_ALLREDUCE,
+    C_ALLGATHER,
+    C_REDUCESCATTER,
+    C_BROADCAST,
+    C_REDUCE,
+    C_ALLTOALL
+} coll_kind;
 
 typedef struct perf {
     weft_comm *c;
@@ -132,8 +141,8 @@ typedef struct perf {
     long cycles;   /* -N: sweeps, 0 = until killed */
     bool check, json;
     unsigned char *send, *recv;
-    weft_comm_plan *plan; /* NULL: the built-in collectives */
-    uint32_t chunks;      /* the forced plan's or algorithm's, else 1 */
+    weft_comm_plan *plan;              /* NULL: the built-in collectives */
+    uint32_t chunks;                   /* the forced plan's or algorithm's, else 1 */
     char schedule[WEFT_DIAG_MSG_SIZE]; /* what the header says runs (whole paths) */
     /* --traffic: this rank's counts and displacements in elements (size_t
      * [4][n]: send counts, send displs, recv counts, recv displs), the
@@ -154,7 +163,8 @@ static bool parse_size(const char *s, size_t *out)
 {
     uint64_t v;
     const char *why;
-    if (!cli_parse_size(s, strlen(s), &v, &why) || v > (1ULL << 40)) return false;
+    if (!cli_parse_size(s, strlen(s), &v, &why) || v > (1ULL << 40))
+        return false;
     *out = (size_t)v;
     return true;
 }
@@ -163,9 +173,11 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
-    if (*s < '0' || *s > '9') return false;
+    if (*s < '0' || *s > '9')
+        return false;
     long v = strtol(s, &end, 10);
-    if (*end || errno || v < lo || v > hi) return false;
+    if (*end || errno || v < lo || v > hi)
+        return false;
     *out = v;
     return true;
 }
@@ -174,7 +186,8 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
  * every type and in any order (products stay powers of two). */
 static double input(const perf *p, uint32_t r, size_t i)
 {
-    if (p->op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : 1;
+    if (p->op == WEFT_PROD)
+        return (r + i) % 3 == 0 ? 2 : 1;
     return (double)((r * 7 + i) % 11) - 5;
 }
 
@@ -229,7 +242,8 @@ static weft_err run_once(perf *p, size_t count, bool in_place, weft_diag *d)
     if (p->plan) {
         const void *in = in_place ? r : s;
         void *out = r;
-        if (p->coll == C_ALLGATHER && in_place) in = r + p->rank * count * es;
+        if (p->coll == C_ALLGATHER && in_place)
+            in = r + p->rank * count * es;
         if (p->coll == C_REDUCESCATTER) {
             in = s;
             out = in_place ? s + p->rank * count * es : r;
@@ -294,7 +308,8 @@ static weft_err checked_run(perf *p, size_t count, bool in_place, size_t *wrong,
         break;
     }
     weft_err e = run_once(p, count, in_place, d);
-    if (e) return e;
+    if (e)
+        return e;
     switch (p->coll) {
     case C_ALLREDUCE:
         *wrong = count_wrong(p, p->recv, 0, count, true, 0);
@@ -352,7 +367,8 @@ static weft_err combine(perf *p, double *v, int how, weft_diag *d)
         else if (how == AVG_MEAN || how == AVG_SUM)
             *v += x;
     }
-    if (how == AVG_MEAN) *v /= p->n;
+    if (how == AVG_MEAN)
+        *v /= p->n;
     for (uint32_t r = 1; r < p->n && !e; r++)
         e = weft_send(p->c, r, v, sizeof *v, d);
     return e;
@@ -367,21 +383,25 @@ static weft_err timed(perf *p, size_t count, bool in_place, double *secs, weft_d
     weft_err e = WEFT_OK;
     for (long i = 0; i < p->warmup && !e; i++) {
         e = run_once(p, count, in_place, d);
-        if (!e && p->blocking == 1) e = weft_comm_barrier(p->c, d);
+        if (!e && p->blocking == 1)
+            e = weft_comm_barrier(p->c, d);
     }
-    if (!e) e = weft_comm_barrier(p->c, d);
+    if (!e)
+        e = weft_comm_barrier(p->c, d);
     double t0 = now_s(), busy = 0;
     for (long i = 0; i < p->iters && !e; i++) {
         double s = now_s();
         e = run_once(p, count, in_place, d);
-        if (!e && p->blocking == 1) e = weft_comm_barrier(p->c, d);
+        if (!e && p->blocking == 1)
+            e = weft_comm_barrier(p->c, d);
         if (!e && p->blocking == 3) {
             busy += now_s() - s;
             e = weft_comm_barrier(p->c, d);
         }
     }
     double t = ((p->blocking == 3 ? busy : now_s() - t0)) / (double)(p->iters ? p->iters : 1);
-    if (!e) e = combine(p, &t, p->average, d);
+    if (!e)
+        e = combine(p, &t, p->average, d);
     *secs = t;
     return e;
 }
@@ -494,8 +514,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
     static const char *const names[] = {"allreduce", "allgather", "reducescatter",
                                         "broadcast", "reduce",    "alltoall"};
     static const char *const blocking_text[] = {
-        "no barrier between calls", "a barrier after each call, timed",
-        "no barrier between calls", "a barrier after each call, not timed"};
+        "no barrier between calls", "a barrier after each call, timed", "no barrier between calls",
+        "a barrier after each call, not timed"};
     bool rooted = p->coll == C_BROADCAST || p->coll == C_REDUCE;
     double factor_bus = p->coll == C_ALLREDUCE ? 2.0 * (p->n - 1) / p->n
                         : rooted               ? 1.0
@@ -522,8 +542,7 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
     } else if (print) {
         printf("# weft perf %s: %u ranks, transport %s, %ld iterations, %ld warmup, check %d, "
                "%s\n",
-               names[p->coll], p->n, transport, p->iters, p->warmup, p->check ? 1 : 0,
-               p->schedule);
+               names[p->coll], p->n, transport, p->iters, p->warmup, p->check ? 1 : 0, p->schedule);
         if (p->tv)
             printf("# size: the matrix's total / N (the mean bytes a rank sends, as weft sim); "
                    "in place: %s\n",
@@ -575,18 +594,21 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 h[ip].secs = 0;
                 h[ip].moved = false;
                 if (h[ip].skip) {
-                    if (bus && cycle == 0 && nsizes < cap) bus[(size_t)ip * cap + nsizes] = NAN;
+                    if (bus && cycle == 0 && nsizes < cap)
+                        bus[(size_t)ip * cap + nsizes] = NAN;
                     continue;
                 }
                 if (p->check) {
                     size_t w = 0;
                     e = checked_run(p, count, ip == 1, &w, &d);
                     double sum = (double)w; /* exact below 2^53 elements */
-                    if (!e) e = combine(p, &sum, AVG_SUM, &d);
+                    if (!e)
+                        e = combine(p, &sum, AVG_SUM, &d);
                     h[ip].wrong = (uint64_t)sum;
                 }
                 h[ip].secs = 0;
-                if (!e) e = timed(p, count, ip == 1, &h[ip].secs, &d);
+                if (!e)
+                    e = timed(p, count, ip == 1, &h[ip].secs, &d);
                 /* One rank in place: the collective leaves its buffer as it
                  * is, so no byte moves and a rate would only measure the
                  * call's overhead (45,491 GB/s once); out of place it copies
@@ -620,7 +642,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 char line[256], t[2][32], bw[4][16], w[2][32];
                 for (int ip = 0; ip < 2; ip++) {
                     time_text(t[ip], sizeof t[ip], h[ip].secs);
-                    if (h[ip].skip) snprintf(t[ip], sizeof t[ip], "%7s", "N/A");
+                    if (h[ip].skip)
+                        snprintf(t[ip], sizeof t[ip], "%7s", "N/A");
                     if (h[ip].moved) {
                         snprintf(bw[2 * ip], sizeof bw[0], "%6.2f", h[ip].algbw);
                         snprintf(bw[2 * ip + 1], sizeof bw[0], "%6.2f", h[ip].busbw);
@@ -639,7 +662,8 @@ static int run_perf(perf *p, size_t minb, size_t maxb, long factor, const char *
                 printf("%s\n", line);
             }
             fflush(stdout);
-            if (size == 0) break;
+            if (size == 0)
+                break;
         }
     }
     free(p->send);
@@ -692,7 +716,8 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
     weft_plan *plan = NULL;
     weft_topo *topo = NULL;
     snprintf(what, what_size, "schedule chosen per call");
-    if (!weft_coll_parse(coll, strlen(coll), &wc)) return 1;
+    if (!weft_coll_parse(coll, strlen(coll), &wc))
+        return 1;
     if (cfg->plan_file && *cfg->plan_file) {
         snprintf(what, what_size, "WEFT_PLAN=%s", cfg->plan_file);
         if (weft_plan_load_file(cfg->plan_file, &plan, NULL) == WEFT_OK &&
@@ -705,7 +730,8 @@ static uint32_t forced_chunks(const weft_comm_config *cfg, const char *coll, uin
         snprintf(what, what_size, "WEFT_ALGO=%s on %s", cfg->algo, fabric ? cfg->fabric : spec);
         weft_err e = fabric ? weft_topo_from_spec(cfg->fabric, NULL, &topo, NULL)
                             : weft_topo_preset(spec, &topo, NULL);
-        if (!e && weft_synth_classic(topo, cfg->algo, wc, (weft_rank){root}, &plan, NULL) == WEFT_OK)
+        if (!e &&
+            weft_synth_classic(topo, cfg->algo, wc, (weft_rank){root}, &plan, NULL) == WEFT_OK)
             chunks = weft_plan_get_info(plan)->chunks;
     }
     weft_plan_free(plan);
@@ -732,7 +758,8 @@ static int load_traffic(perf *p, const char *path, const weft_traffic *given, co
         weft_diag d;
         weft_diag_clear(&d);
         weft_err e = weft_traffic_load_file(path, &own, &d);
-        if (e) return cli_fail(e, &d);
+        if (e)
+            return cli_fail(e, &d);
         tp = &own;
     }
     const weft_traffic t = *tp;
@@ -802,7 +829,8 @@ int cli_cmd_perf(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&perf_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE) return rc;
+    if (rc != CLI_CONTINUE)
+        return rc;
     perf p = {.dtype = WEFT_FLOAT,
               .op = WEFT_SUM,
               .iters = 20,
@@ -882,8 +910,7 @@ int cli_cmd_perf(int argc, char **argv)
     }
     if (traffic && (cli_args_get(&a, "minbytes") || cli_args_get(&a, "maxbytes") ||
                     cli_args_get(&a, "stepfactor"))) {
-        rc = cli_usage_error(&perf_syntax,
-                             "--traffic gives the sizes: -b, -e and -f do not apply");
+        rc = cli_usage_error(&perf_syntax, "--traffic gives the sizes: -b, -e and -f do not apply");
         goto free_args;
     }
     if ((v = cli_args_get(&a, "plot")) && (rc = cli_flag_svg(&perf_syntax, "--plot", v)))
@@ -913,11 +940,13 @@ int cli_cmd_perf(int argc, char **argv)
         mpi = cli_mpi_launched();
         e = weft_comm_config_from_env_options(&cfg, &d);
     }
-    if (!e) e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
+    if (!e)
+        e = mpi ? cli_mpi_comm_init(&cfg, &p.c, &d) : weft_comm_init(&cfg, &p.c, &d);
     /* The rendezvous socket weft launch handed to rank 0 is needed only to
      * join: left open, strangers' connections would sit unanswered in its
      * backlog for the whole run. Closed, they are refused. */
-    if (cfg.listen_fd >= 0) close(cfg.listen_fd);
+    if (cfg.listen_fd >= 0)
+        close(cfg.listen_fd);
     if (e) {
         rc = cli_fail(e, &d);
         goto free_args;
@@ -927,7 +956,8 @@ int cli_cmd_perf(int argc, char **argv)
     /* Every rank logs the same lines: say whose each one is. */
     static uint32_t log_rank;
     log_rank = p.rank;
-    if (p.n > 1) weft_log_set_sink(rank_log, &log_rank);
+    if (p.n > 1)
+        weft_log_set_sink(rank_log, &log_rank);
     p.chunks = 1;
     weft_plan *plan = NULL;
     if (sp.on) {
@@ -962,7 +992,8 @@ int cli_cmd_perf(int argc, char **argv)
         rc = load_traffic(&p, traffic ? traffic : plan_file, own,
                           cfg.plan_file && *cfg.plan_file ? cfg.plan_file : NULL, &maxb);
         minb = maxb;
-        if (rc != CLI_EXIT_OK) goto free_comm;
+        if (rc != CLI_EXIT_OK)
+            goto free_comm;
     } else if (!plan_file) {
         p.chunks = forced_chunks(&cfg, coll, p.n, p.root, p.schedule, sizeof p.schedule);
     }

@@ -19,8 +19,8 @@
 #include "cli/plan_optimal.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_compare.h"
-#include "cli/table.h"
 #include "cli/sparse_flags.h"
+#include "cli/table.h"
 #include "cli/traffic_file.h"
 #include "weft/synth.h"
 
@@ -28,7 +28,8 @@ static const cli_opt plan_opts[] = {
     {"coll", 0, "C", "allgather, reducescatter, allreduce, broadcast, reduce or alltoall"},
     {"algo", 0, "A", "algorithm (default ring; direct for alltoall); see --list"},
     {"root", 0, "R", "root rank of broadcast and reduce (default 0)"},
-    {"output", 'o', "FILE", "write the plan to FILE ('-': stdout, the summary then goes to stderr)"},
+    {"output", 'o', "FILE",
+     "write the plan to FILE ('-': stdout, the summary then goes to stderr)"},
     {"format", 0, "F",
      "weft, json or msccl; default from -o's extension (.plan, .json, .xml), weft for '-'"},
     {"msccl-profile", 0, "P",
@@ -38,8 +39,10 @@ static const cli_opt plan_opts[] = {
     {"list", 0, NULL, "list the algorithms and the collectives they build"},
     {"trees-per-root", 0, "K", "optimal: force K trees per rank (1 for MSCCL), best rate with K"},
     {"dot", 0, NULL, "optimal: print the trees of rank --root over the fabric as DOT"},
-    {"max-ops", 0, "N", "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
-    {"traffic", 0, "FILE", "alltoall: an alltoallv plan for this traffic matrix (docs/traffic-format.md)"},
+    {"max-ops", 0, "N",
+     "largest plan to build, in ops (an op of c chunks counts c; default 2097152)"},
+    {"traffic", 0, "FILE",
+     "alltoall: an alltoallv plan for this traffic matrix (docs/traffic-format.md)"},
     CLI_SPARSE_OPTS,
     {NULL, 0, NULL, NULL},
 };
@@ -303,15 +306,17 @@ static void print_padded(FILE *f, const weft_plan *p, const weft_plan *x,
                          const weft_msccl_padding *pad)
 {
     uint64_t waste = pad->padded_bytes - pad->data_bytes;
-    fprintf(f, "msccl        padded layout (MSCCL chunks are equal): every peer a region of "
-               "%llu bytes (the largest block) in pieces of %llu bytes%s; nchunksperloop %llu; "
-               "%u ops became %u (runs of at most 71 pieces%s)\n",
+    fprintf(f,
+            "msccl        padded layout (MSCCL chunks are equal): every peer a region of "
+            "%llu bytes (the largest block) in pieces of %llu bytes%s; nchunksperloop %llu; "
+            "%u ops became %u (runs of at most 71 pieces%s)\n",
             (unsigned long long)pad->block_bytes, (unsigned long long)pad->piece_bytes,
             pad->refine > 1 ? " (cut so that each path carries whole pieces)" : "",
             (unsigned long long)weft_plan_size_chunks(x), weft_plan_num_ops(p),
             weft_plan_num_ops(x), pad->relayed ? ", routes as rank-to-rank hops" : "");
-    fprintf(f, "             buffers of %llu bytes per rank; padding %llu of %llu bytes "
-               "(%.1f%%), never moved; the XML read back verifies against the padded matrix\n",
+    fprintf(f,
+            "             buffers of %llu bytes per rank; padding %llu of %llu bytes "
+            "(%.1f%%), never moved; the XML read back verifies against the padded matrix\n",
             (unsigned long long)(pad->padded_bytes / weft_plan_get_info(x)->nranks),
             (unsigned long long)waste, (unsigned long long)pad->padded_bytes,
             100.0 * (double)waste / (double)pad->padded_bytes);
@@ -349,8 +354,9 @@ static weft_err rounded_context(weft_err e, const weft_share_rounding *rs, weft_
     if (e) {
         char why[WEFT_DIAG_MSG_SIZE];
         snprintf(why, sizeof why, "%s", d->msg);
-        weft_diag_set(d, e, "with the route shares rounded to multiples of 1/%u (%.4f%% of the "
-                            "limit lost; exact shares: %.200s): %.400s",
+        weft_diag_set(d, e,
+                      "with the route shares rounded to multiples of 1/%u (%.4f%% of the "
+                      "limit lost; exact shares: %.200s): %.400s",
                       rs->k, 100.0 * weft_rat_to_double(rs->loss), exact_refused, why);
     }
     return e;
@@ -362,8 +368,9 @@ static void print_rounded(FILE *f, const weft_share_rounding *rs)
     char a[64], b[64];
     weft_rat_format(rs->rounded_limit, a, sizeof a);
     weft_rat_format(rs->limit, b, sizeof b);
-    fprintf(f, "msccl        route shares rounded to multiples of 1/%u in %u ops: limit %s GB/s "
-               "of the plan's %s, %.4f%% lost (exact shares: %s)\n",
+    fprintf(f,
+            "msccl        route shares rounded to multiples of 1/%u in %u ops: limit %s GB/s "
+            "of the plan's %s, %.4f%% lost (exact shares: %s)\n",
             rs->k, rs->ops, a, b, 100.0 * weft_rat_to_double(rs->loss), exact_refused);
 }
 
@@ -371,17 +378,19 @@ static void print_rounded(FILE *f, const weft_share_rounding *rs)
  * (relayed, weft_plan_relay_routes; may be NULL), the chunk refinement,
  * the padded layout (padded, when the blocks differ; may be NULL), and the
  * limit of x, the plan the XML reads back as. */
-static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p,
-                          const weft_plan *relayed, const weft_plan *x,
-                          const weft_msccl_padding *pad, const plan_report *r, uint32_t refine)
+static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p, const weft_plan *relayed,
+                          const weft_plan *x, const weft_msccl_padding *pad, const plan_report *r,
+                          uint32_t refine)
 {
     if (relayed) {
-        fprintf(f, "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
-                   "GPU): %u ops became %u",
+        fprintf(f,
+                "msccl        routes as rank-to-rank hops (an MSCCL step names only its peer "
+                "GPU): %u ops became %u",
                 weft_plan_num_ops(p), weft_plan_num_ops(relayed));
         if (refine > 1)
-            fprintf(f, "; every chunk cut into %u equal pieces so that each path carries whole "
-                       "chunks (MSCCL chunks are equal)",
+            fprintf(f,
+                    "; every chunk cut into %u equal pieces so that each path carries whole "
+                    "chunks (MSCCL chunks are equal)",
                     refine);
         fprintf(f, "\n");
     }
@@ -391,11 +400,13 @@ static void print_relayed(FILE *f, const weft_topo *t, const weft_plan *p,
     if (read_back_limit(t, x, &bw)) {
         char ex[64];
         weft_rat_format(bw, ex, sizeof ex);
-        fprintf(f, "             hops on shortest paths, as the XML reads back: algbw <= %s "
-                   "GB/s (%s)\n",
-                ex, weft_rat_eq(bw, r->cost.algbw) ? "the same limit"
-                                                   : "below the plan's: the fabric's shortest "
-                                                     "paths are not the flow's");
+        fprintf(f,
+                "             hops on shortest paths, as the XML reads back: algbw <= %s "
+                "GB/s (%s)\n",
+                ex,
+                weft_rat_eq(bw, r->cost.algbw) ? "the same limit"
+                                               : "below the plan's: the fabric's shortest "
+                                                 "paths are not the flow's");
     }
 }
 
@@ -420,8 +431,9 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
             snprintf(own, sizeof own, "%llu", (unsigned long long)(st.total / tm->ranks));
         else
             snprintf(own, sizeof own, "%llu/%u", (unsigned long long)st.total, tm->ranks);
-        fprintf(f, "chunks       alltoallv: %u x %u blocks of the traffic matrix, %u chunk%s "
-                   "each; size S = %s bytes per rank (total / N)\n",
+        fprintf(f,
+                "chunks       alltoallv: %u x %u blocks of the traffic matrix, %u chunk%s "
+                "each; size S = %s bytes per rank (total / N)\n",
                 tm->ranks, tm->ranks, in->chunks, in->chunks == 1 ? "" : "s", own);
     } else
         fprintf(f, "chunks       the data is cut into %llu equal chunks\n",
@@ -431,8 +443,7 @@ static void print_human(FILE *f, const char *spec, const weft_topo *t, const wef
         weft_rat_format(r->cost.busiest_load, load, sizeof load);
         weft_rat_format_exact(weft_topo_link_bw(t, r->cost.busiest), bw, sizeof bw);
         link_text(t, r->cost.busiest, lt, sizeof lt);
-        fprintf(f, "limit        algbw <= %.3f GB/s (%s)\n", weft_rat_to_double(r->cost.algbw),
-                ex);
+        fprintf(f, "limit        algbw <= %.3f GB/s (%s)\n", weft_rat_to_double(r->cost.algbw), ex);
         fprintf(f, "busiest link %s (%s GB/s) carries %s of the data\n", lt, bw, load);
         if (tm)
             fprintf(f, "matrix time  >= %.6g us: S / algbw, the whole matrix at the limit\n",
@@ -464,9 +475,10 @@ static void json_matrix_time(cli_json *j, const weft_plan *p, const plan_report 
     cli_json_kv_uint(j, "traffic_bytes", st.total);
     bool have = r->cost.has_busiest;
     weft_rat tx = weft_rat_int(0);
-    bool exact = !have || (st.total <= INT64_MAX &&
-                           !weft_rat_make((int64_t)st.total, (int64_t)tm->ranks * 1000000000, &tx) &&
-                           !weft_rat_div(tx, r->cost.algbw, &tx));
+    bool exact =
+        !have || (st.total <= INT64_MAX &&
+                  !weft_rat_make((int64_t)st.total, (int64_t)tm->ranks * 1000000000, &tx) &&
+                  !weft_rat_div(tx, r->cost.algbw, &tx));
     cli_json_kv_double(j, "time_s",
                        exact ? weft_rat_to_double(tx)
                              : r->own / weft_rat_to_double(r->cost.algbw) * 1e-9);
@@ -506,11 +518,11 @@ static void json_circuits(cli_json *j, const weft_circuit_sched *cs)
 
 static void print_circuits(FILE *f, const weft_circuit_sched *cs)
 {
-    fprintf(f, "circuits     %u configuration%s of %u (%s rounds), %u schedules compared; "
-               "reconfiguration delay %.6g s\n",
+    fprintf(f,
+            "circuits     %u configuration%s of %u (%s rounds), %u schedules compared; "
+            "reconfiguration delay %.6g s\n",
             cs->configs, cs->configs == 1 ? "" : "s", cs->rounds,
-            strcmp(cs->decomposition, "bvn") == 0 ? "Birkhoff-von Neumann"
-                                                  : "Solstice threshold",
+            strcmp(cs->decomposition, "bvn") == 0 ? "Birkhoff-von Neumann" : "Solstice threshold",
             cs->candidates, cs->delay_s);
     if (cs->configs) {
         fprintf(f, "durations   ");
@@ -518,18 +530,18 @@ static void print_circuits(FILE *f, const weft_circuit_sched *cs)
             fprintf(f, " %.3f us", cs->duration_s[k] * 1e6);
         fprintf(f, "%s\n", cs->configs > 8 ? " ..." : "");
     }
-    fprintf(f, "schedule     %.3f us: circuits %.3f us (with delays), packet part %.3f us; bound "
-               "%.3f us (every OCS a switch)\n",
+    fprintf(f,
+            "schedule     %.3f us: circuits %.3f us (with delays), packet part %.3f us; bound "
+            "%.3f us (every OCS a switch)\n",
             cs->time_s * 1e6, cs->ocs_s * 1e6, cs->packet_s * 1e6, cs->bound_s * 1e6);
     fprintf(f, "bytes        %.0f on circuits, %.0f moved to the packet part\n", cs->circuit_bytes,
             cs->rerouted_bytes);
 }
 
 static int print_json(const weft_topo *t, const weft_plan *p, const plan_report *r,
-                      const weft_optimal *opt, const char *traffic_path,
-                      const weft_bfb *bfb, const weft_plan *xml, uint32_t refine,
-                      const weft_msccl_padding *pad, const weft_share_rounding *rs,
-                      const weft_circuit_sched *cs)
+                      const weft_optimal *opt, const char *traffic_path, const weft_bfb *bfb,
+                      const weft_plan *xml, uint32_t refine, const weft_msccl_padding *pad,
+                      const weft_share_rounding *rs, const weft_circuit_sched *cs)
 {
     const weft_plan_info *in = weft_plan_get_info(p);
     cli_json j;
@@ -592,8 +604,9 @@ static int print_json(const weft_topo *t, const weft_plan *p, const plan_report 
             cli_json_kv_uint(&j, "pieces_per_block", pad->pieces_per_block);
             cli_json_kv_uint(&j, "data_bytes", pad->data_bytes);
             cli_json_kv_uint(&j, "buffer_bytes", pad->padded_bytes);
-            cli_json_kv_double(&j, "fraction", (double)(pad->padded_bytes - pad->data_bytes) /
-                                                   (double)pad->padded_bytes);
+            cli_json_kv_double(&j, "fraction",
+                               (double)(pad->padded_bytes - pad->data_bytes) /
+                                   (double)pad->padded_bytes);
             cli_json_kv_bool(&j, "read_back_verified", true);
             cli_json_end_object(&j);
         }
@@ -672,9 +685,9 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
             (be = m ? weft_synth_classic_traffic(t, algo, m, max_ops, &p, &d)
                     : cli_build_limited(t, algo, coll, root, max_ops, NULL, &p, NULL, &d))) {
             if (be == WEFT_ELIMIT && !json)
-                n_over += (size_t)snprintf(over + n_over,
-                                           n_over < sizeof over ? sizeof over - n_over : 0,
-                                           "%s%s", n_over ? ", " : "", algo);
+                n_over +=
+                    (size_t)snprintf(over + n_over, n_over < sizeof over ? sizeof over - n_over : 0,
+                                     "%s%s", n_over ? ", " : "", algo);
             continue; /* not for this collective or fabric (hier without hosts), or too big */
         }
         plan_report r;
@@ -722,7 +735,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, weft_ra
      * flow, weft bound --coll alltoall), or says why there is none. */
     bool a2a = coll == WEFT_COLL_ALLTOALL, have_bound = false;
     weft_rat bound = {0, 1};
-    char why[sizeof ((weft_diag *)0)->msg] = "";
+    char why[sizeof((weft_diag *)0)->msg] = "";
     if (a2a && rc == CLI_EXIT_OK)
         have_bound = cli_a2a_bound_algbw(t, m, &bound, why, sizeof why);
     /* The fastest baseline simulated at 1 GiB in the fabric's default
@@ -894,8 +907,9 @@ int cli_cmd_plan(int argc, char **argv)
     rc = CLI_EXIT_OK;
     const char *traffic_path = cli_args_get(&a, "traffic");
     if (traffic_path && coll != WEFT_COLL_ALLTOALL) {
-        rc = cli_usage_error(&plan_syntax, "--traffic gives the bytes of an all-to-all; it needs "
-                                           "--coll alltoall, not %s",
+        rc = cli_usage_error(&plan_syntax,
+                             "--traffic gives the bytes of an all-to-all; it needs "
+                             "--coll alltoall, not %s",
                              weft_coll_name(coll));
         goto done;
     }
@@ -929,8 +943,9 @@ int cli_cmd_plan(int argc, char **argv)
             char *end;
             unsigned long v = strtoul(k_text, &end, 10);
             if (!*k_text || *end || v == 0 || v > (1ul << 20)) {
-                rc = cli_usage_error(&plan_syntax, "bad --trees-per-root '%s': expected an integer from 1 to 1048576",
-                                     k_text);
+                rc = cli_usage_error(
+                    &plan_syntax,
+                    "bad --trees-per-root '%s': expected an integer from 1 to 1048576", k_text);
                 goto done;
             }
             oo.trees_per_root = (uint32_t)v;
@@ -1037,18 +1052,17 @@ int cli_cmd_plan(int argc, char **argv)
             goto done;
     }
     if (cli_args_has(&a, "json") && !plan_to_stdout)
-        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path,
-                        is_bfb ? &bfb : NULL, padded ? padded : xml_plan, refine,
-                        padded ? &pad : NULL, rounding.k ? &rounding : NULL,
-                        is_circuits ? &csched : NULL);
+        rc = print_json(t, p, &r, is_optimal ? &opt : NULL, traffic_path, is_bfb ? &bfb : NULL,
+                        padded ? padded : xml_plan, refine, padded ? &pad : NULL,
+                        rounding.k ? &rounding : NULL, is_circuits ? &csched : NULL);
     else {
         FILE *f = plan_to_stdout ? stderr : stdout;
         print_human(f, a.pos[0], t, p, &r);
         if (rounding.k)
             print_rounded(f, &rounding);
         if (xml_plan || padded)
-            print_relayed(f, t, p, xml_plan, padded ? padded : xml_plan, padded ? &pad : NULL,
-                          &r, refine);
+            print_relayed(f, t, p, xml_plan, padded ? padded : xml_plan, padded ? &pad : NULL, &r,
+                          refine);
         if (is_optimal)
             rc = cli_optimal_print(f, t, &opt, &r.cost, p);
         if (is_circuits)
@@ -1056,8 +1070,9 @@ int cli_cmd_plan(int argc, char **argv)
         if (is_bfb) {
             char ex[64];
             weft_rat_format(bfb.algbw_stepwise, ex, sizeof ex);
-            fprintf(f, "bfb          %u steps (T_L), %u chunks per shard; steps not overlapped: "
-                       "algbw %.3f GB/s (%s)\n",
+            fprintf(f,
+                    "bfb          %u steps (T_L), %u chunks per shard; steps not overlapped: "
+                    "algbw %.3f GB/s (%s)\n",
                     bfb.steps, bfb.chunks, weft_rat_to_double(bfb.algbw_stepwise), ex);
         }
     }

@@ -22,10 +22,10 @@
 #include "cli/sim_compare.h"
 #include "cli/sim_fabrics.h"
 #include "cli/sim_plot.h"
-#include "cli/sizes.h"
-#include "cli/table.h"
 #include "cli/sim_sequence.h"
+#include "cli/sizes.h"
 #include "cli/sparse_flags.h"
+#include "cli/table.h"
 #include "cli/traffic_file.h"
 #include "weft/protocol.h"
 #include "weft/sim.h"
@@ -34,27 +34,39 @@
 
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
-    {"algo", 0, "A", "or an algorithm: any of weft plan --list, optimal or bfb, or one that\nreduces in the switch where NCCL runs it: nvls, nvls_tree, collnet_direct,\ncollnet_chain (docs/sim.md, \"In-network reduction\")"},
+    {"algo", 0, "A",
+     "or an algorithm: any of weft plan --list, optimal or bfb, or one that\nreduces in the switch "
+     "where NCCL runs it: nvls, nvls_tree, collnet_direct,\ncollnet_chain (docs/sim.md, "
+     "\"In-network reduction\")"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
-    {"compare-fabrics", 0, "A,B,...", "instead of SPEC: the best plan on each fabric with the\n"
-                                      "bound, $ and W of its network, sorted by time"},
-    {"cost", 0, "FILE", "with --compare-fabrics: $ and W per part over the defaults (docs/cost.md)"},
-    {"size", 0, "S", "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
-                     "--traffic and alltoallv plans)"},
-    {"traffic", 0, "FILE", "alltoall: simulate this traffic matrix (its bytes are the size); A,B,...: each in order"},
-    {"model", 0, "M", "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
-                      "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
+    {"compare-fabrics", 0, "A,B,...",
+     "instead of SPEC: the best plan on each fabric with the\n"
+     "bound, $ and W of its network, sorted by time"},
+    {"cost", 0, "FILE",
+     "with --compare-fabrics: $ and W per part over the defaults (docs/cost.md)"},
+    {"size", 0, "S",
+     "bytes such as 64K, 1.5G, 1GiB, or a sweep MIN:MAX:xF (required, but for\n"
+     "--traffic and alltoallv plans)"},
+    {"traffic", 0, "FILE",
+     "alltoall: simulate this traffic matrix (its bytes are the size); A,B,...: each in order"},
+    {"model", 0, "M",
+     "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
+     "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
-    {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
-                            "the model's"},
-    {"alpha", 0, "T", "fluid model: per-transfer start overhead, with a unit (5us,\n"
-                      "0.5ms; 0 needs none); default 0"},
+    {"slice-bytes", 0, "B",
+     "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
+     "the model's"},
+    {"alpha", 0, "T",
+     "fluid model: per-transfer start overhead, with a unit (5us,\n"
+     "0.5ms; 0 needs none); default 0"},
     {"cut-through", 0, NULL, "fluid model: ops forward data as it arrives (infinite slices)"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
-    {"max-ops", 0, "N", "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},
-    {"back-to-back", 0, NULL, "fabrics with shaped links (burst=): one of many calls run back to back\n"
-                              "(each token bucket as the call before left it), not after an idle moment"},
+    {"max-ops", 0, "N",
+     "largest plan to build or simulate, in ops (an op of c chunks counts c; default 2097152)"},
+    {"back-to-back", 0, NULL,
+     "fabrics with shaped links (burst=): one of many calls run back to back\n"
+     "(each token bucket as the call before left it), not after an idle moment"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
     {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size: a track per rank and link"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
@@ -67,12 +79,13 @@ static const cli_optgroup sim_group = {"options", sim_opts, false};
 
 static const cli_syntax sim_syntax = {
     .path = "weft sim",
-    .args = "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
-            "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
-            "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
-            "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
-            "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
-            "        [--elem-bytes B]",
+    .args =
+        "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
+        "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
+        "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
+        "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
+        "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
+        "        [--elem-bytes B]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
@@ -101,7 +114,8 @@ static const cli_syntax sim_syntax = {
              "optimal plan, at every size: one table per size, sorted by time, with the\n"
              "exact bound (weft bound) as the first row and skipped algorithms with the\n"
              "reason; for alltoall also flash:auto, the fastest of flash:1, 2, 4 and 8 at\n"
-             "each size (blocks cut into that many chunks). In the fluid model tree plans need pipelining to approach the bound\n"
+             "each size (blocks cut into that many chunks). In the fluid model tree plans need "
+             "pipelining to approach the bound\n"
              "(--slice-bytes 64K), or --cut-through: an op that forwards or reduces what a\n"
              "dep delivered streams it as it arrives (plans only: --algo ring then\n"
              "simulates the ring plan op by op, as the gpu model always does).\n"
@@ -240,14 +254,12 @@ static void print_csv(const weft_topo *t, const weft_sim_result *rs, size_t n)
             if (k < rs[i].n_busiest) {
                 char name[2 * WEFT_TOPO_NAME_MAX + 8];
                 cli_sim_link_name(t, rs[i].busiest[k].link, name, sizeof name);
-                printf(",%s,%.17g,%u", name, rs[i].busiest[k].util,
-                       rs[i].busiest[k].count - 1);
+                printf(",%s,%.17g,%u", name, rs[i].busiest[k].util, rs[i].busiest[k].count - 1);
             } else {
                 printf(",,,");
             }
         }
-        printf(",%s,%s,%u\n", weft_sim_model_name(rs[i].model), proto_text(&rs[i]),
-               rs[i].slices);
+        printf(",%s,%s,%u\n", weft_sim_model_name(rs[i].model), proto_text(&rs[i]), rs[i].slices);
     }
 }
 
@@ -272,8 +284,7 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     const weft_sim_result *last = &rs[n - 1];
     char mt[160];
     cli_sim_model_text(o, mt, sizeof mt);
-    printf("%s %s on %s: %u ranks, %s\n", weft_coll_name(last->coll), algo, spec, last->ranks,
-           mt);
+    printf("%s %s on %s: %u ranks, %s\n", weft_coll_name(last->coll), algo, spec, last->ranks, mt);
     /* The gpu model says which protocol each size ran with, the runtime
      * model how many slices. */
     bool gpu = last->model == WEFT_SIM_GPU, rt = last->model == WEFT_SIM_RUNTIME;
@@ -329,26 +340,32 @@ static int parse_opts(cli_args *a, weft_sim_opts *o, uint32_t *max_ops, bool *mo
 {
     weft_sim_opts_init(o);
     const char *mod = cli_args_get(a, "model"), *sb = cli_args_get(a, "slice-bytes");
-    bool fluid_knob = cli_args_has(a, "slices") || cli_args_has(a, "alpha") ||
-                      cli_args_has(a, "cut-through");
+    bool fluid_knob =
+        cli_args_has(a, "slices") || cli_args_has(a, "alpha") || cli_args_has(a, "cut-through");
     *model_set = mod != NULL || fluid_knob;
     if (mod && !weft_sim_model_parse(mod, &o->model))
         return cli_usage_error(&sim_syntax, "unknown --model '%s' (expected fluid, runtime or gpu)",
                                mod);
     if (mod && fluid_knob && o->model != WEFT_SIM_FLUID)
-        return cli_usage_error(&sim_syntax, "--alpha, --slices and --cut-through set the fluid "
-                                            "model; they do not go with --model %s", mod);
+        return cli_usage_error(&sim_syntax,
+                               "--alpha, --slices and --cut-through set the fluid "
+                               "model; they do not go with --model %s",
+                               mod);
     if (sb && cli_flag_size(&sim_syntax, "--slice-bytes", sb, UINT64_MAX, &o->slice_bytes))
         return CLI_EXIT_USAGE;
     const char *pr = cli_args_get(a, "proto");
     if (pr) {
         weft_proto p;
         if (!weft_proto_parse(pr, &p))
-            return cli_usage_error(&sim_syntax, "unknown --proto '%s' (expected LL, LL128 or "
-                                                "Simple)", pr);
+            return cli_usage_error(&sim_syntax,
+                                   "unknown --proto '%s' (expected LL, LL128 or "
+                                   "Simple)",
+                                   pr);
         if (mod && o->model != WEFT_SIM_GPU)
-            return cli_usage_error(&sim_syntax, "--proto is the gpu model's; it does not go "
-                                                "with --model %s", mod);
+            return cli_usage_error(&sim_syntax,
+                                   "--proto is the gpu model's; it does not go "
+                                   "with --model %s",
+                                   mod);
         o->proto = (int)p;
     }
     if (sb && cli_args_has(a, "slices"))
@@ -419,15 +436,17 @@ static int compare_fabrics(cli_args *a, const char *fabrics, const char *cost_pa
     if (!size_s == !traffic_path)
         return cli_usage_error(&sim_syntax, "--compare-fabrics needs one of --size and --traffic");
     if (traffic_path && coll != WEFT_COLL_ALLTOALL)
-        return cli_usage_error(&sim_syntax, "--traffic gives the bytes of an all-to-all; it needs "
-                                            "--coll alltoall, not %s",
+        return cli_usage_error(&sim_syntax,
+                               "--traffic gives the bytes of an all-to-all; it needs "
+                               "--coll alltoall, not %s",
                                weft_coll_name(coll));
     uint64_t lo = 1, hi = 1, factor = 0;
     if (size_s && (rc = cli_flag_sweep(&sim_syntax, "--size", size_s, &lo, &hi, &factor)))
         return rc;
     if (factor)
-        return cli_usage_error(&sim_syntax, "--compare-fabrics compares at one size, not the "
-                                            "sweep '%s'",
+        return cli_usage_error(&sim_syntax,
+                               "--compare-fabrics compares at one size, not the "
+                               "sweep '%s'",
                                size_s);
     weft_sim_opts o;
     uint32_t max_ops = CLI_SIM_MAX_OPS;
@@ -471,7 +490,8 @@ int cli_cmd_sim(int argc, char **argv)
     cli_progress pr;
     cli_progress_start(&pr, stderr, false, 0);
     double delay;
-    const char *fabrics = cli_args_get(&a, "compare-fabrics"), *cost_path = cli_args_get(&a, "cost");
+    const char *fabrics = cli_args_get(&a, "compare-fabrics"),
+               *cost_path = cli_args_get(&a, "cost");
     if (fabrics) {
         rc = compare_fabrics(&a, fabrics, cost_path, &pr);
         goto free_args;
@@ -516,8 +536,9 @@ int cli_cmd_sim(int argc, char **argv)
     if (coll_s && (rc = cli_flag_coll(&sim_syntax, "--coll", coll_s, &coll)))
         goto free_args;
     if (traffic_path && !plan_path && coll != WEFT_COLL_ALLTOALL) {
-        rc = cli_usage_error(&sim_syntax, "--traffic gives the bytes of an all-to-all; it needs "
-                                          "--coll alltoall, not %s",
+        rc = cli_usage_error(&sim_syntax,
+                             "--traffic gives the bytes of an all-to-all; it needs "
+                             "--coll alltoall, not %s",
                              weft_coll_name(coll));
         goto free_args;
     }
@@ -574,8 +595,8 @@ int cli_cmd_sim(int argc, char **argv)
                                       fmt == CLI_SIM_JSON);
         goto free_all;
     }
-    if (traffic_path && (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t),
-                                               &matrix)))
+    if (traffic_path &&
+        (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t), &matrix)))
         goto free_all;
     if (compare && traffic_path) { /* one size: the matrix's total / N */
         uint64_t total = 0;
@@ -660,8 +681,7 @@ int cli_cmd_sim(int argc, char **argv)
         cli_progress_set(&pr, "sim: building %s", algo);
         cli_context_object("building the plan");
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
-                                      trace_path != NULL || cli_sim_needs_plan(&o), max_ops,
-                                      &d))) {
+                                    trace_path != NULL || cli_sim_needs_plan(&o), max_ops, &d))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
@@ -669,22 +689,24 @@ int cli_cmd_sim(int argc, char **argv)
     /* An alltoallv plan is simulated at its own size (the matrix's bytes). */
     const weft_traffic *tm = subject.plan ? weft_plan_traffic(subject.plan) : NULL;
     if (tm && size_s) {
-        rc = cli_usage_error(&sim_syntax, "--size: the plan '%s' carries a traffic matrix, which "
-                                          "gives every pair's bytes (drop --size)",
+        rc = cli_usage_error(&sim_syntax,
+                             "--size: the plan '%s' carries a traffic matrix, which "
+                             "gives every pair's bytes (drop --size)",
                              plan_path);
         goto free_all;
     }
     if (!tm && !size_s) {
-        rc = cli_usage_error(&sim_syntax, "missing --size (the plan '%s' has no traffic "
-                                          "matrix to give it)",
+        rc = cli_usage_error(&sim_syntax,
+                             "missing --size (the plan '%s' has no traffic "
+                             "matrix to give it)",
                              plan_path);
         goto free_all;
     }
     if (tm) {
         double own = weft_plan_traffic_size(subject.plan);
         if (!(own > 0)) {
-            cli_error("%s: the traffic matrix moves no bytes", traffic_path ? traffic_path
-                                                                            : plan_path);
+            cli_error("%s: the traffic matrix moves no bytes",
+                      traffic_path ? traffic_path : plan_path);
             rc = CLI_EXIT_INPUT;
             goto free_all;
         }
@@ -702,7 +724,8 @@ int cli_cmd_sim(int argc, char **argv)
         trace_open = true;
         errno = 0;
         if ((e = weft_sim_trace_begin(trace.f))) {
-            cli_error("%s: writing the trace failed: %s", trace_path, strerror(errno ? errno : EIO));
+            cli_error("%s: writing the trace failed: %s", trace_path,
+                      strerror(errno ? errno : EIO));
             rc = CLI_EXIT_INPUT;
             goto free_all;
         }

@@ -102,7 +102,8 @@ static const cli_opt par_opts[] = {
 
 static const cli_optgroup step_group = {"options", step_opts, false};
 static const cli_optgroup model_group = {"model (Megatron-LM's flags)", model_opts, false};
-static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's flags)", par_opts, false};
+static const cli_optgroup par_group = {"parallelism and training (Megatron-LM's flags)", par_opts,
+                                       false};
 
 static const cli_syntax step_syntax = {
     .path = "weft step",
@@ -113,37 +114,36 @@ static const cli_syntax step_syntax = {
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
-    .about =
-        "Predicts one training step of a transformer on a fabric: the compute of\n"
-        "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
-        "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
-        "EP all-to-all, the embedding's and the loss's) simulated on the fabric with\n"
-        "all groups of a kind at once (--moe-skew zipf:S: each EP group's routing\n"
-        "drawn as weft traffic moe draws it),\n"
-        "placed in Megatron's order (TP innermost, then CP, EP, DP, PP). Data\n"
-        "parallelism is the fabric's ranks / (TP x PP x CP). Prints the step time,\n"
-        "its parts (compute, pipeline bubble, exposed communication per kind,\n"
-        "optimizer), MFU and memory per GPU; a configuration that Megatron would\n"
-        "reject, or that does not fit in the GPU's memory, is an error naming the\n"
-        "flag (exit 1). --sweep ranks every valid (TP, PP, virtual stages, CP, EP,\n"
-        "micro-batch, recompute) that fits. docs/step.md has the model.\n"
-        "--chakra PREFIX runs Chakra execution traces (ASTRA-sim's workload format),\n"
-        "one file per rank of the fabric, on the same engine: compute nodes take\n"
-        "their duration (or their FLOPs and bytes on --gpu), collectives are matched\n"
-        "across ranks by order within their process group and simulated on the\n"
-        "fabric, concurrent ones together; prints the total time, each rank's\n"
-        "compute and exposed communication, and the time per kind of collective.\n"
-        "--idle adds each link group's idle time in the step; --checkpoint the cost\n"
-        "of checkpointing the optimizer state to peers' CPU memory in the NICs' idle\n"
-        "time (GEMINI) or to remote storage (docs/step.md \"Checkpoints\").\n"
-        "--model dlrm (or the preset dlrm-mlperf, MLPerf's DLRM-DCNv2) predicts a\n"
-        "recommendation model's step: embedding lookups at HBM bandwidth, the\n"
-        "forward and backward embedding all-to-alls of the sharded tables simulated\n"
-        "on the fabric, the dense MLPs' GEMMs and their gradient all-reduce;\n"
-        "--sweep ranks sharding plans, the planner's per-table plan among them;\n"
-        "--emb-cache and --placement herald model Herald's per-GPU caches and\n"
-        "location-aware placement of samples, --overlap hides the all-to-alls\n"
-        "behind the bottom MLP (docs/step.md, \"DLRM\").\n",
+    .about = "Predicts one training step of a transformer on a fabric: the compute of\n"
+             "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
+             "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
+             "EP all-to-all, the embedding's and the loss's) simulated on the fabric with\n"
+             "all groups of a kind at once (--moe-skew zipf:S: each EP group's routing\n"
+             "drawn as weft traffic moe draws it),\n"
+             "placed in Megatron's order (TP innermost, then CP, EP, DP, PP). Data\n"
+             "parallelism is the fabric's ranks / (TP x PP x CP). Prints the step time,\n"
+             "its parts (compute, pipeline bubble, exposed communication per kind,\n"
+             "optimizer), MFU and memory per GPU; a configuration that Megatron would\n"
+             "reject, or that does not fit in the GPU's memory, is an error naming the\n"
+             "flag (exit 1). --sweep ranks every valid (TP, PP, virtual stages, CP, EP,\n"
+             "micro-batch, recompute) that fits. docs/step.md has the model.\n"
+             "--chakra PREFIX runs Chakra execution traces (ASTRA-sim's workload format),\n"
+             "one file per rank of the fabric, on the same engine: compute nodes take\n"
+             "their duration (or their FLOPs and bytes on --gpu), collectives are matched\n"
+             "across ranks by order within their process group and simulated on the\n"
+             "fabric, concurrent ones together; prints the total time, each rank's\n"
+             "compute and exposed communication, and the time per kind of collective.\n"
+             "--idle adds each link group's idle time in the step; --checkpoint the cost\n"
+             "of checkpointing the optimizer state to peers' CPU memory in the NICs' idle\n"
+             "time (GEMINI) or to remote storage (docs/step.md \"Checkpoints\").\n"
+             "--model dlrm (or the preset dlrm-mlperf, MLPerf's DLRM-DCNv2) predicts a\n"
+             "recommendation model's step: embedding lookups at HBM bandwidth, the\n"
+             "forward and backward embedding all-to-alls of the sharded tables simulated\n"
+             "on the fabric, the dense MLPs' GEMMs and their gradient all-reduce;\n"
+             "--sweep ranks sharding plans, the planner's per-table plan among them;\n"
+             "--emb-cache and --placement herald model Herald's per-GPU caches and\n"
+             "location-aware placement of samples, --overlap hides the all-to-alls\n"
+             "behind the bottom MLP (docs/step.md, \"DLRM\").\n",
     .groups = {&step_group, &model_group, &par_group, &cli_dlrm_options, &cli_fabric_options,
                &cli_megatron_other},
     .min_pos = 0,
@@ -153,8 +153,7 @@ static const cli_syntax step_syntax = {
 #define GIB 1073741824.0
 
 /* Flag --name, when given, as a whole number from lo to hi. */
-static int whole_flag(const cli_args *a, const char *name, uint64_t lo, uint64_t hi,
-                      uint64_t *out)
+static int whole_flag(const cli_args *a, const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     const char *v = cli_args_get(a, name);
     if (!v)
@@ -195,13 +194,15 @@ static int read_model(const cli_args *a, weft_model *m)
     memset(m, 0, sizeof *m);
     const char *name = cli_args_get(a, "model");
     if (name && !weft_model_find(name, m))
-        return cli_usage_error(&step_syntax, "unknown --model '%s' (weft step --list-models lists "
-                                             "them)",
+        return cli_usage_error(&step_syntax,
+                               "unknown --model '%s' (weft step --list-models lists "
+                               "them)",
                                name);
     if (!name)
         snprintf(m->name, sizeof m->name, "custom");
     int rc;
-    if ((rc = u32_flag(a, "num-layers", &m->layers)) || (rc = u32_flag(a, "hidden-size", &m->hidden)) ||
+    if ((rc = u32_flag(a, "num-layers", &m->layers)) ||
+        (rc = u32_flag(a, "hidden-size", &m->hidden)) ||
         (rc = u32_flag(a, "ffn-hidden-size", &m->ffn)) ||
         (rc = u32_flag(a, "num-attention-heads", &m->heads)) ||
         (rc = u32_flag(a, "num-query-groups", &m->query_groups)) ||
@@ -294,8 +295,9 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
                                rg);
     if (cli_args_has(a, "checkpoint-activations")) {
         if (rg && p->recompute != WEFT_RECOMPUTE_FULL)
-            return cli_usage_error(&step_syntax, "--checkpoint-activations is full recomputation: "
-                                                 "it contradicts --recompute-granularity %s",
+            return cli_usage_error(&step_syntax,
+                                   "--checkpoint-activations is full recomputation: "
+                                   "it contradicts --recompute-granularity %s",
                                    rg);
         p->recompute = WEFT_RECOMPUTE_FULL;
     }
@@ -309,8 +311,8 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     if (f8)
         p->prec = WEFT_PREC_FP8;
     const char *sk = cli_args_get(a, "moe-skew");
-    if (sk && (rc = cli_flag_skew(&step_syntax, "--moe-skew", sk, &p->moe_zipf,
-                                  &p->moe_zipf_milli)))
+    if (sk &&
+        (rc = cli_flag_skew(&step_syntax, "--moe-skew", sk, &p->moe_zipf, &p->moe_zipf_milli)))
         return rc;
     if ((rc = whole_flag(a, "seed", 0, UINT64_MAX, &p->moe_seed)))
         return rc;
@@ -358,8 +360,7 @@ static int read_gpu(const cli_args *a, weft_gpu *g)
 
 static const char *fuse_name(const weft_parallel *p)
 {
-    uint32_t f = p->grad_fuse ? p->grad_fuse
-                              : p->grad_auto ? WEFT_GC_FUSE_DP : WEFT_GC_FUSE_BUCKET;
+    uint32_t f = p->grad_fuse ? p->grad_fuse : p->grad_auto ? WEFT_GC_FUSE_DP : WEFT_GC_FUSE_BUCKET;
     return f == WEFT_GC_FUSE_BUCKET ? "bucket" : f == WEFT_GC_FUSE_TENSOR ? "tensor" : "dp";
 }
 
@@ -746,8 +747,8 @@ int cli_cmd_step(int argc, char **argv)
     weft_model_complete(&m);
     if (!p.global_batch) {
         uint64_t mp = (uint64_t)p.tp * p.pp * p.cp, ranks = weft_topo_num_ranks(t);
-        p.global_batch = (uint32_t)(mp && ranks % mp == 0 ? ranks / mp * p.micro_batch
-                                                          : p.micro_batch);
+        p.global_batch =
+            (uint32_t)(mp && ranks % mp == 0 ? ranks / mp * p.micro_batch : p.micro_batch);
     }
     weft_work_ctx *ctx = NULL;
     weft_diag d;
@@ -820,14 +821,17 @@ int cli_cmd_step(int argc, char **argv)
         }
         co.boxes = (uint32_t)(co.ip.n / 2);
         if (co.ckpt && co.spec.kind == WEFT_CKPT_GEMINI && co.spec.replicas > co.boxes) {
-            rc = cli_usage_error(&step_syntax, "--checkpoint '%s': replicas=%u but the fabric "
-                                               "has %u boxes", cspec, co.spec.replicas, co.boxes);
+            rc = cli_usage_error(&step_syntax,
+                                 "--checkpoint '%s': replicas=%u but the fabric "
+                                 "has %u boxes",
+                                 cspec, co.spec.replicas, co.boxes);
             goto free_ctx;
         }
         if (co.ckpt && co.spec.kind == WEFT_CKPT_GEMINI && co.spec.place == WEFT_CKPT_GROUP &&
             co.boxes % co.spec.replicas) {
-            rc = cli_usage_error(&step_syntax, "--checkpoint '%s': group placement needs the "
-                                               "boxes (%u) to be a multiple of replicas=%u",
+            rc = cli_usage_error(&step_syntax,
+                                 "--checkpoint '%s': group placement needs the "
+                                 "boxes (%u) to be a multiple of replicas=%u",
                                  cspec, co.boxes, co.spec.replicas);
             goto free_ctx;
         }

@@ -12,8 +12,9 @@ static const cli_command topo_commands[] = {
      cli_topo_stats},
     {"dot", "draw a fabric as a Graphviz DOT graph", cli_topo_dot},
     {"host", "this machine (hwloc) plus a network, in .topo format", cli_topo_host},
-    {"search", "direct-connect fabrics for N ranks of degree D scored by BFB: Pareto frontier, "
-               "best for a size",
+    {"search",
+     "direct-connect fabrics for N ranks of degree D scored by BFB: Pareto frontier, "
+     "best for a size",
      cli_topo_search},
     {"cost", "the network bill of materials of a fabric: parts by rate, $ and W (--cost FILE)",
      cli_topo_cost},

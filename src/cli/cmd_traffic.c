@@ -9,15 +9,15 @@
 #include <string.h>
 
 #include "cli/args.h"
-#include "cli/flagvals.h"
 #include "cli/cli.h"
-#include "cli/traffic_file.h"
 #include "cli/commands.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "cli/traffic_emb.h"
+#include "cli/traffic_file.h"
 #include "weft/traffic.h"
 
 /* A whole number in [lo, hi] from flag's value, or the usage error. */
@@ -28,8 +28,8 @@ static int flag_uint(const cli_syntax *syn, const char *flag, const char *text, 
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (*text < '0' || *text > '9' || *end || errno || v < lo || v > hi)
-        return cli_usage_error(syn, "bad %s '%s': expected a whole number from %" PRIu64
-                                    " to %" PRIu64,
+        return cli_usage_error(syn,
+                               "bad %s '%s': expected a whole number from %" PRIu64 " to %" PRIu64,
                                flag, text, lo, hi);
     *out = v;
     return CLI_EXIT_OK;
@@ -47,12 +47,12 @@ static int need_uint(const cli_syntax *syn, const cli_args *a, const char *name,
     return flag_uint(syn, flag, v, lo, hi, out);
 }
 
-
 /* ---- weft traffic uniform ------------------------------------------------ */
 
 static const cli_opt uniform_opts[] = {
     {"ranks", 'n', "N", "number of ranks (1 to 16384)"},
-    {"size", 's', "SIZE", "bytes each rank sends in all (nccl-tests' alltoall size), a multiple of N"},
+    {"size", 's', "SIZE",
+     "bytes each rank sends in all (nccl-tests' alltoall size), a multiple of N"},
     {"output", 'o', "FILE", "write the matrix to FILE (atomically) instead of stdout"},
     {NULL, 0, NULL, NULL},
 };

@@ -30,12 +30,15 @@
 static const cli_opt tune_opts[] = {
     {"colls", 0, "C,...", "collectives to tune (default: all six)"},
     {"sizes", 0, "MIN:MAX:xF", "sizes as weft sim --size, powers of two (default 1K:256M:x2)"},
-    {"model", 0, "M", "fluid, runtime or gpu: how the plans are executed (default as weft sim:\n"
-                      "gpu when the fabric's GPUs name their arch=, else runtime)"},
-    {"slice-bytes", 0, "B", "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
-                            "the model's"},
-    {"alpha", 0, "T", "fluid model: per-transfer start overhead, with a unit (5us,\n"
-                      "0.5ms; 0 needs none); default 0"},
+    {"model", 0, "M",
+     "fluid, runtime or gpu: how the plans are executed (default as weft sim:\n"
+     "gpu when the fabric's GPUs name their arch=, else runtime)"},
+    {"slice-bytes", 0, "B",
+     "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
+     "the model's"},
+    {"alpha", 0, "T",
+     "fluid model: per-transfer start overhead, with a unit (5us,\n"
+     "0.5ms; 0 needs none); default 0"},
     {"slices", 0, "P", "deprecated (fluid model: P slices at every size); use --slice-bytes"},
     {"output", 'o', "FILE", "write the table here (default: standard output)"},
     {"json", 0, NULL, "print the rankings as one JSON object (the table only goes to -o FILE)"},
@@ -104,11 +107,13 @@ static int parse_colls(const char *s, unsigned *mask)
         size_t n = end ? (size_t)(end - p) : strlen(p);
         weft_coll c;
         if (!weft_coll_parse(p, n, &c))
-            return cli_usage_error(&tune_syntax, "bad --colls: unknown collective '%.*s' "
-                                                 "(expected %s, separated by commas)",
+            return cli_usage_error(&tune_syntax,
+                                   "bad --colls: unknown collective '%.*s' "
+                                   "(expected %s, separated by commas)",
                                    (int)n, p, CLI_COLLS);
         *mask |= 1u << c;
-        if (!end) break;
+        if (!end)
+            break;
         p = end + 1;
     }
     return CLI_EXIT_OK;
@@ -127,8 +132,10 @@ static int parse_model(cli_args *a, weft_sim_opts *o, bool *model_set)
         return cli_usage_error(&tune_syntax,
                                "unknown --model '%s' (expected fluid, runtime or gpu)", mod);
     if (mod && (sl || al) && o->model != WEFT_SIM_FLUID)
-        return cli_usage_error(&tune_syntax, "--alpha and --slices set the fluid model; they do "
-                                             "not go with --model %s", mod);
+        return cli_usage_error(&tune_syntax,
+                               "--alpha and --slices set the fluid model; they do "
+                               "not go with --model %s",
+                               mod);
     if (!mod && (sl || al))
         o->model = WEFT_SIM_FLUID;
     if (sb && sl)
@@ -177,12 +184,14 @@ static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
 {
     for (size_t i = 0; i < weft_tuning_candidate_count() && tc->n < 64; i++) {
         const char *name = weft_tuning_candidate(i);
-        if (!weft_tuning_candidate_supports(name, tc->coll)) continue;
+        if (!weft_tuning_candidate_supports(name, tc->coll))
+            continue;
         weft_diag ld;
         weft_diag_clear(&ld);
         weft_plan *p = NULL;
         weft_err e = weft_tuning_build(t, name, tc->coll, (weft_rank){0}, &p, &ld);
-        if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
+        if (e == WEFT_ENOMEM)
+            return weft_diag_code(d, e);
         if (e) {
             weft_log(WEFT_LOG_INFO, "cli", "tune: %s %s left out: %s", weft_coll_name(tc->coll),
                      name, ld.msg);
@@ -204,7 +213,10 @@ static void print_innet(const weft_topo *t, const weft_tuning *tt, const weft_si
     weft_nccl_fabric f;
     if (weft_nccl_fabric_get(t, &f, NULL) || (!f.nvls && !f.collnet))
         return;
-    static const weft_sim_innet_algo of[] = {0, 0, 0, WEFT_SIM_INNET_NVLS,
+    static const weft_sim_innet_algo of[] = {0,
+                                             0,
+                                             0,
+                                             WEFT_SIM_INNET_NVLS,
                                              WEFT_SIM_INNET_NVLS_TREE,
                                              WEFT_SIM_INNET_COLLNET_DIRECT,
                                              WEFT_SIM_INNET_COLLNET_CHAIN};
@@ -217,11 +229,13 @@ static void print_innet(const weft_topo *t, const weft_tuning *tt, const weft_si
             const weft_tuning_entry *x = weft_tuning_entry_get(tt, i);
             if ((int)x->coll != c || weft_nccl_choose(&f, x->coll, (double)x->bytes, &ch, NULL))
                 continue;
-            if (weft_nccl_algo_innet(ch.algo) && !from) from = x->bytes;
+            if (weft_nccl_algo_innet(ch.algo) && !from)
+                from = x->bytes;
             last = x;
             lastch = ch;
         }
-        if (!from || !last || !weft_nccl_algo_innet(lastch.algo)) continue;
+        if (!from || !last || !weft_nccl_algo_innet(lastch.algo))
+            continue;
         weft_sim_result r;
         weft_diag d;
         if (weft_sim_innet(t, last->coll, of[lastch.algo], NULL, 0, 0, last->bytes, o, &r, &d))
@@ -282,7 +296,8 @@ int cli_cmd_tune(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&tune_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE) return rc;
+    if (rc != CLI_CONTINUE)
+        return rc;
     const char *spec = a.pos[0], *out_path = cli_args_get(&a, "output");
     uint64_t lo = 1024, hi = 256ull << 20, factor = 2;
     unsigned mask = (1u << WEFT__COLL_COUNT) - 1;
@@ -303,9 +318,12 @@ int cli_cmd_tune(int argc, char **argv)
         goto free_args;
     if (cli_args_get(&a, "colls") && (rc = parse_colls(cli_args_get(&a, "colls"), &mask)))
         goto free_args;
-    if ((rc = parse_model(&a, &o, &model_set)) != CLI_CONTINUE) goto free_args;
-    if ((rc = cli_load_fabric(&a, spec, &t))) goto free_args;
-    if (!model_set) o.model = weft_sim_model_default(t);
+    if ((rc = parse_model(&a, &o, &model_set)) != CLI_CONTINUE)
+        goto free_args;
+    if ((rc = cli_load_fabric(&a, spec, &t)))
+        goto free_args;
+    if (!model_set)
+        o.model = weft_sim_model_default(t);
     weft_diag d;
     weft_diag_clear(&d);
     char sim_note[128];
@@ -313,12 +331,15 @@ int cli_cmd_tune(int argc, char **argv)
     weft_err e = weft_tuning_new(t, spec, sim_note, &tt, &d);
     for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
         tc[c].coll = (weft_coll)c;
-        if (mask & (1u << c)) e = build_all(t, &tc[c], &d);
+        if (mask & (1u << c))
+            e = build_all(t, &tc[c], &d);
     }
     double times[64];
     for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
-        if (!tc[c].n) continue;
-        for (uint64_t s = lo; s <= hi && !e; s = s > UINT64_MAX / factor ? UINT64_MAX : s * factor) {
+        if (!tc[c].n)
+            continue;
+        for (uint64_t s = lo; s <= hi && !e;
+             s = s > UINT64_MAX / factor ? UINT64_MAX : s * factor) {
             for (uint32_t k = 0; k < tc[c].n && !e; k++) {
                 weft_sim_result r;
                 e = weft_sim_plan(t, tc[c].plans[k], s, &o, &r, &d);
@@ -330,8 +351,10 @@ int cli_cmd_tune(int argc, char **argv)
                     times[k] = r.time_s;
                 }
             }
-            if (!e) e = weft_tuning_add(tt, tc[c].coll, s, tc[c].n, tc[c].names, times, &d);
-            if (s == UINT64_MAX) break;
+            if (!e)
+                e = weft_tuning_add(tt, tc[c].coll, s, tc[c].n, tc[c].names, times, &d);
+            if (s == UINT64_MAX)
+                break;
         }
     }
     if (e) {
@@ -344,13 +367,15 @@ int cli_cmd_tune(int argc, char **argv)
         goto free_all;
     }
     if (!json || out_path) {
-        if ((rc = cli_out_open(&out, out_path))) goto free_all;
+        if ((rc = cli_out_open(&out, out_path)))
+            goto free_all;
         out_open = true;
         errno = 0; /* a failed write leaves its reason (ENOSPC) here */
         e = weft_tuning_write(tt, out.f);
         int write_err = e == WEFT_EIO ? (errno ? errno : EIO) : 0;
         out_open = false;
-        if ((rc = cli_out_close(&out, e == WEFT_OK))) goto free_all;
+        if ((rc = cli_out_close(&out, e == WEFT_OK)))
+            goto free_all;
         if (write_err) {
             cli_error("cannot write the tuning table to '%s': %s", out_path ? out_path : "-",
                       strerror(write_err));
@@ -367,8 +392,8 @@ int cli_cmd_tune(int argc, char **argv)
         goto free_all;
     }
     if (out_path && strcmp(out_path, "-") != 0) {
-        printf("tuning table for %s (%u ranks, %s) written to %s\n", spec,
-               weft_topo_num_ranks(t), sim_note, out_path);
+        printf("tuning table for %s (%u ranks, %s) written to %s\n", spec, weft_topo_num_ranks(t),
+               sim_note, out_path);
         cli_table tab;
         cli_table_init(&tab, 5);
         cli_table_align_right(&tab, 1);
@@ -392,7 +417,8 @@ int cli_cmd_tune(int argc, char **argv)
     }
     rc = CLI_EXIT_OK;
 free_all:
-    if (out_open) cli_out_close(&out, false);
+    if (out_open)
+        cli_out_close(&out, false);
     for (int c = 0; c < WEFT__COLL_COUNT; c++)
         for (uint32_t k = 0; k < tc[c].n; k++)
             weft_plan_free(tc[c].plans[k]);

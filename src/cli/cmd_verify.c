@@ -93,8 +93,9 @@ static void circuit_line(const char *path, weft_diag *d)
     char ocs[130], a[130], b[130];
     if (strstr(d->msg, "crosses ocs '") && sscanf(d->msg, "op %u (", &op) == 1)
         snprintf(want, sizeof want, "op %u ", op);
-    else if (sscanf(d->msg, "epoch %u: port '%*[^']' of ocs '%129[^']' %*s on two circuits "
-                            "(%*s -> %*s and %129s -> %129[^)])",
+    else if (sscanf(d->msg,
+                    "epoch %u: port '%*[^']' of ocs '%129[^']' %*s on two circuits "
+                    "(%*s -> %*s and %129s -> %129[^)])",
                     &ep, ocs, a, b) == 4)
         snprintf(want, sizeof want, "circuit %u %s %s %s", ep, ocs, a, b);
     else

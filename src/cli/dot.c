@@ -65,4 +65,3 @@ bool cli_dot_group_by_host(const weft_topo *t, uint32_t **order_out, uint32_t **
     *start_out = start;
     return true;
 }
-

@@ -9,8 +9,7 @@
 
 /* A whole decimal number in [lo, hi] filling the len bytes at s; with
  * si, an optional K, M or G suffix (10^3, 10^6, 10^9). */
-static bool parse_uint(const char *s, size_t len, bool si, uint64_t lo, uint64_t hi,
-                       uint64_t *out)
+static bool parse_uint(const char *s, size_t len, bool si, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     uint64_t mult = 1;
     if (si && len > 1) {
@@ -127,18 +126,21 @@ static bool parse_key(char *kv, weft_emb_table *t, char *why, size_t why_size)
     } else if (strcmp(kv, "dtype") == 0) {
         ok = cli_emb_dtype_parse(v, &t->dtype_bytes);
         if (!ok)
-            snprintf(why, why_size, "dtype=%s: expected fp32, fp16, bf16, fp8, int8 or 1 to 8 "
-                                    "bytes", v);
+            snprintf(why, why_size,
+                     "dtype=%s: expected fp32, fp16, bf16, fp8, int8 or 1 to 8 "
+                     "bytes",
+                     v);
     } else if (strcmp(kv, "zipf") == 0) {
         ok = cli_emb_milli_parse(v, &t->zipf_milli);
         if (!ok)
-            snprintf(why, why_size, "zipf=%s: expected S from 0 to 8 with at most 3 decimals "
-                                    "(0: uniform)", v);
+            snprintf(why, why_size,
+                     "zipf=%s: expected S from 0 to 8 with at most 3 decimals "
+                     "(0: uniform)",
+                     v);
     } else if (strcmp(kv, "shard") == 0) {
         ok = cli_emb_sharding_parse(v, t);
         if (!ok)
-            snprintf(why, why_size, "shard=%s: expected tw, rw, dp or cw:K (K column shards)",
-                     v);
+            snprintf(why, why_size, "shard=%s: expected tw, rw, dp or cw:K (K column shards)", v);
     } else {
         snprintf(why, why_size, "unknown key '%s' (pool, dtype, zipf or shard)", kv);
         ok = false;
@@ -174,8 +176,10 @@ static bool parse_group(char *g, weft_emb_table *t, uint64_t *count, char *why, 
     *x = 0;
     uint64_t rows, dim;
     if (!parse_uint(head, strlen(head), true, 1, WEFT_EMB_MAX_ROWS, &rows)) {
-        snprintf(why, why_size, "rows '%s': expected a whole number from 1 to 2^40 (K, M, G: "
-                                "10^3, 10^6, 10^9)", head);
+        snprintf(why, why_size,
+                 "rows '%s': expected a whole number from 1 to 2^40 (K, M, G: "
+                 "10^3, 10^6, 10^9)",
+                 head);
         return false;
     }
     if (!parse_uint(x + 1, strlen(x + 1), false, 1, WEFT_EMB_MAX_DIM, &dim)) {

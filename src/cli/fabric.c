@@ -49,8 +49,7 @@ static int read_options(const cli_args *a, weft_spec_opts *opts)
         char *end;
         errno = 0;
         unsigned long long n = strtoull(hosts, &end, 10);
-        if (hosts[0] < '0' || hosts[0] > '9' || *end || errno || n < 1 ||
-            n > WEFT_NCCL_MAX_HOSTS)
+        if (hosts[0] < '0' || hosts[0] > '9' || *end || errno || n < 1 || n > WEFT_NCCL_MAX_HOSTS)
             return cli_usage_error(a->syn, "bad --hosts '%s': expected an integer from 1 to %u",
                                    hosts, WEFT_NCCL_MAX_HOSTS);
         opts->nccl.hosts = (uint32_t)n;

@@ -44,28 +44,31 @@ int cli_flag_algo(const cli_syntax *syn, const char *flag, const char *text, boo
         weft_sched_info in;
         weft_sched_get(i, &in);
         ot += (size_t)snprintf(others + ot, sizeof others - ot, "%s%s",
-                               k == 0 ? ", " : k + 1 == nothers ? " or " : ", ", in.name);
+                               k == 0             ? ", "
+                               : k + 1 == nothers ? " or "
+                                                  : ", ",
+                               in.name);
     }
     if (strncmp(text, "rings:", 6) == 0)
         return cli_usage_error(syn, "bad %s '%s': K of rings:K must be an integer from 1 to 64",
                                flag, text);
     if (strncmp(text, "relay:", 6) == 0)
-        return cli_usage_error(syn,
-                               "bad %s '%s': K of relay:K must be auto or an integer from 1 to 64",
-                               flag, text);
-    return cli_usage_error(syn, "unknown %s '%s': expected %s%s (weft plan --list says what each "
-                                "builds)",
+        return cli_usage_error(
+            syn, "bad %s '%s': K of relay:K must be auto or an integer from 1 to 64", flag, text);
+    return cli_usage_error(syn,
+                           "unknown %s '%s': expected %s%s (weft plan --list says what each "
+                           "builds)",
                            flag, text, list, allow_optimal ? others : "");
 }
 
 /* The message for a reason of weft_parse_quantity. */
 static int quantity_error(const cli_syntax *syn, const char *flag, const char *text,
-                          const char *why, const char *what, const char *example,
-                          weft_quantity q)
+                          const char *why, const char *what, const char *example, weft_quantity q)
 {
     if (strcmp(why, "too small") == 0)
-        return cli_usage_error(syn, "bad %s '%s': too small (below the resolution of exact "
-                                    "values, fractions of 64-bit integers)",
+        return cli_usage_error(syn,
+                               "bad %s '%s': too small (below the resolution of exact "
+                               "values, fractions of 64-bit integers)",
                                flag, text);
     if (strcmp(why, "too large") == 0 || strncmp(why, "must be", 7) == 0)
         return cli_usage_error(syn, "bad %s '%s': %s", flag, text, why);
@@ -96,8 +99,9 @@ int cli_flag_time(const cli_syntax *syn, const char *flag, const char *text, dou
                                   WEFT_QTY_LATENCY);
         if (weft_parse_quantity(WEFT_QTY_LATENCY, text, "s", &bare, NULL) != WEFT_OK ||
             weft_rat_sign(bare) != 0)
-            return cli_usage_error(syn, "bad %s '%s': add a unit, one of %s (e.g. %sus, or "
-                                        "%ss for seconds); only 0 goes without one",
+            return cli_usage_error(syn,
+                                   "bad %s '%s': add a unit, one of %s (e.g. %sus, or "
+                                   "%ss for seconds); only 0 goes without one",
                                    flag, text, weft_quantity_units(WEFT_QTY_LATENCY), text, text);
         ns = bare;
     }
@@ -153,7 +157,8 @@ int cli_flag_svg(const cli_syntax *syn, const char *flag, const char *path)
     if (n >= 4 && ext[0] == '.' && (ext[1] | 0x20) == 's' && (ext[2] | 0x20) == 'v' &&
         (ext[3] | 0x20) == 'g')
         return CLI_EXIT_OK;
-    return cli_usage_error(syn, "bad %s '%s': weft writes plots as SVG only; name the file "
-                                "FILE.svg",
+    return cli_usage_error(syn,
+                           "bad %s '%s': weft writes plots as SVG only; name the file "
+                           "FILE.svg",
                            flag, path);
 }

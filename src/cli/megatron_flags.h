@@ -16,9 +16,9 @@ extern const cli_optgroup cli_megatron_other;
 
 /* The flags of cli_megatron_other that a command line gave. */
 typedef struct cli_megatron_seen {
-    const char *ignored[64];     /* training-only */
+    const char *ignored[64]; /* training-only */
     size_t n_ignored;
-    const char *unmodelled[32];  /* would change the step; weft ignores them */
+    const char *unmodelled[32]; /* would change the step; weft ignores them */
     size_t n_unmodelled;
 } cli_megatron_seen;
 

@@ -41,7 +41,8 @@ static void install_cleanup(char *tmp)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
         sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
-        if (saved_actions[i].sa_handler != SIG_IGN) sigaction(cleanup_signals[i], &sa, NULL);
+        if (saved_actions[i].sa_handler != SIG_IGN)
+            sigaction(cleanup_signals[i], &sa, NULL);
     }
 }
 
@@ -175,8 +176,7 @@ int cli_out_open(cli_out *o, const char *path)
         if (!real) {
             int err = errno;
             if (err == ENOENT)
-                cli_error("cannot write '%s': a symbolic link to a file that does not exist",
-                          path);
+                cli_error("cannot write '%s': a symbolic link to a file that does not exist", path);
             else
                 cli_error("cannot write '%s': %s", path, strerror(err));
             return CLI_EXIT_INPUT;

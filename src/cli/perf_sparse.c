@@ -24,13 +24,14 @@
 #include "cli/sparse_flags.h"
 #include "weft/comm_sparse.h"
 
-int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *coll,
-                          size_t *minb, size_t *maxb, cli_perf_sparse *out)
+int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *coll, size_t *minb,
+                          size_t *maxb, cli_perf_sparse *out)
 {
     const char *dens = cli_args_get(a, "density"), *skew = cli_args_get(a, "skew"),
                *comp = cli_args_get(a, "compress"), *v;
     memset(out, 0, sizeof *out);
-    if (!dens && !skew && !comp) return CLI_CONTINUE;
+    if (!dens && !skew && !comp)
+        return CLI_CONTINUE;
     out->on = true;
     weft_diag d = {0};
     if (strcmp(coll, "allreduce") != 0)
@@ -53,8 +54,9 @@ int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *
     if (dens && weft_density_parse(dens, &out->ppm, &d))
         return cli_usage_error(syn, "bad --density: %s", d.msg);
     if (skew && !cli_sparse_skew_parse(skew, &out->zipf_milli))
-        return cli_usage_error(syn, "bad --skew '%s' (expected none or zipf:S, 0 <= S <= 8, at "
-                                    "most 3 decimal places)",
+        return cli_usage_error(syn,
+                               "bad --skew '%s' (expected none or zipf:S, 0 <= S <= 8, at "
+                               "most 3 decimal places)",
                                skew);
     if (comp) {
         if (weft_compressor_parse(comp, &out->comp, &d))
@@ -66,9 +68,12 @@ int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *
                                    comp);
         out->ppm = out->comp.density_ppm;
     }
-    if (!cli_args_get(a, "minbytes")) *minb = (size_t)1 << 20;
-    if (!cli_args_get(a, "maxbytes")) *maxb = (size_t)16 << 20;
-    if (*minb > *maxb) *maxb = *minb;
+    if (!cli_args_get(a, "minbytes"))
+        *minb = (size_t)1 << 20;
+    if (!cli_args_get(a, "maxbytes"))
+        *maxb = (size_t)16 << 20;
+    if (*minb > *maxb)
+        *maxb = *minb;
     return CLI_CONTINUE;
 }
 
@@ -125,7 +130,8 @@ static size_t sparse_input(uint64_t n, uint32_t ranks, uint32_t r, const cli_per
     size_t k = 0;
     for (uint32_t j = 0; j < ranks; j++) {
         weft_sparse_part_counts pc;
-        if (weft_sparse_part_get(&s, ranks, j, &pc, d)) return SIZE_MAX;
+        if (weft_sparse_part_get(&s, ranks, j, &pc, d))
+            return SIZE_MAX;
         if (pc.elems) {
             uint64_t a = mix((uint64_t)r * 131 + j) % pc.elems | 1, b = mix(r + 7 * (uint64_t)j);
             while (gcd(a, pc.elems) != 1)
@@ -157,17 +163,21 @@ static weft_err timed(const bench *b, call_fn fn, void *arg, double *secs, doubl
     double p = 0;
     for (long i = 0; i < b->warmup && !e; i++)
         e = fn(arg, &p, d);
-    if (!e) e = weft_comm_barrier(b->c, d);
+    if (!e)
+        e = weft_comm_barrier(b->c, d);
     p = 0;
     double t0 = now_s();
     for (long i = 0; i < b->iters && !e; i++)
         e = fn(arg, &p, d);
     double t = (now_s() - t0) / (double)b->iters;
     p /= (double)b->iters;
-    if (!e) e = combine(b->c, &t, false, d);
-    if (!e && part) e = combine(b->c, &p, false, d);
+    if (!e)
+        e = combine(b->c, &t, false, d);
+    if (!e && part)
+        e = combine(b->c, &p, false, d);
     *secs = t;
-    if (part) *part = p;
+    if (part)
+        *part = p;
     return e;
 }
 
@@ -246,8 +256,10 @@ static void int8_check(const bench *b, const float *out, size_t n, size_t block,
             for (uint32_t s = 0; s < b->n; s++)
                 y += (double)qvalue(s, i);
             double err = fabs((double)out[i] - y);
-            if (bound > 0 && err / bound > *worst) *worst = err / bound;
-            if (err > bound) *over += 1;
+            if (bound > 0 && err / bound > *worst)
+                *worst = err / bound;
+            if (err > bound)
+                *over += 1;
         }
     }
 }
@@ -265,8 +277,7 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
     bool sparse = o->comp.kind == WEFT_COMP_NONE, topk = o->comp.kind == WEFT_COMP_TOPK;
     size_t maxn = maxb / 4;
     if (maxn > UINT32_MAX) {
-        cli_error("perf: -e %zu: the sparse all-reduce here takes 32-bit indices (n < 2^32)",
-                  maxb);
+        cli_error("perf: -e %zu: the sparse all-reduce here takes 32-bit indices (n < 2^32)", maxb);
         return CLI_EXIT_INPUT;
     }
     size_t kmax = (size_t)weft_density_count(maxn, o->ppm ? o->ppm : 1) + 1;
@@ -279,13 +290,15 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
         return CLI_EXIT_INPUT;
     }
     char comp[64] = "";
-    if (!sparse) weft_compressor_format(&o->comp, comp, sizeof comp);
+    if (!sparse)
+        weft_compressor_format(&o->comp, comp, sizeof comp);
     if (b.me == 0) {
         printf("# weft perf allreduce: %u ranks, transport %s, float sum, %ld iters, %ld warmup; "
                "time: the slowest rank's mean\n",
                b.n, b.n > 1 ? weft_comm_transport(c, 1) : "self", iters, warmup);
         char skew[32] = "none";
-        if (o->zipf_milli) snprintf(skew, sizeof skew, "zipf:%.3g", o->zipf_milli / 1e3);
+        if (o->zipf_milli)
+            snprintf(skew, sizeof skew, "zipf:%.3g", o->zipf_milli / 1e3);
         if (sparse)
             printf("# sparse: weft_allreduce_sparse of k = ceil(n D) pairs a rank, D = %.6g, "
                    "skew %s, hash partition; union: non-zeros of the result, model: "
@@ -303,9 +316,9 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
                "speedup = dense time / %s time\n",
                sparse ? "sparse" : "compressed");
         if (sparse)
-            printf("#%11s %10s %9s %9s %9s %10s %7s %10s %7s %7s %7s\n", "size", "count",
-                   "k/rank", "union", "model", "dense(us)", "algbw", "sparse(us)", "algbw",
-                   "speedup", "#wrong");
+            printf("#%11s %10s %9s %9s %9s %10s %7s %10s %7s %7s %7s\n", "size", "count", "k/rank",
+                   "union", "model", "dense(us)", "algbw", "sparse(us)", "algbw", "speedup",
+                   "#wrong");
         else if (topk)
             printf("#%11s %10s %9s %10s %7s %10s %10s %7s %7s %7s\n", "size", "count", "k/rank",
                    "dense(us)", "algbw", "comp(us)", "total(us)", "algbw", "speedup", "#wrong");
@@ -320,15 +333,25 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
     weft_ef ef = {0};
     uint32_t *tix = topk ? malloc(kmax * sizeof *tix) : NULL;
     float *tval = topk ? malloc(kmax * sizeof *tval) : NULL;
-    if (topk && (!tix || !tval)) e = weft_diag_code(&d, WEFT_ENOMEM);
+    if (topk && (!tix || !tval))
+        e = weft_diag_code(&d, WEFT_ENOMEM);
     for (size_t size = minb; !e && size <= maxb; size = size * (size_t)factor) {
         size_t n = size / 4;
         if (n == 0) {
-            if (size > maxb / (size_t)factor) break;
+            if (size > maxb / (size_t)factor)
+                break;
             continue;
         }
-        args a = {.c = c, .in = in, .out = out, .n = n, .block = o->comp.block, .ix = ix,
-                  .val = val, .tix = tix, .tval = tval, .ef = &ef};
+        args a = {.c = c,
+                  .in = in,
+                  .out = out,
+                  .n = n,
+                  .block = o->comp.block,
+                  .ix = ix,
+                  .val = val,
+                  .tix = tix,
+                  .tval = tval,
+                  .ef = &ef};
         double td = 0, tx = 0, part = 0, wrong = 0, worst = 0, uni = 0, model = 0;
         if (sparse) {
             size_t k = sparse_input(n, b.n, b.me, o, ix, val, &d);
@@ -343,22 +366,26 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
             weft_sparse_spec s = {n, 4, o->ppm, 0, WEFT_SPARSE_HASH};
             for (uint32_t j = 0; j < b.n; j++) {
                 weft_sparse_part_counts pc;
-                if (!weft_sparse_part_get(&s, b.n, j, &pc, NULL)) model += (double)pc.uni;
+                if (!weft_sparse_part_get(&s, b.n, j, &pc, NULL))
+                    model += (double)pc.uni;
             }
         } else if (topk) {
             a.k = (size_t)weft_density_count(n, o->ppm);
             for (size_t i = 0; i < n; i++)
                 in[i] = (float)((int)(mix(b.me * UINT64_C(7919) + i) % 7) - 3);
             weft_ef_fini(&ef);
-            if ((e = weft_ef_init(&ef, n))) break;
+            if ((e = weft_ef_init(&ef, n)))
+                break;
         } else {
             for (size_t i = 0; i < n; i++)
                 in[i] = qvalue(b.me, i);
         }
-        if ((e = timed(&b, call_dense, &a, &td, NULL, &d))) break;
+        if ((e = timed(&b, call_dense, &a, &td, NULL, &d)))
+            break;
         memcpy(ref, out, n * sizeof *ref);
         call_fn fn = sparse ? call_sparse : topk ? call_topk : call_int8;
-        if ((e = timed(&b, fn, &a, &tx, topk ? &part : NULL, &d))) break;
+        if ((e = timed(&b, fn, &a, &tx, topk ? &part : NULL, &d)))
+            break;
         if (sparse) {
             wrong = check ? (double)(memcmp(out, ref, n * sizeof *out) != 0) : 0;
             if (check && wrong) {
@@ -373,16 +400,20 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
             memset(ref, 0, n * sizeof *ref);
             for (size_t i = 0; i < a.k; i++)
                 ref[tix[i]] = tval[i];
-            if ((e = weft_allreduce(c, ref, ref, n, WEFT_FLOAT, WEFT_SUM, &d))) break;
+            if ((e = weft_allreduce(c, ref, ref, n, WEFT_FLOAT, WEFT_SUM, &d)))
+                break;
             for (size_t i = 0; i < n; i++)
                 wrong += memcmp(&out[i], &ref[i], sizeof(float)) != 0;
         } else if (check) {
             int8_check(&b, out, n, o->comp.block, &worst, &wrong);
-            if ((e = combine(c, &worst, false, &d))) break;
+            if ((e = combine(c, &worst, false, &d)))
+                break;
         }
-        if ((e = combine(c, &wrong, true, &d))) break;
+        if ((e = combine(c, &wrong, true, &d)))
+            break;
         bad_total += wrong;
-        if (b.me != 0) continue;
+        if (b.me != 0)
+            continue;
         char dt[16], xt[16], pt[16], wt[16];
         us_text(dt, sizeof dt, td);
         us_text(xt, sizeof xt, tx);
@@ -393,8 +424,8 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
             snprintf(wt, sizeof wt, "N/A");
         double bd = (double)size / td / 1e9, bx = (double)size / tx / 1e9;
         if (sparse)
-            printf("%12zu %10zu %9zu %9.0f %9.0f %s %7.2f %s %7.2f %7.2f %7s\n", size, n, a.k,
-                   uni, model, dt, bd, xt, bx, td / tx, wt);
+            printf("%12zu %10zu %9zu %9.0f %9.0f %s %7.2f %s %7.2f %7.2f %7s\n", size, n, a.k, uni,
+                   model, dt, bd, xt, bx, td / tx, wt);
         else if (topk)
             printf("%12zu %10zu %9zu %s %7.2f %s %s %7.2f %7.2f %7s\n", size, n, a.k, dt, bd, pt,
                    xt, bx, td / tx, wt);
@@ -402,11 +433,13 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
             printf("%12zu %10zu %s %7.2f %s %7.2f %7.2f %10.4f %7s\n", size, n, dt, bd, xt, bx,
                    td / tx, worst, wt);
         fflush(stdout);
-        if (size > maxb / (size_t)factor) break;
+        if (size > maxb / (size_t)factor)
+            break;
     }
     weft_ef_fini(&ef);
     free(tix), free(tval), free(in), free(out), free(ref), free(val), free(ix);
-    if (e) return cli_fail(e, &d);
+    if (e)
+        return cli_fail(e, &d);
     if (bad_total > 0) {
         if (b.me == 0)
             cli_error("perf: %.0f wrong elements%s", bad_total,

@@ -16,17 +16,17 @@
 /* The option rows weft perf lists. */
 #define CLI_PERF_SPARSE_OPTS                                                                       \
     {"density", 0, "D",                                                                            \
-     "allreduce: also run weft_allreduce_sparse with D of the elements non-zero (0.01 or 1%)"},   \
-        {"skew", 0, "S", "with --density: non-zeros over the index space, none or zipf:S"},       \
+     "allreduce: also run weft_allreduce_sparse with D of the elements non-zero (0.01 or 1%)"},    \
+        {"skew", 0, "S", "with --density: non-zeros over the index space, none or zipf:S"},        \
     {                                                                                              \
         "compress", 0, "C",                                                                        \
-            "allreduce: also run the compressed all-reduce: int8[:B] (weft_allreduce_int8) or "   \
+            "allreduce: also run the compressed all-reduce: int8[:B] (weft_allreduce_int8) or "    \
             "topk:D\n(top-k with error feedback, then weft_allreduce_sparse)"                      \
     }
 
 typedef struct cli_perf_sparse {
-    bool on;            /* any of the three flags */
-    uint32_t ppm;       /* --density, or topk's */
+    bool on;      /* any of the three flags */
+    uint32_t ppm; /* --density, or topk's */
     uint32_t zipf_milli;
     weft_compressor comp; /* kind NONE: --density */
 } cli_perf_sparse;
@@ -36,8 +36,8 @@ typedef struct cli_perf_sparse {
  * without --plan, --traffic, --json and --plot: usage errors naming the
  * flag otherwise. Without -b and -e the sizes become 1M .. 16M (*minb,
  * *maxb). Returns CLI_CONTINUE or the usage error's exit code. */
-int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *coll,
-                          size_t *minb, size_t *maxb, cli_perf_sparse *out);
+int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *coll, size_t *minb,
+                          size_t *maxb, cli_perf_sparse *out);
 
 /* The measurement, on every rank (rank 0 prints): for each size from minb
  * to maxb (times factor), the dense all-reduce and the sparse or

@@ -44,8 +44,7 @@ int cli_plan_output_format(const cli_syntax *syn, const char *path, const char *
             if (strcmp(format, formats[f].name) == 0)
                 given = (cli_plan_format)f;
         if (given == CLI_PLAN_UNKNOWN)
-            return cli_usage_error(syn, "bad --format '%s': expected weft, json or msccl",
-                                   format);
+            return cli_usage_error(syn, "bad --format '%s': expected weft, json or msccl", format);
     }
     bool to_stdout = !path || strcmp(path, "-") == 0;
     cli_plan_format named = to_stdout ? CLI_PLAN_UNKNOWN : format_of_name(path);
@@ -101,8 +100,9 @@ int cli_plan_load(const char *path, weft_plan **out)
             fmt = seen;
         if (seen != CLI_PLAN_UNKNOWN && named != CLI_PLAN_UNKNOWN && seen != named &&
             seen != CLI_PLAN_JSON)
-            fprintf(stderr, "weft: warning: '%s' holds %s, not %s as its extension %s says; "
-                            "read as %s\n",
+            fprintf(stderr,
+                    "weft: warning: '%s' holds %s, not %s as its extension %s says; "
+                    "read as %s\n",
                     path, formats[seen].what, formats[named].what, formats[named].ext,
                     formats[seen].what);
     }

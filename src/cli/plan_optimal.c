@@ -52,8 +52,8 @@ static weft_err best_of(const weft_topo *t, weft_coll coll, size_t count, weft_r
         weft_diag d;
         weft_err e = WEFT_EUNSUPPORTED;
         if (!weft_classic_supports(baselines[i], coll) ||
-            (e = weft_synth_classic_limited(t, baselines[i], coll, (weft_rank){0},
-                                            CLI_PLAN_MAX_OPS, &q, &d)) ||
+            (e = weft_synth_classic_limited(t, baselines[i], coll, (weft_rank){0}, CLI_PLAN_MAX_OPS,
+                                            &q, &d)) ||
             weft_plan_cost_get(q, t, &c, &d)) {
             if (e == WEFT_ELIMIT && at < over_len)
                 at += (size_t)snprintf(over + at, over_len - at, "%s%s", at ? ", " : "",
@@ -78,8 +78,7 @@ weft_err cli_best_baseline(const weft_topo *t, weft_coll coll, weft_rat *best, c
 }
 
 /* nccl alone (baselines[0]); false when it does not build. */
-static bool nccl_baseline(const weft_topo *t, weft_coll coll, weft_rat *bw, char *what,
-                          size_t len)
+static bool nccl_baseline(const weft_topo *t, weft_coll coll, weft_rat *bw, char *what, size_t len)
 {
     return best_of(t, coll, 1, bw, what, len, NULL, 0) == WEFT_OK;
 }
@@ -103,16 +102,18 @@ static void print_fastest(FILE *f, const weft_topo *t, const weft_plan *p, weft_
     weft_diag d;
     weft_diag_clear(&d);
     if (weft_topo_num_ranks(t) > CLI_PLAN_SIM_MAX_RANKS) {
-        fprintf(f, "vs fastest   not simulated here (more than %u ranks): weft sim --compare "
-                   "--size 1G ranks the baselines\n",
+        fprintf(f,
+                "vs fastest   not simulated here (more than %u ranks): weft sim --compare "
+                "--size 1G ranks the baselines\n",
                 CLI_PLAN_SIM_MAX_RANKS);
         return;
     }
     cli_sim_best_baseline(t, coll, size, &so, CLI_SIM_MAX_OPS, &bb);
     if (!bb.have || weft_sim_plan(t, p, size, &so, &r, &d) || !(r.time_s > 0))
         return;
-    fprintf(f, "vs fastest   at 1 GiB simulated (model %s): optimal %.3f us, %s %.3f us; "
-               "optimal is %.2fx vs %s\n",
+    fprintf(f,
+            "vs fastest   at 1 GiB simulated (model %s): optimal %.3f us, %s %.3f us; "
+            "optimal is %.2fx vs %s\n",
             weft_sim_model_name(so.model), r.time_s * 1e6, bb.algo, bb.res.time_s * 1e6,
             bb.res.time_s / r.time_s, bb.algo);
 }
@@ -127,7 +128,7 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
     rat_text(o->algbw, b, sizeof b);
     fprintf(f, "reached      algbw %.3f GB/s (%s)%s\n", weft_rat_to_double(o->algbw), b,
             weft_rat_eq(o->algbw, o->bound) ? ", equal to the bound"
-                                             : ", below the bound (trees per root forced)");
+                                            : ", below the bound (trees per root forced)");
     if (o->method == WEFT_OPTIMAL_RAIL)
         fprintf(f, "method       %s (docs/optimal-scale.md)\n", o->structure_note);
     else
@@ -137,8 +138,9 @@ int cli_optimal_print(FILE *f, const weft_topo *t, const weft_optimal *o,
     for (uint32_t i = 0; i < o->n_phases; i++) {
         const weft_optimal_phase *ph = &o->phase[i];
         rat_text(ph->U, a, sizeof a);
-        fprintf(f, "trees        %s: k = %u per rank, U = %s (a link of b GB/s carries b*U "
-                   "trees), %u distinct trees\n",
+        fprintf(f,
+                "trees        %s: k = %u per rank, U = %s (a link of b GB/s carries b*U "
+                "trees), %u distinct trees\n",
                 weft_bound_coll_name(ph->coll), ph->k, a, ph->n_trees);
     }
     char what[96], over[128];
@@ -246,8 +248,8 @@ void cli_optimal_msccl_hint(const weft_topo *t, const weft_optimal *o, uint32_t 
                 why, profile, weft_msccl_max_steps(WEFT_MSCCL_MSCCL));
 }
 
-static const char *const colours[] = {"red",    "blue",   "darkgreen", "orange", "purple",
-                                      "brown",  "cyan4",  "magenta",   "gold3",  "navy"};
+static const char *const colours[] = {"red",   "blue",  "darkgreen", "orange", "purple",
+                                      "brown", "cyan4", "magenta",   "gold3",  "navy"};
 #define N_COLOURS (sizeof colours / sizeof *colours)
 
 /* The fabric under the trees: hosts as frames (cluster_hostN) holding
@@ -266,7 +268,8 @@ static bool optimal_fabric(FILE *f, const weft_topo *t, weft_rank root)
             snprintf(label, sizeof label, "host %s", weft_topo_host_name(t, (int32_t)h));
             fprintf(f, "  subgraph cluster_host%u {\n    label=", h);
             cli_dot_string(f, label);
-            fputs(";\n    style=\"rounded,filled\"; fillcolor=\"#f5f5f5\"; color=\"#aaaaaa\";\n", f);
+            fputs(";\n    style=\"rounded,filled\"; fillcolor=\"#f5f5f5\"; color=\"#aaaaaa\";\n",
+                  f);
         }
         for (uint32_t i = h < nh ? start[h] : 0; i < (h < nh ? start[h + 1] : nn); i++) {
             weft_node_id n = {h < nh ? order[i] : i};
@@ -275,8 +278,9 @@ static bool optimal_fabric(FILE *f, const weft_topo *t, weft_rank root)
             fputs(indent, f);
             cli_dot_string(f, weft_topo_node_name(t, n));
             if (n.v == rn.v)
-                fputs(" [shape=box, style=\"rounded,filled,bold\", fillcolor=yellow, penwidth=2];\n",
-                      f);
+                fputs(
+                    " [shape=box, style=\"rounded,filled,bold\", fillcolor=yellow, penwidth=2];\n",
+                    f);
             else
                 fprintf(f, " [%s];\n", cli_dot_kind_style(weft_topo_node_kind(t, n)));
         }
@@ -303,15 +307,16 @@ static bool optimal_fabric(FILE *f, const weft_topo *t, weft_rank root)
 /* The legend: what the root, each colour, the labels and the line styles
  * mean; one row per group of identical trees drawn (colours repeat after
  * N_COLOURS groups, which the last row says). */
-static void optimal_legend(FILE *f, const weft_topo *t, const weft_optimal_phase *P,
-                           weft_rank root, bool dashed)
+static void optimal_legend(FILE *f, const weft_topo *t, const weft_optimal_phase *P, weft_rank root,
+                           bool dashed)
 {
     fputs("  subgraph cluster_legend {\n    label=\"legend\"; style=\"rounded\"; "
           "color=\"#aaaaaa\";\n    \"@legend\" [shape=plaintext, label=<<table border=\"0\" "
           "cellborder=\"0\" cellspacing=\"2\">\n",
           f);
-    fprintf(f, "      <tr><td bgcolor=\"yellow\" width=\"24\"> </td><td align=\"left\">root: "
-               "rank %u (",
+    fprintf(f,
+            "      <tr><td bgcolor=\"yellow\" width=\"24\"> </td><td align=\"left\">root: "
+            "rank %u (",
             root.v);
     for (const char *c = weft_topo_node_name(t, weft_topo_rank_node(t, root)); *c; c++) {
         if (*c == '<' || *c == '>' || *c == '&')
@@ -327,8 +332,9 @@ static void optimal_legend(FILE *f, const weft_topo *t, const weft_optimal_phase
             continue;
         if (drawn == N_COLOURS)
             break;
-        fprintf(f, "      <tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">tree "
-                   "group %u: %u edges, %u identical tree%s (edges labelled x%u)</td></tr>\n",
+        fprintf(f,
+                "      <tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">tree "
+                "group %u: %u edges, %u identical tree%s (edges labelled x%u)</td></tr>\n",
                 colours[drawn], drawn + 1, tr->n_edges, tr->mult, tr->mult == 1 ? "" : "s",
                 tr->mult);
         drawn++;
@@ -337,8 +343,9 @@ static void optimal_legend(FILE *f, const weft_topo *t, const weft_optimal_phase
     for (; g < P->n_trees; g++)
         more += P->trees[g].root.v == root.v;
     if (more)
-        fprintf(f, "      <tr><td> </td><td align=\"left\">%u more groups, colours repeated in "
-                   "this order</td></tr>\n",
+        fprintf(f,
+                "      <tr><td> </td><td align=\"left\">%u more groups, colours repeated in "
+                "this order</td></tr>\n",
                 more);
     fputs("      <tr><td bgcolor=\"grey80\" width=\"24\"> </td><td align=\"left\">a link of the "
           "fabric</td></tr>\n",
@@ -388,7 +395,8 @@ int cli_optimal_dot(FILE *f, const weft_topo *t, const weft_plan *p, const weft_
              * to rank; it takes the fabric's shortest paths. */
             if (weft_plan_op_num_paths(p, op) == 0) {
                 dashed = true;
-                fprintf(f, "  \"%s\" -> \"%s\" [color=%s, penwidth=2, style=dashed, label=\"x%u\"];\n",
+                fprintf(f,
+                        "  \"%s\" -> \"%s\" [color=%s, penwidth=2, style=dashed, label=\"x%u\"];\n",
                         weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->from[e]})),
                         weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){tr->to[e]})), c,
                         tr->mult);

@@ -20,10 +20,10 @@
 #include <time.h>
 
 typedef struct cli_progress {
-    bool on;        /* the thread runs */
-    bool stop;      /* asks the thread to end (under mu) */
-    bool shown;     /* something was drawn and must be erased */
-    FILE *f;        /* stderr */
+    bool on;    /* the thread runs */
+    bool stop;  /* asks the thread to end (under mu) */
+    bool shown; /* something was drawn and must be erased */
+    FILE *f;    /* stderr */
     char label[160];
     double delay_s; /* nothing is drawn before this */
     struct timespec t0;

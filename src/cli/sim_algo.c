@@ -1,6 +1,6 @@
 /* Building and simulating one algorithm for weft sim. See sim_algo.h. */
-#include "cli/fabric.h"
 #include "cli/sim_algo.h"
+#include "cli/fabric.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,8 +104,8 @@ static weft_sim_innet_algo innet_of(weft_nccl_algo a)
     return WEFT_SIM_INNET_NVLS;
 }
 
-weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
-                            weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d)
+weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name, weft_coll coll,
+                            bool need_plan, uint32_t max_ops, weft_diag *d)
 {
     memset(a, 0, sizeof *a);
     a->name = name;
@@ -176,8 +176,7 @@ static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, we
     if (a->plan && strcmp(ch.plan, a->built) == 0)
         return WEFT_OK;
     weft_plan *p = NULL;
-    e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p,
-                              d);
+    e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p, d);
     if (e == WEFT_ELIMIT && a->max_ops)
         weft_diag_set(d, e, "nccl (%s) %s on %u ranks has more than %u ops (the limit, --max-ops)",
                       ch.plan, weft_coll_name(a->coll), weft_topo_num_ranks(t), a->max_ops);

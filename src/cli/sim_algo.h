@@ -15,8 +15,8 @@
 typedef struct cli_sim_algo {
     const char *name; /* as given ("ring", "rings:4", "optimal", "plan") */
     weft_coll coll;
-    uint32_t *ring;   /* the ring's rank order (owned), or NULL */
-    weft_plan *plan;  /* the plan (owned), or NULL for a ring */
+    uint32_t *ring;  /* the ring's rank order (owned), or NULL */
+    weft_plan *plan; /* the plan (owned), or NULL for a ring */
     /* "nccl": NCCL's choice is made per size (weft_nccl_choose) and the
      * plan of the last choice kept, rebuilt when the choice changes. */
     bool nccl;
@@ -78,8 +78,8 @@ bool cli_sim_innet_parse(const char *name, weft_sim_innet_algo *out);
  * rank order (no plan) has no limit. On failure nothing is kept and d says
  * why (unknown algorithm, a collective it does not build, a fabric it does
  * not fit, the limit). */
-weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name,
-                            weft_coll coll, bool need_plan, uint32_t max_ops, weft_diag *d);
+weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name, weft_coll coll,
+                            bool need_plan, uint32_t max_ops, weft_diag *d);
 /* Takes ownership of a loaded plan. */
 void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p);
 /* What cli_sim_algo_run simulates at `size`: for nccl, NCCL's plan at

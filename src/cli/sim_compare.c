@@ -21,7 +21,7 @@ typedef struct candidate {
     cli_sim_algo algo;
     weft_sim_result *res; /* nsizes results, or NULL when skipped */
     char (*label)[48];    /* nsizes: what ran ("nccl (ring, Simple, rings:16)") */
-    char why[sizeof ((weft_diag *)0)->msg];
+    char why[sizeof((weft_diag *)0)->msg];
     /* The digest of the plan it simulated (not nccl's, which changes with
      * the size), kept after the plan is freed, for same_run. */
     bool have_digest;
@@ -33,7 +33,7 @@ typedef struct bound_row {
     bool have;
     weft_rat algbw;
     double gbps;
-    char why[sizeof ((weft_diag *)0)->msg];
+    char why[sizeof((weft_diag *)0)->msg];
 } bound_row;
 
 void cli_sim_size_text(uint64_t size, char *buf, size_t len)
@@ -56,8 +56,8 @@ void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len
              weft_topo_node_name(t, weft_topo_link_dst(t, l)));
 }
 
-bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw,
-                         char *why, size_t len)
+bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw, char *why,
+                         size_t len)
 {
     weft_a2a_bound ab;
     memset(&ab, 0, sizeof ab);
@@ -97,8 +97,7 @@ bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *al
     return !e;
 }
 
-static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                          bound_row *b)
+static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic *m, bound_row *b)
 {
     weft_bound_coll bc;
     memset(b, 0, sizeof *b);
@@ -199,8 +198,7 @@ static void print_advantage(const candidate *c, const size_t *idx, size_t m, siz
     printf("optimal is %.2fx vs %s, the fastest baseline",
            o->time_s > 0 ? b->time_s / o->time_s : 0.0, c[idx[base]].label[s]);
     if (nccl != m && nccl != base)
-        printf("; %.2fx vs %s",
-               o->time_s > 0 ? c[idx[nccl]].res[s].time_s / o->time_s : 0.0,
+        printf("; %.2fx vs %s", o->time_s > 0 ? c[idx[nccl]].res[s].time_s / o->time_s : 0.0,
                c[idx[nccl]].label[s]);
     printf("\n");
 }
@@ -215,15 +213,16 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
         cli_sim_size_text(sizes[s], st, sizeof st);
         char mt[160];
         cli_sim_model_text(o, mt, sizeof mt);
-        printf("%s%s on %s (%u ranks), size %s, %s\n", s ? "\n" : "", weft_coll_name(coll),
-               spec, weft_topo_num_ranks(t), st, mt);
+        printf("%s%s on %s (%u ranks), size %s, %s\n", s ? "\n" : "", weft_coll_name(coll), spec,
+               weft_topo_num_ranks(t), st, mt);
         cli_table tab;
         cli_table_init(&tab, 7);
         for (size_t k = 0; k < 6; k++)
             if (k != 1) /* the algorithm's name reads left to right */
                 cli_table_align_right(&tab, k);
-        const char *heads[] = {"#",           "algorithm", "time (us)",   "algbw (GB/s)",
-                               "busbw (GB/s)", "of bound", "busiest link"};
+        const char *heads[] = {
+            "#",        "algorithm",   "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+            "of bound", "busiest link"};
         for (size_t k = 0; k < 7; k++)
             cli_table_cell(&tab, "%s", heads[k]);
         if (b->have) {
@@ -268,8 +267,8 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     for (size_t i = 0; b->have && i < n; i++)
         for (size_t s = 0; c[i].res && s < nsizes; s++)
             over = over || (c[i].res[s].algbw_gbps > b->gbps &&
-                             (c[i].algo.innet || strncmp(c[i].label[s], "nccl (nvls", 10) == 0 ||
-                              strncmp(c[i].label[s], "nccl (collnet", 13) == 0));
+                            (c[i].algo.innet || strncmp(c[i].label[s], "nccl (nvls", 10) == 0 ||
+                             strncmp(c[i].label[s], "nccl (collnet", 13) == 0));
     if (over)
         printf("rows over 100%% of the bound reduce in the switch: the bound counts the data "
                "ranks send one another, and a switch that reduces moves less (docs/sim.md, "
@@ -297,9 +296,9 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     }
 }
 
-static void print_json(const char *spec, const weft_topo *t, weft_coll coll,
-                       const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                       const candidate *c, size_t n, const bound_row *b, size_t *idx)
+static void print_json(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
+                       size_t nsizes, const weft_sim_opts *o, const candidate *c, size_t n,
+                       const bound_row *b, size_t *idx)
 {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -458,14 +457,21 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
     h[0] = 0x243f6a8885a308d3ull;
     h[1] = 0x13198a2e03707344ull;
     uint32_t n = weft_plan_num_ops(p);
-    uint64_t head[] = {(uint64_t)in->coll, in->nranks, in->root.v, in->chunks, in->scratch,
-                       in->inplace, n};
+    uint64_t head[] = {(uint64_t)in->coll, in->nranks,  in->root.v, in->chunks,
+                       in->scratch,        in->inplace, n};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++)
         digest_add(h, head[i]);
     for (uint32_t i = 0; i < n; i++) {
         weft_op o = weft_plan_op(p, i);
-        uint64_t f[] = {(uint64_t)o.kind, o.src_rank.v, o.dst_rank.v, (uint64_t)o.src_buf,
-                        (uint64_t)o.dst_buf, o.src_index, o.dst_index, o.count, o.channel};
+        uint64_t f[] = {(uint64_t)o.kind,
+                        o.src_rank.v,
+                        o.dst_rank.v,
+                        (uint64_t)o.src_buf,
+                        (uint64_t)o.dst_buf,
+                        o.src_index,
+                        o.dst_index,
+                        o.count,
+                        o.channel};
         for (size_t k = 0; k < sizeof f / sizeof *f; k++)
             digest_add(h, f[k]);
         uint32_t nd;
@@ -503,8 +509,7 @@ static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_to
 {
     const weft_plan *p = c[i].algo.plan;
     weft_sim_opts r;
-    if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r,
-                                    NULL))
+    if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r, NULL))
         return n;
     uint64_t h[2];
     if (c[i].have_digest) {
@@ -529,8 +534,8 @@ static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_to
 }
 
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr);
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
+                   cli_sim_format fmt, const char *plot, cli_progress *pr);
 
 int cli_sim_compare(const char *spec, const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                     size_t nsizes, const weft_sim_opts *o, uint32_t max_ops, cli_sim_format fmt,
@@ -605,9 +610,9 @@ static void run_flash_auto(const weft_topo *t, weft_coll coll, const weft_traffi
         weft_diag d;
         weft_diag_clear(&d);
         weft_plan *p = NULL;
-        weft_err e = m ? cli_build_traffic(t, name, m, max_ops, &p, &d)
-                       : cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &p,
-                                           NULL, &d);
+        weft_err e =
+            m ? cli_build_traffic(t, name, m, max_ops, &p, &d)
+              : cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &p, NULL, &d);
         if (e) {
             if (!c->why[0])
                 snprintf(c->why, sizeof c->why, "%s", d.msg);
@@ -665,8 +670,8 @@ static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traf
             continue;
         }
         if (m ? build_traffic(&c[i], t, m, max_ops, &d)
-              : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o),
-                                   max_ops, &d)) {
+              : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o), max_ops,
+                                   &d)) {
             snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
             continue;
         }
@@ -680,8 +685,7 @@ static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traf
         }
         for (size_t s = 0; s < nsizes; s++) {
             cli_sim_size_text(sizes[s], st, sizeof st);
-            cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1,
-                             n);
+            cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1, n);
             cli_sim_algo_label(&c[i].algo, sizes[s], c[i].label[s], sizeof c[i].label[s]);
             weft_sim_opts eff;
             weft_err e = cli_sim_algo_prepare(&c[i].algo, t, sizes[s], o, &eff, &d);
@@ -714,8 +718,8 @@ static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traf
 }
 
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                   uint32_t max_ops, cli_sim_format fmt, const char *plot, cli_progress *pr)
+                   const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
+                   cli_sim_format fmt, const char *plot, cli_progress *pr)
 {
     enum { MAX_CANDIDATES = 32 };
     candidate *c = calloc(MAX_CANDIDATES, sizeof *c);

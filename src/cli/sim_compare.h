@@ -22,8 +22,8 @@ void cli_sim_size_text(uint64_t size, char *buf, size_t len);
  * for matrix m the matrix's total / N over the least time. False with why
  * filled when there is none (the solver's message, or an exact value that
  * does not fit a 64-bit fraction). */
-bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw,
-                         char *why, size_t len);
+bool cli_a2a_bound_algbw(const weft_topo *t, const weft_traffic *m, weft_rat *algbw, char *why,
+                         size_t len);
 
 /* "src -> dst" of a link. */
 void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len);
@@ -54,17 +54,17 @@ int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_tra
  * "how fast can this fabric do it"; a better schedule for a kind of fabric
  * (circuit schedules on OCS fabrics) becomes a candidate here. */
 typedef struct cli_sim_best {
-    bool have;              /* some candidate simulated */
-    char algo[48];          /* what ran fastest ("nccl (ring, LL128, rings:16)") */
-    char name[32];          /* its candidate's name ("nccl") */
-    weft_sim_result res;    /* its result (busiest links dropped) */
-    bool have_bound;        /* the exact bound, as an algbw */
-    weft_rat bound_algbw;   /* GB/s */
-    double bound_time_s;    /* size / bound algbw */
-    size_t tried, skipped;  /* candidates listed, and those that did not build or run */
-    char why[512];          /* !have: the first candidate's reason */
-    bool ocs_relaxed;       /* an OCS fabric, a collective with no circuit schedule: the
-                             * plans crossed each OCS as a packet switch (optimistic) */
+    bool have;             /* some candidate simulated */
+    char algo[48];         /* what ran fastest ("nccl (ring, LL128, rings:16)") */
+    char name[32];         /* its candidate's name ("nccl") */
+    weft_sim_result res;   /* its result (busiest links dropped) */
+    bool have_bound;       /* the exact bound, as an algbw */
+    weft_rat bound_algbw;  /* GB/s */
+    double bound_time_s;   /* size / bound algbw */
+    size_t tried, skipped; /* candidates listed, and those that did not build or run */
+    char why[512];         /* !have: the first candidate's reason */
+    bool ocs_relaxed;      /* an OCS fabric, a collective with no circuit schedule: the
+                            * plans crossed each OCS as a packet switch (optimistic) */
 } cli_sim_best;
 /* Fills *out (always; out->have false when nothing simulated). size is
  * the bytes (for m: its total / N, rounded). */

@@ -31,8 +31,7 @@ static bool starts_spec(const char *piece)
            stat(piece, &st) == 0;
 }
 
-size_t cli_split_fabrics(const char *list, char *buf, size_t buflen, const char **specs,
-                         size_t cap)
+size_t cli_split_fabrics(const char *list, char *buf, size_t buflen, const char **specs, size_t cap)
 {
     size_t len = strlen(list);
     if (len == 0 || len >= buflen)
@@ -146,8 +145,9 @@ static void print_table(const fabric_row *r, size_t n, weft_coll coll, uint64_t 
     cli_table_init(&tb, 10);
     for (size_t k = 3; k < 10; k++)
         cli_table_align_right(&tb, k);
-    const char *head[] = {"#",         "fabric",   "best plan (model)", "time (us)", "bound (us)",
-                          "of bound", "$",        "W",                 "$/rank",    "W/rank"};
+    const char *head[] = {
+        "#",      "fabric", "best plan (model)", "time (us)", "bound (us)", "of bound", "$", "W",
+        "$/rank", "W/rank"};
     for (size_t k = 0; k < 10; k++)
         cli_table_cell(&tb, "%s", head[k]);
     char v[4][64];
@@ -201,9 +201,8 @@ static void print_table(const fabric_row *r, size_t n, weft_coll coll, uint64_t 
 }
 
 int cli_sim_compare_fabrics(const cli_args *a, const char *list, weft_coll coll, uint64_t size,
-                            const char *traffic_path, const char *cost_path,
-                            const weft_sim_opts *o, bool model_set, uint32_t max_ops, bool json,
-                            cli_progress *pr)
+                            const char *traffic_path, const char *cost_path, const weft_sim_opts *o,
+                            bool model_set, uint32_t max_ops, bool json, cli_progress *pr)
 {
     enum { MAX_FABRICS = 64 };
     size_t buflen = strlen(list) + 1;
@@ -220,8 +219,8 @@ int cli_sim_compare_fabrics(const cli_args *a, const char *list, weft_coll coll,
     }
     n = cli_split_fabrics(list, buf, buflen, specs, MAX_FABRICS);
     if (n == 0) {
-        cli_error("--compare-fabrics '%s': expected 1 to %d fabric specs separated by commas",
-                  list, MAX_FABRICS);
+        cli_error("--compare-fabrics '%s': expected 1 to %d fabric specs separated by commas", list,
+                  MAX_FABRICS);
         rc = CLI_EXIT_USAGE;
         goto out;
     }
@@ -244,8 +243,8 @@ int cli_sim_compare_fabrics(const cli_args *a, const char *list, weft_coll coll,
             goto out;
     }
     if (traffic_path) {
-        if ((rc = cli_traffic_load(traffic_path, specs[0], weft_topo_num_ranks(rows[0].t),
-                                   &matrix)))
+        if ((rc =
+                 cli_traffic_load(traffic_path, specs[0], weft_topo_num_ranks(rows[0].t), &matrix)))
             goto out;
         have_matrix = true;
         uint64_t total = 0;

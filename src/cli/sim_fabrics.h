@@ -29,8 +29,7 @@ size_t cli_split_fabrics(const char *list, char *buf, size_t buflen, const char 
  * cannot be loaded, the fabrics' rank counts differ, or no fabric
  * simulates. */
 int cli_sim_compare_fabrics(const cli_args *a, const char *list, weft_coll coll, uint64_t size,
-                            const char *traffic_path, const char *cost_path,
-                            const weft_sim_opts *o, bool model_set, uint32_t max_ops, bool json,
-                            cli_progress *pr);
+                            const char *traffic_path, const char *cost_path, const weft_sim_opts *o,
+                            bool model_set, uint32_t max_ops, bool json, cli_progress *pr);
 
 #endif

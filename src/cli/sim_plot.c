@@ -71,8 +71,7 @@ int cli_sim_plot(const char *path, const char *spec, const weft_topo *t, weft_co
         s[k] = (cli_plot_series){algos[a].name, sizes, ya, nsizes, false};
     }
     char title[512];
-    snprintf(title, sizeof title, "%s on %s (%u ranks), simulated", weft_coll_name(coll), spec,
-             n);
+    snprintf(title, sizeof title, "%s on %s (%u ranks), simulated", weft_coll_name(coll), spec, n);
     cli_plot p = {title, "size (bytes; K, M, G = 2^10, 2^20, 2^30)", "busbw (GB/s)", s, ns};
     int rc = cli_plot_write(path, &p);
     free(s);

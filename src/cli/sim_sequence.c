@@ -63,8 +63,7 @@ static double transition(const weft_topo *t, const weft_plan *prev, const weft_p
 }
 
 int cli_sim_traffic_sequence(const char *spec, const weft_topo *t, const char *algo,
-                             const char *paths, const weft_sim_opts *o, uint32_t max_ops,
-                             bool json)
+                             const char *paths, const weft_sim_opts *o, uint32_t max_ops, bool json)
 {
     size_t n = 1;
     for (const char *s = paths; *s; s++)
@@ -143,14 +142,14 @@ int cli_sim_traffic_sequence(const char *spec, const weft_topo *t, const char *a
         rc = cli_json_finish(&j) ? CLI_EXIT_INPUT : CLI_EXIT_OK;
         goto done;
     }
-    printf("alltoall sequence on %s: %u ranks, %s, model %s\n", spec, weft_topo_num_ranks(t),
-           algo, weft_sim_model_name(o->model));
+    printf("alltoall sequence on %s: %u ranks, %s, model %s\n", spec, weft_topo_num_ranks(t), algo,
+           weft_sim_model_name(o->model));
     printf("  %-24s %14s %12s %8s\n", "matrix", "reconfig (us)", "time (us)", "configs");
     for (size_t i = 0; i < n; i++)
         printf("  %-24s %14.3f %12.3f %8u\n", rows[i].path, rows[i].reconfig_s * 1e6,
                rows[i].time_s * 1e6, rows[i].configs);
-    printf("total %.3f us: %zu all-to-alls, %.3f us of reconfiguration between them\n",
-           total * 1e6, n, waits * 1e6);
+    printf("total %.3f us: %zu all-to-alls, %.3f us of reconfiguration between them\n", total * 1e6,
+           n, waits * 1e6);
 done:
     weft_plan_free(prev);
     free(list);

@@ -15,9 +15,18 @@ typedef struct size_unit {
 /* Longest names first is not needed: a unit must match the whole rest. */
 static const size_unit units[] = {
     {"B", 1},
-    {"K", 1ull << 10},     {"k", 1ull << 10},      {"M", 1ull << 20},     {"m", 1ull << 20},
-    {"G", 1ull << 30},     {"g", 1ull << 30},      {"KiB", 1ull << 10},   {"MiB", 1ull << 20},
-    {"GiB", 1ull << 30},   {"KB", 1000},           {"kB", 1000},          {"MB", 1000000},
+    {"K", 1ull << 10},
+    {"k", 1ull << 10},
+    {"M", 1ull << 20},
+    {"m", 1ull << 20},
+    {"G", 1ull << 30},
+    {"g", 1ull << 30},
+    {"KiB", 1ull << 10},
+    {"MiB", 1ull << 20},
+    {"GiB", 1ull << 30},
+    {"KB", 1000},
+    {"kB", 1000},
+    {"MB", 1000000},
     {"GB", 1000000000},
 };
 
@@ -94,8 +103,9 @@ bool cli_parse_sweep(const char *s, uint64_t *lo, uint64_t *hi, uint64_t *factor
     }
     const char *c2 = strchr(c1 + 1, ':');
     if (!c2 || strchr(c2 + 1, ':') || c2[1] != 'x') {
-        snprintf(why, why_size, "a sweep is MIN:MAX:xF, e.g. 1K:1G:x4 (MIN, MIN*F, ... up to "
-                                "MAX)");
+        snprintf(why, why_size,
+                 "a sweep is MIN:MAX:xF, e.g. 1K:1G:x4 (MIN, MIN*F, ... up to "
+                 "MAX)");
         return false;
     }
     if (!cli_parse_size(s, (size_t)(c1 - s), lo, &bad)) {
@@ -150,8 +160,9 @@ int cli_flag_sweep(const cli_syntax *syn, const char *flag, const char *text, ui
     if (cli_parse_sweep(text, lo, hi, factor, why, sizeof why))
         return CLI_EXIT_OK;
     if (strcmp(why, grammar) == 0)
-        return cli_usage_error(syn, "bad %s '%s': expected %s, or a sweep MIN:MAX:xF such as "
-                                    "1K:1G:x4",
+        return cli_usage_error(syn,
+                               "bad %s '%s': expected %s, or a sweep MIN:MAX:xF such as "
+                               "1K:1G:x4",
                                flag, text, grammar);
     if (strstr(why, "is not a size"))
         return cli_usage_error(syn, "bad %s '%s': %s (a size is %s)", flag, text, why, grammar);

@@ -20,8 +20,8 @@
 #include "cli/args.h"
 
 /* The grammar with examples, for messages and --help. */
-#define CLI_SIZE_GRAMMAR                                                                       \
-    "a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; "   \
+#define CLI_SIZE_GRAMMAR                                                                           \
+    "a number of bytes with an optional unit: K, M, G = 2^10, 2^20, 2^30 (as nccl-tests; "         \
     "also KiB, MiB, GiB), KB, MB, GB = 10^3, 10^6, 10^9; e.g. 4096, 64K, 1.5G, 1GiB"
 
 /* The len bytes at s as a size in bytes. On failure returns false and sets

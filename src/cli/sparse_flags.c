@@ -65,14 +65,16 @@ int cli_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *algo,
         return cli_usage_error(syn, "--density and --compress both say what is sent: give "
                                     "--compress topk:D, or --density D alone");
     if (dens && (strcmp(algo, "quant-2shot") == 0 || strcmp(algo, "hier-quant") == 0))
-        return cli_usage_error(syn, "--density is for the sparse rows; %s quantizes (give "
-                                    "--compress int8, fp8[:B], qsgd:S or sign)",
+        return cli_usage_error(syn,
+                               "--density is for the sparse rows; %s quantizes (give "
+                               "--compress int8, fp8[:B], qsgd:S or sign)",
                                algo);
     if (dens && weft_density_parse(dens, &out->comp.density_ppm, &d))
         return cli_usage_error(syn, "bad --density: %s", d.msg);
     if (skew && !cli_sparse_skew_parse(skew, &out->zipf_milli))
-        return cli_usage_error(syn, "bad --skew '%s' (expected none or zipf:S, 0 <= S <= 8, at "
-                                    "most 3 decimal places)",
+        return cli_usage_error(syn,
+                               "bad --skew '%s' (expected none or zipf:S, 0 <= S <= 8, at "
+                               "most 3 decimal places)",
                                skew);
     if (eb) {
         char *end;

@@ -14,9 +14,11 @@
     {"compress", 0, "C",                                                                           \
      "quant-2shot, sparse-*: the compressor (int8, fp8[:B], qsgd:S, sign; topk:D, dgc:D,\n"        \
      "randk:D, hash:D; docs/compression.md)"},                                                     \
-        {"density", 0, "D", "sparse-*: each rank's non-zeros, 0.01 or 1% (topk:D)"},              \
+        {"density", 0, "D", "sparse-*: each rank's non-zeros, 0.01 or 1% (topk:D)"},               \
         {"skew", 0, "S", "sparse-*: non-zeros over the index space: none or zipf:S (S <= 8)"},     \
-        {"elem-bytes", 0, "B", "quant-2shot, sparse-*: bytes per dense element (default 2)"}
+    {                                                                                              \
+        "elem-bytes", 0, "B", "quant-2shot, sparse-*: bytes per dense element (default 2)"         \
+    }
 
 /* "none" (0) or "zipf:S" with S a decimal of at most 3 places in [0, 8],
  * as thousandths. False when malformed. */

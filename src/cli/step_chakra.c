@@ -99,7 +99,8 @@ static void print_chakra(const char *prefix, const char *spec, const weft_chakra
         uint32_t calls = k < WEFT__COLL_COUNT ? r->coll_calls[k] : r->p2p_calls;
         if (!calls)
             continue;
-        cli_table_cell(&tb, "%s", k < WEFT__COLL_COUNT ? weft_coll_name((weft_coll)k) : "send/recv");
+        cli_table_cell(&tb, "%s",
+                       k < WEFT__COLL_COUNT ? weft_coll_name((weft_coll)k) : "send/recv");
         cli_table_cell(&tb, "%u", calls);
         cli_table_cell(&tb, "%.6f", k < WEFT__COLL_COUNT ? r->coll_s[k] : r->p2p_s);
         cli_table_cell(&tb, "%.2f",
@@ -116,14 +117,19 @@ static void print_chakra(const char *prefix, const char *spec, const weft_chakra
 }
 
 /* weft step --chakra PREFIX: the traces on the fabric. */
-int cli_step_chakra(const cli_args *a, const char *prefix, const cli_syntax *syn,
-                    const weft_gpu *g)
+int cli_step_chakra(const cli_args *a, const char *prefix, const cli_syntax *syn, const weft_gpu *g)
 {
-    static const char *const model_flags[] = {"model", "sweep", "top", "order", "list-models",
-                                              "num-layers", "hidden-size",
+    static const char *const model_flags[] = {"model",
+                                              "sweep",
+                                              "top",
+                                              "order",
+                                              "list-models",
+                                              "num-layers",
+                                              "hidden-size",
                                               "tensor-model-parallel-size",
                                               "pipeline-model-parallel-size",
-                                              "global-batch-size", NULL};
+                                              "global-batch-size",
+                                              NULL};
     for (size_t i = 0; model_flags[i]; i++)
         if (cli_args_has(a, model_flags[i]))
             return cli_usage_error(syn, "--chakra runs traces: --%s does not apply",

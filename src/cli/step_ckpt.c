@@ -137,4 +137,3 @@ void cli_step_ckpt_print(const cli_ckpt_out *o)
                    weft_ckpt_loss_prob(WEFT_CKPT_RING, o->boxes, o->spec.replicas, k));
         }
 }
-

@@ -14,7 +14,8 @@
 #include "weft/dlrm.h"
 
 static const cli_opt dlrm_opts[] = {
-    {"tables", 0, "SPEC", "embedding tables, as weft traffic embedding --tables (docs/embedding.md)"},
+    {"tables", 0, "SPEC",
+     "embedding tables, as weft traffic embedding --tables (docs/embedding.md)"},
     {"sharding", 0, "PLAN", "tw, rw, cw:K or dp for every table without /shard= (default tw)"},
     {"rw-dense", 0, NULL, "row-wise as TorchRec's dense reduce-scatter (B x D to every GPU)"},
     {"dense-features", 0, "N", "inputs of the bottom MLP (default 13, Criteo's)"},
@@ -26,16 +27,19 @@ static const cli_opt dlrm_opts[] = {
      "Herald's cache: ROWS rows a GPU, or FRAC (0.01) of the sharded tables' rows; "
      "policy=lru|lfu, staleness=S (steps, 0 never stale; default 1), warm=K (steps before "
      "the measured one; default 1)"},
-    {"placement", 0, "random|herald", "samples to GPUs as drawn (default) or Herald's location-aware "
-                                      "assignment"},
-    {"overlap", 0, NULL, "overlap the embedding all-to-alls with the bottom MLP (TorchRec's "
-                         "lazily awaited output distribution)"},
+    {"placement", 0, "random|herald",
+     "samples to GPUs as drawn (default) or Herald's location-aware "
+     "assignment"},
+    {"overlap", 0, NULL,
+     "overlap the embedding all-to-alls with the bottom MLP (TorchRec's "
+     "lazily awaited output distribution)"},
     {NULL, 0, NULL, NULL},
 };
 
-const cli_optgroup cli_dlrm_options = {"DLRM (--model dlrm or dlrm-mlperf; also --global-batch-size, "
-                                       "--seed, --fp16, --json, --trace, --sweep)",
-                                       dlrm_opts, false};
+const cli_optgroup cli_dlrm_options = {
+    "DLRM (--model dlrm or dlrm-mlperf; also --global-batch-size, "
+    "--seed, --fp16, --json, --trace, --sweep)",
+    dlrm_opts, false};
 
 bool cli_step_is_dlrm(const char *model)
 {
@@ -185,7 +189,8 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
         return cli_usage_error(syn, "--model dlrm needs --tables SPEC");
     }
     int rc;
-    if ((v = cli_args_get(a, "bottom-mlp")) && (rc = widths(syn, "bottom-mlp", v, m->bottom, &m->nbottom)))
+    if ((v = cli_args_get(a, "bottom-mlp")) &&
+        (rc = widths(syn, "bottom-mlp", v, m->bottom, &m->nbottom)))
         return rc;
     if ((v = cli_args_get(a, "top-mlp")) && (rc = widths(syn, "top-mlp", v, m->top, &m->ntop)))
         return rc;
@@ -200,8 +205,8 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
         int used = 0;
         if (!strcmp(v, "dot")) {
             m->interaction = WEFT_DLRM_DOT;
-        } else if (sscanf(v, "dcn:%u:%u%n", &l, &r, &used) == 2 && !v[used] && l >= 1 &&
-                   l <= 64 && r >= 1 && r <= 65536) {
+        } else if (sscanf(v, "dcn:%u:%u%n", &l, &r, &used) == 2 && !v[used] && l >= 1 && l <= 64 &&
+                   r >= 1 && r <= 65536) {
             m->interaction = WEFT_DLRM_DCN;
             m->dcn_layers = l;
             m->dcn_rank = r;
@@ -218,9 +223,9 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
     if (!gb)
         return cli_usage_error(syn, "--model dlrm needs --global-batch-size N (samples per step)");
     if (gb % ranks)
-        return cli_usage_error(syn,
-                               "--global-batch-size %llu: must be a multiple of the fabric's %u GPUs",
-                               (unsigned long long)gb, ranks);
+        return cli_usage_error(
+            syn, "--global-batch-size %llu: must be a multiple of the fabric's %u GPUs",
+            (unsigned long long)gb, ranks);
     uint64_t seed = 0;
     if ((rc = whole(syn, a, "seed", 0, UINT64_MAX, &seed)))
         return rc;
@@ -350,13 +355,14 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
     if (h->rows_per_gpu)
         printf("cache of %llu row%s a GPU (%s, staleness %llu, %u warm-up step%s)",
                (unsigned long long)h->rows_per_gpu, h->rows_per_gpu == 1 ? "" : "s",
-               h->policy == WEFT_EMB_LFU ? "lfu" : "lru",
-               (unsigned long long)h->staleness, h->warm_steps, h->warm_steps == 1 ? "" : "s");
+               h->policy == WEFT_EMB_LFU ? "lfu" : "lru", (unsigned long long)h->staleness,
+               h->warm_steps, h->warm_steps == 1 ? "" : "s");
     else
         printf("no cache");
     if (h->placement == WEFT_EMB_PLACE_HERALD)
         printf(", placement herald (%s, %llu samples moved)\n",
-               r->placed ? "kept" : "no better than as drawn", (unsigned long long)r->samples_moved);
+               r->placed ? "kept" : "no better than as drawn",
+               (unsigned long long)r->samples_moved);
     else
         printf(", samples as drawn\n");
     double pct = r->transfers_base ? 100.0 * (double)(r->transfers_base - r->transfers) /
@@ -368,8 +374,8 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
            (long long)(r->transfers_base - r->transfers), pct, r->a2a_bytes / MB,
            r->a2a_bytes_base / MB);
     printf("  remote lookups %llu: %llu hits, %llu stale, %llu rows admitted\n",
-           (unsigned long long)r->remote, (unsigned long long)r->hits,
-           (unsigned long long)r->stale, (unsigned long long)r->admitted);
+           (unsigned long long)r->remote, (unsigned long long)r->hits, (unsigned long long)r->stale,
+           (unsigned long long)r->admitted);
     printf("  step %.3f ms, without cache and placement %.3f ms (%.3f ms saved)\n", r->step_s * MS,
            r->step_base_s * MS, (r->step_base_s - r->step_s) * MS);
 }
@@ -413,8 +419,8 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
     weft_diag d;
     weft_diag_clear(&d);
     for (int plan = 0; plan < 7 && !rc; plan++) {
-        static const char *const names[] = {"tw", "rw", "cw:2", "cw:4", "dp", "dp small, tw",
-                                            "dp small, rw"};
+        static const char *const names[] = {"tw", "rw",           "cw:2",        "cw:4",
+                                            "dp", "dp small, tw", "dp small, rw"};
         if ((plan == 2 && mind < 2) || (plan == 3 && mind < 4))
             continue;
         for (uint32_t t = 0; t < nt; t++) {
@@ -493,8 +499,8 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
     cli_table_init(&tab, cols);
     for (size_t k = 1; k < cols; k++)
         cli_table_align_right(&tab, k);
-    const char *head[] = {"plan", "step ms", "lookup", "a2a fwd", "dense", "a2a bwd", "allreduce",
-                          "GiB/GPU", "fits", "no cache ms"};
+    const char *head[] = {"plan",    "step ms",   "lookup",  "a2a fwd", "dense",
+                          "a2a bwd", "allreduce", "GiB/GPU", "fits",    "no cache ms"};
     for (size_t k = 0; k < cols; k++)
         cli_table_cell(&tab, "%s", head[k]);
     for (size_t i = 0; i < n; i++) {

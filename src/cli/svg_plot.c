@@ -181,8 +181,9 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", x0 + PLOT_WIDTH / 2.0,
             y0 + 44);
     xml_text(f, p->x_title);
-    fprintf(f, "</text>\n<text transform=\"translate(%d %.2f) rotate(-90)\" "
-               "text-anchor=\"middle\">",
+    fprintf(f,
+            "</text>\n<text transform=\"translate(%d %.2f) rotate(-90)\" "
+            "text-anchor=\"middle\">",
             PLOT_LEFT - 52, PLOT_TOP + PLOT_HEIGHT / 2.0);
     xml_text(f, p->y_title);
     fputs("</text>\n", f);
@@ -211,8 +212,9 @@ void cli_plot_svg(FILE *f, const cli_plot *p)
         /* The reference is labelled on the plot, above its last point and
          * right-aligned inside the frame. */
         if (s->reference && !first) {
-            fprintf(f, "<text class=\"label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
-                       "fill=\"%s\">",
+            fprintf(f,
+                    "<text class=\"label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
+                    "fill=\"%s\">",
                     x0 + PLOT_WIDTH - 6 < last_x ? x0 + PLOT_WIDTH - 6 : last_x, last_y - 6,
                     st.color);
             xml_text(f, s->name);

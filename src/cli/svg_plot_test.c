@@ -139,7 +139,7 @@ static void test_series_and_points(void)
     CHECK_INT(v.polylines[0], 1);
     CHECK_INT(v.polylines[1], 1);
     CHECK_INT(v.polylines[2], 1);
-    CHECK_INT(v.points[0], 0);  /* a reference has no markers */
+    CHECK_INT(v.points[0], 0); /* a reference has no markers */
     CHECK_INT(v.points[1], 11);
     CHECK_INT(v.points[2], 10); /* the NaN is left out */
     CHECK_INT(v.legend_texts, 3);

@@ -22,27 +22,26 @@ static const cli_optgroup cost_group = {"options", cost_opts, false};
 static const cli_syntax cost_syntax = {
     .path = "weft topo cost",
     .args = "SPEC [--cost FILE] [--json] [-o FILE] [fabric options]",
-    .about =
-        "The network bill of materials of a fabric: NIC ports, packet-switch ports,\n"
-        "OCS ports, optical transceivers, copper DACs and fibers by rate class (100g,\n"
-        "200g, 400g, 800g per direction), and GPU-side links (NVLink), counted from\n"
-        "the fabric's nodes and links (docs/cost.md gives the rules), each with its\n"
-        "$ and W and the totals, also per rank. Figures come from the defaults of\n"
-        "docs/cost.md, each with its public source, and --cost FILE (lines such as\n"
-        "nic.400g.usd = 1250, ocs_port.w = 0.5). A figure with no public source has\n"
-        "no default: a total that needs it prints '-' and the keys to give.\n"
-        "\n"
-        "JSON keys: spec, ranks, parts [{part, rate (null: any rate), count, usd, w}]\n"
-        "(per unit, null when unknown), usd, w, usd_per_rank, w_per_rank (numbers or\n"
-        "null) with *_exact twins, missing_usd, missing_w (the keys a total lacks, \"\").\n",
+    .about = "The network bill of materials of a fabric: NIC ports, packet-switch ports,\n"
+             "OCS ports, optical transceivers, copper DACs and fibers by rate class (100g,\n"
+             "200g, 400g, 800g per direction), and GPU-side links (NVLink), counted from\n"
+             "the fabric's nodes and links (docs/cost.md gives the rules), each with its\n"
+             "$ and W and the totals, also per rank. Figures come from the defaults of\n"
+             "docs/cost.md, each with its public source, and --cost FILE (lines such as\n"
+             "nic.400g.usd = 1250, ocs_port.w = 0.5). A figure with no public source has\n"
+             "no default: a total that needs it prints '-' and the keys to give.\n"
+             "\n"
+             "JSON keys: spec, ranks, parts [{part, rate (null: any rate), count, usd, w}]\n"
+             "(per unit, null when unknown), usd, w, usd_per_rank, w_per_rank (numbers or\n"
+             "null) with *_exact twins, missing_usd, missing_w (the keys a total lacks, \"\").\n",
     .groups = {&cost_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
     .max_pos = 1,
 };
 
-static int print_json(FILE *f, const char *spec, const weft_cost_bom *b,
-                      const weft_cost_table *c, const weft_cost_totals *tot)
+static int print_json(FILE *f, const char *spec, const weft_cost_bom *b, const weft_cost_table *c,
+                      const weft_cost_totals *tot)
 {
     cli_json j;
     cli_json_init(&j, f);
@@ -83,8 +82,8 @@ static void line_total(weft_cost_value unit, uint64_t n, char *buf, size_t len)
     cli_cost_text(v, 0, buf, len);
 }
 
-static int print_table(FILE *f, const char *spec, const weft_cost_bom *b,
-                       const weft_cost_table *c, const weft_cost_totals *tot)
+static int print_table(FILE *f, const char *spec, const weft_cost_bom *b, const weft_cost_table *c,
+                       const weft_cost_totals *tot)
 {
     fprintf(f, "network of %s (%u ranks)\n", spec, b->ranks);
     cli_table tb;
@@ -105,7 +104,8 @@ static int print_table(FILE *f, const char *spec, const weft_cost_bom *b,
             line_total(c->usd[p][r], n, buf[2], sizeof buf[2]);
             line_total(c->watt[p][r], n, buf[3], sizeof buf[3]);
             cli_table_cell(&tb, "%s", weft_cost_part_name((weft_cost_part)p));
-            cli_table_cell(&tb, "%s", r == WEFT_COST_ANY ? "-" : weft_cost_rate_name((weft_cost_rate)r));
+            cli_table_cell(&tb, "%s",
+                           r == WEFT_COST_ANY ? "-" : weft_cost_rate_name((weft_cost_rate)r));
             cli_table_cell(&tb, "%llu", (unsigned long long)n);
             for (int k = 0; k < 4; k++)
                 cli_table_cell(&tb, "%s", buf[k]);

@@ -287,11 +287,11 @@ static void dot_summary(FILE *f, const dot_ctx *c, uint32_t h)
     for (uint32_t i = c->start[h]; i < c->start[h + 1]; i++)
         ranks += weft_topo_node_kind(t, (weft_node_id){c->order[i]}) == WEFT_NODE_COMPUTE;
     char label[600];
-    snprintf(label, sizeof label, "\xc3\x97%u more hosts like host %s\n%s \xe2\x80\xa6 %s, %u ranks each",
-             more, weft_topo_host_name(t, (int32_t)h), weft_topo_host_name(t, (int32_t)second),
+    snprintf(label, sizeof label,
+             "\xc3\x97%u more hosts like host %s\n%s \xe2\x80\xa6 %s, %u ranks each", more,
+             weft_topo_host_name(t, (int32_t)h), weft_topo_host_name(t, (int32_t)second),
              weft_topo_host_name(t, (int32_t)last), ranks);
-    fprintf(f, "  \"@like host %u\" [shape=box3d, style=filled, fillcolor=\"#e6e6e6\", label=",
-            h);
+    fprintf(f, "  \"@like host %u\" [shape=box3d, style=filled, fillcolor=\"#e6e6e6\", label=", h);
     cli_dot_string(f, label);
     fputs("];\n", f);
 }
@@ -317,8 +317,10 @@ static void dot_network(FILE *f, const dot_ctx *c, uint32_t *row)
                      weft_node_kind_name(weft_topo_node_kind(t, (weft_node_id){row[0]})),
                      weft_topo_node_name(t, (weft_node_id){row[0]}),
                      weft_topo_node_name(t, (weft_node_id){row[m - 1]}));
-            fprintf(f, "  \"@tier %u\" [shape=box3d, style=filled, fillcolor=\"#c9daf0\", "
-                       "label=", tier);
+            fprintf(f,
+                    "  \"@tier %u\" [shape=box3d, style=filled, fillcolor=\"#c9daf0\", "
+                    "label=",
+                    tier);
             cli_dot_string(f, label);
             fputs("];\n", f);
             continue;
@@ -327,8 +329,9 @@ static void dot_network(FILE *f, const dot_ctx *c, uint32_t *row)
          * reaches; drawn as they are. */
         const char *indent = tier ? "    " : "  ";
         if (tier)
-            fprintf(f, "  subgraph cluster_tier%u {\n    label=\"tier %u: %u node%s\"; "
-                       "style=dashed; color=\"#999999\";\n",
+            fprintf(f,
+                    "  subgraph cluster_tier%u {\n    label=\"tier %u: %u node%s\"; "
+                    "style=dashed; color=\"#999999\";\n",
                     tier, tier, m, m == 1 ? "" : "s");
         for (uint32_t i = 0; i < m; i++)
             cli_dot_node(f, t, (weft_node_id){row[i]}, indent);
@@ -411,8 +414,8 @@ static bool dot_aggregated(FILE *f, const dot_ctx *c)
     for (uint32_t i = 0; i < n; i++) {
         if (m && e[m - 1].a == e[i].a && e[m - 1].b == e[i].b) {
             e[m - 1].count++;
-            e[m - 1].uniform &= same_link(t, (weft_link_id){e[m - 1].link},
-                                          (weft_link_id){e[i].link});
+            e[m - 1].uniform &=
+                same_link(t, (weft_link_id){e[m - 1].link}, (weft_link_id){e[i].link});
         } else {
             e[m++] = e[i];
         }
@@ -428,8 +431,8 @@ static bool dot_aggregated(FILE *f, const dot_ctx *c)
             else
                 hi = mid;
         }
-        bool pair = lo < m && e[lo].a == key.a && e[lo].b == key.b &&
-                    e[lo].count == e[i].count && e[lo].uniform && e[i].uniform &&
+        bool pair = lo < m && e[lo].a == key.a && e[lo].b == key.b && e[lo].count == e[i].count &&
+                    e[lo].uniform && e[i].uniform &&
                     same_link(t, (weft_link_id){e[lo].link}, (weft_link_id){e[i].link});
         /* A pair is drawn from the end nearer the hosts, so that DOT ranks
          * hosts above their network. */

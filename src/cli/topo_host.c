@@ -54,7 +54,8 @@ int cli_topo_host(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&host_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE) return rc;
+    if (rc != CLI_CONTINUE)
+        return rc;
     weft_host_opts o;
     weft_host_opts_init(&o);
     weft_topo *t = NULL;
@@ -92,7 +93,8 @@ int cli_topo_host(int argc, char **argv)
         goto free_args;
     }
     cli_out out;
-    if ((rc = cli_out_open(&out, cli_args_get(&a, "output")))) goto free_topo;
+    if ((rc = cli_out_open(&out, cli_args_get(&a, "output"))))
+        goto free_topo;
     errno = 0; /* a failed write leaves its reason (ENOSPC) here */
     e = weft_topo_write(t, out.f);
     int write_err = e == WEFT_EIO ? (errno ? errno : EIO) : 0;

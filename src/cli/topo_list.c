@@ -18,10 +18,11 @@ static const cli_optgroup list_group = {"options", list_opts, false};
 static const cli_syntax list_syntax = {
     .path = "weft topo list",
     .args = "[--names] [--json]",
-    .about = "Lists every fabric preset: how to spell it with its parameters, and what it\n"
-             "models. A preset can be used wherever a SPEC is taken (weft topo stats\n"
-             "a100:2), and 'weft topo show SPEC' prints it as a .topo file. With --json:\n"
-             "{\"presets\": [{\"name\", \"usage\", \"summary\"}, ...]} (only \"name\" with --names).\n",
+    .about =
+        "Lists every fabric preset: how to spell it with its parameters, and what it\n"
+        "models. A preset can be used wherever a SPEC is taken (weft topo stats\n"
+        "a100:2), and 'weft topo show SPEC' prints it as a .topo file. With --json:\n"
+        "{\"presets\": [{\"name\", \"usage\", \"summary\"}, ...]} (only \"name\" with --names).\n",
     .groups = {&list_group},
 };
 

@@ -56,9 +56,11 @@ static void fmt_time(double s, char *buf, size_t len)
 static bool parse_u32(const char *text, uint32_t *out)
 {
     char *end;
-    if (!text || text[0] < '0' || text[0] > '9') return false;
+    if (!text || text[0] < '0' || text[0] > '9')
+        return false;
     unsigned long v = strtoul(text, &end, 10);
-    if (*end || v > UINT32_MAX) return false;
+    if (*end || v > UINT32_MAX)
+        return false;
     *out = (uint32_t)v;
     return true;
 }
@@ -76,7 +78,8 @@ int cli_topo_search(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse(&search_syntax, argc, argv, &a);
-    if (rc != CLI_CONTINUE) return rc;
+    if (rc != CLI_CONTINUE)
+        return rc;
     weft_dc_search s;
     memset(&s, 0, sizeof s);
     weft_topo *best_t = NULL;
@@ -126,7 +129,8 @@ int cli_topo_search(int argc, char **argv)
     weft_bound_coll bc = coll == WEFT_COLL_ALLGATHER       ? WEFT_BOUND_ALLGATHER
                          : coll == WEFT_COLL_REDUCESCATTER ? WEFT_BOUND_REDUCESCATTER
                                                            : WEFT_BOUND_ALLREDUCE;
-    if (!e) e = weft_bound_compute(best_t, bc, NULL, &bound, &d);
+    if (!e)
+        e = weft_bound_compute(best_t, bc, NULL, &bound, &d);
     if (e) {
         rc = cli_fail(e, &d);
         goto done;
@@ -201,7 +205,8 @@ int cli_topo_search(int argc, char **argv)
         for (uint32_t steps = 0, left = (uint32_t)on; left > 0; steps++) {
             for (size_t i = 0; i < s.count; i++) {
                 const weft_dc_candidate *c = &s.cand[i];
-                if (!c->pareto || c->steps != steps) continue;
+                if (!c->pareto || c->steps != steps)
+                    continue;
                 left--;
                 weft_rat_format(c->tb, ex, sizeof ex);
                 fmt_time(weft_dc_time(c, (double)size, alpha), tbuf, sizeof tbuf);
@@ -213,7 +218,8 @@ int cli_topo_search(int argc, char **argv)
             }
         }
         printf("Pareto frontier (T_L steps; S bytes take T_L * alpha + T_B * S / bw):\n");
-        if (cli_table_print(&tab, stdout, "  ")) rc = CLI_EXIT_INPUT;
+        if (cli_table_print(&tab, stdout, "  "))
+            rc = CLI_EXIT_INPUT;
         cli_table_fini(&tab);
         fmt_time(weft_dc_time(b, (double)size, alpha), tbuf, sizeof tbuf);
         weft_rat_format(b->tb, ex, sizeof ex);

@@ -19,19 +19,18 @@ static const cli_optgroup stats_group = {"options", stats_opts, false};
 static const cli_syntax stats_syntax = {
     .path = "weft topo stats",
     .args = "SPEC [--json] [-o FILE] [fabric options]",
-    .about =
-        "Summarises a fabric: ranks (compute nodes), hosts, nodes by kind, directed\n"
-        "links, the smallest and largest bandwidth a rank can send (injection: the sum\n"
-        "of its out-links) and receive (ejection: the sum of its in-links), exact and\n"
-        "in decimal, whether every switch, NIC and OCS forwards as much as it receives\n"
-        "(balanced; if not, one that is not), and whether every node reaches every\n"
-        "other (strongly connected) or at least every rank every other rank.\n"
-        "\n"
-        "JSON keys: spec, ranks, nodes, links, hosts, nodes_by_kind {compute, switch,\n"
-        "nic, ocs}, min_injection, max_injection, min_ejection, max_ejection (GB/s,\n"
-        "numbers) with *_exact twins (strings such as \"2400/7\"), switches_balanced,\n"
-        "first_unbalanced (a node name or null), strongly_connected, ranks_connected,\n"
-        "note (what an import assumed; \"\" if nothing).\n",
+    .about = "Summarises a fabric: ranks (compute nodes), hosts, nodes by kind, directed\n"
+             "links, the smallest and largest bandwidth a rank can send (injection: the sum\n"
+             "of its out-links) and receive (ejection: the sum of its in-links), exact and\n"
+             "in decimal, whether every switch, NIC and OCS forwards as much as it receives\n"
+             "(balanced; if not, one that is not), and whether every node reaches every\n"
+             "other (strongly connected) or at least every rank every other rank.\n"
+             "\n"
+             "JSON keys: spec, ranks, nodes, links, hosts, nodes_by_kind {compute, switch,\n"
+             "nic, ocs}, min_injection, max_injection, min_ejection, max_ejection (GB/s,\n"
+             "numbers) with *_exact twins (strings such as \"2400/7\"), switches_balanced,\n"
+             "first_unbalanced (a node name or null), strongly_connected, ranks_connected,\n"
+             "note (what an import assumed; \"\" if nothing).\n",
     .groups = {&stats_group, &cli_fabric_options},
     .pos_names = {"SPEC"},
     .min_pos = 1,
@@ -149,8 +148,8 @@ static int print_table(FILE *f, const char *spec, const weft_topo *t, const weft
         if (weft_topo_find_node(t, s->first_unbalanced, &n) && !node_io(t, n, &in, &out)) {
             cli_format_bw(in, a, sizeof a);
             cli_format_bw(out, b, sizeof b);
-            cli_table_cell(&tb, "NOT balanced: %s receives %s but sends %s", s->first_unbalanced,
-                           a, b);
+            cli_table_cell(&tb, "NOT balanced: %s receives %s but sends %s", s->first_unbalanced, a,
+                           b);
         } else {
             cli_table_cell(&tb, "NOT balanced: %s", s->first_unbalanced);
         }

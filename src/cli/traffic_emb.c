@@ -9,10 +9,10 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "cli/traffic_file.h"
 #include "cli/emb_tables.h"
 #include "cli/outfile.h"
 #include "cli/traffic_emb.h"
+#include "cli/traffic_file.h"
 #include "weft/embedding.h"
 
 static const cli_opt emb_opts[] = {
@@ -38,23 +38,22 @@ static const cli_syntax emb_syntax = {
     .args = "--gpus N --batch B --tables TABLES [--pooling P] [--dtype T] [--skew S] "
             "[--sharding SH] [--rw-dense] [--seed S | --trace FILE] [--write-trace FILE] "
             "[--backward] [-o FILE]",
-    .about =
-        "Writes the traffic matrix of the forward all-to-all of pooled embeddings (or,\n"
-        "with --backward, of their gradients: the transpose) of a recommendation model's\n"
-        "embedding tables sharded over N GPUs, B samples per GPU, as TorchRec shards them:\n"
-        "  tw    the table on one GPU; it sends each sample's pooled vector (D*E bytes)\n"
-        "        to the sample's GPU;\n"
-        "  cw:K  K column shards, each on one GPU, each sending its slice of the vector;\n"
-        "  rw    blocks of ceil(R/N) rows, block o on GPU o; the partial sums are\n"
-        "        reduce-scattered: D*E bytes from block o's GPU for each sample whose bag\n"
-        "        holds one of its rows (--rw-dense: from every GPU for every sample);\n"
-        "  dp    a copy on every GPU: no all-to-all (the gradient all-reduce of R*D*E\n"
-        "        bytes is written in the header).\n"
-        "Table-wise tables and column shards go round-robin over the GPUs in table order.\n"
-        "TABLES is groups [C*]ROWSxDIM{/KEY=VALUE}, keys pool, dtype, zipf and shard:\n"
-        "'26*1Mx128/pool=20,2*10Kx64/shard=cw:4'. The lookups are drawn by a seeded\n"
-        "generator (each table's rows uniform or zipf) or read from --trace FILE\n"
-        "(docs/embedding.md). The same flags and seed give the same matrix everywhere.\n",
+    .about = "Writes the traffic matrix of the forward all-to-all of pooled embeddings (or,\n"
+             "with --backward, of their gradients: the transpose) of a recommendation model's\n"
+             "embedding tables sharded over N GPUs, B samples per GPU, as TorchRec shards them:\n"
+             "  tw    the table on one GPU; it sends each sample's pooled vector (D*E bytes)\n"
+             "        to the sample's GPU;\n"
+             "  cw:K  K column shards, each on one GPU, each sending its slice of the vector;\n"
+             "  rw    blocks of ceil(R/N) rows, block o on GPU o; the partial sums are\n"
+             "        reduce-scattered: D*E bytes from block o's GPU for each sample whose bag\n"
+             "        holds one of its rows (--rw-dense: from every GPU for every sample);\n"
+             "  dp    a copy on every GPU: no all-to-all (the gradient all-reduce of R*D*E\n"
+             "        bytes is written in the header).\n"
+             "Table-wise tables and column shards go round-robin over the GPUs in table order.\n"
+             "TABLES is groups [C*]ROWSxDIM{/KEY=VALUE}, keys pool, dtype, zipf and shard:\n"
+             "'26*1Mx128/pool=20,2*10Kx64/shard=cw:4'. The lookups are drawn by a seeded\n"
+             "generator (each table's rows uniform or zipf) or read from --trace FILE\n"
+             "(docs/embedding.md). The same flags and seed give the same matrix everywhere.\n",
     .groups = {&emb_group},
 };
 
@@ -85,13 +84,15 @@ static int read_defaults(const cli_args *a, weft_emb_table *def)
         def->pooling = (uint32_t)n;
     }
     if ((v = cli_args_get(a, "dtype")) && !cli_emb_dtype_parse(v, &def->dtype_bytes))
-        return cli_usage_error(&emb_syntax, "bad --dtype '%s': expected fp32, fp16, bf16, fp8, "
-                                            "int8 or a number of bytes from 1 to 8",
+        return cli_usage_error(&emb_syntax,
+                               "bad --dtype '%s': expected fp32, fp16, bf16, fp8, "
+                               "int8 or a number of bytes from 1 to 8",
                                v);
     if ((v = cli_args_get(a, "skew")) && strcmp(v, "uniform") != 0 &&
         (strncmp(v, "zipf:", 5) != 0 || !cli_emb_milli_parse(v + 5, &def->zipf_milli)))
-        return cli_usage_error(&emb_syntax, "bad --skew '%s': expected uniform or zipf:S with S "
-                                            "from 0 to 8 (at most 3 decimals, e.g. zipf:1.2)",
+        return cli_usage_error(&emb_syntax,
+                               "bad --skew '%s': expected uniform or zipf:S with S "
+                               "from 0 to 8 (at most 3 decimals, e.g. zipf:1.2)",
                                v);
     if ((v = cli_args_get(a, "sharding")) && !cli_emb_sharding_parse(v, def))
         return cli_usage_error(&emb_syntax,
@@ -136,7 +137,6 @@ static int write_trace(const char *path, const weft_emb_workload *w)
     return cli_out_close(&o, true);
 }
 
-
 /* The matrix of w from the generator or the trace at path. */
 static weft_err build(const weft_emb_workload *w, const char *trace, weft_emb_result *r,
                       weft_diag *d)
@@ -176,8 +176,9 @@ int cli_traffic_embedding(int argc, char **argv)
     if (!rc)
         rc = read_defaults(&a, &def);
     if (!rc && trace && (cli_args_has(&a, "seed") || wtrace))
-        rc = cli_usage_error(&emb_syntax, "--trace takes the lookups from a file: %s means the "
-                                          "generator",
+        rc = cli_usage_error(&emb_syntax,
+                             "--trace takes the lookups from a file: %s means the "
+                             "generator",
                              wtrace ? "--write-trace" : "--seed");
     uint32_t nt = 0;
     if (!rc && !(v = cli_args_get(&a, "tables")))
@@ -189,8 +190,12 @@ int cli_traffic_embedding(int argc, char **argv)
     }
     if (rc)
         goto free_args;
-    weft_emb_workload w = {.gpus = (uint32_t)n, .batch = b, .ntables = nt, .tables = tabs,
-                           .seed = seed, .rw_dense = cli_args_has(&a, "rw-dense")};
+    weft_emb_workload w = {.gpus = (uint32_t)n,
+                           .batch = b,
+                           .ntables = nt,
+                           .tables = tabs,
+                           .seed = seed,
+                           .rw_dense = cli_args_has(&a, "rw-dense")};
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_emb_check(&w, &d);

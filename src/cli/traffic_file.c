@@ -2,8 +2,8 @@
 #include <inttypes.h>
 
 #include "cli/cli.h"
-#include "cli/traffic_file.h"
 #include "cli/outfile.h"
+#include "cli/traffic_file.h"
 
 int cli_traffic_load(const char *path, const char *spec, uint32_t ranks, weft_traffic *out)
 {

@@ -35,10 +35,12 @@ weft_err weft__cost_ctx_init(weft__cost_ctx *c, const weft_plan *p, const weft_t
         return weft_diag_set(d, WEFT_ETOPO, "the plan has %u ranks but the fabric has %u",
                              p->info.nranks, weft_topo_num_ranks(t));
     weft_err e = weft_paths_new(t, &c->paths);
-    if (e) return weft_diag_code(d, e);
+    if (e)
+        return weft_diag_code(d, e);
     c->nodes = weft__malloc(WEFT_PATHS_LIST_MAX * 256 * sizeof *c->nodes);
     c->weights = weft__malloc(WEFT_PATHS_LIST_MAX * sizeof *c->weights);
-    if (!c->nodes || !c->weights) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!c->nodes || !c->weights)
+        return weft_diag_code(d, WEFT_ENOMEM);
     return WEFT_OK;
 }
 
@@ -61,11 +63,13 @@ static weft_err route_pair(weft__cost_ctx *c, uint32_t src, uint32_t dst, uint32
     weft_node_id b = weft_topo_rank_node(c->t, (weft_rank){dst});
     weft_paths_route rt;
     weft_err e = weft_paths_route_get(c->paths, a, b, &rt, c->d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__cost_route pr = {(uint32_t)c->npool, rt.n, weft_rat_to_double(rt.lat_ns) * 1e-9, 0, 0};
     for (uint32_t i = 0; i < rt.n; i++) {
         e = pool_push(c, rt.link[i], rt.frac[i]);
-        if (e) return weft_diag_code(c->d, e);
+        if (e)
+            return weft_diag_code(c->d, e);
         double s = c->fracd[pr.first + i] / weft__cost_link_bw(c->t, rt.link[i]);
         pr.flow_s_per_byte = s > pr.flow_s_per_byte ? s : pr.flow_s_per_byte;
     }
@@ -107,8 +111,10 @@ weft_err weft__cost_pair(weft__cost_ctx *c, uint32_t src, uint32_t dst,
     }
     uint32_t index = 0;
     weft_err e = route_pair(c, src, dst, &index);
-    if (e) return e;
-    if (weft__map64_put(&c->pairs, key, index)) return weft_diag_code(c->d, WEFT_ENOMEM);
+    if (e)
+        return e;
+    if (weft__map64_put(&c->pairs, key, index))
+        return weft_diag_code(c->d, WEFT_ENOMEM);
     *out = &c->routes[index];
     return WEFT_OK;
 }
@@ -161,7 +167,8 @@ static weft_err loads(weft__cost_ctx *c, weft_rat *load)
     for (uint32_t l = 0; l < nl; l++)
         load[l] = weft_rat_int(0);
     uint64_t sc = weft_plan_size_chunks(p);
-    if (sc > INT64_MAX) return weft_diag_set(c->d, WEFT_EOVERFLOW, "the plan has too many chunks");
+    if (sc > INT64_MAX)
+        return weft_diag_set(c->d, WEFT_EOVERFLOW, "the plan has too many chunks");
     /* An alltoallv plan: each op's real bytes over the plan's own size
      * (weft/plan.h), op_bytes * N / total, exact. */
     uint64_t *opb = NULL, total = 0;
@@ -180,7 +187,8 @@ static weft_err loads(weft__cost_ctx *c, weft_rat *load)
                                  "the traffic matrix's %llu bytes do not fit an exact fraction",
                                  (unsigned long long)total);
         opb = weft__malloc(((size_t)p->nops + 1) * sizeof *opb);
-        if (!opb) return weft_diag_code(c->d, WEFT_ENOMEM);
+        if (!opb)
+            return weft_diag_code(c->d, WEFT_ENOMEM);
         weft_err e = weft_plan_op_bytes(p, opb, c->d);
         if (e) {
             weft__free(opb);
@@ -198,7 +206,8 @@ static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const 
     const weft_plan *p = c->p;
     for (uint32_t id = 0; id < p->nops; id++) {
         const weft_op *op = &p->ops[id];
-        if (!weft__cost_moves_data(op)) continue;
+        if (!weft__cost_moves_data(op))
+            continue;
         if (op->src_rank.v >= p->info.nranks || op->dst_rank.v >= p->info.nranks)
             return weft_diag_set(c->d, WEFT_EVERIFY, "op %u: rank %u or %u is not a rank", id,
                                  op->src_rank.v, op->dst_rank.v);
@@ -211,8 +220,10 @@ static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const 
         else if ((e = weft_rat_make((int64_t)opb[id], (int64_t)total, &bytes)) == WEFT_OK)
             e = weft_rat_mul(bytes, weft_rat_int(p->info.nranks), &bytes);
         if (e)
-            return weft_diag_set(c->d, WEFT_EOVERFLOW, "op %u: its bytes do not fit an exact "
-                                 "fraction", id);
+            return weft_diag_set(c->d, WEFT_EOVERFLOW,
+                                 "op %u: its bytes do not fit an exact "
+                                 "fraction",
+                                 id);
         uint32_t npaths = weft_plan_op_num_paths(p, id);
         for (uint32_t k = 0; k < npaths && !e; k++) {
             weft_rat share;
@@ -225,11 +236,13 @@ static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const 
             for (uint32_t h = 0; h + 1 < len && !e; h++) {
                 uint32_t l;
                 e = weft__cost_path_link(c, id, k, h, &l);
-                if (!e) e = add_load(c, load, l, share);
+                if (!e)
+                    e = add_load(c, load, l, share);
             }
         }
         if (npaths || e) {
-            if (e) return e;
+            if (e)
+                return e;
             continue;
         }
         const weft__cost_route *pr = NULL;
@@ -239,7 +252,8 @@ static weft_err loads_ops(weft__cost_ctx *c, weft_rat *load, uint64_t sc, const 
                 return weft_diag_set(c->d, WEFT_EOVERFLOW, "op %u: load overflows", id);
             e = add_load(c, load, c->link[pr->first + i], amount);
         }
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -248,7 +262,8 @@ weft_err weft_plan_link_loads(const weft_plan *p, const weft_topo *t, weft_rat *
 {
     weft__cost_ctx c;
     weft_err e = weft__cost_ctx_init(&c, p, t, d);
-    if (!e) e = loads(&c, load);
+    if (!e)
+        e = loads(&c, load);
     weft__cost_ctx_fini(&c);
     return e;
 }
@@ -266,13 +281,17 @@ weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_co
     uint32_t *order = weft__malloc(((size_t)p->nops + 1) * sizeof *order);
     uint32_t *depth = weft__malloc(((size_t)p->nops + 1) * sizeof *depth);
     weft_err e = weft__cost_ctx_init(&c, p, t, d);
-    if (!e && (!load || !order || !depth)) e = weft_diag_code(d, WEFT_ENOMEM);
-    if (!e) e = loads(&c, load);
-    if (e) goto done;
+    if (!e && (!load || !order || !depth))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!e)
+        e = loads(&c, load);
+    if (e)
+        goto done;
     /* max load/bw, compared exactly as load_a * bw_b vs load_b * bw_a. */
     weft_rat worst = weft_rat_int(0);
     for (uint32_t l = 0; l < nl; l++) {
-        if (weft_rat_is_zero(load[l])) continue;
+        if (weft_rat_is_zero(load[l]))
+            continue;
         weft_rat ratio;
         if (weft_rat_div(load[l], weft_topo_link_bw(t, (weft_link_id){l}), &ratio)) {
             e = weft_diag_set(d, WEFT_EOVERFLOW, "load over bandwidth overflows");
@@ -290,7 +309,8 @@ weft_err weft_plan_cost_get(const weft_plan *p, const weft_topo *t, weft_plan_co
         goto done;
     }
     e = weft__plan_topo_order(p, order, NULL, d);
-    if (e) goto done;
+    if (e)
+        goto done;
     for (uint32_t i = 0; i < p->nops; i++) {
         uint32_t v = order[i], nd, best = 0;
         const uint32_t *deps = weft_plan_op_deps(p, v, &nd);
@@ -317,14 +337,18 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
     double *finish = weft__malloc(((size_t)p->nops + 1) * sizeof *finish);
     double *opb = NULL; /* an alltoallv plan's bytes per op */
     weft_err e = weft__cost_ctx_init(&c, p, t, d);
-    if (!e && (!order || !finish)) e = weft_diag_code(d, WEFT_ENOMEM);
-    if (!e) e = weft__plan_topo_order(p, order, NULL, d);
-    if (e) goto done;
+    if (!e && (!order || !finish))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!e)
+        e = weft__plan_topo_order(p, order, NULL, d);
+    if (e)
+        goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), total = 0;
     if (weft_plan_sized(p)) {
         opb = weft__malloc(((size_t)p->nops + 1) * sizeof *opb);
         e = opb ? weft_plan_op_bytes_at(p, size_bytes, opb, d) : weft_diag_code(d, WEFT_ENOMEM);
-        if (e) goto done;
+        if (e)
+            goto done;
     }
     for (uint32_t i = 0; i < p->nops && !e; i++) {
         uint32_t v = order[i], nd;
@@ -342,7 +366,8 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
                 for (uint32_t h = 0; h + 1 < len && !e; h++) {
                     uint32_t l;
                     e = weft__cost_path_link(&c, v, k, h, &l);
-                    if (e) break;
+                    if (e)
+                        break;
                     lat += weft_rat_to_double(weft_topo_link_lat(t, (weft_link_id){l})) * 1e-9;
                     double bw = weft__cost_link_bw(t, l);
                     bottleneck = bw < bottleneck ? bw : bottleneck;
@@ -354,13 +379,15 @@ weft_err weft_plan_alpha_beta(const weft_plan *p, const weft_topo *t, double siz
             if (!npaths && !e) {
                 const weft__cost_route *pr;
                 e = weft__cost_pair(&c, op->src_rank.v, op->dst_rank.v, &pr);
-                if (!e) dur = pr->lat_s + bytes * pr->s_per_byte;
+                if (!e)
+                    dur = pr->lat_s + bytes * pr->s_per_byte;
             }
         }
         finish[v] = start + dur;
         total = finish[v] > total ? finish[v] : total;
     }
-    if (!e) *seconds = total;
+    if (!e)
+        *seconds = total;
 done:
     weft__cost_ctx_fini(&c);
     weft__free(order);

@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "weft/exec_model.h"
 #include "plan/cost_internal.h"
 #include "plan/plan_internal.h"
+#include "weft/exec_model.h"
 
 void weft_plan_shared_opts_init(weft_plan_shared_opts *o)
 {
@@ -96,7 +96,8 @@ static weft_err op_route(shared_run *r, uint32_t id, uint32_t *n, double *lat_s,
     if (npaths == 0) {
         const weft__cost_route *pr;
         weft_err e = weft__cost_pair(c, op->src_rank.v, op->dst_rank.v, &pr);
-        if (e) return e;
+        if (e)
+            return e;
         for (uint32_t i = 0; i < pr->n; i++) {
             uint32_t l = c->link[pr->first + i];
             if (r->in_op[l] != r->stamp) {
@@ -115,7 +116,8 @@ static weft_err op_route(shared_run *r, uint32_t id, uint32_t *n, double *lat_s,
         for (uint32_t h = 0; h + 1 < len; h++) {
             uint32_t l;
             weft_err e = weft__cost_path_link(c, id, k, h, &l);
-            if (e) return e;
+            if (e)
+                return e;
             if (r->in_op[l] != r->stamp) {
                 r->in_op[l] = r->stamp;
                 r->op_links[(*n)++] = l;
@@ -140,7 +142,8 @@ static weft_err levels(shared_run *r, uint32_t *nlevels, weft_diag *d)
 {
     const weft_plan *p = r->c.p;
     weft_err e = weft__plan_topo_order(p, r->topo, NULL, d);
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t top = 0;
     for (uint32_t i = 0; i < p->nops; i++) {
         uint32_t v = r->topo[i], nd, lv = 0;
@@ -152,9 +155,11 @@ static weft_err levels(shared_run *r, uint32_t *nlevels, weft_diag *d)
     }
     r->level_start = weft__calloc((size_t)top + 1, sizeof *r->level_start);
     r->fill = weft__malloc(((size_t)top + 1) * sizeof *r->fill);
-    if (!r->level_start || !r->fill) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!r->level_start || !r->fill)
+        return weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t v = 0; v < p->nops; v++)
-        if (weft__cost_moves_data(&p->ops[v])) r->level_start[r->level[v] - 1]++;
+        if (weft__cost_moves_data(&p->ops[v]))
+            r->level_start[r->level[v] - 1]++;
     uint32_t sum = 0;
     for (uint32_t k = 0; k < top; k++) {
         uint32_t cnt = r->level_start[k];
@@ -165,7 +170,8 @@ static weft_err levels(shared_run *r, uint32_t *nlevels, weft_diag *d)
     /* Fill in op id order; fill[k] runs from the start of level k + 1. */
     memcpy(r->fill, r->level_start, (size_t)top * sizeof *r->fill);
     for (uint32_t v = 0; v < p->nops; v++)
-        if (weft__cost_moves_data(&p->ops[v])) r->by_level[r->fill[r->level[v] - 1]++] = v;
+        if (weft__cost_moves_data(&p->ops[v]))
+            r->by_level[r->fill[r->level[v] - 1]++] = v;
     *nlevels = top;
     return WEFT_OK;
 }
@@ -218,7 +224,8 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
     shared_run r;
     memset(&r, 0, sizeof r);
     weft_err e = weft__cost_ctx_init(&r.c, p, t, d);
-    if (e) goto done;
+    if (e)
+        goto done;
     uint32_t nl = weft_topo_num_links(t);
     size_t nops1 = (size_t)p->nops + 1, nl1 = (size_t)nl + 1;
     r.topo = weft__malloc(nops1 * sizeof *r.topo);
@@ -242,12 +249,14 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
         goto done;
     }
     uint32_t nlev = 0;
-    if ((e = levels(&r, &nlev, d))) goto done;
+    if ((e = levels(&r, &nlev, d)))
+        goto done;
     double chunk = size_bytes / (double)weft_plan_size_chunks(p), P = o->slices;
     if (weft_plan_sized(p)) {
         r.opb = weft__malloc(((size_t)p->nops + 1) * sizeof *r.opb);
         e = r.opb ? weft_plan_op_bytes_at(p, size_bytes, r.opb, d) : weft_diag_code(d, WEFT_ENOMEM);
-        if (e) goto done;
+        if (e)
+            goto done;
     }
     for (uint32_t v = 0; v < p->nops; v++)
         r.stage[v] = r.fixed[v] = o->alpha_s; /* local ops and nops: alpha only */
@@ -257,7 +266,8 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
         for (uint32_t i = r.level_start[k]; i < r.level_start[k + 1]; i++) {
             uint32_t v = r.by_level[i], n;
             double op_lat, spb, bytes = r.opb ? r.opb[v] : chunk * p->ops[v].count;
-            if ((e = op_route(&r, v, &n, &op_lat, &spb))) goto done;
+            if ((e = op_route(&r, v, &n, &op_lat, &spb)))
+                goto done;
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t l = r.op_links[j];
                 if (r.in_step[l] != k + 1) {
@@ -274,7 +284,8 @@ weft_err weft_plan_shared_time(const weft_plan *p, const weft_topo *t, double si
         for (uint32_t i = r.level_start[k]; i < r.level_start[k + 1]; i++) {
             uint32_t v = r.by_level[i], n;
             double op_lat, spb, bytes = r.opb ? r.opb[v] : chunk * p->ops[v].count;
-            if ((e = op_route(&r, v, &n, &op_lat, &spb))) goto done;
+            if ((e = op_route(&r, v, &n, &op_lat, &spb)))
+                goto done;
             double busy = bytes * spb;
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t l = r.op_links[j];
@@ -312,6 +323,7 @@ done:
 
 bool weft_plan_shared_before(const weft_plan_shared *a, const weft_plan_shared *b)
 {
-    if (a->seconds < b->seconds * (1 - 1e-9)) return true;
+    if (a->seconds < b->seconds * (1 - 1e-9))
+        return true;
     return a->seconds <= b->seconds * (1 + 1e-9) && a->steps < b->steps;
 }

@@ -31,7 +31,8 @@ static weft_plan_shared est(const weft_plan *p, const weft_topo *t, double size,
     o.slices = slices;
     weft_diag d;
     weft_err e = weft_plan_shared_time(p, t, size, &o, &s, &d);
-    if (e) fprintf(stderr, "weft_plan_shared_time: %s\n", d.msg);
+    if (e)
+        fprintf(stderr, "weft_plan_shared_time: %s\n", d.msg);
     CHECK_ERR(e, WEFT_OK);
     return s;
 }
@@ -47,7 +48,8 @@ static void test_rings(void)
               WEFT_OK);
     CHECK_ERR(weft_synth_classic(t, "biring", WEFT_COLL_ALLGATHER, (weft_rank){0}, &biring, NULL),
               WEFT_OK);
-    if (!ring || !biring) goto done;
+    if (!ring || !biring)
+        goto done;
     double S = 4e6, q = S / 4 / 100e9; /* one step's bytes on an uplink: 10 us */
     /* One slice: 3 steps of (2 us of latency + 10 us); links 3 x 10 us. */
     weft_plan_shared s = est(ring, t, S, 1);

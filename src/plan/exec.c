@@ -50,8 +50,7 @@ int64_t weft_exec_input_value(uint32_t rank, uint64_t chunk, uint32_t elem)
     return (int64_t)(splitmix(&s) & ((UINT64_C(1) << 40) - 1));
 }
 
-static weft_err result_new(const weft_plan *p, uint32_t elems, weft_exec_result **out,
-                           weft_diag *d)
+static weft_err result_new(const weft_plan *p, uint32_t elems, weft_exec_result **out, weft_diag *d)
 {
     if (elems == 0)
         return weft_diag_set(d, WEFT_EINVAL, "elements per chunk must be at least 1");

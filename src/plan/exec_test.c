@@ -125,8 +125,9 @@ static void test_bad_plans(void)
 {
     weft_diag d;
     weft_exec_result *r = NULL;
-    weft_plan *p = parse("weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
-                         "op 0 copy 0:out[0] 1:out[0] deps=1\nop 1 copy 1:out[1] 0:out[1] deps=0\n");
+    weft_plan *p =
+        parse("weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
+              "op 0 copy 0:out[0] 1:out[0] deps=1\nop 1 copy 1:out[1] 0:out[1] deps=0\n");
     CHECK_ERR(weft_plan_exec(p, NULL, &r, &d), WEFT_EVERIFY);
     CHECK_STR(d.msg, "op 0 is on a dependency cycle and can never run");
     CHECK(r == NULL);
@@ -154,8 +155,15 @@ static weft_plan *ring_allreduce(uint32_t n)
         uint32_t k = copy ? step - (n - 1) : step;
         for (uint32_t r = 0; r < n; r++) {
             uint32_t chunk = copy ? (r + 1 + n - k) % n : (r + n - k) % n;
-            weft_op op = {copy ? WEFT_OP_COPY : WEFT_OP_REDUCE, {r}, {(r + 1) % n}, WEFT_BUF_OUT,
-                          WEFT_BUF_OUT, chunk, chunk, 1, 0};
+            weft_op op = {copy ? WEFT_OP_COPY : WEFT_OP_REDUCE,
+                          {r},
+                          {(r + 1) % n},
+                          WEFT_BUF_OUT,
+                          WEFT_BUF_OUT,
+                          chunk,
+                          chunk,
+                          1,
+                          0};
             uint32_t dep = (step - 1) * n + (r + n - 1) % n;
             weft_plan_add_op(p, &op, &dep, step ? 1 : 0, NULL);
         }

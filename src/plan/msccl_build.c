@@ -78,8 +78,8 @@ static weft_err mx_check_range(mx_state *st, const weft_plan *p, const mx_step *
     uint8_t b = src ? s->srcbuf : s->dstbuf;
     int32_t off = src ? s->srcoff : s->dstoff;
     const mx_gpu *g = &st->gpus[st->tbs[s->tb].gpu];
-    int64_t size = b == WEFT_BUF_SCRATCH ? (int64_t)g->s_chunks
-                                         : (int64_t)weft_plan_buf_slots(p, (weft_buf)b);
+    int64_t size =
+        b == WEFT_BUF_SCRATCH ? (int64_t)g->s_chunks : (int64_t)weft_plan_buf_slots(p, (weft_buf)b);
     if (off < 0 || (int64_t)off + s->cnt > size)
         return mx_at(st, WEFT_EPARSE, s->pos,
                      "%s chunks [%d, %lld) are outside buffer %s, which has %lld chunks on gpu %d",
@@ -164,8 +164,8 @@ static weft_err mx_match(mx_state *st, mx_link *link)
             if (!has_r) {
                 const mx_step *x = &st->steps[s->first_step + a];
                 e = mx_at(st, WEFT_EPARSE, x->pos,
-                          "send to gpu %d on channel %d has no matching receive",
-                          (int)s->send, (int)s->chan);
+                          "send to gpu %d on channel %d has no matching receive", (int)s->send,
+                          (int)s->chan);
                 goto free_keys;
             }
             const mx_step *y = &st->steps[r->first_step + b];
@@ -234,10 +234,10 @@ static weft_err mx_add_step(mx_state *st, weft_plan *p, const mx_link *link, con
     op.count = (uint32_t)s->cnt;
     weft_err e;
     bool same = s->srcbuf == s->dstbuf && s->srcoff == s->dstoff;
-    bool has_src = s->type != WEFT__MSCCL_R && s->type != WEFT__MSCCL_RCS &&
-                   s->type != WEFT__MSCCL_NOP;
-    bool has_dst = s->type != WEFT__MSCCL_S && s->type != WEFT__MSCCL_RRS &&
-                   s->type != WEFT__MSCCL_NOP;
+    bool has_src =
+        s->type != WEFT__MSCCL_R && s->type != WEFT__MSCCL_RCS && s->type != WEFT__MSCCL_NOP;
+    bool has_dst =
+        s->type != WEFT__MSCCL_S && s->type != WEFT__MSCCL_RRS && s->type != WEFT__MSCCL_NOP;
     if ((has_src && (e = mx_check_range(st, p, s, true))) ||
         (has_dst && (e = mx_check_range(st, p, s, false))))
         return e;
@@ -262,11 +262,10 @@ static weft_err mx_add_step(mx_state *st, weft_plan *p, const mx_link *link, con
     /* A receiving step. rrs sums into its own message slots; the others
      * store into dst, first copying src there when the sum's other operand
      * is elsewhere. */
-    bool reduce = s->type == WEFT__MSCCL_RRS || s->type == WEFT__MSCCL_RRC ||
-                  s->type == WEFT__MSCCL_RRCS;
+    bool reduce =
+        s->type == WEFT__MSCCL_RRS || s->type == WEFT__MSCCL_RRC || s->type == WEFT__MSCCL_RRCS;
     weft_buf into = s->type == WEFT__MSCCL_RRS ? WEFT_BUF_SCRATCH : (weft_buf)s->dstbuf;
-    uint32_t into_index =
-        s->type == WEFT__MSCCL_RRS ? link[k].msg_slot : (uint32_t)s->dstoff;
+    uint32_t into_index = s->type == WEFT__MSCCL_RRS ? link[k].msg_slot : (uint32_t)s->dstoff;
     uint32_t next = link[k].first_op;
     if (reduce && (s->type == WEFT__MSCCL_RRS || !same)) {
         op.kind = WEFT_OP_COPY;

@@ -327,8 +327,8 @@ static weft_err make_keys(xctx *x)
                                  "ranks spread over %u channels per plan channel, so that no rank "
                                  "has more than %u peers on a channel, and MSCCL runtimes have at "
                                  "most %u channels",
-                                 i, o.src_rank.v, o.dst_rank.v, o.channel, (unsigned long long)c,
-                                 n, spread, per, WEFT_MSCCL_MAX_CHANNELS);
+                                 i, o.src_rank.v, o.dst_rank.v, o.channel, (unsigned long long)c, n,
+                                 spread, per, WEFT_MSCCL_MAX_CHANNELS);
         x->chan[i] = (uint32_t)c;
     }
     collect_keys(x);
@@ -751,8 +751,7 @@ bool weft_plan_msccl_needs_padding(const weft_plan *p)
     return big != c;
 }
 
-static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
-                           weft_diag *d);
+static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f, weft_diag *d);
 
 weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                                weft_diag *d)
@@ -849,8 +848,7 @@ static weft_err drop_remote_deps(const weft_plan *p, weft_plan **out, weft_diag 
 static weft_err write_plan_paced(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
                                  weft_diag *d);
 
-static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f,
-                           weft_diag *d)
+static weft_err write_plan(const weft_plan *p, const weft_msccl_opts *opts, FILE *f, weft_diag *d)
 {
     weft_plan *q = NULL;
     weft_err e = drop_remote_deps(p, &q, d);

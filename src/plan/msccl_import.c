@@ -73,8 +73,8 @@ static const char *mx_need(mx_state *st, const XML_Char **atts, const char *el, 
 
 /* A decimal integer attribute in [lo, INT32_MAX]. When absent and dflt is
  * not NULL, *out = *dflt. */
-static bool mx_int(mx_state *st, const XML_Char **atts, const char *el, const char *key,
-                   int32_t lo, const int32_t *dflt, mx_pos pos, int32_t *out)
+static bool mx_int(mx_state *st, const XML_Char **atts, const char *el, const char *key, int32_t lo,
+                   const int32_t *dflt, mx_pos pos, int32_t *out)
 {
     const char *v = dflt ? mx_attr(atts, key) : mx_need(st, atts, el, key, pos);
     if (!v) {
@@ -107,8 +107,7 @@ static bool mx_int(mx_state *st, const XML_Char **atts, const char *el, const ch
     return true;
 }
 
-static bool mx_buf(mx_state *st, const XML_Char **atts, const char *key, mx_pos pos,
-                   uint8_t *out)
+static bool mx_buf(mx_state *st, const XML_Char **atts, const char *key, mx_pos pos, uint8_t *out)
 {
     const char *v = mx_need(st, atts, "step", key, pos);
     if (!v)
@@ -243,8 +242,9 @@ static void mx_start_step(mx_state *st, const XML_Char **atts, mx_pos pos)
         !mx_int(st, atts, "step", "hasdep", 0, &zero, pos, &zero))
         return;
     if ((uint32_t)idx != tb->nsteps) {
-        mx_fail(st, WEFT_EPARSE, pos, "<step s=\"%d\">: expected s=\"%u\" (steps are numbered in order)",
-                (int)idx, tb->nsteps);
+        mx_fail(st, WEFT_EPARSE, pos,
+                "<step s=\"%d\">: expected s=\"%u\" (steps are numbered in order)", (int)idx,
+                tb->nsteps);
         return;
     }
     if (weft__msccl_step_sends(t) && tb->send < 0) {
@@ -373,8 +373,9 @@ static weft_err mx_import(const char *name, mx_reader read, void *arg, weft_plan
         }
         total += got;
         if (total > WEFT_PLAN_MAX_FILE_BYTES) {
-            e = weft_diag_set(d, WEFT_ELIMIT, "%s: larger than %zu MiB, the limit for an MSCCL XML file",
-                              name, WEFT_PLAN_MAX_FILE_BYTES >> 20);
+            e = weft_diag_set(d, WEFT_ELIMIT,
+                              "%s: larger than %zu MiB, the limit for an MSCCL XML file", name,
+                              WEFT_PLAN_MAX_FILE_BYTES >> 20);
             goto free_parser;
         }
         if (XML_ParseBuffer(st.parser, (int)got, got == 0) == XML_STATUS_ERROR) {
@@ -437,7 +438,8 @@ weft_err weft_plan_msccl_load_file(const char *path, weft_plan **out, weft_diag 
 {
     FILE *f = NULL;
     weft_err e = weft__file_open(path, &f, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = mx_import(path, mx_read_file, f, out, d);
     fclose(f);
     return e;

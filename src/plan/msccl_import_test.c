@@ -36,7 +36,8 @@ static void test_fixtures(void)
         /* gpu 1 sends its chunk 1 on channel 0, where gpu 0 receives into
          * i[0]: chunks are swapped, and nothing is ever reduced. */
         {"ns3-msccl_allreduce_ring_2_1.xml", WEFT_COLL_ALLREDUCE, 2, 2, 2, 8, true,
-         "rank 0 out[0]: chunk 0 is not fully reduced at the end (the slot holds chunk 1 with 1 of 2 contributions)"},
+         "rank 0 out[0]: chunk 0 is not fully reduced at the end (the slot holds chunk 1 with 1 of "
+         "2 contributions)"},
         /* Allpairs: one op per step; 448 scratch chunks + 112 messages of 8. */
         {"rccl_allreduce-allpairs-8n-simple.xml", WEFT_COLL_ALLREDUCE, 8, 512, 448 + 112 * 8,
          5312 + 896 + 3584 + 896, true, NULL},
@@ -83,30 +84,25 @@ static void test_fixtures(void)
     }
 }
 
-#define HEAD "<algo name=\"t\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" " \
-             "coll=\"allreduce\" inplace=\"1\">\n"
+#define HEAD                                                                                       \
+    "<algo name=\"t\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "          \
+    "coll=\"allreduce\" inplace=\"1\">\n"
 #define GPU(id, s) "<gpu id=\"" #id "\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"" #s "\">\n"
 #define TB(id, send, recv) "<tb id=\"" #id "\" send=\"" #send "\" recv=\"" #recv "\" chan=\"0\">\n"
-#define STEP(s, type, sb, so, db, dof, cnt, depid, deps)                                          \
-    "<step s=\"" #s "\" type=\"" type "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db      \
-    "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps                  \
+#define STEP(s, type, sb, so, db, dof, cnt, depid, deps)                                           \
+    "<step s=\"" #s "\" type=\"" type "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db       \
+    "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps                   \
     "\" hasdep=\"0\"/>\n"
 
 /* A correct 2-rank allreduce: each rank reduces the other's half with
  * rrc, then returns the sum with rcs... written the simplest way: gpu 0
  * owns chunk 0, gpu 1 chunk 1. */
-static const char good[] =
-    HEAD GPU(0, 0) TB(0, 1, 1)
-    STEP(0, "s", "i", 1, "i", 1, 1, -1, -1)
-    STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1)
-    STEP(2, "s", "i", 0, "i", 0, 1, -1, -1)
-    STEP(3, "r", "i", 1, "i", 1, 1, -1, -1)
-    "</tb>\n</gpu>\n" GPU(1, 0) TB(0, 0, 0)
-    STEP(0, "s", "i", 0, "i", 0, 1, -1, -1)
-    STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1)
-    STEP(2, "s", "i", 1, "i", 1, 1, -1, -1)
-    STEP(3, "r", "i", 0, "i", 0, 1, -1, -1)
-    "</tb>\n</gpu>\n</algo>\n";
+static const char good[] = HEAD GPU(0, 0) TB(0, 1, 1) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1)
+    STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1)
+        STEP(3, "r", "i", 1, "i", 1, 1, -1, -1) "</tb>\n</gpu>\n" GPU(1, 0) TB(0, 0, 0)
+            STEP(0, "s", "i", 0, "i", 0, 1, -1, -1) STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1)
+                STEP(2, "s", "i", 1, "i", 1, 1, -1, -1)
+                    STEP(3, "r", "i", 0, "i", 0, 1, -1, -1) "</tb>\n</gpu>\n</algo>\n";
 
 static void expect_error(const char *text, weft_err want, const char *msg)
 {
@@ -190,16 +186,19 @@ static void test_small(void)
                  "t.xml:1:1: <algo coll=\"gather\">: weft has no plans for this collective");
     /* gpu 0 receives a third message that gpu 1 never sends. */
     expect_error(edit(good, STEP(3, "r", "i", 1, "i", 1, 1, -1, -1),
-                      STEP(3, "r", "i", 1, "i", 1, 1, -1, -1) STEP(4, "r", "i", 1, "i", 1, 1, -1, -1)),
+                      STEP(3, "r", "i", 1, "i", 1, 1, -1, -1)
+                          STEP(4, "r", "i", 1, "i", 1, 1, -1, -1)),
                  WEFT_EPARSE, "t.xml:8:1: receive from gpu 1 on channel 0 has no matching send");
-    expect_error(edit(good, "type=\"s\" srcbuf=\"i\" srcoff=\"1\"", "type=\"cpy\" srcbuf=\"i\" srcoff=\"1\""),
+    expect_error(edit(good, "type=\"s\" srcbuf=\"i\" srcoff=\"1\"",
+                      "type=\"cpy\" srcbuf=\"i\" srcoff=\"1\""),
                  WEFT_EPARSE, "t.xml:15:1: receive from gpu 0 on channel 0 has no matching send");
     expect_error(edit(good, "depid=\"-1\" deps=\"-1\"", "depid=\"0\" deps=\"7\""), WEFT_EPARSE,
                  "t.xml:4:1: depends on step 7 of threadblock 0, which has 4 steps");
     expect_error(edit(good, "depid=\"-1\" deps=\"-1\"", "depid=\"3\" deps=\"0\""), WEFT_EPARSE,
                  "t.xml:4:1: depends on threadblock 3, which gpu 0 does not have");
-    expect_error(edit(good, "srcoff=\"1\"", "srcoff=\"2\""), WEFT_EPARSE,
-                 "t.xml:4:1: source chunks [2, 3) are outside buffer i, which has 2 chunks on gpu 0");
+    expect_error(
+        edit(good, "srcoff=\"1\"", "srcoff=\"2\""), WEFT_EPARSE,
+        "t.xml:4:1: source chunks [2, 3) are outside buffer i, which has 2 chunks on gpu 0");
     expect_error(edit(good, "<step s=\"1\"", "<step s=\"2\""), WEFT_EPARSE,
                  "t.xml:5:1: <step s=\"2\">: expected s=\"1\" (steps are numbered in order)");
     expect_error(edit(good, "<gpu id=\"1\"", "<gpu id=\"0\""), WEFT_EPARSE,

@@ -65,8 +65,8 @@ typedef struct xk {
 } xk;
 
 typedef struct xstep {
-    uint32_t tb;   /* index into the sorted keys */
-    uint32_t dep;  /* global step it waits for, or NONE */
+    uint32_t tb;  /* index into the sorted keys */
+    uint32_t dep; /* global step it waits for, or NONE */
     uint8_t type;
     bool hasdep;
     char srcbuf, dstbuf;
@@ -87,17 +87,17 @@ typedef struct xctx {
     uint32_t nops;
     xk *keys;
     size_t nkeys;
-    uint32_t *chan;      /* per op: its channel in the program (plan channels spread) */
+    uint32_t *chan; /* per op: its channel in the program (plan channels spread) */
     xstep *steps;
     size_t nsteps, steps_cap;
     uint32_t *send_step, *recv_step; /* per op: its step on src / dst rank */
-    uint32_t *alias;     /* per key: the threadblock it is merged into (itself if none) */
-    uint32_t *pair_of;   /* per key: the key it is paired with, or NONE */
+    uint32_t *alias;      /* per key: the threadblock it is merged into (itself if none) */
+    uint32_t *pair_of;    /* per key: the key it is paired with, or NONE */
     uint32_t *fuse_next;  /* per op: the op whose send may fuse with its receive, or NONE */
     uint32_t *fused_from; /* per op: the op whose receive its send may fuse with, or NONE */
     uint32_t *tb_last;    /* per key: its threadblock's last step so far, or NONE */
-    uint32_t *wait;                  /* wire_deps' work list */
-    uint32_t *last_wait;             /* per threadblock: the last step it waited for */
+    uint32_t *wait;       /* wire_deps' work list */
+    uint32_t *last_wait;  /* per threadblock: the last step it waited for */
     size_t wait_cap;
 } xctx;
 

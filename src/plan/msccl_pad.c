@@ -55,11 +55,11 @@ typedef struct padctx {
     uint32_t *sync_used;
     /* Pass 2: the padded plan and each op's padded ops. */
     weft_plan *out;
-    uint32_t *map;          /* flat lists of padded op ids */
+    uint32_t *map; /* flat lists of padded op ids */
     size_t nmap, map_cap;
-    uint64_t *map_start;    /* per op: its list is map[map_start[i] .. map_start[i] + map_len[i]) */
+    uint64_t *map_start; /* per op: its list is map[map_start[i] .. map_start[i] + map_len[i]) */
     uint32_t *map_len;
-    uint32_t *deps;         /* scratch for one op's padded deps */
+    uint32_t *deps; /* scratch for one op's padded deps */
     size_t deps_cap;
     pad_run *runs;
     size_t nruns, runs_cap;
@@ -334,8 +334,13 @@ static weft_err pad_once(const weft_plan *p, uint32_t max_cnt, weft_plan **out,
             "nchunksperloop as an int (at most %d): %.1f times too many",
             pad->block_bytes, pad->piece_bytes, n, per_block, loop, INT_MAX,
             (double)loop / INT_MAX);
-    padctx x = {.p = p, .d = d, .n = n, .c = p->info.chunks, .g = pad->piece_bytes,
-                .per_block = per_block, .max_cnt = max_cnt};
+    padctx x = {.p = p,
+                .d = d,
+                .n = n,
+                .c = p->info.chunks,
+                .g = pad->piece_bytes,
+                .per_block = per_block,
+                .max_cnt = max_cnt};
     if (weft__layout_init(&x.l, p))
         return weft_diag_set(d, WEFT_ELIMIT, "a rank's slots do not fit 32 bits");
     size_t nslots = (size_t)x.l.per_rank * x.l.nranks;
@@ -379,8 +384,11 @@ static weft_err pad_once(const weft_plan *p, uint32_t max_cnt, weft_plan **out,
             (double)slots / (double)WEFT_PLAN_MAX_TOTAL_SLOTS, WEFT_PLAN_MAX_TOTAL_SLOTS);
         goto done;
     }
-    weft_plan_info info = {.coll = WEFT_COLL_ALLTOALL, .nranks = n, .chunks = (uint32_t)per_block,
-                           .scratch = (uint32_t)scratch, .inplace = false};
+    weft_plan_info info = {.coll = WEFT_COLL_ALLTOALL,
+                           .nranks = n,
+                           .chunks = (uint32_t)per_block,
+                           .scratch = (uint32_t)scratch,
+                           .inplace = false};
     if ((e = weft_plan_new(&info, &x.out))) {
         weft_diag_code(d, e);
         goto done;

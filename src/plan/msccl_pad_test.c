@@ -113,9 +113,9 @@ static uint32_t run_bytes(const char *xml, size_t len, const weft_topo *t, const
 }
 
 /* plan_traffic_test's matrix (rows s, columns d: the bytes rank s sends
- * rank d): 4 6 5 / 0 3 1 / 2 0 8. 3 ranks, C = 2, 2 scratch slots: every non-zero block straight to its
- * rank, except 0 -> 2 (through rank 1's scratch). Chunks of 2+2, 3+3,
- * 3+2, 2+1, 1+0, 1+1, 4+4 bytes: pieces of 1 byte, regions of 8. */
+ * rank d): 4 6 5 / 0 3 1 / 2 0 8. 3 ranks, C = 2, 2 scratch slots: every non-zero block straight to
+ * its rank, except 0 -> 2 (through rank 1's scratch). Chunks of 2+2, 3+3, 3+2, 2+1, 1+0, 1+1, 4+4
+ * bytes: pieces of 1 byte, regions of 8. */
 static const char SMALL[] = "weft-plan 1\ncoll alltoall\nranks 3\nchunks 2\nscratch 2\n"
                             "inplace no\ntraffic 0 0 4 6 5\ntraffic 1 0 0 3 1\n"
                             "traffic 2 0 2 0 8\n"

@@ -2,8 +2,8 @@
  * (weft/synth.h) for every collective it builds, on the issue's test
  * matrix (ring:8, switch:16, torus:4x4, a100:2, dgx1, ring:7, switch:13)
  * and biring:8, is exported under the executor profile, imported, verified
- * and executed on real data against the reference. (The test reaches up into synth for its inputs; the MSCCL
- * code itself depends on the plan API only.) */
+ * and executed on real data against the reference. (The test reaches up into synth for its inputs;
+ * the MSCCL code itself depends on the plan API only.) */
 #include <stdlib.h>
 
 #include "base/testing.h"
@@ -66,8 +66,8 @@ free_xml:
 int main(void)
 {
     /* The test matrix, odd sizes included. */
-    static const char *const specs[] = {"a100:2", "biring:8", "ring:8",  "switch:16",
-                                        "torus:4x4", "dgx1",   "ring:7", "switch:13"};
+    static const char *const specs[] = {"a100:2",    "biring:8", "ring:8", "switch:16",
+                                        "torus:4x4", "dgx1",     "ring:7", "switch:13"};
     size_t n = weft_classic_count();
     CHECK(n >= 10);
     int tried = 0;
@@ -89,14 +89,16 @@ int main(void)
             for (int c = 0; c < WEFT__COLL_COUNT; c++) {
                 if (!(info->colls & (1u << c)))
                     continue;
-                weft_rank root = {c == WEFT_COLL_BROADCAST || c == WEFT_COLL_REDUCE ? 3u % weft_topo_num_ranks(t) : 0u};
+                weft_rank root = {c == WEFT_COLL_BROADCAST || c == WEFT_COLL_REDUCE
+                                      ? 3u % weft_topo_num_ranks(t)
+                                      : 0u};
                 weft_plan *p = NULL;
                 weft_err e = weft_synth_classic(t, algo, (weft_coll)c, root, &p, &d);
                 if (e == WEFT_ETOPO)
                     continue; /* the fabric does not fit it (hier on a ring) */
                 char what[128];
-                snprintf(what, sizeof what, "%s %s on %s", algo,
-                         weft_coll_name((weft_coll)c), specs[s]);
+                snprintf(what, sizeof what, "%s %s on %s", algo, weft_coll_name((weft_coll)c),
+                         specs[s]);
                 if (e) {
                     fprintf(stderr, "%s: synth: %s\n", what, d.msg);
                     CHECK_ERR(e, WEFT_OK);

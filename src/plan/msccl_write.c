@@ -84,8 +84,8 @@ weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
             e = weft_diag_set(x->d, WEFT_ELIMIT,
                               "rank %u threadblock for %s on channel %u has %u steps; the %s "
                               "profile allows %u per threadblock (MSCCL_MAX_NUM_STEPS)",
-                              k->rank, what, k->chan, count,
-                              weft_msccl_profile_name(opts->profile), max_steps);
+                              k->rank, what, k->chan, count, weft_msccl_profile_name(opts->profile),
+                              max_steps);
             goto free_all;
         }
         if (k->chan + 1 > nchan)
@@ -139,10 +139,9 @@ weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
     put(out,
         "<algo name=\"%s\" proto=\"%s\" nchannels=\"%u\" nchunksperloop=\"%llu\" ngpus=\"%u\" "
         "coll=\"%s\" inplace=\"%d\" outofplace=\"%d\" minBytes=\"%llu\" maxBytes=\"%llu\"",
-        opts->name ? opts->name : name, opts->proto ? opts->proto : "Simple",
-        nchan ? nchan : 1, (unsigned long long)per_loop, n,
-        weft__msccl_coll_name(in->coll, opts->profile), in->inplace ? 1 : 0,
-        in->inplace ? 0 : 1, (unsigned long long)opts->min_bytes,
+        opts->name ? opts->name : name, opts->proto ? opts->proto : "Simple", nchan ? nchan : 1,
+        (unsigned long long)per_loop, n, weft__msccl_coll_name(in->coll, opts->profile),
+        in->inplace ? 1 : 0, in->inplace ? 0 : 1, (unsigned long long)opts->min_bytes,
         (unsigned long long)opts->max_bytes);
     if (weft_coll_has_root(in->coll))
         put(out, " root=\"%u\"", in->root.v);
@@ -156,9 +155,9 @@ weft_err weft__msccl_write_doc(xctx *x, const weft_msccl_opts *opts, xout *out)
                 continue;
             const xk *k = &x->keys[t];
             int send = k->kind == TB_SEND ? (int)k->peer : -1;
-            int recv = k->kind == TB_RECV              ? (int)k->peer
+            int recv = k->kind == TB_RECV      ? (int)k->peer
                        : x->pair_of[t] != NONE ? (int)x->keys[x->pair_of[t]].peer
-                                                 : -1;
+                                               : -1;
             put(out, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", tb_id[t], send,
                 recv, k->chan);
             for (uint32_t j = tb_start[t]; j < tb_start[t + 1]; j++) {

@@ -3,8 +3,7 @@
 #include "base/alloc.h"
 #include "plan/plan_internal.h"
 
-weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *stuck,
-                               weft_diag *d)
+weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *stuck, weft_diag *d)
 {
     uint32_t n = p->nops;
     weft_err e = WEFT_OK;

@@ -370,9 +370,8 @@ free_copy:
 
 static bool op_equal(const weft_op *a, const weft_op *b)
 {
-    return a->kind == b->kind && a->src_rank.v == b->src_rank.v &&
-           a->dst_rank.v == b->dst_rank.v && a->src_buf == b->src_buf &&
-           a->dst_buf == b->dst_buf && a->src_index == b->src_index &&
+    return a->kind == b->kind && a->src_rank.v == b->src_rank.v && a->dst_rank.v == b->dst_rank.v &&
+           a->src_buf == b->src_buf && a->dst_buf == b->dst_buf && a->src_index == b->src_index &&
            a->dst_index == b->dst_index && a->count == b->count && a->channel == b->channel;
 }
 
@@ -390,7 +389,8 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
         return false;
     for (size_t c = 0; c < a->ncircuits; c++) {
         const weft__plan_circuit *x = &a->circuits[c], *y = &b->circuits[c];
-        if (x->epoch != y->epoch || strcmp(weft__plan_name(a, x->ocs), weft__plan_name(b, y->ocs)) ||
+        if (x->epoch != y->epoch ||
+            strcmp(weft__plan_name(a, x->ocs), weft__plan_name(b, y->ocs)) ||
             strcmp(weft__plan_name(a, x->from), weft__plan_name(b, y->from)) ||
             strcmp(weft__plan_name(a, x->to), weft__plan_name(b, y->to)))
             return false;

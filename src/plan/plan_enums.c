@@ -5,8 +5,8 @@
 
 #include "plan/plan_internal.h"
 
-static const char *const coll_names[WEFT__COLL_COUNT] = {
-    "allgather", "reducescatter", "allreduce", "broadcast", "reduce", "alltoall"};
+static const char *const coll_names[WEFT__COLL_COUNT] = {"allgather", "reducescatter", "allreduce",
+                                                         "broadcast", "reduce",        "alltoall"};
 static const char *const buf_names[WEFT__BUF_COUNT] = {"in", "out", "scratch"};
 static const char *const kind_names[WEFT__OP_KIND_COUNT] = {"copy", "reduce", "nop"};
 

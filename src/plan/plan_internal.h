@@ -89,8 +89,7 @@ static inline const uint32_t *weft__plan_deps(const weft_plan *p, uint32_t i)
  * WEFT_EVERIFY when a dep names no op (d says which) or the deps form a
  * cycle (d says so; *stuck, if not NULL, receives an op that is on the cycle
  * or waits for it). O(ops + deps). */
-weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *stuck,
-                               weft_diag *d);
+weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *stuck, weft_diag *d);
 
 /* The interned name with id `name`. */
 const char *weft__plan_name(const weft_plan *p, uint32_t name);

@@ -40,7 +40,7 @@ bool weft__layout_initial(const weft__layout *l, uint32_t r, uint32_t i, uint64_
  * the postcondition (also a chunk of 0 bytes in an alltoallv plan: nothing
  * to deliver, so the slot may stay empty); else the chunk id and whether it must sum all ranks
  * (*all) or be the single contribution of *from. */
-bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk,
-                        bool *all, uint32_t *from);
+bool weft__layout_final(const weft__layout *l, uint32_t r, uint32_t i, uint64_t *chunk, bool *all,
+                        uint32_t *from);
 
 #endif

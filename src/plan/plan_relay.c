@@ -47,7 +47,7 @@ typedef struct relay_ctx {
     uint64_t *relay_at; /* per rank: relay scratch slots handed out */
     uint32_t *nodes;    /* scratch: ranks along one path, UINT32_MAX elsewhere */
     uint32_t nodes_cap;
-    uint32_t *deps;     /* scratch: the deps of one first hop */
+    uint32_t *deps; /* scratch: the deps of one first hop */
     size_t deps_cap;
     const char **names; /* scratch: one stretch's node names */
     uint32_t names_cap;
@@ -74,8 +74,8 @@ static weft_err path_ranks(relay_ctx *c, uint32_t id, uint32_t k, uint32_t *len)
         weft_node_id v;
         weft_rank r;
         if (!weft_topo_find_node(c->t, name, &v))
-            return weft_diag_set(c->d, WEFT_ETOPO, "op %" PRIu32 " path %" PRIu32
-                                 ": unknown node '%s'", id, k, name);
+            return weft_diag_set(c->d, WEFT_ETOPO,
+                                 "op %" PRIu32 " path %" PRIu32 ": unknown node '%s'", id, k, name);
         c->nodes[i] = weft_topo_node_rank(c->t, v, &r) ? r.v : UINT32_MAX;
     }
     *len = n;
@@ -130,8 +130,9 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
         for (uint32_t k = 0; k < np && need; k++) {
             weft_rat s = weft_plan_path_share(p, id, k);
             if (s.num <= 0 || s.den <= 0)
-                return weft_diag_set(c->d, WEFT_EINVAL, "op %" PRIu32 " path %" PRIu32
-                                     ": a share must be positive", id, k);
+                return weft_diag_set(c->d, WEFT_EINVAL,
+                                     "op %" PRIu32 " path %" PRIu32 ": a share must be positive",
+                                     id, k);
             /* Piece k moves share x count x K slots: K needs only the
              * part of the denominator that count does not cover. */
             uint64_t count = weft_plan_op(p, id).count;
@@ -148,8 +149,10 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
             over = over || weft_rat_add(sum, s, &sum) != WEFT_OK;
         }
         if (need && (over || !weft_rat_eq(sum, weft_rat_int(1))))
-            return weft_diag_set(c->d, WEFT_EINVAL, "op %" PRIu32 ": the shares of its paths "
-                                 "do not sum to 1", id);
+            return weft_diag_set(c->d, WEFT_EINVAL,
+                                 "op %" PRIu32 ": the shares of its paths "
+                                 "do not sum to 1",
+                                 id);
     }
     *K_out = (uint32_t)K;
     uint64_t next = 0, nfin = 0;
@@ -184,8 +187,8 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
             nfin++;
         }
         if (next >= WEFT_PLAN_MAX_OPS)
-            return weft_diag_set(c->d, WEFT_ELIMIT, "the relayed plan would exceed %" PRIu32
-                                 " ops", (uint32_t)WEFT_PLAN_MAX_OPS);
+            return weft_diag_set(c->d, WEFT_ELIMIT, "the relayed plan would exceed %" PRIu32 " ops",
+                                 (uint32_t)WEFT_PLAN_MAX_OPS);
     }
     c->base[c->nops] = (uint32_t)next;
     c->fin_off[c->nops] = (uint32_t)nfin;
@@ -222,8 +225,9 @@ static weft_err first_deps(relay_ctx *c, uint32_t id, uint32_t *n_out)
     for (uint32_t k = 0; k < nd; k++) {
         uint32_t y = deps[k];
         if (y >= c->nops)
-            return weft_diag_set(c->d, WEFT_EINVAL, "op %" PRIu32 " depends on op %" PRIu32
-                                 ", which does not exist", id, y);
+            return weft_diag_set(c->d, WEFT_EINVAL,
+                                 "op %" PRIu32 " depends on op %" PRIu32 ", which does not exist",
+                                 id, y);
         for (uint32_t j = c->fin_off[y]; j < c->fin_off[y + 1]; j++) {
             if (weft__grow((void **)&c->deps, &c->deps_cap, (size_t)n + 1, sizeof *c->deps))
                 return weft_diag_code(c->d, WEFT_ENOMEM);
@@ -259,8 +263,9 @@ static weft_err add_op(relay_ctx *c, weft_plan *q, uint32_t id, uint32_t K, uint
         return e;
     if ((uint64_t)o.src_index * K + (uint64_t)o.count * K > WEFT_PLAN_MAX_SLOTS ||
         (uint64_t)o.dst_index * K + (uint64_t)o.count * K > WEFT_PLAN_MAX_SLOTS)
-        return weft_diag_set(c->d, WEFT_ELIMIT, "op %" PRIu32 ": its slots cut %" PRIu32
-                             "-fold pass %u slots", id, K, (unsigned)WEFT_PLAN_MAX_SLOTS);
+        return weft_diag_set(c->d, WEFT_ELIMIT,
+                             "op %" PRIu32 ": its slots cut %" PRIu32 "-fold pass %u slots", id, K,
+                             (unsigned)WEFT_PLAN_MAX_SLOTS);
     weft_op r = o;
     r.src_index = o.src_index * K;
     r.dst_index = o.dst_index * K;
@@ -354,15 +359,18 @@ weft_err weft_plan_relay_routes(const weft_plan *p, const weft_topo *t, weft_pla
     weft_plan_info qi = *info;
     uint64_t scratch0 = (uint64_t)info->scratch * K, chunks = (uint64_t)info->chunks * K;
     if (scratch0 + relay_max > WEFT_PLAN_MAX_SLOTS || chunks > WEFT_PLAN_MAX_SLOTS) {
-        e = weft_diag_set(d, WEFT_ELIMIT, "the relayed plan needs more than %u slots per "
-                          "buffer", (unsigned)WEFT_PLAN_MAX_SLOTS);
+        e = weft_diag_set(d, WEFT_ELIMIT,
+                          "the relayed plan needs more than %u slots per "
+                          "buffer",
+                          (unsigned)WEFT_PLAN_MAX_SLOTS);
         goto free_all;
     }
     qi.chunks = (uint32_t)chunks;
     qi.scratch = (uint32_t)(scratch0 + relay_max);
     if ((e = weft_plan_new(&qi, &q))) {
         if (e == WEFT_ELIMIT)
-            weft_diag_set(d, e, "the relayed plan (chunks cut %" PRIu32 "-fold, %" PRIu32
+            weft_diag_set(d, e,
+                          "the relayed plan (chunks cut %" PRIu32 "-fold, %" PRIu32
                           " scratch slots per rank) exceeds the plan's slot limit",
                           K, qi.scratch);
         else

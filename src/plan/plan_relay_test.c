@@ -38,8 +38,8 @@ static int count_str(const char *s, const char *what)
 /* The optimal all-to-all of spec, relayed: refine and the limit as
  * expected, ops = pairs' pieces and hops (want_ops), and the MSCCL round
  * trip (want_rcs fused relay steps). */
-static void check(const char *spec, const char *want_limit, uint32_t want_refine,
-                  uint32_t want_ops, int want_rcs)
+static void check(const char *spec, const char *want_limit, uint32_t want_refine, uint32_t want_ops,
+                  int want_rcs)
 {
     weft_topo *t = NULL;
     weft_diag d;

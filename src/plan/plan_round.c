@@ -176,8 +176,9 @@ weft_err weft_plan_round_shares(const weft_plan *p, const weft_topo *t, uint64_t
     if (e)
         return e;
     if (weft_rat_sign(base.algbw) <= 0)
-        return weft_diag_set(d, WEFT_EINVAL, "the plan moves nothing over the fabric: no limit "
-                                             "to keep while rounding its shares");
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the plan moves nothing over the fabric: no limit "
+                             "to keep while rounding its shares");
     weft_rat keep; /* 99.9 % of the limit */
     if ((e = weft_rat_mul(base.algbw, (weft_rat){KEEP_NUM, KEEP_DEN}, &keep)))
         return weft_diag_code(d, e);
@@ -190,8 +191,9 @@ weft_err weft_plan_round_shares(const weft_plan *p, const weft_topo *t, uint64_t
         weft_plan *q = NULL;
         uint32_t changed = 0;
         if ((e = round_plan(&c, K, &q, &changed))) {
-            e = e == WEFT_EINVAL ? weft_diag_set(d, e, "the route shares of an op do not sum "
-                                                       "to 1: nothing to round")
+            e = e == WEFT_EINVAL ? weft_diag_set(d, e,
+                                                 "the route shares of an op do not sum "
+                                                 "to 1: nothing to round")
                                  : weft_diag_code(d, e);
             break;
         }

@@ -28,9 +28,9 @@ static void test_sizes(void)
         uint32_t in, out;
         uint64_t size, ids;
     } rows[] = {
-        {WEFT_COLL_ALLGATHER, 3, 12, 12, 12},    {WEFT_COLL_REDUCESCATTER, 12, 3, 12, 12},
-        {WEFT_COLL_ALLREDUCE, 3, 3, 3, 3},       {WEFT_COLL_BROADCAST, 3, 3, 3, 3},
-        {WEFT_COLL_REDUCE, 3, 3, 3, 3},          {WEFT_COLL_ALLTOALL, 12, 12, 12, 48},
+        {WEFT_COLL_ALLGATHER, 3, 12, 12, 12}, {WEFT_COLL_REDUCESCATTER, 12, 3, 12, 12},
+        {WEFT_COLL_ALLREDUCE, 3, 3, 3, 3},    {WEFT_COLL_BROADCAST, 3, 3, 3, 3},
+        {WEFT_COLL_REDUCE, 3, 3, 3, 3},       {WEFT_COLL_ALLTOALL, 12, 12, 12, 48},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         weft_plan_info info = {rows[i].coll, 4, {0}, 3, 2, true};
@@ -233,10 +233,10 @@ static void test_storage_order(void)
         uint32_t index, slot;
     } rows[] = {
         /* 4 ranks, C = 3, 2 scratch slots. */
-        {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_IN, 1, 7},  /* in[1] is out[2*3+1] */
+        {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_IN, 1, 7}, /* in[1] is out[2*3+1] */
         {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_OUT, 7, 7},
         {WEFT_COLL_ALLGATHER, true, 2, WEFT_BUF_SCRATCH, 1, 13}, /* after 12 out slots */
-        {WEFT_COLL_REDUCESCATTER, true, 1, WEFT_BUF_OUT, 2, 5}, /* out[2] is in[1*3+2] */
+        {WEFT_COLL_REDUCESCATTER, true, 1, WEFT_BUF_OUT, 2, 5},  /* out[2] is in[1*3+2] */
         {WEFT_COLL_ALLREDUCE, true, 3, WEFT_BUF_OUT, 2, 2},
         {WEFT_COLL_ALLREDUCE, false, 3, WEFT_BUF_IN, 2, 2},
         {WEFT_COLL_ALLREDUCE, false, 3, WEFT_BUF_OUT, 2, 5}, /* after 3 in slots */

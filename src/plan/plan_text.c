@@ -45,9 +45,9 @@ typedef struct parser {
     const char **nodes;
     char *node_buf;
     size_t nodes_cap, node_buf_cap;
-    uint64_t *traffic;    /* `traffic` lines read so far (N*N), or NULL */
-    size_t traffic_next;  /* the entry the next line must start at */
-    uint64_t traffic_sum; /* of the entries read */
+    uint64_t *traffic;     /* `traffic` lines read so far (N*N), or NULL */
+    size_t traffic_next;   /* the entry the next line must start at */
+    uint64_t traffic_sum;  /* of the entries read */
     uint32_t traffic_line; /* the first `traffic` line */
     uint64_t op_size;      /* a `size` line: the plan carries op sizes (bytes=) */
     uint64_t *op_bytes;    /* bytes= of each op read so far */
@@ -296,9 +296,9 @@ static weft_err parse_traffic(parser *ps, const tok *t, size_t nt)
         return e;
     size_t nn = (size_t)n * n;
     if (ps->traffic_next == nn)
-        return fail(ps, t[0].col, "more 'traffic' lines than the %u x %u matrix has entries", n,
-                    n);
-    uint32_t want_row = (uint32_t)(ps->traffic_next / n), want_col = (uint32_t)(ps->traffic_next % n);
+        return fail(ps, t[0].col, "more 'traffic' lines than the %u x %u matrix has entries", n, n);
+    uint32_t want_row = (uint32_t)(ps->traffic_next / n),
+             want_col = (uint32_t)(ps->traffic_next % n);
     if (row != want_row || col != want_col)
         return fail(ps, t[1].col,
                     "traffic entries come in order: expected row %u column %u here, not row %u "
@@ -378,18 +378,20 @@ static weft_err finish_header(parser *ps, uint32_t col)
      * every factor is already within its own. */
     uint64_t total = weft_plan_info_total_slots(&ps->info);
     if (total > WEFT_PLAN_MAX_TOTAL_SLOTS)
-        return fail(ps, col,
-                    "%u ranks with %u chunks and %u scratch slots hold %llu slots in all; the limit "
-                    "is %llu",
-                    ps->info.nranks, ps->info.chunks, ps->info.scratch, (unsigned long long)total,
-                    (unsigned long long)WEFT_PLAN_MAX_TOTAL_SLOTS);
+        return fail(
+            ps, col,
+            "%u ranks with %u chunks and %u scratch slots hold %llu slots in all; the limit "
+            "is %llu",
+            ps->info.nranks, ps->info.chunks, ps->info.scratch, (unsigned long long)total,
+            (unsigned long long)WEFT_PLAN_MAX_TOTAL_SLOTS);
     size_t nn = (size_t)ps->info.nranks * ps->info.nranks;
     if (ps->traffic && ps->info.coll != WEFT_COLL_ALLTOALL) {
         ps->line = ps->traffic_line;
         return fail(ps, 1, "'traffic' gives the sizes of an alltoall plan, not %s", coll);
     }
     if (ps->traffic && ps->op_size)
-        return fail(ps, col, "a plan has a traffic matrix or a 'size' line with op bytes, not both");
+        return fail(ps, col,
+                    "a plan has a traffic matrix or a 'size' line with op bytes, not both");
     if (ps->traffic && ps->traffic_next != nn)
         return fail(ps, col, "the traffic matrix is incomplete: %zu of its %u x %u entries given",
                     ps->traffic_next, ps->info.nranks, ps->info.nranks);
@@ -678,7 +680,6 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
     return WEFT_OK;
 }
 
-
 static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
 {
     weft_err e = check_bytes(ps, s, n);
@@ -782,8 +783,8 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
             goto free_parser;
         }
     }
-    if (ps.op_size &&
-        (e = weft_plan_set_op_sizes(ps.plan, ps.op_size, ps.op_bytes ? ps.op_bytes : &ps.op_size, d)))
+    if (ps.op_size && (e = weft_plan_set_op_sizes(ps.plan, ps.op_size,
+                                                  ps.op_bytes ? ps.op_bytes : &ps.op_size, d)))
         goto free_parser;
     *out = ps.plan;
     ps.plan = NULL;
@@ -804,7 +805,8 @@ weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d)
     char *buf = NULL;
     size_t len = 0;
     weft_err e = weft__file_read(path, WEFT_PLAN_MAX_FILE_BYTES, "a .plan file", &buf, &len, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_plan_parse(buf, len, path, out, d);
     weft__free(buf);
     return e;
@@ -846,7 +848,8 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
         if (op->channel)
             fprintf(f, " ch=%u", op->channel);
         if (p->op_bytes && op->kind != WEFT_OP_NOP)
-            fprintf(f, " bytes=%llu", i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
+            fprintf(f, " bytes=%llu",
+                    i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
         const uint32_t *deps = weft__plan_deps(p, i);
         for (uint32_t k = 0; k < p->dep_count[i]; k++)
             fprintf(f, "%s%u", k ? "," : " deps=", deps[k]);

@@ -299,8 +299,9 @@ static void test_long_line(void)
     CHECK(text != NULL);
     if (!text)
         return;
-    size_t n = (size_t)snprintf(text, cap, "weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
-                                           "op 0 copy 0:in[0] 1:out[0]");
+    size_t n = (size_t)snprintf(text, cap,
+                                "weft-plan 1\ncoll allgather\nranks 2\nchunks 1\n"
+                                "op 0 copy 0:in[0] 1:out[0]");
     for (unsigned i = 0; i < npaths; i++)
         n += (size_t)snprintf(text + n, cap - n, " path=1/%u:r0,s,r1", npaths);
     n += (size_t)snprintf(text + n, cap - n, "\nop 1 copy 1:in[0] 0:out[1]\n");

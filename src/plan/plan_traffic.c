@@ -17,8 +17,8 @@ weft_err weft_plan_set_traffic(weft_plan *p, const weft_traffic *t, weft_diag *d
                              "a traffic matrix gives the sizes of an alltoall plan, not %s",
                              weft_coll_name(p->info.coll));
     if (t->ranks != p->info.nranks)
-        return weft_diag_set(d, WEFT_EINVAL, "the traffic matrix has %" PRIu32
-                                             " ranks, the plan %" PRIu32,
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the traffic matrix has %" PRIu32 " ranks, the plan %" PRIu32,
                              t->ranks, p->info.nranks);
     weft_err e = weft_traffic_check(t, d);
     if (e)
@@ -55,8 +55,7 @@ double weft_plan_traffic_size(const weft_plan *p)
     return (double)s.total / p->info.nranks;
 }
 
-weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes,
-                                weft_diag *d)
+weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes, weft_diag *d)
 {
     if (p->traffic.bytes)
         return weft_diag_set(d, WEFT_EINVAL,
@@ -143,7 +142,8 @@ weft_err weft_plan_op_bytes(const weft_plan *p, uint64_t *bytes, weft_diag *d)
         const weft_op *op = &p->ops[id];
         uint64_t sum = 0;
         if (op->kind != WEFT_OP_NOP) {
-            size_t sb = (size_t)op->src_rank.v * l.per_rank, db = (size_t)op->dst_rank.v * l.per_rank;
+            size_t sb = (size_t)op->src_rank.v * l.per_rank,
+                   db = (size_t)op->dst_rank.v * l.per_rank;
             uint32_t s0 = weft__layout_slot(&l, op->src_rank.v, op->src_buf, op->src_index);
             uint32_t d0 = weft__layout_slot(&l, op->dst_rank.v, op->dst_buf, op->dst_index);
             for (uint32_t j = 0; j < op->count; j++) {
@@ -180,8 +180,8 @@ weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, double *by
         double own = weft_plan_own_size(p);
         double scale = own > 0 ? size_bytes / own : 0;
         for (uint32_t id = 0; id < p->nops; id++)
-            bytes[id] = fabs(size_bytes - own) <= 0.5 ? (double)exact[id]
-                                                      : (double)exact[id] * scale;
+            bytes[id] =
+                fabs(size_bytes - own) <= 0.5 ? (double)exact[id] : (double)exact[id] * scale;
     }
     weft__free(exact);
     return e;

@@ -59,8 +59,8 @@ static const struct {
     const char *arch;
     double model_gbps, line_gbps;
 } nvlink_eff[] = {
-    {"volta", 20.0, 25.0},  {"ampere", 20.0, 25.0}, {"hopper", 20.6, 25.0},
-    {"blackwell", 40.1, 50.0}, {"cdna2", 36.0, 50.0}, {"cdna3", 48.0, 64.0},
+    {"volta", 20.0, 25.0},     {"ampere", 20.0, 25.0}, {"hopper", 20.6, 25.0},
+    {"blackwell", 40.1, 50.0}, {"cdna2", 36.0, 50.0},  {"cdna3", 48.0, 64.0},
 };
 
 /* NCCL's PCIe figure: 6 Gb/s per lane at 8 GT/s (kvDictPciGen's 60, in

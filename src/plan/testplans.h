@@ -9,28 +9,26 @@ typedef struct weft__test_plan {
 } weft__test_plan;
 
 static const weft__test_plan weft__good_plans[] = {
-    {"allgather ring, 3 ranks, in place",
-     "weft-plan 1\ncoll allgather\nranks 3\nchunks 1\n"
-     "op 0 copy 0:out[0] 1:out[0]\n"
-     "op 1 copy 1:out[1] 2:out[1]\n"
-     "op 2 copy 2:out[2] 0:out[2]\n"
-     "op 3 copy 1:out[0] 2:out[0] deps=0\n"
-     "op 4 copy 2:out[1] 0:out[1] deps=1\n"
-     "op 5 copy 0:out[2] 1:out[2] deps=2\n"},
+    {"allgather ring, 3 ranks, in place", "weft-plan 1\ncoll allgather\nranks 3\nchunks 1\n"
+                                          "op 0 copy 0:out[0] 1:out[0]\n"
+                                          "op 1 copy 1:out[1] 2:out[1]\n"
+                                          "op 2 copy 2:out[2] 0:out[2]\n"
+                                          "op 3 copy 1:out[0] 2:out[0] deps=0\n"
+                                          "op 4 copy 2:out[1] 0:out[1] deps=1\n"
+                                          "op 5 copy 0:out[2] 1:out[2] deps=2\n"},
     {"allgather direct, 2 ranks, 2 chunks each, out of place",
      "weft-plan 1\ncoll allgather\nranks 2\nchunks 2\ninplace no\n"
      "op 0 copy 0:in[0] 0:out[0] n=2\n"
      "op 1 copy 1:in[0] 1:out[2] n=2\n"
      "op 2 copy 0:in[0] 1:out[0] n=2 ch=1\n"
      "op 3 copy 1:in[0] 0:out[2] n=2 ch=1\n"},
-    {"reducescatter ring, 3 ranks, in place",
-     "weft-plan 1\ncoll reducescatter\nranks 3\nchunks 1\n"
-     "op 0 reduce 0:in[2] 1:in[2]\n"
-     "op 1 reduce 1:in[2] 2:in[2] deps=0\n"
-     "op 2 reduce 1:in[0] 2:in[0]\n"
-     "op 3 reduce 2:in[0] 0:in[0] deps=2\n"
-     "op 4 reduce 2:in[1] 0:in[1]\n"
-     "op 5 reduce 0:in[1] 1:in[1] deps=4\n"},
+    {"reducescatter ring, 3 ranks, in place", "weft-plan 1\ncoll reducescatter\nranks 3\nchunks 1\n"
+                                              "op 0 reduce 0:in[2] 1:in[2]\n"
+                                              "op 1 reduce 1:in[2] 2:in[2] deps=0\n"
+                                              "op 2 reduce 1:in[0] 2:in[0]\n"
+                                              "op 3 reduce 2:in[0] 0:in[0] deps=2\n"
+                                              "op 4 reduce 2:in[1] 0:in[1]\n"
+                                              "op 5 reduce 0:in[1] 1:in[1] deps=4\n"},
     {"reducescatter, 2 ranks, out of place through scratch",
      "weft-plan 1\ncoll reducescatter\nranks 2\nchunks 1\nscratch 1\ninplace no\n"
      "op 0 copy 1:in[0] 0:scratch[0]\n"
@@ -56,15 +54,13 @@ static const weft__test_plan weft__good_plans[] = {
      "op 4 reduce 1:scratch[0] 1:out[1] deps=1\n"
      "op 5 copy 0:out[0] 1:out[0] deps=3\n"
      "op 6 copy 1:out[1] 0:out[1] deps=4\n"},
-    {"broadcast tree, 4 ranks, root 1",
-     "weft-plan 1\ncoll broadcast\nranks 4\nroot 1\nchunks 1\n"
-     "op 0 copy 1:out[0] 0:out[0]\n"
-     "op 1 copy 1:out[0] 2:out[0]\n"
-     "op 2 copy 2:out[0] 3:out[0] deps=1\n"},
-    {"reduce chain, 3 ranks, root 0",
-     "weft-plan 1\ncoll reduce\nranks 3\nroot 0\nchunks 1\n"
-     "op 0 reduce 2:in[0] 1:in[0]\n"
-     "op 1 reduce 1:in[0] 0:in[0] deps=0\n"},
+    {"broadcast tree, 4 ranks, root 1", "weft-plan 1\ncoll broadcast\nranks 4\nroot 1\nchunks 1\n"
+                                        "op 0 copy 1:out[0] 0:out[0]\n"
+                                        "op 1 copy 1:out[0] 2:out[0]\n"
+                                        "op 2 copy 2:out[0] 3:out[0] deps=1\n"},
+    {"reduce chain, 3 ranks, root 0", "weft-plan 1\ncoll reduce\nranks 3\nroot 0\nchunks 1\n"
+                                      "op 0 reduce 2:in[0] 1:in[0]\n"
+                                      "op 1 reduce 1:in[0] 0:in[0] deps=0\n"},
     {"alltoall, 2 ranks, out of place",
      "weft-plan 1\ncoll alltoall\nranks 2\nchunks 1\ninplace no\n"
      "op 0 copy 0:in[0] 0:out[0]\n"
@@ -104,8 +100,7 @@ static const weft__test_plan weft__good_plans[] = {
      "op 13 copy 2:out[2] 0:out[2] n=2 deps=11,7\n"
      "op 14 copy 1:out[0] 3:out[0] n=2 deps=8,4\n"
      "op 15 copy 3:out[2] 1:out[2] n=2 deps=10,6\n"},
-    {"allreduce, 1 rank, no ops",
-     "weft-plan 1\ncoll allreduce\nranks 1\nchunks 3\n"},
+    {"allreduce, 1 rank, no ops", "weft-plan 1\ncoll allreduce\nranks 1\nchunks 3\n"},
 };
 
 #endif

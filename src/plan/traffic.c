@@ -24,8 +24,8 @@ weft_err weft_traffic_new(uint32_t n, weft_traffic *out, weft_diag *d)
                              WEFT_TRAFFIC_MAX_RANKS, n);
     uint64_t *b = weft__calloc((size_t)n * n, sizeof *b);
     if (!b)
-        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for a traffic matrix of %" PRIu32
-                                             " ranks", n);
+        return weft_diag_set(d, WEFT_ENOMEM,
+                             "out of memory for a traffic matrix of %" PRIu32 " ranks", n);
     out->ranks = n;
     out->bytes = b;
     return WEFT_OK;
@@ -171,8 +171,8 @@ static weft_err read_first(reader *r, weft_traffic *t, uint32_t *first_line)
                 break;
             if (r->p >= r->end) {
                 e = weft_diag_set(r->d, WEFT_EPARSE,
-                                  "%s:%" PRIu32 ":%u: no matrix: the file has no numbers",
-                                  r->name, r->line, col_of(r, r->p));
+                                  "%s:%" PRIu32 ":%u: no matrix: the file has no numbers", r->name,
+                                  r->line, col_of(r, r->p));
                 goto free_row;
             }
             next_line(r);
@@ -200,8 +200,8 @@ static weft_err read_first(reader *r, weft_traffic *t, uint32_t *first_line)
     e = weft_traffic_new((uint32_t)n, t, r->d);
     if (e) {
         if (e == WEFT_ENOMEM)
-            weft_diag_set(r->d, WEFT_ENOMEM,
-                          "%s: out of memory for a traffic matrix of %zu ranks", r->name, n);
+            weft_diag_set(r->d, WEFT_ENOMEM, "%s: out of memory for a traffic matrix of %zu ranks",
+                          r->name, n);
         goto free_row;
     }
     memcpy(t->bytes, row, n * sizeof *row);
@@ -213,8 +213,7 @@ free_row:
 weft_err weft_traffic_parse(const char *text, size_t len, const char *name, weft_traffic *out,
                             weft_diag *d)
 {
-    reader r = {.name = name, .p = text, .end = text + len, .line = 1, .line_start = text,
-                .d = d};
+    reader r = {.name = name, .p = text, .end = text + len, .line = 1, .line_start = text, .d = d};
     weft_traffic t = {0};
     uint32_t first_line = 0;
     weft_err e = read_first(&r, &t, &first_line);
@@ -248,8 +247,9 @@ weft_err weft_traffic_parse(const char *text, size_t len, const char *name, weft
         }
         if (got > 0 && got < n) {
             e = weft_diag_set(d, WEFT_EPARSE,
-                              "%s:%" PRIu32 ":%u: %" PRIu32 " numbers on this line, expected %" PRIu32
-                              " (as on line %" PRIu32 ")",
+                              "%s:%" PRIu32 ":%u: %" PRIu32
+                              " numbers on this line, expected %" PRIu32 " (as on line %" PRIu32
+                              ")",
                               name, r.line, col_of(&r, r.p), got, n, first_line);
             goto free_matrix;
         }
@@ -275,8 +275,8 @@ weft_err weft_traffic_load_file(const char *path, weft_traffic *out, weft_diag *
 {
     char *buf = NULL;
     size_t len = 0;
-    weft_err e = weft__file_read(path, WEFT_TRAFFIC_MAX_FILE_BYTES, "a traffic matrix file", &buf,
-                                 &len, d);
+    weft_err e =
+        weft__file_read(path, WEFT_TRAFFIC_MAX_FILE_BYTES, "a traffic matrix file", &buf, &len, d);
     if (e)
         return e;
     e = weft_traffic_parse(buf, len, path, out, d);
@@ -328,8 +328,8 @@ weft_err weft_traffic_uniform(uint32_t n, uint64_t size, weft_traffic *out, weft
                              size, n, n);
     if (n > 1 && size > UINT64_MAX / n)
         return weft_diag_set(d, WEFT_EOVERFLOW,
-                             "%" PRIu32 " ranks of %" PRIu64 " bytes are more than 2^64-1 bytes",
-                             n, size);
+                             "%" PRIu32 " ranks of %" PRIu64 " bytes are more than 2^64-1 bytes", n,
+                             size);
     weft_traffic t;
     weft_err e = weft_traffic_new(n, &t, d);
     if (e)

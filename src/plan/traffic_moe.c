@@ -58,8 +58,8 @@ static weft_err check_params(const weft_traffic_moe_params *p, weft_diag *d)
         return weft_diag_set(d, WEFT_EINVAL, "--ranks %" PRIu32 ": must be 1 to %u", p->ranks,
                              WEFT_TRAFFIC_MAX_RANKS);
     if (p->experts == 0 || p->experts > WEFT_TRAFFIC_MAX_EXPERTS)
-        return weft_diag_set(d, WEFT_EINVAL, "--experts %" PRIu32 ": must be 1 to %u",
-                             p->experts, WEFT_TRAFFIC_MAX_EXPERTS);
+        return weft_diag_set(d, WEFT_EINVAL, "--experts %" PRIu32 ": must be 1 to %u", p->experts,
+                             WEFT_TRAFFIC_MAX_EXPERTS);
     if (p->topk == 0)
         return weft_diag_set(d, WEFT_EINVAL, "--topk 0: every token goes to at least 1 expert");
     if (p->topk > p->experts)
@@ -68,8 +68,8 @@ static weft_err check_params(const weft_traffic_moe_params *p, weft_diag *d)
                              " experts (a token goes to K distinct experts)",
                              p->topk, p->experts);
     if (p->skew == WEFT_TRAFFIC_SKEW_ZIPF && p->zipf_milli > 8000)
-        return weft_diag_set(d, WEFT_EINVAL, "zipf exponent %" PRIu32 ".%03" PRIu32
-                                             ": must be at most 8",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "zipf exponent %" PRIu32 ".%03" PRIu32 ": must be at most 8",
                              p->zipf_milli / 1000, p->zipf_milli % 1000);
     /* N * T * K * H, the whole matrix, must fit. */
     u128 total = (u128)p->tokens * p->topk;
@@ -79,8 +79,8 @@ static weft_err check_params(const weft_traffic_moe_params *p, weft_diag *d)
         total *= p->ranks;
     if (total > UINT64_MAX)
         return weft_diag_set(d, WEFT_EOVERFLOW,
-                             "%" PRIu32 " ranks x %" PRIu64 " tokens x %" PRIu32 " experts x %" PRIu64
-                             " bytes are more than 2^64-1 bytes",
+                             "%" PRIu32 " ranks x %" PRIu64 " tokens x %" PRIu32
+                             " experts x %" PRIu64 " bytes are more than 2^64-1 bytes",
                              p->ranks, p->tokens, p->topk, p->hidden_bytes);
     return WEFT_OK;
 }
@@ -101,9 +101,8 @@ weft_err weft_traffic_moe(const weft_traffic_moe_params *p, weft_traffic *out, w
     uint32_t *picked = weft__malloc((size_t)k * sizeof *picked);
     fenwick f = {.tree = weft__calloc((size_t)ne + 1, sizeof *f.tree), .n = ne, .top = 1};
     if (!w || !home || !picked || !f.tree) {
-        weft_diag_set(d, WEFT_ENOMEM, "out of memory generating a MoE matrix of %" PRIu32
-                                      " experts",
-                      ne);
+        weft_diag_set(d, WEFT_ENOMEM,
+                      "out of memory generating a MoE matrix of %" PRIu32 " experts", ne);
         goto free_all;
     }
     while (f.top * 2 <= ne)

@@ -43,10 +43,10 @@ static void test_parse(void)
     parse_ok("1 2\n3 4\n", 2, (const uint64_t[]){1, 2, 3, 4});
     parse_ok("# a comment\n\n  5\t6 # tail\r\n\n7 8", 2, (const uint64_t[]){5, 6, 7, 8});
     parse_ok("42", 1, (const uint64_t[]){42});
-    parse_ok("18446744073709551615 0\n0 0\n", 2,
-             (const uint64_t[]){UINT64_MAX, 0, 0, 0});
+    parse_ok("18446744073709551615 0\n0 0\n", 2, (const uint64_t[]){UINT64_MAX, 0, 0, 0});
 
-    parse_bad("1 2\n3\n", WEFT_EPARSE, "m.tm:2:2: 1 numbers on this line, expected 2 (as on line 1)");
+    parse_bad("1 2\n3\n", WEFT_EPARSE,
+              "m.tm:2:2: 1 numbers on this line, expected 2 (as on line 1)");
     parse_bad("1 2\n3 4 5\n", WEFT_EPARSE,
               "m.tm:2:5: more than 2 numbers on this line (line 1 has 2)");
     parse_bad("# c\n1 2\n3 4\n5 6\n", WEFT_EPARSE,
@@ -111,8 +111,9 @@ static void test_write_uniform_transpose(void)
     weft_traffic t;
     weft_diag d;
     CHECK_ERR(weft_traffic_uniform(3, 1000, &t, &d), WEFT_EINVAL);
-    CHECK_STR(d.msg,
-              "size 1000 is not a multiple of 3 ranks (each rank sends size/3 bytes to every rank)");
+    CHECK_STR(
+        d.msg,
+        "size 1000 is not a multiple of 3 ranks (each rank sends size/3 bytes to every rank)");
     CHECK_ERR(weft_traffic_uniform(0, 0, &t, &d), WEFT_EINVAL);
     CHECK_ERR(weft_traffic_uniform(3, 999, &t, &d), WEFT_OK);
     char *s = write_text(&t, "uniform\nsecond line");
@@ -160,8 +161,8 @@ static void test_write_uniform_transpose(void)
 
 static weft_traffic_moe_params moe(uint32_t n, uint32_t e, uint32_t k, uint64_t tok, uint64_t h)
 {
-    return (weft_traffic_moe_params){.ranks = n, .experts = e, .topk = k, .tokens = tok,
-                                     .hidden_bytes = h, .seed = 1};
+    return (weft_traffic_moe_params){
+        .ranks = n, .experts = e, .topk = k, .tokens = tok, .hidden_bytes = h, .seed = 1};
 }
 
 static void test_moe(void)

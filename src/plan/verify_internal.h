@@ -89,7 +89,6 @@ void weft__verify_vc_release(verifier *v, uint32_t op);
 weft_err weft__verify_set_new(verifier *v, const uint32_t *iv, size_t n, uint32_t *out);
 /* Union of two disjoint sets into a new set; when they overlap, *dup is the
  * smallest common rank and no set is made. */
-weft_err weft__verify_set_union(verifier *v, uint32_t a, uint32_t b, uint32_t *out,
-                                uint32_t *dup);
+weft_err weft__verify_set_union(verifier *v, uint32_t a, uint32_t b, uint32_t *out, uint32_t *dup);
 
 #endif

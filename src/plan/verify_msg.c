@@ -8,8 +8,7 @@
 
 #include "plan/verify_internal.h"
 
-void weft__verify_describe_range(weft_buf b, uint32_t index, uint32_t count, char *buf,
-                                 size_t size)
+void weft__verify_describe_range(weft_buf b, uint32_t index, uint32_t count, char *buf, size_t size)
 {
     if (count <= 1)
         snprintf(buf, size, "%s[%u]", weft_buf_name(b), index);

@@ -72,7 +72,8 @@ static void test_structure(void)
     EXPECT(AG3 "op 0 copy 0:out[0] 5:out[0]\n",
            "op 0 (rank 0 -> rank 5, out[0]): destination rank 5 does not exist (the plan has 3 "
            "ranks)");
-    EXPECT(AG3 "op 0 nop 3\n", "op 0 (nop on rank 3): rank 3 does not exist (the plan has 3 ranks)");
+    EXPECT(AG3 "op 0 nop 3\n",
+           "op 0 (nop on rank 3): rank 3 does not exist (the plan has 3 ranks)");
     EXPECT(AG3 "op 0 copy 0:out[2] 1:out[2] n=2\n",
            "op 0 (rank 0 -> rank 1, out[2..3]): source out[2..3] is outside rank 0's out buffer "
            "(3 slots)");
@@ -228,12 +229,14 @@ static void test_routes(void)
 {
     weft_topo *t = line_topo();
     CHECK(t != NULL);
-    EXPECT_TOPO(AG2 "op 0 copy 0:out[0] 1:out[0] path=1/2:gpu0,sw0,gpu1 path=1/2:gpu0,sw1,gpu1\n" AG2_BACK,
-                t, "");
+    EXPECT_TOPO(
+        AG2 "op 0 copy 0:out[0] 1:out[0] path=1/2:gpu0,sw0,gpu1 path=1/2:gpu0,sw1,gpu1\n" AG2_BACK,
+        t, "");
     /* Shares are checked without a topology too. */
     EXPECT(AG2 "op 0 copy 0:out[0] 1:out[0] path=1/2:gpu0,sw0,gpu1\n" AG2_BACK,
            "op 0 (rank 0 -> rank 1, out[0]): route shares sum to 1/2, not 1");
-    EXPECT(AG2 "op 0 copy 0:out[0] 1:out[0] path=3/2:gpu0,sw0,gpu1 path=-1/2:gpu0,sw1,gpu1\n" AG2_BACK,
+    EXPECT(AG2
+           "op 0 copy 0:out[0] 1:out[0] path=3/2:gpu0,sw0,gpu1 path=-1/2:gpu0,sw1,gpu1\n" AG2_BACK,
            "op 0 (rank 0 -> rank 1, out[0]): route path 2 has share -1/2; shares must be "
            "positive");
     EXPECT_TOPO(AG2 "op 0 copy 0:out[0] 1:out[0] path=1:gpu0,sw9,gpu1\n" AG2_BACK, t,
@@ -327,8 +330,7 @@ static void test_rings(void)
     clock_t t0 = clock();
     CHECK_ERR(weft_plan_verify(p, NULL, NULL), WEFT_OK);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    printf("verify ring allreduce, %u ops, 2 deps each: %.3f s\n", weft_plan_num_ops(p),
-           secs);
+    printf("verify ring allreduce, %u ops, 2 deps each: %.3f s\n", weft_plan_num_ops(p), secs);
     CHECK(secs < 20);
     weft_plan_free(p);
 }

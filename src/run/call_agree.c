@@ -163,7 +163,8 @@ weft_err weft__call_check_recs(weft_comm *c, const weft__region_rec *recs, weft_
         span_add(&s, &k, q, &k, q);
         sent = sent || (recs[q].flags & WEFT__REC_SENT);
     }
-    if ((e = verdict(c, &s, d)) && sent) weft__comm_fail(c, e, d);
+    if ((e = verdict(c, &s, d)) && sent)
+        weft__comm_fail(c, e, d);
     return e;
 }
 
@@ -217,7 +218,8 @@ static weft_err agree_xport(weft_comm *c, weft_diag *d)
         put_call(out + SPAN_BYTES / 2, &s.hi, s.hi_rank);
         weft_err e = weft__comm_exchange(c, (me + dist) % n, out, sizeof out, (me + n - dist) % n,
                                          in, sizeof in, NULL, 1, d);
-        if (e) return e;
+        if (e)
+            return e;
         weft__call lo, hi;
         uint32_t rl, rh;
         get_call(in, &lo, &rl);
@@ -254,8 +256,10 @@ static weft_err all_start(weft_comm *c, weft__call_early_state *s, uint32_t flag
         *rx = (weft__xreq){
             .peer = (me + n - k) % n, .buf = s->in[k - 1], .len = WEFT__CALL_MSG_BYTES};
         weft_err e = weft__comm_post(c, tx, d);
-        if (!e) e = weft__comm_post(c, rx, d);
-        if (e) return e;
+        if (!e)
+            e = weft__comm_post(c, rx, d);
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -269,7 +273,8 @@ static weft_err all_finish(weft_comm *c, weft__call_early_state *s, weft_diag *d
     for (uint32_t i = 0; i < 2 * (n - 1); i++)
         w[i] = &s->req[i];
     weft_err e = weft__comm_wait(c, w, 2 * (n - 1), d);
-    if (e) return e;
+    if (e)
+        return e;
     span sp = {.lo = c->call, .hi = c->call, .lo_rank = me, .hi_rank = me};
     bool sent = false;
     for (uint32_t k = 1; k < n; k++) {
@@ -283,15 +288,18 @@ static weft_err all_finish(weft_comm *c, weft__call_early_state *s, weft_diag *d
         span_add(&sp, &got, from, &got, from);
         sent = sent || (get32(s->in[k - 1] + 28) & MSG_SENT);
     }
-    if (get32(s->out + 28) & MSG_SENT) sent = true;
-    if ((e = verdict(c, &sp, d)) && sent) weft__comm_fail(c, e, d);
+    if (get32(s->out + 28) & MSG_SENT)
+        sent = true;
+    if ((e = verdict(c, &sp, d)) && sent)
+        weft__comm_fail(c, e, d);
     return e;
 }
 
 bool weft__call_early(weft_comm *c, weft__call_early_state *s, weft_err *e, weft_diag *d)
 {
     *e = WEFT_OK;
-    if (c->call_agreed || c->size < 2) return false;
+    if (c->call_agreed || c->size < 2)
+        return false;
     s->records = weft__region_records(c);
     if (s->records) {
         weft__region_rec me;
@@ -302,25 +310,30 @@ bool weft__call_early(weft_comm *c, weft__call_early_state *s, weft_err *e, weft
         weft__region_publish(c, &me);
         return true;
     }
-    if (c->size > WEFT__CALL_ALL_MAX) return false;
+    if (c->size > WEFT__CALL_ALL_MAX)
+        return false;
     *e = all_start(c, s, MSG_SENT, d);
     return true;
 }
 
 weft_err weft__call_late(weft_comm *c, weft__call_early_state *s, weft_diag *d)
 {
-    if (!s->records) return all_finish(c, s, d);
+    if (!s->records)
+        return all_finish(c, s, d);
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_gather(c, s->seq, recs, d);
-    if (e) return e;
+    if (e)
+        return e;
     return weft__call_check_recs(c, recs, d);
 }
 
 weft_err weft__call_agree(weft_comm *c, weft_diag *d)
 {
-    if (c->call_agreed || c->size < 2) return WEFT_OK;
+    if (c->call_agreed || c->size < 2)
+        return WEFT_OK;
     if (!weft__region_records(c)) {
-        if (c->size > WEFT__CALL_ALL_MAX) return agree_xport(c, d);
+        if (c->size > WEFT__CALL_ALL_MAX)
+            return agree_xport(c, d);
         weft__call_early_state s;
         weft_err e = all_start(c, &s, 0, d);
         return e ? e : all_finish(c, &s, d);
@@ -336,6 +349,7 @@ weft_err weft__call_post_seq(weft_comm *c, uint64_t seq, weft_diag *d)
     weft__call_to_rec(c, &me);
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);
-    if (e) return e;
+    if (e)
+        return e;
     return weft__call_check_recs(c, recs, d);
 }

@@ -23,7 +23,8 @@ typedef struct job {
 static bool untouched(const unsigned char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (p[i] != 0xee) return false;
+        if (p[i] != 0xee)
+            return false;
     return true;
 }
 
@@ -54,7 +55,8 @@ static int body(weft_comm *c, void *arg)
         s = malloc(bytes);
         r = malloc(bytes);
     }
-    if (!s || !r) return 90;
+    if (!s || !r)
+        return 90;
     int32_t *si = (int32_t *)(void *)s, *ri = (int32_t *)(void *)r;
     for (size_t i = 0; i < bytes / 4; i++)
         si[i] = (int32_t)(me * 1000 + i % 1000);

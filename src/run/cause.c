@@ -5,8 +5,11 @@
 
 weft__cause weft__cause_local(uint32_t rank, uint32_t pid, int err)
 {
-    weft__cause c = {
-        .kind = WEFT__CAUSE_LOCAL, .rank = rank, .pid = pid, .witness = rank, .detail = (uint32_t)err};
+    weft__cause c = {.kind = WEFT__CAUSE_LOCAL,
+                     .rank = rank,
+                     .pid = pid,
+                     .witness = rank,
+                     .detail = (uint32_t)err};
     return c;
 }
 

@@ -49,17 +49,22 @@ weft_err weft_ckpt_new(const weft_ckpt_config *cc, weft_ckpt **out, weft_diag *d
         c = *cc;
     else
         weft_ckpt_config_init(&c);
-    if (!c.replicas) c.replicas = 1;
-    if (!c.chunk_bytes) c.chunk_bytes = WEFT_CKPT_DEFAULT_CHUNK;
-    if (!c.max_defer_us) c.max_defer_us = WEFT_CKPT_DEFAULT_MAX_DEFER_US;
-    if (!c.join_attempts) c.join_attempts = 8;
+    if (!c.replicas)
+        c.replicas = 1;
+    if (!c.chunk_bytes)
+        c.chunk_bytes = WEFT_CKPT_DEFAULT_CHUNK;
+    if (!c.max_defer_us)
+        c.max_defer_us = WEFT_CKPT_DEFAULT_MAX_DEFER_US;
+    if (!c.join_attempts)
+        c.join_attempts = 8;
     if (c.replicas > WEFT_CKPT_MAX_REPLICAS)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: %u replicas (at most %u)", c.replicas,
                              WEFT_CKPT_MAX_REPLICAS);
     if ((unsigned)c.placement > WEFT_CKPT_PLACE_GROUP)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: unknown placement %d", (int)c.placement);
     weft_ckpt *k = weft__calloc(1, sizeof *k);
-    if (!k) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!k)
+        return weft_diag_code(d, WEFT_ENOMEM);
     k->cfg = c;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
@@ -116,13 +121,15 @@ bool weft_ckpt_busy(weft_ckpt *k)
  * versions `next` the ranks pass: 0 from weft_ckpt_wait). */
 static weft_err settle(weft_ckpt *k, uint64_t next, weft_diag *d)
 {
-    if (!k->comm) return weft_diag_set(d, WEFT_EINVAL, "ckpt: not joined (call weft_ckpt_join)");
+    if (!k->comm)
+        return weft_diag_set(d, WEFT_EINVAL, "ckpt: not joined (call weft_ckpt_join)");
     weft_diag mine;
     weft_diag_clear(&mine);
     weft_err round = weft__ckpt_helper_wait(k, &mine);
     uint64_t w[3] = {round ? 0 : 1, next, ~next};
     weft_err e = weft_allreduce(k->comm, w, w, 3, WEFT_UINT64, WEFT_MIN, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (w[0] == 0) {
         if (round)
             return weft_diag_set(d, round, "ckpt: replicating version %llu failed: %s",
@@ -144,7 +151,8 @@ weft_err weft_ckpt_save(weft_ckpt *k, uint64_t version, weft_diag *d)
      * enters: a rank refusing alone before it left the others waiting
      * there; ranks passing different versions fail there alike. */
     weft_err e = settle(k, version, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (version <= k->last_version)
         return weft_diag_set(d, WEFT_EINVAL,
                              "ckpt: version %llu is not greater than the last one, %llu",
@@ -153,14 +161,16 @@ weft_err weft_ckpt_save(weft_ckpt *k, uint64_t version, weft_diag *d)
     s->complete = false;
     size_t off = 0;
     for (uint32_t i = 0; i < k->nbufs; i++) {
-        if (k->lens[i]) memcpy(s->buf + off, k->bufs[i], k->lens[i]);
+        if (k->lens[i])
+            memcpy(s->buf + off, k->bufs[i], k->lens[i]);
         off += k->lens[i];
     }
     s->bytes = k->total;
     s->version = version;
     s->complete = true;
     k->last_version = version;
-    if (k->size > 1) weft__ckpt_helper_post(k, version);
+    if (k->size > 1)
+        weft__ckpt_helper_post(k, version);
     return WEFT_OK;
 }
 
@@ -171,7 +181,8 @@ weft_err weft_ckpt_wait(weft_ckpt *k, weft_diag *d)
 
 void weft_ckpt_free(weft_ckpt *k)
 {
-    if (!k) return;
+    if (!k)
+        return;
     weft__ckpt_helper_stop(k);
     weft_comm_free(k->chan);
     weft_comm_free(k->comm);

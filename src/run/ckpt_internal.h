@@ -63,8 +63,10 @@ struct weft_ckpt {
  * the older. The other keeps the newest complete version. */
 static inline weft__ckpt_slot *weft__ckpt_slot_to_fill(weft__ckpt_slot pair[2])
 {
-    if (!pair[0].complete) return &pair[0];
-    if (!pair[1].complete) return &pair[1];
+    if (!pair[0].complete)
+        return &pair[0];
+    if (!pair[1].complete)
+        return &pair[1];
     return pair[0].version < pair[1].version ? &pair[0] : &pair[1];
 }
 
@@ -72,7 +74,8 @@ static inline weft__ckpt_slot *weft__ckpt_slot_to_fill(weft__ckpt_slot pair[2])
 static inline weft__ckpt_slot *weft__ckpt_slot_of(weft__ckpt_slot pair[2], uint64_t v)
 {
     for (int i = 0; i < 2; i++) {
-        if (pair[i].complete && pair[i].version == v) return &pair[i];
+        if (pair[i].complete && pair[i].version == v)
+            return &pair[i];
     }
     return NULL;
 }

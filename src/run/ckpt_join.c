@@ -65,15 +65,18 @@ static bool has_version(const struct weft_ckpt *k, const uint64_t *all, uint32_t
                         uint64_t v, uint64_t *bytes)
 {
     const uint64_t *w = info_of(all, at);
-    if (w[W_FRESH] || !v) return false;
+    if (w[W_FRESH] || !v)
+        return false;
     if (at == o) {
         *bytes = w[W_BYTES];
         return w[W_SNAP] == v || w[W_SNAP2] == v;
     }
     for (uint32_t j = 1; j <= k->cfg.replicas; j++) {
-        if (weft__ckpt_holder(k, o, j) != at) continue;
+        if (weft__ckpt_holder(k, o, j) != at)
+            continue;
         const uint64_t *h = w + W_HELD + (size_t)(j - 1) * W_PER_HELD;
-        if (h[0] != o) return false;
+        if (h[0] != o)
+            return false;
         for (int s = 0; s < 2; s++) {
             if (h[1 + 2 * s] == v) {
                 *bytes = h[2 + 2 * s];
@@ -88,10 +91,12 @@ static bool has_version(const struct weft_ckpt *k, const uint64_t *all, uint32_t
 static uint32_t source_of(const struct weft_ckpt *k, const uint64_t *all, uint32_t o, uint64_t v,
                           uint64_t *bytes)
 {
-    if (has_version(k, all, o, o, v, bytes)) return o;
+    if (has_version(k, all, o, o, v, bytes))
+        return o;
     for (uint32_t j = 1; j <= k->cfg.replicas; j++) {
         uint32_t h = weft__ckpt_holder(k, o, j);
-        if (has_version(k, all, o, h, v, bytes)) return h;
+        if (has_version(k, all, o, h, v, bytes))
+            return h;
     }
     return NO_SOURCE;
 }
@@ -104,9 +109,11 @@ static weft_err lost(const struct weft_ckpt *k, const uint64_t *all, uint32_t o,
     uint32_t dead = 0;
     for (uint32_t j = 1; j <= k->cfg.replicas; j++) {
         uint32_t h = weft__ckpt_holder(k, o, j);
-        if (!info_of(all, h)[W_FRESH]) continue;
+        if (!info_of(all, h)[W_FRESH])
+            continue;
         int n = snprintf(who + len, sizeof who - len, "%srank %u", dead ? ", " : "", h);
-        if (n > 0 && (size_t)n < sizeof who - len) len += (size_t)n;
+        if (n > 0 && (size_t)n < sizeof who - len)
+            len += (size_t)n;
         dead++;
     }
     const char *place = k->cfg.placement == WEFT_CKPT_PLACE_GROUP ? "group" : "ring";
@@ -136,13 +143,15 @@ static weft_err choose_version(const struct weft_ckpt *k, const uint64_t *all, u
     uint64_t committed = 0;
     for (uint32_t r = 0; r < n; r++) {
         const uint64_t *w = info_of(all, r);
-        if (!w[W_FRESH] && w[W_COMMITTED] > committed) committed = w[W_COMMITTED];
+        if (!w[W_FRESH] && w[W_COMMITTED] > committed)
+            committed = w[W_COMMITTED];
     }
     /* Candidates: every version anyone has, newest first. */
     uint64_t best = 0, bytes;
     for (uint32_t r = 0; r < n; r++) {
         const uint64_t *w = info_of(all, r);
-        if (w[W_FRESH]) continue;
+        if (w[W_FRESH])
+            continue;
         uint64_t cand[2 + 2 * WEFT_CKPT_MAX_REPLICAS];
         uint32_t nc = 0;
         cand[nc++] = w[W_SNAP];
@@ -153,11 +162,13 @@ static weft_err choose_version(const struct weft_ckpt *k, const uint64_t *all, u
         }
         for (uint32_t c = 0; c < nc; c++) {
             uint64_t v = cand[c];
-            if (v <= best) continue;
+            if (v <= best)
+                continue;
             bool all_have = true;
             for (uint32_t o = 0; o < n && all_have; o++)
                 all_have = source_of(k, all, o, v, &bytes) != NO_SOURCE;
-            if (all_have) best = v;
+            if (all_have)
+                best = v;
         }
     }
     if (best < committed) {
@@ -195,7 +206,8 @@ static void describe(const struct weft_ckpt *k, uint64_t *w)
         uint64_t *o = w + W_HELD + j * W_PER_HELD;
         o[0] = h->owner;
         for (int s = 0; s < 2; s++) {
-            if (!h->slot[s].complete) continue;
+            if (!h->slot[s].complete)
+                continue;
             o[1 + 2 * s] = h->slot[s].version;
             o[2 + 2 * s] = h->slot[s].bytes;
         }
@@ -231,7 +243,8 @@ static weft_err transfer(struct weft_ckpt *k, const uint64_t *all, uint64_t v, w
         weft_err e = weft__comm_exchange(k->comm, out_bytes ? to : WEFT__NO_PEER, out, out_bytes,
                                          k->total ? from : WEFT__NO_PEER, into ? into->buf : NULL,
                                          from == WEFT__NO_PEER ? 0 : k->total, NULL, 1, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     if (into) {
         into->bytes = k->total;
@@ -251,23 +264,27 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
     weft_comm_free(k->comm);
     k->chan = k->comm = NULL;
     weft_err e = weft_comm_init(cfg, &k->comm, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft_comm_config cc = *cfg;
     cc.fabric = cc.algo = cc.plan_file = cc.tuning = NULL;
     cc.relay_min = 0;
     cc.listen_fd = -1;
     weft__boot_params bp = {.cfg = &cc, .parent = k->comm};
     e = weft__comm_setup(&cc, &weft__boot_sub, &bp, &k->chan, d);
-    if (e) return e;
+    if (e)
+        return e;
     int64_t t1 = weft__now_ns();
     info.form_s = (double)(t1 - t0) / 1e9;
     uint32_t n = k->size;
     uint64_t mine[W_COUNT];
     describe(k, mine);
     uint64_t *all = weft__malloc((size_t)n * W_COUNT * sizeof *all);
-    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!all)
+        return weft_diag_code(d, WEFT_ENOMEM);
     e = weft_allgather(k->comm, mine, all, W_COUNT, WEFT_UINT64, d);
-    if (e) goto free_all;
+    if (e)
+        goto free_all;
     uint64_t gen = 0;
     bool any_fresh = false;
     for (uint32_t r = 0; r < n; r++) {
@@ -281,33 +298,40 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
                               (unsigned long long)w[W_REPLICAS], w[W_PLACEMENT] ? "group" : "ring");
             goto free_all;
         }
-        if (w[W_GENERATION] > gen) gen = w[W_GENERATION];
+        if (w[W_GENERATION] > gen)
+            gen = w[W_GENERATION];
         any_fresh = any_fresh || w[W_FRESH];
     }
     uint64_t v = 0;
     e = choose_version(k, all, &v, d);
-    if (e) goto free_all;
+    if (e)
+        goto free_all;
     if (v) {
         uint64_t bytes;
         info.source = source_of(k, all, k->rank, v, &bytes);
-        if (info.source != k->rank) info.bytes = bytes;
+        if (info.source != k->rank)
+            info.bytes = bytes;
         e = transfer(k, all, v, d);
-        if (e) goto free_all;
+        if (e)
+            goto free_all;
         const weft__ckpt_slot *from = weft__ckpt_slot_of(k->own, v);
         size_t off = 0;
         for (uint32_t i = 0; from && i < k->nbufs; i++) {
-            if (k->lens[i]) memcpy(k->bufs[i], from->buf + off, k->lens[i]);
+            if (k->lens[i])
+                memcpy(k->bufs[i], from->buf + off, k->lens[i]);
             off += k->lens[i];
         }
     }
     for (uint32_t j = 0; j < WEFT_CKPT_MAX_REPLICAS; j++) {
         for (int s = 0; s < 2; s++) {
             weft__ckpt_slot *sl = &k->held[j].slot[s];
-            if (sl->complete && sl->version > v) sl->complete = false;
+            if (sl->complete && sl->version > v)
+                sl->complete = false;
         }
     }
     for (int s = 0; s < 2; s++) {
-        if (k->own[s].complete && k->own[s].version > v) k->own[s].complete = false;
+        if (k->own[s].complete && k->own[s].version > v)
+            k->own[s].complete = false;
     }
     k->generation = gen + 1;
     k->committed = k->last_version = v;
@@ -319,12 +343,14 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
         weft_err r = weft__ckpt_replicate(k, v, &mine_d);
         uint64_t ok = r ? 0 : 1;
         e = weft_allreduce(k->comm, &ok, &ok, 1, WEFT_UINT64, WEFT_MIN, d);
-        if (!e && r) e = weft_diag_set(d, r, "%s", mine_d.msg);
+        if (!e && r)
+            e = weft_diag_set(d, r, "%s", mine_d.msg);
         if (!e && !ok)
             e = weft_diag_set(d, WEFT_EPEER,
                               "ckpt: giving restarted holders their replicas failed on another "
                               "rank");
-        if (e) goto free_all;
+        if (e)
+            goto free_all;
         info.reprotect_s = (double)(weft__now_ns() - t2) / 1e9;
     }
     info.version = v;
@@ -332,7 +358,8 @@ static weft_err join_once(struct weft_ckpt *k, const weft_comm_config *cfg, uint
     k->round_err = WEFT_OK;
     k->round_done = v;
     e = weft__ckpt_helper_start(k, d);
-    if (e) goto free_all;
+    if (e)
+        goto free_all;
     *version = v;
 free_all:
     weft__free(all);
@@ -347,7 +374,8 @@ static bool worth_retrying(weft_err e)
 
 weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *version, weft_diag *d)
 {
-    if (!cfg) return weft_diag_set(d, WEFT_EINVAL, "ckpt: no configuration");
+    if (!cfg)
+        return weft_diag_set(d, WEFT_EINVAL, "ckpt: no configuration");
     uint32_t n = cfg->size, rep = k->cfg.replicas;
     if (n < 2 || rep > n - 1)
         return weft_diag_set(d, WEFT_EINVAL, "ckpt: %u replicas need at least %u ranks, not %u",
@@ -370,7 +398,8 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
      * after a first join that failed (generation 0), and save copies
      * k->total bytes into them. */
     for (int s = 0; s < 2; s++) {
-        if (k->own[s].cap >= k->total) continue;
+        if (k->own[s].cap >= k->total)
+            continue;
         unsigned char *p = weft__malloc(k->total);
         if (!p)
             return weft_diag_set(d, WEFT_ENOMEM, "ckpt: no memory for the %zu-byte snapshots",
@@ -385,7 +414,8 @@ weft_err weft_ckpt_join(weft_ckpt *k, const weft_comm_config *cfg, uint64_t *ver
             k->join.attempts = a + 1;
             return WEFT_OK;
         }
-        if (!worth_retrying(e)) break;
+        if (!worth_retrying(e))
+            break;
     }
     /* A failed join leaves no communicator (weft_ckpt_comm: the last
      * successful join's; the helper thread is stopped), so that save and

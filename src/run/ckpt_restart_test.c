@@ -62,8 +62,10 @@ static void logf_line(const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line - 1, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n > sizeof line - 2) n = (int)sizeof line - 2;
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
     line[n++] = '\n';
     (void)!write(log_fd, line, (size_t)n);
 }
@@ -163,7 +165,8 @@ static int rank_kill(const weft_comm_config *cfg, const char *placement, uint64_
         if (bad)
             logf_line("FAIL rank %u generation %" PRIu64 ": %zu bytes differ from version %" PRIu64,
                       r, gen, bad, v);
-        if (!v) fill(&s, r, 0);
+        if (!v)
+            fill(&s, r, 0);
         if (gen > 1)
             logf_line("restored rank %u generation %" PRIu64 " version %" PRIu64
                       " restart %u %s %.1f ms",
@@ -177,10 +180,12 @@ static int rank_kill(const weft_comm_config *cfg, const char *placement, uint64_
         weft_comm *c = weft_ckpt_comm(k);
         uint64_t step = v;
         for (; step < STEPS && !e; step++) {
-            if (victim && step == kill_step) arm_kill(h >> 20);
+            if (victim && step == kill_step)
+                arm_kill(h >> 20);
             uint64_t x = (uint64_t)(r + 1) * (step + 1);
             e = weft_allreduce(c, &x, &x, 1, WEFT_UINT64, WEFT_SUM, &d);
-            if (e) break;
+            if (e)
+                break;
             if (x != triangle(RANKS) * (step + 1))
                 logf_line("FAIL rank %u step %" PRIu64 ": allreduce gave %" PRIu64, r, step, x);
             s.acc[0] += x;
@@ -193,10 +198,13 @@ static int rank_kill(const weft_comm_config *cfg, const char *placement, uint64_
             disarm();
             raise(SIGALRM); /* the timer was longer than the job */
         }
-        if (!e) e = weft_ckpt_wait(k, &d);
+        if (!e)
+            e = weft_ckpt_wait(k, &d);
         uint64_t sum = s.acc[0];
-        if (!e) e = weft_allreduce(c, &sum, &sum, 1, WEFT_UINT64, WEFT_SUM, &d);
-        if (e) continue; /* a peer failed: rejoin */
+        if (!e)
+            e = weft_allreduce(c, &sum, &sum, 1, WEFT_UINT64, WEFT_SUM, &d);
+        if (e)
+            continue; /* a peer failed: rejoin */
         if (sum != RANKS * acc_at(STEPS) || s.acc[0] != acc_at(STEPS))
             logf_line("FAIL rank %u: final sum %" PRIu64 ", own %" PRIu64, r, sum, s.acc[0]);
         logf_line("done rank %u generation %" PRIu64 " sum %" PRIu64, r, gen, sum);
@@ -213,10 +221,12 @@ static int rank_lost(const weft_comm_config *cfg, const char *placement, uint32_
     weft_diag d;
     weft_diag_clear(&d);
     weft_ckpt_config cc;
-    if (weft_ckpt_config_parse(placement, &cc, &d)) return 2;
+    if (weft_ckpt_config_parse(placement, &cc, &d))
+        return 2;
     weft_ckpt *k;
     uint64_t x[512];
-    if (weft_ckpt_new(&cc, &k, &d) || weft_ckpt_register(k, x, sizeof x, &d)) return 2;
+    if (weft_ckpt_new(&cc, &k, &d) || weft_ckpt_register(k, x, sizeof x, &d))
+        return 2;
     uint32_t r = cfg->rank;
     uint64_t v;
     for (;;) {
@@ -233,7 +243,8 @@ static int rank_lost(const weft_comm_config *cfg, const char *placement, uint32_
                 x[i] = s * 1000 + r;
             e = weft_ckpt_save(k, s, &d);
         }
-        if (!e) e = weft_ckpt_wait(k, &d);
+        if (!e)
+            e = weft_ckpt_wait(k, &d);
         if (!e && weft_ckpt_generation(k) == 1 && r == holder) {
             kill(pids[owner], SIGKILL);
             raise(SIGKILL);
@@ -279,7 +290,8 @@ static int rank_misuse(const weft_comm_config *cfg)
     }
     e = weft_ckpt_save(k, r == 0 ? 1 : 2, &d);
     logf_line("misuse rank %u resave %d: %s", r, (int)e, d.msg);
-    if (!e) e = weft_ckpt_wait(k, &d);
+    if (!e)
+        e = weft_ckpt_wait(k, &d);
     weft_ckpt_free(k);
     return 0;
 }
@@ -288,7 +300,8 @@ static int rank_main(const char *scenario)
 {
     const char *path = getenv("CKPT_TEST_LOG");
     log_fd = path ? open(path, O_WRONLY | O_APPEND) : -1;
-    if (log_fd < 0) return 2;
+    if (log_fd < 0)
+        return 2;
     weft_comm_config cfg;
     weft_diag d;
     weft_diag_clear(&d);
@@ -302,7 +315,8 @@ static int rank_main(const char *scenario)
         bool group = placement && strncmp(placement, "group", 5) == 0;
         return rank_lost(&cfg, placement ? placement : "ring:1", group ? 2 : 1, group ? 3 : 2);
     }
-    if (strcmp(scenario, "misuse") == 0) return rank_misuse(&cfg);
+    if (strcmp(scenario, "misuse") == 0)
+        return rank_misuse(&cfg);
     const char *trials = getenv("CKPT_TEST_TRIALS");
     return rank_kill(&cfg, placement ? placement : "ring:2",
                      trials ? strtoull(trials, NULL, 10) : 0);
@@ -315,7 +329,8 @@ static char *run_job(const char *scenario, uint32_t restarts, weft_launch_result
     char path[] = "/tmp/weft_ckpt_test_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd < 0) return NULL;
+    if (fd < 0)
+        return NULL;
     setenv("CKPT_TEST_LOG", path, 1);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -331,7 +346,8 @@ static char *run_job(const char *scenario, uint32_t restarts, weft_launch_result
            (double)(weft__now_ns() - t0) / 1e9, res->status, res->message);
     off_t len = lseek(fd, 0, SEEK_END);
     char *text = calloc(1, (size_t)len + 1);
-    if (text && len > 0) (void)!pread(fd, text, (size_t)len, 0);
+    if (text && len > 0)
+        (void)!pread(fd, text, (size_t)len, 0);
     close(fd);
     unlink(path);
     return text;
@@ -379,7 +395,8 @@ static void lost(const char *placement, const char *want)
     CHECK_INT(res.restarted, 2);
     CHECK_INT(res.status, 3);
     CHECK(count(text, want) >= 1);
-    if (!count(text, want)) fputs(text ? text : "", stderr);
+    if (!count(text, want))
+        fputs(text ? text : "", stderr);
     free(text);
 }
 
@@ -395,13 +412,15 @@ static void misuse(void)
     CHECK_INT(count(text, "comm none save 2: ckpt: not joined (call weft_ckpt_join)\n"), RANKS);
     CHECK_INT(count(text, "resave 2: ckpt: ranks disagree on the version to save: 1 .. 2\n"),
               RANKS);
-    if (count(text, "resave 2: ckpt: ranks disagree") != RANKS) fputs(text ? text : "", stderr);
+    if (count(text, "resave 2: ckpt: ranks disagree") != RANKS)
+        fputs(text ? text : "", stderr);
     free(text);
 }
 
 int main(int argc, char **argv)
 {
-    if (getenv("WEFT_RANK")) return rank_main(argc > 1 ? argv[1] : "kill");
+    if (getenv("WEFT_RANK"))
+        return rank_main(argc > 1 ? argv[1] : "kill");
     /* A hang guard far beyond the job's seconds: the ranks die with the
      * driver (weft_launch's parent-death signal). */
     alarm(240);

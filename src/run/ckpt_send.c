@@ -31,7 +31,8 @@ enum { HDR_WORDS = 4 };
 static void defer_to_collectives(struct weft_ckpt *k)
 {
     weft_comm *job = k->comm;
-    if (!job || !weft__coll_busy(job)) return;
+    if (!job || !weft__coll_busy(job))
+        return;
     int64_t until = weft__now_ns() + (int64_t)k->cfg.max_defer_us * 1000;
     while (weft__coll_busy(job) && weft__now_ns() < until) {
         struct timespec ts = {0, 20000}; /* 20 us: a small collective's time */
@@ -54,7 +55,8 @@ static weft_err one_holder(struct weft_ckpt *k, uint32_t j, uint64_t v, weft_dia
     uint64_t mine[HDR_WORDS] = {HDR_MAGIC, v, k->total, k->rank}, theirs[HDR_WORDS];
     weft_err e =
         weft__comm_exchange(ch, to, mine, sizeof mine, from, theirs, sizeof theirs, NULL, 1, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (theirs[0] != HDR_MAGIC || theirs[1] != v || theirs[3] != from)
         return weft_diag_set(d, WEFT_EPARSE,
                              "ckpt: rank %u sent a malformed header for version %llu (got "
@@ -81,7 +83,8 @@ static weft_err one_holder(struct weft_ckpt *k, uint32_t j, uint64_t v, weft_dia
         size_t rn = i < nin ? (bytes - ro < ch_bytes ? bytes - ro : ch_bytes) : 0;
         e = weft__comm_exchange(ch, to, own->buf + (sn ? so : 0), sn, from, s->buf + (rn ? ro : 0),
                                 rn, NULL, 1, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     s->bytes = bytes;
     s->version = v;
@@ -93,7 +96,8 @@ weft_err weft__ckpt_replicate(struct weft_ckpt *k, uint64_t v, weft_diag *d)
 {
     for (uint32_t j = 1; j <= k->cfg.replicas; j++) {
         weft_err e = one_holder(k, j, v, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -105,12 +109,14 @@ static void *helper_main(void *arg)
      * leave a CPU idle (sched(7)); refused only where SCHED_IDLE is
      * unknown, and then the thread keeps its priority. */
     struct sched_param sp = {0};
-    if (!k->cfg.normal_priority) (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    if (!k->cfg.normal_priority)
+        (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     pthread_mutex_lock(&k->mu);
     for (;;) {
         while (!k->job && !k->stop)
             pthread_cond_wait(&k->cv, &k->mu);
-        if (k->stop) break;
+        if (k->stop)
+            break;
         uint64_t v = k->job_version;
         pthread_mutex_unlock(&k->mu);
         weft_diag d;
@@ -119,7 +125,8 @@ static void *helper_main(void *arg)
         pthread_mutex_lock(&k->mu);
         k->round_err = e;
         memcpy(k->round_msg, d.msg, sizeof k->round_msg);
-        if (!e) k->round_done = v;
+        if (!e)
+            k->round_done = v;
         k->job = false;
         pthread_cond_broadcast(&k->cv);
     }
@@ -129,7 +136,8 @@ static void *helper_main(void *arg)
 
 weft_err weft__ckpt_helper_start(struct weft_ckpt *k, weft_diag *d)
 {
-    if (k->thread_started) return WEFT_OK;
+    if (k->thread_started)
+        return WEFT_OK;
     k->stop = false;
     k->job = false;
     int rc = pthread_create(&k->thread, NULL, helper_main, k);
@@ -156,14 +164,16 @@ weft_err weft__ckpt_helper_wait(struct weft_ckpt *k, weft_diag *d)
     while (k->job)
         pthread_cond_wait(&k->cv, &k->mu);
     weft_err e = k->round_err;
-    if (e) weft_diag_set(d, e, "%s", k->round_msg);
+    if (e)
+        weft_diag_set(d, e, "%s", k->round_msg);
     pthread_mutex_unlock(&k->mu);
     return e;
 }
 
 void weft__ckpt_helper_stop(struct weft_ckpt *k)
 {
-    if (!k->thread_started) return;
+    if (!k->thread_started)
+        return;
     pthread_mutex_lock(&k->mu);
     k->stop = true;
     pthread_cond_broadcast(&k->cv);

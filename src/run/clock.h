@@ -18,7 +18,8 @@ static inline int64_t weft__now_ns(void)
 static inline int weft__ms_until(int64_t deadline, int cap_ms)
 {
     int64_t left = deadline - weft__now_ns();
-    if (left <= 0) return 0;
+    if (left <= 0)
+        return 0;
     int64_t ms = (left + 999999) / 1000000;
     return ms > cap_ms ? cap_ms : (int)ms;
 }

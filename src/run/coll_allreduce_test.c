@@ -43,7 +43,8 @@ static void check(weft_comm *c, weft_dtype t, weft_redop op, size_t count, bool 
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, out, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
     size_t bad = weft__test_reduce_wrong(weft__test_small, t, op, out, n, count);
     if (bad)
         fprintf(stderr, "rank %u of %u: allreduce %s %s count %zu %s: %zu wrong\n", me, n,
@@ -80,8 +81,8 @@ static int body(weft_comm *c, void *arg)
 {
     (void)arg;
     uint32_t n = weft_comm_size(c);
-    static const weft_dtype types[] = {WEFT_INT8,  WEFT_UINT16, WEFT_INT32, WEFT_UINT64,
-                                       WEFT_HALF,  WEFT_BFLOAT16, WEFT_FLOAT, WEFT_DOUBLE};
+    static const weft_dtype types[] = {WEFT_INT8, WEFT_UINT16,   WEFT_INT32, WEFT_UINT64,
+                                       WEFT_HALF, WEFT_BFLOAT16, WEFT_FLOAT, WEFT_DOUBLE};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         weft_dtype t = types[k];
         size_t es = weft_dtype_size(t);
@@ -98,13 +99,16 @@ static int body(weft_comm *c, void *arg)
             check(c, t, (weft_redop)op, 13, op % 2 == 1);
         /* Two full ring rounds and a ragged third (a few types: these are
          * megabytes, and every rank computes the reference). */
-        if (t != WEFT_INT32 && (n > 4 || (t != WEFT_BFLOAT16 && t != WEFT_DOUBLE))) continue;
+        if (t != WEFT_INT32 && (n > 4 || (t != WEFT_BFLOAT16 && t != WEFT_DOUBLE)))
+            continue;
         size_t rounds = 2 * (size_t)n * (RING_CHUNK / es) + 7919;
         check(c, t, WEFT_SUM, rounds, false);
-        if (n <= 4) check(c, t, WEFT_MAX, rounds, true);
+        if (n <= 4)
+            check(c, t, WEFT_MAX, rounds, true);
     }
     check_identical(c, 1009);
-    if (n <= 4) check_identical(c, n * (RING_CHUNK / 4) + 11);
+    if (n <= 4)
+        check_identical(c, n * (RING_CHUNK / 4) + 11);
     CHECK(!weft_comm_failed(c));
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }

@@ -23,33 +23,41 @@ static weft_err alltoall_call(weft_comm *c, const void *sendbuf, void *recvbuf, 
                               weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__call_begin(c, WEFT_COLL_ALLTOALL, count, dtype, WEFT__CALL_NO_OP, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_ALLTOALL, count, dtype, 0, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, WEFT_SUM,
                                 d);
     }
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * weft_dtype_size(dtype); /* one block */
-    if (bytes == 0) return weft__call_agree(c, d);
+    if (bytes == 0)
+        return weft__call_agree(c, d);
     if (n > 1 && weft__small_fits(c, WEFT_COLL_ALLTOALL, count, weft_dtype_size(dtype)))
         return weft__small_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), d);
     if (n > 1) {
         bool ran;
         e = weft__shared_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
         e = weft__cma_alltoall(c, sendbuf, recvbuf, count, weft_dtype_size(dtype), &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
     }
-    if ((e = weft__call_agree(c, d))) return e;
+    if ((e = weft__call_agree(c, d)))
+        return e;
     const unsigned char *in = sendbuf;
     unsigned char *out = recvbuf, *copy = NULL;
     if (sendbuf == recvbuf && n > 1) {
-        if (!(copy = weft__malloc(bytes * n))) return weft_diag_code(d, WEFT_ENOMEM);
+        if (!(copy = weft__malloc(bytes * n)))
+            return weft_diag_code(d, WEFT_ENOMEM);
         memcpy(copy, sendbuf, bytes * n);
         in = copy;
     }

@@ -100,7 +100,8 @@ static weft_err exchange_all(weft_comm *c, const unsigned char *sbase, const siz
                              const size_t *rlen, weft_diag *d)
 {
     uint32_t n = c->size, r = c->rank;
-    if (n < 2) return WEFT_OK;
+    if (n < 2)
+        return WEFT_OK;
     weft__xreq *req = weft__calloc(2 * ((size_t)n - 1), sizeof *req);
     weft__xreq **w = weft__calloc(2 * ((size_t)n - 1), sizeof *w);
     weft_err e = req && w ? WEFT_OK : weft_diag_code(d, WEFT_ENOMEM);
@@ -110,7 +111,8 @@ static weft_err exchange_all(weft_comm *c, const unsigned char *sbase, const siz
         if (rlen[from]) {
             req[k] = (weft__xreq){.peer = from, .buf = rbase + roff[from], .len = rlen[from]};
             w[k] = &req[k];
-            if (!(e = weft__comm_post(c, &req[k], d))) k++;
+            if (!(e = weft__comm_post(c, &req[k], d)))
+                k++;
         }
         if (!e && slen[to]) {
             req[k] = (weft__xreq){.peer = to,
@@ -118,12 +120,14 @@ static weft_err exchange_all(weft_comm *c, const unsigned char *sbase, const siz
                                   .buf = (unsigned char *)sbase + soff[to],
                                   .len = slen[to]};
             w[k] = &req[k];
-            if (!(e = weft__comm_post(c, &req[k], d))) k++;
+            if (!(e = weft__comm_post(c, &req[k], d)))
+                k++;
         }
     }
     /* A failed post failed the communicator (as in coll_direct.c, nothing
      * is waited for then). */
-    if (!e && k) e = weft__comm_wait(c, w, k, d);
+    if (!e && k)
+        e = weft__comm_wait(c, w, k, d);
     weft__free(w);
     weft__free(req);
     return e;
@@ -140,15 +144,16 @@ static weft_err gather_words(weft_comm *c, const uint64_t *mine, uint64_t *all, 
     uint32_t n = c->size, r = c->rank;
     memcpy(all + (size_t)r * w, mine, w * sizeof *all);
     size_t *room = weft__malloc(4 * (size_t)n * sizeof *room);
-    if (!room) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!room)
+        return weft_diag_code(d, WEFT_ENOMEM);
     size_t *zero = room, *len = room + n, *roff = room + 2 * (size_t)n;
     for (uint32_t j = 0; j < n; j++) {
         zero[j] = 0;
         len[j] = w * sizeof *all;
         roff[j] = (size_t)j * w * sizeof *all;
     }
-    weft_err e = exchange_all(c, (const unsigned char *)mine, zero, len, (unsigned char *)all,
-                              roff, len, d);
+    weft_err e =
+        exchange_all(c, (const unsigned char *)mine, zero, len, (unsigned char *)all, roff, len, d);
     weft__free(room);
     return e;
 }
@@ -158,7 +163,8 @@ static weft_err exchange_words(weft_comm *c, const uint64_t *mine, uint64_t *the
     uint32_t n = c->size, r = c->rank;
     theirs[r] = mine[r];
     size_t *room = weft__malloc(2 * (size_t)n * sizeof *room);
-    if (!room) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!room)
+        return weft_diag_code(d, WEFT_ENOMEM);
     size_t *off = room, *len = room + n;
     for (uint32_t j = 0; j < n; j++) {
         off[j] = (size_t)j * sizeof *mine;
@@ -190,7 +196,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
     if (n <= weft__alltoallv_all_max) {
         size_t w = 2 * (size_t)n + 1;
         uint64_t *mine = weft__malloc(w * (n + 1u) * sizeof *mine);
-        if (!mine) return weft_diag_code(d, WEFT_ENOMEM);
+        if (!mine)
+            return weft_diag_code(d, WEFT_ENOMEM);
         uint64_t *all = mine + w;
         mine[0] = (uint64_t)dtype;
         for (uint32_t j = 0; j < n; j++) {
@@ -199,7 +206,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
         }
         e = gather_words(c, mine, all, w, d);
         for (uint32_t r = 1; !e && r < n; r++)
-            if (all[r * w] != all[0]) e = differ_dtype(d, all[0], r, all[r * w]);
+            if (all[r * w] != all[0])
+                e = differ_dtype(d, all[0], r, all[r * w]);
         /* Receiver r expects all[r*w + 1 + n + s] from s, which sends
          * all[s*w + 1 + r]. */
         for (uint32_t r = 0; !e && r < n; r++)
@@ -216,7 +224,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
     }
     enum { REC = 6 };
     uint64_t *mine = weft__malloc((size_t)n * sizeof *mine * 2 + (size_t)n * REC * sizeof *mine);
-    if (!mine) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!mine)
+        return weft_diag_code(d, WEFT_ENOMEM);
     uint64_t *theirs = mine + n, *all = theirs + n;
     for (uint32_t j = 0; j < n; j++)
         mine[j] = sendcounts[j];
@@ -236,9 +245,11 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
             rec[4] = j;
             rec[5] = sendcounts[j];
         }
-    if (!e) e = gather_words(c, rec, all, REC, d);
+    if (!e)
+        e = gather_words(c, rec, all, REC, d);
     for (uint32_t r = 1; !e && r < n; r++)
-        if (all[REC * r] != all[0]) e = differ_dtype(d, all[0], r, all[REC * r]);
+        if (all[REC * r] != all[0])
+            e = differ_dtype(d, all[0], r, all[REC * r]);
     for (uint32_t r = 0; !e && r < n; r++)
         if (all[REC * r + 1] != NONE)
             e = differ(d, all[REC * r + 1], all[REC * r + 3], dtype, r, all[REC * r + 2]);
@@ -254,7 +265,8 @@ static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *
                                const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     bool in_place = sendbuf == recvbuf;
     if (in_place) {
         /* The data to send lies where it will be received. */
@@ -272,32 +284,39 @@ static weft_err alltoallv_call(weft_comm *c, const void *sendbuf, const size_t *
         m.name = name;
         m.t = weft_plan_traffic(plan);
     }
-    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
+    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d)))
+        return e;
     uint32_t n = c->size, r = c->rank;
     size_t es = weft_dtype_size(dtype);
-    if (cp) return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, es, d);
+    if (cp)
+        return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, es, d);
     const unsigned char *in = sendbuf;
     unsigned char *out = recvbuf, *copy = NULL;
     if (in_place && n > 1) {
         size_t end = 0; /* elements */
         for (uint32_t j = 0; j < n; j++)
-            if (recvcounts[j] && rdispls[j] + recvcounts[j] > end) end = rdispls[j] + recvcounts[j];
-        if (!(copy = weft__malloc(end ? end * es : 1))) return weft_diag_code(d, WEFT_ENOMEM);
-        if (end) memcpy(copy, recvbuf, end * es);
+            if (recvcounts[j] && rdispls[j] + recvcounts[j] > end)
+                end = rdispls[j] + recvcounts[j];
+        if (!(copy = weft__malloc(end ? end * es : 1)))
+            return weft_diag_code(d, WEFT_ENOMEM);
+        if (end)
+            memcpy(copy, recvbuf, end * es);
         in = copy;
     }
     if (sendcounts[r] && in + sdispls[r] * es != out + rdispls[r] * es)
         memmove(out + rdispls[r] * es, in + sdispls[r] * es, sendcounts[r] * es);
     /* Bytes and byte offsets of every block, for exchange_all. */
     size_t *room = weft__malloc(4 * (size_t)n * sizeof *room);
-    if (!room) e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!room)
+        e = weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t j = 0; !e && j < n; j++) {
         room[j] = sdispls[j] * es;
         room[n + j] = sendcounts[j] * es;
         room[2 * n + j] = rdispls[j] * es;
         room[3 * n + j] = recvcounts[j] * es;
     }
-    if (!e) e = exchange_all(c, in, room, room + n, out, room + 2 * n, room + 3 * n, d);
+    if (!e)
+        e = exchange_all(c, in, room, room + n, out, room + 2 * n, room + 3 * n, d);
     weft__free(room);
     weft__free(copy);
     return e;
@@ -310,7 +329,8 @@ static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const s
     weft_comm *c = weft__comm_plan_comm(cp);
     const weft_plan *p = weft__comm_plan_plan(cp);
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (!weft_plan_traffic(p))
         return weft_diag_set(d, WEFT_EINVAL,
                              "plan: weft_comm_plan_run_v runs alltoallv plans (with a traffic "
@@ -322,7 +342,8 @@ static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const s
     if (!sendcounts || !sdispls || !recvcounts || !rdispls)
         return weft_diag_set(d, WEFT_EINVAL, "comm: alltoallv needs counts and displacements");
     want_matrix m = {weft_plan_traffic(p), "the plan"};
-    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d))) return e;
+    if ((e = agree_counts(c, sendcounts, recvcounts, dtype, &m, d)))
+        return e;
     return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype), d);
 }
 

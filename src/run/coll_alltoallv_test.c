@@ -81,7 +81,8 @@ static void check(weft_comm *c, weft_dtype t, size_t scale, bool in_place)
     weft_err e = in_place ? weft_alltoallv(c, r, NULL, NULL, r, l.rc, l.rd, t, &d)
                           : weft_alltoallv(c, s, l.sc, l.sd, r, l.rc, l.rd, t, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: alltoallv %s: %s\n", me, weft_dtype_name(t), d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: alltoallv %s: %s\n", me, weft_dtype_name(t), d.msg);
     size_t wrong = 0, gaps = 0;
     unsigned char *seen = calloc(rbytes, 1);
     for (uint32_t j = 0; j < n; j++)
@@ -115,7 +116,8 @@ static void check_mismatch(weft_comm *c)
         sc[j] = rc[j] = 2;
         sd[j] = rd[j] = 3 * j;
     }
-    if (me == 1) sc[0] = 3;
+    if (me == 1)
+        sc[0] = 3;
     int32_t s[3 * 16] = {0}, r[3 * 16] = {0};
     weft_diag d;
     weft_diag_clear(&d);
@@ -155,8 +157,10 @@ static int body(weft_comm *c, void *arg)
     check(c, WEFT_DOUBLE, 5, true);
     check(c, WEFT_UINT8, 3, true);
     check(c, WEFT_HALF, 1001, false);
-    if (su->large) check(c, WEFT_FLOAT, 1u << 16, false); /* up to 768 KiB per block */
-    if (weft_comm_size(c) > 1) check_mismatch(c);
+    if (su->large)
+        check(c, WEFT_FLOAT, 1u << 16, false); /* up to 768 KiB per block */
+    if (weft_comm_size(c) > 1)
+        check_mismatch(c);
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 

@@ -88,7 +88,8 @@ static _Atomic int g_cma;
 
 size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
 {
-    if (size < 2 || coll < 0 || coll >= WEFT__COLL_COUNT) return SIZE_MAX;
+    if (size < 2 || coll < 0 || coll >= WEFT__COLL_COUNT)
+        return SIZE_MAX;
     /* Against the ring (allreduce: 2(n-1) steps, the others n-1), each
      * step a wake-up of the next rank. With 2 ranks the ring has one step
      * per phase, and a kernel copy costs about three user-space copies on
@@ -101,9 +102,12 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * From 8 ranks every call that no small-message path takes first
      * (coll_small.c, coll_direct.c) runs single-copy: two barriers and
      * at most 2(n-1) system calls against the ring's 7 to 14 wake-ups. */
-    if (size == 2) return SIZE_MAX;
-    if (size <= 4) return (size_t)128 << 10;
-    if (size < 8) return (size_t)16 << 10;
+    if (size == 2)
+        return SIZE_MAX;
+    if (size <= 4)
+        return (size_t)128 << 10;
+    if (size < 8)
+        return (size_t)16 << 10;
     return 1;
 }
 
@@ -111,9 +115,11 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
 static int yama_scope(void)
 {
     FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     int v = 0;
-    if (fscanf(f, "%d", &v) != 1) v = 0;
+    if (fscanf(f, "%d", &v) != 1)
+        v = 0;
     fclose(f);
     return v;
 }
@@ -121,10 +127,12 @@ static int yama_scope(void)
 bool weft__cma_available(void)
 {
     int s = atomic_load(&g_cma);
-    if (s) return s > 0;
+    if (s)
+        return s > 0;
     int scope = yama_scope();
     bool ok = scope < 2;
-    if (ok && scope == 1) ok = prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
+    if (ok && scope == 1)
+        ok = prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
     if (ok) {
         char a = 42, b = 0;
         struct iovec l = {&b, 1}, r = {&a, 1};
@@ -144,8 +152,10 @@ void weft__cma_disable(void)
 static size_t tile_bytes(uint32_t n)
 {
     size_t t = CMA_STAGE_BYTES / n / CMA_TILE_MIN * CMA_TILE_MIN;
-    if (t < CMA_TILE_MIN) t = CMA_TILE_MIN;
-    if (t > CMA_TILE_MAX) t = CMA_TILE_MAX;
+    if (t < CMA_TILE_MIN)
+        t = CMA_TILE_MIN;
+    if (t > CMA_TILE_MAX)
+        t = CMA_TILE_MAX;
     return t;
 }
 
@@ -163,14 +173,17 @@ static weft_err cma_agree(weft_comm *c, const void *sendbuf, const void *recvbuf
     }
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);
-    if (e) return e;
+    if (e)
+        return e;
     *seq = me.seq;
-    if ((e = weft__call_check_recs(c, recs, d))) return e;
+    if ((e = weft__call_check_recs(c, recs, d)))
+        return e;
     bool all = true;
     for (uint32_t q = 0; q < c->size; q++)
         all = all && (recs[q].flags & WEFT__REC_CMA);
     *ran = all;
-    if (all) weft__region_count_cma(c);
+    if (all)
+        weft__region_count_cma(c);
     return WEFT_OK;
 }
 
@@ -197,22 +210,24 @@ static weft_err xfer(weft_comm *c, uint32_t q, bool write, unsigned char *local,
             len -= (size_t)k;
             continue;
         }
-        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && errno == EINTR)
+            continue;
         int err = k < 0 ? errno : EFAULT;
         weft__cause why;
         bool gone = weft__region_peer_gone(c, q, &why);
         if (!gone && err == ESRCH) {
             /* Exiting: its memory is gone before its process is. */
-            why = (weft__cause){.kind = WEFT__CAUSE_DIED, .rank = q, .pid = (uint32_t)pid,
-                                .witness = c->rank};
+            why = (weft__cause){
+                .kind = WEFT__CAUSE_DIED, .rank = q, .pid = (uint32_t)pid, .witness = c->rank};
             gone = true;
         }
         if (gone) {
             weft__cause_diag(d, "shm", &why, c->rank);
             return weft__comm_fail_cause(c, WEFT_EPEER, &why, d);
         }
-        weft_diag_set(d, WEFT_EIO, "comm: rank %u cannot %s %zu bytes %s rank %u's memory at %#llx: %s",
-                      c->rank, write ? "write" : "read", total, write ? "into" : "from", q,
+        weft_diag_set(d, WEFT_EIO,
+                      "comm: rank %u cannot %s %zu bytes %s rank %u's memory at %#llx: %s", c->rank,
+                      write ? "write" : "read", total, write ? "into" : "from", q,
                       (unsigned long long)(remote - (total - len)), strerror(err));
         return weft__comm_fail(c, WEFT_EIO, d);
     }
@@ -253,7 +268,8 @@ static weft_err reduce_range(weft_comm *c, const cma_range *j, const weft__reduc
     uint32_t n = c->size, me = c->rank;
     size_t tile = tile_bytes(n);
     unsigned char *stage = weft__comm_scratch(c, (size_t)n * tile);
-    if (!stage) return no_scratch(c, d);
+    if (!stage)
+        return no_scratch(c, d);
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c);
     bool local_out = j->to != TO_ROOT || me == j->root;
@@ -266,14 +282,17 @@ static weft_err reduce_range(weft_comm *c, const cma_range *j, const weft__reduc
             }
             src[q] = stage + (size_t)(q < me ? q : q - 1) * tile;
             weft_err e = xfer(c, q, false, src[q], recs[q].soff + j->src0 + x, k, d);
-            if (e) return e;
+            if (e)
+                return e;
         }
         unsigned char *dst = local_out ? j->out + j->dst0 + x : stage + (size_t)(n - 1) * tile;
         weft__shared_combine(weft__region_work(c), src, n, &dst, 1, k, red, false);
         for (uint32_t q = 0; q < n; q++) {
-            if (q == me || (j->to == TO_SELF) || (j->to == TO_ROOT && q != j->root)) continue;
+            if (q == me || (j->to == TO_SELF) || (j->to == TO_ROOT && q != j->root))
+                continue;
             weft_err e = xfer(c, q, true, dst, recs[q].roff + j->dst0 + x, k, d);
-            if (e) return e;
+            if (e)
+                return e;
         }
     }
     return WEFT_OK;
@@ -289,15 +308,17 @@ weft_err weft__cma_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
 {
     *ran = false;
     size_t es = red->es;
-    if (!fits(c, WEFT_COLL_ALLREDUCE, count * es)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_ALLREDUCE, count * es))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = cma_agree(c, sendbuf, recvbuf, true, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     uint32_t r = c->rank, w = weft__region_workers(c);
     if (r < w) {
         size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
-        cma_range j = {.in = sendbuf, .out = recvbuf, .src0 = lo, .dst0 = lo, .len = hi - lo,
-                       .to = TO_ALL};
+        cma_range j = {
+            .in = sendbuf, .out = recvbuf, .src0 = lo, .dst0 = lo, .len = hi - lo, .to = TO_ALL};
         e = reduce_range(c, &j, red, d);
     }
     return finish(c, seq, e, d);
@@ -308,15 +329,22 @@ weft_err weft__cma_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size
 {
     *ran = false;
     size_t es = red->es;
-    if (!fits(c, WEFT_COLL_REDUCE, count * es)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_REDUCE, count * es))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = cma_agree(c, sendbuf, c->rank == root ? recvbuf : NULL, true, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     uint32_t r = c->rank, w = weft__region_workers(c);
     if (r < w) {
         size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
-        cma_range j = {.in = sendbuf, .out = recvbuf, .src0 = lo, .dst0 = lo, .len = hi - lo,
-                       .to = TO_ROOT, .root = root};
+        cma_range j = {.in = sendbuf,
+                       .out = recvbuf,
+                       .src0 = lo,
+                       .dst0 = lo,
+                       .len = hi - lo,
+                       .to = TO_ROOT,
+                       .root = root};
         e = reduce_range(c, &j, red, d);
     }
     return finish(c, seq, e, d);
@@ -327,12 +355,18 @@ weft_err weft__cma_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvb
 {
     *ran = false;
     size_t block = count * red->es;
-    if (!fits(c, WEFT_COLL_REDUCESCATTER, block * c->size)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_REDUCESCATTER, block * c->size))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = cma_agree(c, sendbuf, recvbuf, true, &seq, ran, d);
-    if (e || !*ran) return e;
-    cma_range j = {.in = sendbuf, .out = recvbuf, .src0 = (size_t)c->rank * block, .dst0 = 0,
-                   .len = block, .to = TO_SELF};
+    if (e || !*ran)
+        return e;
+    cma_range j = {.in = sendbuf,
+                   .out = recvbuf,
+                   .src0 = (size_t)c->rank * block,
+                   .dst0 = 0,
+                   .len = block,
+                   .to = TO_SELF};
     e = reduce_range(c, &j, red, d);
     return finish(c, seq, e, d);
 }
@@ -343,13 +377,16 @@ weft_err weft__cma_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, s
     *ran = false;
     uint32_t n = c->size, me = c->rank;
     size_t block = count * es;
-    if (!fits(c, WEFT_COLL_ALLGATHER, block * n)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_ALLGATHER, block * n))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = cma_agree(c, sendbuf, recvbuf, true, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char *out = recvbuf;
-    if (sendbuf != out + (size_t)me * block) memcpy(out + (size_t)me * block, sendbuf, block);
+    if (sendbuf != out + (size_t)me * block)
+        memcpy(out + (size_t)me * block, sendbuf, block);
     /* Peers in the order me+1, me+2, ...: not every rank reads rank 0
      * first. */
     for (uint32_t k = 1; k < n && !e; k++) {
@@ -364,12 +401,15 @@ weft_err weft__cma_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, s
 {
     *ran = false;
     size_t bytes = count * es;
-    if (!fits(c, WEFT_COLL_BROADCAST, bytes)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_BROADCAST, bytes))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = cma_agree(c, c->rank == root ? sendbuf : NULL, recvbuf, true, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     if (c->rank == root) {
-        if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, bytes);
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, bytes);
     } else {
         e = xfer(c, root, false, recvbuf, weft__region_recs(c)[root].soff, bytes, d);
     }
@@ -382,7 +422,8 @@ weft_err weft__cma_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, si
     *ran = false;
     uint32_t n = c->size, me = c->rank;
     size_t block = count * es;
-    if (!fits(c, WEFT_COLL_ALLTOALL, block * n)) return WEFT_OK;
+    if (!fits(c, WEFT_COLL_ALLTOALL, block * n))
+        return WEFT_OK;
     const unsigned char *in = sendbuf;
     unsigned char *out = recvbuf, *copy = NULL;
     if (sendbuf == recvbuf) {
@@ -390,12 +431,14 @@ weft_err weft__cma_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, si
          * they read a copy instead. A rank out of memory for it says so in
          * its record, and every rank takes the ordinary schedule. */
         copy = weft__malloc(block * n);
-        if (copy) memcpy(copy, sendbuf, block * n);
+        if (copy)
+            memcpy(copy, sendbuf, block * n);
         in = copy;
     }
     uint64_t seq;
     weft_err e = cma_agree(c, in, recvbuf, in != NULL, &seq, ran, d);
-    if (e || !*ran) goto free_copy;
+    if (e || !*ran)
+        goto free_copy;
     const weft__region_rec *recs = weft__region_recs(c);
     memcpy(out + (size_t)me * block, in + (size_t)me * block, block);
     for (uint32_t k = 1; k < n && !e; k++) {

@@ -68,7 +68,8 @@ static void expect(bool ok, weft_comm *c, const char *what, weft_dtype t, weft_r
 static bool guard_ok(const unsigned char *p, unsigned char v)
 {
     for (size_t i = 0; i < GUARD; i++)
-        if (p[i] != v) return false;
+        if (p[i] != v)
+            return false;
     return true;
 }
 
@@ -78,8 +79,10 @@ static bool guard_ok(const unsigned char *p, unsigned char v)
 static bool cma_size(weft_comm *c, weft_coll coll, size_t bytes)
 {
     uint32_t n = weft_comm_size(c);
-    if (bytes < weft__cma_min_bytes(coll, n)) return false;
-    if (weft__eager_fits(c, coll, bytes)) return false;
+    if (bytes < weft__cma_min_bytes(coll, n))
+        return false;
+    if (weft__eager_fits(c, coll, bytes))
+        return false;
     return coll != WEFT_COLL_ALLREDUCE ||
            (!weft__small_allreduce_fits(c, bytes) && !weft__allreduce_direct_fits(n, bytes));
 }
@@ -94,7 +97,8 @@ static bool want_cma(weft_comm *c, const job *j, weft_coll coll, size_t bytes)
  * areas (allreduce: count elements; the others as weft__small_fits). */
 static bool want_small(weft_comm *c, weft_coll coll, size_t count, size_t es)
 {
-    if (coll == WEFT_COLL_ALLREDUCE) return weft__small_allreduce_fits(c, count * es);
+    if (coll == WEFT_COLL_ALLREDUCE)
+        return weft__small_allreduce_fits(c, count * es);
     return weft__small_fits(c, coll, count, es);
 }
 
@@ -128,7 +132,8 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
     memset(s + in_bytes, 0x5a, GUARD);
     memset(r, 0xa5, out_bytes + GUARD);
     unsigned char *out = r;
-    if (in_place) out = coll == WEFT_COLL_REDUCESCATTER ? s + (size_t)me * out_bytes : s;
+    if (in_place)
+        out = coll == WEFT_COLL_REDUCESCATTER ? s + (size_t)me * out_bytes : s;
     uint64_t before = weft__region_cma_calls(c), small0 = weft__region_small_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
@@ -145,9 +150,11 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
         e = weft_reduce_scatter(c, s, out, count, t, op, &d);
     }
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
     check_path(c, before, small0, want_small(c, coll, count, es), want_cma(c, j, coll, in_bytes));
-    if (coll == WEFT_COLL_REDUCESCATTER) g_shift = (size_t)me * count;
+    if (coll == WEFT_COLL_REDUCESCATTER)
+        g_shift = (size_t)me * count;
     bool has = coll != WEFT_COLL_REDUCE || me == root;
     if (has)
         expect(weft__test_reduce_wrong(val, t, op, out, n, count) == 0, c, what, t, op, count,
@@ -160,7 +167,8 @@ static void reducing(weft_comm *c, const job *j, weft_coll coll, weft_dtype t, w
         weft__test_fill(val, t, op, orig, me, in_count);
         CHECK(memcmp(orig, s, in_bytes) == 0);
         free(orig);
-        if (!has) CHECK(r[0] == 0xa5);
+        if (!has)
+            CHECK(r[0] == 0xa5);
     }
     free(s);
     free(r);
@@ -213,7 +221,8 @@ static void moving(weft_comm *c, const job *j, weft_coll coll, size_t count, boo
         e = weft_broadcast(c, send, r, count, WEFT_UINT8, root, &d);
     }
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: %s: %s\n", me, what, d.msg);
     check_path(c, before, small0, want_small(c, coll, count, 1), want_cma(c, j, coll, perf_bytes));
     bool ok = true;
     for (size_t q = 0; q < out_bytes / block && ok; q++)
@@ -256,31 +265,37 @@ static int body(weft_comm *c, void *arg)
 {
     const job *j = arg;
     uint32_t n = weft_comm_size(c);
-    if (j->disable_rank1 && weft_comm_rank(c) == 1) weft__cma_disable();
+    if (j->disable_rank1 && weft_comm_rank(c) == 1)
+        weft__cma_disable();
     static const weft_coll red_colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_REDUCE,
                                           WEFT_COLL_REDUCESCATTER};
     for (size_t k = 0; k < 3; k++) {
         weft_coll coll = red_colls[k];
         for (int t = 0; t < WEFT__DTYPE_COUNT; t++) {
             for (int op = 0; op < WEFT__REDOP_COUNT; op++) {
-                bool core = (t == WEFT_FLOAT && op == WEFT_SUM) || (t == WEFT_INT32 && op == WEFT_MAX);
-                if (!j->full && !core) continue;
+                bool core =
+                    (t == WEFT_FLOAT && op == WEFT_SUM) || (t == WEFT_INT32 && op == WEFT_MAX);
+                if (!j->full && !core)
+                    continue;
                 size_t es = weft_dtype_size((weft_dtype)t), cnt[3];
                 edges(c, coll, es, coll == WEFT_COLL_REDUCESCATTER ? n : 1, cnt);
                 for (int i = 0; i < 3; i++) {
                     /* The largest count only for the core types: it is the
                      * slow one oversubscribed and tests the tiles, which
                      * do not depend on the type. */
-                    if ((i == 2 && !core) || !cnt[i]) continue;
+                    if ((i == 2 && !core) || !cnt[i])
+                        continue;
                     reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, cnt[i], false);
-                    if (i != 0) reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, cnt[i], true);
+                    if (i != 0)
+                        reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, cnt[i], true);
                 }
                 size_t edge = small_edge(c, coll, es);
                 for (size_t x = edge ? edge : 1; x <= edge + 1; x++) {
                     reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, x, false);
                     reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, x, true);
                 }
-                if (edge > 2) reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, 1, false);
+                if (edge > 2)
+                    reducing(c, j, coll, (weft_dtype)t, (weft_redop)op, 1, false);
             }
         }
     }
@@ -294,7 +309,8 @@ static int body(weft_comm *c, void *arg)
         size_t more[3] = {1, edge, edge + 1};
         for (int i = 0; i < 6; i++) {
             size_t x = i < 3 ? cnt[i] : more[i - 3];
-            if (!x) continue;
+            if (!x)
+                continue;
             moving(c, j, coll, x, false);
             moving(c, j, coll, x, true);
         }
@@ -320,15 +336,16 @@ static size_t cma_count(weft_comm *c, size_t least, bool *allreduce)
         edges(c, WEFT_COLL_REDUCESCATTER, 4, n, cnt);
         count = cnt[2] * n;
     }
-    if (count < least) count = (least + n - 1) / n * n;
+    if (count < least)
+        count = (least + n - 1) / n * n;
     return count;
 }
 
 static weft_err cma_reduction(weft_comm *c, float *v, size_t count, bool allreduce, weft_diag *d)
 {
-    if (allreduce) return weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, d);
-    return weft_reduce_scatter(c, v, v + count, count / weft_comm_size(c), WEFT_FLOAT, WEFT_SUM,
-                               d);
+    if (allreduce)
+        return weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, d);
+    return weft_reduce_scatter(c, v, v + count, count / weft_comm_size(c), WEFT_FLOAT, WEFT_SUM, d);
 }
 
 /* Rank 0 asks for one element more than the others, which sits at the
@@ -356,8 +373,8 @@ static int straddle_body(weft_comm *c, void *arg)
     CHECK_ERR(e, WEFT_EINVAL);
     char want[160];
     snprintf(want, sizeof want,
-             "comm: ranks disagree on the count of allreduce: rank 0 has %zu, rank 1 has %zu",
-             min, min - 1);
+             "comm: ranks disagree on the count of allreduce: rank 0 has %zu, rank 1 has %zu", min,
+             min - 1);
     CHECK_STR(d.msg, want);
     size_t below = (min - 1) * sizeof *b;
     bool sent = !weft__small_allreduce_fits(c, below) &&
@@ -386,7 +403,8 @@ static int oom_body(weft_comm *c, void *arg)
     float *v = calloc(count + count / n, sizeof *v);
     weft_diag d;
     weft_diag_clear(&d);
-    if (me == 1) weft__alloc_fail_after(0);
+    if (me == 1)
+        weft__alloc_fail_after(0);
     weft_err e = cma_reduction(c, v, count, all, &d);
     weft__alloc_fail_after(-1);
     if (me == 1) {
@@ -396,7 +414,8 @@ static int oom_body(weft_comm *c, void *arg)
         CHECK_ERR(e, WEFT_EPEER);
         int pid = 0;
         char want[128];
-        if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1) pid = -1;
+        if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1)
+            pid = -1;
         snprintf(want, sizeof want, "shm: rank 1 (pid %d) failed: out of memory", pid);
         if (strncmp(d.msg, want, strlen(want)) != 0)
             fprintf(stderr, "rank %u of %u: \"%s\"\n", me, n, d.msg);
@@ -429,7 +448,8 @@ static int kill_body(weft_comm *c, void *arg)
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     for (int it = 0; !e; it++) {
-        if (it == 10 && me == VICTIM) kill(getpid(), SIGKILL);
+        if (it == 10 && me == VICTIM)
+            kill(getpid(), SIGKILL);
         e = cma_reduction(c, v, count, all, &d);
     }
     memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
@@ -441,7 +461,8 @@ static void run_kill(void)
 {
     kill_log *log =
         mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (log == MAP_FAILED) return;
+    if (log == MAP_FAILED)
+        return;
     memset(log, 0, sizeof *log);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
@@ -453,9 +474,11 @@ static void run_kill(void)
     snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, log->pid[VICTIM]);
     for (uint32_t r = 0; r < KILL_RANKS; r++) {
         CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : KILL_CODE + (int)WEFT_EPEER);
-        if (r == VICTIM) continue;
+        if (r == VICTIM)
+            continue;
         bool ok = strncmp(log->msg[r], died, strlen(died)) == 0;
-        if (!ok) fprintf(stderr, "killed: rank %u: \"%s\"\n", r, log->msg[r]);
+        if (!ok)
+            fprintf(stderr, "killed: rank %u: \"%s\"\n", r, log->msg[r]);
         CHECK(ok);
     }
     munmap(log, sizeof *log);
@@ -487,7 +510,8 @@ static int mid_body(weft_comm *c, void *arg)
         if (it == 0 && !e) {
             CHECK_INT(weft__region_cma_calls(c) - before, 1);
             char one = 1;
-            if (write(j->ready[1], &one, 1) != 1) return 98;
+            if (write(j->ready[1], &one, 1) != 1)
+                return 98;
         }
     }
     memcpy(j->log->msg[me], d.msg, MSG_BYTES - 1);
@@ -513,14 +537,16 @@ static void mid_strike(const pid_t *pids, uint32_t n, int port, void *arg)
     while (got < n && poll(&p, 1, -1) > 0 && read(j->ready[0], &b, 1) == 1)
         got++;
     CHECK_INT(got, n);
-    if (got == n) kill(pids[VICTIM], SIGKILL);
+    if (got == n)
+        kill(pids[VICTIM], SIGKILL);
 }
 
 static void run_kill_mid(void)
 {
     mid_job j;
     j.log = mmap(NULL, sizeof *j.log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (j.log == MAP_FAILED || pipe(j.ready) < 0) return;
+    if (j.log == MAP_FAILED || pipe(j.ready) < 0)
+        return;
     memset(j.log, 0, sizeof *j.log);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
@@ -534,9 +560,11 @@ static void run_kill_mid(void)
     snprintf(died, sizeof died, "shm: rank %d (pid %d) died", VICTIM, j.log->pid[VICTIM]);
     for (uint32_t r = 0; r < KILL_RANKS; r++) {
         CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : KILL_CODE + (int)WEFT_EPEER);
-        if (r == VICTIM) continue;
+        if (r == VICTIM)
+            continue;
         bool ok = strncmp(j.log->msg[r], died, strlen(died)) == 0;
-        if (!ok) fprintf(stderr, "killed mid-call: rank %u: \"%s\"\n", r, j.log->msg[r]);
+        if (!ok)
+            fprintf(stderr, "killed mid-call: rank %u: \"%s\"\n", r, j.log->msg[r]);
         CHECK(ok);
     }
     munmap(j.log, sizeof *j.log);

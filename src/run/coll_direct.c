@@ -71,13 +71,15 @@ weft_err weft__allreduce_direct(weft_comm *c, const void *sendbuf, void *recvbuf
     }
     weft__call_early_state agree;
     bool late = weft__call_early(c, &agree, &e, d);
-    if (e || (!late && (e = weft__call_agree(c, d)))) goto free_copy;
+    if (e || (!late && (e = weft__call_agree(c, d))))
+        goto free_copy;
     for (uint32_t k = 1; k < n; k++) {
         weft__xreq *s = &sends[k - 1];
-        *s = (weft__xreq){.peer = (me + k) % n, .is_send = true, .buf = (unsigned char *)in,
-                          .len = bytes};
+        *s = (weft__xreq){
+            .peer = (me + k) % n, .is_send = true, .buf = (unsigned char *)in, .len = bytes};
         waits[k - 1] = s;
-        if ((e = weft__comm_post(c, s, d))) goto free_copy;
+        if ((e = weft__comm_post(c, s, d)))
+            goto free_copy;
     }
     if (late && ((e = weft__comm_kick(c, d)) || (e = weft__call_late(c, &agree, d))))
         goto free_copy;
@@ -89,8 +91,12 @@ weft_err weft__allreduce_direct(weft_comm *c, const void *sendbuf, void *recvbuf
                 fn(out, in, count);
             continue;
         }
-        weft__xreq rr = {.peer = q, .is_send = false, .buf = out, .len = bytes,
-                         .reduce = q == 0 ? NULL : fn, .esize = es};
+        weft__xreq rr = {.peer = q,
+                         .is_send = false,
+                         .buf = out,
+                         .len = bytes,
+                         .reduce = q == 0 ? NULL : fn,
+                         .esize = es};
         weft__xreq *w = &rr;
         if ((e = weft__comm_post(c, &rr, d)) || (e = weft__comm_wait(c, &w, 1, d)))
             goto free_copy;

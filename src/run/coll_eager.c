@@ -48,8 +48,7 @@
 
 bool weft__eager_fits(const weft_comm *c, weft_coll coll, size_t bytes)
 {
-    if (c->size < 3 || bytes == 0 || !weft__region_eager_bytes(c) ||
-        weft__region_oversubscribed(c))
+    if (c->size < 3 || bytes == 0 || !weft__region_eager_bytes(c) || weft__region_oversubscribed(c))
         return false;
     return coll == WEFT_COLL_ALLREDUCE || coll == WEFT_COLL_REDUCE || coll == WEFT_COLL_BROADCAST;
 }
@@ -69,17 +68,20 @@ static weft_err reduce2(weft_comm *c, const void *sendbuf, void *recvbuf, size_t
         uint64_t seq = weft__region_next_seq(c);
         memcpy(weft__region_eager(c, me, seq), in + off * es, k * es);
         weft_err e = weft__call_post_seq(c, seq, d);
-        if (e) return e;
+        if (e)
+            return e;
         size_t lo = weft__block_at(k, n, me) * es, hi = weft__block_at(k, n, me + 1) * es;
         unsigned char *dst = weft__region_eager(c, me, seq) + lo;
         for (uint32_t q = 0; q < n; q++)
             src[q] = weft__region_eager(c, q, seq) + lo;
-        if (hi > lo) weft__shared_combine(weft__region_work(c), src, n, &dst, 1, hi - lo, red, false);
+        if (hi > lo)
+            weft__shared_combine(weft__region_work(c), src, n, &dst, 1, hi - lo, red, false);
         if (!gets) {
             weft__region_done_signal(c, seq);
             continue;
         }
-        if ((e = weft__region_done(c, seq, d))) return e;
+        if ((e = weft__region_done(c, seq, d)))
+            return e;
         for (uint32_t q = 0; q < n; q++) {
             size_t a = weft__block_at(k, n, q) * es, b = weft__block_at(k, n, q + 1) * es;
             memcpy(out + off * es + a, weft__region_eager(c, q, seq) + a, b - a);
@@ -111,12 +113,16 @@ weft_err weft__eager_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf,
     for (size_t off = 0; off < bytes; off += per) {
         size_t k = bytes - off < per ? bytes - off : per;
         uint64_t seq = weft__region_next_seq(c);
-        if (is_root) memcpy(weft__region_eager(c, root, seq), in + off, k);
+        if (is_root)
+            memcpy(weft__region_eager(c, root, seq), in + off, k);
         weft_err e = weft__call_post_seq(c, seq, d);
-        if (e) return e;
-        if (!is_root) memcpy(out + off, weft__region_eager(c, root, seq), k);
+        if (e)
+            return e;
+        if (!is_root)
+            memcpy(out + off, weft__region_eager(c, root, seq), k);
     }
-    if (is_root && in != out) memcpy(out, in, bytes);
+    if (is_root && in != out)
+        memcpy(out, in, bytes);
     weft__region_count_pipe(c);
     return WEFT_OK;
 }

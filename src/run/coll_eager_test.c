@@ -41,7 +41,8 @@ static double val(weft_redop op, uint32_t r, size_t i)
 static bool guard_ok(const unsigned char *p, unsigned char v)
 {
     for (size_t i = 0; i < GUARD; i++)
-        if (p[i] != v) return false;
+        if (p[i] != v)
+            return false;
     return true;
 }
 
@@ -72,7 +73,8 @@ static void reducing(weft_comm *c, weft_coll coll, weft_dtype t, weft_redop op, 
                      ? weft_allreduce(c, s, out, count, t, op, &d)
                      : weft_reduce(c, s, me == root ? out : NULL, count, t, op, root, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: %s\n", me, d.msg);
     CHECK_INT(weft__region_pipe_calls(c) - before, want_pipe(c, coll, count, es) ? 1 : 0);
     bool has = coll == WEFT_COLL_ALLREDUCE || me == root;
     if (has) {
@@ -90,7 +92,8 @@ static void reducing(weft_comm *c, weft_coll coll, weft_dtype t, weft_redop op, 
         weft__test_fill(val, t, op, orig, me, count);
         CHECK(memcmp(orig, s, bytes) == 0);
         free(orig);
-        if (!has) CHECK(r[0] == 0xa5);
+        if (!has)
+            CHECK(r[0] == 0xa5);
     }
     free(s);
     free(r);
@@ -109,7 +112,8 @@ static void broadcasting(weft_comm *c, size_t bytes, uint32_t root, bool in_plac
         s[b] = me == root ? pat(root, b) : 0x11;
     memset(s + bytes, 0x5a, GUARD);
     memset(r, 0xa5, bytes + GUARD);
-    if (in_place && me == root) memcpy(r, s, bytes);
+    if (in_place && me == root)
+        memcpy(r, s, bytes);
     uint64_t before = weft__region_pipe_calls(c);
     weft_err e = weft_broadcast(c, in_place ? r : s, r, bytes, WEFT_UINT8, root, NULL);
     CHECK_ERR(e, WEFT_OK);
@@ -119,7 +123,8 @@ static void broadcasting(weft_comm *c, size_t bytes, uint32_t root, bool in_plac
     size_t bad = 0;
     for (size_t b = 0; b < bytes; b++)
         bad += r[b] != pat(root, b);
-    if (bad) fprintf(stderr, "rank %u: broadcast %zu bytes from %u: %zu wrong\n", me, bytes, root, bad);
+    if (bad)
+        fprintf(stderr, "rank %u: broadcast %zu bytes from %u: %zu wrong\n", me, bytes, root, bad);
     CHECK_INT(bad, 0);
     CHECK(guard_ok(r + bytes, 0xa5));
     CHECK(guard_ok(s + bytes, 0x5a));
@@ -145,14 +150,18 @@ static int body(weft_comm *c, void *arg)
         for (int t = 0; t < WEFT__DTYPE_COUNT; t++)
             for (int op = 0; op < WEFT__REDOP_COUNT; op++) {
                 size_t es = weft_dtype_size((weft_dtype)t);
-                bool core = (t == WEFT_FLOAT && op == WEFT_SUM) || (t == WEFT_INT32 && op == WEFT_MAX);
+                bool core =
+                    (t == WEFT_FLOAT && op == WEFT_SUM) || (t == WEFT_INT32 && op == WEFT_MAX);
                 /* Past the one-barrier path: 8 KiB of reads over n - 1
                  * peers, plus one element, and a count n does not divide. */
                 size_t first = ((size_t)8 << 10) / (n - 1) / es + 1;
-                size_t counts[] = {first, first + n + 1, area / es, 2 * area / es + 7919 % (area / es)};
+                size_t counts[] = {first, first + n + 1, area / es,
+                                   2 * area / es + 7919 % (area / es)};
                 for (size_t i = 0; i < 4; i++) {
-                    if (i && !core) continue;
-                    for (uint32_t root = 0; root < (coll == WEFT_COLL_REDUCE && core ? n : 1); root++) {
+                    if (i && !core)
+                        continue;
+                    for (uint32_t root = 0; root < (coll == WEFT_COLL_REDUCE && core ? n : 1);
+                         root++) {
                         reducing(c, coll, (weft_dtype)t, (weft_redop)op, counts[i], root, false);
                         reducing(c, coll, (weft_dtype)t, (weft_redop)op, counts[i], root, true);
                     }
@@ -211,17 +220,19 @@ static int kill_body(weft_comm *c, void *arg)
     (void)arg;
     size_t count = weft__region_eager_bytes(c) / 2; /* floats: 2 chunks */
     float *v = calloc(count, sizeof *v);
-    if (!want_pipe(c, WEFT_COLL_ALLREDUCE, count, 4)) return 92;
+    if (!want_pipe(c, WEFT_COLL_ALLREDUCE, count, 4))
+        return 92;
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     for (int it = 0; !e; it++) {
-        if (it == 20 && weft_comm_rank(c) == VICTIM) kill(getpid(), SIGKILL);
+        if (it == 20 && weft_comm_rank(c) == VICTIM)
+            kill(getpid(), SIGKILL);
         e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
     }
     free(v);
-    if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", weft_comm_rank(c), weft_err_name(e),
-                   d.msg);
+    if (e)
+        fprintf(stderr, "rank %u (expected): %s: %s\n", weft_comm_rank(c), weft_err_name(e), d.msg);
     return CODE_BASE + (int)e;
 }
 

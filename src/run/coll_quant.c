@@ -53,11 +53,13 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
                           size_t block, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t n = c->size, me = c->rank;
     uint64_t mine[3] = {count, block, count && (!sendbuf || !recvbuf)};
     uint64_t *all = weft__malloc((size_t)n * 3 * sizeof *all);
-    if (!all) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!all)
+        return weft_diag_code(d, WEFT_ENOMEM);
     e = weft__sparse_gather_words(c, mine, all, 3, d);
     for (uint32_t r = 0; !e && r < n; r++)
         if (all[3 * r + 2])
@@ -74,10 +76,12 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
                               all[3 * r] != all[0] ? all[0] : all[1], r,
                               all[3 * r] != all[0] ? all[3 * r] : all[3 * r + 1]);
     weft__free(all);
-    if (e || count == 0) return e;
+    if (e || count == 0)
+        return e;
 
     size_t first, len, *off = weft__malloc(2 * (size_t)n * sizeof *off);
-    if (!off) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!off)
+        return weft_diag_code(d, WEFT_ENOMEM);
     size_t *roff = off + n, stotal = 0, rtotal = 0, mylen;
     size_t myfirst;
     chunk(count, n, me, &myfirst, &mylen);
@@ -101,7 +105,8 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
     }
     /* 1. Compress every chunk but this rank's own; send chunk j to j. */
     for (uint32_t j = 0; j < n; j++) {
-        if (j == me) continue;
+        if (j == me)
+            continue;
         chunk(count, n, j, &first, &len);
         compress_into(sbuf + off[j], sendbuf + first, len, block);
     }
@@ -113,7 +118,8 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
         rb[j] = rbuf + roff[j];
         rl[j] = j == me ? 0 : mine_b;
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d))) goto free_all;
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d)))
+        goto free_all;
     /* 2. The owner's sum in rank order, in double, rounded to fp32 and
      * compressed once more. */
     for (uint32_t r = 0; r < n; r++) {
@@ -138,9 +144,11 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
         rb[j] = sbuf + off[j];
         rl[j] = j == me ? 0 : packed_bytes(len, block);
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d))) goto free_all;
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d)))
+        goto free_all;
     for (uint32_t j = 0; j < n; j++) {
-        if (j == me) continue;
+        if (j == me)
+            continue;
         chunk(count, n, j, &first, &len);
         decompress_from(sbuf + off[j], len, block, recvbuf + first);
     }

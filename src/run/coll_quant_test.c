@@ -38,7 +38,8 @@ typedef struct ord {
 static int by_mag_desc(const void *a, const void *b)
 {
     const ord *x = a, *y = b;
-    if (x->mag != y->mag) return x->mag > y->mag ? -1 : 1;
+    if (x->mag != y->mag)
+        return x->mag > y->mag ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -121,10 +122,13 @@ static void test_int8(void)
             for (size_t i = 0; i < N; i++) {
                 size_t s = B ? i / B : 0;
                 double err = fabs((double)x[i] - (double)out[i]);
-                if (err > scales[s] * (0.5 + 1.0 / 65536)) bad++;
-                if (err / scales[s] > worst) worst = err / scales[s];
+                if (err > scales[s] * (0.5 + 1.0 / 65536))
+                    bad++;
+                if (err / scales[s] > worst)
+                    worst = err / scales[s];
                 /* The residual is what was not sent. */
-                if (ef.residual[i] != x[i] - out[i]) bad++;
+                if (ef.residual[i] != x[i] - out[i])
+                    bad++;
             }
             CHECK_INT(bad, 0);
         }
@@ -157,7 +161,8 @@ static int body(weft_comm *c, void *arg)
         for (size_t i = 0; i < cnt; i++)
             in[i] = value(k, me, i);
         bool in_place = k % 2 == 1;
-        if (in_place) memcpy(out, in, cnt * sizeof *in);
+        if (in_place)
+            memcpy(out, in, cnt * sizeof *in);
         weft_diag d = {0};
         CHECK_ERR(weft_allreduce_int8(c, in_place ? out : in, out, cnt, B, &d), WEFT_OK);
         /* The bound, per element, from every rank's inputs. */
@@ -181,8 +186,10 @@ static int body(weft_comm *c, void *arg)
                     for (uint32_t s = 0; s < n; s++)
                         y += (double)value(k, s, i);
                     double err = fabs((double)out[i] - y);
-                    if (err > bound) bad++;
-                    if (err / bound > worst) worst = err / bound;
+                    if (err > bound)
+                        bad++;
+                    if (err / bound > worst)
+                        worst = err / bound;
                 }
             }
         }

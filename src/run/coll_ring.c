@@ -78,7 +78,8 @@ weft_err weft__coll_check(weft_comm *c, weft_dtype dtype, weft_redop op, bool ne
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
     if (needs_op && !weft__reduce_get(dtype, op))
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid reduction operator %d", (int)op);
-    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     return WEFT_OK;
 }
 
@@ -100,7 +101,8 @@ typedef struct ring_round {
 
 static size_t rr_ioff(const ring_round *g, uint32_t b)
 {
-    return (g->stride ? b * g->stride + g->base : g->base + weft__block_at(g->count, g->n, b)) * g->es;
+    return (g->stride ? b * g->stride + g->base : g->base + weft__block_at(g->count, g->n, b)) *
+           g->es;
 }
 
 static size_t rr_woff(const ring_round *g, uint32_t b)
@@ -110,7 +112,9 @@ static size_t rr_woff(const ring_round *g, uint32_t b)
 
 static size_t rr_len(const ring_round *g, uint32_t b)
 {
-    return (g->stride ? g->count : weft__block_at(g->count, g->n, b + 1) - weft__block_at(g->count, g->n, b)) * g->es;
+    return (g->stride ? g->count
+                      : weft__block_at(g->count, g->n, b + 1) - weft__block_at(g->count, g->n, b)) *
+           g->es;
 }
 
 /* One step of a round: posts the send s, runs local (may be NULL) while
@@ -124,15 +128,18 @@ static weft_err step(weft_comm *c, weft__xreq *s, weft__xreq *r, void (*local)(v
     size_t k = 0;
     weft_err e;
     if (s->len) {
-        if ((e = weft__comm_post(c, s, d))) return e;
+        if ((e = weft__comm_post(c, s, d)))
+            return e;
         reqs[k++] = s;
     }
     if (local) {
-        if (k && (e = weft__comm_kick(c, d))) return e;
+        if (k && (e = weft__comm_kick(c, d)))
+            return e;
         local(arg);
     }
     if (r->len) {
-        if ((e = weft__comm_post(c, r, d))) return e;
+        if ((e = weft__comm_post(c, r, d)))
+            return e;
         reqs[k++] = r;
     }
     return weft__comm_wait(c, reqs, k, d);
@@ -148,7 +155,8 @@ typedef struct copy_job {
 static void run_copy(void *arg)
 {
     const copy_job *j = arg;
-    if (j->dst == j->src || !j->len) return;
+    if (j->dst == j->src || !j->len)
+        return;
     if (j->nt)
         weft__copy_nt(j->dst, j->src, j->len);
     else
@@ -173,15 +181,17 @@ static weft_err round_rs(weft_comm *c, const ring_round *g, unsigned char *fin, 
         const unsigned char *src = s == 0 ? g->in + rr_ioff(g, sb) : g->work + rr_woff(g, sb);
         const unsigned char *mine = g->in + rr_ioff(g, rb);
         unsigned char *dst = fin && s + 2 == n ? fin : g->work + rr_woff(g, rb);
-        weft__xreq sr = {.peer = right, .is_send = true, .buf = (unsigned char *)src,
-                         .len = rr_len(g, sb)};
-        weft__xreq rr = {.peer = left, .buf = dst, .len = rr_len(g, rb), .reduce = g->fn,
-                         .esize = g->es};
+        weft__xreq sr = {
+            .peer = right, .is_send = true, .buf = (unsigned char *)src, .len = rr_len(g, sb)};
+        weft__xreq rr = {
+            .peer = left, .buf = dst, .len = rr_len(g, rb), .reduce = g->fn, .esize = g->es};
         copy_job cj = {dst, mine, rr.len, false};
         bool fused = c->via[left] == WEFT__VIA_SHM;
-        if (fused) rr.base = mine;
+        if (fused)
+            rr.base = mine;
         weft_err e = step(c, &sr, &rr, fused ? NULL : run_copy, &cj, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -203,14 +213,15 @@ static weft_err round_ag(weft_comm *c, const ring_round *g, unsigned char *out, 
         uint32_t sb = mod((int64_t)r - s, n), rb = mod((int64_t)r - s - 1, n);
         bool last = s + 2 == n, from_work = s == 0 || nt;
         unsigned char *dst = nt && !last ? g->work + rr_woff(g, rb) : out + rr_ioff(g, rb);
-        weft__xreq sr = {.peer = right, .is_send = true,
+        weft__xreq sr = {.peer = right,
+                         .is_send = true,
                          .buf = from_work ? g->work + rr_woff(g, sb) : out + rr_ioff(g, sb),
                          .len = rr_len(g, sb)};
-        weft__xreq rr = {.peer = left, .buf = dst, .len = rr_len(g, rb), .esize = g->es,
-                         .nt = nt};
+        weft__xreq rr = {.peer = left, .buf = dst, .len = rr_len(g, rb), .esize = g->es, .nt = nt};
         copy_job cj = {out + rr_ioff(g, sb), sr.buf, sr.len, nt};
         weft_err e = step(c, &sr, &rr, run_copy, &cj, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -250,7 +261,8 @@ static weft_err ring_ag(weft_comm *c, unsigned char *buf, size_t count, size_t e
         size_t ro = weft__block_at(count, n, rb), rn = weft__block_at(count, n, rb + 1) - ro;
         weft_err e = weft__comm_exchange(c, right, buf + so * es, sn * es, left, buf + ro * es,
                                          rn * es, NULL, es, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -259,19 +271,24 @@ static weft_err allreduce_call(weft_comm *c, const void *sendbuf, void *recvbuf,
                                weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__call_begin(c, WEFT_COLL_ALLREDUCE, count, dtype, (uint32_t)op, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_ALLREDUCE, count, dtype, 0, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, d);
     }
     size_t es = weft_dtype_size(dtype);
     if (c->size == 1 || count == 0) {
-        if ((e = weft__call_agree(c, d))) return e;
-        if (sendbuf != recvbuf && count) memcpy(recvbuf, sendbuf, count * es);
+        if ((e = weft__call_agree(c, d)))
+            return e;
+        if (sendbuf != recvbuf && count)
+            memcpy(recvbuf, sendbuf, count * es);
         return WEFT_OK;
     }
     weft__reducer red;
@@ -279,23 +296,33 @@ static weft_err allreduce_call(weft_comm *c, const void *sendbuf, void *recvbuf,
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
+    if (e || ran)
+        return e;
     if (weft__eager_fits(c, WEFT_COLL_ALLREDUCE, count * es))
         return weft__eager_allreduce(c, sendbuf, recvbuf, count, &red, d);
     if (weft__allreduce_direct_fits(c->size, count * es)) /* agrees itself */
         return weft__allreduce_direct(c, sendbuf, recvbuf, count, es, fn, d);
     e = weft__cma_allreduce(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
-    if ((e = weft__call_agree(c, d))) return e;
+    if (e || ran)
+        return e;
+    if ((e = weft__call_agree(c, d)))
+        return e;
     size_t per = ring_per(c->size, es), round = (size_t)c->size * per;
     unsigned char *work = scratch(c, round * es);
-    if (!work) return no_scratch(c, d);
+    if (!work)
+        return no_scratch(c, d);
     bool nt = count * es >= NT_MIN_BYTES;
     for (size_t off = 0; off < count && !e; off += round) {
-        ring_round g = {.n = c->size, .es = es, .count = count - off < round ? count - off : round,
-                        .base = off, .in = sendbuf, .work = work, .fn = fn};
+        ring_round g = {.n = c->size,
+                        .es = es,
+                        .count = count - off < round ? count - off : round,
+                        .base = off,
+                        .in = sendbuf,
+                        .work = work,
+                        .fn = fn};
         e = round_rs(c, &g, NULL, d);
-        if (!e) e = round_ag(c, &g, recvbuf, nt, d);
+        if (!e)
+            e = round_ag(c, &g, recvbuf, nt, d);
     }
     return e;
 }
@@ -304,13 +331,16 @@ static weft_err allgather_call(weft_comm *c, const void *sendbuf, void *recvbuf,
                                weft_dtype dtype, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__call_begin(c, WEFT_COLL_ALLGATHER, count, dtype, WEFT__CALL_NO_OP, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_ALLGATHER, count, dtype, 0, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype,
                                 WEFT_SUM, d);
     }
@@ -320,14 +350,19 @@ static weft_err allgather_call(weft_comm *c, const void *sendbuf, void *recvbuf,
     if (c->size > 1 && count) {
         bool ran;
         e = weft__shared_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
         e = weft__cma_allgather(c, sendbuf, recvbuf, count, es, &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
     }
-    if ((e = weft__call_agree(c, d))) return e;
+    if ((e = weft__call_agree(c, d)))
+        return e;
     unsigned char *mine = (unsigned char *)recvbuf + (size_t)c->rank * count * es;
-    if (sendbuf != mine && count) memcpy(mine, sendbuf, count * es);
-    if (c->size == 1 || count == 0) return WEFT_OK;
+    if (sendbuf != mine && count)
+        memcpy(mine, sendbuf, count * es);
+    if (c->size == 1 || count == 0)
+        return WEFT_OK;
     /* Blocks of count elements: the allgather of size*count elements cut
      * into size equal blocks. */
     return ring_ag(c, recvbuf, count * c->size, es, d);
@@ -337,21 +372,26 @@ static weft_err reduce_scatter_call(weft_comm *c, const void *sendbuf, void *rec
                                     weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__call_begin(c, WEFT_COLL_REDUCESCATTER, count, dtype, (uint32_t)op, 0);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_REDUCESCATTER, count, dtype, 0, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, count, dtype, op,
                                 d);
     }
     size_t es = weft_dtype_size(dtype);
     size_t total = count * c->size * es;
-    if (count == 0) return weft__call_agree(c, d);
+    if (count == 0)
+        return weft__call_agree(c, d);
     if (c->size == 1) {
-        if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
     weft__reducer red;
@@ -361,20 +401,30 @@ static weft_err reduce_scatter_call(weft_comm *c, const void *sendbuf, void *rec
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
+    if (e || ran)
+        return e;
     e = weft__cma_reduce_scatter(c, sendbuf, recvbuf, count, &red, &ran, d);
-    if (e || ran) return e;
+    if (e || ran)
+        return e;
     /* Rounds of RING_CHUNK bytes of every rank's block: the partial
      * results stay in the scratch, and sendbuf is only read (in place,
      * recvbuf is block rank of it, and its final value is written after
      * its last read). */
     size_t per = ring_per(c->size, es);
     unsigned char *work = scratch(c, (size_t)c->size * per * es);
-    if (!work) return no_scratch(c, d);
-    if ((e = weft__call_agree(c, d))) return e;
+    if (!work)
+        return no_scratch(c, d);
+    if ((e = weft__call_agree(c, d)))
+        return e;
     for (size_t off = 0; off < count && !e; off += per) {
-        ring_round g = {.n = c->size, .es = es, .count = count - off < per ? count - off : per,
-                        .base = off, .stride = count, .in = sendbuf, .work = work, .fn = fn};
+        ring_round g = {.n = c->size,
+                        .es = es,
+                        .count = count - off < per ? count - off : per,
+                        .base = off,
+                        .stride = count,
+                        .in = sendbuf,
+                        .work = work,
+                        .fn = fn};
         e = round_rs(c, &g, (unsigned char *)recvbuf + off * es, d);
     }
     return e;
@@ -384,15 +434,18 @@ static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf,
                                weft_dtype dtype, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
     weft__call_begin(c, WEFT_COLL_BROADCAST, count, dtype, WEFT__CALL_NO_OP, root);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_BROADCAST, count, dtype, root, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_BROADCAST, sendbuf, recvbuf, count, dtype,
                                 WEFT_SUM, d);
     }
@@ -403,16 +456,21 @@ static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf,
     if (n > 1 && bytes) {
         bool ran;
         e = weft__shared_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
         if (weft__eager_fits(c, WEFT_COLL_BROADCAST, bytes))
             return weft__eager_broadcast(c, sendbuf, recvbuf, count, es, root, d);
         e = weft__cma_broadcast(c, sendbuf, recvbuf, count, es, root, &ran, d);
-        if (e || ran) return e;
+        if (e || ran)
+            return e;
     }
-    if ((e = weft__call_agree(c, d))) return e;
+    if ((e = weft__call_agree(c, d)))
+        return e;
     uint32_t pos = mod((int64_t)r - root, n);
-    if (pos == 0 && sendbuf != recvbuf && bytes) memcpy(recvbuf, sendbuf, bytes);
-    if (n == 1 || bytes == 0) return WEFT_OK;
+    if (pos == 0 && sendbuf != recvbuf && bytes)
+        memcpy(recvbuf, sendbuf, bytes);
+    if (n == 1 || bytes == 0)
+        return WEFT_OK;
     uint32_t next = pos + 1 < n ? mod((int64_t)r + 1, n) : WEFT__NO_PEER;
     uint32_t prev = pos > 0 ? mod((int64_t)r - 1, n) : WEFT__NO_PEER;
     const unsigned char *from = pos == 0 ? sendbuf : recvbuf;
@@ -425,7 +483,8 @@ static weft_err broadcast_call(weft_comm *c, const void *sendbuf, void *recvbuf,
         size_t rn = i == pieces ? 0 : (bytes - ro < BCAST_PIECE ? bytes - ro : BCAST_PIECE);
         e = weft__comm_exchange(c, sn ? next : WEFT__NO_PEER, from + so, sn,
                                 rn ? prev : WEFT__NO_PEER, to + ro, rn, NULL, 1, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -434,22 +493,27 @@ static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, si
                             weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, dtype, op, true, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
     weft__call_begin(c, WEFT_COLL_REDUCE, count, dtype, (uint32_t)op, root);
     weft_comm_plan *cp;
     e = weft__select_pick(c, WEFT_COLL_REDUCE, count, dtype, root, NULL, &cp, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (cp) {
-        if ((e = weft__call_agree(c, d))) return e;
+        if ((e = weft__call_agree(c, d)))
+            return e;
         return weft__select_run(c, cp, WEFT_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, d);
     }
     size_t es = weft_dtype_size(dtype), total = count * es;
     uint32_t n = c->size, r = c->rank;
-    if (count == 0) return weft__call_agree(c, d);
+    if (count == 0)
+        return weft__call_agree(c, d);
     if (n == 1) {
-        if (sendbuf != recvbuf) memcpy(recvbuf, sendbuf, total);
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, total);
         return WEFT_OK;
     }
     weft__reducer red;
@@ -459,21 +523,30 @@ static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, si
     weft__reduce_fn fn = red.pair;
     bool ran;
     e = weft__shared_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
-    if (e || ran) return e;
+    if (e || ran)
+        return e;
     if (weft__eager_fits(c, WEFT_COLL_REDUCE, total))
         return weft__eager_reduce(c, sendbuf, recvbuf, count, &red, root, d);
     e = weft__cma_reduce(c, sendbuf, recvbuf, count, &red, root, &ran, d);
-    if (e || ran) return e;
-    if ((e = weft__call_agree(c, d))) return e;
+    if (e || ran)
+        return e;
+    if ((e = weft__call_agree(c, d)))
+        return e;
     /* Rounds as in allreduce: a ring reduce-scatter of the round, then
      * every rank sends its finished block to the root (which combined its
      * own straight into recvbuf). */
     size_t round = (size_t)n * ring_per(n, es);
     unsigned char *work = scratch(c, round * es), *out = recvbuf;
-    if (!work) return no_scratch(c, d);
+    if (!work)
+        return no_scratch(c, d);
     for (size_t off = 0; off < count && !e; off += round) {
-        ring_round g = {.n = n, .es = es, .count = count - off < round ? count - off : round,
-                        .base = off, .in = sendbuf, .work = work, .fn = fn};
+        ring_round g = {.n = n,
+                        .es = es,
+                        .count = count - off < round ? count - off : round,
+                        .base = off,
+                        .in = sendbuf,
+                        .work = work,
+                        .fn = fn};
         e = round_rs(c, &g, r == root ? out + rr_ioff(&g, r) : NULL, d);
         for (uint32_t b = 0; !e && b < n; b++) {
             size_t len = rr_len(&g, b);
@@ -483,8 +556,8 @@ static weft_err reduce_call(weft_comm *c, const void *sendbuf, void *recvbuf, si
                 e = weft__comm_exchange(c, WEFT__NO_PEER, NULL, 0, b, out + rr_ioff(&g, b), len,
                                         NULL, es, d);
             else if (b == r)
-                e = weft__comm_exchange(c, root, work + rr_woff(&g, b), len, WEFT__NO_PEER, NULL,
-                                        0, NULL, es, d);
+                e = weft__comm_exchange(c, root, work + rr_woff(&g, b), len, WEFT__NO_PEER, NULL, 0,
+                                        NULL, es, d);
         }
     }
     return e;

@@ -54,13 +54,15 @@ static void check_rs(weft_comm *c, weft_dtype t, weft_redop op, size_t count, bo
     weft_diag_clear(&d);
     weft_err e = weft_reduce_scatter(c, s, out, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: reduce-scatter: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: reduce-scatter: %s\n", me, d.msg);
     /* The reference of this rank's block, reduced in rank order. */
     unsigned char *want = malloc(count * es + 1), *one = malloc(count * es + 1);
     for (uint32_t q = 0; q < n; q++) {
         for (size_t i = 0; i < count; i++)
             weft_dtype_store(t, q ? one : want, i, weft__test_small(op, q, (size_t)me * count + i));
-        if (q) CHECK_ERR(weft_reduce_local(want, one, count, t, op), WEFT_OK);
+        if (q)
+            CHECK_ERR(weft_reduce_local(want, one, count, t, op), WEFT_OK);
     }
     size_t bad = 0;
     for (size_t i = 0; i < count; i++)
@@ -97,22 +99,23 @@ static void check_reduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count
     weft_diag_clear(&d);
     weft_err e = weft_reduce(c, s, out, count, t, op, root, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: reduce: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: reduce: %s\n", me, d.msg);
     if (mine) {
         size_t bad = weft__test_reduce_wrong(weft__test_small, t, op, out, n, count);
         if (bad)
-            fprintf(stderr, "reduce %s %s count %zu root %u of %u: %zu wrong\n",
-                    weft_dtype_name(t), weft_redop_name(op), count, root, n, bad);
+            fprintf(stderr, "reduce %s %s count %zu root %u of %u: %zu wrong\n", weft_dtype_name(t),
+                    weft_redop_name(op), count, root, n, bad);
         CHECK_INT(bad, 0);
         CHECK_INT(out[count * es], in_place ? 0x5a : 0xa5);
     }
-    if (!mine || !in_place) CHECK(input_intact(t, op, s, me, count));
+    if (!mine || !in_place)
+        CHECK(input_intact(t, op, s, me, count));
     free(s);
     free(r);
 }
 
-static void check_allreduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count,
-                            bool in_place)
+static void check_allreduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count, bool in_place)
 {
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t es = weft_dtype_size(t);
@@ -128,7 +131,8 @@ static void check_allreduce(weft_comm *c, weft_dtype t, weft_redop op, size_t co
                 weft_dtype_name(t), weft_redop_name(op), count, bad);
     CHECK_INT(bad, 0);
     CHECK_INT(out[count * es], in_place ? 0x5a : 0xa5);
-    if (!in_place) CHECK(input_intact(t, op, s, me, count));
+    if (!in_place)
+        CHECK(input_intact(t, op, s, me, count));
     free(s);
     free(r);
 }
@@ -141,8 +145,8 @@ static int body(weft_comm *c, void *arg)
 {
     const suite *su = arg;
     uint32_t n = weft_comm_size(c);
-    static const weft_dtype types[] = {WEFT_UINT8, WEFT_INT16, WEFT_HALF, WEFT_FLOAT,
-                                       WEFT_INT64, WEFT_DOUBLE};
+    static const weft_dtype types[] = {WEFT_UINT8, WEFT_INT16, WEFT_HALF,
+                                       WEFT_FLOAT, WEFT_INT64, WEFT_DOUBLE};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         weft_dtype t = types[k];
         size_t counts[] = {0, 1, 2, 13, 1009};
@@ -199,7 +203,8 @@ static int oom_body(weft_comm *c, void *arg)
     float *v = calloc(count, sizeof *v);
     weft_diag d;
     weft_diag_clear(&d);
-    if (me == 1) weft__alloc_fail_after(0);
+    if (me == 1)
+        weft__alloc_fail_after(0);
     weft_err e = weft_allreduce(c, v, v, count, WEFT_FLOAT, WEFT_SUM, &d);
     weft__alloc_fail_after(-1);
     if (me == 1) {
@@ -211,7 +216,8 @@ static int oom_body(weft_comm *c, void *arg)
          * saw only the abort of a peer that saw rank 1's. */
         int pid = 0;
         char want[128];
-        if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1) pid = -1;
+        if (sscanf(d.msg, "shm: rank 1 (pid %d)", &pid) != 1)
+            pid = -1;
         snprintf(want, sizeof want, "shm: rank 1 (pid %d) failed: out of memory", pid);
         CHECK_STR(d.msg, want);
     }
@@ -234,7 +240,8 @@ static void run_oom(void)
     memset(codes, -1, sizeof codes);
     CHECK_INT(weft__test_comm_ranks(3, &cfg, oom_body, NULL, 1200000, codes, NULL), 0);
     for (uint32_t r = 0; r < 3; r++) {
-        if (codes[r] != 0) fprintf(stderr, "scratch OOM: rank %u exited with %d\n", r, codes[r]);
+        if (codes[r] != 0)
+            fprintf(stderr, "scratch OOM: rank %u exited with %d\n", r, codes[r]);
         CHECK_INT(codes[r], 0);
     }
 }

@@ -57,11 +57,13 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
         *ran = true;
         return weft__small_allreduce(c, sendbuf, recvbuf, count, red, d);
     }
-    if (!weft__region_usable(c)) return WEFT_OK;
+    if (!weft__region_usable(c))
+        return WEFT_OK;
     uint64_t seq;
     weft_err e = weft__shared_agree(c, sendbuf, bytes, recvbuf, bytes,
                                     WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     /* With more ranks than CPUs only as many ranks as CPUs combine (the
      * blocks are cut among them) while the others wait asleep: the work is
      * the same, but ranks taking turns on a core switch streams and caches
@@ -69,15 +71,18 @@ weft_err weft__shared_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf
      * 16 MiB: 2.31 -> 2.24 ms; bench_run_best, medians of 4 alternated
      * runs). */
     uint32_t n = c->size, r = c->rank, w = weft__region_workers(c);
-    if (r >= w) return weft__region_done(c, seq, d);
+    if (r >= w)
+        return weft__region_done(c, seq, d);
     size_t lo = weft__block_at(count, w, r) * es, hi = weft__block_at(count, w, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), **dst = src + n;
     for (uint32_t q = 0; q < n && !e; q++) {
         e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, lo, &src[q], d);
-        if (!e) e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
+        if (!e)
+            e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, lo, &dst[q], d);
     }
-    if (e) return e;
+    if (e)
+        return e;
     weft__shared_combine(weft__region_work(c), src, n, dst, n, hi - lo, red,
                          bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
@@ -87,18 +92,21 @@ weft_err weft__shared_reduce_scatter(weft_comm *c, const void *sendbuf, void *re
                                      const weft__reducer *red, bool *ran, weft_diag *d)
 {
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
+    if (!weft__region_usable(c))
+        return WEFT_OK;
     size_t block = count * red->es, total = block * c->size;
     uint64_t seq;
     weft_err e =
         weft__shared_agree(c, sendbuf, total, recvbuf, block, WEFT__REC_SEND, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), *out = recvbuf;
     for (uint32_t q = 0; q < n && !e; q++)
         e = weft__shared_peer_buf(c, recs[q].sid, q, recs[q].soff, (size_t)r * block, &src[q], d);
-    if (e) return e;
+    if (e)
+        return e;
     weft__shared_combine(weft__region_work(c), src, n, &out, 1, block, red,
                          total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
@@ -108,11 +116,13 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
                                 size_t es, bool *ran, weft_diag *d)
 {
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
+    if (!weft__region_usable(c))
+        return WEFT_OK;
     size_t block = count * es, total = block * c->size;
     uint64_t seq;
     weft_err e = weft__shared_agree(c, NULL, 0, recvbuf, total, WEFT__REC_RECV, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     uint32_t n = c->size, r = c->rank;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **dst = weft__region_ptrs(c);
@@ -121,9 +131,11 @@ weft_err weft__shared_allgather(weft_comm *c, const void *sendbuf, void *recvbuf
     for (uint32_t q = 0; q < n && !e; q++) {
         e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, (size_t)r * block, &dst[ndst],
                                   d);
-        if (!e && dst[ndst] != in) ndst++; /* in place: our own block is there */
+        if (!e && dst[ndst] != in)
+            ndst++; /* in place: our own block is there */
     }
-    if (e) return e;
+    if (e)
+        return e;
     weft__shared_spread(in, dst, ndst, block, total >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }

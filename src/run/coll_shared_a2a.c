@@ -67,18 +67,21 @@ weft_err weft__shared_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf,
                                size_t es, bool *ran, weft_diag *d)
 {
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
+    if (!weft__region_usable(c))
+        return WEFT_OK;
     uint32_t n = c->size, r = c->rank;
     size_t block = count * es, total = block * n;
     uint64_t seq;
     weft_err e = weft__shared_agree(c, sendbuf, total, recvbuf, total,
                                     WEFT__REC_SEND | WEFT__REC_RECV, &seq, ran, d);
-    if (e || !*ran) return e;
+    if (e || !*ran)
+        return e;
     const weft__region_rec *recs = weft__region_recs(c);
     bool nt = total >= WEFT__SHARED_NT_MIN_BYTES;
     size_t half = count / 2 * es;
     unsigned char *in = (unsigned char *)sendbuf, *out = recvbuf;
-    if (in != out) memcpy(out + (size_t)r * block, in + (size_t)r * block, block);
+    if (in != out)
+        memcpy(out + (size_t)r * block, in + (size_t)r * block, block);
     for (uint32_t k = 1; k < n && !e; k++) {
         /* Peers in the order r+1, r+2, ... so that the ranks do not all
          * start on rank 0's buffers. */
@@ -89,10 +92,12 @@ weft_err weft__shared_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf,
         if (!e)
             e = weft__shared_peer_buf(c, recs[q].rid, q, recs[q].roff, (size_t)r * block + lo, &qr,
                                       d);
-        if (e) break;
+        if (e)
+            break;
         side me = {in + (size_t)q * block + lo, out + (size_t)q * block + lo};
         exchange(c, me, (side){qs, qr}, len, nt);
     }
-    if (e) return e;
+    if (e)
+        return e;
     return weft__region_done(c, seq, d);
 }

@@ -29,20 +29,27 @@ weft_err weft__shared_agree(weft_comm *c, const void *sendbuf, size_t sbytes, co
     weft__call_to_rec(c, &me);
     if (sendbuf && weft__region_find(c, sendbuf, sbytes, &me.sid, &me.soff))
         me.flags |= WEFT__REC_SEND;
-    if (weft__region_find(c, recvbuf, rbytes, &me.rid, &me.roff)) me.flags |= WEFT__REC_RECV;
+    if (weft__region_find(c, recvbuf, rbytes, &me.rid, &me.roff))
+        me.flags |= WEFT__REC_RECV;
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);
-    if (e) return e;
+    if (e)
+        return e;
     *seq = me.seq;
-    if ((e = weft__call_check_recs(c, recs, d))) return e;
+    if ((e = weft__call_check_recs(c, recs, d)))
+        return e;
     bool fast = true;
     for (uint32_t q = 0; q < c->size; q++) {
-        if ((recs[q].flags & need) != need) fast = false;
-        if ((need & WEFT__REC_SEND) && recs[q].sid != recs[0].sid) fast = false;
-        if ((need & WEFT__REC_RECV) && recs[q].rid != recs[0].rid) fast = false;
+        if ((recs[q].flags & need) != need)
+            fast = false;
+        if ((need & WEFT__REC_SEND) && recs[q].sid != recs[0].sid)
+            fast = false;
+        if ((need & WEFT__REC_RECV) && recs[q].rid != recs[0].rid)
+            fast = false;
     }
     *ran = fast;
-    if (fast) weft__region_count_fast(c);
+    if (fast)
+        weft__region_count_fast(c);
     return WEFT_OK;
 }
 
@@ -120,7 +127,8 @@ void weft__shared_combine(unsigned char *work, unsigned char *const *src, uint32
     bool aligned = head % red->es == 0;
     for (uint32_t i = 1; i < ndst; i++)
         aligned = aligned && (((uintptr_t)dst[i] ^ (uintptr_t)dst[0]) & 63) == 0;
-    if (!aligned) head = 0;
+    if (!aligned)
+        head = 0;
     size_t end = head < bytes ? head + ((bytes - head) & ~(size_t)63) : head;
     if (nsrc < 2 || !red->lines || (nt && !aligned) || end == head) {
         combine_tiles(work, src, nsrc, dst, ndst, 0, bytes, red, nt);
@@ -129,7 +137,8 @@ void weft__shared_combine(unsigned char *work, unsigned char *const *src, uint32
         red->lines(dst, ndst, (const unsigned char *const *)src, nsrc, head, end, nt);
         combine_tiles(work, src, nsrc, dst, ndst, end, bytes, red, nt);
     }
-    if (nt) weft__copy_nt_fence();
+    if (nt)
+        weft__copy_nt_fence();
 }
 
 /* dst[i][0 .. bytes) = src for every i < ndst, tile by tile. */
@@ -145,5 +154,6 @@ void weft__shared_spread(const unsigned char *src, unsigned char *const *dst, ui
                 tile_copy(dst[i] + o, src + o, k);
         }
     }
-    if (nt) weft__copy_nt_fence();
+    if (nt)
+        weft__copy_nt_fence();
 }

@@ -74,23 +74,30 @@ static weft_err agree_rooted(weft_comm *c, uint32_t root, const void *sendbuf, c
         me.flags |= WEFT__REC_RECV;
     weft__region_rec *recs = weft__region_recs(c);
     weft_err e = weft__region_post(c, &me, recs, d);
-    if (e) return e;
+    if (e)
+        return e;
     *seq = me.seq;
     *ok = *settle = false;
-    if ((e = weft__call_check_recs(c, recs, d))) return e;
+    if ((e = weft__call_check_recs(c, recs, d)))
+        return e;
     bool fast = true;
     uint32_t sid = recs[root].sid, rid = recs[root].rid;
     for (uint32_t q = 0; q < c->size; q++) {
         const weft__region_rec *rq = &recs[q];
         uint32_t need = q == root ? root_need : other_need;
-        if ((rq->flags & need) != need) fast = false;
-        if (q != root && (need & WEFT__REC_RECV)) rid = rq->rid; /* broadcast: the others' */
+        if ((rq->flags & need) != need)
+            fast = false;
+        if (q != root && (need & WEFT__REC_RECV))
+            rid = rq->rid; /* broadcast: the others' */
     }
     for (uint32_t q = 0; q < c->size && fast; q++) {
         uint32_t need = q == root ? root_need : other_need;
-        if ((need & WEFT__REC_SEND) && recs[q].sid != sid) fast = false;
-        if ((need & WEFT__REC_RECV) && recs[q].rid != rid) fast = false;
-        if (!shows(&recs[q], sid) || !shows(&recs[q], rid)) *settle = true;
+        if ((need & WEFT__REC_SEND) && recs[q].sid != sid)
+            fast = false;
+        if ((need & WEFT__REC_RECV) && recs[q].rid != rid)
+            fast = false;
+        if (!shows(&recs[q], sid) || !shows(&recs[q], rid))
+            *settle = true;
     }
     *ok = fast;
     return WEFT_OK;
@@ -118,10 +125,12 @@ static weft_err settle(weft_comm *c, uint32_t kind, uint32_t root, size_t bytes,
         weft__call_to_rec(c, &again);
         weft__region_rec *recs = weft__region_recs(c);
         weft_err e = weft__region_post(c, &again, recs, d);
-        if (e) return e;
+        if (e)
+            return e;
         *seq = again.seq;
         for (uint32_t q = 0; q < c->size; q++)
-            if (!(recs[q].flags & WEFT__REC_HOLDS)) return WEFT_OK;
+            if (!(recs[q].flags & WEFT__REC_HOLDS))
+                return WEFT_OK;
     } else if (!have) {
         weft_diag_set(d, WEFT_EPARSE, "comm: rank %u has no mapping of a peer's %s buffer", c->rank,
                       weft__shared_kind_name(kind));
@@ -138,12 +147,14 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
     *ran = false;
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * es;
-    if (!weft__region_usable(c) || bytes < WEFT__SHARED_BCAST_MIN_BYTES) return WEFT_OK;
+    if (!weft__region_usable(c) || bytes < WEFT__SHARED_BCAST_MIN_BYTES)
+        return WEFT_OK;
     uint64_t seq;
     bool ok, round2;
     weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND, WEFT__REC_RECV,
                               &seq, &ok, &round2, d);
-    if (e || !ok) return e;
+    if (e || !ok)
+        return e;
     size_t lo = weft__block_at(count, n, r) * es, hi = weft__block_at(count, n, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **dst = weft__region_ptrs(c);
@@ -164,7 +175,8 @@ weft_err weft__shared_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf
         return e;
     bool own = r == root && sendbuf != recvbuf &&
                !((recs[r].flags & WEFT__REC_RECV) && recs[r].rid == recs[(root + 1) % n].rid);
-    if (own) memcpy(recvbuf, sendbuf, bytes);
+    if (own)
+        memcpy(recvbuf, sendbuf, bytes);
     weft__shared_spread(src, dst, ndst, hi - lo, bytes >= WEFT__SHARED_NT_MIN_BYTES);
     return weft__region_done(c, seq, d);
 }
@@ -174,14 +186,16 @@ weft_err weft__shared_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, s
 {
     size_t es = red->es;
     *ran = false;
-    if (!weft__region_usable(c)) return WEFT_OK;
+    if (!weft__region_usable(c))
+        return WEFT_OK;
     uint32_t n = c->size, r = c->rank;
     size_t bytes = count * es;
     uint64_t seq;
     bool ok, round2;
     weft_err e = agree_rooted(c, root, sendbuf, recvbuf, bytes, WEFT__REC_SEND | WEFT__REC_RECV,
                               WEFT__REC_SEND, &seq, &ok, &round2, d);
-    if (e || !ok) return e;
+    if (e || !ok)
+        return e;
     size_t lo = weft__block_at(count, n, r) * es, hi = weft__block_at(count, n, r + 1) * es;
     const weft__region_rec *recs = weft__region_recs(c);
     unsigned char **src = weft__region_ptrs(c), **out = src + n;

@@ -79,13 +79,15 @@ static void reduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype 
     size_t bytes = count * weft_dtype_size(t);
     weft__test_fill(value, t, op, s, me, count);
     s[bytes] = 0x5a;
-    if (r && r != s) memset(r, 0xa5, bytes + 1);
+    if (r && r != s)
+        memset(r, 0xa5, bytes + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_reduce(c, s, r, count, t, op, root, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: reduce: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: reduce: %s\n", me, d.msg);
     fast_check(c, before, fast && !weft__small_fits(c, WEFT_COLL_REDUCE, count, weft_dtype_size(t)),
                "reduce");
     if (me == root) {
@@ -97,7 +99,8 @@ static void reduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype 
         CHECK_INT(bad, 0);
     }
     CHECK_INT(s[bytes], 0x5a);
-    if (r && r != s) CHECK_INT(r[bytes], 0xa5);
+    if (r && r != s)
+        CHECK_INT(r[bytes], 0xa5);
     if (r && r != s && me != root) { /* a non-root's recvbuf is not written */
         size_t i = 0;
         while (i < bytes && r[i] == 0xa5)
@@ -119,16 +122,21 @@ static void broadcast(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
 {
     uint32_t me = weft_comm_rank(c);
     size_t bytes = count * weft_dtype_size(t);
-    if (me == root) weft__test_fill(ident, t, WEFT_SUM, s, root, count);
-    if (me != root && r == s) memset(r, 0xa5, bytes); /* one buffer, as MPI_Bcast */
-    if (me == root || r == s) s[bytes] = 0x5a;
-    if (r != s) memset(r, 0xa5, bytes + 1);
+    if (me == root)
+        weft__test_fill(ident, t, WEFT_SUM, s, root, count);
+    if (me != root && r == s)
+        memset(r, 0xa5, bytes); /* one buffer, as MPI_Bcast */
+    if (me == root || r == s)
+        s[bytes] = 0x5a;
+    if (r != s)
+        memset(r, 0xa5, bytes + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_broadcast(c, s, r, count, t, root, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: broadcast: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: broadcast: %s\n", me, d.msg);
     fast_check(c, before,
                fast && !weft__small_fits(c, WEFT_COLL_BROADCAST, count, weft_dtype_size(t)),
                "broadcast");
@@ -139,7 +147,8 @@ static void broadcast(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
                 weft_dtype_name(t), count, root, r == s ? "in place" : "out of place");
     CHECK(memcmp(want, r, bytes) == 0);
     CHECK_INT(r[bytes], r == s ? 0x5a : 0xa5);
-    if (me == root && r != s) CHECK(memcmp(want, s, bytes) == 0 && s[bytes] == 0x5a);
+    if (me == root && r != s)
+        CHECK(memcmp(want, s, bytes) == 0 && s[bytes] == 0x5a);
     free(want);
 }
 
@@ -152,13 +161,15 @@ static void alltoall(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtyp
     /* Block q of rank me's input: rank me's values from element q*count. */
     weft__test_fill(ident, t, WEFT_SUM, s, me, count * n);
     s[total] = 0x5a;
-    if (r != s) memset(r, 0xa5, total + 1);
+    if (r != s)
+        memset(r, 0xa5, total + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_alltoall(c, s, r, count, t, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: alltoall: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: alltoall: %s\n", me, d.msg);
     fast_check(c, before,
                fast && !weft__small_fits(c, WEFT_COLL_ALLTOALL, count, weft_dtype_size(t)),
                "alltoall");
@@ -189,7 +200,8 @@ static void reduce_vs_ordinary(weft_comm *c, bufs *b, weft_dtype t, weft_redop o
     reduce(c, b->a, in_place ? b->a : b->b, t, op, count, root, weft__test_small, true);
     memcpy(b->got, in_place ? b->a : b->b, bytes);
     reduce(c, b->oa, in_place ? b->oa : b->ob, t, op, count, root, weft__test_small, false);
-    if (weft_comm_rank(c) == root) CHECK(memcmp(b->got, in_place ? b->oa : b->ob, bytes) == 0);
+    if (weft_comm_rank(c) == root)
+        CHECK(memcmp(b->got, in_place ? b->oa : b->ob, bytes) == 0);
 }
 
 static void reduces(weft_comm *c, bufs *b)
@@ -240,7 +252,8 @@ static void broadcasts(weft_comm *c, bufs *b)
     for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++)
         for (uint32_t root = 0; root < n; root++) {
             /* Every root below the threshold and at it, one above. */
-            if (j > 4 && root != j % n) continue;
+            if (j > 4 && root != j % n)
+                continue;
             bool in_place = (j + root) % 2 == 0;
             weft_dtype t = j == 6 || j == 1 ? WEFT_DOUBLE : WEFT_INT8;
             size_t bytes = counts[j] * weft_dtype_size(t);
@@ -357,7 +370,8 @@ static int body(weft_comm *c, void *arg)
         return 90;
     }
     bufs b = {pa, pb, malloc(BUF_BYTES + 64), malloc(BUF_BYTES + 64), NULL, malloc(BUF_BYTES)};
-    if (!b.oa || !b.ob || !b.got) return 91;
+    if (!b.oa || !b.ob || !b.got)
+        return 91;
     reduces(c, &b);
     broadcasts(c, &b);
     alltoalls(c, &b);

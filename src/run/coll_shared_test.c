@@ -11,8 +11,8 @@
  * same results through the ordinary schedule on every rank. Allocation
  * errors (one rank's impossible size, a NULL out) fail on every rank with
  * named messages and leave the communicator usable; no segment name stays
- * in /dev/shm. Ranks calling different collectives get WEFT_EINVAL. A rank killed while the others run single-pass allreduces
- * makes them return WEFT_EPEER quickly, each naming the dead rank even
+ * in /dev/shm. Ranks calling different collectives get WEFT_EINVAL. A rank killed while the others
+ * run single-pass allreduces makes them return WEFT_EPEER quickly, each naming the dead rank even
  * when it learnt of the death from another rank's failure. Over TCP the memory is allocated
  * but every call runs the ordinary schedule. */
 #include <dirent.h>
@@ -56,22 +56,24 @@ static void report(weft_comm *c, const char *what, weft_dtype t, weft_redop op, 
 
 /* One allreduce from s into r (r == s: in place); `fast` says whether it
  * must run single-pass. */
-static void allreduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t,
-                      weft_redop op, size_t count, bool fast)
+static void allreduce(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t, weft_redop op,
+                      size_t count, bool fast)
 {
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t es = weft_dtype_size(t), bytes = count * es;
     g_shift = 0;
     weft__test_fill(val, t, op, s, me, count);
     s[bytes] = 0x5a;
-    if (r != s) memset(r, 0xa5, bytes + 1);
+    if (r != s)
+        memset(r, 0xa5, bytes + 1);
     uint64_t before = weft__region_fast_calls(c), small0 = weft__region_small_calls(c);
     bool small = weft__small_allreduce_fits(c, bytes); /* coll_small_test covers it */
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, r, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
     CHECK_INT(weft__region_fast_calls(c) - before, fast && !small ? 1 : 0);
     CHECK_INT(weft__region_small_calls(c) - small0, small ? 1 : 0);
     report(c, "allreduce", t, op, count, r == s, weft__test_reduce_wrong(val, t, op, r, n, count));
@@ -94,13 +96,15 @@ static void reduce_scatter(weft_comm *c, unsigned char *s, unsigned char *r, wef
     weft__test_fill(val, t, op, s, me, count * n);
     s[block * n] = 0x5a;
     unsigned char *out = in_place ? s + (size_t)me * block : r;
-    if (!in_place) memset(r, 0xa5, block + 1);
+    if (!in_place)
+        memset(r, 0xa5, block + 1);
     uint64_t before = weft__region_fast_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_reduce_scatter(c, s, out, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: reduce-scatter: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: reduce-scatter: %s\n", me, d.msg);
     CHECK_INT(weft__region_fast_calls(c) - before,
               fast && !weft__small_fits(c, WEFT_COLL_REDUCESCATTER, count, es) ? 1 : 0);
     g_shift = (size_t)me * count;
@@ -108,12 +112,13 @@ static void reduce_scatter(weft_comm *c, unsigned char *s, unsigned char *r, wef
            weft__test_reduce_wrong(val, t, op, out, n, count));
     g_shift = 0;
     CHECK_INT(s[block * n], 0x5a);
-    if (!in_place) CHECK_INT(r[block], 0xa5);
+    if (!in_place)
+        CHECK_INT(r[block], 0xa5);
 }
 
 /* Allgather of count elements per rank; in place when in_place. */
-static void allgather(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t,
-                      size_t count, bool in_place, bool fast)
+static void allgather(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t, size_t count,
+                      bool in_place, bool fast)
 {
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
     size_t es = weft_dtype_size(t), block = count * es;
@@ -126,7 +131,8 @@ static void allgather(weft_comm *c, unsigned char *s, unsigned char *r, weft_dty
     weft_diag_clear(&d);
     weft_err e = weft_allgather(c, in, r, count, t, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: allgather: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: allgather: %s\n", me, d.msg);
     CHECK_INT(weft__region_fast_calls(c) - before,
               fast && !weft__small_fits(c, WEFT_COLL_ALLGATHER, count, es) ? 1 : 0);
     unsigned char *want = malloc(block);
@@ -148,7 +154,8 @@ static void check_unlinked(weft_comm *c)
     char prefix[64];
     snprintf(prefix, sizeof prefix, "weft-%016llx-", (unsigned long long)c->job_tag);
     DIR *dir = opendir("/dev/shm");
-    if (!dir) return;
+    if (!dir)
+        return;
     size_t left = 0;
     for (struct dirent *e; (e = readdir(dir));)
         left += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
@@ -166,7 +173,9 @@ static void alloc_errors(weft_comm *c)
     weft_err e = weft_comm_alloc(c, me == n - 1 ? (size_t)1 << 52 : 4096, &p, &d);
     if (me == n - 1) {
         CHECK_ERR(e, WEFT_ENOMEM);
-        CHECK(strstr(d.msg, "comm_alloc: cannot reserve 4503599627370496 bytes for segment /weft-") != NULL);
+        CHECK(
+            strstr(d.msg, "comm_alloc: cannot reserve 4503599627370496 bytes for segment /weft-") !=
+            NULL);
     } else {
         char want[128];
         snprintf(want, sizeof want, "comm_alloc: rank %u could not allocate its segment", n - 1);
@@ -210,7 +219,7 @@ static int body(weft_comm *c, void *arg)
     b.b = pb;
     b.other = malloc(MAX_BYTES + 64);
     check_unlinked(c);
-    static const weft_dtype types[] = {WEFT_INT8, WEFT_UINT16, WEFT_INT32, WEFT_UINT64,
+    static const weft_dtype types[] = {WEFT_INT8, WEFT_UINT16,   WEFT_INT32, WEFT_UINT64,
                                        WEFT_HALF, WEFT_BFLOAT16, WEFT_FLOAT, WEFT_DOUBLE};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         weft_dtype t = types[k];
@@ -222,7 +231,8 @@ static int body(weft_comm *c, void *arg)
             weft_redop op = (weft_redop)((j + k) % WEFT__REDOP_COUNT);
             bool in_place = (j + k) % 2 == 0;
             allreduce(c, b.a, in_place ? b.a : b.b, t, op, counts[j], true);
-            if (counts[j] * n * es > MAX_BYTES) continue;
+            if (counts[j] * n * es > MAX_BYTES)
+                continue;
             reduce_scatter(c, b.a, b.b, t, op, counts[j], in_place, true);
             allgather(c, b.a, b.b, t, counts[j], in_place, true);
         }
@@ -272,7 +282,8 @@ static int tcp_body(weft_comm *c, void *arg)
     void *pa = NULL, *pb = NULL;
     CHECK_ERR(weft_comm_alloc(c, 1 << 20, &pa, NULL), WEFT_OK);
     CHECK_ERR(weft_comm_alloc(c, 1 << 20, &pb, NULL), WEFT_OK);
-    if (!pa || !pb) return 90;
+    if (!pa || !pb)
+        return 90;
     allreduce(c, pa, pb, WEFT_INT32, WEFT_SUM, 100003, false);
     allreduce(c, pa, pa, WEFT_DOUBLE, WEFT_MAX, 13, false);
     reduce_scatter(c, pa, pb, WEFT_INT32, WEFT_SUM, 1009, false, false);
@@ -307,19 +318,22 @@ static int kill_body(weft_comm *c, void *arg)
     log->pid[me] = (int)getpid();
     size_t count = 1 << 18;
     void *p = NULL;
-    if (weft_comm_alloc(c, count * 4, &p, NULL)) return 90;
+    if (weft_comm_alloc(c, count * 4, &p, NULL))
+        return 90;
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     int64_t got = 0;
     for (int it = 0; !e; it++) {
-        if (it == 20 && me == VICTIM) kill(getpid(), SIGKILL);
+        if (it == 20 && me == VICTIM)
+            kill(getpid(), SIGKILL);
         if (it == 20 && me == WITNESS)
             e = weft_recv(c, VICTIM, &got, sizeof got, &d);
         else
             e = weft_allreduce(c, p, p, count, WEFT_INT32, WEFT_MAX, &d);
     }
-    if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", me, weft_err_name(e), d.msg);
+    if (e)
+        fprintf(stderr, "rank %u (expected): %s: %s\n", me, weft_err_name(e), d.msg);
     memcpy(log->msg[me], d.msg, MSG_BYTES - 1);
     return CODE_BASE + (int)e;
 }
@@ -343,7 +357,8 @@ static void run_kill(void)
     cfg.timeout_ms = 600000; /* longer than CTest's TIMEOUT: only detection ends it */
     kill_log *log =
         mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (log == MAP_FAILED) return;
+    if (log == MAP_FAILED)
+        return;
     memset(log, 0, sizeof *log);
     int codes[KILL_RANKS];
     CHECK_INT(weft__test_comm_ranks(KILL_RANKS, &cfg, kill_body, log, 1200000, codes, NULL), 0);
@@ -354,7 +369,8 @@ static void run_kill(void)
     snprintf(reported, sizeof reported, "%s (reported by rank %d)", died, WITNESS);
     for (uint32_t r = 0; r < KILL_RANKS; r++) {
         CHECK_INT(codes[r], r == VICTIM ? 128 + SIGKILL : CODE_BASE + (int)WEFT_EPEER);
-        if (r != VICTIM) CHECK_STR(log->msg[r], r == WITNESS ? died : reported);
+        if (r != VICTIM)
+            CHECK_STR(log->msg[r], r == WITNESS ? died : reported);
     }
     munmap(log, sizeof *log);
 }

@@ -75,10 +75,11 @@
 bool weft__small_allreduce_fits(const weft_comm *c, size_t bytes)
 {
     size_t eager = weft__region_eager_bytes(c);
-    if (!eager || bytes > eager) return false;
+    if (!eager || bytes > eager)
+        return false;
     size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
-                   : c->size == 2                  ? SMALL_MAX_TRAFFIC
-                                                   : SMALL_MAX_READ_MANY;
+                   : c->size == 2                 ? SMALL_MAX_TRAFFIC
+                                                  : SMALL_MAX_READ_MANY;
     return bytes * (c->size - 1) <= limit;
 }
 
@@ -90,7 +91,8 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
     uint64_t seq = weft__region_next_seq(c);
     memcpy(weft__region_eager(c, c->rank, seq), sendbuf, bytes);
     weft_err e = weft__call_post_seq(c, seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)
         src[q] = weft__region_eager(c, q, seq);
@@ -129,27 +131,31 @@ static void small_traffic(weft_coll coll, uint32_t n, size_t count, size_t es, s
 bool weft__small_fits(const weft_comm *c, weft_coll coll, size_t count, size_t es)
 {
     size_t eager = weft__region_eager_bytes(c), copy, read;
-    if (!eager || c->size < 2) return false;
-    if (count > eager) return false; /* no overflow below */
+    if (!eager || c->size < 2)
+        return false;
+    if (count > eager)
+        return false; /* no overflow below */
     small_traffic(coll, c->size, count, es, &copy, &read);
-    if (copy > eager) return false;
+    if (copy > eager)
+        return false;
     size_t limit = weft__region_oversubscribed(c) ? SMALL_MAX_TRAFFIC_OVERSUBSCRIBED
-                   : c->size == 2                  ? SMALL_MAX_READ_TWO
-                   : coll == WEFT_COLL_REDUCE      ? SMALL_MAX_READ_MANY
-                                                   : SIZE_MAX;
+                   : c->size == 2                 ? SMALL_MAX_READ_TWO
+                   : coll == WEFT_COLL_REDUCE     ? SMALL_MAX_READ_MANY
+                                                  : SIZE_MAX;
     return read <= limit;
 }
 
 /* Copies bytes of src (may be NULL: nothing) into this rank's eager area,
  * publishes the call's record and waits for everyone's, checking that the
  * calls agree; *seq is the call's number. */
-static weft_err small_post(weft_comm *c, const void *src, size_t bytes, uint64_t *seq,
-                           weft_diag *d)
+static weft_err small_post(weft_comm *c, const void *src, size_t bytes, uint64_t *seq, weft_diag *d)
 {
     *seq = weft__region_next_seq(c);
-    if (src && bytes) memcpy(weft__region_eager(c, c->rank, *seq), src, bytes);
+    if (src && bytes)
+        memcpy(weft__region_eager(c, c->rank, *seq), src, bytes);
     weft_err e = weft__call_post_seq(c, *seq, d);
-    if (!e) weft__region_count_small(c);
+    if (!e)
+        weft__region_count_small(c);
     return e;
 }
 
@@ -159,24 +165,27 @@ weft_err weft__small_allgather(weft_comm *c, const void *sendbuf, void *recvbuf,
     size_t b = count * es;
     uint64_t seq;
     weft_err e = small_post(c, sendbuf, b, &seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     unsigned char *out = recvbuf;
     for (uint32_t q = 0; q < c->size; q++) {
         unsigned char *dst = out + (size_t)q * b;
         const unsigned char *src = q == c->rank ? sendbuf : weft__region_eager(c, q, seq);
-        if (dst != src) memcpy(dst, src, b);
+        if (dst != src)
+            memcpy(dst, src, b);
     }
     return WEFT_OK;
 }
 
-weft_err weft__small_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                    size_t count, const weft__reducer *red, weft_diag *d)
+weft_err weft__small_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                    const weft__reducer *red, weft_diag *d)
 {
     uint32_t n = c->size;
     size_t b = count * red->es;
     uint64_t seq;
     weft_err e = small_post(c, sendbuf, b * n, &seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)
         src[q] = weft__region_eager(c, q, seq) + (size_t)c->rank * b;
@@ -190,9 +199,11 @@ weft_err weft__small_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf,
     size_t b = count * es;
     uint64_t seq;
     weft_err e = small_post(c, c->rank == root ? sendbuf : NULL, b, &seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     const unsigned char *src = c->rank == root ? sendbuf : weft__region_eager(c, root, seq);
-    if (src != recvbuf) memcpy(recvbuf, src, b);
+    if (src != recvbuf)
+        memcpy(recvbuf, src, b);
     return WEFT_OK;
 }
 
@@ -203,7 +214,8 @@ weft_err weft__small_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, si
     size_t b = count * red->es;
     uint64_t seq;
     weft_err e = small_post(c, sendbuf, b, &seq, d);
-    if (e || c->rank != root) return e;
+    if (e || c->rank != root)
+        return e;
     unsigned char **src = weft__region_ptrs(c), *dst = recvbuf;
     for (uint32_t q = 0; q < n; q++)
         src[q] = weft__region_eager(c, q, seq);
@@ -218,7 +230,8 @@ weft_err weft__small_alltoall(weft_comm *c, const void *sendbuf, void *recvbuf, 
     size_t b = count * es;
     uint64_t seq;
     weft_err e = small_post(c, sendbuf, b * n, &seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     /* From the eager copies, also our own block: in place, recvbuf is
      * sendbuf. */
     unsigned char *out = recvbuf;

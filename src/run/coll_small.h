@@ -33,8 +33,8 @@ weft_err weft__small_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf,
 bool weft__small_fits(const weft_comm *c, weft_coll coll, size_t count, size_t es);
 weft_err weft__small_allgather(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                size_t es, weft_diag *d);
-weft_err weft__small_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf,
-                                    size_t count, const weft__reducer *red, weft_diag *d);
+weft_err weft__small_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                    const weft__reducer *red, weft_diag *d);
 weft_err weft__small_broadcast(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                size_t es, uint32_t root, weft_diag *d);
 weft_err weft__small_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,

@@ -56,20 +56,21 @@ static void one(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t, 
     size_t es = weft_dtype_size(t), bytes = count * es;
     weft__test_fill(weft__test_small, t, op, s, me, count);
     s[bytes] = 0x5a;
-    if (r != s) memset(r, 0xa5, bytes + 1);
+    if (r != s)
+        memset(r, 0xa5, bytes + 1);
     uint64_t small0 = weft__region_small_calls(c), fast0 = weft__region_fast_calls(c);
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, r, count, t, op, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: allreduce: %s\n", me, d.msg);
     CHECK_INT(weft__region_small_calls(c) - small0, path == PATH_SMALL);
     CHECK_INT(weft__region_fast_calls(c) - fast0, path == PATH_SHARED);
     size_t bad = weft__test_reduce_wrong(weft__test_small, t, op, r, n, count);
     if (bad)
-        fprintf(stderr, "rank %u of %u: %s %s count %zu %s: %zu wrong\n", me, n,
-                weft_dtype_name(t), weft_redop_name(op), count,
-                r == s ? "in place" : "out of place", bad);
+        fprintf(stderr, "rank %u of %u: %s %s count %zu %s: %zu wrong\n", me, n, weft_dtype_name(t),
+                weft_redop_name(op), count, r == s ? "in place" : "out of place", bad);
     CHECK_INT(bad, 0);
     CHECK_INT(r[bytes], r == s ? 0x5a : 0xa5);
     if (r != s) {
@@ -84,8 +85,10 @@ static void one(weft_comm *c, unsigned char *s, unsigned char *r, weft_dtype t, 
  * weft_comm_alloc memory must take. */
 static int path_of(weft_comm *c, size_t bytes, bool shared)
 {
-    if (bytes == 0) return PATH_ORDINARY;
-    if (weft__small_allreduce_fits(c, bytes)) return PATH_SMALL;
+    if (bytes == 0)
+        return PATH_ORDINARY;
+    if (weft__small_allreduce_fits(c, bytes))
+        return PATH_SMALL;
     return shared ? PATH_SHARED : PATH_ORDINARY;
 }
 
@@ -100,7 +103,8 @@ static void check_limits(weft_comm *c)
     bool over = n > c->host_cpus;
     CHECK(weft__region_oversubscribed(c) == over);
     size_t limit = (over ? (size_t)64 << 10 : n == 2 ? 512 : (size_t)8 << 10) / (n - 1);
-    if (limit > weft__region_eager_bytes(c)) limit = weft__region_eager_bytes(c);
+    if (limit > weft__region_eager_bytes(c))
+        limit = weft__region_eager_bytes(c);
     CHECK_INT(edge_count(c, 1), limit);
     CHECK(weft__region_eager_bytes(c) >= ((size_t)4 << 10));
 }
@@ -137,8 +141,7 @@ static void consecutive(weft_comm *c, const bufs *b)
         weft_dtype t = i % 4 == 0 ? WEFT_FLOAT : WEFT_INT32;
         unsigned char *s = shared ? b->sh_s : b->priv_s;
         unsigned char *r = in_place ? s : shared ? b->sh_r : b->priv_r;
-        one(c, s, r, t, (weft_redop)(i % WEFT__REDOP_COUNT), count,
-            path_of(c, count * 4, shared));
+        one(c, s, r, t, (weft_redop)(i % WEFT__REDOP_COUNT), count, path_of(c, count * 4, shared));
     }
 }
 
@@ -200,7 +203,8 @@ static int body(weft_comm *c, void *arg)
     void *ps = NULL, *pr = NULL;
     weft_diag d;
     weft_diag_clear(&d);
-    if (weft_comm_alloc(c, BUF_BYTES + 64, &ps, &d) || weft_comm_alloc(c, BUF_BYTES + 64, &pr, &d)) {
+    if (weft_comm_alloc(c, BUF_BYTES + 64, &ps, &d) ||
+        weft_comm_alloc(c, BUF_BYTES + 64, &pr, &d)) {
         fprintf(stderr, "rank %u: weft_comm_alloc: %s\n", me, d.msg);
         return 90;
     }
@@ -252,17 +256,20 @@ static int kill_body(weft_comm *c, void *arg)
 {
     (void)arg;
     int32_t v[8] = {0};
-    if (!weft__small_allreduce_fits(c, sizeof v)) return 92;
+    if (!weft__small_allreduce_fits(c, sizeof v))
+        return 92;
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
     for (int it = 0; !e; it++) {
-        if (it == 50 && weft_comm_rank(c) == VICTIM) kill(getpid(), SIGKILL);
+        if (it == 50 && weft_comm_rank(c) == VICTIM)
+            kill(getpid(), SIGKILL);
         e = weft_allreduce(c, v, v, 8, WEFT_INT32, WEFT_MAX, &d);
     }
-    if (e) fprintf(stderr, "rank %u (expected): %s: %s\n", weft_comm_rank(c), weft_err_name(e),
-                   d.msg);
-    if (weft__region_small_calls(c) < 50) return 92;
+    if (e)
+        fprintf(stderr, "rank %u (expected): %s: %s\n", weft_comm_rank(c), weft_err_name(e), d.msg);
+    if (weft__region_small_calls(c) < 50)
+        return 92;
     return CODE_BASE + (int)e;
 }
 

@@ -54,11 +54,13 @@ weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, 
 {
     size_t hist_n = owners > RADIX ? owners : RADIX;
     size_t *hist = weft__malloc(hist_n * sizeof *hist);
-    if (!hist) return NULL;
+    if (!hist)
+        return NULL;
     unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
     for (unsigned p = 0; p <= passes; p++) {
         bool owner_pass = p == passes;
-        if (owner_pass && !by_owner) break;
+        if (owner_pass && !by_owner)
+            break;
         size_t buckets = owner_pass ? owners : RADIX;
         unsigned shift = p * RADIX_BITS;
         memset(hist, 0, buckets * sizeof *hist);
@@ -67,12 +69,14 @@ weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, 
         bool trivial = false;
         size_t sum = 0;
         for (size_t b = 0; b < buckets; b++) {
-            if (hist[b] == m) trivial = true;
+            if (hist[b] == m)
+                trivial = true;
             size_t h = hist[b];
             hist[b] = sum;
             sum += h;
         }
-        if (trivial) continue; /* one bucket: already in order */
+        if (trivial)
+            continue; /* one bucket: already in order */
         for (size_t i = 0; i < m; i++)
             tmp[hist[owner_pass ? a[i].owner : (a[i].idx >> shift) & (RADIX - 1)]++] = a[i];
         weft__sparse_rec *t = a;
@@ -116,7 +120,8 @@ static weft_err judge(const uint64_t *all, uint32_t n, size_t w, weft_diag *d)
     for (uint32_t r = 0; r < n; r++) {
         const uint64_t *h = all + (size_t)r * w;
         switch (h[3]) {
-        case BAD_NONE: break;
+        case BAD_NONE:
+            break;
         case BAD_ITYPE:
             return weft_diag_set(d, WEFT_EINVAL,
                                  "%srank %" PRIu32 ": index type %s; use uint32 or uint64", P, r,
@@ -137,8 +142,8 @@ static weft_err judge(const uint64_t *all, uint32_t n, size_t w, weft_diag *d)
                                  P, r, h[5], h[4], h[0]);
         case BAD_COUNT:
             return weft_diag_set(d, WEFT_EINVAL,
-                                 "%srank %" PRIu32 ": %" PRIu64 " pairs do not fit in memory", P,
-                                 r, h[2]);
+                                 "%srank %" PRIu32 ": %" PRIu64 " pairs do not fit in memory", P, r,
+                                 h[2]);
         case BAD_NOMEM:
             return weft_diag_set(d, WEFT_ENOMEM, "%srank %" PRIu32 ": out of memory", P, r);
         default: /* BAD_DENSE */
@@ -156,11 +161,10 @@ static weft_err judge(const uint64_t *all, uint32_t n, size_t w, weft_diag *d)
                                  " has %" PRIu64,
                                  P, all[0], r, h[0]);
         if (h[1] != all[1])
-            return weft_diag_set(d, WEFT_EINVAL,
-                                 "%sranks disagree on the index type: rank 0 has %s, rank %" PRIu32
-                                 " has %s",
-                                 P, weft_dtype_name((weft_dtype)all[1]), r,
-                                 weft_dtype_name((weft_dtype)h[1]));
+            return weft_diag_set(
+                d, WEFT_EINVAL,
+                "%sranks disagree on the index type: rank 0 has %s, rank %" PRIu32 " has %s", P,
+                weft_dtype_name((weft_dtype)all[1]), r, weft_dtype_name((weft_dtype)h[1]));
     }
     size_t per = weft_dtype_size((weft_dtype)all[1]) + sizeof(float);
     uint64_t total = 0;
@@ -255,9 +259,11 @@ static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsi
         goto free_arrays;
     size_t total = 0;
     for (uint32_t j = 0; j < n; j++) {
-        if (!known) rcount[j] = (size_t)theirs[j];
+        if (!known)
+            rcount[j] = (size_t)theirs[j];
         roff[j] = total;
-        if (j != me) total += align8(rcount[j] * s->per);
+        if (j != me)
+            total += align8(rcount[j] * s->per);
     }
     if (!(*rbuf = weft__malloc(total ? total : 1))) {
         e = weft_diag_code(d, WEFT_ENOMEM);
@@ -372,7 +378,8 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
                 total += k->count[r];
             k->recs = weft__malloc((total ? total : 1) * sizeof *k->recs);
             k->tmp = weft__malloc((total ? total : 1) * sizeof *k->tmp);
-            if (!k->recs || !k->tmp) return weft_diag_code(d, WEFT_ENOMEM);
+            if (!k->recs || !k->tmp)
+                return weft_diag_code(d, WEFT_ENOMEM);
         }
         k->started = true;
     }
@@ -394,7 +401,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
                                 weft_sparse_result *sparse, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
-    if (e) return e;
+    if (e)
+        return e;
     sparse_call s = {.c = c, .n = c->size, .me = c->rank, .elems = n};
     /* Up to weft__sparse_fold_max ranks the counts for the owners ride in
      * the header (one round less); beyond, their own exchange. */
@@ -418,7 +426,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     if (mine[3] == BAD_NONE) {
         pos = weft__malloc((count ? count : 1) * sizeof *pos);
         own = weft__malloc((count ? count : 1) * sizeof *own);
-        if (!cnt || !pos || !own) mine[3] = BAD_NOMEM;
+        if (!cnt || !pos || !own)
+            mine[3] = BAD_NOMEM;
     }
     size_t *soff = NULL, *rcount = NULL, *roff = NULL, *gcount = NULL, *goff = NULL;
     if (cnt) {
@@ -446,10 +455,12 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     for (uint32_t j = 0; fold && j < s.n; j++)
         mine[HDR + j] = mine[3] == BAD_NONE ? cnt[j] : 0;
     e = weft__sparse_gather_words(c, mine, all, hw, d);
-    if (!e) e = judge(all, s.n, hw, d);
+    if (!e)
+        e = judge(all, s.n, hw, d);
     for (uint32_t j = 0; !e && fold && j < s.n; j++)
         rcount[j] = (size_t)all[(size_t)j * hw + HDR + s.me];
-    if (e) goto free_all;
+    if (e)
+        goto free_all;
 
     /* The pairs of part j packed in input order (a stable counting sort). */
     size_t off = 0;
@@ -484,11 +495,16 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
      * one by a stable radix sort of the pairs by position, which keeps
      * that order among equal positions. Either way the sums come out by
      * ascending position. */
-    sparse_sink own_sum = {.s = &s, .own = sbuf + soff[s.me], .in = &rbuf, .count = rcount,
-                           .off = roff, .part = s.h.q + (s.me < s.h.r)};
+    sparse_sink own_sum = {.s = &s,
+                           .own = sbuf + soff[s.me],
+                           .in = &rbuf,
+                           .count = rcount,
+                           .off = roff,
+                           .part = s.h.q + (s.me < s.h.r)};
     e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, owner_add, &own_sum, d);
     acc = own_sum.acc, seen = own_sum.seen, recs = own_sum.recs, tmp = own_sum.tmp;
-    if (e) goto free_all;
+    if (e)
+        goto free_all;
     uint64_t part = own_sum.part, base = weft_sparse_hash_start(&s.h, s.me);
     size_t u = 0;
     weft__sparse_rec *sorted = NULL;
@@ -535,17 +551,19 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     /* 5. All-gather of the owners' sums, scattered (or collected) as they
      * arrive. */
     size_t mycount[1] = {u}, myoff[1] = {0};
-    sparse_sink out = {.s = &s, .own = sbuf, .in = &gbuf, .count = gcount, .off = goff,
-                       .dense = dense, .n = n};
+    sparse_sink out = {
+        .s = &s, .own = sbuf, .in = &gbuf, .count = gcount, .off = goff, .dense = dense, .n = n};
     e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, gather_put, &out, d);
     recs = out.recs, tmp = out.tmp;
-    if (e || dense) goto free_all;
+    if (e || dense)
+        goto free_all;
     /* Sparse: every owner's pairs, sorted by index (parts are disjoint). */
     size_t total = out.k;
     weft_sparse_result res = {weft__malloc(total ? total * s.isz : 1),
                               weft__malloc(total ? total * sizeof(float) : 1), total};
-    sorted = res.indices && res.values ? weft__sparse_sort(recs, tmp, total, index_bits(n), false, 1)
-                                       : NULL;
+    sorted = res.indices && res.values
+                 ? weft__sparse_sort(recs, tmp, total, index_bits(n), false, 1)
+                 : NULL;
     if (!sorted) {
         weft_sparse_result_free(&res);
         e = weft_diag_code(d, WEFT_ENOMEM);
@@ -585,7 +603,8 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
 
 void weft_sparse_result_free(weft_sparse_result *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     weft__free(r->indices);
     weft__free(r->values);
     memset(r, 0, sizeof *r);

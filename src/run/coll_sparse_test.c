@@ -33,7 +33,7 @@ static uint64_t mix(uint64_t z)
 
 typedef struct gen {
     uint64_t n;
-    uint32_t ppm;  /* density */
+    uint32_t ppm;   /* density */
     int skew_milli; /* 0 uniform; zipf S in thousandths (> 1000) */
     bool ints;      /* small integer values */
     uint64_t seed;
@@ -144,13 +144,15 @@ static void one_case(weft_comm *c, const gen *g, bool sparse_out, bool wide)
             want += sup[i];
         CHECK_INT(res.count, want);
         for (uint64_t i = 0; i < g->n && j <= res.count; i++) {
-            if (!sup[i]) continue;
+            if (!sup[i])
+                continue;
             if (j == res.count) {
                 wrong++;
                 break;
             }
             uint64_t got = wide ? ((uint64_t *)res.indices)[j] : ((uint32_t *)res.indices)[j];
-            if (got != i || memcmp(&res.values[j], &ref[i], sizeof(float)) != 0) wrong++;
+            if (got != i || memcmp(&res.values[j], &ref[i], sizeof(float)) != 0)
+                wrong++;
             j++;
         }
         free(sup);
@@ -158,9 +160,8 @@ static void one_case(weft_comm *c, const gen *g, bool sparse_out, bool wide)
         CHECK(res.indices == NULL && res.count == 0);
     }
     if (wrong)
-        fprintf(stderr,
-                "rank %u of %u: n %llu ppm %u skew %d ints %d %s %s: %zu wrong (%s)\n", me, n,
-                (unsigned long long)g->n, g->ppm, g->skew_milli, (int)g->ints,
+        fprintf(stderr, "rank %u of %u: n %llu ppm %u skew %d ints %d %s %s: %zu wrong (%s)\n", me,
+                n, (unsigned long long)g->n, g->ppm, g->skew_milli, (int)g->ints,
                 sparse_out ? "sparse" : "dense", wide ? "u64" : "u32", wrong, d.msg);
     CHECK_INT(wrong, 0);
     free(ref);
@@ -181,8 +182,10 @@ typedef struct ref_pair {
 static int by_idx_rank_pos(const void *a, const void *b)
 {
     const ref_pair *x = a, *y = b;
-    if (x->idx != y->idx) return x->idx < y->idx ? -1 : 1;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->idx != y->idx)
+        return x->idx < y->idx ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
@@ -240,7 +243,8 @@ static void bad_args(weft_comm *c)
     float v[3] = {1, 2, 3}, out[1000];
     weft_diag d = {0};
     /* Rank n - 1's index 1000 at position 2 of n = 1000. */
-    if (me == n - 1) ix[2] = 1000;
+    if (me == n - 1)
+        ix[2] = 1000;
     CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, 3, 1000, out, NULL, &d), WEFT_EINVAL);
     char want[160];
     snprintf(want, sizeof want,
@@ -249,8 +253,7 @@ static void bad_args(weft_comm *c)
     ix[2] = 3;
     /* A count whose pairs cannot fit (rank 0; never read). */
     size_t huge = me == 0 ? SIZE_MAX / 2 : 3;
-    CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, huge, 1000, out, NULL, &d),
-              WEFT_EINVAL);
+    CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, huge, 1000, out, NULL, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "sparse allreduce: rank 0: 9223372036854775807 pairs do not fit in memory");
     /* n differs. */
     CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, 3, me == 1 ? 999 : 1000, out, NULL, &d),
@@ -258,20 +261,18 @@ static void bad_args(weft_comm *c)
     CHECK_STR(d.msg, "sparse allreduce: ranks disagree on n: rank 0 has 1000, rank 1 has 999");
     /* Not an index type; both outputs; the index type differs. */
     weft_sparse_result res = {0};
-    CHECK_ERR(weft_allreduce_sparse(c, ix, me == 0 ? WEFT_FLOAT : WEFT_UINT32, v, 3, 1000, out,
-                                    NULL, &d),
-              WEFT_EINVAL);
+    CHECK_ERR(
+        weft_allreduce_sparse(c, ix, me == 0 ? WEFT_FLOAT : WEFT_UINT32, v, 3, 1000, out, NULL, &d),
+        WEFT_EINVAL);
     CHECK_STR(d.msg, "sparse allreduce: rank 0: index type float; use uint32 or uint64");
-    CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, 3, 1000, out, me == 1 ? &res : NULL,
-                                    &d),
+    CHECK_ERR(weft_allreduce_sparse(c, ix, WEFT_UINT32, v, 3, 1000, out, me == 1 ? &res : NULL, &d),
               WEFT_EINVAL);
     CHECK_STR(d.msg,
               "sparse allreduce: rank 1: a dense and a sparse output; give exactly one of dense "
               "and sparse");
     uint64_t ix64[3] = {1, 2, 3};
     CHECK_ERR(weft_allreduce_sparse(c, me == 1 ? (void *)ix64 : (void *)ix,
-                                    me == 1 ? WEFT_UINT64 : WEFT_UINT32, v, 3, 1000, out, NULL,
-                                    &d),
+                                    me == 1 ? WEFT_UINT64 : WEFT_UINT32, v, 3, 1000, out, NULL, &d),
               WEFT_EINVAL);
     CHECK_STR(d.msg, "sparse allreduce: ranks disagree on the index type: rank 0 has uint32, "
                      "rank 1 has uint64");
@@ -297,7 +298,8 @@ static int body(weft_comm *c, void *arg)
     uint64_t seed = 1;
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 2; b++) {
-            if (!o->full && (a + b) % 2) continue;
+            if (!o->full && (a + b) % 2)
+                continue;
             gen g = {20011, ppms[a], skews[b], false, seed++};
             one_case(c, &g, (a + b) % 2 == 1, a % 2 == 1);
             one_case(c, &g, (a + b) % 2 == 0, a == 2);
@@ -308,7 +310,8 @@ static int body(weft_comm *c, void *arg)
     gen tiny = {3, 1000000, 0, false, 7};
     one_case(c, &tiny, false, false);
     one_case(c, &tiny, true, true);
-    if (o->full) huge_case(c);
+    if (o->full)
+        huge_case(c);
     bad_args(c);
     CHECK(!weft_comm_failed(c));
     return weft__test_failed > 99 ? 99 : weft__test_failed;

@@ -9,8 +9,8 @@
 #include "run/p2p.h"
 
 weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, const size_t *sl,
-                               unsigned char *const *rb, const size_t *rl,
-                               weft__sparse_each each, void *arg, weft_diag *d)
+                               unsigned char *const *rb, const size_t *rl, weft__sparse_each each,
+                               void *arg, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank, m = 0;
     weft__xreq *req = weft__malloc(2 * (size_t)n * sizeof *req);
@@ -26,7 +26,8 @@ weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, con
     for (uint32_t k = 1; k < n && !e; k++) {
         uint32_t from = (me + n - k) % n;
         at[from] = UINT32_MAX;
-        if (!rl[from]) continue;
+        if (!rl[from])
+            continue;
         req[m] = (weft__xreq){.peer = from, .buf = rb[from], .len = rl[from]};
         w[m] = &req[m];
         at[from] = m;
@@ -34,7 +35,8 @@ weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, con
     }
     for (uint32_t k = 1; k < n && !e; k++) {
         uint32_t to = (me + k) % n;
-        if (!sl[to]) continue;
+        if (!sl[to])
+            continue;
         req[m] = (weft__xreq){
             .peer = to, .is_send = true, .buf = (unsigned char *)sb[to], .len = sl[to]};
         w[m] = &req[m];
@@ -45,11 +47,15 @@ weft_err weft__sparse_post_all(weft_comm *c, const unsigned char *const *sb, con
      * request to its end (the caller frees the buffers). */
     weft_err ce = WEFT_OK;
     for (uint32_t j = 0; each && j < n && !e && !ce; j++) {
-        if (j != me && at[j] != UINT32_MAX) e = weft__comm_wait(c, &w[at[j]], 1, d);
-        if (!e) ce = each(arg, j, d);
+        if (j != me && at[j] != UINT32_MAX)
+            e = weft__comm_wait(c, &w[at[j]], 1, d);
+        if (!e)
+            ce = each(arg, j, d);
     }
-    if (!e) e = weft__comm_wait(c, w, m, d);
-    if (!e) e = ce;
+    if (!e)
+        e = weft__comm_wait(c, w, m, d);
+    if (!e)
+        e = ce;
 free_reqs:
     weft__free(at);
     weft__free(w);

@@ -21,8 +21,8 @@
 #include "run/host_cpus.h"
 #include "run/liveness.h"
 #include "run/select.h"
-#include "run/transport/shm/leftovers.h"
 #include "run/sock.h"
+#include "run/transport/shm/leftovers.h"
 #include "run/transport/shm/region.h"
 
 #define CARD_MAGIC 0x44524143u /* "CARD" */
@@ -80,7 +80,8 @@ static weft_err pick_ifaddrs(const weft_comm_config *cfg, struct in_addr local, 
         memcpy(name, s, len);
         name[len] = '\0';
         weft_err e = weft__sock_ifaddr(name, &out[*n], d);
-        if (e) return e;
+        if (e)
+            return e;
         (*n)++;
         s += len + (comma ? 1 : 0);
     }
@@ -96,12 +97,14 @@ static void comm_close_transports(weft_comm *c)
 
 void weft_comm_free(weft_comm *c)
 {
-    if (!c) return;
+    if (!c)
+        return;
     weft__select_free(c->sel); /* prepared plans point at c */
     c->sel = NULL;
     weft__region_free(c->region);
     comm_close_transports(c);
-    if (c->bops) c->bops->close(c->boot);
+    if (c->bops)
+        c->bops->close(c->boot);
     weft__free(c->via);
     weft__free(c->host_first);
     weft__free(c->scratch);
@@ -137,11 +140,14 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
      * the bootstrap's address means nothing there. */
     int root_ns;
     e = weft__sock_netns_enter(cfg->netns, "WEFT_NETNS", &root_ns, d);
-    if (e) return e;
-    if (cfg->netns && *cfg->netns) local.s_addr = htonl(INADDR_ANY);
+    if (e)
+        return e;
+    if (cfg->netns && *cfg->netns)
+        local.s_addr = htonl(INADDR_ANY);
     e = pick_ifaddrs(cfg, local, ifs, &nifs, d);
     weft_err back = weft__sock_netns_leave(root_ns, e ? NULL : d);
-    if (e || (e = back)) return e;
+    if (e || (e = back))
+        return e;
     uint32_t conns = cfg->tcp_conns ? cfg->tcp_conns : WEFT_DEFAULT_TCP_CONNS;
     card me = {.magic = CARD_MAGIC,
                .rank = c->rank,
@@ -164,7 +170,8 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
         goto free_scratch;
     }
     e = c->bops->allgather(c->boot, &me, sizeof me, cards, deadline, d);
-    if (e) goto free_scratch;
+    if (e)
+        goto free_scratch;
     for (uint32_t r = 0; r < n; r++) {
         const card *k = &cards[r];
         const char *what = NULL;
@@ -226,11 +233,13 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     unsigned char secret[WEFT_SECRET_BYTES];
     memcpy(secret, cfg->secret, sizeof secret);
     xp.secret = secret;
-    if (need_shm && (e = weft__xport_shm.open(&xp, &c->shm, blob, d))) goto free_scratch;
+    if (need_shm && (e = weft__xport_shm.open(&xp, &c->shm, blob, d)))
+        goto free_scratch;
     if (need_tcp && (e = weft__xport_tcp.open(&xp, &c->tcp, blob + WEFT__XPORT_ADDR_BYTES, d)))
         goto free_scratch;
     e = c->bops->allgather(c->boot, blob, sizeof blob, addrs, deadline, d);
-    if (e) goto free_scratch;
+    if (e)
+        goto free_scratch;
     /* Per transport, the blobs of every rank, contiguous. */
     unsigned char *xaddrs = weft__malloc((size_t)n * WEFT__XPORT_ADDR_BYTES);
     if (!xaddrs) {
@@ -239,7 +248,8 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
     }
     for (int t = 0; t < 2 && !e; t++) {
         weft__xport *x = t == 0 ? c->shm : c->tcp;
-        if (!x) continue;
+        if (!x)
+            continue;
         for (uint32_t r = 0; r < n; r++)
             memcpy(xaddrs + (size_t)r * WEFT__XPORT_ADDR_BYTES,
                    addrs + ((size_t)r * 2 + (size_t)t) * WEFT__XPORT_ADDR_BYTES,
@@ -248,12 +258,16 @@ static weft_err comm_connect(weft_comm *c, const weft_comm_config *cfg, struct i
         e = ops->connect(x, t == 0 ? serve_shm : serve_tcp, xaddrs, deadline, d);
     }
     weft__free(xaddrs);
-    if (e) goto free_scratch;
+    if (e)
+        goto free_scratch;
     unsigned char one = 1, *all = (unsigned char *)cards; /* n >= 1 bytes of scratch */
     e = c->bops->allgather(c->boot, &one, 1, all, deadline, d);
-    if (e) goto free_scratch;
-    if (c->shm) weft__xport_shm.ready(c->shm);
-    if (c->tcp) weft__xport_tcp.ready(c->tcp);
+    if (e)
+        goto free_scratch;
+    if (c->shm)
+        weft__xport_shm.ready(c->shm);
+    if (c->tcp)
+        weft__xport_tcp.ready(c->tcp);
 free_scratch:
     weft__free(cards);
     weft__free(addrs);
@@ -266,9 +280,11 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
                           const weft__boot_params *bp, weft_comm **out, weft_diag *d)
 {
     weft_err e = check_config(cfg, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft_comm *c = weft__calloc(1, sizeof *c);
-    if (!c) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!c)
+        return weft_diag_code(d, WEFT_ENOMEM);
     c->rank = cfg->rank;
     c->size = cfg->size;
     c->timeout_ns =
@@ -285,7 +301,8 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
     weft_comm_config job = *cfg;
     struct in_addr local;
     e = bops->open(&p, &c->boot, job.secret, &local, d);
-    if (e) goto free_comm;
+    if (e)
+        goto free_comm;
     job.has_secret = true;
     c->bops = bops;
     memcpy(c->secret, job.secret, sizeof c->secret);
@@ -294,16 +311,19 @@ weft_err weft__comm_setup(const weft_comm_config *cfg, const weft__boot_ops *bop
      * guess without the secret. */
     c->job_tag = weft__shm_job_tag(job.secret, sizeof job.secret);
     e = comm_connect(c, &job, local, deadline, d);
-    if (e) goto free_comm;
+    if (e)
+        goto free_comm;
     /* Control pages for the calls that exchange records (small calls on
      * any buffers, calls on weft_comm_alloc memory): only when every peer
      * is on shared memory, which every rank knows alike. */
     bool all_shm = c->size > 1;
     for (uint32_t q = 0; q < c->size; q++)
         all_shm = all_shm && (q == c->rank || c->via[q] == WEFT__VIA_SHM);
-    if (all_shm && (e = weft__region_init(c, d))) goto free_comm;
+    if (all_shm && (e = weft__region_init(c, d)))
+        goto free_comm;
     e = weft__select_init(c, cfg, d);
-    if (e) goto free_comm;
+    if (e)
+        goto free_comm;
     *out = c;
     return WEFT_OK;
 free_comm:
@@ -313,7 +333,8 @@ free_comm:
 
 weft_err weft_comm_init(const weft_comm_config *cfg, weft_comm **out, weft_diag *d)
 {
-    if (!cfg) return weft_diag_set(d, WEFT_EINVAL, "comm: no configuration");
+    if (!cfg)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: no configuration");
     weft__boot_params p = {.cfg = cfg};
     return weft__comm_setup(cfg, &weft__boot_tcp, &p, out, d);
 }
@@ -335,7 +356,8 @@ bool weft_comm_failed(const weft_comm *c)
 
 const char *weft_comm_transport(const weft_comm *c, uint32_t peer)
 {
-    if (peer >= c->size) return "?";
+    if (peer >= c->size)
+        return "?";
     static const char *const names[] = {"self", "shm", "tcp"};
     return names[c->via[peer]];
 }

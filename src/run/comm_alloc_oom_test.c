@@ -47,7 +47,8 @@ static size_t left_in_shm(uint64_t tag)
     char prefix[64];
     snprintf(prefix, sizeof prefix, "weft-%016llx-", (unsigned long long)tag);
     DIR *dir = opendir("/dev/shm");
-    if (!dir) return 0;
+    if (!dir)
+        return 0;
     size_t left = 0;
     for (struct dirent *e; (e = readdir(dir));)
         if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
@@ -64,7 +65,8 @@ static size_t still_mapped(uint64_t tag)
     char prefix[64], line[512];
     snprintf(prefix, sizeof prefix, "/weft-%016llx-", (unsigned long long)tag);
     FILE *f = fopen("/proc/self/maps", "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     size_t n = 0;
     while (fgets(line, sizeof line, f))
         n += strstr(line, prefix) != NULL;
@@ -108,12 +110,15 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
         }
         /* Every rank has finished the previous attempt (and its cleanup)
          * once the new communicator is up. */
-        if (k) CHECK_INT(left_in_shm(prev), 0);
+        if (k)
+            CHECK_INT(left_in_shm(prev), 0);
         prev = c->job_tag;
         void *p = (void *)1;
-        if (me == v) weft__alloc_fail_after(k);
+        if (me == v)
+            weft__alloc_fail_after(k);
         weft_err e = weft_comm_alloc(c, 8192, &p, &d);
-        if (me == v) weft__alloc_fail_after(-1);
+        if (me == v)
+            weft__alloc_fail_after(-1);
         bool failed = weft_comm_failed(c);
         if (e == WEFT_OK) {
             /* Every rank succeeds at the same attempt; the memory works. */
@@ -136,17 +141,22 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
             CHECK(p == NULL);
         }
         /* A failed call leaves the communicator usable unless it failed. */
-        if (e && !failed) CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
-        if (e == WEFT_OK) CHECK_INT(left_in_shm(prev), 0); /* after the barrier */
+        if (e && !failed)
+            CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
+        if (e == WEFT_OK)
+            CHECK_INT(left_in_shm(prev), 0); /* after the barrier */
         weft_comm_free(c);
         CHECK_INT(weft__alloc_live(), base);
         CHECK_INT(still_mapped(prev), 0);
         attempts = k;
-        if (e == WEFT_OK) break;
-        if (k > 1000) return 91;
+        if (e == WEFT_OK)
+            break;
+        if (k > 1000)
+            return 91;
     }
     CHECK_INT(leaks_now(), 0);
-    if (me == v) printf("rank %u of %u: %ld injected failures\n", me, cfg->size, attempts);
+    if (me == v)
+        printf("rank %u of %u: %ld injected failures\n", me, cfg->size, attempts);
     /* At least the segment's allocations were hit (on shared memory the
      * control pages are made at setup, weft__region_init; the 1-rank sweep
      * below makes them in weft_comm_alloc). */
@@ -170,11 +180,13 @@ static weft_err one_ctor(void *arg)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_comm_init(o->cfg, &o->c, &d);
-    if (e) return e;
+    if (e)
+        return e;
     o->tag = o->c->job_tag;
     void *p = NULL, *q = NULL;
     e = weft_comm_alloc(o->c, 100, &p, &d);
-    if (!e) e = weft_comm_alloc(o->c, 70000, &q, &d);
+    if (!e)
+        e = weft_comm_alloc(o->c, 70000, &q, &d);
     if (e) {
         CHECK(d.msg[0] != '\0');
         weft_comm_free(o->c);
@@ -198,9 +210,10 @@ static int one_rank(const weft_comm_config *cfg, void *arg)
 {
     (void)arg;
     one o = {.cfg = cfg};
-    long n = weft_test_oom_sweep("weft_comm_init + weft_comm_alloc x2, 1 rank", one_ctor,
-                                 one_dtor, &o);
-    if (n < 10) fprintf(stderr, "1 rank: only %ld injected failures\n", n);
+    long n =
+        weft_test_oom_sweep("weft_comm_init + weft_comm_alloc x2, 1 rank", one_ctor, one_dtor, &o);
+    if (n < 10)
+        fprintf(stderr, "1 rank: only %ld injected failures\n", n);
     CHECK_INT(leaks_now(), 0);
     printf("1 rank: %ld injected failures\n", n);
     CHECK(n >= 10);

@@ -23,7 +23,8 @@ weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *wh
         c->failed = true;
         const char *text = d && d->msg[0] ? d->msg : weft_strerror(err);
         size_t len = strlen(text);
-        if (len >= sizeof c->fail_msg) len = sizeof c->fail_msg - 1;
+        if (len >= sizeof c->fail_msg)
+            len = sizeof c->fail_msg - 1;
         memcpy(c->fail_msg, text, len);
         c->fail_msg[len] = '\0';
         /* Only a transport that failed records a cause, and the first
@@ -34,9 +35,12 @@ weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *wh
             cause = *why;
         else if (!transport_cause(c, &cause))
             cause = weft__cause_local(c->rank, (uint32_t)getpid(), err);
-        if (c->region) c->region_abort(c->region, &cause);
-        if (c->shm) weft__xport_shm.abort(c->shm, &cause);
-        if (c->tcp) weft__xport_tcp.abort(c->tcp, &cause);
+        if (c->region)
+            c->region_abort(c->region, &cause);
+        if (c->shm)
+            weft__xport_shm.abort(c->shm, &cause);
+        if (c->tcp)
+            weft__xport_tcp.abort(c->tcp, &cause);
         /* Dropping the bootstrap ends peers' bootstrap waits too (every
          * later use looks at c->failed first). */
         if (!c->bops->keep_on_fail) {

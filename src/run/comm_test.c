@@ -34,14 +34,16 @@ static void check_allreduce_int(weft_comm *c, size_t count, bool in_place)
     weft_diag_clear(&d);
     weft_err e = weft_allreduce(c, s, in_place ? s : r, count, WEFT_INT32, WEFT_SUM, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: %s\n", me, d.msg);
     const int32_t *out = in_place ? s : r;
     size_t bad = 0;
     for (size_t i = 0; i < count; i++) {
         uint32_t want = 0;
         for (uint32_t k = 0; k < n; k++)
             want += (uint32_t)ival(k, i);
-        if (out[i] != (int32_t)want) bad++;
+        if (out[i] != (int32_t)want)
+            bad++;
     }
     CHECK_INT(bad, 0);
     if (!in_place) {
@@ -279,7 +281,8 @@ static weft_err comm_ctor(void *arg)
     cfg.addr = "127.0.0.1:0";
     weft_comm *c = NULL;
     weft_err e = weft_comm_init(&cfg, &c, NULL);
-    if (e) return e;
+    if (e)
+        return e;
     int32_t v[6] = {1, 2, 3, 4, 5, 6}, w[6];
     e = weft_reduce_scatter(c, v, w, 6, WEFT_INT32, WEFT_SUM, NULL); /* allocates */
     if (e) {
@@ -306,7 +309,8 @@ static weft_err plan_ctor(void *arg)
 {
     plan_arg *a = arg;
     weft_err e = weft_comm_plan_new(a->c, a->p, &a->cp, NULL);
-    if (e) return e;
+    if (e)
+        return e;
     int64_t v[4] = {1, 2, 3, 4}, w[4];
     e = weft_comm_plan_run(a->cp, v, w, 4, WEFT_INT64, WEFT_SUM, NULL);
     if (e || memcmp(v, w, sizeof v) != 0) {
@@ -336,7 +340,8 @@ static void test_oom(void)
                        "op 2 copy 0:in[1] 0:out[1]\n";
     CHECK_ERR(weft_comm_init(&cfg, &a.c, NULL), WEFT_OK);
     CHECK_ERR(weft_plan_parse(text, strlen(text), "oom.plan", &a.p, NULL), WEFT_OK);
-    if (a.c && a.p) CHECK(weft_test_oom_sweep("weft_comm_plan_new", plan_ctor, plan_dtor, &a) > 0);
+    if (a.c && a.p)
+        CHECK(weft_test_oom_sweep("weft_comm_plan_new", plan_ctor, plan_dtor, &a) > 0);
     weft_plan_free(a.p);
     weft_comm_free(a.c);
 }

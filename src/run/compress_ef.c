@@ -10,7 +10,8 @@
 weft_err weft_ef_init(weft_ef *ef, size_t n)
 {
     float *r = weft__calloc(n ? n : 1, sizeof *r);
-    if (!r) return WEFT_ENOMEM;
+    if (!r)
+        return WEFT_ENOMEM;
     ef->residual = r;
     ef->n = n;
     return WEFT_OK;
@@ -18,7 +19,8 @@ weft_err weft_ef_init(weft_ef *ef, size_t n)
 
 void weft_ef_fini(weft_ef *ef)
 {
-    if (!ef) return;
+    if (!ef)
+        return;
     weft__free(ef->residual);
     ef->residual = NULL;
     ef->n = 0;
@@ -59,7 +61,8 @@ static float kth_largest(float *a, size_t m, size_t k)
                 a[i] = a[j];
                 a[j] = t;
                 i++;
-                if (j == 0) break;
+                if (j == 0)
+                    break;
                 j--;
             }
         }
@@ -77,15 +80,17 @@ weft_err weft_topk_compress(const float *g, size_t n, size_t k, weft_ef *ef, uin
                             float *values, weft_diag *d)
 {
     weft_err e = check_ef(ef, n, "top-k", d);
-    if (e) return e;
+    if (e)
+        return e;
     if (n > UINT32_MAX)
-        return weft_diag_set(d, WEFT_EINVAL, "top-k: %zu elements; 32-bit indices take < 2^32",
-                             n);
-    if (k > n) return weft_diag_set(d, WEFT_EINVAL, "top-k: k = %zu of %zu elements", k, n);
+        return weft_diag_set(d, WEFT_EINVAL, "top-k: %zu elements; 32-bit indices take < 2^32", n);
+    if (k > n)
+        return weft_diag_set(d, WEFT_EINVAL, "top-k: k = %zu of %zu elements", k, n);
     float *x = ef ? ef->residual : NULL;
     float *m = weft__malloc((n ? n : 1) * sizeof *m);
     float *own = NULL;
-    if (!m) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!m)
+        return weft_diag_code(d, WEFT_ENOMEM);
     if (!x) {
         if (!(own = weft__malloc((n ? n : 1) * sizeof *own))) {
             weft__free(m);
@@ -121,7 +126,8 @@ weft_err weft_topk_compress(const float *g, size_t n, size_t k, weft_ef *ef, uin
 
 size_t weft_int8_scales(size_t n, size_t block)
 {
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     return block == 0 ? 1 : (n + block - 1) / block;
 }
 
@@ -129,7 +135,8 @@ weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef,
                             float *scales, weft_diag *d)
 {
     weft_err e = check_ef(ef, n, "int8", d);
-    if (e) return e;
+    if (e)
+        return e;
     size_t bl = block ? block : n;
     for (size_t b0 = 0, s = 0; b0 < n; b0 += bl, s++) {
         size_t b1 = n - b0 < bl ? n : b0 + bl;
@@ -150,7 +157,8 @@ weft_err weft_int8_compress(const float *g, size_t n, size_t block, weft_ef *ef,
             double r = ((double)x * inv + 0x1.8p52) - 0x1.8p52;
             r = r > 127 ? 127 : r >= -127 ? r : -127; /* NaN: -127, never UB */
             q[i] = (int8_t)r;
-            if (ef) ef->residual[i] = x - sc * (float)q[i];
+            if (ef)
+                ef->residual[i] = x - sc * (float)q[i];
         }
     }
     return WEFT_OK;

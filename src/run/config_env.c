@@ -20,11 +20,13 @@ void weft_comm_config_init(weft_comm_config *c)
 /* An unsigned decimal integer in [lo, hi]. */
 static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return false;
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (*end || errno || v < lo || v > hi) return false;
+    if (*end || errno || v < lo || v > hi)
+        return false;
     *out = v;
     return true;
 }
@@ -32,11 +34,13 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsign
 /* Seconds, decimal allowed ("2.5"), into milliseconds; > 0. */
 static bool parse_seconds(const char *s, uint32_t *ms)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || errno || !(v > 0) || v > 4.0e6) return false;
+    if (*end || errno || !(v > 0) || v > 4.0e6)
+        return false;
     double m = v * 1000.0 + 0.5;
     *ms = m < 1 ? 1 : (uint32_t)m;
     return true;
@@ -54,16 +58,22 @@ static bool parse_relay(const char *s, uint64_t *out)
         *out = WEFT_RELAY_DEFAULT_MIN;
         return true;
     }
-    if (!*s || *s < '0' || *s > '9') return false;
+    if (!*s || *s < '0' || *s > '9')
+        return false;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     unsigned shift = 0;
-    if (*end == 'K') shift = 10;
-    else if (*end == 'M') shift = 20;
-    else if (*end == 'G') shift = 30;
-    if (shift) end++;
-    if (*end || errno || v == 0 || v > (UINT64_MAX >> shift)) return false;
+    if (*end == 'K')
+        shift = 10;
+    else if (*end == 'M')
+        shift = 20;
+    else if (*end == 'G')
+        shift = 30;
+    if (shift)
+        end++;
+    if (*end || errno || v == 0 || v > (UINT64_MAX >> shift))
+        return false;
     *out = (uint64_t)v << shift;
     return true;
 }
@@ -86,7 +96,8 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
         cfg.listen_fd = (int)v;
     }
     if ((s = getenv("WEFT_TIMEOUT")) != NULL && !parse_seconds(s, &cfg.timeout_ms))
-        return weft_diag_set(d, WEFT_EINVAL, "WEFT_TIMEOUT: expected seconds in (0, 4000000], got '%s'", s);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "WEFT_TIMEOUT: expected seconds in (0, 4000000], got '%s'", s);
     if ((s = getenv("WEFT_TRANSPORT")) != NULL) {
         if (strcmp(s, "auto") == 0)
             cfg.transport = WEFT_TRANSPORT_AUTO;
@@ -123,11 +134,16 @@ weft_err weft_comm_config_from_env_options(weft_comm_config *c, weft_diag *d)
                              s);
     cfg.netns = s;
     /* Empty means unset, so that a launcher can clear them. */
-    if ((s = getenv("WEFT_FABRIC")) != NULL) cfg.fabric = *s ? s : NULL;
-    if ((s = getenv("WEFT_ALGO")) != NULL) cfg.algo = *s ? s : NULL;
-    if ((s = getenv("WEFT_PLAN")) != NULL) cfg.plan_file = *s ? s : NULL;
-    if ((s = getenv("WEFT_TUNING")) != NULL) cfg.tuning = *s ? s : NULL;
-    if ((s = getenv("WEFT_HOST")) != NULL) cfg.host = *s ? s : NULL;
+    if ((s = getenv("WEFT_FABRIC")) != NULL)
+        cfg.fabric = *s ? s : NULL;
+    if ((s = getenv("WEFT_ALGO")) != NULL)
+        cfg.algo = *s ? s : NULL;
+    if ((s = getenv("WEFT_PLAN")) != NULL)
+        cfg.plan_file = *s ? s : NULL;
+    if ((s = getenv("WEFT_TUNING")) != NULL)
+        cfg.tuning = *s ? s : NULL;
+    if ((s = getenv("WEFT_HOST")) != NULL)
+        cfg.host = *s ? s : NULL;
     if ((s = getenv("WEFT_RELAY")) != NULL && !parse_relay(s, &cfg.relay_min))
         return weft_diag_set(d, WEFT_EINVAL,
                              "WEFT_RELAY: expected off, on or a size in bytes (K, M, G allowed), "
@@ -160,7 +176,8 @@ weft_err weft_comm_config_from_env(weft_comm_config *c, weft_diag *d)
         return weft_diag_set(d, WEFT_EINVAL, "WEFT_ADDR: expected host:port, got '%s'",
                              cfg.addr ? cfg.addr : "(unset)");
     weft_err e = weft_comm_config_from_env_options(&cfg, d);
-    if (e) return e;
+    if (e)
+        return e;
     *c = cfg;
     return WEFT_OK;
 }
@@ -169,6 +186,7 @@ weft_err weft_comm_init_env(weft_comm **out, weft_diag *d)
 {
     weft_comm_config cfg;
     weft_err e = weft_comm_config_from_env(&cfg, d);
-    if (e) return e;
+    if (e)
+        return e;
     return weft_comm_init(&cfg, out, d);
 }

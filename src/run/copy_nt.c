@@ -43,7 +43,8 @@ void weft__copy_nt_unfenced(void *dst, const void *src, size_t n)
      * write-combining buffers, but a line left half-written is flushed as
      * partial writes). */
     size_t head = (size_t)(-(uintptr_t)d & 63);
-    if (head > n) head = n;
+    if (head > n)
+        head = n;
     if (head) { /* no call for the common aligned case: tiles of 512 bytes make many calls */
         memcpy(d, s, head);
         d += head;
@@ -53,7 +54,8 @@ void weft__copy_nt_unfenced(void *dst, const void *src, size_t n)
     size_t body = n & ~(size_t)63;
     if (use_avx512()) {
         lines_avx512(d, s, body);
-        if (n > body) memcpy(d + body, s + body, n - body);
+        if (n > body)
+            memcpy(d + body, s + body, n - body);
         return;
     }
     for (size_t i = 0; i < body; i += 64) {
@@ -66,7 +68,8 @@ void weft__copy_nt_unfenced(void *dst, const void *src, size_t n)
         _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
         _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
     }
-    if (n > body) memcpy(d + body, s + body, n - body);
+    if (n > body)
+        memcpy(d + body, s + body, n - body);
 }
 
 void weft__copy_nt_fence(void)

@@ -109,7 +109,8 @@ void weft_dtype_store(weft_dtype t, void *buf, size_t i, double v)
 {
     unsigned char *p = (unsigned char *)buf + i * weft_dtype_size(t);
     uint64_t bits = (uint64_t)(int64_t)(t == WEFT_FLOAT || t == WEFT_DOUBLE ? 0 : v);
-    if (t == WEFT_UINT64 && v >= 9223372036854775808.0) bits = (uint64_t)v;
+    if (t == WEFT_UINT64 && v >= 9223372036854775808.0)
+        bits = (uint64_t)v;
     uint16_t h;
     float f;
     switch (t) {

@@ -137,7 +137,8 @@ typedef struct exec_state {
 
 static uint32_t lanes_of(const weft_comm *c, uint32_t peer)
 {
-    if (c->via[peer] != WEFT__VIA_TCP || !weft__xport_tcp.lanes) return 1;
+    if (c->via[peer] != WEFT__VIA_TCP || !weft__xport_tcp.lanes)
+        return 1;
     uint32_t k = weft__xport_tcp.lanes(c->tcp);
     return k ? k : 1;
 }
@@ -162,7 +163,8 @@ static weft_err merge(merger *m, const waitset *const *in, uint32_t nin, waitset
     for (uint32_t k = 0; k < nin; k++) {
         const uint32_t *v = m->pool + in[k]->off;
         for (uint32_t j = 0; j < in[k]->len; j++) {
-            if (v[j] < prefix || m->mark[v[j]] == m->stamp) continue;
+            if (v[j] < prefix || m->mark[v[j]] == m->stamp)
+                continue;
             m->mark[v[j]] = m->stamp;
             m->tmp[n++] = v[j];
         }
@@ -200,20 +202,25 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
     int64_t *last = NULL; /* per (peer, send, lane): last position of the stream */
     uint32_t maxlanes = 1;
     for (uint32_t r = 0; r < size; r++)
-        if (r != me && lanes_of(x->c, r) > maxlanes) maxlanes = lanes_of(x->c, r);
+        if (r != me && lanes_of(x->c, r) > maxlanes)
+            maxlanes = lanes_of(x->c, r);
     order = weft__malloc(((size_t)n + 1) * sizeof *order);
     pos = weft__malloc(((size_t)n + 1) * sizeof *pos);
     m = weft__calloc((size_t)n + 1, sizeof *m);
     in = weft__malloc(((size_t)n + 1) * sizeof *in);
     last = weft__malloc(((size_t)size * 2 * maxlanes + 1) * sizeof *last);
-    if (!order || !pos || !m || !in || !last) goto free_scratch;
+    if (!order || !pos || !m || !in || !last)
+        goto free_scratch;
     e = weft_plan_topo_order(p, order, d);
-    if (e) goto free_scratch;
+    if (e)
+        goto free_scratch;
     x->len = 0;
     for (uint32_t k = 0; k < n; k++) {
         weft_op op = weft_plan_op(p, order[k]);
-        if (op.src_rank.v == me || op.dst_rank.v == me) pos[order[k]] = x->len++;
-        else pos[order[k]] = UINT32_MAX;
+        if (op.src_rank.v == me || op.dst_rank.v == me)
+            pos[order[k]] = x->len++;
+        else
+            pos[order[k]] = UINT32_MAX;
     }
     e = WEFT_ENOMEM;
     x->order = weft__malloc(((size_t)x->len + 1) * sizeof *x->order);
@@ -222,7 +229,8 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
     x->lane = weft__calloc((size_t)x->len + 1, sizeof *x->lane);
     mg.mark = weft__calloc((size_t)x->len + 1, sizeof *mg.mark);
     mg.tmp = weft__malloc(((size_t)x->len + 1) * sizeof *mg.tmp);
-    if (!x->order || !x->wait || !x->prev || !x->lane || !mg.mark || !mg.tmp) goto free_scratch;
+    if (!x->order || !x->wait || !x->prev || !x->lane || !mg.mark || !mg.tmp)
+        goto free_scratch;
     for (size_t k = 0; k < (size_t)size * 2 * maxlanes; k++)
         last[k] = -1;
     for (uint32_t k = 0; k < n; k++) {
@@ -232,10 +240,12 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
             in[j] = &m[deps[j]];
         uint32_t i = pos[o];
         if (i == UINT32_MAX) { /* another rank's op: carries what it depends on */
-            if (merge(&mg, in, nd, &m[o])) goto free_scratch;
+            if (merge(&mg, in, nd, &m[o]))
+                goto free_scratch;
             continue;
         }
-        if (merge(&mg, in, nd, &x->wait[i])) goto free_scratch;
+        if (merge(&mg, in, nd, &x->wait[i]))
+            goto free_scratch;
         x->order[i] = o;
         /* M(o) = {o}. */
         if (weft__grow((void **)&mg.pool, &mg.cap, mg.used + 1, sizeof *mg.pool))
@@ -244,7 +254,8 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
         mg.pool[mg.used++] = i;
         weft_op op = weft_plan_op(p, o);
         x->prev[i] = -1;
-        if (op.kind == WEFT_OP_NOP || op.src_rank.v == op.dst_rank.v) continue;
+        if (op.kind == WEFT_OP_NOP || op.src_rank.v == op.dst_rank.v)
+            continue;
         bool send = op.src_rank.v == me;
         uint32_t peer = send ? op.dst_rank.v : op.src_rank.v;
         uint32_t lanes = lanes_of(x->c, peer);
@@ -257,7 +268,8 @@ static weft_err schedule(struct weft_comm_plan *x, weft_diag *d)
     mg.pool = NULL;
     e = WEFT_OK;
 free_scratch:
-    if (e) weft_diag_code(d, e);
+    if (e)
+        weft_diag_code(d, e);
     weft__free(order);
     weft__free(pos);
     weft__free(m);
@@ -288,12 +300,15 @@ static uint32_t segments(const exec_state *x, const weft_op *op)
 static bool item_ready(const exec_state *x, uint32_t i, uint32_t s)
 {
     const waitset *w = &x->x->wait[i];
-    if (x->first < w->prefix) return false;
+    if (x->first < w->prefix)
+        return false;
     const uint32_t *v = x->x->pool + w->off;
     for (uint32_t k = 0; k < w->len; k++)
-        if (x->done[v[k]] <= s) return false;
+        if (x->done[v[k]] <= s)
+            return false;
     int64_t pv = x->x->prev[i];
-    if (s == 0 && pv >= 0 && x->posted[pv] < x->slices) return false;
+    if (s == 0 && pv >= 0 && x->posted[pv] < x->slices)
+        return false;
     return true;
 }
 
@@ -334,7 +349,8 @@ static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op
         unsigned char *dst =
             op->dst_rank.v == me ? slot_at(x, op->dst_buf, op->dst_index + k) : NULL;
         if (local) {
-            if (hi > lo) memmove(dst + lo, src + lo, (size_t)(hi - lo));
+            if (hi > lo)
+                memmove(dst + lo, src + lo, (size_t)(hi - lo));
             continue;
         }
         weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * op->count + k];
@@ -349,7 +365,8 @@ static weft_err start_sized(exec_state *x, uint32_t i, uint32_t s, const weft_op
         r->peer = src ? op->dst_rank.v : op->src_rank.v;
         r->buf = (src ? src : dst) + lo;
         weft_err e = weft__comm_post(x->c, r, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -359,10 +376,12 @@ static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
 {
     weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
     uint32_t me = x->c->rank;
-    if (x->x->sized) return op.kind == WEFT_OP_NOP ? WEFT_OK : start_sized(x, i, s, &op, d);
+    if (x->x->sized)
+        return op.kind == WEFT_OP_NOP ? WEFT_OK : start_sized(x, i, s, &op, d);
     size_t lo, hi;
     slice_range(x, s, &lo, &hi);
-    if (op.kind == WEFT_OP_NOP || hi == lo) return WEFT_OK;
+    if (op.kind == WEFT_OP_NOP || hi == lo)
+        return WEFT_OK;
     uint32_t segs = segments(x, &op);
     bool whole = x->slices == 1;
     size_t seg_bytes = whole ? (size_t)op.count * x->cb : (hi - lo) * x->es;
@@ -376,7 +395,8 @@ static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
                 memmove(dst, src, seg_bytes);
             } else {
                 weft_err e = weft__reduce_overlapping(x->fn, dst, src, seg_bytes / x->es, x->es);
-                if (e) return weft_diag_code(d, e);
+                if (e)
+                    return weft_diag_code(d, e);
             }
             continue;
         }
@@ -395,7 +415,8 @@ static weft_err start_item(exec_state *x, uint32_t i, uint32_t s, weft_diag *d)
             r->esize = x->es;
         }
         weft_err e = weft__comm_post(x->c, r, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -410,11 +431,13 @@ static bool update_done(exec_state *x, uint32_t i)
         bool remote = op.kind != WEFT_OP_NOP && op.src_rank.v != op.dst_rank.v;
         if (remote) {
             size_t lo = 0, hi = 1;
-            if (!x->x->sized) slice_range(x, s, &lo, &hi); /* else empty slots are complete */
+            if (!x->x->sized)
+                slice_range(x, s, &lo, &hi); /* else empty slots are complete */
             uint32_t segs = segments(x, &op);
             const weft__xreq *r = &x->reqs[x->rbase[i] + (size_t)s * segs];
             for (uint32_t k = 0; hi > lo && k < segs; k++)
-                if (!r[k].complete) return moved;
+                if (!r[k].complete)
+                    return moved;
         }
         x->done[i]++;
         moved = true;
@@ -429,7 +452,8 @@ static uint32_t waited_peer(const exec_state *x)
     uint32_t me = x->c->rank;
     for (uint32_t i = x->first; i < x->x->len; i++) {
         weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
-        if (x->done[i] == x->slices || op.src_rank.v == op.dst_rank.v) continue;
+        if (x->done[i] == x->slices || op.src_rank.v == op.dst_rank.v)
+            continue;
         return op.src_rank.v == me ? op.dst_rank.v : op.src_rank.v;
     }
     return me;
@@ -443,10 +467,12 @@ static weft_err execute(exec_state *x, weft_diag *d)
     while (x->first < len) {
         bool moved = false;
         for (uint32_t i = x->first; i < len; i++) {
-            if (x->done[i] == S) continue;
+            if (x->done[i] == S)
+                continue;
             while (x->posted[i] < S && item_ready(x, i, x->posted[i])) {
                 weft_err e = start_item(x, i, x->posted[i], d);
-                if (e) return e;
+                if (e)
+                    return e;
                 x->posted[i]++;
                 moved = true;
             }
@@ -454,9 +480,11 @@ static weft_err execute(exec_state *x, weft_diag *d)
         }
         while (x->first < len && x->done[x->first] == S)
             x->first++;
-        if (moved || x->first == len) continue;
+        if (moved || x->first == len)
+            continue;
         weft_err e = weft__comm_progress(x->c, &moved, d);
-        if (e) return e;
+        if (e)
+            return e;
         int64_t now = weft__now_ns();
         if (moved) {
             last = now;
@@ -469,7 +497,8 @@ static weft_err execute(exec_state *x, weft_diag *d)
 
 void weft_comm_plan_free(weft_comm_plan *x)
 {
-    if (!x) return;
+    if (!x)
+        return;
     weft__free(x->order);
     weft__free(x->wait);
     weft__free(x->pool);
@@ -527,13 +556,16 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
     uint32_t *order = weft__malloc(((size_t)nops + 1) * sizeof *order);
     uint32_t *pos = weft__malloc(((size_t)nops + 1) * sizeof *pos);
     x->vboff = weft__malloc(((size_t)x->len + 1) * sizeof *x->vboff);
-    if (!val || !sz || !order || !pos || !x->vboff) goto free_scratch;
+    if (!val || !sz || !order || !pos || !x->vboff)
+        goto free_scratch;
     x->nst = 0;
     for (int b = 0; b < WEFT__BUF_COUNT; b++) {
-        if (!(x->st[b] = weft__malloc(((size_t)nb[b] + 1) * sizeof *x->st[b]))) goto free_scratch;
+        if (!(x->st[b] = weft__malloc(((size_t)nb[b] + 1) * sizeof *x->st[b])))
+            goto free_scratch;
         for (uint32_t i = 0; i < nb[b]; i++) {
             x->st[b][i] = weft_plan_storage_slot(p, (weft_rank){me}, (weft_buf)b, i);
-            if (x->st[b][i] + 1 > x->nst) x->nst = x->st[b][i] + 1;
+            if (x->st[b][i] + 1 > x->nst)
+                x->nst = x->st[b][i] + 1;
         }
     }
     size_t nvb = 0;
@@ -547,8 +579,10 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
     }
     x->cap = weft__calloc((size_t)x->nst + 1, sizeof *x->cap);
     x->vb = weft__malloc((nvb + 1) * sizeof *x->vb);
-    if (!x->cap || !x->vb) goto free_scratch;
-    if ((e = weft_plan_topo_order(p, order, d))) goto free_scratch;
+    if (!x->cap || !x->vb)
+        goto free_scratch;
+    if ((e = weft_plan_topo_order(p, order, d)))
+        goto free_scratch;
     for (size_t k = 0; k < n * per; k++)
         val[k] = EMPTY;
     for (uint32_t r = 0; r < n; r++)
@@ -562,7 +596,8 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
     x->in_direct = x->out_direct = !info->inplace;
     for (uint32_t k = 0; k < nops; k++) {
         weft_op op = weft_plan_op(p, order[k]);
-        if (op.kind == WEFT_OP_NOP) continue;
+        if (op.kind == WEFT_OP_NOP)
+            continue;
         if (op.kind != WEFT_OP_COPY) {
             e = weft_diag_set(d, WEFT_EUNSUPPORTED,
                               "plan: op %u reduces; the runtime runs alltoallv plans of copies "
@@ -579,12 +614,18 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
             uint64_t b = v == EMPTY ? 0 : weft_plan_chunk_bytes(p, v);
             size_t da = op.dst_rank.v * per + ds;
             val[da] = v;
-            if (b && sz[da] && sz[da] != b) uniform = false;
-            if (b && !sz[da]) sz[da] = b;
-            if (i != UINT32_MAX) x->vb[x->vboff[i] + j] = b;
-            if (op.dst_rank.v != me) continue;
-            if (b > x->cap[ds]) x->cap[ds] = b;
-            if (op.dst_buf == WEFT_BUF_IN) x->in_direct = false;
+            if (b && sz[da] && sz[da] != b)
+                uniform = false;
+            if (b && !sz[da])
+                sz[da] = b;
+            if (i != UINT32_MAX)
+                x->vb[x->vboff[i] + j] = b;
+            if (op.dst_rank.v != me)
+                continue;
+            if (b > x->cap[ds])
+                x->cap[ds] = b;
+            if (op.dst_buf == WEFT_BUF_IN)
+                x->in_direct = false;
             if (op.dst_buf == WEFT_BUF_OUT &&
                 b > weft_plan_chunk_bytes(p, chunk_out(n, C, me, op.dst_index + j)))
                 x->out_direct = false;
@@ -594,12 +635,14 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
     for (uint32_t i = 0; i < nb[WEFT_BUF_IN]; i++) {
         uint64_t b = weft_plan_chunk_bytes(p, chunk_in(n, C, me, i));
         uint32_t st = x->st[WEFT_BUF_IN][i];
-        if (b > x->cap[st]) x->cap[st] = b;
+        if (b > x->cap[st])
+            x->cap[st] = b;
     }
     for (uint32_t i = 0; i < nb[WEFT_BUF_OUT]; i++) {
         uint64_t b = weft_plan_chunk_bytes(p, chunk_out(n, C, me, i));
         uint32_t st = x->st[WEFT_BUF_OUT][i];
-        if (b > x->cap[st]) x->cap[st] = b;
+        if (b > x->cap[st])
+            x->cap[st] = b;
     }
     /* The slices of the mean chunk, as the estimate and the simulator cut
      * an alltoallv plan at its own size (weft_plan_shared_opts_exec). */
@@ -619,7 +662,8 @@ static weft_err size_plan(struct weft_comm_plan *x, weft_diag *d)
         uint64_t q = (mean + ms - 1) / ms;
         if (q < (big + WEFT_EXEC_MAX_SLICES - 1) / WEFT_EXEC_MAX_SLICES)
             q = (big + WEFT_EXEC_MAX_SLICES - 1) / WEFT_EXEC_MAX_SLICES;
-        if (!q) q = 1;
+        if (!q)
+            q = 1;
         x->sized_quantum = q;
         x->sized_slices = big ? (uint32_t)((big + q - 1) / q) : 1;
     }
@@ -630,7 +674,8 @@ free_scratch:
     weft__free(sz);
     weft__free(order);
     weft__free(pos);
-    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    if (e == WEFT_ENOMEM)
+        weft_diag_code(d, e);
     return e;
 }
 
@@ -643,13 +688,16 @@ weft_err weft_comm_plan_new(weft_comm *c, const weft_plan *p, weft_comm_plan **o
                              "has %u",
                              info->nranks, c->size);
     weft_err e = weft_plan_verify(p, NULL, d);
-    if (e) return e;
+    if (e)
+        return e;
     struct weft_comm_plan *x = weft__calloc(1, sizeof *x);
-    if (!x) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!x)
+        return weft_diag_code(d, WEFT_ENOMEM);
     x->c = c;
     x->p = p;
     e = schedule(x, d);
-    if (!e && weft_plan_traffic(p)) e = size_plan(x, d);
+    if (!e && weft_plan_traffic(p))
+        e = size_plan(x, d);
     if (e) {
         weft_comm_plan_free(x);
         return e;
@@ -663,7 +711,8 @@ weft_err weft_comm_run_plan(weft_comm *c, const weft_plan *p, const void *sendbu
 {
     weft_comm_plan *x;
     weft_err e = weft_comm_plan_new(c, p, &x, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_comm_plan_run(x, sendbuf, recvbuf, count, dtype, op, d);
     weft_comm_plan_free(x);
     return e;
@@ -682,7 +731,8 @@ static weft_err alloc_run(exec_state *x)
     x->posted = weft__calloc((size_t)len + 1, sizeof *x->posted);
     x->done = weft__calloc((size_t)len + 1, sizeof *x->done);
     x->rbase = weft__malloc(((size_t)len + 1) * sizeof *x->rbase);
-    if (!x->posted || !x->done || !x->rbase) return WEFT_ENOMEM;
+    if (!x->posted || !x->done || !x->rbase)
+        return WEFT_ENOMEM;
     size_t total = 0;
     for (uint32_t i = 0; i < len; i++) {
         weft_op op = weft_plan_op(x->x->p, x->x->order[i]);
@@ -719,7 +769,8 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
      * they passed the checks every rank makes alike. */
     weft_comm *c = xp->c;
     const weft_plan_info *info = weft_plan_get_info(xp->p);
-    if (xp->sized) return sized_refused(d);
+    if (xp->sized)
+        return sized_refused(d);
     weft__coll_enter(c);
     if (!c->failed && weft_dtype_size(dtype) && weft__reduce_get(dtype, op) &&
         count % info->chunks == 0) {
@@ -730,7 +781,8 @@ weft_err weft_comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recvb
         weft__call_begin(c, coll, count, dtype, reduces ? (uint32_t)op : WEFT__CALL_NO_OP,
                          rooted ? info->root.v : 0);
         weft_err e = weft__call_agree(c, d);
-        if (e) return weft__coll_leave(c, e);
+        if (e)
+            return weft__coll_leave(c, e);
     }
     return weft__coll_leave(c, weft__comm_plan_run(xp, sendbuf, recvbuf, count, dtype, op, d));
 }
@@ -740,8 +792,10 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
 {
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;
-    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
-    if (xp->sized) return sized_refused(d);
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (xp->sized)
+        return sized_refused(d);
     const weft_plan_info *info = weft_plan_get_info(p);
     size_t es = weft_dtype_size(dtype);
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
@@ -757,11 +811,12 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
     x.elems = count / info->chunks;
     x.cb = x.elems * es;
     x.slices = weft__exec_plan_slices(x.cb);
-    if (x.slices > x.elems && x.elems) x.slices = (uint32_t)x.elems;
-    if (!x.elems) x.slices = 1;
+    if (x.slices > x.elems && x.elems)
+        x.slices = (uint32_t)x.elems;
+    if (!x.elems)
+        x.slices = 1;
     if (x.cb != xp->last_cb && c->rank == 0) {
-        weft_log(WEFT_LOG_DEBUG, "run",
-                 "plan %s: %u chunks of %zu B, each cut into %u slices",
+        weft_log(WEFT_LOG_DEBUG, "run", "plan %s: %u chunks of %zu B, each cut into %u slices",
                  weft_coll_name(info->coll), info->chunks, x.cb, x.slices);
         xp->last_cb = x.cb;
     }
@@ -772,12 +827,16 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
     unsigned char *tmp = NULL, *scratch = NULL, *out = recvbuf;
     bool has_input = info->coll != WEFT_COLL_BROADCAST || me == info->root.v;
     e = WEFT_ENOMEM;
-    if (alloc_run(&x)) goto free_all;
-    if (scratch_bytes && !(scratch = weft__malloc(scratch_bytes))) goto free_all;
+    if (alloc_run(&x))
+        goto free_all;
+    if (scratch_bytes && !(scratch = weft__malloc(scratch_bytes)))
+        goto free_all;
     bool own_in = !info->inplace || info->coll == WEFT_COLL_REDUCESCATTER;
-    if (own_in && in_bytes && !(tmp = weft__calloc(1, in_bytes))) goto free_all;
+    if (own_in && in_bytes && !(tmp = weft__calloc(1, in_bytes)))
+        goto free_all;
     if (own_in) {
-        if (has_input && in_bytes) memcpy(tmp, sendbuf, in_bytes);
+        if (has_input && in_bytes)
+            memcpy(tmp, sendbuf, in_bytes);
         x.buf[WEFT_BUF_IN] = tmp;
         if (info->inplace) /* reducescatter: out[i] is in[r*C+i] */
             out = tmp + (size_t)me * C * x.cb;
@@ -787,16 +846,19 @@ weft_err weft__comm_plan_run(weft_comm_plan *xp, const void *sendbuf, void *recv
             memcpy(x.buf[WEFT_BUF_IN], sendbuf, in_bytes);
     } else {
         x.buf[WEFT_BUF_IN] = out;
-        if (has_input && sendbuf != out && in_bytes) memcpy(out, sendbuf, in_bytes);
+        if (has_input && sendbuf != out && in_bytes)
+            memcpy(out, sendbuf, in_bytes);
     }
     x.buf[WEFT_BUF_OUT] = out;
     x.buf[WEFT_BUF_SCRATCH] = scratch;
     e = execute(&x, d);
     if (e && !c->failed) /* requests may still be queued: never touch them again */
         weft__comm_fail(c, e, d);
-    if (!e && out != recvbuf && out_bytes) memcpy(recvbuf, out, out_bytes);
+    if (!e && out != recvbuf && out_bytes)
+        memcpy(recvbuf, out, out_bytes);
 free_all:
-    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    if (e == WEFT_ENOMEM)
+        weft_diag_code(d, e);
     /* After a failure the transports are aborted and never read the
      * requests again, so they can go. */
     free_run(&x);
@@ -810,7 +872,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
 {
     weft_comm *c = xp->c;
     const weft_plan *p = xp->p;
-    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     const weft_plan_info *info = weft_plan_get_info(p);
     uint32_t n = info->nranks, C = info->chunks, me = c->rank;
     exec_state x = {.x = xp, .c = c, .es = 1, .slices = xp->sized_slices};
@@ -825,7 +888,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
     bool out_direct = xp->out_direct && recvbuf;
     weft_err e = WEFT_ENOMEM;
     x.at = weft__calloc((size_t)xp->nst + 1, sizeof *x.at);
-    if (!x.at || alloc_run(&x)) goto free_all;
+    if (!x.at || alloc_run(&x))
+        goto free_all;
     /* Where the in and out slots lie in the caller's buffers (the MPI
      * layout of the header comment); at[] keeps the ones used there. */
     const unsigned char *in = sendbuf;
@@ -839,7 +903,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
             out + rdispls[i / C] * es + chunk_at(t->bytes[(size_t)(i / C) * n + me], C, i % C);
     size_t priv_bytes = 0;
     for (uint32_t st = 0; st < xp->nst; st++)
-        if (!x.at[st]) priv_bytes += xp->cap[st];
+        if (!x.at[st])
+            priv_bytes += xp->cap[st];
     /* Kept between runs: a fresh buffer of this size each call would be
      * mapped anew, and its first touch page by page cost more than the
      * copies themselves (Bruck on 4 ranks, 32 MiB a rank: 22 % of the
@@ -847,7 +912,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
     if (priv_bytes + 1 > xp->priv_cap) {
         weft__free(xp->priv);
         xp->priv_cap = 0;
-        if (!(xp->priv = weft__malloc(priv_bytes + 1))) goto free_all;
+        if (!(xp->priv = weft__malloc(priv_bytes + 1)))
+            goto free_all;
         xp->priv_cap = priv_bytes + 1;
     }
     unsigned char *priv = xp->priv;
@@ -865,7 +931,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
                    (size_t)b);
     }
     e = execute(&x, d);
-    if (e && !c->failed) weft__comm_fail(c, e, d);
+    if (e && !c->failed)
+        weft__comm_fail(c, e, d);
     for (uint32_t i = 0; !e && !out_direct && i < nout; i++) {
         uint64_t b = weft_plan_chunk_bytes(p, chunk_out(n, C, me, i));
         if (b)
@@ -874,7 +941,8 @@ weft_err weft__comm_plan_run_v(weft_comm_plan *xp, const void *sendbuf, const si
                    x.at[xp->st[WEFT_BUF_OUT][i]], (size_t)b);
     }
 free_all:
-    if (e == WEFT_ENOMEM) weft_diag_code(d, e);
+    if (e == WEFT_ENOMEM)
+        weft_diag_code(d, e);
     free_run(&x);
     weft__free(x.at);
     return e;

@@ -18,7 +18,8 @@ static weft_plan *plan_text(const char *text)
     weft_plan *p = NULL;
     weft_diag d;
     weft_err e = weft_plan_parse(text, strlen(text), "test.plan", &p, &d);
-    if (e) fprintf(stderr, "plan: %s\n", d.msg);
+    if (e)
+        fprintf(stderr, "plan: %s\n", d.msg);
     return p;
 }
 
@@ -93,10 +94,12 @@ typedef struct job {
  * follows op 6 (both from rank 2) and op 11 follows op 1 (both to rank 2). */
 static void check_dbtree_schedule(weft_comm *c, const weft_plan *p, bool tcp)
 {
-    if (weft_comm_rank(c) != 1) return;
+    if (weft_comm_rank(c) != 1)
+        return;
     weft_comm_plan *x = NULL;
     CHECK_ERR(weft_comm_plan_new(c, p, &x, NULL), WEFT_OK);
-    if (!x) return;
+    if (!x)
+        return;
     static const uint32_t ops[8] = {6, 1, 7, 8, 9, 4, 10, 11};
     static const uint32_t nw[8] = {0, 0, 1, 1, 2, 1, 2, 2};
     static const uint32_t w[8][2] = {{0, 0}, {0, 0}, {0, 0}, {2, 0},
@@ -137,7 +140,8 @@ static void check_allreduce(weft_comm *c, const weft_plan *p, size_t count, bool
     weft_diag_clear(&d);
     weft_err e = weft_comm_run_plan(c, p, s, in_place ? s : r, count, WEFT_INT32, WEFT_SUM, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: %s\n", me, d.msg);
     const int32_t *out = in_place ? s : r;
     size_t bad = 0, changed = 0;
     for (size_t i = 0; i < count; i++) {
@@ -195,7 +199,8 @@ static int body(weft_comm *c, void *arg)
         CHECK_ERR(weft_plan_load_file(j->file, &p, &d), WEFT_OK);
     else
         p = plan_text(j->text);
-    if (!p) return 99;
+    if (!p)
+        return 99;
     weft_coll coll = weft_plan_get_info(p)->coll;
     if (j->dbtree)
         check_dbtree_schedule(c, p, strcmp(weft_comm_transport(c, 0), "tcp") == 0);
@@ -230,8 +235,8 @@ static int body(weft_comm *c, void *arg)
     if (big && n > 1) {
         memset(big, 0x5a, (size_t)2 * chunks * n * sizeof *big);
         weft_diag_clear(&d);
-        CHECK_ERR(weft_comm_run_plan(c, p, big, big, me == n - 1 ? 2 * chunks : chunks,
-                                     WEFT_INT32, WEFT_SUM, &d),
+        CHECK_ERR(weft_comm_run_plan(c, p, big, big, me == n - 1 ? 2 * chunks : chunks, WEFT_INT32,
+                                     WEFT_SUM, &d),
                   WEFT_EINVAL);
         char want[160];
         snprintf(want, sizeof want,
@@ -262,7 +267,8 @@ static void test_refusals(void)
     cfg.addr = "127.0.0.1:0";
     weft_comm *c = NULL;
     CHECK_ERR(weft_comm_init(&cfg, &c, NULL), WEFT_OK);
-    if (!c) return;
+    if (!c)
+        return;
     weft_plan *p = plan_text(allgather_3);
     int32_t buf[8];
     weft_diag d;

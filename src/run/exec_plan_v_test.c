@@ -66,8 +66,10 @@ static const char *relay_3 = "weft-plan 1\ncoll alltoall\nranks 3\nchunks 2\nscr
  * of rank 0 among them), odd, so that two chunks of a block differ. */
 static uint64_t elems_of(uint32_t s, uint32_t d, uint64_t scale, bool sym)
 {
-    if (sym && s > d) return elems_of(d, s, scale, sym);
-    if ((s + 2 * d) % 5 == 0) return 0;
+    if (sym && s > d)
+        return elems_of(d, s, scale, sym);
+    if ((s + 2 * d) % 5 == 0)
+        return 0;
     return ((s * 7 + d * 3) % 5) * scale + s + 2 * d + 1;
 }
 
@@ -133,7 +135,8 @@ static void check_recv(const job *j, uint32_t me, const layout *l, const unsigne
     for (size_t i = 0; i < l->recv_end * es + 1; i++)
         if (r[i] != want[i]) {
             wrong++;
-            if (first == SIZE_MAX) first = i;
+            if (first == SIZE_MAX)
+                first = i;
         }
     if (wrong)
         fprintf(stderr, "%s: rank %u: %zu wrong bytes, the first at %zu\n", what, me, wrong, first);
@@ -167,7 +170,8 @@ static void run_once(weft_comm *c, const job *j, weft_comm_plan *cp, bool in_pla
     const void *in = in_place ? r : s;
     weft_err e = cp ? weft_comm_plan_run_v(cp, in, l.sc, l.sd, r, l.rc, l.rd, j->dtype, &d)
                     : weft_alltoallv(c, in, l.sc, l.sd, r, l.rc, l.rd, j->dtype, &d);
-    if (e) fprintf(stderr, "%s: rank %u: %s\n", what, me, d.msg);
+    if (e)
+        fprintf(stderr, "%s: rank %u: %s\n", what, me, d.msg);
     CHECK_ERR(e, WEFT_OK);
     check_recv(j, me, &l, r, es, what);
     CHECK(memcmp(s, orig, sbytes) == 0);
@@ -185,8 +189,10 @@ static void check_mismatch(weft_comm *c, const job *j, weft_comm_plan *cp, const
     size_t es = weft_dtype_size(j->dtype);
     layout l;
     make_layout(j, me, &l);
-    if (me == n - 1) l.sc[0]++;
-    if (me == 0) l.rc[n - 1]++;
+    if (me == n - 1)
+        l.sc[0]++;
+    if (me == 0)
+        l.rc[n - 1]++;
     size_t big = (l.send_end + l.recv_end + 4) * es;
     unsigned char *s = calloc(big, 1), *r = calloc(big, 1);
     weft_diag d;
@@ -248,9 +254,11 @@ static int body(weft_comm *c, void *arg)
         weft_comm_plan *cp = NULL;
         weft_diag_clear(&d);
         weft_err e = weft_comm_plan_new(c, j->plans[k], &cp, &d);
-        if (e) fprintf(stderr, "%s: %s\n", what, d.msg);
+        if (e)
+            fprintf(stderr, "%s: %s\n", what, d.msg);
         CHECK_ERR(e, WEFT_OK);
-        if (!cp) continue;
+        if (!cp)
+            continue;
         /* Slices: those of the mean chunk, cut by fraction, where every
          * slot holds one size (direct: each slot one block; relay_3: each
          * scratch slot one chunk); cut by position where a slot holds
@@ -275,17 +283,21 @@ static int body(weft_comm *c, void *arg)
             CHECK_INT(weft__comm_plan_sized_slices(cp), mean_slices);
             CHECK_INT(weft__comm_plan_sized_quantum(cp), 0);
         }
-        if (!j->sym && (strcmp(j->names[k], "bruck") == 0 ||
-                        strcmp(j->names[k], "inplace_2.plan") == 0)) {
+        if (!j->sym &&
+            (strcmp(j->names[k], "bruck") == 0 || strcmp(j->names[k], "inplace_2.plan") == 0)) {
             CHECK_INT(weft__comm_plan_sized_quantum(cp), q);
             CHECK_INT(weft__comm_plan_sized_slices(cp), (big + q - 1) / q);
             /* Large blocks: relays pipelined (they ran whole before). */
-            if (j->scale > 1000) CHECK(weft__comm_plan_sized_slices(cp) > 1);
+            if (j->scale > 1000)
+                CHECK(weft__comm_plan_sized_slices(cp) > 1);
         }
-        if (j->scale > 1000) CHECK(mean_slices > 1); /* relay_3 too: its two chunks per block */
+        if (j->scale > 1000)
+            CHECK(mean_slices > 1); /* relay_3 too: its two chunks per block */
         run_once(c, j, cp, false, what);
-        if (j->scale < 1000) run_once(c, j, cp, false, what); /* large ones run twice in all */
-        if (j->sym) run_once(c, j, cp, true, what);
+        if (j->scale < 1000)
+            run_once(c, j, cp, false, what); /* large ones run twice in all */
+        if (j->sym)
+            run_once(c, j, cp, true, what);
         check_mismatch(c, j, cp, "the plan");
         run_once(c, j, cp, false, what);
         /* One count cannot give an alltoallv plan's displacements. */
@@ -324,10 +336,12 @@ static void add_classic(job *j, const weft_topo *t, const char *algo)
     weft_plan *p = NULL;
     weft_diag d;
     weft_err e = weft_synth_classic_traffic(t, algo, &m, 0, &p, &d);
-    if (e) fprintf(stderr, "%s: %s\n", algo, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", algo, d.msg);
     CHECK_ERR(e, WEFT_OK);
     weft_traffic_free(&m);
-    if (!p) return;
+    if (!p)
+        return;
     j->plans[j->nplans] = p;
     j->names[j->nplans++] = algo;
 }
@@ -337,9 +351,11 @@ static void add_text(job *j, const char *text, const char *name)
     weft_plan *p = NULL;
     weft_diag d;
     weft_err e = weft_plan_parse(text, strlen(text), name, &p, &d);
-    if (e) fprintf(stderr, "%s: %s\n", name, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", name, d.msg);
     CHECK_ERR(e, WEFT_OK);
-    if (!p) return;
+    if (!p)
+        return;
     set_matrix(p, j);
     j->plans[j->nplans] = p;
     j->names[j->nplans++] = name;
@@ -375,8 +391,10 @@ static void run_all(uint32_t n, weft_dtype dtype, uint64_t scale, bool sym)
     const char *algos[] = {"direct", "pairwise", "bruck", "hier", "flash"};
     for (int k = 0; t && k < (n == 4 ? 5 : 3); k++)
         add_classic(&j, t, algos[k]);
-    if (n == 2) add_text(&j, inplace_2, "inplace_2.plan");
-    if (n == 3) add_text(&j, relay_3, "relay_3.plan");
+    if (n == 2)
+        add_text(&j, inplace_2, "inplace_2.plan");
+    if (n == 3)
+        add_text(&j, relay_3, "relay_3.plan");
     char what[96];
     snprintf(what, sizeof what, "%u ranks shm, scale %llu", n, (unsigned long long)scale);
     run(&j, WEFT_TRANSPORT_SHM, NULL, what);
@@ -396,11 +414,13 @@ static void run_forced(uint32_t n, weft_transport_choice tr)
     CHECK_ERR(weft_topo_preset(spec, &t, NULL), WEFT_OK);
     add_classic(&j, t, "bruck");
     weft_topo_free(t);
-    if (!j.nplans) return;
+    if (!j.nplans)
+        return;
     snprintf(path, sizeof path, "%s/exec_plan_v_test.%ld.plan", WEFT_BINARY_DIR, (long)getpid());
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
-    if (!f) return;
+    if (!f)
+        return;
     CHECK_ERR(weft_plan_write(j.plans[0], f), WEFT_OK);
     CHECK(fclose(f) == 0);
     j.forced = path;

@@ -76,12 +76,14 @@ static bool log_admit(weft__hello_gate *g, uint32_t ip)
     while (k < g->log_npeers && g->log_ip[k] != ip)
         k++;
     if (k == g->log_npeers) {
-        if (k == WEFT__HELLO_GATE_LOG_PEERS) return false;
+        if (k == WEFT__HELLO_GATE_LOG_PEERS)
+            return false;
         g->log_ip[k] = ip;
         g->log_lines[k] = 0;
         g->log_npeers++;
     }
-    if (g->log_lines[k] == WEFT__HELLO_GATE_LOG_FIRST) return false;
+    if (g->log_lines[k] == WEFT__HELLO_GATE_LOG_FIRST)
+        return false;
     g->log_lines[k]++;
     return true;
 }
@@ -103,7 +105,8 @@ static void take(weft__hello_gate *g, uint32_t i, const char *why)
         if (!line) {
             g->held++;
             int64_t now = weft__now_ns();
-            if (now - g->summary_at >= g->log_interval_ns) summary(g, now);
+            if (now - g->summary_at >= g->log_interval_ns)
+                summary(g, now);
         }
     }
     g->p[i] = g->p[--g->np];
@@ -115,15 +118,18 @@ static void read_hello(weft__hello_gate *g, uint32_t i, weft__hello_check check,
 {
     weft__hello_pending *p = &g->p[i];
     ssize_t n = recv(p->fd, p->buf + p->got, sizeof p->buf - p->got, 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
     if (n <= 0) {
         take(g, i, "no complete hello");
         return;
     }
     p->got += (size_t)n;
-    if (p->got < sizeof p->buf) return;
+    if (p->got < sizeof p->buf)
+        return;
     const char *why = NULL;
-    if (weft__hello_decode(p->buf, g->kind, g->secret, &p->h, &why)) why = check(arg, p->li, &p->h);
+    if (weft__hello_decode(p->buf, g->kind, g->secret, &p->h, &why))
+        why = check(arg, p->li, &p->h);
     if (why)
         take(g, i, why);
     else
@@ -143,15 +149,19 @@ static weft_err accept_all(weft__hello_gate *g, uint32_t li, int64_t now, weft__
     for (;;) {
         if (g->np == WEFT__HELLO_GATE_PENDING) {
             for (uint32_t i = g->np; i-- > 0;)
-                if (!g->p[i].ready) read_hello(g, i, check, arg);
-            if (g->np == WEFT__HELLO_GATE_PENDING) return WEFT_OK;
+                if (!g->p[i].ready)
+                    read_hello(g, i, check, arg);
+            if (g->np == WEFT__HELLO_GATE_PENDING)
+                return WEFT_OK;
         }
         int fd;
         struct sockaddr_in peer;
         weft_diag ad;
         weft_err e = weft__sock_accept(g->lfds[li], 0, &fd, &peer, &ad);
-        if (e == WEFT_ETIMEDOUT) return WEFT_OK; /* none left */
-        if (e) return weft_diag_set(d, e, "%s %s", g->who, ad.msg);
+        if (e == WEFT_ETIMEDOUT)
+            return WEFT_OK; /* none left */
+        if (e)
+            return weft_diag_set(d, e, "%s %s", g->who, ad.msg);
         weft__hello_pending *p = &g->p[g->np++];
         memset(p, 0, sizeof *p);
         p->fd = fd;
@@ -171,7 +181,8 @@ weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, voi
          * handing out an earlier one may have changed the answer (a rank
          * that joined twice). */
         for (uint32_t i = g->np; i-- > 0;) {
-            if (!g->p[i].ready) continue;
+            if (!g->p[i].ready)
+                continue;
             const char *why = check(arg, g->p[i].li, &g->p[i].h);
             if (why) {
                 take(g, i, why);
@@ -190,7 +201,8 @@ weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, voi
             else if (g->p[i].deadline < wake)
                 wake = g->p[i].deadline;
         }
-        if (now >= deadline) return weft_diag_set(d, WEFT_ETIMEDOUT, "hello: timed out");
+        if (now >= deadline)
+            return weft_diag_set(d, WEFT_ETIMEDOUT, "hello: timed out");
         /* Listeners only while a slot is free (else they stay readable). */
         bool room = g->np < WEFT__HELLO_GATE_PENDING;
         for (uint32_t l = 0; l < g->nl; l++)
@@ -201,18 +213,22 @@ weft_err weft__hello_gate_next(weft__hello_gate *g, weft__hello_check check, voi
         int rc = poll(g->pfds, g->nl + np, weft__ms_until(wake, 1000));
         if (rc < 0 && errno != EINTR)
             return weft_diag_set(d, WEFT_EIO, "%s poll: %s", g->who, strerror(errno));
-        if (rc <= 0) continue;
+        if (rc <= 0)
+            continue;
         /* Every pending connection that has something, so that strangers
          * are refused (and logged) as they speak, not only while no real
          * peer is ready. From the back, so that take() (which moves the
          * last into the hole) never moves an unvisited one. */
         for (uint32_t i = np; i-- > 0;)
-            if (g->pfds[g->nl + i].revents) read_hello(g, i, check, arg);
+            if (g->pfds[g->nl + i].revents)
+                read_hello(g, i, check, arg);
         now = weft__now_ns();
         for (uint32_t l = 0; l < g->nl; l++) {
-            if (!(g->pfds[l].revents & POLLIN)) continue;
+            if (!(g->pfds[l].revents & POLLIN))
+                continue;
             weft_err e = accept_all(g, l, now, check, arg, d);
-            if (e) return e;
+            if (e)
+                return e;
         }
     }
 }

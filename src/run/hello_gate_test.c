@@ -40,7 +40,8 @@ static void say_hello(int fd, uint32_t rank, unsigned char fill)
     weft__hello h = {.kind = WEFT__HELLO_BOOT, .rank = rank, .size = 2};
     memset(h.secret, 0, sizeof h.secret);
     memcpy(h.secret, secret, sizeof secret);
-    if (fill) memset(h.secret, fill, sizeof h.secret);
+    if (fill)
+        memset(h.secret, fill, sizeof h.secret);
     unsigned char buf[WEFT__HELLO_BYTES];
     weft__hello_encode(&h, buf);
     CHECK(write(fd, buf, sizeof buf) == (ssize_t)sizeof buf);
@@ -79,10 +80,12 @@ static void real_among_silent(bool real_first)
     CHECK_INT(h.rank, 1);
     CHECK_INT(li, 0);
     CHECK(fd >= 0);
-    if (fd >= 0) close(fd);
+    if (fd >= 0)
+        close(fd);
     weft__hello_gate_fini(&g);
     for (int i = 0; i < MANY; i++)
-        if (quiet[i] >= 0) close(quiet[i]);
+        if (quiet[i] >= 0)
+            close(quiet[i]);
     close(real);
     close(lfd);
 }
@@ -147,7 +150,8 @@ static int dial_from(int k, int port)
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)k - 1);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        if (fd >= 0) close(fd);
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -180,7 +184,8 @@ static void flood(bool interval_zero)
             int fd = dial_from(k + 1, port);
             s[k * FLOOD_EACH + j] = fd;
             CHECK(fd >= 0);
-            if (fd >= 0) say_hello(fd, 1, 0x55);
+            if (fd >= 0)
+                say_hello(fd, 1, 0x55);
         }
     }
     logbuf[0] = '\0';
@@ -225,7 +230,8 @@ static void flood(bool interval_zero)
         CHECK_INT(loglines, 16 * 10 + 1);
     }
     for (int i = 0; i < FLOOD_ADDRS * FLOOD_EACH; i++)
-        if (s[i] >= 0) close(s[i]);
+        if (s[i] >= 0)
+            close(s[i]);
     close(lfd);
 }
 

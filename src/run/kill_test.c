@@ -62,7 +62,8 @@ static int loop(weft_comm *c, void *arg)
         e = weft_allreduce(c, buf, buf, COUNT, WEFT_INT32, WEFT_MAX, &d);
         if (it == 0 && !e) {
             char one = 1;
-            if (write(j->ready[1], &one, 1) != 1) return 98;
+            if (write(j->ready[1], &one, 1) != 1)
+                return 98;
         }
     }
     free(buf);
@@ -97,7 +98,8 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
     while (got < n && poll(&p, 1, -1) > 0 && read(j->ready[0], &b, 1) == 1)
         got++;
     CHECK_INT(got, n);
-    if (got < n) return; /* a rank could not start: nothing to strike */
+    if (got < n)
+        return; /* a rank could not start: nothing to strike */
     struct timespec ts = {0, 50000000};
     nanosleep(&ts, NULL);
     j->signal_ms = (long)(weft__now_ns() / 1000000);
@@ -109,7 +111,8 @@ static void strike(const pid_t *pids, uint32_t n, int port, void *arg)
             uint32_t done = 0;
             for (uint32_t r = 0; r < n; r++)
                 done += r != VICTIM && j->seen->failed_ms[r] != 0;
-            if (done == n - 1) break;
+            if (done == n - 1)
+                break;
             struct timespec tick = {0, 10000000};
             nanosleep(&tick, NULL);
         }
@@ -141,7 +144,8 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
 {
     job j = {.sig = sig};
     j.seen = mmap(NULL, sizeof *j.seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (j.seen == MAP_FAILED || pipe(j.ready) < 0) return;
+    if (j.seen == MAP_FAILED || pipe(j.ready) < 0)
+        return;
     memset(j.seen, 0, sizeof *j.seen);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);
@@ -159,7 +163,8 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
     else /* TCP does not know the peers' pids */
         snprintf(died, sizeof died, "tcp: rank %d died", VICTIM);
     for (uint32_t r = 0; r < RANKS; r++) {
-        if (r == VICTIM) continue;
+        if (r == VICTIM)
+            continue;
         long after = j.seen->failed_ms[r] - j.signal_ms;
         printf("%s: rank %u: exit code %d, error seen %ld ms after the signal, %ld ms into "
                "the call\n",
@@ -176,8 +181,10 @@ static void run(weft_transport_choice t, int sig, uint32_t timeout_ms, const cha
             }
         }
     }
-    if (sig == SIGSTOP) CHECK(timeouts >= 1);
-    if (sig == SIGKILL) CHECK(named == RANKS - 1);
+    if (sig == SIGSTOP)
+        CHECK(timeouts >= 1);
+    if (sig == SIGKILL)
+        CHECK(named == RANKS - 1);
     (void)ms;
     munmap(j.seen, sizeof *j.seen);
 }

@@ -61,7 +61,8 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, uint32_t restart
     /* The launcher may have died between fork and prctl, before the
      * parent-death signal was armed: then this process has another parent
      * already. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(126);
     setpgid(0, 0);
     signal(SIGINT, keep_int ? SIG_IGN : SIG_DFL);
     signal(SIGTERM, keep_term ? SIG_IGN : SIG_DFL);
@@ -90,7 +91,8 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, uint32_t restart
     char msg[WEFT_DIAG_MSG_SIZE]; /* a whole path and the reason */
     int n = snprintf(msg, sizeof msg, "weft launch: rank %u: cannot run '%s': %s\n", rank,
                      o->argv[0], strerror(e));
-    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    if (n > 0)
+        (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(127);
 }
 
@@ -100,7 +102,8 @@ static void signal_all(const pid_t *pids, uint32_t n, int sig)
         if (pids[r] > 0) {
             kill(-pids[r], sig);
             /* A stopped rank keeps any other signal pending until it runs. */
-            if (sig != SIGKILL) kill(-pids[r], SIGCONT);
+            if (sig != SIGKILL)
+                kill(-pids[r], SIGCONT);
         }
     }
 }
@@ -116,7 +119,8 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
     uint32_t first = n, more = 0;
     int sig = 0;
     for (uint32_t r = 0; r < n; r++) {
-        if (r == failed || pids[r] <= 0) continue;
+        if (r == failed || pids[r] <= 0)
+            continue;
         int s = stopsig[r];
         siginfo_t si;
         memset(&si, 0, sizeof si);
@@ -124,8 +128,10 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
         if (!s && waitid(P_PID, (id_t)pids[r], &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
             si.si_pid == pids[r] && si.si_code == CLD_STOPPED)
             s = si.si_status;
-        if (!s && weft__pid_stopped(pids[r])) s = -1; /* a stop not (yet) reported to us */
-        if (!s) continue;
+        if (!s && weft__pid_stopped(pids[r]))
+            s = -1; /* a stop not (yet) reported to us */
+        if (!s)
+            continue;
         if (first == n) {
             first = r;
             sig = s;
@@ -133,9 +139,11 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
             more++;
         }
     }
-    if (first == n) return;
+    if (first == n)
+        return;
     char head[160], also[48] = "";
-    if (more) snprintf(also, sizeof also, " (and %u more ranks)", more);
+    if (more)
+        snprintf(also, sizeof also, " (and %u more ranks)", more);
     int k;
     if (sig > 0)
         k = snprintf(head, sizeof head,
@@ -144,11 +152,14 @@ static void name_stopped(const pid_t *pids, const int *stopsig, uint32_t n, uint
     else
         k = snprintf(head, sizeof head, "rank %u (pid %d) is stopped%s, and then ", first,
                      (int)pids[first], also);
-    if (k <= 0) return;
+    if (k <= 0)
+        return;
     size_t hl = (size_t)k < sizeof head ? (size_t)k : sizeof head - 1;
-    if (hl >= size) hl = size - 1;
+    if (hl >= size)
+        hl = size - 1;
     size_t tl = strlen(msg);
-    if (hl + tl >= size) tl = size - 1 - hl;
+    if (hl + tl >= size)
+        tl = size - 1 - hl;
     memmove(msg + hl, msg, tl);
     memcpy(msg, head, hl);
     msg[hl + tl] = '\0';
@@ -163,7 +174,8 @@ static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restar
                           weft_launch_result *res)
 {
     pid_t *grown = weft__realloc_array(*started, (size_t)*nstarted + 1, sizeof *grown);
-    if (!grown) return -1;
+    if (!grown)
+        return -1;
     *started = grown;
     char what[96];
     if (WIFEXITED(st))
@@ -175,8 +187,10 @@ static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restar
             res->restarted + 1, o->restarts);
     fflush(stderr);
     pid_t p = fork();
-    if (p == 0) exec_rank(o, r, restart, lfd, addr, secret, me, keep_int, keep_term);
-    if (p < 0) return -1;
+    if (p == 0)
+        exec_rank(o, r, restart, lfd, addr, secret, me, keep_int, keep_term);
+    if (p < 0)
+        return -1;
     setpgid(p, p);
     grown[(*nstarted)++] = p;
     res->restarted++;
@@ -206,7 +220,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
         weft_err e = weft_diag_set(d, WEFT_EIO, "launch: cannot open the rendezvous socket: %s",
                                    strerror(errno));
-        if (lfd >= 0) close(lfd);
+        if (lfd >= 0)
+            close(lfd);
         return e;
     }
     char addr[64];
@@ -238,8 +253,10 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     sigaction(SIGINT, NULL, &old_int);
     sigaction(SIGTERM, NULL, &old_term);
     bool keep_int = old_int.sa_handler == SIG_IGN, keep_term = old_term.sa_handler == SIG_IGN;
-    if (!keep_int) sigaction(SIGINT, &sa, NULL);
-    if (!keep_term) sigaction(SIGTERM, &sa, NULL);
+    if (!keep_int)
+        sigaction(SIGINT, &sa, NULL);
+    if (!keep_term)
+        sigaction(SIGTERM, &sa, NULL);
     pid_t me = getpid();
 
     res->status = 0;
@@ -252,7 +269,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     fflush(stderr);
     for (uint32_t r = 0; r < o->ranks; r++) {
         pid_t p = fork();
-        if (p == 0) exec_rank(o, r, 0, lfd, addr, secret, me, keep_int, keep_term);
+        if (p == 0)
+            exec_rank(o, r, 0, lfd, addr, secret, me, keep_int, keep_term);
         if (p < 0) {
             e = weft_diag_set(d, WEFT_EIO, "launch: cannot start rank %u: %s", r, strerror(errno));
             break;
@@ -266,7 +284,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         close(lfd);
         lfd = -1;
     }
-    if (e) signal_all(pids, o->ranks, SIGKILL);
+    if (e)
+        signal_all(pids, o->ranks, SIGKILL);
     uint32_t nstarted = o->ranks;
     uint32_t *restarts = o->restarts ? weft__calloc(o->ranks, sizeof *restarts) : NULL;
     if (o->restarts && !restarts && !e) {
@@ -281,7 +300,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
         if (got_signal && !forwarded) {
             signal_all(pids, o->ranks, got_signal);
             forwarded = true;
-            if (!kill_at) kill_at = weft__now_ns() + grace;
+            if (!kill_at)
+                kill_at = weft__now_ns() + grace;
         }
         if (kill_at && weft__now_ns() >= kill_at) {
             signal_all(pids, o->ranks, SIGKILL);
@@ -295,13 +315,15 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             continue;
         }
         if (p < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             break;
         }
         uint32_t r = 0;
         while (r < o->ranks && pids[r] != p)
             r++;
-        if (r == o->ranks) continue;
+        if (r == o->ranks)
+            continue;
         if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
             stopsig[r] = WIFSTOPPED(st) ? WSTOPSIG(st) : 0;
             continue;
@@ -334,7 +356,8 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
             name_stopped(pids, stopsig, o->ranks, r, res->message, sizeof res->message);
             if (running) {
                 signal_all(pids, o->ranks, SIGTERM);
-                if (!kill_at) kill_at = weft__now_ns() + grace;
+                if (!kill_at)
+                    kill_at = weft__now_ns() + grace;
             }
         }
     }
@@ -342,8 +365,10 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     sigaction(SIGTERM, &old_term, NULL);
     /* Every rank has exited (or could not be waited for: then it is not
      * ours to clean). */
-    if (!running) weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, nstarted);
-    if (lfd >= 0) close(lfd);
+    if (!running)
+        weft__shm_remove_leftovers(weft__shm_job_tag(key, sizeof key), started, nstarted);
+    if (lfd >= 0)
+        close(lfd);
     weft__free(restarts);
     weft__free(pids);
     weft__free(started);

@@ -38,7 +38,8 @@ static int rank_main(void)
         want += (int64_t)k * 1000 + 999;
     e = weft_allreduce(c, v, v, 1000, WEFT_INT64, WEFT_SUM, &d);
     int rc = (e || v[999] != want) ? 11 : 0;
-    if (rc) fprintf(stderr, "rank %u: %s %s\n", me, weft_err_name(e), d.msg);
+    if (rc)
+        fprintf(stderr, "rank %u: %s %s\n", me, weft_err_name(e), d.msg);
     printf("rank %u of %u ok\n", me, n);
     weft_comm_free(c);
     return rc;
@@ -54,7 +55,8 @@ static int names_of_job(unsigned long long tag)
     struct dirent *ent;
     while (dir && (ent = readdir(dir)) != NULL)
         found += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
-    if (dir) closedir(dir);
+    if (dir)
+        closedir(dir);
     return found;
 }
 
@@ -68,7 +70,8 @@ static int rank_leak(void)
 {
     weft_comm *c;
     weft_diag d;
-    if (weft_comm_init_env(&c, &d)) return 10;
+    if (weft_comm_init_env(&c, &d))
+        return 10;
     unsigned long long tag = c->job_tag;
     char pid_file[600];
     snprintf(pid_file, sizeof pid_file, "%s.pid", getenv("WEFT_TEST_TAG_FILE"));
@@ -93,8 +96,10 @@ static int rank_leak(void)
     }
     int pid = 0;
     f = fopen(pid_file, "r");
-    if (f && fscanf(f, "%d", &pid) == 1 && pid > 0) kill(pid, SIGKILL);
-    if (f) fclose(f);
+    if (f && fscanf(f, "%d", &pid) == 1 && pid > 0)
+        kill(pid, SIGKILL);
+    if (f)
+        fclose(f);
     for (;;)
         pause();
 }
@@ -106,7 +111,8 @@ static void test_leftovers(void)
     char file[] = "/tmp/weft-launch-tag-XXXXXX";
     int fd = mkstemp(file);
     CHECK(fd >= 0);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     close(fd);
     setenv("WEFT_TEST_TAG_FILE", file, 1);
     char *argv[] = {"/proc/self/exe", "leak", NULL};
@@ -118,7 +124,8 @@ static void test_leftovers(void)
     unsigned long long tag = 0;
     FILE *f = fopen(file, "r");
     CHECK(f && fscanf(f, "%llx", &tag) == 1 && tag != 0);
-    if (f) fclose(f);
+    if (f)
+        fclose(f);
     CHECK_INT(names_of_job(tag), 0);
     unlink(file);
     char pid_file[600];
@@ -135,7 +142,8 @@ static void test_leftover_names(void)
     for (int i = 0; i < 2; i++) {
         int fd = shm_open(i ? other : mine, O_CREAT | O_RDWR, 0600);
         CHECK(fd >= 0);
-        if (fd >= 0) close(fd);
+        if (fd >= 0)
+            close(fd);
     }
     pid_t pids[2] = {0, 424242};
     CHECK_INT(weft__shm_remove_leftovers(0x1234, pids, 2), 1);
@@ -219,10 +227,12 @@ static int read_pid(const char *file)
         int pid = 0;
         FILE *f = fopen(file, "r");
         if (f) {
-            if (fscanf(f, "%d", &pid) != 1) pid = 0;
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
             fclose(f);
         }
-        if (pid > 0 || weft__now_ns() > give_up) return pid;
+        if (pid > 0 || weft__now_ns() > give_up)
+            return pid;
         usleep(2000);
     }
 }
@@ -299,7 +309,8 @@ static void test_launcher_killed(void)
         while (pids[r] > 0 && weft__pid_alive(pids[r]) && weft__now_ns() < give_up)
             usleep(2000);
         CHECK(pids[r] > 0 && !weft__pid_alive(pids[r]));
-        if (pids[r] > 0) kill(pids[r], SIGKILL); /* the old code left them running */
+        if (pids[r] > 0)
+            kill(pids[r], SIGKILL); /* the old code left them running */
         snprintf(file, sizeof file, "%s/%d", dir, r);
         unlink(file);
     }
@@ -390,7 +401,7 @@ static void test_config_from_env(void)
     unsetenv("WEFT_CPUS");
     /* WEFT_HOST and WEFT_RELAY (docs/netns.md, "Relaying through host-mates"). */
     setenv("WEFT_HOST", "h1", 1);
-    const char *relay[][2] = {{"off", "0"}, {"0", "0"}, {"on", "1048576"}, {"1", "1"},
+    const char *relay[][2] = {{"off", "0"},      {"0", "0"},     {"on", "1048576"},   {"1", "1"},
                               {"4M", "4194304"}, {"3K", "3072"}, {"2G", "2147483648"}};
     for (size_t i = 0; i < sizeof relay / sizeof *relay; i++) {
         setenv("WEFT_RELAY", relay[i][0], 1);
@@ -423,8 +434,10 @@ static void test_config_from_env(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "rank") == 0) return rank_main();
-    if (argc == 2 && strcmp(argv[1], "leak") == 0) return rank_leak();
+    if (argc == 2 && strcmp(argv[1], "rank") == 0)
+        return rank_main();
+    if (argc == 2 && strcmp(argv[1], "leak") == 0)
+        return rank_leak();
     test_job();
     test_leftovers();
     test_leftover_names();

@@ -13,20 +13,23 @@ static char pid_state(pid_t pid)
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     /* "pid (comm) S ...": the state follows the last ')', as comm may
      * itself contain parentheses. */
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ') return 0;
+    if (!p || p[1] != ' ')
+        return 0;
     return p[2];
 }
 
 bool weft__pid_alive(pid_t pid)
 {
-    if (kill(pid, 0) < 0 && errno == ESRCH) return false;
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return false;
     char s = pid_state(pid); /* 0: no procfs, trust kill() */
     return s != 'Z' && s != 'X';
 }

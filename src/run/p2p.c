@@ -23,10 +23,12 @@ weft_err weft__comm_progress(weft_comm *c, bool *moved, weft_diag *d)
     bool shm_busy = c->shm && weft__xport_shm.busy(c->shm);
     bool tcp_busy = c->tcp && weft__xport_tcp.busy(c->tcp);
     weft_err e = WEFT_OK;
-    if (shm_busy) e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, moved, d);
+    if (shm_busy)
+        e = weft__xport_shm.progress(c->shm, tcp_busy ? 0 : WAIT_NS, moved, d);
     if (!e && tcp_busy)
         e = weft__xport_tcp.progress(c->tcp, shm_busy ? MIXED_TCP_WAIT_NS : WAIT_NS, moved, d);
-    if (e) return weft__comm_fail(c, e, d);
+    if (e)
+        return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -34,10 +36,12 @@ weft_err weft__comm_kick(weft_comm *c, weft_diag *d)
 {
     bool moved = false;
     weft_err e = WEFT_OK;
-    if (c->shm && weft__xport_shm.busy(c->shm)) e = weft__xport_shm.progress(c->shm, 0, &moved, d);
+    if (c->shm && weft__xport_shm.busy(c->shm))
+        e = weft__xport_shm.progress(c->shm, 0, &moved, d);
     if (!e && c->tcp && weft__xport_tcp.busy(c->tcp))
         e = weft__xport_tcp.progress(c->tcp, 0, &moved, d);
-    if (e) return weft__comm_fail(c, e, d);
+    if (e)
+        return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -59,10 +63,12 @@ weft_err weft__comm_wait(weft_comm *c, weft__xreq *const *reqs, size_t n, weft_d
         size_t open = n;
         for (size_t i = 0; i < n; i++)
             open -= reqs[i]->complete;
-        if (!open) return WEFT_OK;
+        if (!open)
+            return WEFT_OK;
         bool moved = false;
         weft_err e = weft__comm_progress(c, &moved, d);
-        if (e) return e;
+        if (e)
+            return e;
         int64_t now = weft__now_ns();
         if (moved) {
             last = now;
@@ -83,7 +89,8 @@ weft_err weft__comm_post(weft_comm *c, weft__xreq *r, weft_diag *d)
 {
     weft_err e = c->via[r->peer] == WEFT__VIA_SHM ? weft__xport_shm.post(c->shm, r, d)
                                                   : weft__xport_tcp.post(c->tcp, r, d);
-    if (e) return weft__comm_fail(c, e, d);
+    if (e)
+        return weft__comm_fail(c, e, d);
     return WEFT_OK;
 }
 
@@ -91,7 +98,8 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
                              uint32_t src, void *rbuf, size_t rbytes, weft__reduce_fn reduce,
                              size_t esize, weft_diag *d)
 {
-    if (c->failed) return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     if (dst != WEFT__NO_PEER && dst >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: destination rank %u is not in 0 .. %u", dst,
                              c->size - 1);
@@ -112,7 +120,8 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
                                  sbytes, rbytes);
         if (reduce && rbytes) {
             weft_err e = weft__reduce_overlapping(reduce, rbuf, sbuf, rbytes / esize, esize);
-            if (e) return weft_diag_code(d, e);
+            if (e)
+                return weft_diag_code(d, e);
         } else if (rbytes && rbuf != sbuf)
             memmove(rbuf, sbuf, rbytes);
         return WEFT_OK;
@@ -128,11 +137,13 @@ weft_err weft__comm_exchange(weft_comm *c, uint32_t dst, const void *sbuf, size_
     size_t n = 0;
     weft_err e;
     if (src != WEFT__NO_PEER && rbytes) {
-        if ((e = weft__comm_post(c, &rr, d))) return e;
+        if ((e = weft__comm_post(c, &rr, d)))
+            return e;
         reqs[n++] = &rr;
     }
     if (dst != WEFT__NO_PEER && sbytes) {
-        if ((e = weft__comm_post(c, &sr, d))) return e;
+        if ((e = weft__comm_post(c, &sr, d)))
+            return e;
         reqs[n++] = &sr;
     }
     return weft__comm_wait(c, reqs, n, d);
@@ -163,7 +174,8 @@ unsigned char *weft__comm_scratch(weft_comm *c, size_t bytes)
 {
     if (c->scratch_bytes < bytes) {
         unsigned char *p = weft__malloc(bytes);
-        if (!p) return NULL;
+        if (!p)
+            return NULL;
         weft__free(c->scratch);
         c->scratch = p;
         c->scratch_bytes = bytes;

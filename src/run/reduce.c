@@ -61,13 +61,17 @@ const char *weft__reduce_tier_name(weft__reduce_tier tier)
 static bool get_tier(weft_dtype dtype, weft_redop op, weft__reduce_tier tier, weft__reduce_fn *pair,
                      weft__reduce_lines_fn *lines)
 {
-    if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT) return false;
+    if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT)
+        return false;
     if (tier == WEFT__REDUCE_PORTABLE) {
-        if (pair) *pair = table_portable[dtype][op];
-        if (lines) *lines = lines_table_portable[dtype][op];
+        if (pair)
+            *pair = table_portable[dtype][op];
+        if (lines)
+            *lines = lines_table_portable[dtype][op];
         return true;
     }
-    if ((unsigned)tier >= WEFT__REDUCE_TIER_COUNT) return false;
+    if ((unsigned)tier >= WEFT__REDUCE_TIER_COUNT)
+        return false;
     return weft__reduce_x86_get(dtype, op, tier, pair, lines);
 }
 
@@ -106,7 +110,8 @@ weft__reduce_fn weft__reduce_get(weft_dtype dtype, weft_redop op)
 bool weft__reducer_get(weft_dtype dtype, weft_redop op, weft__reducer *out)
 {
     *out = (weft__reducer){0};
-    if (!get_tier(dtype, op, weft__reduce_best_tier(), &out->pair, &out->lines)) return false;
+    if (!get_tier(dtype, op, weft__reduce_best_tier(), &out->pair, &out->lines))
+        return false;
     out->es = weft_dtype_size(dtype);
     return true;
 }
@@ -116,13 +121,15 @@ weft_err weft__reduce_overlapping(weft__reduce_fn fn, void *dst, const void *src
 {
     size_t bytes = count * es;
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    if (!bytes) return WEFT_OK;
+    if (!bytes)
+        return WEFT_OK;
     if (s + bytes <= d || d + bytes <= s) {
         fn(dst, src, count);
         return WEFT_OK;
     }
     void *tmp = weft__malloc(bytes);
-    if (!tmp) return WEFT_ENOMEM;
+    if (!tmp)
+        return WEFT_ENOMEM;
     memcpy(tmp, src, bytes);
     fn(dst, tmp, count);
     weft__free(tmp);
@@ -133,6 +140,7 @@ weft_err weft_reduce_local(void *dst, const void *src, size_t count, weft_dtype 
                            weft_redop op)
 {
     weft__reduce_fn fn = weft__reduce_get(dtype, op);
-    if (!fn) return WEFT_EINVAL;
+    if (!fn)
+        return WEFT_EINVAL;
     return weft__reduce_overlapping(fn, dst, src, count, weft_dtype_size(dtype));
 }

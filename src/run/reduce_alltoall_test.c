@@ -14,7 +14,8 @@
  * (integer products wrap identically in any order). */
 static double val(weft_redop op, uint32_t r, size_t i)
 {
-    if (op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
+    if (op == WEFT_PROD)
+        return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
     return (double)((r * 7 + i * 3) % 4) - 1;
 }
 
@@ -37,8 +38,9 @@ static void check_reduce(weft_comm *c, weft_dtype t, weft_redop op, size_t count
     void *out = in_place && mine ? s : (mine ? r : NULL); /* non-roots pass no recvbuf */
     weft_err e = weft_reduce(c, s, out, count, t, op, root, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: reduce %s %s: %s\n", me, weft_dtype_name(t),
-                   weft_redop_name(op), d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: reduce %s %s: %s\n", me, weft_dtype_name(t), weft_redop_name(op),
+                d.msg);
     if (mine) {
         size_t bad = weft__test_reduce_wrong(val, t, op, out, n, count);
         if (bad)
@@ -79,11 +81,13 @@ static void check_alltoall(weft_comm *c, weft_dtype t, size_t count, bool in_pla
     unsigned char *out = in_place ? s : r;
     weft_err e = weft_alltoall(c, s, out, count, t, &d);
     CHECK_ERR(e, WEFT_OK);
-    if (e) fprintf(stderr, "rank %u: alltoall: %s\n", me, d.msg);
+    if (e)
+        fprintf(stderr, "rank %u: alltoall: %s\n", me, d.msg);
     size_t bad = 0;
     for (size_t i = 0; i < count * n; i++)
         bad += memcmp(out + i * es, want + i * es, es) != 0;
-    if (bad) fprintf(stderr, "alltoall %s count %zu: %zu wrong\n", weft_dtype_name(t), count, bad);
+    if (bad)
+        fprintf(stderr, "alltoall %s count %zu: %zu wrong\n", weft_dtype_name(t), count, bad);
     CHECK_INT(bad, 0);
     CHECK_INT(r[total], 0x5a);
     if (!in_place) {
@@ -111,7 +115,8 @@ static int body(weft_comm *c, void *arg)
     uint32_t n = weft_comm_size(c);
     for (int t = 0; t < WEFT__DTYPE_COUNT; t++) {
         for (int op = 0; op < WEFT__REDOP_COUNT; op++)
-            check_reduce(c, (weft_dtype)t, (weft_redop)op, 13, (uint32_t)(t + op) % n, (t + op) & 1);
+            check_reduce(c, (weft_dtype)t, (weft_redop)op, 13, (uint32_t)(t + op) % n,
+                         (t + op) & 1);
         check_alltoall(c, (weft_dtype)t, 7, t & 1);
     }
     static const size_t counts[] = {0, 1, 2, 1009};
@@ -161,7 +166,8 @@ static void test_single(void)
     cfg.addr = "127.0.0.1:0";
     weft_comm *c = NULL;
     CHECK_ERR(weft_comm_init(&cfg, &c, NULL), WEFT_OK);
-    if (!c) return;
+    if (!c)
+        return;
     int16_t v[3] = {4, -5, 6}, w[3] = {0, 0, 0};
     CHECK_ERR(weft_reduce(c, v, w, 3, WEFT_INT16, WEFT_MIN, 0, NULL), WEFT_OK);
     CHECK(memcmp(v, w, sizeof v) == 0);

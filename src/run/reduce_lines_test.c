@@ -47,7 +47,8 @@ static void fill_sources(unsigned char *const *src, uint32_t nsrc, size_t bytes,
             src[q][i] = (unsigned char)rng();
     for (uint32_t q = 1; q < nsrc; q++)
         for (size_t i = 0; i + es <= bytes; i += es)
-            if ((rng() & 7u) == 0) memcpy(src[q] + i, src[0] + i, es);
+            if ((rng() & 7u) == 0)
+                memcpy(src[q] + i, src[0] + i, es);
 }
 
 /* want[0 .. bytes) = src[0] op ... op src[nsrc - 1] by the pair kernel. */
@@ -91,17 +92,21 @@ static bool nan_bits(weft_dtype t, uint64_t *exp, uint64_t *quiet)
 static bool element_ok(const unsigned char *got, const unsigned char *expect,
                        unsigned char *const *src, uint32_t nsrc, size_t at, size_t es)
 {
-    if (memcmp(got, expect, es) == 0) return true;
+    if (memcmp(got, expect, es) == 0)
+        return true;
     uint64_t exp, quiet, g = 0, v = 0;
-    if ((g_op != WEFT_SUM && g_op != WEFT_PROD) || !nan_bits(g_type, &exp, &quiet)) return false;
+    if ((g_op != WEFT_SUM && g_op != WEFT_PROD) || !nan_bits(g_type, &exp, &quiet))
+        return false;
     memcpy(&g, got, es);
     memcpy(&v, expect, es);
-    uint64_t mag = exp | (exp - 1);     /* everything but the sign */
-    if ((v & mag) <= exp) return false; /* want is no NaN */
+    uint64_t mag = exp | (exp - 1); /* everything but the sign */
+    if ((v & mag) <= exp)
+        return false; /* want is no NaN */
     for (uint32_t q = 0; q < nsrc; q++) {
         uint64_t x = 0;
         memcpy(&x, src[q] + at, es);
-        if ((x & mag) > exp && g == (x | quiet)) return true;
+        if ((x & mag) > exp && g == (x | quiet))
+            return true;
     }
     return false;
 }
@@ -131,7 +136,8 @@ static unsigned compare(unsigned char *const *dst, uint32_t ndst, unsigned char 
     for (uint32_t q = ndst; q < nsrc; q++)
         bad += memcmp(srcs[q].b, before[q].b, sizeof(buf)) != 0;
     for (uint32_t q = 0; q < nsrc && q < ndst; q++)
-        if (dst[q] != src[q]) bad += memcmp(srcs[q].b, before[q].b, sizeof(buf)) != 0;
+        if (dst[q] != src[q])
+            bad += memcmp(srcs[q].b, before[q].b, sizeof(buf)) != 0;
     return bad;
 }
 
@@ -184,7 +190,8 @@ static unsigned check_lines(weft__reduce_fn pair, weft__reduce_lines_fn lines, s
         prepare(src, nsrc, end, es);
         reference(pair, src, nsrc, end, es);
         lines(dst, ndst, (const unsigned char *const *)src, nsrc, begin, end, nt);
-        if (nt) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (nt)
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
         bad += compare(dst, ndst, src, nsrc, begin, end);
     }
     return bad;
@@ -194,7 +201,8 @@ static void test_line_kernels(void)
 {
     unsigned tiers = 0;
     for (unsigned tier = 0; tier < WEFT__REDUCE_TIER_COUNT; tier++) {
-        if (!weft__reduce_lines_get_tier(WEFT_INT8, WEFT_SUM, (weft__reduce_tier)tier)) continue;
+        if (!weft__reduce_lines_get_tier(WEFT_INT8, WEFT_SUM, (weft__reduce_tier)tier))
+            continue;
         tiers++;
         for (unsigned t = 0; t < WEFT__DTYPE_COUNT; t++) {
             for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
@@ -203,7 +211,8 @@ static void test_line_kernels(void)
                 weft__reduce_lines_fn lines =
                     weft__reduce_lines_get_tier((weft_dtype)t, (weft_redop)op, tr);
                 CHECK(pair && lines);
-                if (!pair || !lines) continue;
+                if (!pair || !lines)
+                    continue;
                 size_t es = weft_dtype_size((weft_dtype)t);
                 g_type = (weft_dtype)t;
                 g_op = (weft_redop)op;
@@ -242,7 +251,8 @@ static void test_combine(void)
     static const size_t alike[MAXD] = {8, 8, 8, 8}, apart[MAXD] = {0, 16, 8, 40};
     for (unsigned tier = 0; tier < WEFT__REDUCE_TIER_COUNT; tier++) {
         weft__reduce_tier tr = (weft__reduce_tier)tier;
-        if (!weft__reduce_lines_get_tier(WEFT_INT8, WEFT_SUM, tr)) continue;
+        if (!weft__reduce_lines_get_tier(WEFT_INT8, WEFT_SUM, tr))
+            continue;
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
             weft_dtype t = types[k];
             g_type = t;

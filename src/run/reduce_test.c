@@ -50,13 +50,15 @@ static uint16_t ref_float_to_half(float f)
         uint32_t q = mant >> shift;
         uint32_t rem = mant & ((1u << shift) - 1u);
         uint32_t halfway = 1u << (shift - 1u);
-        if (rem > halfway || (rem == halfway && (q & 1u))) q++;
+        if (rem > halfway || (rem == halfway && (q & 1u)))
+            q++;
         return (uint16_t)(sign | q);
     }
     uint32_t r = a - 0x38000000u; /* exponent - 112 */
     uint32_t q = r >> 13;
     uint32_t rem = r & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u)))
+        q++;
     return (uint16_t)(sign | q);
 }
 
@@ -112,7 +114,8 @@ static void test_conversions_exhaustive(void)
     unsigned bad_widen = 0, bad_narrow = 0, bad_bf_widen = 0, bad_bf_narrow = 0;
     for (uint32_t h = 0; h < 0x10000u; h++) {
         uint32_t w = weft__float_to_bits(weft__half_to_float((uint16_t)h));
-        if (w != weft__float_to_bits(ref_half_to_float((uint16_t)h))) bad_widen++;
+        if (w != weft__float_to_bits(ref_half_to_float((uint16_t)h)))
+            bad_widen++;
         uint32_t lo = weft__float_to_bits(ref_half_to_float((uint16_t)h));
         /* The midpoint to the next half away from zero: half an ulp is
          * 0x1000 float ulps for a normal half, 2^-25 below. */
@@ -125,11 +128,13 @@ static void test_conversions_exhaustive(void)
                              mid + 1u, mid - 1u, (uint32_t)rng(), lo + (uint32_t)(rng() & 0x1fffu)};
         for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
             float f = weft__bits_to_float(probes[k]);
-            if (weft__float_to_half(f) != ref_float_to_half(f)) bad_narrow++;
+            if (weft__float_to_half(f) != ref_float_to_half(f))
+                bad_narrow++;
         }
 
         w = weft__float_to_bits(weft__bf16_to_float((uint16_t)h));
-        if (w != weft__float_to_bits(ref_bf16_to_float((uint16_t)h))) bad_bf_widen++;
+        if (w != weft__float_to_bits(ref_bf16_to_float((uint16_t)h)))
+            bad_bf_widen++;
         uint32_t base = (uint32_t)h << 16;
         uint32_t bprobes[] = {base,
                               base | 1u,
@@ -140,7 +145,8 @@ static void test_conversions_exhaustive(void)
                               base | (uint32_t)(rng() & 0xffffu)};
         for (size_t k = 0; k < sizeof bprobes / sizeof bprobes[0]; k++) {
             float f = weft__bits_to_float(bprobes[k]);
-            if (weft__float_to_bf16(f) != ref_float_to_bf16(f)) bad_bf_narrow++;
+            if (weft__float_to_bf16(f) != ref_float_to_bf16(f))
+                bad_bf_narrow++;
         }
     }
     CHECK_INT(bad_widen, 0);
@@ -164,8 +170,10 @@ static void test_half_conversions(void)
     for (uint32_t h = 0; h < 0x10000u; h++) {
         bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
         uint16_t back = weft__float_to_half(weft__half_to_float((uint16_t)h));
-        if (!nan && back != h) bad++;
-        if (nan && back != (h | 0x0200u)) bad++;
+        if (!nan && back != h)
+            bad++;
+        if (nan && back != (h | 0x0200u))
+            bad++;
     }
     CHECK_INT(bad, 0);
     CHECK(weft__half_to_float(0x3c00) == 1.0f);
@@ -189,8 +197,10 @@ static void test_half_conversions(void)
     for (uint32_t b = 0; b < 0x10000u; b++) {
         bool nan = (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
         uint16_t back = weft__float_to_bf16(weft__bf16_to_float((uint16_t)b));
-        if (!nan && back != b) bad++;
-        if (nan && back != (b | 0x0040u)) bad++;
+        if (!nan && back != b)
+            bad++;
+        if (nan && back != (b | 0x0040u))
+            bad++;
     }
     CHECK_INT(bad, 0);
     CHECK_INT(weft__float_to_bf16(1.0f), 0x3f80);
@@ -417,7 +427,8 @@ static void random_element(weft_dtype t, unsigned char *p)
             bits = 0x3fe0000000000000u | (bits & 0x801fffffffffffffu);
         break;
     default:
-        if (kind < 8) bits = int_special[pick];
+        if (kind < 8)
+            bits = int_special[pick];
         break;
     }
     memcpy(p, &bits, es); /* little-endian: the low es bytes */
@@ -431,13 +442,15 @@ static bool is_float_type(weft_dtype t)
 /* Floating min and max as weft/comm.h and reduce_loops.h define them. */
 static float ref_minmax_f(weft_redop op, float a, float b)
 {
-    if (a != a) return a;
+    if (a != a)
+        return a;
     return (op == WEFT_MIN ? a < b : a > b) ? a : b;
 }
 
 static double ref_minmax_d(weft_redop op, double a, double b)
 {
-    if (a != a) return a;
+    if (a != a)
+        return a;
     return (op == WEFT_MIN ? a < b : a > b) ? a : b;
 }
 
@@ -532,13 +545,16 @@ static bool combine_ok(weft_dtype t, weft_redop op, const unsigned char *dp,
     size_t es = weft_dtype_size(t);
     unsigned char want[8];
     ref_combine(t, op, dp, sp, want);
-    if (memcmp(want, got, es) == 0) return true;
+    if (memcmp(want, got, es) == 0)
+        return true;
     uint64_t a = 0, b = 0, g = 0;
     memcpy(&a, dp, es);
     memcpy(&b, sp, es);
     memcpy(&g, got, es);
-    if (!is_float_type(t) || op == WEFT_MIN || op == WEFT_MAX) return false;
-    if (!is_nan_bits(t, a) || !is_nan_bits(t, b)) return false;
+    if (!is_float_type(t) || op == WEFT_MIN || op == WEFT_MAX)
+        return false;
+    if (!is_nan_bits(t, a) || !is_nan_bits(t, b))
+        return false;
     return g == (a | quiet_bit(t)) || g == (b | quiet_bit(t));
 }
 
@@ -552,7 +568,8 @@ static unsigned check_one(weft__reduce_fn fn, weft_dtype t, weft_redop op, size_
     static _Alignas(64) unsigned char dbuf[MAXN * 8 + 2 * GUARD + 8], sbuf[MAXN * 8 + 8];
     static unsigned char before[MAXN * 8], src_copy[MAXN * 8];
     size_t es = weft_dtype_size(t);
-    if (n > MAXN) return 1;
+    if (n > MAXN)
+        return 1;
     unsigned char *d = dbuf + GUARD + od, *s = sbuf + os;
     size_t end = GUARD + od + n * es + GUARD; /* guards: GUARD bytes either side */
     memset(dbuf, 0xa5, end);
@@ -560,14 +577,16 @@ static unsigned check_one(weft__reduce_fn fn, weft_dtype t, weft_redop op, size_
         random_element(t, d + i * es);
         random_element(t, s + i * es);
         /* Now and then the same value on both sides (ties, equal NaNs). */
-        if ((rng() & 7u) == 0) memcpy(s + i * es, d + i * es, es);
+        if ((rng() & 7u) == 0)
+            memcpy(s + i * es, d + i * es, es);
     }
     memcpy(before, d, n * es);
     memcpy(src_copy, s, n * es);
     fn(d, s, n);
     unsigned bad = 0;
     for (size_t i = 0; i < n; i++) {
-        if (combine_ok(t, op, before + i * es, s + i * es, d + i * es)) continue;
+        if (combine_ok(t, op, before + i * es, s + i * es, d + i * es))
+            continue;
         if (bad++ == 0) {
             uint64_t x = 0, y = 0, g = 0;
             unsigned char want[8];
@@ -596,14 +615,16 @@ static void test_kernels_against_reference(void)
     static const size_t long_lengths[] = {255, 1031, 4099};
     unsigned tiers_run = 0;
     for (unsigned tier = 0; tier < WEFT__REDUCE_TIER_COUNT; tier++) {
-        if (!weft__reduce_get_tier(WEFT_INT8, WEFT_SUM, (weft__reduce_tier)tier)) continue;
+        if (!weft__reduce_get_tier(WEFT_INT8, WEFT_SUM, (weft__reduce_tier)tier))
+            continue;
         tiers_run++;
         for (unsigned t = 0; t < WEFT__DTYPE_COUNT; t++) {
             for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
                 weft__reduce_fn fn =
                     weft__reduce_get_tier((weft_dtype)t, (weft_redop)op, (weft__reduce_tier)tier);
                 CHECK(fn != NULL);
-                if (!fn) continue;
+                if (!fn)
+                    continue;
                 unsigned bad = 0;
                 for (size_t n = 0; n <= 67; n++) {
                     for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++)
@@ -642,7 +663,8 @@ static void test_16bit_exhaustive(void)
             for (unsigned op = 0; op < WEFT__REDOP_COUNT; op++) {
                 weft__reduce_fn fn =
                     weft__reduce_get_tier((weft_dtype)t, (weft_redop)op, (weft__reduce_tier)tier);
-                if (!fn) continue;
+                if (!fn)
+                    continue;
                 for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
                     for (uint32_t i = 0; i < N; i++) {
                         /* Both orders: every value as dst and as src. */

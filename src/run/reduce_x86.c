@@ -41,7 +41,8 @@
             VEC b = WIDEN(LOAD((const HALVES *)(const void *)(s1 + 2 * i)));                       \
             STORE((HALVES *)(void *)(d + 2 * i), NARROW(OPV(a, b), _MM_FROUND_TO_NEAREST_INT));    \
         }                                                                                          \
-        if (i < n) TAIL3(d + 2 * i, s0 + 2 * i, s1 + 2 * i, n - i);                                \
+        if (i < n)                                                                                 \
+            TAIL3(d + 2 * i, s0 + 2 * i, s1 + 2 * i, n - i);                                       \
     }                                                                                              \
     WEFT__PAIR_OF(NAME, ATTR)
 
@@ -73,7 +74,8 @@
             MASK nan = CMP(a, a, _CMP_UNORD_Q);                                                    \
             STORE((void *)(d + es * i), BLEND(nan, OPV(a, b), a));                                 \
         }                                                                                          \
-        if (i < n) TAIL3(d + es * i, s0 + es * i, s1 + es * i, n - i);                             \
+        if (i < n)                                                                                 \
+            TAIL3(d + es * i, s0 + es * i, s1 + es * i, n - i);                                    \
     }                                                                                              \
     WEFT__PAIR_OF(NAME, WEFT__AVX512_ATTR)
 
@@ -196,11 +198,15 @@ static bool tier_runs(weft__reduce_tier tier)
 bool weft__reduce_x86_get(weft_dtype dtype, weft_redop op, weft__reduce_tier tier,
                           weft__reduce_fn *pair, weft__reduce_lines_fn *lines)
 {
-    if (tier != WEFT__REDUCE_AVX2 && tier != WEFT__REDUCE_AVX512) return false;
-    if (!tier_runs(tier)) return false;
+    if (tier != WEFT__REDUCE_AVX2 && tier != WEFT__REDUCE_AVX512)
+        return false;
+    if (!tier_runs(tier))
+        return false;
     bool avx2 = tier == WEFT__REDUCE_AVX2;
-    if (pair) *pair = avx2 ? table_avx2[dtype][op] : table_avx512[dtype][op];
-    if (lines) *lines = avx2 ? lines_table_avx2[dtype][op] : lines_table_avx512[dtype][op];
+    if (pair)
+        *pair = avx2 ? table_avx2[dtype][op] : table_avx512[dtype][op];
+    if (lines)
+        *lines = avx2 ? lines_table_avx2[dtype][op] : lines_table_avx512[dtype][op];
     return true;
 }
 

@@ -7,19 +7,24 @@
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
 bool weft_secret_parse(const char *hex, unsigned char out[WEFT_SECRET_BYTES])
 {
     unsigned char tmp[WEFT_SECRET_BYTES];
-    if (!hex || strlen(hex) != 2 * WEFT_SECRET_BYTES) return false;
+    if (!hex || strlen(hex) != 2 * WEFT_SECRET_BYTES)
+        return false;
     for (size_t i = 0; i < WEFT_SECRET_BYTES; i++) {
         int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) return false;
+        if (hi < 0 || lo < 0)
+            return false;
         tmp[i] = (unsigned char)(hi << 4 | lo);
     }
     memcpy(out, tmp, sizeof tmp);
@@ -41,8 +46,10 @@ weft_err weft_secret_generate(unsigned char out[WEFT_SECRET_BYTES])
     size_t got = 0;
     while (got < WEFT_SECRET_BYTES) {
         ssize_t n = getrandom(out + got, WEFT_SECRET_BYTES - got, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return WEFT_EIO;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return WEFT_EIO;
         got += (size_t)n;
     }
     return WEFT_OK;

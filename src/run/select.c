@@ -73,10 +73,10 @@ typedef struct cand_set {
 } cand_set;
 
 struct weft__select {
-    weft_topo *topo;  /* NULL: no fabric (and no algorithm forced) */
-    char *fabric;     /* its spec or path as given, for messages (NULL: none) */
-    char *algo;       /* forced algorithm or NULL */
-    weft_plan *plan;  /* forced plan or NULL */
+    weft_topo *topo; /* NULL: no fabric (and no algorithm forced) */
+    char *fabric;    /* its spec or path as given, for messages (NULL: none) */
+    char *algo;      /* forced algorithm or NULL */
+    weft_plan *plan; /* forced plan or NULL */
     weft_comm_plan *plan_cp;
     char *plan_name;     /* the plan's path as given (whole: messages name it) */
     weft_tuning *tuning; /* NULL: rank by the shared-link estimate */
@@ -114,7 +114,8 @@ static void set_fini(cand_set *s)
 
 void weft__select_free(weft__select *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     for (size_t i = 0; i < s->nsets; i++)
         set_fini(&s->sets[i]);
     weft__free(s->sets);
@@ -141,7 +142,8 @@ void weft__select_free(weft__select *s)
  * WEFT_ENOMEM, with *dst NULL, when it cannot be allocated. */
 static weft_err copy_name(char **dst, const char *name, weft_diag *d)
 {
-    if (!(*dst = weft__strdup(name))) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!(*dst = weft__strdup(name)))
+        return weft_diag_code(d, WEFT_ENOMEM);
     return WEFT_OK;
 }
 
@@ -163,14 +165,18 @@ static weft_err write_tuning(const void *tt, FILE *f)
 static weft_err text_hash(const void *obj, writer w, uint64_t *out, weft_diag *d)
 {
     *out = 0;
-    if (!obj) return WEFT_OK;
+    if (!obj)
+        return WEFT_OK;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!f)
+        return weft_diag_code(d, WEFT_ENOMEM);
     weft_err e = w(obj, f);
-    if (fclose(f) != 0 && !e) e = WEFT_ENOMEM;
-    if (!e) *out = weft__fnv64(WEFT__FNV_INIT, buf, len);
+    if (fclose(f) != 0 && !e)
+        e = WEFT_ENOMEM;
+    if (!e)
+        *out = weft__fnv64(WEFT__FNV_INIT, buf, len);
     free(buf); /* open_memstream's buffer comes from malloc */
     return e ? weft_diag_code(d, e) : WEFT_OK;
 }
@@ -188,14 +194,18 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                              cfg->algo, cfg->plan_file);
     if (has_fabric) {
         e = weft_topo_from_spec(cfg->fabric, NULL, &s->topo, d);
-        if (!e) e = copy_name(&s->fabric, cfg->fabric, d);
-        if (e) return e;
+        if (!e)
+            e = copy_name(&s->fabric, cfg->fabric, d);
+        if (e)
+            return e;
     } else if (has_algo) {
         char spec[32];
         snprintf(spec, sizeof spec, "switch:%u", c->size);
         e = weft_topo_preset(spec, &s->topo, d);
-        if (!e) e = copy_name(&s->fabric, spec, d);
-        if (e) return e;
+        if (!e)
+            e = copy_name(&s->fabric, spec, d);
+        if (e)
+            return e;
     }
     if (s->topo && weft_topo_num_ranks(s->topo) != c->size)
         return weft_diag_set(d, WEFT_EINVAL,
@@ -212,12 +222,15 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                                  "comm: unknown algorithm '%s' (WEFT_ALGO; weft plan --list lists "
                                  "them)",
                                  cfg->algo);
-        if (!(s->algo = weft__strdup(cfg->algo))) return weft_diag_code(d, WEFT_ENOMEM);
+        if (!(s->algo = weft__strdup(cfg->algo)))
+            return weft_diag_code(d, WEFT_ENOMEM);
     }
     if (has_plan) {
         e = copy_name(&s->plan_name, cfg->plan_file, d);
-        if (!e) e = weft_plan_load_file(cfg->plan_file, &s->plan, d);
-        if (e) return e;
+        if (!e)
+            e = weft_plan_load_file(cfg->plan_file, &s->plan, d);
+        if (e)
+            return e;
         const weft_plan_info *info = weft_plan_get_info(s->plan);
         if (info->nranks != c->size)
             return weft_diag_set(d, WEFT_EINVAL,
@@ -225,7 +238,8 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                                  "has %u",
                                  s->plan_name, info->nranks, c->size);
         e = weft_comm_plan_new(c, s->plan, &s->plan_cp, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     if (cfg->tuning && *cfg->tuning) {
         if (has_algo || has_plan)
@@ -241,9 +255,12 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
                                  "made for (WEFT_FABRIC)",
                                  cfg->tuning);
         e = copy_name(&s->tuning_name, cfg->tuning, d);
-        if (!e) e = weft_tuning_load_file(cfg->tuning, &s->tuning, d);
-        if (!e) e = weft_tuning_check(s->tuning, s->topo, s->fabric, d);
-        if (e) return e;
+        if (!e)
+            e = weft_tuning_load_file(cfg->tuning, &s->tuning, d);
+        if (!e)
+            e = weft_tuning_check(s->tuning, s->topo, s->fabric, d);
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -251,7 +268,8 @@ static weft_err load(weft__select *s, weft_comm *c, const weft_comm_config *cfg,
 weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag *d)
 {
     weft__select *s = weft__calloc(1, sizeof *s);
-    if (!s) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!s)
+        return weft_diag_code(d, WEFT_ENOMEM);
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
         weft__free(s);
         return weft_diag_set(d, WEFT_ENOMEM, "comm: cannot make the selection's lock");
@@ -260,14 +278,21 @@ weft_err weft__select_init(weft_comm *c, const weft_comm_config *cfg, weft_diag 
     /* Agreement even when this rank failed to load would leave the others
      * waiting until it closes its bootstrap; they then fail with EPEER. */
     uint64_t h[4];
-    if (!e) e = text_hash(cfg->fabric && *cfg->fabric ? s->topo : NULL, write_topo, &h[0], d);
-    if (!e) e = text_hash(s->plan, write_plan, &h[2], d);
-    if (!e) e = text_hash(s->tuning, write_tuning, &h[3], d);
+    if (!e)
+        e = text_hash(cfg->fabric && *cfg->fabric ? s->topo : NULL, write_topo, &h[0], d);
+    if (!e)
+        e = text_hash(s->plan, write_plan, &h[2], d);
+    if (!e)
+        e = text_hash(s->tuning, write_tuning, &h[3], d);
     h[1] = s->algo ? weft__fnv64(WEFT__FNV_INIT, s->algo, strlen(s->algo) + 1) : 0;
-    if (!e) e = weft_comm_agree(c, "the fabric (WEFT_FABRIC)", &h[0], sizeof h[0], d);
-    if (!e) e = weft_comm_agree(c, "the algorithm (WEFT_ALGO)", &h[1], sizeof h[1], d);
-    if (!e) e = weft_comm_agree(c, "the plan (WEFT_PLAN)", &h[2], sizeof h[2], d);
-    if (!e) e = weft_comm_agree(c, "the tuning table (WEFT_TUNING)", &h[3], sizeof h[3], d);
+    if (!e)
+        e = weft_comm_agree(c, "the fabric (WEFT_FABRIC)", &h[0], sizeof h[0], d);
+    if (!e)
+        e = weft_comm_agree(c, "the algorithm (WEFT_ALGO)", &h[1], sizeof h[1], d);
+    if (!e)
+        e = weft_comm_agree(c, "the plan (WEFT_PLAN)", &h[2], sizeof h[2], d);
+    if (!e)
+        e = weft_comm_agree(c, "the tuning table (WEFT_TUNING)", &h[3], sizeof h[3], d);
     if (e) {
         weft__select_free(s);
         return e;
@@ -318,8 +343,7 @@ static weft_err get_set(weft__select *s, weft_coll coll, uint32_t root, cand_set
      * optimal: its tree packing takes seconds on large fabrics, too long
      * for a communicator's first call; weft tune ranks it into a table. */
     const char *names[64];
-    size_t n = s->algo ? 1
-                       : weft_sched_candidates(coll, false, WEFT_SCHED_FOR_RUNTIME, names, 64);
+    size_t n = s->algo ? 1 : weft_sched_candidates(coll, false, WEFT_SCHED_FOR_RUNTIME, names, 64);
     weft_err e = WEFT_OK;
     if (!(set->cands = weft__calloc(n ? n : 1, sizeof *set->cands)))
         return weft_diag_code(d, WEFT_ENOMEM);
@@ -430,7 +454,8 @@ static weft_err prepare(weft_comm *c, cand *k, weft_comm_plan **cp, weft_diag *d
 {
     if (!k->cp) {
         weft_err e = weft_comm_plan_new(c, k->plan, &k->cp, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     *cp = k->cp;
     return WEFT_OK;
@@ -453,7 +478,8 @@ static weft_err tuned_cand(weft__select *s, cand_set *set, const weft_tuning_ent
     weft_diag_clear(&ld);
     weft_plan *p = NULL;
     weft_err e = weft_tuning_build(s->topo, name, set->coll, (weft_rank){set->root}, &p, &ld);
-    if (e == WEFT_ENOMEM) return weft_diag_code(d, e);
+    if (e == WEFT_ENOMEM)
+        return weft_diag_code(d, e);
     if (e)
         return weft_diag_set(d, e, "comm: %s of the tuning table %s:%u for %s (root %u) on %s: %s",
                              name, s->tuning_name, x->line, weft_coll_name(set->coll), set->root,
@@ -481,7 +507,8 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
     uint32_t pos = 0, idx = 0;
     for (; pos < x->n; pos++) {
         weft_err e = tuned_cand(s, set, x, x->names[pos], &idx, d);
-        if (e) return e;
+        if (e)
+            return e;
         if (count % weft_plan_get_info(set->cands[idx].plan)->chunks == 0) {
             pick = idx;
             break;
@@ -507,9 +534,11 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
                      x->names[pos + 1], x->times_s[pos + 1] * 1e6);
     }
     rank_class *rc = &set->cls[k];
-    if (rc->logged != pick) log_choice(set->coll, ch);
+    if (rc->logged != pick)
+        log_choice(set->coll, ch);
     rc->logged = pick;
-    if (pick >= 0) return prepare(c, &set->cands[pick], cp, d);
+    if (pick >= 0)
+        return prepare(c, &set->cands[pick], cp, d);
     return WEFT_OK;
 }
 
@@ -517,12 +546,16 @@ static weft_err pick_tuned(weft_comm *c, weft__select *s, cand_set *set, size_t 
  * its ranks span several hosts and the root has a host-mate. */
 static bool relay_applies(const weft_comm *c, uint32_t root, uint64_t bytes)
 {
-    if (!c->relay_min || bytes < c->relay_min) return false;
+    if (!c->relay_min || bytes < c->relay_min)
+        return false;
     bool mate = false, other = false;
     for (uint32_t r = 0; r < c->size; r++) {
-        if (r == root) continue;
-        if (c->host_first[r] == c->host_first[root]) mate = true;
-        else other = true;
+        if (r == root)
+            continue;
+        if (c->host_first[r] == c->host_first[root])
+            mate = true;
+        else
+            other = true;
     }
     return mate && other;
 }
@@ -534,7 +567,8 @@ static weft_err relay_topo(weft_comm *c, weft_topo **out, weft_diag *d)
 {
     size_t cap = (size_t)c->size * 64 + 32, at = 0;
     char *text = weft__malloc(cap);
-    if (!text) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!text)
+        return weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t r = 0; r < c->size; r++)
         at += (size_t)snprintf(text + at, cap - at, "node r%u compute host=%u\n", r,
                                c->host_first[r]);
@@ -550,11 +584,11 @@ static weft_err relay_topo(weft_comm *c, weft_topo **out, weft_diag *d)
  * and prepared on first use; *cp stays NULL (the built-in chain) when the
  * count is not a multiple of the plan's chunks. */
 static weft_err relay_pick(weft_comm *c, weft__select *s, uint32_t root, size_t count,
-                           uint64_t bytes, weft_comm_choice *ch, weft_comm_plan **cp,
-                           weft_diag *d)
+                           uint64_t bytes, weft_comm_choice *ch, weft_comm_plan **cp, weft_diag *d)
 {
     weft_err e;
-    if (!s->relay_topo && (e = relay_topo(c, &s->relay_topo, d))) return e;
+    if (!s->relay_topo && (e = relay_topo(c, &s->relay_topo, d)))
+        return e;
     if (!s->relay_plan) {
         s->relay_plan = weft__calloc(c->size, sizeof *s->relay_plan);
         s->relay_cp = weft__calloc(c->size, sizeof *s->relay_cp);
@@ -568,8 +602,8 @@ static weft_err relay_pick(weft_comm *c, weft__select *s, uint32_t root, size_t 
         s->relay_n = c->size;
     }
     if (!s->relay_plan[root] &&
-        (e = weft_synth_classic(s->relay_topo, "relay:auto", WEFT_COLL_BROADCAST,
-                                (weft_rank){root}, &s->relay_plan[root], d)))
+        (e = weft_synth_classic(s->relay_topo, "relay:auto", WEFT_COLL_BROADCAST, (weft_rank){root},
+                                &s->relay_plan[root], d)))
         return e;
     uint32_t chunks = weft_plan_get_info(s->relay_plan[root])->chunks;
     if (count % chunks) {
@@ -593,8 +627,7 @@ static weft_err relay_pick(weft_comm *c, weft__select *s, uint32_t root, size_t 
 
 /* weft__select_pick under s->lock. */
 static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
-                            uint32_t root, weft_comm_choice *out, weft_comm_plan **cp,
-                            weft_diag *d)
+                            uint32_t root, weft_comm_choice *out, weft_comm_plan **cp, weft_diag *d)
 {
     weft__select *s = c->sel;
     weft_comm_choice tmp, *ch = out ? out : &tmp;
@@ -602,8 +635,10 @@ static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dty
     *cp = NULL;
     if ((unsigned)coll >= WEFT__COLL_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "comm: invalid collective %d", (int)coll);
-    if (!es) return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
-    if (!weft_coll_has_root(coll)) root = 0;
+    if (!es)
+        return weft_diag_set(d, WEFT_EINVAL, "comm: invalid dtype %d", (int)dtype);
+    if (!weft_coll_has_root(coll))
+        root = 0;
     if (root >= c->size)
         return weft_diag_set(d, WEFT_EINVAL, "comm: root %u is not in 0 .. %u", root, c->size - 1);
     uint64_t bytes = call_bytes(c, coll, count, es);
@@ -630,34 +665,41 @@ static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dty
                                  count, info->chunks, s->plan_name);
         fill_choice(ch, WEFT_CHOICE_PLAN, s->plan_name, 0, bytes);
         snprintf(ch->reason, sizeof ch->reason, "forced by WEFT_PLAN");
-        if (!s->logged[coll][k]) log_choice(coll, ch);
+        if (!s->logged[coll][k])
+            log_choice(coll, ch);
         s->logged[coll][k] = 1;
         *cp = s->plan_cp;
         return WEFT_OK;
     }
     if (!s->topo && coll == WEFT_COLL_BROADCAST && relay_applies(c, root, bytes)) {
         weft_err e = relay_pick(c, s, root, count, bytes, ch, cp, d);
-        if (e) return e;
+        if (e)
+            return e;
         /* Logged once per size class and outcome (relayed or built-in). */
         int64_t mark = *cp ? 2 : 3;
-        if (s->logged[coll][k] != mark) log_choice(coll, ch);
+        if (s->logged[coll][k] != mark)
+            log_choice(coll, ch);
         s->logged[coll][k] = mark;
         return WEFT_OK;
     }
     if (!s->topo) {
         fill_choice(ch, WEFT_CHOICE_BUILTIN, "builtin", 0, bytes);
         snprintf(ch->reason, sizeof ch->reason, "no fabric configured (WEFT_FABRIC)");
-        if (!s->logged[coll][k]) log_choice(coll, ch);
+        if (!s->logged[coll][k])
+            log_choice(coll, ch);
         s->logged[coll][k] = 1;
         return WEFT_OK;
     }
     cand_set *set = NULL;
     weft_err e = get_set(s, coll, root, &set, d);
-    if (e) return e;
-    if (set->tuned) return pick_tuned(c, s, set, count, bytes, k, ch, cp, d);
+    if (e)
+        return e;
+    if (set->tuned)
+        return pick_tuned(c, s, set, count, bytes, k, ch, cp, d);
     rank_class *rc = &set->cls[k];
     uint64_t at = k ? 1ull << (k - 1) : 0; /* the class's lower bound */
-    if (!rc->ranked && (e = rank_set(s, set, rc, at, d))) return e;
+    if (!rc->ranked && (e = rank_set(s, set, rc, at, d)))
+        return e;
     int64_t pick = -1;
     uint32_t pos = 0;
     for (; pos < set->ncands; pos++) {
@@ -703,9 +745,11 @@ static weft_err pick_locked(weft_comm *c, weft_coll coll, size_t count, weft_dty
                      set->cands[nx].name, rc->est[nx] * 1e6);
         }
     }
-    if (rc->logged != pick) log_choice(coll, ch);
+    if (rc->logged != pick)
+        log_choice(coll, ch);
     rc->logged = pick;
-    if (pick >= 0) return prepare(c, &set->cands[pick], cp, d);
+    if (pick >= 0)
+        return prepare(c, &set->cands[pick], cp, d);
     return WEFT_OK;
 }
 
@@ -727,7 +771,8 @@ weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtyp
 weft_comm_plan *weft__select_alltoallv(weft_comm *c, const weft_plan **plan, const char **name)
 {
     weft__select *s = c->sel;
-    if (!s->plan || !weft_plan_traffic(s->plan)) return NULL;
+    if (!s->plan || !weft_plan_traffic(s->plan))
+        return NULL;
     pthread_mutex_lock(&s->lock);
     if (!s->logged_v && c->rank == 0) /* every rank runs it alike: rank 0 says so */
         weft_log(WEFT_LOG_INFO, "run",

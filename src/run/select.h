@@ -29,8 +29,7 @@ bool weft__select_takes_all(const weft_comm *c);
 /* The decision for one call: *cp is the prepared plan to run, or NULL for
  * the built-in schedule. ch (may be NULL) receives the report. */
 weft_err weft__select_pick(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
-                           uint32_t root,
-                      weft_comm_choice *ch, weft_comm_plan **cp, weft_diag *d);
+                           uint32_t root, weft_comm_choice *ch, weft_comm_plan **cp, weft_diag *d);
 
 /* The forced plan (config plan_file, WEFT_PLAN) when it is an alltoallv
  * plan (one with a traffic matrix), which weft_alltoallv runs, with *plan

@@ -27,7 +27,8 @@ static void sink(weft_log_level level, const char *line, void *arg)
 {
     (void)level;
     (void)arg;
-    if (log_count < 8) snprintf(log_lines[log_count], sizeof log_lines[0], "%s", line);
+    if (log_count < 8)
+        snprintf(log_lines[log_count], sizeof log_lines[0], "%s", line);
     log_count++;
 }
 
@@ -309,8 +310,10 @@ static int tuned(weft_comm *c, void *arg)
              table_path);
     CHECK_STR(ch.reason, want);
     CHECK_INT(log_count, 1);
-    snprintf(want, sizeof want, "weft INFO run: allreduce 4096 B: hd (fastest of 2 by simulation "
-                                "(table %s:10)", table_path);
+    snprintf(want, sizeof want,
+             "weft INFO run: allreduce 4096 B: hd (fastest of 2 by simulation "
+             "(table %s:10)",
+             table_path);
     CHECK_CONTAINS(log_lines[0], want);
     /* Above the largest size: the last entry. */
     CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 1 << 22, WEFT_FLOAT, 0, &ch, &d), WEFT_OK);
@@ -353,7 +356,8 @@ static int tuning_disagree_child(const weft_comm_config *tmpl, void *arg)
     weft_comm *c = NULL;
     weft_err e = weft_comm_init(&cfg, &c, &d);
     weft_comm_free(c);
-    if (e != WEFT_EINVAL) return 91;
+    if (e != WEFT_EINVAL)
+        return 91;
     if (!strstr(d.msg, "ranks disagree on the tuning table (WEFT_TUNING): rank 2 has hash ")) {
         fprintf(stderr, "rank %u: %s\n", tmpl->rank, d.msg);
         return 92;
@@ -422,11 +426,13 @@ static int disagree_child(const weft_comm_config *tmpl, void *arg)
     weft_comm_config cfg = *tmpl;
     weft_diag d;
     weft_diag_clear(&d);
-    if (weft_comm_config_from_env_options(&cfg, &d)) return 90;
+    if (weft_comm_config_from_env_options(&cfg, &d))
+        return 90;
     weft_comm *c = NULL;
     weft_err e = weft_comm_init(&cfg, &c, &d);
     weft_comm_free(c);
-    if (e != WEFT_EINVAL) return 91;
+    if (e != WEFT_EINVAL)
+        return 91;
     if (!strstr(d.msg, "ranks disagree on the algorithm (WEFT_ALGO): rank 1 has hash ")) {
         fprintf(stderr, "rank %u: %s\n", tmpl->rank, d.msg);
         return 92;
@@ -509,7 +515,8 @@ static void test_single(void)
     cfg.tuning = NULL;
     cfg.fabric = NULL;
     CHECK_ERR(weft_comm_init(&cfg, &c, &d), WEFT_OK);
-    if (!c) return;
+    if (!c)
+        return;
     weft_comm_choice ch;
     CHECK_ERR(weft_comm_choose(c, WEFT_COLL_ALLGATHER, 10, WEFT_HALF, 0, &ch, &d), WEFT_OK);
     CHECK_INT(ch.source, WEFT_CHOICE_BUILTIN);
@@ -559,10 +566,12 @@ static weft_err oom_ctor(void *arg)
     cfg.tuning = a->tuning;
     weft_comm *c = NULL;
     weft_err e = weft_comm_init(&cfg, &c, NULL);
-    if (e) return e;
+    if (e)
+        return e;
     weft_comm_choice ch;
     e = weft_comm_choose(c, WEFT_COLL_ALLREDUCE, 4, WEFT_INT64, 0, &ch, NULL);
-    if (!e && ch.source != (a->plan ? WEFT_CHOICE_PLAN : WEFT_CHOICE_BUILTIN)) e = WEFT_EINVAL;
+    if (!e && ch.source != (a->plan ? WEFT_CHOICE_PLAN : WEFT_CHOICE_BUILTIN))
+        e = WEFT_EINVAL;
     if (e) {
         weft_comm_free(c);
         return e;
@@ -585,7 +594,8 @@ static void test_oom(void)
     char path[] = "/tmp/weft-select-XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     const char *text = "weft-plan 1\ncoll allreduce\nranks 1\nchunks 2\nscratch 1\ninplace no\n"
                        "op 0 copy 0:in[0] 0:scratch[0]\n"
                        "op 1 copy 0:scratch[0] 0:out[0] deps=0\n"
@@ -645,7 +655,8 @@ static bool deep_copy(const char *src, const char *name, char *out, size_t cap)
     char *text = weft_test_read_file(src, &len);
     FILE *f = text ? fopen(out, "wb") : NULL;
     bool ok = f && fwrite(text, 1, len, f) == len;
-    if (f) ok = fclose(f) == 0 && ok;
+    if (f)
+        ok = fclose(f) == 0 && ok;
     free(text);
     CHECK(ok);
     return ok;
@@ -667,7 +678,8 @@ static void deep_remove(const char *file)
 static void test_deep_paths(void)
 {
     static char plan[sizeof deep_dir + 64], table[sizeof deep_dir + 64], want[WEFT_DIAG_MSG_SIZE];
-    if (!deep_copy(RING4, "ring_allreduce_4.plan", plan, sizeof plan)) return;
+    if (!deep_copy(RING4, "ring_allreduce_4.plan", plan, sizeof plan))
+        return;
     CHECK(strlen(plan) > 3000);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);

@@ -91,8 +91,10 @@ static bool times(const weft_topo *t, const weft_plan *p, double size, double *s
     weft_sim_result r;
     weft_diag d;
     weft_err e = weft_sim_plan(t, p, (uint64_t)size, &o, &r, &d);
-    if (!e) e = weft_plan_alpha_beta(p, t, size, ab, &d);
-    if (!e) e = weft_plan_shared_time(p, t, size, &so, sh, &d);
+    if (!e)
+        e = weft_plan_alpha_beta(p, t, size, ab, &d);
+    if (!e)
+        e = weft_plan_shared_time(p, t, size, &so, sh, &d);
     CHECK_ERR(e, WEFT_OK);
     if (e) {
         fprintf(stderr, "%s\n", d.msg);
@@ -114,13 +116,19 @@ static void one_case(const char *spec, const weft_topo *t, weft_coll coll, weft_
     weft_plan_shared sh[MAXC];
     int best = -1, pab = -1, psh = -1;
     for (int i = 0; i < n; i++) {
-        if (verbose > 1) printf("  %s\n", names[i]);
-        if (!times(t, plans[i], size, &sim[i], &ab[i], &sh[i])) return;
-        if (best < 0 || sim[i] < sim[best]) best = i;
-        if (pab < 0 || ab[i] < ab[pab]) pab = i; /* the old rule: first of the lowest */
-        if (psh < 0 || weft_plan_shared_before(&sh[i], &sh[psh])) psh = i;
+        if (verbose > 1)
+            printf("  %s\n", names[i]);
+        if (!times(t, plans[i], size, &sim[i], &ab[i], &sh[i]))
+            return;
+        if (best < 0 || sim[i] < sim[best])
+            best = i;
+        if (pab < 0 || ab[i] < ab[pab])
+            pab = i; /* the old rule: first of the lowest */
+        if (psh < 0 || weft_plan_shared_before(&sh[i], &sh[psh]))
+            psh = i;
     }
-    if (best < 0) return;
+    if (best < 0)
+        return;
     char what[160];
     snprintf(what, sizeof what, "%s %s %.0f B", spec, weft_coll_name(coll), size);
     account(ab_t, sim[pab] / sim[best], what);
@@ -184,7 +192,8 @@ static void test_netns(void)
 {
     weft_topo *t = weft__test_topo_spec_unshaped(NETNS);
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_plan *ring = build(t, "ring", WEFT_COLL_ALLREDUCE);
     weft_plan *biring = build(t, "biring", WEFT_COLL_ALLREDUCE);
     weft_plan *dbtree = build(t, "dbtree", WEFT_COLL_ALLREDUCE);

@@ -22,7 +22,8 @@
 void weft__sock_format(const struct sockaddr_in *a, char *buf, size_t size)
 {
     char ip[INET_ADDRSTRLEN];
-    if (!inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip)) snprintf(ip, sizeof ip, "?");
+    if (!inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip))
+        snprintf(ip, sizeof ip, "?");
     snprintf(buf, size, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
 }
 
@@ -68,7 +69,8 @@ weft_err weft__sock_parse_addr(const char *text, const char *what, struct sockad
 static weft_err sys_err(weft_diag *d, int e, const char *what, const struct sockaddr_in *a)
 {
     char buf[64] = "";
-    if (a) weft__sock_format(a, buf, sizeof buf);
+    if (a)
+        weft__sock_format(a, buf, sizeof buf);
     weft_err code = (e == ECONNRESET || e == EPIPE || e == ECONNABORTED) ? WEFT_EPEER : WEFT_EIO;
     return weft_diag_set(d, code, "%s%s%s: %s", what, a ? " " : "", buf, strerror(e));
 }
@@ -92,7 +94,8 @@ weft_err weft__sock_listen(const struct sockaddr_in *at, int *fd, struct sockadd
                            weft_diag *d)
 {
     int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s < 0) return sys_err(d, errno, "socket", NULL);
+    if (s < 0)
+        return sys_err(d, errno, "socket", NULL);
     int one = 1;
     weft_err e;
     (void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -123,8 +126,10 @@ static weft_err wait_fd(int fd, short events, int64_t deadline, const char *what
         struct pollfd p = {.fd = fd, .events = events};
         int ms = weft__ms_until(deadline, 1000);
         int rc = poll(&p, 1, ms);
-        if (rc > 0) return WEFT_OK;
-        if (rc < 0 && errno != EINTR) return sys_err(d, errno, "poll", NULL);
+        if (rc > 0)
+            return WEFT_OK;
+        if (rc < 0 && errno != EINTR)
+            return sys_err(d, errno, "poll", NULL);
         if (rc == 0 && weft__now_ns() >= deadline)
             return weft_diag_set(d, WEFT_ETIMEDOUT, "%s: timed out", what);
     }
@@ -136,7 +141,8 @@ weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int 
     weft__sock_format(to, name, sizeof name);
     for (;;) {
         int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (s < 0) return sys_err(d, errno, "socket", NULL);
+        if (s < 0)
+            return sys_err(d, errno, "socket", NULL);
         int err = 0;
         if (connect(s, (const struct sockaddr *)to, sizeof *to) < 0) {
             err = errno;
@@ -148,7 +154,8 @@ weft_err weft__sock_connect(const struct sockaddr_in *to, int64_t deadline, int 
                                          e == WEFT_ETIMEDOUT ? "timed out" : "poll failed");
                 }
                 socklen_t len = sizeof err;
-                if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+                if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+                    err = errno;
             }
         }
         if (err == 0) {
@@ -178,10 +185,13 @@ weft_err weft__sock_accept(int lfd, int64_t deadline, int *fd, struct sockaddr_i
             *fd = s;
             return WEFT_OK;
         }
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return sys_err(d, errno, "accept", NULL);
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return sys_err(d, errno, "accept", NULL);
         weft_err e = wait_fd(lfd, POLLIN, deadline, "accept", d);
-        if (e) return e;
+        if (e)
+            return e;
     }
 }
 
@@ -195,11 +205,13 @@ weft_err weft__sock_write_all(int fd, const void *buf, size_t len, int64_t deadl
             len -= (size_t)n;
             continue;
         }
-        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return sys_err(d, errno, "send", NULL);
         weft_err e = wait_fd(fd, POLLOUT, deadline, "send", d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -214,11 +226,15 @@ weft_err weft__sock_read_all(int fd, void *buf, size_t len, int64_t deadline, we
             len -= (size_t)n;
             continue;
         }
-        if (n == 0) return weft_diag_set(d, WEFT_EPEER, "connection closed by the peer");
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return sys_err(d, errno, "recv", NULL);
+        if (n == 0)
+            return weft_diag_set(d, WEFT_EPEER, "connection closed by the peer");
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return sys_err(d, errno, "recv", NULL);
         weft_err e = wait_fd(fd, POLLIN, deadline, "recv", d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -226,7 +242,8 @@ weft_err weft__sock_read_all(int fd, void *buf, size_t len, int64_t deadline, we
 weft_err weft__sock_ifaddr(const char *ifname, struct in_addr *out, weft_diag *d)
 {
     struct ifaddrs *list;
-    if (getifaddrs(&list) < 0) return sys_err(d, errno, "getifaddrs", NULL);
+    if (getifaddrs(&list) < 0)
+        return sys_err(d, errno, "getifaddrs", NULL);
     bool found = false;
     for (struct ifaddrs *i = list; i && !found; i = i->ifa_next) {
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, ifname) == 0) {
@@ -246,7 +263,8 @@ struct in_addr weft__sock_default_ifaddr(void)
     struct in_addr a;
     a.s_addr = htonl(INADDR_LOOPBACK);
     struct ifaddrs *list;
-    if (getifaddrs(&list) < 0) return a;
+    if (getifaddrs(&list) < 0)
+        return a;
     for (struct ifaddrs *i = list; i; i = i->ifa_next) {
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
             !(i->ifa_flags & IFF_LOOPBACK)) {
@@ -261,11 +279,12 @@ struct in_addr weft__sock_default_ifaddr(void)
 weft_err weft__sock_netns_enter(const char *path, const char *what, int *saved, weft_diag *d)
 {
     *saved = -1;
-    if (!path || !*path) return WEFT_OK;
+    if (!path || !*path)
+        return WEFT_OK;
     int target = open(path, O_RDONLY | O_CLOEXEC);
     if (target < 0)
-        return weft_diag_set(d, errno == ENOENT ? WEFT_ENOENT : WEFT_EIO, "%s: cannot open '%s': %s",
-                             what, path, strerror(errno));
+        return weft_diag_set(d, errno == ENOENT ? WEFT_ENOENT : WEFT_EIO,
+                             "%s: cannot open '%s': %s", what, path, strerror(errno));
     weft_err e;
     /* The thread's own namespace, not the process's: another thread of the
      * caller may be switched elsewhere. */
@@ -299,7 +318,8 @@ close_target:
 
 weft_err weft__sock_netns_leave(int saved, weft_diag *d)
 {
-    if (saved < 0) return WEFT_OK;
+    if (saved < 0)
+        return WEFT_OK;
     int rc = setns(saved, CLONE_NEWNET);
     int err = errno;
     close(saved);

@@ -93,7 +93,8 @@ static int boot_child(const weft_comm_config *cfg, void *arg)
     weft_log_set_sink(capture, NULL);
     close(strangers_done[1]);
     char b;
-    if (cfg->rank != 0 && read(strangers_done[0], &b, 1) != 0) return 96;
+    if (cfg->rank != 0 && read(strangers_done[0], &b, 1) != 0)
+        return 96;
     close(strangers_done[0]);
     return weft__test_with_comm(cfg, boot_body, arg);
 }
@@ -131,8 +132,7 @@ static void test_bootstrap(void)
         CHECK(!"pipe");
         return;
     }
-    CHECK_INT(weft__test_ranks(3, &cfg, boot_child, boot_strangers, NULL, 1200000, codes, NULL),
-              0);
+    CHECK_INT(weft__test_ranks(3, &cfg, boot_child, boot_strangers, NULL, 1200000, codes, NULL), 0);
     close(strangers_done[0]);
     for (int r = 0; r < 3; r++)
         CHECK_INT(codes[r], 0);
@@ -149,7 +149,8 @@ static int go[2];
 static int silent_child(const weft_comm_config *cfg, void *arg)
 {
     char b;
-    if (cfg->rank != 0 && read(go[0], &b, 1) != 1) return 98;
+    if (cfg->rank != 0 && read(go[0], &b, 1) != 1)
+        return 98;
     return weft__test_with_comm(cfg, boot_body_plain, arg);
 }
 
@@ -185,7 +186,8 @@ static void test_silent_bootstrap(void)
     for (int r = 0; r < 3; r++)
         CHECK_INT(codes[r], 0);
     for (int i = 0; i < SILENT; i++)
-        if (fds[i] >= 0) close(fds[i]);
+        if (fds[i] >= 0)
+            close(fds[i]);
     close(go[0]);
     close(go[1]);
 }
@@ -223,9 +225,11 @@ static void test_silent_cause(void)
                        "without a valid hello, the last from 127.0.0.1:";
     CHECK(strncmp(d.msg, want, strlen(want)) == 0);
     CHECK_CONTAINS(d.msg, " (no complete hello)");
-    if (strncmp(d.msg, want, strlen(want)) != 0) fprintf(stderr, "got: %s\n", d.msg);
+    if (strncmp(d.msg, want, strlen(want)) != 0)
+        fprintf(stderr, "got: %s\n", d.msg);
     for (int i = 0; i < 5; i++)
-        if (s[i] >= 0) close(s[i]);
+        if (s[i] >= 0)
+            close(s[i]);
     close(lfd);
 }
 
@@ -238,7 +242,8 @@ static weft_err drive(weft__xport *x, weft__xreq *r)
     while (!r->complete) {
         bool moved = false;
         weft_err e = weft__xport_tcp.progress(x, 100000000, &moved, NULL);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -258,7 +263,8 @@ enum { MSG = 300001 };
 static void test_transport(void)
 {
     int up[2], down[2];
-    if (pipe(up) < 0 || pipe(down) < 0) return;
+    if (pipe(up) < 0 || pipe(down) < 0)
+        return;
     unsigned char addrs[2 * WEFT__XPORT_ADDR_BYTES];
     bool serve[2] = {true, true};
     fflush(stdout);
@@ -267,7 +273,8 @@ static void test_transport(void)
         weft_test_child_start();
         weft_log_set_sink(capture, NULL);
         weft__xport *x = open_tcp(1, addrs + WEFT__XPORT_ADDR_BYTES);
-        if (!x) _exit(90);
+        if (!x)
+            _exit(90);
         if (write(up[1], addrs + WEFT__XPORT_ADDR_BYTES, WEFT__XPORT_ADDR_BYTES) < 0 ||
             read(down[0], addrs, WEFT__XPORT_ADDR_BYTES) != WEFT__XPORT_ADDR_BYTES)
             _exit(91);
@@ -338,7 +345,8 @@ static void test_transport(void)
     for (int i = 0; i < 4; i++)
         check_closed(s[i]);
     for (int i = 0; i < SILENT; i++)
-        if (quiet[i] >= 0) close(quiet[i]);
+        if (quiet[i] >= 0)
+            close(quiet[i]);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

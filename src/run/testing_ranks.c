@@ -17,7 +17,8 @@
 
 double weft__test_small(weft_redop op, uint32_t r, size_t i)
 {
-    if (op == WEFT_PROD) return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
+    if (op == WEFT_PROD)
+        return (r + i) % 3 == 0 ? 2 : ((r * 5 + i) % 7 == 0 ? -1 : 1);
     return (double)((r * 7 + i * 3) % 5) - 2;
 }
 
@@ -62,8 +63,8 @@ void weft__test_comm_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__co
     weft__test_ranks_ok(n, tmpl, comm_child, &j, limit_ms, what);
 }
 
-void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
-                         void *arg, int limit_ms, const char *what)
+void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child, void *arg,
+                         int limit_ms, const char *what)
 {
     int codes[64];
     memset(codes, -1, sizeof codes);
@@ -90,7 +91,8 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 128) < 0 ||
         getsockname(lfd, (struct sockaddr *)&a, &alen) < 0) {
         perror("test ranks: listen");
-        if (lfd >= 0) close(lfd);
+        if (lfd >= 0)
+            close(lfd);
         return -1;
     }
     char addr[64];
@@ -121,8 +123,10 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             /* WEFT_CPUS runs a test as on a host with that many CPUs
              * (CMakeLists.txt runs the runtime tests so as well). */
             const char *cpus = getenv("WEFT_CPUS");
-            if (!cfg.cpus && cpus) cfg.cpus = (uint32_t)strtoul(cpus, NULL, 10);
-            if (r != 0) close(lfd);
+            if (!cfg.cpus && cpus)
+                cfg.cpus = (uint32_t)strtoul(cpus, NULL, 10);
+            if (r != 0)
+                close(lfd);
             int rc = weft_test_child_status(child(&cfg, arg));
             fflush(stdout);
             fflush(stderr);
@@ -131,10 +135,12 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
         pids[r] = p;
     }
     close(lfd);
-    if (parent) parent(pids, n, ntohs(a.sin_port), arg);
+    if (parent)
+        parent(pids, n, ntohs(a.sin_port), arg);
     uint32_t left = n;
     bool killed = false;
-    if (limit_ms < WEFT__TEST_HANG_MS) limit_ms = WEFT__TEST_HANG_MS;
+    if (limit_ms < WEFT__TEST_HANG_MS)
+        limit_ms = WEFT__TEST_HANG_MS;
     while (left) {
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);
@@ -142,7 +148,8 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             if (!killed && weft__now_ns() - start > (int64_t)limit_ms * 1000000) {
                 fprintf(stderr, "test ranks: still running after %d ms, killing\n", limit_ms);
                 for (uint32_t r = 0; r < n; r++)
-                    if (pids[r]) kill(pids[r], SIGKILL);
+                    if (pids[r])
+                        kill(pids[r], SIGKILL);
                 killed = true;
             }
             struct timespec ts = {0, 2000000};
@@ -150,13 +157,15 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
             continue;
         }
         if (p < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             break;
         }
         for (uint32_t r = 0; r < n; r++) {
             if (pids[r] == p) {
                 codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-                if (ms) ms[r] = (long)(weft__now_ns() / 1000000);
+                if (ms)
+                    ms[r] = (long)(weft__now_ns() / 1000000);
                 pids[r] = 0;
                 left--;
             }

@@ -39,8 +39,8 @@ int weft__test_ranks(uint32_t n, const weft_comm_config *tmpl, weft__rank_main c
 /* weft__test_ranks without a parent hook, then a test failure unless every
  * rank exited 0: "WHAT, N ranks: rank R exited with CODE" on stderr for
  * each rank that did not (n at most 64). */
-void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child,
-                         void *arg, int limit_ms, const char *what);
+void weft__test_ranks_ok(uint32_t n, const weft_comm_config *tmpl, weft__rank_main child, void *arg,
+                         int limit_ms, const char *what);
 
 /* A child's usual body: weft_comm_init, then fn, then weft_comm_free; the
  * exit code is fn's, or 100 + the error of weft_comm_init (its message on

@@ -21,7 +21,8 @@ static int returns_failed(const weft_comm_config *cfg, void *arg)
 static int rank1_fails(const weft_comm_config *cfg, void *arg)
 {
     (void)arg;
-    if (cfg->rank == 1) weft__test_failed++;
+    if (cfg->rank == 1)
+        weft__test_failed++;
     return 0;
 }
 

@@ -52,11 +52,13 @@ const char *weft_tuning_candidate(size_t i)
 
 bool weft_tuning_candidate_supports(const char *name, weft_coll coll)
 {
-    if ((unsigned)coll >= WEFT__COLL_COUNT) return false;
+    if ((unsigned)coll >= WEFT__COLL_COUNT)
+        return false;
     const char *got[64];
     size_t k = weft_sched_candidates(coll, false, WEFT_SCHED_FOR_RUNTIME, got, 64);
     for (size_t q = 0; q < k; q++)
-        if (strcmp(got[q], name) == 0) return true;
+        if (strcmp(got[q], name) == 0)
+            return true;
     return false;
 }
 
@@ -64,7 +66,8 @@ bool weft_tuning_candidate_supports(const char *name, weft_coll coll)
 static bool is_candidate(const char *name)
 {
     for (int c = 0; c < WEFT__COLL_COUNT; c++)
-        if (weft_tuning_candidate_supports(name, (weft_coll)c)) return true;
+        if (weft_tuning_candidate_supports(name, (weft_coll)c))
+            return true;
     return false;
 }
 
@@ -79,16 +82,18 @@ weft_err weft_tuning_build(const weft_topo *t, const char *name, weft_coll coll,
     return weft_sched_build(t, name, &a, out, d);
 }
 
-weft_err weft__tuning_text_hash(const void *obj, weft__tuning_writer w, uint64_t *out,
-                                weft_diag *d)
+weft_err weft__tuning_text_hash(const void *obj, weft__tuning_writer w, uint64_t *out, weft_diag *d)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!f)
+        return weft_diag_code(d, WEFT_ENOMEM);
     weft_err e = w(obj, f);
-    if (fclose(f) != 0 && !e) e = WEFT_ENOMEM;
-    if (!e) *out = weft__fnv64(WEFT__FNV_INIT, buf, len);
+    if (fclose(f) != 0 && !e)
+        e = WEFT_ENOMEM;
+    if (!e)
+        *out = weft__fnv64(WEFT__FNV_INIT, buf, len);
     free(buf); /* open_memstream's buffer comes from malloc */
     return e ? weft_diag_code(d, e) : WEFT_OK;
 }
@@ -109,7 +114,8 @@ weft_err weft__tuning_alloc(const char *fabric, const char *sim, const char *nam
                             weft_tuning **out)
 {
     weft_tuning *tt = weft__calloc(1, sizeof *tt);
-    if (!tt) return WEFT_ENOMEM;
+    if (!tt)
+        return WEFT_ENOMEM;
     tt->fabric = weft__strdup(fabric ? fabric : "-");
     tt->sim = weft__strdup(sim ? sim : "");
     tt->name = weft__strdup(name ? name : "<table>");
@@ -125,16 +131,18 @@ weft_err weft__tuning_alloc(const char *fabric, const char *sim, const char *nam
     return WEFT_OK;
 }
 
-weft_err weft_tuning_new(const weft_topo *t, const char *fabric, const char *sim,
-                         weft_tuning **out, weft_diag *d)
+weft_err weft_tuning_new(const weft_topo *t, const char *fabric, const char *sim, weft_tuning **out,
+                         weft_diag *d)
 {
     if ((fabric && strpbrk(fabric, "\r\n")) || (sim && strpbrk(sim, "\r\n")))
         return weft_diag_set(d, WEFT_EINVAL, "tuning: the fabric and sim notes must be one line");
     uint64_t h;
     weft_err e = weft_tuning_fabric_hash(t, &h, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft_tuning *tt;
-    if ((e = weft__tuning_alloc(fabric, sim, NULL, &tt))) return weft_diag_code(d, e);
+    if ((e = weft__tuning_alloc(fabric, sim, NULL, &tt)))
+        return weft_diag_code(d, e);
     tt->info.ranks = weft_topo_num_ranks(t);
     tt->info.fabric_hash = h;
     *out = tt;
@@ -151,7 +159,8 @@ static void entry_fini(tuning_entry *x)
 
 void weft_tuning_free(weft_tuning *tt)
 {
-    if (!tt) return;
+    if (!tt)
+        return;
     for (uint32_t i = 0; i < tt->info.entries; i++)
         entry_fini(&tt->entries[i]);
     weft__free(tt->entries);
@@ -167,13 +176,14 @@ static const tuning_entry *last_of(const weft_tuning *tt, weft_coll coll)
 {
     const tuning_entry *last = NULL;
     for (uint32_t i = 0; i < tt->info.entries; i++)
-        if (tt->entries[i].pub.coll == coll) last = &tt->entries[i];
+        if (tt->entries[i].pub.coll == coll)
+            last = &tt->entries[i];
     return last;
 }
 
-weft_err weft__tuning_check_entry(const weft_tuning *tt, weft_coll coll, uint64_t bytes,
-                                  uint32_t n, const char *const *names, const double *times,
-                                  char *why, size_t cap)
+weft_err weft__tuning_check_entry(const weft_tuning *tt, weft_coll coll, uint64_t bytes, uint32_t n,
+                                  const char *const *names, const double *times, char *why,
+                                  size_t cap)
 {
     if ((unsigned)coll >= WEFT__COLL_COUNT) {
         snprintf(why, cap, "invalid collective %d", (int)coll);
@@ -221,18 +231,19 @@ weft_err weft__tuning_append(weft_tuning *tt, weft_coll coll, uint64_t bytes, ui
                              const char *const *names, const double *times, uint32_t line)
 {
     size_t cap = tt->cap;
-    if (weft__grow((void **)&tt->entries, &cap, (size_t)tt->info.entries + 1,
-                   sizeof *tt->entries))
+    if (weft__grow((void **)&tt->entries, &cap, (size_t)tt->info.entries + 1, sizeof *tt->entries))
         return WEFT_ENOMEM;
     tt->cap = cap;
     tuning_entry x;
     memset(&x, 0, sizeof x);
     x.names = weft__calloc(n, sizeof *x.names);
     x.times = weft__malloc(n * sizeof *x.times);
-    if (!x.names || !x.times) goto free_entry;
+    if (!x.names || !x.times)
+        goto free_entry;
     x.pub.n = n;
     for (uint32_t i = 0; i < n; i++) {
-        if (!(x.names[i] = weft__strdup(names[i]))) goto free_entry;
+        if (!(x.names[i] = weft__strdup(names[i])))
+            goto free_entry;
         x.times[i] = times[i];
     }
     x.pub.coll = coll;
@@ -242,8 +253,7 @@ weft_err weft__tuning_append(weft_tuning *tt, weft_coll coll, uint64_t bytes, ui
     uint32_t at = tt->info.entries;
     while (at > 0 && tt->entries[at - 1].pub.coll > coll)
         at--;
-    memmove(&tt->entries[at + 1], &tt->entries[at],
-            (tt->info.entries - at) * sizeof *tt->entries);
+    memmove(&tt->entries[at + 1], &tt->entries[at], (tt->info.entries - at) * sizeof *tt->entries);
     tt->entries[at] = x;
     tt->info.entries++;
     /* Moving entries moved the arrays' owners: refresh every public view. */
@@ -268,7 +278,8 @@ weft_err weft_tuning_add(weft_tuning *tt, weft_coll coll, uint64_t bytes, uint32
     const char **sn = weft__malloc(n * sizeof *sn);
     double *st = weft__malloc(n * sizeof *st);
     weft_err e = WEFT_ENOMEM;
-    if (!order || !sn || !st) goto free_sort;
+    if (!order || !sn || !st)
+        goto free_sort;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = i;
         while (j > 0 && times_s[order[j - 1]] > times_s[i]) {
@@ -304,9 +315,12 @@ const weft_tuning_entry *weft_tuning_lookup(const weft_tuning *tt, weft_coll col
     const weft_tuning_entry *best = NULL, *first = NULL;
     for (uint32_t i = 0; i < tt->info.entries; i++) {
         const weft_tuning_entry *x = &tt->entries[i].pub;
-        if (x->coll != coll) continue;
-        if (!first) first = x;
-        if (x->bytes <= bytes) best = x;
+        if (x->coll != coll)
+            continue;
+        if (!first)
+            first = x;
+        if (x->bytes <= bytes)
+            best = x;
     }
     return best ? best : first;
 }
@@ -316,9 +330,11 @@ weft_err weft_tuning_check(const weft_tuning *tt, const weft_topo *t, const char
 {
     uint64_t h;
     weft_err e = weft_tuning_fabric_hash(t, &h, d);
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t r = weft_topo_num_ranks(t);
-    if (h == tt->info.fabric_hash && r == tt->info.ranks) return WEFT_OK;
+    if (h == tt->info.fabric_hash && r == tt->info.ranks)
+        return WEFT_OK;
     return weft_diag_set(d, WEFT_EINVAL,
                          "%s: the tuning table is for fabric %s (hash %016llx, %u ranks); %s has "
                          "hash %016llx (%u ranks); run weft tune %s",

@@ -25,9 +25,9 @@ weft_err weft__tuning_alloc(const char *fabric, const char *sim, const char *nam
                             weft_tuning **out);
 /* Why (coll, bytes, names, times) cannot be the next entry of tt, written
  * to why; WEFT_OK when it can. Times are not required to be sorted. */
-weft_err weft__tuning_check_entry(const weft_tuning *tt, weft_coll coll, uint64_t bytes,
-                                  uint32_t n, const char *const *names, const double *times,
-                                  char *why, size_t cap);
+weft_err weft__tuning_check_entry(const weft_tuning *tt, weft_coll coll, uint64_t bytes, uint32_t n,
+                                  const char *const *names, const double *times, char *why,
+                                  size_t cap);
 /* Appends a checked entry in the given order; only WEFT_ENOMEM fails. */
 weft_err weft__tuning_append(weft_tuning *tt, weft_coll coll, uint64_t bytes, uint32_t n,
                              const char *const *names, const double *times, uint32_t line);

@@ -2,8 +2,8 @@
  * docs/run.md the reasons). One pass over the text, line by line; every
  * error names the table and the line, and nothing is returned after one. */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +42,7 @@ typedef struct reader {
     weft_diag *d;
 } reader;
 
-#define MAX_TOKENS (sizeof ((reader *)0)->tok / sizeof *((reader *)0)->tok)
+#define MAX_TOKENS (sizeof((reader *)0)->tok / sizeof *((reader *)0)->tok)
 
 static weft_err fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static weft_err fail(reader *r, const char *fmt, ...)
@@ -63,12 +63,15 @@ static bool split(reader *r)
     for (;;) {
         while (*p == ' ' || *p == '\t' || *p == '\r')
             p++;
-        if (!*p) return true;
-        if (r->ntok == MAX_TOKENS) return false;
+        if (!*p)
+            return true;
+        if (r->ntok == MAX_TOKENS)
+            return false;
         r->tok[r->ntok++] = p;
         while (*p && *p != ' ' && *p != '\t' && *p != '\r')
             p++;
-        if (*p) *p++ = '\0';
+        if (*p)
+            *p++ = '\0';
     }
 }
 
@@ -90,11 +93,13 @@ static const char *rest(char *line)
 
 static bool parse_u64(const char *s, int base, uint64_t *out)
 {
-    if (!*s || *s == '-' || *s == '+' || *s == ' ') return false;
+    if (!*s || *s == '-' || *s == '+' || *s == ' ')
+        return false;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, base);
-    if (*end || errno) return false;
+    if (*end || errno)
+        return false;
     *out = v;
     return true;
 }
@@ -106,7 +111,8 @@ static weft_err header_line(reader *r, weft_tuning *tt, unsigned step, char *raw
 {
     const char *key = header_key[step];
     if (strcmp(r->tok[0], key) != 0) {
-        if (step == 0) return fail(r, "expected 'weft-tuning %d' (a weft tuning table)", WEFT_TUNING_VERSION);
+        if (step == 0)
+            return fail(r, "expected 'weft-tuning %d' (a weft tuning table)", WEFT_TUNING_VERSION);
         return fail(r, "expected the '%s' line, got '%s'", key, r->tok[0]);
     }
     uint64_t v;
@@ -121,7 +127,8 @@ static weft_err header_line(reader *r, weft_tuning *tt, unsigned step, char *raw
     case 1:
     case 4: {
         char *copy = weft__strdup(rest(raw));
-        if (!copy) return weft_diag_code(r->d, WEFT_ENOMEM);
+        if (!copy)
+            return weft_diag_code(r->d, WEFT_ENOMEM);
         char **slot = step == 1 ? &tt->fabric : &tt->sim;
         weft__free(*slot);
         *slot = copy;
@@ -159,7 +166,8 @@ static weft_err entry_line(reader *r, weft_tuning *tt)
     double times[MAX_TOKENS];
     for (uint32_t i = 0; i < n; i++) {
         char *tok = r->tok[3 + i], *eq = strchr(tok, '=');
-        if (!eq || eq == tok) return fail(r, "expected NAME=SECONDS, got '%s'", tok);
+        if (!eq || eq == tok)
+            return fail(r, "expected NAME=SECONDS, got '%s'", tok);
         *eq = '\0';
         char *end;
         errno = 0;
@@ -168,8 +176,9 @@ static weft_err entry_line(reader *r, weft_tuning *tt)
             return fail(r, "bad time '%s' of '%s' (expected seconds)", eq + 1, tok);
         names[i] = tok;
         if (i > 0 && times[i] < times[i - 1])
-            return fail(r, "'%s' is listed after '%s' but is faster: the ranking must be fastest "
-                           "first",
+            return fail(r,
+                        "'%s' is listed after '%s' but is faster: the ranking must be fastest "
+                        "first",
                         tok, names[i - 1]);
     }
     char why[160];
@@ -186,7 +195,8 @@ weft_err weft_tuning_parse(const char *text, size_t len, const char *name, weft_
     reader r = {.name = name ? name : "<table>", .d = d};
     weft_tuning *tt;
     weft_err e = weft__tuning_alloc(NULL, NULL, r.name, &tt);
-    if (e) return weft_diag_code(d, e);
+    if (e)
+        return weft_diag_code(d, e);
     unsigned step = 0;
     size_t at = 0;
     while (at < len && !e) {
@@ -227,8 +237,8 @@ weft_err weft_tuning_parse(const char *text, size_t len, const char *name, weft_
             e = weft_diag_set(d, WEFT_EPARSE,
                               "%s: empty; expected 'weft-tuning 1' (a weft tuning table)", r.name);
         else
-            e = weft_diag_set(d, WEFT_EPARSE, "%s:%u: the header ends before its '%s' line",
-                              r.name, r.line, header_key[step]);
+            e = weft_diag_set(d, WEFT_EPARSE, "%s:%u: the header ends before its '%s' line", r.name,
+                              r.line, header_key[step]);
     }
     weft__free(r.buf);
     if (e) {
@@ -244,7 +254,8 @@ weft_err weft_tuning_load_file(const char *path, weft_tuning **out, weft_diag *d
     char *buf = NULL;
     size_t n = 0;
     weft_err e = weft__file_read(path, WEFT_TUNING_MAX_FILE_BYTES, "a tuning table", &buf, &n, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_tuning_parse(buf, n, path, out, d);
     weft__free(buf);
     return e;

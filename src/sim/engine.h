@@ -92,8 +92,7 @@ typedef struct sim_engine sim_engine;
 /* n_links links with capacities cap[i] > 0 bytes/s. mult[i] (may be NULL
  * for all 1) is how many physical links link i stands for; it only scales
  * the per-link statistics. */
-weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
-                        sim_engine **out);
+weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult, sim_engine **out);
 void sim_engine_free(sim_engine *e);
 
 /* Gives link l a token bucket (a shaper, as tc-tbf(8)): tokens accrue at
@@ -106,13 +105,12 @@ void sim_engine_free(sim_engine *e);
  * while tokens are left and its own when they are gone (an event at the
  * exact time they run out refills the link's component). A run with
  * buckets is never reduced by symmetry. WEFT_EINVAL for bad values. */
-weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak,
-                              double tokens);
+weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak, double tokens);
 
 /* Adds a route of n (link, coefficient > 0) pairs and latency lat_s >= 0;
  * links may not repeat. Many flows may share one route. */
-weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link,
-                              const double *coef, double lat_s, uint32_t *route_id);
+weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, const double *coef,
+                              double lat_s, uint32_t *route_id);
 /* Adds a flow of `bytes` >= 0 over a route. mult is how many real flows it
  * stands for (statistics only). */
 weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double mult,
@@ -147,11 +145,11 @@ void sim_engine_set_symmetry(sim_engine *e, bool on);
 weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d);
 
 typedef struct sim_engine_stats {
-    double makespan_s; /* completion time of the last flow */
-    uint64_t events;   /* start, drain and done events processed */
-    uint64_t batches;  /* distinct event times */
-    uint64_t refills;  /* component recomputations */
-    uint64_t catchups; /* cut-through catch-up events (counted in events too) */
+    double makespan_s;     /* completion time of the last flow */
+    uint64_t events;       /* start, drain and done events processed */
+    uint64_t batches;      /* distinct event times */
+    uint64_t refills;      /* component recomputations */
+    uint64_t catchups;     /* cut-through catch-up events (counted in events too) */
     uint32_t flow_classes; /* flows simulated: the classes of a reduced run,
                               else every flow */
     /* Largest relative difference, over links, between the bytes the link

@@ -7,8 +7,7 @@
 #include "base/alloc.h"
 #include "sim/engine_internal.h"
 
-weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
-                        sim_engine **out)
+weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult, sim_engine **out)
 {
     sim_engine *e = weft__calloc(1, sizeof *e);
     if (!e)
@@ -26,8 +25,8 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     e->lstamp = weft__calloc(n, sizeof *e->lstamp);
     e->r_off = weft__calloc(1, sizeof *e->r_off);
     e->route_cap = 1;
-    if (!e->cap || !e->lmult || !e->expect || !e->carried || !e->lflows || !e->resid ||
-        !e->wsum || !e->ucount || !e->lstamp || !e->r_off) {
+    if (!e->cap || !e->lmult || !e->expect || !e->carried || !e->lflows || !e->resid || !e->wsum ||
+        !e->ucount || !e->lstamp || !e->r_off) {
         sim_engine_free(e);
         return WEFT_ENOMEM;
     }
@@ -39,8 +38,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     return WEFT_OK;
 }
 
-weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak,
-                              double tokens)
+weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double peak, double tokens)
 {
     if (e->ran || l >= e->n_links || !(bytes > 0) || !(peak > e->cap[l]) || !isfinite(peak) ||
         !isfinite(bytes) || !(tokens >= 0 && tokens <= bytes))
@@ -70,16 +68,18 @@ void sim_engine_free(sim_engine *e)
     if (e->lflows)
         for (uint32_t i = 0; i < e->n_links; i++)
             weft__free(e->lflows[i].v);
-    void *arrays[] = {e->cap,     e->lmult,   e->expect,  e->carried,  e->lflows,  e->resid,
-                      e->wsum,    e->ucount,  e->lstamp,  e->r_off,    e->r_lat,   e->r_link.v,
-                      e->r_coef,  e->f_route, e->f_bytes, e->f_mult,   e->f_rem,   e->f_rate,
-                      e->f_new,   e->f_upd,   e->f_rate0, e->f_start,  e->f_drain, e->f_done,
-                      e->f_state, e->f_frozen, e->f_stamp, e->f_slot,  e->slot,    e->f_left,
-                      e->dep_f.v, e->dep_on.v, e->succ_off, e->succ,   e->seeds.v, e->comp_links.v,
-                      e->comp_flows.v, e->ct_f.v, e->ct_on.v, e->ctd_off, e->ctd, e->cts_off,
-                      e->cts,      e->ct_cu,  e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-                      e->ct_stack.v, e->q_f.v, e->q_on.v, e->q_next, e->f_nb, e->f_rel, e->f_w,
-                      e->b_size, e->b_peak, e->b_rate, e->b_tok, e->b_upd, e->b_load};
+    void *arrays[] = {
+        e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,  e->resid,
+        e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,   e->r_link.v,
+        e->r_coef,       e->f_route,  e->f_bytes,  e->f_mult,  e->f_rem,   e->f_rate,
+        e->f_new,        e->f_upd,    e->f_rate0,  e->f_start, e->f_drain, e->f_done,
+        e->f_state,      e->f_frozen, e->f_stamp,  e->f_slot,  e->slot,    e->f_left,
+        e->dep_f.v,      e->dep_on.v, e->succ_off, e->succ,    e->seeds.v, e->comp_links.v,
+        e->comp_flows.v, e->ct_f.v,   e->ct_on.v,  e->ctd_off, e->ctd,     e->cts_off,
+        e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
+        e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
+        e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
+        e->b_load};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     weft__evheap_fini(&e->heap);
@@ -144,23 +144,20 @@ static bool resize(void *field, size_t cap, size_t elem)
 static weft_err grow_flows(sim_engine *e)
 {
     size_t cap = e->flow_cap ? e->flow_cap * 2 : 64;
-    bool ok = resize(&e->f_route, cap, sizeof *e->f_route) &&
-              resize(&e->f_bytes, cap, sizeof *e->f_bytes) &&
-              resize(&e->f_mult, cap, sizeof *e->f_mult) &&
-              resize(&e->f_rem, cap, sizeof *e->f_rem) &&
-              resize(&e->f_rate, cap, sizeof *e->f_rate) &&
-              resize(&e->f_new, cap, sizeof *e->f_new) &&
-              resize(&e->f_upd, cap, sizeof *e->f_upd) &&
-              resize(&e->f_rate0, cap, sizeof *e->f_rate0) &&
-              resize(&e->f_start, cap, sizeof *e->f_start) &&
-              resize(&e->f_drain, cap, sizeof *e->f_drain) &&
-              resize(&e->f_done, cap, sizeof *e->f_done) &&
-              resize(&e->f_state, cap, sizeof *e->f_state) &&
-              resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
-              resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
-              resize(&e->f_slot, cap, sizeof *e->f_slot) &&
-              resize(&e->f_left, cap, sizeof *e->f_left) &&
-              (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w));
+    bool ok =
+        resize(&e->f_route, cap, sizeof *e->f_route) &&
+        resize(&e->f_bytes, cap, sizeof *e->f_bytes) &&
+        resize(&e->f_mult, cap, sizeof *e->f_mult) && resize(&e->f_rem, cap, sizeof *e->f_rem) &&
+        resize(&e->f_rate, cap, sizeof *e->f_rate) && resize(&e->f_new, cap, sizeof *e->f_new) &&
+        resize(&e->f_upd, cap, sizeof *e->f_upd) && resize(&e->f_rate0, cap, sizeof *e->f_rate0) &&
+        resize(&e->f_start, cap, sizeof *e->f_start) &&
+        resize(&e->f_drain, cap, sizeof *e->f_drain) &&
+        resize(&e->f_done, cap, sizeof *e->f_done) &&
+        resize(&e->f_state, cap, sizeof *e->f_state) &&
+        resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
+        resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
+        resize(&e->f_slot, cap, sizeof *e->f_slot) && resize(&e->f_left, cap, sizeof *e->f_left) &&
+        (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w));
     if (!ok)
         return WEFT_ENOMEM;
     e->flow_cap = cap;
@@ -335,4 +332,3 @@ weft_err sim_eng_build_ct(sim_engine *e)
         e->f_ctleft[f] = e->ctd_off[f + 1] - e->ctd_off[f];
     return WEFT_OK;
 }
-

@@ -47,8 +47,8 @@
 #include <stdint.h>
 
 #include "base/alloc.h"
-#include "sim/engine.h"
 #include "base/evheap.h"
+#include "sim/engine.h"
 
 /* F_HOLD: drained, waiting for a cut-through dep to be done (it cannot
  * finish before the data it forwards has arrived). */
@@ -97,14 +97,14 @@ struct sim_engine {
     uint32_t *f_route;
     double *f_bytes, *f_mult, *f_rem, *f_rate, *f_new, *f_upd, *f_rate0;
     double *f_start, *f_drain, *f_done;
-    double *f_w;        /* weights (sim_engine_add_weighted_flow); NULL while
-                           every flow has weight 1 */
+    double *f_w; /* weights (sim_engine_add_weighted_flow); NULL while
+                    every flow has weight 1 */
     uint8_t *f_state, *f_frozen;
     uint64_t *f_stamp;
-    size_t *f_slot;     /* offset of the flow's positions in `slot` */
+    size_t *f_slot; /* offset of the flow's positions in `slot` */
     size_t n_slots;
-    uint32_t *slot;     /* slot[f_slot[f] + k]: index of f in the list of its k-th link */
-    uint32_t *f_left;   /* dependencies not yet done */
+    uint32_t *slot;      /* slot[f_slot[f] + k]: index of f in the list of its k-th link */
+    uint32_t *f_left;    /* dependencies not yet done */
     vec32 dep_f, dep_on; /* dependency pairs, later turned into CSR */
     uint32_t *succ_off, *succ;
 
@@ -114,10 +114,10 @@ struct sim_engine {
      * nothing. */
     vec32 ct_f, ct_on;
     uint32_t *ctd_off, *ctd, *cts_off, *cts;
-    uint8_t *ct_cu;      /* per edge: the forwarder has caught up with the dep */
-    uint32_t *f_ctleft;  /* per flow: cut-through deps not yet done */
-    double *f_ready;     /* per flow: latest release condition so far */
-    uint8_t *f_dirty;    /* per flow: queued in ct_dirty */
+    uint8_t *ct_cu;     /* per edge: the forwarder has caught up with the dep */
+    uint32_t *f_ctleft; /* per flow: cut-through deps not yet done */
+    double *f_ready;    /* per flow: latest release condition so far */
+    uint8_t *f_dirty;   /* per flow: queued in ct_dirty */
     vec32 ct_dirty, ct_stack;
 
     /* Queue edges (sim_engine_add_queue_dep), pair i: q_f.v[i] waits for
@@ -143,7 +143,7 @@ struct sim_engine {
     uint64_t epoch;
     vec32 seeds, comp_links, comp_flows;
     bool ran;
-    bool symm; /* sim_engine_set_symmetry */
+    bool symm;      /* sim_engine_set_symmetry */
     uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };

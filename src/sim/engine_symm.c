@@ -184,9 +184,11 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
                 s += sim_mix64(sim_mix64(lc[e->r_link.v[k]]) ^ sim_double_bits(e->r_coef[k]));
             for (uint32_t k = g->off[f]; k < g->off[f + 1]; k++)
                 dep[g->kind[k]] += sim_mix64(fc[g->on[k]]);
-            uint64_t sig = sim_mix64(sim_double_bits(e->f_bytes[f]) ^ sim_mix64(sim_double_bits(e->r_lat[r]) + 1));
+            uint64_t sig = sim_mix64(sim_double_bits(e->f_bytes[f]) ^
+                                     sim_mix64(sim_double_bits(e->r_lat[r]) + 1));
             sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_mult[f]) + 2) ^ sim_mix64(s + 3));
-            sig = sim_mix64(sig ^ sim_mix64(dep[0] + 4) ^ sim_mix64(sim_mix64(dep[1] + 5) ^ sim_mix64(dep[2] + 6)));
+            sig = sim_mix64(sig ^ sim_mix64(dep[0] + 4) ^
+                            sim_mix64(sim_mix64(dep[1] + 5) ^ sim_mix64(dep[2] + 6)));
             if (e->f_w) /* weights split classes; none (all 1) leaves the hash as it was */
                 sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_w[f]) + 8));
             fc[f] = sigmap_get(&fm, sig);
@@ -261,9 +263,8 @@ static weft_err quotient(const sim_engine *e, const inedges *g, const uint32_t *
             acc[rl[i]] = 0;
         }
         if ((err = sim_engine_add_route(out, len, rl, rc, e->r_lat[r], &route)) ||
-            (err = sim_engine_add_weighted_flow(out, route, e->f_bytes[x],
-                                                e->f_mult[x] * fcount[c], sim_eng_weight(e, x),
-                                                &id)))
+            (err = sim_engine_add_weighted_flow(out, route, e->f_bytes[x], e->f_mult[x] * fcount[c],
+                                                sim_eng_weight(e, x), &id)))
             goto free_all;
     }
     /* seen[3c + kind]: the last class that added an edge of that kind to
@@ -288,7 +289,8 @@ static weft_err quotient(const sim_engine *e, const inedges *g, const uint32_t *
                 qs[dc] = 1;
                 err = sim_engine_add_queue_dep(out, c, dc);
             } else {
-                err = kind == 1 ? sim_engine_add_ct_dep(out, c, dc) : sim_engine_add_dep(out, c, dc);
+                err =
+                    kind == 1 ? sim_engine_add_ct_dep(out, c, dc) : sim_engine_add_dep(out, c, dc);
             }
             if (err)
                 goto free_all;
@@ -396,9 +398,8 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
         if (err || done) {
             e->ran = true;
             if (err == WEFT_EVERIFY)
-                return weft_diag_set(d, err,
-                                     "sim: flow %u never becomes ready (a dependency cycle)",
-                                     e->stuck);
+                return weft_diag_set(
+                    d, err, "sim: flow %u never becomes ready (a dependency cycle)", e->stuck);
             return err ? weft_diag_code(d, err) : WEFT_OK;
         }
     }

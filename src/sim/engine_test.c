@@ -15,7 +15,7 @@ static bool close_to(double a, double b)
     do {                                                                                           \
         double x_ = (a), y_ = (b);                                                                 \
         if (!close_to(x_, y_))                                                                     \
-            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                        \
+            fprintf(stderr, "  %s = %.17g, expected %.17g\n", #a, x_, y_);                         \
         CHECK(close_to(x_, y_));                                                                   \
     } while (0)
 
@@ -252,8 +252,7 @@ static uint32_t add_flow(sim_engine *e, uint32_t route, double bytes)
     return f;
 }
 
-static void check_times(const sim_engine *e, uint32_t f, double start, double drained,
-                        double done)
+static void check_times(const sim_engine *e, uint32_t f, double start, double drained, double done)
 {
     double s, dr, dn;
     sim_engine_flow_times(e, f, &s, &dr, &dn);
@@ -336,7 +335,8 @@ static void test_ct_catch_up(void)
     CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
     uint32_t l0 = 0, l1 = 1;
     uint32_t f0 = add_flow(e, route1(e, 1, &l0, 2), 200), g = add_flow(e, route1(e, 1, &l0, 0), 70);
-    uint32_t f1 = add_flow(e, route1(e, 1, &l1, 1), 200), h = add_flow(e, route1(e, 1, &l1, 0), 110);
+    uint32_t f1 = add_flow(e, route1(e, 1, &l1, 1), 200),
+             h = add_flow(e, route1(e, 1, &l1, 0), 110);
     CHECK_ERR(sim_engine_add_ct_dep(e, f1, f0), WEFT_OK);
     CHECK_ERR(sim_engine_run(e, 0, NULL), WEFT_OK);
     check_times(e, g, 0, 14, 14);
@@ -735,7 +735,7 @@ static void test_bucket(void)
 {
     double s, dr, dn;
     sim_engine_stats st;
-    {   /* alone: 1000 B in 9.5 s, not 10 */
+    { /* alone: 1000 B in 9.5 s, not 10 */
         double cap[] = {100};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
@@ -756,7 +756,7 @@ static void test_bucket(void)
         CHECK(sim_engine_bucket_tokens(e, 0) == 0);
         sim_engine_free(e);
     }
-    {   /* starting with 20 of 50 tokens: (1000 - 20) / 100 = 9.8 s */
+    { /* starting with 20 of 50 tokens: (1000 - 20) / 100 = 9.8 s */
         double cap[] = {100};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
@@ -768,8 +768,8 @@ static void test_bucket(void)
         CHECK_NEAR(dn, 9.8);
         sim_engine_free(e);
     }
-    {   /* behind a 150 B/s link: 150 B/s until the bucket is empty (1 s),
-         * then 100 B/s: 150 + 850 / 100 = 9.5 s again */
+    { /* behind a 150 B/s link: 150 B/s until the bucket is empty (1 s),
+       * then 100 B/s: 150 + 850 / 100 = 9.5 s again */
         double cap[] = {100, 150};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
@@ -782,7 +782,7 @@ static void test_bucket(void)
         CHECK_NEAR(dn, 9.5);
         sim_engine_free(e);
     }
-    {   /* behind a 50 B/s link the bucket never empties: 1000 / 50 = 20 s */
+    { /* behind a 50 B/s link the bucket never empties: 1000 / 50 = 20 s */
         double cap[] = {100, 50};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(2, cap, NULL, &e), WEFT_OK);
@@ -796,8 +796,8 @@ static void test_bucket(void)
         CHECK(sim_engine_bucket_tokens(e, 1) == 0); /* no bucket */
         sim_engine_free(e);
     }
-    {   /* a second flow after an idle 0.2 s (alpha) finds 20 B of tokens:
-         * first 0.2 + 9.5 = 9.7 s, then 9.9 + (1000 - 20) / 100 = 19.7 s */
+    { /* a second flow after an idle 0.2 s (alpha) finds 20 B of tokens:
+       * first 0.2 + 9.5 = 9.7 s, then 9.9 + (1000 - 20) / 100 = 19.7 s */
         double cap[] = {100};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);
@@ -814,9 +814,9 @@ static void test_bucket(void)
         CHECK_NEAR(dn, 19.7);
         sim_engine_free(e);
     }
-    {   /* two flows share the peak (500 B/s each) until the bucket is
-         * empty at 1/18 s, then 50 B/s each: the 100 B flow is done at
-         * 1.5 s, the 1000 B one at (1100 - 50) / 100 = 10.5 s */
+    { /* two flows share the peak (500 B/s each) until the bucket is
+       * empty at 1/18 s, then 50 B/s each: the 100 B flow is done at
+       * 1.5 s, the 1000 B one at (1100 - 50) / 100 = 10.5 s */
         double cap[] = {100};
         sim_engine *e;
         CHECK_ERR(sim_engine_new(1, cap, NULL, &e), WEFT_OK);

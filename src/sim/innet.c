@@ -113,7 +113,8 @@ static bool nvswitch_of(const weft_topo *t, weft_node_id v, weft_node_id *out)
     for (uint32_t k = 0; k < count; k++) {
         weft_node_id w = weft_topo_link_dst(t, (weft_link_id){first + k});
         weft_link_id back;
-        if (weft_topo_node_reduce(t, w) == WEFT_REDUCE_NVLS && weft_topo_find_link(t, w, v, &back)) {
+        if (weft_topo_node_reduce(t, w) == WEFT_REDUCE_NVLS &&
+            weft_topo_find_link(t, w, v, &back)) {
             *out = w;
             return true;
         }
@@ -386,8 +387,10 @@ static weft_err add_group(ctx *c, weft_sim_innet_algo algo, weft_coll coll, cons
         goto out;
     }
     if (m > MAX_PER_HOST) {
-        e = weft_diag_set(c->d, WEFT_ELIMIT, "sim: in-network reduction with %u ranks per host "
-                          "(the limit is %u)", m, MAX_PER_HOST);
+        e = weft_diag_set(c->d, WEFT_ELIMIT,
+                          "sim: in-network reduction with %u ranks per host "
+                          "(the limit is %u)",
+                          m, MAX_PER_HOST);
         goto out;
     }
     stage_kind k = nv ? ST_NVLS : algo == WEFT_SIM_INNET_COLLNET_DIRECT ? ST_DIRECT : ST_CHAIN;
@@ -442,8 +445,8 @@ weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo 
     if ((unsigned)algo >= WEFT__SIM_INNET_COUNT ||
         (coll != WEFT_COLL_ALLREDUCE && coll != WEFT_COLL_ALLGATHER &&
          coll != WEFT_COLL_REDUCESCATTER))
-        return weft_diag_set(d, WEFT_EINVAL, "sim: %s does not run %s",
-                             weft_sim_innet_name(algo), weft_coll_name(coll));
+        return weft_diag_set(d, WEFT_EINVAL, "sim: %s does not run %s", weft_sim_innet_name(algo),
+                             weft_coll_name(coll));
     if (group < 2 || n % group != 0 || size == 0)
         return weft_diag_set(d, WEFT_EINVAL,
                              "sim: in-network reduction needs groups of >= 2 ranks dividing %u "
@@ -487,7 +490,7 @@ weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo 
         c.r.step_bytes = 0;
         c.r.launch_s = algo == WEFT_SIM_INNET_COLLNET_DIRECT  ? LAT_COLLNET_DIRECT_S
                        : algo == WEFT_SIM_INNET_COLLNET_CHAIN ? LAT_COLLNET_CHAIN_S
-                                                               : LAT_NVLS_S;
+                                                              : LAT_NVLS_S;
     }
     uint32_t nl = weft_topo_num_links(t);
     double *cap = malloc((nl ? nl : 1) * sizeof *cap), *bytes = NULL;
@@ -496,11 +499,11 @@ weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo 
         return weft_diag_code(d, WEFT_ENOMEM);
     }
     double nvls_eff = 1;
-    if (c.r.model == WEFT_SIM_GPU && (algo == WEFT_SIM_INNET_NVLS || algo == WEFT_SIM_INNET_NVLS_TREE)) {
+    if (c.r.model == WEFT_SIM_GPU &&
+        (algo == WEFT_SIM_INNET_NVLS || algo == WEFT_SIM_INNET_NVLS_TREE)) {
         weft_gpu_arch a = WEFT_ARCH_HOPPER;
-        weft_gpu_arch_parse(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){order[0]}),
-                                                "arch"),
-                            &a);
+        weft_gpu_arch_parse(
+            weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){order[0]}), "arch"), &a);
         nvls_eff = a >= WEFT_ARCH_BLACKWELL ? NVLS_EFF_BLACKWELL : NVLS_EFF_HOPPER;
     }
     for (uint32_t l = 0; l < nl; l++) {

@@ -10,7 +10,8 @@ static weft_topo *preset(const char *spec)
 {
     weft_topo *t = NULL;
     weft_diag d;
-    if (weft_topo_preset(spec, &t, &d)) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (weft_topo_preset(spec, &t, &d))
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     return t;
 }
 
@@ -24,7 +25,8 @@ static double run(const char *spec, weft_coll coll, weft_sim_innet_algo a, uint6
     o.model = model;
     memset(r, 0, sizeof *r);
     weft_err e = t ? weft_sim_innet(t, coll, a, NULL, 0, 0, size, &o, r, &d) : WEFT_EINVAL;
-    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
     weft_topo_free(t);
     return r->time_s;
@@ -40,8 +42,8 @@ int main(void)
      * 300 ns links pipelined, so the time is 9S / 8B plus between 3 and 4
      * link latencies (the stages cut through). 144 flows: 64 reads, 8
      * sums, 8 stores, 64 multicasts. */
-    double t = run("h100:1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S,
-                   WEFT_SIM_FLUID, &r);
+    double t =
+        run("h100:1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S, WEFT_SIM_FLUID, &r);
     double bw_time = S * 9 / 8 / B;
     CHECK(t >= bw_time + 3 * L && t <= bw_time + 4 * L);
     printf("h100:1 nvls allreduce 1 GiB, fluid: %.9f s (9S/8B = %.9f), busbw %.3f GB/s\n", t,
@@ -71,8 +73,7 @@ int main(void)
                   WEFT_OK);
         weft_topo_free(h);
         double Bg = 450e9 * res.intra_eff * 0.85, hop = L + res.hop_s;
-        t = run("h100:1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S, WEFT_SIM_GPU,
-                &r);
+        t = run("h100:1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S, WEFT_SIM_GPU, &r);
         double base = S * 9 / 8 / Bg + 25e-6;
         CHECK(fabs(res.intra_eff - 20.6 / 25) < 1e-12);
         CHECK(t >= base + 3 * hop && t <= base + 4 * hop);
@@ -84,13 +85,11 @@ int main(void)
     /* Across hosts: NVLS-tree on h100:2 (NVLink bound: the NICs carry S/8
      * each way at 50 GB/s, 2.7 ms, below NVLink's 3.8 ms), CollNet with
      * sharp=1. Every kind conserves bytes and ends. */
-    t = run("h100:2", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS_TREE, (uint64_t)S, WEFT_SIM_GPU,
-            &r);
+    t = run("h100:2", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS_TREE, (uint64_t)S, WEFT_SIM_GPU, &r);
     printf("h100:2 nvls_tree: %.6f s, busbw %.3f\n", t, r.busbw_gbps);
     CHECK(t > S * 9 / 8 / (450e9 * 0.824 * 0.85) && t < 1.02 * S * 9 / 8 / (450e9 * 0.824 * 0.85));
     CHECK(r.conservation_err < 1e-9);
-    t = run("h100:4", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS_TREE, (uint64_t)S, WEFT_SIM_GPU,
-            &r);
+    t = run("h100:4", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS_TREE, (uint64_t)S, WEFT_SIM_GPU, &r);
     CHECK(r.conservation_err < 1e-9 && t > 0);
     t = run("h100:2,sharp=1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_COLLNET_DIRECT, (uint64_t)S,
             WEFT_SIM_FLUID, &r);
@@ -100,8 +99,8 @@ int main(void)
     t = run("h100:2,sharp=1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_COLLNET_CHAIN, (uint64_t)S,
             WEFT_SIM_FLUID, &r);
     CHECK(r.conservation_err < 1e-9 && t > 0);
-    t = run("h100:4,sharp=1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S,
-            WEFT_SIM_FLUID, &r);
+    t = run("h100:4,sharp=1", WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, (uint64_t)S, WEFT_SIM_FLUID,
+            &r);
     CHECK(t >= bw_time && t < bw_time + 1e-5);
 
     /* Errors. */
@@ -110,21 +109,21 @@ int main(void)
         weft_sim_opts o;
         weft_diag d;
         weft_sim_opts_init(&o);
-        CHECK_ERR(weft_sim_innet(a, WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024,
-                                 &o, &r, &d),
+        CHECK_ERR(weft_sim_innet(a, WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024, &o,
+                                 &r, &d),
                   WEFT_ETOPO);
         CHECK_STR(d.msg, "sim: 'b0.gpu0' has no link to its host's NVSwitch that reduces "
                          "(reduce=nvls)");
-        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_COLLNET_DIRECT, NULL, 0,
-                                 0, 1024, &o, &r, &d),
+        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_ALLREDUCE, WEFT_SIM_INNET_COLLNET_DIRECT, NULL, 0, 0,
+                                 1024, &o, &r, &d),
                   WEFT_ETOPO);
         CHECK_STR(d.msg, "sim: no switch that reduces (reduce=sharp) reachable from 'b0.gpu0'");
-        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_ALLGATHER, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024,
-                                 &o, &r, &d),
+        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_ALLGATHER, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024, &o,
+                                 &r, &d),
                   WEFT_EINVAL);
         CHECK_STR(d.msg, "sim: nvls runs allgather inside one host only");
-        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_BROADCAST, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024,
-                                 &o, &r, &d),
+        CHECK_ERR(weft_sim_innet(h2, WEFT_COLL_BROADCAST, WEFT_SIM_INNET_NVLS, NULL, 0, 0, 1024, &o,
+                                 &r, &d),
                   WEFT_EINVAL);
         CHECK_STR(d.msg, "sim: nvls does not run broadcast");
         /* Groups: the 8 GPUs of each box of h100:2 apart, at once. */

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/model.h"
 #include "base/alloc.h"
+#include "sim/model.h"
 #include "weft/exec_model.h"
 #include "weft/protocol.h"
 
@@ -65,8 +65,8 @@ static void rank_bws(const weft_topo *t, uint32_t first, double *intra, double *
         weft_link_id l = {lo + k};
         weft_node_id w = weft_topo_link_dst(t, l);
         double bw = weft_rat_to_double(weft_topo_link_bw(t, l));
-        bool in_host = h >= 0 && weft_topo_node_host(t, w) == h &&
-                       weft_topo_node_kind(t, w) != WEFT_NODE_NIC;
+        bool in_host =
+            h >= 0 && weft_topo_node_host(t, w) == h && weft_topo_node_kind(t, w) != WEFT_NODE_NIC;
         double *slot = in_host ? intra : inter;
         if (bw > *slot)
             *slot = bw;
@@ -168,8 +168,8 @@ free_all:
 /* NCCL's view of a ring over communicator c on t: the generation, the bus
  * bandwidth (GB/s) and the per-link figure inside a box. False when no
  * compute node names a generation. */
-static bool comm_ring(const weft_topo *t, const sim_comm *c, weft_coll coll,
-                      weft_proto_ring *ring, double *total, double *eff)
+static bool comm_ring(const weft_topo *t, const sim_comm *c, weft_coll coll, weft_proto_ring *ring,
+                      double *total, double *eff)
 {
     weft_gpu_arch arch;
     if (!fabric_arch(t, &arch))
@@ -194,13 +194,14 @@ static bool comm_ring(const weft_topo *t, const sim_comm *c, weft_coll coll,
     *total = intra;
     if (nodes > 1 && inter * per_box < *total)
         *total = inter * per_box;
-    *ring = (weft_proto_ring){coll, ranks < 2 ? 2 : ranks, nodes, GPU_CHANNELS,
-                              *total / GPU_CHANNELS, arch, WEFT_HOP_NVLINK};
+    *ring =
+        (weft_proto_ring){coll, ranks < 2 ? 2 : ranks, nodes, GPU_CHANNELS, *total / GPU_CHANNELS,
+                          arch, WEFT_HOP_NVLINK};
     return true;
 }
 
-static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, const sim_comm *c,
-                            weft_coll coll, uint64_t size, weft_diag *d)
+static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, const sim_comm *c, weft_coll coll,
+                            uint64_t size, weft_diag *d)
 {
     weft_proto_ring ring;
     double total, eff;
@@ -295,15 +296,15 @@ weft_err sim_model_resolve_comm(const weft_sim_opts *o, const weft_topo *t, cons
     }
     if (!(r.bw_scale > 0 && r.bw_scale <= 1) || !(r.intra_eff > 0 && r.intra_eff <= 1) ||
         !(r.launch_s >= 0) || !(r.hop_s >= 0) || !(r.net_hop_s >= 0))
-        return weft_diag_set(d, WEFT_EINVAL, "sim: bw_scale and intra_eff must be in (0, 1], "
-                                             "launch and hop latencies >= 0");
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "sim: bw_scale and intra_eff must be in (0, 1], "
+                             "launch and hop latencies >= 0");
     *out = r;
     return WEFT_OK;
 }
 
 double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_node_id a,
-                             weft_node_id b, const uint32_t *links, uint32_t n,
-                             double slice_bytes)
+                             weft_node_id b, const uint32_t *links, uint32_t n, double slice_bytes)
 {
     int32_t ha = weft_topo_node_host(t, a), hb = weft_topo_node_host(t, b);
     double extra = ha == hb ? r->hop_s : r->net_hop_s;
@@ -347,12 +348,11 @@ weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, cons
         out->cut_through = false;
         if (!o->slice_bytes) {
             /* Step sizes do not depend on the architecture. */
-            uint64_t step = weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1,
-                                                 (weft_proto)out->proto)
-                                .step_bytes;
+            uint64_t step =
+                weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1, (weft_proto)out->proto)
+                    .step_bytes;
             uint64_t s = size / g / step;
-            out->slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES
-                                                                : (uint32_t)s;
+            out->slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES : (uint32_t)s;
         }
     }
     return WEFT_OK;

@@ -51,8 +51,7 @@ uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_
  * both on none), net_hop_s between hosts, and with step_bytes the time to
  * move min(step_bytes, slice_bytes) wire bytes over the slowest link. */
 double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_node_id a,
-                             weft_node_id b, const uint32_t *links, uint32_t n,
-                             double slice_bytes);
+                             weft_node_id b, const uint32_t *links, uint32_t n, double slice_bytes);
 
 /* The capacity, bytes per second, that resolved settings r give link l of
  * t: its bandwidth, times r->intra_eff when both ends are on one host and
@@ -60,9 +59,9 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
 double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l);
 
 /* The settings weft_sim_rings runs rings of g ranks of `size` bytes with:
- * sim_model_resolve_comm on communicator c (one ring) for chunks of size / g, and in the gpu model no
- * cut-through (nothing to cut through without a plan) and, unless
- * o->slice_bytes, slices of one NCCL pipeline step. */
+ * sim_model_resolve_comm on communicator c (one ring) for chunks of size / g, and in the gpu model
+ * no cut-through (nothing to cut through without a plan) and, unless o->slice_bytes, slices of one
+ * NCCL pipeline step. */
 weft_err sim_model_resolve_ring(const weft_sim_opts *o, const weft_topo *t, const sim_comm *c,
                                 weft_coll coll, uint64_t size, uint32_t g, weft_sim_opts *out,
                                 weft_diag *d);

@@ -20,9 +20,9 @@ static int verbose;
 
 /* One spelling of every preset of `weft topo list`. */
 static const char *const presets[] = {
-    "ring:8",      "biring:8", "full:6",    "switch:8",       "torus:4x4",
-    "hypercube:3", "a100:2",   "h100:2",    "mi250:2",        "dgx1",
-    "fattree:4",   "dragonfly:p=1,a=2,h=1", "clos:hosts=4",
+    "ring:8",       "biring:8", "full:6",  "switch:8", "torus:4x4", "hypercube:3",
+    "a100:2",       "h100:2",   "mi250:2", "dgx1",     "fattree:4", "dragonfly:p=1,a=2,h=1",
+    "clos:hosts=4",
 };
 
 static double min_link_lat_s(const weft_topo *t)
@@ -90,8 +90,7 @@ static void test_names_defaults(void)
     CHECK_INT(r.proto, WEFT_PROTO_SIMPLE);
     CHECK(r.bw_scale == 1.0 && fabs(r.launch_s - 8.4e-6) < 1e-15);
     /* gpu needs GPUs. */
-    CHECK_ERR(weft_sim_opts_resolve(&o, s, WEFT_COLL_ALLREDUCE, 1024, 256, &r, &d),
-              WEFT_EINVAL);
+    CHECK_ERR(weft_sim_opts_resolve(&o, s, WEFT_COLL_ALLREDUCE, 1024, 256, &r, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "sim: the gpu model needs the GPUs' generation, and no compute node of this "
                      "fabric has arch= (volta, ampere, hopper, blackwell)");
     weft_topo_free(a);
@@ -124,9 +123,8 @@ static void test_latency_chain(void)
         double step = r.alpha_s + fmin(r.hop_s, r.net_hop_s) + min_link_lat_s(t);
         double chain = r.launch_s + 2.0 * (n - 1) * step;
         if (verbose)
-            printf("  %-24s %-7s %4u ranks  1 KiB allreduce %9.3f us, chain %9.3f us\n",
-                   presets[i], weft_sim_model_name(res.model), n, res.time_s * 1e6,
-                   chain * 1e6);
+            printf("  %-24s %-7s %4u ranks  1 KiB allreduce %9.3f us, chain %9.3f us\n", presets[i],
+                   weft_sim_model_name(res.model), n, res.time_s * 1e6, chain * 1e6);
         CHECK(chain > 0);
         CHECK(res.time_s >= chain * (1 - 1e-12));
         CHECK_INT(res.model, o.model);
@@ -188,7 +186,8 @@ static weft_topo *scaled_intra(const weft_topo *t, weft_rat eff)
         weft_rat bw = weft_topo_link_bw(t, k);
         int32_t h = weft_topo_node_host(t, a);
         if (h >= 0 && weft_topo_node_host(t, c) == h &&
-            weft_topo_node_kind(t, a) != WEFT_NODE_NIC && weft_topo_node_kind(t, c) != WEFT_NODE_NIC)
+            weft_topo_node_kind(t, a) != WEFT_NODE_NIC &&
+            weft_topo_node_kind(t, c) != WEFT_NODE_NIC)
             e = weft_rat_mul(bw, eff, &bw);
         if (!e)
             e = weft_topo_builder_add_link(b, a, c, bw, weft_topo_link_lat(t, k));

@@ -18,7 +18,7 @@ typedef struct plan_ctx {
     sim_engine *e;
     weft_paths *paths;
     weft__map64 ecmp; /* (src node << 42 | dst node << 21 | chunk count) -> engine route */
-    uint32_t *rlink; /* scratch for one route: links and coefficients */
+    uint32_t *rlink;  /* scratch for one route: links and coefficients */
     double *rcoef;
     size_t rlink_cap, rcoef_cap;
     bool epochs;            /* the plan has circuits (weft/plan.h): paths with an

@@ -42,11 +42,11 @@ typedef struct epoch_ctx {
     uint32_t nepochs;
     uint32_t *ocs_index; /* node -> OCS number or UINT32_MAX */
     uint32_t nocs;
-    uint32_t *gate;      /* nocs x nepochs: gate flow, UINT32_MAX none */
-    uint8_t *chg;        /* nocs x nepochs: circuits of e differ from e-1's */
-    double *dur;         /* nocs x nepochs: planned duration, s (plan_durations) */
-    double total_s;      /* the plan's own time (plan_durations); 0: unweighted */
-    ckey4 *used;         /* circuits of the flow being built (epoch unused) */
+    uint32_t *gate; /* nocs x nepochs: gate flow, UINT32_MAX none */
+    uint8_t *chg;   /* nocs x nepochs: circuits of e differ from e-1's */
+    double *dur;    /* nocs x nepochs: planned duration, s (plan_durations) */
+    double total_s; /* the plan's own time (plan_durations); 0: unweighted */
+    ckey4 *used;    /* circuits of the flow being built (epoch unused) */
     size_t nused, used_cap;
     uint32_t mark_route; /* no links, no latency: drain markers */
     struct cflow *cf;    /* (circuit, epoch, flow, marker) of every epoch flow */
@@ -101,8 +101,8 @@ static void mark_changes(epoch_ctx *x)
         if (x->ocs_index[k->ocs] == UINT32_MAX)
             continue;
         uint8_t *chg = x->chg + (size_t)x->ocs_index[k->ocs] * x->nepochs;
-        bool prev = i > 0 && same_circuit(&x->circ[i - 1], k) &&
-                    x->circ[i - 1].epoch + 1 == k->epoch;
+        bool prev =
+            i > 0 && same_circuit(&x->circ[i - 1], k) && x->circ[i - 1].epoch + 1 == k->epoch;
         if (k->epoch > 0 && !prev)
             chg[k->epoch] = 1; /* set up at its epoch */
         bool next = i + 1 < x->ncirc && same_circuit(&x->circ[i + 1], k) &&
@@ -122,9 +122,8 @@ static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
     if (!x->circ || !x->ocs_index)
         return weft_diag_code(c->d, WEFT_ENOMEM);
     for (uint32_t v = 0; v < nn; v++)
-        x->ocs_index[v] = weft_topo_node_kind(c->t, (weft_node_id){v}) == WEFT_NODE_OCS
-                              ? x->nocs++
-                              : UINT32_MAX;
+        x->ocs_index[v] =
+            weft_topo_node_kind(c->t, (weft_node_id){v}) == WEFT_NODE_OCS ? x->nocs++ : UINT32_MAX;
     for (uint32_t i = 0; i < nc; i++) {
         weft_plan_circuit pc = weft_plan_get_circuit(p, i);
         weft_node_id o, a, b;
@@ -161,7 +160,8 @@ static weft_err read_circuits(plan_ctx *c, epoch_ctx *x)
             any = x->circ[i].ocs == v;
         if (!any)
             continue;
-        double delay = weft_rat_to_double(weft_topo_ocs_reconfig_ns(c->t, (weft_node_id){v})) * 1e-9;
+        double delay =
+            weft_rat_to_double(weft_topo_ocs_reconfig_ns(c->t, (weft_node_id){v})) * 1e-9;
         for (uint32_t e = 1; e < x->nepochs && !err; e++) {
             uint32_t route, f;
             double lat = x->chg[(size_t)oi * x->nepochs + e] ? delay : 0;
@@ -239,8 +239,8 @@ static weft_err plan_durations(plan_ctx *c, epoch_ctx *x, const double *opb)
             continue;
         uint32_t np = weft_plan_op_num_paths(p, id);
         for (uint32_t k = 0; k < np; k++) {
-            double b = opb[id] / c->o->bw_scale *
-                       weft_rat_to_double(weft_plan_path_share(p, id, k));
+            double b =
+                opb[id] / c->o->bw_scale * weft_rat_to_double(weft_plan_path_share(p, id, k));
             uint32_t len = weft_plan_path_len(p, id, k), ep = weft_plan_path_epoch(p, id, k);
             weft_node_id prev = {0}, v = {0}, next;
             for (uint32_t j = 0; j < len; j++, prev = v) {
@@ -368,8 +368,8 @@ static weft_err fifo_deps(plan_ctx *c, epoch_ctx *x)
         while (hi < x->ncf && ckey4_cmp(&x->cf[hi].k, &x->cf[lo].k) == 0)
             hi++;
         const ckey4 *k = &x->cf[lo].k;
-        bool chained = lo > 0 && same_circuit(&x->cf[lo - 1].k, k) &&
-                       x->cf[lo - 1].k.epoch + 1 == k->epoch;
+        bool chained =
+            lo > 0 && same_circuit(&x->cf[lo - 1].k, k) && x->cf[lo - 1].k.epoch + 1 == k->epoch;
         for (size_t i = lo; chained && i < hi && !err; i++)
             for (size_t j = prev; j < lo && !err; j++)
                 if (x->cf[j].f != x->cf[i].f)
@@ -421,10 +421,10 @@ weft_err plan_build_epochs(plan_ctx *c, const weft_sim_opts *o, double chunk, co
                     sum += weft_rat_to_double(weft_plan_path_share(p, id, k));
             double bytes = (opb ? opb[id] / o->bw_scale : chunk * P * op.count) * sum;
             uint32_t route, tail = 0, f, g, ntail = 0;
-            if ((err = plan_route_sel(c, id, eps[i], 1 / sum / op.count, PART_HEAD, NULL,
-                                          &route)) ||
-                (err = plan_route_sel(c, id, eps[i], 1 / sum / op.count, PART_TAIL, &ntail,
-                                          &tail)) ||
+            if ((err =
+                     plan_route_sel(c, id, eps[i], 1 / sum / op.count, PART_HEAD, NULL, &route)) ||
+                (err =
+                     plan_route_sel(c, id, eps[i], 1 / sum / op.count, PART_TAIL, &ntail, &tail)) ||
                 (err = collect_used(c, &x, id, eps[i])))
                 break;
             double w = weighted && bytes > 0 ? epoch_weight(&x, eps[i], bytes, chunk * P) : 1.0;

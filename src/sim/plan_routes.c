@@ -52,12 +52,10 @@ weft_err plan_ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t c
     return WEFT_OK;
 }
 
-
-
 weft_err plan_explicit_route(plan_ctx *c, uint32_t op, uint32_t *route)
 {
     return plan_route_sel(c, op, c->epochs ? WEFT_PLAN_NO_EPOCH : SEL_ALL, 1, PART_ALL, NULL,
-                              route);
+                          route);
 }
 
 /* The relay of path k of op: the index of the first compute node after
@@ -105,8 +103,8 @@ weft_err plan_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale, ro
             const char *name = weft_plan_path_node(c->p, op, k, i);
             weft_node_id v;
             if (!weft_topo_find_node(t, name, &v))
-                return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: unknown node '%s'",
-                                     op, k, name);
+                return weft_diag_set(c->d, WEFT_ETOPO, "sim: op %u path %u: unknown node '%s'", op,
+                                     k, name);
             if (i > lo) {
                 weft_link_id l;
                 if (!weft_topo_find_link(t, prev, v, &l))
@@ -135,8 +133,7 @@ weft_err plan_route_sel(plan_ctx *c, uint32_t op, uint32_t sel, double scale, ro
         return WEFT_OK;
     weft_op op_ = weft_plan_op(c->p, op);
     lat += sim_model_route_extra(c->o, t, weft_topo_rank_node(t, op_.src_rank),
-                                 weft_topo_rank_node(t, op_.dst_rank), c->rlink, n,
-                                 c->slice_bytes);
+                                 weft_topo_rank_node(t, op_.dst_rank), c->rlink, n, c->slice_bytes);
     weft_err err = sim_engine_add_route(c->e, n, c->rlink, c->rcoef, lat, route);
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }

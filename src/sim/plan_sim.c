@@ -48,11 +48,9 @@
 #include "weft/exec_model.h"
 #include "weft/paths.h"
 
-
 /* Calls simulated at most to find the back-to-back steady state of the
  * buckets (weft_sim_opts.back_to_back). */
 #define BACK_TO_BACK_ROUNDS 8
-
 
 /* Frees what weft_sim_plan and weft_sim_plans build into the context. */
 static void plan_ctx_fini(plan_ctx *c)
@@ -78,8 +76,7 @@ static bool data_dep(const weft_plan *p, weft_op x, weft_op y)
              xw = weft_plan_storage_slot(p, x.dst_rank, x.dst_buf, x.dst_index),
              xr = weft_plan_storage_slot(p, x.src_rank, x.src_buf, x.src_index);
     return (y.dst_rank.v == x.src_rank.v && yw == xr) ||
-           (y.dst_rank.v == x.dst_rank.v && yw == xw) ||
-           (y.src_rank.v == x.dst_rank.v && yr == xw);
+           (y.dst_rank.v == x.dst_rank.v && yw == xw) || (y.src_rank.v == x.dst_rank.v && yr == xw);
 }
 
 /* Whether op x may cut through on its deps: it moves data between ranks
@@ -143,7 +140,7 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
                 err = plan_explicit_route(c, id, &route);
             else
                 err = plan_ecmp_route(c, weft_topo_rank_node(t, op.src_rank),
-                                 weft_topo_rank_node(t, op.dst_rank), op.count, &route);
+                                      weft_topo_rank_node(t, op.dst_rank), op.count, &route);
             if (err)
                 return err;
         }
@@ -175,8 +172,10 @@ static weft_err build_deps(plan_ctx *c, const weft_sim_opts *o)
         bool fw = ct && forwards(x);
         for (uint32_t k = 0; k < nd; k++) {
             if (deps[k] >= nops)
-                return weft_diag_set(c->d, WEFT_EINVAL, "sim: op %u depends on op %u, which "
-                                     "does not exist (%u ops)", id, deps[k], nops);
+                return weft_diag_set(c->d, WEFT_EINVAL,
+                                     "sim: op %u depends on op %u, which "
+                                     "does not exist (%u ops)",
+                                     id, deps[k], nops);
             bool through = fw && data_dep(p, x, weft_plan_op(p, deps[k]));
             for (uint32_t s = 0; s < P; s++) {
                 uint32_t f = c->base + id * P + s, dep = c->base + deps[k] * P + s;
@@ -241,8 +240,8 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
         if ((err = weft__map64_get_or_put(&last, key, order[k], &prev, &added)))
             break;
         if (!added) {
-            err = sim_engine_add_queue_dep(c->e, c->base + order[k] * P,
-                                           c->base + prev * P + P - 1);
+            err =
+                sim_engine_add_queue_dep(c->e, c->base + order[k] * P, c->base + prev * P + P - 1);
             *weft__map64_find(&last, key) = order[k];
         }
     }
@@ -367,8 +366,8 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
             out->flow_classes = st.flow_classes; /* reduced by symmetry */
     }
     sim_result_finish(out, o);
-    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run,
-                                          o->trace_label, d)))
+    if (o->trace &&
+        (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run, o->trace_label, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;
@@ -455,11 +454,10 @@ static weft_err job_settings(const weft_topo *t, const weft_sim_job *job, const 
     }
     weft_sim_opts asked = *o;
     asked.proto = keep;
-    return job->ring ? sim_model_resolve_ring(&asked, t, &cm, job->ring_coll, job->size,
-                                              job->ring, out, d)
+    return job->ring ? sim_model_resolve_ring(&asked, t, &cm, job->ring_coll, job->size, job->ring,
+                                              out, d)
                      : sim_model_resolve_comm(&asked, t, &cm, info->coll, job->size,
-                                              job->size / weft_plan_size_chunks(job->plan), out,
-                                              d);
+                                              job->size / weft_plan_size_chunks(job->plan), out, d);
 }
 
 /* ---- Several plans at once (weft_sim_plans) ------------------------------
@@ -510,16 +508,20 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
             goto free_all;
         if (jobs[j].size == 0 || res[j].slices == 0 || !(res[j].alpha_s >= 0) ||
             !(jobs[j].start_s >= 0) || weft_plan_num_circuits(p) > 0) {
-            err = weft_diag_set(d, WEFT_EINVAL, "sim: job %u: size and slices must be > 0, "
-                                "alpha and start >= 0, and the plan without circuits", j);
+            err = weft_diag_set(d, WEFT_EINVAL,
+                                "sim: job %u: size and slices must be > 0, "
+                                "alpha and start >= 0, and the plan without circuits",
+                                j);
             goto free_all;
         }
         /* The engine has one alpha; the models give every job the same. */
         if (j == 0)
             alpha = res[j].alpha_s;
         else if (res[j].alpha_s != alpha) {
-            err = weft_diag_set(d, WEFT_EINVAL, "sim: job %u: another per-transfer overhead "
-                                "than job 0's", j);
+            err = weft_diag_set(d, WEFT_EINVAL,
+                                "sim: job %u: another per-transfer overhead "
+                                "than job 0's",
+                                j);
             goto free_all;
         }
         flows += (uint64_t)weft_plan_num_ops(p) * res[j].slices + 1;
@@ -546,8 +548,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
         c.o = r;
         c.epochs = false;
         c.base = base[j] = sim_engine_num_flows(c.e);
-        c.slice_bytes = (double)jobs[j].size / (double)weft_plan_size_chunks(p) / P /
-                        r->bw_scale;
+        c.slice_bytes = (double)jobs[j].size / (double)weft_plan_size_chunks(p) / P / r->bw_scale;
         if ((err = build(&c, jobs[j].size, r)))
             break;
         if (r->model == WEFT_SIM_RUNTIME && !r->cut_through && !jobs[j].ring &&
@@ -602,8 +603,7 @@ weft_err weft_sim_plans(const weft_topo *t, const weft_sim_job *jobs, uint32_t n
             if (s2 > last)
                 last = s2;
         }
-        done_s[j] = last > jobs[j].start_s && res[j].launch_s > 0 ? last + res[j].launch_s
-                                                                    : last;
+        done_s[j] = last > jobs[j].start_s && res[j].launch_s > 0 ? last + res[j].launch_s : last;
     }
 free_all:
     plan_ctx_fini(&c);

@@ -65,10 +65,8 @@ done:
 
 static void test_ring_plans(void)
 {
-    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER,
-                               WEFT_COLL_REDUCESCATTER};
-    const char *specs[] = {"ring:5,bw=25,lat=1us", "switch:6,bw=40,lat=500ns",
-                           "h100:2"};
+    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER};
+    const char *specs[] = {"ring:5,bw=25,lat=1us", "switch:6,bw=40,lat=500ns", "h100:2"};
     for (size_t i = 0; i < 3; i++) {
         weft_topo *t = weft__test_topo_spec(specs[i]);
         if (!t)
@@ -103,8 +101,8 @@ static void test_ring_plans(void)
                     CHECK_REL(rp.time_s, want, 1e-9);
                 }
                 if (i == 1 && slices == 4) {
-                    double want = steps * (double)size / n / 40e9 +
-                                  (double)(steps + 3) * (1e-6 + 1e-6);
+                    double want =
+                        steps * (double)size / n / 40e9 + (double)(steps + 3) * (1e-6 + 1e-6);
                     CHECK_REL(rp.time_s, want, 1e-9);
                 }
             }
@@ -129,8 +127,7 @@ static void test_ring_plans(void)
  * M D + c / B) and the store-and-forward time. */
 static void test_ring_cut_through(void)
 {
-    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER,
-                               WEFT_COLL_REDUCESCATTER};
+    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER};
     const struct {
         const char *spec;
         double bw, lat, alpha;
@@ -262,13 +259,15 @@ static void test_routes(void)
                          "\"args\":{\"name\":\"links\"}}");
     CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":3,\"tid\":0,"
                          "\"args\":{\"name\":\"r0 -> s0\"}}");
-    CHECK_CONTAINS(text, "{\"name\":\"copy 0\xe2\x86\x92" "1 chunk 0\",\"cat\":\"copy\","
+    CHECK_CONTAINS(text, "{\"name\":\"copy 0\xe2\x86\x92"
+                         "1 chunk 0\",\"cat\":\"copy\","
                          "\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":25002.000000,"
                          "\"dur\":25002.000000,\"args\":{\"op\":0,\"kind\":\"copy\","
                          "\"src\":0,\"dst\":1,\"chunk\":0,\"count\":1,\"slice\":1,"
                          "\"slices\":2,\"bytes\":500000000,\"src_buf\":\"out\","
                          "\"src_slot\":0,\"dst_buf\":\"out\",\"dst_slot\":0}}");
-    CHECK_CONTAINS(text, "{\"name\":\"copy 1\xe2\x86\x92" "0 chunk 1\",\"cat\":\"copy\","
+    CHECK_CONTAINS(text, "{\"name\":\"copy 1\xe2\x86\x92"
+                         "0 chunk 1\",\"cat\":\"copy\","
                          "\"ph\":\"X\",\"pid\":3,\"tid\":2,\"ts\":0.000000,"
                          "\"dur\":500.000000,");
     free(text);

@@ -1,7 +1,7 @@
 /* Dropping links that can never limit a rate. See prune.h for why it is
  * exact. */
-#include "base/alloc.h"
 #include "sim/prune.h"
+#include "base/alloc.h"
 
 weft_err sim_prune_links(uint32_t n, uint32_t *r_off, uint32_t *link, double *coef,
                          uint32_t n_links, const double *cap, uint32_t *pruned)

@@ -19,8 +19,8 @@
 #include "sim/model.h"
 #include "sim/period.h"
 #include "sim/prune.h"
-#include "sim/ring_fast.h"
 #include "sim/result.h"
+#include "sim/ring_fast.h"
 #include "weft/exec_model.h"
 #include "weft/paths.h"
 #include "weft/protocol.h"
@@ -45,8 +45,7 @@ static void xfers_fini(xfers *x)
  * (rank order when order is NULL); a hop's latency is its route's plus what
  * the resolved settings o add (sim_model_route_extra). */
 static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uint32_t *order,
-                           const weft_sim_opts *o, double slice_bytes, xfers *x,
-                           weft_diag *d)
+                           const weft_sim_opts *o, double slice_bytes, xfers *x, weft_diag *d)
 {
     weft_paths *p = NULL;
     weft_err err = weft_paths_new(t, &p);
@@ -206,8 +205,8 @@ static weft_err ring_classes(const sim_xfer_set *xs, const weft_sim_opts *o, boo
     /* The periodic quotient is one cycle of positions: several rings have
      * no such cycle. */
     if (!one_ring)
-        return weft_diag_set(d, WEFT_ELIMIT,
-                             "sim: the rings have more than %u transfer classes", maxc);
+        return weft_diag_set(d, WEFT_ELIMIT, "sim: the rings have more than %u transfer classes",
+                             maxc);
     /* Defects: at most 1 % of the positions. */
     uint32_t period = 0, defects = 0;
     err = sim_period_classes(xs, WEFT_SIM_RING_MAX_CLASSES, xs->n / 100, cls, &period, &defects);
@@ -370,9 +369,8 @@ static weft_err check_order(const uint32_t *order, uint32_t n, uint32_t g, uint3
                 if (order[q] < nranks)
                     seen[order[q]] = 0;
         if (order[p] >= nranks || seen[order[p]])
-            err = weft_diag_set(d, WEFT_EINVAL,
-                                "sim: ring order position %u: rank %u %s", p, order[p],
-                                order[p] >= nranks ? "is not a rank" : "appears twice");
+            err = weft_diag_set(d, WEFT_EINVAL, "sim: ring order position %u: rank %u %s", p,
+                                order[p], order[p] >= nranks ? "is not a rank" : "appears twice");
         else
             seen[order[p]] = 1;
     }
@@ -389,8 +387,8 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
 /* n positions of order (NULL: the ranks in order), in rings of g
  * consecutive positions that all run at once; see weft_sim_rings. */
 static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
-                          uint32_t g, uint64_t size, const weft_sim_opts *o,
-                          weft_sim_result *out, weft_diag *d)
+                          uint32_t g, uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                          weft_diag *d)
 {
     weft_sim_opts defaults;
     if (!o) {
@@ -465,7 +463,8 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
     if (o->cut_through)
-        return weft_diag_set(d, WEFT_EINVAL, "sim: cut-through is simulated for plans only "
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "sim: cut-through is simulated for plans only "
                              "(weft_sim_plan of the ring plan)");
     uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
 
@@ -568,8 +567,8 @@ weft_err weft_sim_ring_order(const weft_topo *t, weft_coll coll, const uint32_t 
 }
 
 weft_err weft_sim_rings(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
-                        uint32_t group, uint64_t size, const weft_sim_opts *o,
-                        weft_sim_result *out, weft_diag *d)
+                        uint32_t group, uint64_t size, const weft_sim_opts *o, weft_sim_result *out,
+                        weft_diag *d)
 {
     if (!order || n == 0 || group == 0)
         return weft_diag_set(d, WEFT_EINVAL, "sim: rings need an order and a group size");

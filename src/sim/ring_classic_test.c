@@ -100,8 +100,8 @@ static int check_fabric(const char *spec)
         CHECK_ERR(weft_sim_plan(t, p, size, &o, &rp, &d), WEFT_OK);
         CHECK_ERR(weft_sim_ring_order(t, colls[c], order, size, &o, &rr, &d), WEFT_OK);
         if (!close_rel(rp.time_s, rr.time_s, 1e-12))
-            fprintf(stderr, "%s %s: plan %.17g s, ring %.17g s\n", spec,
-                    weft_coll_name(colls[c]), rp.time_s, rr.time_s);
+            fprintf(stderr, "%s %s: plan %.17g s, ring %.17g s\n", spec, weft_coll_name(colls[c]),
+                    rp.time_s, rr.time_s);
         CHECK(close_rel(rp.time_s, rr.time_s, 1e-12));
         CHECK(rp.n_busiest > 0 && rr.n_busiest > 0);
         if (rp.n_busiest > 0 && rr.n_busiest > 0)
@@ -118,8 +118,7 @@ static int check_fabric(const char *spec)
             CHECK_ERR(weft_sim_ring_order(t, colls[c], order, size, &o, &rr, &d), WEFT_OK);
             if (!close_rel(rp.time_s, rr.time_s, 1e-9))
                 fprintf(stderr, "%s %s runtime, %llu bytes: plan %.17g s, ring %.17g s\n", spec,
-                        weft_coll_name(colls[c]), (unsigned long long)size, rp.time_s,
-                        rr.time_s);
+                        weft_coll_name(colls[c]), (unsigned long long)size, rp.time_s, rr.time_s);
             CHECK(close_rel(rp.time_s, rr.time_s, 1e-9));
             CHECK_INT(rp.slices, k ? 4 : 1);
             CHECK_INT(rr.slices, rp.slices);

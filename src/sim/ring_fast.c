@@ -9,7 +9,7 @@
 
 /* An in-flight flow. */
 typedef struct slot {
-    uint64_t k;   /* step */
+    uint64_t k;    /* step */
     uint32_t s, c; /* slice, class */
     uint32_t next; /* next in its server's FIFO, or the free list */
     uint8_t state; /* S_WAIT (starts at its event), S_SERVE, S_TAIL */

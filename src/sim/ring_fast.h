@@ -26,10 +26,10 @@
 #include "weft/err.h"
 
 typedef struct sim_ring_fast_in {
-    uint32_t nf;         /* classes (servers) */
+    uint32_t nf;          /* classes (servers) */
     const uint32_t *pred; /* per class: the class its flows wait for */
-    const double *rate;  /* per class: the rate of a flow alone, bytes/s */
-    const double *lat;   /* per class: route latency, s */
+    const double *rate;   /* per class: the rate of a flow alone, bytes/s */
+    const double *lat;    /* per class: route latency, s */
     uint64_t steps;
     uint32_t slices;
     double bytes; /* per flow */

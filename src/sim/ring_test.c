@@ -18,8 +18,7 @@ static double closed_form(weft_coll coll, uint32_t n, double size, double bw, do
 
 static void test_closed_forms(void)
 {
-    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER,
-                               WEFT_COLL_REDUCESCATTER};
+    const weft_coll colls[] = {WEFT_COLL_ALLREDUCE, WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER};
     const uint32_t sizes[] = {2, 5, 8, 64};
     const double bw = 25e9, lat = 1e-6, alpha = 2e-6;
     for (int kind = 0; kind < 2; kind++)

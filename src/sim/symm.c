@@ -52,8 +52,7 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
     sim_classes c;
     memset(&c, 0, sizeof c);
     uint32_t n = x->n, nlinks = x->n_links, m = 0;
-    uint32_t *lidx = NULL, *used_link = NULL, *t_off = NULL, *t_xf = NULL, *fc = NULL,
-             *lc = NULL;
+    uint32_t *lidx = NULL, *used_link = NULL, *t_off = NULL, *t_xf = NULL, *fc = NULL, *lc = NULL;
     double *t_coef = NULL;
     uint64_t *fsig = NULL, *lsig = NULL;
     weft__map64 tab;
@@ -122,7 +121,8 @@ weft_err sim_classes_compute(const sim_xfer_set *x, bool refine, uint32_t max_cl
                 for (uint32_t k = x->r_off[i]; k < x->r_off[i + 1]; k++)
                     s += sim_mix64(sim_mix64(lc[lidx[x->link[k]]]) ^ sim_double_bits(x->coef[k]));
                 uint64_t p = x->pred[i] == SIM_NONE ? UINT64_MAX : fc[x->pred[i]];
-                fsig[i] = sim_mix64(sim_mix64(fc[i]) ^ sim_mix64(sim_mix64(p) + 1) ^ sim_mix64(s + 2));
+                fsig[i] =
+                    sim_mix64(sim_mix64(fc[i]) ^ sim_mix64(sim_mix64(p) + 1) ^ sim_mix64(s + 2));
             }
             for (uint32_t j = 0; j < m; j++) {
                 uint64_t s = 0;

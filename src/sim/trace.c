@@ -85,8 +85,8 @@ static void op_name(char *buf, size_t len, weft_op o)
     if (o.kind == WEFT_OP_NOP || o.count == 0)
         snprintf(buf, len, "nop %u", o.src_rank.v);
     else if (o.count == 1)
-        snprintf(buf, len, "%s %u\xe2\x86\x92%u chunk %u", weft_op_kind_name(o.kind),
-                 o.src_rank.v, o.dst_rank.v, o.dst_index);
+        snprintf(buf, len, "%s %u\xe2\x86\x92%u chunk %u", weft_op_kind_name(o.kind), o.src_rank.v,
+                 o.dst_rank.v, o.dst_index);
     else
         snprintf(buf, len, "%s %u\xe2\x86\x92%u chunks %u-%u", weft_op_kind_name(o.kind),
                  o.src_rank.v, o.dst_rank.v, o.dst_index, o.dst_index + o.count - 1);
@@ -123,8 +123,9 @@ static void slice_event(writer *w, const weft_plan *p, const sim_engine *e, uint
     char name[96];
     op_name(name, sizeof name, o);
     sep(w);
-    fprintf(w->f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-            name, weft_op_kind_name(o.kind), pid, tid);
+    fprintf(w->f,
+            "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", name,
+            weft_op_kind_name(o.kind), pid, tid);
     put_us(w->f, t0);
     fputs(",\"dur\":", w->f);
     put_us(w->f, t1 - t0);
@@ -168,8 +169,9 @@ static void segment_event(writer *w, const weft_plan *p, const sim_engine *e, ui
         pick[at] = v;
     }
     sep(w);
-    fprintf(w->f, "{\"name\":\"%u transfers\",\"cat\":\"transfers\",\"ph\":\"X\",\"pid\":%u,"
-                  "\"tid\":%u,\"ts\":",
+    fprintf(w->f,
+            "{\"name\":\"%u transfers\",\"cat\":\"transfers\",\"ph\":\"X\",\"pid\":%u,"
+            "\"tid\":%u,\"ts\":",
             k, pid, tid);
     put_us(w->f, t0);
     fputs(",\"dur\":", w->f);
@@ -236,10 +238,9 @@ static void write_track(writer *w, const weft_plan *p, const sim_engine *e, uint
 /* The events of spans s[0..n) (sorted by track): one process per rank with
  * one track "sends" (links == false), or one process "links" with one
  * track per link that carried anything. */
-static void write_tracks(writer *w, const weft_topo *t, const weft_plan *p,
-                         const sim_engine *e, uint32_t slices, const span *s, uint32_t n,
-                         bool links, uint32_t base, const char *label, span_end *ends,
-                         uint32_t *act, uint32_t *pos)
+static void write_tracks(writer *w, const weft_topo *t, const weft_plan *p, const sim_engine *e,
+                         uint32_t slices, const span *s, uint32_t n, bool links, uint32_t base,
+                         const char *label, span_end *ends, uint32_t *act, uint32_t *pos)
 {
     char name[2 * WEFT_TOPO_NAME_MAX + 96];
     uint32_t tid = 0; /* links: the current link's track */
@@ -314,8 +315,10 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         total += n;
     }
     if (total >= UINT32_MAX / 3)
-        return weft_diag_set(d, WEFT_ELIMIT, "sim: a trace of %llu slice placements is too "
-                             "large", (unsigned long long)total);
+        return weft_diag_set(d, WEFT_ELIMIT,
+                             "sim: a trace of %llu slice placements is too "
+                             "large",
+                             (unsigned long long)total);
     uint32_t ns = (uint32_t)total;
     span *s = weft__malloc((ns ? ns : 1) * sizeof *s);
     uint32_t *scratch = weft__malloc((ns ? 2 * (size_t)ns : 1) * sizeof *scratch);
@@ -354,8 +357,8 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         char name[128];
         snprintf(name, sizeof name, "%s%slinks", label ? label : "", label ? ": " : "");
         meta(&w, "process", base + nranks + 1, -1, name, base + nranks + 1);
-        write_tracks(&w, t, p, e, slices, s + nrank_spans, ns - nrank_spans, true, base, label,
-                     end, scratch, scratch + ns);
+        write_tracks(&w, t, p, e, slices, s + nrank_spans, ns - nrank_spans, true, base, label, end,
+                     scratch, scratch + ns);
     }
     if (run == 0)
         fputs("\n]}\n", f);
@@ -368,7 +371,6 @@ free_all:
     weft__free(scratch);
     weft__free(s);
     if (err == WEFT_ENOMEM)
-        weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u slice placements",
-                      ns);
+        weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u slice placements", ns);
     return err;
 }

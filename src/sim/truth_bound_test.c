@@ -35,8 +35,9 @@
 static const char *const fabrics[] = {"ring:8", "switch:16", "torus:4x4", "a100:2",
                                       "dgx1",   "ring:7",    "switch:13", "switch:2",
                                       "ring:3", "h100:2",    "full:6"};
-static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
-                                    "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier"};
+static const char *const algos[] = {"ring",     "biring", "rings:3",      "dbtree",
+                                    "binomial", "hd",     "rabenseifner", "rd",
+                                    "bruck",    "direct", "pairwise",     "hier"};
 
 #define SIZE (64ull << 20)
 
@@ -162,7 +163,8 @@ int main(void)
                 if (!weft_classic_supports(algos[a], (weft_coll)c))
                     continue;
                 weft_plan *p = NULL;
-                weft_err e = weft_synth_classic(t, algos[a], (weft_coll)c, (weft_rank){root}, &p, &d);
+                weft_err e =
+                    weft_synth_classic(t, algos[a], (weft_coll)c, (weft_rank){root}, &p, &d);
                 if (e == WEFT_ETOPO)
                     continue; /* hier on a fabric without equal hosts */
                 CHECK_ERR(e, WEFT_OK);

@@ -124,8 +124,7 @@ static void set_rat(mpq_t q, weft_rat r)
 /* ---- Input checks ---------------------------------------------------------- */
 
 /* Marks in seen[] the nodes reachable from v (forward) or reaching v. */
-static void reach(const weft_topo *t, weft_node_id v, bool forward, uint8_t *seen,
-                  uint32_t *stack)
+static void reach(const weft_topo *t, weft_node_id v, bool forward, uint8_t *seen, uint32_t *stack)
 {
     uint32_t top = 0;
     seen[v.v] = 1;
@@ -531,7 +530,8 @@ static weft_err solve(const model *md, bool exact_basis, weft_a2a_bound *b, mpq_
         b->cert = WEFT_A2A_CERT_EXACT;
         rc = glp_exact(P, &parm);
         ok = rc == 0 && glp_get_status(P) == GLP_OPT &&
-             (weft__a2a_certify(md, P, 1e-14, false, &c) || weft__a2a_certify(md, P, 1e-14, true, &c));
+             (weft__a2a_certify(md, P, 1e-14, false, &c) ||
+              weft__a2a_certify(md, P, 1e-14, true, &c));
     }
     if (!ok && c.oom) {
         e = weft_diag_code(d, WEFT_ENOMEM);
@@ -612,8 +612,7 @@ static weft_err check_input(const weft_topo *t, const weft_traffic *tm, weft_dia
 }
 
 weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
-                                const weft_a2a_bound_opts *opts, weft_a2a_bound *out,
-                                weft_diag *d)
+                                const weft_a2a_bound_opts *opts, weft_a2a_bound *out, weft_diag *d)
 {
     weft_a2a_bound_opts defaults;
     if (!opts) {

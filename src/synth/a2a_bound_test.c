@@ -398,7 +398,7 @@ static void test_property(void)
             for (uint32_t j = 0; j < nr; j++)
                 m.bytes[i * nr + j] = i == j ? 0 : skew ? rnd(4) * (1 + rnd(1000)) : 1;
         if (skew)
-            m.bytes[0 * nr + 1] += 1; /* never all zero */
+            m.bytes[0 * nr + 1] += 1;      /* never all zero */
         double want = pair_lp(t, m.bytes); /* θ: bytes per ns per byte of demand */
         weft_a2a_bound b;
         weft_diag d;
@@ -416,11 +416,14 @@ static void test_property(void)
             if (!(fabs(got - want) <= 1e-9 * want)) {
                 char nosym[256];
                 uniform(t, false, nosym, sizeof nosym);
-                fprintf(stderr, "iteration %d: bound %.17g (sources %u, classes %u), pair LP %.17g, no symmetry %s\n", iter, got, b.sources, b.link_classes, want, nosym);
+                fprintf(stderr,
+                        "iteration %d: bound %.17g (sources %u, classes %u), pair LP %.17g, no "
+                        "symmetry %s\n",
+                        iter, got, b.sources, b.link_classes, want, nosym);
             }
             CHECK(fabs(got - want) <= 1e-9 * want);
-            CHECK(fabs((skew ? b.time_s : b.algbw) - (skew ? frac(b.time_exact)
-                                                           : frac(b.algbw_exact))) <=
+            CHECK(fabs((skew ? b.time_s : b.algbw) -
+                       (skew ? frac(b.time_exact) : frac(b.algbw_exact))) <=
                   1e-12 * (skew ? b.time_s : b.algbw));
             compared++;
             merged += b.sources < nr;
@@ -434,7 +437,8 @@ static void test_property(void)
     CHECK(compared >= 120);
     CHECK(merged >= 20);   /* the symmetric path really ran */
     CHECK(by_basis >= 20); /* and the exact basic solution */
-    fprintf(stderr, "property: %d fabrics compared, %d with merged sources, %d by the exact basis\n",
+    fprintf(stderr,
+            "property: %d fabrics compared, %d with merged sources, %d by the exact basis\n",
             compared, merged, by_basis);
 }
 
@@ -448,9 +452,8 @@ static void test_colgen_equals_edge(void)
     static const struct {
         const char *spec;
         uint32_t experts;
-    } cases[] = {{"a100:2", 32},  {"h100:2", 16},         {"h100:4", 8},
-                 {"dgx1", 8},     {"mixnet:hosts=2", 16}, {"torus:4x4", 16},
-                 {"mi250:2", 64}, {"ring:5", 5}};
+    } cases[] = {{"a100:2", 32},         {"h100:2", 16},    {"h100:4", 8},   {"dgx1", 8},
+                 {"mixnet:hosts=2", 16}, {"torus:4x4", 16}, {"mi250:2", 64}, {"ring:5", 5}};
     int compared = 0, by_colgen = 0;
     for (int iter = 0; iter < 48; iter++) {
         bool pre = iter < 16;
@@ -506,8 +509,10 @@ static void test_colgen_equals_edge(void)
      * master whose exact basis misses the dual's bound, is proved by the
      * rounded values). */
     CHECK(by_colgen == compared);
-    fprintf(stderr, "column generation = edge program: %d matrices, exact; %d by column "
-            "generation\n", compared, by_colgen);
+    fprintf(stderr,
+            "column generation = edge program: %d matrices, exact; %d by column "
+            "generation\n",
+            compared, by_colgen);
 }
 
 /* Every allocation of the library's own (weft__malloc) failing in turn:

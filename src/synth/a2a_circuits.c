@@ -40,8 +40,8 @@ typedef struct ocs_info {
     uint32_t *port_node; /* nports */
     double bw;           /* bytes/s of its slowest port */
     double delay_s;
-    double *dem;         /* nports^2: bytes over circuit (i, j) */
-    double *cap;         /* nports^2: a candidate's circuit capacity, bytes */
+    double *dem; /* nports^2: bytes over circuit (i, j) */
+    double *cap; /* nports^2: a candidate's circuit capacity, bytes */
     /* Two decompositions of dem: [DEC_BVN] Birkhoff-von Neumann (weft/bvn.h),
      * rounds ordered by weight, largest first; [DEC_SOLSTICE] large-threshold
      * matchings in the order found. ord[k]: the round of configuration k. */
@@ -59,11 +59,11 @@ typedef struct sched_ctx {
     weft_diag *d;
     uint32_t nl, nocs;
     ocs_info *ocs;
-    uint32_t *ocs_of;     /* node -> index in ocs, or UINT32_MAX */
-    uint32_t *port_of;    /* node -> its port number on the OCS its link reaches
-                             (one OCS per node in the schedule; else multi) */
-    bool *skip_link;      /* links of an OCS: carried by circuits */
-    double *bwl;          /* link bandwidth, bytes/s */
+    uint32_t *ocs_of;  /* node -> index in ocs, or UINT32_MAX */
+    uint32_t *port_of; /* node -> its port number on the OCS its link reaches
+                          (one OCS per node in the schedule; else multi) */
+    bool *skip_link;   /* links of an OCS: carried by circuits */
+    double *bwl;       /* link bandwidth, bytes/s */
     /* Paths of the relaxed plan. */
     size_t npaths;
     uint32_t *path_op, *path_k, *path_kind, *path_ocs, *path_from, *path_to;
@@ -78,8 +78,8 @@ typedef struct sched_ctx {
     uint32_t *rlink;
     double *rfrac;
     size_t rlen_total, rcap;
-    double *base;  /* loads of the packet paths, bytes */
-    double *load;  /* a candidate's loads */
+    double *base; /* loads of the packet paths, bytes */
+    double *load; /* a candidate's loads */
     weft_topo *packet;
     weft_paths *ppaths;
     bool stranded; /* a candidate left bytes of a pair without a packet path */
@@ -257,8 +257,8 @@ static weft_err read_paths(sched_ctx *c)
     c->base = weft__calloc(c->nl ? c->nl : 1, sizeof *c->base);
     c->load = weft__calloc(c->nl ? c->nl : 1, sizeof *c->load);
     if (!c->path_op || !c->path_k || !c->path_kind || !c->path_ocs || !c->path_from ||
-        !c->path_to || !c->path_bytes || !c->path_lstart || !c->path_nl || !c->rstart ||
-        !c->rlen || !c->base || !c->load)
+        !c->path_to || !c->path_bytes || !c->path_lstart || !c->path_nl || !c->rstart || !c->rlen ||
+        !c->base || !c->load)
         return weft_diag_code(c->d, WEFT_ENOMEM);
     for (size_t i = 0; i < npair; i++)
         c->rstart[i] = SIZE_MAX;
@@ -731,18 +731,15 @@ static weft_err build_plan(sched_ctx *c, uint32_t m, double a, weft_plan **out)
         uint32_t npk = 0, plen = 0;
         if (reroute > 1e-12) {
             weft_paths_route rt;
-            if ((e = weft_paths_route_get(c->ppaths,
-                                          weft_topo_rank_node(c->packet, op.src_rank),
-                                          weft_topo_rank_node(c->packet, op.dst_rank), &rt,
-                                          c->d)))
+            if ((e = weft_paths_route_get(c->ppaths, weft_topo_rank_node(c->packet, op.src_rank),
+                                          weft_topo_rank_node(c->packet, op.dst_rank), &rt, c->d)))
                 break;
             uint64_t total;
             if (rt.hops >= 256) {
                 e = weft_diag_set(c->d, WEFT_ELIMIT, "a packet path of %u hops", rt.hops);
                 break;
             }
-            if ((e = weft_paths_list(c->ppaths, WEFT_PATHS_LIST_MAX, b.pnodes, b.pw, &npk,
-                                     &total)))
+            if ((e = weft_paths_list(c->ppaths, WEFT_PATHS_LIST_MAX, b.pnodes, b.pw, &npk, &total)))
                 break;
             plen = rt.hops;
             double wsum = 0;

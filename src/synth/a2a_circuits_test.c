@@ -146,7 +146,8 @@ static void sim_runs_in_order(void)
         CHECK_ERR(e, WEFT_OK);
         if (!e) {
             double tm = sim_time_ct(t, p, true);
-            fprintf(stderr, "mixnet:hosts=2 zipf 1.2, %llu tokens, seed %llu: %u configurations, "
+            fprintf(stderr,
+                    "mixnet:hosts=2 zipf 1.2, %llu tokens, seed %llu: %u configurations, "
                     "bound %.3f us, simulated %.3f us (%.4f)\n",
                     (unsigned long long)cases[i].tokens, (unsigned long long)cases[i].seed,
                     s.configs, s.bound_s * 1e6, tm * 1e6, tm / s.bound_s);
@@ -189,8 +190,8 @@ int main(void)
             fprintf(stderr, "  %s\n", d.msg);
             break;
         }
-        fprintf(stderr, "delay %g s: %u configurations of %u, %.3f us (bound %.3f us)\n",
-                delays[i], s.configs, s.rounds, s.time_s * 1e6, s.bound_s * 1e6);
+        fprintf(stderr, "delay %g s: %u configurations of %u, %.3f us (bound %.3f us)\n", delays[i],
+                s.configs, s.rounds, s.time_s * 1e6, s.bound_s * 1e6);
         /* Every plan verifies against the fabric. */
         weft_err ve = weft_plan_verify(p, t, &d);
         CHECK_ERR(ve, WEFT_OK);
@@ -235,8 +236,7 @@ int main(void)
      * change, and the same fabric's own 1 s schedule (one configuration)
      * none. */
     weft_topo *slow = NULL;
-    CHECK_ERR(weft_topo_preset("mixnet:hosts=4,gpus=4,ocsnics=2,reconfig=1ms", &slow, &d),
-              WEFT_OK);
+    CHECK_ERR(weft_topo_preset("mixnet:hosts=4,gpus=4,ocsnics=2,reconfig=1ms", &slow, &d), WEFT_OK);
     {
         weft_circuit_opts o;
         weft_circuit_opts_init(&o);

@@ -71,9 +71,9 @@ typedef struct cg {
     uint32_t *plink; /* parent link of each node, UINT32_MAX none */
     uint32_t *order; /* nodes in the order they were settled */
     uint32_t norder;
-    uint64_t *sub;  /* bytes to ranks below each node */
-    uint32_t *heap; /* binary heap of nodes by dist */
-    uint32_t *pos;  /* node -> heap position + 1, 0 none */
+    uint64_t *sub;     /* bytes to ranks below each node */
+    uint32_t *heap;    /* binary heap of nodes by dist */
+    uint32_t *pos;     /* node -> heap position + 1, 0 none */
     uint32_t *rank_of; /* node -> rank + 1, 0 none */
 } cg;
 
@@ -240,8 +240,7 @@ static weft_err push_col(cg *g, const col *c)
  * the float tree's potential, then relaxed in rationals until every link
  * satisfies dist[v] <= dist[u] + len (a feasible potential tight along a
  * tree from src is the distance). reached[v] = 0 for an unreachable node. */
-static void exact_dist(cg *g, uint32_t src, mpq_t *len, mpq_t *dist, uint8_t *reached,
-                       mpq_t tmp)
+static void exact_dist(cg *g, uint32_t src, mpq_t *len, mpq_t *dist, uint8_t *reached, mpq_t tmp)
 {
     const weft_topo *t = g->md->t;
     memset(reached, 0, g->n);

@@ -223,9 +223,9 @@ free_scratch:
 
 typedef struct exact_sys {
     int rows, cols;
-    mpz_t *L;       /* per row: the integer that makes the row integral */
-    mpz_t *rhs;     /* per row: L_i * (-value of a nonbasic row variable) */
-    int *head;      /* per basis position k: GLPK's basic variable */
+    mpz_t *L;   /* per row: the integer that makes the row integral */
+    mpz_t *rhs; /* per row: L_i * (-value of a nonbasic row variable) */
+    int *head;  /* per basis position k: GLPK's basic variable */
     /* Integral column entries L_i a_ij, compressed by column. */
     int *cstart, *crow;
     mpz_t *cval;

@@ -19,7 +19,7 @@ typedef struct weft__a2a_flow {
     uint32_t rows; /* nr, or 1 with maps (only rank 0's flow and demands) */
     mpq_t *x;      /* rows * m */
     mpq_t *dem;    /* rows * nr */
-    mpq_t theta; /* initialised only when x is not NULL */
+    mpq_t theta;   /* initialised only when x is not NULL */
     /* Uniform traffic on a fabric with a regular group of rank maps
      * (orbits.h): node_map not NULL, x is rank 0's flow, and rank s's flow
      * is x mapped by g_s (x[g_s^-1 e]); the program had one source and the

@@ -28,9 +28,9 @@ typedef struct decomp {
     const weft_topo *t;
     const weft__a2a_flow *f;
     uint32_t n, m;
-    mpq_t *r;          /* m: remaining flow of the current source */
-    uint32_t *via;     /* n: the link BFS reached each node by */
-    uint32_t *queue;   /* n */
+    mpq_t *r;           /* m: remaining flow of the current source */
+    uint32_t *via;      /* n: the link BFS reached each node by */
+    uint32_t *queue;    /* n */
     const char **names; /* n: a path's node names */
     /* With maps: the paths of rank 0 to each rank d0 (first[d0] ..
      * first[d0 + 1] - 1 in the path table), their node ids and shares. */
@@ -177,8 +177,8 @@ static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
         const uint32_t *g = f->maps.node_map + (size_t)s * n;
         for (uint32_t d0 = 0; d0 < nr; d0++) {
             weft_rank r = {0};
-            weft_topo_node_rank(c->t, (weft_node_id){g[weft_topo_rank_node(c->t, (weft_rank){d0}).v]},
-                                &r);
+            weft_topo_node_rank(
+                c->t, (weft_node_id){g[weft_topo_rank_node(c->t, (weft_rank){d0}).v]}, &r);
             inv[r.v] = d0;
         }
         for (uint32_t k = 0; k < nr && !e; k++) {
@@ -187,8 +187,8 @@ static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
             for (uint32_t q = c->first[inv[d]]; d != s && !e && q < c->first[inv[d] + 1]; q++) {
                 uint32_t len = c->pstart[q + 1] - c->pstart[q];
                 for (uint32_t i = 0; i < len; i++)
-                    c->names[i] = weft_topo_node_name(
-                        c->t, (weft_node_id){g[c->pnodes[c->pstart[q] + i]]});
+                    c->names[i] =
+                        weft_topo_node_name(c->t, (weft_node_id){g[c->pnodes[c->pstart[q] + i]]});
                 e = weft_plan_add_path(p, id, c->pshare[q], c->names, len);
             }
             if (e)
@@ -205,8 +205,8 @@ weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bo
     return weft_synth_a2a_optimal_traffic(t, NULL, out, bound, dg);
 }
 
-weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *tm,
-                                        weft_plan **out, weft_a2a_bound *bound, weft_diag *dg)
+weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *tm, weft_plan **out,
+                                        weft_a2a_bound *bound, weft_diag *dg)
 {
     weft__a2a_flow f;
     weft_a2a_bound b;

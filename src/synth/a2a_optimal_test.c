@@ -57,8 +57,7 @@ static void check(const char *spec, const char *want, uint32_t sources)
 }
 
 /* The plan's exact time at its own size: total / (N algbw 1e9) s. */
-static void plan_time(const weft_traffic *m, weft_rat algbw, char *out,
-                      size_t size)
+static void plan_time(const weft_traffic *m, weft_rat algbw, char *out, size_t size)
 {
     mpq_t q, r;
     mpq_inits(q, r, NULL);
@@ -136,8 +135,7 @@ static void check_matrix(const char *what, weft_topo *t, const weft_traffic *m, 
     double want_s = b.time_s * (double)gib / (double)(total / m->ranks);
     CHECK_ERR(weft_sim_plan(t, p, gib, &o, &r, &d), WEFT_OK);
     if (!(r.time_s <= 1.01 * want_s && r.time_s >= want_s * (1 - 1e-9)))
-        fprintf(stderr, "%s: simulated %.9g s at 1 GiB, bound %.9g s\n", what, r.time_s,
-                want_s);
+        fprintf(stderr, "%s: simulated %.9g s at 1 GiB, bound %.9g s\n", what, r.time_s, want_s);
     CHECK(r.time_s <= 1.01 * want_s);
     CHECK(r.time_s >= want_s * (1 - 1e-9));
     /* The runtime model shares per flow, as TCP does: no weights, and on
@@ -147,8 +145,8 @@ static void check_matrix(const char *what, weft_topo *t, const weft_traffic *m, 
         o.model = WEFT_SIM_RUNTIME;
         CHECK_ERR(weft_sim_plan(t, p, gib, &o, &r, &d), WEFT_OK);
         if (!(r.time_s > 1.05 * want_s))
-            fprintf(stderr, "%s: runtime model %.9g s at 1 GiB, bound %.9g s\n", what,
-                    r.time_s, want_s);
+            fprintf(stderr, "%s: runtime model %.9g s at 1 GiB, bound %.9g s\n", what, r.time_s,
+                    want_s);
         CHECK(r.time_s > 1.05 * want_s);
     }
 done:
@@ -333,9 +331,8 @@ static weft_topo *rotating_boxes(void)
                                                (weft_node_id){base + (i + o) % k},
                                                weft_rat_int(off_bw[o]), weft_rat_int(0));
             if (box_switch)
-                weft_topo_builder_add_duplex(b, (weft_node_id){base + i},
-                                             (weft_node_id){base + k}, weft_rat_int(sw),
-                                             weft_rat_int(0));
+                weft_topo_builder_add_duplex(b, (weft_node_id){base + i}, (weft_node_id){base + k},
+                                             weft_rat_int(sw), weft_rat_int(0));
             if (!nics)
                 continue;
             weft_node_id nv = {base + k + box_switch + i}, rail = {rail0 + i % rails};

@@ -72,8 +72,8 @@ static void check_limit(const char *spec, const char *algo, int64_t num, int64_t
     weft_plan_cost cost;
     memset(&cost, 0, sizeof cost);
     CHECK(t != NULL);
-    weft_err e = t ? weft_synth_classic(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d)
-                   : WEFT_ENOMEM;
+    weft_err e =
+        t ? weft_synth_classic(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, &p, &d) : WEFT_ENOMEM;
     if (!e)
         e = weft_plan_cost_get(p, t, &cost, &d);
     CHECK_ERR(e, WEFT_OK);
@@ -155,7 +155,9 @@ static void check_flash_split(const char *spec, uint32_t split)
     for (uint32_t s = 0; s < n; s++)
         for (uint32_t r = 0; r < n; r++)
             tm.bytes[(size_t)s * n + r] =
-                (s + r) % 6 == 0 ? 0 : (1 + (s * 7 + r * 3) % 5) * (r == 3 ? 20 : 1) * (s % 4 + 1) * 1000;
+                (s + r) % 6 == 0
+                    ? 0
+                    : (1 + (s * 7 + r * 3) % 5) * (r == 3 ? 20 : 1) * (s % 4 + 1) * 1000;
     synth_ctx c = {.topo = t, .coll = WEFT_COLL_ALLTOALL, .n = n};
     c.d = &d;
     CHECK_ERR(synth_hosts_init(&c.hosts, t), WEFT_OK);
@@ -217,8 +219,7 @@ static void check_interleaved(void)
 {
     weft_topo *t = NULL;
     weft_diag d;
-    CHECK_ERR(weft_topo_parse(interleaved, sizeof interleaved - 1, "interleaved", &t, &d),
-              WEFT_OK);
+    CHECK_ERR(weft_topo_parse(interleaved, sizeof interleaved - 1, "interleaved", &t, &d), WEFT_OK);
     for (size_t a = 0; t && a < sizeof algos / sizeof *algos; a++)
         check_one(t, "interleaved", algos[a]);
     weft_topo_free(t);

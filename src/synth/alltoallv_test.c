@@ -13,9 +13,9 @@
 
 /* Rank s sends rank d M[s][d] bytes; rank 1 sends almost nothing and 2
  * only to 3 (whose downlink carries 3,000,000 + 4,000,000 bytes). */
-static const uint64_t SK[16] = {0,      1000000, 2000000, 3000000, /**/ 500000, 0,      0,
-                                0,      /**/ 0,  0,       0,       4000000, /**/ 100000,
-                                200000, 300000,  400000};
+static const uint64_t SK[16] = {0,           1000000, 2000000, 3000000, /**/ 500000, 0,
+                                0,           0,       /**/ 0,  0,       0,           4000000,
+                                /**/ 100000, 200000,  300000,  400000};
 
 static void test_direct_exact(void)
 {
@@ -102,9 +102,14 @@ static void test_moe_and_uniform(void)
     weft_topo *t = NULL;
     weft_diag d;
     CHECK_ERR(weft_topo_from_spec("switch:16", NULL, &t, &d), WEFT_OK);
-    weft_traffic_moe_params mp = {.ranks = 16, .experts = 64, .topk = 2, .tokens = 50,
-                                  .hidden_bytes = 4096, .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                  .zipf_milli = 2000, .seed = 3};
+    weft_traffic_moe_params mp = {.ranks = 16,
+                                  .experts = 64,
+                                  .topk = 2,
+                                  .tokens = 50,
+                                  .hidden_bytes = 4096,
+                                  .skew = WEFT_TRAFFIC_SKEW_ZIPF,
+                                  .zipf_milli = 2000,
+                                  .seed = 3};
     weft_traffic m;
     CHECK_ERR(weft_traffic_moe(&mp, &m, &d), WEFT_OK);
     weft_plan *p = NULL;
@@ -130,8 +135,7 @@ static void test_moe_and_uniform(void)
     CHECK_ERR(weft_traffic_uniform(16, 16 * 1024, &m, NULL), WEFT_OK);
     weft_plan *q = NULL;
     CHECK_ERR(weft_synth_classic_traffic(t, "direct", &m, 0, &p, &d), WEFT_OK);
-    CHECK_ERR(weft_synth_classic(t, "direct", WEFT_COLL_ALLTOALL, (weft_rank){0}, &q, &d),
-              WEFT_OK);
+    CHECK_ERR(weft_synth_classic(t, "direct", WEFT_COLL_ALLTOALL, (weft_rank){0}, &q, &d), WEFT_OK);
     if (p && q) {
         CHECK(weft_plan_traffic_size(p) == 16384.0);
         weft_plan_cost cp, cq;

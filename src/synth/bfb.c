@@ -177,9 +177,11 @@ static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t 
         for (uint32_t i = 0; i < n_reps; i++) {
             uint32_t v = reps[i];
             g->recv[g->n_recv++] = v;
-            if (g->row[v] == UINT32_MAX) g->row[v] = rows++;
+            if (g->row[v] == UINT32_MAX)
+                g->row[v] = rows++;
             for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1]; k++)
-                if (g->row[g->in_src[k]] == UINT32_MAX) g->row[g->in_src[k]] = rows++;
+                if (g->row[g->in_src[k]] == UINT32_MAX)
+                    g->row[g->in_src[k]] = rows++;
         }
     }
     g->dist = weft__malloc((size_t)rows * n * sizeof *g->dist);
@@ -189,7 +191,8 @@ static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t 
     }
     /* Distances to u: a BFS from u over in-arcs. */
     for (uint32_t u = 0; u < n && !e; u++) {
-        if (g->row[u] == UINT32_MAX) continue;
+        if (g->row[u] == UINT32_MAX)
+            continue;
         uint16_t *row = g->dist + (size_t)g->row[u] * n;
         memset(row, 0xff, (size_t)n * sizeof *row);
         uint32_t head = 0, tail = 0;
@@ -212,11 +215,13 @@ static weft_err graph_init(graph *g, const weft_topo *t, bool reversed, int64_t 
             e = weft_diag_set(d, WEFT_ETOPO, "bfb: rank %u cannot reach rank %u on this fabric",
                               reversed ? u : w, reversed ? w : u);
         }
-        if (g->diam < row[queue[tail - 1]]) g->diam = row[queue[tail - 1]];
+        if (g->diam < row[queue[tail - 1]])
+            g->diam = row[queue[tail - 1]];
     }
 out:
     weft__free(queue);
-    if (e) graph_fini(g);
+    if (e)
+        graph_fini(g);
     return e;
 }
 
@@ -292,7 +297,8 @@ static weft_err net_build(const graph *g, uint32_t v, const uint32_t *src, uint3
         for (uint32_t k = 0; !e && k < deg; k++)
             if (allowed(g, k0 + k, src[i], t))
                 e = weft_maxflow_add_arc(nt->mf, 2 + i, 2 + ns + k, INT64_MAX / 4, NULL);
-    if (!e) e = weft_maxflow_freeze(nt->mf);
+    if (!e)
+        e = weft_maxflow_freeze(nt->mf);
     if (e) {
         weft_maxflow_free(nt->mf);
         nt->mf = NULL;
@@ -312,12 +318,14 @@ static weft_err net_run(const graph *g, uint32_t v, net *nt, int64_t supply, rat
         weft_maxflow_set_cap(nt->mf, i, supply);
     for (uint32_t k = 0; k < nt->deg; k++) {
         i128 c = (i128)r.num * g->in_bw[k0 + k] * mult / r.den;
-        if (c > INT64_MAX / 4) return WEFT_EOVERFLOW;
+        if (c > INT64_MAX / 4)
+            return WEFT_EOVERFLOW;
         weft_maxflow_set_cap(nt->mf, nt->ns + k, (int64_t)c);
     }
     int64_t value;
     weft_err e = weft_maxflow_run(nt->mf, WEFT_MF_DINIC, 0, 1, -1, &value);
-    if (!e) *full = value == supply * (int64_t)nt->ns;
+    if (!e)
+        *full = value == supply * (int64_t)nt->ns;
     return e;
 }
 
@@ -341,13 +349,15 @@ static weft_err optimum_flow(const graph *g, uint32_t v, const uint32_t *src, ui
         bool full;
         /* Supplies r.den, capacities r.num * bw: scaled by r.den. */
         e = net_run(g, v, &nt, r.den, (ratio){r.num, 1}, 1, &full);
-        if (e || full) break;
+        if (e || full)
+            break;
         weft_maxflow_source_side(nt.mf, w->side);
         int64_t cnt = 0, bw = 0;
         for (uint32_t i = 0; i < ns; i++)
             cnt += w->side[2 + i];
         for (uint32_t k = 0; k < deg; k++)
-            if (w->side[2 + ns + k]) bw += g->in_bw[k0 + k];
+            if (w->side[2 + ns + k])
+                bw += g->in_bw[k0 + k];
         ratio nr = {cnt, bw};
         if (bw == 0 || !ratio_less(r, nr) || iter > 10000) {
             e = WEFT_EINVAL; /* cannot happen on a connected fabric */
@@ -355,7 +365,8 @@ static weft_err optimum_flow(const graph *g, uint32_t v, const uint32_t *src, ui
         }
         r = nr;
     }
-    if (nt.mf) weft_maxflow_free(nt.mf);
+    if (nt.mf)
+        weft_maxflow_free(nt.mf);
     *out = r;
     return e;
 }
@@ -414,20 +425,24 @@ static void analyse_sos(const graph *g, uint32_t v, ratio *step, work *w)
     for (uint32_t a = 1; a < full; a++)
         w->sosbw[a] = w->sosbw[a & (a - 1)] + g->in_bw[k0 + (uint32_t)__builtin_ctz(a)];
     for (uint32_t t = 1; t <= D; t++) {
-        if (!w->at_dist[t]) continue;
+        if (!w->at_dist[t])
+            continue;
         int64_t *c = w->cnt + ((size_t)t << deg);
         for (uint32_t k = 0; k < deg; k++)
             for (uint32_t a = 0; a < full; a++)
-                if (a & (1u << k)) c[a] += c[a ^ (1u << k)];
+                if (a & (1u << k))
+                    c[a] += c[a ^ (1u << k)];
         ratio best = {0, 1};
         for (uint32_t a = 1; a < full; a++) {
             ratio r = {c[a], w->sosbw[a]};
-            if (r.num && ratio_less(best, r)) best = r;
+            if (r.num && ratio_less(best, r))
+                best = r;
         }
         int64_t q = gcd64(best.num, best.den);
         best.num /= q;
         best.den /= q;
-        if (ratio_less(step[t - 1], best)) step[t - 1] = best;
+        if (ratio_less(step[t - 1], best))
+            step[t - 1] = best;
     }
 }
 
@@ -440,7 +455,8 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
     weft_err e = work_init(&w, g);
     for (uint32_t t = 0; t < g->diam; t++)
         step[t] = (ratio){0, 1};
-    if (lcm) *lcm = 1;
+    if (lcm)
+        *lcm = 1;
     for (uint32_t i = 0; i < g->n_recv && !e; i++) {
         uint32_t v = g->recv[i];
         if (g->in_start[v + 1] - g->in_start[v] <= SOS_MAX_DEG) {
@@ -450,11 +466,14 @@ static weft_err analyse(const graph *g, ratio *step, int64_t *lcm, weft_diag *d)
         group_sources(g, v, &w);
         for (uint32_t t = 1; t <= g->diam && !e; t++) {
             uint32_t ns = w.first[t + 1] - w.first[t];
-            if (ns == 0) continue;
+            if (ns == 0)
+                continue;
             ratio r;
             e = optimum_flow(g, v, w.order + w.first[t], ns, t, &w, &r);
-            if (e) break;
-            if (ratio_less(step[t - 1], r)) step[t - 1] = r;
+            if (e)
+                break;
+            if (ratio_less(step[t - 1], r))
+                step[t - 1] = r;
         }
     }
     work_fini(&w);
@@ -483,9 +502,12 @@ static weft_err add_steps(const ratio *step, uint32_t count, int64_t scale, weft
     for (uint32_t t = 0; t < count; t++) {
         weft_rat r;
         weft_err e = weft_rat_make(step[t].num, step[t].den, &r);
-        if (!e) e = weft_rat_mul(r, weft_rat_int(scale), &r);
-        if (!e) e = weft_rat_add(*sum, r, sum);
-        if (e) return e;
+        if (!e)
+            e = weft_rat_mul(r, weft_rat_int(scale), &r);
+        if (!e)
+            e = weft_rat_add(*sum, r, sum);
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -533,7 +555,8 @@ static weft_err phases_init(phases *p, const weft_topo *t, weft_coll coll, bool 
                              "reducescatter, allreduce)",
                              weft_coll_name(coll));
     weft_err e = check_fabric(t, &p->scale, d);
-    if (e) return e;
+    if (e)
+        return e;
     bool ag = coll != WEFT_COLL_REDUCESCATTER, rs = coll != WEFT_COLL_ALLGATHER;
     int64_t lcm_ag = 1, lcm_rs = 1;
     /* Analysis only: one receiver per orbit of rank automorphisms, which
@@ -548,16 +571,19 @@ static weft_err phases_init(phases *p, const weft_topo *t, weft_coll coll, bool 
             weft_rat bw = weft_topo_link_bw(t, (weft_link_id){k});
             w[k] = bw.num * (p->scale / bw.den);
         }
-        if (!e) e = weft__orbits_compute(t, w, true, &orb);
+        if (!e)
+            e = weft__orbits_compute(t, w, true, &orb);
         weft__free(w);
-        if (e) return weft_diag_code(d, e);
+        if (e)
+            return weft_diag_code(d, e);
     }
     const uint32_t *reps = want_lcm ? NULL : orb.reps;
     if (ag) {
         e = graph_init(&p->ag, t, false, p->scale, reps, reps ? orb.n_reps : 0, d);
         if (!e && !(p->ag_step = weft__malloc(((size_t)p->ag.diam + 1) * sizeof *p->ag_step)))
             e = weft_diag_code(d, WEFT_ENOMEM);
-        if (!e) e = analyse(&p->ag, p->ag_step, want_lcm ? &lcm_ag : NULL, d);
+        if (!e)
+            e = analyse(&p->ag, p->ag_step, want_lcm ? &lcm_ag : NULL, d);
     }
     if (rs && !e && ag && !want_lcm && symmetric(t)) {
         /* The reversed fabric is the fabric: the same steps. */
@@ -570,7 +596,8 @@ static weft_err phases_init(phases *p, const weft_topo *t, weft_coll coll, bool 
         e = graph_init(&p->rs, t, true, p->scale, reps, reps ? orb.n_reps : 0, d);
         if (!e && !(p->rs_step = weft__malloc(((size_t)p->rs.diam + 1) * sizeof *p->rs_step)))
             e = weft_diag_code(d, WEFT_ENOMEM);
-        if (!e) e = analyse(&p->rs, p->rs_step, want_lcm ? &lcm_rs : NULL, d);
+        if (!e)
+            e = analyse(&p->rs, p->rs_step, want_lcm ? &lcm_rs : NULL, d);
     }
     weft__orbits_fini(&orb);
     if (e) {
@@ -582,9 +609,12 @@ static weft_err phases_init(phases *p, const weft_topo *t, weft_coll coll, bool 
     weft_rat sum = weft_rat_int(0);
     memset(info, 0, sizeof *info);
     info->steps = (ag ? p->ag.diam : 0) + (rs ? p->rs.diam : 0);
-    if (ag) e = add_steps(p->ag_step, p->ag.diam, p->scale, &sum);
-    if (!e && rs) e = add_steps(p->rs_step, p->rs.diam, p->scale, &sum);
-    if (!e) e = weft_rat_div(weft_rat_int(weft_topo_num_ranks(t)), sum, &info->algbw_stepwise);
+    if (ag)
+        e = add_steps(p->ag_step, p->ag.diam, p->scale, &sum);
+    if (!e && rs)
+        e = add_steps(p->rs_step, p->rs.diam, p->scale, &sum);
+    if (!e)
+        e = weft_rat_div(weft_rat_int(weft_topo_num_ranks(t)), sum, &info->algbw_stepwise);
     if (e) {
         phases_fini(p);
         return weft_diag_set(d, e, "bfb: the step times overflow exact arithmetic");
@@ -598,7 +628,8 @@ weft_err weft_bfb_analyze(const weft_topo *t, weft_coll coll, weft_bfb *out, wef
     phases p;
     weft_bfb info;
     weft_err e = phases_init(&p, t, coll, false, &info, d);
-    if (e) return e;
+    if (e)
+        return e;
     phases_fini(&p);
     *out = info;
     return WEFT_OK;
@@ -614,33 +645,39 @@ static weft_err emit_phase(synth_emit *em, const graph *g, const ratio *step, in
     work w;
     weft_err e = work_init(&w, g);
     uint32_t *srcbuf = weft__malloc((size_t)g->n * sizeof *srcbuf);
-    if (!e && !srcbuf) e = WEFT_ENOMEM;
+    if (!e && !srcbuf)
+        e = WEFT_ENOMEM;
     for (uint32_t s = 0; s < g->diam && !e; s++) {
         uint32_t t = reduce ? g->diam - s : s + 1;
         for (uint32_t v = 0; v < g->n && !e; v++) {
             group_sources(g, v, &w);
             uint32_t ns = w.first[t + 1] - w.first[t];
-            if (ns == 0) continue;
+            if (ns == 0)
+                continue;
             memcpy(srcbuf, w.order + w.first[t], ns * sizeof *srcbuf);
             ratio r = step[t - 1];
             net nt;
             e = net_build(g, v, srcbuf, ns, t, &nt);
-            if (e) break;
+            if (e)
+                break;
             bool full = false;
             /* Supplies K chunks, capacities S_t * bw * K (integral by the
              * choice of K in analyse; feasible since S_t is at least v's
              * optimum, and a feasible network with integral capacities has
              * an integral flow). */
             e = net_run(g, v, &nt, K, r, K, &full);
-            if (!e && !full) e = WEFT_EINVAL;
+            if (!e && !full)
+                e = WEFT_EINVAL;
             /* The flow on x -> arc k, in the order the arcs were added. */
             uint32_t k0 = g->in_start[v], deg = g->in_start[v + 1] - k0, arcno = ns + deg;
             for (uint32_t i = 0; i < ns && !e; i++) {
                 uint32_t x = srcbuf[i], at = 0;
                 for (uint32_t k = 0; k < deg && !e; k++) {
-                    if (!allowed(g, k0 + k, x, t)) continue;
+                    if (!allowed(g, k0 + k, x, t))
+                        continue;
                     int64_t f = weft_maxflow_flow(nt.mf, arcno++);
-                    if (f <= 0) continue;
+                    if (f <= 0)
+                        continue;
                     uint32_t u = g->in_src[k0 + k];
                     uint32_t slot = (uint32_t)(x * K + at);
                     e = reduce ? synth_reduce(em, v, u, buf, slot, (uint32_t)f, 0, NULL)
@@ -662,7 +699,8 @@ weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops, we
     phases p;
     weft_bfb in;
     weft_err e = phases_init(&p, t, coll, true, &in, d);
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t n = weft_topo_num_ranks(t);
     if (p.lcm > BFB_MAX_CHUNKS) {
         phases_fini(&p);
@@ -685,18 +723,23 @@ weft_err weft_synth_bfb(const weft_topo *t, weft_coll coll, uint32_t max_ops, we
         return weft_diag_set(d, e, "bfb: %s creating the plan (%u ranks, %u chunks per shard)",
                              weft_strerror(e), n, K);
     }
-    if (max_ops) weft_plan_limit_ops(plan, max_ops);
+    if (max_ops)
+        weft_plan_limit_ops(plan, max_ops);
     synth_emit em;
     synth_emit_init(&em, plan);
     weft_buf buf = coll == WEFT_COLL_REDUCESCATTER ? WEFT_BUF_IN : WEFT_BUF_OUT;
-    if (coll != WEFT_COLL_ALLGATHER) e = emit_phase(&em, &p.rs, p.rs_step, K, true, buf);
-    if (!e && coll != WEFT_COLL_REDUCESCATTER) e = emit_phase(&em, &p.ag, p.ag_step, K, false, buf);
+    if (coll != WEFT_COLL_ALLGATHER)
+        e = emit_phase(&em, &p.rs, p.rs_step, K, true, buf);
+    if (!e && coll != WEFT_COLL_REDUCESCATTER)
+        e = emit_phase(&em, &p.ag, p.ag_step, K, false, buf);
     phases_fini(&p);
     e = synth_finish(e, &em, plan, out);
     if (e == WEFT_ELIMIT && max_ops)
         return weft_diag_set(d, e, "bfb %s on %u ranks has more than %u ops (the limit)",
                              weft_coll_name(coll), n, max_ops);
-    if (e) return weft_diag_set(d, e, "bfb: %s while building the plan", weft_strerror(e));
-    if (info) *info = in;
+    if (e)
+        return weft_diag_set(d, e, "bfb: %s while building the plan", weft_strerror(e));
+    if (info)
+        *info = in;
     return WEFT_OK;
 }

@@ -27,7 +27,8 @@ static weft_topo *make(const char *spec)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, NULL, &t, &d);
-    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -38,7 +39,8 @@ static weft_topo *parse(const char *text)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_parse(text, strlen(text), "test.topo", &t, &d);
-    if (e) fprintf(stderr, "%s\n", d.msg);
+    if (e)
+        fprintf(stderr, "%s\n", d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -70,7 +72,8 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
 #define DIST(a, b) (reversed ? dist[(b)*n + (a)] : dist[(a)*n + (b)])
     uint32_t diam = 0;
     for (uint32_t i = 0; i < n * n; i++)
-        if (dist[i] > diam) diam = dist[i];
+        if (dist[i] > diam)
+            diam = dist[i];
     *steps = diam;
     weft_rat sum = weft_rat_int(0);
     for (uint32_t s = 1; s <= diam; s++) {
@@ -78,7 +81,8 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
         for (uint32_t v = 0; v < n; v++) {
             uint32_t src[16], ns = 0;
             for (uint32_t w = 0; w < n; w++)
-                if (DIST(w, v) == s && ns < 16) src[ns++] = w;
+                if (DIST(w, v) == s && ns < 16)
+                    src[ns++] = w;
             /* The in-links of v (in the direction used). */
             uint32_t in[64], nin = 0;
             weft_rat inbw[64];
@@ -97,11 +101,13 @@ static weft_rat hall_sum(const weft_topo *t, bool reversed, uint32_t *steps)
                     bool used = false;
                     for (uint32_t i = 0; i < ns && !used; i++)
                         used = (set >> i & 1) && DIST(src[i], in[k]) == s - 1;
-                    if (used) weft_rat_add(bw, inbw[k], &bw);
+                    if (used)
+                        weft_rat_add(bw, inbw[k], &bw);
                 }
                 weft_rat r;
                 weft_rat_div(weft_rat_int(__builtin_popcount(set)), bw, &r);
-                if (weft_rat_cmp(r, best) > 0) best = r;
+                if (weft_rat_cmp(r, best) > 0)
+                    best = r;
             }
         }
         weft_rat_add(sum, best, &sum);
@@ -121,7 +127,8 @@ static weft_rat plan_sum(const weft_topo *t, const weft_plan *p, uint32_t K)
     floyd(t, dist);
     uint32_t diam = 0;
     for (uint32_t i = 0; i < n * n; i++)
-        if (dist[i] > diam) diam = dist[i];
+        if (dist[i] > diam)
+            diam = dist[i];
     int64_t *load = calloc((size_t)(diam + 1) * m, sizeof *load); /* chunks */
     for (uint32_t i = 0; i < weft_plan_num_ops(p); i++) {
         weft_op op = weft_plan_op(p, i);
@@ -142,7 +149,8 @@ static weft_rat plan_sum(const weft_topo *t, const weft_plan *p, uint32_t K)
             weft_rat r;
             weft_rat_make(load[s * m + l], K, &r);
             weft_rat_div(r, weft_topo_link_bw(t, (weft_link_id){l}), &r);
-            if (weft_rat_cmp(r, best) > 0) best = r;
+            if (weft_rat_cmp(r, best) > 0)
+                best = r;
         }
         weft_rat_add(sum, best, &sum);
     }
@@ -160,9 +168,11 @@ static void check_one(const char *spec, weft_topo *t)
     weft_plan *p = NULL;
     weft_bfb info;
     weft_err e = weft_synth_bfb(t, WEFT_COLL_ALLGATHER, 0, &p, &info, &d);
-    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
-    if (e) return;
+    if (e)
+        return;
     uint32_t diam;
     weft_rat hall = hall_sum(t, false, &diam);
     CHECK_INT(info.steps, diam);
@@ -196,7 +206,8 @@ static void check_one(const char *spec, weft_topo *t)
         p = NULL;
         e = weft_synth_bfb(t, colls[c], 0, &p, &info, &d);
         CHECK_ERR(e, WEFT_OK);
-        if (e) continue;
+        if (e)
+            continue;
         CHECK_ERR(weft_plan_verify(p, t, &d), WEFT_OK);
         CHECK_INT(info.steps, c == 0 ? rdiam : rdiam + diam);
         weft_rat_div(weft_rat_int(n), c == 0 ? rhall : both, &expect);
@@ -231,7 +242,8 @@ static void test_independent(void)
     };
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         weft_topo *t = make(specs[i]);
-        if (t) check_one(specs[i], t);
+        if (t)
+            check_one(specs[i], t);
         weft_topo_free(t);
     }
     /* Unequal bandwidths: a directed 4-cycle with chords at other speeds,
@@ -240,7 +252,8 @@ static void test_independent(void)
                          "link a b 100GB/s\nlink b c 100GB/s\nlink c e 100GB/s\n"
                          "link e a 100GB/s\nlink a c 30GB/s\nlink b e 70GB/s\n"
                          "duplex c a 25GB/s\n");
-    if (t) check_one("mixed", t);
+    if (t)
+        check_one("mixed", t);
     weft_topo_free(t);
 }
 

@@ -161,8 +161,7 @@ static weft_err scale_links(const weft_topo *t, int64_t *c, int64_t *scale, weft
                 d, WEFT_EOVERFLOW,
                 "the link bandwidths scaled to integers (common denominator %lld) overflow 64 "
                 "bits at link %s -> %s; the exact bound cannot be computed",
-                (long long)lcm,
-                weft_topo_node_name(t, weft_topo_link_src(t, (weft_link_id){l})),
+                (long long)lcm, weft_topo_node_name(t, weft_topo_link_src(t, (weft_link_id){l})),
                 weft_topo_node_name(t, weft_topo_link_dst(t, (weft_link_id){l})));
         c[l] = (int64_t)v;
     }
@@ -182,11 +181,11 @@ static weft_err scale_links(const weft_topo *t, int64_t *c, int64_t *scale, weft
 typedef struct phase_ctx {
     const weft_topo *t;
     uint32_t n, m, nr;
-    bool reverse;        /* reduce-scatter: links used backwards */
-    const int64_t *c;    /* scaled link capacities */
-    weft_maxflow *mf;    /* n + 1 nodes; arcs 0..m-1 links, m..m+nr-1 source */
-    uint8_t *side;       /* n + 1 */
-    uint8_t *best;       /* n + 1: the current cut S (1 = in S) */
+    bool reverse;          /* reduce-scatter: links used backwards */
+    const int64_t *c;      /* scaled link capacities */
+    weft_maxflow *mf;      /* n + 1 nodes; arcs 0..m-1 links, m..m+nr-1 source */
+    uint8_t *side;         /* n + 1 */
+    uint8_t *best;         /* n + 1: the current cut S (1 = in S) */
     const uint32_t *sinks; /* ranks whose flows are checked */
     uint32_t n_sinks;
     weft_mf_algo algo;
@@ -276,8 +275,7 @@ static weft_err build_flow_graph(phase_ctx *p)
             return e;
     }
     for (uint32_t r = 0; r < p->nr; r++) {
-        e = weft_maxflow_add_arc(p->mf, p->n, weft_topo_rank_node(p->t, (weft_rank){r}).v, 0,
-                                 NULL);
+        e = weft_maxflow_add_arc(p->mf, p->n, weft_topo_rank_node(p->t, (weft_rank){r}).v, 0, NULL);
         if (e)
             return e;
     }
@@ -413,8 +411,8 @@ static bool find_unbalanced(const weft_topo *t, const int64_t *c, weft_node_id *
     return false;
 }
 
-weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
-                            const weft_bound_opts *opts, weft_bound *out, weft_diag *d)
+weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll, const weft_bound_opts *opts,
+                            weft_bound *out, weft_diag *d)
 {
     weft_bound_opts defaults;
     if (!opts) {
@@ -423,8 +421,7 @@ weft_err weft_bound_compute(const weft_topo *t, weft_bound_coll coll,
     }
     if ((unsigned)coll >= WEFT__BOUND_COLL_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "unknown collective %d", (int)coll);
-    uint32_t n = weft_topo_num_nodes(t), m = weft_topo_num_links(t),
-             nr = weft_topo_num_ranks(t);
+    uint32_t n = weft_topo_num_nodes(t), m = weft_topo_num_links(t), nr = weft_topo_num_ranks(t);
     if (nr < 2)
         return weft_diag_set(d, WEFT_ETOPO,
                              "the fabric has %u rank; a bound needs at least 2 ranks", nr);

@@ -122,8 +122,8 @@ static weft_topo *build(const fabric *f)
     for (uint32_t v = 0; v < f->n; v++) {
         char name[16];
         snprintf(name, sizeof name, "%s%u", v < f->nr ? "r" : "s", v);
-        weft_topo_builder_add_node(b, name, v < f->nr ? WEFT_NODE_COMPUTE : WEFT_NODE_SWITCH,
-                                   NULL, NULL);
+        weft_topo_builder_add_node(b, name, v < f->nr ? WEFT_NODE_COMPUTE : WEFT_NODE_SWITCH, NULL,
+                                   NULL);
     }
     for (uint32_t l = 0; l < f->nl; l++) {
         weft_rat bw;
@@ -265,8 +265,9 @@ int main(void)
                 if (!ok) {
                     weft_rat_format(bd.algbw, x, sizeof x);
                     weft_rat_format(want[coll], y, sizeof y);
-                    fprintf(stderr, "case %d (%u nodes, %u ranks) coll %d variant %d: %s, "
-                                    "brute force %s\n",
+                    fprintf(stderr,
+                            "case %d (%u nodes, %u ranks) coll %d variant %d: %s, "
+                            "brute force %s\n",
                             cases, f.n, f.nr, coll, variant, x, y);
                     bad++;
                 }

@@ -169,7 +169,7 @@ static void test_must_match(void)
 {
     static const struct {
         const char *spec, *want;
-    } cases[] = {{"a100:1", "2400/7"}, {"a100:2", "1040/3"},   {"a100:4", "800/3"},
+    } cases[] = {{"a100:1", "2400/7"},  {"a100:2", "1040/3"},   {"a100:4", "800/3"},
                  {"mi250:1", "2400/7"}, {"mi250:2", "5312/15"}, {"h100:2", "1600/3"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         weft_topo *t = weft__test_topo_spec(cases[i].spec);
@@ -311,8 +311,7 @@ static void test_symmetry_safe(void)
         weft_topo_builder_add_duplex(b, r[i], r[(i + 1) % 6], R(10, 1), R(0, 1));
     for (int base = 6; base < 12; base += 3)
         for (int i = 0; i < 3; i++)
-            weft_topo_builder_add_duplex(b, r[base + i], r[base + (i + 1) % 3], R(10, 1),
-                                         R(0, 1));
+            weft_topo_builder_add_duplex(b, r[base + i], r[base + (i + 1) % 3], R(10, 1), R(0, 1));
     for (int i = 0; i < 12; i++)
         weft_topo_builder_add_duplex(b, r[i], sw, R(1, 1), R(0, 1));
     weft_topo *t = NULL;

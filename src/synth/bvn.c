@@ -122,8 +122,7 @@ static bool augment(bvn_work *w, uint32_t u)
 }
 
 /* Pads w->a in place so that every line sums to *line. */
-static weft_err pad(bvn_work *w, const uint64_t *m, uint64_t *line, uint64_t *padded,
-                    weft_diag *d)
+static weft_err pad(bvn_work *w, const uint64_t *m, uint64_t *line, uint64_t *padded, weft_diag *d)
 {
     uint32_t n = w->n;
     uint64_t *rs = weft__calloc(2 * (size_t)n, sizeof *rs);

@@ -162,8 +162,8 @@ static uint64_t fnv(uint64_t h, uint64_t x)
     return h;
 }
 
-static void check_pinned(uint32_t n, uint64_t seed, uint32_t rounds, uint64_t line,
-                         uint64_t padded, uint64_t hash)
+static void check_pinned(uint32_t n, uint64_t seed, uint32_t rounds, uint64_t line, uint64_t padded,
+                         uint64_t hash)
 {
     uint64_t *m = calloc((size_t)n * n, sizeof *m), st = seed;
     /* Skewed and sparse: a quarter of the entries zero, every seventh

@@ -25,64 +25,82 @@ static weft_err build_bruck(const synth_ctx *c, weft_plan **out)
 
 static weft_err build_hier(const synth_ctx *c, weft_plan **out)
 {
-    return c->coll == WEFT_COLL_ALLTOALL ? synth_build_a2a_hier(c, out)
-                                         : synth_build_hier(c, out);
+    return c->coll == WEFT_COLL_ALLTOALL ? synth_build_a2a_hier(c, out) : synth_build_hier(c, out);
 }
 
 static const classic_entry algorithms[] = {
-    {{"ring", "one ring following hosts; broadcast/reduce as a pipelined chain",
-      REDUCING | ROOTED, false},
-     synth_build_rings, false},
-    {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED,
+    {{"ring", "one ring following hosts; broadcast/reduce as a pipelined chain", REDUCING | ROOTED,
       false},
-     synth_build_rings, false},
-    {{"rings:K", "K rings entering each host at different ranks, alternating direction; "
-                 "rings:auto takes NCCL's channel count for the fabric",
+     synth_build_rings,
+     false},
+    {{"biring", "two rings in opposite directions, half the data each", REDUCING | ROOTED, false},
+     synth_build_rings,
+     false},
+    {{"rings:K",
+      "K rings entering each host at different ranks, alternating direction; "
+      "rings:auto takes NCCL's channel count for the fabric",
       REDUCING | ROOTED, false},
-     synth_build_rings, true},
+     synth_build_rings,
+     true},
     {{"dbtree", "NCCL's double binary tree: two complementary trees, half the data each",
       C_(ALLREDUCE) | ROOTED, false},
-     synth_build_dbtree, false},
+     synth_build_dbtree,
+     false},
     {{"binomial", "binomial tree from/to the root", ROOTED, false}, synth_build_binomial, false},
-    {{"hd",
-      "recursive halving (reduce-scatter), doubling (allgather); allreduce = Rabenseifner",
+    {{"hd", "recursive halving (reduce-scatter), doubling (allgather); allreduce = Rabenseifner",
       REDUCING, false},
-     synth_build_hd, false},
+     synth_build_hd,
+     false},
     {{"rabenseifner", "allreduce: reduce-scatter by halving, allgather by doubling (= hd)",
       C_(ALLREDUCE), false},
-     synth_build_hd, false},
-    {{"rd", "recursive doubling: whole vectors exchanged in log2(N) steps", C_(ALLGATHER) |
-      C_(ALLREDUCE), false},
-     synth_build_rd, false},
-    {{"bruck", "Bruck: allgather, and all-to-all for small messages, in ceil(log2 N) steps for "
-               "any N",
+     synth_build_hd,
+     false},
+    {{"rd", "recursive doubling: whole vectors exchanged in log2(N) steps",
+      C_(ALLGATHER) | C_(ALLREDUCE), false},
+     synth_build_rd,
+     false},
+    {{"bruck",
+      "Bruck: allgather, and all-to-all for small messages, in ceil(log2 N) steps for "
+      "any N",
       C_(ALLGATHER) | C_(ALLTOALL), false},
-     build_bruck, false},
+     build_bruck,
+     false},
     {{"direct", "all-to-all: every pair at once", C_(ALLTOALL), false}, synth_build_direct, false},
     {{"pairwise", "all-to-all: N-1 steps, rank r sends to r+k at step k", C_(ALLTOALL), false},
-     synth_build_pairwise, false},
-    {{"hier", "two-level: rings inside each host, then rings across hosts on each rail; "
-              "all-to-all: gather in the box, one message per rail and box pair (NCCL's PXN)",
+     synth_build_pairwise,
+     false},
+    {{"hier",
+      "two-level: rings inside each host, then rings across hosts on each rail; "
+      "all-to-all: gather in the box, one message per rail and box pair (NCCL's PXN)",
       REDUCING | C_(ALLTOALL), false},
-     build_hier, false},
-    {{"flash", "all-to-all on boxes (FLASH): box to box in Birkhoff-von Neumann rounds, NIC i "
-               "to NIC i, no incast; scatter inside the box",
+     build_hier,
+     false},
+    {{"flash",
+      "all-to-all on boxes (FLASH): box to box in Birkhoff-von Neumann rounds, NIC i "
+      "to NIC i, no incast; scatter inside the box",
       C_(ALLTOALL), false},
-     synth_build_flash, false},
-    {{"flash:K", "flash with every block cut into K chunks (1 to 64) placed one by one, so a "
-                 "block may span BvN rounds (docs/algorithms.md: faster than whole blocks "
-                 "where pairs have many small rounds)",
+     synth_build_flash,
+     false},
+    {{"flash:K",
+      "flash with every block cut into K chunks (1 to 64) placed one by one, so a "
+      "block may span BvN rounds (docs/algorithms.md: faster than whole blocks "
+      "where pairs have many small rounds)",
       C_(ALLTOALL), false},
-     synth_build_flash_split, true},
-    {{"relay:K", "broadcast/reduce leaving/reaching the root's host through the NICs of K of "
-                 "its ranks, relayed over the host (FuseLink); relay:1 without relay, "
-                 "relay:auto every rank",
+     synth_build_flash_split,
+     true},
+    {{"relay:K",
+      "broadcast/reduce leaving/reaching the root's host through the NICs of K of "
+      "its ranks, relayed over the host (FuseLink); relay:1 without relay, "
+      "relay:auto every rank",
       ROOTED, false},
-     synth_build_relay, true},
-    {{"nccl", "what NCCL runs on the fabric for large messages: rings over its channels or "
-              "the double binary tree (sim: its choice per size)",
+     synth_build_relay,
+     true},
+    {{"nccl",
+      "what NCCL runs on the fabric for large messages: rings over its channels or "
+      "the double binary tree (sim: its choice per size)",
       REDUCING | ROOTED | C_(ALLTOALL), true},
-     synth_build_nccl, false},
+     synth_build_nccl,
+     false},
 };
 
 #define N_ALGOS (sizeof algorithms / sizeof *algorithms)
@@ -144,26 +162,24 @@ static void coll_list(uint32_t mask, char *buf, size_t size)
     }
 }
 
-weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll,
-                            weft_rank root, weft_plan **out, weft_diag *d)
+weft_err weft_synth_classic(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
+                            weft_plan **out, weft_diag *d)
 {
     return weft_synth_classic_limited(t, algo, coll, root, 0, out, d);
 }
 
 weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_coll coll,
-                                    weft_rank root, uint32_t max_ops, weft_plan **out,
-                                    weft_diag *d)
+                                    weft_rank root, uint32_t max_ops, weft_plan **out, weft_diag *d)
 {
     return weft_synth_classic_at(t, algo, coll, root, max_ops, WEFT_NCCL_PLAN_BYTES, out, d);
 }
 
-static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll,
-                              weft_rank root, uint32_t max_ops, double bytes,
-                              const weft_traffic *m, weft_plan **out, weft_diag *d);
+static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
+                              uint32_t max_ops, double bytes, const weft_traffic *m,
+                              weft_plan **out, weft_diag *d);
 
-weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll,
-                               weft_rank root, uint32_t max_ops, double bytes, weft_plan **out,
-                               weft_diag *d)
+weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
+                               uint32_t max_ops, double bytes, weft_plan **out, weft_diag *d)
 {
     return classic_build(t, algo, coll, root, max_ops, bytes, NULL, out, d);
 }
@@ -178,8 +194,8 @@ weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const 
     if (e)
         return e == WEFT_EOVERFLOW ? weft_diag_code(d, WEFT_EINVAL) : e;
     weft_plan *p = NULL;
-    e = classic_build(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, max_ops, WEFT_NCCL_PLAN_BYTES,
-                      m, &p, d);
+    e = classic_build(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, max_ops, WEFT_NCCL_PLAN_BYTES, m,
+                      &p, d);
     if (e)
         return e;
     e = weft_plan_set_traffic(p, m, d);
@@ -191,16 +207,16 @@ weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const 
     return WEFT_OK;
 }
 
-static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll,
-                              weft_rank root, uint32_t max_ops, double bytes,
-                              const weft_traffic *m, weft_plan **out, weft_diag *d)
+static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
+                              uint32_t max_ops, double bytes, const weft_traffic *m,
+                              weft_plan **out, weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
     const classic_entry *a = lookup(algo, &k, &bad_k);
     if (!a)
-        return weft_diag_set(d, WEFT_ENOENT,
-                             "unknown algorithm '%s' (weft plan --list lists them)", algo);
+        return weft_diag_set(d, WEFT_ENOENT, "unknown algorithm '%s' (weft plan --list lists them)",
+                             algo);
     if (bad_k)
         return weft_diag_set(d, WEFT_EINVAL, "%s: K must be an integer from 1 to 64", algo);
     if ((unsigned)coll >= WEFT__COLL_COUNT)
@@ -208,8 +224,9 @@ static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll co
     if (!(a->info.colls & (1u << coll))) {
         char list[128];
         coll_list(a->info.colls, list, sizeof list);
-        return weft_diag_set(d, WEFT_EUNSUPPORTED, "algorithm '%s' does not build %s (it builds: %s)",
-                             algo, weft_coll_name(coll), list);
+        return weft_diag_set(d, WEFT_EUNSUPPORTED,
+                             "algorithm '%s' does not build %s (it builds: %s)", algo,
+                             weft_coll_name(coll), list);
     }
     uint32_t n = weft_topo_num_ranks(t);
     if (n < 2)

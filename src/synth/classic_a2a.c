@@ -52,11 +52,11 @@ static weft_err a2a(const synth_ctx *c, bool pairwise, weft_plan **out)
                 continue;
             uint32_t deps[2], nd = 0;
             if (pairwise && k > 0) {
-                deps[nd++] = prev[s];                   /* my last send */
+                deps[nd++] = prev[s];                     /* my last send */
                 deps[nd++] = prev[(s + n - (k - 1)) % n]; /* what I last received */
             }
             err = synth_emit_op(&e, WEFT_OP_COPY, s, WEFT_BUF_IN, d, d, WEFT_BUF_OUT, s, 1, 0, deps,
-                             nd, &cur[s]);
+                                nd, &cur[s]);
         }
         uint32_t *t = prev;
         prev = cur;
@@ -79,8 +79,8 @@ weft_err synth_build_pairwise(const synth_ctx *c, weft_plan **out)
 
 weft_err synth_emit_runs(synth_emit *e, uint32_t src, weft_buf sbuf, const uint32_t *sidx,
                          uint32_t dst, weft_buf dbuf, const uint32_t *didx, uint32_t cnt,
-                         uint32_t channel, const uint32_t *extra, uint32_t nextra,
-                         uint32_t *first, uint32_t *nops)
+                         uint32_t channel, const uint32_t *extra, uint32_t nextra, uint32_t *first,
+                         uint32_t *nops)
 {
     weft_err err = WEFT_OK;
     uint32_t made = 0, id = 0;
@@ -88,8 +88,8 @@ weft_err synth_emit_runs(synth_emit *e, uint32_t src, weft_buf sbuf, const uint3
         uint32_t len = 1;
         while (k + len < cnt && sidx[k + len] == sidx[k] + len && didx[k + len] == didx[k] + len)
             len++;
-        err = synth_emit_op(e, WEFT_OP_COPY, src, sbuf, sidx[k], dst, dbuf, didx[k], len,
-                            channel, extra, nextra, &id);
+        err = synth_emit_op(e, WEFT_OP_COPY, src, sbuf, sidx[k], dst, dbuf, didx[k], len, channel,
+                            extra, nextra, &id);
         if (!err && made++ == 0 && first)
             *first = id;
         k += len;
@@ -131,16 +131,16 @@ weft_err synth_build_a2a_bruck(const synth_ctx *c, weft_plan **out)
         uint32_t m = 0;
         for (uint32_t i = 0; i < n; i++) {
             if (i & bit) {
-                a[m] = i;           /* tmp positions */
-                b[m] = n + m;       /* the packed message */
+                a[m] = i;     /* tmp positions */
+                b[m] = n + m; /* the packed message */
                 m++;
             }
         }
         for (uint32_t r = 0; r < n && !err; r++)
             err = synth_emit_runs(&e, r, S, a, r, S, b, m, 0, NULL, 0, NULL, NULL);
         for (uint32_t r = 0; r < n && !err; r++)
-            err = synth_emit_op(&e, WEFT_OP_COPY, r, S, n, (uint32_t)((r + bit) % n), S, n + P,
-                                m, 0, NULL, 0, NULL);
+            err = synth_emit_op(&e, WEFT_OP_COPY, r, S, n, (uint32_t)((r + bit) % n), S, n + P, m,
+                                0, NULL, 0, NULL);
         for (uint32_t q = 0; q < m; q++)
             b[q] = n + P + q; /* the received message */
         for (uint32_t r = 0; r < n && !err; r++)

@@ -82,9 +82,9 @@ weft_err synth_build_a2a_hier(const synth_ctx *c, weft_plan **out)
         for (uint32_t b = 0; b < H && !err; b++)
             for (uint32_t i = 0; i < L && !err && b != a; i++)
                 for (uint32_t j = 0; j < L && !err; j++)
-                    err = synth_emit_op(&e, WEFT_OP_COPY, RANK(a, i), WEFT_BUF_IN, RANK(b, j),
-                                        RANK(a, j), WEFT_BUF_SCRATCH, b * L + i, 1, 0, NULL, 0,
-                                        NULL);
+                    err =
+                        synth_emit_op(&e, WEFT_OP_COPY, RANK(a, i), WEFT_BUF_IN, RANK(b, j),
+                                      RANK(a, j), WEFT_BUF_SCRATCH, b * L + i, 1, 0, NULL, 0, NULL);
     /* One message per pair of boxes and rail: A_j to B_j's out[A_*]. */
     for (uint32_t a = 0; a < H && !err; a++) {
         for (uint32_t b = 0; b < H && !err; b++) {

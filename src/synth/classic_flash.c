@@ -139,8 +139,7 @@ free_t:
 
 /* Step 3 for one round's blocks g[0 .. cnt) of pair (a, b); load has L
  * entries. */
-static void balance(flash *f, uint32_t a, uint32_t b, flash_blk *g, uint32_t cnt,
-                    uint64_t *load)
+static void balance(flash *f, uint32_t a, uint32_t b, flash_blk *g, uint32_t cnt, uint64_t *load)
 {
     const synth_hosts *hs = &f->c->hosts;
     uint32_t L = f->L;
@@ -267,9 +266,8 @@ weft_err synth_flash_plan_split(const synth_ctx *c, const uint64_t *m, uint32_t 
     uint32_t *cnt = weft__calloc((size_t)n * 2, sizeof *cnt);
     uint32_t *into = weft__malloc((size_t)n * 2 * sizeof *into);
     uint32_t *gpos = weft__calloc((size_t)n * 2, sizeof *gpos); /* next free slots */
-    if (!f.pb || !f.nb || !f.gath || !cur || !load || !ms || !md || !mp || !mi || !sidx ||
-        !didx || !deps ||
-        !first || !cnt || !into || !gpos) {
+    if (!f.pb || !f.nb || !f.gath || !cur || !load || !ms || !md || !mp || !mi || !sidx || !didx ||
+        !deps || !first || !cnt || !into || !gpos) {
         err = WEFT_ENOMEM;
         goto done;
     }
@@ -335,8 +333,8 @@ weft_err synth_flash_plan_split(const synth_ctx *c, const uint64_t *m, uint32_t 
                     mi[x] = md[x] * C + mp[x];
                 uint32_t g0 = gpos[src];
                 for (uint32_t x = 0; x < ng && !err; x++) /* gather into src */
-                    err = synth_emit_op(&e, WEFT_OP_COPY, ms[nown + x], WEFT_BUF_IN,
-                                        mi[nown + x], src, S, g0 + x, 1, 0, NULL, 0, NULL);
+                    err = synth_emit_op(&e, WEFT_OP_COPY, ms[nown + x], WEFT_BUF_IN, mi[nown + x],
+                                        src, S, g0 + x, 1, 0, NULL, 0, NULL);
                 gpos[src] += ng;
                 uint32_t nd = 0;
                 for (uint32_t x = 0; x < pc[src]; x++)
@@ -349,8 +347,8 @@ weft_err synth_flash_plan_split(const synth_ctx *c, const uint64_t *m, uint32_t 
                 for (uint32_t x = 0; x < tot; x++)
                     didx[x] = y0 + x;
                 if (!err && nown)
-                    err = synth_emit_runs(&e, src, WEFT_BUF_IN, mi, dst, S, didx, nown, 1, deps,
-                                          nd, &f1, &n1);
+                    err = synth_emit_runs(&e, src, WEFT_BUF_IN, mi, dst, S, didx, nown, 1, deps, nd,
+                                          &f1, &n1);
                 for (uint32_t x = 0; x < ng; x++)
                     sidx[x] = g0 + x;
                 if (!err && ng)

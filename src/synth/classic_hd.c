@@ -27,18 +27,17 @@ static uint32_t pow2_floor(uint32_t n)
 /* For allgather/reduce-scatter: emits op on every chunk of the virtual
  * positions [lo, lo+len) (each one or, for w < r, two positions) from
  * position `from` to position `to`. */
-static weft_err move_block(synth_emit *e, const synth_ctx *c, uint32_t P, uint32_t lo,
-                           uint32_t len, uint32_t from, uint32_t to, bool reduce)
+static weft_err move_block(synth_emit *e, const synth_ctx *c, uint32_t P, uint32_t lo, uint32_t len,
+                           uint32_t from, uint32_t to, bool reduce)
 {
     weft_buf buf = synth_main_buf(c->coll);
     uint32_t r = c->n - P;
     for (uint32_t w = lo; w < lo + len; w++) {
         for (uint32_t k = 0; k < (w < r ? 2u : 1u); k++) {
             uint32_t q = k ? P + w : w;
-            weft_err err = reduce ? synth_reduce(e, c->order[from], c->order[to], buf, OWN(q), 1,
-                                                 0, NULL)
-                                  : synth_copy(e, c->order[from], c->order[to], buf, OWN(q), 1,
-                                               0, NULL);
+            weft_err err =
+                reduce ? synth_reduce(e, c->order[from], c->order[to], buf, OWN(q), 1, 0, NULL)
+                       : synth_copy(e, c->order[from], c->order[to], buf, OWN(q), 1, 0, NULL);
             if (err)
                 return err;
         }
@@ -59,8 +58,7 @@ static weft_err hd_allgather(synth_emit *e, const synth_ctx *c)
     for (uint32_t i = 0; i < r && !err; i++) {
         for (uint32_t q = 0; q < n && !err; q++) {
             if (q != P + i)
-                err = synth_copy(e, c->order[i], c->order[P + i], WEFT_BUF_OUT, OWN(q), 1, 0,
-                                 NULL);
+                err = synth_copy(e, c->order[i], c->order[P + i], WEFT_BUF_OUT, OWN(q), 1, 0, NULL);
         }
     }
     return err;
@@ -144,12 +142,12 @@ static weft_err rd_allreduce(synth_emit *e, const synth_ctx *c)
         for (uint32_t w = 0; w < P && !err; w++) {
             uint32_t a = c->order[w], b = c->order[w ^ mask];
             err = synth_emit_op(e, WEFT_OP_COPY, a, WEFT_BUF_OUT, 0, b, WEFT_BUF_SCRATCH, 0, 1, 0,
-                             NULL, 0, NULL);
+                                NULL, 0, NULL);
         }
         for (uint32_t w = 0; w < P && !err; w++) {
             uint32_t a = c->order[w];
             err = synth_emit_op(e, WEFT_OP_REDUCE, a, WEFT_BUF_SCRATCH, 0, a, WEFT_BUF_OUT, 0, 1, 0,
-                             NULL, 0, NULL);
+                                NULL, 0, NULL);
         }
     }
     for (uint32_t i = 0; i < r && !err; i++)
@@ -188,8 +186,8 @@ weft_err synth_build_bruck(const synth_ctx *c, weft_plan **out)
         for (uint32_t v = 0; v < n && !err; v++) {
             uint32_t to = (uint32_t)((v + n - dist) % n);
             for (uint32_t j = 0; j < cnt && !err; j++)
-                err = synth_copy(&e, c->order[v], c->order[to], WEFT_BUF_OUT,
-                                 OWN((v + j) % n), 1, 0, NULL);
+                err = synth_copy(&e, c->order[v], c->order[to], WEFT_BUF_OUT, OWN((v + j) % n), 1,
+                                 0, NULL);
         }
     }
     return synth_finish(err, &e, p, out);

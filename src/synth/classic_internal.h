@@ -18,9 +18,9 @@
 typedef struct synth_ctx {
     const weft_topo *topo;
     weft_coll coll;
-    uint32_t n;     /* ranks */
-    uint32_t root;  /* broadcast and reduce */
-    uint32_t param; /* K of rings:K */
+    uint32_t n;       /* ranks */
+    uint32_t root;    /* broadcast and reduce */
+    uint32_t param;   /* K of rings:K */
     uint32_t max_ops; /* cap on the plan's ops (weft_plan_limit_ops), 0 none */
     double bytes;     /* nccl: the size whose choice is built */
     synth_hosts hosts;
@@ -79,8 +79,8 @@ weft_err synth_a2a_intra(const synth_ctx *c, synth_emit *e, const uint64_t *m, u
  * ids are consecutive. */
 weft_err synth_emit_runs(synth_emit *e, uint32_t src, weft_buf sbuf, const uint32_t *sidx,
                          uint32_t dst, weft_buf dbuf, const uint32_t *didx, uint32_t cnt,
-                         uint32_t channel, const uint32_t *extra, uint32_t nextra,
-                         uint32_t *first, uint32_t *nops);
+                         uint32_t channel, const uint32_t *extra, uint32_t nextra, uint32_t *first,
+                         uint32_t *nops);
 /* NCCL's choice at c->bytes (weft_nccl_choose), built as the classic plan
  * that runs it. */
 weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out);

@@ -1,6 +1,6 @@
 /* Relayed broadcast and reduce (relay:K): one rank's bytes leave its host
- * (or, for reduce, reach it) through the NICs of K ranks of the host, as FuseLink (OSDI'25) relays a GPU's
- * inter-host traffic through the NICs of other GPUs of its server.
+ * (or, for reduce, reach it) through the NICs of K ranks of the host, as FuseLink (OSDI'25) relays
+ * a GPU's inter-host traffic through the NICs of other GPUs of its server.
  *
  * Where each rank owns one NIC (GPU-NIC affinity; in the runtime a rank's
  * own WEFT_SOCKET_IFNAME), a transfer from rank a of host A to rank b of

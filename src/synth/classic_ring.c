@@ -58,8 +58,8 @@ weft_err synth_ring_rs(synth_emit *e, const uint32_t *order, uint32_t n, const u
     for (uint32_t s = 0; s + 1 < n; s++) {
         for (uint32_t p = 0; p < n; p++) {
             uint32_t q = (p + 2 * n - s - 1) % n;
-            weft_err err = synth_reduce(e, order[p], order[(p + 1) % n], buf, slot[q], count,
-                                        channel, NULL);
+            weft_err err =
+                synth_reduce(e, order[p], order[(p + 1) % n], buf, slot[q], count, channel, NULL);
             if (err)
                 return err;
         }

@@ -8,12 +8,13 @@
 #include "topo/testing_topo.h"
 #include "weft/synth.h"
 
-static const char *const fabrics[] = {"ring:8",  "switch:16", "torus:4x4", "a100:2",
-                                      "dgx1",    "ring:7",    "switch:13", "switch:2",
-                                      "ring:3",  "h100:2",    "full:6"};
-static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
-                                    "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier",
-                                    "nccl", "rings:auto", "relay:1", "relay:3", "relay:auto"};
+static const char *const fabrics[] = {"ring:8", "switch:16", "torus:4x4", "a100:2",
+                                      "dgx1",   "ring:7",    "switch:13", "switch:2",
+                                      "ring:3", "h100:2",    "full:6"};
+static const char *const algos[] = {"ring",     "biring",       "rings:3", "dbtree",     "binomial",
+                                    "hd",       "rabenseifner", "rd",      "bruck",      "direct",
+                                    "pairwise", "hier",         "nccl",    "rings:auto", "relay:1",
+                                    "relay:3",  "relay:auto"};
 
 /* Builds, verifies and executes one combination; returns false on failure
  * (after reporting it). */
@@ -159,7 +160,8 @@ int main(void)
                 uint32_t roots = weft_coll_has_root((weft_coll)c) ? 2 : 1;
                 for (uint32_t r = 0; r < roots; r++) {
                     /* Rooted collectives: root 0 and a root in the middle. */
-                    CHECK(check_one(t, fabrics[f], algos[a], (weft_coll)c, r ? (n / 2 + 1) % n : 0));
+                    CHECK(
+                        check_one(t, fabrics[f], algos[a], (weft_coll)c, r ? (n / 2 + 1) % n : 0));
                     combos++;
                 }
             }

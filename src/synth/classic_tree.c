@@ -137,8 +137,8 @@ static weft_err by_depth(const uint32_t *par, uint32_t n, uint32_t *sorted)
 
 /* Reduce up (deepest first) and/or broadcast down (shallowest first) the
  * tree par, moving slot `index` on `channel`. */
-static weft_err tree_phases(synth_emit *e, const uint32_t *par, const uint32_t *sorted,
-                            uint32_t n, bool up, bool down, uint32_t index, uint32_t channel)
+static weft_err tree_phases(synth_emit *e, const uint32_t *par, const uint32_t *sorted, uint32_t n,
+                            bool up, bool down, uint32_t index, uint32_t channel)
 {
     weft_err err = WEFT_OK;
     for (uint32_t i = n; up && i-- > 0 && !err;) {
@@ -203,11 +203,10 @@ weft_err synth_build_binomial(const synth_ctx *c, weft_plan **out)
         for (uint32_t v = 0; v < n && !err; v++) {
             if (c->coll == WEFT_COLL_BROADCAST) {
                 if (v < mask && v + mask < n)
-                    err = synth_copy(&e, RANK_AT(v), RANK_AT(v + mask), WEFT_BUF_OUT, 0, 1, 0,
-                                     NULL);
+                    err =
+                        synth_copy(&e, RANK_AT(v), RANK_AT(v + mask), WEFT_BUF_OUT, 0, 1, 0, NULL);
             } else if (v % (2 * mask) == mask) {
-                err = synth_reduce(&e, RANK_AT(v), RANK_AT(v - mask), WEFT_BUF_OUT, 0, 1, 0,
-                                   NULL);
+                err = synth_reduce(&e, RANK_AT(v), RANK_AT(v - mask), WEFT_BUF_OUT, 0, 1, 0, NULL);
             }
         }
     }

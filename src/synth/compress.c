@@ -20,8 +20,7 @@ const char *weft_comp_kind_name(weft_comp_kind k)
 
 bool weft_comp_is_sparse(weft_comp_kind k)
 {
-    return k == WEFT_COMP_TOPK || k == WEFT_COMP_DGC || k == WEFT_COMP_RANDK ||
-           k == WEFT_COMP_HASH;
+    return k == WEFT_COMP_TOPK || k == WEFT_COMP_DGC || k == WEFT_COMP_RANDK || k == WEFT_COMP_HASH;
 }
 
 weft_err weft_density_parse(const char *text, uint32_t *ppm, weft_diag *d)
@@ -119,8 +118,8 @@ weft_err weft_compressor_parse(const char *text, weft_compressor *out, weft_diag
     case WEFT_COMP_INT8:
         if (arg && !parse_param(arg, &c.block))
             return weft_diag_set(d, WEFT_EINVAL,
-                                 "compressor '%s': %s:B takes the elements per scale, B >= 1",
-                                 text, name);
+                                 "compressor '%s': %s:B takes the elements per scale, B >= 1", text,
+                                 name);
         break;
     case WEFT_COMP_QSGD:
     case WEFT_COMP_POWERSGD:
@@ -131,8 +130,8 @@ weft_err weft_compressor_parse(const char *text, weft_compressor *out, weft_diag
         break;
     default: /* the sparse schemes */
         if (!arg)
-            return weft_diag_set(d, WEFT_EINVAL, "compressor '%s': %s takes a density, %s:D",
-                                 text, name, name);
+            return weft_diag_set(d, WEFT_EINVAL, "compressor '%s': %s takes a density, %s:D", text,
+                                 name, name);
         if (weft_density_parse(arg, &c.density_ppm, d))
             return WEFT_EINVAL;
         break;
@@ -205,8 +204,8 @@ static unsigned level_bits(uint32_t s)
     return b;
 }
 
-weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *s,
-                             uint64_t *bytes, weft_diag *d)
+weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *s, uint64_t *bytes,
+                             weft_diag *d)
 {
     uint64_t n = s->elems, b = s->elem_bytes, out = 0, t;
     if (b == 0)
@@ -217,8 +216,7 @@ weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *
         return weft_diag_set(d, WEFT_EINVAL, "%s: density %" PRIu32 " ppm is not in (0, 10^6]",
                              names[c->kind], c->density_ppm);
     if ((c->kind == WEFT_COMP_QSGD || c->kind == WEFT_COMP_POWERSGD) && c->param == 0)
-        return weft_diag_set(d, WEFT_EINVAL, "%s needs a parameter of at least 1",
-                             names[c->kind]);
+        return weft_diag_set(d, WEFT_EINVAL, "%s needs a parameter of at least 1", names[c->kind]);
     if (n == 0) {
         *bytes = 0;
         return WEFT_OK;
@@ -267,8 +265,9 @@ weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *
         break;
     }
     if (!ok)
-        return weft_diag_set(d, WEFT_EOVERFLOW, "%s of %" PRIu64 " elements: more than 2^64-1 bytes",
-                             names[c->kind], n);
+        return weft_diag_set(d, WEFT_EOVERFLOW,
+                             "%s of %" PRIu64 " elements: more than 2^64-1 bytes", names[c->kind],
+                             n);
     *bytes = out;
     return WEFT_OK;
 }

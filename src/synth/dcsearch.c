@@ -33,13 +33,16 @@ typedef struct specs {
 
 static weft_err push(specs *l, const char *text)
 {
-    if (strlen(text) >= WEFT_DC_SPEC_MAX) return WEFT_OK; /* too long to keep: not a candidate */
+    if (strlen(text) >= WEFT_DC_SPEC_MAX)
+        return WEFT_OK; /* too long to keep: not a candidate */
     for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->s[i], text) == 0) return WEFT_OK;
+        if (strcmp(l->s[i], text) == 0)
+            return WEFT_OK;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 32;
         void *p = weft__realloc(l->s, cap * sizeof *l->s);
-        if (!p) return WEFT_ENOMEM;
+        if (!p)
+            return WEFT_ENOMEM;
         l->s = p;
         l->cap = cap;
     }
@@ -66,7 +69,8 @@ static weft_err push_op(specs *l, const char *op, const char *a, const char *b, 
 static bool power_of(uint64_t n, uint32_t base, uint32_t *exp)
 {
     uint32_t e = 0;
-    if (base < 2) return false;
+    if (base < 2)
+        return false;
     while (n > 1 && n % base == 0) {
         n /= base;
         e++;
@@ -80,12 +84,15 @@ static weft_err circulants(specs *l, uint32_t n, uint32_t deg, const char *bw)
 {
     uint32_t k = deg / 2;
     bool half = deg % 2 == 1;
-    if (half && n % 2) return WEFT_OK;
-    if (n < 3 || k == 0 || k > 8) return WEFT_OK;
+    if (half && n % 2)
+        return WEFT_OK;
+    if (n < 3 || k == 0 || k > 8)
+        return WEFT_OK;
     double root = k > 1 ? pow((double)n, 1.0 / k) : 1.0;
     for (int delta = -1; delta <= 1; delta++) {
         long s = lround(root) + delta;
-        if (k > 1 && s < 2) continue;
+        if (k > 1 && s < 2)
+            continue;
         char buf[WEFT_DC_SPEC_MAX];
         int at = snprintf(buf, sizeof buf, "circulant:%u", n);
         uint64_t off = 1;
@@ -97,12 +104,16 @@ static weft_err circulants(specs *l, uint32_t n, uint32_t deg, const char *bw)
                 at += snprintf(buf + at, sizeof buf - (size_t)at, ",%llu", (unsigned long long)off);
             off *= (uint64_t)s;
         }
-        if (half && ok) at += snprintf(buf + at, sizeof buf - (size_t)at, ",%u", n / 2);
-        if (!ok || at >= (int)sizeof buf - 40) continue;
+        if (half && ok)
+            at += snprintf(buf + at, sizeof buf - (size_t)at, ",%u", n / 2);
+        if (!ok || at >= (int)sizeof buf - 40)
+            continue;
         snprintf(buf + at, sizeof buf - (size_t)at, ",bw=%s", bw);
         weft_err e = push(l, buf);
-        if (e) return e;
-        if (k == 1) break;
+        if (e)
+            return e;
+        if (k == 1)
+            break;
     }
     return WEFT_OK;
 }
@@ -113,19 +124,28 @@ static weft_err bases(specs *l, uint32_t n, uint32_t deg, const char *bw)
     char buf[WEFT_DC_SPEC_MAX];
     weft_err e = WEFT_OK;
     uint32_t j;
-    if (n < 2 || deg == 0 || deg >= n) return WEFT_OK;
+    if (n < 2 || deg == 0 || deg >= n)
+        return WEFT_OK;
 #define PUSH(...)                                                                                  \
     do {                                                                                           \
         snprintf(buf, sizeof buf, __VA_ARGS__);                                                    \
-        if (!e) e = push(l, buf);                                                                  \
+        if (!e)                                                                                    \
+            e = push(l, buf);                                                                      \
     } while (0)
-    if (deg == 1) PUSH("ring:%u,bw=%s", n, bw);
-    if (deg == n - 1) PUSH("full:%u,bw=%s", n, bw);
-    if (n == 2 * deg && n >= 4) PUSH("bipartite:%u,bw=%s", n, bw);
-    if (deg >= 2) PUSH("genkautz:%u,%u,bw=%s", n, deg, bw);
-    if (!e && deg >= 2) e = circulants(l, n, deg, bw);
-    if (deg >= 2 && power_of(n, deg, &j) && j >= 2) PUSH("debruijn:%u,%u,bw=%s", deg, j, bw);
-    if (power_of(n, 2, &j) && j == deg && deg >= 3) PUSH("hypercube:%u,bw=%s", j, bw);
+    if (deg == 1)
+        PUSH("ring:%u,bw=%s", n, bw);
+    if (deg == n - 1)
+        PUSH("full:%u,bw=%s", n, bw);
+    if (n == 2 * deg && n >= 4)
+        PUSH("bipartite:%u,bw=%s", n, bw);
+    if (deg >= 2)
+        PUSH("genkautz:%u,%u,bw=%s", n, deg, bw);
+    if (!e && deg >= 2)
+        e = circulants(l, n, deg, bw);
+    if (deg >= 2 && power_of(n, deg, &j) && j >= 2)
+        PUSH("debruijn:%u,%u,bw=%s", deg, j, bw);
+    if (power_of(n, 2, &j) && j == deg && deg >= 3)
+        PUSH("hypercube:%u,bw=%s", j, bw);
 #undef PUSH
     return e;
 }
@@ -150,7 +170,8 @@ static weft_err family(specs *out, uint32_t n, uint32_t deg, const char *bw)
     }
     /* Degree expansions by m. */
     for (uint32_t m = 2; !e && m <= deg; m++) {
-        if (deg % m || n % m) continue;
+        if (deg % m || n % m)
+            continue;
         b.n = 0;
         e = bases(&b, n / m, deg / m, bw);
         for (size_t i = 0; !e && i < b.n; i++)
@@ -159,15 +180,18 @@ static weft_err family(specs *out, uint32_t n, uint32_t deg, const char *bw)
     /* Cartesian products of two bases. */
     specs c = {0};
     for (uint64_t n1 = 2; !e && n1 * n1 <= n; n1++) {
-        if (n % n1) continue;
+        if (n % n1)
+            continue;
         uint32_t n2 = (uint32_t)(n / n1);
         for (uint32_t d1 = 1; !e && d1 < deg; d1++) {
             uint32_t d2 = deg - d1;
-            if (n1 == n2 && d1 > d2) continue;
+            if (n1 == n2 && d1 > d2)
+                continue;
             b.n = 0;
             c.n = 0;
             e = bases(&b, (uint32_t)n1, d1, bw);
-            if (!e) e = bases(&c, n2, d2, bw);
+            if (!e)
+                e = bases(&c, n2, d2, bw);
             for (size_t i = 0; !e && i < b.n; i++)
                 for (size_t k = 0; !e && k < c.n; k++)
                     e = push_op(out, "product", b.s[i], c.s[k], 0, false);
@@ -180,7 +204,8 @@ static weft_err family(specs *out, uint32_t n, uint32_t deg, const char *bw)
 
 void weft_dc_search_fini(weft_dc_search *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     weft__free(s->cand);
     memset(s, 0, sizeof *s);
 }
@@ -220,7 +245,8 @@ weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_ra
             e = weft_diag_code(d, te);
             break;
         }
-        if (te) continue; /* not a graph of this family (disconnected, ...) */
+        if (te)
+            continue; /* not a graph of this family (disconnected, ...) */
         /* Line graphs of bases with dropped self-loops (genkautz,
          * debruijn) have fewer ranks than n: not of this size. */
         if (weft_topo_num_ranks(t) != n) {
@@ -234,19 +260,22 @@ weft_err weft_dc_search_run(uint32_t n, uint32_t degree, weft_coll coll, weft_ra
         for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
             uint32_t first, count;
             weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
-            if (maxdeg < count) maxdeg = count;
+            if (maxdeg < count)
+                maxdeg = count;
         }
         weft_topo_free(t);
         if (te == WEFT_ENOMEM) {
             e = weft_diag_code(d, te);
             break;
         }
-        if (te || maxdeg > degree) continue;
+        if (te || maxdeg > degree)
+            continue;
         weft_dc_candidate *c = &s.cand[s.count];
         snprintf(c->spec, sizeof c->spec, "%s", l.s[i]);
         c->steps = b.steps;
         c->algbw_stepwise = b.algbw_stepwise;
-        if (weft_rat_div(bw, b.algbw_stepwise, &c->tb)) continue;
+        if (weft_rat_div(bw, b.algbw_stepwise, &c->tb))
+            continue;
         s.count++;
     }
     s.considered = l.n;

@@ -10,7 +10,8 @@
 static bool has(const weft_dc_search *s, const char *spec)
 {
     for (size_t i = 0; i < s->count; i++)
-        if (strcmp(s->cand[i].spec, spec) == 0) return true;
+        if (strcmp(s->cand[i].spec, spec) == 0)
+            return true;
     return false;
 }
 
@@ -38,7 +39,8 @@ static void test_family(void)
         weft_topo *t = NULL;
         weft_bfb b;
         CHECK_ERR(weft_topo_from_spec(c->spec, NULL, &t, &d), WEFT_OK);
-        if (!t) continue;
+        if (!t)
+            continue;
         CHECK_INT(weft_topo_num_ranks(t), 16);
         CHECK_ERR(weft_bfb_analyze(t, WEFT_COLL_ALLREDUCE, &b, &d), WEFT_OK);
         CHECK_INT(b.steps, c->steps);
@@ -52,8 +54,7 @@ static void test_family(void)
         bool dominated = false;
         for (size_t k = 0; k < s.count; k++) {
             int cb = weft_rat_cmp(s.cand[k].tb, c->tb);
-            if ((s.cand[k].steps <= c->steps && cb <= 0 &&
-                 (s.cand[k].steps < c->steps || cb < 0)))
+            if ((s.cand[k].steps <= c->steps && cb <= 0 && (s.cand[k].steps < c->steps || cb < 0)))
                 dominated = true;
         }
         CHECK(c->pareto == !dominated);

@@ -38,8 +38,7 @@ static weft_err slot_bucket(synth_emit *e, uint32_t rank, weft_buf buf, uint32_t
     if (n == NONE)
         return WEFT_ELIMIT;
     if (weft__grow((void **)&e->writer, &e->writer_cap, (size_t)n + 1, sizeof *e->writer) ||
-        weft__grow((void **)&e->read_head, &e->read_head_cap, (size_t)n + 1,
-                   sizeof *e->read_head))
+        weft__grow((void **)&e->read_head, &e->read_head_cap, (size_t)n + 1, sizeof *e->read_head))
         return WEFT_ENOMEM;
     bool added;
     if (weft__map64_get_or_put(&e->slot_of, slot_key(rank, buf, index), n, out, &added))
@@ -71,8 +70,7 @@ static weft_err add_reader(synth_emit *e, uint32_t bucket, uint32_t op)
 {
     /* Each list grows by doubling on its own: a realloc per reader would
      * copy the whole list each time under ASan. */
-    if (weft__grow((void **)&e->reader_op, &e->reader_cap, e->nreaders + 1,
-                   sizeof *e->reader_op) ||
+    if (weft__grow((void **)&e->reader_op, &e->reader_cap, e->nreaders + 1, sizeof *e->reader_op) ||
         weft__grow((void **)&e->reader_next, &e->reader_next_cap, e->nreaders + 1,
                    sizeof *e->reader_next))
         return WEFT_ENOMEM;
@@ -86,9 +84,9 @@ static weft_err add_reader(synth_emit *e, uint32_t bucket, uint32_t op)
 }
 
 weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft_buf src_buf,
-                    uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
-                    uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
-                    uint32_t *id)
+                       uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
+                       uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
+                       uint32_t *id)
 {
     uint32_t limit = weft_plan_max_ops(e->plan);
     e->touched += count;
@@ -155,14 +153,14 @@ weft_err synth_copy(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, uin
                     uint32_t count, uint32_t channel, uint32_t *id)
 {
     return synth_emit_op(e, WEFT_OP_COPY, src, buf, index, dst, buf, index, count, channel, NULL, 0,
-                      id);
+                         id);
 }
 
 weft_err synth_reduce(synth_emit *e, uint32_t src, uint32_t dst, weft_buf buf, uint32_t index,
                       uint32_t count, uint32_t channel, uint32_t *id)
 {
     return synth_emit_op(e, WEFT_OP_REDUCE, src, buf, index, dst, buf, index, count, channel, NULL,
-                      0, id);
+                         0, id);
 }
 
 weft_err synth_finish(weft_err err, synth_emit *e, weft_plan *p, weft_plan **out)

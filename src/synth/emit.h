@@ -24,7 +24,6 @@
 
 typedef struct synth_slot_state synth_slot_state;
 
-
 typedef struct synth_emit {
     weft_plan *plan; /* borrowed: ops are appended to it */
     /* Touched slots, numbered densely: key (rank, buf, index) packed ->
@@ -54,9 +53,9 @@ void synth_emit_fini(synth_emit *e);
  * more than the limit, so that a limited build is cheap however many
  * chunks its ops move (hd on N ranks moves N/2 a step). */
 weft_err synth_emit_op(synth_emit *e, weft_op_kind kind, uint32_t src_rank, weft_buf src_buf,
-                    uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
-                    uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
-                    uint32_t *id);
+                       uint32_t src_index, uint32_t dst_rank, weft_buf dst_buf, uint32_t dst_index,
+                       uint32_t count, uint32_t channel, const uint32_t *extra, uint32_t nextra,
+                       uint32_t *id);
 
 /* Ends an algorithm's emission: finishes e, then hands p to *out when err
  * is WEFT_OK or frees it otherwise. Returns err. */

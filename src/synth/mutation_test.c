@@ -15,8 +15,9 @@
 #define MUTANTS_PER_COMBO 1000
 
 static const char *const fabrics[] = {"switch:6", "ring:5", "a100:1", "clos:hosts=3,gpus=2,nics=2"};
-static const char *const algos[] = {"ring", "biring", "rings:3", "dbtree", "binomial", "hd",
-                                    "rabenseifner", "rd", "bruck", "direct", "pairwise", "hier"};
+static const char *const algos[] = {"ring",     "biring", "rings:3",      "dbtree",
+                                    "binomial", "hd",     "rabenseifner", "rd",
+                                    "bruck",    "direct", "pairwise",     "hier"};
 static const char *const kinds[] = {"drop op", "drop dep", "swap src/dst", "change chunk",
                                     "copy<->reduce"};
 

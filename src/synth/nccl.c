@@ -78,7 +78,8 @@ const char *weft_nccl_algo_name(weft_nccl_algo a)
  * hostless ranks, only rank 0's own node is). */
 static bool inside(const weft_topo *t, weft_node_id v, int32_t h0, weft_node_id r0)
 {
-    if (h0 == WEFT_NO_HOST) return v.v == r0.v;
+    if (h0 == WEFT_NO_HOST)
+        return v.v == r0.v;
     return weft_topo_node_host(t, v) == h0;
 }
 
@@ -88,7 +89,8 @@ static double first_speed(const double *list, size_t n, double cap)
     double last = list[0];
     for (size_t i = 0; i < n && list[i] > 0; i++) {
         last = list[i];
-        if (list[i] <= cap) return list[i];
+        if (list[i] <= cap)
+            return list[i];
     }
     return last;
 }
@@ -103,7 +105,8 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
     f->rank_gbps = 0;
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         weft_node_id id = {v};
-        if (!inside(t, id, h0, r0)) continue;
+        if (!inside(t, id, h0, r0))
+            continue;
         uint32_t first, count;
         weft_topo_out_links(t, id, &first, &count);
         double out = 0;
@@ -119,7 +122,8 @@ static void host_links(const weft_topo *t, weft_nccl_fabric *f)
         weft_link_id l;
         if (weft_topo_node_kind(t, id) == WEFT_NODE_SWITCH && weft_topo_find_link(t, r0, id, &l)) {
             f->nvswitch = true;
-            if (weft_topo_node_reduce(t, id) == WEFT_REDUCE_NVLS) f->nvls = true;
+            if (weft_topo_node_reduce(t, id) == WEFT_REDUCE_NVLS)
+                f->nvls = true;
         }
         if (out > 0) {
             f->port_gbps = f->ports == 0 || out < f->port_gbps ? out : f->port_gbps;
@@ -148,7 +152,8 @@ static void nvls_search(weft_nccl_fabric *f)
     }
     bool bw = f->arch >= WEFT_ARCH_BLACKWELL;
     uint32_t heads = f->per_host > MAX_NVLS_ARITY ? MAX_NVLS_ARITY : f->per_host;
-    if (f->hosts > 1 && f->ports < heads) heads = f->ports;
+    if (f->hosts > 1 && f->ports < heads)
+        heads = f->ports;
     if (heads < 2) {
         f->nvls = false;
         return;
@@ -192,8 +197,10 @@ static void search(weft_nccl_fabric *out)
         f.search_channels = cap >= speed ? (uint32_t)(cap / speed) : 1;
         f.channel_gbps = speed < cap ? speed : cap;
     }
-    if (f.search_channels > SEARCH_CHANNELS) f.search_channels = SEARCH_CHANNELS;
-    if (f.search_channels < 1) f.search_channels = 1;
+    if (f.search_channels > SEARCH_CHANNELS)
+        f.search_channels = SEARCH_CHANNELS;
+    if (f.search_channels < 1)
+        f.search_channels = 1;
     /* ncclTopoDupChannels: fast rings are doubled at half the rate, except
      * on Hopper below 50 GB/s with more than 4 of them. */
     if (f.channel_gbps >= 25 && !(f.hopper && f.channel_gbps < 50 && f.search_channels > 4)) {
@@ -221,7 +228,8 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
                              f.ranks);
     synth_hosts h;
     weft_err e = synth_hosts_init(&h, t);
-    if (e) return weft_diag_code(d, e);
+    if (e)
+        return weft_diag_code(d, e);
     f.hosts = h.nhosts;
     for (uint32_t i = 0; i < h.nhosts; i++) {
         uint32_t m = h.start[i + 1] - h.start[i];
@@ -276,8 +284,10 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_p
         weft_proto_model m =
             weft_proto_model_get(f->arch, f->nvlink ? WEFT_HOP_NVLINK : WEFT_HOP_PCI, f->hosts, p);
         bw *= m.bw_frac;
-        if (m.chan_max_gbps > 0) bw = fmin(bw, ch * m.chan_max_gbps);
-        if (m.total_max_gbps > 0) bw = fmin(bw, m.total_max_gbps);
+        if (m.chan_max_gbps > 0)
+            bw = fmin(bw, ch * m.chan_max_gbps);
+        if (m.total_max_gbps > 0)
+            bw = fmin(bw, m.total_max_gbps);
         *busbw = bw;
         *base_lat_us = m.base_s * 1e6;
         *intra_lat = m.hop_s * 1e6;
@@ -287,8 +297,10 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_p
                          : weft_proto_model_get(f->arch, WEFT_HOP_NET, f->hosts, p).hop_s * 1e6;
         return true;
     }
-    if (coll == WEFT_COLL_ALLREDUCE) bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
-    if (p == WEFT_PROTO_LL) bw = fmin(bw / 3.8, ll_max);
+    if (coll == WEFT_COLL_ALLREDUCE)
+        bw = fmin(bw * 0.92, ch * tree_per_ch[arch][n2]);
+    if (p == WEFT_PROTO_LL)
+        bw = fmin(bw / 3.8, ll_max);
     if (p == WEFT_PROTO_LL128)
         bw = fmin(bw * (f->hosts == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                   ch * tree_ll128_per_ch[arch][n2]);
@@ -318,27 +330,35 @@ static const char *disabled(const weft_nccl_fabric *f, weft_coll coll, weft_nccl
     case WEFT_NCCL_P2P:
         return coll == WEFT_COLL_ALLTOALL ? NULL : "p2p is all-to-all only";
     case WEFT_NCCL_NVLS:
-        if (!f->nvls) return "nvls needs an NVSwitch that reduces (reduce=nvls) and sm90+";
-        if (!ar && !agrs) return "nvls runs allreduce, allgather and reducescatter only";
+        if (!f->nvls)
+            return "nvls needs an NVSwitch that reduces (reduce=nvls) and sm90+";
+        if (!ar && !agrs)
+            return "nvls runs allreduce, allgather and reducescatter only";
         if (f->hosts > 1 && !f->collnet)
             return "nvls across hosts needs a SHARP network (reduce=sharp)";
         if (f->hosts > 1 && agrs)
             return "nvls allgather/reducescatter across hosts needs a CollNet plugin";
         return NULL;
     case WEFT_NCCL_NVLS_TREE:
-        if (!f->nvls) return "nvls_tree needs an NVSwitch that reduces (reduce=nvls) and sm90+";
-        if (f->hosts < 2) return "nvls_tree needs several hosts";
+        if (!f->nvls)
+            return "nvls_tree needs an NVSwitch that reduces (reduce=nvls) and sm90+";
+        if (f->hosts < 2)
+            return "nvls_tree needs several hosts";
         return ar ? NULL : "nvls_tree runs allreduce only";
     case WEFT_NCCL_COLLNET_DIRECT:
     case WEFT_NCCL_COLLNET_CHAIN:
-        if (!f->collnet) return "collnet needs a network switch that reduces (reduce=sharp)";
-        if (f->hosts < 2) return "collnet needs several hosts";
+        if (!f->collnet)
+            return "collnet needs a network switch that reduces (reduce=sharp)";
+        if (f->hosts < 2)
+            return "collnet needs several hosts";
         if (a == WEFT_NCCL_COLLNET_DIRECT && !f->nvswitch)
             return "collnet_direct needs NVSwitch hosts";
         return ar ? NULL : "collnet runs allreduce only (without a CollNet plugin)";
     case WEFT_NCCL_PAT:
-        if (!agrs) return "pat runs allgather and reducescatter only";
-        if (f->per_host != 1 || f->hosts < 2) return "pat needs one rank per host";
+        if (!agrs)
+            return "pat runs allgather and reducescatter only";
+        if (f->per_host != 1 || f->hosts < 2)
+            return "pat needs one rank per host";
         return NULL;
     default:
         return "unknown algorithm";
@@ -371,7 +391,8 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
         double inter_steps = f->hosts <= 1 ? 0 : ar ? 2.0 * (f->hosts - 1) : f->hosts - 1.0;
         double base, intra, inter;
         busbw = f->search_channels * f->channel_gbps;
-        if (!proto_model(f, coll, ai, p, &busbw, &base, &intra, &inter)) return false;
+        if (!proto_model(f, coll, ai, p, &busbw, &base, &intra, &inter))
+            return false;
         algbw = busbw * (ai == 1 ? n / nsteps : 0.5);
         lat = base;
         if (ai == 1 && weft_coll_has_root(coll)) {
@@ -401,7 +422,8 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
             double inter_bw =
                 f->nvls_bw_inter * (a == WEFT_NCCL_NVLS_TREE && f->hosts <= 2 ? 2 : 1);
             double bw = fmin(intra_bw, inter_bw);
-            if (a == WEFT_NCCL_NVLS_TREE) bw = fmin(bw, nvls_tree_per_ch[blackwell][n2]);
+            if (a == WEFT_NCCL_NVLS_TREE)
+                bw = fmin(bw, nvls_tree_per_ch[blackwell][n2]);
             busbw = ch * bw;
             algbw = ar ? busbw * n / nsteps : busbw; /* allgather, reducescatter: not converted */
             if (a == WEFT_NCCL_NVLS) {
@@ -423,7 +445,8 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
                 double factor = ppn / ch; /* GPU/NIC ratio */
                 factor -= (factor - 1) / 2;
                 busbw /= factor;
-                if (f->arch >= WEFT_ARCH_HOPPER) busbw *= COLLNET_HOPPER_FACTOR;
+                if (f->arch >= WEFT_ARCH_HOPPER)
+                    busbw *= COLLNET_HOPPER_FACTOR;
                 double inter = ppn == 1 ? tree_net : COLLNET_DIRECT_NET_LAT_US;
                 lat =
                     2 * (fmin(1, local) * COLLNET_DIRECT_LAT_US + local * COLLNET_ARITY_US) + inter;
@@ -446,7 +469,8 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
             return false;
         }
     }
-    if (!(algbw > 0)) return false;
+    if (!(algbw > 0))
+        return false;
     out->lat_s = lat * 1e-6;
     out->algbw_gbps = algbw;
     out->busbw_gbps = busbw;
@@ -498,10 +522,12 @@ static bool best_of(const weft_nccl_fabric *f, weft_coll coll, double bytes,
     bool found = false;
     for (size_t i = 0; i < sizeof nccl_order / sizeof nccl_order[0]; i++) {
         weft_nccl_algo a = nccl_order[i];
-        if (!keep[a]) continue;
+        if (!keep[a])
+            continue;
         for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
             weft_nccl_cost c;
-            if (!weft_nccl_cost_of(f, coll, a, (weft_proto)p, bytes, &c)) continue;
+            if (!weft_nccl_cost_of(f, coll, a, (weft_proto)p, bytes, &c))
+                continue;
             if (!found || c.time_s < best->time_s) {
                 found = true;
                 best->algo = a;
@@ -550,7 +576,8 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
                           weft_nccl_choice *out, weft_diag *d)
 {
     weft_err e = check_args(coll, bytes, d);
-    if (e) return e;
+    if (e)
+        return e;
     weft_nccl_choice best;
     memset(&best, 0, sizeof best);
     if (coll == WEFT_COLL_ALLTOALL) {
@@ -592,11 +619,13 @@ weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl
                             double bytes, weft_nccl_choice *out, weft_diag *d)
 {
     weft_err e = check_args(coll, bytes, d);
-    if (e) return e;
+    if (e)
+        return e;
     if ((unsigned)algo >= WEFT__NCCL_ALGO_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "nccl: bad algorithm %d", (int)algo);
     const char *why = disabled(f, coll, algo);
-    if (why) return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s (%s)", why, weft_coll_name(coll));
+    if (why)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s (%s)", why, weft_coll_name(coll));
     if (algo == WEFT_NCCL_P2P) {
         p2p_choice(out);
         return WEFT_OK;
@@ -619,8 +648,10 @@ weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
     weft_nccl_fabric f;
     weft_nccl_choice ch;
     weft_err e = weft_nccl_fabric_get(c->topo, &f, c->d);
-    if (!e) e = weft_nccl_choose(&f, c->coll, c->bytes, &ch, c->d);
-    if (e) return e;
+    if (!e)
+        e = weft_nccl_choose(&f, c->coll, c->bytes, &ch, c->d);
+    if (e)
+        return e;
     synth_ctx rc = *c;
     /* An in-network choice has no rank-to-rank plan: the plan is NCCL's
      * best ring or tree (PAT's log-step plan is weft's bruck or hd). */

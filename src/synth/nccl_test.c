@@ -11,7 +11,8 @@ static weft_topo *preset(const char *spec)
 {
     weft_topo *t = NULL;
     weft_diag d;
-    if (weft_topo_preset(spec, &t, &d)) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (weft_topo_preset(spec, &t, &d))
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     return t;
 }
 
@@ -21,7 +22,8 @@ static void check_channels(const char *spec, uint32_t search, double gbps, uint3
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_nccl_fabric f;
     weft_diag d;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
@@ -39,7 +41,8 @@ static void check_choice(const char *spec, weft_coll coll, double bytes, weft_nc
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_nccl_fabric f;
     weft_nccl_choice c;
     weft_diag d;
@@ -59,7 +62,8 @@ static void check_plan(const char *spec, const char *algo, weft_coll coll, int64
 {
     weft_topo *t = preset(spec);
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_plan *p = NULL;
     weft_plan_cost c;
     weft_diag d;
@@ -80,7 +84,8 @@ static void check_estimates(void)
 {
     weft_topo *t = preset("a100:2");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_nccl_fabric f;
     weft_nccl_cost c;
     weft_diag d;
@@ -96,8 +101,10 @@ static void check_estimates(void)
     /* The ring's Simple plateau: x 1.4 from 64 B per channel and rank
      * (16 channels x 16 ranks x 64 = 16384 B) on. */
     weft_nccl_cost lo, hi;
-    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16383, &lo));
-    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16384, &hi));
+    CHECK(
+        weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16383, &lo));
+    CHECK(
+        weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 16384, &hi));
     CHECK(fabs(hi.lat_s / lo.lat_s - 1.4) < 1e-12);
     CHECK(hi.algbw_gbps == lo.algbw_gbps);
     /* Refused: the tree outside allreduce, p2p, bad arguments. */
@@ -117,7 +124,7 @@ static void check_estimates(void)
             for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
                 for (int p = 0; p < WEFT_PROTO_COUNT; p++)
                     if (weft_nccl_cost_of(&f, (weft_coll)coll, (weft_nccl_algo)a, (weft_proto)p,
-                                           bytes, &c))
+                                          bytes, &c))
                         least = fmin(least, c.time_s);
             CHECK(ch.time_s == least);
         }
@@ -126,7 +133,8 @@ static void check_estimates(void)
     /* 50 GB/s per GPU inside the box is no NVLink to NCCL: no LL128. */
     t = preset("a100:2,nvbw=50");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
     CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL128, 1, &c));
     CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 1, &c));
@@ -135,7 +143,8 @@ static void check_estimates(void)
      * choice at 1 GiB (its cost the least of every pair). */
     t = preset("h100:1");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
     CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, WEFT_PROTO_LL, 1, &c));
     CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, WEFT_PROTO_SIMPLE, 1,
@@ -223,8 +232,8 @@ int main(void)
              * + S / 80.57 = 25 + S / 272 (us, S in kB): S = 1,144,840 B. */
             check_choice("h100:1", WEFT_COLL_ALLREDUCE, 1048576, WEFT_NCCL_RING, WEFT_PROTO_LL,
                          "rings:28");
-            check_choice("h100:1", WEFT_COLL_ALLREDUCE, 1310720, WEFT_NCCL_NVLS,
-                         WEFT_PROTO_SIMPLE, "nvls");
+            check_choice("h100:1", WEFT_COLL_ALLREDUCE, 1310720, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE,
+                         "nvls");
             double lo = 1048576, hi = 1310720;
             for (int i = 0; i < 60; i++) {
                 double mid = (lo + hi) / 2;
@@ -236,13 +245,13 @@ int main(void)
             /* Allgather: per channel min(40 x 0.85 x 7/8 x 7/8, 60) =
              * 26.03 GB/s, 8 of them, not converted: 25 us + S / 208.25. */
             weft_nccl_choice g;
-            CHECK_ERR(weft_nccl_estimate(&fh, WEFT_COLL_ALLGATHER, WEFT_NCCL_NVLS, 1073741824.0,
-                                         &g, &d),
-                      WEFT_OK);
+            CHECK_ERR(
+                weft_nccl_estimate(&fh, WEFT_COLL_ALLGATHER, WEFT_NCCL_NVLS, 1073741824.0, &g, &d),
+                WEFT_OK);
             CHECK(fabs(g.time_s - (25e-6 + 1073741824.0 / 208.25e9)) < 1e-12);
-            CHECK_ERR(weft_nccl_estimate(&fh, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, 1e6, &g,
-                                         &d),
-                      WEFT_EUNSUPPORTED);
+            CHECK_ERR(
+                weft_nccl_estimate(&fh, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, 1e6, &g, &d),
+                WEFT_EUNSUPPORTED);
             CHECK_STR(d.msg, "nvls_tree needs several hosts (allreduce)");
             CHECK_ERR(weft_nccl_choose(&fa, WEFT_COLL_ALLREDUCE, 1073741824.0, &c, &d), WEFT_OK);
             CHECK(c.nvls_s == 0);
@@ -288,14 +297,14 @@ int main(void)
             CHECK_STR(c.plan, "nvls_tree");
             CHECK(fabs(c.busbw_gbps - 461.6) < 1e-9);
             CHECK_STR(c.rank_plan, "rings:16");
-            CHECK_ERR(weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_COLLNET_DIRECT, 1e6,
-                                         &c, &d),
-                      WEFT_EUNSUPPORTED);
+            CHECK_ERR(
+                weft_nccl_estimate(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_COLLNET_DIRECT, 1e6, &c, &d),
+                WEFT_EUNSUPPORTED);
             CHECK_STR(d.msg, "collnet needs a network switch that reduces (reduce=sharp) "
                              "(allreduce)");
-            CHECK_ERR(weft_nccl_estimate(&fs, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, 1073741824.0,
-                                         &c, &d),
-                      WEFT_OK);
+            CHECK_ERR(
+                weft_nccl_estimate(&fs, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, 1073741824.0, &c, &d),
+                WEFT_OK);
             CHECK(fabs(c.busbw_gbps - 384) < 1e-9);
             CHECK_ERR(weft_nccl_estimate(&fs, WEFT_COLL_ALLREDUCE, WEFT_NCCL_COLLNET_DIRECT,
                                          1073741824.0, &c, &d),

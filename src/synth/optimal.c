@@ -125,8 +125,10 @@ static weft_err build_phase(const weft_topo *t, bool reverse, weft_rat r, uint32
                 break;
             e = next_rate(t, r, K, &r);
             if (e) {
-                weft_diag_set(d, e, "optimal: the rate search for %u trees per root "
-                                    "overflows 64-bit fractions", K);
+                weft_diag_set(d, e,
+                              "optimal: the rate search for %u trees per root "
+                              "overflows 64-bit fractions",
+                              K);
                 break;
             }
         }
@@ -147,7 +149,7 @@ static weft_err build_phase(const weft_topo *t, bool reverse, weft_rat r, uint32
 
 typedef struct route_ctx {
     const opt_graph *g;
-    int64_t *used; /* per fabric link: units routed over it */
+    int64_t *used;   /* per fabric link: units routed over it */
     uint32_t *order; /* live entries sorted by (u, v) */
     size_t n;
     int64_t *left; /* units not yet given to a tree edge, per entry */
@@ -265,8 +267,8 @@ static weft_err emit_phase(synth_emit *em, opt_phase *ph, weft_buf buf, uint32_t
     const opt_graph *g = &ph->g;
     route_ctx rc;
     weft_err e = route_init(&rc, g);
-    ph->used = weft__calloc(weft_topo_num_links(g->t) ? weft_topo_num_links(g->t) : 1,
-                            sizeof *ph->used);
+    ph->used =
+        weft__calloc(weft_topo_num_links(g->t) ? weft_topo_num_links(g->t) : 1, sizeof *ph->used);
     rc.used = ph->used;
     if (!ph->used && !e)
         e = WEFT_ENOMEM;
@@ -288,8 +290,7 @@ static weft_err emit_phase(synth_emit *em, opt_phase *ph, weft_buf buf, uint32_t
             else
                 e = synth_copy(em, par, ch, buf, index, count, 0, &id);
             if (!e)
-                e = add_route(&rc, em->plan, id,
-                              weft_topo_rank_node(g->t, (weft_rank){par}).v,
+                e = add_route(&rc, em->plan, id, weft_topo_rank_node(g->t, (weft_rank){par}).v,
                               weft_topo_rank_node(g->t, (weft_rank){ch}).v, grp->mult);
         }
     }
@@ -508,8 +509,9 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
             e = weft_rat_div(m, s, &res.algbw);
     }
     if (e) {
-        weft_diag_set(d, WEFT_EOVERFLOW, "optimal: the reached throughput overflows 64-bit "
-                                         "fractions");
+        weft_diag_set(d, WEFT_EOVERFLOW,
+                      "optimal: the reached throughput overflows 64-bit "
+                      "fractions");
         e = WEFT_EOVERFLOW;
         goto fail;
     }

@@ -19,8 +19,8 @@
  * sets are kept (a smaller memory only means more max-flows). */
 typedef struct opt_cuts {
     uint32_t words;
-    uint64_t *bits;    /* n sets of `words` words */
-    int64_t *surplus;  /* n */
+    uint64_t *bits;   /* n sets of `words` words */
+    int64_t *surplus; /* n */
     size_t n, cap_n, cap_bits;
 } opt_cuts;
 

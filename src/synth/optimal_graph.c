@@ -129,16 +129,14 @@ weft_err opt_graph_feasible(opt_graph *g, bool *ok)
         if (g->e[i].cap > 0)
             e = weft_maxflow_add_arc(mf, g->e[i].u, g->e[i].v, g->e[i].cap, NULL);
     for (uint32_t r = 0; r < g->nr && !e; r++)
-        e = weft_maxflow_add_arc(mf, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, g->k,
-                                 NULL);
+        e = weft_maxflow_add_arc(mf, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, g->k, NULL);
     if (!e)
         e = weft_maxflow_freeze(mf);
     int64_t need = (int64_t)g->nr * g->k;
     *ok = true;
     for (uint32_t r = 0; r < g->nr && !e && *ok; r++) {
         int64_t f;
-        e = weft_maxflow_run(mf, g->algo, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, need,
-                             &f);
+        e = weft_maxflow_run(mf, g->algo, s, weft_topo_rank_node(g->t, (weft_rank){r}).v, need, &f);
         g->maxflows++;
         if (!e && f < need)
             *ok = false;
@@ -197,8 +195,8 @@ typedef struct split_net {
     uint32_t n_pairs;
     uint32_t src, snk; /* first s -> x and x -> T arc */
     int64_t inf, need, k;
-    uint8_t *side; /* n + 2 */
-    uint8_t *rank; /* n flags */
+    uint8_t *side;  /* n + 2 */
+    uint8_t *rank;  /* n flags */
     opt_cuts *cuts; /* source sides Z met, over the fabric's nodes */
     uint64_t *set;  /* scratch: one set */
 } split_net;
@@ -368,8 +366,7 @@ static bool split_lowers(const uint64_t *z, uint32_t u, uint32_t w, uint32_t t)
  * outside A and `out` (both ways), subtracted from the capacity entering
  * A: a lower bound on surplus(Y + A) - surplus(Y) for any Y apart from A
  * and `out`. */
-static int64_t attach_bound(const opt_graph *g, uint32_t a1, uint32_t a2, uint32_t o1,
-                            uint32_t o2)
+static int64_t attach_bound(const opt_graph *g, uint32_t a1, uint32_t a2, uint32_t o1, uint32_t o2)
 {
     int64_t lb = 0;
     for (size_t i = 0; i < g->ne; i++) {

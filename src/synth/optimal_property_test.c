@@ -28,7 +28,7 @@ static uint32_t rnd(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-static const char *const bws[] = {"10GB/s", "20GB/s", "25GB/s",   "40GB/s",
+static const char *const bws[] = {"10GB/s", "20GB/s",  "25GB/s",   "40GB/s",
                                   "50GB/s", "100GB/s", "12.5GB/s", "37.5GB/s"};
 #define NBW 8
 
@@ -45,8 +45,7 @@ static size_t make_fabric(char *buf, size_t size, bool *unbalanced)
     for (uint32_t i = 0; i < nr; i++)
         at += (size_t)snprintf(buf + at, size - at, "node r%u compute\n", i);
     for (uint32_t i = 0; i < ns; i++)
-        at += (size_t)snprintf(buf + at, size - at, "node f%u %s\n", i,
-                               rnd(4) ? "switch" : "nic");
+        at += (size_t)snprintf(buf + at, size - at, "node f%u %s\n", i, rnd(4) ? "switch" : "nic");
     /* A backbone so every rank reaches every other: each rank to a
      * forwarding node, or a bidirectional ring of ranks when there is
      * none. */
@@ -59,8 +58,8 @@ static size_t make_fabric(char *buf, size_t size, bool *unbalanced)
                                    bws[rnd(NBW)]);
     }
     for (uint32_t i = 1; i < ns; i++)
-        at += (size_t)snprintf(buf + at, size - at, "duplex f%u f%u %s\n", rnd(i), i,
-                               bws[rnd(NBW)]);
+        at +=
+            (size_t)snprintf(buf + at, size - at, "duplex f%u f%u %s\n", rnd(i), i, bws[rnd(NBW)]);
     uint32_t extra = rnd(6);
     for (uint32_t j = 0; j < extra; j++) {
         uint32_t a = rnd(nr), b = rnd(nr), kind = rnd(4);
@@ -68,20 +67,19 @@ static size_t make_fabric(char *buf, size_t size, bool *unbalanced)
             continue;
         if (kind == 0) {
             /* Both ways, a different bandwidth each way. */
-            at += (size_t)snprintf(buf + at, size - at, "link r%u r%u %s\nlink r%u r%u %s\n", a,
-                                   b, bws[rnd(NBW)], b, a, bws[rnd(NBW)]);
+            at += (size_t)snprintf(buf + at, size - at, "link r%u r%u %s\nlink r%u r%u %s\n", a, b,
+                                   bws[rnd(NBW)], b, a, bws[rnd(NBW)]);
         } else if (kind == 1 && ns) {
             /* One way through a forwarding node: balanced there. */
             const char *bw = bws[rnd(NBW)];
             uint32_t f = rnd(ns);
-            at += (size_t)snprintf(buf + at, size - at, "link r%u f%u %s\nlink f%u r%u %s\n", a,
-                                   f, bw, f, b, bw);
+            at += (size_t)snprintf(buf + at, size - at, "link r%u f%u %s\nlink f%u r%u %s\n", a, f,
+                                   bw, f, b, bw);
         } else if (kind == 2 && ns) {
             at += (size_t)snprintf(buf + at, size - at, "duplex r%u f%u %s\n", a, rnd(ns),
                                    bws[rnd(NBW)]);
         } else {
-            at += (size_t)snprintf(buf + at, size - at, "link r%u r%u %s\n", a, b,
-                                   bws[rnd(NBW)]);
+            at += (size_t)snprintf(buf + at, size - at, "link r%u r%u %s\n", a, b, bws[rnd(NBW)]);
         }
     }
     if (ns && rnd(8) == 0) {
@@ -192,8 +190,8 @@ int main(void)
             continue;
         }
         if (e) {
-            fprintf(stderr, "iter %u %s K=%u: %s\n%s", iter, weft_coll_name(coll),
-                    o.trees_per_root, d.msg, text);
+            fprintf(stderr, "iter %u %s K=%u: %s\n%s", iter, weft_coll_name(coll), o.trees_per_root,
+                    d.msg, text);
             CHECK(false);
             weft_topo_free(t);
             continue;
@@ -209,8 +207,7 @@ int main(void)
             CHECK(false);
         }
         if (weft_plan_verify(p, t, &d)) {
-            fprintf(stderr, "iter %u %s: verify: %s\n%s", iter, weft_coll_name(coll), d.msg,
-                    text);
+            fprintf(stderr, "iter %u %s: verify: %s\n%s", iter, weft_coll_name(coll), d.msg, text);
             CHECK(false);
         }
         weft_plan_cost c;
@@ -256,8 +253,9 @@ int main(void)
     CHECK(built >= 2400);
     CHECK(forced >= 450);
     CHECK(rejected >= 150);
-    fprintf(stderr, "built %u (%u with forced K, %u of them above the reported rate), "
-                    "rejected %u\n",
+    fprintf(stderr,
+            "built %u (%u with forced K, %u of them above the reported rate), "
+            "rejected %u\n",
             built, forced, above, rejected);
     return weft_test_done();
 }

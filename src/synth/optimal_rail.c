@@ -64,7 +64,8 @@ static weft_err layout_make(const weft_topo *t, rail_layout *L, bool *fits, char
             continue;
         }
         with++;
-        if (box[h] == UINT32_MAX) box[h] = nbox++;
+        if (box[h] == UINT32_MAX)
+            box[h] = nbox++;
         host[r] = box[h];
         count[box[h]]++;
     }
@@ -97,7 +98,8 @@ done:
     weft__free(box);
     weft__free(count);
     weft__free(host);
-    if (e || !*fits) layout_fini(L);
+    if (e || !*fits)
+        layout_fini(L);
     return e;
 }
 
@@ -120,7 +122,8 @@ static weft_err star_phase(uint32_t G, bool rs, weft_optimal_phase *out)
 {
     out->k = 1;
     out->trees = weft__calloc(G, sizeof *out->trees);
-    if (!out->trees) return WEFT_ENOMEM;
+    if (!out->trees)
+        return WEFT_ENOMEM;
     out->n_trees = G;
     for (uint32_t g = 0; g < G; g++) {
         weft_optimal_tree *tr = &out->trees[g];
@@ -129,7 +132,8 @@ static weft_err star_phase(uint32_t G, bool rs, weft_optimal_phase *out)
         tr->n_edges = G - 1;
         tr->from = weft__malloc(G * sizeof *tr->from);
         tr->to = weft__malloc(G * sizeof *tr->to);
-        if (!tr->from || !tr->to) return WEFT_ENOMEM;
+        if (!tr->from || !tr->to)
+            return WEFT_ENOMEM;
         /* The reduces into g's chunk are ordered (the emitter chains them
          * in edge order), so root g takes its peers from g+1 on: at the
          * i-th reduce of every root the senders are a permutation and
@@ -156,7 +160,8 @@ static weft_err box_fabric(const weft_topo *t, const rail_layout *L, weft_topo *
     for (uint32_t v = 0; v < nn && !e; v++) {
         weft_node_id id = {v}, nid;
         map[v] = UINT32_MAX;
-        if (weft_topo_node_host(t, id) != host) continue;
+        if (weft_topo_node_host(t, id) != host)
+            continue;
         e = weft_topo_builder_add_node(tb, weft_topo_node_name(t, id), weft_topo_node_kind(t, id),
                                        weft_topo_host_name(t, host), &nid);
         map[v] = nid.v;
@@ -190,7 +195,8 @@ static weft_err box_sched_make(const weft_topo *t, const rail_layout *L, weft_co
         weft_err e = WEFT_OK;
         for (uint32_t i = 0; i < b->n_phases && !e; i++)
             e = star_phase(L->G, b->phase[i].coll == WEFT_BOUND_REDUCESCATTER, &out->info.phase[i]);
-        if (e) weft_diag_set(d, e, "optimal: out of memory building the box schedule");
+        if (e)
+            weft_diag_set(d, e, "optimal: out of memory building the box schedule");
         return e;
     }
     weft_topo *box = NULL;
@@ -201,7 +207,8 @@ static weft_err box_sched_make(const weft_topo *t, const rail_layout *L, weft_co
     weft_optimal_opts o;
     weft_optimal_opts_init(&o);
     o.trees_per_root = K;
-    if (!e) e = weft_synth_optimal(box, coll, &o, &p, &out->info, &bd);
+    if (!e)
+        e = weft_synth_optimal(box, coll, &o, &p, &out->info, &bd);
     weft_plan_free(p);
     weft_topo_free(box);
     if (e == WEFT_ENOMEM)
@@ -244,7 +251,8 @@ static weft_err emit_allgather(synth_emit *em, const rail_plan *rp, const weft_o
             uint32_t idx = at(L, b, g) * rp->C;
             for (uint32_t q = 0; q < ph->n_trees && !e; q++) {
                 const weft_optimal_tree *tr = &ph->trees[q];
-                if (tr->root.v != g) continue;
+                if (tr->root.v != g)
+                    continue;
                 uint32_t cnt = tr->mult * per;
                 for (uint32_t j = 1; j < L->B && !e; j++)
                     e = synth_copy(em, at(L, b + j - 1, g), at(L, b + j, g), buf, idx, cnt, 0,
@@ -275,7 +283,8 @@ static weft_err emit_reducescatter(synth_emit *em, const rail_plan *rp,
             uint32_t idx = at(L, t, g) * rp->C;
             for (uint32_t q = 0; q < ph->n_trees && !e; q++) {
                 const weft_optimal_tree *tr = &ph->trees[q];
-                if (tr->root.v != g) continue;
+                if (tr->root.v != g)
+                    continue;
                 uint32_t cnt = tr->mult * per;
                 for (uint32_t j = 1; j <= L->B && !e; j++)
                     for (uint32_t x = 0; x < tr->n_edges && !e; x++)
@@ -307,17 +316,20 @@ static weft_err fill_phase(const rail_layout *L, const weft_optimal_phase *box,
     out->bound = algbw;
     out->k = box->k;
     /* U = k / r with r = algbw / N. */
-    if (weft_rat_div(weft_rat_int((int64_t)nr * box->k), algbw, &out->U)) return WEFT_EOVERFLOW;
+    if (weft_rat_div(weft_rat_int((int64_t)nr * box->k), algbw, &out->U))
+        return WEFT_EOVERFLOW;
     size_t n = (size_t)L->B * box->n_trees;
     out->trees = weft__calloc(n, sizeof *out->trees);
-    if (!out->trees) return WEFT_ENOMEM;
+    if (!out->trees)
+        return WEFT_ENOMEM;
     out->n_trees = (uint32_t)n;
     size_t i = 0;
     for (uint32_t b = 0; b < L->B; b++) {
         for (uint32_t g = 0; g < L->G; g++) {
             for (uint32_t q = 0; q < box->n_trees; q++) {
                 const weft_optimal_tree *bt = &box->trees[q];
-                if (bt->root.v != g) continue;
+                if (bt->root.v != g)
+                    continue;
                 weft_optimal_tree *tr = &out->trees[i++];
                 tr->root.v = at(L, b, g);
                 tr->mult = bt->mult;
@@ -325,7 +337,8 @@ static weft_err fill_phase(const rail_layout *L, const weft_optimal_phase *box,
                 size_t room = nr > 1 ? nr - 1 : 1;
                 tr->from = weft__malloc(room * sizeof *tr->from);
                 tr->to = weft__malloc(room * sizeof *tr->to);
-                if (!tr->from || !tr->to) return WEFT_ENOMEM;
+                if (!tr->from || !tr->to)
+                    return WEFT_ENOMEM;
                 uint32_t m = 0;
                 for (uint32_t j = 1; !rs && j < L->B; j++, m++) {
                     tr->from[m] = at(L, b + j - 1, g);
@@ -389,7 +402,8 @@ static weft_err phase_algbw(const weft_topo *t, const rail_plan *rp, const weft_
                       weft_strerror(e));
     else
         e = weft_plan_cost_get(p, t, &c, d);
-    if (!e) *out = c.algbw;
+    if (!e)
+        *out = c.algbw;
     weft_plan_free(p);
     return e;
 }
@@ -399,10 +413,12 @@ static weft_err build_plan(const weft_topo *t, weft_coll coll, const rail_plan *
     uint32_t nr = weft_topo_num_ranks(t);
     const weft_optimal *bi = &rp->box->info;
     weft_plan_info pi = {.coll = coll, .nranks = nr, .chunks = rp->C, .inplace = true};
-    if (coll == WEFT_COLL_ALLREDUCE) pi.chunks = nr * rp->C;
+    if (coll == WEFT_COLL_ALLREDUCE)
+        pi.chunks = nr * rp->C;
     weft_plan *p = NULL;
     weft_err e = weft_plan_new(&pi, &p);
-    if (e) return e;
+    if (e)
+        return e;
     synth_emit em;
     synth_emit_init(&em, p);
     if (coll == WEFT_COLL_ALLGATHER) {
@@ -411,7 +427,8 @@ static weft_err build_plan(const weft_topo *t, weft_coll coll, const rail_plan *
         e = emit_reducescatter(&em, rp, &bi->phase[0], WEFT_BUF_IN);
     } else {
         e = emit_reducescatter(&em, rp, &bi->phase[0], WEFT_BUF_OUT);
-        if (!e) e = emit_allgather(&em, rp, &bi->phase[1], WEFT_BUF_OUT);
+        if (!e)
+            e = emit_allgather(&em, rp, &bi->phase[1], WEFT_BUF_OUT);
     }
     return synth_finish(e, &em, p, out);
 }
@@ -443,8 +460,10 @@ weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, u
     rail_layout L;
     bool fits;
     weft_err e = layout_make(t, &L, &fits, note, note_size);
-    if (e) return weft_diag_set(d, e, "optimal: out of memory sizing the rail structure");
-    if (!fits) return WEFT_OK;
+    if (e)
+        return weft_diag_set(d, e, "optimal: out of memory sizing the rail structure");
+    if (!fits)
+        return WEFT_OK;
     box_sched box;
     e = box_sched_make(t, &L, coll, b, K, &box, &fits, note, note_size, d);
     if (e || !fits) {

@@ -30,15 +30,18 @@ static weft_plan *build(weft_topo *t, weft_coll coll, const weft_optimal_opts *o
     weft_diag d;
     memset(info, 0, sizeof *info);
     weft_err e = weft_synth_optimal(t, coll, o, &p, info, &d);
-    if (e) fprintf(stderr, "%s: %s\n", weft_coll_name(coll), d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", weft_coll_name(coll), d.msg);
     CHECK_ERR(e, WEFT_OK);
-    if (e) return NULL;
+    if (e)
+        return NULL;
     CHECK_STR(weft_optimal_method_name(info->method), weft_optimal_method_name(method));
     CHECK_STR(info->structure_note, note);
     check_rat(info->algbw, want);
     check_rat(info->bound, want);
     e = weft_plan_verify(p, t, &d);
-    if (e) fprintf(stderr, "verify: %s\n", d.msg);
+    if (e)
+        fprintf(stderr, "verify: %s\n", d.msg);
     CHECK_ERR(e, WEFT_OK);
     weft_plan_cost c;
     CHECK_ERR(weft_plan_cost_get(p, t, &c, &d), WEFT_OK);
@@ -50,7 +53,8 @@ static void test_h100(const char *spec, const char *note, const char *ag, const 
 {
     weft_topo *t = weft__test_topo_spec(spec);
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     uint32_t n = weft_topo_num_ranks(t), boxes = n / 8;
     static const weft_coll colls[] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
                                       WEFT_COLL_ALLREDUCE};
@@ -58,7 +62,8 @@ static void test_h100(const char *spec, const char *note, const char *ag, const 
         weft_optimal info;
         weft_plan *p = build(t, colls[i], NULL, WEFT_OPTIMAL_RAIL, note,
                              colls[i] == WEFT_COLL_ALLREDUCE ? ar : ag, &info);
-        if (!p) continue;
+        if (!p)
+            continue;
         /* B (B - 1) rail transfers per rail and 7 B per rank in the boxes. */
         uint32_t per = 8 * boxes * (boxes - 1) + n * 7 * boxes;
         CHECK_INT(weft_plan_num_ops(p), per * (colls[i] == WEFT_COLL_ALLREDUCE ? 2 : 1));
@@ -105,7 +110,8 @@ static void test_exec(void)
 {
     weft_topo *t = weft__test_topo_spec("h100:5");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_optimal info;
     weft_plan *p = build(t, WEFT_COLL_ALLREDUCE, NULL, WEFT_OPTIMAL_RAIL,
                          "rail: 5 boxes of 8 ranks; a ring along each rail between boxes, direct "
@@ -141,14 +147,16 @@ static void test_fallback(void)
                              "2400/7 GB/s, below the bound 1040/3",
                              "1040/3", &info)
                      : NULL;
-    if (p) CHECK_INT(info.phase[0].k, 13);
+    if (p)
+        CHECK_INT(info.phase[0].k, 13);
     weft_optimal_fini(&info);
     weft_plan_free(p);
     weft_topo_free(t);
 
     /* Hosts of 2 and 1 ranks: no equal boxes. */
-    t = weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\nnode b0 compute host=b\n"
-              "node s switch\nduplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 20GB/s\n");
+    t = weft__test_topo_text(
+        "node a0 compute host=a\nnode a1 compute host=a\nnode b0 compute host=b\n"
+        "node s switch\nduplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 20GB/s\n");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
                   "rail: hosts hold different numbers of ranks (2 and 1)", "15", &info)
@@ -159,7 +167,7 @@ static void test_fallback(void)
 
     /* Some ranks with a host, some without. */
     t = weft__test_topo_text("node a0 compute host=a\nnode x compute\nnode s switch\n"
-              "duplex a0 s 10GB/s\nduplex x s 10GB/s\n");
+                             "duplex a0 s 10GB/s\nduplex x s 10GB/s\n");
     CHECK(t != NULL);
     p = t ? build(t, WEFT_COLL_REDUCESCATTER, NULL, WEFT_OPTIMAL_PACKING,
                   "rail: 1 of 2 ranks have a host, the others none", "20", &info)
@@ -189,7 +197,8 @@ static void test_mi250(void)
 {
     weft_topo *t = weft__test_topo_spec("mi250:4");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     static const char *note = "rail: 4 boxes of 16 ranks; a ring along each rail between boxes, "
                               "the box's own tree packing inside each box";
     static const weft_coll colls[] = {WEFT_COLL_ALLGATHER, WEFT_COLL_REDUCESCATTER,
@@ -218,10 +227,11 @@ static void test_mi250(void)
 /* Boxes whose ranks meet only outside the box: no box schedule. */
 static void test_box_unreachable(void)
 {
-    weft_topo *t = weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\n"
-                         "node b0 compute host=b\nnode b1 compute host=b\nnode s switch\n"
-                         "duplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 10GB/s\n"
-                         "duplex b1 s 10GB/s\n");
+    weft_topo *t =
+        weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\n"
+                             "node b0 compute host=b\nnode b1 compute host=b\nnode s switch\n"
+                             "duplex a0 s 10GB/s\nduplex a1 s 10GB/s\nduplex b0 s 10GB/s\n"
+                             "duplex b1 s 10GB/s\n");
     CHECK(t != NULL);
     weft_optimal info;
     weft_plan *p = t ? build(t, WEFT_COLL_ALLGATHER, NULL, WEFT_OPTIMAL_PACKING,
@@ -241,7 +251,8 @@ static void test_options(void)
 {
     weft_topo *t = weft__test_topo_spec("h100:1");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_optimal_opts o;
     weft_optimal_opts_init(&o);
     CHECK(o.use_structure);
@@ -262,7 +273,8 @@ static void test_options(void)
     weft_plan_free(p);
     o.trees_per_root = 2;
     p = build(t, WEFT_COLL_REDUCESCATTER, &o, WEFT_OPTIMAL_PACKING, "", "3600/7", &info);
-    if (p) CHECK_INT(info.phase[0].k, 2);
+    if (p)
+        CHECK_INT(info.phase[0].k, 2);
     weft_optimal_fini(&info);
     weft_plan_free(p);
     weft_topo_free(t);
@@ -275,7 +287,8 @@ static void test_one_tree(void)
 {
     weft_topo *t = weft__test_topo_spec("mi250:4");
     CHECK(t != NULL);
-    if (!t) return;
+    if (!t)
+        return;
     weft_optimal_opts o;
     weft_optimal_opts_init(&o);
     o.trees_per_root = 1;
@@ -335,17 +348,18 @@ int main(void)
     test_one_tree();
     /* Three boxes of two ranks behind a switch, one rail switch per local
      * rank: small, but with a box schedule and rails. */
-    oom_arg a = {.t =
-                     weft__test_topo_text("node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
-                           "node b0 compute host=b\nnode b1 compute host=b\nnode bs switch host=b\n"
-                           "node c0 compute host=c\nnode c1 compute host=c\nnode cs switch host=c\n"
-                           "node r0 switch\nnode r1 switch\n"
-                           "duplex a0 as 100GB/s\nduplex a1 as 100GB/s\nduplex b0 bs 100GB/s\n"
-                           "duplex b1 bs 100GB/s\nduplex c0 cs 100GB/s\nduplex c1 cs 100GB/s\n"
-                           "duplex a0 r0 10GB/s\nduplex b0 r0 10GB/s\nduplex c0 r0 10GB/s\n"
-                           "duplex a1 r1 10GB/s\nduplex b1 r1 10GB/s\nduplex c1 r1 10GB/s\n"),
+    oom_arg a = {.t = weft__test_topo_text(
+                     "node a0 compute host=a\nnode a1 compute host=a\nnode as switch host=a\n"
+                     "node b0 compute host=b\nnode b1 compute host=b\nnode bs switch host=b\n"
+                     "node c0 compute host=c\nnode c1 compute host=c\nnode cs switch host=c\n"
+                     "node r0 switch\nnode r1 switch\n"
+                     "duplex a0 as 100GB/s\nduplex a1 as 100GB/s\nduplex b0 bs 100GB/s\n"
+                     "duplex b1 bs 100GB/s\nduplex c0 cs 100GB/s\nduplex c1 cs 100GB/s\n"
+                     "duplex a0 r0 10GB/s\nduplex b0 r0 10GB/s\nduplex c0 r0 10GB/s\n"
+                     "duplex a1 r1 10GB/s\nduplex b1 r1 10GB/s\nduplex c1 r1 10GB/s\n"),
                  .coll = WEFT_COLL_ALLREDUCE};
-    if (a.t) CHECK(weft_test_oom_sweep("rail 3x2 allreduce", ctor, dtor, &a) > 10);
+    if (a.t)
+        CHECK(weft_test_oom_sweep("rail 3x2 allreduce", ctor, dtor, &a) > 10);
     weft_topo_free(a.t);
     return weft_test_done();
 }

@@ -155,8 +155,8 @@ static void test_errors(void)
                      "reducescatter and allreduce)");
     weft_topo_free(t);
     t = weft__test_topo_text("node a compute\nnode b compute\nnode c compute\nnode s switch\n"
-              "link a s 10GB/s\nlink b s 10GB/s\nlink c s 10GB/s\n"
-              "link s a 10GB/s\nlink s b 10GB/s\nlink s c 5GB/s\nlink c a 5GB/s\n");
+                             "link a s 10GB/s\nlink b s 10GB/s\nlink c s 10GB/s\n"
+                             "link s a 10GB/s\nlink s b 10GB/s\nlink s c 5GB/s\nlink c a 5GB/s\n");
     CHECK(t != NULL);
     CHECK_ERR(weft_synth_optimal(t, WEFT_COLL_ALLGATHER, NULL, &p, NULL, &d), WEFT_ETOPO);
     CHECK_STR(d.msg, "optimal: switch 's' forwards more bandwidth one way than the other (in != "
@@ -165,7 +165,7 @@ static void test_errors(void)
     CHECK(p == NULL);
     weft_topo_free(t);
     t = weft__test_topo_text("node a compute\nnode b compute\nnode c compute\n"
-              "duplex a b 10GB/s\nlink b c 10GB/s\n");
+                             "duplex a b 10GB/s\nlink b c 10GB/s\n");
     CHECK_ERR(weft_synth_optimal(t, WEFT_COLL_ALLGATHER, NULL, &p, NULL, &d), WEFT_ETOPO);
     CHECK_CONTAINS(d.msg, "cannot reach");
     CHECK(p == NULL);
@@ -220,11 +220,12 @@ int main(void)
     /* A switch and a NIC to split, one-way links, groups that split
      * (reduce-scatter k = 7 in 10 groups), remembered cuts and a re-laid
      * packing network. */
-    a = (oom_arg){.t = weft__test_topo_text("node r0 compute\nnode r1 compute\nnode r2 compute\n"
-                             "node r3 compute\nnode s switch\nnode n0 nic\n"
-                             "duplex r0 s 20GB/s\nduplex r1 s 20GB/s\nduplex r2 s 20GB/s\n"
-                             "duplex r3 n0 25GB/s\nduplex n0 s 25GB/s\nduplex r0 r1 20GB/s\n"
-                             "link r2 r3 15GB/s\nlink r3 r0 15GB/s\n")};
+    a = (oom_arg){
+        .t = weft__test_topo_text("node r0 compute\nnode r1 compute\nnode r2 compute\n"
+                                  "node r3 compute\nnode s switch\nnode n0 nic\n"
+                                  "duplex r0 s 20GB/s\nduplex r1 s 20GB/s\nduplex r2 s 20GB/s\n"
+                                  "duplex r3 n0 25GB/s\nduplex n0 s 25GB/s\nduplex r0 r1 20GB/s\n"
+                                  "link r2 r3 15GB/s\nlink r3 r0 15GB/s\n")};
     if (a.t)
         CHECK(weft_test_oom_sweep("optimal switch+nic", ctor, dtor, &a) > 50);
     weft_topo_free(a.t);

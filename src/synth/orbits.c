@@ -110,8 +110,7 @@ typedef struct search {
 
 /* The neighbours of v in one direction not yet matched (matched[x] ==
  * NONE), keyed by (colour, direction, link weight) and sorted. */
-static uint32_t neighbours(const search *s, uint32_t v, bool out, keyed *k,
-                           const uint32_t *matched)
+static uint32_t neighbours(const search *s, uint32_t v, bool out, keyed *k, const uint32_t *matched)
 {
     uint32_t first, count, m = 0;
     const uint32_t *in = NULL;
@@ -262,9 +261,8 @@ static weft_err search_init(search *s, const weft_topo *t, const int64_t *w)
     weft__heap64_init(&s->heap);
     s->ka = weft__malloc((size_t)maxdeg * sizeof *s->ka);
     s->kb = weft__malloc((size_t)maxdeg * sizeof *s->kb);
-    return s->map && s->inv && !weft__heap64_reserve(&s->heap, n) && s->ka && s->kb
-               ? WEFT_OK
-               : WEFT_ENOMEM;
+    return s->map && s->inv && !weft__heap64_reserve(&s->heap, n) && s->ka && s->kb ? WEFT_OK
+                                                                                    : WEFT_ENOMEM;
 }
 
 static void search_fini(search *s)
@@ -438,8 +436,7 @@ void weft__rank_maps_fini(weft__rank_maps *rm)
 /* Seeds s->map with the given map of the nodes in `from` onto `to` (count
  * of each), extends it and verifies it. True when it is an automorphism;
  * its node map is then in s->map. */
-static bool seeded_automorphism(search *s, const uint32_t *from, const uint32_t *to,
-                                uint32_t count)
+static bool seeded_automorphism(search *s, const uint32_t *from, const uint32_t *to, uint32_t count)
 {
     for (uint32_t shift = 0; shift < 2; shift++) {
         bool clash = false;
@@ -524,8 +521,8 @@ static weft_err find_rank_maps(const weft_topo *t, const int64_t *w, weft__rank_
     weft__rank_maps out = {.nr = nr, .n = n, .rep = 0};
     out.node_map = weft__malloc((size_t)nr * n * sizeof *out.node_map);
     out.link_of = weft__malloc(((size_t)nl + 1) * sizeof *out.link_of);
-    if (e || !color || !scratch || !A || !C || !from || !to || !per_host || !tmp ||
-        !out.node_map || !out.link_of) {
+    if (e || !color || !scratch || !A || !C || !from || !to || !per_host || !tmp || !out.node_map ||
+        !out.link_of) {
         e = WEFT_ENOMEM;
         goto free_scratch;
     }

@@ -28,8 +28,8 @@
 
 typedef struct weft__orbits {
     uint32_t n_reps;
-    uint32_t *reps;    /* one rank per orbit, ascending */
-    uint32_t *rank_of; /* per rank: the representative of its orbit */
+    uint32_t *reps;        /* one rank per orbit, ascending */
+    uint32_t *rank_of;     /* per rank: the representative of its orbit */
     uint32_t tried, found; /* candidate automorphisms tried and verified */
     /* Per link: the smallest link id of its orbit under the group that the
      * verified automorphisms generate (union-find over each generator's
@@ -40,8 +40,7 @@ typedef struct weft__orbits {
 
 /* Computes the orbits of the ranks of t, whose link l has weight w[l].
  * With search false every rank is its own orbit. WEFT_ENOMEM only. */
-weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search,
-                              weft__orbits *out);
+weft_err weft__orbits_compute(const weft_topo *t, const int64_t *w, bool search, weft__orbits *out);
 /* The same, and also the link orbits (out->link_of) of the same group, so
  * that a flow problem can sum its link constraints over link orbits
  * (a2a_bound.c). WEFT_ENOMEM only. */

@@ -33,9 +33,8 @@ weft_err synth_hosts_init(synth_hosts *h, const weft_topo *t)
         dense[i] = UINT32_MAX;
     uint32_t nh = 0;
     for (uint32_t r = 0; r < n; r++) {
-        uint32_t th = hostless ? r
-                               : (uint32_t)weft_topo_node_host(
-                                     t, weft_topo_rank_node(t, (weft_rank){r}));
+        uint32_t th =
+            hostless ? r : (uint32_t)weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){r}));
         if (dense[th] == UINT32_MAX)
             dense[th] = nh++;
         h->host_of[r] = dense[th];

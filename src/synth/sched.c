@@ -18,8 +18,7 @@
 /* A row that does not build through synth_ctx. */
 typedef struct sched_row {
     weft_sched_info info;
-    weft_err (*build)(const weft_topo *t, const weft_sched_args *a, weft_plan **out,
-                      weft_diag *d);
+    weft_err (*build)(const weft_topo *t, const weft_sched_args *a, weft_plan **out, weft_diag *d);
     bool own_message; /* the builder names a collective it lacks itself */
 } sched_row;
 
@@ -56,8 +55,8 @@ static weft_err build_optimal(const weft_topo *t, const weft_sched_args *a, weft
         return weft_diag_set(d, WEFT_ELIMIT,
                              "optimal %s on %u ranks has at least %llu ops, more than %u (the "
                              "limit)",
-                             weft_coll_name(a->coll), n,
-                             (unsigned long long)least_ops(a->coll, n), a->max_ops);
+                             weft_coll_name(a->coll), n, (unsigned long long)least_ops(a->coll, n),
+                             a->max_ops);
     return weft_synth_optimal(t, a->coll, a->optimal, out, a->optimal_out, d);
 }
 
@@ -108,35 +107,48 @@ static const sched_row rows[] = {
       "throughput-optimal: packed spanning trees (allgather, reducescatter, allreduce), the "
       "maximum concurrent flow (alltoall, and a traffic matrix), circuits on OCS fabrics",
       REDUCING | C_(ALLTOALL), true, 0, false, false, true},
-     build_optimal, true},
-    {{"bfb", "BFB: breadth-first broadcast in the fabric's diameter of steps, each step an "
-             "exact max-flow (direct-connect fabrics)",
+     build_optimal,
+     true},
+    {{"bfb",
+      "BFB: breadth-first broadcast in the fabric's diameter of steps, each step an "
+      "exact max-flow (direct-connect fabrics)",
       REDUCING, false, WEFT_SCHED_NEEDS_DIRECT, false, false, false},
-     build_bfb, false},
+     build_bfb,
+     false},
     /* Compressed and sparse (weft/synth.h, "Compressed and sparse
      * collectives"): not ranked, since they move other data than the dense
      * collective (the comparison is docs/compression.md's). */
-    {{"sparse-ag", "sparse all-gather of each rank's (index, value) pairs (--density; allreduce: "
-                   "then summed locally)",
+    {{"sparse-ag",
+      "sparse all-gather of each rank's (index, value) pairs (--density; allreduce: "
+      "then summed locally)",
       C_(ALLGATHER) | C_(ALLREDUCE), false, 0, false, false, false},
-     build_sparse_ag, false},
-    {{"quant-2shot", "two-shot all-reduce of quantized chunks (--compress int8, fp8, qsgd:S, "
-                     "sign): reduce-scatter, aggregate at the owner, all-gather",
+     build_sparse_ag,
+     false},
+    {{"quant-2shot",
+      "two-shot all-reduce of quantized chunks (--compress int8, fp8, qsgd:S, "
+      "sign): reduce-scatter, aggregate at the owner, all-gather",
       C_(ALLREDUCE), false, 0, false, false, false},
-     build_quant_2shot, false},
-    {{"sparse-hash", "sparse all-reduce by hash partitioning (--density, --skew): sparse "
-                     "reduce-scatter to balanced owners, all-gather of their unions",
+     build_quant_2shot,
+     false},
+    {{"sparse-hash",
+      "sparse all-reduce by hash partitioning (--density, --skew): sparse "
+      "reduce-scatter to balanced owners, all-gather of their unions",
       C_(ALLREDUCE), false, 0, false, false, false},
-     build_sparse_hash, false},
-    {{"sparse-range", "sparse-hash with contiguous index ranges: skewed non-zeros overload the "
-                      "first owners",
+     build_sparse_hash,
+     false},
+    {{"sparse-range",
+      "sparse-hash with contiguous index ranges: skewed non-zeros overload the "
+      "first owners",
       C_(ALLREDUCE), false, 0, false, false, false},
-     build_sparse_range, false},
-    {{"hier-quant", "hierarchical compressed all-reduce (--compress int8, fp8, qsgd:S, sign): "
-                    "dense reduce-scatter in each host, quant-2shot across hosts on each rail, "
-                    "dense all-gather in each host",
+     build_sparse_range,
+     false},
+    {{"hier-quant",
+      "hierarchical compressed all-reduce (--compress int8, fp8, qsgd:S, sign): "
+      "dense reduce-scatter in each host, quant-2shot across hosts on each rail, "
+      "dense all-gather in each host",
       C_(ALLREDUCE), false, 0, false, false, false},
-     build_hier_quant, false},
+     build_hier_quant,
+     false},
 };
 
 #define N_ROWS (sizeof rows / sizeof *rows)
@@ -221,8 +233,8 @@ weft_err weft_sched_build(const weft_topo *t, const char *algo, const weft_sched
     long r = row_of(algo);
     if (r < 0 && strncmp(algo, "rings:", 6) != 0 && strncmp(algo, "relay:", 6) != 0 &&
         strncmp(algo, "flash:", 6) != 0)
-        return weft_diag_set(d, WEFT_ENOENT,
-                             "unknown algorithm '%s' (weft plan --list lists them)", algo);
+        return weft_diag_set(d, WEFT_ENOENT, "unknown algorithm '%s' (weft plan --list lists them)",
+                             algo);
     if (r < 0 || r == (long)N_ROWS) {
         /* Classic: its own checks name a bad K or a collective it lacks. */
         if (a->matrix)
@@ -235,8 +247,7 @@ weft_err weft_sched_build(const weft_topo *t, const char *algo, const weft_sched
         return weft_diag_set(d, WEFT_EINVAL, "unknown collective");
     if (a->matrix && !in->matrix)
         return weft_diag_set(d, WEFT_EUNSUPPORTED,
-                             "algorithm '%s' does not build alltoall from a traffic matrix",
-                             algo);
+                             "algorithm '%s' does not build alltoall from a traffic matrix", algo);
     if (!(in->colls & (1u << coll)) && rows[r].own_message)
         return rows[r].build(t, a, out, d);
     if (!(in->colls & (1u << coll))) {
@@ -284,9 +295,9 @@ size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_purpose pur
     }
     for (size_t i = 0; i < N_ROWS && n < cap; i++) {
         const weft_sched_info *in = &rows[i].info;
-        bool ranked = purpose == WEFT_SCHED_FOR_RUNTIME ? in->ranked && !matrix &&
-                                                              coll != WEFT_COLL_ALLTOALL
-                                                        : in->ranked;
+        bool ranked = purpose == WEFT_SCHED_FOR_RUNTIME
+                          ? in->ranked && !matrix && coll != WEFT_COLL_ALLTOALL
+                          : in->ranked;
         if (ranked && weft_sched_supports(in->name, coll, matrix))
             names[n++] = in->name;
     }

@@ -51,10 +51,9 @@ static void test_rows(void)
  * --compare's for allreduce and all-to-all (as before the registry). */
 static void test_candidates(void)
 {
-    static const char *const runtime[] = {"ring",     "biring", "rings:auto", "dbtree",
-                                          "binomial", "hd",     "rabenseifner", "rd",
-                                          "bruck",    "direct", "pairwise",   "hier",
-                                          "flash",    "optimal"};
+    static const char *const runtime[] = {
+        "ring", "biring", "rings:auto", "dbtree",   "binomial", "hd",    "rabenseifner",
+        "rd",   "bruck",  "direct",     "pairwise", "hier",     "flash", "optimal"};
     size_t n = sizeof runtime / sizeof *runtime;
     CHECK_INT(weft_tuning_candidate_count(), n);
     for (size_t i = 0; i < n; i++)
@@ -66,9 +65,9 @@ static void test_candidates(void)
     CHECK(weft_tuning_candidate_supports("rings:auto", WEFT_COLL_ALLREDUCE));
 
     const char *got[64];
-    static const char *const allreduce[] = {"ring", "biring", "rings:auto", "rings:4", "dbtree",
-                                            "hd",   "rabenseifner", "rd", "hier", "nccl",
-                                            "optimal"};
+    static const char *const allreduce[] = {"ring",   "biring", "rings:auto",   "rings:4",
+                                            "dbtree", "hd",     "rabenseifner", "rd",
+                                            "hier",   "nccl",   "optimal"};
     size_t k = weft_sched_candidates(WEFT_COLL_ALLREDUCE, false, WEFT_SCHED_FOR_COMPARE, got, 64);
     CHECK_INT(k, sizeof allreduce / sizeof *allreduce);
     for (size_t i = 0; i < k && i < sizeof allreduce / sizeof *allreduce; i++)

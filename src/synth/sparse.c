@@ -38,7 +38,7 @@ typedef struct build_ctx {
     const weft_topo *t;
     uint32_t n;
     const weft_sparse_args *a;
-    uint64_t size; /* the dense collective's bytes */
+    uint64_t size;  /* the dense collective's bytes */
     uint64_t elems; /* the dense tensor's elements on one rank */
     weft_diag *d;
 } build_ctx;
@@ -73,8 +73,8 @@ static weft_err chunk_sizes(const build_ctx *c, scheme sc, uint32_t j, chunk_byt
         out->to_owner = out->reduce = out->from_owner = q;
         return WEFT_OK;
     }
-    weft_sparse_spec sp = {c->elems, c->a->elem_bytes, c->a->comp.density_ppm,
-                           c->a->zipf_milli, sc == S_RANGE ? WEFT_SPARSE_RANGE : WEFT_SPARSE_HASH};
+    weft_sparse_spec sp = {c->elems, c->a->elem_bytes, c->a->comp.density_ppm, c->a->zipf_milli,
+                           sc == S_RANGE ? WEFT_SPARSE_RANGE : WEFT_SPARSE_HASH};
     weft_sparse_part_counts pc;
     if ((e = weft_sparse_part_get(&sp, c->n, j, &pc, c->d)) ||
         (e = pairs_bytes(c, pc.nnz, &out->to_owner)) ||
@@ -130,8 +130,8 @@ static weft_err two_shot(build_ctx *c, scheme sc, synth_emit *em, uint64_t **b, 
         for (uint32_t s = 0; s < n && !e; s++) {
             if (s == j)
                 continue;
-            e = synth_emit_op(em, WEFT_OP_COPY, j, WEFT_BUF_IN, j, s, WEFT_BUF_IN, j, 1, 0, NULL,
-                              0, &id);
+            e = synth_emit_op(em, WEFT_OP_COPY, j, WEFT_BUF_IN, j, s, WEFT_BUF_IN, j, 1, 0, NULL, 0,
+                              &id);
             if (!e)
                 e = note(b, cap, id, cb[j].from_owner);
         }
@@ -153,8 +153,8 @@ static weft_err sparse_gather(build_ctx *c, weft_coll coll, synth_emit *em, uint
             if (s == dst)
                 continue;
             if (coll == WEFT_COLL_ALLGATHER)
-                e = synth_emit_op(em, WEFT_OP_COPY, s, WEFT_BUF_OUT, s, dst, WEFT_BUF_OUT, s, 1,
-                                  0, NULL, 0, &id);
+                e = synth_emit_op(em, WEFT_OP_COPY, s, WEFT_BUF_OUT, s, dst, WEFT_BUF_OUT, s, 1, 0,
+                                  NULL, 0, &id);
             else
                 e = synth_emit_op(em, WEFT_OP_COPY, s, WEFT_BUF_IN, 0, dst, WEFT_BUF_SCRATCH,
                                   (s + n - dst - 1) % n, 1, 0, NULL, 0, &id);
@@ -180,8 +180,8 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
         weft_sparse_args_init(&defaults);
         args = &defaults;
     }
-    scheme sc = strcmp(algo, "sparse-ag") == 0     ? S_AG
-                : strcmp(algo, "quant-2shot") == 0 ? S_QUANT
+    scheme sc = strcmp(algo, "sparse-ag") == 0      ? S_AG
+                : strcmp(algo, "quant-2shot") == 0  ? S_QUANT
                 : strcmp(algo, "sparse-range") == 0 ? S_RANGE
                 : strcmp(algo, "hier-quant") == 0   ? S_HIER
                                                     : S_HASH;
@@ -204,8 +204,9 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
                              "matrix",
                              algo);
     if (!quant && !weft_comp_is_sparse(args->comp.kind))
-        return weft_diag_set(d, WEFT_EINVAL, "%s needs a density (a sparse compressor: topk:D, "
-                                             "dgc:D, randk:D or hash:D), not %s",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "%s needs a density (a sparse compressor: topk:D, "
+                             "dgc:D, randk:D or hash:D), not %s",
                              algo, weft_comp_kind_name(args->comp.kind));
     if (!(bytes >= 1 && bytes < 1.8e19))
         return weft_diag_set(d, WEFT_EINVAL, "%s: a size of %g bytes", algo, bytes);
@@ -235,8 +236,7 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
     size_t cap = 0;
     e = sc == S_AG ? sparse_gather(&c, coll, &em, &b, &cap) : two_shot(&c, sc, &em, &b, &cap);
     if (e == WEFT_ELIMIT)
-        e = weft_diag_set(d, e, "%s on %" PRIu32 " ranks has more than %" PRIu32
-                                " ops (the limit)",
+        e = weft_diag_set(d, e, "%s on %" PRIu32 " ranks has more than %" PRIu32 " ops (the limit)",
                           algo, n, max_ops);
     else if (e == WEFT_ENOMEM)
         weft_diag_code(d, e);

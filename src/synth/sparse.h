@@ -21,8 +21,7 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
  * each host and a->comp across hosts on every rail. a is checked already
  * (a dense quantizer). WEFT_ETOPO without two or more hosts of equal
  * size; WEFT_ELIMIT past max_ops (0: no limit); WEFT_ENOMEM. */
-weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elems,
-                                uint32_t max_ops, const weft_sparse_args *a, weft_plan **out,
-                                weft_diag *d);
+weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elems, uint32_t max_ops,
+                                const weft_sparse_args *a, weft_plan **out, weft_diag *d);
 
 #endif

@@ -34,7 +34,8 @@ static void test_bijection_and_sizes(void)
                 CHECK(o < N);
                 CHECK(p >= weft_sparse_hash_start(&h, o) &&
                       (o + 1 == N || p < weft_sparse_hash_start(&h, o + 1)));
-                if (o < N) cnt[o]++;
+                if (o < N)
+                    cnt[o]++;
             }
             CHECK_INT(weft_sparse_hash_start(&h, 0), 0);
             weft_sparse_spec s = {n, 4, 1000000, 0, WEFT_SPARSE_HASH};
@@ -55,7 +56,7 @@ static void test_pinned(void)
     CHECK_INT(weft_sparse_hash_perm(&h, 0), 76);
     CHECK_INT(weft_sparse_hash_perm(&h, 1), 823);
     CHECK_INT(weft_sparse_hash_perm(&h, 4), 128);
-    CHECK_INT(weft_sparse_hash_owner(&h, 1), 3); /* 823 / 250 */
+    CHECK_INT(weft_sparse_hash_owner(&h, 1), 3);      /* 823 / 250 */
     CHECK_INT(weft_sparse_hash_perm(&h, 1000), 1000); /* outside: itself */
     CHECK_ERR(weft_sparse_hash_init(&h, 1000000000, 1, NULL), WEFT_OK);
     CHECK_INT(weft_sparse_hash_perm(&h, 123456789), 150395043);

@@ -51,12 +51,12 @@ static weft_err emit_phases(synth_emit *em, const synth_hosts *hsp, uint32_t *p1
             for (uint32_t h = 0; h < H && !e; h++)
                 if (h != g)
                     e = synth_emit_op(em, WEFT_OP_COPY, RANK(h, j), WEFT_BUF_IN, j * H + g,
-                                      RANK(g, j), WEFT_BUF_SCRATCH, (h + H - g - 1) % H, 1, 1,
-                                      NULL, 0, &id);
+                                      RANK(g, j), WEFT_BUF_SCRATCH, (h + H - g - 1) % H, 1, 1, NULL,
+                                      0, &id);
         for (uint32_t g = 0; g < H && !e; g++)
             for (uint32_t i = 0; i + 1 < H && !e; i++)
-                e = synth_emit_op(em, WEFT_OP_REDUCE, RANK(g, j), WEFT_BUF_SCRATCH, i,
-                                  RANK(g, j), WEFT_BUF_IN, j * H + g, 1, 1, NULL, 0, &id);
+                e = synth_emit_op(em, WEFT_OP_REDUCE, RANK(g, j), WEFT_BUF_SCRATCH, i, RANK(g, j),
+                                  WEFT_BUF_IN, j * H + g, 1, 1, NULL, 0, &id);
         for (uint32_t g = 0; g < H && !e; g++)
             for (uint32_t h = 0; h < H && !e; h++)
                 if (h != g)
@@ -102,9 +102,8 @@ static weft_err op_sizes(const weft_plan *p, uint32_t p1, uint32_t p2, uint64_t 
     return WEFT_OK;
 }
 
-weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elems,
-                                uint32_t max_ops, const weft_sparse_args *a, weft_plan **out,
-                                weft_diag *d)
+weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elems, uint32_t max_ops,
+                                const weft_sparse_args *a, weft_plan **out, weft_diag *d)
 {
     synth_hosts hs;
     weft_err e = synth_hosts_init(&hs, t);
@@ -136,9 +135,9 @@ weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elem
     synth_hosts_fini(&hs);
     uint64_t *b = NULL;
     if (e == WEFT_ELIMIT)
-        e = weft_diag_set(d, e, "hier-quant on %" PRIu32 " ranks has more than %" PRIu32
-                                " ops (the limit)",
-                          n, max_ops);
+        e = weft_diag_set(
+            d, e, "hier-quant on %" PRIu32 " ranks has more than %" PRIu32 " ops (the limit)", n,
+            max_ops);
     else if (e)
         weft_diag_code(d, e);
     else if (!(b = weft__malloc(((size_t)weft_plan_num_ops(p) + 1) * sizeof *b)))

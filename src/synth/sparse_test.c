@@ -28,21 +28,21 @@ static void test_output_bytes(void)
 {
     /* n = 1000 fp16 elements, b = 2. */
     CHECK_INT(cbytes("none", 1000, 2, 0, 0), 2000);
-    CHECK_INT(cbytes("int8", 1000, 2, 0, 0), 1004);          /* n + one fp32 scale */
+    CHECK_INT(cbytes("int8", 1000, 2, 0, 0), 1004); /* n + one fp32 scale */
     CHECK_INT(cbytes("fp8", 1000, 2, 0, 0), 1004);
-    CHECK_INT(cbytes("int8:128", 1000, 2, 0, 0), 1032);      /* n + 4 ceil(1000/128) = 4 x 8 */
-    CHECK_INT(cbytes("qsgd:1", 1000, 2, 0, 0), 254);         /* 2 bits: 250 + 4 */
-    CHECK_INT(cbytes("qsgd:15", 1000, 2, 0, 0), 629);        /* 1 + 4 bits: 625 + 4 */
-    CHECK_INT(cbytes("qsgd:16", 1000, 2, 0, 0), 754);        /* 1 + 5 bits: 750 + 4 */
-    CHECK_INT(cbytes("sign", 1000, 2, 0, 0), 129);           /* 125 + 4 */
-    CHECK_INT(cbytes("sign", 1001, 2, 0, 0), 130);           /* 126 + 4 */
-    CHECK_INT(cbytes("topk:0.01", 1000, 2, 0, 0), 60);       /* k = 10, 10 x (4 + 2) */
+    CHECK_INT(cbytes("int8:128", 1000, 2, 0, 0), 1032); /* n + 4 ceil(1000/128) = 4 x 8 */
+    CHECK_INT(cbytes("qsgd:1", 1000, 2, 0, 0), 254);    /* 2 bits: 250 + 4 */
+    CHECK_INT(cbytes("qsgd:15", 1000, 2, 0, 0), 629);   /* 1 + 4 bits: 625 + 4 */
+    CHECK_INT(cbytes("qsgd:16", 1000, 2, 0, 0), 754);   /* 1 + 5 bits: 750 + 4 */
+    CHECK_INT(cbytes("sign", 1000, 2, 0, 0), 129);      /* 125 + 4 */
+    CHECK_INT(cbytes("sign", 1001, 2, 0, 0), 130);      /* 126 + 4 */
+    CHECK_INT(cbytes("topk:0.01", 1000, 2, 0, 0), 60);  /* k = 10, 10 x (4 + 2) */
     CHECK_INT(cbytes("dgc:0.01", 1000, 2, 0, 0), 60);
-    CHECK_INT(cbytes("hash:1%", 1000, 4, 0, 0), 80);         /* 10 x (4 + 4) */
-    CHECK_INT(cbytes("topk:0.0015", 1000, 2, 0, 0), 12);     /* k = ceil(1.5) = 2 */
-    CHECK_INT(cbytes("randk:0.01", 1000, 2, 0, 0), 28);      /* 10 x 2 + the 8-byte seed */
-    CHECK_INT(cbytes("powersgd:4", 1000, 2, 100, 10), 880);  /* (100 + 10) x 4 x 2 */
-    CHECK_INT(cbytes("powersgd:1", 1000, 2, 0, 0), 2002);    /* 1000 x 1: (1000 + 1) x 2 */
+    CHECK_INT(cbytes("hash:1%", 1000, 4, 0, 0), 80);        /* 10 x (4 + 4) */
+    CHECK_INT(cbytes("topk:0.0015", 1000, 2, 0, 0), 12);    /* k = ceil(1.5) = 2 */
+    CHECK_INT(cbytes("randk:0.01", 1000, 2, 0, 0), 28);     /* 10 x 2 + the 8-byte seed */
+    CHECK_INT(cbytes("powersgd:4", 1000, 2, 100, 10), 880); /* (100 + 10) x 4 x 2 */
+    CHECK_INT(cbytes("powersgd:1", 1000, 2, 0, 0), 2002);   /* 1000 x 1: (1000 + 1) x 2 */
     CHECK_INT(cbytes("topk:0.01", 0, 2, 0, 0), 0);
     CHECK_INT(weft_density_count(UINT64_C(3000000000000), 1), 3000000);
     CHECK_INT(weft_density_count(1000001, 1), 2);
@@ -73,8 +73,8 @@ static void test_output_bytes(void)
     CHECK_STR(d.msg, "powersgd: a 30 x 30 matrix is not 1000 elements");
 
     char buf[32];
-    const char *spells[] = {"topk:0.01", "int8:128", "qsgd:4", "sign", "randk:1", "hash:0.000125",
-                            "powersgd:2", "fp8", "none"};
+    const char *spells[] = {"topk:0.01",     "int8:128",   "qsgd:4", "sign", "randk:1",
+                            "hash:0.000125", "powersgd:2", "fp8",    "none"};
     for (size_t i = 0; i < sizeof spells / sizeof *spells; i++) {
         CHECK_ERR(weft_compressor_parse(spells[i], &c, &d), WEFT_OK);
         weft_compressor_format(&c, buf, sizeof buf);
@@ -195,7 +195,9 @@ static void test_plans(void)
     CHECK_INT(weft_plan_num_ops(p), 36);
     for (uint32_t i = 0; i < 36; i++) {
         weft_op op = weft_plan_op(p, i);
-        uint32_t owner = op.kind == WEFT_OP_REDUCE ? op.dst_rank.v : op.dst_buf == WEFT_BUF_SCRATCH ? op.dst_rank.v : op.src_rank.v;
+        uint32_t owner = op.kind == WEFT_OP_REDUCE        ? op.dst_rank.v
+                         : op.dst_buf == WEFT_BUF_SCRATCH ? op.dst_rank.v
+                                                          : op.src_rank.v;
         CHECK_INT(b[i], owner < 2 ? 505 : 504);
     }
     CHECK_INT(wire_bytes(p, b), 12 * 505 + 12 * 504);

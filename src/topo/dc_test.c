@@ -14,7 +14,8 @@ static weft_topo *make(const char *spec)
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, NULL, &t, &d);
-    if (e) fprintf(stderr, "%s: %s\n", spec, d.msg);
+    if (e)
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
     CHECK_ERR(e, WEFT_OK);
     return t;
 }
@@ -43,7 +44,8 @@ static uint32_t diameter(const weft_topo *t)
             }
         }
         for (uint32_t v = 0; v < n; v++)
-            if (dist[v] > diam) diam = dist[v];
+            if (dist[v] > diam)
+                diam = dist[v];
     }
     free(dist);
     free(queue);
@@ -63,7 +65,8 @@ static void shape(const char *spec, uint32_t nodes, uint32_t links, uint32_t max
                   uint32_t mindeg, uint32_t diam)
 {
     weft_topo *t = make(spec);
-    if (!t) return;
+    if (!t)
+        return;
     uint32_t hi = 0, lo = UINT32_MAX;
     for (uint32_t v = 0; v < weft_topo_num_nodes(t); v++) {
         uint32_t k = outdeg(t, v);

@@ -42,7 +42,8 @@ static int op_of(const char *spec, size_t len)
 {
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
         size_t n = strlen(ops[i].name);
-        if (len > n && memcmp(spec, ops[i].name, n) == 0 && spec[n] == '(') return (int)i;
+        if (len > n && memcmp(spec, ops[i].name, n) == 0 && spec[n] == '(')
+            return (int)i;
     }
     return -1;
 }
@@ -193,7 +194,8 @@ static weft_err build(const char *spec, const result *r, weft_topo **out, weft_d
 {
     bool ok = false;
     weft_err e = weft__topo_arcs_connected(r->n, r->src, r->dst, r->m, &ok);
-    if (e) return weft_diag_set(d, e, "%s: %s while building the fabric", spec, weft_strerror(e));
+    if (e)
+        return weft_diag_set(d, e, "%s: %s while building the fabric", spec, weft_strerror(e));
     if (!ok)
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: the result is not strongly connected (some rank cannot reach "
@@ -232,7 +234,8 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
         else if (i < len && args[i] == ')')
             level--;
         if (i == len || (args[i] == ';' && level == 0)) {
-            if (np == 3) break;
+            if (np == 3)
+                break;
             part[np] = s;
             plen[np++] = (size_t)(args + i - s);
             s = args + i + 1;
@@ -266,7 +269,8 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
     result r;
     memset(&r, 0, sizeof r);
     weft_err e = resolve(part[0], plen[0], depth + 1, &g, d);
-    if (!e && ops[o].kind == OP_PRODUCT) e = resolve(part[1], plen[1], depth + 1, &h, d);
+    if (!e && ops[o].kind == OP_PRODUCT)
+        e = resolve(part[1], plen[1], depth + 1, &h, d);
     char what[WEFT_TOPO_NAME_MAX + 1];
     if (!e) {
         snprintf(what, sizeof what, "%.*s", (int)plen[0], part[0]);
@@ -276,7 +280,8 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
         snprintf(what, sizeof what, "%.*s", (int)plen[1], part[1]);
         e = check_direct(spec, what, h, d);
     }
-    if (e) goto done;
+    if (e)
+        goto done;
     uint64_t nodes, links;
     switch (ops[o].kind) {
     case OP_LINE: {
@@ -299,7 +304,8 @@ static weft_err apply(const char *spec, int o, const char *args, size_t len, uns
                               weft__sat_mul(weft_topo_num_links(h), weft_topo_num_nodes(g)));
         break;
     }
-    if ((e = too_large(spec, nodes, links, d))) goto done;
+    if ((e = too_large(spec, nodes, links, d)))
+        goto done;
     if (nodes < 2) {
         e = weft_diag_set(d, WEFT_EINVAL, "%s: the result has fewer than 2 ranks", spec);
         goto done;
@@ -324,7 +330,8 @@ static weft_err resolve(const char *text, size_t len, unsigned depth, weft_topo 
         return weft_diag_set(d, WEFT_EINVAL, "%.*s: operators nested more than %d deep",
                              (int)(len > 200 ? 200 : len), text, DCOPS_MAX_DEPTH);
     char *spec = weft__malloc(len + 1);
-    if (!spec) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!spec)
+        return weft_diag_code(d, WEFT_ENOMEM);
     memcpy(spec, text, len);
     spec[len] = '\0';
     weft_err e;

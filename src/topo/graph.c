@@ -520,8 +520,8 @@ static weft_err build_links(weft_topo_builder *b, weft_topo *t, weft_diag *d)
     for (size_t i = 0; i < n; i++) {
         uint32_t l = perm[i];
         if (m && t->link_src[m - 1] == b->link_src[l] && t->link_dst[m - 1] == b->link_dst[l]) {
-            if (t->link_shaper && (t->link_shaper[m - 1].burst_bytes ||
-                                   b->link_shaper[l].burst_bytes)) {
+            if (t->link_shaper &&
+                (t->link_shaper[m - 1].burst_bytes || b->link_shaper[l].burst_bytes)) {
                 e = weft_diag_set(d, WEFT_ETOPO,
                                   "parallel links %s -> %s: a link with a shaper (burst=) "
                                   "cannot have a parallel twin; give them one link",

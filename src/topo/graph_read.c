@@ -159,8 +159,7 @@ const uint32_t *weft_topo_in_links(const weft_topo *t, weft_node_id n, uint32_t 
     return t->in_links + t->in_start[n.v];
 }
 
-bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_node_id dst,
-                         weft_link_id *out)
+bool weft_topo_find_link(const weft_topo *t, weft_node_id src, weft_node_id dst, weft_link_id *out)
 {
     uint32_t lo = t->out_start[src.v], hi = t->out_start[src.v + 1];
     while (lo < hi) {
@@ -202,8 +201,8 @@ bool weft__topo_same_shaper(const weft_topo *a, uint32_t la, const weft_topo *b,
     weft_link_shaper x, y;
     bool hx = weft_topo_link_shaper(a, (weft_link_id){la}, &x);
     bool hy = weft_topo_link_shaper(b, (weft_link_id){lb}, &y);
-    return hx == hy && (!hx || (x.burst_bytes == y.burst_bytes &&
-                                weft_rat_eq(x.peak_gbps, y.peak_gbps)));
+    return hx == hy &&
+           (!hx || (x.burst_bytes == y.burst_bytes && weft_rat_eq(x.peak_gbps, y.peak_gbps)));
 }
 
 bool weft_topo_equal(const weft_topo *a, const weft_topo *b)

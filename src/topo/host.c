@@ -66,13 +66,15 @@ static weft_node_id add_node(build *x, weft_node_kind kind, const char *host, co
     char name[64];
     snprintf(name, sizeof name, fmt, prefix, i);
     weft_node_id id = {0};
-    if (!x->e) x->e = weft_topo_builder_add_node(x->b, name, kind, host, &id);
+    if (!x->e)
+        x->e = weft_topo_builder_add_node(x->b, name, kind, host, &id);
     return id;
 }
 
 static void duplex(build *x, weft_node_id a, weft_node_id b, weft_rat bw)
 {
-    if (!x->e) x->e = weft_topo_builder_add_duplex(x->b, a, b, bw, (weft_rat){0, 1});
+    if (!x->e)
+        x->e = weft_topo_builder_add_duplex(x->b, a, b, bw, (weft_rat){0, 1});
 }
 
 /* A note line; `assumed` when it states a default a key could change
@@ -102,7 +104,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
         o = *opts;
     else
         weft_host_opts_init(&o);
-    if (o.hosts == 0) o.hosts = 1;
+    if (o.hosts == 0)
+        o.hosts = 1;
     if (o.hosts > MAX_HOSTS)
         return weft_diag_set(d, WEFT_EINVAL, "host: hosts must be 1 .. %u, got %u", MAX_HOSTS,
                              o.hosts);
@@ -114,7 +117,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
                              o.network);
     weft__host_desc h;
     weft_err e = weft__host_read(o.xml, o.unit, &h, d);
-    if (e) return e;
+    if (e)
+        return e;
     const char *unit = unit_names[o.unit];
     if (h.nunits == 0) {
         e = weft_diag_set(d, WEFT_ETOPO, "host: %s has no %s to be a rank", h.source, unit);
@@ -145,19 +149,24 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     }
     weft_rat rank_bw = bw_or(o.rank_bw_gbps, 10), numa_bw = bw_or(o.numa_bw_gbps, 20);
     build x = {NULL, WEFT_OK};
-    if ((x.e = weft_topo_builder_new(&x.b))) goto fail;
+    if ((x.e = weft_topo_builder_new(&x.b)))
+        goto fail;
     char t1[48], t2[48];
     note(&x, false, "host fabric from %s: %u NUMA node%s, %u NIC%s per box", h.source, h.nnuma,
          h.nnuma == 1 ? "" : "s", h.nnics, h.nnics == 1 ? "" : "s");
     bw_text(rank_bw, t1, sizeof t1);
     bw_text(numa_bw, t2, sizeof t2);
-    note(&x, o.rank_bw_gbps.num <= 0, "ranks are the %u %s; each to its NUMA node's memory (mem<i>) %s GB/s each way (%s)",
-         h.nunits, unit_plural[o.unit], t1, o.rank_bw_gbps.num > 0 ? "rank-bw" : "assumed; set rank-bw");
+    note(&x, o.rank_bw_gbps.num <= 0,
+         "ranks are the %u %s; each to its NUMA node's memory (mem<i>) %s GB/s each way (%s)",
+         h.nunits, unit_plural[o.unit], t1,
+         o.rank_bw_gbps.num > 0 ? "rank-bw" : "assumed; set rank-bw");
     if (h.nnuma > 1)
-        note(&x, o.numa_bw_gbps.num <= 0, "memories of one box joined pairwise by %s GB/s each way (%s)", t2,
+        note(&x, o.numa_bw_gbps.num <= 0,
+             "memories of one box joined pairwise by %s GB/s each way (%s)", t2,
              o.numa_bw_gbps.num > 0 ? "numa-bw" : "assumed; set numa-bw");
     if (o.hosts > 1) {
-        if (nic_bw_given) bw_text(o.nic_bw_gbps, t1, sizeof t1);
+        if (nic_bw_given)
+            bw_text(o.nic_bw_gbps, t1, sizeof t1);
         note(&x, !nic_bw_given, "%u boxes joined by %s; each NIC to the network %s%s", o.hosts,
              rail ? "one switch per NIC index (rail<i>)" : "one switch (net0)",
              nic_bw_given ? t1 : "at its PCIe link speed",
@@ -168,7 +177,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     weft_node_id *mem = weft__calloc(h.nnuma, sizeof *mem);
     weft_node_id *nic = weft__calloc(h.nnics ? h.nnics : 1, sizeof *nic);
     weft_node_id *sw = weft__calloc(h.nnics ? h.nnics : 1, sizeof *sw);
-    if (!mem || !nic || !sw) x.e = WEFT_ENOMEM;
+    if (!mem || !nic || !sw)
+        x.e = WEFT_ENOMEM;
     if (o.hosts > 1 && !x.e) {
         for (uint32_t i = 0; i < (rail ? h.nnics : 1); i++)
             sw[i] = add_node(&x, WEFT_NODE_SWITCH, NULL, rail ? "%srail%u" : "%snet%u", "", i);
@@ -176,7 +186,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     for (uint32_t b = 0; b < o.hosts && !x.e; b++) {
         char prefix[24], host[16];
         prefix[0] = '\0';
-        if (o.hosts > 1) snprintf(prefix, sizeof prefix, "b%u.", b);
+        if (o.hosts > 1)
+            snprintf(prefix, sizeof prefix, "b%u.", b);
         snprintf(host, sizeof host, "%u", b);
         for (uint32_t i = 0; i < h.nnuma; i++)
             mem[i] = add_node(&x, WEFT_NODE_SWITCH, host, "%smem%u", prefix, i);
@@ -199,7 +210,8 @@ weft_err weft_topo_host(const weft_host_opts *opts, weft_topo **out, weft_diag *
     weft__free(mem);
     weft__free(nic);
     weft__free(sw);
-    if (x.e) goto fail;
+    if (x.e)
+        goto fail;
     weft__host_desc_fini(&h);
     return weft_topo_build(x.b, out, d);
 fail:
@@ -231,9 +243,8 @@ static weft_err spec_item(const char *spec, char *item, weft_host_opts *o, weft_
                                  spec, k, v);
     } else if (strcmp(k, "ranks") == 0) {
         if (!weft_host_unit_parse(v, &o->unit))
-            return weft_diag_set(d, WEFT_EINVAL,
-                                 "%s: bad ranks '%s' (expected core, numa, package or pu)", spec,
-                                 v);
+            return weft_diag_set(
+                d, WEFT_EINVAL, "%s: bad ranks '%s' (expected core, numa, package or pu)", spec, v);
     } else if (strcmp(k, "hosts") == 0) {
         char *end;
         errno = 0;
@@ -244,8 +255,8 @@ static weft_err spec_item(const char *spec, char *item, weft_host_opts *o, weft_
         o->hosts = (uint32_t)n;
     } else if (strcmp(k, "net") == 0) {
         if (strcmp(v, "rail") != 0 && strcmp(v, "switch") != 0)
-            return weft_diag_set(d, WEFT_EINVAL, "%s: bad net '%s' (expected rail or switch)",
-                                 spec, v);
+            return weft_diag_set(d, WEFT_EINVAL, "%s: bad net '%s' (expected rail or switch)", spec,
+                                 v);
         o->network = strcmp(v, "rail") == 0 ? "rail" : "switch";
     } else if (strcmp(k, "xml") == 0) {
         o->xml = v;
@@ -260,7 +271,8 @@ static weft_err spec_item(const char *spec, char *item, weft_host_opts *o, weft_
 
 bool weft_topo_host_spec(const char *spec, weft_topo **out, weft_err *err, weft_diag *d)
 {
-    if (strcmp(spec, "host") != 0 && strncmp(spec, "host:", 5) != 0) return false;
+    if (strcmp(spec, "host") != 0 && strncmp(spec, "host:", 5) != 0)
+        return false;
     weft_host_opts o;
     weft_host_opts_init(&o);
     char *copy = weft__strdup(spec);
@@ -275,7 +287,8 @@ bool weft_topo_host_spec(const char *spec, weft_topo **out, weft_err *err, weft_
              item = strtok_r(NULL, ",", &save))
             e = spec_item(spec, item, &o, d);
     }
-    if (!e) e = weft_topo_host(&o, out, d); /* o.xml points into copy */
+    if (!e)
+        e = weft_topo_host(&o, out, d); /* o.xml points into copy */
     weft__free(copy);
     *err = e;
     return true;

@@ -20,8 +20,7 @@ typedef struct weft__host_desc {
 
 /* Reads this machine, or the XML file xml, counting units of kind unit.
  * On failure *out needs no release. */
-weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out,
-                         weft_diag *d);
+weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out, weft_diag *d);
 void weft__host_desc_fini(weft__host_desc *h);
 
 #endif

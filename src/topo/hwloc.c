@@ -34,7 +34,8 @@ static uint32_t numa_of(hwloc_topology_t t, hwloc_const_cpuset_t set, uint32_t n
 {
     for (uint32_t i = 0; set && i < nnuma; i++) {
         hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i);
-        if (n && n->cpuset && hwloc_bitmap_intersects(n->cpuset, set)) return i;
+        if (n && n->cpuset && hwloc_bitmap_intersects(n->cpuset, set))
+            return i;
     }
     return 0;
 }
@@ -45,14 +46,14 @@ static bool is_nic(hwloc_obj_t o)
            o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
 }
 
-weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out,
-                         weft_diag *d)
+weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out, weft_diag *d)
 {
     weft__host_desc h;
     memset(&h, 0, sizeof h);
     weft_err e = WEFT_OK;
     hwloc_topology_t t;
-    if (hwloc_topology_init(&t) != 0) return weft_diag_code(d, WEFT_ENOMEM);
+    if (hwloc_topology_init(&t) != 0)
+        return weft_diag_code(d, WEFT_ENOMEM);
     if (xml && hwloc_topology_set_xml(t, xml) != 0) {
         e = weft_diag_set(d, WEFT_EPARSE, "host: hwloc cannot read the XML file %s", xml);
         goto destroy;
@@ -76,7 +77,8 @@ weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *
     int nu = hwloc_get_nbobjs_by_type(t, unit_type(unit));
     h.nnuma = nn > 0 ? (uint32_t)nn : 1;
     h.nunits = nu > 0 ? (uint32_t)nu : 0;
-    if (h.nunits && !(h.unit_numa = weft__calloc(h.nunits, sizeof *h.unit_numa))) goto nomem;
+    if (h.nunits && !(h.unit_numa = weft__calloc(h.nunits, sizeof *h.unit_numa)))
+        goto nomem;
     for (uint32_t i = 0; i < h.nunits; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(t, unit_type(unit), i);
         h.unit_numa[i] = unit == WEFT_HOST_NUMA ? i : numa_of(t, o->cpuset, h.nnuma);
@@ -87,11 +89,13 @@ weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *
         h.nic_numa = weft__calloc(h.nnics, sizeof *h.nic_numa);
         h.nic_link = weft__calloc(h.nnics, sizeof *h.nic_link);
         h.nic_name = weft__calloc(h.nnics, sizeof *h.nic_name);
-        if (!h.nic_numa || !h.nic_link || !h.nic_name) goto nomem;
+        if (!h.nic_numa || !h.nic_link || !h.nic_name)
+            goto nomem;
     }
     uint32_t k = 0;
     for (hwloc_obj_t o = hwloc_get_next_osdev(t, NULL); o; o = hwloc_get_next_osdev(t, o)) {
-        if (!is_nic(o)) continue;
+        if (!is_nic(o))
+            continue;
         hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, o);
         h.nic_numa[k] = numa_of(t, anc ? anc->cpuset : NULL, h.nnuma);
         hwloc_obj_t pci = o->parent;
@@ -105,7 +109,8 @@ weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *
             if (weft_parse_bandwidth(text, &h.nic_link[k]) != WEFT_OK)
                 h.nic_link[k] = (weft_rat){0, 1};
         }
-        if (!(h.nic_name[k] = weft__strdup(o->name ? o->name : "?"))) goto nomem;
+        if (!(h.nic_name[k] = weft__strdup(o->name ? o->name : "?")))
+            goto nomem;
         k++;
     }
     *out = h;

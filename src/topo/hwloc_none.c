@@ -9,8 +9,7 @@ bool weft_host_available(void)
     return false;
 }
 
-weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out,
-                         weft_diag *d)
+weft_err weft__host_read(const char *xml, weft_host_unit unit, weft__host_desc *out, weft_diag *d)
 {
     (void)xml;
     (void)unit;

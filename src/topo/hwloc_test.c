@@ -37,7 +37,8 @@ static void expect_topo(const char *spec, const char *want)
     size_t len;
     char *exp = weft_test_read_file(want, &len);
     CHECK(exp != NULL);
-    if (exp) CHECK_STR(got, exp);
+    if (exp)
+        CHECK_STR(got, exp);
     /* And the file parses back to the same graph. */
     weft_topo *back = NULL;
     CHECK_ERR(weft_topo_load_file(want, &back, NULL), WEFT_OK);

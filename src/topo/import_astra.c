@@ -111,7 +111,8 @@ static void skip_blanks_and_comment(reader *r)
 static weft_err end_of_line(reader *r)
 {
     skip_blanks_and_comment(r);
-    if (peek(r) == -1) return WEFT_OK;
+    if (peek(r) == -1)
+        return WEFT_OK;
     if (peek(r) != '\n')
         return fail_at(r, r->line, r->col, "unexpected '%c' after the value", peek(r));
     advance(r);
@@ -120,8 +121,10 @@ static weft_err end_of_line(reader *r)
 
 static bool is_plain_char(int c, bool in_flow)
 {
-    if (c == -1 || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#') return false;
-    if (in_flow && (c == ',' || c == '[' || c == ']' || c == '{' || c == '}')) return false;
+    if (c == -1 || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#')
+        return false;
+    if (in_flow && (c == ',' || c == '[' || c == ']' || c == '{' || c == '}'))
+        return false;
     return true;
 }
 
@@ -147,9 +150,11 @@ static weft_err read_item(reader *r, entry *en, bool in_flow)
         while (is_plain_char(peek(r), in_flow))
             advance(r);
         it.len = (size_t)(r->s + r->pos - it.text);
-        if (it.len == 0) return fail_at(r, it.line, it.col, "expected a value");
+        if (it.len == 0)
+            return fail_at(r, it.line, it.col, "expected a value");
     }
-    if (en->n >= MAX_DIMS) return fail_at(r, it.line, it.col, "more than %d dimensions", MAX_DIMS);
+    if (en->n >= MAX_DIMS)
+        return fail_at(r, it.line, it.col, "more than %d dimensions", MAX_DIMS);
     en->items[en->n++] = it;
     return WEFT_OK;
 }
@@ -159,7 +164,8 @@ static void skip_flow_space(reader *r)
 {
     for (;;) {
         skip_blanks_and_comment(r);
-        if (peek(r) != '\n') return;
+        if (peek(r) != '\n')
+            return;
         advance(r);
     }
 }
@@ -175,14 +181,16 @@ static weft_err read_flow(reader *r, entry *en)
     }
     for (;;) {
         weft_err e = read_item(r, en, true);
-        if (e) return e;
+        if (e)
+            return e;
         skip_flow_space(r);
         int c = peek(r);
         if (c == ']') {
             advance(r);
             return end_of_line(r);
         }
-        if (c == -1) return fail_at(r, line, col, "unterminated list (no ']')");
+        if (c == -1)
+            return fail_at(r, line, col, "unterminated list (no ']')");
         if (c != ',')
             return fail_at(r, r->line, r->col, "expected ',' or ']' in a list, not '%c'", c);
         advance(r);
@@ -205,7 +213,8 @@ static weft_err read_block(reader *r, entry *en)
             return fail_at(r, r->line, r->col, "tab in indentation (YAML allows only spaces)");
         if (peek(r) == '#' || peek(r) == '\n' || peek(r) == '\r') {
             skip_blanks_and_comment(r);
-            if (peek(r) == -1) return WEFT_OK;
+            if (peek(r) == -1)
+                return WEFT_OK;
             if (peek(r) == '\n') {
                 advance(r);
                 continue;
@@ -222,8 +231,10 @@ static weft_err read_block(reader *r, entry *en)
             return fail_at(r, r->line, r->col, "expected a blank after '-'");
         skip_blanks_and_comment(r);
         weft_err e = read_item(r, en, false);
-        if (!e) e = end_of_line(r);
-        if (e) return e;
+        if (!e)
+            e = end_of_line(r);
+        if (e)
+            return e;
     }
 }
 
@@ -234,7 +245,8 @@ static weft_err read_document(reader *r)
         uint32_t line = r->line;
         if (peek(r) == ' ' || peek(r) == '\t') {
             skip_blanks_and_comment(r);
-            if (peek(r) == -1) break;
+            if (peek(r) == -1)
+                break;
             if (peek(r) == '\n') {
                 advance(r);
                 continue;
@@ -243,7 +255,8 @@ static weft_err read_document(reader *r)
         }
         if (peek(r) == '#' || peek(r) == '\n' || peek(r) == '\r') {
             weft_err e = end_of_line(r);
-            if (e) return e;
+            if (e)
+                return e;
             continue;
         }
         if (first && r->len - r->pos >= 3 && memcmp(r->s + r->pos, "---", 3) == 0 &&
@@ -252,7 +265,8 @@ static weft_err read_document(reader *r)
                 advance(r);
             first = false;
             weft_err e = end_of_line(r);
-            if (e) return e;
+            if (e)
+                return e;
             continue;
         }
         first = false;
@@ -263,7 +277,8 @@ static weft_err read_document(reader *r)
                 (peek(r) >= 'A' && peek(r) <= 'Z') || (peek(r) >= '0' && peek(r) <= '9')))
             advance(r);
         size_t key_len = (size_t)(r->s + r->pos - key);
-        if (key_len == 0) return fail_at(r, line, col, "expected a key such as 'topology:'");
+        if (key_len == 0)
+            return fail_at(r, line, col, "expected a key such as 'topology:'");
         if (peek(r) != ':')
             return fail_at(r, r->line, r->col, "expected ':' after the key '%.*s'", (int)key_len,
                            key);
@@ -289,12 +304,14 @@ static weft_err read_document(reader *r)
         if (peek(r) == '[') {
             e = read_flow(r, en);
         } else if (peek(r) == '\n' || peek(r) == -1) {
-            if (peek(r) == '\n') advance(r);
+            if (peek(r) == '\n')
+                advance(r);
             e = read_block(r, en);
         } else {
             e = fail_at(r, r->line, r->col, "'%s' must be a list such as [ a, b ]", key_names[k]);
         }
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -331,7 +348,8 @@ typedef struct dims {
 static weft_err check_values(reader *r, dims *out)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
-        if (!r->keys[k].seen) return fail_at(r, 1, 1, "missing key '%s'", key_names[k]);
+        if (!r->keys[k].seen)
+            return fail_at(r, 1, 1, "missing key '%s'", key_names[k]);
     }
     entry *topo = &r->keys[KEY_TOPOLOGY];
     if (topo->n == 0)
@@ -358,7 +376,8 @@ static weft_err check_values(reader *r, dims *out)
         it = &r->keys[KEY_NPUS].items[i];
         weft_rat v;
         weft_err e = parse_number(r, it, "npus_count", &v);
-        if (e) return e;
+        if (e)
+            return e;
         if (v.den != 1 || v.num < 2)
             return fail_at(r, it->line, it->col,
                            "npus_count '%.*s' must be an integer of at least 2 (as in ASTRA-sim)",
@@ -370,7 +389,8 @@ static weft_err check_values(reader *r, dims *out)
         out->npus *= (uint64_t)v.num;
 
         it = &r->keys[KEY_BANDWIDTH].items[i];
-        if ((e = parse_number(r, it, "bandwidth", &v))) return e;
+        if ((e = parse_number(r, it, "bandwidth", &v)))
+            return e;
         if (weft_rat_sign(v) <= 0)
             return fail_at(r, it->line, it->col, "bandwidth '%.*s' must be > 0", (int)it->len,
                            it->text);
@@ -384,7 +404,8 @@ static weft_err check_values(reader *r, dims *out)
         out->bw[i] = bw;
 
         it = &r->keys[KEY_LATENCY].items[i];
-        if ((e = parse_number(r, it, "latency", &v))) return e;
+        if ((e = parse_number(r, it, "latency", &v)))
+            return e;
         if (weft_rat_sign(v) < 0)
             return fail_at(r, it->line, it->col, "latency '%.*s' must be >= 0 (ns)", (int)it->len,
                            it->text);
@@ -429,7 +450,8 @@ static weft_err write_notes(const char *name, const dims *dm, weft_topo_builder 
         ns += (size_t)snprintf(shape + ns, sizeof shape - ns, "%s%s x%u", i ? ", " : "",
                                block_names[dm->kind[i]], dm->size[i]);
         nc += (size_t)snprintf(conv + nc, sizeof conv - nc, "%s%s -> %s", i ? ", " : "", a, w);
-        if (ns >= sizeof shape || nc >= sizeof conv) break;
+        if (ns >= sizeof shape || nc >= sizeof conv)
+            break;
     }
     weft_err e = note(b,
                       "imported from ASTRA-sim analytical network config %s: %s = %llu NPUs "
@@ -456,7 +478,8 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
 {
     weft_topo_builder *b;
     weft_err e = weft_topo_builder_new(&b);
-    if (e) return weft_diag_code(d, e);
+    if (e)
+        return weft_diag_code(d, e);
     char nm[64], host[16];
     uint32_t npus = (uint32_t)dm->npus;
     for (uint32_t i = 0; i < npus && !e; i++) {
@@ -469,7 +492,8 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
         uint32_t n = dm->size[k];
         uint32_t group = 0;
         for (uint32_t base = 0; base < npus && !e; base++) {
-            if ((base / stride) % n != 0) continue; /* not the first member of its group */
+            if ((base / stride) % n != 0)
+                continue; /* not the first member of its group */
             if (dm->kind[k] == BLOCK_SWITCH) {
                 weft_node_id sw;
                 snprintf(nm, sizeof nm, "d%u.sw%u", k, group);
@@ -497,7 +521,8 @@ static weft_err build(const char *name, const dims *dm, weft_topo **out, weft_di
         }
         stride *= n;
     }
-    if (!e) e = write_notes(name, dm, b);
+    if (!e)
+        e = write_notes(name, dm, b);
     if (e) {
         weft_topo_builder_free(b);
         return weft_diag_code(d, e);
@@ -532,8 +557,10 @@ weft_err weft_topo_parse_astra_yml(const char *text, size_t len, const char *nam
     dims dm;
     memset(&dm, 0, sizeof dm);
     weft_err e = read_document(&r);
-    if (!e) e = check_values(&r, &dm);
-    if (e) return e;
+    if (!e)
+        e = check_values(&r, &dm);
+    if (e)
+        return e;
     return build(name, &dm, out, d);
 }
 
@@ -542,7 +569,8 @@ weft_err weft_topo_load_astra_yml(const char *path, weft_topo **out, weft_diag *
     char *text;
     size_t len;
     weft_err e = weft__read_whole_file(path, &text, &len, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_topo_parse_astra_yml(text, len, path, out, d);
     weft__free(text);
     return e;

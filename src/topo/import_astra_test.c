@@ -44,7 +44,8 @@ static bool no_link(const weft_topo *t, const char *a, const char *b)
 static const char *host_of(const weft_topo *t, const char *node)
 {
     weft_node_id n;
-    if (!weft_topo_find_node(t, node, &n)) return NULL;
+    if (!weft_topo_find_node(t, node, &n))
+        return NULL;
     return weft_topo_node_attr(t, n, "host");
 }
 
@@ -54,7 +55,8 @@ static void test_hgx_32(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_astra_yml(FIX "hgx_h100_32gpu.yml", &t, &d), WEFT_OK);
-    if (!t) return;
+    if (!t)
+        return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 32);
@@ -220,7 +222,8 @@ static const bad_case bad[] = {
      "a.yml:1:3: unexpected indentation (keys start in column 1)"},
     {"topology [Ring]\n", WEFT_EPARSE, "a.yml:1:9: expected ':' after the key 'topology'"},
     {"[Ring]\n", WEFT_EPARSE, "a.yml:1:1: expected a key such as 'topology:'"},
-    {"topology: [Ring]\nnpus_count: [4]\n\0", WEFT_EPARSE, "a.yml:3:1: NUL byte (binary data, not text)"},
+    {"topology: [Ring]\nnpus_count: [4]\n\0", WEFT_EPARSE,
+     "a.yml:3:1: NUL byte (binary data, not text)"},
     {"topology: [Ring]\nnpus_count: [4, 4, 4]\nbandwidth: [1]\nlatency: [0]\n", WEFT_EPARSE,
      "a.yml:2:1: 'npus_count' has 3 entries but 'topology' has 1"},
     {"topology: [Ring, Ring]\nnpus_count: [8192, 4096]\nbandwidth: [1, 1]\nlatency: [0, 0]\n",
@@ -237,7 +240,8 @@ static void test_errors(void)
         weft_diag d;
         weft_diag_clear(&d);
         size_t len = strlen(bad[i].yml);
-        if (strstr(bad[i].msg, "NUL")) len++;
+        if (strstr(bad[i].msg, "NUL"))
+            len++;
         CHECK_ERR(weft_topo_parse_astra_yml(bad[i].yml, len, "a.yml", &t, &d), bad[i].err);
         CHECK_STR(d.msg, bad[i].msg);
         CHECK(t == NULL);
@@ -264,7 +268,8 @@ static void dtor_topo(void *arg)
 int main(void)
 {
     FILE *f = fopen(FIX "hgx_h100_32gpu.yml", "r");
-    if (!f) return WEFT_TEST_SKIP;
+    if (!f)
+        return WEFT_TEST_SKIP;
     fclose(f);
     test_hgx_32();
     test_tpu_and_validated();

@@ -51,7 +51,8 @@ void weft_nccl_import_opts_init(weft_nccl_import_opts *o)
 
 static void ignore(ctx *c, uint32_t e)
 {
-    if (c->ignored++ == 0) c->first_ignored = e;
+    if (c->ignored++ == 0)
+        c->first_ignored = e;
 }
 
 static weft_err add_dev(ctx *c, dev_kind kind, uint32_t elem, uint32_t parent, uint32_t cpu,
@@ -77,7 +78,8 @@ static weft_err add_dev(ctx *c, dev_kind kind, uint32_t elem, uint32_t parent, u
 static uint32_t child_named(const ctx *c, uint32_t e, const char *name)
 {
     for (uint32_t k = c->x.elems[e].first_child; k != NONE; k = c->x.elems[k].next_sibling) {
-        if (strcmp(elem_name(c, k), name) == 0) return k;
+        if (strcmp(elem_name(c, k), name) == 0)
+            return k;
     }
     return NONE;
 }
@@ -93,15 +95,18 @@ static weft_err add_nets(ctx *c, uint32_t v, uint32_t nic)
             continue;
         }
         const char *enabled = attr(c, k, "net");
-        if (enabled && strcmp(enabled, "0") == 0) continue;
+        if (enabled && strcmp(enabled, "0") == 0)
+            continue;
         const char *speed = attr(c, k, "speed");
         long long mbps;
-        if (!speed) continue;
+        if (!speed)
+            continue;
         if (!parse_int(speed, &mbps))
             return weft_diag_set(c->d, WEFT_EPARSE,
                                  "%s:%u:%u: <net>: speed \"%s\" is not an integer (Mb/s)", AT(c, k),
                                  speed);
-        if (mbps <= 0) continue;
+        if (mbps <= 0)
+            continue;
         weft_rat bw, sum;
         if (weft_rat_make(mbps, 8000, &bw) || weft_rat_add(c->devs[v].net_bw, bw, &sum))
             return weft_diag_set(c->d, WEFT_EOVERFLOW, "%s:%u:%u: <net>: speed overflows",
@@ -138,7 +143,8 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
     const char *busid = attr(c, e, "busid");
     const char *cls = attr(c, e, "class");
     uint64_t id;
-    if (!busid) return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <pci> has no busid", AT(c, e));
+    if (!busid)
+        return weft_diag_set(c->d, WEFT_EPARSE, "%s:%u:%u: <pci> has no busid", AT(c, e));
     if (!parse_busid(busid, &id))
         return weft_diag_set(c->d, WEFT_EPARSE,
                              "%s:%u:%u: <pci>: busid \"%s\" is not a PCI bus id such as "
@@ -167,10 +173,12 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
     }
     weft_rat bw;
     weft_err err = weft__nccl_pci_bw(c, e, busid, &bw);
-    if (err) return err;
+    if (err)
+        return err;
     uint32_t v;
     err = add_dev(c, kind, e, parent, cpu, &v);
-    if (err) return err;
+    if (err)
+        return err;
     c->devs[v].has_busid = true;
     c->devs[v].busid = id;
     c->devs[v].up_bw = bw;
@@ -185,7 +193,8 @@ static weft_err walk_pci(ctx *c, uint32_t e, uint32_t parent, uint32_t cpu)
             err = add_nets(c, v, k);
         else
             ignore(c, k);
-        if (err) return err;
+        if (err)
+            return err;
     }
     return WEFT_OK;
 }
@@ -194,7 +203,8 @@ static weft_err walk_cpu(ctx *c, uint32_t e)
 {
     uint32_t v;
     weft_err err = add_dev(c, DEV_CPU, e, NONE, NONE, &v);
-    if (err) return err;
+    if (err)
+        return err;
     c->devs[v].cpu = v;
     for (uint32_t k = c->x.elems[e].first_child; k != NONE; k = c->x.elems[k].next_sibling) {
         const char *n = elem_name(c, k);
@@ -212,7 +222,8 @@ static weft_err walk_cpu(ctx *c, uint32_t e)
         } else {
             ignore(c, k);
         }
-        if (err) return err;
+        if (err)
+            return err;
     }
     return WEFT_OK;
 }
@@ -225,8 +236,10 @@ static int cmp_busid(const void *a, const void *b, void *arg)
 {
     const dev *devs = arg;
     const dev *x = &devs[*(const uint32_t *)a], *y = &devs[*(const uint32_t *)b];
-    if (x->has_busid != y->has_busid) return x->has_busid ? -1 : 1;
-    if (x->has_busid && x->busid != y->busid) return x->busid < y->busid ? -1 : 1;
+    if (x->has_busid != y->has_busid)
+        return x->has_busid ? -1 : 1;
+    if (x->has_busid && x->busid != y->busid)
+        return x->busid < y->busid ? -1 : 1;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
     return i < j ? -1 : i > j;
 }
@@ -237,7 +250,8 @@ static int cmp_busid(const void *a, const void *b, void *arg)
 static weft_err name_devs(ctx *c)
 {
     uint32_t *all = weft__malloc((c->n_devs + 1) * sizeof *all);
-    if (!all) return weft_diag_code(c->d, WEFT_ENOMEM);
+    if (!all)
+        return weft_diag_code(c->d, WEFT_ENOMEM);
     for (int k = 0; k < DEV_KINDS; k++) {
         c->order[k] = weft__malloc(((size_t)c->count[k] + 1) * sizeof *c->order[k]);
         if (!c->order[k]) {
@@ -265,7 +279,8 @@ static weft_err name_devs(ctx *c)
         }
     }
     weft__free(all);
-    if (err) return err;
+    if (err)
+        return err;
     uint32_t local = 0;
     for (int k = 0; k < DEV_KINDS; k++) {
         for (uint32_t i = 0; i < c->count[k]; i++) {
@@ -289,8 +304,8 @@ static weft_err check_opts(const weft_nccl_import_opts *o, weft_diag *d)
                                  bws[i].what);
     }
     if (o->hosts < 1 || o->hosts > WEFT_NCCL_MAX_HOSTS)
-        return weft_diag_set(d, WEFT_EINVAL, "hosts must be between 1 and %u (got %u)", WEFT_NCCL_MAX_HOSTS,
-                             o->hosts);
+        return weft_diag_set(d, WEFT_EINVAL, "hosts must be between 1 and %u (got %u)",
+                             WEFT_NCCL_MAX_HOSTS, o->hosts);
     if (o->network && strcmp(o->network, "rail") != 0 && strcmp(o->network, "switch") != 0)
         return weft_diag_set(d, WEFT_EINVAL, "unknown network '%s' (expected rail or switch)",
                              o->network);
@@ -315,7 +330,8 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
         o = &defaults;
     }
     weft_err e = check_opts(o, d);
-    if (e) return e;
+    if (e)
+        return e;
     ctx c;
     memset(&c, 0, sizeof c);
     c.name = name;
@@ -324,7 +340,8 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
     c.first_ignored = NONE;
     weft_topo_builder *b = NULL;
     e = weft__xml_parse(text, len, name, MAX_DEPTH, &c.x, d);
-    if (e) return e;
+    if (e)
+        return e;
     if (strcmp(elem_name(&c, 0), "system") != 0) {
         e = weft_diag_set(d, WEFT_EPARSE,
                           "%s:%u:%u: the root element is <%s>, expected <system> (an NCCL "
@@ -338,7 +355,8 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
         else
             ignore(&c, k);
     }
-    if (e) goto fini;
+    if (e)
+        goto fini;
     if (c.count[DEV_GPU] == 0) {
         e = weft_diag_set(d, WEFT_ETOPO,
                           "%s:%u:%u: no GPU in the file (no <pci> of class 0x03xxxx or with a "
@@ -352,9 +370,12 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
                           o->hosts);
         goto fini;
     }
-    if ((e = name_devs(&c)) || (e = weft__nccl_resolve_nvlinks(&c))) goto fini;
-    if (!c.n_nvls && weft_rat_sign(o->nvlink_bw_gbps) > 0) c.has_nvs = true;
-    if (c.has_nvs) c.per_box++;
+    if ((e = name_devs(&c)) || (e = weft__nccl_resolve_nvlinks(&c)))
+        goto fini;
+    if (!c.n_nvls && weft_rat_sign(o->nvlink_bw_gbps) > 0)
+        c.has_nvs = true;
+    if (c.has_nvs)
+        c.per_box++;
     /* Directed links per box (an upper bound: repeated NVLinks merge). */
     uint64_t box_links = 2 * ((uint64_t)c.n_devs - c.count[DEV_CPU]) +
                          (uint64_t)c.count[DEV_CPU] * (c.count[DEV_CPU] - (c.count[DEV_CPU] > 0)) +
@@ -371,12 +392,16 @@ weft_err weft_topo_parse_nccl_xml(const char *text, size_t len, const char *name
                           (unsigned long long)MAX_NODES, (unsigned long long)MAX_LINKS);
         goto fini;
     }
-    if ((e = weft_topo_builder_new(&b))) goto fail;
+    if ((e = weft_topo_builder_new(&b)))
+        goto fail;
     for (uint32_t box = 0; box < o->hosts && !e; box++)
         e = weft__nccl_add_box(&c, b, box);
-    if (!e && o->hosts > 1) e = weft__nccl_add_network(&c, b);
-    if (!e) e = weft__nccl_write_notes(&c, b);
-    if (e) goto fail;
+    if (!e && o->hosts > 1)
+        e = weft__nccl_add_network(&c, b);
+    if (!e)
+        e = weft__nccl_write_notes(&c, b);
+    if (e)
+        goto fail;
     e = weft_topo_build(b, out, d);
     b = NULL;
     goto fini;
@@ -394,7 +419,8 @@ weft_err weft_topo_load_nccl_xml(const char *path, const weft_nccl_import_opts *
     char *text;
     size_t len;
     weft_err e = weft__read_whole_file(path, &text, &len, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_topo_parse_nccl_xml(text, len, path, o, out, d);
     weft__free(text);
     return e;

@@ -79,9 +79,11 @@ weft_err weft__nccl_add_box(ctx *c, weft_topo_builder *b, uint32_t box)
     }
     if (!e && c->has_nvs) {
         e = node_name(c, box, "nvsw", 0, name, sizeof name);
-        if (!e) e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
+        if (!e)
+            e = weft_topo_builder_add_node(b, name, WEFT_NODE_SWITCH, host, NULL);
     }
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t base = box * c->per_box;
     weft_rat zero = weft_rat_int(0);
     /* The PCIe tree (and NICs under a socket). */

@@ -15,10 +15,12 @@
  * CPU family and model ids (strtol with base 0). */
 static bool parse_c_int(const char *s, long long *out)
 {
-    if (!s || !*s) return false;
+    if (!s || !*s)
+        return false;
     char *end;
     long long v = strtoll(s, &end, 0);
-    if (*end || end == s) return false;
+    if (*end || end == s)
+        return false;
     *out = v;
     return true;
 }
@@ -46,7 +48,8 @@ weft_err weft__nccl_pci_bw(ctx *c, uint32_t e, const char *busid, weft_rat *out)
                              AT(c, e), busid);
     int rate = 0;
     for (size_t i = 0; i < sizeof pci_gen / sizeof pci_gen[0] && !rate; i++) {
-        if (strncmp(speed, pci_gen[i].text, strlen(pci_gen[i].text)) == 0) rate = pci_gen[i].rate;
+        if (strncmp(speed, pci_gen[i].text, strlen(pci_gen[i].text)) == 0)
+            rate = pci_gen[i].rate;
     }
     if (!rate)
         return weft_diag_set(
@@ -60,7 +63,8 @@ weft_err weft__nccl_pci_bw(ctx *c, uint32_t e, const char *busid, weft_rat *out)
                              "%s:%u:%u: <pci busid=\"%s\">: link_width \"%s\" is not a lane count "
                              "(0 to 64)",
                              AT(c, e), busid, width ? width : "");
-    if (w == 0) w = 16;
+    if (w == 0)
+        w = 16;
     return weft_rat_make(w * rate, 80, out);
 }
 
@@ -169,7 +173,8 @@ weft_err weft__nccl_resolve_nvlinks(ctx *c)
                 return weft_diag_set(c->d, WEFT_EPARSE,
                                      "%s:%u:%u: <nvlink> to a GPU needs a target bus id", AT(c, e));
             for (uint32_t g = 0; g < c->count[DEV_GPU]; g++) {
-                if (c->devs[c->order[DEV_GPU][g]].busid == id) n->target_dev = c->order[DEV_GPU][g];
+                if (c->devs[c->order[DEV_GPU][g]].busid == id)
+                    n->target_dev = c->order[DEV_GPU][g];
             }
             if (n->target_dev == NONE)
                 return weft_diag_set(c->d, WEFT_EPARSE,

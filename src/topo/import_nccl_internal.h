@@ -84,10 +84,12 @@ static inline const char *attr(const ctx *c, uint32_t e, const char *key)
 /* A decimal integer, optionally negative, nothing else. */
 static inline bool parse_int(const char *s, long long *out)
 {
-    if (!s || !*s) return false;
+    if (!s || !*s)
+        return false;
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (*end || end == s || v < -(1LL << 40) || v > (1LL << 40)) return false;
+    if (*end || end == s || v < -(1LL << 40) || v > (1LL << 40))
+        return false;
     *out = v;
     return true;
 }
@@ -101,7 +103,8 @@ static inline bool parse_busid(const char *s, uint64_t *out)
     int digits = 0;
     for (; *s; s++) {
         int h;
-        if (*s == ':' || *s == '.') continue;
+        if (*s == ':' || *s == '.')
+            continue;
         if (*s >= '0' && *s <= '9')
             h = *s - '0';
         else if (*s >= 'a' && *s <= 'f')
@@ -110,7 +113,8 @@ static inline bool parse_busid(const char *s, uint64_t *out)
             h = *s - 'A' + 10;
         else
             return false;
-        if (++digits > 16) return false;
+        if (++digits > 16)
+            return false;
         v = v << 4 | (uint64_t)h;
     }
     *out = v;

@@ -40,7 +40,8 @@ static weft_err assume(weft_topo_builder *b, const char *fmt, ...)
 static void fmt_bw(weft_rat r, char *buf, size_t size)
 {
     int n = weft_rat_format_exact(r, buf, size);
-    if (n > 0 && (size_t)n + 5 < size) strcat(buf, " GB/s");
+    if (n > 0 && (size_t)n + 5 < size)
+        strcat(buf, " GB/s");
 }
 
 weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
@@ -55,21 +56,22 @@ weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
         e = note(b, "PCIe links: NCCL's rule (src/graph/topo.cc, ncclTopoAddPci): link_width x "
                     "lane rate of link_speed (kvDictPciGen, 100 Mb/s units) / 80 GB/s each way; "
                     "16 GT/s x16 = 24 GB/s, 32 GT/s x16 = 48 GB/s");
-    if (e) return e;
+    if (e)
+        return e;
     if (c->n_nvls) {
         fmt_bw(c->nvl_link_bw, bw, sizeof bw);
         if (c->nvl_sm == -1)
             e = note(b, "NVLink: %zu <nvlink> elements, %s per link (--nvlink-bw)", c->n_nvls, bw);
         else if (c->nvl_sm == -3)
             e = assume(b,
-                     "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
-                     "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
-                     c->n_nvls);
+                       "NVLink: %zu <nvlink> elements, per link NCCL's figure for each GPU's sm "
+                       "(ncclTopoNVLinkBw); pass --nvlink-bw to override",
+                       c->n_nvls);
         else
             e = assume(b,
-                     "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
-                     "ncclTopoNVLinkBw); pass --nvlink-bw to override",
-                     c->n_nvls, bw, c->nvl_sm);
+                       "NVLink: %zu <nvlink> elements, %s per link (NCCL's figure for sm %d, "
+                       "ncclTopoNVLinkBw); pass --nvlink-bw to override",
+                       c->n_nvls, bw, c->nvl_sm);
     } else if (c->has_nvs) {
         fmt_bw(c->o->nvlink_bw_gbps, bw, sizeof bw);
         e = note(b,
@@ -78,7 +80,7 @@ weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
                  bw);
     } else {
         e = assume(b, "no NVLink modelled: the file has no <nvlink> elements; pass the NVLink "
-                    "bandwidth (--nvlink-bw)");
+                      "bandwidth (--nvlink-bw)");
     }
     if (!e && c->count[DEV_CPU] > 1) {
         if (weft_rat_sign(c->o->cpu_bw_gbps) > 0) {
@@ -94,9 +96,9 @@ weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
             fmt_bw(first, bw, sizeof bw);
             if (same) {
                 e = assume(b,
-                         "CPU to CPU: %s each way (NCCL's figure for %s, "
-                         "ncclTopoGetInterCpuBw); pass --cpu-bw to override",
-                         bw, why);
+                           "CPU to CPU: %s each way (NCCL's figure for %s, "
+                           "ncclTopoGetInterCpuBw); pass --cpu-bw to override",
+                           bw, why);
             } else {
                 /* Sockets of different kinds: list each one's figure. */
                 char list[400];
@@ -108,9 +110,9 @@ weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
                                           i ? ", " : "", i, bw, why_i);
                 }
                 e = assume(b,
-                         "CPU to CPU: each direction at the sending socket's figure "
-                         "(ncclTopoGetInterCpuBw): %s; pass --cpu-bw to override",
-                         list);
+                           "CPU to CPU: each direction at the sending socket's figure "
+                           "(ncclTopoGetInterCpuBw): %s; pass --cpu-bw to override",
+                           list);
             }
         }
     }
@@ -123,19 +125,22 @@ weft_err weft__nccl_write_notes(ctx *c, weft_topo_builder *b)
          * figure the file does not give. */
         bool assumed = strstr(why, "pass --nic-bw") != NULL;
         if (weft__nccl_use_rail(c))
-            e = (assumed ? assume : note)(b,
-                     "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
-                     "nic0 %s each way (%s)",
-                     c->o->hosts, c->o->hosts - 1, bw2, why);
+            e = (assumed ? assume : note)(
+                b,
+                "network: %u boxes b0..b%u, NIC i of every box to rail switch rail<i>; "
+                "nic0 %s each way (%s)",
+                c->o->hosts, c->o->hosts - 1, bw2, why);
         else
-            e = (assumed ? assume : note)(b,
-                     "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
-                     "way (%s)",
-                     c->o->hosts, c->o->hosts - 1, bw2, why);
+            e = (assumed ? assume : note)(
+                b,
+                "network: %u boxes b0..b%u, every NIC to one switch net0; nic0 %s each "
+                "way (%s)",
+                c->o->hosts, c->o->hosts - 1, bw2, why);
     }
-    if (!e) e = assume(b, "latencies: 0 (the file gives none)");
+    if (!e)
+        e = assume(b, "latencies: 0 (the file gives none)");
     if (!e && c->ignored)
         e = assume(b, "not modelled: %u elements (the first: <%s> at line %u)", c->ignored,
-                 elem_name(c, c->first_ignored), c->x.elems[c->first_ignored].line);
+                   elem_name(c, c->first_ignored), c->x.elems[c->first_ignored].line);
     return e;
 }

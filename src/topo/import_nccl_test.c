@@ -34,7 +34,8 @@ static weft_rat bw(const weft_topo *t, const char *a, const char *b)
 static const char *attr_of(const weft_topo *t, const char *node, const char *key)
 {
     weft_node_id n;
-    if (!weft_topo_find_node(t, node, &n)) return NULL;
+    if (!weft_topo_find_node(t, node, &n))
+        return NULL;
     return weft_topo_node_attr(t, n, key);
 }
 
@@ -42,7 +43,8 @@ static uint32_t in_degree(const weft_topo *t, const char *node)
 {
     weft_node_id n;
     uint32_t count = 0;
-    if (weft_topo_find_node(t, node, &n)) weft_topo_in_links(t, n, &count);
+    if (weft_topo_find_node(t, node, &n))
+        weft_topo_in_links(t, n, &count);
     return count;
 }
 
@@ -52,7 +54,8 @@ static void test_ndv4_default(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", NULL, &t, &d), WEFT_OK);
-    if (!t) return;
+    if (!t)
+        return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 8);
@@ -106,7 +109,8 @@ static void test_ndv4_options(void)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_OK);
-    if (!t) return;
+    if (!t)
+        return;
     weft_topo_stats s;
     CHECK_ERR(weft_topo_get_stats(t, &s), WEFT_OK);
     CHECK_INT(s.ranks, 16);
@@ -146,7 +150,8 @@ static void test_ndv4_options(void)
     o.cpu_bw_gbps = R(75, 2);
     o.nvlink_bw_gbps = R(0, 1);
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv4-topo.xml", &o, &t, &d), WEFT_OK);
-    if (!t) return;
+    if (!t)
+        return;
     CHECK_INT(weft_topo_num_ranks(t), 24);
     CHECK_INT(in_degree(t, "net0"), 24);
     CHECK_BW(t, "b2.nic7", "net0", 25, 1);
@@ -265,7 +270,8 @@ static void test_nvlink_and_net(void)
     if (sp) {
         memcpy(sp, "sleep", 5);
         CHECK_ERR(weft_topo_parse_nccl_xml(text, strlen(text), "nv.xml", &o, &t2, &d), WEFT_OK);
-        if (t2) CHECK_BW(t2, "b1.nic1", "rail1", 5, 4);
+        if (t2)
+            CHECK_BW(t2, "b1.nic1", "rail1", 5, 4);
         weft_topo_free(t2);
     }
     free(text);
@@ -430,7 +436,8 @@ static void dtor_topo(void *arg)
 int main(void)
 {
     FILE *f = fopen(FIX "ndv4-topo.xml", "r");
-    if (!f) return WEFT_TEST_SKIP;
+    if (!f)
+        return WEFT_TEST_SKIP;
     fclose(f);
     test_ndv4_default();
     test_ndv4_options();

@@ -18,7 +18,8 @@ typedef struct xml_state {
 static weft_err add_string(weft__xml *x, const char *s, uint32_t *off)
 {
     size_t n = strlen(s);
-    if (x->strings_len + n + 1 > UINT32_MAX) return WEFT_ELIMIT;
+    if (x->strings_len + n + 1 > UINT32_MAX)
+        return WEFT_ELIMIT;
     if (weft__grow((void **)&x->strings, &x->strings_cap, x->strings_len + n + 1, 1))
         return WEFT_ENOMEM;
     memcpy(x->strings + x->strings_len, s, n + 1);
@@ -30,7 +31,8 @@ static weft_err add_string(weft__xml *x, const char *s, uint32_t *off)
 /* Records the first failure and stops expat; later callbacks do nothing. */
 static void fail(xml_state *st, weft_err e)
 {
-    if (st->err == WEFT_OK) st->err = e;
+    if (st->err == WEFT_OK)
+        st->err = e;
     XML_StopParser(st->parser, XML_FALSE);
 }
 
@@ -38,7 +40,8 @@ static void XMLCALL on_start(void *arg, const XML_Char *el, const XML_Char **att
 {
     xml_state *st = arg;
     weft__xml *x = st->x;
-    if (st->err) return;
+    if (st->err)
+        return;
     uint32_t line = (uint32_t)XML_GetCurrentLineNumber(st->parser);
     uint32_t col = (uint32_t)XML_GetCurrentColumnNumber(st->parser) + 1;
     if (st->depth >= st->max_depth) {
@@ -66,7 +69,8 @@ static void XMLCALL on_start(void *arg, const XML_Char *el, const XML_Char **att
         }
         weft__xml_attr a;
         err = add_string(x, attrs[i], &a.key);
-        if (!err) err = add_string(x, attrs[i + 1], &a.value);
+        if (!err)
+            err = add_string(x, attrs[i + 1], &a.value);
         if (!err) {
             x->attrs[x->n_attrs++] = a;
             e.n_attrs++;
@@ -94,7 +98,8 @@ static void XMLCALL on_end(void *arg, const XML_Char *el)
 {
     xml_state *st = arg;
     (void)el;
-    if (st->err || st->current == WEFT__XML_NONE) return;
+    if (st->err || st->current == WEFT__XML_NONE)
+        return;
     st->current = st->x->elems[st->current].parent;
     st->depth--;
 }
@@ -107,7 +112,8 @@ static void XMLCALL on_entity_decl(void *arg, const XML_Char *entity, int is_par
     xml_state *st = arg;
     (void)entity, (void)is_param, (void)value, (void)value_len, (void)base, (void)system_id,
         (void)public_id, (void)notation;
-    if (st->err) return;
+    if (st->err)
+        return;
     weft_diag_set(st->d, WEFT_EPARSE, "%s:%lu:%lu: entity declarations are not allowed", st->name,
                   (unsigned long)XML_GetCurrentLineNumber(st->parser),
                   (unsigned long)XML_GetCurrentColumnNumber(st->parser) + 1);
@@ -145,7 +151,8 @@ weft_err weft__xml_parse(const char *text, size_t len, const char *name, uint32_
         return weft_diag_set(d, WEFT_ELIMIT, "%s: too large for the XML reader", name);
     static const XML_Memory_Handling_Suite mem = {xml_malloc, xml_realloc, xml_free};
     XML_Parser p = XML_ParserCreate_MM(NULL, &mem, NULL);
-    if (!p) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!p)
+        return weft_diag_code(d, WEFT_ENOMEM);
     xml_state st = {p, x, name, WEFT__XML_NONE, 0, max_depth, WEFT_OK, d};
     XML_SetUserData(p, &st);
     XML_SetElementHandler(p, on_start, on_end);
@@ -168,7 +175,8 @@ weft_err weft__xml_parse(const char *text, size_t len, const char *name, uint32_
         e = weft_diag_set(d, WEFT_EPARSE, "%s:1:1: malformed XML: no element", name);
     }
     XML_ParserFree(p);
-    if (e) weft__xml_fini(x);
+    if (e)
+        weft__xml_fini(x);
     return e;
 }
 
@@ -181,7 +189,8 @@ const char *weft__xml_get(const weft__xml *x, uint32_t e, const char *key)
 {
     const weft__xml_elem *el = &x->elems[e];
     for (uint32_t i = el->first_attr; i < el->first_attr + el->n_attrs; i++) {
-        if (strcmp(x->strings + x->attrs[i].key, key) == 0) return x->strings + x->attrs[i].value;
+        if (strcmp(x->strings + x->attrs[i].key, key) == 0)
+            return x->strings + x->attrs[i].value;
     }
     return NULL;
 }

@@ -104,8 +104,7 @@ static weft_err reserve_arcs(weft_maxflow *m, size_t need)
     return WEFT_OK;
 }
 
-weft_err weft_maxflow_add_arc(weft_maxflow *m, uint32_t u, uint32_t v, int64_t cap,
-                              uint32_t *arc)
+weft_err weft_maxflow_add_arc(weft_maxflow *m, uint32_t u, uint32_t v, int64_t cap, uint32_t *arc)
 {
     if (m->frozen || u >= m->n || v >= m->n || u == v || cap < 0)
         return WEFT_EINVAL;
@@ -426,8 +425,8 @@ static int64_t run_push_relabel(weft_maxflow *m, uint32_t s, uint32_t t)
 
 /* ---- Runs ------------------------------------------------------------------ */
 
-weft_err weft_maxflow_run(weft_maxflow *m, weft_mf_algo algo, uint32_t s, uint32_t t,
-                          int64_t limit, int64_t *value)
+weft_err weft_maxflow_run(weft_maxflow *m, weft_mf_algo algo, uint32_t s, uint32_t t, int64_t limit,
+                          int64_t *value)
 {
     if (!m->frozen || s >= m->n || t >= m->n || s == t)
         return WEFT_EINVAL;

@@ -202,8 +202,8 @@ static void test_random(void)
                 cases++;
                 if (weft_maxflow_run(m, algos[k], s, t, -1, &f) != WEFT_OK || f != best) {
                     mismatches++;
-                    fprintf(stderr, "iter %d n %u s %u t %u algo %zu: flow %lld, cut %lld\n",
-                            iter, n, s, t, k, (long long)f, (long long)best);
+                    fprintf(stderr, "iter %d n %u s %u t %u algo %zu: flow %lld, cut %lld\n", iter,
+                            n, s, t, k, (long long)f, (long long)best);
                     continue;
                 }
                 weft_maxflow_source_side(m, side);

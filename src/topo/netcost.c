@@ -107,8 +107,8 @@ static bool word_is(const char *s, size_t n, const char *w)
     return strlen(w) == n && memcmp(s, w, n) == 0;
 }
 
-#define KEYS_EXPECTED                                                                             \
-    "expected PART.RATE.usd or PART.RATE.w with PART nic, switch_port, transceiver or dac and "   \
+#define KEYS_EXPECTED                                                                              \
+    "expected PART.RATE.usd or PART.RATE.w with PART nic, switch_port, transceiver or dac and "    \
     "RATE 100g, 200g, 400g or 800g, or PART.usd or PART.w with PART ocs_port, fiber or gpu_link"
 
 /* Parses key s[0..n) into (part, rate, usd); false with why filled. */
@@ -148,8 +148,8 @@ static bool parse_key(const char *s, size_t n, weft_cost_part *part, weft_cost_r
     }
     bool rated = weft_cost_part_rated((weft_cost_part)p);
     if (rated && r == WEFT_COST_ANY) {
-        snprintf(why, wlen, "'%.*s' needs a rate: %s is priced per rate class (%s.400g.%s)",
-                 (int)n, s, part_names[p], part_names[p], is_usd ? "usd" : "w");
+        snprintf(why, wlen, "'%.*s' needs a rate: %s is priced per rate class (%s.400g.%s)", (int)n,
+                 s, part_names[p], part_names[p], is_usd ? "usd" : "w");
         return false;
     }
     if (!rated && r != WEFT_COST_ANY) {
@@ -199,8 +199,8 @@ weft_err weft_cost_table_parse(weft_cost_table *t, const char *text, size_t len,
         unsigned col = (unsigned)(a - start) + 1;
         const char *eq = memchr(text + a, '=', end - a);
         if (!eq)
-            return weft_diag_set(d, WEFT_EPARSE, "%s:%u:%u: expected KEY = VALUE, got '%.*s'",
-                                 name, line, col, (int)(end - a), text + a);
+            return weft_diag_set(d, WEFT_EPARSE, "%s:%u:%u: expected KEY = VALUE, got '%.*s'", name,
+                                 line, col, (int)(end - a), text + a);
         size_t ke = (size_t)(eq - text);
         while (ke > a && blank(text[ke - 1]))
             ke--;
@@ -381,8 +381,9 @@ weft_err weft_cost_count(const weft_topo *t, weft_cost_bom *out, weft_diag *d)
     bool *mark = weft__calloc(n ? n : 1, sizeof *mark);
     weft_err e = WEFT_OK;
     if (!fwd || !rev || !touched || !mark) {
-        e = weft_diag_set(d, WEFT_ENOMEM, "out of memory counting the parts of a fabric of %u "
-                                          "nodes",
+        e = weft_diag_set(d, WEFT_ENOMEM,
+                          "out of memory counting the parts of a fabric of %u "
+                          "nodes",
                           n);
         goto out_free;
     }

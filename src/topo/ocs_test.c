@@ -13,7 +13,8 @@ static weft_topo *parse(const char *text, weft_err want, const char *msg)
     weft_diag d;
     weft_diag_clear(&d);
     CHECK_ERR(weft_topo_parse(text, strlen(text), "t.topo", &t, &d), want);
-    if (msg) CHECK_STR(d.msg, msg);
+    if (msg)
+        CHECK_STR(d.msg, msg);
     return t;
 }
 

@@ -159,9 +159,8 @@ static const char *show(tok t, char buf[48])
 
 /* Records "name:line:col: message" where col is the 1-based byte column of
  * `at` in the current line; returns err. */
-__attribute__((format(printf, 4, 5))) static weft_err fail_code(parser *p, weft_err err,
-                                                                const char *at, const char *fmt,
-                                                                ...)
+__attribute__((format(printf, 4, 5))) static weft_err
+fail_code(parser *p, weft_err err, const char *at, const char *fmt, ...)
 {
     char msg[WEFT_DIAG_MSG_SIZE];
     va_list ap;
@@ -303,9 +302,10 @@ static weft_err st_node(parser *p, tok kw)
             weft_rat ns;
             if (!(vlen == 1 && eq[1] == '0') &&
                 weft__quantity_parse(WEFT_QTY_LATENCY, eq + 1, vlen, NULL, &ns, &why, &where))
-                return fail(p, eq + 1 + where, "bad 'reconfig=%s' on '%s': %s (a delay such as "
-                            "25us; units %s)", show((tok){eq + 1, vlen}, q2), show(name, q), why,
-                            weft__latency_units);
+                return fail(p, eq + 1 + where,
+                            "bad 'reconfig=%s' on '%s': %s (a delay such as "
+                            "25us; units %s)",
+                            show((tok){eq + 1, vlen}, q2), show(name, q), why, weft__latency_units);
         }
     }
     weft_node_id id;
@@ -340,8 +340,8 @@ static weft_err st_node(parser *p, tok kw)
         value[vlen] = '\0';
         e = weft_topo_builder_set_attr(p->b, id, key, value);
         if (e == WEFT_EEXIST)
-            return fail(p, a.p, "duplicate attribute '%s' on node '%s'",
-                        show((tok){a.p, klen}, q), show(name, q2));
+            return fail(p, a.p, "duplicate attribute '%s' on node '%s'", show((tok){a.p, klen}, q),
+                        show(name, q2));
         if (e == WEFT_ENOMEM)
             return oom(p, a.p);
         if (e)
@@ -519,8 +519,8 @@ static weft_err st_link(parser *p, tok kw, bool duplex)
                     has_burst ? "burst=" : "peak=", has_burst ? "peak=" : "burst=");
     if (has_peak && weft_rat_cmp(sh.peak_gbps, bw) <= 0) {
         char q2[48];
-        return fail(p, peak_tok.p, "%s must exceed the link's bandwidth '%s'",
-                    show(peak_tok, q), show(bw_tok, q2));
+        return fail(p, peak_tok.p, "%s must exceed the link's bandwidth '%s'", show(peak_tok, q),
+                    show(bw_tok, q2));
     }
     e = duplex ? weft_topo_builder_add_duplex(p->b, src, dst, bw, lat)
                : weft_topo_builder_add_link(p->b, src, dst, bw, lat);
@@ -602,8 +602,8 @@ static weft_err parse_text(parser *p)
     if (p->n_statements == 0) {
         if (!p->saw_text)
             return weft_diag_set(p->d, WEFT_EPARSE, "%s: empty file (no statements)", p->name);
-        return weft_diag_set(p->d, WEFT_EPARSE,
-                             "%s: no statements, only comments and blank lines", p->name);
+        return weft_diag_set(p->d, WEFT_EPARSE, "%s: no statements, only comments and blank lines",
+                             p->name);
     }
     if (p->n_compute == 0)
         return weft_diag_set(p->d, WEFT_ETOPO,
@@ -681,7 +681,8 @@ weft_err weft_topo_load_file(const char *path, weft_topo **out, weft_diag *d)
     char *buf = NULL;
     size_t n = 0;
     weft_err e = weft__file_read(path, WEFT_TOPO_MAX_FILE_BYTES, "a .topo file", &buf, &n, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = weft_topo_parse(buf, n, path, out, d);
     weft__free(buf);
     return e;

@@ -93,18 +93,18 @@ static void test_valid(void)
     CHECK_INT(weft_topo_node_kind(t, n), WEFT_NODE_NIC);
     CHECK(weft_topo_find_node(t, "sw0", &n));
     CHECK_INT(weft_topo_node_kind(t, n), WEFT_NODE_SWITCH);
-    CHECK_LINK(t, "gpu0", "sw0", 25, 1, 700, 1);      /* 200Gbps, 0.7us */
-    CHECK_LINK(t, "sw0", "gpu0", 25, 1, 700, 1);      /* the duplex's other half */
+    CHECK_LINK(t, "gpu0", "sw0", 25, 1, 700, 1);                /* 200Gbps, 0.7us */
+    CHECK_LINK(t, "sw0", "gpu0", 25, 1, 700, 1);                /* the duplex's other half */
     CHECK_LINK(t, "gpu1", "sw0", 1073741824, 1000000000, 0, 1); /* 1GiB/s */
-    CHECK_LINK(t, "sw0", "gpu1", 2500, 7, 5, 1);      /* 2400/7 + 100/7 */
-    CHECK_LINK(t, "gpu0", "nic0", 1500, 1, 1000000, 1); /* 1.5TB/s, 1ms */
+    CHECK_LINK(t, "sw0", "gpu1", 2500, 7, 5, 1);                /* 2400/7 + 100/7 */
+    CHECK_LINK(t, "gpu0", "nic0", 1500, 1, 1000000, 1);         /* 1.5TB/s, 1ms */
     CHECK_LINK(t, "nic0", "gpu0", 1500, 1, 1000000, 1);
     CHECK_LINK(t, "nic0", "ocs0", 1, 1000, 2000000000, 1); /* 8Mbps, 2s */
-    CHECK_LINK(t, "ocs0", "nic0", 1, 1000, 1000, 1); /* 1MB/s, 1e3ns */
-    CHECK_LINK(t, "gpu1", "nic0", 25, 2, 0, 1);       /* 12.5e3MB/s */
-    CHECK_LINK(t, "nic0", "gpu1", 125, 1, 0, 1);      /* 1Tbps */
-    CHECK_LINK(t, "gpu0", "gpu1", 50, 1, 0, 1);       /* 400Gb/s */
-    CHECK_LINK(t, "gpu1", "gpu0", 1, 1, 250, 1);      /* 8000Mb/s, 0.25us */
+    CHECK_LINK(t, "ocs0", "nic0", 1, 1000, 1000, 1);       /* 1MB/s, 1e3ns */
+    CHECK_LINK(t, "gpu1", "nic0", 25, 2, 0, 1);            /* 12.5e3MB/s */
+    CHECK_LINK(t, "nic0", "gpu1", 125, 1, 0, 1);           /* 1Tbps */
+    CHECK_LINK(t, "gpu0", "gpu1", 50, 1, 0, 1);            /* 400Gb/s */
+    CHECK_LINK(t, "gpu1", "gpu0", 1, 1, 250, 1);           /* 8000Mb/s, 0.25us */
     CHECK_LINK(t, "gpu2", "sw0", 1, 1, 0, 1);
     CHECK_LINK(t, "sw0", "gpu2", 1, 1, 0, 1);
     CHECK_LINK(t, "gpu2", "gpu0", 3, 4, 0, 1);
@@ -158,8 +158,7 @@ typedef struct bad_case {
 #define AB "node a compute\nnode b switch\n"
 #define UNITS "GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps"
 #define N40 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
-#define N256                                                                                       \
-    N40 N40 N40 N40 N40 N40 "nnnnnnnnnnnnnnnn"
+#define N256 N40 N40 N40 N40 N40 N40 "nnnnnnnnnnnnnnnn"
 
 static const bad_case bad_cases[] = {
     {AB "link a c 1GB/s\n", 0, WEFT_EPARSE,
@@ -202,11 +201,14 @@ static const bad_case bad_cases[] = {
     {"node a compute\nduplex a a 1GB/s\n", 0, WEFT_EPARSE,
      "t.topo:2:10: duplex from 'a' to itself (self-loops are not allowed)"},
     {AB "duplex a b\n", 0, WEFT_EPARSE,
-     "t.topo:3:11: duplex: missing BW (bandwidth) (expected: duplex A B BW [LAT] [burst=BYTES peak=BW])"},
+     "t.topo:3:11: duplex: missing BW (bandwidth) (expected: duplex A B BW [LAT] [burst=BYTES "
+     "peak=BW])"},
     {AB "link a   # b 1GB/s\n", 0, WEFT_EPARSE,
-     "t.topo:3:7: link: missing B (destination node) (expected: link A B BW [LAT] [burst=BYTES peak=BW])"},
+     "t.topo:3:7: link: missing B (destination node) (expected: link A B BW [LAT] [burst=BYTES "
+     "peak=BW])"},
     {AB "link\n", 0, WEFT_EPARSE,
-     "t.topo:3:5: link: missing A (source node) (expected: link A B BW [LAT] [burst=BYTES peak=BW])"},
+     "t.topo:3:5: link: missing A (source node) (expected: link A B BW [LAT] [burst=BYTES "
+     "peak=BW])"},
     {"node a\n", 0, WEFT_EPARSE,
      "t.topo:1:7: node: missing KIND (expected: node NAME KIND [key=value ...])"},
     {"node\t \n", 0, WEFT_EPARSE,
@@ -214,9 +216,11 @@ static const bad_case bad_cases[] = {
     {"node a#b compute\n", 0, WEFT_EPARSE,
      "t.topo:1:7: node: missing KIND (expected: node NAME KIND [key=value ...])"},
     {AB "link a b 1GB/s 1ns x\n", 0, WEFT_EPARSE,
-     "t.topo:3:20: too many arguments: unexpected 'x' (expected: link A B BW [LAT] [burst=BYTES peak=BW])"},
+     "t.topo:3:20: too many arguments: unexpected 'x' (expected: link A B BW [LAT] [burst=BYTES "
+     "peak=BW])"},
     {AB "duplex a b 1GB/s 1ns 2ns\n", 0, WEFT_EPARSE,
-     "t.topo:3:22: too many arguments: unexpected '2ns' (expected: duplex A B BW [LAT] [burst=BYTES peak=BW])"},
+     "t.topo:3:22: too many arguments: unexpected '2ns' (expected: duplex A B BW [LAT] "
+     "[burst=BYTES peak=BW])"},
     {AB "link a b 1GB/s burst=16\n", 0, WEFT_EPARSE,
      "t.topo:3:16: burst= needs peak=: a shaper's bucket passes its bytes at the peak rate of "
      "the wire under it (tc-tbf(8))"},
@@ -236,7 +240,8 @@ static const bad_case bad_cases[] = {
      "t.topo:3:36: too many arguments: unexpected '1ns' (expected: link A B BW [LAT] "
      "[burst=BYTES peak=BW])"},
     {AB "link a b 1GB/s burst=16 peak=2GB/s\nlink a b 1GB/s\n", 0, WEFT_ETOPO,
-     "t.topo: parallel links a -> b: a link with a shaper (burst=) cannot have a parallel twin; give "
+     "t.topo: parallel links a -> b: a link with a shaper (burst=) cannot have a parallel twin; "
+     "give "
      "them one link"},
     {"node a compute # caf\xe9\n", 0, WEFT_EPARSE, "t.topo:1:21: invalid UTF-8 (byte 0xE9)"},
     {"# \xc0\xaf overlong\nnode a compute\n", 0, WEFT_EPARSE,
@@ -245,8 +250,7 @@ static const bad_case bad_cases[] = {
      "t.topo:2:3: invalid UTF-8 (byte 0xED)"},
     {"node a compute\nnode \xf4\x90\x80\x80 nic\n", 0, WEFT_EPARSE,
      "t.topo:2:6: invalid UTF-8 (byte 0xF4)"},
-    {"node a compute # cut \xe2\x82\n", 0, WEFT_EPARSE,
-     "t.topo:1:22: invalid UTF-8 (byte 0xE2)"},
+    {"node a compute # cut \xe2\x82\n", 0, WEFT_EPARSE, "t.topo:1:22: invalid UTF-8 (byte 0xE2)"},
     {"node a compute\nnode \x80 nic\n", 0, WEFT_EPARSE, "t.topo:2:6: invalid UTF-8 (byte 0x80)"},
     {"node a\0 compute\n", 16, WEFT_EPARSE, "t.topo:1:7: NUL byte (binary data, not text)"},
     {"node a compute\n#\0\n", 18, WEFT_EPARSE, "t.topo:2:2: NUL byte (binary data, not text)"},
@@ -310,7 +314,7 @@ static void test_reduce(void)
     if (!t)
         return;
     static const char *const names[] = {"a", "s", "n", "v", "w", "z"};
-    static const weft_reduce_kind want[] = {WEFT_REDUCE_NONE, WEFT_REDUCE_NVLS, WEFT_REDUCE_SHARP,
+    static const weft_reduce_kind want[] = {WEFT_REDUCE_NONE, WEFT_REDUCE_NVLS,  WEFT_REDUCE_SHARP,
                                             WEFT_REDUCE_NVLS, WEFT_REDUCE_SHARP, WEFT_REDUCE_NONE};
     for (size_t i = 0; i < 6; i++) {
         weft_node_id v;

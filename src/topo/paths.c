@@ -14,17 +14,17 @@ struct weft_paths {
      * from src / to dst, UNSEEN when not reached. */
     uint32_t *ds, *dt;
     uint32_t *touched, n_touched;
-    uint32_t *front, *next;  /* BFS frontiers (either direction) */
-    uint32_t *bfront;        /* the backward frontier while the forward one runs */
-    uint8_t *in_dag;         /* node is on a kept shortest path; reset via dag */
-    uint32_t *lvl;           /* distance from src of a DAG node */
-    uint32_t *dag, n_dag;    /* DAG nodes, sorted by (level, id) after routing */
-    weft_rat *lat;           /* least latency to dst of a DAG node */
-    weft_rat *frac;          /* traffic reaching a DAG node */
-    uint64_t *npaths;        /* path counts, for weft_paths_list */
-    uint32_t *didx;          /* position of a DAG node in dag */
-    uint32_t *estart;        /* DAG node i's out-edges are ekey[estart[i] .. estart[i+1]) */
-    uint64_t *ekey;          /* DAG edges: (didx of the tail) << 32 | link id, sorted */
+    uint32_t *front, *next; /* BFS frontiers (either direction) */
+    uint32_t *bfront;       /* the backward frontier while the forward one runs */
+    uint8_t *in_dag;        /* node is on a kept shortest path; reset via dag */
+    uint32_t *lvl;          /* distance from src of a DAG node */
+    uint32_t *dag, n_dag;   /* DAG nodes, sorted by (level, id) after routing */
+    weft_rat *lat;          /* least latency to dst of a DAG node */
+    weft_rat *frac;         /* traffic reaching a DAG node */
+    uint64_t *npaths;       /* path counts, for weft_paths_list */
+    uint32_t *didx;         /* position of a DAG node in dag */
+    uint32_t *estart;       /* DAG node i's out-edges are ekey[estart[i] .. estart[i+1]) */
+    uint64_t *ekey;         /* DAG edges: (didx of the tail) << 32 | link id, sorted */
     size_t n_edges, e_cap;
     /* The last route. */
     uint32_t *olink;
@@ -113,8 +113,7 @@ static void touch(weft_paths *p, uint32_t v)
 /* Expands one full level. Forward: along out-links, setting ds. Backward:
  * against in-links, setting dt. Returns whether a newly reached node was
  * already reached from the other side. */
-static bool expand(weft_paths *p, bool forward, uint32_t *front, uint32_t *n_front,
-                   uint32_t radius)
+static bool expand(weft_paths *p, bool forward, uint32_t *front, uint32_t *n_front, uint32_t radius)
 {
     const weft_topo *t = p->t;
     uint32_t *mine = forward ? p->ds : p->dt, *theirs = forward ? p->dt : p->ds;
@@ -141,8 +140,7 @@ static bool expand(weft_paths *p, bool forward, uint32_t *front, uint32_t *n_fro
 }
 
 /* Links a level expansion of this front would scan. */
-static uint64_t front_degree(const weft_topo *t, bool forward, const uint32_t *front,
-                             uint32_t n)
+static uint64_t front_degree(const weft_topo *t, bool forward, const uint32_t *front, uint32_t n)
 {
     const uint32_t *start = forward ? t->out_start : t->in_start;
     uint64_t sum = 0;

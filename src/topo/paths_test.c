@@ -134,8 +134,8 @@ static void test_diamond(void)
 /* 0 -> {1, 2}; 1 -> {3, 4}; 2 -> 5; {3, 4, 5} -> 6. Per hop: 1/4, 1/4, 1/2. */
 static void test_per_hop(void)
 {
-    edge e[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 0}, {1, 4, 0}, {2, 5, 0},
-                {3, 6, 0}, {4, 6, 0}, {5, 6, 0}};
+    edge e[] = {{0, 1, 0}, {0, 2, 0}, {1, 3, 0}, {1, 4, 0},
+                {2, 5, 0}, {3, 6, 0}, {4, 6, 0}, {5, 6, 0}};
     weft_topo *t = make(7, 2, e, 8, false);
     weft_paths *p = NULL;
     CHECK_ERR(weft_paths_new(t, &p), WEFT_OK);
@@ -411,8 +411,8 @@ int main(void)
     test_fat_tree();
     test_torus_brute();
     test_scale();
-    edge e[] = {{0, 4, 0}, {1, 4, 0}, {2, 5, 0}, {3, 5, 0}, {4, 6, 0}, {4, 7, 0}, {5, 6, 0},
-                {5, 7, 0}};
+    edge e[] = {{0, 4, 0}, {1, 4, 0}, {2, 5, 0}, {3, 5, 0},
+                {4, 6, 0}, {4, 7, 0}, {5, 6, 0}, {5, 7, 0}};
     oom_topo = make(8, 4, e, 8, true);
     weft_paths *p = NULL;
     CHECK(weft_test_oom_sweep("paths", oom_ctor, oom_dtor, &p) > 0);

@@ -19,76 +19,98 @@ static const char *const p_mi250[] = {"boxes", "xgmibw", "ibbw", NULL};
 static const char *const p_dgx1[] = {"bw", NULL};
 static const char *const p_genkautz[] = {"N", "d", "bw", "lat", NULL};
 static const char *const p_debruijn[] = {"d", "k", "bw", "lat", NULL};
-static const char *const p_circulant[] = {"N",  "j1", "j2", "j3", "j4", "j5",
+static const char *const p_circulant[] = {"N",  "j1", "j2", "j3", "j4",  "j5",
                                           "j6", "j7", "j8", "bw", "lat", NULL};
 static const char *const p_fattree[] = {"k", "bw", "lat", NULL};
 static const char *const p_dragonfly[] = {"p", "a", "h", "g", "bw", "gbw", "lat", NULL};
-static const char *const p_clos[] = {"hosts",   "gpus",   "nics",      "nicbw", "nvbw",
-                                     "rail",    "leafports", "oversub", "spines", "levels",
-                                     "podleaves", "cores", "lat",       NULL};
+static const char *const p_clos[] = {"hosts",     "gpus",      "nics",    "nicbw",  "nvbw",
+                                     "rail",      "leafports", "oversub", "spines", "levels",
+                                     "podleaves", "cores",     "lat",     NULL};
 static const char *const p_mixnet[] = {"hosts", "gpus",     "ocsnics", "nicbw",
                                        "nvbw",  "reconfig", "region",  NULL};
 
 #define BW_LAT_DOC                                                                                 \
-    " bw: bandwidth of every directed link (default 100 GB/s; a plain number is GB/s, or"        \
-    " give a unit: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)."               \
-    " lat: latency of every link (default 0; a plain number is ns, or give ns, us, ms, s)."      \
+    " bw: bandwidth of every directed link (default 100 GB/s; a plain number is GB/s, or"          \
+    " give a unit: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)."                 \
+    " lat: latency of every link (default 0; a plain number is ns, or give ns, us, ms, s)."        \
     " Ranks are named rank0, rank1, ... and belong to no host."
 
 static const weft__preset presets[] = {
     {{"ring", "ring:N[,bw=BW][,lat=LAT]",
-      "Unidirectional ring of N >= 2 ranks: one directed link rank i -> rank (i+1) mod N."
-      BW_LAT_DOC},
-     p_n, weft__preset_ring, NULL},
+      "Unidirectional ring of N >= 2 ranks: one directed link rank i -> rank (i+1) mod "
+      "N." BW_LAT_DOC},
+     p_n,
+     weft__preset_ring,
+     NULL},
     {{"biring", "biring:N[,bw=BW][,lat=LAT]",
       "Bidirectional ring of N >= 2 ranks: rank i <-> rank (i+1) mod N, bw each way"
       " (for N == 2 a single duplex pair, not two)." BW_LAT_DOC},
-     p_n, weft__preset_biring, NULL},
+     p_n,
+     weft__preset_biring,
+     NULL},
     {{"full", "full:N[,bw=BW][,lat=LAT]",
       "Fully connected: N >= 2 ranks with a duplex link between every pair"
       " (N(N-1) directed links)." BW_LAT_DOC},
-     p_n, weft__preset_full, NULL},
+     p_n,
+     weft__preset_full,
+     NULL},
     {{"switch", "switch:N[,bw=BW][,lat=LAT]",
       "Star: N >= 1 ranks, each with a duplex link to one switch named sw0." BW_LAT_DOC},
-     p_n, weft__preset_switch, NULL},
+     p_n,
+     weft__preset_switch,
+     NULL},
     {{"torus", "torus:AxB[xC...][,bw=BW][,lat=LAT]",
       "Torus with wrap-around in every dimension: 1 to 8 dimensions, each >= 2, e.g."
       " torus:4x4 or torus:4x4x4. Every rank has a duplex link to its next neighbour in each"
       " dimension; a dimension of size 2 gets one duplex pair, not two. Rank number is"
       " x1 + A*(x2 + B*(x3 + ...)) for coordinates (x1, x2, ...)." BW_LAT_DOC},
-     p_torus, weft__preset_torus, NULL},
+     p_torus,
+     weft__preset_torus,
+     NULL},
     {{"hypercube", "hypercube:D[,bw=BW][,lat=LAT]",
-      "Hypercube of 2^D ranks, 1 <= D <= 20: rank i <-> rank i XOR 2^k for every k < D."
-      BW_LAT_DOC},
-     p_hypercube, weft__preset_hypercube, NULL},
+      "Hypercube of 2^D ranks, 1 <= D <= 20: rank i <-> rank i XOR 2^k for every k < "
+      "D." BW_LAT_DOC},
+     p_hypercube,
+     weft__preset_hypercube,
+     NULL},
     {{"genkautz", "genkautz:N,d[,bw=BW][,lat=LAT]",
       "Generalized Kautz digraph (Imase and Itoh), a direct-connect base graph of Zhao et al."
       " (NSDI'25): N ranks, 1 <= d < N; rank i has a directed link to (-d*i - a) mod N for"
       " a = 1 .. d, self-loops dropped (so a few ranks have out-degree d-1). Diameter at most"
       " ceil(log_d N)." BW_LAT_DOC},
-     p_genkautz, weft__preset_genkautz, NULL},
+     p_genkautz,
+     weft__preset_genkautz,
+     NULL},
     {{"circulant", "circulant:N,J1[,J2...][,bw=BW][,lat=LAT]",
       "Circulant graph: N >= 3 ranks, rank i <-> rank (i+J) mod N for every offset J (1 to 8"
       " distinct offsets, each 1 <= J <= N/2; J = N/2 gives one duplex pair per two ranks)."
       " bw and lat must be named (a bare value after N is an offset). circulant:N,1 is"
       " biring:N." BW_LAT_DOC},
-     p_circulant, weft__preset_circulant, NULL},
+     p_circulant,
+     weft__preset_circulant,
+     NULL},
     {{"debruijn", "debruijn:d,k[,bw=BW][,lat=LAT]",
       "De Bruijn digraph of d^k ranks (d >= 2, k >= 1): rank i has a directed link to"
       " (d*i + a) mod d^k for a = 0 .. d-1, self-loops dropped. Diameter k." BW_LAT_DOC},
-     p_debruijn, weft__preset_debruijn, NULL},
+     p_debruijn,
+     weft__preset_debruijn,
+     NULL},
     {{"bipartite", "bipartite:N[,bw=BW][,lat=LAT]",
       "Complete bipartite graph K(N/2, N/2): N even >= 2 ranks, every rank of 0 .. N/2-1"
       " duplex to every rank of N/2 .. N-1; degree N/2, diameter 2 (1 for N = 2)." BW_LAT_DOC},
-     p_n, weft__preset_bipartite, NULL},
+     p_n,
+     weft__preset_bipartite,
+     NULL},
     {{"a100", "a100:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
       "ForestColl's A100 model: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and one"
       " NVSwitch node (bX.nvsw0), GPU <-> NVSwitch nvbw each way (default 300 GB/s). When"
       " B > 1 each box also has 8 NICs (bX.nic0-7), GPU i <-> NIC i and NIC i <-> IB switch"
       " ib(i mod 2) at nicbw each way (default 25 GB/s); the two IB switches ib0, ib1 are"
-      " shared by all boxes (sharp=1: they reduce, reduce=sharp). Box X is host bX. GPUs have arch=ampere. Latency: GPU <->"
+      " shared by all boxes (sharp=1: they reduce, reduce=sharp). Box X is host bX. GPUs have "
+      "arch=ampere. Latency: GPU <->"
       " NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <-> switch 65 ns (docs/presets.md)."},
-     p_nvidia, weft__preset_a100,
+     p_nvidia,
+     weft__preset_a100,
      "model: ForestColl's a100_topology (github.com/liangyuRain/ForestColl topologies.py)"},
     {{"h100", "h100:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
       "H100 (DGX/HGX H100-like) boxes: B >= 1 boxes (default 1) of 8 GPUs (bX.gpu0-7) and"
@@ -100,7 +122,8 @@ static const weft__preset presets[] = {
       " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
       " have arch=hopper. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
       " switch 65 ns (docs/presets.md)."},
-     p_nvidia, weft__preset_h100,
+     p_nvidia,
+     weft__preset_h100,
      "model: DGX H100-like box, NVLink 4 (18 links x 25 GB/s = 450 GB/s per GPU each way) "
      "through one NVSwitch node; one 400 Gb/s NIC per GPU on its own rail"},
     {{"h200", "h200:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
@@ -113,7 +136,8 @@ static const weft__preset presets[] = {
       " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
       " have arch=hopper. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
       " switch 65 ns (docs/presets.md)."},
-     p_nvidia, weft__preset_h200,
+     p_nvidia,
+     weft__preset_h200,
      "model: DGX H200-like box, NVLink 4 as h100 (NVIDIA H200 datasheet: 900 GB/s NVLink per "
      "GPU both ways); one 400 Gb/s NIC per GPU on its own rail"},
     {{"b200", "b200:B[,nvbw=BW][,nicbw=BW][,sharp=0|1]",
@@ -126,7 +150,8 @@ static const weft__preset presets[] = {
       " reduce=sharp). A single box has no NICs. Box X is host bX. GPUs"
       " have arch=blackwell. Latency: GPU <-> NVSwitch 300 ns, GPU <-> NIC 300 ns, NIC <->"
       " switch 65 ns (docs/presets.md)."},
-     p_nvidia, weft__preset_b200,
+     p_nvidia,
+     weft__preset_b200,
      "model: DGX B200-like box, NVLink 5 (18 links x 50 GB/s = 900 GB/s per GPU each way; "
      "NVIDIA DGX B200 datasheet) through one NVSwitch node; one 400 Gb/s NIC per GPU"},
     {{"mi250", "mi250:B[,xgmibw=BW][,ibbw=BW]",
@@ -136,7 +161,8 @@ static const weft__preset presets[] = {
       " duplex link of ibbw (default 16 GB/s) to one IB switch ib0 shared by all boxes. Box X"
       " is host bX. GCDs have arch=cdna2. Latency: xGMI 600 ns, GCD <-> ib0 365 ns"
       " (docs/presets.md)."},
-     p_mi250, weft__preset_mi250,
+     p_mi250,
+     weft__preset_mi250,
      "model: ForestColl's mi250_topology and MI250_ADJ_MAT (github.com/liangyuRain/ForestColl "
      "topologies.py)"},
     {{"dgx1", "dgx1[:bw=BW]",
@@ -144,7 +170,8 @@ static const weft__preset presets[] = {
       " bw per NVLink each way (default 25 GB/s), doubled where two NVLinks join a pair"
       " (0-1, 0-4, 1-3, 2-3, 2-6, 4-5, 5-7, 6-7). NVLink only: no PCIe, CPUs or NICs. GPUs"
       " have arch=volta. Latency 600 ns per NVLink (docs/presets.md)."},
-     p_dgx1, weft__preset_dgx1,
+     p_dgx1,
+     weft__preset_dgx1,
      "model: NVLink counts of dgx1() in github.com/microsoft/msccl-tools "
      "sccl/topologies/nvidia.py (hybrid cube-mesh, 6 NVLinks per V100)"},
     {{"fattree", "fattree:K[,bw=BW][,lat=LAT]",
@@ -153,16 +180,21 @@ static const weft__preset presets[] = {
       " (K/2)^2 cores (coreC); K^3/4 ranks, K/2 per edge switch. Every edge switch reaches"
       " every aggregation switch of its pod; aggregation switch A of each pod reaches cores"
       " A*K/2 .. A*K/2+K/2-1. Full bisection bandwidth." BW_LAT_DOC},
-     p_fattree, weft__preset_fattree, NULL},
+     p_fattree,
+     weft__preset_fattree,
+     NULL},
     {{"dragonfly", "dragonfly[:p=P,a=A,h=H,g=G,bw=BW,gbw=BW,lat=LAT]",
       "Dragonfly (Kim et al., ISCA 2008): G groups (default A*H+1, at most A*H+1) of A"
       " routers gX.rY (default 4), each with P ranks (default 2) and H global links (default"
       " 2). The routers of a group are fully connected; every two groups share one global"
       " link: the link between groups i < j joins router (j-1)/H of group i and router i/H of"
       " group j. gbw: bandwidth of global links (default bw)." BW_LAT_DOC},
-     p_dragonfly, weft__preset_dragonfly, NULL},
-    {{"clos", "clos[:hosts=H,gpus=G,nics=K,nicbw=BW,nvbw=BW,rail=0|1,leafports=P,oversub=R,"
-              "spines=S,levels=2|3,podleaves=L,cores=C,lat=LAT]",
+     p_dragonfly,
+     weft__preset_dragonfly,
+     NULL},
+    {{"clos",
+      "clos[:hosts=H,gpus=G,nics=K,nicbw=BW,nvbw=BW,rail=0|1,leafports=P,oversub=R,"
+      "spines=S,levels=2|3,podleaves=L,cores=C,lat=LAT]",
       "Two- or three-level Clos (leaf/spine fat tree) of H hosts (default 4) with G ranks each"
       " (default 8; bX.gpuI, host bX) and K NICs each (default 8, must divide G; bX.nicJ);"
       " ranks G/K*J .. G/K*(J+1)-1 share NIC J, each through its own duplex link of nicbw."
@@ -182,7 +214,9 @@ static const weft__preset presets[] = {
       " and ranks behind a host switch have arch=hopper. Links are aggregated:"
       " one link per switch pair carries all their ports' bandwidth. Names: leafN, spineN"
       " (podP.spineN with levels=3), coreN."},
-     p_clos, weft__preset_clos, NULL},
+     p_clos,
+     weft__preset_clos,
+     NULL},
     {{"mixnet", "mixnet[:hosts=H,gpus=G,ocsnics=K,nicbw=BW,nvbw=BW,reconfig=D,region=R]",
       "MixNet-like optical-electrical fabric (Liao et al., SIGCOMM 2025): H >= 2 hosts"
       " (default 4; host bX) of G GPUs (default 8; bX.gpuI, arch=hopper) on one NVSwitch"
@@ -193,7 +227,8 @@ static const weft__preset presets[] = {
       " share ocsr, whose circuits take reconfig to change (a delay with a unit, default"
       " 25us; docs/topo-format.md, \"ocs\"). OCS ports add no latency. With K = G there is"
       " no packet fabric and region must be H."},
-     p_mixnet, weft__preset_mixnet,
+     p_mixnet,
+     weft__preset_mixnet,
      "model: MixNet (Liao et al., SIGCOMM 2025): part of each server's NICs on a regional "
      "OCS, the rest on the packet fabric"},
 };
@@ -229,8 +264,7 @@ static void param_list(const weft__preset *p, char *buf, size_t size)
         len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", p->params[i]);
 }
 
-static weft_err split_args(const char *spec, const char *args, weft__preset_args *a,
-                           weft_diag *d)
+static weft_err split_args(const char *spec, const char *args, weft__preset_args *a, weft_diag *d)
 {
     const weft__preset *p = a->preset;
     unsigned n = param_count(p), pos = 0;
@@ -477,8 +511,8 @@ weft_err weft__preset_ratio(const weft__preset_args *a, unsigned i, weft_rat def
     size_t used;
     if (weft_rat_parse(a->val[i].text, a->val[i].len, &v, &used) != WEFT_OK ||
         used != a->val[i].len)
-        return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be a number such as 1, 3 or 1.5",
-                             a->spec, name);
+        return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be a number such as 1, 3 or 1.5", a->spec,
+                             name);
     if (weft_rat_sign(v) <= 0)
         return weft_diag_set(d, WEFT_EINVAL, "%s: %s must be > 0", a->spec, name);
     *out = v;
@@ -506,8 +540,7 @@ static weft_err too_large(const weft__preset_args *a, uint64_t count, const char
     if (count == UINT64_MAX)
         return weft_diag_set(d, WEFT_ELIMIT,
                              "%s: too large: more than %llu %s (presets are limited to %llu)",
-                             a->spec, (unsigned long long)limit, what,
-                             (unsigned long long)limit);
+                             a->spec, (unsigned long long)limit, what, (unsigned long long)limit);
     return weft_diag_set(d, WEFT_ELIMIT, "%s: too large: %llu %s (presets are limited to %llu)",
                          a->spec, (unsigned long long)count, what, (unsigned long long)limit);
 }

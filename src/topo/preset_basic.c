@@ -136,11 +136,10 @@ static weft_err parse_dims(const weft__preset_args *a, uint32_t *dims, unsigned 
                                  "%s: dimension %u must be an integer (dims look like 4x4x4)",
                                  a->spec, k + 1);
         if (v < 2)
-            return weft_diag_set(d, WEFT_EINVAL, "%s: dimension %u must be >= 2", a->spec,
-                                 k + 1);
+            return weft_diag_set(d, WEFT_EINVAL, "%s: dimension %u must be >= 2", a->spec, k + 1);
         if (v > UINT32_MAX)
-            return weft_diag_set(d, WEFT_EINVAL, "%s: dimension %u must be <= %u", a->spec,
-                                 k + 1, UINT32_MAX);
+            return weft_diag_set(d, WEFT_EINVAL, "%s: dimension %u must be <= %u", a->spec, k + 1,
+                                 UINT32_MAX);
         dims[k++] = (uint32_t)v;
         if (j == len)
             break;

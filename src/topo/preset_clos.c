@@ -155,8 +155,8 @@ static weft_err build(const clos_cfg *c, weft_topo_builder *b)
     for (uint64_t p = 0; !e && p < c->pods; p++) {
         for (uint32_t s = 0; !e && s < c->spines; s++) {
             if (c->levels == 3)
-                e = weft__preset_node(b, WEFT_NODE_SWITCH, NULL, NULL, "pod%u.spine%u",
-                                      (uint32_t)p, s);
+                e = weft__preset_node(b, WEFT_NODE_SWITCH, NULL, NULL, "pod%u.spine%u", (uint32_t)p,
+                                      s);
             else
                 e = weft__preset_node(b, WEFT_NODE_SWITCH, NULL, NULL, "spine%u", s);
         }
@@ -183,13 +183,12 @@ static weft_err build(const clos_cfg *c, weft_topo_builder *b)
     for (uint64_t l = 0; !e && l < c->leaves; l++) {
         uint64_t first = spine0 + (c->levels == 3 ? l / c->podleaves * c->spines : 0);
         for (uint32_t s = 0; !e && s < c->spines; s++)
-            e = weft_topo_builder_add_duplex(b, node(leaf0 + l), node(first + s),
-                                             c->leaf_spine_bw, c->lat);
+            e = weft_topo_builder_add_duplex(b, node(leaf0 + l), node(first + s), c->leaf_spine_bw,
+                                             c->lat);
     }
     for (uint64_t s = spine0; !e && c->levels == 3 && s < core0; s++) {
         for (uint32_t k = 0; !e && k < c->cores; k++)
-            e = weft_topo_builder_add_duplex(b, node(s), node(core0 + k), c->spine_core_bw,
-                                             c->lat);
+            e = weft_topo_builder_add_duplex(b, node(s), node(core0 + k), c->spine_core_bw, c->lat);
     }
     return e;
 }

@@ -25,7 +25,8 @@ static weft_err add_ranks(weft_topo_builder *b, uint32_t n)
 {
     for (uint32_t r = 0; r < n; r++) {
         weft_err e = weft__preset_node(b, WEFT_NODE_COMPUTE, NULL, NULL, "rank%u", r);
-        if (e) return e;
+        if (e)
+            return e;
     }
     return WEFT_OK;
 }
@@ -94,10 +95,12 @@ static weft_err arcs_push(arcs *a, uint32_t u, uint32_t v)
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 64;
         uint32_t *s = weft__realloc(a->src, cap * sizeof *s);
-        if (!s) return WEFT_ENOMEM;
+        if (!s)
+            return WEFT_ENOMEM;
         a->src = s;
         uint32_t *d = weft__realloc(a->dst, cap * sizeof *d);
-        if (!d) return WEFT_ENOMEM;
+        if (!d)
+            return WEFT_ENOMEM;
         a->dst = d;
         a->cap = cap;
     }
@@ -120,7 +123,8 @@ static weft_err build_arcs(const weft__preset_args *a, weft_topo_builder *b, uin
 {
     bool ok = false;
     weft_err e = weft__topo_arcs_connected(n, g->src, g->dst, g->n, &ok);
-    if (e) return weft__preset_built(a, e, d);
+    if (e)
+        return weft__preset_built(a, e, d);
     if (!ok)
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: the generated graph is not strongly connected (some rank "
@@ -136,7 +140,8 @@ static weft_err bw_lat(const weft__preset_args *a, unsigned at, weft_rat *bw, we
                        weft_diag *d)
 {
     weft_err e = weft__preset_bw(a, at, weft_rat_int(100), false, bw, d);
-    if (!e) e = weft__preset_lat(a, at + 1, weft_rat_int(0), lat, d);
+    if (!e)
+        e = weft__preset_lat(a, at + 1, weft_rat_int(0), lat, d);
     return e;
 }
 
@@ -145,17 +150,23 @@ weft_err weft__preset_genkautz(const weft__preset_args *a, weft_topo_builder *b,
     uint32_t n, deg;
     weft_rat bw, lat;
     weft_err e = weft__preset_need(a, 0, d);
-    if (!e) e = weft__preset_need(a, 1, d);
-    if (!e) e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &n, d);
-    if (!e) e = weft__preset_uint(a, 1, 0, 1, UINT32_MAX, &deg, d);
-    if (!e) e = bw_lat(a, P_BW_AFTER2, &bw, &lat, d);
-    if (e) return e;
+    if (!e)
+        e = weft__preset_need(a, 1, d);
+    if (!e)
+        e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &n, d);
+    if (!e)
+        e = weft__preset_uint(a, 1, 0, 1, UINT32_MAX, &deg, d);
+    if (!e)
+        e = bw_lat(a, P_BW_AFTER2, &bw, &lat, d);
+    if (e)
+        return e;
     if (deg >= n)
         return weft_diag_set(d, WEFT_EINVAL,
                              "%s: degree %u cannot be reached with %u ranks (d must be < N)",
                              a->spec, deg, n);
     e = weft__preset_check_size(a, n, weft__sat_mul(n, deg), d);
-    if (e) return e;
+    if (e)
+        return e;
     arcs g = {0};
     for (uint32_t i = 0; !e && i < n; i++) {
         for (uint32_t k = 1; !e && k <= deg; k++) {
@@ -176,21 +187,28 @@ weft_err weft__preset_debruijn(const weft__preset_args *a, weft_topo_builder *b,
     uint32_t deg, k;
     weft_rat bw, lat;
     weft_err e = weft__preset_need(a, 0, d);
-    if (!e) e = weft__preset_need(a, 1, d);
-    if (!e) e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &deg, d);
-    if (!e) e = weft__preset_uint(a, 1, 0, 1, 64, &k, d);
-    if (!e) e = bw_lat(a, P_BW_AFTER2, &bw, &lat, d);
-    if (e) return e;
+    if (!e)
+        e = weft__preset_need(a, 1, d);
+    if (!e)
+        e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &deg, d);
+    if (!e)
+        e = weft__preset_uint(a, 1, 0, 1, 64, &k, d);
+    if (!e)
+        e = bw_lat(a, P_BW_AFTER2, &bw, &lat, d);
+    if (e)
+        return e;
     uint64_t n = 1;
     for (uint32_t i = 0; i < k; i++)
         n = weft__sat_mul(n, deg);
     e = weft__preset_check_size(a, n, weft__sat_mul(n, deg), d);
-    if (e) return e;
+    if (e)
+        return e;
     arcs g = {0};
     for (uint64_t i = 0; !e && i < n; i++) {
         for (uint32_t s = 0; !e && s < deg; s++) {
             uint64_t j = (i * deg + s) % n; /* shift in digit s */
-            if (j != i) e = arcs_push(&g, (uint32_t)i, (uint32_t)j);
+            if (j != i)
+                e = arcs_push(&g, (uint32_t)i, (uint32_t)j);
         }
     }
     e = e ? weft__preset_built(a, e, d) : build_arcs(a, b, (uint32_t)n, &g, bw, lat, d);
@@ -203,15 +221,19 @@ weft_err weft__preset_bipartite(const weft__preset_args *a, weft_topo_builder *b
     uint32_t n;
     weft_rat bw, lat;
     weft_err e = weft__preset_need(a, 0, d);
-    if (!e) e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &n, d);
-    if (!e) e = bw_lat(a, P_BW_AFTER1, &bw, &lat, d);
-    if (e) return e;
+    if (!e)
+        e = weft__preset_uint(a, 0, 0, 2, UINT32_MAX, &n, d);
+    if (!e)
+        e = bw_lat(a, P_BW_AFTER1, &bw, &lat, d);
+    if (e)
+        return e;
     if (n % 2)
         return weft_diag_set(d, WEFT_EINVAL, "%s: N must be even (two halves of N/2 ranks)",
                              a->spec);
     uint64_t h = n / 2;
     e = weft__preset_check_size(a, n, weft__sat_mul(2 * h, h), d);
-    if (e) return e;
+    if (e)
+        return e;
     e = add_ranks(b, n);
     for (uint32_t i = 0; !e && i < h; i++) {
         for (uint32_t j = 0; !e && j < h; j++)
@@ -231,10 +253,13 @@ weft_err weft__preset_circulant(const weft__preset_args *a, weft_topo_builder *b
     unsigned nj = 0;
     weft_rat bw, lat;
     weft_err e = weft__preset_need(a, 0, d);
-    if (!e) e = weft__preset_uint(a, 0, 0, 3, UINT32_MAX, &n, d);
-    if (e) return e;
+    if (!e)
+        e = weft__preset_uint(a, 0, 0, 3, UINT32_MAX, &n, d);
+    if (e)
+        return e;
     for (unsigned i = 0; i < MAXJ && !e; i++) {
-        if (!weft__preset_has(a, P_J + i)) continue;
+        if (!weft__preset_has(a, P_J + i))
+            continue;
         e = weft__preset_uint(a, P_J + i, 0, 1, n / 2, &j[nj], d);
         for (unsigned q = 0; !e && q < nj; q++) {
             if (j[q] == j[nj])
@@ -245,21 +270,26 @@ weft_err weft__preset_circulant(const weft__preset_args *a, weft_topo_builder *b
     if (!e && nj == 0)
         e = weft_diag_set(d, WEFT_EINVAL, "%s: missing offsets (usage: %s)", a->spec,
                           a->preset->info.usage);
-    if (!e) e = bw_lat(a, P_CBW, &bw, &lat, d);
-    if (e) return e;
+    if (!e)
+        e = bw_lat(a, P_CBW, &bw, &lat, d);
+    if (e)
+        return e;
     uint64_t links = 0;
     for (unsigned q = 0; q < nj; q++)
         links += 2 * (uint64_t)n / (2 * j[q] == n ? 2 : 1);
     e = weft__preset_check_size(a, n, links, d);
-    if (e) return e;
+    if (e)
+        return e;
     arcs g = {0};
     for (uint32_t i = 0; !e && i < n; i++) {
         for (unsigned q = 0; !e && q < nj; q++) {
             uint32_t p = (uint32_t)(((uint64_t)i + j[q]) % n);
             /* The offset N/2 joins each pair once, not twice. */
-            if (2 * j[q] == n && i >= n / 2) continue;
+            if (2 * j[q] == n && i >= n / 2)
+                continue;
             e = arcs_push(&g, i, p);
-            if (!e) e = arcs_push(&g, p, i);
+            if (!e)
+                e = arcs_push(&g, p, i);
         }
     }
     e = e ? weft__preset_built(a, e, d) : build_arcs(a, b, n, &g, bw, lat, d);

@@ -59,8 +59,7 @@ weft_err weft__preset_fattree(const weft__preset_args *a, weft_topo_builder *b, 
     for (uint64_t r = 0; !e && r < ranks; r++) {
         uint64_t edge = r / half; /* global edge index p*k/2 + e */
         uint64_t pod = edge / half;
-        e = weft_topo_builder_add_duplex(b, node(r), node(ranks + pod * k + edge % half), bw,
-                                         lat);
+        e = weft_topo_builder_add_duplex(b, node(r), node(ranks + pod * k + edge % half), bw, lat);
     }
     for (uint64_t p = 0; !e && p < k; p++) {
         uint64_t edge0 = ranks + p * k, agg0 = edge0 + half;

@@ -90,10 +90,10 @@ static void test_registry(void)
 {
     CHECK_INT(weft_preset_count(), 20);
     CHECK(weft_preset_get(weft_preset_count()) == NULL);
-    static const char *const names[] = {"ring",      "biring",  "full",      "switch",   "torus",
-                                        "hypercube", "genkautz", "circulant", "debruijn", "bipartite",
-                                        "a100",      "h100",    "h200",      "b200",     "mi250",
-                                        "dgx1",      "fattree", "dragonfly", "clos",     "mixnet"};
+    static const char *const names[] = {
+        "ring",      "biring",   "full",      "switch",    "torus", "hypercube", "genkautz",
+        "circulant", "debruijn", "bipartite", "a100",      "h100",  "h200",      "b200",
+        "mi250",     "dgx1",     "fattree",   "dragonfly", "clos",  "mixnet"};
     for (size_t i = 0; i < weft_preset_count() && i < 20; i++) {
         const weft_preset_info *p = weft_preset_get(i);
         CHECK_STR(p->name, names[i]);
@@ -496,8 +496,7 @@ static void test_clos(void)
      * 391 groups * 8 rails = 3128 leaves, 32 spines. */
     t = make("clos:hosts=12500");
     if (t) {
-        check_shape(t, 100000, 12500 + 3128 + 32, 100000, 2 * (200000 + 100000 + 3128 * 32),
-                    12500);
+        check_shape(t, 100000, 12500 + 3128 + 32, 100000, 2 * (200000 + 100000 + 3128 * 32), 12500);
         CHECK_BW(t, "b12499.nic7", "leaf3127", 50, 1);
         CHECK_STR(rank_name(t, 99999), "b12499.gpu7");
         weft_topo_free(t);
@@ -563,25 +562,35 @@ static const bad_case bad[] = {
     {"ring:99999999999", WEFT_EINVAL, "ring:99999999999: N must be <= 4294967295"},
     {"ring", WEFT_EINVAL, "ring: missing N (usage: ring:N[,bw=BW][,lat=LAT])"},
     {"ring:", WEFT_EINVAL, "ring:: empty parameter list (usage: ring:N[,bw=BW][,lat=LAT])"},
-    {"ring:4,,bw=1", WEFT_EINVAL, "ring:4,,bw=1: empty parameter (usage: ring:N[,bw=BW][,lat=LAT])"},
-    {"ring:4:1:2:3", WEFT_EINVAL, "ring:4:1:2:3: too many parameters (usage: ring:N[,bw=BW][,lat=LAT])"},
-    {"ring:4,speed=3", WEFT_EINVAL, "ring:4,speed=3: unknown parameter 'speed' (ring takes N, bw, lat)"},
+    {"ring:4,,bw=1", WEFT_EINVAL,
+     "ring:4,,bw=1: empty parameter (usage: ring:N[,bw=BW][,lat=LAT])"},
+    {"ring:4:1:2:3", WEFT_EINVAL,
+     "ring:4:1:2:3: too many parameters (usage: ring:N[,bw=BW][,lat=LAT])"},
+    {"ring:4,speed=3", WEFT_EINVAL,
+     "ring:4,speed=3: unknown parameter 'speed' (ring takes N, bw, lat)"},
     {"ring:4,N=5", WEFT_EINVAL, "ring:4,N=5: parameter 'N' given twice"},
     {"ring:4,bw=0", WEFT_EINVAL, "ring:4,bw=0: bw must be > 0"},
     {"ring:4,bw=-5", WEFT_EINVAL, "ring:4,bw=-5: bw must be > 0"},
-    {"ring:4,bw=fast", WEFT_EINVAL, "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
-    {"ring:4,bw=5furlongs", WEFT_EINVAL, "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
+    {"ring:4,bw=fast", WEFT_EINVAL,
+     "ring:4,bw=fast: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit is "
+     "given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
+    {"ring:4,bw=5furlongs", WEFT_EINVAL,
+     "ring:4,bw=5furlongs: bw must be a bandwidth such as 100, 12.5 or 400Gbps (GB/s unless a unit "
+     "is given: GB/s, Gbps, Gb/s, GiB/s, MB/s, MiB/s, Mbps, Mb/s, TB/s, Tbps)"},
     {"ring:4,lat=-1", WEFT_EINVAL, "ring:4,lat=-1: lat must be >= 0"},
     {"ring:4,lat=-1us", WEFT_EINVAL, "ring:4,lat=-1us: lat must be >= 0"},
     {"ring:4,bw=0Gbps", WEFT_EINVAL, "ring:4,bw=0Gbps: bw must be > 0"},
     {"clos:nvbw=-1GB/s", WEFT_EINVAL, "clos:nvbw=-1GB/s: nvbw must be >= 0"},
-    {"ring:4,lat=3parsecs", WEFT_EINVAL, "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given: ns, us, ms, s)"},
+    {"ring:4,lat=3parsecs", WEFT_EINVAL,
+     "ring:4,lat=3parsecs: lat must be a latency such as 500 or 1.5us (ns unless a unit is given: "
+     "ns, us, ms, s)"},
     {"biring:1", WEFT_EINVAL, "biring:1: N must be >= 2"},
     {"switch:0", WEFT_EINVAL, "switch:0: N must be >= 1"},
     {"torus:4x0", WEFT_EINVAL, "torus:4x0: dimension 2 must be >= 2"},
     {"torus:1x4", WEFT_EINVAL, "torus:1x4: dimension 1 must be >= 2"},
     {"torus:4x", WEFT_EINVAL, "torus:4x: dimension 2 must be an integer (dims look like 4x4x4)"},
-    {"torus:4by4", WEFT_EINVAL, "torus:4by4: dimension 1 must be an integer (dims look like 4x4x4)"},
+    {"torus:4by4", WEFT_EINVAL,
+     "torus:4by4: dimension 1 must be an integer (dims look like 4x4x4)"},
     {"torus:2x2x2x2x2x2x2x2x2", WEFT_EINVAL, "torus:2x2x2x2x2x2x2x2x2: at most 8 dimensions"},
     {"torus:99999999999x2", WEFT_EINVAL, "torus:99999999999x2: dimension 1 must be <= 4294967295"},
     {"torus", WEFT_EINVAL, "torus: missing dims (usage: torus:AxB[xC...][,bw=BW][,lat=LAT])"},
@@ -591,34 +600,51 @@ static const bad_case bad[] = {
     {"a100:2,nicbw=0", WEFT_EINVAL, "a100:2,nicbw=0: nicbw must be > 0"},
     {"h100:x", WEFT_EINVAL, "h100:x: boxes must be an integer"},
     {"h100:2,sharp=2", WEFT_EINVAL, "h100:2,sharp=2: sharp must be <= 1"},
-    {"mi250:2,xgmibw=9223372036854775807", WEFT_EINVAL, "mi250:2,xgmibw=9223372036854775807: xgmibw is too large"},
+    {"mi250:2,xgmibw=9223372036854775807", WEFT_EINVAL,
+     "mi250:2,xgmibw=9223372036854775807: xgmibw is too large"},
     {"dgx1:bw=0", WEFT_EINVAL, "dgx1:bw=0: bw must be > 0"},
     {"dgx1:25:2", WEFT_EINVAL, "dgx1:25:2: too many parameters (usage: dgx1[:bw=BW])"},
     {"clos:nics=3", WEFT_EINVAL, "clos:nics=3: nics must divide gpus (8)"},
     {"clos:levels=4", WEFT_EINVAL, "clos:levels=4: levels must be <= 3"},
     {"clos:rail=2", WEFT_EINVAL, "clos:rail=2: rail must be <= 1"},
     {"clos:oversub=0", WEFT_EINVAL, "clos:oversub=0: oversub must be > 0"},
-    {"clos:oversub=2:1", WEFT_EINVAL, "clos:oversub=2:1: unnamed value '1' after named parameters (usage: clos[:hosts=H,gpus=G,nics=K,nicbw=BW,nvbw=BW,rail=0|1,leafports=P,oversub=R,spines=S,levels=2|3,podleaves=L,cores=C,lat=LAT])"},
+    {"clos:oversub=2:1", WEFT_EINVAL,
+     "clos:oversub=2:1: unnamed value '1' after named parameters (usage: "
+     "clos[:hosts=H,gpus=G,nics=K,nicbw=BW,nvbw=BW,rail=0|1,leafports=P,oversub=R,spines=S,levels="
+     "2|3,podleaves=L,cores=C,lat=LAT])"},
     {"clos:cores=4", WEFT_EINVAL, "clos:cores=4: cores needs levels=3"},
     {"clos:nvbw=-1", WEFT_EINVAL, "clos:nvbw=-1: nvbw must be >= 0"},
-    {"full:100000", WEFT_ELIMIT, "full:100000: too large: 9999900000 links (presets are limited to 33554432)"},
-    {"torus:65536x65536x65536", WEFT_ELIMIT, "torus:65536x65536x65536: too large: 281474976710656 nodes (presets are limited to 8388608)"},
-    {"ring:4294967295", WEFT_ELIMIT, "ring:4294967295: too large: 4294967295 nodes (presets are limited to 8388608)"},
-    {"clos:hosts=4294967295,gpus=4294967295,nics=1", WEFT_ELIMIT, "clos:hosts=4294967295,gpus=4294967295,nics=1: too large: more than 8388608 nodes (presets are limited to 8388608)"},
-    {"a100:1000000", WEFT_ELIMIT, "a100:1000000: too large: 17000002 nodes (presets are limited to 8388608)"},
+    {"full:100000", WEFT_ELIMIT,
+     "full:100000: too large: 9999900000 links (presets are limited to 33554432)"},
+    {"torus:65536x65536x65536", WEFT_ELIMIT,
+     "torus:65536x65536x65536: too large: 281474976710656 nodes (presets are limited to 8388608)"},
+    {"ring:4294967295", WEFT_ELIMIT,
+     "ring:4294967295: too large: 4294967295 nodes (presets are limited to 8388608)"},
+    {"clos:hosts=4294967295,gpus=4294967295,nics=1", WEFT_ELIMIT,
+     "clos:hosts=4294967295,gpus=4294967295,nics=1: too large: more than 8388608 nodes (presets "
+     "are limited to 8388608)"},
+    {"a100:1000000", WEFT_ELIMIT,
+     "a100:1000000: too large: 17000002 nodes (presets are limited to 8388608)"},
     {"fattree:3", WEFT_EINVAL, "fattree:3: k must be even"},
     {"fattree", WEFT_EINVAL, "fattree: missing k (usage: fattree:K[,bw=BW][,lat=LAT])"},
-    {"fattree:1024", WEFT_ELIMIT, "fattree:1024: too large: 269746176 nodes (presets are limited to 8388608)"},
+    {"fattree:1024", WEFT_ELIMIT,
+     "fattree:1024: too large: 269746176 nodes (presets are limited to 8388608)"},
     {"dragonfly:g=10", WEFT_EINVAL, "dragonfly:g=10: g must be <= a*h+1 (9)"},
     {"dragonfly:g=1", WEFT_EINVAL, "dragonfly:g=1: g must be >= 2"},
     {"dragonfly:a=0", WEFT_EINVAL, "dragonfly:a=0: a must be >= 1"},
     {"dragonfly:gbw=0", WEFT_EINVAL, "dragonfly:gbw=0: gbw must be > 0"},
-    {"nosuch:4", WEFT_ENOENT, "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
-    {"", WEFT_ENOENT, "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
-    {"Ring:4", WEFT_ENOENT, "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
-        "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, clos, mixnet)"},
+    {"nosuch:4", WEFT_ENOENT,
+     "unknown preset 'nosuch' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+     "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, "
+     "clos, mixnet)"},
+    {"", WEFT_ENOENT,
+     "unknown preset '' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+     "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, "
+     "clos, mixnet)"},
+    {"Ring:4", WEFT_ENOENT,
+     "unknown preset 'Ring' (presets: ring, biring, full, switch, torus, hypercube, genkautz, "
+     "circulant, debruijn, bipartite, a100, h100, h200, b200, mi250, dgx1, fattree, dragonfly, "
+     "clos, mixnet)"},
 };
 
 static void test_errors(void)
@@ -654,9 +680,13 @@ static void dtor_preset(void *arg)
 
 static void test_oom(void)
 {
-    static const char *const specs[] = {"a100:2", "mi250:2", "dgx1", "torus:3x2",
+    static const char *const specs[] = {"a100:2",
+                                        "mi250:2",
+                                        "dgx1",
+                                        "torus:3x2",
                                         "clos:hosts=3,gpus=4,nics=2,leafports=2,levels=3",
-                                        "fattree:4", "dragonfly:g=3"};
+                                        "fattree:4",
+                                        "dragonfly:g=3"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         void *io[2] = {(void *)specs[i], NULL};
         CHECK(weft_test_oom_sweep(specs[i], ctor_preset, dtor_preset, io) > 5);

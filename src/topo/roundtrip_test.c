@@ -1,7 +1,8 @@
 /* Every preset is also a file: for a small instance of each (and variants
  * with latencies and fractional bandwidths), weft_topo_write then
  * weft_topo_parse gives an equal graph, and writing that again gives the
- * same bytes (but for the note, which is written as comments). The table must cover every registered preset. */
+ * same bytes (but for the note, which is written as comments). The table must cover every
+ * registered preset. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -17,7 +17,6 @@
 #include "weft/host.h"
 #include "weft/topo.h"
 
-
 void weft_spec_opts_init(weft_spec_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -38,18 +37,23 @@ static weft_spec_kind sniff(const char *path)
 {
     char buf[4096];
     FILE *f = fopen(path, "rb");
-    if (!f) return WEFT_SPEC_TOPO;
+    if (!f)
+        return WEFT_SPEC_TOPO;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     size_t i = 0;
-    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
+    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
     while (i < n && isspace((unsigned char)buf[i]))
         i++;
-    if (i < n && buf[i] == '<') return WEFT_SPEC_NCCL_XML;
+    if (i < n && buf[i] == '<')
+        return WEFT_SPEC_NCCL_XML;
     for (const char *line = buf; line; line = strchr(line, '\n')) {
-        if (*line == '\n') line++;
-        if (strncmp(line, "topology:", 9) == 0) return WEFT_SPEC_ASTRA_YML;
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, "topology:", 9) == 0)
+            return WEFT_SPEC_ASTRA_YML;
     }
     return WEFT_SPEC_TOPO;
 }
@@ -57,10 +61,13 @@ static weft_spec_kind sniff(const char *path)
 /* The format of an existing file that is not a directory. */
 static weft_spec_kind file_kind(const char *spec, const struct stat *st)
 {
-    if (has_ext(spec, ".xml")) return WEFT_SPEC_NCCL_XML;
-    if (has_ext(spec, ".yml") || has_ext(spec, ".yaml")) return WEFT_SPEC_ASTRA_YML;
+    if (has_ext(spec, ".xml"))
+        return WEFT_SPEC_NCCL_XML;
+    if (has_ext(spec, ".yml") || has_ext(spec, ".yaml"))
+        return WEFT_SPEC_ASTRA_YML;
     /* A pipe cannot be read twice: it is taken as .topo. */
-    if (has_ext(spec, ".topo") || !S_ISREG(st->st_mode)) return WEFT_SPEC_TOPO;
+    if (has_ext(spec, ".topo") || !S_ISREG(st->st_mode))
+        return WEFT_SPEC_TOPO;
     return sniff(spec);
 }
 
@@ -77,11 +84,16 @@ weft_spec_kind weft_spec_kind_of(const char *spec)
 const char *weft_spec_kind_name(weft_spec_kind kind)
 {
     switch (kind) {
-    case WEFT_SPEC_PRESET: return "a preset";
-    case WEFT_SPEC_HOST: return "a host fabric";
-    case WEFT_SPEC_NCCL_XML: return "an NCCL topology XML";
-    case WEFT_SPEC_ASTRA_YML: return "an ASTRA-sim config";
-    default: return "a .topo file";
+    case WEFT_SPEC_PRESET:
+        return "a preset";
+    case WEFT_SPEC_HOST:
+        return "a host fabric";
+    case WEFT_SPEC_NCCL_XML:
+        return "an NCCL topology XML";
+    case WEFT_SPEC_ASTRA_YML:
+        return "an ASTRA-sim config";
+    default:
+        return "a .topo file";
     }
 }
 
@@ -98,15 +110,18 @@ weft_err weft_topo_from_spec(const char *spec, const weft_spec_opts *opts, weft_
     struct stat st;
     if (stat(spec, &st) != 0) {
         weft_err e;
-        if (weft_topo_host_spec(spec, out, &e, d)) return e; /* "host[:...]", weft/host.h */
-        if (weft__topo_is_operator(spec)) return weft__topo_operator(spec, out, d);
+        if (weft_topo_host_spec(spec, out, &e, d))
+            return e; /* "host[:...]", weft/host.h */
+        if (weft__topo_is_operator(spec))
+            return weft__topo_operator(spec, out, d);
         e = weft_topo_preset(spec, out, d);
         if (e == WEFT_ENOENT)
             return weft_diag_set(d, WEFT_ENOENT, "no such file or preset '%s' (see weft topo list)",
                                  spec);
         return e;
     }
-    if (S_ISDIR(st.st_mode)) return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
+    if (S_ISDIR(st.st_mode))
+        return weft_diag_set(d, WEFT_EIO, "%s: is a directory", spec);
     switch (file_kind(spec, &st)) {
     case WEFT_SPEC_NCCL_XML:
         return weft_topo_load_nccl_xml(spec, &opts->nccl, out, d);

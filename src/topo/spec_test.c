@@ -35,7 +35,8 @@ static uint32_t ranks_of(const char *spec, const weft_spec_opts *o, weft_err wan
     weft_diag_clear(&d);
     weft_err e = weft_topo_from_spec(spec, o, &t, &d);
     CHECK_ERR(e, want);
-    if (e != want) fprintf(stderr, "  %s: %s\n", spec, d.msg);
+    if (e != want)
+        fprintf(stderr, "  %s: %s\n", spec, d.msg);
     uint32_t n = t ? weft_topo_num_ranks(t) : 0;
     weft_topo_free(t);
     return n;
@@ -82,10 +83,12 @@ static const char *note_of(const char *spec, char *buf, size_t size)
 int main(void)
 {
     FILE *f = fopen(FIX "/nccl-topo/azhpc-images_ndv4-topo.xml", "r");
-    if (!f) return WEFT_TEST_SKIP;
+    if (!f)
+        return WEFT_TEST_SKIP;
     fclose(f);
     snprintf(tmpdir, sizeof tmpdir, "%s/spec_test.%ld", WEFT_BINARY_DIR, (long)getpid());
-    if (mkdir(tmpdir, 0700) != 0) return WEFT_TEST_SKIP;
+    if (mkdir(tmpdir, 0700) != 0)
+        return WEFT_TEST_SKIP;
 
     weft_spec_opts o;
     weft_spec_opts_init(&o);

@@ -14,16 +14,11 @@ typedef struct unit {
 /* Factors to GB/s = 10^9 bytes/s. Bits are 1/8 byte; binary prefixes are
  * powers of two. */
 static const unit bandwidth_units[] = {
-    {"GB/s", 1, 1},
-    {"Gbps", 1, 8},
-    {"Gb/s", 1, 8},
-    {"GiB/s", 1073741824, 1000000000},
-    {"MB/s", 1, 1000},
-    {"MiB/s", 1048576, 1000000000},
-    {"Mbps", 1, 8000},
-    {"Mb/s", 1, 8000},
-    {"TB/s", 1000, 1},
-    {"Tbps", 125, 1},
+    {"GB/s", 1, 1},    {"Gbps", 1, 8},
+    {"Gb/s", 1, 8},    {"GiB/s", 1073741824, 1000000000},
+    {"MB/s", 1, 1000}, {"MiB/s", 1048576, 1000000000},
+    {"Mbps", 1, 8000}, {"Mb/s", 1, 8000},
+    {"TB/s", 1000, 1}, {"Tbps", 125, 1},
 };
 
 /* Factors to ns. */
@@ -114,8 +109,8 @@ weft_err weft__quantity_parse(weft_quantity q, const char *s, size_t len, const 
     size_t n_units = bw ? sizeof bandwidth_units / sizeof *bandwidth_units
                         : sizeof latency_units / sizeof *latency_units;
     weft_rat v;
-    weft_err e = parse_with(units, n_units, unit_index(units, n_units, bare_unit), s, len, &v,
-                            why, where);
+    weft_err e =
+        parse_with(units, n_units, unit_index(units, n_units, bare_unit), s, len, &v, why, where);
     if (e)
         return e;
     if (bw ? weft_rat_sign(v) <= 0 : weft_rat_sign(v) < 0) {

@@ -60,7 +60,7 @@ int main(void)
     check_bw("200Gbps", 25, 1);
     check_bw("200Gb/s", 25, 1);
     check_bw("1GiB/s", 2097152, 1953125); /* 2^30 / 10^9 = 2^21 / 5^9 */
-    check_bw("1MiB/s", 2048, 1953125);     /* 2^20 / 10^9 = 2^11 / 5^9 */
+    check_bw("1MiB/s", 2048, 1953125);    /* 2^20 / 10^9 = 2^11 / 5^9 */
     check_bw("1500MB/s", 3, 2);
     check_bw("8000Mbps", 1, 1);
     check_bw("8Mb/s", 1, 1000);
@@ -113,8 +113,7 @@ int main(void)
     CHECK_STR(why, "missing unit");
     CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "0", "GB/s", &q, &why), WEFT_EINVAL);
     CHECK_STR(why, "must be > 0");
-    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "1e-30", "GB/s", &q, &why),
-              WEFT_EOVERFLOW);
+    CHECK_ERR(weft_parse_quantity(WEFT_QTY_BANDWIDTH, "1e-30", "GB/s", &q, &why), WEFT_EOVERFLOW);
     CHECK_STR(why, "too small");
     CHECK_ERR(weft_parse_quantity(WEFT_QTY_LATENCY, "5us", "s", &q, &why), WEFT_OK);
     CHECK(q.num == 5000 && q.den == 1);

@@ -157,10 +157,9 @@ weft_err weft_topo_write(const weft_topo *t, FILE *f)
     for (uint32_t l = 0; l < t->n_links; l++) {
         weft_node_id src = {t->link_src[l]}, dst = {t->link_dst[l]};
         weft_link_id r;
-        bool twin = weft_topo_find_link(t, dst, src, &r) &&
-                    weft_rat_eq(t->link_bw[r.v], t->link_bw[l]) &&
-                    weft_rat_eq(t->link_lat[r.v], t->link_lat[l]) &&
-                    weft__topo_same_shaper(t, r.v, t, l);
+        bool twin =
+            weft_topo_find_link(t, dst, src, &r) && weft_rat_eq(t->link_bw[r.v], t->link_bw[l]) &&
+            weft_rat_eq(t->link_lat[r.v], t->link_lat[l]) && weft__topo_same_shaper(t, r.v, t, l);
         if (twin && src.v > dst.v)
             continue; /* written as the duplex of its twin */
         size_t o = pad_to(buf, 0, twin ? "duplex" : "link", 6);
@@ -180,8 +179,8 @@ weft_err weft_topo_write(const weft_topo *t, FILE *f)
         }
         weft_link_shaper sh;
         if (weft_topo_link_shaper(t, (weft_link_id){l}, &sh)) {
-            o += (size_t)snprintf(buf + o, 40, " burst=%llu peak=",
-                                  (unsigned long long)sh.burst_bytes);
+            o += (size_t)snprintf(buf + o, 40,
+                                  " burst=%llu peak=", (unsigned long long)sh.burst_bytes);
             o += (size_t)weft_rat_format_exact(sh.peak_gbps, buf + o, 64);
             memcpy(buf + o, "GB/s", 4);
             o += 4;

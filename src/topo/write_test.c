@@ -210,8 +210,8 @@ static void test_names(void)
     weft_node_id v[4];
     weft_err e;
     (void)((e = weft_topo_builder_add_node(b, longname, WEFT_NODE_COMPUTE, longname, &v[0])) ||
-           (e = weft_topo_builder_add_node(b, "caf\xc3\xa9/\xe2\x82\xac", WEFT_NODE_COMPUTE,
-                                           "h=1", &v[1])) ||
+           (e = weft_topo_builder_add_node(b, "caf\xc3\xa9/\xe2\x82\xac", WEFT_NODE_COMPUTE, "h=1",
+                                           &v[1])) ||
            (e = weft_topo_builder_add_node(b, "s", WEFT_NODE_SWITCH, NULL, &v[2])) ||
            (e = weft_topo_builder_add_node(b, "node", WEFT_NODE_SWITCH, NULL, &v[3])) ||
            (e = weft_topo_builder_set_attr(b, v[1], "k", "a=b=c")) ||
@@ -273,11 +273,10 @@ static void test_unwritable(void)
     static const struct {
         const char *name, *host, *key, *value;
     } cases[] = {
-        {"a b", NULL, NULL, NULL},     {"a#b", NULL, NULL, NULL},
-        {"a\tb", NULL, NULL, NULL},    {"a\rb", NULL, NULL, NULL},
-        {"caf\xe9", NULL, NULL, NULL}, {"a", "h 1", NULL, NULL},
-        {"a", NULL, "k=", "v"},        {"a", NULL, "k", "v w"},
-        {"a", NULL, "k", "v#"},        {"a", NULL, "#k", "v"},
+        {"a b", NULL, NULL, NULL},  {"a#b", NULL, NULL, NULL},     {"a\tb", NULL, NULL, NULL},
+        {"a\rb", NULL, NULL, NULL}, {"caf\xe9", NULL, NULL, NULL}, {"a", "h 1", NULL, NULL},
+        {"a", NULL, "k=", "v"},     {"a", NULL, "k", "v w"},       {"a", NULL, "k", "v#"},
+        {"a", NULL, "#k", "v"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         weft_topo_builder *b;
@@ -288,8 +287,8 @@ static void test_unwritable(void)
         (void)((e = weft_topo_builder_note(b, "a note that must not be written either")) ||
                (e = weft_topo_builder_add_node(b, cases[i].name, WEFT_NODE_COMPUTE, cases[i].host,
                                                &v)) ||
-               (cases[i].key && (e = weft_topo_builder_set_attr(b, v, cases[i].key,
-                                                                cases[i].value))));
+               (cases[i].key &&
+                (e = weft_topo_builder_set_attr(b, v, cases[i].key, cases[i].value))));
         weft_topo *t = build_or_null(b, e);
         if (!t)
             continue;

@@ -51,7 +51,8 @@ uint32_t tuner_class_of(uint64_t bytes)
 static double lat_at(const weft_nccl_fabric *f, weft_coll coll, int a, int p, uint64_t bytes)
 {
     weft_nccl_cost c;
-    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)bytes, &c)) return 0;
+    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)bytes, &c))
+        return 0;
     return c.lat_s * 1e6;
 }
 
@@ -60,13 +61,15 @@ static void fill_entry(const weft_nccl_fabric *f, weft_coll coll, int a, int p, 
 {
     weft_nccl_cost c;
     memset(e, 0, sizeof *e);
-    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)lo, &c)) return;
+    if (!weft_nccl_cost_of(f, coll, row_algo[a], col_proto[p], (double)lo, &c))
+        return;
     e->on = true;
     e->lat_us = e->lat_hi_us = c.lat_s * 1e6;
     e->bytes_per_us = 1e3 * c.algbw_gbps;
     e->step = UINT64_MAX;
     double top = lat_at(f, coll, a, p, hi);
-    if (top == e->lat_us) return;
+    if (top == e->lat_us)
+        return;
     /* The latency changes once inside [lo, hi]: the first size of the
      * new one is in (lo, hi]. */
     uint64_t below = lo, at = hi;
@@ -83,10 +86,12 @@ static void fill_entry(const weft_nccl_fabric *f, weft_coll coll, int a, int p, 
 
 const tuner_class *tuner_model_class(tuner_model *m, int func, uint64_t bytes)
 {
-    if (func < 0 || func >= TUNER_FUNCS) return NULL;
+    if (func < 0 || func >= TUNER_FUNCS)
+        return NULL;
     uint32_t k = tuner_class_of(bytes);
     tuner_class *c = &m->c[func][k];
-    if (c->filled) return c;
+    if (c->filled)
+        return c;
     uint64_t lo = k == 0 ? 0 : (uint64_t)1 << k;
     uint64_t hi = k == 63 ? UINT64_MAX : ((uint64_t)1 << (k + 1)) - 1;
     for (int a = 0; a < TUNER_ALGOS; a++)
@@ -107,13 +112,15 @@ bool tuner_model_fill(tuner_model *m, int func, uint64_t bytes, int pipe_ops, fl
                       int num_algo, int num_proto)
 {
     const tuner_class *c = tuner_model_class(m, func, bytes);
-    if (!c) return false;
+    if (!c)
+        return false;
     for (int a = 0; a < TUNER_ALGOS && a < num_algo; a++) {
         for (int p = 0; p < 3 && p < num_proto; p++) {
             float *slot = &table[a * num_proto + p];
             /* NCCL cannot run an entry it left below 0; NCCL's own cost
              * stays where weft's model has none. */
-            if (!c->e[a][p].on || !(*slot >= 0)) continue;
+            if (!c->e[a][p].on || !(*slot >= 0))
+                continue;
             *slot = (float)tuner_entry_cost(&c->e[a][p], a, bytes, pipe_ops);
         }
     }
@@ -124,15 +131,18 @@ bool tuner_model_choose(tuner_model *m, int func, uint64_t bytes, int pipe_ops, 
                         bool nvls, int *algo, int *proto)
 {
     const tuner_class *c = tuner_model_class(m, func, bytes);
-    if (!c) return false;
+    if (!c)
+        return false;
     bool found = false;
     double best = 0;
     for (int a = 0; a <= NCCL_ALGO_NVLS_TREE; a++) {
-        bool allowed = a <= NCCL_ALGO_RING ||
-                       (collnet && (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN)) ||
-                       (nvls && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE));
+        bool allowed =
+            a <= NCCL_ALGO_RING ||
+            (collnet && (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN)) ||
+            (nvls && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE));
         for (int p = 0; p < 3 && allowed; p++) {
-            if (!c->e[a][p].on) continue;
+            if (!c->e[a][p].on)
+                continue;
             double cost = tuner_entry_cost(&c->e[a][p], a, bytes, pipe_ops);
             if (!found || cost < best) {
                 found = true;

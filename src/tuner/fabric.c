@@ -53,7 +53,8 @@ static weft_err slots_init(rank_slots *s, const weft_topo *t)
         if (h == WEFT_NO_HOST || host_slot[h] == UINT32_MAX) {
             sl = s->n_slots++;
             s->first[sl] = r;
-            if (h != WEFT_NO_HOST) host_slot[h] = sl;
+            if (h != WEFT_NO_HOST)
+                host_slot[h] = sl;
         } else {
             sl = host_slot[h];
         }
@@ -77,9 +78,11 @@ static weft_err copy_node(weft_topo_builder *b, const weft_topo *t, weft_node_id
         while (*a == ' ')
             a++;
         size_t len = strcspn(a, " ");
-        if (len == 0) break;
+        if (len == 0)
+            break;
         char kv[2 * WEFT_TOPO_NAME_MAX + 2];
-        if (len >= sizeof kv) return WEFT_ELIMIT;
+        if (len >= sizeof kv)
+            return WEFT_ELIMIT;
         memcpy(kv, a, len);
         kv[len] = '\0';
         char *eq = strchr(kv, '=');
@@ -101,22 +104,26 @@ static weft_err build_sub(const weft_topo *t, const bool *keep, weft_topo **out,
     weft_err e = id ? weft_topo_builder_new(&b) : WEFT_ENOMEM;
     for (uint32_t v = 0; !e && v < nv; v++) {
         weft_node_id nid;
-        if (!keep[v]) continue;
+        if (!keep[v])
+            continue;
         e = copy_node(b, t, (weft_node_id){v}, &nid);
         id[v] = nid.v;
     }
     for (uint32_t v = 0; !e && v < nv; v++) {
-        if (!keep[v]) continue;
+        if (!keep[v])
+            continue;
         uint32_t first, count;
         weft_topo_out_links(t, (weft_node_id){v}, &first, &count);
         for (uint32_t k = 0; !e && k < count; k++) {
             weft_link_id l = {first + k};
             weft_node_id w = weft_topo_link_dst(t, l);
-            if (!keep[w.v]) continue;
+            if (!keep[w.v])
+                continue;
             e = weft_topo_builder_add_link(b, (weft_node_id){id[v]}, (weft_node_id){id[w.v]},
                                            weft_topo_link_bw(t, l), weft_topo_link_lat(t, l));
             weft_link_shaper sh;
-            if (!e && weft_topo_link_shaper(t, l, &sh)) e = weft_topo_builder_shape_links(b, 1, sh);
+            if (!e && weft_topo_link_shaper(t, l, &sh))
+                e = weft_topo_builder_shape_links(b, 1, sh);
         }
     }
     weft__free(id);
@@ -138,7 +145,8 @@ weft_err tuner_fabric_map(const char *spec, uint64_t ranks, uint64_t nodes, weft
     uint64_t per = ranks / nodes;
     weft_topo *t = NULL, *sub = NULL;
     weft_err e = weft_topo_from_spec(spec, NULL, &t, d);
-    if (e) return e;
+    if (e)
+        return e;
     rank_slots s;
     e = slots_init(&s, t);
     if (e) {
@@ -182,17 +190,20 @@ weft_err tuner_fabric_map(const char *spec, uint64_t ranks, uint64_t nodes, weft
             int32_t h = weft_topo_node_host(t, v);
             bool chosen = s.slot[r] < nodes && s.index[r] < per;
             keep[v.v] = chosen;
-            if (chosen && h != WEFT_NO_HOST) host_on[h] = true;
+            if (chosen && h != WEFT_NO_HOST)
+                host_on[h] = true;
         }
         for (uint32_t v = 0; v < nv; v++) {
-            if (weft_topo_node_kind(t, (weft_node_id){v}) == WEFT_NODE_COMPUTE) continue;
+            if (weft_topo_node_kind(t, (weft_node_id){v}) == WEFT_NODE_COMPUTE)
+                continue;
             int32_t h = weft_topo_node_host(t, (weft_node_id){v});
             keep[v] = h == WEFT_NO_HOST || host_on[h];
         }
         e = build_sub(t, keep, &sub, d);
         weft__free(keep);
         weft__free(host_on);
-        if (e) goto out_slots;
+        if (e)
+            goto out_slots;
         use = sub;
     }
     e = weft_nccl_fabric_get(use, out, d);

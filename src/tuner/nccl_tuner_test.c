@@ -82,7 +82,8 @@ static const weft_nccl_algo weft_algo[NCCL_NUM_ALGORITHMS] = {
 static int nccl_algo(weft_nccl_algo a)
 {
     for (int k = 0; k < NCCL_NUM_ALGORITHMS; k++)
-        if (weft_algo[k] == a) return k;
+        if (weft_algo[k] == a)
+            return k;
     return -1;
 }
 
@@ -125,7 +126,8 @@ static void check_call(void *ctx, const weft_nccl_fabric *f, int func, size_t by
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) {
         for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
             weft_nccl_cost c;
-            bool models = weft_nccl_cost_of(f, coll, weft_algo[a], (weft_proto)p, (double)bytes, &c);
+            bool models =
+                weft_nccl_cost_of(f, coll, weft_algo[a], (weft_proto)p, (double)bytes, &c);
             if (models && before[a][p] >= 0) {
                 float want = (float)(c.time_s * 1e6);
                 bool ok = isfinite(t[a][p]) && t[a][p] > 0 && t[a][p] != before[a][p] &&
@@ -244,7 +246,8 @@ static void check_comm(const char *spec, size_t ranks, size_t nodes)
     snprintf(want, sizeof want, "TUNER/weft: WEFT_FABRIC=%s, %zu ranks on %zu nodes: %u channels",
              spec, ranks, nodes, f.channels);
     CHECK(strncmp(last_line, want, strlen(want)) == 0);
-    if (!ctx) return;
+    if (!ctx)
+        return;
     for (int func = 0; func < 5; func++) {
         for (size_t b = 8; b <= ((size_t)1 << 30); b *= 2) {
             check_call(ctx, &f, func, b, false, what);
@@ -280,7 +283,7 @@ static void check_comm(const char *spec, size_t ranks, size_t nodes)
     for (int a = 0; a < 2; a++) {
         weft_nccl_cost c;
         CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, a ? WEFT_NCCL_RING : WEFT_NCCL_TREE,
-                                 WEFT_PROTO_LL, 4096, &c));
+                                WEFT_PROTO_LL, 4096, &c));
         double us = (a ? 4 : 1) * c.lat_s * 1e6 + 4096 / (1e3 * c.algbw_gbps);
         CHECK(fabsf(t[a][NCCL_PROTO_LL] - (float)us) <= 1e-6f * (float)us);
     }
@@ -302,7 +305,8 @@ static void check_versions(const char *spec, size_t ranks, size_t nodes)
     CHECK_CONTAINS(last_line, "(tuner ABI v3)");
     CHECK_INT(v2->init(ranks, nodes, logger, &c2), NCCL_SUCCESS);
     CHECK_CONTAINS(last_line, "(tuner ABI v2)");
-    if (!c6 || !c5 || !c4 || !c3 || !c2) return;
+    if (!c6 || !c5 || !c4 || !c3 || !c2)
+        return;
     float t6[7][3], t5[7][3], t4[7][3], t3[7][3];
     for (size_t b = 8; b <= ((size_t)1 << 30); b *= 16) {
         for (int func = 0; func < 5; func++) {
@@ -366,7 +370,8 @@ static void check_same_model(const char *spec, size_t ranks, size_t nodes, const
     CHECK_ERR(tuner_fabric_map(spec, ranks, nodes, &a, &d), WEFT_OK);
     weft_topo *t = NULL;
     CHECK_ERR(weft_topo_preset(whole, &t, &d), WEFT_OK);
-    if (!t) return;
+    if (!t)
+        return;
     CHECK_ERR(weft_nccl_fabric_get(t, &b, &d), WEFT_OK);
     weft_topo_free(t);
     CHECK_INT(a.ranks, b.ranks);
@@ -394,7 +399,8 @@ static bool gpu_preset(const char *name, uint32_t *ranks, uint32_t *hosts)
 {
     weft_topo *t = NULL;
     weft_diag d;
-    if (weft_topo_preset(name, &t, &d)) return false;
+    if (weft_topo_preset(name, &t, &d))
+        return false;
     bool gpu = weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "arch") != NULL;
     *ranks = weft_topo_num_ranks(t);
     *hosts = weft_topo_num_hosts(t);
@@ -411,14 +417,17 @@ int main(int argc, char **argv)
     /* As NCCL: dlopen, then the symbols newest first; the first found is
      * used. All five are there, and nothing of weft's own. */
     void *lib = dlopen(argv[1], RTLD_LAZY | RTLD_LOCAL);
-    if (!lib) fprintf(stderr, "dlopen: %s\n", dlerror());
+    if (!lib)
+        fprintf(stderr, "dlopen: %s\n", dlerror());
     CHECK(lib != NULL);
-    if (!lib) return weft_test_done();
+    if (!lib)
+        return weft_test_done();
     void *sym[5];
     for (int i = 0; i < 5; i++) {
         sym[i] = dlsym(lib, symbols[i]);
         CHECK(sym[i] != NULL);
-        if (!sym[i]) return weft_test_done();
+        if (!sym[i])
+            return weft_test_done();
     }
     v6 = sym[0];
     v5 = sym[1];
@@ -441,11 +450,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < weft_preset_count(); i++) {
         const char *name = weft_preset_get(i)->name;
         uint32_t ranks, hosts;
-        if (!gpu_preset(name, &ranks, &hosts)) continue;
+        if (!gpu_preset(name, &ranks, &hosts))
+            continue;
         presets++;
         check_comm(name, ranks, hosts);
-        if (hosts > 1) check_comm(name, ranks / hosts, 1);
-        if (ranks / hosts % 2 == 0) check_comm(name, ranks / 2, hosts);
+        if (hosts > 1)
+            check_comm(name, ranks / hosts, 1);
+        if (ranks / hosts % 2 == 0)
+            check_comm(name, ranks / 2, hosts);
     }
     /* a100, b200, clos, dgx1, h100, h200, mi250, mixnet. */
     CHECK_INT(presets, 8);

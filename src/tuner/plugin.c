@@ -45,7 +45,8 @@ __attribute__((format(printf, 4, 5))) static void say(nccl_logger log, nccl_log_
 
 static nccl_result ctx_new(size_t ranks, size_t nodes, nccl_logger log, int version, void **out)
 {
-    if (!out) return NCCL_INVALID_ARGUMENT;
+    if (!out)
+        return NCCL_INVALID_ARGUMENT;
     const char *spec = getenv("WEFT_FABRIC");
     if (!spec || !*spec) {
         say(log, NCCL_LOG_WARN, __LINE__,
@@ -78,8 +79,7 @@ static nccl_result ctx_new(size_t ranks, size_t nodes, nccl_logger log, int vers
         "WEFT_FABRIC=%s, %zu ranks on %zu nodes: %u channels of %g GB/s (%s, %s%s%s); "
         "costs from weft's NCCL model (tuner ABI v%d)",
         spec, ranks, nodes, f.channels, f.channel_gbps, weft_gpu_arch_name(f.arch),
-        f.nvlink ? "NVLink" : "PCIe", f.nvls ? ", NVLS" : "", f.collnet ? ", SHARP" : "",
-        version);
+        f.nvlink ? "NVLink" : "PCIe", f.nvls ? ", NVLS" : "", f.collnet ? ", SHARP" : "", version);
     *out = c;
     return NCCL_SUCCESS;
 }
@@ -95,8 +95,10 @@ static nccl_result coll_info(void *context, nccl_func func, size_t bytes, int pi
                              float **table, int num_algo, int num_proto, int *channels)
 {
     tuner_ctx *c = context;
-    if (!c || !table || !channels) return NCCL_INVALID_ARGUMENT;
-    if (c->idle) return NCCL_SUCCESS;
+    if (!c || !table || !channels)
+        return NCCL_INVALID_ARGUMENT;
+    if (c->idle)
+        return NCCL_SUCCESS;
     if (tuner_model_fill(&c->m, (int)func, bytes, pipe_ops, (float *)(void *)table, num_algo,
                          num_proto))
         *channels = (int)c->m.f.channels;
@@ -137,8 +139,10 @@ static nccl_result coll_info_v2(void *context, nccl_func func, size_t bytes, int
                                 int pipe_ops, int *algo, int *proto, int *channels)
 {
     tuner_ctx *c = context;
-    if (!c || !algo || !proto || !channels) return NCCL_INVALID_ARGUMENT;
-    if (c->idle) return NCCL_SUCCESS;
+    if (!c || !algo || !proto || !channels)
+        return NCCL_INVALID_ARGUMENT;
+    if (c->idle)
+        return NCCL_SUCCESS;
     int a, p;
     if (tuner_model_choose(&c->m, (int)func, bytes, pipe_ops, collnet != 0, nvls != 0, &a, &p)) {
         *algo = a;

@@ -6,10 +6,10 @@
  * (channels, their rate, the GPU generation, the switches that reduce)
  * and weft_nccl_cost_of (the latency and algorithm bandwidth of every
  * algorithm NCCL has -- ring, tree, CollNet direct and chain, NVLS, NVLS
- * tree, PAT -- with each protocol it runs), the analytic model weft_nccl_choose ranks (weft/synth.h,
- * "NCCL's choice"). The simulator is not used: it is seconds per size on
- * a 256-GPU fabric, where NCCL's launch path needs microseconds, and its
- * times would not rank the pairs the way weft_nccl_choose does.
+ * tree, PAT -- with each protocol it runs), the analytic model weft_nccl_choose ranks
+ * (weft/synth.h, "NCCL's choice"). The simulator is not used: it is seconds per size on a 256-GPU
+ * fabric, where NCCL's launch path needs microseconds, and its times would not rank the pairs the
+ * way weft_nccl_choose does.
  *
  * Files, lowest first (a file calls only files before it):
  *   fabric.c  WEFT_FABRIC and the communicator's nRanks/nNodes -> the

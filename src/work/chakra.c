@@ -33,8 +33,8 @@ static int attr_int(weft_pb *a, char *name, size_t namecap, int64_t *v, int *has
             name[n] = '\0';
         } else if (f.num == 29 && f.wire == WEFT_PB_LEN) {
             text(str, strcap, a->buf + f.off, f.len);
-        } else if (f.wire == WEFT_PB_VARINT && (f.num == 7 || f.num == 9 || f.num == 11 ||
-                                                f.num == 13 || f.num == 27)) {
+        } else if (f.wire == WEFT_PB_VARINT &&
+                   (f.num == 7 || f.num == 9 || f.num == 11 || f.num == 13 || f.num == 27)) {
             *v = (int64_t)f.u;
             *has = 1;
         } else if (f.wire == WEFT_PB_VARINT && (f.num == 15 || f.num == 17)) {
@@ -137,9 +137,8 @@ static int decode_node(weft_pb *m, weft_ck_trace *t, weft_ck_node *nd, char *err
             }
             if (!has)
                 continue;
-            static const char *const known[] = {"comm_type", "comm_size", "num_ops",
-                                                "tensor_size", "comm_src", "comm_dst",
-                                                "comm_tag", "is_cpu_op"};
+            static const char *const known[] = {"comm_type", "comm_size", "num_ops",  "tensor_size",
+                                                "comm_src",  "comm_dst",  "comm_tag", "is_cpu_op"};
             size_t k = 0;
             while (k < sizeof known / sizeof *known && strcmp(name, known[k]))
                 k++;
@@ -149,14 +148,30 @@ static int decode_node(weft_pb *m, weft_ck_trace *t, weft_ck_node *nd, char *err
             if (!at)
                 goto oom;
             switch (k) {
-            case 0: at->comm_type = (uint64_t)v; break;
-            case 1: at->comm_size = (uint64_t)v; break;
-            case 2: at->num_ops = (uint64_t)v; break;
-            case 3: at->tensor_size = (uint64_t)v; break;
-            case 4: at->comm_src = v; break;
-            case 5: at->comm_dst = v; break;
-            case 6: at->comm_tag = v; break;
-            default: at->is_cpu_op = v != 0; break;
+            case 0:
+                at->comm_type = (uint64_t)v;
+                break;
+            case 1:
+                at->comm_size = (uint64_t)v;
+                break;
+            case 2:
+                at->num_ops = (uint64_t)v;
+                break;
+            case 3:
+                at->tensor_size = (uint64_t)v;
+                break;
+            case 4:
+                at->comm_src = v;
+                break;
+            case 5:
+                at->comm_dst = v;
+                break;
+            case 6:
+                at->comm_tag = v;
+                break;
+            default:
+                at->is_cpu_op = v != 0;
+                break;
             }
         }
     }

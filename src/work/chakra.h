@@ -17,14 +17,27 @@
 
 /* NodeType enum of et_def.proto */
 enum {
-    WEFT_CK_INVALID = 0, WEFT_CK_METADATA = 1, WEFT_CK_MEM_LOAD = 2, WEFT_CK_MEM_STORE = 3,
-    WEFT_CK_COMP = 4, WEFT_CK_SEND = 5, WEFT_CK_RECV = 6, WEFT_CK_COLL = 7
+    WEFT_CK_INVALID = 0,
+    WEFT_CK_METADATA = 1,
+    WEFT_CK_MEM_LOAD = 2,
+    WEFT_CK_MEM_STORE = 3,
+    WEFT_CK_COMP = 4,
+    WEFT_CK_SEND = 5,
+    WEFT_CK_RECV = 6,
+    WEFT_CK_COLL = 7
 };
 /* CollectiveCommType enum of et_def.proto */
 enum {
-    WEFT_CK_ALL_REDUCE = 0, WEFT_CK_REDUCE = 1, WEFT_CK_ALL_GATHER = 2, WEFT_CK_GATHER = 3,
-    WEFT_CK_SCATTER = 4, WEFT_CK_BROADCAST = 5, WEFT_CK_ALL_TO_ALL = 6, WEFT_CK_REDUCE_SCATTER = 7,
-    WEFT_CK_REDUCE_SCATTER_BLOCK = 8, WEFT_CK_BARRIER = 9
+    WEFT_CK_ALL_REDUCE = 0,
+    WEFT_CK_REDUCE = 1,
+    WEFT_CK_ALL_GATHER = 2,
+    WEFT_CK_GATHER = 3,
+    WEFT_CK_SCATTER = 4,
+    WEFT_CK_BROADCAST = 5,
+    WEFT_CK_ALL_TO_ALL = 6,
+    WEFT_CK_REDUCE_SCATTER = 7,
+    WEFT_CK_REDUCE_SCATTER_BLOCK = 8,
+    WEFT_CK_BARRIER = 9
 };
 
 #define WEFT_CK_NAME_MAX 47
@@ -53,10 +66,10 @@ typedef struct weft_ck_attrs {
  * 1, an attribute weft keeps at least 13). */
 typedef struct weft_ck_node {
     uint64_t id, type, duration_us;
-    uint32_t name;  /* Node.name: offset in weft_ck_trace.strs ("" at 0) */
-    uint32_t dep;   /* its deps, data then ctrl: deps[dep .. dep + ndeps) */
+    uint32_t name; /* Node.name: offset in weft_ck_trace.strs ("" at 0) */
+    uint32_t dep;  /* its deps, data then ctrl: deps[dep .. dep + ndeps) */
     uint32_t ndeps;
-    uint32_t attr;  /* index in weft_ck_trace.attrs; 0 when it has none */
+    uint32_t attr; /* index in weft_ck_trace.attrs; 0 when it has none */
 } weft_ck_node;
 
 typedef struct weft_ck_trace {

@@ -39,7 +39,7 @@
 
 typedef struct report {
     int err;
-    long grow_kib;   /* ru_maxrss after the load, less before it */
+    long grow_kib; /* ru_maxrss after the load, less before it */
     char msg[WEFT_DIAG_MSG_SIZE];
 } report;
 
@@ -180,7 +180,7 @@ static void test_scrambled_ids(void)
         uint8_t node[16];
         size_t k = 0;
         node[k++] = 0x08; /* id */
-        for (uint32_t v = id; ; v >>= 7) {
+        for (uint32_t v = id;; v >>= 7) {
             node[k++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
             if (!(v >> 7))
                 break;
@@ -188,7 +188,7 @@ static void test_scrambled_ids(void)
         node[k++] = 0x18, node[k++] = 4; /* COMP */
         if (id < N) {
             node[k++] = 0x28; /* data_deps: id + 1 */
-            for (uint32_t v = id + 1; ; v >>= 7) {
+            for (uint32_t v = id + 1;; v >>= 7) {
                 node[k++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
                 if (!(v >> 7))
                     break;

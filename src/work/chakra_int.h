@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #include "base/evheap.h"
-#include "work/chakra.h"
 #include "weft/paths.h"
+#include "work/chakra.h"
 #include "work/work_internal.h"
 
 #define NONE UINT32_MAX
@@ -43,7 +43,7 @@ typedef struct rstate {
     uint32_t *left, *succ_off, *succ;
     uint8_t *done;
     double *end;
-    double *due;  /* when a communication node's scheduled end is (-1: none yet) */
+    double *due;              /* when a communication node's scheduled end is (-1: none yet) */
     uint32_t *cq, cq_h, cq_t; /* compute queue */
     uint32_t *mq, mq_h, mq_t; /* communication queue */
     uint32_t *pq, pq_h, pq_t; /* host CPU queue (is_cpu_op) */
@@ -76,18 +76,18 @@ typedef struct msg {
  * worth (kind, the groups' positions, size), what it completes, and when it
  * runs. Jobs whose runs overlap in time form the running cluster. */
 typedef struct cjob {
-    int kind;              /* weft_coll, P2P, or -1 (barriers) */
-    uint32_t off, n, gs;   /* its positions: jpos[off .. off + n) */
+    int kind;            /* weft_coll, P2P, or -1 (barriers) */
+    uint32_t off, n, gs; /* its positions: jpos[off .. off + n) */
     uint64_t size;
     double t0, t1;
     uint32_t mem_off, nmem; /* jmem: (group, instance) pairs, or message indices (P2P) */
     uint32_t comp;          /* its component: the id of a job of it */
     size_t link_off;        /* the links it may cross: jlink[link_off ..], nlink */
     uint32_t nlink;
-    weft_plan *plan;        /* while live: what its simulation runs, of size psize */
+    weft_plan *plan; /* while live: what its simulation runs, of size psize */
     uint64_t psize;
-    uint32_t ring;          /* its plan is rings of this many ranks (0: not) */
-    bool planned;           /* plan and links are set (job_plan) */
+    uint32_t ring; /* its plan is rings of this many ranks (0: not) */
+    bool planned;  /* plan and links are set (job_plan) */
 } cjob;
 
 typedef struct run {
@@ -97,10 +97,10 @@ typedef struct run {
     rstate *rs;
     group *g;
     uint32_t ng;
-    weft__evheap q;  /* the events, by (time, order pushed); ids index evr */
-    uint32_t *evr;   /* per event id: rank, node */
+    weft__evheap q; /* the events, by (time, order pushed); ids index evr */
+    uint32_t *evr;  /* per event id: rank, node */
     size_t capevr;
-    uint32_t nev;    /* event ids handed out */
+    uint32_t nev;     /* event ids handed out */
     uint32_t *evfree; /* ids of popped events, for reuse */
     size_t nevfree, capevfree;
     uint32_t *ready; /* pairs (rank, node) ready now */
@@ -117,14 +117,14 @@ typedef struct run {
     size_t njob, capjob;
     uint32_t *jpos, *jmem;
     size_t njpos, capjpos, njmem, capjmem;
-    uint32_t *clu;   /* the live jobs: those of components still running */
+    uint32_t *clu; /* the live jobs: those of components still running */
     size_t nclu, capclu;
-    uint8_t *cflag;  /* per component id: 1 running, 2 joined, 4 to simulate again */
+    uint8_t *cflag; /* per component id: 1 running, 2 joined, 4 to simulate again */
     size_t capcflag;
     uint32_t *jlink; /* the jobs' link sets */
     size_t njlink, capjlink;
     weft_paths *paths;
-    bool joint;      /* a job joined a running component at this instant */
+    bool joint; /* a job joined a running component at this instant */
     weft_chakra_result *res;
     bool traced;       /* link-group tracks are kept */
     weft__links links; /* kinds: weft_coll, then sends (P2P) */

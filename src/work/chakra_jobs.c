@@ -80,8 +80,8 @@ static weft_err job_plan(run *R, uint32_t j)
         return WEFT_OK;
     J->planned = true;
     bool p2p = J->kind == P2P;
-    weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind,
-                                          p2p, R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
+    weft_err err = weft__work_groups_plan(R->c, p2p ? WEFT_COLL_ALLTOALL : (weft_coll)J->kind, p2p,
+                                          R->jpos + J->off, J->n, J->gs, J->size, &J->plan,
                                           &J->psize, &J->ring, R->d);
     if (err)
         return err;
@@ -164,8 +164,9 @@ static weft_err add_job(run *R, int kind, const uint32_t *pos, uint32_t n, uint3
         weft__grow((void **)&R->clu, &R->capclu, R->nclu + 1, sizeof *R->clu))
         return weft_diag_code(R->d, WEFT_ENOMEM);
     uint32_t j = (uint32_t)R->njob++;
-    R->job[j] = (cjob){kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem,
-                       j, 0, 0, NULL, 0, 0, false};
+    R->job[j] = (cjob){
+        kind, (uint32_t)R->njpos, n, gs, size, t, t, (uint32_t)R->njmem, nmem, j, 0, 0, NULL, 0, 0,
+        false};
     R->cflag[j] = 0;
     if (n)
         memcpy(R->jpos + R->njpos, pos, (size_t)n * sizeof *pos);
@@ -324,7 +325,8 @@ weft_err weft__ck_launch(run *R, double t)
     while (R->npend) {
         /* The first pending instance's class; every other of that class. */
         const group *g0 = &R->g[R->pend[0]];
-        const weft_ck_node *a = weft__ck_node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
+        const weft_ck_node *a =
+            weft__ck_node_at(R, g0->member[0], g0->inode[(size_t)R->pend[1] * g0->gs]);
         const weft_ck_attrs *aa = weft_ck_attr(&R->w->r[g0->member[0]].t, a);
         int coll = weft__ck_coll_of(aa->comm_type);
         uint64_t size = aa->comm_size;
@@ -336,7 +338,8 @@ weft_err weft__ck_launch(run *R, double t)
         size_t nb = 0, capb = 0;
         for (size_t q = 0; q < R->npend; q += 2) {
             const group *g = &R->g[R->pend[q]];
-            const weft_ck_node *b = weft__ck_node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
+            const weft_ck_node *b =
+                weft__ck_node_at(R, g->member[0], g->inode[(size_t)R->pend[q + 1] * g->gs]);
             const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[g->member[0]].t, b);
             if (g->gs == gs && weft__ck_coll_of(ba->comm_type) == coll && ba->comm_size == size) {
                 if (weft__grow((void **)&R->pos, &R->cappos, (size_t)n + gs, sizeof *R->pos) ||
@@ -431,7 +434,7 @@ weft_err weft__ck_finish_jobs(run *R)
                 rstate *s = &R->rs[m->src];
                 res->p2p_s += dur;
                 err = weft__ck_add_span(R, &s->comm, &s->ncomm, &s->capcomm, m->sent, m->arrive,
-                               m->send_node);
+                                        m->send_node);
             }
         } else {
             for (uint32_t q = 0; q < J->nmem && !err; q += 2) {
@@ -441,8 +444,8 @@ weft_err weft__ck_finish_jobs(run *R)
                     res->coll_s[J->kind] += dur;
                 for (uint32_t m = 0; m < g->gs && !err; m++) {
                     rstate *s = &R->rs[g->member[m]];
-                    err = weft__ck_add_span(R, &s->comm, &s->ncomm, &s->capcomm, g->it[k * g->gs + m],
-                                   J->t1, g->inode[k * g->gs + m]);
+                    err = weft__ck_add_span(R, &s->comm, &s->ncomm, &s->capcomm,
+                                            g->it[k * g->gs + m], J->t1, g->inode[k * g->gs + m]);
                 }
             }
         }

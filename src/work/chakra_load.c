@@ -52,22 +52,29 @@ static int id_cmp(const void *a, const void *b)
 int weft__ck_coll_of(uint64_t ct)
 {
     switch (ct) {
-    case WEFT_CK_ALL_REDUCE: return WEFT_COLL_ALLREDUCE;
-    case WEFT_CK_ALL_GATHER: return WEFT_COLL_ALLGATHER;
+    case WEFT_CK_ALL_REDUCE:
+        return WEFT_COLL_ALLREDUCE;
+    case WEFT_CK_ALL_GATHER:
+        return WEFT_COLL_ALLGATHER;
     case WEFT_CK_REDUCE_SCATTER:
-    case WEFT_CK_REDUCE_SCATTER_BLOCK: return WEFT_COLL_REDUCESCATTER;
-    case WEFT_CK_ALL_TO_ALL: return WEFT_COLL_ALLTOALL;
-    case WEFT_CK_BROADCAST: return WEFT_COLL_BROADCAST;
-    case WEFT_CK_BARRIER: return -1;
-    default: return -2;
+    case WEFT_CK_REDUCE_SCATTER_BLOCK:
+        return WEFT_COLL_REDUCESCATTER;
+    case WEFT_CK_ALL_TO_ALL:
+        return WEFT_COLL_ALLTOALL;
+    case WEFT_CK_BROADCAST:
+        return WEFT_COLL_BROADCAST;
+    case WEFT_CK_BARRIER:
+        return -1;
+    default:
+        return -2;
     }
 }
 
 const char *weft__ck_coll_name(uint64_t ct)
 {
-    static const char *const names[] = {"allreduce", "reduce", "allgather", "gather", "scatter",
-                                        "broadcast", "alltoall", "reducescatter",
-                                        "reducescatter_block", "barrier"};
+    static const char *const names[] = {
+        "allreduce", "reduce",        "allgather",           "gather", "scatter", "broadcast",
+        "alltoall",  "reducescatter", "reducescatter_block", "barrier"};
     return ct < sizeof names / sizeof *names ? names[ct] : "?";
 }
 
@@ -144,9 +151,10 @@ static weft_err check_rank(ck_rank *r, uint32_t ranks, weft_diag *d)
                     hi = mid;
             }
             if (lo == n || ids[lo].id != r->t.deps[nd->dep + j]) {
-                weft_diag_set(d, WEFT_EINVAL, "%s: node %llu ('%s') depends on node %llu, which "
-                              "the trace does not have", r->file, (unsigned long long)nd->id,
-                              weft_ck_name(&r->t, nd),
+                weft_diag_set(d, WEFT_EINVAL,
+                              "%s: node %llu ('%s') depends on node %llu, which "
+                              "the trace does not have",
+                              r->file, (unsigned long long)nd->id, weft_ck_name(&r->t, nd),
                               (unsigned long long)r->t.deps[nd->dep + j]);
                 weft__free(ids);
                 return WEFT_EINVAL;
@@ -162,8 +170,8 @@ oom:
     return weft_diag_code(d, WEFT_ENOMEM);
 }
 
-weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens,
-                           const char *const *names, uint32_t n, weft_chakra **out, weft_diag *d)
+weft_err weft_chakra_parse(const uint8_t *const *bufs, const size_t *lens, const char *const *names,
+                           uint32_t n, weft_chakra **out, weft_diag *d)
 {
     weft_chakra *w = weft__calloc(1, sizeof *w);
     if (!w || !(w->r = weft__calloc(n ? n : 1, sizeof *w->r))) {

@@ -18,9 +18,9 @@ weft_err weft__ck_push_ev(run *R, double t, uint32_t rank, uint32_t node)
         id = R->nev;
         if (weft__grow((void **)&R->evr, &R->capevr, 2 * ((size_t)id + 1), sizeof *R->evr) ||
             weft__grow((void **)&R->evfree, &R->capevfree, (size_t)id + 1, sizeof *R->evfree) ||
-            (id >= R->q.cap && weft__evheap_reserve(&R->q, R->q.cap > UINT32_MAX / 2
-                                                               ? UINT32_MAX
-                                                               : 2 * R->q.cap + 64)))
+            (id >= R->q.cap &&
+             weft__evheap_reserve(&R->q,
+                                  R->q.cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * R->q.cap + 64)))
             return weft_diag_code(R->d, WEFT_ENOMEM);
         R->nev++;
     }
@@ -51,7 +51,7 @@ ev weft__ck_pop_ev(run *R)
 }
 
 weft_err weft__ck_add_span(run *R, span **s, size_t *n, size_t *cap, double t0, double t1,
-                         uint32_t node)
+                           uint32_t node)
 {
     if (weft__grow((void **)s, cap, *n + 1, sizeof **s))
         return weft_diag_code(R->d, WEFT_ENOMEM);

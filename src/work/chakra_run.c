@@ -36,7 +36,6 @@ static weft_err push_pair(run *R, uint32_t **arr, size_t *n, size_t *cap, uint32
     return WEFT_OK;
 }
 
-
 static uint32_t group_of(const run *R, const char *pg)
 {
     if (!pg[0] || !strcmp(pg, "0"))
@@ -145,15 +144,16 @@ static weft_err issue_coll(run *R, uint32_t r, uint32_t i, double t)
         uint32_t rq = g->member[q];
         const weft_ck_node *b = weft__ck_node_at(R, rq, g->inode[k * g->gs + q]);
         const weft_ck_attrs *ba = weft_ck_attr(&R->w->r[rq].t, b);
-        if (weft__ck_coll_of(aa->comm_type) != weft__ck_coll_of(ba->comm_type) || aa->comm_size != ba->comm_size)
+        if (weft__ck_coll_of(aa->comm_type) != weft__ck_coll_of(ba->comm_type) ||
+            aa->comm_size != ba->comm_size)
             return weft_diag_set(
                 R->d, WEFT_EINVAL,
                 "%s: node %llu ('%s', %s of %llu bytes) and %s: node %llu ('%s', %s of %llu "
                 "bytes) are both collective %zu of process group '%s': the ranks issue the "
                 "group's collectives in another order",
                 R->w->r[r0].file, (unsigned long long)a->id, weft_ck_name(&R->w->r[r0].t, a),
-                weft__ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size, R->w->r[rq].file,
-                (unsigned long long)b->id, weft_ck_name(&R->w->r[rq].t, b),
+                weft__ck_coll_name(aa->comm_type), (unsigned long long)aa->comm_size,
+                R->w->r[rq].file, (unsigned long long)b->id, weft_ck_name(&R->w->r[rq].t, b),
                 weft__ck_coll_name(ba->comm_type), (unsigned long long)ba->comm_size, k,
                 g->name[0] ? g->name : "0");
     }
@@ -350,8 +350,7 @@ static weft_err deadlock(run *R)
                                  "%s: node %llu ('%s'): recv from rank %u (tag %lld) that rank "
                                  "never sends: deadlock",
                                  w->r[m->dst].file, (unsigned long long)nd->id,
-                                 weft_ck_name(&w->r[m->dst].t, nd), m->src,
-                                 (long long)m->tag);
+                                 weft_ck_name(&w->r[m->dst].t, nd), m->src, (long long)m->tag);
         }
     }
     for (uint32_t r = 0; r < w->n; r++)

@@ -347,8 +347,8 @@ static void run_err(const weft_topo *t, const char *prefix, const char *msg)
  *
  * apart (D = 1500 us): the first allreduce is over (1010 us) before the
  * second starts (1510 us): 1 ms each, from the cache, no joint simulation. */
-static void run_stagger(const weft_topo *t, const char *name, double g2, double end1,
-                        double end2, uint32_t joint)
+static void run_stagger(const weft_topo *t, const char *name, double g2, double end1, double end2,
+                        uint32_t joint)
 {
     weft_chakra *w = load4(name);
     if (!w)
@@ -437,14 +437,14 @@ static void test_alone_equal(void)
             weft_work_ctx *c = NULL;
             CHECK_ERR(weft_work_ctx_new(t, NULL, &o, &c), WEFT_OK);
             double alone = 0, done = 0;
-            CHECK_ERR(weft__work_groups_s(c, cases[k].coll, cases[k].p2p, cases[k].pos,
-                                          cases[k].n, cases[k].gs, cases[k].size, &alone, &d),
+            CHECK_ERR(weft__work_groups_s(c, cases[k].coll, cases[k].p2p, cases[k].pos, cases[k].n,
+                                          cases[k].gs, cases[k].size, &alone, &d),
                       WEFT_OK);
             weft_plan *p = NULL;
             weft_sim_job job = {NULL, 0, 0, 0, cases[k].coll};
             CHECK_ERR(weft__work_groups_plan(c, cases[k].coll, cases[k].p2p, cases[k].pos,
-                                             cases[k].n, cases[k].gs, cases[k].size, &p,
-                                             &job.size, &job.ring, &d),
+                                             cases[k].n, cases[k].gs, cases[k].size, &p, &job.size,
+                                             &job.ring, &d),
                       WEFT_OK);
             job.plan = p;
             CHECK_INT(job.ring, cases[k].coll <= WEFT_COLL_ALLREDUCE ? cases[k].gs : 0);

@@ -120,7 +120,8 @@ static void test_astra_examples(void)
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         char path[512];
         uint8_t b[256];
-        snprintf(path, sizeof path, "%s/tests/fixtures/chakra/%s.0.et", WEFT_SOURCE_DIR, ex[i].file);
+        snprintf(path, sizeof path, "%s/tests/fixtures/chakra/%s.0.et", WEFT_SOURCE_DIR,
+                 ex[i].file);
         FILE *f = fopen(path, "rb");
         CHECK(f != NULL);
         if (!f)

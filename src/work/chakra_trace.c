@@ -48,14 +48,20 @@ weft_err weft__ck_write_trace(FILE *f, run *R, weft_diag *d)
                "\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"rank 0\"}}");
     for (uint32_t r = 0; r < R->w->n; r++) {
         if (r)
-            fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                       "\"args\":{\"name\":\"rank %u\"}}", r, r);
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
-                   "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
-                   "\"tid\":2,\"args\":{\"name\":\"comm\"}}", r, r);
+            fprintf(f,
+                    ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                    "\"args\":{\"name\":\"rank %u\"}}",
+                    r, r);
+        fprintf(f,
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"args\":"
+                "{\"name\":\"compute\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
+                "\"tid\":2,\"args\":{\"name\":\"comm\"}}",
+                r, r);
         if (R->rs[r].ncpu)
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
-                       "\"args\":{\"name\":\"cpu\"}}", r);
+            fprintf(f,
+                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":3,"
+                    "\"args\":{\"name\":\"cpu\"}}",
+                    r);
         trace_spans(f, R, r, 1, R->rs[r].comp, R->rs[r].ncomp);
         trace_spans(f, R, r, 2, R->rs[r].comm, R->rs[r].ncomm);
         trace_spans(f, R, r, 3, R->rs[r].cpu, R->rs[r].ncpu);

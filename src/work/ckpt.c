@@ -38,10 +38,14 @@ static const struct {
     const char *gpu;
     weft_host_figures h;
 } hosts[] = {
-    {"a100-40g", {PCIE4_X16, 1 * TB, "NVIDIA DGX A100 datasheet (320GB system): 1TB system "
-                                     "memory, PCIe Gen4"}},
-    {"a100-80g", {PCIE4_X16, 2 * TB, "NVIDIA DGX A100 datasheet (640GB system): 2TB system "
-                                     "memory, PCIe Gen4"}},
+    {"a100-40g",
+     {PCIE4_X16, 1 * TB,
+      "NVIDIA DGX A100 datasheet (320GB system): 1TB system "
+      "memory, PCIe Gen4"}},
+    {"a100-80g",
+     {PCIE4_X16, 2 * TB,
+      "NVIDIA DGX A100 datasheet (640GB system): 2TB system "
+      "memory, PCIe Gen4"}},
     {"h100-sxm", {PCIE5_X16, 2 * TB, "NVIDIA DGX H100 datasheet: 2TB system memory, PCIe Gen5"}},
     {"h200", {PCIE5_X16, 2 * TB, "NVIDIA DGX H200 datasheet: 2TB system memory, PCIe Gen5"}},
 };
@@ -74,16 +78,18 @@ weft_err weft_ckpt_parse(const char *text, weft_ckpt_spec *out, weft_diag *d)
     else if (kl == 6 && !strncmp(text, "remote", 6))
         out->kind = WEFT_CKPT_REMOTE;
     else
-        return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': unknown kind '%.*s' (gemini or "
-                                             "remote)", text, (int)kl, text);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--checkpoint '%s': unknown kind '%.*s' (gemini or "
+                             "remote)",
+                             text, (int)kl, text);
     const char *s = text + kl;
     while (*s) {
         s++; /* ':' or ',' */
         size_t n = strcspn(s, ","), kn = strcspn(s, "=");
         char val[64];
         if (kn >= n || n - kn - 1 >= sizeof val)
-            return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': '%.*s' is not KEY=VALUE",
-                                 text, (int)n, s);
+            return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': '%.*s' is not KEY=VALUE", text,
+                                 (int)n, s);
         memcpy(val, s + kn + 1, n - kn - 1);
         val[n - kn - 1] = 0;
         bool gem = out->kind == WEFT_CKPT_GEMINI;
@@ -91,8 +97,10 @@ weft_err weft_ckpt_parse(const char *text, weft_ckpt_spec *out, weft_diag *d)
             char *end;
             long v = strtol(val, &end, 10);
             if (*end || end == val || v < 1 || v > 64)
-                return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': replicas '%s': a whole "
-                                                     "number from 1 to 64", text, val);
+                return weft_diag_set(d, WEFT_EINVAL,
+                                     "--checkpoint '%s': replicas '%s': a whole "
+                                     "number from 1 to 64",
+                                     text, val);
             out->replicas = (uint32_t)v;
         } else if (gem && kn == 9 && !strncmp(s, "placement", 9)) {
             if (!strcmp(val, "group"))
@@ -100,18 +108,24 @@ weft_err weft_ckpt_parse(const char *text, weft_ckpt_spec *out, weft_diag *d)
             else if (!strcmp(val, "ring"))
                 out->place = WEFT_CKPT_RING;
             else
-                return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': placement '%s': group "
-                                                     "or ring", text, val);
+                return weft_diag_set(d, WEFT_EINVAL,
+                                     "--checkpoint '%s': placement '%s': group "
+                                     "or ring",
+                                     text, val);
         } else if (!gem && kn == 2 && !strncmp(s, "bw", 2)) {
             weft_rat bw;
             if (weft_parse_bandwidth(val, &bw))
-                return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': bw '%s': a bandwidth "
-                                                     "such as 10GB/s or 100Gbps", text, val);
+                return weft_diag_set(d, WEFT_EINVAL,
+                                     "--checkpoint '%s': bw '%s': a bandwidth "
+                                     "such as 10GB/s or 100Gbps",
+                                     text, val);
             out->remote_gbs = weft_rat_to_double(bw);
         } else {
-            return weft_diag_set(d, WEFT_EINVAL, "--checkpoint '%s': unknown option '%.*s' for "
-                                                 "%s (%s)", text, (int)kn, s,
-                                 gem ? "gemini" : "remote", gem ? "replicas, placement" : "bw");
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--checkpoint '%s': unknown option '%.*s' for "
+                                 "%s (%s)",
+                                 text, (int)kn, s, gem ? "gemini" : "remote",
+                                 gem ? "replicas, placement" : "bw");
         }
         s += n;
     }
@@ -130,7 +144,7 @@ weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g, const wef
     double step = r->step_s;
     out->bytes_gpu = r->counts.mem_optim;
     out->bytes_box = (double)ip->ranks_per_box * (double)out->bytes_gpu;
-    double lag; /* from a checkpoint's snapshot to its arrival */
+    double lag;   /* from a checkpoint's snapshot to its arrival */
     double added; /* added time per checkpoint */
     if (spec->kind == WEFT_CKPT_REMOTE) {
         out->send_box = out->bytes_box;
@@ -148,9 +162,11 @@ weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g, const wef
     } else {
         weft_host_figures h;
         if (!weft_host_figures_get(g->name, &h))
-            return weft_diag_set(d, WEFT_EINVAL, "--checkpoint gemini: no host figures (PCIe, "
-                                                 "host memory) for GPU '%s' (a100-40g, a100-80g, "
-                                                 "h100-sxm, h200 have them)", g->name);
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--checkpoint gemini: no host figures (PCIe, "
+                                 "host memory) for GPU '%s' (a100-40g, a100-80g, "
+                                 "h100-sxm, h200 have them)",
+                                 g->name);
         uint32_t K = spec->replicas;
         out->send_box = (double)(K - 1) * out->bytes_box;
         out->host_need = (double)K * out->bytes_box;
@@ -173,13 +189,14 @@ weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g, const wef
         if (out->send_box <= 0) {
             out->iters = 1;
         } else if (out->path_gbs > 0) {
-            out->added_every_s =
-                fmax(0, (out->send_box - out->idle_bytes) / (out->path_gbs * 1e9));
+            out->added_every_s = fmax(0, (out->send_box - out->idle_bytes) / (out->path_gbs * 1e9));
             if (out->idle_bytes > 0)
                 out->iters = (uint32_t)fmin(ceil(out->send_box / out->idle_bytes), UINT32_MAX);
         } else {
-            return weft_diag_set(d, WEFT_EINVAL, "--checkpoint gemini: replicas=%u needs other "
-                                                 "boxes, and the fabric has one", K);
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--checkpoint gemini: replicas=%u needs other "
+                                 "boxes, and the fabric has one",
+                                 K);
         }
         /* With idle enough over `iters` steps, no added time; else every
          * step with the remainder sent after it. The checkpoint arrives an

@@ -121,10 +121,10 @@ static void test_plan(void)
     weft_ckpt_result o;
     CHECK_ERR(weft_ckpt_plan(&s, &g, &r, &ip, 4, 100, &o, &d), WEFT_OK);
     CHECK(o.bytes_box == 1600e9 && o.send_box == 1600e9);
-    CHECK(o.path_gbs == 200);      /* NICs 200 < 8 x PCIe Gen4 252 */
+    CHECK(o.path_gbs == 200); /* NICs 200 < 8 x PCIe Gen4 252 */
     CHECK(fabs(o.idle_bytes - 1000e9) < 1);
-    CHECK_INT(o.iters, 2);         /* 1600 / 1000 */
-    CHECK(fabs(o.added_every_s - 3) < 1e-12); /* (1600 - 1000) / 200 */
+    CHECK_INT(o.iters, 2);                        /* 1600 / 1000 */
+    CHECK(fabs(o.added_every_s - 3) < 1e-12);     /* (1600 - 1000) / 200 */
     CHECK(o.host_need == 3200e9 && !o.host_fits); /* the DGX A100's 2 TB */
     CHECK(o.interval_s == 20);
     CHECK(fabs(o.lost_per_day_s - 4 * (10 + 20 + 100)) < 1e-9);

@@ -179,15 +179,15 @@ static bool nccl_innet(weft_work_ctx *c, uint32_t gs, weft_coll coll, uint64_t s
  * (weft_sim_innet; a group weft_sim_innet cannot place, unequal hosts,
  * falls back to rings), otherwise rings (ring_channels) through
  * weft_sim_rings. */
-static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
-                          uint64_t size, double *out, weft_diag *d)
+static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll, uint64_t size,
+                          double *out, weft_diag *d)
 {
     weft_sim_innet_algo kind;
     if (coll != WEFT_COLL_BROADCAST && nccl_innet(c, gs, coll, size, &kind)) {
         weft_sim_result r;
         weft_diag ld;
-        weft_err ierr = weft_sim_innet(c->topo, coll, kind, c->scratch, n, gs, size, &c->opts, &r,
-                                       &ld);
+        weft_err ierr =
+            weft_sim_innet(c->topo, coll, kind, c->scratch, n, gs, size, &c->opts, &r, &ld);
         if (!ierr) {
             *out = r.time_s;
             return WEFT_OK;
@@ -226,8 +226,8 @@ static weft_err plan_done(weft_plan *p, weft_err err, uint64_t size, weft_plan *
  * of its ring) after step s - 1 of the position before it; the header is
  * an allreduce's of gs chunks (a chunk is size / gs bytes), channels are
  * the rings' channels. */
-static weft_err plan_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll,
-                           uint64_t size, weft_plan **out, uint64_t *psize, weft_diag *d)
+static weft_err plan_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll, uint64_t size,
+                           weft_plan **out, uint64_t *psize, weft_diag *d)
 {
     uint32_t k = 1;
     weft_err err = ring_channels(c, n, gs, &k, d);
@@ -243,8 +243,8 @@ static weft_err plan_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll 
         for (uint32_t q = 0; q < total && !err; q++) {
             uint32_t g0 = q / gs * gs, next = g0 + (q - g0 + 1) % gs,
                      pred = g0 + (q - g0 + gs - 1) % gs, dep = (s - 1) * total + pred;
-            weft_op op = {WEFT_OP_COPY, {ord[q]}, {ord[next]}, WEFT_BUF_IN, WEFT_BUF_OUT, 0, 0,
-                          1, q / gs % k};
+            weft_op op = {WEFT_OP_COPY, {ord[q]}, {ord[next]}, WEFT_BUF_IN, WEFT_BUF_OUT, 0, 0, 1,
+                          q / gs % k};
             err = weft_plan_add_op(p, &op, &dep, s > 0 ? 1 : 0, NULL);
         }
     return plan_done(p, err, ring_bytes(size, k), out, psize, d);
@@ -384,12 +384,14 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
         return err;
     c->sims++;
     uint32_t *copy = weft__malloc((size_t)n * sizeof *copy);
-    if (!copy || weft__grow((void **)&c->gcache, &c->gcache_cap, c->gcache_n + 1, sizeof *c->gcache)) {
+    if (!copy ||
+        weft__grow((void **)&c->gcache, &c->gcache_cap, c->gcache_n + 1, sizeof *c->gcache)) {
         weft__free(copy);
         return weft_diag_code(d, WEFT_ENOMEM);
     }
     memcpy(copy, pos, (size_t)n * sizeof *pos);
-    c->gcache[c->gcache_n++] = (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
+    c->gcache[c->gcache_n++] =
+        (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
     *out = t;
     return WEFT_OK;
 }
@@ -526,8 +528,7 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
     return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
 }
 
-weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                              weft_diag *d)
+weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
     if (t->ranks != c->ranks)
         return weft_diag_set(d, WEFT_EINVAL, "traffic matrix of %u ranks on a fabric of %u",
@@ -574,8 +575,13 @@ weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
     weft_err err = weft_traffic_new(n, &all, d);
     uint64_t offdiag = 0;
     for (uint32_t g0 = 0; g0 < n && !err; g0 += gs) {
-        weft_traffic_moe_params mp = {gs, m->experts, m->topk, tokens, hbytes,
-                                      WEFT_TRAFFIC_SKEW_ZIPF, p->moe_zipf_milli,
+        weft_traffic_moe_params mp = {gs,
+                                      m->experts,
+                                      m->topk,
+                                      tokens,
+                                      hbytes,
+                                      WEFT_TRAFFIC_SKEW_ZIPF,
+                                      p->moe_zipf_milli,
                                       p->moe_seed + g0 / gs};
         weft_traffic one;
         if ((err = weft_traffic_moe(&mp, &one, d)))

@@ -124,7 +124,8 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
          * projections; scores over qk + rope channels, values of v. */
         uint64_t qk = (uint64_t)m->qk_head + m->qk_rope, v = m->v_head;
         uint64_t ql = m->q_lora, kvl = m->kv_lora;
-        qkv = (ql ? weft__work_gemm_s(g, pr, 1, Tl, ql, h) + weft__work_gemm_s(g, pr, 1, Tl, a * qk, ql)
+        qkv = (ql ? weft__work_gemm_s(g, pr, 1, Tl, ql, h) +
+                        weft__work_gemm_s(g, pr, 1, Tl, a * qk, ql)
                   : weft__work_gemm_s(g, pr, 1, Tl, a * qk, h)) +
               weft__work_gemm_s(g, pr, 1, Tl, kvl + m->qk_rope, h) +
               weft__work_gemm_s(g, pr, 1, Tl, a * (m->qk_head + v), kvl);

@@ -44,7 +44,8 @@ int main(void)
             continue;
         double pb, X;
         unsigned a, h, l, tp, pp, n, B;
-        if (sscanf(line, "%lf,%u,%u,%u,%u,%u,%u,%u,%lf", &pb, &a, &h, &l, &tp, &pp, &n, &B, &X) != 9) {
+        if (sscanf(line, "%lf,%u,%u,%u,%u,%u,%u,%u,%lf", &pb, &a, &h, &l, &tp, &pp, &n, &B, &X) !=
+            9) {
             CHECK(!"malformed fixture row");
             continue;
         }

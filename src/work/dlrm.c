@@ -18,9 +18,9 @@
  * script, WEFT_DLRM_MLPERF_BATCH). The multi-hot ids are drawn uniformly
  * (--multi_hot_distribution_type uniform): zipf 0. */
 static const uint64_t mlperf_rows[WEFT_DLRM_MLPERF_TABLES] = {
-    40000000, 39060, 17295, 7424, 20265, 3,     7122, 1543,     63,       40000000,
-    3067956,  405282, 10,   2209, 11938, 155,   4,    976,      14,       40000000,
-    40000000, 40000000, 590152, 12973, 108, 36};
+    40000000, 39060,    17295,    7424,     20265,  3,     7122, 1543, 63,
+    40000000, 3067956,  405282,   10,       2209,   11938, 155,  4,    976,
+    14,       40000000, 40000000, 40000000, 590152, 12973, 108,  36};
 static const uint32_t mlperf_pool[WEFT_DLRM_MLPERF_TABLES] = {
     3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1};
 
@@ -49,8 +49,9 @@ static weft_err check(const weft_work_ctx *c, const weft_dlrm *m, weft_diag *d)
     if (!c->gpu)
         return weft_diag_set(d, WEFT_EINVAL, "dlrm: the step needs a GPU");
     if (m->emb.gpus != c->ranks)
-        return weft_diag_set(d, WEFT_EINVAL, "dlrm: %u GPUs in the workload, %u ranks in the fabric",
-                             m->emb.gpus, c->ranks);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "dlrm: %u GPUs in the workload, %u ranks in the fabric", m->emb.gpus,
+                             c->ranks);
     if (!m->dense_features)
         return weft_diag_set(d, WEFT_EINVAL, "dlrm: dense features: must be at least 1");
     if (!m->nbottom || m->nbottom > WEFT_DLRM_MAX_LAYERS || !m->ntop ||
@@ -216,8 +217,8 @@ static weft_err allreduce(weft_work_ctx *c, uint64_t size, double *out, weft_dia
         return weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t i = 0; i < c->ranks; i++)
         pos[i] = i;
-    weft_err e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, c->ranks, c->ranks, size,
-                                     out, d);
+    weft_err e =
+        weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, c->ranks, c->ranks, size, out, d);
     weft__free(pos);
     return e;
 }
@@ -311,8 +312,7 @@ done:
     return e;
 }
 
-weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out,
-                        weft_diag *d)
+weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out, weft_diag *d)
 {
     memset(out, 0, sizeof *out);
     weft_err e = check(c, m, d);

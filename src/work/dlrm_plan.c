@@ -67,8 +67,8 @@ weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m, weft_dl
         pos[i] = i;
     double tr[2] = {0, 0};
     for (int q = 0; q < 2 && !e; q++)
-        e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, n, n, q ? 64ull << 20 : 1ull << 20,
-                                &tr[q], d);
+        e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, n, n,
+                                q ? 64ull << 20 : 1ull << 20, &tr[q], d);
     weft__free(pos);
     if (e)
         return e;

@@ -241,8 +241,8 @@ static void bench_big(void)
     m.dcn_rank = 64;
     for (uint32_t k = 0; k < 4; k++) {
         for (uint32_t i = 0; i < 1000; i++)
-            big[i] = (weft_emb_table){kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050,
-                                      kinds[k], 4};
+            big[i] = (weft_emb_table){
+                kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050, kinds[k], 4};
         /* Row-wise as TorchRec's dense reduce-scatter: a sparse matrix of
          * 128 x 127 distinct entries takes the flow simulator minutes
          * (docs/step.md, "DLRM", limits). */
@@ -284,10 +284,14 @@ static void test_herald(void)
                 for (int pl = 0; pl < 2; pl++) {
                     weft_emb_table tb[3];
                     for (int k = 0; k < 3; k++)
-                        tb[k] = (weft_emb_table){2000 + 1000 * (uint64_t)k, 16, 1 + (uint32_t)k, 4,
-                                                 1100, sh == 0   ? WEFT_EMB_TW
-                                                       : sh == 1 ? WEFT_EMB_RW
-                                                                 : WEFT_EMB_CW,
+                        tb[k] = (weft_emb_table){2000 + 1000 * (uint64_t)k,
+                                                 16,
+                                                 1 + (uint32_t)k,
+                                                 4,
+                                                 1100,
+                                                 sh == 0   ? WEFT_EMB_TW
+                                                 : sh == 1 ? WEFT_EMB_RW
+                                                           : WEFT_EMB_CW,
                                                  2};
                     weft_dlrm m;
                     memset(&m, 0, sizeof m);

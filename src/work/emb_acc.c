@@ -15,7 +15,7 @@
 #include "work/emb_internal.h"
 
 struct weft_emb_acc {
-    weft_emb_workload w;   /* tables points at `tables` below */
+    weft_emb_workload w; /* tables points at `tables` below */
     weft_emb_table *tables;
     weft_traffic fwd;
     uint64_t *block;   /* per table: ceil(R/N) rows a block (row-wise) */
@@ -125,9 +125,9 @@ weft_err weft_emb_acc_new(const weft_emb_workload *w, weft_emb_acc **out, weft_d
     *out = a;
     return WEFT_OK;
 nomem:
-    e = weft_diag_set(d, WEFT_ENOMEM, "out of memory for an embedding workload of %" PRIu32
-                                      " tables on %" PRIu32 " GPUs",
-                      nt, n);
+    e = weft_diag_set(
+        d, WEFT_ENOMEM,
+        "out of memory for an embedding workload of %" PRIu32 " tables on %" PRIu32 " GPUs", nt, n);
 fail:
     weft_emb_acc_free(a);
     return e;
@@ -139,8 +139,8 @@ weft_err weft__emb_acc_add(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r, 
     if (s >= a->samples) {
         *bad = EMB_FIELD_SAMPLE;
         return weft_diag_set(d, WEFT_EINVAL,
-                             "sample %" PRIu64 " is beyond the batch: %" PRIu64
-                             " samples (%" PRIu32 " GPUs x %" PRIu64 "), 0 to %" PRIu64,
+                             "sample %" PRIu64 " is beyond the batch: %" PRIu64 " samples (%" PRIu32
+                             " GPUs x %" PRIu64 "), 0 to %" PRIu64,
                              s, a->samples, a->w.gpus, a->w.batch, a->samples - 1);
     }
     if (s < a->last) {
@@ -152,9 +152,9 @@ weft_err weft__emb_acc_add(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r, 
     }
     if (t >= a->w.ntables) {
         *bad = EMB_FIELD_TABLE;
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "table %" PRIu32 ": the workload has %" PRIu32 " tables, 0 to %" PRIu32,
-                             t, a->w.ntables, a->w.ntables - 1);
+        return weft_diag_set(
+            d, WEFT_EINVAL, "table %" PRIu32 ": the workload has %" PRIu32 " tables, 0 to %" PRIu32,
+            t, a->w.ntables, a->w.ntables - 1);
     }
     const weft_emb_table *tb = &a->tables[t];
     if (r >= tb->rows) {
@@ -173,8 +173,7 @@ weft_err weft__emb_acc_add(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r, 
         uint64_t *m = &a->mark[(size_t)slot * n + o];
         if (*m != s + 1) {
             *m = s + 1;
-            a->fwd.bytes[(size_t)o * n + s / a->w.batch] +=
-                (uint64_t)tb->dim * tb->dtype_bytes;
+            a->fwd.bytes[(size_t)o * n + s / a->w.batch] += (uint64_t)tb->dim * tb->dtype_bytes;
         }
     }
     return WEFT_OK;

@@ -29,8 +29,8 @@ struct weft_emb_cache {
     uint64_t samples, last;
     weft_emb_cache_stats st;
     weft_traffic fetched;
-    node *nodes;       /* N * cap */
-    weft__map64 *map;  /* per GPU: key -> node index within the GPU's cap */
+    node *nodes;                  /* N * cap */
+    weft__map64 *map;             /* per GPU: key -> node index within the GPU's cap */
     uint64_t *used, *head, *tail; /* per GPU */
 };
 
@@ -102,8 +102,8 @@ weft_err weft_emb_cache_new(const weft_emb_workload *w, const weft_emb_cache_par
     *out = c;
     return WEFT_OK;
 nomem:
-    e = weft_diag_set(d, WEFT_ENOMEM, "out of memory for a cache of %" PRIu64
-                                      " rows on each of %" PRIu32 " GPUs",
+    e = weft_diag_set(d, WEFT_ENOMEM,
+                      "out of memory for a cache of %" PRIu64 " rows on each of %" PRIu32 " GPUs",
                       p->rows_per_gpu, n);
 fail:
     weft_emb_cache_free(c);
@@ -178,9 +178,9 @@ weft_err weft_emb_cache_add(weft_emb_cache *c, uint64_t s, uint32_t t, uint64_t 
                              ": lookups come in order of samples",
                              s, c->last);
     if (t >= c->w.ntables)
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "table %" PRIu32 ": the workload has %" PRIu32 " tables, 0 to %" PRIu32,
-                             t, c->w.ntables, c->w.ntables - 1);
+        return weft_diag_set(
+            d, WEFT_EINVAL, "table %" PRIu32 ": the workload has %" PRIu32 " tables, 0 to %" PRIu32,
+            t, c->w.ntables, c->w.ntables - 1);
     if (r >= c->tables[t].rows)
         return weft_diag_set(d, WEFT_EINVAL,
                              "row %" PRIu64 " of table %" PRIu32 ": it has %" PRIu64

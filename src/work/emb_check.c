@@ -24,21 +24,19 @@ const char *weft_emb_sharding_name(weft_emb_sharding s)
 static weft_err check_table(const weft_emb_table *tb, uint32_t t, weft_diag *d)
 {
     if (tb->rows == 0 || tb->rows > WEFT_EMB_MAX_ROWS)
-        return weft_diag_set(d, WEFT_EINVAL, "table %" PRIu32 ": rows %" PRIu64
-                                             ": must be 1 to 2^40",
-                             t, tb->rows);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "table %" PRIu32 ": rows %" PRIu64 ": must be 1 to 2^40", t, tb->rows);
     if (tb->dim == 0 || tb->dim > WEFT_EMB_MAX_DIM)
-        return weft_diag_set(d, WEFT_EINVAL, "table %" PRIu32 ": dim %" PRIu32
-                                             ": must be 1 to %u",
+        return weft_diag_set(d, WEFT_EINVAL, "table %" PRIu32 ": dim %" PRIu32 ": must be 1 to %u",
                              t, tb->dim, WEFT_EMB_MAX_DIM);
     if (tb->pooling > WEFT_EMB_MAX_POOLING)
-        return weft_diag_set(d, WEFT_EINVAL, "table %" PRIu32 ": pooling %" PRIu32
-                                             ": must be 0 to %u",
-                             t, tb->pooling, WEFT_EMB_MAX_POOLING);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "table %" PRIu32 ": pooling %" PRIu32 ": must be 0 to %u", t,
+                             tb->pooling, WEFT_EMB_MAX_POOLING);
     if (tb->dtype_bytes == 0 || tb->dtype_bytes > 8)
-        return weft_diag_set(d, WEFT_EINVAL, "table %" PRIu32 ": dtype of %" PRIu32
-                                             " bytes: must be 1 to 8",
-                             t, tb->dtype_bytes);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "table %" PRIu32 ": dtype of %" PRIu32 " bytes: must be 1 to 8", t,
+                             tb->dtype_bytes);
     if (tb->zipf_milli > 8000)
         return weft_diag_set(d, WEFT_EINVAL,
                              "table %" PRIu32 ": zipf exponent %" PRIu32 ".%03" PRIu32
@@ -76,8 +74,8 @@ weft_err weft_emb_check(const weft_emb_workload *w, weft_diag *d)
     u128 total = 0, ar = 0, lim = UINT64_MAX;
     if ((u128)w->batch * w->gpus > UINT64_MAX / 2)
         return weft_diag_set(d, WEFT_EOVERFLOW,
-                             "%" PRIu32 " GPUs x %" PRIu64 " samples are too many samples",
-                             w->gpus, w->batch);
+                             "%" PRIu32 " GPUs x %" PRIu64 " samples are too many samples", w->gpus,
+                             w->batch);
     for (uint32_t t = 0; t < w->ntables; t++) {
         const weft_emb_table *tb = &w->tables[t];
         weft_err e = check_table(tb, t, d);

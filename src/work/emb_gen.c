@@ -72,9 +72,8 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
         weft__free(sp->guide);
         sp->cum = NULL;
         sp->guide = NULL;
-        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for the zipf weights of %" PRIu64
-                                             " rows",
-                             rows);
+        return weft_diag_set(d, WEFT_ENOMEM,
+                             "out of memory for the zipf weights of %" PRIu64 " rows", rows);
     }
     unsigned bits = 0;
     while (bits < 64 && ((rows - 1) >> bits) != 0)
@@ -168,8 +167,8 @@ weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, vo
     return weft_emb_generate_steps(w, 1, fn, ctx, d);
 }
 
-weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps,
-                                 weft_emb_lookup_fn fn, void *ctx, weft_diag *d)
+weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, weft_emb_lookup_fn fn,
+                                 void *ctx, weft_diag *d)
 {
     weft_err e = weft_emb_check(w, d);
     if (e)

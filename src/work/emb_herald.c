@@ -33,13 +33,13 @@
 #define NONE32 UINT32_MAX
 
 typedef struct copy {
-    uint64_t key;    /* table << 40 | row */
-    uint32_t fetched; /* step of the fetch */
-    uint32_t dirty;  /* first step another GPU updated the row since, or NONE32 */
-    uint32_t pushed; /* step + 1 of the last push counted */
-    uint32_t freq;   /* LFU: lookups since cached */
+    uint64_t key;        /* table << 40 | row */
+    uint32_t fetched;    /* step of the fetch */
+    uint32_t dirty;      /* first step another GPU updated the row since, or NONE32 */
+    uint32_t pushed;     /* step + 1 of the last push counted */
+    uint32_t freq;       /* LFU: lookups since cached */
     uint32_t prev, next; /* LRU list, indices of the GPU's copies */
-    uint32_t rec;    /* the row's record */
+    uint32_t rec;        /* the row's record */
 } copy;
 
 typedef struct gpu_cache {
@@ -61,27 +61,27 @@ typedef struct rowrec {
 typedef struct herald {
     weft_emb_workload w;
     weft_emb_herald_params p;
-    uint32_t n, nt, W;       /* GPUs, tables, words of a bitset */
-    uint64_t nb, per;        /* samples a step, lookups a sample */
-    uint64_t *off;           /* per table: first lookup of its bag in a sample */
-    uint64_t *slot, *block;  /* per table: round-robin slot, rows a row-wise block */
-    uint64_t *rows;          /* the step's lookups */
-    uint64_t got;            /* lookups of the current step so far */
-    uint32_t step;           /* the current step */
-    uint32_t *place;         /* per sample of the step: its GPU */
+    uint32_t n, nt, W;      /* GPUs, tables, words of a bitset */
+    uint64_t nb, per;       /* samples a step, lookups a sample */
+    uint64_t *off;          /* per table: first lookup of its bag in a sample */
+    uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
+    uint64_t *rows;         /* the step's lookups */
+    uint64_t got;           /* lookups of the current step so far */
+    uint32_t step;          /* the current step */
+    uint32_t *place;        /* per sample of the step: its GPU */
     gpu_cache *gc;
-    weft__map64 recmap;      /* key -> record */
-    weft__vec recs;          /* records (header + 2W words) */
-    weft__vec freerec;       /* indices of free records */
-    weft__vec touched;       /* records stamped by the update pass */
+    weft__map64 recmap; /* key -> record */
+    weft__vec recs;     /* records (header + 2W words) */
+    weft__vec freerec;  /* indices of free records */
+    weft__vec touched;  /* records stamped by the update pass */
     /* Scratch per GPU: placement scores, row-wise block state. */
     uint64_t *score;
     uint32_t *load;
     uint64_t *bstamp, *bmask; /* per block: bag stamp; W words of mask */
     uint32_t *bmiss, *blook;
     uint64_t *bkey;
-    uint64_t bag;            /* bag stamp counter */
-    uint32_t *hx, nh;        /* the bag's hits (copies on its GPU) */
+    uint64_t bag;     /* bag stamp counter */
+    uint32_t *hx, nh; /* the bag's hits (copies on its GPU) */
     /* The measured step's accumulators: N x N. */
     bool measure;
     uint64_t *bagpush, *rowpush;
@@ -825,8 +825,8 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.hx = weft__malloc((size_t)maxp * sizeof *h.hx);
     h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
     h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
-    if (!h.rows || !h.place || !h.gc || !h.score || !h.load || !h.bstamp || !h.bmask ||
-        !h.bmiss || !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
+    if (!h.rows || !h.place || !h.gc || !h.score || !h.load || !h.bstamp || !h.bmask || !h.bmiss ||
+        !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
         goto nomem;
     for (uint32_t g = 0; g < n; g++) {
         weft__vec_init(&h.gc[g].copies, sizeof(copy));
@@ -835,8 +835,7 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         if (p->policy == WEFT_EMB_LFU && (e = weft__evheap_init(&h.gc[g].lfu, 0)))
             goto fail_code;
     }
-    if ((e = weft_traffic_new(n, &out->forward, d)) ||
-        (e = weft_traffic_new(n, &out->backward, d)))
+    if ((e = weft_traffic_new(n, &out->forward, d)) || (e = weft_traffic_new(n, &out->backward, d)))
         goto fail;
     uint64_t steps = (uint64_t)p->warm_steps + 1;
     /* The last step is measured: collect() runs steps 0 .. warm_steps - 1

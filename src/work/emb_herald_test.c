@@ -144,9 +144,10 @@ static void insert(brute *b, uint32_t g, uint64_t key)
     if (!v)
         for (uint32_t i = 0; i < b->p.rows_per_gpu; i++) {
             bent *e = &b->c[g][i];
-            bool less = !v || (b->p.policy == WEFT_EMB_LFU
-                                   ? (e->freq < v->freq || (e->freq == v->freq && e->last < v->last))
-                                   : e->last < v->last);
+            bool less =
+                !v || (b->p.policy == WEFT_EMB_LFU
+                           ? (e->freq < v->freq || (e->freq == v->freq && e->last < v->last))
+                           : e->last < v->last);
             if (less)
                 v = e;
         }
@@ -410,8 +411,7 @@ static void compare(const weft_emb_workload *w, const weft_emb_herald_params *p,
                 (unsigned long long)r.stale, (unsigned long long)b->stale,
                 (unsigned long long)r.admitted, (unsigned long long)b->admitted,
                 (unsigned long long)r.transfers, (unsigned long long)b->transfers,
-                (unsigned long long)r.remote, (unsigned long long)b->remote, r.placed,
-                b->placed);
+                (unsigned long long)r.remote, (unsigned long long)b->remote, r.placed, b->placed);
     CHECK_INT(bad, 0);
     weft_emb_herald_free(&r);
     free(b->rows);
@@ -433,8 +433,8 @@ static uint64_t fbytes(const weft_emb_workload *w, const weft_emb_herald_params 
 static void test_brute(void)
 {
     weft_emb_table tb[5] = {
-        {40, 4, 2, 4, 1200, WEFT_EMB_TW, 1},  {30, 2, 1, 2, 900, WEFT_EMB_TW, 1},
-        {50, 4, 3, 4, 1100, WEFT_EMB_RW, 1},  {20, 5, 2, 4, 1000, WEFT_EMB_CW, 2},
+        {40, 4, 2, 4, 1200, WEFT_EMB_TW, 1}, {30, 2, 1, 2, 900, WEFT_EMB_TW, 1},
+        {50, 4, 3, 4, 1100, WEFT_EMB_RW, 1}, {20, 5, 2, 4, 1000, WEFT_EMB_CW, 2},
         {10, 4, 1, 4, 0, WEFT_EMB_DP, 1},
     };
     static const uint32_t gpus[] = {2, 3, 4};
@@ -479,7 +479,8 @@ static void test_base(void)
     CHECK_ERR(weft_emb_forward(&w, &er, &d), WEFT_OK);
     int diff = 0, tdiff = 0;
     for (uint32_t i = 0; i < 16; i++) {
-        diff += r.forward.bytes[i] != er.forward.bytes[i] || r.forward_base.bytes[i] != er.forward.bytes[i];
+        diff += r.forward.bytes[i] != er.forward.bytes[i] ||
+                r.forward_base.bytes[i] != er.forward.bytes[i];
         if (i / 4 != i % 4)
             tdiff += r.backward.bytes[(i % 4) * 4 + i / 4] != r.forward.bytes[i];
     }

@@ -79,10 +79,18 @@ static void test_table_wise(void)
 static void test_column_wise(void)
 {
     weft_emb_table tb[3] = {
-        {.rows = 10, .dim = 5, .pooling = 1, .dtype_bytes = 4, .sharding = WEFT_EMB_CW,
+        {.rows = 10,
+         .dim = 5,
+         .pooling = 1,
+         .dtype_bytes = 4,
+         .sharding = WEFT_EMB_CW,
          .col_shards = 2},
         {.rows = 10, .dim = 1, .pooling = 1, .dtype_bytes = 8, .sharding = WEFT_EMB_TW},
-        {.rows = 10, .dim = 4, .pooling = 3, .dtype_bytes = 2, .sharding = WEFT_EMB_CW,
+        {.rows = 10,
+         .dim = 4,
+         .pooling = 3,
+         .dtype_bytes = 2,
+         .sharding = WEFT_EMB_CW,
          .col_shards = 3},
     };
     weft_emb_workload w = {.gpus = 3, .batch = 2, .ntables = 3, .tables = tb};
@@ -132,8 +140,8 @@ static void test_row_wise(void)
     weft_emb_result_free(&r);
     /* Fewer rows than GPUs: 2 rows on 4 GPUs, blocks of 1; GPUs 2 and 3
      * hold nothing and send nothing. */
-    weft_emb_table small = {.rows = 2, .dim = 1, .pooling = 1, .dtype_bytes = 1,
-                            .sharding = WEFT_EMB_RW};
+    weft_emb_table small = {
+        .rows = 2, .dim = 1, .pooling = 1, .dtype_bytes = 1, .sharding = WEFT_EMB_RW};
     weft_emb_workload w4 = {.gpus = 4, .batch = 1, .ntables = 1, .tables = &small};
     CHECK_ERR(build(&w4, "0,0,1\n1,0,0\n1,0,1\n3,0,1\n", &r, &d), WEFT_OK);
     const uint64_t want4[] = {0, 1, 0, 0, /* */ 1, 1, 0, 1, /* */ 0, 0, 0, 0, 0, 0, 0, 0};
@@ -190,8 +198,7 @@ static void test_trace_errors(void)
         {"0,0,1\n1 ;0,1\n", "t.trace:2:3: expected ',' after the sample, found ';'", WEFT_EPARSE},
         {"1;0,1\n", "t.trace:1:1: '1;0' is not a sample number (a whole number from 0)",
          WEFT_EPARSE},
-        {"0,x,1\n", "t.trace:1:3: 'x' is not a table number (a whole number from 0)",
-         WEFT_EPARSE},
+        {"0,x,1\n", "t.trace:1:3: 'x' is not a table number (a whole number from 0)", WEFT_EPARSE},
         {"-1,0,1\n", "t.trace:1:1: '-1' is not a sample number (a whole number from 0)",
          WEFT_EPARSE},
         {"0,0,1.5\n", "t.trace:1:5: '1.5' is not a row number (a whole number from 0)",
@@ -201,8 +208,7 @@ static void test_trace_errors(void)
         {"0,0,99999999999999999999\n",
          "t.trace:1:5: row '99999999999999999999' is more than 2^64-1", WEFT_EPARSE},
         {"# c\n4,0,0\n",
-         "t.trace:2:1: sample 4 is beyond the batch: 4 samples (2 GPUs x 2), 0 to 3",
-         WEFT_EINVAL},
+         "t.trace:2:1: sample 4 is beyond the batch: 4 samples (2 GPUs x 2), 0 to 3", WEFT_EINVAL},
         {"2,0,0\n1,0,0\n", "t.trace:2:1: sample 1 after sample 2: lookups come in order of samples",
          WEFT_EINVAL},
         {"0, 2,0\n", "t.trace:1:4: table 2: the workload has 2 tables, 0 to 1", WEFT_EINVAL},
@@ -313,16 +319,24 @@ static uint64_t brute_draw(const weft_emb_table *tb, weft__rng *g)
 static void test_generator(void)
 {
     weft_emb_table tb[3] = {
-        {.rows = 1000, .dim = 4, .pooling = 3, .dtype_bytes = 4, .zipf_milli = 1200,
+        {.rows = 1000,
+         .dim = 4,
+         .pooling = 3,
+         .dtype_bytes = 4,
+         .zipf_milli = 1200,
          .sharding = WEFT_EMB_RW},
         {.rows = 37, .dim = 8, .pooling = 1, .dtype_bytes = 2, .sharding = WEFT_EMB_RW},
-        {.rows = 1000, .dim = 2, .pooling = 2, .dtype_bytes = 4, .zipf_milli = 1200,
+        {.rows = 1000,
+         .dim = 2,
+         .pooling = 2,
+         .dtype_bytes = 4,
+         .zipf_milli = 1200,
          .sharding = WEFT_EMB_TW},
     };
     weft_emb_workload w = {.gpus = 3, .batch = 4, .ntables = 3, .tables = tb, .seed = 11};
     size_t want_n = 12 * 6;
-    recorded rec = {.s = malloc(want_n * 8), .r = malloc(want_n * 8), .t = malloc(want_n * 4),
-                    .cap = want_n};
+    recorded rec = {
+        .s = malloc(want_n * 8), .r = malloc(want_n * 8), .t = malloc(want_n * 4), .cap = want_n};
     weft_diag d;
     CHECK_ERR(weft_emb_generate(&w, record, &rec, &d), WEFT_OK);
     CHECK_INT(rec.n, want_n);
@@ -464,12 +478,25 @@ static weft_err brute_add(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_di
 static void test_cache(void)
 {
     weft_emb_table tb[5] = {
-        {.rows = 40, .dim = 4, .pooling = 3, .dtype_bytes = 4, .zipf_milli = 1100,
+        {.rows = 40,
+         .dim = 4,
+         .pooling = 3,
+         .dtype_bytes = 4,
+         .zipf_milli = 1100,
          .sharding = WEFT_EMB_RW},
-        {.rows = 30, .dim = 2, .pooling = 2, .dtype_bytes = 2, .zipf_milli = 800,
+        {.rows = 30,
+         .dim = 2,
+         .pooling = 2,
+         .dtype_bytes = 2,
+         .zipf_milli = 800,
          .sharding = WEFT_EMB_TW},
-        {.rows = 25, .dim = 5, .pooling = 2, .dtype_bytes = 4, .zipf_milli = 1500,
-         .sharding = WEFT_EMB_CW, .col_shards = 2},
+        {.rows = 25,
+         .dim = 5,
+         .pooling = 2,
+         .dtype_bytes = 4,
+         .zipf_milli = 1500,
+         .sharding = WEFT_EMB_CW,
+         .col_shards = 2},
         {.rows = 9, .dim = 3, .pooling = 1, .dtype_bytes = 1, .sharding = WEFT_EMB_DP},
         {.rows = 1000, .dim = 1, .pooling = 4, .dtype_bytes = 8, .sharding = WEFT_EMB_RW},
     };
@@ -477,8 +504,8 @@ static void test_cache(void)
     static const uint64_t caps[] = {0, 1, 7, 40, 2000}, stales[] = {0, 1, 3};
     for (size_t ci = 0; ci < 5; ci++)
         for (size_t si = 0; si < 3; si++) {
-            brute b = {.w = &w, .cap = caps[ci], .stale_steps = stales[si],
-                       .slot = {0, 0, 1, 0, 0}};
+            brute b = {
+                .w = &w, .cap = caps[ci], .stale_steps = stales[si], .slot = {0, 0, 1, 0, 0}};
             for (int g = 0; g < 3; g++)
                 b.e[g] = calloc(caps[ci] + 1, sizeof *b.e[g]);
             weft_emb_cache_params p = {.rows_per_gpu = caps[ci], .staleness = stales[si]};
@@ -557,7 +584,11 @@ static void oom_dtor(void *arg)
 static void test_oom(void)
 {
     weft_emb_table tb[2] = {
-        {.rows = 100, .dim = 4, .pooling = 2, .dtype_bytes = 4, .zipf_milli = 900,
+        {.rows = 100,
+         .dim = 4,
+         .pooling = 2,
+         .dtype_bytes = 4,
+         .zipf_milli = 900,
          .sharding = WEFT_EMB_RW},
         {.rows = 100, .dim = 4, .pooling = 2, .dtype_bytes = 4, .sharding = WEFT_EMB_TW},
     };

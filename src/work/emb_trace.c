@@ -56,8 +56,7 @@ static int token_len(const reader *r, const char *at)
 
 static weft_err fail_at(reader *r, const char *at, weft_err e, const char *what)
 {
-    return weft_diag_set(r->d, e, "%s:%" PRIu64 ":%u: %s", r->name, r->lineno, col_of(r, at),
-                         what);
+    return weft_diag_set(r->d, e, "%s:%" PRIu64 ":%u: %s", r->name, r->lineno, col_of(r, at), what);
 }
 
 /* Field f of the line, a whole decimal number. */
@@ -67,8 +66,8 @@ static weft_err read_field(reader *r, int f, uint64_t *out)
     const char *at = r->p;
     if (at_eol(r)) {
         char msg[160];
-        snprintf(msg, sizeof msg, "%d field%s: a lookup is sample,table,row (the %s is missing)",
-                 f, f == 1 ? "" : "s", field_names[f]);
+        snprintf(msg, sizeof msg, "%d field%s: a lookup is sample,table,row (the %s is missing)", f,
+                 f == 1 ? "" : "s", field_names[f]);
         return fail_at(r, at, WEFT_EPARSE, msg);
     }
     uint64_t v = 0;
@@ -81,8 +80,8 @@ static weft_err read_field(reader *r, int f, uint64_t *out)
         r->p++;
     }
     const char *stop = r->p;
-    bool clean = stop > at && (stop == r->end || is_blank(*stop) || *stop == ',' ||
-                               *stop == '\n' || *stop == '#' || *stop == '\r');
+    bool clean = stop > at && (stop == r->end || is_blank(*stop) || *stop == ',' || *stop == '\n' ||
+                               *stop == '#' || *stop == '\r');
     if (!clean) {
         char msg[200];
         snprintf(msg, sizeof msg, "'%.*s' is not a %s number (a whole number from 0)",
@@ -91,8 +90,8 @@ static weft_err read_field(reader *r, int f, uint64_t *out)
     }
     if (over) {
         char msg[200];
-        snprintf(msg, sizeof msg, "%s '%.*s' is more than 2^64-1", field_names[f],
-                 (int)(stop - at), at);
+        snprintf(msg, sizeof msg, "%s '%.*s' is more than 2^64-1", field_names[f], (int)(stop - at),
+                 at);
         return fail_at(r, at, WEFT_EPARSE, msg);
     }
     *out = v;
@@ -147,9 +146,9 @@ static weft_err read_lookup(reader *r, weft_emb_acc *a)
     if (v[1] > UINT32_MAX) {
         uint32_t nt = weft__emb_acc_workload(a)->ntables;
         char msg[160];
-        snprintf(msg, sizeof msg, "table %" PRIu64 ": the workload has %" PRIu32
-                                  " tables, 0 to %" PRIu32,
-                 v[1], nt, nt - 1);
+        snprintf(msg, sizeof msg,
+                 "table %" PRIu64 ": the workload has %" PRIu32 " tables, 0 to %" PRIu32, v[1], nt,
+                 nt - 1);
         return fail_at(r, at[1], WEFT_EINVAL, msg);
     }
     weft_err e = weft__emb_acc_add(a, v[0], (uint32_t)v[1], v[2], &bad, &sub);

@@ -167,8 +167,7 @@ static weft_err job_of(gc_ctx *g, uint32_t i, uint32_t j, uint32_t o, weft__gc_j
     double Eb = 4.0 * (double)E;
     if (!cpu) {
         double pass = (Eb + (double)q) / g->hbm;
-        double post = !g->sparse ? post_d * pass
-                                 : (Eb + (a ? N * (double)q : (double)U)) / g->hbm;
+        double post = !g->sparse ? post_d * pass : (Eb + (a ? N * (double)q : (double)U)) / g->hbm;
         job->gpu = pass;
         job->comm = wire + (in_c + in_d) * pass + post;
     } else {
@@ -179,8 +178,7 @@ static weft_err job_of(gc_ctx *g, uint32_t i, uint32_t j, uint32_t o, weft__gc_j
     return WEFT_OK;
 }
 
-static weft_err cost(void *arg, uint32_t i, uint32_t j, uint32_t o, weft__gc_job *job,
-                     weft_diag *d)
+static weft_err cost(void *arg, uint32_t i, uint32_t j, uint32_t o, weft__gc_job *job, weft_diag *d)
 {
     double wire;
     return job_of(arg, i, j, o, job, &wire, d);
@@ -197,9 +195,8 @@ static weft_err cost(void *arg, uint32_t i, uint32_t j, uint32_t o, weft__gc_job
  * the search exact over layer-aligned fusions: every group it weighs
  * is simulated at its size, and the groups of n units are n (n + 1) / 2.
  * *cum gets n + 1 prefix sums. */
-static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st,
-                        uint64_t params, bool fuse, uint64_t **cum, uint32_t *n, bool *layers,
-                        weft_diag *d)
+static weft_err tensors(const weft_model *m, const weft_parallel *p, uint32_t st, uint64_t params,
+                        bool fuse, uint64_t **cum, uint32_t *n, bool *layers, weft_diag *d)
 {
     uint32_t nm, nd;
     weft__work_stage_layers(m, p, st, &nm, &nd);
@@ -349,8 +346,9 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
     uint32_t allowed = g.cpu_ok ? (1u << O_COUNT) - 1 : M_ALL_GPU;
     if (!p->grad_auto)
         allowed = 1u << O_GPU_A;
-    uint32_t fuse = p->grad_fuse ? p->grad_fuse
-                                 : p->grad_auto ? WEFT_GC_FUSE_DP : WEFT_GC_FUSE_BUCKET;
+    uint32_t fuse = p->grad_fuse   ? p->grad_fuse
+                    : p->grad_auto ? WEFT_GC_FUSE_DP
+                                   : WEFT_GC_FUSE_BUCKET;
     /* never and always: every bucket dense, every bucket A on the GPU. */
     g.cum = bcum;
     for (uint64_t i = 0; i < nb; i++)
@@ -368,8 +366,8 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
             goto done;
     }
     if (fuse == WEFT_GC_FUSE_TENSOR || fuse == WEFT_GC_FUSE_DP) {
-        if ((err = tensors(m, p, stage, params, fuse == WEFT_GC_FUSE_DP, &tcum, &nt,
-                           &per_layer, d)))
+        if ((err =
+                 tensors(m, p, stage, params, fuse == WEFT_GC_FUSE_DP, &tcum, &nt, &per_layer, d)))
             goto done;
         tready = weft__malloc((size_t)nt * sizeof *tready);
         if (!tready) {
@@ -450,8 +448,7 @@ weft_err weft_grad_compression_parse(const char *text, weft_parallel *p, weft_di
     if (err)
         return err;
     if (cmp.kind == WEFT_COMP_NONE && (autom || comma))
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "--grad-compression '%s': %s needs a compressor", text,
+        return weft_diag_set(d, WEFT_EINVAL, "--grad-compression '%s': %s needs a compressor", text,
                              autom ? "auto" : "fuse=");
     p->grad_comp = cmp;
     p->grad_auto = autom;

@@ -45,8 +45,8 @@
 #include "base/alloc.h"
 #include "work/work_internal.h"
 
-void weft__gc_apply(const weft__gc_state *s, double ready, const weft__gc_job *j,
-                    weft__gc_state *o, double *start, double *end)
+void weft__gc_apply(const weft__gc_state *s, double ready, const weft__gc_job *j, weft__gc_state *o,
+                    double *start, double *end)
 {
     *o = *s;
     double t = ready + s->D;

@@ -95,7 +95,7 @@ static void test_search_brute(void)
         s.per[2] = 0.05 * rnd();
         s.pre[2] = 0.1 * rnd();
         s.post[2] = 0.1 * rnd();
-        weft__gc_prob pr = {s.n, s.ready, t % 5 == 0 ? 0 : r + rnd(), 3, 7, t % 3 != 2, 0,
+        weft__gc_prob pr = {s.n,      s.ready, t % 5 == 0 ? 0 : r + rnd(), 3, 7, t % 3 != 2, 0,
                             syn_cost, &s};
         if (t % 5 == 0) /* not overlapped: every unit ready at once */
             for (uint32_t i = 0; i < s.n; i++)
@@ -110,8 +110,9 @@ static void test_search_brute(void)
         weft__gc_state z = {0, 0, 0, 0};
         brute(&pr, 0, &z, &best, &plans);
         if (fabs(sol.end - best) > 1e-12 * best)
-            fprintf(stderr, "  case %zu (n %u, fuse %d): search %.17g, brute force %.17g over "
-                            "%llu plans\n",
+            fprintf(stderr,
+                    "  case %zu (n %u, fuse %d): search %.17g, brute force %.17g over "
+                    "%llu plans\n",
                     t, s.n, pr.fuse, sol.end, best, (unsigned long long)plans);
         CHECK(fabs(sol.end - best) <= 1e-12 * best);
         CHECK(sol.exact);
@@ -174,8 +175,7 @@ static double step_of(weft_work_ctx *c, const weft_model *m, const weft_parallel
 /* auto never loses to no compression, and its "never" is the dense step. */
 static void test_never_slower(void)
 {
-    static const char *const fab[] = {"a100:2", "a100:2,nicbw=3.125Gbps",
-                                      "switch:8,bw=3.125GB/s"};
+    static const char *const fab[] = {"a100:2", "a100:2,nicbw=3.125Gbps", "switch:8,bw=3.125GB/s"};
     static const char *const comp[] = {"auto,fuse=bucket", "auto:topk:0.01,fuse=bucket",
                                        "auto:sign,fuse=bucket", "auto", "auto:dgc:0.01"};
     weft_gpu g;
@@ -311,8 +311,8 @@ static void test_parse(void)
     CHECK_ERR(weft_grad_compression_parse("auto", &p, &d), WEFT_OK);
     CHECK(p.grad_auto && p.grad_comp.kind == WEFT_COMP_INT8 && p.grad_fuse == 0);
     CHECK_ERR(weft_grad_compression_parse("auto:topk:0.01,fuse=tensor", &p, &d), WEFT_OK);
-    CHECK(p.grad_auto && p.grad_comp.kind == WEFT_COMP_TOPK &&
-          p.grad_comp.density_ppm == 10000 && p.grad_fuse == WEFT_GC_FUSE_TENSOR);
+    CHECK(p.grad_auto && p.grad_comp.kind == WEFT_COMP_TOPK && p.grad_comp.density_ppm == 10000 &&
+          p.grad_fuse == WEFT_GC_FUSE_TENSOR);
     CHECK_ERR(weft_grad_compression_parse("sign", &p, &d), WEFT_OK);
     CHECK(!p.grad_auto && p.grad_comp.kind == WEFT_COMP_SIGN && p.grad_fuse == 0);
     CHECK_ERR(weft_grad_compression_parse("int8,fuse=lots", &p, &d), WEFT_EINVAL);

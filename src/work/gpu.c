@@ -90,10 +90,20 @@ const char *weft_prec_name(weft_prec p)
 
 /* The keys of a GPU file, their unit and where they go. */
 enum {
-    K_NAME, K_BF16, K_FP16, K_FP8, K_FP32, K_HBM_BW, K_HBM, K_SMS, K_MAMF_BF16, K_MAMF_FP8, K_COUNT
+    K_NAME,
+    K_BF16,
+    K_FP16,
+    K_FP8,
+    K_FP32,
+    K_HBM_BW,
+    K_HBM,
+    K_SMS,
+    K_MAMF_BF16,
+    K_MAMF_FP8,
+    K_COUNT
 };
-static const char *const keys[K_COUNT] = {"name", "bf16", "fp16",      "fp8",     "fp32",
-                                          "hbm_bw", "hbm", "sms", "mamf_bf16", "mamf_fp8"};
+static const char *const keys[K_COUNT] = {"name",   "bf16", "fp16", "fp8",       "fp32",
+                                          "hbm_bw", "hbm",  "sms",  "mamf_bf16", "mamf_fp8"};
 
 static bool is_blank(char c)
 {
@@ -176,23 +186,41 @@ weft_err weft_gpu_parse(const char *text, size_t len, const char *fname, weft_gp
         double v = strtod(buf, &stop);
         if (*stop || stop == buf || !isfinite(v) || v < 0 || (key != K_FP8 && v == 0))
             return weft_diag_set(d, WEFT_EPARSE, "%s:%u:%u: %s: '%s' is not a %s number", fname,
-                                 line, cv, keys[key], buf, key == K_FP8 ? "non-negative" : "positive");
+                                 line, cv, keys[key], buf,
+                                 key == K_FP8 ? "non-negative" : "positive");
         switch (key) {
-        case K_BF16: g.peak[WEFT_PREC_BF16] = v * T; break;
-        case K_FP16: g.peak[WEFT_PREC_FP16] = v * T; break;
-        case K_FP8: g.peak[WEFT_PREC_FP8] = v * T; break;
-        case K_FP32: g.peak[WEFT_PREC_FP32] = v * T; break;
-        case K_MAMF_BF16: g.mamf[WEFT_PREC_BF16] = v * T; break;
-        case K_MAMF_FP8: g.mamf[WEFT_PREC_FP8] = v * T; break;
-        case K_HBM_BW: g.hbm_bw = v * GBS; break;
-        case K_HBM: g.hbm_bytes = v * GIB; break;
+        case K_BF16:
+            g.peak[WEFT_PREC_BF16] = v * T;
+            break;
+        case K_FP16:
+            g.peak[WEFT_PREC_FP16] = v * T;
+            break;
+        case K_FP8:
+            g.peak[WEFT_PREC_FP8] = v * T;
+            break;
+        case K_FP32:
+            g.peak[WEFT_PREC_FP32] = v * T;
+            break;
+        case K_MAMF_BF16:
+            g.mamf[WEFT_PREC_BF16] = v * T;
+            break;
+        case K_MAMF_FP8:
+            g.mamf[WEFT_PREC_FP8] = v * T;
+            break;
+        case K_HBM_BW:
+            g.hbm_bw = v * GBS;
+            break;
+        case K_HBM:
+            g.hbm_bytes = v * GIB;
+            break;
         case K_SMS:
             if (v != floor(v) || v > 100000)
                 return weft_diag_set(d, WEFT_EPARSE, "%s:%u:%u: sms: '%s' is not a count", fname,
                                      line, cv, buf);
             g.sms = (uint32_t)v;
             break;
-        default: break;
+        default:
+            break;
         }
         seen[key] = true;
         kline[key] = line;

@@ -15,9 +15,28 @@ static const weft_model models[] = {
     {"llama3-70b", 80, 8192, 28672, 64, 8, 0, 8192, 128256, 0, 0, 0, 0, true, .untie = false},
     {"llama3.1-405b", 126, 16384, 53248, 128, 8, 0, 8192, 128256, 0, 0, 0, 0, true, .untie = false},
     {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 0, 4096, 32000, 8, 2, 14336, 0, true, .untie = false},
-    {"deepseek-v3", 61, 7168, 18432, 128, 128, 128, 4096, 129280, 256, 8, 2048, 1, true,
-     .moe_first_dense = 3, .moe_freq = 1, .mla = true, .q_lora = 1536, .kv_lora = 512,
-     .qk_head = 128, .qk_rope = 64, .v_head = 128},
+    {"deepseek-v3",
+     61,
+     7168,
+     18432,
+     128,
+     128,
+     128,
+     4096,
+     129280,
+     256,
+     8,
+     2048,
+     1,
+     true,
+     .moe_first_dense = 3,
+     .moe_freq = 1,
+     .mla = true,
+     .q_lora = 1536,
+     .kv_lora = 512,
+     .qk_head = 128,
+     .qk_rope = 64,
+     .v_head = 128},
     /* Narayanan et al. SC'21, Table 1 (weak scaling on Selene). */
     {"gpt-1.7b", 24, 2304, 0, 24, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
     {"gpt-3.6b", 30, 3072, 0, 32, 0, 0, 2048, 51200, 0, 0, 0, 0, false, .untie = false},
@@ -334,51 +353,59 @@ static weft_err check_stages(const weft_model *m, const weft_parallel *p, weft_d
 {
     uint32_t f = p->first_stage_layers, l = p->last_stage_layers;
     if ((f || l) && p->pp < 2)
-        return weft_diag_set(d, WEFT_EINVAL, "--decoder-%s-pipeline-num-layers needs "
-                                              "--pipeline-model-parallel-size > 1",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--decoder-%s-pipeline-num-layers needs "
+                             "--pipeline-model-parallel-size > 1",
                              f ? "first" : "last");
     if (f || l) {
         uint32_t middle = p->pp - (f ? 1 : 0) - (l ? 1 : 0);
         uint64_t given = (uint64_t)f + l;
         if (given > m->layers || (middle == 0 && given != m->layers))
-            return weft_diag_set(d, WEFT_EINVAL, "--decoder-first-pipeline-num-layers (%u) + "
-                                                  "--decoder-last-pipeline-num-layers (%u) must "
-                                                  "%s --num-layers (%u)",
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "--decoder-first-pipeline-num-layers (%u) + "
+                                 "--decoder-last-pipeline-num-layers (%u) must "
+                                 "%s --num-layers (%u)",
                                  f, l, middle ? "leave layers of" : "equal", m->layers);
         uint32_t rest = m->layers - (uint32_t)given;
         if (middle && (rest % middle || rest / middle == 0))
-            return weft_diag_set(d, WEFT_EINVAL, "the %u layers left by "
-                                                  "--decoder-first/last-pipeline-num-layers do not "
-                                                  "divide evenly into the other %u pipeline stages",
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "the %u layers left by "
+                                 "--decoder-first/last-pipeline-num-layers do not "
+                                 "divide evenly into the other %u pipeline stages",
                                  rest, middle);
         if (p->layers_per_vstage)
-            return weft_diag_set(d, WEFT_EINVAL, "uneven pipeline stages take their virtual "
-                                                  "stages from --num-virtual-stages-per-pipeline-rank, "
-                                                  "not --num-layers-per-virtual-pipeline-stage");
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "uneven pipeline stages take their virtual "
+                                 "stages from --num-virtual-stages-per-pipeline-rank, "
+                                 "not --num-layers-per-virtual-pipeline-stage");
     } else if (m->layers % p->pp) {
-        return weft_diag_set(d, WEFT_EINVAL, "--num-layers (%u) is not divisible by "
-                                              "--pipeline-model-parallel-size (%u)",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--num-layers (%u) is not divisible by "
+                             "--pipeline-model-parallel-size (%u)",
                              m->layers, p->pp);
     }
     if (p->vpp && p->layers_per_vstage)
-        return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage and "
-                                              "--num-virtual-stages-per-pipeline-rank exclude each "
-                                              "other");
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--num-layers-per-virtual-pipeline-stage and "
+                             "--num-virtual-stages-per-pipeline-rank exclude each "
+                             "other");
     if ((p->layers_per_vstage || p->vpp > 1) && p->pp < 2)
         return weft_diag_set(d, WEFT_EINVAL, "%s needs --pipeline-model-parallel-size > 1",
                              p->vpp ? "--num-virtual-stages-per-pipeline-rank"
                                     : "--num-layers-per-virtual-pipeline-stage");
     uint32_t lps = weft__work_stage_nlayers(m, p, 0);
     if (p->layers_per_vstage && lps % p->layers_per_vstage)
-        return weft_diag_set(d, WEFT_EINVAL, "--num-layers-per-virtual-pipeline-stage (%u) does "
-                                              "not divide the %u layers of a pipeline stage",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--num-layers-per-virtual-pipeline-stage (%u) does "
+                             "not divide the %u layers of a pipeline stage",
                              p->layers_per_vstage, lps);
     uint32_t v = weft__work_vstages(m, p);
     for (uint32_t s = 0; s < p->pp && v > 1; s++)
         if (weft__work_stage_nlayers(m, p, s) % v)
-            return weft_diag_set(d, WEFT_EINVAL, "pipeline stage %u's %u layers do not divide "
-                                                  "into --num-virtual-stages-per-pipeline-rank (%u) "
-                                                  "virtual stages",
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "pipeline stage %u's %u layers do not divide "
+                                 "into --num-virtual-stages-per-pipeline-rank (%u) "
+                                 "virtual stages",
                                  s, weft__work_stage_nlayers(m, p, s), v);
     return WEFT_OK;
 }
@@ -387,8 +414,7 @@ static weft_err check_stages(const weft_model *m, const weft_parallel *p, weft_d
  * bound (in double) on a GPU's bytes and a layer's FLOPs, from every
  * width the formulas multiply, must stay below 2^62. A real model is far
  * below (GPT-3 175B: about 2^41 bytes, 2^47 FLOPs per layer). */
-static weft_err check_size(const weft_model *m, const weft_parallel *p, uint32_t dp,
-                           weft_diag *d)
+static weft_err check_size(const weft_model *m, const weft_parallel *p, uint32_t dp, weft_diag *d)
 {
     double h = m->hidden, a = m->heads, dk = m->kv_channels, g = m->query_groups;
     double f = m->ffn > m->moe_ffn ? m->ffn : m->moe_ffn;
@@ -424,81 +450,111 @@ weft_err weft__work_check(const weft_model *m, const weft_parallel *p, uint32_t 
                           weft_diag *d)
 {
     if (!m->layers || !m->hidden || !m->heads)
-        return weft_diag_set(d, WEFT_EINVAL, "the model needs --num-layers, --hidden-size and "
-                                              "--num-attention-heads (or --model)");
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "the model needs --num-layers, --hidden-size and "
+                             "--num-attention-heads (or --model)");
     if (!(p->tp && p->pp && p->cp && p->ep && p->micro_batch && p->global_batch))
         return weft_diag_set(d, WEFT_EINVAL, "parallel sizes and batch sizes must be >= 1");
     uint64_t mp = (uint64_t)p->tp * p->pp * p->cp;
     if (!(ranks % mp == 0 && mp <= ranks))
-        return weft_diag_set(d, WEFT_EINVAL, "--tensor-model-parallel-size (%u) x --pipeline-model-parallel-size (%u) x "
-              "--context-parallel-size (%u) = %llu does not divide the fabric's %u ranks",
-              p->tp, p->pp, p->cp, (unsigned long long)mp, ranks);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--tensor-model-parallel-size (%u) x --pipeline-model-parallel-size (%u) x "
+            "--context-parallel-size (%u) = %llu does not divide the fabric's %u ranks",
+            p->tp, p->pp, p->cp, (unsigned long long)mp, ranks);
     uint32_t dpn = (uint32_t)(ranks / mp);
     weft_err err = check_stages(m, p, d);
     if (err)
         return err;
     if (!(m->heads % p->tp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--num-attention-heads (%u) is not divisible by --tensor-model-parallel-size (%u)",
-              m->heads, p->tp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--num-attention-heads (%u) is not divisible by --tensor-model-parallel-size (%u)",
+            m->heads, p->tp);
     if (!(m->query_groups && m->heads % m->query_groups == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--num-attention-heads (%u) is not divisible by --num-query-groups (%u)", m->heads,
-              m->query_groups);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--num-attention-heads (%u) is not divisible by --num-query-groups (%u)", m->heads,
+            m->query_groups);
     if (!(m->query_groups % p->tp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--num-query-groups (%u) is not divisible by --tensor-model-parallel-size (%u)",
-              m->query_groups, p->tp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--num-query-groups (%u) is not divisible by --tensor-model-parallel-size (%u)",
+            m->query_groups, p->tp);
     if (!(m->ffn % p->tp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)",
-              m->ffn, p->tp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)", m->ffn,
+            p->tp);
     if (!(!m->experts || m->moe_ffn % p->tp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--moe-ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)",
-              m->moe_ffn, p->tp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--moe-ffn-hidden-size (%u) is not divisible by --tensor-model-parallel-size (%u)",
+            m->moe_ffn, p->tp);
     if (!(!m->experts || (m->topk >= 1 && m->topk <= m->experts)))
-        return weft_diag_set(d, WEFT_EINVAL, "--moe-router-topk (%u) must be between 1 and --num-experts (%u)", m->topk,
-              m->experts);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--moe-router-topk (%u) must be between 1 and --num-experts (%u)",
+                             m->topk, m->experts);
     if (!(p->ep == 1 || m->experts))
-        return weft_diag_set(d, WEFT_EINVAL, "--expert-model-parallel-size (%u) needs --num-experts", p->ep);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--expert-model-parallel-size (%u) needs --num-experts", p->ep);
     if (!(!m->experts || m->experts % p->ep == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--num-experts (%u) is not divisible by --expert-model-parallel-size (%u)",
-              m->experts, p->ep);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--num-experts (%u) is not divisible by --expert-model-parallel-size (%u)", m->experts,
+            p->ep);
     if (!(dpn % p->ep == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--expert-model-parallel-size (%u) does not divide the data-parallel size (%u)",
-              p->ep, dpn);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--expert-model-parallel-size (%u) does not divide the data-parallel size (%u)", p->ep,
+            dpn);
     if (!(p->cp == 1 || m->seq % (2 * p->cp) == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--seq-length (%u) is not divisible by 2 x --context-parallel-size (%u)", m->seq,
-              p->cp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--seq-length (%u) is not divisible by 2 x --context-parallel-size (%u)", m->seq,
+            p->cp);
     if (!(!p->sp || (m->seq / p->cp) % p->tp == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--sequence-parallel: --seq-length (%u) / --context-parallel-size (%u) is not "
-              "divisible by --tensor-model-parallel-size (%u)",
-              m->seq, p->cp, p->tp);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--sequence-parallel: --seq-length (%u) / --context-parallel-size (%u) is not "
+            "divisible by --tensor-model-parallel-size (%u)",
+            m->seq, p->cp, p->tp);
     /* Megatron's check (megatron/training/arguments.py): overlap needs
      * sequence parallelism, which it turns off at TP 1. */
     if (p->tp_comm_overlap && !(p->sp && p->tp > 1))
-        return weft_diag_set(d, WEFT_EINVAL, "--tp-comm-overlap needs --sequence-parallel and "
-              "--tensor-model-parallel-size > 1 (TP %u%s)",
-              p->tp, p->sp ? "" : ", no --sequence-parallel");
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--tp-comm-overlap needs --sequence-parallel and "
+                             "--tensor-model-parallel-size > 1 (TP %u%s)",
+                             p->tp, p->sp ? "" : ", no --sequence-parallel");
     uint64_t per = (uint64_t)p->micro_batch * dpn;
     if (!(p->global_batch % per == 0))
-        return weft_diag_set(d, WEFT_EINVAL, "--global-batch-size (%u) is not divisible by --micro-batch-size (%u) x "
-              "data-parallel size (%u)",
-              p->global_batch, p->micro_batch, dpn);
+        return weft_diag_set(
+            d, WEFT_EINVAL,
+            "--global-batch-size (%u) is not divisible by --micro-batch-size (%u) x "
+            "data-parallel size (%u)",
+            p->global_batch, p->micro_batch, dpn);
     if (p->layers_per_vstage || p->vpp > 1) {
         uint64_t mb = p->global_batch / per;
         if (!(mb % p->pp == 0))
-            return weft_diag_set(d, WEFT_EINVAL, "number of microbatches (%llu) is not divisible by "
-                  "--pipeline-model-parallel-size (%u) when using the interleaved schedule",
-                  (unsigned long long)mb, p->pp);
+            return weft_diag_set(
+                d, WEFT_EINVAL,
+                "number of microbatches (%llu) is not divisible by "
+                "--pipeline-model-parallel-size (%u) when using the interleaved schedule",
+                (unsigned long long)mb, p->pp);
     }
     if (p->zero_stage > 3)
         return weft_diag_set(d, WEFT_EINVAL, "--zero-stage (%u) must be 0, 1, 2 or 3",
                              p->zero_stage);
     if (p->zero_stage && p->dist_opt)
-        return weft_diag_set(d, WEFT_EINVAL, "--zero-stage %u and --use-distributed-optimizer "
-                                              "both shard the optimizer: give one",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--zero-stage %u and --use-distributed-optimizer "
+                             "both shard the optimizer: give one",
                              p->zero_stage);
     if (p->zero_stage >= 2 && p->pp > 1)
-        return weft_diag_set(d, WEFT_EINVAL, "--zero-stage %u is incompatible with pipeline "
-                                              "parallelism (--pipeline-model-parallel-size %u), as "
-                                              "in DeepSpeed: use stage 1",
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--zero-stage %u is incompatible with pipeline "
+                             "parallelism (--pipeline-model-parallel-size %u), as "
+                             "in DeepSpeed: use stage 1",
                              p->zero_stage, p->pp);
     if ((err = check_size(m, p, dpn, d)))
         return err;

@@ -11,8 +11,8 @@ static void test_wire_types(void)
 {
     /* field 1 varint 150 (08 96 01); field 2 fixed64 double 1.5;
      * field 3 fixed32 float 2.0; field 4 LEN "hi"; field 5 sint64 -3 (zigzag 5). */
-    static const uint8_t b[] = {0x08, 0x96, 0x01, 0x11, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f,
-                                0x1d, 0, 0, 0, 0x40, 0x22, 2,    'h',  'i', 0x28, 0x05};
+    static const uint8_t b[] = {0x08, 0x96, 0x01, 0x11, 0,    0,    0, 0,   0,   0,    0xf8, 0x3f,
+                                0x1d, 0,    0,    0,    0x40, 0x22, 2, 'h', 'i', 0x28, 0x05};
     weft_pb r;
     weft_pb_field f;
     weft_pb_init(&r, b, sizeof b);
@@ -38,8 +38,8 @@ static void test_wire_types(void)
 static void test_max_varint_and_nested(void)
 {
     /* field 1 = UINT64_MAX (10 bytes); field 7 nested { field 1 = 1 }. */
-    static const uint8_t b[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                0x01, 0x3a, 0x02, 0x08, 0x01};
+    static const uint8_t b[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                0xff, 0xff, 0x01, 0x3a, 0x02, 0x08, 0x01};
     weft_pb r, s;
     weft_pb_field f;
     weft_pb_init(&r, b, sizeof b);

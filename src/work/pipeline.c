@@ -49,8 +49,8 @@ weft_err weft__work_pipeline(uint32_t pp, uint32_t u, double fw, double bw, doub
                         break;
                     if (fend[(size_t)s * u + i] == 0)
                         break;
-                    ready = s + 1 < pp ? bend[(size_t)(s + 1) * u + i] + send
-                                       : fend[(size_t)s * u + i];
+                    ready =
+                        s + 1 < pp ? bend[(size_t)(s + 1) * u + i] + send : fend[(size_t)s * u + i];
                 }
                 weft__pipe_event e;
                 e.stage = s;

@@ -124,8 +124,7 @@ static weft_err dp_buckets(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
     double tf, tl;
     uint64_t nb;
     weft_err err;
-    if ((err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb,
-                        d)))
+    if ((err = bucketed(c, p, dp, mask, k.coll, params, k.bucket, k.grad_bytes, &tf, &tl, &nb, d)))
         return err;
     *bytes += ring_bytes(k.coll, n, (double)k.grad_bytes * (double)params);
     *total = (double)(nb - 1) * tf + tl;
@@ -298,9 +297,9 @@ static weft_err zero3(weft_work_ctx *c, const weft_model *m, const weft_parallel
  * they expose beyond (*ef, *eb); the bytes a GPU sends (*bytes) and the
  * collectives (*calls). */
 static weft_err tp_overlap(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
-                           const weft__layer_time *lt, uint64_t S, double pair, bool full,
-                           bool moe, double *f, double *b, double *xf, double *xb, double *ef,
-                           double *eb, double *bytes, uint32_t *calls, weft_diag *d)
+                           const weft__layer_time *lt, uint64_t S, double pair, bool full, bool moe,
+                           double *f, double *b, double *xf, double *xb, double *ef, double *eb,
+                           double *bytes, uint32_t *calls, weft_diag *d)
 {
     uint32_t tp = p->tp, n = weft__ub_splits();
     uint64_t S_ag = p->prec == WEFT_PREC_FP8 ? S / 2 : S;
@@ -389,7 +388,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         double t1, t2 = 0;
         if (p->sp) {
             if ((err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLGATHER, false, S, &t1, d)) ||
-                (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_REDUCESCATTER, false, S, &t2, d)))
+                (err =
+                     weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_REDUCESCATTER, false, S, &t2, d)))
                 return err;
             tpb = 2 * ring_bytes(WEFT_COLL_ALLGATHER, (uint32_t)tp, (double)S);
         } else {
@@ -405,8 +405,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         tpx_f = tp_f;
         tpx_b = tp_b;
         if (p->tp_comm_overlap &&
-            (err = tp_overlap(c, p, dp, &lt, S, t1 + t2, full, m->experts > 0, &tp_f, &tp_b,
-                              &tpx_f, &tpx_b, &tpe_f, &tpe_b, &ub_bytes, &tpc, d)))
+            (err = tp_overlap(c, p, dp, &lt, S, t1 + t2, full, m->experts > 0, &tp_f, &tp_b, &tpx_f,
+                              &tpx_b, &tpe_f, &tpe_b, &ub_bytes, &tpc, d)))
             return err;
     }
     /* CP: keys and values gathered forward, gathered and reduce-scattered
@@ -471,8 +471,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         double t_in, t_ag = 0, t_out, t_ce;
         weft_coll in = p->sp ? WEFT_COLL_REDUCESCATTER : WEFT_COLL_ALLREDUCE;
         if ((err = weft__work_coll_s(c, p, dp, M_TP, in, false, S, &t_in, d)) ||
-            (p->sp && (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLGATHER, false, S,
-                                               &t_ag, d))) ||
+            (p->sp &&
+             (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLGATHER, false, S, &t_ag, d))) ||
             (err = weft__work_coll_s(c, p, dp, M_TP, in, false, S, &t_out, d)) ||
             (err = weft__work_coll_s(c, p, dp, M_TP, WEFT_COLL_ALLREDUCE, false, 4 * Tl, &t_ce, d)))
             return err;
@@ -503,8 +503,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         uint32_t nm, nd;
         weft__work_stage_layers(m, p, st, &nm, &nd);
         double fs = (double)nm * lt.fwd + (double)nd * lt.fwd_dense;
-        double bs = (double)nm * (lt.bwd + lt.recompute) +
-                    (double)nd * (lt.bwd_dense + lt.recompute_dense);
+        double bs =
+            (double)nm * (lt.bwd + lt.recompute) + (double)nd * (lt.bwd_dense + lt.recompute_dense);
         if (st == 0) {
             fs += lt.embed_fwd;
             bs += lt.embed_bwd;
@@ -519,10 +519,10 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
             b0 = bs;
         double xe = (st == 0 ? emb_first : 0) + (st == p->pp - 1 ? emb_last : 0);
         double xl = st == p->pp - 1 ? loss_mb : 0;
-        double tot = fs + bs +
-                     layer_comm(nm + nd, nm, tpx_f + tpx_b + cpx_f + cpx_b,
-                                ep_f + ep_b + tpe_f + tpe_b) +
-                     xe + xl;
+        double tot =
+            fs + bs +
+            layer_comm(nm + nd, nm, tpx_f + tpx_b + cpx_f + cpx_b, ep_f + ep_b + tpe_f + tpe_b) +
+            xe + xl;
         if (tot > best) {
             best = tot;
             cstage = fs + bs;
@@ -545,8 +545,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     r.comm_bytes[WEFT_COMM_LOSS] = (uint64_t)((double)mb * loss_bytes);
     r.comm_calls[WEFT_COMM_EMB] = mb * emb_calls;
     r.comm_calls[WEFT_COMM_LOSS] = mb * loss_calls;
-    double per_mb_comm = xcomm[WEFT_COMM_TP] + xcomm[WEFT_COMM_CP] + xcomm[WEFT_COMM_EP] +
-                         emb_mb + loss_x;
+    double per_mb_comm =
+        xcomm[WEFT_COMM_TP] + xcomm[WEFT_COMM_CP] + xcomm[WEFT_COMM_EP] + emb_mb + loss_x;
     /* 1F1B: mb slots in the steady state, (pp - 1) / v of fill and drain. */
     double fill = p->pp > 1 ? (double)(p->pp - 1) / v : 0;
     r.compute_s = (double)mb * cstage;
@@ -610,8 +610,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
          * end moves by it). Expert gradients stay dense. */
         weft__gc_out go;
         uint64_t bucket = dp_config(p, gdp).bucket;
-        if ((err = weft__work_gc(c, m, p, dp, M_DP | M_EP | M_CP, gdp, bst, dn, window, bucket,
-                                 &go, c->gc_report, d)) ||
+        if ((err = weft__work_gc(c, m, p, dp, M_DP | M_EP | M_CP, gdp, bst, dn, window, bucket, &go,
+                                 c->gc_report, d)) ||
             (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag, &dpbytes,
                               &dpc, d)))
             return err;
@@ -629,10 +629,10 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
         r.gc_exact = go.exact;
         gc_never = go.never_end;
         gc_always = go.always_end;
-    } else if ((err = dp_buckets(c, p, dp, M_DP | M_EP | M_CP, gdp, dn, window, &dpt, &dpend,
-                                 &dpag, &dpbytes, &dpc, d)) ||
-               (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag,
-                                 &dpbytes, &dpc, d)))
+    } else if ((err = dp_buckets(c, p, dp, M_DP | M_EP | M_CP, gdp, dn, window, &dpt, &dpend, &dpag,
+                                 &dpbytes, &dpc, d)) ||
+               (err = dp_buckets(c, p, dp, M_DP | M_CP, egdp, ex, 0, &ext, &exend, &exag, &dpbytes,
+                                 &dpc, d)))
         return err;
     r.compress_saved_bytes = saved > 0 ? (uint64_t)saved : 0;
     if (p->zero_stage == 2 && mb > 1) {
@@ -678,9 +678,8 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
      * beyond the (m + (PP - 1) / v) (F + B) it takes without. */
     if (p->pp > 1) {
         double *clock = weft__calloc(p->pp, sizeof *clock), end = 0;
-        if (!clock ||
-            weft__work_pipeline(p->pp, mb * v, r.fwd_s / v, r.bwd_s / v, r.pp_send_s, NULL, NULL,
-                                clock)) {
+        if (!clock || weft__work_pipeline(p->pp, mb * v, r.fwd_s / v, r.bwd_s / v, r.pp_send_s,
+                                          NULL, NULL, clock)) {
             weft__free(clock);
             return weft_diag_code(d, WEFT_ENOMEM);
         }

@@ -390,8 +390,8 @@ static void sweep_matches_steps(const char *model)
         if ((i < fit && r.step_s != e[i].res.step_s) ||
             r.counts.mem_total != e[i].res.counts.mem_total) {
             if (differ++ < 3)
-                fprintf(stderr, "  %s sweep entry %zu: %.9f s in the sweep, %.9f s alone\n",
-                        model, i, e[i].res.step_s, r.step_s);
+                fprintf(stderr, "  %s sweep entry %zu: %.9f s in the sweep, %.9f s alone\n", model,
+                        i, e[i].res.step_s, r.step_s);
         }
         checked++;
         weft_work_ctx_free(alone);

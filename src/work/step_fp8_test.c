@@ -103,14 +103,16 @@ static void test_tp_overlap(void)
     weft_parallel_init(&p);
     p.tp = 2;
     p.tp_comm_overlap = true;
-    weft__test_check_refused(&p, &m, 2,
-              "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
-              "(TP 2, no --sequence-parallel)");
+    weft__test_check_refused(
+        &p, &m, 2,
+        "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
+        "(TP 2, no --sequence-parallel)");
     p.tp = 1;
     p.sp = true;
-    weft__test_check_refused(&p, &m, 2,
-              "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
-              "(TP 1)");
+    weft__test_check_refused(
+        &p, &m, 2,
+        "--tp-comm-overlap needs --sequence-parallel and --tensor-model-parallel-size > 1 "
+        "(TP 1)");
 
     /* llama3-8b, TP 2 on one H100 box, bf16: the same compute, less TP
      * exposed, the bytes of 6 all-gathers and 4 reduce-scatters per layer

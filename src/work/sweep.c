@@ -70,7 +70,8 @@ weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m0, const weft_para
                                 weft_counts cnt;
                                 if (weft_work_counts(&m, &p, ranks, &cnt, NULL))
                                     continue;
-                                if (len == cap && weft__grow((void **)&e, &cap, len + 1, sizeof *e)) {
+                                if (len == cap &&
+                                    weft__grow((void **)&e, &cap, len + 1, sizeof *e)) {
                                     weft__free(e);
                                     return weft_diag_code(d, WEFT_ENOMEM);
                                 }
@@ -85,7 +86,8 @@ weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m0, const weft_para
                                     len++;
                                     continue;
                                 }
-                                weft_err err = weft_work_step(c, &m, &p, false, NULL, &e[len].res, d);
+                                weft_err err =
+                                    weft_work_step(c, &m, &p, false, NULL, &e[len].res, d);
                                 if (err == WEFT_EINVAL) /* a combination the step refuses */
                                     continue;
                                 if (err) {

@@ -29,8 +29,9 @@ static void slice(FILE *f, bool *first, uint32_t pid, uint32_t tid, const char *
                   double t0, double t1)
 {
     long long a = llround(t0 * 1e9), b = llround(t1 * 1e9);
-    fprintf(f, "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-            *first ? "" : ",", name, mb, pid, tid);
+    fprintf(f,
+            "%s\n{\"name\":\"%s %u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", *first ? "" : ",",
+            name, mb, pid, tid);
     ns_ts(f, a);
     fprintf(f, ",\"dur\":");
     ns_ts(f, b - a);
@@ -152,8 +153,7 @@ static void idle_slice(FILE *f, uint32_t pid, uint32_t tid, long long a, long lo
     fprintf(f, "}");
 }
 
-void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
-                       const char *const *names)
+void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid, const char *const *names)
 {
     bool named = false;
     for (uint32_t g = 0; g < L->nlg; g++) {
@@ -161,15 +161,17 @@ void weft__links_write(FILE *f, bool *first, weft__links *L, uint32_t pid,
         if (!tr->n && !(L->idle_end > 0))
             continue;
         if (!named) {
-            fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                       "\"args\":{\"name\":\"links\"}}",
+            fprintf(f,
+                    "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                    "\"args\":{\"name\":\"links\"}}",
                     *first ? "" : ",", pid);
             *first = false;
             named = true;
         }
         int32_t h = L->box_host[g / 2];
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                   "\"args\":{\"name\":\"%s of box b%d\"}}",
+        fprintf(f,
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                "\"args\":{\"name\":\"%s of box b%d\"}}",
                 pid, g + 1, g % 2 ? "NICs" : "NVLink", h);
         qsort(tr->s, tr->n, sizeof *tr->s, lspan_cmp);
         uint32_t count[WEFT__LINKS_MAX_KINDS] = {0}, mask = 0;
@@ -245,8 +247,10 @@ static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel
     };
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         uint32_t kind = kinds[k].kind;
-        uint32_t gs = kind == WEFT_COMM_TP ? p->tp : kind == WEFT_COMM_CP ? p->cp
-                    : kind == WEFT_COMM_EP ? p->ep : dp;
+        uint32_t gs = kind == WEFT_COMM_TP   ? p->tp
+                      : kind == WEFT_COMM_CP ? p->cp
+                      : kind == WEFT_COMM_EP ? p->ep
+                                             : dp;
         if (gs < 2 || !(r->comm_s[kind] > 0))
             continue;
         weft__work_groups(p, dp, kinds[k].mask, pos);
@@ -257,8 +261,7 @@ static weft_err step_links(weft__links *L, weft_work_ctx *c, const weft_parallel
                         if (j != i)
                             weft__links_mark(L, kind, stage[pos[g + i]], pos[g + i], pos[g + j]);
                 } else { /* a ring */
-                    weft__links_mark(L, kind, stage[pos[g + i]], pos[g + i],
-                                     pos[g + (i + 1) % gs]);
+                    weft__links_mark(L, kind, stage[pos[g + i]], pos[g + i], pos[g + (i + 1) % gs]);
                 }
             }
     }
@@ -314,8 +317,8 @@ weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_
     double *clock = weft__calloc(pp, sizeof *clock);
     if (!clock)
         return WEFT_ENOMEM;
-    err = weft__work_pipeline(pp, u, r->fwd_s / v, r->bwd_s / v, r->pp_send_s, load_event, L,
-                              clock);
+    err =
+        weft__work_pipeline(pp, u, r->fwd_s / v, r->bwd_s / v, r->pp_send_s, load_event, L, clock);
     /* As weft__work_trace: the exposed gradient reduction after each
      * stage's flush. */
     double dp = r->exposed_s[WEFT_COMM_DP];

@@ -67,13 +67,13 @@ double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64
 
 /* Compute time of one micro-batch on one GPU. */
 typedef struct weft__layer_time {
-    double fwd, bwd;   /* one layer (an MoE one when the model has experts) */
-    double recompute;  /* one layer's recomputation (selective or full) */
+    double fwd, bwd;  /* one layer (an MoE one when the model has experts) */
+    double recompute; /* one layer's recomputation (selective or full) */
     double fwd_dense, bwd_dense, recompute_dense; /* a dense layer of the same model */
-    double attn_core;  /* the QK^T, softmax, AV part of fwd (CP overlaps with it) */
+    double attn_core;              /* the QK^T, softmax, AV part of fwd (CP overlaps with it) */
     double logits_fwd, logits_bwd; /* output layer and loss, last stage */
     double embed_fwd, embed_bwd;   /* input embedding, first stage */
-    double optimizer;  /* one optimizer step of the busiest GPU */
+    double optimizer;              /* one optimizer step of the busiest GPU */
     /* Forward GEMMs of a dense layer's QKV, output projection, FC1, FC2
      * (the TP-split Linears whose communication --tp-comm-overlap hides);
      * each one's data- and weight-gradient GEMMs take as long. */
@@ -123,7 +123,6 @@ void weft__ub_layer(const double lin[4], const weft__ub_comm *c, uint32_t tp, ui
  * group after group, members in placement order: n = ranks positions. */
 void weft__work_groups(const weft_parallel *p, uint32_t dp, uint32_t mask, uint32_t *pos);
 
-
 struct weft_work_ctx {
     const weft_topo *topo;
     const weft_gpu *gpu;
@@ -140,7 +139,7 @@ struct weft_work_ctx {
     size_t scratch_cap;
     /* NCCL's view of the fabric (weft_nccl_fabric_get), made on first use
      * by the gpu model: 0 not yet, 1 made, -1 none (fewer than 2 ranks). */
-    bool trace_idle; /* weft_work_ctx_set_trace_idle */
+    bool trace_idle;           /* weft_work_ctx_set_trace_idle */
     weft_gc_report *gc_report; /* weft_work_grad_plan: the step fills it */
     int nccl_state;
     weft_nccl_fabric nccl;
@@ -195,8 +194,7 @@ void weft__work_moe_free(weft_work_ctx *c);
 /* An alltoallv of matrix t (the fabric's ranks) as one direct copy per
  * nonzero off-diagonal entry, simulated (not cached); 0 when nothing
  * leaves a rank. WEFT_EINVAL when t is not of the fabric's ranks. */
-weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                              weft_diag *d);
+weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d);
 
 /* ---- gcomp_search.c: the gradient compression plan's search ---- */
 
@@ -241,8 +239,8 @@ typedef struct weft__gc_sol {
 /* One group on the timeline: from state s, its last unit produced at
  * ready; the state after it, when its collective starts and when it is
  * done (either may be NULL). */
-void weft__gc_apply(const weft__gc_state *s, double ready, const weft__gc_job *j,
-                    weft__gc_state *o, double *start, double *end);
+void weft__gc_apply(const weft__gc_state *s, double ready, const weft__gc_job *j, weft__gc_state *o,
+                    double *start, double *end);
 /* The end of a plan whose last state is s. */
 double weft__gc_final(const weft__gc_state *s, double window);
 /* The end of the plan of ng groups cut, opt. */
@@ -320,9 +318,9 @@ typedef struct weft__links {
     uint32_t *box_of;  /* rank -> box index */
     uint8_t *load;     /* [kind][stage][link group] */
     weft__ltrack *tr;
-    bool oom;          /* a load was lost for want of memory */
-    double idle_end;   /* > 0: weft__links_write also draws "idle" slices in the
-                          gaps of [0, idle_end] on every group's track */
+    bool oom;        /* a load was lost for want of memory */
+    double idle_end; /* > 0: weft__links_write also draws "idle" slices in the
+                        gaps of [0, idle_end] on every group's track */
 } weft__links;
 
 /* kinds <= WEFT__LINKS_MAX_KINDS. WEFT_ENOMEM (then weft__links_fini). */

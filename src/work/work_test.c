@@ -118,21 +118,24 @@ static void test_checks(void)
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 3;
-    weft__test_check_refused(&p, &m, 4,
-              "--tensor-model-parallel-size (3) x --pipeline-model-parallel-size (1) x "
-              "--context-parallel-size (1) = 3 does not divide the fabric's 4 ranks");
+    weft__test_check_refused(
+        &p, &m, 4,
+        "--tensor-model-parallel-size (3) x --pipeline-model-parallel-size (1) x "
+        "--context-parallel-size (1) = 3 does not divide the fabric's 4 ranks");
     p.tp = 8;
-    weft__test_check_refused(&p, &m, 8,
-              "--num-attention-heads (4) is not divisible by --tensor-model-parallel-size (8)");
+    weft__test_check_refused(
+        &p, &m, 8,
+        "--num-attention-heads (4) is not divisible by --tensor-model-parallel-size (8)");
     weft_parallel_init(&p);
     p.pp = 4;
-    weft__test_check_refused(&p, &m, 4, "--num-layers (2) is not divisible by --pipeline-model-parallel-size (4)");
+    weft__test_check_refused(
+        &p, &m, 4, "--num-layers (2) is not divisible by --pipeline-model-parallel-size (4)");
     weft_parallel_init(&p);
     p.micro_batch = 2;
     p.global_batch = 6;
     weft__test_check_refused(&p, &m, 2,
-              "--global-batch-size (6) is not divisible by --micro-batch-size (2) x "
-              "data-parallel size (2)");
+                             "--global-batch-size (6) is not divisible by --micro-batch-size (2) x "
+                             "data-parallel size (2)");
     weft_parallel_init(&p);
     p.ep = 2;
     weft__test_check_refused(&p, &m, 2, "--expert-model-parallel-size (2) needs --num-experts");
@@ -140,24 +143,28 @@ static void test_checks(void)
     p.cp = 2;
     p.global_batch = 1;
     m.seq = 30;
-    weft__test_check_refused(&p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
+    weft__test_check_refused(
+        &p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
     m = weft__test_tiny_model();
     m.layers = 8;
     weft_parallel_init(&p);
     p.pp = 2;
     p.layers_per_vstage = 3;
     p.global_batch = 2;
-    weft__test_check_refused(&p, &m, 2,
-              "--num-layers-per-virtual-pipeline-stage (3) does not divide the 4 layers of a "
-              "pipeline stage");
+    weft__test_check_refused(
+        &p, &m, 2,
+        "--num-layers-per-virtual-pipeline-stage (3) does not divide the 4 layers of a "
+        "pipeline stage");
     p.layers_per_vstage = 2;
     p.global_batch = 3;
-    weft__test_check_refused(&p, &m, 2,
-              "number of microbatches (3) is not divisible by --pipeline-model-parallel-size (2) "
-              "when using the interleaved schedule");
+    weft__test_check_refused(
+        &p, &m, 2,
+        "number of microbatches (3) is not divisible by --pipeline-model-parallel-size (2) "
+        "when using the interleaved schedule");
     m.query_groups = 3;
     weft_parallel_init(&p);
-    weft__test_check_refused(&p, &m, 1, "--num-attention-heads (4) is not divisible by --num-query-groups (3)");
+    weft__test_check_refused(
+        &p, &m, 1, "--num-attention-heads (4) is not divisible by --num-query-groups (3)");
 }
 
 static void test_groups(void)
@@ -215,9 +222,9 @@ static void test_dp_groups_share_spine(void)
     p.tp = 2;
     uint64_t S = 8u << 20;
     double both = 0;
-    CHECK_ERR(weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &both,
-                                NULL),
-              WEFT_OK);
+    CHECK_ERR(
+        weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &both, NULL),
+        WEFT_OK);
     const uint32_t one[2] = {0, 2};
     weft_sim_result r;
     CHECK_ERR(weft_sim_rings(t, WEFT_COLL_ALLREDUCE, one, 2, 2, S, &o, &r, NULL), WEFT_OK);
@@ -228,9 +235,9 @@ static void test_dp_groups_share_spine(void)
     /* The cache answers the same question again. */
     double again = 0;
     uint32_t sims = c->sims;
-    CHECK_ERR(weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &again,
-                                NULL),
-              WEFT_OK);
+    CHECK_ERR(
+        weft__work_coll_s(c, &p, 2, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &again, NULL),
+        WEFT_OK);
     CHECK(again == both);
     CHECK_INT(c->sims, sims);
     /* DP 4 with TP 1 spans both boxes with two ranks in each: two channels,
@@ -239,14 +246,13 @@ static void test_dp_groups_share_spine(void)
      * channels of S/2. */
     weft_parallel_init(&p);
     double four = 0;
-    CHECK_ERR(weft__work_coll_s(c, &p, 4, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &four,
-                                NULL),
-              WEFT_OK);
+    CHECK_ERR(
+        weft__work_coll_s(c, &p, 4, 1u << WEFT_DIM_DP, WEFT_COLL_ALLREDUCE, false, S, &four, NULL),
+        WEFT_OK);
     CHECK(four > r.time_s);
     weft_work_ctx_free(c);
     weft_topo_free(t);
 }
-
 
 /* DeepSeek-V3 (arXiv 2412.19437): MLA, 3 dense layers then 58 MoE ones;
  * the report's 671B total and 37B active parameters. */
@@ -440,8 +446,8 @@ static void test_embedding_loss(void)
     CHECK_INT(r.comm_calls[WEFT_COMM_EMB], 4 * 2 + 1);
     CHECK_INT(r.comm_bytes[WEFT_COMM_EMB], 4 * 2 * 4096 + 32768);
     double tp1;
-    CHECK_ERR(weft__work_coll_s(c, &p, 1, 1u << WEFT_DIM_TP, WEFT_COLL_ALLREDUCE, false, 4096,
-                                &tp1, NULL),
+    CHECK_ERR(weft__work_coll_s(c, &p, 1, 1u << WEFT_DIM_TP, WEFT_COLL_ALLREDUCE, false, 4096, &tp1,
+                                NULL),
               WEFT_OK);
     CHECK_REL(r.comm_s[WEFT_COMM_EMB], 4 * 2 * tp1 + 4 * 16384 / 4e9, 1e-9);
     /* The last stage runs the output layer's all-reduce every micro-batch;
@@ -723,15 +729,15 @@ static void test_grad_compression(void)
         CHECK_REL(q.compress_gpu_s, (5 * E + 4) / g.hbm_bw, 1e-12);
         CHECK_REL(q.comm_s[WEFT_COMM_DP], wire + comp - q.compress_gpu_s, 1e-12);
         CHECK_REL(q.exposed_s[WEFT_COMM_DP], wire + comp, 1e-12);
-        CHECK_INT(q.compress_saved_bytes, (uint64_t)(2.0 * 15 / 16 * 4 * E -
-                                                     2.0 * 15 / 16 * (E + 4)));
+        CHECK_INT(q.compress_saved_bytes,
+                  (uint64_t)(2.0 * 15 / 16 * 4 * E - 2.0 * 15 / 16 * (E + 4)));
         CHECK_INT(q.comm_bytes[WEFT_COMM_DP], (uint64_t)(2.0 * 15 / 16 * (E + 4)));
         CHECK_REL(q.step_s - dense.step_s,
                   q.exposed_s[WEFT_COMM_DP] - dense.exposed_s[WEFT_COMM_DP], 1e-9);
         printf("%s gpt-1.7b step: dense %.4f s (dp %.4f), int8 %.4f s (dp %.4f, of it "
                "compute %.4f)\n",
-               fab[f], dense.step_s, dense.comm_s[WEFT_COMM_DP], q.step_s,
-               q.comm_s[WEFT_COMM_DP], q.compress_s);
+               fab[f], dense.step_s, dense.comm_s[WEFT_COMM_DP], q.step_s, q.comm_s[WEFT_COMM_DP],
+               q.compress_s);
         if (f)
             CHECK(q.step_s < dense.step_s);
         CHECK_ERR(weft_compressor_parse("powersgd:4", &p.grad_comp, &d), WEFT_OK);

@@ -32,21 +32,32 @@ typedef struct dtype {
 
 static void store(const dtype *t, void *buf, size_t i, double v)
 {
-    if (t->t == MPI_INT) ((int *)buf)[i] = (int)v;
-    else if (t->t == MPI_UNSIGNED_CHAR) ((unsigned char *)buf)[i] = (unsigned char)v;
-    else if (t->t == MPI_SHORT) ((short *)buf)[i] = (short)v;
-    else if (t->t == MPI_INT64_T) ((int64_t *)buf)[i] = (int64_t)v;
-    else if (t->t == MPI_FLOAT) ((float *)buf)[i] = (float)v;
-    else ((double *)buf)[i] = v;
+    if (t->t == MPI_INT)
+        ((int *)buf)[i] = (int)v;
+    else if (t->t == MPI_UNSIGNED_CHAR)
+        ((unsigned char *)buf)[i] = (unsigned char)v;
+    else if (t->t == MPI_SHORT)
+        ((short *)buf)[i] = (short)v;
+    else if (t->t == MPI_INT64_T)
+        ((int64_t *)buf)[i] = (int64_t)v;
+    else if (t->t == MPI_FLOAT)
+        ((float *)buf)[i] = (float)v;
+    else
+        ((double *)buf)[i] = v;
 }
 
 static double load(const dtype *t, const void *buf, size_t i)
 {
-    if (t->t == MPI_INT) return ((const int *)buf)[i];
-    if (t->t == MPI_UNSIGNED_CHAR) return ((const unsigned char *)buf)[i];
-    if (t->t == MPI_SHORT) return ((const short *)buf)[i];
-    if (t->t == MPI_INT64_T) return (double)((const int64_t *)buf)[i];
-    if (t->t == MPI_FLOAT) return ((const float *)buf)[i];
+    if (t->t == MPI_INT)
+        return ((const int *)buf)[i];
+    if (t->t == MPI_UNSIGNED_CHAR)
+        return ((const unsigned char *)buf)[i];
+    if (t->t == MPI_SHORT)
+        return ((const short *)buf)[i];
+    if (t->t == MPI_INT64_T)
+        return (double)((const int64_t *)buf)[i];
+    if (t->t == MPI_FLOAT)
+        return ((const float *)buf)[i];
     return ((const double *)buf)[i];
 }
 
@@ -54,15 +65,19 @@ static double load(const dtype *t, const void *buf, size_t i)
  * exact in every type; products use 1 and 2 only. */
 static double value(MPI_Op op, int r, size_t i)
 {
-    if (op == MPI_PROD) return 1 + (double)((r + i) % 2);
+    if (op == MPI_PROD)
+        return 1 + (double)((r + i) % 2);
     return (double)((r * 7 + i * 3) % 11);
 }
 
 static double combine(MPI_Op op, double a, double b)
 {
-    if (op == MPI_SUM) return a + b;
-    if (op == MPI_PROD) return a * b;
-    if (op == MPI_MIN) return a < b ? a : b;
+    if (op == MPI_SUM)
+        return a + b;
+    if (op == MPI_PROD)
+        return a * b;
+    if (op == MPI_MIN)
+        return a < b ? a : b;
     return a > b ? a : b;
 }
 
@@ -77,7 +92,8 @@ static double expected(MPI_Op op, size_t i)
 static void expect(bool ok, const char *what, const char *tname, size_t count, size_t i)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_check: rank %d: %s %s count %zu: element %zu wrong\n", me, what,
@@ -124,7 +140,7 @@ static void check_reductions(const dtype *t, MPI_Op op, size_t count)
         expect(load(t, in, i) == expected(op, (size_t)me * count + i), what, t->name, count, i);
 
     /* MPI_Reduce to the first and the last rank; the last in place. */
-    for (int root = 0; root < n; root += n > 1 ? n - 1 : 1) {
+    for (int root = 0; root<n; root += n> 1 ? n - 1 : 1) {
         bool in_place = root == n - 1 && n > 1;
         for (size_t i = 0; i < count; i++) {
             store(t, in, i, value(op, me, i));
@@ -211,7 +227,8 @@ static void check_moves(size_t count)
 static void user_max(void *in, void *inout, int *len, MPI_Datatype *t)
 {
     for (int i = 0; i < *len; i++)
-        if (((int *)in)[i] > ((int *)inout)[i]) ((int *)inout)[i] = ((int *)in)[i];
+        if (((int *)in)[i] > ((int *)inout)[i])
+            ((int *)inout)[i] = ((int *)in)[i];
 }
 
 /* Calls weft must pass to MPI, one on a duplicate of MPI_COMM_WORLD and
@@ -272,8 +289,8 @@ static void check_fallthrough(void)
 }
 
 /* MPI_Allreduce only: count elements of every type with every operator. */
-static void check_allreduce_only(const dtype *types, size_t ntypes, const MPI_Op *ops,
-                                 size_t nops, size_t count)
+static void check_allreduce_only(const dtype *types, size_t ntypes, const MPI_Op *ops, size_t nops,
+                                 size_t count)
 {
     for (size_t t = 0; t < ntypes; t++) {
         for (size_t o = 0; o < nops; o++) {
@@ -304,15 +321,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     bool only = argc >= 3 && strcmp(argv[1], "--allreduce") == 0;
     const dtype types[] = {
-        {MPI_INT, sizeof(int), "int"},          {MPI_UNSIGNED_CHAR, 1, "unsigned char"},
-        {MPI_SHORT, sizeof(short), "short"},    {MPI_INT64_T, 8, "int64_t"},
-        {MPI_FLOAT, sizeof(float), "float"},    {MPI_DOUBLE, sizeof(double), "double"},
+        {MPI_INT, sizeof(int), "int"},       {MPI_UNSIGNED_CHAR, 1, "unsigned char"},
+        {MPI_SHORT, sizeof(short), "short"}, {MPI_INT64_T, 8, "int64_t"},
+        {MPI_FLOAT, sizeof(float), "float"}, {MPI_DOUBLE, sizeof(double), "double"},
     };
     const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
     const size_t sizes[] = {1, 5, 1023, 20011};
     if (only) {
-        check_allreduce_only(types, sizeof types / sizeof types[0], ops,
-                             sizeof ops / sizeof ops[0], (size_t)strtoul(argv[2], NULL, 10));
+        check_allreduce_only(types, sizeof types / sizeof types[0], ops, sizeof ops / sizeof ops[0],
+                             (size_t)strtoul(argv[2], NULL, 10));
         if (argc >= 4) {
             size_t m = (size_t)strtoul(argv[3], NULL, 10);
             int *in = calloc(m + 1, sizeof(int)), *out = calloc(m + 1, sizeof(int));

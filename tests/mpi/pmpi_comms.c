@@ -49,7 +49,8 @@
 static void expect(bool ok, const char *what, size_t i)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_comms: rank %d: %s: element %zu wrong\n", me, what, i);
@@ -105,7 +106,8 @@ static void check_comms(void)
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, -me, &sub);
     sn = 0;
     for (int r = n - 1; r >= 0; r--)
-        if (r % 2 == me % 2) want[sn++] = r;
+        if (r % 2 == me % 2)
+            want[sn++] = r;
     check_on(sub, SPLIT, want, sn, "split by parity, reversed");
     /* Its duplicate. */
     MPI_Comm dup;
@@ -163,7 +165,8 @@ static void check_rs(MPI_Comm c, int kind, bool equal, bool in_place)
     int *counts = malloc((size_t)sn * sizeof(int)), total = 0, before = 0;
     for (int r = 0; r < sn; r++) {
         counts[r] = equal ? 3 : (r * 5) % 7; /* rank 0 gets none */
-        if (r == sme) before = total;
+        if (r == sme)
+            before = total;
         total += counts[r];
     }
     int *in = malloc((size_t)(total + 1) * sizeof(int)),
@@ -285,7 +288,8 @@ static void check_alltoallv(int t_kind, bool in_place, bool nonblocking, MPI_Req
             expect(es == 4 ? ((int *)r)[gap] == -7 : ((double *)r)[gap] == -7, what, gap);
         }
     }
-    if (strided) MPI_Type_free(&rt);
+    if (strided)
+        MPI_Type_free(&rt);
     free(s);
     free(r);
     free(sc);
@@ -402,7 +406,8 @@ static int mismatch(void)
         c[j] = rc[j] = 1;
         sd[j] = rd[j] = 2 * j;
     }
-    if (me == 1) c[0] = 2; /* rank 0 expects 1 */
+    if (me == 1)
+        c[0] = 2; /* rank 0 expects 1 */
     int rc1 = MPI_Alltoallv(s, c, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
     /* recvcounts must be alike on every rank: rank 1's equal ones make a
      * reduce-scatter of blocks, the others' unequal ones an allreduce. */
@@ -446,7 +451,8 @@ static int sized(bool off)
         rd[j] = rtotal + 2;
         rtotal += rc[j] + 2;
     }
-    int *sb = calloc((size_t)stotal + 1, sizeof(int)), *rb = calloc((size_t)rtotal + 1, sizeof(int));
+    int *sb = calloc((size_t)stotal + 1, sizeof(int)),
+        *rb = calloc((size_t)rtotal + 1, sizeof(int));
     for (int j = 0; j < n; j++)
         for (int k = 0; k < sc[j]; k++)
             sb[sd[j] + k] = sized_value(me, j, k);
@@ -456,14 +462,14 @@ static int sized(bool off)
             rb[i] = -7;
         status = MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_WORLD);
         count_call(WORLD, ALLTOALLV, true);
-        if (off) break;
+        if (off)
+            break;
         expect(status == MPI_SUCCESS, "MPI_Alltoallv (sized plan)", 0);
         for (int j = 0; j < n; j++) {
             for (int k = 0; k < rc[j]; k++)
                 expect(rb[rd[j] + k] == sized_value(j, me, k), "MPI_Alltoallv (sized plan)",
                        (size_t)(rd[j] + k));
-            expect(rb[rd[j] - 1] == -7 && rb[rd[j] - 2] == -7, "MPI_Alltoallv gap",
-                   (size_t)rd[j]);
+            expect(rb[rd[j] - 1] == -7 && rb[rd[j] - 2] == -7, "MPI_Alltoallv gap", (size_t)rd[j]);
         }
     }
     free(sb);
@@ -489,11 +495,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (n > 64) {
-        if (me == 0) fprintf(stderr, "pmpi_comms: at most 64 ranks\n");
+        if (me == 0)
+            fprintf(stderr, "pmpi_comms: at most 64 ranks\n");
         MPI_Finalize();
         return 2;
     }
-    if (argc > 1 && strcmp(argv[1], "--mismatch") == 0) return mismatch();
+    if (argc > 1 && strcmp(argv[1], "--mismatch") == 0)
+        return mismatch();
     if (argc > 1 && strcmp(argv[1], "--sized") == 0)
         return sized(argc > 2 && strcmp(argv[2], "--off") == 0);
     check_comms();

@@ -32,7 +32,8 @@
 static void expect(bool ok, const char *what, long i, long got, long want)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_decide: rank %d: %s: slot %ld is %ld, want %ld\n", me, what, i, got,
@@ -71,7 +72,8 @@ static void layout(const int *counts, int *displs)
             at -= counts[j] + 1;
             displs[j] = at;
         }
-        if (counts[j] == 0 && (me == 1 || me == 2)) displs[j] = me == 1 ? -1 : -7;
+        if (counts[j] == 0 && (me == 1 || me == 2))
+            displs[j] = me == 1 ? -1 : -7;
     }
 }
 
@@ -129,7 +131,8 @@ static void check_v(int pattern, int kind)
             expect(rbase[at] == value(j, me, i), what, at, rbase[at], value(j, me, i));
         }
     for (long i = 0; i < 2 * HALF; i++)
-        if (!covered[i]) expect(rarr[i] == UNSET, what, i - HALF, rarr[i], UNSET);
+        if (!covered[i])
+            expect(rarr[i] == UNSET, what, i - HALF, rarr[i], UNSET);
     free(covered);
     MPI_Type_free(&every_other);
     free(sarr);
@@ -183,7 +186,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (n > 64) {
-        if (me == 0) fprintf(stderr, "pmpi_decide: at most 64 ranks\n");
+        if (me == 0)
+            fprintf(stderr, "pmpi_decide: at most 64 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     bool only_passed = argc > 1 && strcmp(argv[1], "--passed") == 0;

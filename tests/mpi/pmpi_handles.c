@@ -27,7 +27,8 @@
 static void expect(bool ok, const char *what, long got, long want)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_handles: rank %d: %s: %ld, want %ld\n", me, what, got, want);
@@ -71,7 +72,8 @@ static void note_new(MPI_Comm c)
 
 static void release(MPI_Comm *c, int how)
 {
-    if (nfreed < 64) freed[nfreed++] = *c;
+    if (nfreed < 64)
+        freed[nfreed++] = *c;
     if (how == 0)
         MPI_Comm_free(c);
     else if (how == 1)

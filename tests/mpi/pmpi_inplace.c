@@ -32,7 +32,8 @@
 static void expect(bool ok, const char *what, int count, size_t i, long got, long want)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_inplace: rank %d: %s, %d per block: element %zu is %ld, want %ld\n",
@@ -70,7 +71,8 @@ static void check_slack(const int *b, size_t len, const char *what, int count)
 /* Waits for req when nonblocking (req != NULL). */
 static void done(MPI_Request *req)
 {
-    if (req) MPI_Wait(req, MPI_STATUS_IGNORE);
+    if (req)
+        MPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
 static void check_allreduce(int count, bool nb)
@@ -126,7 +128,8 @@ static void check_reduce_scatter(int count, bool nb, bool vector, bool unequal)
     size_t total = 0, before = 0;
     for (int j = 0; j < n; j++) {
         counts[j] = unequal ? (j == 0 ? 0 : count + j) : count;
-        if (j == me) before = total;
+        if (j == me)
+            before = total;
         total += (size_t)counts[j];
     }
     int *b = buffer(total);
@@ -266,7 +269,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (n > 64) {
-        if (me == 0) fprintf(stderr, "pmpi_inplace: at most 64 ranks\n");
+        if (me == 0)
+            fprintf(stderr, "pmpi_inplace: at most 64 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const int counts[] = {1, 5, 1000};

@@ -40,9 +40,11 @@
 static void expect(bool ok, const char *what, size_t i)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
-    if (failures <= 10) fprintf(stderr, "pmpi_layout: rank %d: %s: element %zu wrong\n", me, what, i);
+    if (failures <= 10)
+        fprintf(stderr, "pmpi_layout: rank %d: %s: element %zu wrong\n", me, what, i);
 }
 
 /* Rank r's element i of a moved buffer. */
@@ -197,7 +199,8 @@ static void check_subcomm(bool halves)
     long red = -1;
     MPI_Reduce(&v[0], &red, 1, MPI_LONG, MPI_MAX, 0, sub);
     count_call(SPLIT, REDUCE, true);
-    if (sme == 0) expect(red == ranks[sn - 1], "MPI_Reduce on a split", 0);
+    if (sme == 0)
+        expect(red == ranks[sn - 1], "MPI_Reduce on a split", 0);
     for (int r = 0; r < sn; r++)
         all[r] = me * 100 + r;
     MPI_Alltoall(all, 1, MPI_LONG, gather, 1, MPI_LONG, sub);
@@ -265,8 +268,7 @@ static void check_large(void)
     MPI_Reduce_scatter_block(MPI_IN_PLACE, y, (int)per, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
     served[RSB]++;
     for (size_t i = 0; i < per; i++)
-        expect(y[i] == (long)(((size_t)me * per + i) * 3), "MPI_Reduce_scatter_block in place",
-               i);
+        expect(y[i] == (long)(((size_t)me * per + i) * 3), "MPI_Reduce_scatter_block in place", i);
     free(y);
 
     size_t q = (1u << 18) + 1;
@@ -308,7 +310,8 @@ static void check_passed_ops(void)
     int best = -1, at = -1;
     for (int r = 0; r < n; r++) {
         int v = r % 3 == 0 ? 50 : r;
-        if (v > best) best = v, at = r;
+        if (v > best)
+            best = v, at = r;
     }
     expect(out.v == best && out.r == at, "MPI_Allreduce MAXLOC", 0);
 
@@ -348,7 +351,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (n > 64) {
-        if (me == 0) fprintf(stderr, "pmpi_layout: at most 64 ranks\n");
+        if (me == 0)
+            fprintf(stderr, "pmpi_layout: at most 64 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const int counts[] = {1, 7, 1009, 65537};

@@ -27,7 +27,8 @@
 static void expect(bool ok, const char *what, int round, long got, long want)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_nbx: rank %d: round %d: %s: %ld, want %ld\n", me, round, what, got,
@@ -39,8 +40,10 @@ static void expect(bool ok, const char *what, int round, long got, long want)
 static int dests(int src, int round, int *out)
 {
     int k = 0, a = (src + 1) % n, b = (src + 2 + round) % n;
-    if (a != src) out[k++] = a;
-    if (b != src && b != a) out[k++] = b;
+    if (a != src)
+        out[k++] = a;
+    if (b != src && b != a)
+        out[k++] = b;
     return k;
 }
 
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
                 MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 expect(v == message(st.MPI_SOURCE, me, round), "message", round, v,
                        message(st.MPI_SOURCE, me, round));
-                if (st.MPI_SOURCE < 64) got_from[st.MPI_SOURCE]++;
+                if (st.MPI_SOURCE < 64)
+                    got_from[st.MPI_SOURCE]++;
                 received++;
             }
             if (posted && !in_barrier) {

@@ -45,7 +45,8 @@
 static void expect(bool ok, const char *what, size_t i, long got, long want)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_progress: rank %d: %s: element %zu is %ld, want %ld\n", me, what, i,
@@ -145,7 +146,8 @@ static long issue_first(int which, size_t count, int how)
     MPI_Request r = MPI_REQUEST_NULL;
     const char *name = "";
     bool got = true;
-    if (me == last) got = token_came();
+    if (me == last)
+        got = token_came();
     switch (which) {
     case 0:
         name = "MPI_Iallreduce";
@@ -225,7 +227,8 @@ static long issue_first(int which, size_t count, int how)
         break;
     }
     }
-    if (me == 0 && last != 0) MPI_Send(&me, 1, MPI_INT, last, TOKEN_TAG, MPI_COMM_WORLD);
+    if (me == 0 && last != 0)
+        MPI_Send(&me, 1, MPI_INT, last, TOKEN_TAG, MPI_COMM_WORLD);
     if (me == last && last != 0) {
         checks++;
         if (!got) {
@@ -245,32 +248,40 @@ static long issue_first(int which, size_t count, int how)
     for (size_t i = 0;; i++) {
         long want;
         if (which == 0) {
-            if (i >= count) break;
+            if (i >= count)
+                break;
             want = sum_input(i);
         } else if (which == 1) {
-            if (i >= total) break;
+            if (i >= total)
+                break;
             want = input((int)(i / count), i % count);
         } else if (which == 2) {
-            if (i >= count) break;
+            if (i >= count)
+                break;
             want = sum_input((size_t)me * count + i);
         } else if (which == 3 || which == 4) {
-            if (i >= (size_t)counts[me]) break;
+            if (i >= (size_t)counts[me])
+                break;
             size_t before = 0;
             for (int j = 0; j < me; j++)
                 before += (size_t)counts[j];
             want = sum_input(before + i);
         } else if (which == 5) {
-            if (i >= count) break;
+            if (i >= count)
+                break;
             want = input(1 % n, i);
         } else if (which == 6) {
-            if (i >= count || me != n - 1) break;
+            if (i >= count || me != n - 1)
+                break;
             want = sum_input(i);
         } else if (which == 7) {
-            if (i >= total) break;
+            if (i >= total)
+                break;
             size_t from = i / count;
             want = input((int)from, (size_t)me * count + i % count);
         } else {
-            if (i >= total) break;
+            if (i >= total)
+                break;
             /* Blocks arrive in reverse rank order, count + me ints each;
              * sender s put block me after the blocks for ranks above me. */
             size_t blk = count + (size_t)me, pos = i / blk, s = (size_t)n - 1 - pos;
@@ -327,7 +338,8 @@ static void outstanding(size_t count)
         long s = 0, mx = 0;
         for (int r = 0; r < n; r++) {
             s += input(r, i + 5) * 3;
-            if (input(r, i) > mx) mx = input(r, i);
+            if (input(r, i) > mx)
+                mx = input(r, i);
         }
         expect(ra[i] == sum_input(i), "first outstanding MPI_Iallreduce", i, ra[i], sum_input(i));
         expect(rb[i] == s, "second outstanding MPI_Iallreduce", i, rb[i], s);
@@ -361,15 +373,17 @@ static void without_calls(size_t count)
         for (size_t i = 0; done && i < count; i++)
             done = ra[i] == sum_input(i);
         struct timespec ts = {0, 1000000};
-        if (!done) nanosleep(&ts, NULL);
+        if (!done)
+            nanosleep(&ts, NULL);
         clock_gettime(CLOCK_MONOTONIC, &t);
         waited = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
     }
     checks++;
     if (!done) {
         failures++;
-        fprintf(stderr, "pmpi_progress: rank %d: no MPI_Iallreduce result in 60 s without MPI "
-                        "calls\n",
+        fprintf(stderr,
+                "pmpi_progress: rank %d: no MPI_Iallreduce result in 60 s without MPI "
+                "calls\n",
                 me);
     }
     MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -411,7 +425,8 @@ static void *thread_rounds(void *p)
             long s = 0, mx = 0;
             for (int r = 0; r < n; r++) {
                 s += input(r, i + (size_t)a->id);
-                if (input(r, i + (size_t)a->id) > mx) mx = input(r, i + (size_t)a->id);
+                if (input(r, i + (size_t)a->id) > mx)
+                    mx = input(r, i + (size_t)a->id);
             }
             a->checks += 2;
             if (out1[i] != s || out2[i] != mx) {
@@ -481,8 +496,10 @@ int main(int argc, char **argv)
         served[IALLREDUCE]++;
         served[ALLREDUCE]++;
     }
-    if (preloaded) without_calls(4096);
-    if (provided == MPI_THREAD_MULTIPLE) threads();
+    if (preloaded)
+        without_calls(4096);
+    if (provided == MPI_THREAD_MULTIPLE)
+        threads();
     served[ALLREDUCE]++; /* the tally below */
     int rc = tally_finish("pmpi_progress", false);
     free(fa); /* the freed call is done: MPI_Finalize waited for it */

@@ -11,21 +11,36 @@
 #include <stdio.h>
 
 enum {
-    ALLREDUCE, ALLGATHER, RSB, BCAST, REDUCE, ALLTOALL, RS, ALLTOALLV, ALLTOALLW,
-    IALLREDUCE, IALLGATHER, IRSB, IBCAST, IREDUCE, IALLTOALL, IRS, IALLTOALLV, IBARRIER,
+    ALLREDUCE,
+    ALLGATHER,
+    RSB,
+    BCAST,
+    REDUCE,
+    ALLTOALL,
+    RS,
+    ALLTOALLV,
+    ALLTOALLW,
+    IALLREDUCE,
+    IALLGATHER,
+    IRSB,
+    IBCAST,
+    IREDUCE,
+    IALLTOALL,
+    IRS,
+    IALLTOALLV,
+    IBARRIER,
     NCOLL
 };
-static const char *const names[NCOLL] = {
-    "Allreduce",      "Allgather",      "Reduce_scatter_block",  "Bcast",
-    "Reduce",         "Alltoall",       "Reduce_scatter",        "Alltoallv",
-    "Alltoallw",      "Iallreduce",     "Iallgather",            "Ireduce_scatter_block",
-    "Ibcast",         "Ireduce",        "Ialltoall",             "Ireduce_scatter",
-    "Ialltoallv",     "Ibarrier"};
+static const char *const names[NCOLL] = {"Allreduce",       "Allgather",  "Reduce_scatter_block",
+                                         "Bcast",           "Reduce",     "Alltoall",
+                                         "Reduce_scatter",  "Alltoallv",  "Alltoallw",
+                                         "Iallreduce",      "Iallgather", "Ireduce_scatter_block",
+                                         "Ibcast",          "Ireduce",    "Ialltoall",
+                                         "Ireduce_scatter", "Ialltoallv", "Ibarrier"};
 /* The calls on communicators of each kind but MPI_COMM_WORLD (whose counts
  * are the totals less these), in the library's order of kinds. */
 enum { WORLD, DUP, SPLIT, SPLIT_TYPE, CREATE, OTHER, NKIND };
-static const char *const kinds[NKIND] = {"world", "dup", "split", "split_type", "create",
-                                         "other"};
+static const char *const kinds[NKIND] = {"world", "dup", "split", "split_type", "create", "other"};
 static long served[NCOLL], passed[NCOLL];
 static long kserved[NKIND][NCOLL], kpassed[NKIND][NCOLL];
 static long failures, checks;
@@ -65,18 +80,21 @@ static int tally_finish(const char *prog, bool pmpi)
                     p -= kpassed[o][k];
                 }
             }
-            if (s + p == 0) continue;
+            if (s + p == 0)
+                continue;
             used += (size_t)snprintf(line + used, sizeof line - used, "%s%s %ld/%ld",
                                      used ? ", " : "", names[k], s, p);
         }
-        if (used) printf("%s: rank %d expects on %s: %s\n", prog, me, kinds[kd], line);
+        if (used)
+            printf("%s: rank %d expects on %s: %s\n", prog, me, kinds[kd], line);
     }
     long mine[2] = {failures, checks}, all[2] = {0, 0};
     if (pmpi)
         PMPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     else
         MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0) printf("%s: %d ranks, %ld checks, %ld failed\n", prog, n, all[1], all[0]);
+    if (me == 0)
+        printf("%s: %d ranks, %ld checks, %ld failed\n", prog, n, all[1], all[0]);
     MPI_Finalize();
     return all[0] == 0 && all[1] > 0 ? 0 : 1;
 }

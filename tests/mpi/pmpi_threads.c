@@ -103,7 +103,8 @@ static void *own_thread(void *p)
             bad = i, got = out[i];
         }
         expect(ok, who, r, ok ? "allreduce" : "allreduce element", ok ? 0 : bad, ok ? 0 : want);
-        if (!ok) fprintf(stderr, "pmpi_threads: rank %d: got %d\n", me, got);
+        if (!ok)
+            fprintf(stderr, "pmpi_threads: rank %d: got %d\n", me, got);
         /* Bcast from a turning root. */
         int root = (r + t) % n;
         for (int i = 0; i < c; i++)
@@ -168,7 +169,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     expect(provided == MPI_THREAD_MULTIPLE, "main", 0, "thread level provided", provided,
            MPI_THREAD_MULTIPLE);
-    if (provided != MPI_THREAD_MULTIPLE) return tally_finish("pmpi_threads", true);
+    if (provided != MPI_THREAD_MULTIPLE)
+        return tally_finish("pmpi_threads", true);
     own_arg own[OWN];
     pthread_t th[OWN + 2];
     for (int t = 0; t < OWN; t++) {

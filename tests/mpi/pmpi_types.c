@@ -47,7 +47,8 @@ typedef struct ttype {
 static void expect(bool ok, const char *what, const char *tname, size_t i)
 {
     checks++;
-    if (ok) return;
+    if (ok)
+        return;
     failures++;
     if (failures <= 10)
         fprintf(stderr, "pmpi_types: rank %d: %s with %s: element %zu wrong\n", me, what, tname, i);
@@ -55,7 +56,8 @@ static void expect(bool ok, const char *what, const char *tname, size_t i)
 
 static double get(const ttype *y, const void *buf, size_t i)
 {
-    if (y->base == MPI_INT) return ((const int *)buf)[i];
+    if (y->base == MPI_INT)
+        return ((const int *)buf)[i];
     return ((const double *)buf)[i];
 }
 
@@ -71,7 +73,8 @@ static void put(const ttype *y, void *buf, size_t i, double v)
  * of base elements (plain). */
 static size_t at(const ttype *y, bool typed, size_t s)
 {
-    if (!typed) return s;
+    if (!typed)
+        return s;
     return s / (size_t)y->k * (size_t)y->k + (size_t)y->pos[s % (size_t)y->k];
 }
 
@@ -110,7 +113,8 @@ static void check_rest(const ttype *y, const void *buf, size_t nelem, const bool
                        const char *what)
 {
     for (size_t i = 0; i < nelem + SLACK; i++)
-        if (i >= nelem || !covered[i]) expect(get(y, buf, i) == UNSET, what, y->name, i);
+        if (i >= nelem || !covered[i])
+            expect(get(y, buf, i) == UNSET, what, y->name, i);
 }
 
 static void check_bcast(const ttype *y)
@@ -122,7 +126,8 @@ static void check_bcast(const ttype *y)
         int root = pass ? n - 1 : 0;
         bool typed = pass ? me != root : me == root;
         void *b = slots(y, sig);
-        if (me == root) fill(y, typed, b, 0, sig, root, 0);
+        if (me == root)
+            fill(y, typed, b, 0, sig, root, 0);
         MPI_Bcast(b, typed ? PER : (int)sig, typed ? y->t : y->base, root, MPI_COMM_WORLD);
         served[BCAST]++;
         check_run(y, typed, b, 0, sig, root, 0, pass ? "MPI_Bcast to typed" : "MPI_Bcast typed");
@@ -185,7 +190,8 @@ static void check_alltoall(const ttype *y, bool in_place)
  * none from a rank to itself when there are more than 2 ranks. */
 static int v_count(int src, int dst)
 {
-    if (n > 2 && src == dst) return 0;
+    if (n > 2 && src == dst)
+        return 0;
     return 1 + (src + 2 * dst) % 2;
 }
 
@@ -341,7 +347,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (n > 64) {
-        if (me == 0) fprintf(stderr, "pmpi_types: at most 64 ranks\n");
+        if (me == 0)
+            fprintf(stderr, "pmpi_types: at most 64 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     ttype ys[32];
@@ -361,7 +368,8 @@ int main(int argc, char **argv)
         check_alltoallv(&ys[i]);
         MPI_Type_free(&ys[i].t);
     }
-    if (me == 0) printf("pmpi_types: %d types, %d of them out of address order\n", ny, reordered);
+    if (me == 0)
+        printf("pmpi_types: %d types, %d of them out of address order\n", ny, reordered);
     (void)count_call;    /* every call here is on MPI_COMM_WORLD */
     served[ALLREDUCE]++; /* the tally below */
     return tally_finish("pmpi_types", false);

@@ -36,7 +36,8 @@ static void test_missing_rank(void)
     shared_t *sh =
         mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(sh != MAP_FAILED);
-    if (sh == MAP_FAILED) return;
+    if (sh == MAP_FAILED)
+        return;
     memset(sh, 0, sizeof *sh);
     weft_comm_config cfg;
     weft_comm_config_init(&cfg);

@@ -31,7 +31,8 @@ static weft_err sub_open(const weft__boot_params *p, weft__boot **out,
                              "bootstrap: rank %u of %u cannot form on rank %u of %u", p->cfg->rank,
                              p->cfg->size, parent->rank, parent->size);
     weft__boot *b = weft__calloc(1, sizeof *b);
-    if (!b) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!b)
+        return weft_diag_code(d, WEFT_ENOMEM);
     b->parent = parent;
     memcpy(secret, parent->secret, WEFT_SECRET_BYTES);
     *local = parent->boot_local;

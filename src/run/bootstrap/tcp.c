@@ -49,12 +49,15 @@ static uint64_t get64(const unsigned char *p)
 
 static void boot_close(weft__boot *b)
 {
-    if (!b) return;
+    if (!b)
+        return;
     uint32_t n = b->rank == 0 ? b->size : 1;
     for (uint32_t i = 0; b->fds && i < n; i++) {
-        if (b->fds[i] >= 0) close(b->fds[i]);
+        if (b->fds[i] >= 0)
+            close(b->fds[i]);
     }
-    if (b->own_listen_fd >= 0) close(b->own_listen_fd);
+    if (b->own_listen_fd >= 0)
+        close(b->own_listen_fd);
     weft__free(b->fds);
     weft__free(b);
 }
@@ -63,9 +66,12 @@ static const char *boot_check(void *arg, uint32_t li, const weft__hello *h)
 {
     const weft__boot *b = arg;
     (void)li;
-    if (h->size != b->size) return "different job size";
-    if (h->rank == 0 || h->rank >= b->size) return "rank out of range";
-    if (b->fds[h->rank] >= 0) return "rank already joined";
+    if (h->size != b->size)
+        return "different job size";
+    if (h->rank == 0 || h->rank >= b->size)
+        return "rank out of range";
+    if (b->fds[h->rank] >= 0)
+        return "rank already joined";
     return NULL;
 }
 
@@ -98,7 +104,8 @@ static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd,
     weft__hello_gate g;
     weft_err e = weft__hello_gate_init(&g, &lfd, 1, WEFT__HELLO_BOOT,
                                        cfg->has_secret ? cfg->secret : NULL, "bootstrap:", d);
-    if (e) return e;
+    if (e)
+        return e;
     uint32_t joined = 0;
     while (joined + 1 < b->size) {
         int fd;
@@ -118,7 +125,8 @@ static weft_err root_accept(weft__boot *b, const weft_comm_config *cfg, int lfd,
                               "joined)%s",
                               first, timeout_ms(cfg), joined + 1, b->size, note);
         }
-        if (e) break;
+        if (e)
+            break;
         b->fds[h.rank] = fd;
         joined++;
     }
@@ -133,7 +141,8 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
     const weft_comm_config *cfg = p->cfg;
     weft_err e = WEFT_ENOMEM;
     weft__boot *b = weft__calloc(1, sizeof *b);
-    if (!b) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!b)
+        return weft_diag_code(d, WEFT_ENOMEM);
     b->rank = cfg->rank;
     b->size = cfg->size;
     b->own_listen_fd = -1;
@@ -150,7 +159,8 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
     memset(&at, 0, sizeof at);
     if (cfg->listen_fd < 0 || b->rank != 0) {
         e = weft__sock_parse_addr(cfg->addr, "rendezvous address", &at, d);
-        if (e) goto free_boot;
+        if (e)
+            goto free_boot;
     }
     unsigned char job[WEFT_SECRET_BYTES];
     unsigned char buf[WEFT__HELLO_BYTES];
@@ -166,9 +176,11 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
             e = weft__sock_listen(&at, &b->own_listen_fd, &bound, d);
             lfd = b->own_listen_fd;
         }
-        if (e) goto free_boot;
+        if (e)
+            goto free_boot;
         e = root_accept(b, cfg, lfd, p->deadline, d);
-        if (e) goto free_boot;
+        if (e)
+            goto free_boot;
         if (b->own_listen_fd >= 0) {
             close(b->own_listen_fd);
             b->own_listen_fd = -1;
@@ -194,12 +206,15 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
         }
     } else {
         e = weft__sock_connect(&at, p->deadline, &b->fds[0], d);
-        if (e) goto free_boot;
+        if (e)
+            goto free_boot;
         h.kind = WEFT__HELLO_BOOT;
-        if (cfg->has_secret) memcpy(h.secret, cfg->secret, WEFT_SECRET_BYTES);
+        if (cfg->has_secret)
+            memcpy(h.secret, cfg->secret, WEFT_SECRET_BYTES);
         weft__hello_encode(&h, buf);
         e = weft__sock_write_all(b->fds[0], buf, sizeof buf, p->deadline, d);
-        if (!e) e = weft__sock_read_all(b->fds[0], buf, sizeof buf, p->deadline, d);
+        if (!e)
+            e = weft__sock_read_all(b->fds[0], buf, sizeof buf, p->deadline, d);
         if (e == WEFT_ETIMEDOUT) {
             /* Rank 0 answers once every rank has joined, or says which did
              * not when its own deadline passes; neither came in time. */
@@ -236,7 +251,8 @@ static weft_err boot_open(const weft__boot_params *p, weft__boot **out,
         }
         memcpy(job, reply.secret, sizeof job);
         local->s_addr = htonl(INADDR_ANY);
-        if (getsockname(b->fds[0], (struct sockaddr *)&me, &mlen) == 0) *local = me.sin_addr;
+        if (getsockname(b->fds[0], (struct sockaddr *)&me, &mlen) == 0)
+            *local = me.sin_addr;
     }
     memcpy(secret, job, sizeof job);
     *out = b;
@@ -257,8 +273,10 @@ static weft_err boot_allgather(weft__boot *b, const void *in, size_t len, void *
     if (b->rank != 0) {
         put64(hdr, len);
         e = weft__sock_write_all(b->fds[0], hdr, 8, deadline, d);
-        if (!e) e = weft__sock_write_all(b->fds[0], in, len, deadline, d);
-        if (!e) e = weft__sock_read_all(b->fds[0], hdr, 8, deadline, d);
+        if (!e)
+            e = weft__sock_write_all(b->fds[0], in, len, deadline, d);
+        if (!e)
+            e = weft__sock_read_all(b->fds[0], hdr, 8, deadline, d);
         if (e)
             return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER,
                                  "bootstrap: lost the connection to rank 0");
@@ -277,7 +295,8 @@ static weft_err boot_allgather(weft__boot *b, const void *in, size_t len, void *
         if (!e && get64(hdr) != len)
             return weft_diag_set(d, WEFT_EPARSE, "bootstrap: rank %u sent %llu bytes, expected %zu",
                                  r, (unsigned long long)get64(hdr), len);
-        if (!e) e = weft__sock_read_all(b->fds[r], o + (size_t)r * len, len, deadline, d);
+        if (!e)
+            e = weft__sock_read_all(b->fds[r], o + (size_t)r * len, len, deadline, d);
         if (e)
             return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER, "bootstrap: lost rank %u",
                                  r);
@@ -285,7 +304,8 @@ static weft_err boot_allgather(weft__boot *b, const void *in, size_t len, void *
     put64(hdr, (uint64_t)len * b->size);
     for (uint32_t r = 1; r < b->size; r++) {
         e = weft__sock_write_all(b->fds[r], hdr, 8, deadline, d);
-        if (!e) e = weft__sock_write_all(b->fds[r], o, len * b->size, deadline, d);
+        if (!e)
+            e = weft__sock_write_all(b->fds[r], o, len * b->size, deadline, d);
         if (e)
             return weft_diag_set(d, e == WEFT_ETIMEDOUT ? e : WEFT_EPEER, "bootstrap: lost rank %u",
                                  r);

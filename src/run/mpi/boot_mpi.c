@@ -13,10 +13,12 @@ struct weft__boot {
 
 static void mpi_close(weft__boot *b)
 {
-    if (!b) return;
+    if (!b)
+        return;
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&b->comm);
+    if (!finalized)
+        MPI_Comm_free(&b->comm);
     weft__free(b);
 }
 
@@ -25,7 +27,8 @@ static weft_err mpi_open(const weft__boot_params *p, weft__boot **out,
                          weft_diag *d)
 {
     weft__boot *b = weft__calloc(1, sizeof *b);
-    if (!b) return weft_diag_code(d, WEFT_ENOMEM);
+    if (!b)
+        return weft_diag_code(d, WEFT_ENOMEM);
     if (MPI_Comm_dup(*(const MPI_Comm *)p->mpi_comm, &b->comm) != MPI_SUCCESS) {
         weft__free(b);
         return weft_diag_set(d, WEFT_EIO, "bootstrap: MPI_Comm_dup failed");

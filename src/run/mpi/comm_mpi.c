@@ -1,6 +1,6 @@
 /* weft_comm_init_mpi (see weft/comm_mpi.h). */
-#include "run/comm_setup.h"
 #include "weft/comm_mpi.h"
+#include "run/comm_setup.h"
 
 #include "run/comm_internal.h"
 #include "run/mpi/boot_mpi.h"

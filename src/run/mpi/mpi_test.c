@@ -43,7 +43,8 @@ static void check_comm(weft_transport_choice t, const char *name)
     CHECK_ERR(weft_comm_agree(c, "size", &n, sizeof n, NULL), WEFT_OK);
     weft_diag_clear(&d);
     CHECK_ERR(weft_comm_agree(c, "rank", &me, sizeof me, &d), n > 1 ? WEFT_EINVAL : WEFT_OK);
-    if (n > 1) CHECK_CONTAINS(d.msg, "ranks disagree on rank: rank 1 has hash ");
+    if (n > 1)
+        CHECK_CONTAINS(d.msg, "ranks disagree on rank: rank 1 has hash ");
     weft_comm_free(c);
 }
 
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Finalize();
-    if (rank == 0) printf("all ranks: %d failed checks\n", any);
+    if (rank == 0)
+        printf("all ranks: %d failed checks\n", any);
     return weft_test_done();
 }

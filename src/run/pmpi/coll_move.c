@@ -40,7 +40,8 @@ static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype sty
     if (sendbuf != MPI_IN_PLACE) {
         if (!weft__pmpi_layout_of(stype, scount, sl))
             return "bad send datatype or count (erroneous)";
-        if (sl->bytes != rl->bytes) return "send and receive sizes differ (erroneous)";
+        if (sl->bytes != rl->bytes)
+            return "send and receive sizes differ (erroneous)";
     }
     return NULL;
 }
@@ -52,8 +53,10 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
-    if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
-    if (!why) why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLGATHER, rl.bytes, WEFT_UINT8, 0);
+    if (!why)
+        why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
+    if (!why)
+        why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLGATHER, rl.bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(&t, k, why);
         return req ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -84,7 +87,8 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d)))
+        out = packed_out;
     if (!e && in_place) {
         /* This rank's block is at its place in recvbuf: weft's in-place
          * convention, once packed. */
@@ -98,7 +102,8 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
         e = weft__pmpi_pack(sendbuf, (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
     }
     weft__pmpi_enter();
-    if (!e) e = weft_allgather(c, src, out, bytes, WEFT_UINT8, &d);
+    if (!e)
+        e = weft_allgather(c, src, out, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
     if (!e && !rl.contig)
         e = weft__pmpi_pack(recvbuf, (size_t)n * (size_t)recvcount, recvtype, &rl, packed_out, true,
@@ -131,7 +136,8 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     const char *why = weft__pmpi_target_of(comm, &t);
     if (!why && !weft__pmpi_layout_of(datatype, count, &l))
         why = "bad datatype or count (erroneous)";
-    if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(t.comm))) why = "root out of range";
+    if (!why && (root < 0 || (uint32_t)root >= weft_comm_size(t.comm)))
+        why = "root out of range";
     if (!why)
         why = weft__pmpi_unfit(t.comm, WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, (uint32_t)root);
     if (why) {
@@ -160,10 +166,12 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     weft_err e = WEFT_OK;
     if (!l.contig && !(e = weft__pmpi_scratch(l.bytes, &packed, &d))) {
         data = packed;
-        if (is_root) e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, false, &d);
+        if (is_root)
+            e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, false, &d);
     }
     weft__pmpi_enter();
-    if (!e) e = weft_broadcast(c, data, data, l.bytes, WEFT_UINT8, (uint32_t)root, &d);
+    if (!e)
+        e = weft_broadcast(c, data, data, l.bytes, WEFT_UINT8, (uint32_t)root, &d);
     weft__pmpi_leave();
     if (!e && !l.contig && !is_root)
         e = weft__pmpi_pack(buffer, (size_t)count, datatype, &l, packed, true, &d);
@@ -189,8 +197,10 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
-    if (!why) why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
-    if (!why) why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLTOALL, rl.bytes, WEFT_UINT8, 0);
+    if (!why)
+        why = pair_layout(sendbuf, sendcount, sendtype, recvcount, recvtype, &sl, &rl);
+    if (!why)
+        why = weft__pmpi_unfit(t.comm, WEFT_COLL_ALLTOALL, rl.bytes, WEFT_UINT8, 0);
     if (why) {
         weft__pmpi_passed(&t, k, why);
         return req ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -220,7 +230,8 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
     weft_diag d;
     weft_diag_clear(&d);
     weft_err e = WEFT_OK;
-    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d))) out = packed_out;
+    if (!rl.contig && !(e = weft__pmpi_scratch(n * bytes, &packed_out, &d)))
+        out = packed_out;
     if (!e && in_place) {
         /* recvbuf holds the input: weft's in-place convention (sendbuf ==
          * recvbuf), once packed. */
@@ -233,7 +244,8 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
         e = weft__pmpi_pack(sendbuf, n * (size_t)sendcount, sendtype, &sl, packed_in, false, &d);
     }
     weft__pmpi_enter();
-    if (!e) e = weft_alltoall(c, src, out, bytes, WEFT_UINT8, &d);
+    if (!e)
+        e = weft_alltoall(c, src, out, bytes, WEFT_UINT8, &d);
     weft__pmpi_leave();
     if (!e && !rl.contig)
         e = weft__pmpi_pack(recvbuf, n * (size_t)recvcount, recvtype, &rl, packed_out, true, &d);

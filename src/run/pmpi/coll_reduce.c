@@ -22,10 +22,14 @@
 static const char *unfit(MPI_Datatype dtype, MPI_Op op, long long count, weft_coll coll, int root,
                          const weft__pmpi_target *t, weft_dtype *dt, weft_redop *ro)
 {
-    if (count < 0) return "negative count";
-    if (!weft__pmpi_dtype(dtype, dt)) return "datatype weft does not reduce";
-    if (!weft__pmpi_op(op, ro)) return "operator weft does not have";
-    if (root < 0 || (uint32_t)root >= weft_comm_size(t->comm)) return "root out of range";
+    if (count < 0)
+        return "negative count";
+    if (!weft__pmpi_dtype(dtype, dt))
+        return "datatype weft does not reduce";
+    if (!weft__pmpi_op(op, ro))
+        return "operator weft does not have";
+    if (root < 0 || (uint32_t)root >= weft_comm_size(t->comm))
+        return "root out of range";
     return weft__pmpi_unfit(t->comm, coll, (size_t)count, *dt, (uint32_t)root);
 }
 
@@ -95,7 +99,8 @@ static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int r
          * back.) */
         unsigned char *input = NULL;
         weft_err e = weft__pmpi_scratch(block * weft_comm_size(c), &input, d);
-        if (e) return e;
+        if (e)
+            return e;
         memcpy(input, recvbuf, block * weft_comm_size(c));
         j->in = input;
         j->owned[0] = input;
@@ -155,10 +160,13 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
     long long sum = 0, before = 0;
     bool equal = true;
     uint32_t n = why ? 0 : weft_comm_size(t.comm), me = why ? 0 : weft_comm_rank(t.comm);
-    if (!why && !recvcounts) why = "no recvcounts";
+    if (!why && !recvcounts)
+        why = "no recvcounts";
     for (uint32_t r = 0; !why && r < n; r++) {
-        if (recvcounts[r] < 0) why = "negative count";
-        if (r == me) before = sum;
+        if (recvcounts[r] < 0)
+            why = "negative count";
+        if (r == me)
+            before = sum;
         sum += recvcounts[r];
         equal = equal && recvcounts[r] == recvcounts[0];
     }

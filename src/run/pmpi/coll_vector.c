@@ -37,7 +37,8 @@ typedef struct side {
 static bool negative_count(const int *counts, uint32_t n)
 {
     for (uint32_t j = 0; j < n; j++)
-        if (counts[j] < 0) return true;
+        if (counts[j] < 0)
+            return true;
     return false;
 }
 
@@ -99,7 +100,8 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
      * them, as it would without weft) pass here on one rank alone:
      * whatever legal counts, displacements and datatypes a rank passes,
      * every rank serves the call. */
-    if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl)) why = "bad receive datatype (erroneous)";
+    if (!why && !weft__pmpi_layout_of(recvtype, 1, &rl))
+        why = "bad receive datatype (erroneous)";
     if (!why && !in_place && !weft__pmpi_layout_of(sendtype, 1, &sl))
         why = "bad send datatype (erroneous)";
     if (!why && (negative_count(recvcounts, n) || (!in_place && negative_count(sendcounts, n))))
@@ -122,7 +124,8 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
         return weft__pmpi_fail(&t, k, comm, &d);
     }
     side_of(recvcounts, rdispls, &rl, (MPI_Aint)rl.size, n, room + 2 * n, &rs);
-    if (!in_place) side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
+    if (!in_place)
+        side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
     if (rl.contig && (in_place || sl.contig)) {
         unsigned char *out = (unsigned char *)recvbuf + rs.shift;
         weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
@@ -189,9 +192,12 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
 static MPI_Datatype one_type(const MPI_Datatype types[], uint32_t n, MPI_Datatype t)
 {
     for (uint32_t j = 0; j < n; j++) {
-        if (types[j] == MPI_DATATYPE_NULL) return MPI_DATATYPE_NULL;
-        if (t == MPI_DATATYPE_NULL) t = types[j];
-        if (types[j] != t) return MPI_DATATYPE_NULL;
+        if (types[j] == MPI_DATATYPE_NULL)
+            return MPI_DATATYPE_NULL;
+        if (t == MPI_DATATYPE_NULL)
+            t = types[j];
+        if (types[j] != t)
+            return MPI_DATATYPE_NULL;
     }
     int ni, na, nd, combiner;
     weft__pmpi_layout l;
@@ -217,7 +223,8 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     if (!why) {
         /* Whether every rank has one predefined contiguous type, agreed. */
         MPI_Datatype ty = one_type(recvtypes, n, MPI_DATATYPE_NULL);
-        if (!in_place && ty != MPI_DATATYPE_NULL) ty = one_type(sendtypes, n, ty);
+        if (!in_place && ty != MPI_DATATYPE_NULL)
+            ty = one_type(sendtypes, n, ty);
         bool ok = ty != MPI_DATATYPE_NULL && !negative_count(recvcounts, n) &&
                   (in_place || !negative_count(sendcounts, n));
         ok = ok && PMPI_Type_size(ty, &size) == MPI_SUCCESS && size > 0;
@@ -226,7 +233,8 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
         weft__pmpi_enter(); /* the agreement is weft's call, not the program's */
         int rc = PMPI_Allreduce(&in, &all, 1, MPI_INT, MPI_MIN, comm);
         weft__pmpi_leave();
-        if (rc != MPI_SUCCESS || !all) why = "not one predefined contiguous type everywhere";
+        if (rc != MPI_SUCCESS || !all)
+            why = "not one predefined contiguous type everywhere";
     }
     if (why) {
         free(room);
@@ -241,7 +249,8 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     side ss, rs;
     memset(&ss, 0, sizeof ss);
     side_of(recvcounts, rdispls, &l, 1, n, room + 2 * n, &rs);
-    if (!in_place) side_of(sendcounts, sdispls, &l, 1, n, room, &ss);
+    if (!in_place)
+        side_of(sendcounts, sdispls, &l, 1, n, room, &ss);
     unsigned char *out = (unsigned char *)recvbuf + rs.shift;
     weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
                         .comm = t.comm,

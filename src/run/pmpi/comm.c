@@ -43,7 +43,8 @@
 static bool all_members(MPI_Comm mc, bool mine)
 {
     int in = mine, out = 0;
-    if (PMPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, mc) != MPI_SUCCESS) return false;
+    if (PMPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, mc) != MPI_SUCCESS)
+        return false;
     return out != 0;
 }
 
@@ -69,8 +70,10 @@ static int *world_ranks(MPI_Comm mc, int n)
             mine[i] = i;
         ok = PMPI_Group_translate_ranks(g, n, mine, wg, world) == MPI_SUCCESS;
     }
-    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
-    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    if (g != MPI_GROUP_NULL)
+        PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL)
+        PMPI_Group_free(&wg);
     free(mine);
     if (!ok) {
         free(world);
@@ -83,7 +86,8 @@ static int *world_ranks(MPI_Comm mc, int n)
 static void forget(MPI_Comm mc)
 {
     weft_comm *c = weft__pmpi_remove(mc);
-    if (!c) return;
+    if (!c)
+        return;
     weft__pmpi_enter();
     weft_comm_free(c);
     weft__pmpi_leave();
@@ -97,7 +101,8 @@ static int on_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)keyval;
     (void)value;
     (void)extra;
-    if (comm != MPI_COMM_WORLD) forget(comm);
+    if (comm != MPI_COMM_WORLD)
+        forget(comm);
     return MPI_SUCCESS;
 }
 
@@ -123,22 +128,27 @@ static bool watch(MPI_Comm mc)
  * (of the given kind); logs why not when it cannot. */
 static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
 {
-    if (weft__pmpi_inside() || mc == MPI_COMM_NULL) return;
+    if (weft__pmpi_inside() || mc == MPI_COMM_NULL)
+        return;
     /* An entry under a new handle belongs to a communicator MPI freed
      * without telling: never serve the new one with it. */
     forget(mc);
     weft_comm_config cfg;
-    if (!weft__pmpi_is_on(&cfg)) return;
+    if (!weft__pmpi_is_on(&cfg))
+        return;
     int inter = 0, n = 0;
-    if (PMPI_Comm_test_inter(mc, &inter) != MPI_SUCCESS || inter) return;
-    if (PMPI_Comm_size(mc, &n) != MPI_SUCCESS || n < 1) return;
+    if (PMPI_Comm_test_inter(mc, &inter) != MPI_SUCCESS || inter)
+        return;
+    if (PMPI_Comm_size(mc, &n) != MPI_SUCCESS || n < 1)
+        return;
     const char *kname = weft__pmpi_kind_name(kind);
     int *members = world_ranks(mc, n);
     /* A place among WEFT_PMPI_COMMS, taken before the agreement so that
      * threads building communicators at once cannot pass the limit. */
     bool place = members && weft__pmpi_reserve();
     if (!all_members(mc, place)) {
-        if (place) weft__pmpi_unreserve();
+        if (place)
+            weft__pmpi_unreserve();
         weft_log(WEFT_LOG_INFO, "pmpi",
                  "rank %d: a %s communicator stays MPI's: a member cannot list its members or "
                  "holds %u weft communicators (WEFT_PMPI_COMMS)",
@@ -146,7 +156,8 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
         free(members);
         return;
     }
-    if (!like_world(mc)) cfg.fabric = cfg.plan_file = cfg.tuning = NULL;
+    if (!like_world(mc))
+        cfg.fabric = cfg.plan_file = cfg.tuning = NULL;
     weft_comm *c = NULL;
     weft_diag d;
     weft_diag_clear(&d);
@@ -162,9 +173,11 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
                  "rank %d: cannot build the weft side of a %s communicator: %s", weft__pmpi.rank,
                  kname, d.msg);
     bool added = !e && watch(mc) && weft__pmpi_add(mc, c, kind, true);
-    if (!added) weft__pmpi_unreserve();
+    if (!added)
+        weft__pmpi_unreserve();
     if (!all_members(mc, added)) {
-        if (added) weft__pmpi_remove(mc);
+        if (added)
+            weft__pmpi_remove(mc);
         weft__pmpi_enter();
         weft_comm_free(c);
         weft__pmpi_leave();
@@ -180,14 +193,16 @@ static void adopt(MPI_Comm mc, weft__pmpi_kind kind)
 PMPI_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     int rc = PMPI_Comm_dup(comm, newcomm);
-    if (rc == MPI_SUCCESS) adopt(*newcomm, WEFT__PMPI_DUP);
+    if (rc == MPI_SUCCESS)
+        adopt(*newcomm, WEFT__PMPI_DUP);
     return rc;
 }
 
 PMPI_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    if (rc == MPI_SUCCESS) adopt(*newcomm, WEFT__PMPI_SPLIT);
+    if (rc == MPI_SUCCESS)
+        adopt(*newcomm, WEFT__PMPI_SPLIT);
     return rc;
 }
 
@@ -195,14 +210,16 @@ PMPI_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_
                                     MPI_Comm *newcomm)
 {
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    if (rc == MPI_SUCCESS) adopt(*newcomm, WEFT__PMPI_SPLIT_TYPE);
+    if (rc == MPI_SUCCESS)
+        adopt(*newcomm, WEFT__PMPI_SPLIT_TYPE);
     return rc;
 }
 
 PMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     int rc = PMPI_Comm_create(comm, group, newcomm);
-    if (rc == MPI_SUCCESS) adopt(*newcomm, WEFT__PMPI_CREATE);
+    if (rc == MPI_SUCCESS)
+        adopt(*newcomm, WEFT__PMPI_CREATE);
     return rc;
 }
 

@@ -16,11 +16,20 @@ typedef struct int_type {
 static bool int_dtype(size_t bytes, bool is_signed, weft_dtype *out)
 {
     switch (bytes) {
-    case 1: *out = is_signed ? WEFT_INT8 : WEFT_UINT8; return true;
-    case 2: *out = is_signed ? WEFT_INT16 : WEFT_UINT16; return true;
-    case 4: *out = is_signed ? WEFT_INT32 : WEFT_UINT32; return true;
-    case 8: *out = is_signed ? WEFT_INT64 : WEFT_UINT64; return true;
-    default: return false;
+    case 1:
+        *out = is_signed ? WEFT_INT8 : WEFT_UINT8;
+        return true;
+    case 2:
+        *out = is_signed ? WEFT_INT16 : WEFT_UINT16;
+        return true;
+    case 4:
+        *out = is_signed ? WEFT_INT32 : WEFT_UINT32;
+        return true;
+    case 8:
+        *out = is_signed ? WEFT_INT64 : WEFT_UINT64;
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -39,11 +48,16 @@ static bool fortran_dtype(MPI_Datatype t, weft_dtype *out)
             return PMPI_Type_size(t, &size) == MPI_SUCCESS && size > 0 &&
                    int_dtype((size_t)size, true, out);
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
-        if (reals[i] != t) continue;
-        if (PMPI_Type_size(t, &size) != MPI_SUCCESS) return false;
-        if (size == 4) *out = WEFT_FLOAT;
-        else if (size == 8) *out = WEFT_DOUBLE;
-        else return false;
+        if (reals[i] != t)
+            continue;
+        if (PMPI_Type_size(t, &size) != MPI_SUCCESS)
+            return false;
+        if (size == 4)
+            *out = WEFT_FLOAT;
+        else if (size == 8)
+            *out = WEFT_DOUBLE;
+        else
+            return false;
         return true;
     }
     return false;
@@ -51,7 +65,8 @@ static bool fortran_dtype(MPI_Datatype t, weft_dtype *out)
 
 bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out)
 {
-    if (t == MPI_DATATYPE_NULL) return false;
+    if (t == MPI_DATATYPE_NULL)
+        return false;
     if (t == MPI_FLOAT) {
         *out = WEFT_FLOAT;
         return true;
@@ -81,7 +96,8 @@ bool weft__pmpi_dtype(MPI_Datatype t, weft_dtype *out)
         {MPI_UINT64_T, 8, false},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (ints[i].t == t) return int_dtype(ints[i].bytes, ints[i].is_signed, out);
+        if (ints[i].t == t)
+            return int_dtype(ints[i].bytes, ints[i].is_signed, out);
     return fortran_dtype(t, out);
 }
 
@@ -109,13 +125,15 @@ bool weft__pmpi_op(MPI_Op op, weft_redop *out)
 static size_t basic_size(MPI_Datatype t)
 {
     weft_dtype dt;
-    if (t == MPI_BYTE || t == MPI_CHAR) return 1;
+    if (t == MPI_BYTE || t == MPI_CHAR)
+        return 1;
     return weft__pmpi_dtype(t, &dt) ? weft_dtype_size(dt) : 0;
 }
 
 bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out)
 {
-    if (count < 0 || t == MPI_DATATYPE_NULL) return false;
+    if (count < 0 || t == MPI_DATATYPE_NULL)
+        return false;
     size_t basic = basic_size(t);
     if (basic) {
         out->size = basic;
@@ -140,11 +158,11 @@ bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out)
     return true;
 }
 
-weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t,
-                         const weft__pmpi_layout *l, unsigned char *packed, bool unpack,
-                         weft_diag *d)
+weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t, const weft__pmpi_layout *l,
+                         unsigned char *packed, bool unpack, weft_diag *d)
 {
-    if (l->size == 0 || count == 0) return WEFT_OK;
+    if (l->size == 0 || count == 0)
+        return WEFT_OK;
     size_t per = (size_t)INT_MAX / l->size; /* >= 1: a type's size is an int */
     for (size_t at = 0; at < count;) {
         size_t k = count - at < per ? count - at : per;

@@ -54,10 +54,13 @@ static bool part_of(MPI_Datatype t, int depth, part *p)
  * continue the cursor in order without gaps. */
 static bool append(cursor *c, const part *p, MPI_Aint disp, MPI_Aint k)
 {
-    if (k == 0 || p->size == 0) return true;
-    if (k < 0 || !p->dense || (k > 1 && p->extent != p->size)) return false;
+    if (k == 0 || p->size == 0)
+        return true;
+    if (k < 0 || !p->dense || (k > 1 && p->extent != p->size))
+        return false;
     MPI_Aint start = disp + p->tlb;
-    if (c->started && start != c->next) return false;
+    if (c->started && start != c->next)
+        return false;
     c->started = true;
     c->next = start + k * p->size;
     return true;
@@ -80,9 +83,11 @@ static bool contents_dense(int combiner, const int *ints, const MPI_Aint *aints,
         /* count blocks of blocklength elements, stride apart: in order when
          * the first block is and each next one starts where it ends. */
         int count = ints[0], bl = ints[1];
-        if (!part_of(types[0], depth, &p)) return false;
+        if (!part_of(types[0], depth, &p))
+            return false;
         MPI_Aint stride = combiner == MPI_COMBINER_VECTOR ? (MPI_Aint)ints[2] * p.extent : aints[0];
-        if (count <= 0 || bl == 0 || p.size == 0) return true;
+        if (count <= 0 || bl == 0 || p.size == 0)
+            return true;
         return append(&c, &p, 0, bl) && (count == 1 || stride == (MPI_Aint)bl * p.size);
     }
     case MPI_COMBINER_INDEXED:
@@ -93,12 +98,14 @@ static bool contents_dense(int combiner, const int *ints, const MPI_Aint *aints,
         bool block =
             combiner == MPI_COMBINER_INDEXED_BLOCK || combiner == MPI_COMBINER_HINDEXED_BLOCK;
         bool bytes = combiner == MPI_COMBINER_HINDEXED || combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        if (!part_of(types[0], depth, &p)) return false;
+        if (!part_of(types[0], depth, &p))
+            return false;
         for (int i = 0; i < count; i++) {
             int bl = block ? ints[1] : ints[1 + i];
             MPI_Aint disp =
                 bytes ? aints[i] : (MPI_Aint)ints[(block ? 2 : 1 + count) + i] * p.extent;
-            if (!append(&c, &p, disp, bl)) return false;
+            if (!append(&c, &p, disp, bl))
+                return false;
         }
         return true;
     }
@@ -119,7 +126,8 @@ static bool contents_dense(int combiner, const int *ints, const MPI_Aint *aints,
         MPI_Aint elems = 1;
         for (int i = 0; i < ndims; i++)
             elems *= ints[1 + ndims + i];
-        if (!part_of(types[0], depth, &p)) return false;
+        if (!part_of(types[0], depth, &p))
+            return false;
         return elems == 0 || p.size == 0 || (p.dense && (elems == 1 || p.extent == p.size));
     }
     default:
@@ -137,7 +145,8 @@ static bool dense(MPI_Datatype t, int depth)
         return false;
     /* Predefined types (MPI_INT, MPI_2INT, MPI_FLOAT_INT, ...) hold their
      * members in address order. */
-    if (combiner == MPI_COMBINER_NAMED) return true;
+    if (combiner == MPI_COMBINER_NAMED)
+        return true;
     int *ints = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *ints);
     MPI_Aint *aints = malloc((size_t)(na > 0 ? na : 1) * sizeof *aints);
     MPI_Datatype *types = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *types);

@@ -36,7 +36,8 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are pass
 
 static void set_err(MPI_Fint *ierror, int rc)
 {
-    if (ierror) *ierror = (MPI_Fint)rc;
+    if (ierror)
+        *ierror = (MPI_Fint)rc;
 }
 
 /* Fortran's MPI_IN_PLACE: the address of Open MPI's common block, under
@@ -109,7 +110,8 @@ static void f_comm_dup(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror
 {
     MPI_Comm c = MPI_COMM_NULL;
     int rc = MPI_Comm_dup(comm_of(comm), &c);
-    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_dup, MPI_COMM_DUP, f_comm_dup);
@@ -119,7 +121,8 @@ static void f_comm_split(const MPI_Fint *comm, const MPI_Fint *color, const MPI_
 {
     MPI_Comm c = MPI_COMM_NULL;
     int rc = MPI_Comm_split(comm_of(comm), (int)*color, (int)*key, &c);
-    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_split, MPI_COMM_SPLIT, f_comm_split);
@@ -129,7 +132,8 @@ static void f_comm_split_type(const MPI_Fint *comm, const MPI_Fint *type, const 
 {
     MPI_Comm c = MPI_COMM_NULL;
     int rc = MPI_Comm_split_type(comm_of(comm), (int)*type, (int)*key, PMPI_Info_f2c(*info), &c);
-    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, f_comm_split_type);
@@ -139,7 +143,8 @@ static void f_comm_create(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint 
 {
     MPI_Comm c = MPI_COMM_NULL;
     int rc = MPI_Comm_create(comm_of(comm), PMPI_Group_f2c(*group), &c);
-    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_create, MPI_COMM_CREATE, f_comm_create);
@@ -148,7 +153,8 @@ static void f_comm_free(MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Comm c = comm_of(comm);
     int rc = MPI_Comm_free(&c);
-    if (rc == MPI_SUCCESS) *comm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *comm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_free, MPI_COMM_FREE, f_comm_free);
@@ -157,7 +163,8 @@ static void f_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierror)
 {
     MPI_Comm c = comm_of(comm);
     int rc = MPI_Comm_disconnect(&c);
-    if (rc == MPI_SUCCESS) *comm = PMPI_Comm_c2f(c);
+    if (rc == MPI_SUCCESS)
+        *comm = PMPI_Comm_c2f(c);
     set_err(ierror, rc);
 }
 FORTRAN(mpi_comm_disconnect, MPI_COMM_DISCONNECT, f_comm_disconnect);
@@ -167,7 +174,8 @@ FORTRAN(mpi_comm_disconnect, MPI_COMM_DISCONNECT, f_comm_disconnect);
 /* The Fortran request of a non-blocking call that returned rc. */
 static void request_out(int rc, MPI_Request r, MPI_Fint *request)
 {
-    if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
 }
 
 static void f_allreduce(const void *sendbuf, void *recvbuf, const MPI_Fint *count,

@@ -104,9 +104,11 @@ static void setup(void)
         return;
     }
     bool added = weft__pmpi_add(MPI_COMM_WORLD, c, WEFT__PMPI_WORLD, false);
-    if (!added) weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: out of memory", weft__pmpi.rank);
+    if (!added)
+        weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: out of memory", weft__pmpi.rank);
     if (!all_ranks(added)) {
-        if (added) weft__pmpi_remove(MPI_COMM_WORLD);
+        if (added)
+            weft__pmpi_remove(MPI_COMM_WORLD);
         weft_comm_free(c);
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft off, every call goes to MPI",
                  weft__pmpi.rank);
@@ -122,7 +124,8 @@ static void setup(void)
 PMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
     setup();
     return MPI_SUCCESS;
 }
@@ -130,7 +133,8 @@ PMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
     setup();
     return MPI_SUCCESS;
 }

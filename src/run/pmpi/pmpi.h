@@ -251,9 +251,8 @@ bool weft__pmpi_layout_of(MPI_Datatype t, int count, weft__pmpi_layout *out);
  * signatures match, as MPI allows for moves, all run weft on the same
  * bytes. WEFT_EIO with d naming the call when MPI fails or packs another
  * number of bytes than the data has. */
-weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t,
-                         const weft__pmpi_layout *l, unsigned char *packed, bool unpack,
-                         weft_diag *d);
+weft_err weft__pmpi_pack(const void *buf, size_t count, MPI_Datatype t, const weft__pmpi_layout *l,
+                         unsigned char *packed, bool unpack, weft_diag *d);
 
 /* A private buffer of bytes (at least one, so that 0 bytes is not NULL);
  * WEFT_ENOMEM naming the size otherwise. */

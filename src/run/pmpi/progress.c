@@ -115,7 +115,8 @@ weft_err weft__pmpi_job_run(weft__pmpi_job *j, weft_diag *d)
                            d);
         break;
     }
-    if (!e && j->copy_bytes) memcpy(j->copy_to, j->copy_from, j->copy_bytes);
+    if (!e && j->copy_bytes)
+        memcpy(j->copy_to, j->copy_from, j->copy_bytes);
     for (size_t i = 0; i < sizeof j->owned / sizeof j->owned[0]; i++) {
         free(j->owned[i]);
         j->owned[i] = NULL;
@@ -183,7 +184,8 @@ static int complete_finished(bool wait_for_lock)
 /* Called in MPI's progress loop, by whichever thread is inside MPI. */
 static int hook(void)
 {
-    if (atomic_load_explicit(&eng.outstanding, memory_order_relaxed) == 0) return 0;
+    if (atomic_load_explicit(&eng.outstanding, memory_order_relaxed) == 0)
+        return 0;
     if (atomic_load_explicit(&eng.finished, memory_order_acquire) == 0) {
         sched_yield();
         return 0;
@@ -215,7 +217,8 @@ void weft__pmpi_progress_fini(void)
     /* Every worker has been stopped (its calls done): complete what the
      * program never waited for, then leave MPI's loop. */
     complete_finished(true);
-    if (eng.unregister_hook) eng.unregister_hook(hook);
+    if (eng.unregister_hook)
+        eng.unregister_hook(hook);
     eng.unregister_hook = NULL;
 }
 
@@ -230,7 +233,8 @@ static void *work(void *arg)
         while (!w->head && !w->stop)
             pthread_cond_wait(&w->work, &w->mu);
         task *t = w->head;
-        if (!t) break;
+        if (!t)
+            break;
         pthread_mutex_unlock(&w->mu);
         weft_diag d;
         weft_diag_clear(&d);
@@ -259,9 +263,11 @@ static void *work(void *arg)
  * lock. */
 static weft__pmpi_worker *worker_of(weft__pmpi_entry *e)
 {
-    if (e->worker) return e->worker;
+    if (e->worker)
+        return e->worker;
     weft__pmpi_worker *w = calloc(1, sizeof *w);
-    if (!w) return NULL;
+    if (!w)
+        return NULL;
     bool mu = false, work_cv = false, idle_cv = false;
     if ((mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
         (work_cv = pthread_cond_init(&w->work, NULL) == 0) &&
@@ -270,16 +276,20 @@ static weft__pmpi_worker *worker_of(weft__pmpi_entry *e)
         e->worker = w;
         return w;
     }
-    if (idle_cv) pthread_cond_destroy(&w->idle);
-    if (work_cv) pthread_cond_destroy(&w->work);
-    if (mu) pthread_mutex_destroy(&w->mu);
+    if (idle_cv)
+        pthread_cond_destroy(&w->idle);
+    if (work_cv)
+        pthread_cond_destroy(&w->work);
+    if (mu)
+        pthread_mutex_destroy(&w->mu);
     free(w);
     return NULL;
 }
 
 void weft__pmpi_worker_stop(weft__pmpi_worker *w)
 {
-    if (!w) return;
+    if (!w)
+        return;
     pthread_mutex_lock(&w->mu);
     w->stop = true;
     pthread_cond_signal(&w->work);
@@ -294,7 +304,8 @@ void weft__pmpi_worker_stop(weft__pmpi_worker *w)
 void weft__pmpi_drain(const weft__pmpi_target *t)
 {
     weft__pmpi_worker *w = t->entry ? t->entry->worker : NULL;
-    if (!w) return;
+    if (!w)
+        return;
     pthread_mutex_lock(&w->mu);
     while (w->head)
         pthread_cond_wait(&w->idle, &w->mu);
@@ -308,7 +319,8 @@ static bool enqueue(weft__pmpi_target *t, weft__pmpi_coll k, const weft__pmpi_jo
 {
     weft__pmpi_worker *w = worker_of(t->entry);
     task *x = w ? calloc(1, sizeof *x) : NULL;
-    if (!x) return false;
+    if (!x)
+        return false;
     x->job = *j;
     x->k = k;
     if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, x, &x->req) != MPI_SUCCESS) {
@@ -331,7 +343,8 @@ static bool enqueue(weft__pmpi_target *t, weft__pmpi_coll k, const weft__pmpi_jo
 int weft__pmpi_start(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, weft__pmpi_job *j,
                      MPI_Request *req)
 {
-    if (req && weft__pmpi_progress_on() && enqueue(t, k, j, req)) return weft__pmpi_done(t, NULL);
+    if (req && weft__pmpi_progress_on() && enqueue(t, k, j, req))
+        return weft__pmpi_done(t, NULL);
     /* Blocking (or no engine): after the calls queued before it. */
     weft__pmpi_drain(t);
     weft_diag d;

@@ -76,7 +76,8 @@ static uint32_t find(MPI_Comm mpi)
 /* Drops a reference to e; the last one frees it. */
 static void unref(weft__pmpi_entry *e)
 {
-    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
     pthread_mutex_destroy(&e->lock);
     free(e);
 }
@@ -85,7 +86,8 @@ bool weft__pmpi_reserve(void)
 {
     lock();
     bool room = weft__pmpi.ncomms + weft__pmpi.reserved < weft__pmpi.max_comms;
-    if (room) weft__pmpi.reserved++;
+    if (room)
+        weft__pmpi.reserved++;
     unlock();
     return room;
 }
@@ -122,7 +124,8 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
     }
     if (ok) {
         weft__pmpi.comms[weft__pmpi.ncomms++] = e;
-        if (reserved) weft__pmpi.reserved--;
+        if (reserved)
+            weft__pmpi.reserved--;
     }
     unlock();
     if (!ok) {
@@ -137,9 +140,11 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
     lock();
     uint32_t i = find(mpi);
     weft__pmpi_entry *e = i < weft__pmpi.ncomms ? weft__pmpi.comms[i] : NULL;
-    if (e) weft__pmpi.comms[i] = weft__pmpi.comms[--weft__pmpi.ncomms];
+    if (e)
+        weft__pmpi.comms[i] = weft__pmpi.comms[--weft__pmpi.ncomms];
     unlock();
-    if (!e) return NULL;
+    if (!e)
+        return NULL;
     /* A call of another thread on it ends first (MPI makes freeing a
      * communicator that another thread is using erroneous; this only keeps
      * the library from freeing what a call runs on). */
@@ -167,7 +172,8 @@ void weft__pmpi_set_on(bool on, const weft_comm_config *cfg)
 {
     lock();
     weft__pmpi.on = on;
-    if (on) weft__pmpi.cfg = *cfg;
+    if (on)
+        weft__pmpi.cfg = *cfg;
     unlock();
 }
 
@@ -175,7 +181,8 @@ bool weft__pmpi_is_on(weft_comm_config *cfg)
 {
     lock();
     bool on = weft__pmpi.on;
-    if (on && cfg) *cfg = weft__pmpi.cfg;
+    if (on && cfg)
+        *cfg = weft__pmpi.cfg;
     unlock();
     return on;
 }
@@ -184,7 +191,8 @@ bool weft__pmpi_is_on(weft_comm_config *cfg)
 static void release(weft__pmpi_target *t)
 {
     weft__pmpi_entry *e = t->entry;
-    if (!e) return;
+    if (!e)
+        return;
     t->entry = NULL;
     pthread_mutex_unlock(&e->lock);
     unref(e);
@@ -199,11 +207,15 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
     uint32_t i = on ? find(comm) : weft__pmpi.ncomms;
     weft__pmpi_entry *e = i < weft__pmpi.ncomms ? weft__pmpi.comms[i] : NULL;
     t->kind = e ? e->kind : comm == MPI_COMM_WORLD ? WEFT__PMPI_WORLD : WEFT__PMPI_OTHER;
-    if (e && !depth) __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+    if (e && !depth)
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
     unlock();
-    if (!on) return "weft is off";
-    if (depth) return "inside weft";
-    if (!e) return "no weft communicator";
+    if (!on)
+        return "weft is off";
+    if (depth)
+        return "inside weft";
+    if (!e)
+        return "no weft communicator";
     pthread_mutex_lock(&e->lock);
     t->entry = e;
     if (!e->comm) {
@@ -239,9 +251,11 @@ const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dt
     /* Nothing forced: every valid call fits, and the call's own pick is the
      * one decision (a second pick here cost 9 % of an 8-byte call's time
      * at one rank, perf). */
-    if (weft__select_takes_all(c)) return NULL;
+    if (weft__select_takes_all(c))
+        return NULL;
     weft_diag_clear(&d);
-    if (weft_comm_choose(c, coll, count, dtype, root, &ch, &d) == WEFT_OK) return NULL;
+    if (weft_comm_choose(c, coll, count, dtype, root, &ch, &d) == WEFT_OK)
+        return NULL;
     return d.msg[0] ? d.msg : weft_strerror(d.err);
 }
 
@@ -291,7 +305,8 @@ void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
 {
     release(t);
     /* Calls made by weft's own MPI bootstrap are not the application's. */
-    if (depth) return;
+    if (depth)
+        return;
     lock();
     if (total(weft__pmpi.passed, k) == 0)
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
@@ -313,7 +328,8 @@ int weft__pmpi_fail(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, cons
 int weft__pmpi_done(weft__pmpi_target *t, MPI_Request *req)
 {
     release(t);
-    if (!req) return MPI_SUCCESS;
+    if (!req)
+        return MPI_SUCCESS;
     /* A receive from MPI_PROC_NULL completes at once and is an ordinary MPI
      * request: every completion call of MPI handles it, unintercepted. */
     return PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, req);
@@ -336,10 +352,12 @@ static void format(int kind, char *line, size_t size)
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++) {
         uint64_t s = kind < 0 ? total(weft__pmpi.served, k) : weft__pmpi.served[kind][k];
         uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) : weft__pmpi.passed[kind][k];
-        if (kind >= 0 && s + p == 0) continue;
+        if (kind >= 0 && s + p == 0)
+            continue;
         int n = snprintf(line + used, size - used, "%s%s %llu/%llu", used ? ", " : "",
                          coll_names[k] + 4, (unsigned long long)s, (unsigned long long)p);
-        if (n < 0 || (size_t)n >= size - used) break;
+        if (n < 0 || (size_t)n >= size - used)
+            break;
         used += (size_t)n;
     }
 }

@@ -1,7 +1,7 @@
 /* Doorbells (bell.h): a silent ring does nothing, a nap ends on time, a
- * ready waiter does not sleep, a ring after the announcement wakes, and 20,000 round trips between two
- * processes that always sleep lose no wake-up (a lost one would cost a
- * whole nap of one second). */
+ * ready waiter does not sleep, a ring after the announcement wakes, and 20,000 round trips between
+ * two processes that always sleep lose no wake-up (a lost one would cost a whole nap of one
+ * second). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -61,7 +61,8 @@ static void wait_sleeping(side *me, _Atomic uint64_t *word, uint64_t at_least)
     while (!reached(&w))
         weft__bell_sleep(&me->bell, reached, &w, NAP_NS);
     int64_t t = weft__now_ns() - t0;
-    if (t > atomic_load(&me->longest_ns)) atomic_store(&me->longest_ns, t);
+    if (t > atomic_load(&me->longest_ns))
+        atomic_store(&me->longest_ns, t);
 }
 
 /* Side a publishes round i and rings b; b answers with round i and rings a. */
@@ -69,10 +70,12 @@ static void ping_pong(side *a, side *b, bool is_a)
 {
     side *me = is_a ? a : b, *peer = is_a ? b : a;
     for (uint64_t i = 1; i <= ROUNDS; i++) {
-        if (!is_a) wait_sleeping(me, &peer->count, i);
+        if (!is_a)
+            wait_sleeping(me, &peer->count, i);
         atomic_store(&me->count, i);
         weft__bell_ring(&peer->bell);
-        if (is_a) wait_sleeping(me, &peer->count, i);
+        if (is_a)
+            wait_sleeping(me, &peer->count, i);
     }
 }
 
@@ -97,10 +100,11 @@ int main(void)
     CHECK(weft__now_ns() - t0 < NAP_NS / 2);
     CHECK_INT(atomic_load(&quiet.rings), 1);
 
-    side *s = mmap(NULL, 2 * sizeof(side), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
+    side *s =
+        mmap(NULL, 2 * sizeof(side), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(s != MAP_FAILED);
-    if (s == MAP_FAILED) return weft_test_done();
+    if (s == MAP_FAILED)
+        return weft_test_done();
     pid_t pid = fork();
     if (pid == 0) {
         ping_pong(&s[0], &s[1], false);

@@ -25,7 +25,8 @@ static bool is_leftover(const char *name, uint64_t job_tag, const pid_t *pids, u
         return id == job_tag;
     case WEFT__SEG_XPORT:
         for (uint32_t r = 0; r < n; r++)
-            if (pids[r] > 0 && (uint64_t)pids[r] == id) return true;
+            if (pids[r] > 0 && (uint64_t)pids[r] == id)
+                return true;
         return false;
     default:
         return false;
@@ -35,7 +36,8 @@ static bool is_leftover(const char *name, uint64_t job_tag, const pid_t *pids, u
 unsigned weft__shm_remove_leftovers(uint64_t job_tag, const pid_t *pids, uint32_t n)
 {
     DIR *dir = opendir("/dev/shm");
-    if (!dir) return 0;
+    if (!dir)
+        return 0;
     unsigned removed = 0;
     struct dirent *ent;
     while ((ent = readdir(dir)) != NULL) {

@@ -102,15 +102,18 @@ struct weft__region {
 static size_t page_round(size_t bytes)
 {
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    if (bytes == 0) bytes = 1;
+    if (bytes == 0)
+        bytes = 1;
     return (bytes + pg - 1) / pg * pg;
 }
 
 static void seg_free(region_seg *s, uint32_t n)
 {
-    if (!s) return;
+    if (!s)
+        return;
     for (uint32_t q = 0; s->map && q < n; q++)
-        if (s->map[q]) munmap(s->map[q], s->bytes[q]);
+        if (s->map[q])
+            munmap(s->map[q], s->bytes[q]);
     weft__free(s->map);
     weft__free(s->bytes);
     weft__free(s);
@@ -139,17 +142,21 @@ static ctl_rec *rec_of(const weft__region *g, uint32_t q, uint64_t seq)
 static size_t eager_bytes(uint32_t n)
 {
     size_t b = REGION_EAGER_TOTAL / 2 / (n ? n : 1);
-    if (b > REGION_EAGER_MAX) b = REGION_EAGER_MAX;
-    if (b < REGION_EAGER_MIN) b = REGION_EAGER_MIN;
+    if (b > REGION_EAGER_MAX)
+        b = REGION_EAGER_MAX;
+    if (b < REGION_EAGER_MIN)
+        b = REGION_EAGER_MIN;
     return b / 64 * 64;
 }
 
 void weft__region_abort(weft__region *g, const weft__cause *why)
 {
-    if (!g || !g->ctl || !g->ctl->map[g->rank]) return;
+    if (!g || !g->ctl || !g->ctl->map[g->rank])
+        return;
     ctl_page *me = ctl_of(g, g->rank);
     /* Only this rank writes its state; the first abort's cause stays. */
-    if (atomic_load_explicit(&me->state, memory_order_relaxed) != CTL_ALIVE) return;
+    if (atomic_load_explicit(&me->state, memory_order_relaxed) != CTL_ALIVE)
+        return;
     me->cause = *why;
     atomic_store_explicit(&me->state, CTL_ABORTED, memory_order_release);
     weft__bell_ring(&me->bell);
@@ -157,7 +164,8 @@ void weft__region_abort(weft__region *g, const weft__cause *why)
 
 void weft__region_free(weft__region *g)
 {
-    if (!g) return;
+    if (!g)
+        return;
     if (g->ctl && g->ctl->map[g->rank]) {
         uint32_t alive = CTL_ALIVE;
         atomic_compare_exchange_strong(&ctl_of(g, g->rank)->state, &alive, CTL_CLOSED);
@@ -187,10 +195,9 @@ static weft_err seg_create(const weft_comm *c, region_seg *s, const char *name, 
     if (err) {
         close(fd);
         shm_unlink(name);
-        return weft_diag_set(d, err == ENOSPC || err == EFBIG || err == ENOMEM ? WEFT_ENOMEM
-                                                                                 : WEFT_EIO,
-                             "comm_alloc: cannot reserve %zu bytes for segment %s: %s", bytes,
-                             name, strerror(err));
+        return weft_diag_set(
+            d, err == ENOSPC || err == EFBIG || err == ENOMEM ? WEFT_ENOMEM : WEFT_EIO,
+            "comm_alloc: cannot reserve %zu bytes for segment %s: %s", bytes, name, strerror(err));
     }
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     err = errno;
@@ -226,8 +233,8 @@ static weft_err seg_attach(const weft_comm *c, region_seg *s, uint32_t q, size_t
     int err = errno;
     close(fd);
     if (m == MAP_FAILED)
-        return weft_diag_set(d, WEFT_ENOMEM, "comm_alloc: cannot map rank %u's segment %s: %s",
-                             q, name, strerror(err));
+        return weft_diag_set(d, WEFT_ENOMEM, "comm_alloc: cannot map rank %u's segment %s: %s", q,
+                             name, strerror(err));
     s->map[q] = m;
     s->bytes[q] = bytes;
     return WEFT_OK;
@@ -245,9 +252,10 @@ static weft_err gather(weft_comm *c, bool ok, size_t bytes, gather_card *all, we
     gather_card me = {.ok = ok, .bytes = bytes};
     weft_diag mine;
     weft_diag_clear(&mine);
-    weft_err e = c->bops->allgather(c->boot, &me, sizeof me, all,
-                                    weft__now_ns() + c->timeout_ns, d ? d : &mine);
-    if (e) return weft__comm_fail(c, e, d ? d : &mine);
+    weft_err e = c->bops->allgather(c->boot, &me, sizeof me, all, weft__now_ns() + c->timeout_ns,
+                                    d ? d : &mine);
+    if (e)
+        return weft__comm_fail(c, e, d ? d : &mine);
     return WEFT_OK;
 }
 
@@ -255,7 +263,8 @@ static weft_err gather(weft_comm *c, bool ok, size_t bytes, gather_card *all, we
 static uint32_t first_bad(const weft_comm *c, const gather_card *all)
 {
     for (uint32_t q = 0; q < c->size; q++)
-        if (!all[q].ok && q != c->rank) return q;
+        if (!all[q].ok && q != c->rank)
+            return q;
     return c->size;
 }
 
@@ -275,7 +284,8 @@ static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err loca
                !(s->map = weft__calloc(c->size, sizeof *s->map)) ||
                !(s->bytes = weft__calloc(c->size, sizeof *s->bytes))))
         e = weft_diag_code(d, WEFT_ENOMEM);
-    if (s) s->id = id;
+    if (s)
+        s->id = id;
     if (!e) {
         e = seg_create(c, s, name, bytes, d);
         linked = !e;
@@ -314,13 +324,15 @@ static weft_err alloc_seg(weft_comm *c, uint32_t id, size_t bytes, weft_err loca
     if (!e && bad < c->size)
         e = weft_diag_set(d, WEFT_EIO, "comm_alloc: rank %u could not map its peers' segments",
                           bad);
-    if (e) goto fail;
+    if (e)
+        goto fail;
     shm_unlink(name);
     weft__free(all);
     *out = s;
     return WEFT_OK;
 fail:
-    if (linked) shm_unlink(name);
+    if (linked)
+        shm_unlink(name);
     seg_free(s, c->size);
     weft__free(all);
     return e;
@@ -338,8 +350,8 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
         e = weft_diag_code(d, WEFT_ENOMEM);
     region_seg *ctl = NULL;
     size_t eager = eager_bytes(c->size);
-    weft_err g_e = alloc_seg(c, CTL_ID, page_round(CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager)), e,
-                             &ctl, d);
+    weft_err g_e =
+        alloc_seg(c, CTL_ID, page_round(CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager)), e, &ctl, d);
     if (g_e) {
         weft__region_free(g);
         return g_e;
@@ -366,7 +378,8 @@ weft_err weft__region_init(weft_comm *c, weft_diag *d)
 
 weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
 {
-    if (!c) return weft_diag_set(d, WEFT_EINVAL, "comm_alloc: no communicator");
+    if (!c)
+        return weft_diag_set(d, WEFT_EINVAL, "comm_alloc: no communicator");
     if (c->failed)
         return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
     weft_err local = WEFT_OK;
@@ -380,12 +393,14 @@ weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
     else
         rounded = page_round(bytes);
     weft_err e;
-    if (!c->region && (e = region_start(c, local, d))) return e;
+    if (!c->region && (e = region_start(c, local, d)))
+        return e;
     weft__region *g = c->region;
     g->allocated = true; /* reached by every rank alike: region_start agreed */
     region_seg *s = NULL;
     uint32_t id = g->next_id++;
-    if ((e = alloc_seg(c, id, rounded, local, &s, d))) return e;
+    if ((e = alloc_seg(c, id, rounded, local, &s, d)))
+        return e;
     s->next = g->segs;
     g->segs = s;
     *out = s->map[c->rank];
@@ -394,7 +409,8 @@ weft_err weft_comm_alloc(weft_comm *c, size_t bytes, void **out, weft_diag *d)
 
 void weft_comm_free_mem(weft_comm *c, void *p)
 {
-    if (!c || !p || !c->region) return;
+    if (!c || !p || !c->region)
+        return;
     for (region_seg **at = &c->region->segs; *at; at = &(*at)->next) {
         if ((*at)->map[c->rank] == p) {
             region_seg *s = *at;
@@ -407,9 +423,11 @@ void weft_comm_free_mem(weft_comm *c, void *p)
 
 bool weft__region_records(const weft_comm *c)
 {
-    if (!c->region || c->size < 2) return false;
+    if (!c->region || c->size < 2)
+        return false;
     for (uint32_t q = 0; q < c->size; q++)
-        if (q != c->rank && c->via[q] != WEFT__VIA_SHM) return false;
+        if (q != c->rank && c->via[q] != WEFT__VIA_SHM)
+            return false;
     return true;
 }
 
@@ -438,8 +456,7 @@ unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq)
     return slot_of(c->region, q, seq) + CTL_REC_BYTES;
 }
 
-bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id,
-                       uint64_t *off)
+bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id, uint64_t *off)
 {
     uintptr_t a = (uintptr_t)p;
     for (const region_seg *s = c->region ? c->region->segs : NULL; s; s = s->next) {
@@ -457,7 +474,8 @@ bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *
 unsigned char *weft__region_peer(const weft_comm *c, uint32_t id, uint32_t q)
 {
     for (const region_seg *s = c->region ? c->region->segs : NULL; s; s = s->next)
-        if (s->id == id) return s->map[q];
+        if (s->id == id)
+            return s->map[q];
     return NULL;
 }
 
@@ -589,7 +607,8 @@ bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why)
 /* Tells sleeping peers that this rank published (see wait_slow). */
 static void ring(const weft__region *g)
 {
-    if (g->spin_polls == 0) weft__bell_ring(&ctl_of(g, g->rank)->bell);
+    if (g->spin_polls == 0)
+        weft__bell_ring(&ctl_of(g, g->rank)->bell);
 }
 
 /* The rest of wait_all once polling stopped paying: yields the CPU between
@@ -609,15 +628,19 @@ static weft_err wait_slow(weft_comm *c, bool done, uint64_t seq, uint32_t q, wef
         bool sleeping = may_sleep && now - start >= REGION_YIELD_NS;
         if (sleeping) {
             int64_t nap = next_check - now;
-            if (nap > start + c->timeout_ns - now) nap = start + c->timeout_ns - now;
-            if (nap < 1000) nap = 1000;
+            if (nap > start + c->timeout_ns - now)
+                nap = start + c->timeout_ns - now;
+            if (nap < 1000)
+                nap = 1000;
             awaited w = {g, q, done, seq};
             weft__bell_sleep(&ctl_of(g, q)->bell, peer_reached, &w, nap);
         } else {
             sched_yield();
         }
-        if (reached(g, &q, done, seq)) return WEFT_OK;
-        if (!sleeping && polls % 16) continue;
+        if (reached(g, &q, done, seq))
+            return WEFT_OK;
+        if (!sleeping && polls % 16)
+            continue;
         now = weft__now_ns();
         if (now >= next_check) {
             next_check = now + REGION_CHECK_NS;
@@ -626,13 +649,15 @@ static weft_err wait_slow(weft_comm *c, bool done, uint64_t seq, uint32_t q, wef
             if (peer_gone(g, w, &why)) {
                 /* A peer that finished this call and then closed or exited
                  * published its counter first: look again before failing. */
-                if (reached(g, &q, done, seq)) return WEFT_OK;
+                if (reached(g, &q, done, seq))
+                    return WEFT_OK;
                 if (q == w)
-                    return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, g->rank),
-                                                 &why, d);
+                    return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, g->rank), &why,
+                                                 d);
             }
         }
-        if (now - start >= c->timeout_ns) return weft__comm_stalled(c, q, d);
+        if (now - start >= c->timeout_ns)
+            return weft__comm_stalled(c, q, d);
     }
 }
 
@@ -646,8 +671,10 @@ static weft_err wait_all(weft_comm *c, bool done, uint64_t seq, weft_diag *d)
     weft__region *g = c->region;
     uint32_t q = 0;
     for (unsigned polls = 0;; polls++) {
-        if (reached(g, &q, done, seq)) return WEFT_OK;
-        if (polls >= g->spin_polls) break;
+        if (reached(g, &q, done, seq))
+            return WEFT_OK;
+        if (polls >= g->spin_polls)
+            break;
         weft__poll_pause();
     }
     return wait_slow(c, done, seq, q, d);
@@ -666,7 +693,8 @@ weft_err weft__region_gather(weft_comm *c, uint64_t seq, weft__region_rec *recs,
 {
     weft__region *g = c->region;
     weft_err e = wait_all(c, false, seq, d);
-    if (e) return e;
+    if (e)
+        return e;
     for (uint32_t q = 0; q < g->size; q++) {
         const ctl_rec *p = rec_of(g, q, seq);
         uint64_t got = atomic_load_explicit(&p->seq, memory_order_acquire);

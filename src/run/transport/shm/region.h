@@ -109,8 +109,7 @@ unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq);
 
 /* Which allocation holds [p, p + len) of this rank's memory: true and
  * its id and the offset of p, or false. */
-bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id,
-                       uint64_t *off);
+bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id, uint64_t *off);
 /* Rank q's mapping of its allocation id as this rank sees it (q may be
  * this rank), or NULL when this rank has not (or no longer) mapped it. */
 unsigned char *weft__region_peer(const weft_comm *c, uint32_t id, uint32_t q);

@@ -18,14 +18,17 @@ void weft__seg_name_region(char *buf, size_t len, uint64_t tag, uint32_t rank, u
 
 static int hex_digit(char c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
     return -1; /* the names are written in lower case only */
 }
 
 weft__seg_kind weft__seg_name_parse(const char *name, uint64_t *id)
 {
-    if (strncmp(name, PREFIX, sizeof PREFIX - 1) != 0) return WEFT__SEG_OTHER;
+    if (strncmp(name, PREFIX, sizeof PREFIX - 1) != 0)
+        return WEFT__SEG_OTHER;
     const char *p = name + sizeof PREFIX - 1;
     uint64_t v = 0;
     size_t n = 0;
@@ -40,7 +43,8 @@ weft__seg_kind weft__seg_name_parse(const char *name, uint64_t *id)
     n = 0;
     while (n < 10 && p[n] >= '0' && p[n] <= '9')
         v = v * 10 + (uint64_t)(p[n++] - '0');
-    if (n == 0 || p[n] != '-' || (n > 1 && p[0] == '0')) return WEFT__SEG_OTHER;
+    if (n == 0 || p[n] != '-' || (n > 1 && p[0] == '0'))
+        return WEFT__SEG_OTHER;
     *id = v;
     return WEFT__SEG_XPORT;
 }

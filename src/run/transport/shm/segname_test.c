@@ -7,7 +7,8 @@ static void check_parse(const char *name, weft__seg_kind want, uint64_t want_id)
 {
     uint64_t id = 12345;
     weft__seg_kind k = weft__seg_name_parse(name, &id);
-    if (k != want) fprintf(stderr, "parse '%s': kind %d, expected %d\n", name, k, want);
+    if (k != want)
+        fprintf(stderr, "parse '%s': kind %d, expected %d\n", name, k, want);
     CHECK_INT(k, want);
     CHECK_INT(id, want == WEFT__SEG_OTHER ? 12345 : want_id);
 }

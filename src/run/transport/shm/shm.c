@@ -44,8 +44,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -169,22 +169,27 @@ static unsigned char *slot_of(unsigned char *seg, uint32_t n, uint32_t sender, u
 static void ring_peers(weft__xport *x)
 {
     for (uint32_t q = 0; x->peers && q < x->size; q++)
-        if (x->peers[q].seg) ring_bell(x->peers[q].seg);
+        if (x->peers[q].seg)
+            ring_bell(x->peers[q].seg);
 }
 
 static void shm_close(weft__xport *x)
 {
-    if (!x) return;
+    if (!x)
+        return;
     if (x->mine) {
         uint32_t alive = SEG_ALIVE;
         atomic_compare_exchange_strong(&hdr_of(x->mine)->state, &alive, SEG_CLOSED);
         ring_peers(x); /* before unmapping their segments */
     }
     for (uint32_t p = 0; x->peers && p < x->size; p++) {
-        if (x->peers[p].seg) munmap(x->peers[p].seg, x->seg_bytes);
+        if (x->peers[p].seg)
+            munmap(x->peers[p].seg, x->seg_bytes);
     }
-    if (x->mine) munmap(x->mine, x->seg_bytes);
-    if (x->linked) shm_unlink(x->name);
+    if (x->mine)
+        munmap(x->mine, x->seg_bytes);
+    if (x->linked)
+        shm_unlink(x->name);
     weft__free(x->peers);
     weft__free(x);
 }
@@ -194,7 +199,8 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
 {
     weft_err e = WEFT_ENOMEM;
     weft__xport *x = weft__calloc(1, sizeof *x);
-    if (!x) return weft_diag_code(d, e);
+    if (!x)
+        return weft_diag_code(d, e);
     x->rank = p->rank;
     x->size = p->size;
     x->host_cpus = p->host_cpus ? p->host_cpus : 1;
@@ -206,7 +212,8 @@ static weft_err shm_open_ep(const weft__xport_params *p, weft__xport **out,
         goto close_xport;
     }
     uint64_t rnd = 0;
-    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint64_t)weft__now_ns();
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        rnd = (uint64_t)weft__now_ns();
     weft__seg_name_xport(x->name, sizeof x->name, getpid(), rnd);
     int fd = shm_open(x->name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
@@ -257,7 +264,8 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
         local += serve[p] && p != x->rank;
     x->oversub = local > x->host_cpus;
     for (uint32_t p = 0; p < x->size; p++) {
-        if (!serve[p] || p == x->rank) continue;
+        if (!serve[p] || p == x->rank)
+            continue;
         shm_addr a;
         memcpy(&a, addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES, sizeof a);
         a.name[sizeof a.name - 1] = '\0';
@@ -273,7 +281,8 @@ static weft_err shm_connect(weft__xport *x, const bool *serve, const unsigned ch
             return weft_diag_set(d, WEFT_EPARSE, "shm: rank %u's segment %s has the wrong size", p,
                                  a.name);
         }
-        void *m = mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        void *m =
+            mmap(NULL, x->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
         close(fd);
         if (m == MAP_FAILED)
             return weft_diag_set(d, WEFT_EIO, "shm: cannot map rank %u's segment: %s", p,
@@ -304,7 +313,8 @@ static weft_err shm_post(weft__xport *x, weft__xreq *r, weft_diag *d)
     r->next = NULL;
     r->done = 0;
     r->complete = false;
-    if (!p->sq && !p->rq) x->busy_peers++;
+    if (!p->sq && !p->rq)
+        x->busy_peers++;
     weft__xreq **head = r->is_send ? &p->sq : &p->rq;
     weft__xreq **tail = r->is_send ? &p->sq_tail : &p->rq_tail;
     if (*head)
@@ -327,7 +337,8 @@ static void pop(weft__xport *x, shm_peer *p, weft__xreq **head)
     r->complete = true;
     *head = r->next;
     r->next = NULL;
-    if (!p->sq && !p->rq) x->busy_peers--;
+    if (!p->sq && !p->rq)
+        x->busy_peers--;
 }
 
 /* Fills free slots of our ring in peer's segment. */
@@ -339,19 +350,23 @@ static bool push_sends(weft__xport *x, shm_peer *p)
         weft__xreq *r = p->sq;
         uint64_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
         uint64_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
-        if (head - tail >= SHM_SLOTS) break;
+        if (head - tail >= SHM_SLOTS)
+            break;
         unsigned char *slot = slot_of(p->seg, x->size, x->rank, head);
         size_t n = r->len - r->done;
-        if (n > SHM_SLOT_BYTES) n = SHM_SLOT_BYTES;
+        if (n > SHM_SLOT_BYTES)
+            n = SHM_SLOT_BYTES;
         slot_hdr sh = {.len = n, .msg_len = r->len};
         memcpy(slot, &sh, sizeof sh);
         memcpy(slot + SHM_SLOT_HDR, r->buf + r->done, n);
         atomic_store_explicit(&c->head, head + 1, memory_order_release);
         r->done += n;
         moved = true;
-        if (r->done == r->len) pop(x, p, &p->sq);
+        if (r->done == r->len)
+            pop(x, p, &p->sq);
     }
-    if (moved) ring_bell(p->seg);
+    if (moved)
+        ring_bell(p->seg);
     return moved;
 }
 
@@ -366,7 +381,8 @@ static void deliver(const weft__xreq *r, const unsigned char *src, size_t n)
         const unsigned char *b = r->base + r->done;
         for (size_t o = 0; o < n; o += SHM_FUSE_BYTES) {
             size_t k = n - o < SHM_FUSE_BYTES ? n - o : SHM_FUSE_BYTES;
-            if (b != dst) memcpy(dst + o, b + o, k);
+            if (b != dst)
+                memcpy(dst + o, b + o, k);
             r->reduce(dst + o, src + o, k / r->esize);
         }
     } else if (r->reduce) {
@@ -387,12 +403,14 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
         weft__xreq *r = p->rq;
         uint64_t tail = atomic_load_explicit(&c->tail, memory_order_relaxed);
         uint64_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-        if (head == tail) break;
+        if (head == tail)
+            break;
         unsigned char *slot = slot_of(x->mine, x->size, peer, tail);
         slot_hdr sh;
         memcpy(&sh, slot, sizeof sh);
         size_t want = r->len - r->done;
-        if (want > SHM_SLOT_BYTES) want = SHM_SLOT_BYTES;
+        if (want > SHM_SLOT_BYTES)
+            want = SHM_SLOT_BYTES;
         if (sh.msg_len != r->len || sh.len != want)
             return weft_diag_set(d, WEFT_EPARSE,
                                  "shm: rank %u sent a %llu-byte message, rank %u expected %zu "
@@ -403,9 +421,11 @@ static weft_err pull_recvs(weft__xport *x, uint32_t peer, shm_peer *p, bool *mov
         freed = true;
         r->done += want;
         *moved = true;
-        if (r->done == r->len) pop(x, p, &p->rq);
+        if (r->done == r->len)
+            pop(x, p, &p->rq);
     }
-    if (freed) ring_bell(p->seg);
+    if (freed)
+        ring_bell(p->seg);
     return WEFT_OK;
 }
 
@@ -456,9 +476,11 @@ static weft_err check_peers(weft__xport *x, weft_diag *d)
 {
     for (uint32_t q = 0; q < x->size; q++) {
         shm_peer *p = &x->peers[q];
-        if (!p->sq && !p->rq) continue;
+        if (!p->sq && !p->rq)
+            continue;
         weft__cause why;
-        if (!peer_gone(x, q, &why)) continue;
+        if (!peer_gone(x, q, &why))
+            continue;
         x->cause = why;
         x->has_cause = true;
         return weft__cause_diag(d, "shm", &why, x->rank);
@@ -468,7 +490,8 @@ static weft_err check_peers(weft__xport *x, weft_diag *d)
 
 static bool shm_cause(const weft__xport *x, weft__cause *out)
 {
-    if (!x->has_cause) return false;
+    if (!x->has_cause)
+        return false;
     *out = x->cause;
     return true;
 }
@@ -480,11 +503,13 @@ static bool can_move(weft__xport *x, uint32_t q)
     shm_peer *p = &x->peers[q];
     if (p->rq) {
         ring_ctl *c = ctl_of(x->mine, q);
-        if (atomic_load(&c->head) != atomic_load(&c->tail)) return true;
+        if (atomic_load(&c->head) != atomic_load(&c->tail))
+            return true;
     }
     if (p->sq) {
         ring_ctl *c = ctl_of(p->seg, x->rank);
-        if (atomic_load(&c->head) - atomic_load(&c->tail) < SHM_SLOTS) return true;
+        if (atomic_load(&c->head) - atomic_load(&c->tail) < SHM_SLOTS)
+            return true;
     }
     return (p->sq || p->rq) && atomic_load(&hdr_of(p->seg)->state) != SEG_ALIVE;
 }
@@ -494,10 +519,12 @@ static weft_err poll_once(weft__xport *x, bool *any, weft_diag *d)
 {
     for (uint32_t q = 0; q < x->size && x->busy_peers; q++) {
         shm_peer *p = &x->peers[q];
-        if (p->sq && push_sends(x, p)) *any = true;
+        if (p->sq && push_sends(x, p))
+            *any = true;
         if (p->rq) {
             weft_err e = pull_recvs(x, q, p, any, d);
-            if (e) return e;
+            if (e)
+                return e;
         }
     }
     return WEFT_OK;
@@ -508,7 +535,8 @@ static bool any_can_move(void *arg)
 {
     weft__xport *x = arg;
     for (uint32_t q = 0; q < x->size; q++)
-        if (can_move(x, q)) return true;
+        if (can_move(x, q))
+            return true;
     return false;
 }
 
@@ -525,27 +553,33 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     for (unsigned polls = 0;; polls++) {
         bool any = false;
         weft_err e = poll_once(x, &any, d);
-        if (e) return e;
+        if (e)
+            return e;
         if (any) {
             *moved = true;
             /* Adapt the budget only on waits that polled. */
             if (polls && !slept) {
                 x->spin_ns += x->spin_ns / 4;
-                if (x->spin_ns > SHM_SPIN_MAX_NS) x->spin_ns = SHM_SPIN_MAX_NS;
+                if (x->spin_ns > SHM_SPIN_MAX_NS)
+                    x->spin_ns = SHM_SPIN_MAX_NS;
             }
             return WEFT_OK;
         }
-        if (!x->busy_peers) return WEFT_OK;
+        if (!x->busy_peers)
+            return WEFT_OK;
         /* The clock is read every 8 polls while polling is cheap. */
         if (polls % 8 == 0 || x->oversub || slept) {
             now = weft__now_ns();
-            if (!start) start = now;
+            if (!start)
+                start = now;
             if (now >= x->next_check) {
                 e = check_peers(x, d);
-                if (e) return e;
+                if (e)
+                    return e;
                 x->next_check = now + SHM_CHECK_NS;
             }
-            if (now - start >= wait_ns) return WEFT_OK;
+            if (now - start >= wait_ns)
+                return WEFT_OK;
         }
         if (!slept && now - start < x->spin_ns) {
             if (x->oversub && polls >= 4)
@@ -557,22 +591,26 @@ static weft_err shm_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
         }
         if (!slept) {
             x->spin_ns /= 2;
-            if (x->spin_ns < SHM_SPIN_MIN_NS) x->spin_ns = SHM_SPIN_MIN_NS;
+            if (x->spin_ns < SHM_SPIN_MIN_NS)
+                x->spin_ns = SHM_SPIN_MIN_NS;
         }
         slept = true;
         int64_t nap = wait_ns - (now - start);
-        if (nap > SHM_CHECK_NS) nap = SHM_CHECK_NS;
+        if (nap > SHM_CHECK_NS)
+            nap = SHM_CHECK_NS;
         sleep_on_bell(x, nap);
     }
 }
 
 static void shm_abort(weft__xport *x, const weft__cause *why)
 {
-    if (!x || !x->mine) return;
+    if (!x || !x->mine)
+        return;
     seg_hdr *h = hdr_of(x->mine);
     /* Only the owner writes its state, so alive cannot change under us;
      * the first abort's cause stays. */
-    if (atomic_load_explicit(&h->state, memory_order_relaxed) != SEG_ALIVE) return;
+    if (atomic_load_explicit(&h->state, memory_order_relaxed) != SEG_ALIVE)
+        return;
     h->cause = *why;
     atomic_store_explicit(&h->state, SEG_ABORTED, memory_order_release);
     ring_peers(x);

@@ -98,7 +98,8 @@ static void hold_namespace(int ready)
             ok = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
         }
     }
-    if (write(ready, &ok, 1) != 1) _exit(1);
+    if (write(ready, &ok, 1) != 1)
+        _exit(1);
     for (;;)
         pause();
 }
@@ -109,11 +110,13 @@ static int established(pid_t pid)
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/net/tcp", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     int n = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned st;
-        if (sscanf(line, " %*s %*s %*s %x", &st) == 1 && st == 1) n++;
+        if (sscanf(line, " %*s %*s %*s %x", &st) == 1 && st == 1)
+            n++;
     }
     fclose(f);
     return n;
@@ -124,7 +127,8 @@ static int established(pid_t pid)
 static bool outside_ifname(char name[IF_NAMESIZE])
 {
     struct ifaddrs *list;
-    if (getifaddrs(&list) < 0) return false;
+    if (getifaddrs(&list) < 0)
+        return false;
     bool found = false;
     for (struct ifaddrs *i = list; i && !found; i = i->ifa_next) {
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK) &&
@@ -154,7 +158,8 @@ static int in_namespace(weft_comm *c, void *arg)
     }
     enum { N = 300000 };
     int32_t *v = malloc(N * sizeof *v);
-    if (!v) return 90;
+    if (!v)
+        return 90;
     for (int i = 0; i < N; i++)
         v[i] = i + (int32_t)weft_comm_rank(c);
     weft_diag d;

@@ -28,8 +28,10 @@ static int body(weft_comm *c, void *arg)
     uint32_t me = weft_comm_rank(c);
     log->pid[me] = (int)getpid();
     int32_t v[4] = {1, 2, 3, 4};
-    if (weft_allreduce(c, v, v, 4, WEFT_INT32, WEFT_SUM, NULL) != WEFT_OK) return 90;
-    if (me == CLOSER) return 0; /* closes its communicator */
+    if (weft_allreduce(c, v, v, 4, WEFT_INT32, WEFT_SUM, NULL) != WEFT_OK)
+        return 90;
+    if (me == CLOSER)
+        return 0; /* closes its communicator */
     static int32_t big[1 << 16];
     weft_diag d;
     weft_diag_clear(&d);
@@ -43,8 +45,10 @@ static int body(weft_comm *c, void *arg)
 static bool names(const char *msg, const char *want, uint32_t self, uint32_t n)
 {
     size_t k = strlen(want);
-    if (strncmp(msg, want, k) != 0) return false;
-    if (!msg[k]) return true;
+    if (strncmp(msg, want, k) != 0)
+        return false;
+    if (!msg[k])
+        return true;
     unsigned by = n;
     int end = -1;
     return sscanf(msg + k, " (reported by rank %u)%n", &by, &end) == 1 && end >= 0 &&
@@ -54,7 +58,8 @@ static bool names(const char *msg, const char *want, uint32_t self, uint32_t n)
 static void run(uint32_t n, size_t count)
 {
     log_t *log = mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (log == MAP_FAILED) return;
+    if (log == MAP_FAILED)
+        return;
     memset(log, 0, sizeof *log);
     log->count = count;
     weft_comm_config cfg;
@@ -68,9 +73,11 @@ static void run(uint32_t n, size_t count)
              log->pid[CLOSER]);
     for (uint32_t r = 0; r < n; r++) {
         CHECK_INT(codes[r], r == CLOSER ? 0 : CODE_BASE + (int)WEFT_EPEER);
-        if (r == CLOSER) continue;
+        if (r == CLOSER)
+            continue;
         bool ok = names(log->msg[r], want, r, n);
-        if (!ok) fprintf(stderr, "%u ranks: rank %u: \"%s\", want \"%s\"\n", n, r, log->msg[r], want);
+        if (!ok)
+            fprintf(stderr, "%u ranks: rank %u: \"%s\", want \"%s\"\n", n, r, log->msg[r], want);
         CHECK(ok);
     }
     munmap(log, sizeof *log);

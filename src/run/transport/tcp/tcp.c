@@ -125,9 +125,9 @@ struct weft__xport {
     tcp_conn *conns; /* size * nconn, [peer * nconn + index] */
     struct pollfd *pfds;
     tcp_conn **pconn;
-    size_t queued; /* parts queued over all connections */
-    bool noted;    /* notices sent (abort or close): only once */
-    bool has_cause; /* progress failed because of a peer: */
+    size_t queued;     /* parts queued over all connections */
+    bool noted;        /* notices sent (abort or close): only once */
+    bool has_cause;    /* progress failed because of a peer: */
     weft__cause cause; /* what it saw (tcp_cause) */
 };
 
@@ -174,12 +174,14 @@ static bool addr_decode(const unsigned char *blob, uint32_t i, uint32_t *nifs,
                         struct sockaddr_in *out)
 {
     *nifs = get32(blob);
-    if (*nifs == 0 || *nifs > TCP_MAX_IFS || i >= *nifs) return false;
+    if (*nifs == 0 || *nifs > TCP_MAX_IFS || i >= *nifs)
+        return false;
     memset(out, 0, sizeof *out);
     out->sin_family = AF_INET;
     memcpy(&out->sin_addr.s_addr, blob + 4 + 8 * i, 4);
     uint32_t port = get32(blob + 8 + 8 * i);
-    if (port == 0 || port > 65535) return false;
+    if (port == 0 || port > 65535)
+        return false;
     out->sin_port = htons((uint16_t)port);
     return true;
 }
@@ -191,19 +193,24 @@ static void linger(weft__xport *x);
 
 static void tcp_close(weft__xport *x)
 {
-    if (!x) return;
+    if (!x)
+        return;
     if (x->conns) {
-        weft__cause closed = {.kind = WEFT__CAUSE_CLOSED, .rank = x->rank,
-                              .pid = (uint32_t)getpid(), .witness = x->rank};
+        weft__cause closed = {.kind = WEFT__CAUSE_CLOSED,
+                              .rank = x->rank,
+                              .pid = (uint32_t)getpid(),
+                              .witness = x->rank};
         send_notes(x, &closed);
         linger(x);
     }
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++) {
-        if (x->lfd[i] >= 0) close(x->lfd[i]);
+        if (x->lfd[i] >= 0)
+            close(x->lfd[i]);
     }
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
         tcp_conn *c = &x->conns[i];
-        if (c->fd >= 0) close(c->fd);
+        if (c->fd >= 0)
+            close(c->fd);
         weft__free(c->sq.v);
         weft__free(c->rq.v);
         weft__free(c->bounce);
@@ -226,7 +233,8 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
                              p->nifaddrs, TCP_MAX_IFS, p->conns, WEFT_MAX_TCP_CONNS);
     weft_err e = WEFT_ENOMEM;
     weft__xport *x = weft__calloc(1, sizeof *x);
-    if (!x) return weft_diag_code(d, e);
+    if (!x)
+        return weft_diag_code(d, e);
     for (uint32_t i = 0; i < TCP_MAX_IFS; i++)
         x->lfd[i] = -1;
     x->rank = p->rank;
@@ -257,7 +265,8 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
     struct sockaddr_in bound[TCP_MAX_IFS];
     int home;
     e = weft__sock_netns_enter(x->netns, "WEFT_NETNS", &home, d);
-    if (e) goto close_xport;
+    if (e)
+        goto close_xport;
     for (uint32_t i = 0; i < x->nifs && !e; i++) {
         struct sockaddr_in at;
         memset(&at, 0, sizeof at);
@@ -267,7 +276,8 @@ static weft_err tcp_open(const weft__xport_params *p, weft__xport **out,
         e = weft__sock_listen(&at, &x->lfd[i], &bound[i], d);
     }
     weft_err back = weft__sock_netns_leave(home, e ? NULL : d);
-    if (e || (e = back)) goto close_xport;
+    if (e || (e = back))
+        goto close_xport;
     addr_encode(x, bound, addr);
     *out = x;
     return WEFT_OK;
@@ -297,10 +307,14 @@ static const char *tcp_check(void *arg, uint32_t li, const weft__hello *h)
 {
     const accept_ctx *a = arg;
     const weft__xport *x = a->x;
-    if (h->size != x->size) return "different job size";
-    if (h->rank >= x->rank || !a->serve[h->rank]) return "unexpected rank";
-    if (h->index >= x->nconn || h->index / x->per_if != li) return "unexpected connection index";
-    if (x->conns[(size_t)h->rank * x->nconn + h->index].fd >= 0) return "duplicate connection";
+    if (h->size != x->size)
+        return "different job size";
+    if (h->rank >= x->rank || !a->serve[h->rank])
+        return "unexpected rank";
+    if (h->index >= x->nconn || h->index / x->per_if != li)
+        return "unexpected connection index";
+    if (x->conns[(size_t)h->rank * x->nconn + h->index].fd >= 0)
+        return "duplicate connection";
     return NULL;
 }
 
@@ -312,12 +326,14 @@ static weft_err accept_lower(weft__xport *x, const bool *serve, int64_t deadline
     uint32_t expected = 0, accepted = 0;
     for (uint32_t p = 0; p < x->rank; p++)
         expected += serve[p] ? x->nconn : 0;
-    if (!expected) return WEFT_OK;
+    if (!expected)
+        return WEFT_OK;
     char who[48];
     snprintf(who, sizeof who, "tcp: rank %u", x->rank);
     weft__hello_gate g;
     weft_err e = weft__hello_gate_init(&g, x->lfd, x->nifs, WEFT__HELLO_TCP, x->secret, who, d);
-    if (e) return e;
+    if (e)
+        return e;
     accept_ctx a = {x, serve};
     while (accepted < expected) {
         int fd;
@@ -332,7 +348,8 @@ static weft_err accept_lower(weft__xport *x, const bool *serve, int64_t deadline
                               "deadline%s",
                               x->rank, accepted, expected, note);
         }
-        if (e) break;
+        if (e)
+            break;
         e = send_hello(x, fd, h.index, deadline, d);
         if (e) {
             close(fd);
@@ -353,7 +370,8 @@ static weft_err connect_up(weft__xport *x, const bool *serve, const unsigned cha
 {
     weft_err e;
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
-        if (!serve[p]) continue;
+        if (!serve[p])
+            continue;
         const unsigned char *blob = addrs + (size_t)p * WEFT__XPORT_ADDR_BYTES;
         for (uint32_t c = 0; c < x->nconn; c++) {
             struct sockaddr_in to;
@@ -365,8 +383,10 @@ static weft_err connect_up(weft__xport *x, const bool *serve, const unsigned cha
                                      p, nifs, x->rank, x->nifs);
             tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
             e = weft__sock_connect(&to, deadline, &cn->fd, d);
-            if (!e) e = send_hello(x, cn->fd, c, deadline, d);
-            if (e) return e;
+            if (!e)
+                e = send_hello(x, cn->fd, c, deadline, d);
+            if (e)
+                return e;
         }
     }
     return WEFT_OK;
@@ -377,17 +397,21 @@ static weft_err tcp_connect(weft__xport *x, const bool *serve, const unsigned ch
 {
     int home;
     weft_err e = weft__sock_netns_enter(x->netns, "WEFT_NETNS", &home, d);
-    if (e) return e;
+    if (e)
+        return e;
     e = connect_up(x, serve, addrs, deadline, d);
     weft_err back = weft__sock_netns_leave(home, e ? NULL : d);
-    if (e || (e = back)) return e;
+    if (e || (e = back))
+        return e;
     /* Incoming connections from lower ranks. */
     e = accept_lower(x, serve, deadline, d);
-    if (e) return e;
+    if (e)
+        return e;
     /* Answers on our outgoing connections: the other side proves it knows
      * the secret too. */
     for (uint32_t p = x->rank + 1; p < x->size; p++) {
-        if (!serve[p]) continue;
+        if (!serve[p])
+            continue;
         for (uint32_t c = 0; c < x->nconn; c++) {
             tcp_conn *cn = &x->conns[(size_t)p * x->nconn + c];
             unsigned char buf[WEFT__HELLO_BYTES];
@@ -428,8 +452,10 @@ static uint32_t nparts(const weft__xport *x, const weft__xreq *r)
 {
     size_t np = r->len / TCP_MIN_PART;
     uint32_t most = r->lane ? x->nifs : x->nconn;
-    if (np < 1) np = 1;
-    if (np > most) np = most;
+    if (np < 1)
+        np = 1;
+    if (np > most)
+        np = most;
     return (uint32_t)np;
 }
 
@@ -438,14 +464,16 @@ static uint32_t nparts(const weft__xport *x, const weft__xreq *r)
  * message uses two NICs), lane k its connection in interface i's set. */
 static uint32_t part_conn(const weft__xport *x, const weft__xreq *r, uint32_t i)
 {
-    if (r->lane) return i * x->per_if + (r->lane - 1) % x->per_if;
+    if (r->lane)
+        return i * x->per_if + (r->lane - 1) % x->per_if;
     return (i % x->nifs) * x->per_if + i / x->nifs;
 }
 
 /* Which part of r connection c carries (the inverse of part_conn). */
 static uint32_t conn_part(const weft__xport *x, const weft__xreq *r, const tcp_conn *c)
 {
-    if (r->lane) return c->index / x->per_if;
+    if (r->lane)
+        return c->index / x->per_if;
     return (c->index % x->per_if) * x->nifs + c->index / x->per_if;
 }
 
@@ -469,7 +497,8 @@ static bool q_push(rqueue *q, weft__xreq *r)
     if (q->len == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 8;
         weft__xreq **v = weft__realloc_array(NULL, ncap, sizeof *v);
-        if (!v) return false;
+        if (!v)
+            return false;
         for (size_t i = 0; i < q->len; i++)
             v[i] = q->v[(q->head + i) % q->cap];
         weft__free(q->v);
@@ -500,7 +529,8 @@ static weft_err tcp_post(weft__xport *x, weft__xreq *r, weft_diag *d)
     r->parts_left = np;
     for (uint32_t i = 0; i < np; i++) {
         tcp_conn *c = &x->conns[(size_t)r->peer * x->nconn + part_conn(x, r, i)];
-        if (!q_push(r->is_send ? &c->sq : &c->rq, r)) return weft_diag_code(d, WEFT_ENOMEM);
+        if (!q_push(r->is_send ? &c->sq : &c->rq, r))
+            return weft_diag_code(d, WEFT_ENOMEM);
         x->queued++;
     }
     return WEFT_OK;
@@ -521,15 +551,19 @@ static void part_done(weft__xport *x, rqueue *q)
     weft__xreq *r = q_front(q);
     q_pop(q);
     x->queued--;
-    if (--r->parts_left == 0) r->complete = true;
+    if (--r->parts_left == 0)
+        r->complete = true;
 }
 
 /* Fails with the cause of notice bytes p (from c's peer): the cause it
  * carries when valid, else the peer's own abort. */
 static weft_err note_error(weft__xport *x, tcp_conn *c, const unsigned char *p, weft_diag *d)
 {
-    weft__cause why = {.kind = get32(p), .rank = get32(p + 4), .pid = get32(p + 8),
-                       .witness = get32(p + 12), .detail = get32(p + 16)};
+    weft__cause why = {.kind = get32(p),
+                       .rank = get32(p + 4),
+                       .pid = get32(p + 8),
+                       .witness = get32(p + 12),
+                       .detail = get32(p + 16)};
     if (!weft__cause_valid(&why, x->size))
         why = (weft__cause){.kind = WEFT__CAUSE_ABORTED, .rank = c->peer, .witness = x->rank};
     x->cause = why;
@@ -541,7 +575,8 @@ static weft_err note_error(weft__xport *x, tcp_conn *c, const unsigned char *p, 
  * consuming it: true and its bytes in p. */
 static bool peek_note(const tcp_conn *c, unsigned char *p)
 {
-    if (c->rhdr_done || c->roff) return false;
+    if (c->rhdr_done || c->roff)
+        return false;
     ssize_t k = recv(c->fd, p, TCP_NOTE_BYTES, MSG_PEEK | MSG_DONTWAIT);
     return k == (ssize_t)TCP_NOTE_BYTES && get32(p) == TCP_NOTE_MAGIC &&
            get64(p + 8) == TCP_NOTE_LEN;
@@ -579,12 +614,15 @@ static weft_err do_send(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
         int niov = 0;
         if (c->shdr_done < TCP_FRAME_HDR)
             iov[niov++] = (struct iovec){c->shdr + c->shdr_done, TCP_FRAME_HDR - c->shdr_done};
-        if (c->soff < n) iov[niov++] = (struct iovec){r->buf + off + c->soff, n - c->soff};
+        if (c->soff < n)
+            iov[niov++] = (struct iovec){r->buf + off + c->soff, n - c->soff};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
         ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL);
         if (k < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return WEFT_OK;
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return WEFT_OK;
             if ((errno == EPIPE || errno == ECONNRESET) && c->rq.len) {
                 c->sdead = true; /* the receives read on to the notice (top) */
                 return WEFT_OK;
@@ -615,12 +653,14 @@ static size_t read_some(int fd, void *p, size_t n, int *err)
 {
     for (;;) {
         ssize_t k = recv(fd, p, n, 0);
-        if (k > 0) return (size_t)k;
+        if (k > 0)
+            return (size_t)k;
         if (k == 0) {
             *err = 0;
             return 0;
         }
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+            continue;
         *err = (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : errno;
         return 0;
     }
@@ -635,13 +675,14 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
         int err;
         if (c->rhdr_done < TCP_FRAME_HDR) {
             size_t k = read_some(c->fd, c->rhdr + c->rhdr_done, TCP_FRAME_HDR - c->rhdr_done, &err);
-            if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            if (!k)
+                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
             *moved = true;
             c->rhdr_done += k;
-            if (c->rhdr_done < TCP_FRAME_HDR) continue;
+            if (c->rhdr_done < TCP_FRAME_HDR)
+                continue;
             uint64_t flen = get64(c->rhdr + 8);
-            if (get32(c->rhdr) == TCP_NOTE_MAGIC && get32(c->rhdr + 4) == 0 &&
-                flen == TCP_NOTE_LEN)
+            if (get32(c->rhdr) == TCP_NOTE_MAGIC && get32(c->rhdr + 4) == 0 && flen == TCP_NOTE_LEN)
                 continue; /* a notice: its cause next */
             if (get32(c->rhdr) != TCP_FRAME_MAGIC || get32(c->rhdr + 4) != 0)
                 return weft_diag_set(d, WEFT_EPARSE,
@@ -659,10 +700,12 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
             if (c->rhdr_done < TCP_NOTE_BYTES) {
                 size_t k =
                     read_some(c->fd, c->rhdr + c->rhdr_done, TCP_NOTE_BYTES - c->rhdr_done, &err);
-                if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+                if (!k)
+                    return err < 0 ? WEFT_OK : io_error(x, c, err, d);
                 *moved = true;
                 c->rhdr_done += k;
-                if (c->rhdr_done < TCP_NOTE_BYTES) continue;
+                if (c->rhdr_done < TCP_NOTE_BYTES)
+                    continue;
             }
             return note_error(x, c, c->rhdr + TCP_FRAME_HDR, d);
         }
@@ -674,10 +717,12 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
                 if (!c->bounce && !(c->bounce = weft__malloc(TCP_BOUNCE)))
                     return weft_diag_code(d, WEFT_ENOMEM);
                 size_t room = TCP_BOUNCE - c->bounce_have;
-                if (room > n - c->roff) room = n - c->roff;
+                if (room > n - c->roff)
+                    room = n - c->roff;
                 k = read_some(c->fd, c->bounce + c->bounce_have, room, &err);
             }
-            if (!k) return err < 0 ? WEFT_OK : io_error(x, c, err, d);
+            if (!k)
+                return err < 0 ? WEFT_OK : io_error(x, c, err, d);
             *moved = true;
             c->roff += k;
             if (r->reduce) {
@@ -701,10 +746,13 @@ static weft_err do_recv(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 static weft_err service(weft__xport *x, tcp_conn *c, bool *moved, weft_diag *d)
 {
     weft_err e = WEFT_OK;
-    if (c->sq.len && !c->sdead) e = do_send(x, c, moved, d);
-    if (!e && c->rq.len) e = do_recv(x, c, moved, d);
+    if (c->sq.len && !c->sdead)
+        e = do_send(x, c, moved, d);
+    if (!e && c->rq.len)
+        e = do_recv(x, c, moved, d);
     /* Sends that cannot go and nothing more to read first: fail now. */
-    if (!e && c->sdead && c->sq.len && !c->rq.len) e = io_error(x, c, EPIPE, d);
+    if (!e && c->sdead && c->sq.len && !c->rq.len)
+        e = io_error(x, c, EPIPE, d);
     return e;
 }
 
@@ -715,9 +763,11 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     size_t total = (size_t)x->size * x->nconn;
     for (size_t i = 0; i < total && x->queued; i++) {
         tcp_conn *c = &x->conns[i];
-        if (!c->sq.len && !c->rq.len) continue;
+        if (!c->sq.len && !c->rq.len)
+            continue;
         weft_err e = service(x, c, &any, d);
-        if (e) return e;
+        if (e)
+            return e;
         if (c->sq.len || c->rq.len) {
             short ev = (short)((c->sq.len && !c->sdead ? POLLOUT : 0) | (c->rq.len ? POLLIN : 0));
             x->pfds[n] = (struct pollfd){.fd = c->fd, .events = ev};
@@ -733,9 +783,11 @@ static weft_err tcp_progress(weft__xport *x, int64_t wait_ns, bool *moved, weft_
     if (rc < 0 && errno != EINTR)
         return weft_diag_set(d, WEFT_EIO, "tcp: poll: %s", strerror(errno));
     for (nfds_t i = 0; rc > 0 && i < n; i++) {
-        if (!x->pfds[i].revents) continue;
+        if (!x->pfds[i].revents)
+            continue;
         weft_err e = service(x, x->pconn[i], &any, d);
-        if (e) return e;
+        if (e)
+            return e;
     }
     *moved = *moved || any;
     return WEFT_OK;
@@ -747,8 +799,10 @@ static bool send_now(int fd, const unsigned char *p, size_t n)
 {
     while (n) {
         ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
         p += k;
         n -= (size_t)k;
     }
@@ -759,7 +813,8 @@ static bool send_now(int fd, const unsigned char *p, size_t n)
  * not block. */
 static void send_notes(weft__xport *x, const weft__cause *why)
 {
-    if (x->noted) return;
+    if (x->noted)
+        return;
     x->noted = true;
     static const unsigned char zeros[4096];
     unsigned char note[TCP_NOTE_BYTES];
@@ -773,7 +828,8 @@ static void send_notes(weft__xport *x, const weft__cause *why)
     put32(note + 32, why->detail);
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
         tcp_conn *c = &x->conns[i];
-        if (c->fd < 0) continue;
+        if (c->fd < 0)
+            continue;
         bool ok = true;
         if (c->shdr_done || c->soff) {
             /* In the middle of a frame: complete it with zeros. */
@@ -789,13 +845,15 @@ static void send_notes(weft__xport *x, const weft__cause *why)
                 left -= k;
             }
         }
-        if (ok) send_now(c->fd, note, sizeof note);
+        if (ok)
+            send_now(c->fd, note, sizeof note);
     }
 }
 
 static bool tcp_cause(const weft__xport *x, weft__cause *out)
 {
-    if (!x->has_cause) return false;
+    if (!x->has_cause)
+        return false;
     *out = x->cause;
     return true;
 }
@@ -805,10 +863,12 @@ static bool tcp_cause(const weft__xport *x, weft__cause *out)
  * stays open so close can drain it (see "Closing" at the top). */
 static void tcp_abort(weft__xport *x, const weft__cause *why)
 {
-    if (!x) return;
+    if (!x)
+        return;
     send_notes(x, why);
     for (size_t i = 0; x->conns && i < (size_t)x->size * x->nconn; i++) {
-        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_WR);
+        if (x->conns[i].fd >= 0)
+            shutdown(x->conns[i].fd, SHUT_WR);
     }
 }
 
@@ -819,9 +879,12 @@ static bool linger_done(int fd)
     static unsigned char sink[16384];
     for (;;) {
         ssize_t k = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
-        if (k > 0) continue;
-        if (k < 0 && errno == EINTR) continue;
-        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+        if (k > 0)
+            continue;
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return true;
         break;
     }
     int unacked = 0;
@@ -834,7 +897,8 @@ static void linger(weft__xport *x)
 {
     size_t total = (size_t)x->size * x->nconn, n;
     for (size_t i = 0; i < total; i++) {
-        if (x->conns[i].fd >= 0) shutdown(x->conns[i].fd, SHUT_WR);
+        if (x->conns[i].fd >= 0)
+            shutdown(x->conns[i].fd, SHUT_WR);
     }
     int64_t deadline = weft__now_ns() + TCP_LINGER_NS;
     do {
@@ -845,7 +909,8 @@ static void linger(weft__xport *x)
                 x->pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
         }
         /* Acknowledgements do not wake poll: look again every millisecond. */
-        if (n) poll(x->pfds, (nfds_t)n, 1);
+        if (n)
+            poll(x->pfds, (nfds_t)n, 1);
     } while (n && weft__now_ns() < deadline);
 }
 
