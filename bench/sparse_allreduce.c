@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/intmath.h"
+#include "base/map.h"
 #include "parse_bytes.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
@@ -34,24 +36,6 @@ typedef struct cfg {
     size_t n;
     int iters;
 } cfg;
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
 
 static double now_s(void)
 {
@@ -92,8 +76,8 @@ static int body(weft_comm *c, void *arg)
                "dense(ms)", "sparse(ms)", "wire(B)", "d/s", "exact");
     for (size_t di = 0; di < ND; di++) {
         size_t k = (size_t)weft_density_count(n, ppms[di]);
-        uint64_t a = mix(me * 31u + di) % n | 1, b = mix(me + 1000u * di);
-        while (gcd(a, n) != 1)
+        uint64_t a = weft__mix64(me * 31u + di) % n | 1, b = weft__mix64(me + 1000u * di);
+        while (weft__gcd64(a, n) != 1)
             a++;
         memset(dense, 0, n * sizeof *dense);
         for (size_t t = 0; t < k; t++) {

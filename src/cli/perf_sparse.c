@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/intmath.h"
+#include "base/map.h"
 #include "cli/cli.h"
 #include "cli/perf_sparse.h"
 #include "cli/sizes.h"
@@ -77,24 +79,6 @@ int cli_perf_sparse_flags(const cli_syntax *syn, const cli_args *a, const char *
     return CLI_CONTINUE;
 }
 
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -133,8 +117,9 @@ static size_t sparse_input(uint64_t n, uint32_t ranks, uint32_t r, const cli_per
         if (weft_sparse_part_get(&s, ranks, j, &pc, d))
             return SIZE_MAX;
         if (pc.elems) {
-            uint64_t a = mix((uint64_t)r * 131 + j) % pc.elems | 1, b = mix(r + 7 * (uint64_t)j);
-            while (gcd(a, pc.elems) != 1)
+            uint64_t a = weft__mix64((uint64_t)r * 131 + j) % pc.elems | 1,
+                     b = weft__mix64(r + 7 * (uint64_t)j);
+            while (weft__gcd64(a, pc.elems) != 1)
                 a++;
             for (uint64_t t = 0; t < pc.nnz; t++) {
                 ix[k] = (uint32_t)(start + (a * t + b) % pc.elems);
@@ -229,7 +214,7 @@ static weft_err call_topk(void *p, double *busy, weft_diag *d)
 static float qvalue(uint32_t r, size_t i)
 {
     static const double scale[5] = {0.01, 0.1, 1, 10, 100};
-    double u = (double)(mix(r * UINT64_C(1000003) + i) >> 11) / 9007199254740992.0 * 2 - 1;
+    double u = (double)(weft__mix64(r * UINT64_C(1000003) + i) >> 11) / 9007199254740992.0 * 2 - 1;
     return (float)(u * scale[(i / 64 + r) % 5]);
 }
 
@@ -372,7 +357,7 @@ int cli_perf_sparse_run(weft_comm *c, const cli_perf_sparse *o, size_t minb, siz
         } else if (topk) {
             a.k = (size_t)weft_density_count(n, o->ppm);
             for (size_t i = 0; i < n; i++)
-                in[i] = (float)((int)(mix(b.me * UINT64_C(7919) + i) % 7) - 3);
+                in[i] = (float)((int)(weft__mix64(b.me * UINT64_C(7919) + i) % 7) - 3);
             weft_ef_fini(&ef);
             if ((e = weft_ef_init(&ef, n)))
                 break;

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "plan/plan_internal.h"
 #include "plan/plan_layout.h"
 
@@ -66,15 +67,6 @@ typedef struct padctx {
     const char **nodes;
     size_t nodes_cap;
 } padctx;
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
 
 /* Chunk v's first piece within its block and its pieces. */
 static void chunk_pieces(const padctx *x, uint64_t v, uint64_t *start, uint64_t *len)
@@ -290,9 +282,9 @@ static void measure(const weft_plan *p, weft_msccl_padding *pad)
         if (b > big)
             big = b;
         if (q)
-            g = gcd64(g, q);
+            g = weft__gcd64(g, q);
         if (b % c)
-            g = gcd64(g, q + 1);
+            g = weft__gcd64(g, q + 1);
     }
     if (g == 0) /* nothing to move: one piece of padding per region */
         g = 1, big = 1;

@@ -21,20 +21,11 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "weft/plan.h"
 
 /* Refinements beyond this are refused: the slots grow K-fold. */
 #define RELAY_MAX_REFINE 1024u
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
 
 typedef struct relay_ctx {
     const weft_plan *p;
@@ -136,8 +127,8 @@ static weft_err plan_ids(relay_ctx *c, uint32_t *K_out, uint64_t *relay_max, boo
             /* Piece k moves share x count x K slots: K needs only the
              * part of the denominator that count does not cover. */
             uint64_t count = weft_plan_op(p, id).count;
-            uint64_t part = (uint64_t)s.den / gcd64((uint64_t)s.den, count ? count : 1);
-            uint64_t g = gcd64(K, part);
+            uint64_t part = (uint64_t)s.den / weft__gcd64((uint64_t)s.den, count ? count : 1);
+            uint64_t g = weft__gcd64(K, part);
             if (K / g * part > RELAY_MAX_REFINE)
                 return weft_diag_set(c->d, WEFT_ELIMIT,
                                      "the route shares would cut every chunk into more than "

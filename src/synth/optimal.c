@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "synth/emit.h"
 #include "synth/optimal_internal.h"
 #include "synth/optimal_rail.h"
@@ -361,16 +362,6 @@ static weft_err reached_rate(const opt_phase *ph, weft_rat *out)
     return WEFT_OK;
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optimal_opts *opts,
                             weft_plan **plan, weft_optimal *info, weft_diag *d)
 {
@@ -463,7 +454,7 @@ weft_err weft_synth_optimal(const weft_topo *t, weft_coll coll, const weft_optim
             weft_diag_code(d, e);
             goto fail;
         }
-        L = L / gcd_u64(L, (uint64_t)ph[i].g.k) * (uint64_t)ph[i].g.k;
+        L = L / weft__gcd64(L, (uint64_t)ph[i].g.k) * (uint64_t)ph[i].g.k;
         if (L * nr > WEFT_PLAN_MAX_SLOTS) {
             e = weft_diag_set(d, WEFT_ELIMIT,
                               "optimal: %llu chunks per rank exceed the plan limits; use "

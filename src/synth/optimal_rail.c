@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "synth/emit.h"
 
 const char *weft_optimal_method_name(weft_optimal_method m)
@@ -443,16 +444,6 @@ static const char *shape(const rail_layout *L, char *buf, size_t size)
     return buf;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, uint32_t K,
                       weft_plan **plan, weft_optimal *info, char *note, size_t note_size,
                       weft_diag *d)
@@ -478,7 +469,7 @@ weft_err opt_rail_try(const weft_topo *t, weft_coll coll, const weft_bound *b, u
         uint64_t edges = 0;
         for (uint32_t q = 0; q < ph->n_trees; q++)
             edges += ph->trees[q].n_edges;
-        rp.C = (uint32_t)(rp.C / gcd64(rp.C, ph->k) * ph->k);
+        rp.C = (uint32_t)(rp.C / weft__gcd64(rp.C, ph->k) * ph->k);
         ops += (uint64_t)L.B * ph->n_trees * ((uint64_t)L.B - 1) + (uint64_t)L.B * L.B * edges;
     }
     weft_plan *p = NULL;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "base/rand.h"
 #include "work/emb_internal.h"
 
@@ -31,16 +32,6 @@ typedef struct sampler {
     uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
 } sampler;
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
  * with R: a bijection of the ranks that spreads the hot ones. */
 static uint64_t spread_mult(uint64_t rows)
@@ -48,7 +39,7 @@ static uint64_t spread_mult(uint64_t rows)
     uint64_t a = (uint64_t)(((u128)rows * 0x9E3779B97F4A7C15u) >> 64);
     if (a == 0)
         a = 1;
-    while (gcd64(a, rows) != 1)
+    while (weft__gcd64(a, rows) != 1)
         a++;
     return a;
 }

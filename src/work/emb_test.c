@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "base/rand.h"
 #include "base/testing.h"
 #include "weft/embedding.h"
@@ -286,11 +287,6 @@ static weft_err record(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag 
     return WEFT_OK;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    return b ? gcd(b, a % b) : a;
-}
-
 /* Table t's k-th draw by the contract: stream t; uniform, or the first
  * rank (linear scan) whose weight sum passes u, mapped to its row. */
 static uint64_t brute_draw(const weft_emb_table *tb, weft__rng *g)
@@ -311,7 +307,7 @@ static uint64_t brute_draw(const weft_emb_table *tb, weft__rng *g)
     uint64_t a = (uint64_t)((double)tb->rows * 0.6180339887498949);
     if (a == 0)
         a = 1;
-    while (gcd(a, tb->rows) != 1)
+    while (weft__gcd64(a, tb->rows) != 1)
         a++;
     return k * a % tb->rows;
 }
