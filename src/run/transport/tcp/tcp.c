@@ -1,4 +1,8 @@
-/* The TCP transport: several connections per peer, one set per interface.
+/* Over 900 lines on purpose: one transport's connection state (set-up,
+ * framing, progress, notices and the lingering close all read and write the
+ * same connection queues, private to this file).
+ *
+ * The TCP transport: several connections per peer, one set per interface.
  *
  * Every rank listens on port 0 of each configured interface address and
  * publishes (address, port) pairs. For every pair of ranks a < b, rank a
