@@ -1,4 +1,6 @@
-# Every command shown in README.md and docs/*.md runs as written
+# Every command shown in README.md and docs/*.md runs as written, and
+# prints what the page shows after it (the lines up to the next command or
+# the end of the block, unless they elide with "...")
 # (docs/CONTRIBUTING.md, "Commands in the documentation"): each line of a
 # fenced block that starts with "$ " is run by bash, the files of one page
 # in order in one fresh directory, with `weft` and `build/weft` the built
@@ -26,24 +28,50 @@ ln -s "$WEFT" "$TMP/bin/weft"
 # Pages name the shared fixtures as ../shared/fixtures, as from a checkout.
 ln -s "$FIX" "$TMP/shared/fixtures"
 
-# FILE<TAB>LINE<TAB>KIND<TAB>TEXT, KIND "run", "skip" or "bare".
+# FILE<TAB>LINE<TAB>KIND<TAB>TEXT<TAB>SHOWN, KIND "run", "skip" or "bare";
+# SHOWN: the lines the page shows after a command, up to the next command
+# or the end of the block, joined by the character \036 (empty: none).
 extract() {
     awk -v OFS='\t' '
-        /^[ \t]*```/ { fenced = !fenced; next }
+        function flush() {
+            if (pend != "") print pend, shown
+            pend = ""
+            shown = ""
+            nshown = 0
+        }
+        /^[ \t]*```/ { fenced = !fenced; flush(); next }
         !fenced { next }
         /^\$ / {
+            flush()
             cmd = substr($0, 3)
-            print FILENAME, FNR, (cmd ~ /#.*not run in tests: [^ ]/ ? "skip" : "run"), cmd
+            pend = FILENAME OFS FNR OFS (cmd ~ /#.*not run in tests: [^ ]/ ? "skip" : "run") OFS cmd
             next
         }
         {
+            if (pend != "") shown = (nshown++ ? shown "\036" : "") $0
             line = $0
             while (line ~ /^[A-Za-z_][A-Za-z0-9_]*=[^ ]* /) sub(/^[^ ]* /, "", line)
             if (line !~ /^(build\/)?weft( |$)/) next
             sub(/[ \t]+#.*/, "", line)
             if (line ~ /[][|]|\.\.\.|[A-Z][A-Z][A-Z]/) next   # a synopsis or a log line
-            print FILENAME, FNR, "bare", $0
-        }' "$@"
+            print FILENAME, FNR, "bare", $0, ""
+        }
+        END { flush() }' "$@"
+}
+
+# Whether the output a page shows after a command ($1, lines joined by
+# \036) is what the command printed: its stdout, its stderr, or both one
+# after the other, line for line (trailing blanks aside). A block that
+# elides ("...") shows part of it and is not compared.
+shown_matches() {
+    local want got
+    want=$(printf '%s' "$1" | tr '\036' '\n' | sed 's/[[:space:]]*$//')
+    for got in "$(sed 's/[[:space:]]*$//' "$CHECK_OUT_")" \
+        "$(sed 's/[[:space:]]*$//' "$CHECK_ERR_")" \
+        "$(cat "$CHECK_OUT_" "$CHECK_ERR_" | sed 's/[[:space:]]*$//')"; do
+        [ "$want" = "$got" ] && return 0
+    done
+    return 1
 }
 
 cd "$SRC" || exit 1
@@ -53,7 +81,7 @@ ran=0
 skipped=0
 page_dir=""
 page=""
-while IFS=$'\t' read -r file line kind cmd; do
+while IFS=$'\t' read -r file line kind cmd shown; do
     if [ "$file" != "$page" ]; then
         page=$file
         page_dir="$TMP/$(echo "$file" | tr / _)"
@@ -77,7 +105,12 @@ while IFS=$'\t' read -r file line kind cmd; do
     rc=$?
     ran=$((ran + 1))
     if [ "$rc" = 0 ]; then
-        pass_
+        if [ -n "$shown" ] && [[ "$shown" != *...* ]] && ! shown_matches "$shown"; then
+            fail_ "$file:$line: the page shows other output than the command prints: $cmd
+$(diff <(printf '%s' "$shown" | tr '\036' '\n') "$CHECK_OUT_" | head -n 6)"
+        else
+            pass_
+        fi
     else
         fail_ "$file:$line: exit $rc: $cmd
 $(tail -n 5 "$CHECK_ERR_")"
