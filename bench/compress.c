@@ -35,6 +35,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/select.h"
+
 static double thread_cpu(void)
 {
     struct timespec ts;
@@ -94,37 +96,6 @@ static void dequant_block(const int8_t *q, const float *scales, size_t n, float 
         x[i] = (float)q[i] * scales[i / BLOCK];
 }
 
-/* The k-th largest (k >= 1) of a[0..n) by quickselect (reorders a). */
-static float kth_largest(float *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1, want = k - 1;
-    while (lo < hi) {
-        float piv = a[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] > piv)
-                i++;
-            while (a[j] < piv)
-                j--;
-            if (i <= j) {
-                float t = a[i];
-                a[i] = a[j], a[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            break;
-    }
-    return a[want];
-}
-
 static size_t gather(const float *x, size_t n, float thr, size_t cap, uint32_t *idx, float *val)
 {
     size_t k = 0;
@@ -139,7 +110,7 @@ static size_t topk_exact(const float *x, size_t n, float *work, uint32_t *idx, f
     size_t k = n / 100;
     for (size_t i = 0; i < n; i++)
         work[i] = fabsf(x[i]);
-    return gather(x, n, kth_largest(work, n, k), k, idx, val);
+    return gather(x, n, weft__kth_largest(work, n, k), k, idx, val);
 }
 
 static size_t topk_sampled(const float *x, size_t n, float *work, uint32_t *idx, float *val)
@@ -148,7 +119,7 @@ static size_t topk_sampled(const float *x, size_t n, float *work, uint32_t *idx,
     for (size_t i = 0; i < n; i += 100)
         work[m++] = fabsf(x[i]);
     size_t km = m / 100 ? m / 100 : 1;
-    return gather(x, n, kth_largest(work, m, km), 2 * (n / 100), idx, val);
+    return gather(x, n, weft__kth_largest(work, m, km), 2 * (n / 100), idx, val);
 }
 
 static void sign_ef(const float *g, size_t n, float *e, uint8_t *bits)

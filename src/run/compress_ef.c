@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/select.h"
 #include "weft/comm_sparse.h"
 
 weft_err weft_ef_init(weft_ef *ef, size_t n)
@@ -40,42 +41,6 @@ static float mag(float x)
     return isnan(x) ? INFINITY : fabsf(x);
 }
 
-/* The k-th largest of a[0..m) (1 <= k <= m), reordering a: quickselect
- * with the median of three as pivot (Hoare, "Algorithm 65: Find", CACM
- * 1961). */
-static float kth_largest(float *a, size_t m, size_t k)
-{
-    size_t lo = 0, hi = m - 1, want = k - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        float x = a[lo], y = a[mid], z = a[hi];
-        float p = x > y ? (y > z ? y : (x > z ? z : x)) : (x > z ? x : (y > z ? z : y));
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] > p)
-                i++;
-            while (a[j] < p)
-                j--;
-            if (i <= j) {
-                float t = a[i];
-                a[i] = a[j];
-                a[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            return a[want];
-    }
-    return a[want];
-}
-
 weft_err weft_topk_compress(const float *g, size_t n, size_t k, weft_ef *ef, uint32_t *indices,
                             float *values, weft_diag *d)
 {
@@ -104,7 +69,7 @@ weft_err weft_topk_compress(const float *g, size_t n, size_t k, weft_ef *ef, uin
         m[i] = mag(x[i]);
     }
     if (k) {
-        float thr = kth_largest(m, n, k);
+        float thr = weft__kth_largest(m, n, k);
         /* Above the threshold, every one; at it, the lowest indices. */
         size_t above = 0;
         for (size_t i = 0; i < n; i++)
