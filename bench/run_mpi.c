@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "memcpy_bound.h"
+#include "parse_bytes.h"
 #include "run/transport/shm/region.h"
 #include "weft/comm_mpi.h"
 
@@ -226,11 +227,20 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *label = argc > 1 ? argv[1] : "default";
-    size_t max_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : (size_t)256 << 20;
+    size_t max_bytes = argc > 2 ? bench_parse_bytes(argv[2]) : (size_t)256 << 20;
     int ordinary = argc > 3 && strcmp(argv[3], "ordinary") == 0;
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    /* The warm-up and the first size are 1 KiB (a max of "4M" was read as
+     * 4 bytes once, and the 1 KiB calls overran the buffers). */
+    if (max_bytes < 1024) {
+        if (me == 0)
+            fprintf(stderr, "bench_run_mpi: MAX_BYTES '%s': at least 1024 (K, M, G allowed)\n",
+                    argv[2]);
+        MPI_Finalize();
+        return 2;
+    }
     weft_comm *wc = NULL;
     weft_diag d;
     weft_diag_clear(&d);
