@@ -27,7 +27,7 @@ static const cli_opt step_opts[] = {
     {"chakra", 0, "PREFIX", "run Chakra traces PREFIX.0.et .. PREFIX.(N-1).et instead of a model"},
     {"json", 0, NULL, "print one JSON object instead of the report"},
     {"trace", 0, "FILE", "write the step as a Chrome/Perfetto trace"},
-    {"sweep", 0, NULL, "rank every valid parallelism by step time"},
+    {"sweep", 0, NULL, "rank every valid parallelism that fits in memory by step time"},
     {"top", 0, "N", "--sweep: print the N fastest that fit (default 10)"},
     {"order", 0, "ORDER", "placement, innermost first (default tp-cp-ep-dp-pp)"},
     {"idle", 0, NULL, "each link group's busy and idle time over the step"},
