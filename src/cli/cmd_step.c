@@ -152,26 +152,10 @@ static const cli_syntax step_syntax = {
 
 #define GIB 1073741824.0
 
-/* Flag --name, when given, as a whole number from lo to hi. */
-static int whole_flag(const cli_args *a, const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    const char *v = cli_args_get(a, name);
-    if (!v)
-        return CLI_EXIT_OK;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi || *v == '-' || *v == '+')
-        return cli_usage_error(&step_syntax, "bad --%s '%s': a whole number from %llu to %llu",
-                               name, v, (unsigned long long)lo, (unsigned long long)hi);
-    *out = x;
-    return CLI_EXIT_OK;
-}
-
 static int u32_flag(const cli_args *a, const char *name, uint32_t *out)
 {
     uint64_t x = *out;
-    int rc = whole_flag(a, name, 1, 100000000ull, &x);
+    int rc = cli_flag_whole(&step_syntax, a, name, 1, 100000000ull, &x);
     *out = (uint32_t)x;
     return rc;
 }
@@ -277,7 +261,7 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
         if ((rc = u32_flag(a, vflags[i], &p->vpp)))
             return rc;
     uint64_t zs = 0;
-    if ((rc = whole_flag(a, "zero-stage", 0, 3, &zs)))
+    if ((rc = cli_flag_whole(&step_syntax, a, "zero-stage", 0, 3, &zs)))
         return rc;
     p->zero_stage = (uint32_t)zs;
     p->flash_attn = cli_args_has(a, "use-flash-attn");
@@ -314,7 +298,7 @@ static int read_parallel(const cli_args *a, weft_parallel *p)
     if (sk &&
         (rc = cli_flag_skew(&step_syntax, "--moe-skew", sk, &p->moe_zipf, &p->moe_zipf_milli)))
         return rc;
-    if ((rc = whole_flag(a, "seed", 0, UINT64_MAX, &p->moe_seed)))
+    if ((rc = cli_flag_whole(&step_syntax, a, "seed", 0, UINT64_MAX, &p->moe_seed)))
         return rc;
     p->dist_opt = cli_args_has(a, "use-distributed-optimizer");
     p->overlap_grad = cli_args_has(a, "overlap-grad-reduce");

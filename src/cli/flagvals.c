@@ -1,7 +1,9 @@
 /* Shared flag values. See flagvals.h. */
 #include "cli/flagvals.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -161,4 +163,20 @@ int cli_flag_svg(const cli_syntax *syn, const char *flag, const char *path)
                            "bad %s '%s': weft writes plots as SVG only; name the file "
                            "FILE.svg",
                            flag, path);
+}
+
+int cli_flag_whole(const cli_syntax *syn, const cli_args *a, const char *name, uint64_t lo,
+                   uint64_t hi, uint64_t *out)
+{
+    const char *text = cli_args_get(a, name);
+    if (!text)
+        return CLI_EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(text, &end, 10);
+    if (!*text || *end || errno || x < lo || x > hi || *text == '-' || *text == '+')
+        return cli_usage_error(syn, "bad --%s '%s': a whole number from %llu to %llu", name, text,
+                               (unsigned long long)lo, (unsigned long long)hi);
+    *out = x;
+    return CLI_EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #define WEFT_CLI_FLAGVALS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cli/args.h"
 #include "weft/plan.h"
@@ -41,5 +42,9 @@ int cli_flag_skew(const cli_syntax *syn, const char *flag, const char *text, boo
  * holding SVG opens as a broken image). Checked before any work, so a bad
  * name leaves nothing written. */
 int cli_flag_svg(const cli_syntax *syn, const char *flag, const char *path);
+/* Flag --name of a, when given: a whole number from lo to hi, in decimal
+ * digits only (no sign, no suffix); *out is left as it is when not given. */
+int cli_flag_whole(const cli_syntax *syn, const cli_args *a, const char *name, uint64_t lo,
+                   uint64_t hi, uint64_t *out);
 
 #endif

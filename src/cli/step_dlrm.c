@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/emb_tables.h"
 #include "cli/fabric.h"
+#include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
 #include "cli/step_dlrm.h"
@@ -76,22 +77,6 @@ static int widths(const cli_syntax *syn, const char *flag, const char *v, uint32
             return CLI_EXIT_OK;
         p = end + 1;
     }
-}
-
-static int whole(const cli_syntax *syn, const cli_args *a, const char *name, uint64_t lo,
-                 uint64_t hi, uint64_t *out)
-{
-    const char *v = cli_args_get(a, name);
-    if (!v)
-        return CLI_EXIT_OK;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi || *v == '-' || *v == '+')
-        return cli_usage_error(syn, "bad --%s '%s': a whole number from %llu to %llu", name, v,
-                               (unsigned long long)lo, (unsigned long long)hi);
-    *out = x;
-    return CLI_EXIT_OK;
 }
 
 /* --emb-cache ROWS|FRAC[,policy=lru|lfu][,staleness=S][,warm=K]. */
@@ -197,7 +182,7 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
     if (!m->nbottom || !m->ntop)
         return cli_usage_error(syn, "--model dlrm needs --bottom-mlp and --top-mlp");
     uint64_t x = m->dense_features;
-    if ((rc = whole(syn, a, "dense-features", 1, 1000000, &x)))
+    if ((rc = cli_flag_whole(syn, a, "dense-features", 1, 1000000, &x)))
         return rc;
     m->dense_features = (uint32_t)x;
     if ((v = cli_args_get(a, "interaction"))) {
@@ -218,7 +203,7 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
         }
     }
     uint64_t gb = mlperf ? WEFT_DLRM_MLPERF_BATCH : 0;
-    if ((rc = whole(syn, a, "global-batch-size", 1, 1ull << 40, &gb)))
+    if ((rc = cli_flag_whole(syn, a, "global-batch-size", 1, 1ull << 40, &gb)))
         return rc;
     if (!gb)
         return cli_usage_error(syn, "--model dlrm needs --global-batch-size N (samples per step)");
@@ -227,7 +212,7 @@ static int read_dlrm(const cli_args *a, const cli_syntax *syn, uint32_t ranks, w
             syn, "--global-batch-size %llu: must be a multiple of the fabric's %u GPUs",
             (unsigned long long)gb, ranks);
     uint64_t seed = 0;
-    if ((rc = whole(syn, a, "seed", 0, UINT64_MAX, &seed)))
+    if ((rc = cli_flag_whole(syn, a, "seed", 0, UINT64_MAX, &seed)))
         return rc;
     m->emb = (weft_emb_workload){ranks, gb / ranks, nt, *tabs, seed, cli_args_has(a, "rw-dense")};
     m->prec = cli_args_has(a, "fp16") ? WEFT_PREC_FP16 : WEFT_PREC_BF16;
