@@ -82,6 +82,24 @@ static weft_err pack_side(const void *buf, const int *counts, const int *displs,
     return e;
 }
 
+/* The served all-to-all of bytes of sides ss and rs (rs alone in place):
+ * the job that runs it, owning room (the sides' arrays). */
+static weft__pmpi_job bytes_job(const weft__pmpi_target *t, const void *sendbuf, void *recvbuf,
+                                const side *ss, const side *rs, bool in_place, size_t *room)
+{
+    unsigned char *out = (unsigned char *)recvbuf + rs->shift;
+    return (weft__pmpi_job){.what = WEFT__PMPI_JOB_ALLTOALLV,
+                            .comm = t->comm,
+                            .in = in_place ? out : (const unsigned char *)sendbuf + ss->shift,
+                            .out = out,
+                            .dt = WEFT_UINT8,
+                            .scounts = in_place ? NULL : ss->counts,
+                            .sdispls = in_place ? NULL : ss->displs,
+                            .rcounts = rs->counts,
+                            .rdispls = rs->displs,
+                            .owned = {room}};
+}
+
 static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
@@ -127,17 +145,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
     if (!in_place)
         side_of(sendcounts, sdispls, &sl, (MPI_Aint)sl.size, n, room, &ss);
     if (rl.contig && (in_place || sl.contig)) {
-        unsigned char *out = (unsigned char *)recvbuf + rs.shift;
-        weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
-                            .comm = t.comm,
-                            .in = in_place ? out : (const unsigned char *)sendbuf + ss.shift,
-                            .out = out,
-                            .dt = WEFT_UINT8,
-                            .scounts = in_place ? NULL : ss.counts,
-                            .sdispls = in_place ? NULL : ss.displs,
-                            .rcounts = rs.counts,
-                            .rdispls = rs.displs,
-                            .owned = {room}};
+        weft__pmpi_job j = bytes_job(&t, sendbuf, recvbuf, &ss, &rs, in_place, room);
         return weft__pmpi_start(&t, k, comm, &j, req);
     }
     /* Packed by MPI: runs here, after the calls queued before it. */
@@ -251,17 +259,7 @@ PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const
     side_of(recvcounts, rdispls, &l, 1, n, room + 2 * n, &rs);
     if (!in_place)
         side_of(sendcounts, sdispls, &l, 1, n, room, &ss);
-    unsigned char *out = (unsigned char *)recvbuf + rs.shift;
-    weft__pmpi_job j = {.what = WEFT__PMPI_JOB_ALLTOALLV,
-                        .comm = t.comm,
-                        .in = in_place ? out : (const unsigned char *)sendbuf + ss.shift,
-                        .out = out,
-                        .dt = WEFT_UINT8,
-                        .scounts = in_place ? NULL : ss.counts,
-                        .sdispls = in_place ? NULL : ss.displs,
-                        .rcounts = rs.counts,
-                        .rdispls = rs.displs,
-                        .owned = {room}};
+    weft__pmpi_job j = bytes_job(&t, sendbuf, recvbuf, &ss, &rs, in_place, room);
     return weft__pmpi_start(&t, k, comm, &j, NULL);
 }
 
