@@ -9,6 +9,7 @@
 
 #include "base/testing.h"
 #include "topo/testing_topo.h"
+#include "work/testing_work.h"
 #include "work/work_internal.h"
 
 static weft_model preset(const char *name)
@@ -16,21 +17,6 @@ static weft_model preset(const char *name)
     weft_model m;
     memset(&m, 0, sizeof m);
     CHECK(weft_model_find(name, &m));
-    weft_model_complete(&m);
-    return m;
-}
-
-/* A GPT of 2 layers, hidden 64, 4 heads, sequence 32, vocabulary 256. */
-static weft_model tiny(uint32_t layers)
-{
-    weft_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "tiny");
-    m.layers = layers;
-    m.hidden = 64;
-    m.heads = 4;
-    m.seq = 32;
-    m.vocab = 256;
     weft_model_complete(&m);
     return m;
 }
@@ -124,7 +110,7 @@ static void test_uneven(void)
     /* The pipeline's order: chunk j of stage s starts after j rounds of
      * 63 layers and the chunks of the stages before s. An MoE pattern
      * shows where each chunk lands: every 3rd layer has experts. */
-    weft_model e = tiny(12);
+    weft_model e = weft__test_tiny_model(12);
     e.experts = 2;
     e.topk = 1;
     e.moe_ffn = 64;
@@ -149,7 +135,7 @@ static void test_uneven(void)
  * DP x CP and the gradients are reduced over it. */
 static void test_cp_group(void)
 {
-    weft_model m = tiny(2);
+    weft_model m = weft__test_tiny_model(2);
     weft_parallel p;
     weft_parallel_init(&p);
     p.cp = 2;
@@ -209,7 +195,7 @@ static void test_flash(void)
  * stage 3 two layers gathered. */
 static void test_zero(void)
 {
-    weft_model m = tiny(2);
+    weft_model m = weft__test_tiny_model(2);
     weft_parallel p;
     weft_parallel_init(&p);
     p.global_batch = 8;
@@ -273,7 +259,7 @@ static void test_zero(void)
  * reported as fitting (1.8e19 bytes once came out as 67.2 GiB). */
 static void test_overflow(void)
 {
-    weft_model m = tiny(2);
+    weft_model m = weft__test_tiny_model(2);
     m.hidden = 100000000;
     m.heads = 100000;
     m.ffn = 0;
@@ -286,7 +272,7 @@ static void test_overflow(void)
     weft_diag_clear(&d);
     CHECK_ERR(weft_work_counts(&m, &p, 1, &c, &d), WEFT_EINVAL);
     CHECK_CONTAINS(d.msg, "the model is too large to count in 64 bits");
-    m = tiny(100000000);
+    m = weft__test_tiny_model(100000000);
     m.seq = 100000000;
     p.micro_batch = 100000000;
     p.global_batch = 100000000;

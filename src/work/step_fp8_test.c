@@ -98,7 +98,7 @@ static void test_tp_overlap(void)
     CHECK_REL(x.mlp_f, 6.0 * 132 / 116 + 1 - 6, 1e-12);
     CHECK_REL(x.mlp_b, 3.0 * 2 / 132 + 2.0 * 4 / 132, 1e-12);
 
-    weft_model m = weft__test_tiny_model();
+    weft_model m = weft__test_tiny_model(2);
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 2;

@@ -7,13 +7,14 @@
 #include "base/testing.h"
 #include "weft/work.h"
 
-/* A GPT of 2 layers, hidden 64, 4 heads, sequence 32, vocabulary 256. */
-static inline weft_model weft__test_tiny_model(void)
+/* A GPT of `layers` layers, hidden 64, 4 heads, sequence 32, vocabulary
+ * 256. */
+static inline weft_model weft__test_tiny_model(uint32_t layers)
 {
     weft_model m;
     memset(&m, 0, sizeof m);
     strcpy(m.name, "tiny");
-    m.layers = 2;
+    m.layers = layers;
     m.hidden = 64;
     m.heads = 4;
     m.seq = 32;

@@ -14,7 +14,7 @@
 
 static void test_counts(void)
 {
-    weft_model m = weft__test_tiny_model();
+    weft_model m = weft__test_tiny_model(2);
     CHECK_INT(m.ffn, 256);
     CHECK_INT(m.kv_channels, 16);
     weft_parallel p;
@@ -114,7 +114,7 @@ static void test_llama_moe_counts(void)
 
 static void test_checks(void)
 {
-    weft_model m = weft__test_tiny_model();
+    weft_model m = weft__test_tiny_model(2);
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 3;
@@ -145,7 +145,7 @@ static void test_checks(void)
     m.seq = 30;
     weft__test_check_refused(
         &p, &m, 2, "--seq-length (30) is not divisible by 2 x --context-parallel-size (2)");
-    m = weft__test_tiny_model();
+    m = weft__test_tiny_model(2);
     m.layers = 8;
     weft_parallel_init(&p);
     p.pp = 2;
@@ -300,7 +300,7 @@ static void test_deepseek_v3_counts(void)
     CHECK_INT(nd, 3);
     /* --moe-layer-freq 2 on 4 layers: layers 0 and 2 MoE; with PP 2 each
      * stage has one of each. */
-    weft_model q = weft__test_tiny_model();
+    weft_model q = weft__test_tiny_model(2);
     q.experts = 4;
     q.moe_freq = 2;
     weft_parallel_init(&p);
@@ -311,7 +311,7 @@ static void test_deepseek_v3_counts(void)
     CHECK_INT(nd, 1);
     /* Full recomputation keeps one whole layer's set: an all-MoE model's
      * MoE layer even when its dense ffn would be larger. */
-    weft_model e = weft__test_tiny_model();
+    weft_model e = weft__test_tiny_model(2);
     e.experts = 4;
     e.topk = 1;
     e.moe_ffn = 16; /* ffn 256 */
@@ -322,7 +322,7 @@ static void test_deepseek_v3_counts(void)
     CHECK(fm < weft__work_layer_act(&e, false, &p, WEFT_RECOMPUTE_NONE));
     CHECK_INT(c.mem_act, 2 * (2 * 32 * 64) + fm + 4 * 32 * 256);
     /* gpt style untied: the output layer's V h more. */
-    weft_model u = weft__test_tiny_model();
+    weft_model u = weft__test_tiny_model(2);
     weft_parallel_init(&p);
     CHECK_ERR(weft_work_counts(&u, &p, 1, &c, NULL), WEFT_OK);
     uint64_t tied = c.params;
@@ -430,7 +430,7 @@ static void test_embedding_loss(void)
     weft_sim_opts_init(&o);
     weft_work_ctx *c = NULL;
     CHECK_ERR(weft_work_ctx_new(t, &g, &o, &c), WEFT_OK);
-    weft_model m = weft__test_tiny_model();
+    weft_model m = weft__test_tiny_model(2);
     weft_parallel p;
     weft_parallel_init(&p);
     p.tp = 2;
