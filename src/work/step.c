@@ -338,7 +338,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
     weft_err err = weft_work_counts(m, p, c->ranks, &r.counts, d);
     if (err)
         return err;
-    if (p->prec != WEFT_PREC_FP32 && !(g->peak[p->prec] > 0))
+    if (!weft__work_prec_ok(g, p->prec))
         return weft_diag_set(d, WEFT_EINVAL, "--%s: the %s has no %s tensor cores",
                              p->prec == WEFT_PREC_FP8 ? "fp8-format" : weft_prec_name(p->prec),
                              g->name, weft_prec_name(p->prec));
@@ -356,7 +356,7 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                                  p->dist_opt ? "--use-distributed-optimizer" : "--zero-stage");
     }
     uint32_t dp = r.counts.dp, mb = r.counts.microbatches, v = r.counts.vstages;
-    r.fits = (double)r.counts.mem_total <= g->hbm_bytes;
+    r.fits = weft__work_fits(g, &r.counts);
     if (check_memory && !r.fits)
         return weft_diag_set(d, WEFT_EINVAL,
                              "memory: %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer "

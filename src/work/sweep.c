@@ -75,9 +75,9 @@ weft_err weft_work_sweep(weft_work_ctx *c, const weft_model *m0, const weft_para
                                     weft__free(e);
                                     return weft_diag_code(d, WEFT_ENOMEM);
                                 }
-                                if (p.prec != WEFT_PREC_FP32 && !(c->gpu->peak[p.prec] > 0))
+                                if (!weft__work_prec_ok(c->gpu, p.prec))
                                     continue; /* fp8 on a GPU without it */
-                                if (!((double)cnt.mem_total <= c->gpu->hbm_bytes)) {
+                                if (!weft__work_fits(c->gpu, &cnt)) {
                                     /* Ranked after those that fit, by memory, not
                                      * predicted (most of a large model's space). */
                                     memset(&e[len].res, 0, sizeof e[len].res);

@@ -352,4 +352,16 @@ weft_err weft__work_step_links(weft_work_ctx *c, const weft_parallel *p, uint32_
 weft_err weft__work_trace(FILE *f, weft_work_ctx *c, const weft_parallel *p, uint32_t dp,
                           const weft_step_result *r, weft_diag *d);
 
+/* Whether the GPU has tensor cores of precision prec (FP32 always runs). */
+static inline bool weft__work_prec_ok(const weft_gpu *g, weft_prec prec)
+{
+    return prec == WEFT_PREC_FP32 || g->peak[prec] > 0;
+}
+
+/* Whether counts' memory per GPU fits g's HBM. */
+static inline bool weft__work_fits(const weft_gpu *g, const weft_counts *c)
+{
+    return (double)c->mem_total <= g->hbm_bytes;
+}
+
 #endif
