@@ -32,29 +32,7 @@ BURSTS=(16kb 16kb 16kb 10kb)
 . "$SRC/tests/netns/lib.sh"
 netns_begin weftsp
 
-mkns "$SW"
-ip -n "$SW" link add br0 type bridge || die "cannot create a bridge (no bridge support?)"
-ip -n "$SW" link set br0 up || die "bridge up"
-for i in 0 1 2 3; do
-    H=$P-h$i
-    mkns "$H"
-    ip link add eth0 netns "$H" type veth peer name p$i netns "$SW" || die "veth h$i"
-    ip -n "$SW" link set p$i mtu 9000 || die "mtu of p$i"
-    ip -n "$H" link set eth0 mtu 9000 || die "mtu of eth0 in h$i"
-    ip -n "$SW" link set p$i master br0 || die "bridge port p$i"
-    ip -n "$SW" link set p$i up || die "p$i up"
-    ip -n "$H" addr add 198.18.0.$((i + 1))/24 dev eth0 || die "address of h$i"
-    ip -n "$H" link set eth0 up || die "eth0 up in h$i"
-    ip -n "$H" link set lo up || die "lo up in h$i"
-    tc -n "$H" qdisc add dev eth0 root tbf rate ${RATES[$i]} burst ${BURSTS[$i]} latency 100ms ||
-        die "tbf on h$i (kernel without sch_tbf?)"
-    tc -n "$SW" qdisc add dev p$i root tbf rate ${RATES[$i]} burst ${BURSTS[$i]} latency 100ms ||
-        die "tbf on p$i"
-    # No pacing (docs/netns.md, "Pacing"), as fabric.sh.
-    for cc in cubic reno; do
-        ip netns exec "$H" sysctl -qw net.ipv4.tcp_congestion_control=$cc 2>/dev/null && break
-    done
-done
+one_nic_hosts
 cat >"$TMP/rank.sh" <<EOF2
 #!/bin/sh
 export WEFT_NETNS=/var/run/netns/$P-h\$WEFT_RANK WEFT_SOCKET_IFNAME=eth0
