@@ -293,22 +293,7 @@ static bool dual_bound(cg *g, mpq_t *len, const double *flen, mpq_t out)
         uint32_t sv = weft_topo_rank_node(md->t, (weft_rank){md->src[s]}).v;
         dijkstra(g, sv, flen);
         exact_dist(g, sv, len, dist, reached, tmp);
-        mpq_set_ui(acc, 0, 1);
-        for (uint32_t r = 0; r < g->nr; r++) {
-            const mpq_t *q = &md->dem[(size_t)s * g->nr + r];
-            uint32_t v = weft_topo_rank_node(md->t, (weft_rank){r}).v;
-            if (mpq_sgn(*q) == 0)
-                continue;
-            if (!reached[v]) {
-                ok = false;
-                break;
-            }
-            mpq_mul(tmp, *q, dist[v]);
-            mpq_add(acc, acc, tmp);
-        }
-        mpq_set_ui(tmp, md->mult[s], 1);
-        mpq_mul(acc, acc, tmp);
-        mpq_add(den, den, acc);
+        ok = weft__a2a_source_term(md, s, dist, reached, den, tmp, acc);
     }
     if (ok && mpq_sgn(den) > 0)
         mpq_div(out, num, den);

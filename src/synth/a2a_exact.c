@@ -79,11 +79,31 @@ static void exact_dist(const model *md, uint32_t s, mpq_t *len, mpq_t *dist, uin
     }
 }
 
+bool weft__a2a_source_term(const model *md, uint32_t s, const mpq_t *dist, const uint8_t *reached,
+                           mpq_t den, mpq_t tmp, mpq_t acc)
+{
+    mpq_set_ui(acc, 0, 1);
+    for (uint32_t r = 0; r < md->nr; r++) {
+        const mpq_t *q = &md->dem[(size_t)s * md->nr + r];
+        uint32_t v = weft_topo_rank_node(md->t, (weft_rank){r}).v;
+        if (mpq_sgn(*q) == 0)
+            continue;
+        if (!reached[v])
+            return false;
+        mpq_mul(tmp, *q, dist[v]);
+        mpq_add(acc, acc, tmp);
+    }
+    mpq_set_ui(tmp, md->mult[s], 1);
+    mpq_mul(acc, acc, tmp);
+    mpq_add(den, den, acc);
+    return true;
+}
+
 /* Upper bound from the lengths: sum |O| cap l / sum mult dem dist. False
  * when the denominator is zero (the lengths prove nothing). */
 static bool dual_bound(const model *md, mpq_t *len, mpq_t out, bool *oom)
 {
-    uint32_t n = md->n, nr = md->nr;
+    uint32_t n = md->n;
     mpq_t *dist = weft__malloc((size_t)n * sizeof *dist);
     uint8_t *done = weft__malloc(n), *reached = weft__malloc(n);
     bool ok = false;
@@ -105,22 +125,8 @@ static bool dual_bound(const model *md, mpq_t *len, mpq_t out, bool *oom)
     for (uint32_t s = 0; s < md->ns && ok; s++) {
         exact_dist(md, weft_topo_rank_node(md->t, (weft_rank){md->src[s]}).v, len, dist, done,
                    reached, tmp);
-        mpq_set_ui(acc, 0, 1);
-        for (uint32_t r = 0; r < nr; r++) {
-            const mpq_t *q = &md->dem[(size_t)s * nr + r];
-            uint32_t v = weft_topo_rank_node(md->t, (weft_rank){r}).v;
-            if (mpq_sgn(*q) == 0)
-                continue;
-            if (!reached[v]) {
-                ok = false; /* cannot happen after check_routes */
-                break;
-            }
-            mpq_mul(tmp, *q, dist[v]);
-            mpq_add(acc, acc, tmp);
-        }
-        mpq_set_ui(tmp, md->mult[s], 1);
-        mpq_mul(acc, acc, tmp);
-        mpq_add(den, den, acc);
+        /* Every rank is reached after check_routes. */
+        ok = weft__a2a_source_term(md, s, dist, reached, den, tmp, acc);
     }
     if (ok && mpq_sgn(den) > 0)
         mpq_div(out, num, den);

@@ -61,6 +61,14 @@ typedef struct cert {
  * fractions); 0 for |x| <= tol. */
 void weft__a2a_rationalize(double x, double tol, mpq_t out);
 
+/* Adds to den source s's share of a dual bound's denominator: mult[s] x
+ * the sum over ranks r of dem[s][r] x dist[r's node], given the exact
+ * distances from s (dist, reached: per node) under the dual lengths; tmp
+ * and acc are scratch. False when a rank s sends to was not reached (the
+ * lengths prove nothing). */
+bool weft__a2a_source_term(const model *md, uint32_t s, const mpq_t *dist, const uint8_t *reached,
+                           mpq_t den, mpq_t tmp, mpq_t acc);
+
 /* Rationalises the duals of the solved program P (tolerance tol) into an
  * exact upper bound c->theta, then proves it reached: the primal made
  * rational (tolerance tol), or with exact set the exact basic solution of
