@@ -7,6 +7,7 @@
 #include "base/testing.h"
 #include "topo/testing_topo.h"
 #include "weft/dlrm.h"
+#include "work/testing_work.h"
 
 static void model(weft_dlrm *m, weft_emb_table *tb, uint32_t nt, uint32_t gpus, uint64_t batch)
 {
@@ -83,14 +84,11 @@ static double brute(weft_dlrm *m, weft_emb_table *tb, const weft_dlrm_costs *k,
 
 static void test_brute(void)
 {
-    weft_topo *topo = weft__test_topo_spec("switch:2,bw=100");
-    CHECK(topo != NULL);
-    if (!topo)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("a100-80g", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(topo, &g, NULL, &c), WEFT_OK);
+    weft_topo *topo = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:2,bw=100", "a100-80g", &g, &topo);
+    if (!c)
+        return;
     /* A big hot table, a tiny one, a mid one of dim 2 (no cw:4). */
     weft_emb_table tb[3] = {{300000000, 128, 8, 4, 0, WEFT_EMB_TW, 1},
                             {10, 128, 1, 4, 0, WEFT_EMB_TW, 1},

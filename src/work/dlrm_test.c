@@ -8,6 +8,7 @@
 #include "topo/testing_topo.h"
 #include "weft/dlrm.h"
 #include "weft/synth.h"
+#include "work/testing_work.h"
 #include "work/work_internal.h"
 
 /* 2 GPUs, 2 samples each; T0: 10 rows x 4 fp32, 2 lookups a sample; T1: 6
@@ -51,14 +52,11 @@ static double dense_bwd(const weft_gpu *g)
 
 static void test_small_tw(void)
 {
-    weft_topo *t = weft__test_topo_spec("switch:2,bw=100");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("a100-80g", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:2,bw=100", "a100-80g", &g, &t);
+    if (!c)
+        return;
     weft_dlrm m;
     small(&m, WEFT_EMB_TW);
     m.bound = true;
@@ -142,14 +140,11 @@ static void test_small_tw(void)
 
 static void test_errors(void)
 {
-    weft_topo *t = weft__test_topo_spec("switch:2,bw=100");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("a100-80g", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:2,bw=100", "a100-80g", &g, &t);
+    if (!c)
+        return;
     weft_dlrm m;
     weft_dlrm_result r;
     weft_diag d;
@@ -190,14 +185,11 @@ static void test_mlperf(void)
     /* The README's sums: 204,184,588 rows, 214 lookups a sample. */
     CHECK_INT(rows, 204184588);
     CHECK_INT(pool, 214);
-    weft_topo *t = weft__test_topo_spec("a100:1");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("a100-80g", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("a100:1", "a100-80g", &g, &t);
+    if (!c)
+        return;
     m.emb.gpus = 8;
     m.emb.batch = 65536 / 8;
     weft_dlrm_result r;
@@ -221,14 +213,11 @@ static void test_mlperf(void)
  * 512 GB all-reduce alone takes 3 s. */
 static void bench_big(void)
 {
-    weft_topo *t = weft__test_topo_spec("h100:16");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("h100:16", "h100-sxm", &g, &t);
+    if (!c)
+        return;
     static weft_emb_table big[1000];
     static const weft_emb_sharding kinds[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_DP};
     weft_dlrm m;

@@ -117,14 +117,11 @@ static void test_tp_overlap(void)
     /* llama3-8b, TP 2 on one H100 box, bf16: the same compute, less TP
      * exposed, the bytes of 6 all-gathers and 4 reduce-scatters per layer
      * (the norm outputs gathered again in the backward), 10 collectives. */
-    weft_topo *t = weft__test_topo_spec("h100:1");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("h100:1", "h100-sxm", &g, &t);
+    if (!c)
+        return;
     CHECK(weft_model_find("llama3-8b", &m));
     m.seq = 4096;
     weft_model_complete(&m);

@@ -2,9 +2,11 @@
 #ifndef WEFT_WORK_TESTING_WORK_H
 #define WEFT_WORK_TESTING_WORK_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/testing.h"
+#include "weft/topo.h"
 #include "weft/work.h"
 
 /* A GPT of `layers` layers, hidden 64, 4 heads, sequence 32, vocabulary
@@ -32,6 +34,27 @@ static inline void weft__test_check_refused(const weft_parallel *p, const weft_m
     weft_counts c;
     CHECK_ERR(weft_work_counts(m, p, ranks, &c, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, msg);
+}
+
+/* A step context on the fabric spec with the GPU preset gpu (*g, *t: both,
+ * free *t after the context), or NULL after a failed CHECK. */
+static inline weft_work_ctx *weft__test_work_ctx(const char *spec, const char *gpu, weft_gpu *g,
+                                                 weft_topo **t)
+{
+    weft_work_ctx *c = NULL;
+    weft_diag d;
+    *t = NULL;
+    if (weft_topo_from_spec(spec, NULL, t, &d))
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    CHECK(*t != NULL);
+    CHECK(weft_gpu_find(gpu, g));
+    if (*t)
+        CHECK_ERR(weft_work_ctx_new(*t, g, NULL, &c), WEFT_OK);
+    if (!c) {
+        weft_topo_free(*t);
+        *t = NULL;
+    }
+    return c;
 }
 
 #endif

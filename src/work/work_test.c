@@ -467,14 +467,11 @@ static void test_embedding_loss(void)
 /* The step's communication volume per kind against closed forms. */
 static void test_volumes(void)
 {
-    weft_topo *t = weft__test_topo_spec("switch:16,bw=100");
-    CHECK(t != NULL);
-    if (!t)
-        return;
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
-    weft_work_ctx *c = NULL;
-    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:16,bw=100", "h100-sxm", &g, &t);
+    if (!c)
+        return;
     weft_model m;
     memset(&m, 0, sizeof m);
     m.layers = 4;
