@@ -23,6 +23,30 @@
  * its dep carry the same bytes; WEFT_EINVAL otherwise), so a coupled
  * forwarder, frozen at its dep's level, gets its dep's rate.
  *
+ * Traffic classes (sim_engine_set_class). A flow is in class 0 (the
+ * default: training traffic) or a background class 1 .. 7, and links serve
+ * the classes in strict priority: class 0 is filled max-min fair (with its
+ * weights) on the links' capacities as if no other class existed, then
+ * class 1 max-min fair on what class 0 left of each link, then class 2 on
+ * what classes 0 and 1 left, and so on; a flow whose betters leave a link
+ * of its route nothing waits at rate 0. There is no sharing between
+ * classes, weighted or otherwise: a background class only ever takes
+ * capacity a better class leaves idle, and is preempted the moment that
+ * class wants it back (a fluid strict-priority scheduler, as 802.1Q strict
+ * priority or tc-prio(8), with no buffers to drain). Each class keeps its
+ * own per-link lists and refills only when its own flows or the capacity
+ * left to it change, so the guarantee is exact: a class-0 flow whose
+ * dependencies, cut-through and queue deps are all (transitively) class 0
+ * gets the same start, drain and done times, bit for bit, with or without
+ * any background flows (the flows of a class only see the classes before
+ * it). Runs with no background flow are the classless model, bit for bit.
+ * A token bucket shapes class 0 only: its tokens count class 0's bytes,
+ * and a background class may use the link's rate (the bucket's fill rate)
+ * that class 0 leaves, never the peak, so it can neither take class 0's
+ * tokens nor delay it. A cut-through pair must be in one class (WEFT_EINVAL
+ * from sim_engine_run otherwise). A run with background flows is never
+ * reduced by symmetry.
+ *
  * Time. A flow is released when all the flows it depends on are done, and
  * starts `alpha` seconds later (the per-op overhead). Its bytes are in flight
  * along the whole route at once: it competes for bandwidth from its start
@@ -119,6 +143,11 @@ weft_err sim_engine_add_flow(sim_engine *e, uint32_t route, double bytes, double
  * "Weights"; sim_engine_add_flow is weight 1). */
 weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double bytes, double mult,
                                       double w, uint32_t *flow_id);
+/* Traffic classes 0 .. SIM_ENGINE_CLASSES - 1 (see "Traffic classes"). */
+#define SIM_ENGINE_CLASSES 8
+/* Puts flow f in class cls (0, training, by default; higher classes are
+ * served after lower ones). WEFT_EINVAL for a bad flow or class. */
+weft_err sim_engine_set_class(sim_engine *e, uint32_t f, uint32_t cls);
 /* Flow f is released only after flow dep is done. */
 weft_err sim_engine_add_dep(sim_engine *e, uint32_t f, uint32_t dep);
 /* Flow f is queued behind flow dep (the next message of a FIFO stream):

@@ -25,6 +25,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     e->lstamp = weft__calloc(n, sizeof *e->lstamp);
     e->r_off = weft__calloc(1, sizeof *e->r_off);
     e->route_cap = 1;
+    e->n_cls = e->n_lists = 1;
     if (!e->cap || !e->lmult || !e->expect || !e->carried || !e->lflows || !e->resid || !e->wsum ||
         !e->ucount || !e->lstamp || !e->r_off) {
         sim_engine_free(e);
@@ -66,8 +67,11 @@ void sim_engine_free(sim_engine *e)
     if (!e)
         return;
     if (e->lflows)
-        for (uint32_t i = 0; i < e->n_links; i++)
+        for (size_t i = 0; i < (size_t)e->n_links * e->n_lists; i++)
             weft__free(e->lflows[i].v);
+    if (e->cseeds)
+        for (uint32_t c = 1; c < e->n_cls; c++)
+            weft__free(e->cseeds[c - 1].v);
     void *arrays[] = {
         e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,  e->resid,
         e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,   e->r_link.v,
@@ -79,7 +83,7 @@ void sim_engine_free(sim_engine *e)
         e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
         e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
-        e->b_load};
+        e->b_load,       e->f_cls,    e->ccap,     e->cseeds};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     weft__evheap_fini(&e->heap);
@@ -157,7 +161,8 @@ static weft_err grow_flows(sim_engine *e)
         resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
         resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
         resize(&e->f_slot, cap, sizeof *e->f_slot) && resize(&e->f_left, cap, sizeof *e->f_left) &&
-        (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w));
+        (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w)) &&
+        (!e->f_cls || resize(&e->f_cls, cap, sizeof *e->f_cls));
     if (!ok)
         return WEFT_ENOMEM;
     e->flow_cap = cap;
@@ -189,6 +194,8 @@ weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double byte
     uint32_t f = e->n_flows;
     if (e->f_w)
         e->f_w[f] = w;
+    if (e->f_cls)
+        e->f_cls[f] = 0;
     e->f_route[f] = route;
     e->f_bytes[f] = bytes;
     e->f_mult[f] = mult;
@@ -205,6 +212,50 @@ weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double byte
         e->expect[e->r_link.v[k]] += e->r_coef[k] * bytes;
     e->n_flows++;
     *flow_id = f;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_set_class(sim_engine *e, uint32_t f, uint32_t cls)
+{
+    if (f >= e->n_flows || cls >= SIM_ENGINE_CLASSES || e->ran)
+        return WEFT_EINVAL;
+    if (cls && !e->f_cls) {
+        /* The first background flow: every flow so far is class 0. */
+        e->f_cls = weft__calloc(e->flow_cap, sizeof *e->f_cls);
+        if (!e->f_cls)
+            return WEFT_ENOMEM;
+    }
+    if (e->f_cls)
+        e->f_cls[f] = (uint8_t)cls;
+    return WEFT_OK;
+}
+
+weft_err sim_eng_build_classes(sim_engine *e)
+{
+    uint32_t top = 0;
+    for (uint32_t f = 0; e->f_cls && f < e->n_flows; f++)
+        if (e->f_cls[f] > top)
+            top = e->f_cls[f];
+    if (!top)
+        return WEFT_OK;
+    for (size_t i = 0; i < e->ct_f.n; i++)
+        if (e->f_cls[e->ct_f.v[i]] != e->f_cls[e->ct_on.v[i]])
+            return WEFT_EINVAL;
+    size_t n = e->n_links ? e->n_links : 1, lists = n * (top + 1);
+    vec32 *lf = weft__realloc_array(e->lflows, lists, sizeof *lf);
+    if (!lf)
+        return WEFT_ENOMEM;
+    memset(lf + n, 0, (lists - n) * sizeof *lf);
+    e->lflows = lf;
+    e->n_lists = top + 1;
+    e->ccap = weft__malloc(n * top * sizeof *e->ccap);
+    e->cseeds = weft__calloc(top, sizeof *e->cseeds);
+    if (!e->ccap || !e->cseeds)
+        return WEFT_ENOMEM;
+    e->n_cls = top + 1;
+    /* Until class 0 is first filled on a link, the link is idle. */
+    for (uint32_t c = 1; c <= top; c++)
+        memcpy(e->ccap + (size_t)(c - 1) * n, e->cap, n * sizeof *e->cap);
     return WEFT_OK;
 }
 

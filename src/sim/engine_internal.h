@@ -138,6 +138,18 @@ struct sim_engine {
     double *b_size, *b_peak, *b_rate, *b_tok, *b_upd, *b_load;
     uint32_t b_ev;
 
+    /* Traffic classes (sim_engine_set_class): f_cls per flow, NULL while
+     * every flow is class 0; n_cls = 1 + the highest class (1 until the
+     * run starts). From the start of a run lflows holds n_cls x n_links
+     * lists, class c's list of link l at c x n_links + l (class 0's are
+     * the first n_links, as without classes); for c >= 1, ccap[(c - 1) x
+     * n_links + l] is the capacity class c may use on link l (what the
+     * classes before it left) and cseeds[c - 1] its links to refill. */
+    uint8_t *f_cls;
+    uint32_t n_cls, n_lists;
+    double *ccap;
+    vec32 *cseeds;
+
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -160,6 +172,12 @@ static inline weft_err sim_eng_vec_push(vec32 *v, uint32_t x)
 static inline double sim_eng_weight(const sim_engine *e, uint32_t f)
 {
     return e->f_w ? e->f_w[f] : 1.0;
+}
+
+/* Flow f's traffic class. */
+static inline uint32_t sim_eng_class(const sim_engine *e, uint32_t f)
+{
+    return e->f_cls ? e->f_cls[f] : 0;
 }
 
 /* Link l's bucket tokens at time t: those of its last update plus its
@@ -185,6 +203,9 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d);
  * there are no cut-through edges). Called once, at the start of a run. */
 weft_err sim_eng_build_succ(sim_engine *e);
 weft_err sim_eng_build_ct(sim_engine *e);
+/* The per-class lists, capacities and seeds (nothing when every flow is
+ * class 0); WEFT_EINVAL when a cut-through pair spans two classes. */
+weft_err sim_eng_build_classes(sim_engine *e);
 /* q_next, f_nb and f_rel from the queue edges (nothing without any);
  * WEFT_EINVAL when two flows are queued behind one. */
 weft_err sim_eng_build_queue(sim_engine *e);
@@ -204,7 +225,8 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f);
 /* Queues forwarder f for sim_eng_ct_update (a no-op for a flow without
  * cut-through deps). Needs sim_eng_build_ct's arrays. */
 weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f);
-/* Max-min fair rates of the components touching the seeded links, at t. */
+/* Max-min fair rates of the components touching the seeded links, at t,
+ * class by class in priority order (engine.h, "Traffic classes"). */
 weft_err sim_eng_refill(sim_engine *e, double t);
 
 /* engine_ct.c: called only when the engine has cut-through edges. */

@@ -18,18 +18,26 @@ void sim_eng_advance(sim_engine *e, uint32_t f, double t)
 
 weft_err sim_eng_seed_route(sim_engine *e, uint32_t f)
 {
-    uint32_t r = e->f_route[f];
+    uint32_t r = e->f_route[f], c = sim_eng_class(e, f);
+    vec32 *seeds = c ? &e->cseeds[c - 1] : &e->seeds;
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
-        if (sim_eng_vec_push(&e->seeds, e->r_link.v[k]))
+        if (sim_eng_vec_push(seeds, e->r_link.v[k]))
             return WEFT_ENOMEM;
     return WEFT_OK;
+}
+
+/* The link lists of f's class. */
+static vec32 *class_lists(sim_engine *e, uint32_t f)
+{
+    return e->lflows + (size_t)sim_eng_class(e, f) * e->n_links;
 }
 
 weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
 {
     uint32_t r = e->f_route[f];
+    vec32 *lists = class_lists(e, f);
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-        vec32 *lf = &e->lflows[e->r_link.v[k]];
+        vec32 *lf = &lists[e->r_link.v[k]];
         e->slot[e->f_slot[f] + (k - e->r_off[r])] = (uint32_t)lf->n;
         if (sim_eng_vec_push(lf, f))
             return WEFT_ENOMEM;
@@ -43,8 +51,9 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
 weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
 {
     uint32_t r = e->f_route[f];
+    vec32 *lists = class_lists(e, f);
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-        vec32 *lf = &e->lflows[e->r_link.v[k]];
+        vec32 *lf = &lists[e->r_link.v[k]];
         uint32_t at = e->slot[e->f_slot[f] + (k - e->r_off[r])];
         uint32_t last = lf->v[--lf->n];
         if (last != f) {
@@ -197,24 +206,53 @@ weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f)
     return sim_eng_vec_push(&e->ct_dirty, f);
 }
 
-/* Max-min fair rates for the components touching the seed links, by
- * progressive filling; reschedules the drain of every flow whose rate
- * changed. With cut-through edges, a component also spans caught-up
- * forwarder/dep pairs, a caught-up forwarder freezes with its dep, and a
- * forwarder left slower than a dep it had caught up with falls behind. */
-weft_err sim_eng_refill(sim_engine *e, double t)
+/* After class c was filled on the component: what it left of each of
+ * the component's links is class c + 1's capacity there (a bucket's
+ * burst excepted: a background class may use the link's rate that class
+ * 0 leaves, never its peak), and those links are class c + 1's to refill.
+ * Filling leaves a saturated link a residue of rounding: below EPS of the
+ * capacity it counts as none. */
+static weft_err pass_down(sim_engine *e, uint32_t c, const double *cap)
+{
+    if (c + 1 >= e->n_cls)
+        return WEFT_OK;
+    double *next = e->ccap + (size_t)c * e->n_links;
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        double left = e->resid[l];
+        if (!c && e->b_size && e->b_size[l] > 0)
+            left -= cap[l] - e->b_rate[l];
+        next[l] = left > EPS * cap[l] ? left : 0;
+        if (sim_eng_vec_push(&e->cseeds[c], l))
+            return WEFT_ENOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* Max-min fair rates of class c for the components touching its seed
+ * links, by progressive filling over the capacity the classes before it
+ * left; reschedules the drain of every flow whose rate changed. With
+ * cut-through edges, a component also spans caught-up forwarder/dep
+ * pairs, a caught-up forwarder freezes with its dep, and a forwarder left
+ * slower than a dep it had caught up with falls behind. Class 0 sees the
+ * links' own capacities and lists, so without background flows this is
+ * the classless filling, bit for bit. */
+static weft_err refill_class(sim_engine *e, double t, uint32_t c)
 {
     uint64_t ep = ++e->epoch;
     bool ct = e->ct_f.n > 0;
+    vec32 *lists = e->lflows + (size_t)c * e->n_links;
+    vec32 *seeds = c ? &e->cseeds[c - 1] : &e->seeds;
+    const double *cap = c ? e->ccap + (size_t)(c - 1) * e->n_links : e->cap;
     e->comp_links.n = e->comp_flows.n = 0;
-    for (size_t i = 0; i < e->seeds.n; i++)
-        if (comp_add_link(e, e->seeds.v[i], ep))
+    for (size_t i = 0; i < seeds->n; i++)
+        if (comp_add_link(e, seeds->v[i], ep))
             return WEFT_ENOMEM;
-    e->seeds.n = 0;
+    seeds->n = 0;
     for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
-        for (size_t j = 0; j < e->lflows[l].n; j++) {
-            uint32_t f = e->lflows[l].v[j];
+        for (size_t j = 0; j < lists[l].n; j++) {
+            uint32_t f = lists[l].v[j];
             if (e->f_stamp[f] == ep)
                 continue;
             e->f_stamp[f] = ep;
@@ -223,20 +261,22 @@ weft_err sim_eng_refill(sim_engine *e, double t)
                 return WEFT_ENOMEM;
         }
     }
-    if (e->b_size)
+    bool buckets = e->b_size && !c; /* they count class 0's load only */
+    if (buckets)
         buckets_before(e, t);
     if (!e->comp_flows.n) {
-        if (e->b_size) { /* idle now: the buckets fill */
+        if (buckets || c + 1 < e->n_cls) { /* idle now: the buckets fill */
             for (size_t i = 0; i < e->comp_links.n; i++)
-                e->resid[e->comp_links.v[i]] = e->cap[e->comp_links.v[i]];
-            buckets_after(e, t);
+                e->resid[e->comp_links.v[i]] = cap[e->comp_links.v[i]];
+            if (buckets)
+                buckets_after(e, t);
         }
-        return WEFT_OK;
+        return pass_down(e, c, cap);
     }
     e->st.refills++;
     for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
-        e->resid[l] = e->cap[l];
+        e->resid[l] = cap[l];
         e->wsum[l] = 0;
         e->ucount[l] = 0;
     }
@@ -266,8 +306,8 @@ weft_err sim_eng_refill(sim_engine *e, double t)
         uint32_t l = weft__evheap_pop(&e->fill);
         if (lam > level)
             level = lam;
-        for (size_t j = 0; j < e->lflows[l].n; j++) {
-            uint32_t f = e->lflows[l].v[j];
+        for (size_t j = 0; j < lists[l].n; j++) {
+            uint32_t f = lists[l].v[j];
             if (e->f_frozen[f])
                 continue;
             if (!ct)
@@ -298,8 +338,14 @@ weft_err sim_eng_refill(sim_engine *e, double t)
             e->f_rate0[f] = nr;
         e->f_rate[f] = nr;
         double left = e->f_rem[f];
-        double when = left <= EPS * e->f_bytes[f] ? t : t + left / nr;
-        weft__evheap_set(&e->heap, f, when);
+        /* A background flow its betters leave no capacity waits (no drain
+         * event) until they do. */
+        if (left <= EPS * e->f_bytes[f])
+            weft__evheap_set(&e->heap, f, t);
+        else if (nr > 0)
+            weft__evheap_set(&e->heap, f, t + left / nr);
+        else if (weft__evheap_contains(&e->heap, f))
+            weft__evheap_remove(&e->heap, f);
         if (ct) {
             /* Its catch-up times, and those of forwarders behind it, move. */
             if (sim_eng_ct_mark(e, f))
@@ -312,7 +358,17 @@ weft_err sim_eng_refill(sim_engine *e, double t)
             }
         }
     }
-    if (e->b_size)
+    if (buckets)
         buckets_after(e, t);
+    return pass_down(e, c, cap);
+}
+
+weft_err sim_eng_refill(sim_engine *e, double t)
+{
+    for (uint32_t c = 0; c < e->n_cls; c++) {
+        weft_err err = refill_class(e, t, c);
+        if (err)
+            return err;
+    }
     return WEFT_OK;
 }

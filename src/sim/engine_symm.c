@@ -392,7 +392,7 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d)
 {
     if (e->ran || !(alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: engine already ran or bad alpha");
-    if (e->symm && e->n_flows >= SYMM_MIN_FLOWS && !e->b_size) {
+    if (e->symm && e->n_flows >= SYMM_MIN_FLOWS && !e->b_size && !e->f_cls) {
         bool done = false;
         weft_err err = run_reduced(e, alpha_s, &done, d);
         if (err || done) {
