@@ -504,6 +504,37 @@ WEFT_API weft_err weft_ckpt_plan(const weft_ckpt_spec *spec, const weft_gpu *g,
                                  double failures_per_day, double restart_s, weft_ckpt_result *out,
                                  weft_diag *d);
 
+/* The GEMINI checkpoint of cr (weft_ckpt_plan's result for spec, g, r
+ * and ip) simulated by the flow engine instead of by arithmetic: per box
+ * (boxes with the same NIC group and idle intervals once), the step's
+ * busy intervals on its NIC group replayed as training flows (class 0)
+ * that hold the group whole, and the checkpoint as one background flow
+ * (class 1, strict priority) over the NIC group and the box's PCIe. Where
+ * the boxes' NIC groups have one bandwidth its iters and added_every_s
+ * are weft_ckpt_plan's, to rounding (src/work/ckpt_sim.c says why);
+ * training_delay_s is 0 by the engine's priority model. */
+#define WEFT_CKPT_SIM_STEPS 4096
+typedef struct weft_ckpt_sim {
+    uint32_t iters;          /* the step in which a checkpoint sent from a step's
+                                start arrives, the latest box's (0: a box has no
+                                idle time; UINT32_MAX: beyond the steps replayed,
+                                at most WEFT_CKPT_SIM_STEPS) */
+    double added_every_s;    /* its arrival after one step's traffic, less the step
+                                (0 when within it): the time added to checkpoint
+                                every step */
+    double arrival_s;        /* the arrival over repeating steps, from the first
+                                step's start */
+    double training_delay_s; /* the most a training flow finished later beside
+                                the checkpoint than without it */
+    uint32_t steps;          /* steps replayed (the most of any box) */
+    uint32_t groups;         /* NIC groups simulated */
+    uint64_t flows;          /* engine flows, every run */
+} weft_ckpt_sim;
+/* WEFT_EINVAL when the GPU has no host figures; WEFT_ENOMEM. */
+WEFT_API weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
+                                     const weft_ckpt_result *cr, weft_ckpt_sim *out,
+                                     weft_diag *d);
+
 /* The probability that k machines failing at once (every k-subset of the
  * n machines equally likely) lose every replica of some machine's
  * checkpoint, K replicas each: group placement (n / K groups of K

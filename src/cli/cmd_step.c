@@ -819,6 +819,13 @@ int cli_cmd_step(int argc, char **argv)
                                  cspec, co.boxes, co.spec.replicas);
             goto free_ctx;
         }
+        if (co.ckpt && co.spec.kind == WEFT_CKPT_GEMINI) {
+            if ((err = weft_ckpt_simulate(&g, &co.ip, &co.cr, &co.cs, &d))) {
+                rc = cli_fail(err, &d);
+                goto free_ctx;
+            }
+            co.sim = true;
+        }
     }
     weft_gc_report gcr;
     memset(&gcr, 0, sizeof gcr);

@@ -66,6 +66,23 @@ void cli_step_ckpt_json(cli_json *j, const cli_ckpt_out *o)
         cli_json_kv_double(j, "interval_s", c->interval_s);
         cli_json_kv_double(j, "lost_per_day_s", c->lost_per_day_s);
     }
+    if (o->sim) {
+        const weft_ckpt_sim *s = &o->cs;
+        cli_json_key(j, "engine");
+        cli_json_begin_object(j);
+        cli_json_key(j, "iterations_per_checkpoint"); /* null: beyond the steps replayed */
+        if (s->iters == UINT32_MAX)
+            cli_json_null(j);
+        else
+            cli_json_uint(j, s->iters);
+        cli_json_kv_double(j, "added_s_every_iteration", s->added_every_s);
+        cli_json_kv_double(j, "arrival_s", s->arrival_s);
+        cli_json_kv_double(j, "training_delay_s", s->training_delay_s);
+        cli_json_kv_uint(j, "steps_replayed", s->steps);
+        cli_json_kv_uint(j, "nic_groups", s->groups);
+        cli_json_kv_uint(j, "flows", s->flows);
+        cli_json_end_object(j);
+    }
     if (gem) {
         cli_json_key(j, "loss_probability");
         cli_json_begin_array(j);
@@ -119,6 +136,19 @@ void cli_step_ckpt_print(const cli_ckpt_out *o)
             printf("  every      iteration, adding %.4f s (no idle time)\n", c->added_every_s);
         if (c->iters > 1)
             printf("  each step  %.4f s added to checkpoint every iteration\n", c->added_every_s);
+        if (o->sim) {
+            const weft_ckpt_sim *s = &o->cs;
+            printf("  engine     ");
+            if (s->iters == UINT32_MAX)
+                printf("beyond %u steps replayed", WEFT_CKPT_SIM_STEPS);
+            else if (s->iters)
+                printf("every %u iteration%s", s->iters, s->iters == 1 ? "" : "s");
+            else
+                printf("never at no added time");
+            printf(", %.4f s added to checkpoint every iteration, training delayed %g s "
+                   "(class-1 flows beside %u step%s of NIC traffic)\n",
+                   s->added_every_s, s->training_delay_s, s->steps, s->steps == 1 ? "" : "s");
+        }
     } else {
         printf("  save       %.4f s, blocking, every %u iterations\n", c->added_every_s, c->iters);
     }

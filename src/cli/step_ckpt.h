@@ -13,6 +13,8 @@ typedef struct cli_ckpt_out {
     weft_idle_profile ip;
     weft_ckpt_spec spec;
     weft_ckpt_result cr;
+    bool sim; /* gemini: cs holds the engine's replay (weft_ckpt_simulate) */
+    weft_ckpt_sim cs;
     double F, restart;
     uint32_t boxes;
 } cli_ckpt_out;

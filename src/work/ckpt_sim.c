@@ -1,0 +1,199 @@
+/* The GEMINI checkpoint replayed through the flow engine
+ * (weft_ckpt_simulate, weft/work.h; docs/step.md "Checkpoints").
+ *
+ * Per box, one engine of two links: the box's NIC group (its bandwidth out
+ * of the host) and its PCIe (ranks x the GPU's x16 link, the host figures
+ * of ckpt.c). The step's training traffic on the NIC group is replayed as
+ * class-0 flows: one per busy interval of weft_work_idle's profile, each
+ * released at the interval's start (a linkless timer flow whose route
+ * latency is that time) and carrying the group's bandwidth x the
+ * interval's length, so that it holds the group whole from the interval's
+ * start to its end, and the replay repeats the step. The checkpoint, K - 1
+ * copies of the box's state, is one class-1 flow over NIC group and PCIe
+ * from the first step's start: the engine's strict priority (engine.h,
+ * "Traffic classes") gives it what training leaves, and nothing more.
+ *
+ * Why it must agree with ckpt.c's analytic answer: the replayed training
+ * flows saturate the NIC group exactly in its busy intervals and leave it
+ * idle otherwise, which is the analytic model's assumption (the checkpoint
+ * moves only in idle time, at min(NIC group, PCIe)), so a checkpoint of S
+ * bytes with I bytes of idle a step arrives in step ceil(S / I), and sent
+ * after one step's traffic it needs (S - I) / path beyond the step. The
+ * engine reaches those figures by simulation (rates by progressive
+ * filling, class by class, event by event) rather than by arithmetic; the
+ * boxes are all simulated and the latest decides, where ckpt.c takes the
+ * box of least idle bytes (the same one when the boxes' NIC groups have
+ * one bandwidth). And the engine checks what the model promises: every
+ * training flow finishes at the same time, bit for bit, with the
+ * checkpoint as without it. */
+#include <math.h>
+#include <string.h>
+
+#include "sim/engine.h"
+#include "work/work_internal.h"
+
+/* At most this many steps replayed, and this many engine flows in one
+ * replay (a bound on the work; a checkpoint needing more steps is
+ * reported as beyond the replay). */
+#define MAX_STEPS WEFT_CKPT_SIM_STEPS
+#define MAX_FLOWS (1u << 20)
+
+/* How many busy intervals group gr has in [0, step] (the complement of
+ * its idle intervals). */
+static uint32_t busy_count(const weft_idle_group *gr, double step)
+{
+    uint32_t n = 0;
+    double prev = 0;
+    for (size_t i = 0; i < gr->n; i++) {
+        n += gr->iv[i][0] > prev;
+        prev = gr->iv[i][1];
+    }
+    return n + (prev < step);
+}
+
+/* One replay: `steps` steps of gr's busy intervals as class-0 flows on the
+ * NIC group, and with send > 0 the checkpoint as a class-1 flow over NIC
+ * group and PCIe. The engine after its run in *out (NULL on failure); the
+ * checkpoint flow is the last one. */
+static weft_err replay(const weft_idle_group *gr, double step, double pcie_gbs, double send,
+                       uint32_t steps, sim_engine **out)
+{
+    double cap[2] = {gr->bw_gbs * 1e9, pcie_gbs * 1e9};
+    sim_engine *e = NULL;
+    weft_err err = sim_engine_new(2, cap, NULL, &e);
+    uint32_t nic = 0, both[2] = {0, 1}, rnic = 0, rboth = 0;
+    double one[2] = {1, 1};
+    if (!err && !(err = sim_engine_add_route(e, 1, &nic, one, 0, &rnic)))
+        err = sim_engine_add_route(e, 2, both, one, 0, &rboth);
+    for (uint32_t k = 0; !err && k < steps; k++) {
+        double prev = 0, off = k * step;
+        for (size_t i = 0; !err && i <= gr->n; i++) {
+            double a = prev, b = i < gr->n ? gr->iv[i][0] : step;
+            if (i < gr->n)
+                prev = gr->iv[i][1];
+            if (!(b > a))
+                continue;
+            uint32_t rt, timer, f;
+            if (!(err = sim_engine_add_route(e, 0, NULL, NULL, off + a, &rt)) &&
+                !(err = sim_engine_add_flow(e, rt, 0, 1, &timer)) &&
+                !(err = sim_engine_add_flow(e, rnic, cap[0] * (b - a), 1, &f)))
+                err = sim_engine_add_dep(e, f, timer);
+        }
+    }
+    uint32_t ck;
+    if (!err && send > 0 && !(err = sim_engine_add_flow(e, rboth, send, 1, &ck)))
+        err = sim_engine_set_class(e, ck, 1);
+    if (!err)
+        err = sim_engine_run(e, 0, NULL);
+    if (err) {
+        sim_engine_free(e);
+        e = NULL;
+    }
+    *out = e;
+    return err;
+}
+
+/* The checkpoint's arrival over `steps` steps of gr (*arrive), and the
+ * most a training flow finishes later beside it than without it, folded
+ * into *delay. */
+static weft_err arrival(const weft_idle_group *gr, double step, double pcie_gbs, double send,
+                        uint32_t steps, double *arrive, double *delay, uint64_t *flows)
+{
+    sim_engine *with = NULL, *without = NULL;
+    weft_err err = replay(gr, step, pcie_gbs, send, steps, &with);
+    if (!err)
+        err = replay(gr, step, pcie_gbs, 0, steps, &without);
+    if (!err) {
+        uint32_t n = sim_engine_num_flows(without);
+        *flows += n + sim_engine_num_flows(with);
+        for (uint32_t f = 0; f < n; f++) {
+            double s, dr, d1, d2;
+            sim_engine_flow_times(with, f, &s, &dr, &d1);
+            sim_engine_flow_times(without, f, &s, &dr, &d2);
+            if (d1 - d2 > *delay)
+                *delay = d1 - d2;
+        }
+        double s, dr;
+        sim_engine_flow_times(with, n, &s, &dr, arrive);
+    }
+    sim_engine_free(with);
+    sim_engine_free(without);
+    return err;
+}
+
+/* Has an earlier NIC group of ip the same bandwidth and idle intervals as
+ * group i (so the same replay)? */
+static bool seen(const weft_idle_profile *ip, size_t i)
+{
+    const weft_idle_group *g = &ip->g[i];
+    for (size_t j = 0; j < i; j++) {
+        const weft_idle_group *h = &ip->g[j];
+        if (h->nic && h->bw_gbs == g->bw_gbs && h->n == g->n &&
+            (!g->n || !memcmp(h->iv, g->iv, g->n * sizeof *g->iv)))
+            return true;
+    }
+    return false;
+}
+
+weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
+                            const weft_ckpt_result *cr, weft_ckpt_sim *out, weft_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    weft_host_figures h;
+    if (!weft_host_figures_get(g->name, &h))
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "--checkpoint gemini: no host figures (PCIe, host memory) for GPU "
+                             "'%s' (a100-40g, a100-80g, h100-sxm, h200 have them)",
+                             g->name);
+    double step = (double)ip->step_ns * 1e-9, send = cr->send_box;
+    double pcie = ip->ranks_per_box * h.pcie_gbs;
+    out->iters = 1;
+    if (!(send > 0))
+        return WEFT_OK; /* one replica: nothing to send */
+    uint32_t worst = 1;
+    bool never = false, beyond = false;
+    for (size_t i = 0; i < ip->n; i++) {
+        const weft_idle_group *gr = &ip->g[i];
+        if (!gr->nic || seen(ip, i))
+            continue;
+        out->groups++;
+        /* Every iteration: one step's traffic, then the rest alone. */
+        double t1 = 0;
+        weft_err err = arrival(gr, step, pcie, send, 1, &t1, &out->training_delay_s, &out->flows);
+        if (err)
+            return weft_diag_code(d, err);
+        if (t1 - step > out->added_every_s)
+            out->added_every_s = t1 - step;
+        if (gr->idle_ns <= 0) {
+            never = true; /* never at no added time */
+            continue;
+        }
+        /* Over repeating steps: enough of them for the idle bytes to
+         * cover the checkpoint, and one more. */
+        double path = fmin(gr->bw_gbs, pcie) * 1e9, idle = path * (double)gr->idle_ns * 1e-9;
+        uint32_t flows_step = 2 * (busy_count(gr, step) + 1);
+        double need = ceil(send / idle) + 1;
+        if (need > MAX_STEPS || need * flows_step > MAX_FLOWS) {
+            beyond = true;
+            continue;
+        }
+        uint32_t steps = (uint32_t)need;
+        double tm = 0;
+        err = arrival(gr, step, pcie, send, steps, &tm, &out->training_delay_s, &out->flows);
+        if (err)
+            return weft_diag_code(d, err);
+        if (steps > out->steps)
+            out->steps = steps;
+        if (tm > out->arrival_s)
+            out->arrival_s = tm;
+        /* The step the checkpoint arrives in (an arrival at a step's very
+         * end, to rounding, is that step's). */
+        double k = ceil(tm / step - 1e-9);
+        if (k > steps)
+            beyond = true;
+        else if (k > worst)
+            worst = (uint32_t)k;
+    }
+    out->iters = never ? 0 : beyond ? UINT32_MAX : worst;
+    return WEFT_OK;
+}
