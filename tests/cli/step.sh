@@ -297,6 +297,22 @@ expect_out_has "checkpoint: gemini (2 replicas, group placement)"
 expect_out_has "  state      3.06 GB per GPU, 24.5 GB per box; a box sends 24.5 GB at 200.0 GB/s"
 expect_out_has "  every      1 iteration at no added step time"
 expect_out_has "  P(loss | 2 boxes fail) group 1, ring 1"
+# The engine's replay (checkpoint as class-1 flows beside the step's NIC
+# traffic) agrees and delays no training flow.
+expect_out_has "  engine     every 1 iteration, 0.0000 s added to checkpoint every iteration, training delayed 0 s (class-1 flows beside 2 steps of NIC traffic)"
+# DP 16 across the two boxes: the idle time needs two steps; the engine's
+# figures are the analytic ones (src/work/ckpt_sim.c says why).
+run step --fabric a100:2 --gpu a100-80g --model gpt-1.7b --global-batch-size 64 --checkpoint gemini --json
+expect_rc 0
+check "engine replay agrees with the analytic plan" python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["checkpoint"]
+e = c["engine"]
+assert c["iterations_per_checkpoint"] == 2 and e["iterations_per_checkpoint"] == 2, (c, e)
+assert abs(e["added_s_every_iteration"] - c["added_s_every_iteration"]) < 1e-9, (c, e)
+assert c["added_s_every_iteration"] > 0.17 and e["training_delay_s"] == 0, (c, e)
+assert e["steps_replayed"] == 3 and e["nic_groups"] == 1, e
+' "$CHECK_OUT_"
 run step $CK --checkpoint remote:bw=10GB/s --failures-per-day 2 --restart 300 --json
 expect_rc 0
 expect_out_has '"bytes_gpu": 3059057664,'
