@@ -73,7 +73,8 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     bool ct = e->ct_f.n > 0;
     e->b_ev = ct ? 2 * e->n_flows : e->n_flows;
     if ((err = sim_eng_build_classes(e)) == WEFT_EINVAL)
-        return weft_diag_set(d, err, "sim: a cut-through flow and its dep are in different classes");
+        return weft_diag_set(d, err,
+                             "sim: a cut-through flow and its dep are in different classes");
     if (err || (err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
         (err = sim_eng_build_queue(e)) ||
         (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||

@@ -198,7 +198,8 @@ double sim_engine_bucket_tokens(const sim_engine *e, uint32_t l);
 /* Bytes a link carried (per physical link it stands for). */
 double sim_engine_link_bytes(const sim_engine *e, uint32_t l);
 /* The rate a flow was first given when it started (bytes/s; for a flow
- * without links or bytes, 0). */
+ * without links or bytes, 0; for a background flow that started at rate
+ * 0, its first rate above 0). */
 double sim_engine_flow_rate0(const sim_engine *e, uint32_t f);
 
 /* After sim_engine_run failed with WEFT_EVERIFY: a flow that never became

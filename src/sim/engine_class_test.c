@@ -118,10 +118,10 @@ static void test_gaps(void)
 
 /* Random fabrics and flow sets: NT training flows (class 0) over random
  * routes with random dependencies on earlier training flows (cut through
- * when ct and the sizes match), then, when bg, NB background flows in
- * classes 1 and 2 over random routes, some waiting for a training flow or
- * an earlier background flow (cut through on one of their own class and
- * size when ct). With buckets, every fifth link has a token bucket. */
+ * when ct and the sizes match), weights 1 .. 3 and queue deps, then, when bg, NB background flows
+ * in classes 1 and 2 over random routes, some waiting for a training flow or an earlier background
+ * flow (cut through on one of their own class and size when ct). With buckets, every fifth link has
+ * a token bucket. */
 enum { NL = 24, NT = 600, NB = 300 };
 
 static sim_engine *random_run(uint32_t seed, bool ct, bool buckets, bool bg, weft_err *err)
@@ -156,9 +156,16 @@ static sim_engine *random_run(uint32_t seed, bool ct, bool buckets, bool bg, wef
         double bytes = 1e6 * (1 + NEXT() % (ct ? 2 : 50));
         uint32_t cls = f < NT ? 0 : 1 + NEXT() % 2;
         cls_of[f] = (uint8_t)cls;
+        /* Weights by size (a cut-through pair has one size, so one weight). */
+        double w = 1 + fmod(bytes / 1e6, 3);
         if ((*err = sim_engine_add_route(e, n, links, coef, 1e-6 * (NEXT() % 5), &r)) ||
-            (*err = sim_engine_add_flow(e, r, bytes, 1, &id)) ||
+            (*err = sim_engine_add_weighted_flow(e, r, bytes, 1, w, &id)) ||
             (*err = sim_engine_set_class(e, id, cls)))
+            break;
+        /* Every seventh flow queued behind the one before it, in one class
+         * (so at most one flow is queued behind each). */
+        if (f % 7 == 0 && f > 0 && cls_of[f - 1] == cls &&
+            (*err = sim_engine_add_queue_dep(e, f, f - 1)))
             break;
         if (f <= 10 || (f >= NT && NEXT() % 3 == 0))
             continue; /* released at once */

@@ -33,9 +33,8 @@ weft_err sim_eng_ct_update(sim_engine *e, double t)
                     continue;
                 }
                 /* A background dep held at rate 0 has no drain event. */
-                double drain_c = weft__evheap_contains(&e->heap, c)
-                                     ? e->heap.ent[e->heap.pos[c]].t
-                                     : INFINITY;
+                double drain_c =
+                    weft__evheap_contains(&e->heap, c) ? e->heap.ent[e->heap.pos[c]].t : INFINITY;
                 if (when < drain_c && when < best)
                     best = when;
             }
