@@ -3,7 +3,10 @@
  *
  * The program is its own job: without WEFT_RANK it is the driver, which
  * launches copies of itself (/proc/self/exe SCENARIO) and checks what they
- * wrote to a shared log; with WEFT_RANK it is a rank of SCENARIO.
+ * wrote to a shared log; with WEFT_RANK it is a rank of SCENARIO (kill,
+ * lost or misuse), configured by CKPT_TEST_LOG (the log, required),
+ * CKPT_TEST_PLACEMENT and CKPT_TEST_TRIALS, as tests/cli/ckpt_launch.sh
+ * also runs it under the weft launch command.
  *
  *  kill: 4 ranks run steps of an allreduce whose sum they accumulate, and
  *    save their state every step (two buffers: the sum, and a pattern of
