@@ -15,8 +15,9 @@
  *                   rates: a flow joins and leaves its links' lists
  *                   (sim_eng_activate, _deactivate), its bytes are
  *                   integrated at its current rate (sim_eng_advance), and
- *                   sim_eng_refill recomputes by progressive filling the
- *                   components touching the seeded links, reschedules the
+ *                   sim_eng_refill recomputes by progressive filling, one
+ *                   traffic class after the other, the components
+ *                   touching the seeded links, reschedules the
  *                   drain events whose rates changed and queues the
  *                   forwarders whose catch-up times moved (sim_eng_ct_mark).
  *   engine_ct.c     cut-through coupling between a forwarder and its deps:

@@ -265,7 +265,8 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
     if (buckets)
         buckets_before(e, t);
     if (!e->comp_flows.n) {
-        if (buckets || c + 1 < e->n_cls) { /* idle now: the buckets fill */
+        if (buckets || c + 1 < e->n_cls) {
+            /* Idle now: the buckets fill, and the next class may have it all. */
             for (size_t i = 0; i < e->comp_links.n; i++)
                 e->resid[e->comp_links.v[i]] = cap[e->comp_links.v[i]];
             if (buckets)
