@@ -44,6 +44,11 @@
 
 static volatile sig_atomic_t got_signal;
 
+/* The signal mask the launcher had before fork_rank blocked SIGINT and
+ * SIGTERM: each rank gets it back once its handlers are reset (the
+ * launcher is single-threaded, so one copy serves). */
+static sigset_t launcher_mask;
+
 static void on_signal(int sig)
 {
     got_signal = sig;
@@ -66,6 +71,9 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, uint32_t restart
     setpgid(0, 0);
     signal(SIGINT, keep_int ? SIG_IGN : SIG_DFL);
     signal(SIGTERM, keep_term ? SIG_IGN : SIG_DFL);
+    /* A SIGTERM sent to the rank's group before this point waited,
+     * blocked; it acts now, with the default action. */
+    sigprocmask(SIG_SETMASK, &launcher_mask, NULL);
     snprintf(num, sizeof num, "%u", rank);
     setenv("WEFT_RANK", num, 1);
     snprintf(num, sizeof num, "%u", o->ranks);
@@ -94,6 +102,24 @@ static void exec_rank(const weft_launch_opts *o, uint32_t rank, uint32_t restart
     if (n > 0)
         (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(127);
+}
+
+/* fork() for a rank. SIGINT and SIGTERM stay blocked across the fork
+ * until the child has reset the launcher's handlers (exec_rank): a signal
+ * that reached the child before then would otherwise run the inherited
+ * on_signal, set a flag in the child's copy of memory and be lost, and
+ * the rank would live on until the SIGKILL after the grace period. */
+static pid_t fork_rank(void)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &launcher_mask);
+    pid_t p = fork();
+    if (p != 0) /* the launcher, or a failed fork */
+        sigprocmask(SIG_SETMASK, &launcher_mask, NULL);
+    return p;
 }
 
 static void signal_all(const pid_t *pids, uint32_t n, int sig)
@@ -186,7 +212,7 @@ static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restar
     fprintf(stderr, "weft launch: rank %u (pid %d) %s; restart %u of %u\n", r, (int)dead, what,
             res->restarted + 1, o->restarts);
     fflush(stderr);
-    pid_t p = fork();
+    pid_t p = fork_rank();
     if (p == 0)
         exec_rank(o, r, restart, lfd, addr, secret, me, keep_int, keep_term);
     if (p < 0)
@@ -268,7 +294,7 @@ weft_err weft_launch(const weft_launch_opts *o, weft_launch_result *res, weft_di
     fflush(stdout);
     fflush(stderr);
     for (uint32_t r = 0; r < o->ranks; r++) {
-        pid_t p = fork();
+        pid_t p = fork_rank();
         if (p == 0)
             exec_rank(o, r, 0, lfd, addr, secret, me, keep_int, keep_term);
         if (p < 0) {
