@@ -449,6 +449,40 @@ WEFT_API void weft_idle_profile_fini(weft_idle_profile *p);
  * ("idle" slices on its track, every group drawn). Off by default. */
 WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
 
+/* ---- Choosing each group's collective (docs/step.md) -------------------- */
+
+/* How a step's collectives run (weft step --coll-algo):
+ * NCCL  what NCCL runs on each group: rings (several channels across
+ *       hosts) or, in the gpu model where NCCL's choice reduces in the
+ *       network, that (the default);
+ * BEST  each group's all-gather, reduce-scatter, all-reduce and
+ *       all-to-all as weft_choose (weft/choose.h) ranks it on the group's
+ *       fabric (weft_topo_subset; the fabric itself for a group of every
+ *       rank) at its size, in the context's model: the fastest of the
+ *       schedules `weft sim --compare` ranks, with its time. Each group is
+ *       timed alone on its fabric, so groups that share links (DP groups
+ *       crossing one switch) do not slow each other here, and the step's
+ *       time is the slowest group's. Broadcasts and sends keep NCCL's
+ *       model, and so do Chakra collectives that overlap others in time
+ *       (weft_sim_plans runs NCCL's plans beside each other). */
+typedef enum weft_work_coll_algo { WEFT_WORK_COLL_NCCL = 0, WEFT_WORK_COLL_BEST } weft_work_coll_algo;
+/* Sets it (before the first step: the context's cache keeps times). */
+WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo a);
+
+/* One collective BEST chose: every group of `ranks` ranks (`groups` of
+ * them at once) runs `algo` (weft_choose's label: "optimal", "nccl (ring,
+ * Simple, rings:16)") for coll of `bytes`, the slowest group in time_s. */
+typedef struct weft_work_choice {
+    weft_coll coll;
+    uint64_t bytes;
+    uint32_t ranks, groups;
+    char algo[48];
+    double time_s;
+} weft_work_choice;
+/* The collectives chosen so far by c, in the order first chosen (each
+ * once); *n their count. Owned by c. */
+WEFT_API const weft_work_choice *weft_work_choices(const weft_work_ctx *c, size_t *n);
+
 /* Where checkpoints go: GEMINI's replicas in CPU memory of K machines
  * (Wang et al., SOSP'23), one of them the GPU's own, sent to the others in
  * the NICs' idle time; or remote storage at bw per box. */
