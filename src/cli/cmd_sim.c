@@ -35,8 +35,8 @@
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
     {"algo", 0, "A",
-     "or an algorithm: any of weft plan --list, optimal or bfb, or one that\nreduces in the switch "
-     "where NCCL runs it: nvls, nvls_tree, collnet_direct,\ncollnet_chain (docs/sim.md, "
+     "or an algorithm: any of weft plan --list (the schedule registry), or one\nthat reduces in "
+     "the switch where NCCL runs it: nvls, nvls_tree,\ncollnet_direct, collnet_chain (docs/sim.md, "
      "\"In-network reduction\")"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
