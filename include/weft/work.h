@@ -459,10 +459,9 @@ WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
  *       all-to-all as weft_choose (weft/choose.h) ranks it on the group's
  *       fabric (weft_topo_subset; the fabric itself for a group of every
  *       rank) at its size, in the context's model: the fastest of the
- *       schedules `weft sim --compare` ranks, with its time. Each group is
- *       timed alone on its fabric, so groups that share links (DP groups
- *       crossing one switch) do not slow each other here, and the step's
- *       time is the slowest group's. Broadcasts and sends keep NCCL's
+ *       schedules `weft sim --compare` ranks, with its time; several
+ *       groups then run their plans side by side on the whole fabric
+ *       (weft_work_choice.together). Broadcasts and sends keep NCCL's
  *       model, and so do Chakra collectives that overlap others in time
  *       (weft_sim_plans runs NCCL's plans beside each other). */
 typedef enum weft_work_coll_algo { WEFT_WORK_COLL_NCCL = 0, WEFT_WORK_COLL_BEST } weft_work_coll_algo;
@@ -471,13 +470,18 @@ WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo 
 
 /* One collective BEST chose: every group of `ranks` ranks (`groups` of
  * them at once) runs `algo` (weft_choose's label: "optimal", "nccl (ring,
- * Simple, rings:16)") for coll of `bytes`, the slowest group in time_s. */
+ * Simple, rings:16)"; the slowest group's) for coll of `bytes`. time_s:
+ * with together, the groups' plans run side by side on the whole fabric
+ * (weft_sim_plans), sharing the links they cross; otherwise the slowest
+ * group alone on its fabric (one group; or choices that are no plan to
+ * run beside others: nccl, in the network). */
 typedef struct weft_work_choice {
     weft_coll coll;
     uint64_t bytes;
     uint32_t ranks, groups;
     char algo[48];
     double time_s;
+    bool together;
 } weft_work_choice;
 /* The collectives chosen so far by c, in the order first chosen (each
  * once); *n their count. Owned by c. */

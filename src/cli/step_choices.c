@@ -30,12 +30,12 @@ void cli_step_choices_print(const weft_work_ctx *c)
     printf("collectives chosen (--coll-algo best: the fastest of weft sim --compare's ranking on "
            "each group's fabric):\n");
     cli_table tab;
-    cli_table_init(&tab, 6);
+    cli_table_init(&tab, 7);
     for (size_t k = 1; k < 4; k++)
         cli_table_align_right(&tab, k);
     cli_table_align_right(&tab, 5);
-    const char *heads[] = {"coll", "bytes", "ranks", "groups", "algorithm", "time (us)"};
-    for (size_t k = 0; k < 6; k++)
+    const char *heads[] = {"coll", "bytes", "ranks", "groups", "algorithm", "time (us)", "groups run"};
+    for (size_t k = 0; k < 7; k++)
         cli_table_cell(&tab, "%s", heads[k]);
     for (size_t i = 0; i < n; i++) {
         cli_table_cell(&tab, "%s", weft_coll_name(ch[i].coll));
@@ -44,6 +44,7 @@ void cli_step_choices_print(const weft_work_ctx *c)
         cli_table_cell(&tab, "%u", ch[i].groups);
         cli_table_cell(&tab, "%s", ch[i].algo);
         cli_table_cell(&tab, "%.3f", ch[i].time_s * 1e6);
+        cli_table_cell(&tab, "%s", ch[i].groups == 1 ? "-" : ch[i].together ? "together" : "alone");
     }
     cli_table_print(&tab, stdout, "  ");
     cli_table_fini(&tab);
@@ -63,6 +64,7 @@ void cli_step_choices_json(cli_json *j, const weft_work_ctx *c)
         cli_json_kv_uint(j, "groups", ch[i].groups);
         cli_json_kv_string(j, "algo", ch[i].algo);
         cli_json_kv_double(j, "time_s", ch[i].time_s);
+        cli_json_kv_bool(j, "together", ch[i].together);
         cli_json_end_object(j);
     }
     cli_json_end_array(j);
