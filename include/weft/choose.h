@@ -69,8 +69,8 @@ typedef struct weft_candidate {
  * optimal's report. */
 WEFT_API weft_err weft_choose_build(const weft_topo *t, const char *name, weft_coll coll,
                                     weft_rank root, uint32_t max_ops, const char *max_ops_flag,
-                                    const weft_optimal_opts *oo, weft_plan **out,
-                                    weft_optimal *opt, weft_diag *d);
+                                    const weft_optimal_opts *oo, weft_plan **out, weft_optimal *opt,
+                                    weft_diag *d);
 /* The alltoallv plan of `name` for matrix m (weft_sched_build with the
  * matrix), the limit named as weft_choose_build names it. */
 WEFT_API weft_err weft_choose_build_traffic(const weft_topo *t, const char *name,
@@ -96,8 +96,7 @@ WEFT_API void weft_candidate_from_plan(weft_candidate *a, weft_plan *p);
  * the protocol NCCL chose under the gpu model unless o names one; for
  * every other candidate *eff is o. */
 WEFT_API weft_err weft_candidate_prepare(weft_candidate *a, const weft_topo *t, uint64_t size,
-                                         const weft_sim_opts *o, weft_sim_opts *eff,
-                                         weft_diag *d);
+                                         const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d);
 /* Simulates it at `size` bytes. */
 WEFT_API weft_err weft_candidate_run(weft_candidate *a, const weft_topo *t, uint64_t size,
                                      const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
@@ -141,13 +140,13 @@ WEFT_API void weft_choose_opts_init(weft_choose_opts *o, const weft_topo *t);
 /* One candidate's results. */
 typedef struct weft_choice {
     char name[32];
-    bool built;            /* it built (res NULL then: its simulation failed) */
-    bool innet;            /* it reduces in the network (weft_sim_innet) */
-    bool circuits;         /* it runs a circuit schedule (optimal on an OCS) */
-    weft_sim_result *res;  /* per size, or NULL when skipped */
-    char (*label)[48];     /* per size: what ran ("nccl (ring, Simple, rings:16)") */
+    bool built;                   /* it built (res NULL then: its simulation failed) */
+    bool innet;                   /* it reduces in the network (weft_sim_innet) */
+    bool circuits;                /* it runs a circuit schedule (optimal on an OCS) */
+    weft_sim_result *res;         /* per size, or NULL when skipped */
+    char (*label)[48];            /* per size: what ran ("nccl (ring, Simple, rings:16)") */
     char why[WEFT_DIAG_MSG_SIZE]; /* !res: why it was skipped */
-    bool have_digest;      /* internal: the plan's digest, to share equal runs */
+    bool have_digest;             /* internal: the plan's digest, to share equal runs */
     uint64_t digest[2];
 } weft_choice;
 

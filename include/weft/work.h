@@ -464,7 +464,10 @@ WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
  *       (weft_work_choice.together). Broadcasts and sends keep NCCL's
  *       model, and so do Chakra collectives that overlap others in time
  *       (weft_sim_plans runs NCCL's plans beside each other). */
-typedef enum weft_work_coll_algo { WEFT_WORK_COLL_NCCL = 0, WEFT_WORK_COLL_BEST } weft_work_coll_algo;
+typedef enum weft_work_coll_algo {
+    WEFT_WORK_COLL_NCCL = 0,
+    WEFT_WORK_COLL_BEST
+} weft_work_coll_algo;
 /* Sets it (before the first step: the context's cache keeps times). */
 WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo a);
 

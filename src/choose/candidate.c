@@ -38,8 +38,8 @@ weft_err weft_choose_build(const weft_topo *t, const char *name, weft_coll coll,
     limit_text(max_ops_flag, lt, sizeof lt);
     size_t len = strlen(d->msg), ll = sizeof limit - 1;
     if (strcmp(name, "optimal") != 0)
-        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops %s", name,
-                      weft_coll_name(coll), weft_topo_num_ranks(t), max_ops, lt);
+        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops %s", name, weft_coll_name(coll),
+                      weft_topo_num_ranks(t), max_ops, lt);
     else if (max_ops_flag && len >= ll && strcmp(d->msg + len - ll, limit) == 0)
         /* optimal's own count of its least ops (weft_sched_build): the
          * limit it names is the caller's flag. */
@@ -103,9 +103,9 @@ static weft_sim_innet_algo innet_of(weft_nccl_algo a)
     return WEFT_SIM_INNET_NVLS;
 }
 
-weft_err weft_candidate_build(weft_candidate *a, const weft_topo *t, const char *name, weft_coll coll,
-                               bool need_plan, uint32_t max_ops, const char *max_ops_flag,
-                               weft_diag *d)
+weft_err weft_candidate_build(weft_candidate *a, const weft_topo *t, const char *name,
+                              weft_coll coll, bool need_plan, uint32_t max_ops,
+                              const char *max_ops_flag, weft_diag *d)
 {
     memset(a, 0, sizeof *a);
     a->name = name;
@@ -217,7 +217,7 @@ void weft_candidate_label(const weft_candidate *a, uint64_t size, char *buf, siz
 }
 
 weft_err weft_candidate_prepare(weft_candidate *a, const weft_topo *t, uint64_t size,
-                              const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d)
+                                const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d)
 {
     *eff = *o;
     if (!a->nccl)
@@ -233,7 +233,7 @@ weft_err weft_candidate_prepare(weft_candidate *a, const weft_topo *t, uint64_t 
 }
 
 weft_err weft_candidate_run(weft_candidate *a, const weft_topo *t, uint64_t size,
-                          const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
+                            const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
 {
     weft_sim_opts eff;
     weft_err e = weft_candidate_prepare(a, t, size, o, &eff, d);
@@ -259,4 +259,3 @@ void weft_candidate_fini(weft_candidate *a)
     a->ring = NULL;
     a->plan = NULL;
 }
-

@@ -265,8 +265,8 @@ static void drop_results(weft_choice *c)
  * every size; per size the fastest is kept, labelled "flash:auto (C=K)".
  * The best K differs per matrix (and the plans grow with K), so synth
  * builds whole blocks and the simulator chooses here. */
-static void run_flash_auto(const weft_topo *t, weft_coll coll, const uint64_t *sizes,
-                           size_t nsizes, const weft_choose_opts *o, weft_choice *c)
+static void run_flash_auto(const weft_topo *t, weft_coll coll, const uint64_t *sizes, size_t nsizes,
+                           const weft_choose_opts *o, weft_choice *c)
 {
     static const uint32_t ks[] = {1, 2, 4, 8};
     const weft_traffic *m = o->matrix;
@@ -395,8 +395,8 @@ weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes, 
     for (size_t i = 0; i < out->n; i++) {
         run_one(t, coll, sizes, nsizes, o, c, i, out->n);
         if (o->fail_on_sim && c[i].built && !c[i].res) {
-            weft_err e = weft_diag_set(d, WEFT_EINVAL, "%s %s: %s", c[i].name,
-                                       weft_coll_name(coll), c[i].why);
+            weft_err e = weft_diag_set(d, WEFT_EINVAL, "%s %s: %s", c[i].name, weft_coll_name(coll),
+                                       c[i].why);
             weft_ranking_fini(out);
             return e;
         }

@@ -4,9 +4,9 @@
  * records the ranking weft_choose (weft/choose.h) makes of the runtime's
  * candidates (the registry's WEFT_SCHED_FOR_RUNTIME list, what
  * weft_tuning_build builds). The ranking happens outside the run module,
- * which must not call the simulator (docs/architecture.md). The model is weft sim's: the fabric's default
- * (weft_sim_model_default: gpu where the GPUs name their arch=, else
- * runtime, weft's own executor, which is what follows the table), or
+ * which must not call the simulator (docs/architecture.md). The model is weft sim's: the fabric's
+ * default (weft_sim_model_default: gpu where the GPUs name their arch=, else runtime, weft's own
+ * executor, which is what follows the table), or
  * --model; --slices and --alpha select the fluid model, as in weft sim. */
 #include <errno.h>
 #include <stdio.h>
@@ -302,8 +302,8 @@ int cli_cmd_tune(int argc, char **argv)
      * build on this fabric is left out and logged. */
     uint64_t sizes[64];
     size_t nsizes = 0;
-    for (uint64_t s = lo; s <= hi && nsizes < 64;
-         s = s > UINT64_MAX / factor ? UINT64_MAX : s * factor) {
+    for (uint64_t s = lo;
+         s <= hi && nsizes<64; s = s> UINT64_MAX / factor ? UINT64_MAX : s * factor) {
         sizes[nsizes++] = s;
         if (s == UINT64_MAX)
             break;

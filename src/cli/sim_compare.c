@@ -401,9 +401,9 @@ static void on_progress(void *arg, const char *what)
 /* The ranking of weft sim --compare (and of its best plan): weft_choose
  * with the --max-ops limit named. */
 static weft_err rank(const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                     const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                     uint32_t max_ops, cli_progress *pr, bool innet, bool baselines,
-                     const char *const *names, size_t n_names, weft_ranking *r, weft_diag *d)
+                     const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
+                     cli_progress *pr, bool innet, bool baselines, const char *const *names,
+                     size_t n_names, weft_ranking *r, weft_diag *d)
 {
     weft_choose_opts co;
     weft_choose_opts_init(&co, t);

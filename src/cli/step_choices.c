@@ -34,7 +34,8 @@ void cli_step_choices_print(const weft_work_ctx *c)
     for (size_t k = 1; k < 4; k++)
         cli_table_align_right(&tab, k);
     cli_table_align_right(&tab, 5);
-    const char *heads[] = {"coll", "bytes", "ranks", "groups", "algorithm", "time (us)", "groups run"};
+    const char *heads[] = {"coll",      "bytes",     "ranks",     "groups",
+                           "algorithm", "time (us)", "groups run"};
     for (size_t k = 0; k < 7; k++)
         cli_table_cell(&tab, "%s", heads[k]);
     for (size_t i = 0; i < n; i++) {

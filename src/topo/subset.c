@@ -40,9 +40,8 @@ weft_err weft_topo_subset(const weft_topo *t, const uint32_t *ranks, uint32_t n,
         if (!keep[v])
             continue;
         weft_node_id nv;
-        const char *host = t->node_host[v] == WEFT_NO_HOST
-                               ? NULL
-                               : t->strings + t->host_name[t->node_host[v]];
+        const char *host =
+            t->node_host[v] == WEFT_NO_HOST ? NULL : t->strings + t->host_name[t->node_host[v]];
         e = weft_topo_builder_add_node(b, t->strings + t->node_name[v],
                                        (weft_node_kind)t->node_kind[v], host, &nv);
         id[v] = nv.v;

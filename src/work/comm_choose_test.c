@@ -54,9 +54,9 @@ int main(void)
     uint32_t pairs[] = {0, 1, 2, 3}; /* r0-r1 and r2-r3: both cross the link */
     double alone = best_on(t, pairs, 2, WEFT_COLL_ALLREDUCE, 1000000, name);
     CHECK(alone > 0);
-    CHECK_ERR(weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pairs, 4, 2, 1000000, &together,
-                                  &d),
-              WEFT_OK);
+    CHECK_ERR(
+        weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pairs, 4, 2, 1000000, &together, &d),
+        WEFT_OK);
     size_t n;
     const weft_work_choice *ch = weft_work_choices(c, &n);
     CHECK_INT(n, 1);
