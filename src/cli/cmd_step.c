@@ -114,10 +114,12 @@ static const cli_syntax step_syntax = {
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
             "[--trace FILE] [--sweep]\n"
             "       [--idle] [--checkpoint SPEC [--failures-per-day F] [--restart S]]\n"
+            "       [--coll-algo nccl|best]\n"
             "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap]\n"
-            "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
+            "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]\n"
+            "       [--coll-algo nccl|best]",
     .about = "Predicts one training step of a transformer on a fabric: the compute of\n"
              "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
              "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
