@@ -449,6 +449,47 @@ WEFT_API void weft_idle_profile_fini(weft_idle_profile *p);
  * ("idle" slices on its track, every group drawn). Off by default. */
 WEFT_API void weft_work_ctx_set_trace_idle(weft_work_ctx *c, bool on);
 
+/* ---- Choosing each group's collective (docs/step.md) -------------------- */
+
+/* How a step's collectives run (weft step --coll-algo):
+ * NCCL  what NCCL runs on each group: rings (several channels across
+ *       hosts) or, in the gpu model where NCCL's choice reduces in the
+ *       network, that (the default);
+ * BEST  each group's all-gather, reduce-scatter, all-reduce and
+ *       all-to-all as weft_choose (weft/choose.h) ranks it on the group's
+ *       fabric (weft_topo_subset; the fabric itself for a group of every
+ *       rank) at its size, in the context's model: the fastest of the
+ *       schedules `weft sim --compare` ranks, with its time; several
+ *       groups then run their plans side by side on the whole fabric
+ *       (weft_work_choice.together). Broadcasts and sends keep NCCL's
+ *       model, and so do Chakra collectives that overlap others in time
+ *       (weft_sim_plans runs NCCL's plans beside each other). */
+typedef enum weft_work_coll_algo {
+    WEFT_WORK_COLL_NCCL = 0,
+    WEFT_WORK_COLL_BEST
+} weft_work_coll_algo;
+/* Sets it (before the first step: the context's cache keeps times). */
+WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo a);
+
+/* One collective BEST chose: every group of `ranks` ranks (`groups` of
+ * them at once) runs `algo` (weft_choose's label: "optimal", "nccl (ring,
+ * Simple, rings:16)"; the slowest group's) for coll of `bytes`. time_s:
+ * with together, the groups' plans run side by side on the whole fabric
+ * (weft_sim_plans), sharing the links they cross; otherwise the slowest
+ * group alone on its fabric (one group; or choices that are no plan to
+ * run beside others: nccl, in the network). */
+typedef struct weft_work_choice {
+    weft_coll coll;
+    uint64_t bytes;
+    uint32_t ranks, groups;
+    char algo[48];
+    double time_s;
+    bool together;
+} weft_work_choice;
+/* The collectives chosen so far by c, in the order first chosen (each
+ * once); *n their count. Owned by c. */
+WEFT_API const weft_work_choice *weft_work_choices(const weft_work_ctx *c, size_t *n);
+
 /* Where checkpoints go: GEMINI's replicas in CPU memory of K machines
  * (Wang et al., SOSP'23), one of them the GPU's own, sent to the others in
  * the NICs' idle time; or remote storage at bw per box. */

@@ -1,5 +1,7 @@
-/* Over 900 lines on purpose: one command's flags and printers; its --compare
- * ranking (compare()) moves to synth's `choose` module with issue 29's registry. */
+/* Over 900 lines on purpose: one command's flags and printers. Its ranking
+ * by simulation ("fastest at 1 GiB simulated") is weft_choose's
+ * (weft/choose.h, through cli_sim_best_baseline); compare() prints the
+ * per-link limit table, a yardstick of its own. */
 /* weft plan SPEC --coll C [--algo A]: build a schedule, write it, and say
  * what it costs on the fabric (weft/synth.h builds, weft/plan.h costs; this
  * file reads flags and prints). */

@@ -35,8 +35,8 @@
 static const cli_opt sim_opts[] = {
     {"plan", 0, "FILE", "simulate this plan, weft text or MSCCL XML (verified against the fabric)"},
     {"algo", 0, "A",
-     "or an algorithm: any of weft plan --list, optimal or bfb, or one that\nreduces in the switch "
-     "where NCCL runs it: nvls, nvls_tree, collnet_direct,\ncollnet_chain (docs/sim.md, "
+     "or an algorithm: any of weft plan --list (the schedule registry), or one\nthat reduces in "
+     "the switch where NCCL runs it: nvls, nvls_tree,\ncollnet_direct, collnet_chain (docs/sim.md, "
      "\"In-network reduction\")"},
     {"coll", 0, "C", "with --algo or --compare: the collective"},
     {"compare", 0, NULL, "or every algorithm and optimal, ranked under the bound"},
@@ -543,7 +543,7 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     }
     weft_sim_innet_algo innet_kind;
-    if (algo && !cli_sim_innet_parse(algo, &innet_kind) &&
+    if (algo && !weft_choose_innet_parse(algo, &innet_kind) &&
         (rc = cli_flag_algo(&sim_syntax, "--algo", algo, true)))
         goto free_args;
     lo = hi = 1;
@@ -653,7 +653,7 @@ int cli_cmd_sim(int argc, char **argv)
             rc = cli_fail(e, &d);
             goto free_all;
         }
-        cli_sim_algo_from_plan(&subject, plan);
+        weft_candidate_from_plan(&subject, plan);
         algo = "plan";
     } else if (traffic_path) {
         cli_progress_set(&pr, "sim: building %s", algo);
@@ -663,7 +663,7 @@ int cli_cmd_sim(int argc, char **argv)
             rc = cli_fail(e, &d);
             goto free_all;
         }
-        cli_sim_algo_from_plan(&subject, plan);
+        weft_candidate_from_plan(&subject, plan);
         subject.name = algo;
     } else if (cli_sparse_algo(algo)) {
         /* Built at the smallest --size; its op bytes scale with the size
@@ -675,7 +675,7 @@ int cli_cmd_sim(int argc, char **argv)
             rc = cli_fail(e, &d);
             goto free_all;
         }
-        cli_sim_algo_from_plan(&subject, plan);
+        weft_candidate_from_plan(&subject, plan);
         subject.name = algo;
     } else {
         cli_progress_set(&pr, "sim: building %s", algo);
@@ -741,7 +741,7 @@ int cli_cmd_sim(int argc, char **argv)
         o.trace = trace_open ? trace.f : NULL;
         o.trace_run = (uint32_t)i + 1;
         o.trace_label = label;
-        e = cli_sim_algo_run(&subject, t, sizes[i], &o, &rs[i], &d);
+        e = weft_candidate_run(&subject, t, sizes[i], &o, &rs[i], &d);
         if (!e && tm && rs[i].time_s > 0) {
             /* algbw = S / time with S the matrix's exact total / N, not
              * the whole bytes the size is shown as. */
@@ -790,7 +790,7 @@ int cli_cmd_sim(int argc, char **argv)
         for (size_t i = 0; subject.nccl && i < n; i++) {
             char st[64], label[64];
             cli_sim_size_text(sizes[i], st, sizeof st);
-            cli_sim_algo_label(&subject, sizes[i], label, sizeof label);
+            weft_candidate_label(&subject, sizes[i], label, sizeof label);
             printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
             weft_nccl_choice ch;
             if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
@@ -805,7 +805,7 @@ free_all:
     cli_progress_stop(&pr);
     if (trace_open)
         cli_out_close(&trace, false);
-    cli_sim_algo_fini(&subject);
+    weft_candidate_fini(&subject);
     weft_topo_free(t);
 free_args:
     free(rs);

@@ -15,6 +15,7 @@
 #include "cli/megatron_flags.h"
 #include "cli/outfile.h"
 #include "cli/step_chakra.h"
+#include "cli/step_choices.h"
 #include "cli/step_ckpt.h"
 #include "cli/step_dlrm.h"
 #include "cli/table.h"
@@ -35,6 +36,9 @@ static const cli_opt step_opts[] = {
      "gemini[:replicas=K,placement=group|ring] or remote[:bw=BW]: checkpoint cost"},
     {"failures-per-day", 0, "F", "--checkpoint: failures a day, for the time lost"},
     {"restart", 0, "S", "--checkpoint: seconds a restart takes (default 0)"},
+    {"coll-algo", 0, "nccl|best",
+     "how each group's collectives run: what NCCL runs (default), or the\n"
+     "fastest schedule weft sim --compare ranks on the group's fabric"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -110,10 +114,12 @@ static const cli_syntax step_syntax = {
     .args = "--fabric SPEC --gpu NAME [--model NAME] [Megatron-LM flags] [--json] "
             "[--trace FILE] [--sweep]\n"
             "       [--idle] [--checkpoint SPEC [--failures-per-day F] [--restart S]]\n"
+            "       [--coll-algo nccl|best]\n"
             "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap]\n"
-            "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]",
+            "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]\n"
+            "       [--coll-algo nccl|best]",
     .about = "Predicts one training step of a transformer on a fabric: the compute of\n"
              "every layer from the GPU's peak and a roofline with shape-dependent GEMM\n"
              "efficiency, and every collective of the step (TP, CP, DP buckets, PP sends,\n"
@@ -699,6 +705,11 @@ int cli_cmd_step(int argc, char **argv)
             rc = cli_step_chakra(&a, chakra, &step_syntax, has_gpu ? &g : NULL);
         goto free_args;
     }
+    if (cli_step_is_dlrm(cli_args_get(&a, "model")) && cli_args_get(&a, "coll-algo")) {
+        rc = cli_usage_error(&step_syntax, "--coll-algo does not apply to --model %s",
+                             cli_args_get(&a, "model"));
+        goto free_args;
+    }
     if (cli_step_is_dlrm(cli_args_get(&a, "model"))) {
         const cli_optgroup *const foreign[] = {&model_group, &par_group, NULL};
         rc = cli_step_dlrm(&a, &step_syntax, foreign);
@@ -744,6 +755,8 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_fail(err, &d);
         goto free_topo;
     }
+    if ((rc = cli_step_coll_algo(&step_syntax, &a, ctx)))
+        goto free_ctx;
     if (cli_args_has(&a, "sweep")) {
         rc = run_sweep(ctx, &a, t, &g, &m, &p);
         goto free_ctx;
@@ -845,6 +858,7 @@ int cli_cmd_step(int argc, char **argv)
         cli_json_kv_string(&j, "gpu", g.name);
         cli_json_kv_bool(&j, "tp_comm_overlap", p.tp_comm_overlap);
         json_result(&j, &p, &r, gcr.g ? &gcr : NULL);
+        cli_step_choices_json(&j, ctx);
         cli_step_ckpt_json(&j, &co);
         cli_json_key(&j, "ignored_flags");
         cli_json_begin_array(&j);
@@ -860,6 +874,7 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_json_done(&j);
     } else {
         print_result(t, &g, &m, &p, &r, gcr.g ? &gcr : NULL);
+        cli_step_choices_print(ctx);
         cli_step_ckpt_print(&co);
         rc = CLI_EXIT_OK;
     }

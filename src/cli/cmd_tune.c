@@ -1,12 +1,12 @@
 /* weft tune SPEC [--colls C,...] [--sizes MIN:MAX:xF] [--model M]
  * [--slice-bytes B] [--slices P] [--alpha T] [-o FILE]: the tuning table
  * the runtime follows (weft/tuning.h). For each collective and size it
- * simulates (weft/sim.h) every candidate the runtime can build
- * (weft_tuning_build) and records the ranking. The simulation happens here,
- * in the CLI, because the run module must not call the simulator
- * (DESIGN.md). The model is weft sim's: the fabric's default
- * (weft_sim_model_default: gpu where the GPUs name their arch=, else
- * runtime, weft's own executor, which is what follows the table), or
+ * records the ranking weft_choose (weft/choose.h) makes of the runtime's
+ * candidates (the registry's WEFT_SCHED_FOR_RUNTIME list, what
+ * weft_tuning_build builds). The ranking happens outside the run module,
+ * which must not call the simulator (docs/architecture.md). The model is weft sim's: the fabric's
+ * default (weft_sim_model_default: gpu where the GPUs name their arch=, else runtime, weft's own
+ * executor, which is what follows the table), or
  * --model; --slices and --alpha select the fluid model, as in weft sim. */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@
 #include "cli/outfile.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "weft/choose.h"
 #include "weft/log.h"
 #include "weft/sim.h"
 #include "weft/synth.h"
@@ -171,38 +172,6 @@ static void sim_note_text(const weft_sim_opts *o, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, " alpha=%.9g", o->alpha_s);
 }
 
-typedef struct tune_coll {
-    weft_coll coll;
-    uint32_t n;
-    weft_plan *plans[64];
-    const char *names[64];
-} tune_coll;
-
-/* Builds every candidate of coll on t (root 0); those the fabric does not
- * fit are left out and logged. */
-static weft_err build_all(const weft_topo *t, tune_coll *tc, weft_diag *d)
-{
-    for (size_t i = 0; i < weft_tuning_candidate_count() && tc->n < 64; i++) {
-        const char *name = weft_tuning_candidate(i);
-        if (!weft_tuning_candidate_supports(name, tc->coll))
-            continue;
-        weft_diag ld;
-        weft_diag_clear(&ld);
-        weft_plan *p = NULL;
-        weft_err e = weft_tuning_build(t, name, tc->coll, (weft_rank){0}, &p, &ld);
-        if (e == WEFT_ENOMEM)
-            return weft_diag_code(d, e);
-        if (e) {
-            weft_log(WEFT_LOG_INFO, "cli", "tune: %s %s left out: %s", weft_coll_name(tc->coll),
-                     name, ld.msg);
-            continue;
-        }
-        tc->plans[tc->n] = p;
-        tc->names[tc->n++] = name;
-    }
-    return WEFT_OK;
-}
-
 /* NCCL's in-network algorithms are no candidates (weft's runtime sends
  * rank to rank), but where NCCL would run one the summary says so: per
  * collective, the smallest size of the table from which NCCL's choice
@@ -305,8 +274,6 @@ int cli_cmd_tune(int argc, char **argv)
     weft_sim_opts_init(&o);
     weft_topo *t = NULL;
     weft_tuning *tt = NULL;
-    tune_coll tc[WEFT__COLL_COUNT];
-    memset(tc, 0, sizeof tc);
     cli_out out = {0};
     bool out_open = false, json = cli_args_has(&a, "json"), model_set = false;
     if (json && out_path && strcmp(out_path, "-") == 0) {
@@ -329,33 +296,54 @@ int cli_cmd_tune(int argc, char **argv)
     char sim_note[128];
     sim_note_text(&o, sim_note, sizeof sim_note);
     weft_err e = weft_tuning_new(t, spec, sim_note, &tt, &d);
-    for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
-        tc[c].coll = (weft_coll)c;
-        if (mask & (1u << c))
-            e = build_all(t, &tc[c], &d);
+    /* The runtime's candidates (the registry's FOR_RUNTIME list, what
+     * weft_tuning_build builds) ranked by weft_choose at every size, each
+     * simulated as its plan, as the runtime runs it; one that does not
+     * build on this fabric is left out and logged. */
+    uint64_t sizes[64];
+    size_t nsizes = 0;
+    for (uint64_t s = lo;
+         s <= hi && nsizes<64; s = s> UINT64_MAX / factor ? UINT64_MAX : s * factor) {
+        sizes[nsizes++] = s;
+        if (s == UINT64_MAX)
+            break;
     }
-    double times[64];
+    weft_choose_opts co;
+    weft_choose_opts_init(&co, t);
+    co.sim = o;
+    co.purpose = WEFT_SCHED_FOR_RUNTIME;
+    co.need_plan = true;
+    co.fail_on_sim = true;
     for (int c = 0; c < WEFT__COLL_COUNT && !e; c++) {
-        if (!tc[c].n)
+        if (!(mask & (1u << c)))
             continue;
-        for (uint64_t s = lo; s <= hi && !e;
-             s = s > UINT64_MAX / factor ? UINT64_MAX : s * factor) {
-            for (uint32_t k = 0; k < tc[c].n && !e; k++) {
-                weft_sim_result r;
-                e = weft_sim_plan(t, tc[c].plans[k], s, &o, &r, &d);
-                if (e) {
-                    weft_diag ld = d;
-                    e = weft_diag_set(&d, e, "tune: simulating %s %s at %llu B: %s", tc[c].names[k],
-                                      weft_coll_name(tc[c].coll), (unsigned long long)s, ld.msg);
-                } else {
-                    times[k] = r.time_s;
-                }
-            }
-            if (!e)
-                e = weft_tuning_add(tt, tc[c].coll, s, tc[c].n, tc[c].names, times, &d);
-            if (s == UINT64_MAX)
-                break;
+        weft_ranking r;
+        weft_diag ld;
+        weft_diag_clear(&ld);
+        e = weft_choose(t, (weft_coll)c, sizes, nsizes, &co, &r, &ld);
+        if (e) {
+            e = weft_diag_set(&d, e, "tune: simulating %s", ld.msg);
+            break;
         }
+        const char *names[64];
+        double times[64];
+        uint32_t n = 0;
+        for (size_t k = 0; k < r.n; k++)
+            if (!r.c[k].built)
+                weft_log(WEFT_LOG_INFO, "cli", "tune: %s %s left out: %s",
+                         weft_coll_name((weft_coll)c), r.c[k].name, r.c[k].why);
+        for (size_t s = 0; s < nsizes && !e; s++) {
+            n = 0;
+            for (size_t k = 0; k < r.n && n < 64; k++) {
+                if (!r.c[k].res)
+                    continue;
+                names[n] = r.c[k].name;
+                times[n++] = r.c[k].res[s].time_s;
+            }
+            if (n)
+                e = weft_tuning_add(tt, (weft_coll)c, sizes[s], n, names, times, &d);
+        }
+        weft_ranking_fini(&r);
     }
     if (e) {
         rc = cli_fail(e, &d);
@@ -419,9 +407,6 @@ int cli_cmd_tune(int argc, char **argv)
 free_all:
     if (out_open)
         cli_out_close(&out, false);
-    for (int c = 0; c < WEFT__COLL_COUNT; c++)
-        for (uint32_t k = 0; k < tc[c].n; k++)
-            weft_plan_free(tc[c].plans[k]);
     weft_tuning_free(tt);
     weft_topo_free(t);
 free_args:

@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool ring_coll(weft_coll c)
-{
-    return c == WEFT_COLL_ALLGATHER || c == WEFT_COLL_REDUCESCATTER || c == WEFT_COLL_ALLREDUCE;
-}
-
 bool cli_max_ops_parse(const char *text, uint32_t *out)
 {
     if (!text) {
@@ -31,228 +26,19 @@ weft_err cli_build_limited(const weft_topo *t, const char *name, weft_coll coll,
                            uint32_t max_ops, const weft_optimal_opts *oo, weft_plan **out,
                            weft_optimal *opt, weft_diag *d)
 {
-    weft_sched_args a;
-    weft_sched_args_init(&a, coll);
-    a.root = root;
-    a.max_ops = max_ops;
-    a.optimal = oo;
-    a.optimal_out = opt;
-    weft_err e = weft_sched_build(t, name, &a, out, d);
-    if (e != WEFT_ELIMIT || !max_ops)
-        return e;
-    static const char limit[] = "(the limit)";
-    size_t len = strlen(d->msg), ll = sizeof limit - 1;
-    if (strcmp(name, "optimal") != 0)
-        weft_diag_set(d, e, "%s %s on %u ranks has more than %u ops (the limit, --max-ops)", name,
-                      weft_coll_name(coll), weft_topo_num_ranks(t), max_ops);
-    else if (len >= ll && strcmp(d->msg + len - ll, limit) == 0)
-        /* optimal's own count of its least ops (weft_sched_build): the
-         * limit it names is --max-ops here. */
-        snprintf(d->msg + len - 1, sizeof d->msg - (len - 1), ", --max-ops)");
-    return e;
+    return weft_choose_build(t, name, coll, root, max_ops, "--max-ops", oo, out, opt, d);
 }
 
 weft_err cli_build_traffic(const weft_topo *t, const char *name, const weft_traffic *m,
                            uint32_t max_ops, weft_plan **out, weft_diag *d)
 {
-    weft_sched_args a;
-    weft_sched_args_init(&a, WEFT_COLL_ALLTOALL);
-    a.max_ops = max_ops;
-    a.matrix = m;
-    weft_err e = weft_sched_build(t, name, &a, out, d);
-    if (e == WEFT_ELIMIT && max_ops && strcmp(name, "optimal") != 0)
-        weft_diag_set(d, e, "%s alltoall on %u ranks has more than %u ops (the limit, --max-ops)",
-                      name, weft_topo_num_ranks(t), max_ops);
-    return e;
-}
-
-/* Whether a link of t has a shaper (burst=): token buckets are simulated
- * for plans only, so the ring is then simulated as its plan. */
-static bool shaped(const weft_topo *t)
-{
-    weft_link_shaper sh;
-    for (uint32_t l = 0; l < weft_topo_num_links(t); l++)
-        if (weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
-            return true;
-    return false;
-}
-
-bool cli_sim_innet_parse(const char *name, weft_sim_innet_algo *out)
-{
-    for (int k = 0; k < WEFT__SIM_INNET_COUNT; k++) {
-        if (strcmp(name, weft_sim_innet_name((weft_sim_innet_algo)k)) == 0) {
-            *out = (weft_sim_innet_algo)k;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* NCCL's algorithm for an in-network kind, and back. */
-static weft_nccl_algo nccl_of(weft_sim_innet_algo k)
-{
-    static const weft_nccl_algo m[] = {WEFT_NCCL_NVLS, WEFT_NCCL_NVLS_TREE,
-                                       WEFT_NCCL_COLLNET_DIRECT, WEFT_NCCL_COLLNET_CHAIN};
-    return m[k];
-}
-
-static weft_sim_innet_algo innet_of(weft_nccl_algo a)
-{
-    for (int k = 0; k < WEFT__SIM_INNET_COUNT; k++)
-        if (nccl_of((weft_sim_innet_algo)k) == a)
-            return (weft_sim_innet_algo)k;
-    return WEFT_SIM_INNET_NVLS;
+    return weft_choose_build_traffic(t, name, m, max_ops, "--max-ops", out, d);
 }
 
 weft_err cli_sim_algo_build(cli_sim_algo *a, const weft_topo *t, const char *name, weft_coll coll,
                             bool need_plan, uint32_t max_ops, weft_diag *d)
 {
-    memset(a, 0, sizeof *a);
-    a->name = name;
-    a->coll = coll;
-    weft_sim_innet_algo k;
-    if (cli_sim_innet_parse(name, &k)) {
-        /* Runs where NCCL runs it (weft_nccl_estimate says why not). */
-        weft_nccl_choice ch;
-        weft_err e = weft_nccl_fabric_get(t, &a->fabric, d);
-        if (!e)
-            e = weft_nccl_estimate(&a->fabric, coll, nccl_of(k), WEFT_NCCL_PLAN_BYTES, &ch, d);
-        if (e)
-            return e;
-        memset(&a->fabric, 0, sizeof a->fabric);
-        a->innet = true;
-        a->innet_algo = k;
-        return WEFT_OK;
-    }
-    if (strcmp(name, "nccl") == 0) {
-        if (!weft_classic_supports(name, coll))
-            return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl does not build %s",
-                                 weft_coll_name(coll));
-        a->nccl = true;
-        a->max_ops = max_ops;
-        return weft_nccl_fabric_get(t, &a->fabric, d);
-    }
-    if (strcmp(name, "rings:auto") == 0 && weft_nccl_fabric_get(t, &a->fabric, NULL))
-        memset(&a->fabric, 0, sizeof a->fabric); /* the build below says why */
-    if (strcmp(name, "ring") == 0 && ring_coll(coll) && !need_plan && !shaped(t)) {
-        uint32_t n = weft_topo_num_ranks(t);
-        uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-        if (!order)
-            return weft_diag_code(d, WEFT_ENOMEM);
-        weft_err e = weft_classic_ring_order(t, order, d);
-        if (e) {
-            free(order);
-            return e;
-        }
-        a->ring = order;
-        return WEFT_OK;
-    }
-    return cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &a->plan, NULL, d);
-}
-
-void cli_sim_algo_from_plan(cli_sim_algo *a, weft_plan *p)
-{
-    memset(a, 0, sizeof *a);
-    a->name = "plan";
-    a->coll = weft_plan_get_info(p)->coll;
-    a->plan = p;
-}
-
-/* NCCL's plan at `size`, built unless the last one is the same; an
- * in-network choice has none (a->innet). */
-static weft_err nccl_plan(cli_sim_algo *a, const weft_topo *t, uint64_t size, weft_proto *proto,
-                          weft_diag *d)
-{
-    weft_nccl_choice ch;
-    weft_err e = weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, d);
-    *proto = ch.proto;
-    if (e)
-        return e;
-    a->innet = weft_nccl_algo_innet(ch.algo);
-    if (a->innet) {
-        a->innet_algo = innet_of(ch.algo);
-        return WEFT_OK;
-    }
-    if (a->plan && strcmp(ch.plan, a->built) == 0)
-        return WEFT_OK;
-    weft_plan *p = NULL;
-    e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p, d);
-    if (e == WEFT_ELIMIT && a->max_ops)
-        weft_diag_set(d, e, "nccl (%s) %s on %u ranks has more than %u ops (the limit, --max-ops)",
-                      ch.plan, weft_coll_name(a->coll), weft_topo_num_ranks(t), a->max_ops);
-    if (e)
-        return e;
-    weft_plan_free(a->plan);
-    a->plan = p;
-    snprintf(a->built, sizeof a->built, "%s", ch.plan);
-    return WEFT_OK;
-}
-
-void cli_sim_algo_label(const cli_sim_algo *a, uint64_t size, char *buf, size_t len)
-{
-    weft_nccl_choice ch;
-    if (a->circuits) {
-        snprintf(buf, len, "%s (circuits: %u configs)", a->name, a->configs);
-        return;
-    }
-    if (!a->nccl && a->fabric.channels > 0) {
-        snprintf(buf, len, "%s (%u)", a->name, a->fabric.channels); /* rings:auto */
-        return;
-    }
-    if (!a->nccl || weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, NULL)) {
-        snprintf(buf, len, "%s", a->name);
-        return;
-    }
-    if (weft_nccl_algo_innet(ch.algo))
-        snprintf(buf, len, "nccl (%s, %s)", weft_nccl_algo_name(ch.algo),
-                 weft_proto_name(ch.proto));
-    else
-        snprintf(buf, len, "nccl (%s, %s, %s)", weft_nccl_algo_name(ch.algo),
-                 weft_proto_name(ch.proto), ch.plan);
-}
-
-weft_err cli_sim_algo_prepare(cli_sim_algo *a, const weft_topo *t, uint64_t size,
-                              const weft_sim_opts *o, weft_sim_opts *eff, weft_diag *d)
-{
-    *eff = *o;
-    if (!a->nccl)
-        return WEFT_OK;
-    weft_proto proto;
-    weft_err e = nccl_plan(a, t, size, &proto, d);
-    if (e)
-        return e;
-    /* The gpu model runs the protocol NCCL chose, unless one is set. */
-    if (o->model == WEFT_SIM_GPU && o->proto < 0)
-        eff->proto = (int)proto;
-    return WEFT_OK;
-}
-
-weft_err cli_sim_algo_run(cli_sim_algo *a, const weft_topo *t, uint64_t size,
-                          const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
-{
-    weft_sim_opts eff;
-    weft_err e = cli_sim_algo_prepare(a, t, size, o, &eff, d);
-    if (e)
-        return e;
-    if (a->innet) {
-        if (o->trace)
-            return weft_diag_set(d, WEFT_EUNSUPPORTED,
-                                 "sim: a trace draws a plan's ops; %s reduces in the switch and "
-                                 "has none",
-                                 weft_sim_innet_name(a->innet_algo));
-        return weft_sim_innet(t, a->coll, a->innet_algo, NULL, 0, 0, size, o, out, d);
-    }
-    if (a->ring)
-        return weft_sim_ring_order(t, a->coll, a->ring, size, &eff, out, d);
-    return weft_sim_plan(t, a->plan, size, &eff, out, d);
-}
-
-void cli_sim_algo_fini(cli_sim_algo *a)
-{
-    free(a->ring);
-    weft_plan_free(a->plan);
-    a->ring = NULL;
-    a->plan = NULL;
+    return weft_candidate_build(a, t, name, coll, need_plan, max_ops, "--max-ops", d);
 }
 
 bool cli_sim_needs_plan(const weft_sim_opts *o)

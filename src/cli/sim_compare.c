@@ -5,28 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/map.h"
 #include "cli/cli.h"
 #include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/sim_algo.h"
 #include "cli/sim_plot.h"
 #include "cli/table.h"
+#include "weft/choose.h"
 #include "weft/synth.h"
 
-/* One candidate: an algorithm name, and either its results (one per size)
- * or why it was skipped. */
-typedef struct candidate {
-    char name[32];
-    cli_sim_algo algo;
-    weft_sim_result *res; /* nsizes results, or NULL when skipped */
-    char (*label)[48];    /* nsizes: what ran ("nccl (ring, Simple, rings:16)") */
-    char why[sizeof((weft_diag *)0)->msg];
-    /* The digest of the plan it simulated (not nccl's, which changes with
-     * the size), kept after the plan is freed, for same_run. */
-    bool have_digest;
-    uint64_t digest[2];
-} candidate;
+typedef weft_choice candidate;
 
 /* The bound: algbw in GB/s (exact and as a double), or why there is none. */
 typedef struct bound_row {
@@ -128,54 +116,11 @@ static void compute_bound(const weft_topo *t, weft_coll coll, const weft_traffic
     weft_bound_fini(&bd);
 }
 
-/* The candidates for coll: the schedule registry's compare list
- * (weft_sched_candidates: every classic algorithm that builds it, rings:K
- * as rings:auto, NCCL's channel count, and rings:4, as weft plan --compare
- * does; nccl among them; then optimal, for all-to-all the plan of the
- * exact flow), with flash:auto after flash, then with t the in-network
- * algorithms NCCL runs for coll on t (nvls, ...: no plan,
- * weft_sim_innet). */
-static size_t list_candidates(const weft_topo *t, weft_coll coll, bool matrix, candidate *c,
-                              size_t cap)
-{
-    const char *names[64];
-    size_t n = 0, nn = weft_sched_candidates(coll, matrix, WEFT_SCHED_FOR_COMPARE, names, 64);
-    for (size_t i = 0; i < nn && n < cap; i++) {
-        snprintf(c[n++].name, sizeof c->name, "%s", names[i]);
-        /* flash:K's K chosen by simulation (run_flash_auto). */
-        if (strcmp(names[i], "flash") == 0 && n < cap)
-            snprintf(c[n++].name, sizeof c->name, "flash:auto");
-    }
-    weft_nccl_fabric f;
-    weft_nccl_choice ch;
-    for (int k = 0; t && k < WEFT__SIM_INNET_COUNT && n < cap; k++) {
-        const char *name = weft_sim_innet_name((weft_sim_innet_algo)k);
-        weft_sim_innet_algo a;
-        static const weft_nccl_algo of[] = {WEFT_NCCL_NVLS, WEFT_NCCL_NVLS_TREE,
-                                            WEFT_NCCL_COLLNET_DIRECT, WEFT_NCCL_COLLNET_CHAIN};
-        if (cli_sim_innet_parse(name, &a) && !weft_nccl_fabric_get(t, &f, NULL) &&
-            !weft_nccl_estimate(&f, coll, of[k], WEFT_NCCL_PLAN_BYTES, &ch, NULL))
-            snprintf(c[n++].name, sizeof c->name, "%s", name);
-    }
-    return n;
-}
-
-/* Indices of the simulated candidates at size index s, fastest first (ties
- * keep the listing order). */
+/* Indices of the simulated candidates at size index s, fastest first. */
 static size_t sorted(const candidate *c, size_t n, size_t s, size_t *idx)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!c[i].res)
-            continue;
-        size_t at = m++;
-        while (at > 0 && c[idx[at - 1]].res[s].time_s > c[i].res[s].time_s) {
-            idx[at] = idx[at - 1];
-            at--;
-        }
-        idx[at] = i;
-    }
-    return m;
+    weft_ranking r = {WEFT_COLL_ALLREDUCE, s + 1, n, 0, (weft_choice *)c};
+    return weft_ranking_order(&r, s, idx);
 }
 
 /* "optimal is 1.60x vs nccl (ring, Simple, rings:16)": the optimal plan's
@@ -267,7 +212,7 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     for (size_t i = 0; b->have && i < n; i++)
         for (size_t s = 0; c[i].res && s < nsizes; s++)
             over = over || (c[i].res[s].algbw_gbps > b->gbps &&
-                            (c[i].algo.innet || strncmp(c[i].label[s], "nccl (nvls", 10) == 0 ||
+                            (c[i].innet || strncmp(c[i].label[s], "nccl (nvls", 10) == 0 ||
                              strncmp(c[i].label[s], "nccl (collnet", 13) == 0));
     if (over)
         printf("rows over 100%% of the bound reduce in the switch: the bound counts the data "
@@ -428,111 +373,6 @@ static int plot_candidates(const char *path, const char *spec, const weft_topo *
     return rc;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    return weft__mix64(x);
-}
-
-/* Two independent 64-bit chains over one value. */
-static void digest_add(uint64_t h[2], uint64_t v)
-{
-    h[0] = mix64(h[0] ^ v);
-    h[1] = mix64((h[1] + v) * 0xff51afd7ed558ccdull + 0x632be59bd9b4e8ull);
-}
-
-static void digest_text(uint64_t h[2], const char *text)
-{
-    for (; *text; text++)
-        digest_add(h, (unsigned char)*text);
-    digest_add(h, 0x100); /* ends the name */
-}
-
-/* A 128-bit digest of everything weft_plan_equal compares (the header, and
- * per op its fields, deps in order and paths with shares and node names),
- * in order: plans that weft_plan_equal calls equal have one digest, and
- * different plans share one with probability about 2^-128. O(plan). */
-static void plan_digest(const weft_plan *p, uint64_t h[2])
-{
-    const weft_plan_info *in = weft_plan_get_info(p);
-    h[0] = 0x243f6a8885a308d3ull;
-    h[1] = 0x13198a2e03707344ull;
-    uint32_t n = weft_plan_num_ops(p);
-    uint64_t head[] = {(uint64_t)in->coll, in->nranks,  in->root.v, in->chunks,
-                       in->scratch,        in->inplace, n};
-    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
-        digest_add(h, head[i]);
-    for (uint32_t i = 0; i < n; i++) {
-        weft_op o = weft_plan_op(p, i);
-        uint64_t f[] = {(uint64_t)o.kind,
-                        o.src_rank.v,
-                        o.dst_rank.v,
-                        (uint64_t)o.src_buf,
-                        (uint64_t)o.dst_buf,
-                        o.src_index,
-                        o.dst_index,
-                        o.count,
-                        o.channel};
-        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
-            digest_add(h, f[k]);
-        uint32_t nd;
-        const uint32_t *deps = weft_plan_op_deps(p, i, &nd);
-        digest_add(h, nd);
-        for (uint32_t k = 0; k < nd; k++)
-            digest_add(h, deps[k]);
-        uint32_t np = weft_plan_op_num_paths(p, i);
-        digest_add(h, np);
-        for (uint32_t k = 0; k < np; k++) {
-            weft_rat sh = weft_plan_path_share(p, i, k);
-            uint32_t len = weft_plan_path_len(p, i, k);
-            digest_add(h, (uint64_t)sh.num);
-            digest_add(h, (uint64_t)sh.den);
-            digest_add(h, len);
-            for (uint32_t v = 0; v < len; v++)
-                digest_text(h, weft_plan_path_node(p, i, k, v));
-        }
-    }
-}
-
-/* An earlier candidate j that ran exactly what candidate i runs at size
- * index s, whose result is then copied into i's; n when there is none.
- * Exactly: the same plan (equal 128-bit digests of everything
- * weft_plan_equal compares) under settings that resolve alike. Candidates
- * differ only in the protocol nccl forces (eff), so the settings resolve
- * alike when they resolve to j's protocol; j must not be nccl, whose plan
- * changes with the size. The simulator is deterministic, so running i
- * would give j's result bit for bit: on a100:2 at 1 GiB NCCL's choice is
- * rings:16, the plan that rings:auto has just run. Each candidate's plan
- * is freed once it is simulated (only its digest is kept), so the peak
- * memory is that of the largest plan, not of all plans together. */
-static size_t same_run(candidate *c, size_t i, size_t s, size_t n, const weft_topo *t,
-                       weft_coll coll, uint64_t size, const weft_sim_opts *eff)
-{
-    const weft_plan *p = c[i].algo.plan;
-    weft_sim_opts r;
-    if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r, NULL))
-        return n;
-    uint64_t h[2];
-    if (c[i].have_digest) {
-        h[0] = c[i].digest[0];
-        h[1] = c[i].digest[1];
-    } else {
-        plan_digest(p, h);
-        if (!c[i].algo.nccl) {
-            c[i].have_digest = true;
-            c[i].digest[0] = h[0];
-            c[i].digest[1] = h[1];
-        }
-    }
-    for (size_t j = 0; j < i; j++) {
-        if (!c[j].res || c[j].algo.nccl || !c[j].have_digest || c[j].res[s].proto != r.proto ||
-            c[j].digest[0] != h[0] || c[j].digest[1] != h[1])
-            continue;
-        c[i].res[s] = c[j].res[s];
-        return j;
-    }
-    return n;
-}
-
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
                    const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
                    cli_sim_format fmt, const char *plot, cli_progress *pr);
@@ -552,191 +392,57 @@ int cli_sim_compare_traffic(const char *spec, const weft_topo *t, const weft_tra
     return compare(spec, t, WEFT_COLL_ALLTOALL, m, sizes, nsizes, o, max_ops, fmt, plot, pr);
 }
 
-/* Builds candidate c for matrix m: an alltoallv plan of a classic
- * schedule that is no composite (nccl), or optimal's (from the matrix
- * bound's flow). */
-static weft_err build_traffic(candidate *c, const weft_topo *t, const weft_traffic *m,
-                              uint32_t max_ops, weft_diag *d)
+/* weft_choose's progress, on weft sim's progress line. */
+static void on_progress(void *arg, const char *what)
 {
-    for (size_t i = 0; i < weft_classic_count(); i++)
-        if (strcmp(weft_classic_get(i)->name, c->name) == 0 && weft_classic_get(i)->composite)
-            return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s has no alltoallv plan", c->name);
-    weft_plan *p = NULL;
-    weft_err e = cli_build_traffic(t, c->name, m, max_ops, &p, d);
-    if (e)
-        return e;
-    cli_sim_algo_from_plan(&c->algo, p);
-    c->algo.name = c->name;
-    if (strcmp(c->name, "optimal") == 0 && weft_topo_has_ocs(t)) {
-        c->algo.circuits = true; /* cli_build_traffic built the circuit schedule */
-        c->algo.configs = weft_plan_num_epochs(p);
-    }
-    return WEFT_OK;
+    cli_progress_set((cli_progress *)arg, "sim --compare: %s", what);
 }
 
-/* Sets r's algbw and busbw from the matrix's exact total / N (as weft sim
- * --traffic gives it) when plan p carries one. */
-static void traffic_rates(const weft_traffic *m, const weft_plan *p, weft_sim_result *r)
+/* The ranking of weft sim --compare (and of its best plan): weft_choose
+ * with the --max-ops limit named. */
+static weft_err rank(const weft_topo *t, weft_coll coll, const weft_traffic *m,
+                     const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
+                     cli_progress *pr, bool innet, bool baselines, const char *const *names,
+                     size_t n_names, weft_ranking *r, weft_diag *d)
 {
-    if (!m || r->time_s <= 0)
-        return;
-    r->algbw_gbps = weft_plan_traffic_size(p) / r->time_s * 1e-9;
-    r->busbw_gbps = r->algbw_gbps * weft_sim_busbw_factor(r->coll, r->ranks);
-}
-
-/* The candidate flash:auto: flash:K for K = 1, 2, 4 and 8 (blocks cut into
- * K chunks that may span rounds, docs/algorithms.md), each simulated at
- * every size; per size the fastest is kept, labelled "flash:auto (C=K)".
- * The best K differs per matrix (and the plans grow with K), so synth
- * builds whole blocks and the simulator chooses here. */
-static void run_flash_auto(const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                           const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                           uint32_t max_ops, candidate *c)
-{
-    static const uint32_t ks[] = {1, 2, 4, 8};
-    c->res = calloc(nsizes, sizeof *c->res);
-    c->label = calloc(nsizes, sizeof *c->label);
-    bool *have = calloc(nsizes, sizeof *have);
-    if (!c->res || !c->label || !have) {
-        free(c->res);
-        c->res = NULL;
-        free(have);
-        snprintf(c->why, sizeof c->why, "out of memory");
-        return;
-    }
-    for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) {
-        char name[16];
-        snprintf(name, sizeof name, "flash:%u", ks[k]);
-        weft_diag d;
-        weft_diag_clear(&d);
-        weft_plan *p = NULL;
-        weft_err e =
-            m ? cli_build_traffic(t, name, m, max_ops, &p, &d)
-              : cli_build_limited(t, name, coll, (weft_rank){0}, max_ops, NULL, &p, NULL, &d);
-        if (e) {
-            if (!c->why[0])
-                snprintf(c->why, sizeof c->why, "%s", d.msg);
-            continue;
-        }
-        cli_sim_algo alg;
-        cli_sim_algo_from_plan(&alg, p);
-        for (size_t s = 0; s < nsizes && !e; s++) {
-            weft_sim_opts eff;
-            weft_sim_result r;
-            e = cli_sim_algo_prepare(&alg, t, sizes[s], o, &eff, &d);
-            if (!e)
-                e = cli_sim_algo_run(&alg, t, sizes[s], o, &r, &d);
-            if (e) {
-                if (!c->why[0])
-                    snprintf(c->why, sizeof c->why, "%s: %.900s", name, d.msg);
-                break;
-            }
-            traffic_rates(m, alg.plan, &r);
-            if (!have[s] || r.time_s < c->res[s].time_s) {
-                c->res[s] = r;
-                have[s] = true;
-                snprintf(c->label[s], sizeof c->label[s], "flash:auto (C=%u)", ks[k]);
-            }
-        }
-        cli_sim_algo_fini(&alg);
-    }
-    bool all = nsizes > 0;
-    for (size_t s = 0; s < nsizes; s++)
-        all = all && have[s];
-    free(have);
-    if (!all) {
-        free(c->res);
-        c->res = NULL;
-        free(c->label);
-        c->label = NULL;
-    }
-}
-
-/* Builds and simulates every candidate c[0..n) at every size (c[i].res
- * filled, or c[i].why); returns how many simulated. */
-static size_t run_candidates(const weft_topo *t, weft_coll coll, const weft_traffic *m,
-                             const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o,
-                             uint32_t max_ops, cli_progress *pr, candidate *c, size_t n)
-{
-    size_t simulated = 0;
-    char st[64];
-    for (size_t i = 0; i < n; i++) {
-        weft_diag d;
-        weft_diag_clear(&d);
-        cli_progress_set(pr, "sim --compare: building %s (%zu of %zu)", c[i].name, i + 1, n);
-        if (strcmp(c[i].name, "flash:auto") == 0) {
-            run_flash_auto(t, coll, m, sizes, nsizes, o, max_ops, &c[i]);
-            simulated += c[i].res != NULL;
-            continue;
-        }
-        if (m ? build_traffic(&c[i], t, m, max_ops, &d)
-              : cli_sim_algo_build(&c[i].algo, t, c[i].name, coll, cli_sim_needs_plan(o), max_ops,
-                                   &d)) {
-            snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
-            continue;
-        }
-        c[i].res = calloc(nsizes, sizeof *c[i].res);
-        c[i].label = calloc(nsizes, sizeof *c[i].label);
-        if (!c[i].res || !c[i].label) {
-            free(c[i].res);
-            c[i].res = NULL;
-            snprintf(c[i].why, sizeof c[i].why, "out of memory");
-            continue;
-        }
-        for (size_t s = 0; s < nsizes; s++) {
-            cli_sim_size_text(sizes[s], st, sizeof st);
-            cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu)", c[i].name, st, i + 1, n);
-            cli_sim_algo_label(&c[i].algo, sizes[s], c[i].label[s], sizeof c[i].label[s]);
-            weft_sim_opts eff;
-            weft_err e = cli_sim_algo_prepare(&c[i].algo, t, sizes[s], o, &eff, &d);
-            size_t j = e ? n : same_run(c, i, s, n, t, coll, sizes[s], &eff);
-            if (j < n)
-                cli_progress_set(pr, "sim --compare: %s at %s (%zu of %zu) is the run of %s",
-                                 c[i].name, st, i + 1, n, c[j].name);
-            else if (!e)
-                e = cli_sim_algo_run(&c[i].algo, t, sizes[s], o, &c[i].res[s], &d);
-            if (!e)
-                traffic_rates(m, c[i].algo.plan, &c[i].res[s]);
-            if (e) {
-                snprintf(c[i].why, sizeof c[i].why, "simulation failed at %llu bytes: %.900s",
-                         (unsigned long long)sizes[s], d.msg);
-                free(c[i].res);
-                c[i].res = NULL;
-                break;
-            }
-        }
-        /* Only the digest is kept for same_run: a later candidate whose
-         * plan equals this one reuses its results. */
-        if (c[i].res && !c[i].algo.nccl && c[i].algo.plan && !c[i].have_digest) {
-            plan_digest(c[i].algo.plan, c[i].digest);
-            c[i].have_digest = true;
-        }
-        cli_sim_algo_fini(&c[i].algo);
-        simulated += c[i].res != NULL;
-    }
-    return simulated;
+    weft_choose_opts co;
+    weft_choose_opts_init(&co, t);
+    co.sim = *o;
+    co.innet = innet;
+    co.baselines = baselines;
+    co.names = names;
+    co.n_names = n_names;
+    co.matrix = m;
+    co.max_ops = max_ops;
+    co.max_ops_flag = "--max-ops";
+    co.progress = pr ? on_progress : NULL;
+    co.progress_arg = pr;
+    return weft_choose(t, coll, sizes, nsizes, &co, r, d);
 }
 
 static int compare(const char *spec, const weft_topo *t, weft_coll coll, const weft_traffic *m,
                    const uint64_t *sizes, size_t nsizes, const weft_sim_opts *o, uint32_t max_ops,
                    cli_sim_format fmt, const char *plot, cli_progress *pr)
 {
-    enum { MAX_CANDIDATES = 32 };
-    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
-    size_t *idx = calloc(MAX_CANDIDATES, sizeof *idx);
-    if (!c || !idx) {
-        free(c);
-        free(idx);
-        return cli_fail(WEFT_ENOMEM, NULL);
-    }
-    size_t n = list_candidates(t, coll, m != NULL, c, MAX_CANDIDATES), simulated;
     bound_row b;
     cli_progress_set(pr, "sim --compare: the bound");
     compute_bound(t, coll, m, &b);
-    simulated = run_candidates(t, coll, m, sizes, nsizes, o, max_ops, pr, c, n);
+    weft_ranking r;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = rank(t, coll, m, sizes, nsizes, o, max_ops, pr, true, false, NULL, 0, &r, &d);
     cli_progress_stop(pr);
+    if (e)
+        return cli_fail(e, &d);
+    candidate *c = r.c;
+    size_t n = r.n;
+    size_t *idx = calloc(n ? n : 1, sizeof *idx);
+    if (!idx) {
+        weft_ranking_fini(&r);
+        return cli_fail(WEFT_ENOMEM, NULL);
+    }
     int rc = CLI_EXIT_OK;
-    if (simulated == 0) {
+    if (r.simulated == 0) {
         cli_error("sim --compare: no algorithm builds %s on %s", weft_coll_name(coll), spec);
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "  %s: %s\n", c[i].name, c[i].why);
@@ -750,12 +456,7 @@ static int compare(const char *spec, const weft_topo *t, weft_coll coll, const w
     } else {
         print_tables(spec, t, coll, sizes, nsizes, o, c, n, &b, idx);
     }
-    for (size_t i = 0; i < n; i++) {
-        cli_sim_algo_fini(&c[i].algo);
-        free(c[i].res);
-        free(c[i].label);
-    }
-    free(c);
+    weft_ranking_fini(&r);
     free(idx);
     return rc;
 }
@@ -766,21 +467,7 @@ static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m,
                       const weft_sim_opts *o, uint32_t max_ops, cli_progress *pr, bool baselines,
                       cli_sim_best *out)
 {
-    enum { MAX_CANDIDATES = 32 };
     memset(out, 0, sizeof *out);
-    candidate *c = calloc(MAX_CANDIDATES, sizeof *c);
-    if (!c) {
-        snprintf(out->why, sizeof out->why, "out of memory");
-        return;
-    }
-    size_t n = list_candidates(NULL, coll, m != NULL, c, MAX_CANDIDATES); /* plans only */
-    if (baselines) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(c[i].name, "optimal") != 0)
-                c[k++] = c[i];
-        n = k;
-    }
     /* On a fabric with optical circuit switches a plan that carries no
      * circuits cannot run as simulated (it crosses each OCS as a packet
      * switch, which it is not): an all-to-all there runs the circuit
@@ -788,6 +475,9 @@ static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m,
      * uniform one (size / N to every rank, size rounded down to a multiple
      * of N). Other collectives have no circuit schedule: their plans keep
      * the relaxation of `weft bound` and say so (out->ocs_relaxed). */
+    static const char *const only_optimal[] = {"optimal"};
+    const char *const *names = NULL;
+    size_t n_names = 0;
     weft_traffic uniform = {0};
     bool own_matrix = false;
     if (weft_topo_has_ocs(t)) {
@@ -798,8 +488,8 @@ static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m,
                 m = &uniform;
                 own_matrix = true;
             }
-            snprintf(c[0].name, sizeof c->name, "optimal");
-            n = 1;
+            names = only_optimal;
+            n_names = 1;
         } else {
             out->ocs_relaxed = true;
         }
@@ -813,32 +503,31 @@ static void best_plan(const weft_topo *t, weft_coll coll, const weft_traffic *m,
         out->bound_algbw = b.algbw;
         out->bound_time_s = b.gbps > 0 ? (double)size / (b.gbps * 1e9) : 0;
     }
-    run_candidates(t, coll, m, &size, 1, o, max_ops, pr, c, n);
-    out->tried = n;
-    size_t best = n;
-    for (size_t i = 0; i < n; i++) {
-        if (!c[i].res) {
+    weft_ranking r;
+    weft_diag d;
+    weft_diag_clear(&d);
+    /* Plans only: the in-network algorithms are NCCL's, not weft's plans. */
+    if (rank(t, coll, m, &size, 1, o, max_ops, pr, false, baselines, names, n_names, &r, &d)) {
+        snprintf(out->why, sizeof out->why, "%.500s", d.msg);
+    } else {
+        out->tried = r.n;
+        for (size_t i = 0; i < r.n; i++) {
+            if (r.c[i].res)
+                continue;
             out->skipped++;
             if (!out->why[0])
-                snprintf(out->why, sizeof out->why, "%s: %.400s", c[i].name, c[i].why);
-            continue;
+                snprintf(out->why, sizeof out->why, "%s: %.400s", r.c[i].name, r.c[i].why);
         }
-        if (best == n || c[i].res[0].time_s < c[best].res[0].time_s)
-            best = i;
+        const weft_choice *best = weft_ranking_best(&r, 0);
+        if (best) {
+            out->have = true;
+            out->res = best->res[0];
+            out->res.n_busiest = 0;
+            snprintf(out->algo, sizeof out->algo, "%s", best->label[0]);
+            snprintf(out->name, sizeof out->name, "%s", best->name);
+        }
+        weft_ranking_fini(&r);
     }
-    if (best < n) {
-        out->have = true;
-        out->res = c[best].res[0];
-        out->res.n_busiest = 0;
-        snprintf(out->algo, sizeof out->algo, "%s", c[best].label[0]);
-        snprintf(out->name, sizeof out->name, "%s", c[best].name);
-    }
-    for (size_t i = 0; i < n; i++) {
-        cli_sim_algo_fini(&c[i].algo);
-        free(c[i].res);
-        free(c[i].label);
-    }
-    free(c);
     if (own_matrix)
         weft_traffic_free(&uniform);
 }

@@ -8,6 +8,7 @@
 #include "cli/fabric.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/step_choices.h"
 #include "cli/table.h"
 
 static void json_chakra(cli_json *j, const weft_chakra_result *r)
@@ -153,6 +154,8 @@ int cli_step_chakra(const cli_args *a, const char *prefix, const cli_syntax *syn
         rc = cli_fail(err, &d);
         goto free_all;
     }
+    if ((rc = cli_step_coll_algo(syn, a, ctx)))
+        goto free_all;
     const char *trace_path = cli_args_get(a, "trace");
     cli_out out;
     if (trace_path && (rc = cli_out_open(&out, trace_path)))
@@ -180,10 +183,12 @@ int cli_step_chakra(const cli_args *a, const char *prefix, const cli_syntax *syn
         cli_json_kv_string(&j, "chakra", prefix);
         cli_json_kv_uint(&j, "nodes", weft_chakra_nodes(w));
         json_chakra(&j, &r);
+        cli_step_choices_json(&j, ctx);
         cli_json_end_object(&j);
         rc = cli_json_done(&j);
     } else {
         print_chakra(prefix, spec, w, &r);
+        cli_step_choices_print(ctx);
         rc = CLI_EXIT_OK;
     }
     weft_chakra_result_fini(&r);

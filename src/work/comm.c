@@ -370,7 +370,9 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
     }
     double t = 0;
     weft_err err;
-    if (p2p || coll == WEFT_COLL_BROADCAST) {
+    if (weft__work_chooses(c, coll, p2p)) {
+        err = weft__work_choose_s(c, coll, pos, n, gs, size, &t, d);
+    } else if (p2p || coll == WEFT_COLL_BROADCAST) {
         err = sim_copies(c, pos, n, gs, !p2p, size, &t, d);
     } else if (coll == WEFT_COLL_ALLTOALL) {
         err = sim_alltoall(c, pos, n, gs, size, &t, d);

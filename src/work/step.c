@@ -37,6 +37,7 @@ void weft_work_ctx_free(weft_work_ctx *c)
     weft__work_gcache_free(c);
     weft__work_moe_free(c);
     weft__free(c->scratch);
+    weft__free(c->choices);
     weft__free(c);
 }
 

@@ -143,6 +143,9 @@ struct weft_work_ctx {
     weft_gc_report *gc_report; /* weft_work_grad_plan: the step fills it */
     int nccl_state;
     weft_nccl_fabric nccl;
+    weft_work_coll_algo coll_algo; /* weft_work_ctx_set_coll_algo */
+    weft_work_choice *choices;     /* weft_work_choices */
+    size_t choices_n, choices_cap;
 };
 
 /* Time of one collective of `size` bytes (its nccl-tests size) run by every
@@ -174,6 +177,17 @@ weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, cons
                                 uint64_t *psize, uint32_t *ring, weft_diag *d);
 /* Releases that cache (weft_work_ctx_free). */
 void weft__work_gcache_free(weft_work_ctx *c);
+
+/* ---- comm_choose.c ---- */
+
+/* Whether weft__work_groups_s times coll by weft__work_choose_s on c. */
+bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p);
+/* The time of coll of `size` bytes run by the n / gs groups of pos under
+ * WEFT_WORK_COLL_BEST: each group's fastest schedule by weft_choose on its
+ * fabric (weft_topo_subset), the slowest group's time; the choice is
+ * recorded (weft_work_choices). */
+weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *pos, uint32_t n,
+                             uint32_t gs, uint64_t size, double *out, weft_diag *d);
 
 /* A skewed EP all-to-all (p->moe_zipf): every EP group's dispatch matrix
  * drawn by weft_traffic_moe (p->ep ranks, m's experts and topk, `tokens`

@@ -14,7 +14,8 @@ trap 'rm -rf "$TMP" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
 
 # The modules a module may include public headers of (itself included).
 # Downward only: cli -> (run, sim, synth) -> plan -> topo -> base, and run
-# -> synth (the runtime builds the plans it runs without a tuning table).
+# -> synth (the runtime builds the plans it runs without a tuning table);
+# choose ranks synth's plans by sim's times, and work and cli ask it.
 allowed() {
     case $1 in
     base) echo "base" ;;
@@ -23,9 +24,10 @@ allowed() {
     synth) echo "base topo plan synth" ;;
     sim) echo "base topo plan sim" ;;
     run) echo "base topo plan synth run" ;;
-    work) echo "base topo plan synth sim work" ;;
+    choose) echo "base topo plan synth sim choose" ;;
+    work) echo "base topo plan synth sim choose work" ;;
     tuner) echo "base topo plan synth tuner" ;;
-    cli) echo "base topo plan synth sim run work cli" ;;
+    cli) echo "base topo plan synth sim choose run work cli" ;;
     esac
 }
 
@@ -38,6 +40,7 @@ owner() {
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h | bvn.h | compress.h) echo synth ;;
     sim.h) echo sim ;;
+    choose.h) echo choose ;;
     work.h | embedding.h | dlrm.h) echo work ;;
     comm.h | comm_mpi.h | tuning.h | ckpt.h | comm_sparse.h) echo run ;;
     esac
@@ -149,7 +152,7 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "python3 not found: file cycles not checked" >&2
 else
     LAST="(tools/file_cycles.py on every module)"
-    got=$(for m in base topo plan synth sim run work cli tuner; do
+    got=$(for m in base topo plan synth sim choose run work cli tuner; do
         python3 "$SRC/tools/file_cycles.py" "$SRC" $m | grep '^cycle:'
     done)
     want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_dc topo/preset_gpu topo/preset_net topo/preset_ocs

@@ -5,13 +5,56 @@
 # simulated time; `weft tune` ranks the runtime's candidates (the same
 # plans but nccl) with the same times, so its fastest one is the same
 # unless NCCL's choice is the fastest; and every path agrees on optimal's
-# time.
+# time. `weft step --coll-algo best` is the fourth path: a Chakra trace
+# of one collective of 1 GiB over every rank (one group, the fabric
+# itself) chooses what `weft sim --compare` ranks first, with its time to
+# the bit, and that is tune's first and optimal's time when it is a plan
+# the runtime can run.
 # Run by CTest as: bash ranking.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
 . "$SRC/tests/cli/lib/check.sh"
 T=$(mktemp -d)
 trap 'rm -rf "$T" "$CHECK_OUT_" "$CHECK_ERR_"' EXIT
+
+# A Chakra trace (tests/fixtures/chakra/gen.py's encoding) of one
+# collective of 1 GiB over every rank: $1 prefix, $2 ranks, $3 comm_type
+# (0 allreduce, 2 allgather, 7 reducescatter).
+one_coll_trace() {
+    python3 - "$@" <<'PY'
+import sys
+prefix, ranks, ctype = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+def key(num, wire): return varint(num << 3 | wire)
+def ln(num, data): return key(num, 2) + varint(len(data)) + data
+def vi(num, v): return key(num, 0) + varint(v)
+def attr_u64(name, v): return ln(10, ln(1, name.encode()) + vi(13, v))
+node = (vi(1, 1) + ln(2, b"coll") + vi(3, 7) + attr_u64("comm_type", ctype)
+        + attr_u64("comm_size", 1 << 30))
+data = bytearray()
+for m in (ln(1, b"0.0.4"), node):
+    data += varint(len(m)) + m
+for r in range(ranks):
+    with open("%s.%d.et" % (prefix, r), "wb") as f:
+        f.write(data)
+PY
+}
+
+# The first row of weft sim --compare --json's only size, and the step's
+# only choice, as "ALGO|TIME_S" (what ran, its time as printed).
+sim_first() {
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["sizes"][0]["results"][0]; print("%s|%r" % (r.get("runs", r["algo"]), r["time_s"]))'
+}
+step_chosen() {
+    python3 -c 'import json,sys; c=json.load(sys.stdin)["chosen"]; assert len(c) == 1; print("%s|%r" % (c[0]["algo"], c[0]["time_s"]))'
+}
 
 # us with 3 decimals from a tuning table's seconds.
 us() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) * 1e6))' "$1"; }
@@ -56,6 +99,22 @@ for case in a100:2,allreduce h100:2,allreduce a100:2,allgather dgx1,reducescatte
     base=${name%% *}
     if [ "$base" != nccl ]; then
         check "$spec $coll: tune's fastest baseline is $base" test "$t_name" = "$base"
+    fi
+
+    # The step: one collective of 1 GiB over every rank.
+    command -v python3 >/dev/null 2>&1 || continue
+    ranks=$(sed -nE "1s/.* \(([0-9]+) ranks\).*/\1/p" <<<"$sim")
+    case $coll in allreduce) ct=0 ;; allgather) ct=2 ;; reducescatter) ct=7 ;; esac
+    mkdir -p "$T/$spec-$coll"
+    one_coll_trace "$T/$spec-$coll/one" "$ranks" "$ct"
+    want=$("$WEFT" sim "$spec" --coll "$coll" --compare --size 1G --json | sim_first)
+    got=$("$WEFT" step --chakra "$T/$spec-$coll/one" --fabric "$spec" --coll-algo best --json | step_chosen)
+    LAST="$spec $coll: step --coll-algo best chooses sim --compare's first ($want)"
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then pass_; else fail_ "step chose $got"; fi
+    s_us=$(us "${got#*|}")
+    if [ "${got%%|*}" = optimal ]; then
+        check "$spec $coll: the step's optimal takes plan's and tune's $o_us us" \
+            test "$s_us" = "$o_us" -a "${first%%=*}" = optimal
     fi
 done
 

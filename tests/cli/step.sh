@@ -38,6 +38,16 @@ done
 run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression auto,fuse=lots
 expect_rc 2
 expect_err_has "weft: bad --grad-compression: --grad-compression 'auto,fuse=lots': unknown option 'fuse=lots' (fuse=bucket, fuse=tensor or fuse=dp)"
+# --coll-algo: nccl or best (tests/cli/ranking.sh checks what best chooses).
+run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo fastest
+expect_rc 2
+expect_err_has "weft: unknown --coll-algo 'fastest' (expected nccl or best)"
+run step --fabric a100:2 --model dlrm --coll-algo best
+expect_rc 2
+expect_err_has "weft: --coll-algo does not apply to --model dlrm"
+run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo nccl --json
+expect_rc 0
+expect_out_has '"chosen": []'
 run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression bogus
 expect_rc 2
 expect_err_has "weft: bad --grad-compression: unknown compressor 'bogus' (none, fp8[:B], int8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D, powersgd:R)"

@@ -1,0 +1,122 @@
+/* weft_choose (weft/choose.h): on switch:4 at 1 MiB it ranks what
+ * `weft sim --compare` prints (hd first at 195.729 us, hd, rabenseifner and
+ * optimal equal), each time is weft_sim_plan's of the candidate's plan, the
+ * baselines leave optimal out, an explicit list is kept in order with the
+ * reasons of those that do not build; and weft_topo_subset keeps a group's
+ * ranks and refuses bad groups with the errors it names. */
+#include <string.h>
+
+#include "base/testing.h"
+#include "weft/choose.h"
+
+static weft_topo *preset(const char *spec)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_preset(spec, &t, &d), WEFT_OK);
+    return t;
+}
+
+static const weft_choice *find(const weft_ranking *r, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->c[i].name, name) == 0)
+            return &r->c[i];
+    return NULL;
+}
+
+static void test_rank(void)
+{
+    weft_topo *t = preset("switch:4");
+    weft_choose_opts o;
+    weft_choose_opts_init(&o, t);
+    uint64_t size = 1048576;
+    weft_ranking r;
+    weft_diag d;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    const weft_choice *best = weft_ranking_best(&r, 0);
+    CHECK(best != NULL);
+    CHECK_STR(best->name, "hd");
+    /* weft sim switch:4 --coll allreduce --compare --size 1M: 195.729 us. */
+    CHECK_REL(best->res[0].time_s, 195.72864e-6, 1e-9); /* printed 195.729 us */
+    const weft_choice *opt = find(&r, "optimal");
+    CHECK(opt && opt->res && opt->res[0].time_s == best->res[0].time_s);
+    size_t idx[64];
+    size_t m = weft_ranking_order(&r, 0, idx);
+    CHECK_INT(m, r.simulated);
+    CHECK_STR(r.c[idx[0]].name, "hd");
+    for (size_t k = 1; k < m; k++)
+        CHECK(r.c[idx[k - 1]].res[0].time_s <= r.c[idx[k]].res[0].time_s);
+    /* Each time is the simulator's for that plan. */
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_choose_build(t, "dbtree", WEFT_COLL_ALLREDUCE, (weft_rank){0}, 0, NULL, NULL, &p,
+                                NULL, &d),
+              WEFT_OK);
+    weft_sim_result sr;
+    CHECK_ERR(weft_sim_plan(t, p, size, &o.sim, &sr, &d), WEFT_OK);
+    const weft_choice *db = find(&r, "dbtree");
+    CHECK(db && db->res && db->res[0].time_s == sr.time_s);
+    weft_plan_free(p);
+    weft_ranking_fini(&r);
+
+    /* Baselines: no optimal. */
+    o.baselines = true;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    CHECK(find(&r, "optimal") == NULL);
+    CHECK_STR(weft_ranking_best(&r, 0)->name, "hd");
+    weft_ranking_fini(&r);
+
+    /* An explicit list, in order; hier needs boxes, with the builder's
+     * reason kept. */
+    static const char *const names[] = {"ring", "hier", "nope"};
+    o.baselines = false;
+    o.names = names;
+    o.n_names = 3;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    CHECK_INT(r.n, 3);
+    CHECK_INT(r.simulated, 1);
+    CHECK_STR(r.c[0].name, "ring");
+    CHECK(r.c[1].res == NULL && !r.c[1].built && r.c[1].why[0]);
+    CHECK_STR(r.c[2].why, "unknown algorithm 'nope' (weft plan --list lists them)");
+    weft_ranking_fini(&r);
+
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 0, &o, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "choose: no size to rank at");
+    weft_topo_free(t);
+}
+
+static void test_subset(void)
+{
+    weft_topo *t = preset("a100:2");
+    weft_topo *s = NULL;
+    weft_diag d;
+    uint32_t box1[] = {8, 9, 10, 11, 12, 13, 14, 15};
+    CHECK_ERR(weft_topo_subset(t, box1, 8, &s, &d), WEFT_OK);
+    CHECK_INT(weft_topo_num_ranks(s), 8);
+    CHECK_STR(weft_topo_node_name(s, weft_topo_rank_node(s, (weft_rank){0})),
+              weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){8})));
+    /* Every switch and NIC stays: 8 GPUs fewer, and their links. */
+    CHECK_INT(weft_topo_num_nodes(s), weft_topo_num_nodes(t) - 8);
+    weft_topo_free(s);
+    uint32_t all[16];
+    for (uint32_t i = 0; i < 16; i++)
+        all[i] = i;
+    CHECK_ERR(weft_topo_subset(t, all, 16, &s, &d), WEFT_OK);
+    CHECK(weft_topo_equal(s, t));
+    weft_topo_free(s);
+    uint32_t twice[] = {1, 1};
+    CHECK_ERR(weft_topo_subset(t, twice, 2, &s, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "subset: rank 1 given twice");
+    uint32_t out[] = {16};
+    CHECK_ERR(weft_topo_subset(t, out, 1, &s, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "subset: rank 16 of a fabric of 16 ranks");
+    CHECK(s == NULL);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    test_rank();
+    test_subset();
+    return weft_test_done();
+}

@@ -1,0 +1,86 @@
+/* weft step --coll-algo best (weft/work.h, WEFT_WORK_COLL_BEST): on
+ * two_hosts.topo (two hosts of two ranks joined by one 1 GB/s link each
+ * way) the groups {0, 1} and {2, 3} each choose on their own fabric what
+ * weft_choose ranks first there; alone each takes that time, and the two
+ * together share the link between the hosts, so its bytes take twice as
+ * long;
+ * one group of every rank takes weft_choose's time on the fabric itself,
+ * to the bit. */
+#include <string.h>
+
+#include "base/testing.h"
+#include "weft/choose.h"
+#include "work/work_internal.h"
+
+static weft_topo *load(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/chakra/two_hosts.topo", &t, &d),
+              WEFT_OK);
+    return t;
+}
+
+/* weft_choose's fastest for coll of size on the fabric of ranks g. */
+static double best_on(const weft_topo *t, const uint32_t *g, uint32_t n, weft_coll coll,
+                      uint64_t size, char *name)
+{
+    weft_topo *sub = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_subset(t, g, n, &sub, &d), WEFT_OK);
+    weft_choose_opts o;
+    weft_choose_opts_init(&o, sub);
+    o.innet = true;
+    o.max_ops = 2097152u;
+    weft_ranking r;
+    CHECK_ERR(weft_choose(sub, coll, &size, 1, &o, &r, &d), WEFT_OK);
+    const weft_choice *b = weft_ranking_best(&r, 0);
+    double s = b ? b->res[0].time_s : -1;
+    strcpy(name, b ? b->name : "");
+    weft_ranking_fini(&r);
+    weft_topo_free(sub);
+    return s;
+}
+
+int main(void)
+{
+    weft_topo *t = load();
+    weft_work_ctx *c = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, NULL, NULL, &c), WEFT_OK);
+    weft_work_ctx_set_coll_algo(c, WEFT_WORK_COLL_BEST);
+    weft_diag d;
+    double together = 0, all = 0;
+    char name[32];
+    uint32_t pairs[] = {0, 1, 2, 3}; /* r0-r1 and r2-r3: both cross the link */
+    double alone = best_on(t, pairs, 2, WEFT_COLL_ALLREDUCE, 1000000, name);
+    CHECK(alone > 0);
+    CHECK_ERR(
+        weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pairs, 4, 2, 1000000, &together, &d),
+        WEFT_OK);
+    size_t n;
+    const weft_work_choice *ch = weft_work_choices(c, &n);
+    CHECK_INT(n, 1);
+    CHECK_INT(ch[0].groups, 2);
+    CHECK_INT(ch[0].ranks, 2);
+    CHECK(ch[0].together);
+    CHECK(strncmp(ch[0].algo, name, strlen(name)) == 0); /* "rings:auto (8)" */
+    CHECK(ch[0].time_s == together);
+    /* Each group alone sends 1e6 B across the 1 GB/s link each way (1 ms)
+     * plus latency; together the link carries both groups' bytes: 1 ms
+     * more. */
+    CHECK_REL(alone, 1.045e-3, 1e-9);
+    CHECK_REL(together - alone, 1e-3, 1e-9);
+
+    uint32_t every[] = {0, 1, 2, 3};
+    double want = best_on(t, every, 4, WEFT_COLL_ALLREDUCE, 1000000, name);
+    CHECK_ERR(weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, every, 4, 4, 1000000, &all, &d),
+              WEFT_OK);
+    CHECK(all == want);
+    ch = weft_work_choices(c, &n);
+    CHECK_INT(n, 2);
+    CHECK(!ch[1].together);
+    CHECK(strncmp(ch[1].algo, name, strlen(name)) == 0);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+    return weft_test_done();
+}
