@@ -378,6 +378,25 @@ WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_in
                                  const uint32_t *order, uint32_t n, uint32_t group, uint64_t size,
                                  const weft_sim_opts *o, weft_sim_result *out, weft_diag *d);
 
+/* ==== Background transfers in a link's idle time ==========================
+ *
+ * A link of link_gbs GB/s is busy with training traffic, saturated, outside
+ * the `nidle` idle intervals idle[i] = [start, end] s of a period of
+ * `period` s (in order, not overlapping), repeated `periods`
+ * times from 0. A background transfer of `bytes` starts at 0 over that
+ * link and a second one of path_gbs GB/s (PCIe, say), served below the
+ * training traffic in strict priority (the flow engine's traffic classes,
+ * docs/sim.md): the engine replays the training as class-0 flows, one per
+ * busy interval holding the link whole from its start to its end, and the
+ * transfer as a class-1 flow. Out: *arrive, when the transfer completes
+ * (it may be after the last period); *delay raised to the most a training
+ * flow finishes later than in the same replay without the transfer (0
+ * when strict priority holds); *flows increased by the engine flows of
+ * both replays. WEFT_EINVAL for bad figures or intervals, WEFT_ENOMEM. */
+WEFT_API weft_err weft_sim_background(double link_gbs, double path_gbs, const double (*idle)[2],
+                                      size_t nidle, double period, uint32_t periods, double bytes,
+                                      double *arrive, double *delay, uint64_t *flows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -573,8 +573,7 @@ typedef struct weft_ckpt_sim {
 } weft_ckpt_sim;
 /* WEFT_EINVAL when the GPU has no host figures; WEFT_ENOMEM. */
 WEFT_API weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
-                                     const weft_ckpt_result *cr, weft_ckpt_sim *out,
-                                     weft_diag *d);
+                                     const weft_ckpt_result *cr, weft_ckpt_sim *out, weft_diag *d);
 
 /* The probability that k machines failing at once (every k-subset of the
  * n machines equally likely) lose every replica of some machine's

@@ -1,17 +1,15 @@
 /* The GEMINI checkpoint replayed through the flow engine
  * (weft_ckpt_simulate, weft/work.h; docs/step.md "Checkpoints").
  *
- * Per box, one engine of two links: the box's NIC group (its bandwidth out
- * of the host) and its PCIe (ranks x the GPU's x16 link, the host figures
- * of ckpt.c). The step's training traffic on the NIC group is replayed as
- * class-0 flows: one per busy interval of weft_work_idle's profile, each
- * released at the interval's start (a linkless timer flow whose route
- * latency is that time) and carrying the group's bandwidth x the
- * interval's length, so that it holds the group whole from the interval's
+ * Per box, weft_sim_background (weft/sim.h) over two links: the box's NIC
+ * group (its bandwidth out of the host) and its PCIe (ranks x the GPU's
+ * x16 link, the host figures of ckpt.c). The step's training traffic on
+ * the NIC group is replayed as class-0 flows, one per busy interval of
+ * weft_work_idle's profile, holding the group whole from the interval's
  * start to its end, and the replay repeats the step. The checkpoint, K - 1
  * copies of the box's state, is one class-1 flow over NIC group and PCIe
- * from the first step's start: the engine's strict priority (engine.h,
- * "Traffic classes") gives it what training leaves, and nothing more.
+ * from the first step's start: the engine's strict priority gives it what
+ * training leaves, and nothing more.
  *
  * Why it must agree with ckpt.c's analytic answer: the replayed training
  * flows saturate the NIC group exactly in its busy intervals and leave it
@@ -29,7 +27,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/engine.h"
+#include "weft/sim.h"
 #include "work/work_internal.h"
 
 /* At most this many steps replayed, this many engine flows in one
@@ -53,74 +51,14 @@ static uint32_t busy_count(const weft_idle_group *gr, double step)
     return n + (prev < step);
 }
 
-/* One replay: `steps` steps of gr's busy intervals as class-0 flows on the
- * NIC group, and with send > 0 the checkpoint as a class-1 flow over NIC
- * group and PCIe. The engine after its run in *out (NULL on failure); the
- * checkpoint flow is the last one. */
-static weft_err replay(const weft_idle_group *gr, double step, double pcie_gbs, double send,
-                       uint32_t steps, sim_engine **out)
-{
-    double cap[2] = {gr->bw_gbs * 1e9, pcie_gbs * 1e9};
-    sim_engine *e = NULL;
-    weft_err err = sim_engine_new(2, cap, NULL, &e);
-    uint32_t nic = 0, both[2] = {0, 1}, rnic = 0, rboth = 0;
-    double one[2] = {1, 1};
-    if (!err && !(err = sim_engine_add_route(e, 1, &nic, one, 0, &rnic)))
-        err = sim_engine_add_route(e, 2, both, one, 0, &rboth);
-    for (uint32_t k = 0; !err && k < steps; k++) {
-        double prev = 0, off = k * step;
-        for (size_t i = 0; !err && i <= gr->n; i++) {
-            double a = prev, b = i < gr->n ? gr->iv[i][0] : step;
-            if (i < gr->n)
-                prev = gr->iv[i][1];
-            if (!(b > a))
-                continue;
-            uint32_t rt, timer, f;
-            if (!(err = sim_engine_add_route(e, 0, NULL, NULL, off + a, &rt)) &&
-                !(err = sim_engine_add_flow(e, rt, 0, 1, &timer)) &&
-                !(err = sim_engine_add_flow(e, rnic, cap[0] * (b - a), 1, &f)))
-                err = sim_engine_add_dep(e, f, timer);
-        }
-    }
-    uint32_t ck;
-    if (!err && send > 0 && !(err = sim_engine_add_flow(e, rboth, send, 1, &ck)))
-        err = sim_engine_set_class(e, ck, 1);
-    if (!err)
-        err = sim_engine_run(e, 0, NULL);
-    if (err) {
-        sim_engine_free(e);
-        e = NULL;
-    }
-    *out = e;
-    return err;
-}
-
 /* The checkpoint's arrival over `steps` steps of gr (*arrive), and the
  * most a training flow finishes later beside it than without it, folded
- * into *delay. */
+ * into *delay (weft_sim_background, weft/sim.h). */
 static weft_err arrival(const weft_idle_group *gr, double step, double pcie_gbs, double send,
                         uint32_t steps, double *arrive, double *delay, uint64_t *flows)
 {
-    sim_engine *with = NULL, *without = NULL;
-    weft_err err = replay(gr, step, pcie_gbs, send, steps, &with);
-    if (!err)
-        err = replay(gr, step, pcie_gbs, 0, steps, &without);
-    if (!err) {
-        uint32_t n = sim_engine_num_flows(without);
-        *flows += n + sim_engine_num_flows(with);
-        for (uint32_t f = 0; f < n; f++) {
-            double s, dr, d1, d2;
-            sim_engine_flow_times(with, f, &s, &dr, &d1);
-            sim_engine_flow_times(without, f, &s, &dr, &d2);
-            if (d1 - d2 > *delay)
-                *delay = d1 - d2;
-        }
-        double s, dr;
-        sim_engine_flow_times(with, n, &s, &dr, arrive);
-    }
-    sim_engine_free(with);
-    sim_engine_free(without);
-    return err;
+    return weft_sim_background(gr->bw_gbs, pcie_gbs, (const double(*)[2])gr->iv, gr->n, step, steps,
+                               send, arrive, delay, flows);
 }
 
 /* Has an earlier NIC group of ip the same bandwidth and idle intervals as

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/testing.h"
+#include "weft/sim.h"
 #include "work/testing_work.h"
 #include "work/work_internal.h"
 
@@ -117,6 +118,26 @@ static void test_hand(void)
 /* Real steps (a GPT of 8 layers, hidden 1024, on two boxes), their idle
  * profiles as weft step computes them, with the state scaled from the
  * step's own to thousands of times it (1 to many iterations). */
+/* weft_sim_background by hand: a 1 GB/s link idle in [0.5, 1] of each
+ * 1 s period, a 2 GB/s second link: 0.25 GB arrive at 0.75 s, 0.75 GB
+ * in the second period's gap, at 1.75 s; bad intervals are refused. */
+static void test_background(void)
+{
+    const double idle[1][2] = {{0.5, 1.0}};
+    double at = 0, delay = 0;
+    uint64_t flows = 0;
+    CHECK_ERR(weft_sim_background(1, 2, idle, 1, 1.0, 1, 0.25e9, &at, &delay, &flows), WEFT_OK);
+    CHECK_REL(at, 0.75, 1e-12);
+    CHECK(delay == 0);
+    CHECK(flows > 0);
+    CHECK_ERR(weft_sim_background(1, 2, idle, 1, 1.0, 2, 0.75e9, &at, &delay, &flows), WEFT_OK);
+    CHECK_REL(at, 1.75, 1e-12);
+    CHECK(delay == 0);
+    const double overlap[2][2] = {{0.2, 0.6}, {0.5, 0.9}};
+    CHECK_ERR(weft_sim_background(1, 2, overlap, 2, 1.0, 1, 1e6, &at, &delay, &flows), WEFT_EINVAL);
+    CHECK_ERR(weft_sim_background(0, 2, idle, 1, 1.0, 1, 1e6, &at, &delay, &flows), WEFT_EINVAL);
+}
+
 static void test_steps(void)
 {
     static const struct {
@@ -174,6 +195,7 @@ static void test_steps(void)
 int main(void)
 {
     test_hand();
+    test_background();
     test_steps();
     return weft_test_done();
 }
