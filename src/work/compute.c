@@ -336,7 +336,17 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     out->logits_fwd = logits + ce;
     out->logits_bwd = 2 * logits + ce;
     out->embed_fwd = mem_s(g, 2.0 * 2 * Tl * h);
-    out->embed_bwd = 2 * out->embed_fwd;
+    /* The input embedding's weight gradient is dense, every micro-batch:
+     * PyTorch's embedding backward zeroes a whole [V / TP, h] gradient
+     * (at::zeros({num_weights, ...}) in pytorch/pytorch aten/src/ATen/
+     * native/cuda/EmbeddingBackwardKernel.cu @01b9dc56; Megatron-Core's
+     * VocabParallelEmbedding calls F.embedding, NVIDIA/Megatron-LM
+     * megatron/core/tensor_parallel/layers.py @baf94af3) and scatters its
+     * rows into it, and Megatron's gradient hook adds it to the fp32 main
+     * gradient (param.main_grad.add_(param.grad), megatron/core/
+     * distributed/distributed_data_parallel.py, same commit): 2 bytes
+     * written, then 2 + 4 read and 4 written, per element. */
+    out->embed_bwd = 2 * out->embed_fwd + mem_s(g, 12.0 * V * h);
     /* Adam on fp32 master weights: read grad, master, m, v (16 bytes),
      * write master, m, v and the 16-bit weight (14); zeroing and the norm
      * of the gradients touch every local gradient twice more (8). */

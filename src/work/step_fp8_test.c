@@ -1,7 +1,8 @@
 /* The step's precision and overlap options against hand-computed values:
  * FP8 in Transformer Engine's terms (which GEMMs run in FP8, the casts'
- * bytes), context parallelism's bookkeeping around the attention and
- * --tp-comm-overlap's schedules (tp_overlap.c). */
+ * bytes), context parallelism's bookkeeping around the attention, the
+ * embedding's dense gradient and --tp-comm-overlap's schedules
+ * (tp_overlap.c). */
 #include <math.h>
 #include <string.h>
 
@@ -195,8 +196,32 @@ static void test_cp_bookkeeping(void)
     CHECK_REL(l.bwd - 2 * l.fwd - 0.5 * l.attn_core, (xb - 2 * xf) / g.hbm_bw, 1e-9);
 }
 
+/* The input embedding's dense weight gradient every micro-batch
+ * (compute.c): a zeroed [V / TP, h] gradient (2 bytes written) added to
+ * the fp32 main gradient (2 + 4 read, 4 written). llama3-8b at TP 2:
+ * 128,256 / 2 = 64,128 rows of 4,096, beside the embedding's own gradient
+ * traffic (twice its forward). */
+static void test_embedding_grad(void)
+{
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_model m;
+    CHECK(weft_model_find("llama3-8b", &m));
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.sp = true;
+    p.global_batch = 8;
+    p.micro_batch = 1;
+    weft__layer_time l;
+    weft__work_layer_time(&g, &m, &p, 4, 0, &l);
+    CHECK_REL(l.embed_bwd - 2 * l.embed_fwd, 12.0 * 64128 * 4096 / g.hbm_bw, 1e-12);
+}
+
 int main(void)
 {
+    test_embedding_grad();
     test_fp8();
     test_cp_bookkeeping();
     test_tp_overlap();
