@@ -332,9 +332,18 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
     uint64_t V = weft__work_vocab(m, tp) / tp;
     double logits = weft__work_gemm_s(g, non_te_prec(pr), 1, Tl, V, h);
-    double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */
-    out->logits_fwd = logits + ce;
-    out->logits_bwd = 2 * logits + ce;
+    /* The loss on the 16-bit logits, per element, as Megatron-Core's fused
+     * cross-entropy runs it (NVIDIA/Megatron-LM megatron/core/fusions/
+     * fused_cross_entropy.py and tensor_parallel/cross_entropy.py
+     * @baf94af3; each jit_fuser function one torch.compile kernel, its
+     * returned and in-place tensors written): forward, the fp32 copy
+     * with its maximum (read 2, write 4), exp in place with its sum (read
+     * 4, write 4), the division into the softmax (read 4, write 4);
+     * backward, the softmax times the output gradient in place and cast
+     * to 16 bits (read 4, write 4 + 2). The unfused loss moves more: this
+     * is the least. */
+    out->logits_fwd = logits + mem_s(g, 22.0 * Tl * V);
+    out->logits_bwd = 2 * logits + mem_s(g, 10.0 * Tl * V);
     out->embed_fwd = mem_s(g, 2.0 * 2 * Tl * h);
     /* The input embedding's weight gradient is dense, every micro-batch:
      * PyTorch's embedding backward zeroes a whole [V / TP, h] gradient

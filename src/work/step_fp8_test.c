@@ -196,12 +196,13 @@ static void test_cp_bookkeeping(void)
     CHECK_REL(l.bwd - 2 * l.fwd - 0.5 * l.attn_core, (xb - 2 * xf) / g.hbm_bw, 1e-9);
 }
 
-/* The input embedding's dense weight gradient every micro-batch
- * (compute.c): a zeroed [V / TP, h] gradient (2 bytes written) added to
- * the fp32 main gradient (2 + 4 read, 4 written). llama3-8b at TP 2:
- * 128,256 / 2 = 64,128 rows of 4,096, beside the embedding's own gradient
- * traffic (twice its forward). */
-static void test_embedding_grad(void)
+/* The input embedding's dense weight gradient every micro-batch and the
+ * fused cross-entropy's bytes (compute.c). The gradient: a zeroed
+ * [V / TP, h] gradient (2 bytes written) added to the fp32 main gradient
+ * (2 + 4 read, 4 written). llama3-8b at TP 2: 128,256 / 2 = 64,128 rows
+ * of 4,096, beside the embedding's own gradient traffic (twice its
+ * forward). */
+static void test_output_and_embedding(void)
 {
     weft_gpu g;
     CHECK(weft_gpu_find("h100-sxm", &g));
@@ -217,11 +218,16 @@ static void test_embedding_grad(void)
     weft__layer_time l;
     weft__work_layer_time(&g, &m, &p, 4, 0, &l);
     CHECK_REL(l.embed_bwd - 2 * l.embed_fwd, 12.0 * 64128 * 4096 / g.hbm_bw, 1e-12);
+    /* The fused cross-entropy on T = 8,192 tokens x 64,128 logits: 22
+     * bytes an element forward, 10 backward, beside the output layer's
+     * GEMMs (backward twice the forward's): bwd - 2 fwd = -34 bytes an
+     * element. */
+    CHECK_REL(l.logits_bwd - 2 * l.logits_fwd, -34.0 * 8192 * 64128 / g.hbm_bw, 1e-9);
 }
 
 int main(void)
 {
-    test_embedding_grad();
+    test_output_and_embedding();
     test_fp8();
     test_cp_bookkeeping();
     test_tp_overlap();
