@@ -100,8 +100,73 @@ static void fp8_linear(double in, double out, bool norm_fused, double *f, double
     *b += 4.0 * out;
 }
 
-/* One layer's forward compute, its attention core, and with FP8 the time
- * of the casts of its forward (*cast_f) and of its backward (*cast_b);
+/* The bookkeeping of Transformer Engine's context-parallel attention
+ * around its per-step fused kernels, in bytes of one CP rank, forward
+ * (*f) and backward (*b): AttnFuncWithCP in NVIDIA/TransformerEngine
+ * transformer_engine/pytorch/attention.py @3ec998e9 (v1.8), causal, the
+ * sbhd layout Megatron-Core passes, the fused (cuDNN) path. q, o and kv are
+ * the rank's query, output and key-plus-value elements (16-bit); a copy
+ * reads and writes 2 bytes an element (4), an in-place add reads 2 + 2 and
+ * writes 2 (6). Rank r of cp holds chunks r and 2cp-1-r of the sequence;
+ * step 0 runs the diagonal block. Forward: keys and values concatenated
+ * into the first ring buffer (4 kv), the output zeroed (2 o); each later
+ * step copies the first half of the received keys and values when
+ * i <= r (2 kv) or the second half of the query otherwise (2 q); every
+ * step merges its partial output into the output (flash_attn_fwd_out_
+ * correction, one fused read of the step's output and read-write of the
+ * output: 6 o, or 3 o on the half output when i > r). Backward (steps in
+ * reverse, the diagonal last): the keys and values copied into the ring
+ * buffer (4 kv); a step that sees half of the keys copies them (2 kv), one
+ * that sees half of the query copies its query, output and output gradient
+ * halves (2 q + 4 o); dq is copied or added (full or half, as TE's
+ * branches); dk and dv are concatenated (torch.cat: 4 of their elements)
+ * and added or copied into the ring's dkv buffer. The step is as slow as
+ * its slowest rank: the rank with the most bytes is returned. The small
+ * softmax statistics (no head dimension) are left out. */
+void weft__work_cp_attn_bytes(uint32_t cp, double q, double o, double kv, double *f, double *b)
+{
+    *f = *b = 0;
+    for (uint32_t r = 0; r < cp; r++) {
+        double fr = 4 * kv + 2 * o, br = 4 * kv;
+        for (uint32_t i = 0; i < cp; i++) {
+            if (i > 0)
+                fr += i <= r ? 2 * kv : 2 * q;
+            fr += i <= r ? 6 * o : 3 * o;
+        }
+        for (uint32_t i = 0; i < cp; i++) {
+            bool diag = i == cp - 1, half_kv = !diag && i >= cp - r - 1;
+            if (half_kv)
+                br += 2 * kv;
+            else if (!diag && i < cp - r - 1)
+                br += 2 * q + 4 * o;
+            /* dq */
+            if (i > cp - r - 1)
+                br += 6 * q;
+            else if (i == cp - r - 1)
+                br += r == cp - 1 ? 4 * q : 2 * q + 3 * q;
+            else
+                br += i > 0 ? 3 * q : 2 * q;
+            /* dk, dv: concatenated, then accumulated */
+            br += half_kv ? 2 * kv : 4 * kv;
+            if (diag)
+                br += r == 0 ? 3 * kv + 2 * kv : 6 * kv;
+            else if (half_kv)
+                br += i == 0 && r == cp - 1 ? 2 * kv : 3 * kv;
+            else
+                br += i > 0 ? 6 * kv : 4 * kv;
+        }
+        if (fr + br > *f + *b) {
+            *f = fr;
+            *b = br;
+        }
+    }
+}
+
+/* One layer's forward compute, its attention core, and the time of the
+ * memory-bound kernels whose backward is not twice their forward, of its
+ * forward (*cast_f) and of its backward (*cast_b): with FP8 the casts,
+ * with CP Transformer Engine's bookkeeping (weft__work_cp_attn_bytes), with grouped
+ * queries Megatron-Core's split of the QKV output;
  * lin[4] receives the forward GEMMs of its QKV (MLA: all its query, key
  * and value projections), output projection, FC1 and FC2 (0 and 0 for an
  * MoE layer), the GEMMs TP communication overlaps with. */
@@ -112,6 +177,7 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
     lin[2] = lin[3] = 0;
     weft_prec pr = p->prec, cpr = non_te_prec(pr);
     double cf = 0, cb = 0; /* FP8 cast bytes, forward and backward */
+    double xf = 0, xb = 0; /* CP and GQA bookkeeping bytes, likewise */
     uint64_t tp = p->tp, b = p->micro_batch, s = m->seq, sl = s / p->cp, Tl = b * sl;
     uint64_t h = m->hidden, a = m->heads / tp, d = m->kv_channels, gq = m->query_groups / tp;
     double sp = p->sp ? (double)tp : 1.0;
@@ -150,6 +216,29 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
          * projection on the attention's 16-bit output. */
         fp8_linear((double)Tl * h, (double)Tl * d * (a + 2 * gq), true, &cf, &cb);
         fp8_linear((double)Tl * a * d, (double)Tl * h, false, &cf, &cb);
+        /* Grouped queries: Megatron-Core splits the QKV output [s, b, g,
+         * (a/g + 2) d] into query, key and value views (TE's SplitAlongDim)
+         * and reshapes the query to [s, b, a, d], which copies it (its
+         * groups are not contiguous); backward, SplitAlongDim concatenates
+         * the three separate gradients (torch.cat). NVIDIA/Megatron-LM
+         * megatron/core/transformer/attention.py @baf94af3 (core_r0.8.0),
+         * get_query_key_value_tensors; NVIDIA/TransformerEngine
+         * transformer_engine/pytorch/attention.py @3ec998e9, _SplitAlongDim.
+         * With as many groups as heads the reshape is a view and a fused
+         * attention returns its gradients in one buffer: nothing. */
+        if (gq < a) {
+            xf += 4.0 * Tl * a * d;
+            xb += 4.0 * Tl * (a + 2 * gq) * d;
+        }
+    }
+    if (p->cp > 1) {
+        uint64_t qk = m->mla ? (uint64_t)m->qk_head + m->qk_rope : d;
+        uint64_t v = m->mla ? m->v_head : d, kvh = m->mla ? a : gq;
+        double f, bb;
+        weft__work_cp_attn_bytes(p->cp, (double)Tl * a * qk, (double)Tl * a * v,
+                                 (double)Tl * kvh * (qk + v), &f, &bb);
+        xf += f;
+        xb += bb;
     }
     double E = (double)b * a * sl * s;
     double softmax = mem_s(g, 9.0 * E);
@@ -207,8 +296,8 @@ static void layer_fwd(const weft_gpu *g, const weft_model *m, const weft_paralle
     *gemm_s = qkv + proj + mlp;
     *elem_s = mem_s(g, 2 * ln + 2 * bda) + mlp_elem;
     *core = scores + av + softmax;
-    *cast_f = pr == WEFT_PREC_FP8 ? mem_s(g, cf) : 0;
-    *cast_b = pr == WEFT_PREC_FP8 ? mem_s(g, cb) : 0;
+    *cast_f = mem_s(g, (pr == WEFT_PREC_FP8 ? cf : 0) + xf);
+    *cast_b = mem_s(g, (pr == WEFT_PREC_FP8 ? cb : 0) + xb);
 }
 
 /* One layer's forward, backward and recomputation (p->recompute: its
@@ -243,11 +332,30 @@ void weft__work_layer_time(const weft_gpu *g, const weft_model *m, const weft_pa
     fwd_bwd(p, gemm, elem, core, cf, cb, &out->fwd_dense, &out->bwd_dense, &out->recompute_dense);
     uint64_t V = weft__work_vocab(m, tp) / tp;
     double logits = weft__work_gemm_s(g, non_te_prec(pr), 1, Tl, V, h);
-    double ce = mem_s(g, 4.0 * 3 * Tl * V); /* fp32 logits: softmax, loss, gradient */
-    out->logits_fwd = logits + ce;
-    out->logits_bwd = 2 * logits + ce;
+    /* The loss on the 16-bit logits, per element, as Megatron-Core's fused
+     * cross-entropy runs it (NVIDIA/Megatron-LM megatron/core/fusions/
+     * fused_cross_entropy.py and tensor_parallel/cross_entropy.py
+     * @baf94af3; each jit_fuser function one torch.compile kernel, its
+     * returned and in-place tensors written): forward, the fp32 copy
+     * with its maximum (read 2, write 4), exp in place with its sum (read
+     * 4, write 4), the division into the softmax (read 4, write 4);
+     * backward, the softmax times the output gradient in place and cast
+     * to 16 bits (read 4, write 4 + 2). The unfused loss moves more: this
+     * is the least. */
+    out->logits_fwd = logits + mem_s(g, 22.0 * Tl * V);
+    out->logits_bwd = 2 * logits + mem_s(g, 10.0 * Tl * V);
     out->embed_fwd = mem_s(g, 2.0 * 2 * Tl * h);
-    out->embed_bwd = 2 * out->embed_fwd;
+    /* The input embedding's weight gradient is dense, every micro-batch:
+     * PyTorch's embedding backward zeroes a whole [V / TP, h] gradient
+     * (at::zeros({num_weights, ...}) in pytorch/pytorch aten/src/ATen/
+     * native/cuda/EmbeddingBackwardKernel.cu @01b9dc56; Megatron-Core's
+     * VocabParallelEmbedding calls F.embedding, NVIDIA/Megatron-LM
+     * megatron/core/tensor_parallel/layers.py @baf94af3) and scatters its
+     * rows into it, and Megatron's gradient hook adds it to the fp32 main
+     * gradient (param.main_grad.add_(param.grad), megatron/core/
+     * distributed/distributed_data_parallel.py, same commit): 2 bytes
+     * written, then 2 + 4 read and 4 written, per element. */
+    out->embed_bwd = 2 * out->embed_fwd + mem_s(g, 12.0 * V * h);
     /* Adam on fp32 master weights: read grad, master, m, v (16 bytes),
      * write master, m, v and the 16-bit weight (14); zeroing and the norm
      * of the gradients touch every local gradient twice more (8). */

@@ -17,7 +17,11 @@
  * measured matmul ceiling: WEFT_WORK_GEMM_EFF, fitted as 0.78 of A100's
  * peak, is restated as 0.78 / (271.2 / 312) of its ceiling, not refitted
  * (a refit on these rows alone would pick 0.87 of 0.86-0.92 by mean
- * |error|, 3.56 %, but its worst row, 10.0 %, breaks the 9.0 % bound). */
+ * |error|, 3.56 %, but its worst row, 10.0 %, breaks the 9.0 % bound).
+ * 4.51 % (worst 8.5 %: the 1.7B row from -9.0 to -8.5 %, the 18.4B row
+ * +8.0 -> +8.1 %) once the input embedding's dense weight gradient and
+ * the fused cross-entropy's bytes were charged (every row 0-0.6 % slower;
+ * nothing refitted). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

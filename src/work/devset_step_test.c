@@ -30,9 +30,15 @@
  * Linear GEMMs where the run's recipe sets it (the fixture's ub column,
  * --tp-comm-overlap: Transformer Engine's userbuffers, nothing fitted):
  * the three Llama 70B rows +14.0, +5.1, +17.3 % -> -4.4, -11.7, +1.9 %;
- * worst 23.0 % (llama3-8b, unchanged), geometric mean 10.15 %. The bounds
- * below are the figures plus 1 point: a change that moves them must say
- * so here and in the docs. */
+ * worst 23.0 % (llama3-8b, unchanged), geometric mean 10.15 %. Then the
+ * memory traffic Transformer Engine and Megatron-Core add around the
+ * kernels (compute.c, docs/step.md "Compute": context parallelism's
+ * bookkeeping, the grouped-query split, the fused loss's bytes, the
+ * embedding's dense gradient; nothing fitted): llama3-8b -23.0 -> -19.8 %,
+ * the CP 2 llama3-70b -11.7 -> -10.2 %, llama2-70b -4.4 -> -4.0 %, the
+ * Megatron-Bridge row +1.9 -> +2.6 %, the GPT-3 rows unchanged; worst
+ * 19.8 %, geometric mean 9.20 %. The bounds below are the figures plus 1
+ * point: a change that moves them must say so here and in the docs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +132,7 @@ int main(void)
     double geo = exp(sum_log / (rows ? rows : 1)) - 1;
     printf("worst %.1f%%, geometric mean error %.2f%%\n", 100 * worst, 100 * geo);
     /* Regression bounds: measured figures (header) plus 1 point. */
-    CHECK(worst <= 0.240);
-    CHECK(geo <= 0.112);
+    CHECK(worst <= 0.208);
+    CHECK(geo <= 0.102);
     return weft_test_done();
 }

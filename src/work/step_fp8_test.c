@@ -1,6 +1,8 @@
 /* The step's precision and overlap options against hand-computed values:
  * FP8 in Transformer Engine's terms (which GEMMs run in FP8, the casts'
- * bytes) and --tp-comm-overlap's schedules (tp_overlap.c). */
+ * bytes), context parallelism's bookkeeping around the attention, the
+ * embedding's dense gradient and --tp-comm-overlap's schedules
+ * (tp_overlap.c). */
 #include <math.h>
 #include <string.h>
 
@@ -13,7 +15,7 @@
  * layer stay 16-bit (the same time as in bf16), and each Linear's casts
  * cost their bytes over HBM: from fwd = gemm + elem + core + cast_f and
  * bwd = 2 gemm + 2 elem + 2.5 core + cast_b, bwd - 2 fwd - 0.5 core is
- * exactly cast_b - 2 cast_f (zero in bf16). */
+ * exactly cast_b - 2 cast_f (in bf16 only the grouped-query split's). */
 static void test_fp8(void)
 {
     weft_gpu g;
@@ -36,16 +38,20 @@ static void test_fp8(void)
     CHECK_REL(f8.attn_core, b16.attn_core, 1e-15);
     CHECK_REL(f8.logits_fwd, b16.logits_fwd, 1e-15);
     CHECK(f8.fwd < b16.fwd);
-    CHECK(fabs(b16.bwd - 2 * b16.fwd - 0.5 * b16.attn_core) < 1e-15);
     /* Per GPU: T = 4096 tokens, h = 4096, QKV 3072 = 128 x (16 + 2 x 4),
-     * f = 7168 (x2 gated). Forward: proj input T x 2048 and FC2 input
-     * T x 7168 cast and transposed (4 bytes each). Backward: QKV and FC1
-     * inputs transposed behind their norms (2), every output gradient
-     * cast and transposed (4). */
+     * f = 7168 (x2 gated). Grouped queries (8 groups, 32 heads), in any
+     * precision: the query copied forward (T x 2048, 4 bytes), the three
+     * gradients concatenated backward (T x 3072, 4 bytes). */
     double T = 4096, h = 4096;
+    double xf = 4 * T * 2048, xb = 4 * T * 3072;
+    CHECK_REL(b16.bwd - 2 * b16.fwd - 0.5 * b16.attn_core, (xb - 2 * xf) / g.hbm_bw, 1e-9);
+    /* FP8 forward: proj input T x 2048 and FC2 input T x 7168 cast and
+     * transposed (4 bytes each). Backward: QKV and FC1 inputs transposed
+     * behind their norms (2), every output gradient cast and transposed
+     * (4). */
     double cf = 4 * T * 2048 + 4 * T * 7168;
     double cb = 2 * T * h + 4 * T * 3072 + 4 * T * h + 2 * T * h + 4 * T * 14336 + 4 * T * h;
-    CHECK_REL(f8.bwd - 2 * f8.fwd - 0.5 * f8.attn_core, (cb - 2 * cf) / g.hbm_bw, 1e-9);
+    CHECK_REL(f8.bwd - 2 * f8.fwd - 0.5 * f8.attn_core, (cb + xb - 2 * (cf + xf)) / g.hbm_bw, 1e-9);
     /* The weights' casts once per step: 4 bytes per local weight. */
     CHECK_REL(f8.optimizer - b16.optimizer, 4.0 * 8.03e9 / 2 / g.hbm_bw, 0.01);
 }
@@ -146,9 +152,84 @@ static void test_tp_overlap(void)
     weft_topo_free(t);
 }
 
+/* Context parallelism's bookkeeping in Transformer Engine v1.8's
+ * AttnFuncWithCP (compute.c), counted by hand for CP 2 with query q = 3,
+ * output o = 5 and key-plus-value kv = 7 elements.
+ *   rank 0 forward: k, v concatenated 4 kv, output zeroed 2 o, step 0
+ *     merged 6 o, step 1 (i > rank) copies the query's second half 2 q and
+ *     merges the half output 3 o: 28 + 10 + 30 + 6 + 15 = 89.
+ *   rank 0 backward: k, v into the ring buffer 4 kv; step 0 (off the
+ *     diagonal, i < cp - rank - 1) copies the halves of q, out, dout
+ *     2 q + 4 o, copies half of dq 2 q, concatenates dk, dv 4 kv and copies
+ *     them 4 kv; step 1 (the diagonal) copies half of dq and adds half
+ *     2 q + 3 q, concatenates 4 kv, adds half and copies half 3 kv + 2 kv:
+ *     21 kv + 9 q + 4 o = 147 + 27 + 20 = 194.
+ *   rank 1: forward 6 kv + 14 o = 112, backward 20 kv + 10 q = 170; 282
+ *     in all against rank 0's 283, so rank 0's counts come back. */
+static void test_cp_bookkeeping(void)
+{
+    double f, b;
+    weft__work_cp_attn_bytes(2, 3, 5, 7, &f, &b);
+    CHECK_REL(f, 89, 1e-15);
+    CHECK_REL(b, 194, 1e-15);
+    /* A layer of llama3-8b in bf16, CP 2 at sequence 8192, TP 1: T = 4096
+     * tokens per rank, 32 heads and 8 groups of 128 channels: q = o =
+     * 16,777,216 elements, kv = 8,388,608. Rank 0 moves the most (26 q +
+     * 25 kv against 24 q + 26 kv): forward 13 q + 4 kv, backward
+     * 13 q + 21 kv, beside the grouped-query split's 4 q forward and
+     * 4 (q + kv) backward. */
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_model m;
+    CHECK(weft_model_find("llama3-8b", &m));
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.cp = 2;
+    p.flash_attn = true;
+    p.global_batch = 8;
+    p.micro_batch = 1;
+    weft__layer_time l;
+    weft__work_layer_time(&g, &m, &p, 4, 0, &l);
+    double q = 4096.0 * 32 * 128, kv = 4096.0 * 16 * 128;
+    double xf = 13 * q + 4 * kv + 4 * q, xb = 13 * q + 21 * kv + 4 * (q + kv);
+    CHECK_REL(l.bwd - 2 * l.fwd - 0.5 * l.attn_core, (xb - 2 * xf) / g.hbm_bw, 1e-9);
+}
+
+/* The input embedding's dense weight gradient every micro-batch and the
+ * fused cross-entropy's bytes (compute.c). The gradient: a zeroed
+ * [V / TP, h] gradient (2 bytes written) added to the fp32 main gradient
+ * (2 + 4 read, 4 written). llama3-8b at TP 2: 128,256 / 2 = 64,128 rows
+ * of 4,096, beside the embedding's own gradient traffic (twice its
+ * forward). */
+static void test_output_and_embedding(void)
+{
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_model m;
+    CHECK(weft_model_find("llama3-8b", &m));
+    weft_model_complete(&m);
+    weft_parallel p;
+    weft_parallel_init(&p);
+    p.tp = 2;
+    p.sp = true;
+    p.global_batch = 8;
+    p.micro_batch = 1;
+    weft__layer_time l;
+    weft__work_layer_time(&g, &m, &p, 4, 0, &l);
+    CHECK_REL(l.embed_bwd - 2 * l.embed_fwd, 12.0 * 64128 * 4096 / g.hbm_bw, 1e-12);
+    /* The fused cross-entropy on T = 8,192 tokens x 64,128 logits: 22
+     * bytes an element forward, 10 backward, beside the output layer's
+     * GEMMs (backward twice the forward's): bwd - 2 fwd = -34 bytes an
+     * element. */
+    CHECK_REL(l.logits_bwd - 2 * l.logits_fwd, -34.0 * 8192 * 64128 / g.hbm_bw, 1e-9);
+}
+
 int main(void)
 {
+    test_output_and_embedding();
     test_fp8();
+    test_cp_bookkeeping();
     test_tp_overlap();
     return weft_test_done();
 }

@@ -65,6 +65,13 @@ double weft__work_roofline_s(const weft_gpu *g, double flops, double bytes);
 /* The shape efficiency alone (WEFT_WORK_GEMM_EFF x quantization). */
 double weft__work_gemm_eff(const weft_gpu *g, uint64_t batch, uint64_t M, uint64_t N, uint64_t K);
 
+/* Bytes one rank of cp moves in Transformer Engine's context-parallel
+ * attention around its fused kernels (output merges, half-tensor copies,
+ * gradient accumulation), forward (*f) and backward (*b), for the rank's
+ * q query, o output and kv key-plus-value 16-bit elements; the rank with
+ * the most (compute.c has the sources and the count). */
+void weft__work_cp_attn_bytes(uint32_t cp, double q, double o, double kv, double *f, double *b);
+
 /* Compute time of one micro-batch on one GPU. */
 typedef struct weft__layer_time {
     double fwd, bwd;  /* one layer (an MoE one when the model has experts) */

@@ -52,7 +52,7 @@ expect_out_has "allreduce: NCCL reduces in the switch from 4194304 B (nvls at 67
 # step: TP 8 inside the box runs its allreduces in the switch.
 run step --fabric h100:1 --gpu h100-sxm --model llama3-8b --tensor-model-parallel-size 8 --global-batch-size 8 --micro-batch-size 1
 expect_rc 0
-expect_out_has "  tp exposed       0.2851  15.4%       0.2851    112.00"
+expect_out_has "  tp exposed       0.2851  15.3%       0.2851    112.00"
 # .topo: reduce=nvls|sharp, errors name file:line:col.
 printf 'node a compute host=h\nnode b compute host=h\nnode s switch host=h reduce=nvls\nduplex a s 100GB/s\nduplex b s 100GB/s\n' > "$T/ok.topo"
 run topo show "$T/ok.topo"
