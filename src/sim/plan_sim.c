@@ -132,6 +132,23 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
                                  id, op.src_rank.v >= nranks ? op.src_rank.v : op.dst_rank.v,
                                  nranks);
         uint32_t route = empty;
+        /* A compute op: no bytes, on a route of no links as long as its
+         * kernel runs (weft_sim_opts.compute_s_per_b). The whole time is
+         * on slice 0, so that a dependent's first slice waits for all of
+         * it: the kernel ends before what it prepares leaves. */
+        double compute_s = 0;
+        weft_compute cp = weft_plan_op_compute(p, id);
+        if (cp != WEFT_COMPUTE_NONE && opb)
+            compute_s = opb[id] * o->compute_s_per_b[cp];
+        if (!(compute_s >= 0 && compute_s < INFINITY))
+            return weft_diag_set(c->d, WEFT_EINVAL,
+                                 "sim: op %u (%s on rank %u): a compute time of %g s (the rate "
+                                 "of %s must be finite and >= 0)",
+                                 id, weft_compute_name(cp), op.src_rank.v, compute_s,
+                                 weft_compute_name(cp));
+        uint32_t timed = UINT32_MAX;
+        if (compute_s > 0 && (err = sim_engine_add_route(c->e, 0, NULL, NULL, compute_s, &timed)))
+            return weft_diag_code(c->d, err);
         double bytes = op.kind == WEFT_OP_NOP || op.count == 0 ? 0
                        : opb ? opb[id] / op.count / P / o->bw_scale
                              : chunk;
@@ -150,7 +167,8 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
         double w = opb && o->model == WEFT_SIM_FLUID && bytes > 0 ? bytes / chunk : 1.0;
         for (uint32_t s = 0; s < P; s++) {
             uint32_t f;
-            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f)))
+            if ((err = sim_engine_add_weighted_flow(
+                     c->e, s == 0 && timed != UINT32_MAX ? timed : route, bytes, 1, w, &f)))
                 return weft_diag_code(c->d, err);
         }
     }
