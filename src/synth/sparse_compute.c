@@ -15,9 +15,10 @@
  *                before any of its phase-1 copies leaves;
  *     aggregate  the pairs of each sender s (r's own included), in rank
  *                order, each after s's copy has arrived;
- *     hash       r's union (the owner maps each summed position back to
- *                its index, the inverse bijection, and packs the pairs),
- *                before any of its phase-2 copies leaves;
+ *     compress   r's union (the owner turns its sums back into pairs:
+ *                each summed position's index, the inverse bijection,
+ *                packed with its sum), before any of its phase-2 copies
+ *                leaves;
  *     fill       the dense output (its dense bytes), when owner 0's union
  *                is there (the runtime zeroes it as it takes the first
  *                message in rank order);
@@ -179,7 +180,7 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
             if (!(e = compute(pl, r, WEFT_COMPUTE_COMPRESS, mine, WEFT_PLAN_NO_OP)))
                 e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, mine, WEFT_PLAN_NO_OP);
         } else {
-            e = compute(pl, r, WEFT_COMPUTE_HASH, b[send2[0].id], WEFT_PLAN_NO_OP);
+            e = compute(pl, r, WEFT_COMPUTE_COMPRESS, b[send2[0].id], WEFT_PLAN_NO_OP);
         }
         for (size_t i = 0; i < nsend2 && !e; i++)
             if ((e = add_dep(p, send2[i].id, pl->prev)))
