@@ -203,7 +203,8 @@ int main(int argc, char **argv)
     uint64_t n = a < argc ? strtoull(argv[a++], NULL, 10) : UINT64_C(4194304);
     uint32_t N = a < argc ? (uint32_t)atoi(argv[a++]) : 4;
     double D = a < argc ? atof(argv[a++]) : 0.01;
-    if (a < argc || n < 1024 || n > (UINT64_C(1) << 31) || N < 2 || N > 64 || !(D > 0 && D <= 0.25)) {
+    if (a < argc || n < 1024 || n > (UINT64_C(1) << 31) || N < 2 || N > 64 ||
+        !(D > 0 && D <= 0.25)) {
         fprintf(stderr, "usage: bench_sparse_kernels [--quick] [ELEMS (1024 .. 2^31) [RANKS (2 .. "
                         "64) [DENSITY (0 .. 0.25]]]]\n");
         return 2;
@@ -259,18 +260,17 @@ int main(int argc, char **argv)
             best[kk] = dt[kk] < best[kk] ? dt[kk] : best[kk];
         sink += dense[n - 1] + acc[0];
     }
-    double bytes[6] = {8.0 * (double)k,       8.0 * (double)N * (double)m,
-                       8.0 * (double)u,       4.0 * (double)n,
-                       8.0 * (double)N * (double)u, 4.0 * (double)(n / N)};
+    double bytes[6] = {8.0 * (double)k, 8.0 * (double)N * (double)m, 8.0 * (double)u,
+                       4.0 * (double)n, 8.0 * (double)N * (double)u, 4.0 * (double)(n / N)};
     const char *names[6] = {"hash", "aggregate", "compress", "fill", "decompress", "sum"};
     printf("# one rank of %u: n = %llu floats, density %g: k = %zu pairs, %zu a part from each "
            "rank, union %zu (%s); best of %d, thread CPU time\n",
-           N, (unsigned long long)n, D, k, m, u, part <= 8 * (uint64_t)N * m + 4096 ? "bitmap" : "sort",
-           trials);
+           N, (unsigned long long)n, D, k, m, u,
+           part <= 8 * (uint64_t)N * m + 4096 ? "bitmap" : "sort", trials);
     printf("# %-10s %12s %10s %12s\n", "kernel", "bytes", "GB/s", "s/byte");
     for (int kk = 0; kk < 6; kk++)
-        printf("  %-10s %12.0f %10.3f %12.4e\n", names[kk], bytes[kk],
-               bytes[kk] / best[kk] / 1e9, best[kk] / bytes[kk]);
+        printf("  %-10s %12.0f %10.3f %12.4e\n", names[kk], bytes[kk], bytes[kk] / best[kk] / 1e9,
+               best[kk] / bytes[kk]);
     free(seen), free(idx), free(msgs), free(gidx), free(val), free(dense), free(acc);
     return 0;
 }

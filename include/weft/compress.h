@@ -18,8 +18,8 @@
  * (docs/compression.md, "Compute cost"). The compressed and sparse plans
  * place their compute as compute ops (weft/plan.h, weft_compute), which
  * the simulator charges at weft_compute_rates_get's rates when asked
- * (weft_sim_opts.compute_s_per_b; weft sim --compute cpu). weft step's gradient compression charges them where its
- * plan runs them (docs/step.md, "Gradient compression").
+ * (weft_sim_opts.compute_s_per_b; weft sim --compute cpu). weft step's gradient compression charges
+ * them where its plan runs them (docs/step.md, "Gradient compression").
  *
  * Contract: owned by the synth module (src/synth/compress.c); plain data.
  */

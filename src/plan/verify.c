@@ -71,7 +71,7 @@ static weft_err check_structure(verifier *v)
             if (weft_plan_op_compute(p, i) != WEFT_COMPUTE_NONE && !p->op_bytes)
                 return weft__verify_fail(v, i,
                                          "computes but the plan has no op sizes to give its "
-                                         "bytes (weft_plan_set_op_sizes)");
+                                         "bytes");
         } else {
             if ((e = check_side(v, i, "source", op.src_rank, op.src_buf, op.src_index, op.count)) ||
                 (e = check_side(v, i, "destination", op.dst_rank, op.dst_buf, op.dst_index,

@@ -83,8 +83,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     for (uint32_t f = 0; f < e->n_flows; f++)
         if (!e->f_left[f]) {
             e->f_state[f] = F_WAIT;
-            weft__evheap_set(&e->heap, f,
-                             e->r_now && e->r_now[e->f_route[f]] ? 0 : alpha_s);
+            weft__evheap_set(&e->heap, f, e->r_now && e->r_now[e->f_route[f]] ? 0 : alpha_s);
         }
     uint32_t done = 0;
     while (e->heap.n) {

@@ -170,9 +170,11 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
         double w = opb && o->model == WEFT_SIM_FLUID && bytes > 0 ? bytes / chunk : 1.0;
         for (uint32_t s = 0; s < P; s++) {
             uint32_t f;
-            if ((err = sim_engine_add_weighted_flow(
-                     c->e, timed == UINT32_MAX ? route : s == 0 ? timed : now0, bytes, 1, w,
-                     &f)))
+            if ((err = sim_engine_add_weighted_flow(c->e,
+                                                    timed == UINT32_MAX ? route
+                                                    : s == 0            ? timed
+                                                                        : now0,
+                                                    bytes, 1, w, &f)))
                 return weft_diag_code(c->d, err);
         }
     }

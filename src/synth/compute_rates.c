@@ -10,10 +10,10 @@
  * in thread CPU time) on the AMD EPYC of weft's build machine, load 6.7,
  * in seconds per byte of what each op names: */
 static const double sparse_cpu[WEFT__COMPUTE_COUNT] = {
-    [WEFT_COMPUTE_HASH] = 1.6645e-9,       /* 0.601 GB/s of the rank's pairs */
-    [WEFT_COMPUTE_AGGREGATE] = 5.4469e-10, /* 1.836 GB/s of pairs received */
-    [WEFT_COMPUTE_COMPRESS] = 1.0741e-9,   /* 0.931 GB/s of the union packed */
-    [WEFT_COMPUTE_FILL] = 4.1954e-11,      /* 23.836 GB/s of the dense output */
+    [WEFT_COMPUTE_HASH] = 1.6645e-9,        /* 0.601 GB/s of the rank's pairs */
+    [WEFT_COMPUTE_AGGREGATE] = 5.4469e-10,  /* 1.836 GB/s of pairs received */
+    [WEFT_COMPUTE_COMPRESS] = 1.0741e-9,    /* 0.931 GB/s of the union packed */
+    [WEFT_COMPUTE_FILL] = 4.1954e-11,       /* 23.836 GB/s of the dense output */
     [WEFT_COMPUTE_DECOMPRESS] = 5.1607e-10, /* 1.938 GB/s of pairs scattered */
 };
 /* The quantized owner's sum in double (src/run/coll_quant.c step 2), the

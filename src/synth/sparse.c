@@ -84,22 +84,6 @@ static weft_err chunk_sizes(const build_ctx *c, scheme sc, uint32_t j, chunk_byt
     return WEFT_OK;
 }
 
-weft_err weft__sparse_note(uint64_t **b, size_t *cap, uint32_t id, uint64_t bytes)
-{
-    if (id >= *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        while (nc <= id)
-            nc *= 2;
-        uint64_t *x = weft__realloc(*b, nc * sizeof *x);
-        if (!x)
-            return WEFT_ENOMEM;
-        *b = x;
-        *cap = nc;
-    }
-    (*b)[id] = bytes;
-    return WEFT_OK;
-}
-
 static weft_err two_shot(build_ctx *c, scheme sc, synth_emit *em, uint64_t **b, size_t *cap)
 {
     uint32_t n = c->n, id;
@@ -242,8 +226,8 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
         e = weft_diag_code(d, WEFT_ENOMEM);
     for (uint32_t j = 0; dense && j < n; j++)
         dense[j] = (c.elems / n + (j < c.elems % n)) * args->elem_bytes;
-    weft__sparse_compute sc_info = {sc == S_QUANT, sc == S_AG, 0,        data_ops,
-                                    data_ops,      dense,       n, c.elems * args->elem_bytes};
+    weft__sparse_compute sc_info = {sc == S_QUANT, sc == S_AG, 0, data_ops,
+                                    data_ops,      dense,      n, c.elems * args->elem_bytes};
     if (!e && coll == WEFT_COLL_ALLREDUCE)
         e = weft__sparse_place_compute(p, &sc_info, &b, &cap, d);
     weft__free(dense);

@@ -30,10 +30,10 @@ weft_err weft__sparse_note(uint64_t **b, size_t *cap, uint32_t id, uint64_t byte
 
 /* What sparse_compute.c needs to place a plan's compute. */
 typedef struct weft__sparse_compute {
-    bool quant;                 /* dense chunks, quantized; else (index, value) pairs */
-    bool gather;                /* sparse-ag's all-reduce: aggregates only */
-    uint32_t lo, hi;            /* the two-shot's ops: ids [lo, hi) */
-    uint32_t data_ops;          /* the plan's ops before any compute op */
+    bool quant;                  /* dense chunks, quantized; else (index, value) pairs */
+    bool gather;                 /* sparse-ag's all-reduce: aggregates only */
+    uint32_t lo, hi;             /* the two-shot's ops: ids [lo, hi) */
+    uint32_t data_ops;           /* the plan's ops before any compute op */
     const uint64_t *chunk_dense; /* quant: the dense bytes of chunk c < nchunks */
     uint32_t nchunks;
     uint64_t dense_bytes; /* sparse two-shot: the dense output (fill) */

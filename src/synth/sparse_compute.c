@@ -45,6 +45,22 @@
 #include "base/alloc.h"
 #include "synth/sparse.h"
 
+weft_err weft__sparse_note(uint64_t **b, size_t *cap, uint32_t id, uint64_t bytes)
+{
+    if (id >= *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        while (nc <= id)
+            nc *= 2;
+        uint64_t *x = weft__realloc(*b, nc * sizeof *x);
+        if (!x)
+            return WEFT_ENOMEM;
+        *b = x;
+        *cap = nc;
+    }
+    (*b)[id] = bytes;
+    return WEFT_OK;
+}
+
 typedef struct xfer {
     uint32_t rank;  /* the rank whose list this is */
     uint32_t phase; /* 0: sends to owners, 1: received as owner, 2: sent back, 3: received back */
