@@ -133,26 +133,29 @@ WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device
                                          weft_compress_cost *out, weft_diag *d);
 
 /* The per-byte cost of each compute op (weft/plan.h, weft_compute) that
- * the plans of compressor c place (docs/compression.md, "Compute in the
- * plans"), on `device`: what weft_sim_opts.compute_s_per_b takes, and
- * where it comes from. On "cpu": a sparse compressor (topk, dgc, randk,
- * hash) gets the runtime sparse all-reduce's kernels as weft's
- * bench_sparse_kernels measured them (hash: hash-partition and pack a
- * rank's pairs; aggregate: an owner's sums; compress: pack its union;
- * fill: zero the dense output; decompress: scatter pairs into it; per
- * byte of what the op names); a quantizer gets weft_compress_cost_get's
- * compress and decompress (per dense byte) and the owner's dense sum
- * (bench_sparse_kernels), WEFT_EUNSUPPORTED where the compressor is not
- * measured. A GPU (volta, ampere, hopper, blackwell) is WEFT_EUNSUPPORTED:
- * no figure is measured or cited. WEFT_EINVAL for no compressor or an
- * unknown device. */
+ * the plans of compressor c on elements of elem_bytes place
+ * (docs/compression.md, "Compute in the plans"), on `device`: what
+ * weft_sim_opts.compute_s_per_b takes, and where it comes from. On "cpu":
+ * a sparse compressor (topk, dgc, randk, hash) gets the runtime sparse
+ * all-reduce's kernels as weft's bench_sparse_kernels measured them
+ * (hash: hash-partition and pack a rank's pairs; aggregate: an owner's
+ * sums; compress: pack its union; fill: zero the dense output;
+ * decompress: scatter pairs into it); a quantizer gets
+ * weft_compress_cost_get's compress and decompress and the owner's dense
+ * sum (bench_sparse_kernels), WEFT_EUNSUPPORTED where the compressor is
+ * not measured. The kernels read fp32 values (as the runtime does), so
+ * their cost is per element or pair: measured per fp32 byte (per 8-byte
+ * pair), a rate is scaled to the plan's bytes, x 4 / elem_bytes per dense
+ * byte and x 8 / (4 + elem_bytes) per pair byte. A GPU (volta, ampere, hopper, blackwell) is
+ * WEFT_EUNSUPPORTED: no figure is measured or cited. WEFT_EINVAL for no compressor or an unknown
+ * device. */
 typedef struct weft_compute_rates {
     double s_per_b[WEFT__COMPUTE_COUNT]; /* 0 for a kind the plans do not place */
     const char *source;
 } weft_compute_rates;
 
-WEFT_API weft_err weft_compute_rates_get(const weft_compressor *c, const char *device,
-                                         weft_compute_rates *out, weft_diag *d);
+WEFT_API weft_err weft_compute_rates_get(const weft_compressor *c, uint32_t elem_bytes,
+                                         const char *device, weft_compute_rates *out, weft_diag *d);
 
 /* ---- Sparse tensors across ranks ----------------------------------------
  *

@@ -573,7 +573,7 @@ int cli_cmd_sim(int argc, char **argv)
     if (compute && strcmp(compute, "none") != 0) {
         weft_compute_rates cr;
         weft_diag cd = {0};
-        if (weft_compute_rates_get(&sparse.comp, compute, &cr, &cd)) {
+        if (weft_compute_rates_get(&sparse.comp, sparse.elem_bytes, compute, &cr, &cd)) {
             rc = cli_usage_error(&sim_syntax, "bad --compute: %s", cd.msg);
             goto free_args;
         }

@@ -97,7 +97,7 @@ static void test_sparse(void)
     CHECK_ERR(weft_sim_plan(t, p, 400000, &o, &r1, &d), WEFT_OK);
     CHECK(fabs(r1.time_s - (r0.time_s + h * 23946)) < 1e-15);
     weft_compute_rates cr;
-    CHECK_ERR(weft_compute_rates_get(&sa.comp, "cpu", &cr, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&sa.comp, 2, "cpu", &cr, &d), WEFT_OK);
     memcpy(o.compute_s_per_b, cr.s_per_b, sizeof o.compute_s_per_b);
     CHECK_ERR(weft_sim_plan(t, p, 400000, &o, &r2, &d), WEFT_OK);
     double chain = 0;
@@ -118,21 +118,32 @@ static void test_rates(void)
     weft_diag d = {0};
     weft_compressor c;
     CHECK_ERR(weft_compressor_parse("topk:0.01", &c, &d), WEFT_OK);
-    CHECK_ERR(weft_compute_rates_get(&c, "cpu", &cr, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "cpu", &cr, &d), WEFT_OK);
     CHECK(cr.s_per_b[WEFT_COMPUTE_HASH] == 1.6645e-9);
     CHECK(cr.s_per_b[WEFT_COMPUTE_FILL] == 4.1954e-11);
     CHECK_CONTAINS(cr.source, "bench_sparse_kernels");
     CHECK_ERR(weft_compressor_parse("int8", &c, &d), WEFT_OK);
-    CHECK_ERR(weft_compute_rates_get(&c, "cpu", &cr, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "cpu", &cr, &d), WEFT_OK);
     CHECK(cr.s_per_b[WEFT_COMPUTE_COMPRESS] == 1 / 1.48e9);
     CHECK(cr.s_per_b[WEFT_COMPUTE_HASH] == 0);
-    CHECK_ERR(weft_compute_rates_get(&c, "hopper", &cr, &d), WEFT_EUNSUPPORTED);
+    /* Per element: fp16 states half the bytes of the fp32 the kernels
+     * read, pairs 6 bytes of their 8. */
+    CHECK_ERR(weft_compute_rates_get(&c, 2, "cpu", &cr, &d), WEFT_OK);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_COMPRESS] == 1 / 1.48e9 * 2);
+    CHECK_ERR(weft_compressor_parse("topk:0.01", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&c, 2, "cpu", &cr, &d), WEFT_OK);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_HASH] == 1.6645e-9 * (8.0 / 6.0));
+    CHECK(cr.s_per_b[WEFT_COMPUTE_FILL] == 4.1954e-11 * 2);
+    CHECK_ERR(weft_compute_rates_get(&c, 0, "cpu", &cr, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "compute rates: elements of 0 bytes (1 .. 16)");
+    CHECK_ERR(weft_compressor_parse("int8", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "hopper", &cr, &d), WEFT_EUNSUPPORTED);
     CHECK_STR(d.msg, "no compute rate for hopper is measured or cited in weft "
                      "(docs/compression.md, \"Compute cost\"); only cpu");
-    CHECK_ERR(weft_compute_rates_get(&c, "tpu", &cr, &d), WEFT_EINVAL);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "tpu", &cr, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "unknown processor 'tpu' (cpu, or a GPU: volta, ampere, hopper, blackwell)");
     CHECK_ERR(weft_compressor_parse("qsgd:15", &c, &d), WEFT_OK);
-    CHECK_ERR(weft_compute_rates_get(&c, "cpu", &cr, &d), WEFT_EUNSUPPORTED);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "cpu", &cr, &d), WEFT_EUNSUPPORTED);
     CHECK_STR(d.msg, "the compute of qsgd on cpu is not measured (docs/compression.md, \"Compute "
                      "cost\": int8 and sign are)");
 }

@@ -20,7 +20,19 @@ static const double sparse_cpu[WEFT__COMPUTE_COUNT] = {
  * same run: 6.685 GB/s of fp32 input. */
 static const double dense_sum_cpu = 1.4960e-10;
 
-weft_err weft_compute_rates_get(const weft_compressor *c, const char *device,
+/* The kernels' cost is per element or pair (they read fp32 values, as the
+ * runtime does): a plan of b-byte elements states b per element and 4 + b
+ * per pair, so a rate per fp32 byte becomes one per byte of the plan's
+ * by these factors. */
+static void per_plan_byte(weft_compute_rates *out, bool pairs, uint32_t b)
+{
+    for (int k = 0; k < WEFT__COMPUTE_COUNT; k++) {
+        bool pair_kind = pairs && k != WEFT_COMPUTE_FILL;
+        out->s_per_b[k] *= pair_kind ? 8.0 / (4.0 + b) : 4.0 / b;
+    }
+}
+
+weft_err weft_compute_rates_get(const weft_compressor *c, uint32_t elem_bytes, const char *device,
                                 weft_compute_rates *out, weft_diag *d)
 {
     static const char *const gpus[] = {"volta", "ampere", "hopper", "blackwell"};
@@ -34,6 +46,9 @@ weft_err weft_compute_rates_get(const weft_compressor *c, const char *device,
                                  "no compute rate for %s is measured or cited in weft "
                                  "(docs/compression.md, \"Compute cost\"); only cpu",
                                  device);
+    if (elem_bytes == 0 || elem_bytes > 16)
+        return weft_diag_set(d, WEFT_EINVAL, "compute rates: elements of %u bytes (1 .. 16)",
+                             elem_bytes);
     if (strcmp(device, "cpu") != 0)
         return weft_diag_set(d, WEFT_EINVAL,
                              "unknown processor '%s' (cpu, or a GPU: volta, ampere, hopper, "
@@ -41,6 +56,7 @@ weft_err weft_compute_rates_get(const weft_compressor *c, const char *device,
                              device);
     if (weft_comp_is_sparse(c->kind)) {
         memcpy(out->s_per_b, sparse_cpu, sizeof sparse_cpu);
+        per_plan_byte(out, true, elem_bytes);
         out->source = "bench_sparse_kernels (bench/sparse_kernels.c, commit fb5445c), one "
                       "thread of an AMD EPYC; docs/compression.md, \"Compute in the plans\"";
         return WEFT_OK;
@@ -57,6 +73,7 @@ weft_err weft_compute_rates_get(const weft_compressor *c, const char *device,
     out->s_per_b[WEFT_COMPUTE_COMPRESS] = cc.compress_s_per_b;
     out->s_per_b[WEFT_COMPUTE_DECOMPRESS] = cc.decompress_s_per_b;
     out->s_per_b[WEFT_COMPUTE_AGGREGATE] = dense_sum_cpu;
+    per_plan_byte(out, false, elem_bytes);
     out->source = "bench_compress (bench/compress.c, commit e7b484a) and bench_sparse_kernels "
                   "(commit fb5445c), one thread of an AMD EPYC; docs/compression.md";
     return WEFT_OK;
