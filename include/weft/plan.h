@@ -802,7 +802,9 @@ WEFT_API bool weft_plan_msccl_needs_padding(const weft_plan *p);
  * Everything is built in memory first, so on error nothing is written.
  * Errors (WEFT_EINVAL for a plan MSCCL cannot express, WEFT_ELIMIT for a
  * runtime limit, both naming what; WEFT_EVERIFY for a dependency cycle;
- * WEFT_EIO; WEFT_ENOMEM) are described in d. p should be verified first. */
+ * WEFT_EIO; WEFT_ENOMEM) are described in d. p should be verified first.
+ * A compute op becomes the nop step it orders like (MSCCL has no compute
+ * step), as op sizes are not written either. */
 WEFT_API weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *o, FILE *f,
                                         weft_diag *d);
 

@@ -140,9 +140,35 @@ static void test_text(void)
                      "bytes= needs one)");
 }
 
+/* The other readers see the nops: the executor runs the dataflow, the
+ * MSCCL export writes nop steps (read back, plain nops). */
+static void test_readers(void)
+{
+    weft_plan *p = small_plan(true);
+    weft_diag d = {0};
+    CHECK_ERR(weft_plan_exec_check(p, NULL, &d), WEFT_OK);
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    weft_msccl_opts o;
+    weft_msccl_opts_init(&o);
+    CHECK_ERR(weft_plan_write_msccl(p, &o, f, &d), WEFT_OK);
+    fclose(f);
+    CHECK_CONTAINS(xml, "type=\"nop\"");
+    weft_plan *q = NULL;
+    CHECK_ERR(weft_plan_msccl_parse(xml, len, "c.xml", &q, &d), WEFT_OK);
+    for (uint32_t i = 0; q && i < weft_plan_num_ops(q); i++)
+        CHECK_INT(weft_plan_op_compute(q, i), WEFT_COMPUTE_NONE);
+    CHECK(q && !weft_plan_has_op_sizes(q));
+    weft_plan_free(q);
+    free(xml);
+    weft_plan_free(p);
+}
+
 int main(void)
 {
     test_build();
     test_text();
+    test_readers();
     return weft_test_done();
 }
