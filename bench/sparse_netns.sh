@@ -7,14 +7,14 @@
 # For each density D: `weft perf allreduce --density D` on 4 ranks over TCP,
 # one rank per host (WEFT_NETNS), measures weft_allreduce_sparse beside the
 # dense weft_allreduce of the same tensor; `weft sim fabric.topo --algo
-# sparse-hash --density D --elem-bytes 4` predicts the sparse one (wire
-# time only: the simulator charges no compute, docs/compression.md) and
-# `--algo ring` the dense one (weft's built-in allreduce over TCP is a ring
-# in rounds). Prints measured, predicted and their relative error; and,
-# since the sparse all-reduce also computes (owners, hashing, summing,
-# scattering: what the simulator does not charge), the same call on the
+# sparse-hash --density D --elem-bytes 4` predicts the sparse one, with
+# the compute ops of its plan free (wire time only) and, with `--compute
+# cpu`, charged at this CPU's rates (bench_sparse_kernels;
+# docs/compression.md, "Compute in the plans"), and `--algo ring` the dense
+# one (weft's built-in allreduce over TCP is a ring in rounds). Prints
+# measured, predicted and their relative errors; and the same call on the
 # same 4 ranks over shared memory (no fabric: its local work and
-# latencies), and the error of sim + that.
+# latencies), and the error of the wire-only sim + that.
 # A benchmark: it never fails on time. Skips (exit 77) when not root or
 # without ip/tc (tests/netns/lib.sh).
 #
@@ -43,8 +43,8 @@ chmod +x "$TMP/rank.sh"
 sim_s() { "$WEFT" sim "$TOPO" --coll allreduce --size "$SIZE" --csv "$@" | tail -1 | cut -d, -f2; }
 ring=$(sim_s --algo ring) || die "weft sim ring failed"
 echo "# 4 hosts (h0..h2 1 Gbit/s, h3 200 Mbit/s), 4 ranks over TCP, $SIZE of float, load $(cut -d' ' -f1 /proc/loadavg)"
-printf "# %8s %11s %9s %7s %9s %7s %10s %9s %7s\n" density "sparse(ms)" "sim(ms)" "err" \
-    "shm(ms)" "err+shm" "dense(ms)" "sim ring" "err"
+printf "# %8s %11s %9s %7s %9s %7s %9s %7s %10s %9s %7s\n" density "sparse(ms)" "sim(ms)" "err" \
+    "+cpu(ms)" "err" "shm(ms)" "err+shm" "dense(ms)" "sim ring" "err"
 for D in $DENS; do
     WEFT_TRANSPORT=tcp WEFT_TIMEOUT=60 timeout 600 "$WEFT" launch -n 4 -- "$TMP/rank.sh" \
         "$WEFT" perf allreduce --density "$D" -b "$SIZE" -e "$SIZE" -n 3 -w 1 >"$TMP/p.out" 2>&1 ||
@@ -53,13 +53,15 @@ for D in $DENS; do
     row=$(grep -v '^#' "$TMP/p.out" | tail -1)
     [ "$(echo "$row" | awk '{print $NF}')" = 0 ] || { cat "$TMP/p.out"; die "wrong results at $D"; }
     sp=$(sim_s --algo sparse-hash --density "$D" --elem-bytes 4) || die "weft sim sparse-hash failed"
+    spc=$(sim_s --algo sparse-hash --density "$D" --elem-bytes 4 --compute cpu) ||
+        die "weft sim sparse-hash --compute cpu failed"
     WEFT_TRANSPORT=shm timeout 600 "$WEFT" launch -n 4 -- "$WEFT" perf allreduce --density "$D" \
         -b "$SIZE" -e "$SIZE" -n 3 -w 1 >"$TMP/s.out" 2>&1 || { cat "$TMP/s.out"; die "shm run failed"; }
     shm=$(grep -v '^#' "$TMP/s.out" | tail -1 | awk '{print $8 / 1e3}')
-    echo "$row" | awk -v d="$D" -v sp="$sp" -v ring="$ring" -v shm="$shm" '{
-        ms = $8 / 1e3; dn = $6 / 1e3; p = sp * 1e3
-        printf "  %8s %11.1f %9.1f %+6.1f%% %9.1f %+6.1f%% %10.1f %9.1f %+6.1f%%\n", d, ms, p,
-            (ms / p - 1) * 100, shm, (ms / (p + shm) - 1) * 100, dn, ring * 1e3,
-            (dn / (ring * 1e3) - 1) * 100 }'
+    echo "$row" | awk -v d="$D" -v sp="$sp" -v spc="$spc" -v ring="$ring" -v shm="$shm" '{
+        ms = $8 / 1e3; dn = $6 / 1e3; p = sp * 1e3; pc = spc * 1e3
+        printf "  %8s %11.1f %9.1f %+6.1f%% %9.1f %+6.1f%% %9.1f %+6.1f%% %10.1f %9.1f %+6.1f%%\n",
+            d, ms, p, (ms / p - 1) * 100, pc, (ms / pc - 1) * 100, shm,
+            (ms / (p + shm) - 1) * 100, dn, ring * 1e3, (dn / (ring * 1e3) - 1) * 100 }'
 done
 echo "# load after: $(cut -d' ' -f1 /proc/loadavg)"

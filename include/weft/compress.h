@@ -15,10 +15,11 @@
  * ppm, exactly. Compute costs: weft's bench_compress measured int8, top-k,
  * DGC and sign on the CPU (weft_compress_cost); no published kernel figure
  * for weft's GPU presets has been checked in, so those say "not measured"
- * (docs/compression.md, "Compute cost"). The simulator charges compress,
- * decompress and aggregate no time: a plan has no compute op (local ops
- * take none). weft step's gradient compression charges them where its
- * plan runs them (docs/step.md, "Gradient compression").
+ * (docs/compression.md, "Compute cost"). The compressed and sparse plans
+ * place their compute as compute ops (weft/plan.h, weft_compute), which
+ * the simulator charges at weft_compute_rates_get's rates when asked
+ * (weft_sim_opts.compute_s_per_b; weft sim --compute cpu). weft step's gradient compression charges
+ * them where its plan runs them (docs/step.md, "Gradient compression").
  *
  * Contract: owned by the synth module (src/synth/compress.c); plain data.
  */
@@ -30,6 +31,7 @@
 #include <stdint.h>
 
 #include "weft/err.h"
+#include "weft/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,6 +131,31 @@ typedef struct weft_compress_cost {
  * WEFT_EINVAL for an unknown kind or device. */
 WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device,
                                          weft_compress_cost *out, weft_diag *d);
+
+/* The per-byte cost of each compute op (weft/plan.h, weft_compute) that
+ * the plans of compressor c on elements of elem_bytes place
+ * (docs/compression.md, "Compute in the plans"), on `device`: what
+ * weft_sim_opts.compute_s_per_b takes, and where it comes from. On "cpu":
+ * a sparse compressor (topk, dgc, randk, hash) gets the runtime sparse
+ * all-reduce's kernels as weft's bench_sparse_kernels measured them
+ * (hash: hash-partition and pack a rank's pairs; aggregate: an owner's
+ * sums; compress: pack its union; fill: zero the dense output;
+ * decompress: scatter pairs into it); a quantizer gets
+ * weft_compress_cost_get's compress and decompress and the owner's dense
+ * sum (bench_sparse_kernels), WEFT_EUNSUPPORTED where the compressor is
+ * not measured. The kernels read fp32 values (as the runtime does), so
+ * their cost is per element or pair: measured per fp32 byte (per 8-byte
+ * pair), a rate is scaled to the plan's bytes, x 4 / elem_bytes per dense
+ * byte and x 8 / (4 + elem_bytes) per pair byte. A GPU (volta, ampere, hopper, blackwell) is
+ * WEFT_EUNSUPPORTED: no figure is measured or cited. WEFT_EINVAL for no compressor or an unknown
+ * device. */
+typedef struct weft_compute_rates {
+    double s_per_b[WEFT__COMPUTE_COUNT]; /* 0 for a kind the plans do not place */
+    const char *source;
+} weft_compute_rates;
+
+WEFT_API weft_err weft_compute_rates_get(const weft_compressor *c, uint32_t elem_bytes,
+                                         const char *device, weft_compute_rates *out, weft_diag *d);
 
 /* ---- Sparse tensors across ranks ----------------------------------------
  *

@@ -128,6 +128,32 @@ typedef enum weft_op_kind {
 /* "copy", "reduce", "nop". */
 WEFT_API const char *weft_op_kind_name(weft_op_kind kind);
 
+/* Local compute a nop may carry (a compute op; docs/plan-format.md,
+ * "Compute ops"): the kernel a rank runs between its sends and receives
+ * in a compressed or sparse collective, over `bytes` (the op's size in a
+ * sized plan, weft_plan_set_op_sizes). The plan says what runs where and
+ * in what order (its deps); what it costs is the processor's: the
+ * simulator charges bytes x a per-byte rate of the kind
+ * (weft_sim_opts.compute_s_per_b), nothing when none is given. The
+ * dataflow is the nop's: the verifier, the cost model and the runtime's
+ * executor see an ordering point (the executor moves dense chunks and runs
+ * no kernel), and the MSCCL export writes a nop step. */
+typedef enum weft_compute {
+    WEFT_COMPUTE_NONE = 0,   /* a plain nop */
+    WEFT_COMPUTE_HASH,       /* hash-partition (index, value) pairs by owner, and pack them */
+    WEFT_COMPUTE_COMPRESS,   /* quantize or select: dense values in */
+    WEFT_COMPUTE_DECOMPRESS, /* dequantize, or scatter pairs into a dense tensor */
+    WEFT_COMPUTE_AGGREGATE,  /* sum received data into an accumulator */
+    WEFT_COMPUTE_FILL,       /* zero a dense output before pairs are scattered into it */
+    WEFT__COMPUTE_COUNT
+} weft_compute;
+
+/* "none", "hash", "compress", "decompress", "aggregate", "fill" ("?" out
+ * of range). */
+WEFT_API const char *weft_compute_name(weft_compute c);
+/* Parses one of those names (len bytes); false when unknown. */
+WEFT_API bool weft_compute_parse(const char *text, size_t len, weft_compute *out);
+
 /* The header of a plan. root is meaningful only for broadcast and reduce
  * (0 otherwise). */
 typedef struct weft_plan_info {
@@ -153,8 +179,9 @@ typedef struct weft_plan_info {
 #define WEFT_PLAN_MAX_OPS (UINT32_MAX - 1)
 #define WEFT_PLAN_NO_OP UINT32_MAX
 
-/* One op. Ids of deps are separate (weft_plan_op_deps). For a nop, only
- * src_rank, dst_rank (equal) and channel matter; the other fields are 0. */
+/* One op. Ids of deps are separate (weft_plan_op_deps), and so is a nop's
+ * compute (weft_plan_op_compute). For a nop, only src_rank, dst_rank
+ * (equal) and channel matter; the other fields are 0. */
 typedef struct weft_op {
     weft_op_kind kind;
     weft_rank src_rank, dst_rank;
@@ -209,6 +236,18 @@ WEFT_API weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32
  * interned, so a route costs a few integers per node. */
 WEFT_API weft_err weft_plan_add_path(weft_plan *p, uint32_t id, weft_rat share,
                                      const char *const *nodes, uint32_t nnodes);
+
+/* Appends a compute op: a nop on `rank` carrying compute c (not NONE), with
+ * its deps, as weft_plan_add_op. Its bytes are its op size
+ * (weft_plan_set_op_sizes). WEFT_EINVAL for c NONE or out of range. */
+WEFT_API weft_err weft_plan_add_compute(weft_plan *p, weft_rank rank, weft_compute c,
+                                        const uint32_t *deps, uint32_t ndeps, uint32_t *id);
+/* Sets op id's compute (NONE makes a compute op a plain nop). WEFT_EINVAL
+ * for an id out of range, an unknown c, or compute on a copy or reduce;
+ * WEFT_ENOMEM. weft_plan_set_op of a copy or reduce clears it. */
+WEFT_API weft_err weft_plan_set_op_compute(weft_plan *p, uint32_t id, weft_compute c);
+/* Op id's compute: WEFT_COMPUTE_NONE for every op but a compute op. */
+WEFT_API weft_compute weft_plan_op_compute(const weft_plan *p, uint32_t id);
 
 /* ---- Editing (for tools and mutation tests) ---------------------------- */
 
@@ -317,7 +356,7 @@ WEFT_API uint64_t weft_plan_chunk_bytes(const weft_plan *p, uint64_t chunk);
 WEFT_API double weft_plan_traffic_size(const weft_plan *p);
 /* The exact bytes every op of a sized plan (an alltoallv plan, or op sizes:
  * then the stated bytes) moves at its own size:
- * bytes[id] for id < num_ops (0 for a nop). The plan is run symbolically in
+ * bytes[id] for id < num_ops (0 for a plain nop). The plan is run symbolically in
  * one topological order (for a verified plan every order gives the same
  * values); a slot that holds nothing yet moves 0 bytes. WEFT_EINVAL for a
  * plan of equal chunks, or op sizes set for another op count; WEFT_EVERIFY (as
@@ -346,10 +385,12 @@ WEFT_API weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, d
  * plan has a traffic matrix or op sizes, never both. */
 
 /* Sets the bytes of every op of p (bytes[id] for id < weft_plan_num_ops,
- * 0 for a nop) at collective size `size` > 0, copied. Ops added or removed
- * afterwards make weft_plan_op_bytes fail (WEFT_EINVAL) until this is
- * called again. WEFT_EINVAL for size 0, a nop with bytes or a plan with a
- * traffic matrix; WEFT_ENOMEM. */
+ * 0 for a plain nop; for a compute op the bytes its kernel reads) at
+ * collective size `size` > 0, copied. Ops added or removed afterwards make
+ * weft_plan_op_bytes fail (WEFT_EINVAL) until this is called again.
+ * WEFT_EINVAL for size 0, a plain nop with bytes or a plan with a traffic
+ * matrix; WEFT_ENOMEM. Compute ops need op sizes: the verifier refuses
+ * one in a plan without them. */
 WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes,
                                          weft_diag *d);
 /* True when p carries op sizes. */
@@ -761,7 +802,9 @@ WEFT_API bool weft_plan_msccl_needs_padding(const weft_plan *p);
  * Everything is built in memory first, so on error nothing is written.
  * Errors (WEFT_EINVAL for a plan MSCCL cannot express, WEFT_ELIMIT for a
  * runtime limit, both naming what; WEFT_EVERIFY for a dependency cycle;
- * WEFT_EIO; WEFT_ENOMEM) are described in d. p should be verified first. */
+ * WEFT_EIO; WEFT_ENOMEM) are described in d. p should be verified first.
+ * A compute op becomes the nop step it orders like (MSCCL has no compute
+ * step), as op sizes are not written either. */
 WEFT_API weft_err weft_plan_write_msccl(const weft_plan *p, const weft_msccl_opts *o, FILE *f,
                                         weft_diag *d);
 

@@ -132,6 +132,17 @@ typedef struct weft_sim_opts {
                                 rate. The gpu model sets NCCL's figure for the
                                 fabric's arch= (weft_proto_link_eff, nvlink),
                                 runtime 1 (default 1) */
+    /* weft_sim_plan(s): seconds per byte of each compute kind on the
+     * ranks' processor (weft/plan.h, weft_compute; weft_compute_rates_get
+     * in weft/compress.h gives a processor's). A compute op of b bytes (its
+     * op size at the simulated size) then takes b x this on its rank,
+     * after its deps and before its dependents: a flow without links whose
+     * route latency is that long, so it also costs alpha_s, as a nop does,
+     * and overlaps whatever its deps allow (the plan orders a rank's
+     * compute ops one after another, as one thread runs them). Default 0
+     * for every kind: compute ops take no time. WEFT_COMPUTE_NONE's entry
+     * is unused. */
+    double compute_s_per_b[WEFT__COMPUTE_COUNT];
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);

@@ -656,7 +656,12 @@ WEFT_API bool weft_sched_supports(const char *algo, weft_coll coll, bool matrix)
  *                 between the ranks of one local index (rails), dense ring
  *                 all-gather inside each host (sparse_hier.c).
  * The bytes depend on the dense size: the plan is built at
- * weft_sched_args.bytes and scales in proportion elsewhere. */
+ * weft_sched_args.bytes and scales in proportion elsewhere. Every
+ * all-reduce plan also places its compute as compute ops (weft/plan.h,
+ * weft_compute), appended after the data ops in the order the runtime
+ * runs them on each rank (hash, aggregate, compress, fill, decompress;
+ * docs/compression.md, "Compute in the plans"), which the simulator
+ * charges at weft_compute_rates_get's rates. */
 typedef struct weft_sparse_args {
     /* quant-2shot: the quantizer; the sparse rows: the density of each
      * rank's non-zeros, comp.density_ppm (topk, dgc, randk, hash). */

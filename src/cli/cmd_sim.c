@@ -73,6 +73,11 @@ static const cli_opt sim_opts[] = {
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
     CLI_SPARSE_OPTS,
+    {"compute", 0, "P",
+     "quant-2shot, hier-quant, sparse-*: charge the compute ops the plan places\n"
+     "(hash, aggregate, compress, decompress, fill) at processor P's measured\n"
+     "rates: cpu (weft's bench_sparse_kernels and bench_compress), or none\n"
+     "(default: compute takes no time); docs/compression.md"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup sim_group = {"options", sim_opts, false};
@@ -85,7 +90,7 @@ static const cli_syntax sim_syntax = {
         "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
         "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
         "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
-        "        [--elem-bytes B]",
+        "        [--elem-bytes B] [--compute none|cpu]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"
@@ -557,6 +562,23 @@ int cli_cmd_sim(int argc, char **argv)
     bool model_set = false;
     if ((rc = parse_opts(&a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
         goto free_args;
+    const char *compute = cli_args_get(&a, "compute");
+    if (compute && !cli_sparse_algo(algo)) {
+        rc = cli_usage_error(&sim_syntax,
+                             "--compute charges the compute ops of a compressed or sparse "
+                             "plan, at the rates of its compressor: it needs --algo "
+                             "quant-2shot, hier-quant, sparse-ag, sparse-hash or sparse-range");
+        goto free_args;
+    }
+    if (compute && strcmp(compute, "none") != 0) {
+        weft_compute_rates cr;
+        weft_diag cd = {0};
+        if (weft_compute_rates_get(&sparse.comp, sparse.elem_bytes, compute, &cr, &cd)) {
+            rc = cli_usage_error(&sim_syntax, "bad --compute: %s", cd.msg);
+            goto free_args;
+        }
+        memcpy(o.compute_s_per_b, cr.s_per_b, sizeof o.compute_s_per_b);
+    }
     if (!cli_progress_delay(&delay)) {
         rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",
                              getenv("WEFT_PROGRESS_AFTER"));

@@ -120,6 +120,7 @@ void weft_plan_free(weft_plan *p)
     weft__free(p->name_index.slots);
     weft_traffic_free(&p->traffic);
     weft__free(p->op_bytes);
+    weft__free(p->compute);
     weft__free(p->circuits);
     weft__free(p);
 }
@@ -167,6 +168,13 @@ static weft_err reserve_ops(weft_plan *p, size_t need)
             return WEFT_ENOMEM;
         p->path_count = pc;
     }
+    if (p->compute) {
+        uint8_t *cp = weft__realloc_array(p->compute, ncap, sizeof *cp);
+        if (!cp)
+            return WEFT_ENOMEM;
+        memset(cp + p->op_cap, 0, ncap - p->op_cap);
+        p->compute = cp;
+    }
     p->op_cap = ncap;
     return WEFT_OK;
 }
@@ -209,6 +217,8 @@ weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
         return e;
     uint32_t i = p->nops++;
     p->ops[i] = *op;
+    if (p->compute)
+        p->compute[i] = WEFT_COMPUTE_NONE;
     p->dep_start[i] = start;
     p->dep_count[i] = ndeps;
     if (p->path_start) {
@@ -220,6 +230,47 @@ weft_err weft_plan_add_op(weft_plan *p, const weft_op *op, const uint32_t *deps,
     return WEFT_OK;
 }
 
+/* ---- Compute ops: a nop's compute, beside the ops ----------------------- */
+
+weft_err weft_plan_set_op_compute(weft_plan *p, uint32_t id, weft_compute c)
+{
+    if (id >= p->nops || (unsigned)c >= WEFT__COMPUTE_COUNT ||
+        (c != WEFT_COMPUTE_NONE && p->ops[id].kind != WEFT_OP_NOP))
+        return WEFT_EINVAL;
+    if (!p->compute) {
+        if (c == WEFT_COMPUTE_NONE)
+            return WEFT_OK;
+        p->compute = weft__calloc(p->op_cap ? p->op_cap : 1, 1);
+        if (!p->compute)
+            return WEFT_ENOMEM;
+    }
+    p->compute[id] = (uint8_t)c;
+    return WEFT_OK;
+}
+
+weft_compute weft_plan_op_compute(const weft_plan *p, uint32_t id)
+{
+    return p->compute && id < p->nops ? (weft_compute)p->compute[id] : WEFT_COMPUTE_NONE;
+}
+
+weft_err weft_plan_add_compute(weft_plan *p, weft_rank rank, weft_compute c, const uint32_t *deps,
+                               uint32_t ndeps, uint32_t *id)
+{
+    if (c == WEFT_COMPUTE_NONE || (unsigned)c >= WEFT__COMPUTE_COUNT)
+        return WEFT_EINVAL;
+    weft_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = WEFT_OP_NOP;
+    op.src_rank = op.dst_rank = rank;
+    uint32_t at;
+    weft_err e = weft_plan_add_op(p, &op, deps, ndeps, &at);
+    if (!e && (e = weft_plan_set_op_compute(p, at, c)))
+        weft_plan_remove_op(p, at);
+    if (!e && id)
+        *id = at;
+    return e;
+}
+
 /* ---- Editing ------------------------------------------------------------- */
 
 weft_err weft_plan_set_op(weft_plan *p, uint32_t id, const weft_op *op)
@@ -227,6 +278,8 @@ weft_err weft_plan_set_op(weft_plan *p, uint32_t id, const weft_op *op)
     if (id >= p->nops || !op_shape_ok(op))
         return WEFT_EINVAL;
     p->ops[id] = *op;
+    if (p->compute && op->kind != WEFT_OP_NOP)
+        p->compute[id] = WEFT_COMPUTE_NONE; /* compute is a nop's */
     return WEFT_OK;
 }
 
@@ -288,6 +341,8 @@ weft_err weft_plan_remove_op(weft_plan *p, uint32_t id)
             deps[n++] = d[k] > id && d[k] != WEFT_PLAN_NO_OP ? d[k] - 1 : d[k];
         }
         p->ops[j] = p->ops[i];
+        if (p->compute)
+            p->compute[j] = p->compute[i];
         p->dep_start[j] = start;
         p->dep_count[j] = (uint32_t)(n - start);
         if (p->path_start) {
@@ -317,6 +372,8 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
     size_t names_cap = 0;
     for (uint32_t i = 0; i < p->nops && !e; i++) {
         e = weft_plan_add_op(q, &p->ops[i], weft__plan_deps(p, i), p->dep_count[i], NULL);
+        if (!e && weft_plan_op_compute(p, i) != WEFT_COMPUTE_NONE)
+            e = weft_plan_set_op_compute(q, i, weft_plan_op_compute(p, i));
         uint32_t np = weft_plan_op_num_paths(p, i);
         for (uint32_t k = 0; k < np && !e; k++) {
             const weft__plan_path *pt = &p->paths[p->path_start[i] + k];
@@ -400,7 +457,8 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
                (size_t)a->traffic.ranks * a->traffic.ranks * sizeof *a->traffic.bytes) != 0)
         return false;
     for (uint32_t i = 0; i < a->nops; i++) {
-        if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i])
+        if (!op_equal(&a->ops[i], &b->ops[i]) || a->dep_count[i] != b->dep_count[i] ||
+            weft_plan_op_compute(a, i) != weft_plan_op_compute(b, i))
             return false;
         if (a->dep_count[i] && memcmp(weft__plan_deps(a, i), weft__plan_deps(b, i),
                                       (size_t)a->dep_count[i] * sizeof *a->deps) != 0)

@@ -9,6 +9,8 @@ static const char *const coll_names[WEFT__COLL_COUNT] = {"allgather", "reducesca
                                                          "broadcast", "reduce",        "alltoall"};
 static const char *const buf_names[WEFT__BUF_COUNT] = {"in", "out", "scratch"};
 static const char *const kind_names[WEFT__OP_KIND_COUNT] = {"copy", "reduce", "nop"};
+static const char *const compute_names[WEFT__COMPUTE_COUNT] = {
+    "none", "hash", "compress", "decompress", "aggregate", "fill"};
 
 const char *weft_coll_name(weft_coll coll)
 {
@@ -39,4 +41,20 @@ const char *weft_buf_name(weft_buf buf)
 const char *weft_op_kind_name(weft_op_kind kind)
 {
     return (unsigned)kind < WEFT__OP_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+const char *weft_compute_name(weft_compute c)
+{
+    return (unsigned)c < WEFT__COMPUTE_COUNT ? compute_names[c] : "?";
+}
+
+bool weft_compute_parse(const char *text, size_t len, weft_compute *out)
+{
+    for (int c = 0; c < WEFT__COMPUTE_COUNT; c++) {
+        if (strlen(compute_names[c]) == len && memcmp(compute_names[c], text, len) == 0) {
+            *out = (weft_compute)c;
+            return true;
+        }
+    }
+    return false;
 }

@@ -60,6 +60,9 @@ struct weft_plan {
     uint64_t *op_bytes;
     uint32_t op_bytes_n;
     uint64_t op_size;
+    /* Each op's compute (weft_compute; plan.c): NULL until a nop
+     * gets one, then op_cap entries, 0 (none) for every other op. */
+    uint8_t *compute;
     /* Circuit configurations (plan_circuit.c), in order of addition. */
     weft__plan_circuit *circuits;
     size_t ncircuits, circuit_cap;

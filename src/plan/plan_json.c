@@ -45,6 +45,12 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
         fprintf(f, "%s{\"id\":%u,\"kind\":\"%s\",", i ? "," : "", i, weft_op_kind_name(op->kind));
         if (op->kind == WEFT_OP_NOP) {
             fprintf(f, "\"rank\":%u", op->src_rank.v);
+            weft_compute cp = weft_plan_op_compute(p, i);
+            if (cp != WEFT_COMPUTE_NONE)
+                fprintf(f, ",\"compute\":\"%s\"", weft_compute_name(cp));
+            if (cp != WEFT_COMPUTE_NONE && p->op_bytes)
+                fprintf(f, ",\"bytes\":%llu",
+                        i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
         } else {
             json_slot(f, "src", op->src_rank, op->src_buf, op->src_index);
             fputc(',', f);

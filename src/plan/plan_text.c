@@ -551,7 +551,7 @@ static weft_err parse_circuit(parser *ps, const tok *t, size_t nt)
     return WEFT_OK;
 }
 
-enum { F_N = 1, F_CH = 2, F_DEPS = 4, F_BYTES = 8 };
+enum { F_N = 1, F_CH = 2, F_DEPS = 4, F_BYTES = 8, F_COMPUTE = 16 };
 
 static weft_err parse_op(parser *ps, const tok *t, size_t nt)
 {
@@ -597,6 +597,7 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
     unsigned seen = 0;
     uint32_t ndeps = 0;
     uint64_t op_bytes = 0;
+    weft_compute compute = WEFT_COMPUTE_NONE;
     size_t first_path = 0;
     for (; i < nt; i++) {
         const tok *f = &t[i];
@@ -614,6 +615,8 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
             bit = F_DEPS;
         else if (klen == 5 && memcmp(f->s, "bytes", 5) == 0)
             bit = F_BYTES;
+        else if (klen == 7 && memcmp(f->s, "compute", 7) == 0)
+            bit = F_COMPUTE;
         else if (klen == 4 && memcmp(f->s, "path", 4) == 0) {
             if (op.kind == WEFT_OP_NOP)
                 return fail(ps, f->col, "a nop has no route");
@@ -624,7 +627,8 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
             continue;
         } else
             return fail(ps, f->col,
-                        "unknown op field '%.*s' (expected n=, ch=, bytes=, deps= or path=)",
+                        "unknown op field '%.*s' (expected n=, ch=, bytes=, compute=, deps= or "
+                        "path=)",
                         (int)klen, f->s);
         if (first_path)
             return fail(ps, f->col, "'%.*s' must come before the paths", (int)klen, f->s);
@@ -646,15 +650,30 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
         } else if (bit == F_BYTES) {
             if (!ps->op_size)
                 return fail(ps, f->col, "bytes= needs a 'size' line in the header");
-            if (op.kind == WEFT_OP_NOP)
-                return fail(ps, f->col, "a nop moves no bytes (no bytes=)");
             if ((e = parse_u64(ps, v, vlen, vcol, &op_bytes)))
                 return e;
+        } else if (bit == F_COMPUTE) {
+            if (op.kind != WEFT_OP_NOP)
+                return fail(ps, f->col, "a %s computes nothing (compute= is a nop's)",
+                            weft_op_kind_name(op.kind));
+            if (!weft_compute_parse(v, vlen, &compute) || compute == WEFT_COMPUTE_NONE)
+                return fail(ps, vcol,
+                            "unknown compute '%.*s' (expected hash, compress, decompress, "
+                            "aggregate or fill)",
+                            (int)vlen, v);
         } else if ((e = parse_deps(ps, v, vlen, vcol, id, &ndeps))) {
             return e;
         }
     }
-    if (ps->op_size && op.kind != WEFT_OP_NOP && !(seen & F_BYTES))
+    if (op.kind == WEFT_OP_NOP && compute == WEFT_COMPUTE_NONE && (seen & F_BYTES))
+        return fail(ps, t[0].col, "a nop moves no bytes (no bytes=, unless it has compute=)");
+    if (compute != WEFT_COMPUTE_NONE && !ps->op_size)
+        return fail(ps, t[0].col,
+                    "op %u computes but the plan has no 'size' line (a compute op's bytes= "
+                    "needs one)",
+                    id);
+    if (ps->op_size && (op.kind != WEFT_OP_NOP || compute != WEFT_COMPUTE_NONE) &&
+        !(seen & F_BYTES))
         return fail(ps, t[0].col, "op %u has no bytes= (the 'size' line gives every op its bytes)",
                     id);
     if (ps->op_size && ps->plan->nops >= ps->op_bytes_cap) {
@@ -668,6 +687,8 @@ static weft_err parse_op(parser *ps, const tok *t, size_t nt)
     if (ps->op_size)
         ps->op_bytes[ps->plan->nops] = op_bytes;
     e = weft_plan_add_op(ps->plan, &op, ps->deps, ndeps, NULL);
+    if (!e)
+        e = weft_plan_set_op_compute(ps->plan, id, compute);
     if (e == WEFT_ENOMEM)
         return oom(ps);
     if (e)
@@ -847,7 +868,10 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
             fprintf(f, " n=%u", op->count);
         if (op->channel)
             fprintf(f, " ch=%u", op->channel);
-        if (p->op_bytes && op->kind != WEFT_OP_NOP)
+        weft_compute cp = weft_plan_op_compute(p, i);
+        if (cp != WEFT_COMPUTE_NONE)
+            fprintf(f, " compute=%s", weft_compute_name(cp));
+        if (p->op_bytes && (op->kind != WEFT_OP_NOP || cp != WEFT_COMPUTE_NONE))
             fprintf(f, " bytes=%llu",
                     i < p->op_bytes_n ? (unsigned long long)p->op_bytes[i] : 0ull);
         const uint32_t *deps = weft__plan_deps(p, i);

@@ -152,7 +152,8 @@ static const struct {
     {H "op 0 copy 0:out[0] 1:out[0] n=0\n", "t.plan:5:31: n must be at least 1"},
     {H "op 0 copy 0:out[0] 1:out[0] n=1 n=1\n", "t.plan:5:33: 'n' given twice"},
     {H "op 0 copy 0:out[0] 1:out[0] size=1\n",
-     "t.plan:5:29: unknown op field 'size' (expected n=, ch=, bytes=, deps= or path=)"},
+     "t.plan:5:29: unknown op field 'size' (expected n=, ch=, bytes=, compute=, deps= or "
+     "path=)"},
     {H "op 0 copy 0:out[0] 1:out[0] deps=\n", "t.plan:5:29: 'deps' needs a value"},
     {H "op 0 copy 0:out[0] 1:out[0] deps=1,,2\n", "t.plan:5:36: expected a number"},
     {H "op 0 copy 0:out[0] 1:out[0] deps=5\nop 1 nop 0\n",

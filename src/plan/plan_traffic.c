@@ -63,7 +63,8 @@ weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *byt
     if (size == 0)
         return weft_diag_set(d, WEFT_EINVAL, "op sizes need a collective size above 0");
     for (uint32_t id = 0; id < p->nops; id++)
-        if (p->ops[id].kind == WEFT_OP_NOP && bytes[id])
+        if (p->ops[id].kind == WEFT_OP_NOP && weft_plan_op_compute(p, id) == WEFT_COMPUTE_NONE &&
+            bytes[id])
             return weft_diag_set(d, WEFT_EINVAL, "op %" PRIu32 " is a nop; it moves no bytes", id);
     uint64_t *b = weft__malloc(((size_t)p->nops + 1) * sizeof *b);
     if (!b)

@@ -66,6 +66,12 @@ static weft_err check_structure(verifier *v)
             if (op.src_rank.v >= v->l.nranks)
                 return weft__verify_fail(v, i, "rank %u does not exist (the plan has %u ranks)",
                                          op.src_rank.v, v->l.nranks);
+            /* A compute op's bytes are its op size: without them the
+             * simulator could not charge it. */
+            if (weft_plan_op_compute(p, i) != WEFT_COMPUTE_NONE && !p->op_bytes)
+                return weft__verify_fail(v, i,
+                                         "computes but the plan has no op sizes to give its "
+                                         "bytes");
         } else {
             if ((e = check_side(v, i, "source", op.src_rank, op.src_buf, op.src_index, op.count)) ||
                 (e = check_side(v, i, "destination", op.dst_rank, op.dst_buf, op.dst_index,

@@ -21,7 +21,11 @@ static void describe_op(const weft_plan *p, uint32_t id, char *buf, size_t size)
 {
     weft_op op = p->ops[id];
     if (op.kind == WEFT_OP_NOP) {
-        snprintf(buf, size, "op %u (nop on rank %u)", id, op.src_rank.v);
+        snprintf(buf, size, "op %u (%s on rank %u)", id,
+                 weft_plan_op_compute(p, id) != WEFT_COMPUTE_NONE
+                     ? weft_compute_name(weft_plan_op_compute(p, id))
+                     : "nop",
+                 op.src_rank.v);
         return;
     }
     char s[64], t[64];

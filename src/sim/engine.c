@@ -21,7 +21,7 @@ static void release(sim_engine *e, uint32_t g, double at, double alpha_s)
         at = e->f_rel[g];
     }
     if (--e->f_left[g] == 0) {
-        double start = at + alpha_s;
+        double start = at + (e->r_now && e->r_now[e->f_route[g]] ? 0 : alpha_s);
         if (e->f_nb && e->f_nb[g] > start)
             start = e->f_nb[g];
         e->f_state[g] = F_WAIT;
@@ -86,7 +86,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     for (uint32_t f = 0; f < e->n_flows; f++)
         if (!e->f_left[f]) {
             e->f_state[f] = F_WAIT;
-            weft__evheap_set(&e->heap, f, alpha_s);
+            weft__evheap_set(&e->heap, f, e->r_now && e->r_now[e->f_route[f]] ? 0 : alpha_s);
         }
     uint32_t done = 0;
     while (e->heap.n) {

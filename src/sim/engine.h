@@ -133,6 +133,10 @@ weft_err sim_engine_set_bucket(sim_engine *e, uint32_t l, double bytes, double p
 
 /* Adds a route of n (link, coefficient > 0) pairs and latency lat_s >= 0;
  * links may not repeat. Many flows may share one route. */
+/* A route of no links and latency lat_s >= 0 whose flows start as soon as
+ * their deps are done, without the run's alpha: local compute (a plan's
+ * compute ops), which is no message and pays no per-message overhead. */
+weft_err sim_engine_add_now_route(sim_engine *e, double lat_s, uint32_t *route_id);
 weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, const double *coef,
                               double lat_s, uint32_t *route_id);
 /* Adds a flow of `bytes` >= 0 over a route. mult is how many real flows it

@@ -83,7 +83,7 @@ void sim_engine_free(sim_engine *e)
         e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
         e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
-        e->b_load,       e->f_cls,    e->ccap,     e->cseeds};
+        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     weft__evheap_fini(&e->heap);
@@ -114,6 +114,13 @@ weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, c
         if (!lat)
             return WEFT_ENOMEM;
         e->r_lat = lat;
+        if (e->r_now) {
+            uint8_t *now = weft__realloc_array(e->r_now, cap, sizeof *now);
+            if (!now)
+                return WEFT_ENOMEM;
+            memset(now + e->route_cap, 0, cap - e->route_cap);
+            e->r_now = now;
+        }
         e->route_cap = cap;
     }
     size_t base = e->r_link.n;
@@ -128,8 +135,21 @@ weft_err sim_engine_add_route(sim_engine *e, uint32_t n, const uint32_t *link, c
     }
     e->r_link.n = base + n;
     e->r_lat[e->n_routes] = lat_s;
+    if (e->r_now)
+        e->r_now[e->n_routes] = 0;
     e->r_off[e->n_routes + 1] = (uint32_t)(base + n);
     *route_id = e->n_routes++;
+    return WEFT_OK;
+}
+
+weft_err sim_engine_add_now_route(sim_engine *e, double lat_s, uint32_t *route_id)
+{
+    weft_err err = sim_engine_add_route(e, 0, NULL, NULL, lat_s, route_id);
+    if (err)
+        return err;
+    if (!e->r_now && !(e->r_now = weft__calloc(e->route_cap, sizeof *e->r_now)))
+        return WEFT_ENOMEM;
+    e->r_now[*route_id] = 1;
     return WEFT_OK;
 }
 

@@ -88,6 +88,7 @@ struct sim_engine {
     size_t route_cap;
     uint32_t *r_off; /* n_routes + 1 */
     double *r_lat;
+    uint8_t *r_now; /* routes whose flows start without alpha (compute); NULL: none */
     vec32 r_link;
     double *r_coef;
     size_t r_coef_cap;

@@ -186,6 +186,8 @@ static weft_err refine(const sim_engine *e, const inedges *g, const uint32_t *or
                 dep[g->kind[k]] += sim_mix64(fc[g->on[k]]);
             uint64_t sig = sim_mix64(sim_double_bits(e->f_bytes[f]) ^
                                      sim_mix64(sim_double_bits(e->r_lat[r]) + 1));
+            if (e->r_now && e->r_now[r]) /* no alpha: its own class */
+                sig = sim_mix64(sig ^ 9);
             sig = sim_mix64(sig ^ sim_mix64(sim_double_bits(e->f_mult[f]) + 2) ^ sim_mix64(s + 3));
             sig = sim_mix64(sig ^ sim_mix64(dep[0] + 4) ^
                             sim_mix64(sim_mix64(dep[1] + 5) ^ sim_mix64(dep[2] + 6)));
@@ -262,7 +264,9 @@ static weft_err quotient(const sim_engine *e, const inedges *g, const uint32_t *
             rc[i] = (double)fcount[c] * acc[rl[i]] / lcount[rl[i]];
             acc[rl[i]] = 0;
         }
-        if ((err = sim_engine_add_route(out, len, rl, rc, e->r_lat[r], &route)) ||
+        if ((err = e->r_now && e->r_now[r]
+                       ? sim_engine_add_now_route(out, e->r_lat[r], &route)
+                       : sim_engine_add_route(out, len, rl, rc, e->r_lat[r], &route)) ||
             (err = sim_engine_add_weighted_flow(out, route, e->f_bytes[x], e->f_mult[x] * fcount[c],
                                                 sim_eng_weight(e, x), &id)))
             goto free_all;

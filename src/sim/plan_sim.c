@@ -122,7 +122,7 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
     const weft_topo *t = c->t;
     uint32_t nops = weft_plan_num_ops(p), P = o->slices, nranks = weft_plan_get_info(p)->nranks;
     weft_err err;
-    uint32_t empty;
+    uint32_t empty, now0 = UINT32_MAX;
     if ((err = sim_engine_add_route(c->e, 0, NULL, NULL, 0, &empty)))
         return weft_diag_code(c->d, err);
     for (uint32_t id = 0; id < nops; id++) {
@@ -132,6 +132,26 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
                                  id, op.src_rank.v >= nranks ? op.src_rank.v : op.dst_rank.v,
                                  nranks);
         uint32_t route = empty;
+        /* A compute op: no bytes, on a route of no links as long as its
+         * kernel runs (weft_sim_opts.compute_s_per_b), without alpha (it
+         * is no message). The whole time is on slice 0, so that a
+         * dependent's first slice waits for all of it (the kernel ends
+         * before what it prepares leaves); its other slices take none. */
+        double compute_s = 0;
+        weft_compute cp = weft_plan_op_compute(p, id);
+        if (cp != WEFT_COMPUTE_NONE && opb)
+            compute_s = opb[id] * o->compute_s_per_b[cp];
+        if (!(compute_s >= 0 && compute_s < INFINITY))
+            return weft_diag_set(c->d, WEFT_EINVAL,
+                                 "sim: op %u (%s on rank %u): a compute time of %g s (the rate "
+                                 "of %s must be finite and >= 0)",
+                                 id, weft_compute_name(cp), op.src_rank.v, compute_s,
+                                 weft_compute_name(cp));
+        uint32_t timed = UINT32_MAX;
+        if (cp != WEFT_COMPUTE_NONE &&
+            ((now0 == UINT32_MAX && (err = sim_engine_add_now_route(c->e, 0, &now0))) ||
+             (err = sim_engine_add_now_route(c->e, compute_s, &timed))))
+            return weft_diag_code(c->d, err);
         double bytes = op.kind == WEFT_OP_NOP || op.count == 0 ? 0
                        : opb ? opb[id] / op.count / P / o->bw_scale
                              : chunk;
@@ -150,7 +170,11 @@ static weft_err build_flows(plan_ctx *c, const weft_sim_opts *o, double chunk, c
         double w = opb && o->model == WEFT_SIM_FLUID && bytes > 0 ? bytes / chunk : 1.0;
         for (uint32_t s = 0; s < P; s++) {
             uint32_t f;
-            if ((err = sim_engine_add_weighted_flow(c->e, route, bytes, 1, w, &f)))
+            if ((err = sim_engine_add_weighted_flow(c->e,
+                                                    timed == UINT32_MAX ? route
+                                                    : s == 0            ? timed
+                                                                        : now0,
+                                                    bytes, 1, w, &f)))
                 return weft_diag_code(c->d, err);
         }
     }

@@ -84,23 +84,6 @@ static weft_err chunk_sizes(const build_ctx *c, scheme sc, uint32_t j, chunk_byt
     return WEFT_OK;
 }
 
-/* Records op `id`'s bytes in the growing array. */
-static weft_err note(uint64_t **b, size_t *cap, uint32_t id, uint64_t bytes)
-{
-    if (id >= *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        while (nc <= id)
-            nc *= 2;
-        uint64_t *x = weft__realloc(*b, nc * sizeof *x);
-        if (!x)
-            return WEFT_ENOMEM;
-        *b = x;
-        *cap = nc;
-    }
-    (*b)[id] = bytes;
-    return WEFT_OK;
-}
-
 static weft_err two_shot(build_ctx *c, scheme sc, synth_emit *em, uint64_t **b, size_t *cap)
 {
     uint32_t n = c->n, id;
@@ -117,14 +100,14 @@ static weft_err two_shot(build_ctx *c, scheme sc, synth_emit *em, uint64_t **b, 
             e = synth_emit_op(em, WEFT_OP_COPY, s, WEFT_BUF_IN, j, j, WEFT_BUF_SCRATCH,
                               (s + n - j - 1) % n, 1, 0, NULL, 0, &id);
             if (!e)
-                e = note(b, cap, id, cb[j].to_owner);
+                e = weft__sparse_note(b, cap, id, cb[j].to_owner);
         }
     for (uint32_t j = 0; j < n && !e; j++)
         for (uint32_t i = 0; i + 1 < n && !e; i++) {
             e = synth_emit_op(em, WEFT_OP_REDUCE, j, WEFT_BUF_SCRATCH, i, j, WEFT_BUF_IN, j, 1, 0,
                               NULL, 0, &id);
             if (!e)
-                e = note(b, cap, id, cb[j].reduce);
+                e = weft__sparse_note(b, cap, id, cb[j].reduce);
         }
     for (uint32_t j = 0; j < n && !e; j++)
         for (uint32_t s = 0; s < n && !e; s++) {
@@ -133,7 +116,7 @@ static weft_err two_shot(build_ctx *c, scheme sc, synth_emit *em, uint64_t **b, 
             e = synth_emit_op(em, WEFT_OP_COPY, j, WEFT_BUF_IN, j, s, WEFT_BUF_IN, j, 1, 0, NULL, 0,
                               &id);
             if (!e)
-                e = note(b, cap, id, cb[j].from_owner);
+                e = weft__sparse_note(b, cap, id, cb[j].from_owner);
         }
     weft__free(cb);
     return e;
@@ -159,14 +142,14 @@ static weft_err sparse_gather(build_ctx *c, weft_coll coll, synth_emit *em, uint
                 e = synth_emit_op(em, WEFT_OP_COPY, s, WEFT_BUF_IN, 0, dst, WEFT_BUF_SCRATCH,
                                   (s + n - dst - 1) % n, 1, 0, NULL, 0, &id);
             if (!e)
-                e = note(b, cap, id, pairs);
+                e = weft__sparse_note(b, cap, id, pairs);
         }
     for (uint32_t r = 0; r < n && !e && coll == WEFT_COLL_ALLREDUCE; r++)
         for (uint32_t i = 0; i + 1 < n && !e; i++) {
             e = synth_emit_op(em, WEFT_OP_REDUCE, r, WEFT_BUF_SCRATCH, i, r, WEFT_BUF_IN, 0, 1, 0,
                               NULL, 0, &id);
             if (!e)
-                e = note(b, cap, id, pairs);
+                e = weft__sparse_note(b, cap, id, pairs);
         }
     return e;
 }
@@ -235,6 +218,19 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
     uint64_t *b = NULL;
     size_t cap = 0;
     e = sc == S_AG ? sparse_gather(&c, coll, &em, &b, &cap) : two_shot(&c, sc, &em, &b, &cap);
+    /* The compute each rank runs (sparse_compute.c); an all-gather of
+     * compressed tensors has none. */
+    uint64_t *dense = NULL;
+    uint32_t data_ops = weft_plan_num_ops(p);
+    if (!e && sc == S_QUANT && !(dense = weft__malloc((size_t)n * sizeof *dense)))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t j = 0; dense && j < n; j++)
+        dense[j] = (c.elems / n + (j < c.elems % n)) * args->elem_bytes;
+    weft__sparse_compute sc_info = {sc == S_QUANT, sc == S_AG, 0, data_ops,
+                                    data_ops,      dense,      n, c.elems * args->elem_bytes};
+    if (!e && coll == WEFT_COLL_ALLREDUCE)
+        e = weft__sparse_place_compute(p, &sc_info, &b, &cap, d);
+    weft__free(dense);
     if (e == WEFT_ELIMIT)
         e = weft_diag_set(d, e, "%s on %" PRIu32 " ranks has more than %" PRIu32 " ops (the limit)",
                           algo, n, max_ops);

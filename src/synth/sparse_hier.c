@@ -133,7 +133,8 @@ weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elem
     uint32_t p1 = 0, p2 = 0;
     e = emit_phases(&em, &hs, &p1, &p2);
     synth_hosts_fini(&hs);
-    uint64_t *b = NULL;
+    uint64_t *b = NULL, *dense = NULL;
+    size_t cap = (size_t)weft_plan_num_ops(p) + 1;
     if (e == WEFT_ELIMIT)
         e = weft_diag_set(
             d, e, "hier-quant on %" PRIu32 " ranks has more than %" PRIu32 " ops (the limit)", n,
@@ -144,8 +145,20 @@ weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elem
         e = weft_diag_code(d, WEFT_ENOMEM);
     if (!e)
         e = op_sizes(p, p1, p2, elems, chunks, a, b, d);
+    /* The rails' compute (sparse_compute.c): quant-2shot's on the dense
+     * bytes of each chunk. */
+    if (!e && !(dense = weft__malloc((size_t)chunks * sizeof *dense)))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t c = 0; !e && c < chunks; c++)
+        dense[c] = (elems / chunks + (c < elems % chunks)) * a->elem_bytes;
+    weft__sparse_compute sc = {true, false, p1, p2, weft_plan_num_ops(p), dense, chunks, 0};
+    if (!e && (e = weft__sparse_place_compute(p, &sc, &b, &cap, d)) == WEFT_ELIMIT)
+        e = weft_diag_set(
+            d, e, "hier-quant on %" PRIu32 " ranks has more than %" PRIu32 " ops (the limit)", n,
+            max_ops);
     if (!e)
         e = weft_plan_set_op_sizes(p, size, b, d);
+    weft__free(dense);
     weft__free(b);
     return synth_finish(e, &em, p, out);
 }

@@ -192,7 +192,8 @@ static void test_plans(void)
      * chunks of 501, 501, 500, 500 -> 505, 505, 504, 504 bytes each way;
      * 12 sends to owners, 12 reduces, 12 sends back. */
     weft_plan *p = build(t4, "quant-2shot", WEFT_COLL_ALLREDUCE, 4004, "int8", 0, &b);
-    CHECK_INT(weft_plan_num_ops(p), 36);
+    /* and 13 compute ops a rank (test_compute). */
+    CHECK_INT(weft_plan_num_ops(p), 36 + 4 * 13);
     for (uint32_t i = 0; i < 36; i++) {
         weft_op op = weft_plan_op(p, i);
         uint32_t owner = op.kind == WEFT_OP_REDUCE        ? op.dst_rank.v
@@ -208,7 +209,7 @@ static void test_plans(void)
      * 500 non-zeros a part: 3,000 bytes to each owner; the union
      * 50,000 (1 - 0.99^4) = 1,970.2 -> 1,971 pairs, 11,826 bytes back. */
     p = build(t4, "sparse-hash", WEFT_COLL_ALLREDUCE, 400000, "topk:0.01", 0, &b);
-    CHECK_INT(weft_plan_num_ops(p), 36);
+    CHECK_INT(weft_plan_num_ops(p), 36 + 4 * 11);
     for (uint32_t i = 0; i < 36; i++) {
         weft_op op = weft_plan_op(p, i);
         bool back = op.kind == WEFT_OP_COPY && op.dst_buf == WEFT_BUF_IN;
@@ -216,7 +217,7 @@ static void test_plans(void)
     }
     CHECK_INT(wire_bytes(p, b), 12 * 3000 + 12 * 11826);
     /* At twice the size every op moves twice the bytes. */
-    double at[36];
+    double at[80];
     weft_diag d = {0};
     CHECK_ERR(weft_plan_op_bytes_at(p, 800000, at, &d), WEFT_OK);
     CHECK(at[0] == 6000);
@@ -227,7 +228,7 @@ static void test_plans(void)
      * the parts of test_parts: 7 and 3 pairs to the owners (42, 18
      * bytes), unions 14 and 6 back (84, 36). */
     p = build(t2, "sparse-range", WEFT_COLL_ALLREDUCE, 2000, "topk:0.01", 1000, &b);
-    CHECK_INT(weft_plan_num_ops(p), 6);
+    CHECK_INT(weft_plan_num_ops(p), 6 + 2 * 7);
     CHECK_INT(wire_bytes(p, b), 42 + 18 + 84 + 36);
     weft_plan_free(p);
     free(b);
@@ -247,9 +248,12 @@ static void test_plans(void)
     /* sparse-ag allreduce on 2 ranks at 4000 bytes: n = 2000, k = 20, 120
      * bytes each way and one local sum of 120 bytes on each rank. */
     p = build(t2, "sparse-ag", WEFT_COLL_ALLREDUCE, 4000, "randk:0.01", 0, &b);
-    CHECK_INT(weft_plan_num_ops(p), 4);
-    for (uint32_t i = 0; i < 4; i++)
+    CHECK_INT(weft_plan_num_ops(p), 4 + 2);
+    for (uint32_t i = 0; i < 6; i++)
         CHECK_INT(b[i], 48); /* randk: 20 x 2 + 8 */
+    /* The two compute ops: each rank sums what it received. */
+    CHECK_INT(weft_plan_op_compute(p, 4), WEFT_COMPUTE_AGGREGATE);
+    CHECK_INT(weft_plan_op(p, 5).src_rank.v, 1);
     weft_plan_free(p);
     free(b);
 
@@ -272,6 +276,93 @@ static void test_plans(void)
     CHECK(p == NULL);
     weft_topo_free(t4);
     weft_topo_free(t2);
+}
+
+/* Checks op id: compute c of `bytes` on rank r with deps exactly want[]. */
+static void check_compute(const weft_plan *p, const uint64_t *b, uint32_t id, weft_compute c,
+                          uint32_t r, uint64_t bytes, const uint32_t *want, uint32_t nwant)
+{
+    uint32_t nd;
+    const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+    CHECK_INT(weft_plan_op_compute(p, id), c);
+    CHECK_INT(weft_plan_op(p, id).src_rank.v, r);
+    CHECK_INT(b[id], bytes);
+    CHECK_INT(nd, nwant);
+    for (uint32_t k = 0; k < nd && k < nwant; k++)
+        CHECK_INT(deps[k], want[k]);
+}
+
+/* True when op id has dep `dep`. */
+static bool has_dep(const weft_plan *p, uint32_t id, uint32_t dep)
+{
+    uint32_t nd;
+    const uint32_t *deps = weft_plan_op_deps(p, id, &nd);
+    for (uint32_t k = 0; k < nd; k++)
+        if (deps[k] == dep)
+            return true;
+    return false;
+}
+
+/* The compute each rank runs, placed after the data ops in the runtime's
+ * order (sparse_compute.c). Data op ids of the two-shot on 4 ranks: phase
+ * 1 by owner j then sender s (0..2: 1, 2, 3 -> 0; 3: 0 -> 1), 12 reduces,
+ * phase 2 by owner then receiver (24..26: 0 -> 1, 2, 3; 27: 1 -> 0; 30:
+ * 2 -> 0; 33: 3 -> 0). */
+static void test_compute(void)
+{
+    weft_topo *t4 = weft__test_topo_spec("switch:4");
+    uint64_t *b = NULL;
+    /* sparse-hash at 400,000 bytes (test_plans: 3000 bytes a part, unions
+     * of 11,826): rank 0 hashes its 4 parts' pairs, sums its own part then
+     * each sender's as it arrives, packs its union, zeroes its 200,000
+     * fp16 output and scatters its own union then each owner's. */
+    weft_plan *p = build(t4, "sparse-hash", WEFT_COLL_ALLREDUCE, 400000, "topk:0.01", 0, &b);
+    check_compute(p, b, 36, WEFT_COMPUTE_HASH, 0, 12000, NULL, 0);
+    check_compute(p, b, 37, WEFT_COMPUTE_AGGREGATE, 0, 3000, (uint32_t[]){36}, 1);
+    check_compute(p, b, 38, WEFT_COMPUTE_AGGREGATE, 0, 3000, (uint32_t[]){37, 0}, 2);
+    check_compute(p, b, 40, WEFT_COMPUTE_AGGREGATE, 0, 3000, (uint32_t[]){39, 2}, 2);
+    check_compute(p, b, 41, WEFT_COMPUTE_COMPRESS, 0, 11826, (uint32_t[]){40}, 1);
+    check_compute(p, b, 42, WEFT_COMPUTE_FILL, 0, 400000, (uint32_t[]){41}, 1);
+    check_compute(p, b, 43, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){42}, 1);
+    check_compute(p, b, 44, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){43, 27}, 2);
+    check_compute(p, b, 46, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){45, 33}, 2);
+    /* Rank 1 sums rank 0's pairs before its own, and zeroes its output
+     * once owner 0's union is in. */
+    check_compute(p, b, 48, WEFT_COMPUTE_AGGREGATE, 1, 3000, (uint32_t[]){47, 3}, 2);
+    check_compute(p, b, 49, WEFT_COMPUTE_AGGREGATE, 1, 3000, (uint32_t[]){48}, 1);
+    check_compute(p, b, 53, WEFT_COMPUTE_FILL, 1, 400000, (uint32_t[]){52, 24}, 2);
+    /* Sends wait for the kernels that prepare them. */
+    CHECK(has_dep(p, 3, 36) && has_dep(p, 6, 36) && has_dep(p, 24, 41) && has_dep(p, 26, 41));
+    CHECK(!has_dep(p, 0, 36));
+    weft_plan_free(p);
+    free(b);
+
+    /* quant-2shot int8 at 4004 bytes (chunks of 501, 501, 500, 500 fp16:
+     * 1002, 1002, 1000, 1000 dense bytes): rank 0 compresses the chunks
+     * it sends, adds its own chunk, decompresses and adds each sender's,
+     * compresses its sum and decompresses it (its own output), then
+     * decompresses each chunk back. */
+    p = build(t4, "quant-2shot", WEFT_COLL_ALLREDUCE, 4004, "int8", 0, &b);
+    check_compute(p, b, 36, WEFT_COMPUTE_COMPRESS, 0, 3002, NULL, 0);
+    check_compute(p, b, 37, WEFT_COMPUTE_AGGREGATE, 0, 1002, (uint32_t[]){36}, 1);
+    check_compute(p, b, 38, WEFT_COMPUTE_DECOMPRESS, 0, 1002, (uint32_t[]){37, 0}, 2);
+    check_compute(p, b, 39, WEFT_COMPUTE_AGGREGATE, 0, 1002, (uint32_t[]){38}, 1);
+    check_compute(p, b, 44, WEFT_COMPUTE_COMPRESS, 0, 1002, (uint32_t[]){43}, 1);
+    check_compute(p, b, 45, WEFT_COMPUTE_DECOMPRESS, 0, 1002, (uint32_t[]){44}, 1);
+    check_compute(p, b, 46, WEFT_COMPUTE_DECOMPRESS, 0, 1002, (uint32_t[]){45, 27}, 2);
+    check_compute(p, b, 48, WEFT_COMPUTE_DECOMPRESS, 0, 1000, (uint32_t[]){47, 33}, 2);
+    CHECK(has_dep(p, 24, 45) && has_dep(p, 3, 36));
+    weft_plan_free(p);
+    free(b);
+
+    /* sparse-ag all-gather: the compressed tensors are the output, no
+     * compute. */
+    p = build(t4, "sparse-ag", WEFT_COLL_ALLGATHER, 8000, "topk:0.01", 0, &b);
+    for (uint32_t i = 0; i < weft_plan_num_ops(p); i++)
+        CHECK_INT(weft_plan_op_compute(p, i), WEFT_COMPUTE_NONE);
+    weft_plan_free(p);
+    free(b);
+    weft_topo_free(t4);
 }
 
 /* On a100:2 (16 ranks) the sparse plans simulate, and at 1% density the
@@ -315,7 +406,8 @@ static void test_hier(void)
     weft_topo *t = weft__test_topo_spec("clos:hosts=2,gpus=2,nics=2,leafports=2");
     uint64_t *b = NULL;
     weft_plan *p = build(t, "hier-quant", WEFT_COLL_ALLREDUCE, 4004, "int8", 0, &b);
-    CHECK_INT(weft_plan_num_ops(p), 20);
+    /* and each rail rank's 7 compute ops (test_compute). */
+    CHECK_INT(weft_plan_num_ops(p), 20 + 4 * 7);
     uint64_t cross = 0, local = 0, box = 0;
     uint32_t nbox = 0, ncross = 0, nlocal = 0;
     for (uint32_t i = 0; i < 20; i++) {
@@ -412,6 +504,7 @@ int main(void)
     test_output_bytes();
     test_parts();
     test_plans();
+    test_compute();
     test_sim();
     test_hier();
     test_hier_sim();

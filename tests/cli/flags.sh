@@ -24,7 +24,7 @@ SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --co
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
         [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]
         [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]
-        [--elem-bytes B]
+        [--elem-bytes B] [--compute none|cpu]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"

@@ -61,6 +61,28 @@ expect_err_has "weft: --density is for the sparse rows; hier-quant quantizes (gi
 run sim a100:1 --coll allreduce --algo hier-quant --size 1M
 expect_rc 1
 expect_err_has "hier-quant needs at least two hosts (host=) of equal size; this fabric has 1 host group"
+# --compute cpu charges the compute ops the plan places (docs/compression.md,
+# "Compute in the plans"): int8 on one CPU thread a rank, and the sparse
+# all-reduce on the emulated fabric; none is the default; only cpu has
+# rates, and only the compressed and sparse rows have compute.
+run sim a100:2,nicbw=3.125Gbps --coll allreduce --algo hier-quant --compress int8 --size 256M --compute cpu --csv
+expect_rc 0
+expect_out_has "268435456,0.11417705"
+run sim a100:2,nicbw=3.125Gbps --coll allreduce --algo hier-quant --compress int8 --size 256M --compute none --csv
+expect_rc 0
+expect_out_has "268435456,0.04496636"
+run sim "$SRC/tests/netns/fabric.topo" --coll allreduce --algo sparse-hash --density 0.1 --elem-bytes 4 --size 16M --compute cpu --csv
+expect_rc 0
+expect_out_has "16777216,0.455361"
+run sim a100:2 --coll allreduce --algo sparse-hash --size 1M --compute hopper
+expect_rc 2
+expect_err_has "weft: bad --compute: no compute rate for hopper is measured or cited in weft (docs/compression.md, \"Compute cost\"); only cpu"
+run sim a100:2 --coll allreduce --algo quant-2shot --compress qsgd:15 --size 1M --compute cpu
+expect_rc 2
+expect_err_has "weft: bad --compute: the compute of qsgd on cpu is not measured"
+run sim a100:2 --coll allreduce --algo ring --size 1M --compute cpu
+expect_rc 2
+expect_err_has "weft: --compute charges the compute ops of a compressed or sparse plan, at the rates of its compressor: it needs --algo quant-2shot, hier-quant, sparse-ag, sparse-hash or sparse-range"
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"
