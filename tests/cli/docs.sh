@@ -1,6 +1,7 @@
 # Every command shown in README.md and docs/*.md runs as written, and
 # prints what the page shows after it (the lines up to the next command or
-# the end of the block, unless they elide with "...")
+# the end of the block; where they elide with "...", the lines shown, in
+# order)
 # (docs/CONTRIBUTING.md, "Commands in the documentation"): each line of a
 # fenced block that starts with "$ " is run by bash, the files of one page
 # in order in one fresh directory, with `weft` and `build/weft` the built
@@ -62,7 +63,7 @@ extract() {
 # Whether the output a page shows after a command ($1, lines joined by
 # \036) is what the command printed: its stdout, its stderr, or both one
 # after the other, line for line (trailing blanks aside). A block that
-# elides ("...") shows part of it and is not compared.
+# elides ("...") is checked by shown_within instead.
 shown_matches() {
     local want got
     want=$(printf '%s' "$1" | tr '\036' '\n' | sed 's/[[:space:]]*$//')
@@ -70,6 +71,30 @@ shown_matches() {
         "$(sed 's/[[:space:]]*$//' "$CHECK_ERR_")" \
         "$(cat "$CHECK_OUT_" "$CHECK_ERR_" | sed 's/[[:space:]]*$//')"; do
         [ "$want" = "$got" ] && return 0
+    done
+    return 1
+}
+
+# Whether the lines a block that elides ("...") shows appear in what the
+# command printed, in the same order (a line holding "..." is itself an
+# elision and is skipped): its stdout, its stderr, or both.
+shown_within() {
+    local want f
+    want=$(printf '%s' "$1" | tr '\036' '\n')
+    for f in "$CHECK_OUT_" "$CHECK_ERR_" both; do
+        if [ "$f" = both ]; then
+            cat "$CHECK_OUT_" "$CHECK_ERR_" >"$TMP/both.out"
+            f="$TMP/both.out"
+        fi
+        python3 -c '
+import sys
+want = [l.rstrip() for l in sys.argv[1].split("\n") if "..." not in l]
+got = [l.rstrip() for l in open(sys.argv[2], errors="replace")]
+i = 0
+for l in got:
+    if i < len(want) and l == want[i]:
+        i += 1
+sys.exit(0 if i == len(want) else 1)' "$want" "$f" && return 0
     done
     return 1
 }
@@ -108,6 +133,9 @@ while IFS=$'\t' read -r file line kind cmd shown; do
         if [ -n "$shown" ] && [[ "$shown" != *...* ]] && ! shown_matches "$shown"; then
             fail_ "$file:$line: the page shows other output than the command prints: $cmd
 $(diff <(printf '%s' "$shown" | tr '\036' '\n') "$CHECK_OUT_" | head -n 6)"
+        elif [ -n "$shown" ] && [[ "$shown" == *...* ]] && ! shown_within "$shown"; then
+            fail_ "$file:$line: the page shows lines the command does not print (in that order): $cmd
+$(diff <(printf '%s' "$shown" | tr '\036' '\n' | grep -vF '...') "$CHECK_OUT_" | grep '^<' | head -n 6)"
         else
             pass_
         fi
