@@ -760,7 +760,9 @@ WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_pu
  * NCCL's choice. In-network algorithms have no rank-to-rank plan: the
  * simulator runs them as flows to and from the reducing switch
  * (weft_sim_innet, weft/sim.h); PAT runs as weft's bruck plan (the same
- * bytes in log2 steps). Not modelled: NCCL_ALGO/NCCL_PROTO overrides, the
+ * bytes in log2 steps). NCCL_ALGO/NCCL_PROTO overrides are not applied to
+ * NCCL's choice (weft_synth_nccl_algo builds a forced ring or tree). Not
+ * modelled: the
  * tree's small-size correction factors, CollNet's allgather and
  * reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
 
@@ -874,6 +876,17 @@ WEFT_API bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_
  * (reduce=nvls)", ...). */
 WEFT_API weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo algo,
                                      double bytes, weft_nccl_choice *out, weft_diag *d);
+/* The rank-to-rank plan NCCL runs for coll on t when it runs `algo`, as
+ * NCCL_ALGO or a tuner plugin can make it do at every size whatever its
+ * own estimate prefers: ring as rings:C, tree (allreduce only) as dbtree
+ * on C channels, C the communicator's channels (weft_nccl_fabric_get;
+ * synth_build_nccl builds the same plans for its own choice). max_ops as
+ * weft_synth_classic_limited. WEFT_EUNSUPPORTED for the algorithms that
+ * have no such plan (p2p, the in-network ones and PAT: weft_synth_classic
+ * "nccl" and weft_sim_innet run those) and the tree outside allreduce,
+ * WEFT_EINVAL for an unknown collective; weft_nccl_fabric_get's errors. */
+WEFT_API weft_err weft_synth_nccl_algo(const weft_topo *t, weft_coll coll, weft_nccl_algo algo,
+                                       uint32_t max_ops, weft_plan **out, weft_diag *d);
 /* Whether algo reduces in the network (nvls, nvls_tree, collnet_*). */
 WEFT_API bool weft_nccl_algo_innet(weft_nccl_algo algo);
 

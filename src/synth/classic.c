@@ -176,12 +176,33 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
 
 static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
                               uint32_t max_ops, double bytes, const weft_traffic *m,
-                              weft_plan **out, weft_diag *d);
+                              uint32_t param, weft_plan **out, weft_diag *d);
 
 weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
                                uint32_t max_ops, double bytes, weft_plan **out, weft_diag *d)
 {
-    return classic_build(t, algo, coll, root, max_ops, bytes, NULL, out, d);
+    return classic_build(t, algo, coll, root, max_ops, bytes, NULL, 0, out, d);
+}
+
+weft_err weft_synth_nccl_algo(const weft_topo *t, weft_coll coll, weft_nccl_algo algo,
+                              uint32_t max_ops, weft_plan **out, weft_diag *d)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "unknown collective");
+    if (algo != WEFT_NCCL_RING && algo != WEFT_NCCL_TREE)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED,
+                             "nccl: %s has no rank-to-rank plan (ring and tree have)",
+                             weft_nccl_algo_name(algo));
+    if (algo == WEFT_NCCL_TREE && coll != WEFT_COLL_ALLREDUCE)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: NCCL's tree runs allreduce only, not %s",
+                             weft_coll_name(coll));
+    weft_nccl_fabric f;
+    weft_err e = weft_nccl_fabric_get(t, &f, d);
+    if (e)
+        return e;
+    /* NCCL runs either on every channel of the communicator. */
+    return classic_build(t, algo == WEFT_NCCL_RING ? "rings:auto" : "dbtree", coll, (weft_rank){0},
+                         max_ops, WEFT_NCCL_PLAN_BYTES, NULL, f.channels, out, d);
 }
 
 weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const weft_traffic *m,
@@ -195,7 +216,7 @@ weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const 
         return e == WEFT_EOVERFLOW ? weft_diag_code(d, WEFT_EINVAL) : e;
     weft_plan *p = NULL;
     e = classic_build(t, algo, WEFT_COLL_ALLTOALL, (weft_rank){0}, max_ops, WEFT_NCCL_PLAN_BYTES, m,
-                      &p, d);
+                      0, &p, d);
     if (e)
         return e;
     e = weft_plan_set_traffic(p, m, d);
@@ -207,9 +228,11 @@ weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const 
     return WEFT_OK;
 }
 
+/* param > 0 stands for the algorithm's parameter (K of rings:K, the
+ * channels of dbtree) in place of what the name gives. */
 static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
                               uint32_t max_ops, double bytes, const weft_traffic *m,
-                              weft_plan **out, weft_diag *d)
+                              uint32_t param, weft_plan **out, weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
@@ -261,7 +284,7 @@ static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll co
             return fe;
         k = f.channels;
     }
-    c.param = k;
+    c.param = param > 0 ? param : k;
     weft_err e = synth_hosts_init(&c.hosts, t);
     if (e)
         return weft_diag_code(d, e);

@@ -158,9 +158,51 @@ static void check_estimates(void)
     weft_topo_free(t);
 }
 
+/* A forced algorithm (NCCL_ALGO, a tuner plugin): NCCL's ring or tree on
+ * the communicator's channels. h100:2,nicbw=25 has 16 (8 NICs at 24 GB/s,
+ * not duplicated, run twice): the tree is 16 double-binary-tree channels,
+ * each reducing up the 15 edges of a 16-rank tree and broadcasting down
+ * them (30 ops), 480 ops; the ring is rings:16. */
+static void check_forced(void)
+{
+    weft_topo *t = preset("h100:2,nicbw=25");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_diag d;
+    weft_plan *tree = NULL, *ring = NULL, *ref = NULL, *two = NULL;
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, 0, &tree, &d), WEFT_OK);
+    CHECK_ERR(weft_synth_classic(t, "dbtree", WEFT_COLL_ALLREDUCE, (weft_rank){0}, &two, &d),
+              WEFT_OK);
+    if (tree && two) {
+        CHECK_INT(weft_plan_num_ops(tree), 16 * 30);
+        CHECK_INT(weft_plan_num_ops(two), 2 * 30);
+    }
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLGATHER, WEFT_NCCL_RING, 0, &ring, &d), WEFT_OK);
+    CHECK_ERR(weft_synth_classic(t, "rings:16", WEFT_COLL_ALLGATHER, (weft_rank){0}, &ref, &d),
+              WEFT_OK);
+    CHECK(ring && ref && weft_plan_equal(ring, ref));
+    weft_plan *none = NULL;
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS_TREE, 0, &none, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nccl: nvls_tree has no rank-to-rank plan (ring and tree have)");
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLGATHER, WEFT_NCCL_TREE, 0, &none, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nccl: NCCL's tree runs allreduce only, not allgather");
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, 100, &none, &d),
+              WEFT_ELIMIT);
+    CHECK(none == NULL);
+    weft_plan_free(tree);
+    weft_plan_free(two);
+    weft_plan_free(ring);
+    weft_plan_free(ref);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     check_estimates();
+    check_forced();
     /* 8 NICs of 25 GB/s per box: a ring per NIC at 24 GB/s (the fastest
      * of NCCL's Ampere inter-node rates not above 25), not duplicated
      * (below 25 GB/s), run twice: 16 channels, as NCCL logs on DGX A100. */
