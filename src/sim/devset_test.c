@@ -63,7 +63,8 @@ static bool parse_ran(const char *line, devset *s, bool *bad)
     *bad = true;
     for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
         if (strcmp(algo, weft_nccl_algo_name((weft_nccl_algo)a)) == 0 &&
-            (a == WEFT_NCCL_RING || a == WEFT_NCCL_TREE) && weft_proto_parse(proto, &s->ran_proto)) {
+            (a == WEFT_NCCL_RING || a == WEFT_NCCL_TREE) &&
+            weft_proto_parse(proto, &s->ran_proto)) {
             s->ran = true;
             s->ran_algo = (weft_nccl_algo)a;
             *bad = false;

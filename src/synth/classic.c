@@ -175,8 +175,8 @@ weft_err weft_synth_classic_limited(const weft_topo *t, const char *algo, weft_c
 }
 
 static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
-                              uint32_t max_ops, double bytes, const weft_traffic *m,
-                              uint32_t param, weft_plan **out, weft_diag *d);
+                              uint32_t max_ops, double bytes, const weft_traffic *m, uint32_t param,
+                              weft_plan **out, weft_diag *d);
 
 weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
                                uint32_t max_ops, double bytes, weft_plan **out, weft_diag *d)
@@ -231,8 +231,8 @@ weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const 
 /* param > 0 stands for the algorithm's parameter (K of rings:K, the
  * channels of dbtree) in place of what the name gives. */
 static weft_err classic_build(const weft_topo *t, const char *algo, weft_coll coll, weft_rank root,
-                              uint32_t max_ops, double bytes, const weft_traffic *m,
-                              uint32_t param, weft_plan **out, weft_diag *d)
+                              uint32_t max_ops, double bytes, const weft_traffic *m, uint32_t param,
+                              weft_plan **out, weft_diag *d)
 {
     uint32_t k;
     bool bad_k;
