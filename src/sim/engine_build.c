@@ -34,6 +34,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
         e->cap[i] = cap[i];
         e->lmult[i] = mult ? mult[i] : 1.0;
     }
+    e->cutoff = INFINITY;
     *out = e;
     return WEFT_OK;
 }

@@ -144,6 +144,8 @@ struct sim_engine {
     vec32 seeds, comp_links, comp_flows;
     bool ran;
     bool symm;      /* sim_engine_set_symmetry */
+    bool cut;       /* the run stopped past cutoff (sim_engine_set_cutoff) */
+    double cutoff;  /* INFINITY for none */
     uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };
