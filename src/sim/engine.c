@@ -73,7 +73,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     bool ct = e->ct_f.n > 0;
     e->b_ev = ct ? 2 * e->n_flows : e->n_flows;
     if ((err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
-        (err = sim_eng_build_queue(e)) ||
+        (err = sim_eng_build_queue(e)) || (err = sim_eng_build_fill(e)) ||
         (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
         (err = weft__evheap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);

@@ -144,6 +144,13 @@ void sim_engine_set_symmetry(sim_engine *e, bool on);
  * one of them. May be called once. */
 weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d);
 
+/* Filling as first written, for tests (call before sim_engine_run): every
+ * link in the fill heap and every key set at once. Off by default: links
+ * that double another are left out and keys that rise are set lazily
+ * (engine_internal.h, engine_rates.c), which gives the same rates to the
+ * bit, with less work. */
+void sim_engine_set_plain(sim_engine *e, bool on);
+
 /* Cutoff, for a caller that only needs a run's times when its makespan is
  * at most t (the fastest of several runs): set before sim_engine_run, the
  * run stops at its first event later than t, and sim_engine_cut is then

@@ -138,6 +138,23 @@ struct sim_engine {
     double *b_size, *b_peak, *b_rate, *b_tok, *b_upd, *b_load;
     uint32_t b_ev;
 
+    /* Filling (sim_eng_build_fill, at the start of a run). A link that
+     * doubles another (its twin: the same capacity, the same routes with
+     * the same coefficients, after the other in each of them) always has
+     * the other's flows, load and level, and the other always fills first
+     * (engine_rates.c), so filling leaves it out: rf_off, rf_link and
+     * rf_coef are the routes less such links (r_off, r_link.v and r_coef
+     * themselves when none doubles another, rf_own false). fz_t, fz_seq
+     * and fz_stale are the fill heap's lazy keys (engine_rates.c). plain
+     * (sim_engine_set_plain): neither, filling as first written. */
+    uint32_t *rf_off, *rf_link;
+    double *rf_coef;
+    bool rf_own, plain;
+    uint8_t *l_twin; /* per link: doubles another (NULL when none does) */
+    double *fz_t;
+    uint64_t *fz_seq;
+    uint8_t *fz_stale;
+
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -187,6 +204,9 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d);
  * there are no cut-through edges). Called once, at the start of a run. */
 weft_err sim_eng_build_succ(sim_engine *e);
 weft_err sim_eng_build_ct(sim_engine *e);
+/* The filling routes and lazy keys (the fields' comment); called once,
+ * at the start of a run, after every route and flow is added. */
+weft_err sim_eng_build_fill(sim_engine *e);
 /* q_next, f_nb and f_rel from the queue edges (nothing without any);
  * WEFT_EINVAL when two flows are queued behind one. */
 weft_err sim_eng_build_queue(sim_engine *e);
