@@ -177,6 +177,8 @@ typedef struct sim_engine_stats {
     uint64_t catchups;     /* cut-through catch-up events (counted in events too) */
     uint32_t flow_classes; /* flows simulated: the classes of a reduced run,
                               else every flow */
+    uint32_t twin_links;   /* links filling left out, each doubling another
+                              (sim_engine_set_plain) */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

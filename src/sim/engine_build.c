@@ -419,6 +419,7 @@ weft_err sim_eng_build_fill(sim_engine *e)
         }
     }
     err = WEFT_OK;
+    e->st.twin_links = (uint32_t)twins;
     if (!twins)
         goto done;
     e->rf_off = weft__malloc(((size_t)e->n_routes + 1) * sizeof *e->rf_off);
