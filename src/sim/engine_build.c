@@ -356,8 +356,8 @@ static uint32_t route_pos(const sim_engine *e, uint32_t r, uint32_t l)
 /* Does link m double link l (engine_internal.h): the same capacity, the
  * same (route, coefficient) list (lists by route id, from the incidence
  * in CSR form: off, rt, co), and after l in each of those routes? */
-static bool doubles(const sim_engine *e, const uint32_t *off, const uint32_t *rt,
-                    const double *co, uint32_t l, uint32_t m)
+static bool doubles(const sim_engine *e, const uint32_t *off, const uint32_t *rt, const double *co,
+                    uint32_t l, uint32_t m)
 {
     if (e->cap[l] != e->cap[m] || off[l + 1] - off[l] != off[m + 1] - off[m])
         return false;

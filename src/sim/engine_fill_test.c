@@ -54,9 +54,9 @@ static sim_engine *scenario(int kind, bool weights, uint32_t seed)
                 double c = (a * N + b) % 7 ? 1 : 2, coef[4] = {c, c, c, c};
                 double bytes = 1e6 * (1 + NEXT() % 1000);
                 CHECK_ERR(sim_engine_add_route(e, n, links, coef, 1e-6, &r), WEFT_OK);
-                CHECK_ERR(sim_engine_add_weighted_flow(e, r, bytes, 1, weights ? bytes / 1e6 : 1,
-                                                       &f),
-                          WEFT_OK);
+                CHECK_ERR(
+                    sim_engine_add_weighted_flow(e, r, bytes, 1, weights ? bytes / 1e6 : 1, &f),
+                    WEFT_OK);
             }
         return e;
     }

@@ -467,8 +467,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     err = WEFT_OK;
     for (uint32_t k = 0; k < np && !err; k++) {
         order[k] = k;
-        err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k], &kept[k],
-                       NULL, d);
+        err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k], &kept[k], NULL,
+                       d);
     }
     for (uint32_t i = 1; i < np && !err; i++) /* by bound, stable */
         for (uint32_t j = i; j > 0 && lb[order[j]] < lb[order[j - 1]]; j--) {
@@ -480,8 +480,8 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     int keep = -1;
     for (uint32_t i = 0; i < np && !err; i++) {
         uint32_t k = order[i];
-        err = plan_run(t, p, size, &quiet, &cm, protos[k], keep < 0 ? INFINITY : best.time_s,
-                       &lost, NULL, &kept[k], &r, d);
+        err = plan_run(t, p, size, &quiet, &cm, protos[k], keep < 0 ? INFINITY : best.time_s, &lost,
+                       NULL, &kept[k], &r, d);
         if (!err && !lost &&
             (keep < 0 || r.time_s < best.time_s || (r.time_s == best.time_s && protos[k] < keep))) {
             best = r;
