@@ -4,7 +4,8 @@
  * would not fit), dim 128, fp32, 1 lookup a sample, zipf 1.05, 64 samples
  * a GPU; bottom MLP 13-512-128, DCN 1 x 64, top 1024-1; row-wise as
  * TorchRec's dense reduce-scatter (a sparse 128 x 128 matrix of distinct
- * entries takes the flow simulator minutes: docs/step.md, "DLRM"). Then
+ * entries takes the flow simulator tens of seconds: docs/step.md,
+ * "Speed"). Then
  * the MLPerf preset on SPEC2. Then Herald (weft_emb_herald: the cache of
  * 10,000 rows a GPU and the placement, one warm-up step) on SPEC's 128 GPUs
  * x 1,000 table-wise tables, the replay alone; the planner's search

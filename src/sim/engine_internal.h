@@ -9,7 +9,8 @@
  *                   flows and their per-flow arrays (grown amortised),
  *                   dependency and cut-through edges as they are added;
  *                   and, once at the start of a run, those edges turned
- *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct).
+ *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct)
+ *                   and the routes filling walks (sim_eng_build_fill).
  *                   Nothing here runs the model.
  *   engine_rates.c  the active flows on each link and their max-min fair
  *                   rates: a flow joins and leaves its links' lists
