@@ -51,6 +51,10 @@
 /* Calls simulated at most to find the back-to-back steady state of the
  * buckets (weft_sim_opts.back_to_back). */
 #define BACK_TO_BACK_ROUNDS 8
+/* Ops up to which weft_sim_plan keeps every protocol's engine, built for
+ * its time bound, until it runs (three at once); a larger plan's engines
+ * are built again to run, bounding the memory to one. */
+#define PROTO_KEEP_OPS (1u << 20)
 
 /* Frees what weft_sim_plan and weft_sim_plans build into the context. */
 static void plan_ctx_fini(plan_ctx *c)
@@ -465,10 +469,11 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     double lb[WEFT_PROTO_COUNT];
     sim_engine *kept[WEFT_PROTO_COUNT] = {NULL};
     err = WEFT_OK;
+    bool keep_all = weft_plan_num_ops(p) <= PROTO_KEEP_OPS;
     for (uint32_t k = 0; k < np && !err; k++) {
         order[k] = k;
-        err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k], &kept[k], NULL,
-                       d);
+        err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k],
+                       keep_all ? &kept[k] : NULL, NULL, d);
     }
     for (uint32_t i = 1; i < np && !err; i++) /* by bound, stable */
         for (uint32_t j = i; j > 0 && lb[order[j]] < lb[order[j - 1]]; j--) {
