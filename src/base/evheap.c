@@ -88,7 +88,12 @@ static void sift_down(weft__evheap *h, uint32_t i)
 
 void weft__evheap_set(weft__evheap *h, uint32_t id, double t)
 {
-    weft__evheap_ent e = {t, h->next_seq++, id};
+    weft__evheap_set_seq(h, id, t, h->next_seq++);
+}
+
+void weft__evheap_set_seq(weft__evheap *h, uint32_t id, double t, uint64_t seq)
+{
+    weft__evheap_ent e = {t, seq, id};
     uint32_t i = h->pos[id];
     if (i == UINT32_MAX) {
         i = h->n++;

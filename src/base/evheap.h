@@ -41,6 +41,19 @@ weft_err weft__evheap_reserve(weft__evheap *h, uint32_t cap);
 /* Inserts id at time t, or moves it there if present; either way it gets a
  * fresh sequence number (it pops after every key set earlier at time t). */
 void weft__evheap_set(weft__evheap *h, uint32_t id, double t);
+/* For keys set lazily (the flow engine's fill heap): _take_seq consumes
+ * the sequence number weft__evheap_set would give now, and _set_seq sets
+ * id's key to (t, seq) with such a number; _key is the time of id's key
+ * (id in the heap). */
+static inline uint64_t weft__evheap_take_seq(weft__evheap *h)
+{
+    return h->next_seq++;
+}
+void weft__evheap_set_seq(weft__evheap *h, uint32_t id, double t, uint64_t seq);
+static inline double weft__evheap_key(const weft__evheap *h, uint32_t id)
+{
+    return h->ent[h->pos[id]].t;
+}
 bool weft__evheap_contains(const weft__evheap *h, uint32_t id);
 void weft__evheap_remove(weft__evheap *h, uint32_t id);
 /* The smallest entry; the heap must not be empty. */

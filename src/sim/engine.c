@@ -76,7 +76,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
         return weft_diag_set(d, err,
                              "sim: a cut-through flow and its dep are in different classes");
     if (err || (err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
-        (err = sim_eng_build_queue(e)) ||
+        (err = sim_eng_build_queue(e)) || (err = sim_eng_build_fill(e)) ||
         (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
         (err = weft__evheap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
@@ -89,8 +89,13 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
             weft__evheap_set(&e->heap, f, e->r_now && e->r_now[e->f_route[f]] ? 0 : alpha_s);
         }
     uint32_t done = 0;
+    bool cutoff = !e->b_size && e->cutoff < INFINITY;
     while (e->heap.n) {
         double t = weft__evheap_top(&e->heap)->t;
+        if (cutoff && t > e->cutoff) {
+            e->cut = true; /* the makespan exceeds the cutoff (engine.h) */
+            return WEFT_OK;
+        }
         e->st.batches++;
         while (e->heap.n && weft__evheap_top(&e->heap)->t == t) {
             uint32_t f = weft__evheap_pop(&e->heap);
@@ -195,6 +200,27 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     e->st.conservation_err = worst;
     e->st.flow_classes = e->n_flows;
     return WEFT_OK;
+}
+
+void sim_engine_set_cutoff(sim_engine *e, double t)
+{
+    e->cutoff = t;
+}
+
+bool sim_engine_cut(const sim_engine *e)
+{
+    return e->cut;
+}
+
+double sim_engine_time_bound(const sim_engine *e, double alpha_s)
+{
+    if (e->b_size)
+        return 0;
+    double most = 0;
+    for (uint32_t l = 0; l < e->n_links; l++)
+        if (e->expect[l] / e->cap[l] > most)
+            most = e->expect[l] / e->cap[l];
+    return (alpha_s + most) * (1 - 1e-6);
 }
 
 void sim_engine_get_stats(const sim_engine *e, sim_engine_stats *out)

@@ -177,6 +177,31 @@ void sim_engine_set_symmetry(sim_engine *e, bool on);
  * one of them. May be called once. */
 weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d);
 
+/* Filling as first written, for tests (call before sim_engine_run): every
+ * link in the fill heap and every key set at once. Off by default: links
+ * that double another are left out and keys that rise are set lazily
+ * (engine_internal.h, engine_rates.c), which gives the same rates to the
+ * bit, with less work. */
+void sim_engine_set_plain(sim_engine *e, bool on);
+
+/* Cutoff, for a caller that only needs a run's times when its makespan is
+ * at most t (the fastest of several runs): set before sim_engine_run, the
+ * run stops at its first event later than t, and sim_engine_cut is then
+ * true and no flow's time is valid. Every event is a start, drain,
+ * catch-up or completion of a flow not yet done, so its time is at most
+ * the makespan: a cut run's makespan exceeds t. A run with buckets (whose
+ * events are no flow's) ignores the cutoff. None by default. */
+void sim_engine_set_cutoff(sim_engine *e, double t);
+bool sim_engine_cut(const sim_engine *e);
+/* A lower bound on the makespan of sim_engine_run(e, alpha_s), before the
+ * run: alpha_s plus, over links, the most bytes its flows put on a link
+ * (coefficient x bytes) over its capacity, as no flow starts before alpha
+ * and a link carries at most its capacity; less 1e-6 of it, far above the
+ * rounding of a run (a flow counts as drained with 1e-12 of its bytes
+ * left; a symmetry-reduced run is within 1e-9). 0 with buckets (a
+ * bucket's link carries more than its capacity while it holds tokens). */
+double sim_engine_time_bound(const sim_engine *e, double alpha_s);
+
 typedef struct sim_engine_stats {
     double makespan_s;     /* completion time of the last flow */
     uint64_t events;       /* start, drain and done events processed */
@@ -185,6 +210,8 @@ typedef struct sim_engine_stats {
     uint64_t catchups;     /* cut-through catch-up events (counted in events too) */
     uint32_t flow_classes; /* flows simulated: the classes of a reduced run,
                               else every flow */
+    uint32_t twin_links;   /* links filling left out, each doubling another
+                              (sim_engine_set_plain) */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

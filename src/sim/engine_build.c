@@ -35,6 +35,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
         e->cap[i] = cap[i];
         e->lmult[i] = mult ? mult[i] : 1.0;
     }
+    e->cutoff = INFINITY;
     *out = e;
     return WEFT_OK;
 }
@@ -83,9 +84,15 @@ void sim_engine_free(sim_engine *e)
         e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
         e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
-        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now};
+        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
+        e->fz_t,         e->fz_seq,   e->fz_stale};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
+    if (e->rf_own) {
+        weft__free(e->rf_off);
+        weft__free(e->rf_link);
+        weft__free(e->rf_coef);
+    }
     weft__evheap_fini(&e->heap);
     weft__evheap_fini(&e->fill);
     weft__free(e);
@@ -402,4 +409,113 @@ weft_err sim_eng_build_ct(sim_engine *e)
     for (uint32_t f = 0; f < e->n_flows; f++)
         e->f_ctleft[f] = e->ctd_off[f + 1] - e->ctd_off[f];
     return WEFT_OK;
+}
+
+void sim_engine_set_plain(sim_engine *e, bool on)
+{
+    e->plain = on;
+}
+
+/* Position of link l in route r, or UINT32_MAX. */
+static uint32_t route_pos(const sim_engine *e, uint32_t r, uint32_t l)
+{
+    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+        if (e->r_link.v[k] == l)
+            return k;
+    return UINT32_MAX;
+}
+
+/* Does link m double link l (engine_internal.h): the same capacity, the
+ * same (route, coefficient) list (lists by route id, from the incidence
+ * in CSR form: off, rt, co), and after l in each of those routes? */
+static bool doubles(const sim_engine *e, const uint32_t *off, const uint32_t *rt, const double *co,
+                    uint32_t l, uint32_t m)
+{
+    if (e->cap[l] != e->cap[m] || off[l + 1] - off[l] != off[m + 1] - off[m])
+        return false;
+    for (uint32_t i = 0; i < off[l + 1] - off[l]; i++)
+        if (rt[off[l] + i] != rt[off[m] + i] || co[off[l] + i] != co[off[m] + i])
+            return false;
+    for (uint32_t i = off[l]; i < off[l + 1]; i++)
+        if (route_pos(e, rt[i], m) < route_pos(e, rt[i], l))
+            return false;
+    return true;
+}
+
+weft_err sim_eng_build_fill(sim_engine *e)
+{
+    size_t nl = e->n_links ? e->n_links : 1, nk = e->r_off[e->n_routes];
+    e->fz_t = weft__malloc(nl * sizeof *e->fz_t);
+    e->fz_seq = weft__malloc(nl * sizeof *e->fz_seq);
+    e->fz_stale = weft__calloc(nl, sizeof *e->fz_stale);
+    e->rf_off = e->r_off;
+    e->rf_link = e->r_link.v;
+    e->rf_coef = e->r_coef;
+    if (!e->fz_t || !e->fz_seq || !e->fz_stale)
+        return WEFT_ENOMEM;
+    /* A bucket's link needs its own load (buckets_after). */
+    if (e->plain || e->b_size || !nk)
+        return WEFT_OK;
+    /* Each link's (route, coefficient) list, by route id. */
+    uint32_t *off = weft__calloc(nl + 1, sizeof *off);
+    uint32_t *at = weft__malloc((nl + 1) * sizeof *at);
+    uint32_t *rt = weft__malloc(nk * sizeof *rt);
+    double *co = weft__malloc(nk * sizeof *co);
+    e->l_twin = weft__calloc(nl, sizeof *e->l_twin);
+    weft_err err = WEFT_ENOMEM;
+    if (!off || !at || !rt || !co || !e->l_twin)
+        goto done;
+    for (size_t k = 0; k < nk; k++)
+        off[e->r_link.v[k] + 1]++;
+    for (uint32_t l = 0; l < e->n_links; l++)
+        off[l + 1] += off[l];
+    memcpy(at, off, (nl + 1) * sizeof *at);
+    for (uint32_t r = 0; r < e->n_routes; r++)
+        for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
+            uint32_t l = e->r_link.v[k];
+            rt[at[l]] = r;
+            co[at[l]++] = e->r_coef[k];
+        }
+    /* A twin of l lies on l's first route. */
+    size_t twins = 0;
+    for (uint32_t l = 0; l < e->n_links; l++) {
+        if (off[l] == off[l + 1] || e->l_twin[l])
+            continue;
+        uint32_t r0 = rt[off[l]];
+        for (uint32_t k = e->r_off[r0]; k < e->r_off[r0 + 1]; k++) {
+            uint32_t m = e->r_link.v[k];
+            if (m != l && !e->l_twin[m] && doubles(e, off, rt, co, l, m)) {
+                e->l_twin[m] = 1;
+                twins++;
+            }
+        }
+    }
+    err = WEFT_OK;
+    e->st.twin_links = (uint32_t)twins;
+    if (!twins)
+        goto done;
+    e->rf_off = weft__malloc(((size_t)e->n_routes + 1) * sizeof *e->rf_off);
+    e->rf_link = weft__malloc(nk * sizeof *e->rf_link);
+    e->rf_coef = weft__malloc(nk * sizeof *e->rf_coef);
+    e->rf_own = true;
+    if (!e->rf_off || !e->rf_link || !e->rf_coef) {
+        err = WEFT_ENOMEM;
+        goto done;
+    }
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < e->n_routes; r++) {
+        e->rf_off[r] = n;
+        for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
+            if (!e->l_twin[e->r_link.v[k]]) {
+                e->rf_link[n] = e->r_link.v[k];
+                e->rf_coef[n++] = e->r_coef[k];
+            }
+    }
+    e->rf_off[e->n_routes] = n;
+done:
+    weft__free(off);
+    weft__free(at);
+    weft__free(rt);
+    weft__free(co);
+    return err;
 }

@@ -9,7 +9,8 @@
  *                   flows and their per-flow arrays (grown amortised),
  *                   dependency and cut-through edges as they are added;
  *                   and, once at the start of a run, those edges turned
- *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct).
+ *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct)
+ *                   and the routes filling walks (sim_eng_build_fill).
  *                   Nothing here runs the model.
  *   engine_rates.c  the active flows on each link and their max-min fair
  *                   rates: a flow joins and leaves its links' lists
@@ -151,6 +152,22 @@ struct sim_engine {
     uint32_t n_cls, n_lists;
     double *ccap;
     vec32 *cseeds;
+    /* Filling (sim_eng_build_fill, at the start of a run). A link that
+     * doubles another (its twin: the same capacity, the same routes with
+     * the same coefficients, after the other in each of them) always has
+     * the other's flows, load and level, and the other always fills first
+     * (engine_rates.c), so filling leaves it out: rf_off, rf_link and
+     * rf_coef are the routes less such links (r_off, r_link.v and r_coef
+     * themselves when none doubles another, rf_own false). fz_t, fz_seq
+     * and fz_stale are the fill heap's lazy keys (engine_rates.c). plain
+     * (sim_engine_set_plain): neither, filling as first written. */
+    uint32_t *rf_off, *rf_link;
+    double *rf_coef;
+    bool rf_own, plain;
+    uint8_t *l_twin; /* per link: doubles another (NULL when none does) */
+    double *fz_t;
+    uint64_t *fz_seq;
+    uint8_t *fz_stale;
 
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */
@@ -158,6 +175,8 @@ struct sim_engine {
     vec32 seeds, comp_links, comp_flows;
     bool ran;
     bool symm;      /* sim_engine_set_symmetry */
+    bool cut;       /* the run stopped past cutoff (sim_engine_set_cutoff) */
+    double cutoff;  /* INFINITY for none */
     uint32_t stuck; /* a flow that never became ready, after a failed run */
     sim_engine_stats st;
 };
@@ -208,6 +227,9 @@ weft_err sim_eng_build_ct(sim_engine *e);
 /* The per-class lists, capacities and seeds (nothing when every flow is
  * class 0); WEFT_EINVAL when a cut-through pair spans two classes. */
 weft_err sim_eng_build_classes(sim_engine *e);
+/* The filling routes and lazy keys (the fields' comment); called once,
+ * at the start of a run, after every route and flow is added. */
+weft_err sim_eng_build_fill(sim_engine *e);
 /* q_next, f_nb and f_rel from the queue edges (nothing without any);
  * WEFT_EINVAL when two flows are queued behind one. */
 weft_err sim_eng_build_queue(sim_engine *e);

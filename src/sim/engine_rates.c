@@ -131,8 +131,8 @@ static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
 static weft_err comp_add_route(sim_engine *e, uint32_t g, uint64_t ep)
 {
     uint32_t r = e->f_route[g];
-    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
-        if (comp_add_link(e, e->r_link.v[k], ep))
+    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+        if (comp_add_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
     return WEFT_OK;
 }
@@ -152,6 +152,51 @@ static weft_err comp_add_coupled(sim_engine *e, uint32_t f, uint64_t ep)
     return WEFT_OK;
 }
 
+/* Lazy keys. Filling sets a link's key each time one of its flows
+ * freezes, and that key mostly rises (the flow leaves at a rate at most
+ * the link's level): such a key is only recorded (fz_t, fz_seq, with the
+ * sequence number setting it would take) and the link stays where its
+ * older, lower key put it; fill_pop sets it before the link can come out
+ * on top. Every link's key in the heap stays at most its true key, so the
+ * top, once its key is true, is the true least: links pop in the order
+ * (and at the keys) of setting every key at once, to the bit. */
+static void fill_set(sim_engine *e, uint32_t l, double key)
+{
+    if (e->plain) {
+        weft__evheap_set(&e->fill, l, key);
+        return;
+    }
+    uint64_t seq = weft__evheap_take_seq(&e->fill);
+    if (weft__evheap_contains(&e->fill, l) && key >= weft__evheap_key(&e->fill, l)) {
+        e->fz_t[l] = key;
+        e->fz_seq[l] = seq;
+        e->fz_stale[l] = 1;
+        return;
+    }
+    weft__evheap_set_seq(&e->fill, l, key, seq);
+    e->fz_stale[l] = 0;
+}
+
+static void fill_remove(sim_engine *e, uint32_t l)
+{
+    weft__evheap_remove(&e->fill, l);
+    e->fz_stale[l] = 0;
+}
+
+/* Pops the link of least key, that key in *lam. */
+static uint32_t fill_pop(sim_engine *e, double *lam)
+{
+    for (;;) {
+        uint32_t l = weft__evheap_top(&e->fill)->id;
+        if (!e->fz_stale[l])
+            break;
+        weft__evheap_set_seq(&e->fill, l, e->fz_t[l], e->fz_seq[l]);
+        e->fz_stale[l] = 0;
+    }
+    *lam = weft__evheap_top(&e->fill)->t;
+    return weft__evheap_pop(&e->fill);
+}
+
 /* Freezes flow f at `level` during filling, at the rate weight x level:
  * its links lose its share (the popped link l is out of the heap
  * already). */
@@ -161,17 +206,17 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
     e->f_frozen[f] = 1;
     e->f_new[f] = rate;
     uint32_t r = e->f_route[f];
-    for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-        uint32_t l2 = e->r_link.v[k];
-        e->resid[l2] -= e->r_coef[k] * rate;
-        e->wsum[l2] -= e->r_coef[k] * w;
+    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
+        uint32_t l2 = e->rf_link[k];
+        e->resid[l2] -= e->rf_coef[k] * rate;
+        e->wsum[l2] -= e->rf_coef[k] * w;
         e->ucount[l2]--;
         if (l2 == l)
             continue;
         if (!e->ucount[l2])
-            weft__evheap_remove(&e->fill, l2);
+            fill_remove(e, l2);
         else
-            weft__evheap_set(&e->fill, l2, e->resid[l2] / e->wsum[l2]);
+            fill_set(e, l2, e->resid[l2] / e->wsum[l2]);
     }
 }
 
@@ -246,7 +291,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
     const double *cap = c ? e->ccap + (size_t)(c - 1) * e->n_links : e->cap;
     e->comp_links.n = e->comp_flows.n = 0;
     for (size_t i = 0; i < seeds->n; i++)
-        if (comp_add_link(e, seeds->v[i], ep))
+        if (!(e->l_twin && e->l_twin[seeds->v[i]]) && comp_add_link(e, seeds->v[i], ep))
             return WEFT_ENOMEM;
     seeds->n = 0;
     for (size_t i = 0; i < e->comp_links.n; i++) {
@@ -285,9 +330,9 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
         double w = sim_eng_weight(e, f);
         e->f_frozen[f] = 0;
-        for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
-            e->wsum[e->r_link.v[k]] += e->r_coef[k] * w;
-            e->ucount[e->r_link.v[k]]++;
+        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
+            e->wsum[e->rf_link[k]] += e->rf_coef[k] * w;
+            e->ucount[e->rf_link[k]]++;
         }
     }
     /* Progressive filling with the links in a heap by the level at which
@@ -303,8 +348,8 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
     }
     double level = 0;
     while (e->fill.n) {
-        double lam = weft__evheap_top(&e->fill)->t;
-        uint32_t l = weft__evheap_pop(&e->fill);
+        double lam;
+        uint32_t l = fill_pop(e, &lam);
         if (lam > level)
             level = lam;
         for (size_t j = 0; j < lists[l].n; j++) {

@@ -370,7 +370,10 @@ static weft_err run_reduced(sim_engine *e, double alpha_s, bool *done, weft_diag
         goto free_all;
     if ((err = quotient(e, &g, fc, lc, nf, nl, &q)) || !q)
         goto free_all;
-    /* The quotient's own run is unreduced (its symm flag is off). */
+    /* The quotient's own run is unreduced (its symm flag is off); its
+     * events are its members', so it stops at the same cutoff. */
+    q->cutoff = e->cutoff;
+    q->plain = e->plain;
     if ((err = sim_eng_run_all(q, alpha_s, d))) {
         if (err == WEFT_EVERIFY) {
             for (uint32_t f = 0; f < n; f++)
@@ -381,7 +384,8 @@ static weft_err run_reduced(sim_engine *e, double alpha_s, bool *done, weft_diag
         }
         goto free_all;
     }
-    err = expand(e, q, fc, lc);
+    e->cut = q->cut;
+    err = e->cut ? WEFT_OK : expand(e, q, fc, lc);
     *done = !err;
 free_all:
     sim_engine_free(q);

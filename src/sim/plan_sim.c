@@ -51,6 +51,10 @@
 /* Calls simulated at most to find the back-to-back steady state of the
  * buckets (weft_sim_opts.back_to_back). */
 #define BACK_TO_BACK_ROUNDS 8
+/* Ops up to which weft_sim_plan keeps every protocol's engine, built for
+ * its time bound, until it runs (three at once); a larger plan's engines
+ * are built again to run, bounding the memory to one. */
+#define PROTO_KEEP_OPS (1u << 20)
 
 /* Frees what weft_sim_plan and weft_sim_plans build into the context. */
 static void plan_ctx_fini(plan_ctx *c)
@@ -274,12 +278,48 @@ static weft_err stream_fifo(plan_ctx *c, uint32_t P)
     return err ? weft_diag_code(c->d, err) : WEFT_OK;
 }
 
-/* Runs plan p of `size` bytes with settings o resolved for communicator
- * cm and protocol proto (o->proto, or one of sim_model_protos). */
-static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
-                         const weft_sim_opts *o, const sim_comm *cm, int proto,
-                         weft_sim_result *out, weft_diag *d)
+/* A new engine over the fabric's links for round `round` of plan_run:
+ * shaped links (burst= peak=, tc-tbf(8)) get a token bucket each, the
+ * peak scaled as the link's rate is; full, or back to back as the last
+ * round left them (tok). */
+static weft_err new_engine(plan_ctx *c, uint32_t nl, bool shaped, double *tok, uint32_t round)
 {
+    const weft_topo *t = c->t;
+    weft_err err = sim_engine_new(nl, c->cap, NULL, &c->e);
+    if (err)
+        return err;
+    sim_engine_set_symmetry(c->e, c->o->symmetry);
+    for (uint32_t l = 0; l < nl && shaped; l++) {
+        weft_link_shaper sh;
+        if (!weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
+            continue;
+        double bw = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
+        double peak = weft_rat_to_double(sh.peak_gbps) * 1e9 * (c->cap[l] / bw);
+        if (round == 0)
+            tok[l] = (double)sh.burst_bytes;
+        if ((err = sim_engine_set_bucket(c->e, l, (double)sh.burst_bytes, peak, tok[l])))
+            return err;
+    }
+    return WEFT_OK;
+}
+
+/* Runs plan p of `size` bytes with settings o resolved for communicator
+ * cm and protocol proto (o->proto, or one of sim_model_protos). With a
+ * finite cutoff (the best time of another protocol) a run whose time is
+ * sure to exceed it stops early or is not run at all (the engine's time
+ * bound or its cutoff, engine.h): then *lost is true and *out is not
+ * filled. The time it reports is the makespan plus launch_s >= 0 (when
+ * both are > 0; sim_result_finish), and rounding is monotone, so a
+ * makespan above the cutoff is a time above it. With bound non-NULL it
+ * runs nothing: *bound is a lower bound on the time it would report, and
+ * with keep non-NULL the engine it built (unshaped) is left in *keep for
+ * the call that runs it (the same arguments and keep, bound NULL). */
+static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
+                         const weft_sim_opts *o, const sim_comm *cm, int proto, double cutoff,
+                         bool *lost, double *bound, sim_engine **keep, weft_sim_result *out,
+                         weft_diag *d)
+{
+    *lost = false;
     const weft_plan_info *info = weft_plan_get_info(p);
     weft_sim_opts asked = *o, resolved;
     asked.proto = proto;
@@ -320,9 +360,6 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
     c.cap = cap;
     if ((err = weft_paths_new(t, &c.paths)))
         goto fail;
-    /* Shaped links (burst= peak=, tc-tbf(8)) get a token bucket each, the
-     * peak scaled as the link's rate is; full, or back to back as the last
-     * round left them. */
     bool shaped = false;
     for (uint32_t l = 0; l < nl && !shaped; l++) {
         weft_link_shaper sh;
@@ -333,22 +370,35 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
         goto fail;
     }
     for (uint32_t round = 0;; round++) {
-        if ((err = sim_engine_new(nl, cap, NULL, &c.e)))
-            goto fail;
-        sim_engine_set_symmetry(c.e, o->symmetry);
-        for (uint32_t l = 0; l < nl && shaped; l++) {
-            weft_link_shaper sh;
-            if (!weft_topo_link_shaper(t, (weft_link_id){l}, &sh))
-                continue;
-            double bw = weft_rat_to_double(weft_topo_link_bw(t, (weft_link_id){l})) * 1e9;
-            double peak = weft_rat_to_double(sh.peak_gbps) * 1e9 * (cap[l] / bw);
-            if (round == 0)
-                tok[l] = (double)sh.burst_bytes;
-            if ((err = sim_engine_set_bucket(c.e, l, (double)sh.burst_bytes, peak, tok[l])))
+        if (round == 0 && keep && *keep) { /* built by the call that found the bound */
+            c.e = *keep;
+            *keep = NULL;
+        } else {
+            if ((err = new_engine(&c, nl, shaped, tok, round)))
                 goto fail;
+            if ((err = build(&c, size, o)))
+                goto free_all;
         }
-        if ((err = build(&c, size, o)) ||
-            (o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
+        if (round == 0) {
+            double lb = sim_engine_time_bound(c.e, o->alpha_s);
+            if (lb > 0 && o->launch_s > 0)
+                lb += o->launch_s;
+            if (bound) {
+                *bound = lb;
+                if (keep && !shaped) {
+                    *keep = c.e;
+                    c.e = NULL;
+                }
+                goto free_all;
+            }
+            if (lb > cutoff) {
+                *lost = true;
+                goto free_all;
+            }
+            if (!shaped)
+                sim_engine_set_cutoff(c.e, cutoff);
+        }
+        if ((o->model == WEFT_SIM_RUNTIME && !o->cut_through &&
              (err = stream_fifo(&c, o->slices))) ||
             (err = sim_engine_run(c.e, o->alpha_s, d))) {
             /* A cycle names an engine flow; say which op it is. */
@@ -358,6 +408,10 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
                               "sim: op %u (slice %u) never becomes ready (a dependency cycle)",
                               f / o->slices, f % o->slices);
             }
+            goto free_all;
+        }
+        if (sim_engine_cut(c.e)) {
+            *lost = true;
             goto free_all;
         }
         if (!shaped || !o->back_to_back || round + 1 == BACK_TO_BACK_ROUNDS)
@@ -423,24 +477,52 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     if (err)
         return err;
     uint32_t np = sim_model_protos(o, t, &cm, info->coll, protos);
+    bool lost;
     if (np == 1)
-        return plan_run(t, p, size, o, &cm, protos[0], out, d);
-    /* NCCL's choice by weft's estimate: the fastest protocol, simulated
-     * without a trace; the trace, when asked, is of the one kept. */
+        return plan_run(t, p, size, o, &cm, protos[0], INFINITY, &lost, NULL, NULL, out, d);
+    /* NCCL's choice by weft's estimate: the fastest protocol (the first
+     * in index order on a tie), simulated without a trace; the trace, when
+     * asked, is of the one kept. Each protocol's flows are built first,
+     * for its time bound; then they run by bound, each with the best time
+     * so far as its cutoff, so one sure to be slower stops early or does
+     * not run (plan_run): the same choice and result, often from one run
+     * instead of one per protocol. */
     weft_sim_opts quiet = *o;
     quiet.trace = NULL;
+    uint32_t order[WEFT_PROTO_COUNT];
+    double lb[WEFT_PROTO_COUNT];
+    sim_engine *kept[WEFT_PROTO_COUNT] = {NULL};
+    err = WEFT_OK;
+    bool keep_all = weft_plan_num_ops(p) <= PROTO_KEEP_OPS;
+    for (uint32_t k = 0; k < np && !err; k++) {
+        order[k] = k;
+        err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k],
+                       keep_all ? &kept[k] : NULL, NULL, d);
+    }
+    for (uint32_t i = 1; i < np && !err; i++) /* by bound, stable */
+        for (uint32_t j = i; j > 0 && lb[order[j]] < lb[order[j - 1]]; j--) {
+            uint32_t x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
     weft_sim_result best, r;
     int keep = -1;
-    for (uint32_t k = 0; k < np; k++) {
-        if ((err = plan_run(t, p, size, &quiet, &cm, protos[k], &r, d)))
-            return err;
-        if (keep < 0 || r.time_s < best.time_s) {
+    for (uint32_t i = 0; i < np && !err; i++) {
+        uint32_t k = order[i];
+        err = plan_run(t, p, size, &quiet, &cm, protos[k], keep < 0 ? INFINITY : best.time_s, &lost,
+                       NULL, &kept[k], &r, d);
+        if (!err && !lost &&
+            (keep < 0 || r.time_s < best.time_s || (r.time_s == best.time_s && protos[k] < keep))) {
             best = r;
             keep = protos[k];
         }
     }
+    for (uint32_t k = 0; k < np; k++)
+        sim_engine_free(kept[k]);
+    if (err)
+        return err;
     if (o->trace)
-        return plan_run(t, p, size, o, &cm, keep, out, d);
+        return plan_run(t, p, size, o, &cm, keep, INFINITY, &lost, NULL, NULL, out, d);
     *out = best;
     return WEFT_OK;
 }

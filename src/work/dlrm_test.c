@@ -233,8 +233,8 @@ static void bench_big(void)
             big[i] = (weft_emb_table){
                 kinds[k] == WEFT_EMB_DP ? 10000 : 1000000, 128, 1, 4, 1050, kinds[k], 4};
         /* Row-wise as TorchRec's dense reduce-scatter: a sparse matrix of
-         * 128 x 127 distinct entries takes the flow simulator minutes
-         * (docs/step.md, "DLRM", limits). */
+         * 128 x 127 distinct entries takes the flow simulator tens of
+         * seconds (docs/step.md, "Speed"). */
         m.emb = (weft_emb_workload){128, 64, 1000, big, 1, true};
         clock_t a = clock();
         weft_dlrm_result r;
