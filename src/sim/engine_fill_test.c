@@ -1,7 +1,8 @@
 /* The flow engine's shortcuts against the plain run, bit for bit: filling
  * without the links that double others and with lazy fill-heap keys
  * (sim_engine_set_plain), and a run stopped at a cutoff; and the time
- * bound (sim_engine_time_bound). */
+ * bound (sim_engine_time_bound); with background traffic classes too
+ * (the merge of the two: a class fills what the classes before it left). */
 #include <math.h>
 #include <string.h>
 
@@ -114,12 +115,30 @@ static bool same_run(const sim_engine *a, const sim_engine *b)
            sa.events == sb.events && sa.refills == sb.refills;
 }
 
-static void test_plain(int kind, bool weights)
+/* Puts a third of the flows in background class 1 and a sixth in class 2
+ * (the engine's traffic classes), the same in a and b. */
+static void set_classes(sim_engine *a, sim_engine *b)
+{
+    for (uint32_t f = 0; f < sim_engine_num_flows(a); f++) {
+        uint8_t c = f % 3 == 1 ? 1 : f % 6 == 2 ? 2 : 0;
+        if (c) {
+            CHECK_ERR(sim_engine_set_class(a, f, c), WEFT_OK);
+            CHECK_ERR(sim_engine_set_class(b, f, c), WEFT_OK);
+        }
+    }
+}
+
+/* With `classes`, the shortcuts also fill each background class on what
+ * the classes before it left (no cut-through then: a pair must share a
+ * class). */
+static void test_plain(int kind, bool weights, bool classes)
 {
     for (uint32_t seed = 1; seed <= 3; seed++) {
         sim_engine *a = scenario(kind, weights, seed), *b = scenario(kind, weights, seed);
         if (!a || !b)
             return;
+        if (classes)
+            set_classes(a, b);
         sim_engine_set_plain(a, true);
         CHECK_ERR(sim_engine_run(a, 1e-6, NULL), WEFT_OK);
         CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
@@ -134,7 +153,7 @@ static void test_plain(int kind, bool weights)
             CHECK_INT(sb.twin_links, 2 * 16);
         /* Most drains refill (distinct sizes; with weights by bytes, as
          * kind 0's, flows that share a bottleneck drain together). */
-        if (!weights)
+        if (!weights && !classes)
             CHECK(sb.refills * 2 > sim_engine_num_flows(b));
         sim_engine_free(a);
         sim_engine_free(b);
@@ -186,9 +205,12 @@ static void test_bound(void)
 int main(void)
 {
     for (int kind = 0; kind < 3; kind++) {
-        test_plain(kind, false);
-        if (kind < 2)
-            test_plain(kind, true);
+        test_plain(kind, false, false);
+        if (kind < 2) {
+            test_plain(kind, true, false);
+            test_plain(kind, false, true);
+            test_plain(kind, true, true);
+        }
         test_cutoff(kind);
     }
     test_bound();
