@@ -236,7 +236,8 @@ WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, we
 /* The same for a traffic matrix m (NULL: uniform, as above): an alltoallv
  * plan (weft_plan_set_traffic) from the flow of the matrix's bound, one copy
  * op per pair with bytes (m(s, d) > 0, the diagonal a local copy), routed
- * by the decomposition of that pair's flow, so the plan's time at its own
+ * by that pair's share of the flow (column generation's routing trees, or
+ * the edge program's flow decomposed; weft_synth_a2a_optimal_opts), so the plan's time at its own
  * size (weft_plan_traffic_size / its throughput limit) equals the bound's
  * time_exact. Every rank that sends is a source (no symmetry). Errors: m
  * fails weft_traffic_check (WEFT_EINVAL), else as above and as
@@ -244,6 +245,17 @@ WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, we
 WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struct weft_traffic *m,
                                                  weft_plan **out, weft_a2a_bound *bound,
                                                  weft_diag *d);
+/* The same with the bound's options (opts NULL: the defaults). A matrix's
+ * routes come from column generation's routing trees (docs/bound.md,
+ * "Column generation"): pair (s, d) takes the path to d in each of s's
+ * trees, with the tree's weight over θ as its share, so no program of
+ * sources x links is solved (1,024 ranks); where column generation cannot
+ * certify the optimum, and with edge_lp or exact_basis, the edge
+ * program's flow is decomposed as before. use_symmetry false: uniform
+ * traffic is solved with every rank a source. */
+WEFT_API weft_err weft_synth_a2a_optimal_opts(const weft_topo *t, const struct weft_traffic *m,
+                                              const weft_a2a_bound_opts *opts, weft_plan **out,
+                                              weft_a2a_bound *bound, weft_diag *d);
 
 /* ==== Circuit schedules on optical circuit switches ======================
  *
