@@ -168,6 +168,13 @@ typedef struct weft_a2a_bound_opts {
      * edge program only, as before (default false; the tests compare the
      * two). */
     bool edge_lp;
+    /* The optimal plan of a matrix (weft_synth_a2a_optimal_opts) is routed
+     * on column generation's trees where its edge program has more than
+     * 32,768 flow variables (sources x links: 128 ranks on h100:16 has
+     * 98,304; below that the edge program takes seconds at most and its
+     * routes are kept, as before). True: the
+     * trees at every size (default false; the tests compare the two). */
+    bool plan_trees;
 } weft_a2a_bound_opts;
 
 /* How the optimum was proved (docs/bound.md, "Exact"). */
@@ -245,13 +252,14 @@ WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, we
 WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struct weft_traffic *m,
                                                  weft_plan **out, weft_a2a_bound *bound,
                                                  weft_diag *d);
-/* The same with the bound's options (opts NULL: the defaults). A matrix's
- * routes come from column generation's routing trees (docs/bound.md,
- * "Column generation"): pair (s, d) takes the path to d in each of s's
- * trees, with the tree's weight over θ as its share, so no program of
- * sources x links is solved (1,024 ranks); where column generation cannot
- * certify the optimum, and with edge_lp or exact_basis, the edge
- * program's flow is decomposed as before. use_symmetry false: uniform
+/* The same with the bound's options (opts NULL: the defaults). A large
+ * matrix's routes (plan_trees above) come from column generation's routing
+ * trees (docs/bound.md, "The optimal plan from the trees"): pair (s, d)
+ * takes the path to d in each of s's trees, with the tree's weight over θ
+ * as its share, so no program of sources x links is solved (1,024 ranks);
+ * where column generation cannot certify the optimum, with edge_lp or
+ * exact_basis, and below that size, the edge program's flow is decomposed
+ * as before. use_symmetry false: uniform
  * traffic is solved with every rank a source. */
 WEFT_API weft_err weft_synth_a2a_optimal_opts(const weft_topo *t, const struct weft_traffic *m,
                                               const weft_a2a_bound_opts *opts, weft_plan **out,

@@ -464,6 +464,16 @@ static weft_err fill_result(const model *md, const cert *c, weft_a2a_bound *b)
     return e;
 }
 
+/* Above this many flow variables the optimal plan of a matrix is routed on
+ * column generation's trees rather than the edge program's flow: at
+ * 98,304 (128 ranks on h100:16) the edge program takes 8-10 s of CPU
+ * (bench_a2a_optimal_skew), while the fabrics of the tests and docs (up
+ * to h100:8, 64 ranks x 384 links = 24,576) take a few seconds at most
+ * and keep the routes their shown outputs (MSCCL exports, circuit
+ * schedules) were made from. A policy bound (2^15), not a fitted
+ * constant. */
+#define A2A_PLAN_EDGE_COLUMNS 32768u
+
 /* The largest program solved: h100:16 with 128 sources is 98,304 flow
  * variables and takes seconds; the simplex grows faster than linearly. */
 #define A2A_MAX_COLUMNS 2000000u
@@ -879,8 +889,10 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm,
     }
     res.sources = md.ns;
     res.link_classes = md.no;
-    /* A matrix: column generation's trees first, as the bound. */
-    if (tm && !opts->edge_lp && !opts->exact_basis) {
+    /* A matrix: column generation's trees first, as the bound, where the
+     * edge program is large (weft/synth.h, plan_trees). */
+    if (tm && !opts->edge_lp && !opts->exact_basis &&
+        (opts->plan_trees || (uint64_t)md.ns * md.m > A2A_PLAN_EDGE_COLUMNS)) {
         bool done = false;
         mpq_t theta;
         mpq_init(theta);

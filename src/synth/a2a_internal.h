@@ -57,9 +57,10 @@ typedef struct weft__a2a_flow {
 
 /* Solves and certifies the bound for traffic tm (NULL: uniform) and keeps
  * the flow: with tm every rank that sends is a source, solved by column
- * generation (f->trees) unless opts->edge_lp or opts->exact_basis, or
- * when it cannot certify (then by the edge program, f->x, as the bound
- * does); uniform traffic on a fabric with rank maps has one source (see
+ * generation (f->trees) where the edge program is large or
+ * opts->plan_trees (weft/synth.h), unless opts->edge_lp or
+ * opts->exact_basis, or when it cannot certify (then by the edge program,
+ * f->x, as the bound does); uniform traffic on a fabric with rank maps has one source (see
  * maps) unless !opts->use_symmetry, otherwise every rank. opts NULL: the
  * defaults. *b as weft_a2a_bound_compute gives it. */
 weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm,
