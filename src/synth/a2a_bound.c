@@ -708,11 +708,10 @@ static weft_err reroute_split(const model *md, const mpq_t theta, weft__a2a_flow
 {
     const weft__a2a_trees *tr = &f->trees;
     uint32_t nr = md->nr, m = md->m;
-    bool fit = true;
-    for (uint32_t k = 0; k < tr->count && fit; k++)
-        fit = mpz_fits_slong_p(mpq_numref(tr->share[k])) &&
-              mpz_fits_slong_p(mpq_denref(tr->share[k]));
-    if (fit)
+    bool whole = true; /* every share 1: no rank split */
+    for (uint32_t k = 0; k < tr->count && whole; k++)
+        whole = mpz_cmp(mpq_numref(tr->share[k]), mpq_denref(tr->share[k])) == 0;
+    if (whole)
         return WEFT_OK;
     *done = false;
     if (md->no != m)
