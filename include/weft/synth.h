@@ -309,6 +309,10 @@ typedef struct weft_circuit_opts {
     /* Candidates keep at most this many configurations (0, the default:
      * every one the decomposition has). */
     uint32_t max_configs;
+    /* Route the relaxation (step 1) by the edge program only
+     * (weft_a2a_bound_opts.edge_lp), as before column generation's trees
+     * routed large ones (weft_synth_a2a_optimal_opts); default false. */
+    bool edge_lp;
 } weft_circuit_opts;
 
 WEFT_API void weft_circuit_opts_init(weft_circuit_opts *o);
