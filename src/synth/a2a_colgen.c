@@ -36,7 +36,11 @@
  * the master is solved exactly instead: its basic structural columns on
  * the source rows and the tight capacity rows, by Gaussian elimination in
  * rationals. If neither proves U, the caller falls back to the edge
- * program. */
+ * program.
+ *
+ * The optimal plan (a2a_optimal.c) routes on the certified master's
+ * columns: export_trees hands out every column with λ > 0, its links and
+ * loads, and its share λ / U of each of its source's pairs. */
 #include <glpk.h>
 #include <gmp.h>
 #include <math.h>

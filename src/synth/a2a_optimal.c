@@ -26,7 +26,10 @@
  * each of s's trees with share λ_T / θ (the same share for every d; the
  * shares sum to 1, and a path found twice gets the sum): the loads are
  * the certified master's, so the plan's limit is the bound, with no
- * decomposition and no program of sources x links (1,024 ranks). */
+ * decomposition and no program of sources x links (1,024 ranks). A source
+ * split over several trees is routed instead by its row of x, from the
+ * edge program restricted to those sources (a2a_bound.c, reroute_split:
+ * the master's shares can pass 64 bits), decomposed as above. */
 #include <string.h>
 
 #include "base/alloc.h"
