@@ -254,7 +254,7 @@ WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struc
                                                  weft_diag *d);
 /* The same with the bound's options (opts NULL: the defaults). A large
  * matrix's routes (plan_trees above) come from column generation's routing
- * trees (docs/bound.md, "The optimal plan from the trees"): pair (s, d)
+ * trees (docs/bound.md, "The plan from the trees"): pair (s, d)
  * takes the path to d in each of s's trees, with the tree's weight over θ
  * as its share, so no program of sources x links is solved (1,024 ranks);
  * where column generation cannot certify the optimum, with edge_lp or
