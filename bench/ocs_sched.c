@@ -1,6 +1,6 @@
 /* Benchmark of circuit scheduling on optical circuit switches (issue 16).
  *
- *   bench_ocs_sched [HOSTS]     (default 16 hosts of 8 GPUs: 128 ranks)
+ *   bench_ocs_sched [HOSTS] [--old]   (default 16 hosts of 8 GPUs: 128 ranks)
  *
  * A MixNet-like fabric, mixnet:hosts=HOSTS (8 GPUs and 8 NICs of 50 GB/s
  * per host, 4 NICs on the packet rails, 4 on one OCS), and a skewed MoE
@@ -14,7 +14,10 @@
  * them: the bound (every OCS a switch) and the same matrix on a fat tree
  * of the same hosts and NICs (clos:hosts=HOSTS,gpus=8,nics=8: all 8 NICs
  * on a non-blocking packet fabric), its exact bound and the simulated time
- * of its optimal plan. Prints figures and never fails on time. */
+ * of its optimal plan. With --old each delay is scheduled again with the
+ * relaxation routed by the edge program (weft_circuit_opts.edge_lp, the
+ * path before column generation's trees routed it), its row marked
+ * "edge". Prints figures and never fails on time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +58,16 @@ static double sim_time(const weft_topo *t, const weft_plan *p)
 
 int main(int argc, char **argv)
 {
-    unsigned hosts = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16;
+    unsigned hosts = 16;
+    bool old = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--old") == 0)
+            old = true;
+        else
+            hosts = (unsigned)strtoul(argv[i], NULL, 10);
+    }
     if (hosts < 2 || hosts > 128) {
-        fprintf(stderr, "usage: bench_ocs_sched [HOSTS 2..128]\n");
+        fprintf(stderr, "usage: bench_ocs_sched [HOSTS 2..128] [--old]\n");
         return 2;
     }
     uint32_t ranks = hosts * 8;
@@ -87,24 +97,29 @@ int main(int argc, char **argv)
         double s;
     } delays[] = {{"0", 0}, {"25us", 25e-6}, {"1ms", 1e-3}, {"100ms", 0.1}};
     double bound = 0;
-    printf("%-8s %8s %8s %12s %12s %12s %10s %10s\n", "delay", "configs", "rounds", "schedule us",
+    printf("%-11s %5s %8s %12s %12s %12s %10s %10s\n", "delay", "configs", "rounds", "schedule us",
            "sim us", "packet us", "sched s", "cpu s");
-    for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
-        char spec[96];
-        snprintf(spec, sizeof spec, "mixnet:hosts=%u,reconfig=%s", hosts, delays[i].text);
+    for (size_t i = 0; i < sizeof delays / sizeof delays[0] * (old ? 2 : 1); i++) {
+        size_t k = i % (sizeof delays / sizeof delays[0]);
+        char spec[96], label[16];
+        snprintf(spec, sizeof spec, "mixnet:hosts=%u,reconfig=%s", hosts, delays[k].text);
+        snprintf(label, sizeof label, "%s%s", delays[k].text, i == k ? "" : " edge");
         weft_topo *t = preset(spec);
         weft_plan *p = NULL;
         weft_circuit_sched s;
+        weft_circuit_opts co;
+        weft_circuit_opts_init(&co);
+        co.edge_lp = i != k;
         double w0 = bench_now(), c0 = bench_cpu();
-        if (weft_synth_a2a_circuits(t, &m, NULL, &p, &s, &d)) {
+        if (weft_synth_a2a_circuits(t, &m, &co, &p, &s, &d)) {
             fprintf(stderr, "bench_ocs_sched: %s\n", d.msg);
             return 1;
         }
         double w1 = bench_now(), c1 = bench_cpu();
         bound = s.bound_s;
         double sim = sim_time(t, p);
-        printf("%-8s %8u %8u %12.3f %12.3f %12.3f %10.2f %10.2f\n", delays[i].text, s.configs,
-               s.rounds, s.time_s * 1e6, sim * 1e6, s.packet_s * 1e6, w1 - w0, c1 - c0);
+        printf("%-11s %5u %8u %12.3f %12.3f %12.3f %10.2f %10.2f\n", label, s.configs, s.rounds,
+               s.time_s * 1e6, sim * 1e6, s.packet_s * 1e6, w1 - w0, c1 - c0);
         fflush(stdout);
         weft_circuit_sched_fini(&s);
         weft_plan_free(p);

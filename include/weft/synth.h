@@ -168,6 +168,13 @@ typedef struct weft_a2a_bound_opts {
      * edge program only, as before (default false; the tests compare the
      * two). */
     bool edge_lp;
+    /* The optimal plan of a matrix (weft_synth_a2a_optimal_opts) is routed
+     * on column generation's trees where its edge program has more than
+     * 32,768 flow variables (sources x links: 128 ranks on h100:16 has
+     * 98,304; below that the edge program takes seconds at most and its
+     * routes are kept, as before). True: the
+     * trees at every size (default false; the tests compare the two). */
+    bool plan_trees;
 } weft_a2a_bound_opts;
 
 /* How the optimum was proved (docs/bound.md, "Exact"). */
@@ -236,7 +243,8 @@ WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, we
 /* The same for a traffic matrix m (NULL: uniform, as above): an alltoallv
  * plan (weft_plan_set_traffic) from the flow of the matrix's bound, one copy
  * op per pair with bytes (m(s, d) > 0, the diagonal a local copy), routed
- * by the decomposition of that pair's flow, so the plan's time at its own
+ * by that pair's share of the flow (column generation's routing trees, or
+ * the edge program's flow decomposed; weft_synth_a2a_optimal_opts), so the plan's time at its own
  * size (weft_plan_traffic_size / its throughput limit) equals the bound's
  * time_exact. Every rank that sends is a source (no symmetry). Errors: m
  * fails weft_traffic_check (WEFT_EINVAL), else as above and as
@@ -244,6 +252,18 @@ WEFT_API weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, we
 WEFT_API weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const struct weft_traffic *m,
                                                  weft_plan **out, weft_a2a_bound *bound,
                                                  weft_diag *d);
+/* The same with the bound's options (opts NULL: the defaults). A large
+ * matrix's routes (plan_trees above) come from column generation's routing
+ * trees (docs/bound.md, "The plan from the trees"): pair (s, d)
+ * takes the path to d in each of s's trees, with the tree's weight over θ
+ * as its share, so no program of sources x links is solved (1,024 ranks);
+ * where column generation cannot certify the optimum, with edge_lp or
+ * exact_basis, and below that size, the edge program's flow is decomposed
+ * as before. use_symmetry false: uniform
+ * traffic is solved with every rank a source. */
+WEFT_API weft_err weft_synth_a2a_optimal_opts(const weft_topo *t, const struct weft_traffic *m,
+                                              const weft_a2a_bound_opts *opts, weft_plan **out,
+                                              weft_a2a_bound *bound, weft_diag *d);
 
 /* ==== Circuit schedules on optical circuit switches ======================
  *
@@ -289,6 +309,10 @@ typedef struct weft_circuit_opts {
     /* Candidates keep at most this many configurations (0, the default:
      * every one the decomposition has). */
     uint32_t max_configs;
+    /* Route the relaxation (step 1) by the edge program only
+     * (weft_a2a_bound_opts.edge_lp), as before column generation's trees
+     * routed large ones (weft_synth_a2a_optimal_opts); default false. */
+    bool edge_lp;
 } weft_circuit_opts;
 
 WEFT_API void weft_circuit_opts_init(weft_circuit_opts *o);

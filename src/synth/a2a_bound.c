@@ -464,6 +464,16 @@ static weft_err fill_result(const model *md, const cert *c, weft_a2a_bound *b)
     return e;
 }
 
+/* Above this many flow variables the optimal plan of a matrix is routed on
+ * column generation's trees rather than the edge program's flow: at
+ * 98,304 (128 ranks on h100:16) the edge program takes 8-10 s of CPU
+ * (bench_a2a_optimal_skew), while the fabrics of the tests and docs (up
+ * to h100:8, 64 ranks x 384 links = 24,576) take a few seconds at most
+ * and keep the routes their shown outputs (MSCCL exports, circuit
+ * schedules) were made from. A policy bound (2^15), not a fitted
+ * constant. */
+#define A2A_PLAN_EDGE_COLUMNS 32768u
+
 /* The largest program solved: h100:16 with 128 sources is 98,304 flow
  * variables and takes seconds; the simplex grows faster than linearly. */
 #define A2A_MAX_COLUMNS 2000000u
@@ -559,9 +569,10 @@ free_lp:
 }
 
 /* The matrix bound by column generation (a2a_colgen.c); *done when it
- * certified the optimum and b holds the result. */
+ * certified the optimum and b holds the result (and *trees its routing
+ * trees, when trees is not NULL). */
 static weft_err colgen(const model *md, const weft_traffic *tm, weft_a2a_bound *b, bool *done,
-                       weft_diag *d)
+                       weft__a2a_trees *trees, mpq_t theta, weft_diag *d)
 {
     cert c;
     mpq_init(c.theta);
@@ -574,9 +585,11 @@ static weft_err colgen(const model *md, const weft_traffic *tm, weft_a2a_bound *
     }
     for (uint32_t o = 0; o < md->no; o++)
         mpq_init(c.len[o]);
-    weft_err e = weft__a2a_colgen(md, tm, b, &c, done);
+    weft_err e = weft__a2a_colgen(md, tm, b, &c, done, trees);
     if (!e && *done)
         e = fill_result(md, &c, b);
+    if (!e && *done && theta)
+        mpq_set(theta, c.theta);
     if (e)
         weft_diag_code(d, e);
     for (uint32_t o = 0; o < md->no; o++)
@@ -637,7 +650,7 @@ weft_err weft_a2a_bound_compute(const weft_topo *t, const weft_traffic *tm,
     res.link_classes = md.no;
     bool done = false;
     if (tm && !opts->edge_lp && !opts->exact_basis) {
-        e = colgen(&md, tm, &res, &done, d);
+        e = colgen(&md, tm, &res, &done, NULL, NULL, d);
         if (e) {
             weft_a2a_bound_fini(&res);
             goto free_model;
@@ -669,13 +682,180 @@ void weft__a2a_flow_fini(weft__a2a_flow *f)
     weft__free(f->x);
     weft__free(f->dem);
     weft__rank_maps_fini(&f->maps);
+    weft__a2a_trees_fini(&f->trees);
+    weft__free(f->row_of);
+    f->row_of = NULL;
     f->x = NULL;
     f->dem = NULL;
 }
 
-weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft_a2a_bound *b,
+/* Column generation's trees route the optimum, but a source split over
+ * several trees has shares λ/θ from the master's basic solution, whose
+ * denominators are determinants of tree loads (sums of matrix entries)
+ * and can pass 64 bits (a plan path's share is a 64-bit fraction). When
+ * any share does not fit, the sources with more than one tree (4 to 7 of
+ * 128 to 1,024 in bench_a2a_optimal_skew) are routed by the edge program
+ * restricted to them: every other source stays on its one tree at θ*, the
+ * split sources' flows maximise θ' on the bandwidth those trees leave
+ * (feasible at θ' >= θ*: the master's λ are such flows), certified as
+ * the bound is (solve), and scaled by θ* over θ'. The edge program's vertices
+ * have the small denominators its plans always had (its one non-network
+ * column is θ's). Rows of f->x are those sources (f->row_of); *done false
+ * when that program could not be certified (the caller solves the whole
+ * edge program). */
+static weft_err reroute_split(const model *md, const mpq_t theta, weft__a2a_flow *f, bool *done,
+                              weft_diag *d)
+{
+    const weft__a2a_trees *tr = &f->trees;
+    uint32_t nr = md->nr, m = md->m;
+    bool whole = true; /* every share 1: no rank split */
+    for (uint32_t k = 0; k < tr->count && whole; k++)
+        whole = mpz_cmp(mpq_numref(tr->share[k]), mpq_denref(tr->share[k])) == 0;
+    if (whole)
+        return WEFT_OK;
+    *done = false;
+    if (md->no != m)
+        return WEFT_OK; /* not one class per link: the whole edge program */
+    /* Split ranks, and the bytes the one-tree ranks put on each link. */
+    uint32_t *ntree = weft__calloc(nr, sizeof *ntree);
+    uint64_t *fixed = weft__calloc((size_t)m + 1, sizeof *fixed);
+    model s2;
+    memset(&s2, 0, sizeof s2);
+    weft_err e = WEFT_OK;
+    if (!ntree || !fixed) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_scratch;
+    }
+    for (uint32_t k = 0; k < tr->count; k++)
+        ntree[tr->rank[k]]++;
+    for (uint32_t k = 0; k < tr->count; k++)
+        for (uint32_t i = tr->first[k]; ntree[tr->rank[k]] == 1 && i < tr->first[k + 1]; i++)
+            fixed[tr->link[i]] += tr->load[i];
+    s2 = *md;
+    s2.ns = 0;
+    s2.src = weft__malloc((size_t)md->ns * sizeof *s2.src);
+    s2.mult = weft__malloc((size_t)md->ns * sizeof *s2.mult);
+    s2.dem = weft__malloc(((size_t)md->ns * nr + 1) * sizeof *s2.dem);
+    s2.cls = weft__malloc(((size_t)m + 1) * sizeof *s2.cls);
+    s2.csize = weft__malloc(((size_t)m + 1) * sizeof *s2.csize);
+    s2.cap = weft__malloc(((size_t)m + 1) * sizeof *s2.cap);
+    f->row_of = weft__malloc((size_t)nr * sizeof *f->row_of);
+    if (!s2.src || !s2.mult || !s2.dem || !s2.cls || !s2.csize || !s2.cap || !f->row_of) {
+        weft__free(s2.dem);
+        weft__free(s2.cap);
+        s2.dem = NULL;
+        s2.cap = NULL;
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_scratch;
+    }
+    for (uint32_t r = 0; r < nr; r++)
+        f->row_of[r] = UINT32_MAX;
+    for (uint32_t s = 0; s < md->ns; s++) {
+        uint32_t r = md->src[s];
+        if (ntree[r] < 2)
+            continue;
+        f->row_of[r] = s2.ns;
+        s2.mult[s2.ns] = 1;
+        for (uint32_t j = 0; j < nr; j++) {
+            mpq_init(s2.dem[(size_t)s2.ns * nr + j]);
+            mpq_set(s2.dem[(size_t)s2.ns * nr + j], md->dem[(size_t)s * nr + j]);
+        }
+        s2.src[s2.ns++] = r;
+    }
+    /* Capacity left: cap - θ* fixed / dmax (model scale), never below 0
+     * as the master's solution fits. */
+    mpq_t q;
+    mpq_init(q);
+    for (uint32_t l = 0; l < m; l++) {
+        s2.cls[l] = l;
+        s2.csize[l] = 1;
+        mpq_init(s2.cap[l]);
+        mpz_set_ui(mpq_numref(q), fixed[l]);
+        mpz_set_ui(mpq_denref(q), md->dmax);
+        mpq_canonicalize(q);
+        mpq_mul(q, q, theta);
+        mpq_sub(s2.cap[l], md->cap[md->cls[l]], q);
+    }
+    mpq_clear(q);
+    s2.no = m;
+    size_t cols = (size_t)s2.ns * m + 1;
+    mpq_t *flows = weft__malloc((cols + 1) * sizeof *flows);
+    if (!flows) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto free_scratch;
+    }
+    for (size_t j = 0; j <= cols; j++)
+        mpq_init(flows[j]);
+    weft_a2a_bound r2;
+    memset(&r2, 0, sizeof r2);
+    r2.ranks = nr;
+    weft_diag d2;
+    weft_diag_clear(&d2);
+    weft_err se = solve(&s2, false, &r2, flows, &d2);
+    weft_a2a_bound_fini(&r2);
+    if (se == WEFT_ENOMEM)
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    if (!se) {
+        f->rows = s2.ns;
+        f->x = weft__malloc((cols + 1) * sizeof *f->x);
+        f->dem = weft__malloc(((size_t)s2.ns * nr + 1) * sizeof *f->dem);
+        if (!f->x || !f->dem) {
+            weft__free(f->x);
+            weft__free(f->dem);
+            f->x = NULL;
+            f->dem = NULL;
+            e = weft_diag_code(d, WEFT_ENOMEM);
+        } else {
+            mpq_init(f->theta);
+            mpq_set(f->theta, theta);
+            mpq_t scale;
+            mpq_init(scale);
+            mpq_div(scale, theta, flows[theta_col(&s2)]);
+            for (uint32_t s = 0; s < s2.ns; s++) {
+                for (uint32_t l = 0; l < m; l++) {
+                    mpq_t *x = &f->x[(size_t)s * m + l];
+                    mpq_init(*x);
+                    mpq_mul(*x, flows[flow_col(&s2, s, l)], scale);
+                }
+                for (uint32_t j = 0; j < nr; j++) {
+                    mpq_init(f->dem[(size_t)s * nr + j]);
+                    mpq_set(f->dem[(size_t)s * nr + j], s2.dem[(size_t)s * nr + j]);
+                }
+            }
+            mpq_clear(scale);
+            *done = true;
+        }
+    }
+    for (size_t j = 0; j <= cols; j++)
+        mpq_clear(flows[j]);
+    weft__free(flows);
+free_scratch:
+    if (s2.cap)
+        for (uint32_t l = 0; l < s2.no; l++)
+            mpq_clear(s2.cap[l]);
+    if (s2.dem)
+        for (size_t i = 0; i < (size_t)s2.ns * nr; i++)
+            mpq_clear(s2.dem[i]);
+    weft__free(s2.src);
+    weft__free(s2.mult);
+    weft__free(s2.dem);
+    weft__free(s2.cls);
+    weft__free(s2.csize);
+    weft__free(s2.cap);
+    weft__free(ntree);
+    weft__free(fixed);
+    return e;
+}
+
+weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm,
+                                const weft_a2a_bound_opts *opts, weft_a2a_bound *b,
                                 weft__a2a_flow *f, weft_diag *d)
 {
+    weft_a2a_bound_opts defaults;
+    if (!opts) {
+        weft_a2a_bound_opts_init(&defaults);
+        opts = &defaults;
+    }
     uint32_t nr = weft_topo_num_ranks(t), nl = weft_topo_num_links(t);
     memset(f, 0, sizeof *f);
     weft_err e = check_input(t, tm, d);
@@ -690,7 +870,7 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
     /* Uniform: a group of rank maps when the fabric has one, so the program
      * has one source (rank 0) and the plan maps its flow to every rank. */
     bool sym = false;
-    if (!tm) {
+    if (!tm && opts->use_symmetry) {
         int64_t *w = weft__malloc(((size_t)nl + 1) * sizeof *w);
         e = w ? bw_weights(t, w) : WEFT_ENOMEM;
         if (!e)
@@ -708,6 +888,34 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
     }
     res.sources = md.ns;
     res.link_classes = md.no;
+    /* A matrix: column generation's trees first, as the bound, where the
+     * edge program is large (weft/synth.h, plan_trees). */
+    if (tm && !opts->edge_lp && !opts->exact_basis &&
+        (opts->plan_trees || (uint64_t)md.ns * md.m > A2A_PLAN_EDGE_COLUMNS)) {
+        bool done = false;
+        mpq_t theta;
+        mpq_init(theta);
+        e = colgen(&md, tm, &res, &done, &f->trees, theta, d);
+        if (!e && done) {
+            f->nr = nr;
+            f->m = md.m;
+            e = reroute_split(&md, theta, f, &done, d);
+        }
+        mpq_clear(theta);
+        if (!e && done) {
+            *b = res;
+            goto free_model;
+        }
+        weft__a2a_trees_fini(&f->trees);
+        weft__a2a_flow_fini(f);
+        weft_a2a_bound_fini(&res);
+        if (e)
+            goto free_model;
+        memset(&res, 0, sizeof res);
+        res.ranks = nr;
+        res.sources = md.ns;
+        res.link_classes = md.no;
+    }
     size_t cols = (size_t)md.ns * md.m + 1;
     mpq_t *flows = weft__malloc((cols + 1) * sizeof *flows);
     if (!flows) {
@@ -716,7 +924,7 @@ weft_err weft__a2a_flow_compute(const weft_topo *t, const weft_traffic *tm, weft
     }
     for (size_t j = 0; j <= cols; j++)
         mpq_init(flows[j]);
-    e = solve(&md, false, &res, flows, d);
+    e = solve(&md, opts->exact_basis, &res, flows, d);
     if (!e) {
         /* Without maps source s is rank md.src[s] and ranks that send
          * nothing carry no flow; with them the one row is rank 0's. */

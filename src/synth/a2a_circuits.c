@@ -857,8 +857,11 @@ weft_err weft_synth_a2a_circuits(const weft_topo *t, const weft_traffic *m,
     weft_a2a_bound bound;
     memset(&bound, 0, sizeof bound);
     weft_err e = find_ocs(&c, o);
+    weft_a2a_bound_opts bo;
+    weft_a2a_bound_opts_init(&bo);
+    bo.edge_lp = o->edge_lp;
     if (!e)
-        e = weft_synth_a2a_optimal_traffic(t, m, &p0, &bound, d);
+        e = weft_synth_a2a_optimal_opts(t, m, &bo, &p0, &bound, d);
     c.p0 = p0;
     if (!e)
         e = build_packet(&c);

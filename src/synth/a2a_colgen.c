@@ -36,7 +36,11 @@
  * the master is solved exactly instead: its basic structural columns on
  * the source rows and the tight capacity rows, by Gaussian elimination in
  * rationals. If neither proves U, the caller falls back to the edge
- * program. */
+ * program.
+ *
+ * The optimal plan (a2a_optimal.c) routes on the certified master's
+ * columns: export_trees hands out every column with λ > 0, its links and
+ * loads, and its share λ / U of each of its source's pairs. */
 #include <glpk.h>
 #include <gmp.h>
 #include <math.h>
@@ -536,6 +540,89 @@ static bool exact_master(const cg *g, glp_prob *P, mpq_t *lam, mpq_t theta)
     return ok;
 }
 
+/* ---- The routing trees (a2a_internal.h) ----------------------------------- */
+
+void weft__a2a_trees_fini(weft__a2a_trees *tr)
+{
+    for (uint32_t k = 0; tr->share && k < tr->count; k++)
+        mpq_clear(tr->share[k]);
+    weft__free(tr->rank);
+    weft__free(tr->first);
+    weft__free(tr->link);
+    weft__free(tr->load);
+    weft__free(tr->share);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Whether every positive λ over theta is a fraction of 64-bit integers. */
+static bool shares_fit(const cg *g, mpq_t *lam, const mpq_t theta)
+{
+    mpq_t q;
+    mpq_init(q);
+    bool ok = true;
+    for (size_t j = 0; j < g->ncols && ok; j++) {
+        if (mpq_sgn(lam[j]) <= 0)
+            continue;
+        mpq_div(q, lam[j], theta);
+        ok = mpz_fits_slong_p(mpq_numref(q)) && mpz_fits_slong_p(mpq_denref(q));
+    }
+    mpq_clear(q);
+    return ok;
+}
+
+/* The columns with λ > 0, grouped by source (sources ascend by rank), each
+ * share λ / theta, into *tr. */
+static weft_err export_trees(const cg *g, mpq_t *lam, const mpq_t theta, weft__a2a_trees *tr)
+{
+    memset(tr, 0, sizeof *tr);
+    uint32_t count = 0;
+    size_t links = 0;
+    uint32_t *at = weft__calloc((size_t)g->ns + 1, sizeof *at); /* first tree of each source */
+    if (!at)
+        return WEFT_ENOMEM;
+    for (size_t j = 0; j < g->ncols; j++)
+        if (mpq_sgn(lam[j]) > 0) {
+            count++;
+            links += g->cols[j].nl;
+            at[g->cols[j].s + 1]++;
+        }
+    for (uint32_t s = 0; s < g->ns; s++)
+        at[s + 1] += at[s];
+    tr->rank = weft__malloc(((size_t)count + 1) * sizeof *tr->rank);
+    tr->first = weft__malloc(((size_t)count + 1) * sizeof *tr->first);
+    tr->link = weft__malloc((links + 1) * sizeof *tr->link);
+    tr->load = weft__malloc((links + 1) * sizeof *tr->load);
+    tr->share = weft__malloc(((size_t)count + 1) * sizeof *tr->share);
+    uint32_t *col_of = weft__malloc(((size_t)count + 1) * sizeof *col_of);
+    if (!tr->rank || !tr->first || !tr->link || !tr->load || !tr->share || !col_of) {
+        weft__free(tr->share);
+        tr->share = NULL;
+        weft__free(col_of);
+        weft__free(at);
+        weft__a2a_trees_fini(tr);
+        return WEFT_ENOMEM;
+    }
+    for (size_t j = 0; j < g->ncols; j++)
+        if (mpq_sgn(lam[j]) > 0)
+            col_of[at[g->cols[j].s]++] = (uint32_t)j;
+    tr->count = count;
+    uint32_t pos = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        const col *c = &g->cols[col_of[k]];
+        tr->rank[k] = g->md->src[c->s];
+        tr->first[k] = pos;
+        memcpy(tr->link + pos, c->link, (size_t)c->nl * sizeof *c->link);
+        memcpy(tr->load + pos, c->load, (size_t)c->nl * sizeof *c->load);
+        pos += c->nl;
+        mpq_init(tr->share[k]);
+        mpq_div(tr->share[k], lam[col_of[k]], theta);
+    }
+    tr->first[count] = pos;
+    weft__free(col_of);
+    weft__free(at);
+    return WEFT_OK;
+}
+
 /* ---- The loop ------------------------------------------------------------- */
 
 static void cg_fini(cg *g)
@@ -555,7 +642,7 @@ static void cg_fini(cg *g)
 }
 
 weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_bound *b, cert *c,
-                          bool *certified)
+                          bool *certified, weft__a2a_trees *trees)
 {
     cg g;
     memset(&g, 0, sizeof g);
@@ -710,9 +797,11 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
     static const double tols[] = {1e-9, 1e-11, 1e-13};
     mpq_t *rl = weft__malloc(((size_t)g.m + 1) * sizeof *rl);
     mpq_t *lam = weft__malloc((g.ncols + 1) * sizeof *lam);
-    if (!rl || !lam) {
+    mpq_t *lamb = weft__malloc((g.ncols + 1) * sizeof *lamb);
+    if (!rl || !lam || !lamb) {
         weft__free(rl);
         weft__free(lam);
+        weft__free(lamb);
         e = WEFT_ENOMEM;
         goto done;
     }
@@ -720,14 +809,17 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
         mpq_init(rl[l]);
         len[l] = fabs(glp_get_row_dual(P, (int)(g.ns + l + 1)));
     }
-    for (size_t j = 0; j < g.ncols; j++)
+    for (size_t j = 0; j < g.ncols; j++) {
         mpq_init(lam[j]);
+        mpq_init(lamb[j]);
+    }
     /* The exact basic solution first (the simplex's values of a large
      * master have denominators beyond doubles), then the rounded values;
      * each against the duals made rational at growing precision. */
     mpq_t th;
     mpq_init(th);
-    bool basis = exact_master(&g, P, lam, th) && loads_fit(&g, lam, th);
+    bool basis = exact_master(&g, P, lamb, th) && loads_fit(&g, lamb, th);
+    mpq_t *proof = NULL; /* the λ that proved it */
     for (size_t i = 0; i < sizeof tols / sizeof *tols && !*certified; i++) {
         for (uint32_t l = 0; l < g.m; l++)
             weft__a2a_rationalize(len[l], tols[i], rl[l]);
@@ -736,11 +828,13 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
         if (basis && mpq_equal(th, c->theta)) {
             *certified = true;
             b->cert = WEFT_A2A_CERT_BASIS;
+            proof = lamb;
         }
         for (size_t k = 0; k < sizeof tols / sizeof *tols && !*certified; k++)
             if (rounded_lambda(&g, P, tols[k], c->theta, lam) && loads_fit(&g, lam, c->theta)) {
                 *certified = true;
                 b->cert = WEFT_A2A_CERT_ROUNDED;
+                proof = lam;
             }
     }
     mpq_clear(th);
@@ -750,12 +844,27 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
         for (uint32_t l = 0; l < g.m; l++)
             mpq_set(c->len[md->cls[l]], rl[l]);
     }
+    if (*certified && trees) {
+        /* The routes need shares that fit 64-bit fractions: the basic
+         * solution's may not at scale; the rounded values' (small
+         * fractions over their sum) usually do, and any λ exactly
+         * feasible at the proved θ routes the optimum. */
+        for (size_t k = 0; k < sizeof tols / sizeof *tols && !shares_fit(&g, proof, c->theta);
+             k++)
+            if (rounded_lambda(&g, P, tols[k], c->theta, lam) && loads_fit(&g, lam, c->theta) &&
+                shares_fit(&g, lam, c->theta))
+                proof = lam;
+        e = export_trees(&g, proof, c->theta, trees);
+    }
     for (uint32_t l = 0; l < g.m; l++)
         mpq_clear(rl[l]);
-    for (size_t j = 0; j < g.ncols; j++)
+    for (size_t j = 0; j < g.ncols; j++) {
         mpq_clear(lam[j]);
+        mpq_clear(lamb[j]);
+    }
     weft__free(rl);
     weft__free(lam);
+    weft__free(lamb);
 done:
     glp_delete_prob(P);
     weft__free(len);

@@ -17,7 +17,19 @@
  * g_s^-1(d), each node mapped by g_s, with the same shares. The loads of
  * all these paths on a link are those the program bounds (a2a_bound.c), so
  * the plan's limit is the bound; building costs O(N^2 P L) for P paths of
- * L nodes per pair, no program of N sources. */
+ * L nodes per pair, no program of N sources.
+ *
+ * With a matrix whose bound column generation certified (a2a_colgen.c),
+ * the flow comes as weighted routing trees instead: source s's trees T
+ * with λ_T summing to θ, tree T delivering λ_T dem(s, d) to every d along
+ * its path from s to d. So pair (s, d) is routed on the path to d in
+ * each of s's trees with share λ_T / θ (the same share for every d; the
+ * shares sum to 1, and a path found twice gets the sum): the loads are
+ * the certified master's, so the plan's limit is the bound, with no
+ * decomposition and no program of sources x links (1,024 ranks). A source
+ * split over several trees is routed instead by its row of x, from the
+ * edge program restricted to those sources (a2a_bound.c, reroute_split:
+ * the master's shares can pass 64 bits), decomposed as above. */
 #include <string.h>
 
 #include "base/alloc.h"
@@ -39,6 +51,12 @@ typedef struct decomp {
     weft_rat *pshare;
     uint32_t npaths, nnodes;
     size_t pcap, ncap, scap;
+    /* With trees: each tree of the current rank, the link into each node
+     * (UINT32_MAX none); a pair's distinct paths, their nodes (n + 1 per
+     * path) and shares. */
+    uint32_t *par, *tnodes, *tlen;
+    mpq_t *tshare;
+    size_t parcap, tncap, tlcap, tscap, tsinit;
 } decomp;
 
 /* Breadth-first search from node a to node b over links with r > 0; the
@@ -64,17 +82,18 @@ static bool find_path(decomp *c, uint32_t a, uint32_t b)
     return c->via[b] != UINT32_MAX;
 }
 
-/* Adds the routes of op `id` (rank s to rank d): paths carrying
- * theta * dem(s, d) in all, each with its exact share. */
-static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uint32_t d,
-                           weft_diag *dg)
+/* Adds the routes of op `id` (rank s to rank d, row `row` of the flow's
+ * dem): paths carrying theta * dem(s, d) in all, each with its exact
+ * share. */
+static weft_err route_pair(decomp *c, weft_plan *p, uint32_t id, uint32_t s, uint32_t row,
+                           uint32_t d, weft_diag *dg)
 {
     uint32_t a = weft_topo_rank_node(c->t, (weft_rank){s}).v;
     uint32_t b = weft_topo_rank_node(c->t, (weft_rank){d}).v;
     mpq_t rem, amt, share;
     mpq_t want;
     mpq_inits(rem, amt, share, want, NULL);
-    mpq_mul(want, c->f->theta, c->f->dem[(size_t)s * c->f->nr + d]);
+    mpq_mul(want, c->f->theta, c->f->dem[(size_t)row * c->f->nr + d]);
     mpq_set(rem, want);
     weft_err e = WEFT_OK;
     while (mpq_sgn(rem) > 0 && !e) {
@@ -170,7 +189,7 @@ static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
     for (uint32_t d0 = 0; d0 < nr && !e; d0++) {
         c->first[d0] = c->npaths;
         if (d0 != f->maps.rep)
-            e = route_pair(c, NULL, 0, f->maps.rep, d0, dg);
+            e = route_pair(c, NULL, 0, f->maps.rep, 0, d0, dg);
     }
     c->first[nr] = c->npaths;
     for (uint32_t s = 0; s < nr && !e; s++) {
@@ -199,6 +218,111 @@ static weft_err build_mapped(decomp *c, weft_plan *p, weft_diag *dg)
     return e;
 }
 
+/* The matrix plan from column generation's trees (see the top). */
+static weft_err build_trees(decomp *c, const weft_traffic *tm, weft_plan *p, weft_diag *dg)
+{
+    const weft__a2a_trees *tr = &c->f->trees;
+    uint32_t nr = c->f->nr, n = c->n;
+    weft_err e = WEFT_OK;
+    uint32_t k0 = 0, k1 = 0;
+    for (uint32_t s = 0; s < nr && !e; s++, k0 = k1) {
+        /* Rank s's trees: k0 .. k1 - 1 (none when it sends only to itself). */
+        while (k1 < tr->count && tr->rank[k1] == s)
+            k1++;
+        uint32_t nt = k1 - k0;
+        if (weft__grow((void **)&c->par, &c->parcap, (size_t)nt * n, sizeof *c->par) ||
+            weft__grow((void **)&c->tnodes, &c->tncap, (size_t)nt * (n + 1), sizeof *c->tnodes) ||
+            weft__grow((void **)&c->tlen, &c->tlcap, nt, sizeof *c->tlen) ||
+            weft__grow((void **)&c->tshare, &c->tscap, nt, sizeof *c->tshare)) {
+            e = weft_diag_code(dg, WEFT_ENOMEM);
+            break;
+        }
+        for (; c->tsinit < c->tscap; c->tsinit++)
+            mpq_init(c->tshare[c->tsinit]);
+        for (uint32_t k = 0; k < nt; k++) {
+            uint32_t *par = c->par + (size_t)k * n;
+            for (uint32_t v = 0; v < n; v++)
+                par[v] = UINT32_MAX;
+            for (uint32_t i = tr->first[k0 + k]; i < tr->first[k0 + k + 1]; i++)
+                par[weft_topo_link_dst(c->t, (weft_link_id){tr->link[i]}).v] = tr->link[i];
+        }
+        uint32_t a = weft_topo_rank_node(c->t, (weft_rank){s}).v;
+        /* A split rank rerouted by the edge program: its row of x. */
+        uint32_t row = c->f->row_of ? c->f->row_of[s] : UINT32_MAX;
+        for (uint32_t l = 0; row != UINT32_MAX && l < c->m; l++)
+            mpq_set(c->r[l], c->f->x[(size_t)row * c->m + l]);
+        for (uint32_t j = 0; j < nr && !e; j++) {
+            uint32_t d = (s + j) % nr, id;
+            if (weft_traffic_at(tm, s, d) == 0)
+                continue; /* no bytes: no op (alltoallv, weft/plan.h) */
+            if ((e = add_block(p, s, d, &id))) {
+                weft_diag_code(dg, e);
+                break;
+            }
+            if (d == s)
+                continue;
+            if (row != UINT32_MAX) {
+                e = route_pair(c, p, id, s, row, d, dg);
+                continue;
+            }
+            uint32_t b = weft_topo_rank_node(c->t, (weft_rank){d}).v, np = 0;
+            for (uint32_t k = 0; k < nt && !e; k++) {
+                /* The path to d in tree k, from d up, then reversed. */
+                const uint32_t *par = c->par + (size_t)k * n;
+                uint32_t *path = c->tnodes + (size_t)np * (n + 1), len = 0;
+                bool reached = true;
+                for (uint32_t v = b; v != a && reached;) {
+                    reached = len < n && par[v] != UINT32_MAX;
+                    if (reached) {
+                        path[len++] = v;
+                        v = weft_topo_link_src(c->t, (weft_link_id){par[v]}).v;
+                    }
+                }
+                if (!reached) {
+                    e = weft_diag_set(dg, WEFT_EINVAL,
+                                      "internal: a routing tree of rank %u does not reach rank %u",
+                                      s, d);
+                    break;
+                }
+                path[len++] = a;
+                for (uint32_t i = 0; i < len / 2; i++) {
+                    uint32_t x = path[i];
+                    path[i] = path[len - 1 - i];
+                    path[len - 1 - i] = x;
+                }
+                uint32_t same = 0;
+                while (same < np &&
+                       (c->tlen[same] != len ||
+                        memcmp(c->tnodes + (size_t)same * (n + 1), path, len * sizeof *path)))
+                    same++;
+                if (same < np) {
+                    mpq_add(c->tshare[same], c->tshare[same], tr->share[k0 + k]);
+                } else {
+                    c->tlen[np] = len;
+                    mpq_set(c->tshare[np++], tr->share[k0 + k]);
+                }
+            }
+            for (uint32_t k = 0; k < np && !e; k++) {
+                mpq_srcptr sh = c->tshare[k];
+                if (!mpz_fits_slong_p(mpq_numref(sh)) || !mpz_fits_slong_p(mpq_denref(sh))) {
+                    e = weft_diag_set(dg, WEFT_EOVERFLOW,
+                                      "a path of rank %u's flow to rank %u carries a share that "
+                                      "does not fit a 64-bit fraction",
+                                      s, d);
+                    break;
+                }
+                const uint32_t *path = c->tnodes + (size_t)k * (n + 1);
+                for (uint32_t i = 0; i < c->tlen[k]; i++)
+                    c->names[i] = weft_topo_node_name(c->t, (weft_node_id){path[i]});
+                weft_rat r = {mpz_get_si(mpq_numref(sh)), mpz_get_si(mpq_denref(sh))};
+                if ((e = weft_plan_add_path(p, id, r, c->names, c->tlen[k])))
+                    weft_diag_code(dg, e);
+            }
+        }
+    }
+    return e;
+}
+
 weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bound *bound,
                                 weft_diag *dg)
 {
@@ -208,6 +332,13 @@ weft_err weft_synth_a2a_optimal(const weft_topo *t, weft_plan **out, weft_a2a_bo
 weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *tm, weft_plan **out,
                                         weft_a2a_bound *bound, weft_diag *dg)
 {
+    return weft_synth_a2a_optimal_opts(t, tm, NULL, out, bound, dg);
+}
+
+weft_err weft_synth_a2a_optimal_opts(const weft_topo *t, const weft_traffic *tm,
+                                     const weft_a2a_bound_opts *opts, weft_plan **out,
+                                     weft_a2a_bound *bound, weft_diag *dg)
+{
     weft__a2a_flow f;
     weft_a2a_bound b;
     if (tm) {
@@ -215,7 +346,7 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
         if (ce)
             return ce == WEFT_EOVERFLOW ? weft_diag_code(dg, WEFT_EINVAL) : ce;
     }
-    weft_err e = weft__a2a_flow_compute(t, tm, &b, &f, dg);
+    weft_err e = weft__a2a_flow_compute(t, tm, opts, &b, &f, dg);
     if (e)
         return e;
     uint32_t nr = f.nr, n = weft_topo_num_nodes(t), m = f.m;
@@ -243,6 +374,10 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
         e = build_mapped(&c, p, dg);
         goto done;
     }
+    if (f.trees.count) {
+        e = build_trees(&c, tm, p, dg);
+        goto done;
+    }
     for (uint32_t s = 0; s < nr && !e; s++) {
         for (uint32_t l = 0; l < m; l++)
             mpq_set(c.r[l], f.x[(size_t)s * m + l]);
@@ -254,7 +389,7 @@ weft_err weft_synth_a2a_optimal_traffic(const weft_topo *t, const weft_traffic *
             if (e)
                 weft_diag_code(dg, e);
             else if (d != s)
-                e = route_pair(&c, p, id, s, d, dg);
+                e = route_pair(&c, p, id, s, s, d, dg);
         }
     }
 done:
@@ -281,6 +416,12 @@ free_scratch:
     weft__free(c.pstart);
     weft__free(c.pnodes);
     weft__free(c.pshare);
+    for (size_t k = 0; k < c.tsinit; k++)
+        mpq_clear(c.tshare[k]);
+    weft__free(c.par);
+    weft__free(c.tnodes);
+    weft__free(c.tlen);
+    weft__free(c.tshare);
     weft_a2a_bound_fini(&b);
     weft__a2a_flow_fini(&f);
     return e;
