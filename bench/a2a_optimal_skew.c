@@ -127,8 +127,8 @@ static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answ
             paths += weft_plan_op_num_paths(p, id);
         mpq_t pt, bt;
         mpq_inits(pt, bt, NULL);
-        met = plan_time(t, p, &m, pt) && mpq_set_str(bt, b.time_exact, 10) == 0 &&
-              mpq_equal(pt, bt);
+        met =
+            plan_time(t, p, &m, pt) && mpq_set_str(bt, b.time_exact, 10) == 0 && mpq_equal(pt, bt);
         printf("%-9s %4u experts  %-6s %8.2f s wall %8.2f s cpu %7.1f MiB peak  %u ops %llu "
                "paths  time %s s, plan %s\n",
                spec, mp.experts, edge ? "edge" : "colgen", w, c, (double)ru.ru_maxrss / 1024.0,

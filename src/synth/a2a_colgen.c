@@ -849,8 +849,7 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
          * solution's may not at scale; the rounded values' (small
          * fractions over their sum) usually do, and any λ exactly
          * feasible at the proved θ routes the optimum. */
-        for (size_t k = 0; k < sizeof tols / sizeof *tols && !shares_fit(&g, proof, c->theta);
-             k++)
+        for (size_t k = 0; k < sizeof tols / sizeof *tols && !shares_fit(&g, proof, c->theta); k++)
             if (rounded_lambda(&g, P, tols[k], c->theta, lam) && loads_fit(&g, lam, c->theta) &&
                 shares_fit(&g, lam, c->theta))
                 proof = lam;
