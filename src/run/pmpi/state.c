@@ -111,6 +111,9 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
     e->comm = comm;
     e->kind = kind;
     e->refs = 1;
+    e->a2av_calls = e->a2av_next = 0;
+    e->a2av_gap = 0;
+    e->a2av_small = false;
     lock();
     bool ok = true;
     if (weft__pmpi.ncomms == weft__pmpi.cap) {
@@ -171,7 +174,8 @@ MPI_Comm weft__pmpi_last(void)
 void weft__pmpi_set_on(bool on, const weft_comm_config *cfg)
 {
     lock();
-    weft__pmpi.on = on;
+    /* Atomic: small.c reads it without the lock. */
+    __atomic_store_n(&weft__pmpi.on, on, __ATOMIC_RELAXED);
     if (on)
         weft__pmpi.cfg = *cfg;
     unlock();
@@ -344,14 +348,16 @@ weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d)
 }
 
 /* "Allreduce 3/1, Bcast 0/2, ..." for the counters of one kind (kind <
- * 0: the totals; every collective), or only those with calls. */
-static void format(int kind, char *line, size_t size)
+ * 0: the totals, with the calls passed as small; every collective), or
+ * only those with calls. */
+static void format(int kind, const uint64_t (*small)[2], char *line, size_t size)
 {
     size_t used = 0;
     line[0] = '\0';
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++) {
         uint64_t s = kind < 0 ? total(weft__pmpi.served, k) : weft__pmpi.served[kind][k];
-        uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) : weft__pmpi.passed[kind][k];
+        uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) + small[k][0] + small[k][1]
+                              : weft__pmpi.passed[kind][k];
         if (kind >= 0 && s + p == 0)
             continue;
         int n = snprintf(line + used, size - used, "%s%s %llu/%llu", used ? ", " : "",
@@ -366,11 +372,13 @@ void weft__pmpi_report(void)
 {
     lock();
     char line[1024];
-    format(-1, line, sizeof line);
+    uint64_t small[WEFT__PMPI_COLL_COUNT][2];
+    weft__pmpi_small_totals(small);
+    format(-1, (const uint64_t(*)[2])small, line, sizeof line);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: calls served by weft/passed to MPI: %s",
              weft__pmpi.rank, line);
     for (int kind = 0; kind < WEFT__PMPI_KIND_COUNT; kind++) {
-        format(kind, line, sizeof line);
+        format(kind, NULL, line, sizeof line);
         if (line[0])
             weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: on %s communicators: %s", weft__pmpi.rank,
                      kind_names[kind], line);
@@ -381,6 +389,7 @@ void weft__pmpi_report(void)
                  weft__pmpi.rank, coll_names[r->coll], (unsigned long long)r->calls,
                  r->calls == 1 ? "" : "s", r->why);
     }
+    weft__pmpi_small_report();
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
         if (weft__pmpi.passed_more[k])
             weft_log(WEFT_LOG_INFO, "pmpi",
