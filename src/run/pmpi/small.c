@@ -49,8 +49,10 @@ static const struct {
     [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {512, 1}},
 };
 
-/* The sizes in force (agreed at MPI_Init; read without a lock after). */
+/* The sizes in force (agreed at MPI_Init; read without a lock after), and
+ * MPI_COMM_WORLD's size (never freed: no query on its calls). */
 static uint64_t below[WEFT__PMPI_SMALL_COUNT][2];
+static uint32_t world_size;
 
 /* Calls passed as small, per thread (no atomic operation on the path):
  * each thread's block is linked into a list at its first small call and
@@ -60,7 +62,7 @@ typedef struct small_counts {
     uint64_t calls[WEFT__PMPI_COLL_COUNT][2];
     struct small_counts *next;
 } small_counts;
-static _Thread_local small_counts *mine;
+static _Thread_local small_counts *mine WEFT__PMPI_TLS;
 static small_counts *all_threads;           /* under weft__pmpi.lock */
 static uint64_t lost[WEFT__PMPI_COLL_COUNT][2]; /* atomic: a thread's block not allocated */
 static bool logged[WEFT__PMPI_COLL_COUNT];      /* atomic: "passed as small" logged */
@@ -139,8 +141,11 @@ bool weft__pmpi_small_agree(void)
         in[i] = below[i / 2][i % 2];
         in[N + i] = UINT64_MAX - in[i];
     }
-    if (PMPI_Allreduce(in, out, 2 * N, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    int world = 0;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS || world < 1 ||
+        PMPI_Allreduce(in, out, 2 * N, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
         return false;
+    world_size = (uint32_t)world;
     bool same = true;
     for (int i = 0; i < N; i++) {
         uint64_t least = UINT64_MAX - out[N + i];
@@ -192,21 +197,36 @@ static small_counts *my_counts(void)
 uint32_t weft__pmpi_small_size(MPI_Comm comm)
 {
     int n = 0;
-    if (comm == MPI_COMM_NULL || !__atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED) ||
-        PMPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 1)
+    if (!__atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED))
+        return 0;
+    if (comm == MPI_COMM_WORLD)
+        return world_size;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 1)
         return 0;
     return (uint32_t)n;
 }
 
 long long weft__pmpi_small_bytes(MPI_Datatype t, long long count)
 {
+    /* The commonest predefined types without a query (they are never
+     * freed, so their handles always mean them). */
     int size;
-    if (count < 0 || t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
+    if (t == MPI_BYTE || t == MPI_CHAR)
+        size = 1;
+    else if (t == MPI_INT || t == MPI_FLOAT)
+        size = 4;
+    else if (t == MPI_DOUBLE || t == MPI_LONG_LONG)
+        size = 8;
+    else if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
         return -1;
-    return count * size;
+    return count < 0 ? -1 : count * size;
 }
 
-bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
+/* weft__pmpi_small_n, inlined into weft__pmpi_small (the path of every
+ * small call: 200 instructions a call at first, 100 after the cuts here
+ * and WEFT__PMPI_TLS, callgrind at 1 rank). */
+static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n,
+                           long long bytes)
 {
     /* Off (n 0), or weft's own call (its bootstrap): the ordinary path
      * decides and counts. A negative size is an erroneous call, which that
@@ -217,20 +237,26 @@ bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, 
     if ((uint64_t)bytes >= below[f][big])
         return false;
     small_counts *c = my_counts();
+    uint64_t mine_before = 0;
     if (c)
-        c->calls[k][big]++;
+        mine_before = c->calls[k][big]++;
     else
         __atomic_add_fetch(&lost[k][big], 1, __ATOMIC_RELAXED);
-    if (!__atomic_load_n(&logged[k], __ATOMIC_RELAXED) &&
-        !__atomic_exchange_n(&logged[k], true, __ATOMIC_RELAXED))
+    /* The first such call of a thread looks whether it is the process's. */
+    if (mine_before == 0 && !__atomic_exchange_n(&logged[k], true, __ATOMIC_RELAXED))
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
                  weft__pmpi_coll_name(k), weft__pmpi_small_why(f, big));
     return true;
 }
 
+bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
+{
+    return small_n(k, f, n, bytes);
+}
+
 bool weft__pmpi_small(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm, long long bytes)
 {
-    return bytes >= 0 && weft__pmpi_small_n(k, f, weft__pmpi_small_size(comm), bytes);
+    return bytes >= 0 && small_n(k, f, weft__pmpi_small_size(comm), bytes);
 }
 
 const char *weft__pmpi_small_why(weft__pmpi_small_kind f, int big)

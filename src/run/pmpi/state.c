@@ -15,7 +15,7 @@ weft__pmpi_state weft__pmpi = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
 
 /* Weft calls running on this thread: weft's bootstrap calls MPI, and those
  * calls are weft's own, passed to MPI uncounted. */
-static _Thread_local int depth;
+static _Thread_local int depth WEFT__PMPI_TLS;
 
 static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_ALLREDUCE] = "MPI_Allreduce",
