@@ -46,12 +46,12 @@ tmp=$(mktemp -d)
 trap '[ -n "${OSU_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 status=0
 # benchmark:MPI call (as the library's report names it; - for calls it does
-# not intercept):extra options
-osu=(osu_allreduce:Allreduce:-T_mpi_float osu_reduce:Reduce:-T_mpi_float osu_bcast:Bcast:
+# not intercept):extra options (+ for a space)
+osu=(osu_allreduce:Allreduce:-T+mpi_float osu_reduce:Reduce:-T+mpi_float osu_bcast:Bcast:
   osu_allgather:Allgather: osu_allgatherv:-: osu_alltoall:Alltoall: osu_alltoallv:Alltoallv:
   osu_gather:-: osu_gatherv:-: osu_scatter:-: osu_scatterv:-:
-  osu_reduce_scatter:Reduce_scatter:-T_mpi_float
-  osu_reduce_scatter_block:Reduce_scatter_block:-T_mpi_float)
+  osu_reduce_scatter:Reduce_scatter:-T+mpi_float
+  osu_reduce_scatter_block:Reduce_scatter_block:-T+mpi_float)
 imb_calls=(Allreduce Reduce Reduce_scatter Reduce_scatter_block Bcast Allgather Allgatherv Alltoall
   Alltoallv Gather Gatherv Scatter Scatterv)
 rows=$tmp/rows
@@ -90,7 +90,7 @@ for entry in "${osu[@]}"; do
     for r in $(seq "$runs"); do
       pre=$tmp/$b.$np.$r
       # shellcheck disable=SC2086 # extra is empty or "-T mpi_float"
-      run_pair "$b" "$np" "$pre" "$bin" -m "1:$max" -i "$iters" -x "$warm" ${extra//_/ }
+      run_pair "$b" "$np" "$pre" "$bin" -m "1:$max" -i "$iters" -x "$warm" ${extra//+/ }
       for kind in mpi weft; do
         awk -v k=$kind -v b="$b" -v np="$np" '$1 ~ /^[0-9]+$/ && NF >= 2 && $2 ~ /^[0-9.]+$/ {
           print "row", k, b, np, $1, $2 }' "$pre.$kind" >> "$rows"

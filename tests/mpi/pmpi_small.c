@@ -28,6 +28,7 @@
  * Every element is checked; the program prints the counts it expects (the
  * small ones in the totals only) and the reason lines of the finalize
  * report. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,7 +7,9 @@
  * MPI_Reduce returns as soon as its eager send is out, so back-to-back
  * small calls cost weft a round trip each where they cost Open MPI a send
  * (bench/lat.sh, 2 ranks, 8 B: bcast 0.43 us against 0.13, reduce 0.53
- * against 0.14). Passing them costs a size comparison. */
+ * against 0.14). Passing them costs a size comparison: 153 instructions a
+ * call over Open MPI's own 311 (8-byte calls at 1 rank, callgrind, the
+ * difference of 3000 and 1000 calls of bench/lat_mpi.c's 7 collectives). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,33 +21,39 @@
 #include "weft/log.h"
 
 /* The default sizes, in bytes (a call whose size is below is passed; 1:
- * only calls of no data; 0: none), for 2 ranks (or 1) and for 3 or more,
- * per collective family. Each is the first size of bench/lat.sh at which
- * weft's latency was at or below Open MPI 4.1.4's on this project's
- * 2-core VM (shared memory, the medians of 7-9 alternating runs, 256 B
- * steps to 512 B and powers of two beyond; docs/interop.md, "Small
- * messages: passed to MPI", has the tables and commands):
- *  - 2 ranks: every collective was slower through weft up to 256 B
- *    (bcast 0.50 us against 0.26-0.33, reduce 0.57 against 0.27,
- *    alltoallv 6.7 against 0.5) and faster from 512 B (Open MPI's own
- *    latency steps from 0.5 to 3-18 us between 256 and 512 B there);
- *  - 4 ranks (2 per core): bcast and reduce slower up to 256 B (12.0
- *    against 3.6 us at 8 B; Open MPI's roots return early), alltoallv
- *    slower up to 1 KiB (45.9 against 19.4 us), the others faster from 8 B
+ * only calls of no data; 0: none), for 1-2 ranks and for 3 or more, per
+ * collective family. Each is the first size (a power of two) from which
+ * weft's latency, every call served, was at or below Open MPI 4.1.4's in
+ * OSU 7.4 and IMB-MPI1 on this project's 2-core development VM
+ * (bench/osu.sh, 3 alternating runs each, 2 and 4 ranks on shared memory,
+ * load average 10-13 from other jobs; docs/interop.md, "Small messages:
+ * passed to MPI", has the tables), where OSU and IMB disagreed the later:
+ *  - 2 ranks: bcast, reduce, alltoall, allgather, reduce_scatter(_block)
+ *    slower through weft up to 256 B (osu_bcast 0.21 us against 0.15-0.21,
+ *    osu_alltoall 0.23-0.28 against 0.20-0.24), faster from 512 B;
+ *    allreduce (IMB) slower up to 2 KiB, faster from 4 KiB; alltoallv
+ *    slower up to 4 KiB (osu_alltoallv 0.77-1.02 us against 0.21-0.60 up
+ *    to 2 KiB: weft agrees on the counts before the data), not from 8 KiB.
+ *  - 4 ranks (2 per core): bcast slower up to 2 KiB (Open MPI's roots
+ *    return once their eager sends are out: osu_bcast 0.13 us against
+ *    10-16 at 32-256 B), faster from 4 KiB; reduce (IMB) slower up to
+ *    256 B; alltoallv slower up to 4 KiB; alltoall even up to 256 B
+ *    (0.63-1.57 between runs and sizes), faster from 512 B; allreduce,
+ *    allgather and reduce_scatter_block faster from the smallest size
  *    (their Open MPI forms synchronize, and its busy-polling ranks share
  *    the cores), so those pass only calls of no data (0 B: Open MPI
- *    returns at once, 0.03-0.07 us in IMB, weft 0.45).
+ *    returns at once, IMB 0.03-0.07 us, weft 0.45).
  * WEFT_PMPI_SMALL overrides them (below). */
 static const struct {
     const char *name;
     uint64_t below[2]; /* [0]: 1-2 ranks; [1]: 3 or more */
 } defaults[WEFT__PMPI_SMALL_COUNT] = {
-    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {512, 1}},
+    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {4096, 1}},
     [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {512, 512}},
-    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {512, 512}},
+    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {512, 4096}},
     [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {512, 1}},
-    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 1}},
-    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {512, 2048}},
+    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 512}},
+    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {8192, 8192}},
     [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {512, 1}},
 };
 

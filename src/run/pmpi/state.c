@@ -286,15 +286,19 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
  * under lock. */
 static void count_reason(weft__pmpi_coll k, const char *why)
 {
-    char cut[sizeof weft__pmpi.reasons[0].why];
-    snprintf(cut, sizeof cut, "%s", why);
+    /* Compared in place (a reason is kept to its first 255 bytes), so that
+     * a passed call copies its reason (snprintf) only when it is new, not
+     * on every call. */
+    const size_t keep = sizeof weft__pmpi.reasons[0].why - 1;
     for (uint32_t i = 0; i < weft__pmpi.nreasons; i++) {
         weft__pmpi_reason *r = &weft__pmpi.reasons[i];
-        if (r->coll == k && strcmp(r->why, cut) == 0) {
+        if (r->coll == k && strncmp(r->why, why, keep) == 0) {
             r->calls++;
             return;
         }
     }
+    char cut[sizeof weft__pmpi.reasons[0].why];
+    snprintf(cut, sizeof cut, "%s", why);
     if (weft__pmpi.nreasons == WEFT__PMPI_REASONS) {
         weft__pmpi.passed_more[k]++;
         return;
