@@ -116,7 +116,7 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
                                 int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *req)
 {
-    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE_SCATTER, comm,
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK, comm,
                          weft__pmpi_small_bytes(datatype, recvcount)))
         return req ? PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                                 req)

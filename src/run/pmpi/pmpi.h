@@ -176,14 +176,16 @@ typedef enum weft__pmpi_small_kind {
     WEFT__PMPI_SMALL_ALLGATHER,
     WEFT__PMPI_SMALL_ALLTOALL,
     WEFT__PMPI_SMALL_ALLTOALLV,
-    WEFT__PMPI_SMALL_REDUCE_SCATTER, /* and MPI_Reduce_scatter_block */
+    WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK,
+    WEFT__PMPI_SMALL_REDUCE_SCATTER,
     WEFT__PMPI_SMALL_COUNT
 } weft__pmpi_small_kind;
 
 /* Sets the limits from WEFT_PMPI_SMALL (NULL or empty: the defaults in
  * small.c): "BYTES" for every collective, or a comma-separated list of
  * "NAME=BYTES" (NAME one of allreduce, reduce, bcast, allgather, alltoall,
- * alltoallv, reduce_scatter), both communicator sizes; 0 passes no call,
+ * alltoallv, reduce_scatter_block, reduce_scatter), both communicator
+ * sizes; 0 passes no call,
  * 1 only calls of no data. False with d set when text is malformed. */
 bool weft__pmpi_small_parse(const char *text, weft_diag *d);
 /* Makes every rank's limits the least any rank has (PMPI_Allreduce on

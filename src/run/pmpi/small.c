@@ -27,22 +27,27 @@
  * OSU 7.4 and IMB-MPI1 on this project's 2-core development VM
  * (bench/osu.sh, 3 alternating runs each, 2 and 4 ranks on shared memory,
  * load average 10-13 from other jobs; docs/interop.md, "Small messages:
- * passed to MPI", has the tables), where OSU and IMB disagreed the later:
- *  - 2 ranks: bcast, reduce, alltoall, allgather, reduce_scatter(_block)
+ * passed to MPI", has the tables; where OSU and IMB disagreed, the larger):
+ *  - 2 ranks: bcast, reduce, alltoall, allgather, reduce_scatter_block
  *    slower through weft up to 256 B (osu_bcast 0.21 us against 0.15-0.21,
  *    osu_alltoall 0.23-0.28 against 0.20-0.24), faster from 512 B;
- *    allreduce (IMB) slower up to 2 KiB, faster from 4 KiB; alltoallv
- *    slower up to 4 KiB (osu_alltoallv 0.77-1.02 us against 0.21-0.60 up
- *    to 2 KiB: weft agrees on the counts before the data), not from 8 KiB.
+ *    allreduce slower up to 2 KiB (IMB; OSU 1.1-1.6x up to 256 B, even
+ *    from 512 B), faster from 4 KiB; alltoallv slower up to 4 KiB
+ *    (osu_alltoallv 0.77-1.02 us against 0.21-0.60 up to 2 KiB: weft agrees
+ *    on the counts before the data), not from 8 KiB; reduce_scatter
+ *    (unequal counts allowed) faster from the smallest size (0.45-0.60x).
  *  - 4 ranks (2 per core): bcast slower up to 2 KiB (Open MPI's roots
  *    return once their eager sends are out: osu_bcast 0.13 us against
- *    10-16 at 32-256 B), faster from 4 KiB; reduce (IMB) slower up to
- *    256 B; alltoallv slower up to 4 KiB; alltoall even up to 256 B
- *    (0.63-1.57 between runs and sizes), faster from 512 B; allreduce,
- *    allgather and reduce_scatter_block faster from the smallest size
- *    (their Open MPI forms synchronize, and its busy-polling ranks share
- *    the cores), so those pass only calls of no data (0 B: Open MPI
- *    returns at once, IMB 0.03-0.07 us, weft 0.45).
+ *    10-16 at 32-256 B), faster from 4 KiB; reduce slower up to 256 B
+ *    (1.12x), alltoallv up to 4 KiB; alltoall even up to 256 B (0.63-1.57
+ *    between runs and sizes), faster from 512 B; allreduce, allgather,
+ *    reduce_scatter_block and reduce_scatter faster from the smallest
+ *    size (their Open MPI forms synchronize, and its busy-polling ranks
+ *    share the cores).
+ *  Those faster from the smallest size pass only calls of no data (limit
+ *  1): Open MPI returns from them at once (IMB 0.03-0.07 us, weft 0.45;
+ *  osu_reduce_scatter_block at 4 ranks and 4-8 B, whose blocks are empty,
+ *  207x).
  * WEFT_PMPI_SMALL overrides them (below). */
 static const struct {
     const char *name;
@@ -54,7 +59,8 @@ static const struct {
     [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {512, 1}},
     [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 512}},
     [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {8192, 8192}},
-    [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {512, 1}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {512, 1}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {1, 1}},
 };
 
 /* The sizes in force (agreed at MPI_Init; read without a lock after), and
@@ -119,7 +125,8 @@ bool weft__pmpi_small_parse(const char *text, weft_diag *d)
             if (first < 0) {
                 weft_diag_set(d, WEFT_EINVAL,
                               "WEFT_PMPI_SMALL: unknown collective '%.*s' (allreduce, reduce, "
-                              "bcast, allgather, alltoall, alltoallv, reduce_scatter)",
+                              "bcast, allgather, alltoall, alltoallv, reduce_scatter_block, "
+                              "reduce_scatter)",
                               (int)nl, p);
                 return false;
             }
@@ -305,6 +312,9 @@ weft__pmpi_small_kind weft__pmpi_small_kind_of(weft__pmpi_coll k)
     case WEFT__PMPI_ALLTOALLV:
     case WEFT__PMPI_IALLTOALLV:
         return WEFT__PMPI_SMALL_ALLTOALLV;
+    case WEFT__PMPI_REDUCE_SCATTER_BLOCK:
+    case WEFT__PMPI_IREDUCE_SCATTER_BLOCK:
+        return WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK;
     default:
         return WEFT__PMPI_SMALL_REDUCE_SCATTER;
     }
