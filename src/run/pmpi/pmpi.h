@@ -13,7 +13,8 @@
  * communicator of their MPI communicator when weft can serve the call
  * exactly as MPI would (for reductions a predefined datatype and operator
  * weft reduces; for moves any datatype, packed when it is not contiguous;
- * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
+ * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and the
+ * call is not small (where Open MPI is faster: small.c, below), and pass
  * everything else to PMPI_*. Every decision depends only on arguments MPI
  * requires to agree across ranks (for moves the bytes of the data, never
  * the layout a rank's datatype gives them), or agreed among the ranks, so
