@@ -7,7 +7,8 @@
 # weft faster). Never fails on time; exits 1 only when a run fails. Skips
 # (exit 0 with a line saying why) without mpirun or the library.
 # Usage: bench/lat.sh [BUILD_DIR [RUNS [ITERS [RANKS...]]]]  (default build
-# 5 20000 2; sizes 8 B and 1 KiB)
+# 5 20000 2; sizes 8 B and 1 KiB, or the bytes listed in LAT_SIZES, e.g.
+# LAT_SIZES="8 64 512 4096")
 set -u
 build=${1:-build} runs=${2:-5} iters=${3:-20000}
 shift $(($# < 3 ? $# : 3))
@@ -28,13 +29,13 @@ for np in "${ranks[@]}"; do
     for who in plain weft; do
       pre=()
       [ $who = weft ] && pre=(-x LD_PRELOAD="$lib")
-      timeout 600 mpirun -np "$np" "${pre[@]}" "$prog" "$iters" 8 1024 > "$tmp/out" 2> /dev/null ||
+      timeout 600 mpirun -np "$np" "${pre[@]}" "$prog" "$iters" ${LAT_SIZES:-8 1024} > "$tmp/out" 2> /dev/null ||
         { echo "run failed: np $np $who"; status=1; }
       grep -E '^[a-z_]+ [0-9]+: ' "$tmp/out" >> "$tmp/$who"
     done
   done
   echo "$np ranks: collective bytes: weft us / Open MPI us = ratio (medians of $runs)"
-  for key in $(awk '{print $1 "_" $2}' "$tmp/plain" | sort -u); do
+  for key in $(awk '{print $1, $2 + 0}' "$tmp/plain" | sort -k1,1 -k2n -u | awk '{print $1 "_" $2 ":"}'); do
     coll=${key%_*} bytes=${key##*_}
     pat="^$coll $bytes"
     w=$(grep "$pat" "$tmp/weft" | awk '{print $3}' | median)

@@ -50,6 +50,13 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *req)
 {
+    /* Small: each rank's receive block is every rank's (pmpi.h). */
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLGATHER, comm,
+                         weft__pmpi_small_bytes(recvtype, recvcount)))
+        return req ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, req)
+                   : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm);
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
@@ -131,6 +138,10 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
 static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype, int root,
                  MPI_Comm comm, MPI_Request *req)
 {
+    /* Small: count x size is the same on every rank (pmpi.h). */
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_BCAST, comm, weft__pmpi_small_bytes(datatype, count)))
+        return req ? PMPI_Ibcast(buffer, count, datatype, root, comm, req)
+                   : PMPI_Bcast(buffer, count, datatype, root, comm);
     weft__pmpi_layout l;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
@@ -194,6 +205,13 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request *req)
 {
+    /* Small: each rank's receive block is every rank's (pmpi.h). */
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLTOALL, comm,
+                         weft__pmpi_small_bytes(recvtype, recvcount)))
+        return req ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, req)
+                   : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);

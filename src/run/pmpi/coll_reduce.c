@@ -45,6 +45,10 @@ static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long lo
 static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLREDUCE, comm,
+                         weft__pmpi_small_bytes(datatype, count)))
+        return req ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req)
+                   : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
@@ -112,6 +116,11 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
                                 int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *req)
 {
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK, comm,
+                         weft__pmpi_small_bytes(datatype, recvcount)))
+        return req ? PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                                req)
+                   : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
@@ -151,6 +160,17 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                           const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           MPI_Request *req)
 {
+    /* Small: the vector (recvcounts, alike on every rank) over the number
+     * of ranks. */
+    uint32_t size = weft__pmpi_small_size(comm);
+    long long vector = size && recvcounts ? 0 : -1;
+    for (uint32_t r = 0; vector >= 0 && r < size; r++)
+        vector = recvcounts[r] < 0 ? -1 : vector + recvcounts[r];
+    long long bytes = vector < 0 ? -1 : weft__pmpi_small_bytes(datatype, vector);
+    if (weft__pmpi_small_n(k, WEFT__PMPI_SMALL_REDUCE_SCATTER, size,
+                           bytes < 0 ? -1 : bytes / (long long)size))
+        return req ? PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req)
+                   : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
@@ -225,6 +245,9 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
 static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
 {
+    if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE, comm, weft__pmpi_small_bytes(datatype, count)))
+        return req ? PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, req)
+                   : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;

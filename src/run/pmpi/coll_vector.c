@@ -100,11 +100,53 @@ static weft__pmpi_job bytes_job(const weft__pmpi_target *t, const void *sendbuf,
                             .owned = {room}};
 }
 
+/* The size a call of 1 or 2 ranks is judged small by (pmpi.h): the larger
+ * of the blocks this rank sends to and receives from the other (the self
+ * block on 1 rank), in bytes; both ranks compute the same, since rank 0's
+ * block to rank 1 is the one rank 1 receives from it, and back. -1 when a
+ * count or type is erroneous. */
+static long long pair_bytes(const void *sendbuf, const int sendcounts[], MPI_Datatype sendtype,
+                            const int recvcounts[], MPI_Datatype recvtype, MPI_Comm comm,
+                            uint32_t n)
+{
+    int me = 0;
+    if (!recvcounts || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+        return -1;
+    int other = n == 2 ? 1 - me : 0;
+    long long in = weft__pmpi_small_bytes(recvtype, recvcounts[other]), out = 0;
+    if (sendbuf != MPI_IN_PLACE)
+        out = sendcounts ? weft__pmpi_small_bytes(sendtype, sendcounts[other]) : -1;
+    return in < 0 || out < 0 ? -1 : in > out ? in : out;
+}
+
+/* The largest block this rank sends or receives, in bytes (counts checked
+ * non-negative). */
+static uint64_t largest_block(const int *scounts, const weft__pmpi_layout *sl,
+                              const int *rcounts, const weft__pmpi_layout *rl, uint32_t n)
+{
+    uint64_t most = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t r = (uint64_t)rcounts[j] * rl->size, s = scounts ? (uint64_t)scounts[j] * sl->size : 0;
+        most = r > most ? r : most;
+        most = s > most ? s : most;
+    }
+    return most;
+}
+
 static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *req)
 {
+    uint32_t size = weft__pmpi_small_size(comm);
+    if (size && size <= 2 &&
+        weft__pmpi_small_n(k, WEFT__PMPI_SMALL_ALLTOALLV, size,
+                           pair_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm,
+                                      size)))
+        return req ? PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, req)
+                   : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm);
     weft__pmpi_target t;
     weft__pmpi_layout sl, rl;
     const char *why = weft__pmpi_target_of(comm, &t);
@@ -124,6 +166,14 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
         why = "bad send datatype (erroneous)";
     if (!why && (negative_count(recvcounts, n) || (!in_place && negative_count(sendcounts, n))))
         why = "negative count (erroneous)";
+    if (!why && n >= 3 && !req) {
+        /* Small on 3 or more ranks: the communicator's mode, agreed. */
+        weft_diag d;
+        weft_diag_clear(&d);
+        uint64_t most = largest_block(in_place ? NULL : sendcounts, &sl, recvcounts, &rl, n);
+        if (weft__pmpi_small_mode(&t, comm, most, &why, &d))
+            return weft__pmpi_fail(&t, k, comm, &d);
+    }
     if (why) {
         weft__pmpi_passed(&t, k, why);
         return req ? PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

@@ -66,10 +66,15 @@ static bool local_ready(weft_comm_config *cfg, const char **why)
         }
         weft__pmpi.max_comms = (uint32_t)v;
     }
-    weft_comm_config_init(cfg);
-    cfg->timeout_ms = PMPI_TIMEOUT_MS;
     weft_diag d;
     weft_diag_clear(&d);
+    if (!weft__pmpi_small_parse(getenv("WEFT_PMPI_SMALL"), &d)) {
+        weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: %s", weft__pmpi.rank, d.msg);
+        *why = "bad weft settings in the environment";
+        return false;
+    }
+    weft_comm_config_init(cfg);
+    cfg->timeout_ms = PMPI_TIMEOUT_MS;
     if (weft_comm_config_from_env_options(cfg, &d) != WEFT_OK) {
         weft_log(WEFT_LOG_WARN, "pmpi", "rank %d: %s", weft__pmpi.rank, d.msg);
         *why = "bad weft settings in the environment";
@@ -86,6 +91,11 @@ static void setup(void)
     if (!all_ranks(local_ready(&cfg, &why))) {
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft off, every call goes to MPI: %s",
                  weft__pmpi.rank, why);
+        return;
+    }
+    if (!weft__pmpi_small_agree()) {
+        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft off, every call goes to MPI: %s",
+                 weft__pmpi.rank, "the small-message sizes could not be agreed");
         return;
     }
     weft_comm *c = NULL;
@@ -143,6 +153,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 {
     weft__pmpi_report();
     weft__pmpi_set_on(false, NULL);
+    weft__pmpi_small_fini();
     /* The program's communicators it did not free, then MPI_COMM_WORLD's
      * (MPI_Finalize is called once every thread's calls are done). */
     weft__pmpi_enter();

@@ -13,7 +13,8 @@
  * communicator of their MPI communicator when weft can serve the call
  * exactly as MPI would (for reductions a predefined datatype and operator
  * weft reduces; for moves any datatype, packed when it is not contiguous;
- * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and pass
+ * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and the
+ * call is not small (where Open MPI is faster: small.c, below), and pass
  * everything else to PMPI_*. Every decision depends only on arguments MPI
  * requires to agree across ranks (for moves the bytes of the data, never
  * the layout a rank's datatype gives them), or agreed among the ranks, so
@@ -62,6 +63,14 @@
 #include <stddef.h>
 
 #include "weft/comm.h"
+
+/* Thread-local variables of the library read on every call: the
+ * initial-exec model makes each access one load from the thread pointer
+ * instead of a call to __tls_get_addr (the general model of a shared
+ * library; 7 such calls were 80 of the 200 instructions an 8-byte call
+ * passed as small cost, callgrind). A library loaded at program start
+ * (LD_PRELOAD, or linked) may use it. */
+#define WEFT__PMPI_TLS __attribute__((tls_model("initial-exec")))
 
 /* The collectives served, indexing the counters. */
 typedef enum weft__pmpi_coll {
@@ -141,6 +150,83 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
 /* Counts a call passed to MPI and logs, once per collective, why; lets
  * t's communicator go (the caller then calls PMPI_*). */
 void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
+
+/* Small messages (small.c): a call whose size is below its collective's
+ * limit goes to MPI before any look-up, where Open MPI is faster than a
+ * served call's argument agreement (a round trip) lets weft be. The size
+ * is one every rank computes alike without communication, from arguments
+ * MPI requires to match (type signatures): count x type size for
+ * MPI_Allreduce, MPI_Reduce and MPI_Bcast; the receive block (recvcount x
+ * its type's size) for MPI_Allgather and MPI_Alltoall; the result block
+ * for MPI_Reduce_scatter_block, and the vector over the number of ranks
+ * for MPI_Reduce_scatter; the limit is per family and per communicator
+ * size (1-2 ranks, 3 or more), agreed by all ranks at MPI_Init.
+ * MPI_Alltoallv's counts differ between ranks, and no function of one
+ * rank's counts is the same on every rank for 3 or more (a block between
+ * two other ranks changes no count a third rank sees, so such a function
+ * cannot depend on any count); at 1-2 ranks the larger of the blocks this
+ * rank sends to and receives from the other is the same on both. At 3 or
+ * more, blocking MPI_Alltoallv has a mode per communicator instead
+ * (weft__pmpi_small_mode). The non-blocking forms decide as the blocking
+ * ones, but MPI_Ialltoallv at 3 or more ranks is always served (an
+ * agreement inside it could block a legal program). */
+typedef enum weft__pmpi_small_kind {
+    WEFT__PMPI_SMALL_ALLREDUCE = 0,
+    WEFT__PMPI_SMALL_REDUCE,
+    WEFT__PMPI_SMALL_BCAST,
+    WEFT__PMPI_SMALL_ALLGATHER,
+    WEFT__PMPI_SMALL_ALLTOALL,
+    WEFT__PMPI_SMALL_ALLTOALLV,
+    WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK,
+    WEFT__PMPI_SMALL_REDUCE_SCATTER,
+    WEFT__PMPI_SMALL_COUNT
+} weft__pmpi_small_kind;
+
+/* Sets the limits from WEFT_PMPI_SMALL (NULL or empty: the defaults in
+ * small.c): "BYTES" for every collective, or a comma-separated list of
+ * "NAME=BYTES" (NAME one of allreduce, reduce, bcast, allgather, alltoall,
+ * alltoallv, reduce_scatter_block, reduce_scatter), both communicator
+ * sizes; 0 passes no call,
+ * 1 only calls of no data. False with d set when text is malformed. */
+bool weft__pmpi_small_parse(const char *text, weft_diag *d);
+/* Makes every rank's limits the least any rank has (PMPI_Allreduce on
+ * MPI_COMM_WORLD; a warning when they differed); collective, at MPI_Init.
+ * False when MPI fails. */
+bool weft__pmpi_small_agree(void);
+/* The limit of family f on n ranks. */
+uint64_t weft__pmpi_small_below(weft__pmpi_small_kind f, uint32_t n);
+weft__pmpi_small_kind weft__pmpi_small_kind_of(weft__pmpi_coll k);
+/* comm's size, or 0 when weft is off or comm is no communicator. */
+uint32_t weft__pmpi_small_size(MPI_Comm comm);
+/* count x t's size in bytes; -1 when count is negative or t no type. */
+long long weft__pmpi_small_bytes(MPI_Datatype t, long long count);
+/* Whether call k (family f) of bytes on a communicator of n ranks goes to
+ * MPI as small; counts it when so (per thread, no lock). False for n 0, a
+ * negative size and weft's own calls. */
+bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes);
+/* The same on comm (its size from MPI). */
+bool weft__pmpi_small(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm, long long bytes);
+/* The reason logged for family f's small calls at 1-2 (big 0) or 3 or more
+ * ranks. */
+const char *weft__pmpi_small_why(weft__pmpi_small_kind f, int big);
+/* Blocking MPI_Alltoallv on 3 or more ranks (t held): the communicator's
+ * mode, small or not, is decided on agreed data: at the call counts where
+ * the mode is due (calls 0, 1, 3, 7, ... while it stays the same, then
+ * every 64th; after a change, the next call), every rank's largest block
+ * (largest: this rank's, in bytes) is agreed with a weft allreduce, and
+ * the mode is small while that is below the limit. Every rank makes the
+ * same calls on a communicator in the same order, so every rank holds the
+ * same mode at every call. *why is the reason to pass the call (NULL: serve
+ * it); an error only when the agreement failed (d set). */
+weft_err weft__pmpi_small_mode(weft__pmpi_target *t, MPI_Comm comm, uint64_t largest,
+                               const char **why, weft_diag *d);
+/* Logs the calls passed as small per collective and size class, and the
+ * alltoallv agreements (under weft__pmpi.lock, from weft__pmpi_report);
+ * their sum per collective (calls[k][0] + calls[k][1]). */
+void weft__pmpi_small_report(void);
+void weft__pmpi_small_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT][2]);
+/* Frees the counters (MPI_Finalize). */
+void weft__pmpi_small_fini(void);
 
 /* Marks a weft call as running on this thread (see weft__pmpi_target_of). */
 void weft__pmpi_enter(void);

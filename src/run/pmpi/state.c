@@ -15,7 +15,7 @@ weft__pmpi_state weft__pmpi = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
 
 /* Weft calls running on this thread: weft's bootstrap calls MPI, and those
  * calls are weft's own, passed to MPI uncounted. */
-static _Thread_local int depth;
+static _Thread_local int depth WEFT__PMPI_TLS;
 
 static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_ALLREDUCE] = "MPI_Allreduce",
@@ -111,6 +111,9 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
     e->comm = comm;
     e->kind = kind;
     e->refs = 1;
+    e->a2av_calls = e->a2av_next = 0;
+    e->a2av_gap = 0;
+    e->a2av_small = false;
     lock();
     bool ok = true;
     if (weft__pmpi.ncomms == weft__pmpi.cap) {
@@ -171,7 +174,8 @@ MPI_Comm weft__pmpi_last(void)
 void weft__pmpi_set_on(bool on, const weft_comm_config *cfg)
 {
     lock();
-    weft__pmpi.on = on;
+    /* Atomic: small.c reads it without the lock. */
+    __atomic_store_n(&weft__pmpi.on, on, __ATOMIC_RELAXED);
     if (on)
         weft__pmpi.cfg = *cfg;
     unlock();
@@ -282,15 +286,19 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
  * under lock. */
 static void count_reason(weft__pmpi_coll k, const char *why)
 {
-    char cut[sizeof weft__pmpi.reasons[0].why];
-    snprintf(cut, sizeof cut, "%s", why);
+    /* Compared in place (a reason is kept to its first 255 bytes), so that
+     * a passed call copies its reason (snprintf) only when it is new, not
+     * on every call. */
+    const size_t keep = sizeof weft__pmpi.reasons[0].why - 1;
     for (uint32_t i = 0; i < weft__pmpi.nreasons; i++) {
         weft__pmpi_reason *r = &weft__pmpi.reasons[i];
-        if (r->coll == k && strcmp(r->why, cut) == 0) {
+        if (r->coll == k && strncmp(r->why, why, keep) == 0) {
             r->calls++;
             return;
         }
     }
+    char cut[sizeof weft__pmpi.reasons[0].why];
+    snprintf(cut, sizeof cut, "%s", why);
     if (weft__pmpi.nreasons == WEFT__PMPI_REASONS) {
         weft__pmpi.passed_more[k]++;
         return;
@@ -344,14 +352,16 @@ weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d)
 }
 
 /* "Allreduce 3/1, Bcast 0/2, ..." for the counters of one kind (kind <
- * 0: the totals; every collective), or only those with calls. */
-static void format(int kind, char *line, size_t size)
+ * 0: the totals, with the calls passed as small; every collective), or
+ * only those with calls. */
+static void format(int kind, const uint64_t (*small)[2], char *line, size_t size)
 {
     size_t used = 0;
     line[0] = '\0';
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++) {
         uint64_t s = kind < 0 ? total(weft__pmpi.served, k) : weft__pmpi.served[kind][k];
-        uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) : weft__pmpi.passed[kind][k];
+        uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) + small[k][0] + small[k][1]
+                              : weft__pmpi.passed[kind][k];
         if (kind >= 0 && s + p == 0)
             continue;
         int n = snprintf(line + used, size - used, "%s%s %llu/%llu", used ? ", " : "",
@@ -366,11 +376,13 @@ void weft__pmpi_report(void)
 {
     lock();
     char line[1024];
-    format(-1, line, sizeof line);
+    uint64_t small[WEFT__PMPI_COLL_COUNT][2];
+    weft__pmpi_small_totals(small);
+    format(-1, (const uint64_t(*)[2])small, line, sizeof line);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: calls served by weft/passed to MPI: %s",
              weft__pmpi.rank, line);
     for (int kind = 0; kind < WEFT__PMPI_KIND_COUNT; kind++) {
-        format(kind, line, sizeof line);
+        format(kind, NULL, line, sizeof line);
         if (line[0])
             weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: on %s communicators: %s", weft__pmpi.rank,
                      kind_names[kind], line);
@@ -381,6 +393,7 @@ void weft__pmpi_report(void)
                  weft__pmpi.rank, coll_names[r->coll], (unsigned long long)r->calls,
                  r->calls == 1 ? "" : "s", r->why);
     }
+    weft__pmpi_small_report();
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
         if (weft__pmpi.passed_more[k])
             weft_log(WEFT_LOG_INFO, "pmpi",

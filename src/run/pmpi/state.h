@@ -37,6 +37,12 @@ struct weft__pmpi_entry {
     weft__pmpi_kind kind;
     pthread_mutex_t lock;
     uint32_t refs; /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
+    /* MPI_Alltoallv's small-message mode (weft__pmpi_small_mode), under
+     * lock: blocking calls made, the call at which the mode is agreed
+     * next, the gap to the one after, and the mode. */
+    uint64_t a2av_calls, a2av_next;
+    uint32_t a2av_gap;
+    bool a2av_small;
 };
 
 /* How many calls of one collective went to MPI for one reason. */

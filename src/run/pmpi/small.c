@@ -1,0 +1,395 @@
+/* Small messages go to MPI (see pmpi.h, "Small messages"): the sizes
+ * below which each collective is passed, their agreement at MPI_Init, the
+ * decision on the calling thread before any look-up, and its counters.
+ *
+ * Why: every call weft serves starts with its argument agreement (a round
+ * trip: src/run/call_agree.h), and Open MPI's root of a small MPI_Bcast or
+ * MPI_Reduce returns as soon as its eager send is out, so back-to-back
+ * small calls cost weft a round trip each where they cost Open MPI a send
+ * (bench/lat.sh, 2 ranks, 8 B: bcast 0.43 us against 0.13, reduce 0.53
+ * against 0.14). Passing them costs a size comparison: 153 instructions a
+ * call over Open MPI's own 311 (8-byte calls at 1 rank, callgrind, the
+ * difference of 3000 and 1000 calls of bench/lat_mpi.c's 7 collectives). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/pmpi/pmpi.h"
+#include "run/pmpi/state.h"
+#include "weft/log.h"
+
+/* The default sizes, in bytes (a call whose size is below is passed; 1:
+ * only calls of no data; 0: none), for 1-2 ranks and for 3 or more, per
+ * collective family. Each is the first size (a power of two) from which
+ * weft's latency, every call served, was at or below Open MPI 4.1.4's in
+ * OSU 7.4 and IMB-MPI1 on this project's 2-core development VM
+ * (bench/osu.sh, 3 alternating runs each, 2 and 4 ranks on shared memory,
+ * load average 10-13 from other jobs; docs/interop.md, "Small messages:
+ * passed to MPI", has the tables; where OSU and IMB disagreed, the larger):
+ *  - 2 ranks: bcast, reduce, alltoall, allgather, reduce_scatter_block
+ *    slower through weft up to 256 B (osu_bcast 0.21 us against 0.15-0.21,
+ *    osu_alltoall 0.23-0.28 against 0.20-0.24), faster from 512 B;
+ *    allreduce slower up to 2 KiB (IMB; OSU 1.1-1.6x up to 256 B, even
+ *    from 512 B), faster from 4 KiB; alltoallv slower up to 4 KiB
+ *    (osu_alltoallv 0.77-1.02 us against 0.21-0.60 up to 2 KiB: weft agrees
+ *    on the counts before the data), not from 8 KiB; reduce_scatter
+ *    (unequal counts allowed) faster from the smallest size (0.45-0.60x).
+ *  - 4 ranks (2 per core): bcast slower up to 2 KiB (Open MPI's roots
+ *    return once their eager sends are out: osu_bcast 0.13 us against
+ *    10-16 at 32-256 B), faster from 4 KiB; reduce slower up to 256 B
+ *    (1.12x), alltoallv up to 4 KiB; alltoall even up to 256 B (0.63-1.57
+ *    between runs and sizes), faster from 512 B; allreduce, allgather,
+ *    reduce_scatter_block and reduce_scatter faster from the smallest
+ *    size (their Open MPI forms synchronize, and its busy-polling ranks
+ *    share the cores).
+ *  Those faster from the smallest size pass only calls of no data (limit
+ *  1): Open MPI returns from them at once (IMB 0.03-0.07 us, weft 0.45;
+ *  osu_reduce_scatter_block at 4 ranks and 4-8 B, whose blocks are empty,
+ *  207x).
+ * WEFT_PMPI_SMALL overrides them (below). */
+static const struct {
+    const char *name;
+    uint64_t below[2]; /* [0]: 1-2 ranks; [1]: 3 or more */
+} defaults[WEFT__PMPI_SMALL_COUNT] = {
+    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {4096, 1}},
+    [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {512, 512}},
+    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {512, 4096}},
+    [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {512, 1}},
+    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 512}},
+    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {8192, 8192}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {512, 1}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {1, 1}},
+};
+
+/* The sizes in force (agreed at MPI_Init; read without a lock after), and
+ * MPI_COMM_WORLD's size (never freed: no query on its calls). */
+static uint64_t below[WEFT__PMPI_SMALL_COUNT][2];
+static uint32_t world_size;
+
+/* Calls passed as small, per thread (no atomic operation on the path):
+ * each thread's block is linked into a list at its first small call and
+ * summed at MPI_Finalize, when every thread's calls are done (MPI 3.1
+ * section 12.4.2). [k][0]: on 1-2 ranks, [k][1]: 3 or more. */
+typedef struct small_counts {
+    uint64_t calls[WEFT__PMPI_COLL_COUNT][2];
+    struct small_counts *next;
+} small_counts;
+static _Thread_local small_counts *mine WEFT__PMPI_TLS;
+static small_counts *all_threads;           /* under weft__pmpi.lock */
+static uint64_t lost[WEFT__PMPI_COLL_COUNT][2]; /* atomic: a thread's block not allocated */
+static bool logged[WEFT__PMPI_COLL_COUNT];      /* atomic: "passed as small" logged */
+/* The reasons logged, per family and [1-2 ranks, 3 or more]; and the
+ * alltoallv mode's (written at MPI_Init, read after). */
+static char why_text[WEFT__PMPI_SMALL_COUNT][2][96];
+static char mode_text[160];
+static uint64_t agreements; /* atomic: alltoallv mode refreshes */
+
+/* Parses one size: decimal bytes, at most 2^40. */
+static bool parse_bytes(const char *s, size_t len, uint64_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno || *end || buf[0] == '-' || v > (1ull << 40))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool weft__pmpi_small_parse(const char *text, weft_diag *d)
+{
+    for (int k = 0; k < WEFT__PMPI_SMALL_COUNT; k++)
+        for (int r = 0; r < 2; r++)
+            below[k][r] = defaults[k].below[r];
+    if (!text || !*text)
+        return true;
+    for (const char *p = text; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        uint64_t v;
+        int first = 0, last = WEFT__PMPI_SMALL_COUNT - 1;
+        if (eq) {
+            size_t nl = (size_t)(eq - p);
+            first = -1;
+            for (int k = 0; k < WEFT__PMPI_SMALL_COUNT; k++)
+                if (strlen(defaults[k].name) == nl && memcmp(defaults[k].name, p, nl) == 0)
+                    first = last = k;
+            if (first < 0) {
+                weft_diag_set(d, WEFT_EINVAL,
+                              "WEFT_PMPI_SMALL: unknown collective '%.*s' (allreduce, reduce, "
+                              "bcast, allgather, alltoall, alltoallv, reduce_scatter_block, "
+                              "reduce_scatter)",
+                              (int)nl, p);
+                return false;
+            }
+        }
+        const char *num = eq ? eq + 1 : p;
+        if (!parse_bytes(num, len - (size_t)(num - p), &v)) {
+            weft_diag_set(d, WEFT_EINVAL,
+                          "WEFT_PMPI_SMALL: '%.*s' is not BYTES or NAME=BYTES (0 .. 2^40)",
+                          (int)len, p);
+            return false;
+        }
+        for (int k = first; k <= last; k++)
+            below[k][0] = below[k][1] = v;
+        p += len + (comma != NULL);
+    }
+    return true;
+}
+
+bool weft__pmpi_small_agree(void)
+{
+    /* Every rank must pass the same calls, so every rank must use the same
+     * sizes: the largest and (as UINT64_MAX less it) the smallest of every
+     * rank's are reduced; where they differ, the smallest is used. */
+    enum { N = WEFT__PMPI_SMALL_COUNT * 2 };
+    uint64_t in[2 * N], out[2 * N];
+    for (int i = 0; i < N; i++) {
+        in[i] = below[i / 2][i % 2];
+        in[N + i] = UINT64_MAX - in[i];
+    }
+    int world = 0;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS || world < 1 ||
+        PMPI_Allreduce(in, out, 2 * N, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return false;
+    world_size = (uint32_t)world;
+    bool same = true;
+    for (int i = 0; i < N; i++) {
+        uint64_t least = UINT64_MAX - out[N + i];
+        same = same && least == out[i];
+        below[i / 2][i % 2] = least;
+    }
+    for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
+        for (int r = 0; r < 2; r++) {
+            const char *at = r ? "3 or more ranks" : "1-2 ranks";
+            if (below[f][r] == 1)
+                snprintf(why_text[f][r], sizeof why_text[f][r], "no data, at %s", at);
+            else
+                snprintf(why_text[f][r], sizeof why_text[f][r],
+                         "small message: below %llu bytes at %s",
+                         (unsigned long long)below[f][r], at);
+        }
+    snprintf(mode_text, sizeof mode_text,
+             "small-message mode: every block below %llu bytes at the last size agreement",
+             (unsigned long long)below[WEFT__PMPI_SMALL_ALLTOALLV][1]);
+    if (!same)
+        weft_log(WEFT_LOG_WARN, "pmpi",
+                 "rank %d: WEFT_PMPI_SMALL differs between ranks: each collective uses the "
+                 "smallest size any rank has",
+                 weft__pmpi.rank);
+    return true;
+}
+
+uint64_t weft__pmpi_small_below(weft__pmpi_small_kind f, uint32_t n)
+{
+    return below[f][n >= 3];
+}
+
+/* The block of the calling thread, linked in at its first use; NULL when it
+ * cannot be allocated. */
+static small_counts *my_counts(void)
+{
+    if (mine)
+        return mine;
+    small_counts *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&weft__pmpi.lock);
+    c->next = all_threads;
+    all_threads = c;
+    pthread_mutex_unlock(&weft__pmpi.lock);
+    return mine = c;
+}
+
+uint32_t weft__pmpi_small_size(MPI_Comm comm)
+{
+    int n = 0;
+    if (!__atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED))
+        return 0;
+    if (comm == MPI_COMM_WORLD)
+        return world_size;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 1)
+        return 0;
+    return (uint32_t)n;
+}
+
+long long weft__pmpi_small_bytes(MPI_Datatype t, long long count)
+{
+    /* The commonest predefined types without a query (they are never
+     * freed, so their handles always mean them). */
+    int size;
+    if (t == MPI_BYTE || t == MPI_CHAR)
+        size = 1;
+    else if (t == MPI_INT || t == MPI_FLOAT)
+        size = 4;
+    else if (t == MPI_DOUBLE || t == MPI_LONG_LONG)
+        size = 8;
+    else if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
+        return -1;
+    return count < 0 ? -1 : count * size;
+}
+
+/* weft__pmpi_small_n, inlined into weft__pmpi_small (the path of every
+ * small call: 200 instructions a call at first, 100 after the cuts here
+ * and WEFT__PMPI_TLS, callgrind at 1 rank). */
+static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n,
+                           long long bytes)
+{
+    /* Off (n 0), or weft's own call (its bootstrap): the ordinary path
+     * decides and counts. A negative size is an erroneous call, which that
+     * path passes with its reason. */
+    if (n == 0 || bytes < 0 || weft__pmpi_inside())
+        return false;
+    int big = n >= 3;
+    if ((uint64_t)bytes >= below[f][big])
+        return false;
+    small_counts *c = my_counts();
+    uint64_t mine_before = 0;
+    if (c)
+        mine_before = c->calls[k][big]++;
+    else
+        __atomic_add_fetch(&lost[k][big], 1, __ATOMIC_RELAXED);
+    /* The first such call of a thread looks whether it is the process's. */
+    if (mine_before == 0 && !__atomic_exchange_n(&logged[k], true, __ATOMIC_RELAXED))
+        weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI (%s)", weft__pmpi.rank,
+                 weft__pmpi_coll_name(k), weft__pmpi_small_why(f, big));
+    return true;
+}
+
+bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
+{
+    return small_n(k, f, n, bytes);
+}
+
+bool weft__pmpi_small(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm, long long bytes)
+{
+    return bytes >= 0 && small_n(k, f, weft__pmpi_small_size(comm), bytes);
+}
+
+const char *weft__pmpi_small_why(weft__pmpi_small_kind f, int big)
+{
+    return why_text[f][big];
+}
+
+void weft__pmpi_small_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT][2])
+{
+    memset(calls, 0, sizeof(uint64_t) * WEFT__PMPI_COLL_COUNT * 2);
+    for (const small_counts *c = all_threads; c; c = c->next)
+        for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+            for (int r = 0; r < 2; r++)
+                calls[k][r] += c->calls[k][r];
+    for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+        for (int r = 0; r < 2; r++)
+            calls[k][r] += __atomic_load_n(&lost[k][r], __ATOMIC_RELAXED);
+}
+
+weft__pmpi_small_kind weft__pmpi_small_kind_of(weft__pmpi_coll k)
+{
+    switch (k) {
+    case WEFT__PMPI_ALLREDUCE:
+    case WEFT__PMPI_IALLREDUCE:
+        return WEFT__PMPI_SMALL_ALLREDUCE;
+    case WEFT__PMPI_REDUCE:
+    case WEFT__PMPI_IREDUCE:
+        return WEFT__PMPI_SMALL_REDUCE;
+    case WEFT__PMPI_BCAST:
+    case WEFT__PMPI_IBCAST:
+        return WEFT__PMPI_SMALL_BCAST;
+    case WEFT__PMPI_ALLGATHER:
+    case WEFT__PMPI_IALLGATHER:
+        return WEFT__PMPI_SMALL_ALLGATHER;
+    case WEFT__PMPI_ALLTOALL:
+    case WEFT__PMPI_IALLTOALL:
+        return WEFT__PMPI_SMALL_ALLTOALL;
+    case WEFT__PMPI_ALLTOALLV:
+    case WEFT__PMPI_IALLTOALLV:
+        return WEFT__PMPI_SMALL_ALLTOALLV;
+    case WEFT__PMPI_REDUCE_SCATTER_BLOCK:
+    case WEFT__PMPI_IREDUCE_SCATTER_BLOCK:
+        return WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK;
+    default:
+        return WEFT__PMPI_SMALL_REDUCE_SCATTER;
+    }
+}
+
+/* Refreshes at most every MODE_GAP_MAX-th call: a communicator whose sizes
+ * stay on one side of the limit agrees at calls 0, 1, 3, 7, ..., then every
+ * 64th (one 8-byte weft allreduce per 64 calls: under 1 % of an 8-byte
+ * alltoallv's time at 4 ranks, bench/lat.sh); one whose sizes change runs
+ * at most 63 calls on the other side's path (exact either way, only
+ * slower) before it notices. */
+#define MODE_GAP_MAX 64u
+
+weft_err weft__pmpi_small_mode(weft__pmpi_target *t, MPI_Comm comm, uint64_t largest,
+                               const char **why, weft_diag *d)
+{
+    *why = NULL;
+    uint64_t lim = below[WEFT__PMPI_SMALL_ALLTOALLV][1];
+    weft__pmpi_entry *e = t->entry;
+    if (lim == 0)
+        return WEFT_OK;
+    if (e->a2av_calls++ == e->a2av_next) {
+        /* The largest block of every rank, agreed: weft's allreduce (the
+         * calls queued on the communicator first), or MPI's where a forced
+         * plan cannot run it. */
+        uint64_t most = largest;
+        weft__pmpi_drain(t);
+        weft__pmpi_enter();
+        weft_err err = WEFT_OK;
+        if (!weft__pmpi_unfit(t->comm, WEFT_COLL_ALLREDUCE, 1, WEFT_UINT64, 0))
+            err = weft_allreduce(t->comm, &largest, &most, 1, WEFT_UINT64, WEFT_MAX, d);
+        else if (PMPI_Allreduce(&largest, &most, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+            err = weft_diag_set(d, WEFT_EIO, "MPI_Allreduce of the alltoallv sizes failed");
+        weft__pmpi_leave();
+        if (err)
+            return err;
+        __atomic_add_fetch(&agreements, 1, __ATOMIC_RELAXED);
+        bool small = most < lim;
+        uint32_t gap = e->a2av_gap && small == e->a2av_small ? 2 * e->a2av_gap : 1;
+        e->a2av_gap = gap < MODE_GAP_MAX ? gap : MODE_GAP_MAX;
+        e->a2av_small = small;
+        e->a2av_next = e->a2av_calls - 1 + e->a2av_gap;
+    }
+    if (e->a2av_small)
+        *why = mode_text;
+    return WEFT_OK;
+}
+
+void weft__pmpi_small_report(void)
+{
+    uint64_t calls[WEFT__PMPI_COLL_COUNT][2];
+    weft__pmpi_small_totals(calls);
+    for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+        for (int r = 0; r < 2; r++)
+            if (calls[k][r])
+                weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI %llu time%s (%s)",
+                         weft__pmpi.rank, weft__pmpi_coll_name(k), (unsigned long long)calls[k][r],
+                         calls[k][r] == 1 ? "" : "s",
+                         why_text[weft__pmpi_small_kind_of(k)][r]);
+    uint64_t a = __atomic_load_n(&agreements, __ATOMIC_RELAXED);
+    if (a)
+        weft_log(WEFT_LOG_INFO, "pmpi",
+                 "rank %d: MPI_Alltoallv sizes agreed %llu time%s (small-message mode, 3 or more "
+                 "ranks)",
+                 weft__pmpi.rank, (unsigned long long)a, a == 1 ? "" : "s");
+}
+
+void weft__pmpi_small_fini(void)
+{
+    pthread_mutex_lock(&weft__pmpi.lock);
+    while (all_threads) {
+        small_counts *c = all_threads;
+        all_threads = c->next;
+        free(c);
+    }
+    pthread_mutex_unlock(&weft__pmpi.lock);
+    mine = NULL;
+}
