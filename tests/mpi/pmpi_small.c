@@ -48,8 +48,8 @@ static void expect(bool ok, const char *what, long i, long got, long want)
         return;
     failures++;
     if (failures <= 10)
-        fprintf(stderr, "pmpi_small: rank %d: %s: element %ld is %ld, want %ld\n", me, what, i,
-                got, want);
+        fprintf(stderr, "pmpi_small: rank %d: %s: element %ld is %ld, want %ld\n", me, what, i, got,
+                want);
 }
 
 /* Expected as served (on MPI_COMM_WORLD) or passed as small. */

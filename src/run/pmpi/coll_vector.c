@@ -121,12 +121,13 @@ static long long pair_bytes(const void *sendbuf, const int sendcounts[], MPI_Dat
 
 /* The largest block this rank sends or receives, in bytes (counts checked
  * non-negative). */
-static uint64_t largest_block(const int *scounts, const weft__pmpi_layout *sl,
-                              const int *rcounts, const weft__pmpi_layout *rl, uint32_t n)
+static uint64_t largest_block(const int *scounts, const weft__pmpi_layout *sl, const int *rcounts,
+                              const weft__pmpi_layout *rl, uint32_t n)
 {
     uint64_t most = 0;
     for (uint32_t j = 0; j < n; j++) {
-        uint64_t r = (uint64_t)rcounts[j] * rl->size, s = scounts ? (uint64_t)scounts[j] * sl->size : 0;
+        uint64_t r = (uint64_t)rcounts[j] * rl->size,
+                 s = scounts ? (uint64_t)scounts[j] * sl->size : 0;
         most = r > most ? r : most;
         most = s > most ? s : most;
     }
@@ -140,9 +141,9 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
 {
     uint32_t size = weft__pmpi_small_size(comm);
     if (size && size <= 2 &&
-        weft__pmpi_small_n(k, WEFT__PMPI_SMALL_ALLTOALLV, size,
-                           pair_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm,
-                                      size)))
+        weft__pmpi_small_n(
+            k, WEFT__PMPI_SMALL_ALLTOALLV, size,
+            pair_bytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm, size)))
         return req ? PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, req)
                    : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

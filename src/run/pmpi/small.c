@@ -77,7 +77,7 @@ typedef struct small_counts {
     struct small_counts *next;
 } small_counts;
 static _Thread_local small_counts *mine WEFT__PMPI_TLS;
-static small_counts *all_threads;           /* under weft__pmpi.lock */
+static small_counts *all_threads;               /* under weft__pmpi.lock */
 static uint64_t lost[WEFT__PMPI_COLL_COUNT][2]; /* atomic: a thread's block not allocated */
 static bool logged[WEFT__PMPI_COLL_COUNT];      /* atomic: "passed as small" logged */
 /* The reasons logged, per family and [1-2 ranks, 3 or more]; and the
@@ -174,8 +174,8 @@ bool weft__pmpi_small_agree(void)
                 snprintf(why_text[f][r], sizeof why_text[f][r], "no data, at %s", at);
             else
                 snprintf(why_text[f][r], sizeof why_text[f][r],
-                         "small message: below %llu bytes at %s",
-                         (unsigned long long)below[f][r], at);
+                         "small message: below %llu bytes at %s", (unsigned long long)below[f][r],
+                         at);
         }
     snprintf(mode_text, sizeof mode_text,
              "small-message mode: every block below %llu bytes at the last size agreement",
@@ -240,8 +240,7 @@ long long weft__pmpi_small_bytes(MPI_Datatype t, long long count)
 /* weft__pmpi_small_n, inlined into weft__pmpi_small (the path of every
  * small call: 200 instructions a call at first, 100 after the cuts here
  * and WEFT__PMPI_TLS, callgrind at 1 rank). */
-static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n,
-                           long long bytes)
+static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
 {
     /* Off (n 0), or weft's own call (its bootstrap): the ordinary path
      * decides and counts. A negative size is an erroneous call, which that
@@ -372,8 +371,7 @@ void weft__pmpi_small_report(void)
             if (calls[k][r])
                 weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s passed to MPI %llu time%s (%s)",
                          weft__pmpi.rank, weft__pmpi_coll_name(k), (unsigned long long)calls[k][r],
-                         calls[k][r] == 1 ? "" : "s",
-                         why_text[weft__pmpi_small_kind_of(k)][r]);
+                         calls[k][r] == 1 ? "" : "s", why_text[weft__pmpi_small_kind_of(k)][r]);
     uint64_t a = __atomic_load_n(&agreements, __ATOMIC_RELAXED);
     if (a)
         weft_log(WEFT_LOG_INFO, "pmpi",
