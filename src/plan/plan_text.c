@@ -1,4 +1,7 @@
-/* The .plan text format: a strict parser and a canonical writer.
+/* Over 900 lines on purpose: the parser and the writer of one format,
+ * kept beside each other so that every field is read as it is written.
+ *
+ * The .plan text format: a strict parser and a canonical writer.
  * docs/plan-format.md is the reference. The parser checks every byte
  * (UTF-8, no NUL, no control characters), every token and the structure
  * (header before ops, ids in order, deps naming existing ops); it never

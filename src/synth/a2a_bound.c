@@ -1,4 +1,9 @@
-/* The exact all-to-all bound: the maximum concurrent flow, solved as a
+/* Over 900 lines on purpose: the edge program's model, its GLPK solve and
+ * its uses (the bound, the plan's flows, the reroute of the sources that
+ * column generation splits) share the private `model` and one solve with
+ * its certificate; split, each part would need the model's internals.
+ *
+ * The exact all-to-all bound: the maximum concurrent flow, solved as a
  * linear program by GLPK and certified in exact rational arithmetic (GMP).
  * See weft/synth.h for the contract and docs/bound.md for the method. The
  * certificate (rational duals, the exact basic solution) is a2a_exact.c,
