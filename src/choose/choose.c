@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/map.h"
+#include "base/size_text.h"
 #include "weft/choose.h"
 
 void weft_choose_opts_init(weft_choose_opts *o, const weft_topo *t)
@@ -30,21 +31,6 @@ static void progress(const weft_choose_opts *o, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     o->progress(o->progress_arg, buf);
-}
-
-/* "1048576 (1M)": a size with its binary suffix when it has one. */
-static void size_text(uint64_t size, char *buf, size_t len)
-{
-    static const char suffix[] = {'G', 'M', 'K'};
-    for (int i = 0; i < 3; i++) {
-        unsigned shift = 30 - 10 * (unsigned)i;
-        if (size >= (1ull << shift) && size % (1ull << shift) == 0) {
-            snprintf(buf, len, "%llu (%llu%c)", (unsigned long long)size,
-                     (unsigned long long)(size >> shift), suffix[i]);
-            return;
-        }
-    }
-    snprintf(buf, len, "%llu", (unsigned long long)size);
 }
 
 /* NCCL's algorithm for an in-network kind. */
@@ -346,7 +332,7 @@ static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, s
         return;
     }
     for (size_t s = 0; s < nsizes; s++) {
-        size_text(sizes[s], st, sizeof st);
+        weft__size_text(sizes[s], st, sizeof st);
         progress(o, "%s at %s (%zu of %zu)", c[i].name, st, i + 1, n);
         weft_sim_opts eff;
         weft_err e = weft_candidate_prepare(&a, t, sizes[s], &o->sim, &eff, &d);

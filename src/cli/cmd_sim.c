@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/size_text.h"
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -755,7 +756,7 @@ int cli_cmd_sim(int argc, char **argv)
     cli_context_object("simulating");
     for (size_t i = 0; i < n; i++) {
         char st[64];
-        cli_sim_size_text(sizes[i], st, sizeof st);
+        weft__size_text(sizes[i], st, sizeof st);
         cli_progress_set(&pr, "sim: %s at %s (%zu of %zu)", algo, st, i + 1, n);
         /* Every size on its own processes of one trace, named by size. */
         char label[32];
@@ -811,7 +812,7 @@ int cli_cmd_sim(int argc, char **argv)
         print_table(t, a.pos[0], algo, &o, rs, n);
         for (size_t i = 0; subject.nccl && i < n; i++) {
             char st[64], label[64];
-            cli_sim_size_text(sizes[i], st, sizeof st);
+            weft__size_text(sizes[i], st, sizeof st);
             weft_candidate_label(&subject, sizes[i], label, sizeof label);
             printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
             weft_nccl_choice ch;

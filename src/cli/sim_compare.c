@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/size_text.h"
 #include "cli/cli.h"
 #include "cli/fabric.h"
 #include "cli/json.h"
@@ -23,20 +24,6 @@ typedef struct bound_row {
     double gbps;
     char why[sizeof((weft_diag *)0)->msg];
 } bound_row;
-
-void cli_sim_size_text(uint64_t size, char *buf, size_t len)
-{
-    static const char suffix[] = {'G', 'M', 'K'};
-    for (int i = 0; i < 3; i++) {
-        unsigned shift = 30 - 10 * (unsigned)i;
-        if (size >= (1ull << shift) && size % (1ull << shift) == 0) {
-            snprintf(buf, len, "%llu (%llu%c)", (unsigned long long)size,
-                     (unsigned long long)(size >> shift), suffix[i]);
-            return;
-        }
-    }
-    snprintf(buf, len, "%llu", (unsigned long long)size);
-}
 
 void cli_sim_link_name(const weft_topo *t, weft_link_id l, char *buf, size_t len)
 {
@@ -155,7 +142,7 @@ static void print_tables(const char *spec, const weft_topo *t, weft_coll coll,
     double factor = weft_sim_busbw_factor(coll, weft_topo_num_ranks(t));
     for (size_t s = 0; s < nsizes; s++) {
         char st[64];
-        cli_sim_size_text(sizes[s], st, sizeof st);
+        weft__size_text(sizes[s], st, sizeof st);
         char mt[160];
         cli_sim_model_text(o, mt, sizeof mt);
         printf("%s%s on %s (%u ranks), size %s, %s\n", s ? "\n" : "", weft_coll_name(coll), spec,

@@ -17,7 +17,6 @@
 typedef enum cli_sim_format { CLI_SIM_TABLE, CLI_SIM_JSON, CLI_SIM_CSV } cli_sim_format;
 
 /* "1073741824 (1G)" style size text: bytes and, when exact, K/M/G. */
-void cli_sim_size_text(uint64_t size, char *buf, size_t len);
 /* The exact all-to-all bound as an algbw in GB/s: uniform (m NULL), or
  * for matrix m the matrix's total / N over the least time. False with why
  * filled when there is none (the solver's message, or an exact value that
