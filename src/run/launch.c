@@ -200,8 +200,11 @@ static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restar
                           weft_launch_result *res)
 {
     pid_t *grown = weft__realloc_array(*started, (size_t)*nstarted + 1, sizeof *grown);
-    if (!grown)
+    if (!grown) {
+        fprintf(stderr, "weft launch: rank %u (pid %d) failed; cannot restart it: out of memory\n",
+                r, (int)dead);
         return -1;
+    }
     *started = grown;
     char what[96];
     if (WIFEXITED(st))
@@ -215,8 +218,11 @@ static pid_t restart_rank(const weft_launch_opts *o, uint32_t r, uint32_t restar
     pid_t p = fork_rank();
     if (p == 0)
         exec_rank(o, r, restart, lfd, addr, secret, me, keep_int, keep_term);
-    if (p < 0)
+    if (p < 0) {
+        fprintf(stderr, "weft launch: restart %u of rank %u failed: cannot fork: %s\n",
+                res->restarted + 1, r, strerror(errno));
         return -1;
+    }
     setpgid(p, p);
     grown[(*nstarted)++] = p;
     res->restarted++;
