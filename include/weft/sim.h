@@ -137,11 +137,12 @@ typedef struct weft_sim_opts {
      * in weft/compress.h gives a processor's). A compute op of b bytes (its
      * op size at the simulated size) then takes b x this on its rank,
      * after its deps and before its dependents: a flow without links whose
-     * route latency is that long, so it also costs alpha_s, as a nop does,
-     * and overlaps whatever its deps allow (the plan orders a rank's
-     * compute ops one after another, as one thread runs them). Default 0
-     * for every kind: compute ops take no time. WEFT_COMPUTE_NONE's entry
-     * is unused. */
+     * route latency is that long, started without alpha_s (it is no
+     * message; a plain nop pays alpha_s), and overlaps whatever its deps
+     * allow (the plan orders a rank's compute ops one after another, as
+     * one thread runs them; src/sim/compute_test.c checks the times).
+     * Default 0 for every kind: compute ops take no time.
+     * WEFT_COMPUTE_NONE's entry is unused. */
     double compute_s_per_b[WEFT__COMPUTE_COUNT];
 } weft_sim_opts;
 
