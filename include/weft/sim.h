@@ -394,7 +394,7 @@ WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_in
  *
  * A link of link_gbs GB/s is busy with training traffic, saturated, outside
  * the `nidle` idle intervals idle[i] = [start, end] s of a period of
- * `period` s (in order, not overlapping), repeated `periods`
+ * `period` s (in order, not overlapping, within [0, period]), repeated `periods`
  * times from 0. A background transfer of `bytes` starts at 0 over that
  * link and a second one of path_gbs GB/s (PCIe, say), served below the
  * training traffic in strict priority (the flow engine's traffic classes,
