@@ -137,11 +137,12 @@ typedef struct weft_sim_opts {
      * in weft/compress.h gives a processor's). A compute op of b bytes (its
      * op size at the simulated size) then takes b x this on its rank,
      * after its deps and before its dependents: a flow without links whose
-     * route latency is that long, so it also costs alpha_s, as a nop does,
-     * and overlaps whatever its deps allow (the plan orders a rank's
-     * compute ops one after another, as one thread runs them). Default 0
-     * for every kind: compute ops take no time. WEFT_COMPUTE_NONE's entry
-     * is unused. */
+     * route latency is that long, started without alpha_s (it is no
+     * message; a plain nop pays alpha_s), and overlaps whatever its deps
+     * allow (the plan orders a rank's compute ops one after another, as
+     * one thread runs them; src/sim/compute_test.c checks the times).
+     * Default 0 for every kind: compute ops take no time.
+     * WEFT_COMPUTE_NONE's entry is unused. */
     double compute_s_per_b[WEFT__COMPUTE_COUNT];
 } weft_sim_opts;
 
@@ -393,7 +394,7 @@ WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_in
  *
  * A link of link_gbs GB/s is busy with training traffic, saturated, outside
  * the `nidle` idle intervals idle[i] = [start, end] s of a period of
- * `period` s (in order, not overlapping), repeated `periods`
+ * `period` s (in order, not overlapping, within [0, period]), repeated `periods`
  * times from 0. A background transfer of `bytes` starts at 0 over that
  * link and a second one of path_gbs GB/s (PCIe, say), served below the
  * training traffic in strict priority (the flow engine's traffic classes,

@@ -204,8 +204,11 @@ WEFT_API bool weft_topo_equal(const weft_topo *a, const weft_topo *b);
 
 /* The fabric a group of ranks sees (a training step's TP or DP group): t
  * without its other compute nodes and their links; every switch, NIC and
- * OCS stays, with its links. The group's ranks are renumbered in t's
- * order. The note is not kept. WEFT_EINVAL for no rank, a rank out of
+ * OCS stays, with its links. Where that would leave a rank of the group
+ * unable to reach another (the other ranks forward: a torus, a ring of
+ * GPUs), the other compute nodes stay instead, as switches of the same
+ * names and links, without their attributes. The group's ranks are
+ * renumbered in t's order. The note is not kept. WEFT_EINVAL for no rank, a rank out of
  * range or given twice; the build's errors (WEFT_ETOPO). */
 WEFT_API weft_err weft_topo_subset(const weft_topo *t, const uint32_t *ranks, uint32_t n,
                                    weft_topo **out, weft_diag *d);

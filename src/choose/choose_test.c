@@ -112,6 +112,39 @@ static void test_subset(void)
     CHECK_STR(d.msg, "subset: rank 16 of a fabric of 16 ranks");
     CHECK(s == NULL);
     weft_topo_free(t);
+
+    /* On a torus the other ranks forward: ranks 0 and 2 of a row of
+     * torus:4x4 are cut apart without ranks 1 and 3, so every other rank
+     * stays, as a switch, and a ring runs between the two. */
+    t = preset("torus:4x4");
+    uint32_t apart[] = {0, 2};
+    CHECK_ERR(weft_topo_subset(t, apart, 2, &s, &d), WEFT_OK);
+    CHECK_INT(weft_topo_num_ranks(s), 2);
+    CHECK_INT(weft_topo_num_nodes(s), weft_topo_num_nodes(t));
+    CHECK_INT(weft_topo_num_links(s), weft_topo_num_links(t));
+    CHECK_STR(weft_topo_node_name(s, weft_topo_rank_node(s, (weft_rank){1})),
+              weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){2})));
+    weft_node_id one;
+    CHECK(weft_topo_find_node(s, weft_topo_node_name(t, weft_topo_rank_node(t, (weft_rank){1})),
+                              &one));
+    CHECK_INT(weft_topo_node_kind(s, one), WEFT_NODE_SWITCH);
+    weft_choose_opts o;
+    weft_choose_opts_init(&o, s);
+    static const char *const ring[] = {"ring"};
+    o.names = ring;
+    o.n_names = 1;
+    uint64_t size = 1048576;
+    weft_ranking r;
+    CHECK_ERR(weft_choose(s, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    CHECK(r.simulated == 1 && r.c[0].res && r.c[0].res[0].time_s > 0);
+    weft_ranking_fini(&r);
+    weft_topo_free(s);
+    /* Neighbours need no other rank: the plain subset. */
+    uint32_t row[] = {0, 1};
+    CHECK_ERR(weft_topo_subset(t, row, 2, &s, &d), WEFT_OK);
+    CHECK_INT(weft_topo_num_nodes(s), 2);
+    weft_topo_free(s);
+    weft_topo_free(t);
 }
 
 int main(void)

@@ -63,9 +63,12 @@ static bool figures_ok(double link_gbs, double path_gbs, const double (*idle)[2]
     if (!(link_gbs > 0) || !(path_gbs > 0) || !isfinite(link_gbs) || !isfinite(path_gbs) ||
         !(period > 0) || !isfinite(period) || !(bytes > 0) || !isfinite(bytes) || (nidle && !idle))
         return false;
+    /* Within the period: an interval past its end would leave that
+     * period's last busy flow running into the next period's first, two
+     * training flows sharing the link the model says one saturates. */
     double prev = 0;
     for (size_t i = 0; i < nidle; i++) {
-        if (!(idle[i][0] >= prev) || !(idle[i][1] >= idle[i][0]) || !isfinite(idle[i][1]))
+        if (!(idle[i][0] >= prev) || !(idle[i][1] >= idle[i][0]) || !(idle[i][1] <= period))
             return false;
         prev = idle[i][1];
     }

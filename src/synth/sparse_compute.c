@@ -132,12 +132,19 @@ static uint64_t dense_of(const place *pl, uint32_t id)
     return op.src_index < pl->s->nchunks ? pl->s->chunk_dense[op.src_index] : 0;
 }
 
+/* The bytes noted for op id. Read through pl->b every time: compute()
+ * appends to that array, which may move it (a pointer kept across a
+ * compute() call would read freed memory). */
+static uint64_t noted(const place *pl, uint32_t id)
+{
+    return (*pl->b)[id];
+}
+
 /* Rank r's chain; x[0 .. n) its transfers, sorted (phase, peer). */
 static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
 {
     const weft__sparse_compute *s = pl->s;
     weft_plan *p = pl->p;
-    const uint64_t *b = *pl->b;
     size_t ph[5] = {0};
     for (size_t i = 0; i < n; i++)
         ph[x[i].phase + 1] = i + 1;
@@ -159,11 +166,11 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
     pl->prev = WEFT_PLAN_NO_OP;
     /* The owner's own chunk (quantized) or its own part's pairs (sparse):
      * as any sender's copy to it. */
-    uint64_t own = nrecv1 ? (s->quant ? dense_of(pl, recv1[0].id) : b[recv1[0].id]) : 0;
+    uint64_t own = nrecv1 ? (s->quant ? dense_of(pl, recv1[0].id) : noted(pl, recv1[0].id)) : 0;
     if (nsend1 && !s->gather) {
         uint64_t sum = s->quant ? 0 : own;
         for (size_t i = 0; i < nsend1; i++)
-            sum += s->quant ? dense_of(pl, send1[i].id) : b[send1[i].id];
+            sum += s->quant ? dense_of(pl, send1[i].id) : noted(pl, send1[i].id);
         if ((e = compute(pl, r, s->quant ? WEFT_COMPUTE_COMPRESS : WEFT_COMPUTE_HASH, sum, before)))
             return e;
         for (size_t i = 0; i < nsend1 && !e; i++)
@@ -185,7 +192,7 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
             if (!(e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, dense_of(pl, id), id)))
                 e = compute(pl, r, WEFT_COMPUTE_AGGREGATE, dense_of(pl, id), WEFT_PLAN_NO_OP);
         } else {
-            e = compute(pl, r, WEFT_COMPUTE_AGGREGATE, b[id], id);
+            e = compute(pl, r, WEFT_COMPUTE_AGGREGATE, noted(pl, id), id);
         }
     }
     if (e)
@@ -196,7 +203,7 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
             if (!(e = compute(pl, r, WEFT_COMPUTE_COMPRESS, mine, WEFT_PLAN_NO_OP)))
                 e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, mine, WEFT_PLAN_NO_OP);
         } else {
-            e = compute(pl, r, WEFT_COMPUTE_COMPRESS, b[send2[0].id], WEFT_PLAN_NO_OP);
+            e = compute(pl, r, WEFT_COMPUTE_COMPRESS, noted(pl, send2[0].id), WEFT_PLAN_NO_OP);
         }
         for (size_t i = 0; i < nsend2 && !e; i++)
             if ((e = add_dep(p, send2[i].id, pl->prev)))
@@ -214,12 +221,13 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
                         own_here ? WEFT_PLAN_NO_OP : recv2[0].id);
         if (!e && own_here) {
             own_back = true;
-            e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, b[send2[0].id], WEFT_PLAN_NO_OP);
+            e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, noted(pl, send2[0].id), WEFT_PLAN_NO_OP);
         }
         if (i == nrecv2 || e)
             continue;
         uint32_t id = recv2[i].id;
-        e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, s->quant ? dense_of(pl, id) : b[id], id);
+        e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, s->quant ? dense_of(pl, id) : noted(pl, id),
+                    id);
     }
     if (e)
         return e;

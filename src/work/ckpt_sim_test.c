@@ -120,7 +120,8 @@ static void test_hand(void)
  * step's own to thousands of times it (1 to many iterations). */
 /* weft_sim_background by hand: a 1 GB/s link idle in [0.5, 1] of each
  * 1 s period, a 2 GB/s second link: 0.25 GB arrive at 0.75 s, 0.75 GB
- * in the second period's gap, at 1.75 s; bad intervals are refused. */
+ * in the second period's gap, at 1.75 s; bad intervals (overlapping, or
+ * past the period's end) are refused. */
 static void test_background(void)
 {
     const double idle[1][2] = {{0.5, 1.0}};
@@ -136,6 +137,14 @@ static void test_background(void)
     const double overlap[2][2] = {{0.2, 0.6}, {0.5, 0.9}};
     CHECK_ERR(weft_sim_background(1, 2, overlap, 2, 1.0, 1, 1e6, &at, &delay, &flows), WEFT_EINVAL);
     CHECK_ERR(weft_sim_background(0, 2, idle, 1, 1.0, 1, 1e6, &at, &delay, &flows), WEFT_EINVAL);
+    /* Past the period's end: its busy time would overlap the next
+     * period's. */
+    const double late[1][2] = {{1.5, 2.0}}, over[1][2] = {{0.5, 1.5}};
+    CHECK_ERR(weft_sim_background(1, 2, late, 1, 1.0, 2, 1e6, &at, &delay, &flows), WEFT_EINVAL);
+    CHECK_ERR(weft_sim_background(1, 2, over, 1, 1.0, 2, 1e6, &at, &delay, &flows), WEFT_EINVAL);
+    const double whole[1][2] = {{0.0, 1.0}};
+    CHECK_ERR(weft_sim_background(1, 2, whole, 1, 1.0, 1, 1e9, &at, &delay, &flows), WEFT_OK);
+    CHECK_REL(at, 1.0, 1e-12);
 }
 
 static void test_steps(void)

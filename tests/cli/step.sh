@@ -48,6 +48,12 @@ expect_err_has "weft: --coll-algo does not apply to --model dlrm"
 run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo nccl --json
 expect_rc 0
 expect_out_has '"chosen": []'
+# On a torus a group's ranks reach each other through the other ranks: a
+# DP group of 8 on torus:4x4 (ranks 0, 2, ...) keeps them as switches.
+run step --fabric torus:4x4 --gpu h100-sxm --model gpt-1.7b --tensor-model-parallel-size 2 \
+    --global-batch-size 16 --coll-algo best
+expect_rc 0
+expect_out_has "  allreduce           4      8       2  hd "
 run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression bogus
 expect_rc 2
 expect_err_has "weft: bad --grad-compression: unknown compressor 'bogus' (none, fp8[:B], int8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D, powersgd:R)"
