@@ -564,9 +564,9 @@ int cli_cmd_sim(int argc, char **argv)
     if ((rc = parse_opts(&a, &o, &max_ops, &model_set)) != CLI_CONTINUE)
         goto free_args;
     const char *compute = cli_args_get(&a, "compute");
-    if (compute && !cli_sparse_algo(algo)) {
+    if (compute && strcmp(compute, "none") != 0 && !cli_sparse_algo(algo)) {
         rc = cli_usage_error(&sim_syntax,
-                             "--compute charges the compute ops of a compressed or sparse "
+                             "--compute cpu charges the compute ops of a compressed or sparse "
                              "plan, at the rates of its compressor: it needs --algo "
                              "quant-2shot, hier-quant, sparse-ag, sparse-hash or sparse-range");
         goto free_args;

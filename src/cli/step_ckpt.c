@@ -140,7 +140,9 @@ void cli_step_ckpt_print(const cli_ckpt_out *o)
             const weft_ckpt_sim *s = &o->cs;
             printf("  engine     ");
             if (s->iters == UINT32_MAX)
-                printf("beyond %u steps replayed", WEFT_CKPT_SIM_STEPS);
+                printf(
+                    "beyond the replay (at most %u steps, 2^20 flows in one replay, 2^22 in all)",
+                    WEFT_CKPT_SIM_STEPS);
             else if (s->iters)
                 printf("every %u iteration%s", s->iters, s->iters == 1 ? "" : "s");
             else

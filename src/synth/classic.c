@@ -187,6 +187,7 @@ weft_err weft_synth_classic_at(const weft_topo *t, const char *algo, weft_coll c
 weft_err weft_synth_nccl_algo(const weft_topo *t, weft_coll coll, weft_nccl_algo algo,
                               uint32_t max_ops, weft_plan **out, weft_diag *d)
 {
+    *out = NULL; /* on every error too */
     if ((unsigned)coll >= WEFT__COLL_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "unknown collective");
     if (algo != WEFT_NCCL_RING && algo != WEFT_NCCL_TREE)

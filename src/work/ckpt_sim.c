@@ -75,6 +75,21 @@ static bool seen(const weft_idle_profile *ip, size_t i)
     return false;
 }
 
+/* The replay of NIC group i failed: out of memory, or figures the engine
+ * refuses (a step or a bandwidth that is not positive, intervals out of
+ * order or past the step), named with the group. */
+static weft_err replay_error(weft_diag *d, weft_err err, size_t i, const weft_idle_group *gr,
+                             double step, double pcie)
+{
+    if (err != WEFT_EINVAL)
+        return weft_diag_code(d, err);
+    return weft_diag_set(d, err,
+                         "--checkpoint gemini: cannot replay NIC group %zu: step %g s, NIC group "
+                         "%g GB/s, PCIe %g GB/s, %zu idle intervals (the step's idle profile is "
+                         "not one the engine can replay)",
+                         i, step, gr->bw_gbs, pcie, gr->n);
+}
+
 weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
                             const weft_ckpt_result *cr, weft_ckpt_sim *out, weft_diag *d)
 {
@@ -101,7 +116,7 @@ weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
         double t1 = 0;
         weft_err err = arrival(gr, step, pcie, send, 1, &t1, &out->training_delay_s, &out->flows);
         if (err)
-            return weft_diag_code(d, err);
+            return replay_error(d, err, i, gr, step, pcie);
         if (t1 - step > out->added_every_s)
             out->added_every_s = t1 - step;
         if (gr->idle_ns <= 0) {
@@ -122,7 +137,7 @@ weft_err weft_ckpt_simulate(const weft_gpu *g, const weft_idle_profile *ip,
         double tm = 0;
         err = arrival(gr, step, pcie, send, steps, &tm, &out->training_delay_s, &out->flows);
         if (err)
-            return weft_diag_code(d, err);
+            return replay_error(d, err, i, gr, step, pcie);
         if (steps > out->steps)
             out->steps = steps;
         if (tm > out->arrival_s)

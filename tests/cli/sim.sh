@@ -82,7 +82,10 @@ expect_rc 2
 expect_err_has "weft: bad --compute: the compute of qsgd on cpu is not measured"
 run sim a100:2 --coll allreduce --algo ring --size 1M --compute cpu
 expect_rc 2
-expect_err_has "weft: --compute charges the compute ops of a compressed or sparse plan, at the rates of its compressor: it needs --algo quant-2shot, hier-quant, sparse-ag, sparse-hash or sparse-range"
+expect_err_has "weft: --compute cpu charges the compute ops of a compressed or sparse plan, at the rates of its compressor: it needs --algo quant-2shot, hier-quant, sparse-ag, sparse-hash or sparse-range"
+# --compute none (the default) is accepted with any algorithm.
+run sim a100:2 --coll allreduce --algo ring --size 1M --compute none
+expect_rc 0
 run sim ring:4 --model fluid --algo bruck --coll allreduce --size 1M
 expect_rc 1
 expect_err_has "algorithm 'bruck' does not build allreduce (it builds: allgather, alltoall)"
