@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/map.h"
 #include "base/size_text.h"
 #include "weft/choose.h"
@@ -104,10 +105,13 @@ static void digest_text(uint64_t h[2], const char *text)
     digest_add(h, 0x100); /* ends the name */
 }
 
-/* A 128-bit digest of everything weft_plan_equal compares (the header, and
- * per op its fields, deps in order and paths with shares and node names),
- * in order: plans that weft_plan_equal calls equal have one digest, and
- * different plans share one with probability about 2^-128. O(plan). */
+/* A 128-bit digest of everything that decides a plan's simulation (the
+ * header; per op its fields, compute kind, deps in order and paths with
+ * shares, epochs and node names; the circuits; a sized plan's size and
+ * the bytes of every op), in order: plans that weft_plan_equal calls equal
+ * have one digest, and different plans share one with probability about
+ * 2^-128. A sized plan whose op bytes cannot be read digests its own
+ * address, so that it shares with no other. O(plan). */
 static void plan_digest(const weft_plan *p, uint64_t h[2])
 {
     const weft_plan_info *in = weft_plan_get_info(p);
@@ -144,10 +148,37 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
             digest_add(h, (uint64_t)sh.num);
             digest_add(h, (uint64_t)sh.den);
             digest_add(h, len);
+            digest_add(h, weft_plan_path_epoch(p, i, k));
             for (uint32_t v = 0; v < len; v++)
                 digest_text(h, weft_plan_path_node(p, i, k, v));
         }
+        if (o.kind == WEFT_OP_NOP)
+            digest_add(h, (uint64_t)weft_plan_op_compute(p, i));
     }
+    uint32_t nc = weft_plan_num_circuits(p);
+    digest_add(h, nc);
+    for (uint32_t i = 0; i < nc; i++) {
+        weft_plan_circuit c = weft_plan_get_circuit(p, i);
+        digest_add(h, c.epoch);
+        digest_text(h, c.ocs);
+        digest_text(h, c.from);
+        digest_text(h, c.to);
+    }
+    digest_add(h, weft_plan_sized(p));
+    if (!weft_plan_sized(p))
+        return;
+    double own = weft_plan_own_size(p);
+    uint64_t bits;
+    memcpy(&bits, &own, sizeof bits);
+    digest_add(h, bits);
+    uint64_t *bytes = n ? weft__calloc(n, sizeof *bytes) : NULL;
+    if (n && (!bytes || weft_plan_op_bytes(p, bytes, NULL))) {
+        digest_add(h, (uint64_t)(uintptr_t)p);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            digest_add(h, bytes[i]);
+    }
+    weft__free(bytes);
 }
 
 /* An earlier candidate j that ran exactly what candidate i (built as a)
