@@ -393,6 +393,22 @@ WEFT_API weft_err weft_plan_op_bytes_at(const weft_plan *p, double size_bytes, d
  * one in a plan without them. */
 WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint64_t *bytes,
                                          weft_diag *d);
+/* Marks p as forwarded per step of step_bytes, store and forward: a rank
+ * sends a step on only once all of it has arrived, as NCCL's tree does
+ * with its Simple protocol (NCCL src/device/prims_simple.h waits for a
+ * whole step before it posts it on; the step is NCCL_BUFFSIZE /
+ * NCCL_STEPS). The gpu model of weft_sim_plan then adds to every route
+ * the time to move one step (the op's bytes when fewer) at the rate of
+ * its slowest link, at most chan_gbps GB/s when chan_gbps > 0 (one
+ * channel's copy rate), when it runs p with Simple (weft/sim.h,
+ * step_bytes, step_gbps); other models and protocols ignore it. Only the
+ * builders of NCCL's tree plans set it (weft_synth_nccl_algo, `--algo
+ * nccl`); step_bytes 0 (the default) clears it. Copied by weft_plan_copy
+ * and compared by weft_plan_equal; a plan's text does not carry it. */
+WEFT_API void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, double chan_gbps);
+/* The step weft_plan_set_step_forward set, 0 for none, and (chan_gbps
+ * not NULL) its rate cap, 0 for none. */
+WEFT_API uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps);
 /* True when p carries op sizes. */
 WEFT_API bool weft_plan_has_op_sizes(const weft_plan *p);
 /* True when p's ops move bytes of their own (a traffic matrix or op sizes)

@@ -117,6 +117,10 @@ typedef struct weft_sim_opts {
                                 move min(step_bytes, one slice) over its slowest
                                 link, as a receiver forwards a step once it has
                                 arrived (default 0) */
+    double step_gbps;        /* when > 0 with step_bytes: the step moves at
+                                most this fast, GB/s (one NCCL channel: one
+                                thread block copies a channel's steps;
+                                default 0, the slowest link's rate) */
     int proto;               /* gpu model: the weft_proto to run; -1 (default):
                                 weft_sim_plan, weft_sim_ring(s) and
                                 weft_sim_plans simulate every protocol NCCL

@@ -908,7 +908,10 @@ WEFT_API weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, 
  * weft_synth_classic_limited. WEFT_EUNSUPPORTED for the algorithms that
  * have no such plan (p2p, the in-network ones and PAT: weft_synth_classic
  * "nccl" and weft_sim_innet run those) and the tree outside allreduce,
- * WEFT_EINVAL for an unknown collective; weft_nccl_fabric_get's errors. */
+ * WEFT_EINVAL for an unknown collective; weft_nccl_fabric_get's errors.
+ * The tree plan is marked forwarded per step of WEFT_NCCL_SIMPLE_STEP
+ * (weft_plan_set_step_forward; a run with another NCCL_BUFFSIZE sets its
+ * own, WEFT_NCCL_STEP_OF). */
 WEFT_API weft_err weft_synth_nccl_algo(const weft_topo *t, weft_coll coll, weft_nccl_algo algo,
                                        uint32_t max_ops, weft_plan **out, weft_diag *d);
 /* Whether algo reduces in the network (nvls, nvls_tree, collnet_*). */
@@ -922,6 +925,14 @@ WEFT_API bool weft_nccl_algo_innet(weft_nccl_algo algo);
  * unknown collective or a negative size. */
 WEFT_API weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                                    weft_nccl_choice *out, weft_diag *d);
+
+/* NCCL's Simple step: NCCL_BUFFSIZE / NCCL_STEPS bytes per channel and
+ * peer. NCCL v2.21.5 src/include/device.h: NCCL_STEPS 8; src/init.cc:
+ * DEFAULT_BUFFSIZE (1 << 22), 4 MiB, set by the NCCL_BUFFSIZE variable;
+ * src/enqueue.cc computeCollChunkInfo makes a tree's chunk one step. */
+#define WEFT_NCCL_STEPS 8u
+#define WEFT_NCCL_STEP_OF(buffsize) ((uint64_t)(buffsize) / WEFT_NCCL_STEPS)
+#define WEFT_NCCL_SIMPLE_STEP WEFT_NCCL_STEP_OF(UINT64_C(4194304))
 
 /* The size at which `weft plan --algo nccl` shows NCCL's choice: 1 GiB,
  * where every fabric is bandwidth bound. */

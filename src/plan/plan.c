@@ -418,6 +418,8 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
     }
     if (e)
         goto free_copy;
+    q->step_forward = p->step_forward;
+    q->step_gbps = p->step_gbps;
     *out = q;
     return WEFT_OK;
 free_copy:
@@ -438,7 +440,8 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
         a->info.root.v != b->info.root.v || a->info.chunks != b->info.chunks ||
         a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
         a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes ||
-        a->ncircuits != b->ncircuits || !a->op_bytes != !b->op_bytes)
+        a->ncircuits != b->ncircuits || !a->op_bytes != !b->op_bytes ||
+        a->step_forward != b->step_forward || a->step_gbps != b->step_gbps)
         return false;
     if (a->op_bytes &&
         (a->op_size != b->op_size || a->op_bytes_n != b->op_bytes_n ||
@@ -505,4 +508,17 @@ const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *nde
     static const uint32_t none[1] = {0};
     *ndeps = p->dep_count[id];
     return p->deps ? weft__plan_deps(p, id) : none;
+}
+
+void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, double chan_gbps)
+{
+    p->step_forward = step_bytes;
+    p->step_gbps = step_bytes && chan_gbps > 0 ? chan_gbps : 0;
+}
+
+uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps)
+{
+    if (chan_gbps)
+        *chan_gbps = p->step_gbps;
+    return p->step_forward;
 }

@@ -63,6 +63,10 @@ struct weft_plan {
     /* Each op's compute (weft_compute; plan.c): NULL until a nop
      * gets one, then op_cap entries, 0 (none) for every other op. */
     uint8_t *compute;
+    /* weft_plan_set_step_forward: 0, or the bytes of one store-and-forward
+     * step (NCCL's tree with Simple). */
+    uint64_t step_forward;
+    double step_gbps;
     /* Circuit configurations (plan_circuit.c), in order of addition. */
     weft__plan_circuit *circuits;
     size_t ncircuits, circuit_cap;

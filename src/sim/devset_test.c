@@ -46,6 +46,7 @@ typedef struct devset {
     bool ran;                /* a `nccl ALGO PROTO` line: what NCCL ran */
     weft_nccl_algo ran_algo; /* ring or tree */
     weft_proto ran_proto;
+    uint64_t buffsize; /* a `buffsize B` line: the run's NCCL_BUFFSIZE */
     uint32_t n;
     uint64_t size[MAX_ROWS];
     double busbw[MAX_ROWS];
@@ -87,6 +88,10 @@ static bool load(const char *path, devset *s)
             continue;
         if (sscanf(line, "fabric %127s", s->fabric) == 1 || parse_ran(line, s, &bad))
             continue;
+        if (sscanf(line, "buffsize %llu", &size) == 1) {
+            s->buffsize = size;
+            continue;
+        }
         if (sscanf(line, "%llu %lf %lf", &size, &bw, &us) >= 2 && s->n < MAX_ROWS) {
             s->size[s->n] = size;
             s->time_us[s->n] = us;
@@ -145,6 +150,13 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
             if (!nccl)
                 CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, s.ran_algo, 0, &nccl, &d),
                           WEFT_OK);
+            /* The run's NCCL_BUFFSIZE sets the tree's step. */
+            if (nccl && s.ran_algo == WEFT_NCCL_TREE && s.buffsize)
+            {
+                double gbps;
+                weft_plan_step_forward(nccl, &gbps);
+                weft_plan_set_step_forward(nccl, WEFT_NCCL_STEP_OF(s.buffsize), gbps);
+            }
         } else if (strcmp(ch.plan, built) != 0) {
             weft_plan_free(nccl);
             nccl = NULL;

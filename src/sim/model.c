@@ -316,10 +316,20 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
                 slow = bw;
         }
         double step = (double)r->step_bytes < slice_bytes ? (double)r->step_bytes : slice_bytes;
-        if (slow > 0 && slow < INFINITY)
-            extra += step / (slow * r->bw_scale);
+        double rate = slow * r->bw_scale;
+        if (r->step_gbps > 0 && r->step_gbps * 1e9 < rate)
+            rate = r->step_gbps * 1e9;
+        if (rate > 0 && rate < INFINITY)
+            extra += step / rate;
     }
     return extra;
+}
+
+void sim_model_plan_step(weft_sim_opts *r, const weft_plan *p)
+{
+    if (r->model == WEFT_SIM_GPU && r->proto == (int)WEFT_PROTO_SIMPLE &&
+        weft_plan_step_forward(p, NULL) > 0)
+        r->step_bytes = weft_plan_step_forward(p, &r->step_gbps);
 }
 
 double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l)

@@ -53,6 +53,13 @@ uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_
 double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_node_id a,
                              weft_node_id b, const uint32_t *links, uint32_t n, double slice_bytes);
 
+/* Resolved gpu-model settings r for running plan p: where p is forwarded
+ * per step (weft_plan_step_forward, NCCL's tree) and r runs Simple, the
+ * store-and-forward step of p (r->step_bytes); every other plan, protocol
+ * and model is left as resolved. LL and LL128 forward per line (8 and
+ * 128 bytes), which the plan's cut-through already models. */
+void sim_model_plan_step(weft_sim_opts *r, const weft_plan *p);
+
 /* The capacity, bytes per second, that resolved settings r give link l of
  * t: its bandwidth, times r->intra_eff when both ends are on one host and
  * neither is a NIC. */

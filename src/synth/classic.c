@@ -202,8 +202,12 @@ weft_err weft_synth_nccl_algo(const weft_topo *t, weft_coll coll, weft_nccl_algo
     if (e)
         return e;
     /* NCCL runs either on every channel of the communicator. */
-    return classic_build(t, algo == WEFT_NCCL_RING ? "rings:auto" : "dbtree", coll, (weft_rank){0},
-                         max_ops, WEFT_NCCL_PLAN_BYTES, NULL, f.channels, out, d);
+    e = classic_build(t, algo == WEFT_NCCL_RING ? "rings:auto" : "dbtree", coll, (weft_rank){0},
+                      max_ops, WEFT_NCCL_PLAN_BYTES, NULL, f.channels, out, d);
+    /* NCCL's tree forwards per Simple step (weft/synth.h). */
+    if (!e && algo == WEFT_NCCL_TREE)
+        synth_nccl_mark_tree(*out, &f);
+    return e;
 }
 
 weft_err weft_synth_classic_traffic(const weft_topo *t, const char *algo, const weft_traffic *m,

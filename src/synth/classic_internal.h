@@ -84,6 +84,9 @@ weft_err synth_emit_runs(synth_emit *e, uint32_t src, weft_buf sbuf, const uint3
 /* NCCL's choice at c->bytes (weft_nccl_choose), built as the classic plan
  * that runs it. */
 weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out);
+/* Marks p, NCCL's tree on fabric f, as forwarded per Simple step of
+ * WEFT_NCCL_SIMPLE_STEP at one tree channel's rate (nccl.c). */
+void synth_nccl_mark_tree(weft_plan *p, const weft_nccl_fabric *f);
 
 /* Ring reduce-scatter over the n ranks order[0..n): the `count` slots from
  * slot[q] end fully reduced at position q. Ring allgather: the `count`

@@ -643,6 +643,19 @@ weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl
     return WEFT_OK;
 }
 
+/* A step of NCCL's tree moves at the channel's rate: one thread block
+ * copies (and reduces) a channel's steps, and a block's copy rate, not an
+ * NVLink's, bounds a channel inside a host. NCCL models that rate by its
+ * per-channel tree ceiling, perChMaxTreeBws (tuning.cc, tree_per_ch
+ * above), which caps the tree's bus bandwidth at channels x it: the same
+ * constant, not a fitted one. Across hosts the NIC is slower still and
+ * rules (sim_model_route_extra takes the lower). */
+void synth_nccl_mark_tree(weft_plan *p, const weft_nccl_fabric *f)
+{
+    int n2 = f->hosts >= 3 ? 2 : f->hosts < 1 ? 0 : (int)f->hosts - 1;
+    weft_plan_set_step_forward(p, WEFT_NCCL_SIMPLE_STEP, tree_per_ch[f->hopper][n2]);
+}
+
 weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
 {
     weft_nccl_fabric f;
@@ -664,7 +677,11 @@ weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
         return synth_build_rings(&rc, out);
     case WEFT_NCCL_TREE:
         rc.param = f.channels;
-        return synth_build_dbtree(&rc, out);
+        e = synth_build_dbtree(&rc, out);
+        /* NCCL's tree forwards per Simple step (weft/synth.h). */
+        if (!e)
+            synth_nccl_mark_tree(*out, &f);
+        return e;
     default:
         return synth_build_direct(&rc, out);
     }
