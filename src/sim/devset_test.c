@@ -151,8 +151,7 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
                 CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, s.ran_algo, 0, &nccl, &d),
                           WEFT_OK);
             /* The run's NCCL_BUFFSIZE sets the tree's step. */
-            if (nccl && s.ran_algo == WEFT_NCCL_TREE && s.buffsize)
-            {
+            if (nccl && s.ran_algo == WEFT_NCCL_TREE && s.buffsize) {
                 double gbps;
                 weft_plan_step_forward(nccl, &gbps);
                 weft_plan_set_step_forward(nccl, WEFT_NCCL_STEP_OF(s.buffsize), gbps);

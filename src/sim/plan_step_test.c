@@ -1,0 +1,137 @@
+/* A plan forwarded per step (weft_plan_set_step_forward, NCCL's tree with
+ * Simple) in the gpu model: every hop of a hand-built tree adds exactly one
+ * step at min(the hop's slowest link, the channel's rate), and nothing
+ * else changes: other protocols, other models and unmarked plans (NCCL's
+ * rings) run as before, to the bit. */
+#include <string.h>
+
+#include "base/testing.h"
+#include "topo/testing_topo.h"
+#include "weft/protocol.h"
+#include "weft/sim.h"
+#include "weft/synth.h"
+
+/* The chain a - b - c, a the root: reduce c->b,
+ * b->a, then broadcast a->b, b->c, one slot, channel 0: four hops. */
+static weft_plan *chain(uint32_t n, uint32_t a, uint32_t b, uint32_t c)
+{
+    weft_plan_info info = {WEFT_COLL_ALLREDUCE, n, {0}, 1, 0, false};
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_plan_new(&info, &p), WEFT_OK);
+    if (!p)
+        return NULL;
+    const weft_op ops[4] = {
+        {WEFT_OP_REDUCE, {c}, {b}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0},
+        {WEFT_OP_REDUCE, {b}, {a}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0},
+        {WEFT_OP_COPY, {a}, {b}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0},
+        {WEFT_OP_COPY, {b}, {c}, WEFT_BUF_OUT, WEFT_BUF_OUT, 0, 0, 1, 0},
+    };
+    for (uint32_t k = 0; k < 4; k++) {
+        uint32_t dep = k - 1;
+        CHECK_ERR(weft_plan_add_op(p, &ops[k], k ? &dep : NULL, k ? 1 : 0, NULL), WEFT_OK);
+    }
+    return p;
+}
+
+static double run(const weft_topo *t, const weft_plan *p, uint64_t size, weft_sim_model m,
+                  int proto)
+{
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.model = m;
+    o.proto = proto;
+    if (m == WEFT_SIM_FLUID)
+        o.cut_through = true;
+    weft_sim_result r;
+    CHECK_ERR(weft_sim_plan(t, p, size, &o, &r, NULL), WEFT_OK);
+    return r.time_s;
+}
+
+/* Marked and unmarked copies of the chain on t: the marked one is slower
+ * by exactly `want` s with Simple and the same to the bit otherwise. */
+static void check_chain(const char *spec, uint32_t a, uint32_t b, uint32_t c, uint64_t size,
+                        uint64_t step, double chan_gbps, double want)
+{
+    weft_topo *t = weft__test_topo_spec(spec);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_plan *plain = chain(weft_topo_num_ranks(t), a, b, c), *marked = NULL;
+    CHECK_ERR(weft_plan_copy(plain, &marked), WEFT_OK);
+    CHECK(weft_plan_equal(plain, marked));
+    weft_plan_set_step_forward(marked, step, chan_gbps);
+    CHECK(!weft_plan_equal(plain, marked));
+    double g;
+    CHECK_INT(weft_plan_step_forward(marked, &g), step);
+    CHECK(g == chan_gbps);
+    weft_plan *copy = NULL;
+    CHECK_ERR(weft_plan_copy(marked, &copy), WEFT_OK);
+    CHECK(weft_plan_equal(marked, copy));
+    double s0 = run(t, plain, size, WEFT_SIM_GPU, WEFT_PROTO_SIMPLE);
+    double s1 = run(t, marked, size, WEFT_SIM_GPU, WEFT_PROTO_SIMPLE);
+    CHECK_REL(s1 - s0, want, 1e-9);
+    /* LL and LL128 forward per line; the fluid and runtime models know no
+     * steps: the mark changes nothing there. */
+    for (int q = WEFT_PROTO_LL; q <= WEFT_PROTO_LL128; q++) {
+        double x = run(t, plain, size, WEFT_SIM_GPU, q), y = run(t, marked, size, WEFT_SIM_GPU, q);
+        CHECK(!memcmp(&x, &y, sizeof x));
+    }
+    double f0 = run(t, plain, size, WEFT_SIM_FLUID, -1),
+           f1 = run(t, marked, size, WEFT_SIM_FLUID, -1);
+    CHECK(!memcmp(&f0, &f1, sizeof f0));
+    double r0 = run(t, plain, size, WEFT_SIM_RUNTIME, -1),
+           r1 = run(t, marked, size, WEFT_SIM_RUNTIME, -1);
+    CHECK(!memcmp(&r0, &r1, sizeof r0));
+    weft_plan_free(copy);
+    weft_plan_free(marked);
+    weft_plan_free(plain);
+    weft_topo_free(t);
+}
+
+/* weft_synth_nccl_algo marks its tree (NCCL's default step, the Hopper
+ * per-channel tree rate for two hosts) and leaves its rings unmarked. */
+static void check_builder(void)
+{
+    weft_topo *t = weft__test_topo_spec("h100:2,nicbw=25");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_plan *tree = NULL, *ring = NULL;
+    double g = -1;
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, 0, &tree, NULL),
+              WEFT_OK);
+    CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, 0, &ring, NULL),
+              WEFT_OK);
+    if (tree && ring) {
+        CHECK_INT(weft_plan_step_forward(tree, &g), 524288);
+        CHECK(g == 41.4); /* perChMaxTreeBws, Hopper, 2 nodes, Simple */
+        CHECK_INT(weft_plan_step_forward(ring, &g), 0);
+        CHECK(g == 0);
+    }
+    weft_plan_free(tree);
+    weft_plan_free(ring);
+    weft_topo_free(t);
+}
+
+int main(void)
+{
+    CHECK_INT(WEFT_NCCL_SIMPLE_STEP, 524288);
+    CHECK_INT(WEFT_NCCL_STEP_OF(8388608), 1048576);
+    /* Two H100 hosts with 25 GB/s NICs; ranks 0 and 8 on different hosts,
+     * 1 on host 0. 64 MiB, one slot: every op moves 64 MiB, more than a
+     * step. Hops 1 -> 0 and 0 -> 1 cross NVLink, where the channel's 30
+     * GB/s is below the link's; 8 -> 1... the chain is 8 - 0 - 1: c = 8,
+     * b = 0, a = 1. Hops 8 -> 0 and 0 -> 8 cross the 25 GB/s NICs, below
+     * the channel's rate: 2 x 1 MiB / 25 GB/s + 2 x 1 MiB / 30 GB/s. */
+    const double mib = 1048576.0;
+    check_chain("h100:2,nicbw=25", 1, 0, 8, 64ull << 20, 1048576, 30.0,
+                2 * mib / 25e9 + 2 * mib / 30e9);
+    /* Without a channel cap every hop moves its step at the slower link:
+     * NICs 25 GB/s, no NVLink hop slower than that (this fabric's NVLink
+     * at its nvlink efficiency is above 25 GB/s: checked by the first case's
+     * 30 GB/s ruling there). A 256 KiB op is below the 1 MiB step: the
+     * whole op is the step. */
+    check_chain("h100:2,nicbw=25", 8, 0, 9, 256ull << 10, 1048576, 0, 4 * (256 * 1024.0) / 25e9);
+    check_builder();
+    return weft_test_done();
+}
