@@ -104,7 +104,7 @@ static void check_builder(void)
               WEFT_OK);
     if (tree && ring) {
         CHECK_INT(weft_plan_step_forward(tree, &g), 524288);
-        CHECK(g == 41.4); /* perChMaxTreeBws, Hopper, 2 nodes, Simple */
+        CHECK(g == 20.7); /* perChMaxTreeBws, Hopper, 2 nodes, Simple: 41.4 bus, half data */
         CHECK_INT(weft_plan_step_forward(ring, &g), 0);
         CHECK(g == 0);
     }

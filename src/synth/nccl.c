@@ -647,13 +647,16 @@ weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl
  * copies (and reduces) a channel's steps, and a block's copy rate, not an
  * NVLink's, bounds a channel inside a host. NCCL models that rate by its
  * per-channel tree ceiling, perChMaxTreeBws (tuning.cc, tree_per_ch
- * above), which caps the tree's bus bandwidth at channels x it: the same
- * constant, not a fitted one. Across hosts the NIC is slower still and
- * rules (sim_model_route_extra takes the lower). */
+ * above), which caps the tree's bus bandwidth at channels x it; the tree's
+ * data (algorithm) rate is half its bus rate (estimate() below, NCCL's
+ * tree ratio 0.5). So one channel moves a step's data at half that
+ * constant: NCCL's model constant, not a measured copy rate, and not
+ * fitted here. Where a link is slower (a NIC), the link rules
+ * (sim_model_route_extra takes the lower). */
 void synth_nccl_mark_tree(weft_plan *p, const weft_nccl_fabric *f)
 {
     int n2 = f->hosts >= 3 ? 2 : f->hosts < 1 ? 0 : (int)f->hosts - 1;
-    weft_plan_set_step_forward(p, WEFT_NCCL_SIMPLE_STEP, tree_per_ch[f->hopper][n2]);
+    weft_plan_set_step_forward(p, WEFT_NCCL_SIMPLE_STEP, 0.5 * tree_per_ch[f->hopper][n2]);
 }
 
 weft_err synth_build_nccl(const synth_ctx *c, weft_plan **out)
