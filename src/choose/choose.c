@@ -107,8 +107,9 @@ static void digest_text(uint64_t h[2], const char *text)
 
 /* A 128-bit digest of everything that decides a plan's simulation (the
  * header; per op its fields, compute kind, deps in order and paths with
- * shares, epochs and node names; the circuits; a sized plan's size and
- * the bytes of every op), in order: plans that weft_plan_equal calls equal
+ * shares, epochs and node names; the circuits; the step it is forwarded
+ * per and its rate, weft_plan_step_forward; a sized plan's size and the
+ * bytes of every op), in order: plans that weft_plan_equal calls equal
  * have one digest, and different plans share one with probability about
  * 2^-128. A sized plan whose op bytes cannot be read digests its own
  * address, so that it shares with no other. O(plan). */
@@ -164,6 +165,11 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
         digest_text(h, c.from);
         digest_text(h, c.to);
     }
+    double gbps;
+    digest_add(h, weft_plan_step_forward(p, &gbps));
+    uint64_t gbits;
+    memcpy(&gbits, &gbps, sizeof gbits);
+    digest_add(h, gbits);
     digest_add(h, weft_plan_sized(p));
     if (!weft_plan_sized(p))
         return;
