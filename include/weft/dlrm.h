@@ -98,7 +98,8 @@ typedef struct weft_dlrm_result {
     uint32_t busiest;                            /* GPU of the lookup times */
     uint64_t lookup_fwd_bytes, lookup_bwd_bytes; /* its HBM bytes */
     uint64_t table_bytes_max;                    /* the largest table memory of a GPU */
-    bool fits;                                   /* table_bytes_max within the GPU's memory */
+    uint64_t cache_bytes;                        /* a GPU's Herald cache (weft_dlrm_cache_bytes) */
+    bool fits;                                   /* table_bytes_max + cache_bytes within HBM */
     double bottom_fwd_s, bottom_bwd_s;           /* the bottom MLP's part of dense_fwd/bwd */
     bool overlap;                                /* the step overlapped (weft_dlrm.overlap) */
     double a2a_fwd_hidden_s, a2a_bwd_hidden_s;   /* overlap: all-to-all time hidden */
@@ -111,6 +112,16 @@ typedef struct weft_dlrm_result {
     uint64_t remote, hits, stale, admitted, samples_moved;
     bool placed;
 } weft_dlrm_result;
+
+/* The memory of m's Herald cache on each GPU: rows_per_gpu slots, each as
+ * wide as the widest row of a table that is not data-parallel (D x E) plus
+ * 16 bytes of index, the cached row's id and its LRU stamp (FBGEMM's TBE
+ * cache: int64 lxu_cache_state and lxu_state per slot, weights of
+ * max_embedding_dim; pytorch/FBGEMM
+ * fbgemm_gpu/fbgemm_gpu/split_table_batched_embeddings_ops_training.py,
+ * _apply_cache_state, commit e1a561090def1ee811712540a0eb779b9b997a8a).
+ * 0 without a cache or without such tables. */
+WEFT_API uint64_t weft_dlrm_cache_bytes(const weft_dlrm *m);
 
 /* WEFT_EINVAL naming the field (a bottom MLP whose last width is not a
  * table's dim, no tables, emb.gpus not the fabric's ranks, ...), or the

@@ -71,40 +71,58 @@ uint32_t *weft__map64_find(const weft__map64 *m, uint64_t key)
     return m->used[i] ? &m->val[i] : NULL;
 }
 
-weft_err weft__map64_get_or_put(weft__map64 *m, uint64_t key, uint32_t val, uint32_t *out,
-                                bool *added)
+/* The slot of key, made when absent: one probe, two only when the map
+ * grows (insertions used to probe for the key, then again for the empty
+ * slot, and put once more before that). *added when made. WEFT_ENOMEM
+ * leaves the map as it was. */
+static weft_err slot_make(weft__map64 *m, uint64_t key, size_t *at, bool *added)
 {
-    if (added)
-        *added = false;
-    if (m->cap) {
-        size_t i = slot_of(m, key);
+    size_t i = 0, cap = m->cap;
+    *added = false;
+    if (cap) {
+        i = slot_of(m, key);
         if (m->used[i]) {
-            *out = m->val[i];
+            *at = i;
             return WEFT_OK;
         }
     }
     if (weft__map64_reserve(m, m->n + 1))
         return WEFT_ENOMEM;
-    size_t i = slot_of(m, key);
+    if (m->cap != cap) /* grown: probe the new slots (else i is still the empty slot) */
+        i = slot_of(m, key);
     m->used[i] = 1;
     m->key[i] = key;
-    m->val[i] = val;
     m->n++;
-    *out = val;
+    *added = true;
+    *at = i;
+    return WEFT_OK;
+}
+
+weft_err weft__map64_get_or_put(weft__map64 *m, uint64_t key, uint32_t val, uint32_t *out,
+                                bool *added)
+{
+    size_t i;
+    bool made;
     if (added)
-        *added = true;
+        *added = false;
+    if (slot_make(m, key, &i, &made))
+        return WEFT_ENOMEM;
+    if (made)
+        m->val[i] = val;
+    *out = m->val[i];
+    if (added)
+        *added = made;
     return WEFT_OK;
 }
 
 weft_err weft__map64_put(weft__map64 *m, uint64_t key, uint32_t val)
 {
-    uint32_t *v = weft__map64_find(m, key);
-    if (v) {
-        *v = val;
-        return WEFT_OK;
-    }
-    uint32_t got;
-    return weft__map64_get_or_put(m, key, val, &got, NULL);
+    size_t i;
+    bool made;
+    if (slot_make(m, key, &i, &made))
+        return WEFT_ENOMEM;
+    m->val[i] = val;
+    return WEFT_OK;
 }
 
 bool weft__map64_del(weft__map64 *m, uint64_t key)

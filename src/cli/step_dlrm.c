@@ -269,6 +269,7 @@ static void json_result(cli_json *j, const weft_dlrm_result *r)
     cli_json_kv_uint(j, "lookup_fwd_bytes", r->lookup_fwd_bytes);
     cli_json_kv_uint(j, "lookup_bwd_bytes", r->lookup_bwd_bytes);
     cli_json_kv_uint(j, "table_bytes_max", r->table_bytes_max);
+    cli_json_kv_uint(j, "cache_bytes", r->cache_bytes);
     cli_json_kv_bool(j, "fits", r->fits);
     cli_json_kv_bool(j, "overlap", r->overlap);
     cli_json_kv_double(j, "a2a_fwd_hidden_s", r->a2a_fwd_hidden_s);
@@ -330,9 +331,11 @@ static void print_result(const char *spec, const weft_gpu *g, const weft_dlrm *m
            r->dense_ar_bytes / MB);
     printf("  table all-reduce %9.3f ms  %.1f MB of data-parallel tables' gradients\n",
            r->emb_ar_s * MS, r->emb_ar_bytes / MB);
-    printf("tables: %.2f GiB on the fullest GPU (%s the %s's %.0f GiB); %llu lookups a step\n",
-           r->table_bytes_max / 1073741824.0, r->fits ? "fits" : "does not fit", g->name,
-           g->hbm_bytes / 1073741824.0, (unsigned long long)r->lookups);
+    printf("tables: %.2f GiB on the fullest GPU", r->table_bytes_max / 1073741824.0);
+    if (r->cache_bytes)
+        printf(", %.2f GiB of cache", r->cache_bytes / 1073741824.0);
+    printf(" (%s the %s's %.0f GiB); %llu lookups a step\n", r->fits ? "fits" : "does not fit",
+           g->name, g->hbm_bytes / 1073741824.0, (unsigned long long)r->lookups);
     if (!r->herald)
         return;
     const weft_emb_herald_params *h = &m->herald;
@@ -497,7 +500,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         cli_table_cell(&tab, "%.3f", (r->dense_fwd_s + r->dense_bwd_s) * MS);
         cli_table_cell(&tab, "%.3f", r->a2a_bwd_s * MS);
         cli_table_cell(&tab, "%.3f", (r->dense_ar_s + r->emb_ar_s) * MS);
-        cli_table_cell(&tab, "%.2f", r->table_bytes_max / 1073741824.0);
+        cli_table_cell(&tab, "%.2f", (r->table_bytes_max + r->cache_bytes) / 1073741824.0);
         cli_table_cell(&tab, "%s", r->fits ? "yes" : "no");
         if (her)
             cli_table_cell(&tab, "%.3f", r->step_base_s * MS);

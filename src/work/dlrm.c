@@ -312,6 +312,22 @@ done:
     return e;
 }
 
+/* Bytes a cached row's index costs: its id and its LRU stamp, an int64
+ * each (weft/dlrm.h, weft_dlrm_cache_bytes, cites FBGEMM). */
+#define CACHE_INDEX_BYTES 16
+
+uint64_t weft_dlrm_cache_bytes(const weft_dlrm *m)
+{
+    uint64_t row = 0;
+    for (uint32_t t = 0; t < m->emb.ntables; t++) {
+        const weft_emb_table *tb = &m->emb.tables[t];
+        uint64_t b = (uint64_t)tb->dim * tb->dtype_bytes;
+        if (tb->sharding != WEFT_EMB_DP && b > row)
+            row = b;
+    }
+    return row ? m->herald.rows_per_gpu * (row + CACHE_INDEX_BYTES) : 0;
+}
+
 weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out, weft_diag *d)
 {
     memset(out, 0, sizeof *out);
@@ -350,7 +366,8 @@ weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *
         r.a2a_max_send = off > r.a2a_max_send ? off : r.a2a_max_send;
         r.table_bytes_max = mem[i] > r.table_bytes_max ? mem[i] : r.table_bytes_max;
     }
-    r.fits = (double)r.table_bytes_max <= g->hbm_bytes;
+    r.cache_bytes = weft_dlrm_cache_bytes(m);
+    r.fits = (double)r.table_bytes_max + (double)r.cache_bytes <= g->hbm_bytes;
     r.lookup_fwd_s = (double)r.lookup_fwd_bytes / g->hbm_bw;
     r.lookup_bwd_s = (double)r.lookup_bwd_bytes / g->hbm_bw;
     r.a2a_bwd_bytes = r.a2a_bytes;

@@ -326,8 +326,51 @@ static void test_herald(void)
     printf("herald: %d of %d steps faster with the cache, none slower\n", better, cases);
 }
 
+/* The cache's memory in fits: small()'s table-wise tables put 10 x 4 fp32
+ * = 160 bytes on GPU 0; a cache of 3 rows a GPU is 3 x (16 bytes of the
+ * widest row, T0's 4 x 4, + 16 of index) = 96 bytes, so 256 bytes of HBM
+ * fit and 255 do not (without the cache, 255 fit). A data-parallel table
+ * is never cached: its width does not count; with only such tables the
+ * cache costs nothing. */
+static void test_cache_memory(void)
+{
+    weft_gpu g;
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:2,bw=100", "a100-80g", &g, &t);
+    if (!c)
+        return;
+    weft_work_ctx_free(c);
+    weft_dlrm m;
+    small(&m, WEFT_EMB_TW);
+    m.herald = (weft_emb_herald_params){3, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_RANDOM, 1};
+    CHECK_INT(weft_dlrm_cache_bytes(&m), 96);
+    for (int k = 0; k < 3; k++) {
+        g.hbm_bytes = k == 0 ? 256 : 255;
+        c = NULL;
+        CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+        if (!c)
+            break;
+        m.herald.rows_per_gpu = k == 2 ? 0 : 3;
+        weft_dlrm_result r;
+        CHECK_ERR(weft_dlrm_step(c, &m, &r, NULL), WEFT_OK);
+        CHECK_INT(r.table_bytes_max, 160);
+        CHECK_INT(r.cache_bytes, k == 2 ? 0 : 96);
+        CHECK_INT(r.fits, k != 1);
+        weft_work_ctx_free(c);
+    }
+    weft_topo_free(t);
+    tabs[1].sharding = WEFT_EMB_DP;
+    tabs[1].dim = 64;                        /* 128 bytes a row, not cached */
+    CHECK_INT(weft_dlrm_cache_bytes(&m), 0); /* rows_per_gpu 0 */
+    m.herald.rows_per_gpu = 3;
+    CHECK_INT(weft_dlrm_cache_bytes(&m), 96);
+    tabs[0].sharding = WEFT_EMB_DP;
+    CHECK_INT(weft_dlrm_cache_bytes(&m), 0);
+}
+
 int main(void)
 {
+    test_cache_memory();
     test_herald();
     test_small_tw();
     test_errors();

@@ -212,26 +212,26 @@ static uint32_t rec_find(const herald *h, uint64_t key)
     return v ? *v : NONE32;
 }
 
+/* The record of key, made when absent: one probe of the record map (the
+ * index a new record would take is offered to get_or_put). */
 static weft_err rec_get(herald *h, uint64_t key, uint32_t *out)
 {
-    uint32_t i = rec_find(h, key);
-    if (i == NONE32) {
-        if (h->freerec.n) {
-            i = *(uint32_t *)weft__vec_at(&h->freerec, --h->freerec.n);
-        } else {
-            i = (uint32_t)h->recs.n;
-            weft_err e = weft__vec_reserve(&h->recs, h->recs.n + 1);
-            if (e)
-                return e;
-            h->recs.n++;
-        }
-        memset(rec_at(h, i), 0, h->recs.elem);
-        rec_at(h, i)->key = key;
-        weft_err e = weft__map64_put(&h->recmap, key, i);
-        if (e)
-            return e;
-    }
-    *out = i;
+    bool reuse = h->freerec.n != 0, added;
+    uint32_t i =
+        reuse ? *(uint32_t *)weft__vec_at(&h->freerec, h->freerec.n - 1) : (uint32_t)h->recs.n;
+    weft_err e;
+    if (!reuse && (e = weft__vec_reserve(&h->recs, h->recs.n + 1)))
+        return e;
+    if ((e = weft__map64_get_or_put(&h->recmap, key, i, out, &added)))
+        return e;
+    if (!added)
+        return WEFT_OK;
+    if (reuse)
+        h->freerec.n--;
+    else
+        h->recs.n++;
+    memset(rec_at(h, i), 0, h->recs.elem);
+    rec_at(h, i)->key = key;
     return WEFT_OK;
 }
 
@@ -274,8 +274,9 @@ static weft_err admit(herald *h, uint32_t g, uint64_t key)
         if ((e = evict(h, g, x)))
             return e;
     }
-    uint32_t ri;
-    if ((e = rec_get(h, key, &ri)) || (e = weft__map64_put(&gc->map, key, x)))
+    uint32_t ri, got;
+    /* key is absent from g's map (the caller looked): one probe adds it. */
+    if ((e = rec_get(h, key, &ri)) || (e = weft__map64_get_or_put(&gc->map, key, x, &got, NULL)))
         return e;
     *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, NONE32, NONE32, ri};
     rec_at(h, ri)->holders++;

@@ -61,6 +61,9 @@ HER="--fabric switch:2,bw=100 --gpu a100-80g --model dlrm --tables 1x4,1x4 --bot
      --top-mlp 4-1 --dense-features 3 --global-batch-size 4"
 run step $HER --emb-cache 1,staleness=2 --json
 expect_rc 0
+# The cache's memory: 1 row of 4 x fp32 = 16 bytes plus 16 of index.
+expect_out_has '"table_bytes_max": 16,'
+expect_out_has '"cache_bytes": 32,'
 expect_out_has '"a2a_bytes": 0,'
 expect_out_has '"a2a_bytes_base": 64,'
 expect_out_has '"a2a_bwd_bytes": 32,'
