@@ -95,9 +95,22 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * per phase, and a kernel copy costs about three user-space copies on
      * the development VM (docs/run.md, "Not done yet"): single copy was
      * level with the ring from 64 KiB to 4 MiB, so 2 ranks keep the
-     * slots, but for broadcast and allgather in a window where Open MPI's
-     * single copy beat them (weft__cma_max_bytes has the measurement).
-     * With 4 (oversubscribed on 2 CPUs), single copy was level
+     * slots, but for broadcast from 32 KiB and allgather from 64 KiB of
+     * output (issue 28; docs/interop.md, "Mid-size messages at 2 ranks"):
+     * OSU 7.4 through libweft_mpi.so against Open MPI 4.1.4, whose vader
+     * moves messages above its 4 KiB eager limit with one CMA copy. Through
+     * the slots a call costs two copies of every byte one after the other
+     * (the receiver starts once the sender's copy is in the slot), and lost
+     * on a quiet host (chrt -f 10, medians of 5-7 alternating runs):
+     * osu_bcast 1.10-1.47x at 32-128 KiB, osu_allgather 1.03-1.07x at
+     * 32-64 KiB blocks, where single copy was level with Open MPI (bcast
+     * 1.00-1.04x, allgather 0.83-0.96x). From 256 KiB the slots were
+     * faster there (bcast 0.48-0.88x against single copy's 0.67-1.06x),
+     * but with other jobs on the host (load average 5-10) they were
+     * 2.2-4.2x slower than Open MPI from 256 KiB to 1 MiB, single copy
+     * 0.53-1.33x: single copy is what never lost. Below, the slots won
+     * (bcast 16 KiB 2.52 us against 3.10; allgather 16 KiB blocks 3.12
+     * against 3.96). With 4 (oversubscribed on 2 CPUs), single copy was level
      * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
      * 1.56 against 3.0 ms); with 8 and 16 ranks it was 3-5 times as fast
      * at 16 KiB (8 ranks: 48 against 152 us; 16: 91 against 426 us).
@@ -113,27 +126,6 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
     if (size < 8)
         return (size_t)16 << 10;
     return 1;
-}
-
-size_t weft__cma_max_bytes(weft_coll coll, uint32_t size)
-{
-    /* 2 ranks, broadcast and allgather (issue 28; docs/interop.md,
-     * "Mid-size messages at 2 ranks"): OSU 7.4 through libweft_mpi.so
-     * against Open MPI 4.1.4, whose vader moves messages above its 4 KiB
-     * eager limit with one CMA copy. Through the slots a call costs two
-     * copies of every byte one after the other (the receiver starts once
-     * the sender's copy is in the slot), and lost: osu_bcast 1.10-1.47x at
-     * 32-128 KiB, osu_allgather 1.03-1.07x at 32-64 KiB blocks. Single
-     * copy was level with Open MPI there (bcast 1.00-1.02x, allgather
-     * 0.83-0.94x); the slots won again from 256 KiB of output (bcast
-     * 0.85-0.88x against single copy's 0.98-1.06x, allgather 0.60-0.64x
-     * against 0.84-0.96x), and below the window (bcast 16 KiB: 2.52 us
-     * against 3.10; allgather 16 KiB blocks: 3.12 against 3.96). Medians
-     * of 5-7 alternating runs under chrt -f 10 (without it the development
-     * VM's other jobs decide the figures). */
-    if (size == 2 && (coll == WEFT_COLL_BROADCAST || coll == WEFT_COLL_ALLGATHER))
-        return (size_t)256 << 10;
-    return SIZE_MAX;
 }
 
 /* Yama's ptrace_scope (0 when Yama is absent). */
@@ -325,8 +317,7 @@ static weft_err reduce_range(weft_comm *c, const cma_range *j, const weft__reduc
 
 static bool fits(const weft_comm *c, weft_coll coll, size_t bytes)
 {
-    return weft__region_records(c) && bytes >= weft__cma_min_bytes(coll, c->size) &&
-           bytes < weft__cma_max_bytes(coll, c->size);
+    return weft__region_records(c) && bytes >= weft__cma_min_bytes(coll, c->size);
 }
 
 weft_err weft__cma_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,

@@ -5,10 +5,11 @@
  *
  * Each entry runs its collective this way when every peer is on shared
  * memory with control pages (weft__region_records), the call is at least
- * weft__cma_min_bytes and below weft__cma_max_bytes, and every rank can reach its peers' memory
- * (checked once per process and agreed per call); it then sets *ran. Otherwise it leaves *ran
- * false, the same on every rank, and the caller runs its ordinary schedule (the call's arguments
- * are then already agreed: weft__call_agree is a no-op). Arguments as the public calls, already
+ * weft__cma_min_bytes, and every rank can reach its peers' memory (checked
+ * once per process and agreed per call); it then sets *ran. Otherwise it
+ * leaves *ran false, the same on every rank, and the caller runs its
+ * ordinary schedule (the call's arguments are then already agreed:
+ * weft__call_agree is a no-op). Arguments as the public calls, already
  * checked locally; count > 0, size > 1. Blocking. */
 #ifndef WEFT_RUN_COLL_CMA_H
 #define WEFT_RUN_COLL_CMA_H
@@ -26,10 +27,6 @@
  * input; all-to-all one rank's whole buffer) that runs single-copy on
  * size ranks; SIZE_MAX when none does. The same on every rank. */
 size_t weft__cma_min_bytes(weft_coll coll, uint32_t size);
-/* The least bytes (as weft__cma_min_bytes counts them) from which a call
- * takes the slots again; SIZE_MAX when single copy has no upper limit. The
- * same on every rank. */
-size_t weft__cma_max_bytes(weft_coll coll, uint32_t size);
 
 /* True when this process can read and write its peers' memory (the
  * system call exists and no ptrace policy forbids it); decided once per
