@@ -102,13 +102,13 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * the slots a call costs two copies of every byte one after the other
      * (the receiver starts once the sender's copy is in the slot), and lost
      * on a quiet host (chrt -f 10, medians of 5-7 alternating runs):
-     * osu_bcast 1.10-1.47x at 32-128 KiB, osu_allgather 1.03-1.07x at
+     * osu_bcast 1.10-1.47x at 32-128 KiB, osu_allgather 0.92-1.10x at
      * 32-64 KiB blocks, where single copy was level with Open MPI (bcast
      * 1.00-1.04x, allgather 0.83-0.96x). From 256 KiB the slots were
-     * faster there (bcast 0.48-0.88x against single copy's 0.67-1.06x),
-     * but with other jobs on the host (load average 5-10) they were
+     * faster there (bcast 0.48-0.88x against single copy's 0.98-1.06x),
+     * but with other jobs on the host (load average 5-8) they were
      * 2.2-4.2x slower than Open MPI from 256 KiB to 1 MiB, single copy
-     * 0.53-1.33x: single copy is what never lost. Below, the slots won
+     * 0.58-1.33x: single copy lost far less. Below, the slots won
      * (bcast 16 KiB 2.52 us against 3.10; allgather 16 KiB blocks 3.12
      * against 3.96). With 4 (oversubscribed on 2 CPUs), single copy was level
      * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
