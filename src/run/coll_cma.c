@@ -95,7 +95,22 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * per phase, and a kernel copy costs about three user-space copies on
      * the development VM (docs/run.md, "Not done yet"): single copy was
      * level with the ring from 64 KiB to 4 MiB, so 2 ranks keep the
-     * slots. With 4 (oversubscribed on 2 CPUs), single copy was level
+     * slots, but for broadcast from 32 KiB and allgather from 64 KiB of
+     * output (issue 28; docs/interop.md, "Mid-size messages at 2 ranks"):
+     * OSU 7.4 through libweft_mpi.so against Open MPI 4.1.4, whose vader
+     * moves messages above its 4 KiB eager limit with one CMA copy. Through
+     * the slots a call costs two copies of every byte one after the other
+     * (the receiver starts once the sender's copy is in the slot), and lost
+     * on a quiet host (chrt -f 10, medians of 5-7 alternating runs):
+     * osu_bcast 1.10-1.47x at 32-128 KiB, osu_allgather 0.92-1.10x at
+     * 32-64 KiB blocks, where single copy was level with Open MPI (bcast
+     * 1.00-1.04x, allgather 0.83-0.96x). From 256 KiB the slots were
+     * faster there (bcast 0.48-0.88x against single copy's 0.98-1.06x),
+     * but with other jobs on the host (load average 5-8) they were
+     * 2.2-4.2x slower than Open MPI from 256 KiB to 1 MiB, single copy
+     * 0.58-1.33x: single copy lost far less. Below, the slots won
+     * (bcast 16 KiB 2.52 us against 3.10; allgather 16 KiB blocks 3.12
+     * against 3.96). With 4 (oversubscribed on 2 CPUs), single copy was level
      * at 64 KiB and twice as fast from 256 KiB (79 against 159 us, 4 MiB
      * 1.56 against 3.0 ms); with 8 and 16 ranks it was 3-5 times as fast
      * at 16 KiB (8 ranks: 48 against 152 us; 16: 91 against 426 us).
@@ -103,7 +118,9 @@ size_t weft__cma_min_bytes(weft_coll coll, uint32_t size)
      * (coll_small.c, coll_direct.c) runs single-copy: two barriers and
      * at most 2(n-1) system calls against the ring's 7 to 14 wake-ups. */
     if (size == 2)
-        return SIZE_MAX;
+        return coll == WEFT_COLL_BROADCAST   ? (size_t)32 << 10
+               : coll == WEFT_COLL_ALLGATHER ? (size_t)64 << 10
+                                             : SIZE_MAX;
     if (size <= 4)
         return (size_t)128 << 10;
     if (size < 8)

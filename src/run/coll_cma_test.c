@@ -318,6 +318,39 @@ static int body(weft_comm *c, void *arg)
     return weft__test_failed > 99 ? 99 : weft__test_failed;
 }
 
+/* 2 ranks: broadcast and allgather run single-copy from their thresholds
+ * (weft__cma_min_bytes), through the slots below; the others never
+ * single-copy. Each one element of a block below the threshold (bytes as
+ * weft__cma_min_bytes counts them: the broadcast's buffer, the
+ * allgather's output of 2 blocks), at it, and at 1 MiB + 1 block, in
+ * place and not, checked byte for byte and by path; with rank 1 unable
+ * to, every call takes the slots. */
+static int two_body(weft_comm *c, void *arg)
+{
+    const job *j = arg;
+    if (j->disable_rank1 && weft_comm_rank(c) == 1)
+        weft__cma_disable();
+    static const struct {
+        weft_coll coll;
+        size_t lo; /* bytes */
+    } w[] = {{WEFT_COLL_BROADCAST, 32 << 10}, {WEFT_COLL_ALLGATHER, 64 << 10}};
+    for (size_t k = 0; k < 2; k++) {
+        size_t per = w[k].coll == WEFT_COLL_BROADCAST ? 1 : 2;
+        size_t counts[] = {w[k].lo / per - 1, w[k].lo / per, ((size_t)1 << 20) / per + 1};
+        for (size_t i = 0; i < 3; i++) {
+            uint64_t before = weft__region_cma_calls(c);
+            moving(c, j, w[k].coll, counts[i], false);
+            moving(c, j, w[k].coll, counts[i], true);
+            bool in = i > 0 && !j->disable_rank1;
+            CHECK_INT(weft__region_cma_calls(c) - before, in ? 2 : 0);
+        }
+    }
+    uint64_t before = weft__region_cma_calls(c);
+    moving(c, j, WEFT_COLL_ALLTOALL, 64 << 10, false);
+    CHECK_INT(weft__region_cma_calls(c) - before, 0);
+    return weft__test_failed > 99 ? 99 : weft__test_failed;
+}
+
 /* A large reduction that runs single-copy on c: the allreduce where it
  * does (more ranks than CPUs), else the reduce-scatter (with a CPU per
  * rank every allreduce runs pipelined, coll_eager.c), both through the
@@ -588,6 +621,10 @@ int main(void)
     /* The thresholds (coll_cma.c; measured, docs/run.md). */
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 1), SIZE_MAX);
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 2), SIZE_MAX);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_BROADCAST, 2), 32 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLGATHER, 2), 64 << 10);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLTOALL, 2), SIZE_MAX);
+    CHECK_INT(weft__cma_min_bytes(WEFT_COLL_REDUCE, 2), SIZE_MAX);
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 3), 128 << 10);
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 4), 128 << 10);
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLREDUCE, 5), 16 << 10);
@@ -601,6 +638,8 @@ int main(void)
     CHECK_INT(weft__cma_min_bytes(WEFT_COLL_ALLTOALL, 8), 1);
     CHECK_INT(weft__cma_min_bytes((weft_coll)99, 8), SIZE_MAX);
     job full = {.full = true}, core = {0}, off = {.disable_rank1 = true};
+    run(2, two_body, &core, "single-copy broadcast and allgather, 2 ranks");
+    run(2, two_body, &off, "single-copy refused by rank 1, 2 ranks");
     run(8, body, &full, "single-copy, 8 ranks, every type");
     run(16, body, &core, "single-copy, 16 ranks");
     run(8, body, &off, "single-copy refused by rank 1, 8 ranks");
