@@ -418,6 +418,15 @@ WEFT_API weft_err weft_synth_classic_traffic(const weft_topo *t, const char *alg
                                              const weft_traffic *m, uint32_t max_ops,
                                              weft_plan **out, weft_diag *d);
 
+/* An alltoallv of matrix m with no fabric to choose routes for: one direct
+ * copy per nonzero off-diagonal entry (s, d) (in order of s, then d), then
+ * a local copy per nonzero diagonal entry, no deps, carrying m
+ * (weft_plan_set_traffic): every pair at once, as NCCL's all-to-all of
+ * sends and receives. WEFT_EINVAL for no
+ * matrix, one with nothing between distinct ranks, or one that fails
+ * weft_plan_set_traffic; WEFT_ENOMEM. */
+WEFT_API weft_err weft_synth_a2a_matrix(const weft_traffic *m, weft_plan **out, weft_diag *d);
+
 /* The rank order of the ring that weft_synth_classic(t, "ring", ...) builds
  * for allgather, reducescatter and allreduce (n = the fabric's ranks
  * entries): the rank at position p sends to the one at p+1 (mod n). Every

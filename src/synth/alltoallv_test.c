@@ -155,9 +155,46 @@ static void test_moe_and_uniform(void)
     weft_topo_free(t);
 }
 
+/* weft_synth_a2a_matrix: one copy per nonzero off-diagonal entry, in
+ * order of sender then receiver, then rank 3's local copy of its own
+ * 400,000 bytes, no deps; the plan verifies; bad matrices are refused. */
+static void test_matrix(void)
+{
+    weft_diag d;
+    weft_traffic m = {4, (uint64_t *)SK};
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_synth_a2a_matrix(&m, &p, &d), WEFT_OK);
+    if (!p)
+        return;
+    static const uint32_t want[9][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 0}, {2, 3},
+                                        {3, 0}, {3, 1}, {3, 2}, {3, 3}};
+    CHECK_INT(weft_plan_num_ops(p), 9);
+    uint64_t bytes[9];
+    CHECK_ERR(weft_plan_op_bytes(p, bytes, &d), WEFT_OK);
+    for (uint32_t i = 0; i < 9 && i < weft_plan_num_ops(p); i++) {
+        weft_op op = weft_plan_op(p, i);
+        uint32_t nd;
+        weft_plan_op_deps(p, i, &nd);
+        CHECK_INT(op.src_rank.v, want[i][0]);
+        CHECK_INT(op.dst_rank.v, want[i][1]);
+        CHECK_INT(nd, 0);
+        CHECK_INT(bytes[i], SK[want[i][0] * 4 + want[i][1]]);
+    }
+    CHECK_ERR(weft_plan_verify(p, NULL, &d), WEFT_OK);
+    weft_plan_free(p);
+    static const uint64_t diag[4] = {5, 0, 0, 7};
+    weft_traffic own = {2, (uint64_t *)diag};
+    CHECK_ERR(weft_synth_a2a_matrix(&own, &p, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "a2a matrix: nothing to send between distinct ranks");
+    CHECK(p == NULL);
+    CHECK_ERR(weft_synth_a2a_matrix(NULL, &p, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "a2a matrix: no traffic matrix");
+}
+
 int main(void)
 {
     test_direct_exact();
+    test_matrix();
     test_moe_and_uniform();
     return weft_test_done();
 }

@@ -496,7 +496,8 @@ void weft__work_moe_free(weft_work_ctx *c)
 }
 
 /* An alltoallv of matrix t over the fabric's ranks as one direct copy per
- * nonzero off-diagonal entry. */
+ * nonzero off-diagonal entry (weft_synth_a2a_matrix); 0 when nothing
+ * crosses between distinct ranks. */
 static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
     bool any = false;
@@ -507,26 +508,10 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         *out = 0;
         return WEFT_OK;
     }
-    weft_plan_info info = {WEFT_COLL_ALLTOALL, c->ranks, {0}, 1, 0, false};
     weft_plan *p = NULL;
-    weft_err err = weft_plan_new(&info, &p);
+    weft_err err = weft_synth_a2a_matrix(t, &p, d);
     if (err)
-        return weft_diag_code(d, err);
-    for (uint32_t a = 0; a < c->ranks && !err; a++)
-        for (uint32_t b = 0; b < c->ranks && !err; b++) {
-            if (a == b || !weft_traffic_at(t, a, b))
-                continue;
-            weft_op op = {WEFT_OP_COPY, {a}, {b}, WEFT_BUF_IN, WEFT_BUF_OUT, b, a, 1, 0};
-            err = weft_plan_add_op(p, &op, NULL, 0, NULL);
-        }
-    if (err)
-        weft_diag_code(d, err);
-    else
-        err = weft_plan_set_traffic(p, t, d);
-    if (err) {
-        weft_plan_free(p);
         return err;
-    }
     return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
 }
 
