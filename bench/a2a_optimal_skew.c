@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "skew_cases.h"
 #include "weft/plan.h"
 #include "weft/synth.h"
 #include "weft/topo.h"
@@ -149,55 +149,8 @@ static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answ
     return e || !met ? 1 : 0;
 }
 
-static int run(uint32_t boxes, uint32_t experts, bool edge, const char *path)
-{
-    fflush(stdout); /* the child must not print the parent's buffer again */
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(measure(boxes, experts, edge, path));
-    int st = 0;
-    return pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st);
-}
-
-static bool same(const char *a, const char *b)
-{
-    char x[256] = "", y[256] = "";
-    FILE *f = fopen(a, "r"), *g = fopen(b, "r");
-    bool ok = f && g && fgets(x, sizeof x, f) && fgets(y, sizeof y, g) && strcmp(x, y) == 0;
-    if (f)
-        fclose(f);
-    if (g)
-        fclose(g);
-    return ok;
-}
-
 int main(int argc, char **argv)
 {
-    bool quick = false, old = false;
-    for (int i = 1; i < argc; i++) {
-        quick |= strcmp(argv[i], "--quick") == 0;
-        old |= strcmp(argv[i], "--old") == 0;
-    }
-    char pa[64], pb[64];
-    snprintf(pa, sizeof pa, "/tmp/bench_a2a_opt_%d_a", (int)getpid());
-    snprintf(pb, sizeof pb, "/tmp/bench_a2a_opt_%d_b", (int)getpid());
-    static const uint32_t boxes[] = {16, 32, 128};
-    int rc = 0;
-    for (size_t i = 0; i < 3; i++) {
-        if (quick && boxes[i] > 32)
-            continue;
-        for (int dense = 0; dense < 2; dense++) {
-            uint32_t experts = dense ? 0 : 128;
-            rc |= run(boxes[i], experts, false, pa);
-            if (boxes[i] == 16 || (old && boxes[i] == 32)) {
-                rc |= run(boxes[i], experts, true, pb);
-                bool eq = same(pa, pb);
-                printf("  the two plans' bounds are %s\n", eq ? "equal" : "DIFFERENT");
-                rc |= !eq;
-            }
-        }
-    }
-    remove(pa);
-    remove(pb);
-    return rc;
+    return skew_cases(argc, argv, measure, "a2a_opt", "the two plans' bounds are equal",
+                      "the two plans' bounds are DIFFERENT");
 }
