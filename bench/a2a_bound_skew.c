@@ -25,27 +25,12 @@
 static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answer_path)
 {
     char spec[32];
-    snprintf(spec, sizeof spec, "h100:%u", boxes);
-    weft_diag d;
     weft_topo *t = NULL;
-    if (weft_topo_preset(spec, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    weft_traffic m;
+    if (skew_case(boxes, experts, spec, &t, &m))
         return 1;
-    }
-    uint32_t n = weft_topo_num_ranks(t);
-    weft_traffic_moe_params p = {.ranks = n,
-                                 .experts = experts ? experts : 2 * n,
-                                 .topk = 2,
-                                 .tokens = 4096,
-                                 .hidden_bytes = 8192,
-                                 .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                 .zipf_milli = 1200,
-                                 .seed = 1};
-    weft_traffic m = {0, NULL};
-    if (weft_traffic_moe(&p, &m, &d)) {
-        fprintf(stderr, "moe: %s\n", d.msg);
-        return 1;
-    }
+    uint32_t ex = experts ? experts : 2 * weft_topo_num_ranks(t);
+    weft_diag d;
     weft_a2a_bound_opts o;
     weft_a2a_bound_opts_init(&o);
     o.edge_lp = edge;
@@ -56,13 +41,12 @@ static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answ
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     if (e) {
-        printf("%-9s %4u experts  %-6s error: %s\n", spec, p.experts, edge ? "edge" : "colgen",
-               d.msg);
+        printf("%-9s %4u experts  %-6s error: %s\n", spec, ex, edge ? "edge" : "colgen", d.msg);
     } else {
         printf("%-9s %4u experts  %-6s %8.2f s wall %8.2f s cpu %7.1f MiB peak  LP %u x %u  "
                "time %s s (%s)\n",
-               spec, p.experts, edge ? "edge" : "colgen", w, c, (double)ru.ru_maxrss / 1024.0,
-               b.lp_rows, b.lp_cols, b.time_exact, weft_a2a_cert_name(b.cert));
+               spec, ex, edge ? "edge" : "colgen", w, c, (double)ru.ru_maxrss / 1024.0, b.lp_rows,
+               b.lp_cols, b.time_exact, weft_a2a_cert_name(b.cert));
         FILE *f = fopen(answer_path, "w");
         if (f) {
             fprintf(f, "%s\n", b.time_exact);

@@ -86,27 +86,12 @@ static bool plan_time(const weft_topo *t, const weft_plan *p, const weft_traffic
 static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answer_path)
 {
     char spec[32];
-    snprintf(spec, sizeof spec, "h100:%u", boxes);
-    weft_diag d;
     weft_topo *t = NULL;
-    if (weft_topo_preset(spec, &t, &d)) {
-        fprintf(stderr, "%s: %s\n", spec, d.msg);
+    weft_traffic m;
+    if (skew_case(boxes, experts, spec, &t, &m))
         return 1;
-    }
-    uint32_t n = weft_topo_num_ranks(t);
-    weft_traffic_moe_params mp = {.ranks = n,
-                                  .experts = experts ? experts : 2 * n,
-                                  .topk = 2,
-                                  .tokens = 4096,
-                                  .hidden_bytes = 8192,
-                                  .skew = WEFT_TRAFFIC_SKEW_ZIPF,
-                                  .zipf_milli = 1200,
-                                  .seed = 1};
-    weft_traffic m = {0, NULL};
-    if (weft_traffic_moe(&mp, &m, &d)) {
-        fprintf(stderr, "moe: %s\n", d.msg);
-        return 1;
-    }
+    uint32_t ex = experts ? experts : 2 * weft_topo_num_ranks(t);
+    weft_diag d;
     weft_a2a_bound_opts o;
     weft_a2a_bound_opts_init(&o);
     o.edge_lp = edge;
@@ -119,8 +104,7 @@ static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answ
     getrusage(RUSAGE_SELF, &ru);
     bool met = false;
     if (e) {
-        printf("%-9s %4u experts  %-6s error: %s\n", spec, mp.experts, edge ? "edge" : "colgen",
-               d.msg);
+        printf("%-9s %4u experts  %-6s error: %s\n", spec, ex, edge ? "edge" : "colgen", d.msg);
     } else {
         uint64_t paths = 0;
         for (uint32_t id = 0; id < weft_plan_num_ops(p); id++)
@@ -131,7 +115,7 @@ static int measure(uint32_t boxes, uint32_t experts, bool edge, const char *answ
             plan_time(t, p, &m, pt) && mpq_set_str(bt, b.time_exact, 10) == 0 && mpq_equal(pt, bt);
         printf("%-9s %4u experts  %-6s %8.2f s wall %8.2f s cpu %7.1f MiB peak  %u ops %llu "
                "paths  time %s s, plan %s\n",
-               spec, mp.experts, edge ? "edge" : "colgen", w, c, (double)ru.ru_maxrss / 1024.0,
+               spec, ex, edge ? "edge" : "colgen", w, c, (double)ru.ru_maxrss / 1024.0,
                weft_plan_num_ops(p), (unsigned long long)paths, b.time_exact,
                met ? "at the bound" : "MISSES THE BOUND");
         mpq_clears(pt, bt, NULL);

@@ -16,6 +16,42 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "weft/topo.h"
+#include "weft/traffic.h"
+
+/* The fabric and the matrix of one case: h100:BOXES (spec gets its name)
+ * and the MoE dispatch of zipf 1.2, top-2 of `experts` experts (0: 2N),
+ * 4,096 tokens of 8 KiB per rank, seed 1. 0, or 1 with the error on
+ * stderr. */
+static inline int skew_case(uint32_t boxes, uint32_t experts, char spec[32], weft_topo **t,
+                            weft_traffic *m)
+{
+    snprintf(spec, 32, "h100:%u", boxes);
+    weft_diag d;
+    *t = NULL;
+    if (weft_topo_preset(spec, t, &d)) {
+        fprintf(stderr, "%s: %s\n", spec, d.msg);
+        return 1;
+    }
+    uint32_t n = weft_topo_num_ranks(*t);
+    weft_traffic_moe_params p = {.ranks = n,
+                                 .experts = experts ? experts : 2 * n,
+                                 .topk = 2,
+                                 .tokens = 4096,
+                                 .hidden_bytes = 8192,
+                                 .skew = WEFT_TRAFFIC_SKEW_ZIPF,
+                                 .zipf_milli = 1200,
+                                 .seed = 1};
+    *m = (weft_traffic){0, NULL};
+    if (weft_traffic_moe(&p, m, &d)) {
+        fprintf(stderr, "moe: %s\n", d.msg);
+        weft_topo_free(*t);
+        *t = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 /* One case: 0 when it ran, its answer (one line) in answer_path. */
 typedef int (*skew_measure_fn)(uint32_t boxes, uint32_t experts, bool edge,
                                const char *answer_path);
