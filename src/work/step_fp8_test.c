@@ -11,6 +11,21 @@
 #include "work/testing_work.h"
 #include "work/work_internal.h"
 
+/* llama3-8b on an h100-sxm: g, the model completed at sequence `seq` (0:
+ * its own), and p initialised for a global batch of 8 in micro-batches of
+ * 1; the tests set the parallelism. */
+static void llama3_8b(uint32_t seq, weft_gpu *g, weft_model *m, weft_parallel *p)
+{
+    CHECK(weft_gpu_find("h100-sxm", g));
+    CHECK(weft_model_find("llama3-8b", m));
+    if (seq)
+        m->seq = seq;
+    weft_model_complete(m);
+    weft_parallel_init(p);
+    p->global_batch = 8;
+    p->micro_batch = 1;
+}
+
 /* FP8 in Transformer Engine's terms: the attention core and the output
  * layer stay 16-bit (the same time as in bf16), and each Linear's casts
  * cost their bytes over HBM: from fwd = gemm + elem + core + cast_f and
@@ -19,18 +34,12 @@
 static void test_fp8(void)
 {
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
     weft_model m;
-    CHECK(weft_model_find("llama3-8b", &m));
-    m.seq = 4096;
-    weft_model_complete(&m);
     weft_parallel p;
-    weft_parallel_init(&p);
+    llama3_8b(4096, &g, &m, &p);
     p.tp = 2;
     p.sp = true;
     p.flash_attn = true;
-    p.global_batch = 8;
-    p.micro_batch = 1;
     weft__layer_time b16, f8;
     weft__work_layer_time(&g, &m, &p, 4, 0, &b16);
     p.prec = WEFT_PREC_FP8;
@@ -179,16 +188,11 @@ static void test_cp_bookkeeping(void)
      * 13 q + 21 kv, beside the grouped-query split's 4 q forward and
      * 4 (q + kv) backward. */
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
     weft_model m;
-    CHECK(weft_model_find("llama3-8b", &m));
-    weft_model_complete(&m);
     weft_parallel p;
-    weft_parallel_init(&p);
+    llama3_8b(0, &g, &m, &p);
     p.cp = 2;
     p.flash_attn = true;
-    p.global_batch = 8;
-    p.micro_batch = 1;
     weft__layer_time l;
     weft__work_layer_time(&g, &m, &p, 4, 0, &l);
     double q = 4096.0 * 32 * 128, kv = 4096.0 * 16 * 128;
@@ -205,16 +209,11 @@ static void test_cp_bookkeeping(void)
 static void test_output_and_embedding(void)
 {
     weft_gpu g;
-    CHECK(weft_gpu_find("h100-sxm", &g));
     weft_model m;
-    CHECK(weft_model_find("llama3-8b", &m));
-    weft_model_complete(&m);
     weft_parallel p;
-    weft_parallel_init(&p);
+    llama3_8b(0, &g, &m, &p);
     p.tp = 2;
     p.sp = true;
-    p.global_batch = 8;
-    p.micro_batch = 1;
     weft__layer_time l;
     weft__work_layer_time(&g, &m, &p, 4, 0, &l);
     CHECK_REL(l.embed_bwd - 2 * l.embed_fwd, 12.0 * 64128 * 4096 / g.hbm_bw, 1e-12);
