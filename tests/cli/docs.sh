@@ -79,24 +79,17 @@ shown_matches() {
 # command printed, in the same order (a line holding "..." is itself an
 # elision and is skipped): its stdout, its stderr, or both.
 shown_within() {
-    local want f
-    want=$(printf '%s' "$1" | tr '\036' '\n')
-    for f in "$CHECK_OUT_" "$CHECK_ERR_" both; do
-        if [ "$f" = both ]; then
-            cat "$CHECK_OUT_" "$CHECK_ERR_" >"$TMP/both.out"
-            f="$TMP/both.out"
-        fi
-        python3 -c '
+    python3 -c '
 import sys
-want = [l.rstrip() for l in sys.argv[1].split("\n") if "..." not in l]
-got = [l.rstrip() for l in open(sys.argv[2], errors="replace")]
-i = 0
-for l in got:
-    if i < len(want) and l == want[i]:
-        i += 1
-sys.exit(0 if i == len(want) else 1)' "$want" "$f" && return 0
-    done
-    return 1
+want = [l.rstrip() for l in sys.argv[1].split("\036") if "..." not in l]
+out, err = (open(f, errors="replace").read().splitlines() for f in sys.argv[2:4])
+def within(got):
+    i = 0
+    for l in got:
+        if i < len(want) and l.rstrip() == want[i]:
+            i += 1
+    return i == len(want)
+sys.exit(0 if within(out) or within(err) or within(out + err) else 1)' "$1" "$CHECK_OUT_" "$CHECK_ERR_"
 }
 
 cd "$SRC" || exit 1
