@@ -7,6 +7,7 @@
 
 #include "base/testing.h"
 #include "sim/engine.h"
+#include "sim/testing_engine.h"
 
 static uint32_t route(sim_engine *e, uint32_t n, const uint32_t *links, double lat)
 {
@@ -128,7 +129,7 @@ static sim_engine *random_run(uint32_t seed, bool ct, bool buckets, bool bg, wef
 {
     double cap[NL];
     uint64_t x = seed;
-#define NEXT() (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(x >> 33))
+#define NEXT() sim_test_next(&x)
     for (int i = 0; i < NL; i++)
         cap[i] = 1e9 * (1 + NEXT() % 8);
     sim_engine *e;
@@ -139,20 +140,9 @@ static sim_engine *random_run(uint32_t seed, bool ct, bool buckets, bool bg, wef
     uint32_t nf = bg ? NT + NB : NT;
     uint8_t cls_of[NT + NB];
     for (uint32_t f = 0; f < nf && !*err; f++) {
-        uint32_t n = 1 + NEXT() % 4, links[4], r, id;
+        uint32_t links[4], r, id;
         double coef[4];
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t l;
-            bool dup;
-            do {
-                l = NEXT() % NL;
-                dup = false;
-                for (uint32_t j = 0; j < k; j++)
-                    dup |= links[j] == l;
-            } while (dup);
-            links[k] = l;
-            coef[k] = (NEXT() % 2) ? 1.0 : 0.5;
-        }
+        uint32_t n = sim_test_route(&x, NL, links, coef);
         double bytes = 1e6 * (1 + NEXT() % (ct ? 2 : 50));
         uint32_t cls = f < NT ? 0 : 1 + NEXT() % 2;
         cls_of[f] = (uint8_t)cls;

@@ -8,6 +8,7 @@
 
 #include "base/testing.h"
 #include "sim/engine.h"
+#include "sim/testing_engine.h"
 
 /* A scenario of many flows with distinct sizes, so that nearly every drain
  * refills a component of most flows (the case the shortcuts are for):
@@ -24,7 +25,7 @@ static sim_engine *scenario(int kind, bool weights, uint32_t seed)
 {
     enum { H = 4, G = 4, N = H * G };
     uint64_t x = seed;
-#define NEXT() (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(x >> 33))
+#define NEXT() sim_test_next(&x)
     double cap[6 * N + 24];
     uint32_t nl = kind == 0 ? 6 * N : 24;
     for (uint32_t l = 0; l < nl; l++)
@@ -64,18 +65,9 @@ static sim_engine *scenario(int kind, bool weights, uint32_t seed)
     uint32_t r = 0;
     for (uint32_t f = 0; f < 600; f++) {
         if (f == 0 || NEXT() % 4) {
-            uint32_t n = 1 + NEXT() % 4, links[4];
+            uint32_t links[4];
             double coef[4];
-            for (uint32_t k = 0; k < n; k++) {
-                bool dup;
-                do {
-                    links[k] = NEXT() % nl;
-                    dup = false;
-                    for (uint32_t j = 0; j < k; j++)
-                        dup |= links[j] == links[k];
-                } while (dup);
-                coef[k] = NEXT() % 2 ? 1.0 : 0.5;
-            }
+            uint32_t n = sim_test_route(&x, nl, links, coef);
             CHECK_ERR(sim_engine_add_route(e, n, links, coef, 1e-6 * (NEXT() % 3), &r), WEFT_OK);
         }
         double bytes = 1e6 * (1 + NEXT() % (kind == 2 ? 2 : 500)), w = 1;
