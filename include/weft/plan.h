@@ -403,8 +403,10 @@ WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint
  * channel's copy rate), when it runs p with Simple (weft/sim.h,
  * step_bytes, step_gbps); other models and protocols ignore it. Only the
  * builders of NCCL's tree plans set it (weft_synth_nccl_algo, `--algo
- * nccl`); step_bytes 0 (the default) clears it. Copied by weft_plan_copy
- * and compared by weft_plan_equal; a plan's text does not carry it. */
+ * nccl`); step_bytes 0 (the default) clears it. Copied by weft_plan_copy,
+ * compared by weft_plan_equal, and carried by the text form (a `forward`
+ * line) and the JSON form (docs/plan-format.md); MSCCL XML has no place
+ * for it. */
 WEFT_API void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, double chan_gbps);
 /* The step weft_plan_set_step_forward set, 0 for none, and (chan_gbps
  * not NULL) its rate cap, 0 for none. */

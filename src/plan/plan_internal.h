@@ -100,6 +100,9 @@ weft_err weft__plan_topo_order(const weft_plan *p, uint32_t *order, uint32_t *st
 
 /* The interned name with id `name`. */
 const char *weft__plan_name(const weft_plan *p, uint32_t name);
+/* v in the fewest significant digits (at most 17) that strtod reads back
+ * as v: the `forward` rate of the text and JSON forms. */
+void weft__plan_format_double(double v, char *buf, size_t n);
 
 /* Interns s[0..len) in p's name table and writes its name id; an existing
  * name keeps its id. WEFT_ENOMEM, or WEFT_ELIMIT past 2^32 bytes of names

@@ -28,6 +28,12 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
             in->inplace ? "true" : "false");
     if (p->op_bytes)
         fprintf(f, ",\"size\":%llu", (unsigned long long)p->op_size);
+    if (p->step_forward) {
+        char gbps[32];
+        weft__plan_format_double(p->step_gbps, gbps, sizeof gbps);
+        fprintf(f, ",\"forward\":{\"step\":%llu,\"gbps\":%s}", (unsigned long long)p->step_forward,
+                gbps);
+    }
     const weft_traffic *tm = weft_plan_traffic(p);
     if (tm) {
         fputs(",\"traffic\":[", f);

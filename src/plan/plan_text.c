@@ -8,6 +8,8 @@
  * returns a half-built plan. Deps naming a later op are remembered with
  * their position and checked at the end, so forward deps cost memory only
  * when they occur. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -55,6 +57,8 @@ typedef struct parser {
     uint64_t op_size;      /* a `size` line: the plan carries op sizes (bytes=) */
     uint64_t *op_bytes;    /* bytes= of each op read so far */
     size_t op_bytes_cap;
+    uint64_t step_bytes; /* a `forward` line: the step, 0 for none */
+    double step_gbps;    /* and its rate cap, 0 for none */
 } parser;
 
 enum { H_COLL = 1, H_RANKS = 2, H_ROOT = 4, H_CHUNKS = 8, H_SCRATCH = 16, H_INPLACE = 32 };
@@ -353,6 +357,59 @@ static weft_err parse_size(parser *ps, const tok *t, size_t nt)
     if (ps->op_size == 0)
         return fail(ps, t[1].col, "'size' must be at least 1 byte");
     return WEFT_OK;
+}
+
+/* A rate in GB/s (`forward`): a positive decimal, digits with at most one
+ * point and an optional exponent (e or E, a sign, digits), as the writer
+ * prints it; at most 40 bytes. */
+static weft_err parse_gbps(parser *ps, const tok *t, double *out)
+{
+    char buf[41];
+    size_t i = 0, digits = 0;
+    bool ok = t->len < sizeof buf;
+    for (; ok && i < t->len && t->s[i] >= '0' && t->s[i] <= '9'; i++)
+        digits++;
+    if (ok && i < t->len && t->s[i] == '.')
+        for (i++; i < t->len && t->s[i] >= '0' && t->s[i] <= '9'; i++)
+            digits++;
+    if (ok && digits && i < t->len && (t->s[i] == 'e' || t->s[i] == 'E')) {
+        size_t e0 = ++i < t->len && (t->s[i] == '+' || t->s[i] == '-') ? ++i : i;
+        while (i < t->len && t->s[i] >= '0' && t->s[i] <= '9')
+            i++;
+        ok = i > e0;
+    }
+    ok = ok && digits && i == t->len;
+    double v = 0;
+    if (ok) {
+        memcpy(buf, t->s, t->len);
+        buf[t->len] = '\0';
+        v = strtod(buf, NULL);
+    }
+    if (!ok || !(v > 0) || v > 1e300)
+        return fail(ps, t->col, "the step's rate must be a positive number of GB/s, not '%.*s'",
+                    (int)t->len, t->s);
+    *out = v;
+    return WEFT_OK;
+}
+
+/* "forward STEP [GBPS]": the plan is forwarded per step of STEP bytes, a
+ * hop's step moved at most GBPS GB/s (weft_plan_set_step_forward: NCCL's
+ * tree with Simple). */
+static weft_err parse_forward(parser *ps, const tok *t, size_t nt)
+{
+    if (ps->plan)
+        return fail(ps, t[0].col, "'forward' must come before the first op");
+    if (ps->step_bytes)
+        return fail(ps, t[0].col, "'forward' given twice");
+    if (nt != 2 && nt != 3)
+        return fail(ps, t[0].col,
+                    "'forward' takes the step's bytes and, optionally, its rate in GB/s");
+    weft_err e = parse_u64(ps, t[1].s, t[1].len, t[1].col, &ps->step_bytes);
+    if (e)
+        return e;
+    if (ps->step_bytes == 0)
+        return fail(ps, t[1].col, "the step must be at least 1 byte");
+    return nt == 3 ? parse_gbps(ps, &t[2], &ps->step_gbps) : WEFT_OK;
 }
 
 /* Creates the plan once the header is complete; col locates the statement
@@ -732,6 +789,8 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
         return parse_circuit(ps, toks, nt);
     if (tok_is(&toks[0], "size"))
         return parse_size(ps, toks, nt);
+    if (tok_is(&toks[0], "forward"))
+        return parse_forward(ps, toks, nt);
     for (size_t k = 0; k < sizeof header_keys / sizeof header_keys[0]; k++) {
         if (tok_is(&toks[0], header_keys[k].word))
             return parse_header(ps, header_keys[k].bit, header_keys[k].word, toks, nt);
@@ -810,6 +869,7 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
     if (ps.op_size && (e = weft_plan_set_op_sizes(ps.plan, ps.op_size,
                                                   ps.op_bytes ? ps.op_bytes : &ps.op_size, d)))
         goto free_parser;
+    weft_plan_set_step_forward(ps.plan, ps.step_bytes, ps.step_gbps);
     *out = ps.plan;
     ps.plan = NULL;
 free_parser:
@@ -838,6 +898,16 @@ weft_err weft_plan_load_file(const char *path, weft_plan **out, weft_diag *d)
 
 /* ---- Writer -------------------------------------------------------------- */
 
+/* v in the fewest significant digits that read back as v (at most 17). */
+void weft__plan_format_double(double v, char *buf, size_t n)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 weft_err weft_plan_write(const weft_plan *p, FILE *f)
 {
     const weft_plan_info *in = &p->info;
@@ -851,6 +921,14 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
     enum { TRAFFIC_PER_LINE = 256 };
     if (p->op_bytes)
         fprintf(f, "size %llu\n", (unsigned long long)p->op_size);
+    if (p->step_forward) {
+        fprintf(f, "forward %llu", (unsigned long long)p->step_forward);
+        char gbps[32];
+        weft__plan_format_double(p->step_gbps, gbps, sizeof gbps);
+        if (p->step_gbps > 0)
+            fprintf(f, " %s", gbps);
+        fputc('\n', f);
+    }
     const weft_traffic *tm = weft_plan_traffic(p);
     for (uint32_t r = 0; tm && r < tm->ranks; r++)
         for (uint32_t c0 = 0; c0 < tm->ranks; c0 += TRAFFIC_PER_LINE) {

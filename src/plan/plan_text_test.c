@@ -170,6 +170,21 @@ static const struct {
     {H "op 0 copy 0:out[0] 1:out[0] path=1:a,,b\n", "t.plan:5:38: empty node name in path"},
     {H "op 0 copy 0:out[0] 1:out[0] path\n",
      "t.plan:5:29: 'path' needs a value (path=SHARE:NODE,NODE,...)"},
+    {H "forward\n",
+     "t.plan:5:1: 'forward' takes the step's bytes and, optionally, its rate in GB/s"},
+    {H "forward 0\n", "t.plan:5:9: the step must be at least 1 byte"},
+    {H "forward 4096 -1\n",
+     "t.plan:5:14: the step's rate must be a positive number of GB/s, not '-1'"},
+    {H "forward 4096 0\n",
+     "t.plan:5:14: the step's rate must be a positive number of GB/s, not '0'"},
+    {H "forward 4096 1e\n",
+     "t.plan:5:14: the step's rate must be a positive number of GB/s, not '1e'"},
+    {H "forward 4096 inf\n",
+     "t.plan:5:14: the step's rate must be a positive number of GB/s, not 'inf'"},
+    {H "forward 4096 1 2\n",
+     "t.plan:5:1: 'forward' takes the step's bytes and, optionally, its rate in GB/s"},
+    {H "forward 8 1\nforward 8\n", "t.plan:6:1: 'forward' given twice"},
+    {H "op 0 nop 0\nforward 8\n", "t.plan:6:1: 'forward' must come before the first op"},
     {"weft-plan 1\n# caf\xc3\xa9 ok, then \xff\n", "t.plan:2:18: invalid UTF-8"},
     {"weft-plan 1\n# overlong \xc0\xaf\n", "t.plan:2:12: invalid UTF-8"},
     {"weft-plan 1\ncoll\x01 allgather\n", "t.plan:2:5: control character 0x01"},
@@ -272,6 +287,58 @@ static void test_json(void)
     weft_plan_free(p);
 }
 
+/* The `forward` line (weft_plan_set_step_forward): read, written back in
+ * the same bytes (the rate in the fewest digits that read back exactly),
+ * equal after a round trip, and in the JSON form. */
+static void test_forward(void)
+{
+    static const char *const texts[] = {
+        "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+        "forward 1048576 20.7\nop 0 reduce 0:out[0] 1:out[0]\nop 1 copy 1:out[0] 0:out[0] "
+        "deps=0\n",
+        "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+        "forward 524288\n",
+        "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+        "forward 1 0.30000000000000004\n",
+    };
+    static const uint64_t step[] = {1048576, 524288, 1};
+    const double gbps[] = {20.7, 0, 0.1 + 0.2};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        weft_plan *p = NULL;
+        CHECK_ERR(weft_plan_parse(texts[i], strlen(texts[i]), "f.plan", &p, NULL), WEFT_OK);
+        if (!p)
+            continue;
+        double g = -1;
+        CHECK_INT(weft_plan_step_forward(p, &g), step[i]);
+        CHECK(g == gbps[i]);
+        size_t len;
+        char *out = write_text(p, &len);
+        CHECK_STR(out, texts[i]);
+        free(out);
+        round_trip("f.plan", p);
+        weft_plan_free(p);
+    }
+    /* A plan without the mark writes no `forward` line. */
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_plan_parse(texts[0], strlen(texts[0]), "f.plan", &p, NULL), WEFT_OK);
+    if (!p)
+        return;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    CHECK_ERR(weft_plan_write_json(p, f), WEFT_OK);
+    fclose(f);
+    CHECK(buf && strstr(buf, ",\"inplace\":true,\"forward\":{\"step\":1048576,\"gbps\":20.7},"
+                             "\"ops\":[") != NULL);
+    free(buf);
+    weft_plan_set_step_forward(p, 0, 0);
+    size_t len;
+    char *out = write_text(p, &len);
+    CHECK(out && strstr(out, "forward") == NULL);
+    free(out);
+    weft_plan_free(p);
+}
+
 static weft_err ctor_parse(void *arg)
 {
     weft_plan **out = arg;
@@ -326,6 +393,7 @@ int main(void)
     test_round_trips();
     test_errors();
     test_json();
+    test_forward();
     test_long_line();
     weft_plan *p = NULL;
     CHECK(weft_test_oom_sweep("parse", ctor_parse, dtor_parse, &p) > 5);

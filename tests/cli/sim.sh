@@ -358,4 +358,19 @@ expect_rc 0
 expect_out_has "allreduce ring on switch:4: 4 ranks, model fluid, 3 slices per transfer, alpha 0 s"
 expect_err "weft sim: --slices is deprecated: it fixes the slice count at every size (fluid model); use --slice-bytes B"
 
+# A plan `weft plan --algo nccl` writes keeps NCCL's tree's per-step
+# forwarding (its `forward` line): read back by `sim --plan` with Simple it
+# takes what `sim --algo nccl` gives, where NCCL runs that tree with Simple
+# (a100:64 at 1 GiB); without the line it would be faster.
+run plan a100:64 --coll allreduce --algo nccl -o "$TMP/tree.plan"
+expect_rc 0
+check "the plan carries the tree's step" grep -qx 'forward 524288 8.9' "$TMP/tree.plan"
+run sim a100:64 --algo nccl --coll allreduce --size 1G --csv
+expect_out_has "1073741824,0.01292829994411"
+run sim a100:64 --plan "$TMP/tree.plan" --proto simple --size 1G --csv
+expect_out_has "1073741824,0.01292829994411"
+grep -v '^forward' "$TMP/tree.plan" >"$TMP/bare.plan"
+run sim a100:64 --plan "$TMP/bare.plan" --proto simple --size 1G --csv
+expect_out_has "1073741824,0.01102358323999"
+
 finish
