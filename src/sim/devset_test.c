@@ -260,6 +260,9 @@ int main(int argc, char **argv)
     check_set("oci-a100-2x8-40gb-allreduce.txt", 24, verbose);
     check_set("oci-a100-2x8-40gb-10g-allreduce.txt", 1, verbose);
     check_set("oci-h100-2x8-allreduce.txt", 5, verbose);
+    /* One BM.GPU4.8 A100 node driven by one process (-g 8), two sources. */
+    check_set("oci-a100-1x8-40gb-g8-allreduce.txt", 24, verbose);
+    check_set("oci-a100-1x8-40gb-g8-10g-allreduce.txt", 2, verbose);
     class_print("every table, per size class", &all);
     return weft_test_done();
 }
