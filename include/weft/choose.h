@@ -120,7 +120,8 @@ typedef struct weft_choose_opts {
     bool need_plan;   /* simulate the ring as its plan, not its rank order */
     bool fail_on_sim; /* a candidate that builds but fails to simulate is an
                          error (weft tune), not a skipped row */
-    /* The candidates instead of the registry's list when names is not NULL. */
+    /* The candidates instead of the registry's list when names is not NULL:
+     * all n_names of them, each shorter than weft_choice's name (32). */
     const char *const *names;
     size_t n_names;
     const weft_traffic *matrix; /* alltoallv of this matrix (coll alltoall), or NULL */
@@ -164,8 +165,9 @@ typedef struct weft_ranking {
  * simulate are kept with the reason (unless fail_on_sim). Candidates that
  * would run exactly what an earlier one ran (the same plan and protocol:
  * nccl's choice is often rings:auto's plan) take its result without
- * simulating again. WEFT_ENOMEM, WEFT_EINVAL for no size; *out is
- * released with weft_ranking_fini. */
+ * simulating again. WEFT_ENOMEM, WEFT_EINVAL for no size or for a name in
+ * o->names of 32 characters or more (naming it); *out is released with
+ * weft_ranking_fini. */
 WEFT_API weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                               size_t nsizes, const weft_choose_opts *o, weft_ranking *out,
                               weft_diag *d);

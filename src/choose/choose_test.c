@@ -80,6 +80,31 @@ static void test_rank(void)
     CHECK_STR(r.c[2].why, "unknown algorithm 'nope' (weft plan --list lists them)");
     weft_ranking_fini(&r);
 
+    /* A list of more than 64 names is ranked whole (the 65th and 70th
+     * too): 68 rings (one simulation, shared), then hd and dbtree. */
+    const char *many[70];
+    for (size_t i = 0; i < 70; i++)
+        many[i] = i == 64 ? "hd" : i == 69 ? "dbtree" : "ring";
+    o.names = many;
+    o.n_names = 70;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    CHECK_INT(r.n, 70);
+    CHECK_INT(r.simulated, 70);
+    CHECK_STR(r.c[64].name, "hd");
+    CHECK_STR(r.c[69].name, "dbtree");
+    CHECK(r.c[64].res && r.c[69].res && r.c[63].res);
+    CHECK(r.c[64].res[0].time_s != r.c[63].res[0].time_s);
+    weft_ranking_fini(&r);
+    /* A name too long for a choice is refused, not cut. */
+    many[66] = "rings:1234567890123456789012345678";
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg,
+              "choose: candidate 67, 'rings:1234567890123456789012345678', is longer than 31 "
+              "characters");
+    CHECK(r.c == NULL && r.n == 0);
+    o.names = names;
+    o.n_names = 3;
+
     CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 0, &o, &r, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "choose: no size to rank at");
     weft_topo_free(t);
