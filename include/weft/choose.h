@@ -52,6 +52,12 @@ typedef struct weft_candidate {
     bool innet;
     weft_sim_innet_algo innet_algo;
     char built[24]; /* the weft algorithm nccl's plan runs ("rings:16") */
+    /* nccl: what NCCL_ALGO, NCCL_PROTO and NCCL_BUFFSIZE force
+     * (weft_candidate_force); unset, NCCL's own choice and 4 MiB. */
+    bool force_algo_set, force_proto_set;
+    weft_nccl_algo force_algo;
+    weft_proto force_proto;
+    uint64_t buffsize; /* 0: NCCL's default */
     /* optimal with a traffic matrix on a fabric with an OCS: the plan is
      * the circuit schedule (docs/ocs.md) of `configs` configurations. */
     bool circuits;
@@ -89,6 +95,22 @@ WEFT_API bool weft_choose_innet_parse(const char *name, weft_sim_innet_algo *out
 WEFT_API weft_err weft_candidate_build(weft_candidate *a, const weft_topo *t, const char *name,
                                        weft_coll coll, bool need_plan, uint32_t max_ops,
                                        const char *max_ops_flag, weft_diag *d);
+/* For an nccl candidate: NCCL's choice per size among what NCCL_ALGO
+ * (algo >= 0, a weft_nccl_algo) and NCCL_PROTO (proto >= 0, a weft_proto)
+ * leave (weft_nccl_choose_forced), and NCCL_BUFFSIZE (buffsize > 0; its
+ * step, WEFT_NCCL_STEP_OF, is a tree plan's forwarding step). A forced
+ * ring or tree runs weft_synth_nccl_algo's plan (what a development-set
+ * fixture's `nccl ALGO PROTO` line runs), PAT weft's bruck or hd, the
+ * in-network algorithms weft_sim_innet. WEFT_EINVAL when a is not nccl,
+ * for an algorithm without a weft model (p2p) or a bad protocol, or for
+ * a buffsize under WEFT_NCCL_STEPS bytes; whether NCCL runs the choice on
+ * the fabric is found per size (weft_candidate_prepare fails with
+ * weft_nccl_choose_forced's reason). */
+WEFT_API weft_err weft_candidate_force(weft_candidate *a, int algo, int proto, uint64_t buffsize,
+                                       weft_diag *d);
+/* NCCL's choice for an nccl candidate at `size`, as forced. */
+WEFT_API weft_err weft_candidate_nccl_choice(const weft_candidate *a, uint64_t size,
+                                             weft_nccl_choice *out, weft_diag *d);
 /* Takes ownership of a plan built elsewhere (a loaded file). */
 WEFT_API void weft_candidate_from_plan(weft_candidate *a, weft_plan *p);
 /* What weft_candidate_run simulates at `size`: for nccl, NCCL's plan at
