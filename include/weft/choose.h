@@ -52,6 +52,12 @@ typedef struct weft_candidate {
     bool innet;
     weft_sim_innet_algo innet_algo;
     char built[24]; /* the weft algorithm nccl's plan runs ("rings:16") */
+    /* nccl: what NCCL_ALGO, NCCL_PROTO and NCCL_BUFFSIZE force
+     * (weft_candidate_force); unset, NCCL's own choice and 4 MiB. */
+    bool force_algo_set, force_proto_set;
+    weft_nccl_algo force_algo;
+    weft_proto force_proto;
+    uint64_t buffsize; /* 0: NCCL's default */
     /* optimal with a traffic matrix on a fabric with an OCS: the plan is
      * the circuit schedule (docs/ocs.md) of `configs` configurations. */
     bool circuits;
@@ -89,6 +95,22 @@ WEFT_API bool weft_choose_innet_parse(const char *name, weft_sim_innet_algo *out
 WEFT_API weft_err weft_candidate_build(weft_candidate *a, const weft_topo *t, const char *name,
                                        weft_coll coll, bool need_plan, uint32_t max_ops,
                                        const char *max_ops_flag, weft_diag *d);
+/* For an nccl candidate: NCCL's choice per size among what NCCL_ALGO
+ * (algo >= 0, a weft_nccl_algo) and NCCL_PROTO (proto >= 0, a weft_proto)
+ * leave (weft_nccl_choose_forced), and NCCL_BUFFSIZE (buffsize > 0; its
+ * step, WEFT_NCCL_STEP_OF, is a tree plan's forwarding step). A forced
+ * ring or tree runs weft_synth_nccl_algo's plan (what a development-set
+ * fixture's `nccl ALGO PROTO` line runs), PAT weft's bruck or hd, the
+ * in-network algorithms weft_sim_innet. WEFT_EINVAL when a is not nccl,
+ * for an algorithm without a weft model (p2p) or a bad protocol, or for
+ * a buffsize under WEFT_NCCL_STEPS bytes; whether NCCL runs the choice on
+ * the fabric is found per size (weft_candidate_prepare fails with
+ * weft_nccl_choose_forced's reason). */
+WEFT_API weft_err weft_candidate_force(weft_candidate *a, int algo, int proto, uint64_t buffsize,
+                                       weft_diag *d);
+/* NCCL's choice for an nccl candidate at `size`, as forced. */
+WEFT_API weft_err weft_candidate_nccl_choice(const weft_candidate *a, uint64_t size,
+                                             weft_nccl_choice *out, weft_diag *d);
 /* Takes ownership of a plan built elsewhere (a loaded file). */
 WEFT_API void weft_candidate_from_plan(weft_candidate *a, weft_plan *p);
 /* What weft_candidate_run simulates at `size`: for nccl, NCCL's plan at
@@ -120,7 +142,8 @@ typedef struct weft_choose_opts {
     bool need_plan;   /* simulate the ring as its plan, not its rank order */
     bool fail_on_sim; /* a candidate that builds but fails to simulate is an
                          error (weft tune), not a skipped row */
-    /* The candidates instead of the registry's list when names is not NULL. */
+    /* The candidates instead of the registry's list when names is not NULL:
+     * all n_names of them, each shorter than weft_choice's name (32). */
     const char *const *names;
     size_t n_names;
     const weft_traffic *matrix; /* alltoallv of this matrix (coll alltoall), or NULL */
@@ -164,8 +187,9 @@ typedef struct weft_ranking {
  * simulate are kept with the reason (unless fail_on_sim). Candidates that
  * would run exactly what an earlier one ran (the same plan and protocol:
  * nccl's choice is often rings:auto's plan) take its result without
- * simulating again. WEFT_ENOMEM, WEFT_EINVAL for no size; *out is
- * released with weft_ranking_fini. */
+ * simulating again. WEFT_ENOMEM, WEFT_EINVAL for no size or for a name in
+ * o->names of 32 characters or more (naming it); *out is released with
+ * weft_ranking_fini. */
 WEFT_API weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes,
                               size_t nsizes, const weft_choose_opts *o, weft_ranking *out,
                               weft_diag *d);

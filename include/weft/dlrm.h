@@ -150,7 +150,9 @@ WEFT_API weft_err weft_dlrm_trace(FILE *f, const weft_dlrm_result *r, weft_diag 
  * writes, send_g and recv_g its all-to-all bytes off the diagonal (the
  * formulas of weft/embedding.h; a sparse row-wise bag of P lookups reaches
  * a block with probability 1 - (1 - 1/N)^P, uniform access), and a plan
- * whose fullest GPU's tables exceed its memory costs infinity. The
+ * whose fullest GPU's tables and Herald cache (weft_dlrm_cache_bytes of the
+ * plan: its width depends on which tables are data-parallel) exceed its
+ * memory costs infinity, as `fits` of weft_dlrm_step counts them. The
  * bandwidths and fixed times come from simulations on the fabric (a
  * uniform all-to-all and an all-reduce, each at two sizes: the line
  * through both); table placement is weft's round-robin.

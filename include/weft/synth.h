@@ -793,9 +793,9 @@ WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_pu
  * NCCL's choice. In-network algorithms have no rank-to-rank plan: the
  * simulator runs them as flows to and from the reducing switch
  * (weft_sim_innet, weft/sim.h); PAT runs as weft's bruck plan (the same
- * bytes in log2 steps). NCCL_ALGO/NCCL_PROTO overrides are not applied to
- * NCCL's choice (weft_synth_nccl_algo builds a forced ring or tree). Not
- * modelled: the
+ * bytes in log2 steps). NCCL_ALGO/NCCL_PROTO overrides are
+ * weft_nccl_choose_forced (weft_synth_nccl_algo builds a forced ring or
+ * tree). Not modelled: the
  * tree's small-size correction factors, CollNet's allgather and
  * reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
 
@@ -934,6 +934,19 @@ WEFT_API bool weft_nccl_algo_innet(weft_nccl_algo algo);
  * unknown collective or a negative size. */
 WEFT_API weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double bytes,
                                    weft_nccl_choice *out, weft_diag *d);
+
+/* NCCL's choice with NCCL_ALGO and NCCL_PROTO forcing one algorithm
+ * (algo >= 0, a weft_nccl_algo) and one protocol (proto >= 0, a
+ * weft_proto): weft_nccl_choose over what is left, as NCCL's tuner
+ * chooses among the algorithms and protocols those variables enable
+ * (src/graph/tuning.cc @5067397c, ncclTopoTuneModel: a disabled pair
+ * gets no bandwidth). Both -1: weft_nccl_choose. WEFT_EUNSUPPORTED when
+ * nothing is left: a forced algorithm NCCL does not run for coll on f
+ * (weft_nccl_estimate's reason), a pair it does not run ("nccl: NCCL does
+ * not run tree with LL128 for allgather"), all-to-all (not tuned);
+ * WEFT_EINVAL for a bad collective, size, algorithm or protocol. */
+WEFT_API weft_err weft_nccl_choose_forced(const weft_nccl_fabric *f, weft_coll coll, double bytes,
+                                          int algo, int proto, weft_nccl_choice *out, weft_diag *d);
 
 /* NCCL's Simple step: NCCL_BUFFSIZE / NCCL_STEPS bytes per channel and
  * peer. NCCL v2.21.5 src/include/device.h: NCCL_STEPS 8; src/init.cc:

@@ -160,13 +160,56 @@ void weft_candidate_from_plan(weft_candidate *a, weft_plan *p)
     a->plan = p;
 }
 
+weft_err weft_candidate_force(weft_candidate *a, int algo, int proto, uint64_t buffsize,
+                              weft_diag *d)
+{
+    if (!a->nccl)
+        return weft_diag_set(d, WEFT_EINVAL, "%s: only nccl's choice is forced", a->name);
+    if (algo >= WEFT__NCCL_ALGO_COUNT || algo == WEFT_NCCL_P2P)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: no forced algorithm %d", algo);
+    if (proto >= WEFT_PROTO_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: no protocol %d", proto);
+    if (buffsize && buffsize < WEFT_NCCL_STEPS)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: a buffer of %llu bytes has no %u steps",
+                             (unsigned long long)buffsize, WEFT_NCCL_STEPS);
+    a->force_algo_set = algo >= 0;
+    a->force_algo = algo >= 0 ? (weft_nccl_algo)algo : WEFT_NCCL_RING;
+    a->force_proto_set = proto >= 0;
+    a->force_proto = proto >= 0 ? (weft_proto)proto : WEFT_PROTO_SIMPLE;
+    a->buffsize = buffsize;
+    return WEFT_OK;
+}
+
+weft_err weft_candidate_nccl_choice(const weft_candidate *a, uint64_t size, weft_nccl_choice *out,
+                                    weft_diag *d)
+{
+    return weft_nccl_choose_forced(&a->fabric, a->coll, (double)size,
+                                   a->force_algo_set ? (int)a->force_algo : -1,
+                                   a->force_proto_set ? (int)a->force_proto : -1, out, d);
+}
+
+/* The plan of choice ch: NCCL's own (weft_synth_classic "nccl" at size),
+ * or with something forced the forced ring's or tree's
+ * (weft_synth_nccl_algo), PAT's bruck or hd. */
+static weft_err build_choice(const weft_candidate *a, const weft_topo *t, uint64_t size,
+                             const weft_nccl_choice *ch, weft_plan **p, weft_diag *d)
+{
+    if (!a->force_algo_set && !a->force_proto_set)
+        return weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size,
+                                     p, d);
+    if (ch->algo == WEFT_NCCL_RING || ch->algo == WEFT_NCCL_TREE)
+        return weft_synth_nccl_algo(t, a->coll, ch->algo, a->max_ops, p, d);
+    return weft_synth_classic_at(t, ch->plan, a->coll, (weft_rank){0}, a->max_ops, (double)size, p,
+                                 d);
+}
+
 /* NCCL's plan at `size`, built unless the last one is the same; an
  * in-network choice has none (a->innet). */
 static weft_err nccl_plan(weft_candidate *a, const weft_topo *t, uint64_t size, weft_proto *proto,
                           weft_diag *d)
 {
     weft_nccl_choice ch;
-    weft_err e = weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, d);
+    weft_err e = weft_candidate_nccl_choice(a, size, &ch, d);
     *proto = ch.proto;
     if (e)
         return e;
@@ -178,7 +221,11 @@ static weft_err nccl_plan(weft_candidate *a, const weft_topo *t, uint64_t size, 
     if (a->plan && strcmp(ch.plan, a->built) == 0)
         return WEFT_OK;
     weft_plan *p = NULL;
-    e = weft_synth_classic_at(t, "nccl", a->coll, (weft_rank){0}, a->max_ops, (double)size, &p, d);
+    e = build_choice(a, t, size, &ch, &p, d);
+    /* NCCL_BUFFSIZE sets the step of a tree plan forwarded per step. */
+    double gbps;
+    if (!e && a->buffsize && weft_plan_step_forward(p, &gbps))
+        weft_plan_set_step_forward(p, WEFT_NCCL_STEP_OF(a->buffsize), gbps);
     if (e == WEFT_ELIMIT && a->max_ops) {
         char lt[64];
         limit_text(a->max_ops_flag, lt, sizeof lt);
@@ -204,7 +251,7 @@ void weft_candidate_label(const weft_candidate *a, uint64_t size, char *buf, siz
         snprintf(buf, len, "%s (%u)", a->name, a->fabric.channels); /* rings:auto */
         return;
     }
-    if (!a->nccl || weft_nccl_choose(&a->fabric, a->coll, (double)size, &ch, NULL)) {
+    if (!a->nccl || weft_candidate_nccl_choice(a, size, &ch, NULL)) {
         snprintf(buf, len, "%s", a->name);
         return;
     }

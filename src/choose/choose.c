@@ -42,6 +42,11 @@ static weft_nccl_algo nccl_of(weft_sim_innet_algo k)
     return m[k];
 }
 
+/* The most the registry lists (weft_sched_candidates' cap), then flash:auto
+ * and the in-network algorithms: the candidates without o->names. */
+#define REGISTRY_MAX 64
+#define LISTED_MAX (REGISTRY_MAX + 1 + WEFT__SIM_INNET_COUNT)
+
 static bool add(weft_choice *c, size_t *n, size_t cap, const char *name)
 {
     if (*n >= cap)
@@ -57,14 +62,14 @@ static bool add(weft_choice *c, size_t *n, size_t cap, const char *name)
 static size_t list_candidates(const weft_topo *t, weft_coll coll, const weft_choose_opts *o,
                               weft_choice *c, size_t cap)
 {
-    const char *names[64];
+    const char *names[REGISTRY_MAX];
     size_t n = 0, nn;
     if (o->names) {
         for (size_t i = 0; i < o->n_names; i++)
             add(c, &n, cap, o->names[i]);
         return n;
     }
-    nn = weft_sched_candidates(coll, o->matrix != NULL, o->purpose, names, 64);
+    nn = weft_sched_candidates(coll, o->matrix != NULL, o->purpose, names, REGISTRY_MAX);
     for (size_t i = 0; i < nn; i++) {
         if (o->baselines && strcmp(names[i], "optimal") == 0)
             continue;
@@ -402,19 +407,26 @@ static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, s
 weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes, size_t nsizes,
                      const weft_choose_opts *o, weft_ranking *out, weft_diag *d)
 {
-    enum { MAX_CANDIDATES = 64 };
     memset(out, 0, sizeof *out);
     if (nsizes == 0)
         return weft_diag_set(d, WEFT_EINVAL, "choose: no size to rank at");
     if ((unsigned)coll >= WEFT__COLL_COUNT)
         return weft_diag_set(d, WEFT_EINVAL, "choose: unknown collective");
-    weft_choice *c = calloc(MAX_CANDIDATES, sizeof *c);
+    /* An explicit list is ranked whole, however long; a name is kept
+     * whole too, so one longer than a choice's name is refused. */
+    size_t cap = o->names ? o->n_names : LISTED_MAX;
+    for (size_t i = 0; o->names && i < o->n_names; i++)
+        if (strlen(o->names[i]) >= sizeof out->c->name)
+            return weft_diag_set(d, WEFT_EINVAL,
+                                 "choose: candidate %zu, '%.64s', is longer than %zu characters",
+                                 i + 1, o->names[i], sizeof out->c->name - 1);
+    weft_choice *c = calloc(cap ? cap : 1, sizeof *c);
     if (!c)
         return weft_diag_code(d, WEFT_ENOMEM);
     out->coll = coll;
     out->nsizes = nsizes;
     out->c = c;
-    out->n = list_candidates(t, coll, o, c, MAX_CANDIDATES);
+    out->n = list_candidates(t, coll, o, c, cap);
     for (size_t i = 0; i < out->n; i++) {
         run_one(t, coll, sizes, nsizes, o, c, i, out->n);
         if (o->fail_on_sim && c[i].built && !c[i].res) {

@@ -2,8 +2,10 @@
  * `weft sim --compare` prints (hd first at 195.729 us, hd, rabenseifner and
  * optimal equal), each time is weft_sim_plan's of the candidate's plan, the
  * baselines leave optimal out, an explicit list is kept in order with the
- * reasons of those that do not build; and weft_topo_subset keeps a group's
- * ranks and refuses bad groups with the errors it names. */
+ * reasons of those that do not build (a list of any length); weft_topo_subset
+ * keeps a group's ranks and refuses bad groups with the errors it names; and
+ * a forced nccl candidate runs what a dev-set fixture's `nccl` line runs. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/testing.h"
@@ -80,6 +82,31 @@ static void test_rank(void)
     CHECK_STR(r.c[2].why, "unknown algorithm 'nope' (weft plan --list lists them)");
     weft_ranking_fini(&r);
 
+    /* A list of more than 64 names is ranked whole (the 65th and 70th
+     * too): 68 rings (one simulation, shared), then hd and dbtree. */
+    const char *many[70];
+    for (size_t i = 0; i < 70; i++)
+        many[i] = i == 64 ? "hd" : i == 69 ? "dbtree" : "ring";
+    o.names = many;
+    o.n_names = 70;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    CHECK_INT(r.n, 70);
+    CHECK_INT(r.simulated, 70);
+    CHECK_STR(r.c[64].name, "hd");
+    CHECK_STR(r.c[69].name, "dbtree");
+    CHECK(r.c[64].res && r.c[69].res && r.c[63].res);
+    CHECK(r.c[64].res[0].time_s != r.c[63].res[0].time_s);
+    weft_ranking_fini(&r);
+    /* A name too long for a choice is refused, not cut. */
+    many[66] = "rings:1234567890123456789012345678";
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg,
+              "choose: candidate 67, 'rings:1234567890123456789012345678', is longer than 31 "
+              "characters");
+    CHECK(r.c == NULL && r.n == 0);
+    o.names = names;
+    o.n_names = 3;
+
     CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 0, &o, &r, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "choose: no size to rank at");
     weft_topo_free(t);
@@ -147,9 +174,84 @@ static void test_subset(void)
     weft_topo_free(t);
 }
 
+/* A forced nccl candidate (weft_candidate_force, weft sim --algo nccl
+ * --nccl-algo tree --nccl-proto simple --nccl-buffsize 8388608) runs
+ * exactly what the development set runs for a fixture's `nccl tree simple`
+ * and `buffsize 8388608` lines (src/sim/devset_test.c): the tree of
+ * weft_synth_nccl_algo, its step NCCL_BUFFSIZE / 8, simulated with Simple;
+ * the same time to the bit. A forced ring with LL128 likewise. */
+static void test_forced(void)
+{
+    static const struct {
+        const char *spec;
+        weft_nccl_algo algo;
+        weft_proto proto;
+        uint64_t buffsize, size;
+    } cases[] = {
+        {"h100:2,nicbw=25", WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 8388608, 64ull << 20},
+        {"h100:2,nicbw=25", WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 0, 16ull << 20},
+        {"a100:1", WEFT_NCCL_RING, WEFT_PROTO_LL128, 0, 2ull << 20},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        weft_topo *t = preset(cases[i].spec);
+        if (!t)
+            continue;
+        weft_diag d;
+        weft_sim_opts o;
+        weft_sim_opts_init(&o);
+        o.model = WEFT_SIM_GPU;
+        weft_candidate a;
+        weft_sim_result got, want;
+        CHECK_ERR(weft_candidate_build(&a, t, "nccl", WEFT_COLL_ALLREDUCE, false, 0, NULL, &d),
+                  WEFT_OK);
+        CHECK_ERR(weft_candidate_force(&a, (int)cases[i].algo, (int)cases[i].proto,
+                                       cases[i].buffsize, &d),
+                  WEFT_OK);
+        CHECK_ERR(weft_candidate_run(&a, t, cases[i].size, &o, &got, &d), WEFT_OK);
+        char label[64];
+        weft_candidate_label(&a, cases[i].size, label, sizeof label);
+        CHECK_STR(label, cases[i].algo == WEFT_NCCL_TREE ? "nccl (tree, Simple, dbtree)"
+                                                         : "nccl (ring, LL128, rings:28)");
+        weft_candidate_fini(&a);
+        /* The fixture line's path. */
+        weft_plan *p = NULL;
+        CHECK_ERR(weft_synth_nccl_algo(t, WEFT_COLL_ALLREDUCE, cases[i].algo, 0, &p, &d), WEFT_OK);
+        if (p && cases[i].buffsize) {
+            double gbps;
+            CHECK(weft_plan_step_forward(p, &gbps) == WEFT_NCCL_SIMPLE_STEP);
+            weft_plan_set_step_forward(p, WEFT_NCCL_STEP_OF(cases[i].buffsize), gbps);
+        }
+        o.proto = (int)cases[i].proto;
+        CHECK_ERR(weft_sim_plan(t, p, cases[i].size, &o, &want, &d), WEFT_OK);
+        CHECK(got.time_s == want.time_s && got.time_s > 0);
+        CHECK_INT(got.proto, (int)cases[i].proto);
+        printf("%s forced %s %s at %llu: %.9g s (fixture path %.9g s)\n", cases[i].spec,
+               weft_nccl_algo_name(cases[i].algo), weft_proto_name(cases[i].proto),
+               (unsigned long long)cases[i].size, got.time_s, want.time_s);
+        weft_plan_free(p);
+        weft_topo_free(t);
+    }
+    /* Only nccl is forced, and only to what weft models. */
+    weft_topo *t = preset("switch:4");
+    weft_candidate a;
+    weft_diag d;
+    CHECK_ERR(weft_candidate_build(&a, t, "hd", WEFT_COLL_ALLREDUCE, false, 0, NULL, &d), WEFT_OK);
+    CHECK_ERR(weft_candidate_force(&a, WEFT_NCCL_RING, -1, 0, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "hd: only nccl's choice is forced");
+    weft_candidate_fini(&a);
+    CHECK_ERR(weft_candidate_build(&a, t, "nccl", WEFT_COLL_ALLREDUCE, false, 0, NULL, &d),
+              WEFT_OK);
+    CHECK_ERR(weft_candidate_force(&a, WEFT_NCCL_P2P, -1, 0, &d), WEFT_EINVAL);
+    CHECK_ERR(weft_candidate_force(&a, -1, -1, 7, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "nccl: a buffer of 7 bytes has no 8 steps");
+    weft_candidate_fini(&a);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     test_rank();
     test_subset();
+    test_forced();
     return weft_test_done();
 }

@@ -16,6 +16,7 @@
 #include "cli/fabric.h"
 #include "cli/flagvals.h"
 #include "cli/json.h"
+#include "cli/nccl_force.h"
 #include "cli/outfile.h"
 #include "cli/plan_file.h"
 #include "cli/progress.h"
@@ -55,6 +56,7 @@ static const cli_opt sim_opts[] = {
      "fluid, runtime or gpu: how the plan is executed (default: gpu when the\n"
      "fabric's GPUs name their arch=, else runtime; docs/sim.md)"},
     {"proto", 0, "P", "gpu model: LL, LL128 or Simple at every size instead of NCCL's choice"},
+    CLI_NCCL_FORCE_OPTS,
     {"slice-bytes", 0, "B",
      "cut each chunk into slices of B bytes (1 to 32 of them) instead of\n"
      "the model's"},
@@ -89,6 +91,7 @@ static const cli_syntax sim_syntax = {
         "SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)\n"
         "        | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]\n"
         "        [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]\n"
+        "        [--nccl-algo A] [--nccl-proto P] [--nccl-buffsize B]\n"
         "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
         "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
         "        [--elem-bytes B] [--compute none|cpu]",
@@ -114,6 +117,10 @@ static const cli_syntax sim_syntax = {
              "--size 1K:1G:x4 sweeps sizes from 1K to 1G by factors of 4. K, M, G (and\n"
              "KiB, MiB, GiB) are 2^10, 2^20, 2^30 as in nccl-tests, KB, MB, GB 10^3, 10^6,\n"
              "10^9; a fraction must give whole bytes (1.5G).\n"
+             "--nccl-algo, --nccl-proto and --nccl-buffsize force --algo nccl's choice as\n"
+             "NCCL_ALGO, NCCL_PROTO and NCCL_BUFFSIZE force NCCL's: per size NCCL's fastest\n"
+             "algorithm and protocol among those left (a forced ring or tree runs NCCL's\n"
+             "rings:C or dbtree on its C channels; docs/sim.md).\n"
              "--algo ring is the same ring as weft plan --algo ring (simulated on symmetry\n"
              "classes, fast at scale); --algo optimal the throughput-optimal plan.\n"
              "--compare simulates every algorithm that builds C on the fabric, and the\n"
@@ -337,6 +344,20 @@ static void print_table(const weft_topo *t, const char *spec, const char *algo,
     cli_table_fini(&tab);
 }
 
+/* "forced: NCCL_ALGO=tree NCCL_PROTO=Simple NCCL_BUFFSIZE=8388608", the
+ * variables given. */
+static void print_forced(const cli_nccl_force *f)
+{
+    printf("forced:");
+    if (f->algo >= 0)
+        printf(" NCCL_ALGO=%s", weft_nccl_algo_name((weft_nccl_algo)f->algo));
+    if (f->proto >= 0)
+        printf(" NCCL_PROTO=%s", weft_proto_name((weft_proto)f->proto));
+    if (f->buffsize)
+        printf(" NCCL_BUFFSIZE=%llu", (unsigned long long)f->buffsize);
+    printf("\n");
+}
+
 /* --model, --slice-bytes, --slices, --alpha, ... into o (*model_set: the
  * model is decided, else the fabric's default applies once it is loaded)
  * and --max-ops into *max_ops; a usage error's exit code, or
@@ -423,7 +444,9 @@ static uint64_t *size_list(uint64_t lo, uint64_t factor, size_t n, weft_sim_resu
 static int compare_fabrics(cli_args *a, const char *fabrics, const char *cost_path,
                            cli_progress *pr)
 {
-    static const char *const excluded[] = {"plan", "algo", "compare", "trace", "plot", "csv"};
+    static const char *const excluded[] = {"plan",      "algo",       "compare",
+                                           "trace",     "plot",       "csv",
+                                           "nccl-algo", "nccl-proto", "nccl-buffsize"};
     if (a->n_pos)
         return cli_usage_error(&sim_syntax, "--compare-fabrics names the fabrics; drop SPEC '%s'",
                                a->pos[0]);
@@ -558,6 +581,9 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     weft_sparse_args sparse;
     if ((rc = cli_sparse_flags(&sim_syntax, &a, algo, &sparse)) != CLI_CONTINUE)
+        goto free_args;
+    cli_nccl_force force;
+    if ((rc = cli_nccl_force_flags(&sim_syntax, &a, algo, &force)) != CLI_CONTINUE)
         goto free_args;
     uint32_t max_ops = CLI_SIM_MAX_OPS;
     bool model_set = false;
@@ -704,7 +730,8 @@ int cli_cmd_sim(int argc, char **argv)
         cli_progress_set(&pr, "sim: building %s", algo);
         cli_context_object("building the plan");
         if ((e = cli_sim_algo_build(&subject, t, algo, coll,
-                                    trace_path != NULL || cli_sim_needs_plan(&o), max_ops, &d))) {
+                                    trace_path != NULL || cli_sim_needs_plan(&o), max_ops, &d)) ||
+            (cli_nccl_forced(&force) && (e = cli_nccl_force_apply(&force, &subject, &d)))) {
             rc = cli_fail(e, &d);
             goto free_all;
         }
@@ -810,13 +837,15 @@ int cli_cmd_sim(int argc, char **argv)
         print_csv(t, rs, n);
     else {
         print_table(t, a.pos[0], algo, &o, rs, n);
+        if (cli_nccl_forced(&force))
+            print_forced(&force);
         for (size_t i = 0; subject.nccl && i < n; i++) {
             char st[64], label[64];
             weft__size_text(sizes[i], st, sizeof st);
             weft_candidate_label(&subject, sizes[i], label, sizeof label);
             printf("%s at %s: %s", i ? "          " : "NCCL runs", st, label);
             weft_nccl_choice ch;
-            if (!weft_nccl_choose(&subject.fabric, coll, (double)sizes[i], &ch, NULL) &&
+            if (!weft_candidate_nccl_choice(&subject, sizes[i], &ch, NULL) &&
                 weft_nccl_algo_innet(ch.algo))
                 printf(" in the switch (%.1f us by NCCL's model)", ch.time_s * 1e6);
             printf("\n");

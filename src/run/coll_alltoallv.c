@@ -25,7 +25,15 @@
  * the forced plan (WEFT_PLAN) when it is an alltoallv plan, and then a call
  * whose counts are not its matrix fails alike (a forced plan never falls
  * back silently); with any other plan forced, or none, it runs its own
- * pairwise schedule. */
+ * pairwise schedule.
+ *
+ * Memory running out on one rank (its counts' buffers, its requests, the
+ * in-place copy, the plan's run state) leaves it unable to take part in an
+ * exchange its peers are in or about to enter: the communicator then fails
+ * on that rank (weft__comm_fail, as the ring does without scratch,
+ * coll_ring.c), which tells the peers, so that they return WEFT_EPEER at
+ * once instead of waiting for the timeout. A communicator of one rank has
+ * nobody waiting and stays usable. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +41,7 @@
 #include "run/coll_alltoallv.h"
 #include "run/coll_busy.h"
 #include "run/coll_ring.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "run/exec_plan.h"
 #include "run/p2p.h"
@@ -347,13 +356,28 @@ static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const s
     return weft__comm_plan_run_v(cp, sendbuf, sdispls, recvbuf, rdispls, weft_dtype_size(dtype), d);
 }
 
+/* A call that ran out of memory here fails the communicator, which tells
+ * the peers (the header comment), unless a transport already failed it
+ * (a post without memory, p2p.c); e otherwise. */
+static weft_err out_of_memory(weft_comm *c, weft_err e, weft_diag *d)
+{
+    if (e != WEFT_ENOMEM || c->size < 2)
+        return e;
+    char why[WEFT_DIAG_MSG_SIZE] = "";
+    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
+        snprintf(why, sizeof why, ": %.4000s", d->msg);
+    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in alltoallv%s", c->rank, why);
+    return weft__comm_fail(c, WEFT_ENOMEM, d);
+}
+
 weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,
                         const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                         const size_t *rdispls, weft_dtype dtype, weft_diag *d)
 {
     weft__coll_enter(c);
-    return weft__coll_leave(
-        c, alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d));
+    weft_err e =
+        alltoallv_call(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d);
+    return weft__coll_leave(c, out_of_memory(c, e, d));
 }
 
 weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const size_t *sendcounts,
@@ -362,6 +386,7 @@ weft_err weft_comm_plan_run_v(weft_comm_plan *cp, const void *sendbuf, const siz
 {
     weft_comm *c = weft__comm_plan_comm(cp);
     weft__coll_enter(c);
-    return weft__coll_leave(c, plan_run_v_call(cp, sendbuf, sendcounts, sdispls, recvbuf,
-                                               recvcounts, rdispls, dtype, d));
+    weft_err e =
+        plan_run_v_call(cp, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, d);
+    return weft__coll_leave(c, out_of_memory(c, e, d));
 }

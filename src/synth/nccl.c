@@ -513,11 +513,11 @@ static const weft_nccl_algo nccl_order[] = {
 };
 
 /* The least estimate over the algorithms NCCL runs for which keep[a], in
- * NCCL's order and LL, LL128, Simple (the first of equal times wins);
- * false when none. busbw_gbps is the bus bandwidth (nccl-tests' factor on
- * algbw). */
+ * NCCL's order and LL, LL128, Simple (only `proto` when >= 0; the first of
+ * equal times wins); false when none. busbw_gbps is the bus bandwidth
+ * (nccl-tests' factor on algbw). */
 static bool best_of(const weft_nccl_fabric *f, weft_coll coll, double bytes,
-                    const bool keep[WEFT__NCCL_ALGO_COUNT], weft_nccl_choice *best)
+                    const bool keep[WEFT__NCCL_ALGO_COUNT], int proto, weft_nccl_choice *best)
 {
     bool found = false;
     for (size_t i = 0; i < sizeof nccl_order / sizeof nccl_order[0]; i++) {
@@ -526,6 +526,8 @@ static bool best_of(const weft_nccl_fabric *f, weft_coll coll, double bytes,
             continue;
         for (int p = 0; p < WEFT_PROTO_COUNT; p++) {
             weft_nccl_cost c;
+            if (proto >= 0 && p != proto)
+                continue;
             if (!weft_nccl_cost_of(f, coll, a, (weft_proto)p, bytes, &c))
                 continue;
             if (!found || c.time_s < best->time_s) {
@@ -545,7 +547,7 @@ static void fill_rank(const weft_nccl_fabric *f, weft_coll coll, double bytes, w
     weft_nccl_choice r;
     memset(&r, 0, sizeof r);
     bool rank[WEFT__NCCL_ALGO_COUNT] = {[WEFT_NCCL_RING] = true, [WEFT_NCCL_TREE] = true};
-    if (best_of(f, coll, bytes, rank, &r)) {
+    if (best_of(f, coll, bytes, rank, -1, &r)) {
         c->rank_algo = r.algo;
         c->rank_proto = r.proto;
         c->rank_time_s = r.time_s;
@@ -587,9 +589,48 @@ weft_err weft_nccl_choose(const weft_nccl_fabric *f, weft_coll coll, double byte
     bool all[WEFT__NCCL_ALGO_COUNT];
     for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
         all[a] = true;
-    if (!best_of(f, coll, bytes, all, &best))
+    if (!best_of(f, coll, bytes, all, -1, &best))
         return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: no algorithm for %s",
                              weft_coll_name(coll));
+    plan_text(f, coll, best.algo, best.plan, sizeof best.plan);
+    fill_rank(f, coll, bytes, &best);
+    *out = best;
+    return WEFT_OK;
+}
+
+weft_err weft_nccl_choose_forced(const weft_nccl_fabric *f, weft_coll coll, double bytes, int algo,
+                                 int proto, weft_nccl_choice *out, weft_diag *d)
+{
+    if (algo < 0 && proto < 0)
+        return weft_nccl_choose(f, coll, bytes, out, d);
+    weft_err e = check_args(coll, bytes, d);
+    if (e)
+        return e;
+    if (algo >= WEFT__NCCL_ALGO_COUNT || proto >= WEFT_PROTO_COUNT)
+        return weft_diag_set(d, WEFT_EINVAL, "nccl: bad algorithm %d or protocol %d", algo, proto);
+    if (coll == WEFT_COLL_ALLTOALL || algo == WEFT_NCCL_P2P)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED,
+                             "nccl: NCCL does not tune all-to-all (p2p: every pair at once), so no "
+                             "algorithm or protocol is forced there");
+    const char *why = algo >= 0 ? disabled(f, coll, (weft_nccl_algo)algo) : NULL;
+    if (why)
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s (%s)", why, weft_coll_name(coll));
+    bool keep[WEFT__NCCL_ALGO_COUNT];
+    for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
+        keep[a] = algo < 0 || a == algo;
+    weft_nccl_choice best;
+    memset(&best, 0, sizeof best);
+    if (!best_of(f, coll, bytes, keep, proto, &best)) {
+        if (algo >= 0 && proto >= 0)
+            return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: NCCL does not run %s with %s for %s",
+                                 weft_nccl_algo_name((weft_nccl_algo)algo),
+                                 weft_proto_name((weft_proto)proto), weft_coll_name(coll));
+        if (algo >= 0)
+            return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: %s: no protocol for %s",
+                                 weft_nccl_algo_name((weft_nccl_algo)algo), weft_coll_name(coll));
+        return weft_diag_set(d, WEFT_EUNSUPPORTED, "nccl: no algorithm runs %s with %s",
+                             weft_coll_name(coll), weft_proto_name((weft_proto)proto));
+    }
     plan_text(f, coll, best.algo, best.plan, sizeof best.plan);
     fill_rank(f, coll, bytes, &best);
     *out = best;
@@ -634,7 +675,7 @@ weft_err weft_nccl_estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl
     memset(&best, 0, sizeof best);
     bool only[WEFT__NCCL_ALGO_COUNT] = {false};
     only[algo] = true;
-    if (!best_of(f, coll, bytes, only, &best))
+    if (!best_of(f, coll, bytes, only, -1, &best))
         return weft_diag_set(d, WEFT_EUNSUPPORTED, "%s: no protocol for %s",
                              weft_nccl_algo_name(algo), weft_coll_name(coll));
     plan_text(f, coll, best.algo, best.plan, sizeof best.plan);

@@ -199,10 +199,80 @@ static void check_forced(void)
     weft_topo_free(t);
 }
 
+/* weft_nccl_choose_forced: what NCCL_ALGO and NCCL_PROTO leave. On a100:1
+ * at 2 MiB NCCL runs the tree with LL128; with Simple forced the ring with
+ * Simple (the least of every Simple estimate); with LL the ring with LL;
+ * with both forced, exactly that pair's estimate; neither forced is
+ * weft_nccl_choose. The errors name what is not run. */
+static void check_choose_forced(void)
+{
+    weft_topo *t = preset("a100:1");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_nccl_fabric f;
+    weft_nccl_choice c, own;
+    weft_nccl_cost k;
+    weft_diag d;
+    double b = 2097152;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, b, &own, &d), WEFT_OK);
+    CHECK(own.algo == WEFT_NCCL_TREE && own.proto == WEFT_PROTO_LL128);
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, -1, &c, &d), WEFT_OK);
+    CHECK(c.algo == own.algo && c.proto == own.proto && c.time_s == own.time_s);
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, WEFT_PROTO_SIMPLE, &c, &d),
+              WEFT_OK);
+    CHECK(c.algo == WEFT_NCCL_RING && c.proto == WEFT_PROTO_SIMPLE);
+    CHECK_STR(c.plan, "rings:28");
+    double least = INFINITY;
+    for (int a = 0; a < WEFT__NCCL_ALGO_COUNT; a++)
+        if (weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, (weft_nccl_algo)a, WEFT_PROTO_SIMPLE, b,
+                              &k) &&
+            k.time_s < least)
+            least = k.time_s;
+    CHECK(c.time_s == least);
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, WEFT_PROTO_LL, &c, &d),
+              WEFT_OK);
+    CHECK(c.algo == WEFT_NCCL_RING && c.proto == WEFT_PROTO_LL);
+    CHECK_ERR(
+        weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, WEFT_NCCL_TREE, WEFT_PROTO_LL, &c, &d),
+        WEFT_OK);
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_LL, b, &k));
+    CHECK(c.algo == WEFT_NCCL_TREE && c.proto == WEFT_PROTO_LL && c.time_s == k.time_s);
+    CHECK_STR(c.plan, "dbtree");
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLGATHER, b, WEFT_NCCL_TREE, -1, &c, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "NCCL's tree runs allreduce only (allgather)");
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE,
+                                      &c, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nvls needs an NVSwitch that reduces (reduce=nvls) and sm90+ (allreduce)");
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLTOALL, b, -1, WEFT_PROTO_LL, &c, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nccl: NCCL does not tune all-to-all (p2p: every pair at once), so no "
+                     "algorithm or protocol is forced there");
+    weft_topo_free(t);
+    /* LL128 needs NVLink hops: on switch:4 (no NVLink) nothing runs it. */
+    t = preset("switch:4");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, WEFT_NCCL_RING, WEFT_PROTO_LL128,
+                                      &c, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nccl: NCCL does not run ring with LL128 for allreduce");
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, WEFT_PROTO_LL128, &c, &d),
+              WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "nccl: no algorithm runs allreduce with LL128");
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     check_estimates();
     check_forced();
+    check_choose_forced();
     /* 8 NICs of 25 GB/s per box: a ring per NIC at 24 GB/s (the fastest
      * of NCCL's Ampere inter-node rates not above 25), not duplicated
      * (below 25 GB/s), run twice: 16 channels, as NCCL logs on DGX A100. */

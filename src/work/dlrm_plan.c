@@ -134,9 +134,13 @@ static double cost(const weft_dlrm *m, const weft_dlrm_costs *k, sums *s)
             break;
         }
     }
+    /* A GPU holds its tables and the Herald cache, whose slots are as wide
+     * as the widest row not data-parallel: the step's `fits` counts both
+     * (weft_dlrm_step), so a plan offered here fits there. */
+    double cache = (double)weft_dlrm_cache_bytes(m);
     double look = 0, a2a = 0;
     for (uint32_t g = 0; g < n; g++) {
-        if (s->mem[g] > k->hbm_bytes)
+        if (s->mem[g] + cache > k->hbm_bytes)
             return INFINITY;
         double l = (3 * s->rows[g] + 2 * s->out[g]) / k->hbm_bw;
         double x = s->recv_all + s->recv[g];

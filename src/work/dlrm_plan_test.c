@@ -1,6 +1,7 @@
 /* The DLRM sharding planner (weft_dlrm_plan): its cost model on a
  * hand-computed case, its choice against a brute force over every plan of
- * a tiny model, and the descent never worse than a uniform plan. */
+ * a tiny model, the descent never worse than a uniform plan, and the Herald
+ * cache's memory in its check of a plan as in the step's `fits`. */
 #include <math.h>
 #include <string.h>
 
@@ -134,9 +135,77 @@ static void test_brute(void)
     (void)orig;
 }
 
+/* The cache's memory counts in the planner's check of a plan, as in the
+ * step's `fits` (weft_dlrm_cache_bytes): a plan that fits without the
+ * cache and not with it costs infinity, and the planner offers one that
+ * fits. */
+static void test_cache(void)
+{
+    /* By hand: 100 rows x 8 fp32 = 3,200 bytes on GPU 0 (tw); 10 cache
+     * slots of 32 + 16 bytes = 480. 3,500 bytes of HBM hold the table, not
+     * the table and the cache. Row-wise holds 50 rows (1,600 bytes) + 480;
+     * data-parallel 3,200 and no cache (no table is not dp). */
+    weft_emb_table tb[1] = {{100, 8, 2, 4, 0, WEFT_EMB_TW, 1}};
+    weft_dlrm m;
+    model(&m, tb, 1, 2, 4);
+    weft_dlrm_costs k = {1e9, 3500, 1e9, 1e9, 0, 0};
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (2048 + 256) / 1e9) < 1e-18);
+    m.herald.rows_per_gpu = 10;
+    CHECK_INT(weft_dlrm_cache_bytes(&m), 480);
+    CHECK(isinf(weft_dlrm_plan_cost(&m, &k)));
+    k.hbm_bytes = 3680;
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (2048 + 256) / 1e9) < 1e-18);
+    k.hbm_bytes = 3500;
+    tb[0].sharding = WEFT_EMB_RW;
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (3 * 256 + 2 * 192 + 2 * 96) / 1e9) < 1e-18);
+    tb[0].sharding = WEFT_EMB_DP;
+    CHECK(fabs(weft_dlrm_plan_cost(&m, &k) - (3 * 256 + 2 * 128 + 3200) / 1e9) < 1e-18);
+
+    /* The planner on 2 GPUs: tables of 3,000 and 2,000 rows x 8 fp32
+     * (96,000 and 64,000 bytes), 4 lookups a sample. tw and cw:2 cost the
+     * same (each GPU reads, writes and sends the same bytes), so without
+     * a cache the first cheapest, tw/tw (96,000 bytes on GPU 0), fits
+     * 100,000 bytes of HBM. With 100 cache slots (100 x 48 = 4,800 bytes)
+     * it does not; cw:2/cw:2 (80,000 + 4,800 a GPU) costs the same and
+     * fits, and the step says so. */
+    weft_gpu g;
+    weft_topo *topo = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:2,bw=100", "a100-80g", &g, &topo);
+    if (!c)
+        return;
+    g.hbm_bytes = 100000;
+    weft_emb_table two[2] = {{3000, 8, 4, 4, 0, WEFT_EMB_TW, 1},
+                             {2000, 8, 4, 4, 0, WEFT_EMB_TW, 1}};
+    weft_emb_table plan[2];
+    model(&m, two, 2, 2, 256);
+    weft_dlrm_plan_info info, cached;
+    weft_dlrm_result r;
+    CHECK_ERR(weft_dlrm_plan(c, &m, plan, &info, NULL), WEFT_OK);
+    CHECK(plan[0].sharding == WEFT_EMB_TW && plan[1].sharding == WEFT_EMB_TW);
+    m.emb.tables = plan;
+    CHECK_ERR(weft_dlrm_step(c, &m, &r, NULL), WEFT_OK);
+    CHECK_INT(r.table_bytes_max, 96000);
+    CHECK_INT(r.cache_bytes, 0);
+    CHECK(r.fits);
+    m.emb.tables = two;
+    m.herald.rows_per_gpu = 100;
+    CHECK_ERR(weft_dlrm_plan(c, &m, plan, &cached, NULL), WEFT_OK);
+    CHECK(plan[0].sharding == WEFT_EMB_CW && plan[0].col_shards == 2);
+    CHECK(plan[1].sharding == WEFT_EMB_CW && plan[1].col_shards == 2);
+    CHECK(cached.cost_s == info.cost_s);
+    m.emb.tables = plan;
+    CHECK_ERR(weft_dlrm_step(c, &m, &r, NULL), WEFT_OK);
+    CHECK_INT(r.table_bytes_max, 80000);
+    CHECK_INT(r.cache_bytes, 4800);
+    CHECK(r.fits);
+    weft_work_ctx_free(c);
+    weft_topo_free(topo);
+}
+
 int main(void)
 {
     test_cost();
     test_brute();
+    test_cache();
     return weft_test_done();
 }

@@ -22,6 +22,7 @@ run 'weft plan --help' for details"
 SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --compare) (--size S | --traffic FILE)
         | --compare-fabrics A,B,... --coll C (--size S | --traffic FILE) [--cost FILE]
         [--model fluid|runtime|gpu] [--proto P] [--slice-bytes B] [--alpha T]
+        [--nccl-algo A] [--nccl-proto P] [--nccl-buffsize B]
         [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]
         [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]
         [--elem-bytes B] [--compute none|cpu]
