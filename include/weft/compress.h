@@ -13,9 +13,11 @@
  * Densities are exact: parts per million (a uint32_t, 0 .. 1,000,000), so
  * k = ceil(n x ppm / 10^6) is computed in integers and "0.01" means 10,000
  * ppm, exactly. Compute costs: weft's bench_compress measured int8, top-k,
- * DGC and sign on the CPU (weft_compress_cost); no published kernel figure
- * for weft's GPU presets has been checked in, so those say "not measured"
- * (docs/compression.md, "Compute cost"). The compressed and sparse plans
+ * DGC and sign on the CPU (weft_compress_cost); on a GPU a compressor's
+ * kernels are costed by the bytes they read and write at the GPU's HBM
+ * bandwidth (weft_compress_traffic_get: a memory roofline, labelled
+ * "model: roofline", never "measured"), checked against published kernel
+ * measurements (docs/compression.md, "Compute cost"). The compressed and sparse plans
  * place their compute as compute ops (weft/plan.h, weft_compute), which
  * the simulator charges at weft_compute_rates_get's rates when asked
  * (weft_sim_opts.compute_s_per_b; weft sim --compute cpu). weft step's gradient compression charges
@@ -116,19 +118,66 @@ WEFT_API uint64_t weft_density_count(uint64_t elems, uint32_t ppm);
 WEFT_API weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *s,
                                       uint64_t *bytes, weft_diag *d);
 
+/* The HBM bytes a compressor's GPU kernels read and write, per element
+ * of a tensor of elem_bytes elements (docs/compression.md, "Compute cost",
+ * gives each kernel and its source). A memory roofline: on a GPU of HBM
+ * bandwidth W a kernel takes at least its bytes / W, and these kernels do
+ * a few operations a byte, so the bound is what they approach (the
+ * published measurements reach 0.79-0.87 of it; the docs give the
+ * ratios). With n elements and k = weft_density_count(n, density) kept:
+ *   compress    n x compress_b
+ *   decompress  n x decompress_b + k x scatter_b
+ * (a sparsifier's decompress zeroes the dense output, n b, and scatters
+ * its k pairs). Per element, b = elem_bytes, D = density (ppm / 10^6):
+ *   int8, fp8 (one scale)  2b + 1, 1 + b         a max pass, then quantize
+ *   int8:B, fp8:B          b + 1 + 4/B, 1 + 4/B + b   one pass
+ *   qsgd:S (w bits)        2b + w/8, w/8 + b     a norm pass, then quantize
+ *   sign                   2b + 1/8, 1/8 + b     a mean |x| pass, then pack
+ *   topk:D   3b + b^2 + D (2b + 48); b; 8 + b + 32   GRACE's topk on
+ *            PyTorch's multi-block radix select (b passes of 8 bits)
+ *   dgc:D    3b + 4 + 0.01 (40 + 4b + b^2) + D (48 + b); b; 8 + b + 32
+ *   randk:D  D (32 + b); b; b + 32   indices drawn from the seed
+ * where 32 is the sector a random access moves (CUDA C++ Best Practices
+ * Guide). Constant-size terms (a tensor's one scale or norm) are left
+ * out. known is false, and the fields 0, for powersgd and hash: no GPU
+ * implementation's passes or measurement are cited. WEFT_EINVAL for no
+ * or an invalid compressor or elem_bytes outside 1 .. 16. */
+typedef struct weft_compress_traffic {
+    bool known;
+    double compress_b;   /* bytes per input element */
+    double decompress_b; /* bytes per output element */
+    double scatter_b;    /* sparsifiers: bytes per kept element scattered */
+    const char *source;  /* the kernels and their citation, or why unknown */
+} weft_compress_traffic;
+
+WEFT_API weft_err weft_compress_traffic_get(const weft_compressor *c, uint32_t elem_bytes,
+                                            weft_compress_traffic *out, weft_diag *d);
+
+/* The HBM bandwidth (bytes/s) weft takes for a GPU generation as the
+ * presets spell it: volta 900e9 (V100 SXM2), ampere 2039e9 (A100 SXM4
+ * 80GB), hopper 3350e9 (H100 SXM5), blackwell 7700e9 (B200), the vendors'
+ * data sheets (docs/step.md, "GPUs"); 0 for any other name. */
+WEFT_API double weft_gpu_arch_hbm_bw(const char *arch);
+
 /* What is known of a compressor's compute on a GPU (arch name as the
- * presets spell it: "volta", "ampere", "hopper") or "cpu". */
+ * presets spell it: "volta", "ampere", "hopper", "blackwell") or "cpu". */
 typedef struct weft_compress_cost {
-    bool measured;           /* false: no published figure checked in */
-    double compress_s_per_b; /* seconds per input byte (when measured) */
+    bool measured;           /* true: measured (cpu: weft's bench_compress) */
+    bool roofline;           /* true: the GPU memory roofline model, not measured */
+    double compress_s_per_b; /* seconds per input byte (when measured or roofline) */
     double decompress_s_per_b;
-    const char *source; /* the citation, or why not measured */
+    const char *source; /* "measured: ...", "model: roofline, ..." or "not measured: why" */
 } weft_compress_cost;
 
 /* Measured on "cpu" for int8, topk, dgc and sign (weft's bench_compress,
- * one thread, per byte of fp32 input; the source names the run); every
- * other (kind, device), every GPU included, is "not measured" (see above).
- * WEFT_EINVAL for an unknown kind or device. */
+ * one thread, per byte of fp32 input; the source names the run). On a
+ * GPU, the roofline model: weft_compress_traffic_get's bytes for fp32
+ * input (elem_bytes 4) at weft_gpu_arch_hbm_bw, for the parameters
+ * bench_compress ran (int8 and fp8 one scale a tensor, qsgd:15, topk, dgc
+ * and randk at density 0.01; a sparsifier's decompress is its fill and
+ * scatter of one tensor), per fp32 input byte. Every other (kind,
+ * device), powersgd and hash on a GPU and all but those four on the CPU,
+ * is "not measured". WEFT_EINVAL for an unknown kind or device. */
 WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device,
                                          weft_compress_cost *out, weft_diag *d);
 
@@ -146,9 +195,14 @@ WEFT_API weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device
  * not measured. The kernels read fp32 values (as the runtime does), so
  * their cost is per element or pair: measured per fp32 byte (per 8-byte
  * pair), a rate is scaled to the plan's bytes, x 4 / elem_bytes per dense
- * byte and x 8 / (4 + elem_bytes) per pair byte. A GPU (volta, ampere, hopper, blackwell) is
- * WEFT_EUNSUPPORTED: no figure is measured or cited. WEFT_EINVAL for no compressor or an unknown
- * device. */
+ * byte and x 8 / (4 + elem_bytes) per pair byte. On a GPU (volta, ampere,
+ * hopper, blackwell) a quantizer's ops get the roofline model at
+ * weft_gpu_arch_hbm_bw, per byte of the op's elem_bytes elements:
+ * compress compress_b / b, decompress decompress_b / b, aggregate 3 (read
+ * the sum and the addend, write the sum); a sparsifier, powersgd and hash
+ * are WEFT_EUNSUPPORTED there (the sparse plans' hash, aggregate and pack
+ * kernels have no cited GPU implementation). WEFT_EINVAL for no compressor
+ * or an unknown device. */
 typedef struct weft_compute_rates {
     double s_per_b[WEFT__COMPUTE_COUNT]; /* 0 for a kind the plans do not place */
     const char *source;

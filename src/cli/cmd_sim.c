@@ -78,9 +78,11 @@ static const cli_opt sim_opts[] = {
     CLI_SPARSE_OPTS,
     {"compute", 0, "P",
      "quant-2shot, hier-quant, sparse-*: charge the compute ops the plan places\n"
-     "(hash, aggregate, compress, decompress, fill) at processor P's measured\n"
-     "rates: cpu (weft's bench_sparse_kernels and bench_compress), or none\n"
-     "(default: compute takes no time); docs/compression.md"},
+     "(hash, aggregate, compress, decompress, fill) at processor P's rates:\n"
+     "cpu (measured: weft's bench_sparse_kernels and bench_compress); volta,\n"
+     "ampere, hopper, blackwell (model: roofline, the kernels' HBM bytes at\n"
+     "the GPU's HBM bandwidth; quantizers only); or none (default: compute\n"
+     "takes no time); docs/compression.md"},
     {NULL, 0, NULL, NULL},
 };
 static const cli_optgroup sim_group = {"options", sim_opts, false};
@@ -94,7 +96,7 @@ static const cli_syntax sim_syntax = {
         "        [--nccl-algo A] [--nccl-proto P] [--nccl-buffsize B]\n"
         "        [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]\n"
         "        [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]\n"
-        "        [--elem-bytes B] [--compute none|cpu]",
+        "        [--elem-bytes B] [--compute none|cpu|volta|ampere|hopper|blackwell]",
     .about = "Simulates a collective on a fabric, flow by flow: links are shared max-min\n"
              "fairly, every transfer pays its start overhead, its route's latency and its\n"
              "bytes at the rate it gets. Prints the time, algbw = size / time and busbw\n"

@@ -97,10 +97,10 @@ static const cli_opt par_opts[] = {
      "expert load: balanced (default) or routing drawn as weft traffic moe --skew zipf:S"},
     {"seed", 0, "S", "--moe-skew zipf:S: seed of EP group 0 (group g: S + g; default 0)"},
     {"grad-compression", 0, "C",
-     "compress the DP gradients: C (int8, fp8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D)"
+     "compress the DP gradients: C (int8, fp8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D)"
      " on every bucket, or auto[:C] to search per group (compress or not, GPU or CPU, which"
-     " collective); ,fuse=bucket|tensor|dp groups the tensors (dp: the optimal fusion)"
-     " (docs/step.md)"},
+     " collective); ,fuse=bucket|tensor|dp groups the tensors (dp: the optimal fusion);"
+     " GPU compute: the roofline model of each compressor's kernels (docs/step.md)"},
     {NULL, 0, NULL, NULL},
 };
 

@@ -137,9 +137,23 @@ static void test_rates(void)
     CHECK_ERR(weft_compute_rates_get(&c, 0, "cpu", &cr, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "compute rates: elements of 0 bytes (1 .. 16)");
     CHECK_ERR(weft_compressor_parse("int8", &c, &d), WEFT_OK);
-    CHECK_ERR(weft_compute_rates_get(&c, 4, "hopper", &cr, &d), WEFT_EUNSUPPORTED);
-    CHECK_STR(d.msg, "no compute rate for hopper is measured or cited in weft "
-                     "(docs/compression.md, \"Compute cost\"); only cpu");
+    /* On a GPU, a quantizer's ops at the roofline: int8 of fp16 on
+     * hopper, per byte of the op's elements: compress 2 x 2 + 1 = 5 bytes
+     * an element, 2.5 a byte; decompress 3, 1.5; aggregate 3. */
+    CHECK_ERR(weft_compute_rates_get(&c, 2, "hopper", &cr, &d), WEFT_OK);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_COMPRESS] == 2.5 / 3350e9);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_DECOMPRESS] == 1.5 / 3350e9);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_AGGREGATE] == 3 / 3350e9);
+    CHECK(cr.s_per_b[WEFT_COMPUTE_HASH] == 0 && cr.s_per_b[WEFT_COMPUTE_FILL] == 0);
+    CHECK_CONTAINS(cr.source, "model: roofline");
+    CHECK_ERR(weft_compute_rates_get(&c, 0, "hopper", &cr, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "GPU traffic: elements of 0 bytes (1 .. 16)");
+    CHECK_ERR(weft_compressor_parse("topk:0.01", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compute_rates_get(&c, 4, "volta", &cr, &d), WEFT_EUNSUPPORTED);
+    CHECK_STR(d.msg, "no GPU rate for the topk plans' hash, aggregate and pack kernels is cited "
+                     "in weft (docs/compression.md, \"Compute cost\"); on volta only the "
+                     "quantizers (int8, fp8, qsgd, sign) have the roofline model");
+    CHECK_ERR(weft_compressor_parse("int8", &c, &d), WEFT_OK);
     CHECK_ERR(weft_compute_rates_get(&c, 4, "tpu", &cr, &d), WEFT_EINVAL);
     CHECK_STR(d.msg, "unknown processor 'tpu' (cpu, or a GPU: volta, ampere, hopper, blackwell)");
     CHECK_ERR(weft_compressor_parse("qsgd:15", &c, &d), WEFT_OK);

@@ -272,51 +272,6 @@ weft_err weft_compress_bytes(const weft_compressor *c, const weft_tensor_shape *
     return WEFT_OK;
 }
 
-weft_err weft_compress_cost_get(weft_comp_kind kind, const char *device, weft_compress_cost *out,
-                                weft_diag *d)
-{
-    static const char *const devices[] = {"volta", "ampere", "hopper", "blackwell", "cpu"};
-    if ((unsigned)kind >= WEFT__COMP_COUNT)
-        return weft_diag_set(d, WEFT_EINVAL, "unknown compressor kind %d", (int)kind);
-    bool known = false;
-    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++)
-        known = known || strcmp(device, devices[i]) == 0;
-    if (!known)
-        return weft_diag_set(d, WEFT_EINVAL,
-                             "unknown device '%s' (volta, ampere, hopper, blackwell or cpu)",
-                             device);
-    memset(out, 0, sizeof *out);
-    /* On "cpu": bench_compress (bench/compress.c at commit e7b484a, one
-     * thread, 64 MiB fp32 gradient, best of 5) on the AMD EPYC of weft's
-     * build machine, in GB/s of fp32 input: int8 quantize (per tensor)
-     * 1.48, dequantize 7.28; topk:0.01 exact 0.63, its densify 31.02;
-     * DGC's sampled threshold 5.37 (densify as topk); sign + EF 2.21, its
-     * decode 1.07. The other compressors, and every GPU, are not measured
-     * (no published kernel figure checked in). */
-    static const struct {
-        weft_comp_kind kind;
-        double comp_gbps, decomp_gbps;
-    } cpu[] = {
-        {WEFT_COMP_INT8, 1.48, 7.28},
-        {WEFT_COMP_TOPK, 0.63, 31.02},
-        {WEFT_COMP_DGC, 5.37, 31.02},
-        {WEFT_COMP_SIGN, 2.21, 1.07},
-    };
-    for (size_t i = 0; strcmp(device, "cpu") == 0 && i < sizeof cpu / sizeof *cpu; i++)
-        if (cpu[i].kind == kind) {
-            out->measured = true;
-            out->compress_s_per_b = 1 / (cpu[i].comp_gbps * 1e9);
-            out->decompress_s_per_b = 1 / (cpu[i].decomp_gbps * 1e9);
-            out->source = "bench_compress (bench/compress.c, commit e7b484a), one thread of an "
-                          "AMD EPYC, fp32 input; docs/compression.md, \"Compute cost\"";
-            return WEFT_OK;
-        }
-    out->measured = false;
-    out->source = "not measured: no published kernel figure checked into weft yet; "
-                  "docs/compression.md, \"Compute cost\"";
-    return WEFT_OK;
-}
-
 /* Largest-remainder split of `total` over n parts with weights w (sum W):
  * part j gets floor(total w_j / W), and the leftover units go one each to
  * the parts of the largest remainders, ties to the lower part. */

@@ -2,6 +2,7 @@
  * processor (weft/compress.h, weft_compute_rates_get). */
 #include <string.h>
 
+#include "synth/compress_cost.h"
 #include "weft/compress.h"
 
 /* bench_sparse_kernels (bench/sparse_kernels.c at commit fb5445c: one rank
@@ -35,17 +36,13 @@ static void per_plan_byte(weft_compute_rates *out, bool pairs, uint32_t b)
 weft_err weft_compute_rates_get(const weft_compressor *c, uint32_t elem_bytes, const char *device,
                                 weft_compute_rates *out, weft_diag *d)
 {
-    static const char *const gpus[] = {"volta", "ampere", "hopper", "blackwell"};
     memset(out, 0, sizeof *out);
     if ((unsigned)c->kind >= WEFT__COMP_COUNT || c->kind == WEFT_COMP_NONE)
         return weft_diag_set(d, WEFT_EINVAL, "compute rates: no compressor (%s)",
                              weft_comp_kind_name(c->kind));
-    for (size_t i = 0; i < sizeof gpus / sizeof *gpus; i++)
-        if (strcmp(device, gpus[i]) == 0)
-            return weft_diag_set(d, WEFT_EUNSUPPORTED,
-                                 "no compute rate for %s is measured or cited in weft "
-                                 "(docs/compression.md, \"Compute cost\"); only cpu",
-                                 device);
+    double hbm = weft_gpu_arch_hbm_bw(device);
+    if (hbm > 0) /* a GPU: the roofline model (compress_cost.c) */
+        return weft__compute_rates_gpu(c, elem_bytes, device, hbm, out, d);
     if (elem_bytes == 0 || elem_bytes > 16)
         return weft_diag_set(d, WEFT_EINVAL, "compute rates: elements of %u bytes (1 .. 16)",
                              elem_bytes);

@@ -81,12 +81,68 @@ static void test_output_bytes(void)
         CHECK_STR(buf, spells[i]);
     }
     weft_compress_cost cost;
+    /* On a GPU, the roofline: int8 (one scale) of fp32 on hopper reads 4
+     * bytes for the max, reads 4 and writes 1 to quantize: 9 bytes an
+     * element, 9/4 per input byte, at H100 SXM5's 3350 GB/s; dequantize
+     * reads 1 and writes 4. */
+    CHECK_ERR(weft_compress_cost_get(WEFT_COMP_INT8, "hopper", &cost, &d), WEFT_OK);
+    CHECK(!cost.measured && cost.roofline);
+    CHECK(cost.compress_s_per_b == 9.0 / 4 / 3350e9);
+    CHECK(cost.decompress_s_per_b == 5.0 / 4 / 3350e9);
+    CHECK_CONTAINS(cost.source, "model: roofline");
+    /* topk:0.01 of fp32 on ampere (2039 GB/s): abs 8, four 8-bit radix
+     * passes 16, the select's gather pass 4, and 0.01 x (4 + 8 + 8 + 32 +
+     * 4) for the k values and indices written and gathered: 28.56 bytes
+     * an element; decompress: the zero fill 4 and 0.01 x (8 + 4 + 32). */
     CHECK_ERR(weft_compress_cost_get(WEFT_COMP_TOPK, "ampere", &cost, &d), WEFT_OK);
-    CHECK(!cost.measured);
+    CHECK(!cost.measured && cost.roofline);
+    CHECK_REL(cost.compress_s_per_b, 28.56 / 4 / 2039e9, 1e-14);
+    CHECK_REL(cost.decompress_s_per_b, 4.44 / 4 / 2039e9, 1e-14);
+    CHECK_ERR(weft_compress_cost_get(WEFT_COMP_POWERSGD, "blackwell", &cost, &d), WEFT_OK);
+    CHECK(!cost.measured && !cost.roofline && cost.compress_s_per_b == 0);
+    CHECK_CONTAINS(cost.source, "not measured");
+    CHECK_ERR(weft_compress_cost_get(WEFT_COMP_HASH, "volta", &cost, &d), WEFT_OK);
+    CHECK(!cost.roofline);
+    /* The traffic for other parameters, bf16 (b = 2): blockwise fp8:128
+     * is one pass, 2 + 1 + 4/128 = 3.03125 bytes an element (torchao's
+     * logical IO); qsgd:15 writes 5 bits; sign 1; dgc:0.01 and randk. */
+    weft_compress_traffic tr;
+    CHECK_ERR(weft_compressor_parse("fp8:128", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_OK);
+    CHECK(tr.known && tr.compress_b == 3.03125 && tr.decompress_b == 3.03125 && tr.scatter_b == 0);
+    CHECK_ERR(weft_compressor_parse("qsgd:15", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_OK);
+    CHECK(tr.compress_b == 4.625 && tr.decompress_b == 2.625);
+    CHECK_ERR(weft_compressor_parse("qsgd:16", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_OK);
+    CHECK(tr.compress_b == 4.75);
+    CHECK_ERR(weft_compressor_parse("sign", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 4, &tr, &d), WEFT_OK);
+    CHECK(tr.compress_b == 8.125 && tr.decompress_b == 4.125);
+    /* dgc:0.01, fp32: mask 13, sum 1, nonzero 2, the sample 0.01 x (8 +
+     * 32 + 4 + 12 + 16) and the kept 0.01 x (8 + 8 + 32 + 4). */
+    CHECK_ERR(weft_compressor_parse("dgc:0.01", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 4, &tr, &d), WEFT_OK);
+    CHECK_REL(tr.compress_b, 16 + 0.72 + 0.52, 1e-15);
+    CHECK(tr.decompress_b == 4 && tr.scatter_b == 44);
+    CHECK_ERR(weft_compressor_parse("randk:0.5", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_OK);
+    CHECK(tr.compress_b == 17 && tr.decompress_b == 2 && tr.scatter_b == 34);
+    CHECK_ERR(weft_compressor_parse("powersgd:4", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_OK);
+    CHECK(!tr.known && tr.compress_b == 0);
+    CHECK_ERR(weft_compress_traffic_get(&c, 0, &tr, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "GPU traffic: elements of 0 bytes (1 .. 16)");
+    CHECK_ERR(weft_compressor_parse("none", &c, &d), WEFT_OK);
+    CHECK_ERR(weft_compress_traffic_get(&c, 2, &tr, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "GPU traffic: no compressor (none)");
+    CHECK(weft_gpu_arch_hbm_bw("volta") == 900e9 && weft_gpu_arch_hbm_bw("blackwell") == 7700e9);
+    CHECK(weft_gpu_arch_hbm_bw("cpu") == 0 && weft_gpu_arch_hbm_bw(NULL) == 0);
     /* On the CPU, bench_compress's figures: int8 quantizes 1.48 GB/s of
      * fp32 input, so 1 / 1.48e9 s a byte; qsgd was not measured. */
     CHECK_ERR(weft_compress_cost_get(WEFT_COMP_INT8, "cpu", &cost, &d), WEFT_OK);
-    CHECK(cost.measured);
+    CHECK(cost.measured && !cost.roofline);
+    CHECK_CONTAINS(cost.source, "measured: bench_compress");
     CHECK(cost.compress_s_per_b == 1 / 1.48e9);
     CHECK(cost.decompress_s_per_b == 1 / 7.28e9);
     CHECK_ERR(weft_compress_cost_get(WEFT_COMP_QSGD, "cpu", &cost, &d), WEFT_OK);

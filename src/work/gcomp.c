@@ -21,9 +21,11 @@
  *                sizes of weft_sparse_part_get).
  * Every collective is the step's own simulation over the DP groups at
  * once (weft__work_coll_s), at that size. The compute, in passes over the
- * group: a GPU pass reads and writes E b + q bytes at the HBM bandwidth
- * (the memory roofline, the least such a kernel takes: weft/compress.h
- * has no GPU kernel figure); a CPU pass is E b bytes at the measured
+ * group: a GPU compress pass moves E x compress_b bytes of HBM and a
+ * decompress pass E x decompress_b + k x scatter_b (k kept elements) at
+ * the GPU's HBM bandwidth (weft_compress_traffic_get: the memory roofline
+ * of the compressor's kernels, a lower bound that measured kernels reach
+ * 0.79-0.87 of: docs/compression.md); a CPU pass is E b bytes at the measured
  * rate of weft_compress_cost_get(kind, "cpu") (compress or decompress),
  * and the CPU path copies E b bytes each way over the GPU's PCIe link
  * (weft_host_figures_get). Compress: one pass, before the collective
@@ -33,7 +35,8 @@
  * (N - 1)/N decompression and 1/N recompression at the owner; sparse-hash
  * 1/N decompression and 1/N compression at the owner. After: 2shot
  * (N - 1)/N decompression; sparse-ag and sparse-hash one (densify the
- * sum; GPU bytes E b + N q, E b + U). On the CPU the after part and the
+ * sum: on the GPU one zero fill and the scatter of N k, or U / 8, pairs).
+ * On the CPU the after part and the
  * H2D copy run on the decompressing thread. No per-kernel launch cost is
  * charged (none is cited), so small groups cost no more compute than
  * their bytes; what fusion saves is the collectives' latency. */
@@ -59,6 +62,7 @@ typedef struct gc_ctx {
     bool sparse;
     uint64_t *cum; /* units + 1: elements before unit i */
     double hbm, pcie;
+    weft_compress_traffic tr; /* the compressor's GPU kernels, fp32 input */
     bool cpu_ok;
     double cpu_c, cpu_d; /* s per fp32 byte */
     weft__map64 cache;   /* (size << 2 | coll) -> index into t */
@@ -166,10 +170,18 @@ static weft_err job_of(gc_ctx *g, uint32_t i, uint32_t j, uint32_t o, weft__gc_j
     *wire_out = wire;
     double Eb = 4.0 * (double)E;
     if (!cpu) {
-        double pass = (Eb + (double)q) / g->hbm;
-        double post = !g->sparse ? post_d * pass : (Eb + (a ? N * (double)q : (double)U)) / g->hbm;
-        job->gpu = pass;
-        job->comm = wire + (in_c + in_d) * pass + post;
+        /* One tensor of E: compress, and decompress (fill and scatter k
+         * for a sparsifier); the sum densified after a sparse collective:
+         * one fill and the scatter of the N k pairs received (sparse-ag)
+         * or the U / 8 of the parts' unions (sparse-hash). */
+        double k = (double)weft_density_count(E, g->p->grad_comp.density_ppm);
+        double cpass = (double)E * g->tr.compress_b / g->hbm;
+        double dfill = (double)E * g->tr.decompress_b / g->hbm;
+        double dpass = dfill + k * g->tr.scatter_b / g->hbm;
+        double post = !g->sparse ? post_d * dpass
+                                 : dfill + (a ? N * k : (double)U / 8) * g->tr.scatter_b / g->hbm;
+        job->gpu = cpass;
+        job->comm = wire + in_c * cpass + in_d * dpass + post;
     } else {
         job->cpu_pre = Eb / g->pcie + Eb * g->cpu_c;
         job->comm = wire + Eb * (in_c * g->cpu_c + in_d * g->cpu_d);
@@ -301,6 +313,15 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
     g.sparse = weft_comp_is_sparse(p->grad_comp.kind);
     g.hbm = c->gpu->hbm_bw;
     weft__map64_init(&g.cache);
+    weft_err err = weft_compress_traffic_get(&p->grad_comp, 4, &g.tr, d);
+    if (!err && !g.tr.known)
+        err = weft_diag_set(d, WEFT_EINVAL,
+                            "--grad-compression: the GPU cost of %s is not modelled (%s)",
+                            weft_comp_kind_name(p->grad_comp.kind), g.tr.source);
+    if (err) {
+        weft__map64_fini(&g.cache);
+        return err;
+    }
     weft_host_figures hf;
     weft_compress_cost cc;
     if (weft_host_figures_get(c->gpu->name, &hf) &&
@@ -321,7 +342,6 @@ weft_err weft__work_gc(weft_work_ctx *c, const weft_model *m, const weft_paralle
     memset(&sb, 0, sizeof sb);
     memset(&st, 0, sizeof st);
     uint32_t *fix = NULL;
-    weft_err err = WEFT_OK;
     if (nb > UINT32_MAX / 2) {
         err = weft_diag_set(d, WEFT_EINVAL, "gradient compression: too many buckets");
         goto done;

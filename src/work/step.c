@@ -345,11 +345,12 @@ weft_err weft_work_step(weft_work_ctx *c, const weft_model *m0, const weft_paral
                              g->name, weft_prec_name(p->prec));
     if (p->grad_comp.kind != WEFT_COMP_NONE) {
         weft_comp_kind k = p->grad_comp.kind;
-        if (k == WEFT_COMP_POWERSGD)
+        if (k == WEFT_COMP_POWERSGD || k == WEFT_COMP_HASH)
             return weft_diag_set(d, WEFT_EINVAL,
-                                 "--grad-compression: the step does not model powersgd (a "
-                                 "quantizer or a sparsifier: int8, fp8, qsgd:S, sign, topk:D, "
-                                 "dgc:D, randk:D, hash:D)");
+                                 "--grad-compression: the step does not model %s (a "
+                                 "quantizer or a sparsifier whose GPU kernels are modelled: "
+                                 "int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D)",
+                                 weft_comp_kind_name(k));
         if (p->dist_opt || p->zero_stage)
             return weft_diag_set(d, WEFT_EINVAL,
                                  "--grad-compression compresses the gradient all-reduce; %s "

@@ -25,7 +25,7 @@ SIM_USAGE="usage: weft sim SPEC (--plan FILE | --algo A --coll C | --coll C --co
         [--nccl-algo A] [--nccl-proto P] [--nccl-buffsize B]
         [--cut-through] [--back-to-back] [--max-ops N] [--json | --csv] [--trace FILE]
         [--plot FILE.svg] [--compress C] [--density D] [--skew zipf:S]
-        [--elem-bytes B] [--compute none|cpu]
+        [--elem-bytes B] [--compute none|cpu|volta|ampere|hopper|blackwell]
 run 'weft sim --help' for details"
 BOUND_USAGE="usage: weft bound SPEC --coll C [--traffic FILE] [--json]
 run 'weft bound --help' for details"

@@ -59,7 +59,10 @@ expect_rc 2
 expect_err_has "weft: bad --grad-compression: unknown compressor 'bogus' (none, fp8[:B], int8[:B], qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D, powersgd:R)"
 run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression powersgd:4
 expect_rc 1
-expect_err_has "weft: --grad-compression: the step does not model powersgd (a quantizer or a sparsifier: int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D, hash:D)"
+expect_err_has "weft: --grad-compression: the step does not model powersgd (a quantizer or a sparsifier whose GPU kernels are modelled: int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D)"
+run step --fabric a100:2 --gpu a100-80g $GPT --grad-compression auto:hash:0.01
+expect_rc 1
+expect_err_has "weft: --grad-compression: the step does not model hash (a quantizer or a sparsifier whose GPU kernels are modelled: int8, fp8, qsgd:S, sign, topk:D, dgc:D, randk:D)"
 
 run step --fabric a100:2 --gpu a100-80g $GPT --json
 expect_rc 0
