@@ -125,8 +125,10 @@ weft_err weft_compress_traffic_get(const weft_compressor *c, uint32_t elem_bytes
          * a 1 % sample (0.01 n sectors, indices and values), top-k of its
          * |x| (as topk above, on 0.01 n elements); mask = |x| >= thr (abs:
          * read and write n b; compare: read n b, write n bools); its sum
-         * (read n); torch.where (nonzero: a count pass and a select pass
-         * over the n bools, k int64 indices out); tensor[indices] as
+         * (read n); torch.where (nonzero, aten/src/ATen/native/cuda/
+         * Nonzero.cu @0358b9e: cub's DeviceReduce::Sum counts, then
+         * DeviceSelect::Flagged selects, each reading the n bools; k int64
+         * indices out); tensor[indices] as
          * topk. The threshold taken at once: each of up to 10 retries
          * would add a mask and its sum, 3b + 2 an element. */
         out->compress_b =
