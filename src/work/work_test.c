@@ -740,6 +740,17 @@ static void test_grad_compression(void)
                q.compress_s);
         if (f)
             CHECK(q.step_s < dense.step_s);
+        /* topk:0.01 on the GPU: GRACE's topk on PyTorch's radix select
+         * moves 12 + 16 + 0.56 = 28.56 bytes an fp32 element
+         * (docs/compression.md, "Compute cost"), on the compute stream. */
+        CHECK_ERR(weft_compressor_parse("topk:0.01", &p.grad_comp, &d), WEFT_OK);
+        CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &q, &d), WEFT_OK);
+        CHECK_REL(q.compress_gpu_s, 28.56 * E / g.hbm_bw, 1e-12);
+        CHECK_ERR(weft_compressor_parse("hash:0.01", &p.grad_comp, &d), WEFT_OK);
+        CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &q, &d), WEFT_EINVAL);
+        CHECK_STR(d.msg, "--grad-compression: the step does not model hash (a quantizer or "
+                         "a sparsifier whose GPU kernels are modelled: int8, fp8, qsgd:S, "
+                         "sign, topk:D, dgc:D, randk:D)");
         CHECK_ERR(weft_compressor_parse("powersgd:4", &p.grad_comp, &d), WEFT_OK);
         CHECK_ERR(weft_work_step(c, &m, &p, true, NULL, &q, &d), WEFT_EINVAL);
         CHECK_STR(d.msg, "--grad-compression: the step does not model powersgd (a quantizer or "
