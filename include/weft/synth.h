@@ -830,6 +830,10 @@ typedef struct weft_nccl_fabric {
                                  tables (NCCL's Blackwell rows are not kept) */
     uint32_t search_channels; /* rings the search finds, after duplication */
     double channel_gbps;      /* the rate of each, GB/s */
+    double tree_gbps;         /* the tree search's intra-host rate per channel
+                                 (bwIntra of NCCL's tree graph), GB/s: the
+                                 ring's rate raised while below twice it and
+                                 the GPU's NVLink holds every channel at it */
     uint32_t channels;        /* the communicator's channels: rings:channels */
     bool nvls;                /* a switch inside rank 0's host reduces (reduce=nvls)
                                  and the GPUs are hopper or later: NVLS runs */

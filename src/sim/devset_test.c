@@ -148,7 +148,14 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
     devset s;
     CHECK(load(path, &s));
     CHECK_INT(s.n, rows);
-    weft_topo *t = weft__test_topo_spec(s.fabric);
+    /* A .topo fabric lies beside the fixtures. */
+    char spec[768];
+    size_t fl = strlen(s.fabric);
+    if (fl > 5 && strcmp(s.fabric + fl - 5, ".topo") == 0)
+        snprintf(spec, sizeof spec, "%s/tests/fixtures/nccl-tests/%s", WEFT_SOURCE_DIR, s.fabric);
+    else
+        snprintf(spec, sizeof spec, "%s", s.fabric);
+    weft_topo *t = weft__test_topo_spec(spec);
     CHECK(t != NULL);
     if (!t || s.n != rows)
         return;
