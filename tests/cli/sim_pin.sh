@@ -23,6 +23,10 @@
 # runs the fastest one simulated (docs/sim.md, "Models"): four rows at 1M,
 # where the two differ, pin the old engine's figure with the old protocol
 # forced (LL128) and the new choice (LL) beside it.
+# One row follows a model change, not the engine: h100:2 nccl gpu 1G
+# (NVLS-tree in the switch) was 0.0038982294496002286 s before the gpu
+# model held each NVLS-tree head to NCCL's per-channel ceiling
+# (perChMaxNVLSTreeBws; src/sim/innet.c), 0.004430754627383015 s since.
 # Run by CTest as: bash sim_pin.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 . "$2/tests/cli/lib/check.sh"
@@ -143,7 +147,7 @@ h100:2 nccl fluid-ct 1G 0.002686805368823529
 h100:2 nccl runtime 1M 0.0007812854222222225
 h100:2 nccl runtime 1G 0.002888913898235294
 h100:2 nccl gpu 1M 6.23846956521739e-05
-h100:2 nccl gpu 1G 0.0038982294496002286
+h100:2 nccl gpu 1G 0.004430754627383015
 clos:hosts=2 ring fluid 1M 4.2187320158956774e-05
 clos:hosts=2 ring fluid 1G 0.04045435357134514
 clos:hosts=2 ring fluid-ct 1M 4.493902390509587e-05
