@@ -366,9 +366,9 @@ run plan a100:64 --coll allreduce --algo nccl -o "$TMP/tree.plan"
 expect_rc 0
 check "the plan carries the tree's step" grep -qx 'forward 524288 8.9' "$TMP/tree.plan"
 run sim a100:64 --algo nccl --coll allreduce --size 1G --csv
-expect_out_has "1073741824,0.01292829994411"
+expect_out_has "1073741824,0.01386198848672"
 run sim a100:64 --plan "$TMP/tree.plan" --proto simple --size 1G --csv
-expect_out_has "1073741824,0.01292829994411"
+expect_out_has "1073741824,0.01386198848672"
 grep -v '^forward' "$TMP/tree.plan" >"$TMP/bare.plan"
 run sim a100:64 --plan "$TMP/bare.plan" --proto simple --size 1G --csv
 expect_out_has "1073741824,0.01102358323999"
