@@ -794,10 +794,13 @@ WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_pu
  * simulator runs them as flows to and from the reducing switch
  * (weft_sim_innet, weft/sim.h); PAT runs as weft's bruck plan (the same
  * bytes in log2 steps). NCCL_ALGO/NCCL_PROTO overrides are not applied to
- * NCCL's choice (weft_synth_nccl_algo builds a forced ring or tree). Not
- * modelled: the
- * tree's small-size correction factors, CollNet's allgather and
- * reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
+ * NCCL's choice (weft_synth_nccl_algo builds a forced ring or tree). The
+ * tree's rate: the tree search keeps the ring's channels and raises its
+ * intra-host rate (bwIntra, tree_gbps) while below twice the ring's and
+ * the GPUs' NVLink holds it; the tuning takes it on up to 2 hosts; the
+ * tree's allreduce bandwidth is scaled by NCCL's treeCorrectionFactor
+ * below 512 MiB. Not modelled: CollNet's allgather and reducescatter
+ * (NCCL needs a CollNet plugin's iallgather for them). */
 
 typedef enum weft_nccl_algo {
     WEFT_NCCL_RING = 0,
