@@ -196,8 +196,10 @@ static void nvls_search(weft_nccl_fabric *f)
  * channel crosses each GPU's link to its NVSwitch once per direction
  * (followPath takes bwIntra per hop), so the channels fit while channels x
  * bwIntra <= the GPU's NVLink bandwidth as NCCL counts it (link_eff x line
- * rate, as in nvls_search); with one rank per host nothing inside a host
- * limits it. tuning.cc takes bwIntra for the tree on up to 2 hosts. */
+ * rate, as in nvls_search). tuning.cc takes bwIntra for the tree on up to
+ * 2 hosts. With one rank per host NCCL searches the plain TREE pattern
+ * (nothing inside a host limits bwIntra) and scales that tree by .85;
+ * neither is modelled: the tree keeps the ring's rate there. */
 static void tree_search(weft_nccl_fabric *f)
 {
     int arch = f->hopper;
@@ -209,8 +211,8 @@ static void tree_search(weft_nccl_fabric *f)
     weft_proto_link_eff(weft_gpu_arch_name(f->arch), WEFT_HOP_NVLINK, &eff);
     double nvl = f->hosts > 1 ? f->rank_gbps * eff : f->rank_gbps;
     f->tree_gbps = f->channel_gbps;
-    while (i > 0 && f->tree_gbps < 2 * f->channel_gbps &&
-           (f->per_host == 1 || f->search_channels * list[i - 1] <= nvl))
+    while (f->per_host > 1 && i > 0 && f->tree_gbps < 2 * f->channel_gbps &&
+           f->search_channels * list[i - 1] <= nvl)
         f->tree_gbps = list[--i];
 }
 
