@@ -401,7 +401,9 @@ WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint
  * the time to move one step (the op's bytes when fewer) at the rate of
  * its slowest link, at most chan_gbps GB/s when chan_gbps > 0 (one
  * channel's copy rate), when it runs p with Simple (weft/sim.h,
- * step_bytes, step_gbps); other models and protocols ignore it. Only the
+ * step_bytes, step_gbps); with every protocol the gpu model also moves
+ * NCCL's tree factor 0.92 of the protocol's bandwidth (tuning.cc's
+ * "busBw*.92" for the tree; src/sim/model.c). Other models ignore it. Only the
  * builders of NCCL's tree plans set it (weft_synth_nccl_algo, `--algo
  * nccl`); step_bytes 0 (the default) clears it. Copied by weft_plan_copy,
  * compared by weft_plan_equal, and carried by the text form (a `forward`

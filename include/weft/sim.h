@@ -386,8 +386,11 @@ WEFT_API const char *weft_sim_innet_name(weft_sim_innet_algo a);
  * CollNet kinds and NVLS across hosts a switch with reduce=sharp
  * reachable from the heads. allreduce runs everywhere; allgather and
  * reducescatter with NVLS inside one host only. The gpu model counts the
- * reducing NVSwitch's links at NCCL's NVLS efficiency and launches with
- * NCCL's latency for the algorithm; proto is Simple. WEFT_EINVAL for
+ * reducing NVSwitch's links at NCCL's NVLS efficiency, holds each
+ * NVLS-tree head to NCCL's per-channel ceiling (perChMaxNVLSTreeBws x n /
+ * (2(n - 1)) GB/s of data; docs/sim.md, "In-network reduction") and
+ * launches with NCCL's latency for the algorithm; proto is Simple.
+ * WEFT_EINVAL for
  * those conditions (d says which), WEFT_ETOPO for a missing switch or
  * path. Deterministic like the rest. */
 WEFT_API weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo algo,

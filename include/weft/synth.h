@@ -795,9 +795,12 @@ WEFT_API size_t weft_sched_candidates(weft_coll coll, bool matrix, weft_sched_pu
  * (weft_sim_innet, weft/sim.h); PAT runs as weft's bruck plan (the same
  * bytes in log2 steps). NCCL_ALGO/NCCL_PROTO overrides are
  * weft_nccl_choose_forced (weft_synth_nccl_algo builds a forced ring or
- * tree). Not modelled: the
- * tree's small-size correction factors, CollNet's allgather and
- * reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
+ * tree). The tree's rate: the tree search keeps the ring's channels and
+ * raises its intra-host rate (bwIntra, tree_gbps) while below twice the
+ * ring's and the GPUs' NVLink holds it; the tuning takes it on up to 2
+ * hosts; the tree's allreduce bandwidth is scaled by NCCL's
+ * treeCorrectionFactor below 512 MiB. Not modelled: CollNet's allgather
+ * and reducescatter (NCCL needs a CollNet plugin's iallgather for them). */
 
 typedef enum weft_nccl_algo {
     WEFT_NCCL_RING = 0,
@@ -830,6 +833,10 @@ typedef struct weft_nccl_fabric {
                                  tables (NCCL's Blackwell rows are not kept) */
     uint32_t search_channels; /* rings the search finds, after duplication */
     double channel_gbps;      /* the rate of each, GB/s */
+    double tree_gbps;         /* the tree search's intra-host rate per channel
+                                 (bwIntra of NCCL's tree graph), GB/s: the
+                                 ring's rate raised while below twice it and
+                                 the GPU's NVLink holds every channel at it */
     uint32_t channels;        /* the communicator's channels: rings:channels */
     bool nvls;                /* a switch inside rank 0's host reduces (reduce=nvls)
                                  and the GPUs are hopper or later: NVLS runs */

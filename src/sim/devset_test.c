@@ -26,8 +26,8 @@
  *   between GPUs only, and NVLink SHARP or InfiniBand SHARP lets a run
  *   (oci-h100-2x8: NCCL's NVLS tree) beat every such schedule;
  * - while NCCL's choice (algorithm and protocol) stays the same, the
- *   predicted busbw does not fall as the size grows (a fixed schedule's
- *   fixed costs weigh less on more bytes);
+ *   predicted busbw does not fall (by more than 0.1 %) as the size grows
+ *   (a fixed schedule's fixed costs weigh less on more bytes);
  * - from 256 MiB on, where bandwidth rules, the nccl prediction is within
  *   a factor of 2 of the measurement either way: a model whose link rates
  *   or protocol fractions were wrong by more than that (a mis-scaled unit,
@@ -148,7 +148,14 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
     devset s;
     CHECK(load(path, &s));
     CHECK_INT(s.n, rows);
-    weft_topo *t = weft__test_topo_spec(s.fabric);
+    /* A .topo fabric lies beside the fixtures. */
+    char spec[768];
+    size_t fl = strlen(s.fabric);
+    if (fl > 5 && strcmp(s.fabric + fl - 5, ".topo") == 0)
+        snprintf(spec, sizeof spec, "%s/tests/fixtures/nccl-tests/%s", WEFT_SOURCE_DIR, s.fabric);
+    else
+        snprintf(spec, sizeof spec, "%s", s.fabric);
+    weft_topo *t = weft__test_topo_spec(spec);
     CHECK(t != NULL);
     if (!t || s.n != rows)
         return;
@@ -247,8 +254,12 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
             CHECK(ro.busbw_gbps >= pub);
         if (s.size[i] >= BW_BOUND)
             CHECK(ratio >= 0.5 && ratio <= 2.0);
+        /* 0.1 %: the flow engine's max-min shares in the first and last
+         * events are not exactly scale-free (h100:8's NVLS-tree, each head
+         * at NCCL's channel ceiling and the NICs near theirs: 360.027 GB/s
+         * at 2 GiB, 360.144 at 1 GiB). */
         if (i > 0 && ch.algo == prev.algo && ch.proto == prev.proto)
-            CHECK(rn.busbw_gbps >= last);
+            CHECK(rn.busbw_gbps >= last * (1 - 1e-3));
         last = rn.busbw_gbps;
         prev = ch;
     }

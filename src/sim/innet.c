@@ -58,6 +58,35 @@
 #define MAX_DEPS 132 /* a head's m - 1 producers and two children */
 #define MAX_PER_HOST 128
 
+/* NCCL's per-channel ceiling on NVLS-tree's bus bandwidth, GB/s, by
+ * [blackwell][min(hosts, 3) - 1] (perChMaxNVLSTreeBws in src/graph/
+ * tuning.cc of github:NVIDIA/nccl @5067397c, first in v2.28.3-1: Hopper
+ * 57.7 on 2 hosts, 45.5 on more; Blackwell 96, 80; no one-host row). A
+ * channel of NCCL's NVLS graph is one head (a GPU with its NIC) and
+ * NCCL's bus bandwidth is its data rate x 2 (n - 1) / n (tuning.cc turns
+ * NVLS-tree's bus bandwidth into algorithm bandwidth by nRanks / nsteps),
+ * so a head moves its shard at most at ceiling x n / (2 (n - 1)). */
+static const double nvls_tree_per_ch[2][3] = {{0, 57.7, 45.5}, {0, 96.0, 80.0}};
+
+/* The per-head data ceiling of NVLS-tree allreduce over groups of `group`
+ * ranks of order (the first group's hosts), GB/s; 0 for one host. */
+static double nvls_tree_channel_gbps(const weft_topo *t, const uint32_t *order, uint32_t group,
+                                     bool blackwell)
+{
+    uint32_t hosts = 0;
+    for (uint32_t i = 0; i < group; i++) {
+        int32_t h = weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){order[i]}));
+        bool seen = false;
+        for (uint32_t k = 0; k < i && !seen; k++)
+            seen = h != WEFT_NO_HOST &&
+                   weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){order[k]})) == h;
+        hosts += !seen;
+    }
+    if (hosts < 2 || group < 2)
+        return 0;
+    return nvls_tree_per_ch[blackwell][hosts >= 3 ? 2 : 1] * group / (2.0 * (group - 1));
+}
+
 const char *weft_sim_innet_name(weft_sim_innet_algo a)
 {
     static const char *const names[] = {"nvls", "nvls_tree", "collnet_direct", "collnet_chain"};
@@ -71,6 +100,11 @@ typedef struct ctx {
     weft_sim_opts r;
     weft_diag *d;
     uint64_t transfers;
+    /* NVLS-tree channel ceilings (gpu model): the first of the engine's
+     * links past the fabric's, one per (group host, head); none when
+     * chan_link == 0. */
+    uint32_t chan_link;
+    uint32_t chan_base; /* the group's first: chan_link + its offset */
 } ctx;
 
 /* A list of flows a stage consumes (cut through). */
@@ -79,9 +113,11 @@ typedef struct deps {
     uint32_t id[MAX_DEPS];
 } deps;
 
-/* Adds a flow a -> b of `bytes` cutting through every flow of dep[0..nd). */
-static weft_err flow(ctx *c, weft_node_id a, weft_node_id b, double bytes, const deps *dep,
-                     uint32_t *id)
+/* Adds a flow a -> b of `bytes` cutting through every flow of dep[0..nd);
+ * its route also crosses engine link `extra` (a channel ceiling) unless
+ * that is UINT32_MAX. */
+static weft_err flow_via(ctx *c, weft_node_id a, weft_node_id b, double bytes, const deps *dep,
+                         uint32_t extra, uint32_t *id)
 {
     uint32_t route;
     weft_err e;
@@ -94,7 +130,22 @@ static weft_err flow(ctx *c, weft_node_id a, weft_node_id b, double bytes, const
             return e;
         double lat = weft_rat_to_double(pr.lat_ns) * 1e-9 +
                      sim_model_route_extra(&c->r, c->t, a, b, pr.link, pr.n, 0);
-        e = sim_engine_add_route(c->e, pr.n, pr.link, pr.fracd, lat, &route);
+        if (extra != UINT32_MAX) {
+            uint32_t *link = malloc((pr.n + 1) * sizeof *link);
+            double *frac = malloc((pr.n + 1) * sizeof *frac);
+            e = link && frac ? WEFT_OK : WEFT_ENOMEM;
+            if (!e) {
+                memcpy(link, pr.link, pr.n * sizeof *link);
+                memcpy(frac, pr.fracd, pr.n * sizeof *frac);
+                link[pr.n] = extra;
+                frac[pr.n] = 1;
+                e = sim_engine_add_route(c->e, pr.n + 1, link, frac, lat, &route);
+            }
+            free(link);
+            free(frac);
+        } else {
+            e = sim_engine_add_route(c->e, pr.n, pr.link, pr.fracd, lat, &route);
+        }
     }
     if (!e)
         e = sim_engine_add_flow(c->e, route, bytes, 1, id);
@@ -102,6 +153,12 @@ static weft_err flow(ctx *c, weft_node_id a, weft_node_id b, double bytes, const
         e = sim_engine_add_ct_dep(c->e, *id, dep->id[k]);
     c->transfers++;
     return e ? weft_diag_code(c->d, e) : WEFT_OK;
+}
+
+static weft_err flow(ctx *c, weft_node_id a, weft_node_id b, double bytes, const deps *dep,
+                     uint32_t *id)
+{
+    return flow_via(c, a, b, bytes, dep, UINT32_MAX, id);
 }
 
 /* The reducing switch of `kind` linked from rank node v (the first by
@@ -169,9 +226,11 @@ static weft_err reduce_stage(ctx *c, const hgroup *g, stage_kind k, uint32_t h, 
             if (i == 0)
                 first = id;
         }
-        uint32_t sum;
+        /* The sum reaches the head: on NVLS-tree, through the head's
+         * channel ceiling. */
+        uint32_t sum, chan = c->chan_link ? c->chan_base + h * m + j : UINT32_MAX;
         if (!e)
-            e = flow(c, g->sw[h], head, bytes, &up, &sum);
+            e = flow_via(c, g->sw[h], head, bytes, &up, chan, &sum);
         for (uint32_t i = 0; !e && i < m; i++)
             e = weft_diag_code(c->d, sim_engine_add_ct_dep(c->e, sum, first + i));
         out->n = 1;
@@ -513,13 +572,35 @@ weft_err weft_sim_innet(const weft_topo *t, weft_coll coll, weft_sim_innet_algo 
             weft_topo_node_reduce(t, weft_topo_link_dst(t, id)) == WEFT_REDUCE_NVLS)
             cap[l] *= nvls_eff;
     }
-    e = sim_engine_new(nl, cap, NULL, &c.e);
+    /* NVLS-tree in the gpu model: one ceiling per head (one per rank, its
+     * host's head of a shard), past the fabric's links. */
+    uint32_t nchan = 0;
+    if (c.r.model == WEFT_SIM_GPU && algo == WEFT_SIM_INNET_NVLS_TREE &&
+        coll == WEFT_COLL_ALLREDUCE) {
+        double gbps = nvls_tree_channel_gbps(t, order, group, nvls_eff < NVLS_EFF_HOPPER);
+        if (gbps > 0) {
+            double *grown = realloc(cap, (nl + n) * sizeof *cap);
+            if (!grown) {
+                free(cap);
+                free(all);
+                return weft_diag_code(d, WEFT_ENOMEM);
+            }
+            cap = grown;
+            for (uint32_t k = 0; k < n; k++)
+                cap[nl + k] = gbps * 1e9;
+            nchan = n;
+            c.chan_link = nl;
+        }
+    }
+    e = sim_engine_new(nl + nchan, cap, NULL, &c.e);
     if (!e)
         e = weft_paths_new(t, &c.paths);
     if (e)
         e = weft_diag_code(d, e);
-    for (uint32_t g0 = 0; !e && g0 < n; g0 += group)
+    for (uint32_t g0 = 0; !e && g0 < n; g0 += group) {
+        c.chan_base = c.chan_link + g0;
         e = add_group(&c, algo, coll, order + g0, group, size);
+    }
     if (!e)
         e = sim_engine_run(c.e, c.r.alpha_s, d);
     if (!e && !(bytes = malloc((nl ? nl : 1) * sizeof *bytes)))

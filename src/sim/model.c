@@ -325,10 +325,19 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
     return extra;
 }
 
+/* NCCL's tree moves 0.92 of what its channels carry: tuning.cc scales the
+ * tree's bus bandwidth by .92 before any protocol's factor
+ * (ncclTopoTuneModel, "busBw*.92", for every protocol in v2.19.3-1 and for
+ * allreduce, the tree's only collective, @5067397c); the ring has no such
+ * factor. */
+#define NCCL_TREE_EFF 0.92
+
 void sim_model_plan_step(weft_sim_opts *r, const weft_plan *p)
 {
-    if (r->model == WEFT_SIM_GPU && r->proto == (int)WEFT_PROTO_SIMPLE &&
-        weft_plan_step_forward(p, NULL) > 0)
+    if (r->model != WEFT_SIM_GPU || weft_plan_step_forward(p, NULL) == 0)
+        return;
+    r->bw_scale *= NCCL_TREE_EFF;
+    if (r->proto == (int)WEFT_PROTO_SIMPLE)
         r->step_bytes = weft_plan_step_forward(p, &r->step_gbps);
 }
 

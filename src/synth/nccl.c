@@ -40,6 +40,18 @@ static const double ll_max_multi[2] = {39.0, 20.4};   /* 2 hosts, more (Intel ho
 static const double tree_ll128_per_ch[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
 static const double tree_per_ch[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
 #define NET_OVERHEAD_US 1.0 /* getNetOverhead on x86 Intel hosts */
+/* treeCorrectionFactor (tuning.cc, ncclTopoGetAlgoTime; the same values
+ * in NCCL v2.19.3-1): the tree's allreduce bandwidth is scaled at sizes of
+ * 64 B x 2^k, k < 23 ("Trees are not perfectly sticking to the model for
+ * medium sizes"), by protocol LL, LL128, Simple. */
+#define TREE_CORRECTION_SIZES 23
+static const double tree_correction[3][TREE_CORRECTION_SIZES] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
 
 /* In-network algorithms (tuning.cc, ncclTunerConstantsDefaults and
  * ncclTopoTuneModel; github:NVIDIA/nccl @5067397c). Their base latencies
@@ -176,6 +188,34 @@ static void nvls_search(weft_nccl_fabric *f)
     f->nvls_channels = heads;
 }
 
+/* The tree search (search.cc, ncclTopoCompute; the same in NCCL v2.19.3-1
+ * and @5067397c): pass 1 finds the ring's channels at the ring's rate, then
+ * pass 2, for every pattern but the ring's, raises bwIntra alone one step
+ * up the speed list (the inter list once a host has a NIC) while it is
+ * below twice bwInter and the search still finds those channels. A tree
+ * channel crosses each GPU's link to its NVSwitch once per direction
+ * (followPath takes bwIntra per hop), so the channels fit while channels x
+ * bwIntra <= the GPU's NVLink bandwidth as NCCL counts it (link_eff x line
+ * rate, as in nvls_search). tuning.cc takes bwIntra for the tree on up to
+ * 2 hosts. With one rank per host NCCL searches the plain TREE pattern
+ * (nothing inside a host limits bwIntra) and scales that tree by .85;
+ * neither is modelled: the tree keeps the ring's rate there. */
+static void tree_search(weft_nccl_fabric *f)
+{
+    int arch = f->hopper;
+    const double *list = f->hosts > 1 ? speed_inter[arch] : speed_intra[arch];
+    size_t n = f->hosts > 1 ? 19 : 13, i = 0;
+    while (i + 1 < n && list[i + 1] > 0 && list[i] > f->channel_gbps)
+        i++;
+    double eff = 1;
+    weft_proto_link_eff(weft_gpu_arch_name(f->arch), WEFT_HOP_NVLINK, &eff);
+    double nvl = f->hosts > 1 ? f->rank_gbps * eff : f->rank_gbps;
+    f->tree_gbps = f->channel_gbps;
+    while (f->per_host > 1 && i > 0 && f->tree_gbps < 2 * f->channel_gbps &&
+           f->search_channels * list[i - 1] <= nvl)
+        f->tree_gbps = list[--i];
+}
+
 /* The ring and NVLS searches on f's description (ranks, hosts, per_host,
  * ports, port_gbps, rank_gbps, arch, nvls_switch). */
 static void search(weft_nccl_fabric *out)
@@ -211,6 +251,7 @@ static void search(weft_nccl_fabric *out)
             f.search_channels = dup;
         }
     }
+    tree_search(&f);
     /* ncclTopoPostset: the communicator runs every ring twice. */
     f.channels = 2 * f.search_channels > MAX_CHANNELS ? MAX_CHANNELS : 2 * f.search_channels;
     f.nvls = f.nvls_switch;
@@ -390,7 +431,10 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
         int ai = a == WEFT_NCCL_RING ? 1 : 0;
         double inter_steps = f->hosts <= 1 ? 0 : ar ? 2.0 * (f->hosts - 1) : f->hosts - 1.0;
         double base, intra, inter;
-        busbw = f->search_channels * f->channel_gbps;
+        /* tuning.cc: bwIntra on up to 2 hosts, bwInter beyond (the ring's
+         * are the same rate). */
+        busbw = f->search_channels *
+                (ai == 0 && f->hosts <= 2 && f->tree_gbps > 0 ? f->tree_gbps : f->channel_gbps);
         if (!proto_model(f, coll, ai, p, &busbw, &base, &intra, &inter))
             return false;
         algbw = busbw * (ai == 1 ? n / nsteps : 0.5);
@@ -471,6 +515,16 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
     }
     if (!(algbw > 0))
         return false;
+    /* ncclTopoGetAlgoTime: the tree's allreduce bandwidth times NCCL's
+     * correction for medium sizes (below 512 MiB), by log2(bytes / 64). */
+    if (a == WEFT_NCCL_TREE && ar && bytes >= 64) {
+        uint64_t units = (uint64_t)(bytes / 64);
+        uint32_t log_size = 0;
+        while (units >>= 1)
+            log_size++;
+        if (log_size < TREE_CORRECTION_SIZES)
+            algbw *= tree_correction[p][log_size];
+    }
     out->lat_s = lat * 1e-6;
     out->algbw_gbps = algbw;
     out->busbw_gbps = busbw;

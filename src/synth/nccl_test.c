@@ -91,13 +91,25 @@ static void check_estimates(void)
     weft_diag d;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
     /* Tree, LL, 1 KiB: 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us; bus
-     * bandwidth 8 x 24 = 192 GB/s, x 0.92 (allreduce) = 176.64, / 3.8 for
-     * LL capped at 39.0 (two hosts), halved for the tree: 19.5 GB/s. */
+     * bandwidth 8 x 30 = 240 GB/s (the tree's bwIntra on 2 hosts), x 0.92
+     * (allreduce) = 220.8, / 3.8 for LL capped at 39.0 (two hosts), halved
+     * for the tree: 19.5 GB/s, then NCCL's tree correction at 1 KiB
+     * (log2(1024 / 64) = 4: LL 0.9): 17.55 GB/s. */
+    CHECK(f.tree_gbps == 30);
     CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024, &c));
     CHECK(fabs(c.lat_s - 25.2e-6) < 1e-12);
     CHECK(fabs(c.busbw_gbps - 39.0) < 1e-12);
-    CHECK(fabs(c.algbw_gbps - 19.5) < 1e-12);
-    CHECK(fabs(c.time_s - (25.2e-6 + 1024 / 19.5e9)) < 1e-15);
+    CHECK(fabs(c.algbw_gbps - 17.55) < 1e-12);
+    CHECK(fabs(c.time_s - (25.2e-6 + 1024 / 17.55e9)) < 1e-15);
+    /* Tree, Simple: 8 channels x 30 x 0.92 = 220.8 GB/s, capped at 8 x
+     * 23.6 (perChMaxTreeBws, Ampere, 2 hosts) = 188.8, halved: 94.4 GB/s
+     * from 512 MiB (no correction from 64 B x 2^23 on); at 256 MiB x 0.9. */
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 536870912.0,
+                            &c));
+    CHECK(fabs(c.algbw_gbps - 94.4) < 1e-12);
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 536870911.0,
+                            &c));
+    CHECK(fabs(c.algbw_gbps - 94.4 * 0.9) < 1e-12);
     /* The ring's Simple plateau: x 1.4 from 64 B per channel and rank
      * (16 channels x 16 ranks x 64 = 16384 B) on. */
     weft_nccl_cost lo, hi;
@@ -200,7 +212,8 @@ static void check_forced(void)
 }
 
 /* weft_nccl_choose_forced: what NCCL_ALGO and NCCL_PROTO leave. On a100:1
- * at 2 MiB NCCL runs the tree with LL128; with Simple forced the ring with
+ * at 2 MiB NCCL runs the ring with LL128 (the tree's LL128 estimate is
+ * scaled down by treeCorrectionFactor there); with Simple forced the ring with
  * Simple (the least of every Simple estimate); with LL the ring with LL;
  * with both forced, exactly that pair's estimate; neither forced is
  * weft_nccl_choose. The errors name what is not run. */
@@ -217,7 +230,7 @@ static void check_choose_forced(void)
     double b = 2097152;
     CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
     CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, b, &own, &d), WEFT_OK);
-    CHECK(own.algo == WEFT_NCCL_TREE && own.proto == WEFT_PROTO_LL128);
+    CHECK(own.algo == WEFT_NCCL_RING && own.proto == WEFT_PROTO_LL128);
     CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, -1, &c, &d), WEFT_OK);
     CHECK(c.algo == own.algo && c.proto == own.proto && c.time_s == own.time_s);
     CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, b, -1, WEFT_PROTO_SIMPLE, &c, &d),
@@ -268,8 +281,65 @@ static void check_choose_forced(void)
     weft_topo_free(t);
 }
 
+/* Two Oracle BM.GPU4.8 nodes as NCCL 2.19.3 counts them (the dev set's
+ * tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo: 16 ports of 12.5 GB/s a
+ * node, two beside each GPU). The ring search: 16 rings at 12 GB/s (not
+ * duplicated), 32 channels; ring Simple 16 x 12 = 192 GB/s x 16/30 =
+ * 102.4 GB/s. The tree's bwIntra rises 12 -> 15 (16 x 18 > 240, the
+ * A100's NVLink as NCCL counts it), so on 2 hosts its Simple bus
+ * bandwidth is 16 x 15 x 0.92 = 220.8 (the per-channel cap, 16 x 23.6, is
+ * above it), halved: 110.4 GB/s, which beats the ring from 512 MiB, where
+ * NCCL's tree correction ends (0.9 below). In between the tree with LL128
+ * (220.8 x 120/128 / 2 = 103.5 GB/s, its correction 1.0 from 128 MiB)
+ * wins. The published table (oci-a100-2x8-40gb-allreduce.txt) changes
+ * shape at 512 MiB and passes the ring's 200 GB/s bus bandwidth from
+ * 1 GiB on. */
+static void check_oci_a100(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo",
+                                  &t, &d),
+              WEFT_OK);
+    if (!t)
+        return;
+    weft_nccl_fabric f;
+    weft_nccl_choice c;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK_INT(f.ports, 16);
+    CHECK_INT(f.search_channels, 16);
+    CHECK(f.channel_gbps == 12);
+    CHECK(f.tree_gbps == 15);
+    CHECK_INT(f.channels, 32);
+    static const struct {
+        double bytes;
+        weft_nccl_algo algo;
+        weft_proto proto;
+    } want[] = {
+        {1024, WEFT_NCCL_TREE, WEFT_PROTO_LL},
+        {134217728.0, WEFT_NCCL_TREE, WEFT_PROTO_LL128},
+        {268435456.0, WEFT_NCCL_TREE, WEFT_PROTO_LL128},
+        {536870912.0, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE},
+        {8589934592.0, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, want[i].bytes, &c, &d), WEFT_OK);
+        CHECK_STR(weft_nccl_algo_name(c.algo), weft_nccl_algo_name(want[i].algo));
+        CHECK_STR(weft_proto_name(c.proto), weft_proto_name(want[i].proto));
+    }
+    weft_nccl_cost ring, tree;
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 536870912.0,
+                            &ring));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 536870912.0,
+                            &tree));
+    CHECK(fabs(ring.algbw_gbps - 102.4) < 1e-12);
+    CHECK(fabs(tree.algbw_gbps - 110.4) < 1e-12);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    check_oci_a100();
     check_estimates();
     check_forced();
     check_choose_forced();

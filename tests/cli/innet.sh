@@ -26,7 +26,7 @@ expect_out_has "  1073741824   3871.477       277.347       485.357  Simple"
 # h100:2: NVLS-tree (NVLS in each box, two trees between them).
 run sim h100:2 --coll allreduce --algo nccl --size 1G
 expect_rc 0
-expect_out_has "  1073741824   3898.229       275.443       516.456  Simple"
+expect_out_has "  1073741824   4430.755       242.338       454.384  Simple"
 expect_out_has "nccl (nvls_tree, Simple) in the switch"
 # --compare: the in-network rows, over the bound, with the note.
 run sim h100:1 --coll allreduce --compare --size 1G
