@@ -195,8 +195,10 @@ void sim_engine_set_plain(sim_engine *e, bool on);
  * (engine_fill_test bounds them within 1e-12 relative). Off by default
  * because a caller may decide on exact ties or thresholds of times (the
  * ring's steady-state test extrapolates from differences of makespans);
- * weft_sim_plan turns it on. Runs with traffic classes, buckets or
- * cut-through refill whole components regardless. */
+ * weft_sim_plan turns it on. Runs with dependencies, queue or
+ * cut-through edges, traffic classes or buckets refill whole components
+ * regardless (through dependencies a run amplifies any change of
+ * rounding: engine_rates.c, "Refilling above"). */
 void sim_engine_set_above(sim_engine *e, bool on);
 
 /* Cutoff, for a caller that only needs a run's times when its makespan is

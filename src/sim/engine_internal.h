@@ -172,14 +172,12 @@ struct sim_engine {
     /* Refilling above the drained level (engine_rates.c, "Refilling
      * above"): on while above_on (set at the start of a run: asked for,
      * above_ask, by sim_engine_set_above, not plain, one class, no
-     * buckets, no cut-through). f_lvl per flow: the filling level it froze at (its
-     * rate over its weight); l_load per link: coefficient x rate summed
-     * over its active flows (filling routes); act: the active flows, f_apos
-     * each one's position there. Since the last refill, above_lvl is the
-     * least level of a flow drained (INFINITY for none), and above_full
-     * is set when a flow started (its rates must be filled afresh).
-     * ul_off, ul: per link of the refill (l_idx its position in
-     * comp_links) the flows refilled on it. */
+     * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the filling level it
+     * froze at (its rate over its weight); l_load per link: coefficient x rate summed over its
+     * active flows (filling routes); act: the active flows, f_apos each one's position there. Since
+     * the last refill, above_lvl is the least level of a flow drained (INFINITY for none), and
+     * above_full is set when a flow started (its rates must be filled afresh). ul_off, ul: per link
+     * of the refill (l_idx its position in comp_links) the flows refilled on it. */
     bool above_on, above_ask, above_full;
     double above_lvl;
     double *f_lvl, *l_load;
