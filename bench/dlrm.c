@@ -4,15 +4,19 @@
  * would not fit), dim 128, fp32, 1 lookup a sample, zipf 1.05, 64 samples
  * a GPU; bottom MLP 13-512-128, DCN 1 x 64, top 1024-1; row-wise as
  * TorchRec's dense reduce-scatter (a sparse 128 x 128 matrix of distinct
- * entries takes the flow simulator tens of seconds: docs/step.md,
- * "Speed"). Then
+ * entries takes the flow simulator seconds: docs/step.md, "Speed"). Then
  * the MLPerf preset on SPEC2. Then Herald (weft_emb_herald: the cache of
  * 10,000 rows a GPU and the placement, one warm-up step) on SPEC's 128 GPUs
  * x 1,000 table-wise tables, the replay alone; the planner's search
  * (weft_dlrm_plan) there; and the whole step with sparse row-wise tables
  * and with Herald on each fabric of SPEC3, a comma-separated list (their
- * all-to-alls have a distinct size per pair, so nearly every flow's drain
- * refills a component of most flows: O(flows^2), docs/step.md "Speed").
+ * all-to-alls have a distinct size per pair, so their flows drain one by
+ * one, each drain refilling the flows above its level: docs/sim.md
+ * "Sharing"; a sparse row-wise backward is the forward's transpose and
+ * takes its time). Last figures (CPU seconds, shared 2-core machine, load
+ * 5 to 6): sparse row-wise 0.7, 0.9 and 6.5 s at 32, 64 and 128 GPUs (0.8,
+ * 3.1 and 32 s before refilling above and transposes), Herald 2.1, 5.5
+ * and 21 s (2.2, 6.8 and 33 s), its replay at 128 GPUs 9 to 11 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000

@@ -77,6 +77,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                              "sim: a cut-through flow and its dep are in different classes");
     if (err || (err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
         (err = sim_eng_build_queue(e)) || (err = sim_eng_build_fill(e)) ||
+        (err = sim_eng_build_above(e)) ||
         (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
         (err = weft__evheap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);

@@ -184,6 +184,23 @@ weft_err sim_engine_run(sim_engine *e, double alpha_s, weft_diag *d);
  * bit, with less work. */
 void sim_engine_set_plain(sim_engine *e, bool on);
 
+/* Refilling above the drained level (call before sim_engine_run; off by
+ * default, and off with sim_engine_set_plain): after a batch of events
+ * that only drained flows, only the flows whose filling level was at
+ * least the least drained one's are filled again, from that level, over
+ * what the flows below it leave of each link (max-min fairness keeps
+ * those as they were: engine_rates.c, "Refilling above"). The rates are
+ * those of a whole refill in exact arithmetic; in floating point the
+ * order of the sums differs, so times move in their last bits
+ * (engine_fill_test bounds them within 1e-12 relative). Off by default
+ * because a caller may decide on exact ties or thresholds of times (the
+ * ring's steady-state test extrapolates from differences of makespans);
+ * weft_sim_plan turns it on. Runs with dependencies, queue or
+ * cut-through edges, traffic classes or buckets refill whole components
+ * regardless (through dependencies a run amplifies any change of
+ * rounding: engine_rates.c, "Refilling above"). */
+void sim_engine_set_above(sim_engine *e, bool on);
+
 /* Cutoff, for a caller that only needs a run's times when its makespan is
  * at most t (the fastest of several runs): set before sim_engine_run, the
  * run stops at its first event later than t, and sim_engine_cut is then
@@ -207,6 +224,7 @@ typedef struct sim_engine_stats {
     uint64_t events;       /* start, drain and done events processed */
     uint64_t batches;      /* distinct event times */
     uint64_t refills;      /* component recomputations */
+    uint64_t refilled;     /* flows those gave a rate, summed over them */
     uint64_t catchups;     /* cut-through catch-up events (counted in events too) */
     uint32_t flow_classes; /* flows simulated: the classes of a reduced run,
                               else every flow */

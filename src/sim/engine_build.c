@@ -85,7 +85,8 @@ void sim_engine_free(sim_engine *e)
         e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
         e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
-        e->fz_t,         e->fz_seq,   e->fz_stale};
+        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->act.v,
+        e->f_apos,       e->l_idx,    e->ul_off,   e->ul,      e->ul_at};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
@@ -414,6 +415,11 @@ weft_err sim_eng_build_ct(sim_engine *e)
 void sim_engine_set_plain(sim_engine *e, bool on)
 {
     e->plain = on;
+}
+
+void sim_engine_set_above(sim_engine *e, bool on)
+{
+    e->above_ask = on;
 }
 
 /* Position of link l in route r, or UINT32_MAX. */

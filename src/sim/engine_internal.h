@@ -169,6 +169,21 @@ struct sim_engine {
     uint64_t *fz_seq;
     uint8_t *fz_stale;
 
+    /* Refilling above the drained level (engine_rates.c, "Refilling
+     * above"): on while above_on (set at the start of a run: asked for,
+     * above_ask, by sim_engine_set_above, not plain, one class, no
+     * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the filling level it
+     * froze at (its rate over its weight); l_load per link: coefficient x rate summed over its
+     * active flows (filling routes); act: the active flows, f_apos each one's position there. Since
+     * the last refill, above_lvl is the least level of a flow drained (INFINITY for none), and
+     * above_full is set when a flow started (its rates must be filled afresh). ul_off, ul: per link
+     * of the refill (l_idx its position in comp_links) the flows refilled on it. */
+    bool above_on, above_ask, above_full;
+    double above_lvl;
+    double *f_lvl, *l_load;
+    vec32 act;
+    uint32_t *f_apos, *l_idx, *ul_off, *ul, *ul_at;
+
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */
     uint64_t epoch;
@@ -252,6 +267,9 @@ weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f);
 /* Max-min fair rates of the components touching the seeded links, at t,
  * class by class in priority order (engine.h, "Traffic classes"). */
 weft_err sim_eng_refill(sim_engine *e, double t);
+/* Sets above_on and allocates its arrays; called once, at the start of
+ * a run, after sim_eng_build_classes. */
+weft_err sim_eng_build_above(sim_engine *e);
 
 /* engine_ct.c: called only when the engine has cut-through edges. */
 weft_err sim_eng_ct_update(sim_engine *e, double t);

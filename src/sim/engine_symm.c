@@ -374,6 +374,7 @@ static weft_err run_reduced(sim_engine *e, double alpha_s, bool *done, weft_diag
      * events are its members', so it stops at the same cutoff. */
     q->cutoff = e->cutoff;
     q->plain = e->plain;
+    q->above_ask = e->above_ask;
     if ((err = sim_eng_run_all(q, alpha_s, d))) {
         if (err == WEFT_EVERIFY) {
             for (uint32_t f = 0; f < n; f++)

@@ -289,6 +289,9 @@ static weft_err new_engine(plan_ctx *c, uint32_t nl, bool shaped, double *tok, u
     if (err)
         return err;
     sim_engine_set_symmetry(c->e, c->o->symmetry);
+    /* Drains refill only the flows above the drained level (engine.h):
+     * the rates of a whole refill, to rounding. */
+    sim_engine_set_above(c->e, true);
     for (uint32_t l = 0; l < nl && shaped; l++) {
         weft_link_shaper sh;
         if (!weft_topo_link_shaper(t, (weft_link_id){l}, &sh))

@@ -38,6 +38,7 @@ void weft_work_ctx_free(weft_work_ctx *c)
     weft__work_moe_free(c);
     weft__free(c->scratch);
     weft__free(c->choices);
+    weft__free(c->last_bytes);
     weft__free(c);
 }
 

@@ -153,6 +153,14 @@ struct weft_work_ctx {
     weft_work_coll_algo coll_algo; /* weft_work_ctx_set_coll_algo */
     weft_work_choice *choices;     /* weft_work_choices */
     size_t choices_n, choices_cap;
+    /* The last traffic matrix simulated (weft__work_traffic_s), its time
+     * and the settings it ran with; rev: whether the fabric is reversible
+     * (comm.c, "Transposed matrices"), 0 not yet known, 1 yes, -1 no. */
+    uint64_t *last_bytes;
+    uint32_t last_ranks;
+    double last_s;
+    weft_sim_opts last_opts;
+    int rev;
 };
 
 /* Time of one collective of `size` bytes (its nccl-tests size) run by every
