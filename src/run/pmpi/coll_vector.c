@@ -148,6 +148,10 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
                                      rdispls, recvtype, comm, req)
                    : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                     rdispls, recvtype, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft__pmpi_layout sl, rl;
     const char *why = weft__pmpi_target_of(comm, &t);

@@ -182,6 +182,26 @@ typedef enum weft__pmpi_small_kind {
     WEFT__PMPI_SMALL_COUNT
 } weft__pmpi_small_kind;
 
+/* Small blocking calls served through the ring of slots (tiny.c,
+ * run/coll_tiny.h), tried after the pass limits and before the ordinary
+ * path: true when the call ran there (*rc its MPI result), false when it
+ * goes on to the ordinary path (on every rank alike; nothing held).
+ * weft__pmpi_tiny_reduce: coll allreduce, reduce (root) or reducescatter
+ * (MPI_Reduce_scatter_block: count per block); weft__pmpi_tiny_gather:
+ * MPI_Allgather, or MPI_Alltoall when all_to_all. */
+bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendbuf, void *recvbuf,
+                            int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                            int *rc);
+bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm, int *rc);
+bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, int *rc);
+bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, int *rc);
+
 /* Sets the limits from WEFT_PMPI_SMALL (NULL or empty: the defaults in
  * small.c): "BYTES" for every collective, or a comma-separated list of
  * "NAME=BYTES" (NAME one of allreduce, reduce, bcast, allgather, alltoall,

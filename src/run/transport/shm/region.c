@@ -94,6 +94,8 @@ struct weft__region {
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
     uint64_t seq, fast, small, cma, pipe;
+    size_t tiny_off; /* where each control page's ring (coll_tiny.h) starts */
+    weft__region_tiny_state tiny;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -350,8 +352,9 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
         e = weft_diag_code(d, WEFT_ENOMEM);
     region_seg *ctl = NULL;
     size_t eager = eager_bytes(c->size);
-    weft_err g_e =
-        alloc_seg(c, CTL_ID, page_round(CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager)), e, &ctl, d);
+    /* The small-call ring (coll_tiny.h) follows the two slots. */
+    size_t tiny_off = CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager);
+    weft_err g_e = alloc_seg(c, CTL_ID, page_round(tiny_off + WEFT__REGION_TINY_BYTES), e, &ctl, d);
     if (g_e) {
         weft__region_free(g);
         return g_e;
@@ -360,6 +363,7 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->size = c->size;
     g->ctl = ctl;
     g->eager = eager;
+    g->tiny_off = tiny_off;
     /* With more ranks than CPUs a spinning rank holds the CPU a peer it
      * waits for needs: yield at once then. */
     uint32_t cpus = c->host_cpus ? c->host_cpus : 1;
@@ -449,6 +453,16 @@ bool weft__region_usable(const weft_comm *c)
 size_t weft__region_eager_bytes(const weft_comm *c)
 {
     return weft__region_records(c) ? c->region->eager : 0;
+}
+
+unsigned char *weft__region_tiny(const weft_comm *c, uint32_t q)
+{
+    return c->region->ctl->map[q] + c->region->tiny_off;
+}
+
+weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c)
+{
+    return &c->region->tiny;
 }
 
 unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq)

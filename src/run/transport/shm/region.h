@@ -107,6 +107,18 @@ bool weft__region_usable(const weft_comm *c);
 size_t weft__region_eager_bytes(const weft_comm *c);
 unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq);
 
+/* The small-call ring (coll_tiny.h) of rank q: WEFT__REGION_TINY_BYTES of
+ * its control page, zeroed at creation, aligned to 64 (weft__region_records
+ * must hold); and this rank's private state of it, zeroed at creation. */
+#define WEFT__REGION_TINY_BYTES ((size_t)128 + 16 * ((size_t)4096 + 64))
+typedef struct weft__region_tiny_state {
+    uint64_t seq;   /* the last ring call's number (0: none yet) */
+    uint64_t room;  /* calls up to this number may write their slot unchecked */
+    uint64_t calls; /* ring calls finished */
+} weft__region_tiny_state;
+unsigned char *weft__region_tiny(const weft_comm *c, uint32_t q);
+weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c);
+
 /* Which allocation holds [p, p + len) of this rank's memory: true and
  * its id and the offset of p, or false. */
 bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id, uint64_t *off);
