@@ -43,13 +43,15 @@
 /* Slots per rank and the data a slot holds (region.h reserves
  * WEFT__REGION_TINY_BYTES for them: a line of counters and one of faults,
  * then each slot's 32-byte head and data, 64 bytes more than
- * WEFT__TINY_BYTES). 16 slots let a broadcast's root run 15 calls ahead
+ * WEFT__TINY_BYTES). 4 KiB and a table: an all-to-all of 1 KiB blocks on
+ * 4 ranks, and MPI_Alltoallv's with its table of 12 bytes per rank (up to
+ * 42 ranks). 16 slots let a broadcast's root run 15 calls ahead
  * of its slowest reader, which with more ranks than CPUs covers the
  * readers that wait for a CPU (a scheduler time slice is milliseconds,
  * a call a fraction of a microsecond, so no ring bounds that lag; the
  * ring only has to keep the writer from waiting on every call). */
 #define WEFT__TINY_SLOTS 16u
-#define WEFT__TINY_BYTES 4096u
+#define WEFT__TINY_BYTES 4608u
 
 /* A ring call in progress. */
 typedef struct weft__tiny {

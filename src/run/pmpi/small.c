@@ -53,13 +53,13 @@ static const struct {
     const char *name;
     uint64_t below[2]; /* [0]: 1-2 ranks; [1]: 3 or more */
 } defaults[WEFT__PMPI_SMALL_COUNT] = {
-    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {4096, 1}},
-    [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {512, 512}},
-    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {512, 4096}},
-    [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {512, 1}},
-    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 512}},
-    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {8192, 8192}},
-    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {512, 1}},
+    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {1, 1}},
+    [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {1, 1}},
+    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {1, 1}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {1, 1}},
     [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {1, 1}},
 };
 

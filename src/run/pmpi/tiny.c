@@ -195,6 +195,12 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
     } else if (!sendcounts || !sdispls || !weft__pmpi_layout_of(sendtype, 1, &sl)) {
         return false;
     }
+    /* At 3 or more ranks a pass limit above 1 (WEFT_PMPI_SMALL) keeps the
+     * communicator's mode (small.c), which passes calls whose blocks are
+     * all below it. */
+    uint32_t size = weft__pmpi_small_size(comm);
+    if (size >= 3 && weft__pmpi_small_below(WEFT__PMPI_SMALL_ALLTOALLV, size) > 1)
+        return false;
     weft__pmpi_target t;
     /* Every rank tries (bytes 1: any size), and learns below whether all
      * fit. */

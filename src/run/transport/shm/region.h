@@ -110,7 +110,7 @@ unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq);
 /* The small-call ring (coll_tiny.h) of rank q: WEFT__REGION_TINY_BYTES of
  * its control page, zeroed at creation, aligned to 64 (weft__region_records
  * must hold); and this rank's private state of it, zeroed at creation. */
-#define WEFT__REGION_TINY_BYTES ((size_t)128 + 16 * ((size_t)4096 + 64))
+#define WEFT__REGION_TINY_BYTES ((size_t)128 + 16 * ((size_t)4608 + 64))
 typedef struct weft__region_tiny_state {
     uint64_t seq;   /* the last ring call's number (0: none yet) */
     uint64_t room;  /* calls up to this number may write their slot unchecked */
