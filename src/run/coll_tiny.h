@@ -15,17 +15,23 @@
  * WEFT__TINY_SLOTS (the wait a writer may have: none while peers are at
  * most WEFT__TINY_SLOTS - 1 calls behind).
  *
- * Disagreeing calls. A rank that reads a slot whose arguments differ from
- * its call waits for every rank's slot of that call and compares them all
+ * Disagreeing calls. Every rank that reads compares every peer's slot
+ * (a broadcast's non-roots too, though they take data only from the
+ * root). A rank that finds arguments that differ from its call's waits
+ * for every rank's slot of that call and compares them all
  * (weft__call_check_recs: the message of call_agree.h, the same wherever
  * computed), publishes the call's number as its fault and fails the
- * communicator with that message. A rank that read nothing it could
- * compare (a broadcast's root, a reduce's non-root) learns it from the
- * fault at its next ring call on the communicator (each checks the peers'
- * faults first, also while it waits), and fails alike: the same message on
- * every rank, but on such a rank one call later. The MPI standard makes
- * such a program erroneous; this keeps it from returning wrong data
- * silently.
+ * communicator with that message. A rank that read nothing (a broadcast's
+ * root, a reduce's non-root) learns it from the fault at its next ring
+ * call on the communicator (each checks the peers' faults first, also
+ * while it waits), and fails alike: the same message on every rank, but on
+ * such a rank one call later. Where no rank read (every rank named itself
+ * the root of a broadcast, or another rank that of a reduce), such a rank
+ * compares, at its next ring call, the peers' slots of the call it read
+ * nothing in that are published by then: of two ranks that differ, the
+ * later one to get there finds the other's. The MPI standard makes such a
+ * program erroneous; this keeps it from returning wrong data silently
+ * (unless it makes no further ring call on the communicator).
  *
  * Only the MPI library calls these (src/run/pmpi/tiny.c), from the thread
  * that holds the communicator; weft's own API keeps its agreed paths
@@ -58,7 +64,8 @@ typedef struct weft__tiny {
     weft_comm *c;
     uint64_t seq;
     unsigned char *data; /* this rank's slot's data: WEFT__TINY_BYTES */
-    uint64_t aux;        /* published with the slot (weft__tiny_aux reads a peer's) */
+    uint64_t aux;        /* published with the slot (weft__tiny_read gives a peer's) */
+    uint32_t peers_read; /* peers whose slots weft__tiny_read compared */
 } weft__tiny;
 
 /* True when c can run ring calls: control pages, every peer on shared

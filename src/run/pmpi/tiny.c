@@ -120,8 +120,13 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
         if (is_root)
             e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
         weft__tiny_publish(&r);
-        const unsigned char *src;
-        if (!e && !is_root && !(e = weft__tiny_read(&r, (uint32_t)root, &src, NULL, &d)))
+        /* The non-roots compare every rank's slot (coll_tiny.h), and take
+         * the root's data. */
+        const unsigned char *src = NULL, *got;
+        for (uint32_t q = 0; !e && !is_root && q < weft_comm_size(c); q++)
+            if (!(e = weft__tiny_read(&r, q, &got, NULL, &d)) && q == (uint32_t)root)
+                src = got;
+        if (!e && !is_root)
             e = move(buffer, (size_t)count, datatype, &l, (unsigned char *)(uintptr_t)src, true,
                      &d);
         weft__tiny_end(&r, e);
