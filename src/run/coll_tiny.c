@@ -172,25 +172,6 @@ static weft_err check_faults(weft_comm *c, weft_diag *d)
     return WEFT_OK;
 }
 
-/* The peers' slots of call seq, in which this rank read none, that are
- * published by now (see coll_tiny.h): the verdict when one differs from
- * this rank's. Every slot of seq still holds it or an earlier call (no
- * rank rewrites its slot of seq before this rank consumed seq, which it
- * publishes after this check); an earlier call is skipped (that peer
- * compares this rank's slot when it gets there). */
-static weft_err check_unread(weft_comm *c, uint64_t seq, weft_diag *d)
-{
-    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    const tiny_head *mine = head_of(c, me, seq);
-    for (uint32_t q = 0; q < n; q++) {
-        tiny_head *h = head_of(c, q, seq);
-        if (q != me && atomic_load_explicit(&h->seq, memory_order_acquire) == seq &&
-            (h->kind != mine->kind || h->count != mine->count))
-            return verdict(c, seq, d);
-    }
-    return WEFT_OK;
-}
-
 weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                           uint32_t root, weft__tiny *t, weft_diag *d)
 {
@@ -200,13 +181,6 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     if (e)
         return e;
     weft__region_tiny_state *st = weft__region_tiny_own(c);
-    if (st->unread) {
-        if ((e = check_unread(c, st->unread, d)))
-            return e;
-        /* Only now may the peers rewrite their slots of that call. */
-        atomic_store_explicit(consumed_of(c, weft_comm_rank(c)), st->unread, memory_order_release);
-        st->unread = 0;
-    }
     weft__call_begin(c, coll, count, dtype, op, root);
     uint64_t s = ++st->seq;
     if (s > st->room) {
@@ -229,18 +203,36 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     t->seq = s;
     t->data = (unsigned char *)head_of(c, weft_comm_rank(c), s) + sizeof(tiny_head);
     t->aux = 0;
-    t->peers_read = 0;
     return WEFT_OK;
 }
 
-void weft__tiny_publish(weft__tiny *t)
+weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, weft_comm_rank(c), t->seq);
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    tiny_head *h = head_of(c, me, t->seq);
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
-    atomic_store_explicit(&h->seq, t->seq, memory_order_release);
+    if (reads_all) {
+        atomic_store_explicit(&h->seq, t->seq, memory_order_release);
+        return WEFT_OK;
+    }
+    /* Published with a full barrier (an exchange), then every peer's slot
+     * that holds the call already is compared: of two ranks that publish
+     * call s, the one that publishes later sees the other's slot (both
+     * sides' operations are sequentially consistent), so any two that
+     * disagree are found by one of them in this call. A slot that holds an
+     * earlier call is that peer's to compare; none holds a later one (no
+     * peer rewrites its slot of s before this rank consumed s). */
+    atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    for (uint32_t q = 0; q < n; q++) {
+        const tiny_head *p = head_of(c, q, t->seq);
+        if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
+            (p->kind != c->call_kind || p->count != c->call.count))
+            return verdict(c, t->seq, d);
+    }
+    return WEFT_OK;
 }
 
 weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
@@ -253,7 +245,6 @@ weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, 
         return e;
     if (h->kind != c->call_kind || h->count != c->call.count)
         return verdict(c, t->seq, d);
-    t->peers_read += q != weft_comm_rank(c);
     *data = (const unsigned char *)h + sizeof(tiny_head);
     if (aux)
         *aux = h->aux;
@@ -265,14 +256,8 @@ void weft__tiny_end(weft__tiny *t, weft_err e)
     weft_comm *c = t->c;
     if (e && c->failed)
         return;
-    weft__region_tiny_state *st = weft__region_tiny_own(c);
-    st->calls++;
-    /* A call that read no peer's slot is consumed at the next call, after
-     * it compared the peers' slots (check_unread): till then they stay. */
-    if (!e && t->peers_read == 0)
-        st->unread = t->seq;
-    else
-        atomic_store_explicit(consumed_of(c, weft_comm_rank(c)), t->seq, memory_order_release);
+    atomic_store_explicit(consumed_of(c, weft_comm_rank(c)), t->seq, memory_order_release);
+    weft__region_tiny_own(c)->calls++;
 }
 
 /* Reads every rank's slot into src (n pointers); offset: the block each
@@ -313,8 +298,8 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     if (e)
         return e;
     memcpy(t.data, sendbuf, in_bytes);
-    weft__tiny_publish(&t);
-    if (want) {
+    e = weft__tiny_publish(&t, want, d);
+    if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = read_all(&t, src, offset, d);
         if (!e)

@@ -15,23 +15,22 @@
  * WEFT__TINY_SLOTS (the wait a writer may have: none while peers are at
  * most WEFT__TINY_SLOTS - 1 calls behind).
  *
- * Disagreeing calls. Every rank that reads compares every peer's slot
- * (a broadcast's non-roots too, though they take data only from the
- * root). A rank that finds arguments that differ from its call's waits
- * for every rank's slot of that call and compares them all
+ * Disagreeing calls. A rank compares every peer's slot it reads (waits
+ * for); a rank that does not read every peer's slot (a broadcast's root
+ * and non-roots, a reduce's non-roots) publishes its own with a full
+ * barrier and then compares every peer's that is published already, so
+ * that of any two ranks that disagree the one that publishes later finds
+ * it in the call. A rank that finds arguments that differ from its call's
+ * waits for every rank's slot of that call and compares them all
  * (weft__call_check_recs: the message of call_agree.h, the same wherever
  * computed), publishes the call's number as its fault and fails the
- * communicator with that message. A rank that read nothing (a broadcast's
- * root, a reduce's non-root) learns it from the fault at its next ring
- * call on the communicator (each checks the peers' faults first, also
- * while it waits), and fails alike: the same message on every rank, but on
- * such a rank one call later. Where no rank read (every rank named itself
- * the root of a broadcast, or another rank that of a reduce), such a rank
- * compares, at its next ring call, the peers' slots of the call it read
- * nothing in that are published by then: of two ranks that differ, the
- * later one to get there finds the other's. The MPI standard makes such a
- * program erroneous; this keeps it from returning wrong data silently
- * (unless it makes no further ring call on the communicator).
+ * communicator with that message. A rank that returned from the call
+ * without finding it learns it from the fault at its next ring call on the
+ * communicator (each checks the peers' faults first, also while it
+ * waits), and fails alike: the same message on every rank, on such a rank
+ * one call later (unless it makes no further ring call on the
+ * communicator). The MPI standard makes such a program erroneous; this
+ * keeps it from returning wrong data silently.
  *
  * Only the MPI library calls these (src/run/pmpi/tiny.c), from the thread
  * that holds the communicator; weft's own API keeps its agreed paths
@@ -65,7 +64,6 @@ typedef struct weft__tiny {
     uint64_t seq;
     unsigned char *data; /* this rank's slot's data: WEFT__TINY_BYTES */
     uint64_t aux;        /* published with the slot (weft__tiny_read gives a peer's) */
-    uint32_t peers_read; /* peers whose slots weft__tiny_read compared */
 } weft__tiny;
 
 /* True when c can run ring calls: control pages, every peer on shared
@@ -76,11 +74,13 @@ bool weft__tiny_ready(const weft_comm *c);
  * fails at once when c failed earlier or a peer published a fault (the
  * disagreement it found), and waits until this rank's slot of the call is
  * free. Then the caller writes its data to t->data (and t->aux), calls
- * weft__tiny_publish, reads peers' slots with weft__tiny_read and ends
- * with weft__tiny_end, also after an error of weft__tiny_read. */
+ * weft__tiny_publish (reads_all: the caller reads every rank's slot with
+ * weft__tiny_read; else publish compares the peers' slots published by
+ * then, see the top), reads peers' slots with weft__tiny_read and ends
+ * with weft__tiny_end, also after an error of publish or read. */
 weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                           uint32_t root, weft__tiny *t, weft_diag *d);
-void weft__tiny_publish(weft__tiny *t);
+weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d);
 /* Waits until rank q (q may be this rank) published the call, compares its
  * arguments with this rank's (see the top), and sets *data to its slot's
  * data (valid until weft__tiny_end) and *aux to its aux. */

@@ -24,8 +24,9 @@
  * MPI_ERRORS_RETURN: an allreduce whose last rank passes one int more
  * (every rank fails that call); a broadcast in which rank 1 names itself
  * the root and the others rank 0, and a reduce in which rank 0 names root
- * 1 and every other rank root 0 (ranks that read nothing fail their next
- * call on the communicator, an allreduce, with the same message). It
+ * 1 and every other rank root 0 (ranks that did not find it in the call
+ * fail their next call on the communicator, an allreduce, with the same
+ * message). It
  * prints "pmpi_tiny: rank R: CASE: call K failed" for the first call of
  * each case that failed (0: none), then checks that MPI_COMM_WORLD still
  * works.

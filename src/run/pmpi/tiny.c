@@ -119,13 +119,13 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
     if (!e) {
         if (is_root)
             e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
-        weft__tiny_publish(&r);
-        /* The non-roots compare every rank's slot (coll_tiny.h), and take
-         * the root's data. */
-        const unsigned char *src = NULL, *got;
-        for (uint32_t q = 0; !e && !is_root && q < weft_comm_size(c); q++)
-            if (!(e = weft__tiny_read(&r, q, &got, NULL, &d)) && q == (uint32_t)root)
-                src = got;
+        /* Only the root's slot is read: publish compares the others'
+         * (coll_tiny.h). */
+        weft_err pe = weft__tiny_publish(&r, false, &d);
+        e = e ? e : pe;
+        const unsigned char *src = NULL;
+        if (!e && !is_root)
+            e = weft__tiny_read(&r, (uint32_t)root, &src, NULL, &d);
         if (!e && !is_root)
             e = move(buffer, (size_t)count, datatype, &l, (unsigned char *)(uintptr_t)src, true,
                      &d);
@@ -167,7 +167,8 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
                      blocks * (size_t)recvcount, recvtype, &rl, r.data, false, &d);
         else
             e = move(sendbuf, blocks * (size_t)sendcount, sendtype, &sl, r.data, false, &d);
-        weft__tiny_publish(&r);
+        weft_err pe = weft__tiny_publish(&r, true, &d);
+        e = e ? e : pe;
         for (uint32_t q = 0; !e && q < n; q++) {
             const unsigned char *src;
             if (!(e = weft__tiny_read(&r, q, &src, NULL, &d)))
@@ -250,7 +251,8 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
         }
     }
     r.aux = fits && !e;
-    weft__tiny_publish(&r);
+    weft_err pe = weft__tiny_publish(&r, true, &d);
+    e = e ? e : pe;
     const unsigned char **src = weft__tiny_ptrs(c);
     bool all = true;
     for (uint32_t q = 0; !e && q < n; q++) {

@@ -115,9 +115,6 @@ typedef struct weft__region_tiny_state {
     uint64_t seq;   /* the last ring call's number (0: none yet) */
     uint64_t room;  /* calls up to this number may write their slot unchecked */
     uint64_t calls; /* ring calls finished */
-    /* The last call that read no peer's slot (0: none since), compared
-     * with the peers' slots at the next call (coll_tiny.h). */
-    uint64_t unread;
 } weft__region_tiny_state;
 unsigned char *weft__region_tiny(const weft_comm *c, uint32_t q);
 weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c);
