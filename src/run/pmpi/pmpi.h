@@ -14,14 +14,13 @@
  * exactly as MPI would (for reductions a predefined datatype and operator
  * weft reduces; for moves any datatype, packed when it is not contiguous;
  * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and the
- * call is not small (where Open MPI is faster: small.c, below), and pass
- * everything else to PMPI_*. Every decision depends only on arguments MPI
- * requires to agree across ranks (for moves the bytes of the data, never
- * the layout a rank's datatype gives them), or agreed among the ranks, so
- * all ranks of a call take the same path; arguments that may differ between
- * ranks (MPI_Alltoallv's counts and displacements) never make one rank
- * pass alone, and only erroneous ones pass on the rank that has them, for
- * MPI to report.
+ * call is not below its collective's pass limit (small.c, below: by default
+ * only calls of no data), and pass everything else to PMPI_*. Small
+ * blocking calls run through the ring of slots (tiny.c). Every decision depends only on arguments
+ * MPI requires to agree across ranks (for moves the bytes of the data, never the layout a rank's
+ * datatype gives them), or agreed among the ranks, so all ranks of a call take the same path;
+ * arguments that may differ between ranks (MPI_Alltoallv's counts and displacements) never make one
+ * rank pass alone, and only erroneous ones pass on the rank that has them, for MPI to report.
  *
  * Threads: under MPI_THREAD_MULTIPLE (mpi4py asks for it) several threads
  * may call at once. A weft communicator runs one call at a time: a call
@@ -152,8 +151,10 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
 void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
 
 /* Small messages (small.c): a call whose size is below its collective's
- * limit goes to MPI before any look-up, where Open MPI is faster than a
- * served call's argument agreement (a round trip) lets weft be. The size
+ * limit goes to MPI before any look-up (by default only calls of no data,
+ * from which Open MPI returns at once; the limits were larger before the
+ * ring of slots, tiny.c, where a served call's argument agreement, a round
+ * trip, made weft slower than Open MPI). The size
  * is one every rank computes alike without communication, from arguments
  * MPI requires to match (type signatures): count x type size for
  * MPI_Allreduce, MPI_Reduce and MPI_Bcast; the receive block (recvcount x
