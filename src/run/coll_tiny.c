@@ -47,6 +47,11 @@ _Static_assert(TINY_SLOTS_OFF + WEFT__TINY_SLOTS * TINY_STRIDE == WEFT__REGION_T
 #define TINY_CHECK_NS 20000000LL
 #define TINY_NAP_AFTER_NS 1000000LL
 #define TINY_NAP_NS 50000L
+/* With more ranks than CPUs, how long a wait yields before it sleeps on
+ * the awaited peer's doorbell, which the peer rings after it publishes:
+ * REGION_YIELD_NS of region.c, for the reason given there (a yielding rank
+ * keeps its CPU busy while the rank it waits for is queued). */
+#define TINY_YIELD_NS 100000LL
 
 static unsigned char *ring_of(const weft_comm *c, uint32_t q)
 {
@@ -86,6 +91,18 @@ const unsigned char **weft__tiny_ptrs(const weft_comm *c)
 
 static weft_err check_faults(weft_comm *c, weft_diag *d);
 
+/* What a sleeping wait re-checks (weft__region_sleep). */
+typedef struct awaited {
+    const _Atomic uint64_t *w;
+    uint64_t want;
+} awaited;
+
+static bool reached(void *arg)
+{
+    const awaited *a = arg;
+    return atomic_load_explicit(a->w, memory_order_acquire) >= a->want;
+}
+
 /* Waits until *w >= want, rank q being the one that stores it: polls,
  * then yields, checking q's liveness, the communicator's timeout and (with
  * faults) the peers' faults. */
@@ -100,18 +117,25 @@ static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want
         if (atomic_load_explicit(w, memory_order_acquire) >= want)
             return WEFT_OK;
     }
-    int64_t start = weft__now_ns(), next_check = start + TINY_CHECK_NS;
+    bool over = spins == 0;
+    int64_t start = weft__now_ns(), next_check = start + TINY_CHECK_NS, now = start;
     for (unsigned polls = 1;; polls++) {
-        sched_yield();
+        bool sleeping = over && now - start >= TINY_YIELD_NS;
+        if (sleeping) {
+            awaited a = {w, want};
+            weft__region_sleep(c, q, reached, &a, TINY_NAP_NS);
+        } else {
+            sched_yield();
+        }
         if (atomic_load_explicit(w, memory_order_acquire) >= want)
             return WEFT_OK;
-        if (polls % 16)
+        if (!sleeping && polls % 16)
             continue;
         weft_err e;
         if (faults && (e = check_faults(c, d)))
             return e;
-        int64_t now = weft__now_ns();
-        if (now - start >= TINY_NAP_AFTER_NS) {
+        now = weft__now_ns();
+        if (!over && now - start >= TINY_NAP_AFTER_NS) {
             struct timespec nap = {0, TINY_NAP_NS};
             nanosleep(&nap, NULL);
         }
@@ -155,18 +179,22 @@ static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
         e = weft_diag_set(d, WEFT_EINVAL, "comm: ring call %llu disagreed, then agreed",
                           (unsigned long long)seq);
     atomic_store_explicit(fault_of(c, me), seq, memory_order_release);
+    weft__region_ring(c);
     return weft__comm_fail(c, e, d);
 }
 
-/* A peer's fault, if any: the verdict on the call it names. */
+/* A peer's fault, if any: the verdict on the call it names, once this
+ * rank published its slot of that call (a rank behind it goes on until it
+ * has: the verdict compares every rank's slot). */
 static weft_err check_faults(weft_comm *c, weft_diag *d)
 {
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    uint64_t published = weft__region_tiny_own(c)->published;
     for (uint32_t q = 0; q < n; q++) {
         if (q == me)
             continue;
         uint64_t f = atomic_load_explicit(fault_of(c, q), memory_order_acquire);
-        if (f)
+        if (f && f <= published)
             return verdict(c, f, d);
     }
     return WEFT_OK;
@@ -214,8 +242,10 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
+    weft__region_tiny_own(c)->published = t->seq;
     if (reads_all) {
         atomic_store_explicit(&h->seq, t->seq, memory_order_release);
+        weft__region_ring(c);
         return WEFT_OK;
     }
     /* Published with a full barrier (an exchange), then every peer's slot
@@ -226,6 +256,7 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
      * earlier call is that peer's to compare; none holds a later one (no
      * peer rewrites its slot of s before this rank consumed s). */
     atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    weft__region_ring(c);
     for (uint32_t q = 0; q < n; q++) {
         const tiny_head *p = head_of(c, q, t->seq);
         if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
@@ -257,6 +288,7 @@ void weft__tiny_end(weft__tiny *t, weft_err e)
     if (e && c->failed)
         return;
     atomic_store_explicit(consumed_of(c, weft_comm_rank(c)), t->seq, memory_order_release);
+    weft__region_ring(c);
     weft__region_tiny_own(c)->calls++;
 }
 

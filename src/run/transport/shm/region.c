@@ -745,3 +745,14 @@ weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
     weft__region_done_signal(c, seq);
     return wait_all(c, true, seq, d);
 }
+
+void weft__region_ring(const weft_comm *c)
+{
+    ring(c->region);
+}
+
+void weft__region_sleep(const weft_comm *c, uint32_t q, bool (*ready)(void *arg), void *arg,
+                        int64_t nap_ns)
+{
+    weft__bell_sleep(&ctl_of(c->region, q)->bell, ready, arg, nap_ns);
+}
