@@ -55,7 +55,7 @@ _Static_assert(TINY_SLOTS_OFF + WEFT__TINY_SLOTS * TINY_STRIDE == WEFT__REGION_T
 
 static unsigned char *ring_of(const weft_comm *c, uint32_t q)
 {
-    return weft__region_tiny(c, q);
+    return c->tiny->rings[q];
 }
 
 static _Atomic uint64_t *consumed_of(const weft_comm *c, uint32_t q)
@@ -81,7 +81,7 @@ bool weft__tiny_ready(const weft_comm *c)
 
 uint64_t weft__tiny_calls(const weft_comm *c)
 {
-    return weft__tiny_ready(c) ? weft__region_tiny_own(c)->calls : 0;
+    return weft__tiny_ready(c) ? c->tiny->calls : 0;
 }
 
 const unsigned char **weft__tiny_ptrs(const weft_comm *c)
@@ -146,8 +146,7 @@ static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want
                 /* A peer that published and then closed or exited. */
                 if (atomic_load_explicit(w, memory_order_acquire) >= want)
                     return WEFT_OK;
-                return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, weft_comm_rank(c)),
-                                             &why, d);
+                return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, c->rank), &why, d);
             }
         }
         if (now - start >= c->timeout_ns)
@@ -161,7 +160,7 @@ static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want
  * communicator. */
 static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
 {
-    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    uint32_t n = c->size, me = c->rank;
     weft__region_rec *recs = weft__region_recs(c);
     for (uint32_t q = 0; q < n; q++) {
         tiny_head *h = head_of(c, q, seq);
@@ -188,8 +187,8 @@ static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
  * has: the verdict compares every rank's slot). */
 static weft_err check_faults(weft_comm *c, weft_diag *d)
 {
-    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    uint64_t published = weft__region_tiny_own(c)->published;
+    uint32_t n = c->size, me = c->rank;
+    uint64_t published = c->tiny->published;
     for (uint32_t q = 0; q < n; q++) {
         if (q == me)
             continue;
@@ -208,13 +207,13 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     weft_err e = check_faults(c, d);
     if (e)
         return e;
-    weft__region_tiny_state *st = weft__region_tiny_own(c);
+    weft__region_tiny_state *st = c->tiny;
     weft__call_begin(c, coll, count, dtype, op, root);
     uint64_t s = ++st->seq;
     if (s > st->room) {
         /* Slot s held call s - WEFT__TINY_SLOTS: every peer must have
          * consumed it. */
-        uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+        uint32_t n = c->size, me = c->rank;
         uint64_t least = UINT64_MAX;
         for (uint32_t q = 0; q < n; q++) {
             if (q == me)
@@ -229,7 +228,7 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     }
     t->c = c;
     t->seq = s;
-    t->data = (unsigned char *)head_of(c, weft_comm_rank(c), s) + sizeof(tiny_head);
+    t->data = (unsigned char *)head_of(c, c->rank, s) + sizeof(tiny_head);
     t->aux = 0;
     return WEFT_OK;
 }
@@ -237,12 +236,12 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
 weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
 {
     weft_comm *c = t->c;
-    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    uint32_t n = c->size, me = c->rank;
     tiny_head *h = head_of(c, me, t->seq);
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
-    weft__region_tiny_own(c)->published = t->seq;
+    c->tiny->published = t->seq;
     if (reads_all) {
         atomic_store_explicit(&h->seq, t->seq, memory_order_release);
         weft__region_ring(c);
@@ -271,8 +270,9 @@ weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, 
 {
     weft_comm *c = t->c;
     tiny_head *h = head_of(c, q, t->seq);
-    weft_err e = wait_word(c, &h->seq, t->seq, q, true, d);
-    if (e)
+    weft_err e;
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq &&
+        (e = wait_word(c, &h->seq, t->seq, q, true, d)))
         return e;
     if (h->kind != c->call_kind || h->count != c->call.count)
         return verdict(c, t->seq, d);
@@ -287,16 +287,16 @@ void weft__tiny_end(weft__tiny *t, weft_err e)
     weft_comm *c = t->c;
     if (e && c->failed)
         return;
-    atomic_store_explicit(consumed_of(c, weft_comm_rank(c)), t->seq, memory_order_release);
+    atomic_store_explicit(consumed_of(c, c->rank), t->seq, memory_order_release);
     weft__region_ring(c);
-    weft__region_tiny_own(c)->calls++;
+    c->tiny->calls++;
 }
 
 /* Reads every rank's slot into src (n pointers); offset: the block each
  * reduces. */
 static weft_err read_all(weft__tiny *t, const unsigned char **src, size_t offset, weft_diag *d)
 {
-    uint32_t n = weft_comm_size(t->c);
+    uint32_t n = t->c->size;
     for (uint32_t q = 0; q < n; q++) {
         weft_err e = weft__tiny_read(t, q, &src[q], NULL, d);
         if (e)
@@ -335,7 +335,7 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
         const unsigned char **src = weft__tiny_ptrs(c);
         e = read_all(&t, src, offset, d);
         if (!e)
-            fold(fn, recvbuf, src, weft_comm_size(c), count, weft_dtype_size(dtype));
+            fold(fn, recvbuf, src, c->size, count, weft_dtype_size(dtype));
     }
     weft__tiny_end(&t, e);
     return e;
@@ -352,13 +352,13 @@ weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, siz
                            weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
 {
     return reducing(c, WEFT_COLL_REDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
-                    dtype, op, root, weft_comm_rank(c) == root, 0, d);
+                    dtype, op, root, c->rank == root, 0, d);
 }
 
 weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype dtype, weft_redop op, weft_diag *d)
 {
     size_t b = count * weft_dtype_size(dtype);
-    return reducing(c, WEFT_COLL_REDUCESCATTER, sendbuf, b * weft_comm_size(c), recvbuf, count,
-                    dtype, op, 0, true, b * weft_comm_rank(c), d);
+    return reducing(c, WEFT_COLL_REDUCESCATTER, sendbuf, b * c->size, recvbuf, count, dtype, op, 0,
+                    true, b * c->rank, d);
 }

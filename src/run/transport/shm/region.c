@@ -182,6 +182,7 @@ void weft__region_free(weft__region *g)
     weft__free(g->work);
     weft__free(g->recs);
     weft__free(g->ptrs);
+    weft__free(g->tiny.rings);
     weft__free(g);
 }
 
@@ -348,7 +349,8 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     weft__region *g = NULL;
     if (!e && (!(g = weft__calloc(1, sizeof *g)) || !(g->work = weft__malloc(WEFT__REGION_WORK)) ||
                !(g->recs = weft__calloc(c->size, sizeof *g->recs)) ||
-               !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs))))
+               !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs)) ||
+               !(g->tiny.rings = weft__calloc(c->size, sizeof *g->tiny.rings))))
         e = weft_diag_code(d, WEFT_ENOMEM);
     region_seg *ctl = NULL;
     size_t eager = eager_bytes(c->size);
@@ -364,6 +366,9 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->ctl = ctl;
     g->eager = eager;
     g->tiny_off = tiny_off;
+    for (uint32_t q = 0; q < c->size; q++)
+        g->tiny.rings[q] = ctl->map[q] ? ctl->map[q] + tiny_off : NULL;
+    c->tiny = &g->tiny;
     /* With more ranks than CPUs a spinning rank holds the CPU a peer it
      * waits for needs: yield at once then. */
     uint32_t cpus = c->host_cpus ? c->host_cpus : 1;
@@ -453,11 +458,6 @@ bool weft__region_usable(const weft_comm *c)
 size_t weft__region_eager_bytes(const weft_comm *c)
 {
     return weft__region_records(c) ? c->region->eager : 0;
-}
-
-unsigned char *weft__region_tiny(const weft_comm *c, uint32_t q)
-{
-    return c->region->ctl->map[q] + c->region->tiny_off;
 }
 
 weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c)
