@@ -76,7 +76,14 @@ static tiny_head *head_of(const weft_comm *c, uint32_t q, uint64_t seq)
 
 bool weft__tiny_ready(const weft_comm *c)
 {
-    return weft__region_records(c);
+    /* Asked on every small call: weft__region_records looks at every peer,
+     * and its answer does not change. */
+    weft__region_tiny_state *st = c->tiny;
+    if (!st)
+        return false;
+    if (!st->ready)
+        st->ready = weft__region_records(c) ? 1 : 2;
+    return st->ready == 1;
 }
 
 uint64_t weft__tiny_calls(const weft_comm *c)

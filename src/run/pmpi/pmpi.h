@@ -121,6 +121,7 @@ typedef struct weft__pmpi_target {
     weft_comm *comm; /* NULL when weft cannot serve calls on it */
     weft__pmpi_kind kind;
     weft__pmpi_entry *entry; /* held (locked) while comm is not NULL */
+    bool cached;             /* entry came from the thread's cache: no reference of its own */
 } weft__pmpi_target;
 
 /* Looks comm up: NULL when a call on it may be served by weft at all (weft
@@ -131,6 +132,18 @@ typedef struct weft__pmpi_target {
  * on it to end) until it ends with exactly one of weft__pmpi_passed,
  * weft__pmpi_done or weft__pmpi_fail, which let it go. */
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
+/* weft__pmpi_target_of for the ring's small calls (tiny.c), which come
+ * back to the same communicators: each thread keeps the entry of its last
+ * look-up (with a reference of its own, so it stays allocated), and a call
+ * on that MPI communicator takes its lock without the table's lock, the
+ * look-up and a reference; the entry's comm, read under its lock, says
+ * whether it still stands for the handle (a removed entry's is NULL, and
+ * the call then looks the handle up as weft__pmpi_target_of does). Ends
+ * as weft__pmpi_target_of's. weft__pmpi_cache_drop drops the calling
+ * thread's reference (MPI_Finalize; other threads' stay until the
+ * process ends). */
+const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t);
+void weft__pmpi_cache_drop(void);
 
 /* Which schedule weft runs for this call is weft_comm_choose's decision (a
  * forced WEFT_PLAN or WEFT_ALGO, the tuning table or ranking on WEFT_FABRIC,

@@ -28,7 +28,7 @@ static bool tiny_take(MPI_Comm comm, size_t bytes, weft__pmpi_target *t)
 {
     if (bytes == 0 || bytes > WEFT__TINY_BYTES)
         return false;
-    if (weft__pmpi_target_of(comm, t))
+    if (weft__pmpi_target_cached(comm, t))
         return false;
     /* Not where a schedule is forced (WEFT_PLAN, WEFT_ALGO: the ordinary
      * path runs or passes it as weft__pmpi_unfit says). */

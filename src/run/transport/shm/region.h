@@ -118,6 +118,7 @@ typedef struct weft__region_tiny_state {
     uint64_t room;         /* calls up to this number may write their slot unchecked */
     uint64_t calls;        /* ring calls finished */
     uint64_t published;    /* the last call whose slot this rank published */
+    int ready;             /* weft__region_records, once known: 1 yes, 2 no */
 } weft__region_tiny_state;
 weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c);
 /* With more ranks than CPUs (weft__region_oversubscribed): rings this
