@@ -262,7 +262,10 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
      * earlier call is that peer's to compare; none holds a later one (no
      * peer rewrites its slot of s before this rank consumed s). */
     atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
-    weft__region_ring(c);
+    /* No doorbell here: a rank that reads not every slot ends the call
+     * right after (a broadcast's root, a reduce's non-roots), and
+     * weft__tiny_end rings once for both, or reads only the root's (a
+     * broadcast's non-roots), whose slot no peer waits for. */
     for (uint32_t q = 0; q < n; q++) {
         const tiny_head *p = head_of(c, q, t->seq);
         if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
