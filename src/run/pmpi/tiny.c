@@ -182,6 +182,20 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
     return true;
 }
 
+/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks,
+ * each starting on a 64-byte line (a slot's data starts 32 bytes into
+ * one: coll_tiny.c), so that no block shares a line with another or the
+ * table. */
+static size_t table_bytes(uint32_t n)
+{
+    return ((size_t)n * 12 + 32 + 63) / 64 * 64 - 32;
+}
+
+static size_t block_room(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
 bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
                                const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
@@ -218,12 +232,12 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
      * slot, its bytes, and the bytes this rank expects from j) and blocks;
      * fits unless a count is negative (erroneous: the ordinary path passes
      * it) or they exceed the slot. */
-    size_t used = (size_t)n * 12;
+    size_t used = table_bytes(n);
     bool fits = used <= WEFT__TINY_BYTES;
     for (uint32_t j = 0; fits && j < n; j++) {
         fits = sendcounts[j] >= 0 && recvcounts[j] >= 0 &&
                (size_t)recvcounts[j] * rl.size <= WEFT__TINY_BYTES;
-        used += fits ? (size_t)sendcounts[j] * sl.size : 0;
+        used += fits ? block_room((size_t)sendcounts[j] * sl.size) : 0;
         fits = fits && used <= WEFT__TINY_BYTES;
     }
     weft_diag d;
@@ -238,7 +252,7 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
     }
     if (fits) {
         uint32_t *table = (uint32_t *)(void *)r.data;
-        size_t at = (size_t)n * 12;
+        size_t at = table_bytes(n);
         for (uint32_t j = 0; !e && j < n; j++) {
             size_t bytes = (size_t)sendcounts[j] * sl.size;
             table[3 * j] = (uint32_t)at;
@@ -247,7 +261,7 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
             if (bytes)
                 e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sendcounts[j], sendtype,
                          &sl, r.data + at, false, &d);
-            at += bytes;
+            at += block_room(bytes);
         }
     }
     r.aux = fits && !e;
