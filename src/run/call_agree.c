@@ -142,6 +142,13 @@ void weft__call_to_rec(const weft_comm *c, weft__region_rec *rec)
     rec->count = c->call.count;
 }
 
+void weft__call_from_rec(weft_comm *c, const weft__region_rec *rec)
+{
+    c->call = from_rec(rec);
+    c->call_kind = rec->kind;
+    c->call_agreed = false;
+}
+
 weft_err weft__call_check_recs(weft_comm *c, const weft__region_rec *recs, weft_diag *d)
 {
     weft_err e;

@@ -101,6 +101,9 @@ weft_err weft__call_late(weft_comm *c, weft__call_early_state *s, weft_diag *d);
 
 /* Writes the current call's arguments into a control-page record. */
 void weft__call_to_rec(const weft_comm *c, struct weft__region_rec *rec);
+/* Makes the record's arguments the current call's (the inverse of
+ * weft__call_to_rec), to compare the records of a call already made. */
+void weft__call_from_rec(weft_comm *c, const struct weft__region_rec *rec);
 /* Compares every rank's record (size of them, as weft__region_post
  * returned them) and marks the call agreed; WEFT_EINVAL as above. */
 weft_err weft__call_check_recs(weft_comm *c, const struct weft__region_rec *recs, weft_diag *d);

@@ -50,8 +50,8 @@
 #define NONE UINT64_MAX
 
 /* The message for the first difference, the same on every rank. */
-static weft_err differ(weft_diag *d, uint64_t sender, uint64_t sent, weft_dtype dtype,
-                       uint32_t receiver, uint64_t expected)
+weft_err weft__alltoallv_differ(weft_diag *d, uint64_t sender, uint64_t sent, weft_dtype dtype,
+                                uint32_t receiver, uint64_t expected)
 {
     return weft_diag_set(d, WEFT_EINVAL,
                          "comm: ranks disagree on the counts of alltoallv: rank %llu sends %llu "
@@ -222,8 +222,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
         for (uint32_t r = 0; !e && r < n; r++)
             for (uint32_t s = 0; !e && s < n; s++)
                 if (all[(size_t)s * w + 1 + r] != all[(size_t)r * w + 1 + n + s])
-                    e = differ(d, s, all[(size_t)s * w + 1 + r], dtype, r,
-                               all[(size_t)r * w + 1 + n + s]);
+                    e = weft__alltoallv_differ(d, s, all[(size_t)s * w + 1 + r], dtype, r,
+                                               all[(size_t)r * w + 1 + n + s]);
         for (uint32_t s = 0; !e && m->t && s < n; s++)
             for (uint32_t r = 0; !e && r < n; r++)
                 if (!same_bytes(all[(size_t)s * w + 1 + r], es, m->t->bytes[(size_t)s * n + r]))
@@ -261,7 +261,8 @@ static weft_err agree_counts(weft_comm *c, const size_t *sendcounts, const size_
             e = differ_dtype(d, all[0], r, all[REC * r]);
     for (uint32_t r = 0; !e && r < n; r++)
         if (all[REC * r + 1] != NONE)
-            e = differ(d, all[REC * r + 1], all[REC * r + 3], dtype, r, all[REC * r + 2]);
+            e = weft__alltoallv_differ(d, all[REC * r + 1], all[REC * r + 3], dtype, r,
+                                       all[REC * r + 2]);
     for (uint32_t r = 0; !e && r < n; r++)
         if (all[REC * r + 4] != NONE)
             e = differ_plan(d, m, r, (uint32_t)all[REC * r + 4], all[REC * r + 5], dtype);

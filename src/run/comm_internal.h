@@ -84,6 +84,10 @@ struct weft_comm {
      * communicator (comm_fail.c) tells the region's waiters without
      * depending on region.c, which itself fails the communicator. */
     void (*region_abort)(struct weft__region *region, const weft__cause *why);
+    /* The region's state of the MPI library's ring of slots (coll_tiny.h,
+     * transport/shm/region.h), set with region: read on every small call,
+     * without a call into region.c. */
+    struct weft__region_tiny_state *tiny;
     uint64_t job_tag;
     /* The collective call under way (call_agree.h) and whether the ranks
      * agreed on it yet. */

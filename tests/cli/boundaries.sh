@@ -158,7 +158,7 @@ else
     want="cycle: topo/preset topo/preset_basic topo/preset_clos topo/preset_dc topo/preset_gpu topo/preset_net topo/preset_ocs
 cycle: synth/optimal synth/optimal_rail
 cycle: run/mpi/boot_mpi run/mpi/comm_mpi run/pmpi/comm
-cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/coll_vector run/pmpi/progress run/pmpi/small run/pmpi/state
+cycle: run/pmpi/coll_move run/pmpi/coll_reduce run/pmpi/coll_vector run/pmpi/progress run/pmpi/small run/pmpi/state run/pmpi/tiny
 cycle: cli/args cli/group
 cycle: cli/cmd_topo cli/topo_stats"
     if [ "$got" = "$want" ]; then pass_; else fail_ "cycles:

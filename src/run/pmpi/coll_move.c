@@ -57,6 +57,10 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
                                      comm, req)
                    : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_gather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm, &rc))
+        return rc;
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
@@ -142,6 +146,9 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_BCAST, comm, weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Ibcast(buffer, count, datatype, root, comm, req)
                    : PMPI_Bcast(buffer, count, datatype, root, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_bcast(k, buffer, count, datatype, root, comm, &rc))
+        return rc;
     weft__pmpi_layout l;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);
@@ -212,6 +219,10 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
                                     comm, req)
                    : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_gather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm, &rc))
+        return rc;
     weft__pmpi_layout sl, rl;
     weft__pmpi_target t;
     const char *why = weft__pmpi_target_of(comm, &t);

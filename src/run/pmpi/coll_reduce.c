@@ -49,6 +49,10 @@ static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int 
                          weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req)
                    : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_reduce(k, WEFT_COLL_ALLREDUCE, sendbuf, recvbuf, count, datatype,
+                                       op, 0, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
@@ -121,6 +125,10 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
         return req ? PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                                 req)
                    : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_reduce(k, WEFT_COLL_REDUCESCATTER, sendbuf, recvbuf, recvcount,
+                                       datatype, op, 0, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
@@ -248,6 +256,10 @@ static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int cou
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE, comm, weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, req)
                    : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_reduce(k, WEFT_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op,
+                                       root, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "run/pmpi/pmpi.h"
+#include "run/pmpi/state.h"
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
@@ -109,8 +110,10 @@ static long long pair_bytes(const void *sendbuf, const int sendcounts[], MPI_Dat
                             const int recvcounts[], MPI_Datatype recvtype, MPI_Comm comm,
                             uint32_t n)
 {
-    int me = 0;
-    if (!recvcounts || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+    /* MPI_COMM_WORLD's rank without a query (this check runs on every
+     * call at 1-2 ranks). */
+    int me = weft__pmpi.rank;
+    if (!recvcounts || (comm != MPI_COMM_WORLD && PMPI_Comm_rank(comm, &me) != MPI_SUCCESS))
         return -1;
     int other = n == 2 ? 1 - me : 0;
     long long in = weft__pmpi_small_bytes(recvtype, recvcounts[other]), out = 0;
@@ -148,6 +151,10 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
                                      rdispls, recvtype, comm, req)
                    : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                     rdispls, recvtype, comm);
+    int rc;
+    if (!req && weft__pmpi_tiny_alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft__pmpi_layout sl, rl;
     const char *why = weft__pmpi_target_of(comm, &t);

@@ -154,6 +154,7 @@ PMPI_EXPORT int MPI_Finalize(void)
     weft__pmpi_report();
     weft__pmpi_set_on(false, NULL);
     weft__pmpi_small_fini();
+    weft__pmpi_cache_drop();
     /* The program's communicators it did not free, then MPI_COMM_WORLD's
      * (MPI_Finalize is called once every thread's calls are done). */
     weft__pmpi_enter();

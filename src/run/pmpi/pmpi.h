@@ -14,14 +14,13 @@
  * exactly as MPI would (for reductions a predefined datatype and operator
  * weft reduces; for moves any datatype, packed when it is not contiguous;
  * and a schedule weft_comm_choose can run: see weft__pmpi_unfit) and the
- * call is not small (where Open MPI is faster: small.c, below), and pass
- * everything else to PMPI_*. Every decision depends only on arguments MPI
- * requires to agree across ranks (for moves the bytes of the data, never
- * the layout a rank's datatype gives them), or agreed among the ranks, so
- * all ranks of a call take the same path; arguments that may differ between
- * ranks (MPI_Alltoallv's counts and displacements) never make one rank
- * pass alone, and only erroneous ones pass on the rank that has them, for
- * MPI to report.
+ * call is not below its collective's pass limit (small.c, below: by default
+ * only calls of no data), and pass everything else to PMPI_*. Small
+ * blocking calls run through the ring of slots (tiny.c). Every decision depends only on arguments
+ * MPI requires to agree across ranks (for moves the bytes of the data, never the layout a rank's
+ * datatype gives them), or agreed among the ranks, so all ranks of a call take the same path;
+ * arguments that may differ between ranks (MPI_Alltoallv's counts and displacements) never make one
+ * rank pass alone, and only erroneous ones pass on the rank that has them, for MPI to report.
  *
  * Threads: under MPI_THREAD_MULTIPLE (mpi4py asks for it) several threads
  * may call at once. A weft communicator runs one call at a time: a call
@@ -122,6 +121,7 @@ typedef struct weft__pmpi_target {
     weft_comm *comm; /* NULL when weft cannot serve calls on it */
     weft__pmpi_kind kind;
     weft__pmpi_entry *entry; /* held (locked) while comm is not NULL */
+    bool cached;             /* entry came from the thread's cache: no reference of its own */
 } weft__pmpi_target;
 
 /* Looks comm up: NULL when a call on it may be served by weft at all (weft
@@ -132,6 +132,18 @@ typedef struct weft__pmpi_target {
  * on it to end) until it ends with exactly one of weft__pmpi_passed,
  * weft__pmpi_done or weft__pmpi_fail, which let it go. */
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
+/* weft__pmpi_target_of for the ring's small calls (tiny.c), which come
+ * back to the same communicators: each thread keeps the entry of its last
+ * look-up (with a reference of its own, so it stays allocated), and a call
+ * on that MPI communicator takes its lock without the table's lock, the
+ * look-up and a reference; the entry's comm, read under its lock, says
+ * whether it still stands for the handle (a removed entry's is NULL, and
+ * the call then looks the handle up as weft__pmpi_target_of does). Ends
+ * as weft__pmpi_target_of's. weft__pmpi_cache_drop drops the calling
+ * thread's reference (MPI_Finalize; other threads' stay until the
+ * process ends). */
+const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t);
+void weft__pmpi_cache_drop(void);
 
 /* Which schedule weft runs for this call is weft_comm_choose's decision (a
  * forced WEFT_PLAN or WEFT_ALGO, the tuning table or ranking on WEFT_FABRIC,
@@ -152,8 +164,10 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
 void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
 
 /* Small messages (small.c): a call whose size is below its collective's
- * limit goes to MPI before any look-up, where Open MPI is faster than a
- * served call's argument agreement (a round trip) lets weft be. The size
+ * limit goes to MPI before any look-up (by default only calls of no data,
+ * from which Open MPI returns at once; the limits were larger before the
+ * ring of slots, tiny.c, where a served call's argument agreement, a round
+ * trip, made weft slower than Open MPI). The size
  * is one every rank computes alike without communication, from arguments
  * MPI requires to match (type signatures): count x type size for
  * MPI_Allreduce, MPI_Reduce and MPI_Bcast; the receive block (recvcount x
@@ -181,6 +195,26 @@ typedef enum weft__pmpi_small_kind {
     WEFT__PMPI_SMALL_REDUCE_SCATTER,
     WEFT__PMPI_SMALL_COUNT
 } weft__pmpi_small_kind;
+
+/* Small blocking calls served through the ring of slots (tiny.c,
+ * run/coll_tiny.h), tried after the pass limits and before the ordinary
+ * path: true when the call ran there (*rc its MPI result), false when it
+ * goes on to the ordinary path (on every rank alike; nothing held).
+ * weft__pmpi_tiny_reduce: coll allreduce, reduce (root) or reducescatter
+ * (MPI_Reduce_scatter_block: count per block); weft__pmpi_tiny_gather:
+ * MPI_Allgather, or MPI_Alltoall when all_to_all. */
+bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendbuf, void *recvbuf,
+                            int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                            int *rc);
+bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm, int *rc);
+bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, int *rc);
+bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, int *rc);
 
 /* Sets the limits from WEFT_PMPI_SMALL (NULL or empty: the defaults in
  * small.c): "BYTES" for every collective, or a comma-separated list of

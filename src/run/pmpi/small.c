@@ -1,14 +1,17 @@
-/* Small messages go to MPI (see pmpi.h, "Small messages"): the sizes
+/* Small messages that go to MPI (see pmpi.h, "Small messages"): the sizes
  * below which each collective is passed, their agreement at MPI_Init, the
  * decision on the calling thread before any look-up, and its counters.
  *
- * Why: every call weft serves starts with its argument agreement (a round
- * trip: src/run/call_agree.h), and Open MPI's root of a small MPI_Bcast or
+ * Why: before the ring of slots (run/coll_tiny.h, tiny.c), every call weft
+ * served started with its argument agreement (a round trip:
+ * src/run/call_agree.h), and Open MPI's root of a small MPI_Bcast or
  * MPI_Reduce returns as soon as its eager send is out, so back-to-back
  * small calls cost weft a round trip each where they cost Open MPI a send
  * (bench/lat.sh, 2 ranks, 8 B: bcast 0.43 us against 0.13, reduce 0.53
- * against 0.14). Passing them costs a size comparison: 153 instructions a
- * call over Open MPI's own 311 (8-byte calls at 1 rank, callgrind, the
+ * against 0.14); calls below limits of up to 8 KiB went to MPI. The ring
+ * serves them without that round trip (below), so by default only calls
+ * of no data go to MPI. Passing costs a size comparison: 153 instructions
+ * a call over Open MPI's own 311 (8-byte calls at 1 rank, callgrind, the
  * difference of 3000 and 1000 calls of bench/lat_mpi.c's 7 collectives). */
 #include <errno.h>
 #include <limits.h>
@@ -22,44 +25,29 @@
 
 /* The default sizes, in bytes (a call whose size is below is passed; 1:
  * only calls of no data; 0: none), for 1-2 ranks and for 3 or more, per
- * collective family. Each is the first size (a power of two) from which
- * weft's latency, every call served, was at or below Open MPI 4.1.4's in
- * OSU 7.4 and IMB-MPI1 on this project's 2-core development VM
- * (bench/osu.sh, 3 alternating runs each, 2 and 4 ranks on shared memory,
- * load average 10-13 from other jobs; docs/interop.md, "Small messages:
- * passed to MPI", has the tables; where OSU and IMB disagreed, the larger):
- *  - 2 ranks: bcast, reduce, alltoall, allgather, reduce_scatter_block
- *    slower through weft up to 256 B (osu_bcast 0.21 us against 0.15-0.21,
- *    osu_alltoall 0.23-0.28 against 0.20-0.24), faster from 512 B;
- *    allreduce slower up to 2 KiB (IMB; OSU 1.1-1.6x up to 256 B, even
- *    from 512 B), faster from 4 KiB; alltoallv slower up to 4 KiB
- *    (osu_alltoallv 0.77-1.02 us against 0.21-0.60 up to 2 KiB: weft agrees
- *    on the counts before the data), not from 8 KiB; reduce_scatter
- *    (unequal counts allowed) faster from the smallest size (0.45-0.60x).
- *  - 4 ranks (2 per core): bcast slower up to 2 KiB (Open MPI's roots
- *    return once their eager sends are out: osu_bcast 0.13 us against
- *    10-16 at 32-256 B), faster from 4 KiB; reduce slower up to 256 B
- *    (1.12x), alltoallv up to 4 KiB; alltoall even up to 256 B (0.63-1.57
- *    between runs and sizes), faster from 512 B; allreduce, allgather,
- *    reduce_scatter_block and reduce_scatter faster from the smallest
- *    size (their Open MPI forms synchronize, and its busy-polling ranks
- *    share the cores).
- *  Those faster from the smallest size pass only calls of no data (limit
- *  1): Open MPI returns from them at once (IMB 0.03-0.07 us, weft 0.45;
- *  osu_reduce_scatter_block at 4 ranks and 4-8 B, whose blocks are empty,
- *  207x).
- * WEFT_PMPI_SMALL overrides them (below). */
+ * collective family: 1 for every one. Calls of no data go to MPI, which
+ * returns from them at once (IMB 0.03-0.07 us, a served call 0.45;
+ * osu_reduce_scatter_block at 4 ranks and 4-8 B, whose blocks are empty:
+ * 207x). Every other size is served: through the ring of slots when it
+ * fits one (4608 bytes, tiny.c), where OSU 7.4 and IMB-MPI1 on this
+ * project's 2-core development VM measured weft at or below Open MPI
+ * 4.1.4 within the machine's noise (bench/osu.sh and bench/lat.sh, 2 and
+ * 4 ranks on shared memory, before and after in one session;
+ * docs/interop.md, "Small messages through the ring", has the tables),
+ * and above it on the ordinary path, which was at or below Open MPI from
+ * 4-8 KiB already (the limits before the ring were 512 B to 8 KiB for
+ * that reason). WEFT_PMPI_SMALL overrides them (below). */
 static const struct {
     const char *name;
     uint64_t below[2]; /* [0]: 1-2 ranks; [1]: 3 or more */
 } defaults[WEFT__PMPI_SMALL_COUNT] = {
-    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {4096, 1}},
-    [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {512, 512}},
-    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {512, 4096}},
-    [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {512, 1}},
-    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {512, 512}},
-    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {8192, 8192}},
-    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {512, 1}},
+    [WEFT__PMPI_SMALL_ALLREDUCE] = {"allreduce", {1, 1}},
+    [WEFT__PMPI_SMALL_REDUCE] = {"reduce", {1, 1}},
+    [WEFT__PMPI_SMALL_BCAST] = {"bcast", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLGATHER] = {"allgather", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLTOALL] = {"alltoall", {1, 1}},
+    [WEFT__PMPI_SMALL_ALLTOALLV] = {"alltoallv", {1, 1}},
+    [WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", {1, 1}},
     [WEFT__PMPI_SMALL_REDUCE_SCATTER] = {"reduce_scatter", {1, 1}},
 };
 

@@ -199,13 +199,48 @@ static void release(weft__pmpi_target *t)
         return;
     t->entry = NULL;
     pthread_mutex_unlock(&e->lock);
-    unref(e);
+    if (!t->cached)
+        unref(e);
+}
+
+/* The thread's last look-up of weft__pmpi_target_cached (see pmpi.h). */
+static _Thread_local MPI_Comm cached_mpi WEFT__PMPI_TLS;
+static _Thread_local weft__pmpi_entry *cached WEFT__PMPI_TLS;
+
+void weft__pmpi_cache_drop(void)
+{
+    if (cached)
+        unref(cached);
+    cached = NULL;
+}
+
+const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
+{
+    weft__pmpi_entry *e = cached;
+    if (e && cached_mpi == comm && !depth && __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&e->lock);
+        if (e->comm) {
+            *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
+            return NULL;
+        }
+        pthread_mutex_unlock(&e->lock);
+    }
+    const char *why = weft__pmpi_target_of(comm, t);
+    if (!why && t->entry != cached) {
+        /* The cache's own reference to the new entry. */
+        __atomic_add_fetch(&t->entry->refs, 1, __ATOMIC_RELAXED);
+        weft__pmpi_cache_drop();
+        cached = t->entry;
+        cached_mpi = comm;
+    }
+    return why;
 }
 
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
 {
     t->comm = NULL;
     t->entry = NULL;
+    t->cached = false;
     lock();
     bool on = weft__pmpi.on;
     uint32_t i = on ? find(comm) : weft__pmpi.ncomms;

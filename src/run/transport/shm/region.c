@@ -94,6 +94,8 @@ struct weft__region {
     bool allocated;      /* weft_comm_alloc reached its allocation */
     size_t eager;        /* bytes of each slot's eager area */
     uint64_t seq, fast, small, cma, pipe;
+    size_t tiny_off; /* where each control page's ring (coll_tiny.h) starts */
+    weft__region_tiny_state tiny;
     unsigned char *work;
     weft__region_rec *recs; /* size records */
     unsigned char **ptrs;   /* 2 * size pointers */
@@ -180,6 +182,7 @@ void weft__region_free(weft__region *g)
     weft__free(g->work);
     weft__free(g->recs);
     weft__free(g->ptrs);
+    weft__free(g->tiny.rings);
     weft__free(g);
 }
 
@@ -346,12 +349,14 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     weft__region *g = NULL;
     if (!e && (!(g = weft__calloc(1, sizeof *g)) || !(g->work = weft__malloc(WEFT__REGION_WORK)) ||
                !(g->recs = weft__calloc(c->size, sizeof *g->recs)) ||
-               !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs))))
+               !(g->ptrs = weft__calloc(2 * (size_t)c->size, sizeof *g->ptrs)) ||
+               !(g->tiny.rings = weft__calloc(c->size, sizeof *g->tiny.rings))))
         e = weft_diag_code(d, WEFT_ENOMEM);
     region_seg *ctl = NULL;
     size_t eager = eager_bytes(c->size);
-    weft_err g_e =
-        alloc_seg(c, CTL_ID, page_round(CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager)), e, &ctl, d);
+    /* The small-call ring (coll_tiny.h) follows the two slots. */
+    size_t tiny_off = CTL_SLOTS_OFF + 2 * (CTL_REC_BYTES + eager);
+    weft_err g_e = alloc_seg(c, CTL_ID, page_round(tiny_off + WEFT__REGION_TINY_BYTES), e, &ctl, d);
     if (g_e) {
         weft__region_free(g);
         return g_e;
@@ -360,6 +365,10 @@ static weft_err region_start(weft_comm *c, weft_err local_err, weft_diag *d)
     g->size = c->size;
     g->ctl = ctl;
     g->eager = eager;
+    g->tiny_off = tiny_off;
+    for (uint32_t q = 0; q < c->size; q++)
+        g->tiny.rings[q] = ctl->map[q] ? ctl->map[q] + tiny_off : NULL;
+    c->tiny = &g->tiny;
     /* With more ranks than CPUs a spinning rank holds the CPU a peer it
      * waits for needs: yield at once then. */
     uint32_t cpus = c->host_cpus ? c->host_cpus : 1;
@@ -449,6 +458,11 @@ bool weft__region_usable(const weft_comm *c)
 size_t weft__region_eager_bytes(const weft_comm *c)
 {
     return weft__region_records(c) ? c->region->eager : 0;
+}
+
+weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c)
+{
+    return &c->region->tiny;
 }
 
 unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq)
@@ -730,4 +744,15 @@ weft_err weft__region_done(weft_comm *c, uint64_t seq, weft_diag *d)
 {
     weft__region_done_signal(c, seq);
     return wait_all(c, true, seq, d);
+}
+
+void weft__region_ring(const weft_comm *c)
+{
+    ring(c->region);
+}
+
+void weft__region_sleep(const weft_comm *c, uint32_t q, bool (*ready)(void *arg), void *arg,
+                        int64_t nap_ns)
+{
+    weft__bell_sleep(&ctl_of(c->region, q)->bell, ready, arg, nap_ns);
 }

@@ -107,6 +107,28 @@ bool weft__region_usable(const weft_comm *c);
 size_t weft__region_eager_bytes(const weft_comm *c);
 unsigned char *weft__region_eager(const weft_comm *c, uint32_t q, uint64_t seq);
 
+/* The small-call ring (coll_tiny.h) of each rank: WEFT__REGION_TINY_BYTES
+ * of its control page, zeroed at creation, aligned to 64 (rings[q], as
+ * this rank maps rank q's; weft__region_records must hold); and this
+ * rank's private state of it, zeroed at creation (also c->tiny). */
+#define WEFT__REGION_TINY_BYTES ((size_t)128 + 16 * ((size_t)4608 + 64))
+typedef struct weft__region_tiny_state {
+    unsigned char **rings; /* every rank's ring, as this rank maps it */
+    uint64_t seq;          /* the last ring call's number (0: none yet) */
+    uint64_t room;         /* calls up to this number may write their slot unchecked */
+    uint64_t calls;        /* ring calls finished */
+    uint64_t published;    /* the last call whose slot this rank published */
+    int ready;             /* weft__region_records, once known: 1 yes, 2 no */
+} weft__region_tiny_state;
+weft__region_tiny_state *weft__region_tiny_own(const weft_comm *c);
+/* With more ranks than CPUs (weft__region_oversubscribed): rings this
+ * rank's doorbell after it published something a peer may sleep on
+ * (nothing otherwise), and sleeps on rank q's doorbell for at most nap_ns
+ * unless ready(arg) (bell.h). */
+void weft__region_ring(const weft_comm *c);
+void weft__region_sleep(const weft_comm *c, uint32_t q, bool (*ready)(void *arg), void *arg,
+                        int64_t nap_ns);
+
 /* Which allocation holds [p, p + len) of this rank's memory: true and
  * its id and the offset of p, or false. */
 bool weft__region_find(const weft_comm *c, const void *p, size_t len, uint32_t *id, uint64_t *off);

@@ -1,0 +1,374 @@
+/* Small calls of the MPI library through a ring of slots per rank (see
+ * coll_tiny.h). */
+#include "run/coll_tiny.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "run/call_agree.h"
+#include "run/cause.h"
+#include "run/clock.h"
+#include "run/comm_fail.h"
+#include "run/p2p.h"
+#include "run/reduce.h"
+#include "run/transport/shm/bell.h"
+#include "run/transport/shm/region.h"
+
+/* A rank's ring: a line with its consumed counter (rewritten every call),
+ * a line with its fault (written once, when it found a disagreement; read
+ * by every ring call, so it stays in the readers' caches), then the
+ * slots, each a 32-byte head and its data, so that up to 32 bytes of data
+ * share the head's cache line. */
+typedef struct tiny_head {
+    _Atomic uint64_t seq; /* stored last, release */
+    uint32_t kind;        /* call_agree.c's kind word */
+    uint32_t pad;
+    uint64_t count;
+    uint64_t aux;
+} tiny_head;
+
+#define TINY_FAULT_OFF 64u
+#define TINY_SLOTS_OFF 128u
+#define TINY_STRIDE ((size_t)WEFT__TINY_BYTES + 64u)
+_Static_assert(sizeof(tiny_head) == 32, "a slot's head is 32 bytes");
+_Static_assert(TINY_SLOTS_OFF + WEFT__TINY_SLOTS * TINY_STRIDE == WEFT__REGION_TINY_BYTES,
+               "region.h reserves the ring");
+
+/* Polls of a wait before it yields the CPU (with CPUs for every rank; with
+ * more ranks than CPUs it yields at once): REGION_SPIN_POLLS of region.c,
+ * for the same reason (about 10 us of `pause`). */
+#define TINY_SPIN_POLLS 256u
+/* How often a yielding wait checks the waited-on peer's liveness, and
+ * after how long it naps TINY_NAP_NS between polls instead of only
+ * yielding (a rank that yields keeps its CPU busy while the rank it waits
+ * for is queued on another: region.c, wait_slow). */
+#define TINY_CHECK_NS 20000000LL
+#define TINY_NAP_AFTER_NS 1000000LL
+#define TINY_NAP_NS 50000L
+/* With more ranks than CPUs, how long a wait yields before it sleeps on
+ * the awaited peer's doorbell, which the peer rings after it publishes:
+ * REGION_YIELD_NS of region.c, for the reason given there (a yielding rank
+ * keeps its CPU busy while the rank it waits for is queued). */
+#define TINY_YIELD_NS 100000LL
+
+static unsigned char *ring_of(const weft_comm *c, uint32_t q)
+{
+    return c->tiny->rings[q];
+}
+
+static _Atomic uint64_t *consumed_of(const weft_comm *c, uint32_t q)
+{
+    return (_Atomic uint64_t *)(void *)ring_of(c, q);
+}
+
+static _Atomic uint64_t *fault_of(const weft_comm *c, uint32_t q)
+{
+    return (_Atomic uint64_t *)(void *)(ring_of(c, q) + TINY_FAULT_OFF);
+}
+
+static tiny_head *head_of(const weft_comm *c, uint32_t q, uint64_t seq)
+{
+    return (tiny_head *)(void *)(ring_of(c, q) + TINY_SLOTS_OFF +
+                                 (seq % WEFT__TINY_SLOTS) * TINY_STRIDE);
+}
+
+bool weft__tiny_ready(const weft_comm *c)
+{
+    /* Asked on every small call: weft__region_records looks at every peer,
+     * and its answer does not change. */
+    weft__region_tiny_state *st = c->tiny;
+    if (!st)
+        return false;
+    if (!st->ready)
+        st->ready = weft__region_records(c) ? 1 : 2;
+    return st->ready == 1;
+}
+
+uint64_t weft__tiny_calls(const weft_comm *c)
+{
+    return weft__tiny_ready(c) ? c->tiny->calls : 0;
+}
+
+const unsigned char **weft__tiny_ptrs(const weft_comm *c)
+{
+    return (const unsigned char **)weft__region_ptrs(c);
+}
+
+static weft_err check_faults(weft_comm *c, weft_diag *d);
+
+/* What a sleeping wait re-checks (weft__region_sleep). */
+typedef struct awaited {
+    const _Atomic uint64_t *w;
+    uint64_t want;
+} awaited;
+
+static bool reached(void *arg)
+{
+    const awaited *a = arg;
+    return atomic_load_explicit(a->w, memory_order_acquire) >= a->want;
+}
+
+/* Waits until *w >= want, rank q being the one that stores it: polls,
+ * then yields, checking q's liveness, the communicator's timeout and (with
+ * faults) the peers' faults. */
+static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want, uint32_t q,
+                          bool faults, weft_diag *d)
+{
+    if (atomic_load_explicit(w, memory_order_acquire) >= want)
+        return WEFT_OK;
+    unsigned spins = weft__region_oversubscribed(c) ? 0 : TINY_SPIN_POLLS;
+    for (unsigned i = 0; i < spins; i++) {
+        weft__poll_pause();
+        if (atomic_load_explicit(w, memory_order_acquire) >= want)
+            return WEFT_OK;
+    }
+    bool over = spins == 0;
+    int64_t start = weft__now_ns(), next_check = start + TINY_CHECK_NS, now = start;
+    for (unsigned polls = 1;; polls++) {
+        bool sleeping = over && now - start >= TINY_YIELD_NS;
+        if (sleeping) {
+            awaited a = {w, want};
+            weft__region_sleep(c, q, reached, &a, TINY_NAP_NS);
+        } else {
+            sched_yield();
+        }
+        if (atomic_load_explicit(w, memory_order_acquire) >= want)
+            return WEFT_OK;
+        if (!sleeping && polls % 16)
+            continue;
+        weft_err e;
+        if (faults && (e = check_faults(c, d)))
+            return e;
+        now = weft__now_ns();
+        if (!over && now - start >= TINY_NAP_AFTER_NS) {
+            struct timespec nap = {0, TINY_NAP_NS};
+            nanosleep(&nap, NULL);
+        }
+        if (now >= next_check) {
+            next_check = now + TINY_CHECK_NS;
+            weft__cause why;
+            if (weft__region_peer_gone(c, q, &why)) {
+                /* A peer that published and then closed or exited. */
+                if (atomic_load_explicit(w, memory_order_acquire) >= want)
+                    return WEFT_OK;
+                return weft__comm_fail_cause(c, weft__cause_diag(d, "shm", &why, c->rank), &why, d);
+            }
+        }
+        if (now - start >= c->timeout_ns)
+            return weft__comm_stalled(c, q, d);
+    }
+}
+
+/* The verdict on ring call seq, which some rank found to disagree: waits
+ * for every rank's slot of it, compares them all as call_agree.c does (the
+ * same message on every rank), publishes the fault and fails the
+ * communicator. */
+static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    weft__region_rec *recs = weft__region_recs(c);
+    for (uint32_t q = 0; q < n; q++) {
+        tiny_head *h = head_of(c, q, seq);
+        weft_err e = wait_word(c, &h->seq, seq, q, false, d);
+        if (e)
+            return e;
+        memset(&recs[q], 0, sizeof recs[q]);
+        recs[q].seq = seq;
+        recs[q].kind = h->kind;
+        recs[q].count = h->count;
+    }
+    weft__call_from_rec(c, &recs[me]);
+    weft_err e = weft__call_check_recs(c, recs, d);
+    if (!e)
+        e = weft_diag_set(d, WEFT_EINVAL, "comm: ring call %llu disagreed, then agreed",
+                          (unsigned long long)seq);
+    atomic_store_explicit(fault_of(c, me), seq, memory_order_release);
+    weft__region_ring(c);
+    return weft__comm_fail(c, e, d);
+}
+
+/* A peer's fault, if any: the verdict on the call it names, once this
+ * rank published its slot of that call (a rank behind it goes on until it
+ * has: the verdict compares every rank's slot). */
+static weft_err check_faults(weft_comm *c, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    uint64_t published = c->tiny->published;
+    for (uint32_t q = 0; q < n; q++) {
+        if (q == me)
+            continue;
+        uint64_t f = atomic_load_explicit(fault_of(c, q), memory_order_acquire);
+        if (f && f <= published)
+            return verdict(c, f, d);
+    }
+    return WEFT_OK;
+}
+
+weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
+                          uint32_t root, weft__tiny *t, weft_diag *d)
+{
+    if (c->failed)
+        return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    weft_err e = check_faults(c, d);
+    if (e)
+        return e;
+    weft__region_tiny_state *st = c->tiny;
+    weft__call_begin(c, coll, count, dtype, op, root);
+    uint64_t s = ++st->seq;
+    if (s > st->room) {
+        /* Slot s held call s - WEFT__TINY_SLOTS: every peer must have
+         * consumed it. */
+        uint32_t n = c->size, me = c->rank;
+        uint64_t least = UINT64_MAX;
+        for (uint32_t q = 0; q < n; q++) {
+            if (q == me)
+                continue;
+            _Atomic uint64_t *w = consumed_of(c, q);
+            if (s > WEFT__TINY_SLOTS && (e = wait_word(c, w, s - WEFT__TINY_SLOTS, q, true, d)))
+                return e;
+            uint64_t got = atomic_load_explicit(w, memory_order_acquire);
+            least = got < least ? got : least;
+        }
+        st->room = least + WEFT__TINY_SLOTS;
+    }
+    t->c = c;
+    t->seq = s;
+    t->data = (unsigned char *)head_of(c, c->rank, s) + sizeof(tiny_head);
+    t->aux = 0;
+    return WEFT_OK;
+}
+
+weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    uint32_t n = c->size, me = c->rank;
+    tiny_head *h = head_of(c, me, t->seq);
+    h->kind = c->call_kind;
+    h->count = c->call.count;
+    h->aux = t->aux;
+    c->tiny->published = t->seq;
+    if (reads_all) {
+        atomic_store_explicit(&h->seq, t->seq, memory_order_release);
+        weft__region_ring(c);
+        return WEFT_OK;
+    }
+    /* Published with a full barrier (an exchange), then every peer's slot
+     * that holds the call already is compared: of two ranks that publish
+     * call s, the one that publishes later sees the other's slot (both
+     * sides' operations are sequentially consistent), so any two that
+     * disagree are found by one of them in this call. A slot that holds an
+     * earlier call is that peer's to compare; none holds a later one (no
+     * peer rewrites its slot of s before this rank consumed s). */
+    atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    /* No doorbell here: a rank that reads not every slot ends the call
+     * right after (a broadcast's root, a reduce's non-roots), and
+     * weft__tiny_end rings once for both, or reads only the root's (a
+     * broadcast's non-roots), whose slot no peer waits for. */
+    for (uint32_t q = 0; q < n; q++) {
+        const tiny_head *p = head_of(c, q, t->seq);
+        if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
+            (p->kind != c->call_kind || p->count != c->call.count))
+            return verdict(c, t->seq, d);
+    }
+    return WEFT_OK;
+}
+
+weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
+                         weft_diag *d)
+{
+    weft_comm *c = t->c;
+    tiny_head *h = head_of(c, q, t->seq);
+    weft_err e;
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq &&
+        (e = wait_word(c, &h->seq, t->seq, q, true, d)))
+        return e;
+    if (h->kind != c->call_kind || h->count != c->call.count)
+        return verdict(c, t->seq, d);
+    *data = (const unsigned char *)h + sizeof(tiny_head);
+    if (aux)
+        *aux = h->aux;
+    return WEFT_OK;
+}
+
+void weft__tiny_end(weft__tiny *t, weft_err e)
+{
+    weft_comm *c = t->c;
+    if (e && c->failed)
+        return;
+    atomic_store_explicit(consumed_of(c, c->rank), t->seq, memory_order_release);
+    weft__region_ring(c);
+    c->tiny->calls++;
+}
+
+/* Reads every rank's slot into src (n pointers); offset: the block each
+ * reduces. */
+static weft_err read_all(weft__tiny *t, const unsigned char **src, size_t offset, weft_diag *d)
+{
+    uint32_t n = t->c->size;
+    for (uint32_t q = 0; q < n; q++) {
+        weft_err e = weft__tiny_read(t, q, &src[q], NULL, d);
+        if (e)
+            return e;
+        src[q] += offset;
+    }
+    return WEFT_OK;
+}
+
+/* dst = ((src[0] op src[1]) op src[2]) ... over count elements. */
+static void fold(weft__reduce_fn fn, void *dst, const unsigned char *const *src, uint32_t n,
+                 size_t count, size_t es)
+{
+    memcpy(dst, src[0], count * es);
+    for (uint32_t q = 1; q < n; q++)
+        fn(dst, src[q], count);
+}
+
+/* The reducing calls: publishes `in_bytes` of sendbuf and, where want,
+ * folds block `offset` of every rank's slot into recvbuf. */
+static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size_t in_bytes,
+                         void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
+                         uint32_t root, bool want, size_t offset, weft_diag *d)
+{
+    weft__reduce_fn fn = weft__reduce_get(dtype, op);
+    if (!fn)
+        return weft_diag_set(d, WEFT_EINVAL, "%s: no reduction %s of %s", weft_coll_name(coll),
+                             weft_redop_name(op), weft_dtype_name(dtype));
+    weft__tiny t;
+    weft_err e = weft__tiny_begin(c, coll, count, dtype, (uint32_t)op, root, &t, d);
+    if (e)
+        return e;
+    memcpy(t.data, sendbuf, in_bytes);
+    e = weft__tiny_publish(&t, want, d);
+    if (!e && want) {
+        const unsigned char **src = weft__tiny_ptrs(c);
+        e = read_all(&t, src, offset, d);
+        if (!e)
+            fold(fn, recvbuf, src, c->size, count, weft_dtype_size(dtype));
+    }
+    weft__tiny_end(&t, e);
+    return e;
+}
+
+weft_err weft__tiny_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                              weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    return reducing(c, WEFT_COLL_ALLREDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
+                    dtype, op, 0, true, 0, d);
+}
+
+weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                           weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
+{
+    return reducing(c, WEFT_COLL_REDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
+                    dtype, op, root, c->rank == root, 0, d);
+}
+
+weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype dtype, weft_redop op, weft_diag *d)
+{
+    size_t b = count * weft_dtype_size(dtype);
+    return reducing(c, WEFT_COLL_REDUCESCATTER, sendbuf, b * c->size, recvbuf, count, dtype, op, 0,
+                    true, b * c->rank, d);
+}

@@ -1,0 +1,115 @@
+/* Small calls of the MPI library through a ring of slots per rank
+ * (coll_tiny.c): no argument agreement round before the data and no
+ * second barrier, so a broadcast's root and a reduce's non-roots return as
+ * soon as their data is out.
+ *
+ * Each rank has WEFT__TINY_SLOTS slots in its control page
+ * (weft__region_tiny); ring call s uses slot s mod WEFT__TINY_SLOTS of
+ * every rank. A slot carries the call's number, its arguments (the kind
+ * word and count of call_agree.h) and up to WEFT__TINY_BYTES of data.
+ * Every rank writes its slot in every call (data or not), stored with
+ * release order after the data; a rank reads a peer's slot once the
+ * number it holds is the call's (acquire), and compares the arguments
+ * with its own. A rank publishes "consumed up to s" when it finished call
+ * s; a rank writes slot s only once every peer consumed s -
+ * WEFT__TINY_SLOTS (the wait a writer may have: none while peers are at
+ * most WEFT__TINY_SLOTS - 1 calls behind).
+ *
+ * Disagreeing calls. A rank compares every peer's slot it reads (waits
+ * for); a rank that does not read every peer's slot (a broadcast's root
+ * and non-roots, a reduce's non-roots) publishes its own with a full
+ * barrier and then compares every peer's that is published already, so
+ * that of any two ranks that disagree the one that publishes later finds
+ * it in the call. A rank that finds arguments that differ from its call's
+ * waits for every rank's slot of that call and compares them all
+ * (weft__call_check_recs: the message of call_agree.h, the same wherever
+ * computed), publishes the call's number as its fault and fails the
+ * communicator with that message. A rank that returned from the call
+ * without finding it learns it from the fault at its next ring call on the
+ * communicator (each checks the peers' faults first, also while it
+ * waits), and fails alike: the same message on every rank, on such a rank
+ * one call later (unless it makes no further ring call on the
+ * communicator). The MPI standard makes such a program erroneous; this
+ * keeps it from returning wrong data silently.
+ *
+ * Only the MPI library calls these (src/run/pmpi/tiny.c), from the thread
+ * that holds the communicator; weft's own API keeps its agreed paths
+ * (call_agree.h), whose communicator stays usable after a disagreement. */
+#ifndef WEFT_RUN_COLL_TINY_H
+#define WEFT_RUN_COLL_TINY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/comm_internal.h"
+#include "weft/plan.h"
+
+/* Slots per rank and the data a slot holds (region.h reserves
+ * WEFT__REGION_TINY_BYTES for them: a line of counters and one of faults,
+ * then each slot's 32-byte head and data, 64 bytes more than
+ * WEFT__TINY_BYTES). 4 KiB and a table: an all-to-all of 1 KiB blocks on
+ * 4 ranks, and MPI_Alltoallv's with its table of 12 bytes per rank (up to
+ * 42 ranks). 16 slots let a broadcast's root run 15 calls ahead
+ * of its slowest reader, which with more ranks than CPUs covers the
+ * readers that wait for a CPU (a scheduler time slice is milliseconds,
+ * a call a fraction of a microsecond, so no ring bounds that lag; the
+ * ring only has to keep the writer from waiting on every call). */
+#define WEFT__TINY_SLOTS 16u
+#define WEFT__TINY_BYTES 4608u
+
+/* A ring call in progress. */
+typedef struct weft__tiny {
+    weft_comm *c;
+    uint64_t seq;
+    unsigned char *data; /* this rank's slot's data: WEFT__TINY_BYTES */
+    uint64_t aux;        /* published with the slot (weft__tiny_read gives a peer's) */
+} weft__tiny;
+
+/* True when c can run ring calls: control pages, every peer on shared
+ * memory, 2 or more ranks (the same answer on every rank). */
+bool weft__tiny_ready(const weft_comm *c);
+
+/* Starts ring call on c of the arguments given (as weft__call_begin):
+ * fails at once when c failed earlier or a peer published a fault (the
+ * disagreement it found), and waits until this rank's slot of the call is
+ * free. Then the caller writes its data to t->data (and t->aux), calls
+ * weft__tiny_publish (reads_all: the caller reads every rank's slot with
+ * weft__tiny_read; else publish compares the peers' slots published by
+ * then, see the top), reads peers' slots with weft__tiny_read and ends
+ * with weft__tiny_end, also after an error of publish or read. */
+weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
+                          uint32_t root, weft__tiny *t, weft_diag *d);
+weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d);
+/* Waits until rank q (q may be this rank) published the call, compares its
+ * arguments with this rank's (see the top), and sets *data to its slot's
+ * data (valid until weft__tiny_end) and *aux to its aux. */
+weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
+                         weft_diag *d);
+/* Publishes that this rank finished reading the call, unless the call
+ * failed the communicator (a rank that found a disagreement keeps the
+ * slots of the call for the others to compare). */
+void weft__tiny_end(weft__tiny *t, weft_err e);
+
+/* The reductions, whole, on count elements of dtype (count x size <=
+ * WEFT__TINY_BYTES, count > 0): every rank's input is copied into its
+ * slot, and each result is combined from the slots in rank order,
+ * ((in_0 op in_1) op in_2) ..., as weft's other allreduce paths combine,
+ * so every rank's result is bit-identical. sendbuf may equal recvbuf. A
+ * reduce's non-roots return once their input is published; recvbuf is
+ * then not touched. reduce_scatter: count elements per rank's block, n
+ * blocks of input. */
+weft_err weft__tiny_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                              weft_dtype dtype, weft_redop op, weft_diag *d);
+weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                           weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d);
+weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+                                   weft_dtype dtype, weft_redop op, weft_diag *d);
+
+/* Room for size pointers of the caller's (per communicator). */
+const unsigned char **weft__tiny_ptrs(const weft_comm *c);
+
+/* Ring calls run on c so far (for tests and the library's report). */
+uint64_t weft__tiny_calls(const weft_comm *c);
+
+#endif

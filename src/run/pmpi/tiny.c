@@ -1,0 +1,304 @@
+/* Small blocking calls served through the ring of slots (run/coll_tiny.h;
+ * pmpi.h, "Small messages"): tried first by every blocking collective the
+ * library serves, after the pass limits of small.c, before the ordinary
+ * path. A call runs here when its communicator has a weft side on shared
+ * memory (weft__tiny_ready) and its data fits a slot: bytes as small.c
+ * sizes them (the same on every rank), every rank's alike, so that every
+ * rank takes the ring or none does. MPI_Alltoallv, whose counts differ
+ * between ranks, publishes on every rank whether its blocks fit; every
+ * rank reads every rank's slot, and when any did not fit all go on to the
+ * ordinary path together.
+ *
+ * Datatypes: reductions need a predefined type and operator weft reduces
+ * (the same on every rank: MPI requires it); moves take any datatype, a
+ * rank whose layout is not contiguous packing into its slot and unpacking
+ * from its peers' (PMPI_Pack), as coll_move.c does. */
+#include <string.h>
+
+#include "run/call_agree.h"
+#include "run/coll_alltoallv.h"
+#include "run/coll_tiny.h"
+#include "run/pmpi/pmpi.h"
+#include "run/select.h"
+
+/* The communicator of a call that fits (bytes in 1 .. WEFT__TINY_BYTES):
+ * true with t held (the caller ends with tiny_done); false with nothing
+ * held, for the ordinary path. */
+static bool tiny_take(MPI_Comm comm, size_t bytes, weft__pmpi_target *t)
+{
+    if (bytes == 0 || bytes > WEFT__TINY_BYTES)
+        return false;
+    if (weft__pmpi_target_cached(comm, t))
+        return false;
+    /* Not where a schedule is forced (WEFT_PLAN, WEFT_ALGO: the ordinary
+     * path runs or passes it as weft__pmpi_unfit says). */
+    if (!weft__tiny_ready(t->comm) || !weft__select_takes_all(t->comm)) {
+        weft__pmpi_done(t, NULL);
+        return false;
+    }
+    /* After the calls queued on the communicator before this one. */
+    weft__pmpi_drain(t);
+    return true;
+}
+
+static int tiny_done(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, weft_err e,
+                     const weft_diag *d)
+{
+    if (e)
+        return weft__pmpi_fail(t, k, comm, d);
+    weft__pmpi_served(t, k);
+    return weft__pmpi_done(t, NULL);
+}
+
+/* Copies count elements of t (layout l) from buf into packed bytes, or
+ * back (unpack). */
+static weft_err move(const void *buf, size_t count, MPI_Datatype t, const weft__pmpi_layout *l,
+                     unsigned char *packed, bool unpack, weft_diag *d)
+{
+    if (!l->contig)
+        return weft__pmpi_pack(buf, count, t, l, packed, unpack, d);
+    if (unpack)
+        memcpy((void *)(uintptr_t)buf, packed, count * l->size);
+    else
+        memcpy(packed, buf, count * l->size);
+    return WEFT_OK;
+}
+
+bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendbuf, void *recvbuf,
+                            int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                            int *rc)
+{
+    weft_dtype dt;
+    weft_redop ro;
+    if (count <= 0 || !weft__pmpi_dtype(datatype, &dt) || !weft__pmpi_op(op, &ro))
+        return false;
+    size_t block = (size_t)count * weft_dtype_size(dt);
+    size_t n = weft__pmpi_small_size(comm);
+    weft__pmpi_target t;
+    if (!tiny_take(comm, coll == WEFT_COLL_REDUCESCATTER ? block * n : block, &t))
+        return false;
+    weft_comm *c = t.comm;
+    if (coll == WEFT_COLL_REDUCE && (root < 0 || (uint32_t)root >= weft_comm_size(c))) {
+        weft__pmpi_done(&t, NULL);
+        return false; /* erroneous: the ordinary path passes it for MPI to report */
+    }
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e;
+    weft__pmpi_enter();
+    if (coll == WEFT_COLL_ALLREDUCE)
+        e = weft__tiny_allreduce(c, in, recvbuf, (size_t)count, dt, ro, &d);
+    else if (coll == WEFT_COLL_REDUCE)
+        e = weft__tiny_reduce(c, in, recvbuf, (size_t)count, dt, ro, (uint32_t)root, &d);
+    else
+        e = weft__tiny_reduce_scatter(c, in, recvbuf, (size_t)count, dt, ro, &d);
+    weft__pmpi_leave();
+    *rc = tiny_done(&t, k, comm, e, &d);
+    return true;
+}
+
+bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm, int *rc)
+{
+    weft__pmpi_layout l;
+    weft__pmpi_target t;
+    if (!weft__pmpi_layout_of(datatype, count, &l) || !tiny_take(comm, l.bytes, &t))
+        return false;
+    weft_comm *c = t.comm;
+    if (root < 0 || (uint32_t)root >= weft_comm_size(c)) {
+        weft__pmpi_done(&t, NULL);
+        return false;
+    }
+    bool is_root = weft_comm_rank(c) == (uint32_t)root;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__tiny r;
+    weft_err e = weft__tiny_begin(c, WEFT_COLL_BROADCAST, l.bytes, WEFT_UINT8, WEFT__CALL_NO_OP,
+                                  (uint32_t)root, &r, &d);
+    if (!e) {
+        if (is_root)
+            e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
+        /* Only the root's slot is read: publish compares the others'
+         * (coll_tiny.h). */
+        weft_err pe = weft__tiny_publish(&r, false, &d);
+        e = e ? e : pe;
+        const unsigned char *src = NULL;
+        if (!e && !is_root)
+            e = weft__tiny_read(&r, (uint32_t)root, &src, NULL, &d);
+        if (!e && !is_root)
+            e = move(buffer, (size_t)count, datatype, &l, (unsigned char *)(uintptr_t)src, true,
+                     &d);
+        weft__tiny_end(&r, e);
+    }
+    *rc = tiny_done(&t, k, comm, e, &d);
+    return true;
+}
+
+bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, int *rc)
+{
+    weft__pmpi_layout sl, rl;
+    if (!weft__pmpi_layout_of(recvtype, recvcount, &rl))
+        return false;
+    sl = rl;
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place && (!weft__pmpi_layout_of(sendtype, sendcount, &sl) || sl.bytes != rl.bytes))
+        return false; /* erroneous: the ordinary path passes it */
+    size_t b = rl.bytes, n = weft__pmpi_small_size(comm);
+    weft__pmpi_target t;
+    if (b == 0 || !tiny_take(comm, all_to_all ? b * n : b, &t))
+        return false;
+    weft_comm *c = t.comm;
+    uint32_t me = weft_comm_rank(c);
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__tiny r;
+    weft_coll coll = all_to_all ? WEFT_COLL_ALLTOALL : WEFT_COLL_ALLGATHER;
+    weft_err e = weft__tiny_begin(c, coll, b, WEFT_UINT8, WEFT__CALL_NO_OP, 0, &r, &d);
+    if (!e) {
+        /* The input: sendbuf, or in place recvbuf (all-to-all: all of it;
+         * allgather: this rank's block). */
+        size_t blocks = all_to_all ? n : 1;
+        unsigned char *rbase = recvbuf;
+        if (in_place)
+            e = move(all_to_all ? rbase : rbase + (MPI_Aint)me * recvcount * rl.extent,
+                     blocks * (size_t)recvcount, recvtype, &rl, r.data, false, &d);
+        else
+            e = move(sendbuf, blocks * (size_t)sendcount, sendtype, &sl, r.data, false, &d);
+        weft_err pe = weft__tiny_publish(&r, true, &d);
+        e = e ? e : pe;
+        for (uint32_t q = 0; !e && q < n; q++) {
+            const unsigned char *src;
+            if (!(e = weft__tiny_read(&r, q, &src, NULL, &d)))
+                e = move(rbase + (MPI_Aint)q * recvcount * rl.extent, (size_t)recvcount, recvtype,
+                         &rl, (unsigned char *)(uintptr_t)src + (all_to_all ? me * b : 0), true,
+                         &d);
+        }
+        weft__tiny_end(&r, e);
+    }
+    *rc = tiny_done(&t, k, comm, e, &d);
+    return true;
+}
+
+/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks,
+ * each starting on a 64-byte line (a slot's data starts 32 bytes into
+ * one: coll_tiny.c), so that no block shares a line with another or the
+ * table. */
+static size_t table_bytes(uint32_t n)
+{
+    return ((size_t)n * 12 + 32 + 63) / 64 * 64 - 32;
+}
+
+static size_t block_room(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, int *rc)
+{
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    weft__pmpi_layout sl, rl;
+    if (!recvcounts || !rdispls || !weft__pmpi_layout_of(recvtype, 1, &rl))
+        return false;
+    const unsigned char *from = sendbuf;
+    if (in_place) {
+        from = recvbuf;
+        sendcounts = recvcounts;
+        sdispls = rdispls;
+        sendtype = recvtype;
+        sl = rl;
+    } else if (!sendcounts || !sdispls || !weft__pmpi_layout_of(sendtype, 1, &sl)) {
+        return false;
+    }
+    /* At 3 or more ranks a pass limit above 1 (WEFT_PMPI_SMALL) keeps the
+     * communicator's mode (small.c), which passes calls whose blocks are
+     * all below it. */
+    uint32_t size = weft__pmpi_small_size(comm);
+    if (size >= 3 && weft__pmpi_small_below(WEFT__PMPI_SMALL_ALLTOALLV, size) > 1)
+        return false;
+    weft__pmpi_target t;
+    /* Every rank tries (bytes 1: any size), and learns below whether all
+     * fit. */
+    if (!tiny_take(comm, 1, &t))
+        return false;
+    weft_comm *c = t.comm;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    /* This rank's table (per rank j: where its block to j lies in the
+     * slot, its bytes, and the bytes this rank expects from j) and blocks;
+     * fits unless a count is negative (erroneous: the ordinary path passes
+     * it) or they exceed the slot. */
+    size_t used = table_bytes(n);
+    bool fits = used <= WEFT__TINY_BYTES;
+    for (uint32_t j = 0; fits && j < n; j++) {
+        fits = sendcounts[j] >= 0 && recvcounts[j] >= 0 &&
+               (size_t)recvcounts[j] * rl.size <= WEFT__TINY_BYTES;
+        used += fits ? block_room((size_t)sendcounts[j] * sl.size) : 0;
+        fits = fits && used <= WEFT__TINY_BYTES;
+    }
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__tiny r;
+    /* The count is no argument the ranks share: 0 on every rank. */
+    weft_err e =
+        weft__tiny_begin(c, WEFT_COLL_ALLTOALL, 0, WEFT_UINT8, WEFT__CALL_NO_OP, 0, &r, &d);
+    if (e) {
+        *rc = tiny_done(&t, k, comm, e, &d);
+        return true;
+    }
+    if (fits) {
+        uint32_t *table = (uint32_t *)(void *)r.data;
+        size_t at = table_bytes(n);
+        for (uint32_t j = 0; !e && j < n; j++) {
+            size_t bytes = (size_t)sendcounts[j] * sl.size;
+            table[3 * j] = (uint32_t)at;
+            table[3 * j + 1] = (uint32_t)bytes;
+            table[3 * j + 2] = (uint32_t)((size_t)recvcounts[j] * rl.size);
+            if (bytes)
+                e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sendcounts[j], sendtype,
+                         &sl, r.data + at, false, &d);
+            at += block_room(bytes);
+        }
+    }
+    r.aux = fits && !e;
+    weft_err pe = weft__tiny_publish(&r, true, &d);
+    e = e ? e : pe;
+    const unsigned char **src = weft__tiny_ptrs(c);
+    bool all = true;
+    for (uint32_t q = 0; !e && q < n; q++) {
+        uint64_t aux = 0;
+        e = weft__tiny_read(&r, q, &src[q], &aux, &d);
+        all = all && aux;
+    }
+    /* Every rank has every rank's table: the first receiver and sender
+     * whose counts differ, in weft_alltoallv's order, on every rank. */
+    for (uint32_t to = 0; !e && all && to < n; to++) {
+        const uint32_t *want = (const uint32_t *)(const void *)src[to];
+        for (uint32_t q = 0; !e && q < n; q++) {
+            const uint32_t *sent = (const uint32_t *)(const void *)src[q];
+            if (sent[3 * to + 1] != want[3 * q + 2])
+                e = weft__alltoallv_differ(&d, q, sent[3 * to + 1], WEFT_UINT8, to,
+                                           want[3 * q + 2]);
+        }
+    }
+    for (uint32_t q = 0; !e && all && q < n; q++) {
+        const uint32_t *table = (const uint32_t *)(const void *)src[q];
+        if (table[3 * me + 1])
+            e = move((unsigned char *)recvbuf + (MPI_Aint)rdispls[q] * rl.extent,
+                     (size_t)recvcounts[q], recvtype, &rl,
+                     (unsigned char *)(uintptr_t)src[q] + table[3 * me], true, &d);
+    }
+    weft__tiny_end(&r, e);
+    if (!e && !all) {
+        /* Some rank's blocks did not fit: every rank saw it, and all take
+         * the ordinary path. */
+        weft__pmpi_done(&t, NULL);
+        return false;
+    }
+    *rc = tiny_done(&t, k, comm, e, &d);
+    return true;
+}
