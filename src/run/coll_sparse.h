@@ -30,6 +30,16 @@ typedef struct weft__sparse_rec {
 weft__sparse_rec *weft__sparse_sort(weft__sparse_rec *a, weft__sparse_rec *tmp, size_t m,
                                     unsigned bits, bool by_owner, uint32_t owners);
 
+/* The owner's sum (step 4) of one message of m pairs, m positions of isz
+ * (4 or 8) bytes then m floats: each value stored into acc[position] when
+ * its bit in seen is clear (the bit then set), else added. The runtime's
+ * loop, which bench_sparse_kernels times. */
+void weft__sparse_sum_into(float *acc, uint64_t *seen, const unsigned char *msg, size_t m,
+                           size_t isz);
+/* Step 5: out[index] = value for the m pairs of one union (m indices of
+ * isz bytes then m floats), as weft__sparse_sum_into lays them out. */
+void weft__sparse_scatter(float *out, const unsigned char *msg, size_t m, size_t isz);
+
 struct weft_comm;
 /* What weft__sparse_post_all calls for rank j's message once it is in. */
 typedef weft_err (*weft__sparse_each)(void *arg, uint32_t j, weft_diag *d);
