@@ -73,7 +73,7 @@ expect_rc 0
 expect_out_has "268435456,0.04496636"
 run sim "$SRC/tests/netns/fabric.topo" --coll allreduce --algo sparse-hash --density 0.1 --elem-bytes 4 --size 16M --compute cpu --csv
 expect_rc 0
-expect_out_has "16777216,0.455361"
+expect_out_has "16777216,0.463019"
 run sim a100:2 --coll allreduce --algo sparse-hash --size 1M --compute hopper
 expect_rc 2
 expect_err_has "weft: bad --compute: no compute rate for hopper is measured or cited in weft (docs/compression.md, \"Compute cost\"); only cpu"
