@@ -16,17 +16,23 @@
  *              owner, pack the pairs per owner;     per byte of the k pairs
  *   aggregate  step 4 as messages arrive: the owner's sums of RANKS
  *              messages of k / RANKS positions each (uniform in its part,
- *              as the hash spreads any support), into a dense accumulator
- *              with a bitmap, or, for a part over 8 x the pairs, appended
- *              for a sort (the runtime's rule);  per byte of pairs received
+ *              as the hash spreads any support), laid out as they arrive
+ *              ([positions][values]), into a dense accumulator with a
+ *              bitmap (weft__sparse_sum_into, the runtime's own loop), or,
+ *              for a part over 8 x the pairs, appended for a sort (the
+ *              runtime's rule);                 per byte of pairs received
  *   compress   the rest of step 4: the union (popcount of the bitmap, or
  *              the radix sort and merge), each position's index
  *              (weft_sparse_hash_unperm) packed with its sum;
  *                                                    per byte of the union
  *   fill       step 5's zeroing of the dense output (n floats, already
  *              touched: a caller's buffer);          per byte of the output
- *   decompress step 5: scatter RANKS unions of that size into the output
- *              at random indices;                    per byte of pairs
+ *   decompress step 5: scatter RANKS unions into the output
+ *              (weft__sparse_scatter, the runtime's loop): owner j's is
+ *              the union's positions inside part j, each at its global
+ *              index (weft_sparse_hash_unperm), so the unions are disjoint
+ *              and cover the output as the runtime's do;
+ *                                                    per byte of pairs
  *
  * and, for the quantized plans' aggregate (src/run/coll_quant.c step 2),
  *   sum        acc[i] = acc[i] + x[i] in double over n / RANKS floats;
