@@ -16,17 +16,23 @@
  *              owner, pack the pairs per owner;     per byte of the k pairs
  *   aggregate  step 4 as messages arrive: the owner's sums of RANKS
  *              messages of k / RANKS positions each (uniform in its part,
- *              as the hash spreads any support), into a dense accumulator
- *              with a bitmap, or, for a part over 8 x the pairs, appended
- *              for a sort (the runtime's rule);  per byte of pairs received
+ *              as the hash spreads any support), laid out as they arrive
+ *              ([positions][values]), into a dense accumulator with a
+ *              bitmap (weft__sparse_sum_into, the runtime's own loop), or,
+ *              for a part over 8 x the pairs, appended for a sort (the
+ *              runtime's rule);                 per byte of pairs received
  *   compress   the rest of step 4: the union (popcount of the bitmap, or
  *              the radix sort and merge), each position's index
  *              (weft_sparse_hash_unperm) packed with its sum;
  *                                                    per byte of the union
  *   fill       step 5's zeroing of the dense output (n floats, already
  *              touched: a caller's buffer);          per byte of the output
- *   decompress step 5: scatter RANKS unions of that size into the output
- *              at random indices;                    per byte of pairs
+ *   decompress step 5: scatter RANKS unions into the output
+ *              (weft__sparse_scatter, the runtime's loop): owner j's is
+ *              the union's positions inside part j, each at its global
+ *              index (weft_sparse_hash_unperm), so the unions are disjoint
+ *              and cover the output as the runtime's do;
+ *                                                    per byte of pairs
  *
  * and, for the quantized plans' aggregate (src/run/coll_quant.c step 2),
  *   sum        acc[i] = acc[i] + x[i] in double over n / RANKS floats;
@@ -119,9 +125,9 @@ typedef struct owner {
     size_t k;
 } owner;
 
-/* Step 4's owner_add over N messages of m positions (msgs[j * m ..]). */
-static void k_aggregate(owner *o, uint64_t part, uint32_t N, const uint32_t *msgs, size_t m,
-                        const float *val)
+/* Step 4's owner_add over N messages of m pairs each (msgs + j * 8 m:
+ * m uint32 positions, then m floats, as they arrive). */
+static void k_aggregate(owner *o, uint64_t part, uint32_t N, const unsigned char *msgs, size_t m)
 {
     size_t got = (size_t)N * m;
     memset(o, 0, sizeof *o);
@@ -133,27 +139,26 @@ static void k_aggregate(owner *o, uint64_t part, uint32_t N, const uint32_t *msg
         o->recs = malloc(got * sizeof *o->recs);
         o->tmp = malloc(got * sizeof *o->tmp);
     }
-    for (uint32_t j = 0; j < N; j++)
-        for (size_t i = 0; i < m; i++) {
-            uint64_t p = msgs[(size_t)j * m + i];
-            float x = val[i];
-            if (!o->by_array) {
-                o->recs[o->k++] = (weft__sparse_rec){p, x, 0};
-                continue;
-            }
-            uint64_t bit = UINT64_C(1) << (p & 63);
-            if (o->seen[p >> 6] & bit) {
-                o->acc[p] += x;
-            } else {
-                o->seen[p >> 6] |= bit;
-                o->acc[p] = x;
-            }
+    for (uint32_t j = 0; j < N; j++) {
+        const unsigned char *msg = msgs + (size_t)j * 8 * m;
+        if (o->by_array) {
+            weft__sparse_sum_into(o->acc, o->seen, msg, m, 4);
+            continue;
         }
+        for (size_t i = 0; i < m; i++) {
+            uint32_t p;
+            float x;
+            memcpy(&p, msg + i * 4, 4);
+            memcpy(&x, msg + (m + i) * 4, 4);
+            o->recs[o->k++] = (weft__sparse_rec){p, x, 0};
+        }
+    }
 }
 
 /* The rest of step 4: the union packed with global indices. Returns its
- * size. */
-static size_t k_union(owner *o, const weft_sparse_hash *h, uint64_t part, uint64_t base)
+ * size; its positions (in the part) in upos, when upos is not NULL. */
+static size_t k_union(owner *o, const weft_sparse_hash *h, uint64_t part, uint64_t base,
+                      uint32_t *upos)
 {
     size_t u = 0;
     weft__sparse_rec *sorted = NULL;
@@ -179,12 +184,16 @@ static size_t k_union(owner *o, const weft_sparse_hash *h, uint64_t part, uint64
         for (uint64_t w = 0; w <= part / 64; w++)
             for (uint64_t b = o->seen[w]; b; b &= b - 1) {
                 uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(b);
+                if (upos)
+                    upos[q] = (uint32_t)p;
                 uint32_t y = (uint32_t)weft_sparse_hash_unperm(h, base + p);
                 memcpy(sbuf + q * 4, &y, 4);
                 memcpy(&uv[q++], &o->acc[p], 4);
             }
     } else {
         for (size_t i = 0; i < u; i++) {
+            if (upos)
+                upos[i] = (uint32_t)sorted[i].idx;
             uint32_t y = (uint32_t)weft_sparse_hash_unperm(h, base + sorted[i].idx);
             memcpy(sbuf + i * 4, &y, 4);
             memcpy(&uv[i], &sorted[i].v, 4);
@@ -214,23 +223,50 @@ int main(int argc, char **argv)
     weft_sparse_hash_init(&h, n, N, NULL);
     uint64_t part = h.q + (0 < h.r);
     uint8_t *seen = malloc(n);
-    uint32_t *idx = malloc(k * sizeof *idx), *msgs = malloc((size_t)N * m * sizeof *msgs),
-             *gidx = malloc(k * sizeof *gidx);
+    uint32_t *idx = malloc(k * sizeof *idx), *pos = malloc((m + 1) * sizeof *pos),
+             *upos = malloc((size_t)N * m * sizeof *upos);
+    unsigned char *msgs = malloc((size_t)N * 8 * m), *unions = malloc((size_t)N * N * 8 * m);
     float *val = malloc(k * sizeof *val), *dense = malloc(n * sizeof *dense);
     double *acc = malloc((n / N) * sizeof *acc);
-    if (!seen || !idx || !msgs || !gidx || !val || !dense || !acc) {
+    size_t *ucount = malloc(N * sizeof *ucount);
+    if (!seen || !idx || !pos || !upos || !msgs || !unions || !val || !dense || !acc || !ucount) {
         fprintf(stderr, "bench_sparse_kernels: out of memory\n");
         return 1;
     }
     distinct(seen, n, k, idx);
-    for (uint32_t j = 0; j < N; j++)
-        distinct(seen, part, m, msgs + (size_t)j * m);
     for (size_t i = 0; i < k; i++)
         val[i] = (float)(next() % 1000) * 1e-3f + 1;
+    /* Rank j's message to owner 0: m positions, then m values. */
+    for (uint32_t j = 0; j < N; j++) {
+        unsigned char *msg = msgs + (size_t)j * 8 * m;
+        distinct(seen, part, m, pos);
+        memcpy(msg, pos, m * 4);
+        memcpy(msg + m * 4, val, m * 4);
+    }
     memset(dense, 0, n * sizeof *dense);
     memset(acc, 0, (n / N) * sizeof *acc);
-    size_t u = 0;
     owner o;
+    /* Owner 0's union positions; every owner j's union the same positions
+     * of part j (those inside it): N unions, disjoint as the runtime's,
+     * each [u_j global indices][u_j sums], what step 5 receives. */
+    k_aggregate(&o, part, N, msgs, m);
+    size_t u = k_union(&o, &h, part, 0, upos), scattered = 0;
+    for (uint32_t j = 0; j < N; j++) {
+        uint64_t start = weft_sparse_hash_start(&h, j), pj = h.q + (j < h.r);
+        size_t uj = 0;
+        for (size_t i = 0; i < u; i++)
+            uj += upos[i] < pj;
+        unsigned char *msg = unions + 8 * scattered;
+        for (size_t i = 0, q = 0; i < u; i++) {
+            if (upos[i] >= pj)
+                continue;
+            uint32_t y = (uint32_t)weft_sparse_hash_unperm(&h, start + upos[i]);
+            memcpy(msg + q * 4, &y, 4);
+            memcpy(msg + (uj + q++) * 4, &val[i % k], 4);
+        }
+        ucount[j] = uj;
+        scattered += uj;
+    }
     double best[6];
     for (int kk = 0; kk < 6; kk++)
         best[kk] = 1e30;
@@ -238,18 +274,14 @@ int main(int argc, char **argv)
         double t0 = thread_cpu();
         k_hash(&h, N, idx, val, k, n);
         double t1 = thread_cpu();
-        k_aggregate(&o, part, N, msgs, m, val);
+        k_aggregate(&o, part, N, msgs, m);
         double t2 = thread_cpu();
-        u = k_union(&o, &h, part, 0);
+        u = k_union(&o, &h, part, 0, NULL);
         double t3 = thread_cpu();
         memset(dense, 0, n * sizeof *dense);
         double t4 = thread_cpu();
-        /* N unions of u pairs at random global indices. */
-        for (uint32_t j = 0; j < N; j++)
-            for (size_t i = 0; i < u; i++) {
-                uint32_t at = idx[(i + j * 7919) % k];
-                memcpy(&dense[at], &val[i % k], 4);
-            }
+        for (uint32_t j = 0, at = 0; j < N; at += (uint32_t)ucount[j++])
+            weft__sparse_scatter(dense, unions + 8 * (size_t)at, ucount[j], 4);
         double t5 = thread_cpu();
         const float *x = dense;
         for (size_t i = 0; i < n / N; i++)
@@ -261,7 +293,7 @@ int main(int argc, char **argv)
         sink += dense[n - 1] + acc[0];
     }
     double bytes[6] = {8.0 * (double)k, 8.0 * (double)N * (double)m, 8.0 * (double)u,
-                       4.0 * (double)n, 8.0 * (double)N * (double)u, 4.0 * (double)(n / N)};
+                       4.0 * (double)n, 8.0 * (double)scattered,     4.0 * (double)(n / N)};
     const char *names[6] = {"hash", "aggregate", "compress", "fill", "decompress", "sum"};
     printf("# one rank of %u: n = %llu floats, density %g: k = %zu pairs, %zu a part from each "
            "rank, union %zu (%s); best of %d, thread CPU time\n",
@@ -271,6 +303,7 @@ int main(int argc, char **argv)
     for (int kk = 0; kk < 6; kk++)
         printf("  %-10s %12.0f %10.3f %12.4e\n", names[kk], bytes[kk], bytes[kk] / best[kk] / 1e9,
                best[kk] / bytes[kk]);
-    free(seen), free(idx), free(msgs), free(gidx), free(val), free(dense), free(acc);
+    free(seen), free(idx), free(pos), free(upos), free(msgs), free(unions), free(val), free(dense),
+        free(acc), free(ucount);
     return 0;
 }

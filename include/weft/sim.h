@@ -105,6 +105,12 @@ typedef struct weft_sim_opts {
     uint64_t slice_bytes;    /* when > 0 (any model): slices = chunk bytes /
                                 slice_bytes, clamped to 1 .. WEFT_EXEC_MAX_SLICES,
                                 instead of `slices` or the model's (default 0) */
+    bool whole;              /* runtime model without slice_bytes: every copy in
+                                one slice, a message moved whole before what
+                                depends on it starts, as weft's compressed and
+                                sparse all-reduces run (src/run/coll_sparse.c,
+                                coll_quant.c: one message per peer and phase,
+                                outside the executor); default false */
     double bw_scale;         /* fraction of every link's bandwidth that carries data:
                                 a transfer puts bytes / bw_scale on the wire (a
                                 protocol's flags; default 1) */

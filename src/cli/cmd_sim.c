@@ -111,7 +111,9 @@ static const cli_syntax sim_syntax = {
              "           forwarded as it arrives (default on fabrics with arch=);\n"
              "  runtime  as weft's executor runs it: slices of 256 KiB (1 to 32 per chunk),\n"
              "           45 us per slice message, store and forward per slice (default\n"
-             "           elsewhere);\n"
+             "           elsewhere); the compressed and sparse rows (quant-2shot,\n"
+             "           hier-quant, sparse-*) move each message whole, as weft's\n"
+             "           runtime runs them (one message per peer and phase);\n"
              "  fluid    the idealised flow model, with --alpha, --slices and --cut-through\n"
              "           as given (0, 1, off); any of those flags selects it. In an alltoallv\n"
              "           plan it shares links in proportion to bytes (a schedule pacing each\n"
@@ -625,6 +627,9 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     if (!model_set)
         o.model = weft_sim_model_default(t);
+    /* The runtime runs the compressed and sparse all-reduces outside the
+     * executor: the runtime model moves their messages whole. */
+    o.whole = cli_sparse_algo(algo);
     if (o.proto >= 0 && o.model != WEFT_SIM_GPU) {
         rc = cli_usage_error(&sim_syntax, "--proto is the gpu model's; this runs the %s model",
                              weft_sim_model_name(o.model));

@@ -62,8 +62,11 @@ void cli_sim_model_text(const weft_sim_opts *o, char *buf, size_t len)
                  o->slice_bytes ? sl : "");
         break;
     case WEFT_SIM_RUNTIME:
-        snprintf(buf, len, "model runtime (weft's executor)%s%s", o->slice_bytes ? ", " : "",
-                 o->slice_bytes ? sl : "");
+        snprintf(buf, len, "model runtime (%s)%s%s",
+                 o->whole && !o->slice_bytes ? "whole messages, as weft runs compressed and sparse "
+                                               "collectives"
+                                             : "weft's executor",
+                 o->slice_bytes ? ", " : "", o->slice_bytes ? sl : "");
         break;
     default:
         snprintf(buf, len, "model fluid, %s, alpha %g s%s", sl, o->alpha_s,

@@ -118,7 +118,7 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
         rb[j] = rbuf + roff[j];
         rl[j] = j == me ? 0 : mine_b;
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d)))
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, false, d)))
         goto free_all;
     /* 2. The owner's sum in rank order, in double, rounded to fp32 and
      * compressed once more. */
@@ -144,7 +144,7 @@ static weft_err int8_call(weft_comm *c, const float *sendbuf, float *recvbuf, si
         rb[j] = sbuf + off[j];
         rl[j] = j == me ? 0 : packed_bytes(len, block);
     }
-    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, d)))
+    if ((e = weft__sparse_post_all(c, sb, sl, rb, rl, NULL, NULL, false, d)))
         goto free_all;
     for (uint32_t j = 0; j < n; j++) {
         if (j == me)

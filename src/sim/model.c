@@ -273,7 +273,7 @@ weft_err sim_model_resolve_comm(const weft_sim_opts *o, const weft_topo *t, cons
         break;
     case WEFT_SIM_RUNTIME:
         r.alpha_s = WEFT_EXEC_OP_OVERHEAD_S;
-        r.slices = weft_exec_slices(chunk_bytes);
+        r.slices = o->whole ? 1 : weft_exec_slices(chunk_bytes);
         r.cut_through = false;
         r.bw_scale = 1;
         r.intra_eff = 1;

@@ -16,6 +16,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->back_to_back = false;
     o->model = WEFT_SIM_FLUID;
     o->slice_bytes = 0;
+    o->whole = false;
     o->bw_scale = 1;
     o->launch_s = 0;
     o->hop_s = 0;

@@ -9,7 +9,14 @@
  * of 4 of weft_allreduce_sparse's local kernels, n = 4,194,304 floats at
  * density 0.05, uint32 indices and float values, 8 bytes a pair; best of 5
  * in thread CPU time) on the AMD EPYC of weft's build machine, load 6.7,
- * in seconds per byte of what each op names: */
+ * in seconds per byte of what each op names. Re-measured with the bench of
+ * commit a14beb2 (the same to 6eaa90b),
+ * where aggregate and decompress time the runtime's own loops
+ * (weft__sparse_sum_into, weft__sparse_scatter) and decompress scatters
+ * the RANKS disjoint unions the runtime does (four runs, load 5.6-8.3):
+ * hash 0.596-0.613, aggregate 1.67-1.84, compress 0.904-0.911, fill
+ * 17.3-27.4, decompress 1.94-2.90 GB/s: the figures below are inside that
+ * spread, so they stay. */
 static const double sparse_cpu[WEFT__COMPUTE_COUNT] = {
     [WEFT_COMPUTE_HASH] = 1.6645e-9,        /* 0.601 GB/s of the rank's pairs */
     [WEFT_COMPUTE_AGGREGATE] = 5.4469e-10,  /* 1.836 GB/s of pairs received */

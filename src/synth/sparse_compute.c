@@ -19,11 +19,12 @@
  *                each summed position's index, the inverse bijection,
  *                packed with its sum), before any of its phase-2 copies
  *                leaves;
- *     fill       the dense output (its dense bytes), when owner 0's union
- *                is there (the runtime zeroes it as it takes the first
- *                message in rank order);
- *     decompress each owner j's union (scattered into the output), in
- *                rank order, r's own included, after j's copy arrived;
+ *     fill       the dense output (its dense bytes), right after
+ *                compress (the runtime zeroes it once its union's copies
+ *                are posted, while they and the others' are on their way);
+ *     decompress r's own union (scattered into the output) next, then
+ *                each other owner j's, in rank order, after j's copy
+ *                arrived;
  *   quantized (bytes are the dense bytes of the chunks, elements x element
  *   bytes, what the kernels read or write)
  *     compress   the chunks r sends, before any of its phase-1 copies;
@@ -211,20 +212,14 @@ static weft_err rank_chain(place *pl, uint32_t r, const xfer *x, size_t n)
         if (e)
             return e;
     }
-    /* Back from the owners, in rank order (sparse: r's own union too,
-     * after the fill). */
-    bool own_back = s->quant || !nsend2;
-    for (size_t i = 0; i <= nrecv2 && !e; i++) {
-        bool own_here = !own_back && (i == nrecv2 || recv2[i].peer > r);
-        if (!s->quant && i == 0 && (nrecv2 || own_here))
-            e = compute(pl, r, WEFT_COMPUTE_FILL, s->dense_bytes,
-                        own_here ? WEFT_PLAN_NO_OP : recv2[0].id);
-        if (!e && own_here) {
-            own_back = true;
+    /* Sparse: the fill and r's own union at once (the others' are on
+     * their way); then back from the owners, in rank order. */
+    if (!s->quant && (nrecv2 || nsend2)) {
+        e = compute(pl, r, WEFT_COMPUTE_FILL, s->dense_bytes, WEFT_PLAN_NO_OP);
+        if (!e && nsend2)
             e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, noted(pl, send2[0].id), WEFT_PLAN_NO_OP);
-        }
-        if (i == nrecv2 || e)
-            continue;
+    }
+    for (size_t i = 0; i < nrecv2 && !e; i++) {
         uint32_t id = recv2[i].id;
         e = compute(pl, r, WEFT_COMPUTE_DECOMPRESS, s->quant ? dense_of(pl, id) : noted(pl, id),
                     id);

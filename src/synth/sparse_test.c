@@ -382,11 +382,14 @@ static void test_compute(void)
     check_compute(p, b, 43, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){42}, 1);
     check_compute(p, b, 44, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){43, 27}, 2);
     check_compute(p, b, 46, WEFT_COMPUTE_DECOMPRESS, 0, 11826, (uint32_t[]){45, 33}, 2);
-    /* Rank 1 sums rank 0's pairs before its own, and zeroes its output
-     * once owner 0's union is in. */
+    /* Rank 1 sums rank 0's pairs before its own; it zeroes its output and
+     * scatters its own union right after packing it, then owner 0's once
+     * it is in. */
     check_compute(p, b, 48, WEFT_COMPUTE_AGGREGATE, 1, 3000, (uint32_t[]){47, 3}, 2);
     check_compute(p, b, 49, WEFT_COMPUTE_AGGREGATE, 1, 3000, (uint32_t[]){48}, 1);
-    check_compute(p, b, 53, WEFT_COMPUTE_FILL, 1, 400000, (uint32_t[]){52, 24}, 2);
+    check_compute(p, b, 53, WEFT_COMPUTE_FILL, 1, 400000, (uint32_t[]){52}, 1);
+    check_compute(p, b, 54, WEFT_COMPUTE_DECOMPRESS, 1, 11826, (uint32_t[]){53}, 1);
+    check_compute(p, b, 55, WEFT_COMPUTE_DECOMPRESS, 1, 11826, (uint32_t[]){54, 24}, 2);
     /* Sends wait for the kernels that prepare them. */
     CHECK(has_dep(p, 3, 36) && has_dep(p, 6, 36) && has_dep(p, 24, 41) && has_dep(p, 26, 41));
     CHECK(!has_dep(p, 0, 36));

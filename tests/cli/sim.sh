@@ -75,7 +75,7 @@ expect_rc 0
 expect_out_has "268435456,0.04496636"
 run sim "$SRC/tests/netns/fabric.topo" --coll allreduce --algo sparse-hash --density 0.1 --elem-bytes 4 --size 16M --compute cpu --csv
 expect_rc 0
-expect_out_has "16777216,0.455361"
+expect_out_has "16777216,0.463019"
 run sim a100:2,nicbw=3.125Gbps --coll allreduce --algo hier-quant --compress int8 --size 256M --compute ampere --csv
 expect_rc 0
 expect_out_has "268435456,0.045093898"
