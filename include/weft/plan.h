@@ -408,8 +408,14 @@ WEFT_API weft_err weft_plan_set_op_sizes(weft_plan *p, uint64_t size, const uint
  * nccl`); step_bytes 0 (the default) clears it. Copied by weft_plan_copy,
  * compared by weft_plan_equal, and carried by the text form (a `forward`
  * line) and the JSON form (docs/plan-format.md); MSCCL XML has no place
- * for it. */
+ * for it. A chan_gbps that is not finite is no cap (0); one below
+ * WEFT_PLAN_STEP_GBPS_MIN is kept, and weft_sim_plan refuses it. */
 WEFT_API void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, double chan_gbps);
+/* The least step rate cap, GB/s, that the text reader (`forward`) and the
+ * simulator take: a byte a second. Below it one step of up to 2^64 bytes
+ * would take longer than the simulator's clock counts (the time overflows
+ * to infinity). */
+#define WEFT_PLAN_STEP_GBPS_MIN 1e-9
 /* The step weft_plan_set_step_forward set, 0 for none, and (chan_gbps
  * not NULL) its rate cap, 0 for none. */
 WEFT_API uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps);

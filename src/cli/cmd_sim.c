@@ -210,7 +210,8 @@ static const char *proto_text(const weft_sim_result *r)
 }
 
 static void print_json(const weft_topo *t, const char *spec, const char *algo,
-                       const weft_sim_result *rs, size_t n, const char *traffic)
+                       const weft_sim_result *rs, size_t n, const char *traffic,
+                       const cli_nccl_force *f)
 {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -224,6 +225,17 @@ static void print_json(const weft_topo *t, const char *spec, const char *algo,
     cli_json_kv_uint(&j, "size", last->size);
     if (traffic) /* an alltoallv: the matrix (its path, or the plan's) gave the size */
         cli_json_kv_string(&j, "traffic", traffic);
+    if (cli_nccl_forced(f)) { /* as the table's "forced:" line: the variables given */
+        cli_json_key(&j, "forced");
+        cli_json_begin_object(&j);
+        if (f->algo >= 0)
+            cli_json_kv_string(&j, "NCCL_ALGO", weft_nccl_algo_name((weft_nccl_algo)f->algo));
+        if (f->proto >= 0)
+            cli_json_kv_string(&j, "NCCL_PROTO", weft_proto_name((weft_proto)f->proto));
+        if (f->buffsize)
+            cli_json_kv_uint(&j, "NCCL_BUFFSIZE", f->buffsize);
+        cli_json_end_object(&j);
+    }
     cli_json_kv_double(&j, "time_s", last->time_s);
     cli_json_kv_double(&j, "algbw", last->algbw_gbps);
     cli_json_kv_double(&j, "busbw", last->busbw_gbps);
@@ -839,7 +851,8 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
     }
     if (fmt == CLI_SIM_JSON)
-        print_json(t, a.pos[0], algo, rs, n, tm ? (traffic_path ? traffic_path : plan_path) : NULL);
+        print_json(t, a.pos[0], algo, rs, n, tm ? (traffic_path ? traffic_path : plan_path) : NULL,
+                   &force);
     else if (fmt == CLI_SIM_CSV)
         print_csv(t, rs, n);
     else {

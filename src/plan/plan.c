@@ -2,6 +2,7 @@
  * comparing ops and their deps. Routes are in plan_route.c, the node-name
  * table in plan_names.c, enum names in plan_enums.c. See weft/plan.h for the
  * contract and plan_internal.h for the layout. */
+#include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -513,7 +514,8 @@ const uint32_t *weft_plan_op_deps(const weft_plan *p, uint32_t id, uint32_t *nde
 void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, double chan_gbps)
 {
     p->step_forward = step_bytes;
-    p->step_gbps = step_bytes && chan_gbps > 0 ? chan_gbps : 0;
+    /* An infinite cap is no cap, and the writers print a finite one. */
+    p->step_gbps = step_bytes && chan_gbps > 0 && chan_gbps < INFINITY ? chan_gbps : 0;
 }
 
 uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps)

@@ -8,6 +8,7 @@
  * returns a half-built plan. Deps naming a later op are remembered with
  * their position and checked at the end, so forward deps cost memory only
  * when they occur. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,7 +362,8 @@ static weft_err parse_size(parser *ps, const tok *t, size_t nt)
 
 /* A rate in GB/s (`forward`): a positive decimal, digits with at most one
  * point and an optional exponent (e or E, a sign, digits), as the writer
- * prints it; at most 40 bytes. */
+ * prints it; at most 40 bytes; finite and at least WEFT_PLAN_STEP_GBPS_MIN
+ * (weft/plan.h: a slower step overflows the simulator's clock). */
 static weft_err parse_gbps(parser *ps, const tok *t, double *out)
 {
     char buf[41];
@@ -385,9 +387,13 @@ static weft_err parse_gbps(parser *ps, const tok *t, double *out)
         buf[t->len] = '\0';
         v = strtod(buf, NULL);
     }
-    if (!ok || !(v > 0) || v > 1e300)
+    if (!ok || !(v > 0) || v == INFINITY)
         return fail(ps, t->col, "the step's rate must be a positive number of GB/s, not '%.*s'",
                     (int)t->len, t->s);
+    if (v < WEFT_PLAN_STEP_GBPS_MIN)
+        return fail(ps, t->col,
+                    "the step's rate must be at least %g GB/s (a byte a second), not '%.*s'",
+                    WEFT_PLAN_STEP_GBPS_MIN, (int)t->len, t->s);
     *out = v;
     return WEFT_OK;
 }

@@ -1,5 +1,6 @@
 /* The .plan text format: exact round trips, canonical output, one exact
  * message per kind of malformed input, and an allocation-failure sweep. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "base/alloc.h"
@@ -181,6 +182,10 @@ static const struct {
      "t.plan:5:14: the step's rate must be a positive number of GB/s, not '1e'"},
     {H "forward 4096 inf\n",
      "t.plan:5:14: the step's rate must be a positive number of GB/s, not 'inf'"},
+    {H "forward 4096 1e400\n",
+     "t.plan:5:14: the step's rate must be a positive number of GB/s, not '1e400'"},
+    {H "forward 4096 4e-324\n",
+     "t.plan:5:14: the step's rate must be at least 1e-09 GB/s (a byte a second), not '4e-324'"},
     {H "forward 4096 1 2\n",
      "t.plan:5:1: 'forward' takes the step's bytes and, optionally, its rate in GB/s"},
     {H "forward 8 1\nforward 8\n", "t.plan:6:1: 'forward' given twice"},
@@ -300,9 +305,13 @@ static void test_forward(void)
         "forward 524288\n",
         "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
         "forward 1 0.30000000000000004\n",
+        "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+        "forward 8 1e+301\n",
+        "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+        "forward 8 1e-09\n",
     };
-    static const uint64_t step[] = {1048576, 524288, 1};
-    const double gbps[] = {20.7, 0, 0.1 + 0.2};
+    static const uint64_t step[] = {1048576, 524288, 1, 8, 8};
+    const double gbps[] = {20.7, 0, 0.1 + 0.2, 1e301, 1e-9};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         weft_plan *p = NULL;
         CHECK_ERR(weft_plan_parse(texts[i], strlen(texts[i]), "f.plan", &p, NULL), WEFT_OK);
@@ -331,9 +340,21 @@ static void test_forward(void)
     CHECK(buf && strstr(buf, ",\"inplace\":true,\"forward\":{\"step\":1048576,\"gbps\":20.7},"
                              "\"ops\":[") != NULL);
     free(buf);
-    weft_plan_set_step_forward(p, 0, 0);
+    /* An infinite cap (weft_plan_set_step_forward) is no cap: a line
+     * without a rate, valid JSON. */
+    weft_plan_set_step_forward(p, 8, INFINITY);
+    buf = NULL;
+    f = open_memstream(&buf, &n);
+    CHECK_ERR(weft_plan_write_json(p, f), WEFT_OK);
+    fclose(f);
+    CHECK(buf && strstr(buf, "\"forward\":{\"step\":8,\"gbps\":0}") != NULL);
+    free(buf);
     size_t len;
     char *out = write_text(p, &len);
+    CHECK(out && strstr(out, "\nforward 8\n") != NULL);
+    free(out);
+    weft_plan_set_step_forward(p, 0, 0);
+    out = write_text(p, &len);
     CHECK(out && strstr(out, "forward") == NULL);
     free(out);
     weft_plan_free(p);

@@ -332,13 +332,20 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
  * factor. */
 #define NCCL_TREE_EFF 0.92
 
-void sim_model_plan_step(weft_sim_opts *r, const weft_plan *p)
+weft_err sim_model_plan_step(weft_sim_opts *r, const weft_plan *p, weft_diag *d)
 {
-    if (r->model != WEFT_SIM_GPU || weft_plan_step_forward(p, NULL) == 0)
-        return;
+    double gbps;
+    if (r->model != WEFT_SIM_GPU || weft_plan_step_forward(p, &gbps) == 0)
+        return WEFT_OK;
+    if (gbps > 0 && gbps < WEFT_PLAN_STEP_GBPS_MIN)
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "sim: the plan's step rate (forward) of %g GB/s is below %g GB/s "
+                             "(a byte a second)",
+                             gbps, WEFT_PLAN_STEP_GBPS_MIN);
     r->bw_scale *= NCCL_TREE_EFF;
     if (r->proto == (int)WEFT_PROTO_SIMPLE)
         r->step_bytes = weft_plan_step_forward(p, &r->step_gbps);
+    return WEFT_OK;
 }
 
 double sim_model_link_cap(const weft_sim_opts *r, const weft_topo *t, weft_link_id l)

@@ -57,8 +57,10 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
  * per step (weft_plan_step_forward, NCCL's tree) and r runs Simple, the
  * store-and-forward step of p (r->step_bytes); every other plan, protocol
  * and model is left as resolved. LL and LL128 forward per line (8 and
- * 128 bytes), which the plan's cut-through already models. */
-void sim_model_plan_step(weft_sim_opts *r, const weft_plan *p);
+ * 128 bytes), which the plan's cut-through already models. WEFT_EINVAL
+ * (d naming the rate) for a step rate cap below WEFT_PLAN_STEP_GBPS_MIN,
+ * whose steps would take longer than the engine's clock counts. */
+weft_err sim_model_plan_step(weft_sim_opts *r, const weft_plan *p, weft_diag *d);
 
 /* The capacity, bytes per second, that resolved settings r give link l of
  * t: its bandwidth, times r->intra_eff when both ends are on one host and

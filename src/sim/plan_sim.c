@@ -330,7 +330,8 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
                                            size / weft_plan_size_chunks(p), &resolved, d);
     if (rerr)
         return rerr;
-    sim_model_plan_step(&resolved, p);
+    if ((rerr = sim_model_plan_step(&resolved, p, d)))
+        return rerr;
     o = &resolved;
     if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
@@ -569,7 +570,7 @@ static weft_err job_settings(const weft_topo *t, const weft_sim_job *job, const 
     err = sim_model_resolve_comm(&asked, t, &cm, info->coll, job->size,
                                  job->size / weft_plan_size_chunks(job->plan), out, d);
     if (!err)
-        sim_model_plan_step(out, job->plan);
+        err = sim_model_plan_step(out, job->plan, d);
     return err;
 }
 

@@ -5,6 +5,7 @@
  * min(the hop's slowest link x 0.92, the channel's rate); the fluid and
  * runtime models and unmarked plans (NCCL's rings) run as before, to the
  * bit. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,40 @@ static void check_text_round_trip(void)
     weft_topo_free(t);
 }
 
+/* A step rate cap below a byte a second (set through the API; the text
+ * reader refuses it) is refused by name: its step's time would overflow
+ * the engine's clock to infinity, where the run never ended. An infinite
+ * cap is no cap. */
+static void check_rate_limits(void)
+{
+    weft_topo *t = weft__test_topo_spec("h100:2,nicbw=25");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    weft_plan *p = chain(weft_topo_num_ranks(t), 1, 0, 8);
+    if (p) {
+        weft_plan_set_step_forward(p, 1048576, 4e-324);
+        weft_sim_opts o;
+        weft_sim_opts_init(&o);
+        o.model = WEFT_SIM_GPU;
+        o.proto = WEFT_PROTO_SIMPLE;
+        weft_sim_result r;
+        weft_diag d = {0};
+        CHECK_ERR(weft_sim_plan(t, p, 23ull << 21, &o, &r, &d), WEFT_EINVAL);
+        CHECK_STR(d.msg, "sim: the plan's step rate (forward) of 4.94066e-324 GB/s is below "
+                         "1e-09 GB/s (a byte a second)");
+        double g = -1;
+        weft_plan_set_step_forward(p, 1048576, INFINITY);
+        CHECK_INT(weft_plan_step_forward(p, &g), 1048576);
+        CHECK(g == 0);
+        weft_plan_set_step_forward(p, 1048576, WEFT_PLAN_STEP_GBPS_MIN);
+        CHECK_ERR(weft_sim_plan(t, p, 23ull << 21, &o, &r, &d), WEFT_OK);
+        CHECK(r.time_s > 2 * 1048576.0 && r.time_s < INFINITY);
+    }
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     CHECK_INT(WEFT_NCCL_SIMPLE_STEP, 524288);
@@ -190,5 +225,6 @@ int main(void)
     check_chain("h100:2,nicbw=25", 8, 0, 9, 23ull << 13, 1048576, 0, 4 * (200 * 1024.0) / 23e9);
     check_builder();
     check_text_round_trip();
+    check_rate_limits();
     return weft_test_done();
 }

@@ -516,8 +516,11 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
     if (!(algbw > 0))
         return false;
     /* ncclTopoGetAlgoTime: the tree's allreduce bandwidth times NCCL's
-     * correction for medium sizes (below 512 MiB), by log2(bytes / 64). */
-    if (a == WEFT_NCCL_TREE && ar && bytes >= 64) {
+     * correction for medium sizes (below 512 MiB), by log2(bytes / 64);
+     * only there is bytes / 64 converted (below 2^23: a larger double
+     * does not fit the integer). */
+    if (a == WEFT_NCCL_TREE && ar && bytes >= 64 &&
+        bytes < 64.0 * (double)(1u << TREE_CORRECTION_SIZES)) {
         uint64_t units = (uint64_t)(bytes / 64);
         uint32_t log_size = 0;
         while (units >>= 1)
@@ -551,8 +554,9 @@ static void plan_text(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo 
 bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a, weft_proto p,
                        double bytes, weft_nccl_cost *out)
 {
-    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0) || (unsigned)p >= WEFT_PROTO_COUNT ||
-        (unsigned)a >= WEFT__NCCL_ALGO_COUNT || a == WEFT_NCCL_P2P || disabled(f, coll, a))
+    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0 && bytes < INFINITY) ||
+        (unsigned)p >= WEFT_PROTO_COUNT || (unsigned)a >= WEFT__NCCL_ALGO_COUNT ||
+        a == WEFT_NCCL_P2P || disabled(f, coll, a))
         return false;
     return estimate(f, coll, a, p, bytes, out);
 }
@@ -614,7 +618,7 @@ static void fill_rank(const weft_nccl_fabric *f, weft_coll coll, double bytes, w
 
 static weft_err check_args(weft_coll coll, double bytes, weft_diag *d)
 {
-    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0))
+    if ((unsigned)coll >= WEFT__COLL_COUNT || !(bytes >= 0 && bytes < INFINITY))
         return weft_diag_set(d, WEFT_EINVAL, "nccl: bad collective or size (%g B)", bytes);
     return WEFT_OK;
 }

@@ -337,9 +337,44 @@ static void check_oci_a100(void)
     weft_topo_free(t);
 }
 
+/* Sizes past a size_t: the tree's correction ends at 2^29 bytes, so a
+ * size of 1e30 bytes costs the tree what 2^40 does per byte, with no
+ * conversion of a double that no integer holds (UBSan's
+ * float-cast-overflow); an infinite or NaN size is refused. */
+static void check_huge_sizes(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo",
+                                  &t, &d),
+              WEFT_OK);
+    if (!t)
+        return;
+    weft_nccl_fabric f;
+    weft_nccl_choice c;
+    weft_nccl_cost big, ref;
+    CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+    CHECK(
+        weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 1e30, &big));
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE,
+                            1099511627776.0, &ref));
+    CHECK(big.algbw_gbps == ref.algbw_gbps);
+    CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, 1e30, &c, &d), WEFT_OK);
+    CHECK_STR(weft_nccl_algo_name(c.algo), "tree");
+    CHECK_ERR(weft_nccl_choose(&f, WEFT_COLL_ALLREDUCE, INFINITY, &c, &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "nccl: bad collective or size (inf B)");
+    CHECK_ERR(weft_nccl_choose_forced(&f, WEFT_COLL_ALLREDUCE, NAN, WEFT_NCCL_TREE, -1, &c, &d),
+              WEFT_EINVAL);
+    CHECK_STR(d.msg, "nccl: bad collective or size (nan B)");
+    CHECK(!weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, INFINITY,
+                             &big));
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     check_oci_a100();
+    check_huge_sizes();
     check_estimates();
     check_forced();
     check_choose_forced();

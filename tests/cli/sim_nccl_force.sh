@@ -50,6 +50,18 @@ busiest links at 2097152 bytes:
   b0.gpu4 -> b0.nvsw0  23.3%
 forced: NCCL_PROTO=Simple
 NCCL runs at 2097152 (2M): nccl (ring, Simple, rings:28)"
+# --json names what was forced too (it said nothing of it before).
+run sim a100:1 --algo nccl --coll allreduce --size 2M --nccl-proto simple --nccl-buffsize 8M --json
+expect_rc 0
+expect_out_has '  "size": 2097152,
+  "forced": {
+    "NCCL_PROTO": "Simple",
+    "NCCL_BUFFSIZE": 8388608
+  },
+  "time_s": 6.549226666666668e-05,'
+run sim a100:1 --algo nccl --coll allreduce --size 2M --json
+expect_rc 0
+check "no forced key without the flags" eval '[[ $OUT != *\"forced\"* ]]'
 # An in-network algorithm forced runs in the switch.
 run sim h100:1 --algo nccl --coll allreduce --size 1G --nccl-algo nvls
 expect_rc 0
