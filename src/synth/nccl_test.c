@@ -281,6 +281,18 @@ static void check_choose_forced(void)
     weft_topo_free(t);
 }
 
+/* The dev set's two Oracle BM.GPU4.8 nodes (tests/fixtures/nccl-tests/
+ * oci-bm-gpu4-8x2.topo), or NULL after a failed check. */
+static weft_topo *oci_a100_topo(void)
+{
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo",
+                                  &t, &d),
+              WEFT_OK);
+    return t;
+}
+
 /* Two Oracle BM.GPU4.8 nodes as NCCL 2.19.3 counts them (the dev set's
  * tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo: 16 ports of 12.5 GB/s a
  * node, two beside each GPU). The ring search: 16 rings at 12 GB/s (not
@@ -296,11 +308,8 @@ static void check_choose_forced(void)
  * 1 GiB on. */
 static void check_oci_a100(void)
 {
-    weft_topo *t = NULL;
     weft_diag d;
-    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo",
-                                  &t, &d),
-              WEFT_OK);
+    weft_topo *t = oci_a100_topo();
     if (!t)
         return;
     weft_nccl_fabric f;
@@ -343,11 +352,8 @@ static void check_oci_a100(void)
  * float-cast-overflow); an infinite or NaN size is refused. */
 static void check_huge_sizes(void)
 {
-    weft_topo *t = NULL;
     weft_diag d;
-    CHECK_ERR(weft_topo_load_file(WEFT_SOURCE_DIR "/tests/fixtures/nccl-tests/oci-bm-gpu4-8x2.topo",
-                                  &t, &d),
-              WEFT_OK);
+    weft_topo *t = oci_a100_topo();
     if (!t)
         return;
     weft_nccl_fabric f;
