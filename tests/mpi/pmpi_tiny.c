@@ -84,6 +84,72 @@ static int count_of(int k)
     return c[k % 8];
 }
 
+/* Rank r's block of MPI_Reduce_scatter in round k (c: the round's
+ * count): unequal, a third of them empty, the sum at most 1028 ints. */
+static int rs_count(int k, int c, int r)
+{
+    return (r + k) % 3 == 0 ? 0 : (c + r) / n + 1;
+}
+
+/* MPI_Reduce_scatter with unequal recvcounts: int sum out of place and in
+ * place (the input the whole recvbuf, the result its start), then float
+ * sum in rank order (preloaded: bit for bit). */
+static void reduce_scatter(int k, int c)
+{
+    int rc[4], at = 0, sum = 0;
+    for (int r = 0; r < n; r++) {
+        rc[r] = rs_count(k, c, r);
+        if (r < me)
+            at += rc[r];
+        sum += rc[r];
+    }
+    int *in = ints((size_t)sum), *out = ints((size_t)sum);
+    for (int i = 0; i < sum; i++)
+        in[i] = input(k, me, (size_t)i);
+    MPI_Reduce_scatter(in, out, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < rc[me]; i++) {
+        long want = 0;
+        for (int r = 0; r < n; r++)
+            want += input(k, r, (size_t)(at + i));
+        expect(out[i] == want, "reduce_scatter", k, (size_t)i, out[i], (double)want);
+    }
+    guards(out, (size_t)rc[me], "reduce_scatter", k);
+    memcpy(out, in, (size_t)sum * sizeof *in);
+    MPI_Reduce_scatter(MPI_IN_PLACE, out, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < sum; i++) {
+        long want = input(k, me, (size_t)i);
+        if (i < rc[me]) {
+            want = 0;
+            for (int r = 0; r < n; r++)
+                want += input(k, r, (size_t)(at + i));
+        }
+        expect(out[i] == want, "reduce_scatter in place", k, (size_t)i, out[i], (double)want);
+    }
+    guards(out, (size_t)sum, "reduce_scatter in place", k);
+    free(in);
+    free(out);
+    float fin[1028], fout[1028 + GUARD];
+    for (int i = 0; i < sum; i++)
+        fin[i] = 1.0f / (float)(3 + me + i % 7) + (float)me * 1e-3f;
+    for (int i = 0; i < sum + GUARD; i++)
+        fout[i] = -1.0f;
+    MPI_Reduce_scatter(fin, fout, rc, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < rc[me] + GUARD; i++) {
+        float want = -1.0f;
+        if (i < rc[me]) {
+            want = 1.0f / (float)(3 + (at + i) % 7);
+            for (int r = 1; r < n; r++)
+                want += 1.0f / (float)(3 + r + (at + i) % 7) + (float)r * 1e-3f;
+        }
+        if (weft_on || i >= rc[me])
+            expect(memcmp(&fout[i], &want, sizeof want) == 0, "reduce_scatter float rank order", k,
+                   (size_t)i, fout[i], want);
+    }
+}
+
 static void reductions(int k)
 {
     int c = count_of(k), root = k % n;
@@ -165,6 +231,7 @@ static void reductions(int k)
     }
     free(in);
     free(out);
+    reduce_scatter(k, c);
 }
 
 static void moves(int k)

@@ -179,6 +179,10 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                            bytes < 0 ? -1 : bytes / (long long)size))
         return req ? PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req)
                    : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    int rc;
+    if (!req &&
+        weft__pmpi_tiny_reduce_scatter(k, sendbuf, recvbuf, recvcounts, datatype, op, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;
