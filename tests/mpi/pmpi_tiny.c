@@ -26,7 +26,8 @@
  * the root and the others rank 0, and a reduce in which rank 0 names root
  * 1 and every other rank root 0 (ranks that did not find it in the call
  * fail their next call on the communicator, an allreduce, with the same
- * message). It
+ * message); an MPI_Reduce_scatter whose last rank's recvcounts differ
+ * (the same sum; every rank fails that call). It
  * prints "pmpi_tiny: rank R: CASE: call K failed" for the first call of
  * each case that failed (0: none), then checks that MPI_COMM_WORLD still
  * works.
@@ -392,11 +393,26 @@ static int reduce_root(MPI_Comm c, int call)
     return MPI_Reduce(x, y, 2, MPI_INT, MPI_SUM, me == 0 ? 1 : 0, c);
 }
 
+/* The last rank's recvcounts differ from the others' (the same sum). */
+static int reduce_scatter_counts(MPI_Comm c, int call)
+{
+    if (call == 2)
+        return then_allreduce(c);
+    int rc[4] = {1, 1, 1, 1}, x[4] = {1, 2, 3, 4}, y[4];
+    if (me == n - 1) {
+        rc[0] = 2;
+        rc[1] = 0;
+    }
+    return MPI_Reduce_scatter(x, y, rc, MPI_INT, MPI_SUM, c);
+}
+
 static int mismatch(void)
 {
     printf("pmpi_tiny: rank %d: allreduce: call %d failed\n", me, first_failed(allreduce_count, 2));
     printf("pmpi_tiny: rank %d: bcast: call %d failed\n", me, first_failed(bcast_root, 2));
     printf("pmpi_tiny: rank %d: reduce: call %d failed\n", me, first_failed(reduce_root, 2));
+    printf("pmpi_tiny: rank %d: reduce_scatter: call %d failed\n", me,
+           first_failed(reduce_scatter_counts, 2));
     int x = 1, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("pmpi_tiny: rank %d: then world allreduce %d\n", me, y);
