@@ -5,7 +5,8 @@
  * weft_reduce), so the schedule is weft's choice for the call.
  * MPI_Reduce_scatter with unequal recvcounts (which MPI requires to be the
  * same on every rank) runs weft_allreduce of the whole vector into a
- * private buffer and keeps this rank's part. They are served when the
+ * private buffer and keeps this rank's part; small blocking ones of either
+ * kind go through the ring of slots (tiny.c). They are served when the
  * datatype and operator map to weft's (weft__pmpi_dtype, weft__pmpi_op) on
  * a communicator with a weft side and the chosen schedule fits
  * (weft__pmpi_unfit); MPI_IN_PLACE is handled for all. */

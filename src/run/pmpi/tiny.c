@@ -7,7 +7,9 @@
  * rank takes the ring or none does. MPI_Alltoallv, whose counts differ
  * between ranks, publishes on every rank whether its blocks fit; every
  * rank reads every rank's slot, and when any did not fit all go on to the
- * ordinary path together.
+ * ordinary path together. MPI_Reduce_scatter publishes its recvcounts
+ * (alike on every rank: MPI requires it) with its whole input, and every
+ * rank compares every rank's.
  *
  * Datatypes: reductions need a predefined type and operator weft reduces
  * (the same on every rank: MPI requires it); moves take any datatype, a
