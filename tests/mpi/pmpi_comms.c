@@ -409,8 +409,9 @@ static int mismatch(void)
     if (me == 1)
         c[0] = 2; /* rank 0 expects 1 */
     int rc1 = MPI_Alltoallv(s, c, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
-    /* recvcounts must be alike on every rank: rank 1's equal ones make a
-     * reduce-scatter of blocks, the others' unequal ones an allreduce. */
+    /* recvcounts must be alike on every rank: rank 1's are equal, the
+     * others' not (the same sum; small, so the ring of slots compares
+     * them). */
     for (int j = 0; j < n; j++)
         rc[j] = me == 1 ? 2 : j + 1;
     int rc3 = MPI_Reduce_scatter(s, r, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -26,7 +26,8 @@
  * the root and the others rank 0, and a reduce in which rank 0 names root
  * 1 and every other rank root 0 (ranks that did not find it in the call
  * fail their next call on the communicator, an allreduce, with the same
- * message). It
+ * message); an MPI_Reduce_scatter whose last rank's recvcounts differ
+ * (the same sum; every rank fails that call). It
  * prints "pmpi_tiny: rank R: CASE: call K failed" for the first call of
  * each case that failed (0: none), then checks that MPI_COMM_WORLD still
  * works.
@@ -82,6 +83,72 @@ static int count_of(int k)
 {
     static const int c[] = {1, 2, 5, 16, 64, 100, 255, 1024};
     return c[k % 8];
+}
+
+/* Rank r's block of MPI_Reduce_scatter in round k (c: the round's
+ * count): unequal, a third of them empty, the sum at most 1028 ints. */
+static int rs_count(int k, int c, int r)
+{
+    return (r + k) % 3 == 0 ? 0 : (c + r) / n + 1;
+}
+
+/* MPI_Reduce_scatter with unequal recvcounts: int sum out of place and in
+ * place (the input the whole recvbuf, the result its start), then float
+ * sum in rank order (preloaded: bit for bit). */
+static void reduce_scatter(int k, int c)
+{
+    int rc[4], at = 0, sum = 0;
+    for (int r = 0; r < n; r++) {
+        rc[r] = rs_count(k, c, r);
+        if (r < me)
+            at += rc[r];
+        sum += rc[r];
+    }
+    int *in = ints((size_t)sum), *out = ints((size_t)sum);
+    for (int i = 0; i < sum; i++)
+        in[i] = input(k, me, (size_t)i);
+    MPI_Reduce_scatter(in, out, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < rc[me]; i++) {
+        long want = 0;
+        for (int r = 0; r < n; r++)
+            want += input(k, r, (size_t)(at + i));
+        expect(out[i] == want, "reduce_scatter", k, (size_t)i, out[i], (double)want);
+    }
+    guards(out, (size_t)rc[me], "reduce_scatter", k);
+    memcpy(out, in, (size_t)sum * sizeof *in);
+    MPI_Reduce_scatter(MPI_IN_PLACE, out, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < sum; i++) {
+        long want = input(k, me, (size_t)i);
+        if (i < rc[me]) {
+            want = 0;
+            for (int r = 0; r < n; r++)
+                want += input(k, r, (size_t)(at + i));
+        }
+        expect(out[i] == want, "reduce_scatter in place", k, (size_t)i, out[i], (double)want);
+    }
+    guards(out, (size_t)sum, "reduce_scatter in place", k);
+    free(in);
+    free(out);
+    float fin[1028], fout[1028 + GUARD];
+    for (int i = 0; i < sum; i++)
+        fin[i] = 1.0f / (float)(3 + me + i % 7) + (float)me * 1e-3f;
+    for (int i = 0; i < sum + GUARD; i++)
+        fout[i] = -1.0f;
+    MPI_Reduce_scatter(fin, fout, rc, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    served[RS]++;
+    for (int i = 0; i < rc[me] + GUARD; i++) {
+        float want = -1.0f;
+        if (i < rc[me]) {
+            want = 1.0f / (float)(3 + (at + i) % 7);
+            for (int r = 1; r < n; r++)
+                want += 1.0f / (float)(3 + r + (at + i) % 7) + (float)r * 1e-3f;
+        }
+        if (weft_on || i >= rc[me])
+            expect(memcmp(&fout[i], &want, sizeof want) == 0, "reduce_scatter float rank order", k,
+                   (size_t)i, fout[i], want);
+    }
 }
 
 static void reductions(int k)
@@ -165,6 +232,7 @@ static void reductions(int k)
     }
     free(in);
     free(out);
+    reduce_scatter(k, c);
 }
 
 static void moves(int k)
@@ -325,11 +393,26 @@ static int reduce_root(MPI_Comm c, int call)
     return MPI_Reduce(x, y, 2, MPI_INT, MPI_SUM, me == 0 ? 1 : 0, c);
 }
 
+/* The last rank's recvcounts differ from the others' (the same sum). */
+static int reduce_scatter_counts(MPI_Comm c, int call)
+{
+    if (call == 2)
+        return then_allreduce(c);
+    int rc[4] = {1, 1, 1, 1}, x[4] = {1, 2, 3, 4}, y[4];
+    if (me == n - 1) {
+        rc[0] = 2;
+        rc[1] = 0;
+    }
+    return MPI_Reduce_scatter(x, y, rc, MPI_INT, MPI_SUM, c);
+}
+
 static int mismatch(void)
 {
     printf("pmpi_tiny: rank %d: allreduce: call %d failed\n", me, first_failed(allreduce_count, 2));
     printf("pmpi_tiny: rank %d: bcast: call %d failed\n", me, first_failed(bcast_root, 2));
     printf("pmpi_tiny: rank %d: reduce: call %d failed\n", me, first_failed(reduce_root, 2));
+    printf("pmpi_tiny: rank %d: reduce_scatter: call %d failed\n", me,
+           first_failed(reduce_scatter_counts, 2));
     int x = 1, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("pmpi_tiny: rank %d: then world allreduce %d\n", me, y);

@@ -5,7 +5,8 @@
 # ranks name different roots and a reduce likewise fail on every rank,
 # with the same message, at that call on the ranks that found it (at least
 # one) and at the next call on the communicator (an allreduce) on those
-# that returned before; the world communicator still works after. Each run has
+# that returned before; a reduce-scatter whose last rank's recvcounts
+# differ (the same sum) fails on every rank, in the call; the world communicator still works after. Each run has
 # 120 s, so that a hang fails the test instead of blocking it.
 # Usage: pmpi_tiny_mismatch.sh PMPI_TINY LIBWEFT_MPI_SO MPIRUN
 set -u
@@ -17,6 +18,7 @@ unset WEFT_PMPI_SMALL
 ar="comm: ranks disagree on the count of allreduce: rank 0 has 2, rank %d has 3"
 bc="comm: ranks disagree on the root of broadcast: rank 0 has 0, rank 1 has 1"
 rd="comm: ranks disagree on the root of reduce: rank 0 has 1, rank 1 has 0"
+rs="comm: ranks disagree on the recvcounts of reduce_scatter: rank 0 has recvcounts[0] = 1, rank %d has 2"
 for np in 2 3 4; do
   mpirun_ranks 120 -np "$np" -x LD_PRELOAD="$lib" -x WEFT_LOG=info "$prog" --mismatch
   rc=$?
@@ -28,6 +30,12 @@ for np in 2 3 4; do
       { fail "np $np rank $r: the allreduce did not fail"; grep "rank $r:" "$out"; }
     grep -qxF "weft ERROR pmpi: rank $r: MPI_Allreduce failed in weft: $armsg" "$err" ||
       { fail "np $np rank $r: allreduce message"; grep "rank $r: MPI_Allreduce" "$err"; }
+    # shellcheck disable=SC2059
+    rsmsg=$(printf "$rs" $((np - 1)))
+    grep -qxF "pmpi_tiny: rank $r: reduce_scatter: call 1 failed" "$out" ||
+      { fail "np $np rank $r: the reduce_scatter did not fail"; grep "rank $r:" "$out"; }
+    grep -qxF "weft ERROR pmpi: rank $r: MPI_Reduce_scatter failed in weft: $rsmsg" "$err" ||
+      { fail "np $np rank $r: reduce_scatter message"; grep "rank $r: MPI_Reduce_scatter" "$err"; }
     # The broadcast and the reduce: a rank that does not read every slot
     # finds the disagreement in the call when it publishes after a rank
     # that differs, else it fails its next call (an allreduce).

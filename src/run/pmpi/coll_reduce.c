@@ -5,7 +5,8 @@
  * weft_reduce), so the schedule is weft's choice for the call.
  * MPI_Reduce_scatter with unequal recvcounts (which MPI requires to be the
  * same on every rank) runs weft_allreduce of the whole vector into a
- * private buffer and keeps this rank's part. They are served when the
+ * private buffer and keeps this rank's part; small blocking ones of either
+ * kind go through the ring of slots (tiny.c). They are served when the
  * datatype and operator map to weft's (weft__pmpi_dtype, weft__pmpi_op) on
  * a communicator with a weft side and the chosen schedule fits
  * (weft__pmpi_unfit); MPI_IN_PLACE is handled for all. */
@@ -179,6 +180,10 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                            bytes < 0 ? -1 : bytes / (long long)size))
         return req ? PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req)
                    : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    int rc;
+    if (!req &&
+        weft__pmpi_tiny_reduce_scatter(k, sendbuf, recvbuf, recvcounts, datatype, op, comm, &rc))
+        return rc;
     weft__pmpi_target t;
     weft_dtype dt;
     weft_redop ro;

@@ -206,6 +206,12 @@ typedef enum weft__pmpi_small_kind {
 bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendbuf, void *recvbuf,
                             int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                             int *rc);
+/* MPI_Reduce_scatter (recvcounts, the same on every rank) whose recvcounts
+ * and whole input fit a slot: every rank publishes both, compares every
+ * rank's recvcounts and folds its own block in rank order. */
+bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, int *rc);
 bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
                            int root, MPI_Comm comm, int *rc);
 bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,

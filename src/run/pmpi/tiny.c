@@ -7,7 +7,9 @@
  * rank takes the ring or none does. MPI_Alltoallv, whose counts differ
  * between ranks, publishes on every rank whether its blocks fit; every
  * rank reads every rank's slot, and when any did not fit all go on to the
- * ordinary path together.
+ * ordinary path together. MPI_Reduce_scatter publishes its recvcounts
+ * (alike on every rank: MPI requires it) with its whole input, and every
+ * rank compares every rank's.
  *
  * Datatypes: reductions need a predefined type and operator weft reduces
  * (the same on every rank: MPI requires it); moves take any datatype, a
@@ -19,6 +21,7 @@
 #include "run/coll_alltoallv.h"
 #include "run/coll_tiny.h"
 #include "run/pmpi/pmpi.h"
+#include "run/reduce.h"
 #include "run/select.h"
 
 /* The communicator of a call that fits (bytes in 1 .. WEFT__TINY_BYTES):
@@ -93,6 +96,92 @@ bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendb
         e = weft__tiny_reduce(c, in, recvbuf, (size_t)count, dt, ro, (uint32_t)root, &d);
     else
         e = weft__tiny_reduce_scatter(c, in, recvbuf, (size_t)count, dt, ro, &d);
+    weft__pmpi_leave();
+    *rc = tiny_done(&t, k, comm, e, &d);
+    return true;
+}
+
+/* MPI_Reduce_scatter's slot: its recvcounts (4 bytes per rank), then the
+ * whole input from a 64-byte line (a slot's data starts 32 bytes into one:
+ * coll_tiny.c), aligned for every element type. */
+static size_t counts_bytes(uint32_t n)
+{
+    return ((size_t)n * 4 + 32 + 63) / 64 * 64 - 32;
+}
+
+bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, int *rc)
+{
+    weft_dtype dt;
+    weft_redop ro;
+    uint32_t size = weft__pmpi_small_size(comm);
+    if (!recvcounts || size == 0 || !weft__pmpi_dtype(datatype, &dt) || !weft__pmpi_op(op, &ro))
+        return false;
+    /* The whole vector's elements: recvcounts are the same on every rank
+     * (MPI requires it), so is the decision; a negative count is erroneous
+     * (the ordinary path passes it). */
+    long long sum = 0;
+    for (uint32_t r = 0; r < size; r++) {
+        if (recvcounts[r] < 0)
+            return false;
+        sum += recvcounts[r];
+    }
+    size_t es = weft_dtype_size(dt), head = counts_bytes(size);
+    if (sum == 0 || head + (size_t)sum * es > WEFT__TINY_BYTES)
+        return false;
+    weft__reduce_fn fn = weft__reduce_get(dt, ro);
+    weft__pmpi_target t;
+    if (!fn || !tiny_take(comm, (size_t)sum * es, &t))
+        return false;
+    weft_comm *c = t.comm;
+    uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
+    size_t before = 0;
+    for (uint32_t r = 0; r < me; r++)
+        before += (size_t)recvcounts[r];
+    const unsigned char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft__tiny r;
+    weft__pmpi_enter();
+    /* The call's count is the vector's sum; the slots compare the rest. */
+    weft_err e =
+        weft__tiny_begin(c, WEFT_COLL_REDUCESCATTER, (size_t)sum, dt, (uint32_t)ro, 0, &r, &d);
+    if (e) {
+        weft__pmpi_leave();
+        *rc = tiny_done(&t, k, comm, e, &d);
+        return true;
+    }
+    memcpy(r.data, recvcounts, (size_t)n * 4);
+    memcpy(r.data + head, in, (size_t)sum * es);
+    e = weft__tiny_publish(&r, true, &d);
+    const unsigned char **src = weft__tiny_ptrs(c);
+    for (uint32_t q = 0; !e && q < n; q++)
+        e = weft__tiny_read(&r, q, &src[q], NULL, &d);
+    /* Every rank has every rank's recvcounts: the first rank and index
+     * that differ from rank 0's, the same message on every rank. */
+    for (uint32_t q = 1; !e && q < n; q++) {
+        if (memcmp(src[q], src[0], (size_t)n * 4) == 0)
+            continue;
+        const int *a = (const int *)(const void *)src[0], *b = (const int *)(const void *)src[q];
+        uint32_t i = 0;
+        while (a[i] == b[i])
+            i++;
+        e = weft_diag_set(&d, WEFT_EINVAL,
+                          "comm: ranks disagree on the recvcounts of reduce_scatter: rank 0 has "
+                          "recvcounts[%u] = %d, rank %u has %d",
+                          i, a[i], q, b[i]);
+    }
+    /* This rank's block from every rank's input, folded in rank order
+     * (as weft__tiny_reduce_scatter). */
+    size_t mine = (size_t)recvcounts[me];
+    if (!e && mine) {
+        size_t off = head + before * es;
+        memcpy(recvbuf, src[0] + off, mine * es);
+        for (uint32_t q = 1; q < n; q++)
+            fn(recvbuf, src[q] + off, mine);
+    }
+    weft__tiny_end(&r, e);
     weft__pmpi_leave();
     *rc = tiny_done(&t, k, comm, e, &d);
     return true;
