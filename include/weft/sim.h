@@ -154,6 +154,10 @@ typedef struct weft_sim_opts {
      * Default 0 for every kind: compute ops take no time.
      * WEFT_COMPUTE_NONE's entry is unused. */
     double compute_s_per_b[WEFT__COMPUTE_COUNT];
+    /* Where those rates come from (weft_compute_rates.source; default
+     * NULL): the trace gives it in each compute slice's args (docs/sim.md,
+     * "Traces"); the simulation does not read it. */
+    const char *compute_source;
 } weft_sim_opts;
 
 WEFT_API void weft_sim_opts_init(weft_sim_opts *o);

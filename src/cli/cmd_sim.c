@@ -621,6 +621,7 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_args;
         }
         memcpy(o.compute_s_per_b, cr.s_per_b, sizeof o.compute_s_per_b);
+        o.compute_source = cr.source;
     }
     if (!cli_progress_delay(&delay)) {
         rc = cli_usage_error(&sim_syntax, "bad WEFT_PROGRESS_AFTER '%s' (expected seconds >= 0)",

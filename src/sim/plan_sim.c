@@ -449,8 +449,7 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
             out->flow_classes = st.flow_classes; /* reduced by symmetry */
     }
     sim_result_finish(out, o);
-    if (o->trace &&
-        (err = sim_trace_plan(o->trace, t, p, c.e, o->slices, o->trace_run, o->trace_label, d)))
+    if (o->trace && (err = sim_trace_plan(o->trace, t, p, c.e, o, size, d)))
         goto free_all;
     err = WEFT_OK;
     goto free_all;

@@ -27,6 +27,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->intra_eff = 1;
     for (int k = 0; k < WEFT__COMPUTE_COUNT; k++)
         o->compute_s_per_b[k] = 0;
+    o->compute_source = NULL;
 }
 
 double weft_sim_busbw_factor(weft_coll coll, uint32_t n)

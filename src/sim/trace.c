@@ -266,6 +266,75 @@ static void write_tracks(writer *w, const weft_topo *t, const weft_plan *p, cons
     }
 }
 
+/* Whether op id is a compute op the run charged (trace.h): opb is NULL
+ * when none is. */
+static bool charged(const weft_plan *p, const weft_sim_opts *o, const double *opb, uint32_t id)
+{
+    weft_compute cp = weft_plan_op_compute(p, id);
+    return opb && cp != WEFT_COMPUTE_NONE && o->compute_s_per_b[cp] > 0;
+}
+
+/* The complete event of compute op `op` from t0 to t1: named after its
+ * kind, args op, rank, bytes, seconds (bytes x s_per_b, the product
+ * plan_sim.c charged), s_per_b and source. */
+static void compute_event(writer *w, const weft_plan *p, const weft_sim_opts *o, const double *opb,
+                          uint32_t op, int64_t t0, int64_t t1, uint32_t pid, uint32_t tid)
+{
+    weft_compute cp = weft_plan_op_compute(p, op);
+    double rate = o->compute_s_per_b[cp];
+    sep(w);
+    fprintf(w->f, "{\"name\":\"%s\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
+            weft_compute_name(cp), pid, tid);
+    put_us(w->f, t0);
+    fputs(",\"dur\":", w->f);
+    put_us(w->f, t1 - t0);
+    fprintf(w->f,
+            ",\"args\":{\"op\":%u,\"rank\":%u,\"bytes\":%.17g,\"seconds\":%.17g,"
+            "\"s_per_b\":%.17g,\"source\":",
+            op, weft_plan_op(p, op).src_rank.v, opb[op], opb[op] * rate, rate);
+    if (o->compute_source)
+        json_str(w->f, o->compute_source);
+    else
+        fputs("null", w->f);
+    fputs("}}", w->f);
+}
+
+/* The compute tracks of spans c[0..n) (sorted by rank, then start; flow is
+ * the op): a rank's slices go to the first of its threads "compute",
+ * "compute 2", ... (tid 1, 2, ...) whose last slice has ended, so each
+ * thread's slices are disjoint. A rank without sends gets its process
+ * named here (sends[r] false). Scratch: lane_end n, lane n. */
+static void write_compute(writer *w, const weft_plan *p, const weft_sim_opts *o, const double *opb,
+                          const span *c, uint32_t n, const bool *sends, uint32_t base,
+                          int64_t *lane_end, uint32_t *lane)
+{
+    char name[96];
+    for (uint32_t i = 0, j; i < n; i = j) {
+        uint32_t nl = 0, r = c[i].track, pid = base + 1 + r;
+        for (j = i; j < n && c[j].track == r; j++) {
+            uint32_t l = 0;
+            while (l < nl && lane_end[l] > c[j].start)
+                l++;
+            if (l == nl)
+                nl++;
+            lane_end[l] = c[j].end;
+            lane[j] = l;
+        }
+        if (!sends[r]) {
+            snprintf(name, sizeof name, "%s%srank %u", o->trace_label ? o->trace_label : "",
+                     o->trace_label ? ": " : "", r);
+            meta(w, "process", pid, -1, name, pid);
+        }
+        for (uint32_t l = 0; l < nl; l++) {
+            if (l)
+                snprintf(name, sizeof name, "compute %u", l + 1);
+            meta(w, "thread", pid, l + 1, l ? name : "compute", l + 1);
+        }
+        for (uint32_t k = i; k < j; k++)
+            compute_event(w, p, o, opb, c[k].flow, c[k].start, c[k].end, pid, lane[k] + 1);
+    }
+}
+
 weft_err weft_sim_trace_begin(FILE *f)
 {
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
@@ -296,41 +365,77 @@ weft_err weft_sim_trace_end_results(FILE *f, const weft_sim_result *rs, size_t n
 }
 
 weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const sim_engine *e,
-                        uint32_t slices, uint32_t run, const char *label, weft_diag *d)
+                        const weft_sim_opts *o, uint64_t size, weft_diag *d)
 {
+    uint32_t slices = o->slices, run = o->trace_run;
+    const char *label = o->trace_label;
     uint32_t nranks = weft_plan_get_info(p)->nranks, nf = sim_engine_num_flows(e);
+    uint32_t nops = weft_plan_num_ops(p);
     uint32_t base = run ? (run - 1) * (nranks + 1) : 0;
     /* The plan's slices are the engine's first flows (op x slices + slice);
      * a plan with circuits has more after them, its epochs' gates and drain
      * markers (plan_epochs.c), which carry no op and are not drawn. */
-    uint64_t op_flows = (uint64_t)weft_plan_num_ops(p) * slices;
+    uint64_t op_flows = (uint64_t)nops * slices;
     if (nf > op_flows)
         nf = (uint32_t)op_flows;
-    /* Every flow on its source rank, and once per link of its route. */
+    /* The bytes of every op, as plan_sim.c charges compute ops: only a
+     * sized plan's are, and only at a rate > 0. */
+    double *opb = NULL;
+    bool rated = false;
+    for (int k = 0; k < WEFT__COMPUTE_COUNT; k++)
+        rated = rated || (k != WEFT_COMPUTE_NONE && o->compute_s_per_b[k] > 0);
+    if (rated && weft_plan_sized(p)) {
+        opb = weft__malloc(((size_t)nops + 1) * sizeof *opb);
+        if (!opb)
+            return weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's op bytes");
+        weft_err berr = weft_plan_op_bytes_at(p, (double)size, opb, d);
+        if (berr) {
+            weft__free(opb);
+            return berr;
+        }
+    }
+    /* Every flow on its source rank (a charged compute op's slice 0 on its
+     * compute track instead, its other slices nowhere: they take no time),
+     * and once per link of its route. */
     uint64_t total = nf;
+    uint32_t ncomp = 0;
     for (uint32_t fl = 0; fl < nf; fl++) {
         uint32_t n;
         const uint32_t *route;
         sim_engine_flow_route(e, fl, &n, &route);
         total += n;
+        if (fl % slices == 0 && charged(p, o, opb, fl / slices))
+            ncomp++;
     }
-    if (total >= UINT32_MAX / 3)
+    if (total >= UINT32_MAX / 3) {
+        weft__free(opb);
         return weft_diag_set(d, WEFT_ELIMIT,
                              "sim: a trace of %llu slice placements is too "
                              "large",
                              (unsigned long long)total);
+    }
     uint32_t ns = (uint32_t)total;
     span *s = weft__malloc((ns ? ns : 1) * sizeof *s);
     uint32_t *scratch = weft__malloc((ns ? 2 * (size_t)ns : 1) * sizeof *scratch);
     span_end *end = weft__malloc((ns ? ns : 1) * sizeof *end);
+    int64_t *lane_end = weft__malloc((ncomp ? ncomp : 1) * sizeof *lane_end);
+    bool *sends = weft__calloc(nranks ? nranks : 1, sizeof *sends);
     weft_err err = WEFT_ENOMEM;
-    if (!s || !scratch || !end)
+    if (!s || !scratch || !end || !lane_end || !sends)
         goto free_all;
-    uint32_t nrank_spans = 0, k = 0;
+    uint32_t nrank_spans = 0, k = 0, nc = 0;
+    span *comp = s + ns - ncomp; /* the tail: every flow placed below has a route */
     for (uint32_t fl = 0; fl < nf; fl++) {
         double start, drained, done;
         sim_engine_flow_times(e, fl, &start, &drained, &done);
-        s[k++] = (span){ps(start), ps(done), weft_plan_op(p, fl / slices).src_rank.v, fl};
+        uint32_t op = fl / slices, r = weft_plan_op(p, op).src_rank.v;
+        if (charged(p, o, opb, op)) {
+            if (fl % slices == 0)
+                comp[nc++] = (span){ps(start), ps(done), r, op};
+            continue;
+        }
+        s[k++] = (span){ps(start), ps(done), r, fl};
+        sends[r] = true;
     }
     nrank_spans = k;
     for (uint32_t fl = 0; fl < nf; fl++) {
@@ -342,8 +447,10 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         for (uint32_t i = 0; i < n; i++)
             s[k++] = (span){ps(start), ps(drained), route[i], fl};
     }
+    uint32_t nlink_spans = k - nrank_spans;
     qsort(s, nrank_spans, sizeof *s, span_cmp);
-    qsort(s + nrank_spans, ns - nrank_spans, sizeof *s, span_cmp);
+    qsort(s + nrank_spans, nlink_spans, sizeof *s, span_cmp);
+    qsort(comp, ncomp, sizeof *comp, span_cmp);
     writer w = {f, run <= 1};
     /* The first failed write sets errno and the stream's error flag;
      * nothing else here sets errno, so it still holds the reason at the
@@ -353,11 +460,12 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     write_tracks(&w, t, p, e, slices, s, nrank_spans, false, base, label, end, scratch,
                  scratch + ns);
-    if (ns > nrank_spans) {
+    write_compute(&w, p, o, opb, comp, ncomp, sends, base, lane_end, scratch);
+    if (nlink_spans) {
         char name[128];
         snprintf(name, sizeof name, "%s%slinks", label ? label : "", label ? ": " : "");
         meta(&w, "process", base + nranks + 1, -1, name, base + nranks + 1);
-        write_tracks(&w, t, p, e, slices, s + nrank_spans, ns - nrank_spans, true, base, label, end,
+        write_tracks(&w, t, p, e, slices, s + nrank_spans, nlink_spans, true, base, label, end,
                      scratch, scratch + ns);
     }
     if (run == 0)
@@ -367,9 +475,12 @@ weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const s
         err = weft_diag_set(d, WEFT_EIO, "sim: writing the trace failed: %s",
                             strerror(errno ? errno : EIO));
 free_all:
+    weft__free(sends);
+    weft__free(lane_end);
     weft__free(end);
     weft__free(scratch);
     weft__free(s);
+    weft__free(opb);
     if (err == WEFT_ENOMEM)
         weft_diag_set(d, WEFT_ENOMEM, "sim: out of memory for the trace's %u slice placements", ns);
     return err;

@@ -24,6 +24,16 @@
  * written at the destination; "chunks 12-15" when the op moves several),
  * "nop 3" for a nop of rank 3.
  *
+ * A compute op the run charges (a rate > 0 for its kind in
+ * o->compute_s_per_b, a sized plan) is not a send: it is drawn on its
+ * rank's thread "compute" (tid 1), named after its kind ("hash"), from
+ * its start to its end (the time plan_sim.c charged: bytes x rate), args
+ * op, rank, bytes, seconds, s_per_b and source (o->compute_source). A
+ * rank runs its compute ops one after another (the plans order them), so
+ * they are disjoint; should a plan overlap two, the later goes to a
+ * further thread "compute 2" (tid 2), and so on, the first whose last
+ * slice has ended. Uncharged compute ops stay "nop R" sends.
+ *
  * Times are microseconds rounded to whole picoseconds and written as exact
  * decimals ("12.345678"), and segments are cut on the rounded times, so a
  * reader that parses them exactly sees the same disjointness. Output is
@@ -43,13 +53,15 @@
 
 #include "sim/engine.h"
 #include "weft/plan.h"
+#include "weft/sim.h"
 #include "weft/topo.h"
 
-/* Writes the trace of a finished run whose flow op*slices+s is slice s of
- * op. run 0 writes a whole document; run k >= 1 writes the events of the
- * k-th run of a document that weft_sim_trace_begin opened (label names it,
- * may be NULL). WEFT_EIO when writing fails, WEFT_ENOMEM. */
+/* Writes the trace of a finished run of p at `size` bytes under o, whose
+ * flow op*o->slices+s is slice s of op. o->trace_run 0 writes a whole
+ * document; run k >= 1 writes the events of the k-th run of a document
+ * that weft_sim_trace_begin opened (o->trace_label names it, may be NULL).
+ * WEFT_EIO when writing fails, WEFT_ENOMEM. */
 weft_err sim_trace_plan(FILE *f, const weft_topo *t, const weft_plan *p, const sim_engine *e,
-                        uint32_t slices, uint32_t run, const char *label, weft_diag *d);
+                        const weft_sim_opts *o, uint64_t size, weft_diag *d);
 
 #endif

@@ -15,7 +15,13 @@ Asserts what Perfetto needs to draw every slice, and weft's naming:
 - async begin/end events ("b"/"e") pair up per (pid, cat, id) and never end
   before they begin;
 - one track per rank (its process has one thread, "sends") and one per
-  link (the links process has one thread per link, each name once);
+  link (the links process has one thread per link, each name once); a
+  rank's process may also have compute threads ("compute", "compute 2",
+  ...) whose slices are the compute ops the run charged (weft sim
+  --compute): named after the kind (hash, compress, decompress,
+  aggregate, fill), args op, rank (the process's), bytes, seconds (exactly
+  bytes x s_per_b as doubles), s_per_b and source, lasting seconds to
+  within the 1 ps of rounding;
 - every slice is one transfer alone, named "KIND S→D chunk C", "KIND S→D
   chunks C-E" or "nop R", its args (op, kind, src, dst, chunk, count,
   slice, slices, bytes) saying the same, or a segment "K transfers" (K >=
@@ -25,8 +31,9 @@ Asserts what Perfetto needs to draw every slice, and weft's naming:
 - every pid and every track that has slices is named by metadata.
 
 Prints one line per run of the sweep: its label, the events on rank tracks
-and on link tracks, the tracks, and the most transfers in flight at once on
-one track; then "ok". Exits 1 with every problem on stderr otherwise.
+(sends) and on link tracks, the tracks, and the most transfers in flight at
+once on one track, and for a run with compute slices a line "LABEL:
+compute" with their count per kind (by name); then "ok". Exits 1 with every problem on stderr otherwise.
 """
 import json
 import re
@@ -39,6 +46,8 @@ NOP = re.compile(r"^nop (\d+)$")
 PROC = re.compile(r"^(?:(.+): )?(rank (\d+)|links)$")
 SEGMENT = re.compile(r"^(\d+) transfers$")
 ITEM = re.compile(r"^op (\d+)(?: slice (\d+))?: (.*)$")
+COMPUTE_THREAD = re.compile(r"^compute(?: [2-9]| [1-9]\d+)?$")
+KINDS = ("hash", "compress", "decompress", "aggregate", "fill")
 
 
 def main(path, nest_only=False):
@@ -92,10 +101,13 @@ def main(path, nest_only=False):
             continue
         label, is_link = m.group(1) or "", not nest_only and m.group(2) == "links"
         run = runs.setdefault(label, {"rank": 0, "link": 0, "tracks": 0, "most": 0,
-                                      "names": defaultdict(list)})
-        run["rank" if not is_link else "link"] += len(evs)
-        run["tracks"] += 1
+                                      "names": defaultdict(list),
+                                      "compute": defaultdict(int)})
         tname = thread_name.get((pid, tid), "")
+        is_compute = not nest_only and not is_link and COMPUTE_THREAD.match(tname)
+        if not is_compute:
+            run["rank" if not is_link else "link"] += len(evs)
+        run["tracks"] += 1
         run["names"][pid].append(tname)
         stack = []
         for ev in sorted(evs, key=lambda e: (e["ts"], -e["dur"])):
@@ -109,7 +121,10 @@ def main(path, nest_only=False):
                 bad("track %r (%s / %s): slice [%s, %s] %r overlaps one ending at %s"
                     % ((pid, tid), proc_name[pid], tname, ts, end, ev["name"], stack[-1]))
             stack.append(end)
-            if not nest_only:
+            if is_compute:
+                check_compute(ev, bad, int(m.group(3)))
+                run["compute"][ev["name"]] += 1
+            elif not nest_only:
                 k = check_name(ev, bad, None if is_link else int(m.group(3)))
                 run["most"] = max(run["most"], k)
 
@@ -121,8 +136,10 @@ def main(path, nest_only=False):
                 dup = sorted(n for n in set(names) if names.count(n) > 1)
                 if dup:
                     bad("%s: a link on several tracks: %s" % (proc_name[pid], dup[0]))
-            elif len(names) != 1:
-                bad("%s: %d tracks, expected one" % (proc_name[pid], len(names)))
+            else:
+                sends = [n for n in names if not COMPUTE_THREAD.match(n)]
+                if len(sends) != 1 and (sends or len(names) == 0):
+                    bad("%s: %d tracks, expected one" % (proc_name[pid], len(sends)))
     if problems:
         for p in problems:
             print("trace_check: %s: %s" % (path, p), file=sys.stderr)
@@ -135,6 +152,9 @@ def main(path, nest_only=False):
     for label, run in runs.items():
         print("%s: %d rank events, %d link events, %d tracks, at most %d in flight"
               % (label or "-", run["rank"], run["link"], run["tracks"], run["most"]))
+        if run["compute"]:
+            print("%s: compute %s" % (label or "-", ", ".join(
+                "%s %d" % (k, n) for k, n in sorted(run["compute"].items()))))
     print("ok")
     return 0
 
@@ -158,6 +178,24 @@ def check_name(ev, bad, rank):
         return k
     check_one(ev, bad, rank)
     return 1
+
+
+def check_compute(ev, bad, rank):
+    """Checks one compute slice on a compute thread of rank's process."""
+    name, a = ev["name"], ev["args"]
+    for k in ("op", "rank", "bytes", "seconds", "s_per_b", "source"):
+        if k not in a:
+            bad("compute %r: no %s in args" % (name, k))
+            return
+    if name not in KINDS or ev.get("cat") != "compute":
+        bad("compute slice %r (cat %r) is not one of %s" % (name, ev.get("cat"), KINDS))
+    if a["rank"] != rank:
+        bad("compute %r of rank %d on the track of rank %d" % (name, a["rank"], rank))
+    if float(a["bytes"]) * float(a["s_per_b"]) != float(a["seconds"]):
+        bad("compute %r: seconds %s is not bytes %s x s_per_b %s"
+            % (name, a["seconds"], a["bytes"], a["s_per_b"]))
+    if abs(ev["dur"] * 10**6 - a["seconds"] * 10**12) > 1:
+        bad("compute %r: dur %s us is not its seconds %s" % (name, ev["dur"], a["seconds"]))
 
 
 def check_one(ev, bad, rank):
