@@ -7,7 +7,8 @@
 # with args that agree or a segment "K transfers" listing them, and that
 # every track is named; its summary gives the events per size on the rank
 # and link tracks, the tracks (ranks + busy links) and the most transfers
-# in flight at once on one track.
+# in flight at once on one track. Charged compute ops are slices on their
+# rank's compute thread, one per compute op of the plan.
 # Run by CTest as: bash trace.sh WEFT_BIN SOURCE_DIR SHARED_FIXTURES
 WEFT=$1
 SRC=$2
@@ -74,6 +75,66 @@ traced gpu_ring "1M: 930 rank events, 2012 link events, 52 tracks, at most 5 in 
 1G: 944 rank events, 2124 link events, 52 tracks, at most 30 in flight
 ok" a100:2 --model gpu --algo ring --coll allreduce --size 1M:1G:x1024
 
+# Compute ops (issue 25): with --compute cpu each charged compute op is a
+# slice on its rank's thread "compute" (one per rank: 112 + 16 tracks),
+# named after its kind; the checker asserts seconds = bytes x s_per_b
+# exactly and dur = seconds to the picosecond. Uncharged (--compute none)
+# they stay zero-length "nop R" sends, and no compute slice is drawn.
+traced quant_cpu "1M: 336 rank events, 467 link events, 128 tracks, at most 27 in flight
+1M: compute aggregate 256, compress 32, decompress 496
+ok" a100:2 --algo quant-2shot --compress int8 --coll allreduce --size 1M --compute cpu
+traced quant_none "1M: 1120 rank events, 256 link events, 112 tracks, at most 27 in flight
+ok" a100:2 --algo quant-2shot --compress int8 --coll allreduce --size 1M
+traced sparse_cpu "1M: 360 rank events, 824 link events, 128 tracks, at most 27 in flight
+1M: compute aggregate 256, compress 16, decompress 256, fill 16, hash 16
+ok" a100:2 --algo sparse-hash --density 0.01 --coll allreduce --size 1M --compute cpu
+
+# compute_match NAME scaled|unscaled PLAN-ARGS...: the trace NAME.json
+# (at 1M) has one compute slice per compute op of the plan (at its 1G),
+# with the op's id, rank and kind, and (scaled) its bytes scaled by 1M/1G;
+# prints the first slice.
+compute_match() {
+    local name=$1 scaled=$2
+    shift 2
+    LAST="compute slices of $name.json = compute ops of weft plan $*"
+    if ! "$WEFT" plan "$@" -o "$TMP/$name.plan" >/dev/null; then
+        fail_ "weft plan failed"
+        return
+    fi
+    local got
+    got=$(python3 - "$TMP/$name.plan" "$TMP/$name.json" "$scaled" <<'PY'
+import json, re, sys
+ops = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"^op (\d+) nop (\d+) compute=(\w+) bytes=(\d+)", line)
+    if m:
+        ops[int(m.group(1))] = (int(m.group(2)), m.group(3), int(m.group(4)) / 1024)
+evs = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "compute"]
+got = {e["args"]["op"]: (e["args"]["rank"], e["name"], e["args"]["bytes"]) for e in evs}
+# quant-2shot's bytes scale in proportion (exactly: powers of two); a
+# sparse plan is built for its size (its pairs are not in proportion).
+scaled = sys.argv[3] == "scaled"
+odd = [(o, got.get(o), v) for o, v in sorted(ops.items())
+       if o not in got or got[o][:2] != v[:2] or (scaled and got[o][2] != v[2])]
+if len(evs) != len(got) or len(got) != len(ops) or odd:
+    print("trace %d slices, plan %d compute ops; differ at %s" % (len(evs), len(ops), odd[:3]))
+else:
+    e = min(evs, key=lambda e: e["args"]["op"])
+    a = e["args"]
+    print("%d ops; op %d %s: %s bytes x %r s/B = %r s, dur %s us"
+          % (len(ops), a["op"], e["name"], a["bytes"], a["s_per_b"], a["seconds"], e["dur"]))
+PY
+)
+    if [ "$got" = "$want" ]; then pass_; else fail_ "got: $got
+  expected: $want"; fi
+}
+want="560 ops; op 720 hash: 31458 bytes x 2.2193333333333333e-09 s/B = 6.9815788e-05 s, dur 69.815788 us"
+compute_match sparse_cpu unscaled a100:2 --coll allreduce --algo sparse-hash --density 0.01
+want="784 ops; op 720 compress: 983040 bytes x 1.3513513513513514e-09 s/B = 0.0013284324324324326 s, dur 1328.432432 us"
+compute_match quant_cpu scaled a100:2 --coll allreduce --algo quant-2shot --compress int8
+LAST="no compute slices with --compute none"
+if grep -q '"cat":"compute"' "$TMP/quant_none.json"; then fail_ "compute drawn"; else pass_; fi
+
 # The checker itself fails on a trace Perfetto cannot draw: two slices on
 # one track that overlap without nesting, and an unpaired async begin.
 cat >"$TMP/bad.json" <<'JSON'
@@ -91,6 +152,30 @@ rc=$?
 if [ "$rc" = 1 ]; then pass_; else fail_ "exit code $rc, expected 1"; fi
 want="trace_check: $TMP/bad.json: async (1, 'c', 7): 1 begin events without an end
 trace_check: $TMP/bad.json: track (1, 0) (rank 0 / sends): slice [1.0, 3.0] 'copy 0→1 chunk 1' overlaps one ending at 2.0"
+if [ "$got" = "$want" ]; then pass_; else fail_ "trace_check said:
+$got
+  expected:
+$want"; fi
+
+# ... a compute slice whose seconds are not bytes x s_per_b (2^20 x 2^-30
+# s is 2^-10 exactly), one lasting 2 ps longer than its seconds, one of
+# another rank on rank 0's compute thread.
+cat >"$TMP/comp.json" <<'JSON'
+{"traceEvents":[
+{"name":"process_name","ph":"M","pid":1,"args":{"name":"rank 0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"compute"}},
+{"name":"hash","cat":"compute","ph":"X","pid":1,"tid":1,"ts":0.0,"dur":976.5626,"args":{"op":0,"rank":0,"bytes":1048576,"seconds":0.0009765626,"s_per_b":9.3132257461547852e-10,"source":null}},
+{"name":"fill","cat":"compute","ph":"X","pid":1,"tid":1,"ts":1000.0,"dur":976.562502,"args":{"op":1,"rank":0,"bytes":1048576,"seconds":0.0009765625,"s_per_b":9.3132257461547852e-10,"source":null}},
+{"name":"fill","cat":"compute","ph":"X","pid":1,"tid":1,"ts":2000.0,"dur":976.5625,"args":{"op":2,"rank":1,"bytes":1048576,"seconds":0.0009765625,"s_per_b":9.3132257461547852e-10,"source":null}}
+]}
+JSON
+LAST="trace_check comp.json"
+got=$(python3 "$SRC/tests/cli/lib/trace_check.py" "$TMP/comp.json" 2>&1)
+rc=$?
+if [ "$rc" = 1 ]; then pass_; else fail_ "exit code $rc, expected 1"; fi
+want="trace_check: $TMP/comp.json: compute 'hash': seconds 0.0009765626 is not bytes 1048576 x s_per_b 9.3132257461547852E-10
+trace_check: $TMP/comp.json: compute 'fill': dur 976.562502 us is not its seconds 0.0009765625
+trace_check: $TMP/comp.json: compute 'fill' of rank 1 on the track of rank 0"
 if [ "$got" = "$want" ]; then pass_; else fail_ "trace_check said:
 $got
   expected:
