@@ -71,7 +71,9 @@ static const cli_opt sim_opts[] = {
      "fabrics with shaped links (burst=): one of many calls run back to back\n"
      "(each token bucket as the call before left it), not after an idle moment"},
     {"no-symmetry", 0, NULL, "simulate every transfer instead of one per class (slower)"},
-    {"trace", 0, "FILE", "write a Chrome/Perfetto trace of every size: a track per rank and link"},
+    {"trace", 0, "FILE",
+     "write a Chrome/Perfetto trace of every size: a track per rank and link,\n"
+     "and with --compute a rank's charged compute ops on its \"compute\" track"},
     {"plot", 0, "FILE", "write busbw against size as an SVG plot, the bound as a line"},
     {"json", 0, NULL, "print one JSON object instead of the table"},
     {"csv", 0, NULL, "print CSV rows instead of the table"},
