@@ -2,6 +2,8 @@
  * exact on a hand-computed plan, and on a sparse plan the network-only
  * time plus the compute on its critical path. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/testing.h"
@@ -162,8 +164,79 @@ static void test_rates(void)
                      "cost\": int8 and sign are)");
 }
 
+/* The trace (trace.h): rank 0 hashes 1000 bytes (op 0) and fills 2000
+ * (op 1), both with no deps, so they overlap from 0: the hash (1 us at 1
+ * ns a byte) on thread "compute", the fill (2 us) on "compute 2"; rank
+ * 0's copy (op 2) waits for both on "sends". Uncharged, no compute is
+ * drawn and the nops are zero-length sends. */
+static const char two[] = "weft-plan 1\ncoll allgather\nranks 2\nchunks 1\nscratch 0\n"
+                          "inplace yes\nsize 8000\n"
+                          "op 0 nop 0 compute=hash bytes=1000\n"
+                          "op 1 nop 0 compute=fill bytes=2000\n"
+                          "op 2 copy 0:out[0] 1:out[0] bytes=4000 deps=0,1\n"
+                          "op 3 copy 1:out[1] 0:out[1] bytes=4000\n";
+
+static char *traced(const weft_topo *t, const weft_plan *p, weft_sim_opts *o)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f)
+        return NULL;
+    o->trace = f;
+    weft_sim_result r;
+    weft_diag d = {0};
+    CHECK_ERR(weft_sim_plan(t, p, 8000, o, &r, &d), WEFT_OK);
+    long len = ftell(f);
+    rewind(f);
+    char *text = calloc(1, (size_t)len + 1);
+    CHECK(text && fread(text, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    return text;
+}
+
+static void test_trace(void)
+{
+    weft_topo *t = weft__test_topo_spec("switch:2");
+    weft_plan *p = NULL;
+    weft_diag d = {0};
+    CHECK_ERR(weft_plan_parse(two, strlen(two), "two.plan", &p, &d), WEFT_OK);
+    weft_sim_opts o;
+    weft_sim_opts_init(&o);
+    o.compute_s_per_b[WEFT_COMPUTE_HASH] = 1e-9;
+    o.compute_s_per_b[WEFT_COMPUTE_FILL] = 1e-9;
+    o.compute_source = "test \"rates\"";
+    char *text = traced(t, p, &o);
+    if (text) {
+        CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+                             "\"args\":{\"name\":\"compute\"}}");
+        CHECK_CONTAINS(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+                             "\"args\":{\"name\":\"compute 2\"}}");
+        CHECK_CONTAINS(text, "{\"name\":\"hash\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":1,"
+                             "\"tid\":1,\"ts\":0.000000,\"dur\":1.000000,\"args\":{\"op\":0,"
+                             "\"rank\":0,\"bytes\":1000,\"seconds\":1.0000000000000002e-06,"
+                             "\"s_per_b\":1.0000000000000001e-09,\"source\":\"test "
+                             "\\\"rates\\\"\"}}");
+        CHECK_CONTAINS(text, "{\"name\":\"fill\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":1,"
+                             "\"tid\":2,\"ts\":0.000000,\"dur\":2.000000,\"args\":{\"op\":1,");
+        CHECK(strstr(text, "\"name\":\"nop 0\"") == NULL);
+        CHECK(strstr(text, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":1") == NULL);
+    }
+    free(text);
+    weft_sim_opts_init(&o);
+    text = traced(t, p, &o);
+    if (text) {
+        CHECK(strstr(text, "compute") == NULL);
+        CHECK_CONTAINS(text, "{\"name\":\"nop 0\",\"cat\":\"nop\",\"ph\":\"X\",\"pid\":1,"
+                             "\"tid\":0,\"ts\":0.000000,\"dur\":0.000000,");
+    }
+    free(text);
+    weft_plan_free(p);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    test_trace();
     test_exact();
     test_sparse();
     test_rates();
