@@ -302,27 +302,23 @@ void weft__tiny_end(weft__tiny *t, weft_err e)
     c->tiny->calls++;
 }
 
-/* Reads every rank's slot into src (n pointers); offset: the block each
- * reduces. */
-static weft_err read_all(weft__tiny *t, const unsigned char **src, size_t offset, weft_diag *d)
+weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag *d)
 {
     uint32_t n = t->c->size;
     for (uint32_t q = 0; q < n; q++) {
         weft_err e = weft__tiny_read(t, q, &src[q], NULL, d);
         if (e)
             return e;
-        src[q] += offset;
     }
     return WEFT_OK;
 }
 
-/* dst = ((src[0] op src[1]) op src[2]) ... over count elements. */
-static void fold(weft__reduce_fn fn, void *dst, const unsigned char *const *src, uint32_t n,
-                 size_t count, size_t es)
+void weft__tiny_fold(weft__reduce_fn fn, void *dst, const unsigned char *const *src, uint32_t n,
+                     size_t offset, size_t count, size_t es)
 {
-    memcpy(dst, src[0], count * es);
+    memcpy(dst, src[0] + offset, count * es);
     for (uint32_t q = 1; q < n; q++)
-        fn(dst, src[q], count);
+        fn(dst, src[q] + offset, count);
 }
 
 /* The reducing calls: publishes `in_bytes` of sendbuf and, where want,
@@ -343,9 +339,9 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     e = weft__tiny_publish(&t, want, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
-        e = read_all(&t, src, offset, d);
+        e = weft__tiny_read_all(&t, src, d);
         if (!e)
-            fold(fn, recvbuf, src, c->size, count, weft_dtype_size(dtype));
+            weft__tiny_fold(fn, recvbuf, src, c->size, offset, count, weft_dtype_size(dtype));
     }
     weft__tiny_end(&t, e);
     return e;

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "run/comm_internal.h"
+#include "run/reduce.h"
 #include "weft/plan.h"
 
 /* Slots per rank and the data a slot holds (region.h reserves
@@ -105,6 +106,16 @@ weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, siz
                            weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d);
 weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype dtype, weft_redop op, weft_diag *d);
+
+/* Reads every rank's slot of call t into src (size pointers: those of
+ * weft__tiny_ptrs), in rank order; the first error of weft__tiny_read. */
+weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag *d);
+
+/* dst = ((src[0] op src[1]) op src[2]) ... over the count elements of es
+ * bytes at byte `offset` of each of the n slots: the rank-order fold every
+ * reducing call of the ring makes, bit-identical on every rank. */
+void weft__tiny_fold(weft__reduce_fn fn, void *dst, const unsigned char *const *src, uint32_t n,
+                     size_t offset, size_t count, size_t es);
 
 /* Room for size pointers of the caller's (per communicator). */
 const unsigned char **weft__tiny_ptrs(const weft_comm *c);

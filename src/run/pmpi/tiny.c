@@ -156,8 +156,8 @@ bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void
     memcpy(r.data + head, in, (size_t)sum * es);
     e = weft__tiny_publish(&r, true, &d);
     const unsigned char **src = weft__tiny_ptrs(c);
-    for (uint32_t q = 0; !e && q < n; q++)
-        e = weft__tiny_read(&r, q, &src[q], NULL, &d);
+    if (!e)
+        e = weft__tiny_read_all(&r, src, &d);
     /* Every rank has every rank's recvcounts: the first rank and index
      * that differ from rank 0's, the same message on every rank. */
     for (uint32_t q = 1; !e && q < n; q++) {
@@ -173,14 +173,10 @@ bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void
                           i, a[i], q, b[i]);
     }
     /* This rank's block from every rank's input, folded in rank order
-     * (as weft__tiny_reduce_scatter). */
+     * (weft__tiny_fold, as weft__tiny_reduce_scatter). */
     size_t mine = (size_t)recvcounts[me];
-    if (!e && mine) {
-        size_t off = head + before * es;
-        memcpy(recvbuf, src[0] + off, mine * es);
-        for (uint32_t q = 1; q < n; q++)
-            fn(recvbuf, src[q] + off, mine);
-    }
+    if (!e && mine)
+        weft__tiny_fold(fn, recvbuf, src, n, head + before * es, mine, es);
     weft__tiny_end(&r, e);
     weft__pmpi_leave();
     *rc = tiny_done(&t, k, comm, e, &d);
