@@ -105,6 +105,26 @@ typedef struct weft_proto_model {
 WEFT_API weft_proto_model weft_proto_model_get(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
                                                weft_proto p);
 
+/* The same on hosts whose CPUs are AMD's (amd_hosts) or not: NCCL caps
+ * LL across 2 or more boxes by host CPU vendor, 39.0 / 20.4 GB/s on Intel
+ * hosts (2 boxes / more), 22.5 / 19.0 on AMD hosts (llMaxBws, rows
+ * "Intel-N2/Intel-N4" and "AMD-N2/AMD-N4": src/graph/tuning.cc of
+ * github:NVIDIA/nccl @5067397c lines 179-180 and 270, the same values at
+ * v2.19.3-1 lines 87-88 and 144). weft_proto_model_get is amd_hosts
+ * false. */
+WEFT_API weft_proto_model weft_proto_model_host(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
+                                                weft_proto p, bool amd_hosts);
+
+/* Whether a compute node's cpu= attribute names AMD hosts ("amd",
+ * case-insensitive; NCCL's topology XML says vendor="AuthenticAMD").
+ * NULL or anything else: false (NCCL's figures for Intel hosts). */
+WEFT_API bool weft_proto_cpu_amd(const char *cpu);
+
+/* NCCL's cost to post a network send, us: 2.0 on AMD hosts, 1.0 otherwise
+ * (getNetOverhead, src/graph/tuning.cc @5067397c lines 228-233; v2.19.3-1
+ * lines 111-118). */
+WEFT_API double weft_proto_net_post_us(bool amd_hosts);
+
 /* The fraction of a link's line rate that NCCL's topology model counts it
  * at, for GPUs of generation `arch` (a fabric's arch= text, as
  * weft_gpu_arch_parse reads it) across hop class h. NCCL does not move

@@ -850,6 +850,9 @@ typedef struct weft_nccl_fabric {
                                  search raises it to its top, < 2 x intra) */
     bool nvls_switch;         /* the switch reduces (nvls also needs sm90+ and
                                  2 heads) */
+    bool amd;                 /* the first rank names AMD hosts (cpu=amd,
+                                 weft_proto_cpu_amd): NCCL's LL cap across
+                                 hosts and network overhead for AMD CPUs */
 } weft_nccl_fabric;
 
 /* Describes t (ranks are grouped by their host= attribute; a fabric

@@ -26,10 +26,11 @@ static const double hop_us[WEFT_HOP_COUNT][WEFT_PROTO_COUNT] = {
 static const double net_alone_us[WEFT_PROTO_COUNT] = {5.0, 8.5, 14.0};
 
 /* Ceiling on LL's bus bandwidth, GB/s: inside one box by GPU generation;
- * across 2 or more boxes by host CPU (an x86 Intel host assumed). */
+ * across 2 or more boxes by host CPU, [0] Intel (or unknown) hosts, [1]
+ * AMD hosts (weft/protocol.h, weft_proto_model_host). */
 static const double ll_max_one_box[WEFT_ARCH_COUNT] = {39.0, 87.7, 141.0, 282.0};
-static const double ll_max_two_boxes = 39.0;
-static const double ll_max_more_boxes = 20.4;
+static const double ll_max_two_boxes[2] = {39.0, 22.5};
+static const double ll_max_more_boxes[2] = {20.4, 19.0};
 
 /* Per-channel ceiling on LL128's bus bandwidth, GB/s. */
 static const double ll128_chan_max[WEFT_ARCH_COUNT] = {20.0, 20.0, 36.7, 40.0};
@@ -45,7 +46,8 @@ static const double bw_frac[WEFT_PROTO_COUNT] = {0.5, 0.92, 1.0};
 static const uint64_t step_bytes[WEFT_PROTO_COUNT] = {32768, 576000, 524288};
 
 /* The host's cost to post a network send, us (NCCL's figure for x86 Intel
- * hosts); Simple posts three times per step. */
+ * hosts; AMD's is weft_proto_net_post_us(true)); Simple posts three times
+ * per step. */
 static const double net_post_us = 1.0;
 
 /* Simple rings across boxes stall when each rank's share is more than a
@@ -134,6 +136,22 @@ const char *weft_hop_class_name(weft_hop_class h)
 weft_proto_model weft_proto_model_get(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
                                       weft_proto p)
 {
+    return weft_proto_model_host(a, h, nodes, p, false);
+}
+
+bool weft_proto_cpu_amd(const char *cpu)
+{
+    return cpu && strcasecmp(cpu, "amd") == 0;
+}
+
+double weft_proto_net_post_us(bool amd_hosts)
+{
+    return amd_hosts ? 2.0 : net_post_us;
+}
+
+weft_proto_model weft_proto_model_host(weft_gpu_arch a, weft_hop_class h, uint32_t nodes,
+                                       weft_proto p, bool amd_hosts)
+{
     if ((unsigned)a >= WEFT_ARCH_COUNT)
         a = WEFT_ARCH_AMPERE;
     if ((unsigned)h >= WEFT_HOP_COUNT)
@@ -150,8 +168,8 @@ weft_proto_model weft_proto_model_get(weft_gpu_arch a, weft_hop_class h, uint32_
     };
     if (p == WEFT_PROTO_LL)
         m.total_max_gbps = nodes <= 1   ? ll_max_one_box[a]
-                           : nodes == 2 ? ll_max_two_boxes
-                                        : ll_max_more_boxes;
+                           : nodes == 2 ? ll_max_two_boxes[amd_hosts]
+                                        : ll_max_more_boxes[amd_hosts];
     return m;
 }
 

@@ -48,6 +48,20 @@ int main(void)
     CHECK_INT(m.step_bytes, 32768);
     CHECK(weft_proto_model_get(WEFT_ARCH_AMPERE, WEFT_HOP_NET, 4, WEFT_PROTO_LL).total_max_gbps ==
           20.4);
+    /* On AMD hosts NCCL's row "AMD-N2/AMD-N4" (tuning.cc llMaxBws at
+     * 5067397c lines 179-180): 22.5 GB/s on 2 boxes, 19.0 beyond, whatever
+     * the GPU; one box keeps the GPU's row; posting a send costs 2 us. */
+    CHECK(weft_proto_model_host(WEFT_ARCH_AMPERE, WEFT_HOP_NET, 2, WEFT_PROTO_LL, true)
+              .total_max_gbps == 22.5);
+    CHECK(weft_proto_model_host(WEFT_ARCH_HOPPER, WEFT_HOP_NVLINK, 4, WEFT_PROTO_LL, true)
+              .total_max_gbps == 19.0);
+    CHECK(weft_proto_model_host(WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK, 1, WEFT_PROTO_LL, true)
+              .total_max_gbps == 87.7);
+    CHECK(weft_proto_model_host(WEFT_ARCH_AMPERE, WEFT_HOP_NET, 2, WEFT_PROTO_LL, false)
+              .total_max_gbps == 39.0);
+    CHECK(weft_proto_net_post_us(true) == 2.0 && weft_proto_net_post_us(false) == 1.0);
+    CHECK(weft_proto_cpu_amd("amd") && weft_proto_cpu_amd("AMD"));
+    CHECK(!weft_proto_cpu_amd("intel") && !weft_proto_cpu_amd("amdx") && !weft_proto_cpu_amd(NULL));
     m = weft_proto_model_get(WEFT_ARCH_HOPPER, WEFT_HOP_NVLINK, 1, WEFT_PROTO_LL128);
     CHECK(m.bw_frac == 0.92 && m.chan_max_gbps == 36.7 && close_rel(m.base_s, 14.0e-6));
 

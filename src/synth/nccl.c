@@ -5,7 +5,9 @@
  * github:NVIDIA/nccl @5067397c: the speed lists of src/graph/search.cc
  * (GB/s per channel) and the latencies (us) and per-channel caps (GB/s) of
  * src/graph/tuning.cc. Only the Ampere and Hopper rows are kept; the
- * multi-host LL cap is NCCL's row for Intel hosts. The protocol's part of
+ * multi-host LL cap and the network overhead are NCCL's rows for Intel
+ * hosts unless the fabric's ranks say cpu=amd (weft_proto_cpu_amd). The
+ * protocol's part of
  * the model (what each protocol costs per hop and per byte) sits in one
  * function, proto_model(), so that it can follow a shared protocol model
  * without touching the rest. */
@@ -36,10 +38,11 @@ enum { HW_NVLINK, HW_PCI, HW_NET };
 static const double tree_hw_lat[3][3] = {{0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 /* Caps by [hopper][min(hosts, 3) - 1]. */
 static const double ll_max_single[2] = {87.7, 141.0}; /* one host, by GPU */
-static const double ll_max_multi[2] = {39.0, 20.4};   /* 2 hosts, more (Intel hosts) */
+/* 2 hosts, more; [0] Intel hosts, [1] AMD hosts (llMaxBws, tuning.cc
+ * lines 179-180 and the index1 of line 270). */
+static const double ll_max_multi[2][2] = {{39.0, 20.4}, {22.5, 19.0}};
 static const double tree_ll128_per_ch[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
 static const double tree_per_ch[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-#define NET_OVERHEAD_US 1.0 /* getNetOverhead on x86 Intel hosts */
 /* treeCorrectionFactor (tuning.cc, ncclTopoGetAlgoTime; the same values
  * in NCCL v2.19.3-1): the tree's allreduce bandwidth is scaled at sizes of
  * 64 B x 2^k, k < 23 ("Trees are not perfectly sticking to the model for
@@ -294,6 +297,8 @@ weft_err weft_nccl_fabric_get(const weft_topo *t, weft_nccl_fabric *out, weft_di
             break;
         }
     }
+    f.amd =
+        weft_proto_cpu_amd(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "cpu"));
     f.nvls_switch = f.nvls;
     search(&f);
     *out = f;
@@ -317,13 +322,13 @@ static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_p
 {
     int arch = f->hopper, n2 = f->hosts >= 3 ? 2 : (int)f->hosts - 1;
     double ch = f->search_channels, bw = *busbw;
-    double ll_max = f->hosts == 1 ? ll_max_single[arch] : ll_max_multi[n2 == 1 ? 0 : 1];
+    double ll_max = f->hosts == 1 ? ll_max_single[arch] : ll_max_multi[f->amd][n2 == 1 ? 0 : 1];
     if (p == WEFT_PROTO_LL128 && !f->nvlink)
         return false; /* NCCL enables LL128 on NVLink paths only */
     if (a == 1) {
         /* The ring: weft/protocol.h's figures (the same tuning.cc rows). */
-        weft_proto_model m =
-            weft_proto_model_get(f->arch, f->nvlink ? WEFT_HOP_NVLINK : WEFT_HOP_PCI, f->hosts, p);
+        weft_proto_model m = weft_proto_model_host(
+            f->arch, f->nvlink ? WEFT_HOP_NVLINK : WEFT_HOP_PCI, f->hosts, p, f->amd);
         bw *= m.bw_frac;
         if (m.chan_max_gbps > 0)
             bw = fmin(bw, ch * m.chan_max_gbps);
@@ -442,7 +447,9 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
         if (ai == 1 && weft_coll_has_root(coll)) {
             lat += f->hosts > 1 ? inter : intra; /* NCCL's sameChannels case */
         } else if (ai == 1) {
-            double over = f->hosts > 1 ? NET_OVERHEAD_US * (p == WEFT_PROTO_SIMPLE ? 3 : 1) : 0;
+            double over = f->hosts > 1
+                              ? weft_proto_net_post_us(f->amd) * (p == WEFT_PROTO_SIMPLE ? 3 : 1)
+                              : 0;
             intra = fmax(intra, over);
             lat += (nsteps - inter_steps) * intra + inter_steps * inter;
             /* The ring's plateau across hosts once chunks fill. */

@@ -305,7 +305,16 @@ static weft_topo *oci_a100_topo(void)
  * (220.8 x 120/128 / 2 = 103.5 GB/s, its correction 1.0 from 128 MiB)
  * wins. The published table (oci-a100-2x8-40gb-allreduce.txt) changes
  * shape at 512 MiB and passes the ring's 200 GB/s bus bandwidth from
- * 1 GiB on. */
+ * 1 GiB on.
+ *
+ * The hosts are AMD's (the XML's vendor="AuthenticAMD"; cpu=amd in the
+ * .topo): NCCL's LL cap on 2 nodes is 22.5 GB/s, not Intel's 39.0, and a
+ * network post costs 2 us, not 1 (tuning.cc @5067397c lines 180, 231,
+ * 270). The ring with LL at 4 KiB: bus min(16 x 12 x 0.5, 22.5) = 22.5,
+ * algbw 22.5 x 16/30 = 12.0 GB/s; latency 6.6 + 28 x max(0.6, 2.0) + 2 x
+ * 2.7 = 68.0 us (Intel: min(96, 39) x 16/30 = 20.8 GB/s, 6.6 + 28 x 1.0
+ * + 5.4 = 40.0 us). At 256 KiB the tree with LL128 now beats the ring
+ * with LL (which won with Intel's cap). */
 static void check_oci_a100(void)
 {
     weft_diag d;
@@ -320,12 +329,24 @@ static void check_oci_a100(void)
     CHECK(f.channel_gbps == 12);
     CHECK(f.tree_gbps == 15);
     CHECK_INT(f.channels, 32);
+    CHECK(f.amd);
+    weft_nccl_cost ll;
+    CHECK(weft_nccl_cost_of(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 4096, &ll));
+    CHECK(fabs(ll.algbw_gbps - 12.0) < 1e-12 && fabs(ll.lat_s - 68.0e-6) < 1e-15);
+    weft_nccl_fabric intel = f;
+    intel.amd = false;
+    CHECK(weft_nccl_cost_of(&intel, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL, 4096, &ll));
+    CHECK(fabs(ll.algbw_gbps - 20.8) < 1e-12 && fabs(ll.lat_s - 40.0e-6) < 1e-15);
+    CHECK_ERR(weft_nccl_choose(&intel, WEFT_COLL_ALLREDUCE, 262144.0, &c, &d), WEFT_OK);
+    CHECK_STR(weft_nccl_algo_name(c.algo), "ring");
+    CHECK_STR(weft_proto_name(c.proto), "LL");
     static const struct {
         double bytes;
         weft_nccl_algo algo;
         weft_proto proto;
     } want[] = {
         {1024, WEFT_NCCL_TREE, WEFT_PROTO_LL},
+        {262144.0, WEFT_NCCL_TREE, WEFT_PROTO_LL128},
         {134217728.0, WEFT_NCCL_TREE, WEFT_PROTO_LL128},
         {268435456.0, WEFT_NCCL_TREE, WEFT_PROTO_LL128},
         {536870912.0, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE},
