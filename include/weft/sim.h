@@ -127,6 +127,12 @@ typedef struct weft_sim_opts {
                                 most this fast, GB/s (one NCCL channel: one
                                 thread block copies a channel's steps;
                                 default 0, the slowest link's rate) */
+    double chan_share;       /* gpu model: the share of its bandwidth the
+                                collective's channels move, in (0, 1]: NCCL
+                                launches fewer channels for small sizes
+                                (weft_nccl_channel_share; `weft sim --algo
+                                nccl` and weft_candidate_run set it for
+                                NCCL's allreduce); default 1 */
     int proto;               /* gpu model: the weft_proto to run; -1 (default):
                                 weft_sim_plan, weft_sim_ring(s) and
                                 weft_sim_plans simulate every protocol NCCL

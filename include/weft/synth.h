@@ -912,6 +912,28 @@ typedef struct weft_nccl_cost {
 WEFT_API bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
                                 weft_proto p, double bytes, weft_nccl_cost *out);
 
+/* The channels NCCL launches for a ring or a tree with protocol p on a
+ * collective of `bytes` (NCCL's nBytes: for allreduce the buffer's size):
+ * from the communicator's f->channels down, one at a time, while bytes <
+ * channels x threads x the per-thread work (src/enqueue.cc @5067397c,
+ * topoGetAlgoInfo, lines 2092-2096; LL 8 bytes a thread, times the ranks
+ * for the ring, LL128 8, Simple 64; 512 threads, LL128 640), at least 1.
+ * f->channels for the other algorithms (NVLS runs its heads; CollNet's
+ * own loop is not modelled). Threads are never fewer than NCCL's maximum
+ * here (NCCL halves them below one channel's work too; the count of
+ * channels does not depend on it). */
+WEFT_API uint32_t weft_nccl_channels(const weft_nccl_fabric *f, weft_nccl_algo a, weft_proto p,
+                                     double bytes);
+/* The share of NCCL's bus bandwidth for ring or tree a with protocol p
+ * that the channels weft_nccl_channels gives at `bytes` move: NCCL's
+ * model (weft_nccl_cost_of's bus bandwidth, its per-channel rate and
+ * ceilings) for those channels over that for all of the communicator's,
+ * in (0, 1]; 1 for every other algorithm, an unknown or disabled pair, or
+ * a negative size. The gpu model scales its bandwidth by it
+ * (weft_sim_opts.chan_share). */
+WEFT_API double weft_nccl_channel_share(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
+                                        weft_proto p, double bytes);
+
 /* NCCL's estimate for one algorithm (its best protocol) for coll at
  * `bytes`: *out as weft_nccl_choose fills it, but for `algo` alone
  * (rank_* as in weft_nccl_choose). WEFT_EUNSUPPORTED when NCCL does not run

@@ -206,13 +206,18 @@ static weft_err build_choice(const weft_candidate *a, const weft_topo *t, uint64
 /* NCCL's plan at `size`, built unless the last one is the same; an
  * in-network choice has none (a->innet). */
 static weft_err nccl_plan(weft_candidate *a, const weft_topo *t, uint64_t size, weft_proto *proto,
-                          weft_diag *d)
+                          double *share, weft_diag *d)
 {
     weft_nccl_choice ch;
     weft_err e = weft_candidate_nccl_choice(a, size, &ch, d);
     *proto = ch.proto;
+    *share = 1;
     if (e)
         return e;
+    /* NCCL launches fewer channels for a small allreduce (its nBytes is
+     * the buffer's size; other collectives' are not modelled). */
+    if (a->coll == WEFT_COLL_ALLREDUCE)
+        *share = weft_nccl_channel_share(&a->fabric, a->coll, ch.algo, ch.proto, (double)size);
     a->innet = weft_nccl_algo_innet(ch.algo);
     if (a->innet) {
         a->innet_algo = innet_of(ch.algo);
@@ -270,12 +275,16 @@ weft_err weft_candidate_prepare(weft_candidate *a, const weft_topo *t, uint64_t 
     if (!a->nccl)
         return WEFT_OK;
     weft_proto proto;
-    weft_err e = nccl_plan(a, t, size, &proto, d);
+    double share;
+    weft_err e = nccl_plan(a, t, size, &proto, &share, d);
     if (e)
         return e;
-    /* The gpu model runs the protocol NCCL chose, unless one is set. */
+    /* The gpu model runs the protocol NCCL chose, unless one is set, on
+     * the channels NCCL launches at this size. */
     if (o->model == WEFT_SIM_GPU && o->proto < 0)
         eff->proto = (int)proto;
+    if (o->model == WEFT_SIM_GPU && o->proto < 0)
+        eff->chan_share = share;
     return WEFT_OK;
 }
 

@@ -211,6 +211,9 @@ static void check_set(const char *file, uint32_t rows, bool verbose)
                 break;
             weft_sim_opts on = o;
             on.proto = (int)ch.proto; /* the protocol the source says ran */
+            /* on the channels NCCL launches at this size */
+            on.chan_share = weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, ch.algo, ch.proto,
+                                                    (double)s.size[i]);
             CHECK_ERR(weft_sim_plan(t, nccl, s.size[i], &on, &rn, &d), WEFT_OK);
         } else {
             /* Exactly what `weft sim --algo nccl` runs: NCCL's plan with

@@ -224,6 +224,10 @@ static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, const sim_comm
         frac = m.total_max_gbps / total;
     if (total > 0 && m.chan_max_gbps > 0 && total * frac > GPU_CHANNELS * m.chan_max_gbps)
         frac = GPU_CHANNELS * m.chan_max_gbps / total;
+    /* NCCL's channels at this size (weft_nccl_channel_share): fewer move
+     * less. */
+    if (r->chan_share > 0 && r->chan_share < 1)
+        frac *= r->chan_share;
     r->alpha_s = 0;
     r->slices = 1;
     r->cut_through = true;
@@ -300,9 +304,10 @@ weft_err sim_model_resolve_comm(const weft_sim_opts *o, const weft_topo *t, cons
         r.slices = s < 1 ? 1 : s > WEFT_EXEC_MAX_SLICES ? WEFT_EXEC_MAX_SLICES : (uint32_t)s;
     }
     if (!(r.bw_scale > 0 && r.bw_scale <= 1) || !(r.intra_eff > 0 && r.intra_eff <= 1) ||
-        !(r.launch_s >= 0) || !(r.hop_s >= 0) || !(r.net_hop_s >= 0))
+        !(r.chan_share > 0 && r.chan_share <= 1) || !(r.launch_s >= 0) || !(r.hop_s >= 0) ||
+        !(r.net_hop_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL,
-                             "sim: bw_scale and intra_eff must be in (0, 1], "
+                             "sim: bw_scale, intra_eff and chan_share must be in (0, 1], "
                              "launch and hop latencies >= 0");
     *out = r;
     return WEFT_OK;

@@ -23,6 +23,7 @@ void weft_sim_opts_init(weft_sim_opts *o)
     o->net_hop_s = 0;
     o->step_bytes = 0;
     o->step_gbps = 0;
+    o->chan_share = 1;
     o->proto = -1;
     o->intra_eff = 1;
     for (int k = 0; k < WEFT__COMPUTE_COUNT; k++)

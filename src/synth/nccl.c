@@ -314,14 +314,15 @@ static uint32_t log2_floor(uint32_t v)
 }
 
 /* The protocol's part of NCCL's model: the bus bandwidth of algorithm a
- * (0 tree, 1 ring) with protocol p for coll, from the channels' plain
- * bandwidth busbw, and the per-hop latencies inside and between hosts.
+ * (0 tree, 1 ring) with protocol p for coll, from the plain bandwidth
+ * busbw of ch graph channels (NCCL's graph->nChannels: f->search_channels
+ * in its estimate), and the per-hop latencies inside and between hosts.
  * Returns false when NCCL does not run that pair. */
-static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_proto p,
+static bool proto_model(const weft_nccl_fabric *f, weft_coll coll, int a, weft_proto p, double ch,
                         double *busbw, double *base_lat_us, double *intra_lat, double *inter_lat)
 {
     int arch = f->hopper, n2 = f->hosts >= 3 ? 2 : (int)f->hosts - 1;
-    double ch = f->search_channels, bw = *busbw;
+    double bw = *busbw;
     double ll_max = f->hosts == 1 ? ll_max_single[arch] : ll_max_multi[f->amd][n2 == 1 ? 0 : 1];
     if (p == WEFT_PROTO_LL128 && !f->nvlink)
         return false; /* NCCL enables LL128 on NVLink paths only */
@@ -417,6 +418,14 @@ bool weft_nccl_algo_innet(weft_nccl_algo a)
            a == WEFT_NCCL_COLLNET_CHAIN;
 }
 
+/* A graph channel's rate in NCCL's estimate for the tree (ai 0) or the
+ * ring (1). tuning.cc: bwIntra on up to 2 hosts, bwInter beyond (the
+ * ring's are the same rate). */
+static double ring_tree_rate(const weft_nccl_fabric *f, int ai)
+{
+    return ai == 0 && f->hosts <= 2 && f->tree_gbps > 0 ? f->tree_gbps : f->channel_gbps;
+}
+
 /* NCCL's estimate for algorithm a (not p2p, enabled on f) with protocol
  * p; false when it does not run the pair. algbw_gbps: the bandwidth NCCL
  * divides the bytes by (algorithm bandwidth for ring, tree, NVLS; see
@@ -436,11 +445,8 @@ static bool estimate(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a
         int ai = a == WEFT_NCCL_RING ? 1 : 0;
         double inter_steps = f->hosts <= 1 ? 0 : ar ? 2.0 * (f->hosts - 1) : f->hosts - 1.0;
         double base, intra, inter;
-        /* tuning.cc: bwIntra on up to 2 hosts, bwInter beyond (the ring's
-         * are the same rate). */
-        busbw = f->search_channels *
-                (ai == 0 && f->hosts <= 2 && f->tree_gbps > 0 ? f->tree_gbps : f->channel_gbps);
-        if (!proto_model(f, coll, ai, p, &busbw, &base, &intra, &inter))
+        busbw = f->search_channels * ring_tree_rate(f, ai);
+        if (!proto_model(f, coll, ai, p, f->search_channels, &busbw, &base, &intra, &inter))
             return false;
         algbw = busbw * (ai == 1 ? n / nsteps : 0.5);
         lat = base;
@@ -566,6 +572,63 @@ bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo
         a == WEFT_NCCL_P2P || disabled(f, coll, a))
         return false;
     return estimate(f, coll, a, p, bytes, out);
+}
+
+/* enqueue.cc's per-thread work before NCCL adds a thread or a channel
+ * (threadThresholds, tuning.cc @5067397c lines 588-593:
+ * NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8,
+ * NCCL_SIMPLE_THREAD_THRESHOLD 64 of src/include/comm.h lines 49-51, the
+ * ring's LL times the ranks) and the threads per channel (maxThreads,
+ * tuning.cc lines 244-256: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS
+ * 640, NCCL_SIMPLE_MAX_NTHREADS 512 of src/include/device.h lines 95-114;
+ * the ring's Simple 256 when its graph carries at most PCI_BW, 12 GB/s, in
+ * all). */
+static double thread_work(const weft_nccl_fabric *f, weft_nccl_algo a, weft_proto p)
+{
+    static const double threshold[WEFT_PROTO_COUNT] = {8, 8, 64};
+    static const double threads[WEFT_PROTO_COUNT] = {512, 640, 512};
+    double thr = threshold[p], nt = threads[p];
+    if (a == WEFT_NCCL_RING && p == WEFT_PROTO_LL)
+        thr *= f->ranks;
+    if (a == WEFT_NCCL_RING && p == WEFT_PROTO_SIMPLE &&
+        f->channel_gbps * f->search_channels <= 12.0)
+        nt = 256;
+    return thr * nt;
+}
+
+uint32_t weft_nccl_channels(const weft_nccl_fabric *f, weft_nccl_algo a, weft_proto p, double bytes)
+{
+    uint32_t nc = f->channels;
+    if ((a != WEFT_NCCL_RING && a != WEFT_NCCL_TREE) || (unsigned)p >= WEFT_PROTO_COUNT)
+        return nc;
+    /* enqueue.cc @5067397c lines 2092-2096 (topoGetAlgoInfo, "Ring/Tree
+     * channel tuning"; the same loop in v2.19.3-1 lines 1225-1228). */
+    double work = thread_work(f, a, p);
+    while (nc >= 2 && bytes < nc * work)
+        nc--;
+    return nc;
+}
+
+double weft_nccl_channel_share(const weft_nccl_fabric *f, weft_coll coll, weft_nccl_algo a,
+                               weft_proto p, double bytes)
+{
+    if ((unsigned)coll >= WEFT__COLL_COUNT || (a != WEFT_NCCL_RING && a != WEFT_NCCL_TREE) ||
+        (unsigned)p >= WEFT_PROTO_COUNT || disabled(f, coll, a) || f->channels == 0 ||
+        !(bytes >= 0))
+        return 1;
+    uint32_t nc = weft_nccl_channels(f, a, p, bytes);
+    if (nc >= f->channels)
+        return 1;
+    /* NCCL's graph channel is two of the communicator's (ncclTopoPostset
+     * runs every ring twice), so nc channels are nc / 2 graph channels. */
+    int ai = a == WEFT_NCCL_RING ? 1 : 0;
+    double base, intra, inter;
+    double all = f->search_channels * ring_tree_rate(f, ai);
+    double some = nc / 2.0 * ring_tree_rate(f, ai);
+    if (!proto_model(f, coll, ai, p, f->search_channels, &all, &base, &intra, &inter) ||
+        !proto_model(f, coll, ai, p, nc / 2.0, &some, &base, &intra, &inter) || !(all > 0))
+        return 1;
+    return some < all ? some / all : 1;
 }
 
 /* NCCL's algorithms in the order its tuner tries them (its algorithm

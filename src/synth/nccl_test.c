@@ -398,9 +398,75 @@ static void check_huge_sizes(void)
     weft_topo_free(t);
 }
 
+/* The channels NCCL launches (enqueue.cc @5067397c lines 2092-2096: one
+ * fewer while bytes < channels x threads x per-thread work) and the share
+ * of its bus bandwidth they move, by hand:
+ * - a100:1 (28 channels, 14 graph channels of 20 GB/s, 8 ranks), ring
+ *   with LL: work 8 x 8 ranks x 512 threads = 32768 B a channel; 1 MiB
+ *   keeps 28 (1048576 >= 28 x 32768 = 917504); 64 KiB runs 2; 1 KiB 1.
+ *   Bus bandwidth with 2: min(87.7, 1 x 20 x 0.5) = 10 GB/s, with all:
+ *   min(87.7, 14 x 20 x 0.5 = 140) = 87.7: share 10 / 87.7.
+ * - a100:1, ring with LL128: 8 x 640 = 5120 B a channel: 64 KiB runs 12
+ *   (65536 < 13 x 5120 = 66560); ring with Simple: 64 x 512 = 32768 B
+ *   (14 x 20 = 280 GB/s > PCI_BW's 12: 512 threads): 64 KiB runs 2.
+ * - the dev set's two BM.GPU4.8 nodes (32 channels, 16 graph channels;
+ *   tree's rate 15 GB/s), tree with LL: 8 x 512 = 4096 B a channel, the
+ *   tree's not times the ranks: 1 KiB runs 1, 64 KiB 16, 128 KiB all 32.
+ *   Tree with Simple at 256 KiB: 64 x 512 = 32768: 8 channels, 4 graph
+ *   channels: min(4 x 15 x 0.92, 4 x 23.6) / min(16 x 15 x 0.92, 16 x
+ *   23.6) = 0.25.
+ * - NVLS (h100:1's heads) keeps its channels: share 1. */
+static void check_enqueue_channels(void)
+{
+    weft_diag d;
+    weft_nccl_fabric f;
+    weft_topo *t = preset("a100:1");
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_LL, 1048576), 28);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_LL, 917503), 27);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_LL, 65536), 2);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_LL, 1024), 1);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_LL128, 65536), 12);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_RING, WEFT_PROTO_SIMPLE, 65536), 2);
+        CHECK(fabs(weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL,
+                                           65536) -
+                   10.0 / 87.7) < 1e-12);
+        CHECK(weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_RING, WEFT_PROTO_LL,
+                                      1048576) == 1);
+        /* Not NCCL's to run, or not a ring or a tree: all of it. */
+        CHECK(weft_nccl_channel_share(&f, WEFT_COLL_ALLGATHER, WEFT_NCCL_TREE, WEFT_PROTO_LL,
+                                      1024) == 1);
+        CHECK(weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE,
+                                      1024) == 1);
+        weft_topo_free(t);
+    }
+    t = oci_a100_topo();
+    if (t) {
+        CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_TREE, WEFT_PROTO_LL, 1024), 1);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_TREE, WEFT_PROTO_LL, 65536), 16);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_TREE, WEFT_PROTO_LL, 131072), 32);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 262144), 8);
+        CHECK(fabs(weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, WEFT_NCCL_TREE,
+                                           WEFT_PROTO_SIMPLE, 262144) -
+                   0.25) < 1e-12);
+        weft_topo_free(t);
+    }
+    t = preset("h100:1");
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+        CHECK_INT(weft_nccl_channels(&f, WEFT_NCCL_NVLS, WEFT_PROTO_SIMPLE, 1024), f.channels);
+        weft_topo_free(t);
+    }
+}
+
 int main(void)
 {
     check_oci_a100();
+    check_enqueue_channels();
     check_huge_sizes();
     check_estimates();
     check_forced();
