@@ -4,7 +4,8 @@
  * baselines leave optimal out, an explicit list is kept in order with the
  * reasons of those that do not build (a list of any length); weft_topo_subset
  * keeps a group's ranks and refuses bad groups with the errors it names; and
- * a forced nccl candidate runs what a dev-set fixture's `nccl` line runs. */
+ * a forced nccl candidate runs what a dev-set fixture's `nccl` line runs,
+ * on the channels NCCL launches at the size (fewer at 256 KiB: slower). */
 #include <stdio.h>
 #include <string.h>
 
@@ -191,6 +192,9 @@ static void test_forced(void)
         {"h100:2,nicbw=25", WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 8388608, 64ull << 20},
         {"h100:2,nicbw=25", WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 0, 16ull << 20},
         {"a100:1", WEFT_NCCL_RING, WEFT_PROTO_LL128, 0, 2ull << 20},
+        /* NCCL's tree with Simple at 256 KiB runs 8 of its 16 channels
+         * (64 x 512 = 32 KiB a channel): half the bandwidth. */
+        {"h100:2,nicbw=25", WEFT_NCCL_TREE, WEFT_PROTO_SIMPLE, 8388608, 256ull << 10},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         weft_topo *t = preset(cases[i].spec);
@@ -222,8 +226,17 @@ static void test_forced(void)
             weft_plan_set_step_forward(p, WEFT_NCCL_STEP_OF(cases[i].buffsize), gbps);
         }
         o.proto = (int)cases[i].proto;
+        weft_sim_result all;
+        CHECK_ERR(weft_sim_plan(t, p, cases[i].size, &o, &all, &d), WEFT_OK);
+        /* On the channels NCCL launches at the size, as devset_test. */
+        weft_nccl_fabric f;
+        CHECK_ERR(weft_nccl_fabric_get(t, &f, &d), WEFT_OK);
+        o.chan_share = weft_nccl_channel_share(&f, WEFT_COLL_ALLREDUCE, cases[i].algo,
+                                               cases[i].proto, (double)cases[i].size);
+        CHECK(o.chan_share == (cases[i].size == 256ull << 10 ? 0.5 : 1.0));
         CHECK_ERR(weft_sim_plan(t, p, cases[i].size, &o, &want, &d), WEFT_OK);
         CHECK(got.time_s == want.time_s && got.time_s > 0);
+        CHECK(o.chan_share == 1 ? all.time_s == got.time_s : all.time_s < got.time_s);
         CHECK_INT(got.proto, (int)cases[i].proto);
         printf("%s forced %s %s at %llu: %.9g s (fixture path %.9g s)\n", cases[i].spec,
                weft_nccl_algo_name(cases[i].algo), weft_proto_name(cases[i].proto),
