@@ -1,17 +1,19 @@
 /* weft_allreduce_sparse (weft/comm_sparse.h): the hash-partitioned sparse
  * all-reduce of COO tensors, the runtime's sparse-hash.
  *
- * 1. Header: every rank sends every rank six words (n, index type, count,
- *    and what, if anything, is wrong with its arguments), so that every
- *    rank fails a bad call alike before any pair moves.
- * 2. Local: every pair's index goes through the hash partition's
+ * 1. Local: every pair's index goes through the hash partition's
  *    bijection (weft_sparse_hash_perm); the image names the owner and the
  *    pair's position in the owner's part, which is what travels in place
  *    of the index. The pairs of part j are packed as [positions][values]
  *    in input order (a counting sort by owner: no sort by index at all).
- * 3. Sparse reduce-scatter: the counts go first (one word per pair of
- *    ranks), then every rank's part j to owner j, every message posted at
- *    once.
+ * 2. Header: every rank sends every rank six words (n, index type, count,
+ *    and what, if anything, is wrong with its arguments), with its counts
+ *    per owner, so that every rank fails a bad call alike before any pair
+ *    moves. The parts are packed before it: the header waits for the last
+ *    rank, and the others then send at once.
+ * 3. Sparse reduce-scatter: every rank's part j to owner j, every message
+ *    posted at once (beyond weft__sparse_fold_max ranks the counts, one
+ *    word per pair of ranks, go first in their own exchange).
  * 4. The owner adds the pairs up by position, rank 0's pairs first in
  *    input order, then rank 1's, ... (in a dense accumulator of its part
  *    with a bitmap of the positions seen, or, for a part much larger than
@@ -517,8 +519,14 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     s.per = s.isz + sizeof(float);
     weft_sparse_hash_init(&s.h, n, s.n, NULL);
 
-    /* 2. Each pair's owner and its position in the owner's part (valid
-     * arguments only: an index >= n has no owner). */
+    /* 1. Each pair's owner and its position in the owner's part (valid
+     * arguments only: an index >= n has no owner), then the pairs of part
+     * j packed in input order (a stable counting sort), all before the
+     * header: the header waits for the slowest rank, and every other rank
+     * then sends its parts at once instead of packing them first (on a
+     * machine whose ranks share cores, the packing of three ranks would
+     * otherwise run between the last rank's arrival and the first send).
+     * A rank that cannot allocate its parts says so in its header. */
     if (mine[3] == BAD_NONE) {
         memset(cnt, 0, s.n * sizeof *cnt);
         for (size_t i = 0; i < count; i++) {
@@ -530,7 +538,27 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
             pos[i] = p - weft_sparse_hash_start(&s.h, o);
             cnt[o]++;
         }
+        size_t off = 0;
+        for (uint32_t j = 0; j < s.n; j++) {
+            soff[j] = off;
+            off += align8(cnt[j] * s.per);
+        }
+        if (!(sbuf = weft__malloc(off ? off : 1)))
+            mine[3] = BAD_NOMEM;
     }
+    if (mine[3] == BAD_NONE) {
+        /* goff as the fill level of each part while packing. */
+        memset(goff, 0, s.n * sizeof *goff);
+        for (size_t i = 0; i < count; i++) {
+            uint32_t o = own[i];
+            unsigned char *msg = sbuf + soff[o];
+            size_t at = goff[o]++;
+            store_index(msg, at, s.isz, pos[i]);
+            memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
+        }
+    }
+    weft__free(pos), pos = NULL;
+    weft__free(own), own = NULL;
     for (uint32_t j = 0; fold && j < s.n; j++)
         mine[HDR + j] = mine[3] == BAD_NONE ? cnt[j] : 0;
     e = weft__sparse_gather_words(c, mine, all, hw, d);
@@ -540,28 +568,6 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
         rcount[j] = (size_t)all[(size_t)j * hw + HDR + s.me];
     if (e)
         goto free_all;
-
-    /* The pairs of part j packed in input order (a stable counting sort). */
-    size_t off = 0;
-    for (uint32_t j = 0; j < s.n; j++) {
-        soff[j] = off;
-        off += align8(cnt[j] * s.per);
-    }
-    if (!(sbuf = weft__malloc(off ? off : 1))) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    /* goff as the fill level of each part while packing. */
-    memset(goff, 0, s.n * sizeof *goff);
-    for (size_t i = 0; i < count; i++) {
-        uint32_t o = own[i];
-        unsigned char *msg = sbuf + soff[o];
-        size_t at = goff[o]++;
-        store_index(msg, at, s.isz, pos[i]);
-        memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
-    }
-    weft__free(pos), pos = NULL;
-    weft__free(own), own = NULL;
 
     /* 3. Sparse reduce-scatter: every part to its owner, which adds each
      * rank's pairs as they arrive (4).
