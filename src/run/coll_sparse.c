@@ -231,24 +231,36 @@ typedef struct sparse_call {
     weft_sparse_hash h;
 } sparse_call;
 
-/* The reduce-scatter's exchange: count words (unless known: rcount
- * given) then payloads, every peer's posted at once, each(arg, j) called
- * for every rank's message in rank order as it arrives (this rank's own
- * included). scount[j] pairs at sbuf + soff[j] go to rank j; rcount[j]
- * and roff[j] are filled and *rbuf allocated (8-byte aligned slots).
- * rcount[me] is this rank's own count (its data stays in sbuf). */
-static weft_err exchange(sparse_call *s, bool known, const unsigned char *sbuf,
+/* Exchanges: count words (unless known: rcount given) then payloads,
+ * every peer's posted at once, each(arg, j) called for every rank's
+ * message in rank order as it arrives (this rank's own included).
+ * scount[j] pairs at sbuf + soff[j] go to rank j (all_to_all), or
+ * scount[0] pairs at sbuf to every rank; rcount[j] and roff[j] are filled
+ * and *rbuf allocated (8-byte aligned slots). rcount[me] is this rank's
+ * own count (its data stays in sbuf).
+ *
+ * The all-gather (not all_to_all) sends its payload with its count, before
+ * any count is in: its messages wait for no other rank's (a count would
+ * otherwise queue behind the bulk that every link still carries, and hold
+ * every send back). Its receive buffer is allocated first, for at most
+ * `bound` pairs from all the ranks (the pairs of every rank: no union is
+ * larger than what its owner received), and its callbacks take this rank's
+ * own union first (the unions are disjoint: the order is free). */
+static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
-                         unsigned char **rbuf, weft__sparse_each each, void *arg, weft_diag *d)
+                         unsigned char **rbuf, size_t bound, weft__sparse_each each, void *arg,
+                         weft_diag *d)
 {
     uint32_t n = s->n, me = s->me;
     weft_err e = WEFT_OK;
+    bool early = !all_to_all && !known;
+    size_t cap = early ? bound * s->per + 8 * (size_t)n : 0;
     uint64_t *words = weft__malloc(2 * (size_t)n * sizeof *words);
     const unsigned char **sb = weft__malloc(2 * (size_t)n * sizeof *sb);
     unsigned char **rb = weft__malloc((size_t)n * sizeof *rb);
     size_t *sl = weft__malloc(3 * (size_t)n * sizeof *sl);
     weft__sparse_posts p = {0};
-    if (!words || !sb || !rb || !sl) {
+    if (!words || !sb || !rb || !sl || (early && !(*rbuf = weft__malloc(cap ? cap : 1)))) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_arrays;
     }
@@ -258,17 +270,19 @@ static weft_err exchange(sparse_call *s, bool known, const unsigned char *sbuf,
     size_t *rl = sl + n, *pl = rl + n;
     const unsigned char **pb = sb + n;
     for (uint32_t j = 0; j < n; j++) {
-        words[j] = scount[j];
+        words[j] = all_to_all ? scount[j] : scount[0];
         sb[j] = (const unsigned char *)&words[j];
         rb[j] = (unsigned char *)&theirs[j];
         sl[j] = rl[j] = j == me ? 0 : sizeof *words;
-        pb[j] = sbuf + soff[j];
-        pl[j] = j == me ? 0 : scount[j] * s->per;
+        pb[j] = all_to_all ? sbuf + soff[j] : sbuf;
+        pl[j] = j == me ? 0 : (all_to_all ? scount[j] : scount[0]) * s->per;
     }
     theirs[me] = words[me];
     if (!known) {
         if (!(e = weft__sparse_post_recvs(s->c, &p, rb, rl, d)))
             e = weft__sparse_post_sends(s->c, &p, sb, sl, d);
+        if (!e && early)
+            e = weft__sparse_post_sends(s->c, &p, pb, pl, d);
         if (!e)
             e = weft__sparse_wait_recvs(s->c, &p, d);
         if (e)
@@ -282,7 +296,18 @@ static weft_err exchange(sparse_call *s, bool known, const unsigned char *sbuf,
         if (j != me)
             total += align8(rcount[j] * s->per);
     }
-    if (!(*rbuf = weft__malloc(total ? total : 1))) {
+    if (early && total > cap) {
+        /* Sends are in flight: fail the communicator (its transports drop
+         * them) rather than leave them to a freed buffer. */
+        e = weft__comm_fail(s->c,
+                            weft_diag_set(d, WEFT_EPARSE,
+                                          "sparse allreduce: the unions announced (%zu "
+                                          "bytes) pass the pairs of every rank (%zu)",
+                                          total, cap),
+                            d);
+        goto free_arrays;
+    }
+    if (!early && !(*rbuf = weft__malloc(total ? total : 1))) {
         e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_arrays;
     }
@@ -291,10 +316,10 @@ static weft_err exchange(sparse_call *s, bool known, const unsigned char *sbuf,
         rl[j] = j == me ? 0 : rcount[j] * s->per;
     }
     e = weft__sparse_post_recvs(s->c, &p, rb, rl, d);
-    if (!e)
+    if (!e && !early)
         e = weft__sparse_post_sends(s->c, &p, pb, pl, d);
     if (!e)
-        e = weft__sparse_posts_finish(s->c, &p, each, arg, false, d);
+        e = weft__sparse_posts_finish(s->c, &p, each, arg, early, d);
 free_arrays:
     weft__sparse_posts_free(&p);
     weft__free(sl);
@@ -422,10 +447,8 @@ static weft_err owner_add(void *arg, uint32_t j, weft_diag *d)
     return WEFT_OK;
 }
 
-/* Every rank: a chunk of an owner's sums into the dense output, or into
- * records (every count is in by the first: weft__sparse_gather_chunks'
- * wait_counts). */
-static weft_err gather_put(void *arg, const unsigned char *msg, size_t m, weft_diag *d)
+/* Every rank: owner j's sums into the dense output, or into records. */
+static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
 {
     sparse_sink *k = arg;
     const sparse_call *s = k->s;
@@ -443,6 +466,8 @@ static weft_err gather_put(void *arg, const unsigned char *msg, size_t m, weft_d
         }
         k->started = true;
     }
+    const unsigned char *msg = sink_msg(k, j);
+    size_t m = k->count[j];
     if (k->dense)
         weft__sparse_scatter(k->dense, msg, m, s->isz);
     else
@@ -450,41 +475,6 @@ static weft_err gather_put(void *arg, const unsigned char *msg, size_t m, weft_d
             k->recs[k->k] =
                 (weft__sparse_rec){load_index(msg, i, s->isz), load_value(msg, m, s->isz, i), 0};
     return WEFT_OK;
-}
-
-/* The owner's union in ascending position, a chunk at a time: from the
- * bitmap and the accumulator (by_array), or from the merged records. */
-typedef struct union_src {
-    const sparse_call *s;
-    bool by_array;
-    const uint64_t *seen;
-    const float *acc;
-    uint64_t w, bits; /* the bitmap's word and its bits not yet packed */
-    const weft__sparse_rec *sorted;
-    uint64_t base; /* the part's first image */
-} union_src;
-
-static void union_fill(void *arg, size_t first, size_t m, unsigned char *chunk)
-{
-    union_src *q = arg;
-    const sparse_call *s = q->s;
-    unsigned char *vals = chunk + m * s->isz;
-    for (size_t o = 0; o < m; o++) {
-        uint64_t p;
-        float v;
-        if (q->by_array) {
-            while (!q->bits)
-                q->bits = q->seen[++q->w];
-            p = q->w * 64 + (uint64_t)__builtin_ctzll(q->bits);
-            q->bits &= q->bits - 1;
-            v = q->acc[p];
-        } else {
-            p = q->sorted[first + o].idx;
-            v = q->sorted[first + o].v;
-        }
-        store_index(chunk, o, s->isz, weft_sparse_hash_unperm(&s->h, q->base + p));
-        memcpy(vals + o * sizeof v, &v, sizeof v);
-    }
 }
 
 static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype index_type,
@@ -504,7 +494,7 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     uint64_t *all = weft__malloc((size_t)s.n * hw * sizeof *all);
     uint64_t *pos = NULL;
     uint32_t *own = NULL;
-    unsigned char *sbuf = NULL, *rbuf = NULL;
+    unsigned char *sbuf = NULL, *rbuf = NULL, *gbuf = NULL;
     float *acc = NULL;
     uint64_t *seen = NULL;
     weft__sparse_rec *recs = NULL, *tmp = NULL;
@@ -596,9 +586,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
                            .count = rcount,
                            .off = roff,
                            .part = s.h.q + (s.me < s.h.r)};
-    e = exchange(&s, fold, sbuf, cnt, soff, rcount, roff, &rbuf, owner_add, &own_sum, d);
+    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, 0, owner_add, &own_sum, d);
     acc = own_sum.acc, seen = own_sum.seen, recs = own_sum.recs, tmp = own_sum.tmp;
-    weft__free(rbuf), rbuf = NULL; /* summed (or copied into recs) */
     if (e)
         goto free_all;
     uint64_t part = own_sum.part, base = weft_sparse_hash_start(&s.h, s.me);
@@ -621,31 +610,39 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     }
     weft__free(sbuf);
     if (!(sbuf = weft__malloc(u ? u * s.per : 1))) {
-        e = weft__comm_fail(c, weft_diag_code(d, WEFT_ENOMEM), d);
+        e = weft_diag_code(d, WEFT_ENOMEM);
         goto free_all;
     }
-
-    /* 5. All-gather of the owners' sums in chunks, each packed as the one
-     * before it leaves, and each scattered (or collected) as it arrives. */
-    union_src src = {.s = &s,
-                     .by_array = own_sum.by_array,
-                     .seen = seen,
-                     .acc = acc,
-                     .bits = own_sum.by_array ? seen[0] : 0,
-                     .sorted = sorted,
-                     .base = base};
-    sparse_sink out = {.s = &s, .count = gcount, .dense = dense, .n = n};
-    size_t every = 0; /* the pairs of every rank (judge: times s.per fits) */
-    for (uint32_t r = 0; r < s.n; r++)
-        every += (size_t)all[(size_t)r * hw + 2];
-    e = weft__sparse_gather_chunks(c, s.per, u, sbuf, every, union_fill, &src, !dense, gcount,
-                                   gather_put, &out, d);
-    if (!e && !out.started) /* no pairs anywhere: the output still zeroed, or made */
-        e = gather_put(&out, NULL, 0, d);
+    float *uv = (float *)(void *)(sbuf + u * s.isz);
+    if (own_sum.by_array) {
+        size_t o = 0;
+        for (uint64_t w = 0; w <= part / 64; w++)
+            for (uint64_t bits = seen[w]; bits; bits &= bits - 1) {
+                uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(bits);
+                store_index(sbuf, o, s.isz, weft_sparse_hash_unperm(&s.h, base + p));
+                memcpy(&uv[o++], &acc[p], sizeof(float));
+            }
+    } else {
+        for (size_t i = 0; i < u; i++) {
+            store_index(sbuf, i, s.isz, weft_sparse_hash_unperm(&s.h, base + sorted[i].idx));
+            memcpy(&uv[i], &sorted[i].v, sizeof(float));
+        }
+    }
     weft__free(acc), acc = NULL;
     weft__free(seen), seen = NULL;
     weft__free(recs), recs = NULL;
     weft__free(tmp), tmp = NULL;
+
+    /* 5. All-gather of the owners' sums, scattered (or collected) as they
+     * arrive, this rank's own first. */
+    size_t mycount[1] = {u}, myoff[1] = {0};
+    sparse_sink out = {
+        .s = &s, .own = sbuf, .in = &gbuf, .count = gcount, .off = goff, .dense = dense, .n = n};
+    size_t every = 0; /* the pairs of every rank (judge: times s.per fits) */
+    for (uint32_t r = 0; r < s.n; r++)
+        every += (size_t)all[(size_t)r * hw + 2];
+    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, gather_put,
+                 &out, d);
     recs = out.recs, tmp = out.tmp;
     if (e || dense)
         goto free_all;
@@ -673,6 +670,7 @@ free_all:
     weft__free(recs);
     weft__free(seen);
     weft__free(acc);
+    weft__free(gbuf);
     weft__free(rbuf);
     weft__free(sbuf);
     weft__free(own);

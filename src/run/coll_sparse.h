@@ -88,41 +88,4 @@ weft_err weft__sparse_post_all(struct weft_comm *c, const unsigned char *const *
 weft_err weft__sparse_gather_words(struct weft_comm *c, const uint64_t *mine, uint64_t *all,
                                    size_t w, weft_diag *d);
 
-/* Step 5, the all-gather of the owners' unions in chunks
- * (coll_sparse_gather.c). A union of u pairs travels as chunks of
- * weft__sparse_chunk_pairs(per) pairs (the last one shorter), each laid
- * out [indices][values] as a message of its own, right behind the count
- * (one word). WEFT__SPARSE_CHUNK_BYTES is two of the TCP transport's
- * 64 KiB parts (src/run/transport/tcp/tcp.c, TCP_MIN_PART), so that a
- * chunk still rides both of the default two connections to a peer
- * (WEFT_DEFAULT_TCP_CONNS, weft/comm.h) as a whole union did; consuming
- * one costs tens of microseconds at bench_sparse_kernels' rates. */
-#define WEFT__SPARSE_CHUNK_BYTES (128u * 1024u)
-/* The chunk's bytes the gather uses: WEFT__SPARSE_CHUNK_BYTES (the test
- * sets a few hundred, for many chunks and short last ones). */
-extern size_t weft__sparse_chunk_bytes;
-/* Pairs of per bytes a chunk of weft__sparse_chunk_bytes carries: even
- * (so that chunks of 12-byte pairs start at 8-byte boundaries), at least
- * 2. */
-size_t weft__sparse_chunk_pairs(size_t per);
-/* Packs pairs [first, first + m) of this rank's union into chunk as [m
- * indices][m values]; called for first = 0, cp, 2 cp, ... in order. */
-typedef void (*weft__sparse_fill)(void *arg, size_t first, size_t m, unsigned char *chunk);
-/* Consumes m pairs of some rank's union laid out [indices][values]. */
-typedef weft_err (*weft__sparse_put)(void *arg, const unsigned char *chunk, size_t m, weft_diag *d);
-/* This rank's union of u pairs (packed into sbuf, u x per bytes, by fill,
- * a chunk at a time, each chunk sent to every rank as soon as it is
- * packed) to every rank, and every rank's to this one: put is called once
- * per chunk of every rank's union, this rank's included, as soon as it is
- * in, in no fixed order across ranks (the unions are disjoint); with
- * wait_counts only once every count is in. counts[j] is rank j's count
- * once it is in (all of them before the first put with wait_counts).
- * Counts whose unions pass bound pairs in all (8-byte aligned each) fail
- * the communicator (WEFT_EPARSE), as does running out of memory. A put's error stops the puts, not
- * the transfers: it is returned once every request is complete. Blocking. */
-weft_err weft__sparse_gather_chunks(struct weft_comm *c, size_t per, size_t u, unsigned char *sbuf,
-                                    size_t bound, weft__sparse_fill fill, void *fill_arg,
-                                    bool wait_counts, size_t *counts, weft__sparse_put put,
-                                    void *put_arg, weft_diag *d);
-
 #endif

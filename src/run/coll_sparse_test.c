@@ -339,10 +339,5 @@ int main(void)
     run(4, WEFT_TRANSPORT_TCP, false, "tcp, counts apart");
     weft__sparse_fold_max = 64;
     run(8, WEFT_TRANSPORT_TCP, true, "tcp");
-    /* Unions in many chunks of 16 to 24 pairs, the last ones shorter. */
-    weft__sparse_chunk_bytes = 200;
-    run(3, WEFT_TRANSPORT_SHM, true, "shm, small chunks");
-    run(4, WEFT_TRANSPORT_TCP, false, "tcp, small chunks");
-    weft__sparse_chunk_bytes = WEFT__SPARSE_CHUNK_BYTES;
     return weft_test_done();
 }
