@@ -23,9 +23,10 @@
  * 5. All-gather: every owner sends its summed pairs to every rank (counts
  *    first), and every rank scatters them into its dense output, or sorts
  *    them by index (LSD radix) into one ascending sparse result. The
- *    owners' unions are disjoint, so the order is free: a rank zeroes its
- *    output and scatters its own union while the others' are on their way
- *    (off the tail of the call), then the others in rank order.
+ *    owners' unions are disjoint, so the order is free: a rank scatters
+ *    its own union while the others' are on their way (off the tail of
+ *    the call), then the others in rank order. A dense output is zeroed
+ *    earlier, while the reduce-scatter's pairs are on the wire.
  *
  * Wire sizes are the plan's (docs/compression.md, "The collectives"): a
  * message of c pairs is c x (isz + 4) bytes; the receiver places each
@@ -40,6 +41,7 @@
 #include "run/coll_sparse.h"
 #include "run/comm_fail.h"
 #include "run/comm_internal.h"
+#include "run/p2p.h"
 #include "weft/comm_sparse.h"
 #include "weft/compress.h"
 
@@ -245,11 +247,17 @@ typedef struct sparse_call {
  * every send back). Its receive buffer is allocated first, for at most
  * `bound` pairs from all the ranks (the pairs of every rank: no union is
  * larger than what its owner received), and its callbacks take this rank's
- * own union first (the unions are disjoint: the order is free). */
+ * own union first (the unions are disjoint: the order is free).
+ *
+ * With fill, the n floats at fill are zeroed once every send is posted and
+ * the transports have taken what they can, before the first wait: a dense
+ * output zeroed while the reduce-scatter's pairs are on the wire, where
+ * the CPUs wait, rather than at the start of the all-gather, where every
+ * rank's zeroing would compete with the last owner's union for them. */
 static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
-                         unsigned char **rbuf, size_t bound, weft__sparse_each each, void *arg,
-                         weft_diag *d)
+                         unsigned char **rbuf, size_t bound, float *fill, weft__sparse_each each,
+                         void *arg, weft_diag *d)
 {
     uint32_t n = s->n, me = s->me;
     weft_err e = WEFT_OK;
@@ -318,6 +326,8 @@ static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsi
     e = weft__sparse_post_recvs(s->c, &p, rb, rl, d);
     if (!e && !early)
         e = weft__sparse_post_sends(s->c, &p, pb, pl, d);
+    if (!e && fill && !(e = weft__comm_kick(s->c, d)))
+        memset(fill, 0, (size_t)s->elems * sizeof *fill);
     if (!e)
         e = weft__sparse_posts_finish(s->c, &p, each, arg, early, d);
 free_arrays:
@@ -357,7 +367,9 @@ typedef struct sparse_sink {
     uint64_t *seen;
     weft__sparse_rec *recs, *tmp;
     size_t k;
-    /* All-gather: the dense output, or recs (sparse). */
+    /* All-gather: the dense output (zeroed already when zeroed), or recs
+     * (sparse). */
+    bool zeroed;
     float *dense;
     uint64_t n;
 } sparse_sink;
@@ -454,7 +466,8 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
     const sparse_call *s = k->s;
     if (!k->started) {
         if (k->dense) {
-            memset(k->dense, 0, (size_t)k->n * sizeof *k->dense);
+            if (!k->zeroed)
+                memset(k->dense, 0, (size_t)k->n * sizeof *k->dense);
         } else {
             size_t total = 0;
             for (uint32_t r = 0; r < s->n; r++)
@@ -586,7 +599,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
                            .count = rcount,
                            .off = roff,
                            .part = s.h.q + (s.me < s.h.r)};
-    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, 0, owner_add, &own_sum, d);
+    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, 0, dense, owner_add,
+                 &own_sum, d);
     acc = own_sum.acc, seen = own_sum.seen, recs = own_sum.recs, tmp = own_sum.tmp;
     if (e)
         goto free_all;
@@ -641,8 +655,9 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     size_t every = 0; /* the pairs of every rank (judge: times s.per fits) */
     for (uint32_t r = 0; r < s.n; r++)
         every += (size_t)all[(size_t)r * hw + 2];
-    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, gather_put,
-                 &out, d);
+    out.zeroed = dense != NULL; /* in the reduce-scatter's exchange */
+    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, NULL,
+                 gather_put, &out, d);
     recs = out.recs, tmp = out.tmp;
     if (e || dense)
         goto free_all;
