@@ -419,6 +419,22 @@ WEFT_API void weft_plan_set_step_forward(weft_plan *p, uint64_t step_bytes, doub
 /* The step weft_plan_set_step_forward set, 0 for none, and (chan_gbps
  * not NULL) its rate cap, 0 for none. */
 WEFT_API uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps);
+/* Marks p as moved whole message by message: each op's bytes travel as
+ * one message, and what depends on the op starts once all of it is in,
+ * as weft runs its compressed and sparse all-reduces (src/run/coll_sparse.c,
+ * coll_quant.c: one message per peer and phase, outside the plan
+ * executor, which cuts every copy in slices). The runtime model of
+ * weft_sim_plan then moves every copy of p in one slice (unless
+ * weft_sim_opts.slice_bytes says otherwise), as weft_sim_opts.whole asks
+ * of any plan; other models ignore it. The builders of the compressed and
+ * sparse plans set it (sparse-ag, quant-2shot, sparse-hash, sparse-range,
+ * hier-quant; docs/compression.md); false (the default) clears it. Copied
+ * by weft_plan_copy, compared by weft_plan_equal, and carried by the text
+ * form (a `whole` line) and the JSON form ("whole": true;
+ * docs/plan-format.md); MSCCL XML has no place for it. */
+WEFT_API void weft_plan_set_whole_messages(weft_plan *p, bool whole);
+/* True when weft_plan_set_whole_messages marked p. */
+WEFT_API bool weft_plan_whole_messages(const weft_plan *p);
 /* True when p carries op sizes. */
 WEFT_API bool weft_plan_has_op_sizes(const weft_plan *p);
 /* True when p's ops move bytes of their own (a traffic matrix or op sizes)

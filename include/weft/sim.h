@@ -110,7 +110,10 @@ typedef struct weft_sim_opts {
                                 depends on it starts, as weft's compressed and
                                 sparse all-reduces run (src/run/coll_sparse.c,
                                 coll_quant.c: one message per peer and phase,
-                                outside the executor); default false */
+                                outside the executor); default false. A plan
+                                marked whole (weft_plan_whole_messages, as the
+                                compressed and sparse builders mark theirs)
+                                runs so without it */
     double bw_scale;         /* fraction of every link's bandwidth that carries data:
                                 a transfer puts bytes / bw_scale on the wire (a
                                 protocol's flags; default 1) */

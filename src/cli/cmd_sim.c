@@ -115,7 +115,8 @@ static const cli_syntax sim_syntax = {
              "           45 us per slice message, store and forward per slice (default\n"
              "           elsewhere); the compressed and sparse rows (quant-2shot,\n"
              "           hier-quant, sparse-*) move each message whole, as weft's\n"
-             "           runtime runs them (one message per peer and phase);\n"
+             "           runtime runs them (one message per peer and phase): their\n"
+             "           plans are marked so, also when saved and read with --plan;\n"
              "  fluid    the idealised flow model, with --alpha, --slices and --cut-through\n"
              "           as given (0, 1, off); any of those flags selects it. In an alltoallv\n"
              "           plan it shares links in proportion to bytes (a schedule pacing each\n"
@@ -642,9 +643,6 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_args;
     if (!model_set)
         o.model = weft_sim_model_default(t);
-    /* The runtime runs the compressed and sparse all-reduces outside the
-     * executor: the runtime model moves their messages whole. */
-    o.whole = cli_sparse_algo(algo);
     if (o.proto >= 0 && o.model != WEFT_SIM_GPU) {
         rc = cli_usage_error(&sim_syntax, "--proto is the gpu model's; this runs the %s model",
                              weft_sim_model_name(o.model));
@@ -758,6 +756,11 @@ int cli_cmd_sim(int argc, char **argv)
             goto free_all;
         }
     }
+    /* The runtime runs the compressed and sparse all-reduces outside the
+     * executor: their plans say so (weft_plan_whole_messages, also when
+     * read with --plan), and the runtime model moves their messages whole
+     * (the simulator reads the plan's mark; o.whole for the header). */
+    o.whole = subject.plan && weft_plan_whole_messages(subject.plan);
     /* An alltoallv plan is simulated at its own size (the matrix's bytes). */
     const weft_traffic *tm = subject.plan ? weft_plan_traffic(subject.plan) : NULL;
     if (tm && size_s) {

@@ -421,6 +421,7 @@ weft_err weft_plan_copy(const weft_plan *p, weft_plan **out)
         goto free_copy;
     q->step_forward = p->step_forward;
     q->step_gbps = p->step_gbps;
+    q->whole = p->whole;
     *out = q;
     return WEFT_OK;
 free_copy:
@@ -442,7 +443,7 @@ bool weft_plan_equal(const weft_plan *a, const weft_plan *b)
         a->info.scratch != b->info.scratch || a->info.inplace != b->info.inplace ||
         a->nops != b->nops || !a->traffic.bytes != !b->traffic.bytes ||
         a->ncircuits != b->ncircuits || !a->op_bytes != !b->op_bytes ||
-        a->step_forward != b->step_forward || a->step_gbps != b->step_gbps)
+        a->step_forward != b->step_forward || a->step_gbps != b->step_gbps || a->whole != b->whole)
         return false;
     if (a->op_bytes &&
         (a->op_size != b->op_size || a->op_bytes_n != b->op_bytes_n ||
@@ -523,4 +524,14 @@ uint64_t weft_plan_step_forward(const weft_plan *p, double *chan_gbps)
     if (chan_gbps)
         *chan_gbps = p->step_gbps;
     return p->step_forward;
+}
+
+void weft_plan_set_whole_messages(weft_plan *p, bool whole)
+{
+    p->whole = whole;
+}
+
+bool weft_plan_whole_messages(const weft_plan *p)
+{
+    return p->whole;
 }

@@ -67,6 +67,8 @@ struct weft_plan {
      * step (NCCL's tree with Simple). */
     uint64_t step_forward;
     double step_gbps;
+    /* weft_plan_set_whole_messages: its messages move whole. */
+    bool whole;
     /* Circuit configurations (plan_circuit.c), in order of addition. */
     weft__plan_circuit *circuits;
     size_t ncircuits, circuit_cap;

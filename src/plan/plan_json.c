@@ -34,6 +34,8 @@ weft_err weft_plan_write_json(const weft_plan *p, FILE *f)
         fprintf(f, ",\"forward\":{\"step\":%llu,\"gbps\":%s}", (unsigned long long)p->step_forward,
                 gbps);
     }
+    if (p->whole)
+        fputs(",\"whole\":true", f);
     const weft_traffic *tm = weft_plan_traffic(p);
     if (tm) {
         fputs(",\"traffic\":[", f);

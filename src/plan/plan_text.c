@@ -60,6 +60,7 @@ typedef struct parser {
     size_t op_bytes_cap;
     uint64_t step_bytes; /* a `forward` line: the step, 0 for none */
     double step_gbps;    /* and its rate cap, 0 for none */
+    bool whole;          /* a `whole` line */
 } parser;
 
 enum { H_COLL = 1, H_RANKS = 2, H_ROOT = 4, H_CHUNKS = 8, H_SCRATCH = 16, H_INPLACE = 32 };
@@ -416,6 +417,20 @@ static weft_err parse_forward(parser *ps, const tok *t, size_t nt)
     if (ps->step_bytes == 0)
         return fail(ps, t[1].col, "the step must be at least 1 byte");
     return nt == 3 ? parse_gbps(ps, &t[2], &ps->step_gbps) : WEFT_OK;
+}
+
+/* "whole": the plan's messages move whole (weft_plan_set_whole_messages:
+ * the compressed and sparse all-reduces). */
+static weft_err parse_whole(parser *ps, const tok *t, size_t nt)
+{
+    if (ps->plan)
+        return fail(ps, t[0].col, "'whole' must come before the first op");
+    if (ps->whole)
+        return fail(ps, t[0].col, "'whole' given twice");
+    if (nt != 1)
+        return fail(ps, t[1].col, "'whole' takes nothing, not '%.*s'", (int)t[1].len, t[1].s);
+    ps->whole = true;
+    return WEFT_OK;
 }
 
 /* Creates the plan once the header is complete; col locates the statement
@@ -797,6 +812,8 @@ static weft_err parse_line(parser *ps, const char *s, size_t n, tok *toks)
         return parse_size(ps, toks, nt);
     if (tok_is(&toks[0], "forward"))
         return parse_forward(ps, toks, nt);
+    if (tok_is(&toks[0], "whole"))
+        return parse_whole(ps, toks, nt);
     for (size_t k = 0; k < sizeof header_keys / sizeof header_keys[0]; k++) {
         if (tok_is(&toks[0], header_keys[k].word))
             return parse_header(ps, header_keys[k].bit, header_keys[k].word, toks, nt);
@@ -876,6 +893,7 @@ weft_err weft_plan_parse(const char *text, size_t len, const char *name, weft_pl
                                                   ps.op_bytes ? ps.op_bytes : &ps.op_size, d)))
         goto free_parser;
     weft_plan_set_step_forward(ps.plan, ps.step_bytes, ps.step_gbps);
+    weft_plan_set_whole_messages(ps.plan, ps.whole);
     *out = ps.plan;
     ps.plan = NULL;
 free_parser:
@@ -935,6 +953,8 @@ weft_err weft_plan_write(const weft_plan *p, FILE *f)
             fprintf(f, " %s", gbps);
         fputc('\n', f);
     }
+    if (p->whole)
+        fputs("whole\n", f);
     const weft_traffic *tm = weft_plan_traffic(p);
     for (uint32_t r = 0; tm && r < tm->ranks; r++)
         for (uint32_t c0 = 0; c0 < tm->ranks; c0 += TRAFFIC_PER_LINE) {

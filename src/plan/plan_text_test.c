@@ -190,6 +190,9 @@ static const struct {
      "t.plan:5:1: 'forward' takes the step's bytes and, optionally, its rate in GB/s"},
     {H "forward 8 1\nforward 8\n", "t.plan:6:1: 'forward' given twice"},
     {H "op 0 nop 0\nforward 8\n", "t.plan:6:1: 'forward' must come before the first op"},
+    {H "whole yes\n", "t.plan:5:7: 'whole' takes nothing, not 'yes'"},
+    {H "whole\nwhole\n", "t.plan:6:1: 'whole' given twice"},
+    {H "op 0 nop 0\nwhole\n", "t.plan:6:1: 'whole' must come before the first op"},
     {"weft-plan 1\n# caf\xc3\xa9 ok, then \xff\n", "t.plan:2:18: invalid UTF-8"},
     {"weft-plan 1\n# overlong \xc0\xaf\n", "t.plan:2:12: invalid UTF-8"},
     {"weft-plan 1\ncoll\x01 allgather\n", "t.plan:2:5: control character 0x01"},
@@ -360,6 +363,46 @@ static void test_forward(void)
     weft_plan_free(p);
 }
 
+/* The `whole` line (weft_plan_set_whole_messages): read, written back in
+ * the same bytes after `forward`, equal after a round trip (and unequal to
+ * the plan without it), and in the JSON form. */
+static void test_whole(void)
+{
+    const char *t = "weft-plan 1\ncoll allreduce\nranks 2\nchunks 1\nscratch 0\ninplace yes\n"
+                    "forward 8\nwhole\nop 0 reduce 0:out[0] 1:out[0]\nop 1 copy 1:out[0] 0:out[0] "
+                    "deps=0\n";
+    weft_plan *p = NULL;
+    CHECK_ERR(weft_plan_parse(t, strlen(t), "w.plan", &p, NULL), WEFT_OK);
+    if (!p)
+        return;
+    CHECK(weft_plan_whole_messages(p));
+    size_t len;
+    char *out = write_text(p, &len);
+    CHECK_STR(out, t);
+    free(out);
+    round_trip("w.plan", p);
+    weft_plan *q = NULL;
+    CHECK_ERR(weft_plan_copy(p, &q), WEFT_OK);
+    CHECK(q && weft_plan_whole_messages(q) && weft_plan_equal(p, q));
+    if (q) {
+        weft_plan_set_whole_messages(q, false);
+        CHECK(!weft_plan_equal(p, q));
+        out = write_text(q, &len);
+        CHECK(out && strstr(out, "whole") == NULL);
+        free(out);
+        weft_plan_free(q);
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    CHECK_ERR(weft_plan_write_json(p, f), WEFT_OK);
+    fclose(f);
+    CHECK(buf &&
+          strstr(buf, "\"forward\":{\"step\":8,\"gbps\":0},\"whole\":true,\"ops\":[") != NULL);
+    free(buf);
+    weft_plan_free(p);
+}
+
 static weft_err ctor_parse(void *arg)
 {
     weft_plan **out = arg;
@@ -415,6 +458,7 @@ int main(void)
     test_errors();
     test_json();
     test_forward();
+    test_whole();
     test_long_line();
     weft_plan *p = NULL;
     CHECK(weft_test_oom_sweep("parse", ctor_parse, dtor_parse, &p) > 5);

@@ -1,17 +1,19 @@
 /* weft_allreduce_sparse (weft/comm_sparse.h): the hash-partitioned sparse
  * all-reduce of COO tensors, the runtime's sparse-hash.
  *
- * 1. Header: every rank sends every rank six words (n, index type, count,
- *    and what, if anything, is wrong with its arguments), so that every
- *    rank fails a bad call alike before any pair moves.
- * 2. Local: every pair's index goes through the hash partition's
+ * 1. Local: every pair's index goes through the hash partition's
  *    bijection (weft_sparse_hash_perm); the image names the owner and the
  *    pair's position in the owner's part, which is what travels in place
  *    of the index. The pairs of part j are packed as [positions][values]
  *    in input order (a counting sort by owner: no sort by index at all).
- * 3. Sparse reduce-scatter: the counts go first (one word per pair of
- *    ranks), then every rank's part j to owner j, every message posted at
- *    once.
+ * 2. Header: every rank sends every rank six words (n, index type, count,
+ *    and what, if anything, is wrong with its arguments), with its counts
+ *    per owner, so that every rank fails a bad call alike before any pair
+ *    moves. The parts are packed before it: the header waits for the last
+ *    rank, and the others then send at once.
+ * 3. Sparse reduce-scatter: every rank's part j to owner j, every message
+ *    posted at once (beyond weft__sparse_fold_max ranks the counts, one
+ *    word per pair of ranks, go first in their own exchange).
  * 4. The owner adds the pairs up by position, rank 0's pairs first in
  *    input order, then rank 1's, ... (in a dense accumulator of its part
  *    with a bitmap of the positions seen, or, for a part much larger than
@@ -21,9 +23,10 @@
  * 5. All-gather: every owner sends its summed pairs to every rank (counts
  *    first), and every rank scatters them into its dense output, or sorts
  *    them by index (LSD radix) into one ascending sparse result. The
- *    owners' unions are disjoint, so the order is free: a rank zeroes its
- *    output and scatters its own union while the others' are on their way
- *    (off the tail of the call), then the others in rank order.
+ *    owners' unions are disjoint, so the order is free: a rank scatters
+ *    its own union while the others' are on their way (off the tail of
+ *    the call), then the others in rank order. A dense output is zeroed
+ *    earlier, while the reduce-scatter's pairs are on the wire.
  *
  * Wire sizes are the plan's (docs/compression.md, "The collectives"): a
  * message of c pairs is c x (isz + 4) bytes; the receiver places each
@@ -38,6 +41,7 @@
 #include "run/coll_sparse.h"
 #include "run/comm_fail.h"
 #include "run/comm_internal.h"
+#include "run/p2p.h"
 #include "weft/comm_sparse.h"
 #include "weft/compress.h"
 
@@ -243,11 +247,17 @@ typedef struct sparse_call {
  * every send back). Its receive buffer is allocated first, for at most
  * `bound` pairs from all the ranks (the pairs of every rank: no union is
  * larger than what its owner received), and its callbacks take this rank's
- * own union first (the unions are disjoint: the order is free). */
+ * own union first (the unions are disjoint: the order is free).
+ *
+ * With fill, the n floats at fill are zeroed once every send is posted and
+ * the transports have taken what they can, before the first wait: a dense
+ * output zeroed while the reduce-scatter's pairs are on the wire, where
+ * the CPUs wait, rather than at the start of the all-gather, where every
+ * rank's zeroing would compete with the last owner's union for them. */
 static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsigned char *sbuf,
                          const size_t *scount, const size_t *soff, size_t *rcount, size_t *roff,
-                         unsigned char **rbuf, size_t bound, weft__sparse_each each, void *arg,
-                         weft_diag *d)
+                         unsigned char **rbuf, size_t bound, float *fill, weft__sparse_each each,
+                         void *arg, weft_diag *d)
 {
     uint32_t n = s->n, me = s->me;
     weft_err e = WEFT_OK;
@@ -316,6 +326,8 @@ static weft_err exchange(sparse_call *s, bool all_to_all, bool known, const unsi
     e = weft__sparse_post_recvs(s->c, &p, rb, rl, d);
     if (!e && !early)
         e = weft__sparse_post_sends(s->c, &p, pb, pl, d);
+    if (!e && fill && !(e = weft__comm_kick(s->c, d)))
+        memset(fill, 0, (size_t)s->elems * sizeof *fill);
     if (!e)
         e = weft__sparse_posts_finish(s->c, &p, each, arg, early, d);
 free_arrays:
@@ -355,7 +367,9 @@ typedef struct sparse_sink {
     uint64_t *seen;
     weft__sparse_rec *recs, *tmp;
     size_t k;
-    /* All-gather: the dense output, or recs (sparse). */
+    /* All-gather: the dense output (zeroed already when zeroed), or recs
+     * (sparse). */
+    bool zeroed;
     float *dense;
     uint64_t n;
 } sparse_sink;
@@ -452,7 +466,8 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
     const sparse_call *s = k->s;
     if (!k->started) {
         if (k->dense) {
-            memset(k->dense, 0, (size_t)k->n * sizeof *k->dense);
+            if (!k->zeroed)
+                memset(k->dense, 0, (size_t)k->n * sizeof *k->dense);
         } else {
             size_t total = 0;
             for (uint32_t r = 0; r < s->n; r++)
@@ -517,8 +532,14 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     s.per = s.isz + sizeof(float);
     weft_sparse_hash_init(&s.h, n, s.n, NULL);
 
-    /* 2. Each pair's owner and its position in the owner's part (valid
-     * arguments only: an index >= n has no owner). */
+    /* 1. Each pair's owner and its position in the owner's part (valid
+     * arguments only: an index >= n has no owner), then the pairs of part
+     * j packed in input order (a stable counting sort), all before the
+     * header: the header waits for the slowest rank, and every other rank
+     * then sends its parts at once instead of packing them first (on a
+     * machine whose ranks share cores, the packing of three ranks would
+     * otherwise run between the last rank's arrival and the first send).
+     * A rank that cannot allocate its parts says so in its header. */
     if (mine[3] == BAD_NONE) {
         memset(cnt, 0, s.n * sizeof *cnt);
         for (size_t i = 0; i < count; i++) {
@@ -530,7 +551,27 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
             pos[i] = p - weft_sparse_hash_start(&s.h, o);
             cnt[o]++;
         }
+        size_t off = 0;
+        for (uint32_t j = 0; j < s.n; j++) {
+            soff[j] = off;
+            off += align8(cnt[j] * s.per);
+        }
+        if (!(sbuf = weft__malloc(off ? off : 1)))
+            mine[3] = BAD_NOMEM;
     }
+    if (mine[3] == BAD_NONE) {
+        /* goff as the fill level of each part while packing. */
+        memset(goff, 0, s.n * sizeof *goff);
+        for (size_t i = 0; i < count; i++) {
+            uint32_t o = own[i];
+            unsigned char *msg = sbuf + soff[o];
+            size_t at = goff[o]++;
+            store_index(msg, at, s.isz, pos[i]);
+            memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
+        }
+    }
+    weft__free(pos), pos = NULL;
+    weft__free(own), own = NULL;
     for (uint32_t j = 0; fold && j < s.n; j++)
         mine[HDR + j] = mine[3] == BAD_NONE ? cnt[j] : 0;
     e = weft__sparse_gather_words(c, mine, all, hw, d);
@@ -540,28 +581,6 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
         rcount[j] = (size_t)all[(size_t)j * hw + HDR + s.me];
     if (e)
         goto free_all;
-
-    /* The pairs of part j packed in input order (a stable counting sort). */
-    size_t off = 0;
-    for (uint32_t j = 0; j < s.n; j++) {
-        soff[j] = off;
-        off += align8(cnt[j] * s.per);
-    }
-    if (!(sbuf = weft__malloc(off ? off : 1))) {
-        e = weft_diag_code(d, WEFT_ENOMEM);
-        goto free_all;
-    }
-    /* goff as the fill level of each part while packing. */
-    memset(goff, 0, s.n * sizeof *goff);
-    for (size_t i = 0; i < count; i++) {
-        uint32_t o = own[i];
-        unsigned char *msg = sbuf + soff[o];
-        size_t at = goff[o]++;
-        store_index(msg, at, s.isz, pos[i]);
-        memcpy(msg + cnt[o] * s.isz + at * sizeof(float), &values[i], sizeof(float));
-    }
-    weft__free(pos), pos = NULL;
-    weft__free(own), own = NULL;
 
     /* 3. Sparse reduce-scatter: every part to its owner, which adds each
      * rank's pairs as they arrive (4).
@@ -580,7 +599,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
                            .count = rcount,
                            .off = roff,
                            .part = s.h.q + (s.me < s.h.r)};
-    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, 0, owner_add, &own_sum, d);
+    e = exchange(&s, true, fold, sbuf, cnt, soff, rcount, roff, &rbuf, 0, dense, owner_add,
+                 &own_sum, d);
     acc = own_sum.acc, seen = own_sum.seen, recs = own_sum.recs, tmp = own_sum.tmp;
     if (e)
         goto free_all;
@@ -635,8 +655,9 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     size_t every = 0; /* the pairs of every rank (judge: times s.per fits) */
     for (uint32_t r = 0; r < s.n; r++)
         every += (size_t)all[(size_t)r * hw + 2];
-    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, gather_put,
-                 &out, d);
+    out.zeroed = dense != NULL; /* in the reduce-scatter's exchange */
+    e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, NULL,
+                 gather_put, &out, d);
     recs = out.recs, tmp = out.tmp;
     if (e || dense)
         goto free_all;

@@ -79,12 +79,18 @@ weft_err weft__sparse_wait_recvs(weft_comm *c, weft__sparse_posts *p, weft_diag 
 
 /* Each message in rank order as soon as it is in, the transports moving
  * the others meanwhile; after a callback's error, still every request to
- * its end (the caller frees the buffers). */
+ * its end (the caller frees the buffers). The transports move what they
+ * can at once before any callback: posting only queues a request, so a
+ * callback that runs first (this rank's own message: rank 0's in rank
+ * order, every rank's with own_first) would otherwise hold back every
+ * send of this rank for its time. */
 weft_err weft__sparse_posts_finish(weft_comm *c, weft__sparse_posts *p, weft__sparse_each each,
                                    void *arg, bool own_first, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank;
-    weft_err e = WEFT_OK, ce = each && own_first ? each(arg, me, d) : WEFT_OK;
+    weft_err e = weft__comm_kick(c, d), ce = WEFT_OK;
+    if (!e && each && own_first)
+        ce = each(arg, me, d);
     for (uint32_t j = 0; each && j < n && !e && !ce; j++) {
         if (own_first && j == me)
             continue;

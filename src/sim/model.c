@@ -344,6 +344,10 @@ double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_no
 
 weft_err sim_model_plan_step(weft_sim_opts *r, const weft_plan *p, weft_diag *d)
 {
+    /* A plan moved whole (the compressed and sparse all-reduces) in the
+     * runtime model: one slice a copy, as weft_sim_opts.whole asks. */
+    if (r->model == WEFT_SIM_RUNTIME && !r->slice_bytes && weft_plan_whole_messages(p))
+        r->slices = 1;
     double gbps;
     if (r->model != WEFT_SIM_GPU || weft_plan_step_forward(p, &gbps) == 0)
         return WEFT_OK;

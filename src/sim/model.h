@@ -53,10 +53,12 @@ uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_
 double sim_model_route_extra(const weft_sim_opts *r, const weft_topo *t, weft_node_id a,
                              weft_node_id b, const uint32_t *links, uint32_t n, double slice_bytes);
 
-/* Resolved gpu-model settings r for running plan p: where p is forwarded
- * per step (weft_plan_step_forward, NCCL's tree) and r runs Simple, the
- * store-and-forward step of p (r->step_bytes); every other plan, protocol
- * and model is left as resolved. LL and LL128 forward per line (8 and
+/* Resolved settings r for running plan p. The runtime model without
+ * slice_bytes moves a plan marked whole (weft_plan_whole_messages: the
+ * compressed and sparse all-reduces) in one slice a copy. The gpu model:
+ * where p is forwarded per step (weft_plan_step_forward, NCCL's tree) and
+ * r runs Simple, the store-and-forward step of p (r->step_bytes); every
+ * other plan, protocol and model is left as resolved. LL and LL128 forward per line (8 and
  * 128 bytes), which the plan's cut-through already models. WEFT_EINVAL
  * (d naming the rate) for a step rate cap below WEFT_PLAN_STEP_GBPS_MIN,
  * whose steps would take longer than the engine's clock counts. */

@@ -238,6 +238,8 @@ weft_err weft__synth_sparse(const weft_topo *t, const char *algo, weft_coll coll
         weft_diag_code(d, e);
     if (!e)
         e = weft_plan_set_op_sizes(p, c.size, b ? b : &c.size, d);
+    /* The runtime moves these messages whole (weft/comm_sparse.h). */
+    weft_plan_set_whole_messages(p, true);
     weft__free(b);
     return synth_finish(e, &em, p, out);
 }

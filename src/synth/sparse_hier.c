@@ -158,6 +158,7 @@ weft_err weft__synth_hier_quant(const weft_topo *t, uint64_t size, uint64_t elem
             max_ops);
     if (!e)
         e = weft_plan_set_op_sizes(p, size, b, d);
+    weft_plan_set_whole_messages(p, true); /* as sparse.c's */
     weft__free(dense);
     weft__free(b);
     return synth_finish(e, &em, p, out);

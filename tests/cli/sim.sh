@@ -76,6 +76,33 @@ expect_out_has "268435456,0.04496636"
 run sim "$SRC/tests/netns/fabric.topo" --coll allreduce --algo sparse-hash --density 0.1 --elem-bytes 4 --size 16M --compute cpu --csv
 expect_rc 0
 expect_out_has "16777216,0.463019"
+# A compressed plan saved with weft plan -o is marked whole (a `whole`
+# line, "whole":true in JSON) and simulates with --plan as with --algo:
+# one slice a copy in the runtime model (32 slices, 0.021521169 s, before
+# the plan carried the mark).
+WT=$(mktemp -d)
+run plan a100:2 --coll allreduce --algo quant-2shot --compress int8 -o "$WT/q.plan"
+expect_rc 0
+check "saved plan marked whole" grep -qx whole "$WT/q.plan"
+run plan a100:2 --coll allreduce --algo quant-2shot --compress int8 -o "$WT/q.json"
+expect_rc 0
+check "JSON marked whole" grep -q '"size":1073741824,"whole":true,"ops":' "$WT/q.json"
+run sim a100:2 --plan "$WT/q.plan" --size 1G --model runtime --csv
+expect_rc 0
+expect_out_has "1073741824,0.022193026512527473,"
+expect_out_has ",runtime,,1"
+run sim a100:2 --coll allreduce --algo quant-2shot --compress int8 --size 1G --model runtime --csv
+expect_rc 0
+expect_out_has "1073741824,0.022193026512527473,"
+run sim a100:2 --plan "$WT/q.plan" --size 1G --model runtime
+expect_rc 0
+expect_out_has "allreduce plan on a100:2: 16 ranks, model runtime (whole messages, as weft runs compressed and sparse collectives)"
+grep -vx whole "$WT/q.plan" >"$WT/unmarked.plan"
+run sim a100:2 --plan "$WT/unmarked.plan" --size 1G --model runtime --csv
+expect_rc 0
+expect_out_has "1073741824,0.021521169039999993,"
+expect_out_has ",runtime,,32"
+rm -rf "$WT"
 run sim a100:2,nicbw=3.125Gbps --coll allreduce --algo hier-quant --compress int8 --size 256M --compute ampere --csv
 expect_rc 0
 expect_out_has "268435456,0.045093898"
