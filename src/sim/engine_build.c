@@ -86,7 +86,7 @@ void sim_engine_free(sim_engine *e)
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
         e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
         e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->act.v,
-        e->f_apos,       e->l_idx,    e->ul_off,   e->ul,      e->ul_at};
+        e->f_apos,       e->pl,       e->a_lvl};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {

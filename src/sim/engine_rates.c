@@ -50,6 +50,7 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
     if (e->above_on) {
         e->above_full = true;
         e->f_apos[f] = (uint32_t)e->act.n;
+        e->a_lvl[e->act.n] = 0;
         if (sim_eng_vec_push(&e->act, f))
             return WEFT_ENOMEM;
     }
@@ -62,6 +63,7 @@ static void above_leave(sim_engine *e, uint32_t f)
 {
     uint32_t last = e->act.v[--e->act.n], at = e->f_apos[f];
     e->act.v[at] = last;
+    e->a_lvl[at] = e->a_lvl[e->act.n];
     e->f_apos[last] = at;
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
@@ -229,8 +231,10 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
     double w = sim_eng_weight(e, f), rate = w * level;
     e->f_frozen[f] = 1;
     e->f_new[f] = rate;
-    if (e->f_lvl)
+    if (e->f_lvl) {
         e->f_lvl[f] = level;
+        e->a_lvl[e->f_apos[f]] = level;
+    }
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
         uint32_t l2 = e->rf_link[k];
@@ -479,6 +483,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
  * its time after 400 us, though every refill above agreed with a whole one
  * within 1e-9. */
 #define ABOVE_TOL 1e-12
+#define KEEP_TOL 1e-13
 
 weft_err sim_eng_build_above(sim_engine *e)
 {
@@ -491,15 +496,55 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->f_lvl = weft__calloc(nf, sizeof *e->f_lvl);
     e->f_apos = weft__malloc(nf * sizeof *e->f_apos);
     e->l_load = weft__calloc(nl, sizeof *e->l_load);
-    e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
-    e->ul_off = weft__malloc((nl + 1) * sizeof *e->ul_off);
-    e->ul_at = weft__malloc(nl * sizeof *e->ul_at);
-    /* Each flow is on ul once per link of its filling route, at most
-     * once per link of its route (n_slots in all). */
-    e->ul = weft__malloc((e->n_slots ? e->n_slots : 1) * sizeof *e->ul);
-    return e->f_lvl && e->f_apos && e->l_load && e->l_idx && e->ul_off && e->ul_at && e->ul
-               ? WEFT_OK
-               : WEFT_ENOMEM;
+    e->a_lvl = weft__calloc(nf, sizeof *e->a_lvl);
+    e->pl = weft__malloc(nl * sizeof *e->pl);
+    return e->f_lvl && e->f_apos && e->l_load && e->a_lvl && e->pl ? WEFT_OK : WEFT_ENOMEM;
+}
+
+/* Freezes f at `level` in refill_above: its rate and its links' sums, as
+ * freeze_one, but no heap key. The links it touches first in this pop
+ * (stamp ps) go on pl, for pop_keys. */
+static inline void freeze_sums(sim_engine *e, uint32_t f, double level, uint64_t ps, size_t *nt)
+{
+    double w = sim_eng_weight(e, f), rate = w * level;
+    e->f_frozen[f] = 1;
+    e->f_new[f] = rate;
+    e->f_lvl[f] = level;
+    e->a_lvl[e->f_apos[f]] = level;
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
+        uint32_t l2 = e->rf_link[k];
+        e->resid[l2] -= e->rf_coef[k] * rate;
+        e->wsum[l2] -= e->rf_coef[k] * w;
+        e->ucount[l2]--;
+        if (e->lstamp[l2] != ps) {
+            e->lstamp[l2] = ps;
+            e->pl[(*nt)++] = l2;
+        }
+    }
+}
+
+/* The pop of link l at `level` in refill_above: freezes its unfrozen flows
+ * (its list holds every active flow on it; those below the refill's level
+ * stay frozen from the fill that gave them their rates) and then sets the
+ * heap key of each link they touch once, from its sums after the pop, in
+ * the order of first touch (freeze_one sets a key per flow and link). */
+static void pop_above(sim_engine *e, uint32_t l, double level)
+{
+    uint64_t ps = ++e->epoch;
+    size_t nt = 0;
+    e->lstamp[l] = ps; /* out of the heap already */
+    const vec32 *lf = &e->lflows[l];
+    for (size_t j = 0; j < lf->n; j++)
+        if (!e->f_frozen[lf->v[j]])
+            freeze_sums(e, lf->v[j], level, ps, &nt);
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t l2 = e->pl[i];
+        if (!e->ucount[l2])
+            fill_remove(e, l2);
+        else
+            fill_set(e, l2, e->resid[l2] / e->wsum[l2]);
+    }
 }
 
 static weft_err refill_above(sim_engine *e, double t, double x)
@@ -509,7 +554,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
     e->seeds.n = 0;
     e->comp_flows.n = e->comp_links.n = 0;
     for (size_t i = 0; i < e->act.n; i++)
-        if (e->f_lvl[e->act.v[i]] >= lo && sim_eng_vec_push(&e->comp_flows, e->act.v[i]))
+        if (e->a_lvl[i] >= lo && sim_eng_vec_push(&e->comp_flows, e->act.v[i]))
             return WEFT_ENOMEM;
     if (!e->comp_flows.n)
         return WEFT_OK;
@@ -523,7 +568,6 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             uint32_t l = e->rf_link[k];
             if (e->lstamp[l] != ep) {
                 e->lstamp[l] = ep;
-                e->l_idx[l] = (uint32_t)e->comp_links.n;
                 if (sim_eng_vec_push(&e->comp_links, l))
                     return WEFT_ENOMEM;
                 e->resid[l] = e->cap[l] - e->l_load[l];
@@ -535,19 +579,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             e->ucount[l]++;
         }
     }
-    /* The refilled flows on each link (CSR, in the order of comp_flows). */
-    size_t nc = e->comp_links.n;
-    e->ul_off[0] = 0;
-    for (size_t i = 0; i < nc; i++) {
-        e->ul_off[i + 1] = e->ul_off[i] + e->ucount[e->comp_links.v[i]];
-        e->ul_at[i] = e->ul_off[i];
-    }
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
-            e->ul[e->ul_at[e->l_idx[e->rf_link[k]]]++] = f;
-    }
-    for (size_t i = 0; i < nc; i++) {
+    for (size_t i = 0; i < e->comp_links.n; i++) {
         uint32_t l = e->comp_links.v[i];
         weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
     }
@@ -559,18 +591,16 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         uint32_t l = fill_pop(e, &lam);
         if (lam > level)
             level = lam;
-        uint32_t i = e->l_idx[l];
-        for (uint32_t j = e->ul_off[i]; j < e->ul_off[i + 1]; j++)
-            if (!e->f_frozen[e->ul[j]])
-                freeze_one(e, e->ul[j], level, l);
+        pop_above(e, l, level);
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        double nr = e->f_new[f];
-        if (nr == e->f_rate[f] && weft__evheap_contains(&e->heap, f))
+        double nr = e->f_new[f], old = e->f_rate[f];
+        /* A rate that moved by rounding only stays (KEEP_TOL). */
+        if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;
         for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
-            e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - e->f_rate[f]);
+            e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - old);
         set_rate(e, f, nr, t);
     }
     return WEFT_OK;
