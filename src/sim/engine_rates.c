@@ -501,49 +501,51 @@ weft_err sim_eng_build_above(sim_engine *e)
     return e->f_lvl && e->f_apos && e->l_load && e->a_lvl && e->pl ? WEFT_OK : WEFT_ENOMEM;
 }
 
-/* Freezes f at `level` in refill_above: its rate and its links' sums, as
- * freeze_one, but no heap key. The links it touches first in this pop
- * (stamp ps) go on pl, for pop_keys. */
-static inline void freeze_sums(sim_engine *e, uint32_t f, double level, uint64_t ps, size_t *nt)
-{
-    double w = sim_eng_weight(e, f), rate = w * level;
-    e->f_frozen[f] = 1;
-    e->f_new[f] = rate;
-    e->f_lvl[f] = level;
-    e->a_lvl[e->f_apos[f]] = level;
-    uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
-        uint32_t l2 = e->rf_link[k];
-        e->resid[l2] -= e->rf_coef[k] * rate;
-        e->wsum[l2] -= e->rf_coef[k] * w;
-        e->ucount[l2]--;
-        if (e->lstamp[l2] != ps) {
-            e->lstamp[l2] = ps;
-            e->pl[(*nt)++] = l2;
-        }
-    }
-}
-
 /* The pop of link l at `level` in refill_above: freezes its unfrozen flows
  * (its list holds every active flow on it; those below the refill's level
- * stay frozen from the fill that gave them their rates) and then sets the
- * heap key of each link they touch once, from its sums after the pop, in
- * the order of first touch (freeze_one sets a key per flow and link). */
+ * stay frozen from the fill that gave them their rates), each as
+ * freeze_one, and then sets the heap key of each link they touch once,
+ * from its sums after the pop, in the order of first touch (freeze_one
+ * sets a key per flow and link). */
 static void pop_above(sim_engine *e, uint32_t l, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    e->lstamp[l] = ps; /* out of the heap already */
+    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
+    const double *restrict coef = e->rf_coef;
+    double *restrict resid = e->resid, *restrict wsum = e->wsum;
+    uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
+    uint64_t *restrict stamp = e->lstamp;
+    uint8_t *restrict frozen = e->f_frozen;
+    stamp[l] = ps; /* out of the heap already */
     const vec32 *lf = &e->lflows[l];
-    for (size_t j = 0; j < lf->n; j++)
-        if (!e->f_frozen[lf->v[j]])
-            freeze_sums(e, lf->v[j], level, ps, &nt);
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t f = lf->v[j];
+        if (frozen[f])
+            continue;
+        double w = sim_eng_weight(e, f), rate = w * level;
+        frozen[f] = 1;
+        e->f_new[f] = rate;
+        e->f_lvl[f] = level;
+        e->a_lvl[e->f_apos[f]] = level;
+        uint32_t r = e->f_route[f];
+        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
+            uint32_t l2 = link[k];
+            resid[l2] -= coef[k] * rate;
+            wsum[l2] -= coef[k] * w;
+            ucount[l2]--;
+            if (stamp[l2] != ps) {
+                stamp[l2] = ps;
+                pl[nt++] = l2;
+            }
+        }
+    }
     for (size_t i = 0; i < nt; i++) {
-        uint32_t l2 = e->pl[i];
-        if (!e->ucount[l2])
+        uint32_t l2 = pl[i];
+        if (!ucount[l2])
             fill_remove(e, l2);
         else
-            fill_set(e, l2, e->resid[l2] / e->wsum[l2]);
+            fill_set(e, l2, resid[l2] / wsum[l2]);
     }
 }
 
@@ -560,23 +562,28 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         return WEFT_OK;
     e->st.refills++;
     e->st.refilled += e->comp_flows.n;
+    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
+    const double *restrict coef = e->rf_coef;
+    double *restrict resid = e->resid, *restrict wsum = e->wsum;
+    uint32_t *restrict ucount = e->ucount;
+    uint64_t *restrict stamp = e->lstamp;
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
         double w = sim_eng_weight(e, f), rate = e->f_rate[f];
         e->f_frozen[f] = 0;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
-            uint32_t l = e->rf_link[k];
-            if (e->lstamp[l] != ep) {
-                e->lstamp[l] = ep;
+        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
+            uint32_t l = link[k];
+            if (stamp[l] != ep) {
+                stamp[l] = ep;
                 if (sim_eng_vec_push(&e->comp_links, l))
                     return WEFT_ENOMEM;
-                e->resid[l] = e->cap[l] - e->l_load[l];
-                e->wsum[l] = 0;
-                e->ucount[l] = 0;
+                resid[l] = e->cap[l] - e->l_load[l];
+                wsum[l] = 0;
+                ucount[l] = 0;
             }
-            e->resid[l] += e->rf_coef[k] * rate;
-            e->wsum[l] += e->rf_coef[k] * w;
-            e->ucount[l]++;
+            resid[l] += coef[k] * rate;
+            wsum[l] += coef[k] * w;
+            ucount[l]++;
         }
     }
     for (size_t i = 0; i < e->comp_links.n; i++) {
