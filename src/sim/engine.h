@@ -191,8 +191,10 @@ void sim_engine_set_plain(sim_engine *e, bool on);
  * what the flows below it leave of each link (max-min fairness keeps
  * those as they were: engine_rates.c, "Refilling above"). The rates are
  * those of a whole refill in exact arithmetic; in floating point the
- * order of the sums differs, so times move in their last bits
- * (engine_fill_test bounds them within 1e-12 relative). Off by default
+ * order of the sums differs, and a flow whose new rate is within 1e-13 of
+ * its old one (rounding) keeps the old one and its drain event, so times
+ * move in their last bits (engine_fill_test and engine_above_test bound
+ * them within 1e-12 relative of the plain run). Off by default
  * because a caller may decide on exact ties or thresholds of times (the
  * ring's steady-state test extrapolates from differences of makespans);
  * weft_sim_plan turns it on. Runs with dependencies, queue or
