@@ -175,8 +175,10 @@ struct sim_engine {
      * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the
      * filling level it froze at (its rate over its weight); l_load per link:
      * coefficient x rate summed over its active flows (filling routes); act: the
-     * active flows, f_apos each one's position there and a_lvl[i] the level of
-     * act.v[i] (f_lvl in act's order, scanned at each refill). Since the last
+     * active flows in the order they started, f_apos each one's position there
+     * and a_lvl[i] the level of act.v[i] (f_lvl in act's order, scanned at
+     * each refill), -1 for a hole a flow that drained left (act_holes of them;
+     * engine_rates.c, above_leave). Since the last
      * refill, above_lvl is the least level of a flow drained (INFINITY for none),
      * and above_full is set when a flow started (its rates must be filled
      * afresh). pl: scratch, the links a pop of refill_above touched. */
@@ -184,6 +186,7 @@ struct sim_engine {
     double above_lvl;
     double *f_lvl, *l_load;
     vec32 act;
+    size_t act_holes;
     uint32_t *f_apos, *pl;
     double *a_lvl;
 

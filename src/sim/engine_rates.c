@@ -57,14 +57,27 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
     return sim_eng_seed_route(e, f);
 }
 
-/* A flow that drained leaves the active list and its links' loads; the
- * next refill may start at its level. */
+/* A flow that drained leaves the active list (its level there -1, a
+ * hole, until more than half of act are holes and act is closed up, in
+ * order: act stays in the order flows started, which for an all-to-all
+ * is that of their ids and routes, so a refill reads its flows' arrays
+ * and routes in their order in memory) and its links' loads; the next
+ * refill may start at its level. */
 static void above_leave(sim_engine *e, uint32_t f)
 {
-    uint32_t last = e->act.v[--e->act.n], at = e->f_apos[f];
-    e->act.v[at] = last;
-    e->a_lvl[at] = e->a_lvl[e->act.n];
-    e->f_apos[last] = at;
+    e->a_lvl[e->f_apos[f]] = -1;
+    if (++e->act_holes * 2 > e->act.n) {
+        size_t j = 0;
+        for (size_t i = 0; i < e->act.n; i++)
+            if (e->a_lvl[i] >= 0) {
+                e->act.v[j] = e->act.v[i];
+                e->a_lvl[j] = e->a_lvl[i];
+                e->f_apos[e->act.v[j]] = (uint32_t)j;
+                j++;
+            }
+        e->act.n = j;
+        e->act_holes = 0;
+    }
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
         e->l_load[e->rf_link[k]] -= e->rf_coef[k] * e->f_rate[f];
