@@ -181,14 +181,18 @@ struct sim_engine {
      * engine_rates.c, above_leave). Since the last
      * refill, above_lvl is the least level of a flow drained (INFINITY for none),
      * and above_full is set when a flow started (its rates must be filled
-     * afresh). pl: scratch, the links a pop of refill_above touched. */
+     * afresh). pl: scratch, the links a pop of refill_above touched; ck: the
+     * keys of a refill's links when it pops by a scan, l_idx each link's
+     * position there. */
     bool above_on, above_ask, above_full;
     double above_lvl;
     double *f_lvl, *l_load;
     vec32 act;
     size_t act_holes;
-    uint32_t *f_apos, *pl;
-    double *a_lvl;
+    uint32_t *f_apos, *pl, *l_idx;
+    double *a_lvl, *ck;
+    bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
+    uint32_t scan_max; /* sim_engine_set_scan */
 
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */
