@@ -605,9 +605,14 @@ static weft_err refill_above(sim_engine *e, double t, double x)
     double lo = x * (1 - ABOVE_TOL);
     e->seeds.n = 0;
     e->comp_flows.n = e->comp_links.n = 0;
+    if (weft__grow((void **)&e->comp_flows.v, &e->comp_flows.cap, e->act.n,
+                   sizeof *e->comp_flows.v))
+        return WEFT_ENOMEM;
+    size_t nf = 0;
     for (size_t i = 0; i < e->act.n; i++)
-        if (e->a_lvl[i] >= lo && sim_eng_vec_push(&e->comp_flows, e->act.v[i]))
-            return WEFT_ENOMEM;
+        if (e->a_lvl[i] >= lo)
+            e->comp_flows.v[nf++] = e->act.v[i];
+    e->comp_flows.n = nf;
     if (!e->comp_flows.n)
         return WEFT_OK;
     e->st.refills++;
@@ -654,11 +659,12 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         for (;;) {
             size_t at = nc;
             double lam = INFINITY;
-            for (size_t i = 0; i < nc; i++)
-                if (e->ck[i] < lam) {
-                    lam = e->ck[i];
-                    at = i;
-                }
+            for (size_t i = 0; i < nc; i++) {
+                /* Branch-free: the least key is not predictable. */
+                bool less = e->ck[i] < lam;
+                lam = less ? e->ck[i] : lam;
+                at = less ? i : at;
+            }
             if (at == nc)
                 break;
             e->ck[at] = INFINITY;
