@@ -14,9 +14,11 @@
  * one, each drain refilling the flows above its level: docs/sim.md
  * "Sharing"; a sparse row-wise backward is the forward's transpose and
  * takes its time). Last figures (CPU seconds, shared 2-core machine, load
- * 5 to 6): sparse row-wise 0.7, 0.9 and 6.5 s at 32, 64 and 128 GPUs (0.8,
- * 3.1 and 32 s before refilling above and transposes), Herald 2.1, 5.5
- * and 21 s (2.2, 6.8 and 33 s), its replay at 128 GPUs 9 to 11 s.
+ * 7, two runs each way back to back): sparse row-wise 0.6, 0.8 and 3.0 s
+ * at 32, 64 and 128 GPUs (0.6, 0.9 and 5.0 s before the tighter refill
+ * above of docs/sim.md "Sharing"; 0.8, 3.1 and 32 s before refilling
+ * above and transposes), Herald 1.6, 4.0 to 4.3 and 13.2 s (1.8, 4.3 and
+ * 15.7 to 17.3 s; 2.2, 6.8 and 33 s), its replay at 128 GPUs 9 to 10 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000

@@ -191,8 +191,10 @@ void sim_engine_set_plain(sim_engine *e, bool on);
  * what the flows below it leave of each link (max-min fairness keeps
  * those as they were: engine_rates.c, "Refilling above"). The rates are
  * those of a whole refill in exact arithmetic; in floating point the
- * order of the sums differs, so times move in their last bits
- * (engine_fill_test bounds them within 1e-12 relative). Off by default
+ * order of the sums differs, and a flow whose new rate is within 1e-13 of
+ * its old one (rounding) keeps the old one and its drain event, so times
+ * move in their last bits (engine_fill_test and engine_above_test bound
+ * them within 1e-12 relative of the plain run). Off by default
  * because a caller may decide on exact ties or thresholds of times (the
  * ring's steady-state test extrapolates from differences of makespans);
  * weft_sim_plan turns it on. Runs with dependencies, queue or
@@ -200,6 +202,14 @@ void sim_engine_set_plain(sim_engine *e, bool on);
  * regardless (through dependencies a run amplifies any change of
  * rounding: engine_rates.c, "Refilling above"). */
 void sim_engine_set_above(sim_engine *e, bool on);
+/* A refill above finds the link that saturates next by a scan of its
+ * links' keys when it has at most max_links links (SIM_ENGINE_SCAN_LINKS
+ * by default: the DLRM all-to-all of 128 GPUs refills some 300), else in
+ * the fill heap (a scan per pop costs links x pops); the two may break
+ * ties of keys differently, which moves times by rounding only. For tests
+ * (call before sim_engine_run). */
+#define SIM_ENGINE_SCAN_LINKS 512
+void sim_engine_set_scan(sim_engine *e, uint32_t max_links);
 
 /* Cutoff, for a caller that only needs a run's times when its makespan is
  * at most t (the fastest of several runs): set before sim_engine_run, the

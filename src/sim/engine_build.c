@@ -36,6 +36,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
         e->lmult[i] = mult ? mult[i] : 1.0;
     }
     e->cutoff = INFINITY;
+    e->scan_max = SIM_ENGINE_SCAN_LINKS;
     *out = e;
     return WEFT_OK;
 }
@@ -86,7 +87,7 @@ void sim_engine_free(sim_engine *e)
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
         e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
         e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->act.v,
-        e->f_apos,       e->l_idx,    e->ul_off,   e->ul,      e->ul_at};
+        e->f_apos,       e->pl,       e->a_lvl,    e->l_idx,   e->ck};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
@@ -420,6 +421,11 @@ void sim_engine_set_plain(sim_engine *e, bool on)
 void sim_engine_set_above(sim_engine *e, bool on)
 {
     e->above_ask = on;
+}
+
+void sim_engine_set_scan(sim_engine *e, uint32_t max_links)
+{
+    e->scan_max = max_links;
 }
 
 /* Position of link l in route r, or UINT32_MAX. */

@@ -4,9 +4,6 @@
  * the drained level (sim_engine_set_above) within 1e-12 relative; and the time
  * bound (sim_engine_time_bound); with background traffic classes too
  * (the merge of the two: a class fills what the classes before it left). */
-#include <math.h>
-#include <string.h>
-
 #include "base/testing.h"
 #include "sim/engine.h"
 #include "sim/testing_engine.h"
@@ -88,52 +85,6 @@ static sim_engine *scenario(int kind, bool weights, uint32_t seed)
     return e;
 }
 
-/* Do two runs agree to the bit (every flow's times and first rate, the
- * makespan and the counts of events and refills)? */
-static bool same_run(const sim_engine *a, const sim_engine *b)
-{
-    bool same = sim_engine_num_flows(a) == sim_engine_num_flows(b);
-    for (uint32_t f = 0; same && f < sim_engine_num_flows(a); f++) {
-        double t[4], u[4];
-        sim_engine_flow_times(a, f, &t[0], &t[1], &t[2]);
-        sim_engine_flow_times(b, f, &u[0], &u[1], &u[2]);
-        t[3] = sim_engine_flow_rate0(a, f);
-        u[3] = sim_engine_flow_rate0(b, f);
-        same = !memcmp(t, u, sizeof t);
-    }
-    sim_engine_stats sa, sb;
-    sim_engine_get_stats(a, &sa);
-    sim_engine_get_stats(b, &sb);
-    return same && !memcmp(&sa.makespan_s, &sb.makespan_s, sizeof sa.makespan_s) &&
-           sa.events == sb.events && sa.refills == sb.refills;
-}
-
-/* Do two runs agree within rel relative (every flow's times and first
- * rate, the makespan), with as many events? The largest relative
- * difference goes to *worst. */
-static bool close_run(const sim_engine *a, const sim_engine *b, double rel, double *worst)
-{
-    bool same = sim_engine_num_flows(a) == sim_engine_num_flows(b);
-    *worst = 0;
-    for (uint32_t f = 0; same && f < sim_engine_num_flows(a); f++) {
-        double t[4], u[4];
-        sim_engine_flow_times(a, f, &t[0], &t[1], &t[2]);
-        sim_engine_flow_times(b, f, &u[0], &u[1], &u[2]);
-        t[3] = sim_engine_flow_rate0(a, f);
-        u[3] = sim_engine_flow_rate0(b, f);
-        for (int i = 0; i < 4; i++) {
-            double x = fabs(t[i] - u[i]) / (fabs(t[i]) > 0 ? fabs(t[i]) : 1);
-            *worst = x > *worst ? x : *worst;
-        }
-    }
-    sim_engine_stats sa, sb;
-    sim_engine_get_stats(a, &sa);
-    sim_engine_get_stats(b, &sb);
-    double x = fabs(sa.makespan_s - sb.makespan_s) / sa.makespan_s;
-    *worst = x > *worst ? x : *worst;
-    return same && *worst <= rel && sa.events == sb.events;
-}
-
 /* Puts a third of the flows in background class 1 and a sixth in class 2
  * (the engine's traffic classes), the same in a and b. */
 static void set_classes(sim_engine *a, sim_engine *b)
@@ -161,7 +112,7 @@ static void test_plain(int kind, bool weights, bool classes)
         sim_engine_set_plain(a, true);
         CHECK_ERR(sim_engine_run(a, 1e-6, NULL), WEFT_OK);
         CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
-        CHECK(same_run(a, b));
+        CHECK(sim_test_same_run(a, b));
         sim_engine_stats sa, sb;
         sim_engine_get_stats(a, &sa);
         sim_engine_get_stats(b, &sb);
@@ -197,9 +148,9 @@ static void test_above(int kind, bool weights, bool classes)
         CHECK_ERR(sim_engine_run(a, 1e-6, NULL), WEFT_OK);
         CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
         double worst;
-        CHECK(close_run(a, b, 1e-12, &worst));
+        CHECK(sim_test_close_run(a, b, 1e-12, &worst));
         if (classes || kind != 0)
-            CHECK(same_run(a, b));
+            CHECK(sim_test_same_run(a, b));
         else if (kind == 0 && !weights) {
             /* It refilled about half as many flows (the 16 GPUs' levels
              * are few: 51 % to 53 % on these seeds), and the sums moved
@@ -232,7 +183,7 @@ static void test_cutoff(int kind)
     sim_engine_set_cutoff(b, st.makespan_s);
     CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
     CHECK(!sim_engine_cut(b));
-    CHECK(same_run(a, b));
+    CHECK(sim_test_same_run(a, b));
     sim_engine_set_cutoff(c, nextafter(st.makespan_s, 0));
     CHECK_ERR(sim_engine_run(c, 1e-6, NULL), WEFT_OK);
     CHECK(sim_engine_cut(c));

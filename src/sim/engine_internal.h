@@ -172,17 +172,27 @@ struct sim_engine {
     /* Refilling above the drained level (engine_rates.c, "Refilling
      * above"): on while above_on (set at the start of a run: asked for,
      * above_ask, by sim_engine_set_above, not plain, one class, no
-     * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the filling level it
-     * froze at (its rate over its weight); l_load per link: coefficient x rate summed over its
-     * active flows (filling routes); act: the active flows, f_apos each one's position there. Since
-     * the last refill, above_lvl is the least level of a flow drained (INFINITY for none), and
-     * above_full is set when a flow started (its rates must be filled afresh). ul_off, ul: per link
-     * of the refill (l_idx its position in comp_links) the flows refilled on it. */
+     * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the
+     * filling level it froze at (its rate over its weight); l_load per link:
+     * coefficient x rate summed over its active flows (filling routes); act: the
+     * active flows in the order they started, f_apos each one's position there
+     * and a_lvl[i] the level of act.v[i] (f_lvl in act's order, scanned at
+     * each refill), -1 for a hole a flow that drained left (act_holes of them;
+     * engine_rates.c, above_leave). Since the last
+     * refill, above_lvl is the least level of a flow drained (INFINITY for none),
+     * and above_full is set when a flow started (its rates must be filled
+     * afresh). pl: scratch, the links a pop of refill_above touched; ck: the
+     * keys of a refill's links when it pops by a scan, l_idx each link's
+     * position there. */
     bool above_on, above_ask, above_full;
     double above_lvl;
     double *f_lvl, *l_load;
     vec32 act;
-    uint32_t *f_apos, *l_idx, *ul_off, *ul, *ul_at;
+    size_t act_holes;
+    uint32_t *f_apos, *pl, *l_idx;
+    double *a_lvl, *ck;
+    bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
+    uint32_t scan_max; /* sim_engine_set_scan */
 
     weft__evheap heap;
     weft__evheap fill; /* links by saturation level while filling */

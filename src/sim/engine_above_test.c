@@ -1,0 +1,190 @@
+/* Refilling above the drained level (sim_engine_set_above; engine_rates.c,
+ * "Refilling above") against the plain engine (sim_engine_set_plain: every
+ * drain refills its whole component, as first written) on random
+ * all-to-alls: random fabrics, random sparse matrices of distinct sizes
+ * (the DLRM step's sparse row-wise and Herald all-to-alls, whose flows
+ * drain one by one), several fabric sizes, per-flow and byte weights.
+ * Every flow's start, drain and done times and first rate agree within
+ * 1e-12 relative, and the refills above gave rates to fewer flows. Then
+ * the rule that decides where refilling above applies: with a dependency,
+ * a queue or cut-through edge, a background class, a token bucket, or
+ * plain filling, a run asked to refill above refills whole components, to
+ * the bit. */
+#include "base/testing.h"
+#include "sim/engine.h"
+#include "sim/testing_engine.h"
+
+/* An all-to-all on H hosts of G GPUs behind S spines, drawn from seed:
+ * GPU i has NVLink up 2i and down 2i + 1 to its host's switch (300 to 450
+ * GB/s) and a NIC, tx 2N + 2i and rx 2N + 2i + 1 (25 to 100 GB/s); host h
+ * reaches spine s over links 4N + 2(hS + s) up and + 1 down (50 to 200
+ * GB/s). A pair in one host crosses NVLink; a pair across hosts is split
+ * over two spines (coefficient 0.5 on each spine's links, 1 on the NICs,
+ * as hashed ECMP). A quarter of the pairs send nothing (no flow, or every
+ * eighth of those a flow of 0 bytes); the others send 1 KB to 1 GB (a
+ * distinct size each, nearly surely), weighted 1 or, with `weights`, by
+ * their bytes (the fluid model's alltoallv). Latencies 0 to 2 us. */
+static sim_engine *a2a(uint32_t H, uint32_t G, uint32_t S, bool weights, uint64_t seed)
+{
+    uint64_t x = seed;
+#define NEXT() sim_test_next(&x)
+    uint32_t N = H * G, nl = 4 * N + 2 * H * S;
+    double cap[4 * 64 + 2 * 8 * 4];
+    for (uint32_t l = 0; l < nl; l++)
+        cap[l] = 1e9 * (l < 2 * N   ? 300 + NEXT() % 151
+                        : l < 4 * N ? 25 + NEXT() % 76
+                                    : 50 + NEXT() % 151);
+    sim_engine *e = NULL;
+    CHECK_ERR(sim_engine_new(nl, cap, NULL, &e), WEFT_OK);
+    if (!e)
+        return NULL;
+    for (uint32_t a = 0; a < N; a++)
+        for (uint32_t b = 0; b < N; b++) {
+            if (a == b)
+                continue;
+            uint32_t links[6], n = 0, r, f, ha = a / G, hb = b / G;
+            double coef[6];
+            bool none = NEXT() % 4 == 0;
+            if (none && NEXT() % 8)
+                continue;
+            if (ha == hb) {
+                links[n] = 2 * a, coef[n++] = 1;
+                links[n] = 2 * b + 1, coef[n++] = 1;
+            } else {
+                uint32_t s1 = NEXT() % S, s2 = (s1 + 1 + NEXT() % (S - 1)) % S;
+                links[n] = 2 * N + 2 * a, coef[n++] = 1;
+                links[n] = 4 * N + 2 * (ha * S + s1), coef[n++] = 0.5;
+                links[n] = 4 * N + 2 * (hb * S + s1) + 1, coef[n++] = 0.5;
+                links[n] = 4 * N + 2 * (ha * S + s2), coef[n++] = 0.5;
+                links[n] = 4 * N + 2 * (hb * S + s2) + 1, coef[n++] = 0.5;
+                links[n] = 2 * N + 2 * b + 1, coef[n++] = 1;
+            }
+            double bytes = none ? 0 : 1e3 * (1 + NEXT() % 1000) * (1 + NEXT() % 1000);
+            CHECK_ERR(sim_engine_add_route(e, n, links, coef, 1e-9 * (NEXT() % 2001), &r), WEFT_OK);
+            CHECK_ERR(sim_engine_add_weighted_flow(e, r, bytes, 1,
+                                                   weights && bytes > 0 ? bytes / 1e3 : 1, &f),
+                      WEFT_OK);
+        }
+#undef NEXT
+    return e;
+}
+
+/* One fabric and seed: the plain run against a run refilling above
+ * (popping links from the fill heap when `heap`), within 1e-12 on every
+ * flow; the largest difference goes to *most. */
+static void one_random(const uint32_t fab[3], bool w, uint64_t seed, bool heap, double *most)
+{
+    sim_engine *a = a2a(fab[0], fab[1], fab[2], w, seed);
+    sim_engine *b = a2a(fab[0], fab[1], fab[2], w, seed);
+    if (!a || !b)
+        return;
+    sim_engine_set_plain(a, true);
+    sim_engine_set_above(b, true);
+    if (heap)
+        sim_engine_set_scan(b, 0);
+    CHECK_ERR(sim_engine_run(a, 1e-6, NULL), WEFT_OK);
+    CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
+    double worst;
+    bool ok = sim_test_close_run(a, b, 1e-12, &worst);
+    if (!ok)
+        fprintf(stderr, "engine_above_test: %ux%u, %u spines, seed %llu%s%s: %.3g\n", fab[0],
+                fab[1], fab[2], (unsigned long long)seed, w ? ", weights" : "",
+                heap ? ", heap" : "", worst);
+    CHECK(ok);
+    *most = worst > *most ? worst : *most;
+    sim_engine_stats sa, sb;
+    sim_engine_get_stats(a, &sa);
+    sim_engine_get_stats(b, &sb);
+    /* Fewer flows refilled, but on 8 GPUs: there the components are small
+     * (a host's NVLink pairs are one of their own), and a refill above
+     * takes every flow at or above the level, whatever its component. */
+    if (fab[0] * fab[1] > 8)
+        CHECK(sb.refilled < sa.refilled);
+    sim_engine_free(a);
+    sim_engine_free(b);
+}
+
+/* Fabrics of 8 to 64 GPUs (2 to 8 hosts, 2 to 4 spines), three seeds each
+ * (one from 64 GPUs), with and without weights, popping links by a scan of
+ * their keys (at most 320 links here) and from the fill heap. */
+static void test_random(void)
+{
+    static const uint32_t fab[][3] = {{2, 4, 2}, {4, 4, 3}, {4, 8, 4}, {8, 4, 2}, {8, 8, 4}};
+    double most = 0;
+    for (size_t i = 0; i < sizeof fab / sizeof fab[0]; i++)
+        for (uint64_t seed = 1; seed <= (fab[i][0] * fab[i][1] > 32 ? 1u : 3u); seed++)
+            for (int w = 0; w < 2; w++)
+                for (int heap = 0; heap < 2; heap++)
+                    one_random(fab[i], w, seed, heap, &most);
+    /* The sums in another order move the times, by rounding only. */
+    CHECK(most > 0 && most <= 1e-12);
+}
+
+/* The rule (engine.h, sim_engine_set_above): each of these keeps whole
+ * refills, so a run asked to refill above is the run not asked, to the bit
+ * (the same refills, times and first rates). */
+enum { DEP, QUEUE, CUT, CLASS, BUCKET, PLAIN, NONE };
+
+static void test_rule(int what)
+{
+    sim_engine *a = a2a(4, 4, 3, false, 7), *b = a2a(4, 4, 3, false, 7);
+    if (!a || !b)
+        return;
+    for (int k = 0; k < 2; k++) {
+        sim_engine *e = k ? b : a;
+        /* Two more flows of 5 MB on GPU 0's NVLink pair (a cut-through
+         * pair must have the same size), f waiting for dep. */
+        uint32_t links[2] = {0, 3}, r, dep, f;
+        double coef[2] = {1, 1};
+        CHECK_ERR(sim_engine_add_route(e, 2, links, coef, 1e-6, &r), WEFT_OK);
+        CHECK_ERR(sim_engine_add_flow(e, r, 5e6, 1, &dep), WEFT_OK);
+        CHECK_ERR(sim_engine_add_flow(e, r, 5e6, 1, &f), WEFT_OK);
+        switch (what) {
+        case DEP:
+            CHECK_ERR(sim_engine_add_dep(e, f, dep), WEFT_OK);
+            break;
+        case QUEUE:
+            CHECK_ERR(sim_engine_add_queue_dep(e, f, dep), WEFT_OK);
+            break;
+        case CUT:
+            CHECK_ERR(sim_engine_add_ct_dep(e, f, dep), WEFT_OK);
+            break;
+        case CLASS:
+            CHECK_ERR(sim_engine_set_class(e, f, 1), WEFT_OK);
+            break;
+        case BUCKET:
+            CHECK_ERR(sim_engine_set_bucket(e, 0, 1e6, 900e9, 1e6), WEFT_OK);
+            break;
+        case PLAIN:
+            sim_engine_set_plain(e, true);
+            break;
+        default:
+            break;
+        }
+    }
+    sim_engine_set_above(b, true);
+    CHECK_ERR(sim_engine_run(a, 1e-6, NULL), WEFT_OK);
+    CHECK_ERR(sim_engine_run(b, 1e-6, NULL), WEFT_OK);
+    sim_engine_stats sa, sb;
+    sim_engine_get_stats(a, &sa);
+    sim_engine_get_stats(b, &sb);
+    if (what == NONE) {
+        /* Nothing keeps it off: it refilled fewer flows. */
+        CHECK(sb.refilled < sa.refilled);
+    } else {
+        bool same = sim_test_same_run(a, b) && sa.refilled == sb.refilled;
+        if (!same)
+            fprintf(stderr, "engine_above_test: rule %d refilled above\n", what);
+        CHECK(same);
+    }
+    sim_engine_free(a);
+    sim_engine_free(b);
+}
+
+int main(void)
+{
+    test_random();
+    for (int what = DEP; what <= NONE; what++)
+        test_rule(what);
+    return weft_test_done();
+}
