@@ -58,9 +58,28 @@ typedef struct copy {
     uint32_t prev, next; /* LRU list, indices of the GPU's copies */
 } copy;
 
+/* A GPU's map from a cached key to its copy: linear probing in one array
+ * of (key, copy) slots, at most half full, deletion by backward shift (no
+ * tombstones). base/map.h's map keeps keys, values and used flags in three
+ * arrays, three cache lines a probe; here every lookup of a bag probes,
+ * and every miss deletes and adds a key once the cache is full, so one
+ * line a probe is what the bags' time is mostly made of. */
+typedef struct cslot {
+    uint64_t key; /* EMPTY when free (no key is: keys < 2^56) */
+    uint32_t x;
+} cslot;
+
+typedef struct cmap {
+    cslot *s;
+    uint64_t mask; /* slots - 1 (no slots while s is NULL) */
+    size_t n;
+} cmap;
+
+#define EMPTY UINT64_MAX
+
 typedef struct gpu_cache {
     weft__vec copies; /* of copy, at most cap */
-    weft__map64 map;  /* key -> index in copies */
+    cmap map;         /* key -> index in copies */
     uint32_t head, tail;
     weft__evheap lfu;
 } gpu_cache;
@@ -123,6 +142,72 @@ typedef struct herald {
     weft_err err;
 } herald;
 
+/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the top bits of key times
+ * 2^64 / phi, enough for keys that are (table, row) pairs. */
+static uint64_t cmap_home(const cmap *m, uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull >> 32) & m->mask;
+}
+
+/* The copy of key, or NONE32. */
+static uint32_t cmap_find(const cmap *m, uint64_t key)
+{
+    if (!m->s)
+        return NONE32;
+    for (uint64_t j = cmap_home(m, key);; j = (j + 1) & m->mask) {
+        if (m->s[j].key == key)
+            return m->s[j].x;
+        if (m->s[j].key == EMPTY)
+            return NONE32;
+    }
+}
+
+/* Adds key (absent) -> x; doubles the slots when half would be used. */
+static weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
+{
+    if (2 * (m->n + 1) > (m->s ? m->mask + 1 : 0)) {
+        uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
+        cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
+        if (!ns)
+            return WEFT_ENOMEM;
+        for (uint64_t j = 0; j < slots; j++)
+            ns[j].key = EMPTY;
+        uint64_t oslots = old ? m->mask + 1 : 0;
+        m->s = ns;
+        m->mask = slots - 1;
+        m->n = 0;
+        for (uint64_t j = 0; j < oslots; j++)
+            if (old[j].key != EMPTY)
+                cmap_add(m, old[j].key, old[j].x); /* room: never grows */
+        weft__free(old);
+    }
+    uint64_t j = cmap_home(m, key);
+    while (m->s[j].key != EMPTY)
+        j = (j + 1) & m->mask;
+    m->s[j] = (cslot){key, x};
+    m->n++;
+    return WEFT_OK;
+}
+
+/* Removes key (present): the keys after it in its run move back to where
+ * their probes would find them. */
+static void cmap_del(cmap *m, uint64_t key)
+{
+    uint64_t i = cmap_home(m, key);
+    while (m->s[i].key != key)
+        i = (i + 1) & m->mask;
+    for (uint64_t j = (i + 1) & m->mask; m->s[j].key != EMPTY; j = (j + 1) & m->mask) {
+        /* j's key may fill hole i unless its home lies cyclically in (i, j]. */
+        uint64_t k = cmap_home(m, m->s[j].key);
+        if (((j - k) & m->mask) >= ((j - i) & m->mask)) {
+            m->s[i] = m->s[j];
+            i = j;
+        }
+    }
+    m->s[i].key = EMPTY;
+    m->n--;
+}
+
 static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
 {
     return (copy *)weft__vec_at(&h->gc[g].copies, x);
@@ -147,7 +232,7 @@ static void herald_fini(herald *h)
     if (h->gc)
         for (uint32_t g = 0; g < h->n; g++) {
             weft__vec_fini(&h->gc[g].copies);
-            weft__map64_fini(&h->gc[g].map);
+            weft__free(h->gc[g].map.s);
             weft__evheap_fini(&h->gc[g].lfu);
         }
     weft__free(h->gc);
@@ -249,11 +334,10 @@ static weft_err admit(herald *h, uint32_t g, uint64_t key)
             x = gc->tail;
             lru_unlink(h, g, x);
         }
-        weft__map64_del(&gc->map, copy_at(h, g, x)->key);
+        cmap_del(&gc->map, copy_at(h, g, x)->key);
     }
-    uint32_t got;
-    /* key is absent from g's map (the caller looked): one probe adds it. */
-    if ((e = weft__map64_get_or_put(&gc->map, key, x, &got, NULL)))
+    /* key is absent from g's map (the caller looked). */
+    if ((e = cmap_add(&gc->map, key, x)))
         return e;
     *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, NONE32, NONE32};
     if (h->p.policy == WEFT_EMB_LFU)
@@ -344,10 +428,9 @@ static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
     *hit = false;
     if (h->measure)
         r->remote++;
-    const uint32_t *v = h->p.rows_per_gpu ? weft__map64_find(&h->gc[g].map, key) : NULL;
-    if (!v)
+    uint32_t x = cmap_find(&h->gc[g].map, key);
+    if (x == NONE32)
         return NONE32;
-    uint32_t x = *v;
     copy *c = copy_at(h, g, x);
     *hit = fresh(h, c);
     if (*hit)
@@ -1010,7 +1093,6 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         goto nomem;
     for (uint32_t g = 0; g < n; g++) {
         weft__vec_init(&h.gc[g].copies, sizeof(copy));
-        weft__map64_init(&h.gc[g].map);
         h.gc[g].head = h.gc[g].tail = NONE32;
         if (p->policy == WEFT_EMB_LFU && (e = weft__evheap_init(&h.gc[g].lfu, 0)))
             goto fail_code;
