@@ -9,12 +9,10 @@
  * the least power of two >= R), so a draw reads about two sums whatever R
  * and divides by nothing but in the random number's rejection (a binary
  * search read 20 sums at 1M rows). The guide has about 4 bytes a row and
- * u is uniform, so the guide entry a draw reads is anywhere in MBs (a
- * wait for memory, then another for the sums it points to); a skewed law
- * puts most draws on the first ranks, so those first ranks have a guide of
- * their own, 2^HOT_GUIDE entries over the sums of the first HOT_RANKS
- * ranks (16 and 64 KB, a core's cache), asked first: the same search,
- * the same answer. With more than 2^23 rows the weights are divided by
+ * u is uniform, so the guide entry a draw reads is anywhere in MBs: a
+ * wait for memory, then another for the sums it points to. Draws are made
+ * DRAWS at a time, each part for all of them before the next part, so
+ * that their waits overlap. With more than 2^23 rows the weights are divided by
  * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
  * Tables with the same rows and exponent share one array (8 bytes a row).
  * A uniform table draws its row directly. No floating point anywhere: a
@@ -29,24 +27,17 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-/* The first ranks' guide: 2^HOT_GUIDE entries over the sums of the first
- * HOT_RANKS ranks (16 KB and 64 KB: both stay in a core's L1 or L2). */
-#define HOT_GUIDE 12
 /* Draws made together (their reads of memory overlap). */
 #define DRAWS 64
-#define HOT_RANKS 8192u
 
 typedef struct sampler {
     uint64_t rows;
-    uint32_t milli;   /* 0: uniform, no array */
-    uint64_t *cum;    /* cum[k] = weights of ranks 1..k+1 */
-    uint32_t *guide;  /* 2^g entries: the first k with cum[k] > i << shift */
-    unsigned shift;   /* u's slice is u >> shift */
-    uint64_t hot_u;   /* u < hot_u: the answer is a first rank, hguide's */
-    uint32_t *hguide; /* 2^HOT_GUIDE entries: the first k with cum[k] > i << hshift */
-    unsigned hshift;
-    uint64_t mult;  /* rank k (0-based) is row (k * mult) mod rows */
-    uint64_t recip; /* floor((2^64 - 1) / rows): the mod without a division */
+    uint32_t milli;  /* 0: uniform, no array */
+    uint64_t *cum;   /* cum[k] = weights of ranks 1..k+1 */
+    uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
+    unsigned shift;  /* u's slice is u >> shift */
+    uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
+    uint64_t recip;  /* floor((2^64 - 1) / rows): the mod without a division */
 } sampler;
 
 /* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
@@ -67,7 +58,6 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     sp->milli = milli;
     sp->cum = NULL;
     sp->guide = NULL;
-    sp->hguide = NULL;
     sp->mult = spread_mult(rows);
     sp->recip = UINT64_MAX / rows;
     if (!milli)
@@ -77,14 +67,11 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     while ((1ull << g) < rows)
         g++;
     sp->guide = weft__malloc(((size_t)1 << g) * sizeof *sp->guide);
-    sp->hguide = weft__malloc(((size_t)1 << HOT_GUIDE) * sizeof *sp->hguide);
-    if (!sp->cum || !sp->guide || !sp->hguide) {
+    if (!sp->cum || !sp->guide) {
         weft__free(sp->cum);
         weft__free(sp->guide);
-        weft__free(sp->hguide);
         sp->cum = NULL;
         sp->guide = NULL;
-        sp->hguide = NULL;
         return weft_diag_set(d, WEFT_ENOMEM,
                              "out of memory for the zipf weights of %" PRIu64 " rows", rows);
     }
@@ -111,20 +98,6 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
             k++;
         sp->guide[i] = (uint32_t)k;
     }
-    /* The first ranks' guide: slices of [0, 2^hbits) >= [0, hot_u); a
-     * slice at or past hot_u is never read (its draws take the guide). */
-    uint64_t hot = rows < HOT_RANKS ? rows : HOT_RANKS;
-    sp->hot_u = sp->cum[hot - 1];
-    unsigned hbits = 0;
-    while (hbits < 64 && (sp->hot_u >> hbits) != 0)
-        hbits++;
-    sp->hshift = hbits > HOT_GUIDE ? hbits - HOT_GUIDE : 0;
-    k = 0;
-    for (uint64_t i = 0; i < (1ull << HOT_GUIDE); i++) {
-        while (k < hot - 1 && sp->cum[k] <= i << sp->hshift) /* i < 2^12, hshift <= 52 */
-            k++;
-        sp->hguide[i] = (uint32_t)k;
-    }
     return WEFT_OK;
 }
 
@@ -136,18 +109,17 @@ static uint64_t draw_u(const sampler *sp, weft__rng *g)
     if (!sp->cum)
         return weft__rng_below(g, sp->rows);
     uint64_t u = weft__rng_below(g, sp->cum[sp->rows - 1]);
-    __builtin_prefetch(u < sp->hot_u ? &sp->hguide[u >> sp->hshift] : &sp->guide[u >> sp->shift]);
+    __builtin_prefetch(&sp->guide[u >> sp->shift]);
     return u;
 }
 
 /* u's slice starts at or before u, so its guide is no later than the
- * answer (below hot_u the answer is before rank HOT_RANKS, and so is the
- * first ranks' guide: the search stops there). */
+ * answer. */
 static uint64_t draw_guide(const sampler *sp, uint64_t u)
 {
     if (!sp->cum)
         return u;
-    uint64_t k = u < sp->hot_u ? sp->hguide[u >> sp->hshift] : sp->guide[u >> sp->shift];
+    uint64_t k = sp->guide[u >> sp->shift];
     __builtin_prefetch(&sp->cum[k]);
     return k;
 }
@@ -179,7 +151,6 @@ static void samplers_free(samplers *s)
     for (uint32_t i = 0; i < s->count; i++) {
         weft__free(s->sp[i].cum);
         weft__free(s->sp[i].guide);
-        weft__free(s->sp[i].hguide);
     }
     weft__free(s->sp);
     weft__free(s->of);
