@@ -71,7 +71,8 @@ typedef struct cslot {
 
 typedef struct cmap {
     cslot *s;
-    uint64_t mask; /* slots - 1 (no slots while s is NULL) */
+    uint64_t mask;  /* slots - 1 (no slots while s is NULL) */
+    unsigned shift; /* 64 - log2(slots) */
     size_t n;
 } cmap;
 
@@ -104,6 +105,7 @@ typedef struct herald {
     uint64_t nb, per;       /* samples a step, lookups a sample */
     uint64_t *off;          /* per table: first lookup of its bag in a sample */
     uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
+    uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
     uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
@@ -146,7 +148,7 @@ typedef struct herald {
  * 2^64 / phi, enough for keys that are (table, row) pairs. */
 static uint64_t cmap_home(const cmap *m, uint64_t key)
 {
-    return (key * 0x9E3779B97F4A7C15ull >> 32) & m->mask;
+    return key * 0x9E3779B97F4A7C15ull >> m->shift;
 }
 
 /* The copy of key, or NONE32. */
@@ -175,6 +177,7 @@ static weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
         uint64_t oslots = old ? m->mask + 1 : 0;
         m->s = ns;
         m->mask = slots - 1;
+        m->shift = 64 - (unsigned)__builtin_ctzll(slots);
         m->n = 0;
         for (uint64_t j = 0; j < oslots; j++)
             if (old[j].key != EMPTY)
@@ -247,6 +250,7 @@ static void herald_fini(herald *h)
     weft__vec_fini(&h->vsets);
     weft__free(h->off);
     weft__free(h->slot);
+    weft__free(h->owner);
     weft__free(h->block);
     weft__free(h->rows);
     weft__free(h->rowsT);
@@ -497,7 +501,7 @@ static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
         return WEFT_OK;
     case WEFT_EMB_TW:
     case WEFT_EMB_CW: {
-        uint32_t o = tb->sharding == WEFT_EMB_TW ? (uint32_t)(h->slot[t] % n) : NONE32;
+        uint32_t o = tb->sharding == WEFT_EMB_TW ? h->owner[t] : NONE32;
         bool local = o == g;
         if (o == NONE32) {
             local = true;
@@ -644,10 +648,10 @@ static weft_err list_copies(herald *h)
     return WEFT_OK;
 }
 
-/* The table map's first slot for row. */
+/* The table map's first slot for row (cmap_home's hash). */
 static uint64_t tslot_of(const herald *h, uint64_t row, uint64_t mask)
 {
-    uint64_t j = weft__mix64(row) & mask;
+    uint64_t j = (row * 0x9E3779B97F4A7C15ull >> 32) & mask;
     while (h->ts[j].row != UINT64_MAX && h->ts[j].row != row)
         j = (j + 1) & mask;
     return j;
@@ -797,7 +801,7 @@ static void score_sample(herald *h, uint64_t i)
         if (n % 64)
             m[W - 1] &= (1ull << (n % 64)) - 1;
         if (tb->sharding == WEFT_EMB_TW) {
-            bit_set(m, (uint32_t)(h->slot[t] % n));
+            bit_set(m, h->owner[t]);
             for (uint32_t q = 0; q < W; q++)
                 for (uint64_t b = m[q]; b; b &= b - 1)
                     h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
@@ -929,8 +933,14 @@ static weft_err run_step(herald *h, weft_diag *d)
     for (uint32_t g = 0; g < h->n && !e; g++)
         for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
             const uint64_t *rows = h->rows + h->order[q] * h->per;
-            for (uint32_t t = 0; t < h->nt && !e; t++)
+            const cmap *mp = &h->gc[g].map;
+            for (uint32_t t = 0; t < h->nt && !e; t++) {
+                uint32_t tp = t + 8;
+                if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
+                    __builtin_prefetch(
+                        &mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
                 e = do_bag(h, g, t, rows + h->off[t]);
+            }
         }
     if (!e && h->p.rows_per_gpu)
         e = updates(h);
@@ -1050,10 +1060,12 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.off = weft__malloc((size_t)h.nt * sizeof *h.off);
     h.slot = weft__malloc((size_t)h.nt * sizeof *h.slot);
     h.block = weft__malloc((size_t)h.nt * sizeof *h.block);
-    if (!h.off || !h.slot || !h.block)
+    h.owner = weft__malloc((size_t)h.nt * sizeof *h.owner);
+    if (!h.off || !h.slot || !h.block || !h.owner)
         goto nomem;
     weft__emb_slots(w, h.slot);
     for (uint32_t t = 0; t < h.nt; t++) {
+        h.owner[t] = (uint32_t)(h.slot[t] % n);
         h.off[t] = h.per;
         h.per += w->tables[t].pooling;
         h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);
