@@ -339,6 +339,15 @@ static weft_err admit(herald *h, uint32_t g, uint64_t key)
             lru_unlink(h, g, x);
         }
         cmap_del(&gc->map, copy_at(h, g, x)->key);
+        if (h->p.policy == WEFT_EMB_LRU && gc->tail != NONE32) {
+            /* The next victims, unless hits save them: the next one's
+             * slot (its copy was read ahead by the last eviction) and the
+             * one after's copy. */
+            const copy *t1 = copy_at(h, g, gc->tail);
+            __builtin_prefetch(&gc->map.s[cmap_home(&gc->map, t1->key)]);
+            if (t1->prev != NONE32)
+                __builtin_prefetch(copy_at(h, g, t1->prev));
+        }
     }
     /* key is absent from g's map (the caller looked). */
     if ((e = cmap_add(&gc->map, key, x)))
