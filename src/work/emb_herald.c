@@ -40,7 +40,6 @@
 
 #include "base/alloc.h"
 #include "base/evheap.h"
-#include "base/map.h"
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
