@@ -10,7 +10,7 @@
  * passes that need, for every lookup, which GPUs hold its row.
  *
  * Per GPU the cache is an array of copies (grown as used, at most cap),
- * a map from the row's key to its copy (base/map.h) and an LRU list or an
+ * a map from the row's key to its copy (cmap, below) and an LRU list or an
  * LFU heap (base/evheap.h: the frequency as the key, the sequence number
  * breaking ties by least recent bump). A GPU's bags touch its own cache
  * alone, so the bags run GPU by GPU (each GPU's in sample order, which is
@@ -61,8 +61,8 @@ typedef struct copy {
  * of (key, copy) slots, at most half full, deletion by backward shift (no
  * tombstones). base/map.h's map keeps keys, values and used flags in three
  * arrays, three cache lines a probe; here every lookup of a bag probes,
- * and every miss deletes and adds a key once the cache is full, so one
- * line a probe is what the bags' time is mostly made of. */
+ * and every miss deletes and adds a key once the cache is full, so a slot
+ * is kept whole in one line. */
 typedef struct cslot {
     uint64_t key; /* EMPTY when free (no key is: keys < 2^56) */
     uint32_t x;
@@ -656,7 +656,8 @@ static weft_err list_copies(herald *h)
     return WEFT_OK;
 }
 
-/* The table map's first slot for row (cmap_home's hash). */
+/* The table map's first slot for row: Fibonacci hashing as cmap_home,
+ * bits 32 and up (rows < 2^40). */
 static uint64_t tslot_of(const herald *h, uint64_t row, uint64_t mask)
 {
     uint64_t j = (row * 0x9E3779B97F4A7C15ull >> 32) & mask;
@@ -943,6 +944,8 @@ static weft_err run_step(herald *h, weft_diag *d)
             const uint64_t *rows = h->rows + h->order[q] * h->per;
             const cmap *mp = &h->gc[g].map;
             for (uint32_t t = 0; t < h->nt && !e; t++) {
+                /* The home slot of the bag 8 tables on (its first row),
+                 * read ahead: the probes are what the bags wait for. */
                 uint32_t tp = t + 8;
                 if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
                     __builtin_prefetch(
