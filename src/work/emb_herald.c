@@ -110,6 +110,7 @@ typedef struct herald {
     uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
     uint64_t got;           /* lookups of the current step so far */
     uint32_t step;          /* the current step */
+    uint64_t s0;            /* its first sample */
     uint32_t *place;        /* per sample of the step: its GPU */
     uint64_t *order;        /* the samples GPU by GPU (each in sample order) */
     uint64_t *gstart;       /* per GPU + 1: its first in order */
@@ -963,18 +964,18 @@ static weft_err run_step(herald *h, weft_diag *d)
 static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
 {
     herald *h = ctx;
-    uint64_t step = s / h->nb;
-    if (step != h->step) {
+    if (s - h->s0 >= h->nb) { /* a sample of a later step (samples come in order) */
         weft_err e = run_step(h, d);
         if (e)
             return e;
-        h->step = (uint32_t)step;
+        h->step = (uint32_t)(s / h->nb);
+        h->s0 = (uint64_t)h->step * h->nb;
         h->got = 0;
     }
     if (h->rowsT) {
         /* Lookup k of bag (i, t): the generator gives each sample's
          * tables in order, each table's pooling lookups in order. */
-        uint64_t i = s - step * h->nb, k = h->got - i * h->per - h->off[t];
+        uint64_t i = s - h->s0, k = h->got - i * h->per - h->off[t];
         h->rowsT[h->off[t] * h->nb + i * h->w.tables[t].pooling + k] = row;
     }
     h->rows[h->got++] = row;
