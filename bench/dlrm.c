@@ -15,11 +15,11 @@
  * "Sharing"; a sparse row-wise backward is the forward's transpose and
  * takes its time). Last figures (CPU seconds, shared 2-core machine, load
  * 5 to 6): sparse row-wise 0.7, 0.9 and 6.5 s at 32, 64 and 128 GPUs (0.8,
- * 3.1 and 32 s before refilling above and transposes). Herald (load 7
- * to 9) 0.6, 1.5 to 1.6 and 10 to 11 s, its replay at 128 GPUs 1.9 to
- * 2.0 s (8.2 to 8.6 M lookups/s); back to back before the replay listed
- * the cached rows by table once a step (docs/step.md, "Speed"), 1.4 to
- * 1.6, 3.4 to 4.0 and 15 to 17 s, the replay 8.3 to 8.5 s.
+ * 3.1 and 32 s before refilling above and transposes). Herald (load 6
+ * to 9) 0.6, 1.5 and 9.3 s, its replay at 128 GPUs 1.8 s (9.1 M
+ * lookups/s); back to back before the replay listed the cached rows by
+ * table once a step (docs/step.md, "Speed"), 1.4 to 1.6, 3.4 to 4.0 and
+ * 15 to 17 s, the replay 7.3 to 8.5 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
