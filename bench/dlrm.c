@@ -17,8 +17,10 @@
  * 7, two runs each way back to back): sparse row-wise 0.6, 0.8 and 3.0 s
  * at 32, 64 and 128 GPUs (0.6, 0.9 and 5.0 s before the tighter refill
  * above of docs/sim.md "Sharing"; 0.8, 3.1 and 32 s before refilling
- * above and transposes), Herald 1.6, 4.0 to 4.3 and 13.2 s (1.8, 4.3 and
- * 15.7 to 17.3 s; 2.2, 6.8 and 33 s), its replay at 128 GPUs 9 to 10 s.
+ * above and transposes). Herald 0.6, 1.3 and 5.7 s (load 6.7, after both changes); its replay at 128 GPUs 1.8 s
+ * (9.1 M lookups/s; load 6 to 9). Before the replay listed the cached rows
+ * by table once a step (docs/step.md, "Speed") and before the tighter
+ * refill: 1.4 to 1.6, 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000

@@ -60,11 +60,12 @@ static uint64_t log2_q30(uint64_t k)
     uint64_t y = (k << Q) >> n; /* k / 2^n in [1, 2), Q30 */
     uint64_t frac = 0;
     for (unsigned b = 1; b <= Q; b++) {
-        y = (y * y) >> Q; /* y < 2^31, so y*y < 2^62 */
-        if (y >= (2ull << Q)) {
-            y >>= 1;
-            frac |= 1ull << (Q - b);
-        }
+        /* y < 2^31, so y*y < 2^62; then y < 4, and c = (y >= 2) without
+         * a branch (it would go either way at random). */
+        y = (y * y) >> Q;
+        uint64_t c = y >> (Q + 1);
+        y >>= c;
+        frac |= c << (Q - b);
     }
     return ((uint64_t)n << Q) | frac;
 }
@@ -102,9 +103,13 @@ uint64_t weft__zipf_weight(const weft__zipf *z, uint64_t k)
     uint64_t x = log2_q30(k) * z->milli / 1000; /* s * log2 k, Q30 */
     uint64_t whole = x >> Q, frac = x & ((1ull << Q) - 1);
     uint64_t p = 1ull << 62; /* 1.0 in Q62 */
-    for (unsigned m = 1; m <= Q; m++)
-        if (frac & (1ull << (Q - m)))
-            p = (uint64_t)(((u128)p * z->pow2_neg[m]) >> 62);
+    /* Times 2^(-2^-m) where bit m of frac is set: the product made
+     * always, kept by a mask (a branch would go either way at random). */
+    for (unsigned m = 1; m <= Q; m++) {
+        uint64_t q = (uint64_t)(((u128)p * z->pow2_neg[m]) >> 62);
+        uint64_t take = 0 - (frac >> (Q - m) & 1);
+        p = (q & take) | (p & ~take);
+    }
     /* p = 2^-frac in Q62; 2^40 * p * 2^-whole. */
     unsigned shift = 22 + (unsigned)(whole > 64 ? 64 : whole);
     uint64_t w = shift >= 64 ? 0 : p >> shift;

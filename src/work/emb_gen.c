@@ -8,7 +8,11 @@
  * for the least u of the i-th of 2^g slices of [0, 2^bits(total)), 2^g
  * the least power of two >= R), so a draw reads about two sums whatever R
  * and divides by nothing but in the random number's rejection (a binary
- * search read 20 sums at 1M rows). With more than 2^23 rows the weights are divided by
+ * search read 20 sums at 1M rows). The guide has about 4 bytes a row and
+ * u is uniform, so the guide entry a draw reads is anywhere in MBs: a
+ * wait for memory, then another for the sums it points to. Draws are made
+ * DRAWS at a time, each part for all of them before the next part, so
+ * that their waits overlap. With more than 2^23 rows the weights are divided by
  * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
  * Tables with the same rows and exponent share one array (8 bytes a row).
  * A uniform table draws its row directly. No floating point anywhere: a
@@ -23,6 +27,9 @@
 
 __extension__ typedef unsigned __int128 u128;
 
+/* Draws made together (their reads of memory overlap). */
+#define DRAWS 64
+
 typedef struct sampler {
     uint64_t rows;
     uint32_t milli;  /* 0: uniform, no array */
@@ -30,6 +37,7 @@ typedef struct sampler {
     uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
     unsigned shift;  /* u's slice is u >> shift */
     uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
+    uint64_t recip;  /* floor((2^64 - 1) / rows): the mod without a division */
 } sampler;
 
 /* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
@@ -51,6 +59,7 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     sp->cum = NULL;
     sp->guide = NULL;
     sp->mult = spread_mult(rows);
+    sp->recip = UINT64_MAX / rows;
     if (!milli)
         return WEFT_OK;
     sp->cum = weft__malloc((size_t)rows * sizeof *sp->cum);
@@ -92,18 +101,42 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     return WEFT_OK;
 }
 
-static uint64_t sampler_draw(const sampler *sp, weft__rng *g)
+/* A draw in three parts, so that a batch of draws waits for memory once:
+ * u (a uniform table's row), the guide entry (whose read is started
+ * first), then the search (whose first sum's read is started first). */
+static uint64_t draw_u(const sampler *sp, weft__rng *g)
 {
     if (!sp->cum)
         return weft__rng_below(g, sp->rows);
-    uint64_t total = sp->cum[sp->rows - 1];
-    uint64_t u = weft__rng_below(g, total);
-    /* u's slice starts at or before u, so its guide is no later than the
-     * answer. */
+    uint64_t u = weft__rng_below(g, sp->cum[sp->rows - 1]);
+    __builtin_prefetch(&sp->guide[u >> sp->shift]);
+    return u;
+}
+
+/* u's slice starts at or before u, so its guide is no later than the
+ * answer. */
+static uint64_t draw_guide(const sampler *sp, uint64_t u)
+{
+    if (!sp->cum)
+        return u;
     uint64_t k = sp->guide[u >> sp->shift];
+    __builtin_prefetch(&sp->cum[k]);
+    return k;
+}
+
+static uint64_t draw_row(const sampler *sp, uint64_t u, uint64_t k)
+{
+    if (!sp->cum)
+        return u;
     while (sp->cum[k] <= u)
         k++;
-    return k * sp->mult % sp->rows; /* k, mult < 2^27 */
+    /* x mod rows for x = k * mult < 2^54 (k, mult < 2^27): the quotient
+     * x * recip / 2^64 is short of x / rows by less than 1 + x / 2^64 < 2,
+     * so the remainder left is below 2 * rows (Barrett, "Implementing the
+     * Rivest Shamir and Adleman public key encryption algorithm on a
+     * standard digital signal processor", CRYPTO 1986). */
+    uint64_t x = k * sp->mult, r = x - (uint64_t)(((u128)x * sp->recip) >> 64) * sp->rows;
+    return r >= sp->rows ? r - sp->rows : r;
 }
 
 /* The samplers of w's tables: (*of)[t] indexes (*sps)[]. */
@@ -180,12 +213,40 @@ weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, wef
     if (all > UINT64_MAX)
         all = UINT64_MAX;
     uint64_t samples = (uint64_t)all;
-    for (uint64_t smp = 0; smp < samples && !e; smp++)
-        for (uint32_t t = 0; t < w->ntables && !e; t++) {
-            const sampler *sp = &s.sp[s.of[t]];
-            for (uint32_t p = 0; p < w->tables[t].pooling && !e; p++)
-                e = fn(ctx, smp, t, sampler_draw(sp, &g[t]), d);
+    /* The lookups in order (sample, table, pooling), DRAWS at a time: each
+     * table's generator is drawn from in its lookups' order, so the rows
+     * are those of one draw after another. */
+    struct {
+        uint64_t smp, u, k;
+        uint32_t t;
+    } q[DRAWS];
+    uint64_t smp = 0;
+    uint32_t t = 0, p = 0;
+    while (t < w->ntables && !w->tables[t].pooling)
+        t++;
+    if (t == w->ntables) /* no lookups */
+        samples = 0;
+    while (smp < samples && !e) {
+        uint32_t nq = 0;
+        for (; nq < DRAWS && smp < samples; nq++) {
+            q[nq].smp = smp;
+            q[nq].t = t;
+            q[nq].u = draw_u(&s.sp[s.of[t]], &g[t]);
+            if (++p < w->tables[t].pooling)
+                continue;
+            p = 0;
+            do { /* the next table with lookups, in this sample or the next */
+                if (++t == w->ntables) {
+                    t = 0;
+                    smp++;
+                }
+            } while (!w->tables[t].pooling);
         }
+        for (uint32_t j = 0; j < nq; j++)
+            q[j].k = draw_guide(&s.sp[s.of[q[j].t]], q[j].u);
+        for (uint32_t j = 0; j < nq && !e; j++)
+            e = fn(ctx, q[j].smp, q[j].t, draw_row(&s.sp[s.of[q[j].t]], q[j].u, q[j].k), d);
+    }
     weft__free(g);
 free_samplers:
     samplers_free(&s);

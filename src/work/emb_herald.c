@@ -2,35 +2,51 @@
  * rows, their synchronisation and the location-aware placement of samples
  * (Zeng et al., NSDI 2024; docs/embedding.md, "Caches and placement").
  *
- * The generator's lookups are kept one step at a time: sample i of a step
- * looks up pooling[t] rows of each table t in table order, so bag (i, t)
- * is rows[i * per + off[t] ...] (per = the sum of the pooling factors) and
- * nothing but the rows is stored.
+ * The generator's lookups are kept one step at a time, twice: sample-major
+ * (sample i of a step looks up pooling[t] rows of each table t in table
+ * order, so bag (i, t) is rows[i * per + off[t] ...], per = the sum of the
+ * pooling factors) for the bags, and table-major (table t's lookups are
+ * rowsT[off[t] * nb ...], bag (i, t) at i * pooling[t] in it) for the
+ * passes that need, for every lookup, which GPUs hold its row.
  *
  * Per GPU the cache is an array of copies (grown as used, at most cap),
- * a map from the row's key to its copy (base/map.h) and an LRU list or an
+ * a map from the row's key to its copy (cmap, below) and an LRU list or an
  * LFU heap (base/evheap.h: the frequency as the key, the sequence number
- * breaking ties by least recent bump). Every row cached anywhere has one
- * record, found by a global map: which GPUs hold a copy and which of those
- * copies are valid (not yet overwritten elsewhere), two bitsets of N bits,
- * and the stamp of the update pass. A record lives while a copy does, so
- * memory follows the caches, not the rows looked up.
+ * breaking ties by least recent bump). A GPU's bags touch its own cache
+ * alone, so the bags run GPU by GPU (each GPU's in sample order, which is
+ * all its LRU or LFU order depends on): one cache of about a MB at a time
+ * instead of all of them in turn.
  *
- * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags in
- * sample order against the caches (hits, misses, admissions; the measured
- * step adds to the matrices), (3) the updates: every row looked up in the
- * step is changed by the backward, so each copy of it on a GPU other than
- * the (single) GPU that looked it up is marked overwritten (`dirty`). */
+ * Which GPUs hold a row, and which of those copies are valid (not yet
+ * overwritten elsewhere: the copy's `dirty` is unset), is asked of every
+ * lookup twice a step: by the placement at the step's start and by the
+ * updates at its end. Keeping that in a map of every cached row probed
+ * per lookup (a record per row, found by key in tens of MB) made each
+ * lookup wait for memory several times. Instead, once a step, after the
+ * bags, every copy is listed by table (a counting sort: (row, GPU,
+ * copy)); then table by table, a small map of that table's listed rows
+ * (what the GPUs cache of it, typically KB) answers the table's lookups,
+ * read in order from rowsT. The list serves the step's updates and the
+ * next step's placement (the bags, which change the copies, come between
+ * them).
+ *
+ * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags
+ * against the caches (hits, misses, admissions; the measured step adds to
+ * the matrices), (3) the updates: every row looked up in the step is
+ * changed by the backward, so each copy of it on a GPU other than the
+ * (single) GPU that looked it up is marked overwritten (`dirty`). */
 #include <inttypes.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/evheap.h"
-#include "base/map.h"
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
 #define NONE32 UINT32_MAX
+#define ROW_BITS 40
+#define ROW_MASK ((1ull << ROW_BITS) - 1)
+#define STALE (1ull << 63) /* a listed copy that is not valid */
 
 typedef struct copy {
     uint64_t key;        /* table << 40 | row */
@@ -39,24 +55,47 @@ typedef struct copy {
     uint32_t pushed;     /* step + 1 of the last push counted */
     uint32_t freq;       /* LFU: lookups since cached */
     uint32_t prev, next; /* LRU list, indices of the GPU's copies */
-    uint32_t rec;        /* the row's record */
 } copy;
+
+/* A GPU's map from a cached key to its copy: linear probing in one array
+ * of (key, copy) slots, at most half full, deletion by backward shift (no
+ * tombstones). base/map.h's map keeps keys, values and used flags in three
+ * arrays, three cache lines a probe; here every lookup of a bag probes,
+ * and every miss deletes and adds a key once the cache is full, so a slot
+ * is kept whole in one line. */
+typedef struct cslot {
+    uint64_t key; /* EMPTY when free (no key is: keys < 2^56) */
+    uint32_t x;
+} cslot;
+
+typedef struct cmap {
+    cslot *s;
+    uint64_t mask;  /* slots - 1 (no slots while s is NULL) */
+    unsigned shift; /* 64 - log2(slots) */
+    size_t n;
+} cmap;
+
+#define EMPTY UINT64_MAX
 
 typedef struct gpu_cache {
     weft__vec copies; /* of copy, at most cap */
-    weft__map64 map;  /* key -> index in copies */
+    cmap map;         /* key -> index in copies */
     uint32_t head, tail;
     weft__evheap lfu;
 } gpu_cache;
 
-/* A record: this header, then W words of holders and W of valid. */
-typedef struct rowrec {
-    uint64_t key;
-    uint32_t stamp; /* step + 1 of the update pass that saw it last */
-    uint32_t first; /* the first GPU that looked it up in that step */
-    uint32_t holders;
-    uint32_t multi; /* more than one GPU looked it up in that step */
-} rowrec;
+/* A copy in the list of the step's copies by table. */
+typedef struct listed {
+    uint64_t row; /* the row, | STALE when the copy is not valid */
+    uint32_t g, x;
+} listed;
+
+/* A slot of the table map: a listed row and its group (the copies of that
+ * row; key UINT64_MAX when empty, which no row is: rows < 2^40). */
+typedef struct tslot {
+    uint64_t row;
+    uint32_t grp;
+} tslot;
 
 typedef struct herald {
     weft_emb_workload w;
@@ -65,15 +104,31 @@ typedef struct herald {
     uint64_t nb, per;       /* samples a step, lookups a sample */
     uint64_t *off;          /* per table: first lookup of its bag in a sample */
     uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
-    uint64_t *rows;         /* the step's lookups */
+    uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
+    uint64_t *rows;         /* the step's lookups, sample-major */
+    uint64_t *rowsT;        /* the same, table-major (with a cache) */
+    uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
     uint64_t got;           /* lookups of the current step so far */
     uint32_t step;          /* the current step */
+    uint64_t s0;            /* its first sample */
     uint32_t *place;        /* per sample of the step: its GPU */
+    uint64_t *order;        /* the samples GPU by GPU (each in sample order) */
+    uint64_t *gstart;       /* per GPU + 1: its first in order */
     gpu_cache *gc;
-    weft__map64 recmap; /* key -> record */
-    weft__vec recs;     /* records (header + 2W words) */
-    weft__vec freerec;  /* indices of free records */
-    weft__vec touched;  /* records stamped by the update pass */
+    /* The copies by table (listed after the bags of each step). */
+    listed *list;
+    size_t nlist, list_cap, maxb; /* copies listed, room, the largest table's */
+    uint64_t *lstart;             /* per table + 1: its first in list */
+    /* Per table pass (sized for maxb): the map, each listed copy's group,
+     * per group the valid set (W words), its set's index, the first GPU
+     * that looked the row up and whether others did. */
+    tslot *ts;
+    uint64_t tmask; /* ts has tmask + 1 slots */
+    size_t scap;    /* the other arrays' room */
+    uint32_t *egrp, *gset, *gfirst;
+    uint8_t *gmulti;
+    uint64_t *gval;
+    weft__vec vsets; /* the step's valid sets: W words each */
     /* Scratch per GPU: placement scores, row-wise block state. */
     uint64_t *score;
     uint32_t *load;
@@ -89,19 +144,71 @@ typedef struct herald {
     weft_err err;
 } herald;
 
-static rowrec *rec_at(const herald *h, uint32_t i)
+/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the top bits of key times
+ * 2^64 / phi, enough for keys that are (table, row) pairs. */
+static uint64_t cmap_home(const cmap *m, uint64_t key)
 {
-    return weft__vec_at(&h->recs, i);
+    return key * 0x9E3779B97F4A7C15ull >> m->shift;
 }
 
-static uint64_t *rec_hold(const herald *h, uint32_t i)
+/* The copy of key, or NONE32. */
+static uint32_t cmap_find(const cmap *m, uint64_t key)
 {
-    return (uint64_t *)(rec_at(h, i) + 1);
+    if (!m->s)
+        return NONE32;
+    for (uint64_t j = cmap_home(m, key);; j = (j + 1) & m->mask) {
+        if (m->s[j].key == key)
+            return m->s[j].x;
+        if (m->s[j].key == EMPTY)
+            return NONE32;
+    }
 }
 
-static uint64_t *rec_valid(const herald *h, uint32_t i)
+/* Adds key (absent) -> x; doubles the slots when half would be used. */
+static weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
 {
-    return rec_hold(h, i) + h->W;
+    if (2 * (m->n + 1) > (m->s ? m->mask + 1 : 0)) {
+        uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
+        cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
+        if (!ns)
+            return WEFT_ENOMEM;
+        for (uint64_t j = 0; j < slots; j++)
+            ns[j].key = EMPTY;
+        uint64_t oslots = old ? m->mask + 1 : 0;
+        m->s = ns;
+        m->mask = slots - 1;
+        m->shift = 64 - (unsigned)__builtin_ctzll(slots);
+        m->n = 0;
+        for (uint64_t j = 0; j < oslots; j++)
+            if (old[j].key != EMPTY)
+                cmap_add(m, old[j].key, old[j].x); /* room: never grows */
+        weft__free(old);
+    }
+    uint64_t j = cmap_home(m, key);
+    while (m->s[j].key != EMPTY)
+        j = (j + 1) & m->mask;
+    m->s[j] = (cslot){key, x};
+    m->n++;
+    return WEFT_OK;
+}
+
+/* Removes key (present): the keys after it in its run move back to where
+ * their probes would find them. */
+static void cmap_del(cmap *m, uint64_t key)
+{
+    uint64_t i = cmap_home(m, key);
+    while (m->s[i].key != key)
+        i = (i + 1) & m->mask;
+    for (uint64_t j = (i + 1) & m->mask; m->s[j].key != EMPTY; j = (j + 1) & m->mask) {
+        /* j's key may fill hole i unless its home lies cyclically in (i, j]. */
+        uint64_t k = cmap_home(m, m->s[j].key);
+        if (((j - k) & m->mask) >= ((j - i) & m->mask)) {
+            m->s[i] = m->s[j];
+            i = j;
+        }
+    }
+    m->s[i].key = EMPTY;
+    m->n--;
 }
 
 static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
@@ -112,11 +219,6 @@ static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
 static void bit_set(uint64_t *b, uint32_t i)
 {
     b[i >> 6] |= 1ull << (i & 63);
-}
-
-static void bit_clear(uint64_t *b, uint32_t i)
-{
-    b[i >> 6] &= ~(1ull << (i & 63));
 }
 
 void weft_emb_herald_free(weft_emb_herald_result *r)
@@ -133,19 +235,29 @@ static void herald_fini(herald *h)
     if (h->gc)
         for (uint32_t g = 0; g < h->n; g++) {
             weft__vec_fini(&h->gc[g].copies);
-            weft__map64_fini(&h->gc[g].map);
+            weft__free(h->gc[g].map.s);
             weft__evheap_fini(&h->gc[g].lfu);
         }
     weft__free(h->gc);
-    weft__map64_fini(&h->recmap);
-    weft__vec_fini(&h->recs);
-    weft__vec_fini(&h->freerec);
-    weft__vec_fini(&h->touched);
+    weft__free(h->list);
+    weft__free(h->lstart);
+    weft__free(h->ts);
+    weft__free(h->egrp);
+    weft__free(h->gset);
+    weft__free(h->gfirst);
+    weft__free(h->gmulti);
+    weft__free(h->gval);
+    weft__vec_fini(&h->vsets);
     weft__free(h->off);
     weft__free(h->slot);
+    weft__free(h->owner);
     weft__free(h->block);
     weft__free(h->rows);
+    weft__free(h->rowsT);
+    weft__free(h->vsid);
     weft__free(h->place);
+    weft__free(h->order);
+    weft__free(h->gstart);
     weft__free(h->score);
     weft__free(h->load);
     weft__free(h->bstamp);
@@ -205,51 +317,6 @@ static void touch(herald *h, uint32_t g, uint32_t x)
     }
 }
 
-/* The record of key, or NONE32. */
-static uint32_t rec_find(const herald *h, uint64_t key)
-{
-    const uint32_t *v = weft__map64_find(&h->recmap, key);
-    return v ? *v : NONE32;
-}
-
-/* The record of key, made when absent: one probe of the record map (the
- * index a new record would take is offered to get_or_put). */
-static weft_err rec_get(herald *h, uint64_t key, uint32_t *out)
-{
-    bool reuse = h->freerec.n != 0, added;
-    uint32_t i =
-        reuse ? *(uint32_t *)weft__vec_at(&h->freerec, h->freerec.n - 1) : (uint32_t)h->recs.n;
-    weft_err e;
-    if (!reuse && (e = weft__vec_reserve(&h->recs, h->recs.n + 1)))
-        return e;
-    if ((e = weft__map64_get_or_put(&h->recmap, key, i, out, &added)))
-        return e;
-    if (!added)
-        return WEFT_OK;
-    if (reuse)
-        h->freerec.n--;
-    else
-        h->recs.n++;
-    memset(rec_at(h, i), 0, h->recs.elem);
-    rec_at(h, i)->key = key;
-    return WEFT_OK;
-}
-
-static weft_err evict(herald *h, uint32_t g, uint32_t x)
-{
-    copy *c = copy_at(h, g, x);
-    uint32_t ri = c->rec;
-    rowrec *r = rec_at(h, ri);
-    bit_clear(rec_hold(h, ri), g);
-    bit_clear(rec_valid(h, ri), g);
-    weft__map64_del(&h->gc[g].map, c->key);
-    if (--r->holders == 0) {
-        weft__map64_del(&h->recmap, r->key);
-        return weft__vec_push(&h->freerec, &ri);
-    }
-    return WEFT_OK;
-}
-
 /* Caches key on g (absent there), evicting when full. */
 static weft_err admit(herald *h, uint32_t g, uint64_t key)
 {
@@ -264,24 +331,28 @@ static weft_err admit(herald *h, uint32_t g, uint64_t key)
         if (h->p.policy == WEFT_EMB_LFU && x >= gc->lfu.cap &&
             (e = weft__evheap_reserve(&gc->lfu, gc->lfu.cap ? 2 * gc->lfu.cap : 64)))
             return e;
-    } else if (h->p.policy == WEFT_EMB_LFU) {
-        x = weft__evheap_pop(&gc->lfu);
-        if ((e = evict(h, g, x)))
-            return e;
     } else {
-        x = gc->tail;
-        lru_unlink(h, g, x);
-        if ((e = evict(h, g, x)))
-            return e;
+        if (h->p.policy == WEFT_EMB_LFU) {
+            x = weft__evheap_pop(&gc->lfu);
+        } else {
+            x = gc->tail;
+            lru_unlink(h, g, x);
+        }
+        cmap_del(&gc->map, copy_at(h, g, x)->key);
+        if (h->p.policy == WEFT_EMB_LRU && gc->tail != NONE32) {
+            /* The next victims, unless hits save them: the next one's
+             * slot (its copy was read ahead by the last eviction) and the
+             * one after's copy. */
+            const copy *t1 = copy_at(h, g, gc->tail);
+            __builtin_prefetch(&gc->map.s[cmap_home(&gc->map, t1->key)]);
+            if (t1->prev != NONE32)
+                __builtin_prefetch(copy_at(h, g, t1->prev));
+        }
     }
-    uint32_t ri, got;
-    /* key is absent from g's map (the caller looked): one probe adds it. */
-    if ((e = rec_get(h, key, &ri)) || (e = weft__map64_get_or_put(&gc->map, key, x, &got, NULL)))
+    /* key is absent from g's map (the caller looked). */
+    if ((e = cmap_add(&gc->map, key, x)))
         return e;
-    *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, NONE32, NONE32, ri};
-    rec_at(h, ri)->holders++;
-    bit_set(rec_hold(h, ri), g);
-    bit_set(rec_valid(h, ri), g);
+    *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, NONE32, NONE32};
     if (h->p.policy == WEFT_EMB_LFU)
         weft__evheap_set(&gc->lfu, x, 1.0);
     else
@@ -295,7 +366,6 @@ static void refresh(herald *h, uint32_t g, uint32_t x)
     copy *c = copy_at(h, g, x);
     c->fetched = h->step;
     c->dirty = NONE32;
-    bit_set(rec_valid(h, c->rec), g);
 }
 
 /* ---- a bag part: the rows of a bag that one owner (or a column-wise
@@ -371,10 +441,9 @@ static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
     *hit = false;
     if (h->measure)
         r->remote++;
-    const uint32_t *v = h->p.rows_per_gpu ? weft__map64_find(&h->gc[g].map, key) : NULL;
-    if (!v)
+    uint32_t x = cmap_find(&h->gc[g].map, key);
+    if (x == NONE32)
         return NONE32;
-    uint32_t x = *v;
     copy *c = copy_at(h, g, x);
     *hit = fresh(h, c);
     if (*hit)
@@ -441,7 +510,7 @@ static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
         return WEFT_OK;
     case WEFT_EMB_TW:
     case WEFT_EMB_CW: {
-        uint32_t o = tb->sharding == WEFT_EMB_TW ? (uint32_t)(h->slot[t] % n) : NONE32;
+        uint32_t o = tb->sharding == WEFT_EMB_TW ? h->owner[t] : NONE32;
         bool local = o == g;
         if (o == NONE32) {
             local = true;
@@ -509,10 +578,184 @@ static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
     return WEFT_OK;
 }
 
+/* ---- the copies by table ------------------------------------------------ */
+
+/* Room in the per-table scratch for m listed copies of one table. */
+static weft_err scratch(herald *h, size_t m)
+{
+    size_t tc = 16;
+    while (tc < 2 * m)
+        tc *= 2;
+    if (tc - 1 > h->tmask) {
+        tslot *ts = weft__realloc_array(h->ts, tc, sizeof *ts);
+        if (!ts)
+            return WEFT_ENOMEM;
+        h->ts = ts;
+        h->tmask = tc - 1;
+    }
+    if (m <= h->scap)
+        return WEFT_OK;
+    size_t c = m > 2 * h->scap ? m : 2 * h->scap;
+    uint32_t *eg = weft__realloc_array(h->egrp, c, sizeof *eg);
+    if (eg)
+        h->egrp = eg;
+    uint32_t *gs = weft__realloc_array(h->gset, c, sizeof *gs);
+    if (gs)
+        h->gset = gs;
+    uint32_t *gf = weft__realloc_array(h->gfirst, c, sizeof *gf);
+    if (gf)
+        h->gfirst = gf;
+    uint8_t *gm = weft__realloc_array(h->gmulti, c, sizeof *gm);
+    if (gm)
+        h->gmulti = gm;
+    uint64_t *gv = weft__realloc_array(h->gval, c * h->W, sizeof *gv);
+    if (gv)
+        h->gval = gv;
+    if (!eg || !gs || !gf || !gm || !gv)
+        return WEFT_ENOMEM;
+    h->scap = c;
+    return WEFT_OK;
+}
+
+/* Lists every copy by table (a counting sort: within a table in order of
+ * GPU, then copy), STALE unless valid; sizes the per-table scratch. */
+static weft_err list_copies(herald *h)
+{
+    uint32_t nt = h->nt;
+    uint64_t *ls = h->lstart;
+    memset(ls, 0, (size_t)(nt + 1) * sizeof *ls);
+    size_t total = 0;
+    for (uint32_t g = 0; g < h->n; g++) {
+        const copy *c = h->gc[g].copies.data;
+        total += h->gc[g].copies.n;
+        for (size_t x = 0; x < h->gc[g].copies.n; x++)
+            ls[(c[x].key >> ROW_BITS) + 1]++;
+    }
+    size_t maxb = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        maxb = ls[t + 1] > maxb ? ls[t + 1] : maxb;
+        ls[t + 1] += ls[t];
+    }
+    if (weft__grow((void **)&h->list, &h->list_cap, total ? total : 1, sizeof *h->list))
+        return WEFT_ENOMEM;
+    weft_err e = scratch(h, maxb);
+    if (e)
+        return e;
+    /* ls[t] walks from table t's start to its end (table t + 1's start),
+     * then everything moves back one table. */
+    for (uint32_t g = 0; g < h->n; g++) {
+        const copy *c = h->gc[g].copies.data;
+        for (size_t x = 0; x < h->gc[g].copies.n; x++) {
+            uint64_t row = c[x].key & ROW_MASK;
+            h->list[ls[c[x].key >> ROW_BITS]++] =
+                (listed){row | (c[x].dirty == NONE32 ? 0 : STALE), g, (uint32_t)x};
+        }
+    }
+    memmove(ls + 1, ls, (size_t)nt * sizeof *ls);
+    ls[0] = 0;
+    h->nlist = total;
+    return WEFT_OK;
+}
+
+/* The table map's first slot for row: Fibonacci hashing as cmap_home,
+ * bits 32 and up (rows < 2^40). */
+static uint64_t tslot_of(const herald *h, uint64_t row, uint64_t mask)
+{
+    uint64_t j = (row * 0x9E3779B97F4A7C15ull >> 32) & mask;
+    while (h->ts[j].row != UINT64_MAX && h->ts[j].row != row)
+        j = (j + 1) & mask;
+    return j;
+}
+
+/* Groups table t's listed copies by row: the map row -> group (a linear
+ * probing table at most half full, in the low 2^k >= 2m slots of ts),
+ * egrp[e] for the table's e-th copy; the mask of the slots and the number
+ * of groups. */
+static uint32_t group_rows(herald *h, uint32_t t, uint64_t *mask)
+{
+    size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+    uint64_t tc = 16;
+    while (tc < 2 * m)
+        tc *= 2;
+    *mask = tc - 1;
+    for (uint64_t j = 0; j < tc; j++)
+        h->ts[j].row = UINT64_MAX;
+    uint32_t ng = 0;
+    for (size_t e = 0; e < m; e++) {
+        uint64_t row = h->list[lo + e].row & ROW_MASK, j = tslot_of(h, row, *mask);
+        if (h->ts[j].row == UINT64_MAX)
+            h->ts[j] = (tslot){row, ng++};
+        h->egrp[e] = h->ts[j].grp;
+    }
+    return ng;
+}
+
+/* The group of row, or NONE32 when no GPU caches it. */
+static uint32_t group_of(const herald *h, uint64_t row, uint64_t mask)
+{
+    uint64_t j = tslot_of(h, row, mask);
+    return h->ts[j].row == UINT64_MAX ? NONE32 : h->ts[j].grp;
+}
+
+#define UNSET (NONE32 - 1) /* a group's valid set not yet in vsets */
+
+/* vsid[] for every lookup of the step: the GPUs holding a valid copy of
+ * its row at the step's start (the copies listed at the end of the
+ * previous step), as an index in vsets (one per row looked up), or NONE32
+ * when none does. */
+static weft_err valid_sets(herald *h)
+{
+    uint32_t W = h->W;
+    h->vsets.n = 0;
+    for (uint32_t t = 0; t < h->nt; t++) {
+        const weft_emb_table *tb = &h->w.tables[t];
+        if (tb->sharding == WEFT_EMB_DP)
+            continue;
+        uint64_t len = h->nb * tb->pooling, mask;
+        uint32_t *vs = h->vsid + h->off[t] * h->nb;
+        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+        if (!m) {
+            memset(vs, 0xff, (size_t)len * sizeof *vs);
+            continue;
+        }
+        uint32_t ng = group_rows(h, t, &mask);
+        memset(h->gval, 0, (size_t)ng * W * sizeof *h->gval);
+        for (size_t e = 0; e < m; e++)
+            if (!(h->list[lo + e].row & STALE))
+                bit_set(h->gval + (size_t)h->egrp[e] * W, h->list[lo + e].g);
+        for (uint32_t q = 0; q < ng; q++) {
+            h->gset[q] = NONE32;
+            for (uint32_t k = 0; k < W; k++)
+                if (h->gval[(size_t)q * W + k])
+                    h->gset[q] = UNSET;
+        }
+        for (uint64_t j = 0; j < len; j++) {
+            uint32_t q = group_of(h, rt[j], mask), v = q == NONE32 ? NONE32 : h->gset[q];
+            if (v == UNSET) {
+                weft_err e = weft__vec_push(&h->vsets, h->gval + (size_t)q * W);
+                if (e)
+                    return e;
+                v = h->gset[q] = (uint32_t)(h->vsets.n - 1);
+            }
+            vs[j] = v;
+        }
+    }
+    return WEFT_OK;
+}
+
 /* ---- placement ---------------------------------------------------------- */
 
-/* Adds to score[] what sample i saves on each GPU; true when some GPU
- * saves anything. */
+/* The valid set of lookup k of a bag whose sets start at vs (NULL: no
+ * cache): W words, or NULL when no GPU holds a valid copy of the row. */
+static const uint64_t *vset(const herald *h, const uint32_t *vs, uint32_t k)
+{
+    if (!vs || vs[k] == NONE32)
+        return NULL;
+    return weft__vec_at(&h->vsets, vs[k]);
+}
+
+/* Adds to score[] what sample i saves on each GPU. */
 static void score_sample(herald *h, uint64_t i)
 {
     uint32_t n = h->n, W = h->W;
@@ -521,9 +764,11 @@ static void score_sample(herald *h, uint64_t i)
     for (uint32_t t = 0; t < h->nt; t++) {
         const weft_emb_table *tb = &h->w.tables[t];
         const uint64_t *br = rows + h->off[t];
-        uint64_t key0 = (uint64_t)t << 40, v = vec_bytes(tb);
+        uint64_t v = vec_bytes(tb);
         if (tb->sharding == WEFT_EMB_DP)
             continue;
+        /* The bag's valid sets (vsid: rowsT's order). */
+        const uint32_t *vs = h->vsid ? h->vsid + h->off[t] * h->nb + i * tb->pooling : NULL;
         if (tb->sharding == WEFT_EMB_RW) {
             uint64_t stamp = ++h->bag;
             uint32_t *list = h->load + n, nl = 0;
@@ -536,9 +781,9 @@ static void score_sample(herald *h, uint64_t i)
                     for (uint32_t q = 0; q < W; q++)
                         m[q] = ~0ull;
                 }
-                uint32_t ri = rec_find(h, key0 | br[k]);
+                const uint64_t *vk = vset(h, vs, k);
                 for (uint32_t q = 0; q < W; q++)
-                    m[q] &= ri == NONE32 ? 0 : rec_valid(h, ri)[q];
+                    m[q] &= vk ? vk[q] : 0;
             }
             for (uint32_t l = 0; l < nl; l++) {
                 uint32_t o = list[l];
@@ -554,10 +799,10 @@ static void score_sample(herald *h, uint64_t i)
         for (uint32_t q = 0; q < W; q++)
             m[q] = tb->pooling ? ~0ull : 0;
         for (uint32_t k = 0; k < tb->pooling; k++) {
-            uint32_t ri = rec_find(h, key0 | br[k]);
+            const uint64_t *vk = vset(h, vs, k);
             bool any = false;
             for (uint32_t q = 0; q < W; q++) {
-                m[q] &= ri == NONE32 ? 0 : rec_valid(h, ri)[q];
+                m[q] &= vk ? vk[q] : 0;
                 any |= m[q] != 0;
             }
             if (!any)
@@ -566,7 +811,7 @@ static void score_sample(herald *h, uint64_t i)
         if (n % 64)
             m[W - 1] &= (1ull << (n % 64)) - 1;
         if (tb->sharding == WEFT_EMB_TW) {
-            bit_set(m, (uint32_t)(h->slot[t] % n));
+            bit_set(m, h->owner[t]);
             for (uint32_t q = 0; q < W; q++)
                 for (uint64_t b = m[q]; b; b &= b - 1)
                     h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
@@ -587,8 +832,11 @@ static void score_sample(herald *h, uint64_t i)
 
 /* Herald's greedy assignment into place[], kept when it saves more than
  * the drawn one (then *moved counts the samples it moved). */
-static void placement(herald *h, bool *placed, uint64_t *moved)
+static weft_err placement(herald *h, bool *placed, uint64_t *moved)
 {
+    weft_err e;
+    if (h->vsid && (e = valid_sets(h)))
+        return e;
     uint32_t n = h->n;
     uint64_t B = h->w.batch, sum_h = 0, sum_r = 0;
     uint32_t *load = h->load;
@@ -614,52 +862,52 @@ static void placement(herald *h, bool *placed, uint64_t *moved)
             h->place[i] = (uint32_t)(i / B);
         *moved += h->place[i] != i / B;
     }
+    return WEFT_OK;
 }
 
 /* ---- a step ------------------------------------------------------------- */
 
-/* Every row looked up in the step is updated: copies elsewhere go dirty. */
+/* Every row looked up in the step is updated: copies elsewhere go dirty
+ * (all of them when several GPUs looked the row up). Table by table: the
+ * GPU of each row's first lookup, whether another GPU looked it up, then
+ * the row's copies. */
 static weft_err updates(herald *h)
 {
-    h->touched.n = 0;
-    weft_err e;
-    for (uint64_t i = 0; i < h->nb; i++) {
-        uint32_t g = h->place[i];
-        const uint64_t *rows = h->rows + i * h->per;
-        for (uint32_t t = 0; t < h->nt; t++) {
-            if (h->w.tables[t].sharding == WEFT_EMB_DP)
-                continue;
-            for (uint32_t k = 0; k < h->w.tables[t].pooling; k++) {
-                uint32_t ri = rec_find(h, (uint64_t)t << 40 | rows[h->off[t] + k]);
-                if (ri == NONE32)
+    weft_err e = list_copies(h);
+    if (e)
+        return e;
+    for (uint32_t t = 0; t < h->nt; t++) {
+        const weft_emb_table *tb = &h->w.tables[t];
+        size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+        if (tb->sharding == WEFT_EMB_DP || !m)
+            continue;
+        uint64_t mask;
+        uint32_t ng = group_rows(h, t, &mask), P = tb->pooling;
+        memset(h->gfirst, 0xff, (size_t)ng * sizeof *h->gfirst);
+        memset(h->gmulti, 0, (size_t)ng * sizeof *h->gmulti);
+        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        for (uint64_t i = 0; i < h->nb; i++) {
+            uint32_t g = h->place[i];
+            for (uint32_t k = 0; k < P; k++) {
+                uint32_t q = group_of(h, rt[i * P + k], mask);
+                if (q == NONE32)
                     continue;
-                rowrec *r = rec_at(h, ri);
-                if (r->stamp != h->step + 1) {
-                    r->stamp = h->step + 1;
-                    r->first = g;
-                    r->multi = 0;
-                    if ((e = weft__vec_push(&h->touched, &ri)))
-                        return e;
-                } else if (r->first != g) {
-                    r->multi = 1;
-                }
+                if (h->gfirst[q] == NONE32)
+                    h->gfirst[q] = g;
+                else if (h->gfirst[q] != g)
+                    h->gmulti[q] = 1;
             }
         }
-    }
-    for (size_t k = 0; k < h->touched.n; k++) {
-        uint32_t ri = *(uint32_t *)weft__vec_at(&h->touched, k);
-        rowrec *r = rec_at(h, ri);
-        uint64_t *hold = rec_hold(h, ri);
-        for (uint32_t q = 0; q < h->W; q++)
-            for (uint64_t b = hold[q]; b; b &= b - 1) {
-                uint32_t g = q * 64 + (uint32_t)__builtin_ctzll(b);
-                if (!r->multi && r->first == g)
-                    continue;
-                copy *c = copy_at(h, g, *weft__map64_find(&h->gc[g].map, r->key));
-                if (c->dirty == NONE32)
-                    c->dirty = h->step;
-                bit_clear(rec_valid(h, ri), g);
-            }
+        for (size_t k = 0; k < m; k++) {
+            listed *l = &h->list[lo + k];
+            uint32_t q = h->egrp[k];
+            if (h->gfirst[q] == NONE32 || (!h->gmulti[q] && h->gfirst[q] == l->g))
+                continue;
+            copy *c = copy_at(h, l->g, l->x);
+            if (c->dirty == NONE32)
+                c->dirty = h->step;
+            l->row |= STALE;
+        }
     }
     return WEFT_OK;
 }
@@ -669,8 +917,10 @@ static weft_err run_step(herald *h, weft_diag *d)
     weft_emb_herald_result *r = h->out;
     bool placed = false;
     uint64_t moved = 0;
+    weft_err e = WEFT_OK;
     if (h->p.placement == WEFT_EMB_PLACE_HERALD) {
-        placement(h, &placed, &moved);
+        if ((e = placement(h, &placed, &moved)))
+            return weft_diag_code(d, e);
     } else {
         for (uint64_t i = 0; i < h->nb; i++)
             h->place[i] = (uint32_t)(i / h->w.batch);
@@ -680,10 +930,30 @@ static weft_err run_step(herald *h, weft_diag *d)
         r->samples_moved = moved;
         r->lookups = h->got;
     }
-    weft_err e = WEFT_OK;
-    for (uint64_t i = 0; i < h->nb && !e; i++)
-        for (uint32_t t = 0; t < h->nt && !e; t++)
-            e = do_bag(h, h->place[i], t, h->rows + i * h->per + h->off[t]);
+    /* The bags GPU by GPU, each GPU's in sample order: order[] holds the
+     * samples by GPU (a counting sort), gstart[g] ends up at g's last + 1. */
+    uint64_t *gs = h->gstart;
+    memset(gs, 0, ((size_t)h->n + 1) * sizeof *gs);
+    for (uint64_t i = 0; i < h->nb; i++)
+        gs[h->place[i] + 1]++;
+    for (uint32_t g = 0; g < h->n; g++)
+        gs[g + 1] += gs[g];
+    for (uint64_t i = 0; i < h->nb; i++)
+        h->order[gs[h->place[i]]++] = i;
+    for (uint32_t g = 0; g < h->n && !e; g++)
+        for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
+            const uint64_t *rows = h->rows + h->order[q] * h->per;
+            const cmap *mp = &h->gc[g].map;
+            for (uint32_t t = 0; t < h->nt && !e; t++) {
+                /* The home slot of the bag 8 tables on (its first row),
+                 * read ahead: the probes are what the bags wait for. */
+                uint32_t tp = t + 8;
+                if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
+                    __builtin_prefetch(
+                        &mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
+                e = do_bag(h, g, t, rows + h->off[t]);
+            }
+        }
     if (!e && h->p.rows_per_gpu)
         e = updates(h);
     if (e)
@@ -693,15 +963,20 @@ static weft_err run_step(herald *h, weft_diag *d)
 
 static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
 {
-    (void)t;
     herald *h = ctx;
-    uint64_t step = s / h->nb;
-    if (step != h->step) {
+    if (s - h->s0 >= h->nb) { /* a sample of a later step (samples come in order) */
         weft_err e = run_step(h, d);
         if (e)
             return e;
-        h->step = (uint32_t)step;
+        h->step = (uint32_t)(s / h->nb);
+        h->s0 = (uint64_t)h->step * h->nb;
         h->got = 0;
+    }
+    if (h->rowsT) {
+        /* Lookup k of bag (i, t): the generator gives each sample's
+         * tables in order, each table's pooling lookups in order. */
+        uint64_t i = s - h->s0, k = h->got - i * h->per - h->off[t];
+        h->rowsT[h->off[t] * h->nb + i * h->w.tables[t].pooling + k] = row;
     }
     h->rows[h->got++] = row;
     return WEFT_OK;
@@ -793,17 +1068,16 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.W = (n + 63) / 64;
     h.nb = (uint64_t)n * w->batch;
     h.out = out;
-    weft__map64_init(&h.recmap);
-    weft__vec_init(&h.recs, sizeof(rowrec) + 2 * (size_t)h.W * sizeof(uint64_t));
-    weft__vec_init(&h.freerec, sizeof(uint32_t));
-    weft__vec_init(&h.touched, sizeof(uint32_t));
+    weft__vec_init(&h.vsets, (size_t)h.W * sizeof(uint64_t));
     h.off = weft__malloc((size_t)h.nt * sizeof *h.off);
     h.slot = weft__malloc((size_t)h.nt * sizeof *h.slot);
     h.block = weft__malloc((size_t)h.nt * sizeof *h.block);
-    if (!h.off || !h.slot || !h.block)
+    h.owner = weft__malloc((size_t)h.nt * sizeof *h.owner);
+    if (!h.off || !h.slot || !h.block || !h.owner)
         goto nomem;
     weft__emb_slots(w, h.slot);
     for (uint32_t t = 0; t < h.nt; t++) {
+        h.owner[t] = (uint32_t)(h.slot[t] % n);
         h.off[t] = h.per;
         h.per += w->tables[t].pooling;
         h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);
@@ -812,6 +1086,18 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         goto nomem;
     h.rows = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.rows + 1);
     h.place = weft__malloc((size_t)h.nb * sizeof *h.place + 1);
+    h.order = weft__malloc((size_t)h.nb * sizeof *h.order + 1);
+    h.gstart = weft__malloc(((size_t)n + 1) * sizeof *h.gstart);
+    bool cached = p->rows_per_gpu != 0;
+    if (cached) {
+        h.rowsT = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.rowsT + 1);
+        h.lstart = weft__calloc((size_t)h.nt + 1, sizeof *h.lstart);
+        if (!h.rowsT || !h.lstart)
+            goto nomem;
+    }
+    if (cached && p->placement == WEFT_EMB_PLACE_HERALD &&
+        !(h.vsid = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.vsid + 1)))
+        goto nomem;
     h.gc = weft__calloc(n, sizeof *h.gc);
     h.score = weft__calloc(n, sizeof *h.score);
     h.load = weft__calloc(2 * (size_t)n, sizeof *h.load);
@@ -826,12 +1112,11 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.hx = weft__malloc((size_t)maxp * sizeof *h.hx);
     h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
     h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
-    if (!h.rows || !h.place || !h.gc || !h.score || !h.load || !h.bstamp || !h.bmask || !h.bmiss ||
-        !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
+    if (!h.rows || !h.place || !h.order || !h.gstart || !h.gc || !h.score || !h.load || !h.bstamp ||
+        !h.bmask || !h.bmiss || !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
         goto nomem;
     for (uint32_t g = 0; g < n; g++) {
         weft__vec_init(&h.gc[g].copies, sizeof(copy));
-        weft__map64_init(&h.gc[g].map);
         h.gc[g].head = h.gc[g].tail = NONE32;
         if (p->policy == WEFT_EMB_LFU && (e = weft__evheap_init(&h.gc[g].lfu, 0)))
             goto fail_code;

@@ -2,8 +2,8 @@
  * against a brute-force replay of the rules of weft/embedding.h (linear
  * searches, a clock for recency, the update sets of each step kept whole),
  * with and without the placement, LRU and LFU, several staleness bounds
- * and every sharding; no cache and the drawn placement give weft_emb_acc's
- * matrix; the placement never moves more bytes than the drawn assignment
+ * and every sharding, and on random workloads (up to 80 GPUs); no cache and the drawn placement
+ * give weft_emb_acc's matrix; the placement never moves more bytes than the drawn assignment
  * without a cache (where its estimate is exact) nor on the test configs
  * with one; hand-counted cases. */
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "base/testing.h"
 #include "weft/embedding.h"
 
-#define MAXG 8
+#define MAXG 80 /* past 64: bitsets of two words */
 #define MAXC 64
 #define NONE32 UINT32_MAX
 
@@ -459,6 +459,46 @@ static void test_brute(void)
     CHECK_INT(cases, 144);
 }
 
+/* A deterministic stream for the random cases (Knuth's MMIX LCG, TAOCP
+ * vol. 2, 3.3.4: the high bits). */
+static uint32_t pick(uint64_t *st, uint32_t n)
+{
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((*st >> 33) % n);
+}
+
+/* Random workloads against the brute force: 1 to 6 tables of any
+ * sharding, rows, pooling (0 to 4) and zipf exponent (uniform to 2.5),
+ * 1 to 80 GPUs (past 64 the model's bitsets take two words), caches of 0
+ * to 64 rows, staleness 0 to 3, both policies and placements, 0 to 4
+ * warm-up steps. Every count and both matrices exactly. */
+static void test_random(void)
+{
+    static const weft_emb_sharding kinds[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_DP};
+    static const uint32_t zipfs[] = {0, 500, 1050, 1500, 2500};
+    static const uint64_t rows[] = {1, 3, 17, 100, 1000, 1000000};
+    static const uint32_t gpus[] = {1, 2, 3, 5, 8, 65, 80};
+    uint64_t st = 27;
+    for (int c = 0; c < 40; c++) {
+        weft_emb_table tb[6];
+        uint32_t nt = 1 + pick(&st, 6);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t dim = 1 + pick(&st, 8);
+            tb[t] = (weft_emb_table){rows[pick(&st, 6)],  dim,
+                                     pick(&st, 5),        1 + 3 * pick(&st, 2),
+                                     zipfs[pick(&st, 5)], kinds[pick(&st, 4)],
+                                     1 + pick(&st, dim)};
+        }
+        uint32_t n = gpus[pick(&st, 7)];
+        weft_emb_workload w = {n, n > 8 ? 1 + pick(&st, 2) : 1 + pick(&st, 8), nt, tb, c, false};
+        weft_emb_herald_params p = {pick(&st, 65), pick(&st, 4), (weft_emb_policy)pick(&st, 2),
+                                    (weft_emb_placement)pick(&st, 2), pick(&st, 5)};
+        char what[96];
+        snprintf(what, sizeof what, "random case %d: %u GPUs, %u tables", c, n, nt);
+        compare(&w, &p, what);
+    }
+}
+
 /* No cache, drawn placement: the accumulator's matrix, its transfers, and
  * the transpose backward. */
 static void test_base(void)
@@ -574,6 +614,7 @@ int main(void)
     test_base();
     test_hand();
     test_brute();
+    test_random();
     test_placement();
     return weft_test_done();
 }
