@@ -50,6 +50,9 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_move(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm))
+        return MPI_SUCCESS;
     /* Small: each rank's receive block is every rank's (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLGATHER, comm,
                          weft__pmpi_small_bytes(recvtype, recvcount)))
@@ -142,6 +145,8 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
 static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype, int root,
                  MPI_Comm comm, MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_bcast(k, buffer, count, datatype, root, comm))
+        return MPI_SUCCESS;
     /* Small: count x size is the same on every rank (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_BCAST, comm, weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Ibcast(buffer, count, datatype, root, comm, req)
@@ -212,6 +217,9 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_move(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm))
+        return MPI_SUCCESS;
     /* Small: each rank's receive block is every rank's (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLTOALL, comm,
                          weft__pmpi_small_bytes(recvtype, recvcount)))

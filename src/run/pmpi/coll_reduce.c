@@ -46,6 +46,8 @@ static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long lo
 static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_reduce(k, sendbuf, recvbuf, count, datatype, op, 0, comm))
+        return MPI_SUCCESS;
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLREDUCE, comm,
                          weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req)
@@ -121,6 +123,8 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
                                 int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_reduce(k, sendbuf, recvbuf, recvcount, datatype, op, 0, comm))
+        return MPI_SUCCESS;
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK, comm,
                          weft__pmpi_small_bytes(datatype, recvcount)))
         return req ? PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
@@ -169,6 +173,8 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                           const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_reduce_scatter(k, recvbuf, recvcounts, datatype, op, comm))
+        return MPI_SUCCESS;
     /* Small: the vector (recvcounts, alike on every rank) over the number
      * of ranks. */
     uint32_t size = weft__pmpi_small_size(comm);
@@ -258,6 +264,8 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
 static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
 {
+    if (!req && weft__pmpi_zero_reduce(k, sendbuf, recvbuf, count, datatype, op, root, comm))
+        return MPI_SUCCESS;
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE, comm, weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, req)
                    : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);

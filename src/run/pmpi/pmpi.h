@@ -196,6 +196,27 @@ typedef enum weft__pmpi_small_kind {
     WEFT__PMPI_SMALL_COUNT
 } weft__pmpi_small_kind;
 
+/* Calls of no data (small.c), tried first by the blocking collectives
+ * but MPI_Alltoallv, before any look-up: true when the call has no data on
+ * any rank and was served at once (counted on MPI_COMM_WORLD's line; the
+ * caller returns MPI_SUCCESS); false when it goes on as before. Served
+ * only on MPI_COMM_WORLD, with a basic datatype and arguments Open MPI
+ * 4.1's checks accept, where the family's pass limit is 1 or more, so
+ * that a serve replaces a pass to MPI from which MPI returns at once
+ * without communicating: which ranks serve and which pass changes
+ * nothing any rank waits for. weft__pmpi_zero_reduce: MPI_Allreduce,
+ * MPI_Reduce (root) or MPI_Reduce_scatter_block (k says which; count the
+ * block). */
+bool weft__pmpi_zero_reduce(weft__pmpi_coll k, const void *sendbuf, const void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+bool weft__pmpi_zero_reduce_scatter(weft__pmpi_coll k, const void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+bool weft__pmpi_zero_bcast(weft__pmpi_coll k, const void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm);
+bool weft__pmpi_zero_move(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm);
+
 /* Small blocking calls served through the ring of slots (tiny.c,
  * run/coll_tiny.h), tried after the pass limits and before the ordinary
  * path: true when the call ran there (*rc its MPI result), false when it
