@@ -107,6 +107,20 @@ weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, siz
 weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype dtype, weft_redop op, weft_diag *d);
 
+/* MPI_Reduce_scatter's slots start with its recvcounts (n int32), which
+ * a rank with no block of its own publishes and does not read (it returns
+ * once published, as a reduce's non-root); so the ranks that read compare
+ * them: weft__tiny_counts, on every rank's slot of call t (src, from
+ * weft__tiny_read_all), finds the first rank and index that differ from
+ * rank 0's and then publishes the call as its fault and fails the
+ * communicator with that message, which a rank that returned earlier
+ * learns at its next ring call (its verdict compares the recvcounts of
+ * every slot whose aux is WEFT__TINY_AUX_COUNTS: the same message). Where
+ * every rank's own count is 0 by its own recvcounts, no rank reads and
+ * none compares; none returns data either. */
+#define WEFT__TINY_AUX_COUNTS 0x73746e756f63ull /* "counts" */
+weft_err weft__tiny_counts(weft__tiny *t, const unsigned char *const *src, weft_diag *d);
+
 /* Reads every rank's slot of call t into src (size pointers: those of
  * weft__tiny_ptrs), in rank order; the first error of weft__tiny_read. */
 weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag *d);
