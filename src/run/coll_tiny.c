@@ -307,6 +307,23 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
     return WEFT_OK;
 }
 
+weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    tiny_head *h = head_of(c, c->rank, t->seq);
+    h->kind = c->call_kind;
+    h->count = c->call.count;
+    h->aux = t->aux;
+    c->tiny->published = t->seq;
+    /* No doorbell: as weft__tiny_publish's. */
+    atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    const tiny_head *p = head_of(c, q, t->seq);
+    if (atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
+        (p->kind != c->call_kind || p->count != c->call.count))
+        return verdict(c, t->seq, d);
+    return WEFT_OK;
+}
+
 weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
                          weft_diag *d)
 {
@@ -381,7 +398,9 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     if (e)
         return e;
     memcpy(t.data, sendbuf, in_bytes);
-    e = weft__tiny_publish(&t, want, d);
+    /* A reduce's non-root compares only the root's slot (see the top). */
+    e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
+                                          : weft__tiny_publish(&t, want, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&t, src, d);

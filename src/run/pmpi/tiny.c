@@ -200,9 +200,11 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
     if (!e) {
         if (is_root)
             e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
-        /* Only the root's slot is read: publish compares the others'
+        /* Only the root's slot is read: the root's publish compares
+         * every peer's published slot, a non-root's only the root's
          * (coll_tiny.h). */
-        weft_err pe = weft__tiny_publish(&r, false, &d);
+        weft_err pe = is_root ? weft__tiny_publish(&r, false, &d)
+                              : weft__tiny_publish_for(&r, (uint32_t)root, &d);
         e = e ? e : pe;
         const unsigned char *src = NULL;
         if (!e && !is_root)
