@@ -130,7 +130,9 @@ weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recv
  * once published, as a reduce's non-root); so the ranks that read compare
  * them: weft__tiny_counts, on every rank's slot of call t (src, from
  * weft__tiny_read_all), finds the first rank and index that differ from
- * rank 0's and then publishes the call as its fault and fails the
+ * rank 0's: an error of the call alone where every rank has a block by
+ * its own recvcounts (every rank read and found it; the communicator
+ * stays usable), else it publishes the call as its fault and fails the
  * communicator with that message, which a rank that returned earlier
  * learns at its next ring call (its verdict compares the recvcounts of
  * every slot whose aux is WEFT__TINY_AUX_COUNTS: the same message). Where
