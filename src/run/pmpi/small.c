@@ -257,6 +257,9 @@ static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t 
 
 bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
 {
+    /* As weft__pmpi_small. */
+    if (bytes >= 0 && (uint64_t)bytes >= below_most)
+        return false;
     return small_n(k, f, n, bytes);
 }
 
