@@ -159,6 +159,9 @@ const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dt
 /* Counts a call on a communicator of t's kind and logs, once per
  * collective, that weft serves it. */
 void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k);
+/* Logs, once per collective, that k was served (weft__pmpi_served's line,
+ * for calls counted elsewhere). */
+void weft__pmpi_served_note(weft__pmpi_coll k);
 /* Counts a call passed to MPI and logs, once per collective, why; lets
  * t's communicator go (the caller then calls PMPI_*). */
 void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why);
@@ -196,26 +199,11 @@ typedef enum weft__pmpi_small_kind {
     WEFT__PMPI_SMALL_COUNT
 } weft__pmpi_small_kind;
 
-/* Calls of no data (small.c), tried first by the blocking collectives
- * but MPI_Alltoallv, before any look-up: true when the call has no data on
- * any rank and was served at once (counted on MPI_COMM_WORLD's line; the
- * caller returns MPI_SUCCESS); false when it goes on as before. Served
- * only on MPI_COMM_WORLD, with a basic datatype and arguments Open MPI
- * 4.1's checks accept, where the family's pass limit is 1 or more, so
- * that a serve replaces a pass to MPI from which MPI returns at once
- * without communicating: which ranks serve and which pass changes
- * nothing any rank waits for. weft__pmpi_zero_reduce: MPI_Allreduce,
- * MPI_Reduce (root) or MPI_Reduce_scatter_block (k says which; count the
- * block). */
-bool weft__pmpi_zero_reduce(weft__pmpi_coll k, const void *sendbuf, const void *recvbuf, int count,
-                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
-bool weft__pmpi_zero_reduce_scatter(weft__pmpi_coll k, const void *recvbuf, const int recvcounts[],
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-bool weft__pmpi_zero_bcast(weft__pmpi_coll k, const void *buffer, int count, MPI_Datatype datatype,
-                           int root, MPI_Comm comm);
-bool weft__pmpi_zero_move(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
-                          MPI_Datatype sendtype, const void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm);
+/* The whole path of a collective (coll_*.c), kept out of its exported
+ * function, so that a call of no data served there does not pay the
+ * path's frame (its saved registers: 28 of the 120 instructions of such
+ * a call, callgrind, before). */
+#define WEFT__PMPI_PATH __attribute__((noinline))
 
 /* Small blocking calls served through the ring of slots (tiny.c,
  * run/coll_tiny.h), tried after the pass limits and before the ordinary
@@ -286,6 +274,9 @@ weft_err weft__pmpi_small_mode(weft__pmpi_target *t, MPI_Comm comm, uint64_t lar
  * their sum per collective (calls[k][0] + calls[k][1]). */
 void weft__pmpi_small_report(void);
 void weft__pmpi_small_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT][2]);
+/* The calls of no data served at once, per collective, summed over the
+ * threads (at MPI_Finalize, as weft__pmpi_small_totals). */
+void weft__pmpi_zero_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT]);
 /* Frees the counters (MPI_Finalize). */
 void weft__pmpi_small_fini(void);
 

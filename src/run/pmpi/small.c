@@ -23,6 +23,7 @@
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
+#include "run/pmpi/zero.h"
 #include "weft/log.h"
 
 /* The default sizes, in bytes (a call whose size is below is passed; 1:
@@ -65,12 +66,14 @@ static uint32_t world_size;
  * section 12.4.2). [k][0]: on 1-2 ranks, [k][1]: 3 or more. */
 typedef struct small_counts {
     uint64_t calls[WEFT__PMPI_COLL_COUNT][2];
+    uint64_t zero[WEFT__PMPI_COLL_COUNT]; /* calls of no data served at once */
     struct small_counts *next;
 } small_counts;
 static _Thread_local small_counts *mine WEFT__PMPI_TLS;
-static small_counts *all_threads;               /* under weft__pmpi.lock */
-static uint64_t lost[WEFT__PMPI_COLL_COUNT][2]; /* atomic: a thread's block not allocated */
-static bool logged[WEFT__PMPI_COLL_COUNT];      /* atomic: "passed as small" logged */
+static small_counts *all_threads;                 /* under weft__pmpi.lock */
+static uint64_t lost[WEFT__PMPI_COLL_COUNT][2];   /* atomic: a thread's block not allocated */
+static uint64_t zero_lost[WEFT__PMPI_COLL_COUNT]; /* atomic: likewise, calls of no data */
+static bool logged[WEFT__PMPI_COLL_COUNT];        /* atomic: "passed as small" logged */
 /* The reasons logged, per family and [1-2 ranks, 3 or more]; and the
  * alltoallv mode's (written at MPI_Init, read after). */
 static char why_text[WEFT__PMPI_SMALL_COUNT][2][96];
@@ -281,6 +284,15 @@ const char *weft__pmpi_small_why(weft__pmpi_small_kind f, int big)
     return why_text[f][big];
 }
 
+void weft__pmpi_zero_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT])
+{
+    for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+        calls[k] = __atomic_load_n(&zero_lost[k], __ATOMIC_RELAXED);
+    for (const small_counts *c = all_threads; c; c = c->next)
+        for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+            calls[k] += c->zero[k];
+}
+
 void weft__pmpi_small_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT][2])
 {
     memset(calls, 0, sizeof(uint64_t) * WEFT__PMPI_COLL_COUNT * 2);
@@ -395,106 +407,25 @@ void weft__pmpi_small_fini(void)
     mine = NULL;
 }
 
-/* Calls of no data, served at once (pmpi.h, "Calls of no data"). Open MPI
- * 4.1.4 (open-mpi/ompi v4.1.4, ffb0adcdd677, ompi/mpi/c/allreduce.c,
- * reduce.c, bcast.c, allgather.c, alltoall.c, reduce_scatter_block.c,
- * reduce_scatter.c) returns MPI_SUCCESS from such a call without
- * communicating, after its argument checks (MPI_PARAM_CHECK): MPI
- * initialized and not finalized, a valid communicator, the operator valid
- * for the datatype, a committed datatype, no misplaced MPI_IN_PLACE, a
- * root in range. zero_on and the functions below serve a call only where
- * each of those checks holds without a query: MPI_COMM_WORLD (valid and
- * an intra-communicator from MPI_Init to MPI_Finalize), a predefined basic
- * datatype (committed), and for reductions an operator and type weft
- * reduces (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX on C and Fortran integers
- * and floating types: valid for each, MPI 3.1 section 5.9.2). Any other
- * call goes on as before (a call of no data to MPI, which reports what is
- * wrong with it), so that the serve replaces only a pass from which MPI
- * returns at once. Only where the family's pass limit is 1 or more (the
- * default): at 0 every call goes to weft, and a rank whose type is not
- * basic must not take a path other than its peers'. */
-static inline bool zero_on(MPI_Comm comm, weft__pmpi_small_kind f)
+/* Calls of no data, served at once (zero.h). */
+weft__pmpi_zero_state weft__pmpi_zero;
+
+void weft__pmpi_zero_arm(bool on)
 {
-    return comm == MPI_COMM_WORLD && __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED) &&
-           below[f][world_size >= 3] >= 1 && !weft__pmpi_inside();
+    for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
+        weft__pmpi_zero.ready[f] = on && below[f][world_size >= 3] >= 1;
+    weft__pmpi_zero.world = world_size;
+    weft__pmpi_zero.rank = weft__pmpi.rank;
 }
 
-/* A predefined type of fixed size: MPI_BYTE, MPI_CHAR or one weft
- * reduces. */
-static inline bool zero_basic(MPI_Datatype t)
+/* Counted per thread, as the calls passed as small are (no atomic
+ * operation on the path of a call Open MPI returns from in 0.03-0.04 us),
+ * and logged once per collective. */
+void weft__pmpi_zero_count(weft__pmpi_coll k)
 {
-    weft_dtype dt;
-    return t == MPI_BYTE || t == MPI_CHAR || weft__pmpi_dtype(t, &dt);
-}
-
-static bool zero_served(weft__pmpi_coll k)
-{
-    weft__pmpi_target t = {.kind = WEFT__PMPI_WORLD};
-    weft__pmpi_served(&t, k);
-    return true;
-}
-
-bool weft__pmpi_zero_reduce(weft__pmpi_coll k, const void *sendbuf, const void *recvbuf, int count,
-                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    weft_dtype dt;
-    weft_redop ro;
-    /* recvbuf MPI_IN_PLACE: MPI_ERR_BUFFER (allreduce), MPI_ERR_ARG
-     * (reduce at the root, reduce_scatter_block). */
-    if (count != 0 || recvbuf == MPI_IN_PLACE || !weft__pmpi_op(op, &ro) ||
-        !weft__pmpi_dtype(datatype, &dt))
-        return false;
-    weft__pmpi_small_kind f = k == WEFT__PMPI_ALLREDUCE ? WEFT__PMPI_SMALL_ALLREDUCE
-                              : k == WEFT__PMPI_REDUCE  ? WEFT__PMPI_SMALL_REDUCE
-                                                        : WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK;
-    if (!zero_on(comm, f))
-        return false;
-    /* MPI_Reduce: MPI_ERR_ROOT out of range; MPI_ERR_ARG for MPI_IN_PLACE
-     * but at the root. */
-    if (k == WEFT__PMPI_REDUCE && (root < 0 || (uint32_t)root >= world_size ||
-                                   (root != weft__pmpi.rank && sendbuf == MPI_IN_PLACE)))
-        return false;
-    return zero_served(k);
-}
-
-bool weft__pmpi_zero_reduce_scatter(weft__pmpi_coll k, const void *recvbuf, const int recvcounts[],
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    weft_dtype dt;
-    weft_redop ro;
-    if (!recvcounts || recvbuf == MPI_IN_PLACE || !weft__pmpi_op(op, &ro) ||
-        !weft__pmpi_dtype(datatype, &dt) || !zero_on(comm, WEFT__PMPI_SMALL_REDUCE_SCATTER))
-        return false;
-    for (uint32_t r = 0; r < world_size; r++)
-        if (recvcounts[r] != 0)
-            return false;
-    return zero_served(k);
-}
-
-bool weft__pmpi_zero_bcast(weft__pmpi_coll k, const void *buffer, int count, MPI_Datatype datatype,
-                           int root, MPI_Comm comm)
-{
-    /* MPI_ERR_ARG for MPI_IN_PLACE, MPI_ERR_ROOT out of range. */
-    if (count != 0 || buffer == MPI_IN_PLACE || !zero_basic(datatype) ||
-        !zero_on(comm, WEFT__PMPI_SMALL_BCAST) || root < 0 || (uint32_t)root >= world_size)
-        return false;
-    return zero_served(k);
-}
-
-bool weft__pmpi_zero_move(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
-                          MPI_Datatype sendtype, const void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm)
-{
-    /* Open MPI returns at once when recvcount is 0 (allgather also when
-     * sendcount is, out of place; alltoall also when the receive type has
-     * no bytes); here recvcount 0 and, out of place, sendcount 0 (a block
-     * of no bytes of a basic type: so are all ranks' blocks, by the type
-     * signatures, which MPI requires to match). recvbuf MPI_IN_PLACE:
-     * MPI_ERR_ARG. */
-    bool in_place = sendbuf == MPI_IN_PLACE;
-    if (recvcount != 0 || recvbuf == MPI_IN_PLACE || !zero_basic(recvtype) ||
-        (!in_place && (sendcount != 0 || !zero_basic(sendtype))) ||
-        !zero_on(comm, all_to_all ? WEFT__PMPI_SMALL_ALLTOALL : WEFT__PMPI_SMALL_ALLGATHER))
-        return false;
-    return zero_served(k);
+    small_counts *c = my_counts();
+    if (!c)
+        __atomic_add_fetch(&zero_lost[k], 1, __ATOMIC_RELAXED);
+    else if (c->zero[k]++ == 0)
+        weft__pmpi_served_note(k);
 }
