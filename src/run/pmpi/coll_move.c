@@ -47,7 +47,7 @@ static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype sty
     return NULL;
 }
 
-WEFT__PMPI_PATH static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
+static WEFT__PMPI_PATH int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
@@ -145,7 +145,7 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
                      recvtype, comm, request);
 }
 
-WEFT__PMPI_PATH static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
+static WEFT__PMPI_PATH int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
                                  int root, MPI_Comm comm, MPI_Request *req)
 {
     /* Small: count x size is the same on every rank (pmpi.h). */
@@ -216,7 +216,7 @@ PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int r
     return bcast(WEFT__PMPI_IBCAST, buffer, count, datatype, root, comm, request);
 }
 
-WEFT__PMPI_PATH static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount,
+static WEFT__PMPI_PATH int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount,
                                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {

@@ -44,7 +44,7 @@ static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long lo
     return why ? why : unfit(dtype, op, count, coll, root, t, dt, ro);
 }
 
-WEFT__PMPI_PATH static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+static WEFT__PMPI_PATH int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                                      int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                      MPI_Request *req)
 {
@@ -123,7 +123,7 @@ static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int r
     return WEFT_OK;
 }
 
-WEFT__PMPI_PATH static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf,
+static WEFT__PMPI_PATH int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf,
                                                 void *recvbuf, int recvcount, MPI_Datatype datatype,
                                                 MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
@@ -175,7 +175,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, in
                                 datatype, op, comm, request);
 }
 
-WEFT__PMPI_PATH static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+static WEFT__PMPI_PATH int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
                                           const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                                           MPI_Comm comm, MPI_Request *req)
 {
@@ -268,7 +268,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
                           comm, request);
 }
 
-WEFT__PMPI_PATH static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
+static WEFT__PMPI_PATH int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                                   MPI_Request *req)
 {

@@ -8,7 +8,6 @@
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
-#include "run/pmpi/zero.h"
 #include "run/select.h"
 #include "weft/log.h"
 

@@ -40,10 +40,6 @@ typedef struct weft__pmpi_zero_state {
     int rank;                           /* this rank in it */
 } weft__pmpi_zero_state;
 extern weft__pmpi_zero_state weft__pmpi_zero;
-/* The depth of weft's own MPI calls on this thread (weft__pmpi_enter):
- * those go to MPI as before. */
-extern _Thread_local int weft__pmpi_depth WEFT__PMPI_TLS;
-
 void weft__pmpi_zero_arm(bool on);
 /* Counts one call of k served here (per thread) and logs the first. */
 void weft__pmpi_zero_count(weft__pmpi_coll k);
