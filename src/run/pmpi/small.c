@@ -70,6 +70,9 @@ typedef struct small_counts {
     struct small_counts *next;
 } small_counts;
 static _Thread_local small_counts *mine WEFT__PMPI_TLS;
+/* This thread's counts of calls of no data served at once (mine->zero),
+ * for zero.h's inline count; NULL until its first such call. */
+_Thread_local uint64_t *weft__pmpi_zero_mine WEFT__PMPI_TLS;
 static small_counts *all_threads;                 /* under weft__pmpi.lock */
 static uint64_t lost[WEFT__PMPI_COLL_COUNT][2];   /* atomic: a thread's block not allocated */
 static uint64_t zero_lost[WEFT__PMPI_COLL_COUNT]; /* atomic: likewise, calls of no data */
@@ -405,6 +408,7 @@ void weft__pmpi_small_fini(void)
     }
     pthread_mutex_unlock(&weft__pmpi.lock);
     mine = NULL;
+    weft__pmpi_zero_mine = NULL;
 }
 
 /* Calls of no data, served at once (zero.h). */
@@ -424,8 +428,11 @@ void weft__pmpi_zero_arm(bool on)
 void weft__pmpi_zero_count(weft__pmpi_coll k)
 {
     small_counts *c = my_counts();
-    if (!c)
+    if (!c) {
         __atomic_add_fetch(&zero_lost[k], 1, __ATOMIC_RELAXED);
-    else if (c->zero[k]++ == 0)
+        return;
+    }
+    weft__pmpi_zero_mine = c->zero;
+    if (c->zero[k]++ == 0)
         weft__pmpi_served_note(k);
 }
