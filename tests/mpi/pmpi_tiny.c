@@ -27,7 +27,8 @@
  * 1 and every other rank root 0 (ranks that did not find it in the call
  * fail their next call on the communicator, an allreduce, with the same
  * message); an MPI_Reduce_scatter whose last rank's recvcounts differ
- * (the same sum; every rank fails that call). It
+ * (the same sum; every rank with a block of its own fails that call, a
+ * rank without one, the last at 2 ranks, its next call). It
  * prints "pmpi_tiny: rank R: CASE: call K failed" for the first call of
  * each case that failed (0: none), then checks that MPI_COMM_WORLD still
  * works.

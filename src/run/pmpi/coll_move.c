@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "run/pmpi/pmpi.h"
+#include "run/pmpi/zero.h"
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
@@ -46,9 +47,9 @@ static const char *pair_layout(const void *sendbuf, int scount, MPI_Datatype sty
     return NULL;
 }
 
-static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *req)
+static WEFT__PMPI_PATH int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
     /* Small: each rank's receive block is every rank's (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLGATHER, comm,
@@ -127,6 +128,11 @@ static int allgather(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_
 PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    /* Calls of no data first, here: before the frame of the whole path. */
+    if (recvcount == 0 &&
+        weft__pmpi_zero_move(WEFT__PMPI_ALLGATHER, WEFT__PMPI_SMALL_ALLGATHER, sendbuf, sendcount,
+                             sendtype, recvbuf, recvtype, comm))
+        return MPI_SUCCESS;
     return allgather(WEFT__PMPI_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, NULL);
 }
@@ -139,8 +145,8 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
                      recvtype, comm, request);
 }
 
-static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype, int root,
-                 MPI_Comm comm, MPI_Request *req)
+static WEFT__PMPI_PATH int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype datatype,
+                                 int root, MPI_Comm comm, MPI_Request *req)
 {
     /* Small: count x size is the same on every rank (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_BCAST, comm, weft__pmpi_small_bytes(datatype, count)))
@@ -199,6 +205,8 @@ static int bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datatype dataty
 
 PMPI_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (count == 0 && weft__pmpi_zero_bcast(WEFT__PMPI_BCAST, buffer, datatype, root, comm))
+        return MPI_SUCCESS;
     return bcast(WEFT__PMPI_BCAST, buffer, count, datatype, root, comm, NULL);
 }
 
@@ -208,9 +216,9 @@ PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int r
     return bcast(WEFT__PMPI_IBCAST, buffer, count, datatype, root, comm, request);
 }
 
-static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *req)
+static WEFT__PMPI_PATH int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
     /* Small: each rank's receive block is every rank's (pmpi.h). */
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLTOALL, comm,
@@ -286,6 +294,10 @@ static int alltoall(weft__pmpi_coll k, const void *sendbuf, int sendcount, MPI_D
 PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (recvcount == 0 &&
+        weft__pmpi_zero_move(WEFT__PMPI_ALLTOALL, WEFT__PMPI_SMALL_ALLTOALL, sendbuf, sendcount,
+                             sendtype, recvbuf, recvtype, comm))
+        return MPI_SUCCESS;
     return alltoall(WEFT__PMPI_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     comm, NULL);
 }

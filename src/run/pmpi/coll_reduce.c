@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "run/pmpi/pmpi.h"
+#include "run/pmpi/zero.h"
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
@@ -43,8 +44,9 @@ static const char *why_not(MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, long lo
     return why ? why : unfit(dtype, op, count, coll, root, t, dt, ro);
 }
 
-static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
-                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+static WEFT__PMPI_PATH int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                                     int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *req)
 {
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_ALLREDUCE, comm,
                          weft__pmpi_small_bytes(datatype, count)))
@@ -77,6 +79,10 @@ static int allreduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int 
 PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm)
 {
+    /* Calls of no data first, here: before the frame of the whole path. */
+    if (count == 0 && weft__pmpi_zero_reduce(WEFT__PMPI_ALLREDUCE, WEFT__PMPI_SMALL_ALLREDUCE,
+                                             sendbuf, recvbuf, datatype, op, 0, comm))
+        return MPI_SUCCESS;
     return allreduce(WEFT__PMPI_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, comm, NULL);
 }
 
@@ -117,9 +123,9 @@ static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int r
     return WEFT_OK;
 }
 
-static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
-                                int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                MPI_Request *req)
+static WEFT__PMPI_PATH int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf,
+                                                void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                                MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK, comm,
                          weft__pmpi_small_bytes(datatype, recvcount)))
@@ -153,6 +159,10 @@ static int reduce_scatter_block(weft__pmpi_coll k, const void *sendbuf, void *re
 PMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (recvcount == 0 && weft__pmpi_zero_reduce(WEFT__PMPI_REDUCE_SCATTER_BLOCK,
+                                                 WEFT__PMPI_SMALL_REDUCE_SCATTER_BLOCK, sendbuf,
+                                                 recvbuf, datatype, op, 0, comm))
+        return MPI_SUCCESS;
     return reduce_scatter_block(WEFT__PMPI_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
                                 datatype, op, comm, NULL);
 }
@@ -165,9 +175,9 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, in
                                 datatype, op, comm, request);
 }
 
-static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
-                          const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          MPI_Request *req)
+static WEFT__PMPI_PATH int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
+                                          const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                          MPI_Comm comm, MPI_Request *req)
 {
     /* Small: the vector (recvcounts, alike on every rank) over the number
      * of ranks. */
@@ -243,6 +253,9 @@ static int reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void *recvbuf,
 PMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (weft__pmpi_zero_reduce_scatter(WEFT__PMPI_REDUCE_SCATTER, recvbuf, recvcounts, datatype, op,
+                                       comm))
+        return MPI_SUCCESS;
     return reduce_scatter(WEFT__PMPI_REDUCE_SCATTER, sendbuf, recvbuf, recvcounts, datatype, op,
                           comm, NULL);
 }
@@ -255,8 +268,9 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
                           comm, request);
 }
 
-static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
-                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+static WEFT__PMPI_PATH int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  MPI_Request *req)
 {
     if (weft__pmpi_small(k, WEFT__PMPI_SMALL_REDUCE, comm, weft__pmpi_small_bytes(datatype, count)))
         return req ? PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, req)
@@ -292,6 +306,9 @@ static int reduce(weft__pmpi_coll k, const void *sendbuf, void *recvbuf, int cou
 PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, int root, MPI_Comm comm)
 {
+    if (count == 0 && weft__pmpi_zero_reduce(WEFT__PMPI_REDUCE, WEFT__PMPI_SMALL_REDUCE, sendbuf,
+                                             recvbuf, datatype, op, root, comm))
+        return MPI_SUCCESS;
     return reduce(WEFT__PMPI_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
 }
 

@@ -11,6 +11,7 @@
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
+#include "run/pmpi/zero.h"
 #include "weft/comm_mpi.h"
 #include "weft/log.h"
 
@@ -126,6 +127,7 @@ static void setup(void)
     }
     weft__pmpi_progress_init();
     weft__pmpi_set_on(true, &cfg);
+    weft__pmpi_zero_arm(true);
     uint32_t n = weft_comm_size(c);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: weft communicator on MPI_COMM_WORLD, %u ranks, %s",
              weft__pmpi.rank, n, weft_comm_transport(c, (weft_comm_rank(c) + 1) % n));
@@ -151,6 +153,7 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 
 PMPI_EXPORT int MPI_Finalize(void)
 {
+    weft__pmpi_zero_arm(false);
     weft__pmpi_report();
     weft__pmpi_set_on(false, NULL);
     weft__pmpi_small_fini();

@@ -10,7 +10,9 @@
  * (bench/lat.sh, 2 ranks, 8 B: bcast 0.43 us against 0.13, reduce 0.53
  * against 0.14); calls below limits of up to 8 KiB went to MPI. The ring
  * serves them without that round trip (below), so by default only calls
- * of no data go to MPI. Passing costs a size comparison: 153 instructions
+ * of no data go to MPI, and those on MPI_COMM_WORLD whose arguments Open
+ * MPI would accept are served at once instead (the end of this file).
+ * Passing costs a size comparison: 153 instructions
  * a call over Open MPI's own 311 (8-byte calls at 1 rank, callgrind, the
  * difference of 3000 and 1000 calls of bench/lat_mpi.c's 7 collectives). */
 #include <errno.h>
@@ -21,11 +23,13 @@
 
 #include "run/pmpi/pmpi.h"
 #include "run/pmpi/state.h"
+#include "run/pmpi/zero.h"
 #include "weft/log.h"
 
 /* The default sizes, in bytes (a call whose size is below is passed; 1:
  * only calls of no data; 0: none), for 1-2 ranks and for 3 or more, per
- * collective family: 1 for every one. Calls of no data go to MPI, which
+ * collective family: 1 for every one. Calls of no data go to MPI (but
+ * those zero.h serves at once where the limit is 1 or more), which
  * returns from them at once (IMB 0.03-0.07 us, a served call 0.45;
  * osu_reduce_scatter_block at 4 ranks and 4-8 B, whose blocks are empty:
  * 207x). Every other size is served: through the ring of slots when it
@@ -54,6 +58,7 @@ static const struct {
 /* The sizes in force (agreed at MPI_Init; read without a lock after), and
  * MPI_COMM_WORLD's size (never freed: no query on its calls). */
 static uint64_t below[WEFT__PMPI_SMALL_COUNT][2];
+static uint64_t below_most = UINT64_MAX; /* the largest of below, once agreed */
 static uint32_t world_size;
 
 /* Calls passed as small, per thread (no atomic operation on the path):
@@ -62,12 +67,17 @@ static uint32_t world_size;
  * section 12.4.2). [k][0]: on 1-2 ranks, [k][1]: 3 or more. */
 typedef struct small_counts {
     uint64_t calls[WEFT__PMPI_COLL_COUNT][2];
+    uint64_t zero[WEFT__PMPI_COLL_COUNT]; /* calls of no data served at once */
     struct small_counts *next;
 } small_counts;
 static _Thread_local small_counts *mine WEFT__PMPI_TLS;
-static small_counts *all_threads;               /* under weft__pmpi.lock */
-static uint64_t lost[WEFT__PMPI_COLL_COUNT][2]; /* atomic: a thread's block not allocated */
-static bool logged[WEFT__PMPI_COLL_COUNT];      /* atomic: "passed as small" logged */
+/* This thread's counts of calls of no data served at once (mine->zero),
+ * for zero.h's inline count; NULL until its first such call. */
+_Thread_local uint64_t *weft__pmpi_zero_mine WEFT__PMPI_TLS;
+static small_counts *all_threads;                 /* under weft__pmpi.lock */
+static uint64_t lost[WEFT__PMPI_COLL_COUNT][2];   /* atomic: a thread's block not allocated */
+static uint64_t zero_lost[WEFT__PMPI_COLL_COUNT]; /* atomic: likewise, calls of no data */
+static bool logged[WEFT__PMPI_COLL_COUNT];        /* atomic: "passed as small" logged */
 /* The reasons logged, per family and [1-2 ranks, 3 or more]; and the
  * alltoallv mode's (written at MPI_Init, read after). */
 static char why_text[WEFT__PMPI_SMALL_COUNT][2][96];
@@ -96,6 +106,7 @@ bool weft__pmpi_small_parse(const char *text, weft_diag *d)
     for (int k = 0; k < WEFT__PMPI_SMALL_COUNT; k++)
         for (int r = 0; r < 2; r++)
             below[k][r] = defaults[k].below[r];
+    below_most = UINT64_MAX; /* until agreed */
     if (!text || !*text)
         return true;
     for (const char *p = text; *p;) {
@@ -150,10 +161,12 @@ bool weft__pmpi_small_agree(void)
         return false;
     world_size = (uint32_t)world;
     bool same = true;
+    below_most = 0;
     for (int i = 0; i < N; i++) {
         uint64_t least = UINT64_MAX - out[N + i];
         same = same && least == out[i];
         below[i / 2][i % 2] = least;
+        below_most = least > below_most ? least : below_most;
     }
     for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
         for (int r = 0; r < 2; r++) {
@@ -253,17 +266,35 @@ static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t 
 
 bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
 {
+    /* As weft__pmpi_small. */
+    if (bytes >= 0 && (uint64_t)bytes >= below_most)
+        return false;
     return small_n(k, f, n, bytes);
 }
 
 bool weft__pmpi_small(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm, long long bytes)
 {
+    /* At or above every limit: passed by none (small_n would answer false
+     * whatever the communicator), without the size query. With the
+     * default limits (1 byte) that is every call with data: 32 of an
+     * 8-byte MPI_Bcast's instructions on 4 ranks (callgrind). */
+    if (bytes >= 0 && (uint64_t)bytes >= below_most)
+        return false;
     return bytes >= 0 && small_n(k, f, weft__pmpi_small_size(comm), bytes);
 }
 
 const char *weft__pmpi_small_why(weft__pmpi_small_kind f, int big)
 {
     return why_text[f][big];
+}
+
+void weft__pmpi_zero_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT])
+{
+    for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+        calls[k] = __atomic_load_n(&zero_lost[k], __ATOMIC_RELAXED);
+    for (const small_counts *c = all_threads; c; c = c->next)
+        for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++)
+            calls[k] += c->zero[k];
 }
 
 void weft__pmpi_small_totals(uint64_t calls[WEFT__PMPI_COLL_COUNT][2])
@@ -378,4 +409,31 @@ void weft__pmpi_small_fini(void)
     }
     pthread_mutex_unlock(&weft__pmpi.lock);
     mine = NULL;
+    weft__pmpi_zero_mine = NULL;
+}
+
+/* Calls of no data, served at once (zero.h). */
+weft__pmpi_zero_state weft__pmpi_zero;
+
+void weft__pmpi_zero_arm(bool on)
+{
+    for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
+        weft__pmpi_zero.ready[f] = on && below[f][world_size >= 3] >= 1;
+    weft__pmpi_zero.world = world_size;
+    weft__pmpi_zero.rank = weft__pmpi.rank;
+}
+
+/* Counted per thread, as the calls passed as small are (no atomic
+ * operation on the path of a call Open MPI returns from in 0.03-0.04 us),
+ * and logged once per collective. */
+void weft__pmpi_zero_count(weft__pmpi_coll k)
+{
+    small_counts *c = my_counts();
+    if (!c) {
+        __atomic_add_fetch(&zero_lost[k], 1, __ATOMIC_RELAXED);
+        return;
+    }
+    weft__pmpi_zero_mine = c->zero;
+    if (c->zero[k]++ == 0)
+        weft__pmpi_served_note(k);
 }

@@ -15,7 +15,7 @@ weft__pmpi_state weft__pmpi = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
 
 /* Weft calls running on this thread: weft's bootstrap calls MPI, and those
  * calls are weft's own, passed to MPI uncounted. */
-static _Thread_local int depth WEFT__PMPI_TLS;
+_Thread_local int weft__pmpi_depth WEFT__PMPI_TLS;
 
 static const char *const coll_names[WEFT__PMPI_COLL_COUNT] = {
     [WEFT__PMPI_ALLREDUCE] = "MPI_Allreduce",
@@ -217,7 +217,8 @@ void weft__pmpi_cache_drop(void)
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
 {
     weft__pmpi_entry *e = cached;
-    if (e && cached_mpi == comm && !depth && __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
+    if (e && cached_mpi == comm && !weft__pmpi_depth &&
+        __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&e->lock);
         if (e->comm) {
             *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
@@ -246,12 +247,12 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
     uint32_t i = on ? find(comm) : weft__pmpi.ncomms;
     weft__pmpi_entry *e = i < weft__pmpi.ncomms ? weft__pmpi.comms[i] : NULL;
     t->kind = e ? e->kind : comm == MPI_COMM_WORLD ? WEFT__PMPI_WORLD : WEFT__PMPI_OTHER;
-    if (e && !depth)
+    if (e && !weft__pmpi_depth)
         __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
     unlock();
     if (!on)
         return "weft is off";
-    if (depth)
+    if (weft__pmpi_depth)
         return "inside weft";
     if (!e)
         return "no weft communicator";
@@ -269,17 +270,17 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
 
 void weft__pmpi_enter(void)
 {
-    depth++;
+    weft__pmpi_depth++;
 }
 
 void weft__pmpi_leave(void)
 {
-    depth--;
+    weft__pmpi_depth--;
 }
 
 bool weft__pmpi_inside(void)
 {
-    return depth > 0;
+    return weft__pmpi_depth > 0;
 }
 
 const char *weft__pmpi_unfit(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
@@ -311,6 +312,11 @@ void weft__pmpi_served(const weft__pmpi_target *t, weft__pmpi_coll k)
     /* Without the process-wide lock (one lock pair less per served call):
      * the counter is atomic, and one thread wins the first line. */
     __atomic_add_fetch(&weft__pmpi.served[t->kind][k], 1, __ATOMIC_RELAXED);
+    weft__pmpi_served_note(k);
+}
+
+void weft__pmpi_served_note(weft__pmpi_coll k)
+{
     if (!__atomic_load_n(&weft__pmpi.served_logged[k], __ATOMIC_RELAXED) &&
         !__atomic_exchange_n(&weft__pmpi.served_logged[k], true, __ATOMIC_RELAXED))
         weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: %s served by weft", weft__pmpi.rank,
@@ -348,7 +354,7 @@ void weft__pmpi_passed(weft__pmpi_target *t, weft__pmpi_coll k, const char *why)
 {
     release(t);
     /* Calls made by weft's own MPI bootstrap are not the application's. */
-    if (depth)
+    if (weft__pmpi_depth)
         return;
     lock();
     if (total(weft__pmpi.passed, k) == 0)
@@ -389,12 +395,16 @@ weft_err weft__pmpi_scratch(size_t bytes, unsigned char **out, weft_diag *d)
 /* "Allreduce 3/1, Bcast 0/2, ..." for the counters of one kind (kind <
  * 0: the totals, with the calls passed as small; every collective), or
  * only those with calls. */
-static void format(int kind, const uint64_t (*small)[2], char *line, size_t size)
+static void format(int kind, const uint64_t (*small)[2], const uint64_t *zero, char *line,
+                   size_t size)
 {
     size_t used = 0;
     line[0] = '\0';
     for (int k = 0; k < WEFT__PMPI_COLL_COUNT; k++) {
         uint64_t s = kind < 0 ? total(weft__pmpi.served, k) : weft__pmpi.served[kind][k];
+        /* Calls of no data served at once: MPI_COMM_WORLD's (small.c). */
+        if (kind < 0 || kind == WEFT__PMPI_WORLD)
+            s += zero[k];
         uint64_t p = kind < 0 ? total(weft__pmpi.passed, k) + small[k][0] + small[k][1]
                               : weft__pmpi.passed[kind][k];
         if (kind >= 0 && s + p == 0)
@@ -412,12 +422,14 @@ void weft__pmpi_report(void)
     lock();
     char line[1024];
     uint64_t small[WEFT__PMPI_COLL_COUNT][2];
+    uint64_t zero[WEFT__PMPI_COLL_COUNT];
     weft__pmpi_small_totals(small);
-    format(-1, (const uint64_t(*)[2])small, line, sizeof line);
+    weft__pmpi_zero_totals(zero);
+    format(-1, (const uint64_t(*)[2])small, zero, line, sizeof line);
     weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: calls served by weft/passed to MPI: %s",
              weft__pmpi.rank, line);
     for (int kind = 0; kind < WEFT__PMPI_KIND_COUNT; kind++) {
-        format(kind, NULL, line, sizeof line);
+        format(kind, NULL, zero, line, sizeof line);
         if (line[0])
             weft_log(WEFT_LOG_INFO, "pmpi", "rank %d: on %s communicators: %s", weft__pmpi.rank,
                      kind_names[kind], line);

@@ -8,8 +8,10 @@
  * between ranks, publishes on every rank whether its blocks fit; every
  * rank reads every rank's slot, and when any did not fit all go on to the
  * ordinary path together. MPI_Reduce_scatter publishes its recvcounts
- * (alike on every rank: MPI requires it) with its whole input, and every
- * rank compares every rank's.
+ * (alike on every rank: MPI requires it) with its whole input; every rank
+ * with a block of its own reads every rank's slot and compares every
+ * rank's recvcounts, and a rank without one returns once published
+ * (weft__tiny_counts).
  *
  * Datatypes: reductions need a predefined type and operator weft reduces
  * (the same on every rank: MPI requires it); moves take any datatype, a
@@ -154,29 +156,23 @@ bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void
     }
     memcpy(r.data, recvcounts, (size_t)n * 4);
     memcpy(r.data + head, in, (size_t)sum * es);
-    e = weft__tiny_publish(&r, true, &d);
-    const unsigned char **src = weft__tiny_ptrs(c);
-    if (!e)
-        e = weft__tiny_read_all(&r, src, &d);
-    /* Every rank has every rank's recvcounts: the first rank and index
-     * that differ from rank 0's, the same message on every rank. */
-    for (uint32_t q = 1; !e && q < n; q++) {
-        if (memcmp(src[q], src[0], (size_t)n * 4) == 0)
-            continue;
-        const int *a = (const int *)(const void *)src[0], *b = (const int *)(const void *)src[q];
-        uint32_t i = 0;
-        while (a[i] == b[i])
-            i++;
-        e = weft_diag_set(&d, WEFT_EINVAL,
-                          "comm: ranks disagree on the recvcounts of reduce_scatter: rank 0 has "
-                          "recvcounts[%u] = %d, rank %u has %d",
-                          i, a[i], q, b[i]);
-    }
-    /* This rank's block from every rank's input, folded in rank order
-     * (weft__tiny_fold, as weft__tiny_reduce_scatter). */
+    r.aux = WEFT__TINY_AUX_COUNTS;
+    /* A rank with no block of its own publishes its input and returns (as
+     * a reduce's non-root); the others read every rank's slot, compare
+     * every rank's recvcounts (weft__tiny_counts: a difference fails the
+     * call here and, through the fault, the next ring call of a rank that
+     * returned) and fold their block in rank order (weft__tiny_fold, as
+     * weft__tiny_reduce_scatter). */
     size_t mine = (size_t)recvcounts[me];
-    if (!e && mine)
-        weft__tiny_fold(fn, recvbuf, src, n, head + before * es, mine, es);
+    e = weft__tiny_publish(&r, mine != 0, &d);
+    if (!e && mine) {
+        const unsigned char **src = weft__tiny_ptrs(c);
+        e = weft__tiny_read_all(&r, src, &d);
+        if (!e)
+            e = weft__tiny_counts(&r, src, &d);
+        if (!e)
+            weft__tiny_fold(fn, recvbuf, src, n, head + before * es, mine, es);
+    }
     weft__tiny_end(&r, e);
     weft__pmpi_leave();
     *rc = tiny_done(&t, k, comm, e, &d);
@@ -204,9 +200,11 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
     if (!e) {
         if (is_root)
             e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
-        /* Only the root's slot is read: publish compares the others'
+        /* Only the root's slot is read: the root's publish compares
+         * every peer's published slot, a non-root's only the root's
          * (coll_tiny.h). */
-        weft_err pe = weft__tiny_publish(&r, false, &d);
+        weft_err pe = is_root ? weft__tiny_publish(&r, false, &d)
+                              : weft__tiny_publish_for(&r, (uint32_t)root, &d);
         e = e ? e : pe;
         const unsigned char *src = NULL;
         if (!e && !is_root)
