@@ -14,13 +14,18 @@
  * one, each drain refilling the flows above its level: docs/sim.md
  * "Sharing"; a sparse row-wise backward is the forward's transpose and
  * takes its time). Last figures (CPU seconds, shared 2-core machine, load
- * 7, two runs each way back to back): sparse row-wise 0.6, 0.8 and 3.0 s
- * at 32, 64 and 128 GPUs (0.6, 0.9 and 5.0 s before the tighter refill
- * above of docs/sim.md "Sharing"; 0.8, 3.1 and 32 s before refilling
- * above and transposes). Herald 0.6, 1.3 and 5.7 s (load 6.7, after both changes); its replay at 128 GPUs 1.8 s
- * (9.1 M lookups/s; load 6 to 9). Before the replay listed the cached rows
- * by table once a step (docs/step.md, "Speed") and before the tighter
- * refill: 1.4 to 1.6, 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s.
+ * 2 to 5, two runs each way back to back): at 128 GPUs tw 0.07 s, rw
+ * (dense) 0.43 to 0.45, cw:4 0.04, dp 0.01 (0.13 to 0.14, 0.51 to 0.52,
+ * 0.10 and 0.01 before one route search per pair for every protocol and
+ * the accumulator's drawn bags: docs/step.md "Speed"); sparse row-wise
+ * 0.54, 0.63 to 0.66 and 2.2 to 2.3 s at 32, 64 and 128 GPUs (0.56, 0.76
+ * to 0.87 and 2.35 to 2.37 s before those; 0.6, 0.9 and 5.0 s before the
+ * tighter refill above of docs/sim.md "Sharing"; 0.8, 3.1 and 32 s before
+ * refilling above and transposes); the planner 0.75 s (0.86 s). Herald
+ * 0.6, 1.3 and 5.7 s (load 6.7), its replay at 128 GPUs 1.8 s (9.1 M
+ * lookups/s); before the replay listed the cached rows by table once a
+ * step (docs/step.md, "Speed") and before the tighter refill 1.4 to 1.6,
+ * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000

@@ -25,6 +25,18 @@ static u128 gcd_u128(u128 a, u128 b)
     return a;
 }
 
+/* The same in 64 bits: a 128-bit remainder is a call (__umodti3), and
+ * routes (weft_paths) normalise a sum of latencies per hop. */
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static u128 abs_i128(i128 v)
 {
     return v < 0 ? (u128)0 - (u128)v : (u128)v;
@@ -44,9 +56,22 @@ static weft_err store(i128 num, i128 den, weft_rat *out)
         out->den = 1;
         return WEFT_OK;
     }
-    u128 g = gcd_u128(abs_i128(num), (u128)den);
-    num /= (i128)g;
-    den /= (i128)g;
+    /* The gcd and quotients in 64 bits when both fit (the same values);
+     * nothing to divide by over a denominator of 1. */
+    u128 an = abs_i128(num), ad = (u128)den;
+    if (ad != 1) {
+        if (!(an >> 64) && !(ad >> 64)) {
+            uint64_t g = gcd_u64((uint64_t)an, (uint64_t)ad);
+            an = (uint64_t)an / g;
+            ad = (uint64_t)ad / g;
+        } else {
+            u128 g = gcd_u128(an, ad);
+            an /= g;
+            ad /= g;
+        }
+        num = num < 0 ? -(i128)an : (i128)an;
+        den = (i128)ad;
+    }
     if (num > I64_MAX_ || num < I64_MIN_ || den > I64_MAX_)
         return WEFT_EOVERFLOW;
     out->num = (int64_t)num;

@@ -12,13 +12,37 @@
 /* A path selection meaning every path of an op (plan_route_sel). */
 #define SEL_ALL (UINT32_MAX - 1)
 
+/* Routes between nodes as weft_paths_route_get gives them (links, each
+ * link's fraction as a double, latency in ns as a double), kept across
+ * the protocol runs of one weft_sim_plan call: a route does not depend on
+ * the protocol (its extra latency and coefficients do, and each run
+ * computes them from it). weft_sim_plan builds a plan's flows once per
+ * protocol for its time bound, three times at 128 GPUs: without the memo,
+ * 49,000 route searches for an all-to-all's 16,256 pairs. */
+typedef struct plan_route {
+    uint32_t first, n; /* links link[first .. first + n) */
+    double lat_ns;
+} plan_route;
+
+typedef struct plan_route_memo {
+    weft__map64 at; /* a.v << 32 | b.v -> index into route */
+    plan_route *route;
+    size_t nroute, route_cap;
+    uint32_t *link;
+    double *frac;
+    size_t nlink, link_cap, frac_cap;
+} plan_route_memo;
+
+void plan_route_memo_fini(plan_route_memo *m);
+
 typedef struct plan_ctx {
     const weft_topo *t;
     const weft_plan *p;
     sim_engine *e;
     weft_paths *paths;
-    weft__map64 ecmp; /* (src node << 42 | dst node << 21 | chunk count) -> engine route */
-    uint32_t *rlink;  /* scratch for one route: links and coefficients */
+    weft__map64 ecmp;      /* (src node << 42 | dst node << 21 | chunk count) -> engine route */
+    plan_route_memo *memo; /* NULL: every route searched afresh */
+    uint32_t *rlink;       /* scratch for one route: links and coefficients */
     double *rcoef;
     size_t rlink_cap, rcoef_cap;
     bool epochs;            /* the plan has circuits (weft/plan.h): paths with an

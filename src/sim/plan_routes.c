@@ -18,6 +18,54 @@ static weft_err reserve_route(plan_ctx *c, size_t n)
     return WEFT_OK;
 }
 
+void plan_route_memo_fini(plan_route_memo *m)
+{
+    weft__map64_fini(&m->at);
+    weft__free(m->route);
+    weft__free(m->link);
+    weft__free(m->frac);
+    memset(m, 0, sizeof *m);
+}
+
+/* The route a -> b: from c->memo when it has it (else searched and
+ * kept there), or searched. *link and *frac are valid until the next
+ * call. */
+static weft_err route_of(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t *n,
+                         const uint32_t **link, const double **frac, double *lat_ns)
+{
+    plan_route_memo *m = c->memo;
+    uint64_t key = (uint64_t)a.v << 32 | b.v;
+    const uint32_t *hit = m ? weft__map64_find(&m->at, key) : NULL;
+    if (hit) {
+        const plan_route *r = &m->route[*hit];
+        *n = r->n;
+        *link = m->link + r->first;
+        *frac = m->frac + r->first;
+        *lat_ns = r->lat_ns;
+        return WEFT_OK;
+    }
+    weft_paths_route rt;
+    weft_err err = weft_paths_route_get(c->paths, a, b, &rt, c->d);
+    if (err)
+        return err;
+    *n = rt.n;
+    *link = rt.link;
+    *frac = rt.fracd;
+    *lat_ns = weft_rat_to_double(rt.lat_ns);
+    if (!m || m->nroute >= UINT32_MAX || m->nlink + rt.n >= UINT32_MAX)
+        return WEFT_OK;
+    if (weft__grow((void **)&m->route, &m->route_cap, m->nroute + 1, sizeof *m->route) ||
+        weft__grow((void **)&m->link, &m->link_cap, m->nlink + rt.n, sizeof *m->link) ||
+        weft__grow((void **)&m->frac, &m->frac_cap, m->nlink + rt.n, sizeof *m->frac) ||
+        weft__map64_put(&m->at, key, (uint32_t)m->nroute))
+        return weft_diag_code(c->d, WEFT_ENOMEM);
+    memcpy(m->link + m->nlink, rt.link, rt.n * sizeof *m->link);
+    memcpy(m->frac + m->nlink, rt.fracd, rt.n * sizeof *m->frac);
+    m->route[m->nroute++] = (plan_route){(uint32_t)m->nlink, rt.n, *lat_ns};
+    m->nlink += rt.n;
+    return WEFT_OK;
+}
+
 /* The ECMP route between two nodes for an op of `count` chunks (its
  * coefficients are count times the per-link fractions), created on first
  * use. */
@@ -33,17 +81,19 @@ weft_err plan_ecmp_route(plan_ctx *c, weft_node_id a, weft_node_id b, uint32_t c
         *route = *hit;
         return WEFT_OK;
     }
-    weft_paths_route rt;
-    weft_err err = weft_paths_route_get(c->paths, a, b, &rt, c->d);
+    uint32_t n;
+    const uint32_t *link;
+    const double *frac;
+    double lat_ns;
+    weft_err err = route_of(c, a, b, &n, &link, &frac, &lat_ns);
     if (err)
         return err;
-    if (reserve_route(c, rt.n))
+    if (reserve_route(c, n))
         return weft_diag_code(c->d, WEFT_ENOMEM);
-    for (uint32_t k = 0; k < rt.n; k++)
-        c->rcoef[k] = rt.fracd[k] * count;
-    double lat = weft_rat_to_double(rt.lat_ns) * 1e-9 +
-                 sim_model_route_extra(c->o, c->t, a, b, rt.link, rt.n, c->slice_bytes);
-    if ((err = sim_engine_add_route(c->e, rt.n, rt.link, c->rcoef, lat, route)))
+    for (uint32_t k = 0; k < n; k++)
+        c->rcoef[k] = frac[k] * count;
+    double lat = lat_ns * 1e-9 + sim_model_route_extra(c->o, c->t, a, b, link, n, c->slice_bytes);
+    if ((err = sim_engine_add_route(c->e, n, link, c->rcoef, lat, route)))
         return weft_diag_code(c->d, err);
     if (!cached)
         return WEFT_OK; /* a fabric or op beyond 2^21 nodes or chunks */

@@ -319,8 +319,8 @@ static weft_err new_engine(plan_ctx *c, uint32_t nl, bool shaped, double *tok, u
  * the call that runs it (the same arguments and keep, bound NULL). */
 static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
                          const weft_sim_opts *o, const sim_comm *cm, int proto, double cutoff,
-                         bool *lost, double *bound, sim_engine **keep, weft_sim_result *out,
-                         weft_diag *d)
+                         bool *lost, double *bound, sim_engine **keep, plan_route_memo *memo,
+                         weft_sim_result *out, weft_diag *d)
 {
     *lost = false;
     const weft_plan_info *info = weft_plan_get_info(p);
@@ -347,6 +347,7 @@ static weft_err plan_run(const weft_topo *t, const weft_plan *p, uint64_t size,
     c.o = o;
     c.slice_bytes = (double)size / (double)weft_plan_size_chunks(p) / o->slices / o->bw_scale;
     c.epochs = weft_plan_num_circuits(p) > 0;
+    c.memo = memo;
     sim_classes cls;
     memset(&cls, 0, sizeof cls);
     weft_err err = WEFT_ENOMEM;
@@ -483,7 +484,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     uint32_t np = sim_model_protos(o, t, &cm, info->coll, protos);
     bool lost;
     if (np == 1)
-        return plan_run(t, p, size, o, &cm, protos[0], INFINITY, &lost, NULL, NULL, out, d);
+        return plan_run(t, p, size, o, &cm, protos[0], INFINITY, &lost, NULL, NULL, NULL, out, d);
     /* NCCL's choice by weft's estimate: the fastest protocol (the first
      * in index order on a tie), simulated without a trace; the trace, when
      * asked, is of the one kept. Each protocol's flows are built first,
@@ -498,10 +499,12 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     sim_engine *kept[WEFT_PROTO_COUNT] = {NULL};
     err = WEFT_OK;
     bool keep_all = weft_plan_num_ops(p) <= PROTO_KEEP_OPS;
+    plan_route_memo memo; /* the routes, searched once for every protocol */
+    memset(&memo, 0, sizeof memo);
     for (uint32_t k = 0; k < np && !err; k++) {
         order[k] = k;
         err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k],
-                       keep_all ? &kept[k] : NULL, NULL, d);
+                       keep_all ? &kept[k] : NULL, &memo, NULL, d);
     }
     for (uint32_t i = 1; i < np && !err; i++) /* by bound, stable */
         for (uint32_t j = i; j > 0 && lb[order[j]] < lb[order[j - 1]]; j--) {
@@ -514,7 +517,7 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     for (uint32_t i = 0; i < np && !err; i++) {
         uint32_t k = order[i];
         err = plan_run(t, p, size, &quiet, &cm, protos[k], keep < 0 ? INFINITY : best.time_s, &lost,
-                       NULL, &kept[k], &r, d);
+                       NULL, &kept[k], &memo, &r, d);
         if (!err && !lost &&
             (keep < 0 || r.time_s < best.time_s || (r.time_s == best.time_s && protos[k] < keep))) {
             best = r;
@@ -523,12 +526,12 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
     }
     for (uint32_t k = 0; k < np; k++)
         sim_engine_free(kept[k]);
-    if (err)
-        return err;
-    if (o->trace)
-        return plan_run(t, p, size, o, &cm, keep, INFINITY, &lost, NULL, NULL, out, d);
-    *out = best;
-    return WEFT_OK;
+    if (!err && o->trace)
+        err = plan_run(t, p, size, o, &cm, keep, INFINITY, &lost, NULL, NULL, &memo, out, d);
+    else if (!err)
+        *out = best;
+    plan_route_memo_fini(&memo);
+    return err;
 }
 
 /* The settings job j runs with among several (weft_sim_plans): those

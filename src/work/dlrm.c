@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "weft/dlrm.h"
 #include "weft/synth.h"
+#include "work/emb_internal.h"
 #include "work/work_internal.h"
 
 /* MLPerf Training v3.0+ DLRM-DCNv2 (mlcommons/training,
@@ -133,7 +134,9 @@ static void dense(const weft_gpu *g, const weft_dlrm *m, weft_dlrm_result *r)
     r->dense_ar_bytes = 4 * params;
 }
 
-/* Row-wise lookups counted per owner while the matrix is built. */
+/* Row-wise lookups counted per owner while the matrix is built: the
+ * generator's lookups go to the accumulator unchecked
+ * (weft__emb_acc_add_drawn), which names each row-wise row's owner. */
 typedef struct rw_count {
     weft_emb_acc *acc;
     const weft_dlrm *m;
@@ -142,13 +145,14 @@ typedef struct rw_count {
 
 static weft_err count_rw(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
 {
+    (void)d;
     rw_count *rc = ctx;
-    const weft_emb_table *tb = &rc->m->emb.tables[t];
-    if (tb->sharding == WEFT_EMB_RW) {
-        uint64_t N = rc->m->emb.gpus, blk = (tb->rows + N - 1) / N;
-        rc->row_bytes[r / blk] += (uint64_t)tb->dim * tb->dtype_bytes;
+    uint32_t o = weft__emb_acc_add_drawn(rc->acc, s, t, r);
+    if (o != UINT32_MAX) {
+        const weft_emb_table *tb = &rc->m->emb.tables[t];
+        rc->row_bytes[o] += (uint64_t)tb->dim * tb->dtype_bytes;
     }
-    return weft_emb_acc_add(rc->acc, s, t, r, d);
+    return WEFT_OK;
 }
 
 /* The forward matrix, and per GPU the bytes of rows it reads and of table

@@ -25,6 +25,13 @@ typedef enum emb_field {
 weft_err weft__emb_acc_add(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r, emb_field *bad,
                            weft_diag *d);
 
+/* weft_emb_acc_add for lookups in the generator's order (weft_emb_generate:
+ * samples in order, each (sample, table) bag's lookups together and once)
+ * and in range, unchecked; the same matrix. An accumulator takes these or
+ * weft_emb_acc_add's, not both. Returns the GPU that holds row r when
+ * table t is row-wise (dense or sparse), else UINT32_MAX. */
+uint32_t weft__emb_acc_add_drawn(weft_emb_acc *a, uint64_t s, uint32_t t, uint64_t r);
+
 /* The round-robin slot of each table-wise table and of each column-wise
  * table's first shard (slot u is GPU u mod N); other tables get 0. */
 void weft__emb_slots(const weft_emb_workload *w, uint64_t *first_slot);

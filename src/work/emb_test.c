@@ -9,6 +9,7 @@
 #include "base/rand.h"
 #include "base/testing.h"
 #include "weft/embedding.h"
+#include "work/emb_internal.h"
 
 /* Checks m row by row against want (n*n entries). */
 static void check_matrix(const weft_traffic *m, uint32_t n, const uint64_t *want, int line)
@@ -577,6 +578,89 @@ static void oom_dtor(void *arg)
     weft_emb_result_free(&oom_res);
 }
 
+/* The generator's lookups through weft__emb_acc_add_drawn (a bag's blocks
+ * stamped once per bag) give weft_emb_acc_add's matrix, and each
+ * row-wise lookup's owner. By hand first: 2 GPUs, 1 sample each, a
+ * row-wise table of 4 rows (blocks of 2) x 2 fp32, pooling 3. Sample 0
+ * (GPU 0) reads rows 0, 1, 0: block 0 once, 8 bytes from GPU 0 to 0;
+ * sample 1 reads 3, 0, 2: blocks 1 and 0, 8 bytes each to GPU 1. */
+typedef struct drawn_pair {
+    weft_emb_acc *checked, *drawn;
+    const weft_emb_workload *w;
+    uint64_t owner_bad; /* lookups whose owner is wrong */
+} drawn_pair;
+
+static weft_err drawn_add(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    drawn_pair *p = ctx;
+    const weft_emb_table *tb = &p->w->tables[t];
+    uint64_t n = p->w->gpus, blk = (tb->rows + n - 1) / n;
+    uint32_t want = tb->sharding == WEFT_EMB_RW ? (uint32_t)(r / blk) : UINT32_MAX;
+    p->owner_bad += weft__emb_acc_add_drawn(p->drawn, s, t, r) != want;
+    return weft_emb_acc_add(p->checked, s, t, r, d);
+}
+
+static void test_drawn(void)
+{
+    weft_emb_table one = {
+        .rows = 4, .dim = 2, .pooling = 3, .dtype_bytes = 4, .sharding = WEFT_EMB_RW};
+    weft_emb_workload w1 = {.gpus = 2, .batch = 1, .ntables = 1, .tables = &one};
+    weft_emb_acc *a;
+    weft_emb_result r;
+    weft_diag d;
+    CHECK_ERR(weft_emb_acc_new(&w1, &a, &d), WEFT_OK);
+    static const uint64_t rows[] = {0, 1, 0, 3, 0, 2};
+    static const uint32_t owners[] = {0, 0, 0, 1, 0, 1};
+    for (uint32_t i = 0; i < 6; i++)
+        CHECK_INT(weft__emb_acc_add_drawn(a, i / 3, 0, rows[i]), owners[i]);
+    CHECK_ERR(weft_emb_acc_finish(a, &r, &d), WEFT_OK);
+    const uint64_t want[] = {8, 8, 0, 8};
+    check_matrix(&r.forward, 2, want, __LINE__);
+    CHECK_INT(r.lookups, 6);
+    weft_emb_result_free(&r);
+    weft_emb_acc_free(a);
+    /* Every sharding, pooling up to 4, 3 GPUs of 4 samples, sparse and
+     * dense row-wise: the same matrix, lookups and all-reduce bytes. */
+    weft_emb_table tb[5] = {
+        {.rows = 40,
+         .dim = 4,
+         .pooling = 3,
+         .dtype_bytes = 4,
+         .zipf_milli = 1100,
+         .sharding = WEFT_EMB_RW},
+        {.rows = 30, .dim = 2, .pooling = 2, .dtype_bytes = 2, .sharding = WEFT_EMB_TW},
+        {.rows = 25,
+         .dim = 5,
+         .pooling = 2,
+         .dtype_bytes = 4,
+         .sharding = WEFT_EMB_CW,
+         .col_shards = 2},
+        {.rows = 9, .dim = 3, .pooling = 1, .dtype_bytes = 1, .sharding = WEFT_EMB_DP},
+        {.rows = 1000, .dim = 1, .pooling = 4, .dtype_bytes = 8, .sharding = WEFT_EMB_RW},
+    };
+    for (int dense = 0; dense < 2; dense++) {
+        weft_emb_workload w = {
+            .gpus = 3, .batch = 4, .ntables = 5, .tables = tb, .seed = 9, .rw_dense = dense};
+        drawn_pair p = {.w = &w};
+        CHECK_ERR(weft_emb_acc_new(&w, &p.checked, &d), WEFT_OK);
+        CHECK_ERR(weft_emb_acc_new(&w, &p.drawn, &d), WEFT_OK);
+        CHECK_ERR(weft_emb_generate(&w, drawn_add, &p, &d), WEFT_OK);
+        CHECK_INT(p.owner_bad, 0);
+        weft_emb_result rc, rd;
+        CHECK_ERR(weft_emb_acc_finish(p.checked, &rc, &d), WEFT_OK);
+        CHECK_ERR(weft_emb_acc_finish(p.drawn, &rd, &d), WEFT_OK);
+        CHECK_INT(rd.lookups, 12 * 12);
+        CHECK_INT(rd.lookups, rc.lookups);
+        CHECK_INT(rd.allreduce_bytes, 9 * 3);
+        CHECK_INT(rd.allreduce_bytes, rc.allreduce_bytes);
+        CHECK(memcmp(rd.forward.bytes, rc.forward.bytes, 9 * sizeof *rd.forward.bytes) == 0);
+        weft_emb_result_free(&rc);
+        weft_emb_result_free(&rd);
+        weft_emb_acc_free(p.checked);
+        weft_emb_acc_free(p.drawn);
+    }
+}
+
 static void test_oom(void)
 {
     weft_emb_table tb[2] = {
@@ -602,6 +686,7 @@ int main(void)
     test_check();
     test_generator();
     test_cache();
+    test_drawn();
     test_oom();
     return weft_test_done();
 }
