@@ -1,4 +1,5 @@
-/* weft_allreduce_sparse under injected allocation failures (coll_sparse.c,
+/* weft_allreduce_sparse under injected allocation failures, and a rank
+ * that dies (coll_sparse.c,
  * "Memory running out on one rank").
  *
  * Across 3 forked ranks (shared memory, and once on TCP): rank v makes its
@@ -26,6 +27,7 @@
  * attempt). Nothing leaks (weft__alloc_live) on any rank. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/testing.h"
@@ -155,6 +157,37 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
     return weft__test_failed > 89 ? 89 : weft__test_failed;
 }
 
+/* A rank that dies: rank 2 exits (without freeing its communicator)
+ * after a barrier, where the others enter a sparse allreduce of 200,000
+ * pairs each; they must end with WEFT_EPEER naming rank 2 (its death on
+ * shared memory, its closed connection on TCP), not wait for the
+ * timeout (60 s; WEFT_ETIMEDOUT fails the check). LeakSanitizer checks
+ * what they free in the sanitizer build. */
+static int dies(weft_comm *c, void *arg)
+{
+    (void)arg;
+    uint32_t me = weft_comm_rank(c), n = weft_comm_size(c);
+    CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
+    if (me == n - 1)
+        _exit(0);
+    enum { PAIRS = 200000 };
+    static uint32_t ix[PAIRS];
+    static float v[PAIRS], out[1 << 20];
+    for (uint32_t i = 0; i < PAIRS; i++)
+        ix[i] = (i * 2654435761u + me) % (1u << 20), v[i] = 1;
+    weft_diag d;
+    weft_diag_clear(&d);
+    weft_err e = weft_allreduce_sparse(c, ix, WEFT_UINT32, v, PAIRS, 1u << 20, out, NULL, &d);
+    char want[32];
+    snprintf(want, sizeof want, "rank %u", n - 1);
+    if (e != WEFT_EPEER || !strstr(d.msg, want))
+        fprintf(stderr, "rank %u: %s: %s\n", me, weft_err_name(e), d.msg);
+    CHECK_ERR(e, WEFT_EPEER);
+    CHECK(strstr(d.msg, want) != NULL);
+    CHECK(weft_comm_failed(c));
+    return weft__test_failed > 89 ? 89 : weft__test_failed;
+}
+
 int main(void)
 {
     weft_comm_config cfg;
@@ -170,5 +203,8 @@ int main(void)
     cfg.transport = WEFT_TRANSPORT_TCP;
     weft__test_ranks_ok(RANKS, &cfg, sweep_rank, (void *)&cases[0], 120000,
                         "sparse allreduce oom sweep, tcp");
+    weft__test_comm_ranks_ok(RANKS, &cfg, dies, NULL, 120000, "sparse allreduce, a rank dies, tcp");
+    cfg.transport = WEFT_TRANSPORT_SHM;
+    weft__test_comm_ranks_ok(RANKS, &cfg, dies, NULL, 120000, "sparse allreduce, a rank dies, shm");
     return weft_test_done();
 }
