@@ -1,6 +1,5 @@
 /* weft_allreduce_sparse under injected allocation failures, and a rank
- * that dies (coll_sparse.c,
- * "Memory running out on one rank").
+ * that dies (coll_sparse.c, out_of_memory).
  *
  * Across 3 forked ranks (shared memory, and once on TCP): rank v makes its
  * 1st, 2nd, ... allocation inside weft_allreduce_sparse fail, for v the
