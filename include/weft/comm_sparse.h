@@ -27,6 +27,8 @@
  * tells them (WEFT_EPEER naming it) at once rather than at the timeout;
  * once the last exchange is done (a sparse result's arrays) it returns
  * WEFT_ENOMEM alone, the others their results, the communicator usable.
+ * weft_allreduce_int8 fails the communicator on any allocation failure
+ * ("comm: rank R: out of memory in int8 allreduce"; the peers WEFT_EPEER).
  */
 #ifndef WEFT_COMM_SPARSE_H
 #define WEFT_COMM_SPARSE_H

@@ -1,5 +1,6 @@
 /* weft_allreduce_sparse under injected allocation failures, and a rank
- * that dies (coll_sparse.c, out_of_memory).
+ * that dies (coll_sparse.c, out_of_memory); weft_allreduce_int8 under the
+ * same failures (coll_quant.c).
  *
  * Across 3 forked ranks (shared memory, and once on TCP): rank v makes its
  * 1st, 2nd, ... allocation inside weft_allreduce_sparse fail, for v the
@@ -156,6 +157,67 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
     return weft__test_failed > 89 ? 89 : weft__test_failed;
 }
 
+/* weft_allreduce_int8 (coll_quant.c) under the same sweep: it has no
+ * verdict on memory in its header, so every injected failure fails the
+ * communicator on rank v ("comm: rank v: out of memory in int8
+ * allreduce") and every other rank returns WEFT_EPEER naming it. Before,
+ * they waited for the timeout. */
+static int int8_sweep(const weft_comm_config *cfg, void *arg)
+{
+    uint32_t me = cfg->rank, v = *(const uint32_t *)arg;
+    enum { COUNT = 1000 };
+    float in[COUNT], out[COUNT];
+    for (size_t i = 0; i < COUNT; i++)
+        in[i] = (float)(i % 7);
+    long attempts = 0;
+    for (long k = 0;; k++) {
+        long base = weft__alloc_live();
+        weft_comm *c;
+        weft_diag d;
+        weft_diag_clear(&d);
+        if (weft_comm_init(cfg, &c, &d)) {
+            fprintf(stderr, "rank %u: init: %s\n", me, d.msg);
+            return 90;
+        }
+        if (me == v)
+            weft__alloc_fail_after(k);
+        weft_err e = weft_allreduce_int8(c, in, out, COUNT, 64, &d);
+        if (me == v)
+            weft__alloc_fail_after(-1);
+        char want[96];
+        if (e == WEFT_OK) {
+            CHECK(!weft_comm_failed(c));
+            CHECK(out[0] == 0 && out[6] == 6.0f * (float)cfg->size);
+            CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
+        } else if (me == v) {
+            snprintf(want, sizeof want, "comm: rank %u: out of memory in int8 allreduce", v);
+            CHECK_ERR(e, WEFT_ENOMEM);
+            CHECK_STR(d.msg, want);
+            CHECK(weft_comm_failed(c));
+        } else {
+            snprintf(want, sizeof want, "rank %u", v);
+            if (e != WEFT_EPEER || !strstr(d.msg, want) || !strstr(d.msg, "out of memory"))
+                fprintf(stderr, "rank %u, attempt %ld: %s: %s\n", me, k, weft_err_name(e), d.msg);
+            CHECK_ERR(e, WEFT_EPEER);
+            CHECK(strstr(d.msg, want) != NULL);
+            CHECK(strstr(d.msg, "out of memory") != NULL);
+            CHECK(weft_comm_failed(c));
+        }
+        weft_comm_free(c);
+        CHECK_INT(weft__alloc_live(), base);
+        attempts = k;
+        if (e == WEFT_OK)
+            break;
+        if (k > 1000)
+            return 91;
+    }
+    if (me == v)
+        printf("int8 victim rank %u: %ld injected failures\n", v, attempts);
+    if (me == v && attempts < 5)
+        return 92;
+    return weft__test_failed > 89 ? 89 : weft__test_failed;
+}
+
 /* A rank that dies: rank 2 exits (without freeing its communicator)
  * after a barrier, where the others enter a sparse allreduce of 200,000
  * pairs each; they must end with WEFT_EPEER naming rank 2 (its death on
@@ -203,7 +265,12 @@ int main(void)
     weft__test_ranks_ok(RANKS, &cfg, sweep_rank, (void *)&cases[0], 120000,
                         "sparse allreduce oom sweep, tcp");
     weft__test_comm_ranks_ok(RANKS, &cfg, dies, NULL, 120000, "sparse allreduce, a rank dies, tcp");
+    static const uint32_t int8_victim = 1;
+    weft__test_ranks_ok(RANKS, &cfg, int8_sweep, (void *)&int8_victim, 120000,
+                        "int8 allreduce oom sweep, tcp");
     cfg.transport = WEFT_TRANSPORT_SHM;
     weft__test_comm_ranks_ok(RANKS, &cfg, dies, NULL, 120000, "sparse allreduce, a rank dies, shm");
+    weft__test_ranks_ok(RANKS, &cfg, int8_sweep, (void *)&int8_victim, 120000,
+                        "int8 allreduce oom sweep, shm");
     return weft_test_done();
 }
