@@ -19,6 +19,16 @@
  * time, and fail the communicator on a transport error. Bad arguments are
  * found before any payload moves and fail the call on every rank with the
  * same message, naming the rank; the communicator stays usable.
+ * weft_allreduce_sparse treats memory alike where it can: a rank that
+ * cannot pack its pairs says so in its header (WEFT_ENOMEM on every rank,
+ * "sparse allreduce: rank R: out of memory"; usable). Where its peers are
+ * already in an exchange it cannot finish, it fails the communicator
+ * (WEFT_ENOMEM, "comm: rank R: out of memory in sparse allreduce"), which
+ * tells them (WEFT_EPEER naming it) at once rather than at the timeout;
+ * once the last exchange is done (a sparse result's arrays) it returns
+ * WEFT_ENOMEM alone, the others their results, the communicator usable.
+ * weft_allreduce_int8 fails the communicator on any allocation failure
+ * ("comm: rank R: out of memory in int8 allreduce"; the peers WEFT_EPEER).
  */
 #ifndef WEFT_COMM_SPARSE_H
 #define WEFT_COMM_SPARSE_H

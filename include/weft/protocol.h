@@ -157,6 +157,9 @@ typedef struct weft_proto_ring {
     double chan_gbps;  /* bandwidth of one channel's slowest hop, GB/s */
     weft_gpu_arch arch;
     weft_hop_class intra; /* the hop class inside a box (nvlink or pci) */
+    bool amd_hosts;       /* the boxes' CPUs are AMD's (weft_proto_model_host:
+                             LL's cap across boxes, and 2 us to post a
+                             network send); false: Intel's figures */
 } weft_proto_ring;
 
 /* True when NCCL enables protocol p by default for this ring: LL and

@@ -918,8 +918,10 @@ WEFT_API bool weft_nccl_cost_of(const weft_nccl_fabric *f, weft_coll coll, weft_
  * channels x threads x the per-thread work (src/enqueue.cc @5067397c,
  * topoGetAlgoInfo, lines 2092-2096; LL 8 bytes a thread, times the ranks
  * for the ring, LL128 8, Simple 64; 512 threads, LL128 640), at least 1.
- * f->channels for the other algorithms (NVLS runs its heads; CollNet's
- * own loop is not modelled). Threads are never fewer than NCCL's maximum
+ * f->channels for the other algorithms, which this does not model: NVLS
+ * and NVLS tree run nvlsChannels, CollNet direct has a loop of its own,
+ * and CollNet chain and PAT take the same loop with their own thread
+ * figures (CollNet chain's Simple threshold is 512). Threads are never fewer than NCCL's maximum
  * here (NCCL halves them below one channel's work too; the count of
  * channels does not depend on it). */
 WEFT_API uint32_t weft_nccl_channels(const weft_nccl_fabric *f, weft_nccl_algo a, weft_proto p,

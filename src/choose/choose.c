@@ -113,7 +113,8 @@ static void digest_text(uint64_t h[2], const char *text)
 /* A 128-bit digest of everything that decides a plan's simulation (the
  * header; per op its fields, compute kind, deps in order and paths with
  * shares, epochs and node names; the circuits; the step it is forwarded
- * per and its rate, weft_plan_step_forward; a sized plan's size and the
+ * per and its rate, weft_plan_step_forward; whether it moves whole
+ * messages, weft_plan_whole_messages; a sized plan's size and the
  * bytes of every op), in order: plans that weft_plan_equal calls equal
  * have one digest, and different plans share one with probability about
  * 2^-128. A sized plan whose op bytes cannot be read digests its own
@@ -175,6 +176,7 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
     uint64_t gbits;
     memcpy(&gbits, &gbps, sizeof gbits);
     digest_add(h, gbits);
+    digest_add(h, weft_plan_whole_messages(p));
     digest_add(h, weft_plan_sized(p));
     if (!weft_plan_sized(p))
         return;
@@ -196,8 +198,10 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
  * runs at size index s, whose result is then copied into i's; n when
  * there is none. Exactly: the same plan (equal 128-bit digests of
  * everything weft_plan_equal compares) under settings that resolve alike.
- * Candidates differ only in the protocol nccl forces (eff), so the
- * settings resolve alike when they resolve to j's protocol; j must not be
+ * Candidates differ only in what nccl sets in eff (its protocol and the
+ * share of its bandwidth its channels move, weft_sim_opts.chan_share), so
+ * the settings resolve alike when they resolve to j's protocol and i's
+ * share is the ranking's own (base, what j ran with); j must not be
  * nccl, whose plan changes with the size. The simulator is deterministic,
  * so running i would give j's result bit for bit: on a100:2 at 1 GiB
  * NCCL's choice is rings:16, the plan that rings:auto has just run. Each
@@ -205,11 +209,13 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
  * kept), so the peak memory is that of the largest plan, not of all plans
  * together. */
 static size_t same_run(weft_choice *c, const weft_candidate *a, size_t i, size_t s, size_t n,
-                       const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *eff)
+                       const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *eff,
+                       const weft_sim_opts *base)
 {
     const weft_plan *p = a->plan;
     weft_sim_opts r;
-    if (!p || weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r, NULL))
+    if (!p || eff->chan_share != base->chan_share ||
+        weft_sim_opts_resolve(eff, t, coll, size, size / weft_plan_size_chunks(p), &r, NULL))
         return n;
     uint64_t h[2];
     if (c[i].have_digest) {
@@ -379,7 +385,7 @@ static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, s
         weft_sim_opts eff;
         weft_err e = weft_candidate_prepare(&a, t, sizes[s], &o->sim, &eff, &d);
         weft_candidate_label(&a, sizes[s], c[i].label[s], sizeof c[i].label[s]);
-        size_t j = e ? n : same_run(c, &a, i, s, n, t, coll, sizes[s], &eff);
+        size_t j = e ? n : same_run(c, &a, i, s, n, t, coll, sizes[s], &eff, &o->sim);
         if (j < n)
             progress(o, "%s at %s (%zu of %zu) is the run of %s", c[i].name, st, i + 1, n,
                      c[j].name);

@@ -261,9 +261,47 @@ static void test_forced(void)
     weft_topo_free(t);
 }
 
+/* A candidate that runs another's plan takes its result only under the
+ * same settings: NCCL's allreduce on a100:1 at 64 KiB is the ring with LL
+ * on rings:auto's plan (rings:28), but NCCL launches 2 of its 28 channels
+ * there (weft_nccl_channel_share), so nccl is slower than rings:auto, and
+ * exactly what the candidate runs alone (`weft sim --algo nccl`). Before,
+ * nccl took rings:auto's result (23.493 us against 24.219). */
+static void test_same_run_share(void)
+{
+    weft_topo *t = preset("a100:1");
+    if (!t)
+        return;
+    weft_choose_opts o;
+    weft_choose_opts_init(&o, t);
+    static const char *const names[] = {"rings:auto", "nccl"};
+    o.names = names;
+    o.n_names = 2;
+    uint64_t size = 65536;
+    weft_ranking r;
+    weft_diag d;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLREDUCE, &size, 1, &o, &r, &d), WEFT_OK);
+    const weft_choice *ra = find(&r, "rings:auto"), *nc = find(&r, "nccl");
+    CHECK(ra && ra->res && nc && nc->res);
+    weft_candidate a;
+    weft_sim_result alone;
+    CHECK_ERR(weft_candidate_build(&a, t, "nccl", WEFT_COLL_ALLREDUCE, false, 0, NULL, &d),
+              WEFT_OK);
+    CHECK_ERR(weft_candidate_run(&a, t, size, &o.sim, &alone, &d), WEFT_OK);
+    weft_candidate_fini(&a);
+    if (ra && ra->res && nc && nc->res) {
+        CHECK(nc->res[0].time_s == alone.time_s);
+        CHECK(nc->res[0].time_s > ra->res[0].time_s);
+        CHECK_REL(nc->res[0].time_s, 24.219e-6, 1e-4); /* printed 24.219 us */
+    }
+    weft_ranking_fini(&r);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
     test_rank();
+    test_same_run_share();
     test_subset();
     test_forced();
     return weft_test_done();

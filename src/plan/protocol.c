@@ -202,7 +202,7 @@ double weft_proto_ring_time(const weft_proto_ring *r, weft_proto p, uint64_t siz
         return INFINITY;
     uint32_t nodes = r->nodes ? r->nodes : 1;
     weft_gpu_arch arch = (unsigned)r->arch < WEFT_ARCH_COUNT ? r->arch : WEFT_ARCH_AMPERE;
-    weft_proto_model intra = weft_proto_model_get(arch, r->intra, nodes, p);
+    weft_proto_model intra = weft_proto_model_host(arch, r->intra, nodes, p, r->amd_hosts);
     uint32_t steps = ring_steps(r->coll, r->ranks);
 
     double bus = r->channels * r->chan_gbps * intra.bw_frac;
@@ -218,7 +218,7 @@ double weft_proto_ring_time(const weft_proto_ring *r, weft_proto p, uint64_t siz
     double intra_us = intra.hop_s * 1e6, inter_us = hop_us[WEFT_HOP_NET][p];
     uint32_t inter_steps = 0;
     if (nodes > 1) {
-        double post = net_post_us * (p == WEFT_PROTO_SIMPLE ? 3 : 1);
+        double post = weft_proto_net_post_us(r->amd_hosts) * (p == WEFT_PROTO_SIMPLE ? 3 : 1);
         if (intra_us < post)
             intra_us = post;
         if (r->ranks == nodes)

@@ -60,6 +60,15 @@ int main(void)
     CHECK(weft_proto_model_host(WEFT_ARCH_AMPERE, WEFT_HOP_NET, 2, WEFT_PROTO_LL, false)
               .total_max_gbps == 39.0);
     CHECK(weft_proto_net_post_us(true) == 2.0 && weft_proto_net_post_us(false) == 1.0);
+    /* NCCL's ring estimate on two AMD boxes (16 ranks, 16 channels of 12
+     * GB/s): LL's bus min(16 x 12 x 0.5, 22.5) = 22.5, algbw 22.5 x 16/30
+     * = 12 GB/s, latency 6.6 + 28 x max(0.6, 2.0) + 2 x 2.7 = 68 us
+     * (Intel's: 20.8 GB/s, 6.6 + 28 x 1.0 + 5.4 = 40 us). */
+    weft_proto_ring two = {WEFT_COLL_ALLREDUCE, 16,  2, 16, 12.0, WEFT_ARCH_AMPERE,
+                           WEFT_HOP_NVLINK,     true};
+    CHECK(close_rel(weft_proto_ring_time(&two, WEFT_PROTO_LL, 4096), 68e-6 + 4096 / 12.0e9));
+    two.amd_hosts = false;
+    CHECK(close_rel(weft_proto_ring_time(&two, WEFT_PROTO_LL, 4096), 40e-6 + 4096 / 20.8e9));
     CHECK(weft_proto_cpu_amd("amd") && weft_proto_cpu_amd("AMD"));
     CHECK(!weft_proto_cpu_amd("intel") && !weft_proto_cpu_amd("amdx") && !weft_proto_cpu_amd(NULL));
     m = weft_proto_model_get(WEFT_ARCH_HOPPER, WEFT_HOP_NVLINK, 1, WEFT_PROTO_LL128);
@@ -70,7 +79,8 @@ int main(void)
      *   LL128   bus min(147.2, 160) = 147.2, lat 14 + 14 x 1.9 = 40.6 us
      *   Simple  bus 160,                    lat 8.4 + 14 x 3.4 = 56.0 us
      * and algbw = bus x 8/14. LL wins to 2.56 MB, LL128 to 16.2 MB. */
-    weft_proto_ring r = {WEFT_COLL_ALLREDUCE, 8, 1, 8, 20.0, WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK};
+    weft_proto_ring r = {WEFT_COLL_ALLREDUCE, 8,    1, 8, 20.0, WEFT_ARCH_AMPERE,
+                         WEFT_HOP_NVLINK,     false};
     CHECK(close_rel(weft_proto_ring_time(&r, WEFT_PROTO_LL, 1024),
                     15.0e-6 + 1024 / (80.0 * 8 / 14 * 1e9)));
     CHECK(close_rel(weft_proto_ring_time(&r, WEFT_PROTO_LL128, 1 << 20),
@@ -94,7 +104,8 @@ int main(void)
      * Simple's intra steps cost at least 3 us of posting (3.4 here), the
      * network steps 14 us, and the plateau factor 1.4 applies:
      * (8.4 + 28 x 3.4 + 2 x 14) x 1.4 us. */
-    weft_proto_ring r2 = {WEFT_COLL_ALLREDUCE, 16, 2, 8, 20.0, WEFT_ARCH_AMPERE, WEFT_HOP_NVLINK};
+    weft_proto_ring r2 = {WEFT_COLL_ALLREDUCE, 16,   2, 8, 20.0, WEFT_ARCH_AMPERE,
+                          WEFT_HOP_NVLINK,     false};
     CHECK(close_rel(weft_proto_ring_time(&r2, WEFT_PROTO_SIMPLE, 1 << 30),
                     (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4e-6 + (1 << 30) / (160.0 * 16 / 30 * 1e9)));
     /* LL across two boxes: ceiling 39 GB/s, intra steps at least 1 us. */

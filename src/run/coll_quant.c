@@ -8,12 +8,14 @@
  * three words a rank, then every chunk to its owner and every owner's sum
  * to every rank, each phase's messages posted at once. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "run/coll_busy.h"
 #include "run/coll_ring.h"
 #include "run/coll_sparse.h"
+#include "run/comm_fail.h"
 #include "run/comm_internal.h"
 #include "weft/comm_sparse.h"
 
@@ -164,11 +166,29 @@ free_all:
     return e;
 }
 
+/* A rank out of memory anywhere in the call leaves its peers in an
+ * exchange it cannot finish (the header's words, or a phase's messages):
+ * the communicator fails on this rank, as alltoallv's (coll_alltoallv.c)
+ * and the sparse all-reduce's do, which tells the peers, so that they
+ * return WEFT_EPEER at once instead of at the timeout. One rank has
+ * nobody waiting. */
+static weft_err out_of_memory(weft_comm *c, weft_err e, weft_diag *d)
+{
+    if (e != WEFT_ENOMEM || c->size < 2)
+        return e;
+    char why[WEFT_DIAG_MSG_SIZE] = "";
+    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
+        snprintf(why, sizeof why, ": %.4000s", d->msg);
+    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in int8 allreduce%s", c->rank, why);
+    return weft__comm_fail(c, WEFT_ENOMEM, d);
+}
+
 /* Marked busy like the dense collectives (coll_busy.h), so that a
  * checkpoint's helper thread defers to it too. */
 weft_err weft_allreduce_int8(weft_comm *c, const float *sendbuf, float *recvbuf, size_t count,
                              size_t block, weft_diag *d)
 {
     weft__coll_enter(c);
-    return weft__coll_leave(c, int8_call(c, sendbuf, recvbuf, count, block, d));
+    return weft__coll_leave(c,
+                            out_of_memory(c, int8_call(c, sendbuf, recvbuf, count, block, d), d));
 }

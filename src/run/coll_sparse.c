@@ -33,6 +33,7 @@
  * message at an 8-byte boundary of its buffer so the index arrays load
  * aligned. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -368,8 +369,9 @@ typedef struct sparse_sink {
     weft__sparse_rec *recs, *tmp;
     size_t k;
     /* All-gather: the dense output (zeroed already when zeroed), or recs
-     * (sparse). */
-    bool zeroed;
+     * (sparse; nomem when they could not be allocated: the exchange still
+     * runs to its end). */
+    bool zeroed, nomem;
     float *dense;
     uint64_t n;
 } sparse_sink;
@@ -474,8 +476,10 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
                 total += k->count[r];
             k->recs = weft__malloc((total ? total : 1) * sizeof *k->recs);
             k->tmp = weft__malloc((total ? total : 1) * sizeof *k->tmp);
-            if (!k->recs || !k->tmp)
+            if (!k->recs || !k->tmp) {
+                k->nomem = true;
                 return weft_diag_code(d, WEFT_ENOMEM);
+            }
         }
         k->started = true;
     }
@@ -492,7 +496,7 @@ static weft_err gather_put(void *arg, uint32_t j, weft_diag *d)
 
 static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype index_type,
                                 const float *values, size_t count, uint64_t n, float *dense,
-                                weft_sparse_result *sparse, weft_diag *d)
+                                weft_sparse_result *sparse, bool *settled, weft_diag *d)
 {
     weft_err e = weft__coll_check(c, WEFT_FLOAT, WEFT_SUM, false, d);
     if (e)
@@ -575,8 +579,8 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     for (uint32_t j = 0; fold && j < s.n; j++)
         mine[HDR + j] = mine[3] == BAD_NONE ? cnt[j] : 0;
     e = weft__sparse_gather_words(c, mine, all, hw, d);
-    if (!e)
-        e = judge(all, s.n, hw, d);
+    if (!e && (e = judge(all, s.n, hw, d)))
+        *settled = true; /* every rank returns e alike */
     for (uint32_t j = 0; !e && fold && j < s.n; j++)
         rcount[j] = (size_t)all[(size_t)j * hw + HDR + s.me];
     if (e)
@@ -659,6 +663,9 @@ static weft_err sparse_call_run(weft_comm *c, const void *indices, weft_dtype in
     e = exchange(&s, false, false, sbuf, mycount, myoff, gcount, goff, &gbuf, every, NULL,
                  gather_put, &out, d);
     recs = out.recs, tmp = out.tmp;
+    /* Every exchange done (also when the records could not be allocated:
+     * its requests still ran to their end): nobody waits on what follows. */
+    *settled = !e || out.nomem;
     if (e || dense)
         goto free_all;
     /* Sparse: every owner's pairs, sorted by index (parts are disjoint). */
@@ -694,6 +701,29 @@ free_all:
     return e;
 }
 
+/* Memory running out on one rank. Before the header (the pairs'
+ * positions, the packed parts) the rank says so in its header, and every
+ * rank returns WEFT_ENOMEM naming it, the communicator usable; in the
+ * last exchange's callbacks or after it (a sparse result's records,
+ * arrays and sort) it returns
+ * WEFT_ENOMEM alone, the others having their results, and nobody waits
+ * (both: settled). Anywhere else (the header's own buffers, the
+ * exchanges, the sums) its peers are in an exchange it cannot finish: the
+ * communicator then fails on this rank (as alltoallv's, coll_alltoallv.c),
+ * which tells the peers, so that they return WEFT_EPEER at once instead
+ * of at the timeout. One rank has nobody waiting. */
+static weft_err out_of_memory(weft_comm *c, weft_err e, bool settled, weft_diag *d)
+{
+    if (e != WEFT_ENOMEM || settled || c->size < 2)
+        return e;
+    char why[WEFT_DIAG_MSG_SIZE] = "";
+    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
+        snprintf(why, sizeof why, ": %.4000s", d->msg);
+    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in sparse allreduce%s", c->rank,
+                  why);
+    return weft__comm_fail(c, WEFT_ENOMEM, d);
+}
+
 /* Marked busy like the dense collectives (coll_busy.h), so that a
  * checkpoint's helper thread defers to it too. */
 weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype index_type,
@@ -701,8 +731,10 @@ weft_err weft_allreduce_sparse(weft_comm *c, const void *indices, weft_dtype ind
                                weft_sparse_result *sparse, weft_diag *d)
 {
     weft__coll_enter(c);
-    return weft__coll_leave(
-        c, sparse_call_run(c, indices, index_type, values, count, n, dense, sparse, d));
+    bool settled = false;
+    weft_err e =
+        sparse_call_run(c, indices, index_type, values, count, n, dense, sparse, &settled, d);
+    return weft__coll_leave(c, out_of_memory(c, e, settled, d));
 }
 
 void weft_sparse_result_free(weft_sparse_result *r)

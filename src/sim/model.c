@@ -194,9 +194,13 @@ static bool comm_ring(const weft_topo *t, const sim_comm *c, weft_coll coll, wef
     *total = intra;
     if (nodes > 1 && inter * per_box < *total)
         *total = inter * per_box;
+    /* NCCL tunes LL's cap and the ring's network posts by the hosts' CPU
+     * vendor (cpu=amd on the communicator's first rank). */
+    bool amd = c->first < n_ranks && weft_proto_cpu_amd(weft_topo_node_attr(
+                                         t, weft_topo_rank_node(t, (weft_rank){c->first}), "cpu"));
     *ring =
         (weft_proto_ring){coll, ranks < 2 ? 2 : ranks, nodes, GPU_CHANNELS, *total / GPU_CHANNELS,
-                          arch, WEFT_HOP_NVLINK};
+                          arch, WEFT_HOP_NVLINK,       amd};
     return true;
 }
 
@@ -212,13 +216,11 @@ static weft_err resolve_gpu(weft_sim_opts *r, const weft_topo *t, const sim_comm
     weft_proto p = (unsigned)r->proto < WEFT_PROTO_COUNT ? (weft_proto)r->proto
                    : total > 0                           ? weft_proto_choose(&ring, size, NULL)
                                                          : WEFT_PROTO_SIMPLE;
-    /* NCCL caps LL across hosts by their CPU vendor (cpu=amd on the
-     * communicator's first rank: weft_proto_model_host). */
-    bool amd = c->first < weft_topo_num_ranks(t) &&
-               weft_proto_cpu_amd(
-                   weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){c->first}), "cpu"));
-    weft_proto_model m = weft_proto_model_host(ring.arch, WEFT_HOP_NVLINK, ring.nodes, p, amd);
-    weft_proto_model net = weft_proto_model_host(ring.arch, WEFT_HOP_NET, ring.nodes, p, amd);
+    /* NCCL caps LL across hosts by their CPU vendor (comm_ring). */
+    weft_proto_model m =
+        weft_proto_model_host(ring.arch, WEFT_HOP_NVLINK, ring.nodes, p, ring.amd_hosts);
+    weft_proto_model net =
+        weft_proto_model_host(ring.arch, WEFT_HOP_NET, ring.nodes, p, ring.amd_hosts);
     double frac = m.bw_frac;
     if (total > 0 && m.total_max_gbps > 0 && total * frac > m.total_max_gbps)
         frac = m.total_max_gbps / total;

@@ -76,6 +76,20 @@ static void test_names_defaults(void)
           fabs(r.net_hop_s - 2.7e-6) < 1e-15);
     /* LL's ceiling across 2 boxes is 39 GB/s of the 200: 0.195 < 0.5. */
     CHECK(fabs(r.bw_scale - 39.0 / 200.0) < 1e-15);
+    /* On fewer of NCCL's channels (weft_nccl_channel_share) a quarter of
+     * that; a share outside (0, 1] is refused. */
+    o.chan_share = 0.25;
+    CHECK_ERR(weft_sim_opts_resolve(&o, a, WEFT_COLL_ALLREDUCE, 1024, 64, &r, &d), WEFT_OK);
+    CHECK(fabs(r.bw_scale - 0.25 * 39.0 / 200.0) < 1e-15);
+    static const double bad_share[] = {0, -0.5, 1.5, NAN};
+    for (size_t i = 0; i < sizeof bad_share / sizeof *bad_share; i++) {
+        o.chan_share = bad_share[i];
+        CHECK_ERR(weft_sim_opts_resolve(&o, a, WEFT_COLL_ALLREDUCE, 1024, 64, &r, &d), WEFT_EINVAL);
+        CHECK_STR(d.msg, "sim: bw_scale, intra_eff and chan_share must be in (0, 1], launch and "
+                         "hop latencies >= 0");
+    }
+    o.chan_share = 1;
+    CHECK_ERR(weft_sim_opts_resolve(&o, a, WEFT_COLL_ALLREDUCE, 1024, 64, &r, &d), WEFT_OK);
     /* NVLink inside the box at NCCL's 20 of 25 GB/s per link (SM80). */
     CHECK(r.intra_eff == 0.8);
     /* A protocol asked for is the one resolved. */

@@ -50,6 +50,21 @@ static weft_err node_name(const ctx *c, uint32_t box, const char *base, uint32_t
     return n > 0 && (size_t)n < size ? WEFT_OK : WEFT_ELIMIT;
 }
 
+/* "amd" or "intel" for an x86_64 <cpu> element e of AMD's or Intel's
+ * (NCCL's ncclTopoCpuType: vendor "AuthenticAMD", "GenuineIntel"); NULL
+ * for any other. */
+static const char *cpu_vendor(const ctx *c, uint32_t e)
+{
+    const char *arch = attr(c, e, "arch"), *vendor = attr(c, e, "vendor");
+    if (!arch || strncmp(arch, "x86_64", 6) != 0 || !vendor)
+        return NULL;
+    if (strncmp(vendor, "AuthenticAMD", 12) == 0)
+        return "amd";
+    if (strncmp(vendor, "GenuineIntel", 12) == 0)
+        return "intel";
+    return NULL;
+}
+
 weft_err weft__nccl_add_box(ctx *c, weft_topo_builder *b, uint32_t box)
 {
     char name[64], host[16];
@@ -75,6 +90,12 @@ weft_err weft__nccl_add_box(ctx *c, weft_topo_builder *b, uint32_t box)
             if (!e && k == DEV_CPU && parse_int(attr(c, c->devs[v].elem, "numaid"), &numa) &&
                 numa >= 0)
                 e = weft_topo_builder_set_attr(b, id, "numaid", attr(c, c->devs[v].elem, "numaid"));
+            /* A GPU's host CPU vendor, which NCCL tunes by (cpu=,
+             * docs/topo-format.md): its socket's, as ncclTopoCpuType reads
+             * it (x86_64 and the vendor string's prefix). */
+            const char *vendor = k == DEV_GPU ? cpu_vendor(c, c->devs[c->devs[v].cpu].elem) : NULL;
+            if (!e && vendor)
+                e = weft_topo_builder_set_attr(b, id, "cpu", vendor);
         }
     }
     if (!e && c->has_nvs) {

@@ -75,6 +75,11 @@ static void test_ndv4_default(void)
     CHECK_STR(attr_of(t, "pcisw0", "busid"), "ffff:ff:01.0");
     CHECK_STR(attr_of(t, "cpu3", "numaid"), "3");
     CHECK_STR(attr_of(t, "gpu5", "host"), "0");
+    /* The sockets are x86_64 AuthenticAMD: every GPU's host is AMD's
+     * (cpu=amd, which NCCL's tuning reads); only GPUs carry it. */
+    CHECK_STR(attr_of(t, "gpu0", "cpu"), "amd");
+    CHECK_STR(attr_of(t, "gpu7", "cpu"), "amd");
+    CHECK(attr_of(t, "nic0", "cpu") == NULL);
     /* 16 GT/s x16: 16 * 120 / 80 = 24 GB/s, each way. */
     CHECK_BW(t, "gpu0", "pcisw1", 24, 1);
     CHECK_BW(t, "pcisw1", "gpu0", 24, 1);
@@ -183,6 +188,7 @@ static void test_ndv2_ndv5(void)
         /* Intel family 6 model 85 (0x55): Skylake, NCCL's SKL_QPI_BW. */
         CHECK_BW(t, "cpu0", "cpu1", 10, 1);
         CHECK_CONTAINS(weft_topo_note(t), "NCCL's figure for Intel Skylake");
+        CHECK_STR(attr_of(t, "gpu4", "cpu"), "intel"); /* x86_64 GenuineIntel */
         weft_topo_free(t);
     }
     CHECK_ERR(weft_topo_load_nccl_xml(FIX "ndv5-topo.xml", NULL, &t, &d), WEFT_OK);

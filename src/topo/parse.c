@@ -290,6 +290,18 @@ static weft_err st_node(parser *p, tok kw)
                 return fail(p, a.p, "bad 'reduce=%s' on '%s': expected nvls, sharp, 0 or 1",
                             show((tok){eq + 1, vlen}, q2), show(name, q));
         }
+        /* cpu=amd|intel: the vendor of the host CPU a rank runs on, which
+         * NCCL's tuning reads (weft_proto_cpu_amd; docs/topo-format.md): a
+         * misspelt value would silently give Intel's figures. */
+        if (klen == 3 && memcmp(a.p, "cpu", 3) == 0) {
+            if (k != WEFT_NODE_COMPUTE)
+                return fail(p, a.p, "attribute 'cpu' is for compute nodes; '%s' is a %s",
+                            show(name, q), weft_node_kind_name(k));
+            if (!(vlen == 3 && memcmp(eq + 1, "amd", 3) == 0) &&
+                !(vlen == 5 && memcmp(eq + 1, "intel", 5) == 0))
+                return fail(p, a.p, "bad 'cpu=%s' on '%s': expected amd or intel",
+                            show((tok){eq + 1, vlen}, q2), show(name, q));
+        }
         /* reconfig=DELAY: how long a changed circuit of the OCS carries
          * nothing (docs/topo-format.md). A unit is required but for 0:
          * "25" could be ns or us, and a wrong guess is a factor of 1,000. */

@@ -277,6 +277,14 @@ static const bad_case bad_cases[] = {
      "t.topo:1:15: bad 'reduce=yes' on 's': expected nvls, sharp, 0 or 1"},
     {"node a compute\nnode s switch reduce=NVLS\n", 0, WEFT_EPARSE,
      "t.topo:2:15: bad 'reduce=NVLS' on 's': expected nvls, sharp, 0 or 1"},
+    {"node a compute host=0 cpu=amdx\n", 0, WEFT_EPARSE,
+     "t.topo:1:23: bad 'cpu=amdx' on 'a': expected amd or intel"},
+    {"node a compute\nnode b compute cpu=AMD\n", 0, WEFT_EPARSE,
+     "t.topo:2:16: bad 'cpu=AMD' on 'b': expected amd or intel"},
+    {"node a compute cpu=\n", 0, WEFT_EPARSE,
+     "t.topo:1:16: bad 'cpu=' on 'a': expected amd or intel"},
+    {"node a compute\nnode s switch cpu=amd\n", 0, WEFT_EPARSE,
+     "t.topo:2:15: attribute 'cpu' is for compute nodes; 's' is a switch"},
     {"node a compute =v\n", 0, WEFT_EPARSE, "t.topo:1:16: attribute '=v' has an empty key"},
     {"node " N256 " compute\n", 0, WEFT_EPARSE,
      "t.topo:1:6: node name '" N40 "...' is 256 bytes long; the limit is 255"},
@@ -321,6 +329,22 @@ static void test_reduce(void)
         CHECK(weft_topo_find_node(t, names[i], &v));
         CHECK_INT(weft_topo_node_reduce(t, v), want[i]);
     }
+    weft_topo_free(t);
+}
+
+/* cpu=amd and cpu=intel are read and kept verbatim (NCCL's tuning by host
+ * CPU vendor, weft_proto_cpu_amd); other values fail in test_bad. */
+static void test_cpu(void)
+{
+    static const char text[] = "node a compute host=h cpu=amd\nnode b compute host=g cpu=intel\n"
+                               "link a b 1GB/s\n";
+    weft_topo *t = NULL;
+    weft_diag d;
+    CHECK_ERR(weft_topo_parse(text, sizeof text - 1, "c.topo", &t, &d), WEFT_OK);
+    if (!t)
+        return;
+    CHECK_STR(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){0}), "cpu"), "amd");
+    CHECK_STR(weft_topo_node_attr(t, weft_topo_rank_node(t, (weft_rank){1}), "cpu"), "intel");
     weft_topo_free(t);
 }
 
@@ -463,6 +487,7 @@ static void test_oom_conflict(void)
 int main(void)
 {
     test_reduce();
+    test_cpu();
     test_valid();
     test_line_limit();
     test_bad();
