@@ -272,11 +272,12 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     return WEFT_OK;
 }
 
+static weft_err compare_published(weft__tiny *t, weft_diag *d);
+
 weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
 {
     weft_comm *c = t->c;
-    uint32_t n = c->size, me = c->rank;
-    tiny_head *h = head_of(c, me, t->seq);
+    tiny_head *h = head_of(c, c->rank, t->seq);
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
@@ -298,6 +299,15 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
      * right after (a broadcast's root, a reduce's non-roots), and
      * weft__tiny_end rings once for both, or reads only the root's (a
      * broadcast's non-roots), whose slot no peer waits for. */
+    return compare_published(t, d);
+}
+
+/* After this rank published call t with a full barrier: compares every
+ * peer's slot that holds the call already (see weft__tiny_publish). */
+static weft_err compare_published(weft__tiny *t, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    uint32_t n = c->size, me = c->rank;
     for (uint32_t q = 0; q < n; q++) {
         const tiny_head *p = head_of(c, q, t->seq);
         if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
@@ -317,9 +327,15 @@ weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
     c->tiny->published = t->seq;
     /* No doorbell: as weft__tiny_publish's. */
     atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
+    /* q's slot when it holds the call: a difference is found, and a root
+     * that agrees names itself (a reduce's root reads every slot; a
+     * broadcast's compares every published one). Else every published
+     * slot, as weft__tiny_publish's (q's alone missed a reduce to a rank
+     * that broadcast from a third rank: coll_tiny.h). */
     const tiny_head *p = head_of(c, q, t->seq);
-    if (atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
-        (p->kind != c->call_kind || p->count != c->call.count))
+    if (atomic_load_explicit(&p->seq, memory_order_seq_cst) != t->seq)
+        return compare_published(t, d);
+    if (p->kind != c->call_kind || p->count != c->call.count)
         return verdict(c, t->seq, d);
     return WEFT_OK;
 }
@@ -405,7 +421,7 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     if (e)
         return e;
     memcpy(t.data, sendbuf, in_bytes);
-    /* A reduce's non-root compares only the root's slot (see the top). */
+    /* A reduce's non-root compares the root's slot, if published (see the top). */
     e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
                                           : weft__tiny_publish(&t, want, d);
     if (!e && want) {

@@ -20,21 +20,23 @@
  * and an MPI_Reduce_scatter rank without a block (which read no slot)
  * publish their own with a full barrier and then compare every peer's
  * that is published already, so that of any two such ranks that disagree
- * the one that publishes later finds it in the call. A broadcast's
- * non-root compares only the slot of the root it names, which it reads; a
- * reduce's non-root publishes with a full barrier and compares only that
- * root's slot, if published by then (weft__tiny_publish_for): one line
- * read, not every peer's. Every disagreement is still found: a non-root
- * that agrees with the rank it names as root agrees with a rank that
- * names itself, so ranks that disagree include two that each name
- * themselves (broadcast: both compare every published slot; reduce: both
- * read every slot) or, in a reduce, no rank names itself, and then the
- * ranks that name each other in turn form a cycle whose members each
- * publish, with a full barrier, before they look at the next one's slot;
- * in a total order of those operations not every look can come before
- * the next one's publish, so one of them sees the slot of a rank that
- * names another root. A rank that finds arguments that differ from its call's
- * waits for every rank's slot of that call and compares them all
+ * the one that publishes later finds it in the call. A broadcast's or a
+ * reduce's non-root publishes with a full barrier and compares the slot
+ * of the root it names when that holds the call by then (one line read,
+ * not every peer's), else every peer's published slot as a broadcast's
+ * root does (weft__tiny_publish_for); a broadcast's non-root then reads
+ * the root's slot. Every disagreement is still found: a rank that reads
+ * every slot finds any; else take the ranks that compared published
+ * slots (a broadcast's root, a rank without a block, a non-root whose
+ * root had not published): any two of them that disagree are found as
+ * above; and a non-root that found its root's slot alike has the
+ * arguments of a rank that names itself: a broadcast's root, one of
+ * those, or a reduce's root, which reads every slot. So where none found it, every rank agrees with one
+ * of a set of ranks that agree. (Comparing only the root's slot was not
+ * enough: rank 0 reducing to rank 1 while ranks 1 and 2 broadcast from
+ * rank 2, with rank 2 then rank 0 then rank 1 publishing, found nothing;
+ * tests/mpi/pmpi_tiny.c, reduce_to_bcaster.) A rank that finds arguments
+ * that differ from its call's waits for every rank's slot of that call and compares them all
  * (weft__call_check_recs: the message of call_agree.h, the same wherever
  * computed), publishes the call's number as its fault and fails the
  * communicator with that message. A rank that returned from the call
@@ -95,10 +97,11 @@ bool weft__tiny_ready(const weft_comm *c);
 weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                           uint32_t root, weft__tiny *t, weft_diag *d);
 weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d);
-/* Publishes as weft__tiny_publish for a rank that compares only rank q's
- * slot (a broadcast's non-root, which then reads it; a reduce's non-root,
- * which reads none): with a full barrier, then compares q's slot if it
- * holds the call already (see the top). */
+/* Publishes as weft__tiny_publish for a rank that names rank q its root
+ * (a broadcast's non-root, which then reads q's slot; a reduce's
+ * non-root, which reads none): with a full barrier, then compares q's
+ * slot if it holds the call already, else every peer's published slot as
+ * weft__tiny_publish (see the top). */
 weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d);
 /* Waits until rank q (q may be this rank) published the call, compares its
  * arguments with this rank's (see the top), and sets *data to its slot's

@@ -28,7 +28,9 @@
  * fail their next call on the communicator, an allreduce, with the same
  * message); an MPI_Reduce_scatter whose last rank's recvcounts differ
  * (the same sum; every rank with a block of its own fails that call, a
- * rank without one, the last at 2 ranks, its next call). It
+ * rank without one, the last at 2 ranks, its next call); at 3 ranks or
+ * more, a reduce of rank 0 to rank 1 while the others broadcast from
+ * rank 2 (reduce_to_bcaster: the same, at least one rank in the call). It
  * prints "pmpi_tiny: rank R: CASE: call K failed" for the first call of
  * each case that failed (0: none), then checks that MPI_COMM_WORLD still
  * works.
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pmpi_tally.h"
 
@@ -407,6 +410,27 @@ static int reduce_scatter_counts(MPI_Comm c, int call)
     return MPI_Reduce_scatter(x, y, rc, MPI_INT, MPI_SUM, c);
 }
 
+/* A reduce's non-root that names as root a broadcast's non-root (3 or
+ * more ranks): rank 0 reduces to rank 1, rank 1 and the others
+ * broadcast from rank 2. Rank 2 publishes first, rank 0 next, rank 1
+ * last (the sleeps only make that order likely; any order must find
+ * it): rank 0 does not find rank 1's slot then, rank 1 reads only rank
+ * 2's (which agrees), and rank 2 found none published; so rank 0 must
+ * compare the slots published by then (rank 2's). */
+static int reduce_to_bcaster(MPI_Comm c, int call)
+{
+    if (call == 2)
+        return then_allreduce(c);
+    int x[2] = {me, me}, y[2];
+    if (me == 0) {
+        usleep(200000);
+        return MPI_Reduce(x, y, 2, MPI_INT, MPI_SUM, 1, c);
+    }
+    if (me == 1)
+        usleep(400000);
+    return MPI_Bcast(x, 2, MPI_INT, 2, c);
+}
+
 static int mismatch(void)
 {
     printf("pmpi_tiny: rank %d: allreduce: call %d failed\n", me, first_failed(allreduce_count, 2));
@@ -414,6 +438,9 @@ static int mismatch(void)
     printf("pmpi_tiny: rank %d: reduce: call %d failed\n", me, first_failed(reduce_root, 2));
     printf("pmpi_tiny: rank %d: reduce_scatter: call %d failed\n", me,
            first_failed(reduce_scatter_counts, 2));
+    if (n >= 3)
+        printf("pmpi_tiny: rank %d: reduce_to_bcaster: call %d failed\n", me,
+               first_failed(reduce_to_bcaster, 2));
     int x = 1, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     printf("pmpi_tiny: rank %d: then world allreduce %d\n", me, y);

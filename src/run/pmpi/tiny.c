@@ -201,8 +201,8 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
         if (is_root)
             e = move(buffer, (size_t)count, datatype, &l, r.data, false, &d);
         /* Only the root's slot is read: the root's publish compares
-         * every peer's published slot, a non-root's only the root's
-         * (coll_tiny.h). */
+         * every peer's published slot, a non-root's the root's (every
+         * published one where the root's is not yet: coll_tiny.h). */
         weft_err pe = is_root ? weft__tiny_publish(&r, false, &d)
                               : weft__tiny_publish_for(&r, (uint32_t)root, &d);
         e = e ? e : pe;
