@@ -31,11 +31,10 @@
  * root had not published): any two of them that disagree are found as
  * above; and a non-root that found its root's slot alike has the
  * arguments of a rank that names itself: a broadcast's root, one of
- * those, or a reduce's root, which reads every slot. So where none found it, every rank agrees with one
- * of a set of ranks that agree. (Comparing only the root's slot was not
- * enough: rank 0 reducing to rank 1 while ranks 1 and 2 broadcast from
- * rank 2, with rank 2 then rank 0 then rank 1 publishing, found nothing;
- * tests/mpi/pmpi_tiny.c, reduce_to_bcaster.) A rank that finds arguments
+ * those, or a reduce's root, which reads every slot. So where none found it, every rank agrees with
+ * one of a set of ranks that agree. (Comparing only the root's slot was not enough: rank 0 reducing
+ * to rank 1 while ranks 1 and 2 broadcast from rank 2, with rank 2 then rank 0 then rank 1
+ * publishing, found nothing; tests/mpi/pmpi_tiny.c, reduce_to_bcaster.) A rank that finds arguments
  * that differ from its call's waits for every rank's slot of that call and compares them all
  * (weft__call_check_recs: the message of call_agree.h, the same wherever
  * computed), publishes the call's number as its fault and fails the
