@@ -18,27 +18,28 @@
  * Disagreeing calls. A rank compares every peer's slot it reads (waits
  * for), and the arguments compared include the root. A broadcast's root
  * and an MPI_Reduce_scatter rank without a block (which read no slot)
- * publish their own with a full barrier and then compare every peer's
- * that is published already, so that of any two such ranks that disagree
- * the one that publishes later finds it in the call. A broadcast's or a
- * reduce's non-root publishes with a full barrier and compares the slot
- * of the root it names when that holds the call by then (one line read,
- * not every peer's), else every peer's published slot as a broadcast's
- * root does (weft__tiny_publish_for); a broadcast's non-root then reads
- * the root's slot. Every disagreement is still found: a rank that reads
- * every slot finds any; else take the ranks that compared published
- * slots (a broadcast's root, a rank without a block, a non-root whose
- * root had not published): any two of them that disagree are found as
- * above; and a non-root that found its root's slot alike has the
- * arguments of a rank that names itself: a broadcast's root, one of
- * those, or a reduce's root, which reads every slot. So where none found it, every rank agrees with
- * one of a set of ranks that agree. (Comparing only the root's slot was not enough: rank 0 reducing
- * to rank 1 while ranks 1 and 2 broadcast from rank 2, with rank 2 then rank 0 then rank 1
- * publishing, found nothing; tests/mpi/pmpi_tiny.c, reduce_to_bcaster.) A rank that finds arguments
- * that differ from its call's waits for every rank's slot of that call and compares them all
- * (weft__call_check_recs: the message of call_agree.h, the same wherever
- * computed), publishes the call's number as its fault and fails the
- * communicator with that message. A rank that returned from the call
+ * publish their own with a full barrier and then compare every peer's that
+ * is published already, so that of any two such ranks that disagree the
+ * one that publishes later finds it in the call. A broadcast's or a
+ * reduce's non-root publishes with a full barrier and compares the slot of
+ * the root it names when that holds the call by then (one line read, not
+ * every peer's), else every peer's published slot as a broadcast's root
+ * does (weft__tiny_publish_for); a broadcast's non-root then reads the
+ * root's slot. Every disagreement is still found: a rank that reads every
+ * slot finds any; else take the ranks that compared published slots (a
+ * broadcast's root, a rank without a block, a non-root whose root had not
+ * published): any two of them that disagree are found as above; and a
+ * non-root that found its root's slot alike has the arguments of a rank
+ * that names itself: a broadcast's root, one of those, or a reduce's root,
+ * which reads every slot. So where none found it, every rank agrees with
+ * one of a set of ranks that agree. (Comparing only the root's slot was
+ * not enough: rank 0 reducing to rank 1 while ranks 1 and 2 broadcast from
+ * rank 2, with rank 2 then rank 0 then rank 1 publishing, found nothing;
+ * tests/mpi/pmpi_tiny.c, reduce_to_bcaster.) A rank that finds arguments
+ * that differ from its call's waits for every rank's slot of that call and
+ * compares them all (weft__call_check_recs: the message of call_agree.h,
+ * the same wherever computed), publishes the call's number as its fault
+ * and fails the communicator with that message. A rank that returned from the call
  * without finding it learns it from the fault at its next ring call on the
  * communicator (each checks the peers' faults first, also while it
  * waits), and fails alike: the same message on every rank, on such a rank
