@@ -274,7 +274,9 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
 
 static weft_err compare_published(weft__tiny *t, weft_diag *d);
 
-weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
+/* Writes this rank's slot head of call t (all but its sequence word,
+ * which the caller stores last, to publish it) and returns it. */
+static tiny_head *fill_head(weft__tiny *t)
 {
     weft_comm *c = t->c;
     tiny_head *h = head_of(c, c->rank, t->seq);
@@ -282,6 +284,13 @@ weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
     h->count = c->call.count;
     h->aux = t->aux;
     c->tiny->published = t->seq;
+    return h;
+}
+
+weft_err weft__tiny_publish(weft__tiny *t, bool reads_all, weft_diag *d)
+{
+    weft_comm *c = t->c;
+    tiny_head *h = fill_head(t);
     if (reads_all) {
         atomic_store_explicit(&h->seq, t->seq, memory_order_release);
         weft__region_ring(c);
@@ -320,11 +329,7 @@ static weft_err compare_published(weft__tiny *t, weft_diag *d)
 weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, c->rank, t->seq);
-    h->kind = c->call_kind;
-    h->count = c->call.count;
-    h->aux = t->aux;
-    c->tiny->published = t->seq;
+    tiny_head *h = fill_head(t);
     /* No doorbell: as weft__tiny_publish's. */
     atomic_exchange_explicit(&h->seq, t->seq, memory_order_seq_cst);
     /* q's slot when it holds the call: a difference is found, and a root
