@@ -362,13 +362,7 @@ static weft_err plan_run_v_call(weft_comm_plan *cp, const void *sendbuf, const s
  * (a post without memory, p2p.c); e otherwise. */
 static weft_err out_of_memory(weft_comm *c, weft_err e, weft_diag *d)
 {
-    if (e != WEFT_ENOMEM || c->size < 2)
-        return e;
-    char why[WEFT_DIAG_MSG_SIZE] = "";
-    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
-        snprintf(why, sizeof why, ": %.4000s", d->msg);
-    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in alltoallv%s", c->rank, why);
-    return weft__comm_fail(c, WEFT_ENOMEM, d);
+    return weft__comm_fail_oom(c, e, "alltoallv", d);
 }
 
 weft_err weft_alltoallv(weft_comm *c, const void *sendbuf, const size_t *sendcounts,

@@ -174,13 +174,7 @@ free_all:
  * nobody waiting. */
 static weft_err out_of_memory(weft_comm *c, weft_err e, weft_diag *d)
 {
-    if (e != WEFT_ENOMEM || c->size < 2)
-        return e;
-    char why[WEFT_DIAG_MSG_SIZE] = "";
-    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
-        snprintf(why, sizeof why, ": %.4000s", d->msg);
-    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in int8 allreduce%s", c->rank, why);
-    return weft__comm_fail(c, WEFT_ENOMEM, d);
+    return weft__comm_fail_oom(c, e, "int8 allreduce", d);
 }
 
 /* Marked busy like the dense collectives (coll_busy.h), so that a

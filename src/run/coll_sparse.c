@@ -714,14 +714,7 @@ free_all:
  * of at the timeout. One rank has nobody waiting. */
 static weft_err out_of_memory(weft_comm *c, weft_err e, bool settled, weft_diag *d)
 {
-    if (e != WEFT_ENOMEM || settled || c->size < 2)
-        return e;
-    char why[WEFT_DIAG_MSG_SIZE] = "";
-    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
-        snprintf(why, sizeof why, ": %.4000s", d->msg);
-    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in sparse allreduce%s", c->rank,
-                  why);
-    return weft__comm_fail(c, WEFT_ENOMEM, d);
+    return settled ? e : weft__comm_fail_oom(c, e, "sparse allreduce", d);
 }
 
 /* Marked busy like the dense collectives (coll_busy.h), so that a

@@ -1,5 +1,6 @@
 /* Failing a communicator (comm_fail.h): the first failure is kept, told to
  * the peers and repeated by later calls. */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,4 +50,15 @@ weft_err weft__comm_fail_cause(weft_comm *c, weft_err err, const weft__cause *wh
         }
     }
     return err;
+}
+
+weft_err weft__comm_fail_oom(weft_comm *c, weft_err e, const char *what, weft_diag *d)
+{
+    if (e != WEFT_ENOMEM || c->size < 2)
+        return e;
+    char why[WEFT_DIAG_MSG_SIZE] = "";
+    if (d && strcmp(d->msg, weft_strerror(WEFT_ENOMEM)) != 0)
+        snprintf(why, sizeof why, ": %.4000s", d->msg);
+    weft_diag_set(d, WEFT_ENOMEM, "comm: rank %u: out of memory in %s%s", c->rank, what, why);
+    return weft__comm_fail(c, WEFT_ENOMEM, d);
 }
