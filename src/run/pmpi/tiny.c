@@ -335,7 +335,8 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sen
     for (uint32_t j = 0; fits && j < n; j++) {
         int sc = sendcounts[j], rcv = recvcounts[j];
         size_t bytes = (size_t)sc * sl.size, want = (size_t)rcv * rl.size;
-        fits = sc >= 0 && rcv >= 0 && want <= WEFT__TINY_BYTES &&
+        /* (sc | rcv) < 0: either count negative. */
+        fits = (sc | rcv) >= 0 && want <= WEFT__TINY_BYTES &&
                at + block_room(bytes) <= WEFT__TINY_BYTES;
         if (!fits)
             break;
@@ -355,7 +356,7 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sen
     for (uint32_t q = 0; !e && q < n; q++) {
         uint64_t aux = 0;
         e = weft__tiny_read(&r, q, &src[q], &aux, &d);
-        all = all && aux;
+        all &= aux != 0;
     }
     if (!e && all) {
         /* Every rank has every rank's table: whether any sender's count
