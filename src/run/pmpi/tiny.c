@@ -265,7 +265,8 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
     return true;
 }
 
-/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks,
+/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks
+ * (the block to itself only where a layout is not contiguous: below),
  * each starting on a 64-byte line (a slot's data starts 32 bytes into
  * one: coll_tiny.c), so that no block shares a line with another or the
  * table. */
@@ -353,21 +354,25 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sen
     uint32_t *table = (uint32_t *)(void *)r.data;
     size_t at = table_bytes(n);
     bool fits = at <= WEFT__TINY_BYTES;
+    /* This rank's block to itself goes from sendbuf to recvbuf directly
+     * where both layouts are contiguous (one copy, none in place; below),
+     * not through the slot, which holds no room for it then. */
+    bool direct = sl.contig && rl.contig;
     for (uint32_t j = 0; fits && j < n; j++) {
         int sc = sendcounts[j], rcv = recvcounts[j];
         size_t bytes = (size_t)sc * sl.size, want = (size_t)rcv * rl.size;
+        size_t room = direct && j == me ? 0 : block_room(bytes);
         /* (sc | rcv) < 0: either count negative. */
-        fits = (sc | rcv) >= 0 && want <= WEFT__TINY_BYTES &&
-               at + block_room(bytes) <= WEFT__TINY_BYTES;
+        fits = (sc | rcv) >= 0 && want <= WEFT__TINY_BYTES && at + room <= WEFT__TINY_BYTES;
         if (!fits)
             break;
         table[3 * j] = (uint32_t)at;
         table[3 * j + 1] = (uint32_t)bytes;
         table[3 * j + 2] = (uint32_t)want;
-        if (bytes && (e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sc, sendtype, &sl,
-                               r.data + at, false, &d)))
+        if (room && (e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sc, sendtype, &sl,
+                              r.data + at, false, &d)))
             break;
-        at += block_room(bytes);
+        at += room;
     }
     r.aux = fits && !e;
     weft_err pe = weft__tiny_publish(&r, true, &d);
@@ -397,10 +402,18 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sen
         for (uint32_t q = 0; !e && q < n; q++) {
             const unsigned char *slot = src[q];
             const uint32_t *row = (const uint32_t *)(const void *)slot + 3 * me;
-            if (row[1])
+            if (q == me && direct) {
+                /* Its counts checked above; in place, the block is
+                 * already where it goes. */
+                unsigned char *to = (unsigned char *)recvbuf + (MPI_Aint)rdispls[me] * rl.extent;
+                const unsigned char *self = from + (MPI_Aint)sdispls[me] * sl.extent;
+                if (row[1] && to != self)
+                    memcpy(to, self, row[1]);
+            } else if (row[1]) {
                 e = move((unsigned char *)recvbuf + (MPI_Aint)rdispls[q] * rl.extent,
                          (size_t)recvcounts[q], recvtype, &rl,
                          (unsigned char *)(uintptr_t)slot + row[0], true, &d);
+            }
         }
     }
     weft__tiny_end(&r, e);
