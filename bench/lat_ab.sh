@@ -2,7 +2,8 @@
 # Small-message latency of two builds of libweft_mpi.so against plain Open
 # MPI, alternated in one session: ROUNDS rounds, each running
 # bench_lat_mpi (of BUILD_B) plainly, preloaded with BUILD_A's library and
-# with BUILD_B's, at 8 B, 64 B, 256 B and 1 KiB (or LAT_SIZES). Prints, per
+# with BUILD_B's, at 8 B, 64 B, 256 B and 1 KiB (or LAT_SIZES), every
+# collective (or those LAT_COLLS names: bench/lat_mpi.c). Prints, per
 # collective and size, the least and the median per-call latency of each
 # (us) and each library's ratio to plain Open MPI (least; median). On a
 # machine shared with other jobs the least of several runs is the figure

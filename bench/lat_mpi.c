@@ -11,6 +11,8 @@
  * other sizes below 4 are 4). One line per collective and size:
  * "COLL BYTES: US", to 3 decimals (a call of no data takes a few
  * hundredths of a microsecond). Never fails on time.
+ * LAT_COLLS (environment), a comma-separated list of the names above, times
+ * only those (e.g. LAT_COLLS=alltoall,alltoallv); unset, all of them.
  * Usage: mpirun -np N bench_lat_mpi ITERS BYTES... */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,6 +55,22 @@ static void call(int k, size_t bytes, int n, char *a, char *b, int *cnt, int *ds
     }
 }
 
+/* Whether LAT_COLLS (unset: all) names collective k. */
+static int wanted(int k)
+{
+    const char *list = getenv("LAT_COLLS");
+    if (!list || !*list)
+        return 1;
+    size_t len = strlen(names[k]);
+    for (const char *p = list; *p;) {
+        size_t w = strcspn(p, ",");
+        if (w == len && strncmp(p, names[k], len) == 0)
+            return 1;
+        p += w + (p[w] == ',');
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -71,6 +89,8 @@ int main(int argc, char **argv)
         char *a = calloc((size_t)n, bytes + 4), *b = calloc((size_t)n, bytes + 4);
         int *cnt = malloc(2 * (size_t)n * sizeof *cnt), *dsp = cnt + n;
         for (int k = 0; k < NCOLL; k++) {
+            if (!wanted(k))
+                continue;
             for (int i = 0; i < iters / 10 + 10; i++) /* warm-up, as OSU's */
                 call(k, bytes, n, a, b, cnt, dsp);
             MPI_Barrier(MPI_COMM_WORLD);

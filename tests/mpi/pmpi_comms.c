@@ -409,11 +409,11 @@ static int mismatch(void)
     if (me == 1)
         c[0] = 2; /* rank 0 expects 1 */
     int rc1 = MPI_Alltoallv(s, c, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
-    /* recvcounts must be alike on every rank: rank 1's are equal, the
-     * others' not (the same sum; small, so the ring of slots compares
-     * them). */
+    /* recvcounts must be alike on every rank: rank 1's are all 2, the
+     * others' 1, 2, ..., 2, 3 (1 3 at 2 ranks; the same sum at any size;
+     * small, so the ring of slots compares them). */
     for (int j = 0; j < n; j++)
-        rc[j] = me == 1 ? 2 : j + 1;
+        rc[j] = me == 1 ? 2 : j == 0 ? 1 : j == n - 1 ? 3 : 2;
     int rc3 = MPI_Reduce_scatter(s, r, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int v = 1, sum = 0;
     int rc2 = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -15,9 +15,10 @@
  * receivers use a strided vector type, so they unpack), MPI_Allgather and
  * MPI_Alltoall (out of place and in place), MPI_Reduce_scatter_block (in
  * place: the other blocks stay the input), MPI_Alltoallv (blocks of
- * different sizes per pair, and in place), and an MPI_Alltoallv whose
+ * different sizes per pair, and in place), an MPI_Alltoallv whose
  * blocks do not fit the slots on one rank only (every rank then takes the
- * ordinary path together). Every buffer has guard elements after the data.
+ * ordinary path together), and one whose blocks to self are 4400 bytes
+ * (out of place and in place). Every buffer has guard elements after the data.
  *
  * `pmpi_tiny --mismatch` (run by tests/mpi/pmpi_tiny_mismatch.sh) makes
  * calls that disagree, each on a communicator of its own with
@@ -305,19 +306,27 @@ static void moves(int k)
 
 /* Ints rank s sends rank d in round k (big: one pair far past a slot);
  * in place the counts must be symmetric (a rank sends what it receives). */
-static int vcount(int k, int s, int d, bool big, bool sym)
+/* Elements rank s sends rank d in round k: mode BIG makes rank 0's block
+ * to the last rank 2000 (past a slot), SELF every rank's block to itself
+ * 1100 (4400 bytes: past the room a slot has beside the other blocks,
+ * which it needs not hold: tiny.c copies it from sendbuf to recvbuf). */
+enum { PLAIN, BIG, SELF };
+
+static int vcount(int k, int s, int d, int mode, bool sym)
 {
-    if (big && s == 0 && d == n - 1)
+    if (mode == BIG && s == 0 && d == n - 1)
         return 2000;
+    if (mode == SELF && s == d)
+        return 1100;
     return (s + (sym ? 1 : 2) * d + k) % 5;
 }
 
-static void alltoallv(int k, bool big, bool in_place)
+static void alltoallv(int k, int mode, bool in_place)
 {
     int sc[4], sd[4], rc[4], rd[4], st = 0, rt = 0;
     for (int j = 0; j < n; j++) {
-        sc[j] = vcount(k, me, j, big, in_place);
-        rc[j] = vcount(k, j, me, big, in_place);
+        sc[j] = vcount(k, me, j, mode, in_place);
+        rc[j] = vcount(k, j, me, mode, in_place);
         sd[j] = st;
         st += sc[j] + 1; /* a gap after each block */
         rd[j] = rt;
@@ -464,12 +473,15 @@ int main(int argc, char **argv)
     for (int k = 0; k < ROUNDS; k++) {
         reductions(k);
         moves(k);
-        alltoallv(k, false, false);
-        alltoallv(k, false, true);
+        alltoallv(k, PLAIN, false);
+        alltoallv(k, PLAIN, true);
     }
     /* One rank's block past the slot: all take the ordinary path. */
-    alltoallv(0, true, false);
-    alltoallv(1, false, false);
+    alltoallv(0, BIG, false);
+    alltoallv(1, PLAIN, false);
+    /* Every rank's block to itself larger than the room beside the others. */
+    alltoallv(2, SELF, false);
+    alltoallv(3, SELF, true);
     /* A digest of results that do not depend on the order of a sum. */
     int x = me + 1, s = 0;
     MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -152,7 +152,7 @@ static int alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcount
                    : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                     rdispls, recvtype, comm);
     int rc;
-    if (!req && weft__pmpi_tiny_alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+    if (!req && weft__pmpi_tiny_alltoallv(k, size, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                           recvcounts, rdispls, recvtype, comm, &rc))
         return rc;
     weft__pmpi_target t;

@@ -228,10 +228,11 @@ bool weft__pmpi_tiny_bcast(weft__pmpi_coll k, void *buffer, int count, MPI_Datat
 bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, int *rc);
-bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
-                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                               MPI_Comm comm, int *rc);
+/* size: weft__pmpi_small_size(comm), which the caller has asked. */
+bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sendbuf,
+                               const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, int *rc);
 
 /* Sets the limits from WEFT_PMPI_SMALL (NULL or empty: the defaults in
  * small.c): "BYTES" for every collective, or a comma-separated list of

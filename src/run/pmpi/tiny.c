@@ -265,7 +265,8 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
     return true;
 }
 
-/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks,
+/* MPI_Alltoallv's slot: a table of 12 bytes per rank, then the blocks
+ * (the block to itself only where a layout is not contiguous: below),
  * each starting on a 64-byte line (a slot's data starts 32 bytes into
  * one: coll_tiny.c), so that no block shares a line with another or the
  * table. */
@@ -279,29 +280,52 @@ static size_t block_room(size_t bytes)
     return (bytes + 63) / 64 * 64;
 }
 
-bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int sendcounts[],
-                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                               MPI_Comm comm, int *rc)
+/* Nonzero when a rank's block to a peer (tables of n ranks, as above: rank
+ * q's bytes to rank r at [3r + 1] of q's table) differs from what that
+ * peer expects (at [3q + 2] of r's), without a branch. At 2 ranks, the
+ * commonest, the 4 pairs are written out: 14 instructions against the
+ * loops' 57 (callgrind, bench/lat_mpi.c at 64 B). */
+static uint32_t counts_differ(const unsigned char *const *src, uint32_t n)
+{
+    if (n == 2) {
+        const uint32_t *a = (const uint32_t *)(const void *)src[0],
+                       *b = (const uint32_t *)(const void *)src[1];
+        return (a[1] ^ a[2]) | (a[4] ^ b[2]) | (b[1] ^ a[5]) | (b[4] ^ b[5]);
+    }
+    uint32_t differ = 0;
+    for (uint32_t to = 0; to < n; to++) {
+        const uint32_t *want = (const uint32_t *)(const void *)src[to];
+        for (uint32_t q = 0; q < n; q++)
+            differ |= ((const uint32_t *)(const void *)src[q])[3 * to + 1] ^ want[3 * q + 2];
+    }
+    return differ;
+}
+
+bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, uint32_t size, const void *sendbuf,
+                               const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, int *rc)
 {
     bool in_place = sendbuf == MPI_IN_PLACE;
     weft__pmpi_layout sl, rl;
     if (!recvcounts || !rdispls || !weft__pmpi_layout_of(recvtype, 1, &rl))
         return false;
     const unsigned char *from = sendbuf;
-    if (in_place) {
-        from = recvbuf;
-        sendcounts = recvcounts;
-        sdispls = rdispls;
-        sendtype = recvtype;
-        sl = rl;
-    } else if (!sendcounts || !sdispls || !weft__pmpi_layout_of(sendtype, 1, &sl)) {
-        return false;
+    if (in_place || sendtype == recvtype) {
+        sl = rl; /* one layout query where both sides name one type */
+        if (in_place) {
+            from = recvbuf;
+            sendcounts = recvcounts;
+            sdispls = rdispls;
+            sendtype = recvtype;
+        }
     }
+    if (!in_place && (!sendcounts || !sdispls ||
+                      (sendtype != recvtype && !weft__pmpi_layout_of(sendtype, 1, &sl))))
+        return false;
     /* At 3 or more ranks a pass limit above 1 (WEFT_PMPI_SMALL) keeps the
      * communicator's mode (small.c), which passes calls whose blocks are
      * all below it. */
-    uint32_t size = weft__pmpi_small_size(comm);
     if (size >= 3 && weft__pmpi_small_below(WEFT__PMPI_SMALL_ALLTOALLV, size) > 1)
         return false;
     weft__pmpi_target t;
@@ -311,18 +335,6 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
         return false;
     weft_comm *c = t.comm;
     uint32_t n = weft_comm_size(c), me = weft_comm_rank(c);
-    /* This rank's table (per rank j: where its block to j lies in the
-     * slot, its bytes, and the bytes this rank expects from j) and blocks;
-     * fits unless a count is negative (erroneous: the ordinary path passes
-     * it) or they exceed the slot. */
-    size_t used = table_bytes(n);
-    bool fits = used <= WEFT__TINY_BYTES;
-    for (uint32_t j = 0; fits && j < n; j++) {
-        fits = sendcounts[j] >= 0 && recvcounts[j] >= 0 &&
-               (size_t)recvcounts[j] * rl.size <= WEFT__TINY_BYTES;
-        used += fits ? block_room((size_t)sendcounts[j] * sl.size) : 0;
-        fits = fits && used <= WEFT__TINY_BYTES;
-    }
     weft_diag d;
     weft_diag_clear(&d);
     weft__tiny r;
@@ -333,19 +345,34 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
         *rc = tiny_done(&t, k, comm, e, &d);
         return true;
     }
-    if (fits) {
-        uint32_t *table = (uint32_t *)(void *)r.data;
-        size_t at = table_bytes(n);
-        for (uint32_t j = 0; !e && j < n; j++) {
-            size_t bytes = (size_t)sendcounts[j] * sl.size;
-            table[3 * j] = (uint32_t)at;
-            table[3 * j + 1] = (uint32_t)bytes;
-            table[3 * j + 2] = (uint32_t)((size_t)recvcounts[j] * rl.size);
-            if (bytes)
-                e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sendcounts[j], sendtype,
-                         &sl, r.data + at, false, &d);
-            at += block_room(bytes);
-        }
+    /* This rank's table (per rank j: where its block to j lies in the
+     * slot, its bytes, and the bytes this rank expects from j) and blocks,
+     * in one pass over the counts: fits unless a count is negative
+     * (erroneous: the ordinary path passes it) or they exceed the slot;
+     * blocks copied before a later one is found not to fit are never read
+     * (every rank sees this rank's aux 0 and takes the ordinary path). */
+    uint32_t *table = (uint32_t *)(void *)r.data;
+    size_t at = table_bytes(n);
+    bool fits = at <= WEFT__TINY_BYTES;
+    /* This rank's block to itself goes from sendbuf to recvbuf directly
+     * where both layouts are contiguous (one copy, none in place; below),
+     * not through the slot, which holds no room for it then. */
+    bool direct = sl.contig && rl.contig;
+    for (uint32_t j = 0; fits && j < n; j++) {
+        int sc = sendcounts[j], rcv = recvcounts[j];
+        size_t bytes = (size_t)sc * sl.size, want = (size_t)rcv * rl.size;
+        size_t room = direct && j == me ? 0 : block_room(bytes);
+        /* (sc | rcv) < 0: either count negative. */
+        fits = (sc | rcv) >= 0 && want <= WEFT__TINY_BYTES && at + room <= WEFT__TINY_BYTES;
+        if (!fits)
+            break;
+        table[3 * j] = (uint32_t)at;
+        table[3 * j + 1] = (uint32_t)bytes;
+        table[3 * j + 2] = (uint32_t)want;
+        if (room && (e = move(from + (MPI_Aint)sdispls[j] * sl.extent, (size_t)sc, sendtype, &sl,
+                              r.data + at, false, &d)))
+            break;
+        at += room;
     }
     r.aux = fits && !e;
     weft_err pe = weft__tiny_publish(&r, true, &d);
@@ -355,25 +382,39 @@ bool weft__pmpi_tiny_alltoallv(weft__pmpi_coll k, const void *sendbuf, const int
     for (uint32_t q = 0; !e && q < n; q++) {
         uint64_t aux = 0;
         e = weft__tiny_read(&r, q, &src[q], &aux, &d);
-        all = all && aux;
+        all &= aux != 0;
     }
-    /* Every rank has every rank's table: the first receiver and sender
-     * whose counts differ, in weft_alltoallv's order, on every rank. */
-    for (uint32_t to = 0; !e && all && to < n; to++) {
-        const uint32_t *want = (const uint32_t *)(const void *)src[to];
-        for (uint32_t q = 0; !e && q < n; q++) {
-            const uint32_t *sent = (const uint32_t *)(const void *)src[q];
-            if (sent[3 * to + 1] != want[3 * q + 2])
-                e = weft__alltoallv_differ(&d, q, sent[3 * to + 1], WEFT_UINT8, to,
-                                           want[3 * q + 2]);
+    if (!e && all) {
+        /* Every rank has every rank's table: whether any sender's count
+         * differs from its receiver's, in one pass without a branch; where
+         * one does, the first receiver and sender whose counts differ, in
+         * weft_alltoallv's order, on every rank. */
+        uint32_t differ = counts_differ(src, n);
+        for (uint32_t to = 0; differ && !e && to < n; to++) {
+            const uint32_t *want = (const uint32_t *)(const void *)src[to];
+            for (uint32_t q = 0; !e && q < n; q++) {
+                const uint32_t *sent = (const uint32_t *)(const void *)src[q];
+                if (sent[3 * to + 1] != want[3 * q + 2])
+                    e = weft__alltoallv_differ(&d, q, sent[3 * to + 1], WEFT_UINT8, to,
+                                               want[3 * q + 2]);
+            }
         }
-    }
-    for (uint32_t q = 0; !e && all && q < n; q++) {
-        const uint32_t *table = (const uint32_t *)(const void *)src[q];
-        if (table[3 * me + 1])
-            e = move((unsigned char *)recvbuf + (MPI_Aint)rdispls[q] * rl.extent,
-                     (size_t)recvcounts[q], recvtype, &rl,
-                     (unsigned char *)(uintptr_t)src[q] + table[3 * me], true, &d);
+        for (uint32_t q = 0; !e && q < n; q++) {
+            const unsigned char *slot = src[q];
+            const uint32_t *row = (const uint32_t *)(const void *)slot + 3 * me;
+            if (q == me && direct) {
+                /* Its counts checked above; in place, the block is
+                 * already where it goes. */
+                unsigned char *to = (unsigned char *)recvbuf + (MPI_Aint)rdispls[me] * rl.extent;
+                const unsigned char *self = from + (MPI_Aint)sdispls[me] * sl.extent;
+                if (row[1] && to != self)
+                    memcpy(to, self, row[1]);
+            } else if (row[1]) {
+                e = move((unsigned char *)recvbuf + (MPI_Aint)rdispls[q] * rl.extent,
+                         (size_t)recvcounts[q], recvtype, &rl,
+                         (unsigned char *)(uintptr_t)slot + row[0], true, &d);
+            }
+        }
     }
     weft__tiny_end(&r, e);
     if (!e && !all) {
