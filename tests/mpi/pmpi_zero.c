@@ -14,8 +14,11 @@
  *    a root out of range and into MPI_IN_PLACE; MPI_Bcast of MPI_IN_PLACE
  *    and to a root out of range; MPI_Allgather into MPI_IN_PLACE;
  *    MPI_Alltoall of a type never committed; MPI_Reduce_scatter into
- *    MPI_IN_PLACE; and valid calls of no data on a duplicate of
- *    MPI_COMM_WORLD, of a derived type, and MPI_Iallreduce. */
+ *    MPI_IN_PLACE; a broadcast to a root out of range on a duplicate;
+ *    and valid calls of no data of a derived type, and MPI_Iallreduce;
+ *  - served on a duplicate of MPI_COMM_WORLD (weft holds it) and on a
+ *    second duplicate made after the first was freed, counted on
+ *    MPI_COMM_WORLD's line as well. */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 #include <mpi.h>
 #include <stdbool.h>
@@ -119,13 +122,37 @@ static void check_passed(void)
     count_small(RS);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
-    /* Valid, but not served at once: another communicator, a derived type,
-     * a non-blocking call. */
+    /* On a communicator weft holds (a duplicate: its first call looks it
+     * up, the next ones find it as the thread's last look-up): served at
+     * once as on MPI_COMM_WORLD, a root checked against its size (the
+     * last rank served, one past it passed with MPI's error class). */
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     expect_ok("allreduce on a dup", MPI_Allreduce(f, g, 0, MPI_FLOAT, MPI_SUM, dup));
-    count_small(ALLREDUCE);
+    expect_ok("allreduce on a dup again", MPI_Allreduce(f, g, 0, MPI_FLOAT, MPI_SUM, dup));
+    served[ALLREDUCE] += 2;
+    expect_ok("bcast on a dup", MPI_Bcast(g, 0, MPI_INT, n - 1, dup));
+    served[BCAST]++;
+    expect_ok("reduce_scatter on a dup", MPI_Reduce_scatter(f, g, zeros, MPI_FLOAT, MPI_MIN, dup));
+    served[RS]++;
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    result("bcast_dup_root_out_of_range", MPI_Bcast(g, 0, MPI_INT, n, dup));
+    count_small(BCAST);
     MPI_Comm_free(&dup);
+    /* The freed handle's entry is gone: a call on a new duplicate (which
+     * may reuse the handle) is looked up afresh, and served. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    expect_ok("allgather on a new dup", MPI_Allgather(f, 0, MPI_FLOAT, g, 0, MPI_FLOAT, dup));
+    served[ALLGATHER]++;
+    MPI_Comm_free(&dup);
+    checks++;
+    if (f[0] != 1 || f[1] != 2 || g[0] != 3 || g[1] != 4) {
+        failures++;
+        fprintf(stderr, "pmpi_zero: rank %d: a call of no data on a dup changed a buffer\n", me);
+    }
+
+    /* Valid, but not served at once: a derived type, a non-blocking
+     * call. */
     MPI_Datatype pair;
     MPI_Type_contiguous(2, MPI_CHAR, &pair);
     MPI_Type_commit(&pair);

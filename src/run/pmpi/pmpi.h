@@ -143,6 +143,22 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t);
  * thread's reference (MPI_Finalize; other threads' stay until the
  * process ends). */
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t);
+/* For calls of no data (zero.h): the thread's last look-up of
+ * weft__pmpi_target_cached, kept where an inline test reads it: the MPI
+ * handle, the entry's weft communicator slot (NULL when none is cached;
+ * the slot holds NULL once the entry is removed, stored atomically), the
+ * communicator's size and this rank in it. */
+typedef struct weft__pmpi_zero_last {
+    MPI_Comm mpi;
+    weft_comm *const *comm;
+    uint32_t size, rank;
+} weft__pmpi_zero_last;
+extern _Thread_local weft__pmpi_zero_last weft__pmpi_zero_cache WEFT__PMPI_TLS;
+/* True, with comm's size and this rank in it, when comm has a weft
+ * communicator (a valid intra-communicator: weft makes none for others),
+ * looked up as weft__pmpi_target_cached does (and cached, for the inline
+ * test above). */
+bool weft__pmpi_zero_lookup(MPI_Comm comm, uint32_t *size, uint32_t *rank);
 void weft__pmpi_cache_drop(void);
 
 /* Which schedule weft runs for this call is weft_comm_choose's decision (a

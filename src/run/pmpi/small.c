@@ -417,8 +417,10 @@ weft__pmpi_zero_state weft__pmpi_zero;
 
 void weft__pmpi_zero_arm(bool on)
 {
-    for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
+    for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++) {
         weft__pmpi_zero.ready[f] = on && below[f][world_size >= 3] >= 1;
+        weft__pmpi_zero.ready_any[f] = on && below[f][0] >= 1 && below[f][1] >= 1;
+    }
     weft__pmpi_zero.world = world_size;
     weft__pmpi_zero.rank = weft__pmpi.rank;
 }

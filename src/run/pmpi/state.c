@@ -153,7 +153,8 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
      * the library from freeing what a call runs on). */
     pthread_mutex_lock(&e->lock);
     weft_comm *c = e->comm;
-    e->comm = NULL;
+    /* Atomic: zero.h reads it without the lock (weft__pmpi_zero_cache). */
+    __atomic_store_n(&e->comm, NULL, __ATOMIC_RELEASE);
     /* Its queued calls run to their end first (MPI lets a program free a
      * communicator with calls outstanding on it). */
     weft__pmpi_worker_stop(e->worker);
@@ -206,12 +207,16 @@ static void release(weft__pmpi_target *t)
 /* The thread's last look-up of weft__pmpi_target_cached (see pmpi.h). */
 static _Thread_local MPI_Comm cached_mpi WEFT__PMPI_TLS;
 static _Thread_local weft__pmpi_entry *cached WEFT__PMPI_TLS;
+/* zero.h's view of it: the handle, where its weft communicator is kept
+ * (NULL once removed), its size and this rank. */
+_Thread_local weft__pmpi_zero_last weft__pmpi_zero_cache WEFT__PMPI_TLS;
 
 void weft__pmpi_cache_drop(void)
 {
     if (cached)
         unref(cached);
     cached = NULL;
+    weft__pmpi_zero_cache = (weft__pmpi_zero_last){.comm = NULL};
 }
 
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
@@ -233,8 +238,23 @@ const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
         weft__pmpi_cache_drop();
         cached = t->entry;
         cached_mpi = comm;
+        weft__pmpi_zero_cache = (weft__pmpi_zero_last){.mpi = comm,
+                                                       .comm = &cached->comm,
+                                                       .size = weft_comm_size(t->comm),
+                                                       .rank = weft_comm_rank(t->comm)};
     }
     return why;
+}
+
+bool weft__pmpi_zero_lookup(MPI_Comm comm, uint32_t *size, uint32_t *rank)
+{
+    weft__pmpi_target t;
+    if (weft__pmpi_target_cached(comm, &t))
+        return false;
+    *size = weft_comm_size(t.comm);
+    *rank = weft_comm_rank(t.comm);
+    release(&t);
+    return true;
 }
 
 const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
