@@ -425,13 +425,30 @@ static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size
     weft_err e = weft__tiny_begin(c, coll, count, dtype, (uint32_t)op, root, &t, d);
     if (e)
         return e;
-    memcpy(t.data, sendbuf, in_bytes);
+    /* The part of the input only this rank folds stays out of its slot
+     * (no peer reads it) and is folded from sendbuf, in its place in rank
+     * order (the same result): a reduce's root publishes no data, a
+     * reduce-scatter all but its own block (at 2 ranks half the bytes a
+     * peer pulls from this rank's core: docs/interop.md). Not in place,
+     * where the fold's output may overlap the input it still reads. */
+    size_t own = 0, own_bytes = 0;
+    bool skip = want && sendbuf != recvbuf && coll != WEFT_COLL_ALLREDUCE;
+    if (skip && coll == WEFT_COLL_REDUCESCATTER) {
+        own = offset;
+        own_bytes = count * weft_dtype_size(dtype);
+        memcpy(t.data, sendbuf, own);
+        memcpy(t.data + own + own_bytes, (const unsigned char *)sendbuf + own + own_bytes,
+               in_bytes - own - own_bytes);
+    } else if (!skip)
+        memcpy(t.data, sendbuf, in_bytes);
     /* A reduce's non-root compares the root's slot, if published (see the top). */
     e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
                                           : weft__tiny_publish(&t, want, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&t, src, d);
+        if (!e && skip)
+            src[c->rank] = sendbuf;
         if (!e)
             weft__tiny_fold(fn, recvbuf, src, c->size, offset, count, weft_dtype_size(dtype));
     }

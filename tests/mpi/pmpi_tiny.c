@@ -11,7 +11,9 @@
  * order, which through weft must be bit for bit the fold in rank order
  * ((x_0 + x_1) + x_2) + ..., checked only preloaded, as Open MPI's order
  * is its own), MPI_Reduce (int sum, every root, in place at the root, the
- * non-roots' receive buffer untouched), MPI_Bcast (every root; the
+ * non-roots' receive buffer untouched; float sum out of place, in rank
+ * order preloaded), MPI_Reduce_scatter_block out of place (float sum in
+ * rank order preloaded), MPI_Bcast (every root; the
  * receivers use a strided vector type, so they unpack), MPI_Allgather and
  * MPI_Alltoall (out of place and in place), MPI_Reduce_scatter_block (in
  * place: the other blocks stay the input), MPI_Alltoallv (blocks of
@@ -220,6 +222,43 @@ static void reductions(int k)
         expect(out[i] == want, "reduce", k, (size_t)i, out[i], (double)want);
     }
     guards(out, (size_t)c * n, "reduce", k);
+    /* Reduce out of place at the root too (the root folds its input from
+     * sendbuf, in its place in rank order: coll_tiny.c), float sum bit for
+     * bit in rank order; the others' buffer untouched. Then
+     * Reduce_scatter_block out of place (each rank's own block folded
+     * from sendbuf), the same way. */
+    float rin[512], rout[512 + GUARD];
+    for (int i = 0; i < fc; i++)
+        rin[i] = fin[i];
+    for (int i = 0; i < fc + GUARD; i++)
+        rout[i] = -1.0f;
+    MPI_Reduce(rin, rout, fc, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+    served[REDUCE]++;
+    for (int i = 0; i < fc + GUARD; i++) {
+        float want = me == root && i < fc ? fwant[i] : -1.0f;
+        if (weft_on || me != root || i >= fc)
+            expect(memcmp(&rout[i], &want, sizeof want) == 0, "reduce float rank order", k,
+                   (size_t)i, rout[i], want);
+    }
+    int fb = fc / n ? fc / n : 1;
+    for (int i = 0; i < fb * n && i < 512; i++)
+        rin[i] = 1.0f / (float)(3 + me + i % 7) + (float)me * 1e-3f;
+    for (int i = 0; i < fb + GUARD; i++)
+        rout[i] = -1.0f;
+    MPI_Reduce_scatter_block(rin, rout, fb, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    served[RSB]++;
+    for (int i = 0; i < fb + GUARD; i++) {
+        float want = -1.0f;
+        if (i < fb) {
+            int j = me * fb + i;
+            want = 1.0f / (float)(3 + j % 7);
+            for (int r = 1; r < n; r++)
+                want += 1.0f / (float)(3 + r + j % 7) + (float)r * 1e-3f;
+        }
+        if (weft_on || i >= fb)
+            expect(memcmp(&rout[i], &want, sizeof want) == 0,
+                   "reduce_scatter_block float rank order", k, (size_t)i, rout[i], want);
+    }
     /* Reduce_scatter_block in place: block 0 the result, the rest input.
      * Blocks of c / n elements (at least 1). */
     int b = c / n ? c / n : 1;

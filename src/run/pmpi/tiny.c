@@ -154,8 +154,18 @@ bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void
         *rc = tiny_done(&t, k, comm, e, &d);
         return true;
     }
+    size_t mine = (size_t)recvcounts[me];
     memcpy(r.data, recvcounts, (size_t)n * 4);
-    memcpy(r.data + head, in, (size_t)sum * es);
+    /* Not in place, this rank's own block stays out of its slot (no peer
+     * reads it) and is folded from sendbuf, in its place in rank order,
+     * as weft__tiny_reduce_scatter's (coll_tiny.c). */
+    bool skip = sendbuf != MPI_IN_PLACE && mine;
+    if (skip) {
+        size_t a = before * es, z = (before + mine) * es;
+        memcpy(r.data + head, in, a);
+        memcpy(r.data + head + z, in + z, (size_t)sum * es - z);
+    } else
+        memcpy(r.data + head, in, (size_t)sum * es);
     r.aux = WEFT__TINY_AUX_COUNTS;
     /* A rank with no block of its own publishes its input and returns (as
      * a reduce's non-root); the others read every rank's slot, compare
@@ -163,15 +173,19 @@ bool weft__pmpi_tiny_reduce_scatter(weft__pmpi_coll k, const void *sendbuf, void
      * call here and, through the fault, the next ring call of a rank that
      * returned) and fold their block in rank order (weft__tiny_fold, as
      * weft__tiny_reduce_scatter). */
-    size_t mine = (size_t)recvcounts[me];
     e = weft__tiny_publish(&r, mine != 0, &d);
     if (!e && mine) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&r, src, &d);
         if (!e)
             e = weft__tiny_counts(&r, src, &d);
-        if (!e)
-            weft__tiny_fold(fn, recvbuf, src, n, head + before * es, mine, es);
+        if (!e) {
+            for (uint32_t q = 0; q < n; q++)
+                src[q] += head + before * es;
+            if (skip)
+                src[me] = in + before * es;
+            weft__tiny_fold(fn, recvbuf, src, n, 0, mine, es);
+        }
     }
     weft__tiny_end(&r, e);
     weft__pmpi_leave();
@@ -245,7 +259,20 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
          * allgather: this rank's block). */
         size_t blocks = all_to_all ? n : 1;
         unsigned char *rbase = recvbuf;
-        if (in_place)
+        /* An all-to-all of contiguous blocks leaves its own block out of
+         * the slot, which no peer reads (peer q reads block q), and copies
+         * it from sendbuf to recvbuf (in place: nothing to copy): at 2
+         * ranks half the bytes written to the slot, the cache lines a
+         * peer then pulls from this rank's core (the step of IMB_Alltoall
+         * at 256 B: docs/interop.md). */
+        bool own = all_to_all && rl.contig && sl.contig;
+        if (own) {
+            const unsigned char *from = in_place ? rbase : sendbuf;
+            memcpy(r.data, from, me * b);
+            memcpy(r.data + (me + 1) * b, from + (me + 1) * b, (n - me - 1) * b);
+            if (!in_place)
+                memcpy(rbase + me * b, from + me * b, b);
+        } else if (in_place)
             e = move(all_to_all ? rbase : rbase + (MPI_Aint)me * recvcount * rl.extent,
                      blocks * (size_t)recvcount, recvtype, &rl, r.data, false, &d);
         else
@@ -254,6 +281,8 @@ bool weft__pmpi_tiny_gather(weft__pmpi_coll k, bool all_to_all, const void *send
         e = e ? e : pe;
         for (uint32_t q = 0; !e && q < n; q++) {
             const unsigned char *src;
+            if (own && q == me)
+                continue;
             if (!(e = weft__tiny_read(&r, q, &src, NULL, &d)))
                 e = move(rbase + (MPI_Aint)q * recvcount * rl.extent, (size_t)recvcount, recvtype,
                          &rl, (unsigned char *)(uintptr_t)src + (all_to_all ? me * b : 0), true,
