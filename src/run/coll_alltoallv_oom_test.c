@@ -24,6 +24,7 @@
 #include "base/alloc.h"
 #include "base/testing.h"
 #include "run/coll_alltoallv.h"
+#include "run/testing_oom.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 
@@ -100,23 +101,10 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
             CHECK(received(me, cfg->size, s->in_place, recv));
             CHECK(!weft_comm_failed(c));
             CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
-        } else if (me == v) {
-            char want[96];
-            snprintf(want, sizeof want, "comm: rank %u: out of memory in alltoallv", v);
-            CHECK_ERR(e, WEFT_ENOMEM);
-            CHECK_STR(d.msg, want);
-            CHECK(weft_comm_failed(c));
         } else {
-            char want[96];
-            snprintf(want, sizeof want, "rank %u", v);
-            if (e != WEFT_EPEER || !strstr(d.msg, want))
-                fprintf(stderr, "rank %u, attempt %ld: %s: %s\n", me, k, weft_err_name(e), d.msg);
             if (k == 0 && me == (v + 1) % cfg->size)
                 printf("rank %u sees: %s\n", me, d.msg);
-            CHECK_ERR(e, WEFT_EPEER);
-            CHECK(strstr(d.msg, want) != NULL);
-            CHECK(strstr(d.msg, "out of memory") != NULL);
-            CHECK(weft_comm_failed(c));
+            oom_check_failed(c, v, k, "alltoallv", true, e, &d);
         }
         weft_comm_free(c);
         CHECK_INT(weft__alloc_live(), base);

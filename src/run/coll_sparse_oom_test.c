@@ -31,6 +31,7 @@
 
 #include "base/alloc.h"
 #include "base/testing.h"
+#include "run/testing_oom.h"
 #include "run/testing_ranks.h"
 #include "weft/comm.h"
 #include "weft/comm_sparse.h"
@@ -109,21 +110,8 @@ static int sweep_rank(const weft_comm_config *cfg, void *arg)
             CHECK_STR(d.msg, want);
             CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
             agreed++;
-        } else if (me == v) {
-            snprintf(want, sizeof want, "comm: rank %u: out of memory in sparse allreduce", v);
-            CHECK_ERR(e, WEFT_ENOMEM);
-            CHECK(strncmp(d.msg, want, strlen(want)) == 0);
-            if (strncmp(d.msg, want, strlen(want)) != 0)
-                fprintf(stderr, "rank %u, attempt %ld: %s: %s\n", me, k, weft_err_name(e), d.msg);
-            CHECK(weft_comm_failed(c));
         } else {
-            snprintf(want, sizeof want, "rank %u", v);
-            if (e != WEFT_EPEER || !strstr(d.msg, want) || !strstr(d.msg, "out of memory"))
-                fprintf(stderr, "rank %u, attempt %ld: %s: %s\n", me, k, weft_err_name(e), d.msg);
-            CHECK_ERR(e, WEFT_EPEER);
-            CHECK(strstr(d.msg, want) != NULL);
-            CHECK(strstr(d.msg, "out of memory") != NULL);
-            CHECK(weft_comm_failed(c));
+            oom_check_failed(c, v, k, "sparse allreduce", false, e, &d);
         }
         /* Go on while rank v failed: on a usable communicator the ranks
          * agree on it (after a late failure only rank v knows). */
@@ -184,24 +172,12 @@ static int int8_sweep(const weft_comm_config *cfg, void *arg)
         weft_err e = weft_allreduce_int8(c, in, out, COUNT, 64, &d);
         if (me == v)
             weft__alloc_fail_after(-1);
-        char want[96];
         if (e == WEFT_OK) {
             CHECK(!weft_comm_failed(c));
             CHECK(out[0] == 0 && out[6] == 6.0f * (float)cfg->size);
             CHECK_ERR(weft_comm_barrier(c, NULL), WEFT_OK);
-        } else if (me == v) {
-            snprintf(want, sizeof want, "comm: rank %u: out of memory in int8 allreduce", v);
-            CHECK_ERR(e, WEFT_ENOMEM);
-            CHECK_STR(d.msg, want);
-            CHECK(weft_comm_failed(c));
         } else {
-            snprintf(want, sizeof want, "rank %u", v);
-            if (e != WEFT_EPEER || !strstr(d.msg, want) || !strstr(d.msg, "out of memory"))
-                fprintf(stderr, "rank %u, attempt %ld: %s: %s\n", me, k, weft_err_name(e), d.msg);
-            CHECK_ERR(e, WEFT_EPEER);
-            CHECK(strstr(d.msg, want) != NULL);
-            CHECK(strstr(d.msg, "out of memory") != NULL);
-            CHECK(weft_comm_failed(c));
+            oom_check_failed(c, v, k, "int8 allreduce", true, e, &d);
         }
         weft_comm_free(c);
         CHECK_INT(weft__alloc_live(), base);
