@@ -74,6 +74,9 @@ void sim_engine_free(sim_engine *e)
     if (e->cseeds)
         for (uint32_t c = 1; c < e->n_cls; c++)
             weft__free(e->cseeds[c - 1].v);
+    if (e->l_bn)
+        for (uint32_t l = 0; l < e->n_links; l++)
+            weft__free(e->l_bn[l].v);
     void *arrays[] = {
         e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,  e->resid,
         e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,   e->r_link.v,
@@ -86,8 +89,10 @@ void sim_engine_free(sim_engine *e)
         e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
         e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
         e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
-        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->act.v,
-        e->f_apos,       e->pl,       e->a_lvl,    e->l_idx,   e->ck};
+        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->l_sub,
+        e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
+        e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,   e->r_rmax,
+        e->r_nonr,       e->r_pop,    e->r_scan};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
