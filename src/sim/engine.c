@@ -119,6 +119,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
             switch (e->f_state[f]) {
             case F_WAIT:
                 e->f_start[f] = t;
+                e->above_pending--;
                 /* Forwarders cut through on f start once its first byte
                  * has crossed its route. */
                 if (ct)

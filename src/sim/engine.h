@@ -212,6 +212,11 @@ void sim_engine_set_above(sim_engine *e, bool on);
  * (call before sim_engine_run). */
 #define SIM_ENGINE_SCAN_LINKS 512
 void sim_engine_set_scan(sim_engine *e, uint32_t max_links);
+/* Refills above leave out links that the flows left could no longer fill
+ * (engine_rates.c, "Links that cannot fill"), which changes no pop and no
+ * rate, to the bit. On by default; off for tests (call before
+ * sim_engine_run). */
+void sim_engine_set_prune(sim_engine *e, bool on);
 
 /* Cutoff, for a caller that only needs a run's times when its makespan is
  * at most t (the fastest of several runs): set before sim_engine_run, the
@@ -242,6 +247,9 @@ typedef struct sim_engine_stats {
                               else every flow */
     uint32_t twin_links;   /* links filling left out, each doubling another
                               (sim_engine_set_plain) */
+    uint32_t dead_links;   /* links refills above left out once no load the
+                              flows left could fill them (engine_rates.c,
+                              "Links that cannot fill") */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

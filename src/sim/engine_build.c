@@ -37,6 +37,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     }
     e->cutoff = INFINITY;
     e->scan_max = SIM_ENGINE_SCAN_LINKS;
+    e->prune = true;
     *out = e;
     return WEFT_OK;
 }
@@ -92,7 +93,8 @@ void sim_engine_free(sim_engine *e)
         e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->l_sub,
         e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
         e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,   e->r_rmax,
-        e->r_nonr,       e->r_pop,    e->r_scan};
+        e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,   e->l_wait,
+        e->l_dead};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
@@ -431,6 +433,11 @@ void sim_engine_set_above(sim_engine *e, bool on)
 void sim_engine_set_scan(sim_engine *e, uint32_t max_links)
 {
     e->scan_max = max_links;
+}
+
+void sim_engine_set_prune(sim_engine *e, bool on)
+{
+    e->prune = on;
 }
 
 /* Position of link l in route r, or UINT32_MAX. */

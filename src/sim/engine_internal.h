@@ -193,6 +193,15 @@ struct sim_engine {
      * (r_scan). pl: the links a pop touched, or a cursor per link. */
     bool above_on, above_ask, above_full;
     double above_lvl;
+    /* Links that cannot fill (engine_rates.c): rf_end[r], the end of route
+     * r's filling links for a region refill, which leaves out the links
+     * found dead (l_dead); a link not dead is examined again after l_wait
+     * more drains on it, l_gap doubling after each look that fails;
+     * above_pending, the flows not started yet (none may be left). */
+    uint32_t *rf_end, *l_gap, *l_wait;
+    uint8_t *l_dead;
+    uint32_t above_pending;
+    bool prune; /* sim_engine_set_prune */
     double *f_lvl, *l_load, *l_sub;
     uint32_t *f_bn, *f_bpos, *f_nbn;
     vec32 *l_bn, drained, rl;

@@ -2,6 +2,7 @@
  * progressive filling over the touched components. See engine_internal.h
  * for the file order. */
 #include <math.h>
+#include <string.h>
 
 #include "sim/engine_internal.h"
 
@@ -85,7 +86,7 @@ static weft_err bn_set(sim_engine *e, uint32_t f, uint32_t l)
 static weft_err above_leave(sim_engine *e, uint32_t f)
 {
     uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
         e->l_load[e->rf_link[k]] -= e->rf_coef[k] * e->f_rate[f];
     if (e->f_bn[f] != SIM_NO_LINK)
         bn_drop(e, f);
@@ -559,9 +560,41 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->above_on = e->above_ask && !e->plain && e->n_cls == 1 && !e->b_size && !e->ct_f.n &&
                   !e->dep_f.n && !e->q_f.n;
     e->above_lvl = INFINITY;
+    e->above_pending = e->n_flows;
     if (!e->above_on)
         return WEFT_OK;
     size_t nf = e->n_flows ? e->n_flows : 1, nl = e->n_links ? e->n_links : 1;
+    size_t nr = e->n_routes, nk = e->rf_off[nr];
+    if (!e->rf_own) {
+        /* Dead links leave routes in place (prune_link): the filling
+         * routes become the engine's own. */
+        uint32_t *off = weft__malloc((nr + 1) * sizeof *off);
+        uint32_t *link = weft__malloc((nk ? nk : 1) * sizeof *link);
+        double *coef = weft__malloc((nk ? nk : 1) * sizeof *coef);
+        if (!off || !link || !coef) {
+            weft__free(off);
+            weft__free(link);
+            weft__free(coef);
+            return WEFT_ENOMEM;
+        }
+        memcpy(off, e->rf_off, (nr + 1) * sizeof *off);
+        memcpy(link, e->rf_link, nk * sizeof *link);
+        memcpy(coef, e->rf_coef, nk * sizeof *coef);
+        e->rf_off = off;
+        e->rf_link = link;
+        e->rf_coef = coef;
+        e->rf_own = true;
+    }
+    e->rf_end = weft__malloc((nr ? nr : 1) * sizeof *e->rf_end);
+    e->l_gap = weft__malloc(nl * sizeof *e->l_gap);
+    e->l_wait = weft__malloc(nl * sizeof *e->l_wait);
+    e->l_dead = weft__calloc(nl, sizeof *e->l_dead);
+    if (!e->rf_end || !e->l_gap || !e->l_wait || !e->l_dead)
+        return WEFT_ENOMEM;
+    for (size_t r = 0; r < nr; r++)
+        e->rf_end[r] = e->rf_off[r + 1];
+    for (size_t l = 0; l < nl; l++)
+        e->l_gap[l] = e->l_wait[l] = 1;
     e->f_lvl = weft__calloc(nf, sizeof *e->f_lvl);
     e->f_bn = weft__malloc(nf * sizeof *e->f_bn);
     e->f_bpos = weft__malloc(nf * sizeof *e->f_bpos);
@@ -605,7 +638,7 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
     if (sim_eng_vec_push(&e->comp_flows, f))
         return WEFT_ENOMEM;
     uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
         if (region_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
     return WEFT_OK;
@@ -630,7 +663,7 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
 static weft_err region_setup(sim_engine *e)
 {
     size_t nc = e->comp_links.n;
-    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end, *restrict link = e->rf_link;
     const double *restrict coef = e->rf_coef;
     double *restrict resid = e->resid, *restrict wsum = e->wsum;
     uint32_t *restrict ucount = e->ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
@@ -649,13 +682,13 @@ static weft_err region_setup(sim_engine *e)
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
         double w = sim_eng_weight(e, f), rate = e->f_rate[f];
         e->f_frozen[f] = 0;
-        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
+        for (uint32_t k = off[r]; k < end[r]; k++) {
             uint32_t l = link[k];
             resid[l] += coef[k] * rate;
             wsum[l] += coef[k] * w;
             ucount[l]++;
         }
-        n += off[r + 1] - off[r];
+        n += end[r] - off[r];
     }
     if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v))
         return WEFT_ENOMEM;
@@ -668,7 +701,7 @@ static weft_err region_setup(sim_engine *e)
     cnt[nc] = at;
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++)
+        for (uint32_t k = off[r]; k < end[r]; k++)
             e->rl.v[e->pl[idx[link[k]]]++] = f;
     }
     e->rl.n = at;
@@ -683,7 +716,7 @@ static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end, *restrict link = e->rf_link;
     const double *restrict coef = e->rf_coef;
     double *restrict resid = e->resid, *restrict wsum = e->wsum;
     uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
@@ -706,7 +739,7 @@ static void region_pop(sim_engine *e, size_t i, double level)
         e->f_lvl[f] = level;
         e->f_nbn[f] = l;
         uint32_t r = e->f_route[f];
-        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
+        for (uint32_t k = off[r], stop = end[r]; k < stop; k++) {
             uint32_t l2 = link[k];
             resid[l2] -= coef[k] * rate;
             wsum[l2] -= coef[k] * w;
@@ -814,14 +847,140 @@ static weft_err region_check(sim_engine *e, uint64_t ep, bool *grew)
     return WEFT_OK;
 }
 
+/* Links that cannot fill. Once every flow has started, the active flows
+ * only leave, and a link that no allocation of them within the other
+ * links' capacities could fill never saturates again: it never pops, its
+ * key never bounds a flow, and leaving it out of the region refills
+ * changes no pop and no rate, to the bit (its own load is no longer kept).
+ * After an all-to-all's pairs inside a box drain, every NVLink link of
+ * the DLRM step's 128 GPUs (h100:16) is such a link: the flows left on a
+ * GPU's link to its NVSwitch are its own sends across boxes, which also
+ * cross its NIC (400 Gb/s), and the arrivals its NIC passes on, which
+ * also cross that NIC's link from the rail switch: at most 100 GB/s of the
+ * NVLink's 450. Half the filling links of a route go, and with them half
+ * the work of each refill.
+ *
+ * The bound is weak duality for the linear program "most load on l":
+ * weights y_m >= 0 on the other links with, for every flow f on l,
+ * sum_m coef(m, f) y_m >= coef(l, f) give load(l) <= sum_m cap_m y_m. Each
+ * flow is covered by one link of its route, the one with the least
+ * capacity x coef(l, f) / coef(m, f) over the number of l's flows
+ * crossing it (a NIC's link that all of a GPU's sends cross, rather than
+ * a far NIC that one of them does), y_m the largest ratio among the flows
+ * it covers. A flow with no other filling link keeps l alive. Dead when
+ * the bound is below (1 - DEAD_TOL) of l's capacity, far from rounding.
+ * A link is looked at when a drained flow crossed it and no flow has it
+ * for bottleneck (a link that froze flows is full), after 1, 2, 4, ...
+ * such drains, so each costs a few looks over the run (a look reads its
+ * flows' routes twice). */
+#define DEAD_TOL 1e-9
+
+static bool link_dead(sim_engine *e, uint32_t l)
+{
+    const vec32 *lf = &e->lflows[l];
+    uint64_t ep = ++e->epoch;
+    uint32_t *cnt = e->pl;
+    double *y = e->ck;
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t m = e->rf_link[k];
+            if (e->lstamp[m] != ep) {
+                e->lstamp[m] = ep;
+                cnt[m] = 0;
+                y[m] = 0;
+            }
+            cnt[m]++;
+        }
+    }
+    double bound = 0, top = e->cap[l] * (1 - DEAD_TOL);
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]], best = SIM_NO_LINK;
+        double cl = 0, cost = INFINITY, ratio = 0;
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+            if (e->rf_link[k] == l)
+                cl = e->rf_coef[k];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t m = e->rf_link[k];
+            double q = cl / e->rf_coef[k], c = e->cap[m] * q / cnt[m];
+            if (m != l && c < cost) {
+                cost = c;
+                best = m;
+                ratio = q;
+            }
+        }
+        if (best == SIM_NO_LINK)
+            return false;
+        if (ratio > y[best]) {
+            bound += e->cap[best] * (ratio - y[best]);
+            y[best] = ratio;
+            if (!(bound < top))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Takes dead link l out of the filling routes of its flows (in place,
+ * keeping their order). */
+static void prune_link(sim_engine *e, uint32_t l)
+{
+    e->l_dead[l] = 1;
+    e->st.dead_links++;
+    const vec32 *lf = &e->lflows[l];
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]], w = e->rf_off[r];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+            if (e->rf_link[k] != l) {
+                e->rf_link[w] = e->rf_link[k];
+                e->rf_coef[w++] = e->rf_coef[k];
+            }
+        e->rf_end[r] = w;
+    }
+}
+
+/* Looks at the drained flows' links that are due (see "Links that cannot
+ * fill"), before the region is found. */
+static weft_err find_dead(sim_engine *e)
+{
+    if (e->above_pending || !e->prune)
+        return WEFT_OK;
+    e->seeds.n = 0; /* the links due, gathered first: pruning moves routes */
+    for (size_t i = 0; i < e->drained.n; i++) {
+        uint32_t r = e->f_route[e->drained.v[i]];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t l = e->rf_link[k];
+            if (e->l_bn[l].n || e->l_dead[l] || !e->l_wait[l] || --e->l_wait[l])
+                continue;
+            if (sim_eng_vec_push(&e->seeds, l))
+                return WEFT_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < e->seeds.n; i++) {
+        uint32_t l = e->seeds.v[i];
+        if (e->l_dead[l] || e->l_wait[l])
+            continue;
+        if (link_dead(e, l)) {
+            prune_link(e, l);
+        } else {
+            e->l_gap[l] = e->l_gap[l] < UINT32_MAX / 2 ? 2 * e->l_gap[l] : e->l_gap[l];
+            e->l_wait[l] = e->l_gap[l];
+        }
+    }
+    e->seeds.n = 0;
+    return WEFT_OK;
+}
+
 static weft_err refill_above(sim_engine *e, double t, double x)
 {
+    if (find_dead(e))
+        return WEFT_ENOMEM;
     uint64_t ep = ++e->epoch;
     e->seeds.n = 0;
     e->comp_flows.n = e->comp_links.n = 0;
     for (size_t i = 0; i < e->drained.n; i++) {
         uint32_t f = e->drained.v[i], r = e->f_route[f];
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             if (region_link(e, e->rf_link[k], ep))
                 return WEFT_ENOMEM;
     }
@@ -867,7 +1026,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         /* A rate that moved by rounding only stays (KEEP_TOL). */
         if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - old);
         set_rate(e, f, nr, t);
     }
