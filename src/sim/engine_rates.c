@@ -663,7 +663,8 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
 static weft_err region_setup(sim_engine *e)
 {
     size_t nc = e->comp_links.n;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end, *restrict link = e->rf_link;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
+                             *restrict link = e->rf_link;
     const double *restrict coef = e->rf_coef;
     double *restrict resid = e->resid, *restrict wsum = e->wsum;
     uint32_t *restrict ucount = e->ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
@@ -716,7 +717,8 @@ static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end, *restrict link = e->rf_link;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
+                             *restrict link = e->rf_link;
     const double *restrict coef = e->rf_coef;
     double *restrict resid = e->resid, *restrict wsum = e->wsum;
     uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
