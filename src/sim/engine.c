@@ -119,6 +119,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
             switch (e->f_state[f]) {
             case F_WAIT:
                 e->f_start[f] = t;
+                e->above_pending--;
                 /* Forwarders cut through on f start once its first byte
                  * has crossed its route. */
                 if (ct)
@@ -137,8 +138,10 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                 break;
             case F_ACTIVE:
                 sim_eng_advance(e, f, t);
+                /* What it moved and advancing did not add (engine_rates.c). */
+                double rest = e->above_on ? e->f_bytes[f] : e->f_rem[f];
                 for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
-                    e->carried[e->r_link.v[k]] += e->r_coef[k] * e->f_rem[f];
+                    e->carried[e->r_link.v[k]] += e->r_coef[k] * rest;
                 e->f_rem[f] = 0;
                 if ((err = sim_eng_deactivate(e, f)) || (ct && (err = sim_eng_ct_drained(e, f))))
                     return weft_diag_code(d, err);

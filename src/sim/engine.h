@@ -186,10 +186,12 @@ void sim_engine_set_plain(sim_engine *e, bool on);
 
 /* Refilling above the drained level (call before sim_engine_run; off by
  * default, and off with sim_engine_set_plain): after a batch of events
- * that only drained flows, only the flows whose filling level was at
- * least the least drained one's are filled again, from that level, over
- * what the flows below it leave of each link (max-min fairness keeps
- * those as they were: engine_rates.c, "Refilling above"). The rates are
+ * that only drained flows, only the drained flows' region -- the flows
+ * their links froze, the links of those, and so on, all at or above the
+ * least drained level -- is filled again, over what the other flows leave
+ * of each link (max-min fairness keeps those as they were, which a check
+ * per saturated link confirms, the region growing where it does not:
+ * engine_rates.c, "Refilling above"). The rates are
  * those of a whole refill in exact arithmetic; in floating point the
  * order of the sums differs, and a flow whose new rate is within 1e-13 of
  * its old one (rounding) keeps the old one and its drain event, so times
@@ -204,12 +206,17 @@ void sim_engine_set_plain(sim_engine *e, bool on);
 void sim_engine_set_above(sim_engine *e, bool on);
 /* A refill above finds the link that saturates next by a scan of its
  * links' keys when it has at most max_links links (SIM_ENGINE_SCAN_LINKS
- * by default: the DLRM all-to-all of 128 GPUs refills some 300), else in
+ * by default: the DLRM all-to-all of 128 GPUs refills some 190), else in
  * the fill heap (a scan per pop costs links x pops); the two may break
  * ties of keys differently, which moves times by rounding only. For tests
  * (call before sim_engine_run). */
 #define SIM_ENGINE_SCAN_LINKS 512
 void sim_engine_set_scan(sim_engine *e, uint32_t max_links);
+/* Refills above leave out links that the flows left could no longer fill
+ * (engine_rates.c, "Links that cannot fill"), which changes no pop and no
+ * rate, to the bit. On by default; off for tests (call before
+ * sim_engine_run). */
+void sim_engine_set_prune(sim_engine *e, bool on);
 
 /* Cutoff, for a caller that only needs a run's times when its makespan is
  * at most t (the fastest of several runs): set before sim_engine_run, the
@@ -240,6 +247,9 @@ typedef struct sim_engine_stats {
                               else every flow */
     uint32_t twin_links;   /* links filling left out, each doubling another
                               (sim_engine_set_plain) */
+    uint32_t dead_links;   /* links refills above left out once no load the
+                              flows left could fill them (engine_rates.c,
+                              "Links that cannot fill") */
     /* Largest relative difference, over links, between the bytes the link
      * carried (rates integrated over time) and the bytes its flows put on
      * it (coefficient x size): the conservation check. */

@@ -37,6 +37,7 @@ weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult,
     }
     e->cutoff = INFINITY;
     e->scan_max = SIM_ENGINE_SCAN_LINKS;
+    e->prune = true;
     *out = e;
     return WEFT_OK;
 }
@@ -74,20 +75,26 @@ void sim_engine_free(sim_engine *e)
     if (e->cseeds)
         for (uint32_t c = 1; c < e->n_cls; c++)
             weft__free(e->cseeds[c - 1].v);
+    if (e->l_bn)
+        for (uint32_t l = 0; l < e->n_links; l++)
+            weft__free(e->l_bn[l].v);
     void *arrays[] = {
-        e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,  e->resid,
-        e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,   e->r_link.v,
-        e->r_coef,       e->f_route,  e->f_bytes,  e->f_mult,  e->f_rem,   e->f_rate,
-        e->f_new,        e->f_upd,    e->f_rate0,  e->f_start, e->f_drain, e->f_done,
-        e->f_state,      e->f_frozen, e->f_stamp,  e->f_slot,  e->slot,    e->f_left,
-        e->dep_f.v,      e->dep_on.v, e->succ_off, e->succ,    e->seeds.v, e->comp_links.v,
-        e->comp_flows.v, e->ct_f.v,   e->ct_on.v,  e->ctd_off, e->ctd,     e->cts_off,
-        e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty, e->ct_dirty.v,
-        e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,    e->f_rel,
-        e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,   e->b_upd,
-        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,   e->l_twin,
-        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,  e->act.v,
-        e->f_apos,       e->pl,       e->a_lvl,    e->l_idx,   e->ck};
+        e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,    e->resid,
+        e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,     e->r_link.v,
+        e->r_coef,       e->f_route,  e->f_bytes,  e->f_mult,  e->f_rem,     e->f_rate,
+        e->f_new,        e->f_upd,    e->f_rate0,  e->f_start, e->f_drain,   e->f_done,
+        e->f_state,      e->f_frozen, e->f_stamp,  e->f_slot,  e->slot,      e->f_left,
+        e->dep_f.v,      e->dep_on.v, e->succ_off, e->succ,    e->seeds.v,   e->comp_links.v,
+        e->comp_flows.v, e->ct_f.v,   e->ct_on.v,  e->ctd_off, e->ctd,       e->cts_off,
+        e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty,   e->ct_dirty.v,
+        e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,      e->f_rel,
+        e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,     e->b_upd,
+        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,     e->l_twin,
+        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,    e->l_sub,
+        e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
+        e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,     e->r_rmax,
+        e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,     e->l_wait,
+        e->l_dead};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
@@ -426,6 +433,11 @@ void sim_engine_set_above(sim_engine *e, bool on)
 void sim_engine_set_scan(sim_engine *e, uint32_t max_links)
 {
     e->scan_max = max_links;
+}
+
+void sim_engine_set_prune(sim_engine *e, bool on)
+{
+    e->prune = on;
 }
 
 /* Position of link l in route r, or UINT32_MAX. */

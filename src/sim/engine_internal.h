@@ -67,6 +67,8 @@ enum { F_IDLE, F_WAIT, F_ACTIVE, F_HOLD, F_TAIL, F_DONE };
  * in the last bits, and that must neither uncouple a forwarder nor make it
  * catch up. */
 #define CT_RATE_TOL 1e-12
+/* A flow's bottleneck before it has one (engine_rates.c). */
+#define SIM_NO_LINK UINT32_MAX
 /* Couple-and-refill rounds at one event time, at most. */
 #define CT_ROUNDS 1000
 
@@ -172,25 +174,40 @@ struct sim_engine {
     /* Refilling above the drained level (engine_rates.c, "Refilling
      * above"): on while above_on (set at the start of a run: asked for,
      * above_ask, by sim_engine_set_above, not plain, one class, no
-     * buckets, no dependency, queue or cut-through edges). f_lvl per flow: the
-     * filling level it froze at (its rate over its weight); l_load per link:
-     * coefficient x rate summed over its active flows (filling routes); act: the
-     * active flows in the order they started, f_apos each one's position there
-     * and a_lvl[i] the level of act.v[i] (f_lvl in act's order, scanned at
-     * each refill), -1 for a hole a flow that drained left (act_holes of them;
-     * engine_rates.c, above_leave). Since the last
-     * refill, above_lvl is the least level of a flow drained (INFINITY for none),
-     * and above_full is set when a flow started (its rates must be filled
-     * afresh). pl: scratch, the links a pop of refill_above touched; ck: the
-     * keys of a refill's links when it pops by a scan, l_idx each link's
-     * position there. */
+     * buckets, no dependency, queue or cut-through edges). Per flow: f_lvl,
+     * the filling level it froze at (its rate over its weight), and f_bn,
+     * the link whose saturation froze it (its bottleneck; SIM_NO_LINK while
+     * it has none), at f_bpos in that link's list l_bn; f_nbn the link a
+     * refill in progress froze it at. Per link: l_load, coefficient x rate
+     * summed over its active flows (filling routes); l_bn, its active
+     * flows it froze; l_sub, at least the level of each active flow on it
+     * that it did not freeze (INFINITY: not known). drained: the flows that
+     * drained since the last refill; above_lvl the least level of those
+     * (INFINITY for none), and above_full is set when a flow started (its
+     * rates must be filled afresh). A region refill's scratch, indexed by
+     * the link's place in comp_links (l_idx): rl_off and rl, the region's
+     * flows on each link; ck their keys when a refill pops by a scan;
+     * r_pop, r_lvl and r_rmax: whether the link saturated, at which level,
+     * and the highest level of a region flow it found frozen; r_nonr, the
+     * highest level of the flows outside the region on it when scanned
+     * (r_scan). pl: the links a pop touched, or a cursor per link. */
     bool above_on, above_ask, above_full;
     double above_lvl;
-    double *f_lvl, *l_load;
-    vec32 act;
-    size_t act_holes;
-    uint32_t *f_apos, *pl, *l_idx;
-    double *a_lvl, *ck;
+    /* Links that cannot fill (engine_rates.c): rf_end[r], the end of route
+     * r's filling links for a region refill, which leaves out the links
+     * found dead (l_dead); a link not dead is examined again after l_wait
+     * more drains on it, l_gap doubling after each look that fails;
+     * above_pending, the flows not started yet (none may be left). */
+    uint32_t *rf_end, *l_gap, *l_wait;
+    uint8_t *l_dead;
+    uint32_t above_pending;
+    bool prune; /* sim_engine_set_prune */
+    double *f_lvl, *l_load, *l_sub;
+    uint32_t *f_bn, *f_bpos, *f_nbn;
+    vec32 *l_bn, drained, rl;
+    uint32_t *pl, *l_idx, *rl_off;
+    double *ck, *r_lvl, *r_rmax, *r_nonr;
+    uint8_t *r_pop, *r_scan;
     bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
     uint32_t scan_max; /* sim_engine_set_scan */
 

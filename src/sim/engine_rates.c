@@ -2,10 +2,14 @@
  * progressive filling over the touched components. See engine_internal.h
  * for the file order. */
 #include <math.h>
+#include <string.h>
 
 #include "sim/engine_internal.h"
 
-/* Integrates a flow's current rate up to time t. */
+/* Integrates a flow's current rate up to time t. Its links' carried bytes
+ * follow as it goes, or, while refilling above (where nothing reads them
+ * before the end), all at once when it drains (engine.c): a region refill
+ * changes the rates of hundreds of flows at each drain. */
 void sim_eng_advance(sim_engine *e, uint32_t f, double t)
 {
     double moved = e->f_rate[f] * (t - e->f_upd[f]);
@@ -13,6 +17,8 @@ void sim_eng_advance(sim_engine *e, uint32_t f, double t)
         moved = e->f_rem[f];
     e->f_rem[f] -= moved;
     e->f_upd[f] = t;
+    if (e->above_on)
+        return;
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
         e->carried[e->r_link.v[k]] += e->r_coef[k] * moved;
@@ -47,48 +53,52 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
     e->f_state[f] = F_ACTIVE;
     e->f_upd[f] = t;
     e->f_rate[f] = 0;
-    if (e->above_on) {
+    if (e->above_on)
         e->above_full = true;
-        e->f_apos[f] = (uint32_t)e->act.n;
-        e->a_lvl[e->act.n] = 0;
-        if (sim_eng_vec_push(&e->act, f))
-            return WEFT_ENOMEM;
-    }
     return sim_eng_seed_route(e, f);
 }
 
-/* A flow that drained leaves the active list (its level there -1, a
- * hole, until more than half of act are holes and act is closed up, in
- * order: act stays in the order flows started, which for an all-to-all
- * is that of their ids and routes, so a refill reads its flows' arrays
- * and routes in their order in memory) and its links' loads; the next
- * refill may start at its level. */
-static void above_leave(sim_engine *e, uint32_t f)
+/* Flow f leaves link l's list of the flows it froze. */
+static void bn_drop(sim_engine *e, uint32_t f)
 {
-    e->a_lvl[e->f_apos[f]] = -1;
-    if (++e->act_holes * 2 > e->act.n) {
-        size_t j = 0;
-        for (size_t i = 0; i < e->act.n; i++)
-            if (e->a_lvl[i] >= 0) {
-                e->act.v[j] = e->act.v[i];
-                e->a_lvl[j] = e->a_lvl[i];
-                e->f_apos[e->act.v[j]] = (uint32_t)j;
-                j++;
-            }
-        e->act.n = j;
-        e->act_holes = 0;
-    }
+    vec32 *b = &e->l_bn[e->f_bn[f]];
+    uint32_t at = e->f_bpos[f], last = b->v[--b->n];
+    b->v[at] = last;
+    e->f_bpos[last] = at;
+    e->f_bn[f] = SIM_NO_LINK;
+}
+
+/* Flow f was frozen by link l (its bottleneck). */
+static weft_err bn_set(sim_engine *e, uint32_t f, uint32_t l)
+{
+    if (e->f_bn[f] == l)
+        return WEFT_OK;
+    if (e->f_bn[f] != SIM_NO_LINK)
+        bn_drop(e, f);
+    e->f_bn[f] = l;
+    e->f_bpos[f] = (uint32_t)e->l_bn[l].n;
+    return sim_eng_vec_push(&e->l_bn[l], f);
+}
+
+/* A flow that drained leaves its links' loads and its bottleneck's list;
+ * the next refill starts from its links (engine_rates.c, "Refilling
+ * above"). */
+static weft_err above_leave(sim_engine *e, uint32_t f)
+{
     uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
         e->l_load[e->rf_link[k]] -= e->rf_coef[k] * e->f_rate[f];
+    if (e->f_bn[f] != SIM_NO_LINK)
+        bn_drop(e, f);
     if (e->f_lvl[f] < e->above_lvl)
         e->above_lvl = e->f_lvl[f];
+    return sim_eng_vec_push(&e->drained, f);
 }
 
 weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
 {
-    if (e->above_on)
-        above_leave(e, f);
+    if (e->above_on && above_leave(e, f))
+        return WEFT_ENOMEM;
     uint32_t r = e->f_route[f];
     vec32 *lists = class_lists(e, f);
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
@@ -246,7 +256,7 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
     e->f_new[f] = rate;
     if (e->f_lvl) {
         e->f_lvl[f] = level;
-        e->a_lvl[e->f_apos[f]] = level;
+        e->f_nbn[f] = l;
     }
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
@@ -413,27 +423,41 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         if (e->ucount[l])
             weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
     }
+    if (e->above_on)
+        for (size_t i = 0; i < e->comp_links.n; i++)
+            e->l_sub[e->comp_links.v[i]] = INFINITY; /* unless it saturates */
     double level = 0;
     while (e->fill.n) {
         double lam;
         uint32_t l = fill_pop(e, &lam);
         if (lam > level)
             level = lam;
+        double sub = 0; /* the highest level of the flows frozen before it saturated */
         for (size_t j = 0; j < lists[l].n; j++) {
             uint32_t f = lists[l].v[j];
-            if (e->f_frozen[f])
+            if (e->f_frozen[f]) {
+                if (e->above_on && e->f_lvl[f] > sub)
+                    sub = e->f_lvl[f];
                 continue;
+            }
             if (!ct)
                 freeze_one(e, f, level, l);
             else if (freeze_ct(e, f, level, l))
                 return WEFT_ENOMEM;
         }
+        if (e->above_on)
+            e->l_sub[l] = sub;
     }
-    if (e->above_on)
+    if (e->above_on) {
         for (size_t i = 0; i < e->comp_links.n; i++) {
             uint32_t l = e->comp_links.v[i];
             e->l_load[l] = cap[l] - e->resid[l]; /* every active flow on it is in the component */
         }
+        for (size_t i = 0; i < e->comp_flows.n; i++)
+            if (bn_set(e, e->comp_flows.v[i], e->f_nbn[e->comp_flows.v[i]]))
+                return WEFT_ENOMEM;
+        e->drained.n = 0;
+    }
     if (ct)
         for (size_t i = 0; i < e->comp_flows.n; i++) {
             uint32_t f = e->comp_flows.v[i];
@@ -469,44 +493,49 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
     return pass_down(e, c, cap);
 }
 
-/* Refilling above (engine.h, sim_engine_set_above). Progressive filling
- * freezes flows in the order of their levels, and a flow f freezes at the
- * first of its links to saturate. Drop f: below its level x_f no link of
- * f's route saturated (f would have frozen there), and every other link's
- * key does not depend on f, so every link saturating below x_f saturates at
- * the same level and freezes the same flows at the same rates. So after
- * drains of least level x the flows below x keep their rates, and the
- * filling goes on from x with the others: on each of their links the
- * capacity less what the flows below x take (its load less theirs), each
- * link's key as a whole refill would have it at level x. In exact
- * arithmetic the rates are those of refilling the whole component; in
- * floating point the loads are kept by additions in another order (a whole
- * refill recomputes them). ABOVE_TOL takes in the flows within rounding of
- * x. With only drains since the last refill (a flow that starts has no
- * level): the all-to-all whose pairs drain one by one refills, per drain,
- * the flows above it rather than its whole component.
+/* Refilling above (engine.h, sim_engine_set_above): after drains, only
+ * the region of the max-min rates the drains can move is filled again.
  *
- * How a refill above runs (refill_above, pop_above). The flows at or above
- * x are found by a scan of a_lvl (their levels in act's order), and their
- * links' sums set up; then each link that pops freezes its unfrozen flows
- * straight from its own list (every active flow on it: those below x are
- * frozen from the fill that gave them their rates, so the refill builds no
- * per-link lists of its own) and sets the key of each link those flows
- * touch once per pop, from its sums after the pop (freeze_one sets one per
- * flow and link: a pop freezes some 55 flows of 7 filling links each in
- * the DLRM all-to-all of 128 GPUs, most sharing their first links). Last,
+ * Why a region. Progressive filling freezes each flow at the first of its
+ * links to saturate, its bottleneck (f_bn; a link "froze" the flows of its
+ * list l_bn). Call the region R the flows found from the drained flows'
+ * links by: a link brings in every flow it froze, a flow brings in every
+ * link of its route (the drained flows' descendants in the bottleneck
+ * structure of Ros-Giralt et al., "On the Bottleneck Structure of
+ * Congestion-Controlled Networks", SIGMETRICS 2020). R is filled again
+ * over what the flows outside it leave of each of R's links (its load less
+ * R's share), the others keeping their rates. That is the max-min fair
+ * allocation, the one a whole refill gives in exact arithmetic, when every
+ * flow has a bottleneck -- a saturated link on which no flow has a higher
+ * level (rate over weight): a flow outside R keeps its bottleneck, which
+ * carries no flow of R (a link of R's brings in every flow it froze) and
+ * no drained one (the drained flows' links are R's), so nothing on it
+ * moved; a flow of R froze at a link that saturated, after every flow of
+ * R there that froze lower. Only the flows outside R on that link are left
+ * to check: none may be above the level at which it saturated now. Each
+ * link keeps l_sub, at least the level of every flow on it that it did not
+ * freeze (its flows outside R, which keep their levels, among them), so
+ * most checks are one comparison; a link whose bound does not hold has
+ * its list scanned, and a flow found above brings itself and what it finds
+ * into R, which is filled again from scratch (R only grows). Under 1e-13
+ * relative above counts as a tie moved by rounding (TIE_TOL).
+ *
+ * Cost: the 128-GPU all-to-all of the DLRM step's sparse row-wise tables
+ * (distinct sizes, so its 16,256 flows drain one by one) refilled 1,865
+ * flows a drain, every flow at or above the least drained level, as this
+ * engine did before the region; its regions hold 395, and 363 of those
+ * really change (by more than 1e-9; the rest move by rounding or not at
+ * all).
+ *
+ * A region is filled by its own lists (rl: R's flows on each of its
+ * links, built by a counting sort, so a pop never reads the flows outside
+ * R) starting at the least drained level (no link of R can saturate below
+ * it: every flow of R was at least there, and its links carried it), and
  * a flow's rate moves only when the refill moved it by more than KEEP_TOL
- * of itself: in that all-to-all a refill gives 1,900 flows a rate on
- * average, of which 970 differ from their old one by rounding alone
- * (below 1e-13: the loads are summed in another order) and 370 really
- * changed (by more than 1e-9; next to none between). The others keep
- * their rate and their drain event, which is exact for the kept rate, so
- * a drain moves by some KEEP_TOL of its remaining time, and nothing is
- * rescheduled for rounding. Skipping the flows whose rate cannot change
- * altogether (tracking which links a drain disturbs) would not pay there:
- * the flows that change cross 190 to 210 of the 300 links of a refill,
- * whose lists hold 25,000 entries, more than the 13,000 filling entries
- * of the flows refilled.
+ * of itself: the flows of R whose rate the drain did not change come out
+ * of another order of sums, within 1e-13 of the old rate, and keep it and
+ * their drain event (exact for the kept rate), so a drain moves by some
+ * KEEP_TOL of its remaining time and nothing is rescheduled for rounding.
  *
  * Only runs without dependencies (nor queue or cut-through edges) do this.
  * There every flow starts at the outset and the last bits it moves stay last
@@ -520,59 +549,199 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
 #define ABOVE_TOL 1e-12
 /* A refilled rate within this fraction of the old one is the old one
  * moved by rounding (measured below 1e-13 in the DLRM all-to-alls, whose
- * real changes exceed 1e-9): the flow keeps it (see "How a refill above
- * runs"). */
+ * real changes exceed 1e-9): the flow keeps it. */
 #define KEEP_TOL 1e-13
+/* A flow outside the region at most this fraction above the level at
+ * which one of its links saturated ties with it (rounding). */
+#define TIE_TOL 1e-13
 
 weft_err sim_eng_build_above(sim_engine *e)
 {
     e->above_on = e->above_ask && !e->plain && e->n_cls == 1 && !e->b_size && !e->ct_f.n &&
                   !e->dep_f.n && !e->q_f.n;
     e->above_lvl = INFINITY;
+    e->above_pending = e->n_flows;
     if (!e->above_on)
         return WEFT_OK;
     size_t nf = e->n_flows ? e->n_flows : 1, nl = e->n_links ? e->n_links : 1;
+    size_t nr = e->n_routes, nk = e->rf_off[nr];
+    if (!e->rf_own) {
+        /* Dead links leave routes in place (prune_link): the filling
+         * routes become the engine's own. */
+        uint32_t *off = weft__malloc((nr + 1) * sizeof *off);
+        uint32_t *link = weft__malloc((nk ? nk : 1) * sizeof *link);
+        double *coef = weft__malloc((nk ? nk : 1) * sizeof *coef);
+        if (!off || !link || !coef) {
+            weft__free(off);
+            weft__free(link);
+            weft__free(coef);
+            return WEFT_ENOMEM;
+        }
+        memcpy(off, e->rf_off, (nr + 1) * sizeof *off);
+        memcpy(link, e->rf_link, nk * sizeof *link);
+        memcpy(coef, e->rf_coef, nk * sizeof *coef);
+        e->rf_off = off;
+        e->rf_link = link;
+        e->rf_coef = coef;
+        e->rf_own = true;
+    }
+    e->rf_end = weft__malloc((nr ? nr : 1) * sizeof *e->rf_end);
+    e->l_gap = weft__malloc(nl * sizeof *e->l_gap);
+    e->l_wait = weft__malloc(nl * sizeof *e->l_wait);
+    e->l_dead = weft__calloc(nl, sizeof *e->l_dead);
+    if (!e->rf_end || !e->l_gap || !e->l_wait || !e->l_dead)
+        return WEFT_ENOMEM;
+    for (size_t r = 0; r < nr; r++)
+        e->rf_end[r] = e->rf_off[r + 1];
+    for (size_t l = 0; l < nl; l++)
+        e->l_gap[l] = e->l_wait[l] = 1;
     e->f_lvl = weft__calloc(nf, sizeof *e->f_lvl);
-    e->f_apos = weft__malloc(nf * sizeof *e->f_apos);
+    e->f_bn = weft__malloc(nf * sizeof *e->f_bn);
+    e->f_bpos = weft__malloc(nf * sizeof *e->f_bpos);
+    e->f_nbn = weft__malloc(nf * sizeof *e->f_nbn);
     e->l_load = weft__calloc(nl, sizeof *e->l_load);
-    e->a_lvl = weft__calloc(nf, sizeof *e->a_lvl);
+    e->l_sub = weft__malloc(nl * sizeof *e->l_sub);
+    e->l_bn = weft__calloc(nl, sizeof *e->l_bn);
     e->pl = weft__malloc(nl * sizeof *e->pl);
     e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
+    e->rl_off = weft__malloc((nl + 1) * sizeof *e->rl_off);
     e->ck = weft__malloc(nl * sizeof *e->ck);
-    return e->f_lvl && e->f_apos && e->l_load && e->a_lvl && e->pl && e->l_idx && e->ck
-               ? WEFT_OK
-               : WEFT_ENOMEM;
+    e->r_lvl = weft__malloc(nl * sizeof *e->r_lvl);
+    e->r_rmax = weft__malloc(nl * sizeof *e->r_rmax);
+    e->r_nonr = weft__malloc(nl * sizeof *e->r_nonr);
+    e->r_pop = weft__malloc(nl);
+    e->r_scan = weft__malloc(nl);
+    if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
+          e->pl && e->l_idx && e->rl_off && e->ck && e->r_lvl && e->r_rmax && e->r_nonr &&
+          e->r_pop && e->r_scan))
+        return WEFT_ENOMEM;
+    for (size_t f = 0; f < nf; f++)
+        e->f_bn[f] = SIM_NO_LINK;
+    for (size_t l = 0; l < nl; l++)
+        e->l_sub[l] = INFINITY;
+    return WEFT_OK;
 }
 
-/* The pop of link l at `level` in refill_above: freezes its unfrozen flows
- * (its list holds every active flow on it; those below the refill's level
- * stay frozen from the fill that gave them their rates), each as
- * freeze_one, and then sets the heap key of each link they touch once,
- * from its sums after the pop, in the order of first touch (freeze_one
- * sets a key per flow and link). */
-static void pop_above(sim_engine *e, uint32_t l, double level)
+/* Link l joins the region's links (once per refill, epoch ep). */
+static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    if (e->lstamp[l] == ep)
+        return WEFT_OK;
+    e->lstamp[l] = ep;
+    return sim_eng_vec_push(&e->comp_links, l);
+}
+
+/* Flow f joins the region, and its links with it. */
+static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
+{
+    e->f_stamp[f] = ep;
+    if (sim_eng_vec_push(&e->comp_flows, f))
+        return WEFT_ENOMEM;
+    uint32_t r = e->f_route[f];
+    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+        if (region_link(e, e->rf_link[k], ep))
+            return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+/* Closes the region: each of its links from *next on brings in the flows
+ * it froze. */
+static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
+{
+    while (*next < e->comp_links.n) {
+        const vec32 *b = &e->l_bn[e->comp_links.v[(*next)++]];
+        for (size_t j = 0; j < b->n; j++)
+            if (e->f_stamp[b->v[j]] != ep && region_flow(e, b->v[j], ep))
+                return WEFT_ENOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* Sets up a fill of the region: each link's capacity less what the flows
+ * outside it take, the sums of the region's flows, and their lists (rl,
+ * by link place: rl_off). */
+static weft_err region_setup(sim_engine *e)
+{
+    size_t nc = e->comp_links.n;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
+                             *restrict link = e->rf_link;
+    const double *restrict coef = e->rf_coef;
+    double *restrict resid = e->resid, *restrict wsum = e->wsum;
+    uint32_t *restrict ucount = e->ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t l = e->comp_links.v[i];
+        idx[l] = (uint32_t)i;
+        resid[l] = e->cap[l] - e->l_load[l];
+        wsum[l] = 0;
+        ucount[l] = 0;
+        e->r_pop[i] = 0;
+        e->r_scan[i] = 0;
+        e->r_rmax[i] = 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < e->comp_flows.n; i++) {
+        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
+        e->f_frozen[f] = 0;
+        for (uint32_t k = off[r]; k < end[r]; k++) {
+            uint32_t l = link[k];
+            resid[l] += coef[k] * rate;
+            wsum[l] += coef[k] * w;
+            ucount[l]++;
+        }
+        n += end[r] - off[r];
+    }
+    if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v))
+        return WEFT_ENOMEM;
+    uint32_t at = 0;
+    for (size_t i = 0; i < nc; i++) {
+        cnt[i] = at;
+        e->pl[i] = at;
+        at += ucount[e->comp_links.v[i]];
+    }
+    cnt[nc] = at;
+    for (size_t i = 0; i < e->comp_flows.n; i++) {
+        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        for (uint32_t k = off[r]; k < end[r]; k++)
+            e->rl.v[e->pl[idx[link[k]]]++] = f;
+    }
+    e->rl.n = at;
+    return WEFT_OK;
+}
+
+/* The saturation of the link at place i at `level`: freezes its region
+ * flows still rising, each as freeze_one, and sets the key of each link
+ * they touch once, from its sums after the pop (in the order of first
+ * touch). */
+static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
+    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
+                             *restrict link = e->rf_link;
     const double *restrict coef = e->rf_coef;
     double *restrict resid = e->resid, *restrict wsum = e->wsum;
     uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
     uint64_t *restrict stamp = e->lstamp;
     uint8_t *restrict frozen = e->f_frozen;
-    stamp[l] = ps; /* out of the heap already */
-    const vec32 *lf = &e->lflows[l];
-    for (size_t j = 0; j < lf->n; j++) {
-        uint32_t f = lf->v[j];
-        if (frozen[f])
+    uint32_t l = e->comp_links.v[i];
+    stamp[l] = ps; /* its key is gone already */
+    e->r_pop[i] = 1;
+    e->r_lvl[i] = level;
+    double rmax = 0;
+    for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++) {
+        uint32_t f = e->rl.v[j];
+        if (frozen[f]) {
+            rmax = e->f_lvl[f] > rmax ? e->f_lvl[f] : rmax;
             continue;
+        }
         double w = sim_eng_weight(e, f), rate = w * level;
         frozen[f] = 1;
         e->f_new[f] = rate;
         e->f_lvl[f] = level;
-        e->a_lvl[e->f_apos[f]] = level;
+        e->f_nbn[f] = l;
         uint32_t r = e->f_route[f];
-        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
+        for (uint32_t k = off[r], stop = end[r]; k < stop; k++) {
             uint32_t l2 = link[k];
             resid[l2] -= coef[k] * rate;
             wsum[l2] -= coef[k] * w;
@@ -583,15 +752,16 @@ static void pop_above(sim_engine *e, uint32_t l, double level)
             }
         }
     }
+    e->r_rmax[i] = rmax;
     if (e->ck_on) {
-        for (size_t i = 0; i < nt; i++) {
-            uint32_t l2 = pl[i];
+        for (size_t k = 0; k < nt; k++) {
+            uint32_t l2 = pl[k];
             e->ck[e->l_idx[l2]] = ucount[l2] ? resid[l2] / wsum[l2] : INFINITY;
         }
         return;
     }
-    for (size_t i = 0; i < nt; i++) {
-        uint32_t l2 = pl[i];
+    for (size_t k = 0; k < nt; k++) {
+        uint32_t l2 = pl[k];
         if (!ucount[l2])
             fill_remove(e, l2);
         else
@@ -599,62 +769,19 @@ static void pop_above(sim_engine *e, uint32_t l, double level)
     }
 }
 
-static weft_err refill_above(sim_engine *e, double t, double x)
+/* Progressive filling of the region from level lo. */
+static void region_fill(sim_engine *e, double lo)
 {
-    uint64_t ep = ++e->epoch;
-    double lo = x * (1 - ABOVE_TOL);
-    e->seeds.n = 0;
-    e->comp_flows.n = e->comp_links.n = 0;
-    if (weft__grow((void **)&e->comp_flows.v, &e->comp_flows.cap, e->act.n,
-                   sizeof *e->comp_flows.v))
-        return WEFT_ENOMEM;
-    size_t nf = 0;
-    for (size_t i = 0; i < e->act.n; i++)
-        if (e->a_lvl[i] >= lo)
-            e->comp_flows.v[nf++] = e->act.v[i];
-    e->comp_flows.n = nf;
-    if (!e->comp_flows.n)
-        return WEFT_OK;
-    e->st.refills++;
-    e->st.refilled += e->comp_flows.n;
-    const uint32_t *restrict off = e->rf_off, *restrict link = e->rf_link;
-    const double *restrict coef = e->rf_coef;
-    double *restrict resid = e->resid, *restrict wsum = e->wsum;
-    uint32_t *restrict ucount = e->ucount;
-    uint64_t *restrict stamp = e->lstamp;
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
-        e->f_frozen[f] = 0;
-        for (uint32_t k = off[r], end = off[r + 1]; k < end; k++) {
-            uint32_t l = link[k];
-            if (stamp[l] != ep) {
-                stamp[l] = ep;
-                if (sim_eng_vec_push(&e->comp_links, l))
-                    return WEFT_ENOMEM;
-                resid[l] = e->cap[l] - e->l_load[l];
-                wsum[l] = 0;
-                ucount[l] = 0;
-            }
-            resid[l] += coef[k] * rate;
-            wsum[l] += coef[k] * w;
-            ucount[l]++;
-        }
-    }
-    /* No link saturates below lo in exact arithmetic: the level starts
-     * there, so rounding cannot give a flow a lower rate (or none). */
     double level = lo;
     size_t nc = e->comp_links.n;
     e->ck_on = nc <= e->scan_max;
     if (e->ck_on) {
         /* Few links (sim_engine_set_scan): their keys in comp_links' order,
          * the least found by a scan at each pop (ties to the first), cheaper
-         * there than a heap's updates: 35 pops over 300 links a refill in the
-         * DLRM all-to-all of 128 GPUs. */
+         * there than a heap's updates. */
         for (size_t i = 0; i < nc; i++) {
             uint32_t l = e->comp_links.v[i];
-            e->l_idx[l] = (uint32_t)i;
-            e->ck[i] = resid[l] / wsum[l];
+            e->ck[i] = e->ucount[l] ? e->resid[l] / e->wsum[l] : INFINITY;
         }
         for (;;) {
             size_t at = nc;
@@ -670,28 +797,238 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             e->ck[at] = INFINITY;
             if (lam > level)
                 level = lam;
-            pop_above(e, e->comp_links.v[at], level);
+            region_pop(e, at, level);
         }
-    } else {
-        for (size_t i = 0; i < nc; i++) {
-            uint32_t l = e->comp_links.v[i];
-            weft__evheap_set(&e->fill, l, resid[l] / wsum[l]);
+        return;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t l = e->comp_links.v[i];
+        if (e->ucount[l])
+            weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
+    }
+    while (e->fill.n) {
+        double lam;
+        uint32_t l = fill_pop(e, &lam);
+        if (lam > level)
+            level = lam;
+        region_pop(e, e->l_idx[l], level);
+    }
+}
+
+/* Checks each saturated link of the region against the flows outside it
+ * (see "Refilling above"): a flow above the link's level joins the region.
+ * Returns whether any did (*grew), the region then to be filled again. */
+static weft_err region_check(sim_engine *e, uint64_t ep, bool *grew)
+{
+    *grew = false;
+    size_t nc = e->comp_links.n;
+    for (size_t i = 0; i < nc; i++) {
+        if (!e->r_pop[i])
+            continue;
+        uint32_t l = e->comp_links.v[i];
+        double lam = e->r_lvl[i];
+        if (e->l_sub[l] <= lam)
+            continue;
+        double top = lam * (1 + TIE_TOL), m = 0;
+        const vec32 *lf = &e->lflows[l];
+        for (size_t j = 0; j < lf->n; j++) {
+            uint32_t f = lf->v[j];
+            if (e->f_stamp[f] == ep)
+                continue;
+            double x = e->f_lvl[f];
+            m = x > m ? x : m;
+            if (x > top) {
+                if (region_flow(e, f, ep))
+                    return WEFT_ENOMEM;
+                *grew = true;
+            }
         }
-        while (e->fill.n) {
-            double lam;
-            uint32_t l = fill_pop(e, &lam);
-            if (lam > level)
-                level = lam;
-            pop_above(e, l, level);
+        e->r_scan[i] = 1;
+        e->r_nonr[i] = m;
+    }
+    return WEFT_OK;
+}
+
+/* Links that cannot fill. Once every flow has started, the active flows
+ * only leave, and a link that no allocation of them within the other
+ * links' capacities could fill never saturates again: it never pops, its
+ * key never bounds a flow, and leaving it out of the region refills
+ * changes no pop and no rate, to the bit (its own load is no longer kept).
+ * After an all-to-all's pairs inside a box drain, every NVLink link of
+ * the DLRM step's 128 GPUs (h100:16) is such a link: the flows left on a
+ * GPU's link to its NVSwitch are its own sends across boxes, which also
+ * cross its NIC (400 Gb/s), and the arrivals its NIC passes on, which
+ * also cross that NIC's link from the rail switch: at most 100 GB/s of the
+ * NVLink's 450. Half the filling links of a route go, and with them half
+ * the work of each refill.
+ *
+ * The bound is weak duality for the linear program "most load on l":
+ * weights y_m >= 0 on the other links with, for every flow f on l,
+ * sum_m coef(m, f) y_m >= coef(l, f) give load(l) <= sum_m cap_m y_m. Each
+ * flow is covered by one link of its route, the one with the least
+ * capacity x coef(l, f) / coef(m, f) over the number of l's flows
+ * crossing it (a NIC's link that all of a GPU's sends cross, rather than
+ * a far NIC that one of them does), y_m the largest ratio among the flows
+ * it covers. A flow with no other filling link keeps l alive. Dead when
+ * the bound is below (1 - DEAD_TOL) of l's capacity, far from rounding.
+ * A link is looked at when a drained flow crossed it and no flow has it
+ * for bottleneck (a link that froze flows is full), after 1, 2, 4, ...
+ * such drains, so each costs a few looks over the run (a look reads its
+ * flows' routes twice). */
+#define DEAD_TOL 1e-9
+
+static bool link_dead(sim_engine *e, uint32_t l)
+{
+    const vec32 *lf = &e->lflows[l];
+    uint64_t ep = ++e->epoch;
+    uint32_t *cnt = e->pl;
+    double *y = e->ck;
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t m = e->rf_link[k];
+            if (e->lstamp[m] != ep) {
+                e->lstamp[m] = ep;
+                cnt[m] = 0;
+                y[m] = 0;
+            }
+            cnt[m]++;
         }
+    }
+    double bound = 0, top = e->cap[l] * (1 - DEAD_TOL);
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]], best = SIM_NO_LINK;
+        double cl = 0, cost = INFINITY, ratio = 0;
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+            if (e->rf_link[k] == l)
+                cl = e->rf_coef[k];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t m = e->rf_link[k];
+            double q = cl / e->rf_coef[k], c = e->cap[m] * q / cnt[m];
+            if (m != l && c < cost) {
+                cost = c;
+                best = m;
+                ratio = q;
+            }
+        }
+        if (best == SIM_NO_LINK)
+            return false;
+        if (ratio > y[best]) {
+            bound += e->cap[best] * (ratio - y[best]);
+            y[best] = ratio;
+            if (!(bound < top))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Takes dead link l out of the filling routes of its flows (in place,
+ * keeping their order). */
+static void prune_link(sim_engine *e, uint32_t l)
+{
+    e->l_dead[l] = 1;
+    e->st.dead_links++;
+    const vec32 *lf = &e->lflows[l];
+    for (size_t j = 0; j < lf->n; j++) {
+        uint32_t r = e->f_route[lf->v[j]], w = e->rf_off[r];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+            if (e->rf_link[k] != l) {
+                e->rf_link[w] = e->rf_link[k];
+                e->rf_coef[w++] = e->rf_coef[k];
+            }
+        e->rf_end[r] = w;
+    }
+}
+
+/* Looks at the drained flows' links that are due (see "Links that cannot
+ * fill"), before the region is found. */
+static weft_err find_dead(sim_engine *e)
+{
+    if (e->above_pending || !e->prune)
+        return WEFT_OK;
+    e->seeds.n = 0; /* the links due, gathered first: pruning moves routes */
+    for (size_t i = 0; i < e->drained.n; i++) {
+        uint32_t r = e->f_route[e->drained.v[i]];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
+            uint32_t l = e->rf_link[k];
+            if (e->l_bn[l].n || e->l_dead[l] || !e->l_wait[l] || --e->l_wait[l])
+                continue;
+            if (sim_eng_vec_push(&e->seeds, l))
+                return WEFT_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < e->seeds.n; i++) {
+        uint32_t l = e->seeds.v[i];
+        if (e->l_dead[l] || e->l_wait[l])
+            continue;
+        if (link_dead(e, l)) {
+            prune_link(e, l);
+        } else {
+            e->l_gap[l] = e->l_gap[l] < UINT32_MAX / 2 ? 2 * e->l_gap[l] : e->l_gap[l];
+            e->l_wait[l] = e->l_gap[l];
+        }
+    }
+    e->seeds.n = 0;
+    return WEFT_OK;
+}
+
+static weft_err refill_above(sim_engine *e, double t, double x)
+{
+    if (find_dead(e))
+        return WEFT_ENOMEM;
+    uint64_t ep = ++e->epoch;
+    e->seeds.n = 0;
+    e->comp_flows.n = e->comp_links.n = 0;
+    for (size_t i = 0; i < e->drained.n; i++) {
+        uint32_t f = e->drained.v[i], r = e->f_route[f];
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
+            if (region_link(e, e->rf_link[k], ep))
+                return WEFT_ENOMEM;
+    }
+    e->drained.n = 0;
+    size_t next = 0;
+    bool grew = true;
+    while (grew) {
+        if (region_close(e, ep, &next))
+            return WEFT_ENOMEM;
+        if (!e->comp_flows.n)
+            return WEFT_OK;
+        if (region_setup(e))
+            return WEFT_ENOMEM;
+        /* No link of the region saturates below x in exact arithmetic: the
+         * level starts there, so rounding cannot give a flow a lower rate
+         * (or none). */
+        region_fill(e, x * (1 - ABOVE_TOL));
+        for (size_t i = 0; i < e->comp_links.n; i++)
+            e->lstamp[e->comp_links.v[i]] = ep; /* the pops stamped their own */
+        if (region_check(e, ep, &grew))
+            return WEFT_ENOMEM;
+    }
+    e->st.refills++;
+    e->st.refilled += e->comp_flows.n;
+    /* Each link's bound on the levels of the flows it did not freeze: the
+     * flows outside the region kept theirs (at most the old bound, or
+     * the scanned highest), the region's are known. */
+    for (size_t i = 0; i < e->comp_links.n; i++) {
+        uint32_t l = e->comp_links.v[i];
+        double sub = e->r_scan[i] ? e->r_nonr[i] : e->l_sub[l];
+        if (e->r_pop[i])
+            sub = e->r_rmax[i] > sub ? e->r_rmax[i] : sub;
+        else
+            for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++)
+                sub = e->f_lvl[e->rl.v[j]] > sub ? e->f_lvl[e->rl.v[j]] : sub;
+        e->l_sub[l] = sub;
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        if (bn_set(e, f, e->f_nbn[f]))
+            return WEFT_ENOMEM;
         double nr = e->f_new[f], old = e->f_rate[f];
         /* A rate that moved by rounding only stays (KEEP_TOL). */
         if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - old);
         set_rate(e, f, nr, t);
     }
