@@ -622,16 +622,8 @@ weft_err sim_eng_build_above(sim_engine *e)
     return WEFT_OK;
 }
 
-/* Link l joins the region's links (once per refill, epoch ep). */
-static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
-{
-    if (e->lstamp[l] == ep)
-        return WEFT_OK;
-    e->lstamp[l] = ep;
-    return sim_eng_vec_push(&e->comp_links, l);
-}
-
-/* Flow f joins the region, and its links with it. */
+/* Flow f joins the region, and its links with it (comp_add_link: the
+ * region's links are comp_links, its flows comp_flows). */
 static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
 {
     e->f_stamp[f] = ep;
@@ -639,7 +631,7 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
         return WEFT_ENOMEM;
     uint32_t r = e->f_route[f];
     for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-        if (region_link(e, e->rf_link[k], ep))
+        if (comp_add_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
     return WEFT_OK;
 }
@@ -983,7 +975,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
     for (size_t i = 0; i < e->drained.n; i++) {
         uint32_t f = e->drained.v[i], r = e->f_route[f];
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-            if (region_link(e, e->rf_link[k], ep))
+            if (comp_add_link(e, e->rf_link[k], ep))
                 return WEFT_ENOMEM;
     }
     e->drained.n = 0;
