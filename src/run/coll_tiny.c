@@ -133,8 +133,11 @@ static bool reached(void *arg)
 
 /* Waits until *w >= want, rank q being the one that stores it: polls,
  * then yields, checking q's liveness, the communicator's timeout and (with
- * faults) the peers' faults. */
-static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want, uint32_t q,
+ * faults) the peers' faults. Out of line: a caller tests *w first, and
+ * inlined, this loop's registers cost weft__tiny_read and weft__tiny_begin
+ * 20 instructions a call of saves and restores on the path that does not
+ * wait (callgrind). */
+static __attribute__((noinline)) weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want, uint32_t q,
                           bool faults, weft_diag *d)
 {
     if (atomic_load_explicit(w, memory_order_acquire) >= want)
@@ -411,69 +414,48 @@ void weft__tiny_fold(weft__reduce_fn fn, void *dst, const unsigned char *const *
         fn(dst, src[q] + offset, count);
 }
 
-/* The reducing calls: publishes `in_bytes` of sendbuf and, where want,
- * folds block `offset` of every rank's slot into recvbuf. */
-static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size_t in_bytes,
-                         void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
-                         uint32_t root, bool want, size_t offset, weft_diag *d)
+weft_err weft__tiny_reduction(weft_comm *c, const weft__tiny_red *r, weft_diag *d)
 {
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
-    if (!fn)
+    weft_coll coll = r->coll;
+    if (!r->fn)
         return weft_diag_set(d, WEFT_EINVAL, "%s: no reduction %s of %s", weft_coll_name(coll),
-                             weft_redop_name(op), weft_dtype_name(dtype));
+                             weft_redop_name(r->op), weft_dtype_name(r->dtype));
     weft__tiny t;
-    weft_err e = weft__tiny_begin(c, coll, count, dtype, (uint32_t)op, root, &t, d);
+    weft_err e = weft__tiny_begin(c, coll, r->count, r->dtype, (uint32_t)r->op, r->root, &t, d);
     if (e)
         return e;
+    /* A reduce-scatter's input is n blocks; this rank folds block `offset`
+     * of every slot (a reduce or allreduce: the whole of each). */
+    size_t block = r->count * r->es, in_bytes = block, offset = 0;
+    bool scatter = coll == WEFT_COLL_REDUCESCATTER;
+    if (scatter) {
+        in_bytes = block * c->size;
+        offset = block * c->rank;
+    }
+    bool want = coll != WEFT_COLL_REDUCE || c->rank == r->root;
     /* The part of the input only this rank folds stays out of its slot
-     * (no peer reads it) and is folded from sendbuf, in its place in rank
+     * (no peer reads it) and is folded from in, in its place in rank
      * order (the same result): a reduce's root publishes no data, a
      * reduce-scatter all but its own block (at 2 ranks half the bytes a
      * peer pulls from this rank's core: docs/interop.md). Not in place,
      * where the fold's output may overlap the input it still reads. */
-    size_t own = 0, own_bytes = 0;
-    bool skip = want && sendbuf != recvbuf && coll != WEFT_COLL_ALLREDUCE;
-    if (skip && coll == WEFT_COLL_REDUCESCATTER) {
-        own = offset;
-        own_bytes = count * weft_dtype_size(dtype);
-        memcpy(t.data, sendbuf, own);
-        memcpy(t.data + own + own_bytes, (const unsigned char *)sendbuf + own + own_bytes,
-               in_bytes - own - own_bytes);
+    const unsigned char *in = r->in;
+    bool skip = want && r->in != r->out && coll != WEFT_COLL_ALLREDUCE;
+    if (skip && scatter) {
+        memcpy(t.data, in, offset);
+        memcpy(t.data + offset + block, in + offset + block, in_bytes - offset - block);
     } else if (!skip)
-        memcpy(t.data, sendbuf, in_bytes);
+        memcpy(t.data, in, in_bytes);
     /* A reduce's non-root compares the root's slot, if published (see the top). */
-    e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
-                                          : weft__tiny_publish(&t, want, d);
+    e = !want ? weft__tiny_publish_for(&t, r->root, d) : weft__tiny_publish(&t, true, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&t, src, d);
         if (!e && skip)
-            src[c->rank] = sendbuf;
+            src[c->rank] = in;
         if (!e)
-            weft__tiny_fold(fn, recvbuf, src, c->size, offset, count, weft_dtype_size(dtype));
+            weft__tiny_fold(r->fn, r->out, src, c->size, offset, r->count, r->es);
     }
     weft__tiny_end(&t, e);
     return e;
-}
-
-weft_err weft__tiny_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                              weft_dtype dtype, weft_redop op, weft_diag *d)
-{
-    return reducing(c, WEFT_COLL_ALLREDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
-                    dtype, op, 0, true, 0, d);
-}
-
-weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                           weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
-{
-    return reducing(c, WEFT_COLL_REDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
-                    dtype, op, root, c->rank == root, 0, d);
-}
-
-weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                   weft_dtype dtype, weft_redop op, weft_diag *d)
-{
-    size_t b = count * weft_dtype_size(dtype);
-    return reducing(c, WEFT_COLL_REDUCESCATTER, sendbuf, b * c->size, recvbuf, count, dtype, op, 0,
-                    true, b * c->rank, d);
 }

@@ -78,7 +78,6 @@ static void unref(weft__pmpi_entry *e)
 {
     if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    pthread_mutex_destroy(&e->lock);
     free(e);
 }
 
@@ -102,10 +101,9 @@ void weft__pmpi_unreserve(void)
 bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool reserved)
 {
     weft__pmpi_entry *e = malloc(sizeof *e);
-    if (!e || pthread_mutex_init(&e->lock, NULL) != 0) {
-        free(e);
+    if (!e)
         return false;
-    }
+    atomic_init(&e->lock.word, 0);
     e->mpi = mpi;
     e->worker = NULL;
     e->comm = comm;
@@ -131,10 +129,8 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
             weft__pmpi.reserved--;
     }
     unlock();
-    if (!ok) {
-        pthread_mutex_destroy(&e->lock);
+    if (!ok)
         free(e);
-    }
     return ok;
 }
 
@@ -151,7 +147,7 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
     /* A call of another thread on it ends first (MPI makes freeing a
      * communicator that another thread is using erroneous; this only keeps
      * the library from freeing what a call runs on). */
-    pthread_mutex_lock(&e->lock);
+    weft__lock_take(&e->lock);
     weft_comm *c = e->comm;
     /* Atomic: zero.h reads it without the lock (weft__pmpi_zero_cache). */
     __atomic_store_n(&e->comm, NULL, __ATOMIC_RELEASE);
@@ -159,7 +155,7 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
      * communicator with calls outstanding on it). */
     weft__pmpi_worker_stop(e->worker);
     e->worker = NULL;
-    pthread_mutex_unlock(&e->lock);
+    weft__lock_give(&e->lock);
     unref(e);
     return c;
 }
@@ -199,7 +195,7 @@ static void release(weft__pmpi_target *t)
     if (!e)
         return;
     t->entry = NULL;
-    pthread_mutex_unlock(&e->lock);
+    weft__lock_give(&e->lock);
     if (!t->cached)
         unref(e);
 }
@@ -224,12 +220,12 @@ const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
     weft__pmpi_entry *e = cached;
     if (e && cached_mpi == comm && !weft__pmpi_depth &&
         __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
-        pthread_mutex_lock(&e->lock);
+        weft__lock_take(&e->lock);
         if (e->comm) {
             *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
             return NULL;
         }
-        pthread_mutex_unlock(&e->lock);
+        weft__lock_give(&e->lock);
     }
     const char *why = weft__pmpi_target_of(comm, t);
     if (!why && t->entry != cached) {
@@ -276,7 +272,7 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
         return "inside weft";
     if (!e)
         return "no weft communicator";
-    pthread_mutex_lock(&e->lock);
+    weft__lock_take(&e->lock);
     t->entry = e;
     if (!e->comm) {
         /* Removed while this call waited (an erroneous program: freed on

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "run/lock.h"
 #include "run/pmpi/pmpi.h"
 
 /* An MPI communicator that has a weft communicator; on the heap, so that a
@@ -35,7 +36,7 @@ struct weft__pmpi_entry {
     weft__pmpi_worker *worker; /* started by its first queued call; under lock */
     weft_comm *comm;
     weft__pmpi_kind kind;
-    pthread_mutex_t lock;
+    weft__lock lock; /* held for each call served on it (inline: run/lock.h) */
     uint32_t refs; /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
     /* MPI_Alltoallv's small-message mode (weft__pmpi_small_mode), under
      * lock: blocking calls made, the call at which the mode is agreed

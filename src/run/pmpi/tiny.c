@@ -73,31 +73,28 @@ bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendb
                             int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                             int *rc)
 {
-    weft_dtype dt;
-    weft_redop ro;
-    if (count <= 0 || !weft__pmpi_dtype(datatype, &dt) || !weft__pmpi_op(op, &ro))
+    weft__tiny_red r = {.coll = coll, .count = (size_t)count, .root = (uint32_t)root};
+    if (count <= 0 || !weft__pmpi_dtype(datatype, &r.dtype) || !weft__pmpi_op(op, &r.op))
         return false;
-    size_t block = (size_t)count * weft_dtype_size(dt);
-    size_t n = weft__pmpi_small_size(comm);
+    r.es = weft_dtype_size(r.dtype);
+    size_t bytes = r.count * r.es;
+    if (coll == WEFT_COLL_REDUCESCATTER)
+        bytes *= weft__pmpi_small_size(comm);
     weft__pmpi_target t;
-    if (!tiny_take(comm, coll == WEFT_COLL_REDUCESCATTER ? block * n : block, &t))
+    if (!tiny_take(comm, bytes, &t))
         return false;
     weft_comm *c = t.comm;
     if (coll == WEFT_COLL_REDUCE && (root < 0 || (uint32_t)root >= weft_comm_size(c))) {
         weft__pmpi_done(&t, NULL);
         return false; /* erroneous: the ordinary path passes it for MPI to report */
     }
-    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    r.in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    r.out = recvbuf;
+    r.fn = weft__reduce_get(r.dtype, r.op);
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e;
     weft__pmpi_enter();
-    if (coll == WEFT_COLL_ALLREDUCE)
-        e = weft__tiny_allreduce(c, in, recvbuf, (size_t)count, dt, ro, &d);
-    else if (coll == WEFT_COLL_REDUCE)
-        e = weft__tiny_reduce(c, in, recvbuf, (size_t)count, dt, ro, (uint32_t)root, &d);
-    else
-        e = weft__tiny_reduce_scatter(c, in, recvbuf, (size_t)count, dt, ro, &d);
+    weft_err e = weft__tiny_reduction(c, &r, &d);
     weft__pmpi_leave();
     *rc = tiny_done(&t, k, comm, e, &d);
     return true;
