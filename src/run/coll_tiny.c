@@ -68,10 +68,21 @@ static _Atomic uint64_t *fault_of(const weft_comm *c, uint32_t q)
     return (_Atomic uint64_t *)(void *)(ring_of(c, q) + TINY_FAULT_OFF);
 }
 
+/* Where call seq's slot lies in a ring. */
+static size_t slot_off(uint64_t seq)
+{
+    return TINY_SLOTS_OFF + (seq % WEFT__TINY_SLOTS) * TINY_STRIDE;
+}
+
 static tiny_head *head_of(const weft_comm *c, uint32_t q, uint64_t seq)
 {
-    return (tiny_head *)(void *)(ring_of(c, q) + TINY_SLOTS_OFF +
-                                 (seq % WEFT__TINY_SLOTS) * TINY_STRIDE);
+    return (tiny_head *)(void *)(ring_of(c, q) + slot_off(seq));
+}
+
+/* Rank q's slot of call t (t->off, computed once per call). */
+static tiny_head *slot_of(const weft__tiny *t, uint32_t q)
+{
+    return (tiny_head *)(void *)(t->c->tiny->rings[q] + t->off);
 }
 
 bool weft__tiny_ready(const weft_comm *c)
@@ -137,8 +148,9 @@ static bool reached(void *arg)
  * inlined, this loop's registers cost weft__tiny_read and weft__tiny_begin
  * 20 instructions a call of saves and restores on the path that does not
  * wait (callgrind). */
-static __attribute__((noinline)) weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want, uint32_t q,
-                          bool faults, weft_diag *d)
+static __attribute__((noinline)) weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w,
+                                                    uint64_t want, uint32_t q, bool faults,
+                                                    weft_diag *d)
 {
     if (atomic_load_explicit(w, memory_order_acquire) >= want)
         return WEFT_OK;
@@ -188,8 +200,8 @@ static __attribute__((noinline)) weft_err wait_word(weft_comm *c, const _Atomic 
 /* The verdict on ring call seq, which some rank found to disagree: waits
  * for every rank's slot of it, compares them all as call_agree.c does (the
  * same message on every rank), publishes the fault and fails the
- * communicator. */
-static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
+ * communicator. Out of line, as wait_word. */
+static __attribute__((noinline, cold)) weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank;
     weft__region_rec *recs = weft__region_recs(c);
@@ -227,7 +239,7 @@ static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
 /* A peer's fault, if any: the verdict on the call it names, once this
  * rank published its slot of that call (a rank behind it goes on until it
  * has: the verdict compares every rank's slot). */
-static weft_err check_faults(weft_comm *c, weft_diag *d)
+static __attribute__((noinline)) weft_err faults_found(weft_comm *c, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank;
     uint64_t published = c->tiny->published;
@@ -238,6 +250,43 @@ static weft_err check_faults(weft_comm *c, weft_diag *d)
         if (f && f <= published)
             return verdict(c, f, d);
     }
+    return WEFT_OK;
+}
+
+/* As faults_found, which runs only where some rank published a fault:
+ * every rank's fault word or-ed, one load per rank and one branch (this
+ * rank's own is set only as it fails the communicator, after which no
+ * ring call gets here). 27 instructions a call at 2 ranks as a loop that
+ * skipped this rank and tested each word, 12 so (callgrind). */
+static weft_err check_faults(weft_comm *c, weft_diag *d)
+{
+    unsigned char *const *rings = c->tiny->rings;
+    uint32_t n = c->size;
+    uint64_t any = 0;
+    for (uint32_t q = 0; q < n; q++)
+        any |= atomic_load_explicit((_Atomic uint64_t *)(void *)(rings[q] + TINY_FAULT_OFF),
+                                    memory_order_acquire);
+    return any ? faults_found(c, d) : WEFT_OK;
+}
+
+/* Slot s held call s - WEFT__TINY_SLOTS: waits until every peer consumed
+ * it, and notes how far they all are (st->room). Out of line, as
+ * wait_word: once every WEFT__TINY_SLOTS calls or fewer. */
+static __attribute__((noinline)) weft_err make_room(weft_comm *c, uint64_t s, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    uint64_t least = UINT64_MAX;
+    for (uint32_t q = 0; q < n; q++) {
+        if (q == me)
+            continue;
+        _Atomic uint64_t *w = consumed_of(c, q);
+        weft_err e;
+        if (s > WEFT__TINY_SLOTS && (e = wait_word(c, w, s - WEFT__TINY_SLOTS, q, true, d)))
+            return e;
+        uint64_t got = atomic_load_explicit(w, memory_order_acquire);
+        least = got < least ? got : least;
+    }
+    c->tiny->room = least + WEFT__TINY_SLOTS;
     return WEFT_OK;
 }
 
@@ -252,25 +301,12 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     weft__region_tiny_state *st = c->tiny;
     weft__call_begin(c, coll, count, dtype, op, root);
     uint64_t s = ++st->seq;
-    if (s > st->room) {
-        /* Slot s held call s - WEFT__TINY_SLOTS: every peer must have
-         * consumed it. */
-        uint32_t n = c->size, me = c->rank;
-        uint64_t least = UINT64_MAX;
-        for (uint32_t q = 0; q < n; q++) {
-            if (q == me)
-                continue;
-            _Atomic uint64_t *w = consumed_of(c, q);
-            if (s > WEFT__TINY_SLOTS && (e = wait_word(c, w, s - WEFT__TINY_SLOTS, q, true, d)))
-                return e;
-            uint64_t got = atomic_load_explicit(w, memory_order_acquire);
-            least = got < least ? got : least;
-        }
-        st->room = least + WEFT__TINY_SLOTS;
-    }
+    if (s > st->room && (e = make_room(c, s, d)))
+        return e;
     t->c = c;
     t->seq = s;
-    t->data = (unsigned char *)head_of(c, c->rank, s) + sizeof(tiny_head);
+    t->off = slot_off(s);
+    t->data = st->rings[c->rank] + t->off + sizeof(tiny_head);
     t->aux = 0;
     return WEFT_OK;
 }
@@ -279,10 +315,10 @@ static weft_err compare_published(weft__tiny *t, weft_diag *d);
 
 /* Writes this rank's slot head of call t (all but its sequence word,
  * which the caller stores last, to publish it) and returns it. */
-static tiny_head *fill_head(weft__tiny *t)
+static inline tiny_head *fill_head(weft__tiny *t)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, c->rank, t->seq);
+    tiny_head *h = slot_of(t, c->rank);
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
@@ -321,7 +357,7 @@ static weft_err compare_published(weft__tiny *t, weft_diag *d)
     weft_comm *c = t->c;
     uint32_t n = c->size, me = c->rank;
     for (uint32_t q = 0; q < n; q++) {
-        const tiny_head *p = head_of(c, q, t->seq);
+        const tiny_head *p = slot_of(t, q);
         if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
             (p->kind != c->call_kind || p->count != c->call.count))
             return verdict(c, t->seq, d);
@@ -340,7 +376,7 @@ weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
      * broadcast's compares every published one). Else every published
      * slot, as weft__tiny_publish's (q's alone missed a reduce to a rank
      * that broadcast from a third rank: coll_tiny.h). */
-    const tiny_head *p = head_of(c, q, t->seq);
+    const tiny_head *p = slot_of(t, q);
     if (atomic_load_explicit(&p->seq, memory_order_seq_cst) != t->seq)
         return compare_published(t, d);
     if (p->kind != c->call_kind || p->count != c->call.count)
@@ -348,11 +384,13 @@ weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
     return WEFT_OK;
 }
 
-weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
-                         weft_diag *d)
+/* weft__tiny_read where rank q's slot is not published yet or differs:
+ * waits, then compares. */
+static __attribute__((noinline)) weft_err
+read_slow(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux, weft_diag *d)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, q, t->seq);
+    tiny_head *h = slot_of(t, q);
     weft_err e;
     if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq &&
         (e = wait_word(c, &h->seq, t->seq, q, true, d)))
@@ -363,6 +401,29 @@ weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, 
     if (aux)
         *aux = h->aux;
     return WEFT_OK;
+}
+
+/* The slot published and alike, the common case, without a register saved
+ * (everything else in read_slow: one path that could wait cost 19
+ * instructions a read of saves and restores, callgrind). */
+static inline weft_err read_one(weft__tiny *t, uint32_t q, const unsigned char **data,
+                                uint64_t *aux, weft_diag *d)
+{
+    const weft_comm *c = t->c;
+    const tiny_head *h = slot_of(t, q);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq || h->kind != c->call_kind ||
+        h->count != c->call.count)
+        return read_slow(t, q, data, aux, d);
+    *data = (const unsigned char *)h + sizeof(tiny_head);
+    if (aux)
+        *aux = h->aux;
+    return WEFT_OK;
+}
+
+weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
+                         weft_diag *d)
+{
+    return read_one(t, q, data, aux, d);
 }
 
 void weft__tiny_end(weft__tiny *t, weft_err e)
@@ -399,7 +460,7 @@ weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag
 {
     uint32_t n = t->c->size;
     for (uint32_t q = 0; q < n; q++) {
-        weft_err e = weft__tiny_read(t, q, &src[q], NULL, d);
+        weft_err e = read_one(t, q, &src[q], NULL, d);
         if (e)
             return e;
     }

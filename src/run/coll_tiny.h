@@ -78,6 +78,7 @@
 typedef struct weft__tiny {
     weft_comm *c;
     uint64_t seq;
+    size_t off;          /* where the call's slot lies in each rank's ring */
     unsigned char *data; /* this rank's slot's data: WEFT__TINY_BYTES */
     uint64_t aux;        /* published with the slot (weft__tiny_read gives a peer's) */
 } weft__tiny;

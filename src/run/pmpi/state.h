@@ -37,7 +37,7 @@ struct weft__pmpi_entry {
     weft_comm *comm;
     weft__pmpi_kind kind;
     weft__lock lock; /* held for each call served on it (inline: run/lock.h) */
-    uint32_t refs; /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
+    uint32_t refs;   /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
     /* MPI_Alltoallv's small-message mode (weft__pmpi_small_mode), under
      * lock: blocking calls made, the call at which the mode is agreed
      * next, the gap to the one after, and the mode. */
