@@ -258,7 +258,7 @@ static __attribute__((noinline)) weft_err faults_found(weft_comm *c, weft_diag *
  * rank's own is set only as it fails the communicator, after which no
  * ring call gets here). 27 instructions a call at 2 ranks as a loop that
  * skipped this rank and tested each word, 12 so (callgrind). */
-static weft_err check_faults(weft_comm *c, weft_diag *d)
+static inline weft_err check_faults(weft_comm *c, weft_diag *d)
 {
     unsigned char *const *rings = c->tiny->rings;
     uint32_t n = c->size;
@@ -299,7 +299,15 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
     if (e)
         return e;
     weft__region_tiny_state *st = c->tiny;
-    weft__call_begin(c, coll, count, dtype, op, root);
+    /* weft__call_begin, inline (a call there cost 26 instructions a ring
+     * call, most of them the arguments kept across it; callgrind). */
+    c->call = (weft__call){.coll = (uint32_t)coll,
+                           .dtype = (uint32_t)dtype,
+                           .op = op,
+                           .root = root,
+                           .count = (uint64_t)count};
+    c->call_kind = weft__call_kind(&c->call);
+    c->call_agreed = false;
     uint64_t s = ++st->seq;
     if (s > st->room && (e = make_room(c, s, d)))
         return e;
