@@ -112,6 +112,7 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
     e->a2av_calls = e->a2av_next = 0;
     e->a2av_gap = 0;
     e->a2av_small = false;
+    e->tiny = 0;
     lock();
     bool ok = true;
     if (weft__pmpi.ncomms == weft__pmpi.cap) {
@@ -201,24 +202,24 @@ static void release(weft__pmpi_target *t)
 }
 
 /* The thread's last look-up of weft__pmpi_target_cached (see pmpi.h). */
-static _Thread_local MPI_Comm cached_mpi WEFT__PMPI_TLS;
-static _Thread_local weft__pmpi_entry *cached WEFT__PMPI_TLS;
+_Thread_local MPI_Comm weft__pmpi_cached_mpi WEFT__PMPI_TLS;
+_Thread_local weft__pmpi_entry *weft__pmpi_cached WEFT__PMPI_TLS;
 /* zero.h's view of it: the handle, where its weft communicator is kept
  * (NULL once removed), its size and this rank. */
 _Thread_local weft__pmpi_zero_last weft__pmpi_zero_cache WEFT__PMPI_TLS;
 
 void weft__pmpi_cache_drop(void)
 {
-    if (cached)
-        unref(cached);
-    cached = NULL;
+    if (weft__pmpi_cached)
+        unref(weft__pmpi_cached);
+    weft__pmpi_cached = NULL;
     weft__pmpi_zero_cache = (weft__pmpi_zero_last){.comm = NULL};
 }
 
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
 {
-    weft__pmpi_entry *e = cached;
-    if (e && cached_mpi == comm && !weft__pmpi_depth &&
+    weft__pmpi_entry *e = weft__pmpi_cached;
+    if (e && weft__pmpi_cached_mpi == comm && !weft__pmpi_depth &&
         __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
         weft__lock_take(&e->lock);
         if (e->comm) {
@@ -228,14 +229,14 @@ const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
         weft__lock_give(&e->lock);
     }
     const char *why = weft__pmpi_target_of(comm, t);
-    if (!why && t->entry != cached) {
+    if (!why && t->entry != weft__pmpi_cached) {
         /* The cache's own reference to the new entry. */
         __atomic_add_fetch(&t->entry->refs, 1, __ATOMIC_RELAXED);
         weft__pmpi_cache_drop();
-        cached = t->entry;
-        cached_mpi = comm;
+        weft__pmpi_cached = t->entry;
+        weft__pmpi_cached_mpi = comm;
         weft__pmpi_zero_cache = (weft__pmpi_zero_last){.mpi = comm,
-                                                       .comm = &cached->comm,
+                                                       .comm = &weft__pmpi_cached->comm,
                                                        .size = weft_comm_size(t->comm),
                                                        .rank = weft_comm_rank(t->comm)};
     }

@@ -34,17 +34,21 @@ static bool tiny_take(MPI_Comm comm, size_t bytes, weft__pmpi_target *t)
 {
     if (bytes == 0 || bytes > WEFT__TINY_BYTES)
         return false;
-    if (weft__pmpi_target_cached(comm, t))
+    if (!weft__pmpi_target_fast(comm, t) && weft__pmpi_target_cached(comm, t))
         return false;
     /* Not where a schedule is forced (WEFT_PLAN, WEFT_ALGO: the ordinary
-     * path runs or passes it as weft__pmpi_unfit says). */
-    if (!weft__tiny_ready(t->comm) || !weft__select_takes_all(t->comm)) {
+     * path runs or passes it as weft__pmpi_unfit says). Asked once per
+     * communicator (state.h: the answer does not change). */
+    weft__pmpi_entry *e = t->entry;
+    if (!e->tiny)
+        e->tiny = weft__tiny_ready(t->comm) && weft__select_takes_all(t->comm) ? 1 : 2;
+    if (e->tiny != 1) {
         weft__pmpi_done(t, NULL);
         return false;
     }
     /* After the calls queued on the communicator before this one (none
      * where no worker was started: the test inline, the call not made). */
-    if (t->entry->worker)
+    if (e->worker)
         weft__pmpi_drain(t);
     return true;
 }
@@ -54,8 +58,7 @@ static int tiny_done(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, wef
 {
     if (e)
         return weft__pmpi_fail(t, k, comm, d);
-    weft__pmpi_served(t, k);
-    return weft__pmpi_done(t, NULL);
+    return weft__pmpi_served_done(t, k);
 }
 
 /* Copies count elements of t (layout l) from buf into packed bytes, or
