@@ -295,12 +295,10 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
 {
     if (c->failed)
         return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
-    weft_err e = check_faults(c, d);
-    if (e)
-        return e;
-    weft__region_tiny_state *st = c->tiny;
     /* weft__call_begin, inline (a call there cost 26 instructions a ring
-     * call, most of them the arguments kept across it; callgrind). */
+     * call, most of them the arguments kept across it; callgrind), and
+     * before the fault check, so that no argument is kept across that
+     * either (a verdict there records the call it judges itself). */
     c->call = (weft__call){.coll = (uint32_t)coll,
                            .dtype = (uint32_t)dtype,
                            .op = op,
@@ -308,6 +306,10 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
                            .count = (uint64_t)count};
     c->call_kind = weft__call_kind(&c->call);
     c->call_agreed = false;
+    weft_err e = check_faults(c, d);
+    if (e)
+        return e;
+    weft__region_tiny_state *st = c->tiny;
     uint64_t s = ++st->seq;
     if (s > st->room && (e = make_room(c, s, d)))
         return e;
