@@ -18,11 +18,6 @@
 _Static_assert(WEFT__COLL_COUNT <= 16 && WEFT__DTYPE_COUNT <= 16 && WEFT_MAX_RANKS <= 65536,
                "a call fits the record's kind word");
 
-static uint32_t kind_word(const weft__call *k)
-{
-    return k->coll | k->dtype << 4 | (k->op & 0xffu) << 8 | k->root << 16;
-}
-
 static weft__call from_rec(const weft__region_rec *r)
 {
     return (weft__call){.coll = r->kind & 0xfu,
@@ -40,7 +35,7 @@ void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dty
                            .op = op,
                            .root = root,
                            .count = (uint64_t)count};
-    c->call_kind = kind_word(&c->call);
+    c->call_kind = weft__call_kind(&c->call);
     c->call_agreed = false;
 }
 

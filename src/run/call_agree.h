@@ -64,6 +64,13 @@ typedef struct weft__call {
     uint64_t count; /* as the caller passed it */
 } weft__call;
 
+/* The call's kind word of a control-page record: collective (bits 0-3),
+ * dtype (4-7), reduction (8-15) and root (16-31); see call_agree.c. */
+static inline uint32_t weft__call_kind(const weft__call *k)
+{
+    return k->coll | k->dtype << 4 | (k->op & 0xffu) << 8 | k->root << 16;
+}
+
 /* Records the arguments of the call c starts; op is a weft_redop or
  * WEFT__CALL_NO_OP, root 0 for collectives without one. */
 void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,

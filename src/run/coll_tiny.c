@@ -68,10 +68,21 @@ static _Atomic uint64_t *fault_of(const weft_comm *c, uint32_t q)
     return (_Atomic uint64_t *)(void *)(ring_of(c, q) + TINY_FAULT_OFF);
 }
 
+/* Where call seq's slot lies in a ring. */
+static size_t slot_off(uint64_t seq)
+{
+    return TINY_SLOTS_OFF + (seq % WEFT__TINY_SLOTS) * TINY_STRIDE;
+}
+
 static tiny_head *head_of(const weft_comm *c, uint32_t q, uint64_t seq)
 {
-    return (tiny_head *)(void *)(ring_of(c, q) + TINY_SLOTS_OFF +
-                                 (seq % WEFT__TINY_SLOTS) * TINY_STRIDE);
+    return (tiny_head *)(void *)(ring_of(c, q) + slot_off(seq));
+}
+
+/* Rank q's slot of call t (t->off, computed once per call). */
+static tiny_head *slot_of(const weft__tiny *t, uint32_t q)
+{
+    return (tiny_head *)(void *)(t->c->tiny->rings[q] + t->off);
 }
 
 bool weft__tiny_ready(const weft_comm *c)
@@ -133,9 +144,13 @@ static bool reached(void *arg)
 
 /* Waits until *w >= want, rank q being the one that stores it: polls,
  * then yields, checking q's liveness, the communicator's timeout and (with
- * faults) the peers' faults. */
-static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want, uint32_t q,
-                          bool faults, weft_diag *d)
+ * faults) the peers' faults. Out of line: a caller tests *w first, and
+ * inlined, this loop's registers cost weft__tiny_read and weft__tiny_begin
+ * 20 instructions a call of saves and restores on the path that does not
+ * wait (callgrind). */
+static __attribute__((noinline)) weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w,
+                                                    uint64_t want, uint32_t q, bool faults,
+                                                    weft_diag *d)
 {
     if (atomic_load_explicit(w, memory_order_acquire) >= want)
         return WEFT_OK;
@@ -185,8 +200,8 @@ static weft_err wait_word(weft_comm *c, const _Atomic uint64_t *w, uint64_t want
 /* The verdict on ring call seq, which some rank found to disagree: waits
  * for every rank's slot of it, compares them all as call_agree.c does (the
  * same message on every rank), publishes the fault and fails the
- * communicator. */
-static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
+ * communicator. Out of line, as wait_word. */
+static __attribute__((noinline, cold)) weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank;
     weft__region_rec *recs = weft__region_recs(c);
@@ -224,7 +239,7 @@ static weft_err verdict(weft_comm *c, uint64_t seq, weft_diag *d)
 /* A peer's fault, if any: the verdict on the call it names, once this
  * rank published its slot of that call (a rank behind it goes on until it
  * has: the verdict compares every rank's slot). */
-static weft_err check_faults(weft_comm *c, weft_diag *d)
+static __attribute__((noinline)) weft_err faults_found(weft_comm *c, weft_diag *d)
 {
     uint32_t n = c->size, me = c->rank;
     uint64_t published = c->tiny->published;
@@ -238,36 +253,70 @@ static weft_err check_faults(weft_comm *c, weft_diag *d)
     return WEFT_OK;
 }
 
+/* As faults_found, which runs only where some rank published a fault:
+ * every rank's fault word or-ed, one load per rank and one branch (this
+ * rank's own is set only as it fails the communicator, after which no
+ * ring call gets here). 27 instructions a call at 2 ranks as a loop that
+ * skipped this rank and tested each word, 12 so (callgrind). */
+static inline weft_err check_faults(weft_comm *c, weft_diag *d)
+{
+    unsigned char *const *rings = c->tiny->rings;
+    uint32_t n = c->size;
+    uint64_t any = 0;
+    for (uint32_t q = 0; q < n; q++)
+        any |= atomic_load_explicit((_Atomic uint64_t *)(void *)(rings[q] + TINY_FAULT_OFF),
+                                    memory_order_acquire);
+    return any ? faults_found(c, d) : WEFT_OK;
+}
+
+/* Slot s held call s - WEFT__TINY_SLOTS: waits until every peer consumed
+ * it, and notes how far they all are (st->room). Out of line, as
+ * wait_word: once every WEFT__TINY_SLOTS calls or fewer. */
+static __attribute__((noinline)) weft_err make_room(weft_comm *c, uint64_t s, weft_diag *d)
+{
+    uint32_t n = c->size, me = c->rank;
+    uint64_t least = UINT64_MAX;
+    for (uint32_t q = 0; q < n; q++) {
+        if (q == me)
+            continue;
+        _Atomic uint64_t *w = consumed_of(c, q);
+        weft_err e;
+        if (s > WEFT__TINY_SLOTS && (e = wait_word(c, w, s - WEFT__TINY_SLOTS, q, true, d)))
+            return e;
+        uint64_t got = atomic_load_explicit(w, memory_order_acquire);
+        least = got < least ? got : least;
+    }
+    c->tiny->room = least + WEFT__TINY_SLOTS;
+    return WEFT_OK;
+}
+
 weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
                           uint32_t root, weft__tiny *t, weft_diag *d)
 {
     if (c->failed)
         return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
+    /* weft__call_begin, inline (a call there cost 26 instructions a ring
+     * call, most of them the arguments kept across it; callgrind), and
+     * before the fault check, so that no argument is kept across that
+     * either (a verdict there records the call it judges itself). */
+    c->call = (weft__call){.coll = (uint32_t)coll,
+                           .dtype = (uint32_t)dtype,
+                           .op = op,
+                           .root = root,
+                           .count = (uint64_t)count};
+    c->call_kind = weft__call_kind(&c->call);
+    c->call_agreed = false;
     weft_err e = check_faults(c, d);
     if (e)
         return e;
     weft__region_tiny_state *st = c->tiny;
-    weft__call_begin(c, coll, count, dtype, op, root);
     uint64_t s = ++st->seq;
-    if (s > st->room) {
-        /* Slot s held call s - WEFT__TINY_SLOTS: every peer must have
-         * consumed it. */
-        uint32_t n = c->size, me = c->rank;
-        uint64_t least = UINT64_MAX;
-        for (uint32_t q = 0; q < n; q++) {
-            if (q == me)
-                continue;
-            _Atomic uint64_t *w = consumed_of(c, q);
-            if (s > WEFT__TINY_SLOTS && (e = wait_word(c, w, s - WEFT__TINY_SLOTS, q, true, d)))
-                return e;
-            uint64_t got = atomic_load_explicit(w, memory_order_acquire);
-            least = got < least ? got : least;
-        }
-        st->room = least + WEFT__TINY_SLOTS;
-    }
+    if (s > st->room && (e = make_room(c, s, d)))
+        return e;
     t->c = c;
     t->seq = s;
-    t->data = (unsigned char *)head_of(c, c->rank, s) + sizeof(tiny_head);
+    t->off = slot_off(s);
+    t->data = st->rings[c->rank] + t->off + sizeof(tiny_head);
     t->aux = 0;
     return WEFT_OK;
 }
@@ -276,10 +325,10 @@ static weft_err compare_published(weft__tiny *t, weft_diag *d);
 
 /* Writes this rank's slot head of call t (all but its sequence word,
  * which the caller stores last, to publish it) and returns it. */
-static tiny_head *fill_head(weft__tiny *t)
+static inline tiny_head *fill_head(weft__tiny *t)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, c->rank, t->seq);
+    tiny_head *h = slot_of(t, c->rank);
     h->kind = c->call_kind;
     h->count = c->call.count;
     h->aux = t->aux;
@@ -318,7 +367,7 @@ static weft_err compare_published(weft__tiny *t, weft_diag *d)
     weft_comm *c = t->c;
     uint32_t n = c->size, me = c->rank;
     for (uint32_t q = 0; q < n; q++) {
-        const tiny_head *p = head_of(c, q, t->seq);
+        const tiny_head *p = slot_of(t, q);
         if (q != me && atomic_load_explicit(&p->seq, memory_order_seq_cst) == t->seq &&
             (p->kind != c->call_kind || p->count != c->call.count))
             return verdict(c, t->seq, d);
@@ -337,7 +386,7 @@ weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
      * broadcast's compares every published one). Else every published
      * slot, as weft__tiny_publish's (q's alone missed a reduce to a rank
      * that broadcast from a third rank: coll_tiny.h). */
-    const tiny_head *p = head_of(c, q, t->seq);
+    const tiny_head *p = slot_of(t, q);
     if (atomic_load_explicit(&p->seq, memory_order_seq_cst) != t->seq)
         return compare_published(t, d);
     if (p->kind != c->call_kind || p->count != c->call.count)
@@ -345,11 +394,13 @@ weft_err weft__tiny_publish_for(weft__tiny *t, uint32_t q, weft_diag *d)
     return WEFT_OK;
 }
 
-weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
-                         weft_diag *d)
+/* weft__tiny_read where rank q's slot is not published yet or differs:
+ * waits, then compares. */
+static __attribute__((noinline)) weft_err
+read_slow(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux, weft_diag *d)
 {
     weft_comm *c = t->c;
-    tiny_head *h = head_of(c, q, t->seq);
+    tiny_head *h = slot_of(t, q);
     weft_err e;
     if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq &&
         (e = wait_word(c, &h->seq, t->seq, q, true, d)))
@@ -360,6 +411,29 @@ weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, 
     if (aux)
         *aux = h->aux;
     return WEFT_OK;
+}
+
+/* The slot published and alike, the common case, without a register saved
+ * (everything else in read_slow: one path that could wait cost 19
+ * instructions a read of saves and restores, callgrind). */
+static inline weft_err read_one(weft__tiny *t, uint32_t q, const unsigned char **data,
+                                uint64_t *aux, weft_diag *d)
+{
+    const weft_comm *c = t->c;
+    const tiny_head *h = slot_of(t, q);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) < t->seq || h->kind != c->call_kind ||
+        h->count != c->call.count)
+        return read_slow(t, q, data, aux, d);
+    *data = (const unsigned char *)h + sizeof(tiny_head);
+    if (aux)
+        *aux = h->aux;
+    return WEFT_OK;
+}
+
+weft_err weft__tiny_read(weft__tiny *t, uint32_t q, const unsigned char **data, uint64_t *aux,
+                         weft_diag *d)
+{
+    return read_one(t, q, data, aux, d);
 }
 
 void weft__tiny_end(weft__tiny *t, weft_err e)
@@ -396,7 +470,7 @@ weft_err weft__tiny_read_all(weft__tiny *t, const unsigned char **src, weft_diag
 {
     uint32_t n = t->c->size;
     for (uint32_t q = 0; q < n; q++) {
-        weft_err e = weft__tiny_read(t, q, &src[q], NULL, d);
+        weft_err e = read_one(t, q, &src[q], NULL, d);
         if (e)
             return e;
     }
@@ -411,69 +485,48 @@ void weft__tiny_fold(weft__reduce_fn fn, void *dst, const unsigned char *const *
         fn(dst, src[q] + offset, count);
 }
 
-/* The reducing calls: publishes `in_bytes` of sendbuf and, where want,
- * folds block `offset` of every rank's slot into recvbuf. */
-static weft_err reducing(weft_comm *c, weft_coll coll, const void *sendbuf, size_t in_bytes,
-                         void *recvbuf, size_t count, weft_dtype dtype, weft_redop op,
-                         uint32_t root, bool want, size_t offset, weft_diag *d)
+weft_err weft__tiny_reduction(weft_comm *c, const weft__tiny_red *r, weft_diag *d)
 {
-    weft__reduce_fn fn = weft__reduce_get(dtype, op);
-    if (!fn)
+    weft_coll coll = r->coll;
+    if (!r->fn)
         return weft_diag_set(d, WEFT_EINVAL, "%s: no reduction %s of %s", weft_coll_name(coll),
-                             weft_redop_name(op), weft_dtype_name(dtype));
+                             weft_redop_name(r->op), weft_dtype_name(r->dtype));
     weft__tiny t;
-    weft_err e = weft__tiny_begin(c, coll, count, dtype, (uint32_t)op, root, &t, d);
+    weft_err e = weft__tiny_begin(c, coll, r->count, r->dtype, (uint32_t)r->op, r->root, &t, d);
     if (e)
         return e;
+    /* A reduce-scatter's input is n blocks; this rank folds block `offset`
+     * of every slot (a reduce or allreduce: the whole of each). */
+    size_t block = r->count * r->es, in_bytes = block, offset = 0;
+    bool scatter = coll == WEFT_COLL_REDUCESCATTER;
+    if (scatter) {
+        in_bytes = block * c->size;
+        offset = block * c->rank;
+    }
+    bool want = coll != WEFT_COLL_REDUCE || c->rank == r->root;
     /* The part of the input only this rank folds stays out of its slot
-     * (no peer reads it) and is folded from sendbuf, in its place in rank
+     * (no peer reads it) and is folded from in, in its place in rank
      * order (the same result): a reduce's root publishes no data, a
      * reduce-scatter all but its own block (at 2 ranks half the bytes a
      * peer pulls from this rank's core: docs/interop.md). Not in place,
      * where the fold's output may overlap the input it still reads. */
-    size_t own = 0, own_bytes = 0;
-    bool skip = want && sendbuf != recvbuf && coll != WEFT_COLL_ALLREDUCE;
-    if (skip && coll == WEFT_COLL_REDUCESCATTER) {
-        own = offset;
-        own_bytes = count * weft_dtype_size(dtype);
-        memcpy(t.data, sendbuf, own);
-        memcpy(t.data + own + own_bytes, (const unsigned char *)sendbuf + own + own_bytes,
-               in_bytes - own - own_bytes);
+    const unsigned char *in = r->in;
+    bool skip = want && r->in != r->out && coll != WEFT_COLL_ALLREDUCE;
+    if (skip && scatter) {
+        memcpy(t.data, in, offset);
+        memcpy(t.data + offset + block, in + offset + block, in_bytes - offset - block);
     } else if (!skip)
-        memcpy(t.data, sendbuf, in_bytes);
+        memcpy(t.data, in, in_bytes);
     /* A reduce's non-root compares the root's slot, if published (see the top). */
-    e = coll == WEFT_COLL_REDUCE && !want ? weft__tiny_publish_for(&t, root, d)
-                                          : weft__tiny_publish(&t, want, d);
+    e = !want ? weft__tiny_publish_for(&t, r->root, d) : weft__tiny_publish(&t, true, d);
     if (!e && want) {
         const unsigned char **src = weft__tiny_ptrs(c);
         e = weft__tiny_read_all(&t, src, d);
         if (!e && skip)
-            src[c->rank] = sendbuf;
+            src[c->rank] = in;
         if (!e)
-            weft__tiny_fold(fn, recvbuf, src, c->size, offset, count, weft_dtype_size(dtype));
+            weft__tiny_fold(r->fn, r->out, src, c->size, offset, r->count, r->es);
     }
     weft__tiny_end(&t, e);
     return e;
-}
-
-weft_err weft__tiny_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                              weft_dtype dtype, weft_redop op, weft_diag *d)
-{
-    return reducing(c, WEFT_COLL_ALLREDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
-                    dtype, op, 0, true, 0, d);
-}
-
-weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                           weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d)
-{
-    return reducing(c, WEFT_COLL_REDUCE, sendbuf, count * weft_dtype_size(dtype), recvbuf, count,
-                    dtype, op, root, c->rank == root, 0, d);
-}
-
-weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                   weft_dtype dtype, weft_redop op, weft_diag *d)
-{
-    size_t b = count * weft_dtype_size(dtype);
-    return reducing(c, WEFT_COLL_REDUCESCATTER, sendbuf, b * c->size, recvbuf, count, dtype, op, 0,
-                    true, b * c->rank, d);
 }

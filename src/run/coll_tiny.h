@@ -78,6 +78,7 @@
 typedef struct weft__tiny {
     weft_comm *c;
     uint64_t seq;
+    size_t off;          /* where the call's slot lies in each rank's ring */
     unsigned char *data; /* this rank's slot's data: WEFT__TINY_BYTES */
     uint64_t aux;        /* published with the slot (weft__tiny_read gives a peer's) */
 } weft__tiny;
@@ -117,16 +118,24 @@ void weft__tiny_end(weft__tiny *t, weft_err e);
  * WEFT__TINY_BYTES, count > 0): every rank's input is copied into its
  * slot, and each result is combined from the slots in rank order,
  * ((in_0 op in_1) op in_2) ..., as weft's other allreduce paths combine,
- * so every rank's result is bit-identical. sendbuf may equal recvbuf. A
- * reduce's non-roots return once their input is published; recvbuf is
- * then not touched. reduce_scatter: count elements per rank's block, n
- * blocks of input. */
-weft_err weft__tiny_allreduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                              weft_dtype dtype, weft_redop op, weft_diag *d);
-weft_err weft__tiny_reduce(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                           weft_dtype dtype, weft_redop op, uint32_t root, weft_diag *d);
-weft_err weft__tiny_reduce_scatter(weft_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                   weft_dtype dtype, weft_redop op, weft_diag *d);
+ * so every rank's result is bit-identical. in may equal out. A reduce's
+ * non-roots return once their input is published; out is then not
+ * touched. Reduce-scatter: count elements per rank's block, n blocks of
+ * input. The caller resolves the reduction once (fn, es), so that the call
+ * passes one pointer instead of a dozen arguments (each wrapper level of
+ * those cost about 20 instructions a call, callgrind). */
+typedef struct weft__tiny_red {
+    weft_coll coll; /* WEFT_COLL_ALLREDUCE, _REDUCE or _REDUCESCATTER */
+    const void *in;
+    void *out;
+    size_t count;
+    weft_dtype dtype;
+    weft_redop op;
+    uint32_t root;      /* a reduce's; else 0 */
+    weft__reduce_fn fn; /* weft__reduce_get(dtype, op); NULL: the call fails */
+    size_t es;          /* weft_dtype_size(dtype) */
+} weft__tiny_red;
+weft_err weft__tiny_reduction(weft_comm *c, const weft__tiny_red *r, weft_diag *d);
 
 /* MPI_Reduce_scatter's slots start with its recvcounts (n int32), which
  * a rank with no block of its own publishes and does not read (it returns

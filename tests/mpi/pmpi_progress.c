@@ -138,7 +138,7 @@ static void complete(MPI_Request *r, int how)
 
 /* One collective of part 1 on count ints a block; returns the digest of
  * its result. */
-static long issue_first(int which, size_t count, int how)
+static unsigned long issue_first(int which, size_t count, int how)
 {
     const int last = n - 1;
     size_t total = count * (size_t)n;
@@ -243,7 +243,7 @@ static long issue_first(int which, size_t count, int how)
     }
     complete(&r, how);
     /* The result, element by element, and its digest. */
-    long digest = 0;
+    unsigned long digest = 0; /* wraps (a signed one overflowed: UBSan) */
     size_t len = 0;
     for (size_t i = 0;; i++) {
         long want;
@@ -291,10 +291,10 @@ static long issue_first(int which, size_t count, int how)
             want = input((int)s, off + i % blk);
         }
         expect(out[i] == want, name, i, out[i], want);
-        digest = digest * 31 + out[i];
+        digest = digest * 31 + (unsigned long)out[i];
         len++;
     }
-    printf("pmpi_progress: rank %d expects result: %s %zu: %zu elements, digest %ld\n", me, name,
+    printf("pmpi_progress: rank %d expects result: %s %zu: %zu elements, digest %lu\n", me, name,
            count, len, digest);
     free(in);
     free(out);
@@ -333,7 +333,7 @@ static void outstanding(size_t count)
         rev[i] = rs[5 - i];
     MPI_Waitall(6, rev, MPI_STATUSES_IGNORE);
     expect(in == from, "message among outstanding collectives", 0, in, from);
-    long digest = 0;
+    unsigned long digest = 0; /* wraps (a signed one overflowed: UBSan) */
     for (size_t i = 0; i < count; i++) {
         long s = 0, mx = 0;
         for (int r = 0; r < n; r++) {
@@ -345,14 +345,15 @@ static void outstanding(size_t count)
         expect(rb[i] == s, "second outstanding MPI_Iallreduce", i, rb[i], s);
         expect(bc[i] == input(root, i), "outstanding MPI_Ibcast", i, bc[i], input(root, i));
         expect(rblk[i] == mx, "blocking MPI_Allreduce among them", i, rblk[i], mx);
-        digest = digest * 31 + ra[i] + rb[i] + bc[i] + rblk[i];
+        digest = digest * 31 + (unsigned long)ra[i] + (unsigned long)rb[i] + (unsigned long)bc[i] +
+                 (unsigned long)rblk[i];
     }
     for (size_t i = 0; i < count * (size_t)n; i++) {
         long want = input((int)(i / count), (size_t)me * count + i % count);
         expect(rc[i] == want, "outstanding MPI_Ialltoall", i, rc[i], want);
-        digest = digest * 31 + rc[i];
+        digest = digest * 31 + (unsigned long)rc[i];
     }
-    printf("pmpi_progress: rank %d expects result: outstanding %zu: digest %ld\n", me, count,
+    printf("pmpi_progress: rank %d expects result: outstanding %zu: digest %lu\n", me, count,
            digest);
     free(a), free(ra), free(b), free(rb), free(c), free(rc), free(blk), free(rblk), free(bc);
 }

@@ -21,6 +21,9 @@
  * blocks do not fit the slots on one rank only (every rank then takes the
  * ordinary path together), and one whose blocks to self are 4400 bytes
  * (out of place and in place). Every buffer has guard elements after the data.
+ * Then a broadcast's root runs three rings ahead of readers that start
+ * late (run_ahead: it must wait for its slots to be read before it
+ * rewrites them).
  *
  * `pmpi_tiny --mismatch` (run by tests/mpi/pmpi_tiny_mismatch.sh) makes
  * calls that disagree, each on a communicator of its own with
@@ -496,6 +499,24 @@ static int mismatch(void)
     return 0;
 }
 
+/* Rank 0 broadcasts 3 x 16 ints (the ring's WEFT__TINY_SLOTS) back to
+ * back while the others start 0.1 s late: the root fills the ring and must
+ * wait for its oldest slot to be read before it rewrites it (coll_tiny.c,
+ * make_room); a root that did not would hand a late reader call s + 16's
+ * value for call s. */
+static void run_ahead(void)
+{
+    enum { CALLS = 3 * 16 };
+    if (me != 0)
+        usleep(100000);
+    for (int i = 0; i < CALLS; i++) {
+        int v = me == 0 ? 7000 + i : UNSET;
+        MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        served[BCAST]++;
+        expect(v == 7000 + i, "bcast run ahead", i, 0, v, 7000 + i);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *pre = getenv("LD_PRELOAD");
@@ -521,6 +542,7 @@ int main(int argc, char **argv)
     /* Every rank's block to itself larger than the room beside the others. */
     alltoallv(2, SELF, false);
     alltoallv(3, SELF, true);
+    run_ahead();
     /* A digest of results that do not depend on the order of a sum. */
     int x = me + 1, s = 0;
     MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

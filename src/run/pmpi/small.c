@@ -58,7 +58,7 @@ static const struct {
 /* The sizes in force (agreed at MPI_Init; read without a lock after), and
  * MPI_COMM_WORLD's size (never freed: no query on its calls). */
 static uint64_t below[WEFT__PMPI_SMALL_COUNT][2];
-static uint64_t below_most = UINT64_MAX; /* the largest of below, once agreed */
+uint64_t weft__pmpi_small_most = UINT64_MAX; /* the largest of below, once agreed */
 static uint32_t world_size;
 
 /* Calls passed as small, per thread (no atomic operation on the path):
@@ -106,7 +106,7 @@ bool weft__pmpi_small_parse(const char *text, weft_diag *d)
     for (int k = 0; k < WEFT__PMPI_SMALL_COUNT; k++)
         for (int r = 0; r < 2; r++)
             below[k][r] = defaults[k].below[r];
-    below_most = UINT64_MAX; /* until agreed */
+    weft__pmpi_small_most = UINT64_MAX; /* until agreed */
     if (!text || !*text)
         return true;
     for (const char *p = text; *p;) {
@@ -161,12 +161,12 @@ bool weft__pmpi_small_agree(void)
         return false;
     world_size = (uint32_t)world;
     bool same = true;
-    below_most = 0;
+    weft__pmpi_small_most = 0;
     for (int i = 0; i < N; i++) {
         uint64_t least = UINT64_MAX - out[N + i];
         same = same && least == out[i];
         below[i / 2][i % 2] = least;
-        below_most = least > below_most ? least : below_most;
+        weft__pmpi_small_most = least > weft__pmpi_small_most ? least : weft__pmpi_small_most;
     }
     for (int f = 0; f < WEFT__PMPI_SMALL_COUNT; f++)
         for (int r = 0; r < 2; r++) {
@@ -222,23 +222,15 @@ uint32_t weft__pmpi_small_size(MPI_Comm comm)
     return (uint32_t)n;
 }
 
-long long weft__pmpi_small_bytes(MPI_Datatype t, long long count)
+long long weft__pmpi_small_bytes_of(MPI_Datatype t, long long count)
 {
-    /* The commonest predefined types without a query (they are never
-     * freed, so their handles always mean them). */
     int size;
-    if (t == MPI_BYTE || t == MPI_CHAR)
-        size = 1;
-    else if (t == MPI_INT || t == MPI_FLOAT)
-        size = 4;
-    else if (t == MPI_DOUBLE || t == MPI_LONG_LONG)
-        size = 8;
-    else if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 0)
         return -1;
     return count < 0 ? -1 : count * size;
 }
 
-/* weft__pmpi_small_n, inlined into weft__pmpi_small (the path of every
+/* weft__pmpi_small_n, inlined into weft__pmpi_small_below_limit (the path of every
  * small call: 200 instructions a call at first, 100 after the cuts here
  * and WEFT__PMPI_TLS, callgrind at 1 rank). */
 static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
@@ -267,19 +259,14 @@ static inline bool small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t 
 bool weft__pmpi_small_n(weft__pmpi_coll k, weft__pmpi_small_kind f, uint32_t n, long long bytes)
 {
     /* As weft__pmpi_small. */
-    if (bytes >= 0 && (uint64_t)bytes >= below_most)
+    if (bytes >= 0 && (uint64_t)bytes >= weft__pmpi_small_most)
         return false;
     return small_n(k, f, n, bytes);
 }
 
-bool weft__pmpi_small(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm, long long bytes)
+bool weft__pmpi_small_below_limit(weft__pmpi_coll k, weft__pmpi_small_kind f, MPI_Comm comm,
+                                  long long bytes)
 {
-    /* At or above every limit: passed by none (small_n would answer false
-     * whatever the communicator), without the size query. With the
-     * default limits (1 byte) that is every call with data: 32 of an
-     * 8-byte MPI_Bcast's instructions on 4 ranks (callgrind). */
-    if (bytes >= 0 && (uint64_t)bytes >= below_most)
-        return false;
     return bytes >= 0 && small_n(k, f, weft__pmpi_small_size(comm), bytes);
 }
 

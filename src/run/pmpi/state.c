@@ -78,7 +78,6 @@ static void unref(weft__pmpi_entry *e)
 {
     if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    pthread_mutex_destroy(&e->lock);
     free(e);
 }
 
@@ -102,10 +101,9 @@ void weft__pmpi_unreserve(void)
 bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool reserved)
 {
     weft__pmpi_entry *e = malloc(sizeof *e);
-    if (!e || pthread_mutex_init(&e->lock, NULL) != 0) {
-        free(e);
+    if (!e)
         return false;
-    }
+    atomic_init(&e->lock.word, 0);
     e->mpi = mpi;
     e->worker = NULL;
     e->comm = comm;
@@ -114,6 +112,7 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
     e->a2av_calls = e->a2av_next = 0;
     e->a2av_gap = 0;
     e->a2av_small = false;
+    e->tiny = 0;
     lock();
     bool ok = true;
     if (weft__pmpi.ncomms == weft__pmpi.cap) {
@@ -131,10 +130,8 @@ bool weft__pmpi_add(MPI_Comm mpi, weft_comm *comm, weft__pmpi_kind kind, bool re
             weft__pmpi.reserved--;
     }
     unlock();
-    if (!ok) {
-        pthread_mutex_destroy(&e->lock);
+    if (!ok)
         free(e);
-    }
     return ok;
 }
 
@@ -151,7 +148,7 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
     /* A call of another thread on it ends first (MPI makes freeing a
      * communicator that another thread is using erroneous; this only keeps
      * the library from freeing what a call runs on). */
-    pthread_mutex_lock(&e->lock);
+    weft__lock_take(&e->lock);
     weft_comm *c = e->comm;
     /* Atomic: zero.h reads it without the lock (weft__pmpi_zero_cache). */
     __atomic_store_n(&e->comm, NULL, __ATOMIC_RELEASE);
@@ -159,7 +156,7 @@ weft_comm *weft__pmpi_remove(MPI_Comm mpi)
      * communicator with calls outstanding on it). */
     weft__pmpi_worker_stop(e->worker);
     e->worker = NULL;
-    pthread_mutex_unlock(&e->lock);
+    weft__lock_give(&e->lock);
     unref(e);
     return c;
 }
@@ -199,47 +196,47 @@ static void release(weft__pmpi_target *t)
     if (!e)
         return;
     t->entry = NULL;
-    pthread_mutex_unlock(&e->lock);
+    weft__lock_give(&e->lock);
     if (!t->cached)
         unref(e);
 }
 
 /* The thread's last look-up of weft__pmpi_target_cached (see pmpi.h). */
-static _Thread_local MPI_Comm cached_mpi WEFT__PMPI_TLS;
-static _Thread_local weft__pmpi_entry *cached WEFT__PMPI_TLS;
+_Thread_local MPI_Comm weft__pmpi_cached_mpi WEFT__PMPI_TLS;
+_Thread_local weft__pmpi_entry *weft__pmpi_cached WEFT__PMPI_TLS;
 /* zero.h's view of it: the handle, where its weft communicator is kept
  * (NULL once removed), its size and this rank. */
 _Thread_local weft__pmpi_zero_last weft__pmpi_zero_cache WEFT__PMPI_TLS;
 
 void weft__pmpi_cache_drop(void)
 {
-    if (cached)
-        unref(cached);
-    cached = NULL;
+    if (weft__pmpi_cached)
+        unref(weft__pmpi_cached);
+    weft__pmpi_cached = NULL;
     weft__pmpi_zero_cache = (weft__pmpi_zero_last){.comm = NULL};
 }
 
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
 {
-    weft__pmpi_entry *e = cached;
-    if (e && cached_mpi == comm && !weft__pmpi_depth &&
+    weft__pmpi_entry *e = weft__pmpi_cached;
+    if (e && weft__pmpi_cached_mpi == comm && !weft__pmpi_depth &&
         __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
-        pthread_mutex_lock(&e->lock);
+        weft__lock_take(&e->lock);
         if (e->comm) {
             *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
             return NULL;
         }
-        pthread_mutex_unlock(&e->lock);
+        weft__lock_give(&e->lock);
     }
     const char *why = weft__pmpi_target_of(comm, t);
-    if (!why && t->entry != cached) {
+    if (!why && t->entry != weft__pmpi_cached) {
         /* The cache's own reference to the new entry. */
         __atomic_add_fetch(&t->entry->refs, 1, __ATOMIC_RELAXED);
         weft__pmpi_cache_drop();
-        cached = t->entry;
-        cached_mpi = comm;
+        weft__pmpi_cached = t->entry;
+        weft__pmpi_cached_mpi = comm;
         weft__pmpi_zero_cache = (weft__pmpi_zero_last){.mpi = comm,
-                                                       .comm = &cached->comm,
+                                                       .comm = &weft__pmpi_cached->comm,
                                                        .size = weft_comm_size(t->comm),
                                                        .rank = weft_comm_rank(t->comm)};
     }
@@ -276,7 +273,7 @@ const char *weft__pmpi_target_of(MPI_Comm comm, weft__pmpi_target *t)
         return "inside weft";
     if (!e)
         return "no weft communicator";
-    pthread_mutex_lock(&e->lock);
+    weft__lock_take(&e->lock);
     t->entry = e;
     if (!e->comm) {
         /* Removed while this call waited (an erroneous program: freed on

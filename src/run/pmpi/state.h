@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "run/lock.h"
 #include "run/pmpi/pmpi.h"
 
 /* An MPI communicator that has a weft communicator; on the heap, so that a
@@ -35,8 +36,13 @@ struct weft__pmpi_entry {
     weft__pmpi_worker *worker; /* started by its first queued call; under lock */
     weft_comm *comm;
     weft__pmpi_kind kind;
-    pthread_mutex_t lock;
-    uint32_t refs; /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
+    weft__lock lock; /* held for each call served on it (inline: run/lock.h) */
+    uint32_t refs;   /* taken under weft__pmpi.lock (with the look-up), dropped atomically */
+    /* Whether the ring of slots serves small calls on comm (tiny.c, under
+     * lock): 0 not known yet, 1 yes, 2 no. Both halves of the answer
+     * (weft__tiny_ready, weft__select_takes_all) stay what they were when
+     * comm was built. */
+    uint8_t tiny;
     /* MPI_Alltoallv's small-message mode (weft__pmpi_small_mode), under
      * lock: blocking calls made, the call at which the mode is agreed
      * next, the gap to the one after, and the mode. */
@@ -96,6 +102,47 @@ void weft__pmpi_set_on(bool on, const weft_comm_config *cfg);
 /* Whether weft is on, and the configuration (*cfg, when on and cfg not
  * NULL). */
 bool weft__pmpi_is_on(weft_comm_config *cfg);
+
+/* The thread's last look-up of weft__pmpi_target_cached (state.c), read
+ * inline by weft__pmpi_target_fast. */
+extern _Thread_local MPI_Comm weft__pmpi_cached_mpi WEFT__PMPI_TLS;
+extern _Thread_local weft__pmpi_entry *weft__pmpi_cached WEFT__PMPI_TLS;
+
+/* weft__pmpi_target_cached's path for the thread's last communicator,
+ * inline (the small calls through the ring: the call, its frame and its
+ * result cost about 15 instructions a call, callgrind): true with t held
+ * as weft__pmpi_target_cached holds it, false with nothing held (the
+ * caller asks weft__pmpi_target_cached, which also answers this case). */
+static inline bool weft__pmpi_target_fast(MPI_Comm comm, weft__pmpi_target *t)
+{
+    weft__pmpi_entry *e = weft__pmpi_cached;
+    if (!e || weft__pmpi_cached_mpi != comm || weft__pmpi_depth ||
+        !__atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED))
+        return false;
+    weft__lock_take(&e->lock);
+    if (!e->comm) {
+        weft__lock_give(&e->lock);
+        return false;
+    }
+    *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
+    return true;
+}
+
+/* Counts one served call of k (weft__pmpi_served) and lets t go
+ * (weft__pmpi_done without a request), inline where t came from the
+ * thread's cache (no reference to drop). Returns MPI_SUCCESS. */
+static inline int weft__pmpi_served_done(weft__pmpi_target *t, weft__pmpi_coll k)
+{
+    __atomic_add_fetch(&weft__pmpi.served[t->kind][k], 1, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&weft__pmpi.served_logged[k], __ATOMIC_RELAXED))
+        weft__pmpi_served_note(k);
+    weft__pmpi_entry *e = t->entry;
+    if (!t->cached)
+        return weft__pmpi_done(t, NULL);
+    t->entry = NULL;
+    weft__lock_give(&e->lock);
+    return MPI_SUCCESS;
+}
 
 /* Logs the counters at info level: every collective's over all
  * communicators, then one line per kind of communicator that had calls,

@@ -23,6 +23,7 @@
 #include "run/coll_alltoallv.h"
 #include "run/coll_tiny.h"
 #include "run/pmpi/pmpi.h"
+#include "run/pmpi/state.h"
 #include "run/reduce.h"
 #include "run/select.h"
 
@@ -33,16 +34,22 @@ static bool tiny_take(MPI_Comm comm, size_t bytes, weft__pmpi_target *t)
 {
     if (bytes == 0 || bytes > WEFT__TINY_BYTES)
         return false;
-    if (weft__pmpi_target_cached(comm, t))
+    if (!weft__pmpi_target_fast(comm, t) && weft__pmpi_target_cached(comm, t))
         return false;
     /* Not where a schedule is forced (WEFT_PLAN, WEFT_ALGO: the ordinary
-     * path runs or passes it as weft__pmpi_unfit says). */
-    if (!weft__tiny_ready(t->comm) || !weft__select_takes_all(t->comm)) {
+     * path runs or passes it as weft__pmpi_unfit says). Asked once per
+     * communicator (state.h: the answer does not change). */
+    weft__pmpi_entry *e = t->entry;
+    if (!e->tiny)
+        e->tiny = weft__tiny_ready(t->comm) && weft__select_takes_all(t->comm) ? 1 : 2;
+    if (e->tiny != 1) {
         weft__pmpi_done(t, NULL);
         return false;
     }
-    /* After the calls queued on the communicator before this one. */
-    weft__pmpi_drain(t);
+    /* After the calls queued on the communicator before this one (none
+     * where no worker was started: the test inline, the call not made). */
+    if (e->worker)
+        weft__pmpi_drain(t);
     return true;
 }
 
@@ -51,8 +58,7 @@ static int tiny_done(weft__pmpi_target *t, weft__pmpi_coll k, MPI_Comm comm, wef
 {
     if (e)
         return weft__pmpi_fail(t, k, comm, d);
-    weft__pmpi_served(t, k);
-    return weft__pmpi_done(t, NULL);
+    return weft__pmpi_served_done(t, k);
 }
 
 /* Copies count elements of t (layout l) from buf into packed bytes, or
@@ -73,31 +79,28 @@ bool weft__pmpi_tiny_reduce(weft__pmpi_coll k, weft_coll coll, const void *sendb
                             int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                             int *rc)
 {
-    weft_dtype dt;
-    weft_redop ro;
-    if (count <= 0 || !weft__pmpi_dtype(datatype, &dt) || !weft__pmpi_op(op, &ro))
+    weft__tiny_red r = {.coll = coll, .count = (size_t)count, .root = (uint32_t)root};
+    if (count <= 0 || !weft__pmpi_dtype(datatype, &r.dtype) || !weft__pmpi_op(op, &r.op))
         return false;
-    size_t block = (size_t)count * weft_dtype_size(dt);
-    size_t n = weft__pmpi_small_size(comm);
+    r.es = weft_dtype_size(r.dtype);
+    size_t bytes = r.count * r.es;
+    if (coll == WEFT_COLL_REDUCESCATTER)
+        bytes *= weft__pmpi_small_size(comm);
     weft__pmpi_target t;
-    if (!tiny_take(comm, coll == WEFT_COLL_REDUCESCATTER ? block * n : block, &t))
+    if (!tiny_take(comm, bytes, &t))
         return false;
     weft_comm *c = t.comm;
     if (coll == WEFT_COLL_REDUCE && (root < 0 || (uint32_t)root >= weft_comm_size(c))) {
         weft__pmpi_done(&t, NULL);
         return false; /* erroneous: the ordinary path passes it for MPI to report */
     }
-    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    r.in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    r.out = recvbuf;
+    r.fn = weft__reduce_get(r.dtype, r.op);
     weft_diag d;
     weft_diag_clear(&d);
-    weft_err e;
     weft__pmpi_enter();
-    if (coll == WEFT_COLL_ALLREDUCE)
-        e = weft__tiny_allreduce(c, in, recvbuf, (size_t)count, dt, ro, &d);
-    else if (coll == WEFT_COLL_REDUCE)
-        e = weft__tiny_reduce(c, in, recvbuf, (size_t)count, dt, ro, (uint32_t)root, &d);
-    else
-        e = weft__tiny_reduce_scatter(c, in, recvbuf, (size_t)count, dt, ro, &d);
+    weft_err e = weft__tiny_reduction(c, &r, &d);
     weft__pmpi_leave();
     *rc = tiny_done(&t, k, comm, e, &d);
     return true;
