@@ -6,8 +6,13 @@
  * (sample i of a step looks up pooling[t] rows of each table t in table
  * order, so bag (i, t) is rows[i * per + off[t] ...], per = the sum of the
  * pooling factors) for the bags, and table-major (table t's lookups are
- * rowsT[off[t] * nb ...], bag (i, t) at i * pooling[t] in it) for the
- * passes that need, for every lookup, which GPUs hold its row.
+ * rowsT[tbase[t] ...], bag (i, t) at i * pooling[t] in it) for the
+ * passes that need, for every lookup, which GPUs hold its row. tbase[t]
+ * is off[t] * nb plus TPAD entries a table: with 64 samples on 128 GPUs
+ * and one lookup a bag, the tables' parts would be 2^13 entries apart, so
+ * the entries of one sample (written in the generator's order, read in
+ * the placement's) would all fall in a few sets of the caches and evict
+ * each other; the padding moves each table to other sets.
  *
  * Per GPU the cache is an array of copies (grown as used, at most cap),
  * a map from the row's key to its copy (cmap, below) and an LRU list or an
@@ -47,6 +52,7 @@
 #define ROW_BITS 40
 #define ROW_MASK ((1ull << ROW_BITS) - 1)
 #define STALE (1ull << 63) /* a listed copy that is not valid */
+#define TPAD 16               /* entries between tables in rowsT and vsid */
 
 typedef struct copy {
     uint64_t key;        /* table << 40 | row */
@@ -107,6 +113,8 @@ typedef struct herald {
     uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
+    uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
+    uint64_t *tcur;         /* per table: where its next lookup goes in rowsT */
     uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
     uint64_t got;           /* lookups of the current step so far */
     uint32_t step;          /* the current step */
@@ -254,6 +262,8 @@ static void herald_fini(herald *h)
     weft__free(h->block);
     weft__free(h->rows);
     weft__free(h->rowsT);
+    weft__free(h->tbase);
+    weft__free(h->tcur);
     weft__free(h->vsid);
     weft__free(h->place);
     weft__free(h->order);
@@ -712,8 +722,8 @@ static weft_err valid_sets(herald *h)
         if (tb->sharding == WEFT_EMB_DP)
             continue;
         uint64_t len = h->nb * tb->pooling, mask;
-        uint32_t *vs = h->vsid + h->off[t] * h->nb;
-        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        uint32_t *vs = h->vsid + h->tbase[t];
+        const uint64_t *rt = h->rowsT + h->tbase[t];
         size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
         if (!m) {
             memset(vs, 0xff, (size_t)len * sizeof *vs);
@@ -768,7 +778,7 @@ static void score_sample(herald *h, uint64_t i)
         if (tb->sharding == WEFT_EMB_DP)
             continue;
         /* The bag's valid sets (vsid: rowsT's order). */
-        const uint32_t *vs = h->vsid ? h->vsid + h->off[t] * h->nb + i * tb->pooling : NULL;
+        const uint32_t *vs = h->vsid ? h->vsid + h->tbase[t] + i * tb->pooling : NULL;
         if (tb->sharding == WEFT_EMB_RW) {
             uint64_t stamp = ++h->bag;
             uint32_t *list = h->load + n, nl = 0;
@@ -885,7 +895,7 @@ static weft_err updates(herald *h)
         uint32_t ng = group_rows(h, t, &mask), P = tb->pooling;
         memset(h->gfirst, 0xff, (size_t)ng * sizeof *h->gfirst);
         memset(h->gmulti, 0, (size_t)ng * sizeof *h->gmulti);
-        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        const uint64_t *rt = h->rowsT + h->tbase[t];
         for (uint64_t i = 0; i < h->nb; i++) {
             uint32_t g = h->place[i];
             for (uint32_t k = 0; k < P; k++) {
@@ -971,13 +981,13 @@ static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_di
         h->step = (uint32_t)(s / h->nb);
         h->s0 = (uint64_t)h->step * h->nb;
         h->got = 0;
+        if (h->rowsT)
+            memcpy(h->tcur, h->tbase, (size_t)h->nt * sizeof *h->tcur);
     }
-    if (h->rowsT) {
-        /* Lookup k of bag (i, t): the generator gives each sample's
-         * tables in order, each table's pooling lookups in order. */
-        uint64_t i = s - h->s0, k = h->got - i * h->per - h->off[t];
-        h->rowsT[h->off[t] * h->nb + i * h->w.tables[t].pooling + k] = row;
-    }
+    /* The generator gives each sample's tables in order, each table's
+     * pooling lookups in order: table t's come in its rowsT order. */
+    if (h->rowsT)
+        h->rowsT[h->tcur[t]++] = row;
     h->rows[h->got++] = row;
     return WEFT_OK;
 }
@@ -1089,14 +1099,22 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.order = weft__malloc((size_t)h.nb * sizeof *h.order + 1);
     h.gstart = weft__malloc(((size_t)n + 1) * sizeof *h.gstart);
     bool cached = p->rows_per_gpu != 0;
+    /* The table-major arrays: nb * per entries and TPAD a table. */
+    if (h.nb * h.per > SIZE_MAX / sizeof *h.rowsT - (uint64_t)TPAD * h.nt - 1)
+        goto nomem;
+    size_t tlen = (size_t)(h.nb * h.per) + (size_t)TPAD * h.nt + 1;
     if (cached) {
-        h.rowsT = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.rowsT + 1);
+        h.rowsT = weft__malloc(tlen * sizeof *h.rowsT);
+        h.tbase = weft__malloc((size_t)h.nt * sizeof *h.tbase + 1);
+        h.tcur = weft__malloc((size_t)h.nt * sizeof *h.tcur + 1);
         h.lstart = weft__calloc((size_t)h.nt + 1, sizeof *h.lstart);
-        if (!h.rowsT || !h.lstart)
+        if (!h.rowsT || !h.tbase || !h.tcur || !h.lstart)
             goto nomem;
+        for (uint32_t t = 0; t < h.nt; t++)
+            h.tbase[t] = h.tcur[t] = h.off[t] * h.nb + (uint64_t)TPAD * t;
     }
     if (cached && p->placement == WEFT_EMB_PLACE_HERALD &&
-        !(h.vsid = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.vsid + 1)))
+        !(h.vsid = weft__malloc(tlen * sizeof *h.vsid)))
         goto nomem;
     h.gc = weft__calloc(n, sizeof *h.gc);
     h.score = weft__calloc(n, sizeof *h.score);
