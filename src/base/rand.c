@@ -13,24 +13,6 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t weft__rng_next(weft__rng *g)
-{
-    uint64_t *s = g->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
 
 void weft__rng_seed(weft__rng *g, uint64_t seed, uint64_t stream)
 {
@@ -47,6 +29,13 @@ uint64_t weft__rng_below(weft__rng *g, uint64_t m)
         if (r >= threshold)
             return r % m;
     }
+}
+
+void weft__rng_range_init(weft__rng_range *r, uint64_t m)
+{
+    r->m = m;
+    r->thresh = (0 - m) % m;
+    r->recip = UINT64_MAX / m;
 }
 
 #define Q WEFT__ZIPF_Q
@@ -114,4 +103,45 @@ uint64_t weft__zipf_weight(const weft__zipf *z, uint64_t k)
     unsigned shift = 22 + (unsigned)(whole > 64 ? 64 : whole);
     uint64_t w = shift >= 64 ? 0 : p >> shift;
     return w ? w : 1;
+}
+
+/* Ranks worked on at once by weft__zipf_weights. */
+#define LANES 8
+
+void weft__zipf_weights(const weft__zipf *z, uint64_t k0, uint64_t count, uint64_t *out)
+{
+    for (uint64_t i = 0; i < count; i += LANES) {
+        uint64_t y[LANES], lg[LANES], p[LANES];
+        /* log2_q30 of each lane's rank (a spare lane works on k0). */
+        for (unsigned l = 0; l < LANES; l++) {
+            uint64_t k = k0 + i + (i + l < count ? l : 0);
+            unsigned n = 63 - (unsigned)__builtin_clzll(k); /* floor(log2 k) */
+            y[l] = (k << Q) >> n;
+            lg[l] = (uint64_t)n << Q;
+        }
+        for (unsigned b = 1; b <= Q; b++)
+            for (unsigned l = 0; l < LANES; l++) {
+                y[l] = (y[l] * y[l]) >> Q;
+                uint64_t c = y[l] >> (Q + 1);
+                y[l] >>= c;
+                lg[l] |= c << (Q - b);
+            }
+        /* 2^-frac, as weft__zipf_weight. */
+        for (unsigned l = 0; l < LANES; l++) {
+            lg[l] = lg[l] * z->milli / 1000;
+            p[l] = 1ull << 62;
+        }
+        for (unsigned m = 1; m <= Q; m++)
+            for (unsigned l = 0; l < LANES; l++) {
+                uint64_t q = (uint64_t)(((u128)p[l] * z->pow2_neg[m]) >> 62);
+                uint64_t take = 0 - (lg[l] >> (Q - m) & 1);
+                p[l] = (q & take) | (p[l] & ~take);
+            }
+        for (unsigned l = 0; l < LANES && i + l < count; l++) {
+            uint64_t whole = lg[l] >> Q;
+            unsigned shift = 22 + (unsigned)(whole > 64 ? 64 : whole);
+            uint64_t w = shift >= 64 ? 0 : p[l] >> shift;
+            out[i + l] = w ? w : 1;
+        }
+    }
 }

@@ -38,6 +38,7 @@ typedef struct sampler {
     unsigned shift;  /* u's slice is u >> shift */
     uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
     uint64_t recip;  /* floor((2^64 - 1) / rows): the mod without a division */
+    weft__rng_range range; /* u's: [0, rows), or [0, the total weight) */
 } sampler;
 
 /* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
@@ -60,6 +61,7 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     sp->guide = NULL;
     sp->mult = spread_mult(rows);
     sp->recip = UINT64_MAX / rows;
+    weft__rng_range_init(&sp->range, rows);
     if (!milli)
         return WEFT_OK;
     sp->cum = weft__malloc((size_t)rows * sizeof *sp->cum);
@@ -81,12 +83,14 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     unsigned shift = bits > 23 ? bits - 23 : 0;
     weft__zipf z;
     weft__zipf_init(&z, milli);
+    weft__zipf_weights(&z, 1, rows, sp->cum); /* then summed in place */
     uint64_t sum = 0;
     for (uint64_t k = 0; k < rows; k++) {
-        uint64_t w = weft__zipf_weight(&z, k + 1) >> shift;
+        uint64_t w = sp->cum[k] >> shift;
         sum += w ? w : 1; /* <= 2^27 * 2^40 / 2^4 < 2^64 */
         sp->cum[k] = sum;
     }
+    weft__rng_range_init(&sp->range, sum);
     unsigned tbits = 0; /* sum < 2^tbits */
     while (tbits < 64 && (sum >> tbits) != 0)
         tbits++;
@@ -106,9 +110,9 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
  * first), then the search (whose first sum's read is started first). */
 static uint64_t draw_u(const sampler *sp, weft__rng *g)
 {
+    uint64_t u = weft__rng_below_range(g, &sp->range);
     if (!sp->cum)
-        return weft__rng_below(g, sp->rows);
-    uint64_t u = weft__rng_below(g, sp->cum[sp->rows - 1]);
+        return u;
     __builtin_prefetch(&sp->guide[u >> sp->shift]);
     return u;
 }
