@@ -13,7 +13,6 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-
 void weft__rng_seed(weft__rng *g, uint64_t seed, uint64_t stream)
 {
     uint64_t x = seed ^ (stream + 1) * 0x9E3779B97F4A7C15u;

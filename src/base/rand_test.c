@@ -61,10 +61,20 @@ int main(void)
     check_weights(1050);
     check_weights(8000);
 
-    static const uint64_t bounds[] = {
-        1, 2, 3, 7, 1000, 1000003, (1ull << 32) + 1, 0x9E3779B97F4A7C15ull,
-        (1ull << 63) - 1, 1ull << 63, (1ull << 63) + 1, /* half the outputs rejected */
-        UINT64_MAX / 3 + 1, UINT64_MAX - 1, UINT64_MAX};
+    static const uint64_t bounds[] = {1,
+                                      2,
+                                      3,
+                                      7,
+                                      1000,
+                                      1000003,
+                                      (1ull << 32) + 1,
+                                      0x9E3779B97F4A7C15ull,
+                                      (1ull << 63) - 1,
+                                      1ull << 63,
+                                      (1ull << 63) + 1, /* half the outputs rejected */
+                                      UINT64_MAX / 3 + 1,
+                                      UINT64_MAX - 1,
+                                      UINT64_MAX};
     for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++)
         check_range(bounds[i], 17 + i);
     /* Random bounds of every size. */

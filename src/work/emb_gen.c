@@ -32,12 +32,12 @@ __extension__ typedef unsigned __int128 u128;
 
 typedef struct sampler {
     uint64_t rows;
-    uint32_t milli;  /* 0: uniform, no array */
-    uint64_t *cum;   /* cum[k] = weights of ranks 1..k+1 */
-    uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
-    unsigned shift;  /* u's slice is u >> shift */
-    uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
-    uint64_t recip;  /* floor((2^64 - 1) / rows): the mod without a division */
+    uint32_t milli;        /* 0: uniform, no array */
+    uint64_t *cum;         /* cum[k] = weights of ranks 1..k+1 */
+    uint32_t *guide;       /* 2^g entries: the first k with cum[k] > i << shift */
+    unsigned shift;        /* u's slice is u >> shift */
+    uint64_t mult;         /* rank k (0-based) is row (k * mult) mod rows */
+    uint64_t recip;        /* floor((2^64 - 1) / rows): the mod without a division */
     weft__rng_range range; /* u's: [0, rows), or [0, the total weight) */
 } sampler;
 

@@ -48,11 +48,15 @@
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
+/* The bags' steps, inlined into their loop: a call per lookup for each
+ * was a fifth of its instructions (saving and restoring registers). */
+#define HOT static inline __attribute__((always_inline))
+
 #define NONE32 UINT32_MAX
 #define ROW_BITS 40
 #define ROW_MASK ((1ull << ROW_BITS) - 1)
 #define STALE (1ull << 63) /* a listed copy that is not valid */
-#define TPAD 16               /* entries between tables in rowsT and vsid */
+#define TPAD 16            /* entries between tables in rowsT and vsid */
 
 typedef struct copy {
     uint64_t key;        /* table << 40 | row */
@@ -160,7 +164,7 @@ static uint64_t cmap_home(const cmap *m, uint64_t key)
 }
 
 /* The copy of key, or NONE32. */
-static uint32_t cmap_find(const cmap *m, uint64_t key)
+HOT uint32_t cmap_find(const cmap *m, uint64_t key)
 {
     if (!m->s)
         return NONE32;
@@ -221,7 +225,7 @@ static void cmap_del(cmap *m, uint64_t key)
 
 static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
 {
-    return (copy *)weft__vec_at(&h->gc[g].copies, x);
+    return (copy *)h->gc[g].copies.data + x;
 }
 
 static void bit_set(uint64_t *b, uint32_t i)
@@ -399,7 +403,7 @@ static void add(uint64_t *m, uint32_t n, uint32_t from, uint32_t to, uint64_t v)
 
 /* Moves the part's vectors (owner o, or every remote shard when o is
  * NONE32) to g: the forward entry and its backward transpose. */
-static void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
+HOT void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
 {
     const weft_emb_table *tb = &h->w.tables[t];
     weft_emb_herald_result *r = h->out;
@@ -445,7 +449,7 @@ static void push_part(herald *h, uint64_t *m, uint32_t t, uint32_t o, uint32_t g
 
 /* One remote lookup of key by g: *hit (then the copy joins the bag's hit
  * list), and the copy (NONE32 if absent). */
-static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
+HOT uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
 {
     weft_emb_herald_result *r = h->out;
     *hit = false;
@@ -468,8 +472,8 @@ static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
 
 /* The end of a part with `looked` lookups, `miss` of them missed, the
  * last missed being mkey (copy mx or NONE32). */
-static weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked,
-                         uint64_t miss, uint64_t mkey, uint32_t mx)
+HOT weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked, uint64_t miss,
+                      uint64_t mkey, uint32_t mx)
 {
     if (looked && !miss) {
         if (h->measure)
@@ -779,6 +783,12 @@ static void score_sample(herald *h, uint64_t i)
             continue;
         /* The bag's valid sets (vsid: rowsT's order). */
         const uint32_t *vs = h->vsid ? h->vsid + h->tbase[t] + i * tb->pooling : NULL;
+        if (tb->sharding == WEFT_EMB_TW && (!tb->pooling || !vs || vs[0] == NONE32)) {
+            /* No GPU holds a valid copy of its first row (the usual
+             * case): the table's GPU alone saves the vector. */
+            h->score[h->owner[t]] += v;
+            continue;
+        }
         if (tb->sharding == WEFT_EMB_RW) {
             uint64_t stamp = ++h->bag;
             uint32_t *list = h->load + n, nl = 0;
@@ -911,6 +921,8 @@ static weft_err updates(herald *h)
         for (size_t k = 0; k < m; k++) {
             listed *l = &h->list[lo + k];
             uint32_t q = h->egrp[k];
+            if (k + 8 < m) /* copies are read at random: read ahead */
+                __builtin_prefetch(copy_at(h, l[8].g, l[8].x));
             if (h->gfirst[q] == NONE32 || (!h->gmulti[q] && h->gfirst[q] == l->g))
                 continue;
             copy *c = copy_at(h, l->g, l->x);
@@ -999,10 +1011,13 @@ static weft_err base_matrix(herald *h, weft_diag *d)
     weft_err e = weft_emb_acc_new(&h->w, &a, d);
     if (e)
         return e;
-    for (uint64_t i = 0; i < h->nb && !e; i++)
-        for (uint32_t t = 0; t < h->nt && !e; t++)
-            for (uint32_t k = 0; k < h->w.tables[t].pooling && !e; k++)
-                e = weft_emb_acc_add(a, i, t, h->rows[i * h->per + h->off[t] + k], d);
+    /* Only row-wise lookups change its matrix (the other shares do not
+     * depend on the lookups), given in the generator's order. */
+    for (uint64_t i = 0; i < h->nb; i++)
+        for (uint32_t t = 0; t < h->nt; t++)
+            if (h->w.tables[t].sharding == WEFT_EMB_RW)
+                for (uint32_t k = 0; k < h->w.tables[t].pooling; k++)
+                    weft__emb_acc_add_drawn(a, i, t, h->rows[i * h->per + h->off[t] + k]);
     weft_emb_result er;
     if (!e && !(e = weft_emb_acc_finish(a, &er, d)))
         h->out->forward_base = er.forward;
