@@ -1,7 +1,8 @@
 /* The batched and precomputed forms of base/rand.h against the plain
  * ones they must match to the bit: weft__zipf_weights against
  * weft__zipf_weight (every rank to 5,000, runs about each power of two to
- * 2^33, partial batches), weft__rng_below_range against weft__rng_below
+ * 2^33, partial batches, long runs from other ranks: with and without its
+ * table and its halved ranks), weft__rng_below_range against weft__rng_below
  * (the same values and the same generator state after, for bounds with
  * heavy rejection and bounds near 2^64). Plus a few fixed values. */
 #include <stdlib.h>
@@ -23,6 +24,16 @@ static void check_weights(uint32_t milli)
      * power of two, the last ending at 2^33 - 1. */
     for (unsigned b = 2; b <= 33; b++) {
         uint64_t count = 1 + b % 19, k0 = (1ull << b) - count + (b < 33 ? 3 : 0);
+        weft__zipf_weights(&z, k0, count, out);
+        for (uint64_t i = 0; i < count; i++)
+            bad += out[i] != weft__zipf_weight(&z, k0 + i);
+    }
+    /* Long runs (the table of the first bits of 2^-frac) from a rank
+     * other than 1 (the even ranks whose half is in the run derived from
+     * it, the others not), and ending at 2^33 - 1. */
+    static const uint64_t starts[][2] = {{3001, 4100}, {(1ull << 33) - 4500, 4499}};
+    for (size_t r = 0; r < 2; r++) {
+        uint64_t k0 = starts[r][0], count = starts[r][1];
         weft__zipf_weights(&z, k0, count, out);
         for (uint64_t i = 0; i < count; i++)
             bad += out[i] != weft__zipf_weight(&z, k0 + i);
