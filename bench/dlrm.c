@@ -7,7 +7,8 @@
  * entries takes the flow simulator seconds: docs/step.md, "Speed"). Then
  * the MLPerf preset on SPEC2. Then Herald (weft_emb_herald: the cache of
  * 10,000 rows a GPU and the placement, one warm-up step) on SPEC's 128 GPUs
- * x 1,000 table-wise tables, the replay alone; the planner's search
+ * x 1,000 table-wise tables, the replay alone; the generator alone on the
+ * same tables (one step's 8.2 M zipf draws, counted); the planner's search
  * (weft_dlrm_plan) there; and the whole step with sparse row-wise tables
  * and with Herald on each fabric of SPEC3, a comma-separated list (their
  * all-to-alls have a distinct size per pair, so their flows drain one by
@@ -25,7 +26,15 @@
  * 0.6, 1.3 and 5.7 s (load 6.7), its replay at 128 GPUs 1.8 s (9.1 M
  * lookups/s); before the replay listed the cached rows by table once a
  * step (docs/step.md, "Speed") and before the tighter refill 1.4 to 1.6,
- * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s.
+ * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s. Since the replay's
+ * and the generator's second pass (docs/step.md, "Speed"; three runs each
+ * way alternated, load 3.8 to 4.4, least and median): the replay 1.64 and
+ * 1.68 s (2.19 and 2.28 s before), the generator 0.162 and 0.168 s (0.232
+ * and 0.258 s), Herald's step 0.46 and 0.47, 1.06 and 1.07, 4.89 and 5.28
+ * s (0.64 and 0.65, 1.34 and 1.43, 5.69 and 5.95 s), sparse row-wise 0.35
+ * and 0.37, 0.41 and 0.43, 1.88 and 1.94 s (0.41 and 0.44, 0.48 and 0.50,
+ * 1.95 and 2.10 s), rw (dense) 0.24 s (0.30 to 0.34 s); the same steps to
+ * the bit.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
@@ -41,6 +50,19 @@ static int fail(const char *what, const weft_diag *d)
 {
     fprintf(stderr, "bench_dlrm: %s: %s\n", what, d->msg);
     return 1;
+}
+
+/* The generator's lookups, counted (the sum of their rows keeps them
+ * read). */
+static weft_err count_draw(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
+{
+    uint64_t *c = ctx;
+    (void)s;
+    (void)t;
+    (void)d;
+    c[0]++;
+    c[1] += row;
+    return WEFT_OK;
 }
 
 static int one(weft_work_ctx *c, const weft_dlrm *m, const char *what, weft_diag *d)
@@ -131,6 +153,18 @@ int main(int argc, char **argv)
            (unsigned long long)hr.transfers_base, bench_now() - w0, bench_cpu() - cp0,
            2e-6 * (double)hr.lookups / (bench_cpu() - cp0));
     weft_emb_herald_free(&hr);
+    /* The generator alone on the same tables: one step's lookups, as the
+     * sparse row-wise step draws them (its zipf sampler of a million rows
+     * built once a call). */
+    uint64_t drawn[2] = {0, 0};
+    w0 = bench_now();
+    cp0 = bench_cpu();
+    if (weft_emb_generate(&w, count_draw, drawn, &d))
+        return fail("generator", &d);
+    printf("generator, %s, %u tables: %llu zipf lookups drawn in %.3f s wall, %.3f s CPU (%.1f M "
+           "lookups/s)\n",
+           spec, nt, (unsigned long long)drawn[0], bench_now() - w0, bench_cpu() - cp0,
+           1e-6 * (double)drawn[0] / (bench_cpu() - cp0));
     weft_dlrm mp;
     memset(&mp, 0, sizeof mp);
     strcpy(mp.name, "bench");

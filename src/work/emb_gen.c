@@ -7,16 +7,19 @@
  * started from a guide table (Chen and Asau, 1974: guide[i] is the answer
  * for the least u of the i-th of 2^g slices of [0, 2^bits(total)), 2^g
  * the least power of two >= R), so a draw reads about two sums whatever R
- * and divides by nothing but in the random number's rejection (a binary
- * search read 20 sums at 1M rows). The guide has about 4 bytes a row and
- * u is uniform, so the guide entry a draw reads is anywhere in MBs: a
- * wait for memory, then another for the sums it points to. Draws are made
- * DRAWS at a time, each part for all of them before the next part, so
- * that their waits overlap. With more than 2^23 rows the weights are divided by
- * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
- * Tables with the same rows and exponent share one array (8 bytes a row).
- * A uniform table draws its row directly. No floating point anywhere: a
- * (workload, seed) gives the same lookups on every platform. */
+ * (a binary search read 20 sums at 1M rows) and divides by nothing: u's
+ * rejection bound and reciprocal are the sampler's (weft__rng_range, made
+ * once; weft__rng_below divides twice a draw). The guide has about 4 bytes
+ * a row and u is uniform, so the guide entry a draw reads is anywhere in
+ * MBs: a wait for memory, then another for the sums it points to. Draws
+ * are made DRAWS at a time, each part for all of them before the next
+ * part, so that their waits overlap. The weights are made eight ranks at a
+ * time (weft__zipf_weights: their chains of products overlap). With more
+ * than 2^23 rows the weights are divided by 2^(bits(R - 1) - 23) (at least
+ * 1), so that the total stays below 2^64. Tables with the same rows and
+ * exponent share one array (8 bytes a row). A uniform table draws its row
+ * directly. No floating point anywhere: a (workload, seed) gives the same
+ * lookups on every platform. */
 #include <inttypes.h>
 #include <string.h>
 
