@@ -1,6 +1,7 @@
 /* Deterministic random numbers and zipf weights (base/rand.h). Moved here
  * from the MoE generator (src/plan/traffic_moe.c) unchanged, so that its
- * matrices stay the same bytes, to be shared with the embedding lookups. */
+ * matrices stay the same bytes, to be shared with the embedding lookups
+ * (xoshiro's step since in base/rand.h, inline). */
 #include <assert.h>
 
 #include "base/rand.h"

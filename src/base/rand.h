@@ -88,10 +88,11 @@ typedef struct weft__zipf {
 void weft__zipf_init(weft__zipf *z, uint32_t milli);
 /* floor(2^40 / k^s), at least 1; k >= 1, k < 2^33. */
 uint64_t weft__zipf_weight(const weft__zipf *z, uint64_t k);
-/* out[i] = weft__zipf_weight(z, k0 + i) for i < count (k0 + count <=
- * 2^33): the same operations, on several ranks at once so that their
+/* out[i] = weft__zipf_weight(z, k0 + i) for i < count (k0 >= 1, k0 +
+ * count <= 2^33): the same values, eight ranks at a time so that their
  * chains of multiplications overlap (a weight is two chains of 30
- * dependent products; one at a time waits for each). */
+ * dependent products; one at a time waits for each), with fewer of them
+ * (base/rand.c says which: the results are the same to the bit). */
 void weft__zipf_weights(const weft__zipf *z, uint64_t k0, uint64_t count, uint64_t *out);
 
 #endif

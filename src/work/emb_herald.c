@@ -48,8 +48,8 @@
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
-/* The bags' steps, inlined into their loop: a call per lookup for each
- * was a fifth of its instructions (saving and restoring registers). */
+/* The bags' steps, inlined into their loop: each was a call per lookup,
+ * saving and restoring registers around a few instructions. */
 #define HOT static inline __attribute__((always_inline))
 
 #define NONE32 UINT32_MAX
