@@ -48,8 +48,9 @@
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
-/* The bags' steps, inlined into their loop: each was a call per lookup,
- * saving and restoring registers around a few instructions. */
+/* The bags' steps, inlined into their loop: each was a call per lookup
+ * (an admission, nine lookups in ten, made three), saving and restoring
+ * registers around a few instructions. */
 #define HOT static inline __attribute__((always_inline))
 
 #define NONE32 UINT32_MAX
@@ -83,6 +84,7 @@ typedef struct cmap {
     uint64_t mask;  /* slots - 1 (no slots while s is NULL) */
     unsigned shift; /* 64 - log2(slots) */
     size_t n;
+    size_t limit; /* keys it holds before it doubles: half the slots */
 } cmap;
 
 #define EMPTY UINT64_MAX
@@ -176,37 +178,52 @@ HOT uint32_t cmap_find(const cmap *m, uint64_t key)
     }
 }
 
-/* Adds key (absent) -> x; doubles the slots when half would be used. */
-static weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
+/* Puts key (absent) -> x in the first empty slot of its probe (there is
+ * room). */
+HOT void cmap_put(cmap *m, uint64_t key, uint32_t x)
 {
-    if (2 * (m->n + 1) > (m->s ? m->mask + 1 : 0)) {
-        uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
-        cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
-        if (!ns)
-            return WEFT_ENOMEM;
-        for (uint64_t j = 0; j < slots; j++)
-            ns[j].key = EMPTY;
-        uint64_t oslots = old ? m->mask + 1 : 0;
-        m->s = ns;
-        m->mask = slots - 1;
-        m->shift = 64 - (unsigned)__builtin_ctzll(slots);
-        m->n = 0;
-        for (uint64_t j = 0; j < oslots; j++)
-            if (old[j].key != EMPTY)
-                cmap_add(m, old[j].key, old[j].x); /* room: never grows */
-        weft__free(old);
-    }
     uint64_t j = cmap_home(m, key);
     while (m->s[j].key != EMPTY)
         j = (j + 1) & m->mask;
     m->s[j] = (cslot){key, x};
     m->n++;
+}
+
+/* Doubles the slots (16 at first). */
+static weft_err cmap_grow(cmap *m)
+{
+    uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
+    cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
+    if (!ns)
+        return WEFT_ENOMEM;
+    for (uint64_t j = 0; j < slots; j++)
+        ns[j].key = EMPTY;
+    uint64_t oslots = old ? m->mask + 1 : 0;
+    m->s = ns;
+    m->mask = slots - 1;
+    m->shift = 64 - (unsigned)__builtin_ctzll(slots);
+    m->n = 0;
+    m->limit = (size_t)slots / 2;
+    for (uint64_t j = 0; j < oslots; j++)
+        if (old[j].key != EMPTY)
+            cmap_put(m, old[j].key, old[j].x);
+    weft__free(old);
+    return WEFT_OK;
+}
+
+/* Adds key (absent) -> x; doubles the slots when half would be used. */
+HOT weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
+{
+    weft_err e;
+    if (m->n >= m->limit && (e = cmap_grow(m)))
+        return e;
+    cmap_put(m, key, x);
     return WEFT_OK;
 }
 
 /* Removes key (present): the keys after it in its run move back to where
  * their probes would find them. */
-static void cmap_del(cmap *m, uint64_t key)
+HOT void cmap_del(cmap *m, uint64_t key)
 {
     uint64_t i = cmap_home(m, key);
     while (m->s[i].key != key)
@@ -291,7 +308,7 @@ static bool fresh(const herald *h, const copy *c)
     return !h->p.staleness || c->dirty == NONE32 || h->step < c->fetched + h->p.staleness;
 }
 
-static void lru_unlink(herald *h, uint32_t g, uint32_t x)
+HOT void lru_unlink(herald *h, uint32_t g, uint32_t x)
 {
     gpu_cache *gc = &h->gc[g];
     copy *c = copy_at(h, g, x);
@@ -305,7 +322,7 @@ static void lru_unlink(herald *h, uint32_t g, uint32_t x)
         gc->tail = c->prev;
 }
 
-static void lru_front(herald *h, uint32_t g, uint32_t x)
+HOT void lru_front(herald *h, uint32_t g, uint32_t x)
 {
     gpu_cache *gc = &h->gc[g];
     copy *c = copy_at(h, g, x);
@@ -332,7 +349,7 @@ static void touch(herald *h, uint32_t g, uint32_t x)
 }
 
 /* Caches key on g (absent there), evicting when full. */
-static weft_err admit(herald *h, uint32_t g, uint64_t key)
+HOT weft_err admit(herald *h, uint32_t g, uint64_t key)
 {
     gpu_cache *gc = &h->gc[g];
     uint32_t x;
