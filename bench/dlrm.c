@@ -28,13 +28,13 @@
  * step (docs/step.md, "Speed") and before the tighter refill 1.4 to 1.6,
  * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s. Since the replay's
  * and the generator's second pass (docs/step.md, "Speed"; three runs each
- * way alternated, load 3.8 to 4.4, least and median): the replay 1.64 and
- * 1.68 s (2.19 and 2.28 s before), the generator 0.162 and 0.168 s (0.232
- * and 0.258 s), Herald's step 0.46 and 0.47, 1.06 and 1.07, 4.89 and 5.28
- * s (0.64 and 0.65, 1.34 and 1.43, 5.69 and 5.95 s), sparse row-wise 0.35
- * and 0.37, 0.41 and 0.43, 1.88 and 1.94 s (0.41 and 0.44, 0.48 and 0.50,
- * 1.95 and 2.10 s), rw (dense) 0.24 s (0.30 to 0.34 s); the same steps to
- * the bit.
+ * way alternated, load 1.8 to 2.4, least and median): the replay 1.651
+ * and 1.652 s (2.351 and 2.387 s before), the generator 0.170 and 0.182 s
+ * (0.255 and 0.262 s), Herald's step 0.472 and 0.475, 1.120 and 1.138,
+ * 5.241 and 5.334 s (0.673 and 0.674, 1.420 and 1.451, 6.055 and 6.066
+ * s), sparse row-wise 0.375 and 0.376, 0.444 and 0.447, 2.054 and 2.083 s
+ * (0.448 and 0.454, 0.518 and 0.529, 2.032 and 2.118 s), rw (dense) 0.256
+ * s (0.328 and 0.335 s); the same steps to the bit.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
