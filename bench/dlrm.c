@@ -7,7 +7,8 @@
  * entries takes the flow simulator seconds: docs/step.md, "Speed"). Then
  * the MLPerf preset on SPEC2. Then Herald (weft_emb_herald: the cache of
  * 10,000 rows a GPU and the placement, one warm-up step) on SPEC's 128 GPUs
- * x 1,000 table-wise tables, the replay alone; the planner's search
+ * x 1,000 table-wise tables, the replay alone; the generator alone on the
+ * same tables (one step's 8.2 M zipf draws, counted); the planner's search
  * (weft_dlrm_plan) there; and the whole step with sparse row-wise tables
  * and with Herald on each fabric of SPEC3, a comma-separated list (their
  * all-to-alls have a distinct size per pair, so their flows drain one by
@@ -25,7 +26,15 @@
  * 0.6, 1.3 and 5.7 s (load 6.7), its replay at 128 GPUs 1.8 s (9.1 M
  * lookups/s); before the replay listed the cached rows by table once a
  * step (docs/step.md, "Speed") and before the tighter refill 1.4 to 1.6,
- * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s.
+ * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s. Since the replay's
+ * and the generator's second pass (docs/step.md, "Speed"; three runs each
+ * way alternated, load 1.8 to 2.4, least and median): the replay 1.651
+ * and 1.652 s (2.351 and 2.387 s before), the generator 0.170 and 0.182 s
+ * (0.255 and 0.262 s), Herald's step 0.472 and 0.475, 1.120 and 1.138,
+ * 5.241 and 5.334 s (0.673 and 0.674, 1.420 and 1.451, 6.055 and 6.066
+ * s), sparse row-wise 0.375 and 0.376, 0.444 and 0.447, 2.054 and 2.083 s
+ * (0.448 and 0.454, 0.518 and 0.529, 2.032 and 2.118 s), rw (dense) 0.256
+ * s (0.328 and 0.335 s); the same steps to the bit.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
@@ -41,6 +50,19 @@ static int fail(const char *what, const weft_diag *d)
 {
     fprintf(stderr, "bench_dlrm: %s: %s\n", what, d->msg);
     return 1;
+}
+
+/* The generator's lookups, counted (the sum of their rows keeps them
+ * read). */
+static weft_err count_draw(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
+{
+    uint64_t *c = ctx;
+    (void)s;
+    (void)t;
+    (void)d;
+    c[0]++;
+    c[1] += row;
+    return WEFT_OK;
 }
 
 static int one(weft_work_ctx *c, const weft_dlrm *m, const char *what, weft_diag *d)
@@ -131,6 +153,18 @@ int main(int argc, char **argv)
            (unsigned long long)hr.transfers_base, bench_now() - w0, bench_cpu() - cp0,
            2e-6 * (double)hr.lookups / (bench_cpu() - cp0));
     weft_emb_herald_free(&hr);
+    /* The generator alone on the same tables: one step's lookups, as the
+     * sparse row-wise step draws them (its zipf sampler of a million rows
+     * built once a call). */
+    uint64_t drawn[2] = {0, 0};
+    w0 = bench_now();
+    cp0 = bench_cpu();
+    if (weft_emb_generate(&w, count_draw, drawn, &d))
+        return fail("generator", &d);
+    printf("generator, %s, %u tables: %llu zipf lookups drawn in %.3f s wall, %.3f s CPU (%.1f M "
+           "lookups/s)\n",
+           spec, nt, (unsigned long long)drawn[0], bench_now() - w0, bench_cpu() - cp0,
+           1e-6 * (double)drawn[0] / (bench_cpu() - cp0));
     weft_dlrm mp;
     memset(&mp, 0, sizeof mp);
     strcpy(mp.name, "bench");

@@ -28,10 +28,53 @@ typedef struct weft__rng {
 /* Seeds g for stream `stream` of seed (a rank, a table: independent
  * streams of one seed). */
 void weft__rng_seed(weft__rng *g, uint64_t seed, uint64_t stream);
-/* The next 64 random bits. */
-uint64_t weft__rng_next(weft__rng *g);
+/* The next 64 random bits (inline: generators draw millions). */
+static inline uint64_t weft__rng_next(weft__rng *g)
+{
+    uint64_t *s = g->s;
+    uint64_t x = s[1] * 5, result = ((x << 7) | (x >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
+
 /* Uniform in [0, m), m >= 1. */
 uint64_t weft__rng_below(weft__rng *g, uint64_t m);
+
+/* A bound drawn below many times: weft__rng_below divides twice a draw
+ * (2^64 mod m, then the output mod m); the range keeps the first and a
+ * reciprocal for the second. */
+typedef struct weft__rng_range {
+    uint64_t m;      /* >= 1 */
+    uint64_t thresh; /* 2^64 mod m: outputs below it are drawn again */
+    uint64_t recip;  /* floor((2^64 - 1) / m) */
+} weft__rng_range;
+
+void weft__rng_range_init(weft__rng_range *r, uint64_t m);
+
+/* weft__rng_below(g, r->m): the same outputs consumed, the same value.
+ * x mod m is x - q * m with q = floor(x * recip / 2^64), one m taken off
+ * when that is m or more: writing 2^64 = a * m + b (b < m), recip is a
+ * (b > 0) or a - 1 (b = 0), so x / m - x * recip / 2^64 is x * b / (m
+ * 2^64) or x / 2^64, below 1, and q is floor(x / m) or one less (Barrett,
+ * "Implementing the Rivest Shamir and Adleman public key encryption
+ * algorithm on a standard digital signal processor", CRYPTO 1986). */
+static inline uint64_t weft__rng_below_range(weft__rng *g, const weft__rng_range *r)
+{
+    uint64_t x;
+    do
+        x = weft__rng_next(g);
+    while (x < r->thresh);
+    __extension__ unsigned __int128 p = (unsigned __int128)x * r->recip;
+    uint64_t v = x - (uint64_t)(p >> 64) * r->m;
+    /* The correction by a mask: a branch would go either way at random. */
+    return v - (r->m & (0 - (uint64_t)(v >= r->m)));
+}
 
 /* Fractional bits of the fixed-point logarithms. */
 #define WEFT__ZIPF_Q 30
@@ -45,5 +88,11 @@ typedef struct weft__zipf {
 void weft__zipf_init(weft__zipf *z, uint32_t milli);
 /* floor(2^40 / k^s), at least 1; k >= 1, k < 2^33. */
 uint64_t weft__zipf_weight(const weft__zipf *z, uint64_t k);
+/* out[i] = weft__zipf_weight(z, k0 + i) for i < count (k0 >= 1, k0 +
+ * count <= 2^33): the same values, eight ranks at a time so that their
+ * chains of multiplications overlap (a weight is two chains of 30
+ * dependent products; one at a time waits for each), with fewer of them
+ * (base/rand.c says which: the results are the same to the bit). */
+void weft__zipf_weights(const weft__zipf *z, uint64_t k0, uint64_t count, uint64_t *out);
 
 #endif

@@ -7,16 +7,19 @@
  * started from a guide table (Chen and Asau, 1974: guide[i] is the answer
  * for the least u of the i-th of 2^g slices of [0, 2^bits(total)), 2^g
  * the least power of two >= R), so a draw reads about two sums whatever R
- * and divides by nothing but in the random number's rejection (a binary
- * search read 20 sums at 1M rows). The guide has about 4 bytes a row and
- * u is uniform, so the guide entry a draw reads is anywhere in MBs: a
- * wait for memory, then another for the sums it points to. Draws are made
- * DRAWS at a time, each part for all of them before the next part, so
- * that their waits overlap. With more than 2^23 rows the weights are divided by
- * 2^(bits(R - 1) - 23) (at least 1), so that the total stays below 2^64.
- * Tables with the same rows and exponent share one array (8 bytes a row).
- * A uniform table draws its row directly. No floating point anywhere: a
- * (workload, seed) gives the same lookups on every platform. */
+ * (a binary search read 20 sums at 1M rows) and divides by nothing: u's
+ * rejection bound and reciprocal are the sampler's (weft__rng_range, made
+ * once; weft__rng_below divides twice a draw). The guide has about 4 bytes
+ * a row and u is uniform, so the guide entry a draw reads is anywhere in
+ * MBs: a wait for memory, then another for the sums it points to. Draws
+ * are made DRAWS at a time, each part for all of them before the next
+ * part, so that their waits overlap. The weights are made eight ranks at a
+ * time (weft__zipf_weights: their chains of products overlap). With more
+ * than 2^23 rows the weights are divided by 2^(bits(R - 1) - 23) (at least
+ * 1), so that the total stays below 2^64. Tables with the same rows and
+ * exponent share one array (8 bytes a row). A uniform table draws its row
+ * directly. No floating point anywhere: a (workload, seed) gives the same
+ * lookups on every platform. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -32,12 +35,13 @@ __extension__ typedef unsigned __int128 u128;
 
 typedef struct sampler {
     uint64_t rows;
-    uint32_t milli;  /* 0: uniform, no array */
-    uint64_t *cum;   /* cum[k] = weights of ranks 1..k+1 */
-    uint32_t *guide; /* 2^g entries: the first k with cum[k] > i << shift */
-    unsigned shift;  /* u's slice is u >> shift */
-    uint64_t mult;   /* rank k (0-based) is row (k * mult) mod rows */
-    uint64_t recip;  /* floor((2^64 - 1) / rows): the mod without a division */
+    uint32_t milli;        /* 0: uniform, no array */
+    uint64_t *cum;         /* cum[k] = weights of ranks 1..k+1 */
+    uint32_t *guide;       /* 2^g entries: the first k with cum[k] > i << shift */
+    unsigned shift;        /* u's slice is u >> shift */
+    uint64_t mult;         /* rank k (0-based) is row (k * mult) mod rows */
+    uint64_t recip;        /* floor((2^64 - 1) / rows): the mod without a division */
+    weft__rng_range range; /* u's: [0, rows), or [0, the total weight) */
 } sampler;
 
 /* The first number >= floor(R * 0.6180339887...) (at least 1) coprime
@@ -60,6 +64,7 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     sp->guide = NULL;
     sp->mult = spread_mult(rows);
     sp->recip = UINT64_MAX / rows;
+    weft__rng_range_init(&sp->range, rows);
     if (!milli)
         return WEFT_OK;
     sp->cum = weft__malloc((size_t)rows * sizeof *sp->cum);
@@ -81,12 +86,14 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     unsigned shift = bits > 23 ? bits - 23 : 0;
     weft__zipf z;
     weft__zipf_init(&z, milli);
+    weft__zipf_weights(&z, 1, rows, sp->cum); /* then summed in place */
     uint64_t sum = 0;
     for (uint64_t k = 0; k < rows; k++) {
-        uint64_t w = weft__zipf_weight(&z, k + 1) >> shift;
+        uint64_t w = sp->cum[k] >> shift;
         sum += w ? w : 1; /* <= 2^27 * 2^40 / 2^4 < 2^64 */
         sp->cum[k] = sum;
     }
+    weft__rng_range_init(&sp->range, sum);
     unsigned tbits = 0; /* sum < 2^tbits */
     while (tbits < 64 && (sum >> tbits) != 0)
         tbits++;
@@ -106,9 +113,9 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
  * first), then the search (whose first sum's read is started first). */
 static uint64_t draw_u(const sampler *sp, weft__rng *g)
 {
+    uint64_t u = weft__rng_below_range(g, &sp->range);
     if (!sp->cum)
-        return weft__rng_below(g, sp->rows);
-    uint64_t u = weft__rng_below(g, sp->cum[sp->rows - 1]);
+        return u;
     __builtin_prefetch(&sp->guide[u >> sp->shift]);
     return u;
 }

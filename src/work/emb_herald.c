@@ -6,8 +6,13 @@
  * (sample i of a step looks up pooling[t] rows of each table t in table
  * order, so bag (i, t) is rows[i * per + off[t] ...], per = the sum of the
  * pooling factors) for the bags, and table-major (table t's lookups are
- * rowsT[off[t] * nb ...], bag (i, t) at i * pooling[t] in it) for the
- * passes that need, for every lookup, which GPUs hold its row.
+ * rowsT[tbase[t] ...], bag (i, t) at i * pooling[t] in it) for the
+ * passes that need, for every lookup, which GPUs hold its row. tbase[t]
+ * is off[t] * nb plus TPAD entries a table: with 64 samples on 128 GPUs
+ * and one lookup a bag, the tables' parts would be 2^13 entries apart, so
+ * the entries of one sample (written in the generator's order, read in
+ * the placement's) would all fall in a few sets of the caches and evict
+ * each other; the padding moves each table to other sets.
  *
  * Per GPU the cache is an array of copies (grown as used, at most cap),
  * a map from the row's key to its copy (cmap, below) and an LRU list or an
@@ -43,10 +48,16 @@
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
+/* The bags' steps, inlined into their loop: each was a call per lookup
+ * (an admission, nine lookups in ten, made three), saving and restoring
+ * registers around a few instructions. */
+#define HOT static inline __attribute__((always_inline))
+
 #define NONE32 UINT32_MAX
 #define ROW_BITS 40
 #define ROW_MASK ((1ull << ROW_BITS) - 1)
 #define STALE (1ull << 63) /* a listed copy that is not valid */
+#define TPAD 16            /* entries between tables in rowsT and vsid */
 
 typedef struct copy {
     uint64_t key;        /* table << 40 | row */
@@ -73,6 +84,7 @@ typedef struct cmap {
     uint64_t mask;  /* slots - 1 (no slots while s is NULL) */
     unsigned shift; /* 64 - log2(slots) */
     size_t n;
+    size_t limit; /* keys it holds before it doubles: half the slots */
 } cmap;
 
 #define EMPTY UINT64_MAX
@@ -107,6 +119,8 @@ typedef struct herald {
     uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
+    uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
+    uint64_t *tcur;         /* per table: where its next lookup goes in rowsT */
     uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
     uint64_t got;           /* lookups of the current step so far */
     uint32_t step;          /* the current step */
@@ -152,7 +166,7 @@ static uint64_t cmap_home(const cmap *m, uint64_t key)
 }
 
 /* The copy of key, or NONE32. */
-static uint32_t cmap_find(const cmap *m, uint64_t key)
+HOT uint32_t cmap_find(const cmap *m, uint64_t key)
 {
     if (!m->s)
         return NONE32;
@@ -164,37 +178,52 @@ static uint32_t cmap_find(const cmap *m, uint64_t key)
     }
 }
 
-/* Adds key (absent) -> x; doubles the slots when half would be used. */
-static weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
+/* Puts key (absent) -> x in the first empty slot of its probe (there is
+ * room). */
+HOT void cmap_put(cmap *m, uint64_t key, uint32_t x)
 {
-    if (2 * (m->n + 1) > (m->s ? m->mask + 1 : 0)) {
-        uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
-        cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
-        if (!ns)
-            return WEFT_ENOMEM;
-        for (uint64_t j = 0; j < slots; j++)
-            ns[j].key = EMPTY;
-        uint64_t oslots = old ? m->mask + 1 : 0;
-        m->s = ns;
-        m->mask = slots - 1;
-        m->shift = 64 - (unsigned)__builtin_ctzll(slots);
-        m->n = 0;
-        for (uint64_t j = 0; j < oslots; j++)
-            if (old[j].key != EMPTY)
-                cmap_add(m, old[j].key, old[j].x); /* room: never grows */
-        weft__free(old);
-    }
     uint64_t j = cmap_home(m, key);
     while (m->s[j].key != EMPTY)
         j = (j + 1) & m->mask;
     m->s[j] = (cslot){key, x};
     m->n++;
+}
+
+/* Doubles the slots (16 at first). */
+static weft_err cmap_grow(cmap *m)
+{
+    uint64_t slots = m->s ? 2 * (m->mask + 1) : 16;
+    cslot *ns = weft__malloc((size_t)slots * sizeof *ns), *old = m->s;
+    if (!ns)
+        return WEFT_ENOMEM;
+    for (uint64_t j = 0; j < slots; j++)
+        ns[j].key = EMPTY;
+    uint64_t oslots = old ? m->mask + 1 : 0;
+    m->s = ns;
+    m->mask = slots - 1;
+    m->shift = 64 - (unsigned)__builtin_ctzll(slots);
+    m->n = 0;
+    m->limit = (size_t)slots / 2;
+    for (uint64_t j = 0; j < oslots; j++)
+        if (old[j].key != EMPTY)
+            cmap_put(m, old[j].key, old[j].x);
+    weft__free(old);
+    return WEFT_OK;
+}
+
+/* Adds key (absent) -> x; doubles the slots when half would be used. */
+HOT weft_err cmap_add(cmap *m, uint64_t key, uint32_t x)
+{
+    weft_err e;
+    if (m->n >= m->limit && (e = cmap_grow(m)))
+        return e;
+    cmap_put(m, key, x);
     return WEFT_OK;
 }
 
 /* Removes key (present): the keys after it in its run move back to where
  * their probes would find them. */
-static void cmap_del(cmap *m, uint64_t key)
+HOT void cmap_del(cmap *m, uint64_t key)
 {
     uint64_t i = cmap_home(m, key);
     while (m->s[i].key != key)
@@ -213,7 +242,7 @@ static void cmap_del(cmap *m, uint64_t key)
 
 static copy *copy_at(const herald *h, uint32_t g, uint32_t x)
 {
-    return (copy *)weft__vec_at(&h->gc[g].copies, x);
+    return (copy *)h->gc[g].copies.data + x;
 }
 
 static void bit_set(uint64_t *b, uint32_t i)
@@ -254,6 +283,8 @@ static void herald_fini(herald *h)
     weft__free(h->block);
     weft__free(h->rows);
     weft__free(h->rowsT);
+    weft__free(h->tbase);
+    weft__free(h->tcur);
     weft__free(h->vsid);
     weft__free(h->place);
     weft__free(h->order);
@@ -277,7 +308,7 @@ static bool fresh(const herald *h, const copy *c)
     return !h->p.staleness || c->dirty == NONE32 || h->step < c->fetched + h->p.staleness;
 }
 
-static void lru_unlink(herald *h, uint32_t g, uint32_t x)
+HOT void lru_unlink(herald *h, uint32_t g, uint32_t x)
 {
     gpu_cache *gc = &h->gc[g];
     copy *c = copy_at(h, g, x);
@@ -291,7 +322,7 @@ static void lru_unlink(herald *h, uint32_t g, uint32_t x)
         gc->tail = c->prev;
 }
 
-static void lru_front(herald *h, uint32_t g, uint32_t x)
+HOT void lru_front(herald *h, uint32_t g, uint32_t x)
 {
     gpu_cache *gc = &h->gc[g];
     copy *c = copy_at(h, g, x);
@@ -318,7 +349,7 @@ static void touch(herald *h, uint32_t g, uint32_t x)
 }
 
 /* Caches key on g (absent there), evicting when full. */
-static weft_err admit(herald *h, uint32_t g, uint64_t key)
+HOT weft_err admit(herald *h, uint32_t g, uint64_t key)
 {
     gpu_cache *gc = &h->gc[g];
     uint32_t x;
@@ -389,7 +420,7 @@ static void add(uint64_t *m, uint32_t n, uint32_t from, uint32_t to, uint64_t v)
 
 /* Moves the part's vectors (owner o, or every remote shard when o is
  * NONE32) to g: the forward entry and its backward transpose. */
-static void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
+HOT void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
 {
     const weft_emb_table *tb = &h->w.tables[t];
     weft_emb_herald_result *r = h->out;
@@ -435,7 +466,7 @@ static void push_part(herald *h, uint64_t *m, uint32_t t, uint32_t o, uint32_t g
 
 /* One remote lookup of key by g: *hit (then the copy joins the bag's hit
  * list), and the copy (NONE32 if absent). */
-static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
+HOT uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
 {
     weft_emb_herald_result *r = h->out;
     *hit = false;
@@ -458,8 +489,8 @@ static uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
 
 /* The end of a part with `looked` lookups, `miss` of them missed, the
  * last missed being mkey (copy mx or NONE32). */
-static weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked,
-                         uint64_t miss, uint64_t mkey, uint32_t mx)
+HOT weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked, uint64_t miss,
+                      uint64_t mkey, uint32_t mx)
 {
     if (looked && !miss) {
         if (h->measure)
@@ -712,8 +743,8 @@ static weft_err valid_sets(herald *h)
         if (tb->sharding == WEFT_EMB_DP)
             continue;
         uint64_t len = h->nb * tb->pooling, mask;
-        uint32_t *vs = h->vsid + h->off[t] * h->nb;
-        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        uint32_t *vs = h->vsid + h->tbase[t];
+        const uint64_t *rt = h->rowsT + h->tbase[t];
         size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
         if (!m) {
             memset(vs, 0xff, (size_t)len * sizeof *vs);
@@ -768,7 +799,13 @@ static void score_sample(herald *h, uint64_t i)
         if (tb->sharding == WEFT_EMB_DP)
             continue;
         /* The bag's valid sets (vsid: rowsT's order). */
-        const uint32_t *vs = h->vsid ? h->vsid + h->off[t] * h->nb + i * tb->pooling : NULL;
+        const uint32_t *vs = h->vsid ? h->vsid + h->tbase[t] + i * tb->pooling : NULL;
+        if (tb->sharding == WEFT_EMB_TW && (!tb->pooling || !vs || vs[0] == NONE32)) {
+            /* No GPU holds a valid copy of its first row (the usual
+             * case): the table's GPU alone saves the vector. */
+            h->score[h->owner[t]] += v;
+            continue;
+        }
         if (tb->sharding == WEFT_EMB_RW) {
             uint64_t stamp = ++h->bag;
             uint32_t *list = h->load + n, nl = 0;
@@ -885,7 +922,7 @@ static weft_err updates(herald *h)
         uint32_t ng = group_rows(h, t, &mask), P = tb->pooling;
         memset(h->gfirst, 0xff, (size_t)ng * sizeof *h->gfirst);
         memset(h->gmulti, 0, (size_t)ng * sizeof *h->gmulti);
-        const uint64_t *rt = h->rowsT + h->off[t] * h->nb;
+        const uint64_t *rt = h->rowsT + h->tbase[t];
         for (uint64_t i = 0; i < h->nb; i++) {
             uint32_t g = h->place[i];
             for (uint32_t k = 0; k < P; k++) {
@@ -901,6 +938,8 @@ static weft_err updates(herald *h)
         for (size_t k = 0; k < m; k++) {
             listed *l = &h->list[lo + k];
             uint32_t q = h->egrp[k];
+            if (k + 8 < m) /* copies are read at random: read ahead */
+                __builtin_prefetch(copy_at(h, l[8].g, l[8].x));
             if (h->gfirst[q] == NONE32 || (!h->gmulti[q] && h->gfirst[q] == l->g))
                 continue;
             copy *c = copy_at(h, l->g, l->x);
@@ -971,13 +1010,13 @@ static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_di
         h->step = (uint32_t)(s / h->nb);
         h->s0 = (uint64_t)h->step * h->nb;
         h->got = 0;
+        if (h->rowsT)
+            memcpy(h->tcur, h->tbase, (size_t)h->nt * sizeof *h->tcur);
     }
-    if (h->rowsT) {
-        /* Lookup k of bag (i, t): the generator gives each sample's
-         * tables in order, each table's pooling lookups in order. */
-        uint64_t i = s - h->s0, k = h->got - i * h->per - h->off[t];
-        h->rowsT[h->off[t] * h->nb + i * h->w.tables[t].pooling + k] = row;
-    }
+    /* The generator gives each sample's tables in order, each table's
+     * pooling lookups in order: table t's come in its rowsT order. */
+    if (h->rowsT)
+        h->rowsT[h->tcur[t]++] = row;
     h->rows[h->got++] = row;
     return WEFT_OK;
 }
@@ -989,10 +1028,13 @@ static weft_err base_matrix(herald *h, weft_diag *d)
     weft_err e = weft_emb_acc_new(&h->w, &a, d);
     if (e)
         return e;
-    for (uint64_t i = 0; i < h->nb && !e; i++)
-        for (uint32_t t = 0; t < h->nt && !e; t++)
-            for (uint32_t k = 0; k < h->w.tables[t].pooling && !e; k++)
-                e = weft_emb_acc_add(a, i, t, h->rows[i * h->per + h->off[t] + k], d);
+    /* Only row-wise lookups change its matrix (the other shares do not
+     * depend on the lookups), given in the generator's order. */
+    for (uint64_t i = 0; i < h->nb; i++)
+        for (uint32_t t = 0; t < h->nt; t++)
+            if (h->w.tables[t].sharding == WEFT_EMB_RW)
+                for (uint32_t k = 0; k < h->w.tables[t].pooling; k++)
+                    weft__emb_acc_add_drawn(a, i, t, h->rows[i * h->per + h->off[t] + k]);
     weft_emb_result er;
     if (!e && !(e = weft_emb_acc_finish(a, &er, d)))
         h->out->forward_base = er.forward;
@@ -1089,14 +1131,22 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.order = weft__malloc((size_t)h.nb * sizeof *h.order + 1);
     h.gstart = weft__malloc(((size_t)n + 1) * sizeof *h.gstart);
     bool cached = p->rows_per_gpu != 0;
+    /* The table-major arrays: nb * per entries and TPAD a table. */
+    if (h.nb * h.per > SIZE_MAX / sizeof *h.rowsT - (uint64_t)TPAD * h.nt - 1)
+        goto nomem;
+    size_t tlen = (size_t)(h.nb * h.per) + (size_t)TPAD * h.nt + 1;
     if (cached) {
-        h.rowsT = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.rowsT + 1);
+        h.rowsT = weft__malloc(tlen * sizeof *h.rowsT);
+        h.tbase = weft__malloc((size_t)h.nt * sizeof *h.tbase + 1);
+        h.tcur = weft__malloc((size_t)h.nt * sizeof *h.tcur + 1);
         h.lstart = weft__calloc((size_t)h.nt + 1, sizeof *h.lstart);
-        if (!h.rowsT || !h.lstart)
+        if (!h.rowsT || !h.tbase || !h.tcur || !h.lstart)
             goto nomem;
+        for (uint32_t t = 0; t < h.nt; t++)
+            h.tbase[t] = h.tcur[t] = h.off[t] * h.nb + (uint64_t)TPAD * t;
     }
     if (cached && p->placement == WEFT_EMB_PLACE_HERALD &&
-        !(h.vsid = weft__malloc((size_t)(h.nb * h.per) * sizeof *h.vsid + 1)))
+        !(h.vsid = weft__malloc(tlen * sizeof *h.vsid)))
         goto nomem;
     h.gc = weft__calloc(n, sizeof *h.gc);
     h.score = weft__calloc(n, sizeof *h.score);
