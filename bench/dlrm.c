@@ -12,29 +12,18 @@
  * (weft_dlrm_plan) there; and the whole step with sparse row-wise tables
  * and with Herald on each fabric of SPEC3, a comma-separated list (their
  * all-to-alls have a distinct size per pair, so their flows drain one by
- * one, each drain refilling the flows above its level: docs/sim.md
+ * one, each drain refilling its region of the max-min rates: docs/sim.md
  * "Sharing"; a sparse row-wise backward is the forward's transpose and
- * takes its time). Last figures (CPU seconds, shared 2-core machine, load
- * 2 to 5, two runs each way back to back): at 128 GPUs tw 0.07 s, rw
- * (dense) 0.43 to 0.45, cw:4 0.04, dp 0.01 (0.13 to 0.14, 0.51 to 0.52,
- * 0.10 and 0.01 before one route search per pair for every protocol and
- * the accumulator's drawn bags: docs/step.md "Speed"); sparse row-wise
- * 0.54, 0.63 to 0.66 and 2.2 to 2.3 s at 32, 64 and 128 GPUs (0.56, 0.76
- * to 0.87 and 2.35 to 2.37 s before those; 0.6, 0.9 and 5.0 s before the
- * tighter refill above of docs/sim.md "Sharing"; 0.8, 3.1 and 32 s before
- * refilling above and transposes); the planner 0.75 s (0.86 s). Herald
- * 0.6, 1.3 and 5.7 s (load 6.7), its replay at 128 GPUs 1.8 s (9.1 M
- * lookups/s); before the replay listed the cached rows by table once a
- * step (docs/step.md, "Speed") and before the tighter refill 1.4 to 1.6,
- * 3.4 to 4.0 and 15 to 17 s, the replay 7.3 to 8.5 s. Since the replay's
- * and the generator's second pass (docs/step.md, "Speed"; three runs each
- * way alternated, load 1.8 to 2.4, least and median): the replay 1.651
- * and 1.652 s (2.351 and 2.387 s before), the generator 0.170 and 0.182 s
- * (0.255 and 0.262 s), Herald's step 0.472 and 0.475, 1.120 and 1.138,
- * 5.241 and 5.334 s (0.673 and 0.674, 1.420 and 1.451, 6.055 and 6.066
- * s), sparse row-wise 0.375 and 0.376, 0.444 and 0.447, 2.054 and 2.083 s
- * (0.448 and 0.454, 0.518 and 0.529, 2.032 and 2.118 s), rw (dense) 0.256
- * s (0.328 and 0.335 s); the same steps to the bit.
+ * takes its time). Last figures (CPU seconds, shared 2-core machine, the
+ * binaries of 74781f1 and e652dbe alternated three times, load 2.4 to
+ * 2.8; docs/step.md "Speed"): at 128 GPUs tw 0.08 s, rw (dense) 0.30 to
+ * 0.33 -> 0.22 to 0.24, cw:4 0.04, dp 0.01; sparse row-wise 0.41 to 0.46,
+ * 0.48 to 0.52 and 1.90 to 2.09 s at 32, 64 and 128 GPUs -> 0.33 to 0.35,
+ * 0.35 to 0.36 and 0.76 to 0.81 s; Herald's step 0.63 to 0.67, 1.32 to
+ * 1.45 and 5.49 to 6.08 s -> 0.43 to 0.44, 0.89 to 0.95 and 2.22 to 2.24
+ * s; its replay at 128 GPUs 2.19 to 2.33 -> 1.54 to 1.56 s (10.5 M
+ * lookups/s); the generator 0.16 to 0.17 s; the planner 0.70 s. The same
+ * step times to the bit.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
