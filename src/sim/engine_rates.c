@@ -783,7 +783,7 @@ static void region_fill(sim_engine *e, double lo)
          * with ties to the first place instead, a run pruning (by a scan)
          * and one not (by the heap) differed in their last bits, against
          * "Links that cannot fill" (engine_region_test, test_scan_ties). */
-        uint64_t *restrict sq = e->ck_seq;
+        uint64_t *sq = e->ck_seq; /* region_pop writes it too: no restrict */
         e->ck_next = 0;
         for (size_t i = 0; i < nc; i++) {
             uint32_t l = e->comp_links.v[i];
