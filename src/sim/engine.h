@@ -207,9 +207,9 @@ void sim_engine_set_above(sim_engine *e, bool on);
 /* A refill above finds the link that saturates next by a scan of its
  * links' keys when it has at most max_links links (SIM_ENGINE_SCAN_LINKS
  * by default: the DLRM all-to-all of 128 GPUs refills some 190), else in
- * the fill heap (a scan per pop costs links x pops); the two may break
- * ties of keys differently, which moves times by rounding only. For tests
- * (call before sim_engine_run). */
+ * the fill heap (a scan per pop costs links x pops); the two break ties
+ * of keys alike (the key set first pops first) and give the same run, to
+ * the bit. For tests (call before sim_engine_run). */
 #define SIM_ENGINE_SCAN_LINKS 512
 void sim_engine_set_scan(sim_engine *e, uint32_t max_links);
 /* Refills above leave out links that the flows left could no longer fill

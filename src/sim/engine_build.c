@@ -94,7 +94,7 @@ void sim_engine_free(sim_engine *e)
         e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
         e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,     e->r_rmax,
         e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,     e->l_wait,
-        e->l_dead};
+        e->l_dead,       e->ck_seq};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {

@@ -186,7 +186,9 @@ struct sim_engine {
      * (INFINITY for none), and above_full is set when a flow started (its
      * rates must be filled afresh). A region refill's scratch, indexed by
      * the link's place in comp_links (l_idx): rl_off and rl, the region's
-     * flows on each link; ck their keys when a refill pops by a scan;
+     * flows on each link; ck their keys when a refill pops by a scan, and
+     * ck_seq the sequence number the fill heap would give each key (ck_next
+     * the next one), so that the scan breaks ties as the heap does;
      * r_pop, r_lvl and r_rmax: whether the link saturated, at which level,
      * and the highest level of a region flow it found frozen; r_nonr, the
      * highest level of the flows outside the region on it when scanned
@@ -207,6 +209,7 @@ struct sim_engine {
     vec32 *l_bn, drained, rl;
     uint32_t *pl, *l_idx, *rl_off;
     double *ck, *r_lvl, *r_rmax, *r_nonr;
+    uint64_t *ck_seq, ck_next;
     uint8_t *r_pop, *r_scan;
     bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
     uint32_t scan_max; /* sim_engine_set_scan */

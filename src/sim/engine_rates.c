@@ -606,14 +606,15 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
     e->rl_off = weft__malloc((nl + 1) * sizeof *e->rl_off);
     e->ck = weft__malloc(nl * sizeof *e->ck);
+    e->ck_seq = weft__malloc(nl * sizeof *e->ck_seq);
     e->r_lvl = weft__malloc(nl * sizeof *e->r_lvl);
     e->r_rmax = weft__malloc(nl * sizeof *e->r_rmax);
     e->r_nonr = weft__malloc(nl * sizeof *e->r_nonr);
     e->r_pop = weft__malloc(nl);
     e->r_scan = weft__malloc(nl);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
-          e->pl && e->l_idx && e->rl_off && e->ck && e->r_lvl && e->r_rmax && e->r_nonr &&
-          e->r_pop && e->r_scan))
+          e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
+          e->r_nonr && e->r_pop && e->r_scan))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
@@ -747,8 +748,10 @@ static void region_pop(sim_engine *e, size_t i, double level)
     e->r_rmax[i] = rmax;
     if (e->ck_on) {
         for (size_t k = 0; k < nt; k++) {
-            uint32_t l2 = pl[k];
-            e->ck[e->l_idx[l2]] = ucount[l2] ? resid[l2] / wsum[l2] : INFINITY;
+            uint32_t l2 = pl[k], at = e->l_idx[l2];
+            bool open = ucount[l2] > 0;
+            e->ck[at] = open ? resid[l2] / wsum[l2] : INFINITY;
+            e->ck_seq[at] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
         }
         return;
     }
@@ -769,24 +772,40 @@ static void region_fill(sim_engine *e, double lo)
     e->ck_on = nc <= e->scan_max;
     if (e->ck_on) {
         /* Few links (sim_engine_set_scan): their keys in comp_links' order,
-         * the least found by a scan at each pop (ties to the first), cheaper
-         * there than a heap's updates. */
+         * the least found by a scan at each pop, cheaper there than a
+         * heap's updates. Ties go to the key set first, as in the heap
+         * (ck_seq numbers the keys as the heap would): the two then pop
+         * alike, to the bit. Ties are common (links of equal capacity and
+         * flows), and the order of two tied links changes the rounding of
+         * the second's key and which of them freezes a flow crossing both
+         * (its bottleneck, hence later regions); pruning takes dead links
+         * out of a region, which can bring it under the scan's limit, so
+         * with ties to the first place instead, a run pruning (by a scan)
+         * and one not (by the heap) differed in their last bits, against
+         * "Links that cannot fill" (engine_region_test, test_scan_ties). */
+        uint64_t *sq = e->ck_seq; /* region_pop writes it too: no restrict */
+        e->ck_next = 0;
         for (size_t i = 0; i < nc; i++) {
             uint32_t l = e->comp_links.v[i];
-            e->ck[i] = e->ucount[l] ? e->resid[l] / e->wsum[l] : INFINITY;
+            bool open = e->ucount[l] > 0;
+            e->ck[i] = open ? e->resid[l] / e->wsum[l] : INFINITY;
+            sq[i] = open ? e->ck_next++ : UINT64_MAX;
         }
         for (;;) {
             size_t at = nc;
             double lam = INFINITY;
+            uint64_t first = UINT64_MAX;
             for (size_t i = 0; i < nc; i++) {
                 /* Branch-free: the least key is not predictable. */
-                bool less = e->ck[i] < lam;
+                bool less = e->ck[i] < lam || (e->ck[i] == lam && sq[i] < first);
                 lam = less ? e->ck[i] : lam;
+                first = less ? sq[i] : first;
                 at = less ? i : at;
             }
             if (at == nc)
                 break;
             e->ck[at] = INFINITY;
+            sq[at] = UINT64_MAX;
             if (lam > level)
                 level = lam;
             region_pop(e, at, level);
