@@ -234,6 +234,14 @@ static inline weft_err sim_eng_vec_push(vec32 *v, uint32_t x)
     return WEFT_OK;
 }
 
+/* The end of route r's filling links: rf_end once refills above may have
+ * taken links that cannot fill out of it (engine_rates.c; the entries up
+ * to the next route's start are then stale), else the next route's start. */
+static inline uint32_t sim_eng_rf_end(const sim_engine *e, uint32_t r)
+{
+    return e->rf_end ? e->rf_end[r] : e->rf_off[r + 1];
+}
+
 /* Flow f's weight in the max-min sharing. */
 static inline double sim_eng_weight(const sim_engine *e, uint32_t f)
 {

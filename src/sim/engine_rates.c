@@ -180,7 +180,7 @@ static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
 static weft_err comp_add_route(sim_engine *e, uint32_t g, uint64_t ep)
 {
     uint32_t r = e->f_route[g];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++)
+    for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++)
         if (comp_add_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
     return WEFT_OK;
@@ -259,7 +259,7 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
         e->f_nbn[f] = l;
     }
     uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
+    for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++) {
         uint32_t l2 = e->rf_link[k];
         e->resid[l2] -= e->rf_coef[k] * rate;
         e->wsum[l2] -= e->rf_coef[k] * w;
@@ -407,7 +407,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
         double w = sim_eng_weight(e, f);
         e->f_frozen[f] = 0;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_off[r + 1]; k++) {
+        for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++) {
             e->wsum[e->rf_link[k]] += e->rf_coef[k] * w;
             e->ucount[e->rf_link[k]]++;
         }
