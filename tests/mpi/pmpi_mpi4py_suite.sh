@@ -22,8 +22,9 @@
 #                  TestSpawnSelf* cases, then hung in
 #                  TestSpawnWorld.testCommSpawn (killed after 60 s).
 #   test_util_dtlib  mpi4py.util.dtlib, conversions between MPI datatypes and
-#                  numpy dtypes, local to each rank (no communication): 25 s
-#                  of a 45 s run at 3 ranks on 2 cores.
+#                  numpy dtypes, local to each rank (no communication): 9 s
+#                  at 2 ranks and 14 s at 3 on 2 cores at load 2.6 (25 s at
+#                  load 4), in each of the four runs; the rest takes 6-16 s.
 # Skips (77) without Debian's python3-mpi4py and python3-numpy for
 # /usr/bin/python3 or with an mpi4py other than 3.1 (the vendored suite is
 # 3.1.4's), and without mpirun.
