@@ -4,7 +4,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake ninja-build gcc clang clang-format make libexpat1-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev libhwloc-dev libglpk-dev libgmp-dev gfortran pkg-config iproute2 python3; do
+for p in cmake ninja-build gcc clang clang-format make libexpat1-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev libhwloc-dev libglpk-dev libgmp-dev gfortran pkg-config iproute2 python3 python3-mpi4py python3-numpy; do
   have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

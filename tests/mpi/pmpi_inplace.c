@@ -16,7 +16,8 @@
  * counts and with unequal ones (rank 0 none); MPI_Allgather; MPI_Alltoall;
  * MPI_Alltoallv with blocks in reverse order and a gap before each
  * (untouched), and MPI_Alltoallw likewise. Every buffer has slots after the
- * data that must stay untouched.
+ * data that must stay untouched. And MPI_Reduce_scatter_block of no data
+ * into NULL, blocking and not.
  * Usage: pmpi_inplace */
 #include <mpi.h>
 #include <stdbool.h>
@@ -162,6 +163,24 @@ static void check_reduce_scatter(int count, bool nb, bool vector, bool unequal)
     free(b);
 }
 
+/* MPI_Reduce_scatter_block in place of no data with recvbuf NULL, as
+ * mpi4py's testReduceScatterBlock makes it (an empty numpy array): the
+ * library copied the input with memcpy(copy, NULL, 0), undefined (the
+ * sanitizer build stopped there). */
+static void check_reduce_scatter_empty(bool nb)
+{
+    MPI_Request r, *req = nb ? &r : NULL;
+    int rc =
+        nb ? MPI_Ireduce_scatter_block(MPI_IN_PLACE, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, req)
+           : MPI_Reduce_scatter_block(MPI_IN_PLACE, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    done(req);
+    served[nb ? IRSB : RSB]++;
+    expect(rc == MPI_SUCCESS,
+           nb ? "MPI_Ireduce_scatter_block in place, NULL"
+              : "MPI_Reduce_scatter_block in place, NULL",
+           0, 0, rc, MPI_SUCCESS);
+}
+
 static void check_allgather(int count, bool nb)
 {
     MPI_Request r, *req = nb ? &r : NULL;
@@ -274,6 +293,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const int counts[] = {1, 5, 1000};
+    for (int nb = 0; nb < 2; nb++)
+        check_reduce_scatter_empty(nb);
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         for (int nb = 0; nb < 2; nb++) {
             check_allreduce(counts[c], nb);

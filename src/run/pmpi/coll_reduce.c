@@ -111,12 +111,15 @@ static weft_err rs_block(weft_comm *c, const void *sendbuf, void *recvbuf, int r
          * weft reduces a private copy of the input (made now, at issue)
          * into recvbuf. (Weft's own in-place form leaves its copies of the
          * result in the other blocks, which the first version handed
-         * back.) */
+         * back.) A call of no data may have recvbuf NULL (mpi4py's of an
+         * empty array), which memcpy must not be given, even for 0 bytes. */
         unsigned char *input = NULL;
-        weft_err e = weft__pmpi_scratch(block * weft_comm_size(c), &input, d);
+        size_t bytes = block * weft_comm_size(c);
+        weft_err e = weft__pmpi_scratch(bytes, &input, d);
         if (e)
             return e;
-        memcpy(input, recvbuf, block * weft_comm_size(c));
+        if (bytes)
+            memcpy(input, recvbuf, bytes);
         j->in = input;
         j->owned[0] = input;
     }
