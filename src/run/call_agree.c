@@ -27,18 +27,6 @@ static weft__call from_rec(const weft__region_rec *r)
                         .count = r->count};
 }
 
-void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
-                      uint32_t root)
-{
-    c->call = (weft__call){.coll = (uint32_t)coll,
-                           .dtype = (uint32_t)dtype,
-                           .op = op,
-                           .root = root,
-                           .count = (uint64_t)count};
-    c->call_kind = weft__call_kind(&c->call);
-    c->call_agreed = false;
-}
-
 /* The fields in the order they are compared. */
 enum { F_SAME = -1, F_COLL, F_DTYPE, F_OP, F_ROOT, F_COUNT };
 

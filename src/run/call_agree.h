@@ -71,10 +71,9 @@ static inline uint32_t weft__call_kind(const weft__call *k)
     return k->coll | k->dtype << 4 | (k->op & 0xffu) << 8 | k->root << 16;
 }
 
-/* Records the arguments of the call c starts; op is a weft_redop or
- * WEFT__CALL_NO_OP, root 0 for collectives without one. */
-void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype, uint32_t op,
-                      uint32_t root);
+/* weft__call_begin, which records the arguments of the call a
+ * communicator starts, is inline in run/comm_internal.h (it writes the
+ * communicator's fields, and the ring's small calls take it inline). */
 /* Agrees on the arguments of the current call unless its records were
  * checked already (see above). Blocking, collective; WEFT_EINVAL with the
  * message above when ranks differ; a transport failure fails the

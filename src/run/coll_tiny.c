@@ -295,17 +295,9 @@ weft_err weft__tiny_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype
 {
     if (c->failed)
         return weft_diag_set(d, WEFT_EPEER, "comm: failed earlier: %s", c->fail_msg);
-    /* weft__call_begin, inline (a call there cost 26 instructions a ring
-     * call, most of them the arguments kept across it; callgrind), and
-     * before the fault check, so that no argument is kept across that
-     * either (a verdict there records the call it judges itself). */
-    c->call = (weft__call){.coll = (uint32_t)coll,
-                           .dtype = (uint32_t)dtype,
-                           .op = op,
-                           .root = root,
-                           .count = (uint64_t)count};
-    c->call_kind = weft__call_kind(&c->call);
-    c->call_agreed = false;
+    /* Before the fault check, so that no argument is kept across it (a
+     * verdict there records the call it judges itself). */
+    weft__call_begin(c, coll, count, dtype, op, root);
     weft_err e = check_faults(c, d);
     if (e)
         return e;

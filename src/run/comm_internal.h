@@ -105,4 +105,20 @@ struct weft_comm {
     struct in_addr boot_local;
 };
 
+/* Records the arguments of the call c starts (call_agree.h); op is a
+ * weft_redop or WEFT__CALL_NO_OP, root 0 for collectives without one.
+ * Inline: the ring's small calls take it on every call (a call cost 26
+ * instructions, most of them the arguments kept across it; callgrind). */
+static inline void weft__call_begin(weft_comm *c, weft_coll coll, size_t count, weft_dtype dtype,
+                                    uint32_t op, uint32_t root)
+{
+    c->call = (weft__call){.coll = (uint32_t)coll,
+                           .dtype = (uint32_t)dtype,
+                           .op = op,
+                           .root = root,
+                           .count = (uint64_t)count};
+    c->call_kind = weft__call_kind(&c->call);
+    c->call_agreed = false;
+}
+
 #endif
