@@ -7,7 +7,8 @@
  * Every flow's start, drain and done times and first rate agree within
  * 1e-12 relative, and the refills above gave rates to fewer flows. A hand
  * case where a region must grow (a flow outside it left above a link's new
- * level). Leaving out links that cannot fill changes nothing. Then
+ * level), and one where a real change of 1e-11 of a rate must not be taken
+ * for rounding. Leaving out links that cannot fill changes nothing. Then
  * the rule that decides where refilling above applies: with a dependency,
  * a queue or cut-through edge, a background class, a token bucket, or
  * plain filling, a run asked to refill above refills whole components, to
@@ -256,10 +257,48 @@ static void test_grow(void)
     sim_engine_free(e[1]);
 }
 
+/* A real change below rounding's usual size is still a change (KEEP_TOL,
+ * engine_rates.c): x shares link P (1 GB/s) with y, which a link of 0.02
+ * B/s holds at 0.01 B/s beside z; when z drains (0.001 B, at 0.1 s) y
+ * doubles and x loses 0.01 B/s, 1e-11 of its rate, which moves its drain
+ * by 9e-12 of its time: a refill above that kept x's old rate (a KEEP_TOL
+ * of 1e-10) would be off by that (seen), the plain engine is not. */
+static void test_keep(void)
+{
+    sim_engine *e[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        double cap[2] = {1e9, 0.02};
+        uint32_t P = 0, L = 1, r, f;
+        CHECK_ERR(sim_engine_new(2, cap, NULL, &e[k]), WEFT_OK);
+        if (!e[k])
+            return;
+        const uint32_t routes[3][2] = {{P, P}, {P, L}, {L, L}};
+        const uint32_t len[3] = {1, 2, 1};
+        const double coef[2] = {1, 1}, bytes[3] = {1e9, 1, 0.001};
+        for (int i = 0; i < 3; i++) {
+            CHECK_ERR(sim_engine_add_route(e[k], len[i], routes[i], coef, 0, &r), WEFT_OK);
+            CHECK_ERR(sim_engine_add_flow(e[k], r, bytes[i], 1, &f), WEFT_OK);
+        }
+    }
+    sim_engine_set_plain(e[0], true);
+    sim_engine_set_above(e[1], true);
+    CHECK_ERR(sim_engine_run(e[0], 0, NULL), WEFT_OK);
+    CHECK_ERR(sim_engine_run(e[1], 0, NULL), WEFT_OK);
+    double worst;
+    CHECK(sim_test_close_run(e[0], e[1], 1e-12, &worst));
+    /* By hand: x at 1e9 - 0.01 B/s until 0.1 s, then 1e9 - 0.02. */
+    double s, dr, done, t1 = 0.001 / 0.01, left = 1e9 - (1e9 - 0.01) * t1;
+    sim_engine_flow_times(e[1], 0, &s, &dr, &done);
+    CHECK_REL(dr, t1 + left / (1e9 - 0.02), 1e-13);
+    sim_engine_free(e[0]);
+    sim_engine_free(e[1]);
+}
+
 int main(void)
 {
     test_random();
     test_grow();
+    test_keep();
     test_prune();
     for (int what = DEP; what <= NONE; what++)
         test_rule(what);
