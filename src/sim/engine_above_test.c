@@ -225,11 +225,14 @@ static void test_rule(int what)
  * (A at 2.25, then P at (8 - 2.25) / 2). The check brings h in, and every
  * time is the plain engine's; with the region never grown, p drains 135 us
  * late (seen). */
-static void test_grow(void)
+/* test_grow's fabric with link A of cap_a B/s, run plainly and refilling
+ * above; every flow's times within 1e-12; p's drain in *p_drain. */
+static void grow_case(double cap_a, double *p_drain)
 {
     sim_engine *e[2] = {NULL, NULL};
+    *p_drain = 0;
     for (int k = 0; k < 2; k++) {
-        double cap[3] = {2.25e9, 3e9, 8e9};
+        double cap[3] = {cap_a, 3e9, 8e9};
         uint32_t A = 0, Q = 1, P = 2, r, f;
         CHECK_ERR(sim_engine_new(3, cap, NULL, &e[k]), WEFT_OK);
         if (!e[k])
@@ -246,15 +249,28 @@ static void test_grow(void)
     sim_engine_set_above(e[1], true);
     CHECK_ERR(sim_engine_run(e[0], 0, NULL), WEFT_OK);
     CHECK_ERR(sim_engine_run(e[1], 0, NULL), WEFT_OK);
-    double worst;
+    double worst, s, done;
     CHECK(sim_test_close_run(e[0], e[1], 1e-12, &worst));
-    /* By hand: p, the first to drain after d, at 8/9 ms plus what is left
-     * of it (1 GB less 3.875 GB/s x 8/9 ms) at 2.875 GB/s. */
-    double s, dr, done, t1 = 1e6 / 1.125e9;
-    sim_engine_flow_times(e[1], 3, &s, &dr, &done);
-    CHECK_REL(dr, t1 + (1e9 - 3.875e9 * t1) / 2.875e9, 1e-12);
+    sim_engine_flow_times(e[1], 3, &s, p_drain, &done);
     sim_engine_free(e[0]);
     sim_engine_free(e[1]);
+}
+
+static void test_grow(void)
+{
+    /* By hand: p, the first to drain after d, at 8/9 ms plus what is left
+     * of it (1 GB less 3.875 GB/s x 8/9 ms) at 2.875 GB/s. */
+    double dr, t1 = 1e6 / 1.125e9;
+    grow_case(2.25e9, &dr);
+    CHECK_REL(dr, t1 + (1e9 - 3.875e9 * t1) / 2.875e9, 1e-12);
+    /* A near tie is no tie (TIE_TOL, engine_rates.c): with A at 2 GB/s + 2
+     * B/s, g rises to 2 GB/s + 2 B/s and the region leaves p at 3 GB/s - 2
+     * B/s, h above it by 7e-10 of its rate; the check must still take h
+     * in (P holds both at 3 GB/s - 1 B/s): a TIE_TOL of 1e-6 ends h and p
+     * off by some 3e-10 of their times (seen), beyond the 1e-12 above. */
+    t1 = 1e6 / (1e9 + 1);
+    grow_case(2e9 + 2, &dr);
+    CHECK_REL(dr, t1 + (1e9 - (4e9 - 1) * t1) / (3e9 - 1), 1e-12);
 }
 
 /* A real change below rounding's usual size is still a change (KEEP_TOL,
