@@ -218,16 +218,8 @@ void weft__pmpi_cache_drop(void)
 
 const char *weft__pmpi_target_cached(MPI_Comm comm, weft__pmpi_target *t)
 {
-    weft__pmpi_entry *e = weft__pmpi_cached;
-    if (e && weft__pmpi_cached_mpi == comm && !weft__pmpi_depth &&
-        __atomic_load_n(&weft__pmpi.on, __ATOMIC_RELAXED)) {
-        weft__lock_take(&e->lock);
-        if (e->comm) {
-            *t = (weft__pmpi_target){.comm = e->comm, .kind = e->kind, .entry = e, .cached = true};
-            return NULL;
-        }
-        weft__lock_give(&e->lock);
-    }
+    if (weft__pmpi_target_fast(comm, t))
+        return NULL;
     const char *why = weft__pmpi_target_of(comm, t);
     if (!why && t->entry != weft__pmpi_cached) {
         /* The cache's own reference to the new entry. */

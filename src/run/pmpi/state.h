@@ -108,11 +108,11 @@ bool weft__pmpi_is_on(weft_comm_config *cfg);
 extern _Thread_local MPI_Comm weft__pmpi_cached_mpi WEFT__PMPI_TLS;
 extern _Thread_local weft__pmpi_entry *weft__pmpi_cached WEFT__PMPI_TLS;
 
-/* weft__pmpi_target_cached's path for the thread's last communicator,
- * inline (the small calls through the ring: the call, its frame and its
- * result cost about 15 instructions a call, callgrind): true with t held
- * as weft__pmpi_target_cached holds it, false with nothing held (the
- * caller asks weft__pmpi_target_cached, which also answers this case). */
+/* weft__pmpi_target_cached's path for the thread's last communicator
+ * (which it takes first), inline for the small calls through the ring
+ * (the call, its frame and its result cost about 15 instructions a call,
+ * callgrind): true with t held as weft__pmpi_target_cached holds it, false
+ * with nothing held. */
 static inline bool weft__pmpi_target_fast(MPI_Comm comm, weft__pmpi_target *t)
 {
     weft__pmpi_entry *e = weft__pmpi_cached;
