@@ -6,12 +6,6 @@
 # than 3.1 (the program's counts of the pickle API are 3.1's).
 # Usage: pmpi_mpi4py.sh LIBWEFT_MPI_SO MPIRUN
 here=$(dirname "$0")
-version=$(/usr/bin/python3 -c 'import numpy, mpi4py; print(mpi4py.__version__)' 2>/dev/null) || {
-  echo "SKIP: /usr/bin/python3 has no mpi4py and numpy (apt-get install python3-mpi4py)"
-  exit 77
-}
-case $version in
-  3.1.*) ;;
-  *) echo "SKIP: mpi4py $version: the expected counts are mpi4py 3.1's"; exit 77 ;;
-esac
+mpi4py_why="the expected counts are mpi4py 3.1's"
+. "$here/lib/mpi4py_31.sh"
 exec bash "$here/pmpi_case.sh" "$here/pmpi_mpi4py.py" "$1" "$2" "2 3"

@@ -39,14 +39,8 @@ set -u
 lib=$1 mpirun=${2:-mpirun}
 here=$(dirname "$0")
 runtests=$here/../mpi4py/test/runtests.py
-version=$(/usr/bin/python3 -c 'import numpy, mpi4py; print(mpi4py.__version__)' 2>/dev/null) || {
-  echo "SKIP: /usr/bin/python3 has no mpi4py and numpy (apt-get install python3-mpi4py python3-numpy)"
-  exit 77
-}
-case $version in
-  3.1.*) ;;
-  *) echo "SKIP: mpi4py $version: the vendored suite is mpi4py 3.1.4's"; exit 77 ;;
-esac
+mpi4py_why="the vendored suite is mpi4py 3.1.4's"
+. "$here/lib/mpi4py_31.sh"
 . "$here/lib/mpirun_env.sh"
 excludes=(-e '^test_dynproc$' -e '^test_spawn$' -e '^test_util_dtlib$')
 # The intercepted collectives that weft serves (pmpi_tally.h's names but
