@@ -477,9 +477,14 @@ WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo 
  * with together, the groups' plans run side by side on the whole fabric
  * (weft_sim_plans), sharing the links they cross; otherwise the slowest
  * group alone on its fabric (one group; or choices that are no plan to
- * run beside others: nccl, in the network). */
+ * run beside others: nccl, in the network). matrix: an all-to-all of a
+ * traffic matrix (the DLRM step's embedding exchanges, a skewed MoE
+ * dispatch), the fastest alltoallv plan of that matrix on the whole
+ * fabric, bytes then the matrix's total / N (`weft sim --compare
+ * --traffic`'s size). */
 typedef struct weft_work_choice {
     weft_coll coll;
+    bool matrix;
     uint64_t bytes;
     uint32_t ranks, groups;
     char algo[48];

@@ -38,7 +38,8 @@ static const cli_opt step_opts[] = {
     {"restart", 0, "S", "--checkpoint: seconds a restart takes (default 0)"},
     {"coll-algo", 0, "nccl|best",
      "how each group's collectives run: what NCCL runs (default), or the\n"
-     "fastest schedule weft sim --compare ranks on the group's fabric"},
+     "fastest schedule weft sim --compare ranks on the group's fabric (an\n"
+     "all-to-all of a matrix, as DLRM's: its fastest alltoallv plan)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -117,7 +118,8 @@ static const cli_syntax step_syntax = {
             "       [--coll-algo nccl|best]\n"
             "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
-            "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap]\n"
+            "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap] "
+            "[--coll-algo nccl|best]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]\n"
             "       [--coll-algo nccl|best]",
     .about = "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -703,11 +705,6 @@ int cli_cmd_step(int argc, char **argv)
         bool has_gpu = cli_args_get(&a, "gpu") || cli_args_get(&a, "gpu-file");
         if (!has_gpu || !(rc = read_gpu(&a, &g)))
             rc = cli_step_chakra(&a, chakra, &step_syntax, has_gpu ? &g : NULL);
-        goto free_args;
-    }
-    if (cli_step_is_dlrm(cli_args_get(&a, "model")) && cli_args_get(&a, "coll-algo")) {
-        rc = cli_usage_error(&step_syntax, "--coll-algo does not apply to --model %s",
-                             cli_args_get(&a, "model"));
         goto free_args;
     }
     if (cli_step_is_dlrm(cli_args_get(&a, "model"))) {

@@ -39,7 +39,7 @@ void cli_step_choices_print(const weft_work_ctx *c)
     for (size_t k = 0; k < 7; k++)
         cli_table_cell(&tab, "%s", heads[k]);
     for (size_t i = 0; i < n; i++) {
-        cli_table_cell(&tab, "%s", weft_coll_name(ch[i].coll));
+        cli_table_cell(&tab, "%s%s", weft_coll_name(ch[i].coll), ch[i].matrix ? "v" : "");
         cli_table_cell(&tab, "%llu", (unsigned long long)ch[i].bytes);
         cli_table_cell(&tab, "%u", ch[i].ranks);
         cli_table_cell(&tab, "%u", ch[i].groups);
@@ -60,6 +60,7 @@ void cli_step_choices_json(cli_json *j, const weft_work_ctx *c)
     for (size_t i = 0; i < n; i++) {
         cli_json_begin_object(j);
         cli_json_kv_string(j, "coll", weft_coll_name(ch[i].coll));
+        cli_json_kv_bool(j, "matrix", ch[i].matrix);
         cli_json_kv_uint(j, "bytes", ch[i].bytes);
         cli_json_kv_uint(j, "ranks", ch[i].ranks);
         cli_json_kv_uint(j, "groups", ch[i].groups);

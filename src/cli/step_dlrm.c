@@ -10,6 +10,7 @@
 #include "cli/flagvals.h"
 #include "cli/json.h"
 #include "cli/outfile.h"
+#include "cli/step_choices.h"
 #include "cli/step_dlrm.h"
 #include "cli/table.h"
 #include "weft/dlrm.h"
@@ -476,6 +477,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
         cli_json_kv_double(&j, "cost_s", pinfo.cost_s);
         cli_json_kv_double(&j, "uniform_cost_s", pinfo.uniform_s);
         cli_json_end_object(&j);
+        cli_step_choices_json(&j, ctx);
         cli_json_end_object(&j);
         return cli_json_done(&j);
     }
@@ -511,6 +513,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
            "uniform plan's %.3f ms\n",
            pmix, pinfo.exhaustive ? "exhaustive" : "coordinate descent",
            (unsigned long long)pinfo.evaluated, pinfo.cost_s * MS, pinfo.uniform_s * MS);
+    cli_step_choices_print(ctx);
     return CLI_EXIT_OK;
 }
 
@@ -552,6 +555,8 @@ int cli_step_dlrm(const cli_args *a, const cli_syntax *syn, const cli_optgroup *
         rc = cli_fail(err, &d);
         goto done;
     }
+    if ((rc = cli_step_coll_algo(syn, a, ctx)))
+        goto done;
     if (cli_args_has(a, "sweep")) {
         rc = run_sweep(ctx, a, spec, &g, &m);
         goto done;
@@ -583,10 +588,12 @@ int cli_step_dlrm(const cli_args *a, const cli_syntax *syn, const cli_optgroup *
         cli_json_kv_uint(&j, "batch_per_gpu", m.emb.batch);
         cli_json_kv_uint(&j, "tables", m.emb.ntables);
         json_result(&j, &r);
+        cli_step_choices_json(&j, ctx);
         cli_json_end_object(&j);
         rc = cli_json_done(&j);
     } else {
         print_result(spec, &g, &m, &r);
+        cli_step_choices_print(ctx);
         rc = CLI_EXIT_OK;
     }
 done:

@@ -605,9 +605,11 @@ static void remember(weft_work_ctx *c, const weft_traffic *t, double s)
 }
 
 /* An alltoallv of matrix t over the fabric's ranks as one direct copy per
- * nonzero off-diagonal entry (weft_synth_a2a_matrix); 0 when nothing
+ * nonzero off-diagonal entry (weft_synth_a2a_matrix: what NCCL's
+ * all-to-all of grouped sends and receives moves); 0 when nothing
  * crosses between distinct ranks; the last matrix's time when t is its
- * transpose on a reversible fabric (above). */
+ * transpose on a reversible fabric (above). Under WEFT_WORK_COLL_BEST the
+ * fastest alltoallv plan of t instead (weft__work_choose_traffic_s). */
 static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
     bool any = false;
@@ -618,6 +620,10 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         *out = 0;
         return WEFT_OK;
     }
+    /* Each matrix ranked on its own: the transpose of the fastest plan of
+     * one matrix need not be the fastest of the other's. */
+    if (weft__work_chooses(c, WEFT_COLL_ALLTOALL, false))
+        return weft__work_choose_traffic_s(c, t, out, d);
     if (last_transposed(c, t)) {
         *out = c->last_s;
         return WEFT_OK;

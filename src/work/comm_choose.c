@@ -1,6 +1,7 @@
 /* A step's collectives chosen per group by weft_choose (weft/work.h,
  * WEFT_WORK_COLL_BEST; docs/step.md, "Choosing each group's collective"):
  * the step as a ranking path, ranking what `weft sim --compare` ranks. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,12 @@ bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p)
 }
 
 /* The fastest schedule of coll of `size` on the fabric of ranks g[0 ..
- * gs): its label and time. */
+ * gs): its label and time. With a matrix m (coll alltoall, every rank of
+ * the fabric), the fastest alltoallv plan of m at size, the matrix's
+ * total / N (as `weft sim --compare --traffic`). */
 static weft_err choose_group(weft_work_ctx *c, weft_coll coll, const uint32_t *g, uint32_t gs,
-                             uint64_t size, char *label, size_t len, char *name, double *time_s,
-                             weft_diag *d)
+                             uint64_t size, const weft_traffic *m, char *label, size_t len,
+                             char *name, double *time_s, weft_diag *d)
 {
     weft_topo *sub = NULL;
     const weft_topo *t = c->topo;
@@ -50,7 +53,8 @@ static weft_err choose_group(weft_work_ctx *c, weft_coll coll, const uint32_t *g
     weft_choose_opts o;
     weft_choose_opts_init(&o, t);
     o.sim = c->opts;
-    o.innet = true;
+    o.innet = !m;
+    o.matrix = m;
     o.max_ops = CHOOSE_MAX_OPS;
     weft_ranking r;
     weft_err e = weft_choose(t, coll, &size, 1, &o, &r, d);
@@ -58,9 +62,9 @@ static weft_err choose_group(weft_work_ctx *c, weft_coll coll, const uint32_t *g
         const weft_choice *best = weft_ranking_best(&r, 0);
         if (!best) {
             e = weft_diag_set(d, WEFT_EUNSUPPORTED,
-                              "no schedule builds %s on a group of %u ranks (%s: %.400s)",
-                              weft_coll_name(coll), gs, r.n ? r.c[0].name : "none",
-                              r.n ? r.c[0].why : "no candidate");
+                              "no schedule builds %s%s on a group of %u ranks (%s: %.400s)",
+                              weft_coll_name(coll), m ? " of a traffic matrix" : "", gs,
+                              r.n ? r.c[0].name : "none", r.n ? r.c[0].why : "no candidate");
         } else {
             snprintf(label, len, "%s", best->label[0]);
             snprintf(name, sizeof best->name, "%s", best->name);
@@ -171,6 +175,22 @@ static weft_err run_together(weft_work_ctx *c, weft_coll coll, const uint32_t *p
     return e;
 }
 
+/* Records choice ch (weft_work_choices) unless an equal one is there. */
+static weft_err record(weft_work_ctx *c, const weft_work_choice *ch, weft_diag *d)
+{
+    for (size_t i = 0; i < c->choices_n; i++) {
+        const weft_work_choice *x = &c->choices[i];
+        if (x->coll == ch->coll && x->matrix == ch->matrix && x->bytes == ch->bytes &&
+            x->ranks == ch->ranks && x->groups == ch->groups && strcmp(x->algo, ch->algo) == 0 &&
+            x->time_s == ch->time_s)
+            return WEFT_OK;
+    }
+    if (weft__grow((void **)&c->choices, &c->choices_cap, c->choices_n + 1, sizeof *c->choices))
+        return weft_diag_code(d, WEFT_ENOMEM);
+    c->choices[c->choices_n++] = *ch;
+    return WEFT_OK;
+}
+
 weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *pos, uint32_t n,
                              uint32_t gs, uint64_t size, double *out, weft_diag *d)
 {
@@ -188,8 +208,8 @@ weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *p
     for (uint32_t g = 0; g < ch.groups && !e; g++) {
         char label[sizeof ch.algo];
         double t = 0;
-        e = choose_group(c, coll, pos + (size_t)g * gs, gs, size, label, sizeof label, names[g], &t,
-                         d);
+        e = choose_group(c, coll, pos + (size_t)g * gs, gs, size, NULL, label, sizeof label,
+                         names[g], &t, d);
         weft_sim_innet_algo k;
         plans = plans && !weft_choose_innet_parse(names[g], &k) && strcmp(names[g], "nccl") != 0;
         if (!e && (g == 0 || t > ch.time_s)) {
@@ -211,14 +231,28 @@ weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *p
     if (e)
         return e;
     *out = ch.time_s;
-    for (size_t i = 0; i < c->choices_n; i++) {
-        const weft_work_choice *x = &c->choices[i];
-        if (x->coll == ch.coll && x->bytes == ch.bytes && x->ranks == ch.ranks &&
-            x->groups == ch.groups && strcmp(x->algo, ch.algo) == 0 && x->time_s == ch.time_s)
-            return WEFT_OK;
-    }
-    if (weft__grow((void **)&c->choices, &c->choices_cap, c->choices_n + 1, sizeof *c->choices))
-        return weft_diag_code(d, WEFT_ENOMEM);
-    c->choices[c->choices_n++] = ch;
-    return WEFT_OK;
+    return record(c, &ch, d);
+}
+
+weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                     weft_diag *d)
+{
+    uint64_t total = 0;
+    for (size_t q = 0; q < (size_t)t->ranks * t->ranks; q++)
+        total += t->bytes[q];
+    double own = (double)total / t->ranks;
+    weft_work_choice ch;
+    memset(&ch, 0, sizeof ch);
+    ch.coll = WEFT_COLL_ALLTOALL;
+    ch.bytes = own < 1.5 ? 1 : (uint64_t)llround(own);
+    ch.ranks = c->ranks;
+    ch.groups = 1;
+    ch.matrix = true;
+    char name[32];
+    weft_err e = choose_group(c, WEFT_COLL_ALLTOALL, NULL, c->ranks, ch.bytes, t, ch.algo,
+                              sizeof ch.algo, name, &ch.time_s, d);
+    if (e)
+        return e;
+    *out = ch.time_s;
+    return record(c, &ch, d);
 }

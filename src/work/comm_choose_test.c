@@ -5,7 +5,11 @@
  * together share the link between the hosts, so its bytes take twice as
  * long;
  * one group of every rank takes weft_choose's time on the fabric itself,
- * to the bit. */
+ * to the bit; and an all-to-all of a traffic matrix (the DLRM step's
+ * embedding exchange) takes the fastest of its alltoallv plans, to the
+ * bit what weft_choose (`weft sim --compare --traffic`) ranks first, never
+ * slower than the direct copies NCCL's all-to-all moves, and never faster
+ * than the link between the hosts allows. */
 #include <string.h>
 
 #include "base/testing.h"
@@ -40,6 +44,53 @@ static double best_on(const weft_topo *t, const uint32_t *g, uint32_t n, weft_co
     weft_ranking_fini(&r);
     weft_topo_free(sub);
     return s;
+}
+
+/* r0 and r2 on host A, r1 and r3 on host B: 3.5 MB cross from A to B and
+ * 4 MB from B to A over the 1 GB/s link each way, so no schedule takes
+ * under 4 ms; 5 MB stay inside host A. */
+static void test_matrix(const weft_topo *t)
+{
+    weft_diag d;
+    weft_traffic m;
+    CHECK_ERR(weft_traffic_new(4, &m, &d), WEFT_OK);
+    m.bytes[0 * 4 + 1] = 1000000;
+    m.bytes[0 * 4 + 3] = 2000000;
+    m.bytes[2 * 4 + 1] = 500000;
+    m.bytes[1 * 4 + 0] = 4000000;
+    m.bytes[0 * 4 + 2] = 5000000;
+    uint64_t total = 12500000, size = total / 4;
+    weft_work_ctx *plain = NULL, *best = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, NULL, NULL, &plain), WEFT_OK);
+    CHECK_ERR(weft_work_ctx_new(t, NULL, NULL, &best), WEFT_OK);
+    weft_work_ctx_set_coll_algo(best, WEFT_WORK_COLL_BEST);
+    double direct = 0, chosen = 0;
+    CHECK_ERR(weft__work_traffic_s(plain, &m, &direct, &d), WEFT_OK);
+    CHECK_ERR(weft__work_traffic_s(best, &m, &chosen, &d), WEFT_OK);
+    size_t n;
+    weft_work_choices(plain, &n);
+    CHECK_INT(n, 0);
+    weft_choose_opts o;
+    weft_choose_opts_init(&o, t);
+    o.matrix = &m;
+    o.max_ops = 2097152u;
+    weft_ranking r;
+    CHECK_ERR(weft_choose(t, WEFT_COLL_ALLTOALL, &size, 1, &o, &r, &d), WEFT_OK);
+    const weft_choice *b = weft_ranking_best(&r, 0);
+    CHECK(b != NULL);
+    CHECK(b && chosen == b->res[0].time_s);
+    const weft_work_choice *ch = weft_work_choices(best, &n);
+    CHECK_INT(n, 1);
+    CHECK(n == 1 && ch[0].matrix && ch[0].coll == WEFT_COLL_ALLTOALL && ch[0].groups == 1);
+    CHECK(n == 1 && ch[0].bytes == size && ch[0].ranks == 4 && ch[0].time_s == chosen);
+    CHECK(n == 1 && b && strcmp(ch[0].algo, b->label[0]) == 0);
+    CHECK(chosen <= direct);
+    CHECK(chosen >= 4e-3);
+    CHECK_REL(direct, 4e-3, 0.02); /* the link's 4 ms and a few latencies */
+    weft_ranking_fini(&r);
+    weft_work_ctx_free(plain);
+    weft_work_ctx_free(best);
+    weft_traffic_free(&m);
 }
 
 int main(void)
@@ -81,6 +132,7 @@ int main(void)
     CHECK(!ch[1].together);
     CHECK(strncmp(ch[1].algo, name, strlen(name)) == 0);
     weft_work_ctx_free(c);
+    test_matrix(t);
     weft_topo_free(t);
     return weft_test_done();
 }

@@ -197,6 +197,11 @@ void weft__work_gcache_free(weft_work_ctx *c);
 
 /* Whether weft__work_groups_s times coll by weft__work_choose_s on c. */
 bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p);
+/* Under WEFT_WORK_COLL_BEST, the time of the alltoallv of matrix t over
+ * every rank: the fastest of its alltoallv plans by weft_choose (`weft sim
+ * --compare --traffic`), recorded (weft_work_choices, matrix set). */
+weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                     weft_diag *d);
 /* The time of coll of `size` bytes run by the n / gs groups of pos under
  * WEFT_WORK_COLL_BEST: each group's fastest schedule by weft_choose on its
  * fabric (weft_topo_subset), the slowest group's time; the choice is

@@ -118,4 +118,36 @@ for case in a100:2,allreduce h100:2,allreduce a100:2,allgather dgx1,reducescatte
     fi
 done
 
+# A DLRM step's embedding all-to-alls under --coll-algo best: the forward
+# and backward matrices, as `weft traffic embedding` writes them, each take
+# what `weft sim --compare --traffic` ranks first, to the bit, and no more
+# than NCCL's direct copies.
+if command -v python3 >/dev/null 2>&1; then
+    echo "# dlrm on h100:2"
+    EMB=(--tables "100*1Mx128/zipf=1.05" --sharding rw)
+    step=(step --fabric h100:2 --gpu h100-sxm --model dlrm "${EMB[@]}" --global-batch-size 1024
+        --bottom-mlp 512-128 --top-mlp 1024-1 --json)
+    "$WEFT" traffic embedding --gpus 16 --batch 64 "${EMB[@]}" -o "$T/fwd.tm"
+    "$WEFT" traffic embedding --gpus 16 --batch 64 "${EMB[@]}" --backward -o "$T/bwd.tm"
+    fwd=$("$WEFT" sim h100:2 --coll alltoall --compare --traffic "$T/fwd.tm" --json | sim_first)
+    bwd=$("$WEFT" sim h100:2 --coll alltoall --compare --traffic "$T/bwd.tm" --json | sim_first)
+    "$WEFT" "${step[@]}" --coll-algo best >"$T/best.json"
+    "$WEFT" "${step[@]}" >"$T/nccl.json"
+    got=$(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+c = [x for x in j["chosen"] if x["matrix"]]
+print("%s|%r;%s|%r;%r;%r" % (c[0]["algo"], c[0]["time_s"], c[1]["algo"], c[1]["time_s"],
+                            j["a2a_fwd_s"], j["a2a_bwd_s"]))' "$T/best.json")
+    LAST="dlrm: the forward all-to-all takes sim --compare's first ($fwd)"
+    if [ -n "$fwd" ] && [ "$(cut -d';' -f1 <<<"$got")" = "$fwd" ]; then pass_; else fail_ "got $got"; fi
+    LAST="dlrm: the backward all-to-all takes sim --compare's first ($bwd)"
+    if [ -n "$bwd" ] && [ "$(cut -d';' -f2 <<<"$got")" = "$bwd" ]; then pass_; else fail_ "got $got"; fi
+    check "dlrm: the step's all-to-all times are the chosen ones" \
+        test "$(cut -d';' -f3 <<<"$got")" = "${fwd#*|}" -a "$(cut -d';' -f4 <<<"$got")" = "${bwd#*|}"
+    check "dlrm: best is no slower than NCCL's direct all-to-alls" python3 -c 'import json,sys
+b, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert b["a2a_fwd_s"] <= n["a2a_fwd_s"] and b["a2a_bwd_s"] <= n["a2a_bwd_s"]
+assert n["chosen"] == [] and b["step_s"] <= n["step_s"]' "$T/best.json" "$T/nccl.json"
+fi
+
 finish

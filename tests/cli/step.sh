@@ -42,9 +42,13 @@ expect_err_has "weft: bad --grad-compression: --grad-compression 'auto,fuse=lots
 run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo fastest
 expect_rc 2
 expect_err_has "weft: unknown --coll-algo 'fastest' (expected nccl or best)"
-run step --fabric a100:2 --model dlrm --coll-algo best
-expect_rc 2
-expect_err_has "weft: --coll-algo does not apply to --model dlrm"
+# A DLRM step ranks its embedding all-to-alls' plans (alltoallv of the
+# matrix; tests/cli/ranking.sh checks the choice against weft sim).
+run step --fabric a100:1 --gpu a100-80g --model dlrm --tables "16*1000x16" --sharding rw \
+    --bottom-mlp 8-16 --top-mlp 8-1 --global-batch-size 64 --coll-algo best
+expect_rc 0
+expect_out_has "collectives chosen (--coll-algo best"
+expect_out_has "  alltoallv "
 run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo nccl --json
 expect_rc 0
 expect_out_has '"chosen": []'
