@@ -115,7 +115,8 @@ typedef struct sim_engine sim_engine;
 
 /* n_links links with capacities cap[i] > 0 bytes/s. mult[i] (may be NULL
  * for all 1) is how many physical links link i stands for; it only scales
- * the per-link statistics. */
+ * the per-link statistics. WEFT_EINVAL for a capacity or mult that is not
+ * > 0 (0, negative, NaN), WEFT_ENOMEM. */
 weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult, sim_engine **out);
 void sim_engine_free(sim_engine *e);
 

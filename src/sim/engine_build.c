@@ -9,6 +9,11 @@
 
 weft_err sim_engine_new(uint32_t n_links, const double *cap, const double *mult, sim_engine **out)
 {
+    /* A link of no capacity (or NaN) would hold its flows forever, and the
+     * run would end in a misleading "dependency cycle". */
+    for (uint32_t i = 0; i < n_links; i++)
+        if (!(cap[i] > 0) || (mult && !(mult[i] > 0)))
+            return WEFT_EINVAL;
     sim_engine *e = weft__calloc(1, sizeof *e);
     if (!e)
         return WEFT_ENOMEM;

@@ -106,6 +106,22 @@ static void test_weights(void)
 
 /* Weights must be positive and finite; a cut-through pair must have equal
  * weights (a coupled forwarder takes its dep's level). */
+/* A link's capacity must be > 0: 0 once let its flows wait forever and
+ * the run fail as "a dependency cycle". */
+static void test_cap_errors(void)
+{
+    sim_engine *e = NULL;
+    double bad[][2] = {{1e9, 0}, {-1, 1e9}, {NAN, 1e9}};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK_ERR(sim_engine_new(2, bad[i], NULL, &e), WEFT_EINVAL);
+        CHECK(e == NULL);
+    }
+    double cap[] = {1e9, 1e9}, mult[] = {1, 0};
+    CHECK_ERR(sim_engine_new(2, cap, mult, &e), WEFT_EINVAL);
+    CHECK_ERR(sim_engine_new(0, NULL, NULL, &e), WEFT_OK);
+    sim_engine_free(e);
+}
+
 static void test_weight_errors(void)
 {
     double cap[] = {1e9};
@@ -846,6 +862,7 @@ int main(void)
     test_determinism(true);
     test_weights();
     test_weight_errors();
+    test_cap_errors();
     for (int kind = 0; kind < 3; kind++)
         for (int wmode = 0; wmode < 3; wmode++)
             if (kind != 1 || wmode != 1) /* a cut-through pair has one weight */
