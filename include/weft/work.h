@@ -470,6 +470,15 @@ typedef enum weft_work_coll_algo {
 } weft_work_coll_algo;
 /* Sets it (before the first step: the context's cache keeps times). */
 WEFT_API void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo a);
+/* Every all-to-all of a traffic matrix (a DLRM step's embedding
+ * exchanges, a skewed MoE dispatch) as the registry schedule `algo`'s
+ * alltoallv plan of that matrix ("direct", "hier", "pairwise", "bruck",
+ * "flash", "flash:K", "optimal", ...: weft_sched_supports(algo,
+ * WEFT_COLL_ALLTOALL, true)), whatever the coll_algo; recorded as a
+ * choice (weft_work_choices). NULL or "": as the coll_algo says. Before
+ * the first step. WEFT_EINVAL, naming the schedules that build one, for a
+ * spelling that builds no alltoallv plan (or is 32 characters or more). */
+WEFT_API weft_err weft_work_ctx_set_a2a_algo(weft_work_ctx *c, const char *algo, weft_diag *d);
 
 /* One collective BEST chose: every group of `ranks` ranks (`groups` of
  * them at once) runs `algo` (weft_choose's label: "optimal", "nccl (ring,

@@ -119,7 +119,7 @@ static const cli_syntax step_syntax = {
             "       weft step --fabric SPEC --gpu NAME --model dlrm|dlrm-mlperf [--tables SPEC] "
             "[--bottom-mlp W-..] [--top-mlp W-..] [--sharding PLAN] [--sweep]\n"
             "       [--emb-cache ROWS|FRAC[,..]] [--placement herald|random] [--overlap] "
-            "[--coll-algo nccl|best]\n"
+            "[--coll-algo nccl|best] [--a2a-algo NAME]\n"
             "       weft step --chakra PREFIX --fabric SPEC [--gpu NAME] [--json] [--trace FILE]\n"
             "       [--coll-algo nccl|best]",
     .about = "Predicts one training step of a transformer on a fabric: the compute of\n"
@@ -871,7 +871,7 @@ int cli_cmd_step(int argc, char **argv)
         rc = cli_json_done(&j);
     } else {
         print_result(t, &g, &m, &p, &r, gcr.g ? &gcr : NULL);
-        cli_step_choices_print(ctx);
+        cli_step_choices_print(ctx, NULL);
         cli_step_ckpt_print(&co);
         rc = CLI_EXIT_OK;
     }

@@ -188,7 +188,7 @@ int cli_step_chakra(const cli_args *a, const char *prefix, const cli_syntax *syn
         rc = cli_json_done(&j);
     } else {
         print_chakra(prefix, spec, w, &r);
-        cli_step_choices_print(ctx);
+        cli_step_choices_print(ctx, NULL);
         rc = CLI_EXIT_OK;
     }
     weft_chakra_result_fini(&r);

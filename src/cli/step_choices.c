@@ -21,14 +21,24 @@ int cli_step_coll_algo(const cli_syntax *syn, const cli_args *a, weft_work_ctx *
     return cli_usage_error(syn, "unknown --coll-algo '%s' (expected nccl or best)", v);
 }
 
-void cli_step_choices_print(const weft_work_ctx *c)
+void cli_step_choices_print(const weft_work_ctx *c, const char *a2a_algo)
 {
     size_t n;
     const weft_work_choice *ch = weft_work_choices(c, &n);
     if (!n)
         return;
-    printf("collectives chosen (--coll-algo best: the fastest of weft sim --compare's ranking on "
-           "each group's fabric):\n");
+    bool best = false;
+    for (size_t i = 0; i < n; i++)
+        best |= !ch[i].matrix || !a2a_algo;
+    if (best && a2a_algo)
+        printf("collectives chosen (--coll-algo best: the fastest of weft sim --compare's ranking "
+               "on each group's fabric; the all-to-alls of matrices: --a2a-algo %s):\n",
+               a2a_algo);
+    else if (best)
+        printf("collectives chosen (--coll-algo best: the fastest of weft sim --compare's ranking "
+               "on each group's fabric):\n");
+    else
+        printf("collectives run (the all-to-alls of matrices: --a2a-algo %s):\n", a2a_algo);
     cli_table tab;
     cli_table_init(&tab, 7);
     for (size_t k = 1; k < 4; k++)

@@ -35,6 +35,10 @@ static const cli_opt dlrm_opts[] = {
     {"overlap", 0, NULL,
      "overlap the embedding all-to-alls with the bottom MLP (TorchRec's "
      "lazily awaited output distribution)"},
+    {"a2a-algo", 0, "NAME",
+     "the embedding all-to-alls as schedule NAME's alltoallv plan of each "
+     "matrix (direct, hier, pairwise, bruck, flash[:K], optimal; default "
+     "NCCL's direct copies, or with --coll-algo best the fastest)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -513,7 +517,7 @@ static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, co
            "uniform plan's %.3f ms\n",
            pmix, pinfo.exhaustive ? "exhaustive" : "coordinate descent",
            (unsigned long long)pinfo.evaluated, pinfo.cost_s * MS, pinfo.uniform_s * MS);
-    cli_step_choices_print(ctx);
+    cli_step_choices_print(ctx, cli_args_get(a, "a2a-algo"));
     return CLI_EXIT_OK;
 }
 
@@ -557,6 +561,10 @@ int cli_step_dlrm(const cli_args *a, const cli_syntax *syn, const cli_optgroup *
     }
     if ((rc = cli_step_coll_algo(syn, a, ctx)))
         goto done;
+    if (weft_work_ctx_set_a2a_algo(ctx, cli_args_get(a, "a2a-algo"), &d)) {
+        rc = cli_usage_error(syn, "--a2a-algo: %s", d.msg);
+        goto done;
+    }
     if (cli_args_has(a, "sweep")) {
         rc = run_sweep(ctx, a, spec, &g, &m);
         goto done;
@@ -593,7 +601,7 @@ int cli_step_dlrm(const cli_args *a, const cli_syntax *syn, const cli_optgroup *
         rc = cli_json_done(&j);
     } else {
         print_result(spec, &g, &m, &r);
-        cli_step_choices_print(ctx);
+        cli_step_choices_print(ctx, cli_args_get(a, "a2a-algo"));
         rc = CLI_EXIT_OK;
     }
 done:

@@ -21,6 +21,29 @@ void weft_work_ctx_set_coll_algo(weft_work_ctx *c, weft_work_coll_algo a)
     c->coll_algo = a;
 }
 
+weft_err weft_work_ctx_set_a2a_algo(weft_work_ctx *c, const char *algo, weft_diag *d)
+{
+    if (!algo || !*algo) {
+        c->a2a_algo[0] = 0;
+        return WEFT_OK;
+    }
+    if (strlen(algo) >= sizeof c->a2a_algo || !weft_sched_supports(algo, WEFT_COLL_ALLTOALL, true)) {
+        char names[256] = "";
+        size_t len = 0;
+        weft_sched_info in;
+        for (size_t i = 0; weft_sched_get(i, &in); i++)
+            if (in.matrix && !in.composite && len + strlen(in.name) + 3 < sizeof names)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                        in.name);
+        return weft_diag_set(d, WEFT_EINVAL,
+                             "'%.40s' builds no all-to-all of a traffic matrix (the schedules that "
+                             "do: %s)",
+                             algo, names);
+    }
+    snprintf(c->a2a_algo, sizeof c->a2a_algo, "%s", algo);
+    return WEFT_OK;
+}
+
 const weft_work_choice *weft_work_choices(const weft_work_ctx *c, size_t *n)
 {
     *n = c->choices_n;
@@ -234,8 +257,9 @@ weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *p
     return record(c, &ch, d);
 }
 
-weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                                     weft_diag *d)
+/* A choice for the alltoallv of matrix t over every rank: its bytes the
+ * matrix's total / N, rounded (`weft sim --traffic`'s size). */
+static weft_work_choice matrix_choice(const weft_work_ctx *c, const weft_traffic *t)
 {
     uint64_t total = 0;
     for (size_t q = 0; q < (size_t)t->ranks * t->ranks; q++)
@@ -248,6 +272,32 @@ weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, do
     ch.ranks = c->ranks;
     ch.groups = 1;
     ch.matrix = true;
+    return ch;
+}
+
+weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                    weft_diag *d)
+{
+    weft_work_choice ch = matrix_choice(c, t);
+    weft_plan *p = NULL;
+    weft_err e = weft_choose_build_traffic(c->topo, c->a2a_algo, t, CHOOSE_MAX_OPS, NULL, &p, d);
+    if (e)
+        return e;
+    weft_sim_result r;
+    e = weft_sim_plan(c->topo, p, ch.bytes, &c->opts, &r, d);
+    weft_plan_free(p);
+    if (e)
+        return e;
+    ch.time_s = r.time_s;
+    snprintf(ch.algo, sizeof ch.algo, "%s", c->a2a_algo);
+    *out = ch.time_s;
+    return record(c, &ch, d);
+}
+
+weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                     weft_diag *d)
+{
+    weft_work_choice ch = matrix_choice(c, t);
     char name[32];
     weft_err e = choose_group(c, WEFT_COLL_ALLTOALL, NULL, c->ranks, ch.bytes, t, ch.algo,
                               sizeof ch.algo, name, &ch.time_s, d);

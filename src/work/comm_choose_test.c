@@ -87,6 +87,37 @@ static void test_matrix(const weft_topo *t)
     CHECK(chosen <= direct);
     CHECK(chosen >= 4e-3);
     CHECK_REL(direct, 4e-3, 0.02); /* the link's 4 ms and a few latencies */
+    /* A named schedule: its plan of the matrix at the matrix's size,
+     * whatever the coll_algo; the transpose simulated too. */
+    for (int mode = 0; mode < 2; mode++) {
+        weft_work_ctx *named = NULL;
+        CHECK_ERR(weft_work_ctx_new(t, NULL, NULL, &named), WEFT_OK);
+        weft_work_ctx_set_coll_algo(named, mode ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+        CHECK_ERR(weft_work_ctx_set_a2a_algo(named, "pairwise", &d), WEFT_OK);
+        weft_plan *p = NULL;
+        weft_sim_result want;
+        CHECK_ERR(weft_choose_build_traffic(t, "pairwise", &m, 0, NULL, &p, &d), WEFT_OK);
+        CHECK_ERR(weft_sim_plan(t, p, size, &named->opts, &want, &d), WEFT_OK);
+        weft_plan_free(p);
+        double got = 0;
+        CHECK_ERR(weft__work_traffic_s(named, &m, &got, &d), WEFT_OK);
+        CHECK(got == want.time_s);
+        ch = weft_work_choices(named, &n);
+        CHECK(n == 1 && ch[0].matrix && strcmp(ch[0].algo, "pairwise") == 0 && ch[0].time_s == got);
+        weft_work_ctx_free(named);
+    }
+    weft_work_ctx *bad = NULL;
+    CHECK_ERR(weft_work_ctx_new(t, NULL, NULL, &bad), WEFT_OK);
+    CHECK_ERR(weft_work_ctx_set_a2a_algo(bad, "ring", &d), WEFT_EINVAL);
+    CHECK_STR(d.msg, "'ring' builds no all-to-all of a traffic matrix (the schedules that do: "
+                     "bruck, direct, pairwise, hier, flash, flash:K, optimal)");
+    CHECK_ERR(weft_work_ctx_set_a2a_algo(bad, "bogus", &d), WEFT_EINVAL);
+    CHECK_ERR(weft_work_ctx_set_a2a_algo(bad, "flash:3", &d), WEFT_OK);
+    CHECK_ERR(weft_work_ctx_set_a2a_algo(bad, NULL, &d), WEFT_OK);
+    double again = 0;
+    CHECK_ERR(weft__work_traffic_s(bad, &m, &again, &d), WEFT_OK); /* NULL: direct again */
+    CHECK(again == direct);
+    weft_work_ctx_free(bad);
     weft_ranking_fini(&r);
     weft_work_ctx_free(plain);
     weft_work_ctx_free(best);

@@ -151,6 +151,7 @@ struct weft_work_ctx {
     int nccl_state;
     weft_nccl_fabric nccl;
     weft_work_coll_algo coll_algo; /* weft_work_ctx_set_coll_algo */
+    char a2a_algo[32];             /* weft_work_ctx_set_a2a_algo ("": none) */
     weft_work_choice *choices;     /* weft_work_choices */
     size_t choices_n, choices_cap;
     /* The last traffic matrix simulated (weft__work_traffic_s), its time
@@ -202,6 +203,11 @@ bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p);
  * --compare --traffic`), recorded (weft_work_choices, matrix set). */
 weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
                                      weft_diag *d);
+/* The time of the alltoallv of matrix t over every rank as the registry
+ * schedule weft_work_ctx_set_a2a_algo named (its plan of t), recorded
+ * (weft_work_choices, matrix set). */
+weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                    weft_diag *d);
 /* The time of coll of `size` bytes run by the n / gs groups of pos under
  * WEFT_WORK_COLL_BEST: each group's fastest schedule by weft_choose on its
  * fabric (weft_topo_subset), the slowest group's time; the choice is

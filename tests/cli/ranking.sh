@@ -148,6 +148,18 @@ print("%s|%r;%s|%r;%r;%r" % (c[0]["algo"], c[0]["time_s"], c[1]["algo"], c[1]["t
 b, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert b["a2a_fwd_s"] <= n["a2a_fwd_s"] and b["a2a_bwd_s"] <= n["a2a_bwd_s"]
 assert n["chosen"] == [] and b["step_s"] <= n["step_s"]' "$T/best.json" "$T/nccl.json"
+    # --a2a-algo NAME: each all-to-all is NAME's plan of its matrix, what
+    # weft sim --algo NAME --traffic times.
+    for algo in optimal hier; do
+        want=$(for m in fwd bwd; do "$WEFT" sim h100:2 --coll alltoall --algo $algo --traffic "$T/$m.tm" --json |
+            python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["time_s"]))'; done | tr '\n' ' ')
+        got=$("$WEFT" "${step[@]}" --a2a-algo $algo | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+assert all(c["algo"] == sys.argv[1] for c in j["chosen"] if c["matrix"])
+print("%r %r " % (j["a2a_fwd_s"], j["a2a_bwd_s"]))' $algo)
+        LAST="dlrm: --a2a-algo $algo takes weft sim --algo $algo's times ($want)"
+        if [ "$got" = "$want" ]; then pass_; else fail_ "got $got"; fi
+    done
 fi
 
 finish

@@ -49,6 +49,17 @@ run step --fabric a100:1 --gpu a100-80g --model dlrm --tables "16*1000x16" --sha
 expect_rc 0
 expect_out_has "collectives chosen (--coll-algo best"
 expect_out_has "  alltoallv "
+run step --fabric a100:1 --gpu a100-80g --model dlrm --tables "16*1000x16" --sharding rw \
+    --bottom-mlp 8-16 --top-mlp 8-1 --global-batch-size 64 --a2a-algo ring
+expect_rc 2
+expect_err_has "weft: --a2a-algo: 'ring' builds no all-to-all of a traffic matrix (the schedules that do: bruck, direct, pairwise, hier, flash, flash:K, optimal)"
+run step --fabric a100:1 --gpu a100-80g --model dlrm --tables "16*1000x16" --sharding rw \
+    --bottom-mlp 8-16 --top-mlp 8-1 --global-batch-size 64 --a2a-algo pairwise
+expect_rc 0
+expect_out_has "collectives run (the all-to-alls of matrices: --a2a-algo pairwise):"
+run step --fabric a100:2 --gpu a100-80g $GPT --a2a-algo hier
+expect_rc 2
+expect_err_has "weft: --a2a-algo needs --model dlrm or dlrm-mlperf"
 run step --fabric a100:2 --gpu a100-80g $GPT --coll-algo nccl --json
 expect_rc 0
 expect_out_has '"chosen": []'
