@@ -612,9 +612,18 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->r_nonr = weft__malloc(nl * sizeof *e->r_nonr);
     e->r_pop = weft__malloc(nl);
     e->r_scan = weft__malloc(nl);
+    e->p_resid = weft__malloc(nl * sizeof *e->p_resid);
+    e->p_wsum = weft__malloc(nl * sizeof *e->p_wsum);
+    e->p_ucount = weft__malloc(nl * sizeof *e->p_ucount);
+    e->p_stamp = weft__calloc(nl, sizeof *e->p_stamp);
+    e->rg_off = weft__malloc((nf + 1) * sizeof *e->rg_off);
+    e->rg_w = weft__malloc(nf * sizeof *e->rg_w);
+    e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
+    e->rg_fz = weft__malloc(nf);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
-          e->r_nonr && e->r_pop && e->r_scan))
+          e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
+          e->p_stamp && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
@@ -650,117 +659,138 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
     return WEFT_OK;
 }
 
-/* Sets up a fill of the region: each link's capacity less what the flows
- * outside it take, the sums of the region's flows, and their lists (rl,
- * by link place: rl_off). */
+/* Sets up a fill of the region, in its own numbering: place i for the
+ * link comp_links.v[i] (l_idx), j for the flow comp_flows.v[j]. Per place
+ * (p_resid, p_wsum, p_ucount) the link's capacity less what the flows
+ * outside the region take, and the sums of the region's flows; per region
+ * flow its weight (rg_w) and its filling route as places and coefficients
+ * (rg_off, rg_p, rg_c); per place the region flows on it (rl, by place:
+ * rl_off). The sums add the same terms in the same order (comp_flows',
+ * then the route's) as sums over the links themselves: a pop computes the
+ * same keys, to the bit, while reading only these dense arrays (a pop
+ * touches each pair of a flow it freezes, and the global per-link arrays
+ * and the route's CSR took three dependent loads a pair). */
 static weft_err region_setup(sim_engine *e)
 {
-    size_t nc = e->comp_links.n;
+    size_t nc = e->comp_links.n, nf = e->comp_flows.n;
     const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
-                             *restrict link = e->rf_link;
+                             *restrict link = e->rf_link, *restrict cf = e->comp_flows.v;
     const double *restrict coef = e->rf_coef;
-    double *restrict resid = e->resid, *restrict wsum = e->wsum;
-    uint32_t *restrict ucount = e->ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
+    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum;
+    uint32_t *restrict ucount = e->p_ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
     for (size_t i = 0; i < nc; i++) {
         uint32_t l = e->comp_links.v[i];
         idx[l] = (uint32_t)i;
-        resid[l] = e->cap[l] - e->l_load[l];
-        wsum[l] = 0;
-        ucount[l] = 0;
+        resid[i] = e->cap[l] - e->l_load[l];
+        wsum[i] = 0;
+        ucount[i] = 0;
         e->r_pop[i] = 0;
         e->r_scan[i] = 0;
         e->r_rmax[i] = 0;
     }
     size_t n = 0;
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
-        e->f_frozen[f] = 0;
-        for (uint32_t k = off[r]; k < end[r]; k++) {
-            uint32_t l = link[k];
-            resid[l] += coef[k] * rate;
-            wsum[l] += coef[k] * w;
-            ucount[l]++;
-        }
+    for (size_t j = 0; j < nf; j++) {
+        uint32_t r = e->f_route[cf[j]];
         n += end[r] - off[r];
     }
-    if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v))
+    if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v) ||
+        weft__grow((void **)&e->rg_p, &e->rg_pcap, n ? n : 1, sizeof *e->rg_p) ||
+        weft__grow((void **)&e->rg_c, &e->rg_ccap, n ? n : 1, sizeof *e->rg_c))
         return WEFT_ENOMEM;
-    uint32_t at = 0;
+    uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
+    double *restrict rc = e->rg_c;
+    uint32_t q = 0;
+    for (size_t j = 0; j < nf; j++) {
+        uint32_t f = cf[j], r = e->f_route[f];
+        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
+        e->rg_fz[j] = 0;
+        e->rg_w[j] = w;
+        roff[j] = q;
+        for (uint32_t k = off[r]; k < end[r]; k++, q++) {
+            uint32_t p = idx[link[k]];
+            resid[p] += coef[k] * rate;
+            wsum[p] += coef[k] * w;
+            ucount[p]++;
+            rp[q] = p;
+            rc[q] = coef[k];
+        }
+    }
+    roff[nf] = q;
+    uint32_t at = 0, *restrict pl = e->pl;
     for (size_t i = 0; i < nc; i++) {
         cnt[i] = at;
-        e->pl[i] = at;
-        at += ucount[e->comp_links.v[i]];
+        pl[i] = at;
+        at += ucount[i];
     }
     cnt[nc] = at;
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        for (uint32_t k = off[r]; k < end[r]; k++)
-            e->rl.v[e->pl[idx[link[k]]]++] = f;
-    }
+    uint32_t *restrict rl = e->rl.v;
+    for (uint32_t j = 0; j < nf; j++)
+        for (uint32_t k = roff[j]; k < roff[j + 1]; k++)
+            rl[pl[rp[k]]++] = j;
     e->rl.n = at;
     return WEFT_OK;
 }
 
 /* The saturation of the link at place i at `level`: freezes its region
- * flows still rising, each as freeze_one, and sets the key of each link
+ * flows still rising, each as freeze_one, and sets the key of each place
  * they touch once, from its sums after the pop (in the order of first
  * touch). */
 static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
-                             *restrict link = e->rf_link;
-    const double *restrict coef = e->rf_coef;
-    double *restrict resid = e->resid, *restrict wsum = e->wsum;
-    uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
-    uint64_t *restrict stamp = e->lstamp;
-    uint8_t *restrict frozen = e->f_frozen;
+    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off,
+                             *restrict cf = e->comp_flows.v;
+    const double *restrict rc = e->rg_c, *restrict rw = e->rg_w;
+    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict lv = e->rg_lvl;
+    uint32_t *restrict ucount = e->p_ucount, *restrict pl = e->pl;
+    uint64_t *restrict stamp = e->p_stamp;
+    uint8_t *restrict frozen = e->rg_fz;
     uint32_t l = e->comp_links.v[i];
-    stamp[l] = ps; /* its key is gone already */
+    stamp[i] = ps; /* its key is gone already */
     e->r_pop[i] = 1;
     e->r_lvl[i] = level;
     double rmax = 0;
-    for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++) {
-        uint32_t f = e->rl.v[j];
-        if (frozen[f]) {
-            rmax = e->f_lvl[f] > rmax ? e->f_lvl[f] : rmax;
+    for (uint32_t a = e->rl_off[i]; a < e->rl_off[i + 1]; a++) {
+        uint32_t j = e->rl.v[a];
+        if (frozen[j]) {
+            rmax = lv[j] > rmax ? lv[j] : rmax;
             continue;
         }
-        double w = sim_eng_weight(e, f), rate = w * level;
-        frozen[f] = 1;
+        uint32_t f = cf[j];
+        double w = rw[j], rate = w * level;
+        frozen[j] = 1;
+        lv[j] = level;
         e->f_new[f] = rate;
         e->f_lvl[f] = level;
         e->f_nbn[f] = l;
-        uint32_t r = e->f_route[f];
-        for (uint32_t k = off[r], stop = end[r]; k < stop; k++) {
-            uint32_t l2 = link[k];
-            resid[l2] -= coef[k] * rate;
-            wsum[l2] -= coef[k] * w;
-            ucount[l2]--;
-            if (stamp[l2] != ps) {
-                stamp[l2] = ps;
-                pl[nt++] = l2;
+        for (uint32_t k = roff[j], stop = roff[j + 1]; k < stop; k++) {
+            uint32_t p = rp[k];
+            resid[p] -= rc[k] * rate;
+            wsum[p] -= rc[k] * w;
+            ucount[p]--;
+            if (stamp[p] != ps) {
+                stamp[p] = ps;
+                pl[nt++] = p;
             }
         }
     }
     e->r_rmax[i] = rmax;
     if (e->ck_on) {
         for (size_t k = 0; k < nt; k++) {
-            uint32_t l2 = pl[k], at = e->l_idx[l2];
-            bool open = ucount[l2] > 0;
-            e->ck[at] = open ? resid[l2] / wsum[l2] : INFINITY;
-            e->ck_seq[at] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
+            uint32_t p = pl[k];
+            bool open = ucount[p] > 0;
+            e->ck[p] = open ? resid[p] / wsum[p] : INFINITY;
+            e->ck_seq[p] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
         }
         return;
     }
     for (size_t k = 0; k < nt; k++) {
-        uint32_t l2 = pl[k];
-        if (!ucount[l2])
+        uint32_t p = pl[k], l2 = e->comp_links.v[p];
+        if (!ucount[p])
             fill_remove(e, l2);
         else
-            fill_set(e, l2, resid[l2] / wsum[l2]);
+            fill_set(e, l2, resid[p] / wsum[p]);
     }
 }
 
@@ -786,9 +816,8 @@ static void region_fill(sim_engine *e, double lo)
         uint64_t *sq = e->ck_seq; /* region_pop writes it too: no restrict */
         e->ck_next = 0;
         for (size_t i = 0; i < nc; i++) {
-            uint32_t l = e->comp_links.v[i];
-            bool open = e->ucount[l] > 0;
-            e->ck[i] = open ? e->resid[l] / e->wsum[l] : INFINITY;
+            bool open = e->p_ucount[i] > 0;
+            e->ck[i] = open ? e->p_resid[i] / e->p_wsum[i] : INFINITY;
             sq[i] = open ? e->ck_next++ : UINT64_MAX;
         }
         for (;;) {
@@ -812,11 +841,9 @@ static void region_fill(sim_engine *e, double lo)
         }
         return;
     }
-    for (size_t i = 0; i < nc; i++) {
-        uint32_t l = e->comp_links.v[i];
-        if (e->ucount[l])
-            weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
-    }
+    for (size_t i = 0; i < nc; i++)
+        if (e->p_ucount[i])
+            weft__evheap_set(&e->fill, e->comp_links.v[i], e->p_resid[i] / e->p_wsum[i]);
     while (e->fill.n) {
         double lam;
         uint32_t l = fill_pop(e, &lam);
@@ -1011,8 +1038,6 @@ static weft_err refill_above(sim_engine *e, double t, double x)
          * level starts there, so rounding cannot give a flow a lower rate
          * (or none). */
         region_fill(e, x * (1 - ABOVE_TOL));
-        for (size_t i = 0; i < e->comp_links.n; i++)
-            e->lstamp[e->comp_links.v[i]] = ep; /* the pops stamped their own */
         if (region_check(e, ep, &grew))
             return WEFT_ENOMEM;
     }
@@ -1028,7 +1053,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             sub = e->r_rmax[i] > sub ? e->r_rmax[i] : sub;
         else
             for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++)
-                sub = e->f_lvl[e->rl.v[j]] > sub ? e->f_lvl[e->rl.v[j]] : sub;
+                sub = e->rg_lvl[e->rl.v[j]] > sub ? e->rg_lvl[e->rl.v[j]] : sub;
         e->l_sub[l] = sub;
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
