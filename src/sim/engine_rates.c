@@ -632,17 +632,53 @@ weft_err sim_eng_build_above(sim_engine *e)
     return WEFT_OK;
 }
 
-/* Flow f joins the region, and its links with it (comp_add_link: the
- * region's links are comp_links, its flows comp_flows). */
+/* Link l joins the region (once per epoch) at the next place i of
+ * comp_links: l_idx[l] = i, and the place's sums start from the link's
+ * capacity less the load of the active flows (region_setup). */
+static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    if (e->lstamp[l] == ep)
+        return WEFT_OK;
+    e->lstamp[l] = ep;
+    size_t i = e->comp_links.n;
+    if (sim_eng_vec_push(&e->comp_links, l))
+        return WEFT_ENOMEM;
+    e->l_idx[l] = (uint32_t)i;
+    e->p_resid[i] = e->cap[l] - e->l_load[l];
+    e->p_wsum[i] = 0;
+    e->p_ucount[i] = 0;
+    return WEFT_OK;
+}
+
+/* Flow f joins the region at the next place j of comp_flows, and its links
+ * with it: its filling route as places (rg_off, rg_p, rg_c) and its terms
+ * added to the places' sums (region_setup). */
 static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
 {
     e->f_stamp[f] = ep;
+    size_t j = e->comp_flows.n;
     if (sim_eng_vec_push(&e->comp_flows, f))
         return WEFT_ENOMEM;
-    uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-        if (comp_add_link(e, e->rf_link[k], ep))
+    uint32_t r = e->f_route[f], q = e->rg_off[j];
+    size_t need = (size_t)q + (e->rf_end[r] - e->rf_off[r]) + 1;
+    if (weft__grow((void **)&e->rg_p, &e->rg_pcap, need, sizeof *e->rg_p) ||
+        weft__grow((void **)&e->rg_c, &e->rg_ccap, need, sizeof *e->rg_c))
+        return WEFT_ENOMEM;
+    double w = sim_eng_weight(e, f), rate = e->f_rate[f];
+    e->rg_fz[j] = 0;
+    e->rg_w[j] = w;
+    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++, q++) {
+        if (region_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
+        uint32_t p = e->l_idx[e->rf_link[k]];
+        double c = e->rf_coef[k];
+        e->p_resid[p] += c * rate;
+        e->p_wsum[p] += c * w;
+        e->p_ucount[p]++;
+        e->rg_p[q] = p;
+        e->rg_c[q] = c;
+    }
+    e->rg_off[j + 1] = q;
     return WEFT_OK;
 }
 
@@ -669,53 +705,41 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
  * then the route's) as sums over the links themselves: a pop computes the
  * same keys, to the bit, while reading only these dense arrays (a pop
  * touches each pair of a flow it freezes, and the global per-link arrays
- * and the route's CSR took three dependent loads a pair). */
-static weft_err region_setup(sim_engine *e)
+ * and the route's CSR took three dependent loads a pair).
+ *
+ * region_link and region_flow build the sums as the region is found (one
+ * pass over its pairs for both). A fill consumes them: after one (the
+ * region grew, `again`) they are summed afresh from the region's routes,
+ * the same terms in the same order. */
+static void region_setup(sim_engine *e, bool again)
 {
     size_t nc = e->comp_links.n, nf = e->comp_flows.n;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
-                             *restrict link = e->rf_link, *restrict cf = e->comp_flows.v;
-    const double *restrict coef = e->rf_coef;
     double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum;
-    uint32_t *restrict ucount = e->p_ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
+    uint32_t *restrict ucount = e->p_ucount, *restrict cnt = e->rl_off;
+    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
+    const double *restrict rc = e->rg_c;
     for (size_t i = 0; i < nc; i++) {
-        uint32_t l = e->comp_links.v[i];
-        idx[l] = (uint32_t)i;
-        resid[i] = e->cap[l] - e->l_load[l];
-        wsum[i] = 0;
-        ucount[i] = 0;
         e->r_pop[i] = 0;
         e->r_scan[i] = 0;
         e->r_rmax[i] = 0;
     }
-    size_t n = 0;
-    for (size_t j = 0; j < nf; j++) {
-        uint32_t r = e->f_route[cf[j]];
-        n += end[r] - off[r];
-    }
-    if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v) ||
-        weft__grow((void **)&e->rg_p, &e->rg_pcap, n ? n : 1, sizeof *e->rg_p) ||
-        weft__grow((void **)&e->rg_c, &e->rg_ccap, n ? n : 1, sizeof *e->rg_c))
-        return WEFT_ENOMEM;
-    uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
-    double *restrict rc = e->rg_c;
-    uint32_t q = 0;
-    for (size_t j = 0; j < nf; j++) {
-        uint32_t f = cf[j], r = e->f_route[f];
-        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
-        e->rg_fz[j] = 0;
-        e->rg_w[j] = w;
-        roff[j] = q;
-        for (uint32_t k = off[r]; k < end[r]; k++, q++) {
-            uint32_t p = idx[link[k]];
-            resid[p] += coef[k] * rate;
-            wsum[p] += coef[k] * w;
-            ucount[p]++;
-            rp[q] = p;
-            rc[q] = coef[k];
+    if (again) {
+        for (size_t i = 0; i < nc; i++) {
+            uint32_t l = e->comp_links.v[i];
+            resid[i] = e->cap[l] - e->l_load[l];
+            wsum[i] = 0;
+            ucount[i] = 0;
+        }
+        for (size_t j = 0; j < nf; j++) {
+            double w = e->rg_w[j], rate = e->f_rate[e->comp_flows.v[j]];
+            e->rg_fz[j] = 0;
+            for (uint32_t k = roff[j]; k < roff[j + 1]; k++) {
+                resid[rp[k]] += rc[k] * rate;
+                wsum[rp[k]] += rc[k] * w;
+                ucount[rp[k]]++;
+            }
         }
     }
-    roff[nf] = q;
     uint32_t at = 0, *restrict pl = e->pl;
     for (size_t i = 0; i < nc; i++) {
         cnt[i] = at;
@@ -728,7 +752,6 @@ static weft_err region_setup(sim_engine *e)
         for (uint32_t k = roff[j]; k < roff[j + 1]; k++)
             rl[pl[rp[k]]++] = j;
     e->rl.n = at;
-    return WEFT_OK;
 }
 
 /* The saturation of the link at place i at `level`: freezes its region
@@ -1018,22 +1041,26 @@ static weft_err refill_above(sim_engine *e, double t, double x)
     uint64_t ep = ++e->epoch;
     e->seeds.n = 0;
     e->comp_flows.n = e->comp_links.n = 0;
+    e->rg_off[0] = 0;
     for (size_t i = 0; i < e->drained.n; i++) {
         uint32_t f = e->drained.v[i], r = e->f_route[f];
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-            if (comp_add_link(e, e->rf_link[k], ep))
+            if (region_link(e, e->rf_link[k], ep))
                 return WEFT_ENOMEM;
     }
     e->drained.n = 0;
     size_t next = 0;
-    bool grew = true;
+    bool grew = true, again = false;
     while (grew) {
         if (region_close(e, ep, &next))
             return WEFT_ENOMEM;
         if (!e->comp_flows.n)
             return WEFT_OK;
-        if (region_setup(e))
+        if (weft__grow((void **)&e->rl.v, &e->rl.cap, e->rg_off[e->comp_flows.n] + 1,
+                       sizeof *e->rl.v))
             return WEFT_ENOMEM;
+        region_setup(e, again);
+        again = true;
         /* No link of the region saturates below x in exact arithmetic: the
          * level starts there, so rounding cannot give a flow a lower rate
          * (or none). */
