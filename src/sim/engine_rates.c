@@ -634,7 +634,8 @@ weft_err sim_eng_build_above(sim_engine *e)
 
 /* Link l joins the region (once per epoch) at the next place i of
  * comp_links: l_idx[l] = i, and the place's sums start from the link's
- * capacity less the load of the active flows (region_setup). */
+ * capacity less the load of the active flows (region_setup). region_flow
+ * does the same inline. */
 static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
 {
     if (e->lstamp[l] == ep)
@@ -667,16 +668,32 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
     double w = sim_eng_weight(e, f), rate = e->f_rate[f];
     e->rg_fz[j] = 0;
     e->rg_w[j] = w;
-    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++, q++) {
-        if (region_link(e, e->rf_link[k], ep))
-            return WEFT_ENOMEM;
-        uint32_t p = e->l_idx[e->rf_link[k]];
-        double c = e->rf_coef[k];
-        e->p_resid[p] += c * rate;
-        e->p_wsum[p] += c * w;
-        e->p_ucount[p]++;
-        e->rg_p[q] = p;
-        e->rg_c[q] = c;
+    /* region_link inline, through the same pointers (this is a pass over
+     * every pair of the region). */
+    const uint32_t *restrict link = e->rf_link;
+    const double *restrict coef = e->rf_coef;
+    uint64_t *restrict stamp = e->lstamp;
+    uint32_t *restrict idx = e->l_idx, *restrict ucount = e->p_ucount, *restrict rp = e->rg_p;
+    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict rc = e->rg_c;
+    for (uint32_t k = e->rf_off[r], stop = e->rf_end[r]; k < stop; k++, q++) {
+        uint32_t l = link[k];
+        if (stamp[l] != ep) {
+            size_t i = e->comp_links.n;
+            if (sim_eng_vec_push(&e->comp_links, l))
+                return WEFT_ENOMEM;
+            stamp[l] = ep;
+            idx[l] = (uint32_t)i;
+            resid[i] = e->cap[l] - e->l_load[l];
+            wsum[i] = 0;
+            ucount[i] = 0;
+        }
+        uint32_t p = idx[l];
+        double c = coef[k];
+        resid[p] += c * rate;
+        wsum[p] += c * w;
+        ucount[p]++;
+        rp[q] = p;
+        rc[q] = c;
     }
     e->rg_off[j + 1] = q;
     return WEFT_OK;
