@@ -224,6 +224,12 @@ struct sim_engine {
     uint64_t *p_stamp;
     uint8_t *rg_fz;
     size_t rg_pcap, rg_ccap;
+    /* Lazy drain keys while refilling above (engine_rates.c, drain_set;
+     * NULL otherwise), per flow: ev_t and ev_seq its true key when
+     * ev_stale, its key in the heap then being earlier. */
+    double *ev_t;
+    uint64_t *ev_seq;
+    uint8_t *ev_stale;
     bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
     uint32_t scan_max; /* sim_engine_set_scan */
 
@@ -315,6 +321,9 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f);
 /* Queues forwarder f for sim_eng_ct_update (a no-op for a flow without
  * cut-through deps). Needs sim_eng_build_ct's arrays. */
 weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f);
+/* Sets the key of the event heap's top until it is true (lazy drain keys,
+ * engine_rates.c); whether an event is left. Call before reading the top. */
+bool sim_eng_settle(sim_engine *e);
 /* Max-min fair rates of the components touching the seeded links, at t,
  * class by class in priority order (engine.h, "Traffic classes"). */
 weft_err sim_eng_refill(sim_engine *e, double t);

@@ -327,6 +327,49 @@ static weft_err pass_down(sim_engine *e, uint32_t c, const double *cap)
     return WEFT_OK;
 }
 
+/* Lazy drain keys, while refilling above (ev_stale allocated): as the
+ * fill heap's (fill_set), a drain event that moves later is only recorded
+ * (ev_t, ev_seq, with the sequence number setting it would take), the
+ * flow staying where its earlier key put it until that key reaches the
+ * top, where sim_eng_settle sets it. Every flow's key in the heap is at
+ * most its true (time, sequence) key, so a top whose key is true is the
+ * least: events pop in the order and at the times of setting every key
+ * at once, to the bit. A refill above reschedules hundreds of drains,
+ * mostly later (a drain frees capacity for the flows it shared links
+ * with, but most rates in its region fall back), each a sift down the
+ * whole event heap. Only set_rate's keys are lazy: the engine's other
+ * keys are set on flows that are not active (no drain key held). */
+static void drain_set(sim_engine *e, uint32_t f, double key)
+{
+    if (!e->ev_stale) {
+        weft__evheap_set(&e->heap, f, key);
+        return;
+    }
+    uint64_t seq = weft__evheap_take_seq(&e->heap);
+    if (weft__evheap_contains(&e->heap, f) && key >= weft__evheap_key(&e->heap, f)) {
+        e->ev_t[f] = key;
+        e->ev_seq[f] = seq;
+        e->ev_stale[f] = 1;
+        return;
+    }
+    weft__evheap_set_seq(&e->heap, f, key, seq);
+    e->ev_stale[f] = 0;
+}
+
+bool sim_eng_settle(sim_engine *e)
+{
+    if (!e->ev_stale)
+        return e->heap.n > 0;
+    while (e->heap.n) {
+        uint32_t f = weft__evheap_top(&e->heap)->id;
+        if (!e->ev_stale[f])
+            return true;
+        weft__evheap_set_seq(&e->heap, f, e->ev_t[f], e->ev_seq[f]);
+        e->ev_stale[f] = 0;
+    }
+    return false;
+}
+
 /* Flow f's rate after a refill: integrates the old one up to t and
  * reschedules its drain (or takes it out of the heap when it gets no
  * capacity). */
@@ -339,12 +382,15 @@ static void set_rate(sim_engine *e, uint32_t f, double nr, double t)
     double left = e->f_rem[f];
     /* A background flow its betters leave no capacity waits (no drain
      * event) until they do. */
-    if (left <= EPS * e->f_bytes[f])
-        weft__evheap_set(&e->heap, f, t);
-    else if (nr > 0)
-        weft__evheap_set(&e->heap, f, t + left / nr);
-    else if (weft__evheap_contains(&e->heap, f))
+    if (left <= EPS * e->f_bytes[f]) {
+        drain_set(e, f, t);
+    } else if (nr > 0) {
+        drain_set(e, f, t + left / nr);
+    } else if (weft__evheap_contains(&e->heap, f)) {
         weft__evheap_remove(&e->heap, f);
+        if (e->ev_stale)
+            e->ev_stale[f] = 0;
+    }
 }
 
 /* Max-min fair rates of class c for the components touching its seed
@@ -620,10 +666,14 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rg_w = weft__malloc(nf * sizeof *e->rg_w);
     e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
     e->rg_fz = weft__malloc(nf);
+    e->ev_t = weft__malloc(nf * sizeof *e->ev_t);
+    e->ev_seq = weft__malloc(nf * sizeof *e->ev_seq);
+    e->ev_stale = weft__calloc(nf, sizeof *e->ev_stale);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
           e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
-          e->p_stamp && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz))
+          e->p_stamp && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->ev_t && e->ev_seq &&
+          e->ev_stale))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
