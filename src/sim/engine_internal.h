@@ -186,7 +186,7 @@ struct sim_engine {
      * (INFINITY for none), and above_full is set when a flow started (its
      * rates must be filled afresh). A region refill's scratch, indexed by
      * the link's place in comp_links (l_idx): rl_off and rl, the region's
-     * flows on each link (by their place in comp_flows); ck their keys when a refill pops by a scan, and
+     * flows on each link (by their place in comp_flows; p_n of them); ck their keys when a refill pops by a scan, and
      * ck_seq the sequence number the fill heap would give each key (ck_next
      * the next one), so that the scan breaks ties as the heap does;
      * r_pop, r_lvl and r_rmax: whether the link saturated, at which level,
@@ -213,14 +213,15 @@ struct sim_engine {
     uint8_t *r_pop, *r_scan;
     /* A region fill's own numbering (engine_rates.c, region_setup): per
      * place i (the link comp_links.v[i]) p_resid, p_wsum and p_ucount, the
-     * sums resid, wsum and ucount hold in a whole refill, and p_stamp, the
-     * pop that last touched it; per region flow j (comp_flows.v[j]) rg_w
+     * sums resid, wsum and ucount hold in a whole refill, p_n its region
+     * flows (from rl_off[i] in rl), p_stamp the pop that last touched it
+     * and p_last that pop's level; per region flow j (comp_flows.v[j]) rg_w
      * its weight, rg_lvl the level it froze at in this fill, rg_fz whether
      * it froze, and its filling route as places rg_p and coefficients
      * rg_c from rg_off[j] to rg_off[j + 1] (grown as needed: rg_pcap,
      * rg_ccap). rl then lists region flows by j, not by flow. */
-    double *p_resid, *p_wsum, *rg_w, *rg_lvl, *rg_c;
-    uint32_t *p_ucount, *rg_off, *rg_p;
+    double *p_resid, *p_wsum, *p_last, *rg_w, *rg_lvl, *rg_c;
+    uint32_t *p_ucount, *p_n, *rg_off, *rg_p;
     uint64_t *p_stamp;
     uint8_t *rg_fz;
     size_t rg_pcap, rg_ccap;

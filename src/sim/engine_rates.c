@@ -650,7 +650,9 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->l_bn = weft__calloc(nl, sizeof *e->l_bn);
     e->pl = weft__malloc(nl * sizeof *e->pl);
     e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
-    e->rl_off = weft__malloc((nl + 1) * sizeof *e->rl_off);
+    e->rl_off = weft__malloc(nl * sizeof *e->rl_off);
+    e->p_n = weft__malloc(nl * sizeof *e->p_n);
+    e->p_last = weft__malloc(nl * sizeof *e->p_last);
     e->ck = weft__malloc(nl * sizeof *e->ck);
     e->ck_seq = weft__malloc(nl * sizeof *e->ck_seq);
     e->r_lvl = weft__malloc(nl * sizeof *e->r_lvl);
@@ -672,7 +674,7 @@ weft_err sim_eng_build_above(sim_engine *e)
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
           e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
-          e->p_stamp && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->ev_t && e->ev_seq &&
+          e->p_stamp && e->p_n && e->p_last && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->ev_t && e->ev_seq &&
           e->ev_stale))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
@@ -682,32 +684,41 @@ weft_err sim_eng_build_above(sim_engine *e)
     return WEFT_OK;
 }
 
-/* Link l joins the region (once per epoch) at the next place i of
- * comp_links: l_idx[l] = i, and the place's sums start from the link's
- * capacity less the load of the active flows (region_setup). region_flow
- * does the same inline. */
-static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
+/* Link l (not in the region yet) joins it at the next place i of
+ * comp_links: l_idx[l] = i, the place's sums start from the link's
+ * capacity less the load of the active flows (region_setup), and its
+ * list of region flows gets room for every active flow on the link, from
+ * rl_off[i] (p_n[i] of them so far). */
+static weft_err region_link_new(sim_engine *e, uint32_t l, uint64_t ep)
 {
-    if (e->lstamp[l] == ep)
-        return WEFT_OK;
-    e->lstamp[l] = ep;
-    size_t i = e->comp_links.n;
-    if (sim_eng_vec_push(&e->comp_links, l))
+    size_t i = e->comp_links.n, room = e->rl.n + e->lflows[l].n;
+    if (sim_eng_vec_push(&e->comp_links, l) ||
+        weft__grow((void **)&e->rl.v, &e->rl.cap, room ? room : 1, sizeof *e->rl.v))
         return WEFT_ENOMEM;
+    e->lstamp[l] = ep;
     e->l_idx[l] = (uint32_t)i;
     e->p_resid[i] = e->cap[l] - e->l_load[l];
     e->p_wsum[i] = 0;
     e->p_ucount[i] = 0;
+    e->p_n[i] = 0;
+    e->rl_off[i] = (uint32_t)e->rl.n;
+    e->rl.n = room;
     return WEFT_OK;
 }
 
+/* Link l joins the region, once per epoch. */
+static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    return e->lstamp[l] == ep ? WEFT_OK : region_link_new(e, l, ep);
+}
+
 /* Flow f joins the region at the next place j of comp_flows, and its links
- * with it: its filling route as places (rg_off, rg_p, rg_c) and its terms
- * added to the places' sums (region_setup). */
+ * with it: its filling route as places (rg_off, rg_p, rg_c), its terms
+ * added to the places' sums and itself to their lists (region_setup). */
 static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
 {
     e->f_stamp[f] = ep;
-    size_t j = e->comp_flows.n;
+    uint32_t j = (uint32_t)e->comp_flows.n;
     if (sim_eng_vec_push(&e->comp_flows, f))
         return WEFT_ENOMEM;
     uint32_t r = e->f_route[f], q = e->rg_off[j];
@@ -718,30 +729,23 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
     double w = sim_eng_weight(e, f), rate = e->f_rate[f];
     e->rg_fz[j] = 0;
     e->rg_w[j] = w;
-    /* region_link inline, through the same pointers (this is a pass over
-     * every pair of the region). */
-    const uint32_t *restrict link = e->rf_link;
-    const double *restrict coef = e->rf_coef;
-    uint64_t *restrict stamp = e->lstamp;
-    uint32_t *restrict idx = e->l_idx, *restrict ucount = e->p_ucount, *restrict rp = e->rg_p;
-    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict rc = e->rg_c;
+    /* This is a pass over every pair of the region: local pointers, and a
+     * call only for a link new to it (region_link_new moves rl.v). */
+    const uint32_t *link = e->rf_link, *idx = e->l_idx, *start = e->rl_off;
+    const double *coef = e->rf_coef;
+    const uint64_t *stamp = e->lstamp;
+    uint32_t *ucount = e->p_ucount, *cnt = e->p_n, *rp = e->rg_p;
+    double *resid = e->p_resid, *wsum = e->p_wsum, *rc = e->rg_c;
     for (uint32_t k = e->rf_off[r], stop = e->rf_end[r]; k < stop; k++, q++) {
         uint32_t l = link[k];
-        if (stamp[l] != ep) {
-            size_t i = e->comp_links.n;
-            if (sim_eng_vec_push(&e->comp_links, l))
-                return WEFT_ENOMEM;
-            stamp[l] = ep;
-            idx[l] = (uint32_t)i;
-            resid[i] = e->cap[l] - e->l_load[l];
-            wsum[i] = 0;
-            ucount[i] = 0;
-        }
+        if (stamp[l] != ep && region_link_new(e, l, ep))
+            return WEFT_ENOMEM;
         uint32_t p = idx[l];
         double c = coef[k];
         resid[p] += c * rate;
         wsum[p] += c * w;
         ucount[p]++;
+        e->rl.v[start[p] + cnt[p]++] = j;
         rp[q] = p;
         rc[q] = c;
     }
@@ -767,28 +771,29 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
  * (p_resid, p_wsum, p_ucount) the link's capacity less what the flows
  * outside the region take, and the sums of the region's flows; per region
  * flow its weight (rg_w) and its filling route as places and coefficients
- * (rg_off, rg_p, rg_c); per place the region flows on it (rl, by place:
- * rl_off). The sums add the same terms in the same order (comp_flows',
+ * (rg_off, rg_p, rg_c); per place the region flows on it (rl from
+ * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same terms in the same order (comp_flows',
  * then the route's) as sums over the links themselves: a pop computes the
  * same keys, to the bit, while reading only these dense arrays (a pop
  * touches each pair of a flow it freezes, and the global per-link arrays
  * and the route's CSR took three dependent loads a pair).
  *
- * region_link and region_flow build the sums as the region is found (one
- * pass over its pairs for both). A fill consumes them: after one (the
+ * region_link and region_flow build the sums and lists as the region is
+ * found (one pass over its pairs for all). A fill consumes the sums: after one (the
  * region grew, `again`) they are summed afresh from the region's routes,
  * the same terms in the same order. */
 static void region_setup(sim_engine *e, bool again)
 {
     size_t nc = e->comp_links.n, nf = e->comp_flows.n;
     double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum;
-    uint32_t *restrict ucount = e->p_ucount, *restrict cnt = e->rl_off;
+    uint32_t *restrict ucount = e->p_ucount;
     const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
     const double *restrict rc = e->rg_c;
     for (size_t i = 0; i < nc; i++) {
         e->r_pop[i] = 0;
         e->r_scan[i] = 0;
         e->r_rmax[i] = 0;
+        e->p_last[i] = 0;
     }
     if (again) {
         for (size_t i = 0; i < nc; i++) {
@@ -807,18 +812,6 @@ static void region_setup(sim_engine *e, bool again)
             }
         }
     }
-    uint32_t at = 0, *restrict pl = e->pl;
-    for (size_t i = 0; i < nc; i++) {
-        cnt[i] = at;
-        pl[i] = at;
-        at += ucount[i];
-    }
-    cnt[nc] = at;
-    uint32_t *restrict rl = e->rl.v;
-    for (uint32_t j = 0; j < nf; j++)
-        for (uint32_t k = roff[j]; k < roff[j + 1]; k++)
-            rl[pl[rp[k]]++] = j;
-    e->rl.n = at;
 }
 
 /* The saturation of the link at place i at `level`: freezes its region
@@ -841,7 +834,7 @@ static void region_pop(sim_engine *e, size_t i, double level)
     e->r_pop[i] = 1;
     e->r_lvl[i] = level;
     double rmax = 0;
-    for (uint32_t a = e->rl_off[i]; a < e->rl_off[i + 1]; a++) {
+    for (uint32_t a = e->rl_off[i], last = a + e->p_n[i]; a < last; a++) {
         uint32_t j = e->rl.v[a];
         if (frozen[j]) {
             rmax = lv[j] > rmax ? lv[j] : rmax;
@@ -866,6 +859,8 @@ static void region_pop(sim_engine *e, size_t i, double level)
         }
     }
     e->r_rmax[i] = rmax;
+    for (size_t k = 0; k < nt; k++)
+        e->p_last[pl[k]] = level; /* levels only rise: the highest so far */
     if (e->ck_on) {
         for (size_t k = 0; k < nt; k++) {
             uint32_t p = pl[k];
@@ -1107,7 +1102,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         return WEFT_ENOMEM;
     uint64_t ep = ++e->epoch;
     e->seeds.n = 0;
-    e->comp_flows.n = e->comp_links.n = 0;
+    e->comp_flows.n = e->comp_links.n = e->rl.n = 0;
     e->rg_off[0] = 0;
     for (size_t i = 0; i < e->drained.n; i++) {
         uint32_t f = e->drained.v[i], r = e->f_route[f];
@@ -1123,9 +1118,6 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             return WEFT_ENOMEM;
         if (!e->comp_flows.n)
             return WEFT_OK;
-        if (weft__grow((void **)&e->rl.v, &e->rl.cap, e->rg_off[e->comp_flows.n] + 1,
-                       sizeof *e->rl.v))
-            return WEFT_ENOMEM;
         region_setup(e, again);
         again = true;
         /* No link of the region saturates below x in exact arithmetic: the
@@ -1146,8 +1138,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         if (e->r_pop[i])
             sub = e->r_rmax[i] > sub ? e->r_rmax[i] : sub;
         else
-            for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++)
-                sub = e->rg_lvl[e->rl.v[j]] > sub ? e->rg_lvl[e->rl.v[j]] : sub;
+            sub = e->p_last[i] > sub ? e->p_last[i] : sub;
         e->l_sub[l] = sub;
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
