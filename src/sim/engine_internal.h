@@ -215,13 +215,15 @@ struct sim_engine {
      * place i (the link comp_links.v[i]) p_resid, p_wsum and p_ucount, the
      * sums resid, wsum and ucount hold in a whole refill, p_n its region
      * flows (from rl_off[i] in rl), p_stamp the pop that last touched it
-     * and p_last that pop's level; per region flow j (comp_flows.v[j]) rg_w
+     * and p_last that pop's level, p_open the places a scan still reads;
+     * per region flow j (comp_flows.v[j]) rg_w
      * its weight, rg_lvl the level it froze at in this fill, rg_fz whether
-     * it froze, and its filling route as places rg_p and coefficients
+     * it froze, rg_nbn the link that froze it (f_lvl and f_nbn of a whole
+     * refill; the flows' own are set once the region is filled), and its filling route as places rg_p and coefficients
      * rg_c from rg_off[j] to rg_off[j + 1] (grown as needed: rg_pcap,
      * rg_ccap). rl then lists region flows by j, not by flow. */
     double *p_resid, *p_wsum, *p_last, *rg_w, *rg_lvl, *rg_c;
-    uint32_t *p_ucount, *p_n, *rg_off, *rg_p;
+    uint32_t *p_ucount, *p_n, *p_open, *rg_off, *rg_p, *rg_nbn;
     uint64_t *p_stamp;
     uint8_t *rg_fz;
     size_t rg_pcap, rg_ccap;

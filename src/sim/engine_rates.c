@@ -653,6 +653,7 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rl_off = weft__malloc(nl * sizeof *e->rl_off);
     e->p_n = weft__malloc(nl * sizeof *e->p_n);
     e->p_last = weft__malloc(nl * sizeof *e->p_last);
+    e->p_open = weft__malloc(nl * sizeof *e->p_open);
     e->ck = weft__malloc(nl * sizeof *e->ck);
     e->ck_seq = weft__malloc(nl * sizeof *e->ck_seq);
     e->r_lvl = weft__malloc(nl * sizeof *e->r_lvl);
@@ -668,13 +669,14 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rg_w = weft__malloc(nf * sizeof *e->rg_w);
     e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
     e->rg_fz = weft__malloc(nf);
+    e->rg_nbn = weft__malloc(nf * sizeof *e->rg_nbn);
     e->ev_t = weft__malloc(nf * sizeof *e->ev_t);
     e->ev_seq = weft__malloc(nf * sizeof *e->ev_seq);
     e->ev_stale = weft__calloc(nf, sizeof *e->ev_stale);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
           e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
-          e->p_stamp && e->p_n && e->p_last && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->ev_t && e->ev_seq &&
+          e->p_stamp && e->p_n && e->p_last && e->p_open && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->rg_nbn && e->ev_t && e->ev_seq &&
           e->ev_stale))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
@@ -815,15 +817,15 @@ static void region_setup(sim_engine *e, bool again)
 }
 
 /* The saturation of the link at place i at `level`: freezes its region
- * flows still rising, each as freeze_one, and sets the key of each place
- * they touch once, from its sums after the pop (in the order of first
- * touch). */
+ * flows still rising, each as freeze_one (their levels and bottlenecks in
+ * rg_lvl and rg_nbn until the region is filled), and sets the key of each
+ * place they touch once, from its sums after the pop (in the order of
+ * first touch). */
 static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off,
-                             *restrict cf = e->comp_flows.v;
+    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
     const double *restrict rc = e->rg_c, *restrict rw = e->rg_w;
     double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict lv = e->rg_lvl;
     uint32_t *restrict ucount = e->p_ucount, *restrict pl = e->pl;
@@ -840,13 +842,10 @@ static void region_pop(sim_engine *e, size_t i, double level)
             rmax = lv[j] > rmax ? lv[j] : rmax;
             continue;
         }
-        uint32_t f = cf[j];
         double w = rw[j], rate = w * level;
         frozen[j] = 1;
         lv[j] = level;
-        e->f_new[f] = rate;
-        e->f_lvl[f] = level;
-        e->f_nbn[f] = l;
+        e->rg_nbn[j] = l;
         for (uint32_t k = roff[j], stop = roff[j + 1]; k < stop; k++) {
             uint32_t p = rp[k];
             resid[p] -= rc[k] * rate;
@@ -905,17 +904,33 @@ static void region_fill(sim_engine *e, double lo)
             e->ck[i] = open ? e->p_resid[i] / e->p_wsum[i] : INFINITY;
             sq[i] = open ? e->ck_next++ : UINT64_MAX;
         }
+        /* The scan reads the places still open (op, no of them), dropping
+         * those it finds closed: a place closes for good (its count only
+         * falls, and a popped one is closed), and a closed place (key
+         * INFINITY, sequence UINT64_MAX) is never the least, so the least
+         * is the same, whichever open places come in which order (no two
+         * share a sequence number). */
+        uint32_t *op = e->p_open;
+        size_t no = 0;
+        for (size_t i = 0; i < nc; i++) {
+            op[no] = (uint32_t)i;
+            no += sq[i] != UINT64_MAX;
+        }
         for (;;) {
-            size_t at = nc;
+            size_t at = nc, keep = 0;
             double lam = INFINITY;
             uint64_t first = UINT64_MAX;
-            for (size_t i = 0; i < nc; i++) {
+            for (size_t a = 0; a < no; a++) {
                 /* Branch-free: the least key is not predictable. */
+                uint32_t i = op[a];
+                op[keep] = i;
+                keep += sq[i] != UINT64_MAX;
                 bool less = e->ck[i] < lam || (e->ck[i] == lam && sq[i] < first);
                 lam = less ? e->ck[i] : lam;
                 first = less ? sq[i] : first;
                 at = less ? i : at;
             }
+            no = keep;
             if (at == nc)
                 break;
             e->ck[at] = INFINITY;
@@ -1141,16 +1156,23 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             sub = e->p_last[i] > sub ? e->p_last[i] : sub;
         e->l_sub[l] = sub;
     }
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        if (bn_set(e, f, e->f_nbn[f]))
+    /* The loads move along the region's routes (rg_p, rg_c: the filling
+     * routes' links and coefficients, in their order). */
+    const uint32_t *rp = e->rg_p, *links = e->comp_links.v;
+    const double *rc = e->rg_c;
+    for (size_t j = 0; j < e->comp_flows.n; j++) {
+        uint32_t f = e->comp_flows.v[j];
+        if (bn_set(e, f, e->rg_nbn[j]))
             return WEFT_ENOMEM;
-        double nr = e->f_new[f], old = e->f_rate[f];
+        /* Its level and rate as the pop that froze it had them (every flow
+         * of the region froze: each has a filling link in it). */
+        e->f_lvl[f] = e->rg_lvl[j];
+        double nr = e->rg_w[j] * e->rg_lvl[j], old = e->f_rate[f];
         /* A rate that moved by rounding only stays (KEEP_TOL). */
         if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-            e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - old);
+        for (uint32_t q = e->rg_off[j]; q < e->rg_off[j + 1]; q++)
+            e->l_load[links[rp[q]]] += rc[q] * (nr - old);
         set_rate(e, f, nr, t);
     }
     return WEFT_OK;
