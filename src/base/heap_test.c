@@ -123,8 +123,8 @@ static void evheap_random(void)
         } else if (h.n) {
             uint32_t want = N;
             for (uint32_t i = 0; i < N; i++)
-                if (seq[i] && (want == N || t[i] < t[want] ||
-                               (t[i] == t[want] && seq[i] < seq[want])))
+                if (seq[i] &&
+                    (want == N || t[i] < t[want] || (t[i] == t[want] && seq[i] < seq[want])))
                     want = i;
             CHECK_INT(weft__evheap_top(&h)->id, want);
             CHECK_INT(weft__evheap_pop(&h), want);

@@ -96,8 +96,7 @@ void sim_engine_free(sim_engine *e)
         e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,     e->l_wait,
         e->l_dead,       e->ck_seq,   e->p_resid,  e->p_wsum,  e->p_ucount,  e->p_stamp,
         e->rg_off,       e->rg_w,     e->rg_lvl,   e->rg_fz,   e->rg_p,      e->rg_c,
-        e->ev_t,         e->ev_seq,   e->ev_stale, e->p_n,     e->p_last,
-        e->p_open,       e->rg_nbn};
+        e->ev,           e->p_n,      e->p_last,   e->p_open,  e->rg_nbn};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {

@@ -327,45 +327,50 @@ static weft_err pass_down(sim_engine *e, uint32_t c, const double *cap)
     return WEFT_OK;
 }
 
-/* Lazy drain keys, while refilling above (ev_stale allocated): as the
- * fill heap's (fill_set), a drain event that moves later is only recorded
- * (ev_t, ev_seq, with the sequence number setting it would take), the
+/* Lazy drain keys, while refilling above (ev allocated): as the fill
+ * heap's (fill_set), a drain event that moves later is only recorded
+ * (ev[f].t, .seq, with the sequence number setting it would take), the
  * flow staying where its earlier key put it until that key reaches the
  * top, where sim_eng_settle sets it. Every flow's key in the heap is at
  * most its true (time, sequence) key, so a top whose key is true is the
  * least: events pop in the order and at the times of setting every key
- * at once, to the bit. A refill above reschedules hundreds of drains,
- * mostly later (a drain frees capacity for the flows it shared links
- * with, but most rates in its region fall back), each a sift down the
- * whole event heap. Only set_rate's keys are lazy: the engine's other
- * keys are set on flows that are not active (no drain key held). */
+ * at once, to the bit. A refill above reschedules hundreds of drains, and
+ * one moving later took a sift down the whole event heap. The time of the
+ * key held (ev[f].held) is kept beside it, so that the comparison does not
+ * read the heap's entry. Only set_rate's keys are lazy: the engine's other
+ * keys are set on flows that are not active (holding no drain key), and an
+ * active flow's first drain key is set at once (it holds none). */
 static void drain_set(sim_engine *e, uint32_t f, double key)
 {
-    if (!e->ev_stale) {
+    if (!e->ev) {
         weft__evheap_set(&e->heap, f, key);
         return;
     }
+    sim_ev_key *k = &e->ev[f];
     uint64_t seq = weft__evheap_take_seq(&e->heap);
-    if (weft__evheap_contains(&e->heap, f) && key >= weft__evheap_key(&e->heap, f)) {
-        e->ev_t[f] = key;
-        e->ev_seq[f] = seq;
-        e->ev_stale[f] = 1;
+    if (weft__evheap_contains(&e->heap, f) && key >= k->held) {
+        k->t = key;
+        k->seq = seq;
+        k->stale = true;
         return;
     }
     weft__evheap_set_seq(&e->heap, f, key, seq);
-    e->ev_stale[f] = 0;
+    k->held = key;
+    k->stale = false;
 }
 
 bool sim_eng_settle(sim_engine *e)
 {
-    if (!e->ev_stale)
+    if (!e->ev)
         return e->heap.n > 0;
     while (e->heap.n) {
         uint32_t f = weft__evheap_top(&e->heap)->id;
-        if (!e->ev_stale[f])
+        sim_ev_key *k = &e->ev[f];
+        if (!k->stale)
             return true;
-        weft__evheap_set_seq(&e->heap, f, e->ev_t[f], e->ev_seq[f]);
-        e->ev_stale[f] = 0;
+        weft__evheap_set_seq(&e->heap, f, k->t, k->seq);
+        k->held = k->t;
+        k->stale = false;
     }
     return false;
 }
@@ -388,8 +393,8 @@ static void set_rate(sim_engine *e, uint32_t f, double nr, double t)
         drain_set(e, f, t + left / nr);
     } else if (weft__evheap_contains(&e->heap, f)) {
         weft__evheap_remove(&e->heap, f);
-        if (e->ev_stale)
-            e->ev_stale[f] = 0;
+        if (e->ev)
+            e->ev[f].stale = false;
     }
 }
 
@@ -670,14 +675,12 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
     e->rg_fz = weft__malloc(nf);
     e->rg_nbn = weft__malloc(nf * sizeof *e->rg_nbn);
-    e->ev_t = weft__malloc(nf * sizeof *e->ev_t);
-    e->ev_seq = weft__malloc(nf * sizeof *e->ev_seq);
-    e->ev_stale = weft__calloc(nf, sizeof *e->ev_stale);
+    e->ev = weft__calloc(nf, sizeof *e->ev);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
           e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
-          e->p_stamp && e->p_n && e->p_last && e->p_open && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->rg_nbn && e->ev_t && e->ev_seq &&
-          e->ev_stale))
+          e->p_stamp && e->p_n && e->p_last && e->p_open && e->rg_off && e->rg_w && e->rg_lvl &&
+          e->rg_fz && e->rg_nbn && e->ev))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
@@ -725,8 +728,8 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
         return WEFT_ENOMEM;
     uint32_t r = e->f_route[f], q = e->rg_off[j];
     size_t need = (size_t)q + (e->rf_end[r] - e->rf_off[r]) + 1;
-    if (weft__grow((void **)&e->rg_p, &e->rg_pcap, need, sizeof *e->rg_p) ||
-        weft__grow((void **)&e->rg_c, &e->rg_ccap, need, sizeof *e->rg_c))
+    if ((need > e->rg_pcap && weft__grow((void **)&e->rg_p, &e->rg_pcap, need, sizeof *e->rg_p)) ||
+        (need > e->rg_ccap && weft__grow((void **)&e->rg_c, &e->rg_ccap, need, sizeof *e->rg_c)))
         return WEFT_ENOMEM;
     double w = sim_eng_weight(e, f), rate = e->f_rate[f];
     e->rg_fz[j] = 0;
@@ -774,11 +777,10 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
  * outside the region take, and the sums of the region's flows; per region
  * flow its weight (rg_w) and its filling route as places and coefficients
  * (rg_off, rg_p, rg_c); per place the region flows on it (rl from
- * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same terms in the same order (comp_flows',
- * then the route's) as sums over the links themselves: a pop computes the
- * same keys, to the bit, while reading only these dense arrays (a pop
- * touches each pair of a flow it freezes, and the global per-link arrays
- * and the route's CSR took three dependent loads a pair).
+ * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same terms in the same order
+ * (comp_flows', then the route's) as sums over the links themselves: a pop computes the same keys,
+ * to the bit, while reading only these dense arrays (a pop touches each pair of a flow it freezes,
+ * and the global per-link arrays and the route's CSR took three dependent loads a pair).
  *
  * region_link and region_flow build the sums and lists as the region is
  * found (one pass over its pairs for all). A fill consumes the sums: after one (the
