@@ -579,8 +579,8 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
  * all).
  *
  * A region is filled by its own lists (rl: R's flows on each of its
- * links, built by a counting sort, so a pop never reads the flows outside
- * R) starting at the least drained level (no link of R can saturate below
+ * links, filled as R is found, so a pop never reads the flows outside R;
+ * region_setup) starting at the least drained level (no link of R can saturate below
  * it: every flow of R was at least there, and its links carried it), and
  * a flow's rate moves only when the refill moved it by more than KEEP_TOL
  * of itself: the flows of R whose rate the drain did not change come out
@@ -796,15 +796,17 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
  * outside the region take, and the sums of the region's flows; per region
  * flow its weight (rg_w) and its filling route as places and coefficients
  * (rg_off, rg_p, rg_c); per place the region flows on it (rl from
- * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same terms in the same order
- * (comp_flows', then the route's) as sums over the links themselves: a pop computes the same keys,
- * to the bit, while reading only these dense arrays (a pop touches each pair of a flow it freezes,
- * and the global per-link arrays and the route's CSR took three dependent loads a pair).
+ * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same
+ * terms in the same order (comp_flows', then the route's) as sums over
+ * the links themselves: a pop computes the same keys, to the bit, while
+ * reading only these dense arrays (a pop touches each pair of a flow it
+ * freezes, and the global per-link arrays and the route's CSR took three
+ * dependent loads a pair).
  *
  * region_link and region_flow build the sums and lists as the region is
- * found (one pass over its pairs for all). A fill consumes the sums: after one (the
- * region grew, `again`) they are summed afresh from the region's routes,
- * the same terms in the same order. */
+ * found (one pass over its pairs for all). A fill consumes the sums: after
+ * one (the region grew, `again`) they are summed afresh from the region's
+ * routes, the same terms in the same order. */
 static void region_setup(sim_engine *e, bool again)
 {
     size_t nc = e->comp_links.n, nf = e->comp_flows.n;
