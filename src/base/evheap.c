@@ -56,11 +56,17 @@ static void place(weft__evheap *h, uint32_t i, weft__evheap_ent e)
     h->pos[e.id] = i;
 }
 
+/* A 4-ary heap: entry i's children are 4i + 1 .. 4i + 4. Half the depth
+ * of a binary heap, and the children of one entry share a cache line or
+ * two. Keys (time, seq) are distinct (seq is), so the order of the pops
+ * is the order of the keys whatever the arity or the layout. */
+#define ARITY 4
+
 static void sift_up(weft__evheap *h, uint32_t i)
 {
     weft__evheap_ent e = h->ent[i];
     while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
+        uint32_t parent = (i - 1) / ARITY;
         if (!less(&e, &h->ent[parent]))
             break;
         place(h, i, h->ent[parent]);
@@ -73,15 +79,17 @@ static void sift_down(weft__evheap *h, uint32_t i)
 {
     weft__evheap_ent e = h->ent[i];
     for (;;) {
-        uint32_t c = 2 * i + 1;
+        uint32_t c = ARITY * i + 1;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && less(&h->ent[c + 1], &h->ent[c]))
-            c++;
-        if (!less(&h->ent[c], &e))
+        uint32_t stop = c + ARITY < h->n ? c + ARITY : h->n, m = c;
+        for (uint32_t k = c + 1; k < stop; k++)
+            if (less(&h->ent[k], &h->ent[m]))
+                m = k;
+        if (!less(&h->ent[m], &e))
             break;
-        place(h, i, h->ent[c]);
-        i = c;
+        place(h, i, h->ent[m]);
+        i = m;
     }
     place(h, i, e);
 }
@@ -91,6 +99,8 @@ void weft__evheap_set(weft__evheap *h, uint32_t id, double t)
     weft__evheap_set_seq(h, id, t, h->next_seq++);
 }
 
+/* A key that moves only goes the way it moved: up when it fell below its
+ * old key, else down. */
 void weft__evheap_set_seq(weft__evheap *h, uint32_t id, double t, uint64_t seq)
 {
     weft__evheap_ent e = {t, seq, id};
@@ -101,9 +111,12 @@ void weft__evheap_set_seq(weft__evheap *h, uint32_t id, double t, uint64_t seq)
         sift_up(h, i);
         return;
     }
+    bool up = less(&e, &h->ent[i]);
     place(h, i, e);
-    sift_up(h, i);
-    sift_down(h, h->pos[id]);
+    if (up)
+        sift_up(h, i);
+    else
+        sift_down(h, i);
 }
 
 bool weft__evheap_contains(const weft__evheap *h, uint32_t id)
@@ -118,10 +131,14 @@ void weft__evheap_remove(weft__evheap *h, uint32_t id)
     h->n--;
     if (i == h->n)
         return;
-    uint32_t moved = h->ent[h->n].id;
+    /* The last entry fills the hole, going the way it is from the one it
+     * replaces. */
+    bool up = less(&h->ent[h->n], &h->ent[i]);
     place(h, i, h->ent[h->n]);
-    sift_up(h, i);
-    sift_down(h, h->pos[moved]);
+    if (up)
+        sift_up(h, i);
+    else
+        sift_down(h, i);
 }
 
 uint32_t weft__evheap_pop(weft__evheap *h)

@@ -99,6 +99,44 @@ static void evheap(void)
     weft__evheap_fini(&h);
 }
 
+/* Many ids whose keys move up and down, are removed and set again (few
+ * distinct times, so ties are many), popping against a linear scan for the
+ * least (time, order set): the heap's pops are that order whatever its
+ * shape. */
+static void evheap_random(void)
+{
+    enum { N = 300 };
+    static double t[N];
+    static uint64_t seq[N]; /* 0: absent */
+    weft__evheap h;
+    CHECK_ERR(weft__evheap_init(&h, N), WEFT_OK);
+    uint64_t s = 7, clock = 0, pops = 0;
+    for (int step = 0; step < 20000; step++) {
+        uint32_t id = (uint32_t)(next(&s) % N), op = (uint32_t)(next(&s) % 8);
+        if (op < 5) {
+            t[id] = (double)(next(&s) % 16);
+            seq[id] = ++clock;
+            weft__evheap_set(&h, id, t[id]);
+        } else if (op == 5 && seq[id]) {
+            weft__evheap_remove(&h, id);
+            seq[id] = 0;
+        } else if (h.n) {
+            uint32_t want = N;
+            for (uint32_t i = 0; i < N; i++)
+                if (seq[i] &&
+                    (want == N || t[i] < t[want] || (t[i] == t[want] && seq[i] < seq[want])))
+                    want = i;
+            CHECK_INT(weft__evheap_top(&h)->id, want);
+            CHECK_INT(weft__evheap_pop(&h), want);
+            seq[want] = 0;
+            pops++;
+        }
+        CHECK(weft__evheap_contains(&h, id) == (seq[id] != 0));
+    }
+    CHECK(pops > 1000);
+    weft__evheap_fini(&h);
+}
+
 typedef struct rec {
     uint64_t id;
     uint32_t idx;
@@ -140,6 +178,7 @@ int main(void)
     long live = weft__alloc_live();
     heap64();
     evheap();
+    evheap_random();
     heapsort_records();
     CHECK_INT(weft__alloc_live(), live);
     return weft_test_done();

@@ -91,14 +91,14 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
         }
     uint32_t done = 0;
     bool cutoff = !e->b_size && e->cutoff < INFINITY;
-    while (e->heap.n) {
+    while (sim_eng_settle(e)) {
         double t = weft__evheap_top(&e->heap)->t;
         if (cutoff && t > e->cutoff) {
             e->cut = true; /* the makespan exceeds the cutoff (engine.h) */
             return WEFT_OK;
         }
         e->st.batches++;
-        while (e->heap.n && weft__evheap_top(&e->heap)->t == t) {
+        while (sim_eng_settle(e) && weft__evheap_top(&e->heap)->t == t) {
             uint32_t f = weft__evheap_pop(&e->heap);
             e->st.events++;
             if (f >= e->b_ev) {

@@ -99,7 +99,9 @@ void sim_engine_free(sim_engine *e)
         e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
         e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,     e->r_rmax,
         e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,     e->l_wait,
-        e->l_dead,       e->ck_seq};
+        e->l_dead,       e->ck_seq,   e->p_resid,  e->p_wsum,  e->p_ucount,  e->p_stamp,
+        e->rg_off,       e->rg_w,     e->rg_lvl,   e->rg_fz,   e->rg_p,      e->rg_c,
+        e->ev,           e->p_n,      e->p_last,   e->p_open,  e->rg_nbn};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {

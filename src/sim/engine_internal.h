@@ -72,6 +72,16 @@ enum { F_IDLE, F_WAIT, F_ACTIVE, F_HOLD, F_TAIL, F_DONE };
 /* Couple-and-refill rounds at one event time, at most. */
 #define CT_ROUNDS 1000
 
+/* An active flow's drain key while refilling above (engine_rates.c,
+ * drain_set), in one place since each update reads and writes it all:
+ * held, the time of its key in the event heap (while it has one there);
+ * t and seq its true key when stale, the one held then being earlier. */
+typedef struct sim_ev_key {
+    double held, t;
+    uint64_t seq;
+    bool stale;
+} sim_ev_key;
+
 typedef struct vec32 {
     uint32_t *v;
     size_t n, cap;
@@ -186,13 +196,12 @@ struct sim_engine {
      * (INFINITY for none), and above_full is set when a flow started (its
      * rates must be filled afresh). A region refill's scratch, indexed by
      * the link's place in comp_links (l_idx): rl_off and rl, the region's
-     * flows on each link; ck their keys when a refill pops by a scan, and
-     * ck_seq the sequence number the fill heap would give each key (ck_next
-     * the next one), so that the scan breaks ties as the heap does;
-     * r_pop, r_lvl and r_rmax: whether the link saturated, at which level,
-     * and the highest level of a region flow it found frozen; r_nonr, the
-     * highest level of the flows outside the region on it when scanned
-     * (r_scan). pl: the links a pop touched, or a cursor per link. */
+     * flows on each link (by their place in comp_flows; p_n of them); ck their keys when a refill
+     * pops by a scan, and ck_seq the sequence number the fill heap would give each key (ck_next the
+     * next one), so that the scan breaks ties as the heap does; r_pop, r_lvl and r_rmax: whether
+     * the link saturated, at which level, and the highest level of a region flow it found frozen;
+     * r_nonr, the highest level of the flows outside the region on it when scanned (r_scan). pl:
+     * the places a pop touched, or a cursor per place. */
     bool above_on, above_ask, above_full;
     double above_lvl;
     /* Links that cannot fill (engine_rates.c): rf_end[r], the end of route
@@ -211,6 +220,25 @@ struct sim_engine {
     double *ck, *r_lvl, *r_rmax, *r_nonr;
     uint64_t *ck_seq, ck_next;
     uint8_t *r_pop, *r_scan;
+    /* A region fill's own numbering (engine_rates.c, region_setup): per
+     * place i (the link comp_links.v[i]) p_resid, p_wsum and p_ucount, the
+     * sums resid, wsum and ucount hold in a whole refill, p_n its region
+     * flows (from rl_off[i] in rl), p_stamp the pop that last touched it
+     * and p_last that pop's level, p_open the places a scan still reads;
+     * per region flow j (comp_flows.v[j]) rg_w
+     * its weight, rg_lvl the level it froze at in this fill, rg_fz whether
+     * it froze, rg_nbn the link that froze it (f_lvl and f_nbn of a whole
+     * refill; the flows' own are set once the region is filled), and its filling route as places
+     * rg_p and coefficients rg_c from rg_off[j] to rg_off[j + 1] (grown as needed: rg_pcap,
+     * rg_ccap). rl then lists region flows by j, not by flow. */
+    double *p_resid, *p_wsum, *p_last, *rg_w, *rg_lvl, *rg_c;
+    uint32_t *p_ucount, *p_n, *p_open, *rg_off, *rg_p, *rg_nbn;
+    uint64_t *p_stamp;
+    uint8_t *rg_fz;
+    size_t rg_pcap, rg_ccap;
+    /* Lazy drain keys while refilling above (engine_rates.c, drain_set;
+     * NULL otherwise), per flow. */
+    struct sim_ev_key *ev;
     bool ck_on;        /* this refill pops by a scan of ck (engine_rates.c) */
     uint32_t scan_max; /* sim_engine_set_scan */
 
@@ -226,9 +254,10 @@ struct sim_engine {
     sim_engine_stats st;
 };
 
+/* Appends x to v (the capacity checked here: pushes are frequent). */
 static inline weft_err sim_eng_vec_push(vec32 *v, uint32_t x)
 {
-    if (weft__grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v))
+    if (v->n == v->cap && weft__grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v))
         return WEFT_ENOMEM;
     v->v[v->n++] = x;
     return WEFT_OK;
@@ -302,6 +331,9 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f);
 /* Queues forwarder f for sim_eng_ct_update (a no-op for a flow without
  * cut-through deps). Needs sim_eng_build_ct's arrays. */
 weft_err sim_eng_ct_mark(sim_engine *e, uint32_t f);
+/* Sets the key of the event heap's top until it is true (lazy drain keys,
+ * engine_rates.c); whether an event is left. Call before reading the top. */
+bool sim_eng_settle(sim_engine *e);
 /* Max-min fair rates of the components touching the seeded links, at t,
  * class by class in priority order (engine.h, "Traffic classes"). */
 weft_err sim_eng_refill(sim_engine *e, double t);

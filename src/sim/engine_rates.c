@@ -327,6 +327,54 @@ static weft_err pass_down(sim_engine *e, uint32_t c, const double *cap)
     return WEFT_OK;
 }
 
+/* Lazy drain keys, while refilling above (ev allocated): as the fill
+ * heap's (fill_set), a drain event that moves later is only recorded
+ * (ev[f].t, .seq, with the sequence number setting it would take), the
+ * flow staying where its earlier key put it until that key reaches the
+ * top, where sim_eng_settle sets it. Every flow's key in the heap is at
+ * most its true (time, sequence) key, so a top whose key is true is the
+ * least: events pop in the order and at the times of setting every key
+ * at once, to the bit. A refill above reschedules hundreds of drains, and
+ * one moving later took a sift down the whole event heap. The time of the
+ * key held (ev[f].held) is kept beside it, so that the comparison does not
+ * read the heap's entry. Only set_rate's keys are lazy: the engine's other
+ * keys are set on flows that are not active (holding no drain key), and an
+ * active flow's first drain key is set at once (it holds none). */
+static void drain_set(sim_engine *e, uint32_t f, double key)
+{
+    if (!e->ev) {
+        weft__evheap_set(&e->heap, f, key);
+        return;
+    }
+    sim_ev_key *k = &e->ev[f];
+    uint64_t seq = weft__evheap_take_seq(&e->heap);
+    if (weft__evheap_contains(&e->heap, f) && key >= k->held) {
+        k->t = key;
+        k->seq = seq;
+        k->stale = true;
+        return;
+    }
+    weft__evheap_set_seq(&e->heap, f, key, seq);
+    k->held = key;
+    k->stale = false;
+}
+
+bool sim_eng_settle(sim_engine *e)
+{
+    if (!e->ev)
+        return e->heap.n > 0;
+    while (e->heap.n) {
+        uint32_t f = weft__evheap_top(&e->heap)->id;
+        sim_ev_key *k = &e->ev[f];
+        if (!k->stale)
+            return true;
+        weft__evheap_set_seq(&e->heap, f, k->t, k->seq);
+        k->held = k->t;
+        k->stale = false;
+    }
+    return false;
+}
+
 /* Flow f's rate after a refill: integrates the old one up to t and
  * reschedules its drain (or takes it out of the heap when it gets no
  * capacity). */
@@ -339,12 +387,15 @@ static void set_rate(sim_engine *e, uint32_t f, double nr, double t)
     double left = e->f_rem[f];
     /* A background flow its betters leave no capacity waits (no drain
      * event) until they do. */
-    if (left <= EPS * e->f_bytes[f])
-        weft__evheap_set(&e->heap, f, t);
-    else if (nr > 0)
-        weft__evheap_set(&e->heap, f, t + left / nr);
-    else if (weft__evheap_contains(&e->heap, f))
+    if (left <= EPS * e->f_bytes[f]) {
+        drain_set(e, f, t);
+    } else if (nr > 0) {
+        drain_set(e, f, t + left / nr);
+    } else if (weft__evheap_contains(&e->heap, f)) {
         weft__evheap_remove(&e->heap, f);
+        if (e->ev)
+            e->ev[f].stale = false;
+    }
 }
 
 /* Max-min fair rates of class c for the components touching its seed
@@ -528,8 +579,8 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
  * all).
  *
  * A region is filled by its own lists (rl: R's flows on each of its
- * links, built by a counting sort, so a pop never reads the flows outside
- * R) starting at the least drained level (no link of R can saturate below
+ * links, filled as R is found, so a pop never reads the flows outside R;
+ * region_setup) starting at the least drained level (no link of R can saturate below
  * it: every flow of R was at least there, and its links carried it), and
  * a flow's rate moves only when the refill moved it by more than KEEP_TOL
  * of itself: the flows of R whose rate the drain did not change come out
@@ -604,7 +655,10 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->l_bn = weft__calloc(nl, sizeof *e->l_bn);
     e->pl = weft__malloc(nl * sizeof *e->pl);
     e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
-    e->rl_off = weft__malloc((nl + 1) * sizeof *e->rl_off);
+    e->rl_off = weft__malloc(nl * sizeof *e->rl_off);
+    e->p_n = weft__malloc(nl * sizeof *e->p_n);
+    e->p_last = weft__malloc(nl * sizeof *e->p_last);
+    e->p_open = weft__malloc(nl * sizeof *e->p_open);
     e->ck = weft__malloc(nl * sizeof *e->ck);
     e->ck_seq = weft__malloc(nl * sizeof *e->ck_seq);
     e->r_lvl = weft__malloc(nl * sizeof *e->r_lvl);
@@ -612,9 +666,21 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->r_nonr = weft__malloc(nl * sizeof *e->r_nonr);
     e->r_pop = weft__malloc(nl);
     e->r_scan = weft__malloc(nl);
+    e->p_resid = weft__malloc(nl * sizeof *e->p_resid);
+    e->p_wsum = weft__malloc(nl * sizeof *e->p_wsum);
+    e->p_ucount = weft__malloc(nl * sizeof *e->p_ucount);
+    e->p_stamp = weft__calloc(nl, sizeof *e->p_stamp);
+    e->rg_off = weft__malloc((nf + 1) * sizeof *e->rg_off);
+    e->rg_w = weft__malloc(nf * sizeof *e->rg_w);
+    e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
+    e->rg_fz = weft__malloc(nf);
+    e->rg_nbn = weft__malloc(nf * sizeof *e->rg_nbn);
+    e->ev = weft__calloc(nf, sizeof *e->ev);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
           e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
-          e->r_nonr && e->r_pop && e->r_scan))
+          e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
+          e->p_stamp && e->p_n && e->p_last && e->p_open && e->rg_off && e->rg_w && e->rg_lvl &&
+          e->rg_fz && e->rg_nbn && e->ev))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
@@ -623,17 +689,72 @@ weft_err sim_eng_build_above(sim_engine *e)
     return WEFT_OK;
 }
 
-/* Flow f joins the region, and its links with it (comp_add_link: the
- * region's links are comp_links, its flows comp_flows). */
+/* Link l (not in the region yet) joins it at the next place i of
+ * comp_links: l_idx[l] = i, the place's sums start from the link's
+ * capacity less the load of the active flows (region_setup), and its
+ * list of region flows gets room for every active flow on the link, from
+ * rl_off[i] (p_n[i] of them so far). */
+static weft_err region_link_new(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    size_t i = e->comp_links.n, room = e->rl.n + e->lflows[l].n;
+    if (sim_eng_vec_push(&e->comp_links, l) ||
+        weft__grow((void **)&e->rl.v, &e->rl.cap, room ? room : 1, sizeof *e->rl.v))
+        return WEFT_ENOMEM;
+    e->lstamp[l] = ep;
+    e->l_idx[l] = (uint32_t)i;
+    e->p_resid[i] = e->cap[l] - e->l_load[l];
+    e->p_wsum[i] = 0;
+    e->p_ucount[i] = 0;
+    e->p_n[i] = 0;
+    e->rl_off[i] = (uint32_t)e->rl.n;
+    e->rl.n = room;
+    return WEFT_OK;
+}
+
+/* Link l joins the region, once per epoch. */
+static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
+{
+    return e->lstamp[l] == ep ? WEFT_OK : region_link_new(e, l, ep);
+}
+
+/* Flow f joins the region at the next place j of comp_flows, and its links
+ * with it: its filling route as places (rg_off, rg_p, rg_c), its terms
+ * added to the places' sums and itself to their lists (region_setup). */
 static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
 {
     e->f_stamp[f] = ep;
+    uint32_t j = (uint32_t)e->comp_flows.n;
     if (sim_eng_vec_push(&e->comp_flows, f))
         return WEFT_ENOMEM;
-    uint32_t r = e->f_route[f];
-    for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-        if (comp_add_link(e, e->rf_link[k], ep))
+    uint32_t r = e->f_route[f], q = e->rg_off[j];
+    size_t need = (size_t)q + (e->rf_end[r] - e->rf_off[r]) + 1;
+    if ((need > e->rg_pcap && weft__grow((void **)&e->rg_p, &e->rg_pcap, need, sizeof *e->rg_p)) ||
+        (need > e->rg_ccap && weft__grow((void **)&e->rg_c, &e->rg_ccap, need, sizeof *e->rg_c)))
+        return WEFT_ENOMEM;
+    double w = sim_eng_weight(e, f), rate = e->f_rate[f];
+    e->rg_fz[j] = 0;
+    e->rg_w[j] = w;
+    /* This is a pass over every pair of the region: local pointers, and a
+     * call only for a link new to it (region_link_new moves rl.v). */
+    const uint32_t *link = e->rf_link, *idx = e->l_idx, *start = e->rl_off;
+    const double *coef = e->rf_coef;
+    const uint64_t *stamp = e->lstamp;
+    uint32_t *ucount = e->p_ucount, *cnt = e->p_n, *rp = e->rg_p;
+    double *resid = e->p_resid, *wsum = e->p_wsum, *rc = e->rg_c;
+    for (uint32_t k = e->rf_off[r], stop = e->rf_end[r]; k < stop; k++, q++) {
+        uint32_t l = link[k];
+        if (stamp[l] != ep && region_link_new(e, l, ep))
             return WEFT_ENOMEM;
+        uint32_t p = idx[l];
+        double c = coef[k];
+        resid[p] += c * rate;
+        wsum[p] += c * w;
+        ucount[p]++;
+        e->rl.v[start[p] + cnt[p]++] = j;
+        rp[q] = p;
+        rc[q] = c;
+    }
+    e->rg_off[j + 1] = q;
     return WEFT_OK;
 }
 
@@ -643,124 +764,140 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
 {
     while (*next < e->comp_links.n) {
         const vec32 *b = &e->l_bn[e->comp_links.v[(*next)++]];
-        for (size_t j = 0; j < b->n; j++)
+        for (size_t j = 0; j < b->n; j++) {
+            /* Prefetches (they change nothing): the flows' fields a few
+             * ahead, then their routes, which region_flow reads. */
+            if (j + 8 < b->n) {
+                uint32_t g = b->v[j + 8];
+                __builtin_prefetch(&e->f_stamp[g]);
+                __builtin_prefetch(&e->f_route[g]);
+                __builtin_prefetch(&e->f_rate[g]);
+            }
+            if (j + 4 < b->n) {
+                uint32_t r = e->f_route[b->v[j + 4]];
+                __builtin_prefetch(&e->rf_off[r]);
+                __builtin_prefetch(&e->rf_end[r]);
+            }
+            if (j + 2 < b->n) {
+                uint32_t k = e->rf_off[e->f_route[b->v[j + 2]]];
+                __builtin_prefetch(&e->rf_link[k]);
+                __builtin_prefetch(&e->rf_coef[k]);
+            }
             if (e->f_stamp[b->v[j]] != ep && region_flow(e, b->v[j], ep))
                 return WEFT_ENOMEM;
+        }
     }
     return WEFT_OK;
 }
 
-/* Sets up a fill of the region: each link's capacity less what the flows
- * outside it take, the sums of the region's flows, and their lists (rl,
- * by link place: rl_off). */
-static weft_err region_setup(sim_engine *e)
+/* Sets up a fill of the region, in its own numbering: place i for the
+ * link comp_links.v[i] (l_idx), j for the flow comp_flows.v[j]. Per place
+ * (p_resid, p_wsum, p_ucount) the link's capacity less what the flows
+ * outside the region take, and the sums of the region's flows; per region
+ * flow its weight (rg_w) and its filling route as places and coefficients
+ * (rg_off, rg_p, rg_c); per place the region flows on it (rl from
+ * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same
+ * terms in the same order (comp_flows', then the route's) as sums over
+ * the links themselves: a pop computes the same keys, to the bit, while
+ * reading only these dense arrays (a pop touches each pair of a flow it
+ * freezes, and the global per-link arrays and the route's CSR took three
+ * dependent loads a pair).
+ *
+ * region_link and region_flow build the sums and lists as the region is
+ * found (one pass over its pairs for all). A fill consumes the sums: after
+ * one (the region grew, `again`) they are summed afresh from the region's
+ * routes, the same terms in the same order. */
+static void region_setup(sim_engine *e, bool again)
 {
-    size_t nc = e->comp_links.n;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
-                             *restrict link = e->rf_link;
-    const double *restrict coef = e->rf_coef;
-    double *restrict resid = e->resid, *restrict wsum = e->wsum;
-    uint32_t *restrict ucount = e->ucount, *restrict idx = e->l_idx, *restrict cnt = e->rl_off;
+    size_t nc = e->comp_links.n, nf = e->comp_flows.n;
+    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum;
+    uint32_t *restrict ucount = e->p_ucount;
+    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
+    const double *restrict rc = e->rg_c;
     for (size_t i = 0; i < nc; i++) {
-        uint32_t l = e->comp_links.v[i];
-        idx[l] = (uint32_t)i;
-        resid[l] = e->cap[l] - e->l_load[l];
-        wsum[l] = 0;
-        ucount[l] = 0;
         e->r_pop[i] = 0;
         e->r_scan[i] = 0;
         e->r_rmax[i] = 0;
+        e->p_last[i] = 0;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        double w = sim_eng_weight(e, f), rate = e->f_rate[f];
-        e->f_frozen[f] = 0;
-        for (uint32_t k = off[r]; k < end[r]; k++) {
-            uint32_t l = link[k];
-            resid[l] += coef[k] * rate;
-            wsum[l] += coef[k] * w;
-            ucount[l]++;
+    if (again) {
+        for (size_t i = 0; i < nc; i++) {
+            uint32_t l = e->comp_links.v[i];
+            resid[i] = e->cap[l] - e->l_load[l];
+            wsum[i] = 0;
+            ucount[i] = 0;
         }
-        n += end[r] - off[r];
+        for (size_t j = 0; j < nf; j++) {
+            double w = e->rg_w[j], rate = e->f_rate[e->comp_flows.v[j]];
+            e->rg_fz[j] = 0;
+            for (uint32_t k = roff[j]; k < roff[j + 1]; k++) {
+                resid[rp[k]] += rc[k] * rate;
+                wsum[rp[k]] += rc[k] * w;
+                ucount[rp[k]]++;
+            }
+        }
     }
-    if (weft__grow((void **)&e->rl.v, &e->rl.cap, n ? n : 1, sizeof *e->rl.v))
-        return WEFT_ENOMEM;
-    uint32_t at = 0;
-    for (size_t i = 0; i < nc; i++) {
-        cnt[i] = at;
-        e->pl[i] = at;
-        at += ucount[e->comp_links.v[i]];
-    }
-    cnt[nc] = at;
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        for (uint32_t k = off[r]; k < end[r]; k++)
-            e->rl.v[e->pl[idx[link[k]]]++] = f;
-    }
-    e->rl.n = at;
-    return WEFT_OK;
 }
 
 /* The saturation of the link at place i at `level`: freezes its region
- * flows still rising, each as freeze_one, and sets the key of each link
- * they touch once, from its sums after the pop (in the order of first
- * touch). */
+ * flows still rising, each as freeze_one (their levels and bottlenecks in
+ * rg_lvl and rg_nbn until the region is filled), and sets the key of each
+ * place they touch once, from its sums after the pop (in the order of
+ * first touch). */
 static void region_pop(sim_engine *e, size_t i, double level)
 {
     uint64_t ps = ++e->epoch;
     size_t nt = 0;
-    const uint32_t *restrict off = e->rf_off, *restrict end = e->rf_end,
-                             *restrict link = e->rf_link;
-    const double *restrict coef = e->rf_coef;
-    double *restrict resid = e->resid, *restrict wsum = e->wsum;
-    uint32_t *restrict ucount = e->ucount, *restrict pl = e->pl;
-    uint64_t *restrict stamp = e->lstamp;
-    uint8_t *restrict frozen = e->f_frozen;
+    const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
+    const double *restrict rc = e->rg_c, *restrict rw = e->rg_w;
+    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict lv = e->rg_lvl;
+    uint32_t *restrict ucount = e->p_ucount, *restrict pl = e->pl;
+    uint64_t *restrict stamp = e->p_stamp;
+    uint8_t *restrict frozen = e->rg_fz;
     uint32_t l = e->comp_links.v[i];
-    stamp[l] = ps; /* its key is gone already */
+    stamp[i] = ps; /* its key is gone already */
     e->r_pop[i] = 1;
     e->r_lvl[i] = level;
     double rmax = 0;
-    for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++) {
-        uint32_t f = e->rl.v[j];
-        if (frozen[f]) {
-            rmax = e->f_lvl[f] > rmax ? e->f_lvl[f] : rmax;
+    for (uint32_t a = e->rl_off[i], last = a + e->p_n[i]; a < last; a++) {
+        uint32_t j = e->rl.v[a];
+        if (frozen[j]) {
+            rmax = lv[j] > rmax ? lv[j] : rmax;
             continue;
         }
-        double w = sim_eng_weight(e, f), rate = w * level;
-        frozen[f] = 1;
-        e->f_new[f] = rate;
-        e->f_lvl[f] = level;
-        e->f_nbn[f] = l;
-        uint32_t r = e->f_route[f];
-        for (uint32_t k = off[r], stop = end[r]; k < stop; k++) {
-            uint32_t l2 = link[k];
-            resid[l2] -= coef[k] * rate;
-            wsum[l2] -= coef[k] * w;
-            ucount[l2]--;
-            if (stamp[l2] != ps) {
-                stamp[l2] = ps;
-                pl[nt++] = l2;
+        double w = rw[j], rate = w * level;
+        frozen[j] = 1;
+        lv[j] = level;
+        e->rg_nbn[j] = l;
+        for (uint32_t k = roff[j], stop = roff[j + 1]; k < stop; k++) {
+            uint32_t p = rp[k];
+            resid[p] -= rc[k] * rate;
+            wsum[p] -= rc[k] * w;
+            ucount[p]--;
+            if (stamp[p] != ps) {
+                stamp[p] = ps;
+                pl[nt++] = p;
             }
         }
     }
     e->r_rmax[i] = rmax;
+    for (size_t k = 0; k < nt; k++)
+        e->p_last[pl[k]] = level; /* levels only rise: the highest so far */
     if (e->ck_on) {
         for (size_t k = 0; k < nt; k++) {
-            uint32_t l2 = pl[k], at = e->l_idx[l2];
-            bool open = ucount[l2] > 0;
-            e->ck[at] = open ? resid[l2] / wsum[l2] : INFINITY;
-            e->ck_seq[at] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
+            uint32_t p = pl[k];
+            bool open = ucount[p] > 0;
+            e->ck[p] = open ? resid[p] / wsum[p] : INFINITY;
+            e->ck_seq[p] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
         }
         return;
     }
     for (size_t k = 0; k < nt; k++) {
-        uint32_t l2 = pl[k];
-        if (!ucount[l2])
+        uint32_t p = pl[k], l2 = e->comp_links.v[p];
+        if (!ucount[p])
             fill_remove(e, l2);
         else
-            fill_set(e, l2, resid[l2] / wsum[l2]);
+            fill_set(e, l2, resid[p] / wsum[p]);
     }
 }
 
@@ -786,22 +923,37 @@ static void region_fill(sim_engine *e, double lo)
         uint64_t *sq = e->ck_seq; /* region_pop writes it too: no restrict */
         e->ck_next = 0;
         for (size_t i = 0; i < nc; i++) {
-            uint32_t l = e->comp_links.v[i];
-            bool open = e->ucount[l] > 0;
-            e->ck[i] = open ? e->resid[l] / e->wsum[l] : INFINITY;
+            bool open = e->p_ucount[i] > 0;
+            e->ck[i] = open ? e->p_resid[i] / e->p_wsum[i] : INFINITY;
             sq[i] = open ? e->ck_next++ : UINT64_MAX;
         }
+        /* The scan reads the places still open (op, no of them), dropping
+         * those it finds closed: a place closes for good (its count only
+         * falls, and a popped one is closed), and a closed place (key
+         * INFINITY, sequence UINT64_MAX) is never the least, so the least
+         * is the same, whichever open places come in which order (no two
+         * share a sequence number). */
+        uint32_t *op = e->p_open;
+        size_t no = 0;
+        for (size_t i = 0; i < nc; i++) {
+            op[no] = (uint32_t)i;
+            no += sq[i] != UINT64_MAX;
+        }
         for (;;) {
-            size_t at = nc;
+            size_t at = nc, keep = 0;
             double lam = INFINITY;
             uint64_t first = UINT64_MAX;
-            for (size_t i = 0; i < nc; i++) {
+            for (size_t a = 0; a < no; a++) {
                 /* Branch-free: the least key is not predictable. */
+                uint32_t i = op[a];
+                op[keep] = i;
+                keep += sq[i] != UINT64_MAX;
                 bool less = e->ck[i] < lam || (e->ck[i] == lam && sq[i] < first);
                 lam = less ? e->ck[i] : lam;
                 first = less ? sq[i] : first;
                 at = less ? i : at;
             }
+            no = keep;
             if (at == nc)
                 break;
             e->ck[at] = INFINITY;
@@ -812,11 +964,9 @@ static void region_fill(sim_engine *e, double lo)
         }
         return;
     }
-    for (size_t i = 0; i < nc; i++) {
-        uint32_t l = e->comp_links.v[i];
-        if (e->ucount[l])
-            weft__evheap_set(&e->fill, l, e->resid[l] / e->wsum[l]);
-    }
+    for (size_t i = 0; i < nc; i++)
+        if (e->p_ucount[i])
+            weft__evheap_set(&e->fill, e->comp_links.v[i], e->p_resid[i] / e->p_wsum[i]);
     while (e->fill.n) {
         double lam;
         uint32_t l = fill_pop(e, &lam);
@@ -990,29 +1140,28 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         return WEFT_ENOMEM;
     uint64_t ep = ++e->epoch;
     e->seeds.n = 0;
-    e->comp_flows.n = e->comp_links.n = 0;
+    e->comp_flows.n = e->comp_links.n = e->rl.n = 0;
+    e->rg_off[0] = 0;
     for (size_t i = 0; i < e->drained.n; i++) {
         uint32_t f = e->drained.v[i], r = e->f_route[f];
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-            if (comp_add_link(e, e->rf_link[k], ep))
+            if (region_link(e, e->rf_link[k], ep))
                 return WEFT_ENOMEM;
     }
     e->drained.n = 0;
     size_t next = 0;
-    bool grew = true;
+    bool grew = true, again = false;
     while (grew) {
         if (region_close(e, ep, &next))
             return WEFT_ENOMEM;
         if (!e->comp_flows.n)
             return WEFT_OK;
-        if (region_setup(e))
-            return WEFT_ENOMEM;
+        region_setup(e, again);
+        again = true;
         /* No link of the region saturates below x in exact arithmetic: the
          * level starts there, so rounding cannot give a flow a lower rate
          * (or none). */
         region_fill(e, x * (1 - ABOVE_TOL));
-        for (size_t i = 0; i < e->comp_links.n; i++)
-            e->lstamp[e->comp_links.v[i]] = ep; /* the pops stamped their own */
         if (region_check(e, ep, &grew))
             return WEFT_ENOMEM;
     }
@@ -1027,20 +1176,26 @@ static weft_err refill_above(sim_engine *e, double t, double x)
         if (e->r_pop[i])
             sub = e->r_rmax[i] > sub ? e->r_rmax[i] : sub;
         else
-            for (uint32_t j = e->rl_off[i]; j < e->rl_off[i + 1]; j++)
-                sub = e->f_lvl[e->rl.v[j]] > sub ? e->f_lvl[e->rl.v[j]] : sub;
+            sub = e->p_last[i] > sub ? e->p_last[i] : sub;
         e->l_sub[l] = sub;
     }
-    for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
-        if (bn_set(e, f, e->f_nbn[f]))
+    /* The loads move along the region's routes (rg_p, rg_c: the filling
+     * routes' links and coefficients, in their order). */
+    const uint32_t *rp = e->rg_p, *links = e->comp_links.v;
+    const double *rc = e->rg_c;
+    for (size_t j = 0; j < e->comp_flows.n; j++) {
+        uint32_t f = e->comp_flows.v[j];
+        if (bn_set(e, f, e->rg_nbn[j]))
             return WEFT_ENOMEM;
-        double nr = e->f_new[f], old = e->f_rate[f];
+        /* Its level and rate as the pop that froze it had them (every flow
+         * of the region froze: each has a filling link in it). */
+        e->f_lvl[f] = e->rg_lvl[j];
+        double nr = e->rg_w[j] * e->rg_lvl[j], old = e->f_rate[f];
         /* A rate that moved by rounding only stays (KEEP_TOL). */
         if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;
-        for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-            e->l_load[e->rf_link[k]] += e->rf_coef[k] * (nr - old);
+        for (uint32_t q = e->rg_off[j]; q < e->rg_off[j + 1]; q++)
+            e->l_load[links[rp[q]]] += rc[q] * (nr - old);
         set_rate(e, f, nr, t);
     }
     return WEFT_OK;
