@@ -594,11 +594,21 @@ static bool peer_reached(void *arg)
 
 /* True when rank q's control page says it aborted or closed, or its
  * process is gone; *why is then the failure to report: q's death or close
- * as this rank sees it, or the cause q recorded when it aborted. */
+ * as this rank sees it, or the cause q recorded when it aborted.
+ *
+ * The process is looked at before the state word, as the transport's
+ * peer_gone does (transport/shm/shm.c): a rank records its abort or close
+ * before it exits, so a rank found gone shows its final state. Read the
+ * other way round, a witness that aborted and exited between the two
+ * reads read as alive, then as dead: coll_shared_test's run_kill failed
+ * about once in six runs under load, a survivor reporting "shm: rank 1
+ * (pid N) died" instead of the death rank 1 had recorded ("rank 2 died
+ * (reported by rank 1)"). */
 static bool peer_gone(const weft__region *g, uint32_t q, weft__cause *why)
 {
     ctl_page *p = ctl_of(g, q);
     weft__cause seen = {.rank = q, .pid = p->pid, .witness = g->rank};
+    bool alive = weft__pid_alive((pid_t)p->pid);
     uint32_t st = atomic_load_explicit(&p->state, memory_order_acquire);
     if (st == CTL_ABORTED) {
         *why = p->cause;
@@ -610,7 +620,7 @@ static bool peer_gone(const weft__region *g, uint32_t q, weft__cause *why)
     }
     seen.kind = st != CTL_ALIVE ? WEFT__CAUSE_CLOSED : WEFT__CAUSE_DIED;
     *why = seen;
-    return st != CTL_ALIVE || !weft__pid_alive((pid_t)p->pid);
+    return st != CTL_ALIVE || !alive;
 }
 
 bool weft__region_peer_gone(const weft_comm *c, uint32_t q, weft__cause *why)
