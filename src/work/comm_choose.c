@@ -27,7 +27,8 @@ weft_err weft_work_ctx_set_a2a_algo(weft_work_ctx *c, const char *algo, weft_dia
         c->a2a_algo[0] = 0;
         return WEFT_OK;
     }
-    if (strlen(algo) >= sizeof c->a2a_algo || !weft_sched_supports(algo, WEFT_COLL_ALLTOALL, true)) {
+    if (strlen(algo) >= sizeof c->a2a_algo ||
+        !weft_sched_supports(algo, WEFT_COLL_ALLTOALL, true)) {
         char names[256] = "";
         size_t len = 0;
         weft_sched_info in;
