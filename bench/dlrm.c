@@ -23,7 +23,10 @@
  * 1.45 and 5.49 to 6.08 s -> 0.43 to 0.44, 0.89 to 0.95 and 2.22 to 2.24
  * s; its replay at 128 GPUs 2.19 to 2.33 -> 1.54 to 1.56 s (10.5 M
  * lookups/s); the generator 0.16 to 0.17 s; the planner 0.70 s. The same
- * step times to the bit.
+ * step times to the bit. Then (docs/step.md "Speed", a7f9fe3 against
+ * this change, load 2.5 to 2.8, a slower machine): sparse row-wise at 128
+ * GPUs 0.96 to 0.98 -> 0.81 to 0.82 s, Herald's step 2.69 to 2.78 -> 2.36
+ * to 2.40 s, its replay 1.81 to 1.85 -> 1.69 to 1.73 s.
  * Wall and CPU seconds, and the CPU time over the issue's 1 s target;
  * never fails on time.
  * Usage: bench_dlrm [SPEC [TABLES [SPEC2 [SPEC3]]]] (defaults h100:16 1000
