@@ -97,11 +97,10 @@ void sim_engine_free(sim_engine *e)
         e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,     e->l_twin,
         e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,    e->l_sub,
         e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
-        e->pl,           e->l_idx,    e->rl_off,   e->ck,      e->r_lvl,     e->r_rmax,
-        e->r_nonr,       e->r_pop,    e->r_scan,   e->rf_end,  e->l_gap,     e->l_wait,
-        e->l_dead,       e->ck_seq,   e->p_resid,  e->p_wsum,  e->p_ucount,  e->p_stamp,
-        e->rg_off,       e->rg_w,     e->rg_lvl,   e->rg_fz,   e->rg_p,      e->rg_c,
-        e->ev,           e->p_n,      e->p_last,   e->p_open,  e->rg_nbn};
+        e->pl,           e->l_idx,    e->ck,       e->r_lvl,   e->r_rmax,    e->r_nonr,
+        e->r_pop,        e->r_scan,   e->rf_end,   e->l_gap,   e->l_wait,    e->l_dead,
+        e->ck_seq,       e->pp,       e->rg_off,   e->rg_w,    e->rg_lvl,    e->rg_fz,
+        e->rg_p,         e->rg_c,     e->ev,       e->p_last,  e->p_open,    e->rg_nbn};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {

@@ -82,6 +82,14 @@ typedef struct sim_ev_key {
     bool stale;
 } sim_ev_key;
 
+/* A place of a region fill (engine_rates.c, region_setup): its sums and
+ * counts, read together (struct sim_engine, pp). */
+typedef struct sim_place {
+    double resid, wsum;
+    uint64_t stamp;
+    uint32_t ucount, n, off;
+} sim_place;
+
 typedef struct vec32 {
     uint32_t *v;
     size_t n, cap;
@@ -195,13 +203,15 @@ struct sim_engine {
      * drained since the last refill; above_lvl the least level of those
      * (INFINITY for none), and above_full is set when a flow started (its
      * rates must be filled afresh). A region refill's scratch, indexed by
-     * the link's place in comp_links (l_idx): rl_off and rl, the region's
-     * flows on each link (by their place in comp_flows; p_n of them); ck their keys when a refill
-     * pops by a scan, and ck_seq the sequence number the fill heap would give each key (ck_next the
-     * next one), so that the scan breaks ties as the heap does; r_pop, r_lvl and r_rmax: whether
-     * the link saturated, at which level, and the highest level of a region flow it found frozen;
-     * r_nonr, the highest level of the flows outside the region on it when scanned (r_scan). pl:
-     * the places a pop touched, or a cursor per place. */
+     * the link's place in comp_links (l_idx): rl, the region's flows on
+     * each link (by their place in comp_flows; place i's are pp[i].n from
+     * pp[i].off); ck their keys when a refill pops by a scan, and ck_seq
+     * the sequence number the fill heap would give each key (ck_next the
+     * next one), so that the scan breaks ties as the heap does; r_pop,
+     * r_lvl and r_rmax: whether the link saturated, at which level, and
+     * the highest level of a region flow it found frozen; r_nonr, the
+     * highest level of the flows outside the region on it when scanned
+     * (r_scan). pl: the places a pop touched, or a cursor per place. */
     bool above_on, above_ask, above_full;
     double above_lvl;
     /* Links that cannot fill (engine_rates.c): rf_end[r], the end of route
@@ -216,24 +226,26 @@ struct sim_engine {
     double *f_lvl, *l_load, *l_sub;
     uint32_t *f_bn, *f_bpos, *f_nbn;
     vec32 *l_bn, drained, rl;
-    uint32_t *pl, *l_idx, *rl_off;
+    uint32_t *pl, *l_idx;
     double *ck, *r_lvl, *r_rmax, *r_nonr;
     uint64_t *ck_seq, ck_next;
     uint8_t *r_pop, *r_scan;
     /* A region fill's own numbering (engine_rates.c, region_setup): per
-     * place i (the link comp_links.v[i]) p_resid, p_wsum and p_ucount, the
-     * sums resid, wsum and ucount hold in a whole refill, p_n its region
-     * flows (from rl_off[i] in rl), p_stamp the pop that last touched it
-     * and p_last that pop's level, p_open the places a scan still reads;
-     * per region flow j (comp_flows.v[j]) rg_w
-     * its weight, rg_lvl the level it froze at in this fill, rg_fz whether
-     * it froze, rg_nbn the link that froze it (f_lvl and f_nbn of a whole
-     * refill; the flows' own are set once the region is filled), and its filling route as places
-     * rg_p and coefficients rg_c from rg_off[j] to rg_off[j + 1] (grown as needed: rg_pcap,
-     * rg_ccap). rl then lists region flows by j, not by flow. */
-    double *p_resid, *p_wsum, *p_last, *rg_w, *rg_lvl, *rg_c;
-    uint32_t *p_ucount, *p_n, *p_open, *rg_off, *rg_p, *rg_nbn;
-    uint64_t *p_stamp;
+     * place i (the link comp_links.v[i]) pp[i]: resid, wsum and ucount,
+     * the sums the per-link arrays of those names hold in a whole refill,
+     * n its region flows (from off in rl), stamp the pop that last touched
+     * it (one record: a pop and region_flow read them together for each
+     * pair they touch); p_last that pop's level, p_open the places a scan
+     * still reads; per region flow j (comp_flows.v[j]) rg_w its weight,
+     * rg_lvl the level it froze at in this fill, rg_fz whether it froze,
+     * rg_nbn the link that froze it (f_lvl and f_nbn of a whole refill;
+     * the flows' own are set once the region is filled), and its filling
+     * route as places rg_p and coefficients rg_c from rg_off[j] to
+     * rg_off[j + 1] (grown as needed: rg_pcap, rg_ccap). rl then lists
+     * region flows by j, not by flow. */
+    struct sim_place *pp;
+    double *p_last, *rg_w, *rg_lvl, *rg_c;
+    uint32_t *p_open, *rg_off, *rg_p, *rg_nbn;
     uint8_t *rg_fz;
     size_t rg_pcap, rg_ccap;
     /* Lazy drain keys while refilling above (engine_rates.c, drain_set;

@@ -655,8 +655,6 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->l_bn = weft__calloc(nl, sizeof *e->l_bn);
     e->pl = weft__malloc(nl * sizeof *e->pl);
     e->l_idx = weft__malloc(nl * sizeof *e->l_idx);
-    e->rl_off = weft__malloc(nl * sizeof *e->rl_off);
-    e->p_n = weft__malloc(nl * sizeof *e->p_n);
     e->p_last = weft__malloc(nl * sizeof *e->p_last);
     e->p_open = weft__malloc(nl * sizeof *e->p_open);
     e->ck = weft__malloc(nl * sizeof *e->ck);
@@ -666,10 +664,7 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->r_nonr = weft__malloc(nl * sizeof *e->r_nonr);
     e->r_pop = weft__malloc(nl);
     e->r_scan = weft__malloc(nl);
-    e->p_resid = weft__malloc(nl * sizeof *e->p_resid);
-    e->p_wsum = weft__malloc(nl * sizeof *e->p_wsum);
-    e->p_ucount = weft__malloc(nl * sizeof *e->p_ucount);
-    e->p_stamp = weft__calloc(nl, sizeof *e->p_stamp);
+    e->pp = weft__calloc(nl, sizeof *e->pp);
     e->rg_off = weft__malloc((nf + 1) * sizeof *e->rg_off);
     e->rg_w = weft__malloc(nf * sizeof *e->rg_w);
     e->rg_lvl = weft__malloc(nf * sizeof *e->rg_lvl);
@@ -677,10 +672,9 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rg_nbn = weft__malloc(nf * sizeof *e->rg_nbn);
     e->ev = weft__calloc(nf, sizeof *e->ev);
     if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
-          e->pl && e->l_idx && e->rl_off && e->ck && e->ck_seq && e->r_lvl && e->r_rmax &&
-          e->r_nonr && e->r_pop && e->r_scan && e->p_resid && e->p_wsum && e->p_ucount &&
-          e->p_stamp && e->p_n && e->p_last && e->p_open && e->rg_off && e->rg_w && e->rg_lvl &&
-          e->rg_fz && e->rg_nbn && e->ev))
+          e->pl && e->l_idx && e->ck && e->ck_seq && e->r_lvl && e->r_rmax && e->r_nonr &&
+          e->r_pop && e->r_scan && e->pp && e->p_last && e->p_open && e->rg_off && e->rg_w &&
+          e->rg_lvl && e->rg_fz && e->rg_nbn && e->ev))
         return WEFT_ENOMEM;
     for (size_t f = 0; f < nf; f++)
         e->f_bn[f] = SIM_NO_LINK;
@@ -693,7 +687,7 @@ weft_err sim_eng_build_above(sim_engine *e)
  * comp_links: l_idx[l] = i, the place's sums start from the link's
  * capacity less the load of the active flows (region_setup), and its
  * list of region flows gets room for every active flow on the link, from
- * rl_off[i] (p_n[i] of them so far). */
+ * pp[i].off (pp[i].n of them so far). */
 static weft_err region_link_new(sim_engine *e, uint32_t l, uint64_t ep)
 {
     size_t i = e->comp_links.n, room = e->rl.n + e->lflows[l].n;
@@ -702,11 +696,12 @@ static weft_err region_link_new(sim_engine *e, uint32_t l, uint64_t ep)
         return WEFT_ENOMEM;
     e->lstamp[l] = ep;
     e->l_idx[l] = (uint32_t)i;
-    e->p_resid[i] = e->cap[l] - e->l_load[l];
-    e->p_wsum[i] = 0;
-    e->p_ucount[i] = 0;
-    e->p_n[i] = 0;
-    e->rl_off[i] = (uint32_t)e->rl.n;
+    sim_place *pl = &e->pp[i];
+    pl->resid = e->cap[l] - e->l_load[l];
+    pl->wsum = 0;
+    pl->ucount = 0;
+    pl->n = 0;
+    pl->off = (uint32_t)e->rl.n;
     e->rl.n = room;
     return WEFT_OK;
 }
@@ -736,21 +731,23 @@ static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
     e->rg_w[j] = w;
     /* This is a pass over every pair of the region: local pointers, and a
      * call only for a link new to it (region_link_new moves rl.v). */
-    const uint32_t *link = e->rf_link, *idx = e->l_idx, *start = e->rl_off;
+    const uint32_t *link = e->rf_link, *idx = e->l_idx;
     const double *coef = e->rf_coef;
     const uint64_t *stamp = e->lstamp;
-    uint32_t *ucount = e->p_ucount, *cnt = e->p_n, *rp = e->rg_p;
-    double *resid = e->p_resid, *wsum = e->p_wsum, *rc = e->rg_c;
+    uint32_t *rp = e->rg_p;
+    double *rc = e->rg_c;
+    sim_place *pp = e->pp;
     for (uint32_t k = e->rf_off[r], stop = e->rf_end[r]; k < stop; k++, q++) {
         uint32_t l = link[k];
         if (stamp[l] != ep && region_link_new(e, l, ep))
             return WEFT_ENOMEM;
         uint32_t p = idx[l];
         double c = coef[k];
-        resid[p] += c * rate;
-        wsum[p] += c * w;
-        ucount[p]++;
-        e->rl.v[start[p] + cnt[p]++] = j;
+        sim_place *pl = &pp[p];
+        pl->resid += c * rate;
+        pl->wsum += c * w;
+        pl->ucount++;
+        e->rl.v[pl->off + pl->n++] = j;
         rp[q] = p;
         rc[q] = c;
     }
@@ -792,11 +789,11 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
 
 /* Sets up a fill of the region, in its own numbering: place i for the
  * link comp_links.v[i] (l_idx), j for the flow comp_flows.v[j]. Per place
- * (p_resid, p_wsum, p_ucount) the link's capacity less what the flows
+ * (pp: resid, wsum, ucount) the link's capacity less what the flows
  * outside the region take, and the sums of the region's flows; per region
  * flow its weight (rg_w) and its filling route as places and coefficients
  * (rg_off, rg_p, rg_c); per place the region flows on it (rl from
- * rl_off[i], p_n[i] of them, in comp_flows' order). The sums add the same
+ * pp[i].off, pp[i].n of them, in comp_flows' order). The sums add the same
  * terms in the same order (comp_flows', then the route's) as sums over
  * the links themselves: a pop computes the same keys, to the bit, while
  * reading only these dense arrays (a pop touches each pair of a flow it
@@ -810,8 +807,7 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
 static void region_setup(sim_engine *e, bool again)
 {
     size_t nc = e->comp_links.n, nf = e->comp_flows.n;
-    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum;
-    uint32_t *restrict ucount = e->p_ucount;
+    sim_place *restrict pp = e->pp;
     const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
     const double *restrict rc = e->rg_c;
     for (size_t i = 0; i < nc; i++) {
@@ -823,17 +819,17 @@ static void region_setup(sim_engine *e, bool again)
     if (again) {
         for (size_t i = 0; i < nc; i++) {
             uint32_t l = e->comp_links.v[i];
-            resid[i] = e->cap[l] - e->l_load[l];
-            wsum[i] = 0;
-            ucount[i] = 0;
+            pp[i].resid = e->cap[l] - e->l_load[l];
+            pp[i].wsum = 0;
+            pp[i].ucount = 0;
         }
         for (size_t j = 0; j < nf; j++) {
             double w = e->rg_w[j], rate = e->f_rate[e->comp_flows.v[j]];
             e->rg_fz[j] = 0;
             for (uint32_t k = roff[j]; k < roff[j + 1]; k++) {
-                resid[rp[k]] += rc[k] * rate;
-                wsum[rp[k]] += rc[k] * w;
-                ucount[rp[k]]++;
+                pp[rp[k]].resid += rc[k] * rate;
+                pp[rp[k]].wsum += rc[k] * w;
+                pp[rp[k]].ucount++;
             }
         }
     }
@@ -850,16 +846,16 @@ static void region_pop(sim_engine *e, size_t i, double level)
     size_t nt = 0;
     const uint32_t *restrict rp = e->rg_p, *restrict roff = e->rg_off;
     const double *restrict rc = e->rg_c, *restrict rw = e->rg_w;
-    double *restrict resid = e->p_resid, *restrict wsum = e->p_wsum, *restrict lv = e->rg_lvl;
-    uint32_t *restrict ucount = e->p_ucount, *restrict pl = e->pl;
-    uint64_t *restrict stamp = e->p_stamp;
+    double *restrict lv = e->rg_lvl;
+    uint32_t *restrict pl = e->pl;
+    sim_place *restrict pp = e->pp;
     uint8_t *restrict frozen = e->rg_fz;
     uint32_t l = e->comp_links.v[i];
-    stamp[i] = ps; /* its key is gone already */
+    pp[i].stamp = ps; /* its key is gone already */
     e->r_pop[i] = 1;
     e->r_lvl[i] = level;
     double rmax = 0;
-    for (uint32_t a = e->rl_off[i], last = a + e->p_n[i]; a < last; a++) {
+    for (uint32_t a = pp[i].off, last = a + pp[i].n; a < last; a++) {
         uint32_t j = e->rl.v[a];
         if (frozen[j]) {
             rmax = lv[j] > rmax ? lv[j] : rmax;
@@ -870,13 +866,13 @@ static void region_pop(sim_engine *e, size_t i, double level)
         lv[j] = level;
         e->rg_nbn[j] = l;
         for (uint32_t k = roff[j], stop = roff[j + 1]; k < stop; k++) {
-            uint32_t p = rp[k];
-            resid[p] -= rc[k] * rate;
-            wsum[p] -= rc[k] * w;
-            ucount[p]--;
-            if (stamp[p] != ps) {
-                stamp[p] = ps;
-                pl[nt++] = p;
+            sim_place *q = &pp[rp[k]];
+            q->resid -= rc[k] * rate;
+            q->wsum -= rc[k] * w;
+            q->ucount--;
+            if (q->stamp != ps) {
+                q->stamp = ps;
+                pl[nt++] = rp[k];
             }
         }
     }
@@ -886,18 +882,18 @@ static void region_pop(sim_engine *e, size_t i, double level)
     if (e->ck_on) {
         for (size_t k = 0; k < nt; k++) {
             uint32_t p = pl[k];
-            bool open = ucount[p] > 0;
-            e->ck[p] = open ? resid[p] / wsum[p] : INFINITY;
+            bool open = pp[p].ucount > 0;
+            e->ck[p] = open ? pp[p].resid / pp[p].wsum : INFINITY;
             e->ck_seq[p] = open ? e->ck_next++ : UINT64_MAX; /* as fill_set, fill_remove */
         }
         return;
     }
     for (size_t k = 0; k < nt; k++) {
         uint32_t p = pl[k], l2 = e->comp_links.v[p];
-        if (!ucount[p])
+        if (!pp[p].ucount)
             fill_remove(e, l2);
         else
-            fill_set(e, l2, resid[p] / wsum[p]);
+            fill_set(e, l2, pp[p].resid / pp[p].wsum);
     }
 }
 
@@ -923,8 +919,8 @@ static void region_fill(sim_engine *e, double lo)
         uint64_t *sq = e->ck_seq; /* region_pop writes it too: no restrict */
         e->ck_next = 0;
         for (size_t i = 0; i < nc; i++) {
-            bool open = e->p_ucount[i] > 0;
-            e->ck[i] = open ? e->p_resid[i] / e->p_wsum[i] : INFINITY;
+            bool open = e->pp[i].ucount > 0;
+            e->ck[i] = open ? e->pp[i].resid / e->pp[i].wsum : INFINITY;
             sq[i] = open ? e->ck_next++ : UINT64_MAX;
         }
         /* The scan reads the places still open (op, no of them), dropping
@@ -965,8 +961,8 @@ static void region_fill(sim_engine *e, double lo)
         return;
     }
     for (size_t i = 0; i < nc; i++)
-        if (e->p_ucount[i])
-            weft__evheap_set(&e->fill, e->comp_links.v[i], e->p_resid[i] / e->p_wsum[i]);
+        if (e->pp[i].ucount)
+            weft__evheap_set(&e->fill, e->comp_links.v[i], e->pp[i].resid / e->pp[i].wsum);
     while (e->fill.n) {
         double lam;
         uint32_t l = fill_pop(e, &lam);
