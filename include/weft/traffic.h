@@ -138,6 +138,10 @@ WEFT_API uint64_t weft_traffic_send(const weft_traffic *t, uint32_t i);
 WEFT_API uint64_t weft_traffic_recv(const weft_traffic *t, uint32_t j);
 /* Fills *out. t must satisfy weft_traffic_check (its sums fit). */
 WEFT_API void weft_traffic_get_stats(const weft_traffic *t, weft_traffic_stats *out);
+/* The size an alltoallv of t is simulated and reported at: its total / N
+ * (the mean bytes a rank sends, weft_plan_traffic_size exactly) rounded to
+ * whole bytes, at least 1; 0 when t moves no bytes. */
+WEFT_API uint64_t weft_traffic_sim_size(const weft_traffic *t);
 
 /* Entry (i, j). */
 static inline uint64_t weft_traffic_at(const weft_traffic *t, uint32_t i, uint32_t j)

@@ -3,7 +3,6 @@
  * of a collective (weft/sim.h computes, sim_algo.c builds what is
  * simulated, sim_compare.c compares; this file reads flags and prints). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -668,16 +667,12 @@ int cli_cmd_sim(int argc, char **argv)
         (rc = cli_traffic_load(traffic_path, a.pos[0], weft_topo_num_ranks(t), &matrix)))
         goto free_all;
     if (compare && traffic_path) { /* one size: the matrix's total / N */
-        uint64_t total = 0;
-        for (size_t q = 0; q < (size_t)matrix.ranks * matrix.ranks; q++)
-            total += matrix.bytes[q];
-        double own = (double)total / matrix.ranks;
-        if (!(own > 0)) {
+        lo = weft_traffic_sim_size(&matrix);
+        if (!lo) {
             cli_error("%s: the traffic matrix moves no bytes", traffic_path);
             rc = CLI_EXIT_INPUT;
             goto free_all;
         }
-        lo = own < 1.5 ? 1 : (uint64_t)llround(own);
         factor = 0;
         n = 1;
     }
@@ -778,14 +773,13 @@ int cli_cmd_sim(int argc, char **argv)
         goto free_all;
     }
     if (tm) {
-        double own = weft_plan_traffic_size(subject.plan);
-        if (!(own > 0)) {
+        lo = weft_traffic_sim_size(tm);
+        if (!lo) {
             cli_error("%s: the traffic matrix moves no bytes",
                       traffic_path ? traffic_path : plan_path);
             rc = CLI_EXIT_INPUT;
             goto free_all;
         }
-        lo = own < 1.5 ? 1 : (uint64_t)llround(own);
         factor = 0;
         n = 1;
     }

@@ -87,9 +87,9 @@ int cli_sim_traffic_sequence(const char *spec, const weft_topo *t, const char *a
         if ((rc = cli_traffic_load(tok, spec, weft_topo_num_ranks(t), &m)))
             break;
         weft_err e = cli_build_traffic(t, algo, &m, max_ops, &p, &d);
+        uint64_t size = weft_traffic_sim_size(&m);
         weft_traffic_free(&m);
-        double own = e ? 0 : weft_plan_traffic_size(p);
-        if (!e && !(own > 0)) {
+        if (!e && !size) {
             cli_error("%s: the traffic matrix moves no bytes", tok);
             rc = CLI_EXIT_INPUT;
             weft_plan_free(p);
@@ -97,7 +97,7 @@ int cli_sim_traffic_sequence(const char *spec, const weft_topo *t, const char *a
         }
         weft_sim_result r;
         if (!e)
-            e = weft_sim_plan(t, p, own < 1.5 ? 1 : (uint64_t)(own + 0.5), o, &r, &d);
+            e = weft_sim_plan(t, p, size, o, &r, &d);
         if (e) {
             rc = cli_fail(e, &d);
             weft_plan_free(p);

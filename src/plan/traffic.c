@@ -357,6 +357,17 @@ weft_err weft_traffic_transpose(const weft_traffic *t, weft_traffic *out, weft_d
 
 /* ---- statistics ------------------------------------------------------- */
 
+uint64_t weft_traffic_sim_size(const weft_traffic *t)
+{
+    uint64_t total = 0;
+    for (size_t q = 0; q < (size_t)t->ranks * t->ranks; q++)
+        total += t->bytes[q];
+    double own = (double)total / t->ranks;
+    if (!(own > 0))
+        return 0;
+    return own < 1.5 ? 1 : (uint64_t)(own + 0.5);
+}
+
 uint64_t weft_traffic_send(const weft_traffic *t, uint32_t i)
 {
     uint64_t s = 0;

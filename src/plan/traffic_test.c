@@ -271,9 +271,27 @@ static void dtor(void *arg)
     weft_traffic_free(arg);
 }
 
+/* The size an alltoallv is simulated at: total / N rounded (halves up),
+ * at least 1, 0 for no bytes. */
+static void test_sim_size(void)
+{
+    weft_diag d;
+    weft_traffic t;
+    CHECK_ERR(weft_traffic_new(4, &t, &d), WEFT_OK);
+    CHECK_INT(weft_traffic_sim_size(&t), 0);
+    t.bytes[1] = 1; /* 0.25 a rank */
+    CHECK_INT(weft_traffic_sim_size(&t), 1);
+    t.bytes[6] = 9; /* 2.5 */
+    CHECK_INT(weft_traffic_sim_size(&t), 3);
+    t.bytes[11] = 12499990; /* 12,500,000 / 4 */
+    CHECK_INT(weft_traffic_sim_size(&t), 3125000);
+    weft_traffic_free(&t);
+}
+
 int main(void)
 {
     test_parse();
+    test_sim_size();
     test_write_uniform_transpose();
     test_moe();
     weft_traffic t;

@@ -1,7 +1,6 @@
 /* A step's collectives chosen per group by weft_choose (weft/work.h,
  * WEFT_WORK_COLL_BEST; docs/step.md, "Choosing each group's collective"):
  * the step as a ranking path, ranking what `weft sim --compare` ranks. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,17 +258,13 @@ weft_err weft__work_choose_s(weft_work_ctx *c, weft_coll coll, const uint32_t *p
 }
 
 /* A choice for the alltoallv of matrix t over every rank: its bytes the
- * matrix's total / N, rounded (`weft sim --traffic`'s size). */
+ * size `weft sim --traffic` simulates it at (weft_traffic_sim_size). */
 static weft_work_choice matrix_choice(const weft_work_ctx *c, const weft_traffic *t)
 {
-    uint64_t total = 0;
-    for (size_t q = 0; q < (size_t)t->ranks * t->ranks; q++)
-        total += t->bytes[q];
-    double own = (double)total / t->ranks;
     weft_work_choice ch;
     memset(&ch, 0, sizeof ch);
     ch.coll = WEFT_COLL_ALLTOALL;
-    ch.bytes = own < 1.5 ? 1 : (uint64_t)llround(own);
+    ch.bytes = weft_traffic_sim_size(t);
     ch.ranks = c->ranks;
     ch.groups = 1;
     ch.matrix = true;
