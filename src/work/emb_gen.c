@@ -192,6 +192,61 @@ static weft_err samplers_build(const weft_emb_workload *w, samplers *s, weft_dia
     return WEFT_OK;
 }
 
+struct weft__emb_draws {
+    samplers s;
+    weft__rng *g; /* per table */
+};
+
+weft_err weft__emb_draws_new(const weft_emb_workload *w, weft__emb_draws **out, weft_diag *d)
+{
+    *out = NULL;
+    weft__emb_draws *ds = weft__calloc(1, sizeof *ds);
+    if (!ds)
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for the lookup generator");
+    weft_err e = samplers_build(w, &ds->s, d);
+    if (e) {
+        weft__free(ds);
+        return e;
+    }
+    ds->g = weft__malloc(((size_t)w->ntables + 1) * sizeof *ds->g);
+    if (!ds->g) {
+        weft__emb_draws_free(ds);
+        return weft_diag_set(d, WEFT_ENOMEM, "out of memory for %" PRIu32 " tables' generators",
+                             w->ntables);
+    }
+    for (uint32_t t = 0; t < w->ntables; t++)
+        weft__rng_seed(&ds->g[t], w->seed, t);
+    *out = ds;
+    return WEFT_OK;
+}
+
+void weft__emb_draws_free(weft__emb_draws *ds)
+{
+    if (!ds)
+        return;
+    if (ds->s.sp)
+        samplers_free(&ds->s);
+    weft__free(ds->g);
+    weft__free(ds);
+}
+
+/* DRAWS at a time in three parts, as weft_emb_generate_steps. */
+void weft__emb_draws_table(weft__emb_draws *ds, uint32_t t, uint64_t n, uint64_t *out)
+{
+    const sampler *sp = &ds->s.sp[ds->s.of[t]];
+    weft__rng *g = &ds->g[t];
+    uint64_t u[DRAWS], k[DRAWS];
+    for (uint64_t at = 0; at < n; at += DRAWS) {
+        uint32_t nq = n - at < DRAWS ? (uint32_t)(n - at) : DRAWS;
+        for (uint32_t j = 0; j < nq; j++)
+            u[j] = draw_u(sp, g);
+        for (uint32_t j = 0; j < nq; j++)
+            k[j] = draw_guide(sp, u[j]);
+        for (uint32_t j = 0; j < nq; j++)
+            out[at + j] = draw_row(sp, u[j], k[j]);
+    }
+}
+
 weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, void *ctx,
                            weft_diag *d)
 {

@@ -46,6 +46,7 @@
 
 #include "base/alloc.h"
 #include "base/evheap.h"
+#include "base/par.h"
 #include "base/vec.h"
 #include "work/emb_internal.h"
 
@@ -90,11 +91,19 @@ typedef struct cmap {
 
 #define EMPTY UINT64_MAX
 
+/* Bytes before and after the fields of a record that one thread writes
+ * while others write its neighbours in the same array: a cache line
+ * apart, none is shared (two threads writing one line take it from each
+ * other at every write). */
+#define LINE_PAD 64
+
 typedef struct gpu_cache {
+    char before[LINE_PAD];
     weft__vec copies; /* of copy, at most cap */
     cmap map;         /* key -> index in copies */
     uint32_t head, tail;
     weft__evheap lfu;
+    char after[LINE_PAD];
 } gpu_cache;
 
 /* A copy in the list of the step's copies by table. */
@@ -110,6 +119,21 @@ typedef struct tslot {
     uint32_t grp;
 } tslot;
 
+/* A thread's state for the bags. run_step runs the GPUs' bags in
+ * parallel: a GPU's bags touch its own cache, its column of the forward
+ * matrix and its row of the backward and push matrices alone; the counts
+ * are each thread's, summed after (integers: any order, the same sums). */
+typedef struct bagger {
+    char before[LINE_PAD];
+    uint32_t *hx, nh; /* the bag's hits (copies on its GPU) */
+    uint64_t bag;     /* bag stamp counter */
+    uint64_t *bstamp; /* per block: bag stamp */
+    uint32_t *bmiss, *blook, *list;
+    uint64_t *bkey;
+    uint64_t remote, hits, stale, admitted, transfers, bytes, bwd_bytes;
+    char after[LINE_PAD];
+} bagger;
+
 typedef struct herald {
     weft_emb_workload w;
     weft_emb_herald_params p;
@@ -121,11 +145,9 @@ typedef struct herald {
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
     uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
-    uint64_t *tcur;         /* per table: where its next lookup goes in rowsT */
     uint32_t *vsid;         /* per lookup in rowsT's order: its row's valid set, or NONE32 */
-    uint64_t got;           /* lookups of the current step so far */
     uint32_t step;          /* the current step */
-    uint64_t s0;            /* its first sample */
+    weft__emb_draws *draws; /* the generator, table by table */
     uint32_t *place;        /* per sample of the step: its GPU */
     uint64_t *order;        /* the samples GPU by GPU (each in sample order) */
     uint64_t *gstart;       /* per GPU + 1: its first in order */
@@ -144,17 +166,20 @@ typedef struct herald {
     uint8_t *gmulti;
     uint64_t *gval;
     weft__vec vsets; /* the step's valid sets: W words each */
-    /* Scratch per GPU: placement scores, row-wise block state. */
+    /* The placement's scratch per GPU: scores, row-wise block state. */
     uint64_t *score;
     uint32_t *load;
     uint64_t *bstamp, *bmask; /* per block: bag stamp; W words of mask */
-    uint32_t *bmiss, *blook;
-    uint64_t *bkey;
-    uint64_t bag;     /* bag stamp counter */
-    uint32_t *hx, nh; /* the bag's hits (copies on its GPU) */
-    /* The measured step's accumulators: N x N. */
+    uint64_t bag;             /* bag stamp counter */
+    /* The bags' threads (weft__par_for over GPUs), with their scratch. */
+    unsigned nbg;
+    struct bagger *bg;
+    /* The measured step's accumulators: N x N. The forward matrix is kept
+     * transposed (row g: what GPU g receives) while the GPUs' bags run in
+     * parallel, so that each GPU writes its own row: the entries of one row
+     * of the matrix share cache lines. */
     bool measure;
-    uint64_t *bagpush, *rowpush;
+    uint64_t *bagpush, *rowpush, *fwd_by_gpu;
     weft_emb_herald_result *out;
     weft_err err;
 } herald;
@@ -285,7 +310,6 @@ static void herald_fini(herald *h)
     weft__free(h->rows);
     weft__free(h->rowsT);
     weft__free(h->tbase);
-    weft__free(h->tcur);
     weft__free(h->vsid);
     weft__free(h->place);
     weft__free(h->order);
@@ -294,11 +318,19 @@ static void herald_fini(herald *h)
     weft__free(h->load);
     weft__free(h->bstamp);
     weft__free(h->bmask);
-    weft__free(h->bmiss);
-    weft__free(h->blook);
-    weft__free(h->bkey);
-    weft__free(h->hx);
+    if (h->bg)
+        for (unsigned k = 0; k < h->nbg; k++) {
+            weft__free(h->bg[k].hx);
+            weft__free(h->bg[k].bstamp);
+            weft__free(h->bg[k].bmiss);
+            weft__free(h->bg[k].blook);
+            weft__free(h->bg[k].list);
+            weft__free(h->bg[k].bkey);
+        }
+    weft__free(h->bg);
+    weft__emb_draws_free(h->draws);
     weft__free(h->bagpush);
+    weft__free(h->fwd_by_gpu);
     weft__free(h->rowpush);
 }
 
@@ -421,17 +453,17 @@ static void add(uint64_t *m, uint32_t n, uint32_t from, uint32_t to, uint64_t v)
 
 /* Moves the part's vectors (owner o, or every remote shard when o is
  * NONE32) to g: the forward entry and its backward transpose. */
-HOT void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
+HOT void send_part(herald *h, bagger *r, uint32_t t, uint32_t o, uint32_t g)
 {
     const weft_emb_table *tb = &h->w.tables[t];
-    weft_emb_herald_result *r = h->out;
+    weft_emb_herald_result *out = h->out;
     uint32_t n = h->n;
     if (o != NONE32) {
         uint64_t v = vec_bytes(tb);
-        add(r->forward.bytes, n, o, g, v);
+        add(h->fwd_by_gpu, n, g, o, v);
         if (o == g)
             return;
-        add(r->backward.bytes, n, g, o, v);
+        add(out->backward.bytes, n, g, o, v);
         r->transfers++;
         r->bytes += v;
         r->bwd_bytes += v;
@@ -440,10 +472,10 @@ HOT void send_part(herald *h, uint32_t t, uint32_t o, uint32_t g)
     for (uint32_t c = 0; c < tb->col_shards; c++) {
         uint32_t oc = (uint32_t)((h->slot[t] + c) % n);
         uint64_t v = slice_bytes(tb, c);
-        add(r->forward.bytes, n, oc, g, v);
+        add(h->fwd_by_gpu, n, g, oc, v);
         if (oc == g)
             continue;
-        add(r->backward.bytes, n, g, oc, v);
+        add(out->backward.bytes, n, g, oc, v);
         r->transfers++;
         r->bytes += v;
         r->bwd_bytes += v;
@@ -467,9 +499,8 @@ static void push_part(herald *h, uint64_t *m, uint32_t t, uint32_t o, uint32_t g
 
 /* One remote lookup of key by g: *hit (then the copy joins the bag's hit
  * list), and the copy (NONE32 if absent). */
-HOT uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
+HOT uint32_t lookup(herald *h, bagger *r, uint32_t g, uint64_t key, bool *hit)
 {
-    weft_emb_herald_result *r = h->out;
     *hit = false;
     if (h->measure)
         r->remote++;
@@ -479,7 +510,7 @@ HOT uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
     copy *c = copy_at(h, g, x);
     *hit = fresh(h, c);
     if (*hit)
-        h->hx[h->nh++] = x;
+        r->hx[r->nh++] = x;
     if (h->measure) {
         r->hits += *hit;
         r->stale += !*hit;
@@ -490,8 +521,8 @@ HOT uint32_t lookup(herald *h, uint32_t g, uint64_t key, bool *hit)
 
 /* The end of a part with `looked` lookups, `miss` of them missed, the
  * last missed being mkey (copy mx or NONE32). */
-HOT weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t looked, uint64_t miss,
-                      uint64_t mkey, uint32_t mx)
+HOT weft_err end_part(herald *h, bagger *b, uint32_t t, uint32_t o, uint32_t g, uint64_t looked,
+                      uint64_t miss, uint64_t mkey, uint32_t mx)
 {
     if (looked && !miss) {
         if (h->measure)
@@ -501,11 +532,11 @@ HOT weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t lo
     /* The pooled gradient sent back covers every row of the part, the
      * cached ones too (sum pooling: each row's gradient is the bag's). */
     if (h->measure)
-        send_part(h, t, o, g);
+        send_part(h, b, t, o, g);
     if (miss != 1 || !h->p.rows_per_gpu)
         return WEFT_OK;
     if (h->measure)
-        h->out->admitted++;
+        b->admitted++;
     if (mx != NONE32) {
         refresh(h, g, mx);
         return WEFT_OK;
@@ -516,23 +547,23 @@ HOT weft_err end_part(herald *h, uint32_t t, uint32_t o, uint32_t g, uint64_t lo
 /* The hits of fully served parts: one row gradient per distinct row a
  * step (the row strategy of the backward). part_of(k) is the hit's part:
  * the owner for row-wise, else o. */
-static void row_pushes(herald *h, uint32_t t, uint32_t o, uint32_t g, bool rw)
+static void row_pushes(herald *h, bagger *b, uint32_t t, uint32_t o, uint32_t g, bool rw)
 {
     if (!h->measure)
         return;
-    for (uint32_t k = 0; k < h->nh; k++) {
-        copy *c = copy_at(h, g, h->hx[k]);
+    for (uint32_t k = 0; k < b->nh; k++) {
+        copy *c = copy_at(h, g, b->hx[k]);
         uint32_t part = rw ? (uint32_t)((c->key & ((1ull << 40) - 1)) / h->block[t]) : o;
-        if ((rw && h->bmiss[part]) || c->pushed == h->step + 1)
+        if ((rw && b->bmiss[part]) || c->pushed == h->step + 1)
             continue;
         c->pushed = h->step + 1;
         push_part(h, h->rowpush, t, part, g);
     }
 }
 
-static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
+static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint64_t *rows)
 {
-    h->nh = 0;
+    b->nh = 0;
     const weft_emb_table *tb = &h->w.tables[t];
     uint32_t n = h->n, P = tb->pooling;
     uint64_t key0 = (uint64_t)t << 40;
@@ -551,13 +582,13 @@ static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
         }
         if (local) {
             if (h->measure)
-                send_part(h, t, o, g); /* the diagonal */
+                send_part(h, b, t, o, g); /* the diagonal */
             return WEFT_OK;
         }
         uint64_t miss = 0, mkey = 0;
         uint32_t mx = NONE32;
         for (uint32_t k = 0; k < P; k++) {
-            uint32_t x = lookup(h, g, key0 | rows[k], &hit);
+            uint32_t x = lookup(h, b, g, key0 | rows[k], &hit);
             if (!hit) {
                 miss++;
                 mkey = key0 | rows[k];
@@ -565,43 +596,43 @@ static weft_err do_bag(herald *h, uint32_t g, uint32_t t, const uint64_t *rows)
             }
         }
         if (!miss)
-            row_pushes(h, t, o, g, false);
-        return end_part(h, t, o, g, P, miss, mkey, mx);
+            row_pushes(h, b, t, o, g, false);
+        return end_part(h, b, t, o, g, P, miss, mkey, mx);
     }
     case WEFT_EMB_RW: {
-        uint64_t stamp = ++h->bag;
-        uint32_t *list = h->load + n; /* scratch: the blocks of this bag */
+        uint64_t stamp = ++b->bag;
+        uint32_t *list = b->list; /* the blocks of this bag */
         uint32_t nl = 0;
         for (uint32_t k = 0; k < P; k++) {
             uint32_t o = (uint32_t)(rows[k] / h->block[t]);
-            if (h->bstamp[o] != stamp) {
-                h->bstamp[o] = stamp;
-                h->bmiss[o] = 0;
-                h->blook[o] = 0;
+            if (b->bstamp[o] != stamp) {
+                b->bstamp[o] = stamp;
+                b->bmiss[o] = 0;
+                b->blook[o] = 0;
                 list[nl++] = o;
             }
-            h->blook[o]++;
+            b->blook[o]++;
             if (o == g)
                 continue;
-            uint32_t x = lookup(h, g, key0 | rows[k], &hit);
+            uint32_t x = lookup(h, b, g, key0 | rows[k], &hit);
             if (!hit) {
-                h->bmiss[o]++;
-                h->bkey[2 * (size_t)o] = key0 | rows[k];
-                h->bkey[2 * (size_t)o + 1] = x;
+                b->bmiss[o]++;
+                b->bkey[2 * (size_t)o] = key0 | rows[k];
+                b->bkey[2 * (size_t)o + 1] = x;
             }
         }
-        row_pushes(h, t, NONE32, g, true);
+        row_pushes(h, b, t, NONE32, g, true);
         for (uint32_t i = 0; i < nl; i++) {
             uint32_t o = list[i];
             weft_err e;
             if (o == g) {
                 if (h->measure) {
-                    add(h->out->forward.bytes, n, g, g, vec_bytes(tb));
+                    add(h->fwd_by_gpu, n, g, g, vec_bytes(tb));
                 }
                 continue;
             }
-            if ((e = end_part(h, t, o, g, h->blook[o], h->bmiss[o], h->bkey[2 * (size_t)o],
-                              (uint32_t)h->bkey[2 * (size_t)o + 1])))
+            if ((e = end_part(h, b, t, o, g, b->blook[o], b->bmiss[o], b->bkey[2 * (size_t)o],
+                              (uint32_t)b->bkey[2 * (size_t)o + 1])))
                 return e;
         }
         return WEFT_OK;
@@ -953,6 +984,29 @@ static weft_err updates(herald *h)
     return WEFT_OK;
 }
 
+/* GPU g's bags, in sample order (a weft__par_for item). */
+static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    bagger *b = &h->bg[worker];
+    uint32_t g = (uint32_t)item;
+    const uint64_t *gs = h->gstart;
+    const cmap *mp = &h->gc[g].map;
+    weft_err e = WEFT_OK;
+    for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
+        const uint64_t *rows = h->rows + h->order[q] * h->per;
+        for (uint32_t t = 0; t < h->nt && !e; t++) {
+            /* The home slot of the bag 8 tables on (its first row), read
+             * ahead: the probes are what the bags wait for. */
+            uint32_t tp = t + 8;
+            if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
+                __builtin_prefetch(&mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
+            e = do_bag(h, b, g, t, rows + h->off[t]);
+        }
+    }
+    return e;
+}
+
 static weft_err run_step(herald *h, weft_diag *d)
 {
     weft_emb_herald_result *r = h->out;
@@ -969,7 +1023,7 @@ static weft_err run_step(herald *h, weft_diag *d)
     if (h->measure) {
         r->placed = placed;
         r->samples_moved = moved;
-        r->lookups = h->got;
+        r->lookups = h->nb * h->per;
     }
     /* The bags GPU by GPU, each GPU's in sample order: order[] holds the
      * samples by GPU (a counting sort), gstart[g] ends up at g's last + 1. */
@@ -981,20 +1035,18 @@ static weft_err run_step(herald *h, weft_diag *d)
         gs[g + 1] += gs[g];
     for (uint64_t i = 0; i < h->nb; i++)
         h->order[gs[h->place[i]]++] = i;
-    for (uint32_t g = 0; g < h->n && !e; g++)
-        for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
-            const uint64_t *rows = h->rows + h->order[q] * h->per;
-            const cmap *mp = &h->gc[g].map;
-            for (uint32_t t = 0; t < h->nt && !e; t++) {
-                /* The home slot of the bag 8 tables on (its first row),
-                 * read ahead: the probes are what the bags wait for. */
-                uint32_t tp = t + 8;
-                if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
-                    __builtin_prefetch(
-                        &mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
-                e = do_bag(h, g, t, rows + h->off[t]);
-            }
-        }
+    e = weft__par_for(h->n, h->nbg, gpu_bags, h);
+    for (unsigned k = 0; k < h->nbg; k++) {
+        bagger *b = &h->bg[k];
+        r->remote += b->remote;
+        r->hits += b->hits;
+        r->stale += b->stale;
+        r->admitted += b->admitted;
+        r->transfers += b->transfers;
+        r->bytes += b->bytes;
+        r->bwd_bytes += b->bwd_bytes;
+        b->remote = b->hits = b->stale = b->admitted = b->transfers = b->bytes = b->bwd_bytes = 0;
+    }
     /* The measured step's updates would only mark copies for a step that
      * never comes. */
     if (!e && h->p.rows_per_gpu && !h->measure)
@@ -1004,25 +1056,48 @@ static weft_err run_step(herald *h, weft_diag *d)
     return WEFT_OK;
 }
 
-static weft_err collect(void *ctx, uint64_t s, uint32_t t, uint64_t row, weft_diag *d)
+/* Table t's lookups of the step, drawn into rowsT (a weft__par_for
+ * item: each table has its own generator). */
+static weft_err draw_table(void *ctx, size_t t, unsigned worker)
 {
     herald *h = ctx;
-    if (s - h->s0 >= h->nb) { /* a sample of a later step (samples come in order) */
-        weft_err e = run_step(h, d);
-        if (e)
-            return e;
-        h->step = (uint32_t)(s / h->nb);
-        h->s0 = (uint64_t)h->step * h->nb;
-        h->got = 0;
-        if (h->rowsT)
-            memcpy(h->tcur, h->tbase, (size_t)h->nt * sizeof *h->tcur);
-    }
-    /* The generator gives each sample's tables in order, each table's
-     * pooling lookups in order: table t's come in its rowsT order. */
-    if (h->rowsT)
-        h->rowsT[h->tcur[t]++] = row;
-    h->rows[h->got++] = row;
+    (void)worker;
+    weft__emb_draws_table(h->draws, (uint32_t)t, h->nb * h->w.tables[t].pooling,
+                          h->rowsT + h->tbase[t]);
     return WEFT_OK;
+}
+
+#define TRANSPOSE_SAMPLES 64
+
+/* The step's lookups of TRANSPOSE_SAMPLES samples from block `item`,
+ * sample-major from rowsT: table by table, so that each table's few lines
+ * are read once and the samples' lines written while they stay cached. */
+static weft_err transpose(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    (void)worker;
+    uint64_t i0 = (uint64_t)item * TRANSPOSE_SAMPLES, i1 = i0 + TRANSPOSE_SAMPLES;
+    if (i1 > h->nb)
+        i1 = h->nb;
+    for (uint32_t t = 0; t < h->nt; t++) {
+        uint32_t P = h->w.tables[t].pooling;
+        const uint64_t *src = h->rowsT + h->tbase[t];
+        uint64_t *dst = h->rows + h->off[t];
+        for (uint64_t i = i0; i < i1; i++)
+            for (uint32_t k = 0; k < P; k++)
+                dst[i * h->per + k] = src[i * P + k];
+    }
+    return WEFT_OK;
+}
+
+/* Draws step h->step's lookups: rowsT, then rows. */
+static weft_err draw_step(herald *h)
+{
+    weft_err e = weft__par_for(h->nt, weft__par_workers(h->nt), draw_table, h);
+    if (e)
+        return e;
+    size_t blocks = (size_t)((h->nb + TRANSPOSE_SAMPLES - 1) / TRANSPOSE_SAMPLES);
+    return weft__par_for(blocks, weft__par_workers(blocks), transpose, h);
 }
 
 /* The measured step without cache and with the drawn placement. */
@@ -1139,16 +1214,13 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     if (h.nb * h.per > SIZE_MAX / sizeof *h.rowsT - (uint64_t)TPAD * h.nt - 1)
         goto nomem;
     size_t tlen = (size_t)(h.nb * h.per) + (size_t)TPAD * h.nt + 1;
-    if (cached) {
-        h.rowsT = weft__malloc(tlen * sizeof *h.rowsT);
-        h.tbase = weft__malloc((size_t)h.nt * sizeof *h.tbase + 1);
-        h.tcur = weft__malloc((size_t)h.nt * sizeof *h.tcur + 1);
-        h.lstart = weft__calloc((size_t)h.nt + 1, sizeof *h.lstart);
-        if (!h.rowsT || !h.tbase || !h.tcur || !h.lstart)
-            goto nomem;
-        for (uint32_t t = 0; t < h.nt; t++)
-            h.tbase[t] = h.tcur[t] = h.off[t] * h.nb + (uint64_t)TPAD * t;
-    }
+    h.rowsT = weft__malloc(tlen * sizeof *h.rowsT);
+    h.tbase = weft__malloc((size_t)h.nt * sizeof *h.tbase + 1);
+    if (!h.rowsT || !h.tbase ||
+        (cached && !(h.lstart = weft__calloc((size_t)h.nt + 1, sizeof *h.lstart))))
+        goto nomem;
+    for (uint32_t t = 0; t < h.nt; t++)
+        h.tbase[t] = h.off[t] * h.nb + (uint64_t)TPAD * t;
     if (cached && p->placement == WEFT_EMB_PLACE_HERALD &&
         !(h.vsid = weft__malloc(tlen * sizeof *h.vsid)))
         goto nomem;
@@ -1157,18 +1229,28 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.load = weft__calloc(2 * (size_t)n, sizeof *h.load);
     h.bstamp = weft__calloc(n, sizeof *h.bstamp);
     h.bmask = weft__calloc((size_t)(n + 1) * h.W, sizeof *h.bmask);
-    h.bmiss = weft__calloc(n, sizeof *h.bmiss);
-    h.blook = weft__calloc(n, sizeof *h.blook);
-    h.bkey = weft__calloc(2 * (size_t)n, sizeof *h.bkey);
+    h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
+    h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
+    h.fwd_by_gpu = weft__calloc((size_t)n * n, sizeof *h.fwd_by_gpu);
+    h.nbg = weft__par_workers(n);
+    h.bg = weft__calloc(h.nbg, sizeof *h.bg);
+    if (!h.rows || !h.place || !h.order || !h.gstart || !h.gc || !h.score || !h.load || !h.bstamp ||
+        !h.bmask || !h.bagpush || !h.rowpush || !h.fwd_by_gpu || !h.bg)
+        goto nomem;
     uint32_t maxp = 1;
     for (uint32_t t = 0; t < h.nt; t++)
         maxp = w->tables[t].pooling > maxp ? w->tables[t].pooling : maxp;
-    h.hx = weft__malloc((size_t)maxp * sizeof *h.hx);
-    h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
-    h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
-    if (!h.rows || !h.place || !h.order || !h.gstart || !h.gc || !h.score || !h.load || !h.bstamp ||
-        !h.bmask || !h.bmiss || !h.blook || !h.bkey || !h.hx || !h.bagpush || !h.rowpush)
-        goto nomem;
+    for (unsigned k = 0; k < h.nbg; k++) {
+        bagger *b = &h.bg[k];
+        b->hx = weft__malloc((size_t)maxp * sizeof *b->hx);
+        b->bstamp = weft__calloc(n, sizeof *b->bstamp);
+        b->bmiss = weft__calloc(n, sizeof *b->bmiss);
+        b->blook = weft__calloc(n, sizeof *b->blook);
+        b->list = weft__calloc(n, sizeof *b->list);
+        b->bkey = weft__calloc(2 * (size_t)n, sizeof *b->bkey);
+        if (!b->hx || !b->bstamp || !b->bmiss || !b->blook || !b->list || !b->bkey)
+            goto nomem;
+    }
     for (uint32_t g = 0; g < n; g++) {
         weft__vec_init(&h.gc[g].copies, sizeof(copy));
         h.gc[g].head = h.gc[g].tail = NONE32;
@@ -1177,22 +1259,22 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     }
     if ((e = weft_traffic_new(n, &out->forward, d)) || (e = weft_traffic_new(n, &out->backward, d)))
         goto fail;
-    uint64_t steps = (uint64_t)p->warm_steps + 1;
-    /* The last step is measured: collect() runs steps 0 .. warm_steps - 1
-     * as the next one's lookups arrive; the last runs below. */
-    e = weft_emb_generate_steps(w, steps, collect, &h, d);
-    if (e)
+    if ((e = weft__emb_draws_new(w, &h.draws, d)))
         goto fail;
-    if (h.step != p->warm_steps) { /* no lookups at all: every step is empty */
-        h.step = p->warm_steps;
-        h.got = 0;
+    /* The warm-up steps, then the measured one (without lookups at all,
+     * every step is empty: the measured one alone runs). */
+    for (uint32_t st = h.per ? 0 : p->warm_steps; st <= p->warm_steps; st++) {
+        h.step = st;
+        if ((e = draw_step(&h)))
+            goto fail_code;
+        h.measure = st == p->warm_steps;
+        if ((h.measure && (e = base_matrix(&h, d))) || (e = run_step(&h, d)))
+            goto fail;
     }
-    h.measure = true;
-    if ((e = base_matrix(&h, d)) || (e = run_step(&h, d)))
-        goto fail;
     for (uint32_t g = 0; g < n; g++)
         for (uint32_t o = 0; o < n; o++) {
             size_t k = (size_t)g * n + o;
+            out->forward.bytes[(size_t)o * n + g] += h.fwd_by_gpu[k];
             uint64_t v = h.bagpush[k] < h.rowpush[k] ? h.bagpush[k] : h.rowpush[k];
             out->backward.bytes[k] += v;
             out->bwd_bytes += v;

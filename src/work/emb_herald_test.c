@@ -11,6 +11,7 @@
 
 #include "base/testing.h"
 #include "weft/embedding.h"
+#include "weft/threads.h"
 
 #define MAXG 80 /* past 64: bitsets of two words */
 #define MAXC 64
@@ -609,6 +610,21 @@ static void test_hand(void)
     CHECK_STR(d.msg, "a cache of 4294967296 rows on each of 2 GPUs: at most 2^32 rows in all");
 }
 
+/* The GPUs' bags and the tables' draws run on weft_threads_get()
+ * threads: any number gives the brute force's counts and matrices (more
+ * threads than GPUs too). */
+static void test_threads(void)
+{
+    static const unsigned counts[] = {1, 3, 8};
+    for (size_t k = 0; k < 3; k++) {
+        CHECK_ERR(weft_threads_set(counts[k]), WEFT_OK);
+        test_brute();
+        if (k == 1)
+            test_random();
+    }
+    CHECK_ERR(weft_threads_set(0), WEFT_OK);
+}
+
 int main(void)
 {
     test_base();
@@ -616,5 +632,6 @@ int main(void)
     test_brute();
     test_random();
     test_placement();
+    test_threads();
     return weft_test_done();
 }

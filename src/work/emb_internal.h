@@ -36,6 +36,18 @@ uint32_t weft__emb_acc_add_drawn(weft_emb_acc *a, uint64_t s, uint32_t t, uint64
  * table's first shard (slot u is GPU u mod N); other tables get 0. */
 void weft__emb_slots(const weft_emb_workload *w, uint64_t *first_slot);
 
+/* The generator's draws table by table: table t's rows come in the order
+ * of its lookups in weft_emb_generate_steps (sample by sample, each bag's
+ * pooling lookups in turn), continuing where its last call stopped, so
+ * nb * pooling[t] rows a step give that step's lookups of t. Each table
+ * has its own generator: tables may be drawn from different threads, one
+ * table from one thread at a time. The workload's tables must outlive it
+ * (weft_emb_check'ed by the caller). */
+typedef struct weft__emb_draws weft__emb_draws;
+weft_err weft__emb_draws_new(const weft_emb_workload *w, weft__emb_draws **out, weft_diag *d);
+void weft__emb_draws_free(weft__emb_draws *ds);
+void weft__emb_draws_table(weft__emb_draws *ds, uint32_t t, uint64_t n, uint64_t *out);
+
 /* The accumulator's copy of the workload. */
 const weft_emb_workload *weft__emb_acc_workload(const weft_emb_acc *a);
 

@@ -71,6 +71,20 @@ ERR=$OUT
 expect_rc 2
 expect_err "weft: unknown log level 'loud' in WEFT_LOG (error, warn, info, debug, trace)"
 
+# WEFT_THREADS: a whole number from 1 to 256 (weft/threads.h).
+for bad in 0 4x 257 -1; do
+    LAST="WEFT_THREADS=$bad weft --help"
+    OUT=$(WEFT_THREADS=$bad "$WEFT" --help 2>&1)
+    RC=$?
+    ERR=$OUT
+    expect_rc 2
+    expect_err "weft: WEFT_THREADS '$bad': a whole number of threads from 1 to 256"
+done
+LAST="WEFT_THREADS=3 weft --help"
+WEFT_THREADS=3 "$WEFT" --help >/dev/null 2>&1
+RC=$?
+expect_rc 0
+
 LAST="WEFT_LOG=trace weft --help"
 WEFT_LOG=trace "$WEFT" --help >/dev/null 2>&1
 RC=$?

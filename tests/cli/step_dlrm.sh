@@ -94,6 +94,16 @@ expect_rc 0
 expect_out_has '"placed": true,'
 check "placement sends less than the drawn samples" \
     awk -F'[:,]' '/"a2a_bytes":/ {w=$2} /"a2a_bytes_base":/ {b=$2} END {exit !(w < b)}' "$CHECK_OUT_"
+# Herald's replay runs on WEFT_THREADS threads: 1 and 3 give the same report
+# to the byte (a cache and the placement, 2 warm-up steps).
+HT="$RW --emb-cache 64,warm=2 --placement herald --json"
+# shellcheck disable=SC2086
+ONE=$(WEFT_THREADS=1 "$WEFT" step $HT 2>&1)
+# shellcheck disable=SC2086
+THREE=$(WEFT_THREADS=3 "$WEFT" step $HT 2>&1)
+LAST="WEFT_THREADS=1 and 3: weft step $HT"
+check "one thread and three give the same Herald step" test "$ONE" = "$THREE"
+check "the Herald step hits its cache" grep -q '"hits": [1-9]' <<<"$ONE"
 # Overlap: the forward all-to-all beside the bottom MLP.
 run step $SMALL --overlap --json
 expect_rc 0
