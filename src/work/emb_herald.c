@@ -128,6 +128,7 @@ typedef struct bagger {
     uint32_t *hx, nh; /* the bag's hits (copies on its GPU) */
     uint64_t bag;     /* bag stamp counter */
     uint64_t *bstamp; /* per block: bag stamp */
+    uint64_t *bmask;  /* the placement's: W words a block, and one more */
     uint32_t *bmiss, *blook, *list;
     uint64_t *bkey;
     uint64_t remote, hits, stale, admitted, transfers, bytes, bwd_bytes;
@@ -166,11 +167,13 @@ typedef struct herald {
     uint8_t *gmulti;
     uint64_t *gval;
     weft__vec vsets; /* the step's valid sets: W words each */
-    /* The placement's scratch per GPU: scores, row-wise block state. */
-    uint64_t *score;
+    /* The placement: the scores of SCORE_SAMPLES samples from score_i0
+     * (a row of N each, computed in parallel), the GPUs' loads. */
+    uint64_t *score, score_i0;
     uint32_t *load;
-    uint64_t *bstamp, *bmask; /* per block: bag stamp; W words of mask */
-    uint64_t bag;             /* bag stamp counter */
+    /* base_matrix's scratch: per block, its bag stamp. */
+    uint64_t *bstamp;
+    uint64_t bag; /* bag stamp counter */
     /* The bags' threads (weft__par_for over GPUs), with their scratch. */
     unsigned nbg;
     struct bagger *bg;
@@ -317,11 +320,11 @@ static void herald_fini(herald *h)
     weft__free(h->score);
     weft__free(h->load);
     weft__free(h->bstamp);
-    weft__free(h->bmask);
     if (h->bg)
         for (unsigned k = 0; k < h->nbg; k++) {
             weft__free(h->bg[k].hx);
             weft__free(h->bg[k].bstamp);
+            weft__free(h->bg[k].bmask);
             weft__free(h->bg[k].bmiss);
             weft__free(h->bg[k].blook);
             weft__free(h->bg[k].list);
@@ -819,11 +822,11 @@ static const uint64_t *vset(const herald *h, const uint32_t *vs, uint32_t k)
 }
 
 /* Adds to score[] what sample i saves on each GPU. */
-static void score_sample(herald *h, uint64_t i)
+static void score_sample(herald *h, bagger *bg, uint64_t i, uint64_t *score)
 {
     uint32_t n = h->n, W = h->W;
     const uint64_t *rows = h->rows + i * h->per;
-    uint64_t *mask = h->bmask; /* scratch: W words a block; block n is the tw/cw mask */
+    uint64_t *mask = bg->bmask; /* scratch: W words a block; block n is the tw/cw mask */
     for (uint32_t t = 0; t < h->nt; t++) {
         const weft_emb_table *tb = &h->w.tables[t];
         const uint64_t *br = rows + h->off[t];
@@ -836,17 +839,17 @@ static void score_sample(herald *h, uint64_t i)
         if (tb->sharding == WEFT_EMB_TW && (!tb->pooling || !vs || vs[0] == NONE32)) {
             /* No GPU holds a valid copy of its first row (the usual
              * case): the table's GPU alone saves the vector. */
-            h->score[h->owner[t]] += v;
+            score[h->owner[t]] += v;
             continue;
         }
         if (tb->sharding == WEFT_EMB_RW) {
-            uint64_t stamp = ++h->bag;
-            uint32_t *list = h->load + n, nl = 0;
+            uint64_t stamp = ++bg->bag;
+            uint32_t *list = bg->list, nl = 0;
             for (uint32_t k = 0; k < tb->pooling; k++) {
                 uint32_t o = (uint32_t)(br[k] / h->block[t]);
                 uint64_t *m = mask + (size_t)o * W;
-                if (h->bstamp[o] != stamp) {
-                    h->bstamp[o] = stamp;
+                if (bg->bstamp[o] != stamp) {
+                    bg->bstamp[o] = stamp;
                     list[nl++] = o;
                     for (uint32_t q = 0; q < W; q++)
                         m[q] = ~0ull;
@@ -861,7 +864,7 @@ static void score_sample(herald *h, uint64_t i)
                 bit_set(m, o);
                 for (uint32_t q = 0; q < W; q++)
                     for (uint64_t b = m[q]; b; b &= b - 1)
-                        h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+                        score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
             }
             continue;
         }
@@ -884,7 +887,7 @@ static void score_sample(herald *h, uint64_t i)
             bit_set(m, h->owner[t]);
             for (uint32_t q = 0; q < W; q++)
                 for (uint64_t b = m[q]; b; b &= b - 1)
-                    h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+                    score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
             continue;
         }
         /* Column-wise: a GPU saves the slices it holds, or every byte when
@@ -892,12 +895,27 @@ static void score_sample(herald *h, uint64_t i)
         for (uint32_t c = 0; c < tb->col_shards; c++) {
             uint32_t oc = (uint32_t)((h->slot[t] + c) % n);
             if (!(m[oc >> 6] >> (oc & 63) & 1))
-                h->score[oc] += slice_bytes(tb, c);
+                score[oc] += slice_bytes(tb, c);
         }
         for (uint32_t q = 0; q < W; q++)
             for (uint64_t b = m[q]; b; b &= b - 1)
-                h->score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
+                score[q * 64 + (uint32_t)__builtin_ctzll(b)] += v;
     }
+}
+
+/* Samples scored at a time: their N scores each stay in cache (512 KB at
+ * 128 GPUs) until the greedy pass reads them. */
+#define SCORE_SAMPLES 512
+
+/* Sample score_i0 + item's savings into its row of score (a weft__par_for
+ * item: the scores depend on the valid sets alone, not on the loads). */
+static weft_err score_item(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    uint64_t *sc = h->score + item * h->n;
+    memset(sc, 0, (size_t)h->n * sizeof *sc);
+    score_sample(h, &h->bg[worker], h->score_i0 + item, sc);
+    return WEFT_OK;
 }
 
 /* Herald's greedy assignment into place[], kept when it saves more than
@@ -911,19 +929,24 @@ static weft_err placement(herald *h, bool *placed, uint64_t *moved)
     uint64_t B = h->w.batch, sum_h = 0, sum_r = 0;
     uint32_t *load = h->load;
     memset(load, 0, (size_t)n * sizeof *load);
-    for (uint64_t i = 0; i < h->nb; i++) {
-        memset(h->score, 0, (size_t)n * sizeof *h->score);
-        score_sample(h, i);
-        uint32_t drawn = (uint32_t)(i / B), best = NONE32;
-        for (uint32_t g = 0; g < n; g++)
-            if (load[g] < B && (best == NONE32 || h->score[g] > h->score[best]))
-                best = g;
-        if (load[drawn] < B && h->score[drawn] == h->score[best])
-            best = drawn;
-        load[best]++;
-        h->place[i] = best;
-        sum_h += h->score[best];
-        sum_r += h->score[drawn];
+    for (uint64_t i0 = 0; i0 < h->nb; i0 += SCORE_SAMPLES) {
+        uint64_t m = h->nb - i0 < SCORE_SAMPLES ? h->nb - i0 : SCORE_SAMPLES;
+        h->score_i0 = i0;
+        if ((e = weft__par_for(m, h->nbg, score_item, h)))
+            return e;
+        for (uint64_t i = i0; i < i0 + m; i++) {
+            const uint64_t *sc = h->score + (i - i0) * n;
+            uint32_t drawn = (uint32_t)(i / B), best = NONE32;
+            for (uint32_t g = 0; g < n; g++)
+                if (load[g] < B && (best == NONE32 || sc[g] > sc[best]))
+                    best = g;
+            if (load[drawn] < B && sc[drawn] == sc[best])
+                best = drawn;
+            load[best]++;
+            h->place[i] = best;
+            sum_h += sc[best];
+            sum_r += sc[drawn];
+        }
     }
     *placed = sum_h > sum_r;
     *moved = 0;
@@ -1225,17 +1248,16 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         !(h.vsid = weft__malloc(tlen * sizeof *h.vsid)))
         goto nomem;
     h.gc = weft__calloc(n, sizeof *h.gc);
-    h.score = weft__calloc(n, sizeof *h.score);
-    h.load = weft__calloc(2 * (size_t)n, sizeof *h.load);
+    h.score = weft__calloc((size_t)SCORE_SAMPLES * n, sizeof *h.score);
+    h.load = weft__calloc(n, sizeof *h.load);
     h.bstamp = weft__calloc(n, sizeof *h.bstamp);
-    h.bmask = weft__calloc((size_t)(n + 1) * h.W, sizeof *h.bmask);
     h.bagpush = weft__calloc((size_t)n * n, sizeof *h.bagpush);
     h.rowpush = weft__calloc((size_t)n * n, sizeof *h.rowpush);
     h.fwd_by_gpu = weft__calloc((size_t)n * n, sizeof *h.fwd_by_gpu);
     h.nbg = weft__par_workers(n);
     h.bg = weft__calloc(h.nbg, sizeof *h.bg);
     if (!h.rows || !h.place || !h.order || !h.gstart || !h.gc || !h.score || !h.load || !h.bstamp ||
-        !h.bmask || !h.bagpush || !h.rowpush || !h.fwd_by_gpu || !h.bg)
+        !h.bagpush || !h.rowpush || !h.fwd_by_gpu || !h.bg)
         goto nomem;
     uint32_t maxp = 1;
     for (uint32_t t = 0; t < h.nt; t++)
@@ -1244,11 +1266,12 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         bagger *b = &h.bg[k];
         b->hx = weft__malloc((size_t)maxp * sizeof *b->hx);
         b->bstamp = weft__calloc(n, sizeof *b->bstamp);
+        b->bmask = weft__calloc((size_t)(n + 1) * h.W, sizeof *b->bmask);
         b->bmiss = weft__calloc(n, sizeof *b->bmiss);
         b->blook = weft__calloc(n, sizeof *b->blook);
         b->list = weft__calloc(n, sizeof *b->list);
         b->bkey = weft__calloc(2 * (size_t)n, sizeof *b->bkey);
-        if (!b->hx || !b->bstamp || !b->bmiss || !b->blook || !b->list || !b->bkey)
+        if (!b->hx || !b->bstamp || !b->bmask || !b->bmiss || !b->blook || !b->list || !b->bkey)
             goto nomem;
     }
     for (uint32_t g = 0; g < n; g++) {
