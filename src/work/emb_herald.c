@@ -119,12 +119,25 @@ typedef struct tslot {
     uint32_t grp;
 } tslot;
 
-/* A thread's state for the bags. run_step runs the GPUs' bags in
- * parallel: a GPU's bags touch its own cache, its column of the forward
- * matrix and its row of the backward and push matrices alone; the counts
- * are each thread's, summed after (integers: any order, the same sums). */
+/* A thread's state for the bags, the placement's scores and the table
+ * passes. run_step runs the GPUs' bags in parallel: a GPU's bags touch
+ * its own cache, its row of the forward (kept by GPU), backward and push
+ * matrices alone; the counts are each thread's, summed after (integers:
+ * any order, the same sums). The table passes write only the table's own
+ * copies and entries. */
 typedef struct bagger {
     char before[LINE_PAD];
+    /* The table passes (valid_sets, updates; sized for the largest table's
+     * listed copies): the map, each listed copy's group, per group the
+     * valid set (W words), its set's index, the first GPU that looked the
+     * row up and whether others did; the valid sets this thread found. */
+    tslot *ts;
+    uint64_t tmask; /* ts has tmask + 1 slots */
+    size_t scap;    /* the other arrays' room */
+    uint32_t *egrp, *gset, *gfirst;
+    uint8_t *gmulti;
+    uint64_t *gval;
+    weft__vec sets;
     uint32_t *hx, nh; /* the bag's hits (copies on its GPU) */
     uint64_t bag;     /* bag stamp counter */
     uint64_t *bstamp; /* per block: bag stamp */
@@ -157,16 +170,13 @@ typedef struct herald {
     listed *list;
     size_t nlist, list_cap, maxb; /* copies listed, room, the largest table's */
     uint64_t *lstart;             /* per table + 1: its first in list */
-    /* Per table pass (sized for maxb): the map, each listed copy's group,
-     * per group the valid set (W words), its set's index, the first GPU
-     * that looked the row up and whether others did. */
-    tslot *ts;
-    uint64_t tmask; /* ts has tmask + 1 slots */
-    size_t scap;    /* the other arrays' room */
-    uint32_t *egrp, *gset, *gfirst;
-    uint8_t *gmulti;
-    uint64_t *gval;
-    weft__vec vsets; /* the step's valid sets: W words each */
+    /* The step's valid sets (W words each), table by table: table t's
+     * are vsets[vbase[t] ...], vsid holding their indices from vbase[t].
+     * Found in parallel (each table by one thread, in its worker's
+     * sets: vwho[t], from voff[t]), then gathered in table order. */
+    weft__vec vsets;
+    uint64_t *vbase, *voff, *vcount;
+    uint32_t *vwho;
     /* The placement: the scores of SCORE_SAMPLES samples from score_i0
      * (a row of N each, computed in parallel), the GPUs' loads. */
     uint64_t *score, score_i0;
@@ -299,13 +309,11 @@ static void herald_fini(herald *h)
     weft__free(h->gc);
     weft__free(h->list);
     weft__free(h->lstart);
-    weft__free(h->ts);
-    weft__free(h->egrp);
-    weft__free(h->gset);
-    weft__free(h->gfirst);
-    weft__free(h->gmulti);
-    weft__free(h->gval);
     weft__vec_fini(&h->vsets);
+    weft__free(h->vbase);
+    weft__free(h->voff);
+    weft__free(h->vcount);
+    weft__free(h->vwho);
     weft__free(h->off);
     weft__free(h->slot);
     weft__free(h->owner);
@@ -329,6 +337,13 @@ static void herald_fini(herald *h)
             weft__free(h->bg[k].blook);
             weft__free(h->bg[k].list);
             weft__free(h->bg[k].bkey);
+            weft__free(h->bg[k].ts);
+            weft__free(h->bg[k].egrp);
+            weft__free(h->bg[k].gset);
+            weft__free(h->bg[k].gfirst);
+            weft__free(h->bg[k].gmulti);
+            weft__free(h->bg[k].gval);
+            weft__vec_fini(&h->bg[k].sets);
         }
     weft__free(h->bg);
     weft__emb_draws_free(h->draws);
@@ -646,8 +661,8 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
 
 /* ---- the copies by table ------------------------------------------------ */
 
-/* Room in the per-table scratch for m listed copies of one table. */
-static weft_err scratch(herald *h, size_t m)
+/* Room in b's table scratch for m listed copies of one table. */
+static weft_err scratch(bagger *h, uint32_t W, size_t m)
 {
     size_t tc = 16;
     while (tc < 2 * m)
@@ -674,7 +689,7 @@ static weft_err scratch(herald *h, size_t m)
     uint8_t *gm = weft__realloc_array(h->gmulti, c, sizeof *gm);
     if (gm)
         h->gmulti = gm;
-    uint64_t *gv = weft__realloc_array(h->gval, c * h->W, sizeof *gv);
+    uint64_t *gv = weft__realloc_array(h->gval, c * W, sizeof *gv);
     if (gv)
         h->gval = gv;
     if (!eg || !gs || !gf || !gm || !gv)
@@ -704,9 +719,11 @@ static weft_err list_copies(herald *h)
     }
     if (weft__grow((void **)&h->list, &h->list_cap, total ? total : 1, sizeof *h->list))
         return WEFT_ENOMEM;
-    weft_err e = scratch(h, maxb);
-    if (e)
-        return e;
+    for (unsigned k = 0; k < h->nbg; k++) {
+        weft_err e = scratch(&h->bg[k], h->W, maxb);
+        if (e)
+            return e;
+    }
     /* ls[t] walks from table t's start to its end (table t + 1's start),
      * then everything moves back one table. */
     for (uint32_t g = 0; g < h->n; g++) {
@@ -725,7 +742,7 @@ static weft_err list_copies(herald *h)
 
 /* The table map's first slot for row: Fibonacci hashing as cmap_home,
  * bits 32 and up (rows < 2^40). */
-static uint64_t tslot_of(const herald *h, uint64_t row, uint64_t mask)
+static uint64_t tslot_of(const bagger *h, uint64_t row, uint64_t mask)
 {
     uint64_t j = (row * 0x9E3779B97F4A7C15ull >> 32) & mask;
     while (h->ts[j].row != UINT64_MAX && h->ts[j].row != row)
@@ -737,9 +754,9 @@ static uint64_t tslot_of(const herald *h, uint64_t row, uint64_t mask)
  * probing table at most half full, in the low 2^k >= 2m slots of ts),
  * egrp[e] for the table's e-th copy; the mask of the slots and the number
  * of groups. */
-static uint32_t group_rows(herald *h, uint32_t t, uint64_t *mask)
+static uint32_t group_rows(const herald *hd, bagger *h, uint32_t t, uint64_t *mask)
 {
-    size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+    size_t lo = hd->lstart[t], m = hd->lstart[t + 1] - lo;
     uint64_t tc = 16;
     while (tc < 2 * m)
         tc *= 2;
@@ -748,7 +765,7 @@ static uint32_t group_rows(herald *h, uint32_t t, uint64_t *mask)
         h->ts[j].row = UINT64_MAX;
     uint32_t ng = 0;
     for (size_t e = 0; e < m; e++) {
-        uint64_t row = h->list[lo + e].row & ROW_MASK, j = tslot_of(h, row, *mask);
+        uint64_t row = hd->list[lo + e].row & ROW_MASK, j = tslot_of(h, row, *mask);
         if (h->ts[j].row == UINT64_MAX)
             h->ts[j] = (tslot){row, ng++};
         h->egrp[e] = h->ts[j].grp;
@@ -757,7 +774,7 @@ static uint32_t group_rows(herald *h, uint32_t t, uint64_t *mask)
 }
 
 /* The group of row, or NONE32 when no GPU caches it. */
-static uint32_t group_of(const herald *h, uint64_t row, uint64_t mask)
+static uint32_t group_of(const bagger *h, uint64_t row, uint64_t mask)
 {
     uint64_t j = tslot_of(h, row, mask);
     return h->ts[j].row == UINT64_MAX ? NONE32 : h->ts[j].grp;
@@ -765,47 +782,76 @@ static uint32_t group_of(const herald *h, uint64_t row, uint64_t mask)
 
 #define UNSET (NONE32 - 1) /* a group's valid set not yet in vsets */
 
-/* vsid[] for every lookup of the step: the GPUs holding a valid copy of
- * its row at the step's start (the copies listed at the end of the
- * previous step), as an index in vsets (one per row looked up), or NONE32
- * when none does. */
+/* Table t's part of vsid (a weft__par_for item): for every lookup, the
+ * GPUs holding a valid copy of its row at the step's start (the copies
+ * listed at the end of the previous step), as the index of the set from
+ * the table's first (one set per row looked up, in the order first
+ * looked up), or NONE32 when none does; the sets go to the worker's. */
+static weft_err table_sets(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    bagger *b = &h->bg[worker];
+    uint32_t W = h->W, t = (uint32_t)item;
+    const weft_emb_table *tb = &h->w.tables[t];
+    h->vcount[t] = 0;
+    if (tb->sharding == WEFT_EMB_DP)
+        return WEFT_OK;
+    uint64_t len = h->nb * tb->pooling, mask;
+    uint32_t *vs = h->vsid + h->tbase[t];
+    const uint64_t *rt = h->rowsT + h->tbase[t];
+    size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+    if (!m) {
+        memset(vs, 0xff, (size_t)len * sizeof *vs);
+        return WEFT_OK;
+    }
+    uint32_t ng = group_rows(h, b, t, &mask);
+    memset(b->gval, 0, (size_t)ng * W * sizeof *b->gval);
+    for (size_t e = 0; e < m; e++)
+        if (!(h->list[lo + e].row & STALE))
+            bit_set(b->gval + (size_t)b->egrp[e] * W, h->list[lo + e].g);
+    for (uint32_t q = 0; q < ng; q++) {
+        b->gset[q] = NONE32;
+        for (uint32_t k = 0; k < W; k++)
+            if (b->gval[(size_t)q * W + k])
+                b->gset[q] = UNSET;
+    }
+    h->vwho[t] = worker;
+    h->voff[t] = b->sets.n;
+    for (uint64_t j = 0; j < len; j++) {
+        uint32_t q = group_of(b, rt[j], mask), v = q == NONE32 ? NONE32 : b->gset[q];
+        if (v == UNSET) {
+            weft_err e = weft__vec_push(&b->sets, b->gval + (size_t)q * W);
+            if (e)
+                return e;
+            v = b->gset[q] = (uint32_t)h->vcount[t]++;
+        }
+        vs[j] = v;
+    }
+    return WEFT_OK;
+}
+
+/* vsid and vsets for the step: the tables in parallel, then their sets
+ * gathered in table order. */
 static weft_err valid_sets(herald *h)
 {
-    uint32_t W = h->W;
+    for (unsigned k = 0; k < h->nbg; k++)
+        h->bg[k].sets.n = 0;
+    weft_err e = weft__par_for(h->nt, h->nbg, table_sets, h);
+    if (e)
+        return e;
+    size_t total = 0, size = h->vsets.elem;
+    for (uint32_t t = 0; t < h->nt; t++)
+        total += h->vcount[t];
     h->vsets.n = 0;
+    if ((e = weft__vec_reserve(&h->vsets, total ? total : 1)))
+        return e;
     for (uint32_t t = 0; t < h->nt; t++) {
-        const weft_emb_table *tb = &h->w.tables[t];
-        if (tb->sharding == WEFT_EMB_DP)
+        h->vbase[t] = h->vsets.n;
+        if (!h->vcount[t])
             continue;
-        uint64_t len = h->nb * tb->pooling, mask;
-        uint32_t *vs = h->vsid + h->tbase[t];
-        const uint64_t *rt = h->rowsT + h->tbase[t];
-        size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
-        if (!m) {
-            memset(vs, 0xff, (size_t)len * sizeof *vs);
-            continue;
-        }
-        uint32_t ng = group_rows(h, t, &mask);
-        memset(h->gval, 0, (size_t)ng * W * sizeof *h->gval);
-        for (size_t e = 0; e < m; e++)
-            if (!(h->list[lo + e].row & STALE))
-                bit_set(h->gval + (size_t)h->egrp[e] * W, h->list[lo + e].g);
-        for (uint32_t q = 0; q < ng; q++) {
-            h->gset[q] = NONE32;
-            for (uint32_t k = 0; k < W; k++)
-                if (h->gval[(size_t)q * W + k])
-                    h->gset[q] = UNSET;
-        }
-        for (uint64_t j = 0; j < len; j++) {
-            uint32_t q = group_of(h, rt[j], mask), v = q == NONE32 ? NONE32 : h->gset[q];
-            if (v == UNSET) {
-                weft_err e = weft__vec_push(&h->vsets, h->gval + (size_t)q * W);
-                if (e)
-                    return e;
-                v = h->gset[q] = (uint32_t)(h->vsets.n - 1);
-            }
-            vs[j] = v;
-        }
+        memcpy((char *)h->vsets.data + h->vsets.n * size,
+               (const char *)h->bg[h->vwho[t]].sets.data + h->voff[t] * size, h->vcount[t] * size);
+        h->vsets.n += h->vcount[t];
     }
     return WEFT_OK;
 }
@@ -814,11 +860,11 @@ static weft_err valid_sets(herald *h)
 
 /* The valid set of lookup k of a bag whose sets start at vs (NULL: no
  * cache): W words, or NULL when no GPU holds a valid copy of the row. */
-static const uint64_t *vset(const herald *h, const uint32_t *vs, uint32_t k)
+static const uint64_t *vset(const herald *h, uint32_t t, const uint32_t *vs, uint32_t k)
 {
     if (!vs || vs[k] == NONE32)
         return NULL;
-    return weft__vec_at(&h->vsets, vs[k]);
+    return weft__vec_at(&h->vsets, h->vbase[t] + vs[k]);
 }
 
 /* Adds to score[] what sample i saves on each GPU. */
@@ -854,7 +900,7 @@ static void score_sample(herald *h, bagger *bg, uint64_t i, uint64_t *score)
                     for (uint32_t q = 0; q < W; q++)
                         m[q] = ~0ull;
                 }
-                const uint64_t *vk = vset(h, vs, k);
+                const uint64_t *vk = vset(h, t, vs, k);
                 for (uint32_t q = 0; q < W; q++)
                     m[q] &= vk ? vk[q] : 0;
             }
@@ -872,7 +918,7 @@ static void score_sample(herald *h, bagger *bg, uint64_t i, uint64_t *score)
         for (uint32_t q = 0; q < W; q++)
             m[q] = tb->pooling ? ~0ull : 0;
         for (uint32_t k = 0; k < tb->pooling; k++) {
-            const uint64_t *vk = vset(h, vs, k);
+            const uint64_t *vk = vset(h, t, vs, k);
             bool any = false;
             for (uint32_t q = 0; q < W; q++) {
                 m[q] &= vk ? vk[q] : 0;
@@ -960,51 +1006,59 @@ static weft_err placement(herald *h, bool *placed, uint64_t *moved)
 
 /* ---- a step ------------------------------------------------------------- */
 
+/* Table t's updates (a weft__par_for item). */
+static weft_err table_updates(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    bagger *b = &h->bg[worker];
+    uint32_t t = (uint32_t)item;
+    const weft_emb_table *tb = &h->w.tables[t];
+    size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
+    if (tb->sharding == WEFT_EMB_DP || !m)
+        return WEFT_OK;
+    uint64_t mask;
+    uint32_t ng = group_rows(h, b, t, &mask), P = tb->pooling;
+    memset(b->gfirst, 0xff, (size_t)ng * sizeof *b->gfirst);
+    memset(b->gmulti, 0, (size_t)ng * sizeof *b->gmulti);
+    const uint64_t *rt = h->rowsT + h->tbase[t];
+    for (uint64_t i = 0; i < h->nb; i++) {
+        uint32_t g = h->place[i];
+        for (uint32_t k = 0; k < P; k++) {
+            uint32_t q = group_of(b, rt[i * P + k], mask);
+            if (q == NONE32)
+                continue;
+            if (b->gfirst[q] == NONE32)
+                b->gfirst[q] = g;
+            else if (b->gfirst[q] != g)
+                b->gmulti[q] = 1;
+        }
+    }
+    for (size_t k = 0; k < m; k++) {
+        listed *l = &h->list[lo + k];
+        uint32_t q = b->egrp[k];
+        if (k + 8 < m) /* copies are read at random: read ahead */
+            __builtin_prefetch(copy_at(h, l[8].g, l[8].x));
+        if (b->gfirst[q] == NONE32 || (!b->gmulti[q] && b->gfirst[q] == l->g))
+            continue;
+        copy *c = copy_at(h, l->g, l->x);
+        if (c->dirty == NONE32)
+            c->dirty = h->step;
+        l->row |= STALE;
+    }
+    return WEFT_OK;
+}
+
 /* Every row looked up in the step is updated: copies elsewhere go dirty
- * (all of them when several GPUs looked the row up). Table by table: the
- * GPU of each row's first lookup, whether another GPU looked it up, then
- * the row's copies. */
+ * (all of them when several GPUs looked the row up). Table by table (in
+ * parallel: a table's copies and listed entries are its own): the GPU of
+ * each row's first lookup, whether another GPU looked it up, then the
+ * row's copies. */
 static weft_err updates(herald *h)
 {
     weft_err e = list_copies(h);
     if (e)
         return e;
-    for (uint32_t t = 0; t < h->nt; t++) {
-        const weft_emb_table *tb = &h->w.tables[t];
-        size_t lo = h->lstart[t], m = h->lstart[t + 1] - lo;
-        if (tb->sharding == WEFT_EMB_DP || !m)
-            continue;
-        uint64_t mask;
-        uint32_t ng = group_rows(h, t, &mask), P = tb->pooling;
-        memset(h->gfirst, 0xff, (size_t)ng * sizeof *h->gfirst);
-        memset(h->gmulti, 0, (size_t)ng * sizeof *h->gmulti);
-        const uint64_t *rt = h->rowsT + h->tbase[t];
-        for (uint64_t i = 0; i < h->nb; i++) {
-            uint32_t g = h->place[i];
-            for (uint32_t k = 0; k < P; k++) {
-                uint32_t q = group_of(h, rt[i * P + k], mask);
-                if (q == NONE32)
-                    continue;
-                if (h->gfirst[q] == NONE32)
-                    h->gfirst[q] = g;
-                else if (h->gfirst[q] != g)
-                    h->gmulti[q] = 1;
-            }
-        }
-        for (size_t k = 0; k < m; k++) {
-            listed *l = &h->list[lo + k];
-            uint32_t q = h->egrp[k];
-            if (k + 8 < m) /* copies are read at random: read ahead */
-                __builtin_prefetch(copy_at(h, l[8].g, l[8].x));
-            if (h->gfirst[q] == NONE32 || (!h->gmulti[q] && h->gfirst[q] == l->g))
-                continue;
-            copy *c = copy_at(h, l->g, l->x);
-            if (c->dirty == NONE32)
-                c->dirty = h->step;
-            l->row |= STALE;
-        }
-    }
-    return WEFT_OK;
+    return weft__par_for(h->nt, h->nbg, table_updates, h);
 }
 
 /* GPU g's bags, in sample order (a weft__par_for item). */
@@ -1245,7 +1299,11 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     for (uint32_t t = 0; t < h.nt; t++)
         h.tbase[t] = h.off[t] * h.nb + (uint64_t)TPAD * t;
     if (cached && p->placement == WEFT_EMB_PLACE_HERALD &&
-        !(h.vsid = weft__malloc(tlen * sizeof *h.vsid)))
+        (!(h.vsid = weft__malloc(tlen * sizeof *h.vsid)) ||
+         !(h.vbase = weft__malloc((size_t)h.nt * sizeof *h.vbase + 1)) ||
+         !(h.voff = weft__malloc((size_t)h.nt * sizeof *h.voff + 1)) ||
+         !(h.vcount = weft__malloc((size_t)h.nt * sizeof *h.vcount + 1)) ||
+         !(h.vwho = weft__malloc((size_t)h.nt * sizeof *h.vwho + 1))))
         goto nomem;
     h.gc = weft__calloc(n, sizeof *h.gc);
     h.score = weft__calloc((size_t)SCORE_SAMPLES * n, sizeof *h.score);
@@ -1271,6 +1329,7 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
         b->blook = weft__calloc(n, sizeof *b->blook);
         b->list = weft__calloc(n, sizeof *b->list);
         b->bkey = weft__calloc(2 * (size_t)n, sizeof *b->bkey);
+        weft__vec_init(&b->sets, (size_t)h.W * sizeof(uint64_t));
         if (!b->hx || !b->bstamp || !b->bmask || !b->bmiss || !b->blook || !b->list || !b->bkey)
             goto nomem;
     }
