@@ -25,6 +25,7 @@
 
 #include "base/alloc.h"
 #include "base/intmath.h"
+#include "base/par.h"
 #include "base/rand.h"
 #include "work/emb_internal.h"
 
@@ -56,6 +57,24 @@ static uint64_t spread_mult(uint64_t rows)
     return a;
 }
 
+/* The zipf weights of ranks 1 .. rows into out, ZIPF_CHUNK ranks a
+ * weft__par_for item (each weight depends on its rank alone). */
+#define ZIPF_CHUNK 65536
+
+typedef struct zipf_fill {
+    weft__zipf z;
+    uint64_t rows, *out;
+} zipf_fill;
+
+static weft_err zipf_chunk(void *ctx, size_t item, unsigned worker)
+{
+    const zipf_fill *f = ctx;
+    (void)worker;
+    uint64_t k0 = (uint64_t)item * ZIPF_CHUNK, count = f->rows - k0;
+    weft__zipf_weights(&f->z, k0 + 1, count < ZIPF_CHUNK ? count : ZIPF_CHUNK, f->out + k0);
+    return WEFT_OK;
+}
+
 static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_diag *d)
 {
     sp->rows = rows;
@@ -84,9 +103,12 @@ static weft_err sampler_build(sampler *sp, uint64_t rows, uint32_t milli, weft_d
     while (bits < 64 && ((rows - 1) >> bits) != 0)
         bits++;
     unsigned shift = bits > 23 ? bits - 23 : 0;
-    weft__zipf z;
-    weft__zipf_init(&z, milli);
-    weft__zipf_weights(&z, 1, rows, sp->cum); /* then summed in place */
+    zipf_fill f;
+    weft__zipf_init(&f.z, milli);
+    f.rows = rows;
+    f.out = sp->cum; /* then summed in place */
+    size_t chunks = (size_t)((rows + ZIPF_CHUNK - 1) / ZIPF_CHUNK);
+    weft__par_for(chunks, weft__par_workers(chunks), zipf_chunk, &f);
     uint64_t sum = 0;
     for (uint64_t k = 0; k < rows; k++) {
         uint64_t w = sp->cum[k] >> shift;
