@@ -35,6 +35,17 @@
  * next step's placement (the bags, which change the copies, come between
  * them).
  *
+ * The lookups of a step are drawn table by table (each table has its own
+ * generator: weft__emb_draws_table) into rowsT, then copied sample-major
+ * into rows. Four loops run on threads (base/par.h), each giving the same
+ * bytes whatever their number: the tables' draws; the GPUs' bags (a GPU's
+ * bags touch its own cache and its own rows of the matrices; each thread
+ * counts in its bagger, summed after); the placement's scores (a sample's
+ * depend on the valid sets alone; the greedy pass over them stays in
+ * sample order); and the table passes (a table's valid sets, numbered
+ * from the table's first and gathered in table order; a table's updates,
+ * which touch its own copies).
+ *
  * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags
  * against the caches (hits, misses, admissions; the measured step adds to
  * the matrices), (3) the updates: every row looked up in the step is
