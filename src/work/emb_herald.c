@@ -528,7 +528,7 @@ static void push_part(herald *h, uint64_t *m, uint32_t t, uint32_t o, uint32_t g
 
 /* One remote lookup of key by g: *hit (then the copy joins the bag's hit
  * list), and the copy (NONE32 if absent). */
-HOT uint32_t lookup(herald *h, bagger *r, uint32_t g, uint64_t key, bool *hit)
+HOT uint32_t cache_lookup(herald *h, bagger *r, uint32_t g, uint64_t key, bool *hit)
 {
     *hit = false;
     if (h->measure)
@@ -617,7 +617,7 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
         uint64_t miss = 0, mkey = 0;
         uint32_t mx = NONE32;
         for (uint32_t k = 0; k < P; k++) {
-            uint32_t x = lookup(h, b, g, key0 | rows[k], &hit);
+            uint32_t x = cache_lookup(h, b, g, key0 | rows[k], &hit);
             if (!hit) {
                 miss++;
                 mkey = key0 | rows[k];
@@ -643,7 +643,7 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
             b->blook[o]++;
             if (o == g)
                 continue;
-            uint32_t x = lookup(h, b, g, key0 | rows[k], &hit);
+            uint32_t x = cache_lookup(h, b, g, key0 | rows[k], &hit);
             if (!hit) {
                 b->bmiss[o]++;
                 b->bkey[2 * (size_t)o] = key0 | rows[k];

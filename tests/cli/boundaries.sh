@@ -35,7 +35,7 @@ allowed() {
 # added here, so that its place in the order is decided, not assumed.
 owner() {
     case $1 in
-    err.h | log.h | rat.h) echo base ;;
+    err.h | log.h | rat.h | threads.h) echo base ;;
     topo.h | host.h | maxflow.h | paths.h | cost.h) echo topo ;;
     plan.h | exec_model.h | protocol.h | traffic.h) echo plan ;;
     synth.h | bvn.h | compress.h) echo synth ;;
