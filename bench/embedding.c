@@ -4,16 +4,19 @@
  * cache model (100,000 rows a GPU, 4 steps of staleness); and the
  * time to build the forward matrix of 128 GPUs x 1,000 tables for each
  * sharding (1M-row tables of dim 128, fp32; 64 samples per GPU; 4 lookups
- * a sample and table, zipf 1.05). Wall and CPU seconds, and peak memory:
- * on a shared machine the CPU time is the figure to read. Never fails on
- * time. Usage: bench_embedding [LOOKUPS_M [GPUS [TABLES]]] (defaults 20
- * 128 1000). */
+ * a sample and table, zipf 1.05; sparse row-wise draws its tables on
+ * weft_threads_get() threads, set from WEFT_THREADS here as the weft
+ * command does). Wall and CPU seconds, and peak memory: on a shared
+ * machine the CPU time is the figure to read. Never fails on time.
+ * Usage: bench_embedding [LOOKUPS_M [GPUS [TABLES]]] (defaults 20 128
+ * 1000). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "weft/embedding.h"
+#include "weft/threads.h"
 
 static long peak_mib(void)
 {
@@ -172,6 +175,12 @@ int main(int argc, char **argv)
     uint64_t millions = argc > 1 ? strtoull(argv[1], NULL, 10) : 20;
     uint32_t gpus = argc > 2 ? (uint32_t)atoi(argv[2]) : 128;
     uint32_t tables = argc > 3 ? (uint32_t)atoi(argv[3]) : 1000;
+    const char *th = getenv("WEFT_THREADS");
+    if (th && weft_threads_set((unsigned)strtoul(th, NULL, 10))) {
+        fprintf(stderr, "bench_embedding: WEFT_THREADS '%s': 1 to %d\n", th, WEFT_THREADS_MAX);
+        return 2;
+    }
+    printf("%u threads (WEFT_THREADS, as the weft command reads it)\n", weft_threads_get());
     int rc = replay(millions);
     rc |= build(gpus, tables, WEFT_EMB_TW, false);
     rc |= build(gpus, tables, WEFT_EMB_CW, false);

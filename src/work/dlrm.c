@@ -134,27 +134,6 @@ static void dense(const weft_gpu *g, const weft_dlrm *m, weft_dlrm_result *r)
     r->dense_ar_bytes = 4 * params;
 }
 
-/* Row-wise lookups counted per owner while the matrix is built: the
- * generator's lookups go to the accumulator unchecked
- * (weft__emb_acc_add_drawn), which names each row-wise row's owner. */
-typedef struct rw_count {
-    weft_emb_acc *acc;
-    const weft_dlrm *m;
-    uint64_t *row_bytes; /* per GPU: bytes of looked-up rows it reads */
-} rw_count;
-
-static weft_err count_rw(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
-{
-    (void)d;
-    rw_count *rc = ctx;
-    uint32_t o = weft__emb_acc_add_drawn(rc->acc, s, t, r);
-    if (o != UINT32_MAX) {
-        const weft_emb_table *tb = &rc->m->emb.tables[t];
-        rc->row_bytes[o] += (uint64_t)tb->dim * tb->dtype_bytes;
-    }
-    return WEFT_OK;
-}
-
 /* The forward matrix, and per GPU the bytes of rows it reads and of table
  * it holds. */
 static weft_err embedding(const weft_dlrm *m, weft_emb_result *er, uint64_t *row_bytes,
@@ -162,7 +141,6 @@ static weft_err embedding(const weft_dlrm *m, weft_emb_result *er, uint64_t *row
 {
     const weft_emb_workload *w = &m->emb;
     uint64_t N = w->gpus, B = w->batch, slot = 0;
-    bool any_rw = false;
     *dp_out = 0;
     for (uint32_t t = 0; t < w->ntables; t++) {
         const weft_emb_table *tb = &w->tables[t];
@@ -186,7 +164,6 @@ static weft_err embedding(const weft_dlrm *m, weft_emb_result *er, uint64_t *row
                 uint64_t hi = lo + blk < tb->rows ? lo + blk : tb->rows;
                 mem[o] += (hi - lo) * D * E;
             }
-            any_rw = true;
             break;
         }
         case WEFT_EMB_DP:
@@ -198,14 +175,14 @@ static weft_err embedding(const weft_dlrm *m, weft_emb_result *er, uint64_t *row
             break;
         }
     }
-    if (!any_rw)
-        return weft_emb_forward(w, er, d);
+    /* Row-wise lookups counted per owner while the matrix is built, the
+     * tables on threads (the same sums at any number of threads); the
+     * other tables' lookups counted, not drawn. */
     weft_emb_acc *a;
     weft_err e = weft_emb_acc_new(w, &a, d);
     if (e)
         return e;
-    rw_count rc = {a, m, row_bytes};
-    if (!(e = weft_emb_generate(w, count_rw, &rc, d)))
+    if (!(e = weft__emb_acc_draw_rw(a, row_bytes, d)))
         e = weft_emb_acc_finish(a, er, d);
     weft_emb_acc_free(a);
     return e;

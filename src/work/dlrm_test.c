@@ -8,6 +8,7 @@
 #include "topo/testing_topo.h"
 #include "weft/dlrm.h"
 #include "weft/synth.h"
+#include "weft/threads.h"
 #include "work/testing_work.h"
 #include "work/work_internal.h"
 
@@ -373,6 +374,91 @@ static void test_cache_memory(void)
  * of a matrix and its transpose takes the first's time, and simulating the
  * transpose alone gives it within rounding; on a directed one (de Bruijn)
  * the transpose is simulated. */
+/* The generator's lookups, each row-wise one's D*E to its owner, and the
+ * matrix through weft_emb_acc_add: the sequential reference of the
+ * step's embedding counts. */
+typedef struct rw_ref {
+    weft_emb_acc *a;
+    const weft_emb_workload *w;
+    uint64_t row_bytes[4];
+} rw_ref;
+
+static weft_err rw_ref_add(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    rw_ref *p = ctx;
+    const weft_emb_table *tb = &p->w->tables[t];
+    uint64_t blk = (tb->rows + p->w->gpus - 1) / p->w->gpus;
+    if (tb->sharding == WEFT_EMB_RW)
+        p->row_bytes[r / blk] += (uint64_t)tb->dim * tb->dtype_bytes;
+    return weft_emb_acc_add(p->a, s, t, r, d);
+}
+
+/* Sparse and dense row-wise steps with table-wise and data-parallel tables
+ * beside, pooling up to 3: the lookups, the all-to-all's bytes and the
+ * busiest GPU's row bytes are the reference's (4 GPUs: the table-wise
+ * table on GPU 0 reads N*B*P*D*E = 4*5*2*16 rows' bytes there, the
+ * data-parallel one B*P*D*E = 5*1*16 on each and writes B*D*E = 80), and
+ * every figure of the step is the same at 1, 3 and 8 threads. */
+static void test_rw_threads(void)
+{
+    weft_gpu g;
+    weft_topo *t = NULL;
+    weft_work_ctx *c = weft__test_work_ctx("switch:4,bw=100", "a100-80g", &g, &t);
+    if (!c)
+        return;
+    weft_dlrm m;
+    small(&m, WEFT_EMB_RW);
+    weft_emb_table tb[5] = {
+        {1000, 4, 3, 4, 1050, WEFT_EMB_RW, 1}, {37, 4, 1, 4, 0, WEFT_EMB_RW, 1},
+        {100, 4, 2, 4, 0, WEFT_EMB_TW, 1},     {50, 4, 1, 4, 0, WEFT_EMB_DP, 1},
+        {5000, 4, 2, 2, 800, WEFT_EMB_RW, 1},
+    };
+    m.emb = (weft_emb_workload){4, 5, 5, tb, 7, false};
+    for (int dense = 0; dense < 2; dense++) {
+        m.emb.rw_dense = dense;
+        rw_ref ref = {NULL, &m.emb, {4 * 5 * 2 * 16 + 80, 80, 80, 80}};
+        weft_emb_result want;
+        CHECK_ERR(weft_emb_acc_new(&m.emb, &ref.a, NULL), WEFT_OK);
+        CHECK_ERR(weft_emb_generate(&m.emb, rw_ref_add, &ref, NULL), WEFT_OK);
+        CHECK_ERR(weft_emb_acc_finish(ref.a, &want, NULL), WEFT_OK);
+        weft_emb_acc_free(ref.a);
+        uint64_t a2a = 0, max_send = 0, best = 0, fwd = 0;
+        uint32_t busiest = 0;
+        for (uint32_t i = 0; i < 4; i++) {
+            uint64_t sent = weft_traffic_send(&want.forward, i), outb = sent + 80;
+            uint64_t off = sent - weft_traffic_at(&want.forward, i, i);
+            a2a += off;
+            max_send = off > max_send ? off : max_send;
+            uint64_t f = ref.row_bytes[i] + outb, b = 2 * ref.row_bytes[i] + outb;
+            if (i == 0 || f + b > best) {
+                best = f + b;
+                busiest = i;
+                fwd = f;
+            }
+        }
+        weft_emb_result_free(&want);
+        static const unsigned threads[] = {1, 3, 8};
+        weft_dlrm_result r[3];
+        for (int k = 0; k < 3; k++) {
+            weft_threads_set(threads[k]);
+            CHECK_ERR(weft_dlrm_step(c, &m, &r[k], NULL), WEFT_OK);
+            CHECK_INT(r[k].lookups, 4 * 5 * 9);
+            CHECK_INT(r[k].a2a_bytes, a2a);
+            CHECK_INT(r[k].a2a_max_send, max_send);
+            CHECK_INT(r[k].busiest, busiest);
+            CHECK_INT(r[k].lookup_fwd_bytes, fwd);
+            CHECK_INT(r[k].lookup_bwd_bytes, best - fwd);
+            CHECK(r[k].step_s == r[0].step_s && r[k].a2a_fwd_s == r[0].a2a_fwd_s &&
+                  r[k].a2a_bwd_s == r[0].a2a_bwd_s && r[k].lookup_fwd_s == r[0].lookup_fwd_s);
+        }
+        /* The row-wise tables move something off the diagonal. */
+        CHECK(a2a > 4 * 3 * 5 * 16);
+    }
+    weft_threads_set(0);
+    weft_work_ctx_free(c);
+    weft_topo_free(t);
+}
+
 static void test_transpose(void)
 {
     static const char *const specs[] = {"a100:2", "debruijn:2,4"};
@@ -418,6 +504,7 @@ int main(void)
     test_cache_memory();
     test_herald();
     test_small_tw();
+    test_rw_threads();
     test_errors();
     test_mlperf();
     bench_big();

@@ -16,12 +16,19 @@
  * in cache where the marks (one per table and block: 1 MB at 1,000 tables
  * and 128 GPUs) are read at random and missed about once a lookup: the
  * 128-GPU sparse row-wise step of bench/dlrm.c spent 0.2 CPU s there on
- * 8.2 M lookups. The same bags, the same blocks, the same sums. */
+ * 8.2 M lookups. The same bags, the same blocks, the same sums.
+ *
+ * A whole row-wise table's bags (weft__emb_acc_table) follow the same
+ * rule into a thread's own tally (its matrix, stamps and bag number), so
+ * that tables can be counted on different threads and their integer sums
+ * added after: emb_fwd.c. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "work/emb_internal.h"
+
+__extension__ typedef unsigned __int128 u128;
 
 struct weft_emb_acc {
     weft_emb_workload w; /* tables points at `tables` below */
@@ -226,6 +233,44 @@ uint32_t weft__emb_acc_add_drawn(weft_emb_acc *a, uint64_t s, uint32_t t, uint64
         a->fwd.bytes[(size_t)o * a->w.gpus + a->col] += (uint64_t)tb->dim * tb->dtype_bytes;
     }
     return o;
+}
+
+void weft__emb_acc_table(const weft_emb_acc *a, uint32_t t, uint64_t s0, uint64_t ns,
+                         const uint64_t *rows, weft__emb_tally *y)
+{
+    const weft_emb_table *tb = &a->tables[t];
+    uint64_t vec = (uint64_t)tb->dim * tb->dtype_bytes, blk = a->block[t], B = a->w.batch;
+    uint64_t recip = UINT64_MAX / blk;
+    uint32_t P = tb->pooling;
+    bool sparse = a->rw_slot[t] != UINT32_MAX;
+    for (uint64_t s = s0; s < s0 + ns; s++, rows += P) {
+        uint64_t bag = ++y->bag, *col = sparse ? y->fwd + s / B * y->g_step : NULL;
+        for (uint32_t k = 0; k < P; k++) {
+            /* rows[k] / blk without a division: for r < 2^40 the
+             * quotient r * recip / 2^64 is short of r / blk by less than
+             * 1, so one step up at most (Barrett, as emb_gen.c's rows). */
+            uint64_t r = rows[k], q = (uint64_t)(((u128)r * recip) >> 64);
+            q += r - q * blk >= blk;
+            uint32_t o = (uint32_t)q;
+            if (y->row_bytes)
+                y->row_bytes[o] += vec;
+            if (sparse) { /* without a branch: whether o is new is a coin */
+                uint64_t fresh = y->stamp[o] != bag;
+                y->stamp[o] = bag;
+                col[o * y->o_step] += vec & (0 - fresh);
+            }
+        }
+    }
+}
+
+uint64_t *weft__emb_acc_matrix(weft_emb_acc *a)
+{
+    return a->fwd.bytes;
+}
+
+void weft__emb_acc_count(weft_emb_acc *a, uint64_t lookups)
+{
+    a->lookups += lookups;
 }
 
 weft_err weft_emb_acc_finish(weft_emb_acc *a, weft_emb_result *out, weft_diag *d)

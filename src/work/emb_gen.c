@@ -1,5 +1,5 @@
-/* The lookup generator, the matrix of its lookups and the trace writer
- * (weft/embedding.h).
+/* The lookup generator and the trace writer (weft/embedding.h; the
+ * matrix of its lookups is emb_fwd.c's).
  *
  * A zipf table draws from the cumulative sums of its rows' integer weights
  * (base/rand.h, rank k has floor(2^40 / k^s)): a draw is an exact integer
@@ -252,21 +252,25 @@ void weft__emb_draws_free(weft__emb_draws *ds)
     weft__free(ds);
 }
 
-/* DRAWS at a time in three parts, as weft_emb_generate_steps. */
+/* DRAWS at a time in three parts, as weft_emb_generate_steps. The
+ * table's generator is drawn from a copy on the stack and written back
+ * once: two tables' generators share a cache line, and threads drawing
+ * neighbouring tables would take it from each other at every draw. */
 void weft__emb_draws_table(weft__emb_draws *ds, uint32_t t, uint64_t n, uint64_t *out)
 {
     const sampler *sp = &ds->s.sp[ds->s.of[t]];
-    weft__rng *g = &ds->g[t];
+    weft__rng g = ds->g[t];
     uint64_t u[DRAWS], k[DRAWS];
     for (uint64_t at = 0; at < n; at += DRAWS) {
         uint32_t nq = n - at < DRAWS ? (uint32_t)(n - at) : DRAWS;
         for (uint32_t j = 0; j < nq; j++)
-            u[j] = draw_u(sp, g);
+            u[j] = draw_u(sp, &g);
         for (uint32_t j = 0; j < nq; j++)
             k[j] = draw_guide(sp, u[j]);
         for (uint32_t j = 0; j < nq; j++)
             out[at + j] = draw_row(sp, u[j], k[j]);
     }
+    ds->g[t] = g;
 }
 
 weft_err weft_emb_generate(const weft_emb_workload *w, weft_emb_lookup_fn fn, void *ctx,
@@ -334,35 +338,6 @@ weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, wef
     weft__free(g);
 free_samplers:
     samplers_free(&s);
-    return e;
-}
-
-static weft_err to_acc(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
-{
-    return weft_emb_acc_add(ctx, s, t, r, d);
-}
-
-weft_err weft_emb_forward(const weft_emb_workload *w, weft_emb_result *out, weft_diag *d)
-{
-    weft_emb_acc *a;
-    weft_err e = weft_emb_acc_new(w, &a, d);
-    if (e)
-        return e;
-    /* Only sparse row-wise tables read the lookups; without one, the
-     * lookups are counted, not drawn. */
-    bool draw = false;
-    uint64_t pooled = 0;
-    for (uint32_t t = 0; t < w->ntables; t++) {
-        draw |= w->tables[t].sharding == WEFT_EMB_RW && !w->rw_dense;
-        pooled += w->tables[t].pooling;
-    }
-    if (draw)
-        e = weft_emb_generate(w, to_acc, a, d);
-    if (!e)
-        e = weft_emb_acc_finish(a, out, d);
-    if (!e && !draw)
-        out->lookups = (uint64_t)w->gpus * w->batch * pooled;
-    weft_emb_acc_free(a);
     return e;
 }
 

@@ -9,6 +9,7 @@
 #include "base/rand.h"
 #include "base/testing.h"
 #include "weft/embedding.h"
+#include "weft/threads.h"
 #include "work/emb_internal.h"
 
 /* Checks m row by row against want (n*n entries). */
@@ -661,6 +662,162 @@ static void test_drawn(void)
     }
 }
 
+/* weft__emb_acc_table by hand, test_drawn's case: sample 0 reads rows 0,
+ * 1, 0 (block 0 once), sample 1 rows 3, 0, 2 (blocks 1 and 0): the
+ * matrix {8, 8, 0, 8}, counted by column (o_step 1) and in the forward
+ * matrix's layout; row bytes 4 lookups of 8 on GPU 0, 2 on GPU 1. Two
+ * calls of one sample each give the same as one of two. */
+static void test_table_tally(void)
+{
+    weft_emb_table one = {
+        .rows = 4, .dim = 2, .pooling = 3, .dtype_bytes = 4, .sharding = WEFT_EMB_RW};
+    weft_emb_workload w1 = {.gpus = 2, .batch = 1, .ntables = 1, .tables = &one};
+    weft_emb_acc *a;
+    weft_diag d;
+    CHECK_ERR(weft_emb_acc_new(&w1, &a, &d), WEFT_OK);
+    static const uint64_t rows[] = {0, 1, 0, 3, 0, 2};
+    for (int layout = 0; layout < 2; layout++)
+        for (int split = 0; split < 2; split++) {
+            uint64_t fwd[4] = {0}, rb[2] = {0}, stamp[2] = {0};
+            weft__emb_tally y = {fwd, layout ? 1 : 2, layout ? 2 : 1, rb, stamp, 0};
+            if (split) {
+                weft__emb_acc_table(a, 0, 0, 1, rows, &y);
+                weft__emb_acc_table(a, 0, 1, 1, rows + 3, &y);
+            } else {
+                weft__emb_acc_table(a, 0, 0, 2, rows, &y);
+            }
+            /* (o, g) = (0, 0), (0, 1), (1, 0), (1, 1). */
+            CHECK_INT(fwd[0], 8);
+            CHECK_INT(fwd[layout ? 2 : 1], 8);
+            CHECK_INT(fwd[layout ? 1 : 2], 0);
+            CHECK_INT(fwd[3], 8);
+            CHECK_INT(rb[0], 4 * 8);
+            CHECK_INT(rb[1], 2 * 8);
+            CHECK_INT(y.bag, 2);
+        }
+    /* Dense row-wise: no matrix (the shares are fixed), the row bytes. */
+    weft_emb_acc_free(a);
+    w1.rw_dense = true;
+    CHECK_ERR(weft_emb_acc_new(&w1, &a, &d), WEFT_OK);
+    uint64_t rb[2] = {0}, stamp[2] = {0};
+    weft__emb_tally y = {NULL, 2, 1, rb, stamp, 0};
+    weft__emb_acc_table(a, 0, 0, 2, rows, &y);
+    CHECK_INT(rb[0], 4 * 8);
+    CHECK_INT(rb[1], 2 * 8);
+    weft_emb_acc_free(a);
+}
+
+/* The generator's lookups through weft_emb_acc_add and, per row-wise
+ * lookup, D*E to its owner: the reference weft__emb_acc_draw_rw must
+ * match. */
+typedef struct ref_rw {
+    weft_emb_acc *a;
+    const weft_emb_workload *w;
+    uint64_t *row_bytes;
+} ref_rw;
+
+static weft_err ref_add(void *ctx, uint64_t s, uint32_t t, uint64_t r, weft_diag *d)
+{
+    ref_rw *p = ctx;
+    const weft_emb_table *tb = &p->w->tables[t];
+    uint64_t n = p->w->gpus, blk = (tb->rows + n - 1) / n;
+    if (tb->sharding == WEFT_EMB_RW)
+        p->row_bytes[r / blk] += (uint64_t)tb->dim * tb->dtype_bytes;
+    return weft_emb_acc_add(p->a, s, t, r, d);
+}
+
+/* w's matrix, lookups, all-reduce bytes and row-wise row bytes (n words)
+ * from weft_emb_forward and weft__emb_acc_draw_rw at 1, 3 and 8 threads
+ * against the sequential reference. */
+static void check_threads(const weft_emb_workload *w, int line)
+{
+    uint32_t n = w->gpus;
+    size_t nn = (size_t)n * n;
+    weft_diag d;
+    ref_rw ref = {NULL, w, calloc(n, 8)};
+    weft_emb_result want, got;
+    CHECK_ERR(weft_emb_acc_new(w, &ref.a, &d), WEFT_OK);
+    CHECK_ERR(weft_emb_generate(w, ref_add, &ref, &d), WEFT_OK);
+    CHECK_ERR(weft_emb_acc_finish(ref.a, &want, &d), WEFT_OK);
+    weft_emb_acc_free(ref.a);
+    static const unsigned threads[] = {1, 3, 8};
+    uint64_t *rb = calloc(n, 8);
+    for (int k = 0; k < 3; k++) {
+        weft_threads_set(threads[k]);
+        CHECK_ERR(weft_emb_forward(w, &got, &d), WEFT_OK);
+        bool same = memcmp(got.forward.bytes, want.forward.bytes, nn * 8) == 0;
+        if (!same)
+            fprintf(stderr, "line %d: %u threads: the matrix differs\n", line, threads[k]);
+        CHECK(same);
+        CHECK_INT(got.lookups, want.lookups);
+        CHECK_INT(got.allreduce_bytes, want.allreduce_bytes);
+        weft_emb_result_free(&got);
+        /* With the row bytes (as the DLRM step), added to what is there. */
+        weft_emb_acc *a;
+        CHECK_ERR(weft_emb_acc_new(w, &a, &d), WEFT_OK);
+        for (uint32_t i = 0; i < n; i++)
+            rb[i] = i;
+        CHECK_ERR(weft__emb_acc_draw_rw(a, rb, &d), WEFT_OK);
+        CHECK_ERR(weft_emb_acc_finish(a, &got, &d), WEFT_OK);
+        weft_emb_acc_free(a);
+        CHECK(memcmp(got.forward.bytes, want.forward.bytes, nn * 8) == 0);
+        CHECK_INT(got.lookups, want.lookups);
+        uint64_t bad = 0;
+        for (uint32_t i = 0; i < n; i++)
+            bad += rb[i] != ref.row_bytes[i] + i;
+        CHECK_INT(bad, 0);
+        weft_emb_result_free(&got);
+    }
+    weft_threads_set(0);
+    weft_emb_result_free(&want);
+    free(rb);
+    free(ref.row_bytes);
+}
+
+/* Row-wise tables drawn on threads: a mix of shardings with several
+ * row-wise tables (zipf and uniform, pooling 0 to 5, one with more lookups
+ * in a bag than a chunk holds, more tables than threads), sparse and
+ * dense; 2,900 GPUs, where a thread's matrix would pass the scratch
+ * bound and one thread counts into the accumulator's; and 130. */
+static void test_threads(void)
+{
+    weft_emb_table tb[12];
+    weft__rng g;
+    weft__rng_seed(&g, 5, 0);
+    static const weft_emb_sharding kinds[] = {WEFT_EMB_RW, WEFT_EMB_RW, WEFT_EMB_TW,
+                                              WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_DP};
+    for (uint32_t t = 0; t < 12; t++)
+        tb[t] = (weft_emb_table){.rows = 1 + weft__rng_below(&g, 3000),
+                                 .dim = 1 + (uint32_t)weft__rng_below(&g, 16),
+                                 .pooling = (uint32_t)weft__rng_below(&g, 6),
+                                 .dtype_bytes = 1u << weft__rng_below(&g, 3),
+                                 .zipf_milli = t % 3 ? 1050 : 0,
+                                 .sharding = kinds[t % 6],
+                                 .col_shards = 2};
+    tb[1].pooling = 9000; /* beyond a chunk of 8192 rows: a bag at a time */
+    tb[1].rows = 50;
+    tb[7].pooling = 0;
+    for (int dense = 0; dense < 2; dense++) {
+        weft_emb_workload w = {
+            .gpus = 7, .batch = 13, .ntables = 12, .tables = tb, .seed = 3, .rw_dense = dense};
+        check_threads(&w, __LINE__);
+    }
+    weft_emb_table big[2] = {
+        {.rows = 100000,
+         .dim = 2,
+         .pooling = 3,
+         .dtype_bytes = 2,
+         .zipf_milli = 900,
+         .sharding = WEFT_EMB_RW},
+        {.rows = 5000, .dim = 4, .pooling = 1, .dtype_bytes = 4, .sharding = WEFT_EMB_RW},
+    };
+    weft_emb_workload w = {.gpus = 2900, .batch = 1, .ntables = 2, .tables = big, .seed = 8};
+    check_threads(&w, __LINE__);
+    w.gpus = 130; /* threads' matrices added in tiles of 64 x 64, and part ones */
+    w.batch = 3;
+    check_threads(&w, __LINE__);
+}
+
 static void test_oom(void)
 {
     weft_emb_table tb[2] = {
@@ -687,6 +844,8 @@ int main(void)
     test_generator();
     test_cache();
     test_drawn();
+    test_table_tally();
+    test_threads();
     test_oom();
     return weft_test_done();
 }
