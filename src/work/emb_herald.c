@@ -1196,12 +1196,18 @@ static weft_err base_matrix(herald *h, weft_diag *d)
     if (e)
         return e;
     /* Only row-wise lookups change its matrix (the other shares do not
-     * depend on the lookups), given in the generator's order. */
-    for (uint64_t i = 0; i < h->nb; i++)
-        for (uint32_t t = 0; t < h->nt; t++)
-            if (h->w.tables[t].sharding == WEFT_EMB_RW)
-                for (uint32_t k = 0; k < h->w.tables[t].pooling; k++)
-                    weft__emb_acc_add_drawn(a, i, t, h->rows[i * h->per + h->off[t] + k]);
+     * depend on the lookups): each table's bags, in rowsT's order. */
+    uint64_t *bags = weft__calloc(h->n, sizeof *bags); /* the tally's bag stamps */
+    if (!bags) {
+        weft_emb_acc_free(a);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    weft__emb_tally y = {weft__emb_acc_matrix(a), h->n, 1, NULL, bags, 0};
+    for (uint32_t t = 0; t < h->nt; t++)
+        if (h->w.tables[t].sharding == WEFT_EMB_RW)
+            weft__emb_acc_table(a, t, 0, h->nb, h->rowsT + h->tbase[t], &y);
+    weft__free(bags);
+    weft__emb_acc_count(a, h->nb * h->per);
     weft_emb_result er;
     if (!e && !(e = weft_emb_acc_finish(a, &er, d)))
         h->out->forward_base = er.forward;
