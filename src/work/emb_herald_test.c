@@ -536,6 +536,25 @@ static void test_base(void)
     CHECK(r.transfers_base > 24 + 4 * 24);
     weft_emb_herald_free(&r);
     weft_emb_result_free(&er);
+    /* Several row-wise tables (pooling 0 to 5, one of fewer rows than
+     * GPUs) with a cache and Herald's placement: the plain matrix is still
+     * the accumulator's of the same lookups. */
+    weft_emb_table rw[5] = {
+        {100, 8, 3, 4, 1050, WEFT_EMB_RW, 1}, {3, 4, 5, 2, 0, WEFT_EMB_RW, 1},
+        {30, 4, 2, 2, 0, WEFT_EMB_TW, 1},     {1000, 2, 0, 4, 1200, WEFT_EMB_RW, 1},
+        {50, 4, 1, 4, 900, WEFT_EMB_RW, 1},
+    };
+    weft_emb_workload w2 = {5, 6, 5, rw, 11, false};
+    weft_emb_herald_params p2 = {8, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_HERALD, 0};
+    CHECK_ERR(weft_emb_herald(&w2, &p2, &r, &d), WEFT_OK);
+    CHECK_ERR(weft_emb_forward(&w2, &er, &d), WEFT_OK);
+    diff = 0;
+    for (uint32_t i = 0; i < 25; i++)
+        diff += r.forward_base.bytes[i] != er.forward.bytes[i];
+    CHECK_INT(diff, 0);
+    CHECK_INT(r.lookups, 5 * 6 * 11);
+    weft_emb_herald_free(&r);
+    weft_emb_result_free(&er);
 }
 
 /* The placement moves no more bytes than the drawn samples: always without
