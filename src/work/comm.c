@@ -689,7 +689,12 @@ weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *o
  * keep their routes and scratch per call); then, in matrix order again,
  * does what the calls would have done to the context (counters, choices,
  * the last matrix). The times are those of the calls: each is one
- * deterministic simulation of the same plan. */
+ * deterministic simulation of the same plan. (One difference: where
+ * remembering a matrix runs out of memory, the calls would simulate its
+ * transpose, which the batch takes from it, the same within rounding.)
+ * A ranking runs its candidates on threads of its own as well
+ * (weft_choose), so a batch of rankings has up to threads x threads at
+ * once (at most the matrices x the candidates). */
 
 typedef enum batch_kind {
     BATCH_ZERO,   /* nothing crosses */
