@@ -151,7 +151,8 @@ typedef struct weft_choose_opts {
     const char *max_ops_flag;   /* named in the limit's message (weft_choose_build) */
     /* Called before each build and simulation with what is done
      * ("building ring (1 of 9)", "ring at 1048576 (1M) (1 of 9)"); may be
-     * NULL. */
+     * NULL. The candidates run at once: it is called from any of
+     * weft_choose's threads, one call at a time. */
     void (*progress)(void *arg, const char *what);
     void *progress_arg;
 } weft_choose_opts;
@@ -187,7 +188,9 @@ typedef struct weft_ranking {
  * simulate are kept with the reason (unless fail_on_sim). Candidates that
  * would run exactly what an earlier one ran (the same plan and protocol:
  * nccl's choice is often rings:auto's plan) take its result without
- * simulating again. WEFT_ENOMEM, WEFT_EINVAL for no size or for a name in
+ * simulating again. The candidates are built and simulated at once on
+ * weft_threads_get() threads (weft/threads.h), the ranking the same to the
+ * bit at any count. WEFT_ENOMEM, WEFT_EINVAL for no size or for a name in
  * o->names of 32 characters or more (naming it); *out is released with
  * weft_ranking_fini. */
 WEFT_API weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes,

@@ -1,6 +1,7 @@
 /* The schedule registry's candidates ranked by simulation (weft/choose.h,
  * "The ranking"). Moved here from the CLI's `sim --compare`, whose ranking
  * `plan --compare`, `tune` and `step` now share. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/map.h"
+#include "base/par.h"
 #include "base/size_text.h"
 #include "weft/choose.h"
 
@@ -20,18 +22,68 @@ void weft_choose_opts_init(weft_choose_opts *o, const weft_topo *t)
     o->purpose = WEFT_SCHED_FOR_COMPARE;
 }
 
-static void progress(const weft_choose_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void progress(const weft_choose_opts *o, const char *fmt, ...)
+/* ---- The candidates on threads -------------------------------------------
+ *
+ * weft_choose builds and simulates its candidates at once (weft__par_for,
+ * one candidate an item) with the results of one after another, to the
+ * bit: each candidate writes its own weft_choice, and the one shared
+ * decision, whether candidate i takes an earlier candidate j's result
+ * (same_run), waits for what it reads. Every candidate that has a digest
+ * (a plan, not nccl's) publishes it as soon as its plan is built
+ * (CAND_BUILT); i, its own plan built, waits for each j < i to be built,
+ * and only for a j of an equal digest until j is done (CAND_DONE), then
+ * applies the rule of the sequential loop to j's final result. An item
+ * waits only on smaller items, which were taken before it and run to
+ * their end, so the waits always end. The progress callback is called
+ * under the same lock, one call at a time (from any of the threads). The
+ * memory is up to one plan per thread instead of one. */
+
+typedef enum cand_state { CAND_PENDING, CAND_BUILT, CAND_DONE } cand_state;
+
+typedef struct choose_run {
+    const weft_topo *t;
+    weft_coll coll;
+    const uint64_t *sizes;
+    size_t nsizes;
+    const weft_choose_opts *o;
+    weft_choice *c;
+    size_t n;
+    cand_state *state; /* n, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} choose_run;
+
+static void progress(choose_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(choose_run *r, const char *fmt, ...)
 {
-    if (!o->progress)
+    if (!r->o->progress)
         return;
     char buf[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    o->progress(o->progress_arg, buf);
+    pthread_mutex_lock(&r->lock);
+    r->o->progress(r->o->progress_arg, buf);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Candidate i reached state st: what it wrote to r->c[i] before is
+ * visible to whoever sees st. */
+static void publish(choose_run *r, size_t i, cand_state st)
+{
+    pthread_mutex_lock(&r->lock);
+    r->state[i] = st;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void await(choose_run *r, size_t j, cand_state st)
+{
+    pthread_mutex_lock(&r->lock);
+    while (r->state[j] < st)
+        pthread_cond_wait(&r->cond, &r->lock);
+    pthread_mutex_unlock(&r->lock);
 }
 
 /* NCCL's algorithm for an in-network kind. */
@@ -206,12 +258,17 @@ static void plan_digest(const weft_plan *p, uint64_t h[2])
  * so running i would give j's result bit for bit: on a100:2 at 1 GiB
  * NCCL's choice is rings:16, the plan that rings:auto has just run. Each
  * candidate's plan is freed once it is simulated (only its digest is
- * kept), so the peak memory is that of the largest plan, not of all plans
- * together. */
-static size_t same_run(weft_choice *c, const weft_candidate *a, size_t i, size_t s, size_t n,
-                       const weft_topo *t, weft_coll coll, uint64_t size, const weft_sim_opts *eff,
-                       const weft_sim_opts *base)
+ * kept), so the peak memory is that of the largest plan a thread, not of
+ * all plans together. On threads, j is waited for (above, "The
+ * candidates on threads"): built for its digest, done for its result. */
+static size_t same_run(choose_run *run, const weft_candidate *a, size_t i, size_t s, uint64_t size,
+                       const weft_sim_opts *eff)
 {
+    weft_choice *c = run->c;
+    const weft_topo *t = run->t;
+    const weft_sim_opts *base = &run->o->sim;
+    weft_coll coll = run->coll;
+    size_t n = run->n;
     const weft_plan *p = a->plan;
     weft_sim_opts r;
     if (!p || eff->chan_share != base->chan_share ||
@@ -222,16 +279,14 @@ static size_t same_run(weft_choice *c, const weft_candidate *a, size_t i, size_t
         h[0] = c[i].digest[0];
         h[1] = c[i].digest[1];
     } else {
-        plan_digest(p, h);
-        if (!a->nccl) {
-            c[i].have_digest = true;
-            c[i].digest[0] = h[0];
-            c[i].digest[1] = h[1];
-        }
+        plan_digest(p, h); /* nccl's plan at this size, never kept (run_one) */
     }
     for (size_t j = 0; j < i; j++) {
-        if (!c[j].res || !c[j].have_digest || c[j].res[s].proto != r.proto ||
-            c[j].digest[0] != h[0] || c[j].digest[1] != h[1])
+        await(run, j, CAND_BUILT); /* its digest, if it has one, is known */
+        if (!c[j].have_digest || c[j].digest[0] != h[0] || c[j].digest[1] != h[1])
+            continue;
+        await(run, j, CAND_DONE);
+        if (!c[j].res || c[j].res[s].proto != r.proto)
             continue;
         c[i].res[s] = c[j].res[s];
         return j;
@@ -353,26 +408,38 @@ static void run_flash_auto(const weft_topo *t, weft_coll coll, const uint64_t *s
 }
 
 /* Builds and simulates candidate i at every size (c[i].res filled, or
- * c[i].why). */
-static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, size_t nsizes,
-                    const weft_choose_opts *o, weft_choice *c, size_t i, size_t n)
+ * c[i].why), publishing its digest once built. */
+static void run_one(choose_run *run, size_t i)
 {
+    const weft_topo *t = run->t;
+    const weft_choose_opts *o = run->o;
+    const uint64_t *sizes = run->sizes;
+    size_t nsizes = run->nsizes, n = run->n;
+    weft_choice *c = run->c;
     weft_diag d;
     weft_diag_clear(&d);
     char st[64];
-    progress(o, "building %s (%zu of %zu)", c[i].name, i + 1, n);
+    progress(run, "building %s (%zu of %zu)", c[i].name, i + 1, n);
     if (strcmp(c[i].name, "flash:auto") == 0) {
-        run_flash_auto(t, coll, sizes, nsizes, o, &c[i]);
+        run_flash_auto(t, run->coll, sizes, nsizes, o, &c[i]);
         return;
     }
     weft_candidate a;
     memset(&a, 0, sizeof a);
-    if (o->matrix ? build_traffic(&a, c[i].name, t, o->matrix, o, &d)
-                  : weft_candidate_build(&a, t, c[i].name, coll, o->need_plan || o->sim.cut_through,
-                                         o->max_ops, o->max_ops_flag, &d)) {
+    if (o->matrix
+            ? build_traffic(&a, c[i].name, t, o->matrix, o, &d)
+            : weft_candidate_build(&a, t, c[i].name, run->coll, o->need_plan || o->sim.cut_through,
+                                   o->max_ops, o->max_ops_flag, &d)) {
         snprintf(c[i].why, sizeof c[i].why, "%s", d.msg);
         return;
     }
+    /* Only the digest is kept for same_run: a later candidate whose plan
+     * equals this one reuses its results. */
+    if (!a.nccl && a.plan) {
+        plan_digest(a.plan, c[i].digest);
+        c[i].have_digest = true;
+    }
+    publish(run, i, CAND_BUILT);
     c[i].built = true;
     c[i].circuits = a.circuits;
     if (!alloc_results(&c[i], nsizes)) {
@@ -381,13 +448,13 @@ static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, s
     }
     for (size_t s = 0; s < nsizes; s++) {
         weft__size_text(sizes[s], st, sizeof st);
-        progress(o, "%s at %s (%zu of %zu)", c[i].name, st, i + 1, n);
+        progress(run, "%s at %s (%zu of %zu)", c[i].name, st, i + 1, n);
         weft_sim_opts eff;
         weft_err e = weft_candidate_prepare(&a, t, sizes[s], &o->sim, &eff, &d);
         weft_candidate_label(&a, sizes[s], c[i].label[s], sizeof c[i].label[s]);
-        size_t j = e ? n : same_run(c, &a, i, s, n, t, coll, sizes[s], &eff, &o->sim);
+        size_t j = e ? n : same_run(run, &a, i, s, sizes[s], &eff);
         if (j < n)
-            progress(o, "%s at %s (%zu of %zu) is the run of %s", c[i].name, st, i + 1, n,
+            progress(run, "%s at %s (%zu of %zu) is the run of %s", c[i].name, st, i + 1, n,
                      c[j].name);
         else if (!e)
             e = weft_candidate_run(&a, t, sizes[s], &o->sim, &c[i].res[s], &d);
@@ -401,13 +468,19 @@ static void run_one(const weft_topo *t, weft_coll coll, const uint64_t *sizes, s
         }
     }
     c[i].innet = a.innet; /* nccl: its choice at the last size */
-    /* Only the digest is kept for same_run: a later candidate whose plan
-     * equals this one reuses its results. */
-    if (c[i].res && !a.nccl && a.plan && !c[i].have_digest) {
-        plan_digest(a.plan, c[i].digest);
-        c[i].have_digest = true;
-    }
     weft_candidate_fini(&a);
+}
+
+/* Candidate `item` (a weft__par_for item), done whatever happens; fails
+ * (stopping the loop) where o->fail_on_sim makes its failure the call's. */
+static weft_err run_item(void *ctx, size_t item, unsigned worker)
+{
+    (void)worker;
+    choose_run *run = ctx;
+    run_one(run, item);
+    publish(run, item, CAND_DONE);
+    weft_choice *c = &run->c[item];
+    return run->o->fail_on_sim && c->built && !c->res ? WEFT_EINVAL : WEFT_OK;
 }
 
 weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes, size_t nsizes,
@@ -433,8 +506,29 @@ weft_err weft_choose(const weft_topo *t, weft_coll coll, const uint64_t *sizes, 
     out->nsizes = nsizes;
     out->c = c;
     out->n = list_candidates(t, coll, o, c, cap);
+    choose_run run;
+    memset(&run, 0, sizeof run);
+    run.t = t;
+    run.coll = coll;
+    run.sizes = sizes;
+    run.nsizes = nsizes;
+    run.o = o;
+    run.c = c;
+    run.n = out->n;
+    run.state = weft__calloc(out->n ? out->n : 1, sizeof *run.state);
+    if (!run.state) {
+        weft_ranking_fini(out);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    pthread_mutex_init(&run.lock, NULL);
+    pthread_cond_init(&run.cond, NULL);
+    weft__par_for(out->n, weft__par_workers(out->n), run_item, &run);
+    pthread_cond_destroy(&run.cond);
+    pthread_mutex_destroy(&run.lock);
+    weft__free(run.state);
+    /* In listing order, as one after another: the first failure is the
+     * call's (the candidates after it may not have run). */
     for (size_t i = 0; i < out->n; i++) {
-        run_one(t, coll, sizes, nsizes, o, c, i, out->n);
         if (o->fail_on_sim && c[i].built && !c[i].res) {
             weft_err e = weft_diag_set(d, WEFT_EINVAL, "%s %s: %s", c[i].name, weft_coll_name(coll),
                                        c[i].why);

@@ -11,6 +11,7 @@
 
 #include "base/testing.h"
 #include "weft/choose.h"
+#include "weft/threads.h"
 
 static weft_topo *preset(const char *spec)
 {
@@ -298,8 +299,109 @@ static void test_same_run_share(void)
     weft_topo_free(t);
 }
 
+/* The progress lines that say a candidate took another's run, joined. */
+typedef struct reuse_log {
+    char text[1024];
+} reuse_log;
+
+static void log_reuse(void *arg, const char *what)
+{
+    reuse_log *l = arg;
+    if (strstr(what, "is the run of"))
+        snprintf(l->text + strlen(l->text), sizeof l->text - strlen(l->text), "%s;", what);
+}
+
+/* The same lines in a and b, in any order (threads print them as they
+ * come); a's are distinct. */
+static void same_reuse(const reuse_log *a, const reuse_log *b)
+{
+    CHECK_INT(strlen(a->text), strlen(b->text));
+    for (const char *p = a->text; *p;) {
+        const char *e = strchr(p, ';');
+        char line[256];
+        snprintf(line, sizeof line, "%.*s;", (int)(e - p), p);
+        CHECK(strstr(b->text, line) != NULL);
+        p = e + 1;
+    }
+}
+
+/* The candidates run at once (weft_choose on threads): at 1, 3 and 8
+ * threads the same ranking to the bit, the same labels and reasons, and
+ * the same runs taken from earlier candidates (the allreduce of a100:2 at
+ * 1 MiB and 1 GiB in the gpu model: rabenseifner is hd's run at both,
+ * nccl rings:auto's at 1 GiB, as tests/cli/sim_progress.sh sees them one
+ * after another); and an
+ * alltoallv of a matrix on switch:4 likewise. */
+static void test_threads(void)
+{
+    weft_topo *t = preset("a100:2");
+    if (!t)
+        return;
+    uint64_t sizes[2] = {1048576, 1073741824};
+    weft_traffic m;
+    CHECK_ERR(weft_traffic_new(16, &m, NULL), WEFT_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        for (uint32_t j = 0; j < 16; j++)
+            m.bytes[i * 16 + j] = i == j ? 0 : 65536 * (1 + (3 * i + 5 * j) % 13);
+    for (int mat = 0; mat < 2; mat++) {
+        weft_ranking want;
+        memset(&want, 0, sizeof want);
+        reuse_log first;
+        for (unsigned th = 1; th <= 8; th += th == 1 ? 2 : 5) {
+            CHECK_ERR(weft_threads_set(th), WEFT_OK);
+            weft_choose_opts o;
+            weft_choose_opts_init(&o, t);
+            reuse_log l;
+            memset(&l, 0, sizeof l);
+            o.progress = log_reuse;
+            o.progress_arg = &l;
+            o.matrix = mat ? &m : NULL;
+            weft_ranking r;
+            weft_diag d;
+            CHECK_ERR(weft_choose(t, mat ? WEFT_COLL_ALLTOALL : WEFT_COLL_ALLREDUCE, sizes,
+                                  mat ? 1 : 2, &o, &r, &d),
+                      WEFT_OK);
+            if (th == 1) {
+                want = r;
+                first = l;
+                CHECK(r.n >= 5 && r.simulated >= 4);
+                if (!mat)
+                    CHECK_STR(l.text,
+                              "rabenseifner at 1048576 (1M) (7 of 11) is the run of hd;"
+                              "rabenseifner at 1073741824 (1G) (7 of 11) is the run of hd;"
+                              "nccl at 1073741824 (1G) (10 of 11) is the run of rings:auto;");
+                continue;
+            }
+            same_reuse(&l, &first);
+            CHECK_INT(r.n, want.n);
+            CHECK_INT(r.simulated, want.simulated);
+            for (size_t i = 0; i < r.n && i < want.n; i++) {
+                const weft_choice *x = &r.c[i], *y = &want.c[i];
+                CHECK_STR(x->name, y->name);
+                CHECK_STR(x->why, y->why);
+                CHECK_INT(x->built, y->built);
+                CHECK_INT(x->innet, y->innet);
+                CHECK(!x->res == !y->res);
+                for (size_t s = 0; x->res && y->res && s < r.nsizes; s++) {
+                    CHECK(x->res[s].time_s == y->res[s].time_s);
+                    CHECK(x->res[s].algbw_gbps == y->res[s].algbw_gbps);
+                    CHECK_INT(x->res[s].events, y->res[s].events);
+                    CHECK_INT(x->res[s].proto, y->res[s].proto);
+                    CHECK_STR(x->label[s], y->label[s]);
+                }
+            }
+            weft_ranking_fini(&r);
+        }
+        weft_ranking_fini(&want);
+    }
+    CHECK_ERR(weft_threads_set(0), WEFT_OK);
+    weft_traffic_free(&m);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    test_threads();
     test_rank();
     test_same_run_share();
     test_subset();

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/par.h"
 #include "weft/paths.h"
 #include "weft/traffic.h"
 #include "work/work_internal.h"
@@ -306,7 +307,7 @@ static weft_err plan_copies(weft_work_ctx *c, const uint32_t *pos, uint32_t n, u
     return plan_done(p, err, size * c->ranks, out, psize, d);
 }
 
-static weft_err sim_planned(weft_work_ctx *c, weft_plan *p, uint64_t psize, double *out,
+static weft_err sim_planned(const weft_work_ctx *c, weft_plan *p, uint64_t psize, double *out,
                             weft_diag *d)
 {
     weft_sim_result r;
@@ -571,20 +572,34 @@ static bool reversible_check(weft_work_ctx *c)
     return ok;
 }
 
+/* Whether t is the transpose of the n x n matrix prev. */
+static bool transpose_of(const weft_traffic *t, const uint64_t *prev, uint32_t n)
+{
+    if (t->ranks != n)
+        return false;
+    for (uint32_t a = 0; a < n; a++)
+        for (uint32_t b = 0; b < n; b++)
+            if (weft_traffic_at(t, a, b) != prev[(size_t)b * n + a])
+                return false;
+    return true;
+}
+
+/* Whether the fabric is reversible (above), checked once per context. */
+static bool reversible(weft_work_ctx *c)
+{
+    if (!c->rev)
+        c->rev = reversible_check(c) ? 1 : -1;
+    return c->rev > 0;
+}
+
 /* Is t the transpose of the last matrix simulated, with the same
  * settings, on a reversible fabric? */
 static bool last_transposed(weft_work_ctx *c, const weft_traffic *t)
 {
-    uint32_t n = t->ranks;
-    if (!c->last_bytes || c->last_ranks != n || memcmp(&c->last_opts, &c->opts, sizeof c->opts))
+    if (!c->last_bytes || memcmp(&c->last_opts, &c->opts, sizeof c->opts) ||
+        !transpose_of(t, c->last_bytes, c->last_ranks))
         return false;
-    for (uint32_t a = 0; a < n; a++)
-        for (uint32_t b = 0; b < n; b++)
-            if (weft_traffic_at(t, a, b) != c->last_bytes[(size_t)b * n + a])
-                return false;
-    if (!c->rev)
-        c->rev = reversible_check(c) ? 1 : -1;
-    return c->rev > 0;
+    return reversible(c);
 }
 
 /* Remembers t and its time (nothing when out of memory: the next
@@ -604,6 +619,27 @@ static void remember(weft_work_ctx *c, const weft_traffic *t, double s)
     memcpy(&c->last_opts, &c->opts, sizeof c->opts);
 }
 
+/* Whether some bytes of t cross between distinct ranks. */
+static bool crosses(const weft_traffic *t)
+{
+    for (uint32_t a = 0; a < t->ranks; a++)
+        for (uint32_t b = 0; b < t->ranks; b++)
+            if (a != b && weft_traffic_at(t, a, b))
+                return true;
+    return false;
+}
+
+/* The plain alltoallv of t simulated: one direct copy per nonzero
+ * off-diagonal entry. Reads c alone. */
+static weft_err plain_s(const weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
+{
+    weft_plan *p = NULL;
+    weft_err err = weft_synth_a2a_matrix(t, &p, d);
+    if (err)
+        return err;
+    return sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d);
+}
+
 /* An alltoallv of matrix t over the fabric's ranks as one direct copy per
  * nonzero off-diagonal entry (weft_synth_a2a_matrix: what NCCL's
  * all-to-all of grouped sends and receives moves); 0 when nothing
@@ -613,11 +649,7 @@ static void remember(weft_work_ctx *c, const weft_traffic *t, double s)
  * with a named schedule that one's (weft__work_named_traffic_s). */
 static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
-    bool any = false;
-    for (uint32_t a = 0; a < c->ranks && !any; a++)
-        for (uint32_t b = 0; b < c->ranks && !any; b++)
-            any = a != b && weft_traffic_at(t, a, b);
-    if (!any) {
+    if (!crosses(t)) {
         *out = 0;
         return WEFT_OK;
     }
@@ -631,14 +663,10 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
         *out = c->last_s;
         return WEFT_OK;
     }
-    weft_plan *p = NULL;
-    weft_err err = weft_synth_a2a_matrix(t, &p, d);
-    if (err)
-        return err;
-    if ((err = sim_planned(c, p, (uint64_t)(weft_plan_traffic_size(p) + 0.5), out, d)))
-        return err;
-    remember(c, t, *out);
-    return WEFT_OK;
+    weft_err err = plain_s(c, t, out, d);
+    if (!err)
+        remember(c, t, *out);
+    return err;
 }
 
 weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
@@ -648,6 +676,154 @@ weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *o
                              t->ranks, c->ranks);
     c->sims++;
     return sim_traffic(c, t, out, d);
+}
+
+/* ---- Several matrices at once --------------------------------------------
+ *
+ * weft__work_traffics_s decides first, in matrix order, what
+ * sim_traffic would do with each (nothing, the last matrix's time, an
+ * earlier one's, a simulation, a choice), with the context's memo and
+ * reversibility as they would stand; then runs the simulations and
+ * rankings at once, each reading the context alone (its fabric and
+ * settings: the fabric is immutable, and weft_sim_plan and weft_choose
+ * keep their routes and scratch per call); then, in matrix order again,
+ * does what the calls would have done to the context (counters, choices,
+ * the last matrix). The times are those of the calls: each is one
+ * deterministic simulation of the same plan. (One difference: where
+ * remembering a matrix runs out of memory, the calls would simulate its
+ * transpose, which the batch takes from it, the same within rounding.)
+ * A ranking runs its candidates on threads of its own as well
+ * (weft_choose), so a batch of rankings has up to threads x threads at
+ * once (at most the matrices x the candidates). */
+
+typedef enum batch_kind {
+    BATCH_ZERO,   /* nothing crosses */
+    BATCH_LAST,   /* the transpose of the context's last matrix */
+    BATCH_SAME,   /* the transpose of matrix src, simulated in this batch */
+    BATCH_SIM,    /* simulated (plain_s) */
+    BATCH_CHOICE, /* ranked or run as the named schedule (weft__work_traffic_choice) */
+} batch_kind;
+
+typedef struct batch_item {
+    const weft_traffic *t;
+    batch_kind kind;
+    size_t src;
+    double time_s;
+    weft_err err; /* its simulation's */
+    weft_work_choice ch;
+    weft_diag d;
+} batch_item;
+
+typedef struct batch {
+    const weft_work_ctx *c;
+    batch_item *it;
+    size_t *run; /* the items simulated, in matrix order */
+} batch;
+
+/* Runs item b->run[k] (a weft__par_for item): writes that item alone. */
+static weft_err batch_run(void *ctx, size_t k, unsigned worker)
+{
+    (void)worker;
+    const batch *b = ctx;
+    batch_item *it = &b->it[b->run[k]];
+    weft_diag_clear(&it->d);
+    if (it->kind == BATCH_SIM) {
+        it->err = plain_s(b->c, it->t, &it->time_s, &it->d);
+    } else {
+        it->err = weft__work_traffic_choice(b->c, it->t, &it->ch, &it->d);
+        if (!it->err)
+            it->time_s = it->ch.time_s;
+    }
+    return it->err;
+}
+
+/* Items [0, n) of what weft__work_traffics_s was given, every matrix of
+ * the fabric's ranks. */
+static weft_err batch_do(weft_work_ctx *c, batch_item *it, size_t n, size_t *run, double *out,
+                         weft_diag *d)
+{
+    bool choose = c->a2a_algo[0] || weft__work_chooses(c, WEFT_COLL_ALLTOALL, false);
+    const uint64_t *prev = NULL; /* the last matrix simulated, as the memo would hold it */
+    uint32_t prev_n = 0;
+    size_t prev_i = SIZE_MAX, nrun = 0;
+    if (c->last_bytes && !memcmp(&c->last_opts, &c->opts, sizeof c->opts)) {
+        prev = c->last_bytes;
+        prev_n = c->last_ranks;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const weft_traffic *t = it[i].t;
+        if (!crosses(t)) {
+            it[i].kind = BATCH_ZERO;
+        } else if (choose) {
+            it[i].kind = BATCH_CHOICE;
+        } else if (prev && transpose_of(t, prev, prev_n) && reversible(c)) {
+            it[i].kind = prev_i == SIZE_MAX ? BATCH_LAST : BATCH_SAME;
+            it[i].src = prev_i;
+        } else {
+            it[i].kind = BATCH_SIM;
+            prev = t->bytes;
+            prev_n = t->ranks;
+            prev_i = i;
+        }
+        if (it[i].kind >= BATCH_SIM)
+            run[nrun++] = i;
+    }
+    batch b = {c, it, run};
+    weft_err e = weft__par_for(nrun, weft__par_workers(nrun), batch_run, &b);
+    size_t stop = n; /* the failing matrix: every one simulated before it has run */
+    for (size_t k = 0; e && k < nrun && stop == n; k++)
+        if (it[run[k]].err)
+            stop = run[k];
+    for (size_t i = 0; i < stop; i++) {
+        c->sims++;
+        switch (it[i].kind) {
+        case BATCH_ZERO:
+            out[i] = 0;
+            break;
+        case BATCH_LAST:
+            out[i] = c->last_s;
+            break;
+        case BATCH_SAME:
+            out[i] = out[it[i].src];
+            break;
+        case BATCH_SIM:
+            out[i] = it[i].time_s;
+            remember(c, it[i].t, out[i]);
+            break;
+        case BATCH_CHOICE:
+            out[i] = it[i].time_s;
+            if ((e = weft__work_record(c, &it[i].ch, d)))
+                return e;
+            break;
+        }
+    }
+    if (stop < n) {
+        c->sims++;
+        if (d)
+            *d = it[stop].d;
+    }
+    return e;
+}
+
+weft_err weft__work_traffics_s(weft_work_ctx *c, const weft_traffic *const *t, size_t n,
+                               double *out, weft_diag *d)
+{
+    size_t m = 0; /* the matrices before the first of other ranks */
+    while (m < n && t[m]->ranks == c->ranks)
+        m++;
+    batch_item *it = weft__calloc(m ? m : 1, sizeof *it);
+    size_t *run = weft__calloc(m ? m : 1, sizeof *run);
+    weft_err e = it && run ? WEFT_OK : weft_diag_code(d, WEFT_ENOMEM);
+    for (size_t i = 0; i < m && !e; i++)
+        it[i].t = t[i];
+    if (!e)
+        e = batch_do(c, it, m, run, out, d);
+    weft__free(it);
+    weft__free(run);
+    if (!e && m < n)
+        e = weft_diag_set(d, WEFT_EINVAL, "traffic matrix of %u ranks on a fabric of %u",
+                          t[m]->ranks, c->ranks);
+    return e;
 }
 
 weft_err weft__work_moe_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp,

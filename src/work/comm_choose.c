@@ -61,7 +61,7 @@ bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p)
  * gs): its label and time. With a matrix m (coll alltoall, every rank of
  * the fabric), the fastest alltoallv plan of m at size, the matrix's
  * total / N (as `weft sim --compare --traffic`). */
-static weft_err choose_group(weft_work_ctx *c, weft_coll coll, const uint32_t *g, uint32_t gs,
+static weft_err choose_group(const weft_work_ctx *c, weft_coll coll, const uint32_t *g, uint32_t gs,
                              uint64_t size, const weft_traffic *m, char *label, size_t len,
                              char *name, double *time_s, weft_diag *d)
 {
@@ -271,21 +271,52 @@ static weft_work_choice matrix_choice(const weft_work_ctx *c, const weft_traffic
     return ch;
 }
 
-weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                                    weft_diag *d)
+/* The named schedule's plan of t, simulated: *ch's time and algo. */
+static weft_err named_choice(const weft_work_ctx *c, const weft_traffic *t, weft_work_choice *ch,
+                             weft_diag *d)
 {
-    weft_work_choice ch = matrix_choice(c, t);
     weft_plan *p = NULL;
     weft_err e = weft_choose_build_traffic(c->topo, c->a2a_algo, t, CHOOSE_MAX_OPS, NULL, &p, d);
     if (e)
         return e;
     weft_sim_result r;
-    e = weft_sim_plan(c->topo, p, ch.bytes, &c->opts, &r, d);
+    e = weft_sim_plan(c->topo, p, ch->bytes, &c->opts, &r, d);
     weft_plan_free(p);
     if (e)
         return e;
-    ch.time_s = r.time_s;
-    snprintf(ch.algo, sizeof ch.algo, "%s", c->a2a_algo);
+    ch->time_s = r.time_s;
+    snprintf(ch->algo, sizeof ch->algo, "%s", c->a2a_algo);
+    return WEFT_OK;
+}
+
+/* The fastest alltoallv plan of t: *ch's time and algo. */
+static weft_err best_choice(const weft_work_ctx *c, const weft_traffic *t, weft_work_choice *ch,
+                            weft_diag *d)
+{
+    char name[32];
+    return choose_group(c, WEFT_COLL_ALLTOALL, NULL, c->ranks, ch->bytes, t, ch->algo,
+                        sizeof ch->algo, name, &ch->time_s, d);
+}
+
+weft_err weft__work_traffic_choice(const weft_work_ctx *c, const weft_traffic *t,
+                                   weft_work_choice *out, weft_diag *d)
+{
+    *out = matrix_choice(c, t);
+    return c->a2a_algo[0] ? named_choice(c, t, out, d) : best_choice(c, t, out, d);
+}
+
+weft_err weft__work_record(weft_work_ctx *c, const weft_work_choice *ch, weft_diag *d)
+{
+    return record(c, ch, d);
+}
+
+weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+                                    weft_diag *d)
+{
+    weft_work_choice ch = matrix_choice(c, t);
+    weft_err e = named_choice(c, t, &ch, d);
+    if (e)
+        return e;
     *out = ch.time_s;
     return record(c, &ch, d);
 }
@@ -294,9 +325,7 @@ weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, do
                                      weft_diag *d)
 {
     weft_work_choice ch = matrix_choice(c, t);
-    char name[32];
-    weft_err e = choose_group(c, WEFT_COLL_ALLTOALL, NULL, c->ranks, ch.bytes, t, ch.algo,
-                              sizeof ch.algo, name, &ch.time_s, d);
+    weft_err e = best_choice(c, t, &ch, d);
     if (e)
         return e;
     *out = ch.time_s;

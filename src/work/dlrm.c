@@ -262,12 +262,17 @@ static weft_err herald(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *r
         return e;
     weft_traffic back = {0, NULL};
     r->herald = true;
+    /* The four all-to-alls at once (the base backward, the base
+     * forward's transpose, takes its time on a reversible fabric). */
+    const weft_traffic *ts[4] = {&h.forward_base, &back, &h.forward, &h.backward};
+    double at[4];
     if ((e = weft_traffic_transpose(&h.forward_base, &back, d)) ||
-        (e = weft__work_traffic_s(c, &h.forward_base, &r->a2a_fwd_base_s, d)) ||
-        (e = weft__work_traffic_s(c, &back, &r->a2a_bwd_base_s, d)) ||
-        (e = weft__work_traffic_s(c, &h.forward, &r->a2a_fwd_s, d)) ||
-        (e = weft__work_traffic_s(c, &h.backward, &r->a2a_bwd_s, d)))
+        (e = weft__work_traffics_s(c, ts, 4, at, d)))
         goto done;
+    r->a2a_fwd_base_s = at[0];
+    r->a2a_bwd_base_s = at[1];
+    r->a2a_fwd_s = at[2];
+    r->a2a_bwd_s = at[3];
     if (m->bound && ((h.bytes && (e = bound(c, &h.forward, &r->a2a_fwd_bound_s, d))) ||
                      (h.bwd_bytes && (e = bound(c, &h.backward, &r->a2a_bwd_bound_s, d)))))
         goto done;
@@ -357,13 +362,20 @@ weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *
          * included. */
         if ((e = herald(c, m, &r, d)))
             goto done;
-    } else if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
-               (e = weft__work_traffic_s(c, &er.forward, &r.a2a_fwd_s, d)) ||
-               (e = weft__work_traffic_s(c, &back, &r.a2a_bwd_s, d)) ||
-               (m->bound && r.a2a_bytes &&
-                ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
-                 (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))) {
-        goto done;
+    } else {
+        /* Both at once where both are simulated (a fabric that is not
+         * reversible, or each ranked). */
+        const weft_traffic *ts[2] = {&er.forward, &back};
+        double at[2];
+        if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
+            (e = weft__work_traffics_s(c, ts, 2, at, d)))
+            goto done;
+        r.a2a_fwd_s = at[0];
+        r.a2a_bwd_s = at[1];
+        if (m->bound && r.a2a_bytes &&
+            ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
+             (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))
+            goto done;
     }
     if ((e = allreduce(c, r.dense_ar_bytes, &r.dense_ar_s, d)) ||
         (e = allreduce(c, r.emb_ar_bytes, &r.emb_ar_s, d)))

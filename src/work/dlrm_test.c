@@ -498,8 +498,193 @@ static void test_transpose(void)
     }
 }
 
+/* The choices of a are the first of b's (all of them when all), in the
+ * same order. */
+static void check_same_choices(const weft_work_ctx *a, const weft_work_ctx *b, bool all)
+{
+    size_t na, nb;
+    const weft_work_choice *x = weft_work_choices(a, &na), *y = weft_work_choices(b, &nb);
+    CHECK(all ? na == nb : na <= nb);
+    for (size_t i = 0; i < na && i < nb; i++) {
+        CHECK_STR(x[i].algo, y[i].algo);
+        CHECK(x[i].time_s == y[i].time_s);
+        CHECK_INT(x[i].bytes, y[i].bytes);
+        CHECK_INT(x[i].matrix, y[i].matrix);
+    }
+}
+
+/* Several all-to-alls at once (weft__work_traffics_s) give what the calls
+ * one after another give, to the bit, at 1, 3 and 8 threads: each time,
+ * the context's counter, last matrix and choices. The first batch: a
+ * matrix, a zero one, its transpose (the first's time on the reversible
+ * a100:2, simulated on de Bruijn), a second matrix, the first again
+ * (simulated: the memo holds the second); the second batch: the first's
+ * transpose (the context's last matrix's), the second, its transpose
+ * (the one before's time); each in the default mode and ranked (coll
+ * best, on 4 ranks). A matrix of other ranks fails a batch after the ones
+ * before it took effect. */
+static void test_batch(void)
+{
+    static const char *const specs[] = {"a100:2", "debruijn:2,4", "switch:4,bw=100"};
+    weft_gpu g;
+    CHECK(weft_gpu_find("a100-80g", &g));
+    for (int si = 0; si < 3; si++) {
+        weft_topo *t = weft__test_topo_spec(specs[si]);
+        CHECK(t != NULL);
+        if (!t)
+            continue;
+        uint32_t n = weft_topo_num_ranks(t);
+        weft_traffic m[6], other;
+        for (int k = 0; k < 6; k++)
+            CHECK_ERR(weft_traffic_new(n, &m[k], NULL), WEFT_OK);
+        CHECK_ERR(weft_traffic_new(n + 1, &other, NULL), WEFT_OK);
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < n; j++) {
+                m[0].bytes[(size_t)i * n + j] = i == j ? 0 : 1000000 * (1 + (7 * i + 3 * j) % 11);
+                m[3].bytes[(size_t)i * n + j] = 500000 * (1 + (5 * i + j) % 7);
+            }
+        weft_traffic_free(&m[2]);
+        weft_traffic_free(&m[5]);
+        CHECK_ERR(weft_traffic_transpose(&m[0], &m[2], NULL), WEFT_OK);
+        CHECK_ERR(weft_traffic_transpose(&m[3], &m[5], NULL), WEFT_OK);
+        memcpy(m[4].bytes, m[0].bytes, (size_t)n * n * sizeof *m[4].bytes);
+        const weft_traffic *b1[5] = {&m[0], &m[1], &m[2], &m[3], &m[4]};
+        const weft_traffic *b2[3] = {&m[2], &m[3], &m[5]};
+        for (int best = 0; best < 2; best++) {
+            if (best && n > 4)
+                continue;
+            weft_work_ctx *one = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &one), WEFT_OK);
+            if (!one)
+                break;
+            weft_work_ctx_set_coll_algo(one, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+            double want[8];
+            for (int k = 0; k < 8; k++)
+                CHECK_ERR(weft__work_traffic_s(one, k < 5 ? b1[k] : b2[k - 5], &want[k], NULL),
+                          WEFT_OK);
+            CHECK(want[0] > 0 && want[1] == 0 && want[3] > 0 && want[3] != want[0]);
+            CHECK(want[4] == want[0] && want[6] == want[3]);
+            if (si == 0 && !best)
+                CHECK(want[2] == want[0] && want[5] == want[0] && want[7] == want[3]);
+            if (si == 1 && !best)
+                CHECK(want[2] != want[0]);
+            for (unsigned th = 1; th <= 8; th += th == 1 ? 2 : 5) {
+                CHECK_ERR(weft_threads_set(th), WEFT_OK);
+                weft_work_ctx *c = NULL;
+                CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+                if (!c)
+                    break;
+                weft_work_ctx_set_coll_algo(c, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+                double got[8];
+                CHECK_ERR(weft__work_traffics_s(c, b1, 5, got, NULL), WEFT_OK);
+                CHECK_ERR(weft__work_traffics_s(c, b2, 3, got + 5, NULL), WEFT_OK);
+                CHECK(!memcmp(got, want, sizeof got));
+                CHECK_INT(c->sims, one->sims);
+                CHECK_INT(c->rev, one->rev);
+                CHECK(c->last_s == one->last_s);
+                if (best)
+                    CHECK(!c->last_bytes && !one->last_bytes);
+                else
+                    CHECK(
+                        c->last_bytes && one->last_bytes &&
+                        !memcmp(c->last_bytes, one->last_bytes, (size_t)n * n * sizeof(uint64_t)));
+                check_same_choices(c, one, true);
+                /* m[3] and m[2] take effect (on a100:2 neither the
+                 * transpose of the one before), then other fails. */
+                const weft_traffic *bad[4] = {&m[3], &m[2], &other, &m[0]};
+                weft_diag d;
+                uint32_t sims = c->sims;
+                CHECK_ERR(weft__work_traffics_s(c, bad, 4, got, &d), WEFT_EINVAL);
+                CHECK_STR(d.msg, n == 8 ? "traffic matrix of 9 ranks on a fabric of 8"
+                                        : (n == 16 ? "traffic matrix of 17 ranks on a fabric of 16"
+                                                   : "traffic matrix of 5 ranks on a fabric of 4"));
+                CHECK_INT(c->sims, sims + 2);
+                CHECK(got[0] == want[3]);
+                weft_work_ctx_free(c);
+            }
+            weft_work_ctx_free(one);
+        }
+        CHECK_ERR(weft_threads_set(0), WEFT_OK);
+        for (int k = 0; k < 6; k++)
+            weft_traffic_free(&m[k]);
+        weft_traffic_free(&other);
+        weft_topo_free(t);
+    }
+}
+
+/* Herald's step on h100:2 (16 GPUs), its all-to-alls simulated at once:
+ * the same result to the bit at 1, 3 and 8 threads, in the default mode
+ * and ranked (coll best: the same choices in the same order), and the
+ * same times as the step's four matrices simulated one after another. */
+static void test_herald_threads(void)
+{
+    weft_gpu g;
+    CHECK(weft_gpu_find("h100-sxm", &g));
+    weft_topo *t = weft__test_topo_spec("h100:2");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    uint32_t n = weft_topo_num_ranks(t);
+    weft_emb_table tb[40];
+    for (int k = 0; k < 40; k++)
+        tb[k] = (weft_emb_table){20000, 32, 1, 4, 1050, WEFT_EMB_TW, 1};
+    weft_dlrm m;
+    small(&m, WEFT_EMB_TW);
+    m.emb = (weft_emb_workload){n, 64, 40, tb, 7, false};
+    m.herald = (weft_emb_herald_params){300, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_HERALD, 1};
+    m.bottom[1] = 32;
+    for (int best = 0; best < 2; best++) {
+        weft_dlrm_result want;
+        weft_work_ctx *first = NULL;
+        for (unsigned th = 1; th <= 8; th += th == 1 ? 2 : 5) {
+            CHECK_ERR(weft_threads_set(th), WEFT_OK);
+            weft_work_ctx *c = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+            if (!c)
+                break;
+            weft_work_ctx_set_coll_algo(c, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+            weft_dlrm_result r;
+            CHECK_ERR(weft_dlrm_step(c, &m, &r, NULL), WEFT_OK);
+            if (!first) {
+                want = r;
+                first = c;
+                continue;
+            }
+            CHECK(!memcmp(&r, &want, sizeof r));
+            CHECK_INT(c->sims, first->sims);
+            check_same_choices(c, first, true);
+            weft_work_ctx_free(c);
+        }
+        CHECK(want.herald && want.a2a_fwd_s > 0 && want.a2a_fwd_s < want.a2a_fwd_base_s);
+        /* One after another on a fresh context. */
+        weft_emb_herald_result h;
+        weft_traffic back;
+        CHECK_ERR(weft_emb_herald(&m.emb, &m.herald, &h, NULL), WEFT_OK);
+        CHECK_ERR(weft_traffic_transpose(&h.forward_base, &back, NULL), WEFT_OK);
+        weft_work_ctx *c = NULL;
+        CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+        weft_work_ctx_set_coll_algo(c, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+        double s[4];
+        CHECK_ERR(weft__work_traffic_s(c, &h.forward_base, &s[0], NULL), WEFT_OK);
+        CHECK_ERR(weft__work_traffic_s(c, &back, &s[1], NULL), WEFT_OK);
+        CHECK_ERR(weft__work_traffic_s(c, &h.forward, &s[2], NULL), WEFT_OK);
+        CHECK_ERR(weft__work_traffic_s(c, &h.backward, &s[3], NULL), WEFT_OK);
+        CHECK(s[0] == want.a2a_fwd_base_s && s[1] == want.a2a_bwd_base_s &&
+              s[2] == want.a2a_fwd_s && s[3] == want.a2a_bwd_s);
+        check_same_choices(c, first, false); /* then the all-reduces' */
+        weft_work_ctx_free(c);
+        weft_traffic_free(&back);
+        weft_emb_herald_free(&h);
+        weft_work_ctx_free(first);
+    }
+    CHECK_ERR(weft_threads_set(0), WEFT_OK);
+    weft_topo_free(t);
+}
+
 int main(void)
 {
+    test_batch();
+    test_herald_threads();
     test_transpose();
     test_cache_memory();
     test_herald();

@@ -208,6 +208,13 @@ weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, do
  * (weft_work_choices, matrix set). */
 weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
                                     weft_diag *d);
+/* The choice either of those makes for matrix t (under a named schedule
+ * that one's, else the fastest plan), without recording it: reads c
+ * alone, so that several run at once (weft__work_traffics_s). */
+weft_err weft__work_traffic_choice(const weft_work_ctx *c, const weft_traffic *t,
+                                   weft_work_choice *out, weft_diag *d);
+/* Records choice ch (weft_work_choices) unless an equal one is there. */
+weft_err weft__work_record(weft_work_ctx *c, const weft_work_choice *ch, weft_diag *d);
 /* The time of coll of `size` bytes run by the n / gs groups of pos under
  * WEFT_WORK_COLL_BEST: each group's fastest schedule by weft_choose on its
  * fabric (weft_topo_subset), the slowest group's time; the choice is
@@ -235,6 +242,16 @@ void weft__work_moe_free(weft_work_ctx *c);
  * nonzero off-diagonal entry, simulated (not cached); 0 when nothing
  * leaves a rank. WEFT_EINVAL when t is not of the fabric's ranks. */
 weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d);
+/* weft__work_traffic_s of t[0], t[1], .. t[n - 1] in turn, their
+ * simulations (and rankings) run at once on weft_threads_get() threads
+ * (base/par.h): out[i] and what the context keeps (its counters, choices
+ * recorded in matrix order, the last matrix) are those of the calls one
+ * after another, to the bit at any thread count. A matrix that is the
+ * transpose of an earlier one (comm.c, "Transposed matrices") takes its
+ * time. On an error, the calls before the failing matrix have taken
+ * effect, as they would have one after another. */
+weft_err weft__work_traffics_s(weft_work_ctx *c, const weft_traffic *const *t, size_t n,
+                               double *out, weft_diag *d);
 
 /* ---- gcomp_search.c: the gradient compression plan's search ---- */
 
