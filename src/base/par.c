@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "base/alloc.h"
 #include "weft/threads.h"
@@ -41,6 +42,12 @@ unsigned weft__par_workers(size_t items)
         t = items ? (unsigned)items : 1;
     return t;
 }
+
+/* Set while this thread runs the items of a loop shared among threads: a
+ * loop inside such an item runs on that thread alone, so nested loops (a
+ * ranking's candidates inside one of several rankings) never start
+ * threads x threads. */
+static _Thread_local bool in_loop;
 
 typedef struct par_loop {
     size_t n;
@@ -79,6 +86,7 @@ static void run(par_loop *l, unsigned id)
 static void *worker_main(void *arg)
 {
     par_worker *w = arg;
+    in_loop = true;
     run(w->loop, w->id);
     return NULL;
 }
@@ -89,6 +97,8 @@ weft_err weft__par_for(size_t n, unsigned workers, weft__par_fn fn, void *ctx)
         return WEFT_OK;
     if (workers > n)
         workers = (unsigned)n;
+    if (in_loop)
+        workers = 1;
     par_loop l = {.n = n, .fn = fn, .ctx = ctx};
     atomic_init(&l.next, 0);
     atomic_init(&l.failed, n);
@@ -108,7 +118,14 @@ weft_err weft__par_for(size_t n, unsigned workers, weft__par_fn fn, void *ctx)
                 break;
             started++;
         }
+    /* Only a loop that shares its items out holds its nested loops to one
+     * thread: a loop of one item leaves its threads to the loop inside. */
+    bool outer = !in_loop && started;
+    if (outer)
+        in_loop = true;
     run(&l, 0);
+    if (outer)
+        in_loop = false;
     for (unsigned k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
     weft__free(tid);

@@ -10,7 +10,10 @@
  * item fails no further item is taken, and every item below it has been
  * taken (and runs to its end). The result is WEFT_OK, or the error of the
  * least item that failed. A thread that cannot be started leaves its share
- * to the others, so the call never fails for want of threads.
+ * to the others, so the call never fails for want of threads. A loop
+ * called from inside an item of a loop that runs on several threads runs
+ * on the item's thread alone (worker 0): nested loops never multiply the
+ * threads.
  *
  * The number of threads is weft_threads_get() (weft/threads.h).
  */

@@ -26,6 +26,49 @@ static weft_err count(void *ctx, size_t i, unsigned w)
     return WEFT_OK;
 }
 
+static atomic_uint nested_runs, nested_bad;
+
+static weft_err inner(void *ctx, size_t i, unsigned w)
+{
+    (void)ctx;
+    (void)i;
+    atomic_fetch_add(&nested_runs, 1);
+    if (w != 0)
+        atomic_fetch_add(&nested_bad, 1);
+    return WEFT_OK;
+}
+
+static weft_err nested(void *ctx, size_t i, unsigned w)
+{
+    (void)ctx;
+    (void)i;
+    (void)w;
+    return weft__par_for(5, 4, inner, NULL);
+}
+
+static atomic_uint inner_workers;
+
+static weft_err count_inner(void *ctx, size_t i, unsigned w)
+{
+    (void)ctx;
+    (void)i;
+    (void)w;
+    atomic_fetch_add(&nested_runs, 1);
+    return WEFT_OK;
+}
+
+/* A one-item loop's item: a loop of 4000 items on as many workers as
+ * weft__par_workers gives (4: threads set to 4). */
+static weft_err nested_wide(void *ctx, size_t i, unsigned w)
+{
+    (void)ctx;
+    (void)i;
+    (void)w;
+    unsigned k = weft__par_workers(4000);
+    atomic_store(&inner_workers, k);
+    return weft__par_for(4000, k, count_inner, NULL);
+}
+
 int main(void)
 {
     enum { N = 5000 };
@@ -73,6 +116,18 @@ int main(void)
     CHECK_ERR(weft__par_for(3, 16, count, &c), WEFT_OK);
     CHECK_INT(atomic_load(&c.bad_worker), 0);
     CHECK_INT(atomic_load(&c.runs[2]), 1);
+    /* A loop inside an item runs on that item's thread alone: worker 0. */
+    CHECK_ERR(weft__par_for(8, 4, nested, NULL), WEFT_OK);
+    CHECK_INT(atomic_load(&nested_bad), 0);
+    CHECK_INT(atomic_load(&nested_runs), 8 * 5);
+    /* A loop of one item leaves its threads to the loop inside. */
+    CHECK_ERR(weft_threads_set(4), WEFT_OK);
+    atomic_store(&nested_runs, 0);
+    atomic_store(&inner_workers, 0);
+    CHECK_ERR(weft__par_for(1, 4, nested_wide, NULL), WEFT_OK);
+    CHECK_INT(atomic_load(&nested_runs), 4000);
+    CHECK(atomic_load(&inner_workers) == 4);
+    CHECK_ERR(weft_threads_set(0), WEFT_OK);
     /* The thread count: as set, else the CPUs; too many is refused. */
     CHECK_ERR(weft_threads_set(3), WEFT_OK);
     CHECK_INT(weft_threads_get(), 3);
