@@ -119,11 +119,6 @@ void weft__evheap_set_seq(weft__evheap *h, uint32_t id, double t, uint64_t seq)
         sift_down(h, i);
 }
 
-bool weft__evheap_contains(const weft__evheap *h, uint32_t id)
-{
-    return h->pos[id] != UINT32_MAX;
-}
-
 void weft__evheap_remove(weft__evheap *h, uint32_t id)
 {
     uint32_t i = h->pos[id];

@@ -54,7 +54,11 @@ static inline double weft__evheap_key(const weft__evheap *h, uint32_t id)
 {
     return h->ent[h->pos[id]].t;
 }
-bool weft__evheap_contains(const weft__evheap *h, uint32_t id);
+/* Inline: the flow engine asks for each rate it sets. */
+static inline bool weft__evheap_contains(const weft__evheap *h, uint32_t id)
+{
+    return h->pos[id] != UINT32_MAX;
+}
 void weft__evheap_remove(weft__evheap *h, uint32_t id);
 /* The smallest entry; the heap must not be empty. */
 static inline const weft__evheap_ent *weft__evheap_top(const weft__evheap *h)

@@ -76,8 +76,8 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
         return weft_diag_set(d, err,
                              "sim: a cut-through flow and its dep are in different classes");
     if (err || (err = sim_eng_build_succ(e)) || (err = sim_eng_build_ct(e)) ||
-        (err = sim_eng_build_queue(e)) || (err = sim_eng_build_fill(e)) ||
-        (err = sim_eng_build_above(e)) ||
+        (err = sim_eng_build_queue(e)) || (err = sim_eng_build_flows(e)) ||
+        (err = sim_eng_build_fill(e)) || (err = sim_eng_build_above(e)) ||
         (err = weft__evheap_init(&e->heap, e->b_ev + (e->b_size ? e->n_links : 0))) ||
         (err = weft__evheap_init(&e->fill, e->n_links)))
         return weft_diag_code(d, err);
@@ -87,7 +87,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
     for (uint32_t f = 0; f < e->n_flows; f++)
         if (!e->f_left[f]) {
             e->f_state[f] = F_WAIT;
-            weft__evheap_set(&e->heap, f, e->r_now && e->r_now[e->f_route[f]] ? 0 : alpha_s);
+            weft__evheap_set(&e->heap, f, e->r_now && e->r_now[e->fl[f].route] ? 0 : alpha_s);
         }
     uint32_t done = 0;
     bool cutoff = !e->b_size && e->cutoff < INFINITY;
@@ -115,7 +115,7 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                     return weft_diag_code(d, err);
                 continue;
             }
-            uint32_t r = e->f_route[f];
+            uint32_t r = e->fl[f].route;
             switch (e->f_state[f]) {
             case F_WAIT:
                 e->f_start[f] = t;
@@ -125,8 +125,8 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
                 if (ct)
                     for (uint32_t i = e->cts_off[f]; i < e->cts_off[f + 1]; i++)
                         release(e, e->ct_f.v[e->cts[i]], t + e->r_lat[r], alpha_s);
-                if (e->r_off[r] == e->r_off[r + 1] || e->f_bytes[f] == 0) {
-                    e->f_rem[f] = 0;
+                if (e->r_off[r] == e->r_off[r + 1] || e->fl[f].bytes == 0) {
+                    e->fl[f].rem = 0;
                     e->f_drain[f] = t;
                     e->f_state[f] = F_TAIL;
                     weft__evheap_set(&e->heap, f, t + e->r_lat[r]);
@@ -139,10 +139,10 @@ weft_err sim_eng_run_all(sim_engine *e, double alpha_s, weft_diag *d)
             case F_ACTIVE:
                 sim_eng_advance(e, f, t);
                 /* What it moved and advancing did not add (engine_rates.c). */
-                double rest = e->above_on ? e->f_bytes[f] : e->f_rem[f];
+                double rest = e->above_on ? e->fl[f].bytes : e->fl[f].rem;
                 for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
                     e->carried[e->r_link.v[k]] += e->r_coef[k] * rest;
-                e->f_rem[f] = 0;
+                e->fl[f].rem = 0;
                 if ((err = sim_eng_deactivate(e, f)) || (ct && (err = sim_eng_ct_drained(e, f))))
                     return weft_diag_code(d, err);
                 release_queued(e, f, t, alpha_s);

@@ -84,23 +84,22 @@ void sim_engine_free(sim_engine *e)
         for (uint32_t l = 0; l < e->n_links; l++)
             weft__free(e->l_bn[l].v);
     void *arrays[] = {
-        e->cap,          e->lmult,    e->expect,   e->carried, e->lflows,    e->resid,
-        e->wsum,         e->ucount,   e->lstamp,   e->r_off,   e->r_lat,     e->r_link.v,
-        e->r_coef,       e->f_route,  e->f_bytes,  e->f_mult,  e->f_rem,     e->f_rate,
-        e->f_new,        e->f_upd,    e->f_rate0,  e->f_start, e->f_drain,   e->f_done,
-        e->f_state,      e->f_frozen, e->f_stamp,  e->f_slot,  e->slot,      e->f_left,
-        e->dep_f.v,      e->dep_on.v, e->succ_off, e->succ,    e->seeds.v,   e->comp_links.v,
-        e->comp_flows.v, e->ct_f.v,   e->ct_on.v,  e->ctd_off, e->ctd,       e->cts_off,
-        e->cts,          e->ct_cu,    e->f_ctleft, e->f_ready, e->f_dirty,   e->ct_dirty.v,
-        e->ct_stack.v,   e->q_f.v,    e->q_on.v,   e->q_next,  e->f_nb,      e->f_rel,
-        e->f_w,          e->b_size,   e->b_peak,   e->b_rate,  e->b_tok,     e->b_upd,
-        e->b_load,       e->f_cls,    e->ccap,     e->cseeds,  e->r_now,     e->l_twin,
-        e->fz_t,         e->fz_seq,   e->fz_stale, e->f_lvl,   e->l_load,    e->l_sub,
-        e->f_bn,         e->f_bpos,   e->f_nbn,    e->l_bn,    e->drained.v, e->rl.v,
-        e->pl,           e->l_idx,    e->ck,       e->r_lvl,   e->r_rmax,    e->r_nonr,
-        e->r_pop,        e->r_scan,   e->rf_end,   e->l_gap,   e->l_wait,    e->l_dead,
-        e->ck_seq,       e->pp,       e->rg_off,   e->rg_w,    e->rg_lvl,    e->rg_fz,
-        e->rg_p,         e->rg_c,     e->ev,       e->p_last,  e->p_open,    e->rg_nbn};
+        e->cap,     e->lmult,   e->expect,       e->carried,      e->lflows,    e->resid,
+        e->wsum,    e->ucount,  e->lstamp,       e->r_off,        e->r_lat,     e->r_link.v,
+        e->r_coef,  e->f_route, e->f_bytes,      e->f_mult,       e->fl_mem,    e->f_new,
+        e->f_rate0, e->f_start, e->f_drain,      e->f_done,       e->f_state,   e->f_frozen,
+        e->f_slot,  e->slot,    e->f_left,       e->dep_f.v,      e->dep_on.v,  e->succ_off,
+        e->succ,    e->seeds.v, e->comp_links.v, e->comp_flows.v, e->ct_f.v,    e->ct_on.v,
+        e->ctd_off, e->ctd,     e->cts_off,      e->cts,          e->ct_cu,     e->f_ctleft,
+        e->f_ready, e->f_dirty, e->ct_dirty.v,   e->ct_stack.v,   e->q_f.v,     e->q_on.v,
+        e->q_next,  e->f_nb,    e->f_rel,        e->f_w,          e->b_size,    e->b_peak,
+        e->b_rate,  e->b_tok,   e->b_upd,        e->b_load,       e->f_cls,     e->ccap,
+        e->cseeds,  e->r_now,   e->l_twin,       e->fz_t,         e->fz_seq,    e->fz_stale,
+        e->l_load,  e->l_sub,   e->f_nbn,        e->l_bn,         e->drained.v, e->rl.v,
+        e->pl,      e->l_idx,   e->ck,           e->r_lvl,        e->r_rmax,    e->r_nonr,
+        e->r_pop,   e->r_scan,  e->rf_end,       e->l_gap,        e->l_wait,    e->l_dead,
+        e->ck_seq,  e->pp,      e->rg_off,       e->rg_w,         e->rg_lvl,    e->rg_fz,
+        e->rg_p,    e->rg_c,    e->ev,           e->p_last,       e->p_open,    e->rg_nbn};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         weft__free(arrays[i]);
     if (e->rf_own) {
@@ -193,15 +192,13 @@ static weft_err grow_flows(sim_engine *e)
     bool ok =
         resize(&e->f_route, cap, sizeof *e->f_route) &&
         resize(&e->f_bytes, cap, sizeof *e->f_bytes) &&
-        resize(&e->f_mult, cap, sizeof *e->f_mult) && resize(&e->f_rem, cap, sizeof *e->f_rem) &&
-        resize(&e->f_rate, cap, sizeof *e->f_rate) && resize(&e->f_new, cap, sizeof *e->f_new) &&
-        resize(&e->f_upd, cap, sizeof *e->f_upd) && resize(&e->f_rate0, cap, sizeof *e->f_rate0) &&
+        resize(&e->f_mult, cap, sizeof *e->f_mult) && resize(&e->f_new, cap, sizeof *e->f_new) &&
+        resize(&e->f_rate0, cap, sizeof *e->f_rate0) &&
         resize(&e->f_start, cap, sizeof *e->f_start) &&
         resize(&e->f_drain, cap, sizeof *e->f_drain) &&
         resize(&e->f_done, cap, sizeof *e->f_done) &&
         resize(&e->f_state, cap, sizeof *e->f_state) &&
         resize(&e->f_frozen, cap, sizeof *e->f_frozen) &&
-        resize(&e->f_stamp, cap, sizeof *e->f_stamp) &&
         resize(&e->f_slot, cap, sizeof *e->f_slot) && resize(&e->f_left, cap, sizeof *e->f_left) &&
         (!e->f_w || resize(&e->f_w, cap, sizeof *e->f_w)) &&
         (!e->f_cls || resize(&e->f_cls, cap, sizeof *e->f_cls));
@@ -241,12 +238,10 @@ weft_err sim_engine_add_weighted_flow(sim_engine *e, uint32_t route, double byte
     e->f_route[f] = route;
     e->f_bytes[f] = bytes;
     e->f_mult[f] = mult;
-    e->f_rem[f] = bytes;
-    e->f_rate[f] = e->f_rate0[f] = 0;
+    e->f_rate0[f] = 0;
     e->f_start[f] = e->f_drain[f] = e->f_done[f] = NAN;
     e->f_state[f] = F_IDLE;
     e->f_frozen[f] = 0;
-    e->f_stamp[f] = 0;
     e->f_slot[f] = e->n_slots;
     e->f_left[f] = 0;
     e->n_slots += e->r_off[route + 1] - e->r_off[route];
@@ -470,6 +465,23 @@ static bool doubles(const sim_engine *e, const uint32_t *off, const uint32_t *rt
         if (route_pos(e, rt[i], m) < route_pos(e, rt[i], l))
             return false;
     return true;
+}
+
+/* fl in fl_mem, a line longer than the records, from its first line
+ * boundary: each record then lies in one line. */
+weft_err sim_eng_build_flows(sim_engine *e)
+{
+    size_t n = e->n_flows ? e->n_flows : 1, line = sizeof *e->fl;
+    e->fl_mem = weft__malloc(n * sizeof *e->fl + line - 1);
+    if (!e->fl_mem)
+        return WEFT_ENOMEM;
+    e->fl = (sim_flow *)(((uintptr_t)e->fl_mem + line - 1) & ~(uintptr_t)(line - 1));
+    for (uint32_t f = 0; f < e->n_flows; f++)
+        e->fl[f] = (sim_flow){.route = e->f_route[f],
+                              .bytes = e->f_bytes[f],
+                              .rem = e->f_bytes[f],
+                              .bn = SIM_NO_LINK};
+    return WEFT_OK;
 }
 
 weft_err sim_eng_build_fill(sim_engine *e)

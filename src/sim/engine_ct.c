@@ -20,14 +20,14 @@ weft_err sim_eng_ct_update(sim_engine *e, double t)
         if (e->f_state[f] == F_ACTIVE)
             for (uint32_t k = e->ctd_off[f]; k < e->ctd_off[f + 1]; k++) {
                 uint32_t edge = e->ctd[k], c = e->ct_on.v[edge];
-                double rf = e->f_rate[f], rc = e->f_rate[c];
+                double rf = e->fl[f].rate, rc = e->fl[c].rate;
                 if (e->ct_cu[edge] || e->f_state[c] != F_ACTIVE || !sim_eng_slower(rc, rf))
                     continue;
                 sim_eng_advance(e, f, t);
                 sim_eng_advance(e, c, t);
-                double gap = e->f_rem[f] - e->f_rem[c]; /* equal sizes: sent_c - sent_f */
+                double gap = e->fl[f].rem - e->fl[c].rem; /* equal sizes: sent_c - sent_f */
                 double when = t + gap / (rf - rc);
-                if (gap <= CT_TOL * e->f_bytes[f] || when == t) {
+                if (gap <= CT_TOL * e->fl[f].bytes || when == t) {
                     e->ct_cu[edge] = 1;
                     coupled = true;
                     continue;
@@ -60,7 +60,7 @@ weft_err sim_eng_ct_catch_up(sim_engine *e, uint32_t f, double t)
         if (e->ct_cu[edge] || e->f_state[c] != F_ACTIVE)
             continue;
         sim_eng_advance(e, c, t);
-        if (e->f_rem[f] - e->f_rem[c] <= CT_TOL * e->f_bytes[f])
+        if (e->fl[f].rem - e->fl[c].rem <= CT_TOL * e->fl[f].bytes)
             e->ct_cu[edge] = 1;
     }
     if (sim_eng_seed_route(e, f))
@@ -78,7 +78,7 @@ weft_err sim_eng_ct_start(sim_engine *e, uint32_t f, double t)
         if (e->f_state[c] != F_ACTIVE)
             continue;
         sim_eng_advance(e, c, t);
-        if (e->f_bytes[c] - e->f_rem[c] <= CT_TOL * e->f_bytes[c])
+        if (e->fl[c].bytes - e->fl[c].rem <= CT_TOL * e->fl[c].bytes)
             e->ct_cu[edge] = 1;
     }
     return sim_eng_ct_mark(e, f);

@@ -9,8 +9,9 @@
  *                   flows and their per-flow arrays (grown amortised),
  *                   dependency and cut-through edges as they are added;
  *                   and, once at the start of a run, those edges turned
- *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct)
- *                   and the routes filling walks (sim_eng_build_fill).
+ *                   into CSR lists (sim_eng_build_succ, sim_eng_build_ct),
+ *                   the flows' run records (sim_eng_build_flows) and the
+ *                   routes filling walks (sim_eng_build_fill).
  *                   Nothing here runs the model.
  *   engine_rates.c  the active flows on each link and their max-min fair
  *                   rates: a flow joins and leaves its links' lists
@@ -90,6 +91,23 @@ typedef struct sim_place {
     uint32_t ucount, n, off;
 } sim_place;
 
+/* A flow's state while the engine runs, one cache line a flow (struct
+ * sim_engine, fl): the fields a refill reads and writes together for each
+ * flow it touches (finding a region, its new rate, integrating the old
+ * one), which took a line each as arrays. route and bytes copy f_route
+ * and f_bytes (set at the start of a run; those stay for construction and
+ * the accessors); rem, the bytes left, integrated at rate up to upd;
+ * stamp, the epoch of the component or region that took it last; lvl, bn
+ * and bpos (refilling above only): the level it froze at, its bottleneck
+ * (SIM_NO_LINK while it has none) and its place in that link's list l_bn.
+ * 64 bytes, a line each (fl is aligned to one). */
+typedef struct sim_flow {
+    double rate, upd, rem, bytes, lvl;
+    uint64_t stamp;
+    uint32_t route, bn, bpos, spare;
+} sim_flow;
+_Static_assert(sizeof(sim_flow) == 64, "a flow's record is one cache line");
+
 typedef struct vec32 {
     uint32_t *v;
     size_t n, cap;
@@ -118,12 +136,13 @@ struct sim_engine {
     uint32_t n_flows;
     size_t flow_cap;
     uint32_t *f_route;
-    double *f_bytes, *f_mult, *f_rem, *f_rate, *f_new, *f_upd, *f_rate0;
+    double *f_bytes, *f_mult, *f_new, *f_rate0;
     double *f_start, *f_drain, *f_done;
     double *f_w; /* weights (sim_engine_add_weighted_flow); NULL while
                     every flow has weight 1 */
     uint8_t *f_state, *f_frozen;
-    uint64_t *f_stamp;
+    sim_flow *fl;   /* per flow, from the start of a run (sim_eng_build_flows) */
+    void *fl_mem;   /* fl's block (fl aligned to a cache line in it) */
     size_t *f_slot; /* offset of the flow's positions in `slot` */
     size_t n_slots;
     uint32_t *slot;      /* slot[f_slot[f] + k]: index of f in the list of its k-th link */
@@ -192,10 +211,10 @@ struct sim_engine {
     /* Refilling above the drained level (engine_rates.c, "Refilling
      * above"): on while above_on (set at the start of a run: asked for,
      * above_ask, by sim_engine_set_above, not plain, one class, no
-     * buckets, no dependency, queue or cut-through edges). Per flow: f_lvl,
-     * the filling level it froze at (its rate over its weight), and f_bn,
-     * the link whose saturation froze it (its bottleneck; SIM_NO_LINK while
-     * it has none), at f_bpos in that link's list l_bn; f_nbn the link a
+     * buckets, no dependency, queue or cut-through edges). Per flow: fl's
+     * lvl, the filling level it froze at (its rate over its weight), and
+     * bn, the link whose saturation froze it (its bottleneck; SIM_NO_LINK
+     * while it has none), at bpos in that link's list l_bn; f_nbn the link a
      * refill in progress froze it at. Per link: l_load, coefficient x rate
      * summed over its active flows (filling routes); l_bn, its active
      * flows it froze; l_sub, at least the level of each active flow on it
@@ -223,8 +242,8 @@ struct sim_engine {
     uint8_t *l_dead;
     uint32_t above_pending;
     bool prune; /* sim_engine_set_prune */
-    double *f_lvl, *l_load, *l_sub;
-    uint32_t *f_bn, *f_bpos, *f_nbn;
+    double *l_load, *l_sub;
+    uint32_t *f_nbn;
     vec32 *l_bn, drained, rl;
     uint32_t *pl, *l_idx;
     double *ck, *r_lvl, *r_rmax, *r_nonr;
@@ -235,14 +254,12 @@ struct sim_engine {
      * the sums the per-link arrays of those names hold in a whole refill,
      * n its region flows (from off in rl), stamp the pop that last touched
      * it (one record: a pop and region_flow read them together for each
-     * pair they touch); p_last that pop's level, p_open the places a scan
-     * still reads; per region flow j (comp_flows.v[j]) rg_w its weight,
-     * rg_lvl the level it froze at in this fill, rg_fz whether it froze,
-     * rg_nbn the link that froze it (f_lvl and f_nbn of a whole refill;
-     * the flows' own are set once the region is filled), and its filling
-     * route as places rg_p and coefficients rg_c from rg_off[j] to
-     * rg_off[j + 1] (grown as needed: rg_pcap, rg_ccap). rl then lists
-     * region flows by j, not by flow. */
+     * pair they touch); p_last that pop's level, p_open
+     * the places a scan still reads; per region flow j (comp_flows.v[j]) rg_w its weight, rg_lvl
+     * the level it froze at in this fill, rg_fz whether it froze, rg_nbn the link that froze it
+     * (lvl and f_nbn of a whole refill; the flows' own are set once the region is filled), and its
+     * filling route as places rg_p and coefficients rg_c from rg_off[j] to rg_off[j + 1] (grown as
+     * needed: rg_pcap, rg_ccap). rl then lists region flows by j, not by flow. */
     struct sim_place *pp;
     double *p_last, *rg_w, *rg_lvl, *rg_c;
     uint32_t *p_open, *rg_off, *rg_p, *rg_nbn;
@@ -321,6 +338,9 @@ weft_err sim_eng_build_ct(sim_engine *e);
 /* The per-class lists, capacities and seeds (nothing when every flow is
  * class 0); WEFT_EINVAL when a cut-through pair spans two classes. */
 weft_err sim_eng_build_classes(sim_engine *e);
+/* fl from the flows' arrays (struct sim_flow); called once, at the start
+ * of a run, after every flow is added. */
+weft_err sim_eng_build_flows(sim_engine *e);
 /* The filling routes and lazy keys (the fields' comment); called once,
  * at the start of a run, after every route and flow is added. */
 weft_err sim_eng_build_fill(sim_engine *e);

@@ -12,21 +12,22 @@
  * changes the rates of hundreds of flows at each drain. */
 void sim_eng_advance(sim_engine *e, uint32_t f, double t)
 {
-    double moved = e->f_rate[f] * (t - e->f_upd[f]);
-    if (moved > e->f_rem[f])
-        moved = e->f_rem[f];
-    e->f_rem[f] -= moved;
-    e->f_upd[f] = t;
+    sim_flow *x = &e->fl[f];
+    double moved = x->rate * (t - x->upd);
+    if (moved > x->rem)
+        moved = x->rem;
+    x->rem -= moved;
+    x->upd = t;
     if (e->above_on)
         return;
-    uint32_t r = e->f_route[f];
+    uint32_t r = x->route;
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
         e->carried[e->r_link.v[k]] += e->r_coef[k] * moved;
 }
 
 weft_err sim_eng_seed_route(sim_engine *e, uint32_t f)
 {
-    uint32_t r = e->f_route[f], c = sim_eng_class(e, f);
+    uint32_t r = e->fl[f].route, c = sim_eng_class(e, f);
     vec32 *seeds = c ? &e->cseeds[c - 1] : &e->seeds;
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++)
         if (sim_eng_vec_push(seeds, e->r_link.v[k]))
@@ -42,7 +43,7 @@ static vec32 *class_lists(sim_engine *e, uint32_t f)
 
 weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
 {
-    uint32_t r = e->f_route[f];
+    uint32_t r = e->fl[f].route;
     vec32 *lists = class_lists(e, f);
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
         vec32 *lf = &lists[e->r_link.v[k]];
@@ -51,8 +52,8 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
             return WEFT_ENOMEM;
     }
     e->f_state[f] = F_ACTIVE;
-    e->f_upd[f] = t;
-    e->f_rate[f] = 0;
+    e->fl[f].upd = t;
+    e->fl[f].rate = 0;
     if (e->above_on)
         e->above_full = true;
     return sim_eng_seed_route(e, f);
@@ -61,22 +62,22 @@ weft_err sim_eng_activate(sim_engine *e, uint32_t f, double t)
 /* Flow f leaves link l's list of the flows it froze. */
 static void bn_drop(sim_engine *e, uint32_t f)
 {
-    vec32 *b = &e->l_bn[e->f_bn[f]];
-    uint32_t at = e->f_bpos[f], last = b->v[--b->n];
+    vec32 *b = &e->l_bn[e->fl[f].bn];
+    uint32_t at = e->fl[f].bpos, last = b->v[--b->n];
     b->v[at] = last;
-    e->f_bpos[last] = at;
-    e->f_bn[f] = SIM_NO_LINK;
+    e->fl[last].bpos = at;
+    e->fl[f].bn = SIM_NO_LINK;
 }
 
 /* Flow f was frozen by link l (its bottleneck). */
 static weft_err bn_set(sim_engine *e, uint32_t f, uint32_t l)
 {
-    if (e->f_bn[f] == l)
+    if (e->fl[f].bn == l)
         return WEFT_OK;
-    if (e->f_bn[f] != SIM_NO_LINK)
+    if (e->fl[f].bn != SIM_NO_LINK)
         bn_drop(e, f);
-    e->f_bn[f] = l;
-    e->f_bpos[f] = (uint32_t)e->l_bn[l].n;
+    e->fl[f].bn = l;
+    e->fl[f].bpos = (uint32_t)e->l_bn[l].n;
     return sim_eng_vec_push(&e->l_bn[l], f);
 }
 
@@ -85,13 +86,13 @@ static weft_err bn_set(sim_engine *e, uint32_t f, uint32_t l)
  * above"). */
 static weft_err above_leave(sim_engine *e, uint32_t f)
 {
-    uint32_t r = e->f_route[f];
+    uint32_t r = e->fl[f].route;
     for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
-        e->l_load[e->rf_link[k]] -= e->rf_coef[k] * e->f_rate[f];
-    if (e->f_bn[f] != SIM_NO_LINK)
+        e->l_load[e->rf_link[k]] -= e->rf_coef[k] * e->fl[f].rate;
+    if (e->fl[f].bn != SIM_NO_LINK)
         bn_drop(e, f);
-    if (e->f_lvl[f] < e->above_lvl)
-        e->above_lvl = e->f_lvl[f];
+    if (e->fl[f].lvl < e->above_lvl)
+        e->above_lvl = e->fl[f].lvl;
     return sim_eng_vec_push(&e->drained, f);
 }
 
@@ -99,7 +100,7 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
 {
     if (e->above_on && above_leave(e, f))
         return WEFT_ENOMEM;
-    uint32_t r = e->f_route[f];
+    uint32_t r = e->fl[f].route;
     vec32 *lists = class_lists(e, f);
     for (uint32_t k = e->r_off[r]; k < e->r_off[r + 1]; k++) {
         vec32 *lf = &lists[e->r_link.v[k]];
@@ -108,7 +109,7 @@ weft_err sim_eng_deactivate(sim_engine *e, uint32_t f)
         if (last != f) {
             lf->v[at] = last;
             /* Find last's slot for this link: its route holds the link once. */
-            uint32_t lr = e->f_route[last];
+            uint32_t lr = e->fl[last].route;
             for (uint32_t j = e->r_off[lr]; j < e->r_off[lr + 1]; j++)
                 if (e->r_link.v[j] == e->r_link.v[k]) {
                     e->slot[e->f_slot[last] + (j - e->r_off[lr])] = at;
@@ -179,7 +180,7 @@ static weft_err comp_add_link(sim_engine *e, uint32_t l, uint64_t ep)
  * up with, since one's rate caps the other's. */
 static weft_err comp_add_route(sim_engine *e, uint32_t g, uint64_t ep)
 {
-    uint32_t r = e->f_route[g];
+    uint32_t r = e->fl[g].route;
     for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++)
         if (comp_add_link(e, e->rf_link[k], ep))
             return WEFT_ENOMEM;
@@ -254,11 +255,11 @@ static inline void freeze_one(sim_engine *e, uint32_t f, double level, uint32_t 
     double w = sim_eng_weight(e, f), rate = w * level;
     e->f_frozen[f] = 1;
     e->f_new[f] = rate;
-    if (e->f_lvl) {
-        e->f_lvl[f] = level;
+    if (e->f_nbn) {
+        e->fl[f].lvl = level;
         e->f_nbn[f] = l;
     }
-    uint32_t r = e->f_route[f];
+    uint32_t r = e->fl[f].route;
     for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++) {
         uint32_t l2 = e->rf_link[k];
         e->resid[l2] -= e->rf_coef[k] * rate;
@@ -381,13 +382,13 @@ bool sim_eng_settle(sim_engine *e)
 static void set_rate(sim_engine *e, uint32_t f, double nr, double t)
 {
     sim_eng_advance(e, f, t);
-    if (e->f_rate[f] == 0 && e->f_rate0[f] == 0)
+    if (e->fl[f].rate == 0 && e->f_rate0[f] == 0)
         e->f_rate0[f] = nr;
-    e->f_rate[f] = nr;
-    double left = e->f_rem[f];
+    e->fl[f].rate = nr;
+    double left = e->fl[f].rem;
     /* A background flow its betters leave no capacity waits (no drain
      * event) until they do. */
-    if (left <= EPS * e->f_bytes[f]) {
+    if (left <= EPS * e->fl[f].bytes) {
         drain_set(e, f, t);
     } else if (nr > 0) {
         drain_set(e, f, t + left / nr);
@@ -422,9 +423,9 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         uint32_t l = e->comp_links.v[i];
         for (size_t j = 0; j < lists[l].n; j++) {
             uint32_t f = lists[l].v[j];
-            if (e->f_stamp[f] == ep)
+            if (e->fl[f].stamp == ep)
                 continue;
-            e->f_stamp[f] = ep;
+            e->fl[f].stamp = ep;
             if (sim_eng_vec_push(&e->comp_flows, f) || comp_add_route(e, f, ep) ||
                 (ct && comp_add_coupled(e, f, ep)))
                 return WEFT_ENOMEM;
@@ -455,7 +456,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         e->ucount[l] = 0;
     }
     for (size_t i = 0; i < e->comp_flows.n; i++) {
-        uint32_t f = e->comp_flows.v[i], r = e->f_route[f];
+        uint32_t f = e->comp_flows.v[i], r = e->fl[f].route;
         double w = sim_eng_weight(e, f);
         e->f_frozen[f] = 0;
         for (uint32_t k = e->rf_off[r], end = sim_eng_rf_end(e, r); k < end; k++) {
@@ -487,8 +488,8 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
         for (size_t j = 0; j < lists[l].n; j++) {
             uint32_t f = lists[l].v[j];
             if (e->f_frozen[f]) {
-                if (e->above_on && e->f_lvl[f] > sub)
-                    sub = e->f_lvl[f];
+                if (e->above_on && e->fl[f].lvl > sub)
+                    sub = e->fl[f].lvl;
                 continue;
             }
             if (!ct)
@@ -524,7 +525,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
     for (size_t i = 0; i < e->comp_flows.n; i++) {
         uint32_t f = e->comp_flows.v[i];
         double nr = e->f_new[f];
-        if (nr == e->f_rate[f] && weft__evheap_contains(&e->heap, f))
+        if (nr == e->fl[f].rate && weft__evheap_contains(&e->heap, f))
             continue;
         set_rate(e, f, nr, t);
         if (ct) {
@@ -548,7 +549,7 @@ static weft_err refill_class(sim_engine *e, double t, uint32_t c)
  * the region of the max-min rates the drains can move is filled again.
  *
  * Why a region. Progressive filling freezes each flow at the first of its
- * links to saturate, its bottleneck (f_bn; a link "froze" the flows of its
+ * links to saturate, its bottleneck (fl's bn; a link "froze" the flows of its
  * list l_bn). Call the region R the flows found from the drained flows'
  * links by: a link brings in every flow it froze, a flow brings in every
  * link of its route (the drained flows' descendants in the bottleneck
@@ -646,9 +647,6 @@ weft_err sim_eng_build_above(sim_engine *e)
         e->rf_end[r] = e->rf_off[r + 1];
     for (size_t l = 0; l < nl; l++)
         e->l_gap[l] = e->l_wait[l] = 1;
-    e->f_lvl = weft__calloc(nf, sizeof *e->f_lvl);
-    e->f_bn = weft__malloc(nf * sizeof *e->f_bn);
-    e->f_bpos = weft__malloc(nf * sizeof *e->f_bpos);
     e->f_nbn = weft__malloc(nf * sizeof *e->f_nbn);
     e->l_load = weft__calloc(nl, sizeof *e->l_load);
     e->l_sub = weft__malloc(nl * sizeof *e->l_sub);
@@ -671,13 +669,10 @@ weft_err sim_eng_build_above(sim_engine *e)
     e->rg_fz = weft__malloc(nf);
     e->rg_nbn = weft__malloc(nf * sizeof *e->rg_nbn);
     e->ev = weft__calloc(nf, sizeof *e->ev);
-    if (!(e->f_lvl && e->f_bn && e->f_bpos && e->f_nbn && e->l_load && e->l_sub && e->l_bn &&
-          e->pl && e->l_idx && e->ck && e->ck_seq && e->r_lvl && e->r_rmax && e->r_nonr &&
-          e->r_pop && e->r_scan && e->pp && e->p_last && e->p_open && e->rg_off && e->rg_w &&
-          e->rg_lvl && e->rg_fz && e->rg_nbn && e->ev))
+    if (!(e->f_nbn && e->l_load && e->l_sub && e->l_bn && e->pl && e->l_idx && e->ck && e->ck_seq &&
+          e->r_lvl && e->r_rmax && e->r_nonr && e->r_pop && e->r_scan && e->pp && e->p_last &&
+          e->p_open && e->rg_off && e->rg_w && e->rg_lvl && e->rg_fz && e->rg_nbn && e->ev))
         return WEFT_ENOMEM;
-    for (size_t f = 0; f < nf; f++)
-        e->f_bn[f] = SIM_NO_LINK;
     for (size_t l = 0; l < nl; l++)
         e->l_sub[l] = INFINITY;
     return WEFT_OK;
@@ -717,16 +712,16 @@ static weft_err region_link(sim_engine *e, uint32_t l, uint64_t ep)
  * added to the places' sums and itself to their lists (region_setup). */
 static weft_err region_flow(sim_engine *e, uint32_t f, uint64_t ep)
 {
-    e->f_stamp[f] = ep;
+    e->fl[f].stamp = ep;
     uint32_t j = (uint32_t)e->comp_flows.n;
     if (sim_eng_vec_push(&e->comp_flows, f))
         return WEFT_ENOMEM;
-    uint32_t r = e->f_route[f], q = e->rg_off[j];
+    uint32_t r = e->fl[f].route, q = e->rg_off[j];
     size_t need = (size_t)q + (e->rf_end[r] - e->rf_off[r]) + 1;
     if ((need > e->rg_pcap && weft__grow((void **)&e->rg_p, &e->rg_pcap, need, sizeof *e->rg_p)) ||
         (need > e->rg_ccap && weft__grow((void **)&e->rg_c, &e->rg_ccap, need, sizeof *e->rg_c)))
         return WEFT_ENOMEM;
-    double w = sim_eng_weight(e, f), rate = e->f_rate[f];
+    double w = sim_eng_weight(e, f), rate = e->fl[f].rate;
     e->rg_fz[j] = 0;
     e->rg_w[j] = w;
     /* This is a pass over every pair of the region: local pointers, and a
@@ -762,25 +757,23 @@ static weft_err region_close(sim_engine *e, uint64_t ep, size_t *next)
     while (*next < e->comp_links.n) {
         const vec32 *b = &e->l_bn[e->comp_links.v[(*next)++]];
         for (size_t j = 0; j < b->n; j++) {
-            /* Prefetches (they change nothing): the flows' fields a few
+            /* Prefetches (they change nothing): the flows' records a few
              * ahead, then their routes, which region_flow reads. */
             if (j + 8 < b->n) {
                 uint32_t g = b->v[j + 8];
-                __builtin_prefetch(&e->f_stamp[g]);
-                __builtin_prefetch(&e->f_route[g]);
-                __builtin_prefetch(&e->f_rate[g]);
+                __builtin_prefetch(&e->fl[g]);
             }
             if (j + 4 < b->n) {
-                uint32_t r = e->f_route[b->v[j + 4]];
+                uint32_t r = e->fl[b->v[j + 4]].route;
                 __builtin_prefetch(&e->rf_off[r]);
                 __builtin_prefetch(&e->rf_end[r]);
             }
             if (j + 2 < b->n) {
-                uint32_t k = e->rf_off[e->f_route[b->v[j + 2]]];
+                uint32_t k = e->rf_off[e->fl[b->v[j + 2]].route];
                 __builtin_prefetch(&e->rf_link[k]);
                 __builtin_prefetch(&e->rf_coef[k]);
             }
-            if (e->f_stamp[b->v[j]] != ep && region_flow(e, b->v[j], ep))
+            if (e->fl[b->v[j]].stamp != ep && region_flow(e, b->v[j], ep))
                 return WEFT_ENOMEM;
         }
     }
@@ -824,7 +817,7 @@ static void region_setup(sim_engine *e, bool again)
             pp[i].ucount = 0;
         }
         for (size_t j = 0; j < nf; j++) {
-            double w = e->rg_w[j], rate = e->f_rate[e->comp_flows.v[j]];
+            double w = e->rg_w[j], rate = e->fl[e->comp_flows.v[j]].rate;
             e->rg_fz[j] = 0;
             for (uint32_t k = roff[j]; k < roff[j + 1]; k++) {
                 pp[rp[k]].resid += rc[k] * rate;
@@ -990,9 +983,9 @@ static weft_err region_check(sim_engine *e, uint64_t ep, bool *grew)
         const vec32 *lf = &e->lflows[l];
         for (size_t j = 0; j < lf->n; j++) {
             uint32_t f = lf->v[j];
-            if (e->f_stamp[f] == ep)
+            if (e->fl[f].stamp == ep)
                 continue;
-            double x = e->f_lvl[f];
+            double x = e->fl[f].lvl;
             m = x > m ? x : m;
             if (x > top) {
                 if (region_flow(e, f, ep))
@@ -1041,7 +1034,7 @@ static bool link_dead(sim_engine *e, uint32_t l)
     uint32_t *cnt = e->pl;
     double *y = e->ck;
     for (size_t j = 0; j < lf->n; j++) {
-        uint32_t r = e->f_route[lf->v[j]];
+        uint32_t r = e->fl[lf->v[j]].route;
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
             uint32_t m = e->rf_link[k];
             if (e->lstamp[m] != ep) {
@@ -1054,7 +1047,7 @@ static bool link_dead(sim_engine *e, uint32_t l)
     }
     double bound = 0, top = e->cap[l] * (1 - DEAD_TOL);
     for (size_t j = 0; j < lf->n; j++) {
-        uint32_t r = e->f_route[lf->v[j]], best = SIM_NO_LINK;
+        uint32_t r = e->fl[lf->v[j]].route, best = SIM_NO_LINK;
         double cl = 0, cost = INFINITY, ratio = 0;
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             if (e->rf_link[k] == l)
@@ -1088,7 +1081,7 @@ static void prune_link(sim_engine *e, uint32_t l)
     e->st.dead_links++;
     const vec32 *lf = &e->lflows[l];
     for (size_t j = 0; j < lf->n; j++) {
-        uint32_t r = e->f_route[lf->v[j]], w = e->rf_off[r];
+        uint32_t r = e->fl[lf->v[j]].route, w = e->rf_off[r];
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             if (e->rf_link[k] != l) {
                 e->rf_link[w] = e->rf_link[k];
@@ -1106,7 +1099,7 @@ static weft_err find_dead(sim_engine *e)
         return WEFT_OK;
     e->seeds.n = 0; /* the links due, gathered first: pruning moves routes */
     for (size_t i = 0; i < e->drained.n; i++) {
-        uint32_t r = e->f_route[e->drained.v[i]];
+        uint32_t r = e->fl[e->drained.v[i]].route;
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++) {
             uint32_t l = e->rf_link[k];
             if (e->l_bn[l].n || e->l_dead[l] || !e->l_wait[l] || --e->l_wait[l])
@@ -1139,7 +1132,7 @@ static weft_err refill_above(sim_engine *e, double t, double x)
     e->comp_flows.n = e->comp_links.n = e->rl.n = 0;
     e->rg_off[0] = 0;
     for (size_t i = 0; i < e->drained.n; i++) {
-        uint32_t f = e->drained.v[i], r = e->f_route[f];
+        uint32_t f = e->drained.v[i], r = e->fl[f].route;
         for (uint32_t k = e->rf_off[r]; k < e->rf_end[r]; k++)
             if (region_link(e, e->rf_link[k], ep))
                 return WEFT_ENOMEM;
@@ -1185,8 +1178,8 @@ static weft_err refill_above(sim_engine *e, double t, double x)
             return WEFT_ENOMEM;
         /* Its level and rate as the pop that froze it had them (every flow
          * of the region froze: each has a filling link in it). */
-        e->f_lvl[f] = e->rg_lvl[j];
-        double nr = e->rg_w[j] * e->rg_lvl[j], old = e->f_rate[f];
+        e->fl[f].lvl = e->rg_lvl[j];
+        double nr = e->rg_w[j] * e->rg_lvl[j], old = e->fl[f].rate;
         /* A rate that moved by rounding only stays (KEEP_TOL). */
         if (fabs(nr - old) <= KEEP_TOL * old && weft__evheap_contains(&e->heap, f))
             continue;

@@ -326,7 +326,6 @@ static weft_err expand(sim_engine *e, const sim_engine *q, const uint32_t *fc, c
         e->f_drain[f] = q->f_drain[c];
         e->f_done[f] = q->f_done[c];
         e->f_rate0[f] = q->f_rate0[c];
-        e->f_rem[f] = 0;
         e->f_state[f] = F_DONE;
     }
     for (uint32_t l = 0; l < e->n_links; l++)
