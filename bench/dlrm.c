@@ -26,7 +26,13 @@
  * step times to the bit. Then (docs/step.md "Speed", a7f9fe3 against
  * this change, load 2.5 to 2.8, a slower machine): sparse row-wise at 128
  * GPUs 0.96 to 0.98 -> 0.81 to 0.82 s, Herald's step 2.69 to 2.78 -> 2.36
- * to 2.40 s, its replay 1.81 to 1.85 -> 1.69 to 1.73 s.
+ * to 2.40 s, its replay 1.81 to 1.85 -> 1.69 to 1.73 s. Then on
+ * threads (docs/step.md "Speed"; 4e8a855 against 2 threads, wall s, load
+ * 1 to 2, two runs each alternated): at 128 GPUs Herald's step 3.17 to
+ * 3.21 -> 1.50 to 1.52 (CPU 2.91 to 2.93), its replay 2.15 to 2.18 ->
+ * 0.98 to 1.02 (16.1 to 16.8 M lookups/s), sparse row-wise 1.17 to 1.19
+ * -> 0.93 to 0.94, dense row-wise 0.40 -> 0.20; Herald at 32 and 64 GPUs
+ * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67.
  * Wall and CPU seconds, and the wall time over the issue's 1 s target
  * (Herald's replay runs on weft_threads_get() threads, set from
  * WEFT_THREADS here as the weft command does); never fails on time.
