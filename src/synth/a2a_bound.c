@@ -68,6 +68,7 @@
 #include "synth/a2a_colgen.h"
 #include "synth/a2a_exact.h"
 #include "synth/a2a_internal.h"
+#include "synth/glpk_thread.h"
 #include "synth/orbits.h"
 #include "weft/synth.h"
 #include "weft/traffic.h"
@@ -486,7 +487,7 @@ static weft_err fill_result(const model *md, const cert *c, weft_a2a_bound *b)
 static weft_err solve(const model *md, bool exact_basis, weft_a2a_bound *b, mpq_t *flows,
                       weft_diag *d)
 {
-    glp_term_out(GLP_OFF);
+    weft__glpk_thread();
     glp_prob *P = glp_create_prob();
     cert c;
     mpq_init(c.theta);

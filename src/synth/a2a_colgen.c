@@ -49,6 +49,7 @@
 
 #include "base/alloc.h"
 #include "synth/a2a_colgen.h"
+#include "synth/glpk_thread.h"
 
 /* Rounds of pricing: at most CG_MAX_ROUNDS, and CG_STALL in a row without
  * a better master end the loop (h100:128 needs 3 rounds). */
@@ -664,6 +665,7 @@ weft_err weft__a2a_colgen(const model *md, const weft_traffic *tm, weft_a2a_boun
     double *len = weft__malloc(((size_t)g.m + 1) * sizeof *len);
     int *ind = weft__malloc(((size_t)g.m + 2) * sizeof *ind);
     double *val = weft__malloc(((size_t)g.m + 2) * sizeof *val);
+    weft__glpk_thread();
     glp_prob *P = glp_create_prob();
     weft_err e = WEFT_OK;
     if (!g.dist || !g.plink || !g.order || !g.sub || !g.heap || !g.pos || !g.rank_of || !len ||
