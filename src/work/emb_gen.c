@@ -285,18 +285,11 @@ weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, wef
     weft_err e = weft_emb_check(w, d);
     if (e)
         return e;
-    samplers s;
-    e = samplers_build(w, &s, d);
-    if (e)
+    weft__emb_draws *ds;
+    if ((e = weft__emb_draws_new(w, &ds, d)))
         return e;
-    weft__rng *g = weft__malloc((size_t)w->ntables * sizeof *g);
-    if (!g) {
-        e = weft_diag_set(d, WEFT_ENOMEM, "out of memory for %" PRIu32 " tables' generators",
-                          w->ntables);
-        goto free_samplers;
-    }
-    for (uint32_t t = 0; t < w->ntables; t++)
-        weft__rng_seed(&g[t], w->seed, t);
+    const samplers *sm = &ds->s;
+    weft__rng *g = ds->g;
     u128 all = (u128)w->gpus * w->batch * steps;
     if (all > UINT64_MAX)
         all = UINT64_MAX;
@@ -319,7 +312,7 @@ weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, wef
         for (; nq < DRAWS && smp < samples; nq++) {
             q[nq].smp = smp;
             q[nq].t = t;
-            q[nq].u = draw_u(&s.sp[s.of[t]], &g[t]);
+            q[nq].u = draw_u(&sm->sp[sm->of[t]], &g[t]);
             if (++p < w->tables[t].pooling)
                 continue;
             p = 0;
@@ -331,13 +324,11 @@ weft_err weft_emb_generate_steps(const weft_emb_workload *w, uint64_t steps, wef
             } while (!w->tables[t].pooling);
         }
         for (uint32_t j = 0; j < nq; j++)
-            q[j].k = draw_guide(&s.sp[s.of[q[j].t]], q[j].u);
+            q[j].k = draw_guide(&sm->sp[sm->of[q[j].t]], q[j].u);
         for (uint32_t j = 0; j < nq && !e; j++)
-            e = fn(ctx, q[j].smp, q[j].t, draw_row(&s.sp[s.of[q[j].t]], q[j].u, q[j].k), d);
+            e = fn(ctx, q[j].smp, q[j].t, draw_row(&sm->sp[sm->of[q[j].t]], q[j].u, q[j].k), d);
     }
-    weft__free(g);
-free_samplers:
-    samplers_free(&s);
+    weft__emb_draws_free(ds);
     return e;
 }
 
