@@ -645,8 +645,8 @@ static weft_err plain_s(const weft_work_ctx *c, const weft_traffic *t, double *o
  * all-to-all of grouped sends and receives moves); 0 when nothing
  * crosses between distinct ranks; the last matrix's time when t is its
  * transpose on a reversible fabric (above). Under WEFT_WORK_COLL_BEST the
- * fastest alltoallv plan of t instead (weft__work_choose_traffic_s), and
- * with a named schedule that one's (weft__work_named_traffic_s). */
+ * fastest alltoallv plan of t instead, and with a named schedule that
+ * one's (weft__work_choice_traffic_s). */
 static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out, weft_diag *d)
 {
     if (!crosses(t)) {
@@ -655,10 +655,8 @@ static weft_err sim_traffic(weft_work_ctx *c, const weft_traffic *t, double *out
     }
     /* Each matrix ranked on its own: the transpose of the fastest plan of
      * one matrix need not be the fastest of the other's. */
-    if (c->a2a_algo[0])
-        return weft__work_named_traffic_s(c, t, out, d);
-    if (weft__work_chooses(c, WEFT_COLL_ALLTOALL, false))
-        return weft__work_choose_traffic_s(c, t, out, d);
+    if (c->a2a_algo[0] || weft__work_chooses(c, WEFT_COLL_ALLTOALL, false))
+        return weft__work_choice_traffic_s(c, t, out, d);
     if (last_transposed(c, t)) {
         *out = c->last_s;
         return WEFT_OK;

@@ -310,22 +310,11 @@ weft_err weft__work_record(weft_work_ctx *c, const weft_work_choice *ch, weft_di
     return record(c, ch, d);
 }
 
-weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                                    weft_diag *d)
-{
-    weft_work_choice ch = matrix_choice(c, t);
-    weft_err e = named_choice(c, t, &ch, d);
-    if (e)
-        return e;
-    *out = ch.time_s;
-    return record(c, &ch, d);
-}
-
-weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+weft_err weft__work_choice_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
                                      weft_diag *d)
 {
-    weft_work_choice ch = matrix_choice(c, t);
-    weft_err e = best_choice(c, t, &ch, d);
+    weft_work_choice ch;
+    weft_err e = weft__work_traffic_choice(c, t, &ch, d);
     if (e)
         return e;
     *out = ch.time_s;

@@ -198,17 +198,14 @@ void weft__work_gcache_free(weft_work_ctx *c);
 
 /* Whether weft__work_groups_s times coll by weft__work_choose_s on c. */
 bool weft__work_chooses(const weft_work_ctx *c, weft_coll coll, bool p2p);
-/* Under WEFT_WORK_COLL_BEST, the time of the alltoallv of matrix t over
- * every rank: the fastest of its alltoallv plans by weft_choose (`weft sim
- * --compare --traffic`), recorded (weft_work_choices, matrix set). */
-weft_err weft__work_choose_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
+/* The time of the alltoallv of matrix t over every rank, recorded
+ * (weft_work_choices, matrix set): as the registry schedule
+ * weft_work_ctx_set_a2a_algo named (its plan of t) when one is, else
+ * (under WEFT_WORK_COLL_BEST) the fastest of its alltoallv plans by
+ * weft_choose (`weft sim --compare --traffic`). */
+weft_err weft__work_choice_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
                                      weft_diag *d);
-/* The time of the alltoallv of matrix t over every rank as the registry
- * schedule weft_work_ctx_set_a2a_algo named (its plan of t), recorded
- * (weft_work_choices, matrix set). */
-weft_err weft__work_named_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *out,
-                                    weft_diag *d);
-/* The choice either of those makes for matrix t (under a named schedule
+/* The choice that one makes for matrix t (under a named schedule
  * that one's, else the fastest plan), without recording it: reads c
  * alone, so that several run at once (weft__work_traffics_s). */
 weft_err weft__work_traffic_choice(const weft_work_ctx *c, const weft_traffic *t,
