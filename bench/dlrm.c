@@ -32,7 +32,8 @@
  * 3.21 -> 1.50 to 1.52 (CPU 2.91 to 2.93), its replay 2.15 to 2.18 ->
  * 0.98 to 1.02 (16.1 to 16.8 M lookups/s), sparse row-wise 1.17 to 1.19
  * -> 0.93 to 0.94, dense row-wise 0.40 -> 0.20; Herald at 32 and 64 GPUs
- * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67.
+ * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67. The planner 1.25 to
+ * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)).
  * Wall and CPU seconds, and the wall time over the issue's 1 s target
  * (Herald's replay runs on weft_threads_get() threads, set from
  * WEFT_THREADS here as the weft command does); never fails on time.
