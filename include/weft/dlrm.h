@@ -128,6 +128,16 @@ WEFT_API uint64_t weft_dlrm_cache_bytes(const weft_dlrm *m);
  * embedding checks' errors (weft_emb_check). c needs a GPU. */
 WEFT_API weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out,
                                  weft_diag *d);
+/* weft_dlrm_step of m[0] .. m[n - 1] on c: the same results to the bit
+ * and, when they succeed, the same state of c after (its caches of
+ * simulated collectives), with the simulations of every step on
+ * weft_threads_get() threads at once: the steps' all-to-alls and
+ * all-reduces in one batch (a sweep of sharding plans, whose simulations
+ * take seconds each at 128 GPUs). Steps with Herald's cache or placement,
+ * and all-reduces ranked by weft_choose, run one step after another. On
+ * an error (the first failing step's), every out[i] is zeroed. */
+WEFT_API weft_err weft_dlrm_steps(weft_work_ctx *c, const weft_dlrm *const *m, size_t n,
+                                  weft_dlrm_result *out, weft_diag *d);
 
 /* Writes the step as a Chrome/Perfetto trace: one process, one track per
  * phase in the order above. WEFT_EIO. */

@@ -389,73 +389,101 @@ static int cmp_swept(const void *x, const void *y)
     return (a->r.step_s > b->r.step_s) - (a->r.step_s < b->r.step_s);
 }
 
+/* The plans of the sweep after tw: every table under one plan, then "dp
+ * small" (dense: tw's step, for its dense gradient's bytes). */
+enum { SWEEP_PLANS = 7 };
+
+static bool sweep_plan(int plan, uint32_t mind, const weft_emb_table *orig, uint32_t nt,
+                       const weft_dlrm_result *dense, weft_emb_table *tb)
+{
+    if ((plan == 2 && mind < 2) || (plan == 3 && mind < 4))
+        return false;
+    static const weft_emb_sharding s[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_CW,
+                                          WEFT_EMB_DP, WEFT_EMB_TW, WEFT_EMB_RW};
+    for (uint32_t t = 0; t < nt; t++) {
+        tb[t] = orig[t];
+        tb[t].col_shards = plan == 3 ? 4 : 2;
+        tb[t].sharding = s[plan];
+        if (plan >= 5 && tb[t].rows * tb[t].dim * tb[t].dtype_bytes <= dense->dense_ar_bytes)
+            tb[t].sharding = WEFT_EMB_DP;
+    }
+    return true;
+}
+
 static int run_sweep(weft_work_ctx *ctx, const cli_args *a, const char *spec, const weft_gpu *g,
                      weft_dlrm *m)
 {
+    static const char *const names[SWEEP_PLANS + 1] = {
+        "tw", "rw", "cw:2", "cw:4", "dp", "dp small, tw", "dp small, rw", "planner"};
     uint32_t nt = m->emb.ntables;
-    weft_emb_table *orig = (weft_emb_table *)m->emb.tables;
-    weft_emb_table *tb = malloc((size_t)nt * sizeof *tb);
-    swept out[8];
-    size_t n = 0;
+    const weft_emb_table *orig = m->emb.tables;
+    /* A table array and a model per plan, the planner's last. */
+    weft_emb_table *tb = malloc((size_t)(SWEEP_PLANS + 1) * nt * sizeof *tb);
+    weft_dlrm *ms = malloc((SWEEP_PLANS + 1) * sizeof *ms);
+    const weft_dlrm *mp[SWEEP_PLANS + 1];
+    weft_dlrm_result res[SWEEP_PLANS + 1];
+    swept out[SWEEP_PLANS + 1];
+    size_t n = 0, nb = 0;
+    const char *which[SWEEP_PLANS + 1];
     weft_dlrm_plan_info pinfo;
     memset(&pinfo, 0, sizeof pinfo);
     char pmix[128] = "";
-    if (!tb)
+    if (!tb || !ms) {
+        free(tb);
+        free(ms);
         return cli_fail(WEFT_ENOMEM, NULL);
+    }
     uint32_t mind = UINT32_MAX;
     for (uint32_t t = 0; t < nt; t++)
         mind = orig[t].dim < mind ? orig[t].dim : mind;
-    m->emb.tables = tb;
-    weft_dlrm_result dense;
-    memset(&dense, 0, sizeof dense);
-    int rc = CLI_EXIT_OK;
     weft_diag d;
     weft_diag_clear(&d);
-    for (int plan = 0; plan < 7 && !rc; plan++) {
-        static const char *const names[] = {"tw", "rw",           "cw:2",        "cw:4",
-                                            "dp", "dp small, tw", "dp small, rw"};
-        if ((plan == 2 && mind < 2) || (plan == 3 && mind < 4))
-            continue;
-        for (uint32_t t = 0; t < nt; t++) {
-            tb[t] = orig[t];
-            tb[t].col_shards = plan == 3 ? 4 : 2;
-            static const weft_emb_sharding s[] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_CW,
-                                                  WEFT_EMB_CW, WEFT_EMB_DP, WEFT_EMB_TW,
-                                                  WEFT_EMB_RW};
-            tb[t].sharding = s[plan];
-            if (plan >= 5 && tb[t].rows * tb[t].dim * tb[t].dtype_bytes <= dense.dense_ar_bytes)
-                tb[t].sharding = WEFT_EMB_DP;
-        }
-        weft_err err = weft_dlrm_step(ctx, m, &out[n].r, &d);
-        if (err) {
-            rc = cli_fail(err, &d);
-            break;
-        }
-        if (plan == 0)
-            dense = out[n].r;
-        snprintf(out[n].name, sizeof out[n].name, "%s", names[plan]);
+    /* tw first (the "dp small" plans need its dense gradient's bytes),
+     * then the other plans at once (weft_dlrm_steps: their simulations on
+     * threads), then the planner's search and its plan, in the order the
+     * steps ran one by one (a ranked all-to-all records its choices in
+     * it). */
+    weft_dlrm_result dense;
+    memset(&dense, 0, sizeof dense);
+    sweep_plan(0, mind, orig, nt, &dense, tb);
+    ms[0] = *m;
+    ms[0].emb.tables = tb;
+    weft_err err = weft_dlrm_step(ctx, &ms[0], &dense, &d);
+    if (!err) {
+        out[n].r = dense;
+        snprintf(out[n].name, sizeof out[n].name, "%s", names[0]);
         n++;
+        for (int plan = 1; plan < SWEEP_PLANS; plan++) {
+            weft_emb_table *pt = tb + (size_t)plan * nt;
+            if (!sweep_plan(plan, mind, orig, nt, &dense, pt))
+                continue;
+            ms[plan] = *m;
+            ms[plan].emb.tables = pt;
+            which[nb] = names[plan];
+            mp[nb++] = &ms[plan];
+        }
+        err = weft_dlrm_steps(ctx, mp, nb, res, &d);
     }
     /* The planner's per-table plan (weft_dlrm_plan), simulated as the
      * others. */
-    if (!rc) {
-        m->emb.tables = orig;
-        weft_err err = weft_dlrm_plan(ctx, m, tb, &pinfo, &d);
-        m->emb.tables = tb;
-        if (!err)
-            err = weft_dlrm_step(ctx, m, &out[n].r, &d);
-        if (err) {
-            rc = cli_fail(err, &d);
-        } else {
-            plan_text(m, pmix, sizeof pmix);
-            snprintf(out[n].name, sizeof out[n].name, "planner");
+    weft_emb_table *pt = tb + (size_t)SWEEP_PLANS * nt;
+    ms[SWEEP_PLANS] = *m;
+    ms[SWEEP_PLANS].emb.tables = pt;
+    if (!err && !(err = weft_dlrm_plan(ctx, m, pt, &pinfo, &d)))
+        err = weft_dlrm_step(ctx, &ms[SWEEP_PLANS], &res[nb], &d);
+    if (!err) {
+        which[nb++] = names[SWEEP_PLANS];
+        for (size_t i = 0; i < nb; i++) {
+            out[n].r = res[i];
+            snprintf(out[n].name, sizeof out[n].name, "%s", which[i]);
             n++;
         }
+        plan_text(&ms[SWEEP_PLANS], pmix, sizeof pmix);
     }
-    m->emb.tables = orig;
+    free(ms);
     free(tb);
-    if (rc)
-        return rc;
+    if (err)
+        return cli_fail(err, &d);
     qsort(out, n, sizeof *out, cmp_swept);
     if (cli_args_has(a, "json")) {
         cli_json j;

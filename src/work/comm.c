@@ -91,17 +91,14 @@ static int32_t host_of(const weft_topo *t, uint32_t r)
     return weft_topo_node_host(t, weft_topo_rank_node(t, (weft_rank){r}));
 }
 
-/* The rings over the groups of gs in c->scratch[0 .. n): with k channels
- * when a group spans several hosts with k ranks in its first one, channel
+/* The rings over the groups of gs in pos[0 .. n): with k channels when a
+ * group spans several hosts with k ranks in its first one (ring_k), channel
  * ch rotating each host's run of members by ch, so that every channel
- * leaves a host through another rank (and NIC). Writes the n x k ring
- * positions to c->scratch + n (group after group, channel after channel)
- * and sets *k; each ring carries size / k bytes (at least 1). */
-static weft_err ring_channels(weft_work_ctx *c, uint32_t n, uint32_t gs, uint32_t *kout,
-                              weft_diag *d)
+ * leaves a host through another rank (and NIC). ring_fill writes the n x k
+ * ring positions to ord (group after group, channel after channel); each
+ * ring carries size / k bytes (at least 1). */
+static uint32_t ring_k(const weft_topo *t, const uint32_t *pos, uint32_t gs)
 {
-    const weft_topo *t = c->topo;
-    const uint32_t *pos = c->scratch; /* the groups, moved along when it grows */
     uint32_t k = 1;
     int32_t h0 = host_of(t, pos[0]);
     bool multi = false;
@@ -111,14 +108,12 @@ static weft_err ring_channels(weft_work_ctx *c, uint32_t n, uint32_t gs, uint32_
         else if (!multi)
             k++;
     }
-    if (!multi || h0 < 0)
-        k = 1;
-    size_t total = (size_t)n * k;
-    weft_err err = scratch(c, n + total, d);
-    if (err)
-        return err;
-    pos = c->scratch;
-    uint32_t *ord = c->scratch + n;
+    return !multi || h0 < 0 ? 1 : k;
+}
+
+static void ring_fill(const weft_topo *t, const uint32_t *pos, uint32_t n, uint32_t gs, uint32_t k,
+                      uint32_t *ord)
+{
     for (uint32_t g0 = 0; g0 < n; g0 += gs)
         for (uint32_t ch = 0; ch < k; ch++) {
             uint32_t *dst = ord + ((size_t)g0 * k + (size_t)ch * gs);
@@ -134,6 +129,18 @@ static weft_err ring_channels(weft_work_ctx *c, uint32_t n, uint32_t gs, uint32_
                 i = j;
             }
         }
+}
+
+/* The rings of the groups in c->scratch[0 .. n), written to c->scratch + n
+ * (grown to hold them). */
+static weft_err ring_channels(weft_work_ctx *c, uint32_t n, uint32_t gs, uint32_t *kout,
+                              weft_diag *d)
+{
+    uint32_t k = ring_k(c->topo, c->scratch, gs);
+    weft_err err = scratch(c, n + (size_t)n * k, d);
+    if (err)
+        return err;
+    ring_fill(c->topo, c->scratch, n, gs, k, c->scratch + n);
     *kout = k;
     return WEFT_OK;
 }
@@ -144,24 +151,30 @@ static uint64_t ring_bytes(uint64_t size, uint32_t k)
     return per ? per : 1;
 }
 
-/* In the gpu model, whether NCCL runs coll of `size` in the network for a
- * communicator like the first group of c->scratch[0 .. gs) (its ranks and
- * hosts; weft_nccl_fabric_group, weft_nccl_choose), and which kind. */
-static bool nccl_innet(weft_work_ctx *c, uint32_t gs, weft_coll coll, uint64_t size,
-                       weft_sim_innet_algo *kind)
+/* The gpu model's NCCL view of the fabric, found once per context
+ * (c->nccl_state 1 when found, -1 when the fabric has none). */
+static void nccl_ready(weft_work_ctx *c)
 {
-    if (c->opts.model != WEFT_SIM_GPU)
-        return false;
-    if (c->nccl_state == 0)
+    if (c->opts.model == WEFT_SIM_GPU && c->nccl_state == 0)
         c->nccl_state = weft_nccl_fabric_get(c->topo, &c->nccl, NULL) ? -1 : 1;
-    if (c->nccl_state < 0 || (!c->nccl.nvls_switch && !c->nccl.collnet))
+}
+
+/* In the gpu model, whether NCCL runs coll of `size` in the network for a
+ * communicator like the first group of pos[0 .. gs) (its ranks and hosts;
+ * weft_nccl_fabric_group, weft_nccl_choose), and which kind. Reads c alone
+ * (nccl_ready first). */
+static bool nccl_innet(const weft_work_ctx *c, const uint32_t *pos, uint32_t gs, weft_coll coll,
+                       uint64_t size, weft_sim_innet_algo *kind)
+{
+    if (c->opts.model != WEFT_SIM_GPU || c->nccl_state <= 0 ||
+        (!c->nccl.nvls_switch && !c->nccl.collnet))
         return false;
     uint32_t hosts = 0;
     for (uint32_t i = 0; i < gs; i++) {
-        int32_t h = host_of(c->topo, c->scratch[i]);
+        int32_t h = host_of(c->topo, pos[i]);
         bool seen = false;
         for (uint32_t k = 0; k < i && !seen; k++)
-            seen = h >= 0 && host_of(c->topo, c->scratch[k]) == h;
+            seen = h >= 0 && host_of(c->topo, pos[k]) == h;
         hosts += !seen;
     }
     weft_nccl_fabric f;
@@ -176,20 +189,21 @@ static bool nccl_innet(weft_work_ctx *c, uint32_t gs, weft_coll coll, uint64_t s
     return true;
 }
 
-/* The groups of gs in c->scratch[0 .. n) all at once: as NCCL would run
- * the communicator in the gpu model where that reduces in the network
+/* The groups of gs in pos[0 .. n) all at once: as NCCL would run the
+ * communicator in the gpu model where that reduces in the network
  * (weft_sim_innet; a group weft_sim_innet cannot place, unequal hosts,
- * falls back to rings), otherwise rings (ring_channels) through
- * weft_sim_rings. */
-static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll, uint64_t size,
-                          double *out, weft_diag *d)
+ * falls back to rings), otherwise rings (ring_k, ring_fill into ord, room
+ * for n x ring_k entries) through weft_sim_rings. Reads c alone
+ * (nccl_ready first), so that several run at once
+ * (weft__work_groups_batch_s). */
+static weft_err rings_time(const weft_work_ctx *c, const uint32_t *pos, uint32_t *ord, uint32_t n,
+                           uint32_t gs, weft_coll coll, uint64_t size, double *out, weft_diag *d)
 {
     weft_sim_innet_algo kind;
-    if (coll != WEFT_COLL_BROADCAST && nccl_innet(c, gs, coll, size, &kind)) {
+    if (coll != WEFT_COLL_BROADCAST && nccl_innet(c, pos, gs, coll, size, &kind)) {
         weft_sim_result r;
         weft_diag ld;
-        weft_err ierr =
-            weft_sim_innet(c->topo, coll, kind, c->scratch, n, gs, size, &c->opts, &r, &ld);
+        weft_err ierr = weft_sim_innet(c->topo, coll, kind, pos, n, gs, size, &c->opts, &r, &ld);
         if (!ierr) {
             *out = r.time_s;
             return WEFT_OK;
@@ -197,16 +211,25 @@ static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll c
         if (ierr != WEFT_EINVAL && ierr != WEFT_ETOPO)
             return weft_diag_set(d, ierr, "%s", ld.msg);
     }
-    uint32_t k = 1;
-    weft_err err = ring_channels(c, n, gs, &k, d);
-    if (err)
-        return err;
+    uint32_t k = ring_k(c->topo, pos, gs);
+    ring_fill(c->topo, pos, n, gs, k, ord);
     weft_sim_result r;
-    err = weft_sim_rings(c->topo, coll, c->scratch + n, (uint32_t)((size_t)n * k), gs,
-                         ring_bytes(size, k), &c->opts, &r, d);
+    weft_err err = weft_sim_rings(c->topo, coll, ord, (uint32_t)((size_t)n * k), gs,
+                                  ring_bytes(size, k), &c->opts, &r, d);
     if (!err)
         *out = r.time_s;
     return err;
+}
+
+/* rings_time of the groups in c->scratch[0 .. n), the rings after them. */
+static weft_err sim_rings(weft_work_ctx *c, uint32_t n, uint32_t gs, weft_coll coll, uint64_t size,
+                          double *out, weft_diag *d)
+{
+    nccl_ready(c);
+    weft_err err = scratch(c, n + (size_t)n * ring_k(c->topo, c->scratch, gs), d);
+    if (err)
+        return err;
+    return rings_time(c, c->scratch, c->scratch + n, n, gs, coll, size, out, d);
 }
 
 /* The end of the plan_* builders: plan p, of size `size`, goes to *out and
@@ -354,6 +377,36 @@ void weft__work_gcache_free(weft_work_ctx *c)
     c->gcache_n = c->gcache_cap = 0;
 }
 
+/* The cached time of (coll, p2p, pos[0 .. n), gs, size), or false. */
+static bool gcache_find(const weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                        uint32_t n, uint32_t gs, uint64_t size, double *t)
+{
+    for (size_t i = 0; i < c->gcache_n; i++) {
+        const struct weft__gcache_entry *e = &c->gcache[i];
+        if (e->coll == (uint32_t)coll && e->p2p == p2p && e->n == n && e->gs == gs &&
+            e->size == size && !memcmp(e->pos, pos, (size_t)n * sizeof *pos)) {
+            *t = e->time_s;
+            return true;
+        }
+    }
+    return false;
+}
+
+static weft_err gcache_add(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
+                           uint32_t n, uint32_t gs, uint64_t size, double t, weft_diag *d)
+{
+    uint32_t *copy = weft__malloc((size_t)n * sizeof *copy);
+    if (!copy ||
+        weft__grow((void **)&c->gcache, &c->gcache_cap, c->gcache_n + 1, sizeof *c->gcache)) {
+        weft__free(copy);
+        return weft_diag_code(d, WEFT_ENOMEM);
+    }
+    memcpy(copy, pos, (size_t)n * sizeof *pos);
+    c->gcache[c->gcache_n++] =
+        (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
+    return WEFT_OK;
+}
+
 weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
                              uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d)
 {
@@ -361,14 +414,9 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
         *out = 0;
         return WEFT_OK;
     }
-    for (size_t i = 0; i < c->gcache_n; i++) {
-        const struct weft__gcache_entry *e = &c->gcache[i];
-        if (e->coll == (uint32_t)coll && e->p2p == p2p && e->n == n && e->gs == gs &&
-            e->size == size && !memcmp(e->pos, pos, (size_t)n * sizeof *pos)) {
-            c->hits++;
-            *out = e->time_s;
-            return WEFT_OK;
-        }
+    if (gcache_find(c, coll, p2p, pos, n, gs, size, out)) {
+        c->hits++;
+        return WEFT_OK;
     }
     double t = 0;
     weft_err err;
@@ -387,17 +435,136 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
     if (err)
         return err;
     c->sims++;
-    uint32_t *copy = weft__malloc((size_t)n * sizeof *copy);
-    if (!copy ||
-        weft__grow((void **)&c->gcache, &c->gcache_cap, c->gcache_n + 1, sizeof *c->gcache)) {
-        weft__free(copy);
-        return weft_diag_code(d, WEFT_ENOMEM);
-    }
-    memcpy(copy, pos, (size_t)n * sizeof *pos);
-    c->gcache[c->gcache_n++] =
-        (struct weft__gcache_entry){(uint32_t)coll, p2p, n, gs, size, copy, t};
+    if ((err = gcache_add(c, coll, p2p, pos, n, gs, size, t, d)))
+        return err;
     *out = t;
     return WEFT_OK;
+}
+
+/* ---- Several sizes at once -----------------------------------------------
+ *
+ * weft__work_groups_batch_s sorts its sizes, in order, as the calls would
+ * find them (nothing to move, cached before the batch, a size an earlier
+ * item simulates, a simulation); runs the simulations at once, each
+ * reading the context alone (rings_time, its own ring buffer); then, in
+ * order again, counts and caches as the calls would have. The times are
+ * the calls': each is one deterministic simulation. */
+
+typedef enum gitem_kind { GITEM_ZERO, GITEM_CACHED, GITEM_SAME, GITEM_SIM } gitem_kind;
+
+typedef struct gitem {
+    gitem_kind kind;
+    size_t src; /* GITEM_SAME: the item simulating its size */
+    double time_s;
+    weft_err err;
+    weft_diag d;
+} gitem;
+
+typedef struct gbatch {
+    const weft_work_ctx *c;
+    weft_coll coll;
+    const uint32_t *pos;
+    uint32_t n, gs;
+    const uint64_t *size;
+    gitem *it;
+    const size_t *run; /* the items simulated, in order */
+} gbatch;
+
+/* Simulates item b->run[k] (a weft__par_for item): writes that item alone. */
+static weft_err gbatch_run(void *ctx, size_t k, unsigned worker)
+{
+    (void)worker;
+    const gbatch *b = ctx;
+    size_t i = b->run[k];
+    gitem *it = &b->it[i];
+    weft_diag_clear(&it->d);
+    uint32_t *ord = weft__malloc((size_t)b->n * ring_k(b->c->topo, b->pos, b->gs) * sizeof *ord);
+    it->err =
+        ord ? rings_time(b->c, b->pos, ord, b->n, b->gs, b->coll, b->size[i], &it->time_s, &it->d)
+            : weft_diag_code(&it->d, WEFT_ENOMEM);
+    weft__free(ord);
+    return it->err;
+}
+
+/* Whether the sizes' simulations can run at once: ring collectives not
+ * ranked by weft__work_choose_s. */
+static bool gbatch_able(const weft_work_ctx *c, weft_coll coll, uint32_t n, uint32_t gs)
+{
+    bool rings = coll == WEFT_COLL_ALLREDUCE || coll == WEFT_COLL_ALLGATHER ||
+                 coll == WEFT_COLL_REDUCESCATTER;
+    return rings && gs >= 2 && n > 0 && !weft__work_chooses(c, coll, false);
+}
+
+/* Sorts the sizes as the calls would find them, listing the ones to
+ * simulate in run; returns how many. */
+static size_t gbatch_classify(const weft_work_ctx *c, weft_coll coll, const uint32_t *pos,
+                              uint32_t n, uint32_t gs, const uint64_t *size, size_t m, gitem *it,
+                              size_t *run)
+{
+    size_t nrun = 0;
+    for (size_t i = 0; i < m; i++) {
+        it[i].kind = GITEM_SIM;
+        if (size[i] == 0) {
+            it[i].kind = GITEM_ZERO;
+        } else if (gcache_find(c, coll, false, pos, n, gs, size[i], &it[i].time_s)) {
+            it[i].kind = GITEM_CACHED;
+        } else {
+            for (size_t k = 0; k < nrun && it[i].kind == GITEM_SIM; k++)
+                if (size[run[k]] == size[i]) {
+                    it[i].kind = GITEM_SAME;
+                    it[i].src = run[k];
+                }
+        }
+        if (it[i].kind == GITEM_SIM)
+            run[nrun++] = i;
+    }
+    return nrun;
+}
+
+/* After the runs: counts and caches in order, up to the first failing
+ * size, whose error it returns. */
+static weft_err gbatch_commit(weft_work_ctx *c, const gbatch *b, size_t m, size_t nrun, double *out,
+                              weft_diag *d)
+{
+    gitem *it = b->it;
+    size_t stop = m; /* the first failing item: every one before it has run */
+    for (size_t k = 0; k < nrun && stop == m; k++)
+        if (it[b->run[k]].err)
+            stop = b->run[k];
+    weft_err e = WEFT_OK;
+    for (size_t i = 0; i < stop && !e; i++) {
+        switch (it[i].kind) {
+        case GITEM_ZERO:
+            out[i] = 0;
+            break;
+        case GITEM_CACHED:
+            c->hits++;
+            out[i] = it[i].time_s;
+            break;
+        case GITEM_SAME:
+            c->hits++;
+            out[i] = out[it[i].src];
+            break;
+        case GITEM_SIM:
+            c->sims++;
+            out[i] = it[i].time_s;
+            e = gcache_add(c, b->coll, false, b->pos, b->n, b->gs, b->size[i], it[i].time_s, d);
+            break;
+        }
+    }
+    if (!e && stop < m) {
+        e = it[stop].err;
+        if (d)
+            *d = it[stop].d;
+    }
+    return e;
+}
+
+weft_err weft__work_groups_batch_s(weft_work_ctx *c, weft_coll coll, const uint32_t *pos,
+                                   uint32_t n, uint32_t gs, const uint64_t *size, size_t m,
+                                   double *out, weft_diag *d)
+{
+    return weft__work_traffics_groups_s(c, NULL, 0, NULL, coll, pos, n, gs, size, m, out, d);
 }
 
 weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
@@ -735,10 +902,10 @@ static weft_err batch_run(void *ctx, size_t k, unsigned worker)
     return it->err;
 }
 
-/* Items [0, n) of what weft__work_traffics_s was given, every matrix of
- * the fabric's ranks. */
-static weft_err batch_do(weft_work_ctx *c, batch_item *it, size_t n, size_t *run, double *out,
-                         weft_diag *d)
+/* Sorts items [0, n) of what weft__work_traffics_s was given (every
+ * matrix of the fabric's ranks) as the calls would find them, listing the
+ * ones to simulate or rank in run; returns how many. */
+static size_t batch_classify(weft_work_ctx *c, batch_item *it, size_t n, size_t *run)
 {
     bool choose = c->a2a_algo[0] || weft__work_chooses(c, WEFT_COLL_ALLTOALL, false);
     const uint64_t *prev = NULL; /* the last matrix simulated, as the memo would hold it */
@@ -766,10 +933,16 @@ static weft_err batch_do(weft_work_ctx *c, batch_item *it, size_t n, size_t *run
         if (it[i].kind >= BATCH_SIM)
             run[nrun++] = i;
     }
-    batch b = {c, it, run};
-    weft_err e = weft__par_for(nrun, weft__par_workers(nrun), batch_run, &b);
+    return nrun;
+}
+
+/* After the runs: does in matrix order what the calls would have done to
+ * the context, up to the first failing matrix, whose error it returns. */
+static weft_err batch_commit(weft_work_ctx *c, batch_item *it, size_t n, const size_t *run,
+                             size_t nrun, double *out, weft_diag *d)
+{
     size_t stop = n; /* the failing matrix: every one simulated before it has run */
-    for (size_t k = 0; e && k < nrun && stop == n; k++)
+    for (size_t k = 0; k < nrun && stop == n; k++)
         if (it[run[k]].err)
             stop = run[k];
     for (size_t i = 0; i < stop; i++) {
@@ -788,39 +961,105 @@ static weft_err batch_do(weft_work_ctx *c, batch_item *it, size_t n, size_t *run
             out[i] = it[i].time_s;
             remember(c, it[i].t, out[i]);
             break;
-        case BATCH_CHOICE:
+        case BATCH_CHOICE: {
             out[i] = it[i].time_s;
-            if ((e = weft__work_record(c, &it[i].ch, d)))
+            weft_err e = weft__work_record(c, &it[i].ch, d);
+            if (e)
                 return e;
             break;
         }
+        }
     }
-    if (stop < n) {
-        c->sims++;
-        if (d)
-            *d = it[stop].d;
-    }
-    return e;
+    if (stop == n)
+        return WEFT_OK;
+    c->sims++;
+    if (d)
+        *d = it[stop].d;
+    return it[stop].err;
+}
+
+/* The matrices of t before the first of other ranks, ready to sort. */
+static weft_err batch_new(const weft_work_ctx *c, const weft_traffic *const *t, size_t n,
+                          batch_item **it, size_t **run, size_t *m, weft_diag *d)
+{
+    *m = 0;
+    while (*m < n && t[*m]->ranks == c->ranks)
+        (*m)++;
+    *it = weft__calloc(*m ? *m : 1, sizeof **it);
+    *run = weft__calloc(*m ? *m : 1, sizeof **run);
+    if (!*it || !*run)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    for (size_t i = 0; i < *m; i++)
+        (*it)[i].t = t[i];
+    return WEFT_OK;
+}
+
+static weft_err other_ranks(const weft_work_ctx *c, const weft_traffic *t, weft_diag *d)
+{
+    return weft_diag_set(d, WEFT_EINVAL, "traffic matrix of %u ranks on a fabric of %u", t->ranks,
+                         c->ranks);
 }
 
 weft_err weft__work_traffics_s(weft_work_ctx *c, const weft_traffic *const *t, size_t n,
                                double *out, weft_diag *d)
 {
-    size_t m = 0; /* the matrices before the first of other ranks */
-    while (m < n && t[m]->ranks == c->ranks)
-        m++;
-    batch_item *it = weft__calloc(m ? m : 1, sizeof *it);
-    size_t *run = weft__calloc(m ? m : 1, sizeof *run);
-    weft_err e = it && run ? WEFT_OK : weft_diag_code(d, WEFT_ENOMEM);
-    for (size_t i = 0; i < m && !e; i++)
-        it[i].t = t[i];
-    if (!e)
-        e = batch_do(c, it, m, run, out, d);
+    return weft__work_traffics_groups_s(c, t, n, out, WEFT_COLL_ALLREDUCE, NULL, 0, 0, NULL, 0,
+                                        NULL, d);
+}
+
+/* Both batches' runs in one loop: the matrices' first. */
+typedef struct both {
+    batch *tb;
+    size_t nt;
+    gbatch *gb;
+} both;
+
+static weft_err both_run(void *ctx, size_t k, unsigned worker)
+{
+    const both *x = ctx;
+    return k < x->nt ? batch_run(x->tb, k, worker) : gbatch_run(x->gb, k - x->nt, worker);
+}
+
+weft_err weft__work_traffics_groups_s(weft_work_ctx *c, const weft_traffic *const *t, size_t nt,
+                                      double *at, weft_coll coll, const uint32_t *pos, uint32_t n,
+                                      uint32_t gs, const uint64_t *size, size_t ns, double *ar,
+                                      weft_diag *d)
+{
+    batch_item *it = NULL;
+    size_t *run = NULL, m = 0, nrun = 0, grun = 0;
+    gitem *git = NULL;
+    size_t *gr = NULL;
+    bool groups = ns && gbatch_able(c, coll, n, gs);
+    weft_err e = batch_new(c, t, nt, &it, &run, &m, d);
+    if (!e && groups &&
+        (!(git = weft__calloc(ns, sizeof *git)) || !(gr = weft__calloc(ns, sizeof *gr))))
+        e = weft_diag_code(d, WEFT_ENOMEM);
+    if (e)
+        goto done;
+    nrun = batch_classify(c, it, m, run);
+    if (groups) {
+        grun = gbatch_classify(c, coll, pos, n, gs, size, ns, git, gr);
+        nccl_ready(c);
+    }
+    batch tb = {c, it, run};
+    gbatch gb = {c, coll, pos, n, gs, size, git, gr};
+    both x = {&tb, nrun, &gb};
+    weft__par_for(nrun + grun, weft__par_workers(nrun + grun), both_run, &x);
+    if ((e = batch_commit(c, it, m, run, nrun, at, d)))
+        goto done;
+    if (m < nt) {
+        e = other_ranks(c, t[m], d);
+        goto done;
+    }
+    if (groups)
+        e = gbatch_commit(c, &gb, ns, grun, ar, d);
+    for (size_t i = 0; i < ns && !groups && !e; i++)
+        e = weft__work_groups_s(c, coll, false, pos, n, gs, size[i], &ar[i], d);
+done:
     weft__free(it);
     weft__free(run);
-    if (!e && m < n)
-        e = weft_diag_set(d, WEFT_EINVAL, "traffic matrix of %u ranks on a fabric of %u",
-                          t[m]->ranks, c->ranks);
+    weft__free(git);
+    weft__free(gr);
     return e;
 }
 

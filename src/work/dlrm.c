@@ -314,79 +314,191 @@ uint64_t weft_dlrm_cache_bytes(const weft_dlrm *m)
     return row ? m->herald.rows_per_gpu * (row + CACHE_INDEX_BYTES) : 0;
 }
 
-weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out, weft_diag *d)
+/* A step between its parts (weft_dlrm_steps): its result so far, and the
+ * plain all-to-all's matrices that the simulations wait for. */
+typedef struct step_job {
+    weft_dlrm_result r;
+    weft_emb_result er;
+    weft_traffic back;
+} step_job;
+
+static void job_fini(step_job *j)
 {
-    memset(out, 0, sizeof *out);
+    weft_traffic_free(&j->back);
+    weft_emb_result_free(&j->er);
+}
+
+static bool uses_herald(const weft_dlrm *m)
+{
+    return m->herald.rows_per_gpu || m->herald.placement != WEFT_EMB_PLACE_RANDOM;
+}
+
+/* The step up to its collectives: the dense part, the lookups, the
+ * per-GPU bytes and memory; Herald's all-to-alls whole (herald: its own
+ * batch of four), else the forward's transpose for the batch. */
+static weft_err step_begin(weft_work_ctx *c, const weft_dlrm *m, step_job *j, weft_diag *d)
+{
+    memset(j, 0, sizeof *j);
     weft_err e = check(c, m, d);
     if (e)
         return e;
-    weft_dlrm_result r;
-    memset(&r, 0, sizeof r);
+    weft_dlrm_result *r = &j->r;
     const weft_gpu *g = c->gpu;
-    dense(g, m, &r);
+    dense(g, m, r);
     uint32_t N = c->ranks;
     uint64_t *acc = weft__calloc(2 * (size_t)N, sizeof *acc), dp_out = 0;
     if (!acc)
         return weft_diag_code(d, WEFT_ENOMEM);
     uint64_t *row_bytes = acc, *mem = acc + N;
-    weft_emb_result er;
-    memset(&er, 0, sizeof er);
-    weft_traffic back = {0, NULL};
-    if ((e = embedding(m, &er, row_bytes, mem, &dp_out, d)))
+    if ((e = embedding(m, &j->er, row_bytes, mem, &dp_out, d)))
         goto done;
-    r.lookups = er.lookups;
-    r.emb_ar_bytes = er.allreduce_bytes;
+    r->lookups = j->er.lookups;
+    r->emb_ar_bytes = j->er.allreduce_bytes;
     uint64_t best = 0;
     for (uint32_t i = 0; i < N; i++) {
-        uint64_t sent = weft_traffic_send(&er.forward, i);
+        uint64_t sent = weft_traffic_send(&j->er.forward, i);
         uint64_t outb = sent + dp_out;
         uint64_t fw = row_bytes[i] + outb, bw = 2 * row_bytes[i] + outb;
         if (i == 0 || fw + bw > best) {
             best = fw + bw;
-            r.busiest = i;
-            r.lookup_fwd_bytes = fw;
-            r.lookup_bwd_bytes = bw;
+            r->busiest = i;
+            r->lookup_fwd_bytes = fw;
+            r->lookup_bwd_bytes = bw;
         }
-        uint64_t off = sent - weft_traffic_at(&er.forward, i, i);
-        r.a2a_bytes += off;
-        r.a2a_max_send = off > r.a2a_max_send ? off : r.a2a_max_send;
-        r.table_bytes_max = mem[i] > r.table_bytes_max ? mem[i] : r.table_bytes_max;
+        uint64_t off = sent - weft_traffic_at(&j->er.forward, i, i);
+        r->a2a_bytes += off;
+        r->a2a_max_send = off > r->a2a_max_send ? off : r->a2a_max_send;
+        r->table_bytes_max = mem[i] > r->table_bytes_max ? mem[i] : r->table_bytes_max;
     }
-    r.cache_bytes = weft_dlrm_cache_bytes(m);
-    r.fits = (double)r.table_bytes_max + (double)r.cache_bytes <= g->hbm_bytes;
-    r.lookup_fwd_s = (double)r.lookup_fwd_bytes / g->hbm_bw;
-    r.lookup_bwd_s = (double)r.lookup_bwd_bytes / g->hbm_bw;
-    r.a2a_bwd_bytes = r.a2a_bytes;
-    if (m->herald.rows_per_gpu || m->herald.placement != WEFT_EMB_PLACE_RANDOM) {
+    r->cache_bytes = weft_dlrm_cache_bytes(m);
+    r->fits = (double)r->table_bytes_max + (double)r->cache_bytes <= g->hbm_bytes;
+    r->lookup_fwd_s = (double)r->lookup_fwd_bytes / g->hbm_bw;
+    r->lookup_bwd_s = (double)r->lookup_bwd_bytes / g->hbm_bw;
+    r->a2a_bwd_bytes = r->a2a_bytes;
+    if (uses_herald(m))
         /* Herald's measured step replaces these matrices, its plain ones
          * included. */
-        if ((e = herald(c, m, &r, d)))
-            goto done;
-    } else {
-        /* Both at once where both are simulated (a fabric that is not
-         * reversible, or each ranked). */
-        const weft_traffic *ts[2] = {&er.forward, &back};
-        double at[2];
-        if ((e = weft_traffic_transpose(&er.forward, &back, d)) ||
-            (e = weft__work_traffics_s(c, ts, 2, at, d)))
-            goto done;
-        r.a2a_fwd_s = at[0];
-        r.a2a_bwd_s = at[1];
-        if (m->bound && r.a2a_bytes &&
-            ((e = bound(c, &er.forward, &r.a2a_fwd_bound_s, d)) ||
-             (e = bound(c, &back, &r.a2a_bwd_bound_s, d))))
-            goto done;
-    }
-    if ((e = allreduce(c, r.dense_ar_bytes, &r.dense_ar_s, d)) ||
-        (e = allreduce(c, r.emb_ar_bytes, &r.emb_ar_s, d)))
-        goto done;
-    compose(m, &r);
-    *out = r;
+        e = herald(c, m, r, d);
+    else
+        e = weft_traffic_transpose(&j->er.forward, &j->back, d);
 done:
-    weft_traffic_free(&back);
-    weft_emb_result_free(&er);
     weft__free(acc);
     return e;
+}
+
+/* The plain all-to-alls' bounds, when asked. */
+static weft_err step_bounds(weft_work_ctx *c, const weft_dlrm *m, step_job *j, weft_diag *d)
+{
+    weft_dlrm_result *r = &j->r;
+    if (r->herald || !m->bound || !r->a2a_bytes)
+        return WEFT_OK;
+    weft_err e = bound(c, &j->er.forward, &r->a2a_fwd_bound_s, d);
+    return e ? e : bound(c, &j->back, &r->a2a_bwd_bound_s, d);
+}
+
+/* Steps 0 .. n - 1: each one's begin, then every plain all-to-all (the
+ * forward and its transpose, step after step) and every all-reduce (the
+ * dense gradient's and the data-parallel tables') at once
+ * (weft__work_traffics_groups_s), then each one's bounds and its sum. The
+ * calls, the counters, the memo and the cache of the context are those of
+ * weft_dlrm_step on each in turn (Herald's steps, whose own batches would
+ * come between, run that way). */
+static weft_err run_steps(weft_work_ctx *c, const weft_dlrm *const *m, size_t n,
+                          weft_dlrm_result *out, weft_diag *d)
+{
+    step_job *j = weft__calloc(n, sizeof *j);
+    const weft_traffic **ts = weft__calloc(2 * n, sizeof *ts);
+    double *at = weft__calloc(4 * n, sizeof *at), *ar = at ? at + 2 * n : NULL;
+    uint64_t *sizes = weft__calloc(2 * n, sizeof *sizes);
+    uint32_t *pos = weft__malloc((size_t)c->ranks * sizeof *pos);
+    weft_err e = WEFT_OK;
+    size_t begun = 0;
+    if (!j || !ts || !at || !sizes || !pos) {
+        e = weft_diag_code(d, WEFT_ENOMEM);
+        goto done;
+    }
+    for (; begun < n && !e; begun++)
+        e = step_begin(c, m[begun], &j[begun], d);
+    for (size_t i = 0; i < n && !e; i++) {
+        ts[2 * i] = &j[i].er.forward;
+        ts[2 * i + 1] = &j[i].back;
+    }
+    for (size_t i = 0; i < n && !e; i++) {
+        sizes[2 * i] = j[i].r.dense_ar_bytes;
+        sizes[2 * i + 1] = j[i].r.emb_ar_bytes;
+    }
+    for (uint32_t i = 0; i < c->ranks; i++)
+        pos[i] = i;
+    /* The all-to-alls and, as allreduce() of each (nothing under 2 ranks),
+     * the all-reduces; the bounds (which read the fabric alone) after. */
+    if (e || (e = weft__work_traffics_groups_s(c, ts, 2 * n, at, WEFT_COLL_ALLREDUCE, pos, c->ranks,
+                                               c->ranks, sizes, c->ranks >= 2 ? 2 * n : 0, ar, d)))
+        goto done;
+    for (size_t i = 0; i < n && !e; i++) {
+        j[i].r.a2a_fwd_s = at[2 * i];
+        j[i].r.a2a_bwd_s = at[2 * i + 1];
+        j[i].r.dense_ar_s = c->ranks >= 2 ? ar[2 * i] : 0;
+        j[i].r.emb_ar_s = c->ranks >= 2 ? ar[2 * i + 1] : 0;
+        if (!(e = step_bounds(c, m[i], &j[i], d))) {
+            compose(m[i], &j[i].r);
+            out[i] = j[i].r;
+        }
+    }
+done:
+    for (size_t i = 0; j && i < begun; i++)
+        job_fini(&j[i]);
+    weft__free(j);
+    weft__free(ts);
+    weft__free(at);
+    weft__free(sizes);
+    weft__free(pos);
+    return e;
+}
+
+/* One step whole (a Herald step: its all-to-alls ran in step_begin). */
+static weft_err one_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out, weft_diag *d)
+{
+    step_job j;
+    weft_err e = step_begin(c, m, &j, d);
+    if (!e && !j.r.herald) {
+        const weft_traffic *ts[2] = {&j.er.forward, &j.back};
+        double at[2];
+        if (!(e = weft__work_traffics_s(c, ts, 2, at, d))) {
+            j.r.a2a_fwd_s = at[0];
+            j.r.a2a_bwd_s = at[1];
+            e = step_bounds(c, m, &j, d);
+        }
+    }
+    if (!e && !(e = allreduce(c, j.r.dense_ar_bytes, &j.r.dense_ar_s, d)) &&
+        !(e = allreduce(c, j.r.emb_ar_bytes, &j.r.emb_ar_s, d))) {
+        compose(m, &j.r);
+        *out = j.r;
+    }
+    job_fini(&j);
+    return e;
+}
+
+weft_err weft_dlrm_steps(weft_work_ctx *c, const weft_dlrm *const *m, size_t n,
+                         weft_dlrm_result *out, weft_diag *d)
+{
+    /* Ranked all-reduces record their choices: those stay in the calls'
+     * order, step after step. */
+    bool batch = n > 1 && !weft__work_chooses(c, WEFT_COLL_ALLREDUCE, false);
+    for (size_t i = 0; i < n && batch; i++)
+        batch = !uses_herald(m[i]);
+    weft_err e = WEFT_OK;
+    if (batch)
+        e = run_steps(c, m, n, out, d);
+    for (size_t i = 0; i < n && !batch && !e; i++)
+        e = one_step(c, m[i], &out[i], d);
+    for (size_t i = 0; i < n && e; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    return e;
+}
+
+weft_err weft_dlrm_step(weft_work_ctx *c, const weft_dlrm *m, weft_dlrm_result *out, weft_diag *d)
+{
+    return weft_dlrm_steps(c, &m, 1, out, d);
 }
 
 static void span(FILE *f, int tid, const char *name, double t, double dur)

@@ -681,8 +681,197 @@ static void test_herald_threads(void)
     weft_topo_free(t);
 }
 
+/* The fields of a step that its simulations set, to the bit. */
+static bool same_step(const weft_dlrm_result *a, const weft_dlrm_result *b)
+{
+    return a->step_s == b->step_s && a->step_base_s == b->step_base_s &&
+           a->a2a_fwd_s == b->a2a_fwd_s && a->a2a_bwd_s == b->a2a_bwd_s &&
+           a->a2a_fwd_bound_s == b->a2a_fwd_bound_s && a->a2a_bwd_bound_s == b->a2a_bwd_bound_s &&
+           a->dense_ar_s == b->dense_ar_s && a->emb_ar_s == b->emb_ar_s &&
+           a->lookup_fwd_s == b->lookup_fwd_s && a->a2a_bytes == b->a2a_bytes &&
+           a->lookups == b->lookups && a->fits == b->fits && a->herald == b->herald;
+}
+
+/* Steps at once (weft_dlrm_steps) give what weft_dlrm_step gives one after
+ * another, to the bit, at 1, 3 and 8 threads, with the context's counters
+ * and caches alike after: a sweep's plans (tw, rw, dp, and dp with the
+ * bounds: the same all-reduce, cached), on h100:2 (NVLS all-reduces) and
+ * a100:2 (rings), and on a100:2 with ranked collectives as well (coll
+ * best, at 3 threads: the all-to-alls at once, the all-reduces one after
+ * another). A step with Herald's cache runs alone;
+ * a bad step fails the call and zeroes every result. */
+static void test_steps(void)
+{
+    static const char *const specs[] = {"h100:2", "a100:2"};
+    for (int si = 0; si < 2; si++) {
+        weft_gpu g;
+        weft_topo *t = NULL;
+        weft_work_ctx *one = weft__test_work_ctx(specs[si], "a100-80g", &g, &t);
+        if (!one)
+            return;
+        static const weft_emb_sharding sh[4] = {WEFT_EMB_TW, WEFT_EMB_RW, WEFT_EMB_DP, WEFT_EMB_DP};
+        weft_emb_table tb[4][3];
+        weft_dlrm m[5];
+        const weft_dlrm *mp[5];
+        for (int k = 0; k < 5; k++) {
+            small(&m[k], WEFT_EMB_TW);
+            for (int i = 0; i < 3 && k < 4; i++)
+                tb[k][i] = (weft_emb_table){100000u * (uint64_t)(i + 1), 4, 2, 4, 1050, sh[k], 1};
+            m[k].emb = (weft_emb_workload){16, 64, 3, tb[k < 4 ? k : 1], 3, false};
+            m[k].bound = k == 1 || k == 3;
+            mp[k] = &m[k];
+        }
+        m[4].herald = (weft_emb_herald_params){50, 1, WEFT_EMB_LRU, WEFT_EMB_PLACE_HERALD, 1};
+        for (int best = 0; best < 2 - (si == 0) && one; best++) {
+            weft_work_ctx_set_coll_algo(one, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+            weft_dlrm_result want[5];
+            for (int k = 0; k < 5; k++)
+                CHECK_ERR(weft_dlrm_step(one, &m[k], &want[k], NULL), WEFT_OK);
+            CHECK(want[1].a2a_fwd_s > 0 && want[1].a2a_fwd_bound_s > 0 && want[2].emb_ar_s > 0 &&
+                  want[3].a2a_fwd_bound_s == 0);
+            CHECK(want[2].emb_ar_s == want[3].emb_ar_s && want[4].herald);
+            for (unsigned th = best ? 3 : 1; th <= (best ? 3u : 8u); th += th == 1 ? 2 : 5) {
+                CHECK_ERR(weft_threads_set(th), WEFT_OK);
+                weft_work_ctx *c = NULL;
+                CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+                if (!c)
+                    break;
+                weft_work_ctx_set_coll_algo(c, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+                weft_dlrm_result got[5];
+                CHECK_ERR(weft_dlrm_steps(c, mp, 4, got, NULL), WEFT_OK);
+                CHECK_ERR(weft_dlrm_steps(c, mp + 4, 1, got + 4, NULL), WEFT_OK);
+                for (int k = 0; k < 5; k++)
+                    CHECK(same_step(&got[k], &want[k]));
+                CHECK_INT(c->sims, one->sims);
+                CHECK_INT(c->hits, one->hits);
+                CHECK_INT(c->gcache_n, one->gcache_n);
+                check_same_choices(c, one, true);
+                /* Herald's step among others: one after another, the same. */
+                const weft_dlrm *mixed[3] = {&m[4], &m[1], &m[2]};
+                CHECK_ERR(weft_dlrm_steps(c, mixed, 3, got, NULL), WEFT_OK);
+                CHECK(same_step(&got[0], &want[4]) && same_step(&got[1], &want[1]) &&
+                      same_step(&got[2], &want[2]));
+                /* A step of other GPUs than the fabric's fails them all. */
+                weft_dlrm bad = m[1];
+                bad.emb.gpus = 15;
+                const weft_dlrm *withbad[3] = {&m[0], &bad, &m[2]};
+                weft_diag d;
+                CHECK_ERR(weft_dlrm_steps(c, withbad, 3, got, &d), WEFT_EINVAL);
+                CHECK_STR(d.msg, "dlrm: 15 GPUs in the workload, 16 ranks in the fabric");
+                CHECK(got[0].step_s == 0 && got[2].step_s == 0);
+                weft_work_ctx_free(c);
+            }
+            CHECK_ERR(weft_threads_set(0), WEFT_OK);
+            /* The reference context starts afresh for the next mode. */
+            weft_work_ctx_free(one);
+            one = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &one), WEFT_OK);
+        }
+        weft_work_ctx_free(one);
+        weft_topo_free(t);
+    }
+}
+
+/* All-reduces of several sizes at once (weft__work_groups_batch_s), alone
+ * and after matrices (weft__work_traffics_groups_s), give what the calls
+ * one after another give, to the bit, at 1, 3 and 8 threads, with the
+ * same counters and cache: a size cached before, a new one, nothing, the
+ * new one again, another; all-gathers of ranked collectives (coll best,
+ * at 1 thread) one after another. A matrix of other ranks fails the call before any
+ * all-reduce takes effect. */
+static void test_groups_batch(void)
+{
+    static const char *const specs[] = {"h100:2", "a100:2"};
+    for (int si = 0; si < 2; si++) {
+        weft_gpu g;
+        weft_topo *t = NULL;
+        weft_work_ctx *one = weft__test_work_ctx(specs[si], "a100-80g", &g, &t);
+        if (!one)
+            return;
+        uint32_t n = weft_topo_num_ranks(t), pos[16];
+        for (uint32_t i = 0; i < n; i++)
+            pos[i] = i;
+        weft_traffic m, other;
+        CHECK_ERR(weft_traffic_new(n, &m, NULL), WEFT_OK);
+        CHECK_ERR(weft_traffic_new(n + 1, &other, NULL), WEFT_OK);
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < n; j++)
+                m.bytes[(size_t)i * n + j] = i == j ? 0 : 100000 * (1 + (3 * i + j) % 5);
+        const uint64_t sizes[5] = {256 << 10, 1 << 20, 0, 1 << 20, 512 << 10};
+        for (int best = 0; best < 2; best++) {
+            weft_coll coll = best ? WEFT_COLL_ALLGATHER : WEFT_COLL_ALLREDUCE;
+            weft_work_ctx_set_coll_algo(one, best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+            double want[6], wt;
+            CHECK_ERR(weft__work_groups_s(one, coll, false, pos, n, n, sizes[0], &want[0], NULL),
+                      WEFT_OK);
+            CHECK_ERR(weft__work_traffic_s(one, &m, &wt, NULL), WEFT_OK);
+            for (int k = 0; k < 5; k++)
+                CHECK_ERR(
+                    weft__work_groups_s(one, coll, false, pos, n, n, sizes[k], &want[1 + k], NULL),
+                    WEFT_OK);
+            CHECK(want[1] == want[0] && want[3] == 0 && want[2] == want[4] && want[5] > 0);
+            for (unsigned th = 1; th <= (best ? 1u : 8u); th += th == 1 ? 2 : 5) {
+                CHECK_ERR(weft_threads_set(th), WEFT_OK);
+                for (int both = 0; both < 2; both++) {
+                    weft_work_ctx *c = NULL;
+                    CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &c), WEFT_OK);
+                    if (!c)
+                        break;
+                    weft_work_ctx_set_coll_algo(c,
+                                                best ? WEFT_WORK_COLL_BEST : WEFT_WORK_COLL_NCCL);
+                    double got[6], at;
+                    CHECK_ERR(
+                        weft__work_groups_s(c, coll, false, pos, n, n, sizes[0], &got[0], NULL),
+                        WEFT_OK);
+                    const weft_traffic *ts[1] = {&m};
+                    if (both) {
+                        CHECK_ERR(weft__work_traffics_groups_s(c, ts, 1, &at, coll, pos, n, n,
+                                                               sizes, 5, got + 1, NULL),
+                                  WEFT_OK);
+                    } else {
+                        CHECK_ERR(weft__work_traffic_s(c, &m, &at, NULL), WEFT_OK);
+                        CHECK_ERR(
+                            weft__work_groups_batch_s(c, coll, pos, n, n, sizes, 5, got + 1, NULL),
+                            WEFT_OK);
+                    }
+                    CHECK(!memcmp(got + 1, want + 1, 5 * sizeof *got));
+                    CHECK(at == wt);
+                    CHECK_INT(c->sims, one->sims);
+                    CHECK_INT(c->hits, one->hits);
+                    CHECK_INT(c->gcache_n, one->gcache_n);
+                    check_same_choices(c, one, true);
+                    /* other fails the call: no all-reduce is cached. */
+                    size_t cached = c->gcache_n;
+                    const uint64_t fresh[1] = {768 << 10};
+                    const weft_traffic *bad[2] = {&m, &other};
+                    weft_diag d;
+                    CHECK_ERR(weft__work_traffics_groups_s(c, bad, 2, got, coll, pos, n, n, fresh,
+                                                           1, got + 2, &d),
+                              WEFT_EINVAL);
+                    CHECK(strstr(d.msg, "traffic matrix of") != NULL);
+                    CHECK_INT(c->gcache_n, cached);
+                    weft_work_ctx_free(c);
+                }
+            }
+            CHECK_ERR(weft_threads_set(0), WEFT_OK);
+            /* The reference context starts afresh for the next mode. */
+            weft_work_ctx_free(one);
+            one = NULL;
+            CHECK_ERR(weft_work_ctx_new(t, &g, NULL, &one), WEFT_OK);
+            if (!one)
+                break;
+        }
+        weft_work_ctx_free(one);
+        weft_traffic_free(&m);
+        weft_traffic_free(&other);
+        weft_topo_free(t);
+    }
+}
+
 int main(void)
 {
+    test_groups_batch();
+    test_steps();
     test_batch();
     test_herald_threads();
     test_transpose();
