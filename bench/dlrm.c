@@ -33,7 +33,10 @@
  * 0.98 to 1.02 (16.1 to 16.8 M lookups/s), sparse row-wise 1.17 to 1.19
  * -> 0.93 to 0.94, dense row-wise 0.40 -> 0.20; Herald at 32 and 64 GPUs
  * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67. The planner 1.25 to
- * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)).
+ * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)). Then the
+ * MLPerf preset's sweep at SPEC's scale (the plans of `weft step --sweep`
+ * after tw), one step after another against weft_dlrm_steps (all their
+ * simulations at once), in the same run.
  * Wall and CPU seconds, and the wall time over the issue's 1 s target
  * (Herald's replay runs on weft_threads_get() threads, set from
  * WEFT_THREADS here as the weft command does); never fails on time.
@@ -193,6 +196,61 @@ int main(int argc, char **argv)
            (unsigned long long)pi.evaluated, pi.exhaustive ? "exhaustive" : "descent",
            bench_now() - w0, bench_cpu() - cp0);
     free(plan);
+    /* A sweep of sharding plans of the MLPerf preset at SPEC's scale, as
+     * `weft step --sweep` makes them after tw (every table rw, cw:2, cw:4
+     * or dp; "dp small": the tables whose gradient is at most the dense
+     * gradient dp, the others tw or rw): one step after another against
+     * weft_dlrm_steps (their simulations at once), each on a fresh
+     * context; the same step times. */
+    {
+        enum { NP = 6 };
+        weft_emb_table sw[NP][WEFT_DLRM_MLPERF_TABLES];
+        weft_dlrm ms[NP];
+        const weft_dlrm *sp[NP];
+        weft_dlrm_result r1[NP], r2[NP], r0;
+        weft_dlrm_mlperf(&ms[0], sw[0]);
+        ms[0].emb.gpus = ranks;
+        ms[0].emb.batch = WEFT_DLRM_MLPERF_BATCH / ranks;
+        if (weft_dlrm_step(c, &ms[0], &r0, &d))
+            return fail("sweep: tw", &d);
+        static const weft_emb_sharding sk[NP] = {WEFT_EMB_RW, WEFT_EMB_CW, WEFT_EMB_CW,
+                                                 WEFT_EMB_DP, WEFT_EMB_TW, WEFT_EMB_RW};
+        for (uint32_t k = 0; k < NP; k++) {
+            weft_dlrm_mlperf(&ms[k], sw[k]);
+            ms[k].emb.gpus = ranks;
+            ms[k].emb.batch = WEFT_DLRM_MLPERF_BATCH / ranks;
+            for (uint32_t i = 0; i < WEFT_DLRM_MLPERF_TABLES; i++) {
+                weft_emb_table *x = &sw[k][i];
+                x->sharding = sk[k];
+                x->col_shards = k == 2 ? 4 : 2;
+                if (k >= 4 && x->rows * x->dim * x->dtype_bytes <= r0.dense_ar_bytes)
+                    x->sharding = WEFT_EMB_DP;
+            }
+            sp[k] = &ms[k];
+        }
+        double tw[2];
+        for (int way = 0; way < 2; way++) {
+            weft_work_ctx *cs = NULL;
+            if (weft_work_ctx_new(t, &g, NULL, &cs))
+                return fail("sweep context", &d);
+            double s0 = bench_now();
+            weft_err e = WEFT_OK;
+            for (uint32_t k = 0; k < NP && !way && !e; k++)
+                e = weft_dlrm_step(cs, sp[k], &r1[k], &d);
+            if (way)
+                e = weft_dlrm_steps(cs, sp, NP, r2, &d);
+            tw[way] = bench_now() - s0;
+            weft_work_ctx_free(cs);
+            if (e)
+                return fail("sweep", &d);
+        }
+        bool same = true;
+        for (uint32_t k = 0; k < NP; k++)
+            same = same && r1[k].step_s == r2[k].step_s;
+        printf("sweep of dlrm-mlperf on %s (rw, cw:2, cw:4, dp, dp small tw and rw): one by one "
+               "%.3f s wall, at once %.3f s (%.2fx), %s step times\n",
+               spec, tw[0], tw[1], tw[0] / tw[1], same ? "the same" : "DIFFERENT");
+    }
     /* Sparse row-wise and Herald steps on each fabric of SPEC3. */
     for (const char *at = spec3; *at;) {
         size_t len = strcspn(at, ",");
