@@ -33,7 +33,8 @@
  * 0.98 to 1.02 (16.1 to 16.8 M lookups/s), sparse row-wise 1.17 to 1.19
  * -> 0.93 to 0.94, dense row-wise 0.40 -> 0.20; Herald at 32 and 64 GPUs
  * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67. The planner 1.25 to
- * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)). Then the
+ * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)), then 0.15 to
+ * 0.18 s (its calibration's simulations at once). Then the
  * MLPerf preset's sweep at SPEC's scale (the plans of `weft step --sweep`
  * after tw), one step after another against weft_dlrm_steps (all their
  * simulations at once), in the same run.

@@ -42,36 +42,33 @@ weft_err weft_dlrm_costs_calibrate(weft_work_ctx *c, const weft_dlrm *m, weft_dl
     per = per * m->emb.batch / n;
     if (per < 16)
         per = 16;
-    double ta[2] = {0, 0};
-    weft_traffic u;
-    weft_err e = weft_traffic_new(n, &u, d);
-    if (e)
-        return e;
+    /* Both all-to-alls and both all-reduces (1 and 64 MiB) at once. */
+    double ta[2] = {0, 0}, tr[2] = {0, 0};
+    weft_traffic u[2] = {{0, NULL}, {0, NULL}};
+    uint32_t *pos = weft__malloc((size_t)n * sizeof *pos);
+    weft_err e = pos ? WEFT_OK : weft_diag_code(d, WEFT_ENOMEM);
     for (int q = 0; q < 2 && !e; q++) {
         uint64_t x = q ? per : per / 16;
+        if ((e = weft_traffic_new(n, &u[q], d)))
+            break;
         for (uint32_t i = 0; i < n; i++)
             for (uint32_t j = 0; j < n; j++)
-                u.bytes[(size_t)i * n + j] = i == j ? 0 : x;
-        e = weft__work_traffic_s(c, &u, &ta[q], d);
+                u[q].bytes[(size_t)i * n + j] = i == j ? 0 : x;
     }
-    weft_traffic_free(&u);
+    for (uint32_t i = 0; i < n && !e; i++)
+        pos[i] = i;
+    const weft_traffic *ts[2] = {&u[0], &u[1]};
+    const uint64_t sizes[2] = {1ull << 20, 64ull << 20};
+    if (!e)
+        e = weft__work_traffics_groups_s(c, ts, 2, ta, WEFT_COLL_ALLREDUCE, pos, n, n, sizes, 2, tr,
+                                         d);
+    weft_traffic_free(&u[0]);
+    weft_traffic_free(&u[1]);
+    weft__free(pos);
     if (e)
         return e;
     line(ta[0], ta[1], (double)(n - 1) * (double)(per / 16), (double)(n - 1) * (double)per,
          &k->a2a_lat_s, &k->a2a_bw);
-    /* All-reduces of 1 and 64 MiB. */
-    uint32_t *pos = weft__malloc((size_t)n * sizeof *pos);
-    if (!pos)
-        return weft_diag_code(d, WEFT_ENOMEM);
-    for (uint32_t i = 0; i < n; i++)
-        pos[i] = i;
-    double tr[2] = {0, 0};
-    for (int q = 0; q < 2 && !e; q++)
-        e = weft__work_groups_s(c, WEFT_COLL_ALLREDUCE, false, pos, n, n,
-                                q ? 64ull << 20 : 1ull << 20, &tr[q], d);
-    weft__free(pos);
-    if (e)
-        return e;
     line(tr[0], tr[1], (double)(1ull << 20), (double)(64ull << 20), &k->ar_lat_s, &k->ar_bw);
     return WEFT_OK;
 }
