@@ -104,6 +104,16 @@ THREE=$(WEFT_THREADS=3 "$WEFT" step $HT 2>&1)
 LAST="WEFT_THREADS=1 and 3: weft step $HT"
 check "one thread and three give the same Herald step" test "$ONE" = "$THREE"
 check "the Herald step hits its cache" grep -q '"hits": [1-9]' <<<"$ONE"
+# The sweep's plans are simulated at once (weft_dlrm_steps): 1 and 3
+# threads give the same ranking to the byte.
+SW="--fabric a100:2 --gpu a100-80g --model dlrm --tables 8*10Kx16/pool=4/zipf=1.1,4*2Kx16 --bottom-mlp 64-16 --top-mlp 64-1 --global-batch-size 1024 --sweep --json"
+# shellcheck disable=SC2086
+ONE=$(WEFT_THREADS=1 "$WEFT" step $SW 2>&1)
+# shellcheck disable=SC2086
+THREE=$(WEFT_THREADS=3 "$WEFT" step $SW 2>&1)
+LAST="WEFT_THREADS=1 and 3: weft step $SW"
+check "one thread and three give the same sweep" test "$ONE" = "$THREE"
+check "the sweep ranks eight plans" test "$(grep -c '"plan":' <<<"$ONE")" = 8
 # Overlap: the forward all-to-all beside the bottom MLP.
 run step $SMALL --overlap --json
 expect_rc 0
