@@ -698,8 +698,8 @@ static bool same_step(const weft_dlrm_result *a, const weft_dlrm_result *b)
  * bounds: the same all-reduce, cached), on h100:2 (NVLS all-reduces) and
  * a100:2 (rings), and on a100:2 with ranked collectives as well (coll
  * best, at 3 threads: the all-to-alls at once, the all-reduces one after
- * another). A step with Herald's cache runs alone;
- * a bad step fails the call and zeroes every result. */
+ * another). A step with Herald's cache runs alone; a bad step fails the
+ * call and zeroes every result. */
 static void test_steps(void)
 {
     static const char *const specs[] = {"h100:2", "a100:2"};
@@ -777,8 +777,8 @@ static void test_steps(void)
  * one after another give, to the bit, at 1, 3 and 8 threads, with the
  * same counters and cache: a size cached before, a new one, nothing, the
  * new one again, another; all-gathers of ranked collectives (coll best,
- * at 1 thread) one after another. A matrix of other ranks fails the call before any
- * all-reduce takes effect. */
+ * at 1 thread) one after another. A matrix of other ranks fails the call
+ * before any all-reduce takes effect. */
 static void test_groups_batch(void)
 {
     static const char *const specs[] = {"h100:2", "a100:2"};
