@@ -167,6 +167,7 @@ typedef struct herald {
     uint64_t *off;          /* per table: first lookup of its bag in a sample */
     uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
     uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
+    uint8_t *tw1;           /* per table: table-wise, one lookup a bag, under LRU (bag_tw1) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
     uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
@@ -328,6 +329,7 @@ static void herald_fini(herald *h)
     weft__free(h->off);
     weft__free(h->slot);
     weft__free(h->owner);
+    weft__free(h->tw1);
     weft__free(h->block);
     weft__free(h->rows);
     weft__free(h->rowsT);
@@ -668,6 +670,58 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
     }
     }
     return WEFT_OK;
+}
+
+/* do_bag for a table-wise table of one lookup a bag under LRU (most
+ * tables of a one-hot model: MLPerf's DLRM on Criteo), the same steps
+ * without the general path's branches; `measure` a constant of each
+ * caller, so that the warm-up steps' copy counts nothing. key is the
+ * table's key | the row; o the table's GPU, not g. */
+HOT weft_err bag_tw1(herald *h, bagger *b, uint32_t g, uint32_t t, uint32_t o, uint64_t key,
+                     bool measure)
+{
+    gpu_cache *gc = &h->gc[g];
+    copy *cp = (copy *)gc->copies.data;
+    if (measure)
+        b->remote++;
+    uint32_t x = cmap_find(&gc->map, key);
+    if (x != NONE32) {
+        copy *c = &cp[x];
+        bool hit = fresh(h, c);
+        if (measure) {
+            b->hits += hit;
+            b->stale += !hit;
+        }
+        if (gc->head != x) {
+            lru_unlink(h, g, x);
+            lru_front(h, g, x);
+        }
+        if (hit) {
+            /* row_pushes, then end_part of a part served whole. */
+            if (measure) {
+                uint32_t n = h->n;
+                uint64_t v = vec_bytes(&h->w.tables[t]);
+                if (c->pushed != h->step + 1) {
+                    c->pushed = h->step + 1;
+                    add(h->rowpush, n, g, o, v);
+                }
+                add(h->bagpush, n, g, o, v);
+            }
+            return WEFT_OK;
+        }
+    }
+    /* end_part of one lookup missed. */
+    if (measure)
+        send_part(h, b, t, o, g);
+    if (!h->p.rows_per_gpu)
+        return WEFT_OK;
+    if (measure)
+        b->admitted++;
+    if (x != NONE32) {
+        refresh(h, g, x);
+        return WEFT_OK;
+    }
+    return admit(h, g, key);
 }
 
 /* ---- the copies by table ------------------------------------------------ */
@@ -1072,14 +1126,13 @@ static weft_err updates(herald *h)
     return weft__par_for(h->nt, h->nbg, table_updates, h);
 }
 
-/* GPU g's bags, in sample order (a weft__par_for item). */
-static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
+/* GPU g's bags, in sample order; `measure` h->measure, a constant of
+ * each caller. */
+HOT weft_err bags_of(herald *h, bagger *b, uint32_t g, bool measure)
 {
-    herald *h = ctx;
-    bagger *b = &h->bg[worker];
-    uint32_t g = (uint32_t)item;
     const uint64_t *gs = h->gstart;
     const cmap *mp = &h->gc[g].map;
+    const uint8_t *tw1 = h->tw1;
     weft_err e = WEFT_OK;
     for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
         const uint64_t *rows = h->rows + h->order[q] * h->per;
@@ -1089,10 +1142,24 @@ static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
             uint32_t tp = t + 8;
             if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
                 __builtin_prefetch(&mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
-            e = do_bag(h, b, g, t, rows + h->off[t]);
+            if (!tw1[t]) {
+                e = do_bag(h, b, g, t, rows + h->off[t]);
+            } else if (h->owner[t] != g) {
+                e = bag_tw1(h, b, g, t, h->owner[t], (uint64_t)t << 40 | rows[h->off[t]], measure);
+            } else if (measure) {
+                add(h->fwd_by_gpu, h->n, g, g, vec_bytes(&h->w.tables[t])); /* the diagonal */
+            }
         }
     }
     return e;
+}
+
+/* GPU g's bags (a weft__par_for item). */
+static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
+{
+    herald *h = ctx;
+    return h->measure ? bags_of(h, &h->bg[worker], (uint32_t)item, true)
+                      : bags_of(h, &h->bg[worker], (uint32_t)item, false);
 }
 
 static weft_err run_step(herald *h, weft_diag *d)
@@ -1288,11 +1355,14 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     h.slot = weft__malloc((size_t)h.nt * sizeof *h.slot);
     h.block = weft__malloc((size_t)h.nt * sizeof *h.block);
     h.owner = weft__malloc((size_t)h.nt * sizeof *h.owner);
-    if (!h.off || !h.slot || !h.block || !h.owner)
+    h.tw1 = weft__malloc((size_t)h.nt + 1);
+    if (!h.off || !h.slot || !h.block || !h.owner || !h.tw1)
         goto nomem;
     weft__emb_slots(w, h.slot);
     for (uint32_t t = 0; t < h.nt; t++) {
         h.owner[t] = (uint32_t)(h.slot[t] % n);
+        h.tw1[t] = w->tables[t].sharding == WEFT_EMB_TW && w->tables[t].pooling == 1 &&
+                   p->policy == WEFT_EMB_LRU;
         h.off[t] = h.per;
         h.per += w->tables[t].pooling;
         h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);
