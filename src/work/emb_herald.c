@@ -46,6 +46,11 @@
  * from the table's first and gathered in table order; a table's updates,
  * which touch its own copies).
  *
+ * A table-wise table of one lookup a bag under LRU (a one-hot model's)
+ * takes bag_tw1, the general path's steps for it without their branches;
+ * the bags run in one copy for the warm-up steps and one for the measured
+ * step (bags_of's `measure`), which alone counts.
+ *
  * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags
  * against the caches (hits, misses, admissions; the measured step adds to
  * the matrices), (3) the updates: every row looked up in the step is
