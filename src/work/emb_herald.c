@@ -46,10 +46,9 @@
  * from the table's first and gathered in table order; a table's updates,
  * which touch its own copies).
  *
- * A table-wise table of one lookup a bag under LRU (a one-hot model's)
- * takes bag_tw1, the general path's steps for it without their branches;
- * the bags run in one copy for the warm-up steps and one for the measured
- * step (bags_of's `measure`), which alone counts.
+ * A remote bag of a table-wise table of one lookup a bag (a one-hot
+ * model's) takes bag_tw1: do_bag's steps for it without the switch, the
+ * loop over the bag and the check for a local part.
  *
  * One step: (1) the placement (drawn, or Herald's greedy), (2) the bags
  * against the caches (hits, misses, admissions; the measured step adds to
@@ -172,7 +171,7 @@ typedef struct herald {
     uint64_t *off;          /* per table: first lookup of its bag in a sample */
     uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
     uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
-    uint8_t *tw1;           /* per table: table-wise, one lookup a bag, under LRU (bag_tw1) */
+    uint8_t *tw1;           /* per table: table-wise, one lookup a bag (bag_tw1) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
     uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
@@ -677,56 +676,18 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
     return WEFT_OK;
 }
 
-/* do_bag for a table-wise table of one lookup a bag under LRU (most
- * tables of a one-hot model: MLPerf's DLRM on Criteo), the same steps
- * without the general path's branches; `measure` a constant of each
- * caller, so that the warm-up steps' copy counts nothing. key is the
- * table's key | the row; o the table's GPU, not g. */
-HOT weft_err bag_tw1(herald *h, bagger *b, uint32_t g, uint32_t t, uint32_t o, uint64_t key,
-                     bool measure)
+/* do_bag for a table-wise table of one lookup a bag (most tables of a
+ * one-hot model: MLPerf's DLRM on Criteo) whose GPU o is not g: its one
+ * remote lookup of key (the table's key | the row) without the general
+ * path's switch, loop over the bag and check for a local part. */
+HOT weft_err bag_tw1(herald *h, bagger *b, uint32_t g, uint32_t t, uint32_t o, uint64_t key)
 {
-    gpu_cache *gc = &h->gc[g];
-    copy *cp = (copy *)gc->copies.data;
-    if (measure)
-        b->remote++;
-    uint32_t x = cmap_find(&gc->map, key);
-    if (x != NONE32) {
-        copy *c = &cp[x];
-        bool hit = fresh(h, c);
-        if (measure) {
-            b->hits += hit;
-            b->stale += !hit;
-        }
-        if (gc->head != x) {
-            lru_unlink(h, g, x);
-            lru_front(h, g, x);
-        }
-        if (hit) {
-            /* row_pushes, then end_part of a part served whole. */
-            if (measure) {
-                uint32_t n = h->n;
-                uint64_t v = vec_bytes(&h->w.tables[t]);
-                if (c->pushed != h->step + 1) {
-                    c->pushed = h->step + 1;
-                    add(h->rowpush, n, g, o, v);
-                }
-                add(h->bagpush, n, g, o, v);
-            }
-            return WEFT_OK;
-        }
-    }
-    /* end_part of one lookup missed. */
-    if (measure)
-        send_part(h, b, t, o, g);
-    if (!h->p.rows_per_gpu)
-        return WEFT_OK;
-    if (measure)
-        b->admitted++;
-    if (x != NONE32) {
-        refresh(h, g, x);
-        return WEFT_OK;
-    }
-    return admit(h, g, key);
+    b->nh = 0;
+    bool hit;
+    uint32_t x = cache_lookup(h, b, g, key, &hit);
+    if (hit)
+        row_pushes(h, b, t, o, g, false);
+    return end_part(h, b, t, o, g, 1, !hit, key, x);
 }
 
 /* ---- the copies by table ------------------------------------------------ */
@@ -1131,13 +1092,14 @@ static weft_err updates(herald *h)
     return weft__par_for(h->nt, h->nbg, table_updates, h);
 }
 
-/* GPU g's bags, in sample order; `measure` h->measure, a constant of
- * each caller. */
-HOT weft_err bags_of(herald *h, bagger *b, uint32_t g, bool measure)
+/* GPU g's bags, in sample order (a weft__par_for item). */
+static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
 {
+    herald *h = ctx;
+    bagger *b = &h->bg[worker];
+    uint32_t g = (uint32_t)item;
     const uint64_t *gs = h->gstart;
     const cmap *mp = &h->gc[g].map;
-    const uint8_t *tw1 = h->tw1;
     weft_err e = WEFT_OK;
     for (uint64_t q = g ? gs[g - 1] : 0; q < gs[g] && !e; q++) {
         const uint64_t *rows = h->rows + h->order[q] * h->per;
@@ -1147,24 +1109,13 @@ HOT weft_err bags_of(herald *h, bagger *b, uint32_t g, bool measure)
             uint32_t tp = t + 8;
             if (mp->s && tp < h->nt && h->w.tables[tp].pooling)
                 __builtin_prefetch(&mp->s[cmap_home(mp, (uint64_t)tp << 40 | rows[h->off[tp]])]);
-            if (!tw1[t]) {
+            if (h->tw1[t] && h->owner[t] != g)
+                e = bag_tw1(h, b, g, t, h->owner[t], (uint64_t)t << 40 | rows[h->off[t]]);
+            else
                 e = do_bag(h, b, g, t, rows + h->off[t]);
-            } else if (h->owner[t] != g) {
-                e = bag_tw1(h, b, g, t, h->owner[t], (uint64_t)t << 40 | rows[h->off[t]], measure);
-            } else if (measure) {
-                add(h->fwd_by_gpu, h->n, g, g, vec_bytes(&h->w.tables[t])); /* the diagonal */
-            }
         }
     }
     return e;
-}
-
-/* GPU g's bags (a weft__par_for item). */
-static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
-{
-    herald *h = ctx;
-    return h->measure ? bags_of(h, &h->bg[worker], (uint32_t)item, true)
-                      : bags_of(h, &h->bg[worker], (uint32_t)item, false);
 }
 
 static weft_err run_step(herald *h, weft_diag *d)
@@ -1366,8 +1317,7 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     weft__emb_slots(w, h.slot);
     for (uint32_t t = 0; t < h.nt; t++) {
         h.owner[t] = (uint32_t)(h.slot[t] % n);
-        h.tw1[t] = w->tables[t].sharding == WEFT_EMB_TW && w->tables[t].pooling == 1 &&
-                   p->policy == WEFT_EMB_LRU;
+        h.tw1[t] = w->tables[t].sharding == WEFT_EMB_TW && w->tables[t].pooling == 1;
         h.off[t] = h.per;
         h.per += w->tables[t].pooling;
         h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);
