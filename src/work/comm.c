@@ -195,7 +195,7 @@ static bool nccl_innet(const weft_work_ctx *c, const uint32_t *pos, uint32_t gs,
  * falls back to rings), otherwise rings (ring_k, ring_fill into ord, room
  * for n x ring_k entries) through weft_sim_rings. Reads c alone
  * (nccl_ready first), so that several run at once
- * (weft__work_groups_batch_s). */
+ * (weft__work_traffics_groups_s). */
 static weft_err rings_time(const weft_work_ctx *c, const uint32_t *pos, uint32_t *ord, uint32_t n,
                            uint32_t gs, weft_coll coll, uint64_t size, double *out, weft_diag *d)
 {
@@ -443,7 +443,7 @@ weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const u
 
 /* ---- Several sizes at once -----------------------------------------------
  *
- * weft__work_groups_batch_s sorts its sizes, in order, as the calls would
+ * weft__work_traffics_groups_s sorts its sizes, in order, as the calls would
  * find them (nothing to move, cached before the batch, a size an earlier
  * item simulates, a simulation); runs the simulations at once, each
  * reading the context alone (rings_time, its own ring buffer); then, in
@@ -558,13 +558,6 @@ static weft_err gbatch_commit(weft_work_ctx *c, const gbatch *b, size_t m, size_
             *d = it[stop].d;
     }
     return e;
-}
-
-weft_err weft__work_groups_batch_s(weft_work_ctx *c, weft_coll coll, const uint32_t *pos,
-                                   uint32_t n, uint32_t gs, const uint64_t *size, size_t m,
-                                   double *out, weft_diag *d)
-{
-    return weft__work_traffics_groups_s(c, NULL, 0, NULL, coll, pos, n, gs, size, m, out, d);
 }
 
 weft_err weft__work_groups_plan(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,

@@ -772,8 +772,8 @@ static void test_steps(void)
     }
 }
 
-/* All-reduces of several sizes at once (weft__work_groups_batch_s), alone
- * and after matrices (weft__work_traffics_groups_s), give what the calls
+/* All-reduces of several sizes at once (weft__work_traffics_groups_s),
+ * alone and after matrices in the same call, give what the calls
  * one after another give, to the bit, at 1, 3 and 8 threads, with the
  * same counters and cache: a size cached before, a new one, nothing, the
  * new one again, another; all-gathers of ranked collectives (coll best,
@@ -830,9 +830,9 @@ static void test_groups_batch(void)
                                   WEFT_OK);
                     } else {
                         CHECK_ERR(weft__work_traffic_s(c, &m, &at, NULL), WEFT_OK);
-                        CHECK_ERR(
-                            weft__work_groups_batch_s(c, coll, pos, n, n, sizes, 5, got + 1, NULL),
-                            WEFT_OK);
+                        CHECK_ERR(weft__work_traffics_groups_s(c, NULL, 0, NULL, coll, pos, n, n,
+                                                               sizes, 5, got + 1, NULL),
+                                  WEFT_OK);
                     }
                     CHECK(!memcmp(got + 1, want + 1, 5 * sizeof *got));
                     CHECK(at == wt);

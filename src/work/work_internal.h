@@ -183,15 +183,6 @@ weft_err weft__work_coll_s(weft_work_ctx *c, const weft_parallel *p, uint32_t dp
  * (chakra_run.c) run their collectives through it. */
 weft_err weft__work_groups_s(weft_work_ctx *c, weft_coll coll, bool p2p, const uint32_t *pos,
                              uint32_t n, uint32_t gs, uint64_t size, double *out, weft_diag *d);
-/* weft__work_groups_s(c, coll, false, pos, n, gs, size[i], &out[i], d)
- * for i in 0 .. m - 1, the same times, counters and cache: the sizes the
- * cache lacks are simulated at once, on threads (a ring collective not
- * timed by weft__work_choose_s; other collectives, one call after
- * another). On an error, the items before the first failing one are done
- * and cached, as the calls would have left them. */
-weft_err weft__work_groups_batch_s(weft_work_ctx *c, weft_coll coll, const uint32_t *pos,
-                                   uint32_t n, uint32_t gs, const uint64_t *size, size_t m,
-                                   double *out, weft_diag *d);
 /* The plan weft__work_groups_s's simulation runs, for running it beside
  * others (weft_sim_plans): *out (NULL when nothing moves: gs < 2, size or
  * n 0; the caller frees it) and its size *psize; for rings, *ring = gs and
@@ -258,12 +249,15 @@ weft_err weft__work_traffic_s(weft_work_ctx *c, const weft_traffic *t, double *o
  * effect, as they would have one after another. */
 weft_err weft__work_traffics_s(weft_work_ctx *c, const weft_traffic *const *t, size_t n,
                                double *out, weft_diag *d);
-/* weft__work_traffics_s(c, t, nt, at, d), then weft__work_groups_batch_s(c,
- * coll, pos, n, gs, size, ns, ar, d) (nothing when ns is 0), the same
- * times, counters, memo and caches, with the simulations of both on
- * threads at once: a sweep of DLRM steps (weft_dlrm_steps) whose
- * all-to-alls and all-reduces each take seconds. The first error as the
- * two calls would give it (a matrix's before any all-reduce's). */
+/* weft__work_traffics_s(c, t, nt, at, d), then weft__work_groups_s(c, coll,
+ * false, pos, n, gs, size[i], &ar[i], d) for i in 0 .. ns - 1: the same
+ * times, counters, memo and caches, with the simulations of all of them
+ * on threads at once (the sizes of a ring collective not timed by
+ * weft__work_choose_s, the cache lacks; other collectives' one after
+ * another, after the matrices): a sweep of DLRM steps (weft_dlrm_steps)
+ * whose all-to-alls and all-reduces each take seconds. The first error as
+ * the calls would give it (a matrix's before any all-reduce's); the items
+ * before it done and cached, as the calls would have left them. */
 weft_err weft__work_traffics_groups_s(weft_work_ctx *c, const weft_traffic *const *t, size_t nt,
                                       double *at, weft_coll coll, const uint32_t *pos, uint32_t n,
                                       uint32_t gs, const uint64_t *size, size_t ns, double *ar,
