@@ -254,12 +254,14 @@ struct sim_engine {
      * the sums the per-link arrays of those names hold in a whole refill,
      * n its region flows (from off in rl), stamp the pop that last touched
      * it (one record: a pop and region_flow read them together for each
-     * pair they touch); p_last that pop's level, p_open
-     * the places a scan still reads; per region flow j (comp_flows.v[j]) rg_w its weight, rg_lvl
-     * the level it froze at in this fill, rg_fz whether it froze, rg_nbn the link that froze it
-     * (lvl and f_nbn of a whole refill; the flows' own are set once the region is filled), and its
-     * filling route as places rg_p and coefficients rg_c from rg_off[j] to rg_off[j + 1] (grown as
-     * needed: rg_pcap, rg_ccap). rl then lists region flows by j, not by flow. */
+     * pair they touch); p_last that pop's level, p_open the places a scan
+     * still reads; per region flow j (comp_flows.v[j]) rg_w its weight,
+     * rg_lvl the level it froze at in this fill, rg_fz whether it froze,
+     * rg_nbn the link that froze it (fl's lvl and f_nbn of a whole refill;
+     * the flows' own are set once the region is filled), and its filling
+     * route as places rg_p and coefficients rg_c from rg_off[j] to
+     * rg_off[j + 1] (grown as needed: rg_pcap, rg_ccap). rl then lists
+     * region flows by j, not by flow. */
     struct sim_place *pp;
     double *p_last, *rg_w, *rg_lvl, *rg_c;
     uint32_t *p_open, *rg_off, *rg_p, *rg_nbn;
