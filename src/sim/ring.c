@@ -155,9 +155,12 @@ static weft_err class_routes(ring_sys *rs)
     return WEFT_OK;
 }
 
-/* Simulates `steps` ring steps of the reduced system; *out is the engine
- * after the run (the caller frees it, also on failure). */
-static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, weft_diag *d)
+/* Simulates `steps` ring steps of the reduced system, stopping at the
+ * first event past cutoff (INFINITY: none; sim_engine_cut then says so);
+ * *out is the engine after the run (the caller frees it, also on
+ * failure). */
+static weft_err run_steps(const ring_sys *rs, uint64_t steps, double cutoff, sim_engine **out,
+                          weft_diag *d)
 {
     const sim_classes *cls = rs->cls;
     uint32_t nf = cls->nf, P = rs->slices;
@@ -190,6 +193,7 @@ static weft_err run_steps(const ring_sys *rs, uint64_t steps, sim_engine **out, 
                 if (err)
                     return weft_diag_code(d, err);
             }
+    sim_engine_set_cutoff(e, cutoff);
     return sim_engine_run(e, rs->alpha, d);
 }
 
@@ -282,17 +286,25 @@ free_all:
 }
 
 /* Runs the reduced ring, step by step or, past the flow budget,
- * extrapolated from its steady state, and fills out. */
+ * extrapolated from its steady state, and fills out. A ring run step by
+ * step stops once its makespan passes cutoff (INFINITY: none): *lost is
+ * then true and out is not filled (an extrapolated ring always runs to
+ * its end: its truncated rings' makespans are not its time). */
 static weft_err run_ring(const ring_sys *rs, uint64_t steps, const double *ccap, weft_coll coll,
-                         uint32_t n, uint64_t size, weft_sim_result *out, weft_diag *d)
+                         uint32_t n, uint64_t size, double cutoff, bool *lost, weft_sim_result *out,
+                         weft_diag *d)
 {
     const sim_classes *cls = rs->cls;
     uint64_t per_step = (uint64_t)cls->nf * rs->slices;
     sim_engine *e = NULL;
     weft_err err;
     if (per_step * steps <= WEFT_SIM_RING_FULL_FLOWS) {
-        if ((err = run_steps(rs, steps, &e, d)))
+        if ((err = run_steps(rs, steps, cutoff, &e, d)))
             goto free_engine;
+        if (sim_engine_cut(e)) {
+            *lost = true;
+            goto free_engine;
+        }
         sim_result_fill(out, e, cls, ccap, coll, n, size, 1.0, -1);
         out->simulated_steps = steps;
         goto free_engine;
@@ -316,7 +328,7 @@ static weft_err run_ring(const ring_sys *rs, uint64_t steps, const double *ccap,
         for (int i = 0; i < 3; i++) {
             sim_engine_free(e);
             e = NULL;
-            if ((err = run_steps(rs, k + (uint64_t)i * m, &e, d)))
+            if ((err = run_steps(rs, k + (uint64_t)i * m, INFINITY, &e, d)))
                 goto free_engine;
             sim_engine_stats st;
             sim_engine_get_stats(e, &st);
@@ -382,7 +394,8 @@ static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n,
                           sim_comm *out, weft_diag *d);
 static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
                          uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
-                         int proto, weft_sim_result *out, weft_diag *d);
+                         int proto, double cutoff, double *bound, bool *lost, weft_sim_result *out,
+                         weft_diag *d);
 
 /* n positions of order (NULL: the ranks in order), in rings of g
  * consecutive positions that all run at once; see weft_sim_rings. */
@@ -415,15 +428,44 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
         return cerr;
     int protos[WEFT_PROTO_COUNT];
     uint32_t np = sim_model_protos(o, t, &cm, coll, protos);
+    bool lost = false;
     if (np == 1)
-        return ring_run(t, coll, order, n, g, size, o, &cm, protos[0], out, d);
-    /* NCCL's choice by weft's estimate: the fastest protocol. */
-    weft_sim_result best, r;
+        return ring_run(t, coll, order, n, g, size, o, &cm, protos[0], INFINITY, NULL, &lost, out,
+                        d);
+    /* NCCL's choice by weft's estimate: the fastest protocol, the first in
+     * protos' order on a tie. Each protocol's time bound first; then they
+     * run by bound, each with the best time so far as its cutoff, so that
+     * one sure to be slower does not run or stops early (ring_run): the
+     * same choice and result as running every one, as weft_sim_plan does
+     * (plan_sim.c). */
+    uint32_t by[WEFT_PROTO_COUNT];
+    double lb[WEFT_PROTO_COUNT];
     for (uint32_t k = 0; k < np; k++) {
-        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k], &r, d)))
+        by[k] = k;
+        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k], INFINITY, &lb[k], &lost,
+                             NULL, d)))
             return cerr;
-        if (k == 0 || r.time_s < best.time_s)
+    }
+    for (uint32_t i = 1; i < np; i++) /* by bound, stable */
+        for (uint32_t j = i; j > 0 && lb[by[j]] < lb[by[j - 1]]; j--) {
+            uint32_t x = by[j];
+            by[j] = by[j - 1];
+            by[j - 1] = x;
+        }
+    weft_sim_result best, r;
+    uint32_t kb = np; /* the best so far, np for none */
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t k = by[i];
+        if (kb < np && lb[k] > best.time_s)
+            continue;
+        lost = false;
+        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k],
+                             kb < np ? best.time_s : INFINITY, NULL, &lost, &r, d)))
+            return cerr;
+        if (!lost && (kb == np || r.time_s < best.time_s || (r.time_s == best.time_s && k < kb))) {
             best = r;
+            kb = k;
+        }
     }
     *out = best;
     return WEFT_OK;
@@ -449,10 +491,20 @@ static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n,
     return err;
 }
 
-/* One run of rings_sim with protocol proto on communicator cm. */
+/* One run of rings_sim with protocol proto on communicator cm. With bound
+ * non-NULL it runs nothing: *bound is a lower bound on the time it would
+ * report (no transfer starts before alpha, and a link carries at most its
+ * capacity, so the makespan is at least alpha plus the most bytes a link
+ * carries over its capacity, less 1e-6 of it, far above rounding, as
+ * sim_engine_time_bound; the time reported adds the launch latency). With
+ * a finite cutoff (the best time of another protocol) a run whose
+ * makespan passes it stops (run_ring): *lost is then true and out is not
+ * filled; the time reported is the makespan plus launch_s >= 0, so a
+ * makespan above the cutoff is a time above it. */
 static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
                          uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
-                         int proto, weft_sim_result *out, weft_diag *d)
+                         int proto, double cutoff, double *bound, bool *lost, weft_sim_result *out,
+                         weft_diag *d)
 {
     weft_sim_opts asked = *o, resolved;
     asked.proto = proto;
@@ -497,6 +549,16 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
         lbytes[x.link[k]] += x.coef[k];
     for (uint32_t l = 0; l < nl; l++)
         lbytes[l] *= (double)steps * ((double)size / g) / o->bw_scale;
+    if (bound) {
+        double most = 0;
+        for (uint32_t l = 0; l < nl; l++)
+            most = lbytes[l] / cap[l] > most ? lbytes[l] / cap[l] : most;
+        *bound = (o->alpha_s + most) * (1 - 1e-6);
+        if (*bound > 0 && o->launch_s > 0)
+            *bound += o->launch_s;
+        err = WEFT_OK;
+        goto free_all;
+    }
     if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
@@ -529,8 +591,8 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
     if (o->symmetry && !rs.fifo && decoupled(&rs, hit))
         err = run_fast(&rs, steps, coll, g, size, &res, d);
     else
-        err = run_ring(&rs, steps, ccap, coll, g, size, &res, d);
-    if (err)
+        err = run_ring(&rs, steps, ccap, coll, g, size, cutoff, lost, &res, d);
+    if (err || *lost)
         goto free_all;
     res.transfers = (uint64_t)n * steps * o->slices;
     res.pruned_links = pruned;
