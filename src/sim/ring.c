@@ -42,10 +42,10 @@ static void xfers_fini(xfers *x)
 
 /* Routes every ring hop: the n positions form n / g rings of g consecutive
  * positions each, and position r sends to the next position of its ring
- * (rank order when order is NULL); a hop's latency is its route's plus what
- * the resolved settings o add (sim_model_route_extra). */
+ * (rank order when order is NULL); a hop's latency is its route's (the
+ * protocol does not change a route: ring_hops adds what it does). */
 static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uint32_t *order,
-                           const weft_sim_opts *o, double slice_bytes, xfers *x, weft_diag *d)
+                           xfers *x, weft_diag *d)
 {
     weft_paths *p = NULL;
     weft_err err = weft_paths_new(t, &p);
@@ -81,13 +81,43 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uin
         memcpy(x->coef + used, rt.fracd, rt.n * sizeof *rt.fracd);
         used += rt.n;
         x->r_off[r + 1] = (uint32_t)used;
-        x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9 +
-                    sim_model_route_extra(o, t, a, b, rt.link, rt.n, slice_bytes);
+        x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9;
         x->pred[r] = base + (r - base + g - 1) % g;
     }
 free_paths:
     weft_paths_free(p);
     return err;
+}
+
+/* x: the hops of route_ring's `hops` with the latency the resolved
+ * settings o add to each (sim_model_route_extra), its own copy (a run
+ * prunes its routes). WEFT_ENOMEM. */
+static weft_err ring_hops(const weft_topo *t, uint32_t n, uint32_t g, const uint32_t *order,
+                          const xfers *hops, const weft_sim_opts *o, double slice_bytes, xfers *x)
+{
+    size_t used = hops->r_off[n];
+    x->r_off = weft__malloc(((size_t)n + 1) * sizeof *x->r_off);
+    x->pred = weft__malloc((size_t)n * sizeof *x->pred);
+    x->lat = weft__malloc((size_t)n * sizeof *x->lat);
+    x->link = weft__malloc((used ? used : 1) * sizeof *x->link);
+    x->coef = weft__malloc((used ? used : 1) * sizeof *x->coef);
+    if (!x->r_off || !x->pred || !x->lat || !x->link || !x->coef)
+        return WEFT_ENOMEM;
+    x->link_cap = x->coef_cap = used ? used : 1;
+    memcpy(x->r_off, hops->r_off, ((size_t)n + 1) * sizeof *x->r_off);
+    memcpy(x->pred, hops->pred, (size_t)n * sizeof *x->pred);
+    memcpy(x->link, hops->link, used * sizeof *x->link);
+    memcpy(x->coef, hops->coef, used * sizeof *x->coef);
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t base = r / g * g, next = base + (r - base + 1) % g;
+        uint32_t ra = order ? order[r] : r, rb = order ? order[next] : next;
+        weft_node_id a = weft_topo_rank_node(t, (weft_rank){ra});
+        weft_node_id b = weft_topo_rank_node(t, (weft_rank){rb});
+        x->lat[r] =
+            hops->lat[r] + sim_model_route_extra(o, t, a, b, x->link + x->r_off[r],
+                                                 x->r_off[r + 1] - x->r_off[r], slice_bytes);
+    }
+    return WEFT_OK;
 }
 
 /* Above this many engine flows (about 200 bytes each) a ring is not
@@ -394,8 +424,11 @@ static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n,
                           sim_comm *out, weft_diag *d);
 static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
                          uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
-                         int proto, double cutoff, double *bound, bool *lost, weft_sim_result *out,
-                         weft_diag *d);
+                         const xfers *hops, int proto, double cutoff, bool *lost,
+                         weft_sim_result *out, weft_diag *d);
+static weft_err ring_bound(const weft_topo *t, weft_coll coll, uint32_t n, uint32_t g,
+                           uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
+                           const xfers *hops, int proto, double *bound, weft_diag *d);
 
 /* n positions of order (NULL: the ranks in order), in rings of g
  * consecutive positions that all run at once; see weft_sim_rings. */
@@ -428,25 +461,29 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
         return cerr;
     int protos[WEFT_PROTO_COUNT];
     uint32_t np = sim_model_protos(o, t, &cm, coll, protos);
+    xfers hops;
+    memset(&hops, 0, sizeof hops);
+    if ((cerr = route_ring(t, n, g, order, &hops, d)))
+        goto free_hops;
     bool lost = false;
-    if (np == 1)
-        return ring_run(t, coll, order, n, g, size, o, &cm, protos[0], INFINITY, NULL, &lost, out,
-                        d);
+    if (np == 1) {
+        cerr =
+            ring_run(t, coll, order, n, g, size, o, &cm, &hops, protos[0], INFINITY, &lost, out, d);
+        goto free_hops;
+    }
     /* NCCL's choice by weft's estimate: the fastest protocol, the first in
-     * protos' order on a tie. Each protocol's time bound first; then they
-     * run by bound, each with the best time so far as its cutoff, so that
-     * one sure to be slower does not run or stops early (ring_run): the
-     * same choice and result as running every one, as weft_sim_plan does
-     * (plan_sim.c). */
+     * protos' order on a tie. Each protocol's time bound first (one routing
+     * serves them all); then they run by bound, each with the best time so
+     * far as its cutoff, so that one sure to be slower does not run or
+     * stops early (ring_run): the same choice and result as running every
+     * one, as weft_sim_plan does (plan_sim.c). */
     uint32_t by[WEFT_PROTO_COUNT];
     double lb[WEFT_PROTO_COUNT];
-    for (uint32_t k = 0; k < np; k++) {
+    for (uint32_t k = 0; k < np && !cerr; k++) {
         by[k] = k;
-        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k], INFINITY, &lb[k], &lost,
-                             NULL, d)))
-            return cerr;
+        cerr = ring_bound(t, coll, n, g, size, o, &cm, &hops, protos[k], &lb[k], d);
     }
-    for (uint32_t i = 1; i < np; i++) /* by bound, stable */
+    for (uint32_t i = 1; i < np && !cerr; i++) /* by bound, stable */
         for (uint32_t j = i; j > 0 && lb[by[j]] < lb[by[j - 1]]; j--) {
             uint32_t x = by[j];
             by[j] = by[j - 1];
@@ -454,21 +491,24 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
         }
     weft_sim_result best, r;
     uint32_t kb = np; /* the best so far, np for none */
-    for (uint32_t i = 0; i < np; i++) {
+    for (uint32_t i = 0; i < np && !cerr; i++) {
         uint32_t k = by[i];
         if (kb < np && lb[k] > best.time_s)
             continue;
         lost = false;
-        if ((cerr = ring_run(t, coll, order, n, g, size, o, &cm, protos[k],
-                             kb < np ? best.time_s : INFINITY, NULL, &lost, &r, d)))
-            return cerr;
-        if (!lost && (kb == np || r.time_s < best.time_s || (r.time_s == best.time_s && k < kb))) {
+        cerr = ring_run(t, coll, order, n, g, size, o, &cm, &hops, protos[k],
+                        kb < np ? best.time_s : INFINITY, &lost, &r, d);
+        if (!cerr && !lost &&
+            (kb == np || r.time_s < best.time_s || (r.time_s == best.time_s && k < kb))) {
             best = r;
             kb = k;
         }
     }
-    *out = best;
-    return WEFT_OK;
+    if (!cerr)
+        *out = best;
+free_hops:
+    xfers_fini(&hops);
+    return cerr;
 }
 
 /* The communicator of rings of g positions of order (NULL: the ranks in
@@ -491,33 +531,76 @@ static weft_err ring_comm(const weft_topo *t, const uint32_t *order, uint32_t n,
     return err;
 }
 
-/* One run of rings_sim with protocol proto on communicator cm. With bound
- * non-NULL it runs nothing: *bound is a lower bound on the time it would
- * report (no transfer starts before alpha, and a link carries at most its
- * capacity, so the makespan is at least alpha plus the most bytes a link
- * carries over its capacity, less 1e-6 of it, far above rounding, as
- * sim_engine_time_bound; the time reported adds the launch latency). With
- * a finite cutoff (the best time of another protocol) a run whose
- * makespan passes it stops (run_ring): *lost is then true and out is not
- * filled; the time reported is the makespan plus launch_s >= 0, so a
- * makespan above the cutoff is a time above it. */
-static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
-                         uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
-                         int proto, double cutoff, double *bound, bool *lost, weft_sim_result *out,
-                         weft_diag *d)
+/* The settings of protocol proto on communicator cm, resolved from o for
+ * rings of g of `size` bytes; WEFT_EINVAL for settings a ring cannot run
+ * with. */
+static weft_err ring_settings(const weft_topo *t, weft_coll coll, uint32_t g, uint64_t size,
+                              const weft_sim_opts *o, const sim_comm *cm, int proto,
+                              weft_sim_opts *out, weft_diag *d)
 {
-    weft_sim_opts asked = *o, resolved;
+    weft_sim_opts asked = *o;
     asked.proto = proto;
-    weft_err rerr = sim_model_resolve_ring(&asked, t, cm, coll, size, g, &resolved, d);
+    weft_err rerr = sim_model_resolve_ring(&asked, t, cm, coll, size, g, out, d);
     if (rerr)
         return rerr;
-    o = &resolved;
-    if (size == 0 || o->slices == 0 || !(o->alpha_s >= 0))
+    if (size == 0 || out->slices == 0 || !(out->alpha_s >= 0))
         return weft_diag_set(d, WEFT_EINVAL, "sim: size and slices must be > 0, alpha >= 0");
-    if (o->cut_through)
+    if (out->cut_through)
         return weft_diag_set(d, WEFT_EINVAL,
                              "sim: cut-through is simulated for plans only "
                              "(weft_sim_plan of the ring plan)");
+    return WEFT_OK;
+}
+
+/* A lower bound on the time ring_run would report for protocol proto: no
+ * transfer starts before alpha and a link carries at most its capacity, so
+ * the makespan is at least alpha plus the most bytes a link carries over
+ * the collective (steps x size / g x the fractions of the hops crossing
+ * it) over its capacity, less 1e-6 of it, far above rounding (as
+ * sim_engine_time_bound); the time reported adds the launch latency. */
+static weft_err ring_bound(const weft_topo *t, weft_coll coll, uint32_t n, uint32_t g,
+                           uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
+                           const xfers *hops, int proto, double *bound, weft_diag *d)
+{
+    weft_sim_opts r;
+    weft_err err = ring_settings(t, coll, g, size, o, cm, proto, &r, d);
+    if (err)
+        return err;
+    uint32_t nl = weft_topo_num_links(t);
+    double *load = weft__calloc(nl ? nl : 1, sizeof *load);
+    if (!load)
+        return weft_diag_code(d, WEFT_ENOMEM);
+    for (uint32_t k = 0; k < hops->r_off[n]; k++)
+        load[hops->link[k]] += hops->coef[k];
+    uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
+    double most = 0;
+    for (uint32_t l = 0; l < nl; l++) {
+        double x = load[l] * ((double)steps * ((double)size / g) / r.bw_scale) /
+                   sim_model_link_cap(&r, t, (weft_link_id){l});
+        most = x > most ? x : most;
+    }
+    weft__free(load);
+    *bound = (r.alpha_s + most) * (1 - 1e-6);
+    if (*bound > 0 && r.launch_s > 0)
+        *bound += r.launch_s;
+    return WEFT_OK;
+}
+
+/* One run of rings_sim with protocol proto on communicator cm, over the
+ * hops route_ring found. With a finite cutoff (the best time of another
+ * protocol) a run whose makespan passes it stops (run_ring): *lost is then
+ * true and out is not filled; the time reported is the makespan plus
+ * launch_s >= 0, so a makespan above the cutoff is a time above it. */
+static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
+                         uint32_t g, uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
+                         const xfers *hops, int proto, double cutoff, bool *lost,
+                         weft_sim_result *out, weft_diag *d)
+{
+    weft_sim_opts resolved;
+    weft_err rerr = ring_settings(t, coll, g, size, o, cm, proto, &resolved, d);
+    if (rerr)
+        return rerr;
+    o = &resolved;
     uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
 
     weft_err err;
@@ -532,8 +615,8 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
     uint32_t pruned = 0, *hit = NULL;
     double *cap = NULL, *ccap = NULL, *cmult = NULL, *lbytes = NULL;
 
-    if ((err = route_ring(t, n, g, order, o, (double)size / g / o->slices / o->bw_scale, &x, d)))
-        goto free_all;
+    if (ring_hops(t, n, g, order, hops, o, (double)size / g / o->slices / o->bw_scale, &x))
+        goto nomem;
     uint32_t nl = weft_topo_num_links(t);
     cap = weft__malloc((size_t)(nl ? nl : 1) * sizeof *cap);
     lbytes = weft__calloc(nl ? nl : 1, sizeof *lbytes);
@@ -549,16 +632,6 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
         lbytes[x.link[k]] += x.coef[k];
     for (uint32_t l = 0; l < nl; l++)
         lbytes[l] *= (double)steps * ((double)size / g) / o->bw_scale;
-    if (bound) {
-        double most = 0;
-        for (uint32_t l = 0; l < nl; l++)
-            most = lbytes[l] / cap[l] > most ? lbytes[l] / cap[l] : most;
-        *bound = (o->alpha_s + most) * (1 - 1e-6);
-        if (*bound > 0 && o->launch_s > 0)
-            *bound += o->launch_s;
-        err = WEFT_OK;
-        goto free_all;
-    }
     if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
