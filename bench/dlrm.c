@@ -37,7 +37,9 @@
  * 0.18 s (its calibration's simulations at once). Then the
  * MLPerf preset's sweep at SPEC's scale (the plans of `weft step --sweep`
  * after tw), one step after another against weft_dlrm_steps (all their
- * simulations at once), in the same run.
+ * simulations at once), in the same run: 14.26 and 8.01 s, then 10.15 and
+ * 7.45 s once rings chose their protocol by time bound (the dp plan's
+ * all-reduce one run instead of three; docs/sim.md, "Protocol choice").
  * Wall and CPU seconds, and the wall time over the issue's 1 s target
  * (Herald's replay runs on weft_threads_get() threads, set from
  * WEFT_THREADS here as the weft command does); never fails on time.
