@@ -172,6 +172,7 @@ typedef struct herald {
     uint64_t *slot, *block; /* per table: round-robin slot, rows a row-wise block */
     uint32_t *owner;        /* per table: slot mod N (a table-wise table's GPU) */
     uint8_t *tw1;           /* per table: table-wise, one lookup a bag (bag_tw1) */
+    bool one_each;          /* every table's bags hold at most one lookup (warm_lru) */
     uint64_t *rows;         /* the step's lookups, sample-major */
     uint64_t *rowsT;        /* the same, table-major (with a cache) */
     uint64_t *tbase;        /* per table: its first lookup in rowsT and vsid */
@@ -1118,6 +1119,91 @@ static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
     return e;
 }
 
+/* Whether g's lookup of row of table t (a bag of one lookup) goes to
+ * another GPU, as do_bag decides: the table's GPU for a table-wise one,
+ * all its column shards' for a column-wise one, the row's block's for a
+ * row-wise one; a data-parallel table's never does. */
+static bool remote_row(const herald *h, uint32_t g, uint32_t t, uint64_t row)
+{
+    const weft_emb_table *tb = &h->w.tables[t];
+    switch (tb->sharding) {
+    case WEFT_EMB_TW:
+        return h->owner[t] != g;
+    case WEFT_EMB_CW:
+        for (uint32_t c = 0; c < tb->col_shards; c++)
+            if ((h->slot[t] + c) % h->n != g)
+                return true;
+        return false;
+    case WEFT_EMB_RW:
+        return row / h->block[t] != g;
+    case WEFT_EMB_DP:
+        return false;
+    }
+    return false;
+}
+
+/* Caches key on g at the back of its LRU list (g's cache is not full, and
+ * key is absent from it). */
+static weft_err admit_last(herald *h, uint32_t g, uint64_t key)
+{
+    gpu_cache *gc = &h->gc[g];
+    uint32_t x = (uint32_t)gc->copies.n;
+    weft_err e = weft__vec_reserve(&gc->copies, gc->copies.n + 1);
+    if (e || (e = cmap_add(&gc->map, key, x)))
+        return e;
+    gc->copies.n++;
+    *copy_at(h, g, x) = (copy){key, h->step, NONE32, 0, 1, gc->tail, NONE32};
+    if (gc->tail != NONE32)
+        copy_at(h, g, gc->tail)->next = x;
+    else
+        gc->head = x;
+    gc->tail = x;
+    return WEFT_OK;
+}
+
+/* The bags of g in the first warm-up step, when every bag holds at most
+ * one lookup and the caches are LRU (warm_lru): the caches are empty, no
+ * copy is stale (nothing was updated yet), and a part of one lookup that
+ * misses admits its row, so each remote lookup leaves its row at the
+ * front of g's list, whether it hit (touch) or not (admit), and the
+ * evictions take the back. After the step g's cache therefore holds the
+ * last rows_per_gpu distinct rows g looked up remotely, the most recent
+ * first, with the fetch step of this one: what the bags in order leave,
+ * found by reading g's lookups backwards until the cache is full (a
+ * warm-up step keeps no counters, pushes or bytes). Each copy's place in
+ * g's arrays and map may differ from the bags': nothing reads those in
+ * their order. */
+static weft_err gpu_warm(void *ctx, size_t item, unsigned worker)
+{
+    (void)worker;
+    herald *h = ctx;
+    uint32_t g = (uint32_t)item;
+    gpu_cache *gc = &h->gc[g];
+    uint64_t lo = g ? h->gstart[g - 1] : 0, full = h->p.rows_per_gpu;
+    for (uint64_t q = h->gstart[g]; q-- > lo && gc->copies.n < full;) {
+        const uint64_t *rows = h->rows + h->order[q] * h->per;
+        for (uint32_t t = h->nt; t-- > 0 && gc->copies.n < full;) {
+            if (!h->w.tables[t].pooling)
+                continue;
+            uint64_t row = rows[h->off[t]], key = (uint64_t)t << 40 | row;
+            if (!remote_row(h, g, t, row) || cmap_find(&gc->map, key) != NONE32)
+                continue;
+            weft_err e = admit_last(h, g, key);
+            if (e)
+                return e;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Whether this step's bags may run as gpu_warm: the first warm-up step,
+ * LRU caches, every bag of at most one lookup. */
+static bool warm_lru(const herald *h)
+{
+    return !h->measure && h->step == 0 && h->p.rows_per_gpu && h->p.policy == WEFT_EMB_LRU &&
+           h->one_each;
+}
+
 static weft_err run_step(herald *h, weft_diag *d)
 {
     weft_emb_herald_result *r = h->out;
@@ -1146,7 +1232,7 @@ static weft_err run_step(herald *h, weft_diag *d)
         gs[g + 1] += gs[g];
     for (uint64_t i = 0; i < h->nb; i++)
         h->order[gs[h->place[i]]++] = i;
-    e = weft__par_for(h->n, h->nbg, gpu_bags, h);
+    e = weft__par_for(h->n, h->nbg, warm_lru(h) ? gpu_warm : gpu_bags, h);
     for (unsigned k = 0; k < h->nbg; k++) {
         bagger *b = &h->bg[k];
         r->remote += b->remote;
@@ -1315,9 +1401,11 @@ weft_err weft_emb_herald(const weft_emb_workload *w, const weft_emb_herald_param
     if (!h.off || !h.slot || !h.block || !h.owner || !h.tw1)
         goto nomem;
     weft__emb_slots(w, h.slot);
+    h.one_each = true;
     for (uint32_t t = 0; t < h.nt; t++) {
         h.owner[t] = (uint32_t)(h.slot[t] % n);
         h.tw1[t] = w->tables[t].sharding == WEFT_EMB_TW && w->tables[t].pooling == 1;
+        h.one_each = h.one_each && w->tables[t].pooling <= 1;
         h.off[t] = h.per;
         h.per += w->tables[t].pooling;
         h.block[t] = w->tables[t].rows / n + (w->tables[t].rows % n != 0);

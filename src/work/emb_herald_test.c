@@ -460,6 +460,39 @@ static void test_brute(void)
     CHECK_INT(cases, 144);
 }
 
+/* One-hot workloads (every bag of at most one lookup, every sharding),
+ * whose first warm-up step with LRU caches fills each cache from its
+ * lookups read backwards (emb_herald.c, gpu_warm): against the brute force,
+ * which replays the bags in order, with caches smaller than the rows
+ * looked up (so the order of the copies decides the measured step's
+ * evictions and hits), one and two warm-up steps, both placements. */
+static void test_one_hot(void)
+{
+    weft_emb_table tb[6] = {
+        {60, 4, 1, 4, 1050, WEFT_EMB_TW, 1}, {200, 2, 1, 2, 1200, WEFT_EMB_TW, 1},
+        {90, 4, 1, 4, 900, WEFT_EMB_RW, 1},  {40, 6, 1, 4, 1500, WEFT_EMB_CW, 3},
+        {10, 4, 1, 4, 0, WEFT_EMB_DP, 1},    {30, 4, 0, 4, 1000, WEFT_EMB_TW, 1},
+    };
+    static const uint32_t gpus[] = {2, 3, 5};
+    static const uint64_t caps[] = {1, 4, 16, 64};
+    int cases = 0;
+    for (size_t gi = 0; gi < 3; gi++)
+        for (size_t ci = 0; ci < 4; ci++)
+            for (uint32_t warm = 1; warm <= 2; warm++)
+                for (int pl = 0; pl < 2; pl++) {
+                    weft_emb_workload w = {gpus[gi], 12, 6, tb, 11 + gi + ci, false};
+                    weft_emb_herald_params p = {caps[ci], 1, WEFT_EMB_LRU, (weft_emb_placement)pl,
+                                                warm};
+                    char what[96];
+                    snprintf(what, sizeof what, "one-hot: %u GPUs cap %llu, %u warm-up, %s",
+                             gpus[gi], (unsigned long long)caps[ci], warm,
+                             pl ? "herald" : "random");
+                    compare(&w, &p, what);
+                    cases++;
+                }
+    CHECK_INT(cases, 48);
+}
+
 /* A deterministic stream for the random cases (Knuth's MMIX LCG, TAOCP
  * vol. 2, 3.3.4: the high bits). */
 static uint32_t pick(uint64_t *st, uint32_t n)
@@ -638,6 +671,7 @@ static void test_threads(void)
     for (size_t k = 0; k < 3; k++) {
         CHECK_ERR(weft_threads_set(counts[k]), WEFT_OK);
         test_brute();
+        test_one_hot();
         if (k == 1)
             test_random();
     }
@@ -649,6 +683,7 @@ int main(void)
     test_base();
     test_hand();
     test_brute();
+    test_one_hot();
     test_random();
     test_placement();
     test_threads();
