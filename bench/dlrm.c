@@ -34,7 +34,10 @@
  * -> 0.93 to 0.94, dense row-wise 0.40 -> 0.20; Herald at 32 and 64 GPUs
  * 0.59 -> 0.31 to 0.33 and 1.36 to 1.41 -> 0.67. The planner 1.25 to
  * 1.27 -> 0.23 to 0.24 s (a plan's cost O(tables + GPUs)), then 0.15 to
- * 0.18 s (its calibration's simulations at once). Then the
+ * 0.18 s (its calibration's simulations at once). The first warm-up step
+ * of these one-hot tables from the lookups read backwards (docs/step.md
+ * "Speed"): the replay 1.07-1.15 -> 0.96 s, Herald's step 1.73-1.75 ->
+ * 1.56-1.59 s wall. Then the
  * MLPerf preset's sweep at SPEC's scale (the plans of `weft step --sweep`
  * after tw), one step after another against weft_dlrm_steps (all their
  * simulations at once), in the same run: 14.26 and 8.01 s, then 10.15 and
