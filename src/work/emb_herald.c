@@ -1171,8 +1171,10 @@ static weft_err admit_last(herald *h, uint32_t g, uint64_t key)
  * first, with the fetch step of this one: what the bags in order leave,
  * found by reading g's lookups backwards until the cache is full (a
  * warm-up step keeps no counters, pushes or bytes). Each copy's place in
- * g's arrays and map may differ from the bags': nothing reads those in
- * their order. */
+ * g's arrays and map may differ from the bags': the copies are listed,
+ * and the valid sets numbered, in that order, which changes which number
+ * a set gets but no set, count or matrix (test_one_hot, emb_herald_test,
+ * holds them to the brute force). */
 static weft_err gpu_warm(void *ctx, size_t item, unsigned worker)
 {
     (void)worker;
