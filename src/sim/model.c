@@ -265,6 +265,37 @@ uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_
     return n;
 }
 
+weft_err sim_model_fastest(uint32_t np, const double *lb, sim_proto_run run, void *ctx,
+                           weft_sim_result *best, uint32_t *kb, weft_diag *d)
+{
+    uint32_t by[WEFT_PROTO_COUNT];
+    for (uint32_t k = 0; k < np; k++)
+        by[k] = k;
+    for (uint32_t i = 1; i < np; i++) /* by bound, stable */
+        for (uint32_t j = i; j > 0 && lb[by[j]] < lb[by[j - 1]]; j--) {
+            uint32_t x = by[j];
+            by[j] = by[j - 1];
+            by[j - 1] = x;
+        }
+    *kb = np; /* none yet */
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t k = by[i];
+        if (*kb < np && lb[k] > best->time_s)
+            continue;
+        bool lost = false;
+        weft_sim_result r;
+        weft_err err = run(ctx, k, *kb < np ? best->time_s : INFINITY, &lost, &r, d);
+        if (err)
+            return err;
+        if (!lost &&
+            (*kb == np || r.time_s < best->time_s || (r.time_s == best->time_s && k < *kb))) {
+            *best = r;
+            *kb = k;
+        }
+    }
+    return WEFT_OK;
+}
+
 weft_err weft_sim_opts_resolve(const weft_sim_opts *o, const weft_topo *t, weft_coll coll,
                                uint64_t size, uint64_t chunk_bytes, weft_sim_opts *out,
                                weft_diag *d)

@@ -3,6 +3,8 @@
 #ifndef WEFT_SIM_MODEL_H
 #define WEFT_SIM_MODEL_H
 
+#include <stdbool.h>
+
 #include "weft/protocol.h"
 #include "weft/sim.h"
 
@@ -45,6 +47,21 @@ weft_err sim_model_resolve_comm(const weft_sim_opts *o, const weft_topo *t, cons
  * model). */
 uint32_t sim_model_protos(const weft_sim_opts *o, const weft_topo *t, const sim_comm *c,
                           weft_coll coll, int protos[WEFT_PROTO_COUNT]);
+
+/* Runs protocol k (an index into sim_model_protos' list) for
+ * sim_model_fastest with cutoff, the best time so far (INFINITY for none):
+ * a run whose time is sure to exceed it may stop early and set *lost
+ * (out then not filled); else it fills out. */
+typedef weft_err (*sim_proto_run)(void *ctx, uint32_t k, double cutoff, bool *lost,
+                                  weft_sim_result *out, weft_diag *d);
+
+/* The fastest of np protocols, the first on a tie, as running every one
+ * would give it: given lb[k], a lower bound on protocol k's time, they run
+ * in the order of their bounds (stable), each with the best time so far as
+ * its cutoff, and one whose bound is above that time does not run. *best
+ * and *kb: its result and index. The first error of a run is returned. */
+weft_err sim_model_fastest(uint32_t np, const double *lb, sim_proto_run run, void *ctx,
+                           weft_sim_result *best, uint32_t *kb, weft_diag *d);
 
 /* The latency resolved settings r add to the route from node a to node b
  * over links[0..n): hop_s inside one host (a and b on the same host, or

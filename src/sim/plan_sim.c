@@ -464,6 +464,27 @@ free_all:
     return err;
 }
 
+/* A weft_sim_plan call's protocols for sim_model_fastest: protocol k is
+ * protos[k], run on its kept engine when it has one (plan_run). */
+typedef struct plan_job {
+    const weft_topo *t;
+    const weft_plan *p;
+    uint64_t size;
+    const weft_sim_opts *o;
+    const sim_comm *cm;
+    const int *protos;
+    sim_engine **kept;
+    plan_route_memo *memo;
+} plan_job;
+
+static weft_err plan_proto(void *ctx, uint32_t k, double cutoff, bool *lost, weft_sim_result *out,
+                           weft_diag *d)
+{
+    plan_job *j = ctx;
+    return plan_run(j->t, j->p, j->size, j->o, j->cm, j->protos[k], cutoff, lost, NULL, &j->kept[k],
+                    j->memo, out, d);
+}
+
 weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
                        const weft_sim_opts *o, weft_sim_result *out, weft_diag *d)
 {
@@ -494,40 +515,24 @@ weft_err weft_sim_plan(const weft_topo *t, const weft_plan *p, uint64_t size,
      * instead of one per protocol. */
     weft_sim_opts quiet = *o;
     quiet.trace = NULL;
-    uint32_t order[WEFT_PROTO_COUNT];
     double lb[WEFT_PROTO_COUNT];
     sim_engine *kept[WEFT_PROTO_COUNT] = {NULL};
     err = WEFT_OK;
     bool keep_all = weft_plan_num_ops(p) <= PROTO_KEEP_OPS;
     plan_route_memo memo; /* the routes, searched once for every protocol */
     memset(&memo, 0, sizeof memo);
-    for (uint32_t k = 0; k < np && !err; k++) {
-        order[k] = k;
+    for (uint32_t k = 0; k < np && !err; k++)
         err = plan_run(t, p, size, &quiet, &cm, protos[k], INFINITY, &lost, &lb[k],
                        keep_all ? &kept[k] : NULL, &memo, NULL, d);
-    }
-    for (uint32_t i = 1; i < np && !err; i++) /* by bound, stable */
-        for (uint32_t j = i; j > 0 && lb[order[j]] < lb[order[j - 1]]; j--) {
-            uint32_t x = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = x;
-        }
-    weft_sim_result best, r;
-    int keep = -1;
-    for (uint32_t i = 0; i < np && !err; i++) {
-        uint32_t k = order[i];
-        err = plan_run(t, p, size, &quiet, &cm, protos[k], keep < 0 ? INFINITY : best.time_s, &lost,
-                       NULL, &kept[k], &memo, &r, d);
-        if (!err && !lost &&
-            (keep < 0 || r.time_s < best.time_s || (r.time_s == best.time_s && protos[k] < keep))) {
-            best = r;
-            keep = protos[k];
-        }
-    }
+    plan_job job = {t, p, size, &quiet, &cm, protos, kept, &memo};
+    weft_sim_result best;
+    uint32_t kb = 0;
+    if (!err)
+        err = sim_model_fastest(np, lb, plan_proto, &job, &best, &kb, d);
     for (uint32_t k = 0; k < np; k++)
         sim_engine_free(kept[k]);
     if (!err && o->trace)
-        err = plan_run(t, p, size, o, &cm, keep, INFINITY, &lost, NULL, NULL, &memo, out, d);
+        err = plan_run(t, p, size, o, &cm, protos[kb], INFINITY, &lost, NULL, NULL, &memo, out, d);
     else if (!err)
         *out = best;
     plan_route_memo_fini(&memo);

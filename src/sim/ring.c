@@ -40,6 +40,36 @@ static void xfers_fini(xfers *x)
     weft__free(x->lat);
 }
 
+/* The nodes of hop r: position r sends to the next position of its ring
+ * of g (rank order when order is NULL). */
+static void hop_ends(const weft_topo *t, uint32_t g, const uint32_t *order, uint32_t r,
+                     weft_node_id *a, weft_node_id *b)
+{
+    uint32_t base = r / g * g, next = base + (r - base + 1) % g;
+    *a = weft_topo_rank_node(t, (weft_rank){order ? order[r] : r});
+    *b = weft_topo_rank_node(t, (weft_rank){order ? order[next] : next});
+}
+
+/* The steps of a ring collective over g ranks: reduce-scatter then
+ * all-gather for an all-reduce. */
+static uint64_t ring_steps(weft_coll coll, uint32_t g)
+{
+    return coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
+}
+
+/* What each of the nl links carries over the whole collective, fixed by
+ * the routes (every transfer drains all its bytes): steps x size / g (over
+ * bw_scale) x the sum of the fractions of the n hops crossing it, into out
+ * (zeroed). */
+static void link_bytes(const xfers *x, uint32_t n, uint32_t nl, uint64_t steps, uint64_t size,
+                       uint32_t g, double bw_scale, double *out)
+{
+    for (uint32_t k = 0; k < x->r_off[n]; k++)
+        out[x->link[k]] += x->coef[k];
+    for (uint32_t l = 0; l < nl; l++)
+        out[l] *= (double)steps * ((double)size / g) / bw_scale;
+}
+
 /* Routes every ring hop: the n positions form n / g rings of g consecutive
  * positions each, and position r sends to the next position of its ring
  * (rank order when order is NULL); a hop's latency is its route's (the
@@ -62,10 +92,8 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uin
     size_t used = 0;
     for (uint32_t r = 0; r < n; r++) {
         weft_paths_route rt;
-        uint32_t base = r / g * g, next = base + (r - base + 1) % g;
-        uint32_t ra = order ? order[r] : r, rb = order ? order[next] : next;
-        weft_node_id a = weft_topo_rank_node(t, (weft_rank){ra});
-        weft_node_id b = weft_topo_rank_node(t, (weft_rank){rb});
+        weft_node_id a, b;
+        hop_ends(t, g, order, r, &a, &b);
         if ((err = weft_paths_route_get(p, a, b, &rt, d)))
             goto free_paths;
         if (weft__grow((void **)&x->link, &x->link_cap, used + rt.n, sizeof *x->link) ||
@@ -82,7 +110,7 @@ static weft_err route_ring(const weft_topo *t, uint32_t n, uint32_t g, const uin
         used += rt.n;
         x->r_off[r + 1] = (uint32_t)used;
         x->lat[r] = weft_rat_to_double(rt.lat_ns) * 1e-9;
-        x->pred[r] = base + (r - base + g - 1) % g;
+        x->pred[r] = r / g * g + (r % g + g - 1) % g;
     }
 free_paths:
     weft_paths_free(p);
@@ -109,10 +137,8 @@ static weft_err ring_hops(const weft_topo *t, uint32_t n, uint32_t g, const uint
     memcpy(x->link, hops->link, used * sizeof *x->link);
     memcpy(x->coef, hops->coef, used * sizeof *x->coef);
     for (uint32_t r = 0; r < n; r++) {
-        uint32_t base = r / g * g, next = base + (r - base + 1) % g;
-        uint32_t ra = order ? order[r] : r, rb = order ? order[next] : next;
-        weft_node_id a = weft_topo_rank_node(t, (weft_rank){ra});
-        weft_node_id b = weft_topo_rank_node(t, (weft_rank){rb});
+        weft_node_id a, b;
+        hop_ends(t, g, order, r, &a, &b);
         x->lat[r] =
             hops->lat[r] + sim_model_route_extra(o, t, a, b, x->link + x->r_off[r],
                                                  x->r_off[r + 1] - x->r_off[r], slice_bytes);
@@ -430,6 +456,28 @@ static weft_err ring_bound(const weft_topo *t, weft_coll coll, uint32_t n, uint3
                            uint64_t size, const weft_sim_opts *o, const sim_comm *cm,
                            const xfers *hops, int proto, double *bound, weft_diag *d);
 
+/* A rings_sim call's protocols for sim_model_fastest: protocol k is
+ * protos[k]. */
+typedef struct ring_job {
+    const weft_topo *t;
+    weft_coll coll;
+    const uint32_t *order;
+    uint32_t n, g;
+    uint64_t size;
+    const weft_sim_opts *o;
+    const sim_comm *cm;
+    const xfers *hops;
+    const int *protos;
+} ring_job;
+
+static weft_err ring_proto(void *ctx, uint32_t k, double cutoff, bool *lost, weft_sim_result *out,
+                           weft_diag *d)
+{
+    const ring_job *j = ctx;
+    return ring_run(j->t, j->coll, j->order, j->n, j->g, j->size, j->o, j->cm, j->hops,
+                    j->protos[k], cutoff, lost, out, d);
+}
+
 /* n positions of order (NULL: the ranks in order), in rings of g
  * consecutive positions that all run at once; see weft_sim_rings. */
 static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *order, uint32_t n,
@@ -463,50 +511,22 @@ static weft_err rings_sim(const weft_topo *t, weft_coll coll, const uint32_t *or
     uint32_t np = sim_model_protos(o, t, &cm, coll, protos);
     xfers hops;
     memset(&hops, 0, sizeof hops);
-    if ((cerr = route_ring(t, n, g, order, &hops, d)))
-        goto free_hops;
-    bool lost = false;
-    if (np == 1) {
-        cerr =
-            ring_run(t, coll, order, n, g, size, o, &cm, &hops, protos[0], INFINITY, &lost, out, d);
-        goto free_hops;
+    if (!(cerr = route_ring(t, n, g, order, &hops, d))) {
+        ring_job job = {t, coll, order, n, g, size, o, &cm, &hops, protos};
+        bool lost = false;
+        /* NCCL's choice by weft's estimate: the fastest protocol, the
+         * first in protos' order on a tie, each one's time bound first
+         * (one routing serves them all), then by bound with a cutoff
+         * (sim_model_fastest): the same choice and result as running every
+         * one. */
+        double lb[WEFT_PROTO_COUNT];
+        for (uint32_t k = 0; np > 1 && k < np && !cerr; k++)
+            cerr = ring_bound(t, coll, n, g, size, o, &cm, &hops, protos[k], &lb[k], d);
+        uint32_t kb;
+        if (!cerr)
+            cerr = np == 1 ? ring_proto(&job, 0, INFINITY, &lost, out, d)
+                           : sim_model_fastest(np, lb, ring_proto, &job, out, &kb, d);
     }
-    /* NCCL's choice by weft's estimate: the fastest protocol, the first in
-     * protos' order on a tie. Each protocol's time bound first (one routing
-     * serves them all); then they run by bound, each with the best time so
-     * far as its cutoff, so that one sure to be slower does not run or
-     * stops early (ring_run): the same choice and result as running every
-     * one, as weft_sim_plan does (plan_sim.c). */
-    uint32_t by[WEFT_PROTO_COUNT];
-    double lb[WEFT_PROTO_COUNT];
-    for (uint32_t k = 0; k < np && !cerr; k++) {
-        by[k] = k;
-        cerr = ring_bound(t, coll, n, g, size, o, &cm, &hops, protos[k], &lb[k], d);
-    }
-    for (uint32_t i = 1; i < np && !cerr; i++) /* by bound, stable */
-        for (uint32_t j = i; j > 0 && lb[by[j]] < lb[by[j - 1]]; j--) {
-            uint32_t x = by[j];
-            by[j] = by[j - 1];
-            by[j - 1] = x;
-        }
-    weft_sim_result best, r;
-    uint32_t kb = np; /* the best so far, np for none */
-    for (uint32_t i = 0; i < np && !cerr; i++) {
-        uint32_t k = by[i];
-        if (kb < np && lb[k] > best.time_s)
-            continue;
-        lost = false;
-        cerr = ring_run(t, coll, order, n, g, size, o, &cm, &hops, protos[k],
-                        kb < np ? best.time_s : INFINITY, &lost, &r, d);
-        if (!cerr && !lost &&
-            (kb == np || r.time_s < best.time_s || (r.time_s == best.time_s && k < kb))) {
-            best = r;
-            kb = k;
-        }
-    }
-    if (!cerr)
-        *out = best;
-free_hops:
     xfers_fini(&hops);
     return cerr;
 }
@@ -570,13 +590,10 @@ static weft_err ring_bound(const weft_topo *t, weft_coll coll, uint32_t n, uint3
     double *load = weft__calloc(nl ? nl : 1, sizeof *load);
     if (!load)
         return weft_diag_code(d, WEFT_ENOMEM);
-    for (uint32_t k = 0; k < hops->r_off[n]; k++)
-        load[hops->link[k]] += hops->coef[k];
-    uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
+    link_bytes(hops, n, nl, ring_steps(coll, g), size, g, r.bw_scale, load);
     double most = 0;
     for (uint32_t l = 0; l < nl; l++) {
-        double x = load[l] * ((double)steps * ((double)size / g) / r.bw_scale) /
-                   sim_model_link_cap(&r, t, (weft_link_id){l});
+        double x = load[l] / sim_model_link_cap(&r, t, (weft_link_id){l});
         most = x > most ? x : most;
     }
     weft__free(load);
@@ -601,7 +618,7 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
     if (rerr)
         return rerr;
     o = &resolved;
-    uint64_t steps = coll == WEFT_COLL_ALLREDUCE ? 2 * (uint64_t)(g - 1) : g - 1;
+    uint64_t steps = ring_steps(coll, g);
 
     weft_err err;
     xfers x;
@@ -624,14 +641,9 @@ static weft_err ring_run(const weft_topo *t, weft_coll coll, const uint32_t *ord
         goto nomem;
     for (uint32_t l = 0; l < nl; l++)
         cap[l] = sim_model_link_cap(o, t, (weft_link_id){l});
-    /* What each physical link carries over the whole collective is fixed by
-     * the routes (every transfer drains all its bytes): steps x size/N x the
-     * sum of the coefficients on it. The busiest links are taken from these
-     * totals, before any link is pruned. */
-    for (uint32_t k = 0; k < x.r_off[n]; k++)
-        lbytes[x.link[k]] += x.coef[k];
-    for (uint32_t l = 0; l < nl; l++)
-        lbytes[l] *= (double)steps * ((double)size / g) / o->bw_scale;
+    /* The busiest links are taken from these totals, before any link is
+     * pruned. */
+    link_bytes(&x, n, nl, steps, size, g, o->bw_scale, lbytes);
     if (o->symmetry && (err = sim_prune_links(n, x.r_off, x.link, x.coef, nl, cap, &pruned)))
         goto fail;
     sim_xfer_set xs = {n, x.r_off, x.link, x.coef, x.lat, x.pred, nl, cap};
