@@ -597,6 +597,19 @@ static void row_pushes(herald *h, bagger *b, uint32_t t, uint32_t o, uint32_t g,
     }
 }
 
+/* Whether table t (table-wise or column-wise) is all on g: its GPU, or
+ * every column shard's. */
+static bool whole_on(const herald *h, uint32_t g, uint32_t t)
+{
+    const weft_emb_table *tb = &h->w.tables[t];
+    if (tb->sharding == WEFT_EMB_TW)
+        return h->owner[t] == g;
+    for (uint32_t c = 0; c < tb->col_shards; c++)
+        if ((h->slot[t] + c) % h->n != g)
+            return false;
+    return true;
+}
+
 static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint64_t *rows)
 {
     b->nh = 0;
@@ -610,13 +623,7 @@ static weft_err do_bag(herald *h, bagger *b, uint32_t g, uint32_t t, const uint6
     case WEFT_EMB_TW:
     case WEFT_EMB_CW: {
         uint32_t o = tb->sharding == WEFT_EMB_TW ? h->owner[t] : NONE32;
-        bool local = o == g;
-        if (o == NONE32) {
-            local = true;
-            for (uint32_t c = 0; c < tb->col_shards && local; c++)
-                local = (h->slot[t] + c) % n == g;
-        }
-        if (local) {
+        if (whole_on(h, g, t)) {
             if (h->measure)
                 send_part(h, b, t, o, g); /* the diagonal */
             return WEFT_OK;
@@ -1120,20 +1127,15 @@ static weft_err gpu_bags(void *ctx, size_t item, unsigned worker)
 }
 
 /* Whether g's lookup of row of table t (a bag of one lookup) goes to
- * another GPU, as do_bag decides: the table's GPU for a table-wise one,
- * all its column shards' for a column-wise one, the row's block's for a
- * row-wise one; a data-parallel table's never does. */
+ * another GPU, as do_bag decides: a table-wise or column-wise table not
+ * whole on g, a row-wise one whose row's block is not g's; a
+ * data-parallel table's never does. */
 static bool remote_row(const herald *h, uint32_t g, uint32_t t, uint64_t row)
 {
-    const weft_emb_table *tb = &h->w.tables[t];
-    switch (tb->sharding) {
+    switch (h->w.tables[t].sharding) {
     case WEFT_EMB_TW:
-        return h->owner[t] != g;
     case WEFT_EMB_CW:
-        for (uint32_t c = 0; c < tb->col_shards; c++)
-            if ((h->slot[t] + c) % h->n != g)
-                return true;
-        return false;
+        return !whole_on(h, g, t);
     case WEFT_EMB_RW:
         return row / h->block[t] != g;
     case WEFT_EMB_DP:
