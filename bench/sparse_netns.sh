@@ -47,12 +47,16 @@ ring=$(sim_s --algo ring) || die "weft sim ring failed"
 echo "# 4 hosts (h0..h2 1 Gbit/s, h3 200 Mbit/s), 4 ranks over TCP, $SIZE of float, load $(cut -d' ' -f1 /proc/loadavg)"
 printf "# %8s %11s %9s %7s %9s %7s %9s %7s %10s %9s %7s %6s\n" density "sparse(ms)" "sim(ms)" "err" \
     "+cpu(ms)" "err" "shm(ms)" "err+shm" "dense(ms)" "sim ring" "err" drops
+# Packets the root qdisc of device $2 in namespace $1 dropped so far.
+qdisc_drops() {
+    tc -s -n "$1" qdisc show dev "$2" |
+        awk '/dropped/ && !x { sub(",", "", $7); d = $7; x = 1 } END { print d + 0 }'
+}
 # Packets the tbf queues dropped so far, over both ends of every host's link.
 drops() {
     local i n=0
     for i in 0 1 2 3; do
-        n=$((n + $(tc -s -n "$P-h$i" qdisc show dev eth0 | awk '/dropped/ && !x { sub(",", "", $7); d = $7; x = 1 } END { print d + 0 }')))
-        n=$((n + $(tc -s -n "$SW" qdisc show dev p$i | awk '/dropped/ && !x { sub(",", "", $7); d = $7; x = 1 } END { print d + 0 }')))
+        n=$((n + $(qdisc_drops "$P-h$i" eth0) + $(qdisc_drops "$SW" p$i)))
     done
     echo "$n"
 }
